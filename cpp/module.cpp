@@ -1,0 +1,24 @@
+// The one compiled extension, sharpdp._core. Each area registers itself from
+// its own translation unit into its own submodule.
+#include <pybind11/pybind11.h>
+
+namespace py = pybind11;
+
+namespace sharpdp {
+void register_accountant(py::module_& m);
+void register_samplers(py::module_& m);
+void register_histogram(py::module_& m);
+void register_crlb(py::module_& m);
+}  // namespace sharpdp
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "sharpdp compiled core (internal; use the sharpdp.* Python API)";
+  auto acc = m.def_submodule("accountant", "FFT accountant kernels");
+  auto smp = m.def_submodule("samplers", "Vectorised local-randomizer samplers");
+  auto his = m.def_submodule("histogram", "Shifted-log Gaussian release kernels");
+  auto crl = m.def_submodule("crlb", "Recursive privacy-preserving Fisher/CRLB updates");
+  sharpdp::register_accountant(acc);
+  sharpdp::register_samplers(smp);
+  sharpdp::register_histogram(his);
+  sharpdp::register_crlb(crl);
+}

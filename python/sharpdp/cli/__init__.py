@@ -1,0 +1,76 @@
+"""The ``sharpdp`` command-line program.
+
+Each subcommand lives in its own module exposing ``register(subparsers,
+parent)``, ``run(args) -> dict`` and ``format_text(result) -> str``. Domain
+code is imported inside ``run`` so ``sharpdp --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+
+# Module names under sharpdp.cli, in the order shown by --help.
+_COMMANDS = ("mean", "account", "histogram", "crlb", "figures")
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.")
+    parent = _Parser(add_help=False)
+    parent.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in _COMMANDS:
+        module = importlib.import_module(f"{__name__}.{name}")
+        module.register(sub, parent)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module = importlib.import_module(f"{__name__}.{args.command}")
+    try:
+        result = module.run(args)
+    except (CliError, ValueError, TypeError, OSError, KeyError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"sharpdp {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"sharpdp {args.command}: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(_jsonable(result), indent=2, allow_nan=False))
+    else:
+        print(module.format_text(result))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from sharpdp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,20 @@
+"""`sharpdp histogram`: not implemented yet."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    sub.add_parser("histogram", parents=[parent], help="(not implemented yet)")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from sharpdp.cli import CliError
+
+    raise CliError("'histogram' is not implemented yet")
+
+
+def format_text(result: dict[str, Any]) -> str:
+    return str(result)

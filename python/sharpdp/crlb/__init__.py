@@ -1,0 +1,1 @@
+"""sharpdp.crlb (in progress)."""

@@ -1,0 +1,1 @@
+"""sharpdp.histogram (in progress)."""

@@ -1,0 +1,1 @@
+"""sharpdp.shuffle (in progress)."""
