@@ -1,1 +1,13 @@
-"""sharpdp.shuffle (in progress)."""
+"""Shuffle model: local randomizers, shuffle indices, certified FFT accountant (seed 001)."""
+
+from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_epsilon, gaussian_mechanism_sigma
+from sharpdp.shuffle.mechanisms import BlanketMixedGaussian, GaussianRandomizer, LocalRandomizer
+
+__all__ = [
+    "BlanketMixedGaussian",
+    "GaussianRandomizer",
+    "LocalRandomizer",
+    "gaussian_mechanism_delta",
+    "gaussian_mechanism_epsilon",
+    "gaussian_mechanism_sigma",
+]
