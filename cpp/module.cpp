@@ -7,6 +7,7 @@ namespace py = pybind11;
 namespace sharpdp {
 void register_accountant(py::module_& m);
 void register_samplers(py::module_& m);
+void register_ldp_samplers(py::module_& m);
 void register_histogram(py::module_& m);
 void register_crlb(py::module_& m);
 }  // namespace sharpdp
@@ -19,6 +20,7 @@ PYBIND11_MODULE(_core, m) {
   auto crl = m.def_submodule("crlb", "Recursive privacy-preserving Fisher/CRLB updates");
   sharpdp::register_accountant(acc);
   sharpdp::register_samplers(smp);
+  sharpdp::register_ldp_samplers(smp);
   sharpdp::register_histogram(his);
   sharpdp::register_crlb(crl);
 }
