@@ -3,11 +3,12 @@
 from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_epsilon, gaussian_mechanism_sigma
 from sharpdp.shuffle.indices import asymptotic_delta, gaussian_chi_chua, mse_lower_bound
 from sharpdp.shuffle.mechanisms import BlanketMixedGaussian, GaussianRandomizer, LocalRandomizer
-from sharpdp.shuffle.randomizers import PrivUnit, RandomizedResponse, privunit_constant
+from sharpdp.shuffle.randomizers import GeneralRandomizer, PrivUnit, RandomizedResponse, privunit_constant
 
 __all__ = [
     "BlanketMixedGaussian",
     "GaussianRandomizer",
+    "GeneralRandomizer",
     "LocalRandomizer",
     "PrivUnit",
     "RandomizedResponse",

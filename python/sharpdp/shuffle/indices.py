@@ -136,6 +136,43 @@ def gaussian_chi_chua(sigma0: float) -> float:
     return 1.0 / math.sqrt(gaussian_chua_variance(sigma0))
 
 
+def bmg_chi_up(gamma: float, sigma0: float) -> float:
+    """Upper shuffle index of the blanket-mixed Gaussian BMG(gamma, sigma0), zero-out (seed 001, Section 2.3).
+
+    With R_⊥ = R_BG = N(0, s^2 I) = R_0, chi_up^-2 = sup over x1, x in the unit ball of
+    (1 - gamma)^2 * integral (phi_x1 - phi_0)^2 / (gamma phi_0 + (1 - gamma) phi_x). The integrand
+    depends on y only through span{x1, x}; this function evaluates the colinear extreme
+    configurations x1 = e, x = -e and x = e by 1-D adaptive quadrature (scipy.integrate.quad,
+    relative tolerance 1e-10) and returns the smaller index. That these configurations are the
+    worst case is checked numerically on grids in the tests (not proven). gamma = 0 gives
+    chi_chua (:func:`gaussian_chi_chua`). Dimensionless, independent of d. (To be attached to
+    ``BlanketMixedGaussian.chi_up`` by the owner of mechanisms.py.)
+    """
+    g = V.real("gamma", gamma, lo=0.0, hi=1.0, hi_open=True)
+    s = V.real("sigma0", sigma0, lo=0.0, lo_open=True)
+    return 1.0 / math.sqrt(max(_bmg_up_variance(g, s, 1.0, x) for x in (-1.0, 1.0)))
+
+
+def _bmg_up_variance(g: float, s: float, x1: float, x: float) -> float:
+    """(1-g)^2 ∫ (phi(y-x1) - phi(y))^2 / (g phi(y) + (1-g) phi(y-x)) dy, phi = N(0, s^2) density (1-D)."""
+    from scipy import integrate
+
+    def f(y):
+        # divide through by phi(y) in log space: (e^{u1} - 1)^2 phi(y) / (g + (1-g) e^{u})
+        u1 = (2 * y * x1 - x1 * x1) / (2 * s * s)
+        u = (2 * y * x - x * x) / (2 * s * s)
+        if u1 == 0.0:
+            return 0.0
+        log_num = 2 * (u1 + math.log1p(-math.exp(-u1)) if u1 > 30 else math.log(abs(math.expm1(u1))))
+        log_den = u if g == 0.0 else float(np.logaddexp(math.log(g), math.log1p(-g) + u))
+        log_phi = -0.5 * (y / s) ** 2 - math.log(s * math.sqrt(2 * math.pi))
+        return math.exp(log_num + log_phi - log_den)
+
+    lim = 40 * s + 10  # the integrand is dominated by a N(2 x1 - x, s^2)-shaped bump
+    val, _ = integrate.quad(f, -lim, lim, points=sorted({0.0, x1, x}), limit=500, epsabs=0, epsrel=1e-10)
+    return (1 - g) ** 2 * val
+
+
 # --------------------------------------------------------------------------- finite tables
 def table_pairs(n_inputs: int, adjacency: str, bottom: int | None) -> list[tuple[int, int]]:
     """Neighbouring (x1, x1') row pairs of a table, both orders.
@@ -192,6 +229,15 @@ def table_pav_atoms(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarra
         raise ValueError("the blanket does not dominate the output distributions (R_x not << R_BG)")
     vals = (ra[pos] - math.exp(epsilon) * rb[pos]) / bg[pos]
     return merge_atoms(vals, w[pos] * bg[pos])
+
+
+def unique_laws(triples):
+    """Drop (gamma, values, probs) triples identical to an earlier one (symmetric pairs)."""
+    out = []
+    for g, v, p in triples:
+        if not any(g == g2 and np.array_equal(v, v2) and np.array_equal(p, p2) for g2, v2, p2 in out):
+            out.append((g, v, p))
+    return out
 
 
 def finite_laws(atoms: list[tuple[float, np.ndarray, np.ndarray]]):

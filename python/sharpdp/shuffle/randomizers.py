@@ -20,7 +20,7 @@ from sharpdp._rng import as_generator, core_seed
 from sharpdp.shuffle import indices as I
 from sharpdp.shuffle.mechanisms import LocalRandomizer
 
-__all__ = ["RandomizedResponse", "PrivUnit", "privunit_constant"]
+__all__ = ["GeneralRandomizer", "PrivUnit", "RandomizedResponse", "privunit_constant"]
 
 
 class _TableRandomizer(LocalRandomizer):
@@ -405,3 +405,178 @@ class PrivUnit(_TableRandomizer):
         """Unbiased mean estimate (1/m) * mean(messages), float64 shape (dim,)."""
         y = V.real_array("messages", messages, ndim=2, shape=(None, self.dim))
         return y.mean(axis=0) / self.m
+
+
+# ------------------------------------------------------------------------------ general 1-D
+class GeneralRandomizer(LocalRandomizer):
+    """A 1-D local randomizer given by its output densities and a blanket (seed 001, Section 2).
+
+    The output space is an interval ``support = (lo, hi)`` holding all the output mass (truncate
+    an unbounded mechanism first, as the seed's Section "Regularity conditions" suggests; the
+    mass outside shows up in :attr:`quad_error`). Indices and the privacy-amplification law are
+    computed by composite Gauss-Legendre quadrature on ``cells`` cells aligned with
+    ``breakpoints`` (put every kink or jump of the densities there). A d-dimensional randomizer
+    whose privacy-amplification variables depend on y only through one coordinate (e.g.
+    rotation-invariant Gaussian-type ones) is handled by passing that coordinate's densities.
+
+    Parameters
+    ----------
+    density : numba-compiled callable ``density(y, x) -> float``
+        Density of R_x at y (w.r.t. Lebesgue measure on the support, or any common reference).
+    inputs : array_like of float, shape (m,)
+        The inputs over which the worst case is taken (e.g. the extreme points of the input
+        domain); the sup in chi_lo / chi_up and the laws runs over these only.
+    support : (float, float)
+        Finite interval lo < hi containing the outputs.
+    blanket : numba-compiled callable ``blanket(y) -> float``, optional
+        Blanket density R_BG (also the output law of ⊥ under zero-out). Required if gamma > 0.
+    gamma : float
+        Blanket mass in [0, 1]; gamma R_BG <= R_x is checked at every quadrature node.
+        gamma = 0 means no blanket: chi_lo = 0 and no laws (chi_up is still defined).
+    breakpoints : sequence of float
+        Points inside the support where a density is not smooth.
+    cells : int
+        Number of quadrature cells (>= 1). order : int, Gauss-Legendre points per cell (>= 2).
+
+    Notes
+    -----
+    Error statement. Each integral is computed with ``order`` and ``2 * order`` points per cell;
+    :attr:`quad_error` holds the differences (an a-posteriori **estimate**; the rule is exact for
+    densities that are polynomials of degree < 2 * order on every cell) and the largest
+    deviation of a computed total mass from 1. The law returned to the accountant replaces l_eps
+    on each cell by the two-point law on the cell's range [min l, max l] (from the nodes and the
+    cell ends) with the cell's mass and mean: a mean-preserving spread of the true conditional
+    law, so the accountant's D_up stays an upper bound (convex order) up to the quadrature error
+    of the cell masses and means, and provided l_eps is monotone on each cell (else the range is
+    under-estimated by O(cell width^2)).
+    """
+
+    def __init__(self, density, inputs, support, *, blanket=None, gamma: float = 0.0, breakpoints=(),
+                 cells: int = 2048, order: int = 8) -> None:
+        from sharpdp._kernels import shuffle as K
+
+        self.inputs = V.real_array("inputs", inputs, ndim=1)
+        if not (isinstance(support, (tuple, list)) and len(support) == 2):
+            raise ValueError("support must be a pair (lo, hi)")
+        lo = V.real("support[0]", support[0])
+        hi = V.real("support[1]", support[1])
+        if not lo < hi:
+            raise ValueError(f"support must satisfy lo < hi, got ({lo}, {hi})")
+        self.gamma = V.real("gamma", gamma, lo=0.0, hi=1.0)
+        if self.gamma > 0 and blanket is None:
+            raise ValueError("gamma > 0 needs a blanket density")
+        cells = V.integer("cells", cells, lo=1)
+        self.order = V.integer("order", order, lo=2, hi=64)
+        bps = np.sort(V.real_array("breakpoints", breakpoints, ndim=1, lo=lo, hi=hi, allow_empty=True))
+        knots = np.unique(np.concatenate([[lo], bps, [hi]]))
+        counts = np.maximum(1, np.round(cells * np.diff(knots) / (hi - lo)).astype(int))
+        self.edges = np.unique(np.concatenate(
+            [np.linspace(a, b, c + 1) for a, b, c in zip(knots[:-1], knots[1:], counts)]))
+        self.dim = 1
+        if blanket is None:
+            from numba import njit
+
+            blanket = njit(lambda y: 0.0)
+        try:
+            tabs = {}
+            for o in (self.order, 2 * self.order):
+                y, w = K.gauss_legendre_nodes(self.edges, o)
+                tabs[o] = (y, w, K.eval_densities(density, blanket, self.inputs, y))
+            self._edge_table = K.eval_densities(density, blanket, self.inputs, self.edges)
+        except Exception as exc:  # numba typing errors: the callables are not usable
+            raise TypeError("density and blanket must be Numba-compiled callables "
+                            "density(y: float, x: float) -> float and blanket(y: float) -> float") from exc
+        self._tabs = tabs
+        _, w, T = tabs[self.order]
+        if not np.all(np.isfinite(T)) or np.any(T < 0):
+            raise ValueError("density and blanket must be finite and >= 0 on the support")
+        if self.gamma > 0:
+            for _, _, Tt in tabs.values():
+                slack = Tt[:-1] - self.gamma * Tt[-1]
+                if np.any(slack < -1e-12 * np.maximum(Tt[:-1], 1e-300)):
+                    raise ValueError("gamma: gamma * blanket exceeds R_x somewhere; not a blanket decomposition")
+        rows = range(T.shape[0]) if self.gamma > 0 else range(T.shape[0] - 1)
+        mass_err = max(abs(float(np.dot(tabs[o][1], tabs[o][2][i])) - 1.0) for o in tabs for i in rows)
+        self.quad_error = {"mass": mass_err}
+        for adj in ("zero_out", "replace"):
+            lo1, up1 = self._indices(adj, self.order)
+            lo2, up2 = self._indices(adj, 2 * self.order)
+            self.quad_error[f"chi_lo[{adj}]"] = abs(lo2 - lo1)
+            self.quad_error[f"chi_up[{adj}]"] = abs(up2 - up1)
+
+    def _params(self) -> dict:
+        return {"inputs": self.inputs.tolist(), "gamma": self.gamma}
+
+    def _pairs(self, adjacency: str):
+        m = self.inputs.size
+        if adjacency == "zero_out" and self.gamma == 0.0 and not np.any(self._tabs[self.order][2][-1]):
+            raise ValueError("zero_out adjacency needs a blanket (the law of ⊥)")
+        return I.table_pairs(m, adjacency, bottom=m)
+
+    def _indices(self, adjacency: str, order: int) -> tuple[float, float]:
+        I.check_adjacency(adjacency)
+        _, w, T = self._tabs[order]
+        pairs = self._pairs(adjacency)
+        lo = I.table_chi_lo(T, w, T[-1], self.gamma, pairs) if self.gamma > 0 else 0.0
+        up = I.table_chi_up(T, w, pairs, refs=range(self.inputs.size))
+        return lo, up
+
+    def chi_lo_for(self, adjacency: str = "zero_out") -> float:
+        """chi_lo by quadrature (error estimate in ``quad_error``); 0 when gamma = 0."""
+        return self._indices(adjacency, 2 * self.order)[0]
+
+    def chi_up_for(self, adjacency: str = "zero_out") -> float:
+        """chi_up by quadrature, sup over the given inputs as pairs and references."""
+        return self._indices(adjacency, 2 * self.order)[1]
+
+    @property
+    def chi_lo(self) -> float:
+        """Lower shuffle index, zero-out (seed 001, Section 2.3), by quadrature."""
+        return self.chi_lo_for("zero_out")
+
+    @property
+    def chi_up(self) -> float:
+        """Upper shuffle index, zero-out (seed 001, Section 2.3), by quadrature."""
+        return self.chi_up_for("zero_out")
+
+    def _cell_atoms(self, epsilon: float, a: int, b: int, spread: bool):
+        """Per-cell atoms of l_eps = (R_a - e^eps R_b)/R_BG under R_BG (two-point spread or cell mean)."""
+        _, w, T = self._tabs[2 * self.order]
+        o, ee = 2 * self.order, math.exp(epsilon)
+        bg, num = T[-1], T[a] - ee * T[b]
+        if np.any((bg <= 0) & ((T[a] > 0) | (T[b] > 0))):
+            raise ValueError("the blanket does not dominate the output densities (R_x not << R_BG)")
+        P = (w * bg).reshape(-1, o).sum(axis=1)
+        M = (w * num).reshape(-1, o).sum(axis=1)
+        total = P.sum()
+        P, M = P / total, M / total
+        keep = P > 0
+        mean = np.zeros_like(P)
+        mean[keep] = M[keep] / P[keep]
+        if not spread:
+            return I.merge_atoms(mean, P)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lnode = np.where(bg > 0, num / bg, np.nan).reshape(-1, o)
+            E = self._edge_table
+            ledge = np.where(E[-1] > 0, (E[a] - ee * E[b]) / E[-1], np.nan)
+        lo_c = np.fmin(np.nanmin(lnode, axis=1), np.fmin(ledge[:-1], ledge[1:]))
+        hi_c = np.fmax(np.nanmax(lnode, axis=1), np.fmax(ledge[:-1], ledge[1:]))
+        mean = np.clip(mean, lo_c, hi_c)
+        width = hi_c - lo_c
+        p_hi = np.where(width > 0, P * (mean - lo_c) / np.where(width > 0, width, 1.0), 0.0)
+        p_lo = P - p_hi
+        lo_c = np.where(width > 0, lo_c, mean)
+        return I.merge_atoms(np.concatenate([lo_c[keep], hi_c[keep]]), np.concatenate([p_lo[keep], p_hi[keep]]))
+
+    def _pav_atoms(self, epsilon: float, adjacency: str = "zero_out", *, spread: bool = True):
+        """(gamma, values, probs) per neighbouring pair and order; ``spread=False`` gives the
+        mean-preserving contraction (cell means), whose accountant value is a lower estimate."""
+        eps = V.real("epsilon", epsilon, lo=0.0)
+        I.check_adjacency(adjacency)
+        if self.gamma == 0.0:
+            raise ValueError("gamma = 0: no blanket, the blanket accountant does not apply")
+        return I.unique_laws([(self.gamma, *self._cell_atoms(eps, a, b, spread)) for a, b in self._pairs(adjacency)])
+
+    def privacy_amplification_laws(self, epsilon: float, adjacency: str = "zero_out"):
+        """``(gamma, FiniteLaw)`` per pair and order: the cell-wise two-point spread of l_eps (see Notes)."""
+        return I.finite_laws(self._pav_atoms(epsilon, adjacency))
