@@ -1,0 +1,98 @@
+"""k-RR shuffle accounting benchmark (issue 5, Section 4): time and eps at delta = 1e-6, replace-one.
+
+Run as a benchmark:  python -m pytest bench/bench_krr.py --benchmark-only
+Print the README table: python bench/bench_krr.py
+
+Cases: k in {2, 10}, eps0 in {1, 4, 8}, n = 1e3 ... 1e8. The certified accountant
+(`ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")`) is timed on
+`get_epsilon(1e-6)`. Baseline in the same run: the exact blanket divergence of binary RR by
+summation over the trinomial counts (numpy, O(n^2)), at n = 1e3, where it is feasible.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+DELTA = 1e-6
+CASES = [(k, e0, n) for k in (2, 10) for e0 in (1.0, 4.0, 8.0) for n in (10**3, 10**4, 10**5, 10**6, 10**7, 10**8)]
+# Figures of the fastest public code quoted in issue 5 Section 4 (CPU seconds, delta = 1e-6).
+REFERENCE = {(2, 1.0, 10**4): "3.1 s", (2, 1.0, 10**5): "6.6 s", (2, 1.0, 10**6): "≈ 26 s",
+             (2, 8.0, 10**7): "3.4 s", (2, 8.0, 10**8): "7.4 s",
+             (10, 1.0, 10**5): "4.7 s (eps 0.006836 upper / 0.006592 lower)"}
+
+
+def exact_binary_rr_delta(eps0: float, n: int, eps: float) -> float:
+    """Exact blanket divergence (1/(n gamma)) E[(sum G_i)_+] of binary RR, replace-one, by summation."""
+    from scipy.stats import binom
+
+    from sharpdp.shuffle import RandomizedResponse
+
+    (g, v, p), = RandomizedResponse(2, eps0)._pav_atoms(eps, "replace")
+    a, b = v
+    pa, pb = g * p
+    total = 0.0
+    for n1 in range(n + 1):
+        w1 = binom.pmf(n1, n, pa)
+        n2 = np.arange(n - n1 + 1)
+        w2 = binom.pmf(n2, n - n1, pb / (1 - pa))
+        total += w1 * np.dot(w2, np.maximum(n1 * a + n2 * b, 0.0))
+    return total / (n * g)
+
+
+def exact_binary_rr_epsilon(eps0: float, n: int, delta: float = DELTA) -> float:
+    lo, hi = 0.0, eps0
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if exact_binary_rr_delta(eps0, n, mid) <= delta else (mid, hi)
+    return hi
+
+
+def certified_epsilon(k: int, eps0: float, n: int) -> tuple[float, float, tuple[float, float]]:
+    """(seconds, eps, (delta_lo, delta_up) at eps) from the certified accountant."""
+    from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
+
+    t0 = time.process_time()
+    acc = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")
+    eps = acc.get_epsilon(DELTA)
+    secs = time.process_time() - t0
+    return secs, eps, acc.get_delta_bounds(eps) if eps > 0 else (math.nan, math.nan)
+
+
+@pytest.mark.parametrize("k,eps0,n", CASES)
+def test_krr_get_epsilon(benchmark, k, eps0, n):
+    pytest.importorskip("sharpdp.shuffle.accountant")
+    from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
+
+    benchmark.group = f"k-RR k={k} eps0={eps0}"
+    acc = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")
+    eps = benchmark.pedantic(acc.get_epsilon, args=(DELTA,), rounds=1, iterations=1)
+    benchmark.extra_info.update(eps=eps, reference=REFERENCE.get((k, eps0, n), ""))
+    assert 0.0 <= eps < math.inf
+
+
+@pytest.mark.parametrize("eps0", [1.0, 4.0])
+def test_exact_summation_baseline(benchmark, eps0):
+    benchmark.group = f"k-RR k=2 eps0={eps0}"
+    eps = benchmark.pedantic(exact_binary_rr_epsilon, args=(eps0, 1000), rounds=1, iterations=1)
+    benchmark.extra_info.update(eps=eps, method="exact trinomial summation (numpy)")
+
+
+def main() -> None:
+    print("| k | eps0 | n | CPU s | eps (certified upper) | delta bracket at eps | reference (issue 5) |")
+    print("|---|---|---|---|---|---|---|")
+    for k, eps0, n in CASES:
+        secs, eps, (dlo, dup) = certified_epsilon(k, eps0, n)
+        print(f"| {k} | {eps0:g} | {n:.0e} | {secs:.3f} | {eps:.6g} | [{dlo:.3g}, {dup:.3g}] | "
+              f"{REFERENCE.get((k, eps0, n), '')} |", flush=True)
+    for eps0 in (1.0, 4.0):
+        t0 = time.process_time()
+        e = exact_binary_rr_epsilon(eps0, 1000)
+        print(f"| 2 | {eps0:g} | 1e+03 | {time.process_time() - t0:.3f} | {e:.6g} (exact summation baseline) | | |")
+
+
+if __name__ == "__main__":
+    main()
