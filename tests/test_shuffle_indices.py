@@ -62,3 +62,48 @@ def test_chua_variance_against_mpmath_and_series():
 def test_bad_input_names_parameter(call, name):
     with pytest.raises((ValueError, TypeError), match=name):
         call()
+
+
+# ----------------------------------------------------------------------------- hiding among the clones
+from scipy.stats import binom  # noqa: E402
+
+from sharpdp.shuffle.indices import clones_delta, clones_epsilon  # noqa: E402
+
+
+def exact_binary_rr_shuffled_delta(eps0, n, eps):
+    """Exact hockey-stick of the shuffled binary RR count for (1, 0, ..., 0) vs (0, ..., 0)."""
+    p = 1 / (1 + math.exp(-eps0))
+    j = np.arange(n + 1)
+    b = binom.pmf(j, n, 1 - p)  # all zeros: count of ones ~ Bin(n, 1 - p)
+    rest = binom.pmf(j[:-1], n - 1, 1 - p)
+    a = np.zeros(n + 1)
+    a[1:] += p * rest
+    a[:-1] += (1 - p) * rest
+    return float(np.maximum(a - math.exp(eps) * b, 0).sum())
+
+
+def test_clones_at_n1_is_the_local_profile():
+    eps0 = 1.0
+    p = 1 / (1 + math.exp(-eps0))
+    for eps in (0.0, 0.3, 0.9):
+        assert clones_delta(eps0, 1, eps) == pytest.approx(p - math.exp(eps) * (1 - p), rel=1e-9)
+    assert clones_delta(eps0, 1, 1.0) <= 1e-15 and clones_delta(eps0, 1, 1.01) == 0.0
+
+
+@pytest.mark.parametrize("eps0,n", [(1.0, 10), (1.0, 200), (3.0, 100), (0.5, 1000)])
+def test_clones_bound_dominates_an_exact_shuffled_profile(eps0, n):
+    for eps in np.linspace(0.0, eps0, 7):
+        exact = exact_binary_rr_shuffled_delta(eps0, n, eps)
+        assert clones_delta(eps0, n, eps) >= exact * (1 - 1e-9) - 1e-15
+
+
+def test_clones_monotone_and_epsilon_safe_end():
+    ds = [clones_delta(1.0, 1000, e) for e in np.linspace(0, 1, 11)]
+    assert all(a >= b for a, b in zip(ds, ds[1:]))
+    assert clones_delta(1.0, 10_000, 0.05) < clones_delta(1.0, 1000, 0.05)
+    e = clones_epsilon(1.0, 10_000, 1e-6)
+    assert 0 < e < 1 and clones_delta(1.0, 10_000, e) <= 1e-6 < clones_delta(1.0, 10_000, e * 0.999)
+    with pytest.raises(ValueError, match="delta"):
+        clones_epsilon(1.0, 10, 0.0)
+    with pytest.raises(ValueError, match="n"):
+        clones_delta(1.0, 0, 0.1)
