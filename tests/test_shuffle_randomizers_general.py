@@ -120,3 +120,24 @@ def test_general_bad_input():
         GeneralRandomizer(lambda y, x: 1.0, [1.0], (-5.0, 5.0))
     with pytest.raises(ValueError, match="gamma"):
         bmg_chi_up(1.0, 1.0)
+
+
+def test_bmg_chi_up_worst_case_in_two_dimensions():
+    # d = 2 grid check: non-colinear (x1, x) configurations do not beat the antipodal one
+    g, s = 0.5, 0.7
+    h = s / 30
+    y = np.arange(-8 * s - 4, 8 * s + 4, h)
+    Y1, Y2 = np.meshgrid(y, y)
+
+    def phi(m1, m2):
+        return np.exp(-((Y1 - m1) ** 2 + (Y2 - m2) ** 2) / (2 * s * s)) / (2 * np.pi * s * s)
+
+    def var(x1, x):
+        return (1 - g) ** 2 * np.sum((phi(*x1) - phi(0, 0)) ** 2 / (g * phi(0, 0) + (1 - g) * phi(*x))) * h * h
+
+    anti = var((1.0, 0.0), (-1.0, 0.0))
+    assert 1 / math.sqrt(anti) == pytest.approx(bmg_chi_up(g, s), rel=1e-6)
+    for th in np.linspace(0, math.pi, 7)[:-1]:
+        for r in (0.5, 1.0):
+            assert var((1.0, 0.0), (r * math.cos(th), r * math.sin(th))) <= anti * (1 + 1e-9)
+    assert var((0.6, 0.0), (-1.0, 0.0)) <= anti
