@@ -81,6 +81,27 @@ def test_exact_summation_baseline(benchmark, eps0):
     benchmark.extra_info.update(eps=eps, method="exact trinomial summation (numpy)")
 
 
+def numpy_krr_sample(x: np.ndarray, k: int, eps0: float, rng: np.random.Generator) -> np.ndarray:
+    """Plain numpy k-RR (the sampler baseline)."""
+    p_keep = 1.0 / (1.0 + (k - 1) * math.exp(-eps0))
+    j = rng.integers(0, k - 1, size=x.size)
+    return np.where(rng.random(x.size) < p_keep, x, j + (j >= x))
+
+
+@pytest.mark.parametrize("impl", ["sharpdp C++", "numpy"])
+def test_krr_sampler_throughput(benchmark, impl):
+    from sharpdp.shuffle import RandomizedResponse
+
+    benchmark.group = "k-RR sampler, k=10, n=1e7"
+    x = np.arange(10**7) % 10
+    rr = RandomizedResponse(10, 1.0)
+    if impl == "numpy":
+        gen = np.random.default_rng(0)
+        benchmark(numpy_krr_sample, x, 10, 1.0, gen)
+    else:
+        benchmark(rr.sample, x, 0)
+
+
 def main() -> None:
     print("| k | eps0 | n | CPU s | eps (certified upper) | delta bracket at eps | reference (issue 5) |")
     print("|---|---|---|---|---|---|---|")
@@ -88,6 +109,14 @@ def main() -> None:
         secs, eps, (dlo, dup) = certified_epsilon(k, eps0, n)
         print(f"| {k} | {eps0:g} | {n:.0e} | {secs:.3f} | {eps:.6g} | [{dlo:.3g}, {dup:.3g}] | "
               f"{REFERENCE.get((k, eps0, n), '')} |", flush=True)
+    from sharpdp.shuffle import RandomizedResponse
+
+    x = np.arange(10**7) % 10
+    for name, fn in (("sharpdp C++", lambda: RandomizedResponse(10, 1.0).sample(x, 0)),
+                     ("numpy", lambda: numpy_krr_sample(x, 10, 1.0, np.random.default_rng(0)))):
+        t0 = time.perf_counter()
+        fn()
+        print(f"sampler k=10 n=1e7 {name}: {time.perf_counter() - t0:.3f} s wall")
     for eps0 in (1.0, 4.0):
         t0 = time.process_time()
         e = exact_binary_rr_epsilon(eps0, 1000)

@@ -32,8 +32,6 @@ py::array_t<std::int64_t> krr_sample(py::array_t<std::int64_t, py::array::c_styl
   py::array_t<std::int64_t> out(static_cast<py::ssize_t>(n));
   const std::int64_t* in = x.data();
   std::int64_t* y = out.mutable_data();
-  for (std::size_t i = 0; i < n; ++i)
-    if (in[i] < 0 || in[i] >= k) throw std::invalid_argument("x must hold categories in [0, k)");
   {
     py::gil_scoped_release release;
     const double km1 = static_cast<double>(k - 1);
@@ -41,6 +39,7 @@ py::array_t<std::int64_t> krr_sample(py::array_t<std::int64_t, py::array::c_styl
       Rng rng(seed, b);
       const std::size_t end = std::min(n, (b + 1) * kBlock);
       for (std::size_t i = b * kBlock; i < end; ++i) {
+        if (in[i] < 0 || in[i] >= k) throw std::invalid_argument("x must hold categories in [0, k)");
         const double u = rng.uniform();
         if (u < p_keep) {
           y[i] = in[i];

@@ -205,8 +205,6 @@ class RandomizedResponse(_TableRandomizer):
             if np.any(f != np.round(f)):
                 raise ValueError("x must hold integer categories")
             arr = f.astype(np.int64)
-        if arr.min() < 0 or arr.max() >= self.k:
-            raise ValueError(f"x must hold categories in [0, {self.k}), found {arr.min()}..{arr.max()}")
         from sharpdp._core_loader import core
 
         threads = V.integer("threads", threads, lo=0)
