@@ -234,6 +234,7 @@ def test_privunit_dim1_is_binary_rr():
         (rr.chi_lo, rr.chi_up, rr.mse_single, rr.gamma), rel=1e-12)
     assert pu.chi_lo_for("replace") == pytest.approx(rr.chi_lo_for("replace"), rel=1e-12)
     assert pu.chi_up_for("replace") == pytest.approx(rr.chi_up_for("replace"), rel=1e-12)
+    assert pu.local_epsilon == pytest.approx(rr.local_epsilon, rel=1e-12)
 
 
 def test_privunit_chi_up_zero_out_against_sampled_reference_directions():

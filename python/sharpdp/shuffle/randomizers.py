@@ -175,6 +175,11 @@ class RandomizedResponse(_TableRandomizer):
         return math.sqrt(lo2), math.sqrt(up2)
 
     @property
+    def local_epsilon(self) -> float:
+        """Pure-LDP level eps0 in nats (replace-one)."""
+        return self.epsilon0
+
+    @property
     def mse_single(self) -> float:
         """Worst-case single-user squared error Err_1 of the unbiased estimator.
 
@@ -364,6 +369,11 @@ class PrivUnit(_TableRandomizer):
             raise NotImplementedError("PrivUnit chi_up under replace-one adjacency is implemented for dim = 1 only")
         R, w, _, pairs = self._table()
         return I.table_chi_up(R, w, pairs[adjacency], refs=(0, 1))
+
+    @property
+    def local_epsilon(self) -> float:
+        """Pure-LDP level eps0 = |log(h / l)| in nats (replace-one, density ratio on vs off the cap)."""
+        return abs(math.log(self.h / self.l))
 
     @property
     def mse_single(self) -> float:
