@@ -237,3 +237,16 @@ def test_bad_misc_arguments():
         m.epsilon(3, 1e-5, method="rdp")
     with pytest.raises(ValueError, match="threads"):
         m.release([1], rng=1, threads=-1)
+
+
+def test_release_equals_eq4_on_the_same_normals():
+    # float mode draws exactly core.normals' sequence, so eq. (4) can be checked pointwise
+    # (this also checks the C++ polynomial exp against numpy's exp)
+    from sharpdp._core import histogram as core
+
+    m = ShiftedLogGaussian(0.95, 0.9, 0.2)
+    counts = np.tile(np.arange(0, 2000, dtype=float), 100)
+    z = core.normals(counts.size, 77, 2)
+    expect = np.maximum((counts + m.c) * np.exp(m.sigma * z - m.sigma**2) - m.c, 0.0)
+    got = core.release(counts, m.c, m.sigma, 77, False, 3)
+    assert np.allclose(got, expect, rtol=1e-14, atol=1e-12)
