@@ -132,9 +132,6 @@ py::array_t<double> release(py::array_t<double, py::array::c_style | py::array::
   py::array_t<double> out(counts.request().shape);
   const double* in = counts.data();
   double* res = out.mutable_data();
-  for (std::size_t k = 0; k < n; ++k)
-    if (!(in[k] >= 0.0) || !std::isfinite(in[k]))
-      throw std::invalid_argument("counts must be finite and >= 0");
   const NormalZiggurat& zig = ziggurat();
   const double drift = -sigma * sigma;
   {
@@ -149,6 +146,11 @@ py::array_t<double> release(py::array_t<double, py::array::c_style | py::array::
         for (std::size_t k = 0; k < len; ++k) z[k] = zig(rng);
         const double* x = in + lo;
         double* y = res + lo;
+        bool ok = true;  // counts must be integers in [0, 2^53); NaN fails every comparison
+        for (std::size_t k = 0; k < len; ++k)
+          ok &= (x[k] >= 0.0) & (x[k] < 0x1.0p53) &
+                (static_cast<double>(static_cast<std::int64_t>(x[k] < 0x1.0p53 ? x[k] : 0.0)) == x[k]);
+        if (!ok) throw std::invalid_argument("counts must be integers in [0, 2**53)");
         for (std::size_t k = 0; k < len; ++k) {  // vectorised: no calls, no branches
           const double v = (x[k] + c) * exp_bounded(sigma * z[k] + drift) - c;
           y[k] = v > 0.0 ? v : 0.0;  // clip; also maps -0.0 to +0.0

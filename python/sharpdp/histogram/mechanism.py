@@ -22,6 +22,16 @@ EPSILON_METHODS = ("gaussian", "cks20", "bun_steinke")
 _MAX_COUNT = float(2**53)
 
 
+def _as_float_counts(name: str, counts: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(counts)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise TypeError(f"{name} must be an array of non-negative integers") from exc
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of non-negative integers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
 def validate_counts(name: str, counts: Any) -> np.ndarray:
     """Non-negative integer counts as a float64 array (any shape, may be empty).
 
@@ -33,13 +43,7 @@ def validate_counts(name: str, counts: Any) -> np.ndarray:
         If any entry is NaN, infinite, negative, non-integral or >= 2**53 (the
         message names ``name``).
     """
-    try:
-        arr = np.asarray(counts)
-    except Exception as exc:  # pragma: no cover - exotic objects
-        raise TypeError(f"{name} must be an array of non-negative integers") from exc
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be an array of non-negative integers, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = _as_float_counts(name, counts)
     if arr.size:
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} must be finite (found NaN or inf)")
@@ -294,17 +298,22 @@ class ShiftedLogGaussian:
         from sharpdp._core_loader import core
         from sharpdp._rng import core_seed
 
-        arr = validate_counts("counts", counts)
+        arr = _as_float_counts("counts", counts)
         nthreads = 0 if threads is None else V.integer("threads", threads, lo=0)
         if not isinstance(integer, (bool, np.bool_)):
             raise TypeError(f"integer must be a bool, got {type(integer).__name__}")
         seed = core_seed(rng)
         if self.data_independent:
+            validate_counts("counts", arr)
             if not integer:
                 return np.full(arr.shape, 0.5)
             # stochastic rounding of the constant 1/2: a fair 0/1 coin, still data independent
             return np.random.default_rng(seed).integers(0, 2, size=arr.shape).astype(np.float64)
-        return core.histogram.release(arr, self.c, self.sigma, seed, bool(integer), nthreads)
+        try:  # the C++ kernel checks the counts inside its parallel loop (no extra passes here)
+            return core.histogram.release(arr, self.c, self.sigma, seed, bool(integer), nthreads)
+        except ValueError:
+            validate_counts("counts", arr)  # raises the precise message
+            raise
 
 
 class ComposedRelease:
