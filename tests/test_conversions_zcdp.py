@@ -102,3 +102,13 @@ def test_conversion_ordering(rho, delta):
     assert cks >= gaussian_mechanism_epsilon(delta, 1.0 / math.sqrt(2 * rho)) * (1 - 1e-9)
     assert zcdp_to_epsilon(rho * 1.5, delta) >= cks
     assert zcdp_to_epsilon(rho, delta / 10) >= cks
+
+
+@settings(max_examples=25, deadline=None)
+@given(log_rho=st.floats(-14.0, 4.0), log_delta=st.floats(-30.0, -0.5))
+def test_cks20_never_below_mpmath_optimum(log_rho, log_delta):
+    rho, delta = math.exp(log_rho), math.exp(log_delta)
+    truth = float(_cks20_mpmath(rho, delta))
+    eps = zcdp_to_epsilon(rho, delta)
+    assert eps >= truth
+    assert eps <= truth * (1 + 1e-10) + 1e-15

@@ -17,6 +17,11 @@ from scipy.special import erfinv, xlogy
 
 from sharpdp import _validation as V
 from sharpdp.histogram.mechanism import validate_counts
+from sharpdp.histogram.renyi import gaussian_renyi, released_renyi, renyi_finite  # noqa: F401  (section 7 tools)
+
+__all__ = ["two_count", "two_count_limit", "many_count", "uniform_prior", "uniform_prior_best_K",
+           "truncated_gaussian_prior", "truncnorm_entropy_var", "small_error_constants",
+           "gaussian_renyi", "renyi_finite", "released_renyi"]
 
 
 def _r(r: Any) -> float:
@@ -241,7 +246,8 @@ def truncated_gaussian_prior(n: Any, r: float, L: float | None = None, x: float 
     With ``L`` and/or ``x`` None they are optimised numerically for this (n, r) (Nelder-Mead
     on their logs, started from the optimum of eq. (30)); the paper's r -> 0 choice
     x = 2 e^(3/2 - h_L) already gives 0 at r = 0.1 for finite n (errata). Cost grows like
-    L x r n per evaluation.
+    L x r n per evaluation; during the optimisation, points with L x r n > 2e4 are first
+    screened with the large-n limit (30) and points above 5e6 are skipped.
 
     Parameters
     ----------
@@ -263,6 +269,8 @@ def truncated_gaussian_prior(n: Any, r: float, L: float | None = None, x: float 
         L = V.real("L", L, lo=0.0, lo_open=True)
     if x is not None:
         x = V.real("x", x, lo=0.0, lo_open=True)
+    if L is not None and x is not None and arr.size and L * x * r * arr.max() > 5e7:
+        raise ValueError("n: the prior has more than 5e7 cells (L x r n > 5e7); use a smaller n, L or x")
     out = [_tg_optimised(float(k), r, L, x) for k in arr.reshape(-1)]
     return _out(np.array(out).reshape(arr.shape), n)
 
