@@ -119,6 +119,7 @@ def test_release_reproducible_thread_independent_and_clean():
             assert np.all(o == np.floor(o))
     assert not np.array_equal(m.release(counts, rng=1), m.release(counts, rng=2))
     assert m.release([], rng=1).shape == (0,)
+    assert m.release(5, rng=1).shape == ()
     # int64 and integral float inputs agree
     assert np.array_equal(m.release(np.array([3, 4], dtype=np.int64), rng=5), m.release([3.0, 4.0], rng=5))
 

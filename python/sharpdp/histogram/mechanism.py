@@ -29,7 +29,7 @@ def _as_float_counts(name: str, counts: Any) -> np.ndarray:
         raise TypeError(f"{name} must be an array of non-negative integers") from exc
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of non-negative integers, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    return np.asarray(arr, dtype=np.float64, order="C")  # keeps 0-d shapes (ascontiguousarray does not)
 
 
 def validate_counts(name: str, counts: Any) -> np.ndarray:
@@ -310,10 +310,11 @@ class ShiftedLogGaussian:
             # stochastic rounding of the constant 1/2: a fair 0/1 coin, still data independent
             return np.random.default_rng(seed).integers(0, 2, size=arr.shape).astype(np.float64)
         try:  # the C++ kernel checks the counts inside its parallel loop (no extra passes here)
-            return core.histogram.release(arr, self.c, self.sigma, seed, bool(integer), nthreads)
+            out = core.histogram.release(arr, self.c, self.sigma, seed, bool(integer), nthreads)
         except ValueError:
             validate_counts("counts", arr)  # raises the precise message
             raise
+        return out.reshape(arr.shape)
 
 
 class ComposedRelease:
