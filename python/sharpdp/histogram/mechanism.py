@@ -80,7 +80,7 @@ def _epsilon_from_budget(v: np.ndarray, delta: float, method: str) -> np.ndarray
     from sharpdp.conversions import zcdp_to_epsilon, zcdp_to_epsilon_bun_steinke
 
     conv = zcdp_to_epsilon if method == "cks20" else zcdp_to_epsilon_bun_steinke
-    uniq, inv = np.unique(v, return_inverse=True)
+    uniq, inv = np.unique(v * (1.0 + 16.0 * np.finfo(float).eps), return_inverse=True)  # v's rounding, upwards
     eps = np.array([conv(float(u), delta) for u in uniq])
     return eps[inv].reshape(v.shape)
 
@@ -235,7 +235,8 @@ class ShiftedLogGaussian:
         - ``"bun_steinke"``: v(n) + 2 sqrt(v(n) log(1/delta)) (seed 000, section 5.1).
 
         n = 0 uses the edge 0 <-> 1 (a person joining an empty group). Every value is rounded
-        to the safe side (never below the exact epsilon of the chosen conversion).
+        to the safe side (never below the exact epsilon of the chosen conversion). Cost: one
+        numerical inversion per distinct count (about a millisecond each).
 
         Parameters
         ----------
