@@ -146,13 +146,18 @@ def _uniform_bound(n: float, r: float, K: np.ndarray) -> np.ndarray:
 
 def _best_odd_K(n: float, r: float) -> tuple[float, int]:
     """Maximise eq. (23) over odd K >= 3: geometric grid, then every odd K in the best bracket."""
-    kmax = min(1e15, 1e3 * (n + 10.0) / max(1.0 - math.e * r, 1e-3))
+    kmax = min(2.0**53 - 1.0, 1e3 * (n + 10.0) / max(1.0 - math.e * r, 1e-3))  # odd K exact in float64
     grid = np.unique(2 * np.floor(np.geomspace(3.0, kmax, 4000) / 2) + 1)
     vals = _uniform_bound(n, r, grid)
     i = int(np.argmax(vals))
     if vals[i] <= 0.0:
         return 0.0, 3
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    if hi - lo > 4e5:  # huge n: locate the continuous optimum first, then scan odd K around it
+        res = minimize_scalar(lambda k: -float(_uniform_bound(n, r, k)), bounds=(lo, hi), method="bounded",
+                              options={"xatol": 1.0})
+        mid = 2.0 * math.floor(res.x / 2.0) + 1.0
+        lo, hi = max(lo, mid - 2000.0), min(hi, mid + 2000.0)
     cand = np.arange(lo, hi + 1.0, 2.0)
     cv = _uniform_bound(n, r, cand)
     k = int(np.argmax(cv))
@@ -164,7 +169,8 @@ def uniform_prior(n: Any, r: float, K: int | None = None) -> Any:
 
     v(n) >= 12/(K^2 - 1) [log(K / (2e (r (n + (K - 1)/2) + 1/4)))]_+ for odd K >= 3. With
     ``K=None`` the best odd K is searched (geometric grid, then exhaustively inside the best
-    bracket; the bound is unimodal in K). The bound is 0 for every K when r >= 1/e.
+    bracket; the bound is unimodal in K) among K < 2^53 (so for n beyond ~1e15 the result is
+    a valid but possibly suboptimal bound). The bound is 0 for every K when r >= 1/e.
 
     Parameters
     ----------
