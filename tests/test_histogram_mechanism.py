@@ -252,3 +252,14 @@ def test_release_equals_eq4_on_the_same_normals():
     expect = np.maximum((counts + m.c) * np.exp(m.sigma * z - m.sigma**2) - m.c, 0.0)
     got = core.release(counts, m.c, m.sigma, 77, False, 3)
     assert np.allclose(got, expect, rtol=1e-14, atol=1e-12)
+
+
+def test_per_count_epsilon_matches_dp_accounting_gaussian():
+    # peer check: the edge n-1 <-> n is a Gaussian mechanism with noise sigma / log((n + c)/(n - 1 + c))
+    from dp_accounting import get_epsilon_gaussian
+
+    m = ShiftedLogGaussian(0.2, 0.15, 1.0)
+    for n in (1, 10, 1000):
+        sens = math.log((n + m.c) / (n - 1 + m.c))
+        peer = get_epsilon_gaussian(m.sigma / sens, 1e-6)
+        assert m.epsilon(n, 1e-6) == pytest.approx(peer, rel=1e-8)
