@@ -12,7 +12,7 @@ from scipy import integrate, stats
 from sharpdp.conversions import gaussian_mechanism_epsilon, zcdp_to_epsilon, zcdp_to_epsilon_bun_steinke
 from sharpdp.histogram import ShiftedLogGaussian, compose
 
-PARAMS = [(0.5, None, 1.0), (0.2, 0.15, 1.0), (0.9, 0.5, 0.25), (0.05, 0.04, 3.0), (1.0, 0.8, 0.01)]
+PARAMS = [(0.5, None, 1.0), (0.2, 0.15, 1.0), (0.9, 0.5, 0.25), (0.05, 0.04, 3.0), (1.0, 0.8, 0.01), (0.3, 0.2, 1e9)]
 
 
 def _sigma_mp(r0, c):
@@ -211,7 +211,7 @@ def test_budget_properties(r, frac, c, n):
     (dict(r=0.0), "r"), (dict(r=1.5), "r"), (dict(r=float("nan")), "r"), (dict(r=-0.2), "r"),
     (dict(r=0.5, r0=0.5), "r0"), (dict(r=0.5, r0=0.0), "r0"), (dict(r=0.5, r0=0.7), "r0"),
     (dict(r=0.5, r0=float("nan")), "r0"), (dict(r=0.5, c=0.0), "c"), (dict(r=0.5, c=-1.0), "c"),
-    (dict(r=0.5, c=float("inf")), "c"),
+    (dict(r=0.5, c=float("inf")), "c"), (dict(r=0.5, c=1e13), "c"),
 ])
 def test_bad_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import erfinv
 
 from sharpdp import _validation as V
 
@@ -118,7 +118,8 @@ class ShiftedLogGaussian:
         With ``r = 1`` and ``r0=None`` the mechanism is the data-independent release of
         Proposition 2.3 (see Notes).
     c : float, default 1.0
-        Shift c > 0 (Corollary 3.2's default c = 1). Smaller c gives a larger sigma and a
+        Shift 0 < c <= 1e12 (Corollary 3.2's default c = 1; the cap keeps eq. 4 accurate in
+        double precision). Smaller c gives a larger sigma and a
         smaller large-count budget but a larger boundary budget v(1) (section 5.1).
 
     Attributes
@@ -151,14 +152,16 @@ class ShiftedLogGaussian:
 
     def __init__(self, r: float, r0: float | None = None, c: float = 1.0) -> None:
         self.r = V.real("r", r, lo=0.0, hi=1.0, lo_open=True)
-        self.c = V.real("c", c, lo=0.0, lo_open=True)
+        # c <= 1e12 keeps the cancellation in (n + c) e^x - c below ~1e-4 counts in float64
+        self.c = V.real("c", c, lo=0.0, hi=1e12, lo_open=True)
         self.data_independent = self.r == 1.0 and r0 is None
         if self.data_independent:
             self.r0 = None
             self.sigma = math.inf
             return
         self.r0 = self.r / 2.0 if r0 is None else V.real("r0", r0, lo=0.0, hi=self.r, lo_open=True, hi_open=True)
-        self.sigma = float(ndtri(0.5 + self.r0 / (2.0 * (1.0 + self.c))))
+        # eq. (3) as sqrt(2) erfinv(r0/(1 + c)): same value, but no rounding of 1/2 + tiny
+        self.sigma = float(math.sqrt(2.0) * erfinv(self.r0 / (1.0 + self.c)))
 
     def __repr__(self) -> str:
         if self.data_independent:
