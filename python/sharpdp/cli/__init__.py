@@ -65,10 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"sharpdp {args.command}: interrupted", file=sys.stderr)
         return 130
-    if args.json:
-        print(json.dumps(_jsonable(result), indent=2, allow_nan=False))
-    else:
-        print(module.format_text(result))
+    text = json.dumps(_jsonable(result), indent=2, allow_nan=False) if args.json else module.format_text(result)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `sharpdp ... | head`: not an error of ours
+        sys.stdout = None  # type: ignore[assignment]
     return 0
 
 
