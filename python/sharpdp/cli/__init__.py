@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(text)
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. `sharpdp ... | head`: not an error of ours
-        sys.stdout = None  # type: ignore[assignment]
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
