@@ -80,6 +80,30 @@ class _TableRandomizer(LocalRandomizer):
         """``(1.0, FiniteLaw)`` pairs of the lower form D_lo (spec Section 1); see :meth:`_lower_form_atoms`."""
         return I.finite_laws(self._lower_form_atoms(epsilon, adjacency))
 
+    def lower_form(self) -> "LowerForm":
+        """This randomizer's lower form as an accountant input: see :class:`LowerForm`."""
+        return LowerForm(self)
+
+
+class LowerForm:
+    """Adapter presenting a randomizer's lower-form laws through the accountant protocol.
+
+    ``ShuffleAccountant(r.lower_form(), n, adjacency).get_delta_bounds(eps)[0]`` is a certified
+    lower value of max over the representative pairs and x0 of D_lo(eps), the exact hockey-stick
+    divergence of the shuffled outputs on (x1, x0, ..., x0) vs (x1', x0, ..., x0) (spec
+    fft_accountant.md Section 1), hence a lower bound on the true delta(eps); with the upper
+    value of ``ShuffleAccountant(r, n, adjacency)`` it brackets delta(eps).
+    """
+
+    def __init__(self, randomizer: _TableRandomizer) -> None:
+        self.randomizer = randomizer
+
+    def chi_lo_for(self, adjacency: str = "zero_out") -> float:
+        return self.randomizer.chi_lo_for(adjacency)
+
+    def privacy_amplification_laws(self, epsilon: float, adjacency: str = "zero_out"):
+        return self.randomizer.lower_form_laws(epsilon, adjacency)
+
 
 class RandomizedResponse(_TableRandomizer):
     """k-ary randomized response (binary for k = 2; seed 001, Appendix "privunit-constant-gap-d1").
