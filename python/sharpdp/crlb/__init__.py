@@ -26,6 +26,14 @@ from sharpdp.crlb.bounds import (
     pp_fisher_information,
     ppcrlb,
 )
+from sharpdp.crlb.estimators import (
+    DistributedResult,
+    MLPrivateEstimate,
+    distributed_identification,
+    efficient_estimator,
+    gaussian_mechanism,
+    ml_private_estimator,
+)
 from sharpdp.crlb.recursive import PrivateRLS, RecursivePPCRLB, RecursivePPFisher
 
 __all__ = [
@@ -40,4 +48,10 @@ __all__ = [
     "RecursivePPFisher",
     "RecursivePPCRLB",
     "PrivateRLS",
+    "gaussian_mechanism",
+    "efficient_estimator",
+    "ml_private_estimator",
+    "MLPrivateEstimate",
+    "distributed_identification",
+    "DistributedResult",
 ]
