@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 from typing import Any
 
@@ -130,8 +131,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ax.set_title("Section 5.2: private RLS on the diabetes data (y = log triglycerides)")
 
     files = _write(args.out, "crlb_5_2", cols, plot)
+    # JSON has no NaN: steps before k0 (no estimate, infinite bound) become null
+    curves = {k: [None if math.isnan(v) else float(v) for v in np.asarray(c, dtype=float)] for k, c in cols.items()}
+    curves["k"] = [int(v) for v in r["k"]]
     return {"experiment": "5.2", "repetitions": trials, "seed": args.seed, "theta_reference": r["theta"],
-            "sigma2": r["sigma2"], "k0": r["k0"], "records": r["records"], **cols, "files": files}
+            "sigma2": r["sigma2"], "k0": r["k0"], "records": r["records"], **curves, "files": files}
 
 
 def _fmt_rows(header: list[str], rows: list[list[float]]) -> str:
@@ -160,7 +164,7 @@ def format_text(result: dict[str, Any]) -> str:
     keys = ["k", "bound", "mse", "bound_identity", "mse_identity", "mse_laplace", "mse_binary"]
     k = np.asarray(result["k"])
     pick = [i for i in range(len(k)) if k[i] in (result["k0"], 10, 20, 50, len(k))]
-    rows = [[result[key][i] for key in keys] for i in pick]
+    rows = [[math.nan if result[key][i] is None else result[key][i] for key in keys] for i in pick]
     theta = ", ".join(f"{v:.4g}" for v in result["theta_reference"])
     head = (f"Section 5.2 private RLS on the diabetes data: {result['records']['experimental']} records in blocks, "
             f"{result['records']['reference']} reference records, {result['repetitions']} repetitions per block\n"
