@@ -6,9 +6,13 @@
 // (shapes, symmetry, PSD, U_k = U_k S_k^+ S_k); here only dimensions are
 // re-checked so that a bad call throws instead of reading out of bounds.
 //
-// Storage. While every U_k is zero, B_k and S_Delta,k are block diagonal and
-// only their diagonal blocks are kept (O(1) work per step, Remark 23). The first
-// non-zero U_k turns them into dense matrices (O(k^2) per step from then on).
+// Storage. Only S_Delta,k = (Sbar_k + Sigmabar_w,k^{-1})^{-1} is kept: B_k is
+// never formed, because B_k = Sigmabar_w,k^{-1} S_Delta,k (proof of Theorem 22),
+// so Gamma_k's top block B_{k-1} U_k S_k^+ is Sigmabar_w^{-1} times Psi_k's.
+// While every U_k is zero, S_Delta,k is block diagonal and only its diagonal
+// blocks are kept (O(1) work per step, Remark 23). The first non-zero U_k turns
+// it into a dense symmetric matrix, of which only the lower triangle is updated
+// (one symmetric matrix-vector product and one rank-m update per step, O(k^2)).
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -128,8 +132,10 @@ class PPState {
     if (k0_ < 0) return py::none();
     return py::cast(theta_);
   }
-  Mat B_dense() const { return dense_ ? Mat(Bd_.topLeftCorner(M_, M_)) : blocks_to_dense(Bblk_); }
-  Mat SD_dense() const { return dense_ ? Mat(SDd_.topLeftCorner(M_, M_)) : blocks_to_dense(SDblk_); }
+  Mat SD_dense() const {
+    if (!dense_) return blocks_to_dense(SDblk_);
+    return Mat(SDd_.topLeftCorner(M_, M_).selfadjointView<Eigen::Lower>());
+  }
   bool dense() const { return dense_; }
 
  private:
@@ -147,42 +153,63 @@ class PPState {
     return out;
   }
 
-  Vec apply_B(const Eigen::Map<const Vec>& v) const {
-    if (dense_) return Bd_.topLeftCorner(M_, M_) * v;
-    Vec out(M_);
+  // Sigmabar_w^{-1} applied block by block to the rows of X (in place).
+  template <typename Derived>
+  void apply_sw_inv(Eigen::MatrixBase<Derived>& X) const {
     std::size_t pos = 0;
     for (std::size_t i = 0; i < bm_.size(); ++i) {
       const Index m = bm_[i];
-      out.segment(boff_[i], m) = Eigen::Map<const Mat>(Bblk_.data() + pos, m, m) * v.segment(boff_[i], m);
+      X.middleRows(boff_[i], m) = Eigen::Map<const Mat>(SwInv_.data() + pos, m, m) * X.middleRows(boff_[i], m);
       pos += static_cast<std::size_t>(m * m);
     }
+  }
+
+  // B_k v = Sigmabar_w^{-1} S_Delta,k v.
+  Vec apply_B(const Eigen::Map<const Vec>& v) const {
+    Vec out(M_);
+    if (dense_) {
+      out.noalias() = SDd_.topLeftCorner(M_, M_).selfadjointView<Eigen::Lower>() * v;
+    } else {
+      std::size_t pos = 0;
+      for (std::size_t i = 0; i < bm_.size(); ++i) {
+        const Index m = bm_[i];
+        out.segment(boff_[i], m) = Eigen::Map<const Mat>(SDblk_.data() + pos, m, m) * v.segment(boff_[i], m);
+        pos += static_cast<std::size_t>(m * m);
+      }
+    }
+    apply_sw_inv(out);
     return out;
   }
 
   void reserve_dense(Index need) {
     if (need <= cap_) return;
     Index cap = std::max<Index>(need, 2 * cap_);
-    Mat B2 = Mat::Zero(cap, cap), S2 = Mat::Zero(cap, cap);
-    B2.topLeftCorner(M_, M_) = Bd_.topLeftCorner(M_, M_);
+    Mat S2 = Mat::Zero(cap, cap);
     S2.topLeftCorner(M_, M_) = SDd_.topLeftCorner(M_, M_);
-    Bd_.swap(B2);
     SDd_.swap(S2);
     cap_ = cap;
   }
 
   void densify() {
     cap_ = 0;
-    Bd_.resize(0, 0);
     SDd_.resize(0, 0);
     const Index M = M_;
     M_ = 0;
     reserve_dense(std::max<Index>(M + 8, 16));
     M_ = M;
-    Bd_.topLeftCorner(M_, M_) = blocks_to_dense(Bblk_);
     SDd_.topLeftCorner(M_, M_) = blocks_to_dense(SDblk_);
     dense_ = true;
-    std::vector<double>().swap(Bblk_);
     std::vector<double>().swap(SDblk_);
+  }
+
+  // Append the diagonal blocks of step k: Sigma_w,k^{-1} (always) and, in block
+  // mode, S_Delta's block Sw - Sw Lam Sw.
+  void push_block(const CMapR& Sw, Index m) {
+    const std::size_t pos = SwInv_.size();
+    SwInv_.resize(pos + static_cast<std::size_t>(m * m));
+    Eigen::Map<Mat>(SwInv_.data() + pos, m, m) = Mat(Sw).llt().solve(Mat::Identity(m, m));
+    bm_.push_back(m);
+    boff_.push_back(M_);
   }
 
   // Lam = S (I + P S)^{-1} = (I + S P)^{-1} S (symmetric by Lemma A.2).
@@ -237,58 +264,58 @@ class PPState {
     P_ = Sw;
     compute_lambda(S, P_);
     G_ = H.transpose();
-    // B_k block = I - Lam Sw, S_Delta,k block = Sw - Sw Lam Sw
     tmp_.noalias() = Lam_ * Sw;
-    const std::size_t pos = Bblk_.size();
-    Bblk_.resize(pos + static_cast<std::size_t>(m * m));
+    const std::size_t pos = SDblk_.size();
     SDblk_.resize(pos + static_cast<std::size_t>(m * m));
-    Eigen::Map<Mat> Bb(Bblk_.data() + pos, m, m), Sb(SDblk_.data() + pos, m, m);
-    Bb = -tmp_;
-    Bb.diagonal().array() += 1.0;
+    Eigen::Map<Mat> Sb(SDblk_.data() + pos, m, m);
     Sb = Sw;
-    Sb.noalias() -= Sw * tmp_;
-    bm_.push_back(m);
-    boff_.push_back(M_);
+    Sb.noalias() -= Sw * tmp_;  // S_Delta block: Sw - Sw Lam Sw
+    push_block(Sw, m);
     Ut_.resize(0, m);
     finish_step(H, S);
   }
 
-  // General step of Algorithm 1 with dense B_{k-1}, S_Delta,k-1: O(M^2 m).
+  // General step of Algorithm 1 on the dense lower triangle of S_Delta,k-1.
   void step_dense(const CMapR& H, const CMapR& Sw, const CMapR& S, const CMapR* U) {
     const Index m = H.rows();
     const Index M = M_;
     reserve_dense(M + m);
-    auto B = Bd_.topLeftCorner(M, M);
     auto SD = SDd_.topLeftCorner(M, M);
     if (U != nullptr) {
-      Ut_.noalias() = (*U) * psd_pinv(Mat(S));  // Phi_k top block U_k S_k^+
-      Gt_.noalias() = B * Ut_;                  // Gamma_k top block
-      Pt_.noalias() = SD * Ut_;                 // Psi_k top block
+      Ut_.noalias() = (*U) * psd_pinv(Mat(S));                            // Phi_k top block U_k S_k^+
+      Pt_.resize(M, m);
+      if (m == 1) {  // matrix-vector kernel (symv) for scalar measurements
+        Pt_.col(0).noalias() = SD.selfadjointView<Eigen::Lower>() * Ut_.col(0);
+      } else {
+        Pt_.noalias() = SD.selfadjointView<Eigen::Lower>() * Ut_;  // Psi_k top block
+      }
+      Gt_ = Pt_;
+      apply_sw_inv(Gt_);                                                  // Gamma_k top block
       P_ = Sw;
       P_.noalias() += Ut_.transpose() * Pt_;  // Phi^T S_Sigma Phi
     } else {
-      Ut_ = Mat::Zero(M, m);
-      Gt_ = Mat::Zero(M, m);
       Pt_ = Mat::Zero(M, m);
       P_ = Sw;
     }
     compute_lambda(S, P_);
     G_ = H.transpose();
     if (M > 0 && U != nullptr) G_.noalias() += hbar().transpose() * Gt_;
-    // B_k = blkdiag(B, I) - Gamma Lam Psi^T, S_Delta,k = S_Sigma - Psi Lam Psi^T
-    const Mat LPt = Lam_ * Pt_.transpose();  // (m, M)
-    const Mat LSw = Lam_ * Sw;               // (m, m)
+    // S_Delta,k = S_Sigma - Psi Lam Psi^T with Psi = [Pt; Sw] (lower triangle only)
     if (U != nullptr) {
-      B.noalias() -= Gt_ * LPt;
-      SD.noalias() -= Pt_ * LPt;
+      Eigen::SelfAdjointEigenSolver<Mat> es(Lam_);
+      const Mat root = es.eigenvectors() * es.eigenvalues().cwiseMax(0.0).cwiseSqrt().asDiagonal();
+      const Mat X = Pt_ * root;
+      if (m == 1) {
+        SD.selfadjointView<Eigen::Lower>().rankUpdate(X.col(0), -1.0);
+      } else {
+        SD.selfadjointView<Eigen::Lower>().rankUpdate(X, -1.0);
+      }
     }
-    Bd_.block(0, M, M, m).noalias() = -Gt_ * LSw;
-    Bd_.block(M, 0, m, M) = -LPt;
-    Bd_.block(M, M, m, m) = Mat::Identity(m, m) - LSw;
-    SDd_.block(0, M, M, m).noalias() = -Pt_ * LSw;
-    SDd_.block(M, 0, m, M) = SDd_.block(0, M, M, m).transpose();
+    const Mat LSw = Lam_ * Sw;
+    SDd_.block(M, 0, m, M).noalias() = -LSw.transpose() * Pt_.transpose();
     SDd_.block(M, M, m, m) = Sw;
     SDd_.block(M, M, m, m).noalias() -= Sw * LSw;
+    push_block(Sw, m);
     if (U == nullptr) Ut_.resize(0, m);
     finish_step(H, S);
   }
@@ -301,9 +328,9 @@ class PPState {
   Mat PI_, Sigma_;
   Vec theta_;
   std::vector<double> Hrows_, Ybar_, zeta_;
-  std::vector<double> Bblk_, SDblk_;
+  std::vector<double> SDblk_, SwInv_;
   std::vector<Index> bm_, boff_;
-  Mat Bd_, SDd_;
+  Mat SDd_;  // lower triangle of S_Delta,k in dense mode
   // Quantities of the latest step (Algorithm 1 notation).
   Mat Ut_, Gt_, Pt_, P_, Lam_, G_;
   // Workspace.
@@ -369,7 +396,6 @@ void register_crlb(py::module_& m) {
       .def("fisher", &PPState::fisher)
       .def("covariance", &PPState::covariance)
       .def("estimate", &PPState::estimate)
-      .def("B", &PPState::B_dense)
       .def("S_delta", &PPState::SD_dense);
 }
 
