@@ -24,6 +24,8 @@ def _scale(a: np.ndarray) -> float:
 def symmetric(name: str, value: Any, size: int | None = None) -> np.ndarray:
     """A square matrix symmetric up to ``SYM_RTOL`` (relative to its largest entry); returns the symmetrised copy."""
     a = matrix(name, value, size, size)
+    if a.shape == (1, 1):
+        return a
     if a.shape[0] != a.shape[1]:
         raise ValueError(f"{name} must be square, got shape {a.shape}")
     if np.max(np.abs(a - a.T)) > SYM_RTOL * _scale(a):
@@ -34,6 +36,10 @@ def symmetric(name: str, value: Any, size: int | None = None) -> np.ndarray:
 def psd(name: str, value: Any, size: int | None = None) -> np.ndarray:
     """A symmetric positive semidefinite matrix (eigenvalues >= -SYM_RTOL * largest |eigenvalue|)."""
     a = symmetric(name, value, size)
+    if a.shape == (1, 1):  # scalar fast path (one measurement per step)
+        if a[0, 0] < 0:
+            raise ValueError(f"{name} must be positive semidefinite (got {a[0, 0]:.3g})")
+        return a
     ev = np.linalg.eigvalsh(a)
     if ev[0] < -SYM_RTOL * max(abs(ev[-1]), abs(ev[0]), 1e-300):
         raise ValueError(f"{name} must be positive semidefinite (smallest eigenvalue {ev[0]:.3g})")
@@ -43,6 +49,10 @@ def psd(name: str, value: Any, size: int | None = None) -> np.ndarray:
 def pd(name: str, value: Any, size: int | None = None) -> np.ndarray:
     """A symmetric positive definite matrix (condition number below 1e12)."""
     a = symmetric(name, value, size)
+    if a.shape == (1, 1):
+        if not a[0, 0] > 0:
+            raise ValueError(f"{name} must be positive definite (got {a[0, 0]:.3g})")
+        return a
     ev = np.linalg.eigvalsh(a)
     if not ev[0] > 1e-12 * abs(ev[-1]):
         raise ValueError(f"{name} must be positive definite (eigenvalues in [{ev[0]:.3g}, {ev[-1]:.3g}])")
@@ -51,6 +61,8 @@ def pd(name: str, value: Any, size: int | None = None) -> np.ndarray:
 
 def psd_sqrt(a: np.ndarray) -> np.ndarray:
     """Symmetric square root of a PSD matrix (tiny negative eigenvalues clipped to 0)."""
+    if a.shape == (1, 1):
+        return np.sqrt(np.maximum(a, 0.0))
     ev, vec = np.linalg.eigh(a)
     return (vec * np.sqrt(np.clip(ev, 0.0, None))) @ vec.T
 
