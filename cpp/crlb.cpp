@@ -69,6 +69,8 @@ class PPState {
     if (zero_u) {
       if (dense_) {
         step_dense(H, Sw, S, nullptr);
+      } else if (m == 1) {
+        step_scalar_zero(H, Sw(0, 0), S(0, 0));
       } else {
         step_blocks(H, Sw, S);
       }
@@ -246,15 +248,51 @@ class PPState {
       Sigma_.noalias() -= SGK_ * SG_.transpose();
       Sigma_ = 0.5 * (Sigma_ + Sigma_.transpose()).eval();
     } else {
-      Eigen::SelfAdjointEigenSolver<Mat> es(PI_, Eigen::EigenvaluesOnly);
-      const double lo = es.eigenvalues()(0), hi = es.eigenvalues()(n_ - 1);
-      if (hi > 0.0 && lo > rcond_ * hi) {
-        Eigen::LLT<Mat> llt(PI_);
-        Sigma_ = llt.solve(Mat::Identity(n_, n_));
-        Sigma_ = 0.5 * (Sigma_ + Sigma_.transpose()).eval();
-        k0_ = k_;
-        theta_ = Vec::Zero(n_);
-      }
+      try_start_crlb();
+    }
+  }
+
+  // Algorithm 2's initialisation: Sigma_k0 = PI_k0^{-1} at the first k with
+  // PI_k invertible (smallest/largest eigenvalue above rcond).
+  void try_start_crlb() {
+    Eigen::SelfAdjointEigenSolver<Mat> es(PI_, Eigen::EigenvaluesOnly);
+    const double lo = es.eigenvalues()(0), hi = es.eigenvalues()(n_ - 1);
+    if (hi > 0.0 && lo > rcond_ * hi) {
+      Eigen::LLT<Mat> llt(PI_);
+      Sigma_ = llt.solve(Mat::Identity(n_, n_));
+      Sigma_ = 0.5 * (Sigma_ + Sigma_.transpose()).eval();
+      k0_ = k_;
+      theta_ = Vec::Zero(n_);
+    }
+  }
+
+  // U_k = 0, one scalar measurement, block storage: the allocation-free O(n^2)
+  // step of Remark 23. Rank-one updates are written as u u^T so that PI and
+  // Sigma stay exactly symmetric.
+  void step_scalar_zero(const CMapR& H, double sw, double s) {
+    const Eigen::Map<const Vec> h(H.data(), n_);
+    const double lam = s / (1.0 + s * sw);  // Lambda_k = S (I + Sigma_w S)^{-1}
+    P_.setConstant(1, 1, sw);
+    Lam_.setConstant(1, 1, lam);
+    G_ = h;
+    Ut_.resize(0, 1);
+    SDblk_.push_back(sw - sw * lam * sw);
+    SwInv_.push_back(1.0 / sw);
+    bm_.push_back(1);
+    boff_.push_back(M_);
+    u_.noalias() = std::sqrt(lam) * h;
+    PI_.noalias() += u_ * u_.transpose();
+    Hrows_.insert(Hrows_.end(), H.data(), H.data() + n_);
+    M_ += 1;
+    ++k_;
+    if (!track_) return;
+    if (k0_ >= 0) {
+      u_.noalias() = Sigma_ * h;
+      const double q = sw + h.dot(u_);
+      u_ *= std::sqrt(s / (1.0 + s * q));
+      Sigma_.noalias() -= u_ * u_.transpose();
+    } else {
+      try_start_crlb();
     }
   }
 
@@ -335,6 +373,7 @@ class PPState {
   Mat Ut_, Gt_, Pt_, P_, Lam_, G_;
   // Workspace.
   Mat work_, tmp_, GL_, SG_, Q_, Kx_, SGK_;
+  Vec u_;
   Eigen::PartialPivLU<Mat> lu_;
 };
 

@@ -81,9 +81,10 @@ def test_k0_scalar_measurements_general_position():
             assert cr.k0 == n and cov.shape == (n, n)
 
 
-def test_zero_u_is_additive_remark23_and_batch_path():
+@pytest.mark.parametrize("m", [1, 2])
+def test_zero_u_is_additive_remark23_and_batch_path(m):
     rng = np.random.default_rng(2)
-    n, m, K = 3, 2, 300
+    n, K = 3, 300
     H = rng.normal(size=(K, m, n))
     A = rng.normal(size=(K, m, m))
     Sw = A @ np.swapaxes(A, 1, 2) + 0.2 * np.eye(m)

@@ -163,12 +163,15 @@ class RecursivePPFisher:
                 a = a[:, None, None]
             if a.shape != (K, m, m):
                 raise ValueError(f"{name} must have shape ({K}, {m}, {m}), got {a.shape}")
-            if np.max(np.abs(a - np.swapaxes(a, 1, 2))) > C.SYM_RTOL * max(float(np.max(np.abs(a))), 1e-300):
+            if m > 1 and np.max(np.abs(a - np.swapaxes(a, 1, 2))) > C.SYM_RTOL * max(float(np.max(np.abs(a))), 1e-300):
                 raise ValueError(f"{name} must be symmetric")
-            a = 0.5 * (a + np.swapaxes(a, 1, 2))
-            ev = np.linalg.eigvalsh(a)
-            top = np.maximum(np.abs(ev[:, -1]), 1e-300)
-            bad = ev[:, 0] <= 1e-12 * top if strict else ev[:, 0] < -C.SYM_RTOL * top
+            if m == 1:
+                bad = a[:, 0, 0] <= 0 if strict else a[:, 0, 0] < 0
+            else:
+                a = 0.5 * (a + np.swapaxes(a, 1, 2))
+                ev = np.linalg.eigvalsh(a)
+                top = np.maximum(np.abs(ev[:, -1]), 1e-300)
+                bad = ev[:, 0] <= 1e-12 * top if strict else ev[:, 0] < -C.SYM_RTOL * top
             if np.any(bad):
                 kind = "positive definite" if strict else "positive semidefinite"
                 raise ValueError(f"{name}[{int(np.argmax(bad))}] must be {kind}")
