@@ -118,7 +118,133 @@ def _sample_raised_cosine(rng: np.random.Generator, width: float, size: tuple[in
     return out.reshape(size)
 
 
-MECHANISMS_5_1 = ("gaussian", "laplace_data", "laplace_output", "cauchy_data", "trigonometric_output")
+# Multiplicative noise with stochastic truncation (Example 33, Remark 34): coordinates
+# with |y_i| < eps are replaced by +-eps with P(+eps) = (y_i + eps) / (2 eps) (unbiased),
+# then z_i = y'_i / V_i with V_i ~ N(1, tau^2) (the inverse of the multiplicative
+# noise is an unbiased Gaussian). Pointwise Fisher information about y_i:
+# (2 + 1/tau^2) / y_i^2 for |y_i| >= eps, and at most chi^2 / (4 eps^2) inside, where
+# chi^2 = e^{4/tau^2} - 1 is the chi-square divergence between the laws of -eps/V
+# and eps/V (worst case of the two-point mixture). Both derived for this module.
+MULT_TAU = 1.3
+
+
+def _mult_info_constant(tau: float) -> float:
+    return max(2.0 + 1.0 / tau**2, math.expm1(4.0 / tau**2) / 4.0)
+
+
+def _multiplicative_mechanism(y: np.ndarray, s: float, g: np.random.Generator) -> tuple[np.ndarray, float]:
+    eps = math.sqrt(_mult_info_constant(MULT_TAU) / s)  # sup_y I_z(y) = s
+    inside = np.abs(y) < eps
+    up = g.uniform(size=y.shape) < (y + eps) / (2 * eps)
+    yt = np.where(inside, np.where(up, eps, -eps), y)
+    v = 1.0 + MULT_TAU * g.standard_normal(y.shape)
+    return yt / v, eps
+
+
+_GH_X, _GH_W = np.polynomial.hermite.hermgauss(20)
+_GH_LOGW = np.log(_GH_W / math.sqrt(math.pi))
+
+
+def _mult_loglik(z: np.ndarray, mu: np.ndarray, sig: float, eps: float) -> np.ndarray:
+    """log p(z_i | mu_i) of the truncated multiplicative mechanism with y_i ~ N(mu_i, sig^2),
+    by 20-node Gauss-Hermite quadrature over y_i."""
+    y = mu[..., None] + sig * math.sqrt(2.0) * _GH_X  # (..., nodes)
+    zz = z[..., None]
+    c = -math.log(math.sqrt(2 * math.pi) * MULT_TAU)
+
+    def logfv(v):
+        return c - (v - 1.0) ** 2 / (2 * MULT_TAU**2)
+
+    lz2 = 2.0 * np.log(np.abs(zz))
+    out_outside = logfv(y / zz) + np.log(np.maximum(np.abs(y), 1e-300)) - lz2
+    p = np.clip((y + eps) / (2 * eps), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        out_inside = np.logaddexp(np.log(p) + logfv(eps / zz), np.log1p(-p) + logfv(-eps / zz)) + math.log(eps) - lz2
+    lp = np.where(np.abs(y) >= eps, out_outside, out_inside) + _GH_LOGW
+    top = lp.max(axis=-1)
+    return top + np.log(np.sum(np.exp(lp - top[..., None]), axis=-1))
+
+
+def _ml_bhhh(z: np.ndarray, H: np.ndarray, loglik: Callable[[np.ndarray, np.ndarray], np.ndarray],
+             starts: np.ndarray, scale: float, iters: int = 60) -> np.ndarray:
+    """Vectorised ML over R rows of z (model: log-likelihood sum_i loglik(z_i, h_i^T theta)).
+
+    Best start by likelihood among ``starts`` (R, c, n), then BHHH steps (outer product
+    of per-observation scores, derivatives in mu by central differences) with
+    backtracking so that the likelihood never decreases.
+    """
+    R = z.shape[0]
+    ll_c = np.sum(loglik(z[:, None, :], starts @ H.T), axis=-1)
+    theta = starts[np.arange(R), np.argmax(ll_c, axis=1)]
+    cur = np.sum(loglik(z, theta @ H.T), axis=1)
+    h = 1e-5 * scale
+    active = np.arange(R)
+    for _ in range(iters):
+        za, th, cu = z[active], theta[active], cur[active]
+        mu = th @ H.T
+        gi = (loglik(za, mu + h) - loglik(za, mu - h)) / (2 * h)  # (r, m)
+        grad = gi @ H
+        bhhh = np.einsum("ri,ia,ib->rab", gi**2, H, H) + 1e-12 * np.eye(H.shape[1])
+        d = np.linalg.solve(bhhh, grad[..., None])[..., 0]
+        t = np.ones(active.size)
+        trial = th + d
+        new = np.sum(loglik(za, trial @ H.T), axis=1)
+        ok = new >= cu - 1e-12 * np.abs(cu)
+        for _ in range(12):  # halve the step only where the likelihood went down
+            bad = np.flatnonzero(~ok)
+            if bad.size == 0:
+                break
+            t[bad] *= 0.5
+            trial[bad] = th[bad] + t[bad, None] * d[bad]
+            new[bad] = np.sum(loglik(za[bad], trial[bad] @ H.T), axis=1)
+            ok[bad] = new[bad] >= cu[bad] - 1e-12 * np.abs(cu[bad])
+        theta[active] = np.where(ok[:, None], trial, th)
+        cur[active] = np.where(ok, new, cu)
+        moved = ok & (np.max(np.abs(t[:, None] * d), axis=1) > 1e-7 * scale)
+        active = active[moved]
+        if active.size == 0:
+            break
+    return theta
+
+
+# Probabilistic quantisation with Gaussian dither (Example 35; output perturbation):
+# z = Q(x + d), d ~ N(0, tau^2), Q the unbiased probabilistic quantiser of step Delta
+# (rounds to a neighbouring grid point with probabilities linear in the distance). The
+# dither is the stochastic smoothing that bounds the Fisher information (the bare
+# quantiser's information 1/(Delta^2 t(1-t)) diverges at grid points). E z = x.
+QUANT_RATIO = 0.5  # tau / Delta
+
+
+def _quant_info_constant(r: float = QUANT_RATIO) -> float:
+    """sup_x of the Fisher information of z = Q(x + d) about x, for Delta = 1, tau = r.
+
+    P(z = j | x) = R(a + 1) - 2 R(a) + R(a - 1), a = j - x, with R(u) = E (u + r Z)_+
+    = u Phi(u/r) + r phi(u/r) (the quantiser's tent kernel smoothed by the dither).
+    Evaluated on a 2001-point grid over one period and inflated by 1 %.
+    """
+    from scipy.special import ndtr as Phi
+
+    x = np.linspace(0.0, 1.0, 2001)[:, None]
+    j = np.arange(-int(10 * r) - 3, int(10 * r) + 4)[None, :]
+    a = j - x
+
+    def ramp(u):
+        return u * Phi(u / r) + r * np.exp(-0.5 * (u / r) ** 2) / math.sqrt(2 * math.pi)
+
+    P = ramp(a + 1) - 2 * ramp(a) + ramp(a - 1)
+    dP = -(Phi((a + 1) / r) - 2 * Phi(a / r) + Phi((a - 1) / r))
+    info = np.sum(np.where(P > 1e-300, dP**2 / np.maximum(P, 1e-300), 0.0), axis=1)
+    return 1.01 * float(info.max())
+
+
+def _probabilistic_quantiser(x: np.ndarray, delta: float, g: np.random.Generator) -> np.ndarray:
+    v = (x + QUANT_RATIO * delta * g.standard_normal(x.shape)) / delta
+    lo = np.floor(v)
+    return delta * (lo + (g.uniform(size=x.shape) < v - lo))
+
+
+MECHANISMS_5_1 = ("gaussian", "laplace_data", "laplace_output", "cauchy_data", "trigonometric_output",
+                  "multiplicative_data", "quantization_output")
 
 
 def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: float = 0.2, m: int = 10,
@@ -146,8 +272,14 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
       density (27) of width ``W = 2 pi / sqrt(s lambda_min(H^T H))`` (information
       ``4 pi^2 / W^2``).
 
-    The multiplicative-noise mechanism with stochastic truncation (Remark 34) and
-    probabilistic quantisation of Section 5.1 are not included.
+    - ``multiplicative_data``: stochastic truncation of Remark 34 (``|y_i| < eps``
+      mapped to ``+-eps`` unbiasedly) then ``z_i = y'_i / V_i``, ``V_i ~ N(1, 1.3^2)``;
+      ``eps`` chosen so that ``sup_y I_z(y) = s`` (bound derived in this module);
+      ML estimate by BHHH on the exact likelihood (Gauss-Hermite over ``w``).
+    - ``quantization_output``: ``z = Q(theta_LS + d)`` coordinate-wise, ``Q`` the
+      unbiased probabilistic quantiser of step ``Delta``, ``d ~ N(0, (Delta/2)^2)``
+      dither (the smoothing that bounds the information), ``Delta`` such that the
+      information is ``<= s lambda_min(H^T H)``; ``z`` is the estimate.
 
     Parameters
     ----------
@@ -179,6 +311,7 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
     Sw = sig**2 * np.eye(m)
     lam_min = float(np.linalg.eigvalsh(H.T @ H)[0])
     pinvH = np.linalg.pinv(H)
+    quant_c = _quant_info_constant()
     mse = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
     se = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
     bound = np.empty(s_vals.size)
@@ -196,6 +329,18 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
             "trigonometric_output": y @ pinvH.T
             + _sample_raised_cosine(g, 2 * math.pi / math.sqrt(s * lam_min), (R, n)),
         }
+        z_mult, eps_mult = _multiplicative_mechanism(y, s, g)
+        zc = np.clip(z_mult, -3 * eps_mult, 3 * eps_mult)
+        starts = [np.zeros((R, n)), zc @ pinvH.T]
+        for _ in range(12):
+            rows = g.choice(m, n, replace=False)
+            if abs(np.linalg.det(H[rows])) > 1e-8:
+                starts.append(zc[:, rows] @ np.linalg.inv(H[rows]).T)
+        starts = np.stack(starts, axis=1)
+        est["multiplicative_data"] = _ml_bhhh(z_mult, H, lambda zz, mu: _mult_loglik(zz, mu, sig, eps_mult),
+                                              starts, sig + eps_mult)
+        est["quantization_output"] = _probabilistic_quantiser(
+            y @ pinvH.T, math.sqrt(quant_c / (s * lam_min)), g)
         for name, e in est.items():
             sq = np.sum((e - THETA_5_1) ** 2, axis=1)
             mse[name][j] = sq.mean()
