@@ -99,6 +99,13 @@ def test_not_identifiable_raises():
     with pytest.raises(ValueError, match="Theorem 12"):
         crlb_gap_lower_bound(H, S, np.eye(2))
     assert np.linalg.matrix_rank(pp_fisher_information(H, S, np.eye(2))) == 1
+    # rank-deficient H: not identifiable even without privacy
+    Hd = np.array([[1.0, 2.0], [2.0, 4.0], [0.5, 1.0]])
+    assert not is_identifiable(Hd, np.eye(3))
+    with pytest.raises(ValueError, match="Theorem 12"):
+        ppcrlb(Hd, np.eye(3), np.eye(3))
+    with pytest.raises(ValueError, match="full column rank"):
+        classical_crlb(Hd, np.eye(3))
 
 
 @pytest.mark.parametrize(

@@ -84,3 +84,49 @@ def test_cli_5_3_text_and_errors(tmp_path):
                              capture_output=True, text=True)
         assert res.returncode == 2 and "Traceback" not in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_multiplicative_mechanism_information_calibration():
+    """Fisher information of z = y / V, V ~ N(1, tau^2): (2 + 1/tau^2)/y^2 (|y| >= eps),
+    and the chi-square constant e^{4/tau^2} - 1 bounding the truncated region."""
+    import scipy.integrate
+    from scipy.stats import norm
+
+    tau = E.MULT_TAU
+    rng = np.random.default_rng(11)
+    y, h = 1.7, 1e-5
+    z = y / (1 + tau * rng.standard_normal(400_000))
+
+    def logp(yy):  # density of z = yy / V by change of variables
+        return norm.logpdf(yy / z, 1.0, tau) + np.log(abs(yy)) - 2 * np.log(np.abs(z))
+
+    score = (logp(y + h) - logp(y - h)) / (2 * h)
+    info = np.mean(score**2)
+    ref = (2 + 1 / tau**2) / y**2
+    assert abs(info - ref) < 5 * np.std(score**2) / math.sqrt(z.size)
+    chi2 = scipy.integrate.quad(lambda v: norm.pdf(-v, 1, tau) ** 2 / norm.pdf(v, 1, tau), -40, 40)[0] - 1
+    assert chi2 == pytest.approx(math.expm1(4 / tau**2), rel=1e-8)
+    # eps is set so that the worst case equals s
+    zs, eps = E._multiplicative_mechanism(np.array([[0.1, 3.0]]), 2.0, rng)
+    assert E._mult_info_constant(tau) / eps**2 == pytest.approx(2.0)
+
+
+def test_probabilistic_quantiser_unbiased_and_law():
+    rng = np.random.default_rng(12)
+    x, delta, R = 0.37, 0.8, 400_000
+    q = E._probabilistic_quantiser(np.full(R, x), delta, rng)
+    assert abs(q.mean() - x) < 5 * q.std() / math.sqrt(R)
+    # output law P(z = j Delta) = R(a+1) - 2R(a) + R(a-1), a = j - x/Delta, r = tau/Delta
+    from scipy.stats import norm
+
+    r = E.QUANT_RATIO
+
+    def ramp(u):
+        return u * norm.cdf(u / r) + r * norm.pdf(u / r)
+
+    for j in (-1, 0, 1, 2):
+        a = j - x / delta
+        p = ramp(a + 1) - 2 * ramp(a) + ramp(a - 1)
+        freq = np.mean(np.isclose(q, j * delta))
+        assert abs(freq - p) < 5 * math.sqrt(p * (1 - p) / R) + 1e-12
+    assert 1.0 < E._quant_info_constant() < 10.0

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.linalg import block_diag
 
 from sharpdp.crlb import PrivateRLS, RecursivePPCRLB, RecursivePPFisher, pp_fisher_information
@@ -67,6 +69,22 @@ def test_recursions_match_dense_to_1e10(m, zero_every, singular_every):
                 assert np.linalg.norm(cov - Sig) <= 1e-10 * np.linalg.norm(Sig)
                 checked += 1
     assert fi.k == K and fi.rows == K * m and checked >= 6
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 3), n=st.integers(1, 4), K=st.integers(1, 12),
+       zero_every=st.integers(0, 3), singular_every=st.integers(0, 3), u_scale=st.floats(0.0, 2.0))
+def test_recursion_property_matches_dense(seed, m, n, K, zero_every, singular_every, u_scale):
+    cr, ref = RecursivePPCRLB(n), DenseReference(n)
+    for H, Sw, S, U in _random_stream(seed, K, n, m, zero_every, singular_every, u_scale):
+        cov = cr.update(H, Sw, S, U)
+        ref.add(H, Sw, S, U)
+    PI = ref.fisher()
+    assert np.linalg.norm(cr.fisher - PI) <= 1e-9 * max(np.linalg.norm(PI), 1e-300)
+    if cov is not None:
+        assert np.all(np.linalg.eigvalsh(PI) > 0)
+        Sig = np.linalg.inv(PI)
+        assert np.linalg.norm(cov - Sig) <= 1e-8 * np.linalg.norm(Sig)
 
 
 def test_k0_scalar_measurements_general_position():
