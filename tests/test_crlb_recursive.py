@@ -76,15 +76,18 @@ def test_recursions_match_dense_to_1e10(m, zero_every, singular_every):
        zero_every=st.integers(0, 3), singular_every=st.integers(0, 3), u_scale=st.floats(0.0, 2.0))
 def test_recursion_property_matches_dense(seed, m, n, K, zero_every, singular_every, u_scale):
     cr, ref = RecursivePPCRLB(n), DenseReference(n)
+    worst_cond = 1.0  # rounding in Sigma_k grows with the conditioning of PI since k0
     for H, Sw, S, U in _random_stream(seed, K, n, m, zero_every, singular_every, u_scale):
         cov = cr.update(H, Sw, S, U)
         ref.add(H, Sw, S, U)
+        if cov is not None:
+            worst_cond = max(worst_cond, np.linalg.cond(ref.fisher()))
     PI = ref.fisher()
     assert np.linalg.norm(cr.fisher - PI) <= 1e-9 * max(np.linalg.norm(PI), 1e-300)
     if cov is not None:
         assert np.all(np.linalg.eigvalsh(PI) > 0)
         Sig = np.linalg.inv(PI)
-        assert np.linalg.norm(cov - Sig) <= 1e-8 * np.linalg.norm(Sig)
+        assert np.linalg.norm(cov - Sig) <= 1e-12 * worst_cond * np.linalg.norm(Sig)
 
 
 def test_k0_scalar_measurements_general_position():
