@@ -67,6 +67,21 @@ def test_bound_ordering_property(seed, m, scale):
     assert _psd_diff_ok(P1, crlb_gap_lower_bound(H, S1, Sw))  # Corollary 18
 
 
+def test_singular_noise_covariance_limit():
+    rng = np.random.default_rng(7)
+    H = rng.normal(size=(4, 2))
+    S = _rand_psd(rng, 4)
+    # noise-free measurements: the bound is the pure privacy cost (H^T S H)^{-1}
+    np.testing.assert_allclose(ppcrlb(H, S, np.zeros((4, 4))), np.linalg.inv(H.T @ S @ H), rtol=1e-10)
+    Sw = np.diag([1.0, 0.5, 0.0, 0.0])
+    np.testing.assert_allclose(ppcrlb(H, S, Sw), ppcrlb(H, S, Sw + 1e-9 * np.eye(4)), rtol=1e-7)
+    # quantities that need Sigma_w^{-1} refuse a singular one
+    with pytest.raises(ValueError, match="^Sigma_w must be positive definite"):
+        crlb_gap_lower_bound(H, S, Sw)
+    with pytest.raises(ValueError, match="^Sigma_w must be positive definite"):
+        classical_crlb(H, Sw)
+
+
 def test_cor18_strict_for_correlated_noise():
     H = np.array([[1.0], [1.0]])
     S = np.diag([1.0, 3.0])
@@ -116,7 +131,6 @@ def test_not_identifiable_raises():
         (dict(H=[[1.0, np.nan]], S=np.eye(1), Sigma_w=np.eye(1)), "H"),
         (dict(H=np.eye(2), S=np.array([[1.0, 0.5], [0.0, 1.0]]), Sigma_w=np.eye(2)), "S"),
         (dict(H=np.eye(2), S=np.diag([1.0, -0.5]), Sigma_w=np.eye(2)), "S"),
-        (dict(H=np.eye(2), S=np.eye(2), Sigma_w=np.diag([1.0, 0.0])), "Sigma_w"),
         (dict(H=np.eye(2), S=np.eye(2), Sigma_w=np.diag([1.0, -1.0])), "Sigma_w"),
         (dict(H=np.eye(2), S=np.eye(2), Sigma_w=[[1.0, np.inf], [np.inf, 1.0]]), "Sigma_w"),
     ],

@@ -32,11 +32,11 @@ __all__ = [
 ]
 
 
-def _model(H: Any, S: Any, Sigma_w: Any | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _model(H: Any, S: Any, Sigma_w: Any | None, *, noise_pd: bool = True) -> tuple[np.ndarray, np.ndarray, Any]:
     H = C.matrix("H", H)
     m = H.shape[0]
     S = C.psd("S", S, m)
-    Sw = None if Sigma_w is None else C.pd("Sigma_w", Sigma_w, m)
+    Sw = None if Sigma_w is None else (C.pd if noise_pd else C.psd)("Sigma_w", Sigma_w, m)
     return H, S, Sw
 
 
@@ -71,7 +71,9 @@ def pp_fisher_information(H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
     S : array_like, shape (m, m)
         Privacy level, symmetric positive semidefinite.
     Sigma_w : array_like, shape (m, m)
-        Noise covariance ``I_y(H theta)^{-1}``, symmetric positive definite.
+        Noise covariance ``I_y(H theta)^{-1}``, symmetric PSD. A singular
+        ``Sigma_w`` (noise-free directions, infinite ``I_y``) is allowed: the
+        formula is continuous there (``Sigma_w = 0`` gives ``H^T S H``).
 
     Returns
     -------
@@ -81,10 +83,10 @@ def pp_fisher_information(H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
     Raises
     ------
     ValueError
-        Wrong shapes, non-finite entries, non-symmetric or indefinite ``S``,
-        ``Sigma_w`` not positive definite (each error names the parameter).
+        Wrong shapes, non-finite entries, non-symmetric or indefinite ``S`` or
+        ``Sigma_w`` (each error names the parameter).
     """
-    H, S, Sw = _model(H, S, Sigma_w)
+    H, S, Sw = _model(H, S, Sigma_w, noise_pd=False)
     return _pp_info(H, S, Sw)
 
 
@@ -130,7 +132,8 @@ def ppcrlb(H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
     ----------
     H : array_like, shape (m, n)
     S : array_like, shape (m, m), symmetric PSD (may be singular)
-    Sigma_w : array_like, shape (m, m), symmetric positive definite
+    Sigma_w : array_like, shape (m, m), symmetric PSD (singular allowed, as in
+        :func:`pp_fisher_information`; ``Sigma_w = 0`` gives ``(H^T S H)^{-1}``)
 
     Returns
     -------
@@ -142,7 +145,7 @@ def ppcrlb(H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
         Bad shapes/values (naming the parameter), or ``H^T S H`` singular
         (not identifiable, Theorem 12) -- no pseudo-inverse is substituted.
     """
-    H, S, Sw = _model(H, S, Sigma_w)
+    H, S, Sw = _model(H, S, Sigma_w, noise_pd=False)
     _require_identifiable(H, S)
     return _spd_inverse("the privacy-preserving Fisher information", _pp_info(H, S, Sw))
 
