@@ -228,6 +228,18 @@ def test_private_rls_unbiased_with_mse_equal_to_ppcrlb():
     assert np.trace(cov) > np.trace(np.linalg.inv(sum(H[k].T @ H[k] for k in range(K)) / sw**2))
 
 
+def test_n_inferred_from_first_block():
+    a, b = RecursivePPCRLB(), RecursivePPCRLB(2)
+    assert a.n is None and a.k == 0 and a.fisher is None and a.covariance is None
+    for k in range(3):
+        H = [[1.0, float(k)]]
+        np.testing.assert_array_equal(a.update(H, 0.5, 1.0), b.update(H, 0.5, 1.0))
+    assert a.n == 2 and a.k0 == 2
+    p = PrivateRLS(None, 7)
+    p.update(1.0, [1.0, 2.0, 3.0], 1.0, 1.0)
+    assert p.n == 3 and p.rows == 1
+
+
 def test_private_rls_before_k0_and_reproducible():
     p = PrivateRLS(3, rng=5)
     z1 = p.update(1.0, [1.0, 0.0, 0.0], 1.0, 1.0)

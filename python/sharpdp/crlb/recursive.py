@@ -67,8 +67,10 @@ class RecursivePPFisher:
 
     Parameters
     ----------
-    n : int
-        Dimension of ``theta`` (>= 1).
+    n : int, optional
+        Dimension of ``theta`` (>= 1); taken from the first ``H_k`` if omitted.
+    rcond : float, optional
+        See :class:`RecursivePPCRLB`.
 
     Notes
     -----
@@ -79,32 +81,43 @@ class RecursivePPFisher:
 
     _track = False
 
-    def __init__(self, n: int, *, rcond: float = 1e-10) -> None:
+    def __init__(self, n: int | None = None, *, rcond: float = 1e-10) -> None:
+        self._rcond = V.real("rcond", rcond, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        self._n = None if n is None else V.integer("n", n, lo=1)
+        self._core = None if n is None else self._make_core()
+
+    def _make_core(self) -> Any:
         from sharpdp._core_loader import core
 
-        self._n = V.integer("n", n, lo=1)
-        self._rcond = V.real("rcond", rcond, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-        self._core = core.crlb.PPState(self._n, self._track, self._rcond)
+        return core.crlb.PPState(self._n, self._track, self._rcond)
+
+    def _ensure(self, H_k: Any) -> None:
+        if self._core is None:  # n taken from the first measurement matrix
+            shape = np.shape(H_k)
+            if len(shape) not in (1, 2) or shape[-1] < 1:
+                raise ValueError(f"H_k must have shape (m, n) or (n,), got {shape}")
+            self._n = int(shape[-1])
+            self._core = self._make_core()
 
     @property
-    def n(self) -> int:
-        """Dimension of theta."""
+    def n(self) -> int | None:
+        """Dimension of theta (``None`` until known)."""
         return self._n
 
     @property
     def k(self) -> int:
         """Number of measurement blocks processed."""
-        return int(self._core.k)
+        return 0 if self._core is None else int(self._core.k)
 
     @property
     def rows(self) -> int:
         """Total number of measured rows ``M_k`` (the row count ``U_{k+1}`` must have)."""
-        return int(self._core.M)
+        return 0 if self._core is None else int(self._core.M)
 
     @property
-    def fisher(self) -> np.ndarray:
-        """``PI_k``, shape (n, n) (zeros before the first update)."""
-        return np.array(self._core.fisher())
+    def fisher(self) -> np.ndarray | None:
+        """``PI_k``, shape (n, n) (zeros before the first update; ``None`` if n is not known yet)."""
+        return None if self._core is None else np.array(self._core.fisher())
 
     def update(self, H_k: Any, Sigma_w_k: Any, S_k: Any, U_k: Any = None) -> np.ndarray:
         """Process measurement block k.
@@ -132,6 +145,7 @@ class RecursivePPFisher:
             Shape mismatch, NaN/inf, non-symmetric/indefinite ``S_k``,
             ``Sigma_w_k`` not positive definite, ``U_k`` violating the range condition.
         """
+        self._ensure(H_k)
         H, Sw, S, U = _step_args(self._n, self.rows, H_k, Sigma_w_k, S_k, U_k)
         self._core.update(H, Sw, S, U)
         return self._result()
@@ -153,6 +167,7 @@ class RecursivePPFisher:
         Hb = V.real_array("H", H)
         if Hb.ndim == 2:
             Hb = Hb[:, None, :]
+        self._ensure(Hb[0])
         if Hb.ndim != 3 or Hb.shape[2] != self._n:
             raise ValueError(f"H must have shape (K, m, {self._n}), got {Hb.shape}")
         K, m = Hb.shape[:2]
@@ -192,8 +207,8 @@ class RecursivePPCRLB(RecursivePPFisher):
 
     Parameters
     ----------
-    n : int
-        Dimension of theta.
+    n : int, optional
+        Dimension of theta; taken from the first ``H_k`` if omitted.
     rcond : float, optional
         Reciprocal-condition threshold deciding when ``PI_k`` counts as invertible
         (default 1e-10).
@@ -204,13 +219,13 @@ class RecursivePPCRLB(RecursivePPFisher):
     @property
     def k0(self) -> int | None:
         """First step with invertible ``PI_k`` (1-based), or ``None`` if not reached yet."""
-        k0 = int(self._core.k0)
+        k0 = -1 if self._core is None else int(self._core.k0)
         return None if k0 < 0 else k0
 
     @property
     def covariance(self) -> np.ndarray | None:
         """``Sigma_PPCR,k``, shape (n, n), or ``None`` for ``k < k0``."""
-        c = self._core.covariance()
+        c = None if self._core is None else self._core.covariance()
         return None if c is None else np.array(c)
 
     def _result(self) -> Any:
@@ -230,22 +245,22 @@ class PrivateRLS(RecursivePPCRLB):
 
     Parameters
     ----------
-    n : int
-        Dimension of theta.
+    n : int, optional
+        Dimension of theta; taken from the first ``H_k`` if omitted.
     rng : numpy.random.Generator, int, SeedSequence or None
         Source of the privacy noise; ``None`` draws fresh OS entropy.
     rcond : float, optional
         See :class:`RecursivePPCRLB`.
     """
 
-    def __init__(self, n: int, *, rng: Any = None, rcond: float = 1e-10) -> None:
+    def __init__(self, n: int | None = None, rng: Any = None, *, rcond: float = 1e-10) -> None:
         super().__init__(n, rcond=rcond)
         self._rng = as_generator(rng)
 
     @property
     def estimate(self) -> np.ndarray | None:
         """``theta_hat_k``, shape (n,), or ``None`` for ``k < k0``."""
-        e = self._core.estimate()
+        e = None if self._core is None else self._core.estimate()
         return None if e is None else np.array(e)
 
     def update(self, y_k: Any, H_k: Any, Sigma_w_k: Any, S_k: Any, U_k: Any = None) -> np.ndarray:  # type: ignore[override]
@@ -263,6 +278,7 @@ class PrivateRLS(RecursivePPCRLB):
         ndarray, shape (m,)
             The released output ``z_k`` (the only thing that leaves the data owner).
         """
+        self._ensure(H_k)
         H, Sw, S, U = _step_args(self._n, self.rows, H_k, Sigma_w_k, S_k, U_k)
         y = V.real_array("y_k", np.atleast_1d(np.asarray(y_k, dtype=float)), ndim=1, shape=(H.shape[0],))
         d = C.psd_sqrt(S) @ self._rng.standard_normal(H.shape[0])
