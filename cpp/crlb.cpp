@@ -121,6 +121,13 @@ class PPState {
     }
   }
 
+  // Set (with the GIL held) while a batch runs without the GIL, so that other
+  // Python threads cannot mutate the object meanwhile.
+  bool busy = false;
+  void check_idle() const {
+    if (busy) throw std::invalid_argument("this object is being updated by another thread");
+  }
+
   Index n() const { return n_; }
   Index k() const { return k_; }
   Index M() const { return M_; }
@@ -394,8 +401,8 @@ void register_crlb(py::module_& m) {
           [](PPState& s, const Arr& H, const Arr& Sw, const Arr& S, const Arr& U) {
             const CMapR h = as_rmat(H, "H_k"), sw = as_rmat(Sw, "Sigma_w_k"), ss = as_rmat(S, "S_k");
             const CMapR u = as_rmat(U, "U_k");
-            py::gil_scoped_release rel;
-            s.update(h, sw, ss, &u);
+            s.check_idle();
+            s.update(h, sw, ss, &u);  // one step: keep the GIL (no concurrent mutation)
           },
           py::arg("H"), py::arg("Sigma_w"), py::arg("S"), py::arg("U"))
       .def(
@@ -405,12 +412,8 @@ void register_crlb(py::module_& m) {
             const CMapV yv(y.data(), y.shape(0)), dv(d.data(), d.shape(0));
             const CMapR h = as_rmat(H, "H_k"), sw = as_rmat(Sw, "Sigma_w_k"), ss = as_rmat(S, "S_k");
             const CMapR u = as_rmat(U, "U_k");
-            Vec z;
-            {
-              py::gil_scoped_release rel;
-              z = s.rls_update(yv, h, sw, ss, &u, dv);
-            }
-            return z;
+            s.check_idle();
+            return s.rls_update(yv, h, sw, ss, &u, dv);
           },
           py::arg("y"), py::arg("H"), py::arg("Sigma_w"), py::arg("S"), py::arg("U"), py::arg("d"))
       .def(
@@ -424,18 +427,26 @@ void register_crlb(py::module_& m) {
                 S.shape(2) != m)
               throw std::invalid_argument("batch arrays have inconsistent shapes");
             const double *h = H.data(), *sw = Sw.data(), *ss = S.data();
-            py::gil_scoped_release rel;
-            s.update_zero_u_batch(h, sw, ss, K, m);
+            s.check_idle();
+            s.busy = true;
+            try {
+              py::gil_scoped_release rel;
+              s.update_zero_u_batch(h, sw, ss, K, m);
+            } catch (...) {
+              s.busy = false;
+              throw;
+            }
+            s.busy = false;
           },
           py::arg("H"), py::arg("Sigma_w"), py::arg("S"))
       .def_property_readonly("k", &PPState::k)
       .def_property_readonly("M", &PPState::M)
       .def_property_readonly("k0", &PPState::k0)
       .def_property_readonly("dense", &PPState::dense)
-      .def("fisher", &PPState::fisher)
-      .def("covariance", &PPState::covariance)
-      .def("estimate", &PPState::estimate)
-      .def("S_delta", &PPState::SD_dense);
+      .def("fisher", [](const PPState& s) { s.check_idle(); return s.fisher(); })
+      .def("covariance", [](const PPState& s) { s.check_idle(); return s.covariance(); })
+      .def("estimate", [](const PPState& s) { s.check_idle(); return s.estimate(); })
+      .def("S_delta", [](const PPState& s) { s.check_idle(); return s.SD_dense(); });
 }
 
 }  // namespace sharpdp
