@@ -12,7 +12,7 @@ All matrices are float64; units are those of ``y`` (a covariance has units of
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.linalg

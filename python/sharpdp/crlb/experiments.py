@@ -27,7 +27,7 @@ from sharpdp import _validation as V
 from sharpdp._rng import as_generator
 from sharpdp.crlb.bounds import classical_crlb, ppcrlb
 from sharpdp.crlb.estimators import efficient_estimator, gaussian_mechanism, ml_private_estimator
-from sharpdp.crlb.recursive import PrivateRLS, RecursivePPCRLB
+from sharpdp.crlb.recursive import PrivateRLS
 
 __all__ = ["mechanism_comparison", "recursive_identification", "laplacian_measurements", "load_triglyceride_data"]
 

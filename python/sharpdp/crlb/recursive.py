@@ -29,14 +29,11 @@ from sharpdp.crlb import _checks as C
 
 __all__ = ["RecursivePPFisher", "RecursivePPCRLB", "PrivateRLS"]
 
-_EMPTY = np.zeros((0, 0))
-
 
 def _square(name: str, value: Any, m: int, check) -> np.ndarray:
-    a = np.asarray(value, dtype=float) if not isinstance(value, np.ndarray) else value
-    if np.ndim(a) == 0:
-        a = np.reshape(a, (1, 1))
-    return check(name, a, m)
+    if np.ndim(value) == 0:  # a scalar is a 1 x 1 matrix
+        value = [[value]]
+    return check(name, value, m)
 
 
 def _step_args(n: int, rows: int, H_k: Any, Sigma_w_k: Any, S_k: Any, U_k: Any):
@@ -284,5 +281,5 @@ class PrivateRLS(RecursivePPCRLB):
         d = C.psd_sqrt(S) @ self._rng.standard_normal(H.shape[0])
         return np.array(self._core.rls_update(y, H, Sw, S, U, d))
 
-    def update_many(self, *args: Any, **kwargs: Any) -> np.ndarray:  # pragma: no cover - not offered
+    def update_many(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise TypeError("PrivateRLS processes measurements one at a time; use update()")
