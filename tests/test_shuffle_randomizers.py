@@ -51,6 +51,9 @@ def test_binary_rr_reproduces_proposition_rr(eps0):
     p = math.exp(eps0) / (1 + math.exp(eps0))
     t = 2 * p - 1
     assert rr.gamma == pytest.approx(1 - t, rel=1e-14)
+    # blanket decomposition: gamma R_BG is the pointwise infimum of the output laws
+    probs = np.array([[rr.p_keep, rr.p_other], [rr.p_other, rr.p_keep]])
+    assert np.allclose(rr.gamma * rr.blanket_probs, probs.min(axis=0), rtol=1e-14)
     assert rr.chi_lo**2 == pytest.approx((1 - t) / t**2, rel=1e-13)
     assert rr.mse_single == pytest.approx(1 / t**2 - 1, rel=1e-13)
     chi = rr.chi_lo

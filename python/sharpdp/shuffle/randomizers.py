@@ -142,6 +142,11 @@ class RandomizedResponse(_TableRandomizer):
     def _params(self) -> dict:
         return {"k": self.k, "epsilon0": self.epsilon0}
 
+    @property
+    def blanket_probs(self) -> np.ndarray:
+        """Blanket distribution R_BG: uniform, float64 of shape (k,) (the mass is :attr:`gamma`)."""
+        return np.full(self.k, 1.0 / self.k)
+
     # -------------------------------------------------------------- table & indices
     def _table(self):
         k = self.k
