@@ -80,7 +80,8 @@ def epsilon_at(acc, delta: float = DELTA, xtol: float = 1e-3) -> tuple[float, in
     while hi - lo > xtol * hi:
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if up(mid) <= delta else (mid, hi)
-    return hi, calls
+    # an eps0-LDP randomizer is eps0-DP after shuffling (replace-one): never report more
+    return min(hi, getattr(acc.randomizer, "local_epsilon", math.inf)), calls
 
 
 def certified_epsilon(k: int, eps0: float, n: int) -> tuple[float, float, tuple[float, float], int]:
