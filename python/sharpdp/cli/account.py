@@ -29,27 +29,27 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
-    from sharpdp.shuffle.accountant import ShuffleAccountant
 
     n = V.integer("--n", args.n, lo=1)
     gamma = V.real("--gamma", args.gamma, lo=0.0, hi=1.0, hi_open=True)
     sigma0 = V.real("--sigma0", args.sigma0, lo=0.0, lo_open=True)
     dim = V.integer("--dim", args.dim, lo=1)
+    eps = None if args.epsilon is None else V.real("--epsilon", args.epsilon, lo=0.0)
+    delta = None if args.delta is None else V.probability_open("--delta", args.delta)
     rnd = GaussianRandomizer(sigma0, dim) if gamma == 0.0 else BlanketMixedGaussian(gamma, sigma0, dim)
+    from sharpdp.shuffle.accountant import ShuffleAccountant
+
+    acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
     out: dict[str, Any] = {
         "randomizer": {"gamma": gamma, "sigma0": sigma0, "dim": dim, "chi_lo": rnd.chi_lo,
                        "mse_single": rnd.mse_single},
         "n": n,
         "adjacency": args.adjacency,
     }
-    if args.epsilon is not None:
-        eps = V.real("--epsilon", args.epsilon, lo=0.0)
-        acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
+    if eps is not None:
         lo, up = acc.get_delta_bounds(eps)
         out.update(epsilon=eps, delta=float(acc.get_delta(eps)), delta_lower=float(lo), delta_upper=float(up))
     else:
-        delta = V.probability_open("--delta", args.delta)
-        acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
         out.update(delta=delta, epsilon=float(acc.get_epsilon(delta)))
     return out
 
