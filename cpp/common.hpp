@@ -6,11 +6,20 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SHARPDP_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define SHARPDP_NOINLINE __declspec(noinline)
+#else
+#define SHARPDP_NOINLINE
+#endif
 
 namespace sharpdp {
 
@@ -48,7 +57,7 @@ struct ZigguratNormalTables {
   // Fill the tables for tail start r; return the height reached by the top layer.
   double build(double r_) {
     const double fr = std::exp(-0.5 * r_ * r_);
-    const double v = r_ * fr + std::sqrt(M_PI / 2.0) * std::erfc(r_ / std::sqrt(2.0));
+    const double v = r_ * fr + 1.2533141373155002512 /* sqrt(pi/2) */ * std::erfc(r_ / std::sqrt(2.0));
     x[0] = v / fr;
     x[1] = r_;
     f[0] = 0.0;  // unused: the base strip's wedge is the tail
@@ -121,25 +130,20 @@ class Rng {
 
   // One standard normal by the ziggurat method (tables from
   // ziggurat_normal_tables()). One 64-bit draw on the fast path (~99%):
-  // bits 0-7 pick the layer, bit 8 the sign, bits 11-63 the abscissa.
+  // bits 0-7 pick the layer, bit 8 the sign, bits 11-63 the abscissa. The
+  // rare tail/wedge cases live out of line and the sign is applied without a
+  // branch: both matter for speed (the sign bit is unpredictable).
   double normal_ziggurat(const ZigguratNormalTables& t) {
     for (;;) {
       const std::uint64_t u = next();
       const int i = static_cast<int>(u & 0xFF);
-      const double sign = (u & 0x100) ? -1.0 : 1.0;
-      const double z = static_cast<double>(u >> 11) * 0x1.0p-53 * t.x[i];
-      if (z < t.x[i + 1]) return sign * z;  // inside the layer's core rectangle
-      if (i == 0) {  // tail beyond r (Marsaglia 1964)
-        double a, b;
-        do {
-          a = -std::log(uniform_open()) / t.r;
-          b = -std::log(uniform_open());
-        } while (2.0 * b < a * a);
-        return sign * (t.r + a);
-      }
-      // Wedge: accept if a uniform height under the layer falls below the density.
-      const double y = t.f[i] + uniform() * (t.f[i + 1] - t.f[i]);
-      if (y < std::exp(-0.5 * z * z)) return sign * z;
+      double z = static_cast<double>(u >> 11) * 0x1.0p-53 * t.x[i];
+      if (z >= t.x[i + 1] && !ziggurat_edge(t, i, z)) continue;  // rejected: redraw
+      std::uint64_t bits;
+      std::memcpy(&bits, &z, sizeof bits);
+      bits ^= (u & 0x100) << 55;  // bit 8 -> IEEE sign bit 63
+      std::memcpy(&z, &bits, sizeof bits);
+      return z;
     }
   }
   // Fill out[0..count) with standard normals (ziggurat; faster than normals()).
@@ -149,6 +153,22 @@ class Rng {
   }
 
  private:
+  // Ziggurat outside the layer's core rectangle: layer 0 samples the tail
+  // beyond r (Marsaglia 1964; z is replaced by the tail value), other layers
+  // accept z if a uniform height in the layer falls under the density.
+  SHARPDP_NOINLINE bool ziggurat_edge(const ZigguratNormalTables& t, int i, double& z) {
+    if (i == 0) {
+      double a, b;
+      do {
+        a = -std::log(uniform_open()) / t.r;
+        b = -std::log(uniform_open());
+      } while (2.0 * b < a * a);
+      z = t.r + a;
+      return true;
+    }
+    const double y = t.f[i] + uniform() * (t.f[i + 1] - t.f[i]);
+    return y < std::exp(-0.5 * z * z);
+  }
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
 };

@@ -93,15 +93,20 @@ class BlanketMixedGaussian(LocalRandomizer):
             If ``x`` is empty, not of shape (n, dim), not finite, or has a
             row outside the unit ball; if ``threads`` < 1.
         """
-        x = V.real_array("x", x, shape=(None, self.dim))
-        norms = np.sqrt(np.einsum("ij,ij->i", x, x))
-        if norms.max() > 1.0 + _BALL_TOL:
-            i = int(norms.argmax())
-            raise ValueError(f"x: every row must lie in the unit L2 ball, row {i} has norm {norms[i]:.6g}")
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("x must be an array of real numbers") from exc
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"x must have shape (n, {self.dim}), got {x.shape}")
+        if x.shape[0] == 0:
+            raise ValueError("x must not be empty")
         nthreads = 0 if threads is None else V.integer("threads", threads, lo=1)
         from sharpdp._core_loader import core
 
-        return core.samplers.bmg_sample(x, self.gamma, self.sigma0, core_seed(rng), nthreads)
+        # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
+        return core.samplers.bmg_sample(x, self.gamma, self.sigma0, core_seed(rng), nthreads,
+                                        (1.0 + _BALL_TOL) ** 2)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased linear estimate of the mean of the inputs (seed 001, eq. (gaussian-blanket-unbiased-estimator)).
