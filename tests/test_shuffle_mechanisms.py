@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from sharpdp import _core
@@ -187,3 +189,17 @@ def test_bad_threads_messages_and_rng():
         bmg.estimate(np.zeros((0, 2)))
     with pytest.raises(ValueError, match="messages"):
         bmg.estimate(np.array([[np.nan, 0.0]]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 9000), st.integers(1, 6), st.floats(0.0, 0.99), st.floats(1e-3, 50.0),
+       st.integers(0, 2**63 - 1))
+def test_sampler_properties(n, d, gamma, sigma0, seed):
+    x = _unit_rows(n, d, np.random.default_rng(seed % 1000), radius=0.7)
+    bmg = BlanketMixedGaussian(gamma, sigma0, d)
+    a = bmg.sample(x, rng=seed, threads=1)
+    assert a.shape == (n, d) and np.isfinite(a).all()
+    assert np.array_equal(a, bmg.sample(x, rng=seed, threads=3))
+    # each message is sigma0 * Z + (0 or x): its residual is the same noise either way
+    z_blank, z_info = a / sigma0, (a - x) / sigma0
+    assert np.all(np.minimum(np.abs(z_blank).max(axis=1), np.abs(z_info).max(axis=1)) < 12.0)
