@@ -152,6 +152,10 @@ def _make_accountant(randomizer, n: int, adjacency: str):
 # Relative width of the final bracket on chi at each gamma (Err_1 ~ chi^2, so
 # the calibrated Err_1 is within ~2 * _CHI_RTOL of the certified optimum there).
 _CHI_RTOL = 2e-4
+# Tolerance of the outer search on log(1 - gamma). Err_1 is flat near the optimum, so this
+# costs ~1e-4 relative in Err_1 (checked by brute force in the tests); 0.05 cost up to 3e-3
+# at small chi.
+_LOG_A_TOL = 0.02
 
 
 def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
@@ -167,10 +171,10 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
 
     Method: at fixed gamma the certified delta decreases in sigma0 (a larger
     sigma0 is a post-processing of a smaller one); the inner search brackets
-    the smallest feasible sigma0, parametrised by chi_lo (regula falsi on
-    log delta vs log chi, returned from the verified side, relative width
-    2e-4 in chi). The outer search is a bounded Brent minimisation of the
-    resulting Err_1 over log(1 - gamma), started from :func:`optimal_bmg` at
+    the smallest feasible sigma0, parametrised by chi_lo (safeguarded secant
+    steps on log delta vs log chi, returned from the verified side, relative
+    width 2e-4 in chi). The outer search is a bounded Brent minimisation of
+    the resulting Err_1 over log(1 - gamma) (tolerance 0.02), started from :func:`optimal_bmg` at
     the chi where the asymptotic template (:func:`template_delta_estimate`)
     meets delta — the template is only a starting guess, never a bound. The
     returned parameters are the best ones whose certified delta was verified
@@ -221,84 +225,84 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     bar = tqdm(desc="calibrating BMG", unit=" accountant calls", file=sys.stderr, leave=False,
                disable=progress is False, delay=0.0 if progress else 1.0)
     best: list = [math.inf, None, None]  # Err_1, gamma, sigma0 of the best verified point
+    target = math.log(delta)
 
-    def log_delta(gamma: float, chi: float) -> tuple[float, float]:
-        sigma0 = _sigma0_for_chi(gamma, chi)
+    def log_delta(gamma: float, x: float) -> float:
+        """log of the certified delta at (gamma, chi = e^x); +inf when not finite."""
+        sigma0 = _sigma0_for_chi(gamma, math.exp(x))
         bmg = BlanketMixedGaussian(gamma, sigma0, dim)
         d_up = float(_make_accountant(bmg, n, adjacency).get_delta(epsilon))
         bar.update(1)
         if d_up <= delta and bmg.mse_single < best[0]:
             best[:] = [bmg.mse_single, gamma, sigma0]
-        return (math.log(d_up) if d_up > 0.0 else -math.inf), sigma0
+        if d_up != d_up or d_up == math.inf:
+            return math.inf
+        return math.log(d_up) if d_up > 0.0 else -math.inf
 
-    target = math.log(delta)
-    chi_state = {"chi": _template_chi(n, epsilon, delta)}
+    chi0 = _template_chi(n, epsilon, delta)
+    # d log delta / d log chi of the template at chi0: the first slope guess (~ -a^2 - 1).
+    a0 = chi0 * epsilon * math.sqrt(n)
+    state = {"x": math.log(chi0), "slope": -(a0 * a0 + 1.0)}
+    tol = math.log1p(_CHI_RTOL)
 
-    def smallest_chi(gamma: float) -> float:
-        """Smallest verified-feasible chi at this gamma (bracket's safe end)."""
-        c = chi_state["chi"]
-        f, _ = log_delta(gamma, c)
-        step = 1.05
-        if f <= target:  # feasible: walk down until infeasible
-            hi, f_hi = c, f
-            lo, f_lo = c / step, None
-            while True:
-                f_lo, _ = log_delta(gamma, lo)
-                if f_lo > target:
+    def smallest_log_chi(gamma: float) -> float:
+        """Smallest verified-feasible log chi at this gamma, to within tol (the bracket's safe end).
+
+        Secant steps on (log chi, log delta) aimed just past the predicted root, alternately
+        on its feasible and infeasible side, so a good prediction closes the bracket in two
+        calls; bisection when the bracket fails to halve.
+        """
+        lo = hi = None  # (x, f): verified infeasible / feasible points
+        x, slope = state["x"], state["slope"]
+        side = 1.0  # aim just above (+1, feasible side) or below (-1) the predicted root
+        width_before = math.inf
+        last_step = 0.0
+        for _ in range(200):
+            f = log_delta(gamma, x)
+            if f <= target:
+                hi = (x, f)
+            else:
+                lo = (x, f)
+            if lo is not None and hi is not None:
+                width = hi[0] - lo[0]
+                if width <= tol:
                     break
-                hi, f_hi = lo, f_lo
-                step *= 2.0
-                lo = hi / step
-                if lo < 1e-12:
-                    chi_state["chi"] = hi
-                    return hi
-        else:  # infeasible: walk up until feasible
-            lo, f_lo = c, f
-            hi = c * step
-            while True:
-                f_hi, _ = log_delta(gamma, hi)
-                if f_hi <= target:
-                    break
-                lo, f_lo = hi, f_hi
-                step *= 2.0
-                hi = lo * step
-                if hi > 1e12:
+                if math.isfinite(lo[1]) and math.isfinite(hi[1]) and lo[1] > hi[1]:
+                    slope = (hi[1] - lo[1]) / width
+                aim = lo if abs(lo[1] - target) < abs(hi[1] - target) else hi
+                r = aim[0] + (target - aim[1]) / slope if math.isfinite(aim[1]) else 0.5 * (lo[0] + hi[0])
+                x = r + side * 0.5 * tol
+                side = -side
+                if width > 0.5 * width_before or not lo[0] < x < hi[0]:
+                    x = 0.5 * (lo[0] + hi[0])  # safeguard: bisection
+                width_before = width
+            else:  # extend towards the missing side, by the predicted step (at least 2 tol), doubling
+                known = hi if hi is not None else lo
+                step = (target - known[1]) / slope if math.isfinite(known[1]) else 0.0
+                last_step = max(abs(step) * 1.2, 2.0 * tol, 2.0 * last_step)
+                x = known[0] + (last_step if hi is None else -last_step)
+                if hi is not None and x < math.log(1e-12):
+                    break  # feasible down to chi = 1e-12: nothing smaller is worth finding
+                if hi is None and x > math.log(1e12):
                     raise RuntimeError("calibration: no feasible BMG found (certified delta did not drop)")
-        side = 0
-        while hi / lo - 1.0 > _CHI_RTOL:
-            llo, lhi = math.log(lo), math.log(hi)
-            if math.isfinite(f_hi) and f_lo > f_hi:  # Illinois regula falsi on (log chi, log delta)
-                wl, wh = (0.5 if side == 1 else 1.0), (0.5 if side == -1 else 1.0)
-                fl, fh = (f_lo - target) * wl, (f_hi - target) * wh
-                m = llo + (lhi - llo) * fl / (fl - fh)
-                m = min(max(m, llo + 0.05 * (lhi - llo)), lhi - 0.05 * (lhi - llo))
-            else:
-                m = 0.5 * (llo + lhi)
-            mid = math.exp(m)
-            f_mid, _ = log_delta(gamma, mid)
-            if f_mid <= target:
-                hi, f_hi = mid, f_mid
-                side = 1
-            else:
-                lo, f_lo = mid, f_mid
-                side = -1
-        chi_state["chi"] = hi
-        return hi
+        if hi is None:  # pragma: no cover - the loop above always verifies a feasible point
+            raise RuntimeError("calibration: no feasible BMG found")
+        state["x"], state["slope"] = hi[0], slope
+        return hi[0]
 
-    def err_of_log_a(s: float) -> float:
-        gamma = 1.0 - math.exp(s)
-        chi = smallest_chi(gamma)
+    def err_of_log_a(s_: float) -> float:
+        gamma = 1.0 - math.exp(s_)
+        chi = math.exp(smallest_log_chi(gamma))
         return BlanketMixedGaussian(gamma, _sigma0_for_chi(gamma, chi), dim).mse_single
 
     try:
-        a0 = 1.0 - optimal_bmg(chi_state["chi"], dim).gamma
-        s0 = math.log(a0)
+        s0 = math.log(1.0 - optimal_bmg(chi0, dim).gamma)
         cap = math.log1p(-1e-9)  # gamma >= 1e-9
         for _ in range(4):  # re-centre if the optimum lands on a bracket end
-            lo, hi = s0 - 1.0, min(s0 + 1.0, cap)
+            lo, hi = s0 - 0.7, min(s0 + 0.7, cap)
             res = minimize_scalar(err_of_log_a, bounds=(lo, hi), method="bounded",
-                                  options={"xatol": 0.01, "maxiter": 25})
-            if res.x > lo + 0.05 and (res.x < hi - 0.05 or hi == cap):
+                                  options={"xatol": _LOG_A_TOL, "maxiter": 20})
+            if res.x > lo + 2 * _LOG_A_TOL and (res.x < hi - 2 * _LOG_A_TOL or hi == cap):
                 break
             s0 = res.x
         # Re-check the returned parameters with a fresh accountant.
