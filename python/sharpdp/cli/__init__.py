@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -65,10 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"sharpdp {args.command}: interrupted", file=sys.stderr)
         return 130
-    if args.json:
-        print(json.dumps(_jsonable(result), indent=2, allow_nan=False))
-    else:
-        print(module.format_text(result))
+    text = json.dumps(_jsonable(result), indent=2, allow_nan=False) if args.json else module.format_text(result)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `sharpdp ... | head`: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

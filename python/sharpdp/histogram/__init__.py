@@ -1,1 +1,20 @@
-"""sharpdp.histogram (in progress)."""
+"""Count-dependent zCDP histograms (seed 000, "Better Privacy Guarantees for Larger Groups").
+
+- :class:`ShiftedLogGaussian`: the shifted-log Gaussian mechanism, its budget v(n), utility,
+  per-count epsilon and vectorised C++ release; r = 1 gives the data-independent release.
+- :func:`compose` / :class:`ComposedRelease`: budgets of several releases add pointwise.
+- :mod:`sharpdp.histogram.lower_bounds`: mechanism-independent lower bounds of section 6 and
+  the constants of Table 2.
+"""
+
+from sharpdp.histogram.mechanism import EPSILON_METHODS, ComposedRelease, ShiftedLogGaussian, compose
+
+__all__ = ["ShiftedLogGaussian", "ComposedRelease", "compose", "EPSILON_METHODS", "lower_bounds"]
+
+
+def __getattr__(name: str):
+    if name == "lower_bounds":
+        import importlib
+
+        return importlib.import_module("sharpdp.histogram.lower_bounds")
+    raise AttributeError(f"module 'sharpdp.histogram' has no attribute {name!r}")

@@ -1,0 +1,54 @@
+"""Shifted-log Gaussian release (seed 000, eq. 4) of 1e7 counts: sharpdp (C++) vs plain numpy.
+
+Run: ``python -m pytest bench/bench_histogram.py --benchmark-only``. Each group holds the
+sharpdp release and the numpy implementation of the same mechanism, so the speed-up is read
+off one table; ``extra_info`` records counts per second.
+"""
+
+import numpy as np
+import pytest
+
+from sharpdp.histogram import ShiftedLogGaussian
+
+N = 10_000_000
+MECH = ShiftedLogGaussian(0.2)  # r0 = 0.1, c = 1
+
+
+@pytest.fixture(scope="module")
+def counts():
+    return np.random.default_rng(0).integers(0, 10_000, N).astype(np.float64)
+
+
+def numpy_release(counts, rng, integer):
+    """Eq. (4) with clipping (and stochastic rounding) in vectorised numpy."""
+    s, c = MECH.sigma, MECH.c
+    y = (counts + c) * np.exp(s * rng.standard_normal(counts.size) - s * s) - c
+    np.maximum(y, 0.0, out=y)
+    if integer:
+        fl = np.floor(y)
+        y = fl + (rng.random(counts.size) < y - fl)
+    return y
+
+
+def _record(benchmark):
+    benchmark.extra_info["counts"] = N
+    benchmark.extra_info["Mcounts_per_s"] = N / benchmark.stats.stats.min / 1e6
+
+
+@pytest.mark.parametrize("integer", [False, True], ids=["float", "integer"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sharpdp_release(benchmark, counts, integer, threads):
+    benchmark.group = f"histogram release 1e7 ({'integer' if integer else 'float'})"
+    out = benchmark.pedantic(MECH.release, args=(counts,), kwargs=dict(rng=1, integer=integer, threads=threads),
+                             rounds=5, iterations=1, warmup_rounds=1)
+    assert out.shape == counts.shape and np.all(out >= 0)
+    _record(benchmark)
+
+
+@pytest.mark.parametrize("integer", [False, True], ids=["float", "integer"])
+def test_numpy_release(benchmark, counts, integer):
+    benchmark.group = f"histogram release 1e7 ({'integer' if integer else 'float'})"
+    rng = np.random.default_rng(1)
+    out = benchmark.pedantic(numpy_release, args=(counts, rng, integer), rounds=3, iterations=1, warmup_rounds=1)
+    assert out.shape == counts.shape
+    _record(benchmark)
