@@ -32,8 +32,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="numeric columns to use (default for the built-in table: "
                         "dep_delay,arr_delay,air_time,distance; for a CSV: all numeric columns)")
     p.add_argument("--bounds", metavar="LO:HI,...", default=None,
-                   help="public clipping bounds, one lo:hi per column (default: documented bounds for "
-                        "the built-in table; the data's min/max for a CSV, with a warning)")
+                   help="public clipping bounds, one lo:hi per column (default for the built-in table: "
+                        "delays -120:1440 min, air_time 0:720 min, distance 0:5000 miles, see "
+                        "sharpdp.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning)")
     p.add_argument("--epsilon", type=float, default=1.0, help="target epsilon in nats (default 1.0)")
     p.add_argument("--delta", type=float, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
     p.add_argument("--seed", type=int, default=None,
