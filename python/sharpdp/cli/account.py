@@ -39,7 +39,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rnd = GaussianRandomizer(sigma0, dim) if gamma == 0.0 else BlanketMixedGaussian(gamma, sigma0, dim)
     from sharpdp.shuffle.accountant import ShuffleAccountant
 
-    acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
+    from sharpdp.cli import CliError
+
+    try:
+        acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
+    except NotImplementedError as exc:
+        raise CliError(f"--adjacency: {exc}") from None
     out: dict[str, Any] = {
         "randomizer": {"gamma": gamma, "sigma0": sigma0, "dim": dim, "chi_lo": rnd.chi_lo,
                        "mse_single": rnd.mse_single},
@@ -47,8 +52,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "adjacency": args.adjacency,
     }
     if eps is not None:
-        lo, up = acc.get_delta_bounds(eps)
-        out.update(epsilon=eps, delta=float(acc.get_delta(eps)), delta_lower=float(lo), delta_upper=float(up))
+        lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
+        out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up))
     else:
         out.update(delta=delta, epsilon=float(acc.get_epsilon(delta)))
     return out
