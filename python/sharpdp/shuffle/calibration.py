@@ -152,10 +152,48 @@ def _make_accountant(randomizer, n: int, adjacency: str):
 # Relative width of the final bracket on chi at each gamma (Err_1 ~ chi^2, so
 # the calibrated Err_1 is within ~2 * _CHI_RTOL of the certified optimum there).
 _CHI_RTOL = 2e-4
-# Tolerance of the outer search on log(1 - gamma). Err_1 is flat near the optimum, so this
-# costs ~1e-4 relative in Err_1 (checked by brute force in the tests); 0.05 cost up to 3e-3
-# at small chi.
-_LOG_A_TOL = 0.02
+# Resolution of the outer search on logit(gamma): a parabola vertex closer than this to an
+# evaluated point is not evaluated. Err_1 is flat there (brute-force checks in the tests).
+_LOGIT_TOL = 0.02
+
+
+def _minimise_flat(f, t0: float, lo: float, hi: float, step: float = 0.3) -> None:
+    """Minimise a smooth, flat-bottomed f(t) over [lo, hi] with few evaluations.
+
+    A three-point stencil around t0 (spacing ``step``) is walked downhill until its middle
+    point is the lowest, then the vertex of the parabola through the three best points is
+    evaluated (refitted once). Each f evaluation costs a certified inner search, so the
+    count matters more than a tight tolerance: Err_1 is flat near its optimum. The caller
+    keeps the best verified point itself.
+    """
+    pts: dict = {}
+
+    def ev(t: float) -> float:
+        t = min(max(t, lo), hi)
+        if t not in pts:
+            pts[t] = f(t)
+        return pts[t]
+
+    c = min(max(t0, lo + step), hi - step)
+    for _ in range(20):  # walk until the middle point is the lowest
+        fl, fc, fr = ev(c - step), ev(c), ev(c + step)
+        if fc <= fl and fc <= fr:
+            break
+        nc = c - step if fl < fr else c + step
+        if not lo + step <= nc <= hi - step:
+            break
+        c = nc
+    for _ in range(2):  # parabola through the three best points, evaluated at its vertex
+        (x0, y0), (x1, y1), (x2, y2) = sorted(sorted(pts.items(), key=lambda kv: kv[1])[:3])
+        den = (x0 - x1) * (x0 - x2) * (x1 - x2)
+        a = (x2 * (y1 - y0) + x1 * (y0 - y2) + x0 * (y2 - y1)) / den
+        b = (x2 * x2 * (y0 - y1) + x1 * x1 * (y2 - y0) + x0 * x0 * (y1 - y2)) / den
+        if not a > 0:
+            return
+        v = min(max(-b / (2 * a), x0), x2)
+        if min(abs(v - x) for x in pts) < _LOGIT_TOL:
+            return
+        ev(v)
 
 
 def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
@@ -173,8 +211,9 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     sigma0 is a post-processing of a smaller one); the inner search brackets
     the smallest feasible sigma0, parametrised by chi_lo (safeguarded secant
     steps on log delta vs log chi, returned from the verified side, relative
-    width 2e-4 in chi). The outer search is a bounded Brent minimisation of
-    the resulting Err_1 over log(1 - gamma) (tolerance 0.02), started from :func:`optimal_bmg` at
+    width 2e-4 in chi). The outer search minimises the resulting Err_1 over
+    logit(gamma) (a walked three-point stencil refined by parabolic
+    interpolation, typically 5-7 inner searches), started from :func:`optimal_bmg` at
     the chi where the asymptotic template (:func:`template_delta_estimate`)
     meets delta — the template is only a starting guess, never a bound. The
     returned parameters are the best ones whose certified delta was verified
@@ -290,21 +329,15 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
         state["x"], state["slope"] = hi[0], slope
         return hi[0]
 
-    def err_of_log_a(s_: float) -> float:
-        gamma = 1.0 - math.exp(s_)
+    def err_of_logit(t: float) -> float:
+        gamma = 1.0 / (1.0 + math.exp(-t))
         chi = math.exp(smallest_log_chi(gamma))
         return BlanketMixedGaussian(gamma, _sigma0_for_chi(gamma, chi), dim).mse_single
 
     try:
-        s0 = math.log(1.0 - optimal_bmg(chi0, dim).gamma)
-        cap = math.log1p(-1e-9)  # gamma >= 1e-9
-        for _ in range(4):  # re-centre if the optimum lands on a bracket end
-            lo, hi = s0 - 0.7, min(s0 + 0.7, cap)
-            res = minimize_scalar(err_of_log_a, bounds=(lo, hi), method="bounded",
-                                  options={"xatol": _LOG_A_TOL, "maxiter": 20})
-            if res.x > lo + 2 * _LOG_A_TOL and (res.x < hi - 2 * _LOG_A_TOL or hi == cap):
-                break
-            s0 = res.x
+        g0 = optimal_bmg(chi0, dim).gamma
+        # outer variable: logit(gamma), gamma in [1e-9, 1 - 1e-15]
+        _minimise_flat(err_of_logit, math.log(g0 / (1.0 - g0)), lo=-20.7, hi=34.5)
         # Re-check the returned parameters with a fresh accountant.
         _, gamma, sigma0 = best
         if gamma is None:  # pragma: no cover - smallest_chi always verifies a point
