@@ -51,11 +51,11 @@ def test_account_delta_and_epsilon_match_the_api(capsys, acc):
     from sharpdp.shuffle import BlanketMixedGaussian
 
     base = ["account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1000", "--dim", "3"]
-    code, out, err = _run(capsys, *base, "--epsilon", "0.005", "--json")
+    code, out, err = _run(capsys, *base, "--epsilon", "0.0015", "--json")
     assert code == 0, err
     r = json.loads(out)
     a = acc.ShuffleAccountant(BlanketMixedGaussian(0.95, 4.6, 3), 1000)
-    assert r["delta"] == pytest.approx(a.get_delta(0.005), rel=1e-12)
+    assert r["delta"] == pytest.approx(a.get_delta(0.0015), rel=1e-12)
     assert r["delta_lower"] <= r["delta_upper"] and r["delta"] <= r["delta_upper"] * (1 + 1e-12)
     assert r["randomizer"]["chi_lo"] == pytest.approx(BlanketMixedGaussian(0.95, 4.6, 3).chi_lo)
     code, out, err = _run(capsys, *base, "--delta", "1e-6", "--json")
@@ -63,7 +63,7 @@ def test_account_delta_and_epsilon_match_the_api(capsys, acc):
     r2 = json.loads(out)
     assert r2["epsilon"] == pytest.approx(a.get_epsilon(1e-6), rel=1e-12)
     assert a.get_delta(r2["epsilon"]) <= 1e-6
-    code, out, _ = _run(capsys, *base, "--epsilon", "0.005")
+    code, out, _ = _run(capsys, *base, "--epsilon", "0.0015")
     assert code == 0 and "certified delta" in out and "bracket" in out
     code, out, _ = _run(capsys, *base, "--delta", "1e-6")
     assert code == 0 and "certified epsilon" in out
