@@ -131,7 +131,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     x = _write_csv(p)
     bounds = "0:20,-5:5,0:10"
     argv = ["mean", "--csv", str(p), "--columns", "a,b,c", "--bounds", bounds,
-            "--epsilon", "0.1", "--delta", "1e-5", "--seed", "42", "--json"]
+            "--epsilon", "0.05", "--delta", "1e-5", "--seed", "42", "--json"]
     code, out, err = _run(capsys, *argv)
     assert code == 0, err
     r = json.loads(out)
@@ -147,7 +147,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     from sharpdp.shuffle import BlanketMixedGaussian
 
     bmg = BlanketMixedGaussian(r["bmg"]["gamma"], r["bmg"]["sigma0"], d)
-    cert = accountant.ShuffleAccountant(bmg, n).get_delta(0.1)
+    cert = accountant.ShuffleAccountant(bmg, n).get_delta(0.05)
     assert cert <= 1e-5 and r["delta_certified"] == pytest.approx(cert, rel=1e-12)
     lo, up = r["delta_bounds"]
     assert lo <= up and up <= 1e-5
@@ -161,7 +161,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert np.allclose(r["observed_abs_error_original_units"], err_orig, rtol=1e-9, atol=1e-12)
     assert r["observed_rmse_per_coordinate"] == pytest.approx(math.sqrt(np.mean((err_orig / scale) ** 2)), rel=1e-9)
     assert np.all(err_orig < 6 * exp_rmse * scale)  # the estimate is where it should be
-    sig = gaussian_mechanism_sigma(0.1, 1e-5, 1.0 / n)
+    sig = gaussian_mechanism_sigma(0.05, 1e-5, 1.0 / n)
     assert r["central_gaussian"]["rmse_per_coordinate"] == pytest.approx(sig, rel=1e-12)
     assert np.allclose(r["central_gaussian"]["rmse_original_units"], sig * scale)
     # same seed, same release
@@ -172,7 +172,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
 def test_mean_data_derived_bounds_warn(tmp_path, capsys, accountant):
     p = tmp_path / "small.csv"
     _write_csv(p, n=400)
-    code, out, err = _run(capsys, "mean", "--csv", str(p), "--seed", "1", "--epsilon", "0.3")
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--seed", "1", "--epsilon", "0.1")
     assert code == 0
     assert "warning" in err and "not cover" in err
     assert "NOT covered by the privacy guarantee" in out and "warning:" in out
