@@ -88,7 +88,7 @@ double solve_theta(Arr g, std::int64_t k0, double h, double theta_floor) {
   double lo = theta_floor, hi = std::max(2.0 * theta_floor, 1.0 / h);
   for (int i = 0; i < 200 && log_mgf(G, k0, h, hi).d1 < 0; ++i) hi *= 2.0;
   if (log_mgf(G, k0, h, hi).d1 < 0) throw std::domain_error("tilt: no positive mass");
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 64; ++i) {
     const double mid = 0.5 * (lo + hi);
     if (log_mgf(G, k0, h, mid).d1 < 0) lo = mid; else hi = mid;
     if (hi - lo <= 1e-12 * hi) break;
@@ -167,7 +167,7 @@ double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_tar
   const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
   double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
   double f1 = obj(x1), f2 = obj(x2);
-  for (int i = 0; i < 70; ++i) {
+  for (int i = 0; i < 45; ++i) {
     if (f1 < f2) {
       hi = x2; x2 = x1; f2 = f1; x1 = hi - gr * (hi - lo); f1 = obj(x1);
     } else {

@@ -142,46 +142,53 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     g[kB] += 1.0 - gamma
     eta_g = gamma * eta * (1 + 4 * _U) + 4 * _U * g
     k0 = -kB
-    # theta floor 0.5 / sigma_S (untilted spread of the sum)
     _, mu0, var0 = C.log_mgf(g, k0, h, 0.0)
     sig0 = math.sqrt(max(n * var0, 1e-300))
-    theta = C.solve_theta(g, k0, h, 0.5 / sig0)
+    # floor: keeps s_+ e^{-theta s} <= 1/(e theta) bounded, yet never lets e^{theta T} blow up
+    theta = C.solve_theta(g, k0, h, min(0.5 / sig0, 1.0 / (kT * h + h)))
     gt, Lam, mu_t, var_t, tau, mass = C.tilt(g, eta_g, k0, h, theta)
     sig_t = math.sqrt(max(n * var_t, h * h))
     center = n * mu_t / h
     E_est = 0.4 * sig_t / (1.0 + theta * sig_t) ** 2
     log_tgt = math.log(1e-3 * rel_tol * E_est * math.e * theta)
-    # window edges certified by Chernoff at the target tail level
     lam_scale = 1.0 / (sig_t + h)
-    s_hi = C.chernoff_edge(gt, k0, h, float(n), log_tgt, +1, lam_scale) / h
-    s_lo = C.chernoff_edge(gt, k0, h, float(n), log_tgt, -1, lam_scale) / h
-    s_hi = max(s_hi, center + 1.0)
-    s_lo = min(s_lo, center - 1.0)
-    sa = int(math.floor(s_lo))
-    N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 1, 16), real=True)
-    if N > _N_MAX:
-        raise _Coarsen()
-    folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
-    z = sfft.rfft(folded, workers=workers)
-    lg = math.log2(N)
-    e_fwd = _FFT_C * lg * _U * math.sqrt(N) * float(np.linalg.norm(folded)) * (1 + 1e-10)
-    Q, errQ, normQ = C.power(z, float(n), e_fwd, N)
-    q = sfft.irfft(Q, n=N, workers=workers)
-    err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
+    supf = 1.0 / (math.e * theta)
+    lg_u = None
+    for _attempt in range(4):
+        # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt},
+        # P(S <= s_lo h) <= e^{log_tgt}; the factor e^{0.01} covers the rounding of n Lambda.
+        s_hi = max(C.chernoff_edge(gt, k0, h, float(n), log_tgt, +1, lam_scale) / h, center + 1.0)
+        s_lo = min(C.chernoff_edge(gt, k0, h, float(n), log_tgt, -1, lam_scale) / h, center - 1.0)
+        sa = int(math.floor(s_lo)) - 1
+        N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
+        if N > _N_MAX:
+            raise _Coarsen()
+        lp_hi = lp_lo = log_tgt + 0.01
+        if lg_u is None or lg_u[0] != N:
+            folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
+            z = sfft.rfft(folded, workers=workers)
+            lg = math.log2(N)
+            e_fwd = _FFT_C * lg * _U * math.sqrt(N) * float(np.linalg.norm(folded)) * (1 + 1e-10)
+            Q, errQ, normQ = C.power(z, float(n), e_fwd, N)
+            q = sfft.irfft(Q, n=N, workers=workers)
+            err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
+            lg_u = (N,)
+        nk0 = n * k0
+        E, fnorm, _, _, Ea, _ = C.window_sums(q, nk0, sa, h, theta, 0.0, 0.0)
+        a_val, b_val = sa * h, (sa + N) * h
+        P_hi, P_lo = math.exp(lp_hi), math.exp(lp_lo)
+        sup_up = b_val * math.exp(-theta * b_val) if b_val >= 1.0 / theta else supf
+        sup_lo = supf if a_val > 0 else 0.0
+        wrap_low = sup_up * P_hi + sup_lo * P_lo
+        wrap_high = supf * (P_hi + P_lo)
+        if E > 0 and wrap_high <= 1e-3 * rel_tol * E:
+            break
+        if E <= 0:
+            log_tgt -= 10.0
+        else:
+            log_tgt += math.log(1e-4 * rel_tol * E / wrap_high)
     # tau also absorbs the folding sums (at most ceil((K+1)/N) terms per bin)
     tau += (math.ceil((K + 1) / N) + 2) * _U * mass
-    nk0 = n * k0
-    E, fnorm, _, _, Ea, _ = C.window_sums(q, nk0, sa, h, theta, 0.0, 0.0)
-    # wrap-around (spec §3 E)
-    a_val, b_val = sa * h, (sa + N) * h
-    lp_hi = C.chernoff_log(gt, k0, h, float(n), b_val, +1)
-    lp_lo = C.chernoff_log(gt, k0, h, float(n), a_val - h, -1)
-    P_hi, P_lo = math.exp(lp_hi), math.exp(lp_lo)
-    supf = 1.0 / (math.e * theta)
-    sup_up = b_val * math.exp(-theta * b_val) if b_val >= 1.0 / theta else supf
-    sup_lo = supf if a_val > 0 else 0.0
-    wrap_low = sup_up * P_hi + sup_lo * P_lo
-    wrap_high = supf * (P_hi + P_lo)
     fp = fnorm * err_q + N * _U * Ea
     log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
@@ -210,7 +217,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         g_tv = math.exp(min(lsup + log_tvfac, 700.0)) if log_tvfac > -math.inf else 0.0
         gap_t = G * (1 + 1e-6) + g_out_hi + g_out_lo + g_fp + g_tv
         low_t = E_lo_t - gap_t
-        hoeff = 2 * psi0 * 2 * math.exp(-t * t / (2 * v)) / (n * gamma)
+        hoeff = psi0 * 2 * math.exp(-t * t / (2 * v)) / (n * gamma)
         lo_main = math.exp(log_scale + math.log(low_t)) - hoeff if low_t > 0 else 0.0
         gap_log_tilted = math.log(gap_t) if gap_t > 0 else -math.inf
     else:
@@ -241,7 +248,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
         c = law.mean()  # a single atom: D_up = E[(c M)_+]/(n gamma) = c
         return dict(lower=max(c, 0.0), upper=max(c, 0.0) * (1 + 1e-12), terms={"note": "degenerate law"})
     h = sd / 16.0
-    tgt = 1e-8 * rel_tol * sd
+    tgt = 1e-4 * rel_tol * sd  # moderate first clamp; tightened below once the value is known
     T, B = _choose_T(law, tgt), _choose_B(law, tgt)
     best = None
     for rnd in range(max_rounds + 1):
@@ -270,7 +277,9 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
             break
         if not redo:
             lo, up = res["lower"], res["upper"]
-            ratio = (up - lo) / (0.6 * rel_tol * lo) if lo > 0 else 16.0
+            if lo > 0 and res["terms"]["hat_gap"] < 0.3 * (up - lo):
+                break  # not limited by the grid step: a finer h would not help
+            ratio = (up - lo) / (0.4 * rel_tol * lo) if lo > 0 else 16.0
             h /= min(max(math.sqrt(ratio), 1.3), 4.0)
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
