@@ -46,8 +46,8 @@ from sharpdp.shuffle._laws import FiniteLaw, Law, laws_for
 
 _U = 2.0**-53
 _FFT_C = 10.0
-_N_MAX = 1 << 24
-_K_MAX = 1 << 22
+_N_MAX = 1 << 22
+_K_MAX = 1 << 21
 _TINY = 5e-324
 
 
@@ -275,6 +275,8 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
             B, redo = _choose_B(law, tgt), True
         if best["lower"] > 0 and best["upper"] - best["lower"] <= rel_tol * best["lower"]:
             break
+        if best["upper"] < 1e-40:
+            break  # far below any delta of interest: keep the certified value, skip refinement
         if not redo:
             lo, up = res["lower"], res["upper"]
             if lo > 0 and res["terms"]["hat_gap"] < 0.3 * (up - lo):
@@ -372,6 +374,9 @@ class ShuffleAccountant:
         for j, e in enumerate(flat):
             rep = self.report(float(e))
             lo[j], up[j] = rep.lower, rep.upper
+        # D_up is non-increasing in epsilon, so Up(eps') certifies every eps >= eps' too.
+        order = np.argsort(flat, kind="stable")
+        up[order] = np.minimum.accumulate(up[order])
         if arr.ndim == 0:
             return float(lo[0]), float(up[0])
         return lo.reshape(arr.shape), up.reshape(arr.shape)
