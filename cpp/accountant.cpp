@@ -186,32 +186,49 @@ double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_tar
 py::tuple power(CArr z, double n, double e, std::int64_t N) {
   const auto M = z.shape(0);
   CArr out(M);
-  auto Z = z.unchecked<1>();
-  auto O = out.mutable_unchecked<1>();
-  double err2 = 0, q2 = 0;
+  const std::size_t nb = static_cast<std::size_t>((M + 8191) / 8192);
+  std::vector<double> e2(nb, 0.0), qq(nb, 0.0);
+  std::complex<double>* Op = out.mutable_data();
+  const std::complex<double>* Zp = z.data();
   {
     py::gil_scoped_release release;
-    for (py::ssize_t k = 0; k < M; ++k) {
-      const std::complex<double> zk = Z(k);
-      const double az = std::abs(zk);
-      std::complex<double> q(0.0, 0.0);
-      double rel = 0;
-      if (az > 0) {
-        const std::complex<double> lz = std::log(zk);
-        q = std::exp(n * lz);
-        const double ex = n * 2.0 * kU * (std::fabs(lz.real()) + M_PI + 1.0) + kU * n * std::abs(lz);
-        rel = std::expm1(ex) + 4.0 * kU;
+    parallel_blocks(nb, 0, [&](std::size_t blk) {
+      const py::ssize_t k1 = static_cast<py::ssize_t>(blk) * 8192;
+      const py::ssize_t k2 = std::min<py::ssize_t>(M, k1 + 8192);
+      double a2 = 0, b2 = 0;
+      for (py::ssize_t k = k1; k < k2; ++k) {
+        const std::complex<double> zk = Zp[k];
+        const double az = std::abs(zk);
+        std::complex<double> q(0.0, 0.0);
+        double rel = 0;
+        // |z|^n below 1e-320: q is 0 in double; the bound below covers |q| itself.
+        const double lq = az > 0 ? n * std::log(az) : -std::numeric_limits<double>::infinity();
+        double b = 0;
+        if (lq > -736.0) {
+          const std::complex<double> lz = std::log(zk);
+          q = std::exp(n * lz);
+          const double ex = n * 2.0 * kU * (std::fabs(lz.real()) + M_PI + 1.0) + kU * n * std::abs(lz);
+          rel = std::expm1(ex) + 4.0 * kU;
+          b = std::abs(q) * rel;
+        } else if (lq > -std::numeric_limits<double>::infinity()) {
+          b = std::exp(lq + 1.0);  // the dropped value itself (and its rounding)
+        }
+        if (e > 0) b += n * e * std::exp((n - 1.0) * std::log(az + e));
+        const bool single = (k == 0) || (N % 2 == 0 && k == M - 1);
+        const double wgt = single ? 1.0 : 2.0;
+        const double aq = std::abs(q);
+        a2 += wgt * b * b;
+        b2 += wgt * aq * aq;
+        Op[k] = q;
       }
-      const double aq = std::abs(q);
-      double b = aq * rel;
-      if (e > 0) b += n * e * std::exp((n - 1.0) * std::log(az + e));
-      // weight 2 for frequencies whose conjugate is not stored
-      const bool single = (k == 0) || (N % 2 == 0 && k == M - 1);
-      const double wgt = single ? 1.0 : 2.0;
-      err2 += wgt * b * b;
-      q2 += wgt * aq * aq;
-      O(k) = q;
-    }
+      e2[blk] = a2;
+      qq[blk] = b2;
+    });
+  }
+  double err2 = 0, q2 = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    err2 += e2[b];
+    q2 += qq[b];
   }
   return py::make_tuple(out, std::sqrt(err2) * (1.0 + 1e-10), std::sqrt(q2));
 }

@@ -166,11 +166,11 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         lp_hi = lp_lo = log_tgt + 0.01
         if lg_u is None or lg_u[0] != N:
             folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
-            z = sfft.rfft(folded, workers=workers)
+            z = sfft.rfft(folded, workers=workers if N >= 1 << 16 else 1)
             lg = math.log2(N)
             e_fwd = _FFT_C * lg * _U * math.sqrt(N) * float(np.linalg.norm(folded)) * (1 + 1e-10)
             Q, errQ, normQ = C.power(z, float(n), e_fwd, N)
-            q = sfft.irfft(Q, n=N, workers=workers)
+            q = sfft.irfft(Q, n=N, workers=workers if N >= 1 << 16 else 1)
             err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
             lg_u = (N,)
         nk0 = n * k0
@@ -239,7 +239,8 @@ class _Coarsen(Exception):
     pass
 
 
-def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int = 6) -> dict:
+def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int = 6,
+                 h0: float | None = None) -> dict:
     lo_s, hi_s = law.support()
     if hi_s <= 0:
         return dict(lower=0.0, upper=0.0, terms={"note": "L <= 0 almost surely"})
@@ -247,7 +248,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
     if sd <= 1e-300 * max(1.0, abs(law.mean())):
         c = law.mean()  # a single atom: D_up = E[(c M)_+]/(n gamma) = c
         return dict(lower=max(c, 0.0), upper=max(c, 0.0) * (1 + 1e-12), terms={"note": "degenerate law"})
-    h = sd / 16.0
+    h = sd / 16.0 if h0 is None else min(h0, sd / 4.0)
     tgt = 1e-4 * rel_tol * sd  # moderate first clamp; tightened below once the value is known
     T, B = _choose_T(law, tgt), _choose_B(law, tgt)
     best = None
@@ -277,10 +278,13 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
             break
         if best["upper"] < 1e-40:
             break  # far below any delta of interest: keep the certified value, skip refinement
-        if not redo:
-            lo, up = res["lower"], res["upper"]
-            if lo > 0 and res["terms"]["hat_gap"] < 0.3 * (up - lo):
+        lo, up = res["lower"], res["upper"]
+        if lo > 0 and res["terms"]["hat_gap"] < 0.3 * (up - lo):
+            if not redo:
                 break  # not limited by the grid step: a finer h would not help
+        elif lo > 0 and up - lo <= 0.8 * rel_tol * lo:
+            pass  # grid fine enough; only the clamp changes
+        else:
             ratio = (up - lo) / (0.4 * rel_tol * lo) if lo > 0 else 16.0
             h /= min(max(math.sqrt(ratio), 1.3), 4.0)
     if best is None:
@@ -327,7 +331,7 @@ class ShuffleAccountant:
         self.adjacency = adjacency
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self.randomizer = randomizer
-        self.workers = workers
+        self.workers = -1 if workers is None else workers
         laws_for(randomizer, 0.0, adjacency)  # validate the randomizer/adjacency early
 
     def _eps(self, epsilon):
@@ -340,13 +344,16 @@ class ShuffleAccountant:
 
     def report(self, epsilon: float) -> AccountantReport:
         """Certified bracket and error budget at one epsilon (>= 0, nats)."""
+        return self._report(epsilon, self.rel_tol)
+
+    def _report(self, epsilon, rel_tol) -> AccountantReport:
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if math.isinf(eps):
             return AccountantReport(eps, 0.0, 0.0)
         best = None
         lo_max = 0.0
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, eps, self.adjacency)):
-            r = _certify_law(law, float(gamma), self.n, self.rel_tol, self.workers)
+            r = _certify_law(law, float(gamma), self.n, rel_tol, self.workers)
             lo_max = max(lo_max, r["lower"])
             if best is None or r["upper"] > best[1]["upper"]:
                 best = (i, r)
@@ -438,26 +445,34 @@ class ShuffleAccountant:
             delta outside (0, 1) or NaN.
         """
         delta = V.probability_open("delta", delta)
-        up = lambda e: self.report(e).upper  # noqa: E731
-        if up(0.0) <= delta:
+        full = lambda e: self._report(e, self.rel_tol).upper  # noqa: E731
+        fast = lambda e: self._report(e, max(self.rel_tol, 0.05)).upper  # noqa: E731
+        if full(0.0) <= delta:
             return 0.0
         lo = 0.0
         hi = self._guess_epsilon(delta)
         for _ in range(200):
-            if up(hi) <= delta:
+            if fast(hi) <= delta:
                 break
             lo, hi = hi, 2.0 * hi + 1e-6
         else:
             raise RuntimeError("get_epsilon: could not bracket the target")
-        # log-linear interpolation guarded by bisection
-        u_lo, u_hi = None, None
-        while hi - lo > xtol * hi:
+        # Phase 1 on a coarser (still certified) upper value, phase 2 on the default one.
+        while hi - lo > 0.02 * hi:
             mid = 0.5 * (lo + hi)
-            if up(mid) <= delta:
+            if fast(mid) <= delta:
                 hi = mid
             else:
                 lo = mid
-        del u_lo, u_hi
+        while full(hi) > delta:
+            lo, hi = hi, hi * 1.02 + 1e-12
+        lo = max(lo, 0.9 * hi) if full(0.9 * hi) > delta else 0.0
+        while hi - lo > xtol * hi:
+            mid = 0.5 * (lo + hi)
+            if full(mid) <= delta:
+                hi = mid
+            else:
+                lo = mid
         return hi
 
 
