@@ -248,7 +248,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
     if sd <= 1e-300 * max(1.0, abs(law.mean())):
         c = law.mean()  # a single atom: D_up = E[(c M)_+]/(n gamma) = c
         return dict(lower=max(c, 0.0), upper=max(c, 0.0) * (1 + 1e-12), terms={"note": "degenerate law"})
-    h = sd / 16.0 if h0 is None else min(h0, sd / 4.0)
+    h = sd / 24.0 if h0 is None else min(h0, sd / 4.0)
     tgt = 1e-4 * rel_tol * sd  # moderate first clamp; tightened below once the value is known
     T, B = _choose_T(law, tgt), _choose_B(law, tgt)
     best = None
@@ -258,6 +258,8 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
         try:
             res = _one_pass(law, gamma, n, h, T, B, rel_tol, workers)
         except _Coarsen:
+            if best is not None:
+                break  # the size caps stop the refinement: keep the certified values so far
             h *= 2.0
             continue
         if best is None:
@@ -285,7 +287,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
         elif lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             pass  # grid fine enough; only the clamp changes
         else:
-            ratio = (up - lo) / (0.4 * rel_tol * lo) if lo > 0 else 16.0
+            ratio = (up - lo) / (0.3 * rel_tol * lo) if lo > 0 else 16.0
             h /= min(max(math.sqrt(ratio), 1.3), 4.0)
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
