@@ -195,14 +195,36 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     log_scale = n * Lam - math.log(n * gamma)
     up_main_log = log_scale + _logsum(E, wrap_low, fp, tv)
     # --- lower value (spec §3 H) ---
-    v = n * h * h / 4.0
-    psi0 = math.sqrt(2 * math.pi * v) / 2.0
     E_lo_t = E - wrap_high - fp - tv
     gap_log_tilted = math.inf
     t = 0.0
+    v = n * h * h / 4.0
     if E_lo_t > 0:
-        # choose t so that the untilted term Psi(0) 2 e^{-t^2/2v} is 1e-3 rel_tol of the value
-        lt = math.log(2 * psi0) - (math.log(1e-3 * rel_tol) + n * Lam + math.log(E_lo_t))
+        # Budget for the two untilted terms: 1e-2 rel_tol of the value each.
+        log_b = math.log(1e-2 * rel_tol) + n * Lam + math.log(E_lo_t)
+        # Only the M ~ Bin(n, gamma) non-zero terms are rounded: v_M = M h^2/4. Cap M at m*
+        # with Psi_n(0) P(M > m*) <= budget (binomial Chernoff bound P(M > m) <= e^{-n KL}).
+        psi_n0 = math.sqrt(2 * math.pi * n * h * h / 4.0) / 2.0
+        m_star, log_pm = float(n), -math.inf
+        if gamma < 1.0:
+            def log_tail(m):
+                a = m / n
+                if a >= 1.0:
+                    return -math.inf
+                return -n * (a * math.log(a / gamma) + (1 - a) * math.log((1 - a) / (1 - gamma)))
+            lo_m, hi_m = n * gamma, float(n)
+            for _ in range(60):
+                mid = 0.5 * (lo_m + hi_m)
+                if math.log(psi_n0) + log_tail(mid) <= log_b:
+                    hi_m = mid
+                else:
+                    lo_m = mid
+            m_star = math.ceil(hi_m)
+            log_pm = log_tail(m_star) if m_star < n else -math.inf
+        v = m_star * h * h / 4.0
+        psi0 = math.sqrt(2 * math.pi * v) / 2.0
+        binom_term = psi_n0 * math.exp(log_pm) if log_pm > -math.inf else 0.0
+        lt = math.log(2 * psi0) - log_b
         t = math.sqrt(2 * v * max(lt, 0.0))
         _, _, G, gnorm, _, Ga = C.window_sums(q, nk0, sa, h, theta, t, v)
         from scipy.special import log_ndtr
@@ -217,7 +239,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         g_tv = math.exp(min(lsup + log_tvfac, 700.0)) if log_tvfac > -math.inf else 0.0
         gap_t = G * (1 + 1e-6) + g_out_hi + g_out_lo + g_fp + g_tv
         low_t = E_lo_t - gap_t
-        hoeff = psi0 * 2 * math.exp(-t * t / (2 * v)) / (n * gamma)
+        hoeff = (psi0 * 2 * math.exp(-t * t / (2 * v)) + binom_term) / (n * gamma)
         lo_main = math.exp(log_scale + math.log(low_t)) - hoeff if low_t > 0 else 0.0
         gap_log_tilted = math.log(gap_t) if gap_t > 0 else -math.inf
     else:
