@@ -434,17 +434,17 @@ class ShuffleAccountant:
         return self.get_delta_bounds(epsilon)[1]
 
     def _guess_epsilon(self, delta: float) -> float:
+        """Starting point only (spec §5 asymptotics, not a bound): solve phi(a)/a^2 = delta chi sqrt(n)."""
         from scipy.optimize import brentq
-        from scipy.stats import norm
 
         try:
             pairs = laws_for(self.randomizer, 0.0, self.adjacency)
             chi = min(math.sqrt(g) / law.std() for g, law in pairs)
-            t = delta * chi * math.sqrt(self.n)
-            f = lambda a: math.log(norm.pdf(a) / a**2) - math.log(t)  # noqa: E731
-            a = brentq(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 3.0
-            return max(a / (chi * math.sqrt(self.n)), 1e-6)
-        except Exception:  # only a starting point
+            lt = math.log(delta * chi * math.sqrt(self.n))
+            f = lambda a: -0.5 * a * a - 0.5 * math.log(2 * math.pi) - 2 * math.log(a) - lt  # noqa: E731
+            a = brentq(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 1.0
+            return max(a / (chi * math.sqrt(self.n)), 1e-8)
+        except (ValueError, ZeroDivisionError, ArithmeticError):
             return 0.1
 
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
@@ -473,14 +473,22 @@ class ShuffleAccountant:
         fast = lambda e: self._report(e, max(self.rel_tol, 0.05)).upper  # noqa: E731
         if full(0.0) <= delta:
             return 0.0
-        lo = 0.0
-        hi = self._guess_epsilon(delta)
-        for _ in range(200):
-            if fast(hi) <= delta:
-                break
-            lo, hi = hi, 2.0 * hi + 1e-6
+        g = self._guess_epsilon(delta)
+        if fast(g) <= delta:
+            lo, hi = 0.0, g
+            for _ in range(60):
+                if fast(hi / 1.5) > delta:
+                    lo = hi / 1.5
+                    break
+                hi /= 1.5
         else:
-            raise RuntimeError("get_epsilon: could not bracket the target")
+            lo, hi = g, 1.5 * g
+            for _ in range(200):
+                if fast(hi) <= delta:
+                    break
+                lo, hi = hi, 1.5 * hi
+            else:
+                raise RuntimeError("get_epsilon: could not bracket the target")
         # Phase 1 on a coarser (still certified) upper value, phase 2 on the default one.
         while hi - lo > 0.02 * hi:
             mid = 0.5 * (lo + hi)
@@ -490,7 +498,7 @@ class ShuffleAccountant:
                 lo = mid
         while full(hi) > delta:
             lo, hi = hi, hi * 1.02 + 1e-12
-        lo = max(lo, 0.9 * hi) if full(0.9 * hi) > delta else 0.0
+        lo = max(lo, 0.98 * hi)  # bracket from phase 1; hi itself is verified below/above
         while hi - lo > xtol * hi:
             mid = 0.5 * (lo + hi)
             if full(mid) <= delta:
