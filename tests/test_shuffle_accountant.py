@@ -143,11 +143,6 @@ def bmg_quadrature(gamma, sigma0, eps, order):
     return lv, w / w.sum()
 
 
-def snap(lv, h):
-    """Make min(lv) a multiple of h so that 0 is a grid node."""
-    return lv
-
-
 def clamped_reference(lv, w, gamma, n, div=400):
     """Reference bracket (lo, up): L clamped to [-B, T] (clamping below only raises the value,
     clamping above lowers it by at most E[(L - T)_+]; spec §3 A), then :func:`reference_delta`."""

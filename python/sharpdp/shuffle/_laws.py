@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import ndtr
 
 _U = float(np.finfo(float).eps) / 2.0  # unit roundoff 2^-53
 # Assumed relative accuracy of scipy.special.ndtr/log_ndtr/exp/log (a few ulp in
@@ -438,4 +438,4 @@ def laws_for(randomizer, epsilon: float, adjacency: str):
     return list(fn(epsilon, adjacency))
 
 
-__all__ = ["Law", "FiniteLaw", "LognormalLaw", "SumLaw", "laws_for", "ndtri", "log_ndtr"]
+__all__ = ["Law", "FiniteLaw", "LognormalLaw", "SumLaw", "laws_for"]

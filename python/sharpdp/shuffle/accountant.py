@@ -27,10 +27,13 @@ F. floating point: (i) TV bound  sup|f| n tau (m + tau)^(n-1)  for the pmf/tilt 
    the rounding of exp(n Log z), the inverse FFT by the same normwise bound, and the sums by
    Cauchy-Schwarz  |sum f (q~ - q)| <= ||f||_2 ||q~ - q||_2  plus N u sum|f q| for summation.
 G. Up = e^{n Lambda} (E + wrap_low + fp) / (n gamma) + E[(L - T)_+], multiplied by 1 + 1e-9.
-H. Lo: Hoeffding (v = n h^2/4): E[Shat_+] - E[S_+] <= E[Psi(|S|)], Psi(u) = sqrt(2 pi v)
-   Phibar(u/sqrt v); |S| >= |Shat| - t off an event of probability <= 2 e^{-t^2/(2v)}, so the
-   gap <= e^{n Lambda} E_theta[Psi((|Shat| - t)_+) e^{-theta Shat}] + Psi(0) 2 e^{-t^2/(2v)},
-   evaluated on the FFT output (plus its window and round-off bounds).
+H. Lo: Hoeffding (given the B_i and L_i, the rounding noise xi is a sum of M mean-zero terms each
+   in an interval of length h; v = m* h^2/4 on {M <= m*}, m* from a binomial Chernoff bound):
+   E[Shat_+] - E[S_+] <= E[Psi(|S|)], Psi(u) = sqrt(2 pi v) Phibar(u/sqrt v); |S| >= |Shat| - t off
+   an event of probability <= 2 e^{-t^2/(2v)}, so the gap <= e^{n Lambda} E_theta[Psi((|Shat| - t)_+)
+   e^{-theta Shat}] + Psi(0) 2 e^{-t^2/(2v)} + Psi_n(0) P(M > m*), evaluated on the FFT output
+   (plus its window and round-off bounds, with sup_s Psi((|s|-t)_+) e^{-theta s} <=
+   Psi(0) e^{theta t + theta^2 v/2} for the parts outside the window).
 I. h is refined until (Up - Lo)/Lo <= rel_tol (at most a few rounds, N <= 2^24).
 """
 
@@ -42,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp.shuffle._laws import FiniteLaw, Law, laws_for
+from sharpdp.shuffle._laws import Law, laws_for
 
 _U = 2.0**-53
 _FFT_C = 10.0
@@ -244,7 +247,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         gap_log_tilted = math.log(gap_t) if gap_t > 0 else -math.inf
     else:
         lo_main = 0.0
-    tail_T = law.tail_upper(kT * h) if math.isfinite(law.support()[1]) and law.support()[1] > kT * h or not math.isfinite(law.support()[1]) else 0.0
+    tail_T = law.tail_upper(kT * h)
     tail_B = law.tail_lower(kB * h)
     up = (math.exp(up_main_log) if up_main_log < 709 else math.inf) + tail_T
     up *= 1 + 1e-9
@@ -508,4 +511,4 @@ class ShuffleAccountant:
         return hi
 
 
-__all__ = ["ShuffleAccountant", "AccountantReport", "FiniteLaw"]
+__all__ = ["ShuffleAccountant", "AccountantReport"]
