@@ -67,3 +67,10 @@ def test_bad_inputs_name_the_parameter():
         acc.get_epsilon(1.0)
     with pytest.raises(ValueError, match="delta"):
         acc.get_epsilon(0.0)
+
+
+def test_huge_epsilon_is_finite_and_positive():
+    acc = ShuffleAccountant(BMG, 1000)
+    for e in (50.0, 1000.0):
+        lo, up = acc.get_delta_bounds(e)
+        assert 0.0 <= lo <= up and 0.0 < up < 1e-300  # true value > 0 (unbounded L), tiny

@@ -227,18 +227,19 @@ class LognormalLaw(Law):
     def total_mass(self):
         return self.weight * float(ndtr(-self.z_lo))
 
-    def _moments(self):
-        """(mass, E[L], E[L^2]) of the weighted sub-law."""
+    def _moments(self, c=None):
+        """(mass, E[L - c], E[(L - c)^2]) of the weighted sub-law (c = a by default), without
+        cancellation against a large location a."""
         r, z0, w = self.r, self.z_lo, self.weight
         m0 = ndtr(-z0)
         m1 = ndtr(r - z0)  # E[X; Z > z0], X = exp(rZ - r^2/2)
         m2 = math.exp(r * r) * ndtr(2 * r - z0)  # E[X^2; Z > z0]
-        a, b = self.a, self.b
-        return (w * m0, w * (a * m0 + b * m1), w * (a * a * m0 + 2 * a * b * m1 + b * b * m2))
+        d, b = (0.0 if c is None else self.a - c), self.b
+        return (w * m0, w * (d * m0 + b * m1), w * (d * d * m0 + 2 * d * b * m1 + b * b * m2))
 
     def mean(self):
         mass, s1, _ = self._moments()
-        return s1 / mass
+        return self.a + s1 / mass
 
     def std(self):
         mass, s1, s2 = self._moments()
@@ -332,15 +333,15 @@ class SumLaw(Law):
         s = [p.support() for p in self.parts]
         return min(x[0] for x in s), max(x[1] for x in s)
 
-    def _raw(self):
+    def _raw(self, c=0.0):
         tot = s1 = s2 = 0.0
         for p in self.parts:
             if isinstance(p, LognormalLaw):
-                a, b, c = p._moments()
+                a, b, d = p._moments(c)
             else:
-                pm = float(p.probs.sum())
-                a, b, c = pm, float(np.dot(p.values, p.probs)), float(np.dot(p.values**2, p.probs))
-            tot, s1, s2 = tot + a, s1 + b, s2 + c
+                v = p.values - c
+                a, b, d = float(p.probs.sum()), float(np.dot(v, p.probs)), float(np.dot(v * v, p.probs))
+            tot, s1, s2 = tot + a, s1 + b, s2 + d
         return tot, s1, s2
 
     def mean(self):
@@ -348,7 +349,8 @@ class SumLaw(Law):
         return s1 / t
 
     def std(self):
-        t, s1, s2 = self._raw()
+        c = self.mean()
+        t, s1, s2 = self._raw(c)
         return math.sqrt(max(s2 / t - (s1 / t) ** 2, 0.0))
 
     def cells(self, x0, h, K):

@@ -379,7 +379,9 @@ class ShuffleAccountant:
             return AccountantReport(eps, 0.0, 0.0)
         best = None
         lo_max = 0.0
-        for i, (gamma, law) in enumerate(laws_for(self.randomizer, eps, self.adjacency)):
+        # D_up is non-increasing in epsilon (spec §1), so the value at 700 certifies any larger
+        # epsilon without overflowing e^epsilon.
+        for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, 700.0), self.adjacency)):
             r = _certify_law(law, float(gamma), self.n, rel_tol, self.workers)
             lo_max = max(lo_max, r["lower"])
             if best is None or r["upper"] > best[1]["upper"]:
