@@ -1,9 +1,300 @@
+// Numerical core of the certified FFT accountant (spec fft_accountant.md §3).
+// Python computes the per-cell statistics of the law and calls scipy.fft; everything
+// else (lattice pmf, tilt, Chernoff bounds, power step with its error bound, the
+// positive-part and gap sums over the window) lives here. All bounds are documented in
+// python/sharpdp/shuffle/accountant.py next to the calls.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "common.hpp"
 
 namespace py = pybind11;
+using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using CArr = py::array_t<std::complex<double>, py::array::c_style | py::array::forcecast>;
 
 namespace sharpdp {
-void register_accountant(py::module_& m) { (void)m; }
+namespace {
+
+constexpr double kU = 0x1.0p-53;
+
+// Lattice pmf of the hat-rounded clamped variable (spec §3 B): cell j of [x0 + jh,
+// x0 + (j+1)h] sends m_j - w_j to node j and w_j to node j+1; clamp atoms at both ends.
+std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, double lo_err,
+                              double hi_mass, double hi_err) {
+  const auto K = m.shape(0);
+  if (w.shape(0) != K || em.shape(0) != K || ew.shape(0) != K)
+    throw std::invalid_argument("assemble: cell arrays must have equal length");
+  Arr psi(K + 1), eta(K + 1);
+  auto P = psi.mutable_unchecked<1>();
+  auto E = eta.mutable_unchecked<1>();
+  auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
+  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = 0.0;
+  for (py::ssize_t j = 0; j < K; ++j) {
+    const double wj = std::min(std::max(W(j), 0.0), M(j));
+    P(j) += M(j) - wj;
+    P(j + 1) += wj;
+    E(j) += EM(j) + EW(j) + kU * M(j);
+    E(j + 1) += EW(j);
+  }
+  P(0) += lo_mass;
+  E(0) += lo_err;
+  P(K) += hi_mass;
+  E(K) += hi_err;
+  for (py::ssize_t j = 0; j <= K; ++j) E(j) = E(j) * (1.0 + 8.0 * kU) + 4.0 * kU * P(j);
+  return {psi, eta};
+}
+
+// log sum_k g_k exp(lam * (k0 + k) h) and its first two derivatives.
+struct Mgf {
+  double L, d1, d2;
+};
+std::vector<double> logs(const double* g, py::ssize_t K) {
+  std::vector<double> lg(static_cast<std::size_t>(K));
+  for (py::ssize_t k = 0; k < K; ++k)
+    lg[static_cast<std::size_t>(k)] = g[k] > 0 ? std::log(g[k]) : -std::numeric_limits<double>::infinity();
+  return lg;
+}
+Mgf log_mgf(const std::vector<double>& lg, std::int64_t k0, double h, double lam) {
+  const auto K = static_cast<std::int64_t>(lg.size());
+  double mx = -std::numeric_limits<double>::infinity();
+  for (std::int64_t k = 0; k < K; ++k)
+    mx = std::max(mx, lg[static_cast<std::size_t>(k)] + lam * static_cast<double>(k0 + k) * h);
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (std::int64_t k = 0; k < K; ++k) {
+    const double l = lg[static_cast<std::size_t>(k)];
+    if (std::isinf(l)) continue;
+    const double x = static_cast<double>(k0 + k) * h;
+    const double e = std::exp(l + lam * x - mx);
+    s0 += e;
+    s1 += e * x;
+    s2 += e * x * x;
+  }
+  const double m1 = s1 / s0;
+  return {mx + std::log(s0), m1, std::max(s2 / s0 - m1 * m1, 0.0)};
+}
+
+// theta >= theta_floor with Lambda'(theta) = 0 if that root exceeds the floor (spec §3 D).
+double solve_theta(Arr g, std::int64_t k0, double h, double theta_floor) {
+  const auto G = logs(g.data(), g.shape(0));
+  if (log_mgf(G, k0, h, theta_floor).d1 >= 0) return theta_floor;
+  double lo = theta_floor, hi = std::max(2.0 * theta_floor, 1.0 / h);
+  for (int i = 0; i < 200 && log_mgf(G, k0, h, hi).d1 < 0; ++i) hi *= 2.0;
+  if (log_mgf(G, k0, h, hi).d1 < 0) throw std::domain_error("tilt: no positive mass");
+  for (int i = 0; i < 64; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (log_mgf(G, k0, h, mid).d1 < 0) lo = mid; else hi = mid;
+    if (hi - lo <= 1e-12 * hi) break;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// Tilted pmf g_theta(k) = g(k) exp(theta x_k - Lambda) and the tilted-TV error tau
+// (spec §3 F(i)): tau = sum_k eta_k e^{theta x_k - Lambda} + rounding of the tilt itself.
+py::tuple tilt(Arr g, Arr eta, std::int64_t k0, double h, double theta) {
+  const auto K = g.shape(0);
+  const double* G = g.data();
+  const double* Et = eta.data();
+  const Mgf M = log_mgf(logs(G, K), k0, h, theta);
+  Arr out(K);
+  auto O = out.mutable_unchecked<1>();
+  double tau = 0, mass = 0;
+  for (py::ssize_t k = 0; k < K; ++k) {
+    const double x = theta * static_cast<double>(k0 + k) * h - M.L;
+    const double ex = std::exp(x);
+    O(k) = G[k] * ex;
+    mass += O(k);
+    tau += Et[k] * ex * (1.0 + 1e-12) + O(k) * kU * (std::fabs(theta * static_cast<double>(k0 + k) * h) + std::fabs(M.L) + 8.0);
+  }
+  tau += mass * static_cast<double>(K) * kU;  // summation error of mass
+  return py::make_tuple(out, M.L, M.d1, M.d2, tau, mass * (1.0 + static_cast<double>(K + 4) * kU));
+}
+
+// log of the Chernoff bound for the n-fold sum S of the (sub-)probability vector gt on
+// nodes (k0+k)h: dir=+1: P(S >= b) <= exp(-lam b + n log M(lam)); dir=-1: P(S <= b) <=
+// exp(lam b + n log M(-lam)); minimised over lam >= 0 (any lam >= 0 is valid, so the
+// minimiser need not be exact). Returns 0 (probability 1) when no lam helps.
+double chernoff_log(Arr gt, std::int64_t k0, double h, double n, double b, int dir) {
+  const auto G = logs(gt.data(), gt.shape(0));
+  const double sgn = dir > 0 ? 1.0 : -1.0;
+  auto f = [&](double lam, double* d) {
+    const Mgf M = log_mgf(G, k0, h, sgn * lam);
+    if (d) *d = -sgn * b + n * sgn * M.d1;
+    return -sgn * lam * b + n * M.L;
+  };
+  double d0;
+  double best = std::min(0.0, f(0.0, &d0));
+  if (d0 >= 0) return std::min(best, 0.0);
+  double lo = 0, hi = 1.0 / h, dh;
+  for (int i = 0; i < 200; ++i) {
+    best = std::min(best, f(hi, &dh));
+    if (dh >= 0) break;
+    lo = hi;
+    hi *= 2.0;
+  }
+  if (dh < 0) return best;
+  for (int i = 0; i < 80; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    double dm;
+    best = std::min(best, f(mid, &dm));
+    if (dm < 0) lo = mid; else hi = mid;
+  }
+  return best;
+}
+
+// Smallest edge b certified by one Chernoff bound: P(S >= b) <= exp(log_target) (dir=+1) or
+// P(S <= b) <= exp(log_target) (dir=-1): b(lam) = dir (n log M(dir lam) - log_target)/lam,
+// minimised over lam > 0 by golden-section search on log lam (any lam is valid).
+double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir,
+                     double lam_scale) {
+  const auto G = logs(gt.data(), gt.shape(0));
+  const double sgn = dir > 0 ? 1.0 : -1.0;
+  auto b = [&](double ll) {
+    const double lam = std::exp(ll);
+    return sgn * (n * log_mgf(G, k0, h, sgn * lam).L - log_target) / lam;
+  };
+  // b is -dir*edge-minimised: we want the smallest edge for dir=+1 (largest for dir=-1),
+  // i.e. minimise sgn*b(lam) = (n log M - log_target)/lam.
+  auto obj = [&](double ll) { return sgn * b(ll); };
+  double lo = std::log(lam_scale) - 12.0, hi = std::log(lam_scale) + 12.0;
+  const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
+  double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
+  double f1 = obj(x1), f2 = obj(x2);
+  for (int i = 0; i < 45; ++i) {
+    if (f1 < f2) {
+      hi = x2; x2 = x1; f2 = f1; x1 = hi - gr * (hi - lo); f1 = obj(x1);
+    } else {
+      lo = x1; x1 = x2; f1 = f2; x2 = lo + gr * (hi - lo); f2 = obj(x2);
+    }
+  }
+  return sgn * std::min(f1, f2);
+}
+
+// Power step (spec §3 E-F): Q = exp(n Log z) per frequency, z the computed rfft of the
+// tilted pmf with componentwise error <= e. Returns Q and the l2 norms over the full
+// (Hermitian) spectrum of the bound on |Q~ - Q| and of Q~. Error model per frequency:
+//   |z~^n - z^n| <= n e (|z~| + e)^(n-1)   (mean value theorem on the segment)
+//   evaluating exp(n Log z~): exponent error <= n (2u (|log|z~|| + pi + 1)) + u |n Log z~|,
+//   so relative error <= expm1(that) + 4u.
+py::tuple power(CArr z, double n, double e, std::int64_t N) {
+  const auto M = z.shape(0);
+  CArr out(M);
+  const std::size_t nb = static_cast<std::size_t>((M + 8191) / 8192);
+  std::vector<double> e2(nb, 0.0), qq(nb, 0.0);
+  std::complex<double>* Op = out.mutable_data();
+  const std::complex<double>* Zp = z.data();
+  {
+    py::gil_scoped_release release;
+    parallel_blocks(nb, 0, [&](std::size_t blk) {
+      const py::ssize_t k1 = static_cast<py::ssize_t>(blk) * 8192;
+      const py::ssize_t k2 = std::min<py::ssize_t>(M, k1 + 8192);
+      double a2 = 0, b2 = 0;
+      for (py::ssize_t k = k1; k < k2; ++k) {
+        const std::complex<double> zk = Zp[k];
+        const double az = std::abs(zk);
+        std::complex<double> q(0.0, 0.0);
+        double rel = 0;
+        // |z|^n below 1e-320: q is 0 in double; the bound below covers |q| itself.
+        const double lq = az > 0 ? n * std::log(az) : -std::numeric_limits<double>::infinity();
+        double b = 0;
+        if (lq > -736.0) {
+          const std::complex<double> lz = std::log(zk);
+          q = std::exp(n * lz);
+          const double ex = n * 2.0 * kU * (std::fabs(lz.real()) + M_PI + 1.0) + kU * n * std::abs(lz);
+          rel = std::expm1(ex) + 4.0 * kU;
+          b = std::abs(q) * rel;
+        } else if (lq > -std::numeric_limits<double>::infinity()) {
+          b = std::exp(lq + 1.0);  // the dropped value itself (and its rounding)
+        }
+        if (e > 0) b += n * e * std::exp((n - 1.0) * std::log(az + e));
+        const bool single = (k == 0) || (N % 2 == 0 && k == M - 1);
+        const double wgt = single ? 1.0 : 2.0;
+        const double aq = std::abs(q);
+        a2 += wgt * b * b;
+        b2 += wgt * aq * aq;
+        Op[k] = q;
+      }
+      e2[blk] = a2;
+      qq[blk] = b2;
+    });
+  }
+  double err2 = 0, q2 = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    err2 += e2[b];
+    q2 += qq[b];
+  }
+  return py::make_tuple(out, std::sqrt(err2) * (1.0 + 1e-10), std::sqrt(q2));
+}
+
+inline double log_phibar(double x) {
+  // log Phibar(x), an upper value: erfc for x < 30 (relative error < 64u, covered by the
+  // caller's margin), else the Mills-ratio bound Phibar(x) <= phi(x)/x.
+  if (x < 30.0) return std::log(0.5 * std::erfc(x / std::sqrt(2.0)));
+  return -0.5 * x * x - std::log(x * std::sqrt(2.0 * M_PI));
+}
+
+// Sums over the window W = {sa, ..., sa + N - 1} (lattice units; value s h):
+//   E    = sum_{s>0} s h e^{-theta s h} q(s),       fnorm = ||s_+ h e^{-theta s h}||_2,
+//   gap  = sum_s q(s) e^{-theta s h} Psi((|s h| - t)_+),  gnorm = ||those weights||_2,
+// with Psi(u) = sqrt(2 pi v) Phibar(u / sqrt v). q is the circular n-fold pmf: position r
+// holds s with s = n k0 + r (mod N).
+py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double theta, double t,
+                      double v) {
+  const auto N = q.shape(0);
+  const double* Q = q.data();
+  double E = 0, f2 = 0, gap = 0, g2 = 0, Ea = 0, ga = 0;
+  const double sv = std::sqrt(v);
+  const double lpsi0 = 0.5 * std::log(2.0 * M_PI * v);
+  {
+    py::gil_scoped_release release;
+    const std::int64_t NN = static_cast<std::int64_t>(N);
+    std::int64_t off = ((sa - nk0) % NN + NN) % NN;  // position of s = sa
+    for (std::int64_t i = 0; i < NN; ++i) {
+      const std::int64_t s = sa + i;
+      const std::int64_t r = (off + i) % NN;
+      const double x = static_cast<double>(s) * h;
+      const double qv = Q[r];
+      if (s > 0) {
+        const double f = x * std::exp(-theta * x);
+        E += f * qv;
+        Ea += f * std::fabs(qv);
+        f2 += f * f;
+      }
+      if (v > 0) {
+        const double u = std::max(std::fabs(x) - t, 0.0);
+        const double lw = lpsi0 + log_phibar(u / sv) - theta * x;
+        const double w = lw > 700 ? std::exp(700.0) : std::exp(lw);
+        gap += w * qv;
+        ga += w * std::fabs(qv);
+        g2 += w * w;
+      }
+    }
+  }
+  // Summation rounding: error <= N u sum|a_i| (the caller adds it from Ea, ga).
+  return py::make_tuple(E, std::sqrt(f2), gap, std::sqrt(g2), Ea, ga);
+}
+
+}  // namespace
+
+void register_accountant(py::module_& m) {
+  m.def("assemble", &assemble, "hat-rounding lattice pmf and its error bound");
+  m.def("solve_theta", &solve_theta, "tilt parameter (Lambda'(theta)=0, floored)");
+  m.def("tilt", &tilt, "tilted pmf, Lambda, mean, variance, tau, mass bound");
+  m.def("chernoff_log", &chernoff_log, "log Chernoff tail bound of the n-fold sum");
+  m.def("log_mgf", [](Arr g, std::int64_t k0, double h, double lam) {
+    const Mgf r = log_mgf(logs(g.data(), g.shape(0)), k0, h, lam);
+    return py::make_tuple(r.L, r.d1, r.d2);
+  });
+  m.def("chernoff_edge", &chernoff_edge, "edge of the window certified by a Chernoff bound");
+  m.def("power", &power, "z^n with its error bound");
+  m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
+}
+
 }  // namespace sharpdp

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from sharpdp import _validation as V
+from sharpdp._rng import core_seed
+
+# Rows of x may exceed the unit norm by this much (rounding of a scaled row).
+_BALL_TOL = 1e-12
 
 
 class LocalRandomizer:
@@ -56,6 +62,76 @@ class BlanketMixedGaussian(LocalRandomizer):
 
     def _params(self) -> dict:
         return {"gamma": self.gamma, "sigma0": self.sigma0, "dim": self.dim}
+
+    def sample(self, x, rng=None, threads: int | None = None) -> np.ndarray:
+        """Randomize every row of ``x`` (one message per user), in C++.
+
+        Row i becomes ``Y_i = sigma0 Z_i + (1 - B_i) x_i`` with
+        ``Z_i ~ N(0, I_d)`` (ziggurat method) and ``B_i ~ Bernoulli(gamma)``
+        (seed 001, Algorithm "Blanket-Mixed Gaussian Mechanism"). Rows are
+        processed in fixed blocks of ``sharpdp._core.samplers.BLOCK_ROWS``,
+        each with its own random stream, so the output depends only on the
+        seed drawn from ``rng`` and is bit-identical for any ``threads``.
+
+        Parameters
+        ----------
+        x : array_like of float64, shape (n, dim)
+            Inputs in the unit L2 ball (row norms <= 1 + 1e-12), n >= 1.
+        rng : numpy.random.Generator, int, SeedSequence or None
+            Source of the 64-bit seed (``None``: fresh OS entropy).
+        threads : int, optional
+            Worker threads (default: all cores). Does not change the output.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n, dim)
+            The messages, in the order of the rows (not shuffled).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` is empty, not of shape (n, dim), not finite, or has a
+            row outside the unit ball; if ``threads`` < 1.
+        """
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("x must be an array of real numbers") from exc
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"x must have shape (n, {self.dim}), got {x.shape}")
+        if x.shape[0] == 0:
+            raise ValueError("x must not be empty")
+        nthreads = 0 if threads is None else V.integer("threads", threads, lo=1)
+        from sharpdp._core_loader import core
+
+        # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
+        return core.samplers.bmg_sample(x, self.gamma, self.sigma0, core_seed(rng), nthreads,
+                                        (1.0 + _BALL_TOL) ** 2)
+
+    def estimate(self, messages) -> np.ndarray:
+        """Unbiased linear estimate of the mean of the inputs (seed 001, eq. (gaussian-blanket-unbiased-estimator)).
+
+        ``(1 / (1 - gamma)) * mean of the rows``: E[Y] = (1 - gamma) x for
+        each message, so the estimate is unbiased for the mean of the inputs,
+        with worst-case MSE ``mse_single / n``. The order of the rows (shuffled
+        or not) does not matter.
+
+        Parameters
+        ----------
+        messages : array_like of float64, shape (n, dim)
+            Messages produced by :meth:`sample`, n >= 1.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (dim,)
+
+        Raises
+        ------
+        ValueError
+            If ``messages`` is empty, not of shape (n, dim) or not finite.
+        """
+        y = V.real_array("messages", messages, shape=(None, self.dim))
+        return y.mean(axis=0) / (1.0 - self.gamma)
 
     @property
     def chi_lo(self) -> float:

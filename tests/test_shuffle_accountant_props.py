@@ -1,0 +1,76 @@
+"""Properties and input validation of the certified shuffle accountant."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
+
+BMG = BlanketMixedGaussian(0.9, 3.0, 1)
+
+
+@settings(max_examples=6, deadline=None)
+@given(eps=st.floats(0.0, 0.02), n=st.sampled_from([10, 100, 1000]))
+def test_lower_le_upper(eps, n):
+    lo, up = ShuffleAccountant(BMG, n).get_delta_bounds(eps)
+    assert 0.0 <= lo <= up and math.isfinite(up)
+
+
+def test_delta_non_increasing_in_epsilon():
+    acc = ShuffleAccountant(BMG, 1000)
+    eps = np.linspace(0.0, 0.012, 4)
+    up = acc.get_delta(eps)
+    assert up.shape == eps.shape
+    assert np.all(np.diff(up) <= 0)
+
+
+def test_get_epsilon_round_trip():
+    acc = ShuffleAccountant(BMG, 100)
+    delta = 1e-6
+    e = acc.get_epsilon(delta)
+    assert e > 0 and acc.get_delta(e) <= delta
+    assert acc.get_delta(e * (1 - 3e-3)) > delta  # bracket width is xtol = 1e-3
+
+
+def test_get_epsilon_zero_when_met():
+    acc = ShuffleAccountant(BMG, 100)
+    assert acc.get_epsilon(0.9) == 0.0
+
+
+def test_tiny_delta_and_huge_n():
+    acc = ShuffleAccountant(BlanketMixedGaussian(0.95, 4.6, 1), 10**9)
+    lo, up = acc.get_delta_bounds(1e-5)
+    # the grid cap (N <= 2^22) can keep lo at 0 at n = 1e9: up stays certified
+    assert 0 <= lo <= up < 1 and math.isfinite(up) and up > 0
+    e = ShuffleAccountant(BMG, 100).get_epsilon(1e-15)
+    assert 0 < e < 10
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ValueError, match="n"):
+        ShuffleAccountant(BMG, 0)
+    with pytest.raises(ValueError, match="adjacency"):
+        ShuffleAccountant(BMG, 10, "swap")
+    with pytest.raises(ValueError, match="rel_tol"):
+        ShuffleAccountant(BMG, 10, rel_tol=0.0)
+    acc = ShuffleAccountant(BMG, 10)
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.get_delta(-0.1)
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.get_delta(float("nan"))
+    with pytest.raises(ValueError, match="delta"):
+        acc.get_epsilon(1.0)
+    with pytest.raises(ValueError, match="delta"):
+        acc.get_epsilon(0.0)
+
+
+def test_huge_epsilon_is_finite_and_positive():
+    acc = ShuffleAccountant(BMG, 1000)
+    for e in (50.0, 1000.0):
+        lo, up = acc.get_delta_bounds(e)
+        assert 0.0 <= lo <= up and 0.0 < up < 1e-300  # true value > 0 (unbounded L), tiny

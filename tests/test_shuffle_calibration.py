@@ -1,0 +1,204 @@
+"""optimal_bmg (chi-constrained Err_1 optimum) and calibrate_bmg (certified-delta calibration)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sharpdp.shuffle import BlanketMixedGaussian, calibrate_bmg, optimal_bmg, template_delta_estimate
+from sharpdp.shuffle import calibration as C
+
+
+# ---------------------------------------------------------------- optimal_bmg
+def _err_at_chi(a, chi, d):
+    return d / (a * a * np.log1p((1 - a) / (a * a * chi * chi))) + (1 - a) / a
+
+
+def test_optimal_bmg_errata_value_chi2_d1():
+    b = optimal_bmg(2.0, 1)
+    # errata: the true optimum at chi = 2, d = 1 is ~10.75, not the asymptotic 7.78
+    assert b.mse_single == pytest.approx(10.7497, abs=1e-3)
+    assert b.mse_single > 4 * (1 + 1.5 * 2 ** (-2 / 3)) + 2.9
+
+
+@pytest.mark.parametrize("chi,d", [(0.3, 1), (2.0, 1), (5.0, 3), (50.0, 10), (1e3, 2), (1e5, 1)])
+def test_optimal_bmg_constraint_active_and_beats_dense_grid(chi, d):
+    b = optimal_bmg(chi, d)
+    assert isinstance(b, BlanketMixedGaussian) and b.dim == d and 0 < b.gamma < 1
+    assert chi <= b.chi_lo <= chi * (1 + 1e-12)  # feasible, constraint active
+    # brute force over A = 1 - gamma (constraint at equality), 2e5 log-spaced points
+    a = np.exp(np.linspace(math.log(1 - b.gamma) - 3, min(math.log(1 - b.gamma) + 3, -1e-12), 200_001))
+    assert b.mse_single <= _err_at_chi(a, chi, d).min() * (1 + 1e-9)
+
+
+def test_optimal_bmg_beats_every_feasible_point_of_a_2d_grid():
+    chi, d = 3.0, 2
+    b = optimal_bmg(chi, d)
+    g, s = np.meshgrid(np.linspace(0.01, 0.99, 400), np.linspace(0.2, 10.0, 400))
+    chi_lo = np.sqrt(g / ((1 - g) ** 2 * np.expm1(1 / s**2)))
+    err = d * s**2 / (1 - g) ** 2 + g / (1 - g)
+    feasible = chi_lo >= chi
+    assert feasible.any()
+    assert b.mse_single <= err[feasible].min()
+    assert err[feasible].min() <= b.mse_single * 1.02  # the grid gets close: same problem
+
+
+def test_optimal_bmg_asymptotics():
+    # Err_1 / (d chi^2) = 1 + 1.5 chi^(-2/3) + O(chi^(-4/3)) (seed 001, Theorem gaussian-blanket-mixture-minimax)
+    scaled = []
+    for chi in (1e2, 1e3, 1e4, 1e5, 1e6):
+        rem = optimal_bmg(chi, 1).mse_single / chi**2 - 1 - 1.5 * chi ** (-2 / 3)
+        scaled.append(rem * chi ** (4 / 3))
+        # the paper's choice A = chi^(-2/3) is feasible and never better than the optimum
+        a = chi ** (-2 / 3)
+        assert optimal_bmg(chi, 1).mse_single <= _err_at_chi(a, chi, 1) * (1 + 1e-12)
+    scaled = np.array(scaled)
+    assert np.all((scaled > 1.0) & (scaled < 3.0))  # remainder is Theta(chi^(-4/3))
+    assert abs(scaled[-1] - scaled[-2]) < 0.01 * scaled[-1]  # and its constant has converged
+    # for d > 1 the same leading behaviour holds
+    rem = optimal_bmg(1e5, 5).mse_single / (5 * 1e10) - 1 - 1.5 * 1e5 ** (-2 / 3)
+    assert 0 < rem * 1e5 ** (4 / 3) < 3.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 1e4), st.floats(1.001, 3.0), st.integers(1, 20))
+def test_optimal_bmg_monotone_in_chi_and_dim(chi, factor, d):
+    e = optimal_bmg(chi, d).mse_single
+    assert optimal_bmg(chi * factor, d).mse_single >= e * (1 - 1e-9)
+    assert optimal_bmg(chi, d + 1).mse_single >= e * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("chi,dim,name", [(0.0, 1, "chi"), (-1.0, 1, "chi"), (float("nan"), 1, "chi"),
+                                          (float("inf"), 1, "chi"), (1.0, 0, "dim")])
+def test_optimal_bmg_bad_input(chi, dim, name):
+    with pytest.raises(ValueError, match=name):
+        optimal_bmg(chi, dim)
+
+
+def test_template_estimate_matches_seed_template_at_large_a():
+    # (phi(a) - a Phi(-a))/(chi sqrt n) ~ f_{n,eps}(chi) = exp(-a^2/2)/(sqrt(2 pi) chi^3 eps^2 n^1.5)
+    chi, n = 2.0, 10**6
+    for a, tol in ((10.0, 0.03), (30.0, 0.004)):
+        eps = a / (chi * math.sqrt(n))
+        f = math.exp(-a * a / 2) / (math.sqrt(2 * math.pi) * chi**3 * eps**2 * n**1.5)
+        assert template_delta_estimate(chi, n, eps) / f == pytest.approx(1.0, abs=tol)
+    assert template_delta_estimate(1e-9, 1, 0.0) == 1.0  # capped
+    chis = np.array([0.5, 1.0, 2.0])
+    vals = template_delta_estimate(chis, 1000, 0.1)
+    assert vals.shape == (3,) and np.all(np.diff(vals) < 0)
+
+
+# ---------------------------------------------------------------- calibrate_bmg with a stand-in accountant
+class _StandIn:
+    """Deterministic stand-in with the ShuffleAccountant interface (not a privacy bound).
+
+    delta depends on gamma beyond chi_lo, so the outer search over gamma matters.
+    """
+
+    calls: list = []
+
+    def __init__(self, randomizer, n, adjacency="zero_out"):
+        self.r, self.n = randomizer, n
+        if adjacency not in ("zero_out", "replace"):
+            raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
+
+    def get_delta(self, epsilon):
+        _StandIn.calls.append((self.r.gamma, self.r.sigma0))
+        return template_delta_estimate(self.r.chi_lo, self.n, epsilon) * (1.0 + 0.5 * (1.0 - self.r.gamma))
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    _StandIn.calls = []
+    monkeypatch.setattr(C, "_make_accountant", lambda r, n, adjacency: _StandIn(r, n, adjacency))
+    return _StandIn
+
+
+def _brute_force_err(n, eps, delta, d, gammas):
+    best = math.inf
+    for g in gammas:
+        lo, hi = 1e-8, 1e8
+        for _ in range(120):
+            m = math.sqrt(lo * hi)
+            if _StandIn(BlanketMixedGaussian(g, C._sigma0_for_chi(g, m), d), n).get_delta(eps) <= delta:
+                hi = m
+            else:
+                lo = m
+        best = min(best, BlanketMixedGaussian(g, C._sigma0_for_chi(g, hi), d).mse_single)
+    return best
+
+
+@pytest.mark.parametrize("n,eps,delta,d", [(1000, 1.0, 1e-5, 1), (10**5, 0.3, 1e-8, 4), (10, 2.0, 1e-3, 2),
+                                           (10**4, 0.0, 1e-5, 1)])
+def test_calibrate_is_feasible_rechecked_and_optimal(stand_in, n, eps, delta, d):
+    b = calibrate_bmg(n, eps, delta, d, progress=False)
+    assert isinstance(b, BlanketMixedGaussian) and b.dim == d
+    assert stand_in.calls[-1] == (b.gamma, b.sigma0)  # the last call re-checks the returned parameters
+    assert _StandIn(b, n).get_delta(eps) <= delta
+    a = 1 - b.gamma
+    gammas = 1 - np.exp(np.linspace(math.log(a) - 1.5, min(math.log(a) + 1.5, -1e-9), 300))
+    stand_in.calls = []
+    brute = _brute_force_err(n, eps, delta, d, gammas)
+    assert b.mse_single <= brute * (1 + 1e-3)
+    # and it is not absurdly better either (it is the same problem)
+    assert b.mse_single >= brute * (1 - 1e-3)
+
+
+def test_calibrate_progress_bar(stand_in, capsys):
+    calibrate_bmg(1000, 1.0, 1e-5, 1, progress=False)
+    assert capsys.readouterr().err == ""
+    calibrate_bmg(1000, 1.0, 1e-5, 1, progress=None)  # fast: the delayed bar never shows
+    assert capsys.readouterr().err == ""
+    calibrate_bmg(1000, 1.0, 1e-5, 1, progress=True)
+    assert "calibrating BMG" in capsys.readouterr().err
+
+
+def test_calibrate_recheck_failure_is_an_error(monkeypatch):
+    seen = set()
+
+    class Flaky(_StandIn):
+        """Answers 1.0 when asked twice about the same parameters (i.e. at the re-check)."""
+
+        def get_delta(self, epsilon):
+            key = (self.r.gamma, self.r.sigma0)
+            if key in seen:
+                return 1.0
+            seen.add(key)
+            return super().get_delta(epsilon)
+
+    monkeypatch.setattr(C, "_make_accountant", lambda r, n, adjacency: Flaky(r, n, adjacency))
+    with pytest.raises(RuntimeError, match="re-check"):
+        calibrate_bmg(1000, 1.0, 1e-5, 1, progress=False)
+
+
+@pytest.mark.parametrize("args,name", [
+    ((0, 1.0, 1e-5, 1), "n"), ((10.5, 1.0, 1e-5, 1), "n"),
+    ((10, -0.1, 1e-5, 1), "epsilon"), ((10, float("nan"), 1e-5, 1), "epsilon"),
+    ((10, 1.0, 0.0, 1), "delta"), ((10, 1.0, 1.0, 1), "delta"), ((10, 1.0, float("nan"), 1), "delta"),
+    ((10, 1.0, 1e-5, 0), "dim"),
+])
+def test_calibrate_bad_input(stand_in, args, name):
+    with pytest.raises(ValueError, match=name):
+        calibrate_bmg(*args, progress=False)
+
+
+def test_calibrate_bad_adjacency(stand_in):
+    with pytest.raises(ValueError, match="adjacency"):
+        calibrate_bmg(100, 1.0, 1e-5, 1, adjacency="nope", progress=False)
+
+
+# ---------------------------------------------------------------- with the certified accountant
+def test_calibrate_with_certified_accountant():
+    acc = pytest.importorskip("sharpdp.shuffle.accountant")
+    n, eps, delta, d = 1000, 0.05, 1e-5, 2  # chi ~ 1.9: light enough tails for a quick accountant
+    b = calibrate_bmg(n, eps, delta, d, progress=False)
+    assert acc.ShuffleAccountant(b, n).get_delta(eps) <= delta
+    # (nearly) smallest: 1% less noise at the same gamma is no longer certified
+    worse = BlanketMixedGaussian(b.gamma, b.sigma0 * 0.99, d)
+    assert acc.ShuffleAccountant(worse, n).get_delta(eps) > delta
+    # better than the chi-optimal BMG at the template's chi guess whenever that one is certified
+    guess = optimal_bmg(C._template_chi(n, eps, delta), d)
+    if acc.ShuffleAccountant(guess, n).get_delta(eps) <= delta:
+        assert b.mse_single <= guess.mse_single * (1 + 1e-3)
