@@ -140,11 +140,11 @@ class FiniteLaw(Law):
     def cells(self, x0, h, K):
         m = np.zeros(K)
         w = np.zeros(K)
+        # Same partition as prob_below(x0) / prob_above(x0 + K h): [x0, x0 + K h) is inside.
         t = (self.values - x0) / h
-        j = np.floor(t)
-        inside = (j >= 0) & (j < K) & (self.probs > 0)
-        ji = j[inside].astype(np.int64)
-        frac = t[inside] - ji
+        inside = (self.values >= x0) & (self.values < x0 + K * h) & (self.probs > 0)
+        ji = np.clip(np.floor(t[inside]), 0, K - 1).astype(np.int64)
+        frac = np.clip(t[inside] - ji, 0.0, 1.0)
         np.add.at(m, ji, self.probs[inside])
         np.add.at(w, ji, self.probs[inside] * frac)
         # frac carries an absolute error <= 4u(|v - x0|/h + 1).
@@ -158,7 +158,8 @@ class FiniteLaw(Law):
         return p, 4.0 * _U * p
 
     def prob_above(self, x):
-        p = float(self.probs[self.values > x].sum())
+        # P(L >= x): an atom exactly at the top edge is clamped there, never dropped.
+        p = float(self.probs[self.values >= x].sum())
         return p, 4.0 * _U * p
 
     def tail_upper(self, T):

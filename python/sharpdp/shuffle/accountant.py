@@ -140,8 +140,10 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     x0 = -kB * h
     m, w, em, ew = law.cells(x0, h, K)
     plo, eplo = law.prob_below(x0)
-    phi, ephi = law.prob_above(kT * h)
+    phi, ephi = law.prob_above(x0 + K * h)
     psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi)
+    if not abs(float(psi.sum()) - 1.0) <= 1e-9 + float(eta.sum()):
+        raise RuntimeError(f"accountant: lattice pmf lost mass (sum {psi.sum()!r}); refusing to certify")
     g = gamma * psi
     g[kB] += 1.0 - gamma
     eta_g = gamma * eta * (1 + 4 * _U) + 4 * _U * g
@@ -248,8 +250,10 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         gap_log_tilted = math.log(gap_t) if gap_t > 0 else -math.inf
     else:
         lo_main = 0.0
-    tail_T = law.tail_upper(kT * h)
+    tail_T = law.tail_upper(min(kT * h, x0 + K * h))
     tail_B = law.tail_lower(kB * h)
+    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(tau) or not E >= 0:
+        raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
     up = (math.exp(up_main_log) if up_main_log < 709 else math.inf) + tail_T
     up *= 1 + 1e-9
     lo = max((lo_main - tail_B) * (1 - 1e-9), 0.0)
