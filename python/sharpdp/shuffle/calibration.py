@@ -355,3 +355,53 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
         return bmg
     finally:
         bar.close()
+
+
+def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out"):
+    """The 1-D Gaussian local randomizer (gamma = 0) with the smallest sigma0 certified at (epsilon, delta, n).
+
+    Bisection on sigma0 (the certified delta decreases in sigma0: a larger sigma0
+    is a post-processing) using the accountant's infimum blanket for the
+    Gaussian randomizer (seed 001, Section 4.3; spec ``fft_accountant.md``).
+    The returned sigma0 is the upper end of the final bracket (relative width
+    1e-3), whose certified delta(epsilon) <= delta was verified.
+
+    Parameters
+    ----------
+    n : int
+        Number of users >= 1.
+    epsilon : float
+        Target epsilon >= 0 (nats).
+    delta : float
+        Target delta in (0, 1).
+    adjacency : {"zero_out"}
+        Neighbouring relation passed to the accountant.
+
+    Returns
+    -------
+    GaussianRandomizer
+        With ``dim = 1`` (the accountant supports the Gaussian randomizer in one dimension).
+
+    Raises
+    ------
+    ValueError
+        If n < 1, epsilon < 0, delta not in (0, 1), or any is NaN.
+    """
+    from sharpdp.conversions import _bisect_safe
+    from sharpdp.shuffle.mechanisms import GaussianRandomizer
+
+    n = V.integer("n", n, lo=1)
+    epsilon = V.real("epsilon", epsilon, lo=0.0)
+    delta = V.probability_open("delta", delta)
+
+    def ok(sigma0: float) -> bool:
+        d_up = float(_make_accountant(GaussianRandomizer(sigma0, 1), n, adjacency).get_delta(epsilon))
+        return d_up <= delta
+
+    hi = 1.0
+    while not ok(hi):
+        hi *= 2.0
+    lo = hi / 2.0
+    while lo > 1e-6 and ok(lo):
+        hi, lo = lo, lo / 2.0
+    return GaussianRandomizer(_bisect_safe(ok, lo, hi, rel=1e-3), 1)

@@ -145,8 +145,8 @@ def bmg_chi_up(gamma: float, sigma0: float) -> float:
     configurations x1 = e, x = -e and x = e by 1-D adaptive quadrature (scipy.integrate.quad,
     relative tolerance 1e-10) and returns the smaller index. That these configurations are the
     worst case is checked numerically on grids in the tests (not proven). gamma = 0 gives
-    chi_chua (:func:`gaussian_chi_chua`). Dimensionless, independent of d. (To be attached to
-    ``BlanketMixedGaussian.chi_up`` by the owner of mechanisms.py.)
+    chi_chua (:func:`gaussian_chi_chua`). Dimensionless, independent of d. Also
+    available as ``BlanketMixedGaussian.chi_up``.
     """
     g = V.real("gamma", gamma, lo=0.0, hi=1.0, hi_open=True)
     s = V.real("sigma0", sigma0, lo=0.0, lo_open=True)

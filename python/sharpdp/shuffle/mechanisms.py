@@ -155,6 +155,17 @@ class BlanketMixedGaussian(LocalRandomizer):
         return self.dim * self.sigma0**2 / (1.0 - g) ** 2 + g / (1.0 - g)
 
 
+    @property
+    def chi_up(self) -> float:
+        """Upper shuffle index (seed 001, Section 2.3; zero-out, worst case over inputs).
+
+        Computed by :func:`sharpdp.shuffle.indices.bmg_chi_up`; dimensionless.
+        """
+        from sharpdp.shuffle.indices import bmg_chi_up
+
+        return bmg_chi_up(self.gamma, self.sigma0)
+
+
 class GaussianRandomizer(BlanketMixedGaussian):
     """Gaussian local randomizer ``N(x, sigma0^2 I_d)`` (seed 001, Section 4.3): the gamma = 0 BMG.
 
@@ -171,3 +182,15 @@ class GaussianRandomizer(BlanketMixedGaussian):
 
     def _params(self) -> dict:
         return {"sigma0": self.sigma0, "dim": self.dim}
+
+    @property
+    def chi_chua(self) -> float:
+        """Chua et al.'s index (seed 001, Prop. "Gaussian risk"): 1/sqrt(V(sigma0^2)) with
+        V(s^2) = e^{4/s^2} - 2 e^{2/s^2} + e^{1/s^2}; see :func:`sharpdp.shuffle.indices.gaussian_chi_chua`.
+
+        Its use as a privacy bound rests on an open conjecture: an estimate, not a certificate.
+        """
+        from sharpdp.shuffle.indices import gaussian_chi_chua
+
+        return gaussian_chi_chua(self.sigma0)
+
