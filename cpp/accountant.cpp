@@ -64,7 +64,7 @@ std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, doub
 // Returns psi, eta (pmf error bounds) and mom_err >= sum_g |computed - true moment of g|
 // (lattice units): the mass-weighted overshoot of the assigned values.
 std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64_t J, double lo_mass,
-                                           double lo_err, double hi_mass, double hi_err) {
+                                           double lo_err, double hi_mass, double hi_err, bool down) {
   const auto NC = m.shape(0);
   if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
     throw std::invalid_argument("lower_lattice: bad cell arrays");
@@ -96,27 +96,38 @@ std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::in
       }
       const double a = std::min(-D / d, 1.0);  // fraction closing the group at mean t
       Mg += a * mi; De += a * de; Me += a * emi; Dabs += std::fabs(a * d) + std::fabs(D);
-      P(t) += Mg;
-      E(t) += Me + (cnt + 4) * kU * Mg;
+      P(down ? K - t : t) += Mg;
+      E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
       mom_err += De + (cnt + 4) * kU * Dabs;
       active = false;
       mi *= (1 - a); wl *= (1 - a); emi *= (1 - a); ewi *= (1 - a);
       if (a >= 1.0) return;
     }
   };
-  item(lo_mass, 0.0, 0.0, lo_err, 0.0);
-  for (py::ssize_t i = 0; i < NC; ++i) {
+  // down: the same sweep in the reflected coordinate y = K - x (from the top end down), so the
+  // unfinished last group sits at the bottom end, where the tilt gives it little weight.
+  const double Kd = static_cast<double>(K);
+  item(down ? hi_mass : lo_mass, 0.0, 0.0, down ? hi_err : lo_err, 0.0);
+  for (py::ssize_t ii = 0; ii < NC; ++ii) {
+    const py::ssize_t i = down ? NC - 1 - ii : ii;
     const double mi = M(i);
     if (mi <= 0) continue;
-    const double wi = std::min(std::max(W(i), 0.0), mi) * invJ;
-    item(mi, static_cast<double>(i) * invJ, wi, EM(i), EW(i) * invJ);
+    const double wi = std::min(std::max(W(i), 0.0), mi) * invJ;  // mass * (mean - left edge)
+    const double xl = static_cast<double>(i) * invJ;
+    if (down)
+      item(mi, Kd - xl - invJ, mi * invJ - wi, EM(i), EW(i) * invJ);
+    else
+      item(mi, xl, wi, EM(i), EW(i) * invJ);
   }
-  item(hi_mass, static_cast<double>(K), 0.0, hi_err, 0.0);
+  item(down ? lo_mass : hi_mass, Kd, 0.0, down ? lo_err : hi_err, 0.0);
   if (active && Mg > 0) {
-    // certified lower value of the group mean, floored to the lattice (never an overshoot)
-    const double num = D - De - (cnt + 8) * kU * Dabs;
-    const double den = num < 0 ? Mg - Me * (1 + 4 * kU) : Mg + Me;
-    const double lo_mean = den > 0 ? static_cast<double>(t) + num / den * (1 + 4 * kU) - 1e-9 : -1.0;
+    // certified lower value of the group mean (in x), floored to the lattice: never an overshoot
+    const double sg = down ? 1.0 : -1.0;  // bound the y-mean from above (down) or below (up)
+    const double num = D + sg * (De + (cnt + 8) * kU * Dabs);
+    const double den = (num < 0) == down ? Mg + Me : Mg - Me * (1 + 4 * kU);
+    const double tol = 1e-9 * (1.0 + static_cast<double>(std::llabs(t)));
+    const double ym = den > 0 ? static_cast<double>(t) + num / den + sg * tol : (down ? Kd + 1.0 : -1.0);
+    const double lo_mean = down ? Kd - ym : ym;
     std::int64_t k = static_cast<std::int64_t>(std::floor(lo_mean));
     k = std::max<std::int64_t>(std::min<std::int64_t>(k, K), 0);
     // (all mass lies in [node 0, node K], so node 0 never exceeds the true mean)

@@ -221,8 +221,12 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     log_scale = up_r["log_scale"] - math.log(gamma)
     up_main_log = log_scale + _logsum(up_r["E"], up_r["wrap_low"], up_r["fp"], up_r["tv"])
     # --- lower value: centroid-on-the-lattice law (step H) ---
+    # sweep from the bounded end of the support, so the unfinished last group (floored to the
+    # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
+    lo_s, hi_s = law.support()
+    down = math.isfinite(hi_s) and not math.isfinite(lo_s)
     m, w, em, ew = law.cells(x0, h / _J_LO, K * _J_LO)
-    psi_lo, eta_lo, mom_err = C.lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi)
+    psi_lo, eta_lo, mom_err = C.lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
     g_lo, eta_glo = mix(psi_lo, eta_lo)
     lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, workers)
     low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
