@@ -253,7 +253,9 @@ class _Coarsen(Exception):
 
 
 def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int = 6,
-                 h0: float | None = None) -> dict:
+                 h0: float | None = None, negligible: float = 0.0) -> dict:
+    """Certified bracket for one law; stops refining once upper <= negligible (the caller's
+    maximum over laws is already certified to be larger by a wide margin)."""
     lo_s, hi_s = law.support()
     if hi_s <= 0:
         return dict(lower=0.0, upper=0.0, terms={"note": "L <= 0 almost surely"})
@@ -292,7 +294,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
             B, redo = _choose_B(law, tgt), True
         if best["lower"] > 0 and best["upper"] - best["lower"] <= rel_tol * best["lower"]:
             break
-        if best["upper"] < 1e-40:
+        if best["upper"] < max(1e-30, negligible):
             break  # far below any delta of interest: keep the certified value, skip refinement
         lo, up = res["lower"], res["upper"]
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
@@ -376,7 +378,7 @@ class ShuffleAccountant:
         # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, _EPS_CAP), self.adjacency)):
-            r = _certify_law(law, float(gamma), self.n, rel_tol, self.workers)
+            r = _certify_law(law, float(gamma), self.n, rel_tol, self.workers, negligible=1e-3 * rel_tol * lo_max)
             lo_max = max(lo_max, r["lower"])
             if best is None or r["upper"] > best[1]["upper"]:
                 best = (i, r)
