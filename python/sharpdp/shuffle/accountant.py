@@ -27,14 +27,21 @@ F. floating point: (i) TV bound  sup|f| n tau (m + tau)^(n-1)  for the pmf/tilt 
    the rounding of exp(n Log z), the inverse FFT by the same normwise bound, and the sums by
    Cauchy-Schwarz  |sum f (q~ - q)| <= ||f||_2 ||q~ - q||_2  plus N u sum|f q| for summation.
 G. Up = e^{n Lambda} (E + wrap_low + fp) / (n gamma) + E[(L - T)_+], multiplied by 1 + 1e-9.
-H. Lo: Hoeffding (given the B_i and L_i, the rounding noise xi is a sum of M mean-zero terms each
-   in an interval of length h; v = m* h^2/4 on {M <= m*}, m* from a binomial Chernoff bound):
-   E[Shat_+] - E[S_+] <= E[Psi(|S|)], Psi(u) = sqrt(2 pi v) Phibar(u/sqrt v); |S| >= |Shat| - t off
-   an event of probability <= 2 e^{-t^2/(2v)}, so the gap <= e^{n Lambda} E_theta[Psi((|Shat| - t)_+)
-   e^{-theta Shat}] + Psi(0) 2 e^{-t^2/(2v)} + Psi_n(0) P(M > m*), evaluated on the FFT output
-   (plus its window and round-off bounds, with sup_s Psi((|s|-t)_+) e^{-theta s} <=
-   Psi(0) e^{theta t + theta^2 v/2} for the parts outside the window).
-I. h is refined until (Up - Lo)/Lo <= rel_tol (at most a few rounds, N <= 2^24).
+H. Lo: a convex-order lower law on the same lattice (no Hoeffding gap). If Lt = E[L | C] for a
+   sigma-field C (extra independent randomisation allowed), then sum B_i Lt_i = E[sum B_i L_i | C_1..C_n]
+   and conditional Jensen gives E[(sum B_i Lt_i)_+] <= E[(sum B_i L_i)_+]. C: the law of
+   clamp(L, -B, T) is cut into fine cells of width h/4 (masses and local moments from the same
+   certified ``cells``); consecutive fine cells are merged into groups (the cell at a group's end
+   split by an independent coin) whose conditional mean is exactly a lattice node, which receives
+   the group's mass (cpp ``lower_lattice``; the sweep starts at the bounded end of the support and
+   the unfinished last group, at the far-tail clamp atom, is floored to the lattice). The loss is
+   second order (within-group variance ~ h^2/12), so Lo uses the grid step of Up. Round-off: the
+   groups' moment errors give an overshoot bound mom_err; since (x + y)_+ <= x_+ + y_+,
+   E[(sum B_i Lt_i)_+]/(n gamma) drops by at most mom_err h; the pmf errors enter the same TV
+   bound as in F. The lower law goes through C-F with its own tilt and window:
+   Lo = e^{n Lambda~} (E~ - wrap_high~ - fp~ - tv~)/(n gamma) - mom_err h - E[(-B - L)_+].
+I. a cheap first round at h = sd(L)/4 estimates the value (for the clamps T, B); h is then set
+   from the observed gap (both biases are O(h^2)) and refined until (Up - Lo)/Lo <= rel_tol.
 """
 
 from __future__ import annotations
@@ -338,7 +345,7 @@ class ShuffleAccountant:
     module docstring and spec ``fft_accountant.md`` §3.
 
     The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^22,
-    per-user grid K <= 2^21; e.g. n >= 1e8 with heavy-tailed laws): the upper value is still
+    per-user grid K <= 2^21 / 4; e.g. n >= 1e9): the upper value is still
     certified and :meth:`report` shows the achieved (upper - lower)/lower.
 
     Raises
