@@ -115,12 +115,17 @@ std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::in
     const double wi = std::min(std::max(W(i), 0.0), mi) * invJ;  // mass * (mean - left edge)
     const double xl = static_cast<double>(i) * invJ;
     if (down)
-      item(mi, Kd - xl - invJ, mi * invJ - wi, EM(i), EW(i) * invJ);
+      item(mi, Kd - xl - invJ, mi * invJ - wi, EM(i), (EW(i) + EM(i)) * invJ);
     else
       item(mi, xl, wi, EM(i), EW(i) * invJ);
   }
   item(down ? lo_mass : hi_mass, Kd, 0.0, down ? lo_err : hi_err, 0.0);
-  if (active && Mg > 0) {
+  if (active && Mg > 0 && -D <= 1e-9 * Mg) {
+    // balanced up to rounding: assign t and count the deficit as overshoot
+    P(down ? K - t : t) += Mg;
+    E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
+    mom_err += std::fabs(D) + De + (cnt + 8) * kU * Dabs;
+  } else if (active && Mg > 0) {
     // certified lower value of the group mean (in x), floored to the lattice: never an overshoot
     const double sg = down ? 1.0 : -1.0;  // bound the y-mean from above (down) or below (up)
     const double num = D + sg * (De + (cnt + 8) * kU * Dabs);
