@@ -156,8 +156,8 @@ def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dic
     sig_t = math.sqrt(max(n * var_t, h * h))
     center = n * mu_t / h
     E_est = 0.4 * sig_t / (1.0 + theta * sig_t) ** 2
-    # conservative start (e^-8 below the need): a second FFT is then rarely required
-    log_tgt = math.log(1e-3 * rel_tol * E_est * math.e * theta) - 8.0
+    # conservative start (e^-3 below the need): a second FFT is then rarely required
+    log_tgt = math.log(1e-3 * rel_tol * E_est * math.e * theta) - 3.0
     lam_scale = 1.0 / (sig_t + h)
     supf = 1.0 / (math.e * theta)
     lg_u = None
