@@ -52,6 +52,97 @@ std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, doub
   return {psi, eta};
 }
 
+
+// Lattice pmf of a convex-order LOWER discretisation (spec §3 H, "centroid on the lattice").
+// Input: J fine cells per lattice step (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], mass m_i,
+// local moment w_i = E[(L - x_i)/(h/J); cell], errors em_i, ew_i) plus the clamp atoms at
+// node 0 and node K = ncells/J. Consecutive fine cells (the cell cut at a group's end is
+// split by an independent coin: a randomised sigma-field) are merged into groups whose
+// conditional mean is (in exact arithmetic) the lattice node t_g; the group's mass goes to
+// t_g. The first node >= (mean of the group's first piece) + 1/4 is its target. The last,
+// unfinished group goes to the floor of a certified lower value of its mean.
+// Returns psi, eta (pmf error bounds) and mom_err >= sum_g |computed - true moment of g|
+// (lattice units): the mass-weighted overshoot of the assigned values.
+std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64_t J, double lo_mass,
+                                           double lo_err, double hi_mass, double hi_err, bool down) {
+  const auto NC = m.shape(0);
+  if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
+    throw std::invalid_argument("lower_lattice: bad cell arrays");
+  const std::int64_t K = static_cast<std::int64_t>(NC) / J;
+  Arr psi(K + 1), eta(K + 1);
+  auto P = psi.mutable_unchecked<1>();
+  auto E = eta.mutable_unchecked<1>();
+  auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
+  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = 0.0;
+  const double invJ = 1.0 / static_cast<double>(J);
+  bool active = false;
+  std::int64_t t = 0;
+  double Mg = 0, D = 0, De = 0, Me = 0, mom_err = 0, Dabs = 0, cnt = 0;
+  // item: mass mi at left edge xl (lattice units) with moment-offset wl (mass * (mean - xl))
+  auto item = [&](double mi, double xl, double wl, double emi, double ewi) {
+    while (mi > 0) {
+      if (!active) {
+        const double c = xl + std::min(std::max(wl / mi, 0.0), invJ);
+        t = static_cast<std::int64_t>(std::ceil(c + 0.25));
+        active = true;
+        Mg = D = De = Me = Dabs = cnt = 0;
+      }
+      const double dt = xl - static_cast<double>(t);
+      const double d = mi * dt + wl;  // moment of the item about t
+      const double de = emi * std::fabs(dt) + ewi + 4 * kU * (std::fabs(mi * dt) + std::fabs(wl));
+      if (D + d < 0 || d <= 0) {
+        Mg += mi; D += d; De += de; Me += emi; Dabs += std::fabs(d); cnt += 1;
+        return;
+      }
+      const double a = std::min(-D / d, 1.0);  // fraction closing the group at mean t
+      Mg += a * mi; De += a * de; Me += a * emi; Dabs += std::fabs(a * d) + std::fabs(D);
+      P(down ? K - t : t) += Mg;
+      E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
+      mom_err += De + (cnt + 4) * kU * Dabs;
+      active = false;
+      mi *= (1 - a); wl *= (1 - a); emi *= (1 - a); ewi *= (1 - a);
+      if (a >= 1.0) return;
+    }
+  };
+  // down: the same sweep in the reflected coordinate y = K - x (from the top end down), so the
+  // unfinished last group sits at the bottom end, where the tilt gives it little weight.
+  const double Kd = static_cast<double>(K);
+  item(down ? hi_mass : lo_mass, 0.0, 0.0, down ? hi_err : lo_err, 0.0);
+  for (py::ssize_t ii = 0; ii < NC; ++ii) {
+    const py::ssize_t i = down ? NC - 1 - ii : ii;
+    const double mi = M(i);
+    if (mi <= 0) continue;
+    const double wi = std::min(std::max(W(i), 0.0), mi) * invJ;  // mass * (mean - left edge)
+    const double xl = static_cast<double>(i) * invJ;
+    if (down)
+      item(mi, Kd - xl - invJ, mi * invJ - wi, EM(i), (EW(i) + EM(i)) * invJ);
+    else
+      item(mi, xl, wi, EM(i), EW(i) * invJ);
+  }
+  item(down ? lo_mass : hi_mass, Kd, 0.0, down ? lo_err : hi_err, 0.0);
+  if (active && Mg > 0 && -D <= 1e-9 * Mg) {
+    // balanced up to rounding: assign t and count the deficit as overshoot
+    P(down ? K - t : t) += Mg;
+    E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
+    mom_err += std::fabs(D) + De + (cnt + 8) * kU * Dabs;
+  } else if (active && Mg > 0) {
+    // certified lower value of the group mean (in x), floored to the lattice: never an overshoot
+    const double sg = down ? 1.0 : -1.0;  // bound the y-mean from above (down) or below (up)
+    const double num = D + sg * (De + (cnt + 8) * kU * Dabs);
+    const double den = (num < 0) == down ? Mg + Me : Mg - Me * (1 + 4 * kU);
+    const double tol = 1e-9 * (1.0 + static_cast<double>(std::llabs(t)));
+    const double ym = den > 0 ? static_cast<double>(t) + num / den + sg * tol : (down ? Kd + 1.0 : -1.0);
+    const double lo_mean = down ? Kd - ym : ym;
+    std::int64_t k = static_cast<std::int64_t>(std::floor(lo_mean));
+    k = std::max<std::int64_t>(std::min<std::int64_t>(k, K), 0);
+    // (all mass lies in [node 0, node K], so node 0 never exceeds the true mean)
+    P(k) += Mg;
+    E(k) += Me + (cnt + 4) * kU * Mg;
+  }
+  for (py::ssize_t j = 0; j <= K; ++j) E(j) = E(j) * (1.0 + 8.0 * kU) + 4.0 * kU * P(j);
+  return {psi, eta, mom_err * (1 + 1e-6)};
+}
+
 // log sum_k g_k exp(lam * (k0 + k) h) and its first two derivatives.
 struct Mgf {
   double L, d1, d2;
@@ -285,6 +376,7 @@ py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double
 
 void register_accountant(py::module_& m) {
   m.def("assemble", &assemble, "hat-rounding lattice pmf and its error bound");
+  m.def("lower_lattice", &lower_lattice, "convex-order lower lattice pmf, its error bounds, moment error");
   m.def("solve_theta", &solve_theta, "tilt parameter (Lambda'(theta)=0, floored)");
   m.def("tilt", &tilt, "tilted pmf, Lambda, mean, variance, tau, mass bound");
   m.def("chernoff_log", &chernoff_log, "log Chernoff tail bound of the n-fold sum");

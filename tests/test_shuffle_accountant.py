@@ -176,6 +176,35 @@ def test_bmg_against_reference_convolution(gamma, sigma0, n, eps):
     assert lo <= ref_up * (1 + 1e-3)
 
 
+@pytest.mark.parametrize("gamma,sigma0,n,eps", [
+    (0.9, 3.0, 30, 0.025), (0.7, 1.5, 100, 0.1), (0.95, 4.6, 300, 0.0012), (0.6232, 1.5868, 300, 0.06),
+])
+def test_lower_value_per_order_below_reference(gamma, sigma0, n, eps):
+    """The convex-order lower value of each order of the pair is below that order's independent
+    reference, and tight (within 1%): step H of the module docstring."""
+    from sharpdp.shuffle._laws import laws_for
+    from sharpdp.shuffle.accountant import _certify_law
+
+    pairs = laws_for(BlanketMixedGaussian(gamma, sigma0, 1), eps, "zero_out")
+    for order, (g, law) in enumerate(pairs):
+        ref_lo, ref_up = clamped_reference(*bmg_quadrature(gamma, sigma0, eps, order), gamma, n)
+        r = _certify_law(law, g, n, 1e-2, 1)
+        assert ref_lo > 1e-9
+        assert r["lower"] <= ref_up * (1 + 1e-4)
+        assert r["upper"] >= ref_lo * (1 - 1e-4)
+        assert r["lower"] >= 0.99 * ref_lo
+
+
+@pytest.mark.parametrize("gamma,sigma0,n,eps", [
+    (0.95, 4.6, 10**6, 1.106e-5), (0.95, 4.6, 10**8, 0.0),
+    (0.6232, 1.5868, 10**6, 7.935e-4), (0.6232, 1.5868, 10**8, 5.035e-5),
+])
+def test_default_accuracy_reached_at_large_n(gamma, sigma0, n, eps):
+    rep = ShuffleAccountant(BlanketMixedGaussian(gamma, sigma0, 1), n).report(eps)
+    assert 1e-7 < rep.lower <= rep.upper < 1e-5
+    assert rep.upper - rep.lower <= 1e-2 * rep.lower
+
+
 @pytest.mark.parametrize("gamma,sigma0,n,eps", [(0.9, 3.0, 10, 0.02), (0.6, 1.2, 30, 0.3)])
 def test_bmg_monte_carlo(gamma, sigma0, n, eps):
     rng = np.random.default_rng(12345)

@@ -74,3 +74,28 @@ def test_huge_epsilon_is_finite_and_positive():
     for e in (50.0, 1000.0):
         lo, up = acc.get_delta_bounds(e)
         assert 0.0 <= lo <= up and 0.0 < up < 1e-300  # true value > 0 (unbounded L), tiny
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(-3, 3), st.floats(0.01, 1)), min_size=1, max_size=8),
+       st.floats(0.05, 1.0), st.booleans())
+def test_lower_lattice_law_is_below_in_convex_order(atoms, h, down):
+    """The lattice law of step H is dominated in convex order: E[(Lt - c)_+] <= E[(L - c)_+] for
+    every c (checked at the atoms and lattice nodes), same total mass, mean not above."""
+    from sharpdp._core_loader import core
+    from sharpdp.shuffle import FiniteLaw
+
+    v = np.array([a for a, _ in atoms])
+    p = np.array([b for _, b in atoms])
+    p /= p.sum()
+    law = FiniteLaw(v, p)
+    J = 4
+    x0 = math.floor(v.min() / h) * h - h
+    K = int(math.ceil((v.max() - x0) / h)) + 1
+    m, w, em, ew = law.cells(x0, h / J, K * J)
+    psi, eta, mom_err = core.accountant.lower_lattice(m, w, em, ew, J, 0.0, 0.0, 0.0, 0.0, down)
+    x = x0 + h * np.arange(K + 1)
+    assert psi.min() >= 0 and abs(psi.sum() - 1) < 1e-12 and np.all(eta >= 0) and mom_err >= 0
+    for c in np.concatenate([v, x]):
+        assert psi @ np.maximum(x - c, 0) <= p @ np.maximum(v - c, 0) + mom_err * h + 1e-12
+    assert psi @ x <= p @ v + mom_err * h + 1e-12

@@ -22,7 +22,7 @@ from sharpdp.shuffle.indices import clones_delta  # noqa: E402
 def test_spec_krr_table_bracketed_through_randomized_response(k, eps0, eps, n, exact):
     acc = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")
     lo, up = acc.get_delta_bounds(eps)
-    assert lo <= exact <= up
+    assert lo <= exact * (1 + 1e-6) and up >= exact * (1 - 1e-6)  # the table has 7 digits
     assert up <= exact * 1.01
     assert acc.get_delta(eps) == up
 
