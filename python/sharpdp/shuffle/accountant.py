@@ -253,7 +253,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     overshoot = mom_err * h * (1 + 1e-9)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
     tail_B = law.tail_lower(kB * h)
-    if math.isnan(up_main_log) or math.isnan(tail_T) or not up_r["E"] >= 0:
+    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r["E"]):
         raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
     up = (math.exp(up_main_log) if up_main_log < 709 else math.inf) + tail_T
     up *= 1 + 1e-9
