@@ -65,7 +65,7 @@ def utility_curve(epsilons=None, *, n: int = 10**4, delta: float = 1e-5, progres
     """
     from tqdm.auto import tqdm
 
-    eps = np.geomspace(0.05, 2.0, 8) if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
+    eps = np.geomspace(0.005, 1.0, 8) if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
     rows = []
     for e in tqdm(eps, desc="Figure 1", delay=1.0, disable=progress is False, leave=False):
         bmg = calibrate_bmg(n, float(e), delta, 1, progress=False)
@@ -88,7 +88,7 @@ def privacy_profile(epsilons=None, *, n: int = FIG23_N, rmse: float = FIG23_RMSE
         blanket bound), delta_gm (GM with sigma = rmse, sensitivity 1/n), gamma, sigma0.
     """
     bmg = bmg_for_rmse(gamma, rmse, n)
-    eps = np.linspace(0.05, 1.5, 12) if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
+    eps = np.linspace(1e-4, 2e-3, 12) if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
     lower, upper = ShuffleAccountant(bmg, n).get_delta_bounds(eps)
     return pd.DataFrame({
         "epsilon": eps, "delta_bmg": upper, "delta_bmg_lower": lower,
@@ -129,8 +129,8 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    f1 = utility_curve(np.geomspace(0.1, 1.0, 3) if quick else None, progress=progress)
-    f2 = privacy_profile(np.linspace(0.1, 1.2, 4) if quick else None)
+    f1 = utility_curve(np.array([0.01, 0.05]) if quick else None, progress=progress)
+    f2 = privacy_profile(np.linspace(2e-4, 1.4e-3, 4) if quick else None)
     f3 = n_scaling()
     paths = {}
     specs = [

@@ -1,0 +1,48 @@
+"""Seed 001 figures: parameters, certified safe side, and the one-command regeneration."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sharpdp.conversions import gaussian_mechanism_delta
+from sharpdp.shuffle import ShuffleAccountant
+from sharpdp.shuffle.figures import bmg_for_rmse, n_scaling, privacy_profile
+
+
+def test_bmg_for_rmse_hits_the_target_and_errata_value():
+    bmg = bmg_for_rmse(0.95, 3.16, 1000)
+    assert math.sqrt(bmg.mse_single / 1000) == pytest.approx(3.16, rel=1e-12)
+    assert bmg.sigma0 == pytest.approx(4.99, abs=0.01)  # errata: sigma0 ~ 4.99 at gamma = 0.95
+    with pytest.raises(ValueError, match="rmse"):
+        bmg_for_rmse(0.95, 0.01, 1000)
+
+
+def test_privacy_profile_is_certified_and_non_increasing():
+    df = privacy_profile(np.array([3e-4, 6e-4, 1.2e-3]))
+    assert np.all(df.delta_bmg_lower <= df.delta_bmg)
+    assert np.all(np.diff(df.delta_bmg) <= 0)
+    assert np.allclose(df.delta_gm, gaussian_mechanism_delta(df.epsilon.to_numpy(), 3.16, 1e-3))
+
+
+def test_n_scaling_epsilon_is_on_the_safe_side():
+    df = n_scaling(ns=(100,))
+    bmg = bmg_for_rmse(0.95, 3.16, 1000)
+    e = float(df.epsilon[0])
+    acc = ShuffleAccountant(bmg, 100)
+    assert acc.get_delta(e) <= 1e-5 < acc.get_delta(0.97 * e)
+    assert df.rmse_bmg[0] == pytest.approx(math.sqrt(bmg.mse_single / 100))
+
+
+def test_figures_regenerate_with_one_command(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "figures", "shuffle", "--quick", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr
+    for name in ("figure1_utility", "figure2_privacy_profile", "figure3_n_scaling"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000
+        assert len(pd.read_csv(tmp_path / f"{name}.csv")) >= 2
+    f1 = pd.read_csv(tmp_path / "figure1_utility.csv")
+    assert np.all(f1.rmse_gm <= f1.rmse_bmg)  # the central mechanism is the benchmark
