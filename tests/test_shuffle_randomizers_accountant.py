@@ -156,3 +156,14 @@ def test_smallest_certified_delta_picks_the_minimum():
     d1, src1 = smallest_certified_delta(pu, 5, 1.0)
     assert d1 == min(ShuffleAccountant(pu, 5, adjacency="replace").get_delta(1.0), clones_delta(pu.local_epsilon, 5, 1.0))
     assert src1 in ("blanket", "clones")
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_get_delta_lower_form_band(k):
+    acc = ShuffleAccountant(RandomizedResponse(k, 1.0), 500, adjacency="replace")
+    eps = np.array([0.05, 0.2, 0.4])
+    lo_form = acc.get_delta_lower_form(eps)
+    assert lo_form.shape == eps.shape
+    assert np.all(lo_form <= acc.get_delta(eps)) and np.all(lo_form[:2] > 0)
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.get_delta_lower_form(-1.0)

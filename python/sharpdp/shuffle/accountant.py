@@ -433,6 +433,37 @@ class ShuffleAccountant:
             return float(lo[0]), float(up[0])
         return lo.reshape(arr.shape), up.reshape(arr.shape)
 
+    def get_delta_lower_form(self, epsilon):
+        """Certified lower value of the lower form D_lo(epsilon) (spec ``fft_accountant.md`` §1).
+
+        D_lo is the exact hockey-stick divergence of the shuffled outputs on the datasets
+        (x1, x0, ..., x0) vs (x1', x0, ..., x0), so ``get_delta_lower_form(eps) <= delta(eps) <=
+        get_delta(eps)``: users see the band around the true delta. Requires a randomizer with
+        ``lower_form()`` (e.g. :class:`RandomizedResponse`, :class:`PrivUnit`).
+
+        Parameters
+        ----------
+        epsilon : float or array_like of float
+            epsilon >= 0 (nats).
+
+        Returns
+        -------
+        float or numpy.ndarray of float64
+            Same shape as ``epsilon``.
+
+        Raises
+        ------
+        NotImplementedError
+            If the randomizer has no lower form (e.g. the Gaussian types).
+        ValueError
+            If epsilon < 0 or NaN.
+        """
+        if not hasattr(self.randomizer, "lower_form"):
+            raise NotImplementedError(f"{type(self.randomizer).__name__} has no lower form (D_lo) yet")
+        acc = ShuffleAccountant(self.randomizer.lower_form(), self.n, self.adjacency,
+                                rel_tol=self.rel_tol, workers=self.workers)
+        return acc.get_delta_bounds(epsilon)[0]
+
     def get_delta(self, epsilon):
         """Certified upper bound on delta(epsilon) of the shuffled mechanism.
 
