@@ -1,0 +1,17 @@
+"""The README's Python example runs and its claims hold."""
+
+import pathlib
+import re
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_python_example_runs():
+    code = re.search(r"```python\n(.*?)```", README.read_text(), flags=re.S).group(1)
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    acc = ns["acc"]
+    lo, up = acc.get_delta_bounds(1e-5)
+    assert 0 < lo <= up <= 1.01 * lo
+    eps = acc.get_epsilon(1e-6)
+    assert acc.get_delta(eps) <= 1e-6
