@@ -167,3 +167,12 @@ def test_get_delta_lower_form_band(k):
     assert np.all(lo_form <= acc.get_delta(eps)) and np.all(lo_form[:2] > 0)
     with pytest.raises(ValueError, match="epsilon"):
         acc.get_delta_lower_form(-1.0)
+
+
+def test_pure_ldp_epsilon_never_exceeds_local_level():
+    # binary RR with eps0 = 8 at n = 1000: the blanket bound is weak (gamma ~ 7e-4), the local
+    # eps0-LDP guarantee is the better one: epsilon <= eps0 and delta(eps >= eps0) = 0.
+    acc = ShuffleAccountant(RandomizedResponse(2, 8.0), 1000, adjacency="replace")
+    e = acc.get_epsilon(1e-6)
+    assert 0 < e <= 8.0
+    assert acc.get_delta(8.0) == 0.0 and acc.get_delta(7.9) > 0.0

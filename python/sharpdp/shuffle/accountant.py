@@ -189,12 +189,12 @@ def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dic
         sup_lo = supf if a_val > 0 else 0.0
         wrap_low = sup_up * P_hi + sup_lo * P_lo
         wrap_high = supf * (P_hi + P_lo)
-        if E > 0 and wrap_high <= 1e-3 * rel_tol * E:
-            break
+        if (E > 0 and wrap_high <= 1e-3 * rel_tol * E) or not math.isfinite(wrap_high):
+            break  # (a non-finite window bound makes Up infinite: useless but still safe)
         if E <= 0:
             log_tgt -= 10.0
         else:
-            log_tgt += math.log(1e-4 * rel_tol * E / wrap_high)
+            log_tgt += math.log(1e-4 * rel_tol) + math.log(E) - math.log(wrap_high)  # no underflow
     # tau also absorbs the folding sums (at most ceil((K+1)/N) terms per bin)
     tau += (math.ceil((K + 1) / N) + 2) * _U * mass
     fp = fnorm * err_q + N * _U * Ea
@@ -423,7 +423,11 @@ class ShuffleAccountant:
         flat = arr.ravel()
         lo = np.empty(flat.size)
         up = np.empty(flat.size)
+        cap = self._local_epsilon()
         for j, e in enumerate(flat):
+            if cap is not None and e >= cap:
+                lo[j] = up[j] = 0.0  # eps0-LDP reports: the shuffled output is eps0-DP
+                continue
             rep = self.report(float(e))
             lo[j], up[j] = rep.lower, rep.upper
         # D_up is non-increasing in epsilon, so Up(eps') certifies every eps >= eps' too.
@@ -500,11 +504,22 @@ class ShuffleAccountant:
         except (ValueError, ZeroDivisionError, ArithmeticError):
             return 0.1
 
+    def _local_epsilon(self) -> float | None:
+        """eps0 of a pure eps0-LDP randomizer (attribute ``local_epsilon``), else None.
+
+        Each report is eps0-LDP, so the shuffled output (a post-processing of the one report
+        that differs between neighbours; for zero-out, R_bot = R_BG lies within e^{+-eps0} of
+        every R_x too) is (eps0, 0)-DP: delta(eps) = 0 for eps >= eps0.
+        """
+        cap = getattr(self.randomizer, "local_epsilon", None)
+        return float(cap) if cap is not None else None
+
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
         Bisection on the certified upper value (spec §5); returns the end of the final bracket
         at which ``get_delta(eps) <= delta`` was verified; exactly 0.0 if it already holds at 0.
+        For pure eps0-LDP randomizers the answer never exceeds eps0 (where delta = 0).
 
         Parameters
         ----------
@@ -526,6 +541,9 @@ class ShuffleAccountant:
         fast = lambda e: self._report(e, max(self.rel_tol, 0.05)).upper  # noqa: E731
         if full(0.0) <= delta:
             return 0.0
+        cap = self._local_epsilon()
+        if cap is not None and fast(cap) > delta:
+            return cap  # the blanket bound is no better than the local guarantee
         g = self._guess_epsilon(delta)
         if fast(g) <= delta:
             lo, hi = 0.0, g
@@ -558,7 +576,7 @@ class ShuffleAccountant:
                 hi = mid
             else:
                 lo = mid
-        return hi
+        return hi if cap is None else min(hi, cap)
 
 
 __all__ = ["ShuffleAccountant", "AccountantReport"]
