@@ -141,3 +141,177 @@ def test_bmg_chi_up_worst_case_in_two_dimensions():
         for r in (0.5, 1.0):
             assert var((1.0, 0.0), (r * math.cos(th), r * math.sin(th))) <= anti * (1 + 1e-9)
     assert var((0.6, 0.0), (-1.0, 0.0)) <= anti
+
+
+# ------------------------------------------------------------------ certified mode (log_curvature)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sharpdp.shuffle import ShuffleAccountant  # noqa: E402
+from sharpdp.shuffle.indices import certified_two_point_atoms  # noqa: E402
+
+TR = 8.0  # BMG truncated to [-TR, TR] and renormalised (mass outside ~1e-15: the same delta to ~1e-15)
+Z0 = norm.cdf(TR) - norm.cdf(-TR)
+ZX = GAM * Z0 + (1 - GAM) * (norm.cdf(TR - 1) - norm.cdf(-TR - 1))  # equal for x = +-1
+
+
+@njit
+def tbmg(y, x):
+    c = 1 / (SIG * math.sqrt(2 * math.pi) * ZX)
+    return c * (GAM * math.exp(-0.5 * (y / SIG) ** 2) + (1 - GAM) * math.exp(-0.5 * ((y - x) / SIG) ** 2))
+
+
+@njit
+def tphi(y):
+    return math.exp(-0.5 * (y / SIG) ** 2) / (SIG * math.sqrt(2 * math.pi) * Z0)
+
+
+@njit
+def quad_mean(y, x):
+    # on [0, 1]: E[Y | x] = 1/2 + x^2 / 12, not affine in x
+    return 1.0 + 0.5 * x * x * (2 * y - 1)
+
+
+@njit
+def zero_half(y, x):
+    return 8.0 * max(y - 0.5, 0.0) * (1 + 0.1 * x)
+
+
+@njit
+def flat(y):
+    return 1.0
+
+
+@pytest.fixture(scope="module")
+def cbmg():
+    # |d^2/dy^2 log| <= 1/SIG^2 for the BMG with |x| <= 1, SIG^2 >= 1/8, and for the blanket
+    return GeneralRandomizer(tbmg, [-1.0, 1.0], (-TR, TR), blanket=tphi, gamma=GAM, cells=512, log_curvature=1.0)
+
+
+def _stop_loss(values, probs, c):
+    return float(np.dot(np.maximum(values - c, 0.0), probs))
+
+
+@pytest.mark.parametrize("n,eps", [(100, 0.0907), (1000, 0.0158)])  # delta ~ 1e-6 for the BMG
+def test_certified_bmg_accountant_brackets_the_closed_form_one(cbmg, n, eps):
+    up = ShuffleAccountant(cbmg, n).get_delta(eps)
+    lo_ref, up_ref = ShuffleAccountant(BlanketMixedGaussian(GAM, SIG, 1), n).get_delta_bounds(eps)
+    assert 1e-7 < lo_ref <= up  # the true delta is >= lo_ref (LognormalLaw accountant)
+    assert up <= 1.03 * up_ref
+
+
+def test_certified_law_dominates_closed_form_stop_loss(cbmg):
+    # x = +1 vs ⊥: L = gamma + (1-gamma) exp(rZ - r^2/2) - e^eps; E[(L - c)_+] in Black-Scholes form
+    eps, r = 0.2, 1 / SIG
+    laws = cbmg._pav_atoms(eps, "zero_out")
+    v, p = max(((v, p) for _, v, p in laws), key=lambda vp: vp[0].max())
+    assert np.dot(v, p) >= 1 - math.exp(eps) and np.dot(v, p) <= 1 - math.exp(eps) + 1e-6
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    for c in (-0.5, -0.2, 0.0, 0.5, 2.0, 5.0, 20.0):
+        K = (c + math.exp(eps) - GAM) / (1 - GAM)
+        if K <= 0:  # L > c surely
+            exact = 1 - math.exp(eps) - c
+        else:
+            d1 = (-math.log(K) + r * r / 2) / r
+            exact = (1 - GAM) * (norm.cdf(d1) - K * norm.cdf(d1 - r))
+        got = _stop_loss(v, p, c)
+        # the truncation beyond |y| = TR moves these by < 1e-12 (absolute)
+        assert exact - 1e-12 <= got <= exact * (1 + 1e-4) + 1e-7
+
+
+def test_certified_index_enclosures_contain_closed_forms(cbmg):
+    enc = cbmg.index_enclosure("zero_out")
+    lo_ref, up_ref = BlanketMixedGaussian(GAM, SIG, 1).chi_lo, bmg_chi_up(GAM, SIG)
+    assert enc["chi_lo"][0] <= lo_ref <= enc["chi_lo"][1] and enc["chi_lo"][1] - enc["chi_lo"][0] < 1e-3 * lo_ref
+    assert enc["chi_up"][0] <= up_ref <= enc["chi_up"][1] and enc["chi_up"][1] - enc["chi_up"][0] < 1e-3 * up_ref
+    assert cbmg.certified and cbmg.error_bounds["kappa"] < 2e-8
+    for lo_m, hi_m in cbmg.error_bounds["mass"].values():
+        assert lo_m <= 1.0 <= hi_m
+
+
+def test_certified_lifted_rr_equals_randomized_response():
+    # densities constant on each piece: log_curvature = 0, the certified law is the RR law
+    g = GeneralRandomizer(lifted_rr, [-1.0, 1.0], (-1.0, 1.0), blanket=half, gamma=1 - T, breakpoints=[0.0],
+                          cells=8, log_curvature=0.0)
+    rr = RandomizedResponse(2, EPS0)
+    a = ShuffleAccountant(g, 1000, adjacency="replace").get_delta_bounds(0.1)
+    b = ShuffleAccountant(rr, 1000, adjacency="replace").get_delta_bounds(0.1)
+    assert b[0] <= a[1] == pytest.approx(b[1], rel=1e-6)
+    enc = g.index_enclosure("replace")
+    assert enc["chi_lo"][0] <= rr.shuffle_indices("replace")[0] <= enc["chi_lo"][1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), slack=st.floats(0.0, 0.05))
+def test_property_certified_atoms_dominate_in_increasing_convex_order(seed, slack):
+    # a true finite law split into cells, bounds loosened at random: the output dominates it in the
+    # increasing convex order, i.e. E[(L' - c)_+] >= E[(L - c)_+] at every kink c (a complete check)
+    rng = np.random.default_rng(seed)
+    ncell, per = 12, 5
+    v = np.sort(rng.normal(size=ncell * per) * rng.uniform(0.1, 3)).reshape(ncell, per)
+    p = rng.dirichlet(np.ones(ncell * per)).reshape(ncell, per)
+    P, M = p.sum(1), (p * v).sum(1)
+    u = rng.uniform(0, slack, size=(4, ncell))
+    vals, probs = certified_two_point_atoms(v.min(1) - u[0], v.max(1) + u[1], P * (1 - u[2]), P * (1 + u[3]),
+                                            M + slack * rng.uniform(0, 1, ncell) * P)
+    assert probs.sum() == pytest.approx(1.0, abs=1e-12) and probs.min() >= 0
+    for c in np.concatenate([v.ravel(), vals]):
+        assert _stop_loss(vals, probs, c) >= _stop_loss(v.ravel(), p.ravel(), c) - 1e-12
+
+
+def test_sampler_moments_and_cdf_within_monte_carlo_ci(cbmg):
+    n = 100_000
+    for x in (1.0, -1.0, 0.3):
+        y = cbmg.sample(np.full(n, x), rng=7)
+        mean, var = (1 - GAM) * x, SIG**2 + GAM * (1 - GAM) * x * x  # truncation effect < 1e-12
+        assert abs(y.mean() - mean) <= 5 * math.sqrt(var / n)
+        fourth = 3 * SIG**4 + 6 * SIG**2 * GAM * (1 - GAM) * x * x + GAM * (1 - GAM) * x**4 * (1 - 3 * GAM * (1 - GAM))
+        assert abs(y.var() - var) <= 5 * math.sqrt((fourth - var * var) / n)
+        for c in (-1.5, 0.0, 0.7):
+            F = GAM * norm.cdf(c / SIG) + (1 - GAM) * norm.cdf((c - x) / SIG)
+            assert abs(np.mean(y <= c) - F) <= 5 * math.sqrt(F * (1 - F) / n)
+        assert y.min() >= -TR and y.max() <= TR
+    x = np.linspace(-1, 1, 11)[:, None]
+    a, b = cbmg.sample(x, rng=3), cbmg.sample(x, rng=3)
+    assert a.shape == (11, 1) and np.array_equal(a, b)
+    assert not np.array_equal(a, cbmg.sample(x, rng=4))
+
+
+def test_estimator_unbiased_and_mse_single(cbmg):
+    alpha, beta = cbmg.affine_map()
+    assert alpha == pytest.approx(0.0, abs=1e-12) and beta == pytest.approx(1 - GAM, rel=1e-10)
+    assert cbmg.mse_single == pytest.approx(BlanketMixedGaussian(GAM, SIG, 1).mse_single, rel=1e-9)
+    rng = np.random.default_rng(11)
+    x = rng.choice(np.linspace(-1, 1, 21), size=100_000)
+    est = cbmg.estimate(cbmg.sample(x, rng=12))
+    assert est.shape == (1,)
+    assert abs(est[0] - x.mean()) <= 5 * math.sqrt(cbmg.mse_single / x.size)
+
+
+def test_certified_mode_bad_input_names_the_problem(cbmg):
+    with pytest.raises(ValueError, match="log_curvature"):  # declared bound below the true 1/SIG^2
+        GeneralRandomizer(tbmg, [-1.0, 1.0], (-TR, TR), blanket=tphi, gamma=GAM, cells=64, log_curvature=0.5)
+    with pytest.raises(ValueError, match="log_curvature"):
+        GeneralRandomizer(tbmg, [-1.0, 1.0], (-TR, TR), blanket=tphi, gamma=GAM, log_curvature=-1.0)
+    with pytest.raises(ValueError, match="density"):  # N(x, 1) cut at +-3, not renormalised
+        GeneralRandomizer(gauss, [-1.0, 1.0], (-3.0, 3.0), blanket=phi0, gamma=0.0, log_curvature=1.0)
+    with pytest.raises(ValueError, match="log_curvature"):  # a density vanishing on the support
+        GeneralRandomizer(zero_half, [-1.0, 1.0], (0.0, 1.0), log_curvature=10.0)
+    with pytest.raises(ValueError, match="log_curvature"):
+        GeneralRandomizer(gauss, [-1.0, 1.0], (-20.0, 20.0), blanket=phi0).index_enclosure()
+    with pytest.raises(ValueError, match="x"):
+        cbmg.sample(np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match="x"):
+        cbmg.sample(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="messages"):
+        cbmg.estimate(np.array([0.1, float("nan")]))
+    with pytest.raises(ValueError, match="affine"):
+        GeneralRandomizer(quad_mean, [-1.0, 1.0], (0.0, 1.0), blanket=flat, gamma=0.4).estimate([0.5, 0.6])
+    with pytest.raises(ValueError, match="inputs"):
+        GeneralRandomizer(gauss, [1.0], (-20.0, 20.0)).mse_single
+
+
+def test_estimate_mode_warns_that_the_accountant_value_is_not_certified(bmg):
+    assert not bmg.certified and bmg.error_bounds == {}
+    with pytest.warns(UserWarning, match="not certified"):
+        bmg.privacy_amplification_laws(0.1)

@@ -584,10 +584,12 @@ class GeneralRandomizer(LocalRandomizer):
         mass_err = max(abs(float(np.dot(tabs[o][1], tabs[o][2][i])) - 1.0) for o in tabs for i in rows)
         self.quad_error = {"mass": mass_err}
         for adj in ("zero_out", "replace"):
+            if (adj == "zero_out" and not self._has_blanket) or (adj == "replace" and self.inputs.size < 2):
+                continue  # no such neighbouring pair
             lo1, up1 = self._indices(adj, self.order)
             lo2, up2 = self._indices(adj, 2 * self.order)
-            self.quad_error[f"chi_lo[{adj}]"] = abs(lo2 - lo1)
-            self.quad_error[f"chi_up[{adj}]"] = abs(up2 - up1)
+            self.quad_error[f"chi_lo[{adj}]"] = abs(lo2 - lo1) if lo2 != lo1 else 0.0
+            self.quad_error[f"chi_up[{adj}]"] = abs(up2 - up1) if up2 != up1 else 0.0
         self.error_bounds = {}
         self._cert = self._certify(K, counts) if self.certified else None
         self._warned = False
@@ -645,16 +647,24 @@ class GeneralRandomizer(LocalRandomizer):
 
     def _pairs(self, adjacency: str):
         m = self.inputs.size
-        if adjacency == "zero_out" and self.gamma == 0.0 and not self._has_blanket:
+        if adjacency == "zero_out" and not self._has_blanket:
             raise ValueError("zero_out adjacency needs a blanket (the law of ⊥)")
+        if adjacency == "replace" and m < 2:
+            raise ValueError("inputs: replace adjacency needs at least two inputs")
         return I.table_pairs(m, adjacency, bottom=m)
 
     def _indices(self, adjacency: str, order: int) -> tuple[float, float]:
         I.check_adjacency(adjacency)
         _, w, T = self._tabs[order]
         pairs = self._pairs(adjacency)
-        lo = I.table_chi_lo(T, w, T[-1], self.gamma, pairs) if self.gamma > 0 else 0.0
-        up = I.table_chi_up(T, w, pairs, refs=range(self.inputs.size))
+        try:
+            lo = I.table_chi_lo(T, w, T[-1], self.gamma, pairs) if self.gamma > 0 else 0.0
+        except ZeroDivisionError:  # every pair has identical output laws
+            lo = math.inf
+        try:
+            up = I.table_chi_up(T, w, pairs, refs=range(self.inputs.size))
+        except ZeroDivisionError:
+            up = math.inf
         return lo, up
 
     def chi_lo_for(self, adjacency: str = "zero_out") -> float:
