@@ -315,3 +315,44 @@ def test_estimate_mode_warns_that_the_accountant_value_is_not_certified(bmg):
     assert not bmg.certified and bmg.error_bounds == {}
     with pytest.warns(UserWarning, match="not certified"):
         bmg.privacy_amplification_laws(0.1)
+
+
+RT = 0.5  # ramp mechanism on [0, 1]: R_x(y) = 1 + RT x (2y - 1), blanket uniform with gamma = 1 - RT
+
+
+@njit
+def ramp(y, x):
+    return 1.0 + RT * x * (2 * y - 1)
+
+
+class _UniformLawReference:
+    """Exact laws of the ramp's L (uniform on an interval) as fine FiniteLaws: cell two-point
+    spreads (an upper law in convex order) or cell means (a lower law)."""
+
+    def __init__(self, spread):
+        self.spread = spread
+
+    def privacy_amplification_laws(self, eps, adj):
+        from sharpdp.shuffle._laws import FiniteLaw
+
+        K, ee = 20000, math.exp(eps)
+        e = np.linspace(0, 1, K + 1)
+        out = []
+        for a, b in ([(1.0, 0.0), (0.0, 1.0)] if adj == "zero_out" else [(1.0, -1.0)]):
+            l = (1 + RT * a * (2 * e - 1)) - ee * (1 + RT * b * (2 * e - 1))  # noqa: E741  (0 = ⊥: uniform)
+            if self.spread:
+                out.append((1 - RT, FiniteLaw(np.r_[l[:-1], l[1:]], np.full(2 * K, 0.5 / K))))
+            else:
+                out.append((1 - RT, FiniteLaw(0.5 * (l[:-1] + l[1:]), np.full(K, 1.0 / K))))
+        return out
+
+
+@pytest.mark.parametrize("adj,eps", [("zero_out", 0.0455), ("replace", 0.0934)])  # delta ~ 1e-6 at n = 1000
+def test_certified_ramp_against_exact_uniform_law(adj, eps):
+    # |d^2/dy^2 log R_x| = (2 RT)^2 / R_x^2 <= 4 RT^2 / (1 - RT)^2
+    g = GeneralRandomizer(ramp, [-1.0, 1.0], (0.0, 1.0), blanket=flat, gamma=1 - RT, cells=64,
+                          log_curvature=4 * RT**2 / (1 - RT) ** 2)
+    up = ShuffleAccountant(g, 1000, adj).get_delta(eps)
+    lo_ref = ShuffleAccountant(_UniformLawReference(False), 1000, adj).get_delta_bounds(eps)[0]
+    up_ref = ShuffleAccountant(_UniformLawReference(True), 1000, adj).get_delta_bounds(eps)[1]
+    assert 5e-7 < lo_ref <= up <= 1.01 * up_ref
