@@ -6,6 +6,8 @@ quadrature and the privacy-amplification law.
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -57,7 +59,8 @@ def sample_general(density, xs, starts, perm, edges, t, w, u_cell, u_in):
 
     Samples ``perm[starts[g]:starts[g+1]]`` have input ``xs[g]``. For each input the cell masses
     are tabulated with the Gauss-Legendre rule (t, w); ``u_cell`` picks the cell, and inside it
-    y solves Q[a, y] = u_in * Q[a, b] (the same rule on [a, y]) by safeguarded Newton steps.
+    y solves Q[a, y] = u_in * Q[a, b] (the same rule on [a, y]) by safeguarded Newton steps (to 1e-13 of the cell width,
+    or |residual| <= 1e-15 of the cell mass).
     Returns float64 of shape (len(perm),), in the order of the original samples.
     """
     ncell = edges.size - 1
@@ -83,19 +86,32 @@ def sample_general(density, xs, starts, perm, edges, t, w, u_cell, u_in):
             a, b = edges[c], edges[c + 1]
             target = u_in[i] * (cum[c + 1] - cum[c])
             lo, hi = a, b
-            y = a + u_in[i] * (b - a)
-            tol = 4e-16 * (abs(a) + abs(b)) + 1e-300
+            # start from the root of the trapezoid-density CDF (stable quadratic formula)
+            fa, fb, h = density(a, x), density(b, x), b - a
+            y = a + u_in[i] * h
+            if fa >= 0.0 and fb >= 0.0 and fa + fb > 0.0:
+                tq = u_in[i] * 0.5 * h * (fa + fb)
+                disc = fa * fa + 2.0 * (fb - fa) / h * tq
+                if disc >= 0.0:
+                    y = a + 2.0 * tq / (fa + math.sqrt(disc))
+            tol = max(1e-13 * h, 4e-16 * (abs(a) + abs(b))) + 1e-300
+            ftol = 1e-15 * (cum[c + 1] - cum[c])
             for _ in range(100):
                 F = _partial_integral(density, x, a, y, t, w) - target
+                if abs(F) <= ftol:
+                    break
                 if F > 0.0:
                     hi = y
                 else:
                     lo = y
                 f = density(y, x)
+                if f > 0.0 and abs(F) <= tol * f:  # the Newton step is below the tolerance
+                    y = min(max(y - F / f, a), b)
+                    break
                 yn = y - F / f if f > 0.0 else 0.5 * (lo + hi)
                 if not (lo < yn < hi):
                     yn = 0.5 * (lo + hi)
-                if abs(yn - y) <= tol or hi - lo <= tol:
+                if hi - lo <= tol:
                     y = yn
                     break
                 y = yn

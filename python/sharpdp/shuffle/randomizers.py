@@ -613,7 +613,7 @@ class GeneralRandomizer(LocalRandomizer):
         T = K.eval_densities(self._density, self._blanket, self.inputs, pts)
         if not self._has_blanket:
             T = T[:-1]
-        names = [f"input x={x!r}" for x in self.inputs] + ["the blanket"]
+        names = [f"input x={float(x)!r}" for x in self.inputs] + ["the blanket"]
         bad = ~(np.isfinite(T) & (T > 0))
         if np.any(bad):
             r, c = np.argwhere(bad)[0]
