@@ -260,6 +260,7 @@ def test_property_certified_atoms_dominate_in_increasing_convex_order(seed, slac
 
 
 def test_sampler_moments_and_cdf_within_monte_carlo_ci(cbmg):
+    assert cbmg.quad_error["sampler_tv"] < 1e-12
     n = 100_000
     for x in (1.0, -1.0, 0.3):
         y = cbmg.sample(np.full(n, x), rng=7)
