@@ -1,4 +1,4 @@
-"""Numba kernels of the shuffle domain: tabulating user-supplied 1-D output densities.
+"""Numba kernels of the shuffle domain: tabulating and sampling user-supplied 1-D output densities.
 
 Imported lazily by :class:`sharpdp.shuffle.GeneralRandomizer`. No fastmath: these values feed
 quadrature and the privacy-amplification law.
