@@ -528,7 +528,8 @@ class GeneralRandomizer(LocalRandomizer):
     :func:`sharpdp.shuffle.indices.certified_two_point_atoms` builds a law that dominates the
     true one in the increasing convex order; E[(sum of iid L)_+] is increasing in that order,
     so the accountant's upper value stays a rigorous upper bound on delta(eps). Each density
-    must integrate to 1 over the support (checked: the rigorous enclosure must contain 1).
+    must integrate to 1 over the support (checked: the rigorous enclosure must contain 1, up to
+    1e-11; mass outside the support is not covered by the certificate).
     The decomposition gamma R_BG <= R_x is checked at the nodes and grid points only (it holds
     by construction for a mixture gamma R_BG + (1 - gamma) Q_x).
     """
@@ -629,7 +630,7 @@ class GeneralRandomizer(LocalRandomizer):
         if hit is not None:
             r, y, val = hit
             raise ValueError(f"log_curvature: the declared bound {self.log_curvature} on |d^2/dy^2 log R| is "
-                             f"violated: the second divided difference of log R for {names[r]} is {val:.6g} "
+                             f"violated: the finite-difference d^2/dy^2 log R for {names[r]} is {val:.6g} "
                              f"near y={y:.6g}")
         kap = self.log_curvature * length**2 / 8 + I.CERT_FP
         Iv = I.certified_interval_integrals(T, G, left, length)
