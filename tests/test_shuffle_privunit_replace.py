@@ -110,7 +110,8 @@ def _circle_brute_sup(pu, m=720, cfg_step_deg=2):
 @pytest.mark.parametrize("p,theta", [(0.7, 0.5), (0.6, -0.3), (0.3, 0.2), (0.8, 0.1), (0.2, -0.6), (0.9, 0.8)])
 def test_circle_sup_against_brute_force(p, theta):
     pu = PrivUnit(p, theta, 2)
-    V, (alpha, beta, psi), _ = pu.replace_up_configuration()
+    V, (alpha, beta, psi), method = pu.replace_up_configuration()
+    assert method == "bound" and V == pu._replace_up_bound()  # proved attained on the circle
     # the exact value at the returned configuration, by fine Riemann sums on the circle
     m = 200_000
     u = (np.arange(m) + 0.5) * 2 * np.pi / m
@@ -194,6 +195,8 @@ def test_orderings_circle(p, theta):
     except ValueError:  # p = 1 - q: no unbiased estimator
         return
     _check_orderings(pu)
+    V, cfg, _ = pu.replace_up_configuration()  # the proof's configuration attains the bound B
+    assert pu.replace_up_variance(*cfg) == pytest.approx(V, rel=1e-12)
 
 
 @pytest.mark.parametrize("args", [(0.6, -0.3, 3), (0.7, 0.5, 3), (0.3, 0.2, 4), (0.55, 0.1, 20)])

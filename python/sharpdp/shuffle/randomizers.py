@@ -285,14 +285,16 @@ def _cap_quantities(theta: float, d: int) -> tuple[float, float, float]:
 
 
 def _canonical_angles(alpha: float, beta: float, psi: float) -> tuple[float, float, float]:
-    """Any angles -> the same configuration's (alpha, beta, psi) in [0, pi]^3 (via its Gram matrix)."""
-    v2 = np.array([math.cos(alpha), math.sin(alpha), 0.0])
-    x = np.array([math.cos(beta), math.sin(beta) * math.cos(psi), math.sin(beta) * math.sin(psi)])
-    c12, c13, c23 = (float(np.clip(c, -1.0, 1.0)) for c in (v2[0], x[0], v2 @ x))
-    a, b = math.acos(c12), math.acos(c13)
-    den = math.sin(a) * math.sin(b)
-    p = math.acos(float(np.clip((c23 - c12 * c13) / den, -1.0, 1.0))) if den > 1e-15 else 0.0
-    return a, b, p
+    """Any angles -> the same configuration's (alpha, beta, psi) in [0, pi]^3 (same Gram matrix).
+
+    Uses atan2 throughout, so angles near 0 and pi keep full precision (coplanar stays coplanar).
+    """
+    s2 = math.sin(alpha)
+    x1, x2 = math.sin(beta) * math.cos(psi), math.sin(beta) * math.sin(psi)
+    a = math.atan2(abs(s2), math.cos(alpha))
+    b = math.atan2(math.hypot(x1, x2), math.cos(beta))
+    y, z = s2 * x1, abs(s2 * x2)
+    return a, b, (math.atan2(z, y) if (y or z) else 0.0)
 
 
 def privunit_constant(theta: float, dim: int) -> float:
@@ -464,20 +466,14 @@ class PrivUnit(_TableRandomizer):
         (w1, cap1), w2 = ((1.0 / l, q), 1.0 / h) if l <= h else ((1.0 / h, s), 1.0 / l)
         return (h - l) ** 2 * (min(m, cap1) * w1 + max(0.0, m - cap1) * w2)
 
-    def _circle_vertices(self):
-        """Vertices (alpha, beta, psi) of the d = 2 arrangement (see replace_up_configuration)."""
-        r2 = 2.0 * math.acos(self.theta)
-        S = (0.0, r2, -r2)
-        raw = ([(a, b) for a in S for b in S] + [(a, a + c) for a in S for c in S]
-               + [(b - c, b) for b in S for c in S])
-        out = set()
-        for a, b in raw:
-            a, b = a % (2 * math.pi), b % (2 * math.pi)
-            if a > math.pi:  # reflection across e1: (a, b) -> (2 pi - a, -b)
-                a, b = 2 * math.pi - a, (-b) % (2 * math.pi)
-            b = b if b <= math.pi else b - 2 * math.pi
-            out.add((round(a, 15), round(abs(b), 15), 0.0 if b >= 0 else math.pi))
-        return sorted(out)
+    def _circle_configurations(self) -> list[tuple[float, float, float]]:
+        """The four configurations of the d = 2 proof (see replace_up_configuration), for the cases
+        (h >= l, theta >= 0), (h >= l, theta < 0), (h < l, theta >= 0), (h < l, theta < 0)."""
+        r = math.acos(self.theta)
+        a4 = 2 * math.pi - 2 * r
+        raw = [(2 * r, math.pi - r, math.pi), (math.pi, math.pi, 0.0), (math.pi, 0.0, 0.0),
+               (a4, math.pi - 0.5 * a4, math.pi)]
+        return [_canonical_angles(*c) for c in raw]
 
     def replace_up_configuration(self):
         """sup V and a maximising configuration for chi_up under replace-one (d >= 2).
@@ -492,16 +488,21 @@ class PrivUnit(_TableRandomizer):
         configuration attains B (to 1e-7 relative, the quadrature accuracy) the sup is B and B is
         returned (a slightly smaller chi_up: the safe side for the HCR bound).
 
-        d = 2 (proved exact). Put v1, v1', x at angles 0, a, b on the circle. The caps are arcs
-        of half-width r = arccos(theta); the measures of their intersections are linear in
-        (a, b) as long as the cyclic order of the arc endpoints does not change, i.e. inside each
-        cell of the arrangement of the lines a, b, b - a = 0, +-2r (mod 2 pi) on the torus. The
-        cells are triangles and V is linear on each, so the sup is attained at a vertex: the
-        finitely many points where two of those lines meet, all evaluated in closed form.
+        d = 2 (proved: chi_up = 1 / sqrt(B), closed form). Put v1, v1', x at angles 0, a, b;
+        the caps are arcs of half-width r = arccos(theta), s = r / pi. If h >= l (weight 1/l off
+        C is the larger) and theta >= 0: a = 2r makes A, B adjacent, mu(D) = 2s, and x = -m
+        (m the bisector, b = pi + r) puts C = [pi, pi + 2r] outside A ∪ B = [-r, 3r] when r <= pi/3
+        (D ∩ C empty) and C^c = [2r - pi, pi] inside it when r >= pi/3 (D \ C = C^c): B is
+        attained. h >= l, theta < 0: a = pi gives A ∪ B = circle, mu(D) = 2q, D = A^c ∪ B^c, and
+        x = v1' gives D \ C = B^c of measure q: attained. h < l, theta >= 0: a = pi, x = v1 gives
+        D ∩ C = A of measure s, D \ C = B: attained. h < l, theta < 0: a = 2 pi - 2r gives
+        A ∪ B = circle and D = A^c ∪ B^c one arc of length 4 pi - 4r centred at -m; x = -m puts
+        C inside D (r <= 2 pi/3) or D inside C (r >= 2 pi/3): attained. The tests check this
+        against a brute force on the discretised circle.
 
         d >= 3 (numerical, not certified). The configuration space is the Gram matrix of
-        (v1, v1', x), i.e. (alpha, beta, psi) in [0, pi]^3. We evaluate V at the coplanar d = 2
-        vertex configurations, at (pi, pi/2, pi/2), on a 7 x 7 x 5 grid, and along the family
+        (v1, v1', x), i.e. (alpha, beta, psi) in [0, pi]^3. We evaluate V at the four d = 2
+        configurations above, at (pi, pi/2, pi/2), on a 7 x 7 x 5 grid, and along the family
         x = -(v1 + v1')/|v1 + v1'| (1-D bounded search in alpha, xatol 1e-10), then refine the
         best three points by Nelder-Mead in all three angles (xatol 1e-7 rad). In every case we
         tried (d = 3 ... 20, h > l and h < l) the maximiser is on that family (psi = pi,
@@ -520,18 +521,15 @@ class PrivUnit(_TableRandomizer):
             raise ValueError("replace_up_configuration needs dim >= 2 (dim = 1 is the finite table)")
         bound = self._replace_up_bound()
         V = self.replace_up_variance
-        cands = self._circle_vertices()
-        if self.dim > 2:
-            cands += [(math.pi, 0.5 * math.pi, 0.5 * math.pi)]
+        circle = self._circle_configurations()
+        if self.dim == 2:
+            return bound, circle[2 * (self.h < self.l) + (self.theta < 0)], "bound"
         vals = []
-        for c in cands:
+        for c in circle + [(math.pi, 0.5 * math.pi, 0.5 * math.pi)]:
             v = V(*c)
             if v >= bound * (1.0 - 1e-7):  # attained up to quadrature error: the bound is the sup
                 return bound, c, "bound"
             vals.append((v, c))
-        if self.dim == 2:
-            v, c = max(vals)
-            return min(v, bound), c, "vertices"
         from scipy.optimize import minimize, minimize_scalar
 
         def fam(a):  # x = -(v1 + v1') / |v1 + v1'|, coplanar with the pair
