@@ -142,6 +142,13 @@ def test_sphere_sup_against_monte_carlo(p, theta):
     u = _unit(rng, n, 3)
     vals = _mc_variance(pu, u, *_config_vectors(3, *cfg))
     assert abs(vals.mean() - V) <= 5 * vals.std() / math.sqrt(n)
+    # local optimality with common random numbers: small perturbations of the maximiser do not
+    # increase V beyond the (much smaller) noise of the paired difference
+    base = vals
+    for _ in range(30):
+        pert = np.clip(np.array(cfg) + rng.normal(0.0, 0.05, 3), 0.0, math.pi)
+        diff = _mc_variance(pu, u, *_config_vectors(3, *pert)) - base
+        assert diff.mean() <= 5 * diff.std() / math.sqrt(n) + 1e-12
     # random configurations (random unit v1', x) never beat the sup beyond Monte Carlo noise
     for _ in range(60):
         v2, x = _unit(rng, 2, 3)
@@ -246,3 +253,9 @@ def test_bad_input():
         PrivUnit(0.7, 0.2, 3).chi_up_for("swap")
     with pytest.raises(ValueError, match="psi"):
         I.three_cap_measure(2, 0.2, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="psi"):
+        PrivUnit(0.7, 0.2, 2).replace_up_variance(1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        PrivUnit(0.7, 0.2, 3).replace_up_variance(float("nan"), 1.0, 1.0)
+    with pytest.raises(ValueError, match="beta"):
+        PrivUnit(0.7, 0.2, 3).replace_up_variance(1.0, 4.0, 1.0)

@@ -447,6 +447,10 @@ class PrivUnit(_TableRandomizer):
         """
         if self.dim < 2:
             raise ValueError("replace_up_variance needs dim >= 2 (dim = 1 is the finite table)")
+        alpha, beta, psi = (V.real(n, v, lo=0.0, hi=math.pi) for n, v in
+                            (("alpha", alpha), ("beta", beta), ("psi", psi)))
+        if self.dim == 2 and abs(math.sin(psi)) > 1e-12:
+            raise ValueError(f"psi must be 0 or pi for dim = 2 (x in the plane), got {psi}")
         d, th = self.dim, self.theta
         c_bc = math.cos(alpha) * math.cos(beta) + math.sin(alpha) * math.sin(beta) * math.cos(psi)
 
@@ -520,13 +524,13 @@ class PrivUnit(_TableRandomizer):
         if self.dim < 2:
             raise ValueError("replace_up_configuration needs dim >= 2 (dim = 1 is the finite table)")
         bound = self._replace_up_bound()
-        V = self.replace_up_variance
+        var = self.replace_up_variance
         circle = self._circle_configurations()
         if self.dim == 2:
             return bound, circle[2 * (self.h < self.l) + (self.theta < 0)], "bound"
         vals = []
         for c in circle + [(math.pi, 0.5 * math.pi, 0.5 * math.pi)]:
-            v = V(*c)
+            v = var(*c)
             if v >= bound * (1.0 - 1e-7):  # attained up to quadrature error: the bound is the sup
                 return bound, c, "bound"
             vals.append((v, c))
@@ -535,18 +539,18 @@ class PrivUnit(_TableRandomizer):
         def fam(a):  # x = -(v1 + v1') / |v1 + v1'|, coplanar with the pair
             return (a, math.pi - 0.5 * a, math.pi)
 
-        res = minimize_scalar(lambda a: -V(*fam(a)), bounds=(0.0, math.pi), method="bounded",
+        res = minimize_scalar(lambda a: -var(*fam(a)), bounds=(0.0, math.pi), method="bounded",
                               options={"xatol": 1e-10})
         vals.append((-res.fun, fam(float(res.x))))
         g, gp = np.linspace(0.0, math.pi, 7), np.linspace(0.0, math.pi, 5)
-        vals += [(V(a, b, c), (a, b, c)) for a in g for b in g for c in gp]
+        vals += [(var(a, b, c), (a, b, c)) for a in g for b in g for c in gp]
         vals.sort(key=lambda t: -t[0])
         best = vals[0]
         for v0, c0 in vals[:3]:
-            res = minimize(lambda z: -V(*_canonical_angles(*z)), np.array(c0), method="Nelder-Mead",
+            res = minimize(lambda z: -var(*_canonical_angles(*z)), np.array(c0), method="Nelder-Mead",
                            options={"xatol": 1e-7, "fatol": 1e-14 * v0, "maxiter": 600})
             c = _canonical_angles(*res.x)
-            best = max(best, (V(*c), c))
+            best = max(best, (var(*c), c))
         v, c = best
         if v >= bound * (1.0 - 1e-7):
             return bound, c, "bound"
