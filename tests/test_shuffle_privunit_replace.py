@@ -187,6 +187,17 @@ def test_dim1_value_is_the_formula_specialised(p, theta):
     assert pu._replace_up_bound() == pytest.approx(v, rel=1e-13)
 
 
+@pytest.mark.parametrize("p", [0.3, 0.7, 0.9])
+def test_hemispheres_give_the_dim1_value(p):
+    """theta = 0: caps are hemispheres, s = q = 1/2, h = 2p, l = 2(1 - p) in every d. With v1' = -v1,
+    D is everything and mu(D ∩ C) = 1/2 for every x, so V = B = the d = 1 value."""
+    ref = PrivUnit(p, 0.0, 1).chi_up_for("replace")
+    for d in (2, 3, 7, 50):
+        pu = PrivUnit(p, 0.0, d)
+        assert pu.chi_up_for("replace") == pytest.approx(ref, rel=1e-12)
+        assert pu.replace_up_variance(math.pi, 1.0, 0.7 if d > 2 else 0.0) == pytest.approx(ref**-2, rel=1e-9)
+
+
 # ----------------------------------------------------------------------------- orderings
 def _check_orderings(pu):
     """Proved orderings, both for chi_lo and chi_up:
