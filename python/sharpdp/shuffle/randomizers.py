@@ -440,7 +440,7 @@ class PrivUnit(_TableRandomizer):
 
         linear in the cap-intersection measures, computed by
         :func:`sharpdp.shuffle.indices.two_cap_measure` / ``three_cap_measure`` (relative
-        quadrature error below about 1e-7 relative, an a-posteriori estimate: the tests compare
+        quadrature error below about 1e-7, an a-posteriori estimate: the tests compare
         with the doubled and tripled rules, the largest deviation seen being 1.2e-8). ``nodes``
         overrides their Gauss-Legendre nodes per piece. Returns float (dimensionless).
         """
@@ -482,8 +482,8 @@ class PrivUnit(_TableRandomizer):
         """sup V and a maximising configuration for chi_up under replace-one (d >= 2).
 
         Returns ``(V, (alpha, beta, psi), method)``: chi_up[replace] = 1 / sqrt(V); the
-        configuration as in :meth:`replace_up_variance`; ``method`` is "bound" (exact: V equals
-        the analytic bound below), "vertices" (exact, d = 2) or "search" (numerical, d >= 3).
+        configuration as in :meth:`replace_up_variance`; ``method`` is "bound" (V is the analytic bound B
+        below, attained: exact; always so for d = 2) or "search" (numerical, d >= 3).
 
         Reduction (proved). V is linear in the cap-intersection measures (formula in
         :meth:`replace_up_variance`), and mu(D) <= 2 min(s, q) (antipodal pair),
@@ -508,7 +508,7 @@ class PrivUnit(_TableRandomizer):
         configurations above, at (pi, pi/2, pi/2), on a 7 x 7 x 5 grid, and along the family
         x = -(v1 + v1')/|v1 + v1'| (1-D bounded search in alpha, xatol 1e-10), then refine the
         best three points by Nelder-Mead in all three angles (xatol 1e-7 rad). In every case we
-        tried (d = 3 ... 20, h > l and h < l) the maximiser is on that family (psi = pi,
+        tried (d = 3 ... 1000, h > l and h < l) the maximiser is on that family (psi = pi,
         beta = pi - alpha/2) with alpha < pi, unless the bound B is attained; this is an
         observation, not a proof. The value returned is the largest V found (clipped to B), so
         chi_up is exact up to the quadrature error (about 1e-7 relative) if the search found
