@@ -507,7 +507,7 @@ class PrivUnit(_TableRandomizer):
         (v1, v1', x), i.e. (alpha, beta, psi) in [0, pi]^3. We evaluate V at the four d = 2
         configurations above, at (pi, pi/2, pi/2), on a 7 x 7 x 5 grid, and along the family
         x = -(v1 + v1')/|v1 + v1'| (1-D bounded search in alpha, xatol 1e-10), then refine the
-        best three points by Nelder-Mead in all three angles (xatol 1e-7 rad). In every case we
+        best two points by Nelder-Mead in all three angles (xatol 1e-7 rad, <= 300 steps). In every case we
         tried (d = 3 ... 1000, h > l and h < l) the maximiser is on that family (psi = pi,
         beta = pi - alpha/2) with alpha < pi, unless the bound B is attained; this is an
         observation, not a proof. The value returned is the largest V found (clipped to B), so
@@ -545,9 +545,9 @@ class PrivUnit(_TableRandomizer):
         vals += [(var(a, b, c), (a, b, c)) for a in g for b in g for c in gp]
         vals.sort(key=lambda t: -t[0])
         best = vals[0]
-        for v0, c0 in vals[:3]:
+        for v0, c0 in vals[:2]:
             res = minimize(lambda z: -var(*_canonical_angles(*z)), np.array(c0), method="Nelder-Mead",
-                           options={"xatol": 1e-7, "fatol": 1e-14 * v0, "maxiter": 600})
+                           options={"xatol": 1e-7, "fatol": 1e-13 * v0, "maxiter": 300})
             c = _canonical_angles(*res.x)
             best = max(best, (var(*c), c))
         v, c = best
