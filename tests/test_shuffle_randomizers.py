@@ -374,5 +374,3 @@ def test_sampler_bad_input():
         pu.sample(np.ones((4, 3)))
     with pytest.raises(ValueError, match="x"):
         pu.sample(np.ones((4, 2)) / math.sqrt(2))
-    with pytest.raises(NotImplementedError):
-        pu.chi_up_for("replace")
