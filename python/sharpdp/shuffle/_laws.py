@@ -238,36 +238,34 @@ class LognormalLaw(Law):
         self._kappa = math.exp(0.5 * (math.log(self._G) + math.log(self._S)) - 0.5 * r * r) if self._G * self._S > 0 else 0.0
 
     # --- helpers -------------------------------------------------------------------
-    def _v_full(self, x):
-        """(v, P, M) at L = x, vectorised: v = V value (-inf/+inf beyond the range), and the
-        two terms P = G e^{r v - r^2/2} >= 0, M = S e^{-r v - r^2/2} >= 0 with P - M = x - a.
+    def _v(self, x):
+        """V value where L = x (-inf/+inf beyond the range), vectorised.
 
-        P M = kappa^2 makes w = e^{r v} the positive root of a quadratic; each term is taken
-        from the cancellation-free root formula (the larger term as (|q| + D)/2, the smaller
-        as kappa^2 divided by it), D = hypot(q, 2 kappa)."""
+        With q = x - a, the terms P = G e^{r v - r^2/2} and M = S e^{-r v - r^2/2} satisfy
+        P - M = q and P M = kappa^2, so w = e^{r v} is the positive root of a quadratic. Each
+        term is taken from the cancellation-free root formula: the larger one as (|q| + D)/2,
+        D = hypot(q, 2 kappa), the smaller one as kappa^2 divided by it; v comes from the larger
+        one (P when q >= 0, M when q < 0)."""
         q = np.asarray(x, float) - self.a
         G, S, r, k = self._G, self._S, self.r, self._kappa
-        D = np.hypot(q, 2.0 * k)
         pos = q >= 0
-        big = 0.5 * (np.abs(q) + D)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            small = np.where(big > 0, k * (k / big), 0.0)
-            P = np.where(pos, big, small)
-            M = np.where(pos, small, big)
-            vP = (np.log(P) - math.log(G) + 0.5 * r * r) / r if G > 0 else np.full(q.shape, math.inf)
-            vM = -(np.log(M) - math.log(S) + 0.5 * r * r) / r if S > 0 else np.full(q.shape, -math.inf)
+        big = 0.5 * (np.abs(q) + np.hypot(q, 2.0 * k))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            lb = np.log(big)
+            vP = (lb - math.log(G) + 0.5 * r * r) / r if G > 0 else np.full(q.shape, math.inf)
+            vM = -(lb - math.log(S) + 0.5 * r * r) / r if S > 0 else np.full(q.shape, -math.inf)
             v = np.where(pos, vP, vM)
-            # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
-            if G == 0:
-                v = np.where(pos, math.inf, v)
-            if S == 0:
-                v = np.where(q <= 0, -math.inf, v)
-        return v, P, M
+        # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
+        if G == 0:
+            v = np.where(pos, math.inf, v)
+        if S == 0:
+            v = np.where(q <= 0, -math.inf, v)
+        return v
 
     def _vint(self, x1, x2):
         """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
-        lo = np.clip(self._v_full(x1)[0], self._vlo, self._vhi)
-        hi = np.clip(self._v_full(x2)[0], lo, self._vhi)
+        lo = np.clip(self._v(x1), self._vlo, self._vhi)
+        hi = np.clip(self._v(x2), lo, self._vhi)
         return lo, hi
 
     def _at(self, v):
@@ -364,28 +362,41 @@ class LognormalLaw(Law):
         # wide cells: closed forms, E[L - x_j; cell] = (a - x_j) m + G q+ - S q-
         m, em, wh, ew = self._local(lo, hi, x[:-1])
         wh = np.maximum(wh, 0.0)
-        # Narrow cells: integrate in u = v - v* from the anchor v* where L = x_j, with the two
-        # terms P, M of L - a at the anchor (P - M = x_j - a):  m = phi(v*) int e^{-v* u - u^2/2} du,
-        # E[L - x_j; cell] = phi(v*) int [P (e^{ru} - 1) + M (1 - e^{-ru})] e^{-v* u - u^2/2} du.
-        # Both terms are >= 0 for u >= 0 (no cancellation). Error: see _NARROW.
-        vs, P, M = self._v_full(x[:-1])
+        # Narrow cells: integrate in u = v - v* from the computed anchor v* (L(v*) = x_j up to
+        # rounding) with the terms P = G e^{r v* - r^2/2}, M = S e^{-r v* - r^2/2} evaluated at v*:
+        #   m = phi(v*) int e^{-v* u - u^2/2} du,
+        #   E[L - x_j; cell] = phi(v*) int [P (e^{ru} - 1) + M (1 - e^{-ru})] e^{-v* u - u^2/2} du
+        #                      + (L(v*) - x_j) m.
+        # Both integrand terms are >= 0 for u >= 0 (no cancellation; quadrature error: _NARROW).
+        # The correction (L(v*) - x_j) m makes the moment exact for the computed cell; without it
+        # the error of v* (~ u |v*|) would enter as a relative error ~ u |v*| / (cell length).
+        vs = self._v(x[:-1])
         with np.errstate(invalid="ignore", over="ignore"):
             u0, u1 = lo - vs, hi - vs
             nar = np.isfinite(vs) & (hi > lo) & (u1 * (np.abs(vs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
         if np.any(nar):
-            v_, a0, span = vs[nar], u0[nar], (u1 - u0)[nar]
+            r = self.r
+            v_, a0, span, xj = vs[nar], u0[nar], (u1 - u0)[nar], x[:-1][nar]
             U = a0[:, None] + span[:, None] * _GL_X[None, :]
             base = np.exp(-v_[:, None] * U - 0.5 * U * U)
             phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
             mm = phi * span * (base @ _GL_W)
-            ru = self.r * U
-            grow = P[nar][:, None] * np.expm1(ru) - M[nar][:, None] * np.expm1(-ru)
-            ww = phi * span * ((grow * base) @ _GL_W)
+            with np.errstate(under="ignore"):
+                P = self._G * np.exp(r * v_ - 0.5 * r * r)
+                M = self._S * np.exp(-r * v_ - 0.5 * r * r)
+            ru = r * U
+            grow = P[:, None] * np.expm1(ru) - M[:, None] * np.expm1(-ru)
+            w0 = phi * span * ((grow * base) @ _GL_W)
+            d = (self.a - xj) + (P - M)
+            # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
+            rel_pm = 4 * _U * (np.abs(r * v_) + r * r) + _RHO
+            e_d = rel_pm * (P + M) + 3 * _U * (np.abs(self.a - xj) + P + M + np.abs(d))
+            ww = w0 + d * mm
             m, em = m.copy(), em.copy()
             m[nar] = mm
             em[nar] = _GL_REL * mm
-            wh[nar] = ww
-            ew[nar] = _GL_REL * ww
+            wh[nar] = np.maximum(ww, 0.0)
+            ew[nar] = (_GL_REL + rel_pm) * w0 + e_d * mm + np.abs(d) * _GL_REL * mm + 4 * _U * np.abs(ww)
         wt = self.weight
         w = np.minimum(wh / h, m)
         return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m,
