@@ -294,12 +294,13 @@ def test_worst_case_pair_dominates_other_pairs(gamma, sigma0, n, eps):
     assert anti_up <= up * (1 + 2e-3) and anti_lo >= up * (1 - 2e-2)
     vals = []
     for a, b, theta in [(1.0, 1.0, 0.9 * math.pi), (0.95, 0.99, 0.97 * math.pi), (1.0, 0.6, 0.8 * math.pi),
-                        (0.5, 0.9, 0.5 * math.pi), (0.9, 0.9, 0.2 * math.pi), (1.0, 0.0, 0.0)]:
+                        (0.5, 0.9, 0.5 * math.pi), (0.9, 0.9, 0.2 * math.pi), (1.0, 0.0, 0.0),
+                        (1.0, 1.0, 0.99 * math.pi)]:
         p_lo, p_up = clamped_bracket(*pair_quadrature_2d(gamma, sigma0, eps, a, b, theta), gamma, n, div=200)
         vals.append(p_lo)
         assert p_lo <= up, (a, b, theta)
-        assert p_lo <= anti_lo * (1 + 1e-3), (a, b, theta)
-    assert vals[0] > 0.3 * up  # a nearly antipodal pair comes close: the comparison is informative
+        assert p_lo <= anti_lo * (1 + 2e-4), (a, b, theta)  # same quadrature: 2-D vs 1-D agree to 1e-5
+    assert vals[-1] > 0.99 * up  # a nearly antipodal pair comes close: the comparison is informative
 
 
 @pytest.mark.parametrize("gamma,sigma0,n,eps", [(0.9, 3.0, 30, 0.05), (0.7, 1.5, 100, 0.1)])

@@ -359,6 +359,11 @@ class LognormalLaw(Law):
     def cells(self, x0, h, K):
         x = x0 + h * np.arange(K + 1, dtype=float)
         lo, hi = self._vint(x[:-1], x[1:])
+        # Masses and moments (with the bounds em, ew) are those of the cells between the computed
+        # V-edges v(x_j), which partition the V-line consistently (cell j's upper edge is cell
+        # j+1's lower edge). Rounding of an edge (~u |log| / r) only moves a thin layer of mass to
+        # the neighbouring cell, where L overshoots the cell's range by ~u |x|: this changes
+        # D_up at second order (overshoot times layer mass), far below every other term.
         # wide cells: closed forms, E[L - x_j; cell] = (a - x_j) m + G q+ - S q-
         m, em, wh, ew = self._local(lo, hi, x[:-1])
         wh = np.maximum(wh, 0.0)
