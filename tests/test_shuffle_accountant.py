@@ -252,6 +252,6 @@ def test_gaussian_randomizer_dim_error():
         ShuffleAccountant(GaussianRandomizer(1.0, 2), 100)
 
 
-def test_bmg_replace_not_implemented():
+def test_gaussian_randomizer_replace_not_implemented():
     with pytest.raises(NotImplementedError, match="replace"):
-        ShuffleAccountant(BlanketMixedGaussian(0.9, 2.0, 1), 100, "replace")
+        ShuffleAccountant(GaussianRandomizer(2.0, 1), 100, "replace")

@@ -15,8 +15,9 @@ its floating-point error:
 
 Two concrete families cover every randomizer implemented so far: :class:`FiniteLaw`
 (atoms: k-RR, binary RR, any finite output space) and :class:`LognormalLaw`
-(``L = a + b exp(r Z - r^2/2)``, Z ~ N(0, 1) possibly restricted to ``Z > z_lo``, with a
-mass multiplier), combined by :class:`SumLaw`.
+(``L = a + b exp(r Z - r^2/2) + b_minus exp(-r Z - r^2/2)``, monotone in Z ~ N(0, 1) possibly
+restricted to ``Z > z_lo``, with a mass multiplier; ``b_minus = 0`` is the plain lognormal
+law), combined by :class:`SumLaw`.
 
 Plug-in protocol for new randomizers
 ------------------------------------
@@ -52,11 +53,21 @@ _BIG = 1e300
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 _GL_X = (_GL_X + 1.0) / 2.0
 _GL_W = _GL_W / 2.0
-# A cell is "narrow" in Z when its Z-length D satisfies D (|z*| + r + 1) <= _NARROW.
-# Then the integrands below extend analytically to the Bernstein ellipse rho = 8 of the
-# cell with |F| <= 2.6 max|F on cell| (exponent growth <= 0.9); Trefethen, Approximation
-# Theory and Approximation Practice, Thm 19.3 gives a relative 8-point Gauss-Legendre error
-# <= (64/15) e^0.9 8^-16 / 63 / 0.75 < 1e-14, which we use (plus rounding, 64 ulp).
+# A cell is "narrow" when its length D in the oriented variable V (from the anchor v* where
+# L = x_j, so u = v - v* lies in [u0, u1] with 0 <= u0 < u1 =: D) satisfies
+# D (|v*| + r + 1) <= _NARROW = 1/4. Error of the 8-point Gauss-Legendre rule (Trefethen,
+# Approximation Theory and Approximation Practice, Thm 19.3: error <= (64/15) M rho^-16 /
+# (rho^2 - 1) on [-1, 1] for f analytic with |f| <= M in the Bernstein ellipse E_rho), rho = 8:
+# the ellipse of the cell lies in |u - c| <= 2.03 l (c the cell centre, l <= D its length), so
+# |u| <= 2.53 D there. Mass integrand e(u) = exp(-v* u - u^2/2): |e| on the ellipse over min e
+# on the cell <= exp(3.53 D|v*| + 3.7 D^2) <= e^0.89, and the [-1, 1] integral is >= 2 min e,
+# so the relative error is <= (64/15) e^0.89 8^-16 / 63 / 2 < 3e-16. Moment integrand
+# g(u) = [P expm1(ru) - M expm1(-ru)] e(u), P, M >= 0 (both terms >= 0 for real u >= 0):
+# |g| <= (P + M) r|u| e^{r|u|} |e| on the ellipse (|e^w - 1| <= e^|w| - 1 <= |w| e^|w|), while on
+# the cell g >= (P + M e^{-rD}) r u min e, whose integral is >= 2 c (P + M e^{-rD}) r min e with
+# c >= l/2 >= |u|max / 5.06. Hence M / integral <= 2.53 exp(3.53 (D|v*| + rD) + 3.7 D^2) < 6.2
+# and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is the
+# special case. We use 1e-14 plus 64 ulp for the rounding of the weights and exponentials.
 _NARROW = 0.25
 _GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
 
@@ -172,149 +183,225 @@ class FiniteLaw(Law):
 
 
 class LognormalLaw(Law):
-    """Sub-probability law of ``L = a + b exp(r Z - r^2/2)`` on ``{Z > z_lo}``, weighted.
+    """Sub-probability law of ``L = a + b X+ + b_minus X-`` on ``{Z > z_lo}``, weighted.
 
-    The measure is ``weight * N(0,1)`` restricted to ``Z > z_lo``, pushed through
-    ``z -> a + b exp(r z - r^2/2)``; its total mass is ``weight * Phibar(z_lo)``. With
-    ``z_lo = -inf`` and ``weight = 1`` it is a probability law (the BMG case, seed 001
-    appendix). ``b`` may have either sign. All tail probabilities are evaluated as
-    ``ndtr(-x)``/``log_ndtr`` on the small side, never as ``1 - Phi(x)``.
+    ``X+ = exp(r Z - r^2/2)``, ``X- = exp(-r Z - r^2/2)``, ``Z ~ N(0, 1)``. The measure is
+    ``weight * N(0,1)`` restricted to ``Z > z_lo``, pushed through ``z -> L(z)``; its total
+    mass is ``weight * Phibar(z_lo)``. ``b_minus = 0`` is the lognormal law of the BMG with
+    zero-out adjacency (seed 001 appendix; ``b`` of either sign); ``b > 0 > b_minus`` is
+    the replace-one law of the BMG (a difference of two perfectly anti-correlated
+    lognormals, see :func:`_bmg_laws`). ``L`` must be monotone in ``Z``: ``b >= 0 >=
+    b_minus`` (increasing) or ``b <= 0 <= b_minus`` (decreasing), not both zero. All
+    probabilities are evaluated as ``ndtr`` differences on the small side, never as
+    ``1 - Phi(x)``.
+
+    Internally the law is written in the oriented variable ``V = sign * Z ~ N(0, 1)`` in
+    which it increases: ``L = a + G exp(r V - r^2/2) - S exp(-r V - r^2/2)``, ``G, S >= 0``,
+    ``V`` restricted to ``(v_lo, v_hi)``. Partial moments are closed forms:
+    ``E[e^{+-r V - r^2/2}; lo < V < hi] = P(lo -+ r < V < hi -+ r)``.
 
     Parameters
     ----------
     a, b : float
-        Location and scale (b != 0).
+        Location and coefficient of ``X+``.
     r : float
         Log-scale, > 0.
     z_lo : float, default -inf
         Truncation point in Z.
     weight : float, default 1.0
         Mass multiplier (> 0).
+    b_minus : float, default 0.0
+        Coefficient of ``X-`` (sign opposite to ``b``, or 0).
+
+    Raises
+    ------
+    ValueError
+        Non-finite a, b, b_minus; r <= 0; weight <= 0; b = b_minus = 0; L not monotone.
     """
 
-    def __init__(self, a, b, r, z_lo=-math.inf, weight=1.0):
-        if not (b != 0 and r > 0 and weight > 0):
-            raise ValueError("LognormalLaw needs b != 0, r > 0, weight > 0")
-        self.a, self.b, self.r, self.z_lo, self.weight = float(a), float(b), float(r), float(z_lo), float(weight)
+    def __init__(self, a, b, r, z_lo=-math.inf, weight=1.0, b_minus=0.0):
+        a, b, bm, r, z_lo, weight = (float(t) for t in (a, b, b_minus, r, z_lo, weight))
+        if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(bm) and r > 0 and math.isfinite(r)
+                and weight > 0 and not math.isnan(z_lo) and z_lo < math.inf):
+            raise ValueError("LognormalLaw needs finite a, b, b_minus, finite r > 0, weight > 0, z_lo < inf")
+        if b == 0 and bm == 0:
+            raise ValueError("LognormalLaw needs b != 0 or b_minus != 0")
+        if b * bm > 0:
+            raise ValueError("LognormalLaw: b and b_minus must have opposite signs (L monotone in Z)")
+        self.a, self.b, self.b_minus, self.r, self.z_lo, self.weight = a, b, bm, r, z_lo, weight
+        self._sign = 1.0 if (b > 0 or bm < 0) else -1.0
+        if self._sign > 0:
+            self._G, self._S, self._vlo, self._vhi = b, -bm, z_lo, math.inf
+        else:
+            self._G, self._S, self._vlo, self._vhi = bm, -b, -math.inf, -z_lo
+        # kappa^2 = G S e^{-r^2} = (G-term)(S-term) at every v
+        self._kappa = math.exp(0.5 * (math.log(self._G) + math.log(self._S)) - 0.5 * r * r) if self._G * self._S > 0 else 0.0
 
     # --- helpers -------------------------------------------------------------------
-    def _z(self, x):
-        """Z value where L = x (nan outside the range); vectorised."""
-        x = np.asarray(x, float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = (x - self.a) / self.b
-            z = (np.log(q) + 0.5 * self.r**2) / self.r
-        # q <= 0: x is beyond the a-end of the support, which is Z -> -inf for either sign of b.
-        return np.where(q > 0, z, -np.inf)
+    def _v(self, x):
+        """V value where L = x (-inf/+inf beyond the range), vectorised.
 
-    def _zint(self, x1, x2):
-        """Z-interval (lo, hi) of {x1 < L < x2}, intersected with (z_lo, inf)."""
-        z1, z2 = self._z(x1), self._z(x2)
-        lo, hi = (z1, z2) if self.b > 0 else (z2, z1)
-        lo = np.maximum(lo, self.z_lo)
-        hi = np.maximum(hi, lo)
+        With q = x - a, the terms P = G e^{r v - r^2/2} and M = S e^{-r v - r^2/2} satisfy
+        P - M = q and P M = kappa^2, so w = e^{r v} is the positive root of a quadratic. Each
+        term is taken from the cancellation-free root formula: the larger one as (|q| + D)/2,
+        D = hypot(q, 2 kappa), the smaller one as kappa^2 divided by it; v comes from the larger
+        one (P when q >= 0, M when q < 0)."""
+        q = np.asarray(x, float) - self.a
+        G, S, r, k = self._G, self._S, self.r, self._kappa
+        pos = q >= 0
+        big = 0.5 * (np.abs(q) + np.hypot(q, 2.0 * k))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            lb = np.log(big)
+            vP = (lb - math.log(G) + 0.5 * r * r) / r if G > 0 else np.full(q.shape, math.inf)
+            vM = -(lb - math.log(S) + 0.5 * r * r) / r if S > 0 else np.full(q.shape, -math.inf)
+            v = np.where(pos, vP, vM)
+        # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
+        if G == 0:
+            v = np.where(pos, math.inf, v)
+        if S == 0:
+            v = np.where(q <= 0, -math.inf, v)
+        return v
+
+    def _vint(self, x1, x2):
+        """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
+        lo = np.clip(self._v(x1), self._vlo, self._vhi)
+        hi = np.clip(self._v(x2), lo, self._vhi)
         return lo, hi
 
-    def _edge(self):
-        """L value at Z = z_lo (or a when z_lo = -inf)."""
-        if math.isinf(self.z_lo):
-            return self.a
-        return self.a + self.b * math.exp(self.r * self.z_lo - 0.5 * self.r**2)
+    def _at(self, v):
+        """L at V = v (v = -inf/+inf gives the end of the range)."""
+        if math.isinf(v):
+            c = self._S if v < 0 else self._G
+            return self.a if c == 0 else v
+        r = self.r
+        return self.a + self._G * math.exp(r * v - 0.5 * r * r) - self._S * math.exp(-r * v - 0.5 * r * r)
 
     def support(self):
-        e = self._edge()
-        return (e, math.inf) if self.b > 0 else (-math.inf, e)
+        return self._at(self._vlo), self._at(self._vhi)
 
     def total_mass(self):
-        return self.weight * float(ndtr(-self.z_lo))
+        return self.weight * float(_interval_prob(self._vlo, self._vhi)[0])
+
+    def _shifted(self, t):
+        """P(v_lo - t < V < v_hi - t) = E[e^{t V - t^2/2}; v_lo < V < v_hi]."""
+        return float(_interval_prob(self._vlo - t, self._vhi - t)[0])
 
     def _moments(self, c=None):
         """(mass, E[L - c], E[(L - c)^2]) of the weighted sub-law (c = a by default), without
         cancellation against a large location a."""
-        r, z0, w = self.r, self.z_lo, self.weight
-        m0 = ndtr(-z0)
-        m1 = ndtr(r - z0)  # E[X; Z > z0], X = exp(rZ - r^2/2)
-        m2 = math.exp(r * r) * ndtr(2 * r - z0)  # E[X^2; Z > z0]
-        d, b = (0.0 if c is None else self.a - c), self.b
-        return (w * m0, w * (d * m0 + b * m1), w * (d * d * m0 + 2 * d * b * m1 + b * b * m2))
+        r, G, S = self.r, self._G, self._S
+        d = 0.0 if c is None else self.a - c
+        m0 = self._shifted(0.0)
+        mp, mm = (self._shifted(r) if G else 0.0), (self._shifted(-r) if S else 0.0)
+        e2 = math.exp(r * r)
+        mpp = e2 * self._shifted(2 * r) if G else 0.0
+        mmm = e2 * self._shifted(-2 * r) if S else 0.0
+        s1 = d * m0 + G * mp - S * mm
+        s2 = d * d * m0 + G * G * mpp + S * S * mmm + 2 * d * (G * mp - S * mm) - 2 * G * S * math.exp(-r * r) * m0
+        w = self.weight
+        return w * m0, w * s1, w * s2
 
     def mean(self):
         mass, s1, _ = self._moments()
         return self.a + s1 / mass
 
     def std(self):
+        r, G, S = self.r, self._G, self._S
+        if math.isinf(self._vlo) and math.isinf(self._vhi):
+            # Var = (G^2 + S^2)(e^{r^2} - 1) + 2 G S (1 - e^{-r^2}): no cancellation
+            return math.sqrt((G * G + S * S) * math.expm1(r * r) - 2 * G * S * math.expm1(-r * r))
         mass, s1, s2 = self._moments()
         return math.sqrt(max(s2 / mass - (s1 / mass) ** 2, 0.0))
 
-    def _mass_and_x(self, lo, hi):
-        """(P(Z in (lo,hi)), E[X; Z in (lo,hi)]) with error bounds (unweighted)."""
+    def _partial(self, lo, hi):
+        """(p, ep, q+, eq+, q-, eq-): P(V in (lo,hi)) and E[e^{+-rV - r^2/2}; V in (lo,hi)] with
+        error bounds (unweighted)."""
         p, ep = _interval_prob(lo, hi)
-        q, eq = _interval_prob(lo - self.r, hi - self.r)
-        return p, ep, q, eq
+        qp, eqp = _interval_prob(lo - self.r, hi - self.r)
+        qm, eqm = _interval_prob(lo + self.r, hi + self.r)
+        return p, ep, qp, eqp, qm, eqm
 
     def prob_below(self, x):
-        lo, hi = self._zint(-_BIG, x)
+        lo, hi = self._vint(-_BIG, x)
         p, e = _interval_prob(lo, hi)
         return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
 
     def prob_above(self, x):
-        lo, hi = self._zint(x, _BIG)
+        lo, hi = self._vint(x, _BIG)
         p, e = _interval_prob(lo, hi)
         return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
 
+    def _local(self, lo, hi, c):
+        """E[L - c; V in (lo, hi)] as (a - c) p + G q+ - S q-, with an absolute error bound
+        (three products and two sums: 4u on the absolute terms)."""
+        p, ep, qp, eqp, qm, eqm = self._partial(lo, hi)
+        A, Bp, Bm = (self.a - c) * p, self._G * qp, self._S * qm
+        err = np.abs(self.a - c) * ep + self._G * eqp + self._S * eqm + 4 * _U * (np.abs(A) + Bp + Bm)
+        return p, ep, A + Bp - Bm, err
+
     def _tail(self, lo, hi, c, sign):
-        """Upper bound on E[(sign (L - c))_+ ; Z in (lo, hi)] given that the sign is >= 0 there."""
-        p, ep, q, eq = self._mass_and_x(lo, hi)
-        A = sign * (self.a - c) * p
-        Bv = sign * self.b * q
-        val = A + Bv
-        err = abs(self.a - c) * ep + abs(self.b) * eq + 4 * _U * (abs(A) + abs(Bv))
-        return float(self.weight * (max(val, 0.0) + err) * (1 + 1e-12))
+        """Upper bound on E[(sign (L - c))_+ ; V in (lo, hi)] given that the sign is >= 0 there."""
+        _, _, val, err = self._local(lo, hi, c)
+        return float(self.weight * (max(sign * val, 0.0) + err) * (1 + 1e-12))
 
     def tail_upper(self, T):
-        lo, hi = self._zint(T, _BIG)
+        lo, hi = self._vint(T, _BIG)
         if hi <= lo:
             return 0.0
         return self._tail(lo, hi, T, 1.0)
 
     def tail_lower(self, B):
-        lo, hi = self._zint(-_BIG, -B)
+        lo, hi = self._vint(-_BIG, -B)
         if hi <= lo:
             return 0.0
         return self._tail(lo, hi, -B, -1.0)
 
     def cells(self, x0, h, K):
         x = x0 + h * np.arange(K + 1, dtype=float)
-        lo, hi = self._zint(x[:-1], x[1:])
-        m, em, q, eq = self._mass_and_x(lo, hi)
-        # Local moment E[(L - x_j); cell] = (a - x_j) m + b E[X; cell]  (wide cells).
-        A = (self.a - x[:-1]) * m
-        Bv = self.b * q
-        wh = np.maximum(A + Bv, 0.0)
-        ew = np.abs(self.a - x[:-1]) * em + abs(self.b) * eq + 4 * _U * (np.abs(A) + np.abs(Bv))
-        # Narrow cells: integrate in u = sigma (z - z*) from the anchor z* where L = x_j,
-        # sigma = sign(b):  m = phi(z*) int e^{-sigma z* u - u^2/2} du,
-        # E[L - x_j; cell] = |x_j - a| phi(z*) int |e^{sigma r u} - 1| e^{-sigma z* u - u^2/2} du.
-        zs = self._z(x[:-1])
-        s = 1.0 if self.b > 0 else -1.0
+        lo, hi = self._vint(x[:-1], x[1:])
+        # Masses and moments (with the bounds em, ew) are those of the cells between the computed
+        # V-edges v(x_j), which partition the V-line consistently (cell j's upper edge is cell
+        # j+1's lower edge). Rounding of an edge (~u |log| / r) only moves a thin layer of mass to
+        # the neighbouring cell, where L overshoots the cell's range by ~u |x|: this changes
+        # D_up at second order (overshoot times layer mass), far below every other term.
+        # wide cells: closed forms, E[L - x_j; cell] = (a - x_j) m + G q+ - S q-
+        m, em, wh, ew = self._local(lo, hi, x[:-1])
+        wh = np.maximum(wh, 0.0)
+        # Narrow cells: integrate in u = v - v* from the computed anchor v* (L(v*) = x_j up to
+        # rounding) with the terms P = G e^{r v* - r^2/2}, M = S e^{-r v* - r^2/2} evaluated at v*:
+        #   m = phi(v*) int e^{-v* u - u^2/2} du,
+        #   E[L - x_j; cell] = phi(v*) int [P (e^{ru} - 1) + M (1 - e^{-ru})] e^{-v* u - u^2/2} du
+        #                      + (L(v*) - x_j) m.
+        # Both integrand terms are >= 0 for u >= 0 (no cancellation; quadrature error: _NARROW).
+        # The correction (L(v*) - x_j) m makes the moment exact for the computed cell; without it
+        # the error of v* (~ u |v*|) would enter as a relative error ~ u |v*| / (cell length).
+        vs = self._v(x[:-1])
         with np.errstate(invalid="ignore", over="ignore"):
-            u0 = s * (lo - zs) if s > 0 else s * (hi - zs)
-            u1 = s * (hi - zs) if s > 0 else s * (lo - zs)
-            nar = np.isfinite(zs) & (hi > lo) & (u1 * (np.abs(zs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
+            u0, u1 = lo - vs, hi - vs
+            nar = np.isfinite(vs) & (hi > lo) & (u1 * (np.abs(vs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
         if np.any(nar):
-            z_, a0, a1 = zs[nar], u0[nar], u1[nar]
-            span = a1 - a0
+            r = self.r
+            v_, a0, span, xj = vs[nar], u0[nar], (u1 - u0)[nar], x[:-1][nar]
             U = a0[:, None] + span[:, None] * _GL_X[None, :]
-            base = np.exp(-s * z_[:, None] * U - 0.5 * U * U)
-            phi = np.exp(-0.5 * z_ * z_) / _SQRT2PI
+            base = np.exp(-v_[:, None] * U - 0.5 * U * U)
+            phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
             mm = phi * span * (base @ _GL_W)
-            ww = np.abs(x[:-1][nar] - self.a) * phi * span * ((np.abs(np.expm1(s * self.r * U)) * base) @ _GL_W)
-            m = m.copy()
+            with np.errstate(under="ignore"):
+                P = self._G * np.exp(r * v_ - 0.5 * r * r)
+                M = self._S * np.exp(-r * v_ - 0.5 * r * r)
+            ru = r * U
+            grow = P[:, None] * np.expm1(ru) - M[:, None] * np.expm1(-ru)
+            w0 = phi * span * ((grow * base) @ _GL_W)
+            d = (self.a - xj) + (P - M)
+            # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
+            rel_pm = 4 * _U * (np.abs(r * v_) + r * r) + _RHO
+            e_d = rel_pm * (P + M) + 3 * _U * (np.abs(self.a - xj) + P + M + np.abs(d))
+            ww = w0 + d * mm
+            m, em = m.copy(), em.copy()
             m[nar] = mm
-            em = em.copy()
             em[nar] = _GL_REL * mm
-            wh[nar] = ww
-            ew[nar] = _GL_REL * ww
+            wh[nar] = np.maximum(ww, 0.0)
+            ew[nar] = (_GL_REL + rel_pm) * w0 + e_d * mm + np.abs(d) * _GL_REL * mm + 4 * _U * np.abs(ww)
         wt = self.weight
         w = np.minimum(wh / h, m)
         return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m,
@@ -382,13 +469,58 @@ class _SubFinite(FiniteLaw):
 
 
 def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
-    if adjacency != "zero_out":
-        raise NotImplementedError(
-            "adjacency='replace' is not implemented for BlanketMixedGaussian: its amplification "
-            "variable is a difference of two correlated lognormals without a closed-form law; "
-            "use adjacency='zero_out'")
+    """Laws of l_eps for the BMG (gamma > 0) or the 1-D Gaussian randomizer (gamma = 0).
+
+    Zero-out (seed 001 appendix and errata): x vs bot and bot vs x with |x| = 1.
+
+    Replace-one, gamma > 0: one law, of the antipodal unit pair x1' = -x1, |x1| = 1::
+
+        L = gamma (1 - e^eps) + (1 - gamma) exp(rZ - r^2/2) - (1 - gamma) e^eps exp(-rZ - r^2/2),
+
+    r = 1/sigma0, Z ~ N(0, 1) (increasing in Z). Proof that this pair attains the supremum of
+    D_up over all pairs in the unit ball, in any dimension d >= 1 (our derivation; the seeds
+    treat zero-out only). With A_x = dN(x, s^2 I)/dN(0, s^2 I) and R_BG = N(0, s^2 I),
+    l_eps = gamma (1 - e^eps) + (1 - gamma)(A_x1 - e^eps A_x1').
+
+    1. D_up = E[(sum_i B_i L_i)_+]/(n gamma) is a convex functional of the law of the ratio
+       vector (A_x1, A_x1') under N(0, s^2 I) (L is affine in it). If the experiment
+       {N(0), N(x1), N(x1')} is a garbling (Markov kernel) of a 3-point experiment {N(0), N(y1),
+       N(y1')}, its ratio vector is a conditional expectation of the other's, so by conditional
+       Jensen its D_up is not larger.
+    2. A Gaussian shift experiment's law depends only on the Gram matrix G of (x1, x1'), and
+       G is a garbling of G' whenever G <= G' (Loewner): in R^2, y -> M y + N(0, I - M M^T)
+       with M = G^{1/2} G'^{-1/2}, M M^T <= I. A pair with norms a, b <= 1 and inner product
+       c has G = [[a^2, c], [c, b^2]] <= [[1, c], [c, 1]] (difference diag(1 - a^2, 1 - b^2)),
+       the Gram matrix of a unit pair with the same c (if |c| = 1 then a = b = 1 already).
+       Only laws are compared, so the intermediate experiment need not live in R^d (d = 1
+       included).
+    3. For a unit pair, (U, V) = (<x1, Y>/s, <x1', Y>/s) is standard bivariate normal with
+       correlation c and L = kappa + beta (e^{rU} - e^eps e^{rV}) e^{-r^2/2}, beta = 1 - gamma > 0.
+       For convex f, f(L) is submodular in (u, v) (an increasing minus an increasing function
+       inside a convex one), and bivariate normals with fixed marginals increase in the
+       supermodular order with c (Slepian; Tchen 1980; Mueller & Scarsini 2000), so E f(L_c) is
+       non-increasing in c: L_c <=_cx L_{-1}. The convex order is preserved by the Bern(gamma)
+       mixture and by independent sums, hence D_up(c) <= D_up(-1).
+    4. Both orders of the antipodal pair have the same law (Z -> -Z swaps x1 and x1'), so one
+       law covers them. Zero-out is the pair (x, 0), G = diag(1, 0) <= I, so the replace value
+       is >= the zero-out value (x1' = 0 gives exactly the zero-out law x vs bot).
+
+    Replace-one, gamma = 0 (inf-blanket phi_s(|y| + 1), not a member of the experiment): not
+    implemented, see the error message.
+    """
     r = 1.0 / sigma0
     ee = math.exp(epsilon)
+    if adjacency == "replace":
+        if gamma > 0:
+            return [(gamma, LognormalLaw(gamma * (1.0 - ee), 1.0 - gamma, r, b_minus=-(1.0 - gamma) * ee))]
+        raise NotImplementedError(
+            "adjacency='replace' is not implemented for GaussianRandomizer (gamma = 0): its blanket is "
+            "the pointwise infimum phi_s(|y| + 1) of the outputs, which is not one of the experiment's "
+            "measures, so the garbling argument that makes the antipodal pair the worst case for the "
+            "blanket-mixed Gaussian does not apply and no worst-case pair is proven; use "
+            "adjacency='zero_out', or BlanketMixedGaussian with gamma > 0")
+    if adjacency != "zero_out":
+        raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
     if gamma > 0:
         # Seed 001 appendix: x vs bot, and (errata) bot vs x; |x| = 1 is the worst case.
         return [(gamma, LognormalLaw(gamma - ee, 1.0 - gamma, r)),
@@ -424,7 +556,8 @@ def laws_for(randomizer, epsilon: float, adjacency: str):
     ValueError
         GaussianRandomizer with dim > 1.
     NotImplementedError
-        BlanketMixedGaussian with adjacency "replace".
+        GaussianRandomizer (gamma = 0) with adjacency "replace" (no proven worst-case pair;
+        see :func:`_bmg_laws`). BlanketMixedGaussian with gamma > 0 supports both.
     TypeError
         Unknown randomizer type without the protocol method.
     """

@@ -342,8 +342,10 @@ class ShuffleAccountant:
     n : int
         Number of users, 1 <= n <= 1e9.
     adjacency : {"zero_out", "replace"}, default "zero_out"
-        Neighbouring relation. "replace" is not implemented for BlanketMixedGaussian
-        (NotImplementedError); finite-output randomizers support it.
+        Neighbouring relation. "replace" (one input replaced by another, |x| <= 1) is supported
+        for BlanketMixedGaussian with gamma > 0 (worst case: an antipodal unit pair, proof in
+        ``sharpdp.shuffle._laws._bmg_laws``) and finite-output randomizers; GaussianRandomizer
+        (gamma = 0) raises NotImplementedError for it.
     rel_tol : float, default 1e-2
         Target (upper - lower)/lower, in (0, 1). The upper value is certified whatever the
         achieved accuracy; :meth:`report` shows the achieved one.
@@ -365,6 +367,8 @@ class ShuffleAccountant:
     ------
     ValueError
         n < 1 or > 1e9, unknown adjacency, rel_tol outside (0, 1), GaussianRandomizer with dim > 1.
+    NotImplementedError
+        adjacency "replace" with GaussianRandomizer (gamma = 0).
     """
 
     def __init__(self, randomizer, n, adjacency: str = "zero_out", *, rel_tol: float = 1e-2, workers=None):

@@ -236,7 +236,8 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     dim : int
         Dimension d >= 1 (delta does not depend on it; Err_1 does).
     adjacency : {"zero_out", "replace"}
-        Neighbouring relation passed to the accountant.
+        Neighbouring relation passed to the accountant ("replace": the antipodal unit pair,
+        see ``ShuffleAccountant``; the template start guess is the zero-out one).
     progress : bool or None
         ``None`` (default): a tqdm progress bar on stderr appears only if the
         calibration runs longer than one second; ``True``: shown at once;
