@@ -357,3 +357,75 @@ def test_certified_ramp_against_exact_uniform_law(adj, eps):
     lo_ref = ShuffleAccountant(_UniformLawReference(False), 1000, adj).get_delta_bounds(eps)[0]
     up_ref = ShuffleAccountant(_UniformLawReference(True), 1000, adj).get_delta_bounds(eps)[1]
     assert 5e-7 < lo_ref <= up <= 1.01 * up_ref
+
+
+# ------------------------------------------------------------------ review regressions (certified mode)
+ON, CN = 1e6, 3.0  # support far from 0: the one-ulp nudge at a knot is ~1e-10, above CERT_FP
+AN = 2.0 / (1.0 + math.expm1(CN) / CN)
+
+
+@njit
+def far_jump(y, x):
+    # flat on (ON, ON + 1), then AN/2 e^{CN (y - ON - 1)}: integrates to 1 over (ON, ON + 2)
+    t = y - ON - 1.0
+    return 0.5 * AN if t < 0.0 else 0.5 * AN * math.exp(CN * t)
+
+
+def test_certified_nudge_at_a_far_knot_is_covered():
+    # the grid evaluates one ulp inside each knot; sup l is reached at the knot ON + 2
+    g = GeneralRandomizer(far_jump, [1.0], (ON, ON + 2.0), blanket=half, gamma=0.25, breakpoints=[ON + 1.0],
+                          cells=4096, log_curvature=0.0)
+    rmax = AN * math.exp(CN)
+    for rel in (5e-11, 2e-10):
+        eps = math.log(rmax * (1 - rel))
+        sup_l = rmax - math.exp(eps)  # true sup of l_eps(y) = R_1(y) / (1/2) - e^eps
+        assert max(law.values.max() for _, law in g.privacy_amplification_laws(eps)) >= sup_l
+        d = -math.log1p(-rel) / CN  # D_up(n = 1) = E[L_+] in closed form
+        true = 0.5 * (rmax * -math.expm1(-CN * d) / CN - math.exp(eps) * d)
+        assert 0 < true <= ShuffleAccountant(g, 1).get_delta(eps)
+    # coarse grid: the mass enclosures still contain 1
+    g = GeneralRandomizer(far_jump, [1.0], (ON, ON + 2.0), blanket=half, gamma=0.25, breakpoints=[ON + 1.0],
+                          cells=16, log_curvature=0.0)
+    for lo_m, hi_m in g.error_bounds["mass"].values():
+        assert lo_m <= 1.0 <= hi_m
+
+
+@njit
+def short_flat(y, x):
+    return 1.0 - 1.5e-11  # mass 1 - 1.5e-11 on (0, 1): within the old 1e-11 tolerance of the enclosure
+
+
+@njit
+def tiny_blanket(y):
+    return 1e-310 if 0.0 < y < 1e-300 else 0.5  # subnormal on a negligible piece: mass still 1
+
+
+@njit
+def tiny_density(y, x):
+    return 1e-310 if 0.0 < y < 1e-300 else 0.5
+
+
+def test_certified_mode_review_bad_inputs():
+    with pytest.raises(ValueError, match="density"):  # enclosure [1 - 2.5e-11, 1 - 5e-12] excludes 1
+        GeneralRandomizer(short_flat, [1.0], (0.0, 1.0), cells=4, log_curvature=0.0)
+    for big in (1e15, 1e40):  # no grid within the cap reaches kappa <= 1e-6 (1e40 used to overflow)
+        with pytest.raises(ValueError, match="log_curvature"):
+            GeneralRandomizer(lifted_rr, [1.0], (-1.0, 1.0), blanket=half, gamma=0.5, cells=16, log_curvature=big)
+    # subnormal values (relative error up to ~1) on a piece of length 1e-300
+    with pytest.raises(ValueError, match="blanket"):
+        GeneralRandomizer(lifted_rr, [1.0], (-1.0, 1.0), blanket=tiny_blanket, gamma=0.0, breakpoints=[0.0, 1e-300],
+                          log_curvature=0.0)
+    with pytest.raises(ValueError, match="density"):
+        GeneralRandomizer(tiny_density, [1.0], (-1.0, 1.0), breakpoints=[0.0, 1e-300], log_curvature=0.0)
+
+
+def test_certified_missing_mass_bound(cbmg):
+    eb = cbmg.error_bounds
+    assert eb["missing_mass"] == max(1.0 - lo_m for lo_m, _ in eb["mass"].values())
+    assert 0 < eb["missing_mass"] <= 2 * eb["kappa"]
+
+
+def test_identical_outputs_give_infinite_indices():
+    # x has no effect: no pair is informative, both indices are +inf (no division by zero)
+    g = GeneralRandomizer(bmg1, [0.5, 0.5], (-15.0, 15.0), blanket=phi0, gamma=GAM, cells=64)
+    assert g.chi_lo_for("replace") == math.inf and g.chi_up_for("replace") == math.inf

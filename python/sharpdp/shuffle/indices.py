@@ -198,15 +198,17 @@ def _pair_variance(ra: np.ndarray, rb: np.ndarray, ref: np.ndarray, w: np.ndarra
 
 def table_chi_lo(R: np.ndarray, w: np.ndarray, bg: np.ndarray, gamma: float,
                  pairs: list[tuple[int, int]]) -> float:
-    """chi_lo = 1 / sup_pairs sqrt(Var_BG[l_0] / gamma) (seed 001, Definition "Shuffle index")."""
+    """chi_lo = 1 / sup_pairs sqrt(Var_BG[l_0] / gamma) (seed 001, Definition "Shuffle index");
+    inf when every pair has identical outputs (no pair is informative)."""
     var = max(_pair_variance(R[a], R[b], bg, w) for a, b in pairs)
-    return 0.0 if math.isinf(var) else math.sqrt(gamma / var)
+    return 0.0 if math.isinf(var) else (math.sqrt(gamma / var) if var > 0 else math.inf)
 
 
 def table_chi_up(R: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]], refs) -> float:
-    """chi_up = 1 / sup_pairs sup_refs sqrt(Var_{R_x}[l_0(.; x1, x1', R_x)]) (seed 001, Definition "Shuffle index")."""
+    """chi_up = 1 / sup_pairs sup_refs sqrt(Var_{R_x}[l_0(.; x1, x1', R_x)]) (seed 001, Definition "Shuffle index");
+    inf when every pair has identical outputs."""
     var = max(_pair_variance(R[a], R[b], R[x], w) for a, b in pairs for x in refs)
-    return 0.0 if math.isinf(var) else 1.0 / math.sqrt(var)
+    return 0.0 if math.isinf(var) else (1.0 / math.sqrt(var) if var > 0 else math.inf)
 
 
 def merge_atoms(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -346,28 +348,54 @@ def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str 
 
 # --------------------------------------------------------------------------- certified 1-D quadrature
 # Relative margin covering floating-point rounding in the bounds below and in the user's density
-# evaluations (assumed accurate to ~1e-13 relative), and the one-ulp inward nudge of the points
-# at piece ends.
+# evaluations (assumed accurate to ~1e-13 relative). The one-ulp nudge of the points at piece
+# ends is not covered by it: see certified_grid.
 CERT_FP = 1e-11
 
 
-def certified_grid(knots: np.ndarray, counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def certified_grid(knots: np.ndarray, counts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Uniform points on each piece [knots[i], knots[i+1]] (counts[i] intervals).
 
-    Returns (points, left, length): all points (a piece's two end points nudged one ulp inside,
-    so one-sided limits are what a density with a jump at a knot returns), the index in
-    ``points`` of each interval's left end (its right end is ``left + 1``), and each interval's
-    true length (float64, shape (sum(counts),)).
+    Returns (points, left, length, shift): all points (a piece's two end points nudged one ulp
+    inside, so one-sided limits are what a density with a jump at a knot returns), the index
+    in ``points`` of each interval's left end (its right end is ``left + 1``), each interval's
+    true length, and the total distance by which its two end points were nudged (0 inside a
+    piece; float64 arrays of shape (sum(counts),)). See :func:`certified_log_error`.
     """
-    pts, left, length, off = [], [], [], 0
+    pts, left, length, shift, off = [], [], [], [], 0
     for a, b, c in zip(knots[:-1], knots[1:], counts):
         p = np.linspace(a, b, int(c) + 1)
         length.append(np.diff(p))
         p[0], p[-1] = np.nextafter(a, b), np.nextafter(b, a)
+        s = np.zeros(int(c))
+        s[0] += p[0] - a  # exact: neighbouring floats
+        s[-1] += b - p[-1]
+        shift.append(s)
         pts.append(p)
         left.append(off + np.arange(int(c)))
         off += int(c) + 1
-    return np.concatenate(pts), np.concatenate(left), np.concatenate(length)
+    return np.concatenate(pts), np.concatenate(left), np.concatenate(length), np.concatenate(shift)
+
+
+def certified_log_error(G: np.ndarray, points: np.ndarray, left: np.ndarray, length: np.ndarray,
+                        shift: np.ndarray, bound: float) -> np.ndarray:
+    """Per interval, a bound kappa on |g - m| over the interval, for every row g of ``G``.
+
+    m is the linear function over the true interval [a, a + h] taking the computed end values
+    (at the possibly nudged points) at a and a + h; ``|g''| <= bound`` is assumed. The
+    interpolation error is <= bound h^2 / 8; a nudge by u at an end moves m by at most
+    |g'| u there, with |g'| <= |secant slope| + bound h on the interval (mean value theorem),
+    and the extrapolation over the sliver adds <= bound h u. We take
+    ``bound h^2 / 8 + 2 u (|d| / h' + bound h) + CERT_FP`` (d: computed end-value difference,
+    h': distance of the evaluated points; the factor 2 covers rounding), maximised over rows.
+    """
+    kap = bound * length**2 / 8 + CERT_FP
+    ends = shift > 0
+    if np.any(ends):
+        k = left[ends]
+        slope = np.abs(G[:, k + 1] - G[:, k]).max(axis=0) / (points[k + 1] - points[k])
+        kap[ends] += 2.0 * shift[ends] * (slope + bound * length[ends])
+    return kap
 
 
 def log_curvature_violation(G: np.ndarray, points: np.ndarray, left: np.ndarray, bound: float):

@@ -638,12 +638,18 @@ class GeneralRandomizer(LocalRandomizer):
         exactly 1/s^2; the blanket-mixed Gaussian with |x| <= 1 and s^2 >= 1/8 is bounded by
         1/s^2; densities constant on each piece (randomized response) have 0. When given, the
         law handed to the accountant and :meth:`index_enclosure` are rigorous (``certified`` is
-        True); when None, they are quadrature estimates (``certified`` is False).
+        True) for the given ``inputs`` only; when None, they are quadrature estimates
+        (``certified`` is False). The bound is checked by second differences at the grid points
+        only: a violation between grid points goes undetected and **voids the certificate**
+        (e.g. a narrow spike between two grid points). Must be small enough that a grid of at
+        most 2^20 intervals reaches K h^2 / 8 <= 1e-6 (else ValueError).
 
     Attributes
     ----------
     certified : bool
         Whether the accountant's input law is a rigorous upper law (``log_curvature`` given).
+        The certificate covers the worst case over the given ``inputs`` only: inputs passed to
+        :meth:`sample` other than those (allowed within their range) are not covered.
     quad_error : dict
         A-posteriori **estimates** of the Gauss-Legendre errors: the differences between the
         ``order`` and ``2 * order`` rules for chi_lo / chi_up and (``sampler_tv``) for the
@@ -651,17 +657,22 @@ class GeneralRandomizer(LocalRandomizer):
         from 1. Not bounds.
     error_bounds : dict
         Certified mode only (else empty): ``kappa`` (largest relative half-width log-factor of
-        the cell integrals, K h^2 / 8 + rounding margin), ``intervals`` (grid size) and
-        ``mass[i]`` (rigorous enclosure of the integral of each density over the support).
+        the cell integrals, K h^2 / 8 + rounding margin + the end-point nudge term, see
+        :func:`sharpdp.shuffle.indices.certified_log_error`), ``intervals`` (grid size),
+        ``mass[i]`` (rigorous enclosure of the integral of each density over the support) and
+        ``missing_mass`` (max over the densities of 1 - the lower end of ``mass[i]``: an upper
+        bound on the mass outside the support that the mass check cannot exclude; see Notes).
 
     Raises
     ------
     ValueError
         Bad support, gamma, inputs, breakpoints, cells, order or log_curvature (the error names
         the parameter); a density or the blanket negative or not finite at a node; gamma R_BG >
-        R_x at a node; with ``log_curvature``: a density <= 0 at a grid point, a second divided
-        difference of a log-density above the declared bound (the declaration is refuted), or
-        a density whose certified integral over the support excludes 1.
+        R_x at a node; with ``log_curvature``: a density or the blanket below the smallest
+        normal float (np.finfo(float).tiny: zero or subnormal) at a grid point (the error names
+        ``density`` or ``blanket``), a second divided difference of a log-density above the
+        declared bound (the declaration is refuted), a declared bound too large for the grid
+        cap, or a density whose certified integral over the support excludes 1.
     TypeError
         ``density``/``blanket`` are not Numba-compiled callables of the stated signatures.
 
@@ -676,7 +687,9 @@ class GeneralRandomizer(LocalRandomizer):
 
     Certified mode. With ``g = log R`` and ``|g''| <= K`` on an interval of length h, g stays
     within K h^2 / 8 of its linear interpolant (interpolation error formula), so on a uniform
-    grid (per piece, fine enough that K h^2 / 8 <= 1e-8, at most 2^20 intervals) each cell
+    grid (per piece, fine enough that K h^2 / 8 <= 1e-8 if 2^20 intervals allow it, and
+    <= 1e-6 always, else ValueError; at piece ends kappa also covers the one-ulp inward nudge
+    of the evaluation point, :func:`sharpdp.shuffle.indices.certified_log_error`) each cell
     integral of a density lies within the factor exp(±kappa) of the integral of the
     exponential of the interpolant (a logarithmic mean), and a ratio R_a / R_b lies between its
     end-point values times exp(±2 kappa). This gives per cell rigorous bounds on the blanket mass
@@ -684,8 +697,16 @@ class GeneralRandomizer(LocalRandomizer):
     :func:`sharpdp.shuffle.indices.certified_two_point_atoms` builds a law that dominates the
     true one in the increasing convex order; E[(sum of iid L)_+] is increasing in that order,
     so the accountant's upper value stays a rigorous upper bound on delta(eps). Each density
-    must integrate to 1 over the support (checked: the rigorous enclosure must contain 1, up to
-    1e-11; mass outside the support is not covered by the certificate).
+    must integrate to 1 over the support: this is the user's declaration, refuted when the
+    rigorous enclosure ``error_bounds["mass"]`` excludes 1 (no tolerance beyond the rounding
+    margins already inside the enclosure). It cannot be confirmed: a mass up to 1 - (lower end
+    of the enclosure) outside the support goes undetected; since (x + y)_+ <= x_+ + y_+, the
+    part of D_up due to outputs outside the support is at most the mass of R_a there, hence
+    <= ``error_bounds["missing_mass"]`` (~ kappa, ~1e-8 on a fine grid). That term is
+    **not** added to the accountant's value: the certificate assumes the declaration; add it
+    yourself if the support is not known to hold all the mass. Likewise the declared
+    ``log_curvature`` is assumed between grid points (a violation there voids the
+    certificate), and the certificate covers the given ``inputs`` only.
     The decomposition gamma R_BG <= R_x is checked at the nodes and grid points only (it holds
     by construction for a mixture gamma R_BG + (1 - gamma) Q_x).
     """
@@ -763,22 +784,28 @@ class GeneralRandomizer(LocalRandomizer):
 
     def _certify(self, K, counts) -> dict:
         """Tabulate the certified grid and check the declaration (see Notes)."""
-        kappa_target, max_intervals = 1e-8, 2**20
+        kappa_target, kappa_max, max_intervals = 1e-8, 1e-6, 2**20
         lens = np.diff(self._knots)
-        need = np.ceil(lens * math.sqrt(self.log_curvature / (8 * kappa_target))).astype(int)
-        n_int = np.maximum(counts, need)
+        need = np.minimum(np.ceil(lens * math.sqrt(self.log_curvature / (8 * kappa_target))), max_intervals)
+        n_int = np.maximum(counts, need.astype(np.int64))
         if n_int.sum() > max_intervals:
-            n_int = np.maximum(1, np.floor(n_int * (max_intervals / n_int.sum())).astype(int))
-        pts, left, length = I.certified_grid(self._knots, n_int)
+            n_int = np.maximum(1, np.floor(n_int * (max_intervals / n_int.sum())).astype(np.int64))
+        if np.max(self.log_curvature * (lens / n_int) ** 2 / 8) > kappa_max:
+            raise ValueError(f"log_curvature: {self.log_curvature} is too large for this support: the certified "
+                             f"grid would need more than {max_intervals} intervals to keep K h^2 / 8 <= "
+                             f"{kappa_max} (shrink the support or check the declared bound)")
+        pts, left, length, shift = I.certified_grid(self._knots, n_int)
         T = K.eval_densities(self._density, self._blanket, self.inputs, pts)
         if not self._has_blanket:
             T = T[:-1]
         names = [f"input x={float(x)!r}" for x in self.inputs] + ["the blanket"]
-        bad = ~(np.isfinite(T) & (T > 0))
+        bad = ~(np.isfinite(T) & (T >= np.finfo(float).tiny))
         if np.any(bad):
             r, c = np.argwhere(bad)[0]
-            raise ValueError(f"log_curvature: certified mode needs every density > 0 and finite on the support; "
-                             f"{names[r]} gives {T[r, c]!r} at y={pts[c]!r} (restrict the support)")
+            raise ValueError(f"{'blanket' if r == self.inputs.size else 'density'}: certified mode (log_curvature) "
+                             f"needs every density and the blanket finite and >= {float(np.finfo(float).tiny)!r} (no "
+                             f"zeros or subnormals) on the support; {names[r]} gives {float(T[r, c])!r} at "
+                             f"y={float(pts[c])!r} (restrict the support)")
         if self._has_blanket:
             self._check_blanket(T)
         G = np.log(T)
@@ -788,18 +815,19 @@ class GeneralRandomizer(LocalRandomizer):
             raise ValueError(f"log_curvature: the declared bound {self.log_curvature} on |d^2/dy^2 log R| is "
                              f"violated: the finite-difference d^2/dy^2 log R for {names[r]} is {val:.6g} "
                              f"near y={y:.6g}")
-        kap = self.log_curvature * length**2 / 8 + I.CERT_FP
+        kap = I.certified_log_error(G, pts, left, length, shift, self.log_curvature)
         Iv = I.certified_interval_integrals(T, G, left, length)
         ek = np.exp(kap)
         mass = {}
         for r in range(T.shape[0]):
             m_lo, m_hi = float(np.sum(Iv[r] / ek)) * (1 - 1e-12), float(np.sum(Iv[r] * ek)) * (1 + 1e-12)
-            if not m_lo <= 1 + 1e-11 or not m_hi >= 1 - 1e-11:
+            if not m_lo <= 1.0 <= m_hi:
                 raise ValueError(f"density: the integral of the density of {names[r]} over the support is within "
                                  f"[{m_lo!r}, {m_hi!r}], not 1 (the support must hold all the output mass; "
                                  f"renormalise a truncated density), or log_curvature is too small")
             mass[names[r]] = (m_lo, m_hi)
-        self.error_bounds = {"kappa": float(kap.max()), "intervals": int(length.size), "mass": mass}
+        self.error_bounds = {"kappa": float(kap.max()), "intervals": int(length.size), "mass": mass,
+                             "missing_mass": max(max(1.0 - lo_m, 0.0) for lo_m, _ in mass.values())}
         return {"TL": T[:, left], "TR": T[:, left + 1], "I": Iv, "ek": ek, "e2k": np.exp(2 * kap)}
 
     def _params(self) -> dict:
@@ -817,15 +845,8 @@ class GeneralRandomizer(LocalRandomizer):
         I.check_adjacency(adjacency)
         _, w, T = self._tabs[order]
         pairs = self._pairs(adjacency)
-        try:
-            lo = I.table_chi_lo(T, w, T[-1], self.gamma, pairs) if self.gamma > 0 else 0.0
-        except ZeroDivisionError:  # every pair has identical output laws
-            lo = math.inf
-        try:
-            up = I.table_chi_up(T, w, pairs, refs=range(self.inputs.size))
-        except ZeroDivisionError:
-            up = math.inf
-        return lo, up
+        lo = I.table_chi_lo(T, w, T[-1], self.gamma, pairs) if self.gamma > 0 else 0.0
+        return lo, I.table_chi_up(T, w, pairs, refs=range(self.inputs.size))
 
     def chi_lo_for(self, adjacency: str = "zero_out") -> float:
         """chi_lo by quadrature: an estimate (error estimate in ``quad_error``; rigorous
