@@ -56,11 +56,12 @@ from sharpdp.shuffle._laws import Law, laws_for
 
 _U = 2.0**-53
 _FFT_C = 10.0
-_N_MAX = 1 << 22
+_N_MAX = 1 << 24
 _K_MAX = 1 << 21
 _TINY = 5e-324
 _EPS_CAP = 60.0
 _J_LO = 4  # fine cells per lattice step for the lower law
+_DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT
 
 
 def _core():
@@ -171,14 +172,16 @@ def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dic
         if lg_u is not None and N <= lg_u[0]:
             N = lg_u[0]  # the previous FFT's window still covers [s_lo, s_hi]: reuse it
         if N > _N_MAX:
-            raise _Coarsen()
+            raise _Coarsen(h * N / _N_MAX * 1.02)  # N grows like 1/h
         lp_hi = lp_lo = log_tgt + 0.01
         if lg_u is None or lg_u[0] != N:
             folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
             z = sfft.rfft(folded, workers=workers if N >= 1 << 16 else 1)
             lg = math.log2(N)
             e_fwd = _FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-            Q, errQ, normQ = C.power(z, float(n), e_fwd, N)
+            # frequencies whose power-step bound exceeds thr are recomputed accurately (cpp power)
+            thr = 1e-4 * rel_tol * E_est / (supf * math.sqrt(N))
+            Q, errQ, normQ, _ = C.power(z, float(n), e_fwd, N, folded, thr, _DFT_WORK)
             q = sfft.irfft(Q, n=N, workers=workers if N >= 1 << 16 else 1)
             err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
             lg_u = (N,)
@@ -216,7 +219,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     kB = int(math.ceil(B / h))
     K = kT + kB
     if K * _J_LO > _K_MAX:
-        raise _Coarsen()
+        raise _Coarsen((T + B) * _J_LO / _K_MAX * 1.01)
     x0 = -kB * h
     plo, eplo = law.prob_below(x0)
     # the top edge must be computed exactly as law.cells computes it (x0 + K h; the lower
@@ -230,8 +233,9 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         return g, gamma * eta * (1 + 4 * _U) + 4 * _U * g
 
     # --- upper value: hat rounding (steps B-G) ---
-    m, w, em, ew = law.cells(x0, h, K)
-    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi)
+    # one set of fine cells (h / _J_LO) serves both laws; the upper law merges them exactly
+    m, w, em, ew = law.cells(x0, h / _J_LO, K * _J_LO)
+    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, _J_LO)
     _check_mass(psi, eta)
     g, eta_g = mix(psi, eta)
     up_r = _engine(g, eta_g, -kB, h, n, rel_tol, workers)
@@ -242,7 +246,6 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
     lo_s, hi_s = law.support()
     down = math.isfinite(hi_s) and not math.isfinite(lo_s)
-    m, w, em, ew = law.cells(x0, h / _J_LO, K * _J_LO)
     psi_lo, eta_lo, mom_err = C.lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
     _check_mass(psi_lo, eta_lo)
     g_lo, eta_glo = mix(psi_lo, eta_lo)
@@ -269,7 +272,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
 
 
 class _Coarsen(Exception):
-    pass
+    """A size cap binds; ``args[0]`` is (about) the smallest grid step that fits."""
 
 
 def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int = 6,
@@ -293,10 +296,14 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
         T, B = min(T, Tmax), min(B, Tmax)
         try:
             res = _one_pass(law, gamma, n, h, T, B, rel_tol, workers)
-        except _Coarsen:
-            if best is not None:
+        except _Coarsen as exc:
+            h_fit = exc.args[0]
+            if best is None:
+                h = max(2.0 * h, h_fit)
+                continue
+            if h_fit >= 0.9 * best["h"]:
                 break  # the size caps stop the refinement: keep the certified values so far
-            h *= 2.0
+            h = h_fit  # the finest grid that fits
             continue
         if best is None:
             best = res
