@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp.shuffle._laws import Law, laws_for
+from sharpdp.shuffle._laws import FiniteLaw, Law, laws_for
 
 _U = 2.0**-53
 _FFT_C = 10.0
@@ -212,8 +212,19 @@ def _check_mass(psi, eta) -> None:
         raise RuntimeError(f"accountant: lattice pmf lost mass (sum {psi.sum()!r}); refusing to certify")
 
 
-def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers):
-    """Certified (Lo, Up) for one law at one grid step; returns an AccountantReport-like dict."""
+def _lower_pmf(law: Law, m, w, em, ew, plo, eplo, phi, ephi, kB: int):
+    """Lower lattice law of step H, or None when it has no mass above node kB (value 0): then
+    its positive part, hence its contribution to Lo, is 0."""
+    lo_s, hi_s = law.support()
+    down = math.isfinite(hi_s) and not math.isfinite(lo_s)
+    psi_lo, eta_lo, mom_err = _core().lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
+    _check_mass(psi_lo, eta_lo)
+    return (psi_lo, eta_lo, mom_err) if np.any(psi_lo[kB + 1:] > 0) else None
+
+
+def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers,
+              lower: bool = True):
+    """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False)."""
     C = _core()
     kT = int(math.ceil(T / h))
     kB = int(math.ceil(B / h))
@@ -244,15 +255,15 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     # --- lower value: centroid-on-the-lattice law (step H) ---
     # sweep from the bounded end of the support, so the unfinished last group (floored to the
     # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
-    lo_s, hi_s = law.support()
-    down = math.isfinite(hi_s) and not math.isfinite(lo_s)
-    psi_lo, eta_lo, mom_err = C.lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
-    _check_mass(psi_lo, eta_lo)
-    g_lo, eta_glo = mix(psi_lo, eta_lo)
-    lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, workers)
-    low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
-    log_scale_lo = lo_r["log_scale"] - math.log(gamma)
-    lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
+    lo_main, mom_err, log_scale_lo = 0.0, 0.0, -math.inf
+    lo_r = dict(E=0.0, wrap_high=0.0, fp=0.0, tv=0.0, N=0)
+    if lower and (lower_pmf := _lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)) is not None:
+        psi_lo, eta_lo, mom_err = lower_pmf
+        g_lo, eta_glo = mix(psi_lo, eta_lo)
+        lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, workers)
+        low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
+        log_scale_lo = lo_r["log_scale"] - math.log(gamma)
+        lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
     overshoot = mom_err * h * (1 + 1e-9)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
     tail_B = law.tail_lower(kB * h)
@@ -339,6 +350,284 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
     return best
 
 
+class _BlockLaw(FiniteLaw):
+    """Exact law of the sum of t users' B_i L_i for an atom law (step J), as computed in floating
+    point: probabilities with relative error <= ``rel_p`` (plus 1e-300 absolute), values exact as
+    stored (their own rounding, <= u |v| each, is charged by :func:`_unblock`)."""
+
+    def __init__(self, values, probs, rel_p):
+        super().__init__(values, probs)
+        self.rel_p = rel_p
+
+    def cells(self, x0, h, K):
+        m, w, em, ew = super().cells(x0, h, K)
+        return m, w, em + self.rel_p * m + 1e-300, ew + self.rel_p * w + 1e-300
+
+    def prob_below(self, x):
+        p, e = super().prob_below(x)
+        return p, e + self.rel_p * p + 1e-290
+
+    def prob_above(self, x):
+        p, e = super().prob_above(x)
+        return p, e + self.rel_p * p + 1e-290
+
+    def tail_upper(self, T):
+        return super().tail_upper(T) * (1.0 + self.rel_p)
+
+    def tail_lower(self, B):
+        return super().tail_lower(B) * (1.0 + self.rel_p)
+
+
+_BLOCK_MU = 48.0  # target mean number of active users (B_i = 1) per block
+_BLOCK_ATOMS = 150_000
+_TRUNC = 1e-40  # truncation of the number of active users per block: its cost in D units
+
+
+def _split(v):
+    """v = hi + lo with hi carrying 26 significant bits (so c hi is exact for integers c < 2^26)."""
+    c = v * 134217729.0  # 2^27 + 1 (Dekker)
+    hi = c - (c - v)
+    return hi, v - hi
+
+
+def _compositions(total: int, parts: int) -> np.ndarray:
+    """All count vectors c >= 0 of length ``parts`` with sum(c) <= total (int64, one per row)."""
+    counts = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(parts):
+        used = counts.sum(axis=1)
+        reps = total - used + 1
+        idx = np.repeat(np.arange(counts.shape[0]), reps)
+        cj = np.concatenate([np.arange(r) for r in reps])
+        counts = np.column_stack([counts[idx], cj])
+    return counts
+
+
+def _log_binom_pmf(d: int, g: float, M: np.ndarray):
+    """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound (u-level ops,
+    log/log1p within 2 ulp): running sums of log((d - i)/(i + 1))."""
+    Mmax = int(M.max())
+    i = np.arange(Mmax, dtype=float)
+    terms = np.log((d - i) / (i + 1.0))
+    lc = np.concatenate([[0.0], np.cumsum(terms)])
+    eterm = np.concatenate([[0.0], np.cumsum(4.0 * _U * (np.abs(terms) + 1.0))])
+    l1 = math.log1p(-g) if g < 1.0 else -math.inf
+    lg = math.log(g)
+    Mf = M.astype(float)
+    val = lc[M] + (d - Mf) * l1 + Mf * lg if g < 1.0 else lc[M] + Mf * lg
+    err = eterm[M] + (2.0 + Mf) * 8.0 * _U * (np.abs(lc[M]) + (d - Mf) * abs(l1 if g < 1 else 0.0) + Mf * abs(lg))
+    return val, err
+
+
+def _block(gamma: float, law: Law, n: int):
+    """Blocks of t users for an atom law (step J): (block law, t, value error, truncation error in
+    D units), or None when not applicable.
+
+    t is the largest divisor of n with t gamma <= _BLOCK_MU (at least 2) whose block has at most
+    _BLOCK_ATOMS atoms. The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
+    M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= 1e-40 gamma / max|L|
+    (binomial Chernoff bound): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
+    (log-domain binomial part, exactly rounded multinomial coefficients, powers by repeated
+    multiplication), the event M > M* as an atom at 0 (its probability summed the same way),
+    values as compensated sums of exact products. E|S - S'| <= (n/t) t max|L| P(M > M*) gives
+    the truncation term, charged in D units (divided by n gamma).
+    """
+    if not isinstance(law, FiniteLaw) or n < 2:
+        return None
+    keep = law.probs > 0
+    a, pa = law.values[keep], law.probs[keep]
+    m1 = a.size
+    if m1 < 1 or not (0.0 < gamma <= 1.0):
+        return None
+    amax = float(np.max(np.abs(a)))
+    lp_tr = math.log(_TRUNC * gamma / max(amax, 1e-300))
+
+    def mstar(d):
+        if gamma >= 1.0:
+            return d
+        M = int(math.ceil(d * gamma))
+        while M < d:
+            x = M / d  # Chernoff: P(Bin > M) <= exp(-d KL(x || gamma)) for x > gamma
+            kl = x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma) if x < 1 else -math.log(gamma)
+            if -d * kl <= lp_tr:
+                break
+            M += max(1, M // 50)
+        return min(M, d)
+
+    t_hi = max(2, int(_BLOCK_MU / gamma))
+    best = None
+    for d in range(min(n, t_hi), 1, -1):
+        if n % d:
+            continue
+        ms = mstar(d)
+        if math.comb(ms + m1, m1) <= _BLOCK_ATOMS:
+            best = (d, ms)
+            break
+    if best is None:
+        return None
+    t, ms = best
+    counts = _compositions(ms, m1)
+    M = counts.sum(axis=1)
+    # probabilities
+    if gamma < 1.0:
+        lb, eb = _log_binom_pmf(t, gamma, M)
+    else:
+        lb, eb = np.zeros(M.size), np.zeros(M.size)
+    binom = np.array([[float(math.comb(x, y)) if y <= x else 0.0 for y in range(ms + 1)] for x in range(ms + 1)])
+    pw = np.ones((m1, ms + 1))
+    for c in range(1, ms + 1):
+        pw[:, c] = pw[:, c - 1] * pa
+    prob = np.exp(lb)
+    rest = M.copy()
+    for j in range(m1):
+        prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
+        rest -= counts[:, j]
+    rel = float(np.max(np.expm1(eb * 1.01))) + (4 * ms + 3 * m1 + 12) * _U
+    p_tr = 0.0
+    if ms < t:  # P(M > M*): the same log-domain terms, summed up to where they are negligible
+        Mt = np.arange(ms + 1, min(t, ms + 4000) + 1)
+        lt, et = _log_binom_pmf(t, gamma, Mt)
+        p_tr = float(np.sum(np.exp(lt)))
+        rel = max(rel, float(np.max(np.expm1(et * 1.01))) + Mt.size * _U)
+        if Mt[-1] < t:
+            p_tr += math.exp(lp_tr)  # (beyond the summed terms: within the Chernoff bound)
+    # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
+    # error <= u |v| + gamma_{2 m1}^2 sum |terms|
+    hi, lo = _split(a)
+    terms = np.concatenate([counts * hi[None, :], counts * lo[None, :]], axis=1)
+    acc = np.zeros(terms.shape[0])
+    comp = np.zeros(terms.shape[0])
+    for col in terms.T:
+        tot = acc + col
+        z = tot - acc
+        comp += (acc - (tot - z)) + (col - z)
+        acc = tot
+    value = acc + comp
+    g2 = (2 * m1 * _U / (1 - 2 * m1 * _U)) ** 2
+    ev = 1.01 * (_U * float(np.max(np.abs(value))) + g2 * ms * float(np.sum(np.abs(a))))
+    value = np.concatenate([value, [0.0]])
+    prob = np.concatenate([prob, [p_tr]])
+    uv, inv = np.unique(value, return_inverse=True)
+    dup = int(np.bincount(inv).max())
+    pp = np.bincount(inv, weights=prob, minlength=uv.size)
+    if abs(pp.sum() - 1.0) > 1e-9:
+        return None  # (not expected) fall back to the per-user law
+    rel_p = (rel + (dup + 2) * _U) * 1.01
+    # (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma = _TRUNC (1.01: rounding)
+    trunc = 1.01 * _TRUNC if ms < t else 0.0
+    return _BlockLaw(uv, pp, rel_p), t, ev, trunc
+
+
+def _unblock(r: dict, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0) -> dict:
+    """Bracket of the blocked problem (n/t blocks, gamma = 1) in the units of D_up (step J).
+
+    E[S_+]/(n gamma) = (n/t) E[S_+]/(n/t) / (n gamma): a factor 1/(t gamma). Each computed block
+    value is within ev of the exact one, so |E[S_+] - E[S~_+]| <= (n/t) ev P(S~ >= -2 (n/t) ev)
+    (the indicator of the kink needs S~ within the total error of 0), and the Chernoff bound with
+    the tilt of the upper law (whose log-mgf dominates: hat rounding is a convex-order spread)
+    gives P(S~ >= -c) <= exp(n Lambda + theta c) (0.01 covers the rounding of n Lambda).
+    ``trunc``: the truncation term of :func:`_block` (D units), added as is.
+    """
+    f = 1.0 / (t * gamma)
+    q = n // t
+    c = 2.0 * q * ev
+    lam, th = r.get("n_log_mgf", math.nan), r.get("theta", math.nan)
+    # (valid only if the engine's law was not clamped from above: finite laws use T = max atom)
+    chern = math.isfinite(lam) and math.isfinite(th) and r.get("T", -math.inf) >= r.get("top", math.inf)
+    if chern:
+        shift = q * ev * math.exp(min(lam + th * c + 0.01, 0.0)) / (n * gamma)
+    else:
+        shift = q * ev / (n * gamma)
+    shift += trunc
+    out = dict(r)
+    out["upper"] = r["upper"] * f * (1 + 1e-12) + shift
+    out["lower"] = max(r["lower"] * f * (1 - 1e-12) - shift, 0.0)
+    if "main" in r:
+        out["main"] = r["main"] * f
+    out["terms"] = {k: (v * f if isinstance(v, float) and not k.startswith("N") else v)
+                    for k, v in r.get("terms", {}).items()}
+    out["terms"]["block_t"] = t
+    out["terms"]["block_value_rounding"] = shift
+    return out
+
+
+def _certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible: float = 0.0) -> dict:
+    """_certify_law, on blocks of t users when the law has few atoms (step J). The upper value
+    is also capped by E[L_+] ((sum x_i)_+ <= sum (x_i)_+ gives D_up <= E[L_+])."""
+    blk = _block(gamma, law, n) if law.support()[1] > 0 else None
+    if blk is None:
+        r = _certify_law(law, gamma, n, rel_tol, workers, negligible=negligible)
+    else:
+        bl, t, ev, trunc = blk
+        r = _certify_law(bl, 1.0, n // t, rel_tol, workers, negligible=negligible * t * gamma)
+        r = _unblock(dict(r, top=bl.support()[1]), gamma, n, t, ev, trunc)
+    cap = max(law.tail_upper(0.0), _TINY) if law.support()[1] > 0 else 0.0
+    if cap < r["upper"]:
+        r = dict(r, upper=cap)
+    return r
+
+
+def _pass_fit(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers,
+              lower: bool) -> dict:
+    """_one_pass at step h, or at the finest step that fits the size caps."""
+    for _ in range(60):
+        Tmax = 0.5 * _K_MAX * h / _J_LO
+        try:
+            return _one_pass(law, gamma, n, h, min(T, Tmax), min(B, Tmax), rel_tol, workers, lower)
+        except _Coarsen as exc:
+            h = max(2.0 * h, exc.args[0]) if exc.args[0] <= h else exc.args[0]
+    raise RuntimeError("accountant: no grid fits the size limits")
+
+
+def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float,
+                   h_ratio: float | None = None) -> tuple[float, float | None]:
+    """Certified upper value of one law without the lower law (get_epsilon's search).
+
+    The clamps are set for an absolute accuracy 0.05 rel_tol ``scale``. With ``h_ratio`` one pass
+    at h = h_ratio sd(L); without it, h = sd/16 is halved until two successive values agree to
+    0.3 rel_tol (the hat-rounding bias is second order in h: the bias left is about a third of
+    that difference - an estimate that only steers the grid; every value is certified).
+    Returns (upper, h_ratio used).
+    """
+    if law.support()[1] <= 0:
+        return dict(upper=0.0), h_ratio
+    sd = law.std()
+    if sd == 0.0:
+        return dict(upper=max(law.mean(), 0.0) * (1 + 1e-12)), h_ratio
+    tgt = 0.05 * rel_tol * scale
+    T, B = _choose_T(law, tgt), _choose_B(law, tgt)
+
+    def up_at(h):
+        return _pass_fit(law, gamma, n, h, T, B, rel_tol, workers, False)
+
+    if h_ratio is not None:
+        return up_at(sd * h_ratio), h_ratio
+    prev = up_at(sd / 16.0)
+    for _ in range(8):
+        cur = up_at(0.5 * prev["h"])
+        if cur["h"] >= prev["h"]:
+            break  # a size cap binds
+        if cur["upper"] > prev["upper"]:
+            break  # (round-off or clamp level): keep the smaller certified value
+        done = prev["upper"] - cur["upper"] <= 0.3 * rel_tol * cur["upper"]
+        prev = cur
+        if done:
+            break
+    return prev, prev["h"] / sd
+
+
+def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float,
+                 h_ratio: float | None = None) -> tuple[float, float | None]:
+    """Certified upper value only (blocks for atom laws, step J); returns (upper, h_ratio)."""
+    blk = _block(gamma, law, n) if law.support()[1] > 0 else None
+    if blk is None:
+        r, hr = _certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)
+        return max(r["upper"], _TINY), hr
+    bl, t, ev, trunc = blk
+    r, hr = _certify_upper(bl, 1.0, n // t, rel_tol, workers, scale * t * gamma, h_ratio)
+    r = _unblock(dict(r, lower=0.0, top=bl.support()[1]), gamma, n, t, ev, trunc)
+    return max(min(r["upper"], law.tail_upper(0.0)), _TINY), hr
+
+
 class ShuffleAccountant:
     """Certified (epsilon, delta) accountant for a shuffled local randomizer (seed 001 appendix).
 
@@ -405,7 +694,7 @@ class ShuffleAccountant:
         # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, _EPS_CAP), self.adjacency)):
-            r = _certify_law(law, float(gamma), self.n, rel_tol, self.workers, negligible=1e-3 * rel_tol * lo_max)
+            r = _certify(law, float(gamma), self.n, rel_tol, self.workers, negligible=1e-3 * rel_tol * lo_max)
             lo_max = max(lo_max, r["lower"])
             if best is None or r["upper"] > best[1]["upper"]:
                 best = (i, r)
@@ -524,14 +813,20 @@ class ShuffleAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
-        Bisection on the certified upper value (spec §5); returns the end of the final bracket
-        at which ``get_delta(eps) <= delta`` was verified; exactly 0.0 if it already holds at 0.
+        Root search (bracketing, then regula falsi on log delta) on the certified upper value
+        only (spec §5): the lower value is not needed to certify the answer and is skipped. Each
+        law's grid step is set once, where the upper value first comes within a factor 30 of
+        ``delta``, by halving h until two successive upper values agree to 0.3 ``rel_tol``, and is
+        re-checked the same way at the answer. Returns the end of the final bracket at which the
+        certified upper value was verified to be <= delta; exactly 0.0 if it already holds at 0.
         For pure eps0-LDP randomizers the answer never exceeds eps0 (where delta = 0).
 
         Parameters
         ----------
         delta : float
             Target, 0 < delta < 1.
+        xtol : float, default 1e-3
+            Relative width of the final bracket.
 
         Returns
         -------
@@ -544,45 +839,108 @@ class ShuffleAccountant:
             delta outside (0, 1) or NaN.
         """
         delta = V.probability_open("delta", delta)
-        full = lambda e: self._report(e, self.rel_tol).upper  # noqa: E731
-        fast = lambda e: self._report(e, max(self.rel_tol, 0.05)).upper  # noqa: E731
-        if full(0.0) <= delta:
+        ratios: dict[int, float] = {}
+        rel = self.rel_tol
+
+        def up(e: float) -> float:
+            e = min(e, _EPS_CAP)
+            vals = []
+            for i, (gamma, law) in enumerate(laws_for(self.randomizer, e, self.adjacency)):
+                if i in ratios:
+                    u, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios[i])
+                else:
+                    u, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, 1.0 / 16.0)
+                    if delta / 30.0 <= u <= 30.0 * delta:  # near the answer: set this law's grid here
+                        u2, ratios[i] = _upper_value(law, float(gamma), self.n, rel, self.workers, delta)
+                        u = min(u, u2)
+                vals.append(u)
+            return max(vals)
+
+        u0 = up(0.0)
+        if u0 <= delta:
             return 0.0
         cap = self._local_epsilon()
-        if cap is not None and fast(cap) > delta:
+        if cap is not None and up(cap) > delta:
             return cap  # the blanket bound is no better than the local guarantee
         g = self._guess_epsilon(delta)
-        if fast(g) <= delta:
-            lo, hi = 0.0, g
-            for _ in range(60):
-                if fast(hi / 1.5) > delta:
-                    lo = hi / 1.5
+        if cap is not None:
+            g = min(g, cap)
+        lo, ulo = 0.0, u0
+        u = up(g)
+        if u <= delta:
+            hi, uhi = g, u
+            while hi > 1e-12 * g:  # walk down to a bracket
+                u = up(0.5 * hi)
+                if u > delta:
+                    lo, ulo = 0.5 * hi, u
                     break
-                hi /= 1.5
+                hi, uhi = 0.5 * hi, u
         else:
-            lo, hi = g, 1.5 * g
+            lo, ulo = g, u
             for _ in range(200):
-                if fast(hi) <= delta:
+                e = 2.0 * lo if cap is None else min(2.0 * lo, cap)
+                u = up(e)
+                if u <= delta:
+                    hi, uhi = e, u
                     break
-                lo, hi = hi, 1.5 * hi
+                lo, ulo = e, u
             else:
                 raise RuntimeError("get_epsilon: could not bracket the target")
-        # Phase 1 on a coarser (still certified) upper value, phase 2 on the default one.
-        while hi - lo > 0.02 * hi:
-            mid = 0.5 * (lo + hi)
-            if fast(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
-        while full(hi) > delta:
-            lo, hi = hi, hi * 1.02 + 1e-12
-        lo = max(lo, 0.98 * hi)  # bracket from phase 1; hi itself is verified below/above
-        while hi - lo > xtol * hi:
-            mid = 0.5 * (lo + hi)
-            if full(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
+        ld = math.log(delta)
+        checked = False
+        while True:
+            slow = 0
+            while hi - lo > xtol * hi:
+                width = hi - lo
+                if slow >= 2 or not (ulo > 0 and uhi > 0):
+                    x, slow = 0.5 * (lo + hi), 0  # bisection when the secant stalls
+                else:
+                    # secant on log delta, aimed a little past the root so that the safe end moves
+                    flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
+                    x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
+                    x = min(max(x + 0.3 * xtol * hi, lo + 0.01 * width), hi - 0.01 * width)
+                u = up(x)
+                if u <= delta:
+                    hi, uhi = x, u
+                    x2 = x * (1.0 - 0.7 * xtol)  # probe just below: closes the bracket if the aim was good
+                    if x2 > lo and hi - lo > xtol * hi:
+                        u2 = up(x2)
+                        if u2 > delta:
+                            lo, ulo = x2, u2
+                        else:
+                            hi, uhi = x2, u2
+                else:
+                    lo, ulo = x, u
+                slow = slow + 1 if hi - lo > 0.5 * width else 0
+            if checked or not ratios:
+                break
+            # check each law's grid at the answer: if halving h lowers the value by more than
+            # 0.3 rel_tol, the search ran on too coarse a grid; refine it and resume the search
+            checked = True
+            finer = False
+            for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(hi, _EPS_CAP), self.adjacency)):
+                if i in ratios:
+                    u1, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios[i])
+                    u2, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, 0.5 * ratios[i])
+                    if u1 - u2 > 0.3 * rel * u2:
+                        ratios[i] *= 0.5
+                        finer = True
+            if not finer:
+                break
+            uhi = up(hi)
+            while uhi > delta:  # (not expected: the finer grid gives a smaller value)
+                lo, ulo, hi = hi, uhi, 2.0 * hi
+                uhi = up(hi)
+            if lo > 0:
+                ulo = up(lo)
+                if ulo <= delta:
+                    lo, ulo = 0.0, u0
+        # the answer also passes get_delta (the full report, whose grid may differ): move the
+        # safe end up by steps of xtol until it does (rarely more than one check)
+        for _ in range(100):
+            if (cap is not None and hi >= cap) or self.get_delta(hi) <= delta:
+                break
+            hi *= 1.0 + xtol
         return hi if cap is None else min(hi, cap)
 
 
