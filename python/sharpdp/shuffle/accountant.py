@@ -347,6 +347,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     best["upper"] = max(best["upper"], _TINY)
+    best["h_ratio"] = best["h"] / sd
     return best
 
 
@@ -578,54 +579,27 @@ def _pass_fit(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     raise RuntimeError("accountant: no grid fits the size limits")
 
 
-def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float,
-                   h_ratio: float | None = None) -> tuple[float, float | None]:
-    """Certified upper value of one law without the lower law (get_epsilon's search).
-
-    The clamps are set for an absolute accuracy 0.05 rel_tol ``scale``. With ``h_ratio`` one pass
-    at h = h_ratio sd(L); without it, h = sd/16 is halved until two successive values agree to
-    0.3 rel_tol (the hat-rounding bias is second order in h: the bias left is about a third of
-    that difference - an estimate that only steers the grid; every value is certified).
-    Returns (upper, h_ratio used).
-    """
+def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float, h_ratio: float) -> dict:
+    """Certified upper value of one law at h = h_ratio sd(L), without the lower law (get_epsilon's
+    search); the clamps are set for an absolute accuracy 0.05 rel_tol ``scale``."""
     if law.support()[1] <= 0:
-        return dict(upper=0.0), h_ratio
+        return dict(upper=0.0)
     sd = law.std()
     if sd == 0.0:
-        return dict(upper=max(law.mean(), 0.0) * (1 + 1e-12)), h_ratio
+        return dict(upper=max(law.mean(), 0.0) * (1 + 1e-12))
     tgt = 0.05 * rel_tol * scale
-    T, B = _choose_T(law, tgt), _choose_B(law, tgt)
-
-    def up_at(h):
-        return _pass_fit(law, gamma, n, h, T, B, rel_tol, workers, False)
-
-    if h_ratio is not None:
-        return up_at(sd * h_ratio), h_ratio
-    prev = up_at(sd / 16.0)
-    for _ in range(8):
-        cur = up_at(0.5 * prev["h"])
-        if cur["h"] >= prev["h"]:
-            break  # a size cap binds
-        if cur["upper"] > prev["upper"]:
-            break  # (round-off or clamp level): keep the smaller certified value
-        done = prev["upper"] - cur["upper"] <= 0.3 * rel_tol * cur["upper"]
-        prev = cur
-        if done:
-            break
-    return prev, prev["h"] / sd
+    return _pass_fit(law, gamma, n, sd * h_ratio, _choose_T(law, tgt), _choose_B(law, tgt), rel_tol, workers, False)
 
 
-def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float,
-                 h_ratio: float | None = None) -> tuple[float, float | None]:
-    """Certified upper value only (blocks for atom laws, step J); returns (upper, h_ratio)."""
+def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float, h_ratio: float) -> float:
+    """Certified upper value only (blocks for atom laws, step J; capped by E[L_+])."""
     blk = _block(gamma, law, n) if law.support()[1] > 0 else None
     if blk is None:
-        r, hr = _certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)
-        return max(r["upper"], _TINY), hr
+        return max(_certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)["upper"], _TINY)
     bl, t, ev, trunc = blk
-    r, hr = _certify_upper(bl, 1.0, n // t, rel_tol, workers, scale * t * gamma, h_ratio)
+    r = _certify_upper(bl, 1.0, n // t, rel_tol, workers, scale * t * gamma, h_ratio)
     r = _unblock(dict(r, lower=0.0, top=bl.support()[1]), gamma, n, t, ev, trunc)
-    return max(min(r["upper"], law.tail_upper(0.0)), _TINY), hr
+    return max(min(r["upper"], law.tail_upper(0.0)), _TINY)
 
 
 class ShuffleAccountant:
@@ -814,11 +788,12 @@ class ShuffleAccountant:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
         Root search (bracketing, then regula falsi on log delta) on the certified upper value
-        only (spec §5): the lower value is not needed to certify the answer and is skipped. Each
-        law's grid step is set once, where the upper value first comes within a factor 30 of
-        ``delta``, by halving h until two successive upper values agree to 0.3 ``rel_tol``, and is
-        re-checked the same way at the answer. Returns the end of the final bracket at which the
-        certified upper value was verified to be <= delta; exactly 0.0 if it already holds at 0.
+        only (spec §5): the lower value is not needed to certify the answer and is skipped during
+        the search. Each law's grid step is set once, by a full report (with the lower value) where
+        the upper value first comes within a factor 30 of ``delta``, so that the search and
+        :meth:`get_delta` use the same grid; the answer is finally checked with :meth:`get_delta`
+        itself (moved up by steps of ``xtol`` if needed). Returns the end of the final bracket,
+        where ``get_delta(eps) <= delta`` holds; exactly 0.0 if it already holds at 0.
         For pure eps0-LDP randomizers the answer never exceeds eps0 (where delta = 0).
 
         Parameters
@@ -847,12 +822,16 @@ class ShuffleAccountant:
             vals = []
             for i, (gamma, law) in enumerate(laws_for(self.randomizer, e, self.adjacency)):
                 if i in ratios:
-                    u, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios[i])
+                    u = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios[i])
                 else:
-                    u, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, 1.0 / 16.0)
-                    if delta / 30.0 <= u <= 30.0 * delta:  # near the answer: set this law's grid here
-                        u2, ratios[i] = _upper_value(law, float(gamma), self.n, rel, self.workers, delta)
-                        u = min(u, u2)
+                    u = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, 1.0 / 8.0)
+                    if delta / 30.0 <= u <= 30.0 * delta:
+                        # near the answer: this law's grid is the one the full report (get_delta)
+                        # settles on here, so that the search and get_delta agree
+                        r = _certify(law, float(gamma), self.n, rel, self.workers)
+                        if "h_ratio" in r:
+                            ratios[i] = r["h_ratio"]
+                            u = min(u, r["upper"])
                 vals.append(u)
             return max(vals)
 
@@ -887,24 +866,25 @@ class ShuffleAccountant:
             else:
                 raise RuntimeError("get_epsilon: could not bracket the target")
         ld = math.log(delta)
-        checked = False
-        while True:
+
+        def shrink(fun, lo, ulo, hi, uhi):
+            """Secant on log delta (aimed a little past the root, then a probe just below it)
+            with bisection when it stalls, until hi - lo <= xtol hi; fun(hi) <= delta < fun(lo)."""
             slow = 0
             while hi - lo > xtol * hi:
                 width = hi - lo
                 if slow >= 2 or not (ulo > 0 and uhi > 0):
-                    x, slow = 0.5 * (lo + hi), 0  # bisection when the secant stalls
+                    x, slow = 0.5 * (lo + hi), 0
                 else:
-                    # secant on log delta, aimed a little past the root so that the safe end moves
                     flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
                     x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
                     x = min(max(x + 0.3 * xtol * hi, lo + 0.01 * width), hi - 0.01 * width)
-                u = up(x)
+                u = fun(x)
                 if u <= delta:
                     hi, uhi = x, u
-                    x2 = x * (1.0 - 0.7 * xtol)  # probe just below: closes the bracket if the aim was good
+                    x2 = x * (1.0 - 0.7 * xtol)
                     if x2 > lo and hi - lo > xtol * hi:
-                        u2 = up(x2)
+                        u2 = fun(x2)
                         if u2 > delta:
                             lo, ulo = x2, u2
                         else:
@@ -912,35 +892,38 @@ class ShuffleAccountant:
                 else:
                     lo, ulo = x, u
                 slow = slow + 1 if hi - lo > 0.5 * width else 0
-            if checked or not ratios:
+            return lo, ulo, hi, uhi
+
+        lo, ulo, hi, uhi = shrink(up, lo, ulo, hi, uhi)
+        if cap is not None and hi >= cap:
+            return cap
+        # the answer is finally bracketed with get_delta itself (the full report, whose grid may
+        # differ slightly from the search's): usually two or three more evaluations
+        gd = self.get_delta
+        ud = gd(hi)
+        while ud > delta:
+            lo, ulo, hi = hi, ud, hi * (1.0 + 2.0 * xtol)
+            if cap is not None and hi >= cap:
+                return cap
+            ud = gd(hi)
+        # the full report may be a little tighter than the search: jump along the search's
+        # log-slope, then close the bracket from below
+        slope = (math.log(ulo) - math.log(uhi)) / (hi - lo) if ulo > 0 and uhi > 0 and hi > lo else 0.0
+        for _ in range(3):
+            if slope <= 0 or ud <= 0:
                 break
-            # check each law's grid at the answer: if halving h lowers the value by more than
-            # 0.3 rel_tol, the search ran on too coarse a grid; refine it and resume the search
-            checked = True
-            finer = False
-            for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(hi, _EPS_CAP), self.adjacency)):
-                if i in ratios:
-                    u1, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios[i])
-                    u2, _ = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, 0.5 * ratios[i])
-                    if u1 - u2 > 0.3 * rel * u2:
-                        ratios[i] *= 0.5
-                        finer = True
-            if not finer:
+            x = hi - math.log(delta / ud) / slope + 0.3 * xtol * hi
+            if x >= hi * (1.0 - xtol) or x <= 0:
                 break
-            uhi = up(hi)
-            while uhi > delta:  # (not expected: the finer grid gives a smaller value)
-                lo, ulo, hi = hi, uhi, 2.0 * hi
-                uhi = up(hi)
-            if lo > 0:
-                ulo = up(lo)
-                if ulo <= delta:
-                    lo, ulo = 0.0, u0
-        # the answer also passes get_delta (the full report, whose grid may differ): move the
-        # safe end up by steps of xtol until it does (rarely more than one check)
-        for _ in range(100):
-            if (cap is not None and hi >= cap) or self.get_delta(hi) <= delta:
+            ux = gd(x)
+            if ux > delta:
                 break
-            hi *= 1.0 + xtol
+            hi, ud = x, ux
+        for _ in range(200):
+            x = hi * (1.0 - 0.9 * xtol)
+            if gd(x) > delta:
+                break
+            hi = x
         return hi if cap is None else min(hi, cap)
 
 
