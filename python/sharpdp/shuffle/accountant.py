@@ -404,18 +404,28 @@ def _compositions(total: int, parts: int) -> np.ndarray:
 
 
 def _log_binom_pmf(d: int, g: float, M: np.ndarray):
-    """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound (u-level ops,
-    log/log1p within 2 ulp): running sums of log((d - i)/(i + 1))."""
+    """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound: log C(d, M) as a
+    compensated running sum of log((d - i)/(i + 1)) (each term within u + 4u|term|: one rounded
+    ratio, log within 2 ulp; Kahan's sum within 2u|sum| + 2 M^2 u^2 sum|terms|), plus
+    (d - M) log1p(-g) + M log g (within 5u of each product, 2u for the additions)."""
     Mmax = int(M.max())
     i = np.arange(Mmax, dtype=float)
     terms = np.log((d - i) / (i + 1.0))
-    lc = np.concatenate([[0.0], np.cumsum(terms)])
-    eterm = np.concatenate([[0.0], np.cumsum(4.0 * _U * (np.abs(terms) + 1.0))])
-    l1 = math.log1p(-g) if g < 1.0 else -math.inf
+    lc = np.zeros(Mmax + 1)
+    s_, c_ = 0.0, 0.0
+    for k, x in enumerate(terms.tolist()):
+        y = x - c_
+        tt = s_ + y
+        c_ = (tt - s_) - y
+        s_ = tt
+        lc[k + 1] = s_
+    abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
+    eterm = abs_cum * 4.0 * _U + np.arange(Mmax + 1) * _U + 2.0 * _U * np.abs(lc) + 2.0 * (np.arange(Mmax + 1) * _U) ** 2 * abs_cum
+    l1 = math.log1p(-g) if g < 1.0 else 0.0
     lg = math.log(g)
     Mf = M.astype(float)
-    val = lc[M] + (d - Mf) * l1 + Mf * lg if g < 1.0 else lc[M] + Mf * lg
-    err = eterm[M] + (2.0 + Mf) * 8.0 * _U * (np.abs(lc[M]) + (d - Mf) * abs(l1 if g < 1 else 0.0) + Mf * abs(lg))
+    val = lc[M] + (d - Mf) * l1 + Mf * lg
+    err = eterm[M] + 7.0 * _U * (np.abs(lc[M]) + (d - Mf) * abs(l1) + Mf * abs(lg))
     return val, err
 
 
@@ -427,7 +437,7 @@ def _block(gamma: float, law: Law, n: int):
     _BLOCK_ATOMS atoms. The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
     M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= 1e-40 gamma / max|L|
     (binomial Chernoff bound): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
-    (log-domain binomial part, exactly rounded multinomial coefficients, powers by repeated
+    (log-domain binomial part, multinomial coefficients from Pascal's triangle, powers by repeated
     multiplication), the event M > M* as an atom at 0 (its probability summed the same way),
     values as compensated sums of exact products. E|S - S'| <= (n/t) t max|L| P(M > M*) gives
     the truncation term, charged in D units (divided by n gamma).
@@ -473,7 +483,10 @@ def _block(gamma: float, law: Law, n: int):
         lb, eb = _log_binom_pmf(t, gamma, M)
     else:
         lb, eb = np.zeros(M.size), np.zeros(M.size)
-    binom = np.array([[float(math.comb(x, y)) if y <= x else 0.0 for y in range(ms + 1)] for x in range(ms + 1)])
+    binom = np.zeros((ms + 1, ms + 1))  # Pascal's triangle in floats: relative error <= x u in row x
+    binom[:, 0] = 1.0
+    for x in range(1, ms + 1):
+        binom[x, 1:x + 1] = binom[x - 1, 1:x + 1] + binom[x - 1, 0:x]
     pw = np.ones((m1, ms + 1))
     for c in range(1, ms + 1):
         pw[:, c] = pw[:, c - 1] * pa
@@ -482,7 +495,7 @@ def _block(gamma: float, law: Law, n: int):
     for j in range(m1):
         prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
         rest -= counts[:, j]
-    rel = float(np.max(np.expm1(eb * 1.01))) + (4 * ms + 3 * m1 + 12) * _U
+    rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * _U
     p_tr = 0.0
     if ms < t:  # P(M > M*): the same log-domain terms, summed up to where they are negligible
         Mt = np.arange(ms + 1, min(t, ms + 4000) + 1)
@@ -818,23 +831,56 @@ class ShuffleAccountant:
         rel = self.rel_tol
 
         def up(e: float) -> float:
-            e = min(e, _EPS_CAP)
             vals = []
-            for i, (gamma, law) in enumerate(laws_for(self.randomizer, e, self.adjacency)):
-                if i in ratios:
-                    u = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios[i])
-                else:
-                    u = _upper_value(law, float(gamma), self.n, rel, self.workers, delta, 1.0 / 8.0)
-                    if delta / 30.0 <= u <= 30.0 * delta:
-                        # near the answer: this law's grid is the one the full report (get_delta)
-                        # settles on here, so that the search and get_delta agree
-                        r = _certify(law, float(gamma), self.n, rel, self.workers)
-                        if "h_ratio" in r:
-                            ratios[i] = r["h_ratio"]
-                            u = min(u, r["upper"])
-                vals.append(u)
+            for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(e, _EPS_CAP), self.adjacency)):
+                vals.append(_upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios.get(i, 0.125)))
             return max(vals)
 
+        ld = math.log(delta)
+
+        def shrink(fun, lo, ulo, hi, uhi, tol):
+            """Secant on log delta (aimed a little past the root, then a probe just below it)
+            with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <= delta < fun(lo)."""
+            slow = 0
+            while hi - lo > tol * hi:
+                width = hi - lo
+                if slow >= 2 or not (ulo > 0 and uhi > 0):
+                    x, slow = 0.5 * (lo + hi), 0
+                else:
+                    flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
+                    x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
+                    x = min(max(x + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
+                u = fun(x)
+                if u <= delta:
+                    hi, uhi = x, u
+                    x2 = x * (1.0 - 0.7 * tol)
+                    if x2 > lo and hi - lo > tol * hi:
+                        u2 = fun(x2)
+                        if u2 > delta:
+                            lo, ulo = x2, u2
+                        else:
+                            hi, uhi = x2, u2
+                else:
+                    lo, ulo = x, u
+                slow = slow + 1 if hi - lo > 0.5 * width else 0
+            return lo, ulo, hi, uhi
+
+        def rebracket(fun, lo, hi, tol):
+            """Re-establish fun(hi) <= delta < fun(lo) near an old bracket, then shrink it."""
+            uhi = fun(hi)
+            while uhi > delta:
+                lo, ulo, hi = hi, uhi, min(1.25 * hi, cap) if cap is not None else 1.25 * hi
+                uhi = fun(hi)
+                if uhi > delta and cap is not None and hi >= cap:
+                    return None
+            ulo = fun(lo) if lo > 0 else u0
+            while ulo <= delta:
+                hi, uhi = lo, ulo
+                lo = 0.8 * lo if lo > 1e-6 * hi else 0.0
+                ulo = fun(lo) if lo > 0 else u0
+            return shrink(fun, lo, ulo, hi, uhi, tol)
+
+        # phase 1: bracket and shrink to 1% on a coarse grid (h = sd/8, upper value only)
         u0 = up(0.0)
         if u0 <= delta:
             return 0.0
@@ -865,65 +911,23 @@ class ShuffleAccountant:
                 lo, ulo = e, u
             else:
                 raise RuntimeError("get_epsilon: could not bracket the target")
-        ld = math.log(delta)
-
-        def shrink(fun, lo, ulo, hi, uhi):
-            """Secant on log delta (aimed a little past the root, then a probe just below it)
-            with bisection when it stalls, until hi - lo <= xtol hi; fun(hi) <= delta < fun(lo)."""
-            slow = 0
-            while hi - lo > xtol * hi:
-                width = hi - lo
-                if slow >= 2 or not (ulo > 0 and uhi > 0):
-                    x, slow = 0.5 * (lo + hi), 0
-                else:
-                    flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
-                    x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
-                    x = min(max(x + 0.3 * xtol * hi, lo + 0.01 * width), hi - 0.01 * width)
-                u = fun(x)
-                if u <= delta:
-                    hi, uhi = x, u
-                    x2 = x * (1.0 - 0.7 * xtol)
-                    if x2 > lo and hi - lo > xtol * hi:
-                        u2 = fun(x2)
-                        if u2 > delta:
-                            lo, ulo = x2, u2
-                        else:
-                            hi, uhi = x2, u2
-                else:
-                    lo, ulo = x, u
-                slow = slow + 1 if hi - lo > 0.5 * width else 0
-            return lo, ulo, hi, uhi
-
-        lo, ulo, hi, uhi = shrink(up, lo, ulo, hi, uhi)
-        if cap is not None and hi >= cap:
+        lo, ulo, hi, uhi = shrink(up, lo, ulo, hi, uhi, max(xtol, 1e-2))
+        # phase 2: each law's grid from one full report (the grid get_delta settles on there),
+        # then the same search on that grid (upper value only)
+        for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(hi, _EPS_CAP), self.adjacency)):
+            r = _certify(law, float(gamma), self.n, rel, self.workers)
+            if "h_ratio" in r:
+                ratios[i] = r["h_ratio"]
+        res = rebracket(up, lo, hi, xtol)
+        if res is None:
             return cap
-        # the answer is finally bracketed with get_delta itself (the full report, whose grid may
-        # differ slightly from the search's): usually two or three more evaluations
-        gd = self.get_delta
-        ud = gd(hi)
-        while ud > delta:
-            lo, ulo, hi = hi, ud, hi * (1.0 + 2.0 * xtol)
-            if cap is not None and hi >= cap:
-                return cap
-            ud = gd(hi)
-        # the full report may be a little tighter than the search: jump along the search's
-        # log-slope, then close the bracket from below
-        slope = (math.log(ulo) - math.log(uhi)) / (hi - lo) if ulo > 0 and uhi > 0 and hi > lo else 0.0
-        for _ in range(3):
-            if slope <= 0 or ud <= 0:
-                break
-            x = hi - math.log(delta / ud) / slope + 0.3 * xtol * hi
-            if x >= hi * (1.0 - xtol) or x <= 0:
-                break
-            ux = gd(x)
-            if ux > delta:
-                break
-            hi, ud = x, ux
-        for _ in range(200):
-            x = hi * (1.0 - 0.9 * xtol)
-            if gd(x) > delta:
-                break
-            hi = x
+        lo, ulo, hi, uhi = res
+        # phase 3: the final bracket with get_delta itself (the full report; its grid may still
+        # differ slightly), so that get_delta(answer) <= delta
+        res = rebracket(self.get_delta, max(lo, hi * (1.0 - 2.0 * xtol)), hi, xtol)
+        if res is None:
+            return cap
+        lo, ulo, hi, uhi = res
         return hi if cap is None else min(hi, cap)
 
 
