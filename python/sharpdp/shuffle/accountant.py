@@ -66,6 +66,7 @@ J. atom laws (FiniteLaw: k-RR, binary RR, lower forms): a lattice law below an a
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -377,8 +378,17 @@ class _BlockLaw(FiniteLaw):
     stored (their own rounding, <= u |v| each, is charged by :func:`_unblock`)."""
 
     def __init__(self, values, probs, rel_p):
-        super().__init__(values, probs)
+        super().__init__(values, probs)  # values sorted and distinct (np.unique)
         self.rel_p = rel_p
+        # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
+        self._mean = float(np.sum(self.values * self.probs))
+        self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
+
+    def mean(self):
+        return self._mean
+
+    def std(self):
+        return self._std
 
     def cells(self, x0, h, K):
         m, w, em, ew = super().cells(x0, h, K)
@@ -393,10 +403,14 @@ class _BlockLaw(FiniteLaw):
         return p, e + self.rel_p * p + 1e-290
 
     def tail_upper(self, T):
-        return super().tail_upper(T) * (1.0 + self.rel_p)
+        i = int(np.searchsorted(self.values, T, side="right"))  # the atoms above T only
+        s = float(np.sum((self.values[i:] - T) * self.probs[i:]))
+        return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
     def tail_lower(self, B):
-        return super().tail_lower(B) * (1.0 + self.rel_p)
+        i = int(np.searchsorted(self.values, -B, side="left"))  # the atoms below -B only
+        s = float(np.sum((-B - self.values[:i]) * self.probs[:i]))
+        return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
 
 _BLOCK_MU = 48.0  # target mean number of active users (B_i = 1) per block
@@ -449,13 +463,14 @@ def _log_binom_pmf(d: int, g: float, M: np.ndarray):
     return val, err
 
 
-def _divisors_desc(n: int, top: int) -> list[int]:
+@functools.lru_cache(maxsize=32)
+def _divisors_desc(n: int, top: int) -> tuple[int, ...]:
     """Divisors d of n with 2 <= d <= top, largest first (trial division up to sqrt n)."""
     out = set()
     for d in range(1, math.isqrt(n) + 1):
         if n % d == 0:
             out.update((d, n // d))
-    return sorted((d for d in out if 2 <= d <= top), reverse=True)
+    return tuple(sorted((d for d in out if 2 <= d <= top), reverse=True))
 
 
 _WEIGHTS_CACHE: dict = {}
