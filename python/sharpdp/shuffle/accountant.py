@@ -57,7 +57,7 @@ J. atom laws (FiniteLaw: k-RR, binary RR, lower forms): a lattice law below an a
    exact multinomial law (atoms much denser than h), and S is the sum of n/t i.i.d. blocks;
    D_up = E[S_+]/(n gamma) is unchanged. Blocks hold about 48 active users (t gamma <= 48) with
    the number of active users truncated where its binomial tail is below 1e-40 gamma/max|L| (an
-   atom at 0 takes that mass; the coupling costs <= 2e-40 in delta). Block probabilities carry a
+   atom at 0 takes that mass; the coupling costs <= 1e-40 in delta). Block probabilities carry a
    certified relative error (log-domain binomial terms, Pascal coefficients, repeated products)
    and block values (compensated sums of exact products) an absolute one, charged through a
    Chernoff bound with the upper law's tilt (_unblock). Any randomizer's Up is also capped by
@@ -486,6 +486,8 @@ def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
     m1 = pa.size
     counts = _compositions(ms, m1)
     M = counts.sum(axis=1)
+    if gamma >= 1.0:  # every user active: M = t exactly
+        counts, M = counts[M == t], M[M == t]
     # probabilities
     if gamma < 1.0:
         lb, eb = _log_binom_pmf(t, gamma, M)
@@ -504,14 +506,16 @@ def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
         prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
         rest -= counts[:, j]
     rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * _U
-    p_tr = 0.0
+    p_tr, lp_out = 0.0, -math.inf
     if ms < t:  # P(M > M*): the same log-domain terms, summed up to where they are negligible
         Mt = np.arange(ms + 1, min(t, ms + 4000) + 1)
         lt, et = _log_binom_pmf(t, gamma, Mt)
         p_tr = float(np.sum(np.exp(lt)))
         rel = max(rel, float(np.max(np.expm1(et * 1.01))) + Mt.size * _U)
-        # (M > M* + 4000: mass <= P(M > M*), left out: a sub-probability law, see _block)
-    out = (counts, prob, rel, p_tr)
+        if Mt[-1] < t:  # M > M* + 4000 is left out (a sub-probability law): its Chernoff bound
+            x = Mt[-1] / t
+            lp_out = -t * (x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma)) + 1e-9
+    out = (counts, prob, rel, p_tr, lp_out)
     if len(_WEIGHTS_CACHE) >= 8:
         _WEIGHTS_CACHE.pop(next(iter(_WEIGHTS_CACHE)))
     _WEIGHTS_CACHE[key] = out
@@ -563,7 +567,7 @@ def _block(gamma: float, law: Law, n: int):
     if best is None:
         return None
     t, ms = best
-    counts, prob, rel, p_tr = _block_weights(t, ms, gamma, pa)
+    counts, prob, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
     # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
     # error <= u |v| + gamma_{2 m1}^2 sum |terms|
     hi, lo = _split(a)
@@ -586,9 +590,12 @@ def _block(gamma: float, law: Law, n: int):
     if abs(pp.sum() - 1.0) > 1e-9:
         return None  # (not expected) fall back to the per-user law
     rel_p = (rel + (dup + 2) * _U) * 1.01
-    # (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma = _TRUNC for the coupling
-    # V' = 0 on {M > M*}, and as much again for the mass left out beyond M* + 4000 (1.01: rounding)
-    trunc = 2.02 * _TRUNC if ms < t else 0.0
+    # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
+    # = _TRUNC (1.01: rounding); the mass left out beyond M* + 4000 (probability p per block) can
+    # change E[S'_+] by at most (n/t) p n max|L|, i.e. (n/t) p max|L| / gamma in delta units
+    trunc = 1.01 * _TRUNC if ms < t else 0.0
+    if lp_out > -math.inf:
+        trunc += math.exp(min(lp_out + math.log(n / t * amax / gamma), 700.0))
     return _BlockLaw(uv, pp, rel_p), t, ev, trunc
 
 
