@@ -94,3 +94,20 @@ def test_atom_law_small_gamma_large_n():
     lo, up = acc.get_delta_bounds(e)
     assert up <= 1e-6 and (up - lo) <= 1e-2 * lo
     assert acc.get_delta(e * (1 - 3e-3)) > 1e-6
+
+
+@pytest.mark.parametrize("n,eps", [(20000, 0.5), (20000, 1.0), (60000, 0.4)])
+def test_truncated_blocks_bracket_the_exact_value(n, eps):
+    # binary RR eps0 = 8 (gamma ~ 7e-4): one block of thousands of users with the number of active
+    # users truncated; exact value by summing over the active count M and the split of M
+    (g, law), = RandomizedResponse(2, 8.0).privacy_amplification_laws(eps, "replace")
+    (a, b), (pa, _) = law.values, law.probs
+    exact = 0.0
+    for M in range(1, 400):
+        n1 = np.arange(M + 1)
+        exact += binom.pmf(M, n, g) * np.dot(binom.pmf(n1, M, pa), np.maximum(n1 * a + (M - n1) * b, 0.0))
+    exact /= n * g
+    rep = ShuffleAccountant(RandomizedResponse(2, 8.0), n, adjacency="replace").report(eps)
+    assert rep.terms.get("block_t", 1) > 1000
+    assert rep.lower <= exact <= rep.upper
+    assert rep.rel_gap <= 1e-2
