@@ -384,7 +384,8 @@ py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, d
           ysum += std::fabs(Y[i]);
         }
       ysum *= 1.0 + static_cast<double>(N) * kU * 1.01;
-      const std::size_t cap = static_cast<std::size_t>(max_work / std::max<double>(1.0, static_cast<double>(rr.size())));
+      const double nnz = std::max<double>(1.0, static_cast<double>(rr.size()));
+      const std::size_t cap = static_cast<std::size_t>(max_work / nnz);
       if (big.size() > cap) {
         std::nth_element(big.begin(), big.begin() + static_cast<std::ptrdiff_t>(cap), big.end(),
                          [](const auto& a, const auto& b) { return a.first > b.first; });

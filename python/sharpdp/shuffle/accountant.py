@@ -454,7 +454,8 @@ def _log_binom_pmf(d: int, g: float, M: np.ndarray):
         s_ = tt
         lc[k + 1] = s_
     abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
-    eterm = abs_cum * 4.0 * _U + np.arange(Mmax + 1) * _U + 2.0 * _U * np.abs(lc) + 2.0 * (np.arange(Mmax + 1) * _U) ** 2 * abs_cum
+    k = np.arange(Mmax + 1)
+    eterm = abs_cum * 4.0 * _U + k * _U + 2.0 * _U * np.abs(lc) + 2.0 * (k * _U) ** 2 * abs_cum
     l1 = math.log1p(-g) if g < 1.0 else 0.0
     lg = math.log(g)
     Mf = M.astype(float)
@@ -551,7 +552,9 @@ def _block(gamma: float, law: Law, n: int):
         M = int(math.ceil(d * gamma))
         while M < d:
             x = M / d  # Chernoff: P(Bin > M) <= exp(-d KL(x || gamma)) for x > gamma
-            kl = x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma) if x < 1 else -math.log(gamma)
+            if x >= 1:
+                return d
+            kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
             if -d * kl <= lp_tr:
                 break
             M += max(1, M // 50)
@@ -869,14 +872,15 @@ class ShuffleAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
-        Root search (bracketing, then regula falsi on log delta) on the certified upper value
-        only (spec §5): the lower value is not needed to certify the answer and is skipped during
-        the search. Each law's grid step is set once, by a full report (with the lower value) where
-        the upper value first comes within a factor 30 of ``delta``, so that the search and
-        :meth:`get_delta` use the same grid; the answer is finally checked with :meth:`get_delta`
-        itself (moved up by steps of ``xtol`` if needed). Returns the end of the final bracket,
-        where ``get_delta(eps) <= delta`` holds; exactly 0.0 if it already holds at 0.
-        For pure eps0-LDP randomizers the answer never exceeds eps0 (where delta = 0).
+        Root search in three phases (spec §5), each a bracket shrunk by secant steps on log delta
+        (aimed just past the root, then a probe just below it; bisection if they stall):
+        (1) on the certified upper value alone at h = sd(L)/8, to 1 % (the lower value is not
+        needed to certify an answer); (2) on the upper value alone at the grid that one full
+        report (with the lower value, as :meth:`get_delta` computes it) settles on at the phase-1
+        answer, to ``xtol``; (3) on :meth:`get_delta` itself, from the phase-2 bracket, so that
+        ``get_delta(answer) <= delta``. Returns the safe end of the final bracket; exactly 0.0 if
+        the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
+        eps0 (where delta = 0).
 
         Parameters
         ----------
