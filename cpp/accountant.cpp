@@ -12,6 +12,8 @@
 #include <limits>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
+#include <algorithm>
 #include <vector>
 
 #include "common.hpp"
@@ -25,24 +27,58 @@ namespace {
 
 constexpr double kU = 0x1.0p-53;
 
+// Compensated summation (Ogita, Rump & Oishi 2005, Sum2; their Prop. 4.5):
+// |get() - sum| <= u |sum| + gamma_{m-1}^2 sum |x_i|,  gamma_m = m u / (1 - m u).
+struct Sum2 {
+  double s = 0, c = 0;
+  void add(double x) {
+    const double t = s + x;
+    const double z = t - s;
+    c += (s - (t - z)) + (x - z);
+    s = t;
+  }
+  double get() const { return s + c; }
+};
+
+
 // Lattice pmf of the hat-rounded clamped variable (spec §3 B): cell j of [x0 + jh,
 // x0 + (j+1)h] sends m_j - w_j to node j and w_j to node j+1; clamp atoms at both ends.
+// The cells may be given J times finer (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], local
+// moment w_i in units of h/J): they are merged exactly, m_j = sum m_i, w_j = sum (l m_i + w_i)/J
+// with l = i - jJ (finer cells keep the law's quadrature on its accurate narrow-cell path).
 std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, double lo_err,
-                              double hi_mass, double hi_err) {
-  const auto K = m.shape(0);
-  if (w.shape(0) != K || em.shape(0) != K || ew.shape(0) != K)
-    throw std::invalid_argument("assemble: cell arrays must have equal length");
+                              double hi_mass, double hi_err, std::int64_t J) {
+  const auto NC = m.shape(0);
+  if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
+    throw std::invalid_argument("assemble: cell arrays must have equal length, a multiple of J");
+  const py::ssize_t K = NC / J;
   Arr psi(K + 1), eta(K + 1);
   auto P = psi.mutable_unchecked<1>();
   auto E = eta.mutable_unchecked<1>();
   auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
   for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = 0.0;
+  const double invJ = 1.0 / static_cast<double>(J);
+  const double rnd = (static_cast<double>(J) + 4.0) * kU;  // merging sums (J terms, exact scalings)
   for (py::ssize_t j = 0; j < K; ++j) {
-    const double wj = std::min(std::max(W(j), 0.0), M(j));
-    P(j) += M(j) - wj;
+    double mj = 0, wj = 0, emj = 0, ewj = 0;
+    for (py::ssize_t l = 0; l < J; ++l) {
+      const py::ssize_t i = j * J + l;
+      const double mi = M(i);
+      const double wi = std::min(std::max(W(i), 0.0), mi);
+      mj += mi;
+      wj += (static_cast<double>(l) * mi + wi) * invJ;
+      emj += EM(i);
+      ewj += (static_cast<double>(l + 1) * EM(i) + EW(i)) * invJ;  // (+EM: the clamp of w_i to m_i)
+    }
+    if (J > 1) {
+      emj += rnd * mj;
+      ewj += 2.0 * rnd * wj + rnd * mj;
+    }
+    wj = std::min(std::max(wj, 0.0), mj);
+    P(j) += mj - wj;
     P(j + 1) += wj;
-    E(j) += EM(j) + EW(j) + kU * M(j);
-    E(j + 1) += EW(j);
+    E(j) += emj + ewj + kU * mj;
+    E(j + 1) += ewj;
   }
   P(0) += lo_mass;
   E(0) += lo_err;
@@ -196,16 +232,22 @@ py::tuple tilt(Arr g, Arr eta, std::int64_t k0, double h, double theta) {
   const Mgf M = log_mgf(logs(G, K), k0, h, theta);
   Arr out(K);
   auto O = out.mutable_unchecked<1>();
-  double tau = 0, mass = 0;
+  double tau = 0;
+  Sum2 ms;
   for (py::ssize_t k = 0; k < K; ++k) {
     const double x = theta * static_cast<double>(k0 + k) * h - M.L;
     const double ex = std::exp(x);
     O(k) = G[k] * ex;
-    mass += O(k);
+    ms.add(O(k));
     tau += Et[k] * ex * (1.0 + 1e-12) + O(k) * kU * (std::fabs(theta * static_cast<double>(k0 + k) * h) + std::fabs(M.L) + 8.0);
   }
-  tau += mass * static_cast<double>(K) * kU;  // summation error of mass
-  return py::make_tuple(out, M.L, M.d1, M.d2, tau, mass * (1.0 + static_cast<double>(K + 4) * kU));
+  // the mass by compensated summation (all terms >= 0): relative error <= u + gamma_K^2
+  const double mass = ms.get();
+  const double gK = static_cast<double>(K) * kU / (1.0 - static_cast<double>(K) * kU);
+  const double mrel = 2.0 * kU + 2.0 * gK * gK;
+  tau += mass * mrel;
+  tau *= 1.0 + static_cast<double>(K + 2) * kU;  // (rounding of the sum of the bounds)
+  return py::make_tuple(out, M.L, M.d1, M.d2, tau, mass * (1.0 + mrel));
 }
 
 // log of the Chernoff bound for the n-fold sum S of the (sub-)probability vector gt on
@@ -268,19 +310,114 @@ double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_tar
   return sgn * std::min(f1, f2);
 }
 
+// Accurate DFT of the folded tilted pmf y (length N) at frequency k: z_k = sum_r y_r e^{-2 pi i r k / N},
+// over the nonzero entries (r_j, y_j). Error bound (per component, then |.|_2 <= sqrt 2 max):
+//  - twiddle: the angle 2 pi m/N (m = r k mod N reduced to [0, N/2]) is formed with relative error
+//    <= 3.01 u, i.e. absolute <= 3.01 pi u < 9.5 u; cos/sin add <= 2 ulp <= 4 u: |tw~ - tw| <= 14 u;
+//  - product y_j tw~: relative u;
+//  - compensated summation (Ogita, Rump & Oishi 2005, Sum2, Prop. 4.5):
+//    |res - s| <= u |s| + gamma_{m-1}^2 sum |p_j|, gamma_m = m u / (1 - m u).
+// So |z~_k - z_k| <= sqrt 2 [(15 u + 2 gamma^2) sum|y_j| + u (|Re| + |Im|)] (with a 1% margin).
+std::pair<std::complex<double>, double> dft_accurate(const std::vector<std::int64_t>& r, const std::vector<double>& y,
+                                                     double ysum, std::int64_t k, std::int64_t N) {
+  Sum2 re, im;
+  const double twopi = 2.0 * M_PI;
+  const double Nd = static_cast<double>(N);
+  for (std::size_t j = 0; j < r.size(); ++j) {
+    const std::int64_t m0 = (r[j] * k) % N;  // r, k < N <= 2^26: no overflow
+    std::int64_t m = m0;
+    double sg = -1.0;  // e^{-i a}: imaginary part -sin a
+    if (2 * m > N) {
+      m = N - m;
+      sg = 1.0;
+    }
+    const double a = twopi * (static_cast<double>(m) / Nd);
+    re.add(y[j] * std::cos(a));
+    im.add(sg * y[j] * std::sin(a));
+  }
+  const double zr = re.get(), zi = im.get();
+  const double mm = static_cast<double>(r.size());
+  const double g = mm * kU / (1.0 - mm * kU);
+  const double err = std::sqrt(2.0) * ((15.0 * kU + 2.0 * g * g) * ysum + kU * (std::fabs(zr) + std::fabs(zi))) * 1.01;
+  return {{zr, zi}, err};
+}
+
 // Power step (spec §3 E-F): Q = exp(n Log z) per frequency, z the computed rfft of the
 // tilted pmf with componentwise error <= e. Returns Q and the l2 norms over the full
 // (Hermitian) spectrum of the bound on |Q~ - Q| and of Q~. Error model per frequency:
 //   |z~^n - z^n| <= n e (|z~| + e)^(n-1)   (mean value theorem on the segment)
 //   evaluating exp(n Log z~): exponent error <= n (2u (|log|z~|| + pi + 1)) + u |n Log z~|,
 //   so relative error <= expm1(that) + 4u.
-py::tuple power(CArr z, double n, double e, std::int64_t N) {
+// The FFT's normwise bound e is pessimistic (~ C log2 N u sqrt N); the frequencies whose
+// mean-value term n e (|z~| + e)^(n-1) exceeds thr are recomputed by dft_accurate from y (the
+// folded vector, nonzeros only) with their own tiny bound, largest terms first, within a
+// budget of max_work multiply-adds. Returns also the number of frequencies recomputed.
+py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, double max_work) {
   const auto M = z.shape(0);
   CArr out(M);
-  const std::size_t nb = static_cast<std::size_t>((M + 8191) / 8192);
-  std::vector<double> e2(nb, 0.0), qq(nb, 0.0);
   std::complex<double>* Op = out.mutable_data();
   const std::complex<double>* Zp = z.data();
+  std::vector<double> ek;  // per-frequency bound (empty: e for all)
+  std::vector<std::complex<double>> zacc;
+  std::vector<std::int64_t> cand;
+  {
+    py::gil_scoped_release release;
+    if (e > 0 && thr > 0 && n > 1) {
+      std::vector<std::pair<double, std::int64_t>> big;
+      // n e (|z| + e)^(n-1) > thr  <=>  |z| > zc - e (a cheap pre-test on |z|^2, with a margin)
+      const double lne = std::log(n * e), lthr = std::log(thr);
+      const double zc = std::exp((lthr - lne) / (n - 1.0)) * (1.0 - 1e-12) - e;
+      const double zc2 = zc > 0 ? zc * zc : -1.0;
+      for (py::ssize_t k = 0; k < M; ++k) {
+        if (std::norm(Zp[k]) <= zc2) continue;
+        const double lb = lne + (n - 1.0) * std::log(std::abs(Zp[k]) + e);
+        if (lb > lthr) big.emplace_back(lb, static_cast<std::int64_t>(k));
+      }
+      const double* Y = y.data();
+      std::vector<std::int64_t> rr;
+      std::vector<double> yy;
+      double ysum = 0;
+      for (std::int64_t i = 0; i < N; ++i)
+        if (Y[i] != 0.0) {
+          rr.push_back(i);
+          yy.push_back(Y[i]);
+          ysum += std::fabs(Y[i]);
+        }
+      ysum *= 1.0 + static_cast<double>(N) * kU * 1.01;
+      const double nnz = std::max<double>(1.0, static_cast<double>(rr.size()));
+      const std::size_t cap = static_cast<std::size_t>(max_work / nnz);
+      if (big.size() > cap) {
+        std::nth_element(big.begin(), big.begin() + static_cast<std::ptrdiff_t>(cap), big.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
+        big.resize(cap);
+      }
+      if (!big.empty()) {
+        ek.assign(static_cast<std::size_t>(M), e);
+        zacc.resize(big.size());
+        std::vector<double> eacc(big.size());
+        const std::size_t nb = (big.size() + 15) / 16;
+        parallel_blocks(nb, 0, [&](std::size_t blk) {
+          for (std::size_t i = blk * 16; i < std::min(big.size(), blk * 16 + 16); ++i) {
+            const auto res = dft_accurate(rr, yy, ysum, big[i].second, N);
+            zacc[i] = res.first;
+            eacc[i] = res.second;
+          }
+        });
+        for (std::size_t i = 0; i < big.size(); ++i) {
+          ek[static_cast<std::size_t>(big[i].second)] = eacc[i];
+          cand.push_back(big[i].second);
+        }
+      }
+    }
+  }
+  std::vector<std::complex<double>> zfix(static_cast<std::size_t>(M));
+  const std::size_t nb = static_cast<std::size_t>((M + 8191) / 8192);
+  std::vector<double> e2(nb, 0.0), qq(nb, 0.0);
+  std::vector<char> fixed(static_cast<std::size_t>(M), 0);
+  for (std::size_t i = 0; i < cand.size(); ++i) {
+    zfix[static_cast<std::size_t>(cand[i])] = zacc[i];
+    fixed[static_cast<std::size_t>(cand[i])] = 1;
+  }
   {
     py::gil_scoped_release release;
     parallel_blocks(nb, 0, [&](std::size_t blk) {
@@ -288,8 +425,11 @@ py::tuple power(CArr z, double n, double e, std::int64_t N) {
       const py::ssize_t k2 = std::min<py::ssize_t>(M, k1 + 8192);
       double a2 = 0, b2 = 0;
       for (py::ssize_t k = k1; k < k2; ++k) {
-        const std::complex<double> zk = Zp[k];
-        const double az = std::abs(zk);
+        const auto ku = static_cast<std::size_t>(k);
+        const std::complex<double> zk = fixed[ku] ? zfix[ku] : Zp[k];
+        const double ee = ek.empty() ? e : ek[ku];
+        // |z| from the squared norm (no hypot: |z| <= ~1 here), rounded up by 4u for the bound
+        const double az = std::sqrt(std::norm(zk)) * (1.0 + 4.0 * kU);
         std::complex<double> q(0.0, 0.0);
         double rel = 0;
         // |z|^n below 1e-320: q is 0 in double; the bound below covers |q| itself.
@@ -304,7 +444,7 @@ py::tuple power(CArr z, double n, double e, std::int64_t N) {
         } else if (lq > -std::numeric_limits<double>::infinity()) {
           b = std::exp(lq + 1.0);  // the dropped value itself (and its rounding)
         }
-        if (e > 0) b += n * e * std::exp((n - 1.0) * std::log(az + e));
+        if (ee > 0) b += n * ee * std::exp((n - 1.0) * std::log(az + ee));
         const bool single = (k == 0) || (N % 2 == 0 && k == M - 1);
         const double wgt = single ? 1.0 : 2.0;
         const double aq = std::abs(q);
@@ -321,7 +461,7 @@ py::tuple power(CArr z, double n, double e, std::int64_t N) {
     err2 += e2[b];
     q2 += qq[b];
   }
-  return py::make_tuple(out, std::sqrt(err2) * (1.0 + 1e-10), std::sqrt(q2));
+  return py::make_tuple(out, std::sqrt(err2) * (1.0 + 1e-10), std::sqrt(q2), static_cast<std::int64_t>(cand.size()));
 }
 
 inline double log_phibar(double x) {

@@ -26,6 +26,13 @@ F. floating point: (i) TV bound  sup|f| n tau (m + tau)^(n-1)  for the pmf/tilt 
    mixed radices - an assumption, not a proof), the power step by the mean value theorem plus
    the rounding of exp(n Log z), the inverse FFT by the same normwise bound, and the sums by
    Cauchy-Schwarz  |sum f (q~ - q)| <= ||f||_2 ||q~ - q||_2  plus N u sum|f q| for summation.
+   The mean-value term n e (|z| + e)^(n-1) with the FFT's normwise e grows like n u sqrt(N) and
+   dominated everything at n ~ 1e9; the few frequencies where it matters (|z|^n not negligible)
+   are recomputed by a direct DFT of the folded vector (exact integer phase reduction, angle
+   within 9.5 u, cos/sin within 2 ulp - assumed of libm -, compensated sums: Ogita, Rump & Oishi
+   2005, Sum2), whose error is a few u instead. The tilted mass is also summed by Sum2, and the
+   upper law is assembled from the fine cells (h/4) of step H merged exactly, which keeps the
+   law's quadrature on its accurate narrow-cell path (smaller pmf errors eta, hence tau).
 G. Up = e^{n Lambda} (E + wrap_low + fp) / (n gamma) + E[(L - T)_+], multiplied by 1 + 1e-9.
 H. Lo: a convex-order lower law on the same lattice (no Hoeffding gap). If Lt = E[L | C] for a
    sigma-field C (extra independent randomisation allowed), then sum B_i Lt_i = E[sum B_i L_i | C_1..C_n]
@@ -42,25 +49,40 @@ H. Lo: a convex-order lower law on the same lattice (no Hoeffding gap). If Lt = 
    Lo = e^{n Lambda~} (E~ - wrap_high~ - fp~ - tv~)/(n gamma) - mom_err h - E[(-B - L)_+].
 I. a cheap first round at h = sd(L)/4 estimates the value (for the clamps T, B); h is then set
    from the observed gap (both biases are O(h^2)) and refined until (Up - Lo)/Lo <= rel_tol.
+   Size caps: N <= 2^24 (about 0.5 GB peak at n = 1e9), 4K <= 2^21; when a cap binds, the finest
+   grid that fits is used (the values stay certified; report() shows the achieved gap).
+J. atom laws (FiniteLaw: k-RR, binary RR, lower forms): a lattice law below an atom law in the
+   convex order must merge off-lattice atoms with far-away mass, a first-order loss in h. So for
+   atom laws the engine runs on blocks of t users (t | n): V = B_1 L_1 + ... + B_t L_t has the
+   exact multinomial law (atoms much denser than h), and S is the sum of n/t i.i.d. blocks;
+   D_up = E[S_+]/(n gamma) is unchanged. Blocks hold about 48 active users (t gamma <= 48) with
+   the number of active users truncated where its binomial tail is below 1e-40 gamma/max|L| (an
+   atom at 0 takes that mass; the coupling costs <= 1e-40 in delta). Block probabilities carry a
+   certified relative error (log-domain binomial terms, Pascal coefficients, repeated products)
+   and block values (compensated sums of exact products) an absolute one, charged through a
+   Chernoff bound with the upper law's tilt (_unblock). Any randomizer's Up is also capped by
+   E[L_+] ((sum x_i)_+ <= sum (x_i)_+).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp.shuffle._laws import Law, laws_for
+from sharpdp.shuffle._laws import FiniteLaw, Law, laws_for
 
 _U = 2.0**-53
 _FFT_C = 10.0
-_N_MAX = 1 << 22
+_N_MAX = 1 << 24
 _K_MAX = 1 << 21
 _TINY = 5e-324
 _EPS_CAP = 60.0
 _J_LO = 4  # fine cells per lattice step for the lower law
+_DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT
 
 
 def _core():
@@ -171,14 +193,16 @@ def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dic
         if lg_u is not None and N <= lg_u[0]:
             N = lg_u[0]  # the previous FFT's window still covers [s_lo, s_hi]: reuse it
         if N > _N_MAX:
-            raise _Coarsen()
+            raise _Coarsen(h * N / _N_MAX * 1.02)  # N grows like 1/h
         lp_hi = lp_lo = log_tgt + 0.01
         if lg_u is None or lg_u[0] != N:
             folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
             z = sfft.rfft(folded, workers=workers if N >= 1 << 16 else 1)
             lg = math.log2(N)
             e_fwd = _FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-            Q, errQ, normQ = C.power(z, float(n), e_fwd, N)
+            # frequencies whose power-step bound exceeds thr are recomputed accurately (cpp power)
+            thr = 1e-4 * rel_tol * E_est / (supf * math.sqrt(N))
+            Q, errQ, normQ, _ = C.power(z, float(n), e_fwd, N, folded, thr, _DFT_WORK)
             q = sfft.irfft(Q, n=N, workers=workers if N >= 1 << 16 else 1)
             err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
             lg_u = (N,)
@@ -209,14 +233,25 @@ def _check_mass(psi, eta) -> None:
         raise RuntimeError(f"accountant: lattice pmf lost mass (sum {psi.sum()!r}); refusing to certify")
 
 
-def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers):
-    """Certified (Lo, Up) for one law at one grid step; returns an AccountantReport-like dict."""
+def _lower_pmf(law: Law, m, w, em, ew, plo, eplo, phi, ephi, kB: int):
+    """Lower lattice law of step H, or None when it has no mass above node kB (value 0): then
+    its positive part, hence its contribution to Lo, is 0."""
+    lo_s, hi_s = law.support()
+    down = math.isfinite(hi_s) and not math.isfinite(lo_s)
+    psi_lo, eta_lo, mom_err = _core().lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
+    _check_mass(psi_lo, eta_lo)
+    return (psi_lo, eta_lo, mom_err) if np.any(psi_lo[kB + 1:] > 0) else None
+
+
+def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers,
+              lower: bool = True):
+    """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False)."""
     C = _core()
     kT = int(math.ceil(T / h))
     kB = int(math.ceil(B / h))
     K = kT + kB
     if K * _J_LO > _K_MAX:
-        raise _Coarsen()
+        raise _Coarsen((T + B) * _J_LO / _K_MAX * 1.01)
     x0 = -kB * h
     plo, eplo = law.prob_below(x0)
     # the top edge must be computed exactly as law.cells computes it (x0 + K h; the lower
@@ -230,8 +265,9 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         return g, gamma * eta * (1 + 4 * _U) + 4 * _U * g
 
     # --- upper value: hat rounding (steps B-G) ---
-    m, w, em, ew = law.cells(x0, h, K)
-    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi)
+    # one set of fine cells (h / _J_LO) serves both laws; the upper law merges them exactly
+    m, w, em, ew = law.cells(x0, h / _J_LO, K * _J_LO)
+    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, _J_LO)
     _check_mass(psi, eta)
     g, eta_g = mix(psi, eta)
     up_r = _engine(g, eta_g, -kB, h, n, rel_tol, workers)
@@ -240,16 +276,15 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     # --- lower value: centroid-on-the-lattice law (step H) ---
     # sweep from the bounded end of the support, so the unfinished last group (floored to the
     # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
-    lo_s, hi_s = law.support()
-    down = math.isfinite(hi_s) and not math.isfinite(lo_s)
-    m, w, em, ew = law.cells(x0, h / _J_LO, K * _J_LO)
-    psi_lo, eta_lo, mom_err = C.lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
-    _check_mass(psi_lo, eta_lo)
-    g_lo, eta_glo = mix(psi_lo, eta_lo)
-    lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, workers)
-    low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
-    log_scale_lo = lo_r["log_scale"] - math.log(gamma)
-    lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
+    lo_main, mom_err, log_scale_lo = 0.0, 0.0, -math.inf
+    lo_r = dict(E=0.0, wrap_high=0.0, fp=0.0, tv=0.0, N=0)
+    if lower and (lower_pmf := _lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)) is not None:
+        psi_lo, eta_lo, mom_err = lower_pmf
+        g_lo, eta_glo = mix(psi_lo, eta_lo)
+        lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, workers)
+        low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
+        log_scale_lo = lo_r["log_scale"] - math.log(gamma)
+        lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
     overshoot = mom_err * h * (1 + 1e-9)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
     tail_B = law.tail_lower(kB * h)
@@ -269,7 +304,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
 
 
 class _Coarsen(Exception):
-    pass
+    """A size cap binds; ``args[0]`` is (about) the smallest grid step that fits."""
 
 
 def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int = 6,
@@ -293,10 +328,14 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
         T, B = min(T, Tmax), min(B, Tmax)
         try:
             res = _one_pass(law, gamma, n, h, T, B, rel_tol, workers)
-        except _Coarsen:
-            if best is not None:
+        except _Coarsen as exc:
+            h_fit = exc.args[0]
+            if best is None:
+                h = max(2.0 * h, h_fit)
+                continue
+            if h_fit >= 0.9 * best["h"]:
                 break  # the size caps stop the refinement: keep the certified values so far
-            h *= 2.0
+            h = h_fit  # the finest grid that fits
             continue
         if best is None:
             best = res
@@ -329,7 +368,322 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     best["upper"] = max(best["upper"], _TINY)
+    best["h_ratio"] = best["h"] / sd
     return best
+
+
+class _BlockLaw(FiniteLaw):
+    """Exact law of the sum of t users' B_i L_i for an atom law (step J), as computed in floating
+    point: probabilities with relative error <= ``rel_p`` (plus 1e-300 absolute), values exact as
+    stored (their own rounding, <= u |v| each, is charged by :func:`_unblock`)."""
+
+    def __init__(self, values, probs, rel_p):
+        super().__init__(values, probs)  # values sorted and distinct (np.unique)
+        self.rel_p = rel_p
+        # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
+        self._mean = float(np.sum(self.values * self.probs))
+        self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
+
+    def mean(self):
+        return self._mean
+
+    def std(self):
+        return self._std
+
+    def cells(self, x0, h, K):
+        m, w, em, ew = super().cells(x0, h, K)
+        return m, w, em + self.rel_p * m + 1e-300, ew + self.rel_p * w + 1e-300
+
+    def prob_below(self, x):
+        p, e = super().prob_below(x)
+        return p, e + self.rel_p * p + 1e-290
+
+    def prob_above(self, x):
+        p, e = super().prob_above(x)
+        return p, e + self.rel_p * p + 1e-290
+
+    def tail_upper(self, T):
+        i = int(np.searchsorted(self.values, T, side="right"))  # the atoms above T only
+        s = float(np.sum((self.values[i:] - T) * self.probs[i:]))
+        return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
+
+    def tail_lower(self, B):
+        i = int(np.searchsorted(self.values, -B, side="left"))  # the atoms below -B only
+        s = float(np.sum((-B - self.values[:i]) * self.probs[:i]))
+        return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
+
+
+_BLOCK_MU = 48.0  # target mean number of active users (B_i = 1) per block
+_BLOCK_ATOMS = 60_000
+_TRUNC = 1e-40  # truncation of the number of active users per block: its cost in D units
+
+
+def _split(v):
+    """v = hi + lo with hi carrying 26 significant bits (so c hi is exact for integers c < 2^26)."""
+    c = v * 134217729.0  # 2^27 + 1 (Dekker)
+    hi = c - (c - v)
+    return hi, v - hi
+
+
+def _compositions(total: int, parts: int) -> np.ndarray:
+    """All count vectors c >= 0 of length ``parts`` with sum(c) <= total (int64, one per row)."""
+    counts = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(parts):
+        used = counts.sum(axis=1)
+        reps = total - used + 1
+        idx = np.repeat(np.arange(counts.shape[0]), reps)
+        cj = np.concatenate([np.arange(r) for r in reps])
+        counts = np.column_stack([counts[idx], cj])
+    return counts
+
+
+def _log_binom_pmf(d: int, g: float, M: np.ndarray):
+    """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound: log C(d, M) as a
+    compensated running sum of log((d - i)/(i + 1)) (each term within u + 4u|term|: one rounded
+    ratio, log within 2 ulp; Kahan's sum within 2u|sum| + 2 M^2 u^2 sum|terms|), plus
+    (d - M) log1p(-g) + M log g (within 5u of each product, 2u for the additions)."""
+    Mmax = int(M.max())
+    i = np.arange(Mmax, dtype=float)
+    terms = np.log((d - i) / (i + 1.0))
+    lc = np.zeros(Mmax + 1)
+    s_, c_ = 0.0, 0.0
+    for k, x in enumerate(terms.tolist()):
+        y = x - c_
+        tt = s_ + y
+        c_ = (tt - s_) - y
+        s_ = tt
+        lc[k + 1] = s_
+    abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
+    k = np.arange(Mmax + 1)
+    eterm = abs_cum * 4.0 * _U + k * _U + 2.0 * _U * np.abs(lc) + 2.0 * (k * _U) ** 2 * abs_cum
+    l1 = math.log1p(-g) if g < 1.0 else 0.0
+    lg = math.log(g)
+    Mf = M.astype(float)
+    val = lc[M] + (d - Mf) * l1 + Mf * lg
+    err = eterm[M] + 7.0 * _U * (np.abs(lc[M]) + (d - Mf) * abs(l1) + Mf * abs(lg))
+    return val, err
+
+
+@functools.lru_cache(maxsize=32)
+def _divisors_desc(n: int, top: int) -> tuple[int, ...]:
+    """Divisors d of n with 2 <= d <= top, largest first (trial division up to sqrt n)."""
+    out = set()
+    for d in range(1, math.isqrt(n) + 1):
+        if n % d == 0:
+            out.update((d, n // d))
+    return tuple(sorted((d for d in out if 2 <= d <= top), reverse=True))
+
+
+_WEIGHTS_CACHE: dict = {}
+
+
+def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
+    """Count vectors, probabilities, their relative error bound and P(M > M*) of a block (see
+    _block); they do not depend on the atom values, so get_epsilon's calls share them."""
+    key = (t, ms, gamma, pa.tobytes())
+    hit = _WEIGHTS_CACHE.get(key)
+    if hit is not None:
+        return hit
+    m1 = pa.size
+    counts = _compositions(ms, m1)
+    M = counts.sum(axis=1)
+    if gamma >= 1.0:  # every user active: M = t exactly
+        counts, M = counts[M == t], M[M == t]
+    # probabilities
+    if gamma < 1.0:
+        lb, eb = _log_binom_pmf(t, gamma, M)
+    else:
+        lb, eb = np.zeros(M.size), np.zeros(M.size)
+    binom = np.zeros((ms + 1, ms + 1))  # Pascal's triangle in floats: relative error <= x u in row x
+    binom[:, 0] = 1.0
+    for x in range(1, ms + 1):
+        binom[x, 1:x + 1] = binom[x - 1, 1:x + 1] + binom[x - 1, 0:x]
+    pw = np.ones((m1, ms + 1))
+    for c in range(1, ms + 1):
+        pw[:, c] = pw[:, c - 1] * pa
+    prob = np.exp(lb)
+    rest = M.copy()
+    for j in range(m1):
+        prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
+        rest -= counts[:, j]
+    rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * _U
+    p_tr, lp_out = 0.0, -math.inf
+    if ms < t:  # P(M > M*): the same log-domain terms, summed up to where they are negligible
+        Mt = np.arange(ms + 1, min(t, ms + 4000) + 1)
+        lt, et = _log_binom_pmf(t, gamma, Mt)
+        p_tr = float(np.sum(np.exp(lt)))
+        rel = max(rel, float(np.max(np.expm1(et * 1.01))) + Mt.size * _U)
+        if Mt[-1] < t:  # M > M* + 4000 is left out (a sub-probability law): its Chernoff bound
+            x = Mt[-1] / t
+            lp_out = -t * (x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma)) + 1e-9
+    out = (counts, prob, rel, p_tr, lp_out)
+    if len(_WEIGHTS_CACHE) >= 8:
+        _WEIGHTS_CACHE.pop(next(iter(_WEIGHTS_CACHE)))
+    _WEIGHTS_CACHE[key] = out
+    return out
+
+
+def _block(gamma: float, law: Law, n: int):
+    """Blocks of t users for an atom law (step J): (block law, t, value error, truncation error in
+    D units), or None when not applicable.
+
+    t is the largest divisor of n with t gamma <= _BLOCK_MU (at least 2) whose block has at most
+    _BLOCK_ATOMS atoms. The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
+    M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= 1e-40 gamma / max|L|
+    (binomial Chernoff bound): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
+    (log-domain binomial part, multinomial coefficients from Pascal's triangle, powers by repeated
+    multiplication), the event M > M* as an atom at 0 (its probability summed the same way),
+    values as compensated sums of exact products. E|S - S'| <= (n/t) t max|L| P(M > M*) gives
+    the truncation term, charged in D units (divided by n gamma).
+    """
+    if not isinstance(law, FiniteLaw) or n < 2:
+        return None
+    keep = law.probs > 0
+    a, pa = law.values[keep], law.probs[keep]
+    m1 = a.size
+    if m1 < 1 or not (0.0 < gamma <= 1.0):
+        return None
+    amax = float(np.max(np.abs(a)))
+    lp_tr = math.log(_TRUNC * gamma / max(amax, 1e-300))
+
+    def mstar(d):
+        if gamma >= 1.0:
+            return d
+        M = int(math.ceil(d * gamma))
+        while M < d:
+            x = M / d  # Chernoff: P(Bin > M) <= exp(-d KL(x || gamma)) for x > gamma
+            if x >= 1:
+                return d
+            kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
+            if -d * kl <= lp_tr:
+                break
+            M += max(1, M // 50)
+        return min(M, d)
+
+    t_hi = max(2, int(_BLOCK_MU / gamma))
+    best = None
+    for d in _divisors_desc(n, min(n, t_hi)):
+        ms = mstar(d)
+        if math.comb(ms + m1, m1) <= _BLOCK_ATOMS:
+            best = (d, ms)
+            break
+    if best is None:
+        return None
+    t, ms = best
+    counts, prob, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
+    # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
+    # error <= u |v| + gamma_{2 m1}^2 sum |terms|
+    hi, lo = _split(a)
+    terms = np.concatenate([counts * hi[None, :], counts * lo[None, :]], axis=1)
+    acc = np.zeros(terms.shape[0])
+    comp = np.zeros(terms.shape[0])
+    for col in terms.T:
+        tot = acc + col
+        z = tot - acc
+        comp += (acc - (tot - z)) + (col - z)
+        acc = tot
+    value = acc + comp
+    g2 = (2 * m1 * _U / (1 - 2 * m1 * _U)) ** 2
+    ev = 1.01 * (_U * float(np.max(np.abs(value))) + g2 * ms * float(np.sum(np.abs(a))))
+    value = np.concatenate([value, [0.0]])
+    prob = np.concatenate([prob, [p_tr]])
+    uv, inv = np.unique(value, return_inverse=True)
+    dup = int(np.bincount(inv).max())
+    pp = np.bincount(inv, weights=prob, minlength=uv.size)
+    if abs(pp.sum() - 1.0) > 1e-9:
+        return None  # (not expected) fall back to the per-user law
+    rel_p = (rel + (dup + 2) * _U) * 1.01
+    # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
+    # = _TRUNC (1.01: rounding); the mass left out beyond M* + 4000 (probability p per block) can
+    # change E[S'_+] by at most (n/t) p n max|L|, i.e. (n/t) p max|L| / gamma in delta units
+    trunc = 1.01 * _TRUNC if ms < t else 0.0
+    if lp_out > -math.inf:
+        trunc += math.exp(min(lp_out + math.log(n / t * amax / gamma), 700.0))
+    return _BlockLaw(uv, pp, rel_p), t, ev, trunc
+
+
+def _unblock(r: dict, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0) -> dict:
+    """Bracket of the blocked problem (n/t blocks, gamma = 1) in the units of D_up (step J).
+
+    E[S_+]/(n gamma) = (n/t) E[S_+]/(n/t) / (n gamma): a factor 1/(t gamma). Each computed block
+    value is within ev of the exact one, so |E[S_+] - E[S~_+]| <= (n/t) ev P(S~ >= -2 (n/t) ev)
+    (the indicator of the kink needs S~ within the total error of 0), and the Chernoff bound with
+    the tilt of the upper law (whose log-mgf dominates: hat rounding is a convex-order spread)
+    gives P(S~ >= -c) <= exp(n Lambda + theta c) (0.01 covers the rounding of n Lambda).
+    ``trunc``: the truncation term of :func:`_block` (D units), added as is.
+    """
+    f = 1.0 / (t * gamma)
+    q = n // t
+    c = 2.0 * q * ev
+    lam, th = r.get("n_log_mgf", math.nan), r.get("theta", math.nan)
+    # (valid only if the engine's law was not clamped from above: finite laws use T = max atom)
+    chern = math.isfinite(lam) and math.isfinite(th) and r.get("T", -math.inf) >= r.get("top", math.inf)
+    if chern:
+        shift = q * ev * math.exp(min(lam + th * c + 0.01, 0.0)) / (n * gamma)
+    else:
+        shift = q * ev / (n * gamma)
+    shift += trunc
+    out = dict(r)
+    out["upper"] = r["upper"] * f * (1 + 1e-12) + shift
+    out["lower"] = max(r["lower"] * f * (1 - 1e-12) - shift, 0.0)
+    if "main" in r:
+        out["main"] = r["main"] * f
+    out["terms"] = {k: (v * f if isinstance(v, float) and not k.startswith("N") else v)
+                    for k, v in r.get("terms", {}).items()}
+    out["terms"]["block_t"] = t
+    out["terms"]["block_value_rounding"] = shift
+    return out
+
+
+def _certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible: float = 0.0) -> dict:
+    """_certify_law, on blocks of t users when the law has few atoms (step J). The upper value
+    is also capped by E[L_+] ((sum x_i)_+ <= sum (x_i)_+ gives D_up <= E[L_+])."""
+    blk = _block(gamma, law, n) if law.support()[1] > 0 else None
+    if blk is None:
+        r = _certify_law(law, gamma, n, rel_tol, workers, negligible=negligible)
+    else:
+        bl, t, ev, trunc = blk
+        r = _certify_law(bl, 1.0, n // t, rel_tol, workers, negligible=negligible * t * gamma)
+        r = _unblock(dict(r, top=bl.support()[1]), gamma, n, t, ev, trunc)
+    cap = max(law.tail_upper(0.0), _TINY) if law.support()[1] > 0 else 0.0
+    if cap < r["upper"]:
+        r = dict(r, upper=cap)
+    return r
+
+
+def _pass_fit(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers,
+              lower: bool) -> dict:
+    """_one_pass at step h, or at the finest step that fits the size caps."""
+    for _ in range(60):
+        Tmax = 0.5 * _K_MAX * h / _J_LO
+        try:
+            return _one_pass(law, gamma, n, h, min(T, Tmax), min(B, Tmax), rel_tol, workers, lower)
+        except _Coarsen as exc:
+            h = max(2.0 * h, exc.args[0]) if exc.args[0] <= h else exc.args[0]
+    raise RuntimeError("accountant: no grid fits the size limits")
+
+
+def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float, h_ratio: float) -> dict:
+    """Certified upper value of one law at h = h_ratio sd(L), without the lower law (get_epsilon's
+    search); the clamps are set for an absolute accuracy 0.05 rel_tol ``scale``."""
+    if law.support()[1] <= 0:
+        return dict(upper=0.0)
+    sd = law.std()
+    if sd == 0.0:
+        return dict(upper=max(law.mean(), 0.0) * (1 + 1e-12))
+    tgt = 0.05 * rel_tol * scale
+    return _pass_fit(law, gamma, n, sd * h_ratio, _choose_T(law, tgt), _choose_B(law, tgt), rel_tol, workers, False)
+
+
+def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float, h_ratio: float) -> float:
+    """Certified upper value only (blocks for atom laws, step J; capped by E[L_+])."""
+    blk = _block(gamma, law, n) if law.support()[1] > 0 else None
+    if blk is None:
+        return max(_certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)["upper"], _TINY)
+    bl, t, ev, trunc = blk
+    r = _certify_upper(bl, 1.0, n // t, rel_tol, workers, scale * t * gamma, h_ratio)
+    r = _unblock(dict(r, lower=0.0, top=bl.support()[1]), gamma, n, t, ev, trunc)
+    return max(min(r["upper"], law.tail_upper(0.0)), _TINY)
 
 
 class ShuffleAccountant:
@@ -359,9 +713,10 @@ class ShuffleAccountant:
     pair (errata), hence on the shuffled mechanism's delta(eps). Algorithm and error terms:
     module docstring and spec ``fft_accountant.md`` §3.
 
-    The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^22,
-    per-user grid K <= 2^21 / 4; e.g. n >= 1e9): the upper value is still
-    certified and :meth:`report` shows the achieved (upper - lower)/lower.
+    The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^24,
+    per-user grid K <= 2^21 / 4; n = 1e9 meets it at delta ~ 1e-6 and ~ 1e-12 in the tested
+    cases): the upper value is still certified and :meth:`report` shows the achieved
+    (upper - lower)/lower.
 
     Raises
     ------
@@ -402,7 +757,7 @@ class ShuffleAccountant:
         # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, _EPS_CAP), self.adjacency)):
-            r = _certify_law(law, float(gamma), self.n, rel_tol, self.workers, negligible=1e-3 * rel_tol * lo_max)
+            r = _certify(law, float(gamma), self.n, rel_tol, self.workers, negligible=1e-3 * rel_tol * lo_max)
             lo_max = max(lo_max, r["lower"])
             if best is None or r["upper"] > best[1]["upper"]:
                 best = (i, r)
@@ -521,14 +876,22 @@ class ShuffleAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
-        Bisection on the certified upper value (spec §5); returns the end of the final bracket
-        at which ``get_delta(eps) <= delta`` was verified; exactly 0.0 if it already holds at 0.
-        For pure eps0-LDP randomizers the answer never exceeds eps0 (where delta = 0).
+        Root search in three phases (spec §5), each a bracket shrunk by secant steps on log delta
+        (aimed just past the root, then a probe just below it; bisection if they stall):
+        (1) on the certified upper value alone at h = sd(L)/8, to 1 % (the lower value is not
+        needed to certify an answer); (2) on the upper value alone at the grid that one full
+        report (with the lower value, as :meth:`get_delta` computes it) settles on at the phase-1
+        answer, to ``xtol``; (3) on :meth:`get_delta` itself, from the phase-2 bracket, so that
+        ``get_delta(answer) <= delta``. Returns the safe end of the final bracket; exactly 0.0 if
+        the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
+        eps0 (where delta = 0).
 
         Parameters
         ----------
         delta : float
             Target, 0 < delta < 1.
+        xtol : float, default 1e-3
+            Relative width of the final bracket.
 
         Returns
         -------
@@ -541,45 +904,107 @@ class ShuffleAccountant:
             delta outside (0, 1) or NaN.
         """
         delta = V.probability_open("delta", delta)
-        full = lambda e: self._report(e, self.rel_tol).upper  # noqa: E731
-        fast = lambda e: self._report(e, max(self.rel_tol, 0.05)).upper  # noqa: E731
-        if full(0.0) <= delta:
+        ratios: dict[int, float] = {}
+        rel = self.rel_tol
+
+        def up(e: float) -> float:
+            vals = []
+            for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(e, _EPS_CAP), self.adjacency)):
+                vals.append(_upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios.get(i, 0.125)))
+            return max(vals)
+
+        ld = math.log(delta)
+
+        def shrink(fun, lo, ulo, hi, uhi, tol):
+            """Secant on log delta (aimed a little past the root, then a probe just below it)
+            with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <= delta < fun(lo)."""
+            slow = 0
+            while hi - lo > tol * hi:
+                width = hi - lo
+                if slow >= 2 or not (ulo > 0 and uhi > 0):
+                    x, slow = 0.5 * (lo + hi), 0
+                else:
+                    flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
+                    x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
+                    x = min(max(x + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
+                u = fun(x)
+                if u <= delta:
+                    hi, uhi = x, u
+                    x2 = x * (1.0 - 0.7 * tol)
+                    if x2 > lo and hi - lo > tol * hi:
+                        u2 = fun(x2)
+                        if u2 > delta:
+                            lo, ulo = x2, u2
+                        else:
+                            hi, uhi = x2, u2
+                else:
+                    lo, ulo = x, u
+                slow = slow + 1 if hi - lo > 0.5 * width else 0
+            return lo, ulo, hi, uhi
+
+        def rebracket(fun, lo, hi, tol):
+            """Re-establish fun(hi) <= delta < fun(lo) near an old bracket, then shrink it."""
+            uhi = fun(hi)
+            while uhi > delta:
+                lo, ulo, hi = hi, uhi, min(1.25 * hi, cap) if cap is not None else 1.25 * hi
+                uhi = fun(hi)
+                if uhi > delta and cap is not None and hi >= cap:
+                    return None
+            ulo = fun(lo) if lo > 0 else u0
+            while ulo <= delta:
+                hi, uhi = lo, ulo
+                lo = 0.8 * lo if lo > 1e-6 * hi else 0.0
+                ulo = fun(lo) if lo > 0 else u0
+            return shrink(fun, lo, ulo, hi, uhi, tol)
+
+        # phase 1: bracket and shrink to 1% on a coarse grid (h = sd/8, upper value only)
+        u0 = up(0.0)
+        if u0 <= delta:
             return 0.0
         cap = self._local_epsilon()
-        if cap is not None and fast(cap) > delta:
+        if cap is not None and up(cap) > delta:
             return cap  # the blanket bound is no better than the local guarantee
         g = self._guess_epsilon(delta)
-        if fast(g) <= delta:
-            lo, hi = 0.0, g
-            for _ in range(60):
-                if fast(hi / 1.5) > delta:
-                    lo = hi / 1.5
+        if cap is not None:
+            g = min(g, cap)
+        lo, ulo = 0.0, u0
+        u = up(g)
+        if u <= delta:
+            hi, uhi = g, u
+            while hi > 1e-12 * g:  # walk down to a bracket
+                u = up(0.5 * hi)
+                if u > delta:
+                    lo, ulo = 0.5 * hi, u
                     break
-                hi /= 1.5
+                hi, uhi = 0.5 * hi, u
         else:
-            lo, hi = g, 1.5 * g
+            lo, ulo = g, u
             for _ in range(200):
-                if fast(hi) <= delta:
+                e = 2.0 * lo if cap is None else min(2.0 * lo, cap)
+                u = up(e)
+                if u <= delta:
+                    hi, uhi = e, u
                     break
-                lo, hi = hi, 1.5 * hi
+                lo, ulo = e, u
             else:
                 raise RuntimeError("get_epsilon: could not bracket the target")
-        # Phase 1 on a coarser (still certified) upper value, phase 2 on the default one.
-        while hi - lo > 0.02 * hi:
-            mid = 0.5 * (lo + hi)
-            if fast(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
-        while full(hi) > delta:
-            lo, hi = hi, hi * 1.02 + 1e-12
-        lo = max(lo, 0.98 * hi)  # bracket from phase 1; hi itself is verified below/above
-        while hi - lo > xtol * hi:
-            mid = 0.5 * (lo + hi)
-            if full(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
+        lo, ulo, hi, uhi = shrink(up, lo, ulo, hi, uhi, max(xtol, 1e-2))
+        # phase 2: each law's grid from one full report (the grid get_delta settles on there),
+        # then the same search on that grid (upper value only)
+        for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(hi, _EPS_CAP), self.adjacency)):
+            r = _certify(law, float(gamma), self.n, rel, self.workers)
+            if "h_ratio" in r:
+                ratios[i] = r["h_ratio"]
+        res = rebracket(up, lo, hi, xtol)
+        if res is None:
+            return cap
+        lo, ulo, hi, uhi = res
+        # phase 3: the final bracket with get_delta itself (the full report; its grid may still
+        # differ slightly), so that get_delta(answer) <= delta
+        res = rebracket(self.get_delta, max(lo, hi * (1.0 - 2.0 * xtol)), hi, xtol)
+        if res is None:
+            return cap
+        lo, ulo, hi, uhi = res
         return hi if cap is None else min(hi, cap)
 
 
