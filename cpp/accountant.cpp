@@ -46,17 +46,19 @@ struct Sum2 {
 // The cells may be given J times finer (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], local
 // moment w_i in units of h/J): they are merged exactly, m_j = sum m_i, w_j = sum (l m_i + w_i)/J
 // with l = i - jJ (finer cells keep the law's quadrature on its accurate narrow-cell path).
+// The returned pmf is the hat law of a moment bound w_j^+ >= w_j (see below), an upper law.
 std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, double lo_err,
                               double hi_mass, double hi_err, std::int64_t J) {
   const auto NC = m.shape(0);
   if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
     throw std::invalid_argument("assemble: cell arrays must have equal length, a multiple of J");
   const py::ssize_t K = NC / J;
-  Arr psi(K + 1), eta(K + 1);
+  Arr psi(K + 1), eta(K + 1), merr(K + 1);
   auto P = psi.mutable_unchecked<1>();
   auto E = eta.mutable_unchecked<1>();
+  auto ME = merr.mutable_unchecked<1>();
   auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
-  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = 0.0;
+  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = ME(j) = 0.0;
   const double invJ = 1.0 / static_cast<double>(J);
   const double rnd = (static_cast<double>(J) + 4.0) * kU;  // merging sums (J terms, exact scalings)
   for (py::ssize_t j = 0; j < K; ++j) {
@@ -74,11 +76,15 @@ std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, doub
       emj += rnd * mj;
       ewj += 2.0 * rnd * wj + rnd * mj;
     }
-    wj = std::min(std::max(wj, 0.0), mj);
+    // Moment errors become an upward shift instead of a TV error: w_j + ewj >= the true
+    // moment, so the cell's hat law with that moment is stochastically larger than the true
+    // one (E[(S)_+] only grows). Only the mass errors (<= emj, plus <= emj through the
+    // clamp to m_j) remain as pmf errors.
+    wj = std::min(std::max(wj, 0.0) + ewj * (1.0 + 4.0 * kU) + 2.0 * kU * wj, mj);
     P(j) += mj - wj;
     P(j + 1) += wj;
-    E(j) += emj + ewj + kU * mj;
-    E(j + 1) += ewj;
+    E(j) += 2.0 * emj + 2.0 * kU * mj;
+    E(j + 1) += emj + 2.0 * kU * wj;
   }
   P(0) += lo_mass;
   E(0) += lo_err;
@@ -97,23 +103,24 @@ std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, doub
 // conditional mean is (in exact arithmetic) the lattice node t_g; the group's mass goes to
 // t_g. The first node >= (mean of the group's first piece) + 1/4 is its target. The last,
 // unfinished group goes to the floor of a certified lower value of its mean.
-// Returns psi, eta (pmf error bounds) and mom_err >= sum_g |computed - true moment of g|
-// (lattice units): the mass-weighted overshoot of the assigned values.
-std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64_t J, double lo_mass,
+// Returns psi, eta (pmf error bounds) and mom_err, where mom_err[k] >= sum over the groups
+// assigned to node k of |computed - true moment of the group about k| (lattice units).
+std::tuple<Arr, Arr, Arr> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64_t J, double lo_mass,
                                            double lo_err, double hi_mass, double hi_err, bool down) {
   const auto NC = m.shape(0);
   if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
     throw std::invalid_argument("lower_lattice: bad cell arrays");
   const std::int64_t K = static_cast<std::int64_t>(NC) / J;
-  Arr psi(K + 1), eta(K + 1);
+  Arr psi(K + 1), eta(K + 1), merr(K + 1);
   auto P = psi.mutable_unchecked<1>();
   auto E = eta.mutable_unchecked<1>();
+  auto ME = merr.mutable_unchecked<1>();
   auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
-  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = 0.0;
+  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = ME(j) = 0.0;
   const double invJ = 1.0 / static_cast<double>(J);
   bool active = false;
   std::int64_t t = 0;
-  double Mg = 0, D = 0, De = 0, Me = 0, mom_err = 0, Dabs = 0, cnt = 0;
+  double Mg = 0, D = 0, De = 0, Me = 0, Dabs = 0, cnt = 0;
   // item: mass mi at left edge xl (lattice units) with moment-offset wl (mass * (mean - xl))
   auto item = [&](double mi, double xl, double wl, double emi, double ewi) {
     while (mi > 0) {
@@ -134,7 +141,7 @@ std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::in
       Mg += a * mi; De += a * de; Me += a * emi; Dabs += std::fabs(a * d) + std::fabs(D);
       P(down ? K - t : t) += Mg;
       E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
-      mom_err += De + (cnt + 4) * kU * Dabs;
+      ME(down ? K - t : t) += De + (cnt + 4) * kU * Dabs;
       active = false;
       mi *= (1 - a); wl *= (1 - a); emi *= (1 - a); ewi *= (1 - a);
       if (a >= 1.0) return;
@@ -160,7 +167,7 @@ std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::in
     // balanced up to rounding: assign t and count the deficit as overshoot
     P(down ? K - t : t) += Mg;
     E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
-    mom_err += std::fabs(D) + De + (cnt + 8) * kU * Dabs;
+    ME(down ? K - t : t) += std::fabs(D) + De + (cnt + 8) * kU * Dabs;
   } else if (active && Mg > 0) {
     // certified lower value of the group mean (in x), floored to the lattice: never an overshoot
     const double sg = down ? 1.0 : -1.0;  // bound the y-mean from above (down) or below (up)
@@ -175,8 +182,11 @@ std::tuple<Arr, Arr, double> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::in
     P(k) += Mg;
     E(k) += Me + (cnt + 4) * kU * Mg;
   }
-  for (py::ssize_t j = 0; j <= K; ++j) E(j) = E(j) * (1.0 + 8.0 * kU) + 4.0 * kU * P(j);
-  return {psi, eta, mom_err * (1 + 1e-6)};
+  for (py::ssize_t j = 0; j <= K; ++j) {
+    E(j) = E(j) * (1.0 + 8.0 * kU) + 4.0 * kU * P(j);
+    ME(j) *= 1 + 1e-6;
+  }
+  return {psi, eta, merr};
 }
 
 // log sum_k g_k exp(lam * (k0 + k) h) and its first two derivatives.

@@ -135,7 +135,8 @@ class FiniteLaw(Law):
             raise ValueError("probs must be finite and >= 0, values finite")
         if abs(p.sum() - 1.0) > 1e-9:
             raise ValueError(f"probs must sum to 1, got {p.sum()!r}")
-        self.values, self.probs = v, p
+        v, inv = np.unique(v, return_inverse=True)  # equal atoms merged: one law, one computation
+        self.values, self.probs = v, np.bincount(inv.ravel(), weights=p, minlength=v.size)
 
     def support(self):
         nz = self.values[self.probs > 0]

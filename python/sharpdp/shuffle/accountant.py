@@ -32,7 +32,10 @@ F. floating point: (i) TV bound  sup|f| n tau (m + tau)^(n-1)  for the pmf/tilt 
    within 9.5 u, cos/sin within 2 ulp - assumed of libm -, compensated sums: Ogita, Rump & Oishi
    2005, Sum2), whose error is a few u instead. The tilted mass is also summed by Sum2, and the
    upper law is assembled from the fine cells (h/4) of step H merged exactly, which keeps the
-   law's quadrature on its accurate narrow-cell path (smaller pmf errors eta, hence tau).
+   law's quadrature on its accurate narrow-cell path (smaller pmf errors eta, hence tau). Each
+   cell's local-moment error bound is added to its moment (cpp ``assemble``): the resulting hat
+   law is stochastically larger than the exact one, so moment errors cost a tiny upward shift
+   of the mean instead of a TV term; only mass errors enter tau.
 G. Up = e^{n Lambda} (E + wrap_low + fp) / (n gamma) + E[(L - T)_+], multiplied by 1 + 1e-9.
 H. Lo: a convex-order lower law on the same lattice (no Hoeffding gap). If Lt = E[L | C] for a
    sigma-field C (extra independent randomisation allowed), then sum B_i Lt_i = E[sum B_i L_i | C_1..C_n]
@@ -225,7 +228,25 @@ def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dic
     log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
     return dict(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
-                n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n))
+                n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass)
+
+
+def _shift_bound(mom_err, k0: int, h: float, n: int, r: dict) -> float:
+    """Bound on the drop of E[(sum B_i Lt_i)_+]/(n gamma) caused by the lower law's moment errors.
+
+    The group at node x_k has true centroid x_k + d_k with |psi_k d_k| <= e_k = mom_err[k] h. With
+    (a + b)_+ >= a_+ - |b| 1{a > 0} the drop is at most E[sum_i B_i |d_{k(i)}| 1{S > 0}] / (n gamma);
+    tilting by the engine's theta >= 0 (e^{-theta S} 1{S > 0} <= 1) bounds it by
+    e^{(n-1) Lambda_X} sum_k e_k e^{theta x_k}, Lambda_X the exact log-MGF of the law with the true
+    masses, e^{Lambda_X} <= e^{Lambda} (mass + tau) (the engine's tilted mass and error sum).
+    """
+    nz = np.flatnonzero(mom_err > 0)
+    if nz.size == 0:
+        return 0.0
+    logs = np.log(mom_err[nz] * h) + r["theta"] * (k0 + nz) * h
+    top = float(logs.max())
+    lg = top + math.log(float(np.sum(np.exp(logs - top)))) + (n - 1) * (r["lam"] + math.log(r["mass"] + r["tau"]))
+    return math.exp(lg) * (1 + 1e-9) if lg < 709 else math.inf
 
 
 def _check_mass(psi, eta) -> None:
@@ -276,7 +297,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     # --- lower value: centroid-on-the-lattice law (step H) ---
     # sweep from the bounded end of the support, so the unfinished last group (floored to the
     # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
-    lo_main, mom_err, log_scale_lo = 0.0, 0.0, -math.inf
+    lo_main, overshoot, log_scale_lo = 0.0, 0.0, -math.inf
     lo_r = dict(E=0.0, wrap_high=0.0, fp=0.0, tv=0.0, N=0)
     if lower and (lower_pmf := _lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)) is not None:
         psi_lo, eta_lo, mom_err = lower_pmf
@@ -285,7 +306,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
         low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
         log_scale_lo = lo_r["log_scale"] - math.log(gamma)
         lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
-    overshoot = mom_err * h * (1 + 1e-9)
+        overshoot = _shift_bound(mom_err, -kB, h, n, lo_r)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
     tail_B = law.tail_lower(kB * h)
     if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r["E"]):
