@@ -84,6 +84,9 @@ _N_MAX = 1 << 24
 _K_MAX = 1 << 21
 _TINY = 5e-324
 _EPS_CAP = 60.0
+# Below this, values are certified upper bounds without the rel_tol target: the clamps are not
+# chased to T in the hundreds (FFTs of 4e6 points, seconds) for a delta no one uses.
+_VALUE_FLOOR = 1e-24
 _J_LO = 4  # fine cells per lattice step for the lower law
 _DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT
 
@@ -365,7 +368,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
             if res["upper"] < best["upper"]:
                 best = res
             best = dict(best, lower=lower)
-        est = max(res["lower"], 0.5 * res["main"], 1e-300)
+        est = max(res["lower"], 0.5 * res["main"], _VALUE_FLOOR)
         tgt = 0.05 * rel_tol * est
         redo = False
         if res["terms"]["tail_T"] > tgt and T < Tmax:
@@ -374,7 +377,7 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
             B, redo = _choose_B(law, tgt), True
         if best["lower"] > 0 and best["upper"] - best["lower"] <= rel_tol * best["lower"]:
             break
-        if best["upper"] < max(1e-30, negligible):
+        if best["upper"] < max(_VALUE_FLOOR, negligible):
             break  # far below any delta of interest: keep the certified value, skip refinement
         lo, up = res["lower"], res["upper"]
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
@@ -737,7 +740,8 @@ class ShuffleAccountant:
     The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^24,
     per-user grid K <= 2^21 / 4; n = 1e9 meets it at delta ~ 1e-6 and ~ 1e-12 in the tested
     cases): the upper value is still certified and :meth:`report` shows the achieved
-    (upper - lower)/lower.
+    (upper - lower)/lower. Values below 1e-24 are certified upper bounds only (the clamps and
+    grid are not refined for the relative target there).
 
     Raises
     ------
@@ -861,7 +865,9 @@ class ShuffleAccountant:
         float or ndarray
             Upper value, max over both orders of the neighbouring pair; never below the true
             blanket divergence (a true value below the smallest double gives 5e-324). For
-            epsilon > 60 the value at 60 is returned (valid: D_up is non-increasing).
+            epsilon > 60 the value at 60 is returned (valid: D_up is non-increasing). The
+            relative accuracy ``rel_tol`` is targeted for values >= 1e-24; below that the
+            upper value is certified but may be loose (still below 1e-24).
 
         Raises
         ------
