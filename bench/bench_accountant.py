@@ -98,7 +98,7 @@ def numpy_blanket_delta(gamma, sigma0, n, eps, k=10.0, tail=1e-22, width=10.0):
     p[0] += 1.0 - gamma
     q = np.fft.irfft(np.fft.rfft(p) ** n, N)
     top = lo + N  # window [lo, lo + N): index j holds the sum j h for 0 < j < top
-    value = float(q[1:top] @ (np.arange(1, top) * h)) / (n * gamma) + tail_mean(T)
+    value = float(q[1:top] @ (np.arange(1, top) * h)) / (n * gamma) + float(tail_mean(T))
     return value, N, h, float(q.min())
 
 
