@@ -778,12 +778,14 @@ class ShuffleAccountant:
         if math.isinf(eps):
             return AccountantReport(eps, 0.0, 0.0)
         best = None
-        lo_max = 0.0
+        lo_max = up_max = 0.0
         # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, _EPS_CAP), self.adjacency)):
-            r = _certify(law, float(gamma), self.n, rel_tol, self.workers, negligible=1e-3 * rel_tol * lo_max)
-            lo_max = max(lo_max, r["lower"])
+            # a law whose certified upper value is already below the maximum so far cannot change
+            # the reported (max) upper value: its refinement stops there
+            r = _certify(law, float(gamma), self.n, rel_tol, self.workers, negligible=up_max)
+            lo_max, up_max = max(lo_max, r["lower"]), max(up_max, r["upper"])
             if best is None or r["upper"] > best[1]["upper"]:
                 best = (i, r)
         i, r = best
