@@ -302,31 +302,28 @@ double chernoff_log(Arr gt, std::int64_t k0, double h, double n, double b, int d
 
 // Smallest edge b certified by one Chernoff bound: P(S >= b) <= exp(log_target) (dir=+1) or
 // P(S <= b) <= exp(log_target) (dir=-1): b(lam) = dir (n log M(dir lam) - log_target)/lam,
-// minimised over lam > 0 by golden-section search on log lam (any lam is valid).
+// minimised over lam > 0 (any lam is valid: the best value evaluated is returned). With
+// l(lam) = log M(dir lam), the objective (n l - log_target)/lam is stationary where
+// phi(lam) = n (lam l' - l) + log_target = 0, and phi' = n lam l'' >= 0: safeguarded Newton on
+// phi inside [lam_scale e^-12, lam_scale e^12] (geometric bisection when a step leaves it).
 double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir,
                      double lam_scale) {
   const auto G = logs(gt.data(), gt.shape(0));
   const double sgn = dir > 0 ? 1.0 : -1.0;
-  auto b = [&](double ll) {
-    const double lam = std::exp(ll);
-    return sgn * (n * log_mgf(G, k0, h, sgn * lam).L - log_target) / lam;
-  };
-  // b is -dir*edge-minimised: we want the smallest edge for dir=+1 (largest for dir=-1),
-  // i.e. minimise sgn*b(lam) = (n log M - log_target)/lam.
-  auto obj = [&](double ll) { return sgn * b(ll); };
-  double lo = std::log(lam_scale) - 12.0, hi = std::log(lam_scale) + 12.0;
-  const double gr = 0.5 * (std::sqrt(5.0) - 1.0);
-  double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
-  double f1 = obj(x1), f2 = obj(x2);
-  // 28 steps: log lam within 24 * 0.618^28 ~ 3e-5 of the minimiser (the objective is flat there)
-  for (int i = 0; i < 28; ++i) {
-    if (f1 < f2) {
-      hi = x2; x2 = x1; f2 = f1; x1 = hi - gr * (hi - lo); f1 = obj(x1);
-    } else {
-      lo = x1; x1 = x2; f1 = f2; x2 = lo + gr * (hi - lo); f2 = obj(x2);
-    }
+  double a = lam_scale * std::exp(-12.0), b = lam_scale * std::exp(12.0), lam = lam_scale;
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 60; ++i) {
+    const Mgf M = log_mgf(G, k0, h, sgn * lam);
+    const double obj = (n * M.L - log_target) / lam;
+    if (obj < best) best = obj;
+    const double phi = n * (lam * sgn * M.d1 - M.L) + log_target, dphi = n * lam * M.d2;
+    if (phi < 0) a = lam; else b = lam;
+    double next = dphi > 0 ? lam - phi / dphi : 0.0;
+    if (!(next > a && next < b)) next = std::sqrt(a * b);
+    if (std::fabs(next - lam) <= 1e-6 * lam || b <= a * (1.0 + 1e-9)) break;
+    lam = next;
   }
-  return sgn * std::min(f1, f2);
+  return sgn * best;
 }
 
 // Accurate DFT of the folded tilted pmf y (length N) at frequency k: z_k = sum_r y_r e^{-2 pi i r k / N},

@@ -402,7 +402,9 @@ class _BlockLaw(FiniteLaw):
     stored (their own rounding, <= u |v| each, is charged by :func:`_unblock`)."""
 
     def __init__(self, values, probs, rel_p):
-        super().__init__(values, probs)  # values sorted and distinct (np.unique)
+        # values sorted and distinct (np.unique), probs >= 0 summing to 1 (checked by _block):
+        # FiniteLaw's own merge would only sort them again
+        self.values, self.probs = values, probs
         self.rel_p = rel_p
         # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
         self._mean = float(np.sum(self.values * self.probs))
@@ -547,7 +549,24 @@ def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
     return out
 
 
+_BLOCK_CACHE: dict = {}
+
+
 def _block(gamma: float, law: Law, n: int):
+    """_block_law, memoised on (gamma, atoms, n): get_epsilon's phases revisit the same epsilons."""
+    if not isinstance(law, FiniteLaw) or n < 2:
+        return None
+    key = (gamma, law.values.tobytes(), law.probs.tobytes(), n)
+    if key in _BLOCK_CACHE:
+        return _BLOCK_CACHE[key]
+    out = _block_law(gamma, law, n)
+    if len(_BLOCK_CACHE) >= 16:
+        _BLOCK_CACHE.pop(next(iter(_BLOCK_CACHE)))
+    _BLOCK_CACHE[key] = out
+    return out
+
+
+def _block_law(gamma: float, law: Law, n: int):
     """Blocks of t users for an atom law (step J): (block law, t, value error, truncation error in
     D units), or None when not applicable.
 
