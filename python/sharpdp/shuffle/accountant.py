@@ -406,9 +406,13 @@ class _BlockLaw(FiniteLaw):
         # FiniteLaw's own merge would only sort them again
         self.values, self.probs = values, probs
         self.rel_p = rel_p
+        self._support = FiniteLaw.support(self)  # (asked for many times per pass)
         # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
         self._mean = float(np.sum(self.values * self.probs))
         self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
+
+    def support(self):
+        return self._support
 
     def mean(self):
         return self._mean
@@ -542,7 +546,8 @@ def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
         if Mt[-1] < t:  # M > M* + 4000 is left out (a sub-probability law): its Chernoff bound
             x = Mt[-1] / t
             lp_out = -t * (x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma)) + 1e-9
-    out = (counts, prob, rel, p_tr, lp_out)
+    # counts as float columns (exact: < 2^26) for _block_law's products
+    out = (np.asfortranarray(counts, dtype=float), prob, rel, p_tr, lp_out)
     if len(_WEIGHTS_CACHE) >= 8:
         _WEIGHTS_CACHE.pop(next(iter(_WEIGHTS_CACHE)))
     _WEIGHTS_CACHE[key] = out
@@ -617,10 +622,11 @@ def _block_law(gamma: float, law: Law, n: int):
     # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
     # error <= u |v| + gamma_{2 m1}^2 sum |terms|
     hi, lo = _split(a)
-    terms = np.concatenate([counts * hi[None, :], counts * lo[None, :]], axis=1)
-    acc = np.zeros(terms.shape[0])
-    comp = np.zeros(terms.shape[0])
-    for col in terms.T:
+    cols = [(j, x) for x in (hi, lo) for j in range(m1)]  # terms c_j hi_j, then c_j lo_j
+    acc = counts[:, 0] * hi[0]
+    comp = np.zeros(acc.size)
+    for j, x in cols[1:]:
+        col = counts[:, j] * x[j]
         tot = acc + col
         z = tot - acc
         comp += (acc - (tot - z)) + (col - z)
