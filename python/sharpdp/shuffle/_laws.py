@@ -138,6 +138,8 @@ class FiniteLaw(Law):
         v, inv = np.unique(v, return_inverse=True)  # equal atoms merged: one law, one computation
         self.values, self.probs = v, np.bincount(inv.ravel(), weights=p, minlength=v.size)
 
+    _sorted = False  # values sorted increasingly (set where that is guaranteed)
+
     def support(self):
         nz = self.values[self.probs > 0]
         return float(nz.min()), float(nz.max())
@@ -151,16 +153,21 @@ class FiniteLaw(Law):
 
     def cells(self, x0, h, K):
         # Same partition as prob_below(x0) / prob_above(x0 + K h): [x0, x0 + K h) is inside.
-        t = (self.values - x0) / h
-        inside = (self.values >= x0) & (self.values < x0 + K * h) & (self.probs > 0)
-        ji = np.clip(np.floor(t[inside]), 0, K - 1).astype(np.int64)
-        frac = np.clip(t[inside] - ji, 0.0, 1.0)
-        pin = self.probs[inside]
+        v, pin = self.values, self.probs
+        if self._sorted:  # (zero-probability atoms only add exact zeros below)
+            sl = slice(int(np.searchsorted(v, x0, "left")), int(np.searchsorted(v, x0 + K * h, "left")))
+            v, pin = v[sl], pin[sl]
+        else:
+            inside = (v >= x0) & (v < x0 + K * h) & (pin > 0)
+            v, pin = v[inside], pin[inside]
+        t = (v - x0) / h
+        ji = np.clip(np.floor(t), 0, K - 1).astype(np.int64)
+        frac = np.clip(t - ji, 0.0, 1.0)
         # (bincount sums in input order, as np.add.at would, only faster)
         m = np.bincount(ji, weights=pin, minlength=K)
         w = np.bincount(ji, weights=pin * frac, minlength=K)
         # frac carries an absolute error <= 4u(|v - x0|/h + 1).
-        fe = 4.0 * _U * (np.abs(self.values[inside] - x0) / h + 1.0)
+        fe = 4.0 * _U * (np.abs(v - x0) / h + 1.0)
         ew = np.bincount(ji, weights=pin * fe, minlength=K)
         return m, w, 4.0 * _U * m, ew + 4.0 * _U * w
 

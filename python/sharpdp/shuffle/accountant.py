@@ -406,6 +406,7 @@ class _BlockLaw(FiniteLaw):
         # FiniteLaw's own merge would only sort them again
         self.values, self.probs = values, probs
         self.rel_p = rel_p
+        self._sorted = True
         self._support = FiniteLaw.support(self)  # (asked for many times per pass)
         # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
         self._mean = float(np.sum(self.values * self.probs))
@@ -467,12 +468,15 @@ def _compositions(total: int, parts: int) -> np.ndarray:
     return counts
 
 
-def _log_binom_pmf(d: int, g: float, M: np.ndarray):
-    """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound: log C(d, M) as a
-    compensated running sum of log((d - i)/(i + 1)) (each term within u + 4u|term|: one rounded
-    ratio, log within 2 ulp; Kahan's sum within 2u|sum| + 2 M^2 u^2 sum|terms|), plus
-    (d - M) log1p(-g) + M log g (within 5u of each product, 2u for the additions)."""
-    Mmax = int(M.max())
+_LOG_COMB: dict = {}
+
+
+def _log_comb(d: int, Mmax: int):
+    """log C(d, k) for k <= Mmax by the compensated running sum of _log_binom_pmf, and its error
+    bound; memoised per d (a longer table has the same prefix: the sum runs in the same order)."""
+    hit = _LOG_COMB.get(d)
+    if hit is not None and hit[0].size > Mmax:
+        return hit[0][:Mmax + 1], hit[1][:Mmax + 1]
     i = np.arange(Mmax, dtype=float)
     terms = np.log((d - i) / (i + 1.0))
     lc = np.zeros(Mmax + 1)
@@ -486,6 +490,18 @@ def _log_binom_pmf(d: int, g: float, M: np.ndarray):
     abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
     k = np.arange(Mmax + 1)
     eterm = abs_cum * 4.0 * _U + k * _U + 2.0 * _U * np.abs(lc) + 2.0 * (k * _U) ** 2 * abs_cum
+    if len(_LOG_COMB) >= 8:
+        _LOG_COMB.pop(next(iter(_LOG_COMB)))
+    _LOG_COMB[d] = (lc, eterm)
+    return lc, eterm
+
+
+def _log_binom_pmf(d: int, g: float, M: np.ndarray):
+    """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound: log C(d, M) as a
+    compensated running sum of log((d - i)/(i + 1)) (each term within u + 4u|term|: one rounded
+    ratio, log within 2 ulp; Kahan's sum within 2u|sum| + 2 M^2 u^2 sum|terms|), plus
+    (d - M) log1p(-g) + M log g (within 5u of each product, 2u for the additions)."""
+    lc, eterm = _log_comb(d, int(M.max()))
     l1 = math.log1p(-g) if g < 1.0 else 0.0
     lg = math.log(g)
     Mf = M.astype(float)
@@ -521,6 +537,8 @@ def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
         counts, M = counts[M == t], M[M == t]
     # probabilities
     if gamma < 1.0:
+        if ms < t:
+            _log_comb(t, min(t, ms + 4000))  # one table for both calls below
         lb, eb = _log_binom_pmf(t, gamma, M)
     else:
         lb, eb = np.zeros(M.size), np.zeros(M.size)
