@@ -513,10 +513,9 @@ def _log_binom_pmf(d: int, g: float, M: np.ndarray):
 @functools.lru_cache(maxsize=32)
 def _divisors_desc(n: int, top: int) -> tuple[int, ...]:
     """Divisors d of n with 2 <= d <= top, largest first (trial division up to sqrt n)."""
-    out = set()
-    for d in range(1, math.isqrt(n) + 1):
-        if n % d == 0:
-            out.update((d, n // d))
+    small = np.arange(1, math.isqrt(n) + 1, dtype=np.int64)
+    small = small[n % small == 0].tolist()
+    out = set(small) | {n // d for d in small}
     return tuple(sorted((d for d in out if 2 <= d <= top), reverse=True))
 
 
@@ -1015,17 +1014,21 @@ class ShuffleAccountant:
             return lo, ulo, hi, uhi
 
         def rebracket(fun, lo, hi, tol):
-            """Re-establish fun(hi) <= delta < fun(lo) near an old bracket, then shrink it."""
+            """Re-establish fun(hi) <= delta < fun(lo) near an old bracket (steps of twice its
+            width, doubling: the root moves little between grids), then shrink it."""
+            w = max(hi - lo, 1e-3 * hi)
             uhi = fun(hi)
             while uhi > delta:
-                lo, ulo, hi = hi, uhi, min(1.25 * hi, cap) if cap is not None else 1.25 * hi
+                w *= 2.0
+                lo, ulo, hi = hi, uhi, min(hi + w, cap) if cap is not None else hi + w
                 uhi = fun(hi)
                 if uhi > delta and cap is not None and hi >= cap:
                     return None
             ulo = fun(lo) if lo > 0 else u0
             while ulo <= delta:
                 hi, uhi = lo, ulo
-                lo = 0.8 * lo if lo > 1e-6 * hi else 0.0
+                w *= 2.0
+                lo = max(lo - w, 0.5 * lo) if lo > 1e-6 * hi else 0.0
                 ulo = fun(lo) if lo > 0 else u0
             return shrink(fun, lo, ulo, hi, uhi, tol)
 
