@@ -169,16 +169,20 @@ class FiniteLaw(Law):
         # frac carries an absolute error <= 4u(|v - x0|/h + 1).
         fe = 4.0 * _U * (np.abs(v - x0) / h + 1.0)
         ew = np.bincount(ji, weights=pin * fe, minlength=K)
-        return m, w, 4.0 * _U * m, ew + 4.0 * _U * w
+        # a running sum of c non-negative terms is within (c - 1) u of the exact one (relative)
+        r = (np.bincount(ji, minlength=K) + 4.0) * _U
+        return m, w, r * m, ew * (1.0 + r) + r * w
 
     def prob_below(self, x):
-        p = float(self.probs[self.values < x].sum())
-        return p, 4.0 * _U * p
+        sel = self.probs[self.values < x]
+        p = float(sel.sum())
+        return p, (sel.size + 4.0) * _U * p
 
     def prob_above(self, x):
         # P(L >= x): an atom exactly at the top edge is clamped there, never dropped.
-        p = float(self.probs[self.values >= x].sum())
-        return p, 4.0 * _U * p
+        sel = self.probs[self.values >= x]
+        p = float(sel.sum())
+        return p, (sel.size + 4.0) * _U * p
 
     def tail_upper(self, T):
         s = float(np.dot(np.maximum(self.values - T, 0.0), self.probs))
