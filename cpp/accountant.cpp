@@ -160,7 +160,7 @@ std::tuple<Arr, Arr, Arr> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64
     if (down)
       item(mi, Kd - xl - invJ, mi * invJ - wi, EM(i), (EW(i) + EM(i)) * invJ);
     else
-      item(mi, xl, wi, EM(i), EW(i) * invJ);
+      item(mi, xl, wi, EM(i), (EW(i) + EM(i)) * invJ);  // (+EM: the clamp of w_i to m_i)
   }
   item(down ? lo_mass : hi_mass, Kd, 0.0, down ? lo_err : hi_err, 0.0);
   if (active && Mg > 0 && -D <= 1e-9 * Mg) {

@@ -100,3 +100,15 @@ def test_lower_lattice_law_is_below_in_convex_order(atoms, h, down):
     for c in np.concatenate([v, x]):
         assert psi @ np.maximum(x - c, 0) <= p @ np.maximum(v - c, 0) + mom_err * h + 1e-12
     assert psi @ x <= p @ v + mom_err * h + 1e-12
+
+
+@pytest.mark.parametrize("bmg,adjacency,n", [(BlanketMixedGaussian(0.5, 2.0, 1), "zero_out", 100),
+                                             (BlanketMixedGaussian(0.3, 1.5, 1), "replace", 1000)])
+def test_get_epsilon_zero_iff_get_delta_at_zero_meets_target(bmg, adjacency, n):
+    # regression: a coarser internal upper value at 0 once decided "eps = 0" on its own
+    acc = ShuffleAccountant(bmg, n, adjacency)
+    d0 = acc.get_delta(0.0)
+    assert acc.get_epsilon(d0 * (1 + 1e-9)) == 0.0
+    below = d0 * (1 - 2e-3)
+    e = acc.get_epsilon(below)
+    assert e > 0.0 and acc.get_delta(e) <= below

@@ -988,9 +988,11 @@ class ShuffleAccountant:
 
         def shrink(fun, lo, ulo, hi, uhi, tol):
             """Secant on log delta (aimed a little past the root, then a probe just below it)
-            with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <= delta < fun(lo)."""
+            with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <= delta < fun(lo).
+            Stops at hi <= 1e-15 nats (a verified answer; only reached when fun drops below delta
+            right after 0, e.g. a coarse upper value below get_delta(0))."""
             slow = 0
-            while hi - lo > tol * hi:
+            while hi - lo > tol * hi and hi > 1e-15:
                 width = hi - lo
                 if slow >= 2 or not (ulo > 0 and uhi > 0):
                     x, slow = 0.5 * (lo + hi), 0
@@ -1032,10 +1034,13 @@ class ShuffleAccountant:
                 ulo = fun(lo) if lo > 0 else u0
             return shrink(fun, lo, ulo, hi, uhi, tol)
 
-        # phase 1: bracket and shrink to 1% on a coarse grid (h = sd/8, upper value only)
-        u0 = up(0.0)
-        if u0 <= delta:
+        # exactly 0 iff the published value get_delta(0) meets the target
+        d0 = self.get_delta(0.0)
+        if d0 <= delta:
             return 0.0
+        # phase 1: bracket and shrink to 1% on a coarse grid (h = sd/8, upper value only); the
+        # value at 0 is taken as d0 (> delta), so no bracket ever closes at 0
+        u0 = max(up(0.0), d0)
         cap = self._local_epsilon()
         if cap is not None and up(cap) > delta:
             return cap  # the blanket bound is no better than the local guarantee
