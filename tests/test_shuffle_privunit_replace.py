@@ -282,3 +282,15 @@ def test_bad_input():
         PrivUnit(0.7, 0.2, 3).replace_up_variance(float("nan"), 1.0, 1.0)
     with pytest.raises(ValueError, match="beta"):
         PrivUnit(0.7, 0.2, 3).replace_up_variance(1.0, 4.0, 1.0)
+
+
+@pytest.mark.parametrize("p,theta,dim", [(0.7, 0.3, 2), (0.7, 0.3, 3), (0.4, -0.2, 5)])
+def test_replace_chi_up_bracket(p, theta, dim):
+    pu = PrivUnit(p, theta, dim)
+    lo, up = pu.replace_chi_up_bounds()
+    chi = pu.chi_up_for("replace")
+    assert lo <= chi * (1 + 1e-12) and chi <= up
+    # the lower end is the proved bound: below every configuration's 1/sqrt(V)
+    assert lo <= 1.0 / math.sqrt(pu.replace_up_variance(math.pi, math.pi / 2, math.pi if dim == 2 else math.pi / 2))
+    if dim == 2:
+        assert up == pytest.approx(lo, rel=1e-6)

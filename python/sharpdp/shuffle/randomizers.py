@@ -519,6 +519,24 @@ class PrivUnit(_TableRandomizer):
             self._rep_up = self._replace_up_search()
         return self._rep_up
 
+    def replace_chi_up_bounds(self) -> tuple[float, float]:
+        """Bracket (lower, upper) of chi_up under replace-one for dim >= 2.
+
+        lower = 1 / sqrt(B) with B the proved analytic bound on sup V (see
+        :meth:`replace_up_configuration`): a rigorous lower bound on chi_up, the safe value for the
+        HCR lower bound :func:`~sharpdp.shuffle.mse_lower_bound`. upper = 1 / sqrt(V_found (1 - 1e-6)),
+        V_found the largest variance found: sup V >= V_found, so it bounds chi_up from above up to
+        the cap quadrature's accuracy (an a-posteriori estimate, about 1e-7 relative; 1e-6 taken).
+        The two coincide (up to that margin) when the bound is attained, e.g. always for d = 2.
+
+        Returns
+        -------
+        (float, float)
+            Dimensionless, lower <= chi_up_for("replace") <= upper.
+        """
+        v, _, _ = self.replace_up_configuration()
+        return 1.0 / math.sqrt(self._replace_up_bound()), 1.0 / math.sqrt(v * (1.0 - 1e-6))
+
     def _replace_up_search(self):
         if self.dim < 2:
             raise ValueError("replace_up_configuration needs dim >= 2 (dim = 1 is the finite table)")
