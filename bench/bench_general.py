@@ -6,29 +6,19 @@ truncated to [-8, 8] and renormalised; n = 1e6 inputs on a 21-point grid of [-1,
 Baselines: plain numpy and the C++ BlanketMixedGaussian sampler of the same mechanism.
 """
 
-import math
+import pathlib
+import sys
 
 import numpy as np
 import pytest
-from numba import njit
-from scipy.stats import norm
 
 from sharpdp.shuffle import BlanketMixedGaussian, GeneralRandomizer
 
-N, GAM, SIG, TR = 1_000_000, 0.9, 1.0, 8.0
-Z0 = norm.cdf(TR) - norm.cdf(-TR)
-ZX = GAM * Z0 + (1 - GAM) * (norm.cdf(TR - 1) - norm.cdf(-TR - 1))
+# the truncated BMG densities of the test suite (one definition for tests and bench)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from test_shuffle_randomizers_general import GAM, SIG, TR, tbmg, tphi  # noqa: E402
 
-
-@njit
-def tbmg(y, x):
-    c = 1 / (SIG * math.sqrt(2 * math.pi) * ZX)
-    return c * (GAM * math.exp(-0.5 * (y / SIG) ** 2) + (1 - GAM) * math.exp(-0.5 * ((y - x) / SIG) ** 2))
-
-
-@njit
-def tphi(y):
-    return math.exp(-0.5 * (y / SIG) ** 2) / (SIG * math.sqrt(2 * math.pi) * Z0)
+N = 1_000_000
 
 
 def build():

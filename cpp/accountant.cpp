@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <algorithm>
@@ -41,6 +42,21 @@ struct Sum2 {
 };
 
 
+// Cell arrays m, w, em, ew of equal length, J fine cells per lattice step: the lattice size K.
+py::ssize_t lattice_size(const Arr& m, const Arr& w, const Arr& em, const Arr& ew, std::int64_t J,
+                         const char* who) {
+  const auto NC = m.shape(0);
+  if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
+    throw std::invalid_argument(std::string(who) + ": cell arrays must have equal length, a multiple of J");
+  return NC / static_cast<py::ssize_t>(J);
+}
+
+Arr zeros(py::ssize_t n) {
+  Arr a(n);
+  std::fill(a.mutable_data(), a.mutable_data() + n, 0.0);
+  return a;
+}
+
 // Lattice pmf of the hat-rounded clamped variable (spec §3 B): cell j of [x0 + jh,
 // x0 + (j+1)h] sends m_j - w_j to node j and w_j to node j+1; clamp atoms at both ends.
 // The cells may be given J times finer (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], local
@@ -49,16 +65,11 @@ struct Sum2 {
 // The returned pmf is the hat law of a moment bound w_j^+ >= w_j (see below), an upper law.
 std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, double lo_err,
                               double hi_mass, double hi_err, std::int64_t J) {
-  const auto NC = m.shape(0);
-  if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
-    throw std::invalid_argument("assemble: cell arrays must have equal length, a multiple of J");
-  const py::ssize_t K = NC / J;
-  Arr psi(K + 1), eta(K + 1), merr(K + 1);
+  const py::ssize_t K = lattice_size(m, w, em, ew, J, "assemble");
+  Arr psi = zeros(K + 1), eta = zeros(K + 1);
   auto P = psi.mutable_unchecked<1>();
   auto E = eta.mutable_unchecked<1>();
-  auto ME = merr.mutable_unchecked<1>();
   auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
-  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = ME(j) = 0.0;
   const double invJ = 1.0 / static_cast<double>(J);
   const double rnd = (static_cast<double>(J) + 4.0) * kU;  // merging sums (J terms, exact scalings)
   for (py::ssize_t j = 0; j < K; ++j) {
@@ -108,15 +119,12 @@ std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, doub
 std::tuple<Arr, Arr, Arr> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64_t J, double lo_mass,
                                            double lo_err, double hi_mass, double hi_err, bool down) {
   const auto NC = m.shape(0);
-  if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
-    throw std::invalid_argument("lower_lattice: bad cell arrays");
-  const std::int64_t K = static_cast<std::int64_t>(NC) / J;
-  Arr psi(K + 1), eta(K + 1), merr(K + 1);
+  const std::int64_t K = lattice_size(m, w, em, ew, J, "lower_lattice");
+  Arr psi = zeros(K + 1), eta = zeros(K + 1), merr = zeros(K + 1);
   auto P = psi.mutable_unchecked<1>();
   auto E = eta.mutable_unchecked<1>();
   auto ME = merr.mutable_unchecked<1>();
   auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
-  for (py::ssize_t j = 0; j <= K; ++j) P(j) = E(j) = ME(j) = 0.0;
   const double invJ = 1.0 / static_cast<double>(J);
   bool active = false;
   std::int64_t t = 0;

@@ -324,7 +324,8 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
                  E_lower=lo_r["E"] * sc_lo, lower_fft_roundoff=lo_r["fp"] * sc_lo, lower_pmf_tv=lo_r["tv"] * sc_lo,
                  lower_overshoot=overshoot, N_lower=lo_r["N"])
     return dict(lower=lo, upper=up, h=h, N=up_r["N"], T=kT * h, B=kB * h, theta=up_r["theta"],
-                n_log_mgf=up_r["n_log_mgf"], terms=terms, main=math.exp(up_main_log) if up_main_log < 709 else math.inf)
+                n_log_mgf=up_r["n_log_mgf"], log_mgf_err=n * math.log1p(up_r["mass"] - 1.0 + up_r["tau"]),
+                terms=terms, main=math.exp(up_main_log) if up_main_log < 709 else math.inf)
 
 
 class _Coarsen(Exception):
@@ -675,13 +676,17 @@ def _unblock(r: dict, gamma: float, n: int, t: int, ev: float, trunc: float = 0.
     value is within ev of the exact one, so |E[S_+] - E[S~_+]| <= (n/t) ev P(S~ >= -2 (n/t) ev)
     (the indicator of the kink needs S~ within the total error of 0), and the Chernoff bound with
     the tilt of the upper law (whose log-mgf dominates: hat rounding is a convex-order spread)
-    gives P(S~ >= -c) <= exp(n Lambda + theta c) (0.01 covers the rounding of n Lambda).
+    gives P(S~ >= -c) <= exp(n Lambda + theta c), n Lambda raised by the pmf-error bound
+    n log(mass + tau) of the engine (0.01 covers the rounding of n Lambda).
     ``trunc``: the truncation term of :func:`_block` (D units), added as is.
     """
     f = 1.0 / (t * gamma)
     q = n // t
     c = 2.0 * q * ev
-    lam, th = r.get("n_log_mgf", math.nan), r.get("theta", math.nan)
+    # the computed log-mgf plus the bound of its pmf errors: n log(tilted mass + tau) >= the gap to
+    # the exact law's n Lambda
+    lam = r.get("n_log_mgf", math.nan) + max(r.get("log_mgf_err", math.nan), 0.0)
+    th = r.get("theta", math.nan)
     # (valid only if the engine's law was not clamped from above: finite laws use T = max atom)
     chern = math.isfinite(lam) and math.isfinite(th) and r.get("T", -math.inf) >= r.get("top", math.inf)
     if chern:

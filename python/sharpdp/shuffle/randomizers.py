@@ -529,10 +529,18 @@ class PrivUnit(_TableRandomizer):
         the cap quadrature's accuracy (an a-posteriori estimate, about 1e-7 relative; 1e-6 taken).
         The two coincide (up to that margin) when the bound is attained, e.g. always for d = 2.
 
+        Source: seed 001, Definition "Shuffle index" (Section 2.3); the HCR bound is its Theorem
+        "hcr-chiup-lower-bound".
+
         Returns
         -------
         (float, float)
             Dimensionless, lower <= chi_up_for("replace") <= upper.
+
+        Raises
+        ------
+        ValueError
+            dim = 1 (use ``chi_up_for("replace")``: the finite table is exact there).
         """
         v, _, _ = self.replace_up_configuration()
         return 1.0 / math.sqrt(self._replace_up_bound()), 1.0 / math.sqrt(v * (1.0 - 1e-6))
@@ -1077,6 +1085,11 @@ class GeneralRandomizer(LocalRandomizer):
 
         Affinity is checked at the given inputs and the midpoints between consecutive ones
         (residual <= 1e-8 (1 + max |E[Y|x]| + max sd[Y|x])).
+
+        Returns
+        -------
+        (float, float)
+            alpha (output units) and beta (output units per input unit), beta != 0.
 
         Raises
         ------
