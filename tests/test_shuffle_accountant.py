@@ -252,6 +252,7 @@ def test_gaussian_randomizer_dim_error():
         ShuffleAccountant(GaussianRandomizer(1.0, 2), 100)
 
 
-def test_gaussian_randomizer_replace_not_implemented():
-    with pytest.raises(NotImplementedError, match="replace"):
-        ShuffleAccountant(GaussianRandomizer(2.0, 1), 100, "replace")
+def test_gaussian_randomizer_replace_goes_through_bot():
+    acc = ShuffleAccountant(GaussianRandomizer(2.0, 1), 100, "replace")
+    assert acc.via_bottom and acc.report(0.3).terms["via_bottom"]
+    assert not ShuffleAccountant(GaussianRandomizer(2.0, 1), 100).via_bottom

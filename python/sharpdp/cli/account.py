@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--n", type=int, required=True, help="number of users >= 1")
     p.add_argument("--dim", type=int, default=1, help="dimension d >= 1 (default 1)")
     p.add_argument("--adjacency", choices=("zero_out", "replace"), default="zero_out",
-                   help="neighbouring relation (default zero_out); replace needs gamma > 0")
+                   help="neighbouring relation (default zero_out); replace with gamma = 0 is bounded "
+                        "through bot (weak triangle inequality, looser)")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="epsilon >= 0 (nats): report the certified delta")
     target.add_argument("--delta", type=float, help="delta in (0, 1): report the certified epsilon")

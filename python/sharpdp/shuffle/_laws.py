@@ -115,6 +115,10 @@ class Law:
         """Upper bound on E[(-B - L)_+] (rounded up)."""
         raise NotImplementedError
 
+    def tail_upper_bracket(self, T: float) -> tuple[float, float]:
+        """(lower, upper) bounds on E[(L - T)_+]; this default gives 0 as the lower one."""
+        return 0.0, self.tail_upper(T)
+
 
 class FiniteLaw(Law):
     """Law with finitely many atoms: P(L = values[i]) = probs[i].
@@ -185,8 +189,11 @@ class FiniteLaw(Law):
         return p, (sel.size + 4.0) * _U * p
 
     def tail_upper(self, T):
+        return self.tail_upper_bracket(T)[1]
+
+    def tail_upper_bracket(self, T):
         s = float(np.dot(np.maximum(self.values - T, 0.0), self.probs))
-        return s * (1.0 + 1e-12)
+        return s * (1.0 - 1e-12), s * (1.0 + 1e-12)
 
     def tail_lower(self, B):
         s = float(np.dot(np.maximum(-B - self.values, 0.0), self.probs))
@@ -361,6 +368,13 @@ class LognormalLaw(Law):
             return 0.0
         return self._tail(lo, hi, T, 1.0)
 
+    def tail_upper_bracket(self, T):
+        lo, hi = self._vint(T, _BIG)
+        if hi <= lo:
+            return 0.0, 0.0
+        _, _, val, err = self._local(lo, hi, T)
+        return float(self.weight * max(val - err, 0.0) * (1 - 1e-12)), self._tail(lo, hi, T, 1.0)
+
     def tail_lower(self, B):
         lo, hi = self._vint(-_BIG, -B)
         if hi <= lo:
@@ -392,7 +406,7 @@ class LognormalLaw(Law):
             nar = np.isfinite(vs) & (hi > lo) & (u1 * (np.abs(vs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
         if np.any(nar):
             r = self.r
-            v_, a0, span, xj = vs[nar], u0[nar], (u1 - u0)[nar], x[:-1][nar]
+            v_, a0, span, xj = vs[nar], u0[nar], u1[nar] - u0[nar], x[:-1][nar]
             U = a0[:, None] + span[:, None] * _GL_X[None, :]
             base = np.exp(-v_[:, None] * U - 0.5 * U * U)
             phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
@@ -467,6 +481,10 @@ class SumLaw(Law):
     def tail_upper(self, T):
         return sum(p.tail_upper(T) for p in self.parts)
 
+    def tail_upper_bracket(self, T):
+        b = [p.tail_upper_bracket(T) for p in self.parts]
+        return sum(x for x, _ in b) * (1 - 1e-12), sum(y for _, y in b) * (1 + 1e-12)
+
     def tail_lower(self, B):
         return sum(p.tail_lower(B) for p in self.parts)
 
@@ -528,8 +546,8 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
             "adjacency='replace' is not implemented for GaussianRandomizer (gamma = 0): its blanket is "
             "the pointwise infimum phi_s(|y| + 1) of the outputs, which is not one of the experiment's "
             "measures, so the garbling argument that makes the antipodal pair the worst case for the "
-            "blanket-mixed Gaussian does not apply and no worst-case pair is proven; use "
-            "adjacency='zero_out', or BlanketMixedGaussian with gamma > 0")
+            "blanket-mixed Gaussian does not apply and no worst-case pair is proven (ShuffleAccountant "
+            "bounds replace-one through bot instead)")
     if adjacency != "zero_out":
         raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
     if gamma > 0:
@@ -568,7 +586,8 @@ def laws_for(randomizer, epsilon: float, adjacency: str):
         GaussianRandomizer with dim > 1.
     NotImplementedError
         GaussianRandomizer (gamma = 0) with adjacency "replace" (no proven worst-case pair;
-        see :func:`_bmg_laws`). BlanketMixedGaussian with gamma > 0 supports both.
+        see :func:`_bmg_laws`; the accountant then bounds replace-one through bot).
+        BlanketMixedGaussian with gamma > 0 supports both.
     TypeError
         Unknown randomizer type without the protocol method.
     """

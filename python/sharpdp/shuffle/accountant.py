@@ -709,6 +709,9 @@ def _unblock(r: dict, gamma: float, n: int, t: int, ev: float, trunc: float = 0.
 def _certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible: float = 0.0) -> dict:
     """_certify_law, on blocks of t users when the law has few atoms (step J). The upper value
     is also capped by E[L_+] ((sum x_i)_+ <= sum (x_i)_+ gives D_up <= E[L_+])."""
+    if n == 1 and law.support()[1] > 0:
+        lo, up = law.tail_upper_bracket(0.0)  # D_up = E[(B L)_+] / gamma = E[L_+] exactly
+        return dict(lower=lo, upper=max(up, _TINY), terms={"note": "n = 1: E[L_+] in closed form"})
     blk = _block(gamma, law, n) if law.support()[1] > 0 else None
     if blk is None:
         r = _certify_law(law, gamma, n, rel_tol, workers, negligible=negligible)
@@ -747,14 +750,19 @@ def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scal
 
 
 def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float, h_ratio: float) -> float:
-    """Certified upper value only (blocks for atom laws, step J; capped by E[L_+])."""
-    blk = _block(gamma, law, n) if law.support()[1] > 0 else None
+    """Certified upper value only (blocks for atom laws, step J; capped by E[L_+], exact at n = 1)."""
+    if law.support()[1] <= 0:
+        return _TINY
+    cap = law.tail_upper(0.0)
+    if n == 1:
+        return max(cap, _TINY)
+    blk = _block(gamma, law, n)
     if blk is None:
-        return max(_certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)["upper"], _TINY)
+        return max(min(_certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)["upper"], cap), _TINY)
     bl, t, ev, trunc = blk
     r = _certify_upper(bl, 1.0, n // t, rel_tol, workers, scale * t * gamma, h_ratio)
     r = _unblock(dict(r, lower=0.0, top=bl.support()[1]), gamma, n, t, ev, trunc)
-    return max(min(r["upper"], law.tail_upper(0.0)), _TINY)
+    return max(min(r["upper"], cap), _TINY)
 
 
 class ShuffleAccountant:
@@ -767,10 +775,11 @@ class ShuffleAccountant:
     n : int
         Number of users, 1 <= n <= 1e9.
     adjacency : {"zero_out", "replace"}, default "zero_out"
-        Neighbouring relation. "replace" (one input replaced by another, |x| <= 1) is supported
-        for BlanketMixedGaussian with gamma > 0 (worst case: an antipodal unit pair, proof in
-        ``sharpdp.shuffle._laws._bmg_laws``) and finite-output randomizers; GaussianRandomizer
-        (gamma = 0) raises NotImplementedError for it.
+        Neighbouring relation. "replace" (one input replaced by another, |x| <= 1) uses the
+        randomizer's own replace-one laws where a worst-case pair is proven (BlanketMixedGaussian
+        with gamma > 0: an antipodal unit pair, proof in ``sharpdp.shuffle._laws._bmg_laws``;
+        finite-output randomizers; PrivUnit; GeneralRandomizer). Otherwise (GaussianRandomizer,
+        gamma = 0) it is bounded through bot (Notes; ``via_bottom`` is then True).
     rel_tol : float, default 1e-2
         Target (upper - lower)/lower, in (0, 1). The upper value is certified whatever the
         achieved accuracy; :meth:`report` shows the achieved one.
@@ -788,14 +797,29 @@ class ShuffleAccountant:
     per-user grid K <= 2^21 / 4; n = 1e9 meets it at delta ~ 1e-6 and ~ 1e-12 in the tested
     cases): the upper value is still certified and :meth:`report` shows the achieved
     (upper - lower)/lower. Values below 1e-24 are certified upper bounds only (the clamps and
-    grid are not refined for the relative target there).
+    grid are not refined for the relative target there). At n = 1 the value is the closed form
+    D_up = E[L_+]. Heavy-tailed laws (the Gaussian randomizer or a BMG with sigma0 <~ 2) at
+    small n or small delta are slow (tens of seconds per get_epsilon at sigma0 = 1, n = 2) and
+    at large n their upper value can stay far above the lower one (clamp term E[(L - T)_+] at
+    the largest grid): still certified, see :meth:`report`.
+
+    Replace-one through bot (randomizers without a proven worst-case replace pair): the datasets
+    D = (x1, ...) and D' = (x1', ...) are compared through D_bot = (bot, ...), bot reporting from
+    the blanket. The hockey-stick divergence satisfies the weak triangle inequality
+    delta_{P,R}(e1 + e2) <= delta_{P,Q}(e1) + e^{e1} delta_{Q,R}(e2) (P(S) <= e^{e1} Q(S) + d1 <=
+    e^{e1}(e^{e2} R(S) + d2) + d1), and both legs are zero-out pairs (x1 vs bot, bot vs x1'),
+    each bounded by the zero-out value D0, the maximum over both orders. With the even split
+    e1 = e2 = eps/2 the reported value is min(D0(eps/2) (1 + e^{eps/2}), 1) rounded up, and
+    ``get_delta_bounds`` brackets that quantity. It is certified but looser than a direct
+    replace law would be (at n = 1 and sigma0 = 4.6 it is ~15x the exact delta of the
+    Gaussian mechanism with sensitivity 2 at eps = 1).
 
     Raises
     ------
     ValueError
         n < 1 or > 1e9, unknown adjacency, rel_tol outside (0, 1), GaussianRandomizer with dim > 1.
     NotImplementedError
-        adjacency "replace" with GaussianRandomizer (gamma = 0).
+        adjacency "replace" with a randomizer that supports neither replace nor zero-out laws.
     """
 
     def __init__(self, randomizer, n, adjacency: str = "zero_out", *, rel_tol: float = 1e-2, workers=None):
@@ -806,7 +830,19 @@ class ShuffleAccountant:
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self.randomizer = randomizer
         self.workers = -1 if workers is None else workers
-        laws_for(randomizer, 0.0, adjacency)  # validate the randomizer/adjacency early
+        self._bottom = None  # zero-out accountant of the replace bound through bot (if used)
+        try:
+            laws_for(randomizer, 0.0, adjacency)  # validate the randomizer/adjacency early
+        except NotImplementedError:
+            if adjacency != "replace":
+                raise
+            laws_for(randomizer, 0.0, "zero_out")  # (raises when zero-out is unsupported too)
+            self._bottom = ShuffleAccountant(randomizer, n, "zero_out", rel_tol=rel_tol, workers=workers)
+
+    @property
+    def via_bottom(self) -> bool:
+        """True when replace-one is bounded through bot (see the class Notes), not by its own law."""
+        return self._bottom is not None
 
     def _eps(self, epsilon):
         arr = np.asarray(epsilon, dtype=float)
@@ -824,6 +860,8 @@ class ShuffleAccountant:
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if math.isinf(eps):
             return AccountantReport(eps, 0.0, 0.0)
+        if self._bottom is not None:
+            return self._report_via_bottom(eps, rel_tol)
         best = None
         lo_max = up_max = 0.0
         # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
@@ -839,6 +877,33 @@ class ShuffleAccountant:
         return AccountantReport(eps, lo_max, r["upper"], r.get("h", math.nan), r.get("N", 0), r.get("T", math.nan),
                                 r.get("B", math.nan), r.get("theta", math.nan), r.get("n_log_mgf", math.nan), i,
                                 r.get("terms", {}))
+
+    def _report_via_bottom(self, eps, rel_tol) -> AccountantReport:
+        """Replace-one through bot at the even split eps/2 + eps/2 (class Notes): the zero-out
+        bracket at eps/2 times 1 + e^{eps/2}, rounded outwards."""
+        half = 0.5 * eps  # exact: get_epsilon relies on 2 (eps/2) = eps
+        r = self._bottom._report(half, rel_tol)
+        f = 1.0 + math.exp(half)
+        # (delta <= 1 always: larger values are capped there)
+        up = min(r.upper * f * (1 + 4 * _U), 1.0) if r.upper > 0 else 0.0
+        terms = {k: (v * f if isinstance(v, float) and not k.startswith("N") else v) for k, v in r.terms.items()}
+        terms.update(via_bottom=True, epsilon_split=half)
+        return AccountantReport(eps, min(r.lower * f * (1 - 4 * _U), 1.0), up, r.h, r.N, r.T, r.B, r.theta,
+                                r.n_log_mgf, r.law_index, terms)
+
+    def _epsilon_via_bottom(self, delta: float, xtol: float) -> float:
+        """Smallest 2 e (to xtol) with D0(e) (1 + e^e) <= delta, D0 the zero-out upper value: the
+        fixed point of e -> eps0(delta / (1 + e^e)), approached from below (e grows each round)."""
+        zo, margin = self._bottom, 1.0 - 1e-12  # margin: the rounding of the target and of f
+        e = zo.get_epsilon(0.5 * delta * margin, xtol=xtol)  # 1 + e^e >= 2: a lower end
+        for _ in range(100):
+            # aim at a slightly larger e than the current one, so one more round usually suffices
+            e_aim = e * (1.0 + xtol) + 1e-15
+            e_new = zo.get_epsilon(delta * margin / (1.0 + math.exp(e_aim)), xtol=xtol)
+            if e_new <= e_aim:
+                return 2.0 * e_new  # D0(e_new) (1 + e^{e_new}) <= delta
+            e = e_new
+        raise RuntimeError("get_epsilon: the replace bound through bot did not converge")
 
     def get_delta_bounds(self, epsilon):
         """Certified (lower, upper) bracket of the blanket divergence.
@@ -980,6 +1045,8 @@ class ShuffleAccountant:
             delta outside (0, 1) or NaN.
         """
         delta = V.probability_open("delta", delta)
+        if self._bottom is not None:
+            return self._epsilon_via_bottom(delta, xtol)
         ratios: dict[int, float] = {}
         rel = self.rel_tol
 

@@ -1,0 +1,152 @@
+"""Replace-one for the Gaussian randomizer (gamma = 0) through bot, and the exact n = 1 value.
+
+The replace bound is delta_zo(eps/2) (1 + e^{eps/2}) (weak triangle inequality through the
+dataset with user 1 replaced by bot). References: at n = 1 the shuffled output is the
+randomizer's own output, so the replace delta of the pair (1, -1) is the Gaussian mechanism's
+with sensitivity 2 (closed form, a lower bound for any certified value); for n > 1 the
+blanket bound of the antipodal pair, built here from the law's closed form (the candidate
+worst case, not proven), must stay below the bound through bot.
+"""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy.special import ndtr
+
+from sharpdp.conversions import gaussian_mechanism_delta
+from sharpdp.shuffle import GaussianRandomizer, LognormalLaw, ShuffleAccountant
+from sharpdp.shuffle._laws import SumLaw, laws_for
+from sharpdp.shuffle.accountant import _certify_law
+
+
+def antipodal_law(sigma0, eps):
+    """Law of l_eps = (R_1 - e^eps R_-1)/omega under omega = phi_s(|y| + 1)/g (pair (1, -1))."""
+    g = 2.0 * float(ndtr(-1.0 / sigma0))
+    ee, r, zl, wt = math.exp(eps), 2.0 / sigma0, 1.0 / sigma0, 1.0 / g
+    # y > 0: g e^{2y/s^2} - e^eps g;  y < 0: g - e^eps g e^{2|y|/s^2}
+    return g, SumLaw([LognormalLaw(-ee * g, g, r, zl, wt), LognormalLaw(g, -ee * g, r, zl, wt)])
+
+
+@pytest.mark.parametrize("sigma0", [1.0, 2.0, 4.6])
+def test_n1_covers_the_gaussian_mechanism(sigma0):
+    acc = ShuffleAccountant(GaussianRandomizer(sigma0, 1), 1, "replace")
+    assert acc.via_bottom
+    for eps in [0.0, 0.1, 0.5, 1.0, 2.0, 4.0]:
+        lo, up = acc.get_delta_bounds(eps)
+        exact = float(gaussian_mechanism_delta(eps, sigma0, sensitivity=2.0))
+        assert lo <= up <= 1.0
+        assert up >= exact
+
+
+@pytest.mark.parametrize("sigma0", [1.0, 4.6])
+def test_n1_is_the_closed_form_positive_part(sigma0):
+    """At n = 1, D_up = E[L_+]: the closed form, checked against mpmath quadrature of the law."""
+    zo = ShuffleAccountant(GaussianRandomizer(sigma0, 1), 1)
+    s = mp.mpf(sigma0)
+    g = 2 * mp.ncdf(-1 / s)
+    for eps in [0.3, 2.0]:
+        ee = mp.e ** eps
+        # x vs bot: y > 0 contributes (g e^{2y/s^2} - e^eps)_+ under omega = phi_s(y + 1)/g
+        pdf = lambda y: mp.npdf(y + 1, 0, s) / g  # noqa: E731
+        y0 = s * s * mp.log(ee / g) / 2
+        xb = mp.quad(lambda y: (g * mp.e ** (2 * y / (s * s)) - ee) * pdf(y), [max(y0, 0), mp.inf])
+        # bot vs x: y < 0 contributes (1 - e^eps g)_+ at mass 1/2 and y > 0 (1 - e^eps g e^{2y/s^2})_+
+        y1 = s * s * mp.log(1 / (ee * g)) / 2
+        bx = max(1 - ee * g, 0) / 2 + (mp.quad(lambda y: (1 - ee * g * mp.e ** (2 * y / (s * s))) * pdf(y), [0, y1])
+                                       if y1 > 0 else 0)
+        lo, up = zo.get_delta_bounds(eps)
+        ref = float(max(xb, bx))
+        assert lo <= ref * (1 + 1e-9) and up >= ref * (1 - 1e-9)
+        assert up <= ref * (1 + 1e-9) + 1e-300
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.2, 1.0])
+def test_n1_shortcut_agrees_with_the_fft_path(eps):
+    """The closed form at n = 1 and the general FFT path bracket the same value."""
+    acc = ShuffleAccountant(GaussianRandomizer(4.6, 1), 1)
+    for g, law in laws_for(GaussianRandomizer(4.6, 1), eps, "zero_out"):
+        r = _certify_law(law, g, 1, 1e-2, 1)
+        lo, up = law.tail_upper_bracket(0.0)
+        assert r["lower"] <= up and lo <= r["upper"]
+        assert up <= lo * (1 + 1e-9)
+    assert acc.get_delta(eps) == pytest.approx(max(law.tail_upper(0.0) for _, law in
+                                                   laws_for(GaussianRandomizer(4.6, 1), eps, "zero_out")), rel=1e-12)
+
+
+@pytest.mark.parametrize("sigma0,n", [(2.0, 10), (4.6, 100)])
+def test_bound_is_zero_out_at_half_epsilon(sigma0, n):
+    """The structure of the bound: the zero-out bracket at eps/2 scaled by 1 + e^{eps/2}."""
+    rep = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "replace")
+    zo = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n)
+    for eps in [0.05, 0.3, 1.0]:
+        lo, up = rep.get_delta_bounds(eps)
+        zlo, zup = zo.get_delta_bounds(eps / 2)
+        f = 1 + math.exp(eps / 2)
+        assert up == pytest.approx(min(zup * f, 1.0), rel=1e-12) and up >= min(zup * f, 1.0)
+        assert lo == pytest.approx(min(zlo * f, 1.0), rel=1e-12) and lo <= up
+
+
+def _shuffled_hockey_stick(sigma0, x_rest, eps, size, seed):
+    """Monte Carlo estimate (mean, standard error) of the exact hockey-stick divergence between
+    the shuffled outputs on (1, x_rest...) and (-1, x_rest...): a lower bound on the true delta."""
+    rng = np.random.default_rng(seed)
+    mu_p = np.array([1.0, *x_rest])
+    mu_q = np.array([-1.0, *x_rest])
+    y = mu_p + sigma0 * rng.standard_normal((size, mu_p.size))
+
+    def dens(mu):  # permutation-symmetrised likelihood of the multiset (common factors dropped)
+        from itertools import permutations
+
+        return sum(np.exp(-0.5 * np.sum((y - mu[list(p)]) ** 2, axis=1) / sigma0**2)
+                   for p in permutations(range(mu.size)))
+
+    v = np.maximum(1.0 - math.exp(eps) * dens(mu_q) / dens(mu_p), 0.0)
+    return v.mean(), v.std() / math.sqrt(size)
+
+
+@pytest.mark.parametrize("sigma0,x_rest", [(1.0, (0.0, 0.0)), (2.0, (1.0, -1.0)), (2.0, (0.5,))])
+def test_bound_covers_the_exact_delta_of_small_shuffles(sigma0, x_rest):
+    """The certified value is above a Monte Carlo lower confidence end of an exact delta."""
+    n = 1 + len(x_rest)
+    acc = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "replace")
+    for eps in [0.1, 0.5, 1.5]:
+        est, se = _shuffled_hockey_stick(sigma0, x_rest, eps, 200_000, 7)
+        assert est > 20 * se  # a real reference value
+        assert acc.get_delta(eps) >= est - 5 * se
+
+
+@pytest.mark.parametrize("sigma0,n", [(1.0, 1), (2.0, 100), (4.6, 10_000)])
+def test_get_epsilon_through_bot(sigma0, n):
+    acc = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "replace")
+    for delta in [1e-3, 1e-6]:
+        e = acc.get_epsilon(delta)
+        assert acc.get_delta(e) <= delta
+        assert acc.get_delta(0.97 * e) > delta  # the search is not needlessly conservative
+        if n == 1:
+            assert e >= float(np.asarray(_gm_epsilon(delta, sigma0)))
+
+
+def _gm_epsilon(delta, sigma0):
+    from sharpdp.conversions import gaussian_mechanism_epsilon
+
+    return gaussian_mechanism_epsilon(delta, sigma0, sensitivity=2.0)
+
+
+def test_get_epsilon_zero_when_delta_is_large():
+    acc = ShuffleAccountant(GaussianRandomizer(4.6, 1), 100, "replace")
+    d0 = acc.get_delta(0.0)
+    assert acc.get_epsilon(min(d0 * 1.01, 0.99)) == 0.0
+
+
+def test_cli_account_gaussian_replace(capsys):
+    import json
+
+    from sharpdp.cli import main
+
+    assert main(["account", "--gamma", "0", "--sigma0", "4.6", "--n", "100", "--epsilon", "0.3",
+                 "--adjacency", "replace", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    acc = ShuffleAccountant(GaussianRandomizer(4.6, 1), 100, "replace")
+    assert out["delta"] == pytest.approx(acc.get_delta(0.3), rel=1e-12)
