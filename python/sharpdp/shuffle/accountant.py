@@ -67,7 +67,8 @@ J. atom laws (FiniteLaw: k-RR, binary RR, lower forms): a lattice law below an a
    E[L_+] ((sum x_i)_+ <= sum (x_i)_+).
 K. a randomizer may provide ``privacy_amplification_surcharge(epsilon, adjacency) -> float``, a
    bound on a part of D_up that its laws leave out (e.g. a certified GeneralRandomizer's outputs
-   outside its support); it is added to every upper value (report, get_delta, get_epsilon).
+   outside its support), non-increasing in epsilon; it is added to every upper value (report,
+   get_delta, get_epsilon; get_epsilon raises ValueError for a delta not above it).
 """
 
 from __future__ import annotations
@@ -997,9 +998,14 @@ class ShuffleAccountant:
         Raises
         ------
         ValueError
-            delta outside (0, 1) or NaN.
+            delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module
+            docstring step K).
         """
         delta = V.probability_open("delta", delta)
+        s_min = _surcharge(self.randomizer, _EPS_CAP, self.adjacency)  # non-increasing in epsilon
+        if s_min >= delta:
+            raise ValueError(f"delta: {delta!r} is not above the randomizer's surcharge {s_min!r} (e.g. output "
+                             f"mass outside a GeneralRandomizer's support), which no epsilon removes")
         ratios: dict[int, float] = {}
         rel = self.rel_tol
 

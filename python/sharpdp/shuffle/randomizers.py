@@ -689,10 +689,11 @@ class GeneralRandomizer(LocalRandomizer):
         Certified mode only (else empty): ``kappa`` (largest relative half-width log-factor of
         the cell integrals, K h^2 / 8 + rounding margin + the end-point nudge term, see
         :func:`sharpdp.shuffle.indices.certified_log_error`), ``intervals`` (grid size),
-        ``mass[i]`` (rigorous enclosure of the integral of each density over the support) and
-        ``missing_mass`` (max over the densities and the blanket of 1 - the lower end of
+        ``mass[i]`` (rigorous enclosure of the integral of each density over the support, on a
+        finer grid aiming at K h^2 / 8 <= 1e-10 within the same 2^20 cap: its kappa is
+        ``mass_kappa``) and ``missing_mass`` (max over the densities and the blanket of 1 - the lower end of
         ``mass[i]``, rounded up: a rigorous upper bound on the mass of each outside the
-        support; ~ kappa when the support holds all the mass). The accountant adds the
+        support; ~ mass_kappa when the support holds all the mass). The accountant adds the
         surcharge :meth:`privacy_amplification_surcharge` (<= ``missing_mass``) to its upper
         value; see Notes.
 
@@ -741,11 +742,12 @@ class GeneralRandomizer(LocalRandomizer):
     m_BG), so it is a probability law dominating L_in in the increasing convex order. The second
     term, bounded by the max over the pairs of m_a, is :meth:`privacy_amplification_surcharge`,
     which the accountant adds to every upper value (get_delta, get_delta_bounds, report,
-    get_epsilon). It is ~ kappa (<= 2e-8 on the default grid) when S holds all the mass, i.e. up
-    to ~2 % of a delta of 1e-6. L_out may be negative, so the accountant's lower value concerns
-    the law handed to it, not the true delta. The declared ``log_curvature`` is assumed between
-    grid points (a violation there voids the certificate), and the certificate covers the given
-    ``inputs`` only.
+    get_epsilon). When S holds all the mass it is ~ ``mass_kappa`` (about 1e-10, from a finer
+    grid used for the mass enclosures only: ~1e-4 of a delta of 1e-6). The accountant's lower
+    value is that of the law handed to it (an upper law), not a bound on the true delta. The
+    declared ``log_curvature`` is assumed between grid points (a violation there voids the
+    certificate), gamma R_BG <= R_x is assumed outside S (unchecked there), and the certificate
+    covers the given ``inputs`` only.
     The decomposition gamma R_BG <= R_x is checked at the nodes and grid points only (it holds
     by construction for a mixture gamma R_BG + (1 - gamma) Q_x).
     """
@@ -822,22 +824,56 @@ class GeneralRandomizer(LocalRandomizer):
                 raise ValueError("gamma: gamma * blanket exceeds R_x somewhere; not a blanket decomposition")
 
     def _certify(self, K, counts) -> dict:
-        """Tabulate the certified grid and check the declaration (see Notes)."""
-        kappa_target, kappa_max, max_intervals = 1e-8, 1e-6, 2**20
+        """Tabulate the certified grids and check the declaration (see Notes)."""
+        kappa_max, max_intervals = 1e-6, 2**20
         lens = np.diff(self._knots)
-        need = np.minimum(np.ceil(lens * math.sqrt(self.log_curvature / (8 * kappa_target))), max_intervals)
-        n_int = np.maximum(counts, need.astype(np.int64))
-        if n_int.sum() > max_intervals:
-            n_int = np.maximum(1, np.floor(n_int * (max_intervals / n_int.sum())).astype(np.int64))
+
+        def grid(kappa_target, floor, least):
+            """Intervals per piece for K h^2 / 8 <= kappa_target, >= floor, scaled down to about
+            max_intervals in all if more (but >= least)."""
+            need = np.minimum(np.ceil(lens * math.sqrt(self.log_curvature / (8 * kappa_target))), max_intervals)
+            n = np.maximum(floor, need.astype(np.int64))
+            if n.sum() > max_intervals:
+                n = np.maximum(least, np.floor(n * (max_intervals / n.sum())).astype(np.int64))
+            return n
+
+        n_int = grid(1e-8, counts, 1)
         if np.max(self.log_curvature * (lens / n_int) ** 2 / 8) > kappa_max:
             raise ValueError(f"log_curvature: {self.log_curvature} is too large for this support: the certified "
                              f"grid would need more than {max_intervals} intervals to keep K h^2 / 8 <= "
                              f"{kappa_max} (shrink the support or check the declared bound)")
+        T, left, kap, Iv = self._certified_table(K, n_int)
+        # the mass enclosures (hence the surcharge) come from a finer grid: only sums are needed there
+        n_mass = grid(1e-10, n_int, n_int)
+        kap_m, Iv_m = (kap, Iv) if np.array_equal(n_mass, n_int) else self._certified_table(K, n_mass, False)[2:]
+        ek, ek_m = np.exp(kap), np.exp(kap_m)
+        names = self._row_names()
+        mass, missing = {}, np.empty(T.shape[0])
+        for r in range(T.shape[0]):
+            m_lo, m_hi = float(np.sum(Iv_m[r] / ek_m)) * (1 - 1e-12), float(np.sum(Iv_m[r] * ek_m)) * (1 + 1e-12)
+            if m_lo > 1.0:
+                raise ValueError(f"density: the integral of the density of {names[r]} over the support is within "
+                                 f"[{m_lo!r}, {m_hi!r}], above 1 (not a probability density), or log_curvature "
+                                 f"is too small")
+            mass[names[r]] = (m_lo, m_hi)
+            missing[r] = min(math.nextafter(1.0 - m_lo, 2.0), 1.0)  # rounded up
+        self.error_bounds = {"kappa": float(kap.max()), "intervals": int(left.size), "mass": mass,
+                             "mass_kappa": float(kap_m.max()), "missing_mass": float(missing.max())}
+        return {"TL": T[:, left], "TR": T[:, left + 1], "I": Iv, "ek": ek, "e2k": np.exp(2 * kap),
+                "missing": missing}
+
+    def _row_names(self) -> list[str]:
+        return [f"input x={float(x)!r}" for x in self.inputs] + ["the blanket"]
+
+    def _certified_table(self, K, n_int, check: bool = True):
+        """Densities on the certified grid with ``n_int`` intervals per piece, checked (finite and
+        normal; if ``check`` also the blanket decomposition and log_curvature at the grid points):
+        (T, left, kappa, I)."""
         pts, left, length, shift = I.certified_grid(self._knots, n_int)
         T = K.eval_densities(self._density, self._blanket, self.inputs, pts)
         if not self._has_blanket:
             T = T[:-1]
-        names = [f"input x={float(x)!r}" for x in self.inputs] + ["the blanket"]
+        names = self._row_names()
         bad = ~(np.isfinite(T) & (T >= np.finfo(float).tiny))
         if np.any(bad):
             r, c = np.argwhere(bad)[0]
@@ -845,31 +881,17 @@ class GeneralRandomizer(LocalRandomizer):
                              f"needs every density and the blanket finite and >= {float(np.finfo(float).tiny)!r} (no "
                              f"zeros or subnormals) on the support; {names[r]} gives {float(T[r, c])!r} at "
                              f"y={float(pts[c])!r} (restrict the support)")
-        if self._has_blanket:
+        if check and self._has_blanket:
             self._check_blanket(T)
         G = np.log(T)
-        hit = I.log_curvature_violation(G, pts, left, self.log_curvature)
+        hit = I.log_curvature_violation(G, pts, left, self.log_curvature) if check else None
         if hit is not None:
             r, y, val = hit
             raise ValueError(f"log_curvature: the declared bound {self.log_curvature} on |d^2/dy^2 log R| is "
                              f"violated: the finite-difference d^2/dy^2 log R for {names[r]} is {val:.6g} "
                              f"near y={y:.6g}")
         kap = I.certified_log_error(G, pts, left, length, shift, self.log_curvature)
-        Iv = I.certified_interval_integrals(T, G, left, length)
-        ek = np.exp(kap)
-        mass, missing = {}, np.empty(T.shape[0])
-        for r in range(T.shape[0]):
-            m_lo, m_hi = float(np.sum(Iv[r] / ek)) * (1 - 1e-12), float(np.sum(Iv[r] * ek)) * (1 + 1e-12)
-            if m_lo > 1.0:
-                raise ValueError(f"density: the integral of the density of {names[r]} over the support is within "
-                                 f"[{m_lo!r}, {m_hi!r}], above 1 (not a probability density), or log_curvature "
-                                 f"is too small")
-            mass[names[r]] = (m_lo, m_hi)
-            missing[r] = min(math.nextafter(1.0 - m_lo, 2.0), 1.0)  # rounded up
-        self.error_bounds = {"kappa": float(kap.max()), "intervals": int(length.size), "mass": mass,
-                             "missing_mass": float(missing.max())}
-        return {"TL": T[:, left], "TR": T[:, left + 1], "I": Iv, "ek": ek, "e2k": np.exp(2 * kap),
-                "missing": missing}
+        return T, left, kap, I.certified_interval_integrals(T, G, left, length)
 
     def _params(self) -> dict:
         return {"inputs": self.inputs.tolist(), "gamma": self.gamma, "log_curvature": self.log_curvature}
