@@ -244,21 +244,25 @@ def test_certified_lifted_rr_equals_randomized_response():
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), slack=st.floats(0.0, 0.05))
-def test_property_certified_atoms_dominate_in_increasing_convex_order(seed, slack):
-    # a true finite law split into cells, bounds loosened at random: the output dominates it in the
-    # increasing convex order, i.e. E[(L' - c)_+] >= E[(L - c)_+] at every kink c (a complete check)
+@given(seed=st.integers(0, 2**32 - 1), slack=st.floats(0.0, 0.05), out=st.sampled_from([0.0, 1e-4, 0.1]),
+       shift=st.floats(-2.0, 2.0))
+def test_property_certified_atoms_dominate_in_increasing_convex_order(seed, slack, out, shift):
+    # a true finite law split into cells, bounds loosened at random, plus (mass outside the support)
+    # an atom at 0 of mass `out` (cells scaled by 1 - out; L shifted so that 0 may lie above every
+    # cell): the output dominates it in the increasing convex order, i.e. E[(L' - c)_+] >=
+    # E[(L - c)_+] at every kink c (a complete check)
     rng = np.random.default_rng(seed)
     ncell, per = 12, 5
-    v = np.sort(rng.normal(size=ncell * per) * rng.uniform(0.1, 3)).reshape(ncell, per)
-    p = rng.dirichlet(np.ones(ncell * per)).reshape(ncell, per)
+    v = np.sort(rng.normal(size=ncell * per) * rng.uniform(0.1, 3) + shift).reshape(ncell, per)
+    p = rng.dirichlet(np.ones(ncell * per)).reshape(ncell, per) * (1 - out)
     P, M = p.sum(1), (p * v).sum(1)
     u = rng.uniform(0, slack, size=(4, ncell))
     vals, probs = certified_two_point_atoms(v.min(1) - u[0], v.max(1) + u[1], P * (1 - u[2]), P * (1 + u[3]),
-                                            M + slack * rng.uniform(0, 1, ncell) * P)
+                                            M + slack * rng.uniform(0, 1, ncell) * P, outside=out * (1 + slack))
     assert probs.sum() == pytest.approx(1.0, abs=1e-12) and probs.min() >= 0
-    for c in np.concatenate([v.ravel(), vals]):
-        assert _stop_loss(vals, probs, c) >= _stop_loss(v.ravel(), p.ravel(), c) - 1e-12
+    tv, tp = np.append(v.ravel(), 0.0), np.append(p.ravel(), out)
+    for c in np.concatenate([tv, vals]):
+        assert _stop_loss(vals, probs, c) >= _stop_loss(tv, tp, c) - 1e-12
 
 
 def test_sampler_moments_and_cdf_within_monte_carlo_ci(cbmg):
@@ -296,8 +300,8 @@ def test_certified_mode_bad_input_names_the_problem(cbmg):
         GeneralRandomizer(tbmg, [-1.0, 1.0], (-TR, TR), blanket=tphi, gamma=GAM, cells=64, log_curvature=0.5)
     with pytest.raises(ValueError, match="log_curvature"):
         GeneralRandomizer(tbmg, [-1.0, 1.0], (-TR, TR), blanket=tphi, gamma=GAM, log_curvature=-1.0)
-    with pytest.raises(ValueError, match="density"):  # N(x, 1) cut at +-3, not renormalised
-        GeneralRandomizer(gauss, [-1.0, 1.0], (-3.0, 3.0), blanket=phi0, gamma=0.0, log_curvature=1.0)
+    with pytest.raises(ValueError, match="density"):  # integral over the support 1 + 1e-4 > 1
+        GeneralRandomizer(heavy_gauss, [-1.0, 1.0], (-9.0, 9.0), log_curvature=1.0)
     with pytest.raises(ValueError, match="log_curvature"):  # a density vanishing on the support
         GeneralRandomizer(zero_half, [-1.0, 1.0], (0.0, 1.0), log_curvature=10.0)
     with pytest.raises(ValueError, match="log_curvature"):
@@ -398,6 +402,11 @@ def short_flat(y, x):
 
 
 @njit
+def heavy_gauss(y, x):
+    return (1 + 1e-4) * math.exp(-0.5 * ((y - x) / SIG) ** 2) / (SIG * math.sqrt(2 * math.pi))
+
+
+@njit
 def tiny_blanket(y):
     return 1e-310 if 0.0 < y < 1e-300 else 0.5  # subnormal on a negligible piece: mass still 1
 
@@ -408,8 +417,9 @@ def tiny_density(y, x):
 
 
 def test_certified_mode_review_bad_inputs():
-    with pytest.raises(ValueError, match="density"):  # enclosure [1 - 2.5e-11, 1 - 5e-12] excludes 1
-        GeneralRandomizer(short_flat, [1.0], (0.0, 1.0), cells=4, log_curvature=0.0)
+    # enclosure [1 - 2.5e-11, 1 - 5e-12]: below 1, accepted, the missing mass bound covers 1.5e-11
+    eb = GeneralRandomizer(short_flat, [1.0], (0.0, 1.0), cells=4, log_curvature=0.0).error_bounds
+    assert 1.5e-11 <= eb["missing_mass"] <= 3e-11
     for big in (1e15, 1e40):  # no grid within the cap reaches kappa <= 1e-6 (1e40 used to overflow)
         with pytest.raises(ValueError, match="log_curvature"):
             GeneralRandomizer(lifted_rr, [1.0], (-1.0, 1.0), blanket=half, gamma=0.5, cells=16, log_curvature=big)
@@ -423,11 +433,82 @@ def test_certified_mode_review_bad_inputs():
 
 def test_certified_missing_mass_bound(cbmg):
     eb = cbmg.error_bounds
-    assert eb["missing_mass"] == max(1.0 - lo_m for lo_m, _ in eb["mass"].values())
-    assert 0 < eb["missing_mass"] <= 2 * eb["kappa"]
+    assert eb["missing_mass"] == math.nextafter(max(1.0 - lo_m for lo_m, _ in eb["mass"].values()), 2.0)
+    # from the finer mass grid: ~ mass_kappa (1e-10), well below the law grid's kappa (1e-8)
+    assert 0 < eb["missing_mass"] <= 2 * eb["mass_kappa"] <= 2e-10 * 1.2 and eb["mass_kappa"] < eb["kappa"] / 50
 
 
 def test_identical_outputs_give_infinite_indices():
     # x has no effect: no pair is informative, both indices are +inf (no division by zero)
     g = GeneralRandomizer(bmg1, [0.5, 0.5], (-15.0, 15.0), blanket=phi0, gamma=GAM, cells=64)
     assert g.chi_lo_for("replace") == math.inf and g.chi_up_for("replace") == math.inf
+
+
+# ------------------------------------------------------------------ mass outside the support (certified)
+CUT = 3.9  # the BMG cut to [-CUT, CUT], NOT renormalised: ~1e-4 of each density lies outside
+M_BG = norm.cdf(CUT) - norm.cdf(-CUT)
+M_X = GAM * M_BG + (1 - GAM) * (norm.cdf(CUT - 1) - norm.cdf(-CUT - 1))  # x = +-1
+
+
+class _LawsOnly:
+    """The laws without the surcharge: what the accountant reported before the surcharge existed."""
+
+    def __init__(self, g):
+        self.g = g
+
+    def privacy_amplification_laws(self, epsilon, adjacency):
+        return self.g.privacy_amplification_laws(epsilon, adjacency)
+
+
+@pytest.fixture(scope="module")
+def cut_bmg():
+    return GeneralRandomizer(bmg1, [-1.0, 1.0], (-CUT, CUT), blanket=phi0, gamma=GAM, cells=256, log_curvature=1.0)
+
+
+def test_cut_densities_accepted_with_mass_enclosures_and_surcharge(cut_bmg):
+    eb = cut_bmg.error_bounds
+    exact = {"input x=-1.0": M_X, "input x=1.0": M_X, "the blanket": M_BG}
+    for name, (lo_m, hi_m) in eb["mass"].items():
+        assert lo_m <= exact[name] <= hi_m < 1.0
+    assert 1 - M_X <= eb["missing_mass"] <= 1 - M_X + 3 * eb["kappa"] and 1 - M_X > 2.7e-4
+    for adj in ("zero_out", "replace"):
+        assert cut_bmg.privacy_amplification_surcharge(0.3, adj) == eb["missing_mass"]
+    with pytest.raises(ValueError, match="adjacency"):
+        cut_bmg.privacy_amplification_surcharge(0.3, "swap")
+
+
+@pytest.mark.parametrize("n,eps", [(100, 0.0907), (1000, 0.0158)])  # delta ~ 1e-6 for the uncut BMG
+def test_cut_densities_delta_covers_the_uncut_mechanism(cut_bmg, n, eps):
+    # independent reference: the closed-form (lognormal) law of the same BMG on the whole line
+    lo_ref, up_ref = ShuffleAccountant(BlanketMixedGaussian(GAM, SIG, 1), n).get_delta_bounds(eps)
+    old = ShuffleAccountant(_LawsOnly(cut_bmg), n).get_delta(eps)
+    acc = ShuffleAccountant(cut_bmg, n)
+    new, rep = acc.get_delta(eps), acc.report(eps)
+    # the law alone (the accountant's value before the surcharge; the old mass check refused these
+    # densities, but let an outside mass up to ~kappa through uncharged): the tails beyond the cut
+    # are lost and delta is under-reported
+    assert old < 0.5 * lo_ref
+    assert new >= up_ref and new >= old + (1 - M_X)
+    assert rep.upper == new and rep.terms["surcharge"] == cut_bmg.error_bounds["missing_mass"]
+    assert acc.get_delta_bounds(eps)[1] == new
+
+
+def test_cut_densities_get_epsilon_covers_the_uncut_mechanism(cut_bmg):
+    d = 1e-3
+    e = ShuffleAccountant(cut_bmg, 100).get_epsilon(d)
+    e_old = ShuffleAccountant(_LawsOnly(cut_bmg), 100).get_epsilon(d)
+    e_ref = ShuffleAccountant(BlanketMixedGaussian(GAM, SIG, 1), 100).get_epsilon(d)
+    assert e_old < e_ref <= e and ShuffleAccountant(cut_bmg, 100).get_delta(e) <= d
+    with pytest.raises(ValueError, match="surcharge"):  # no epsilon brings delta below the outside mass
+        ShuffleAccountant(cut_bmg, 100).get_epsilon(2e-4)
+
+
+def test_full_support_surcharge_is_tiny(cbmg):
+    s = cbmg.privacy_amplification_surcharge(0.0907)
+    assert 0 < s == cbmg.error_bounds["missing_mass"] <= 1e-9  # absolute; the delta here is ~1e-6
+    old = ShuffleAccountant(_LawsOnly(cbmg), 100).report(0.0907)
+    new = ShuffleAccountant(cbmg, 100).report(0.0907)
+    assert new.upper == math.nextafter(old.upper + s, math.inf) and new.lower == old.lower
+    # estimate mode: no surcharge (the figure is an estimate anyway)
+    assert GeneralRandomizer(bmg1, [-1.0, 1.0], (-15.0, 15.0), blanket=phi0, gamma=GAM,
+                             cells=64).privacy_amplification_surcharge(0.1) == 0.0

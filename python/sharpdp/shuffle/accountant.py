@@ -65,6 +65,10 @@ J. atom laws (FiniteLaw: k-RR, binary RR, lower forms): a lattice law below an a
    and block values (compensated sums of exact products) an absolute one, charged through a
    Chernoff bound with the upper law's tilt (_unblock). Any randomizer's Up is also capped by
    E[L_+] ((sum x_i)_+ <= sum (x_i)_+).
+K. a randomizer may provide ``privacy_amplification_surcharge(epsilon, adjacency) -> float``, a
+   bound on a part of D_up that its laws leave out (e.g. a certified GeneralRandomizer's outputs
+   outside its support), non-increasing in epsilon; it is added to every upper value (report,
+   get_delta, get_epsilon; get_epsilon raises ValueError for a delta not above it).
 """
 
 from __future__ import annotations
@@ -102,7 +106,8 @@ class AccountantReport:
     """Certified bracket of the blanket divergence at one epsilon, with its error budget.
 
     ``lower <= D_up(eps) <= upper``. ``terms`` holds the error terms of the law that attains
-    ``upper`` (units: delta, i.e. already divided by n gamma and scaled by e^{n Lambda}).
+    ``upper`` (units: delta, i.e. already divided by n gamma and scaled by e^{n Lambda}), and
+    ``surcharge``, the randomizer's additive term included in ``upper`` (module step K), if any.
     """
 
     epsilon: float
@@ -749,6 +754,17 @@ def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scal
     return _pass_fit(law, gamma, n, sd * h_ratio, _choose_T(law, tgt), _choose_B(law, tgt), rel_tol, workers, False)
 
 
+def _surcharge(randomizer, epsilon: float, adjacency: str) -> float:
+    """The randomizer's optional additive term of the upper value (step K; 0 without the method)."""
+    fn = getattr(randomizer, "privacy_amplification_surcharge", None)
+    return 0.0 if fn is None else float(fn(epsilon, adjacency))
+
+
+def _plus(up: float, s: float) -> float:
+    """up + s rounded up (s >= 0)."""
+    return up if s == 0.0 else math.nextafter(up + s, math.inf)
+
+
 def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale: float, h_ratio: float) -> float:
     """Certified upper value only (blocks for atom laws, step J; capped by E[L_+], exact at n = 1)."""
     if law.support()[1] <= 0:
@@ -771,7 +787,9 @@ class ShuffleAccountant:
     Parameters
     ----------
     randomizer : BlanketMixedGaussian, GaussianRandomizer, or any object implementing
-        ``privacy_amplification_laws(epsilon, adjacency)`` (protocol: :mod:`sharpdp.shuffle._laws`).
+        ``privacy_amplification_laws(epsilon, adjacency)`` (protocol: :mod:`sharpdp.shuffle._laws`),
+        optionally ``privacy_amplification_surcharge(epsilon, adjacency)`` (added to the upper
+        value, module docstring step K).
     n : int
         Number of users, 1 <= n <= 1e9.
     adjacency : {"zero_out", "replace"}, default "zero_out"
@@ -874,6 +892,9 @@ class ShuffleAccountant:
             if best is None or r["upper"] > best[1]["upper"]:
                 best = (i, r)
         i, r = best
+        s = _surcharge(self.randomizer, min(eps, _EPS_CAP), self.adjacency)
+        if s > 0.0:
+            r = dict(r, upper=_plus(r["upper"], s), terms=dict(r.get("terms", {}), surcharge=s))
         return AccountantReport(eps, lo_max, r["upper"], r.get("h", math.nan), r.get("N", 0), r.get("T", math.nan),
                                 r.get("B", math.nan), r.get("theta", math.nan), r.get("n_log_mgf", math.nan), i,
                                 r.get("terms", {}))
@@ -1042,9 +1063,14 @@ class ShuffleAccountant:
         Raises
         ------
         ValueError
-            delta outside (0, 1) or NaN.
+            delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module
+            docstring step K).
         """
         delta = V.probability_open("delta", delta)
+        s_min = _surcharge(self.randomizer, _EPS_CAP, self.adjacency)  # non-increasing in epsilon
+        if s_min >= delta:
+            raise ValueError(f"delta: {delta!r} is not above the randomizer's surcharge {s_min!r} (e.g. output "
+                             f"mass outside a GeneralRandomizer's support), which no epsilon removes")
         if self._bottom is not None:
             return self._epsilon_via_bottom(delta, xtol)
         ratios: dict[int, float] = {}
@@ -1054,7 +1080,7 @@ class ShuffleAccountant:
             vals = []
             for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(e, _EPS_CAP), self.adjacency)):
                 vals.append(_upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios.get(i, 0.125)))
-            return max(vals)
+            return _plus(max(vals), _surcharge(self.randomizer, min(e, _EPS_CAP), self.adjacency))
 
         ld = math.log(delta)
 

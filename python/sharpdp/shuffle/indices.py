@@ -433,15 +433,18 @@ def certified_interval_integrals(T: np.ndarray, G: np.ndarray, left: np.ndarray,
     return length * T[:, left] * ratio
 
 
-def certified_two_point_atoms(lo_c, hi_c, p_lo, p_hi, m_hi) -> tuple[np.ndarray, np.ndarray]:
+def certified_two_point_atoms(lo_c, hi_c, p_lo, p_hi, m_hi, outside: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Atoms of a law that dominates the true law of L in the increasing convex order.
 
-    Per cell c the true law of L = l(Y), Y ~ R_BG, puts mass P_c in [p_lo, p_hi] on values in
-    [lo_c, hi_c] with first moment M_c <= m_hi, and the P_c sum to 1. The result keeps mass p_lo
-    per cell on {lo_c, hi_c} with first moment >= the largest possible moment of a p_lo-part
-    of the cell (a mean-preserving spread, then a shift up: both increase E[(sum of iid L)_+]),
-    and puts the unassigned mass 1 - sum p_lo on the cells with the largest hi_c up to their
-    slack p_hi - p_lo (the stochastically largest way to place it), any rest at max hi_c.
+    Per cell c the true law of L = l(Y) 1{Y in S}, Y ~ R_BG, puts mass P_c in [p_lo, p_hi] on
+    values in [lo_c, hi_c] with first moment M_c <= m_hi, and the rest, 1 - sum P_c <= ``outside``
+    (the blanket mass outside the support S), at 0. The result keeps mass p_lo per cell on
+    {lo_c, hi_c} with first moment >= the largest possible moment of a p_lo-part of the cell (a
+    mean-preserving spread, then a shift up: both increase E[(sum of iid L)_+]), and puts the
+    unassigned mass 1 - sum p_lo greedily on the largest candidate values, each up to its
+    capacity: hi_c up to the slack p_hi - p_lo, and 0 up to ``outside`` (the stochastically
+    largest way to place it); any rest (rounding) goes to the largest candidate. The probabilities
+    sum to 1 (up to rounding).
     """
     lo_c, hi_c, p_lo, p_hi, m_hi = (np.asarray(a, float) for a in (lo_c, hi_c, p_lo, p_hi, m_hi))
     # largest first moment of a p_lo-sized part of the cell: p_lo * M_c / P_c
@@ -451,12 +454,13 @@ def certified_two_point_atoms(lo_c, hi_c, p_lo, p_hi, m_hi) -> tuple[np.ndarray,
     on_hi = np.where(width > 0, (m1 - lo_c * p_lo) / np.where(width > 0, width, 1.0), p_lo)
     on_hi = np.clip(on_hi, 0.0, p_lo)
     rest = 1.0 - float(np.sum(p_lo))
-    order = np.argsort(-hi_c, kind="stable")
-    slack = np.maximum(p_hi - p_lo, 0.0)[order]
+    cand = np.append(hi_c, 0.0)
+    order = np.argsort(-cand, kind="stable")
+    slack = np.append(np.maximum(p_hi - p_lo, 0.0), max(float(outside), 0.0))[order]
     before = np.cumsum(slack) - slack
     extra = np.clip(rest - before, 0.0, slack)
     left_over = max(rest - float(np.sum(extra)), 0.0)
-    values = np.concatenate([lo_c, hi_c, hi_c[order], [hi_c.max()]])
+    values = np.concatenate([lo_c, hi_c, cand[order], [cand.max()]])
     probs = np.concatenate([p_lo - on_hi, on_hi, extra, [left_over]])
     return merge_atoms(values, probs)
 

@@ -630,9 +630,10 @@ class PrivUnit(_TableRandomizer):
 class GeneralRandomizer(LocalRandomizer):
     """A 1-D local randomizer given by its output densities and a blanket (seed 001, Section 2).
 
-    The output space is an interval ``support = (lo, hi)`` holding all the output mass (truncate
-    an unbounded mechanism and renormalise first, as the seed's Section "Regularity conditions"
-    suggests). Indices and the privacy-amplification law are computed by quadrature on cells
+    The output space is an interval ``support = (lo, hi)`` that should hold (nearly) all the
+    output mass (truncate an unbounded mechanism and renormalise first, as the seed's Section
+    "Regularity conditions" suggests; in certified mode mass left outside is charged to the
+    accountant's value, see Notes). Indices and the privacy-amplification law are computed by quadrature on cells
     aligned with ``breakpoints`` (put every kink or jump of the densities there). A
     d-dimensional randomizer whose privacy-amplification variables depend on y only through one
     coordinate (e.g. rotation-invariant Gaussian-type ones) is handled by passing that
@@ -647,7 +648,10 @@ class GeneralRandomizer(LocalRandomizer):
         domain); the sup in chi_lo / chi_up and the laws runs over these only. :meth:`sample`
         accepts inputs in [min(inputs), max(inputs)].
     support : (float, float)
-        Finite interval lo < hi containing all the output mass.
+        Finite interval lo < hi. Certified mode allows densities with mass outside it (each
+        density's integral over the support must not exceed 1), at the cost of a surcharge on
+        the accountant's value (Notes); :meth:`sample` and the moments, however, use the
+        densities restricted to the support and renormalised.
     blanket : numba-compiled callable ``blanket(y) -> float``, optional
         Blanket density R_BG (also the output law of ⊥ under zero-out). Required if gamma > 0.
     gamma : float
@@ -685,9 +689,13 @@ class GeneralRandomizer(LocalRandomizer):
         Certified mode only (else empty): ``kappa`` (largest relative half-width log-factor of
         the cell integrals, K h^2 / 8 + rounding margin + the end-point nudge term, see
         :func:`sharpdp.shuffle.indices.certified_log_error`), ``intervals`` (grid size),
-        ``mass[i]`` (rigorous enclosure of the integral of each density over the support) and
-        ``missing_mass`` (max over the densities of 1 - the lower end of ``mass[i]``: an upper
-        bound on the mass outside the support that the mass check cannot exclude; see Notes).
+        ``mass[i]`` (rigorous enclosure of the integral of each density over the support, on a
+        finer grid aiming at K h^2 / 8 <= 1e-10 within the same 2^20 cap: its kappa is
+        ``mass_kappa``) and ``missing_mass`` (max over the densities and the blanket of 1 - the lower end of
+        ``mass[i]``, rounded up: a rigorous upper bound on the mass of each outside the
+        support; ~ mass_kappa when the support holds all the mass). The accountant adds the
+        surcharge :meth:`privacy_amplification_surcharge` (<= ``missing_mass``) to its upper
+        value; see Notes.
 
     Raises
     ------
@@ -698,7 +706,7 @@ class GeneralRandomizer(LocalRandomizer):
         normal float (np.finfo(float).tiny: zero or subnormal) at a grid point (the error names
         ``density`` or ``blanket``), a second divided difference of a log-density above the
         declared bound (the declaration is refuted), a declared bound too large for the grid
-        cap, or a density whose certified integral over the support excludes 1.
+        cap, or a density whose certified integral over the support exceeds 1.
     TypeError
         ``density``/``blanket`` are not Numba-compiled callables of the stated signatures.
 
@@ -722,17 +730,24 @@ class GeneralRandomizer(LocalRandomizer):
     P_c, on the first moment of R_a - e^eps R_b and on the range of l_eps, from which
     :func:`sharpdp.shuffle.indices.certified_two_point_atoms` builds a law that dominates the
     true one in the increasing convex order; E[(sum of iid L)_+] is increasing in that order,
-    so the accountant's upper value stays a rigorous upper bound on delta(eps). Each density
-    must integrate to 1 over the support: this is the user's declaration, refuted when the
-    rigorous enclosure ``error_bounds["mass"]`` excludes 1 (no tolerance beyond the rounding
-    margins already inside the enclosure). It cannot be confirmed: a mass up to 1 - (lower end
-    of the enclosure) outside the support goes undetected; since (x + y)_+ <= x_+ + y_+, the
-    part of D_up due to outputs outside the support is at most the mass of R_a there, hence
-    <= ``error_bounds["missing_mass"]`` (~ kappa, ~1e-8 on a fine grid). That term is
-    **not** added to the accountant's value: the certificate assumes the declaration; add it
-    yourself if the support is not known to hold all the mass. Likewise the declared
-    ``log_curvature`` is assumed between grid points (a violation there voids the
-    certificate), and the certificate covers the given ``inputs`` only.
+    so the accountant's upper value stays a rigorous upper bound on delta(eps).
+
+    Mass outside the support S is not assumed away (the enclosure ``error_bounds["mass"]`` can
+    only bound it: m_a := R_a(S^c) <= 1 - its lower end; an integral over S above 1 is refused).
+    Split L = L_in + L_out, L_in = L 1{Y in S}. Since (x + y)_+ <= x_+ + y_+ and
+    (sum B_i L_out,i)_+ <= sum B_i (L_out,i)_+, D_up(eps) <= E[(sum B_i L_in,i)_+] / (n gamma)
+    + E[(L_out)_+], and E[(L_out)_+] = ∫_{S^c} (R_a - e^eps R_b)_+ <= m_a (for every eps). L_in
+    has the cell masses P_c on S and an atom at 0 of mass 1 - R_BG(S) <= m_BG; the law handed to
+    the accountant places the unassigned mass greedily on the cells' upper ends and on 0 (capacity
+    m_BG), so it is a probability law dominating L_in in the increasing convex order. The second
+    term, bounded by the max over the pairs of m_a, is :meth:`privacy_amplification_surcharge`,
+    which the accountant adds to every upper value (get_delta, get_delta_bounds, report,
+    get_epsilon). When S holds all the mass it is ~ ``mass_kappa`` (about 1e-10, from a finer
+    grid used for the mass enclosures only: ~1e-4 of a delta of 1e-6). The accountant's lower
+    value is that of the law handed to it (an upper law), not a bound on the true delta. The
+    declared ``log_curvature`` is assumed between grid points (a violation there voids the
+    certificate), gamma R_BG <= R_x is assumed outside S (unchecked there), and the certificate
+    covers the given ``inputs`` only.
     The decomposition gamma R_BG <= R_x is checked at the nodes and grid points only (it holds
     by construction for a mixture gamma R_BG + (1 - gamma) Q_x).
     """
@@ -809,22 +824,56 @@ class GeneralRandomizer(LocalRandomizer):
                 raise ValueError("gamma: gamma * blanket exceeds R_x somewhere; not a blanket decomposition")
 
     def _certify(self, K, counts) -> dict:
-        """Tabulate the certified grid and check the declaration (see Notes)."""
-        kappa_target, kappa_max, max_intervals = 1e-8, 1e-6, 2**20
+        """Tabulate the certified grids and check the declaration (see Notes)."""
+        kappa_max, max_intervals = 1e-6, 2**20
         lens = np.diff(self._knots)
-        need = np.minimum(np.ceil(lens * math.sqrt(self.log_curvature / (8 * kappa_target))), max_intervals)
-        n_int = np.maximum(counts, need.astype(np.int64))
-        if n_int.sum() > max_intervals:
-            n_int = np.maximum(1, np.floor(n_int * (max_intervals / n_int.sum())).astype(np.int64))
+
+        def grid(kappa_target, floor, least):
+            """Intervals per piece for K h^2 / 8 <= kappa_target, >= floor, scaled down to about
+            max_intervals in all if more (but >= least)."""
+            need = np.minimum(np.ceil(lens * math.sqrt(self.log_curvature / (8 * kappa_target))), max_intervals)
+            n = np.maximum(floor, need.astype(np.int64))
+            if n.sum() > max_intervals:
+                n = np.maximum(least, np.floor(n * (max_intervals / n.sum())).astype(np.int64))
+            return n
+
+        n_int = grid(1e-8, counts, 1)
         if np.max(self.log_curvature * (lens / n_int) ** 2 / 8) > kappa_max:
             raise ValueError(f"log_curvature: {self.log_curvature} is too large for this support: the certified "
                              f"grid would need more than {max_intervals} intervals to keep K h^2 / 8 <= "
                              f"{kappa_max} (shrink the support or check the declared bound)")
+        T, left, kap, Iv = self._certified_table(K, n_int)
+        # the mass enclosures (hence the surcharge) come from a finer grid: only sums are needed there
+        n_mass = grid(1e-10, n_int, n_int)
+        kap_m, Iv_m = (kap, Iv) if np.array_equal(n_mass, n_int) else self._certified_table(K, n_mass, False)[2:]
+        ek, ek_m = np.exp(kap), np.exp(kap_m)
+        names = self._row_names()
+        mass, missing = {}, np.empty(T.shape[0])
+        for r in range(T.shape[0]):
+            m_lo, m_hi = float(np.sum(Iv_m[r] / ek_m)) * (1 - 1e-12), float(np.sum(Iv_m[r] * ek_m)) * (1 + 1e-12)
+            if m_lo > 1.0:
+                raise ValueError(f"density: the integral of the density of {names[r]} over the support is within "
+                                 f"[{m_lo!r}, {m_hi!r}], above 1 (not a probability density), or log_curvature "
+                                 f"is too small")
+            mass[names[r]] = (m_lo, m_hi)
+            missing[r] = min(math.nextafter(1.0 - m_lo, 2.0), 1.0)  # rounded up
+        self.error_bounds = {"kappa": float(kap.max()), "intervals": int(left.size), "mass": mass,
+                             "mass_kappa": float(kap_m.max()), "missing_mass": float(missing.max())}
+        return {"TL": T[:, left], "TR": T[:, left + 1], "I": Iv, "ek": ek, "e2k": np.exp(2 * kap),
+                "missing": missing}
+
+    def _row_names(self) -> list[str]:
+        return [f"input x={float(x)!r}" for x in self.inputs] + ["the blanket"]
+
+    def _certified_table(self, K, n_int, check: bool = True):
+        """Densities on the certified grid with ``n_int`` intervals per piece, checked (finite and
+        normal; if ``check`` also the blanket decomposition and log_curvature at the grid points):
+        (T, left, kappa, I)."""
         pts, left, length, shift = I.certified_grid(self._knots, n_int)
         T = K.eval_densities(self._density, self._blanket, self.inputs, pts)
         if not self._has_blanket:
             T = T[:-1]
-        names = [f"input x={float(x)!r}" for x in self.inputs] + ["the blanket"]
+        names = self._row_names()
         bad = ~(np.isfinite(T) & (T >= np.finfo(float).tiny))
         if np.any(bad):
             r, c = np.argwhere(bad)[0]
@@ -832,29 +881,17 @@ class GeneralRandomizer(LocalRandomizer):
                              f"needs every density and the blanket finite and >= {float(np.finfo(float).tiny)!r} (no "
                              f"zeros or subnormals) on the support; {names[r]} gives {float(T[r, c])!r} at "
                              f"y={float(pts[c])!r} (restrict the support)")
-        if self._has_blanket:
+        if check and self._has_blanket:
             self._check_blanket(T)
         G = np.log(T)
-        hit = I.log_curvature_violation(G, pts, left, self.log_curvature)
+        hit = I.log_curvature_violation(G, pts, left, self.log_curvature) if check else None
         if hit is not None:
             r, y, val = hit
             raise ValueError(f"log_curvature: the declared bound {self.log_curvature} on |d^2/dy^2 log R| is "
                              f"violated: the finite-difference d^2/dy^2 log R for {names[r]} is {val:.6g} "
                              f"near y={y:.6g}")
         kap = I.certified_log_error(G, pts, left, length, shift, self.log_curvature)
-        Iv = I.certified_interval_integrals(T, G, left, length)
-        ek = np.exp(kap)
-        mass = {}
-        for r in range(T.shape[0]):
-            m_lo, m_hi = float(np.sum(Iv[r] / ek)) * (1 - 1e-12), float(np.sum(Iv[r] * ek)) * (1 + 1e-12)
-            if not m_lo <= 1.0 <= m_hi:
-                raise ValueError(f"density: the integral of the density of {names[r]} over the support is within "
-                                 f"[{m_lo!r}, {m_hi!r}], not 1 (the support must hold all the output mass; "
-                                 f"renormalise a truncated density), or log_curvature is too small")
-            mass[names[r]] = (m_lo, m_hi)
-        self.error_bounds = {"kappa": float(kap.max()), "intervals": int(length.size), "mass": mass,
-                             "missing_mass": max(max(1.0 - lo_m, 0.0) for lo_m, _ in mass.values())}
-        return {"TL": T[:, left], "TR": T[:, left + 1], "I": Iv, "ek": ek, "e2k": np.exp(2 * kap)}
+        return T, left, kap, I.certified_interval_integrals(T, G, left, length)
 
     def _params(self) -> dict:
         return {"inputs": self.inputs.tolist(), "gamma": self.gamma, "log_curvature": self.log_curvature}
@@ -945,7 +982,28 @@ class GeneralRandomizer(LocalRandomizer):
         ra, rb = self._ratio_range(a, bg), self._ratio_range(b, bg)
         Iv, ek = C["I"], C["ek"]
         return I.certified_two_point_atoms(ra[0] - ee * rb[1], ra[1] - ee * rb[0], Iv[bg] / ek, Iv[bg] * ek,
-                                           Iv[a] * ek - ee * Iv[b] / ek)
+                                           Iv[a] * ek - ee * Iv[b] / ek, outside=C["missing"][bg])
+
+    def privacy_amplification_surcharge(self, epsilon: float, adjacency: str = "zero_out") -> float:
+        """Upper bound on the part of D_up(eps) due to outputs outside the support (see Notes).
+
+        :class:`~sharpdp.shuffle.ShuffleAccountant` adds it to its upper value. Certified mode:
+        max over the neighbouring pairs (a, b), both orders, of the bound
+        ``1 - mass[a][0]`` (rounded up) on R_a(S^c) >= E[(l_eps)_+; Y outside S]; it does not
+        depend on ``epsilon`` (>= 0, nats). Estimate mode: 0.0 (the whole figure is an estimate).
+
+        Raises
+        ------
+        ValueError
+            Bad ``epsilon`` or ``adjacency``, or no such neighbouring pair (as
+            :meth:`privacy_amplification_laws`).
+        """
+        V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
+        I.check_adjacency(adjacency)
+        pairs = self._pairs(adjacency)
+        if not self.certified:
+            return 0.0
+        return float(max(self._cert["missing"][a] for a, _ in pairs))
 
     # --- estimate mode -------------------------------------------------------------------
     def _cell_atoms(self, epsilon: float, a: int, b: int, spread: bool):
@@ -1040,7 +1098,9 @@ class GeneralRandomizer(LocalRandomizer):
         Returns
         -------
         numpy.ndarray of float64, the shape of ``x``
-            One message per input, in the support.
+            One message per input, in the support: a draw from R_x restricted to the support
+            and renormalised, which is the certified mechanism only if the support holds all
+            its mass (total-variation distance <= ``error_bounds["missing_mass"]`` otherwise).
 
         Raises
         ------
