@@ -76,16 +76,30 @@ def test_n1_shortcut_agrees_with_the_fft_path(eps):
 
 
 @pytest.mark.parametrize("sigma0,n", [(2.0, 10), (4.6, 100)])
-def test_bound_is_zero_out_at_half_epsilon(sigma0, n):
-    """The structure of the bound: the zero-out bracket at eps/2 scaled by 1 + e^{eps/2}."""
+def test_bound_is_the_chain_through_bot(sigma0, n):
+    """The value is A(e1) + e^{e1} B(eps - e1) at the reported split (A: x vs bot, B: bot vs x,
+    the zero-out laws of each order), and never above the even split with the max over orders."""
     rep = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "replace")
     zo = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n)
     for eps in [0.05, 0.3, 1.0]:
-        lo, up = rep.get_delta_bounds(eps)
-        zlo, zup = zo.get_delta_bounds(eps / 2)
-        f = 1 + math.exp(eps / 2)
-        assert up == pytest.approx(min(zup * f, 1.0), rel=1e-12) and up >= min(zup * f, 1.0)
-        assert lo == pytest.approx(min(zlo * f, 1.0), rel=1e-12) and lo <= up
+        r = rep.report(eps)
+        e1 = r.terms["epsilon_split"]
+        assert 0 <= e1 <= eps
+        a, b = zo._report(e1, 1e-2, only=(0,)), zo._report(eps - e1, 1e-2, only=(1,))
+        chain = a.upper + math.exp(e1) * b.upper
+        assert r.upper == pytest.approx(min(chain, 1.0), rel=1e-12) and r.upper >= min(chain, 1.0)
+        assert r.lower == pytest.approx(min(a.lower + math.exp(e1) * b.lower, 1.0), rel=1e-12)
+        assert r.lower <= r.upper
+        even = zo.get_delta(eps / 2) * (1 + math.exp(eps / 2))
+        assert r.upper <= even * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("eps", [119.0, 1418.0, 5000.0, math.inf])
+def test_huge_epsilon(eps):
+    acc = ShuffleAccountant(GaussianRandomizer(4.6, 1), 10, "replace")
+    lo, up = acc.get_delta_bounds(eps)
+    assert 0.0 <= lo <= up <= 1e-300
+    assert acc.get_delta(eps) <= acc.get_delta(50.0)
 
 
 def _shuffled_hockey_stick(sigma0, x_rest, eps, size, seed):
@@ -106,7 +120,7 @@ def _shuffled_hockey_stick(sigma0, x_rest, eps, size, seed):
     return v.mean(), v.std() / math.sqrt(size)
 
 
-@pytest.mark.parametrize("sigma0,x_rest", [(1.0, (0.0, 0.0)), (2.0, (1.0, -1.0)), (2.0, (0.5,))])
+@pytest.mark.parametrize("sigma0,x_rest", [(1.5, (0.0, 0.0)), (2.0, (1.0, -1.0)), (2.0, (0.5,))])
 def test_bound_covers_the_exact_delta_of_small_shuffles(sigma0, x_rest):
     """The certified value is above a Monte Carlo lower confidence end of an exact delta."""
     n = 1 + len(x_rest)
@@ -117,7 +131,7 @@ def test_bound_covers_the_exact_delta_of_small_shuffles(sigma0, x_rest):
         assert acc.get_delta(eps) >= est - 5 * se
 
 
-@pytest.mark.parametrize("sigma0,n", [(1.0, 1), (2.0, 100), (4.6, 10_000)])
+@pytest.mark.parametrize("sigma0,n", [(1.0, 1), (4.6, 100), (4.6, 10_000)])
 def test_get_epsilon_through_bot(sigma0, n):
     acc = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "replace")
     for delta in [1e-3, 1e-6]:
@@ -150,3 +164,47 @@ def test_cli_account_gaussian_replace(capsys):
     out = json.loads(capsys.readouterr().out)
     acc = ShuffleAccountant(GaussianRandomizer(4.6, 1), 100, "replace")
     assert out["delta"] == pytest.approx(acc.get_delta(0.3), rel=1e-12)
+
+
+# ------------------------------------------------ regressions from the review of this change
+def test_n1_deep_tail_bracket_contains_the_exact_value():
+    """ndtr's relative error grows like z^2 u in the far tail; the bracket must still hold it."""
+    from sharpdp.shuffle import BlanketMixedGaussian
+
+    mp.mp.dps = 100
+    gamma, s, eps = 0.5, 20.0, 1.09
+    r, ee = 1 / mp.mpf(s), mp.e ** mp.mpf(eps)
+    # x vs bot: L = gamma - e^eps + (1 - gamma) e^{rZ - r^2/2}, E[L_+] in closed form
+    a, b = gamma - ee, 1 - mp.mpf(gamma)
+    z0 = (mp.log(-a / b) + r * r / 2) / r
+    xb = b * mp.ncdf(r - z0) + a * mp.ncdf(-z0)
+    # bot vs x: L = 1 - e^eps gamma - e^eps (1 - gamma) e^{rZ - r^2/2} (positive below z1)
+    c, d = 1 - ee * gamma, ee * (1 - gamma)
+    z1 = (mp.log(c / d) + r * r / 2) / r if c > 0 else None
+    bx = (c * mp.ncdf(z1) - d * mp.ncdf(z1 - r)) if z1 is not None else 0
+    ref = max(xb, bx)
+    mp.mp.dps = 40
+    lo, up = ShuffleAccountant(BlanketMixedGaussian(gamma, s, 1), 1).get_delta_bounds(eps)
+    assert 1e-240 < ref < 1e-200
+    assert lo <= ref <= up
+
+
+def test_surcharge_survives_infinite_epsilon():
+    from numba import njit
+    from scipy.stats import norm
+
+    from sharpdp.shuffle import GeneralRandomizer
+
+    @njit
+    def dens(y, x):
+        return 0.5 / 6.0 + 0.5 * math.exp(-0.5 * (y - x) ** 2) / math.sqrt(2 * math.pi)
+
+    @njit
+    def blank(y):
+        return 1.0 / 6.0
+
+    r = GeneralRandomizer(dens, [-1.0, 1.0], (-3.0, 3.0), blanket=blank, gamma=0.5, cells=256, log_curvature=2.0)
+    outside = 0.5 * (norm.sf(2.0) + norm.sf(4.0))  # R_1's mass outside the support: delta(inf) >= it at n = 1
+    acc = ShuffleAccountant(r, 1)
+    assert acc.get_delta(math.inf) >= outside
+    assert acc.report(math.inf).upper >= outside

@@ -345,9 +345,11 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
     if hi_s <= 0:
         return dict(lower=0.0, upper=0.0, terms={"note": "L <= 0 almost surely"})
     sd = law.std()
-    if sd == 0.0:
-        c = law.mean()  # a single atom: D_up = E[(c M)_+]/(n gamma) = c
+    if lo_s == hi_s:
+        c = lo_s  # a single atom: D_up = E[(c M)_+]/(n gamma) = c_+
         return dict(lower=max(c, 0.0), upper=max(c, 0.0) * (1 + 1e-12), terms={"note": "degenerate law"})
+    if not sd > 0.0:  # spread lost to cancellation against a huge |mean|: the trivial cap E[L_+]
+        return dict(lower=0.0, upper=max(law.tail_upper(0.0), _TINY), terms={"note": "sd underflow: E[L_+]"})
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if h0 is None else min(h0, sd / 4.0)
     tgt = 1e-4 * rel_tol * sd  # moderate first clamp; tightened below once the value is known
@@ -717,6 +719,9 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible
     if n == 1 and law.support()[1] > 0:
         lo, up = law.tail_upper_bracket(0.0)  # D_up = E[(B L)_+] / gamma = E[L_+] exactly
         return dict(lower=lo, upper=max(up, _TINY), terms={"note": "n = 1: E[L_+] in closed form"})
+    if law.support()[1] > 0 and (cap := law.tail_upper(0.0)) < max(_VALUE_FLOOR, negligible):
+        # the trivial cap D_up <= E[L_+] is already below the value floor (or the maximum so far)
+        return dict(lower=0.0, upper=max(cap, _TINY), terms={"note": "E[L_+] below the value floor"})
     blk = _block(gamma, law, n) if law.support()[1] > 0 else None
     if blk is None:
         r = _certify_law(law, gamma, n, rel_tol, workers, negligible=negligible)
@@ -748,8 +753,11 @@ def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scal
     if law.support()[1] <= 0:
         return dict(upper=0.0)
     sd = law.std()
-    if sd == 0.0:
-        return dict(upper=max(law.mean(), 0.0) * (1 + 1e-12))
+    lo_s, hi_s = law.support()
+    if lo_s == hi_s:
+        return dict(upper=max(lo_s, 0.0) * (1 + 1e-12))
+    if not sd > 0.0:
+        return dict(upper=max(law.tail_upper(0.0), _TINY))
     tgt = 0.05 * rel_tol * scale
     return _pass_fit(law, gamma, n, sd * h_ratio, _choose_T(law, tgt), _choose_B(law, tgt), rel_tol, workers, False)
 
@@ -779,6 +787,38 @@ def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale:
     r = _certify_upper(bl, 1.0, n // t, rel_tol, workers, scale * t * gamma, h_ratio)
     r = _unblock(dict(r, lower=0.0, top=bl.support()[1]), gamma, n, t, ev, trunc)
     return max(min(r["upper"], cap), _TINY)
+
+
+def _shrink(fun, delta: float, lo, ulo, hi, uhi, tol):
+    """Root search of get_epsilon: secant on log delta (aimed a little past the root, then a
+    probe just below it) with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <=
+    delta < fun(lo).
+    Stops at hi <= 1e-15 nats (a verified answer; only reached when fun drops below delta
+    right after 0, e.g. a coarse upper value below get_delta(0))."""
+    ld = math.log(delta)
+    slow = 0
+    while hi - lo > tol * hi and hi > 1e-15:
+        width = hi - lo
+        if slow >= 2 or not (ulo > 0 and uhi > 0):
+            x, slow = 0.5 * (lo + hi), 0
+        else:
+            flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
+            x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
+            x = min(max(x + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
+        u = fun(x)
+        if u <= delta:
+            hi, uhi = x, u
+            x2 = x * (1.0 - 0.7 * tol)
+            if x2 > lo and hi - lo > tol * hi:
+                u2 = fun(x2)
+                if u2 > delta:
+                    lo, ulo = x2, u2
+                else:
+                    hi, uhi = x2, u2
+        else:
+            lo, ulo = x, u
+        slow = slow + 1 if hi - lo > 0.5 * width else 0
+    return lo, ulo, hi, uhi
 
 
 class ShuffleAccountant:
@@ -826,11 +866,14 @@ class ShuffleAccountant:
     the blanket. The hockey-stick divergence satisfies the weak triangle inequality
     delta_{P,R}(e1 + e2) <= delta_{P,Q}(e1) + e^{e1} delta_{Q,R}(e2) (P(S) <= e^{e1} Q(S) + d1 <=
     e^{e1}(e^{e2} R(S) + d2) + d1), and both legs are zero-out pairs (x1 vs bot, bot vs x1'),
-    each bounded by the zero-out value D0, the maximum over both orders. With the even split
-    e1 = e2 = eps/2 the reported value is min(D0(eps/2) (1 + e^{eps/2}), 1) rounded up, and
-    ``get_delta_bounds`` brackets that quantity. It is certified but looser than a direct
-    replace law would be (at n = 1 and sigma0 = 4.6 it is ~15x the exact delta of the
-    Gaussian mechanism with sensitivity 2 at eps = 1).
+    bounded by the zero-out laws of that order (A: x vs bot, B: bot vs x; for a randomizer
+    whose laws are not listed in that order, each by the maximum over all its zero-out laws).
+    The reported value is min(A(e1) + e^{e1} B(eps - e1), 1), rounded up, minimised over a
+    few splits e1 = f eps (f in 0.35 ... 0.8 and two refinements; any split is valid), and
+    ``get_delta_bounds`` brackets that quantity at the chosen split (``report().terms``
+    holds it). It is certified but looser than a direct replace law would be (at n = 1 and
+    sigma0 = 4.6 it is several times the exact delta of the Gaussian mechanism with
+    sensitivity 2), and each value costs up to 12 zero-out certifications.
 
     Raises
     ------
@@ -849,6 +892,7 @@ class ShuffleAccountant:
         self.randomizer = randomizer
         self.workers = -1 if workers is None else workers
         self._bottom = None  # zero-out accountant of the replace bound through bot (if used)
+        self._leg_cache: dict = {}
         try:
             laws_for(randomizer, 0.0, adjacency)  # validate the randomizer/adjacency early
         except NotImplementedError:
@@ -856,6 +900,11 @@ class ShuffleAccountant:
                 raise
             laws_for(randomizer, 0.0, "zero_out")  # (raises when zero-out is unsupported too)
             self._bottom = ShuffleAccountant(randomizer, n, "zero_out", rel_tol=rel_tol, workers=workers)
+            # the two legs' laws: the BMG family lists (x vs bot, bot vs x); otherwise all laws bound both
+            from sharpdp.shuffle.mechanisms import BlanketMixedGaussian
+
+            ordered = isinstance(randomizer, BlanketMixedGaussian)
+            self._legs = ((0,), (1,)) if ordered else (None, None)
 
     @property
     def via_bottom(self) -> bool:
@@ -874,10 +923,12 @@ class ShuffleAccountant:
         """Certified bracket and error budget at one epsilon (>= 0, nats)."""
         return self._report(epsilon, self.rel_tol)
 
-    def _report(self, epsilon, rel_tol) -> AccountantReport:
+    def _report(self, epsilon, rel_tol, only=None) -> AccountantReport:
+        """Report over the laws with index in ``only`` (all when None)."""
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
-        if math.isinf(eps):
-            return AccountantReport(eps, 0.0, 0.0)
+        if math.isinf(eps):  # D_up(inf) = 0; only a surcharge (non-increasing in eps) remains
+            s = _surcharge(self.randomizer, _EPS_CAP, self.adjacency)
+            return AccountantReport(eps, 0.0, _plus(0.0, s), terms={"surcharge": s} if s else {})
         if self._bottom is not None:
             return self._report_via_bottom(eps, rel_tol)
         best = None
@@ -885,6 +936,8 @@ class ShuffleAccountant:
         # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, _EPS_CAP), self.adjacency)):
+            if only is not None and i not in only:
+                continue
             # a law whose certified upper value is already below the maximum so far cannot change
             # the reported (max) upper value: its refinement stops there
             r = _certify(law, float(gamma), self.n, rel_tol, self.workers, negligible=up_max)
@@ -899,22 +952,46 @@ class ShuffleAccountant:
                                 r.get("B", math.nan), r.get("theta", math.nan), r.get("n_log_mgf", math.nan), i,
                                 r.get("terms", {}))
 
+    # fractions of epsilon given to the first leg (x1 vs bot) in the split search
+    _SPLITS = (0.35, 0.5, 0.65, 0.8)
+
+    def _leg(self, j: int, e: float, rel_tol) -> AccountantReport:
+        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached."""
+        key = (j, e, rel_tol)
+        if key not in self._leg_cache:
+            if len(self._leg_cache) > 4096:
+                self._leg_cache.clear()
+            self._leg_cache[key] = self._bottom._report(e, rel_tol, only=self._legs[j])
+        return self._leg_cache[key]
+
+    def _split(self, eps: float, f: float, rel_tol):
+        """(f, upper, lower, e1, leg A report, leg B report) of A(e1) + e^{e1} B(eps - e1), e1 = f eps."""
+        e1 = f * eps
+        ra, rb = self._leg(0, e1, rel_tol), self._leg(1, eps - e1, rel_tol)
+        w = math.exp(e1)
+        return f, (ra.upper + w * rb.upper) * (1 + 8 * _U), (ra.lower + w * rb.lower) * (1 - 8 * _U), e1, ra, rb
+
     def _report_via_bottom(self, eps, rel_tol) -> AccountantReport:
-        """Replace-one through bot at the even split eps/2 + eps/2 (class Notes): the zero-out
-        bracket at eps/2 times 1 + e^{eps/2}, rounded outwards."""
-        half = 0.5 * eps  # exact: get_epsilon relies on 2 (eps/2) = eps
-        r = self._bottom._report(half, rel_tol)
-        f = 1.0 + math.exp(half)
-        # (delta <= 1 always: larger values are capped there)
-        up = min(r.upper * f * (1 + 4 * _U), 1.0) if r.upper > 0 else 0.0
-        terms = {k: (v * f if isinstance(v, float) and not k.startswith("N") else v) for k, v in r.terms.items()}
-        terms.update(via_bottom=True, epsilon_split=half)
-        return AccountantReport(eps, min(r.lower * f * (1 - 4 * _U), 1.0), up, r.h, r.N, r.T, r.B, r.theta,
-                                r.n_log_mgf, r.law_index, terms)
+        """Replace-one through bot (class Notes): min over the split e1 + e2 = eps of
+        A(e1) + e^{e1} B(e2), rounded outwards, capped at 1."""
+        eps_in, eps = eps, min(eps, 2 * _EPS_CAP)  # delta is non-increasing: the value there holds beyond
+        def split(f):
+            return self._split(eps, f, rel_tol)
+
+        cands = [split(f) for f in self._SPLITS]
+        f0 = min(cands, key=lambda c: c[1])[0]
+        cands += [split(min(f0 + 0.06, 1.0)), split(max(f0 - 0.06, 0.0))]
+        best = min(cands, key=lambda c: c[1])
+        f, up, lo, e1, ra, rb = best
+        r = ra if ra.upper >= rb.upper else rb
+        terms = dict(r.terms, via_bottom=True, epsilon_split=e1, leg_upper=(ra.upper, rb.upper))
+        return AccountantReport(eps_in, min(lo, 1.0), min(up, 1.0), r.h, r.N, r.T, r.B, r.theta, r.n_log_mgf,
+                                r.law_index, terms)
 
     def _epsilon_via_bottom(self, delta: float, xtol: float) -> float:
-        """Smallest 2 e (to xtol) with D0(e) (1 + e^e) <= delta, D0 the zero-out upper value: the
-        fixed point of e -> eps0(delta / (1 + e^e)), approached from below (e grows each round)."""
+        """get_epsilon through bot: an upper end from the even split with both legs bounded by the
+        zero-out value D0 (the fixed point of e -> eps0(delta / (1 + e^e)), approached from
+        below), then the search on get_delta itself."""
         zo, margin = self._bottom, 1.0 - 1e-12  # margin: the rounding of the target and of f
         e = zo.get_epsilon(0.5 * delta * margin, xtol=xtol)  # 1 + e^e >= 2: a lower end
         for _ in range(100):
@@ -922,9 +999,25 @@ class ShuffleAccountant:
             e_aim = e * (1.0 + xtol) + 1e-15
             e_new = zo.get_epsilon(delta * margin / (1.0 + math.exp(e_aim)), xtol=xtol)
             if e_new <= e_aim:
-                return 2.0 * e_new  # D0(e_new) (1 + e^{e_new}) <= delta
+                break  # D0(e_new) (1 + e^{e_new}) <= delta
             e = e_new
-        raise RuntimeError("get_epsilon: the replace bound through bot did not converge")
+        else:
+            raise RuntimeError("get_epsilon: the replace bound through bot did not converge")
+        if self.get_delta(0.0) <= delta:
+            return 0.0
+        hi = 2.0 * e_new
+        uhi = self.get_delta(hi)
+        while uhi > delta:  # (the legs refine apart from the max: rarely a hair above)
+            hi *= 1.0 + xtol
+            uhi = self.get_delta(hi)
+        lo = 0.5 * hi
+        ulo = self.get_delta(lo)
+        while ulo <= delta:
+            if lo <= 1e-15:
+                return lo
+            hi, uhi, lo = lo, ulo, 0.5 * lo
+            ulo = self.get_delta(lo)
+        return _shrink(self.get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
 
     def get_delta_bounds(self, epsilon):
         """Certified (lower, upper) bracket of the blanket divergence.
@@ -1085,33 +1178,7 @@ class ShuffleAccountant:
         ld = math.log(delta)
 
         def shrink(fun, lo, ulo, hi, uhi, tol):
-            """Secant on log delta (aimed a little past the root, then a probe just below it)
-            with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <= delta < fun(lo).
-            Stops at hi <= 1e-15 nats (a verified answer; only reached when fun drops below delta
-            right after 0, e.g. a coarse upper value below get_delta(0))."""
-            slow = 0
-            while hi - lo > tol * hi and hi > 1e-15:
-                width = hi - lo
-                if slow >= 2 or not (ulo > 0 and uhi > 0):
-                    x, slow = 0.5 * (lo + hi), 0
-                else:
-                    flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
-                    x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
-                    x = min(max(x + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
-                u = fun(x)
-                if u <= delta:
-                    hi, uhi = x, u
-                    x2 = x * (1.0 - 0.7 * tol)
-                    if x2 > lo and hi - lo > tol * hi:
-                        u2 = fun(x2)
-                        if u2 > delta:
-                            lo, ulo = x2, u2
-                        else:
-                            hi, uhi = x2, u2
-                else:
-                    lo, ulo = x, u
-                slow = slow + 1 if hi - lo > 0.5 * width else 0
-            return lo, ulo, hi, uhi
+            return _shrink(fun, delta, lo, ulo, hi, uhi, tol)
 
         def rebracket(fun, lo, hi, tol):
             """Re-establish fun(hi) <= delta < fun(lo) near an old bracket (steps of twice its

@@ -746,8 +746,9 @@ class GeneralRandomizer(LocalRandomizer):
     grid used for the mass enclosures only: ~1e-4 of a delta of 1e-6). The accountant's lower
     value is that of the law handed to it (an upper law), not a bound on the true delta. The
     declared ``log_curvature`` is assumed between grid points (a violation there voids the
-    certificate), gamma R_BG <= R_x is assumed outside S (unchecked there), and the certificate
-    covers the given ``inputs`` only.
+    certificate), gamma R_BG <= R_x is assumed outside S (unchecked there), as is R_BG > 0
+    wherever some R_x > 0 outside S (the identity for E[(L_out)_+] needs R_a << R_BG there), and
+    the certificate covers the given ``inputs`` only.
     The decomposition gamma R_BG <= R_x is checked at the nodes and grid points only (it holds
     by construction for a mixture gamma R_BG + (1 - gamma) Q_x).
     """
