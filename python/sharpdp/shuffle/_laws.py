@@ -49,6 +49,15 @@ _U = float(np.finfo(float).eps) / 2.0  # unit roundoff 2^-53
 _RHO = 64.0 * np.finfo(float).eps
 
 
+def _ndtr_flush(z):
+    """Absolute error allowance of ndtr(z) where it goes subnormal or flushes to 0 (z < -37.5):
+    the true value, at most phi(z)/|z| (Mills), plus the smallest subnormals."""
+    z = np.asarray(z, float)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+        m = 1.01 * np.exp(-0.5 * z * z) / (np.abs(z) * _SQRT2PI) + 1e-323
+    return np.where((z < -37.5) & np.isfinite(z), m, 0.0)
+
+
 def _ndtr_rel(z):
     """Assumed relative error bound of ndtr(z) (vectorised)."""
     z = np.asarray(z, float)
@@ -88,7 +97,7 @@ def _interval_prob(z1, z2):
     zA, zB = np.where(upper, -z1, z2), np.where(upper, -z2, z1)
     A, B = ndtr(zA), ndtr(zB)
     p = np.maximum(A - B, 0.0)
-    err = _ndtr_rel(zA) * A + _ndtr_rel(zB) * B + _U * p
+    err = _ndtr_rel(zA) * A + _ndtr_rel(zB) * B + _U * p + _ndtr_flush(zA) + _ndtr_flush(zB)
     return p, err
 
 
@@ -432,10 +441,13 @@ class LognormalLaw(Law):
             e_d = rel_pm * (P + M) + 3 * _U * (np.abs(self.a - xj) + P + M + np.abs(d))
             ww = w0 + d * mm
             m, em = m.copy(), em.copy()
+            # phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
+            phi_rel = (0.5 * v_ * v_ + 4.0) * 2.0 * _U
             m[nar] = mm
-            em[nar] = _GL_REL * mm
+            em[nar] = (_GL_REL + phi_rel) * mm
             wh[nar] = np.maximum(ww, 0.0)
-            ew[nar] = (_GL_REL + rel_pm) * w0 + e_d * mm + np.abs(d) * _GL_REL * mm + 4 * _U * np.abs(ww)
+            ew[nar] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
+                       + 4 * _U * np.abs(ww))
         wt = self.weight
         w = np.minimum(wh / h, m)
         return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m,

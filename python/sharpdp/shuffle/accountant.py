@@ -967,14 +967,17 @@ class ShuffleAccountant:
     def _split(self, eps: float, f: float, rel_tol):
         """(f, upper, lower, e1, leg A report, leg B report) of A(e1) + e^{e1} B(eps - e1), e1 = f eps."""
         e1 = f * eps
-        ra, rb = self._leg(0, e1, rel_tol), self._leg(1, eps - e1, rel_tol)
+        e2 = eps - e1
+        if e1 + e2 > eps:  # (rounding) certify at e1 + e2 <= eps: delta is non-increasing
+            e2 = math.nextafter(e2, 0.0)
+        ra, rb = self._leg(0, e1, rel_tol), self._leg(1, e2, rel_tol)
         w = math.exp(e1)
         return f, (ra.upper + w * rb.upper) * (1 + 8 * _U), (ra.lower + w * rb.lower) * (1 - 8 * _U), e1, ra, rb
 
     def _report_via_bottom(self, eps, rel_tol) -> AccountantReport:
         """Replace-one through bot (class Notes): min over the split e1 + e2 = eps of
         A(e1) + e^{e1} B(e2), rounded outwards, capped at 1."""
-        eps_in, eps = eps, min(eps, 2 * _EPS_CAP)  # delta is non-increasing: the value there holds beyond
+        eps_in, eps = eps, min(eps, _EPS_CAP)  # delta is non-increasing: the value there holds beyond
         def split(f):
             return self._split(eps, f, rel_tol)
 
