@@ -210,3 +210,12 @@ def test_surcharge_survives_infinite_epsilon():
     acc = ShuffleAccountant(r, 1)
     assert acc.get_delta(math.inf) >= outside
     assert acc.report(math.inf).upper >= outside
+
+
+def test_tail_upper_bracket_rejects_a_non_finite_threshold():
+    _, law = antipodal_law(4.6, 0.3)
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="T must be finite"):
+            law.tail_upper_bracket(bad)
+        with pytest.raises(ValueError, match="T must be finite"):
+            laws_for(GaussianRandomizer(4.6, 1), 0.3, "zero_out")[0][1].tail_upper_bracket(bad)

@@ -101,6 +101,11 @@ def _interval_prob(z1, z2):
     return p, err
 
 
+def _check_threshold(T) -> None:
+    if not math.isfinite(T):
+        raise ValueError(f"T must be finite, got {T!r}")
+
+
 class Law:
     """Base class of the law of L (see module docstring for the interface)."""
 
@@ -133,7 +138,28 @@ class Law:
         raise NotImplementedError
 
     def tail_upper_bracket(self, T: float) -> tuple[float, float]:
-        """(lower, upper) bounds on E[(L - T)_+]; this default gives 0 as the lower one."""
+        """Rigorous (lower, upper) bounds on the stop-loss E[(L - T)_+].
+
+        At T = 0 and n = 1 this is the blanket divergence itself, D_up = E[L_+] (seed 001
+        appendix, Lemma 5.3 of Balle et al. 2019 with one user), which the accountant uses.
+
+        Parameters
+        ----------
+        T : float
+            Threshold (finite; units of L, dimensionless).
+
+        Returns
+        -------
+        (float, float)
+            0 <= lower <= E[(L - T)_+] <= upper, rounding included. This default gives 0 as
+            the lower bound; FiniteLaw, LognormalLaw and SumLaw give closed forms.
+
+        Raises
+        ------
+        ValueError
+            T is NaN or infinite.
+        """
+        _check_threshold(T)
         return 0.0, self.tail_upper(T)
 
 
@@ -209,6 +235,7 @@ class FiniteLaw(Law):
         return self.tail_upper_bracket(T)[1]
 
     def tail_upper_bracket(self, T):
+        _check_threshold(T)
         s = float(np.dot(np.maximum(self.values - T, 0.0), self.probs))
         rel = max((self.values.size + 4.0) * _U, 1e-12)  # a dot product of m terms: m u (relative)
         return s * (1.0 - rel), s * (1.0 + rel)
@@ -387,6 +414,7 @@ class LognormalLaw(Law):
         return self._tail(lo, hi, T, 1.0)
 
     def tail_upper_bracket(self, T):
+        _check_threshold(T)
         lo, hi = self._vint(T, _BIG)
         if hi <= lo:
             return 0.0, 0.0
@@ -503,6 +531,7 @@ class SumLaw(Law):
         return sum(p.tail_upper(T) for p in self.parts)
 
     def tail_upper_bracket(self, T):
+        _check_threshold(T)
         b = [p.tail_upper_bracket(T) for p in self.parts]
         return sum(x for x, _ in b) * (1 - 1e-12), sum(y for _, y in b) * (1 + 1e-12)
 

@@ -993,6 +993,11 @@ class GeneralRandomizer(LocalRandomizer):
         ``1 - mass[a][0]`` (rounded up) on R_a(S^c) >= E[(l_eps)_+; Y outside S]; it does not
         depend on ``epsilon`` (>= 0, nats). Estimate mode: 0.0 (the whole figure is an estimate).
 
+        Returns
+        -------
+        float
+            In [0, 1], in units of delta (a probability).
+
         Raises
         ------
         ValueError
