@@ -26,7 +26,7 @@ constexpr std::size_t kBlockRows = 4096;
 // Rows must satisfy |x_i|_2^2 <= max_norm2 and be finite (checked in the same pass).
 py::array_t<double> bmg_sample(const py::array_t<double, py::array::c_style | py::array::forcecast>& x,
                                double gamma, double sigma0, std::uint64_t seed, int threads,
-                               double max_norm2) {
+                               double max_norm2, std::uint64_t row_offset, std::uint64_t total_rows) {
   if (x.ndim() != 2) throw std::invalid_argument("x must be 2-dimensional (n, dim)");
   if (!(gamma >= 0.0 && gamma < 1.0)) throw std::invalid_argument("gamma must be in [0, 1)");
   if (!(sigma0 > 0.0) || !std::isfinite(sigma0)) throw std::invalid_argument("sigma0 must be finite and > 0");
@@ -34,18 +34,43 @@ py::array_t<double> bmg_sample(const py::array_t<double, py::array::c_style | py
   if (!(max_norm2 > 0.0)) throw std::invalid_argument("max_norm2 must be > 0");
   const auto n = static_cast<std::size_t>(x.shape(0));
   const auto d = static_cast<std::size_t>(x.shape(1));
+  // x holds the global rows [row_offset, row_offset + n) of a table of total_rows rows
+  // (total_rows = 0: row_offset + n). Global block b covers rows [b K, min(total, (b + 1) K)) and
+  // draws from Rng(seed, b): first the normals of all its rows, then one uniform per row. A slice
+  // that starts or ends inside a block replays (and discards) the draws of the rows outside it, so
+  // its messages are bit-identical to the same rows of one call on the whole table.
+  const std::size_t g_begin = static_cast<std::size_t>(row_offset);
+  const std::size_t total = total_rows == 0 ? g_begin + n : static_cast<std::size_t>(total_rows);
+  if (total < g_begin + n) throw std::invalid_argument("total_rows must be >= row_offset + len(x)");
   py::array_t<double> out({x.shape(0), x.shape(1)});
   const double* xin = x.data();
   double* y = out.mutable_data();
-  const std::size_t nblocks = (n + kBlockRows - 1) / kBlockRows;
+  const std::size_t b_first = g_begin / kBlockRows;
+  const std::size_t nblocks = n == 0 ? 0 : (g_begin + n - 1) / kBlockRows - b_first + 1;
   {
     py::gil_scoped_release release;
-    parallel_blocks(nblocks, threads, [&](std::size_t b) {
+    parallel_blocks(nblocks, threads, [&](std::size_t lb) {
+      const std::size_t b = b_first + lb;
       Rng rng(seed, b);
-      const std::size_t r0 = b * kBlockRows;
-      const std::size_t r1 = std::min(n, r0 + kBlockRows);
+      const std::size_t g0 = b * kBlockRows;                        // global block [g0, g1)
+      const std::size_t g1 = std::min(total, g0 + kBlockRows);
+      const std::size_t s0 = std::max(g0, g_begin);                 // rows of x in it: [s0, s1)
+      const std::size_t s1 = std::min(g1, g_begin + n);
+      const std::size_t r0 = s0 - g_begin;                          // local rows [r0, r1)
+      const std::size_t r1 = s1 - g_begin;
+      double skip[64];
+      auto discard_normals = [&](std::size_t count) {
+        while (count > 0) {
+          const std::size_t len = std::min<std::size_t>(count, 64);
+          rng.normals_ziggurat(skip, len);
+          count -= len;
+        }
+      };
+      discard_normals((s0 - g0) * d);
       double* yb = y + r0 * d;
       rng.normals_ziggurat(yb, (r1 - r0) * d);
+      discard_normals((g1 - s1) * d);
+      for (std::size_t i = g0; i < s0; ++i) rng.uniform();
       for (std::size_t i = r0; i < r1; ++i) {
         double* yi = y + i * d;
         const double* xi = xin + i * d;
@@ -91,9 +116,12 @@ py::array_t<double> standard_normals(std::size_t count, std::uint64_t seed, int 
 void register_samplers(py::module_& m) {
   m.attr("BLOCK_ROWS") = kBlockRows;
   m.def("bmg_sample", &bmg_sample, py::arg("x"), py::arg("gamma"), py::arg("sigma0"), py::arg("seed"),
-        py::arg("threads") = 0, py::arg("max_norm2") = 1.0,
+        py::arg("threads") = 0, py::arg("max_norm2") = 1.0, py::arg("row_offset") = 0,
+        py::arg("total_rows") = 0,
         "Blanket-mixed Gaussian messages for the rows of x (n, dim) -> (n, dim) float64; raises "
-        "ValueError if a row is not finite or has squared L2 norm > max_norm2.");
+        "ValueError if a row is not finite or has squared L2 norm > max_norm2. x may be the global "
+        "rows [row_offset, row_offset + n) of a table of total_rows rows (0: row_offset + n): the "
+        "messages are then those of one call on the whole table.");
   m.def("standard_normals", &standard_normals, py::arg("count"), py::arg("seed"), py::arg("threads") = 0,
         "count standard normals (ziggurat), deterministic in seed for any thread count.");
 }
