@@ -103,7 +103,7 @@ def _read_path(path: str, columns: list[str], text: bool):
     except Exception as exc:  # pyarrow's ArrowInvalid and friends
         kind = "Parquet" if parquet else "CSV"
         raise ValueError(f"data: cannot read {path} as {kind}: {_one_line(exc)}") from None
-    if not parquet and not text:
+    if not parquet and not text and columns:
         # Read the chosen columns as float64 (a non-numeric cell then fails loudly), but first
         # reject columns that the header sample already shows to be text.
         check_numeric(frame, columns, path)
@@ -119,6 +119,29 @@ def check_numeric(frame, columns: Sequence[str], source: str) -> None:
     for c in columns:
         if c in frame.columns and not pd.api.types.is_numeric_dtype(frame.dtypes[c]):
             raise ValueError(f"columns: column {c!r} of {source} is not numeric (dtype {frame.dtypes[c]})")
+
+
+def numeric_columns(data: Any) -> list[str]:
+    """Names of the numeric columns of a table (Dask DataFrame or path), in order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``data`` as :func:`open_table` does, or naming ``columns`` if none is numeric.
+    """
+    import pandas as pd
+
+    dd = _dd()
+    if isinstance(data, dd.DataFrame):
+        full, source = data, "dask DataFrame"
+    elif isinstance(data, (str, os.PathLike)):
+        full, source = _read_path(os.fspath(data), [], False)
+    else:
+        raise TypeError(f"data must be a dask DataFrame or a path, got {type(data).__name__}")
+    cols = [str(c) for c in full.columns if pd.api.types.is_numeric_dtype(full.dtypes[c])]
+    if not cols:
+        raise ValueError(f"columns: no numeric column in {source}; choose columns with --columns")
+    return cols
 
 
 @dataclass
@@ -161,7 +184,7 @@ class Engine:
                 from tqdm import tqdm
 
                 bar = tqdm(total=len(futures), desc=what, unit="partition", disable=None, leave=False)
-            for _ in as_completed(futures):
+            for _ in as_completed(futures, loop=self.client.loop):
                 if bar is not None:
                     bar.update(1)
             return self.client.gather(futures)

@@ -35,6 +35,8 @@ class MeanResult:
         The same in unit-ball coordinates: the randomizer's unbiased estimate.
     true_mean, true_mean_clipped : numpy.ndarray of float64, shape (d,)
         Mean of the complete rows, before and after clipping (NOT private: for evaluation).
+    true_mean_clipped_scaled : numpy.ndarray of float64, shape (d,)
+        The clipped mean in unit-ball coordinates (NOT private), the estimate's target.
     n, d : int
         Complete rows used, columns.
     columns : list of str
@@ -61,6 +63,7 @@ class MeanResult:
     private_mean_scaled: np.ndarray
     true_mean: np.ndarray
     true_mean_clipped: np.ndarray
+    true_mean_clipped_scaled: np.ndarray
     n: int
     d: int
     columns: list
@@ -132,7 +135,7 @@ def _as_bounds(bounds, d: int) -> np.ndarray:
 
 
 def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: float, *, rng=None,
-                 client=None, threads: int = 1, keep_messages: bool = False,
+                 randomizer=None, client=None, threads: int = 1, keep_messages: bool = False,
                  progress: bool = False) -> MeanResult:
     """Shuffle-model private mean of numeric columns of a partitioned table, on Dask.
 
@@ -173,6 +176,10 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     rng : numpy.random.Generator, int, SeedSequence or None
         Source of the randomizer's seed, as for ``BlanketMixedGaussian.sample`` (a Generator
         is advanced by that one draw).
+    randomizer : sharpdp.shuffle.BlanketMixedGaussian, optional
+        A randomizer calibrated beforehand (e.g. by ``calibrate_bmg`` at this n) to use instead
+        of calibrating; it is still certified by the accountant at the table's n, and refused
+        (ValueError) if its delta at ``epsilon`` exceeds ``delta`` or its dim is not d.
     client : distributed.Client or None
         Cluster to run on (default: the active default Client, else Dask's threads).
     threads : int, default 1
@@ -199,7 +206,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     from sharpdp._kernels.exact_sum import mean_from_exact_sums
     from sharpdp._rng import as_generator
     from sharpdp.datasets import UnitBallScaling
-    from sharpdp.shuffle import calibrate_bmg
+    from sharpdp.shuffle import BlanketMixedGaussian, calibrate_bmg
     from sharpdp.shuffle.accountant import ShuffleAccountant
 
     import dask
@@ -241,10 +248,16 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     scaling = UnitBallScaling(bounds)
     sum_raw = [sum(r["sum"][j] for r in first) for j in range(d)]
 
-    bmg = calibrate_bmg(n, epsilon, delta, d)
+    if randomizer is None:
+        bmg = calibrate_bmg(n, epsilon, delta, d)
+    elif not isinstance(randomizer, BlanketMixedGaussian) or randomizer.dim != d:
+        raise ValueError(f"randomizer must be a BlanketMixedGaussian of dim {d}, got {randomizer!r}")
+    else:
+        bmg = randomizer
     delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n).get_delta_bounds(epsilon))
-    if not delta_cert <= delta:  # calibrate_bmg verified this already
-        raise ValueError(f"internal: certified delta {delta_cert} exceeds the target {delta}")
+    if not delta_cert <= delta:  # calibrate_bmg verified this already; a given randomizer may fail
+        raise ValueError(f"randomizer: certified delta {delta_cert:.6g} at epsilon = {epsilon:g} and n = {n} "
+                         f"exceeds the target {delta:g}")
 
     snapshot = copy.deepcopy(gen)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
@@ -264,6 +277,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     return MeanResult(
         private_mean=scaling.to_original(est_z), private_mean_scaled=est_z,
         true_mean=mean_from_exact_sums(sum_raw, n), true_mean_clipped=scaling.to_original(true_z),
+        true_mean_clipped_scaled=true_z,
         n=n, d=d, columns=columns, bounds=scaling.bounds, bounds_public=not warnings,
         rows_dropped_missing=dropped, values_clipped=int(sum(r["clipped"] for r in second)),
         randomizer=bmg, epsilon=epsilon, delta_target=delta, delta_certified=delta_cert,
