@@ -247,7 +247,8 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
         raise ValueError("workers: give either workers (a new local cluster) or scheduler, not both")
     if scheduler is not None:
         try:
-            client = Client(scheduler, timeout=timeout, set_as_default=False)
+            kwargs = {} if timeout is None else {"timeout": timeout}
+            client = Client(scheduler, set_as_default=False, **kwargs)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
             raise ValueError(f"scheduler: cannot connect to {scheduler}: {_one_line(exc)}") from None
         try:
