@@ -13,7 +13,7 @@ scheduling order, and identical to the single-machine path on the same rows in t
 """
 
 from sharpdp.distributed._engine import Engine, cluster
-from sharpdp.distributed._histogram import HistogramResult, release_histogram
+from sharpdp.distributed._histogram import HistogramResult, group_counts, release_histogram
 from sharpdp.distributed._mean import MeanResult, private_mean
 
-__all__ = ["Engine", "HistogramResult", "MeanResult", "cluster", "private_mean", "release_histogram"]
+__all__ = ["Engine", "HistogramResult", "MeanResult", "cluster", "group_counts", "private_mean", "release_histogram"]

@@ -63,7 +63,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
 
     from sharpdp import datasets
     from sharpdp.distributed import cluster, private_mean
-    from sharpdp.distributed._engine import numeric_columns
+    from sharpdp.distributed._engine import numeric_columns, open_table
     from sharpdp.shuffle import gaussian_mechanism_sigma
 
     path = args.data if args.data is not None else args.csv
@@ -72,6 +72,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     try:
         if columns is None:
             columns = numeric_columns(path)
+        open_table(path, columns)  # a bad path or column fails here, before a cluster is started
         d = len(columns)
         bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
         seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)

@@ -121,6 +121,79 @@ def _domain_frame(keys, by: list[str]):
     return frame.astype(str).drop_duplicates().reset_index(drop=True)
 
 
+def group_counts(data, by: str | Sequence[str], *, keys=None, keys_from_data: bool = False, client=None,
+                 progress: bool = False):
+    """Group counts of a partitioned table over a public key domain, computed on the workers.
+
+    The counting step of :func:`release_histogram` (same parameters and rules); nothing is
+    randomized.
+
+    Returns
+    -------
+    keys : pandas.DataFrame
+        The groups (text columns ``by``): the domain in its order, or the data's keys sorted.
+    counts : numpy.ndarray of int64, shape (groups,)
+        True counts (NOT publishable).
+    info : dict
+        ``by``, ``rows``, ``rows_dropped_missing_key``, ``rows_dropped_outside_domain``,
+        ``keys_outside_domain``, ``key_domain``, ``engine``, ``partitions``, ``workers``,
+        ``source``, ``warnings``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`release_histogram`.
+    """
+    import dask
+    import pandas as pd
+
+    by = [by] if isinstance(by, str) else [str(b) for b in by]
+    if not by or any(not b for b in by):
+        raise ValueError("by: give at least one column name")
+    if len(set(by)) != len(by):
+        raise ValueError(f"by: duplicated column in {by}")
+    if keys is not None and keys_from_data:
+        raise ValueError("keys_from_data: give either keys (a public domain) or keys_from_data, not both")
+    if keys is None and not keys_from_data:
+        raise ValueError("keys: a public key domain is required (or keys_from_data=True, which does not "
+                         "protect the key set)")
+    domain = None if keys is None else _domain_frame(keys, by)
+    frame, source = open_table(data, by, text=True)
+    engine = engine_for(client)
+    parts = frame.to_delayed()
+    warnings: list[str] = []
+    if domain is not None:
+        index = dask.delayed(_key_index(domain, by), pure=True)
+        results = engine.compute([dask.delayed(_domain_task)(p, by, index) for p in parts],
+                                 "data (group counts)", progress)
+        counts = np.zeros(len(domain), dtype=np.int64)
+        outside: set = set()
+        for r in results:
+            counts += r["counts"]
+            outside |= r["outside_keys"]
+        out_rows = int(sum(r["outside_rows"] for r in results))
+        keys_frame, description = domain, "public"
+    else:
+        results = engine.compute([dask.delayed(_data_keys_task)(p, by) for p in parts],
+                                 "data (group counts)", progress)
+        series = [r["counts"] for r in results if len(r["counts"])]
+        if not series:
+            raise ValueError("by: no row has a complete key (every row has a missing key value)")
+        total = pd.concat(series).groupby(level=list(range(len(by))), sort=True).sum()
+        total.index = total.index.set_names(by)
+        keys_frame = total.index.to_frame(index=False)
+        counts = total.to_numpy(dtype=np.int64)
+        outside, out_rows, description = set(), 0, "taken from the data (not protected)"
+        warnings.append("keys_from_data: the key set is taken from the data and is NOT protected: each "
+                        "released group shows that at least one row has that key")
+    info = {"by": by, "rows": int(sum(r["rows"] for r in results)),
+            "rows_dropped_missing_key": int(sum(r["dropped"] for r in results)),
+            "rows_dropped_outside_domain": out_rows, "keys_outside_domain": len(outside),
+            "key_domain": description, "engine": engine.name, "partitions": len(parts),
+            "workers": engine.workers, "source": source, "warnings": warnings}
+    return keys_frame, counts, info
+
+
 def release_histogram(data, by: str | Sequence[str], mechanism, *, keys=None, keys_from_data: bool = False,
                       rng=None, integer: bool = False, client=None, progress: bool = False) -> HistogramResult:
     """Release the group counts of a partitioned table with count-dependent zCDP, on Dask.
@@ -172,56 +245,11 @@ def release_histogram(data, by: str | Sequence[str], mechanism, *, keys=None, ke
     TypeError
         If ``data`` is neither a Dask DataFrame nor a path, or ``keys`` has the wrong type.
     """
-    import dask
-    import pandas as pd
-
-    by = [by] if isinstance(by, str) else [str(b) for b in by]
-    if not by or any(not b for b in by):
-        raise ValueError("by: give at least one column name")
-    if len(set(by)) != len(by):
-        raise ValueError(f"by: duplicated column in {by}")
-    if keys is not None and keys_from_data:
-        raise ValueError("keys_from_data: give either keys (a public domain) or keys_from_data, not both")
-    if keys is None and not keys_from_data:
-        raise ValueError("keys: a public key domain is required (or keys_from_data=True, which does not "
-                         "protect the key set)")
     if not hasattr(mechanism, "release"):
         raise TypeError(f"mechanism must have a release method (e.g. ShiftedLogGaussian), got "
                         f"{type(mechanism).__name__}")
-    domain = None if keys is None else _domain_frame(keys, by)
-    frame, source = open_table(data, by, text=True)
-    engine = engine_for(client)
-    parts = frame.to_delayed()
-    warnings: list[str] = []
-    if domain is not None:
-        index = dask.delayed(_key_index(domain, by), pure=True)
-        results = engine.compute([dask.delayed(_domain_task)(p, by, index) for p in parts],
-                                 "data (group counts)", progress)
-        counts = np.zeros(len(domain), dtype=np.int64)
-        outside: set = set()
-        for r in results:
-            counts += r["counts"]
-            outside |= r["outside_keys"]
-        out_rows = int(sum(r["outside_rows"] for r in results))
-        keys_frame, description = domain, "public"
-    else:
-        results = engine.compute([dask.delayed(_data_keys_task)(p, by) for p in parts],
-                                 "data (group counts)", progress)
-        series = [r["counts"] for r in results if len(r["counts"])]
-        if not series:
-            raise ValueError("by: no row has a complete key (every row has a missing key value)")
-        total = pd.concat(series).groupby(level=list(range(len(by))), sort=True).sum()
-        total.index = total.index.set_names(by)
-        keys_frame = total.index.to_frame(index=False)
-        counts = total.to_numpy(dtype=np.int64)
-        outside, out_rows, description = set(), 0, "taken from the data (not protected)"
-        warnings.append("keys_from_data: the key set is taken from the data and is NOT protected: each "
-                        "released group shows that at least one row has that key")
+    keys_frame, counts, info = group_counts(data, by, keys=keys, keys_from_data=keys_from_data, client=client,
+                                            progress=progress)
     released = mechanism.release(counts, rng=rng, integer=integer)
-    return HistogramResult(
-        keys=keys_frame, released=np.asarray(released), true_counts=counts, by=by,
-        rows=int(sum(r["rows"] for r in results)),
-        rows_dropped_missing_key=int(sum(r["dropped"] for r in results)),
-        rows_dropped_outside_domain=out_rows, keys_outside_domain=len(outside), key_domain=description,
-        mechanism=mechanism, integer=bool(integer), engine=engine.name, partitions=len(parts),
-        workers=engine.workers, source=source, warnings=warnings)
+    return HistogramResult(keys=keys_frame, released=np.asarray(released), true_counts=counts,
+                           mechanism=mechanism, integer=bool(integer), **info)
