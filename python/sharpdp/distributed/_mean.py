@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -56,6 +57,8 @@ class MeanResult:
         Workers of the Dask cluster (None: Dask's local threaded scheduler).
     messages : numpy.ndarray of float64, shape (n, d), or None
         The messages in global row order (not shuffled), only with ``keep_messages=True``.
+    sample_seconds : float
+        Time spent in the randomizer, summed over the tasks (seconds of one thread each).
     warnings : list of str
     """
 
@@ -82,6 +85,7 @@ class MeanResult:
     source: str = ""
     messages: np.ndarray | None = None
     warnings: list = field(default_factory=list)
+    sample_seconds: float = 0.0
 
     @property
     def expected_rmse_per_coordinate(self) -> float:
@@ -116,13 +120,15 @@ def _randomize_task(part, ncols: int, scaling, randomizer, rng_state, offset: in
 
     values, _ = _complete(part, ncols)
     if values.shape[0] == 0:
-        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "clipped": 0, "messages": None}
+        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "clipped": 0, "messages": None, "sample_seconds": 0.0}
     z, clipped = scaling.to_unit_ball(values)
     # a private copy of the driver's generator: every partition derives the same 64-bit seed
+    start = time.perf_counter()
     messages = randomizer.sample(z, rng=copy.deepcopy(rng_state), threads=threads, row_offset=offset,
                                  total_rows=total)
+    seconds = time.perf_counter() - start
     return {"sum_y": exact_column_sums(messages), "sum_z": exact_column_sums(z), "clipped": clipped,
-            "messages": messages if keep else None}
+            "messages": messages if keep else None, "sample_seconds": seconds}
 
 
 def _as_bounds(bounds, d: int) -> np.ndarray:
@@ -282,4 +288,5 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         rows_dropped_missing=dropped, values_clipped=int(sum(r["clipped"] for r in second)),
         randomizer=bmg, epsilon=epsilon, delta_target=delta, delta_certified=delta_cert,
         delta_bounds=(delta_lo, delta_cert), engine=engine.name, partitions=nparts,
-        workers=engine.workers, source=source, messages=messages, warnings=warnings)
+        workers=engine.workers, source=source, messages=messages, warnings=warnings,
+        sample_seconds=float(sum(r["sample_seconds"] for r in second)))
