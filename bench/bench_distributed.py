@@ -41,7 +41,7 @@ EPS, DELTA = 0.01, 1e-6
 _SINGLE = r"""
 import glob, json, resource, sys, time
 import numpy as np, pandas as pd
-from sharpdp.datasets import UnitBallScaling
+from sharpdp.apps.datasets import UnitBallScaling
 from sharpdp.shuffle import BlanketMixedGaussian
 path, gamma, sigma0 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 cols = ["dep_delay", "arr_delay", "air_time", "distance"]

@@ -15,7 +15,7 @@ distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
 from sharpdp.cli import main  # noqa: E402
-from sharpdp.datasets import UnitBallScaling  # noqa: E402
+from sharpdp.apps.datasets import UnitBallScaling  # noqa: E402
 from sharpdp.distributed import cluster, private_mean, release_histogram  # noqa: E402
 from sharpdp.histogram import ShiftedLogGaussian  # noqa: E402
 

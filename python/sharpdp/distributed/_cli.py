@@ -36,6 +36,12 @@ def check_engine_options(args: argparse.Namespace) -> bool:
             if getattr(args, flag) is not None:
                 raise ValueError(f"--{flag} needs --engine dask")
         return False
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise ValueError(f"--engine dask: {exc.name or exc} is not installed; the Dask engine needs the [dask] "
+                         "extra: pip install \"sharpdp[dask]\"") from None
     if args.workers is not None and args.scheduler is not None:
         raise ValueError("--workers: give either --workers (a new local cluster) or --scheduler, not both")
     if args.workers is not None and args.workers < 1:
@@ -61,7 +67,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     """``sharpdp mean --engine dask``: the result dictionary of the single-process path, plus the engine."""
     import numpy as np
 
-    from sharpdp import datasets
+    from sharpdp.apps import datasets
     from sharpdp.distributed import cluster, private_mean
     from sharpdp.distributed._engine import numeric_columns, open_table
     from sharpdp.shuffle import gaussian_mechanism_sigma

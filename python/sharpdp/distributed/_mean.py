@@ -211,7 +211,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     from sharpdp import _validation as V
     from sharpdp._kernels.exact_sum import mean_from_exact_sums
     from sharpdp._rng import as_generator
-    from sharpdp.datasets import UnitBallScaling
+    from sharpdp.apps.datasets import UnitBallScaling
     from sharpdp.shuffle import BlanketMixedGaussian, calibrate_bmg
     from sharpdp.shuffle.accountant import ShuffleAccountant
 
@@ -244,7 +244,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         raise ValueError(f"data: no complete rows in {source} for columns {', '.join(columns)}")
     warnings: list[str] = []
     if bounds is None:
-        from sharpdp.datasets import data_bounds
+        from sharpdp.apps.datasets import data_bounds
 
         lo = np.min([r["lo"] for r in first if "lo" in r], axis=0)
         hi = np.max([r["hi"] for r in first if "hi" in r], axis=0)

