@@ -308,3 +308,23 @@ def test_worker_death(tmp_path, table, bmg, reference):
                 private_mean(frame(True), COLUMNS, BOUNDS, EPS, DELTA, rng=SEED, randomizer=bmg,
                              client=eng.client)
             assert "no result" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_cli_histogram_dask_matches_cli_histogram_csv(tmp_path, table, clients, capsys):
+    csv = tmp_path / "h.csv"
+    table.dropna(subset=["carrier"]).to_csv(csv, index=False)
+    common = ["histogram", "--by", "carrier", "--r", "0.2", "--seed", "5", "--no-plot", "--json"]
+    code, out, err = _cli(capsys, *common, "--csv", str(csv), "--out", str(tmp_path / "local"))
+    assert code == 0, err
+    local = json.loads(out)
+    addr = clients[2].scheduler.address
+    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler", addr,
+                          "--out", str(tmp_path / "dask"))
+    assert code == 0, err
+    remote = json.loads(out)
+    assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
+    for key in ("rows", "groups", "examples", "mean_relative_error", "min_v_n", "max_v_n"):
+        assert remote[key] == local[key], key
+    a = pd.read_csv(tmp_path / "local" / "histogram_release.csv")
+    b = pd.read_csv(tmp_path / "dask" / "histogram_release.csv")
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
