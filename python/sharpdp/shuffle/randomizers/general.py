@@ -8,7 +8,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._quadrature import composite_gauss_legendre, gauss_legendre
-from sharpdp._rng import as_generator
+from sharpdp._rng import as_generator, core_threads
 from sharpdp.shuffle import quadrature as Q
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY, check_adjacency
@@ -469,7 +469,7 @@ class GeneralRandomizer(RandomizerBase):
             raise ValueError(f"{name} must have shape (n,) or (n, 1), got {arr.shape}")
         return arr.reshape(-1), arr.shape
 
-    def sample(self, x, rng=None) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
         """Randomize every input by inverse-CDF sampling (Numba kernel, vectorised).
 
         For each distinct input the cell masses are tabulated with the ``order``-point
@@ -490,6 +490,9 @@ class GeneralRandomizer(RandomizerBase):
             Inputs in [min(inputs), max(inputs)], n >= 1.
         rng : numpy.random.Generator, int, SeedSequence or None
             Source of the uniforms (None: fresh OS entropy); identical output for a given seed.
+        threads : int or None, keyword-only
+            The common sampler convention (>= 1, None: all cores); validated, but this Numba
+            kernel runs on one thread, so it changes nothing.
 
         Returns
         -------
@@ -506,6 +509,7 @@ class GeneralRandomizer(RandomizerBase):
         """
         from sharpdp._kernels import shuffle as K
 
+        core_threads(threads)
         xs, shape = self._inputs_column("x", x)
         lo_x, hi_x = float(self.inputs.min()), float(self.inputs.max())
         if xs.min() < lo_x or xs.max() > hi_x:
