@@ -143,19 +143,22 @@ def test_property_bounds_ordered(k, eps0, n, eps):
 
 
 def test_smallest_certified_delta_picks_the_minimum():
-    from sharpdp.shuffle.indices import smallest_certified_delta
+    from sharpdp.shuffle import smallest_certified_delta
 
     rr = RandomizedResponse(10, 1.0)
-    d, src = smallest_certified_delta(rr, 100_000, 0.0075)
+    d, src = smallest_certified_delta(rr, 100_000, 0.0075, "replace")
     assert src == "blanket" and d <= clones_delta(1.0, 100_000, 0.0075)
     # zero-out: the clones bound does not apply, the blanket value is returned
     d0, src0 = smallest_certified_delta(rr, 1000, 0.1, "zero_out")
     assert src0 == "blanket" and d0 == ShuffleAccountant(rr, 1000).get_delta(0.1)
     # a randomizer whose blanket is tiny: gamma -> 0 makes the blanket bound weak, clones wins
     pu = PrivUnit(0.9, 0.0, 1)  # binary RR with eps0 = log 9
-    d1, src1 = smallest_certified_delta(pu, 5, 1.0)
+    d1, src1 = smallest_certified_delta(pu, 5, 1.0, adjacency="replace")
     assert d1 == min(ShuffleAccountant(pu, 5, adjacency="replace").get_delta(1.0), clones_delta(pu.local_epsilon, 5, 1.0))
     assert src1 in ("blanket", "clones")
+    # the default adjacency is zero-out, as everywhere: the blanket value, never the clones bound
+    d2, src2 = smallest_certified_delta(pu, 5, 1.0)
+    assert src2 == "blanket" and d2 == ShuffleAccountant(pu, 5).get_delta(1.0)
 
 
 @pytest.mark.parametrize("k", [2, 3])

@@ -275,13 +275,14 @@ class GeneralRandomizer(RandomizerBase):
         if check and self._has_blanket:
             self._check_blanket(T)
         G = np.log(T)
-        hit = Q.log_curvature_violation(G, pts, left, self.log_curvature) if check else None
+        bound = float(self.log_curvature)  # type: ignore[arg-type]  # certified mode only
+        hit = Q.log_curvature_violation(G, pts, left, bound) if check else None
         if hit is not None:
             r, y, val = hit
             raise ValueError(f"log_curvature: the declared bound {self.log_curvature} on |d^2/dy^2 log R| is "
                              f"violated: the finite-difference d^2/dy^2 log R for {names[r]} is {val:.6g} "
                              f"near y={y:.6g}")
-        kap = Q.certified_log_error(G, pts, left, length, shift, self.log_curvature)
+        kap = Q.certified_log_error(G, pts, left, length, shift, bound)
         return T, left, kap, Q.certified_interval_integrals(T, G, left, length)
 
     def _params(self) -> dict:
