@@ -14,12 +14,8 @@ from sharpdp.shuffle import GeneralRandomizer, PrivUnit, RandomizedResponse, Shu
 from sharpdp.shuffle.indices import clones_delta  # noqa: E402
 
 
-@pytest.mark.parametrize("k,eps0,eps,n,exact", [
-    (3, 1.0, 0.3, 200, 1.589338e-6),
-    (5, 1.0, 0.25, 300, 1.962227e-8),
-    (10, 2.0, 0.4, 300, 3.854537e-5),
-])
-def test_spec_krr_table_bracketed_through_randomized_response(k, eps0, eps, n, exact):
+def test_spec_krr_table_bracketed_through_randomized_response(krr_replace_row):
+    k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
     acc = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")
     lo, up = acc.get_delta_bounds(eps)
     assert lo <= exact * (1 + 1e-6) and up >= exact * (1 - 1e-6)  # the table has 7 digits
