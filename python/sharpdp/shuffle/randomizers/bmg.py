@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed
+from sharpdp._rng import core_seed, core_threads
 from sharpdp.shuffle._laws import _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
@@ -47,7 +47,7 @@ class BlanketMixedGaussian(RandomizerBase):
     def _params(self) -> dict:
         return {"gamma": self.gamma, "sigma0": self.sigma0, "dim": self.dim}
 
-    def sample(self, x, rng=None, threads: int | None = None, *, row_offset: int = 0,
+    def sample(self, x, rng=None, *, threads: int | None = None, row_offset: int = 0,
                total_rows: int | None = None) -> np.ndarray:
         """Randomize every row of ``x`` (one message per user), in C++.
 
@@ -64,13 +64,13 @@ class BlanketMixedGaussian(RandomizerBase):
             Inputs in the unit L2 ball (row norms <= 1 + 1e-12), n >= 1.
         rng : numpy.random.Generator, int, SeedSequence or None
             Source of the 64-bit seed (``None``: fresh OS entropy).
-        threads : int, optional
-            Worker threads (default: all cores). Does not change the output.
-        row_offset : int, default 0
+        threads : int or None, keyword-only
+            Worker threads >= 1 (None: all cores). Does not change the output.
+        row_offset : int, default 0, keyword-only
             Global position of the first row of ``x`` in a larger table that
             is randomized piece by piece (e.g. one partition of a distributed
             dataset), >= 0.
-        total_rows : int or None
+        total_rows : int or None, keyword-only
             Number of rows of that table (default ``row_offset + n``). With
             the same ``rng``, the messages of the rows ``[row_offset,
             row_offset + n)`` are then bit-identical to the same rows of one
@@ -97,7 +97,7 @@ class BlanketMixedGaussian(RandomizerBase):
             raise ValueError(f"x must have shape (n, {self.dim}), got {x.shape}")
         if x.shape[0] == 0:
             raise ValueError("x must not be empty")
-        nthreads = 0 if threads is None else V.integer("threads", threads, lo=1)
+        nthreads = core_threads(threads)
         row_offset = V.integer("row_offset", row_offset, lo=0)
         end = row_offset + x.shape[0]
         total_rows = end if total_rows is None else V.integer("total_rows", total_rows, lo=end)
