@@ -19,6 +19,10 @@ from sharpdp.apps.datasets import UnitBallScaling  # noqa: E402
 from sharpdp.distributed import cluster, private_mean, release_histogram  # noqa: E402
 from sharpdp.histogram import ShiftedLogGaussian  # noqa: E402
 
+# Dask's Parquet reader still calls DataFrame.reset_index(inplace=True), deprecated by pandas 3.1:
+# a third-party warning, not ours (warnings are errors in this suite).
+pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index is deprecated")
+
 COLUMNS = ["a", "b", "c", "e"]
 BOUNDS = np.array([[0.0, 20.0], [-5.0, 5.0], [0.0, 10.0], [-1.0, 1.0]])
 EPS, DELTA, SEED = 0.05, 1e-5, 20260101
