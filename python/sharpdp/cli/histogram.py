@@ -236,6 +236,7 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(f"plot: {result['png']}")
     from sharpdp.distributed._cli import engine_line
 
-    if engine_line(result):
-        lines.append(engine_line(result))
+    engine = engine_line(result)
+    if engine is not None:
+        lines.append(engine)
     return "\n".join(lines)

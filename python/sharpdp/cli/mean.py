@@ -176,6 +176,7 @@ def format_text(r: dict[str, Any]) -> str:
     lines.append(f"seed       : {r['seed']}")
     from sharpdp.distributed._cli import engine_line
 
-    if engine_line(r):
-        lines.append(engine_line(r))
+    engine = engine_line(r)
+    if engine is not None:
+        lines.append(engine)
     return "\n".join(lines)

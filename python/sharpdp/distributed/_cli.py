@@ -81,7 +81,8 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         open_table(path, columns)  # a bad path or column fails here, before a cluster is started
         d = len(columns)
         bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
-        seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
+        entropy = np.random.SeedSequence().entropy  # an int for a fresh SeedSequence
+        seed = int(entropy) if args.seed is None else int(args.seed)  # type: ignore[arg-type]
         with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
             res = private_mean(path, columns, bounds, epsilon, delta, rng=np.random.default_rng(seed),
                                client=engine.client, threads=args.threads or 1, progress=True)
