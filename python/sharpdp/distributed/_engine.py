@@ -97,10 +97,7 @@ def _read_path(path: str, columns: list[str], text: bool):
             if text:
                 kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
             frame = dd.read_csv(path, **kwargs)
-    except (OSError, ValueError, TypeError) as exc:
-        kind = "Parquet" if parquet else "CSV"
-        raise ValueError(f"data: cannot read {path} as {kind}: {_one_line(exc)}") from None
-    except Exception as exc:  # pyarrow's ArrowInvalid and friends
+    except Exception as exc:  # OSError, ValueError, pyarrow's ArrowInvalid and friends
         kind = "Parquet" if parquet else "CSV"
         raise ValueError(f"data: cannot read {path} as {kind}: {_one_line(exc)}") from None
     if not parquet and not text and columns:
@@ -110,6 +107,14 @@ def _read_path(path: str, columns: list[str], text: bool):
         present = [c for c in columns if c in frame.columns]
         frame = dd.read_csv(path, blocksize="64MB", usecols=present, dtype={c: "float64" for c in present})
     return frame, path
+
+
+def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str) -> BaseException:
+    """A ValueError naming ``columns`` for a parser's "could not convert" failure, else ``exc``."""
+    text = _one_line(exc)
+    if isinstance(exc, ValueError) and ("could not convert" in text or "Unable to parse" in text):
+        return ValueError(f"columns: a value in {', '.join(columns)} of {source} is not numeric ({text})")
+    return exc
 
 
 def check_numeric(frame, columns: Sequence[str], source: str) -> None:

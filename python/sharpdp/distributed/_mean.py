@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sharpdp.distributed._engine import check_numeric, engine_for, open_table
+from sharpdp.distributed._engine import check_numeric, engine_for, non_numeric_error, open_table
 
 
 @dataclass
@@ -235,8 +235,11 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     parts = frame.to_delayed()
     nparts = len(parts)
 
-    first = engine.compute([dask.delayed(_count_task)(p, d, bounds is None) for p in parts],
-                           "data (pass 1: count rows)", progress)
+    try:
+        first = engine.compute([dask.delayed(_count_task)(p, d, bounds is None) for p in parts],
+                               "data (pass 1: count rows)", progress)
+    except ValueError as exc:
+        raise non_numeric_error(exc, columns, source) from None
     sizes = [r["rows"] for r in first]
     n = int(sum(sizes))
     dropped = int(sum(r["dropped"] for r in first))
