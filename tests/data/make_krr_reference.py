@@ -11,8 +11,8 @@ sharpdp)
 
 The value is the blanket divergence D_up(eps) = E[(sum_{i<=n} B_i L_i)_+] / (n gamma),
 B_i ~ Bernoulli(gamma), computed exactly by summing over the multinomial counts of the three
-atoms and the blanket-free 0 atom (float64 binomial pmfs; relative error far below the 7
-significant digits stored). Run from the repository root:
+atoms and the blanket-free 0 atom, the innermost sum in closed form (see :func:`exact_dup`;
+float64 binomial pmfs and cdfs, relative error far below the 7 significant digits stored). Run from the repository root:
 
     python tests/data/make_krr_reference.py
 """
@@ -36,22 +36,33 @@ def krr_replace_law(k: int, eps0: float, eps: float) -> tuple[list[float], list[
 
 
 def exact_dup(values: list[float], probs: list[float], gamma: float, n: int) -> float:
-    """(1/(n gamma)) E[(sum_i B_i L_i)_+] for a law with 3 atoms, by summing multinomial counts."""
+    """(1/(n gamma)) E[(sum_i B_i L_i)_+] for a law with 3 atoms a, b, c (c < 0), exactly.
+
+    The counts (N1, N2, N3) of the atoms among the n users are multinomial (the rest are
+    blanket-free zeros). Given N1 = n1 and N2 = n2, N3 ~ Bin(m, q) with m = n - n1 - n2 and
+    q = P(c) / (P(c) + 1 - gamma), and with s0 = n1 a + n2 b > 0 the positive part of
+    s0 + c N3 is summed in closed form:
+
+        E[(s0 + c N3)_+] = s0 P(N3 <= t) + c m q P(Bin(m - 1, q) <= t - 1),  t = floor(s0 / -c)
+
+    (E[N 1{N <= t}] = m q P(Bin(m - 1, q) <= t - 1)); s0 <= 0 contributes nothing.
+    """
     a, b, c = values
+    if not c < 0:
+        raise ValueError("the third atom must be negative (k-RR: k (1 - e^eps) / Z with eps > 0)")
     pa, pb, pc = (gamma * p for p in probs)
-    p0 = 1.0 - gamma
-    total = 0.0
-    for n1 in range(n + 1):
-        w1 = stats.binom.pmf(n1, n, pa)
-        if w1 < 1e-300:
-            continue
-        n2 = np.arange(n - n1 + 1)
-        w2 = stats.binom.pmf(n2, n - n1, pb / (1 - pa))
-        for j, m in enumerate(n - n1 - n2):
-            n3 = np.arange(m + 1)
-            w3 = stats.binom.pmf(n3, m, pc / (pc + p0)) if pc + p0 > 0 else np.ones(1)
-            total += w1 * w2[j] * np.sum(w3 * np.maximum(n1 * a + n2[j] * b + n3 * c, 0.0))
-    return total / (n * gamma)
+    q = pc / (pc + 1.0 - gamma)
+    n1, n2 = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    ok = n1 + n2 <= n
+    n1, n2 = n1[ok].astype(float), n2[ok].astype(float)
+    w12 = stats.binom.pmf(n1, n, pa) * stats.binom.pmf(n2, n - n1, pb / (1 - pa))
+    m = n - n1 - n2
+    s0 = n1 * a + n2 * b
+    t = np.minimum(np.floor(np.maximum(s0, 0.0) / -c), m)
+    first = s0 * stats.binom.cdf(t, m, q)
+    second = np.where(m > 0, c * m * q * stats.binom.cdf(t - 1, np.maximum(m - 1, 0), q), 0.0)
+    per = np.where(s0 > 0, first + second, 0.0)
+    return float(np.sum(w12 * per)) / (n * gamma)
 
 
 def main() -> None:
