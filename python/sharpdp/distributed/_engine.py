@@ -264,9 +264,12 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
     n = (os.cpu_count() or 1) if workers is None else int(workers)
     if n < 1:
         raise ValueError(f"workers must be >= 1, got {n}")
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0",
-                      silence_logs=logging.ERROR) as local, \
-            Client(local, set_as_default=False) as client:
+    try:
+        local = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0",
+                             silence_logs=logging.ERROR)
+    except (RuntimeError, OSError, TimeoutError) as exc:
+        raise ValueError(f"workers: cannot start a local Dask cluster of {n} workers: {_one_line(exc)}") from None
+    with local, Client(local, set_as_default=False) as client:
         yield Engine(client)
 
 
