@@ -172,7 +172,7 @@ def cells(mode: str) -> list[tuple]:
 
 
 def run_cell(family, label, spec, n, eps, timeout, eps_cache) -> dict:
-    row = dict(family=family, label=label, n=n, eps=eps)
+    row = dict(family=family, label=label, n=n, eps=eps, timeout=timeout)
     if family == "a":
         cal = timed("calibrate_bmg", n, eps, None, timeout)
         row["calibration"] = cal
@@ -207,11 +207,12 @@ def _t(r: dict | None, timeout: float) -> str:
     return f"{r['cpu']:.3g} s"
 
 
-def markdown(rows: list[dict], timeout: float) -> str:
+def markdown(rows: list[dict]) -> str:
     head = ("| family | n | eps | randomizer | get_delta_bounds | (Up-Lo)/Lo | get_epsilon(1e-6) "
             "| calibration | evals | calibrated |\n|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
+        timeout = r["timeout"]
         db = r["delta_bounds"]
         gap = "-"
         if "upper" in db:
@@ -232,8 +233,8 @@ def markdown(rows: list[dict], timeout: float) -> str:
         lines.append(f"| {r['family']} | {r['n']:.0e} | {r['eps']:g} | {label} | {_t(db, timeout)} | {gap} "
                      f"| {_t(r['epsilon'], timeout)} | {cal_t} | {evals} | {what} |")
     lines.append("")
-    lines.append(f"CPU seconds per call (time.process_time of a fresh subprocess, imports excluded); "
-                 f">{timeout:g} s: stopped at the CPU limit. †: calibrate_bmg timed out, so the optimal "
+    lines.append("CPU seconds per call (time.process_time of a fresh subprocess, imports excluded); "
+                 ">S s: stopped at the CPU limit S. †: calibrate_bmg timed out, so the optimal "
                  "BMG at the template's chi was timed instead. '(not run)': get_epsilon was skipped because one "
                  "get_delta_bounds already exceeded the limit. evals: accountant evaluations "
                  "(get_delta_bounds calls) made by the calibration.")
@@ -249,6 +250,7 @@ def main(argv=None) -> int:
     ap.add_argument("--families", default="abcd", help="subset of families, e.g. 'ab' (default abcd)")
     ap.add_argument("--out", default=None, help="Markdown file to write (default: stdout only)")
     ap.add_argument("--json", default=None, help="also write the raw results as JSON lines here")
+    ap.add_argument("--resume", action="store_true", help="keep the cells already in --json, run the others")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child is not None:
@@ -257,8 +259,18 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     eps_cache: dict = {}
     todo = [c for c in cells("full" if args.full else "quick") if c[0] in args.families]
+    done = {}
+    if args.resume and args.json and os.path.exists(args.json):
+        with open(args.json) as fh:
+            for line in fh:
+                r = json.loads(line)
+                done[(r["family"], r["label"], r["n"], r["eps"])] = r
     t_start = time.time()
     for i, c in enumerate(todo):
+        key = (c[0], c[1], c[3], c[4])
+        if key in done:
+            rows.append(done[key])
+            continue
         row = run_cell(*c, args.timeout, eps_cache)
         rows.append(row)
         print(f"[{i + 1}/{len(todo)}, {time.time() - t_start:.0f} s wall] {json.dumps(row)}", file=sys.stderr,
@@ -266,7 +278,7 @@ def main(argv=None) -> int:
         if args.json:
             with open(args.json, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
-    md = markdown(rows, args.timeout)
+    md = markdown(rows)
     print(md)
     if args.out:
         with open(args.out, "w") as fh:

@@ -164,10 +164,12 @@ _CERT_REL_TOL = 1e-2
 _MAX_EVALS = 10
 _FALLBACK_EVALS = 30
 # A further certified step is taken only if the model predicts a relative gain above this.
-_GAIN_RTOL = 2e-4
+_GAIN_RTOL = 1e-4
 # Search box: log chi (BMG) or log sigma0 (Gaussian), and logit(gamma).
 _X_BOX = (math.log(1e-12), math.log(1e12))
 _T_BOX = (-20.7, 34.5)
+# Model fit and step tuning (see _Search).
+_W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
 
 
 def _make_accountant(randomizer, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL):
@@ -267,7 +269,7 @@ class _Search:
         self.make, self.base, self.objective = make, base, objective
         self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
         self.t_box = t_box
-        self.after = 3 if t_box else 2  # evaluations expected after stage 1 (progress estimate)
+        self.after = 4 if t_box else 2  # evaluations expected after stage 1 (progress estimate)
         self.pts: list = []  # (x, t, v, fine, lo, up)
         self.count = 0
         self.best = None  # (objective, x, t, lo, up) of the best certified point
@@ -291,7 +293,9 @@ class _Search:
 
     # -- model
     def fit(self, xc: float, tc) -> tuple:
-        """Weighted least-squares coefficients (c0, cx, ct, ctt, cxx) of the correction at (xc, tc).
+        """Weighted least-squares coefficients (c0, cx, ct, ctt, cxx, cf) of the correction at (xc, tc).
+
+        cf is the offset of the full-accuracy estimates from the cheap ones.
 
         Weights fall off over 0.05 in x and 1.5 in t; full-accuracy points count three times,
         a point at the centre a hundred times (the model goes through it); weak priors keep the
@@ -302,33 +306,35 @@ class _Search:
             if not math.isfinite(v):
                 continue
             dx, dt = x - xc, (0.0 if tc is None else t - tc)
-            w = (3.0 if fine else 1.0) / (1.0 + (dx / 0.05) ** 2 + (dt / 1.5) ** 2)
+            w = (3.0 if fine else 1.0) / (1.0 + (dx / _W_X) ** 2 + (dt / 1.5) ** 2)
             if dx == 0.0 and dt == 0.0:
                 w *= 100.0
-            rows.append([w, w * dx, w * dt, w * dt * dt, w * dx * dx])
+            rows.append([w, w * dx, w * dt, w * dt * dt, w * dx * dx, w * fine])
             rhs.append(w * (v - self.base(x)))
         if not rows:
-            return 0.0, 0.0, 0.0, 0.0, 0.0
-        prior = np.diag([0.0, 0.003, 0.03, 0.03, 0.003])[1:]
-        c, *_ = np.linalg.lstsq(np.vstack([np.array(rows), prior]), np.concatenate([rhs, np.zeros(4)]), rcond=None)
+            return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        prior = np.diag([0.0, 0.003, 0.03, 0.03, _P_XX, 0.03])[1:]
+        c, *_ = np.linalg.lstsq(np.vstack([np.array(rows), prior]), np.concatenate([rhs, np.zeros(5)]), rcond=None)
         return tuple(float(v) for v in c)
 
-    def model(self, x, t, coef, xc, tc) -> float:
+    def model(self, x, t, coef, xc, tc, fine: bool = False) -> float:
+        """Modelled estimate at (x, t); ``fine``: at full accuracy (plus the fitted offset between the two)."""
         dx, dt = x - xc, (0.0 if tc is None else t - tc)
-        return self.base(x) + coef[0] + coef[1] * dx + coef[2] * dt + coef[3] * dt * dt + coef[4] * dx * dx
+        return (self.base(x) + coef[0] + coef[1] * dx + coef[2] * dt + coef[3] * dt * dt + coef[4] * dx * dx
+                + (coef[5] if fine else 0.0))
 
     def slope(self, x, coef) -> float:
         """d model / dx at x, clipped below zero (the certified delta decreases in x)."""
         h = 1e-4
         return min((self.base(x + h) - self.base(x - h)) / (2 * h) + coef[1], -0.05)
 
-    def root(self, target: float, t, coef, xc, tc) -> float:
+    def root(self, target: float, t, coef, xc, tc, fine: bool = False) -> float:
         """x nearest to xc where the model meets target at this t (clipped to xc +- 4).
 
         Steps out from xc in both directions with doubling steps (the model is only locally
         monotone) until the sign changes, then Brent's method on that cell.
         """
-        f = lambda x: self.model(x, t, coef, xc, tc) - target  # noqa: E731
+        f = lambda x: self.model(x, t, coef, xc, tc, fine) - target  # noqa: E731
         f0 = f(xc)
         if f0 == 0.0:
             return xc
@@ -367,8 +373,8 @@ class _Search:
                     xn = x + 2.0 * (xn - x)
                 xn = min(max(xn, lo[0] + 0.1 * (hi[0] - lo[0])), hi[0] - 0.1 * (hi[0] - lo[0]))
             else:  # extend past the predicted root; double the step once a step has fallen short
-                step = 1.2 * (xn - x)
-                if last is not None and abs(v - target) > 0.5 * abs(last[1] - target) and (step > 0) == (last[0] > 0):
+                step = (1.2 if last is None else _OVERSHOOT) * (xn - x)
+                if last is not None and abs(v - target) > 0.75 * abs(last[1] - target) and (step > 0) == (last[0] > 0):
                     step = max(step, 2.0 * last[0]) if step > 0 else min(step, 2.0 * last[0])
                 if step == 0.0:
                     step = 0.05 if v > target else -0.05
@@ -379,21 +385,21 @@ class _Search:
                     break
                 last = (step, v)
             x = xn
-        best = min((p for p in self.pts if p[2] <= target), key=lambda p: p[0], default=None)
         near = min(self.pts, key=lambda p: abs(p[2] - target))
-        return (best or near)[0]
+        return near[0]
 
     # -- stage 3: certify (and improve) on full-accuracy evaluations
     def certify(self, x: float, t, t_radius: float = 1.0) -> None:
         """Evaluate the model's optimum at full accuracy until one is certified and no gain is left.
 
-        After a failed certification the margin grows (twice the old one plus the excess), so the
-        next candidate lies further on the safe side; once the budget is spent without a
-        certified point, the fallback steps out along x at the last t by at least 0.01 * 2^k.
+        The model is refitted after each evaluation (it learns the offset between cheap and
+        full-accuracy values). While nothing is certified, a failed certification is followed by a
+        fallback step out along x (the safe side) at the failed point's t, by at least 1.5 times
+        the linearised excess and 0.002 * 2^(k-1) after k failures, with a margin that grows.
         """
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(_CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
-        mu = min(2e-4 * abs(self.slope(x, self.fit(x, t))), 2e-3)  # margin: <= 2e-4 in x
+        mu = min(_MU0 * abs(self.slope(x, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
         fails, last_fail = 0, None
         xc, tc = x, t
         while True:
@@ -404,11 +410,12 @@ class _Search:
             if self.best is not None:
                 if self.count >= _MAX_EVALS or self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
                     return
-            elif last_fail is not None and (self.count >= _MAX_EVALS or
-                                            (xs, ts) == (last_fail[0], last_fail[1])):
-                # fallback: out along x at the failed point's t, at a growing pace
+            elif last_fail is not None:
+                # fallback: out along x at the failed point's t, by at least the linearised
+                # excess (times 1.5) and 0.002 * 2^(k-1) after k failures
                 ts = last_fail[1]
-                xs = max(self.root(ld - rho - mu, ts, coef, xc, tc), last_fail[0] + 0.01 * 2.0 ** (fails - 1))
+                step = max(1.5 * last_fail[2] / abs(self.slope(last_fail[0], coef)), 0.002 * 2.0 ** (fails - 1))
+                xs = max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step)
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or xs > _X_BOX[1]:
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
             self.evaluate(xs, ts, True, 1)
@@ -416,25 +423,26 @@ class _Search:
             if up > 0.0 and math.isfinite(v):
                 rho = max(math.log(up) - v, 0.0)
             if not up <= self.delta:
-                fails, last_fail = fails + 1, (xs, ts)
-                mu = 2.0 * mu + 1e-3  # (the refit already knows the failed point)
+                excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
+                fails, last_fail = fails + 1, (xs, ts, excess)
+                mu = mu + _MU_STEP  # (the refit already knows the failed point)
 
     def _argmin(self, target, coef, xc, tc, t_radius):
         """Model-feasible point of least objective (t within t_radius of tc)."""
         if tc is None:
-            return self.root(target, None, coef, xc, None), None
+            return self.root(target, None, coef, xc, None, True), None
         lo_t, hi_t = max(tc - t_radius, self.t_box[0]), min(tc + t_radius, self.t_box[1])
         ts = np.linspace(lo_t, hi_t, 41)
-        vals = [self.objective(self.root(target, t, coef, xc, tc), t) for t in ts]
+        vals = [self.objective(self.root(target, t, coef, xc, tc, True), t) for t in ts]
         k = int(np.argmin(vals))
         a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
         if b > a:
-            res = minimize_scalar(lambda t: self.objective(self.root(target, t, coef, xc, tc), t),
+            res = minimize_scalar(lambda t: self.objective(self.root(target, t, coef, xc, tc, True), t),
                                   bounds=(a, b), method="bounded", options={"xatol": 1e-3})
             t_best = float(res.x) if res.fun <= vals[k] else float(ts[k])
         else:
             t_best = float(ts[k])
-        return self.root(target, t_best, coef, xc, tc), t_best
+        return self.root(target, t_best, coef, xc, tc, True), t_best
 
 
 def _expit(t: float) -> float:
@@ -473,21 +481,27 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         gamma = _expit(t)
         return BlanketMixedGaussian(gamma, _sigma0_for_chi(gamma, math.exp(x)), dim)
 
+    # replace-one: the antipodal pair has sensitivity 2, so the template is taken at chi / 2
+    # (an estimate of where the boundary lies, not a bound)
+    scale = 0.5 if adjacency == "replace" else 1.0
+
     def base(x: float) -> float:
-        return math.log(max(template_delta_estimate(math.exp(x), n, epsilon), 1e-300))
+        return math.log(max(template_delta_estimate(scale * math.exp(x), n, epsilon), 1e-300))
 
     s = _Search(make, base, lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
                 "calibrating BMG", _T_BOX)
     try:
-        chi0 = _template_chi(n, epsilon, delta)
+        chi0 = _template_chi(n, epsilon, delta) / scale
         g0 = optimal_bmg(chi0, dim).gamma
         t0 = min(max(math.log(g0) - math.log1p(-g0), _T_BOX[0]), _T_BOX[1])
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
         # stage 1: the boundary at the template's gamma (cheap estimates, 3% in delta)
         xb = s.bracket(math.log(chi0), t0, target, 0.03, 5)
-        # stage 2: one cheap probe of the gamma dependence at the same chi
-        dt = -0.5 if t0 - 0.5 >= _T_BOX[0] else 0.5
-        s.evaluate(xb, t0 + dt, False, 3)
+        # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
+        xr = s.root(target, t0, s.fit(xb, t0), xb, t0)
+        for k, dt in enumerate((-0.5, 0.5)):
+            if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
+                s.evaluate(xr, t0 + dt, False, 3 - k)
         # stage 3: model optimum, certified at full accuracy; improved while the model predicts a gain
         s.certify(xb, t0, t_radius=1.0)
     finally:
@@ -586,6 +600,8 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     if adjacency not in ("zero_out", "replace"):
         raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
 
+    scale = 0.5 if adjacency == "replace" else 1.0  # (as in calibrate_bmg_report)
+
     def chi(x: float) -> float:
         try:
             return gaussian_chi_chua(math.exp(x))
@@ -594,12 +610,12 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
 
     def base(x: float) -> float:
         c = chi(x)
-        return math.log(max(template_delta_estimate(c, n, epsilon), 1e-300)) if c > 0.0 else 0.0
+        return math.log(max(template_delta_estimate(scale * c, n, epsilon), 1e-300)) if c > 0.0 else 0.0
 
     s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), base, lambda x, t: math.exp(2.0 * x),
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
-        chi0 = _template_chi(n, epsilon, delta)
+        chi0 = _template_chi(n, epsilon, delta) / scale
         # the template's start: chi_chua(sigma0) = chi0 (chi_chua^2 ~ sigma0^2 - 4.5)
         g = lambda x: chi(x) - chi0  # noqa: E731
         x0 = brentq(g, math.log(0.3), math.log(1e12), xtol=1e-6) if g(math.log(0.3)) < 0.0 < g(math.log(1e12)) \
