@@ -1,7 +1,8 @@
 """Shuffle model: local randomizers, shuffle indices, certified FFT accountant (seed 001)."""
 
 from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_epsilon, gaussian_mechanism_sigma
-from sharpdp.shuffle.calibration import calibrate_bmg, optimal_bmg, template_delta_estimate
+from sharpdp.shuffle.calibration import (CalibrationReport, calibrate_bmg, calibrate_bmg_report, calibrate_gaussian,
+                                         calibrate_gaussian_report, optimal_bmg, template_delta_estimate)
 from sharpdp.shuffle.indices import asymptotic_delta, gaussian_chi_chua, mse_lower_bound
 from sharpdp.shuffle.mechanisms import BlanketMixedGaussian, GaussianRandomizer, LocalRandomizer
 from sharpdp.shuffle.randomizers import GeneralRandomizer, PrivUnit, RandomizedResponse, privunit_constant
@@ -10,6 +11,7 @@ from sharpdp.shuffle._laws import FiniteLaw, LognormalLaw
 
 __all__ = [
     "AccountantReport",
+    "CalibrationReport",
     "FiniteLaw",
     "LognormalLaw",
     "ShuffleAccountant",
@@ -21,6 +23,9 @@ __all__ = [
     "RandomizedResponse",
     "asymptotic_delta",
     "calibrate_bmg",
+    "calibrate_bmg_report",
+    "calibrate_gaussian",
+    "calibrate_gaussian_report",
     "gaussian_chi_chua",
     "mse_lower_bound",
     "privunit_constant",
