@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +19,8 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import ndtr
 
 from sharpdp import _validation as V
-from sharpdp.shuffle.mechanisms import BlanketMixedGaussian
+from sharpdp._progress import progress_bar
+from sharpdp.shuffle.randomizers import BlanketMixedGaussian, GaussianRandomizer
 
 
 def _sigma0_for_chi(gamma: float, chi: float) -> float:
@@ -205,46 +205,23 @@ class CalibrationReport:
 
 
 class _Progress:
-    """One progress bar over accountant evaluations, with an estimate of the remaining ones.
-
-    tqdm when installed, else plain lines on stderr. ``progress``: None shows it only once
-    the calibration has run for one second, True at once, False never.
+    """One progress bar over accountant evaluations, its total the evaluations made plus an
+    estimate of those still to come (:func:`sharpdp._progress.progress_bar`: tqdm when installed,
+    else plain lines). ``progress``: None shows it only once the calibration has run for one
+    second, True at once, False never.
     """
 
     def __init__(self, desc: str, progress: bool | None, planned: int) -> None:
-        self.desc, self.enabled = desc, progress is not False
-        self.delay = 0.0 if progress else 1.0
-        self.start = time.monotonic()
-        self.shown = False
-        self.bar = None
-        if not self.enabled:
-            return
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # plain fallback below
-            if self.delay == 0.0:
-                self._plain(0, planned)
-            return
-        self.bar = tqdm(desc=desc, total=planned, unit=" accountant evaluations", file=sys.stderr,
-                        leave=False, delay=self.delay)
-
-    def _plain(self, done: int, total: int) -> None:
-        print(f"{self.desc}: {done}/~{total} accountant evaluations", file=sys.stderr, flush=True)
-        self.shown = True
+        self.bar = progress_bar(desc=desc, total=planned, unit=" accountant evaluations", file=sys.stderr,
+                                leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
 
     def update(self, done: int, remaining: int) -> None:
         """``done`` evaluations made, about ``remaining`` still expected."""
-        if not self.enabled:
-            return
-        if self.bar is not None:
-            self.bar.total = done + max(remaining, 0)
-            self.bar.update(done - self.bar.n)
-        elif time.monotonic() - self.start >= self.delay:
-            self._plain(done, done + max(remaining, 0))
+        self.bar.total = done + max(remaining, 0)
+        self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
 
 
 def _log_estimate(lo: float, up: float) -> float:
@@ -589,8 +566,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     CalibrationReport
         ``randomizer`` is the calibrated :class:`GaussianRandomizer` (dim 1).
     """
-    from sharpdp.shuffle.indices import gaussian_chi_chua
-    from sharpdp.shuffle.mechanisms import GaussianRandomizer
+    from sharpdp.shuffle.templates import gaussian_chi_chua
 
     n = V.integer("n", n, lo=1)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
