@@ -170,6 +170,8 @@ _X_BOX = (math.log(1e-12), math.log(1e12))
 _T_BOX = (-20.7, 34.5)
 # Model fit and step tuning (see _Search).
 _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
+# Trust region of a certification step in x (log chi / log sigma0).
+_X_TRUST = 0.25
 
 
 def _make_accountant(randomizer, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL):
@@ -221,6 +223,7 @@ class _Progress:
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
+        self.bar.total = self.bar.n  # finished: nothing more to come
         self.bar.close()
 
 
@@ -391,9 +394,10 @@ class _Search:
                 # fallback: out along x at the failed point's t, by at least the linearised
                 # excess (times 1.5) and 0.002 * 2^(k-1) after k failures
                 ts = last_fail[1]
-                step = max(1.5 * last_fail[2] / abs(self.slope(last_fail[0], coef)), 0.002 * 2.0 ** (fails - 1))
-                xs = max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step)
-            if self.count >= _MAX_EVALS + _FALLBACK_EVALS or xs > _X_BOX[1]:
+                step = max(min(1.5 * last_fail[2] / abs(self.slope(last_fail[0], coef)), _X_TRUST),
+                           0.002 * 2.0 ** (fails - 1))
+                xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
+            if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
             self.evaluate(xs, ts, True, 1)
             *_, v, _, lo, up = self.pts[-1]
@@ -405,21 +409,36 @@ class _Search:
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
 
     def _argmin(self, target, coef, xc, tc, t_radius):
-        """Model-feasible point of least objective (t within t_radius of tc)."""
+        """Model-feasible point of least objective inside the trust region.
+
+        The region: x within _X_TRUST of xc (a root beyond it on the unsafe side is not
+        model-feasible; one beyond it on the safe side is replaced by the edge), t within
+        t_radius of tc and at most 0.25 beyond the evaluated t's (the model is fitted there).
+        """
+        def at(t):
+            x = self.root(target, t, coef, xc, tc, True)
+            if x > xc + _X_TRUST:
+                return math.inf, x
+            x = max(x, xc - _X_TRUST)
+            return self.objective(x, t), x
+
         if tc is None:
-            return self.root(target, None, coef, xc, None, True), None
-        lo_t, hi_t = max(tc - t_radius, self.t_box[0]), min(tc + t_radius, self.t_box[1])
+            return at(None)[1], None
+        t_seen = [p[1] for p in self.pts]
+        lo_t = max(tc - t_radius, min(t_seen) - 0.25, self.t_box[0])
+        hi_t = min(tc + t_radius, max(t_seen) + 0.25, self.t_box[1])
         ts = np.linspace(lo_t, hi_t, 41)
-        vals = [self.objective(self.root(target, t, coef, xc, tc, True), t) for t in ts]
+        vals = [at(t)[0] for t in ts]
         k = int(np.argmin(vals))
+        if not math.isfinite(vals[k]):  # nothing model-feasible nearby: step out at tc
+            return min(self.root(target, tc, coef, xc, tc, True), xc + _X_TRUST), tc
         a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+        t_best = float(ts[k])
         if b > a:
-            res = minimize_scalar(lambda t: self.objective(self.root(target, t, coef, xc, tc, True), t),
-                                  bounds=(a, b), method="bounded", options={"xatol": 1e-3})
-            t_best = float(res.x) if res.fun <= vals[k] else float(ts[k])
-        else:
-            t_best = float(ts[k])
-        return self.root(target, t_best, coef, xc, tc, True), t_best
+            res = minimize_scalar(lambda t: at(t)[0], bounds=(a, b), method="bounded", options={"xatol": 1e-3})
+            if res.fun < vals[k]:
+                t_best = float(res.x)
+        return at(t_best)[1], t_best
 
 
 def _expit(t: float) -> float:
