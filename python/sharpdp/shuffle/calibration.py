@@ -149,11 +149,11 @@ def _template_chi(n: int, epsilon: float, delta: float) -> float:
 #
 # The search runs on a cheap *estimate* of log delta: the log-midpoint of the accountant's
 # certified bracket [Lo, Up] at a loose accuracy (rel_tol = _SEARCH_REL_TOL), modelled as the
-# asymptotic template (template_delta_estimate) plus a local linear correction fitted to the
-# evaluations. Only the end is certified: the candidate is evaluated at full accuracy
-# (rel_tol = _CERT_REL_TOL, the accountant's default) and returned only if that certified
-# upper value is <= delta; otherwise the search steps to the safe side (larger chi / sigma0)
-# and certifies again.
+# asymptotic template (template_delta_estimate at chi_lo) plus a local quadratic correction
+# fitted to the evaluations. Only the end is certified: the candidate is evaluated at full
+# accuracy (rel_tol = _CERT_REL_TOL, the accountant's default) and returned only if that
+# certified upper value is <= delta; otherwise the search steps to the safe side (larger
+# sigma0 at the same gamma) and certifies again. The template is never used as a bound.
 
 # Accuracy of the search evaluations (their upper value is certified too, only looser).
 _SEARCH_REL_TOL = 0.1
@@ -165,13 +165,15 @@ _MAX_EVALS = 10
 _FALLBACK_EVALS = 30
 # A further certified step is taken only if the model predicts a relative gain above this.
 _GAIN_RTOL = 1e-4
-# Search box: log chi (BMG) or log sigma0 (Gaussian), and logit(gamma).
+# Search box: log sigma0, and logit(gamma).
 _X_BOX = (math.log(1e-12), math.log(1e12))
 _T_BOX = (-20.7, 34.5)
 # Model fit and step tuning (see _Search).
 _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
-# Trust region of a certification step in x (log chi / log sigma0).
+# Trust region of a certification step in x (log sigma0).
 _X_TRUST = 0.25
+# Stage 1 stops within this of the target (log delta of the cheap estimate).
+_STAGE1_TOL = 0.03
 
 
 def _make_accountant(randomizer, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL):
@@ -239,10 +241,12 @@ def _log_estimate(lo: float, up: float) -> float:
 class _Search:
     """Certified boundary search in (x, t) with a fitted template model (see the comment above).
 
-    x is the scale coordinate (log chi or log sigma0; the certified delta decreases in it), t the
-    shape coordinate (logit gamma; None for one-dimensional searches). The model of the estimate
-    v = log delta is ``base(x) + c0 + cx (x - xc) + ct (t - tc)``, fitted by weighted least
-    squares to the evaluations near the centre (xc, tc).
+    x is the scale coordinate (log sigma0; the certified delta decreases in it: a larger sigma0
+    is a post-processing), t the shape coordinate (logit gamma; None for one-dimensional
+    searches). The model of the estimate v = log delta is ``base(x, t) + c0 + cx dx + ct dt +
+    ctt dt^2 + cxx dx^2 (+ cf at full accuracy)``, dx = x - xc, dt = t - tc, fitted by weighted
+    least squares to the evaluations near the centre (xc, tc); ``base`` is the log of the
+    asymptotic template.
     """
 
     def __init__(self, make, base, objective, n, epsilon, delta, adjacency, progress, desc, t_box=None):
@@ -290,7 +294,7 @@ class _Search:
             if dx == 0.0 and dt == 0.0:
                 w *= 100.0
             rows.append([w, w * dx, w * dt, w * dt * dt, w * dx * dx, w * fine])
-            rhs.append(w * (v - self.base(x)))
+            rhs.append(w * (v - self.base(x, t)))
         if not rows:
             return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         prior = np.diag([0.0, 0.003, 0.03, 0.03, _P_XX, 0.03])[1:]
@@ -300,13 +304,13 @@ class _Search:
     def model(self, x, t, coef, xc, tc, fine: bool = False) -> float:
         """Modelled estimate at (x, t); ``fine``: at full accuracy (plus the fitted offset between the two)."""
         dx, dt = x - xc, (0.0 if tc is None else t - tc)
-        return (self.base(x) + coef[0] + coef[1] * dx + coef[2] * dt + coef[3] * dt * dt + coef[4] * dx * dx
+        return (self.base(x, t) + coef[0] + coef[1] * dx + coef[2] * dt + coef[3] * dt * dt + coef[4] * dx * dx
                 + (coef[5] if fine else 0.0))
 
-    def slope(self, x, coef) -> float:
-        """d model / dx at x, clipped below zero (the certified delta decreases in x)."""
+    def slope(self, x, t, coef) -> float:
+        """d model / dx at (x, t), clipped below zero (the certified delta decreases in x)."""
         h = 1e-4
-        return min((self.base(x + h) - self.base(x - h)) / (2 * h) + coef[1], -0.05)
+        return min((self.base(x + h, t) - self.base(x - h, t)) / (2 * h) + coef[1], -0.05)
 
     def root(self, target: float, t, coef, xc, tc, fine: bool = False) -> float:
         """x nearest to xc where the model meets target at this t (clipped to xc +- 4).
@@ -379,31 +383,35 @@ class _Search:
         """
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(_CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
-        mu = min(_MU0 * abs(self.slope(x, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
-        fails, last_fail = 0, None
+        mu = min(_MU0 * abs(self.slope(x, t, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
+        fails, last_fail, repair = 0, None, False
         xc, tc = x, t
         while True:
             if self.best is not None:
                 xc, tc = self.best[1], self.best[2]
-            coef = self.fit(xc, tc)
-            xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
-            if self.best is not None:
-                if self.count >= _MAX_EVALS or self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
+                if self.count >= _MAX_EVALS:
                     return
-            elif last_fail is not None:
-                # fallback: out along x at the failed point's t, by at least the linearised
-                # excess (times 1.5) and 0.002 * 2^(k-1) after k failures
+            coef = self.fit(xc, tc)
+            if repair:
+                # fallback after a failed certification: out along x at the failed point's t,
+                # by at least the linearised excess (margins included) and 4e-4 * 2^(k-1) after k failures
                 ts = last_fail[1]
-                step = max(min(1.5 * last_fail[2] / abs(self.slope(last_fail[0], coef)), _X_TRUST),
-                           0.002 * 2.0 ** (fails - 1))
+                step = max(min(last_fail[2] / abs(self.slope(last_fail[0], last_fail[1], coef)), _X_TRUST),
+                           _MU0 * 2.0 ** (fails + 1))
                 xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
+                repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
+            if not repair:
+                xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
+                if self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
+                    return
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
             self.evaluate(xs, ts, True, 1)
             *_, v, _, lo, up = self.pts[-1]
             if up > 0.0 and math.isfinite(v):
                 rho = max(math.log(up) - v, 0.0)
-            if not up <= self.delta:
+            repair = not up <= self.delta
+            if repair:
                 excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
                 fails, last_fail = fails + 1, (xs, ts, excess)
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
@@ -446,10 +454,18 @@ def _expit(t: float) -> float:
 
 
 def _bmg_err(x: float, t: float, dim: int) -> float:
-    """Err_1 of the BMG with logit(gamma) = t and chi_lo = e^x (seed 001, Section 4.2)."""
+    """Err_1 of the BMG with logit(gamma) = t and sigma0 = e^x (seed 001, Section 4.2)."""
     g, a = _expit(t), _expit(-t)
-    chi2 = math.exp(2.0 * x)
-    return dim / (a * a * math.log1p(g / (a * a * chi2))) + g / a
+    return dim * math.exp(2.0 * x) / (a * a) + g / a
+
+
+def _bmg_chi_lo(t: float, x: float) -> float:
+    """chi_lo of the BMG with logit(gamma) = t and sigma0 = e^x (0 when it underflows)."""
+    g, a = _expit(t), _expit(-t)
+    try:
+        return math.sqrt(g / (a * a * math.expm1(math.exp(-2.0 * x))))
+    except (OverflowError, ZeroDivisionError):
+        return 0.0
 
 
 def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
@@ -474,25 +490,25 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
 
     def make(x: float, t: float) -> BlanketMixedGaussian:
-        gamma = _expit(t)
-        return BlanketMixedGaussian(gamma, _sigma0_for_chi(gamma, math.exp(x)), dim)
+        return BlanketMixedGaussian(_expit(t), math.exp(x), dim)
 
     # replace-one: the antipodal pair has sensitivity 2, so the template is taken at chi / 2
     # (an estimate of where the boundary lies, not a bound)
     scale = 0.5 if adjacency == "replace" else 1.0
 
-    def base(x: float) -> float:
-        return math.log(max(template_delta_estimate(scale * math.exp(x), n, epsilon), 1e-300))
+    def base(x: float, t: float) -> float:
+        chi = _bmg_chi_lo(t, x)
+        return math.log(max(template_delta_estimate(scale * chi, n, epsilon), 1e-300)) if chi > 0.0 else 0.0
 
     s = _Search(make, base, lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
                 "calibrating BMG", _T_BOX)
     try:
         chi0 = _template_chi(n, epsilon, delta) / scale
-        g0 = optimal_bmg(chi0, dim).gamma
-        t0 = min(max(math.log(g0) - math.log1p(-g0), _T_BOX[0]), _T_BOX[1])
+        b0 = optimal_bmg(chi0, dim)
+        t0 = min(max(math.log(b0.gamma) - math.log1p(-b0.gamma), _T_BOX[0]), _T_BOX[1])
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
         # stage 1: the boundary at the template's gamma (cheap estimates, 3% in delta)
-        xb = s.bracket(math.log(chi0), t0, target, 0.03, 5)
+        xb = s.bracket(math.log(b0.sigma0), t0, target, _STAGE1_TOL, 5)
         # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
         xr = s.root(target, t0, s.fit(xb, t0), xb, t0)
         for k, dt in enumerate((-0.5, 0.5)):
@@ -518,19 +534,21 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     (Appendix "Computing the shuffled (epsilon, delta) guarantee"), at the
     accountant's default accuracy (rel_tol = 1e-2).
 
-    Method (about 7 accountant evaluations, at most 10 unless the certification keeps
-    failing): the coordinates are x = log chi_lo and t = logit(gamma). The search
-    runs on a cheap *estimate* of log delta, the log-midpoint of the accountant's
-    certified bracket at rel_tol = 0.1, modelled as the asymptotic template
+    Method (6-10 accountant evaluations; more only if the certification keeps failing):
+    the coordinates are x = log sigma0 and t = logit(gamma). The search runs on a cheap
+    *estimate* of log delta, the log-midpoint of the accountant's certified bracket at
+    rel_tol = 0.1, modelled as the asymptotic template at chi_lo
     (:func:`template_delta_estimate`, the finite-a form of f_{n,eps}(chi), Lemma
-    "shuffle-index-profile-seq-no-t") plus a local linear correction in (x, t) fitted to
-    the evaluations. (1) Start at :func:`optimal_bmg` at the chi where the template meets
-    delta, and find the boundary along x at that gamma (safeguarded secant steps on the
-    model, to 3 % in delta). (2) One probe at a different gamma gives the gamma slope.
-    (3) The model's constrained optimum of Err_1 is evaluated at full accuracy; it is
-    kept only if its certified upper value is <= delta, and the model is refitted and
-    re-aimed (towards the safe side, with a growing margin, after a failure) while it
-    predicts a relative gain above 2e-4 and the budget lasts.
+    "shuffle-index-profile-seq-no-t"; for "replace" at chi_lo / 2, sensitivity 2) plus a
+    local quadratic correction in (x, t) fitted to the evaluations. (1) Start at
+    :func:`optimal_bmg` at the chi where the template meets delta, and find the boundary
+    along x at that gamma (safeguarded secant steps on the model, to 3 % in delta).
+    (2) Two probes at logit(gamma) +- 0.5 give the gamma dependence. (3) The model's
+    constrained optimum of Err_1 (inside a trust region) is evaluated at full accuracy
+    (rel_tol = 1e-2); a point is kept only if that certified upper value is <= delta. After
+    a failure the next step is a fallback along x to the safe side at the same gamma (by the
+    linearised excess); the model is refitted and re-aimed while it predicts a relative
+    gain in Err_1 above 1e-4 and the budget of 10 evaluations lasts.
 
     Parameters
     ----------
@@ -556,8 +574,8 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     BlanketMixedGaussian
         The calibrated randomizer, with ``0 < gamma < 1``, whose certified delta(epsilon) at
         rel_tol 1e-2 was verified <= delta. Its ``mse_single`` is near the minimum over the
-        searched parameters (within the model's predicted gain 2e-4 and the certification
-        margin of 2e-4 in log chi). :func:`calibrate_bmg_report` also returns the
+        searched parameters (within a few 1e-4 relative: the model's predicted gain 1e-4 and
+        the certification margins). :func:`calibrate_bmg_report` also returns the
         certified bracket and the number of evaluations.
 
     Raises
@@ -603,7 +621,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         except (OverflowError, ZeroDivisionError, ValueError):
             return 0.0
 
-    def base(x: float) -> float:
+    def base(x: float, t=None) -> float:
         c = chi(x)
         return math.log(max(template_delta_estimate(scale * c, n, epsilon), 1e-300)) if c > 0.0 else 0.0
 
@@ -616,7 +634,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         x0 = brentq(g, math.log(0.3), math.log(1e12), xtol=1e-6) if g(math.log(0.3)) < 0.0 < g(math.log(1e12)) \
             else 0.5 * math.log(chi0 * chi0 + 4.5)
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
-        xb = s.bracket(x0, None, target, 0.03, 6)
+        xb = s.bracket(x0, None, target, _STAGE1_TOL, 6)
         s.certify(xb, None)
     finally:
         s.bar.close()
@@ -634,8 +652,8 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     (x = log sigma0, template at Chua et al.'s index chi_chua(sigma0) as the start and base
     of the model, an estimate only): safeguarded secant steps on the cheap estimate
     (rel_tol = 0.1), then full-accuracy certification (rel_tol = 1e-2) of the model's
-    boundary point, refined while it predicts a relative gain in sigma0^2 above 2e-4.
-    About 5 accountant evaluations, at most 10 unless the certification keeps failing.
+    boundary point, refined while it predicts a relative gain in sigma0^2 above 1e-4.
+    4-10 accountant evaluations; more only if the certification keeps failing.
 
     Parameters
     ----------
