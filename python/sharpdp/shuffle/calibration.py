@@ -174,6 +174,8 @@ _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
 _X_TRUST = 0.25
 # Stage 1 stops within this of the target (log delta of the cheap estimate).
 _STAGE1_TOL = 0.03
+# Stage 2 probes at logit(gamma) +- _PROBE_DT; stage 3 moves logit(gamma) by at most _T_RADIUS.
+_PROBE_DT, _T_RADIUS = 0.5, 1.0
 
 
 def _make_accountant(randomizer, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL):
@@ -336,6 +338,9 @@ class _Search:
 
     # -- stage 1: the boundary along x at fixed t, on the cheap estimate
     def bracket(self, x0: float, t, target: float, tol: float, max_evals: int) -> float:
+        """Point of stage 1 closest to the target: the template model's first step, then secant
+        steps (overshooting by 1.5 or doubling while unbracketed; Illinois-like and kept inside
+        the bracket once bracketed), to within ``tol`` of the target or ``max_evals`` evaluations."""
         lo = hi = None  # (x, v): estimate above / at or below the target
         x, last = x0, None  # last: (step, value before it)
         side = prev_side = None  # infeasible (True) / feasible (False) estimate at the last two points
@@ -349,8 +354,12 @@ class _Search:
                 break
             if hi is not None and hi[0] <= _X_BOX[0] and v <= target:
                 break  # feasible at the smallest scale searched
-            coef = self.fit(x, t)
-            xn = self.root(target, t, coef, x, t)
+            mine = [p for p in self.pts[-k - 1:] if math.isfinite(p[2])]
+            if len(mine) >= 2 and mine[-1][0] != mine[-2][0]:  # secant through the last two points
+                (x1, _, v1, *_), (x2, _, v2, *_) = mine[-2], mine[-1]
+                xn = x2 + (target - v2) / min((v2 - v1) / (x2 - x1), -0.05)
+            else:  # the template model through the first point
+                xn = self.root(target, t, self.fit(x, t), x, t)
             side, prev_side = (v > target), side
             if lo is not None and hi is not None:
                 if prev_side == side:  # same side twice: aim past the root (Illinois-like)
@@ -511,11 +520,11 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         xb = s.bracket(math.log(b0.sigma0), t0, target, _STAGE1_TOL, 5)
         # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
         xr = s.root(target, t0, s.fit(xb, t0), xb, t0)
-        for k, dt in enumerate((-0.5, 0.5)):
+        for k, dt in enumerate((-_PROBE_DT, _PROBE_DT)):
             if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
                 s.evaluate(xr, t0 + dt, False, 3 - k)
         # stage 3: model optimum, certified at full accuracy; improved while the model predicts a gain
-        s.certify(xb, t0, t_radius=1.0)
+        s.certify(xb, t0, t_radius=_T_RADIUS)
     finally:
         s.bar.close()
     _, x, t, lo, up = s.best
