@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp.apps import datasets
     from sharpdp.cli import CliError
-    from sharpdp.shuffle import calibrate_bmg, gaussian_mechanism_sigma
+    from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
@@ -90,11 +90,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     scaling = datasets.UnitBallScaling(bounds)
     z, n_clipped = scaling.to_unit_ball(table.data)
 
-    from sharpdp.shuffle.accountant import ShuffleAccountant
-
-    bmg = calibrate_bmg(n, epsilon, delta, d)
-    # get_delta is the upper end of get_delta_bounds: one certified evaluation gives both.
-    delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n).get_delta_bounds(epsilon))
+    # one progress bar (over the accountant evaluations); the calibration's last certified
+    # evaluation (ShuffleAccountant(bmg, n).get_delta_bounds at its default accuracy) is reported
+    cal = calibrate_bmg_report(n, epsilon, delta, d)
+    bmg = cal.randomizer
+    delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
     delta_up = delta_cert
     if not delta_cert <= delta:  # calibrate_bmg verified this already
         raise CliError(f"internal: certified delta {delta_cert} exceeds the target {delta}")
@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "delta_certified": delta_cert,
         "delta_bounds": [delta_lo, delta_up],
         "adjacency": "zero_out",
+        "accountant_evaluations": cal.evaluations,
         "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
         "central_gaussian": {
             "sigma": sigma_gm,

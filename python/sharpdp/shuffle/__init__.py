@@ -24,13 +24,22 @@ from sharpdp.shuffle.randomizers import (
 )
 from sharpdp.shuffle.templates import asymptotic_delta, gaussian_chi_chua, mse_lower_bound
 from sharpdp.shuffle.accountant import AccountantReport, ShuffleAccountant
-from sharpdp.shuffle.calibration import calibrate_bmg, optimal_bmg, template_delta_estimate
+from sharpdp.shuffle.calibration import (
+    CalibrationReport,
+    calibrate_bmg,
+    calibrate_bmg_report,
+    calibrate_gaussian,
+    calibrate_gaussian_report,
+    optimal_bmg,
+    template_delta_estimate,
+)
 from sharpdp.shuffle.clones import clones_delta, clones_epsilon
 from sharpdp.shuffle.certified import smallest_certified_delta
 
 __all__ = [
     "ADJACENCIES",
     "AccountantReport",
+    "CalibrationReport",
     "DEFAULT_ADJACENCY",
     "FiniteLaw",
     "LognormalLaw",
@@ -43,6 +52,9 @@ __all__ = [
     "RandomizedResponse",
     "asymptotic_delta",
     "calibrate_bmg",
+    "calibrate_bmg_report",
+    "calibrate_gaussian",
+    "calibrate_gaussian_report",
     "clones_delta",
     "clones_epsilon",
     "gaussian_chi_chua",

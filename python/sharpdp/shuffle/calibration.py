@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import ndtr
 
 from sharpdp import _validation as V
-from sharpdp.shuffle.mechanisms import BlanketMixedGaussian
+from sharpdp._progress import progress_bar
+from sharpdp.shuffle.randomizers import BlanketMixedGaussian, GaussianRandomizer
 
 
 def _sigma0_for_chi(gamma: float, chi: float) -> float:
@@ -142,64 +144,393 @@ def _template_chi(n: int, epsilon: float, delta: float) -> float:
     return math.exp(brentq(f, lo, hi, xtol=1e-6))
 
 
-# Accuracy asked of the accountant during calibration. Its upper value is certified at any
-# rel_tol; a looser bracket only makes the calibrated parameters slightly conservative, and
-# makes each call several times cheaper.
+# ----------------------------------------------------------------------------------------------
+# Certified calibration with few accountant evaluations.
+#
+# The search runs on a cheap *estimate* of log delta: the log-midpoint of the accountant's
+# certified bracket [Lo, Up] at a loose accuracy (rel_tol = _SEARCH_REL_TOL), modelled as the
+# asymptotic template (template_delta_estimate at chi_lo) plus a local quadratic correction
+# fitted to the evaluations. Only the end is certified: the candidate is evaluated at full
+# accuracy (rel_tol = _CERT_REL_TOL, the accountant's default) and returned only if that
+# certified upper value is <= delta; otherwise the search steps to the safe side (larger
+# sigma0 at the same gamma) and certifies again. The template is never used as a bound.
+
+# Accuracy of the search evaluations (their upper value is certified too, only looser).
 _SEARCH_REL_TOL = 0.1
+# Accuracy of the certifying evaluations (the accountant's default).
+_CERT_REL_TOL = 1e-2
+# Evaluation budget of one calibration (search + certification). Only a failing certification
+# may exceed it (fallback steps towards the safe side, at most _FALLBACK_EVALS more).
+_MAX_EVALS = 10
+_FALLBACK_EVALS = 30
+# A further certified step is taken only if the model predicts a relative gain above this.
+_GAIN_RTOL = 1e-4
+# Search box: log sigma0 (below 0.1 the laws are so heavy-tailed that one evaluation takes
+# very long; chi_lo < 1e-12 there for every gamma, as in the previous search's limit), and
+# logit(gamma).
+_X_BOX = (math.log(0.1), math.log(1e12))
+_T_BOX = (-20.7, 34.5)
+# Model fit and step tuning (see _Search).
+_W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
+# Trust region of a certification step in x (log sigma0).
+_X_TRUST = 0.25
+# Stage 1 stops within this of the target (log delta of the cheap estimate).
+_STAGE1_TOL = 0.03
+# Stage 2 probes at logit(gamma) +- _PROBE_DT; stage 3 moves logit(gamma) by at most _T_RADIUS.
+_PROBE_DT, _T_RADIUS = 0.5, 1.0
 
 
-def _make_accountant(randomizer, n: int, adjacency: str):
-    """The certified accountant used by :func:`calibrate_bmg` (a seam for tests)."""
+def _make_accountant(randomizer, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL):
+    """The certified accountant used by the calibrations (a seam for tests)."""
     from sharpdp.shuffle.accountant import ShuffleAccountant
 
-    return ShuffleAccountant(randomizer, n, adjacency=adjacency, rel_tol=_SEARCH_REL_TOL)
+    return ShuffleAccountant(randomizer, n, adjacency=adjacency, rel_tol=rel_tol)
 
 
-# Relative width of the final bracket on chi at each gamma (Err_1 ~ chi^2, so
-# the calibrated Err_1 is within ~2 * _CHI_RTOL of the certified optimum there).
-_CHI_RTOL = 2e-4
-# Resolution of the outer search on logit(gamma): a parabola vertex closer than this to an
-# evaluated point is not evaluated. Err_1 is flat there (brute-force checks in the tests).
-_LOGIT_TOL = 0.02
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Outcome of a certified calibration.
 
-
-def _minimise_flat(f, t0: float, lo: float, hi: float, step: float = 0.3) -> None:
-    """Minimise a smooth, flat-bottomed f(t) over [lo, hi] with few evaluations.
-
-    A three-point stencil around t0 (spacing ``step``) is walked downhill until its middle
-    point is the lowest, then the vertex of the parabola through the three best points is
-    evaluated (refitted once). Each f evaluation costs a certified inner search, so the
-    count matters more than a tight tolerance: Err_1 is flat near its optimum. The caller
-    keeps the best verified point itself.
+    Attributes
+    ----------
+    randomizer : BlanketMixedGaussian or GaussianRandomizer
+        The calibrated local randomizer.
+    epsilon, delta_target : float
+        The target (epsilon in nats, delta in (0, 1)).
+    delta_bounds : tuple of float
+        Certified ``(lower, upper)`` bracket of the shuffled blanket divergence at
+        ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=1e-2)``
+        (``get_delta_bounds``); ``upper <= delta_target``.
+    evaluations : int
+        Accountant evaluations (``get_delta_bounds`` calls) the calibration made.
     """
-    pts: dict = {}
 
-    def ev(t: float) -> float:
-        t = min(max(t, lo), hi)
-        if t not in pts:
-            pts[t] = f(t)
-        return pts[t]
+    randomizer: object
+    epsilon: float
+    delta_target: float
+    delta_bounds: tuple
+    evaluations: int
 
-    c = min(max(t0, lo + step), hi - step)
-    for _ in range(20):  # walk until the middle point is the lowest
-        fl, fc, fr = ev(c - step), ev(c), ev(c + step)
-        if fc <= fl and fc <= fr:
-            break
-        nc = c - step if fl < fr else c + step
-        if not lo + step <= nc <= hi - step:
-            break
-        c = nc
-    for _ in range(2):  # parabola through the three best points, evaluated at its vertex
-        (x0, y0), (x1, y1), (x2, y2) = sorted(sorted(pts.items(), key=lambda kv: kv[1])[:3])
-        den = (x0 - x1) * (x0 - x2) * (x1 - x2)
-        a = (x2 * (y1 - y0) + x1 * (y0 - y2) + x0 * (y2 - y1)) / den
-        b = (x2 * x2 * (y0 - y1) + x1 * x1 * (y2 - y0) + x0 * x0 * (y1 - y2)) / den
-        if not a > 0:
-            return
-        v = min(max(-b / (2 * a), x0), x2)
-        if min(abs(v - x) for x in pts) < _LOGIT_TOL:
-            return
-        ev(v)
+
+class _Progress:
+    """One progress bar over accountant evaluations, its total the evaluations made plus an
+    estimate of those still to come (:func:`sharpdp._progress.progress_bar`: tqdm when installed,
+    else plain lines). ``progress``: None shows it only once the calibration has run for one
+    second, True at once, False never.
+    """
+
+    def __init__(self, desc: str, progress: bool | None, planned: int) -> None:
+        self.bar = progress_bar(desc=desc, total=planned, unit=" accountant evaluations", file=sys.stderr,
+                                leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
+
+    def update(self, done: int, remaining: int) -> None:
+        """``done`` evaluations made, about ``remaining`` still expected."""
+        self.bar.total = done + max(remaining, 0)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.total = self.bar.n  # finished: nothing more to come
+        self.bar.close()
+
+
+def _log_estimate(lo: float, up: float) -> float:
+    """Cheap estimate of log D from a certified bracket: the log-midpoint (log Up if Lo = 0)."""
+    if not up >= 0.0 or up == math.inf:
+        return math.inf
+    if up == 0.0:
+        return -math.inf
+    return 0.5 * (math.log(lo) + math.log(up)) if lo > 0.0 else math.log(up)
+
+
+class _Search:
+    """Certified boundary search in (x, t) with a fitted template model (see the comment above).
+
+    x is the scale coordinate (log sigma0; the certified delta decreases in it: a larger sigma0
+    is a post-processing), t the shape coordinate (logit gamma; None for one-dimensional
+    searches). The model of the estimate v = log delta is ``base(x, t) + c0 + cx dx + ct dt +
+    ctt dt^2 + cxx dx^2 (+ cf at full accuracy)``, dx = x - xc, dt = t - tc, fitted by weighted
+    least squares to the evaluations near the centre (xc, tc); ``base`` is the log of the
+    asymptotic template.
+    """
+
+    def __init__(self, make, base, objective, n, epsilon, delta, adjacency, progress, desc, t_box=None):
+        self.make, self.base, self.objective = make, base, objective
+        self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
+        self.t_box = t_box
+        self.after = 4 if t_box else 2  # evaluations expected after stage 1 (progress estimate)
+        self.pts: list = []  # (x, t, v, fine, lo, up)
+        self.count = 0
+        self.best = None  # (objective, x, t, lo, up) of the best certified point
+        self.bar = _Progress(desc, progress, 7 if t_box else 5)
+
+    # -- evaluations
+    def evaluate(self, x: float, t, fine: bool, remaining: int) -> float:
+        r = self.make(x, t)
+        lo, up = (float(v) for v in _make_accountant(r, self.n, self.adjacency,
+                                                     _CERT_REL_TOL if fine else _SEARCH_REL_TOL)
+                  .get_delta_bounds(self.epsilon))
+        self.count += 1
+        self.bar.update(self.count, remaining)
+        v = _log_estimate(lo, up)
+        self.pts.append((x, t, v, fine, lo, up))
+        if fine and up <= self.delta:
+            f = self.objective(x, t)
+            if self.best is None or f < self.best[0]:
+                self.best = (f, x, t, lo, up)
+        return v
+
+    # -- model
+    def fit(self, xc: float, tc) -> tuple:
+        """Weighted least-squares coefficients (c0, cx, ct, ctt, cxx, cf) of the correction at (xc, tc).
+
+        cf is the offset of the full-accuracy estimates from the cheap ones.
+
+        Weights fall off over 0.05 in x and 1.5 in t; full-accuracy points count three times,
+        a point at the centre a hundred times (the model goes through it); weak priors keep the
+        slopes and curvatures at the template's own where the points do not determine them.
+        """
+        rows, rhs = [], []
+        for x, t, v, fine, *_ in self.pts:
+            if not math.isfinite(v):
+                continue
+            dx, dt = x - xc, (0.0 if tc is None else t - tc)
+            w = (3.0 if fine else 1.0) / (1.0 + (dx / _W_X) ** 2 + (dt / 1.5) ** 2)
+            if dx == 0.0 and dt == 0.0:
+                w *= 100.0
+            rows.append([w, w * dx, w * dt, w * dt * dt, w * dx * dx, w * fine])
+            rhs.append(w * (v - self.base(x, t)))
+        if not rows:
+            return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        prior = np.diag([0.0, 0.003, 0.03, 0.03, _P_XX, 0.03])[1:]
+        c, *_ = np.linalg.lstsq(np.vstack([np.array(rows), prior]), np.concatenate([rhs, np.zeros(5)]), rcond=None)
+        return tuple(float(v) for v in c)
+
+    def model(self, x, t, coef, xc, tc, fine: bool = False) -> float:
+        """Modelled estimate at (x, t); ``fine``: at full accuracy (plus the fitted offset between the two)."""
+        dx, dt = x - xc, (0.0 if tc is None else t - tc)
+        return (self.base(x, t) + coef[0] + coef[1] * dx + coef[2] * dt + coef[3] * dt * dt + coef[4] * dx * dx
+                + (coef[5] if fine else 0.0))
+
+    def slope(self, x, t, coef) -> float:
+        """d model / dx at (x, t), clipped below zero (the certified delta decreases in x)."""
+        h = 1e-4
+        return min((self.base(x + h, t) - self.base(x - h, t)) / (2 * h) + coef[1], -0.05)
+
+    def root(self, target: float, t, coef, xc, tc, fine: bool = False) -> float:
+        """x nearest to xc where the model meets target at this t (clipped to xc +- 4).
+
+        Steps out from xc in both directions with doubling steps (the model is only locally
+        monotone) until the sign changes, then Brent's method on that cell.
+        """
+        f = lambda x: self.model(x, t, coef, xc, tc, fine) - target  # noqa: E731
+        f0 = f(xc)
+        if f0 == 0.0:
+            return xc
+        d = 1e-3 if f0 > 0.0 else -1e-3  # above the target: the root lies at larger x
+        a, fa = xc, f0
+        while abs(d) <= 4.0:
+            b = min(max(xc + d, _X_BOX[0]), _X_BOX[1])
+            fb = f(b)
+            if (fb > 0.0) != (f0 > 0.0):
+                return brentq(f, min(a, b), max(a, b), xtol=1e-10)
+            if b in _X_BOX:
+                return b
+            a, fa, d = b, fb, 2.0 * d
+        return min(max(xc + (4.0 if f0 > 0.0 else -4.0), _X_BOX[0]), _X_BOX[1])
+
+    # -- stage 1: the boundary along x at fixed t, on the cheap estimate
+    def bracket(self, x0: float, t, target: float, tol: float, max_evals: int) -> float:
+        """Point of stage 1 closest to the target: the template model's first step, then secant
+        steps (overshooting by 1.5 or doubling while unbracketed; Illinois-like and kept inside
+        the bracket once bracketed), to within ``tol`` of the target or ``max_evals`` evaluations."""
+        lo = hi = None  # (x, v): estimate above / at or below the target
+        x, last = x0, None  # last: (step, value before it)
+        side = prev_side = None  # infeasible (True) / feasible (False) estimate at the last two points
+        for k in range(max_evals):
+            v = self.evaluate(x, t, False, max(2 - k, 1) + self.after)
+            if v > target:
+                lo = (x, v)
+            else:
+                hi = (x, v)
+            if abs(v - target) <= tol or (lo and hi and hi[0] - lo[0] <= 1e-3):
+                break
+            if hi is not None and hi[0] <= _X_BOX[0] and v <= target:
+                break  # feasible at the smallest scale searched
+            mine = [p for p in self.pts[-k - 1:] if math.isfinite(p[2])]
+            if len(mine) >= 2 and mine[-1][0] != mine[-2][0]:  # secant through the last two points
+                (x1, _, v1, *_), (x2, _, v2, *_) = mine[-2], mine[-1]
+                xn = x2 + (target - v2) / min((v2 - v1) / (x2 - x1), -0.05)
+            else:  # the template model through the first point
+                xn = self.root(target, t, self.fit(x, t), x, t)
+            side, prev_side = (v > target), side
+            if lo is not None and hi is not None:
+                if prev_side == side:  # same side twice: aim past the root (Illinois-like)
+                    xn = x + 2.0 * (xn - x)
+                xn = min(max(xn, lo[0] + 0.1 * (hi[0] - lo[0])), hi[0] - 0.1 * (hi[0] - lo[0]))
+            else:  # extend past the predicted root; double the step once a step has fallen short
+                step = (1.2 if last is None else _OVERSHOOT) * (xn - x)
+                if last is not None and abs(v - target) > 0.75 * abs(last[1] - target) and (step > 0) == (last[0] > 0):
+                    step = max(step, 2.0 * last[0]) if step > 0 else min(step, 2.0 * last[0])
+                if step == 0.0:
+                    step = 0.05 if v > target else -0.05
+                xn = min(max(x + step, _X_BOX[0]), _X_BOX[1])
+                if xn == x:
+                    if v > target:
+                        raise RuntimeError("calibration: no feasible randomizer found (certified delta did not drop)")
+                    break
+                last = (step, v)
+            x = xn
+        near = min(self.pts, key=lambda p: abs(p[2] - target))
+        return near[0]
+
+    # -- stage 3: certify (and improve) on full-accuracy evaluations
+    def certify(self, x: float, t, t_radius: float = 1.0) -> None:
+        """Evaluate the model's optimum at full accuracy until one is certified and no gain is left.
+
+        The model is refitted after each evaluation (it learns the offset between cheap and
+        full-accuracy values). While nothing is certified, a failed certification is followed by a
+        fallback step out along x (the safe side) at the failed point's t, by at least 1.5 times
+        the linearised excess and 0.002 * 2^(k-1) after k failures, with a margin that grows.
+        """
+        ld = math.log(self.delta)
+        rho = 0.5 * math.log1p(_CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
+        mu = min(_MU0 * abs(self.slope(x, t, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
+        fails, last_fail, repair = 0, None, False
+        xc, tc = x, t
+        while True:
+            if self.best is not None:
+                xc, tc = self.best[1], self.best[2]
+                if self.count >= _MAX_EVALS:
+                    return
+            coef = self.fit(xc, tc)
+            if repair:
+                # fallback after a failed certification: out along x at the failed point's t,
+                # by at least the linearised excess (margins included) and 4e-4 * 2^(k-1) after k failures
+                ts = last_fail[1]
+                step = max(min(last_fail[2] / abs(self.slope(last_fail[0], last_fail[1], coef)), _X_TRUST),
+                           _MU0 * 2.0 ** (fails + 1))
+                xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
+                repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
+            if not repair:
+                xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
+                if self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
+                    return
+            if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
+                raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
+            self.evaluate(xs, ts, True, 1)
+            *_, v, _, lo, up = self.pts[-1]
+            if up > 0.0 and math.isfinite(v):
+                rho = max(math.log(up) - v, 0.0)
+            repair = not up <= self.delta
+            if repair:
+                excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
+                fails, last_fail = fails + 1, (xs, ts, excess)
+                mu = mu + _MU_STEP  # (the refit already knows the failed point)
+
+    def _argmin(self, target, coef, xc, tc, t_radius):
+        """Model-feasible point of least objective inside the trust region.
+
+        The region: x within _X_TRUST of xc (a root beyond it on the unsafe side is not
+        model-feasible; one beyond it on the safe side is replaced by the edge), t within
+        t_radius of tc and at most 0.25 beyond the evaluated t's (the model is fitted there).
+        """
+        def at(t):
+            x = self.root(target, t, coef, xc, tc, True)
+            if x > xc + _X_TRUST:
+                return math.inf, x
+            x = max(x, xc - _X_TRUST)
+            return self.objective(x, t), x
+
+        if tc is None:
+            return at(None)[1], None
+        t_seen = [p[1] for p in self.pts]
+        lo_t = max(tc - t_radius, min(t_seen) - 0.25, self.t_box[0])
+        hi_t = min(tc + t_radius, max(t_seen) + 0.25, self.t_box[1])
+        ts = np.linspace(lo_t, hi_t, 41)
+        vals = [at(t)[0] for t in ts]
+        k = int(np.argmin(vals))
+        if not math.isfinite(vals[k]):  # nothing model-feasible nearby: step out at tc
+            return min(self.root(target, tc, coef, xc, tc, True), xc + _X_TRUST), tc
+        a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+        t_best = float(ts[k])
+        if b > a:
+            res = minimize_scalar(lambda t: at(t)[0], bounds=(a, b), method="bounded", options={"xatol": 1e-3})
+            if res.fun < vals[k]:
+                t_best = float(res.x)
+        return at(t_best)[1], t_best
+
+
+def _expit(t: float) -> float:
+    return 1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))
+
+
+def _bmg_err(x: float, t: float, dim: int) -> float:
+    """Err_1 of the BMG with logit(gamma) = t and sigma0 = e^x (seed 001, Section 4.2)."""
+    g, a = _expit(t), _expit(-t)
+    return dim * math.exp(2.0 * x) / (a * a) + g / a
+
+
+def _bmg_chi_lo(t: float, x: float) -> float:
+    """chi_lo of the BMG with logit(gamma) = t and sigma0 = e^x (0 when it underflows)."""
+    g, a = _expit(t), _expit(-t)
+    try:
+        return math.sqrt(g / (a * a * math.expm1(math.exp(-2.0 * x))))
+    except (OverflowError, ZeroDivisionError):
+        return 0.0
+
+
+def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
+                         progress: bool | None = None) -> CalibrationReport:
+    """:func:`calibrate_bmg` with its certificate: the certified bracket and the evaluation count.
+
+    Parameters and errors as :func:`calibrate_bmg`.
+
+    Returns
+    -------
+    CalibrationReport
+        ``randomizer`` is the calibrated :class:`BlanketMixedGaussian`; ``delta_bounds`` its
+        certified (lower, upper) at ``epsilon`` from the accountant at rel_tol 1e-2.
+    """
+    n = V.integer("n", n, lo=1)
+    epsilon = V.real("epsilon", epsilon, lo=0.0)
+    delta = V.probability_open("delta", delta)
+    dim = V.integer("dim", dim, lo=1)
+    if not isinstance(adjacency, str):
+        raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
+    if adjacency not in ("zero_out", "replace"):
+        raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
+
+    def make(x: float, t: float) -> BlanketMixedGaussian:
+        return BlanketMixedGaussian(_expit(t), math.exp(x), dim)
+
+    # replace-one: the antipodal pair has sensitivity 2, so the template is taken at chi / 2
+    # (an estimate of where the boundary lies, not a bound)
+    scale = 0.5 if adjacency == "replace" else 1.0
+
+    def base(x: float, t: float) -> float:
+        chi = _bmg_chi_lo(t, x)
+        return math.log(max(template_delta_estimate(scale * chi, n, epsilon), 1e-300)) if chi > 0.0 else 0.0
+
+    s = _Search(make, base, lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
+                "calibrating BMG", _T_BOX)
+    try:
+        chi0 = _template_chi(n, epsilon, delta) / scale
+        b0 = optimal_bmg(chi0, dim)
+        t0 = min(max(math.log(b0.gamma) - math.log1p(-b0.gamma), _T_BOX[0]), _T_BOX[1])
+        target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
+        # stage 1: the boundary at the template's gamma (cheap estimates, 3% in delta)
+        xb = s.bracket(math.log(b0.sigma0), t0, target, _STAGE1_TOL, 5)
+        # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
+        xr = s.root(target, t0, s.fit(xb, t0), xb, t0)
+        for k, dt in enumerate((-_PROBE_DT, _PROBE_DT)):
+            if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
+                s.evaluate(xr, t0 + dt, False, 3 - k)
+        # stage 3: model optimum, certified at full accuracy; improved while the model predicts a gain
+        s.certify(xb, t0, t_radius=_T_RADIUS)
+    finally:
+        s.bar.close()
+    _, x, t, lo, up = s.best
+    return CalibrationReport(make(x, t), epsilon, delta, (lo, up), s.count)
 
 
 def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
@@ -211,24 +542,29 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     d sigma0^2/(1-gamma)^2 + gamma/(1-gamma)`` (Section 4.2) subject to
     ``ShuffleAccountant(bmg, n, adjacency).get_delta(epsilon) <= delta``, the
     *certified* upper bound on the privacy profile of the shuffled protocol
-    (Appendix "Computing the shuffled (epsilon, delta) guarantee").
+    (Appendix "Computing the shuffled (epsilon, delta) guarantee"), at the
+    accountant's default accuracy (rel_tol = 1e-2).
 
-    Method: at fixed gamma the certified delta decreases in sigma0 (a larger
-    sigma0 is a post-processing of a smaller one); the inner search brackets
-    the smallest feasible sigma0, parametrised by chi_lo (safeguarded secant
-    steps on log delta vs log chi, returned from the verified side, relative
-    width 2e-4 in chi). The outer search minimises the resulting Err_1 over
-    logit(gamma) (a walked three-point stencil refined by parabolic
-    interpolation, typically 5-7 inner searches), started from :func:`optimal_bmg` at
-    the chi where the asymptotic template (:func:`template_delta_estimate`)
-    meets delta — the template is only a starting guess, never a bound. The
-    returned parameters are the best ones whose certified delta was verified
-    <= delta, and are re-checked with a fresh accountant before returning.
+    Method (6-10 accountant evaluations; more only if the certification keeps failing):
+    the coordinates are x = log sigma0 and t = logit(gamma). The search runs on a cheap
+    *estimate* of log delta, the log-midpoint of the accountant's certified bracket at
+    rel_tol = 0.1, modelled as the asymptotic template at chi_lo
+    (:func:`template_delta_estimate`, the finite-a form of f_{n,eps}(chi), Lemma
+    "shuffle-index-profile-seq-no-t"; for "replace" at chi_lo / 2, sensitivity 2) plus a
+    local quadratic correction in (x, t) fitted to the evaluations. (1) Start at
+    :func:`optimal_bmg` at the chi where the template meets delta, and find the boundary
+    along x at that gamma (safeguarded secant steps on the model, to 3 % in delta).
+    (2) Two probes at logit(gamma) +- 0.5 give the gamma dependence. (3) The model's
+    constrained optimum of Err_1 (inside a trust region) is evaluated at full accuracy
+    (rel_tol = 1e-2); a point is kept only if that certified upper value is <= delta. After
+    a failure the next step is a fallback along x to the safe side at the same gamma (by the
+    linearised excess); the model is refitted and re-aimed while it predicts a relative
+    gain in Err_1 above 1e-4 and the budget of 10 evaluations lasts.
 
     Parameters
     ----------
     n : int
-        Number of users >= 1.
+        Number of users, 1 <= n <= 1e9 (the accountant's range).
     epsilon : float
         Target epsilon >= 0 (nats).
     delta : float
@@ -239,174 +575,123 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
         Neighbouring relation passed to the accountant ("replace": the antipodal unit pair,
         see ``ShuffleAccountant``; the template start guess is the zero-out one).
     progress : bool or None
-        ``None`` (default): a tqdm progress bar on stderr appears only if the
-        calibration runs longer than one second; ``True``: shown at once;
-        ``False``: never.
+        ``None`` (default): one progress bar on stderr (tqdm if installed, plain lines
+        otherwise) over the accountant evaluations, with an estimate of the remaining ones,
+        appearing only if the calibration runs longer than one second; ``True``: shown at
+        once; ``False``: never.
 
     Returns
     -------
     BlanketMixedGaussian
-        The calibrated randomizer, with ``0 < gamma < 1``. Its ``mse_single``
-        is the minimum over the searched parameters up to the tolerances
-        above (a few 1e-4 relative).
+        The calibrated randomizer, with ``0 < gamma < 1``, whose certified delta(epsilon) at
+        rel_tol 1e-2 was verified <= delta. Its ``mse_single`` is near the minimum over the
+        searched parameters (within a few 1e-4 relative: the model's predicted gain 1e-4 and
+        the certification margins). :func:`calibrate_bmg_report` also returns the
+        certified bracket and the number of evaluations.
 
     Raises
     ------
     ValueError
-        If n < 1, epsilon < 0, delta not in (0, 1), dim < 1, any is NaN, or
-        the accountant rejects ``adjacency``.
+        If n < 1 or > 1e9, epsilon < 0, delta not in (0, 1), dim < 1, any is NaN, or
+        ``adjacency`` is not one of the above.
+    TypeError
+        If ``adjacency`` is not a string.
     RuntimeError
-        If the final re-check of the certified delta fails (never expected:
-        the accountant is deterministic).
+        If no parameters with a certified delta <= delta are found (never expected: the
+        certified delta drops to 0 as chi grows).
     """
+    return calibrate_bmg_report(n, epsilon, delta, dim, adjacency=adjacency, progress=progress).randomizer
+
+
+def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
+                              progress: bool | None = False) -> CalibrationReport:
+    """:func:`calibrate_gaussian` with its certificate (bracket and evaluation count).
+
+    Parameters and errors as :func:`calibrate_gaussian`.
+
+    Returns
+    -------
+    CalibrationReport
+        ``randomizer`` is the calibrated :class:`GaussianRandomizer` (dim 1).
+    """
+    from sharpdp.shuffle.templates import gaussian_chi_chua
+
     n = V.integer("n", n, lo=1)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
     delta = V.probability_open("delta", delta)
-    dim = V.integer("dim", dim, lo=1)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
+    if adjacency not in ("zero_out", "replace"):
+        raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
 
-    from tqdm.auto import tqdm
+    scale = 0.5 if adjacency == "replace" else 1.0  # (as in calibrate_bmg_report)
 
-    bar = tqdm(desc="calibrating BMG", unit=" accountant calls", file=sys.stderr, leave=False,
-               disable=progress is False, delay=0.0 if progress else 1.0)
-    best: list = [math.inf, None, None]  # Err_1, gamma, sigma0 of the best verified point
-    target = math.log(delta)
+    def chi(x: float) -> float:
+        try:
+            return gaussian_chi_chua(math.exp(x))
+        except (OverflowError, ZeroDivisionError, ValueError):
+            return 0.0
 
-    def log_delta(gamma: float, x: float) -> float:
-        """log of the certified delta at (gamma, chi = e^x); +inf when not finite."""
-        sigma0 = _sigma0_for_chi(gamma, math.exp(x))
-        bmg = BlanketMixedGaussian(gamma, sigma0, dim)
-        d_up = float(_make_accountant(bmg, n, adjacency).get_delta(epsilon))
-        bar.update(1)
-        if d_up <= delta and bmg.mse_single < best[0]:
-            best[:] = [bmg.mse_single, gamma, sigma0]
-        if d_up != d_up or d_up == math.inf:
-            return math.inf
-        return math.log(d_up) if d_up > 0.0 else -math.inf
+    def base(x: float, t=None) -> float:
+        c = chi(x)
+        return math.log(max(template_delta_estimate(scale * c, n, epsilon), 1e-300)) if c > 0.0 else 0.0
 
-    chi0 = _template_chi(n, epsilon, delta)
-    # d log delta / d log chi of the template at chi0: the first slope guess (~ -a^2 - 1).
-    a0 = chi0 * epsilon * math.sqrt(n)
-    state = {"x": math.log(chi0), "slope": -(a0 * a0 + 1.0)}
-    tol = math.log1p(_CHI_RTOL)
-
-    def smallest_log_chi(gamma: float) -> float:
-        """Smallest verified-feasible log chi at this gamma, to within tol (the bracket's safe end).
-
-        Secant steps on (log chi, log delta) aimed just past the predicted root, alternately
-        on its feasible and infeasible side, so a good prediction closes the bracket in two
-        calls; bisection when the bracket fails to halve.
-        """
-        lo = hi = None  # (x, f): verified infeasible / feasible points
-        x, slope = state["x"], state["slope"]
-        side = 1.0  # aim just above (+1, feasible side) or below (-1) the predicted root
-        width_before = math.inf
-        last_step = 0.0
-        for _ in range(200):
-            f = log_delta(gamma, x)
-            if f <= target:
-                hi = (x, f)
-            else:
-                lo = (x, f)
-            if lo is not None and hi is not None:
-                width = hi[0] - lo[0]
-                if width <= tol:
-                    break
-                if math.isfinite(lo[1]) and math.isfinite(hi[1]) and lo[1] > hi[1]:
-                    slope = (hi[1] - lo[1]) / width
-                aim = lo if abs(lo[1] - target) < abs(hi[1] - target) else hi
-                r = aim[0] + (target - aim[1]) / slope if math.isfinite(aim[1]) else 0.5 * (lo[0] + hi[0])
-                x = r + side * 0.5 * tol
-                side = -side
-                if width > 0.5 * width_before or not lo[0] < x < hi[0]:
-                    x = 0.5 * (lo[0] + hi[0])  # safeguard: bisection
-                width_before = width
-            else:  # extend towards the missing side, by the predicted step (at least 2 tol), doubling
-                known = hi if hi is not None else lo
-                step = (target - known[1]) / slope if math.isfinite(known[1]) else 0.0
-                last_step = max(abs(step) * 1.2, 2.0 * tol, 2.0 * last_step)
-                x = known[0] + (last_step if hi is None else -last_step)
-                if hi is not None and x < math.log(1e-12):
-                    break  # feasible down to chi = 1e-12: nothing smaller is worth finding
-                if hi is None and x > math.log(1e12):
-                    raise RuntimeError("calibration: no feasible BMG found (certified delta did not drop)")
-        if hi is None:  # pragma: no cover - the loop above always verifies a feasible point
-            raise RuntimeError("calibration: no feasible BMG found")
-        state["x"], state["slope"] = hi[0], slope
-        return hi[0]
-
-    def err_of_logit(t: float) -> float:
-        gamma = 1.0 / (1.0 + math.exp(-t))
-        chi = math.exp(smallest_log_chi(gamma))
-        return BlanketMixedGaussian(gamma, _sigma0_for_chi(gamma, chi), dim).mse_single
-
+    s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), base, lambda x, t: math.exp(2.0 * x),
+                n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
-        g0 = optimal_bmg(chi0, dim).gamma
-        # outer variable: logit(gamma), gamma in [1e-9, 1 - 1e-15]
-        _minimise_flat(err_of_logit, math.log(g0 / (1.0 - g0)), lo=-20.7, hi=34.5)
-        # Re-check the returned parameters with a fresh accountant.
-        _, gamma, sigma0 = best
-        if gamma is None:  # pragma: no cover - smallest_chi always verifies a point
-            raise RuntimeError("calibration: no verified feasible BMG")
-        bmg = BlanketMixedGaussian(gamma, sigma0, dim)
-        d_up = float(_make_accountant(bmg, n, adjacency).get_delta(epsilon))
-        if not d_up <= delta:
-            raise RuntimeError(f"calibration: re-check failed, certified delta {d_up} > {delta}")
-        return bmg
+        chi0 = _template_chi(n, epsilon, delta) / scale
+        # the template's start: chi_chua(sigma0) = chi0 (chi_chua^2 ~ sigma0^2 - 4.5)
+        g = lambda x: chi(x) - chi0  # noqa: E731
+        x0 = brentq(g, math.log(0.3), math.log(1e12), xtol=1e-6) if g(math.log(0.3)) < 0.0 < g(math.log(1e12)) \
+            else 0.5 * math.log(chi0 * chi0 + 4.5)
+        target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
+        xb = s.bracket(x0, None, target, _STAGE1_TOL, 6)
+        s.certify(xb, None)
     finally:
-        bar.close()
+        s.bar.close()
+    _, x, _, lo, up = s.best
+    return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.count)
 
 
-def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out"):
+def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
+                       progress: bool | None = False):
     """The 1-D Gaussian local randomizer (gamma = 0) with the smallest sigma0 certified at (epsilon, delta, n).
 
-    Bisection on sigma0 (the certified delta decreases in sigma0: a larger sigma0
-    is a post-processing) using the accountant's infimum blanket for the
-    Gaussian randomizer (seed 001, Section 4.3; spec ``fft_accountant.md``).
-    The returned sigma0 is the upper end of the final bracket (relative width
-    1e-3), whose certified delta(epsilon) <= delta was verified.
+    Uses the accountant's infimum blanket for the Gaussian randomizer (seed 001, Section
+    4.3; spec ``fft_accountant.md``); the certified delta decreases in sigma0 (a larger
+    sigma0 is a post-processing). Same method as :func:`calibrate_bmg` in one dimension
+    (x = log sigma0, template at Chua et al.'s index chi_chua(sigma0) as the start and base
+    of the model, an estimate only): safeguarded secant steps on the cheap estimate
+    (rel_tol = 0.1), then full-accuracy certification (rel_tol = 1e-2) of the model's
+    boundary point, refined while it predicts a relative gain in sigma0^2 above 1e-4.
+    4-10 accountant evaluations; more only if the certification keeps failing.
 
     Parameters
     ----------
     n : int
-        Number of users >= 1.
+        Number of users, 1 <= n <= 1e9.
     epsilon : float
         Target epsilon >= 0 (nats).
     delta : float
         Target delta in (0, 1).
     adjacency : {"zero_out", "replace"}
         Neighbouring relation passed to the accountant ("replace" is bounded through bot, see
-        ``ShuffleAccountant``; each step then costs about 12 zero-out certifications). At small
-        sigma0 (<~ 2: heavy-tailed privacy-amplification laws) one step takes seconds, so
-        calibrations landing there take minutes (about 70 s for zero-out at n = 1000,
-        (epsilon, delta) = (1, 1e-6), sigma0 = 1.39).
+        ``ShuffleAccountant``; each evaluation then costs about 12 zero-out certifications).
+    progress : bool or None, default False
+        As in :func:`calibrate_bmg` (default: no bar).
 
     Returns
     -------
     GaussianRandomizer
-        With ``dim = 1`` (the accountant supports the Gaussian randomizer in one dimension).
+        With ``dim = 1`` (the accountant supports the Gaussian randomizer in one dimension),
+        whose certified delta(epsilon) at rel_tol 1e-2 was verified <= delta.
 
     Raises
     ------
     ValueError
-        If n < 1, epsilon < 0, delta not in (0, 1), or any is NaN.
+        If n < 1 or > 1e9, epsilon < 0, delta not in (0, 1), any is NaN, or an unknown
+        ``adjacency``.
+    RuntimeError
+        If no certified sigma0 is found (never expected).
     """
-    from sharpdp.conversions import _bisect_safe
-    from sharpdp.shuffle.mechanisms import GaussianRandomizer
-
-    n = V.integer("n", n, lo=1)
-    epsilon = V.real("epsilon", epsilon, lo=0.0)
-    delta = V.probability_open("delta", delta)
-
-    def ok(sigma0: float) -> bool:
-        d_up = float(_make_accountant(GaussianRandomizer(sigma0, 1), n, adjacency).get_delta(epsilon))
-        return d_up <= delta
-
-    hi = 1.0
-    while not ok(hi):
-        hi *= 2.0
-    lo = hi / 2.0
-    while lo > 1e-6 and ok(lo):
-        hi, lo = lo, lo / 2.0
-    return GaussianRandomizer(_bisect_safe(ok, lo, hi, rel=1e-3), 1)
+    return calibrate_gaussian_report(n, epsilon, delta, adjacency=adjacency, progress=progress).randomizer

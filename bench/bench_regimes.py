@@ -1,0 +1,334 @@
+"""Regime map of the certified shuffle accountant and of the calibrations (CPU seconds).
+
+Families (delta = 1e-6 throughout):
+
+(a) ``bmg``:      the BMG that ``calibrate_bmg(n, eps, 1e-6, dim=1)`` picks (zero-out);
+(b) ``gaussian``: ``GaussianRandomizer(sigma0, 1)``, sigma0 in {0.5, 1, 2, 4.6} (zero-out);
+                  its calibration column is ``calibrate_gaussian(n, eps, 1e-6)``;
+(c) ``krr``:      ``RandomizedResponse(k, eps0)``, k in {2, 10}, eps0 in {1, 4, 8} (replace);
+(d) ``privunit``: ``PrivUnit(0.75, 0.2, 10)`` (replace).
+
+Per cell (n, eps) it reports the process CPU time (``time.process_time``, all threads) of
+``get_delta_bounds(eps)``, of ``get_epsilon(1e-6)`` and of the calibration, the achieved
+(Up - Lo)/Lo, and the number of accountant evaluations the calibration made (calls of
+``ShuffleAccountant.get_delta_bounds``, which ``get_delta`` goes through). ``get_epsilon`` does
+not depend on eps, so for (b)-(d) it is timed once per (randomizer, n). Every timed call runs
+in its own subprocess under a CPU-time limit (``--timeout S``); a call that hits it is shown
+as ``>S s``. When the calibration of an (a) cell times out, the other two calls of that cell
+use the optimal BMG at the asymptotic template's chi (``optimal_bmg``), marked with a dagger.
+
+Script mode (writes a Markdown table; ``--quick`` is the "before" subset of bench/README.md)::
+
+    python bench/bench_regimes.py --quick --timeout 60 --out regimes.md
+    python bench/bench_regimes.py --full --timeout 60 --out regimes.md
+
+Benchmark mode (pytest-benchmark, a few representative cells; not run in CI)::
+
+    python -m pytest bench/bench_regimes.py --benchmark-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+DELTA = 1e-6
+NS_FULL = (10**2, 10**3, 10**4, 10**5, 10**6, 10**8, 10**9)
+EPS_FULL = (1e-3, 0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0)
+GAUSS_SIGMAS = (0.5, 1.0, 2.0, 4.6)
+KRR = ((2, 1.0), (2, 4.0), (2, 8.0), (10, 1.0), (10, 4.0), (10, 8.0))
+PRIVUNIT = (0.75, 0.2, 10)
+
+
+# ----------------------------------------------------------------------------- one timed call
+def _randomizer(spec: dict):
+    from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse
+
+    kind = spec["kind"]
+    if kind == "bmg":
+        return BlanketMixedGaussian(spec["gamma"], spec["sigma0"], 1)
+    if kind == "gaussian":
+        return GaussianRandomizer(spec["sigma0"], 1)
+    if kind == "krr":
+        return RandomizedResponse(spec["k"], spec["eps0"])
+    if kind == "privunit":
+        return PrivUnit(*spec["params"])
+    raise ValueError(f"unknown randomizer kind {kind!r}")
+
+
+def _adjacency(spec: dict) -> str:
+    return "replace" if spec["kind"] in ("krr", "privunit") else "zero_out"
+
+
+def run_call(task: dict) -> dict:
+    """Run one timed call in this process: task = {"call", "n", "eps", "spec"}; returns a dict."""
+    from sharpdp.shuffle import ShuffleAccountant
+    from sharpdp.shuffle import accountant as A
+
+    counter = {"evals": 0}
+    orig = A.ShuffleAccountant.get_delta_bounds
+
+    def counted(self, epsilon):
+        counter["evals"] += 1
+        return orig(self, epsilon)
+
+    A.ShuffleAccountant.get_delta_bounds = counted
+    n, eps, spec, call = task["n"], task["eps"], task.get("spec"), task["call"]
+    out: dict = {}
+    t0 = time.process_time()
+    if call == "delta_bounds":
+        lo, up = ShuffleAccountant(_randomizer(spec), n, _adjacency(spec)).get_delta_bounds(eps)
+        out.update(lower=float(lo), upper=float(up))
+    elif call == "epsilon":
+        out["epsilon"] = float(ShuffleAccountant(_randomizer(spec), n, _adjacency(spec)).get_epsilon(DELTA))
+    elif call == "calibrate_bmg":
+        from sharpdp.shuffle import calibrate_bmg
+
+        b = calibrate_bmg(n, eps, DELTA, 1, progress=False)
+        out.update(gamma=b.gamma, sigma0=b.sigma0, mse_single=b.mse_single)
+    elif call == "calibrate_gaussian":
+        from sharpdp.shuffle.calibration import calibrate_gaussian
+
+        g = calibrate_gaussian(n, eps, DELTA)
+        out.update(sigma0=g.sigma0, mse_single=g.mse_single)
+    else:
+        raise ValueError(f"unknown call {call!r}")
+    out["cpu"] = time.process_time() - t0
+    out["evals"] = counter["evals"]
+    return out
+
+
+def _child(task_json: str) -> None:
+    import resource
+
+    task = json.loads(task_json)
+    import sharpdp.shuffle  # noqa: F401  (imports and JIT caches are not charged to the call)
+
+    limit = int(math.ceil(time.process_time() + task["timeout"]))
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, resource.RLIM_INFINITY))
+    print(json.dumps(run_call(task)))
+
+
+def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
+    """Run one call in a subprocess limited to ``timeout`` CPU seconds; {"timeout": True} if it hit it."""
+    task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout)
+    try:
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(task)],
+                           capture_output=True, text=True, timeout=20 * timeout + 120)
+    except subprocess.TimeoutExpired:  # wall-clock safety net on a very loaded machine
+        return {"timeout": True}
+    if p.returncode != 0:
+        if p.returncode in (-24, 152) or "CPU time limit" in p.stderr:  # SIGXCPU
+            return {"timeout": True}
+        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- cells
+def _template_bmg(n: int, eps: float) -> dict:
+    from sharpdp.shuffle import optimal_bmg
+    from sharpdp.shuffle.calibration import _template_chi
+
+    b = optimal_bmg(_template_chi(n, eps, DELTA), 1)
+    return dict(kind="bmg", gamma=b.gamma, sigma0=b.sigma0)
+
+
+def cells(mode: str) -> list[tuple]:
+    """(family, label, spec or None, n, eps) in the order they are run."""
+    out = []
+    if mode == "quick":
+        for n in (10**3, 10**4, 10**5, 10**6):
+            for eps in (0.1, 0.5, 1.0, 2.0, 4.0):
+                out.append(("a", "BMG", None, n, eps))
+        for s in (0.5, 1.0, 4.6):
+            for n, eps in ((10**3, 1.0), (10**6, 0.1)):
+                out.append(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, eps))
+        for k, e0 in ((2, 1.0), (10, 8.0)):
+            for n, eps in ((10**4, 0.1), (10**6, 0.01)):
+                out.append(("c", f"{k}-RR e0={e0:g}", dict(kind="krr", k=k, eps0=e0), n, eps))
+        for n, eps in ((10**4, 0.1), (10**6, 0.01)):
+            out.append(("d", "PrivUnit", dict(kind="privunit", params=list(PRIVUNIT)), n, eps))
+        return out
+    for n in NS_FULL:
+        for eps in EPS_FULL:
+            out.append(("a", "BMG", None, n, eps))
+    for s in GAUSS_SIGMAS:
+        for n in NS_FULL:
+            for eps in EPS_FULL:
+                out.append(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, eps))
+    for k, e0 in KRR:
+        for n in NS_FULL:
+            for eps in EPS_FULL:
+                out.append(("c", f"{k}-RR e0={e0:g}", dict(kind="krr", k=k, eps0=e0), n, eps))
+    for n in NS_FULL:
+        for eps in EPS_FULL:
+            out.append(("d", "PrivUnit", dict(kind="privunit", params=list(PRIVUNIT)), n, eps))
+    return out
+
+
+def run_cell(family, label, spec, n, eps, timeout, eps_cache) -> dict:
+    row = dict(family=family, label=label, n=n, eps=eps, timeout=timeout)
+    if family == "a":
+        cal = timed("calibrate_bmg", n, eps, None, timeout)
+        row["calibration"] = cal
+        if "gamma" in cal:
+            spec = dict(kind="bmg", gamma=cal["gamma"], sigma0=cal["sigma0"])
+            row["template_pick"] = False
+        else:
+            spec = _template_bmg(n, eps)
+            row["template_pick"] = True
+        row["params"] = f"g={spec['gamma']:.3g}, s0={spec['sigma0']:.3g}"
+    elif family == "b":
+        row["calibration"] = timed("calibrate_gaussian", n, eps, None, timeout)
+    row["delta_bounds"] = timed("delta_bounds", n, eps, spec, timeout)
+    key = (json.dumps(spec, sort_keys=True), n)
+    if row["delta_bounds"].get("timeout"):  # get_epsilon makes several such calls: not worth running
+        row["epsilon"] = {"timeout": True, "skipped": True}
+        return row
+    if family == "a" or key not in eps_cache:
+        eps_cache[key] = timed("epsilon", n, eps, spec, timeout)
+    row["epsilon"] = eps_cache[key]
+    return row
+
+
+# ----------------------------------------------------------------------------- Markdown
+def _t(r: dict | None, timeout: float) -> str:
+    if r is None:
+        return "-"
+    if r.get("timeout"):
+        return f">{timeout:g} s" + (" (not run)" if r.get("skipped") else "")
+    if "error" in r:
+        return "error: " + r["error"][:60]
+    return f"{r['cpu']:.3g} s"
+
+
+def markdown(rows: list[dict]) -> str:
+    head = ("| family | n | eps | randomizer | get_delta_bounds | (Up-Lo)/Lo | get_epsilon(1e-6) "
+            "| calibration | evals | calibrated |\n|---|---|---|---|---|---|---|---|---|---|")
+    lines = [head]
+    for r in rows:
+        timeout = r["timeout"]
+        db = r["delta_bounds"]
+        gap = "-"
+        if "upper" in db:
+            lo, up = db["lower"], db["upper"]
+            gap = f"{(up - lo) / lo:.2g}" if lo > 0 else ("0 (both 0)" if up == 0 else "inf")
+            gap += f" (Up {up:.3g})"
+        cal = r.get("calibration")
+        cal_t = _t(cal, timeout) if cal is not None else "n/a"
+        evals = str(cal["evals"]) if cal and "evals" in cal else "-"
+        if cal and "mse_single" in cal:
+            what = (f"g={cal['gamma']:.4g}, s0={cal['sigma0']:.4g}, Err1={cal['mse_single']:.5g}" if "gamma" in cal
+                    else f"s0={cal['sigma0']:.4g}")
+        else:
+            what = "-"
+        label = r["label"]
+        if r["family"] == "a":
+            label = f"BMG {r['params']}" + (" †" if r.get("template_pick") else "")
+        lines.append(f"| {r['family']} | {r['n']:.0e} | {r['eps']:g} | {label} | {_t(db, timeout)} | {gap} "
+                     f"| {_t(r['epsilon'], timeout)} | {cal_t} | {evals} | {what} |")
+    lines.append("")
+    lines.append("CPU seconds per call (time.process_time of a fresh subprocess, imports excluded); "
+                 ">S s: stopped at the CPU limit S. †: calibrate_bmg timed out, so the optimal "
+                 "BMG at the template's chi was timed instead. '(not run)': get_epsilon was skipped because one "
+                 "get_delta_bounds already exceeded the limit. evals: accountant evaluations "
+                 "(get_delta_bounds calls) made by the calibration.")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="the representative subset (default)")
+    g.add_argument("--full", action="store_true", help="every cell of the map")
+    ap.add_argument("--timeout", type=float, default=60.0, help="CPU seconds per call (default 60)")
+    ap.add_argument("--families", default="abcd", help="subset of families, e.g. 'ab' (default abcd)")
+    ap.add_argument("--out", default=None, help="Markdown file to write (default: stdout only)")
+    ap.add_argument("--json", default=None, help="also write the raw results as JSON lines here")
+    ap.add_argument("--resume", action="store_true", help="keep the cells already in --json, run the others")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child is not None:
+        _child(args.child)
+        return 0
+    rows: list[dict] = []
+    eps_cache: dict = {}
+    todo = [c for c in cells("full" if args.full else "quick") if c[0] in args.families]
+    done = {}
+    if args.resume and args.json and os.path.exists(args.json):
+        with open(args.json) as fh:
+            for line in fh:
+                r = json.loads(line)
+                done[(r["family"], r["label"], r["n"], r["eps"])] = r
+    t_start = time.time()
+    for i, c in enumerate(todo):
+        key = (c[0], c[1], c[3], c[4])
+        if key in done:
+            rows.append(done[key])
+            continue
+        row = run_cell(*c, args.timeout, eps_cache)
+        rows.append(row)
+        print(f"[{i + 1}/{len(todo)}, {time.time() - t_start:.0f} s wall] {json.dumps(row)}", file=sys.stderr,
+              flush=True)
+        if args.json:
+            with open(args.json, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+    md = markdown(rows)
+    print(md)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(md + "\n")
+    return 0
+
+
+# ----------------------------------------------------------------------------- pytest-benchmark
+try:
+    import pytest
+except ImportError:  # pragma: no cover - script mode without pytest
+    pytest = None
+
+if pytest is not None:
+    BENCH_CELLS = [(10**3, 1.0), (10**4, 0.5), (10**5, 0.1), (10**6, 0.1), (10**8, 0.01)]
+
+    @pytest.mark.parametrize("n,eps", BENCH_CELLS)
+    def test_calibrate_bmg(benchmark, n, eps):
+        from sharpdp.shuffle import calibrate_bmg
+
+        b = benchmark.pedantic(calibrate_bmg, args=(n, eps, DELTA, 1), kwargs={"progress": False},
+                               rounds=1, iterations=1)
+        benchmark.extra_info.update(gamma=b.gamma, sigma0=b.sigma0, mse_single=b.mse_single)
+
+    @pytest.mark.parametrize("n,eps", BENCH_CELLS)
+    def test_bmg_delta_bounds(benchmark, n, eps):
+        from sharpdp.shuffle import ShuffleAccountant
+
+        spec = _template_bmg(n, eps)
+        acc = ShuffleAccountant(_randomizer(spec), n)
+        lo, up = benchmark.pedantic(acc.get_delta_bounds, args=(eps,), rounds=1, iterations=1)
+        benchmark.extra_info.update(lower=lo, upper=up, rel_gap=(up - lo) / lo if lo > 0 else math.inf)
+
+    @pytest.mark.parametrize("sigma0", GAUSS_SIGMAS)
+    @pytest.mark.parametrize("n,eps", [(10**3, 1.0), (10**6, 0.1)])
+    def test_gaussian_delta_bounds(benchmark, sigma0, n, eps):
+        from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+
+        acc = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n)
+        lo, up = benchmark.pedantic(acc.get_delta_bounds, args=(eps,), rounds=1, iterations=1)
+        benchmark.extra_info.update(lower=lo, upper=up)
+
+    @pytest.mark.parametrize("k,eps0", KRR)
+    def test_krr_epsilon(benchmark, k, eps0):
+        from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
+
+        acc = ShuffleAccountant(RandomizedResponse(k, eps0), 10**4, adjacency="replace")
+        benchmark.extra_info["epsilon"] = benchmark.pedantic(acc.get_epsilon, args=(DELTA,), rounds=1,
+                                                             iterations=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
