@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
         help="certified delta for an epsilon (or epsilon for a delta) of a shuffled BMG at n users",
         description=(
             "Certified privacy profile of n shuffled messages of the blanket-mixed Gaussian "
-            "randomizer (gamma, sigma0) (seed 001). With --epsilon: the certified upper delta and "
+            "randomizer (gamma, sigma0) of 'Shuffling-Aware Optimization for Private Vector Mean Estimation'. With --epsilon: the certified upper delta and "
             "the accountant's [lower, upper] bracket. With --delta: the smallest certified epsilon "
             "(safe end of its bracket). gamma = 0 is the Gaussian randomizer."))
     p.add_argument("--gamma", type=float, required=True, help="blanket mass in [0, 1)")

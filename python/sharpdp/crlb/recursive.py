@@ -1,6 +1,6 @@
 """Streaming privacy-preserving Fisher information, CRLB and private RLS (Algorithms 1-3).
 
-Source: the paper (seed 002), Section 3.3 (Algorithm 1, Theorem 22, Remark 23;
+Source: the paper "Privacy-Preserving Cramer-Rao Lower Bound", Section 3.3 (Algorithm 1, Theorem 22, Remark 23;
 Algorithm 2, Corollary 24) and Section 3.4 (Algorithm 3, Theorem 25). The loops
 run in the C++ core (``sharpdp._core.crlb``, Eigen); these thin classes validate
 inputs and hide the core object.

@@ -1,6 +1,6 @@
 """The shifted-log Gaussian mechanism for count-dependent zCDP histograms.
 
-Source: seed 000 ("Better Privacy Guarantees for Larger Groups"), sections 3-5 and 8.
+Source: "Better Privacy Guarantees for Larger Groups", sections 3-5 and 8.
 All logarithms are natural; budgets v(n) are zCDP parameters (nats per Renyi order);
 epsilon is in nats.
 """
@@ -96,7 +96,7 @@ def _scalar_or_array(arr: np.ndarray, like: Any) -> Any:
 
 
 class ShiftedLogGaussian:
-    r"""Shifted-log Gaussian mechanism (seed 000, Theorem 3.1 and eq. 4).
+    r"""Shifted-log Gaussian mechanism ("Better Privacy Guarantees for Larger Groups", Theorem 3.1 and eq. 4).
 
     Each count :math:`n` is released as
 
@@ -235,7 +235,7 @@ class ShiftedLogGaussian:
           :func:`sharpdp.conversions.gaussian_mechanism_epsilon`) applies; clipping and
           rounding are post-processing.
         - ``"cks20"``: :func:`sharpdp.conversions.zcdp_to_epsilon` applied to v(n).
-        - ``"bun_steinke"``: v(n) + 2 sqrt(v(n) log(1/delta)) (seed 000, section 5.1).
+        - ``"bun_steinke"``: v(n) + 2 sqrt(v(n) log(1/delta)) ("Better Privacy Guarantees for Larger Groups", section 5.1).
 
         n = 0 uses the edge 0 <-> 1 (a person joining an empty group). Every value is rounded
         to the safe side (never below the exact epsilon of the chosen conversion). Cost: one
@@ -322,7 +322,7 @@ class ShiftedLogGaussian:
 
 
 class ComposedRelease:
-    """Pointwise composition of count-dependent zCDP budgets (seed 000, section 8).
+    """Pointwise composition of count-dependent zCDP budgets ("Better Privacy Guarantees for Larger Groups", section 8).
 
     Releasing the same histogram with mechanisms M_1, ..., M_k (also adaptively, with
     parameters fixed in advance) satisfies count-dependent zCDP with
