@@ -158,8 +158,8 @@ def format_text(r: dict[str, Any]) -> str:
         f"n, d       : {r['n']} rows, {r['d']} columns ({r['rows_dropped_missing']} rows with missing values dropped)",
         f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped",
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
-        f"(target {r['delta_target']:.3g}; accountant bounds [{r['delta_bounds'][0]:.4g}, "
-        f"{r['delta_bounds'][1]:.4g}]), zero-out adjacency",
+        f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
+        f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency",
         f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
         f"chi_lo = {r['bmg']['chi_lo']:.6g}, Err_1 = {r['bmg']['mse_single']:.6g}",
         f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}, observed "
