@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from sharpdp.shuffle import PrivUnit, RandomizedResponse, mse_lower_bound, privunit_constant
-from sharpdp.shuffle import indices as I
+from sharpdp.shuffle import tables as TB
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -78,9 +78,9 @@ def test_binary_rr_error_expansion():
 @pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
 def test_rr_indices_match_brute_force_over_all_pairs_and_references(k, eps0, adjacency):
     R, w, bg, gamma = full_krr_table(k, eps0)
-    pairs = I.table_pairs(k, adjacency, bottom=k)
-    lo = I.table_chi_lo(R, w, bg, gamma, pairs)
-    up = I.table_chi_up(R, w, pairs, refs=range(k))
+    pairs = TB.table_pairs(k, adjacency, bottom=k)
+    lo = TB.table_chi_lo(R, w, bg, gamma, pairs)
+    up = TB.table_chi_up(R, w, pairs, refs=range(k))
     rr = RandomizedResponse(k, eps0)
     assert rr.shuffle_indices(adjacency) == pytest.approx((lo, up), rel=1e-12)
     Z = math.exp(eps0) + k - 1
@@ -103,8 +103,8 @@ def test_rr_laws_match_full_table_and_have_mean_one_minus_e_eps(k, adjacency):
         assert g == pytest.approx(gamma, rel=1e-14)
         assert p.sum() == pytest.approx(1.0, rel=1e-14)
         assert np.dot(v, p) == pytest.approx(1 - math.exp(eps), rel=1e-12)
-    pairs = I.table_pairs(k, adjacency, bottom=k)
-    brute = {tuple(np.round(I.table_pav_atoms(R[a], R[b], bg, w, eps)[0], 12)) for a, b in pairs}
+    pairs = TB.table_pairs(k, adjacency, bottom=k)
+    brute = {tuple(np.round(TB.table_pav_atoms(R[a], R[b], bg, w, eps)[0], 12)) for a, b in pairs}
     assert {tuple(np.round(v, 12)) for _, v, _ in got} == brute
 
 

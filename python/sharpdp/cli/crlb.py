@@ -64,7 +64,7 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dic
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp.cli import CliError
-    from sharpdp.crlb import experiments as E
+    from sharpdp.apps import crlb_experiments as E
 
     exp = args.experiment
     trials = _DEFAULT_TRIALS[exp] if args.trials is None else args.trials

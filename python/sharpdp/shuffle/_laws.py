@@ -620,8 +620,9 @@ def laws_for(randomizer, epsilon: float, adjacency: str):
 
     Parameters
     ----------
-    randomizer : BlanketMixedGaussian, GaussianRandomizer, or any object with
-        ``privacy_amplification_laws(epsilon, adjacency)`` (see module docstring).
+    randomizer : sharpdp.shuffle.LocalRandomizer
+        Any object with ``privacy_amplification_laws(epsilon, adjacency)`` (the randomizer
+        contract of :mod:`sharpdp.shuffle.contract`; also a lower-form adapter).
     epsilon : float
         epsilon >= 0 (nats).
     adjacency : {"zero_out", "replace"}
@@ -633,21 +634,14 @@ def laws_for(randomizer, epsilon: float, adjacency: str):
     Raises
     ------
     ValueError
-        GaussianRandomizer with dim > 1.
+        As the randomizer's method (e.g. GaussianRandomizer with dim > 1).
     NotImplementedError
-        GaussianRandomizer (gamma = 0) with adjacency "replace" (no proven worst-case pair;
-        see :func:`_bmg_laws`; the accountant then bounds replace-one through bot).
-        BlanketMixedGaussian with gamma > 0 supports both.
+        As the randomizer's method: an adjacency without a proven worst-case pair (e.g.
+        GaussianRandomizer, gamma = 0, with "replace"; the accountant then bounds replace-one
+        through bot).
     TypeError
-        Unknown randomizer type without the protocol method.
+        The randomizer has no ``privacy_amplification_laws`` method.
     """
-    from sharpdp.shuffle.mechanisms import BlanketMixedGaussian
-
-    if isinstance(randomizer, BlanketMixedGaussian):
-        if randomizer.gamma == 0 and randomizer.dim != 1:
-            raise ValueError("dim: GaussianRandomizer accounting supports dim=1 until general randomizers arrive "
-                             f"(got dim={randomizer.dim})")
-        return _bmg_laws(randomizer.gamma, randomizer.sigma0, epsilon, adjacency)
     fn = getattr(randomizer, "privacy_amplification_laws", None)
     if fn is None:
         raise TypeError(f"randomizer: {type(randomizer).__name__} has no privacy_amplification_laws(epsilon, adjacency)")
