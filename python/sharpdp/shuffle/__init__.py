@@ -24,7 +24,7 @@ from sharpdp.shuffle.randomizers import (
 )
 from sharpdp.shuffle.templates import asymptotic_delta, gaussian_chi_chua, mse_lower_bound
 from sharpdp.shuffle.accountant import AccountantReport, ShuffleAccountant
-from sharpdp.shuffle.calibration import calibrate_bmg, optimal_bmg, template_delta_estimate
+from sharpdp.shuffle.calibration import calibrate_bmg, calibrate_gaussian, optimal_bmg, template_delta_estimate
 from sharpdp.shuffle.clones import clones_delta, clones_epsilon
 from sharpdp.shuffle.certified import smallest_certified_delta
 
@@ -43,6 +43,7 @@ __all__ = [
     "RandomizedResponse",
     "asymptotic_delta",
     "calibrate_bmg",
+    "calibrate_gaussian",
     "clones_delta",
     "clones_epsilon",
     "gaussian_chi_chua",
