@@ -133,7 +133,7 @@ def template_delta_estimate(chi, n: int, epsilon: float):
     ValueError, TypeError
         chi not finite and > 0 (or empty), n not an integer >= 1, epsilon not finite and >= 0.
     """
-    chi_arr = V.real_array("chi", chi, lo=0.0)
+    chi_arr = V.real_array("chi", chi, lo=0.0).reshape(np.shape(chi))  # real_array makes 0-d inputs 1-d
     if chi_arr.size and chi_arr.min() <= 0.0:
         raise ValueError(f"chi must be > 0, found {chi_arr.min()}")
     n = V.integer("n", n, lo=1)
