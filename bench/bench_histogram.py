@@ -81,7 +81,7 @@ def cpu_table(reps: int = 7) -> list[tuple[str, float, float]]:
         "sharpdp integer, 1 thread": lambda: MECH.release(counts_, rng=1, integer=True, threads=1),
         "sharpdp integer, 2 threads": lambda: MECH.release(counts_, rng=1, integer=True, threads=2),
         "numpy integer": lambda: numpy_release(counts_, rng, True),
-        "ziggurat normals only, 1 thread": lambda: core.histogram.normals(N, 1, 1),
+        "ziggurat normals only, 1 thread": lambda: core.samplers.standard_normals(N, 1, 1),
     }
     best = {k: (math.inf, math.inf) for k in fns}
     for _ in range(reps):

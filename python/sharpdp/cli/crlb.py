@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     below = r["mse"][ok] < r["bound"][ok]
     explained = below & (hi_ci[ok] >= r["bound"][ok])
 
-    def plot(ax):
+    def plot_52(ax):
         ax.plot(r["k"], r["bound"], "k-", lw=2, label="PPCRLB, S_k~U[0.2,2], U_k=0.1 sqrt(S_k) xi_k")
         curves = np.concatenate([np.asarray(r[c], dtype=float) for c in ("bound", "mse", "bound_identity",
                                                                           "mse_identity", "mse_laplace")])
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ax.set_title("'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.2:\nprivate RLS on the diabetes data "
                      f"(y = log triglycerides); {trials} repetitions x {B} data blocks", fontsize=9)
 
-    files = _write(args.out, "crlb_5_2", cols, plot)
+    files = _write(args.out, "crlb_5_2", cols, plot_52)
     # JSON has no NaN: steps before k0 (no estimate, infinite bound) become null
     curves = {k: [None if math.isnan(v) else float(v) for v in np.asarray(c, dtype=float)] for k, c in cols.items()}
     curves["k"] = [int(v) for v in r["k"]]

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not delta_cert <= delta:  # calibrate_bmg verified this already
         raise CliError(f"internal: certified delta {delta_cert} exceeds the target {delta}")
 
-    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
+    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)  # type: ignore[arg-type]
     rng = np.random.default_rng(seed)
     messages = bmg.sample(z, rng=rng, threads=args.threads)
     messages = messages[rng.permutation(n)]  # the shuffler

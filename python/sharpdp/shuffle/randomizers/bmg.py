@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed
+from sharpdp._rng import core_seed, core_threads
 from sharpdp.shuffle._laws import _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
@@ -47,7 +47,7 @@ class BlanketMixedGaussian(RandomizerBase):
     def _params(self) -> dict:
         return {"gamma": self.gamma, "sigma0": self.sigma0, "dim": self.dim}
 
-    def sample(self, x, rng=None, threads: int | None = None) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
         """Randomize every row of ``x`` (one message per user), in C++.
 
         Row i becomes ``Y_i = sigma0 Z_i + (1 - B_i) x_i`` with
@@ -63,8 +63,8 @@ class BlanketMixedGaussian(RandomizerBase):
             Inputs in the unit L2 ball (row norms <= 1 + 1e-12), n >= 1.
         rng : numpy.random.Generator, int, SeedSequence or None
             Source of the 64-bit seed (``None``: fresh OS entropy).
-        threads : int, optional
-            Worker threads (default: all cores). Does not change the output.
+        threads : int or None, keyword-only
+            Worker threads >= 1 (None: all cores). Does not change the output.
 
         Returns
         -------
@@ -88,7 +88,7 @@ class BlanketMixedGaussian(RandomizerBase):
             raise ValueError(f"x must have shape (n, {self.dim}), got {x.shape}")
         if x.shape[0] == 0:
             raise ValueError("x must not be empty")
-        nthreads = 0 if threads is None else V.integer("threads", threads, lo=1)
+        nthreads = core_threads(threads)
         from sharpdp._core_loader import core
 
         # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.

@@ -1,9 +1,7 @@
-// Shifted-log Gaussian release ("Better Privacy Guarantees for Larger Groups", eq. 4): y = [(n + c) exp(sigma Z - sigma^2) - c]_+,
-// optionally followed by mean-preserving stochastic rounding. Work is split into fixed blocks,
-// each with its own Rng(seed, block), so the output is identical for any thread count.
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
+// Shifted-log Gaussian release kernel (see histogram.hpp). No Python in here.
+#include "histogram.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,9 +9,8 @@
 
 #include "common.hpp"
 
-namespace py = pybind11;
-
 namespace sharpdp {
+namespace kernels {
 namespace {
 
 // Top 53 bits as a double in [0, 1); the signed cast avoids the slow unsigned-64 conversion.
@@ -63,7 +60,6 @@ inline double exp_bounded(double x) {
   return p * scale;
 }
 
-constexpr std::size_t kBlock = 1 << 15;
 constexpr std::size_t kChunk = 256;
 
 // x86-64 with GCC: compile the two hot loops also for AVX2 (4 doubles per vector instead of
@@ -97,71 +93,39 @@ SHARPDP_AVX2_CLONES void shifted_log(const double* x, const double* z, double* y
   }
 }
 
-py::array_t<double> release(py::array_t<double, py::array::c_style | py::array::forcecast> counts,
-                            double c, double sigma, std::uint64_t seed, bool integer, int threads) {
+}  // namespace
+
+void shifted_log_release(const double* in, std::size_t n, double c, double sigma, std::uint64_t seed, bool integer,
+                         int threads, double* res) {
   if (!(c > 0.0) || !std::isfinite(c)) throw std::invalid_argument("c must be finite and > 0");
   // sigma = Phi^-1(p) with p < 1 is below 8.3 and |Z| <= 14 (ziggurat tail from 53-bit uniforms),
   // so sigma Z - sigma^2 stays far inside exp_bounded's domain |x| <= 700.
   if (!(sigma > 0.0) || !(sigma <= 9.0)) throw std::invalid_argument("sigma must be in (0, 9]");
-  const auto n = static_cast<std::size_t>(counts.size());
-  py::array_t<double> out(counts.request().shape);
-  const double* in = counts.data();
-  double* res = out.mutable_data();
+  if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   const ZigguratNormalTables& zig = ziggurat_normal_tables();
   const double drift = -sigma * sigma;
-  {
-    py::gil_scoped_release nogil;
-    const std::size_t nblocks = (n + kBlock - 1) / kBlock;
-    parallel_blocks(nblocks, threads, [&](std::size_t b) {
-      Rng rng(seed, b);
-      const std::size_t hi = std::min(n, (b + 1) * kBlock);
-      double z[kChunk];
-      for (std::size_t lo = b * kBlock; lo < hi; lo += kChunk) {
-        const std::size_t len = std::min(kChunk, hi - lo);
-        for (std::size_t k = 0; k < len; ++k) z[k] = rng.normal_ziggurat(zig);
-        const double* x = in + lo;
-        double* y = res + lo;
-        if (!counts_ok(x, len)) throw std::invalid_argument("counts must be integers in [0, 2**53)");
-        shifted_log(x, z, y, len, c, sigma, drift);
-        if (integer) {
-          for (std::size_t k = 0; k < len; ++k) {
-            // floor of y >= 0 by truncation (std::floor is a libm call without SSE4.1);
-            // doubles >= 2^52 are integers already
-            const double fl = y[k] < 0x1.0p52 ? static_cast<double>(static_cast<std::int64_t>(y[k])) : y[k];
-            y[k] = fl + below(unit53(rng.next()), y[k] - fl);
-          }
+  parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
+    Rng rng(seed, b);
+    const std::size_t hi = std::min(n, (b + 1) * kSamplerBlockRows);
+    double z[kChunk];
+    for (std::size_t lo = b * kSamplerBlockRows; lo < hi; lo += kChunk) {
+      const std::size_t len = std::min(kChunk, hi - lo);
+      for (std::size_t k = 0; k < len; ++k) z[k] = rng.normal_ziggurat(zig);
+      const double* x = in + lo;
+      double* y = res + lo;
+      if (!counts_ok(x, len)) throw std::invalid_argument("counts must be integers in [0, 2**53)");
+      shifted_log(x, z, y, len, c, sigma, drift);
+      if (integer) {
+        for (std::size_t k = 0; k < len; ++k) {
+          // floor of y >= 0 by truncation (std::floor is a libm call without SSE4.1);
+          // doubles >= 2^52 are integers already
+          const double fl = y[k] < 0x1.0p52 ? static_cast<double>(static_cast<std::int64_t>(y[k])) : y[k];
+          y[k] = fl + below(unit53(rng.next()), y[k] - fl);
         }
       }
-    });
-  }
-  return out;
+    }
+  });
 }
 
-py::array_t<double> normals(std::size_t size, std::uint64_t seed, int threads) {
-  py::array_t<double> out(static_cast<py::ssize_t>(size));
-  double* res = out.mutable_data();
-  const ZigguratNormalTables& zig = ziggurat_normal_tables();
-  {
-    py::gil_scoped_release nogil;
-    const std::size_t nblocks = (size + kBlock - 1) / kBlock;
-    parallel_blocks(nblocks, threads, [&](std::size_t b) {
-      Rng rng(seed, b);
-      const std::size_t hi = std::min(size, (b + 1) * kBlock);
-      for (std::size_t k = b * kBlock; k < hi; ++k) res[k] = rng.normal_ziggurat(zig);
-    });
-  }
-  return out;
-}
-
-}  // namespace
-
-void register_histogram(py::module_& m) {
-  m.def("release", &release, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("seed"),
-        py::arg("integer") = false, py::arg("threads") = 0,
-        "Shifted-log Gaussian release, eq. (4) of 'Better Privacy Guarantees for Larger Groups', clipped at 0; integer=True adds "
-        "mean-preserving stochastic rounding. counts: float64 array of non-negative integers.");
-  m.def("normals", &normals, py::arg("size"), py::arg("seed"), py::arg("threads") = 0,
-        "Standard normals from the ziggurat sampler used by release (for tests).");
-}
-
+}  // namespace kernels
 }  // namespace sharpdp
