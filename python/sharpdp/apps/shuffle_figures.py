@@ -119,15 +119,16 @@ def n_scaling(ns=(10**2, 10**3, 10**4), *, delta: float = 1e-5, gamma: float = F
 def _figure_jobs(quick: bool):
     """Work units of write_figures as (figure, argument, relative cost) triples.
 
-    Costs are CPU seconds per unit measured on an idle core of the reference machine (one run
-    of every unit, 2 vCPU Xeon); only their ratios matter: the progress bar's rate (and so its
-    time estimate) is observed on the machine that runs the job.
+    Costs are process CPU seconds per unit measured on the reference machine (one run of every
+    unit, 2 vCPU Xeon, 2026-12-01; the full job is about 280 CPU s, 58 % of it Figure 1 at
+    epsilon = 1); only their ratios matter: the progress bar's rate, and so its time estimate,
+    is observed on the machine that runs the job.
     """
     eps1 = np.array([0.01, 0.05]) if quick else np.geomspace(0.005, 1.0, 8)
     eps2 = np.linspace(2e-4, 1.4e-3, 4) if quick else np.linspace(1e-4, 2e-3, 12)
     jobs = [(1, float(e), _COST_FIG1(float(e))) for e in eps1]
     jobs += [(2, float(e), _COST_FIG2) for e in eps2]
-    jobs += [(3, n, _COST_FIG3.get(n, 5.0)) for n in _FIG3_NS]
+    jobs += [(3, n, _COST_FIG3[n]) for n in _FIG3_NS]
     return jobs, eps2
 
 
@@ -137,9 +138,9 @@ _FIG3_NS = (10**2, 10**3, 10**4)
 # Measured CPU seconds of one Figure 1 point (calibrate_bmg + calibrate_gaussian + GM) at these
 # epsilons; interpolated log-log in between.
 _FIG1_EPS = (0.005, 0.0107, 0.0227, 0.0484, 0.103, 0.220, 0.469, 1.0)
-_FIG1_COST = (0.8, 0.65, 0.9, 1.3, 14.0, 25.3, 40.0, 60.0)
-_COST_FIG2 = 2.0
-_COST_FIG3 = {10**2: 5.0, 10**3: 5.0, 10**4: 5.0}
+_FIG1_COST = (0.8, 0.65, 0.9, 1.3, 14.0, 25.3, 74.5, 161.4)
+_COST_FIG2 = 0.02  # one get_delta_bounds at n = 1e3
+_COST_FIG3 = {10**2: 0.1, 10**3: 0.11, 10**4: 0.12}  # one get_epsilon each
 
 
 def _COST_FIG1(epsilon: float) -> float:
@@ -159,7 +160,6 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator, ScalarFormatter
-    from tqdm.auto import tqdm
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -168,10 +168,10 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
     bmg2 = bmg_for_rmse(FIG23_GAMMA, FIG23_RMSE, FIG23_N)
     acc2 = ShuffleAccountant(bmg2, FIG23_N)
     lo2, up2 = {}, {}
-    with tqdm(total=round(sum(w for *_, w in jobs), 1), desc="Figures 1-3", unit="cpu-s", delay=1.0,
-              disable=progress is False, bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} [{elapsed}<{remaining}]") as bar:
+    total = round(sum(w for *_, w in jobs), 1)
+    with progress_bar(total=total, desc="Figures 1-3 (units: estimated CPU s)", unit=" cpu-s", delay=1.0,
+                      disable=progress is False) as bar:
         for fig, arg, w in jobs:
-            bar.set_postfix_str(f"figure {fig}", refresh=False)
             if fig == 1:
                 rows1.append(utility_curve(np.array([arg]), progress=False))
             elif fig == 2:
