@@ -213,3 +213,18 @@ def test_mean_warns_epsilon_zero_and_outside_bounds(tmp_path, capsys):
     outside = not 0.0 <= est <= 500000.0
     assert outside  # at epsilon = 0 the noise dwarfs the bounds (seed 1: about 6e6)
     assert "outside the public bounds" in err and any("outside the public bounds" in w for w in res["warnings"])
+
+
+def test_cli_arithmetic_error_is_one_line(monkeypatch, capsys):
+    """OverflowError / ZeroDivisionError inside a command printed a full traceback."""
+    import sharpdp.cli.account as account
+
+    for exc in (OverflowError("math range error"), ZeroDivisionError("float division by zero")):
+        def boom(args, exc=exc):
+            raise exc
+
+        monkeypatch.setattr(account, "run", boom)
+        code = main(["account", "--gamma", "0.5", "--sigma0", "0.02", "--n", "1", "--epsilon", "1"])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert "numerical failure" in err and type(exc).__name__ in err
