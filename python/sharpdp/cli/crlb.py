@@ -188,7 +188,7 @@ def format_text(result: dict[str, Any]) -> str:
         rows = [[result[k][i] for k in keys] for i in range(len(result["K"]))]
         head = (f"'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.3 Laplace measurements, "
                 f"{result['trials']} trials per K; ml_trace_ratio is the "
-                "realised trace I_z / K of estimator (21)")
+                "realised trace I_z / K of the ML-based estimator (eq. 21)")
         return "\n".join([head, _fmt_rows(keys, rows), files])
     keys = ["k", "bound", "mse", "bound_identity", "mse_identity", "mse_laplace", "mse_binary"]
     k = np.asarray(result["k"])
