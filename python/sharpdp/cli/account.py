@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "randomizer (gamma, sigma0) of 'Shuffling-Aware Optimization for Private Vector Mean Estimation'. With "
             "--epsilon: the certified delta (an upper bound on the mechanism's delta, via the privacy-blanket "
             "bound) and how tightly the accountant computed that bound: a lower value of the blanket bound "
-            "(not a lower bound on the mechanism's delta). The relative gap is <= 1 %% when the value is >= "
+            "(not a lower bound on the mechanism's delta). The relative gap is <= 1 percent when the value is >= "
             "1e-24 and the grid fits its size caps; below 1e-24 only the upper value is refined. With --delta: "
             "the smallest certified epsilon (safe end of its bracket). gamma = 0 is the Gaussian randomizer."))
     p.add_argument("--gamma", type=float, required=True, help="blanket mass in [0, 1)")
