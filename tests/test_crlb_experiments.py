@@ -130,3 +130,32 @@ def test_probabilistic_quantiser_unbiased_and_law():
         freq = np.mean(np.isclose(q, j * delta))
         assert abs(freq - p) < 5 * math.sqrt(p * (1 - p) / R) + 1e-12
     assert 1.0 < E._quant_info_constant() < 10.0
+
+
+def test_5_2_mse_below_bound_is_monte_carlo_error():
+    """With 100 repetitions the MSE fell below the bound at 86-89 % of steps for one seed, unexplained.
+
+    The bound holds for unbiased estimators and Algorithm 3 attains it in expectation; the data noise is
+    drawn once per block, so for one seed the curve can sit below the bound at most steps. Across seeds
+    it is below at some and above at others, and the 95 % t-interval across blocks covers the bound.
+    """
+    from scipy.stats import t as student_t
+
+    below, covered = [], []
+    for seed in (1, 2, 3, 4):
+        r = E.recursive_identification(blocks=3, block_size=40, repetitions=3, rng=seed)
+        ok = ~np.isnan(r["bound"])
+        assert r["blocks"] == 3 and np.all(r["mse_stderr"][ok] > 0)
+        half = student_t.ppf(0.975, 2) * r["mse_stderr"][ok]
+        below.append(np.mean(r["mse"][ok] < r["bound"][ok]))
+        covered.append(np.mean(np.abs(r["mse"][ok] - r["bound"][ok]) <= half))
+    assert min(below) < 0.5 < max(below)  # not systematic: the side depends on the seed
+    assert np.mean(covered) >= 0.8 and min(covered) >= 0.6  # steps are correlated: coverage varies by seed
+
+
+def test_cli_5_2_explains_mse_below_bound(tmp_path, capsys):
+    assert main(["crlb", "--trials", "2", "--seed", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Monte Carlo error" in out and "unbiased" in out and "Privacy-Preserving Cramer-Rao Lower Bound" in out
+    header = (tmp_path / "crlb_5_2.csv").read_text().splitlines()[0]
+    assert "mse_stderr" in header

@@ -10,14 +10,23 @@ RngLike = "np.random.Generator | int | np.random.SeedSequence | None"
 def as_generator(rng: np.random.Generator | int | np.random.SeedSequence | None) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` for ``rng``.
 
-    ``None`` draws fresh OS entropy (never a fixed seed); an int or
+    ``None`` draws fresh OS entropy (never a fixed seed); an int in [0, 2**64) or a
     ``SeedSequence`` seeds a new generator; a ``Generator`` is used as is.
+
+    Raises
+    ------
+    TypeError
+        ``rng`` of another type (a bool, a float, a string, ...).
+    ValueError
+        An int seed outside [0, 2**64).
     """
     if isinstance(rng, np.random.Generator):
         return rng
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError("rng: expected a numpy Generator, an int seed or None, got bool")
     if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
-        if isinstance(rng, (int, np.integer)) and int(rng) < 0:
-            raise ValueError(f"rng: a seed must be a non-negative integer, got {rng}")
+        if isinstance(rng, (int, np.integer)) and not 0 <= int(rng) < 2**64:
+            raise ValueError(f"rng: a seed must be an integer in [0, 2**64), got {rng}")
         return np.random.default_rng(rng)
     raise TypeError(f"rng: expected a numpy Generator, an int seed or None, got {type(rng).__name__}")
 

@@ -52,10 +52,20 @@ def integer(name: str, value: Any, *, lo: int | None = None, hi: int | None = No
 
 def real_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple[int | None, ...] | None = None,
                lo: float | None = None, hi: float | None = None, allow_empty: bool = False) -> np.ndarray:
-    """Validate an array of reals: C-contiguous float64, finite, optional shape and bounds."""
+    """Validate an array of reals: C-contiguous float64, finite, optional shape and bounds.
+
+    Complex input (which numpy would cast by dropping the imaginary part) is a TypeError.
+    """
     try:
-        arr = np.ascontiguousarray(value, dtype=np.float64)
+        raw = np.asarray(value)
+        if raw.dtype.kind == "c":
+            raise TypeError(f"{name} must be an array of real numbers, got complex values")
+        if raw.dtype.kind in "USVM":
+            raise TypeError(f"{name} must be an array of real numbers, got dtype {raw.dtype}")
+        arr = np.ascontiguousarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
+        if isinstance(exc, TypeError) and str(exc).startswith(name):
+            raise
         raise TypeError(f"{name} must be an array of real numbers") from exc
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")

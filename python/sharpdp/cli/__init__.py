@@ -68,6 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"sharpdp {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except ArithmeticError as exc:  # overflow / division by zero inside a computation: one line, no traceback
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+        print(f"sharpdp {args.command}: error: numerical failure ({type(exc).__name__}: {msg}); "
+              "no value is reported for these arguments", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"sharpdp {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 
@@ -12,9 +13,12 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
         help="certified delta for an epsilon (or epsilon for a delta) of a shuffled BMG at n users",
         description=(
             "Certified privacy profile of n shuffled messages of the blanket-mixed Gaussian "
-            "randomizer (gamma, sigma0) (seed 001). With --epsilon: the certified upper delta and "
-            "the accountant's [lower, upper] bracket. With --delta: the smallest certified epsilon "
-            "(safe end of its bracket). gamma = 0 is the Gaussian randomizer."))
+            "randomizer (gamma, sigma0) of 'Shuffling-Aware Optimization for Private Vector Mean Estimation'. With "
+            "--epsilon: the certified delta (an upper bound on the mechanism's delta, via the privacy-blanket "
+            "bound) and how tightly the accountant computed that bound: a lower value of the blanket bound "
+            "(not a lower bound on the mechanism's delta). The relative gap is <= 1 percent when the value is >= "
+            "1e-24 and the grid fits its size caps; below 1e-24 only the upper value is refined. With --delta: "
+            "the smallest certified epsilon (safe end of its bracket). gamma = 0 is the Gaussian randomizer."))
     p.add_argument("--gamma", type=float, required=True, help="blanket mass in [0, 1)")
     p.add_argument("--sigma0", type=float, required=True, help="Gaussian scale > 0")
     p.add_argument("--n", type=int, required=True, help="number of users >= 1")
@@ -56,10 +60,29 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     if eps is not None:
         lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
-        out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up))
+        lo, up = float(lo), float(up)
+        gap = (up - lo) / lo if lo > 0 else math.inf
+        out.update(epsilon=eps, delta=up, delta_lower=lo, delta_upper=up,
+                   delta_lower_meaning="lower value of the blanket bound (the accountant's accuracy), not a lower "
+                                       "bound on the mechanism's delta",
+                   bracket_relative_gap=gap if math.isfinite(gap) else None,
+                   bracket_note=_bracket_note(lo, up, gap, acc.rel_tol))
     else:
         out.update(delta=delta, epsilon=float(acc.get_epsilon(float(delta))))  # type: ignore[arg-type]
     return out
+
+
+def _bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
+    """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds)."""
+    if up == 0.0:
+        return "delta is 0 (epsilon at or above the randomizer's local epsilon)"
+    if gap <= rel_tol:
+        return f"relative gap <= {rel_tol:g} (the accountant's target)"
+    if up < 1e-24:
+        return ("value below the accountant's floor 1e-24: only the upper value is certified and refined there "
+                "(the lower value may be far below it, or 0)")
+    return (f"relative gap above the target {rel_tol:g}: the grid hit its size caps or the law is heavy-tailed; "
+            "the upper value is still certified")
 
 
 def format_text(r: dict[str, Any]) -> str:
@@ -67,8 +90,9 @@ def format_text(r: dict[str, Any]) -> str:
     head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
             f"(chi_lo = {rd['chi_lo']:.6g}, Err_1 = {rd['mse_single']:.6g}); n = {r['n']}, {r['adjacency']} adjacency")
     if "delta_upper" in r:
-        body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} "
-                f"(accountant bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}])")
+        body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound)\n"
+                f"blanket-bound bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the lower value is of the "
+                f"accountant's bound, not a lower bound on delta; {r['bracket_note']}")
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
     return head + "\n" + body

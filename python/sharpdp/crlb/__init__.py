@@ -1,7 +1,7 @@
 """Privacy-preserving Cramer-Rao bounds, their recursions and attaining estimators.
 
-Source: J. Ke, J. Wang, J.-F. Zhang, "Privacy-Preserving Cramer-Rao Lower Bound"
-(seed 002). Privacy is measured by Fisher information: a mechanism releasing
+Source: J. Ke, J. Wang, J.-F. Zhang, "Privacy-Preserving Cramer-Rao Lower Bound".
+Privacy is measured by Fisher information: a mechanism releasing
 ``z`` from sensitive ``y`` has privacy level ``S`` when ``I_z(y) <= S``.
 
 - Bounds: :func:`ppcrlb` (Thm 14), :func:`pp_fisher_information` (Def. 21),

@@ -1,6 +1,6 @@
 """Streaming privacy-preserving Fisher information, CRLB and private RLS (Algorithms 1-3).
 
-Source: the paper (seed 002), Section 3.3 (Algorithm 1, Theorem 22, Remark 23;
+Source: the paper "Privacy-Preserving Cramer-Rao Lower Bound", Section 3.3 (Algorithm 1, Theorem 22, Remark 23;
 Algorithm 2, Corollary 24) and Section 3.4 (Algorithm 3, Theorem 25). The loops
 run in the C++ core (``sharpdp._core.crlb``, Eigen); these thin classes validate
 inputs and hide the core object.
@@ -277,7 +277,8 @@ class PrivateRLS(RecursivePPCRLB):
         """
         self._ensure(H_k)
         H, Sw, S, U = _step_args(self._n, self.rows, H_k, Sigma_w_k, S_k, U_k)
-        y = V.real_array("y_k", np.atleast_1d(np.asarray(y_k, dtype=float)), ndim=1, shape=(H.shape[0],))
+        y = np.atleast_1d(V.real_array("y_k", y_k, allow_empty=True))  # rejects complex, text
+        y = V.real_array("y_k", y, ndim=1, shape=(H.shape[0],))
         d = C.psd_sqrt(S) @ self._rng.standard_normal(H.shape[0])
         return np.array(self._core.rls_update(y, H, Sw, S, U, d))
 

@@ -120,38 +120,32 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     }
 
 
-def histogram_counts(args: argparse.Namespace, by: list[str], domain=None):
-    """Group counts for ``sharpdp histogram --engine dask``, computed on the cluster.
+def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
+    """Group counts for ``sharpdp histogram --engine dask`` over the CLI's key domain.
 
-    ``domain`` is the public key domain (a DataFrame of the ``by`` columns) or None for the
-    data's keys (sorted; then a warning is printed). Returns ``(counts, source, rows, extra)``:
-    ``counts`` a DataFrame of the ``by`` columns (text) and ``true_count`` in release order,
-    ``rows`` the rows read and ``extra`` the engine figures and dropped-row counts.
+    ``domain`` is the public key domain chosen by the CLI (a DataFrame of the ``by`` columns), or
+    None when the user passed ``--keys-from-data`` (the CLI has already warned). Returns
+    ``(keys, counts, info, source, engine)`` in the shapes of the single-process path:
+    ``counts`` int64 true counts (NOT publishable), ``info`` the dropped-row figures, ``engine``
+    the engine figures for the output.
     """
     from sharpdp.distributed import cluster, group_counts
+    from sharpdp.distributed._engine import open_table
 
     path = args.data if args.data is not None else args.csv
     names = {"data": "--data", "columns": "--by", "by": "--by", "keys": "--keys", "workers": "--workers",
              "scheduler": "--scheduler"}
     try:
-        from sharpdp.distributed._engine import open_table
-
         open_table(path, by, text=True)  # a bad path or column fails here, before a cluster is started
         with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
             keys, counts, info = group_counts(path, by, keys=domain, keys_from_data=domain is None,
                                               client=engine.client, progress=True)
     except ValueError as exc:
         raise _flag(exc, names) from None
-    for w in info["warnings"]:
-        print(f"sharpdp histogram: warning: {w}", file=sys.stderr)
-    if info["rows_dropped_missing_key"]:
-        print(f"sharpdp histogram: warning: {info['rows_dropped_missing_key']} rows with a missing key value "
-              "were dropped", file=sys.stderr)
-    table = keys.copy()
-    table["true_count"] = counts
-    extra = {k: info[k] for k in ("engine", "partitions", "workers", "rows_dropped_missing_key",
-                                  "rows_dropped_outside_domain", "keys_outside_domain")}
-    return table, info["source"], info["rows"], extra
+    counted = {k: info[k] for k in ("rows", "rows_dropped_missing_key", "rows_dropped_outside_domain",
+                                    "keys_outside_domain")}
+    figures = {k: info[k] for k in ("engine", "partitions", "workers")}
+    return keys, counts, counted, info["source"], figures
 
 
 def engine_line(r: dict[str, Any]) -> str | None:

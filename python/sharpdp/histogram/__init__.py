@@ -1,4 +1,4 @@
-"""Count-dependent zCDP histograms (seed 000, "Better Privacy Guarantees for Larger Groups").
+"""Count-dependent zCDP histograms ("Better Privacy Guarantees for Larger Groups").
 
 - :class:`ShiftedLogGaussian`: the shifted-log Gaussian mechanism, its budget v(n), utility,
   per-count epsilon and vectorised C++ release; r = 1 gives the data-independent release.

@@ -1,4 +1,4 @@
-"""Mechanism-independent lower bounds on count-dependent zCDP budgets (seed 000, section 6).
+"""Mechanism-independent lower bounds on count-dependent zCDP budgets ("Better Privacy Guarantees for Larger Groups", section 6).
 
 Every function bounds v(n) from below for *any* mechanism whose estimate Y satisfies
 E_m|Y - m| <= r m at every positive count m and count-dependent group-wise zCDP with a finite
@@ -9,6 +9,7 @@ not inflated); the many-count bounds (19), (23) are identically 0 for r >= 1/e (
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -40,52 +41,85 @@ def _out(arr: np.ndarray, like: Any) -> Any:
 
 
 # ---------------------------------------------------------------- two counts (section 6.1)
-def two_count(n: Any, r: float) -> Any:
-    """Two-count lower bound, Proposition 6.2, eq. (14).
+def _r_exact(r: Any) -> Fraction:
+    """r as an exact rational: a Fraction as given, a float as the decimal it prints as.
 
-    v(n) >= (1 - r)^2 / (2 (ceil(C_r n) - n)^2) with C_r = ((1 + 3r)/(1 - r))^2, evaluated in
-    double precision (so r = 0.2 gives C_r = 4 exactly, as for the decimal 1/5; the proof's
-    estimate is continuous in C_r, so a last-ulp change of m cannot matter beyond ~1e-16).
+    A float is read as its shortest round-tripping decimal (``repr``), i.e. the number the
+    caller typed: 0.9 is 9/10, not the binary double 0.9000000000000000222... (whose
+    C_r is above 1369 and moves the ceiling of eq. 14 by one).
+    """
+    if isinstance(r, Fraction):
+        if not 0 < r < 1:
+            raise ValueError(f"r must be in (0, 1), got {r}")
+        return r
+    return Fraction(repr(_r(r)))
+
+
+def _round_down(q: Fraction) -> float:
+    """The largest double <= q (directed rounding of an exact rational; q >= 0)."""
+    f = float(q)
+    if Fraction(f) > q:
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+def two_count(n: Any, r: Any) -> Any:
+    """Two-count lower bound, Proposition 6.2, eq. (14) of *Better Privacy Guarantees for Larger Groups*.
+
+    v(n) >= (1 - r)^2 / (2 (ceil(C_r n) - n)^2) with C_r = ((1 + 3r)/(1 - r))^2. The ceiling
+    and the bound are evaluated in exact rational arithmetic: with r = a/b,
+    C_r n = (b + 3a)^2 n / (b - a)^2 is a ratio of integers, so ceil(C_r n) is exact (in double
+    precision C_r at r = 0.9 lands one ulp above 1369 and the ceiling moves by one); the
+    exact bound is then rounded down to a double.
 
     Parameters
     ----------
     n : int or array_like of int
         Counts >= 1.
-    r : float
-        Relative error, 0 < r < 1.
+    r : float or fractions.Fraction
+        Relative error, 0 < r < 1. A float is read as the decimal it prints as (0.9 is 9/10);
+        pass a ``Fraction`` for any other rational.
 
     Returns
     -------
     float or numpy.ndarray of float64
-        The bound (nats), same shape as ``n``.
+        The bound (nats), same shape as ``n``; the largest double not above the exact value.
 
     Raises
     ------
     ValueError
         r not in (0, 1), or n not integers >= 1.
     """
-    r = _r(r)
+    q = _r_exact(r)
     arr = _n(n)
-    C = ((1.0 + 3.0 * r) / (1.0 - r)) ** 2
-    gaps = np.ceil(C * arr) - arr
-    return _out((1.0 - r) ** 2 / (2.0 * gaps**2), n)
+    a, b = q.numerator, q.denominator
+    num, den = (b + 3 * a) ** 2, (b - a) ** 2  # C_r = num / den
+    uniq, inv = np.unique(arr, return_inverse=True)
+    vals = []
+    for k in uniq.tolist():
+        k = int(k)
+        gap = -((-num * k) // den) - k  # ceil(C_r k) - k, exact
+        vals.append(_round_down(Fraction((b - a) ** 2, 2 * b * b * gap * gap)))
+    return _out(np.array(vals, dtype=float)[inv].reshape(arr.shape), n)
 
 
-def two_count_limit(r: float) -> float:
+def two_count_limit(r: Any) -> float:
     """liminf_n n^2 v(n) >= (1 - r)^6 / (128 r^2 (1 + r)^2), Proposition 6.2, eq. (15).
+
+    Of *Better Privacy Guarantees for Larger Groups*; evaluated exactly and rounded down.
 
     Parameters
     ----------
-    r : float
-        0 < r < 1.
+    r : float or fractions.Fraction
+        0 < r < 1 (a float is read as the decimal it prints as, as in :func:`two_count`).
 
     Returns
     -------
     float
         The asymptotic constant (nats).
     """
-    r = _r(r)
-    return (1.0 - r) ** 6 / (128.0 * r * r * (1.0 + r) ** 2)
+    q = _r_exact(r)
+    return _round_down((1 - q) ** 6 / (128 * q * q * (1 + q) ** 2))
 
 
 # ---------------------------------------------------------------- many counts (section 6.3)
@@ -220,7 +254,7 @@ def _tg_bound(n: float, r: float, L: float, x: float) -> float:
     H, m1, m2, _ = K.quantised_truncnorm_stats(S, L, K._GL_X, K._GL_W)
     if not m2 > 0.0:
         return 0.0
-    B = math.ceil(L * S) + 1
+    B = math.ceil(Fraction(L) * Fraction(S)) + 1  # exact ceiling of the product of the doubles used
     return float(_many_count_from_stats(np.array(n), r, H, B + m1, m2))
 
 
@@ -313,7 +347,7 @@ def _tg_optimised(n: float, r: float, L: float | None, x: float | None) -> float
 
 # ---------------------------------------------------------------- Table 2
 def small_error_constants() -> dict[str, float]:
-    """Table 2 of seed 000: small-r leading coefficients, each from its defining optimisation.
+    """Table 2 of "Better Privacy Guarantees for Larger Groups": small-r leading coefficients, each from its defining optimisation.
 
     - ``"two_count"`` (lower, = 1/128): max over (a, theta) of 2/a^2 [1 - 1/(a theta (1 - theta))]_+^2
       (section 8, "Why the two-count proof stops at 1/128").

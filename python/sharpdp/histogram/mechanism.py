@@ -1,6 +1,6 @@
 """The shifted-log Gaussian mechanism for count-dependent zCDP histograms.
 
-Source: seed 000 ("Better Privacy Guarantees for Larger Groups"), sections 3-5 and 8.
+Source: "Better Privacy Guarantees for Larger Groups", sections 3-5 and 8.
 All logarithms are natural; budgets v(n) are zCDP parameters (nats per Renyi order);
 epsilon is in nats.
 """
@@ -56,11 +56,26 @@ def validate_counts(name: str, counts: Any) -> np.ndarray:
     return arr
 
 
+# Upward rounding factor for mu(n) and v(n). Computing mu(n) = log1p(1/(m - 1 + c))/sigma in
+# double precision takes four correctly rounded or <= 1-ulp steps (m - 1 + c; 1/x; log1p,
+# whose condition number x/((1 + x) log1p(x)) is <= 1; /sigma): relative error <= 5 u with
+# u = 2^-53 (1 ulp <= 2u). v = mu^2/2 then has relative error <= 11 u. Multiplying by
+# 1 + 2^-47 = 1 + 64 u (an exact double) and rounding once more leaves a value >= the exact
+# one: (1 - 11u)(1 + 64u)(1 - u) > 1. The excess is below 1e-14 relative.
+_ROUND_UP = 1.0 + 2.0**-47
+
+
 def _edge_mu(n: np.ndarray, c: float, sigma: float) -> np.ndarray:
     """Gaussian-shift parameter mu(n) = log((n + c)/(n - 1 + c))/sigma of edge n-1 <-> n (n >= 1).
 
-    n = 0 is mapped to n = 1 (the convention v(0) = v(1) of eq. 5).
+    n = 0 is mapped to n = 1 (the convention v(0) = v(1) of eq. 5). Rounded up: never below
+    the exact value for the given (double) c and sigma (see ``_ROUND_UP``).
     """
+    return _edge_mu_nearest(n, c, sigma) * _ROUND_UP
+
+
+def _edge_mu_nearest(n: np.ndarray, c: float, sigma: float) -> np.ndarray:
+    """mu(n) as computed (relative error <= 5 u, either direction)."""
     m = np.maximum(n, 1.0)
     return np.log1p(1.0 / (m - 1.0 + c)) / sigma
 
@@ -69,18 +84,28 @@ def _epsilon_from_mu(mu: np.ndarray, delta: float) -> np.ndarray:
     """Exact Gaussian-profile epsilon for each shift mu (safe side), mu >= 0."""
     from sharpdp.conversions import gaussian_mechanism_epsilon
 
-    # Guard the few-ulp rounding of mu itself: a larger mu only increases epsilon.
-    mu_up = mu * (1.0 + 16.0 * np.finfo(float).eps)
-    uniq, inv = np.unique(mu_up, return_inverse=True)
-    eps = np.array([0.0 if u == 0.0 else gaussian_mechanism_epsilon(delta, 1.0, float(u)) for u in uniq])
-    return eps[inv].reshape(mu.shape)
+    from sharpdp.conversions import zcdp_to_epsilon
+
+    # mu is already rounded up (_edge_mu); a larger mu only increases epsilon.
+    uniq, inv = np.unique(mu, return_inverse=True)
+    eps = []
+    for u in uniq.tolist():
+        if u == 0.0:
+            eps.append(0.0)
+            continue
+        e = gaussian_mechanism_epsilon(delta, 1.0, u)
+        # For tiny shifts (counts ~1e12 and up) the certified double-precision profile cannot
+        # resolve delta and its search ends at inf; the zCDP conversion of the same Gaussian
+        # (v = mu^2/2, rounded up) is also a valid upper bound on epsilon: keep the smaller.
+        eps.append(min(e, zcdp_to_epsilon(0.5 * u * u * _ROUND_UP, delta)))
+    return np.array(eps)[inv].reshape(mu.shape)
 
 
 def _epsilon_from_budget(v: np.ndarray, delta: float, method: str) -> np.ndarray:
     from sharpdp.conversions import zcdp_to_epsilon, zcdp_to_epsilon_bun_steinke
 
     conv = zcdp_to_epsilon if method == "cks20" else zcdp_to_epsilon_bun_steinke
-    uniq, inv = np.unique(v * (1.0 + 16.0 * np.finfo(float).eps), return_inverse=True)  # v's rounding, upwards
+    uniq, inv = np.unique(v, return_inverse=True)  # v is already rounded up (budget)
     eps = np.array([conv(float(u), delta) for u in uniq])
     return eps[inv].reshape(v.shape)
 
@@ -96,7 +121,7 @@ def _scalar_or_array(arr: np.ndarray, like: Any) -> Any:
 
 
 class ShiftedLogGaussian:
-    r"""Shifted-log Gaussian mechanism (seed 000, Theorem 3.1 and eq. 4).
+    r"""Shifted-log Gaussian mechanism ("Better Privacy Guarantees for Larger Groups", Theorem 3.1 and eq. 4).
 
     Each count :math:`n` is released as
 
@@ -184,7 +209,8 @@ class ShiftedLogGaussian:
         -------
         float or numpy.ndarray of float64
             v(n) >= 0 in nats, same shape as ``n``; nonincreasing in n; 0 for the
-            data-independent release.
+            data-independent release. Rounded up: never below the exact v(n) for the
+            mechanism's (double) ``c`` and ``sigma``, and above it by less than 1e-14 relative.
 
         Raises
         ------
@@ -194,8 +220,8 @@ class ShiftedLogGaussian:
         arr = validate_counts("n", n)
         if self.data_independent:
             return _scalar_or_array(np.zeros_like(arr), n)
-        mu = _edge_mu(arr, self.c, self.sigma)
-        return _scalar_or_array(0.5 * mu * mu, n)
+        mu = _edge_mu_nearest(arr, self.c, self.sigma)
+        return _scalar_or_array(0.5 * mu * mu * _ROUND_UP, n)  # rounded up (see _ROUND_UP)
 
     def edge_mu(self, n: Any) -> Any:
         """Gaussian-shift parameter of the edge n-1 <-> n in log space (eq. 10).
@@ -233,9 +259,11 @@ class ShiftedLogGaussian:
           Gaussian shift with mu(n) = log((n + c)/(n - 1 + c))/sigma in log space (eq. 10), so
           the exact Gaussian privacy profile (Balle & Wang 2018, via
           :func:`sharpdp.conversions.gaussian_mechanism_epsilon`) applies; clipping and
-          rounding are post-processing.
+          rounding are post-processing. Where the certified double-precision profile cannot
+          resolve delta (mu below ~1e-9, i.e. counts above ~1e9 at r = 0.1), the smaller
+          ``"cks20"`` value of the same edge is returned (also a valid upper bound).
         - ``"cks20"``: :func:`sharpdp.conversions.zcdp_to_epsilon` applied to v(n).
-        - ``"bun_steinke"``: v(n) + 2 sqrt(v(n) log(1/delta)) (seed 000, section 5.1).
+        - ``"bun_steinke"``: v(n) + 2 sqrt(v(n) log(1/delta)) ("Better Privacy Guarantees for Larger Groups", section 5.1).
 
         n = 0 uses the edge 0 <-> 1 (a person joining an empty group). Every value is rounded
         to the safe side (never below the exact epsilon of the chosen conversion). Cost: one
@@ -322,7 +350,7 @@ class ShiftedLogGaussian:
 
 
 class ComposedRelease:
-    """Pointwise composition of count-dependent zCDP budgets (seed 000, section 8).
+    """Pointwise composition of count-dependent zCDP budgets ("Better Privacy Guarantees for Larger Groups", section 8).
 
     Releasing the same histogram with mechanisms M_1, ..., M_k (also adaptively, with
     parameters fixed in advance) satisfies count-dependent zCDP with
@@ -354,7 +382,13 @@ class ComposedRelease:
         total = np.zeros(arr.shape)
         for m in self.mechanisms:
             total = total + np.asarray(m.budget(arr))
-        return _scalar_or_array(total, n)
+        return _scalar_or_array(total * self._sum_round_up, n)
+
+    @property
+    def _sum_round_up(self) -> float:
+        """Factor covering the rounding of a k-term sum of non-negative terms ((k - 1) u, u = 2^-53)
+        and of one more operation, so the result stays >= the exact value."""
+        return 1.0 + 4.0 * (len(self.mechanisms) + 1) * 2.0**-53
 
     def epsilon(self, n: Any, delta: float, method: str = "gaussian") -> Any:
         """Per-count epsilon of the composition at ``delta``; methods as in ShiftedLogGaussian.epsilon."""
@@ -365,7 +399,7 @@ class ComposedRelease:
             mu2 = np.zeros(arr.shape)
             for m in self.mechanisms:
                 mu2 = mu2 + np.asarray(m.edge_mu(arr)) ** 2
-            eps = _epsilon_from_mu(np.sqrt(mu2), delta)
+            eps = _epsilon_from_mu(np.sqrt(mu2) * self._sum_round_up, delta)
         else:
             eps = _epsilon_from_budget(np.asarray(self.budget(arr), dtype=float), delta, method)
         return _scalar_or_array(eps, n)

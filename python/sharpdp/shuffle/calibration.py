@@ -30,17 +30,21 @@ def _sigma0_for_chi(gamma: float, chi: float) -> float:
     sigma0, so nudging sigma0 up by a few ulps makes chi_lo >= chi hold in
     floating point.
     """
-    sigma0 = 1.0 / math.sqrt(math.log1p(gamma / ((1.0 - gamma) ** 2 * chi * chi)))
+    log_x = math.log(gamma) - 2.0 * math.log1p(-gamma) - 2.0 * math.log(chi)
+    sigma0 = 1.0 / math.sqrt(float(np.logaddexp(0.0, log_x)))  # log1p(x) without overflow
     for _ in range(64):
         if BlanketMixedGaussian(gamma, sigma0, 1).chi_lo >= chi:
-            break
+            return sigma0
         sigma0 = math.nextafter(sigma0, math.inf)
-    return sigma0
+    raise ValueError(f"chi: no BMG with chi_lo >= {chi} is representable in double precision "
+                     f"(its closed form under- or overflows at gamma = {gamma})")
 
 
 def _err1_at_chi(a: np.ndarray, chi: float, dim: int) -> np.ndarray:
     """Err_1 of the BMG with 1 - gamma = a and chi_lo = chi (seed 001, Section 4.2)."""
-    return dim / (a * a * np.log1p((1.0 - a) / (a * a * chi * chi))) + (1.0 - a) / a
+    # log(1 + (1 - a)/(a^2 chi^2)) in log space: no overflow/underflow of a^2 chi^2 at tiny chi
+    with np.errstate(divide="ignore", over="ignore"):
+        return dim / (a * a * np.logaddexp(0.0, np.log1p(-a) - 2.0 * np.log(a) - 2.0 * math.log(chi))) + (1.0 - a) / a
 
 
 def optimal_bmg(chi: float, dim: int) -> BlanketMixedGaussian:
@@ -125,8 +129,17 @@ def template_delta_estimate(chi, n: int, epsilon: float):
     -------
     float or numpy.ndarray of float64
         Same shape as ``chi``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        chi not finite and > 0 (or empty), n not an integer >= 1, epsilon not finite and >= 0.
     """
-    chi_arr = np.asarray(chi, dtype=float)
+    chi_arr = V.real_array("chi", chi, lo=0.0).reshape(np.shape(chi))  # real_array makes 0-d inputs 1-d
+    if chi_arr.size and chi_arr.min() <= 0.0:
+        raise ValueError(f"chi must be > 0, found {chi_arr.min()}")
+    n = V.integer("n", n, lo=1)
+    epsilon = V.real("epsilon", epsilon, lo=0.0)
     a = chi_arr * epsilon * math.sqrt(n)
     val = (np.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi) - a * ndtr(-a)) / (chi_arr * math.sqrt(n))
     out = np.minimum(val, 1.0)
@@ -621,8 +634,9 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     delta = V.probability_open("delta", delta)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
-    if adjacency not in ("zero_out", "replace"):
-        raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
+    from sharpdp.shuffle.adjacency import check_adjacency
+
+    check_adjacency(adjacency)
 
     scale = 0.5 if adjacency == "replace" else 1.0  # (as in calibrate_bmg_report)
 

@@ -7,6 +7,7 @@ bound.
 
 from __future__ import annotations
 
+from sharpdp import _validation as V
 from sharpdp.shuffle.accountant import ShuffleAccountant
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.clones import clones_delta
@@ -52,6 +53,8 @@ def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str 
         Unknown ``adjacency`` or bad ``n``, ``epsilon``, ``rel_tol`` (as the accountant).
     """
     check_adjacency(adjacency)
+    epsilon = V.real("epsilon", epsilon, lo=0.0)
+    n = V.integer("n", n, lo=1)
     blanket = float(ShuffleAccountant(randomizer, n, adjacency=adjacency, rel_tol=rel_tol).get_delta(epsilon))
     eps0 = randomizer.local_epsilon if isinstance(randomizer, LocalRandomizer) else None
     if adjacency == "replace" and eps0 is not None:

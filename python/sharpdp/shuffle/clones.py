@@ -14,6 +14,11 @@ from sharpdp import _validation as V
 
 __all__ = ["clones_delta", "clones_epsilon"]
 
+#: Largest number of values of C summed by :func:`clones_delta` (about 13 standard deviations
+#: each side of the mean of Bin(n - 1, e^-eps0); n up to ~1e11 at eps0 = 1). Larger n is refused
+#: (ValueError naming n) instead of allocating tens of GiB.
+MAX_TERMS = 4_000_000
+
 
 def clones_delta(epsilon0: float, n: int, epsilon: float) -> float:
     """Numerical "hiding among the clones" bound on delta(eps) for any eps0-LDP randomizer, replace-one.
@@ -39,6 +44,12 @@ def clones_delta(epsilon0: float, n: int, epsilon: float) -> float:
     -------
     float
         Upper bound on delta(eps), in [0, 1]; exactly 0 for eps >= eps0.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad epsilon0, n or epsilon (each named), or n so large that the sum would exceed
+        :data:`MAX_TERMS` terms.
     """
     from scipy.stats import binom
 
@@ -55,11 +66,19 @@ def clones_delta(epsilon0: float, n: int, epsilon: float) -> float:
     pc = math.exp(-e0)
     m, sd = (nn - 1) * pc, math.sqrt((nn - 1) * pc * (1 - pc))
     c_lo, c_hi = max(0, int(m - 13 * sd - 30)), min(nn - 1, int(m + 13 * sd + 30))
+    if c_hi - c_lo + 1 > MAX_TERMS:
+        raise ValueError(f"n: {nn} needs a sum over {c_hi - c_lo + 1:.3g} values of C (more than {MAX_TERMS:.0e}) "
+                         f"at epsilon0 = {e0}; the clones bound is evaluated for smaller n only")
     c = np.arange(c_lo, c_hi + 1, dtype=np.float64)
-    t = np.floor(r_star * (c + 1) / (1 + r_star)) + 1  # smallest a' with P > e^eps Q
-    s_tm1 = binom.sf(t - 2, c, 0.5)  # P(A >= t - 1)
-    s_t = binom.sf(t - 1, c, 0.5)  # P(A >= t)
-    per_c = np.clip(a_hi * s_tm1 + a_lo * s_t, 0.0, 1.0)
+    # Every threshold t gives P(S_t) - e^eps Q(S_t) <= D_{e^eps}(P || Q) for the set S_t = {a >= t};
+    # the optimal one is the smallest a' with P > e^eps Q, floor(r* (c + 1)/(1 + r*)) + 1 in exact
+    # arithmetic. r* is rounded, so the floor may be one off: take the best of t - 1, t, t + 1.
+    t0 = np.floor(r_star * (c + 1) / (1 + r_star)) + 1
+    per_c = np.zeros_like(c)
+    for t in (t0 - 1, t0, t0 + 1):
+        s_tm1 = binom.sf(t - 2, c, 0.5)  # P(A >= t - 1)
+        s_t = binom.sf(t - 1, c, 0.5)  # P(A >= t)
+        per_c = np.maximum(per_c, np.clip(a_hi * s_tm1 + a_lo * s_t, 0.0, 1.0))
     w = binom.pmf(c, nn - 1, pc)
     tail = (binom.cdf(c_lo - 1, nn - 1, pc) if c_lo > 0 else 0.0) + binom.sf(c_hi, nn - 1, pc)
     val = float(np.dot(w, per_c)) + tail

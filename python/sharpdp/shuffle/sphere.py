@@ -29,6 +29,8 @@ def cap_quantities(theta: float, d: int) -> tuple[float, float, float]:
     a = 0.5 * (d - 1)
     q = float(betainc(a, a, 0.5 * (1.0 + theta)))
     s = float(betainc(a, a, 0.5 * (1.0 - theta)))
+    if not (q > 0.0 and s > 0.0):  # a cap below the double range: nothing downstream is finite
+        raise ValueError(f"theta={theta} leaves a cap of measure 0 (below the double range) in dim={d}")
     log_num = a * math.log1p(-theta * theta) - math.log(d - 1) - float(betaln(0.5, a))
     return q, s, math.exp(log_num) / s
 

@@ -90,7 +90,10 @@ class BlanketMixedGaussian(RandomizerBase):
             < 0 or ``total_rows`` < ``row_offset + n``.
         """
         try:
-            x = np.ascontiguousarray(x, dtype=np.float64)
+            raw = np.asarray(x)
+            if raw.dtype.kind not in "biuf":  # complex, text, objects: not silently cast
+                raise TypeError(f"x must be an array of real numbers, got dtype {raw.dtype}")
+            x = np.ascontiguousarray(raw, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError("x must be an array of real numbers") from exc
         if x.ndim != 2 or x.shape[1] != self.dim:
@@ -144,7 +147,12 @@ class BlanketMixedGaussian(RandomizerBase):
 
         Dimensionless; 0 when gamma = 0.
         """
-        return math.sqrt(self.gamma / ((1.0 - self.gamma) ** 2 * math.expm1(1.0 / self.sigma0**2)))
+        b = 1.0 / self.sigma0**2
+        if b > 700.0 or math.isinf(b):  # expm1(b) = e^b in double: log space (no overflow)
+            if self.gamma == 0.0:
+                return 0.0
+            return math.exp(0.5 * (math.log(self.gamma) - 2.0 * math.log1p(-self.gamma) - b))
+        return math.sqrt(self.gamma / ((1.0 - self.gamma) ** 2 * math.expm1(b)))
 
     @property
     def mse_single(self) -> float:
@@ -206,11 +214,13 @@ class BlanketMixedGaussian(RandomizerBase):
         Raises
         ------
         ValueError
-            gamma = 0 (GaussianRandomizer) with dim > 1; unknown ``adjacency``.
+            epsilon not finite and >= 0; gamma = 0 (GaussianRandomizer) with dim > 1; unknown
+            ``adjacency``.
         NotImplementedError
             gamma = 0 with ``adjacency="replace"`` (no proven worst-case pair; the accountant
             bounds replace-one through bot instead).
         """
+        epsilon = V.real("epsilon", epsilon, lo=0.0)
         if self.gamma == 0 and self.dim != 1:
             raise ValueError("dim: GaussianRandomizer accounting supports dim=1 until general randomizers arrive "
                              f"(got dim={self.dim})")

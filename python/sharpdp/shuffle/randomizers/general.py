@@ -16,6 +16,10 @@ from sharpdp.shuffle.randomizers._base import RandomizerBase
 
 __all__ = ["GeneralRandomizer"]
 
+#: Largest ``cells`` accepted (the tables hold cells x order x inputs doubles; beyond this the
+#: memory runs to gigabytes before any check could fail).
+MAX_CELLS = 2**20
+
 
 class GeneralRandomizer(RandomizerBase):
     """A 1-D local randomizer given by its output densities and a blanket (seed 001, Section 2).
@@ -50,7 +54,8 @@ class GeneralRandomizer(RandomizerBase):
     breakpoints : sequence of float
         Points inside the support where a density is not smooth.
     cells : int
-        Number of quadrature cells (>= 1). order : int, Gauss-Legendre points per cell (2..64).
+        Number of quadrature cells, 1 <= cells <= 2**20 (``MAX_CELLS``). order : int,
+        Gauss-Legendre points per cell (2..64).
     log_curvature : float, optional
         The user's declaration ``|d^2/dy^2 log R_x(y)| <= log_curvature`` for every given input
         x and for the blanket, on each piece between consecutive breakpoints (support ends
@@ -160,7 +165,7 @@ class GeneralRandomizer(RandomizerBase):
         self.gamma = V.real("gamma", gamma, lo=0.0, hi=1.0)
         if self.gamma > 0 and blanket is None:
             raise ValueError("gamma > 0 needs a blanket density")
-        cells = V.integer("cells", cells, lo=1)
+        cells = V.integer("cells", cells, lo=1, hi=MAX_CELLS)
         self.order = V.integer("order", order, lo=2, hi=64)
         self.log_curvature = None if log_curvature is None else V.real("log_curvature", log_curvature, lo=0.0)
         self.certified = self.log_curvature is not None

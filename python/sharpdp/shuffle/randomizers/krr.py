@@ -14,6 +14,32 @@ from sharpdp.shuffle.randomizers._table import TableRandomizer
 __all__ = ["RandomizedResponse"]
 
 
+def _categories(name: str, value, k: int | None) -> np.ndarray:
+    """A non-empty 1-D int64 array of categories (integers, in [0, k) when k is given).
+
+    Integer-valued floats are accepted; booleans, complex numbers, text, NaN and non-integers
+    are not (TypeError / ValueError naming ``name``).
+    """
+    arr = np.asarray(value)
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of integer categories, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional (categories), got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite (found NaN or inf)")
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integer categories, found a non-integer value")
+    if arr.min() < 0 or (k is not None and arr.max() >= k):
+        raise ValueError(f"{name} must hold categories in [0, {k if k is not None else 'k'}), "
+                         f"found {arr.min() if arr.min() < 0 else arr.max()}")
+    if arr.dtype.kind == "u" and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} must hold categories below 2**63")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
 class RandomizedResponse(TableRandomizer):
     """k-ary randomized response (binary for k = 2; seed 001, Appendix "privunit-constant-gap-d1").
 
@@ -155,16 +181,7 @@ class RandomizedResponse(TableRandomizer):
         TypeError
             ``rng`` or ``threads`` of the wrong type.
         """
-        arr = np.asarray(x)
-        if arr.ndim != 1:
-            raise ValueError(f"x must be 1-dimensional (categories), got shape {arr.shape}")
-        if arr.size == 0:
-            raise ValueError("x must not be empty")
-        if not np.issubdtype(arr.dtype, np.integer):
-            f = V.real_array("x", arr, ndim=1)
-            if np.any(f != np.round(f)):
-                raise ValueError("x must hold integer categories")
-            arr = f.astype(np.int64)
+        arr = _categories("x", x, self.k)
         nthreads = core_threads(threads)
         from sharpdp._core_loader import core
 
@@ -176,17 +193,13 @@ class RandomizedResponse(TableRandomizer):
 
         f_hat_j = (count_j / n - 1/Z) * Z / (e^eps0 - 1); sums to 1, entries may be negative.
         """
-        m = np.asarray(messages)
-        if m.ndim != 1 or m.size == 0:
-            raise ValueError("messages must be a non-empty 1-dimensional array of categories")
-        counts = np.bincount(m.astype(np.int64), minlength=self.k)
-        if counts.size != self.k or m.min() < 0:
-            raise ValueError(f"messages must hold categories in [0, {self.k})")
+        m = _categories("messages", messages, self.k)
+        counts = np.bincount(m, minlength=self.k)
         return (counts / m.size - self.p_other) * (self._Z / self._em1)
 
     def estimate_mean(self, messages) -> float:
         """k = 2 only: unbiased estimate of the mean of the +-1 inputs (category 1 = +1), f_hat_1 - f_hat_0."""
+        f = self.estimate(messages)  # validates messages first (errors name it)
         if self.k != 2:
             raise ValueError("estimate_mean needs k = 2 (binary randomized response)")
-        f = self.estimate(messages)
         return float(f[1] - f[0])

@@ -166,6 +166,8 @@ class PrivUnit(TableRandomizer):
         """
         if self.dim < 2:
             raise ValueError("replace_up_variance needs dim >= 2 (dim = 1 is the finite table)")
+        if nodes is not None:
+            nodes = V.integer("nodes", nodes, lo=2, hi=4096)
         alpha, beta, psi = (V.real(n, v, lo=0.0, hi=math.pi) for n, v in
                             (("alpha", alpha), ("beta", beta), ("psi", psi)))
         if self.dim == 2 and abs(math.sin(psi)) > 1e-12:
