@@ -318,7 +318,10 @@ def test_worker_death(tmp_path, table, bmg, reference):
 def test_cli_histogram_dask_matches_cli_histogram_csv(tmp_path, table, clients, capsys):
     csv = tmp_path / "h.csv"
     table.dropna(subset=["carrier"]).to_csv(csv, index=False)
-    common = ["histogram", "--by", "carrier", "--r", "0.2", "--seed", "5", "--no-plot", "--json"]
+    keys = tmp_path / "carriers.csv"  # a public domain: one carrier absent from the data, one data carrier left out
+    domain = sorted(table["carrier"].dropna().astype(str).unique())
+    pd.DataFrame({"carrier": domain[1:] + ["ZZ"]}).to_csv(keys, index=False)
+    common = ["histogram", "--by", "carrier", "--keys", str(keys), "--r", "0.2", "--seed", "5", "--no-plot", "--json"]
     code, out, err = _cli(capsys, *common, "--csv", str(csv), "--out", str(tmp_path / "local"))
     assert code == 0, err
     local = json.loads(out)
@@ -328,7 +331,9 @@ def test_cli_histogram_dask_matches_cli_histogram_csv(tmp_path, table, clients, 
     assert code == 0, err
     remote = json.loads(out)
     assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
-    for key in ("rows", "groups", "examples", "mean_relative_error", "min_v_n", "max_v_n"):
+    assert local["rows_dropped_outside_domain"] > 0 and local["groups"] == len(domain)
+    for key in ("rows", "groups", "rows_dropped_missing_key", "rows_dropped_outside_domain", "keys_outside_domain",
+                "largest_released", "guarantee", "key_domain"):
         assert remote[key] == local[key], key
     a = pd.read_csv(tmp_path / "local" / "histogram_release.csv")
     b = pd.read_csv(tmp_path / "dask" / "histogram_release.csv")

@@ -210,15 +210,17 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if len(set(by)) != len(by):
         raise ValueError(f"--by: duplicated column in {by}")
     mech = ShiftedLogGaussian(args.r, args.r0, args.c)
-    warnings: list[str] = []
-    domain, domain_desc = _key_domain(args, by, warnings)
     from sharpdp.distributed import _cli as dask_cli
 
+    warnings: list[str] = []
     engine: dict[str, Any] = {}
-    if dask_cli.check_engine_options(args):  # counts on a Dask cluster (same key-domain rules)
+    use_dask = dask_cli.check_engine_options(args)
+    if not use_dask:
+        rows, source = _load_rows(args.csv, by)  # a bad --csv is reported before the key domain
+    domain, domain_desc = _key_domain(args, by, warnings)
+    if use_dask:  # counts on a Dask cluster (same key-domain rules)
         keys, n, info, source, engine = dask_cli.histogram_group_counts(args, by, domain)
     else:
-        rows, source = _load_rows(args.csv, by)
         keys, n, info = _count(rows, by, domain)
     n = np.asarray(n, dtype=np.int64)
     if n.size == 0:
