@@ -7,9 +7,16 @@ from sharpdp.shuffle.mechanisms import BlanketMixedGaussian, GaussianRandomizer,
 from sharpdp.shuffle.randomizers import GeneralRandomizer, PrivUnit, RandomizedResponse, privunit_constant
 from sharpdp.shuffle.accountant import AccountantReport, ShuffleAccountant
 from sharpdp.shuffle._laws import FiniteLaw, LognormalLaw
+from sharpdp.shuffle.profile import DominatingPair, dominating_pair, privacy_profile, privacy_profile_bounds
+from sharpdp.shuffle.composition import ComposedAccountant
 
 __all__ = [
     "AccountantReport",
+    "ComposedAccountant",
+    "DominatingPair",
+    "dominating_pair",
+    "privacy_profile",
+    "privacy_profile_bounds",
     "FiniteLaw",
     "LognormalLaw",
     "ShuffleAccountant",
