@@ -402,11 +402,12 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         Interpolation target of the adaptive sampling (estimated relative error of the chord in
         t = e^eps between samples, where delta >= 1e-15).
     cover_upper : bool, default True
-        Multiply the sampled values by 1 + g, g the largest bracket gap (upper - lower)/lower the
-        accountant achieved at the samples (where upper >= 1e-15; g <= 0.05). The pair then lies
+        Multiply each sampled value by 1 + g, g the largest bracket gap (upper - lower)/lower the
+        accountant achieved at that sample and its two neighbours (g <= 0.05). The pair then lies
         above the accountant's own upper value ``get_delta(eps)`` at every eps where its bracket
-        gap is <= g, not only above the true delta (``docs/composition.md`` §2). False gives the
-        tightest pair (still certified), about g below.
+        gap is <= the neighbouring samples' g, not only above the true delta
+        (``docs/composition.md`` §2). False gives the tightest pair (still certified), about g
+        below.
     lower : bool, default False
         Build the same construction from the accountant's LOWER values (a reference for tests
         and benchmarks; ``certified`` is then False and the pair dominates nothing).
@@ -441,11 +442,12 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         up_v = np.minimum.accumulate(up_v)
     else:
         ks, lo_v, up_v = _sample_profile(accountant, dx, floor, max_ev, rtol)
-    g = 0.0
     if cover_upper and not lower:
-        sel = (lo_v > 0) & (up_v >= _REFINE_FLOOR)
-        if np.any(sel):
-            g = float(min(max(np.max((up_v[sel] - lo_v[sel]) / lo_v[sel]), 0.0), 0.05))
+        # local gap: the largest of the sample's and its neighbours' (upper - lower)/lower
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = np.where(lo_v > 0, (up_v - lo_v) / lo_v, 0.0)
+        gap = np.clip(np.nan_to_num(gap), 0.0, 0.05)
+        g = np.maximum(gap, np.maximum(np.concatenate([gap[1:], [0.0]]), np.concatenate([[0.0], gap[:-1]])))
         up_v = np.minimum(up_v * (1.0 + g) * (1 + 2 * _U), 1.0)
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
