@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "composed delta (or epsilon) of the K rounds (sharpdp.shuffle.ComposedAccountant)")
     p.add_argument("--discretization", type=float, default=None,
                    help="privacy-loss lattice step (nats) for --rounds > 1 (default: the single-round "
-                        "epsilon scale / 200)")
+                        "epsilon at delta 1e-10, / 400)")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="epsilon >= 0 (nats): report the certified delta")
     target.add_argument("--delta", type=float, help="delta in (0, 1): report the certified epsilon")
@@ -71,19 +71,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     """Certified composition of ``rounds`` copies of the round (ComposedAccountant)."""
-    import math
-
     from sharpdp import _validation as V
     from sharpdp.shuffle import ComposedAccountant
 
-    if discretization is None:
-        # the single-round loss scale: the round's epsilon at delta / rounds (or eps / sqrt(K))
-        e1 = acc.get_epsilon(delta / rounds) if delta is not None else eps / math.sqrt(rounds)
-        dx = max(e1, 1e-9) / 200.0
-    else:
-        dx = V.real("--discretization", discretization, lo=0.0, hi=1.0, lo_open=True)
+    dx = None if discretization is None else V.real("--discretization", discretization, lo=0.0, hi=1.0,
+                                                        lo_open=True)
     ca = ComposedAccountant([(acc, rounds)], dx)
-    out: dict[str, Any] = {"rounds": rounds, "discretization": dx}
+    out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval}
     if eps is not None:
         lo, up = ca.get_delta_bounds(eps)
         out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up))

@@ -43,6 +43,20 @@ def _lse(logs: np.ndarray) -> float:
     return top + math.log(float(np.sum(np.exp(logs - top)))) if math.isfinite(top) else top
 
 
+def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
+    """A loss lattice step for one round: eps_d / points, eps_d the first eps of a doubling search
+    from 1e-6 nats with certified delta(eps_d) <= delta (capped at the randomizer's local epsilon
+    and at 60 nats). Only a resolution choice: any step gives certified values."""
+    from sharpdp.shuffle.profile import privacy_profile
+
+    cap = getattr(getattr(accountant, "randomizer", None), "local_epsilon", None)
+    top = min(float(cap), 60.0) if cap is not None else 60.0
+    e = 1e-6
+    while e < top and privacy_profile(accountant, e) > delta:
+        e *= 2.0
+    return min(e, top) / points
+
+
 class _Part:
     """One round's finite part (P-masses on lattice indices k0 + i) and its count."""
 
@@ -76,9 +90,11 @@ class ComposedAccountant:
     parts : sequence of (ShuffleAccountant, int)
         Each round type and how many times it runs (count >= 1). All rounds must use the same
         adjacency ("zero_out" or "replace"): a composition is over one neighbouring relation.
-    value_discretization_interval : float, default 1e-4
+    value_discretization_interval : float or None, default None
         Lattice step Delta of the privacy loss (nats); every round's dominating pair is built on
-        it (:func:`sharpdp.shuffle.profile.dominating_pair`, cached per accountant).
+        it (:func:`sharpdp.shuffle.profile.dominating_pair`, cached per accountant). None: the
+        smallest over the round types of eps_10 / 400, eps_10 the first eps of a doubling search
+        (from 1e-6) where the round's certified delta is <= 1e-10 (a few profile values, cached).
     rel_tol : float, default 1e-2
         Target relative size of the numerical error terms (window, round-off) against the value.
     **pair_options
@@ -106,7 +122,7 @@ class ComposedAccountant:
         Empty ``parts``, a count < 1, mixed adjacencies, bad discretisation interval.
     """
 
-    def __init__(self, parts, value_discretization_interval: float = 1e-4, *, rel_tol: float = 1e-2,
+    def __init__(self, parts, value_discretization_interval: float | None = None, *, rel_tol: float = 1e-2,
                  **pair_options):
         from sharpdp.shuffle.accountant import ShuffleAccountant
 
@@ -131,6 +147,8 @@ class ComposedAccountant:
                              f"relation")
         self.adjacency = adj.pop()
         self.parts = checked
+        if value_discretization_interval is None:
+            value_discretization_interval = min(auto_interval(a) for a, _ in checked)
         self.value_discretization_interval = V.real("value_discretization_interval", value_discretization_interval,
                                                     lo=0.0, hi=1.0, lo_open=True)
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
@@ -172,7 +190,7 @@ class ComposedAccountant:
             return p_inf_lo, p_inf_up
         kmin = sum(p.count * p.k0 for p in parts)
         kmax = sum(p.count * (p.k0 + p.g.size - 1) for p in parts)
-        if eps >= kmax * h:
+        if eps >= kmax * h + 4 * _U * abs(kmax * h):
             return p_inf_lo, p_inf_up  # every finite composed loss is <= eps: weight 0
         # tilt: theta >= 0 with sum n_j m_j(theta) = eps (theta = 0 when the mean is already >= eps)
         def mean(th):
@@ -255,6 +273,13 @@ class ComposedAccountant:
             E = float(np.sum(w * qv))
             Ea = float(np.sum(np.abs(w * qv)))
             fp = float(np.linalg.norm(w)) * err_q + N * _U * Ea
+            # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
+            # |w~ - w| <= e^{-theta x} 8u (1 + |x| + |eps|)(1 + theta |x|) wherever the true weight
+            # can be non-zero (x > eps up to the rounding of x)
+            near = x > eps - 1e-9 * (1.0 + abs(eps))
+            with np.errstate(over="ignore", under="ignore"):
+                ew = np.exp(-theta * x[near]) * 8 * _U * (1 + np.abs(x[near]) + abs(eps)) * (1 + theta * np.abs(x[near]))
+            fp += float(np.sum(ew * np.abs(qv[near])))
             wrap = supw * (math.exp(lp_hi) + math.exp(lp_lo))
             if wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
                 break
@@ -388,4 +413,4 @@ class ComposedAccountant:
         return hi
 
 
-__all__ = ["ComposedAccountant"]
+__all__ = ["ComposedAccountant", "auto_interval"]
