@@ -183,9 +183,16 @@ def _refine_points(ks, H, dx, rel_tol, floor):
     return [k for _, k in new]
 
 
-def _sample_profile(accountant, dx: float, floor: float, max_evaluations: int, rel_tol: float):
+def _sample_profile(accountant, dx: float, floor: float, max_evaluations: int, rel_tol: float,
+                    progress: bool | None = None):
     """Adaptive grid k >= 0 (eps = k dx) and the certified (lower, upper) values there."""
+    import sys
+
+    from tqdm.auto import tqdm
+
     vals: dict = {}
+    bar = tqdm(total=max_evaluations, desc="privacy profile (at most)", unit=" values", file=sys.stderr,
+               leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
 
     def ev(klist):
         ks = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
@@ -193,6 +200,7 @@ def _sample_profile(accountant, dx: float, floor: float, max_evaluations: int, r
             lo, up = _grid_eval(accountant, ks, dx)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
                 vals[k] = (a, b)
+            bar.update(int(ks.size))
 
     ev([0])
     k_lim = int(math.ceil(60.0 / dx))  # the accountant's values at eps >= 60 are constant
@@ -219,6 +227,7 @@ def _sample_profile(accountant, dx: float, floor: float, max_evaluations: int, r
         if not new:
             break
         ev(new[: max(max_evaluations - len(vals), 0)])
+    bar.close()
     ks = np.array(sorted(vals), dtype=np.int64)
     lo = np.array([vals[k][0] for k in ks.tolist()])
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
@@ -378,7 +387,8 @@ def _build_pair(ks_full, H_full, dx, adjacency, certified, samples):
 
 def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, epsilons=None,
                     delta_floor: float = 1e-18, max_evaluations: int = 400, rel_tol: float = 2e-3,
-                    cover_upper: bool = True, lower: bool = False) -> DominatingPair:
+                    cover_upper: bool = True, lower: bool = False,
+                    progress: bool | None = None) -> DominatingPair:
     """Discrete dominating pair of a shuffled round from its certified privacy profile.
 
     Parameters
@@ -411,6 +421,9 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     lower : bool, default False
         Build the same construction from the accountant's LOWER values (a reference for tests
         and benchmarks; ``certified`` is then False and the pair dominates nothing).
+    progress : bool or None
+        None (default): a tqdm bar on stderr (values computed out of the budget, an upper
+        estimate of the work) appears only after 1 s; True: at once; False: never.
 
     Returns
     -------
@@ -441,7 +454,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         lo_v, up_v = _grid_eval(accountant, ks, dx)
         up_v = np.minimum.accumulate(up_v)
     else:
-        ks, lo_v, up_v = _sample_profile(accountant, dx, floor, max_ev, rtol)
+        ks, lo_v, up_v = _sample_profile(accountant, dx, floor, max_ev, rtol, progress)
     if cover_upper and not lower:
         # local gap: the largest of the sample's and its neighbours' (upper - lower)/lower
         with np.errstate(divide="ignore", invalid="ignore"):
