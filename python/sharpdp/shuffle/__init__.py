@@ -35,12 +35,19 @@ from sharpdp.shuffle.calibration import (
 )
 from sharpdp.shuffle.clones import clones_delta, clones_epsilon
 from sharpdp.shuffle.certified import smallest_certified_delta
+from sharpdp.shuffle.profile import DominatingPair, dominating_pair, privacy_profile, privacy_profile_bounds
+from sharpdp.shuffle.composition import ComposedAccountant
 
 __all__ = [
     "ADJACENCIES",
     "AccountantReport",
     "CalibrationReport",
     "DEFAULT_ADJACENCY",
+    "ComposedAccountant",
+    "DominatingPair",
+    "dominating_pair",
+    "privacy_profile",
+    "privacy_profile_bounds",
     "FiniteLaw",
     "LognormalLaw",
     "ShuffleAccountant",

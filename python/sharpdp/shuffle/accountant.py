@@ -1275,5 +1275,12 @@ class ShuffleAccountant:
         lo, ulo, hi, uhi = res
         return hi if cap is None else min(hi, cap)
 
+    def privacy_profile(self, epsilons):
+        """Certified upper delta(eps) for eps of any sign (swap identity for eps < 0), one sweep;
+        see :func:`sharpdp.shuffle.profile.privacy_profile`."""
+        from sharpdp.shuffle.profile import privacy_profile
+
+        return privacy_profile(self, epsilons)
+
 
 __all__ = ["ShuffleAccountant", "AccountantReport"]

@@ -1,0 +1,173 @@
+"""Shuffled rounds inside Google's dp_accounting (``pip install "sharpdp[interop]"``).
+
+- :func:`to_pld`: a ``PrivacyLossDistribution`` that dominates a shuffled round, built from its
+  certified privacy profile (:func:`sharpdp.shuffle.profile.dominating_pair`).
+- :class:`ShuffledRoundEvent`: a ``dp_accounting.DpEvent`` describing one shuffled round.
+- :class:`ShufflePLDAccountant`: dp_accounting's ``PLDAccountant`` that also accepts
+  ``ShuffledRoundEvent`` (alone, self-composed or inside a ``ComposedDpEvent``), so shuffled rounds
+  compose with Gaussian, Laplace, subsampled, ... events, and
+  ``dp_accounting.mechanism_calibration.calibrate_dp_mechanism`` works with it unchanged.
+
+Where certification ends: the PLD handed to dp_accounting dominates the shuffled round exactly
+(its masses are the dominating pair's, ``docs/composition.md`` §3). Everything dp_accounting does
+with it afterwards (FFT composition, tail truncation at ``tail_mass_truncation``, the hockey-stick
+sums, epsilon search) is ordinary floating-point arithmetic without interval bounds: its results
+are estimates of a certified quantity, usually accurate to many digits but not certified. For a
+certified composed delta of shuffled rounds use :class:`sharpdp.shuffle.ComposedAccountant`.
+
+Neighbouring relations: sharpdp's ``"zero_out"`` (one user's report replaced by the blanket
+bot) is dp_accounting's ``REPLACE_SPECIAL``; ``"replace"`` is ``REPLACE_ONE``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+try:
+    import attr
+    import dp_accounting
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.pld import privacy_loss_distribution as _pld
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("sharpdp.interop.dp_accounting needs dp-accounting: pip install 'sharpdp[interop]'") from exc
+
+from sharpdp import _validation as V
+from sharpdp.shuffle import ShuffleAccountant
+from sharpdp.shuffle.profile import DominatingPair, dominating_pair
+
+NeighborRel = dp_accounting.NeighboringRelation
+_RELATION = {"zero_out": NeighborRel.REPLACE_SPECIAL, "replace": NeighborRel.REPLACE_ONE}
+
+
+def pld_from_pair(pair: DominatingPair) -> "_pld.PrivacyLossDistribution":
+    """dp_accounting PLD (pessimistic, symmetric) carrying exactly the pair's masses.
+
+    Both orders of the neighbouring pair are dominated by the one pair (``docs/composition.md``
+    §2), so the PLD is symmetric (its ADD and REMOVE parts coincide).
+    """
+    probs = dict(zip(pair.losses.tolist(), pair.probs.tolist()))
+    pmf = pld_pmf.create_pmf(probs, pair.value_discretization_interval, pair.infinity_mass, True)
+    return _pld.PrivacyLossDistribution(pmf)
+
+
+def to_pld(accountant: ShuffleAccountant, value_discretization_interval: float = 1e-4,
+           **options: Any) -> "_pld.PrivacyLossDistribution":
+    """A dp_accounting privacy-loss distribution that dominates a shuffled round.
+
+    Parameters
+    ----------
+    accountant : ShuffleAccountant
+        The round (randomizer, n, adjacency).
+    value_discretization_interval : float, default 1e-4
+        Lattice step of the privacy loss (nats), as dp_accounting's own PLDs.
+    **options
+        Passed to :func:`sharpdp.shuffle.profile.dominating_pair` (``epsilons``, ``delta_floor``,
+        ``max_evaluations``, ``rel_tol``, ``cover_upper``).
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        Pessimistic, symmetric. Its hockey-stick curve lies above the mechanism's privacy profile
+        at every eps of either sign (lower convex hull in t = e^eps of certified upper values, then
+        the pessimistic connect-the-dots distribution of Doroshenko et al., "Connect the Dots:
+        Tighter Discrete Approximations of Privacy Loss Distributions"; proof in
+        ``docs/composition.md`` §2-§3), and above the accountant's own ``get_delta`` wherever its
+        bracket meets the gap it achieved at the samples (``cover_upper``). dp_accounting's
+        arithmetic on it is not interval-certified (module docstring).
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` is not a ShuffleAccountant.
+    ValueError
+        Bad discretisation interval or options (see ``dominating_pair``).
+    """
+    if not isinstance(accountant, ShuffleAccountant):
+        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    return pld_from_pair(dominating_pair(accountant, value_discretization_interval, **options))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class ShuffledRoundEvent(dp_event.DpEvent):
+    """One round of n users' reports of ``randomizer``, shuffled (a dp_accounting ``DpEvent``).
+
+    Attributes
+    ----------
+    randomizer : object
+        Any randomizer :class:`sharpdp.shuffle.ShuffleAccountant` accepts (BlanketMixedGaussian,
+        GaussianRandomizer, RandomizedResponse, PrivUnit, GeneralRandomizer, ...).
+    n : int
+        Number of users, 1 <= n <= 1e9.
+    adjacency : str, default "zero_out"
+        "zero_out" (dp_accounting's REPLACE_SPECIAL) or "replace" (REPLACE_ONE).
+    """
+
+    randomizer: Any
+    n: int
+    adjacency: str = "zero_out"
+
+
+class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
+    """dp_accounting's PLD accountant extended with :class:`ShuffledRoundEvent`.
+
+    Parameters
+    ----------
+    neighboring_relation : dp_accounting.NeighboringRelation, default REPLACE_SPECIAL
+        REPLACE_SPECIAL accepts "zero_out" rounds, REPLACE_ONE "replace" rounds; other events as in
+        dp_accounting's ``PLDAccountant`` (each checks the relation itself).
+    value_discretization_interval : float, default 1e-4
+        Lattice step of every PLD (nats).
+    rel_tol : float, default 1e-2
+        Passed to each round's :class:`~sharpdp.shuffle.ShuffleAccountant`.
+    **pair_options
+        Passed to :func:`sharpdp.shuffle.profile.dominating_pair`.
+
+    Notes
+    -----
+    ``compose(event, count)``, ``get_epsilon(target_delta)``, ``get_delta(target_epsilon)`` and
+    ``supports(event)`` are dp_accounting's. A shuffled round enters as the PLD of
+    :func:`to_pld` (certified domination); the composition and the final numbers are
+    dp_accounting's uncertified floating-point arithmetic (module docstring). PLDs are cached per
+    (randomizer object, n, adjacency) within one accountant.
+    """
+
+    def __init__(self, neighboring_relation: NeighborRel = NeighborRel.REPLACE_SPECIAL,
+                 value_discretization_interval: float = 1e-4, *, rel_tol: float = 1e-2, **pair_options: Any):
+        V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
+        super().__init__(neighboring_relation, value_discretization_interval)
+        self._rel_tol = rel_tol
+        self._pair_options = pair_options
+        self._round_plds: dict = {}
+
+    def _round_pld(self, event: ShuffledRoundEvent):
+        key = (id(event.randomizer), event.n, event.adjacency)
+        hit = self._round_plds.get(key)
+        if hit is None or hit[0] is not event.randomizer:
+            acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
+            hit = (event.randomizer, to_pld(acc, self._value_discretization_interval, **self._pair_options))
+            self._round_plds[key] = hit
+        return hit[1]
+
+    def _maybe_compose(self, event: dp_event.DpEvent, count: int,
+                       do_compose: bool) -> Optional["pld_privacy_accountant.CompositionErrorDetails"]:
+        # (composed and self-composed events recurse through this method in the base class)
+        if not isinstance(event, ShuffledRoundEvent):
+            return super()._maybe_compose(event, count, do_compose)
+        Details = pld_privacy_accountant.CompositionErrorDetails
+        want = _RELATION.get(event.adjacency)
+        if want is None:
+            return Details(invalid_event=event, error_message=(
+                f"adjacency must be 'zero_out' or 'replace', got {event.adjacency!r}"))
+        if want != self.neighboring_relation:
+            return Details(invalid_event=event, error_message=(
+                f"adjacency {event.adjacency!r} of ShuffledRoundEvent needs neighboring_relation {want}; this "
+                f"accountant uses {self.neighboring_relation}"))
+        if do_compose:
+            pld = self._round_pld(event)
+            self._pld = self._pld.compose(pld if count == 1 else pld.self_compose(count))
+        return None
+
+
+__all__ = ["ShufflePLDAccountant", "ShuffledRoundEvent", "pld_from_pair", "to_pld"]

@@ -1,0 +1,416 @@
+"""Certified composition of shuffled rounds (``docs/composition.md`` §4).
+
+Each round contributes the discrete dominating pair of :func:`sharpdp.shuffle.profile.dominating_pair`
+(built from its certified privacy profile, losses rounded up to the lattice Delta Z). Dominating
+pairs compose (Zhu, Dong & Wang, "Optimal Accounting of Differential Privacy via Characteristic
+Function", Theorem 10), so the composed mechanism's delta(eps) is at most the hockey-stick
+divergence of the product pair:
+
+    delta(eps) <= P(some loss = +inf) + E[(1 - e^{eps - S})_+ ; S finite],  S = sum of all losses,
+
+S ~ the convolution of mu_j^{*n_j} (mu_j the finite part of round j's P, n_j its count). That
+expectation is computed by the certified FFT engine of the single-round accountant (the kernels
+``tilt`` and ``power`` of ``sharpdp._core.accountant``, with their error bounds): exponential tilt
+by theta >= 0 with the tilted mean at eps (the weight e^{-theta s}(1 - e^{eps - s})_+ is then
+bounded and FFT round-off is relative), spectra multiplied over the rounds, a window with
+Chernoff-bounded wrap-around, and the round-off terms bounded as in
+:mod:`sharpdp.shuffle.accountant` step F.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sharpdp import _validation as V
+from sharpdp.shuffle.profile import DominatingPair, dominating_pair
+
+_U = 2.0**-53
+_FFT_C = 10.0  # as the single-round engine (sharpdp.shuffle.accountant, step F)
+_N_MAX = 1 << 24
+_DFT_WORK = 2e7
+
+
+def _core():
+    from sharpdp._core_loader import core
+
+    return core.accountant
+
+
+def _lse(logs: np.ndarray) -> float:
+    top = float(np.max(logs))
+    return top + math.log(float(np.sum(np.exp(logs - top)))) if math.isfinite(top) else top
+
+
+def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
+    """A loss lattice step for one round: eps_d / points, eps_d the first eps of a doubling search
+    from 1e-6 nats with certified delta(eps_d) <= delta (capped at the randomizer's local epsilon
+    and at 60 nats). Only a resolution choice: any step gives certified values."""
+    from sharpdp.shuffle.profile import privacy_profile
+
+    cap = getattr(getattr(accountant, "randomizer", None), "local_epsilon", None)
+    top = min(float(cap), 60.0) if cap is not None else 60.0
+    e = 1e-6
+    while e < top and privacy_profile(accountant, e) > delta:
+        e *= 2.0
+    return min(e, top) / points
+
+
+class _Part:
+    """One round's finite part (P-masses on lattice indices k0 + i) and its count."""
+
+    def __init__(self, pair: DominatingPair, count: int):
+        k = pair.losses
+        self.k0 = int(k[0]) if k.size else 0
+        K = int(k[-1] - self.k0) + 1 if k.size else 1
+        self.g = np.zeros(K)
+        if k.size:
+            self.g[k - self.k0] = pair.probs
+        self.logg = np.log(np.where(self.g > 0, self.g, 1.0))
+        self.logg[self.g <= 0] = -np.inf
+        self.idx = np.arange(K, dtype=float) + self.k0
+        self.count = count
+        self.inf = pair.infinity_mass
+
+    def log_mgf(self, lam: float, h: float) -> float:
+        return _lse(self.logg + lam * h * self.idx)
+
+    def tilted_mean(self, lam: float, h: float) -> float:
+        w = self.logg + lam * h * self.idx
+        w = np.exp(w - np.max(w))
+        return float(np.sum(w * self.idx) / np.sum(w)) * h
+
+
+class ComposedAccountant:
+    """Certified (eps, delta) of the adaptive composition of shuffled rounds.
+
+    Parameters
+    ----------
+    parts : sequence of (ShuffleAccountant, int)
+        Each round type and how many times it runs (count >= 1). All rounds must use the same
+        adjacency ("zero_out" or "replace"): a composition is over one neighbouring relation.
+    value_discretization_interval : float or None, default None
+        Lattice step Delta of the privacy loss (nats); every round's dominating pair is built on
+        it (:func:`sharpdp.shuffle.profile.dominating_pair`, cached per accountant). None: the
+        smallest over the round types of eps_10 / 400, eps_10 the first eps of a doubling search
+        (from 1e-6) where the round's certified delta is <= 1e-10 (a few profile values, cached).
+    rel_tol : float, default 1e-2
+        Target relative size of the numerical error terms (window, round-off) against the value.
+    **pair_options
+        Passed to :func:`~sharpdp.shuffle.profile.dominating_pair` (``delta_floor``,
+        ``max_evaluations``, ``rel_tol``, ``cover_upper``).
+
+    Notes
+    -----
+    ``get_delta`` is a rigorous upper bound on the composed mechanism's delta(eps): the rounds'
+    dominating pairs come from certified profile values (``docs/composition.md`` §2-§3) and the
+    composition of their product pair is evaluated with every numerical error bounded
+    (§4). The lower value of :meth:`get_delta_bounds` composes the pairs built in the same way
+    from the accountants' certified LOWER values with the error terms subtracted: a reference
+    that shows how much the construction costs, not a lower bound on the mechanism's delta.
+
+    Building a pair costs a few hundred certified profile evaluations per round type (the
+    accountant's own cost; cached); composing is one FFT per eps (milliseconds to a fraction of
+    a second).
+
+    Raises
+    ------
+    TypeError
+        ``parts`` not a sequence of (ShuffleAccountant, int) pairs (names the bad entry).
+    ValueError
+        Empty ``parts``, a count < 1, mixed adjacencies, bad discretisation interval.
+    """
+
+    def __init__(self, parts, value_discretization_interval: float | None = None, *, rel_tol: float = 1e-2,
+                 **pair_options):
+        from sharpdp.shuffle.accountant import ShuffleAccountant
+
+        if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
+            raise TypeError(f"parts must be a sequence of (ShuffleAccountant, count) pairs, got {type(parts).__name__}")
+        parts = list(parts)
+        if not parts:
+            raise ValueError("parts must not be empty")
+        checked = []
+        for i, entry in enumerate(parts):
+            if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
+                raise TypeError(f"parts[{i}] must be a (ShuffleAccountant, count) pair, got {entry!r}")
+            acc, count = entry
+            if not isinstance(acc, ShuffleAccountant):
+                raise TypeError(f"parts[{i}][0] must be a ShuffleAccountant (a shuffled round), got "
+                                f"{type(acc).__name__}; compose other mechanisms with "
+                                f"sharpdp.interop.dp_accounting.ShufflePLDAccountant")
+            checked.append((acc, V.integer(f"count (parts[{i}][1])", count, lo=1)))
+        adj = {a.adjacency for a, _ in checked}
+        if len(adj) > 1:
+            raise ValueError(f"parts mixes adjacencies {sorted(adj)}: every round must use the same neighbouring "
+                             f"relation")
+        self.adjacency = adj.pop()
+        self.parts = checked
+        if value_discretization_interval is None:
+            value_discretization_interval = min(auto_interval(a) for a, _ in checked)
+        self.value_discretization_interval = V.real("value_discretization_interval", value_discretization_interval,
+                                                    lo=0.0, hi=1.0, lo_open=True)
+        self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        self._pair_options = pair_options
+        self._pairs = None
+        self._lower_pairs = None
+
+    @property
+    def rounds(self) -> int:
+        """Total number of composed rounds."""
+        return sum(c for _, c in self.parts)
+
+    def pairs(self, lower: bool = False) -> list:
+        """The rounds' dominating pairs (``lower=True``: the reference pairs from lower values)."""
+        if lower:
+            if self._lower_pairs is None:
+                self._lower_pairs = [dominating_pair(a, self.value_discretization_interval, lower=True,
+                                                     **self._pair_options) for a, _ in self.parts]
+            return self._lower_pairs
+        if self._pairs is None:
+            self._pairs = [dominating_pair(a, self.value_discretization_interval, **self._pair_options)
+                           for a, _ in self.parts]
+        return self._pairs
+
+    # ------------------------------------------------------------------ the engine
+    def _bracket(self, eps: float, lower_pairs: bool = False):
+        """(lower, upper) of the composed hockey-stick divergence of the product pair at eps."""
+        import scipy.fft as sfft
+
+        C = _core()
+        h = self.value_discretization_interval
+        parts = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
+        # P(some loss = +inf) = 1 - prod (1 - inf_j)^{n_j}
+        s = math.fsum(c * math.log1p(-min(p.inf, 1.0)) if p.inf < 1 else -math.inf for p in parts for c in [p.count])
+        p_inf_up = min(-math.expm1(s) * (1 + 8 * _U) + 1e-300 * (s != 0), 1.0)
+        p_inf_lo = max(-math.expm1(s) * (1 - 8 * _U), 0.0)
+        parts = [p for p in parts if np.any(p.g > 0)]
+        if not parts:
+            return p_inf_lo, p_inf_up
+        kmin = sum(p.count * p.k0 for p in parts)
+        kmax = sum(p.count * (p.k0 + p.g.size - 1) for p in parts)
+        if eps >= kmax * h + 4 * _U * abs(kmax * h):
+            return p_inf_lo, p_inf_up  # every finite composed loss is <= eps: weight 0
+        # tilt: theta >= 0 with sum n_j m_j(theta) = eps (theta = 0 when the mean is already >= eps)
+        def mean(th):
+            return sum(p.count * p.tilted_mean(th, h) for p in parts)
+
+        theta = 0.0
+        if mean(0.0) < eps:
+            lo_t, hi_t = 0.0, 1.0
+            while mean(hi_t) < eps and hi_t < 1e12:
+                lo_t, hi_t = hi_t, 2 * hi_t
+            for _ in range(80):
+                mid = 0.5 * (lo_t + hi_t)
+                if mean(mid) < eps:
+                    lo_t = mid
+                else:
+                    hi_t = mid
+                if hi_t - lo_t <= 1e-10 * hi_t:
+                    break
+            theta = 0.5 * (lo_t + hi_t)
+        tilted = []
+        log_scale = 0.0
+        mu_t = var_t = 0.0
+        for p in parts:
+            gt, Lam, mu, var, tau, mass = C.tilt(p.g, np.zeros_like(p.g), p.k0, h, theta)
+            tilted.append((p, gt, tau, mass))
+            log_scale += p.count * Lam
+            mu_t += p.count * mu
+            var_t += p.count * var
+        sig = math.sqrt(max(var_t, h * h)) / h
+        center = mu_t / h
+        # weight w(s) = e^{-theta x}(1 - e^{eps - x})_+ (x = s h) is at most supw
+        if theta > 0:
+            supw = math.exp(-theta * eps) * (theta / (1 + theta)) ** theta / (1 + theta) * (1 + 1e-9)
+        else:
+            supw = 1.0
+        full = kmax - kmin + 1
+        c_sig = 12.0
+        for _attempt in range(6):
+            if full <= max(16, 2 * c_sig * sig + 4) or full <= 1 << 12:
+                sa, N0 = kmin, full  # the whole support fits: no wrap-around at all
+            else:
+                sa = int(math.floor(center - c_sig * sig))
+                sa = max(sa, kmin)
+                N0 = int(math.ceil(center + c_sig * sig)) - sa + 1
+                N0 = min(N0, kmax - sa + 1)
+            N = sfft.next_fast_len(max(N0, 16), real=True)
+            if N > _N_MAX:
+                raise RuntimeError(f"ComposedAccountant: FFT length {N} exceeds {_N_MAX}; use a coarser "
+                                   f"value_discretization_interval")
+            lp_hi = self._chernoff(tilted, h, (sa + N) * h, +1, sig * h)  # P(S >= a + N h)
+            lp_lo = self._chernoff(tilted, h, sa * h, -1, sig * h) if sa > kmin else -math.inf  # P(S < a)
+            if sa + N > kmax:
+                lp_hi = -math.inf
+            Q = None
+            err_Q = 0.0
+            for p, gt, tau, mass in tilted:
+                # fold the tilted pmf of one round onto the circle of N points (offset k0 - ...)
+                folded = np.bincount((np.arange(gt.size) + (p.k0 * 1)) % N, weights=gt, minlength=N)
+                z = sfft.rfft(folded)
+                lg = math.log2(N)
+                e_fwd = _FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
+                thr = 1e-4 * self.rel_tol * 1e-3 / math.sqrt(N)
+                Qj, errj, normj, _ = C.power(z, float(p.count), e_fwd, N, folded, thr, _DFT_WORK)
+                bound_j = (mass + tau) ** p.count + errj  # sup |Q_j| and |Q~_j| (|z| <= mass, l1)
+                if Q is None:
+                    Q, err_Q, bound = Qj, errj, bound_j
+                else:
+                    err_Q = err_Q * bound_j + bound * errj
+                    Q = Q * Qj
+                    bound *= bound_j
+                    err_Q += 4 * _U * float(np.linalg.norm(Q)) * math.sqrt(2)
+            q = sfft.irfft(Q, n=N)
+            err_q = (err_Q + _FFT_C * math.log2(N) * _U * float(np.linalg.norm(Q)) * math.sqrt(2)) / math.sqrt(N)
+            # values s = sa .. sa + N - 1; circular position of s is s mod N
+            s_idx = np.arange(sa, sa + N)
+            qv = q[s_idx % N]
+            x = s_idx * h
+            with np.errstate(over="ignore", under="ignore"):
+                w = np.where(x > eps, np.exp(-theta * x) * -np.expm1(eps - x), 0.0)
+            E = float(np.sum(w * qv))
+            Ea = float(np.sum(np.abs(w * qv)))
+            fp = float(np.linalg.norm(w)) * err_q + N * _U * Ea
+            # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
+            # |w~ - w| <= e^{-theta x} 8u (1 + |x| + |eps|)(1 + theta |x|) wherever the true weight
+            # can be non-zero (x > eps up to the rounding of x)
+            near = x > eps - 1e-9 * (1.0 + abs(eps))
+            with np.errstate(over="ignore", under="ignore"):
+                ew = np.exp(-theta * x[near]) * 8 * _U * (1 + np.abs(x[near]) + abs(eps)) * (1 + theta * np.abs(x[near]))
+            fp += float(np.sum(ew * np.abs(qv[near])))
+            wrap = supw * (math.exp(lp_hi) + math.exp(lp_lo))
+            if wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
+                break
+            c_sig *= 1.6
+        # pmf errors of the tilt (tau: l1 distance of the computed tilted pmf to the exact one)
+        log_tv = -math.inf
+        lmass = 0.0
+        for p, gt, tau, mass in tilted:
+            lmass += p.count * math.log(mass + tau)
+        terms = [math.log(p.count * tau) - math.log(mass + tau) for p, gt, tau, mass in tilted if tau > 0]
+        if terms:
+            log_tv = lmass + _lse(np.array(terms))
+        tv = supw * math.exp(log_tv) if log_tv < 700 else math.inf
+        up_main = E + wrap + fp + tv
+        lo_main = E - wrap - fp - tv
+        sc = math.exp(log_scale) if log_scale < 700 else math.inf
+        upper = min(p_inf_up + sc * up_main * (1 + 1e-9), 1.0)
+        lower = max(p_inf_lo + sc * lo_main * (1 - 1e-9), 0.0) if lo_main > 0 else p_inf_lo
+        return lower, upper
+
+    @staticmethod
+    def _chernoff(tilted, h: float, b: float, direction: int, scale: float) -> float:
+        """log of a Chernoff bound on P(S >= b) (direction +1) or P(S < b) (-1) for the sum of the
+        computed tilted pmfs: min over lambda >= 0 of -+lambda b + sum n_j log M_j(+-lambda). Any
+        lambda is valid, so a geometric scan around 1/scale (scale: the sum's sd, nats) and a
+        golden-section refinement suffice; 0.01 is added for the rounding of the log-MGFs."""
+        logs = []
+        for p, gt, tau, mass in tilted:
+            lg = np.full(gt.size, -np.inf)
+            lg[gt > 0] = np.log(gt[gt > 0])
+            logs.append((p.count, lg, p.idx * h))
+
+        def f(lam):
+            return -direction * lam * b + sum(c * _lse(lg + direction * lam * x) for c, lg, x in logs)
+
+        lams = np.geomspace(1e-3, 1e3, 25) / scale
+        vals = [f(float(x)) for x in lams]
+        i = int(np.argmin(vals))
+        best = min(0.0, vals[i])
+        a, c = float(lams[max(i - 1, 0)]), float(lams[min(i + 1, len(lams) - 1)])
+        gr = (math.sqrt(5) - 1) / 2
+        for _ in range(30):
+            x1, x2 = c - gr * (c - a), a + gr * (c - a)
+            f1, f2 = f(x1), f(x2)
+            best = min(best, f1, f2)
+            if f1 < f2:
+                c = x2
+            else:
+                a = x1
+        return best + 0.01 if best < 0 else 0.0
+
+    # ------------------------------------------------------------------ public API
+    def _eps(self, epsilon):
+        arr = np.asarray(epsilon, dtype=float)
+        if np.any(np.isnan(arr)):
+            raise ValueError("epsilon must not be NaN")
+        return arr
+
+    def get_delta_bounds(self, epsilon):
+        """(lower, upper) of the composed delta at epsilon (nats, any sign; scalar or array).
+
+        ``upper`` is the certified upper bound (see :meth:`get_delta`); ``lower`` the reference
+        of the class Notes. Shapes follow ``epsilon``.
+        """
+        arr = self._eps(epsilon)
+        flat = arr.ravel()
+        lo = np.empty(flat.size)
+        up = np.empty(flat.size)
+        for j, e in enumerate(flat.tolist()):
+            if math.isinf(e):
+                lo[j], up[j] = (1.0, 1.0) if e < 0 else self._bracket(1e300)
+                continue
+            up[j] = self._bracket(e)[1]
+            lo[j] = min(self._bracket(e, lower_pairs=True)[0], up[j])
+        if arr.ndim == 0:
+            return float(lo[0]), float(up[0])
+        return lo.reshape(arr.shape), up.reshape(arr.shape)
+
+    def get_delta(self, epsilon):
+        """Certified upper bound on the composed mechanism's delta(epsilon).
+
+        Parameters
+        ----------
+        epsilon : float or array_like of float
+            eps in nats, any sign, any shape.
+
+        Returns
+        -------
+        float or numpy.ndarray of float64
+            Upper value in [0, 1], never below the true delta of the composition (rounds'
+            pairs: ``docs/composition.md`` §3; FFT error terms: §4).
+
+        Raises
+        ------
+        ValueError
+            NaN in epsilon.
+        """
+        arr = self._eps(epsilon)
+        out = np.array([self._bracket(e)[1] if math.isfinite(e) else (1.0 if e < 0 else self._bracket(1e300)[1])
+                        for e in arr.ravel().tolist()])
+        return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+    def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
+        """Smallest eps >= 0 (to a relative ``xtol``) with certified ``get_delta(eps) <= delta``.
+
+        Bisection on the certified upper value (non-increasing in eps); returns the safe end of
+        the bracket, 0.0 when the target holds at 0.
+
+        Raises
+        ------
+        ValueError
+            delta outside (0, 1), or not above the composed infinity mass (no eps reaches it).
+        """
+        delta = V.probability_open("delta", delta)
+        xtol = V.real("xtol", xtol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        if self.get_delta(0.0) <= delta:
+            return 0.0
+        h = self.value_discretization_interval
+        pairs = self.pairs()
+        top = sum(c * (int(p.losses[-1]) if p.losses.size else 0) for p, (_, c) in zip(pairs, self.parts)) * h
+        if self.get_delta(top) > delta:
+            raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
+                             f"{self.get_delta(top)!r}; no epsilon reaches it")
+        lo, hi = 0.0, max(top, h)
+        while hi - lo > xtol * hi:
+            mid = 0.5 * (lo + hi)
+            if self.get_delta(mid) <= delta:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+__all__ = ["ComposedAccountant", "auto_interval"]

@@ -1,0 +1,250 @@
+"""Privacy profile, dominating pairs, certified composition, dp_accounting interop.
+
+References: the accountant's own certified values (one round), dp_accounting's PLD arithmetic on
+the same pair (k rounds), basic composition, and an exact enumeration for shuffled binary
+randomized response at small n (the count of ones is a sufficient statistic).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+
+import sharpdp.shuffle as sh
+from sharpdp.shuffle.profile import dominating_pair, privacy_profile_bounds
+
+dpa = pytest.importorskip("dp_accounting")
+from sharpdp.interop.dp_accounting import (  # noqa: E402
+    ShuffledRoundEvent, ShufflePLDAccountant, pld_from_pair, to_pld)
+
+_ACC: dict = {}
+
+
+def acc(name: str, adjacency: str = "zero_out") -> sh.ShuffleAccountant:
+    """Cached cheap accountants (profile values are cached per accountant object). rel_tol 3e-3:
+    the accountant's slack varies by up to its bracket gap between nearby eps, and the pair can
+    follow its upper value only to within about twice that plus the interpolation error."""
+    key = (name, adjacency)
+    if key not in _ACC:
+        rnd, n = {
+            "rr2": (sh.RandomizedResponse(k=2, epsilon0=1.0), 50),
+            "krr": (sh.RandomizedResponse(k=4, epsilon0=2.0), 100),
+            "privunit": (sh.PrivUnit(p=0.7, theta=0.3, dim=3), 100),
+            "bmg": (sh.BlanketMixedGaussian(gamma=0.9, sigma0=3.0, dim=1), 2000),
+            "gauss": (sh.GaussianRandomizer(sigma0=6.0, dim=1), 200),
+        }[name]
+        _ACC[key] = sh.ShuffleAccountant(rnd, n, adjacency, rel_tol=3e-3)
+    return _ACC[key]
+
+
+# (name, discretisation, eps scale of the dense grid, profile evaluations, accuracy bound).
+# The default budget (400) meets 1 % where delta >= 1e-12; the Gaussian randomizer's profile
+# costs ~0.3 s per value, so its test uses 80 values and checks domination with a loose bound.
+CASES = [("rr2", 1e-3, 1.0, 400, 1.01), ("krr", 1e-3, 1.0, 400, 1.01), ("privunit", 1e-3, 1.0, 400, 1.01),
+         ("bmg", 2e-5, 0.005, 400, 1.01), ("gauss", 5e-4, 0.15, 80, 1.5)]
+
+
+# ----------------------------------------------------------------------------- profile
+
+def test_profile_swap_identity_and_sweep():
+    a = acc("rr2")
+    eps = np.array([0.4, -0.4, 0.0, 0.1, -0.1, 0.4])
+    up = sh.privacy_profile(a, eps)
+    assert up[0] == up[5] == a.get_delta(0.4)
+    for e in (0.4, 0.1):
+        d = a.get_delta(e)
+        swapped = 1 - math.exp(-e) + math.exp(-e) * d
+        assert up[eps.tolist().index(-e)] == pytest.approx(swapped, rel=1e-14)
+        assert up[eps.tolist().index(-e)] >= swapped
+    assert np.array_equal(a.privacy_profile(eps), up)  # the thin method delegates
+    lo, up2 = privacy_profile_bounds(a, eps.reshape(2, 3))
+    assert up2.shape == (2, 3) and np.all(lo <= up2)
+    assert sh.privacy_profile(a, -np.inf) == 1.0
+    with pytest.raises(ValueError, match="epsilons"):
+        sh.privacy_profile(a, [0.1, np.nan])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(-3.0, 3.0), st.floats(-3.0, 3.0))
+def test_profile_is_a_valid_hockey_stick_curve(e1, e2):
+    """Non-increasing in eps and >= (1 - e^eps)_+ (every hockey-stick curve is)."""
+    a = acc("rr2")
+    lo, hi = sorted((e1, e2))
+    u = sh.privacy_profile(a, [lo, hi])
+    assert u[0] >= u[1] - 1e-15
+    assert u[0] >= -math.expm1(lo) * (1 - 1e-15)
+
+
+# ----------------------------------------------------------------------------- one round
+
+@pytest.mark.parametrize("name,dx,scale,budget,bound", CASES)
+def test_to_pld_dominates_the_accountant(name, dx, scale, budget, bound):
+    a = acc(name)
+    pld = to_pld(a, dx, max_evaluations=budget)
+    eps = np.linspace(-0.3, 1.5, {"bmg": 61, "gauss": 31}.get(name, 361)) * scale
+    up = a.privacy_profile(eps)
+    d = np.asarray(pld.get_delta_for_epsilon(eps))
+    assert np.all(d >= up * (1 - 1e-9))  # (dp_accounting's own float sums)
+    sel = up >= 1e-12
+    assert np.max(d[sel] / up[sel]) <= bound
+
+
+@pytest.mark.parametrize("name,dx,scale", [("rr2", 1e-3, 1.0), ("krr", 1e-3, 1.0), ("privunit", 1e-3, 1.0)])
+def test_replace_adjacency_dominates(name, dx, scale):
+    a = acc(name, "replace")
+    pair = dominating_pair(a, dx)
+    assert pair.adjacency == "replace"
+    eps = np.linspace(-0.3, 1.5, 181) * scale
+    up = a.privacy_profile(eps)
+    d = pair.get_delta(eps)
+    assert np.all(d >= up)
+    sel = up >= 1e-12
+    assert np.max(d[sel] / up[sel]) <= 1.01
+
+
+def test_pair_is_a_probability_pair():
+    pair = dominating_pair(acc("krr"), 1e-3)
+    assert np.all(pair.probs >= 0) and pair.infinity_mass >= 0
+    assert math.fsum(pair.probs.tolist()) + pair.infinity_mass == pytest.approx(1.0, abs=1e-15)
+    q = pair.probs * np.exp(-pair.losses * pair.value_discretization_interval)
+    assert math.fsum(q.tolist()) <= 1.0 + 1e-12
+    assert pair.infinity_mass < 1e-30  # no u-sized floor (masses in 60-digit arithmetic)
+
+
+def test_explicit_grid_must_lie_on_the_lattice():
+    with pytest.raises(ValueError, match="epsilons"):
+        dominating_pair(acc("rr2"), 1e-3, epsilons=[0.0, 0.1, 0.10005])
+    with pytest.raises(ValueError, match="epsilons"):
+        dominating_pair(acc("rr2"), 1e-3, epsilons=[-0.1, 0.1])
+    with pytest.raises(ValueError, match="value_discretization_interval"):
+        dominating_pair(acc("rr2"), 0.0)
+    pair = dominating_pair(acc("rr2"), 1e-3, epsilons=np.arange(0, 201) * 5e-3)
+    eps = np.arange(0, 201) * 5e-3
+    assert np.all(pair.get_delta(eps) >= acc("rr2").get_delta(eps))
+
+
+# ----------------------------------------------------------------------------- k rounds
+
+@pytest.fixture(scope="module")
+def krr_pair():
+    return dominating_pair(acc("krr"), 1e-3)
+
+
+@pytest.mark.parametrize("k", [2, 10, 100])
+def test_composed_matches_dp_accounting_and_brackets(k, krr_pair):
+    a = acc("krr")
+    ca = sh.ComposedAccountant([(a, k)], 1e-3)
+    eps = np.array([0.5, 1.0, 2.0]) * math.sqrt(k) * 0.3
+    lo, up = ca.get_delta_bounds(eps)
+    ref = np.asarray(pld_from_pair(krr_pair).self_compose(k).get_delta_for_epsilon(eps))
+    sel = ref >= 1e-12
+    assert np.all(np.abs(up[sel] / ref[sel] - 1) <= 0.01)
+    # lower reference (pairs from the certified lower values) <= upper <= basic composition
+    assert np.all(lo <= up)
+    basic = k * a.get_delta(eps / k)
+    assert np.all(up <= np.minimum(basic, 1.0) * (1 + 1e-9))
+
+
+def test_composed_with_gaussian_event():
+    rnd = sh.RandomizedResponse(k=2, epsilon0=1.0)
+    rel = dpa.NeighboringRelation.REPLACE_SPECIAL
+    mixed = ShufflePLDAccountant(rel, 1e-3)
+    mixed.compose(ShuffledRoundEvent(rnd, 50), 3)
+    mixed.compose(dpa.GaussianDpEvent(4.0), 2)
+    only_g = ShufflePLDAccountant(rel, 1e-3)
+    only_g.compose(dpa.GaussianDpEvent(4.0), 2)
+    own = dpa.pld.PLDAccountant(rel, 1e-3)
+    own.compose(dpa.GaussianDpEvent(4.0), 2)
+    for e in (0.2, 0.5, 1.0):
+        assert only_g.get_delta(e) == own.get_delta(e)
+        assert mixed.get_delta(e) > own.get_delta(e)
+    # the shuffled part alone, as composed by sharpdp (certified), is below the mixture
+    ca = sh.ComposedAccountant([(sh.ShuffleAccountant(rnd, 50, rel_tol=5e-3), 3)], 1e-3)
+    assert mixed.get_delta(1.0) >= ca.get_delta(1.0) * 0.99
+    assert math.isfinite(mixed.get_epsilon(1e-6))
+
+
+def test_dp_accounting_events_and_calibration():
+    rel = dpa.NeighboringRelation.REPLACE_SPECIAL
+    a = ShufflePLDAccountant(rel, 1e-3)
+    ev = ShuffledRoundEvent(sh.RandomizedResponse(k=2, epsilon0=1.0), 50)
+    assert a.supports(dpa.ComposedDpEvent([ev, dpa.SelfComposedDpEvent(ev, 2), dpa.GaussianDpEvent(3.0)]))
+    assert not a.supports(ShuffledRoundEvent(ev.randomizer, 50, "replace"))
+    with pytest.raises(dpa.UnsupportedEventError):
+        a.compose(ShuffledRoundEvent(ev.randomizer, 50, "replace"))
+    a.compose(dpa.SelfComposedDpEvent(ev, 3))
+    b = ShufflePLDAccountant(rel, 1e-3)
+    b.compose(ev, 3)
+    assert a.get_delta(0.5) == pytest.approx(b.get_delta(0.5), rel=1e-12)
+    from dp_accounting import mechanism_calibration as mc
+
+    e0 = mc.calibrate_dp_mechanism(
+        lambda: ShufflePLDAccountant(rel, 1e-2, max_evaluations=30),
+        lambda x: dpa.SelfComposedDpEvent(ShuffledRoundEvent(sh.RandomizedResponse(k=2, epsilon0=x), 50), 3),
+        1.0, 1e-6, mc.LowerEndpointAndGuess(0.1, 1.0), tol=1e-2)
+    check = ShufflePLDAccountant(rel, 1e-2, max_evaluations=30)
+    check.compose(ShuffledRoundEvent(sh.RandomizedResponse(k=2, epsilon0=e0), 50), 3)
+    assert check.get_epsilon(1e-6) <= 1.0 + 1e-6
+
+
+def _rr_count_pmf(n_others, p_one_others, p_one_first):
+    """pmf of the number of ones among n users (others i.i.d., the first with its own law)."""
+    base = binom.pmf(np.arange(n_others + 1), n_others, p_one_others)
+    out = np.zeros(n_others + 2)
+    out[1:] += p_one_first * base
+    out[:-1] += (1 - p_one_first) * base
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_exact_binary_rr_composition_never_above(k):
+    """Shuffled binary RR, zero-out, n = 12: the exact pair (x = 1 vs bot, the others 0 or 1)
+    composed exactly by enumerating the k counts stays below the certified composition."""
+    e0, n = 1.0, 12
+    rnd = sh.RandomizedResponse(k=2, epsilon0=e0)
+    a = sh.ShuffleAccountant(rnd, n, rel_tol=5e-3)
+    ca = sh.ComposedAccountant([(a, k)], 1e-3)
+    p_keep = rnd.p_keep
+    eps_grid = np.array([0.0, 0.2, 0.5, 1.0])
+    reported = ca.get_delta(eps_grid)
+    for others in (0.0, 1.0):
+        q_oth = p_keep if others == 1.0 else 1 - p_keep
+        P = _rr_count_pmf(n - 1, q_oth, p_keep)
+        Q = _rr_count_pmf(n - 1, q_oth, 0.5)
+        for A, B in ((P, Q), (Q, P)):
+            for j, e in enumerate(eps_grid):
+                tot = 0.0
+                for combo in itertools.product(range(n + 1), repeat=k):
+                    pa = np.prod(A[list(combo)])
+                    pb = np.prod(B[list(combo)])
+                    tot += max(pa - math.exp(e) * pb, 0.0)
+                assert tot <= reported[j] * (1 + 1e-9)
+
+
+def test_composed_bad_input():
+    a = acc("rr2")
+    with pytest.raises(ValueError, match="count"):
+        sh.ComposedAccountant([(a, 0)])
+    with pytest.raises(ValueError, match="adjacenc"):
+        sh.ComposedAccountant([(a, 1), (acc("rr2", "replace"), 1)])
+    with pytest.raises(TypeError, match="ShuffleAccountant"):
+        sh.ComposedAccountant([(dpa.GaussianDpEvent(1.0), 1)])
+    with pytest.raises(ValueError, match="parts"):
+        sh.ComposedAccountant([])
+    ca = sh.ComposedAccountant([(a, 2)], 1e-3)
+    with pytest.raises(ValueError, match="epsilon"):
+        ca.get_delta(np.nan)
+    with pytest.raises(ValueError, match="delta"):
+        ca.get_epsilon(1.5)
+
+
+def test_composed_get_epsilon_is_safe():
+    ca = sh.ComposedAccountant([(acc("rr2"), 5)], 1e-3)
+    e = ca.get_epsilon(1e-6)
+    assert ca.get_delta(e) <= 1e-6 < ca.get_delta(e * 0.99)
