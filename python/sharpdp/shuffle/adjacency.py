@@ -1,7 +1,8 @@
 """The neighbouring relations of the shuffle model (the one definition used by every module).
 
-``"zero_out"`` (seed 001's: one user's input x replaced by the symbol bot, whose report is
-drawn from the blanket R_BG; both orders x vs bot and bot vs x) and ``"replace"`` (one user's
+``"zero_out"`` (that of *Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+Section 2.3: one user's input x replaced by the symbol bot, whose report is drawn from the
+blanket R_BG; both orders x vs bot and bot vs x) and ``"replace"`` (one user's
 input x1 replaced by another input x1' != x1). The default everywhere is ``"zero_out"``.
 """
 

@@ -1,8 +1,9 @@
 """Certified 1-D quadrature: grids, log-linear interpolation bounds and two-point atoms.
 
-Used by the certified mode of :class:`sharpdp.shuffle.GeneralRandomizer` (seed 001, Section 2:
-the laws of the privacy-amplification variable from output densities with a declared bound on
-the curvature of their logarithm).
+Used by the certified mode of :class:`sharpdp.shuffle.GeneralRandomizer`: the laws of the
+privacy-amplification variable from output densities with a declared bound on the curvature of
+their logarithm (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 2
+(Definition 2.1); `docs/worst_case_pairs.md` §7).
 """
 
 from __future__ import annotations

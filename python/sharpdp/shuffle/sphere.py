@@ -1,7 +1,7 @@
 """Sphere geometry: measures of spherical caps and of their intersections on S^{k-1}.
 
-Used by :class:`sharpdp.shuffle.PrivUnit` (seed 001, Definition "privunit" and the appendix
-"privunit-constant-gap"; replace-one chi_up, Section 2.3).
+Used by :class:`sharpdp.shuffle.PrivUnit` (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+Definition A.5 and Appendix A.4; replace-one chi_up, Definition 2.5 (Section 2.4)).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ __all__ = ["cap_quantities", "canonical_angles", "sphere_tail", "three_cap_measu
 
 
 def cap_quantities(theta: float, d: int) -> tuple[float, float, float]:
-    """(q, s = 1 - q, alpha) for T = <U, v>, U uniform on S^{d-1} (seed 001, Appendix "privunit-constant-gap").
+    """(q, s = 1 - q, alpha) for T = <U, v>, U uniform on S^{d-1}.
+
+    Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Appendix A.4.
 
     (T + 1)/2 ~ Beta((d-1)/2, (d-1)/2) for d >= 2; E[T; T >= theta] =
     (1 - theta^2)^{(d-1)/2} / ((d-1) B(1/2, (d-1)/2)). For d = 1 (S^0) T = +-1: q = 1/2, alpha = 1.
@@ -136,7 +138,8 @@ def two_cap_measure(k: int, a, b, rho: float, nodes: int | None = None):
     ``rho`` is a scalar in [-1, 1]. k = 1, 2 and |rho| = 1 are closed forms; k >= 3 conditions on
     T = <U, e1>: the integral of f_k(t) P(<W, w> >= (b - rho t) / sqrt((1 - rho^2)(1 - t^2))) over
     t >= a, W uniform on S^{k-2}, split where the cap boundaries touch (t = cos(arccos b -+ arccos rho)).
-    Used by PrivUnit's replace-one chi_up (seed 001, Definition "Shuffle index", Section 2.3).
+    Used by PrivUnit's replace-one chi_up (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+    Definition 2.5 (Section 2.4)).
 
     Parameters
     ----------
@@ -203,8 +206,8 @@ def three_cap_measure(k: int, theta: float, alpha: float, beta: float, psi: floa
     sphere S^{k-2} of v1's complement, with thresholds a_j(t) = (theta - t cos)/(sqrt(1 - t^2) sin)
     and inner product cos(psi) (:func:`two_cap_measure`); the t-integral is split where a_j(t) = +-1
     and where the two conditional caps touch (a quadratic in t), and each piece integrated with
-    the cosine-substituted Gauss-Legendre rule. Used by PrivUnit's replace-one chi_up (seed 001,
-    Section 2.3).
+    the cosine-substituted Gauss-Legendre rule. Used by PrivUnit's replace-one chi_up
+    (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Definition 2.5 (Section 2.4)).
 
     Returns
     -------

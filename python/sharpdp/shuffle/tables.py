@@ -1,7 +1,8 @@
 """Finite tables of output classes: shuffle indices and laws of the privacy-amplification variable.
 
 Shared machinery for randomizers whose output space is finite or has been reduced to a finite
-table of "output classes" (seed 001, Section 2.3): the variance functionals that define
+table of "output classes" (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+Definition 2.5 (Section 2.4)): the variance functionals that define
 chi_lo / chi_up and the atoms of the privacy-amplification variable l_eps(Y), Y ~ R_BG.
 
 A *table* describes a randomizer through representative inputs: ``R[i, c]`` is the probability
@@ -47,15 +48,17 @@ def _pair_variance(ra: np.ndarray, rb: np.ndarray, ref: np.ndarray, w: np.ndarra
 
 def table_chi_lo(R: np.ndarray, w: np.ndarray, bg: np.ndarray, gamma: float,
                  pairs: list[tuple[int, int]]) -> float:
-    """chi_lo = 1 / sup_pairs sqrt(Var_BG[l_0] / gamma) (seed 001, Definition "Shuffle index");
-    inf when every pair has identical outputs (no pair is informative)."""
+    """chi_lo = 1 / sup_pairs sqrt(Var_BG[l_0] / gamma) (*Shuffling-Aware Optimization for Private Vector Mean
+    Estimation*,
+    Definition 2.5); inf when every pair has identical outputs (no pair is informative)."""
     var = max(_pair_variance(R[a], R[b], bg, w) for a, b in pairs)
     return 0.0 if math.isinf(var) else (math.sqrt(gamma / var) if var > 0 else math.inf)
 
 
 def table_chi_up(R: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]], refs) -> float:
-    """chi_up = 1 / sup_pairs sup_refs sqrt(Var_{R_x}[l_0(.; x1, x1', R_x)]) (seed 001, Definition "Shuffle index");
-    inf when every pair has identical outputs."""
+    """chi_up = 1 / sup_pairs sup_refs sqrt(Var_{R_x}[l_0(.; x1, x1', R_x)])
+    (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Definition 2.5); inf when every pair has
+    identical outputs."""
     var = max(_pair_variance(R[a], R[b], R[x], w) for a, b in pairs for x in refs)
     return 0.0 if math.isinf(var) else (1.0 / math.sqrt(var) if var > 0 else math.inf)
 
@@ -73,7 +76,7 @@ def table_pav_atoms(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarra
     """Atoms of L = l_eps(Y) = (R_a(Y) - e^eps R_b(Y)) / R_BG(Y), Y ~ R_BG, on a finite table.
 
     Returns (values, probs), float64 arrays sorted by value. Raises ValueError when R_a or R_b
-    is not absolutely continuous w.r.t. the blanket (spec Section 8, pitfall 4).
+    is not absolutely continuous w.r.t. the blanket (`docs/accountant.md` §1.2, absolute continuity).
     """
     pos = bg > 0.0
     if np.any((ra[~pos] > 0.0) | (rb[~pos] > 0.0)):

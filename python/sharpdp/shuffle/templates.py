@@ -1,8 +1,9 @@
-"""Asymptotic templates of the shuffled privacy profile (seed 001, Section 2.3 and Section 3).
+"""Asymptotic templates of the shuffled privacy profile.
 
-:func:`asymptotic_delta` (the template f_{n,eps}(chi) of the seed's Lemma "Privacy profile
-bounds"), :func:`mse_lower_bound` (d chi_up^2, the HCR-type bound of the seed's Theorem
-"hcr-chiup-lower-bound") and Chua et al.'s Gaussian index :func:`gaussian_chi_chua`. None of
+Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Lemma 2.6 (Section 2.4) and Section 3.
+
+:func:`asymptotic_delta` (the template f_{n,eps}(chi) of its Lemma 2.6), :func:`mse_lower_bound`
+(d chi_up^2, the HCR-type bound of its Theorem 3.5) and Chua et al.'s Gaussian index :func:`gaussian_chi_chua`. None of
 them is a certified privacy figure: the certified delta(eps) comes from
 :class:`sharpdp.shuffle.ShuffleAccountant`.
 """
@@ -28,13 +29,13 @@ def _scalar_or_array(out: np.ndarray, *inputs):
 def asymptotic_delta(n, epsilon, chi):
     """Asymptotic template f_{n,eps}(chi) of the shuffled privacy profile (an **estimate**, not a bound).
 
-    Seed 001, Lemma "Privacy profile bounds" (Section 2.3)::
+    *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Lemma 2.6 (Section 2.4)::
 
         f_{n,eps}(chi) = exp(-chi^2 eps^2 n / 2) / (sqrt(2 pi) chi^3 eps^2 n^(3/2)).
 
     The true profile delta(eps_n) lies between f(chi_up)(1 + o(1)) and f(chi_lo)(1 + o(1)) only
     **asymptotically** (eps_n = omega(n^-1/2), O(sqrt(log n / n))). At finite n the template can
-    be far off in either direction (spec fft_accountant.md Section 6: 15-30 % above the finite-a
+    be far off in either direction (`docs/accountant.md` §11: 15-30 % above the finite-a
     form at practical delta, and for heavy-tailed l below the true value). Never use it as a
     privacy guarantee; use the certified accountant.
 
@@ -72,12 +73,14 @@ def asymptotic_delta(n, epsilon, chi):
 
 
 def mse_lower_bound(chi_up, dim):
-    """HCR-type lower bound d * chi_up^2 on the single-user error (seed 001, Theorem "hcr-chiup-lower-bound").
+    """HCR-type lower bound d * chi_up^2 on the single-user error.
+
+    Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Theorem 3.5.
 
     For one user, every unbiased estimator x_hat of a randomizer with upper shuffle index chi_up
     has worst-case squared error Err_1 >= d chi_up^2. For the n-user shuffled protocol the value
-    d chi^2 / n is the minimax MSE only **asymptotically** (seed Theorem "Gaussian Limit
-    Correspondence", sigma-high privacy regime): read ``mse_lower_bound(chi, d) / n`` as an
+    d chi^2 / n is the minimax MSE only **asymptotically** (Theorem 3.3, Gaussian limit
+    correspondence, high privacy regime): read ``mse_lower_bound(chi, d) / n`` as an
     asymptotic estimate of the best achievable n-user MSE, not as a finite-n guarantee.
 
     Parameters
@@ -98,7 +101,9 @@ def mse_lower_bound(chi_up, dim):
 
 
 def gaussian_chua_variance(sigma0: float) -> float:
-    """V(sigma0^2) = e^{4a} - 2 e^{2a} + e^{a}, a = 1/sigma0^2 (seed 001, Appendix "gaussian", eq. var-ell0-gauss).
+    """V(sigma0^2) = e^{4a} - 2 e^{2a} + e^{a}, a = 1/sigma0^2.
+
+    Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Appendix A.8, eq. (var-ell0-gauss).
 
     The variance of l_0(Y; e, 0, R_{-e}) for the Gaussian randomizer N(x, sigma0^2 I). Written
     as e^a (expm1(3a) - 2 expm1(a)) to avoid cancellation for large sigma0.
@@ -109,7 +114,10 @@ def gaussian_chua_variance(sigma0: float) -> float:
 
 
 def gaussian_chi_chua(sigma0: float) -> float:
-    """chi_chua of the Gaussian local randomizer N(x, sigma0^2 I_d) (seed 001, Section 4.3 / Appendix "gaussian").
+    """chi_chua of the Gaussian local randomizer N(x, sigma0^2 I_d).
+
+    Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 4.3 and Appendix A.8
+    (Proposition 4.2).
 
     chi_chua = 1 / sqrt(V(sigma0^2)), V = e^{4/s^2} - 2 e^{2/s^2} + e^{1/s^2}; its series is
     chi_chua^2 = s^2 - 9/2 + (145/12)/s^2 - 27/s^4 + O(s^-6). Dimensionless, independent of d.

@@ -2,7 +2,8 @@
 
 From the table (see :mod:`sharpdp.shuffle.tables`) the shuffle indices and the law of the
 privacy-amplification variable l_eps(Y) = (R_x1(Y) - e^eps R_x1'(Y)) / R_BG(Y), Y ~ R_BG,
-follow exactly (seed 001, Section 2.3).
+follow exactly (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+Definition 2.5 (Section 2.4)).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class TableRandomizer(RandomizerBase):
         return [(self.gamma, *TB.table_pav_atoms(R[a], R[b], bg, w, eps)) for a, b in pairs[adjacency]]
 
     def _lower_form_atoms(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
-        """Atoms of the lower form's l~_eps(V) = (R_x1 - e^eps R_x1')(V) / R_x0(V), V ~ R_x0 (spec Section 1).
+        """Atoms of the lower form's l~_eps(V) = (R_x1 - e^eps R_x1')(V) / R_x0(V), V ~ R_x0 (`docs/accountant.md`
+        §1.8).
 
         One (1.0, values, probs) triple per worst-case pair and representative x0 in X; the
         hockey-stick divergence of (x1, x0, ..., x0) vs (x1', x0, ..., x0) is the accountant's
@@ -64,12 +66,13 @@ class TableRandomizer(RandomizerBase):
         -------
         list of (float, FiniteLaw)
             ``(gamma, law)`` per worst-case neighbouring pair and order, law = atoms of
-            L = l_eps(Y), Y ~ R_BG (spec fft_accountant.md Section 1); the accountant takes the max.
+            L = l_eps(Y), Y ~ R_BG (`docs/accountant.md` §1.3); the accountant takes the max.
         """
         return TB.finite_laws(self._pav_atoms(epsilon, adjacency))
 
     def lower_form_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
-        """``(1.0, FiniteLaw)`` pairs of the lower form D_lo (spec Section 1); see :meth:`_lower_form_atoms`."""
+        """``(1.0, FiniteLaw)`` pairs of the lower form D_lo (`docs/accountant.md` §1.8); see
+        :meth:`_lower_form_atoms`."""
         return TB.finite_laws(self._lower_form_atoms(epsilon, adjacency))
 
     def lower_form(self) -> "LowerForm":
@@ -82,8 +85,8 @@ class LowerForm:
 
     ``ShuffleAccountant(r.lower_form(), n, adjacency).get_delta_bounds(eps)[0]`` is a certified
     lower value of max over the representative pairs and x0 of D_lo(eps), the exact hockey-stick
-    divergence of the shuffled outputs on (x1, x0, ..., x0) vs (x1', x0, ..., x0) (spec
-    fft_accountant.md Section 1), hence a lower bound on the true delta(eps); with the upper
+    divergence of the shuffled outputs on (x1, x0, ..., x0) vs (x1', x0, ..., x0) (`docs/accountant.md`
+    §1.8), hence a lower bound on the true delta(eps); with the upper
     value of ``ShuffleAccountant(r, n, adjacency)`` it brackets delta(eps).
     """
 

@@ -1,4 +1,7 @@
-"""Blanket-mixed Gaussian local randomizer (seed 001, Section 4 and its appendix)."""
+"""Blanket-mixed Gaussian local randomizer.
+
+Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 4 (Algorithm 1) and Appendix C.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ _BALL_TOL = 1e-12
 
 
 class BlanketMixedGaussian(RandomizerBase):
-    """Blanket-mixed Gaussian local randomizer (seed 001, Algorithm "Blanket-Mixed Gaussian Mechanism").
+    """Blanket-mixed Gaussian local randomizer (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+    Algorithm 1).
 
     With probability ``gamma`` the message is a blanket draw ``N(0, sigma0^2 I_d)``,
     otherwise ``N(x, sigma0^2 I_d)``, for an input ``x`` in the unit L2 ball.
@@ -53,7 +57,7 @@ class BlanketMixedGaussian(RandomizerBase):
 
         Row i becomes ``Y_i = sigma0 Z_i + (1 - B_i) x_i`` with
         ``Z_i ~ N(0, I_d)`` (ziggurat method) and ``B_i ~ Bernoulli(gamma)``
-        (seed 001, Algorithm "Blanket-Mixed Gaussian Mechanism"). Rows are
+        (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Algorithm 1). Rows are
         processed in fixed blocks of ``sharpdp._core.samplers.BLOCK_ROWS``,
         each with its own random stream, so the output depends only on the
         seed drawn from ``rng`` and is bit-identical for any ``threads``.
@@ -111,7 +115,10 @@ class BlanketMixedGaussian(RandomizerBase):
                                         (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
 
     def estimate(self, messages) -> np.ndarray:
-        """Unbiased linear estimate of the mean of the inputs (seed 001, eq. (gaussian-blanket-unbiased-estimator)).
+        """Unbiased linear estimate of the mean of the inputs.
+
+        Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 4.1,
+        eq. (gaussian-blanket-unbiased-estimator).
 
         ``(1 / (1 - gamma)) * mean of the rows``: E[Y] = (1 - gamma) x for
         each message, so the estimate is unbiased for the mean of the inputs,
@@ -141,7 +148,8 @@ class BlanketMixedGaussian(RandomizerBase):
 
     @property
     def chi_lo(self) -> float:
-        """Lower shuffle index, closed form (seed 001, Section 4.2)::
+        """Lower shuffle index, closed form (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Section 4.2)::
 
             chi_lo^2 = gamma / ((1 - gamma)^2 (exp(1/sigma0^2) - 1)).
 
@@ -156,7 +164,8 @@ class BlanketMixedGaussian(RandomizerBase):
 
     @property
     def mse_single(self) -> float:
-        """Worst-case single-user MSE of the unbiased estimator Y/(1-gamma) (seed 001, Section 4.2)::
+        """Worst-case single-user MSE of the unbiased estimator Y/(1-gamma)
+        (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 4.2)::
 
             Err_1 = d sigma0^2 / (1 - gamma)^2 + gamma / (1 - gamma).
 
@@ -167,7 +176,9 @@ class BlanketMixedGaussian(RandomizerBase):
 
     @property
     def chi_up(self) -> float:
-        """Upper shuffle index (seed 001, Section 2.3; zero-out, worst case over inputs).
+        """Upper shuffle index (zero-out, worst case over inputs).
+
+        Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Definition 2.5 (Section 2.4).
 
         Computed by :func:`bmg_chi_up`; dimensionless.
         """
@@ -182,7 +193,8 @@ class BlanketMixedGaussian(RandomizerBase):
         return self.shuffle_indices(adjacency)[1]
 
     def shuffle_indices(self, adjacency: str = DEFAULT_ADJACENCY) -> tuple[float, float]:
-        """(chi_lo, chi_up), dimensionless (seed 001, Section 2.3).
+        """(chi_lo, chi_up), dimensionless (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5 (Section 2.4)).
 
         Raises
         ------
@@ -232,7 +244,9 @@ class BlanketMixedGaussian(RandomizerBase):
 
 
 def bmg_chi_up(gamma: float, sigma0: float) -> float:
-    """Upper shuffle index of the blanket-mixed Gaussian BMG(gamma, sigma0), zero-out (seed 001, Section 2.3).
+    """Upper shuffle index of the blanket-mixed Gaussian BMG(gamma, sigma0), zero-out.
+
+    Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Definition 2.5 (Section 2.4).
 
     With R_⊥ = R_BG = N(0, s^2 I) = R_0, chi_up^-2 = sup over x1, x in the unit ball of
     (1 - gamma)^2 * integral (phi_x1 - phi_0)^2 / (gamma phi_0 + (1 - gamma) phi_x). The integrand

@@ -1,4 +1,7 @@
-"""Gaussian local randomizer N(x, sigma0^2 I_d): the gamma = 0 blanket-mixed Gaussian (seed 001, Section 4.3)."""
+"""Gaussian local randomizer N(x, sigma0^2 I_d): the gamma = 0 blanket-mixed Gaussian.
+
+Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 4.3.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ __all__ = ["GaussianRandomizer"]
 
 
 class GaussianRandomizer(BlanketMixedGaussian):
-    """Gaussian local randomizer ``N(x, sigma0^2 I_d)`` (seed 001, Section 4.3): the gamma = 0 BMG.
+    """Gaussian local randomizer ``N(x, sigma0^2 I_d)`` (*Shuffling-Aware Optimization for Private Vector Mean
+    Estimation*, Section 4.3): the gamma = 0 BMG.
 
     Parameters
     ----------
@@ -27,7 +31,8 @@ class GaussianRandomizer(BlanketMixedGaussian):
 
     @property
     def chi_chua(self) -> float:
-        """Chua et al.'s index (seed 001, Prop. "Gaussian risk"): 1/sqrt(V(sigma0^2)) with
+        """Chua et al.'s index (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Proposition 4.2):
+        1/sqrt(V(sigma0^2)) with
         V(s^2) = e^{4/s^2} - 2 e^{2/s^2} + e^{1/s^2}; see :func:`sharpdp.shuffle.templates.gaussian_chi_chua`.
 
         Its use as a privacy bound rests on an open conjecture: an estimate, not a certificate.

@@ -1,4 +1,7 @@
-"""A 1-D local randomizer given by its output densities and a blanket (seed 001, Section 2)."""
+"""A 1-D local randomizer given by its output densities and a blanket.
+
+Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 2 (Definition 2.1).
+"""
 
 from __future__ import annotations
 
@@ -22,12 +25,14 @@ MAX_CELLS = 2**20
 
 
 class GeneralRandomizer(RandomizerBase):
-    """A 1-D local randomizer given by its output densities and a blanket (seed 001, Section 2).
+    """A 1-D local randomizer given by its output densities and a blanket (*Shuffling-Aware Optimization for Private
+    Vector Mean Estimation*, Section 2 (Definition 2.1)).
 
     The output space is an interval ``support = (lo, hi)`` that should hold (nearly) all the
-    output mass (truncate an unbounded mechanism and renormalise first, as the seed's Section
-    "Regularity conditions" suggests; in certified mode mass left outside is charged to the
-    accountant's value, see Notes). Indices and the privacy-amplification law are computed by quadrature on cells
+    output mass (truncate an unbounded mechanism and renormalise first, as Appendix B (regularity
+    conditions) of *Shuffling-Aware Optimization for Private Vector Mean Estimation* suggests; in
+    certified mode mass left outside is charged to the accountant's value, see Notes). Indices and
+    the privacy-amplification law are computed by quadrature on cells
     aligned with ``breakpoints`` (put every kink or jump of the densities there). A
     d-dimensional randomizer whose privacy-amplification variables depend on y only through one
     coordinate (e.g. rotation-invariant Gaussian-type ones) is handled by passing that
@@ -320,12 +325,14 @@ class GeneralRandomizer(RandomizerBase):
 
     @property
     def chi_lo(self) -> float:
-        """Lower shuffle index, zero-out (seed 001, Section 2.3), quadrature estimate."""
+        """Lower shuffle index, zero-out (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5 (Section 2.4)), quadrature estimate."""
         return self.chi_lo_for("zero_out")
 
     @property
     def chi_up(self) -> float:
-        """Upper shuffle index, zero-out (seed 001, Section 2.3), quadrature estimate."""
+        """Upper shuffle index, zero-out (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5 (Section 2.4)), quadrature estimate."""
         return self.chi_up_for("zero_out")
 
     # --- certified mode ------------------------------------------------------------------
@@ -336,7 +343,9 @@ class GeneralRandomizer(RandomizerBase):
         return np.minimum(x0, x1) / C["e2k"], np.maximum(x0, x1) * C["e2k"]
 
     def index_enclosure(self, adjacency: str = DEFAULT_ADJACENCY) -> dict:
-        """Rigorous enclosures of chi_lo and chi_up (seed 001, Section 2.3) under ``log_curvature``.
+        """Rigorous enclosures of chi_lo and chi_up under ``log_curvature``.
+
+        Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Definition 2.5 (Section 2.4).
 
         Returns
         -------

@@ -1,4 +1,7 @@
-"""k-ary randomized response (seed 001, Appendix "privunit-constant-gap-d1")."""
+"""k-ary randomized response.
+
+Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Proposition 3.8 and Appendix A.5.
+"""
 
 from __future__ import annotations
 
@@ -41,14 +44,16 @@ def _categories(name: str, value, k: int | None) -> np.ndarray:
 
 
 class RandomizedResponse(TableRandomizer):
-    """k-ary randomized response (binary for k = 2; seed 001, Appendix "privunit-constant-gap-d1").
+    """k-ary randomized response (binary for k = 2).
+
+    Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Proposition 3.8 and Appendix A.5.
 
     Input a category x in {0, ..., k-1}; output x with probability e^eps0 / Z and each other
     category with probability 1 / Z, Z = e^eps0 + k - 1. This is eps0-LDP. Blanket: the pointwise
     infimum over inputs, mass gamma = k / Z, with uniform blanket distribution R_BG = 1/k
-    (for k = 2 this is the seed's gamma = 1 - t with t = 2p - 1, p = e^eps0 / (1 + e^eps0)).
+    (for k = 2 this is gamma = 1 - t of RR(p) in Proposition 3.8, with t = 2p - 1, p = e^eps0 / (1 + e^eps0)).
 
-    For k = 2 the categories 0, 1 encode the seed's inputs -1, +1 of RR(p).
+    For k = 2 the categories 0, 1 encode the inputs -1, +1 of RR(p) (Proposition 3.8).
 
     Parameters
     ----------
@@ -97,15 +102,17 @@ class RandomizedResponse(TableRandomizer):
 
     @property
     def chi_lo(self) -> float:
-        """Lower shuffle index, zero-out (seed 001, Section 2.3): chi_lo^2 = k Z / ((k - 1)(e^eps0 - 1)^2).
+        """Lower shuffle index, zero-out: chi_lo^2 = k Z / ((k - 1)(e^eps0 - 1)^2).
 
-        For k = 2 this is the seed's chi_lo^2 = (1 - t)/t^2 (Proposition "RR", t = 2p - 1).
+        Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Definition 2.5 (Section 2.4).
+        For k = 2 this is chi_lo^2 = (1 - t)/t^2 of its Proposition 3.8 (t = 2p - 1).
         """
         return self.chi_lo_for("zero_out")
 
     @property
     def chi_up(self) -> float:
-        """Upper shuffle index, zero-out (seed 001, Section 2.3), worst case over inputs and references::
+        """Upper shuffle index, zero-out (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5 (Section 2.4)), worst case over inputs and references::
 
             chi_up^2 = k^2 Z / ((e^eps0 - 1)^2 ((k - 1)^2 + k - 2 + e^-eps0)).
 
@@ -124,7 +131,8 @@ class RandomizedResponse(TableRandomizer):
     def shuffle_indices(self, adjacency: str = DEFAULT_ADJACENCY) -> tuple[float, float]:
         """(chi_lo, chi_up) for the given adjacency (closed forms; both orders of the pair).
 
-        zero_out: see :attr:`chi_lo`, :attr:`chi_up`. replace (spec Section 6):
+        zero_out: see :attr:`chi_lo`, :attr:`chi_up`.
+        replace (`docs/papers.md` §1.2 item 9; `docs/accountant.md` §11):
         chi_lo^2 = Z / (2 (e^eps0 - 1)^2); chi_up^2 = chi_lo^2 for k >= 3 (a third symbol is a
         reference input) and e^eps0 / (e^eps0 - 1)^2 for k = 2.
         """
@@ -147,7 +155,8 @@ class RandomizedResponse(TableRandomizer):
     def mse_single(self) -> float:
         """Worst-case single-user squared error Err_1 of the unbiased estimator.
 
-        k = 2 (seed Proposition "RR", inputs +-1, estimator Y/t): Err_1 = 1/t^2 - 1
+        k = 2 (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Proposition 3.8, inputs +-1,
+        estimator Y/t): Err_1 = 1/t^2 - 1
         = 4 e^eps0 / (e^eps0 - 1)^2 = chi_lo^2 (1 + 1/chi_lo + O(chi_lo^-2)).
         k >= 3 (one-hot frequency estimator, squared error summed over the k coordinates):
         Err_1 = ((Z - 1)^2 + k - 1) / (e^eps0 - 1)^2 - 1, the same for every input.

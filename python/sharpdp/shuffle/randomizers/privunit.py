@@ -1,4 +1,7 @@
-"""PrivUnit on the unit sphere (seed 001, Definition "privunit")."""
+"""PrivUnit on the unit sphere.
+
+Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Definition A.5.
+"""
 
 from __future__ import annotations
 
@@ -18,12 +21,14 @@ __all__ = ["PrivUnit", "privunit_constant"]
 
 
 def privunit_constant(theta: float, dim: int) -> float:
-    """Leading constant C(theta, d) = q / ((1 - q) d alpha^2) of PrivUnit (seed 001, Proposition "privunit-constant-gap").
+    """Leading constant C(theta, d) = q / ((1 - q) d alpha^2) of PrivUnit.
+
+    Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Proposition 3.7.
 
     Err_1 = C(theta, d) d chi_lo^2 (1 + O(chi_lo^-1)) in the high-privacy regime. Following the
-    errata (spec/errata.md, seed 001), inf_theta C(theta, d) is attained at theta = 0 and is
+    reading in `docs/papers.md` §1.2 item 7 (of Proposition 3.7), inf_theta C(theta, d) is attained at theta = 0 and is
     below pi/2 for every finite d: pi^2/8 at d = 2, about 1.4943 at d = 10 and 1.5630 at
-    d = 100; pi/2 is only the d -> infinity limit (the seed's "liminf >= pi/2").
+    d = 100; pi/2 is only the d -> infinity limit (the "liminf >= pi/2" of Proposition 3.7).
 
     Parameters
     ----------
@@ -44,13 +49,14 @@ def privunit_constant(theta: float, dim: int) -> float:
 
 
 class PrivUnit(TableRandomizer):
-    """PrivUnit(p, theta) on the unit sphere S^{d-1} (seed 001, Definition "privunit").
+    """PrivUnit(p, theta) on the unit sphere S^{d-1} (*Shuffling-Aware Optimization for Private Vector Mean
+    Estimation*, Definition A.5).
 
     Given a unit input v, output Y uniform on the cap C_theta(v) = {u : <u, v> >= theta} with
     probability p and uniform on its complement otherwise. Output density w.r.t. the uniform
     measure mu: h = p / (1 - q) on the cap, l = (1 - p) / q off it, q = P(<U, v> < theta).
     Blanket: R_BG = mu with mass gamma = min(h, l). E[Y] = m v, m = alpha (p + q - 1) / q
-    (eq. privunit-m), unbiased estimator Y / m, Err_1 = 1/m^2 - 1.
+    (Appendix A.4, eq. (privunit-m)), unbiased estimator Y / m, Err_1 = 1/m^2 - 1.
 
     Parameters
     ----------
@@ -59,7 +65,8 @@ class PrivUnit(TableRandomizer):
     theta : float
         Cap threshold in (-1, 1).
     dim : int
-        Dimension d >= 1 (d = 1 is randomized response RR(p), seed Proposition "RR").
+        Dimension d >= 1 (d = 1 is randomized response RR(p), Proposition 3.8 of *Shuffling-Aware Optimization for
+        Private Vector Mean Estimation*).
 
     Raises
     ------
@@ -99,12 +106,14 @@ class PrivUnit(TableRandomizer):
 
     @property
     def chi_lo(self) -> float:
-        """Lower shuffle index, zero-out: chi_lo^2 = gamma q (1 - q) / Delta^2 (seed eq. chilo-Delta)."""
+        """Lower shuffle index, zero-out: chi_lo^2 = gamma q (1 - q) / Delta^2 (Appendix A.4,
+        eq. (chilo-Delta))."""
         return self.chi_lo_for("zero_out")
 
     @property
     def chi_up(self) -> float:
-        """Upper shuffle index, zero-out (seed Section 2.3).
+        """Upper shuffle index, zero-out (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5 (Section 2.4)).
 
         sup over the reference input x of E_mu[(f_v - 1)^2 / f_x]; the functional is linear in
         mu(C(v) ∩ C(x)), so the sup is at x = v or x = -v (both evaluated exactly).
@@ -112,7 +121,8 @@ class PrivUnit(TableRandomizer):
         return self.chi_up_for("zero_out")
 
     def chi_lo_for(self, adjacency: str = DEFAULT_ADJACENCY) -> float:
-        """chi_lo for the given adjacency (seed 001, Definition "Shuffle index"; blanket R_BG = mu).
+        """chi_lo for the given adjacency (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5; blanket R_BG = mu).
 
         zero_out: chi_lo^2 = gamma q (1 - q) / Delta^2. replace: chi_lo^2 = gamma / (2 (h - l)^2
         min(q, 1 - q)), attained by antipodal inputs (v, -v), for every d.
@@ -134,7 +144,8 @@ class PrivUnit(TableRandomizer):
         return TB.table_chi_lo(R, w, bg, self.gamma, pairs[adjacency])
 
     def chi_up_for(self, adjacency: str = DEFAULT_ADJACENCY) -> float:
-        """chi_up for the given adjacency (seed 001, Definition "Shuffle index").
+        """chi_up for the given adjacency (*Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5).
 
         zero_out: see :attr:`chi_up`. replace, d = 1: the finite table (RR). replace, d >= 2:
         1 / sqrt(sup V), V = Var_{R_x}[l_0(Y; v1, v1', R_x)] over the pair (v1, v1') and the
@@ -251,8 +262,8 @@ class PrivUnit(TableRandomizer):
         the cap quadrature's accuracy (an a-posteriori estimate, about 1e-7 relative; 1e-6 taken).
         The two coincide (up to that margin) when the bound is attained, e.g. always for d = 2.
 
-        Source: seed 001, Definition "Shuffle index" (Section 2.3); the HCR bound is its Theorem
-        "hcr-chiup-lower-bound".
+        Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*,
+        Definition 2.5 (Section 2.4); the HCR bound is its Theorem 3.5.
 
         Returns
         -------
@@ -310,7 +321,7 @@ class PrivUnit(TableRandomizer):
 
     @property
     def mse_single(self) -> float:
-        """Err_1 = 1/m^2 - 1 of the unbiased estimator Y/m (seed Appendix, Step 3), squared units."""
+        """Err_1 = 1/m^2 - 1 of the unbiased estimator Y/m (Appendix A.4, Step 3), squared units."""
         return 1.0 / self.m**2 - 1.0
 
     def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
