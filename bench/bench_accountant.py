@@ -54,7 +54,8 @@ def test_get_epsilon(benchmark, name):
 @pytest.mark.parametrize("name,eps", [("bmg_0.95_4.6", 0.0), ("bmg_chi3_opt", 1.01e-5),
                                       ("bmg_0.95_4.6", 1.6e-6), ("bmg_chi3_opt", 5e-5)])
 def test_get_delta_n_1e9(benchmark, name, eps):
-    """n = 1e9 (issue 2: default accuracy up to n = 1e9) at delta ~ 1e-6 / 1e-7 and ~ 1e-12."""
+    """n = 1e9 (the default accuracy target holds up to n = 1e9, `docs/accountant.md` §6.2) at
+    delta ~ 1e-6 / 1e-7 and ~ 1e-12."""
     acc = ShuffleAccountant(MECHS[name], 10**9)
     benchmark.group = f"accountant get_delta n=1e9 {name}"
     rep = benchmark.pedantic(acc.report, args=(eps,), rounds=1, iterations=1)

@@ -1,4 +1,4 @@
-"""k-RR shuffle accounting benchmark (issue 5, Section 4): time and eps at delta = 1e-6, replace-one.
+"""k-RR shuffle accounting benchmark: time and eps at delta = 1e-6, replace-one.
 
 Run as a benchmark:  python -m pytest bench/bench_krr.py --benchmark-only
 Print the README table: python bench/bench_krr.py
@@ -19,7 +19,8 @@ import pytest
 
 DELTA = 1e-6
 CASES = [(k, e0, n) for k in (2, 10) for e0 in (1.0, 4.0, 8.0) for n in (10**3, 10**4, 10**5, 10**6, 10**7, 10**8)]
-# Figures of the fastest public code quoted in issue 5 Section 4 (CPU seconds, delta = 1e-6).
+# Reference timings of the fastest public k-RR accountant (as reported for this kind of machine;
+# CPU seconds, delta = 1e-6; not re-run here).
 REFERENCE = {(2, 1.0, 10**4): "3.1 s", (2, 1.0, 10**5): "6.6 s", (2, 1.0, 10**6): "≈ 26 s",
              (2, 8.0, 10**7): "3.4 s", (2, 8.0, 10**8): "7.4 s",
              (10, 1.0, 10**5): "4.7 s (eps 0.006836 upper / 0.006592 lower)"}
@@ -129,7 +130,7 @@ def main() -> None:
     from sharpdp.shuffle.indices import clones_epsilon
 
     cases = CASES if len(sys.argv) < 2 else [c for c in CASES if c[2] <= float(sys.argv[1])]
-    print("| k | eps0 | n | CPU s | grid passes | eps (certified) | delta bracket at eps | clones eps | reference (issue 5) |")
+    print("| k | eps0 | n | CPU s | grid passes | eps (certified) | delta bracket at eps | clones eps | reference |")
     print("|---|---|---|---|---|---|---|---|---|")
     for k, eps0, n in cases:
         secs, eps, (dlo, dup), calls = certified_epsilon(k, eps0, n)

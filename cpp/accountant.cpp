@@ -1,4 +1,4 @@
-// Numerical core of the certified FFT accountant (spec fft_accountant.md §3).
+// Numerical core of the certified FFT accountant (docs/accountant.md §3-§4; docs/code_map.md §7).
 // Python computes the per-cell statistics of the law and calls scipy.fft; everything
 // else (lattice pmf, tilt, Chernoff bounds, power step with its error bound, the
 // positive-part and gap sums over the window) lives here. All bounds are documented in
@@ -57,7 +57,7 @@ Arr zeros(py::ssize_t n) {
   return a;
 }
 
-// Lattice pmf of the hat-rounded clamped variable (spec §3 B): cell j of [x0 + jh,
+// Lattice pmf of the hat-rounded clamped variable (docs/accountant.md §3.2): cell j of [x0 + jh,
 // x0 + (j+1)h] sends m_j - w_j to node j and w_j to node j+1; clamp atoms at both ends.
 // The cells may be given J times finer (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], local
 // moment w_i in units of h/J): they are merged exactly, m_j = sum m_i, w_j = sum (l m_i + w_i)/J
@@ -106,7 +106,7 @@ std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, doub
 }
 
 
-// Lattice pmf of a convex-order LOWER discretisation (spec §3 H, "centroid on the lattice").
+// Lattice pmf of a convex-order LOWER discretisation (docs/accountant.md §4.2, "centroid on the lattice").
 // Input: J fine cells per lattice step (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], mass m_i,
 // local moment w_i = E[(L - x_i)/(h/J); cell], errors em_i, ew_i) plus the clamp atoms at
 // node 0 and node K = ncells/J. Consecutive fine cells (the cell cut at a group's end is
@@ -226,7 +226,7 @@ Mgf log_mgf(const std::vector<double>& lg, std::int64_t k0, double h, double lam
   return {mx + std::log(s0), m1, std::max(s2 / s0 - m1 * m1, 0.0)};
 }
 
-// theta >= theta_floor with Lambda'(theta) = 0 if that root exceeds the floor (spec §3 D).
+// theta >= theta_floor with Lambda'(theta) = 0 if that root exceeds the floor (docs/accountant.md §3.4).
 double solve_theta(Arr g, std::int64_t k0, double h, double theta_floor) {
   const auto G = logs(g.data(), g.shape(0));
   if (log_mgf(G, k0, h, theta_floor).d1 >= 0) return theta_floor;
@@ -250,7 +250,7 @@ double solve_theta(Arr g, std::int64_t k0, double h, double theta_floor) {
 }
 
 // Tilted pmf g_theta(k) = g(k) exp(theta x_k - Lambda) and the tilted-TV error tau
-// (spec §3 F(i)): tau = sum_k eta_k e^{theta x_k - Lambda} + rounding of the tilt itself.
+// (docs/accountant.md §3.6.1): tau = sum_k eta_k e^{theta x_k - Lambda} + rounding of the tilt itself.
 py::tuple tilt(Arr g, Arr eta, std::int64_t k0, double h, double theta) {
   const auto K = g.shape(0);
   const double* G = g.data();
@@ -366,7 +366,7 @@ std::pair<std::complex<double>, double> dft_accurate(const std::vector<std::int6
   return {{zr, zi}, err};
 }
 
-// Power step (spec §3 E-F): Q = exp(n Log z) per frequency, z the computed rfft of the
+// Power step (docs/accountant.md §3.6.3-3.6.4): Q = exp(n Log z) per frequency, z the computed rfft of the
 // tilted pmf with componentwise error <= e. Returns Q and the l2 norms over the full
 // (Hermitian) spectrum of the bound on |Q~ - Q| and of Q~. Error model per frequency:
 //   |z~^n - z^n| <= n e (|z~| + e)^(n-1)   (mean value theorem on the segment)

@@ -1,4 +1,4 @@
-"""Closed-form bounds of sharpdp.crlb against independent references (seed 002)."""
+"""Closed-form bounds of sharpdp.crlb against independent references ("Privacy-Preserving Cramer-Rao Lower Bound")."""
 
 import math
 
@@ -37,7 +37,7 @@ def test_isotropic_closed_form_and_cor18_equality():
         S, Sw = s * np.eye(10), 0.04 * np.eye(10)
         ref = (0.04 + 1 / s) * np.linalg.inv(H.T @ H)
         np.testing.assert_allclose(ppcrlb(H, S, Sw), ref, rtol=1e-10)
-        # errata: Corollary 18 holds with equality in the isotropic case
+        # docs/papers.md §3.2 item 1: Corollary 18 holds with equality in the isotropic case
         np.testing.assert_allclose(crlb_gap_lower_bound(H, S, Sw), ref, rtol=1e-10)
         np.testing.assert_allclose(pp_fisher_information(H, S, Sw), np.linalg.inv(ref), rtol=1e-10)
 

@@ -1,4 +1,4 @@
-"""Estimators (18)-(19), (21) and Algorithm 4 (seed 002, Sec. 3.4 and 4.3)."""
+"""Estimators (18)-(19), (21) and Algorithm 4 ("Privacy-Preserving Cramer-Rao Lower Bound", Sections 3.4 and 4.3)."""
 
 import itertools
 import math

@@ -1,4 +1,4 @@
-"""Section 5 experiments and the `sharpdp crlb` command (seed 002)."""
+"""Section 5 experiments and the `sharpdp crlb` command ("Privacy-Preserving Cramer-Rao Lower Bound")."""
 
 import json
 import math

@@ -1,4 +1,5 @@
-"""Algorithms 1-3 (C++ core) against direct dense formulas and Monte Carlo (seed 002, Sec. 3.3-3.4)."""
+"""Algorithms 1-3 (C++ core) against direct dense formulas and Monte Carlo
+("Privacy-Preserving Cramer-Rao Lower Bound", Sections 3.3-3.4)."""
 
 import math
 

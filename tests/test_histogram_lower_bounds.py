@@ -1,4 +1,4 @@
-"""Lower bounds of seed 000 section 6 and Table 2 constants."""
+"""Lower bounds of "Better Privacy Guarantees for Larger Groups", Section 6, and its Table 2 constants."""
 
 import math
 
@@ -60,7 +60,7 @@ def test_many_count_hand_example():
 
 @pytest.mark.parametrize("r", [1 / math.e + 1e-9, 0.4, 0.5, 0.9])
 def test_many_count_bounds_vanish_for_r_above_1_over_e(r):
-    # errata: (23) and (19) are 0 for every r >= 1/e; only (14) is informative there
+    # docs/papers.md §2.2 item 3: (23) and (19) are 0 for every r >= 1/e; only (14) is informative there
     n = np.array([1, 10, 1000, 10**6])
     assert np.all(LB.uniform_prior(n, r) == 0)
     assert np.all(LB.truncated_gaussian_prior(np.array([10, 1000]), r) == 0)
@@ -115,7 +115,7 @@ def test_truncated_gaussian_prior_limit_eq30():
 
 
 def test_truncated_gaussian_prior_optimised_beats_paper_choice_at_r_0_1():
-    # errata: with L = 3 and x = x_L = 2 e^(3/2 - h_L), (19) is already 0 at r = 0.1
+    # docs/papers.md §2.2 item 4: with L = 3 and x = x_L = 2 e^(3/2 - h_L), (19) is already 0 at r = 0.1
     r, n, L = 0.1, 1000, 3.0
     h, _ = LB.truncnorm_entropy_var(L)
     assert LB.truncated_gaussian_prior(n, r, L, 2 * math.exp(1.5 - h)) == 0.0

@@ -1,4 +1,7 @@
-"""Shifted-log Gaussian mechanism (seed 000, sections 3-5, 8): closed forms, Monte Carlo, sampler."""
+"""Shifted-log Gaussian mechanism: closed forms, Monte Carlo, sampler.
+
+Source: "Better Privacy Guarantees for Larger Groups", Sections 3-5 and 8.
+"""
 
 import math
 
@@ -57,7 +60,7 @@ def test_inverse_square_limit_and_direction(c):
     scaled = n**2 * m.budget(n)
     assert np.allclose(scaled, lim, rtol=1e-2)
     assert abs(scaled[-1] / lim - 1) < 1e-4
-    # errata: n^2 v(n) = lim (1 + (1 - 2c)/n + O(n^-2)): from below for c > 1/2, above for c < 1/2
+    # docs/papers.md §2.2 item 6: n^2 v(n) = lim (1 + (1 - 2c)/n + O(n^-2)): from below for c > 1/2, above for c < 1/2
     assert np.all(np.abs(n * (scaled / lim - 1) - (1 - 2 * c)) <= 5 * (1 + c) ** 2 / n)
     if c != 0.5:
         assert np.all(np.sign(scaled - lim) == np.sign(0.5 - c))

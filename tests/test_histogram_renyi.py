@@ -1,4 +1,7 @@
-"""Renyi tools (seed 000 eq. 11, Lemma 7.1) and quadrature D_alpha between released laws."""
+"""Renyi tools and quadrature D_alpha between released laws.
+
+Source: "Better Privacy Guarantees for Larger Groups", eq. (11), Lemma 7.1.
+"""
 
 import math
 
@@ -74,7 +77,7 @@ def test_released_divergence_within_budget(m, n, alpha):
     assert rev == pytest.approx(_clipped_closed_form(m, n, alpha, True), rel=1e-9, abs=1e-13)
     # Theorem 3.1 (ii) via data processing: both directions <= alpha v(n)
     assert fwd <= bound + tol and rev <= bound + tol
-    # errata: clipping barely changes the forward direction; the bound is tight there
+    # docs/papers.md §2.2 item 7: clipping barely changes the forward direction; the bound is tight there
     assert fwd >= bound * (1 - 1e-6)
     # stochastic rounding (upper estimate) is also within the budget
     for reverse in (False, True):

@@ -17,5 +17,6 @@ def test_readme_python_example_runs():
     assert acc.get_delta(eps) <= 1e-6
     rr = ns["rr"]
     e = rr.get_epsilon(1e-6)
-    assert 0.0065 < e < 0.0068  # issue 5's reference bracket for 10-RR, eps0 = 1, n = 1e5 is [0.006592, 0.006836]
+    assert 0.0065 < e < 0.0068  # reference bracket [0.006592, 0.006836] for 10-RR, eps0 = 1, n = 1e5
+    # (the fastest public k-RR accountant's lower and upper values)
     assert rr.get_delta_lower_form(e) <= rr.get_delta(e) <= 1e-6

@@ -1,4 +1,4 @@
-"""Certified FFT accountant (issue 2 §3; spec fft_accountant.md): values against independent references."""
+"""Certified FFT accountant (`docs/accountant.md`): values against independent references."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def brute_force(vals, probs, gamma, n):
     return tot / (n * gamma)
 
 
-def test_krr_spec_table(krr_replace_row):
+def test_krr_reference_table(krr_replace_row):
     # exact D_up from multinomial sums (tests/data/krr_replace_reference.json)
     k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
     acc = ShuffleAccountant(KRR(k, eps0), n, "replace")
@@ -150,7 +150,7 @@ def _stop_loss(v, w, ts):
 
 def clamped_reference(lv, w, gamma, n, div=400):
     """Reference bracket (lo, up): L clamped to [-B, T] (clamping below only raises the value,
-    clamping above lowers it by at most E[(L - T)_+]; spec §3 A), then :func:`reference_delta`."""
+    clamping above lowers it by at most E[(L - T)_+]; `docs/accountant.md` §3.1), then :func:`reference_delta`."""
     sd = math.sqrt(np.dot(w, lv * lv) - np.dot(w, lv) ** 2)
     cs = np.geomspace(6.0, 1e7, 400)
     tl = _stop_loss(-lv, w, cs * sd)  # E[(-L - c sd)_+]

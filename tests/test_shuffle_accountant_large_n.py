@@ -1,4 +1,5 @@
-"""Certified accountant at n = 1e9 (issue 2: default accuracy "valid for n from 1 to 1e9"), the
+"""Certified accountant at n = 1e9 (the default accuracy target holds for n from 1 to 1e9,
+`docs/accountant.md` §6.2), the
 accurate low-frequency DFT of the power step, and atom laws on exact blocks of users."""
 
 from __future__ import annotations

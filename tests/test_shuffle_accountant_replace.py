@@ -211,7 +211,7 @@ def lattice_delta(lv, w, gamma, n, h):
 
 
 def clamped_bracket(lv, w, gamma, n, div=400):
-    """(lo, up) around D_up: L clamped to [-B, T] with both tails <= 1e-13 (spec §3 A)."""
+    """(lo, up) around D_up: L clamped to [-B, T] with both tails <= 1e-13 (`docs/accountant.md` §3.1)."""
     mu = float(w @ lv)
     sd = math.sqrt(float(w @ (lv - mu) ** 2))
     order = np.argsort(lv)

@@ -16,9 +16,9 @@ def _err_at_chi(a, chi, d):
     return d / (a * a * np.log1p((1 - a) / (a * a * chi * chi))) + (1 - a) / a
 
 
-def test_optimal_bmg_errata_value_chi2_d1():
+def test_optimal_bmg_exact_optimum_chi2_d1():
     b = optimal_bmg(2.0, 1)
-    # errata: the true optimum at chi = 2, d = 1 is ~10.75, not the asymptotic 7.78
+    # docs/papers.md §1.2 item 6: the true optimum at chi = 2, d = 1 is ~10.75, not the asymptotic 7.78
     assert b.mse_single == pytest.approx(10.7497, abs=1e-3)
     assert b.mse_single > 4 * (1 + 1.5 * 2 ** (-2 / 3)) + 2.9
 
@@ -46,7 +46,8 @@ def test_optimal_bmg_beats_every_feasible_point_of_a_2d_grid():
 
 
 def test_optimal_bmg_asymptotics():
-    # Err_1 / (d chi^2) = 1 + 1.5 chi^(-2/3) + O(chi^(-4/3)) (seed 001, Theorem gaussian-blanket-mixture-minimax)
+    # Err_1 / (d chi^2) = 1 + 1.5 chi^(-2/3) + O(chi^(-4/3))
+    # ("Shuffling-Aware Optimization for Private Vector Mean Estimation", Theorem 4.1)
     scaled = []
     for chi in (1e2, 1e3, 1e4, 1e5, 1e6):
         rem = optimal_bmg(chi, 1).mse_single / chi**2 - 1 - 1.5 * chi ** (-2 / 3)

@@ -1,4 +1,5 @@
-"""Seed 001 figures: parameters, certified safe side, and the one-command regeneration."""
+"""Figures of "Shuffling-Aware Optimization for Private Vector Mean Estimation":
+parameters, certified safe side, and the one-command regeneration."""
 
 import math
 import subprocess
@@ -13,10 +14,10 @@ from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.apps.shuffle_figures import bmg_for_rmse, n_scaling, privacy_profile
 
 
-def test_bmg_for_rmse_hits_the_target_and_errata_value():
+def test_bmg_for_rmse_hits_the_target_not_the_caption_sigma0():
     bmg = bmg_for_rmse(0.95, 3.16, 1000)
     assert math.sqrt(bmg.mse_single / 1000) == pytest.approx(3.16, rel=1e-12)
-    assert bmg.sigma0 == pytest.approx(4.99, abs=0.01)  # errata: sigma0 ~ 4.99 at gamma = 0.95
+    assert bmg.sigma0 == pytest.approx(4.99, abs=0.01)  # docs/papers.md §1.2 item 8: sigma0 ~ 4.99 at gamma = 0.95
     with pytest.raises(ValueError, match="rmse"):
         bmg_for_rmse(0.95, 0.01, 1000)
 

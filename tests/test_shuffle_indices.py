@@ -1,4 +1,5 @@
-"""Shuffle-index helpers: the asymptotic template, the HCR bound, chi_chua (seed 001)."""
+"""Shuffle-index helpers: the asymptotic template, the HCR bound, chi_chua
+("Shuffling-Aware Optimization for Private Vector Mean Estimation")."""
 
 import math
 

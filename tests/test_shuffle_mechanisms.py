@@ -101,7 +101,8 @@ def test_gaussian_randomizer_is_gamma_zero():
 # ---------------------------------------------------------------- chi_lo vs its definition
 @pytest.mark.parametrize("gamma,sigma0", [(0.95, 4.6), (0.5, 1.0), (0.2, 0.7)])
 def test_chi_lo_matches_variance_definition(gamma, sigma0):
-    # chi_lo = 1/sqrt(Var_{Y~N(0,s^2)}[l_0(Y; x, bot)] / gamma), |x| = 1, by quadrature (seed 001, Sec. 3.3)
+    # chi_lo = 1/sqrt(Var_{Y~N(0,s^2)}[l_0(Y; x, bot)] / gamma), |x| = 1, by quadrature
+    # ("Shuffling-Aware Optimization for Private Vector Mean Estimation", Section 4.2)
     def l0(y):
         return (1 - gamma) * (math.exp(y / sigma0**2 - 0.5 / sigma0**2) - 1)
 

@@ -1,4 +1,5 @@
-"""PrivUnit's shuffle indices under replace-one adjacency for dim >= 2 (issue 5, Section 1).
+"""PrivUnit's shuffle indices under replace-one adjacency for dim >= 2
+(`docs/worst_case_pairs.md` §6; `docs/papers.md` §1.2 item 9).
 
 References used here are independent of the implementation: closed-form cap measures,
 Monte Carlo on the sphere (fixed seeds, 5-sigma intervals), a brute force on a discretised circle,
@@ -236,7 +237,8 @@ def test_orderings_sphere(args):
 
 @pytest.mark.parametrize("args", [(0.7, 0.0, 2), (0.6, -0.3, 2), (0.95, 0.5, 2), (0.6, -0.3, 3), (0.9, 0.3, 5)])
 def test_hcr_bound_with_replace_index(args):
-    """The seed's HCR proof with the replace pair (e_j, -e_j) (both on the sphere, unbiased there)
+    """The HCR proof of Theorem 3.5 of "Shuffling-Aware Optimization for Private Vector Mean Estimation"
+    with the replace pair (e_j, -e_j) (both on the sphere, unbiased there)
     gives Var(x_hat_j) >= |e_j - (-e_j)|^2 chi_up[replace]^2, so Err_1 >= 4 d chi_up[replace]^2,
     which implies mse_lower_bound(chi_up[replace], d) = d chi_up[replace]^2 <= Err_1."""
     pu = _pu(*args)

@@ -1,4 +1,5 @@
-"""RandomizedResponse and PrivUnit: closed forms vs seed 001, brute force, Monte Carlo, bad input."""
+"""RandomizedResponse and PrivUnit: closed forms vs "Shuffling-Aware Optimization for Private Vector Mean Estimation",
+brute force, Monte Carlo, bad input."""
 
 import math
 
@@ -67,7 +68,7 @@ def test_rr_indices_match_brute_force_over_all_pairs_and_references(k, eps0, adj
     rr = RandomizedResponse(k, eps0)
     assert rr.shuffle_indices(adjacency) == pytest.approx((lo, up), rel=1e-12)
     Z = math.exp(eps0) + k - 1
-    if adjacency == "replace":  # spec Section 6
+    if adjacency == "replace":  # docs/papers.md §1.2 item 9 (replace-one k-RR indices)
         assert rr.chi_lo_for("replace") ** 2 == pytest.approx(Z / (2 * math.expm1(eps0) ** 2), rel=1e-12)
         if k == 2:
             assert rr.chi_up_for("replace") ** 2 == pytest.approx(math.exp(eps0) / math.expm1(eps0) ** 2, rel=1e-12)
@@ -91,8 +92,8 @@ def test_rr_laws_match_full_table_and_have_mean_one_minus_e_eps(k, adjacency):
     assert {tuple(np.round(v, 12)) for _, v, _ in got} == brute
 
 
-def test_binary_rr_blanket_bound_vanishes_as_in_errata():
-    # errata: x vs ⊥ (the appendix's order) is exactly 0 for eps >= log(2p);
+def test_binary_rr_blanket_bound_one_order_vanishes_for_large_eps():
+    # docs/papers.md §1.2 item 1: x vs ⊥ (the appendix's order) is exactly 0 for eps >= log(2p);
     # the other order needs eps >= log(1/gamma) = log((e^eps0 + 1)/2) > log(2p).
     eps0 = 1.0
     rr = RandomizedResponse(2, eps0)
@@ -104,7 +105,7 @@ def test_binary_rr_blanket_bound_vanishes_as_in_errata():
     assert all(v.max() <= 1e-15 for _, v, _ in atoms(rr, -math.log(rr.gamma), "zero_out"))
 
 
-def test_krr_replace_laws_reproduce_spec_table(krr_replace_row):
+def test_krr_replace_laws_reproduce_reference_table(krr_replace_row):
     k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
     from data.make_krr_reference import exact_dup  # the generator's exact multinomial sum
 

@@ -1,4 +1,7 @@
-"""The certified accountant on RandomizedResponse, PrivUnit and GeneralRandomizer (issue 5, Section 2)."""
+"""The certified accountant on RandomizedResponse, PrivUnit and GeneralRandomizer.
+
+Design: `docs/accountant.md` §1.8, §5, §10; `docs/worst_case_pairs.md` §5-7.
+"""
 
 import math
 
@@ -14,7 +17,7 @@ from sharpdp.shuffle import GeneralRandomizer, PrivUnit, RandomizedResponse, Shu
 from sharpdp.shuffle.indices import clones_delta  # noqa: E402
 
 
-def test_spec_krr_table_bracketed_through_randomized_response(krr_replace_row):
+def test_krr_reference_table_bracketed_through_randomized_response(krr_replace_row):
     k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
     acc = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")
     lo, up = acc.get_delta_bounds(eps)
@@ -48,7 +51,8 @@ def test_lower_form_below_upper(k, adjacency):
         d_up = up_acc.get_delta(eps)
         assert 0.0 <= d_lo <= d_up
         if k >= 3 and adjacency == "replace" and eps == 0.1:
-            assert d_lo >= 0.5 * d_up  # a third symbol as x0: the band nearly collapses (spec Section 6)
+            assert d_lo >= 0.5 * d_up  # a third symbol as x0: the band nearly collapses
+            # (`docs/worst_case_pairs.md` §8)
 
 
 def test_lower_form_exact_for_binary_rr():

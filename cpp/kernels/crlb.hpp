@@ -1,6 +1,6 @@
 // Python-free kernel: recursive privacy-preserving Fisher information (Algorithm 1), CRLB
 // (Algorithm 2) and private RLS (Algorithm 3) of Ke, Wang & Zhang,
-// "Privacy-Preserving Cramer-Rao Lower Bound" (seed 002, Sections 3.3-3.4).
+// "Privacy-Preserving Cramer-Rao Lower Bound" (Sections 3.3-3.4).
 //
 // One state object runs the three recursions. Python validates every input
 // (shapes, symmetry, PSD, U_k = U_k S_k^+ S_k); here only dimensions are

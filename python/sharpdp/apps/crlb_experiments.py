@@ -1,4 +1,4 @@
-"""The experiments of Section 5 of the paper (seed 002), scaled to run in seconds.
+"""The experiments of Section 5 of "Privacy-Preserving Cramer-Rao Lower Bound", scaled to run in seconds.
 
 Each function returns a dict of plain numpy arrays (the curves) and scalars;
 plotting and CSV output live in the command-line layer (``sharpdp crlb``).

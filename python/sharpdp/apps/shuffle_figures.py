@@ -22,7 +22,8 @@ from sharpdp.shuffle.calibration import calibrate_bmg, calibrate_gaussian
 from sharpdp.shuffle import BlanketMixedGaussian
 
 #: Figure 2-3 randomizer: gamma = 0.95 with sigma0 solved for RMSE = 3.16 at n = 1e3.
-#: The paper's caption value sigma0 = 4.6 gives RMSE 2.913 by its own formula (errata).
+#: The paper's caption value sigma0 = 4.6 gives RMSE 2.913 by its own formula
+#: (`docs/papers.md` §1.2 item 8).
 FIG23_GAMMA = 0.95
 FIG23_RMSE = 3.16
 FIG23_N = 1000

@@ -3,7 +3,8 @@
 Every function bounds v(n) from below for *any* mechanism whose estimate Y satisfies
 E_m|Y - m| <= r m at every positive count m and count-dependent group-wise zCDP with a finite
 nonincreasing budget v. Budgets are in nats. Lower bounds are returned as computed (they are
-not inflated); the many-count bounds (19), (23) are identically 0 for r >= 1/e (errata).
+not inflated); the many-count bounds (19), (23) are identically 0 for r >= 1/e
+(`docs/papers.md` §2.2 item 3).
 """
 
 from __future__ import annotations
@@ -285,7 +286,7 @@ def truncated_gaussian_prior(n: Any, r: float, L: float | None = None, x: float 
 
     With ``L`` and/or ``x`` None they are optimised numerically for this (n, r) (Nelder-Mead
     on their logs, started from the optimum of eq. (30)); the paper's r -> 0 choice
-    x = 2 e^(3/2 - h_L) already gives 0 at r = 0.1 for finite n (errata). Cost grows like
+    x = 2 e^(3/2 - h_L) already gives 0 at r = 0.1 for finite n (`docs/papers.md` §2.2 item 4). Cost grows like
     L x r n per evaluation; during the optimisation, points with L x r n > 2e4 are first
     screened with the large-n limit (30) and points above 5e6 are skipped.
 

@@ -87,7 +87,8 @@ def released_renyi(mechanism: Any, n: int, alpha: float, *, reverse: bool = Fals
     P_m is the law of the released value of ``mechanism`` (a
     :class:`~sharpdp.histogram.ShiftedLogGaussian`) at count m: eq. (4) clipped at 0, and with
     ``integer=True`` also stochastically rounded. Theorem 3.1 says both directions are at most
-    alpha v(n); for the clipped law in the forward direction the bound is nearly tight (errata).
+    alpha v(n); for the clipped law in the forward direction the bound is nearly tight
+    (`docs/papers.md` §2.2 item 7).
 
     Method: in t = log(y + c) the unclipped law is N(log(m + c) - sigma^2, sigma^2) (eq. 10).
     Clipped: atom at 0 (log_ndtr) plus the continuous part, int phi_P^alpha phi_Q^(1-alpha) over
