@@ -1,4 +1,5 @@
-"""Shifted-log Gaussian release ("Better Privacy Guarantees for Larger Groups", eq. 4) of 1e7 counts: sharpdp (C++) vs plain numpy.
+"""Shifted-log Gaussian release ("Better Privacy Guarantees for Larger Groups", eq. (4)) of 1e7 counts:
+sharpdp (C++) vs plain numpy.
 
 Run: ``python -m pytest bench/bench_histogram.py --benchmark-only``. Each group holds the
 sharpdp release and the numpy implementation of the same mechanism, so the speed-up is read

@@ -1,4 +1,5 @@
-"""Regenerate the numerical evaluation of "Shuffling-Aware Optimization for Private Vector Mean Estimation" (Section 5, Figures 1-3).
+"""Regenerate the numerical evaluation of "Shuffling-Aware Optimization for Private Vector Mean Estimation"
+(Section 5, Figures 1-3).
 
 Every privacy number here comes from the certified :class:`ShuffleAccountant`
 (never from the asymptotic template). The central Gaussian mechanism (GM) is
@@ -32,7 +33,8 @@ FIG23_N = 1000
 def bmg_for_rmse(gamma: float, rmse: float, n: int) -> BlanketMixedGaussian:
     """The 1-D BMG with blanket mass ``gamma`` whose per-coordinate RMSE at n users is ``rmse``.
 
-    Solves ``Err_1(gamma, sigma0) / n = rmse^2`` for sigma0 ("Shuffling-Aware Optimization for Private Vector Mean Estimation", Section 4.2).
+    Solves ``Err_1(gamma, sigma0) / n = rmse^2`` for sigma0
+    ("Shuffling-Aware Optimization for Private Vector Mean Estimation", Section 4.2).
 
     Raises
     ------

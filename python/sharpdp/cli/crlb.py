@@ -1,4 +1,4 @@
-"""`sharpdp crlb`: the experiments of the privacy-preserving CRLB paper ("Privacy-Preserving Cramer-Rao Lower Bound", Section 5).
+"""`sharpdp crlb`: the experiments of "Privacy-Preserving Cramer-Rao Lower Bound", Section 5.
 
 Default: Section 5.2, recursive identification with Algorithm 3 on real data
 (scikit-learn's bundled diabetes table; y = log serum triglycerides), the bound

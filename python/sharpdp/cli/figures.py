@@ -1,4 +1,6 @@
-"""`sharpdp figures shuffle`: regenerate Figures 1-3 of "Shuffling-Aware Optimization for Private Vector Mean Estimation" (PNG + CSV) from the certified accountant."""
+"""`sharpdp figures shuffle`: regenerate Figures 1-3 of
+"Shuffling-Aware Optimization for Private Vector Mean Estimation" (PNG + CSV) from the certified accountant.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from typing import Any
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("figures", parents=[parent], help="regenerate a paper's figures (PNG + CSV)",
-                       description="Regenerate the numerical evaluation of 'Shuffling-Aware Optimization for Private Vector Mean Estimation' (Section 5, Figures 1-3): "
+                       description="Regenerate the numerical evaluation of 'Shuffling-Aware Optimization for Private "
+                                   "Vector Mean Estimation' (Section 5, Figures 1-3): "
                                    "RMSE vs epsilon at (n, delta) = (1e4, 1e-5), the certified privacy profile at "
                                    "(n, RMSE) = (1e3, 3.16), and the n-scaling of a fixed BMG. Every privacy "
                                    "number comes from the certified accountant.")

@@ -1,4 +1,6 @@
-"""Closed-form privacy-preserving Cramer-Rao bounds ("Privacy-Preserving Cramer-Rao Lower Bound", Sections 2-3.2, 4.2-4.3).
+"""Closed-form privacy-preserving Cramer-Rao bounds.
+
+Source: "Privacy-Preserving Cramer-Rao Lower Bound", Sections 2-3.2 and 4.2-4.3.
 
 Source: J. Ke, J. Wang, J.-F. Zhang, "Privacy-Preserving Cramer-Rao Lower Bound"
 (the paper). Model (1): ``y = H theta + w`` with ``y`` in R^m, ``theta`` in R^n

@@ -1,4 +1,6 @@
-"""Mechanisms and estimators that attain the privacy-preserving CRLB ("Privacy-Preserving Cramer-Rao Lower Bound", Sections 3.4, 4.3).
+"""Mechanisms and estimators that attain the privacy-preserving CRLB.
+
+Source: "Privacy-Preserving Cramer-Rao Lower Bound", Sections 3.4 and 4.3.
 
 - :func:`gaussian_mechanism` and :func:`efficient_estimator`: (18)-(19), exact
   attainment for one Gaussian measurement block.

@@ -1,4 +1,6 @@
-"""Mechanism-independent lower bounds on count-dependent zCDP budgets ("Better Privacy Guarantees for Larger Groups", section 6).
+"""Mechanism-independent lower bounds on count-dependent zCDP budgets.
+
+Source: "Better Privacy Guarantees for Larger Groups", Section 6.
 
 Every function bounds v(n) from below for *any* mechanism whose estimate Y satisfies
 E_m|Y - m| <= r m at every positive count m and count-dependent group-wise zCDP with a finite
@@ -348,7 +350,8 @@ def _tg_optimised(n: float, r: float, L: float | None, x: float | None) -> float
 
 # ---------------------------------------------------------------- Table 2
 def small_error_constants() -> dict[str, float]:
-    """Table 2 of "Better Privacy Guarantees for Larger Groups": small-r leading coefficients, each from its defining optimisation.
+    """Table 2 of "Better Privacy Guarantees for Larger Groups": small-r leading coefficients, each from its
+    defining optimisation.
 
     - ``"two_count"`` (lower, = 1/128): max over (a, theta) of 2/a^2 [1 - 1/(a theta (1 - theta))]_+^2
       (section 8, "Why the two-count proof stops at 1/128").

@@ -263,7 +263,8 @@ class ShiftedLogGaussian:
           resolve delta (mu below ~1e-9, i.e. counts above ~1e9 at r = 0.1), the smaller
           ``"cks20"`` value of the same edge is returned (also a valid upper bound).
         - ``"cks20"``: :func:`sharpdp.conversions.zcdp_to_epsilon` applied to v(n).
-        - ``"bun_steinke"``: v(n) + 2 sqrt(v(n) log(1/delta)) ("Better Privacy Guarantees for Larger Groups", section 5.1).
+        - ``"bun_steinke"``: v(n) + 2 sqrt(v(n) log(1/delta))
+          ("Better Privacy Guarantees for Larger Groups", Section 5.1).
 
         n = 0 uses the edge 0 <-> 1 (a person joining an empty group). Every value is rounded
         to the safe side (never below the exact epsilon of the chosen conversion). Cost: one

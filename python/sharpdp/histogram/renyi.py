@@ -1,4 +1,5 @@
-"""Renyi-divergence tools for "Better Privacy Guarantees for Larger Groups" (eq. 11, Lemma 7.1, and the released laws).
+"""Renyi-divergence tools for "Better Privacy Guarantees for Larger Groups" (eq. (11), Lemma 7.1, and the
+released laws).
 
 All divergences are in nats; alpha > 1 is the Renyi order. Kernels are Numba (JIT on first
 call, see :mod:`sharpdp._kernels.histogram`).
@@ -28,7 +29,8 @@ def _alpha(alpha: Any) -> float:
 def gaussian_renyi(alpha: float, mu_p: float, s_p: float, mu_q: float, s_q: float) -> float:
     """D_alpha(N(mu_p, s_p^2) || N(mu_q, s_q^2)) in closed form (nats).
 
-    Equal variances give eq. (11) of "Better Privacy Guarantees for Larger Groups" (Bun & Steinke 2016, Lemma 2.4):
+    Equal variances give eq. (11) of "Better Privacy Guarantees for Larger Groups"
+    (Bun & Steinke 2016, Lemma 2.4):
     alpha (mu_p - mu_q)^2 / (2 s^2). Unequal variances use the standard closed form with
     s_alpha^2 = alpha s_q^2 + (1 - alpha) s_p^2, and return ``math.inf`` when Lemma 7.1's
     condition s_alpha^2 > 0 fails.
@@ -60,7 +62,10 @@ def gaussian_renyi(alpha: float, mu_p: float, s_p: float, mu_q: float, s_q: floa
 
 
 def renyi_finite(alpha: float, s_p: float, s_q: float) -> bool:
-    """Lemma 7.1 ("Better Privacy Guarantees for Larger Groups"): D_alpha(N(., s_p^2) || N(., s_q^2)) is finite iff alpha s_q^2 + (1 - alpha) s_p^2 > 0."""
+    """D_alpha(N(., s_p^2) || N(., s_q^2)) is finite iff alpha s_q^2 + (1 - alpha) s_p^2 > 0.
+
+    Source: "Better Privacy Guarantees for Larger Groups", Lemma 7.1.
+    """
     a = _alpha(alpha)
     sp = V.real("s_p", s_p, lo=0.0, lo_open=True)
     sq = V.real("s_q", s_q, lo=0.0, lo_open=True)
