@@ -95,3 +95,24 @@ def test_composed_never_below_the_exact_shuffled_binary_rr(rr2_k10):
                 lp, lv = np.log(pp), vv
             ref = float(np.sum(np.exp(lp) * np.maximum(-np.expm1(np.log(t) - lv), 0.0)))
             assert got >= ref * (1 - 1e-12), (eps, got, ref)
+
+
+def test_connect_the_dots_masses_are_lower_values_at_tiny_steps():
+    """Review finding 2: e^d - 1 was evaluated at 60 digits, losing -log10(d) digits to
+    cancellation, so at lattice steps below ~1e-5 (auto_interval gives 2.5e-9 for very private
+    rounds) the "certified lower" masses exceeded the exact ones (by ~1e-45 relative here)."""
+    mpmath = pytest.importorskip("mpmath")
+    from sharpdp.shuffle.profile import _masses
+
+    with mpmath.workdps(120):
+        for dx in (2.5e-9, 1e-7, 1e-4, 0.3):
+            k = np.array([-3, -1, 0, 2, 5])
+            H = np.array([0.9, 0.5, 0.3, 0.2, 0.1])
+            lo = _masses(k, H, dx)
+            t = [mpmath.exp(int(kk) * mpmath.mpf(dx)) for kk in k]
+            Hm = [mpmath.mpf(float(h)) for h in H]
+            for v in range(len(k)):
+                s_prev = (Hm[v] - 1) / t[v] if v == 0 else (Hm[v] - Hm[v - 1]) / (t[v] - t[v - 1])
+                s_next = (Hm[v + 1] - Hm[v]) / (t[v + 1] - t[v]) if v < len(k) - 1 else 0
+                p = t[v] * (s_next - s_prev)
+                assert mpmath.mpf(lo[v].numerator) / lo[v].denominator <= p, (dx, v)

@@ -325,7 +325,12 @@ def _masses(k, H, dx):
         t_ratio_m1 = [None] * m  # expm1(d_v), d_v = (k_{v+1} - k_v) dx
         for v in range(m - 1):
             d = Decimal(int(k[v + 1] - k[v])) * Dx
-            t_ratio_m1[v] = d.exp() - 1
+            # e^d - 1 cancels about -log10(d) digits: evaluate it with that many more digits, then
+            # round once to 60 (relative error <= 10^-59 whatever the step d)
+            with localcontext() as wide:
+                wide.prec = 70 + max(0, -d.adjusted())
+                em1 = d.exp() - 1
+            t_ratio_m1[v] = +em1
         out = []
         tol = Decimal("1e-55")
         for v in range(m):
