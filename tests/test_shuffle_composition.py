@@ -97,16 +97,15 @@ def test_to_pld_dominates_the_accountant(name, dx, scale, budget, bound):
 
 @pytest.mark.parametrize("name,dx,scale", [("rr2", 1e-3, 1.0), ("krr", 1e-3, 1.0), ("privunit", 1e-3, 1.0)])
 def test_replace_adjacency_dominates(name, dx, scale):
-    """Replace-one: budget 200 (time), within 2 %."""
     a = acc(name, "replace")
-    pair = dominating_pair(a, dx, max_evaluations=200)
+    pair = dominating_pair(a, dx)
     assert pair.adjacency == "replace"
     eps = np.linspace(-0.3, 1.5, 181) * scale
     up = a.privacy_profile(eps)
     d = pair.get_delta(eps)
     assert np.all(d >= up)
     sel = up >= 1e-12
-    assert np.max(d[sel] / up[sel]) <= 1.02
+    assert np.max(d[sel] / up[sel]) <= 1.01
 
 
 def test_pair_is_a_probability_pair():
