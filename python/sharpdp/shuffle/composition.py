@@ -280,11 +280,15 @@ class ComposedAccountant:
             fp = float(np.linalg.norm(w)) * err_q + N * _U * Ea
             # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
             # |w~ - w| <= e^{-theta (x - eps)} 8u (1 + |x| + |eps|)(1 + theta (|x| + |eps|)) wherever the
-            # true weight can be non-zero (x > eps up to the rounding of x)
+            # true weight can be non-zero (x > eps up to the rounding of x). Both weights lie in [0, w~ + (s h - eps)_+]
+            # (e^{-theta y}(1 - e^{-y}) <= y) and s h - eps <= (x - eps) + u |x|, which caps the bound
+            # where theta is huge (eps at the edge of the support) or x <= eps (then w~ = 0)
             near = x > eps - 1e-9 * (1.0 + abs(eps))
+            xn = x[near]
             with np.errstate(over="ignore", under="ignore"):
-                ew = (np.exp(-theta * (x[near] - eps)) * 8 * _U * (1 + np.abs(x[near]) + abs(eps))
-                      * (1 + theta * (np.abs(x[near]) + abs(eps))))
+                ew = (np.exp(-theta * (xn - eps)) * 8 * _U * (1 + np.abs(xn) + abs(eps))
+                      * (1 + theta * (np.abs(xn) + abs(eps))))
+            ew = np.minimum(ew, w[near] + np.maximum(xn - eps, 0.0) * (1 + 4 * _U) + 2 * _U * np.abs(xn))
             fp += float(np.sum(ew * np.abs(qv[near])))
             wrap = supw * (math.exp(lp_hi) + math.exp(lp_lo))
             if wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
