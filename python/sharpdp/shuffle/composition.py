@@ -211,21 +211,26 @@ class ComposedAccountant:
                     break
             theta = 0.5 * (lo_t + hi_t)
         tilted = []
-        log_scale = 0.0
+        log_scale = abs_scale = 0.0
         mu_t = var_t = 0.0
         for p in parts:
             gt, Lam, mu, var, tau, mass = C.tilt(p.g, np.zeros_like(p.g), p.k0, h, theta)
             tilted.append((p, gt, tau, mass))
             log_scale += p.count * Lam
+            abs_scale += abs(p.count * Lam)
             mu_t += p.count * mu
             var_t += p.count * var
         sig = math.sqrt(max(var_t, h * h)) / h
         center = mu_t / h
-        # weight w(s) = e^{-theta x}(1 - e^{eps - x})_+ (x = s h) is at most supw
+        # weight e^{-theta x}(1 - e^{eps - x})_+ (x = s h) = e^{-theta eps} w(s) with
+        # w(s) = e^{-theta (x - eps)}(1 - e^{eps - x})_+ <= supw <= 1; the factor e^{-theta eps} joins
+        # the scale e^{sum n Lambda} in the log domain (sum n Lambda - theta eps <= 0 at the tilt:
+        # it is the Chernoff exponent), so neither overflows nor underflows on its own
         if theta > 0:
-            supw = math.exp(-theta * eps) * (theta / (1 + theta)) ** theta / (1 + theta) * (1 + 1e-9)
+            supw = (theta / (1 + theta)) ** theta / (1 + theta) * (1 + 1e-9)
         else:
             supw = 1.0
+        log_scale_w = log_scale - theta * eps
         full = kmax - kmin + 1
         c_sig = 12.0
         for _attempt in range(6):
@@ -269,16 +274,21 @@ class ComposedAccountant:
             qv = q[s_idx % N]
             x = s_idx * h
             with np.errstate(over="ignore", under="ignore"):
-                w = np.where(x > eps, np.exp(-theta * x) * -np.expm1(eps - x), 0.0)
+                w = np.where(x > eps, np.exp(-theta * (x - eps)) * -np.expm1(eps - x), 0.0)
             E = float(np.sum(w * qv))
             Ea = float(np.sum(np.abs(w * qv)))
             fp = float(np.linalg.norm(w)) * err_q + N * _U * Ea
             # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
-            # |w~ - w| <= e^{-theta x} 8u (1 + |x| + |eps|)(1 + theta |x|) wherever the true weight
-            # can be non-zero (x > eps up to the rounding of x)
+            # |w~ - w| <= e^{-theta (x - eps)} 8u (1 + |x| + |eps|)(1 + theta (|x| + |eps|)) wherever the
+            # true weight can be non-zero (x > eps up to the rounding of x). Both weights lie in [0, w~ + (s h - eps)_+]
+            # (e^{-theta y}(1 - e^{-y}) <= y) and s h - eps <= (x - eps) + u |x|, which caps the bound
+            # where theta is huge (eps at the edge of the support) or x <= eps (then w~ = 0)
             near = x > eps - 1e-9 * (1.0 + abs(eps))
+            xn = x[near]
             with np.errstate(over="ignore", under="ignore"):
-                ew = np.exp(-theta * x[near]) * 8 * _U * (1 + np.abs(x[near]) + abs(eps)) * (1 + theta * np.abs(x[near]))
+                ew = (np.exp(-theta * (xn - eps)) * 8 * _U * (1 + np.abs(xn) + abs(eps))
+                      * (1 + theta * (np.abs(xn) + abs(eps))))
+            ew = np.minimum(ew, w[near] + np.maximum(xn - eps, 0.0) * (1 + 4 * _U) + 2 * _U * np.abs(xn))
             fp += float(np.sum(ew * np.abs(qv[near])))
             wrap = supw * (math.exp(lp_hi) + math.exp(lp_lo))
             if wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
@@ -295,9 +305,16 @@ class ComposedAccountant:
         tv = supw * math.exp(log_tv) if log_tv < 700 else math.inf
         up_main = E + wrap + fp + tv
         lo_main = E - wrap - fp - tv
-        sc = math.exp(log_scale) if log_scale < 700 else math.inf
-        upper = min(p_inf_up + sc * up_main * (1 + 1e-9), 1.0)
-        lower = max(p_inf_lo + sc * lo_main * (1 - 1e-9), 0.0) if lo_main > 0 else p_inf_lo
+        # e^{log_scale_w}: the exponent's own rounding (the sum of the n_j Lambda_j, theta eps) is
+        # charged as a margin 8u (J + 1)(sum |n_j Lambda_j| + |theta eps| + 1) on the exponent
+        marg = 8 * _U * (len(tilted) + 1) * (abs_scale + abs(theta * eps) + 1.0)
+        sc_up = math.exp(log_scale_w + marg) if log_scale_w + marg < 700 else math.inf
+        sc_lo = math.exp(log_scale_w - marg) if log_scale_w - marg < 700 else math.inf
+        if not math.isfinite(up_main) or (math.isinf(sc_up) and up_main >= 0):
+            upper = 1.0  # no finite bound (never NaN, never below the truth)
+        else:
+            upper = min(p_inf_up + sc_up * up_main * (1 + 1e-9), 1.0)
+        lower = max(p_inf_lo + sc_lo * lo_main * (1 - 1e-9), 0.0) if (lo_main > 0 and math.isfinite(sc_lo)) else p_inf_lo
         return lower, upper
 
     @staticmethod
