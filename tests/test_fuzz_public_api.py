@@ -46,6 +46,7 @@ BAD = {
     "unit_oc": [NAN, INF, 0.0, -0.5, 1.5, "a", 1j, None],  # (0, 1]
     "open_pm1": [NAN, INF, -INF, 1.0, -1.0, 1.5, "a", 1j, None],  # (-1, 1)
     "real": [NAN, INF, -INF, "a", 1j, None],
+    "real_inf_ok": [NAN, "a", 1j, None, True],  # privacy losses: +-inf are valid
     "int_pos": [0, -1, 1.5, NAN, "a", 1j, None, True],
     "int_nonneg": [-1, 1.5, NAN, "a", 1j, None, True],
     "rng": [2**70, -1, "a", 1.5, True, 1j],
@@ -109,6 +110,16 @@ def _general():
 @functools.lru_cache(maxsize=None)
 def _acc():
     return SH.ShuffleAccountant(_rr(), 100)
+
+
+@functools.lru_cache(maxsize=None)
+def _pair():
+    return SH.dominating_pair(_acc())
+
+
+@functools.lru_cache(maxsize=None)
+def _composed():
+    return SH.ComposedAccountant([(_acc(), 2)])
 
 
 def _slg():
@@ -244,6 +255,33 @@ ENTRIES = [
     E("sharpdp.shuffle:smallest_certified_delta",
       lambda: (SH.smallest_certified_delta, dict(randomizer=_rr(), n=100, epsilon=0.5)),
       dict(randomizer="choice", n="int_pos", epsilon="nonneg_finite", adjacency="choice")),
+    E("sharpdp.shuffle:calibrate_bmg_report",
+      lambda: (SH.calibrate_bmg_report, dict(n=100, epsilon=1.0, delta=1e-6, dim=1)),
+      dict(n="int_pos", epsilon="nonneg_finite", delta="prob_open", dim="int_pos", adjacency="choice")),
+    E("sharpdp.shuffle:calibrate_gaussian_report",
+      lambda: (SH.calibrate_gaussian_report, dict(n=100, epsilon=1.0, delta=1e-6)),
+      dict(n="int_pos", epsilon="nonneg_finite", delta="prob_open", adjacency="choice")),
+    # ------------------------------------------------ privacy profile, dominating pairs, composition
+    E("sharpdp.shuffle:ShuffleAccountant.privacy_profile",
+      lambda: (_acc().privacy_profile, dict(epsilons=np.array([0.1, 0.5]))), dict(epsilons="eps_array")),
+    E("sharpdp.shuffle:privacy_profile", lambda: (SH.privacy_profile, dict(accountant=_acc(), epsilons=[0.1, 0.5])),
+      dict(accountant="choice", epsilons="eps_array")),
+    E("sharpdp.shuffle:privacy_profile_bounds",
+      lambda: (SH.privacy_profile_bounds, dict(accountant=_acc(), epsilons=[0.1, 0.5])),
+      dict(accountant="choice", epsilons="eps_array")),
+    E("sharpdp.shuffle:dominating_pair", lambda: (SH.dominating_pair, dict(accountant=_acc())),
+      dict(accountant="choice", value_discretization_interval="pos")),
+    E("sharpdp.shuffle:DominatingPair.get_delta", lambda: (_pair().get_delta, dict(epsilon=0.5)),
+      dict(epsilon="real_inf_ok")),
+    E("sharpdp.shuffle:ComposedAccountant", lambda: (SH.ComposedAccountant, dict(parts=[(_acc(), 2)])),
+      dict(parts="choice", value_discretization_interval="pos"), none_ok=["value_discretization_interval"]),
+    E("sharpdp.shuffle:ComposedAccountant.get_delta", lambda: (_composed().get_delta, dict(epsilon=0.5)),
+      dict(epsilon="real_inf_ok")),
+    E("sharpdp.shuffle:ComposedAccountant.get_delta_bounds",
+      lambda: (_composed().get_delta_bounds, dict(epsilon=0.5)), dict(epsilon="real_inf_ok")),
+    E("sharpdp.shuffle:ComposedAccountant.get_epsilon", lambda: (_composed().get_epsilon, dict(delta=1e-6)),
+      dict(delta="prob_open", xtol="prob_open")),
+    E("sharpdp.shuffle:ComposedAccountant.pairs", lambda: (_composed().pairs, {}), dict(lower="flag")),
     # ------------------------------------------------ conversions (also re-exported by sharpdp.shuffle)
     E("sharpdp.conversions:gaussian_mechanism_delta", lambda: (CV.gaussian_mechanism_delta, dict(epsilon=1.0, sigma=1.0)),
       dict(epsilon="nonneg", sigma="pos", sensitivity="pos"), huge=[dict(epsilon=10000.0, sigma=1e4)],
@@ -357,6 +395,8 @@ ENTRIES = [
 #: Public names that are data containers or abstract bases: no argument checks to fuzz.
 EXEMPT = {
     "sharpdp.shuffle:AccountantReport": "dataclass returned by ShuffleAccountant.report",
+    "sharpdp.shuffle:CalibrationReport": "dataclass returned by calibrate_bmg_report / calibrate_gaussian_report",
+    "sharpdp.shuffle:DominatingPair": "built by dominating_pair (fuzzed above)",
     "sharpdp.shuffle:LocalRandomizer": "abstract base class",
     "sharpdp.crlb:MLPrivateEstimate": "dataclass returned by ml_private_estimator",
     "sharpdp.crlb:DistributedResult": "dataclass returned by distributed_identification",
@@ -431,8 +471,8 @@ def _names_param(msg: str, param: str) -> bool:
 def _cases():
     for e in ENTRIES:
         for param, kind in e.params.items():
-            if kind == "array":
-                yield pytest.param(e, param, "array", None, id=f"{e.key}-{param}-arrays",
+            if kind in ("array", "eps_array"):
+                yield pytest.param(e, param, kind, None, id=f"{e.key}-{param}-arrays",
                                    marks=_marks(e, param))
                 continue
             for bad in BAD[kind]:
@@ -456,15 +496,18 @@ def _marks(e, param, bad_id="arrays"):
 @pytest.mark.parametrize("entry,param,kind,bad", list(_cases()))
 def test_bad_input_named_error(entry, param, kind, bad):
     fn, kwargs = entry.make()
-    if kind == "array":
+    if kind in ("array", "eps_array"):
         base = kwargs.get(param)
         if base is None:
             base = np.ones(2)
         bads = _bad_arrays(base)
+        if kind == "eps_array":  # an epsilon grid of any shape (empty too): +-inf and extra dimensions are valid
+            bads = [b for b in bads if not (isinstance(b, np.ndarray) and b.dtype.kind == "f"
+                                            and (b.size == 0 or np.isinf(b).any() or b.ndim > np.ndim(base)))]
     else:
         bads = [bad]
     for b in bads:
-        if _isolated(entry, param, "arrays" if kind == "array" else _ids(bad)):
+        if _isolated(entry, param, "arrays" if kind in ("array", "eps_array") else _ids(bad)):
             status, exc_type, msg, _ = _run_forked(entry.key, {param: b}, timeout=5.0)
             assert status == "exc", f"{entry.key}({param}={_ids(b)}) was accepted"
             assert exc_type in ("ValueError", "TypeError"), f"{entry.key}({param}={_ids(b)}) raised {exc_type}: {msg}"

@@ -84,6 +84,26 @@ def real_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple[i
     return arr
 
 
+def epsilon_values(name: str, value: Any) -> np.ndarray:
+    """Validate privacy-loss arguments (nats, any sign, scalar or array, +-inf allowed).
+
+    Returns a float64 array of the input's shape. ``TypeError`` (naming ``name``) for text,
+    complex, boolean or other non-real input; ``ValueError`` for NaN.
+    """
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got {type(value).__name__}")
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a real number or an array of real numbers") from exc
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {raw.dtype}")
+    arr = raw.astype(np.float64)
+    if np.any(np.isnan(arr)):
+        raise ValueError(f"{name} must not be NaN")
+    return arr
+
+
 def probability_open(name: str, value: Any) -> float:
     """A probability strictly inside (0, 1), e.g. a target delta."""
     return real(name, value, lo=0.0, hi=1.0, lo_open=True, hi_open=True)

@@ -162,7 +162,15 @@ class ComposedAccountant:
         return sum(c for _, c in self.parts)
 
     def pairs(self, lower: bool = False) -> list:
-        """The rounds' dominating pairs (``lower=True``: the reference pairs from lower values)."""
+        """The rounds' dominating pairs (``lower=True``: the reference pairs from lower values).
+
+        Raises
+        ------
+        TypeError
+            ``lower`` is not a bool.
+        """
+        if not isinstance(lower, (bool, np.bool_)):
+            raise TypeError(f"lower must be a bool, got {type(lower).__name__}")
         if lower:
             if self._lower_pairs is None:
                 self._lower_pairs = [dominating_pair(a, self.value_discretization_interval, lower=True,
@@ -350,10 +358,7 @@ class ComposedAccountant:
 
     # ------------------------------------------------------------------ public API
     def _eps(self, epsilon):
-        arr = np.asarray(epsilon, dtype=float)
-        if np.any(np.isnan(arr)):
-            raise ValueError("epsilon must not be NaN")
-        return arr
+        return V.epsilon_values("epsilon", epsilon)
 
     def get_delta_bounds(self, epsilon):
         """(lower, upper) of the composed delta at epsilon (nats, any sign; scalar or array).

@@ -38,6 +38,13 @@ _REFINE_FLOOR = 1e-15  # below it the samples are not refined for relative accur
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def _check_accountant(accountant) -> None:
+    """TypeError naming ``accountant`` unless it is a ShuffleAccountant (duck-typed: this module
+    sits below the accountant, which delegates ``privacy_profile`` to it)."""
+    if not callable(getattr(accountant, "get_delta_bounds", None)) or not hasattr(accountant, "adjacency"):
+        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+
+
 def _positive_bounds(accountant, eps: np.ndarray):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
     sweep: values already computed for this accountant are reused, the rest come from one
@@ -91,9 +98,8 @@ def privacy_profile_bounds(accountant, epsilons):
     ValueError
         NaN in ``epsilons``.
     """
-    arr = np.asarray(epsilons, dtype=float)
-    if np.any(np.isnan(arr)):
-        raise ValueError("epsilons must not contain NaN")
+    _check_accountant(accountant)
+    arr = V.epsilon_values("epsilons", epsilons)
     flat = arr.ravel()
     a = np.abs(flat)
     uniq = np.unique(a)
@@ -281,9 +287,7 @@ class DominatingPair:
         rounded up (each loss l_i = losses[i] * Delta taken one ulp above its float product, then
         a (m + 8) u relative margin). Accepts a scalar or array of any shape.
         """
-        arr = np.asarray(epsilon, dtype=float)
-        if np.any(np.isnan(arr)):
-            raise ValueError("epsilon must not be NaN")
+        arr = V.epsilon_values("epsilon", epsilon)
         # upper values of the real losses k * Delta (the float product is within half an ulp):
         # a loss rounded down would shrink 1 - e^{eps - loss} without bound as eps nears it
         loss = np.nextafter(self.losses.astype(float) * self.value_discretization_interval, np.inf)
@@ -445,6 +449,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         Delta not in (0, 1], ``epsilons`` negative, not finite, or not on the Delta grid,
         ``delta_floor`` not in (0, 1), ``max_evaluations`` < 2, ``rel_tol`` not in (0, 1).
     """
+    _check_accountant(accountant)
     dx = V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
     floor = V.real("delta_floor", delta_floor, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     max_ev = V.integer("max_evaluations", max_evaluations, lo=2)
