@@ -1,0 +1,404 @@
+"""Far-tail ("single big jump") treatment of the certified accountant (proof: docs/accountant_tail.md).
+
+For a law L with a heavy right tail (the lognormal laws of the blanket-mixed Gaussian and of the
+Gaussian randomizer), the plain accountant clamps L at a T with E[(L - T)_+] negligible, which
+takes T at thousands of standard deviations: a huge lattice and FFT. Here the clamp T0 is
+moderate and the far tail is added back in closed form. With G_i = B_i L_i, S = sum_i G_i,
+A = sum_i min(G_i, T0), X_i = (G_i - T0)_+, J = sum_i X_i (docs/accountant_tail.md §2):
+
+    S_+ = A_+ + (J - A_-)_+,
+    sum_i (X_i - A_-)_+ <= (J - A_-)_+ <= sum_i (X_i - A_-)_+ + sum_{i<j} min(X_i, X_j),
+
+and on {X_1 > 0}, A = T0 + A' with A' = sum_{j >= 2} min(G_j, T0) independent of X_1, so
+
+    E[(X_1 - A_-)_+] = gamma E[phi(A')],   phi(a) = tau(max(T0, -a)),  tau(t) = E[(L - t)_+].
+
+Hence, with the lower clamp -B of the lattice (free for the upper value; the lower value pays
+tau_low(B) = E[(-B - L)_+] as the engine does)::
+
+    D_up <= Body_up(T0) + E[phi_bar(A_hat')] + (n - 1) gamma / 2 * int_0^inf P(L > T0 + t)^2 dt,
+    D_up >= Body_lo(T0) + E[tau(-A_low')] - E[(tau(-A_hat') - tau(T0))_+],
+
+where Body is the engine's bracket of E[A_+]/(n gamma) at the clamp T0, A_hat' / A_low' the
+(n-1)-fold sums of the engine's hat (convex-order upper) and centroid (convex-order lower)
+lattice laws of clamp(L, -B, T0), and phi_bar >= phi the convex majorant equal to tau(-a) for
+a <= -T0 continued by its tangent. The expectations over the lattice laws are computed by one
+untilted FFT power each, with the same round-off bounds as the engine, and Chernoff bounds on
+the exact lattice laws outside the window.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sharpdp.shuffle._laws import FiniteLaw, Law, LognormalLaw, SumLaw, _interval_prob
+
+_U = 2.0**-53
+_BIG = 1e300
+
+
+# --------------------------------------------------------------------------- closed forms
+def stop_loss(law: Law, t) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised rigorous bracket (lo, up) of tau(t) = E[(L - t)_+] for an array t."""
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    if isinstance(law, LognormalLaw):
+        lo_v, hi_v = law._vint(t, _BIG)
+        _, _, val, err = law._local(lo_v, hi_v, t)
+        empty = ~(hi_v > lo_v)
+        up = law.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12)
+        lo = law.weight * np.maximum(val - err, 0.0) * (1 - 1e-12)
+        up = np.where(empty, 0.0, up)
+        lo = np.where(empty, 0.0, lo)
+        return lo, up
+    if isinstance(law, SumLaw):
+        lo = np.zeros(t.shape)
+        up = np.zeros(t.shape)
+        for p in law.parts:
+            a, b = stop_loss(p, t)
+            lo += a
+            up += b
+        return lo * (1 - 1e-12), up * (1 + 1e-12)
+    if isinstance(law, FiniteLaw):
+        s = np.maximum(law.values[None, :] - t[:, None], 0.0) @ law.probs
+        rel = max((law.values.size + 4.0) * _U, 1e-12)
+        return s * (1 - rel), s * (1 + rel)
+    br = [law.tail_upper_bracket(float(x)) for x in t]
+    return np.array([b[0] for b in br]), np.array([b[1] for b in br])
+
+
+def prob_above_up(law: Law, x) -> np.ndarray:
+    """Vectorised upper bound on P(L > x)."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    if isinstance(law, LognormalLaw):
+        lo_v, hi_v = law._vint(x, _BIG)
+        p, e = _interval_prob(lo_v, hi_v)
+        return law.weight * (p + e) * (1 + 8 * _U)
+    if isinstance(law, SumLaw):
+        return sum(prob_above_up(p, x) for p in law.parts) * (1 + 1e-12)
+    if isinstance(law, FiniteLaw):
+        s = (law.values[None, :] > x[:, None]).astype(float) @ law.probs
+        return s * (1 + (law.values.size + 4.0) * _U)
+    return np.array([sum(law.prob_above(float(v))) for v in x])
+
+
+def pair_integral_up(law: Law, T0: float) -> float:
+    """Upper bound on I2(T0) = int_0^inf P(L > T0 + t)^2 dt (docs/accountant_tail.md §3).
+
+    The integrand is non-increasing: an upper Riemann sum on a geometric grid x_0 = T0 < x_1 <
+    ... < x_M, plus int_{x_M}^inf P(L > x)^2 dx <= P(L > x_M) tau(x_M) for the rest."""
+    x = T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+    p = prob_above_up(law, x)
+    s = float(np.sum(np.diff(x) * p[:-1] ** 2))
+    rest = float(p[-1] * stop_loss(law, x[-1:])[1][0])
+    return (s + rest) * (1 + 1e-9)
+
+
+# --------------------------------------------------------------------------- lattice laws
+def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True):
+    """Per-user lattice pmfs of G = B L clamped to [-B, T] on nodes (k0 + k) h (module steps B, C, H
+    of :mod:`sharpdp.shuffle.accountant`): the hat law g (upper in the convex and increasing convex
+    orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None."""
+    from sharpdp.shuffle import accountant as A
+
+    C = A._core()
+    kT = int(math.ceil(T / h))
+    kB = int(math.ceil(B / h))
+    K = kT + kB
+    x0 = -kB * h
+    plo, eplo = law.prob_below(x0)
+    phi, ephi = law.prob_above(x0 + K * h)
+    m, w, em, ew = law.cells(x0, h / A._J_LO, K * A._J_LO)
+    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, A._J_LO)
+    A._check_mass(psi, eta)
+
+    def mix(ps, et):
+        g = gamma * ps
+        g[kB] += 1.0 - gamma
+        return g, gamma * et * (1 + 4 * _U) + 4 * _U * g
+
+    g, eta_g = mix(psi, eta)
+    low = None
+    if lower:
+        lp = A._lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)
+        if lp is not None:
+            g_lo, eta_glo = mix(lp[0], lp[1])
+            low = (g_lo, eta_glo, lp[2] * gamma)
+    return dict(g=g, eta=eta_g, k0=-kB, low=low, kT=kT, kB=kB)
+
+
+class _Chernoff:
+    """Chernoff bounds for the nn-fold sum S of the EXACT lattice law whose computed pmf is g with
+    absolute error bounds eta: log E e^{lam X} <= log sum_k (g_k + eta_k) e^{lam x_k}."""
+
+    def __init__(self, g, eta, k0, h, nn):
+        from sharpdp.shuffle import accountant as A
+
+        self.C = A._core()
+        self.g, self.eta, self.k0, self.h, self.nn = g, eta, k0, h, float(nn)
+        _, mu, var = self.C.log_mgf(g, k0, h, 0.0)
+        self.scale = 1.0 / (math.sqrt(max(nn * var, h * h)))
+
+    def log_mgf(self, lam: float) -> float:
+        _, L, _, _, tau, mass = self.C.tilt(self.g, self.eta, self.k0, self.h, lam)
+        return L + math.log(mass + tau) + 1e-12 * (abs(L) + 1.0)
+
+    def _min(self, f, sign):
+        """min over lam > 0 of f(lam) (convex in lam): golden section on log lam."""
+        a, b = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
+        best = math.inf
+        gr = 0.5 * (math.sqrt(5.0) - 1.0)
+        c, d = b - gr * (b - a), a + gr * (b - a)
+        fc, fd = f(math.exp(c)), f(math.exp(d))
+        for _ in range(70):
+            best = min(best, fc, fd)
+            if fc < fd:
+                b, d, fd = d, c, fc
+                c = b - gr * (b - a)
+                fc = f(math.exp(c))
+            else:
+                a, c, fc = c, d, fd
+                d = a + gr * (b - a)
+                fd = f(math.exp(d))
+            if b - a < 1e-4:
+                break
+        return min(best, fc, fd, 0.0 if sign == "p" else math.inf)
+
+    def log_p_above(self, b: float) -> float:
+        """log of an upper bound on P(S >= b) (<= 0)."""
+        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
+
+    def log_p_below(self, a: float) -> float:
+        """log of an upper bound on P(S <= a) (<= 0)."""
+        return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
+
+    def log_excess(self, b: float) -> float:
+        """log of an upper bound on E[(S - b)_+]  ((x)_+ <= e^{lam x} / (e lam))."""
+        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
+
+
+def _exp(x: float) -> float:
+    return math.exp(x) if x < 709 else math.inf
+
+
+def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn):
+    """Untilted nn-fold lattice law on a window [a, b) certified by Chernoff bounds (each side's
+    probability <= e^{log_tgt} for the computed law; the exact law's bounds are recomputed by the
+    caller). Returns the window values x, the computed circular pmf q on it, the componentwise
+    error bound err_q, the TV bound of the pmf errors and N."""
+    import scipy.fft as sfft
+
+    from sharpdp.shuffle import accountant as A
+
+    C = A._core()
+    K = g.size - 1
+    _, Lam, mu, var, tau, mass = C.tilt(g, eta, k0, h, 0.0)
+    sig = math.sqrt(max(nn * var, h * h))
+    lam_scale = 1.0 / (sig + h)
+    s_hi = C.chernoff_edge(g, k0, h, float(nn), log_tgt, +1, lam_scale) / h
+    s_lo = C.chernoff_edge(g, k0, h, float(nn), log_tgt, -1, lam_scale) / h
+    center = nn * mu / h
+    s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
+    sa = int(math.floor(s_lo)) - 1
+    N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
+    if N > A._N_MAX:
+        raise A._Coarsen(h * N / A._N_MAX * 1.02)
+    folded = np.bincount(np.arange(K + 1) % N, weights=g, minlength=N)
+    wk = workers if N >= 1 << 16 else 1
+    z = sfft.rfft(folded, workers=wk)
+    lg = math.log2(N)
+    e_fwd = A._FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
+    Q, errQ, normQ, _ = C.power(z, float(nn), e_fwd, N, folded, thr_fn(N), A._DFT_WORK)
+    q = sfft.irfft(Q, n=N, workers=wk)
+    err_q = (errQ + A._FFT_C * lg * _U * normQ) / math.sqrt(N)
+    off = (sa - nn * k0) % N
+    qw = np.roll(q, -off)
+    x = (sa + np.arange(N, dtype=float)) * h
+    tau += (math.ceil((K + 1) / N) + 2) * _U * mass
+    ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
+    return dict(x=x, q=qw, err_q=err_q, tv=_exp(ltv), N=N, a=x[0], b=x[-1] + h)
+
+
+def _wsum(w, F):
+    """(sum_W w q, round-off bound) for non-negative weights w on the window of F."""
+    q = F["q"]
+    s = float(np.sum(w * q))
+    fp = math.sqrt(float(np.sum(w * w))) * F["err_q"] + w.size * _U * float(np.sum(np.abs(w * q)))
+    return s, fp
+
+
+def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, rel_tol: float, est: float,
+              workers, lower: bool = True) -> dict:
+    """Certified bracket of E[phi(A'_B)] (A'_B the sum of n - 1 clamped per-user terms), in units
+    of D_up (docs/accountant_tail.md §4).
+
+    phi = phi_c - c (a + T0)_+ with c >= P(L > T0) and phi_c(a) = tau(-a) for a <= -T0,
+    tau(T0) + c (a + T0) beyond (convex, non-decreasing, c-Lipschitz). With the hat law A_hat
+    (convex-order upper) and the centroid law A_low (convex-order lower) of A'_B:
+        E phi(A'_B) <= E phi_c(A_hat) - c E(A_low + T0)_+,
+        E phi(A'_B) >= E phi_c(A_low) - c E(A_hat + T0)_+.
+    """
+    nn = n - 1
+    tau_T0_lo, tau_T0_up = (float(v[0]) for v in stop_loss(law, [T0]))
+    c = float(prob_above_up(law, [T0])[0])
+    if nn == 0:  # A' = 0: phi(0) = tau(T0) exactly
+        return dict(up=tau_T0_up, lo=tau_T0_lo, N=0)
+    k0 = lat["k0"]
+
+    def phic(x, which):
+        left = x <= -T0
+        lo, up = stop_loss(law, np.where(left, -x, T0))
+        v = up if which == "up" else lo
+        return np.where(left, v, (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0))
+
+    log_tgt = math.log(max(1e-5 * rel_tol * est, 1e-300) / max(tau_T0_up, 1e-300)) - 2.0
+    thr_fn = lambda N: 1e-4 * rel_tol * est / (max(tau_T0_up, 1e-300) * math.sqrt(N))  # noqa: E731
+
+    # --- the hat law: upper bounds of E phi_c and of E (x + T0)_+ ---
+    ch = _Chernoff(lat["g"], lat["eta"], k0, h, nn)
+    F = _fft_law(lat["g"], lat["eta"], k0, h, nn, log_tgt, workers, thr_fn)
+    a, b = F["a"], F["b"]
+    lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
+    pa, pb = _exp(lpa), _exp(lpb)
+    ex = _exp(ch.log_excess(max(b, -T0)))  # >= E[(S - max(b, -T0))_+]
+    # E[(S + T0)_+ 1{S >= b}] <= (b + T0)_+ P(S >= b) + E[(S - max(b, -T0))_+]
+    ramp_out_hi = max(b + T0, 0.0) * pa + ex
+    w = phic(F["x"], "up")
+    s, fp = _wsum(w, F)
+    # outside the window: below a, phi_c <= phi_c(a); above b, phi_c <= tau(T0) + c (x + T0)_+
+    out = float(phic(np.array([a]), "up")[0]) * pb + tau_T0_up * pa + c * ramp_out_hi
+    phi_hat_up = s + fp + float(w.max()) * F["tv"] + out
+    wr = np.maximum(F["x"] + T0, 0.0)
+    sr, fpr = _wsum(wr, F)
+    ramp_hat_up = sr + fpr + float(wr.max()) * F["tv"] + max(a + T0, 0.0) * pb + ramp_out_hi
+    res = dict(N=F["N"], window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up)
+    if not lower or lat["low"] is None:
+        res.update(up=phi_hat_up * (1 + 1e-9), lo=0.0)
+        return res
+    # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
+    g_lo, eta_lo, mom_err = lat["low"]
+    F2 = _fft_law(g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn)
+    ch2 = _Chernoff(g_lo, eta_lo, k0, h, nn)
+    p_out = _exp(ch2.log_p_above(F2["b"])) + _exp(ch2.log_p_below(F2["a"]))
+    # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz
+    dev = nn * h * float(np.sum(mom_err)) * (1 + 1e-9)
+    w1 = phic(F2["x"], "lo")
+    s1, fp1 = _wsum(w1, F2)
+    phi_low_lo = s1 - fp1 - float(w1.max()) * (F2["tv"] + p_out) - c * dev
+    wr2 = np.maximum(F2["x"] + T0, 0.0)
+    s2, fp2 = _wsum(wr2, F2)
+    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, 0.0)
+    up = phi_hat_up - c * ramp_low_lo
+    lo = phi_low_lo - c * ramp_hat_up
+    res.update(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N_lower=F2["N"], phi_low_lo=phi_low_lo,
+               ramp_low_lo=ramp_low_lo, dev=dev)
+    return res
+
+
+# --------------------------------------------------------------------------- driver
+def _pow2(x: float) -> float:
+    return 2.0 ** math.floor(math.log2(x))
+
+
+def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
+    """Smallest (about) T0 >= sd(L) with (n - 1) gamma / 2 * I2(T0) <= target."""
+    sd = law.std()
+    base = max(law.mean(), 0.0) + sd
+
+    def pair(T):
+        return 0.5 * (n - 1) * gamma * pair_integral_up(law, T)
+
+    T = base
+    for _ in range(200):
+        if pair(T) <= target:
+            break
+        T *= 2.0
+    lo = T / 2.0 if T > base else T
+    for _ in range(30):
+        if T - lo <= 0.02 * T:
+            break
+        mid = 0.5 * (lo + T)
+        if pair(mid) <= target:
+            T = mid
+        else:
+            lo = mid
+    return T
+
+
+def applicable(law: Law, n: int) -> bool:
+    """The big-jump treatment applies to laws with an unbounded right tail and n >= 2."""
+    return n >= 2 and not isinstance(law, FiniteLaw) and math.isinf(law.support()[1])
+
+
+def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
+                    max_rounds: int = 6) -> dict:
+    """Certified (lower, upper) of D_up for one law with the far-tail treatment.
+
+    Returns a dict with ``lower``, ``upper``, the clamp ``T0``, grid steps and the terms."""
+    from sharpdp.shuffle import accountant as A
+
+    sd = law.std()
+    mean = law.mean()
+    m_est = (n - 1) * gamma * mean
+    est = float(stop_loss(law, [max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
+    est = max(est, A._VALUE_FLOOR)
+    lo_s = law.support()[0]
+    best = None
+    terms_hist = []
+    for _rnd in range(3):
+        T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
+        H = _pow2(max(T0r / 16.0, 1e-300))
+        T0 = math.ceil(T0r / H) * H
+        multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
+        Bt = 0.02 * rel_tol * est
+        B = max(-lo_s, 0.0) if math.isfinite(lo_s) else A._choose_B(law, Bt)
+        B = max(math.ceil(B / H), 1) * H  # every grid step h <= H (powers of 2) divides T0 and B
+        tail_B = law.tail_lower(B)
+        # jump term: grid from the spread of the (n-1)-fold sum; refined until its gap is small
+        h = min(_pow2(max(sd, 1e-300)) / 4.0, H)
+        jt = None
+        for _ in range(max_rounds):
+            lat = lattice_laws(law, gamma, h, T0, B, lower=lower)
+            try:
+                jt = jump_term(law, gamma, n, lat, h, T0, rel_tol, est, workers, lower=lower)
+            except A._Coarsen:
+                break
+            if not lower or jt["lo"] <= 0 or jt["up"] - jt["lo"] <= 0.3 * rel_tol * jt["lo"]:
+                break
+            gap = (jt["up"] - jt["lo"]) / (0.3 * rel_tol * jt["lo"])
+            h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap), 1.0))
+        # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
+        ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
+        body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+        body_lo, body = 0.0 - tail_B, None
+        jlo = jt["lo"] if jt is not None else 0.0
+        if body_up > 0.05 * rel_tol * max(jlo, est * 1e-3):
+            hb = h
+            for _ in range(max_rounds):
+                try:
+                    body = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                except A._Coarsen:
+                    raise  # (a coarser grid would move the clamps; the caller falls back)
+                b_up = body["main"] * (1 + 1e-9)
+                if not lower or b_up - body["lower"] <= 0.3 * rel_tol * max(body["lower"] + jlo, 1e-300):
+                    break
+                hb /= 2.0
+            body_up = min(body_up, body["main"] * (1 + 1e-9))
+            body_lo = body["lower"]  # (the engine already subtracts tail_B)
+        up = (body_up + jt["up"] + multi) * (1 + 1e-9)
+        lo = max((body_lo + jlo) * (1 - 1e-9), 0.0)
+        cap = law.tail_upper(0.0)
+        res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
+                   body_lo=body_lo, jump=jt, body=body)
+        terms_hist.append(res)
+        if best is None or res["upper"] < best["upper"]:
+            best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
+        else:
+            best["lower"] = max(best["lower"], lo)
+        # the pair term was sized for `est`: redo with the computed value if it is too large
+        val = lo if lo > 0 else up
+        if multi <= 0.12 * rel_tol * val or val >= est:
+            break
+        est = val
+    return best
