@@ -136,13 +136,16 @@ class _Chernoff:
         from sharpdp.shuffle import accountant as A
 
         self.C = A._core()
-        self.g, self.eta, self.k0, self.h, self.nn = g, eta, k0, h, float(nn)
+        # an upper pmf: (g + eta) rounded up; log_mgf's own rounding (K terms) is covered by the margin
+        self.gp = (g + eta) * (1 + 4 * _U)
+        self.k0, self.h, self.nn = k0, h, float(nn)
+        self.margin = (g.size + 8) * 4 * _U
         _, mu, var = self.C.log_mgf(g, k0, h, 0.0)
         self.scale = 1.0 / (math.sqrt(max(nn * var, h * h)))
 
     def log_mgf(self, lam: float) -> float:
-        _, L, _, _, tau, mass = self.C.tilt(self.g, self.eta, self.k0, self.h, lam)
-        return L + math.log(mass + tau) + 1e-12 * (abs(L) + 1.0)
+        L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
+        return L + self.margin + 1e-12 * abs(L)
 
     def _min(self, f, sign):
         """min over lam > 0 of f(lam) (convex in lam): golden section on log lam."""
@@ -161,7 +164,7 @@ class _Chernoff:
                 a, c, fc = c, d, fd
                 d = a + gr * (b - a)
                 fd = f(math.exp(d))
-            if b - a < 1e-4:
+            if b - a < 0.02:
                 break
         return min(best, fc, fd, 0.0 if sign == "p" else math.inf)
 
@@ -331,11 +334,50 @@ def applicable(law: Law, n: int) -> bool:
     return n >= 2 and not isinstance(law, FiniteLaw) and math.isinf(law.support()[1])
 
 
+def _spread(law: Law) -> float:
+    """A scale of the bulk of L (interquartile range where cheap, else the sd): the lattice step
+    must resolve it for the centroid (lower) law to keep its mass apart."""
+    sd = law.std()
+    if isinstance(law, LognormalLaw):
+        q = abs(law._at(0.6745 * law._sign) - law._at(-0.6745 * law._sign))
+        if math.isfinite(q) and q > 0:
+            return min(sd, q)
+    if isinstance(law, SumLaw):
+        qs = [_spread(p) for p in law.parts if isinstance(p, LognormalLaw)]
+        if qs:
+            return min([sd] + qs)
+    return sd
+
+
+def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
+    """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
+    (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
+    P(A'_B + J' > B) <= P(A'_B > B/2) + (n-1) gamma P(L > T0 + B/4) + ((n-1) gamma P(L > T0))^3 / 6.
+    ``ch_hat``: Chernoff bounds of the (n-1)-fold hat law (its mgf dominates that of A'_B)."""
+    tl = law.tail_lower(B)
+    if tl <= 0.0:
+        return 0.0
+    p = gamma * float(prob_above_up(law, [T0])[0])
+    q = (_exp(ch_hat.log_p_above(0.5 * B)) + (n - 1) * gamma * float(prob_above_up(law, [T0 + 0.25 * B])[0])
+         + ((n - 1) * p) ** 3 / 6.0)
+    return tl * min(q, 1.0) * (1 + 1e-9)
+
+
+def _body_lower(body: dict) -> float:
+    """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
+    (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
+    / (n gamma) - overshoot; the lower tail is paid by :func:`lower_tail_penalty` instead)."""
+    t = body["terms"]
+    v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
+    return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
+
+
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
-                    max_rounds: int = 6) -> dict:
+                    max_rounds: int = 8) -> dict:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
-    Returns a dict with ``lower``, ``upper``, the clamp ``T0``, grid steps and the terms."""
+    Returns a dict with ``lower``, ``upper``, the clamp ``T0``, grid steps and the terms.
+    Raises the accountant's ``_Coarsen`` when a size cap binds (the caller falls back)."""
     from sharpdp.shuffle import accountant as A
 
     sd = law.std()
@@ -344,61 +386,68 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     est = float(stop_loss(law, [max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
     est = max(est, A._VALUE_FLOOR)
     lo_s = law.support()[0]
+    h_start = _pow2(max(_spread(law), 1e-300)) / 2.0
     best = None
-    terms_hist = []
-    for _rnd in range(3):
+    B = None
+    for _rnd in range(4):
         T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
         H = _pow2(max(T0r / 16.0, 1e-300))
         T0 = math.ceil(T0r / H) * H
         multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
-        Bt = 0.02 * rel_tol * est
-        B = max(-lo_s, 0.0) if math.isfinite(lo_s) else A._choose_B(law, Bt)
-        B = max(math.ceil(B / H), 1) * H  # every grid step h <= H (powers of 2) divides T0 and B
-        tail_B = law.tail_lower(B)
-        # jump term: grid from the spread of the (n-1)-fold sum; refined until its gap is small
-        h = min(_pow2(max(sd, 1e-300)) / 4.0, H)
-        jt = None
+        if math.isfinite(lo_s):
+            B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
+        elif B is None:
+            B = max(math.ceil(T0 / H), 1) * H
+        else:
+            B = math.ceil(B / H) * H
+        # every grid step h <= H (powers of 2) divides T0 and B, so all lattices share the clamps
+        h = min(h_start, H)
+        jt = lat = None
         for _ in range(max_rounds):
             lat = lattice_laws(law, gamma, h, T0, B, lower=lower)
-            try:
-                jt = jump_term(law, gamma, n, lat, h, T0, rel_tol, est, workers, lower=lower)
-            except A._Coarsen:
+            jt = jump_term(law, gamma, n, lat, h, T0, rel_tol, est, workers, lower=lower)
+            if not lower:
                 break
-            if not lower or jt["lo"] <= 0 or jt["up"] - jt["lo"] <= 0.3 * rel_tol * jt["lo"]:
+            if jt["lo"] > 0 and jt["up"] - jt["lo"] <= 0.3 * rel_tol * jt["lo"]:
                 break
-            gap = (jt["up"] - jt["lo"]) / (0.3 * rel_tol * jt["lo"])
-            h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap), 1.0))
+            if jt["lo"] <= 0:
+                h /= 2.0
+            else:
+                gap = (jt["up"] - jt["lo"]) / (0.3 * rel_tol * jt["lo"])
+                h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap), 1.0))
+        pen = 0.0
+        if lower and not math.isfinite(lo_s):
+            pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
         # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
         ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
         body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
-        body_lo, body = 0.0 - tail_B, None
-        jlo = jt["lo"] if jt is not None else 0.0
+        body_lo, body = 0.0, None
+        jlo = jt["lo"]
         if body_up > 0.05 * rel_tol * max(jlo, est * 1e-3):
             hb = h
             for _ in range(max_rounds):
-                try:
-                    body = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
-                except A._Coarsen:
-                    raise  # (a coarser grid would move the clamps; the caller falls back)
+                body = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)  # (_Coarsen: caller)
+                body_lo = _body_lower(body) if lower else 0.0
                 b_up = body["main"] * (1 + 1e-9)
-                if not lower or b_up - body["lower"] <= 0.3 * rel_tol * max(body["lower"] + jlo, 1e-300):
+                if not lower or (body_lo > 0 and b_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
                     break
                 hb /= 2.0
             body_up = min(body_up, body["main"] * (1 + 1e-9))
-            body_lo = body["lower"]  # (the engine already subtracts tail_B)
         up = (body_up + jt["up"] + multi) * (1 + 1e-9)
-        lo = max((body_lo + jlo) * (1 - 1e-9), 0.0)
+        lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
         cap = law.tail_upper(0.0)
         res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
-                   body_lo=body_lo, jump=jt, body=body)
-        terms_hist.append(res)
+                   body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
         if best is None or res["upper"] < best["upper"]:
             best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
         else:
             best["lower"] = max(best["lower"], lo)
-        # the pair term was sized for `est`: redo with the computed value if it is too large
         val = lo if lo > 0 else up
-        if multi <= 0.12 * rel_tol * val or val >= est:
+        redo = False
+        if multi > 0.12 * rel_tol * val and val < est:
+            est, redo = val, True  # the pair term was sized for a larger value
+        if pen > 0.05 * rel_tol * val:
+            B, redo = 4.0 * B, True
+        if not redo:
             break
-        est = val
     return best
