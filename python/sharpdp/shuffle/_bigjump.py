@@ -330,8 +330,9 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 
 
 def applicable(law: Law, n: int) -> bool:
-    """The big-jump treatment applies to laws with an unbounded right tail and n >= 2."""
-    return n >= 2 and not isinstance(law, FiniteLaw) and math.isinf(law.support()[1])
+    """The treatment applies to continuous laws (not atoms) with an unbounded tail, n >= 2."""
+    lo_s, hi_s = law.support()
+    return n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))
 
 
 def _spread(law: Law) -> float:
@@ -373,48 +374,73 @@ def _body_lower(body: dict) -> float:
 
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
-                    max_rounds: int = 8) -> dict:
+                    max_rounds: int = 8, negligible: float = 0.0) -> dict:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
-    Returns a dict with ``lower``, ``upper``, the clamp ``T0``, grid steps and the terms.
-    Raises the accountant's ``_Coarsen`` when a size cap binds (the caller falls back)."""
+    Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
+    above (T0 = their top: no jump term) and laws with an unbounded left tail get the lower-tail
+    penalty instead of the full E[(-B - L)_+]. Stops at a certified upper value below
+    ``negligible`` (the caller's maximum over laws). Returns a dict with ``lower``, ``upper``, the
+    clamp ``T0``, grid steps and the terms. Raises the accountant's ``_Coarsen`` when a size cap
+    binds (the caller falls back to the plain engine)."""
     from sharpdp.shuffle import accountant as A
 
     sd = law.std()
     mean = law.mean()
+    lo_s, hi_s = law.support()
+    bounded = math.isfinite(hi_s)
     m_est = (n - 1) * gamma * mean
     est = float(stop_loss(law, [max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
     est = max(est, A._VALUE_FLOOR)
-    lo_s = law.support()[0]
-    h_start = _pow2(max(_spread(law), 1e-300)) / 2.0
+    # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
+    h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
     best = None
     B = None
     for _rnd in range(4):
-        T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
-        H = _pow2(max(T0r / 16.0, 1e-300))
-        T0 = math.ceil(T0r / H) * H
-        multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
+        if bounded:  # no clamp above: T0 >= the top of the support, no jumps
+            H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
+            T0 = max(math.ceil(hi_s / H), 1) * H
+            multi = 0.0
+        else:
+            T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
+            H = _pow2(max(T0r / 16.0, 1e-300))
+            T0 = math.ceil(T0r / H) * H
+            multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
         if math.isfinite(lo_s):
             B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
         elif B is None:
-            B = max(math.ceil(T0 / H), 1) * H
+            B = max(math.ceil(max(T0, 4.0 * sd) / H), 1) * H
         else:
             B = math.ceil(B / H) * H
         # every grid step h <= H (powers of 2) divides T0 and B, so all lattices share the clamps
         h = min(h_start, H)
         jt = lat = None
+        h_used = h
+        lo_best, gap_prev = 0.0, math.inf
         for _ in range(max_rounds):
-            lat = lattice_laws(law, gamma, h, T0, B, lower=lower)
-            jt = jump_term(law, gamma, n, lat, h, T0, rel_tol, est, workers, lower=lower)
-            if not lower:
+            try:
+                lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
+                        jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
+            except A._Coarsen:
+                if jt is None:
+                    raise
+                break  # the size caps bind: keep the finest grid that fitted
+            if jt is None or jt_n["up"] <= jt["up"]:
+                lat, jt, h_used = lat_n, jt_n, h
+            lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
+            if not lower or bounded:
                 break
-            if jt["lo"] > 0 and jt["up"] - jt["lo"] <= 0.3 * rel_tol * jt["lo"]:
-                break
-            if jt["lo"] <= 0:
+            gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
+            if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
+                break  # accurate enough, or the round-off bounds stop the refinement
+            gap_prev = gap
+            if lo_best <= 0:
                 h /= 2.0
             else:
-                gap = (jt["up"] - jt["lo"]) / (0.3 * rel_tol * jt["lo"])
-                h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap), 1.0))
+                h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+        jt = dict(jt, lo=lo_best)
+        h = h_used
         pen = 0.0
         if lower and not math.isfinite(lo_s):
             pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
@@ -423,16 +449,25 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
         body_lo, body = 0.0, None
         jlo = jt["lo"]
-        if body_up > 0.05 * rel_tol * max(jlo, est * 1e-3):
+        if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
+            pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
+        elif body_up > 0.05 * rel_tol * max(jlo, est * 1e-3) or bounded:
             hb = h
             for _ in range(max_rounds):
-                body = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)  # (_Coarsen: caller)
-                body_lo = _body_lower(body) if lower else 0.0
-                b_up = body["main"] * (1 + 1e-9)
-                if not lower or (body_lo > 0 and b_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
+                try:
+                    body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                except A._Coarsen:
+                    if body is None:
+                        raise
+                    break  # the size caps bind: keep the finest grid that fitted
+                body = body_n
+                body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
+                body_up = min(body_up, body["main"] * (1 + 1e-9))
+                if body_up < max(negligible, A._VALUE_FLOOR) and bounded:
+                    break
+                if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
                     break
                 hb /= 2.0
-            body_up = min(body_up, body["main"] * (1 + 1e-9))
         up = (body_up + jt["up"] + multi) * (1 + 1e-9)
         lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
         cap = law.tail_upper(0.0)
@@ -446,7 +481,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         redo = False
         if multi > 0.12 * rel_tol * val and val < est:
             est, redo = val, True  # the pair term was sized for a larger value
-        if pen > 0.05 * rel_tol * val:
+        if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
             B, redo = 4.0 * B, True
         if not redo:
             break
