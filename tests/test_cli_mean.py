@@ -1,4 +1,4 @@
-"""`sharpdp mean` (the main job) and its data layer (sharpdp.datasets)."""
+"""`sharpdp mean` (the main job) and its data layer (sharpdp.apps.datasets)."""
 
 import json
 import math
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from sharpdp import datasets
+from sharpdp.apps import datasets
 from sharpdp.cli import main
 
 

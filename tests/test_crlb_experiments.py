@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sharpdp.cli import main
-from sharpdp.crlb import experiments as E
+from sharpdp.apps import crlb_experiments as E
 
 
 def test_5_1_gaussian_on_the_bound_others_above():

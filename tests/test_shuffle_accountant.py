@@ -33,13 +33,6 @@ class KRR:
         return [(gamma, law), (gamma, law)]
 
 
-SPEC_TABLE = [  # spec §7, exact D_up from multinomial sums
-    (3, 1.0, 0.3, 200, 1.589338e-6),
-    (5, 1.0, 0.25, 300, 1.962227e-8),
-    (10, 2.0, 0.4, 300, 3.854537e-5),
-]
-
-
 def brute_force(vals, probs, gamma, n):
     """E[(sum_i B_i L_i)_+]/(n gamma) by summing over multinomial counts (atoms + the 0 atom)."""
     vals = list(vals) + [0.0]
@@ -59,8 +52,9 @@ def brute_force(vals, probs, gamma, n):
     return tot / (n * gamma)
 
 
-@pytest.mark.parametrize("k,eps0,eps,n,exact", SPEC_TABLE)
-def test_krr_spec_table(k, eps0, eps, n, exact):
+def test_krr_spec_table(krr_replace_row):
+    # exact D_up from multinomial sums (tests/data/krr_replace_reference.json)
+    k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
     acc = ShuffleAccountant(KRR(k, eps0), n, "replace")
     lo, up = acc.get_delta_bounds(eps)
     assert lo <= exact * (1 + 1e-6) and up >= exact * (1 - 1e-6)  # table has 7 digits

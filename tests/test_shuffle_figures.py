@@ -10,7 +10,7 @@ import pytest
 
 from sharpdp.conversions import gaussian_mechanism_delta
 from sharpdp.shuffle import ShuffleAccountant
-from sharpdp.shuffle.figures import bmg_for_rmse, n_scaling, privacy_profile
+from sharpdp.apps.shuffle_figures import bmg_for_rmse, n_scaling, privacy_profile
 
 
 def test_bmg_for_rmse_hits_the_target_and_errata_value():

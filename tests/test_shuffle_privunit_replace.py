@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sharpdp.shuffle import PrivUnit, mse_lower_bound
-from sharpdp.shuffle import indices as I
+from sharpdp.shuffle import sphere as S
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,14 +48,14 @@ def _mc_variance(pu, u, v1, v2, x):
 def test_single_and_two_cap_closed_forms():
     # S^2: a cap has measure (1 - a)/2 (Archimedes); coincident / antipodal caps
     a = np.array([-0.5, 0.0, 0.3, 0.9])
-    assert I.sphere_tail(3, a) == pytest.approx((1 - a) / 2, abs=1e-15)
-    assert I.two_cap_measure(3, 0.2, 0.5, 1.0) == pytest.approx(0.25, abs=1e-15)
-    assert I.two_cap_measure(3, -0.4, -0.4, -1.0) == pytest.approx(0.4, abs=1e-15)  # band |t| <= 0.4
+    assert S.sphere_tail(3, a) == pytest.approx((1 - a) / 2, abs=1e-15)
+    assert S.two_cap_measure(3, 0.2, 0.5, 1.0) == pytest.approx(0.25, abs=1e-15)
+    assert S.two_cap_measure(3, -0.4, -0.4, -1.0) == pytest.approx(0.4, abs=1e-15)  # band |t| <= 0.4
     # circle: two arcs of half-width pi/3 whose centres are pi/2 apart overlap on pi/6
-    assert I.two_cap_measure(2, 0.5, 0.5, 0.0) == pytest.approx((math.pi / 6) / (2 * math.pi), abs=1e-15)
+    assert S.two_cap_measure(2, 0.5, 0.5, 0.0) == pytest.approx((math.pi / 6) / (2 * math.pi), abs=1e-15)
     # orthogonal hemispheres meet in a quarter of the sphere, in every dimension
     for k in (3, 4, 7, 50):
-        assert I.two_cap_measure(k, 0.0, 0.0, 0.0) == pytest.approx(0.25, abs=1e-12)
+        assert S.two_cap_measure(k, 0.0, 0.0, 0.0) == pytest.approx(0.25, abs=1e-12)
 
 
 @pytest.mark.parametrize("k,theta,alpha,beta,psi", [
@@ -71,9 +71,9 @@ def test_three_cap_measure_against_monte_carlo(k, theta, alpha, beta, psi):
     hit = (u @ v1 >= theta) & (u @ v2 >= theta) & (u @ x >= theta)
     p_hat = hit.mean()
     se = math.sqrt(max(p_hat * (1 - p_hat), 1e-6) / n)
-    val = I.three_cap_measure(k, theta, alpha, beta, psi)
+    val = S.three_cap_measure(k, theta, alpha, beta, psi)
     assert abs(val - p_hat) <= 5 * se
-    pair = float(I.two_cap_measure(k, theta, theta, math.cos(beta)))
+    pair = float(S.two_cap_measure(k, theta, theta, math.cos(beta)))
     p2 = ((u @ v1 >= theta) & (u @ x >= theta)).mean()
     assert abs(pair - p2) <= 5 * math.sqrt(p2 * (1 - p2) / n) + 1e-12
 
@@ -84,8 +84,8 @@ def test_three_cap_measure_against_monte_carlo(k, theta, alpha, beta, psi):
 ])
 def test_cap_quadrature_converged(k, theta, alpha, beta, psi):
     """The default rule agrees with the doubled rule to 1e-8 (relative), the stated accuracy."""
-    a = I.three_cap_measure(k, theta, alpha, beta, psi)
-    b = I.three_cap_measure(k, theta, alpha, beta, psi, nodes=2 * I._cap_nodes(k, None))
+    a = S.three_cap_measure(k, theta, alpha, beta, psi)
+    b = S.three_cap_measure(k, theta, alpha, beta, psi, nodes=2 * S._cap_nodes(k, None))
     assert a == pytest.approx(b, rel=1e-8, abs=1e-300)
 
 
@@ -95,8 +95,8 @@ def test_cap_quadrature_random_configurations():
         k = int(rng.choice([3, 4, 5, 10, 100, 1000]))
         theta = rng.uniform(-0.8, 0.8)
         alpha, beta, psi = rng.uniform(0.0, math.pi, 3)
-        a = I.three_cap_measure(k, theta, alpha, beta, psi)
-        b = I.three_cap_measure(k, theta, alpha, beta, psi, nodes=3 * I._cap_nodes(k, None))
+        a = S.three_cap_measure(k, theta, alpha, beta, psi)
+        b = S.three_cap_measure(k, theta, alpha, beta, psi, nodes=3 * S._cap_nodes(k, None))
         assert a == pytest.approx(b, rel=1e-7, abs=1e-14)
 
 
@@ -171,7 +171,7 @@ def test_sphere_sup_against_monte_carlo(p, theta):
 def test_search_value_is_quadrature_stable(args):
     pu = _pu(*args)
     V, cfg, _ = pu.replace_up_configuration()
-    assert pu.replace_up_variance(*cfg, nodes=2 * I._cap_nodes(args[2], None)) == pytest.approx(V, rel=1e-7)
+    assert pu.replace_up_variance(*cfg, nodes=2 * S._cap_nodes(args[2], None)) == pytest.approx(V, rel=1e-7)
     assert V <= pu._replace_up_bound()
 
 
@@ -259,11 +259,11 @@ def test_antipodal_pair_is_worst_in_convex_order(p, theta, d):
         w = np.array([i, s - i, s - i, 1 - 2 * s + i])
         return float(np.sum(w * np.maximum(vals - t, 0.0)))
 
-    i_pi = float(I.two_cap_measure(d, theta, theta, -1.0))
+    i_pi = float(S.two_cap_measure(d, theta, theta, -1.0))
     assert i_pi == pytest.approx(max(0.0, 2 * s - 1), abs=1e-14)
     ts = np.linspace(vals.min() - 1, vals.max() + 1, 41)
     for a in np.linspace(0.0, math.pi, 13):
-        i = float(I.two_cap_measure(d, theta, theta, math.cos(a)))
+        i = float(S.two_cap_measure(d, theta, theta, math.cos(a)))
         assert all(stop_loss(i, t) <= stop_loss(i_pi, t) + 1e-12 for t in ts)
     R, w, bg, pairs = pu._table()
     assert pairs["replace"] == [(0, 1)] and w[0] == pytest.approx(i_pi, abs=1e-14)
@@ -275,7 +275,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="adjacency"):
         PrivUnit(0.7, 0.2, 3).chi_up_for("swap")
     with pytest.raises(ValueError, match="psi"):
-        I.three_cap_measure(2, 0.2, 1.0, 1.0, 1.0)
+        S.three_cap_measure(2, 0.2, 1.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="psi"):
         PrivUnit(0.7, 0.2, 2).replace_up_variance(1.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="alpha"):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from sharpdp.shuffle import PrivUnit, RandomizedResponse, mse_lower_bound, privunit_constant
-from sharpdp.shuffle import indices as I
+from sharpdp.shuffle import tables as TB
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -20,6 +20,11 @@ def full_krr_table(k, eps0):
     np.fill_diagonal(R[:k], math.exp(eps0) / Z)
     R[k] = 1.0 / k
     return R, np.ones(k), R[k].copy(), k / Z
+
+
+def atoms(randomizer, *args):
+    """(gamma, values, probs) per law, through the public privacy_amplification_laws."""
+    return [(g, law.values, law.probs) for g, law in randomizer.privacy_amplification_laws(*args)]
 
 
 def exact_dup(values, probs, gamma, n):
@@ -78,9 +83,9 @@ def test_binary_rr_error_expansion():
 @pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
 def test_rr_indices_match_brute_force_over_all_pairs_and_references(k, eps0, adjacency):
     R, w, bg, gamma = full_krr_table(k, eps0)
-    pairs = I.table_pairs(k, adjacency, bottom=k)
-    lo = I.table_chi_lo(R, w, bg, gamma, pairs)
-    up = I.table_chi_up(R, w, pairs, refs=range(k))
+    pairs = TB.table_pairs(k, adjacency, bottom=k)
+    lo = TB.table_chi_lo(R, w, bg, gamma, pairs)
+    up = TB.table_chi_up(R, w, pairs, refs=range(k))
     rr = RandomizedResponse(k, eps0)
     assert rr.shuffle_indices(adjacency) == pytest.approx((lo, up), rel=1e-12)
     Z = math.exp(eps0) + k - 1
@@ -98,13 +103,13 @@ def test_rr_laws_match_full_table_and_have_mean_one_minus_e_eps(k, adjacency):
     eps0, eps = 1.3, 0.4
     rr = RandomizedResponse(k, eps0)
     R, w, bg, gamma = full_krr_table(k, eps0)
-    got = rr._pav_atoms(eps, adjacency)
+    got = atoms(rr, eps, adjacency)
     for g, v, p in got:
         assert g == pytest.approx(gamma, rel=1e-14)
         assert p.sum() == pytest.approx(1.0, rel=1e-14)
         assert np.dot(v, p) == pytest.approx(1 - math.exp(eps), rel=1e-12)
-    pairs = I.table_pairs(k, adjacency, bottom=k)
-    brute = {tuple(np.round(I.table_pav_atoms(R[a], R[b], bg, w, eps)[0], 12)) for a, b in pairs}
+    pairs = TB.table_pairs(k, adjacency, bottom=k)
+    brute = {tuple(np.round(TB.table_pav_atoms(R[a], R[b], bg, w, eps)[0], 12)) for a, b in pairs}
     assert {tuple(np.round(v, 12)) for _, v, _ in got} == brute
 
 
@@ -114,26 +119,22 @@ def test_binary_rr_blanket_bound_vanishes_as_in_errata():
     eps0 = 1.0
     rr = RandomizedResponse(2, eps0)
     p = rr.p_keep
-    (_, v_fwd, _), (_, v_bwd, _) = rr._pav_atoms(math.log(2 * p), "zero_out")
+    (_, v_fwd, _), (_, v_bwd, _) = atoms(rr, math.log(2 * p), "zero_out")
     assert v_fwd.max() <= 1e-15
-    assert rr._pav_atoms(math.log(2 * p) - 1e-6, "zero_out")[0][1].max() > 0
+    assert atoms(rr, math.log(2 * p) - 1e-6, "zero_out")[0][1].max() > 0
     assert v_bwd.max() > 0
-    assert all(v.max() <= 1e-15 for _, v, _ in rr._pav_atoms(-math.log(rr.gamma), "zero_out"))
+    assert all(v.max() <= 1e-15 for _, v, _ in atoms(rr, -math.log(rr.gamma), "zero_out"))
 
 
-@pytest.mark.parametrize("k,eps0,eps,n,exact", [
-    (3, 1.0, 0.3, 200, 1.589338e-6),
-    (5, 1.0, 0.25, 300, 1.962227e-8),
-    (10, 2.0, 0.4, 300, 3.854537e-5),
-])
-def test_krr_replace_laws_reproduce_spec_table(k, eps0, eps, n, exact):
-    (g, v, p), = RandomizedResponse(k, eps0)._pav_atoms(eps, "replace")
-    assert exact_dup(v, p, g, n) == pytest.approx(exact, rel=1e-6)
+def test_krr_replace_laws_reproduce_spec_table(krr_replace_row):
+    k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
+    (g, law), = RandomizedResponse(k, eps0).privacy_amplification_laws(eps, "replace")
+    assert exact_dup(law.values, law.probs, g, n) == pytest.approx(exact, rel=1e-6)
 
 
 def test_lower_form_atoms_for_k_ge_3_use_a_third_symbol():
     rr = RandomizedResponse(4, 1.0)
-    triples = rr._lower_form_atoms(0.2, "replace")
+    triples = [(g, law.values, law.probs) for g, law in rr.lower_form_laws(0.2, "replace")]
     assert len(triples) == 3 and all(g == 1.0 for g, _, _ in triples)
     for _, v, p in triples:
         assert p.sum() == pytest.approx(1.0) and np.dot(v, p) == pytest.approx(1 - math.exp(0.2))
@@ -260,7 +261,7 @@ def test_privunit_chi_up_zero_out_against_sampled_reference_directions():
 @pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
 def test_privunit_laws_are_probability_laws_with_mean_one_minus_e_eps(adjacency):
     pu = PrivUnit(0.6, -0.1, 5)
-    for g, v, p in pu._pav_atoms(0.1, adjacency):
+    for g, v, p in atoms(pu, 0.1, adjacency):
         assert g == pytest.approx(pu.gamma)
         assert p.sum() == pytest.approx(1.0, rel=1e-13)
         assert np.dot(v, p) == pytest.approx(1 - math.exp(0.1), rel=1e-12)
@@ -366,9 +367,9 @@ def test_sampler_bad_input():
     with pytest.raises(ValueError, match="x"):
         rr.sample(np.array([0.5]))
     with pytest.raises(ValueError, match="adjacency"):
-        rr._pav_atoms(0.1, "add")
+        atoms(rr, 0.1, "add")
     with pytest.raises(ValueError, match="epsilon"):
-        rr._pav_atoms(float("nan"))
+        atoms(rr, float("nan"))
     pu = PrivUnit(0.6, 0.1, 3)
     with pytest.raises(ValueError, match="x"):
         pu.sample(np.ones((4, 3)))

@@ -12,7 +12,7 @@ import importlib
 import json
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class CliError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
@@ -59,6 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = importlib.import_module(f"{__name__}.{args.command}")
     try:
         result = module.run(args)
+    except ImportError as exc:  # an optional dependency of the [cli] extra is not installed
+        missing = exc.name or str(exc)
+        print(f"sharpdp {args.command}: error: {missing} is not installed; the command-line tool needs the "
+              "[cli] extra: pip install \"sharpdp[cli]\"", file=sys.stderr)
+        return 2
     except (CliError, ValueError, TypeError, OSError, KeyError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"sharpdp {args.command}: error: {msg}", file=sys.stderr)

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from sharpdp.shuffle.figures import write_figures
+    from sharpdp.apps.shuffle_figures import write_figures
 
     return {"written": write_figures(args.out, quick=args.quick)}
 

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--bounds", metavar="LO:HI,...", default=None,
                    help="public clipping bounds, one lo:hi per column (default for the built-in table: "
                         "delays -120:1440 min, air_time 0:720 min, distance 0:5000 miles, see "
-                        "sharpdp.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning)")
+                        "sharpdp.apps.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning)")
     p.add_argument("--epsilon", type=float, default=0.01,
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
                         "regime of seed 001, where the shuffled BMG approaches the central Gaussian)")
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from sharpdp import _validation as V
-    from sharpdp import datasets
+    from sharpdp.apps import datasets
     from sharpdp.cli import CliError
     from sharpdp.shuffle import calibrate_bmg, gaussian_mechanism_sigma
 
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not delta_cert <= delta:  # calibrate_bmg verified this already
         raise CliError(f"internal: certified delta {delta_cert} exceeds the target {delta}")
 
-    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
+    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)  # type: ignore[arg-type]
     rng = np.random.default_rng(seed)
     messages = bmg.sample(z, rng=rng, threads=args.threads)
     messages = messages[rng.permutation(n)]  # the shuffler

@@ -1,15 +1,37 @@
-"""Shuffle model: local randomizers, shuffle indices, certified FFT accountant (seed 001)."""
+"""Shuffle model: local randomizers, shuffle indices, certified FFT accountant.
+
+Source: Takagi, *Shuffling-aware optimization for private vector mean estimation*.
+
+- The randomizer contract :class:`LocalRandomizer` (:mod:`~sharpdp.shuffle.contract`) and the
+  randomizers, one per module under :mod:`~sharpdp.shuffle.randomizers`.
+- :class:`ShuffleAccountant`: certified delta(eps) / eps(delta) of the shuffled randomizer.
+- Calibration (:func:`calibrate_bmg`, :func:`optimal_bmg`), asymptotic templates
+  (:mod:`~sharpdp.shuffle.templates`), the clones bound (:mod:`~sharpdp.shuffle.clones`) and
+  :func:`smallest_certified_delta` (:mod:`~sharpdp.shuffle.certified`).
+"""
 
 from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_epsilon, gaussian_mechanism_sigma
-from sharpdp.shuffle.calibration import calibrate_bmg, optimal_bmg, template_delta_estimate
-from sharpdp.shuffle.indices import asymptotic_delta, gaussian_chi_chua, mse_lower_bound
-from sharpdp.shuffle.mechanisms import BlanketMixedGaussian, GaussianRandomizer, LocalRandomizer
-from sharpdp.shuffle.randomizers import GeneralRandomizer, PrivUnit, RandomizedResponse, privunit_constant
-from sharpdp.shuffle.accountant import AccountantReport, ShuffleAccountant
 from sharpdp.shuffle._laws import FiniteLaw, LognormalLaw
+from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
+from sharpdp.shuffle.contract import LocalRandomizer
+from sharpdp.shuffle.randomizers import (
+    BlanketMixedGaussian,
+    GaussianRandomizer,
+    GeneralRandomizer,
+    PrivUnit,
+    RandomizedResponse,
+    privunit_constant,
+)
+from sharpdp.shuffle.templates import asymptotic_delta, gaussian_chi_chua, mse_lower_bound
+from sharpdp.shuffle.accountant import AccountantReport, ShuffleAccountant
+from sharpdp.shuffle.calibration import calibrate_bmg, optimal_bmg, template_delta_estimate
+from sharpdp.shuffle.clones import clones_delta, clones_epsilon
+from sharpdp.shuffle.certified import smallest_certified_delta
 
 __all__ = [
+    "ADJACENCIES",
     "AccountantReport",
+    "DEFAULT_ADJACENCY",
     "FiniteLaw",
     "LognormalLaw",
     "ShuffleAccountant",
@@ -21,6 +43,8 @@ __all__ = [
     "RandomizedResponse",
     "asymptotic_delta",
     "calibrate_bmg",
+    "clones_delta",
+    "clones_epsilon",
     "gaussian_chi_chua",
     "mse_lower_bound",
     "privunit_constant",
@@ -28,5 +52,6 @@ __all__ = [
     "gaussian_mechanism_epsilon",
     "gaussian_mechanism_sigma",
     "optimal_bmg",
+    "smallest_certified_delta",
     "template_delta_estimate",
 ]

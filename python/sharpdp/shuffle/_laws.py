@@ -59,12 +59,15 @@ def _ndtr_flush(z):
 
 
 def _ndtr_rel(z):
-    """Assumed relative error bound of ndtr(z) (vectorised)."""
+    """Assumed relative error bound of ndtr(z) (vectorised): (64 + 2 z^2) ulp in the lower tail
+    (z^2 capped at 1e4: below z = -100 the value is 0 and the flush allowance covers it), 64 ulp
+    for z >= 0 (there ndtr(z) = 1 - erfc(z/sqrt 2)/2 lies in [1/2, 1]: the erfc term's own
+    relative error is scaled down by it)."""
     z = np.asarray(z, float)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(z), (64.0 + 2.0 * z * z) * np.finfo(float).eps, _RHO)
+    with np.errstate(invalid="ignore", over="ignore"):
+        z2 = np.minimum(z * z, 1e4)
+        return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * np.finfo(float).eps, _RHO)
 _SQRT2PI = math.sqrt(2.0 * math.pi)
-_BIG = 1e300
 
 # 8-point Gauss-Legendre rule on [0, 1].
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
@@ -298,7 +301,9 @@ class LognormalLaw(Law):
         else:
             self._G, self._S, self._vlo, self._vhi = bm, -b, -math.inf, -z_lo
         # kappa^2 = G S e^{-r^2} = (G-term)(S-term) at every v
-        self._kappa = math.exp(0.5 * (math.log(self._G) + math.log(self._S)) - 0.5 * r * r) if self._G * self._S > 0 else 0.0
+        # log kappa (kappa itself underflows for r > ~38.6, sigma0 < ~0.026: kept as a logarithm)
+        self._logkappa = (0.5 * (math.log(self._G) + math.log(self._S)) - 0.5 * r * r
+                          if self._G > 0 and self._S > 0 else -math.inf)
 
     # --- helpers -------------------------------------------------------------------
     def _v(self, x):
@@ -308,15 +313,32 @@ class LognormalLaw(Law):
         P - M = q and P M = kappa^2, so w = e^{r v} is the positive root of a quadratic. Each
         term is taken from the cancellation-free root formula: the larger one as (|q| + D)/2,
         D = hypot(q, 2 kappa), the smaller one as kappa^2 divided by it; v comes from the larger
-        one (P when q >= 0, M when q < 0)."""
+        one (P when q >= 0, M when q < 0). The larger root is taken in the log domain,
+        log big = log|q| + log1p(2 x^2 / (1 + sqrt(1 + 4 x^2))) with x = kappa/|q| <= 1, else
+        log kappa + asinh(|q| / (2 kappa)), so that neither kappa nor |q| need be representable
+        as a ratio (kappa underflows for large r; |q| = inf gives inf)."""
         q = np.asarray(x, float) - self.a
-        G, S, r, k = self._G, self._S, self.r, self._kappa
+        G, S, r, lk = self._G, self._S, self.r, self._logkappa
         pos = q >= 0
-        big = 0.5 * (np.abs(q) + np.hypot(q, 2.0 * k))
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            lb = np.log(big)
-            vP = (lb - math.log(G) + 0.5 * r * r) / r if G > 0 else np.full(q.shape, math.inf)
-            vM = -(lb - math.log(S) + 0.5 * r * r) / r if S > 0 else np.full(q.shape, -math.inf)
+        aq = np.abs(q)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            la = np.log(aq)
+            d = lk - la  # log(kappa / |q|) (-inf when kappa = 0 or |q| = inf; +inf when q = 0)
+            xs = np.exp(np.minimum(d, 0.0))
+            lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
+            tk = np.where(aq == 0, 0.0, np.arcsinh(0.5 * np.exp(-np.maximum(d, 0.0))))
+            onq = (d <= 0) & (aq > 0)  # larger root from |q|; else from kappa (log big = lk + tk)
+            # v without forming r^2 (finite for any finite r): with lb = lk + tk,
+            # (lb - log G + r^2/2)/r = (log(S/G)/2 + tk)/r
+            lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
+            if G > 0:
+                vP = np.where(onq, (lb_q - math.log(G)) / r + 0.5 * r, (lGS + tk) / r)
+            else:
+                vP = np.full(q.shape, math.inf)
+            if S > 0:
+                vM = np.where(onq, -(lb_q - math.log(S)) / r - 0.5 * r, (lGS - tk) / r)
+            else:
+                vM = np.full(q.shape, -math.inf)
             v = np.where(pos, vP, vM)
         # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
         if G == 0:
@@ -349,13 +371,17 @@ class LognormalLaw(Law):
         """P(v_lo - t < V < v_hi - t) = E[e^{t V - t^2/2}; v_lo < V < v_hi]."""
         return float(_interval_prob(self._vlo - t, self._vhi - t)[0])
 
-    def _moments(self, c=None):
+    def _moments(self, c=None, second=True):
         """(mass, E[L - c], E[(L - c)^2]) of the weighted sub-law (c = a by default), without
-        cancellation against a large location a."""
+        cancellation against a large location a (``second=False``: the last one is NaN; the
+        second moment raises OverflowError where e^{r^2} overflows)."""
         r, G, S = self.r, self._G, self._S
         d = 0.0 if c is None else self.a - c
         m0 = self._shifted(0.0)
         mp, mm = (self._shifted(r) if G else 0.0), (self._shifted(-r) if S else 0.0)
+        if not second:
+            w = self.weight
+            return w * m0, w * (d * m0 + G * mp - S * mm), math.nan
         e2 = math.exp(r * r)
         mpp = e2 * self._shifted(2 * r) if G else 0.0
         mmm = e2 * self._shifted(-2 * r) if S else 0.0
@@ -365,10 +391,18 @@ class LognormalLaw(Law):
         return w * m0, w * s1, w * s2
 
     def mean(self):
-        mass, s1, _ = self._moments()
+        mass, s1, _ = self._moments(second=False)
         return self.a + s1 / mass
 
     def std(self):
+        """Standard deviation of the (normalised) law; ``inf`` when it exceeds the double range
+        (e^{r^2} overflows: r > ~26.6, e.g. sigma0 < ~0.0375 for the BMG)."""
+        try:
+            return self._std()
+        except OverflowError:
+            return math.inf
+
+    def _std(self):
         r, G, S = self.r, self._G, self._S
         if math.isinf(self._vlo) and math.isinf(self._vhi):
             # Var = (G^2 + S^2)(e^{r^2} - 1) + 2 G S (1 - e^{-r^2}): no cancellation
@@ -385,12 +419,12 @@ class LognormalLaw(Law):
         return p, ep, qp, eqp, qm, eqm
 
     def prob_below(self, x):
-        lo, hi = self._vint(-_BIG, x)
+        lo, hi = self._vint(-math.inf, x)
         p, e = _interval_prob(lo, hi)
         return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
 
     def prob_above(self, x):
-        lo, hi = self._vint(x, _BIG)
+        lo, hi = self._vint(x, math.inf)
         p, e = _interval_prob(lo, hi)
         return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
 
@@ -408,21 +442,21 @@ class LognormalLaw(Law):
         return float(self.weight * (max(sign * val, 0.0) + err) * (1 + 1e-12))
 
     def tail_upper(self, T):
-        lo, hi = self._vint(T, _BIG)
+        lo, hi = self._vint(T, math.inf)
         if hi <= lo:
             return 0.0
         return self._tail(lo, hi, T, 1.0)
 
     def tail_upper_bracket(self, T):
         _check_threshold(T)
-        lo, hi = self._vint(T, _BIG)
+        lo, hi = self._vint(T, math.inf)
         if hi <= lo:
             return 0.0, 0.0
         _, _, val, err = self._local(lo, hi, T)
         return float(self.weight * max(val - err, 0.0) * (1 - 1e-12)), self._tail(lo, hi, T, 1.0)
 
     def tail_lower(self, B):
-        lo, hi = self._vint(-_BIG, -B)
+        lo, hi = self._vint(-math.inf, -B)
         if hi <= lo:
             return 0.0
         return self._tail(lo, hi, -B, -1.0)
@@ -495,11 +529,11 @@ class SumLaw(Law):
         s = [p.support() for p in self.parts]
         return min(x[0] for x in s), max(x[1] for x in s)
 
-    def _raw(self, c=0.0):
+    def _raw(self, c=0.0, second=True):
         tot = s1 = s2 = 0.0
         for p in self.parts:
             if isinstance(p, LognormalLaw):
-                a, b, d = p._moments(c)
+                a, b, d = p._moments(c, second)
             else:
                 v = p.values - c
                 a, b, d = float(p.probs.sum()), float(np.dot(v, p.probs)), float(np.dot(v * v, p.probs))
@@ -507,12 +541,17 @@ class SumLaw(Law):
         return tot, s1, s2
 
     def mean(self):
-        t, s1, _ = self._raw()
+        t, s1, _ = self._raw(second=False)
         return s1 / t
 
     def std(self):
         c = self.mean()
-        t, s1, s2 = self._raw(c)
+        try:
+            t, s1, s2 = self._raw(c)
+        except OverflowError:
+            return math.inf
+        if not math.isfinite(s2):
+            return math.inf
         return math.sqrt(max(s2 / t - (s1 / t) ** 2, 0.0))
 
     def cells(self, x0, h, K):
@@ -537,6 +576,34 @@ class SumLaw(Law):
 
     def tail_lower(self, B):
         return sum(p.tail_lower(B) for p in self.parts)
+
+
+_SIGMA0_MIN = 1e-300  # smallest sigma0 the accountant accepts (r = 1/sigma0 <= 1e300)
+_G_MIN = 1e-280  # smallest blanket mass of the gamma = 0 law computed in closed form
+
+
+class UnitBoundLaw(Law):
+    """Stand-in for a law whose closed forms leave the double range but whose blanket divergence
+    is known to be at most 1 (E[L_+] <= 1: L_+ <= dP/d omega for L = (dP - e^eps dQ)/d omega).
+    The accountant reports the bracket [0, 1] for it (``trivial_bound`` marks it)."""
+
+    trivial_bound = True
+
+    def support(self):
+        return -math.inf, math.inf
+
+    def mean(self):
+        return math.nan
+
+    def std(self):
+        return math.inf
+
+    def tail_upper(self, T):
+        _check_threshold(T)
+        return 1.0 + max(-T, 0.0)  # E[(L - T)_+] <= E[L_+] + (-T)_+ <= 1 + (-T)_+
+
+    def tail_upper_bracket(self, T):
+        return 0.0, self.tail_upper(T)
 
 
 class _SubFinite(FiniteLaw):
@@ -587,6 +654,9 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
     Replace-one, gamma = 0 (inf-blanket phi_s(|y| + 1), not a member of the experiment): not
     implemented, see the error message.
     """
+    if not sigma0 >= _SIGMA0_MIN:
+        raise ValueError(f"sigma0: {sigma0!r} is below the accountant's smallest supported scale {_SIGMA0_MIN!r} "
+                         "(1/sigma0 must stay far inside the double range)")
     r = 1.0 / sigma0
     ee = math.exp(epsilon)
     if adjacency == "replace":
@@ -609,6 +679,12 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
     # is exp(2y/s^2) = exp(rZ - r^2/2) with y = -1 + s Z, Z > 1/s, r = 2/s (weight 1/g).
     s = sigma0
     g = 2.0 * float(ndtr(-1.0 / s))
+    if g < _G_MIN:
+        # blanket mass below 1e-280 (sigma0 < ~0.028): the weight 1/g of the closed forms leaves
+        # the double range. Every zero-out law of this family has E[L_+] <= 1 (docs/accountant_edges.md
+        # section 2), hence D_up <= 1: the accountant reports the trivial certified bracket [0, 1],
+        # within 1e-100 of the exact n = 1 value 1 - O(e^{-0.28/sigma0^2}) for epsilon <= 60.
+        return [(1.0, UnitBoundLaw()), (1.0, UnitBoundLaw())]
     r2, zl, wt = 2.0 / s, 1.0 / s, 1.0 / g
     xb = SumLaw([_SubFinite([g - ee], [0.5]), LognormalLaw(-ee, g, r2, zl, wt)])
     bx = SumLaw([_SubFinite([1.0 - ee * g], [0.5]), LognormalLaw(1.0, -ee * g, r2, zl, wt)])
@@ -620,8 +696,9 @@ def laws_for(randomizer, epsilon: float, adjacency: str):
 
     Parameters
     ----------
-    randomizer : BlanketMixedGaussian, GaussianRandomizer, or any object with
-        ``privacy_amplification_laws(epsilon, adjacency)`` (see module docstring).
+    randomizer : sharpdp.shuffle.LocalRandomizer
+        Any object with ``privacy_amplification_laws(epsilon, adjacency)`` (the randomizer
+        contract of :mod:`sharpdp.shuffle.contract`; also a lower-form adapter).
     epsilon : float
         epsilon >= 0 (nats).
     adjacency : {"zero_out", "replace"}
@@ -633,21 +710,14 @@ def laws_for(randomizer, epsilon: float, adjacency: str):
     Raises
     ------
     ValueError
-        GaussianRandomizer with dim > 1.
+        As the randomizer's method (e.g. GaussianRandomizer with dim > 1).
     NotImplementedError
-        GaussianRandomizer (gamma = 0) with adjacency "replace" (no proven worst-case pair;
-        see :func:`_bmg_laws`; the accountant then bounds replace-one through bot).
-        BlanketMixedGaussian with gamma > 0 supports both.
+        As the randomizer's method: an adjacency without a proven worst-case pair (e.g.
+        GaussianRandomizer, gamma = 0, with "replace"; the accountant then bounds replace-one
+        through bot).
     TypeError
-        Unknown randomizer type without the protocol method.
+        The randomizer has no ``privacy_amplification_laws`` method.
     """
-    from sharpdp.shuffle.mechanisms import BlanketMixedGaussian
-
-    if isinstance(randomizer, BlanketMixedGaussian):
-        if randomizer.gamma == 0 and randomizer.dim != 1:
-            raise ValueError("dim: GaussianRandomizer accounting supports dim=1 until general randomizers arrive "
-                             f"(got dim={randomizer.dim})")
-        return _bmg_laws(randomizer.gamma, randomizer.sigma0, epsilon, adjacency)
     fn = getattr(randomizer, "privacy_amplification_laws", None)
     if fn is None:
         raise TypeError(f"randomizer: {type(randomizer).__name__} has no privacy_amplification_laws(epsilon, adjacency)")

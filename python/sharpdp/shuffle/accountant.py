@@ -337,6 +337,22 @@ class _Coarsen(Exception):
     """A size cap binds; ``args[0]`` is (about) the smallest grid step that fits."""
 
 
+def _heavy(law: Law, gamma: float, n: int) -> dict:
+    """Bracket for a law whose spread leaves the double range (sd = inf: e.g. a BMG with sigma0 <
+    ~0.0375, where L reaches e^{1/(2 sigma0^2)}): no lattice can hold it. Upper: the cap
+    D_up <= E[L_+] ((sum x_i)_+ <= sum (x_i)_+), in closed form. Lower (docs/accountant_edges.md
+    section 3): Jensen over the other n - 1 users, E[S_+] >= E[(B_1 L_1 + (n - 1) gamma mu)_+] with
+    mu = E[L], so D_up >= E[(L - T0)_+] / n for any T0 >= max(-(n - 1) gamma mu, 0)."""
+    lo_c, up_c = law.tail_upper_bracket(0.0)
+    up = max(min(up_c, 1.0) if getattr(law, "trivial_bound", False) else up_c, _TINY)
+    lower = 0.0
+    mu = law.mean() if not getattr(law, "trivial_bound", False) else math.nan
+    if math.isfinite(mu):
+        T0 = (n - 1) * gamma * (max(-mu, 0.0) * (1.0 + 1e-6) + 1e-6)
+        lower = law.tail_upper_bracket(T0)[0] / n * (1.0 - 1e-12) if math.isfinite(T0) else 0.0
+    return dict(lower=min(lower, up), upper=up, terms={"note": "sd overflow: E[L_+] (upper), Jensen (lower)"})
+
+
 def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int = 6,
                  h0: float | None = None, negligible: float = 0.0) -> dict:
     """Certified bracket for one law; stops refining once upper <= negligible (the caller's
@@ -350,6 +366,8 @@ def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_ro
         return dict(lower=max(c, 0.0), upper=max(c, 0.0) * (1 + 1e-12), terms={"note": "degenerate law"})
     if not sd > 0.0:  # spread lost to cancellation against a huge |mean|: the trivial cap E[L_+]
         return dict(lower=0.0, upper=max(law.tail_upper(0.0), _TINY), terms={"note": "sd underflow: E[L_+]"})
+    if not math.isfinite(sd):
+        return _heavy(law, gamma, n)
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if h0 is None else min(h0, sd / 4.0)
     tgt = 1e-4 * rel_tol * sd  # moderate first clamp; tightened below once the value is known
@@ -758,6 +776,8 @@ def _certify_upper(law: Law, gamma: float, n: int, rel_tol: float, workers, scal
         return dict(upper=max(lo_s, 0.0) * (1 + 1e-12))
     if not sd > 0.0:
         return dict(upper=max(law.tail_upper(0.0), _TINY))
+    if not math.isfinite(sd):
+        return _heavy(law, gamma, n)
     tgt = 0.05 * rel_tol * scale
     return _pass_fit(law, gamma, n, sd * h_ratio, _choose_T(law, tgt), _choose_B(law, tgt), rel_tol, workers, False)
 

@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 
 from sharpdp import _validation as V
+from sharpdp._progress import progress_bar
 from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_sigma
 from sharpdp.shuffle.accountant import ShuffleAccountant
 from sharpdp.shuffle.calibration import calibrate_bmg, calibrate_gaussian
-from sharpdp.shuffle.mechanisms import BlanketMixedGaussian
+from sharpdp.shuffle import BlanketMixedGaussian
 
 #: Figure 2-3 randomizer: gamma = 0.95 with sigma0 solved for RMSE = 3.16 at n = 1e3.
 #: The seed's caption value sigma0 = 4.6 gives RMSE 2.913 by its own formula (errata).
@@ -63,11 +64,9 @@ def utility_curve(epsilons=None, *, n: int = 10**4, delta: float = 1e-5, progres
         One row per epsilon: epsilon, rmse_bmg, gamma, sigma0, rmse_gaussian_local,
         sigma0_gaussian_local, rmse_gm.
     """
-    from tqdm.auto import tqdm
-
     eps = np.geomspace(0.005, 1.0, 8) if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
     rows = []
-    for e in tqdm(eps, desc="Figure 1", delay=1.0, disable=progress is False, leave=False):
+    for e in progress_bar(eps, desc="Figure 1", delay=1.0, disable=progress is False, leave=False):
         bmg = calibrate_bmg(n, float(e), delta, 1, progress=False)
         gl = calibrate_gaussian(n, float(e), delta)
         rows.append({

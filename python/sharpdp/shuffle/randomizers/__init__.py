@@ -1,0 +1,25 @@
+"""Shuffle-model local randomizers, one per module (Takagi, *Shuffling-aware optimization for
+private vector mean estimation*, Section 4 and its appendix).
+
+- :mod:`~sharpdp.shuffle.randomizers.bmg`: :class:`BlanketMixedGaussian`;
+- :mod:`~sharpdp.shuffle.randomizers.gaussian`: :class:`GaussianRandomizer`;
+- :mod:`~sharpdp.shuffle.randomizers.krr`: :class:`RandomizedResponse`;
+- :mod:`~sharpdp.shuffle.randomizers.privunit`: :class:`PrivUnit`, :func:`privunit_constant`;
+- :mod:`~sharpdp.shuffle.randomizers.general`: :class:`GeneralRandomizer`.
+
+Each implements :class:`sharpdp.shuffle.LocalRandomizer` (defaults from :class:`RandomizerBase`).
+This package also keeps the former module path ``sharpdp.shuffle.randomizers`` working.
+"""
+
+from sharpdp.shuffle.randomizers._base import RandomizerBase
+from sharpdp.shuffle.randomizers._table import LowerForm, TableRandomizer
+from sharpdp.shuffle.randomizers.bmg import BlanketMixedGaussian
+from sharpdp.shuffle.randomizers.gaussian import GaussianRandomizer
+from sharpdp.shuffle.randomizers.general import GeneralRandomizer
+from sharpdp.shuffle.randomizers.krr import RandomizedResponse
+from sharpdp.shuffle.randomizers.privunit import PrivUnit, privunit_constant
+
+_TableRandomizer = TableRandomizer  # former private name
+
+__all__ = ["BlanketMixedGaussian", "GaussianRandomizer", "GeneralRandomizer", "LowerForm", "PrivUnit",
+           "RandomizedResponse", "RandomizerBase", "TableRandomizer", "privunit_constant"]

@@ -1,0 +1,58 @@
+"""Defaults shared by the randomizers of :mod:`sharpdp.shuffle` (implementation of the contract).
+
+:class:`RandomizerBase` is the former base class ``sharpdp.shuffle.mechanisms.LocalRandomizer``
+(the public name ``LocalRandomizer`` is now the :class:`typing.Protocol` of
+:mod:`sharpdp.shuffle.contract`). It supplies ``__repr__`` and the defaults of the contract's
+optional members: no surcharge, not pure-LDP, both replace-through-bot legs bounded by every
+zero-out law, and ``shuffle_indices`` from ``chi_lo_for`` / ``chi_up_for``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sharpdp import _validation as V
+from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
+
+__all__ = ["RandomizerBase"]
+
+
+class RandomizerBase:
+    """Base class of the shuffle-model local randomizers (see :class:`sharpdp.shuffle.LocalRandomizer`)."""
+
+    dim: int
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({params})"
+
+    def _params(self) -> dict[str, Any]:
+        return {}
+
+    def chi_lo_for(self, adjacency: str = DEFAULT_ADJACENCY) -> float:
+        raise NotImplementedError
+
+    def chi_up_for(self, adjacency: str = DEFAULT_ADJACENCY) -> float:
+        raise NotImplementedError
+
+    def shuffle_indices(self, adjacency: str = DEFAULT_ADJACENCY) -> tuple[float, float]:
+        """(chi_lo, chi_up) for ``adjacency`` (dimensionless; Takagi, Definition "Shuffle index")."""
+        return self.chi_lo_for(adjacency), self.chi_up_for(adjacency)
+
+    def privacy_amplification_surcharge(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY) -> float:
+        """0.0: the laws of :meth:`privacy_amplification_laws` are exact, nothing is charged on top.
+
+        Raises ValueError for a negative or NaN ``epsilon`` or an unknown ``adjacency``.
+        """
+        V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
+        check_adjacency(adjacency)
+        return 0.0
+
+    def zero_out_legs(self) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+        """(None, None): each leg of replace through bot is bounded by every zero-out law."""
+        return None, None
+
+    @property
+    def local_epsilon(self) -> float | None:
+        """None: not a pure eps0-LDP randomizer (subclasses that are override this)."""
+        return None

