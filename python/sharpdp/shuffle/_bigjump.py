@@ -36,7 +36,6 @@ import numpy as np
 from sharpdp.shuffle._laws import FiniteLaw, Law, LognormalLaw, SumLaw, _interval_prob
 
 _U = 2.0**-53
-_BIG = 1e300
 
 
 # --------------------------------------------------------------------------- closed forms
@@ -44,7 +43,7 @@ def stop_loss(law: Law, t) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised rigorous bracket (lo, up) of tau(t) = E[(L - t)_+] for an array t."""
     t = np.atleast_1d(np.asarray(t, dtype=float))
     if isinstance(law, LognormalLaw):
-        lo_v, hi_v = law._vint(t, _BIG)
+        lo_v, hi_v = law._vint(t, math.inf)
         _, _, val, err = law._local(lo_v, hi_v, t)
         empty = ~(hi_v > lo_v)
         up = law.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12)
@@ -72,7 +71,7 @@ def prob_above_up(law: Law, x) -> np.ndarray:
     """Vectorised upper bound on P(L > x)."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
     if isinstance(law, LognormalLaw):
-        lo_v, hi_v = law._vint(x, _BIG)
+        lo_v, hi_v = law._vint(x, math.inf)
         p, e = _interval_prob(lo_v, hi_v)
         return law.weight * (p + e) * (1 + 8 * _U)
     if isinstance(law, SumLaw):
@@ -332,7 +331,8 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 def applicable(law: Law, n: int) -> bool:
     """The treatment applies to continuous laws (not atoms) with an unbounded tail, n >= 2."""
     lo_s, hi_s = law.support()
-    return n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))
+    return (n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))
+            and 0.0 < law.std() < math.inf)
 
 
 def _spread(law: Law) -> float:
