@@ -394,6 +394,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     est = max(est, A._VALUE_FLOOR)
     # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
     h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
+    # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
+    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
     best = None
     B = None
     for _rnd in range(4):
@@ -409,7 +411,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         if math.isfinite(lo_s):
             B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
         elif B is None:
-            B = max(math.ceil(max(T0, 4.0 * sd) / H), 1) * H
+            # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
+            Bd = A._choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
+            B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
         else:
             B = math.ceil(B / H) * H
         # every grid step h <= H (powers of 2) divides T0 and B, so all lattices share the clamps
@@ -463,8 +467,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 body = body_n
                 body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
                 body_up = min(body_up, body["main"] * (1 + 1e-9))
-                if body_up < max(negligible, A._VALUE_FLOOR) and bounded:
-                    break
+                if body_up < max(negligible, A._VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
+                    break  # negligible: its lower value is not needed
                 if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
                     break
                 hb /= 2.0
@@ -486,3 +490,30 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         if not redo:
             break
     return best
+
+
+def delta_bounds(randomizer, n: int, epsilon: float, adjacency: str = "zero_out", rel_tol: float = 1e-2,
+                 workers=-1) -> tuple[float, float]:
+    """Certified (lower, upper) of the blanket bound at one epsilon: the maximum over the
+    randomizer's laws (both orders / the replace pair), each law by :func:`certify_bigjump` where
+    it applies and by the plain engine otherwise (atom laws, bounded laws, size caps).
+
+    This is the accountant's ``report`` loop with the far-tail treatment plugged in (module step A
+    of :mod:`sharpdp.shuffle.accountant`); randomizers without their own replace law (bounded
+    through bot) and the surcharge are left to :class:`~sharpdp.shuffle.ShuffleAccountant`.
+    """
+    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle._laws import laws_for
+
+    lo_max = up_max = 0.0
+    for gamma, law in laws_for(randomizer, min(float(epsilon), A._EPS_CAP), adjacency):
+        r = None
+        if applicable(law, n):
+            try:
+                r = certify_bigjump(law, float(gamma), n, rel_tol, workers, negligible=up_max)
+            except A._Coarsen:
+                r = None
+        if r is None:
+            r = A._certify(law, float(gamma), n, rel_tol, workers, negligible=up_max)
+        lo_max, up_max = max(lo_max, r["lower"]), max(up_max, r["upper"])
+    return lo_max, up_max
