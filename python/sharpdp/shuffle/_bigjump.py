@@ -439,8 +439,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                 break  # accurate enough, or the round-off bounds stop the refinement
             gap_prev = gap
-            if lo_best <= 0:
-                h /= 2.0
+            if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
+                h = min(h / 2.0, _pow2(max(_spread(law), 1e-300)))
             else:
                 h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
         jt = dict(jt, lo=lo_best)
