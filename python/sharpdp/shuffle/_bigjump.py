@@ -517,3 +517,23 @@ def delta_bounds(randomizer, n: int, epsilon: float, adjacency: str = "zero_out"
             r = A._certify(law, float(gamma), n, rel_tol, workers, negligible=up_max)
         lo_max, up_max = max(lo_max, r["lower"]), max(up_max, r["upper"])
     return lo_max, up_max
+
+
+def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible: float = 0.0,
+                lower: bool = True) -> dict | None:
+    """The accountant's per-law bracket by the far-tail treatment, in its result format, or None
+    where the treatment does not apply or a size cap binds (the caller then runs the plain engine)."""
+    from sharpdp.shuffle import accountant as A
+
+    if not applicable(law, n):
+        return None
+    try:
+        r = certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+    except A._Coarsen:
+        return None
+    jt = r["jump"]
+    terms = dict(bigjump_T0=r["T0"], body_upper=r["body_up"], body_lower=r["body_lo"],
+                 jump_upper=jt.get("up", 0.0), jump_lower=jt.get("lo", 0.0), pair_term=r["multi"],
+                 lower_tail_penalty=r["penalty_B"])
+    return dict(lower=r["lower"], upper=max(r["upper"], A._TINY), h=r["h"], N=r["N"], T=r["T0"], B=r["B"],
+                terms=terms, main=r["upper"])
