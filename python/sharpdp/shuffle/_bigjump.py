@@ -492,33 +492,6 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     return best
 
 
-def delta_bounds(randomizer, n: int, epsilon: float, adjacency: str = "zero_out", rel_tol: float = 1e-2,
-                 workers=-1) -> tuple[float, float]:
-    """Certified (lower, upper) of the blanket bound at one epsilon: the maximum over the
-    randomizer's laws (both orders / the replace pair), each law by :func:`certify_bigjump` where
-    it applies and by the plain engine otherwise (atom laws, bounded laws, size caps).
-
-    This is the accountant's ``report`` loop with the far-tail treatment plugged in (module step A
-    of :mod:`sharpdp.shuffle.accountant`); randomizers without their own replace law (bounded
-    through bot) and the surcharge are left to :class:`~sharpdp.shuffle.ShuffleAccountant`.
-    """
-    from sharpdp.shuffle import accountant as A
-    from sharpdp.shuffle._laws import laws_for
-
-    lo_max = up_max = 0.0
-    for gamma, law in laws_for(randomizer, min(float(epsilon), A._EPS_CAP), adjacency):
-        r = None
-        if applicable(law, n):
-            try:
-                r = certify_bigjump(law, float(gamma), n, rel_tol, workers, negligible=up_max)
-            except A._Coarsen:
-                r = None
-        if r is None:
-            r = A._certify(law, float(gamma), n, rel_tol, workers, negligible=up_max)
-        lo_max, up_max = max(lo_max, r["lower"]), max(up_max, r["upper"])
-    return lo_max, up_max
-
-
 def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible: float = 0.0,
                 lower: bool = True) -> dict | None:
     """The accountant's per-law bracket by the far-tail treatment, in its result format, or None
