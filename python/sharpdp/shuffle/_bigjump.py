@@ -433,8 +433,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if jt is None or jt_n["up"] <= jt["up"]:
                 lat, jt, h_used = lat_n, jt_n, h
             lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
-            if not lower or bounded:
-                break
+            if not lower or bounded or jt["up"] + multi < max(negligible, A._VALUE_FLOOR):
+                break  # (below the value floor only the upper value is certified, as in the engine)
             gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
             if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                 break  # accurate enough, or the round-off bounds stop the refinement
@@ -482,6 +482,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         else:
             best["lower"] = max(best["lower"], lo)
         val = lo if lo > 0 else up
+        if up < max(negligible, A._VALUE_FLOOR):
+            break
         redo = False
         if multi > 0.12 * rel_tol * val and val < est:
             est, redo = val, True  # the pair term was sized for a larger value
