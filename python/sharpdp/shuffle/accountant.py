@@ -10,7 +10,9 @@ maximised over the neighbouring pairs and both orders (errata: the seed covers x
 value ``Lo <= D_up``. Steps and the bound each one contributes (spec §3):
 
 A. clamp L to [-B, T]: Up adds ``E[(L - T)_+]`` (clamping below is free); Lo subtracts
-   ``E[(-B - L)_+]``. Both tails are closed forms with error bounds (:mod:`._laws`).
+   ``E[(-B - L)_+]``. Both tails are closed forms with error bounds (:mod:`._laws`). Continuous
+   laws with a heavy tail use a moderate clamp T0 and a single-big-jump term instead
+   (:mod:`._bigjump`, proof in docs/accountant_tail.md); the plain steps remain its body.
 B. mean-preserving hat rounding to the lattice hZ (Jensen: an upper bound); cell masses and
    local moments come with absolute error bounds eta_k.
 C./D. per-user mixture g = (1-gamma) delta_0 + gamma psi, exponential tilt by theta (the root
@@ -80,6 +82,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sharpdp import _validation as V
+from sharpdp.shuffle import _bigjump
 from sharpdp.shuffle._laws import FiniteLaw, Law, laws_for
 
 _U = 2.0**-53
@@ -742,7 +745,10 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible
         return dict(lower=0.0, upper=max(cap, _TINY), terms={"note": "E[L_+] below the value floor"})
     blk = _block(gamma, law, n) if law.support()[1] > 0 else None
     if blk is None:
-        r = _certify_law(law, gamma, n, rel_tol, workers, negligible=negligible)
+        # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
+        r = _bigjump.try_certify(law, gamma, n, rel_tol, workers, negligible=negligible)
+        if r is None:
+            r = _certify_law(law, gamma, n, rel_tol, workers, negligible=negligible)
     else:
         bl, t, ev, trunc = blk
         r = _certify_law(bl, 1.0, n // t, rel_tol, workers, negligible=negligible * t * gamma)
@@ -802,7 +808,10 @@ def _upper_value(law: Law, gamma: float, n: int, rel_tol: float, workers, scale:
         return max(cap, _TINY)
     blk = _block(gamma, law, n)
     if blk is None:
-        return max(min(_certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)["upper"], cap), _TINY)
+        r = _bigjump.try_certify(law, gamma, n, rel_tol, workers, lower=False)  # docs/accountant_tail.md
+        if r is None:
+            r = _certify_upper(law, gamma, n, rel_tol, workers, scale, h_ratio)
+        return max(min(r["upper"], cap), _TINY)
     bl, t, ev, trunc = blk
     r = _certify_upper(bl, 1.0, n // t, rel_tol, workers, scale * t * gamma, h_ratio)
     r = _unblock(dict(r, lower=0.0, top=bl.support()[1]), gamma, n, t, ev, trunc)

@@ -1,0 +1,514 @@
+"""Far-tail ("single big jump") treatment of the certified accountant (proof: docs/accountant_tail.md).
+
+For a law L with a heavy right tail (the lognormal laws of the blanket-mixed Gaussian and of the
+Gaussian randomizer), the plain accountant clamps L at a T with E[(L - T)_+] negligible, which
+takes T at thousands of standard deviations: a huge lattice and FFT. Here the clamp T0 is
+moderate and the far tail is added back in closed form. With G_i = B_i L_i, S = sum_i G_i,
+A = sum_i min(G_i, T0), X_i = (G_i - T0)_+, J = sum_i X_i (docs/accountant_tail.md §2):
+
+    S_+ = A_+ + (J - A_-)_+,
+    sum_i (X_i - A_-)_+ <= (J - A_-)_+ <= sum_i (X_i - A_-)_+ + sum_{i<j} min(X_i, X_j),
+
+and on {X_1 > 0}, A = T0 + A' with A' = sum_{j >= 2} min(G_j, T0) independent of X_1, so
+
+    E[(X_1 - A_-)_+] = gamma E[phi(A')],   phi(a) = tau(max(T0, -a)),  tau(t) = E[(L - t)_+].
+
+Hence, with the lower clamp -B of the lattice (free for the upper value; the lower value pays
+tau_low(B) = E[(-B - L)_+] as the engine does)::
+
+    D_up <= Body_up(T0) + E[phi_bar(A_hat')] + (n - 1) gamma / 2 * int_0^inf P(L > T0 + t)^2 dt,
+    D_up >= Body_lo(T0) + E[tau(-A_low')] - E[(tau(-A_hat') - tau(T0))_+],
+
+where Body is the engine's bracket of E[A_+]/(n gamma) at the clamp T0, A_hat' / A_low' the
+(n-1)-fold sums of the engine's hat (convex-order upper) and centroid (convex-order lower)
+lattice laws of clamp(L, -B, T0), and phi_bar >= phi the convex majorant equal to tau(-a) for
+a <= -T0 continued by its tangent. The expectations over the lattice laws are computed by one
+untilted FFT power each, with the same round-off bounds as the engine, and Chernoff bounds on
+the exact lattice laws outside the window.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sharpdp.shuffle._laws import FiniteLaw, Law, LognormalLaw, SumLaw, _interval_prob
+
+_U = 2.0**-53
+
+
+# --------------------------------------------------------------------------- closed forms
+def stop_loss(law: Law, t) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised rigorous bracket (lo, up) of tau(t) = E[(L - t)_+] for an array t."""
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    if isinstance(law, LognormalLaw):
+        lo_v, hi_v = law._vint(t, math.inf)
+        _, _, val, err = law._local(lo_v, hi_v, t)
+        empty = ~(hi_v > lo_v)
+        up = law.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12)
+        lo = law.weight * np.maximum(val - err, 0.0) * (1 - 1e-12)
+        up = np.where(empty, 0.0, up)
+        lo = np.where(empty, 0.0, lo)
+        return lo, up
+    if isinstance(law, SumLaw):
+        lo = np.zeros(t.shape)
+        up = np.zeros(t.shape)
+        for p in law.parts:
+            a, b = stop_loss(p, t)
+            lo += a
+            up += b
+        return lo * (1 - 1e-12), up * (1 + 1e-12)
+    if isinstance(law, FiniteLaw):
+        s = np.maximum(law.values[None, :] - t[:, None], 0.0) @ law.probs
+        rel = max((law.values.size + 4.0) * _U, 1e-12)
+        return s * (1 - rel), s * (1 + rel)
+    br = [law.tail_upper_bracket(float(x)) for x in t]
+    return np.array([b[0] for b in br]), np.array([b[1] for b in br])
+
+
+def prob_above_up(law: Law, x) -> np.ndarray:
+    """Vectorised upper bound on P(L > x)."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    if isinstance(law, LognormalLaw):
+        lo_v, hi_v = law._vint(x, math.inf)
+        p, e = _interval_prob(lo_v, hi_v)
+        return law.weight * (p + e) * (1 + 8 * _U)
+    if isinstance(law, SumLaw):
+        return sum(prob_above_up(p, x) for p in law.parts) * (1 + 1e-12)
+    if isinstance(law, FiniteLaw):
+        s = (law.values[None, :] > x[:, None]).astype(float) @ law.probs
+        return s * (1 + (law.values.size + 4.0) * _U)
+    return np.array([sum(law.prob_above(float(v))) for v in x])
+
+
+def pair_integral_up(law: Law, T0: float) -> float:
+    """Upper bound on I2(T0) = int_0^inf P(L > T0 + t)^2 dt (docs/accountant_tail.md §3).
+
+    The integrand is non-increasing: an upper Riemann sum on a geometric grid x_0 = T0 < x_1 <
+    ... < x_M, plus int_{x_M}^inf P(L > x)^2 dx <= P(L > x_M) tau(x_M) for the rest."""
+    x = T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+    p = prob_above_up(law, x)
+    s = float(np.sum(np.diff(x) * p[:-1] ** 2))
+    rest = float(p[-1] * stop_loss(law, x[-1:])[1][0])
+    return (s + rest) * (1 + 1e-9)
+
+
+# --------------------------------------------------------------------------- lattice laws
+def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True):
+    """Per-user lattice pmfs of G = B L clamped to [-B, T] on nodes (k0 + k) h (module steps B, C, H
+    of :mod:`sharpdp.shuffle.accountant`): the hat law g (upper in the convex and increasing convex
+    orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None."""
+    from sharpdp.shuffle import accountant as A
+
+    C = A._core()
+    kT = int(math.ceil(T / h))
+    kB = int(math.ceil(B / h))
+    K = kT + kB
+    x0 = -kB * h
+    plo, eplo = law.prob_below(x0)
+    phi, ephi = law.prob_above(x0 + K * h)
+    m, w, em, ew = law.cells(x0, h / A._J_LO, K * A._J_LO)
+    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, A._J_LO)
+    A._check_mass(psi, eta)
+
+    def mix(ps, et):
+        g = gamma * ps
+        g[kB] += 1.0 - gamma
+        return g, gamma * et * (1 + 4 * _U) + 4 * _U * g
+
+    g, eta_g = mix(psi, eta)
+    low = None
+    if lower:
+        lp = A._lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)
+        if lp is not None:
+            g_lo, eta_glo = mix(lp[0], lp[1])
+            low = (g_lo, eta_glo, lp[2] * gamma)
+    return dict(g=g, eta=eta_g, k0=-kB, low=low, kT=kT, kB=kB)
+
+
+class _Chernoff:
+    """Chernoff bounds for the nn-fold sum S of the EXACT lattice law whose computed pmf is g with
+    absolute error bounds eta: log E e^{lam X} <= log sum_k (g_k + eta_k) e^{lam x_k}."""
+
+    def __init__(self, g, eta, k0, h, nn):
+        from sharpdp.shuffle import accountant as A
+
+        self.C = A._core()
+        # an upper pmf: (g + eta) rounded up; log_mgf's own rounding (K terms) is covered by the margin
+        self.gp = (g + eta) * (1 + 4 * _U)
+        self.k0, self.h, self.nn = k0, h, float(nn)
+        self.margin = (g.size + 8) * 4 * _U
+        _, mu, var = self.C.log_mgf(g, k0, h, 0.0)
+        self.scale = 1.0 / (math.sqrt(max(nn * var, h * h)))
+
+    def log_mgf(self, lam: float) -> float:
+        L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
+        return L + self.margin + 1e-12 * abs(L)
+
+    def _min(self, f, sign):
+        """min over lam > 0 of f(lam) (convex in lam): golden section on log lam."""
+        a, b = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
+        best = math.inf
+        gr = 0.5 * (math.sqrt(5.0) - 1.0)
+        c, d = b - gr * (b - a), a + gr * (b - a)
+        fc, fd = f(math.exp(c)), f(math.exp(d))
+        for _ in range(70):
+            best = min(best, fc, fd)
+            if fc < fd:
+                b, d, fd = d, c, fc
+                c = b - gr * (b - a)
+                fc = f(math.exp(c))
+            else:
+                a, c, fc = c, d, fd
+                d = a + gr * (b - a)
+                fd = f(math.exp(d))
+            if b - a < 0.02:
+                break
+        return min(best, fc, fd, 0.0 if sign == "p" else math.inf)
+
+    def log_p_above(self, b: float) -> float:
+        """log of an upper bound on P(S >= b) (<= 0)."""
+        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
+
+    def log_p_below(self, a: float) -> float:
+        """log of an upper bound on P(S <= a) (<= 0)."""
+        return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
+
+    def log_excess(self, b: float) -> float:
+        """log of an upper bound on E[(S - b)_+]  ((x)_+ <= e^{lam x} / (e lam))."""
+        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
+
+
+def _exp(x: float) -> float:
+    return math.exp(x) if x < 709 else math.inf
+
+
+def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn):
+    """Untilted nn-fold lattice law on a window [a, b) certified by Chernoff bounds (each side's
+    probability <= e^{log_tgt} for the computed law; the exact law's bounds are recomputed by the
+    caller). Returns the window values x, the computed circular pmf q on it, the componentwise
+    error bound err_q, the TV bound of the pmf errors and N."""
+    import scipy.fft as sfft
+
+    from sharpdp.shuffle import accountant as A
+
+    C = A._core()
+    K = g.size - 1
+    _, Lam, mu, var, tau, mass = C.tilt(g, eta, k0, h, 0.0)
+    sig = math.sqrt(max(nn * var, h * h))
+    lam_scale = 1.0 / (sig + h)
+    s_hi = C.chernoff_edge(g, k0, h, float(nn), log_tgt, +1, lam_scale) / h
+    s_lo = C.chernoff_edge(g, k0, h, float(nn), log_tgt, -1, lam_scale) / h
+    center = nn * mu / h
+    s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
+    sa = int(math.floor(s_lo)) - 1
+    N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
+    if N > A._N_MAX:
+        raise A._Coarsen(h * N / A._N_MAX * 1.02)
+    folded = np.bincount(np.arange(K + 1) % N, weights=g, minlength=N)
+    wk = workers if N >= 1 << 16 else 1
+    z = sfft.rfft(folded, workers=wk)
+    lg = math.log2(N)
+    e_fwd = A._FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
+    Q, errQ, normQ, _ = C.power(z, float(nn), e_fwd, N, folded, thr_fn(N), A._DFT_WORK)
+    q = sfft.irfft(Q, n=N, workers=wk)
+    err_q = (errQ + A._FFT_C * lg * _U * normQ) / math.sqrt(N)
+    off = (sa - nn * k0) % N
+    qw = np.roll(q, -off)
+    x = (sa + np.arange(N, dtype=float)) * h
+    tau += (math.ceil((K + 1) / N) + 2) * _U * mass
+    ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
+    return dict(x=x, q=qw, err_q=err_q, tv=_exp(ltv), N=N, a=x[0], b=x[-1] + h)
+
+
+def _wsum(w, F):
+    """(sum_W w q, round-off bound) for non-negative weights w on the window of F."""
+    q = F["q"]
+    s = float(np.sum(w * q))
+    fp = math.sqrt(float(np.sum(w * w))) * F["err_q"] + w.size * _U * float(np.sum(np.abs(w * q)))
+    return s, fp
+
+
+def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, rel_tol: float, est: float,
+              workers, lower: bool = True) -> dict:
+    """Certified bracket of E[phi(A'_B)] (A'_B the sum of n - 1 clamped per-user terms), in units
+    of D_up (docs/accountant_tail.md §4).
+
+    phi = phi_c - c (a + T0)_+ with c >= P(L > T0) and phi_c(a) = tau(-a) for a <= -T0,
+    tau(T0) + c (a + T0) beyond (convex, non-decreasing, c-Lipschitz). With the hat law A_hat
+    (convex-order upper) and the centroid law A_low (convex-order lower) of A'_B:
+        E phi(A'_B) <= E phi_c(A_hat) - c E(A_low + T0)_+,
+        E phi(A'_B) >= E phi_c(A_low) - c E(A_hat + T0)_+.
+    """
+    nn = n - 1
+    tau_T0_lo, tau_T0_up = (float(v[0]) for v in stop_loss(law, [T0]))
+    c = float(prob_above_up(law, [T0])[0])
+    if nn == 0:  # A' = 0: phi(0) = tau(T0) exactly
+        return dict(up=tau_T0_up, lo=tau_T0_lo, N=0)
+    k0 = lat["k0"]
+
+    def phic(x, which):
+        left = x <= -T0
+        lo, up = stop_loss(law, np.where(left, -x, T0))
+        v = up if which == "up" else lo
+        return np.where(left, v, (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0))
+
+    log_tgt = math.log(max(1e-5 * rel_tol * est, 1e-300) / max(tau_T0_up, 1e-300)) - 2.0
+    thr_fn = lambda N: 1e-4 * rel_tol * est / (max(tau_T0_up, 1e-300) * math.sqrt(N))  # noqa: E731
+
+    # --- the hat law: upper bounds of E phi_c and of E (x + T0)_+ ---
+    ch = _Chernoff(lat["g"], lat["eta"], k0, h, nn)
+    F = _fft_law(lat["g"], lat["eta"], k0, h, nn, log_tgt, workers, thr_fn)
+    a, b = F["a"], F["b"]
+    lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
+    pa, pb = _exp(lpa), _exp(lpb)
+    ex = _exp(ch.log_excess(max(b, -T0)))  # >= E[(S - max(b, -T0))_+]
+    # E[(S + T0)_+ 1{S >= b}] <= (b + T0)_+ P(S >= b) + E[(S - max(b, -T0))_+]
+    ramp_out_hi = max(b + T0, 0.0) * pa + ex
+    w = phic(F["x"], "up")
+    s, fp = _wsum(w, F)
+    # outside the window: below a, phi_c <= phi_c(a); above b, phi_c <= tau(T0) + c (x + T0)_+
+    out = float(phic(np.array([a]), "up")[0]) * pb + tau_T0_up * pa + c * ramp_out_hi
+    phi_hat_up = s + fp + float(w.max()) * F["tv"] + out
+    wr = np.maximum(F["x"] + T0, 0.0)
+    sr, fpr = _wsum(wr, F)
+    ramp_hat_up = sr + fpr + float(wr.max()) * F["tv"] + max(a + T0, 0.0) * pb + ramp_out_hi
+    res = dict(N=F["N"], window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up)
+    if not lower or lat["low"] is None:
+        res.update(up=phi_hat_up * (1 + 1e-9), lo=0.0)
+        return res
+    # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
+    g_lo, eta_lo, mom_err = lat["low"]
+    F2 = _fft_law(g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn)
+    ch2 = _Chernoff(g_lo, eta_lo, k0, h, nn)
+    p_out = _exp(ch2.log_p_above(F2["b"])) + _exp(ch2.log_p_below(F2["a"]))
+    # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz
+    dev = nn * h * float(np.sum(mom_err)) * (1 + 1e-9)
+    w1 = phic(F2["x"], "lo")
+    s1, fp1 = _wsum(w1, F2)
+    phi_low_lo = s1 - fp1 - float(w1.max()) * (F2["tv"] + p_out) - c * dev
+    wr2 = np.maximum(F2["x"] + T0, 0.0)
+    s2, fp2 = _wsum(wr2, F2)
+    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, 0.0)
+    up = phi_hat_up - c * ramp_low_lo
+    lo = phi_low_lo - c * ramp_hat_up
+    res.update(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N_lower=F2["N"], phi_low_lo=phi_low_lo,
+               ramp_low_lo=ramp_low_lo, dev=dev)
+    return res
+
+
+# --------------------------------------------------------------------------- driver
+def _pow2(x: float) -> float:
+    return 2.0 ** math.floor(math.log2(x))
+
+
+def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
+    """Smallest (about) T0 >= sd(L) with (n - 1) gamma / 2 * I2(T0) <= target."""
+    sd = law.std()
+    base = max(law.mean(), 0.0) + sd
+
+    def pair(T):
+        return 0.5 * (n - 1) * gamma * pair_integral_up(law, T)
+
+    T = base
+    for _ in range(200):
+        if pair(T) <= target:
+            break
+        T *= 2.0
+    lo = T / 2.0 if T > base else T
+    for _ in range(30):
+        if T - lo <= 0.02 * T:
+            break
+        mid = 0.5 * (lo + T)
+        if pair(mid) <= target:
+            T = mid
+        else:
+            lo = mid
+    return T
+
+
+def applicable(law: Law, n: int) -> bool:
+    """The treatment applies to continuous laws (not atoms) with an unbounded tail, n >= 2."""
+    lo_s, hi_s = law.support()
+    return (n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))
+            and 0.0 < law.std() < math.inf)
+
+
+def _spread(law: Law) -> float:
+    """A scale of the bulk of L (interquartile range where cheap, else the sd): the lattice step
+    must resolve it for the centroid (lower) law to keep its mass apart."""
+    sd = law.std()
+    if isinstance(law, LognormalLaw):
+        q = abs(law._at(0.6745 * law._sign) - law._at(-0.6745 * law._sign))
+        if math.isfinite(q) and q > 0:
+            return min(sd, q)
+    if isinstance(law, SumLaw):
+        qs = [_spread(p) for p in law.parts if isinstance(p, LognormalLaw)]
+        if qs:
+            return min([sd] + qs)
+    return sd
+
+
+def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
+    """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
+    (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
+    P(A'_B + J' > B) <= P(A'_B > B/2) + (n-1) gamma P(L > T0 + B/4) + ((n-1) gamma P(L > T0))^3 / 6.
+    ``ch_hat``: Chernoff bounds of the (n-1)-fold hat law (its mgf dominates that of A'_B)."""
+    tl = law.tail_lower(B)
+    if tl <= 0.0:
+        return 0.0
+    p = gamma * float(prob_above_up(law, [T0])[0])
+    q = (_exp(ch_hat.log_p_above(0.5 * B)) + (n - 1) * gamma * float(prob_above_up(law, [T0 + 0.25 * B])[0])
+         + ((n - 1) * p) ** 3 / 6.0)
+    return tl * min(q, 1.0) * (1 + 1e-9)
+
+
+def _body_lower(body: dict) -> float:
+    """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
+    (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
+    / (n gamma) - overshoot; the lower tail is paid by :func:`lower_tail_penalty` instead)."""
+    t = body["terms"]
+    v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
+    return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
+
+
+def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
+                    max_rounds: int = 8, negligible: float = 0.0) -> dict:
+    """Certified (lower, upper) of D_up for one law with the far-tail treatment.
+
+    Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
+    above (T0 = their top: no jump term) and laws with an unbounded left tail get the lower-tail
+    penalty instead of the full E[(-B - L)_+]. Stops at a certified upper value below
+    ``negligible`` (the caller's maximum over laws). Returns a dict with ``lower``, ``upper``, the
+    clamp ``T0``, grid steps and the terms. Raises the accountant's ``_Coarsen`` when a size cap
+    binds (the caller falls back to the plain engine)."""
+    from sharpdp.shuffle import accountant as A
+
+    sd = law.std()
+    mean = law.mean()
+    lo_s, hi_s = law.support()
+    bounded = math.isfinite(hi_s)
+    m_est = (n - 1) * gamma * mean
+    est = float(stop_loss(law, [max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
+    est = max(est, A._VALUE_FLOOR)
+    # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
+    h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
+    # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
+    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
+    best = None
+    B = None
+    for _rnd in range(4):
+        if bounded:  # no clamp above: T0 >= the top of the support, no jumps
+            H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
+            T0 = max(math.ceil(hi_s / H), 1) * H
+            multi = 0.0
+        else:
+            T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
+            H = _pow2(max(T0r / 16.0, 1e-300))
+            T0 = math.ceil(T0r / H) * H
+            multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
+        if math.isfinite(lo_s):
+            B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
+        elif B is None:
+            # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
+            Bd = A._choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
+            B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
+        else:
+            B = math.ceil(B / H) * H
+        # every grid step h <= H (powers of 2) divides T0 and B, so all lattices share the clamps
+        h = min(h_start, H)
+        jt = lat = None
+        h_used = h
+        lo_best, gap_prev = 0.0, math.inf
+        for _ in range(max_rounds):
+            try:
+                lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
+                        jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
+            except A._Coarsen:
+                if jt is None:
+                    raise
+                break  # the size caps bind: keep the finest grid that fitted
+            if jt is None or jt_n["up"] <= jt["up"]:
+                lat, jt, h_used = lat_n, jt_n, h
+            lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
+            if not lower or bounded or jt["up"] + multi < max(negligible, A._VALUE_FLOOR):
+                break  # (below the value floor only the upper value is certified, as in the engine)
+            gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
+            if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
+                break  # accurate enough, or the round-off bounds stop the refinement
+            gap_prev = gap
+            if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
+                h = min(h / 2.0, _pow2(max(_spread(law), 1e-300)))
+            else:
+                h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+        jt = dict(jt, lo=lo_best)
+        h = h_used
+        pen = 0.0
+        if lower and not math.isfinite(lo_s):
+            pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
+        # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
+        ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
+        body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+        body_lo, body = 0.0, None
+        jlo = jt["lo"]
+        if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
+            pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
+        elif body_up > 0.05 * rel_tol * max(jlo, est * 1e-3) or bounded:
+            hb = h
+            for _ in range(max_rounds):
+                try:
+                    body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                except A._Coarsen:
+                    if body is None:
+                        raise
+                    break  # the size caps bind: keep the finest grid that fitted
+                body = body_n
+                body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
+                body_up = min(body_up, body["main"] * (1 + 1e-9))
+                if body_up < max(negligible, A._VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
+                    break  # negligible: its lower value is not needed
+                if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
+                    break
+                hb /= 2.0
+        up = (body_up + jt["up"] + multi) * (1 + 1e-9)
+        lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
+        cap = law.tail_upper(0.0)
+        res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
+                   body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
+        if best is None or res["upper"] < best["upper"]:
+            best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
+        else:
+            best["lower"] = max(best["lower"], lo)
+        val = lo if lo > 0 else up
+        if up < max(negligible, A._VALUE_FLOOR):
+            break
+        redo = False
+        if multi > 0.12 * rel_tol * val and val < est:
+            est, redo = val, True  # the pair term was sized for a larger value
+        if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
+            B, redo = 4.0 * B, True
+        if not redo:
+            break
+    return best
+
+
+def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible: float = 0.0,
+                lower: bool = True) -> dict | None:
+    """The accountant's per-law bracket by the far-tail treatment, in its result format, or None
+    where the treatment does not apply or a size cap binds (the caller then runs the plain engine)."""
+    from sharpdp.shuffle import accountant as A
+
+    if not applicable(law, n):
+        return None
+    try:
+        r = certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+    except A._Coarsen:
+        return None
+    jt = r["jump"]
+    terms = dict(bigjump_T0=r["T0"], body_upper=r["body_up"], body_lower=r["body_lo"],
+                 jump_upper=jt.get("up", 0.0), jump_lower=jt.get("lo", 0.0), pair_term=r["multi"],
+                 lower_tail_penalty=r["penalty_B"])
+    return dict(lower=r["lower"], upper=max(r["upper"], A._TINY), h=r["h"], N=r["N"], T=r["T0"], B=r["B"],
+                terms=terms, main=r["upper"])
