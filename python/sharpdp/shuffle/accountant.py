@@ -876,6 +876,33 @@ def _shrink(fun, delta: float, lo, ulo, hi, uhi, tol):
     return lo, ulo, hi, uhi
 
 
+def _envelope_put(keys: list, vals: list, k: float, v: float) -> float:
+    """Insert (k, v) into a sorted non-increasing envelope (module step M) and return the reported
+    value min(v, value at the largest key <= k); values at larger keys are lowered to it, so the
+    envelope stays non-increasing. At most _MEMO_MAX points (then it restarts: forgetting
+    points only loosens later reports)."""
+    import bisect
+
+    i = bisect.bisect_right(keys, k)
+    if i > 0:
+        v = min(v, vals[i - 1])
+    if i > 0 and keys[i - 1] == k:
+        vals[i - 1] = v
+    else:
+        if len(keys) >= _MEMO_MAX:
+            keys.clear()
+            vals.clear()
+            i = 0
+        keys.insert(i, k)
+        vals.insert(i, v)
+        i += 1
+    for j in range(i, len(vals)):
+        if vals[j] <= v:
+            break
+        vals[j] = v
+    return v
+
+
 class ShuffleAccountant:
     """Certified (epsilon, delta) accountant for a shuffled local randomizer (seed 001 appendix).
 
@@ -1175,26 +1202,7 @@ class ShuffleAccountant:
         """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is
         stored, and the stored values at eps'' > e are lowered to it (each stays an upper bound
         there: D_up is non-increasing), so the memo stays non-increasing in epsilon."""
-        import bisect
-
-        k = bisect.bisect_right(self._memo_e, e)
-        if k > 0:
-            u = min(u, self._memo_u[k - 1])
-        if k > 0 and self._memo_e[k - 1] == e:
-            self._memo_u[k - 1] = u
-        else:
-            if len(self._memo_e) >= _MEMO_MAX:  # (forgetting values only loosens future reports)
-                self._memo_e.clear()
-                self._memo_u.clear()
-                k = 0
-            self._memo_e.insert(k, e)
-            self._memo_u.insert(k, u)
-            k += 1
-        for i in range(k, len(self._memo_u)):
-            if self._memo_u[i] <= u:
-                break
-            self._memo_u[i] = u
-        return u
+        return _envelope_put(self._memo_e, self._memo_u, e, u)
 
     def get_delta_lower_form(self, epsilon):
         """Certified lower value of the lower form D_lo(epsilon) (spec ``fft_accountant.md`` §1).
@@ -1224,7 +1232,7 @@ class ShuffleAccountant:
         if not hasattr(self.randomizer, "lower_form"):
             raise NotImplementedError(f"{type(self.randomizer).__name__} has no lower form (D_lo) yet")
         acc = ShuffleAccountant(self.randomizer.lower_form(), self.n, self.adjacency,
-                                rel_tol=self.rel_tol, workers=self.workers)
+                                rel_tol=self.rel_tol, workers=None if self.workers == -1 else self.workers)
         return acc.get_delta_bounds(epsilon)[0]
 
     def get_delta(self, epsilon):
@@ -1291,7 +1299,12 @@ class ShuffleAccountant:
         answer, to ``xtol``; (3) on :meth:`get_delta` itself, from the phase-2 bracket, so that
         ``get_delta(answer) <= delta``. Returns the safe end of the final bracket; exactly 0.0 if
         the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
-        eps0 (where delta = 0).
+        eps0 (where delta = 0). The first bracket comes from closed forms (the cap E[L_+] above,
+        the Jensen lower value below; docs/accountant_edges.md section 6), and laws whose cap is
+        below 1e-24 (where get_delta reports the cap) are evaluated by their cap only, so tiny
+        deltas (1e-100, 1e-300) take well under a second for the blanket-mixed Gaussian.
+        Answers are monotone: non-increasing in delta for queries in increasing delta (module
+        step M).
 
         Parameters
         ----------
@@ -1326,27 +1339,7 @@ class ShuffleAccountant:
         for delta (get_delta(e') <= delta' <= delta, and get_delta values only decrease over
         time), so min(e, answers for delta' <= delta) is returned and stored; stored answers for
         larger deltas are lowered to it, keeping the memo non-increasing in delta."""
-        import bisect
-
-        ds, es = self._emem_d, self._emem_e
-        k = bisect.bisect_right(ds, delta)
-        if k > 0:
-            e = min(e, es[k - 1])
-        if k > 0 and ds[k - 1] == delta:
-            es[k - 1] = e
-        else:
-            if len(ds) >= _MEMO_MAX:
-                ds.clear()
-                es.clear()
-                k = 0
-            ds.insert(k, delta)
-            es.insert(k, e)
-            k += 1
-        for i in range(k, len(es)):
-            if es[i] <= e:
-                break
-            es[i] = e
-        return e
+        return _envelope_put(self._emem_d, self._emem_e, delta, e)
 
     def _epsilon_search(self, delta: float, xtol: float) -> float:
         """get_epsilon's search (validated delta and xtol), before the monotone memo."""
@@ -1369,15 +1362,43 @@ class ShuffleAccountant:
         def up(e: float) -> float:
             if e > _EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
                 return min(up(_EPS_CAP), self._cap_beyond(e)[1])
-            if e in up_cache:
-                return up_cache[e]
-            vals = []
+            key = (e, tuple(sorted(ratios.items())))
+            if key in up_cache:
+                return up_cache[key]
+            # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
+            # below the maximum so far cannot change it, and one whose cap is far below delta or
+            # below the value floor only needs the cap (get_delta itself reports the cap below the
+            # floor, _certify; the search needs no more there)
+            items = []
             for i, (gamma, law) in enumerate(laws_for(self.randomizer, e, self.adjacency)):
-                vals.append(_upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios.get(i, 0.125)))
-            u = _plus(max(vals), _surcharge(self.randomizer, e, self.adjacency))
-            if e == _EPS_CAP:
-                up_cache[e] = u
+                items.append((_trivial_cap(law) if law.support()[1] > 0 else 0.0, i, float(gamma), law))
+            m = 0.0
+            for c, i, gamma, law in sorted(items, key=lambda t: -t[0]):
+                if c <= m:
+                    continue
+                if c <= max(1e-6 * delta, _VALUE_FLOOR):
+                    m = max(m, c)
+                else:
+                    m = max(m, _upper_value(law, gamma, self.n, rel, self.workers, delta, ratios.get(i, 0.125)))
+            u = _plus(max(m, _TINY), _surcharge(self.randomizer, e, self.adjacency))
+            if len(up_cache) < 512:
+                up_cache[key] = u
             return u
+
+        def jensen_at(e: float) -> float:
+            """max over laws of the Jensen lower value at e (<= D_up <= every upper value)."""
+            if e > _EPS_CAP:
+                return self._cap_beyond(e)[0]
+            return max((_jensen_lower(law, float(gamma), self.n) for gamma, law in
+                        laws_for(self.randomizer, e, self.adjacency) if law.support()[1] > 0), default=0.0)
+
+        def cap_at(e: float) -> float:
+            """max over laws of E[L_+] at e plus the surcharge: a cheap certified upper value."""
+            if e > _EPS_CAP:
+                return self._cap_beyond(e)[1]
+            c = max((_trivial_cap(law) for _, law in laws_for(self.randomizer, e, self.adjacency)
+                     if law.support()[1] > 0), default=0.0)
+            return _plus(c, _surcharge(self.randomizer, e, self.adjacency))
 
         ld = math.log(delta)
 
@@ -1409,16 +1430,50 @@ class ShuffleAccountant:
             return 0.0
         # phase 1: bracket and shrink to 1% on a coarse grid (h = sd/8, upper value only); the
         # value at 0 is taken as d0 (> delta), so no bracket ever closes at 0
-        u0 = max(up(0.0), d0)
+        u0 = d0
         # the search never goes beyond cap: eps0 (delta = 0 there) or 700 (get_delta(700) <= delta
         # was checked above, so cap itself is a certified answer)
         cap = cap0 if cap0 is not None else _EPS_MAX
         if up(cap) > delta:
             return cap  # the blanket bound is no better than the local guarantee (or than 700)
-        g = min(self._guess_epsilon(delta), cap)
+        # a first upper end from the closed-form cap E[L_+] (up <= cap): bisection on the cheap
+        # closed forms (at most 40 steps) instead of certified evaluations
+        c_lo, c_hi = 0.0, cap
+        if cap_at(cap) <= delta:
+            for _ in range(40):
+                mid = 0.5 * (c_lo + c_hi)
+                if cap_at(mid) <= delta:
+                    c_hi = mid
+                else:
+                    c_lo = mid
+                if c_hi - c_lo <= 1e-3 * c_hi:
+                    break
+            cap_end, cap_u = c_hi, cap_at(c_hi)
+        else:
+            cap_end, cap_u = cap, up(cap)
+        # a first lower end from the closed-form Jensen lower value (<= D_up <= up): the largest
+        # epsilon found (at most 40 bisection steps) where it still exceeds delta
+        j_lo, j_hi, j_u = 0.0, cap_end, u0
+        if jensen_at(0.0) > delta:
+            for _ in range(40):
+                mid = 0.5 * (j_lo + j_hi)
+                v = jensen_at(mid)
+                if v > delta:
+                    j_lo, j_u = mid, v
+                else:
+                    j_hi = mid
+                if j_hi - j_lo <= 1e-3 * j_hi:
+                    break
+        g = min(self._guess_epsilon(delta), cap_end)
         lo, ulo = 0.0, u0
-        u = up(g)
-        if u <= delta:
+        u = None
+        if j_lo > 0.0:  # bracket [Jensen end, cap end] without certified evaluations
+            lo, ulo, hi, uhi = j_lo, j_u, cap_end, cap_u
+        else:
+            u = up(g) if g < cap_end else cap_u
+        if u is None:
+            pass
+        elif u <= delta:
             hi, uhi = g, u
             while hi > 1e-12 * g:  # walk down to a bracket
                 u = up(0.5 * hi)
@@ -1429,8 +1484,8 @@ class ShuffleAccountant:
         else:
             lo, ulo = g, u
             for _ in range(200):
-                e = min(2.0 * lo, cap)
-                u = up(e)
+                e = min(2.0 * lo, cap_end)
+                u = up(e) if e < cap_end else cap_u
                 if u <= delta:
                     hi, uhi = e, u
                     break
