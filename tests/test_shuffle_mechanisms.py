@@ -180,7 +180,7 @@ def test_rows_on_the_sphere_accepted():
 def test_bad_threads_messages_and_rng():
     bmg = BlanketMixedGaussian(0.5, 1.0, 2)
     with pytest.raises(ValueError, match="threads"):
-        bmg.sample(np.zeros((2, 2)), rng=0, threads=0)
+        bmg.sample(np.zeros((2, 2)), rng=0, threads=0)  # threads: None (all cores) or >= 1
     with pytest.raises(ValueError, match="rng"):
         bmg.sample(np.zeros((2, 2)), rng=-1)
     with pytest.raises(ValueError, match="messages"):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import integrate, stats
+from scipy import integrate
 
 from sharpdp.shuffle import PrivUnit, RandomizedResponse, mse_lower_bound, privunit_constant
 from sharpdp.shuffle import tables as TB
@@ -22,26 +22,9 @@ def full_krr_table(k, eps0):
     return R, np.ones(k), R[k].copy(), k / Z
 
 
-def exact_dup(values, probs, gamma, n):
-    """Exact (1/(n gamma)) E[(sum G_i)_+] for a law with <= 3 atoms, by summing multinomial counts."""
-    vals = list(values) + [0.0] * (3 - len(values))
-    ps = list(probs * gamma) + [0.0] * (3 - len(probs))
-    p0 = 1.0 - gamma
-    a, b, c = vals
-    pa, pb, pc = ps
-    total = 0.0
-    for n1 in range(n + 1):
-        w1 = stats.binom.pmf(n1, n, pa)
-        if w1 < 1e-300:
-            continue
-        n2 = np.arange(n - n1 + 1)
-        w2 = stats.binom.pmf(n2, n - n1, pb / (1 - pa))
-        for j, m in enumerate(n - n1 - n2):
-            n3 = np.arange(m + 1)
-            w3 = stats.binom.pmf(n3, m, pc / (pc + p0)) if pc + p0 > 0 else np.ones(1)
-            s = n1 * a + n2[j] * b + n3 * c
-            total += w1 * w2[j] * np.sum(w3 * np.maximum(s, 0.0))
-    return total / (n * gamma)
+def atoms(randomizer, *args):
+    """(gamma, values, probs) per law, through the public privacy_amplification_laws."""
+    return [(g, law.values, law.probs) for g, law in randomizer.privacy_amplification_laws(*args)]
 
 
 # ----------------------------------------------------------------------------- RR closed forms
@@ -98,7 +81,7 @@ def test_rr_laws_match_full_table_and_have_mean_one_minus_e_eps(k, adjacency):
     eps0, eps = 1.3, 0.4
     rr = RandomizedResponse(k, eps0)
     R, w, bg, gamma = full_krr_table(k, eps0)
-    got = rr._pav_atoms(eps, adjacency)
+    got = atoms(rr, eps, adjacency)
     for g, v, p in got:
         assert g == pytest.approx(gamma, rel=1e-14)
         assert p.sum() == pytest.approx(1.0, rel=1e-14)
@@ -114,26 +97,26 @@ def test_binary_rr_blanket_bound_vanishes_as_in_errata():
     eps0 = 1.0
     rr = RandomizedResponse(2, eps0)
     p = rr.p_keep
-    (_, v_fwd, _), (_, v_bwd, _) = rr._pav_atoms(math.log(2 * p), "zero_out")
+    (_, v_fwd, _), (_, v_bwd, _) = atoms(rr, math.log(2 * p), "zero_out")
     assert v_fwd.max() <= 1e-15
-    assert rr._pav_atoms(math.log(2 * p) - 1e-6, "zero_out")[0][1].max() > 0
+    assert atoms(rr, math.log(2 * p) - 1e-6, "zero_out")[0][1].max() > 0
     assert v_bwd.max() > 0
-    assert all(v.max() <= 1e-15 for _, v, _ in rr._pav_atoms(-math.log(rr.gamma), "zero_out"))
+    assert all(v.max() <= 1e-15 for _, v, _ in atoms(rr, -math.log(rr.gamma), "zero_out"))
 
 
-@pytest.mark.parametrize("k,eps0,eps,n,exact", [
-    (3, 1.0, 0.3, 200, 1.589338e-6),
-    (5, 1.0, 0.25, 300, 1.962227e-8),
-    (10, 2.0, 0.4, 300, 3.854537e-5),
-])
-def test_krr_replace_laws_reproduce_spec_table(k, eps0, eps, n, exact):
-    (g, v, p), = RandomizedResponse(k, eps0)._pav_atoms(eps, "replace")
-    assert exact_dup(v, p, g, n) == pytest.approx(exact, rel=1e-6)
+def test_krr_replace_laws_reproduce_spec_table(krr_replace_row):
+    k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
+    from data.make_krr_reference import exact_dup  # the generator's exact multinomial sum
+
+    (g, law), = RandomizedResponse(k, eps0).privacy_amplification_laws(eps, "replace")
+    desc = np.argsort(-law.values)  # exact_dup wants a negative last atom
+    assert law.values.size == 3 and law.values[desc[-1]] < 0
+    assert exact_dup(law.values[desc], law.probs[desc], g, n) == pytest.approx(exact, rel=1e-6)
 
 
 def test_lower_form_atoms_for_k_ge_3_use_a_third_symbol():
     rr = RandomizedResponse(4, 1.0)
-    triples = rr._lower_form_atoms(0.2, "replace")
+    triples = [(g, law.values, law.probs) for g, law in rr.lower_form_laws(0.2, "replace")]
     assert len(triples) == 3 and all(g == 1.0 for g, _, _ in triples)
     for _, v, p in triples:
         assert p.sum() == pytest.approx(1.0) and np.dot(v, p) == pytest.approx(1 - math.exp(0.2))
@@ -260,7 +243,7 @@ def test_privunit_chi_up_zero_out_against_sampled_reference_directions():
 @pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
 def test_privunit_laws_are_probability_laws_with_mean_one_minus_e_eps(adjacency):
     pu = PrivUnit(0.6, -0.1, 5)
-    for g, v, p in pu._pav_atoms(0.1, adjacency):
+    for g, v, p in atoms(pu, 0.1, adjacency):
         assert g == pytest.approx(pu.gamma)
         assert p.sum() == pytest.approx(1.0, rel=1e-13)
         assert np.dot(v, p) == pytest.approx(1 - math.exp(0.1), rel=1e-12)
@@ -366,9 +349,9 @@ def test_sampler_bad_input():
     with pytest.raises(ValueError, match="x"):
         rr.sample(np.array([0.5]))
     with pytest.raises(ValueError, match="adjacency"):
-        rr._pav_atoms(0.1, "add")
+        atoms(rr, 0.1, "add")
     with pytest.raises(ValueError, match="epsilon"):
-        rr._pav_atoms(float("nan"))
+        atoms(rr, float("nan"))
     pu = PrivUnit(0.6, 0.1, 3)
     with pytest.raises(ValueError, match="x"):
         pu.sample(np.ones((4, 3)))

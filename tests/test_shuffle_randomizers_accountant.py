@@ -14,12 +14,8 @@ from sharpdp.shuffle import GeneralRandomizer, PrivUnit, RandomizedResponse, Shu
 from sharpdp.shuffle.indices import clones_delta  # noqa: E402
 
 
-@pytest.mark.parametrize("k,eps0,eps,n,exact", [
-    (3, 1.0, 0.3, 200, 1.589338e-6),
-    (5, 1.0, 0.25, 300, 1.962227e-8),
-    (10, 2.0, 0.4, 300, 3.854537e-5),
-])
-def test_spec_krr_table_bracketed_through_randomized_response(k, eps0, eps, n, exact):
+def test_spec_krr_table_bracketed_through_randomized_response(krr_replace_row):
+    k, eps0, eps, n, exact = (krr_replace_row[c] for c in ("k", "epsilon0", "epsilon", "n", "delta"))
     acc = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")
     lo, up = acc.get_delta_bounds(eps)
     assert lo <= exact * (1 + 1e-6) and up >= exact * (1 - 1e-6)  # the table has 7 digits
@@ -143,19 +139,22 @@ def test_property_bounds_ordered(k, eps0, n, eps):
 
 
 def test_smallest_certified_delta_picks_the_minimum():
-    from sharpdp.shuffle.indices import smallest_certified_delta
+    from sharpdp.shuffle import smallest_certified_delta
 
     rr = RandomizedResponse(10, 1.0)
-    d, src = smallest_certified_delta(rr, 100_000, 0.0075)
+    d, src = smallest_certified_delta(rr, 100_000, 0.0075, "replace")
     assert src == "blanket" and d <= clones_delta(1.0, 100_000, 0.0075)
     # zero-out: the clones bound does not apply, the blanket value is returned
     d0, src0 = smallest_certified_delta(rr, 1000, 0.1, "zero_out")
     assert src0 == "blanket" and d0 == ShuffleAccountant(rr, 1000).get_delta(0.1)
     # a randomizer whose blanket is tiny: gamma -> 0 makes the blanket bound weak, clones wins
     pu = PrivUnit(0.9, 0.0, 1)  # binary RR with eps0 = log 9
-    d1, src1 = smallest_certified_delta(pu, 5, 1.0)
+    d1, src1 = smallest_certified_delta(pu, 5, 1.0, adjacency="replace")
     assert d1 == min(ShuffleAccountant(pu, 5, adjacency="replace").get_delta(1.0), clones_delta(pu.local_epsilon, 5, 1.0))
     assert src1 in ("blanket", "clones")
+    # the default adjacency is zero-out, as everywhere: the blanket value, never the clones bound
+    d2, src2 = smallest_certified_delta(pu, 5, 1.0)
+    assert src2 == "blanket" and d2 == ShuffleAccountant(pu, 5).get_delta(1.0)
 
 
 @pytest.mark.parametrize("k", [2, 3])

@@ -57,8 +57,8 @@ def test_lifted_rr_matches_randomized_response(lifted):
     rr = RandomizedResponse(2, EPS0)
     for adj in ("zero_out", "replace"):
         assert (lifted.chi_lo_for(adj), lifted.chi_up_for(adj)) == pytest.approx(rr.shuffle_indices(adj), rel=1e-12)
-        got = {tuple(np.round(v, 12)) for _, v, _ in lifted._pav_atoms(0.3, adj)}
-        want = {tuple(np.round(v, 12)) for _, v, _ in rr._pav_atoms(0.3, adj)}
+        got = {tuple(np.round(law.values, 12)) for _, law in lifted.privacy_amplification_laws(0.3, adj)}
+        want = {tuple(np.round(law.values, 12)) for _, law in rr.privacy_amplification_laws(0.3, adj)}
         assert got == want
     assert lifted.quad_error["mass"] < 1e-14
 
@@ -96,7 +96,7 @@ def test_gaussian_chi_up_equals_chi_chua_on_grid():
     assert g.chi_up == pytest.approx(gaussian_chi_chua(SIG), rel=1e-9)
     assert bmg_chi_up(0.0, SIG) == pytest.approx(gaussian_chi_chua(SIG), rel=1e-9)
     with pytest.raises(ValueError, match="gamma"):
-        g._pav_atoms(0.1)
+        g.privacy_amplification_laws(0.1)
 
 
 @pytest.mark.parametrize("gamma,sigma", [(0.5, 0.7), (0.95, 4.6)])
@@ -203,7 +203,7 @@ def test_certified_bmg_accountant_brackets_the_closed_form_one(cbmg, n, eps):
 def test_certified_law_dominates_closed_form_stop_loss(cbmg):
     # x = +1 vs ⊥: L = gamma + (1-gamma) exp(rZ - r^2/2) - e^eps; E[(L - c)_+] in Black-Scholes form
     eps, r = 0.2, 1 / SIG
-    laws = cbmg._pav_atoms(eps, "zero_out")
+    laws = [(g, law.values, law.probs) for g, law in cbmg.privacy_amplification_laws(eps, "zero_out")]
     v, p = max(((v, p) for _, v, p in laws), key=lambda vp: vp[0].max())
     assert np.dot(v, p) >= 1 - math.exp(eps) and np.dot(v, p) <= 1 - math.exp(eps) + 1e-6
     assert p.sum() == pytest.approx(1.0, abs=1e-12)

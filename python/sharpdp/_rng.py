@@ -29,3 +29,33 @@ def core_seed(rng: np.random.Generator | int | np.random.SeedSequence | None) ->
     work from this seed, so output is identical for any number of threads.
     """
     return int(as_generator(rng).integers(0, 2**63, dtype=np.int64))
+
+
+def core_threads(threads: int | None) -> int:
+    """The ``threads=`` convention of every sampler, mapped to the C++ core's argument.
+
+    Parameters
+    ----------
+    threads : int or None
+        ``None`` (default everywhere): all cores; otherwise the number of worker threads, >= 1.
+        The output of a sampler never depends on it (fixed blocks, one random stream each).
+
+    Returns
+    -------
+    int
+        0 for ``None`` (the core's "all cores"), else ``threads``.
+
+    Raises
+    ------
+    TypeError
+        If ``threads`` is not an integer (bools are rejected).
+    ValueError
+        If ``threads`` < 1.
+    """
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be an int >= 1 or None (all cores), got {type(threads).__name__}")
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1 or None (all cores), got {threads}")
+    return int(threads)

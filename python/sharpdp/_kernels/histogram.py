@@ -16,7 +16,9 @@ import math
 import numpy as np
 from numba import njit
 
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
+from sharpdp._quadrature import gauss_legendre
+
+_GL_X, _GL_W = (np.array(a) for a in gauss_legendre(16))  # writable copies for Numba
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _SQRT2 = math.sqrt(2.0)
 

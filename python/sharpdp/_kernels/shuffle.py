@@ -29,19 +29,6 @@ def eval_densities(density, blanket, inputs, points):
     return out
 
 
-def gauss_legendre_nodes(edges: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
-    """Composite Gauss-Legendre nodes and weights on the cells [edges[c], edges[c+1]].
-
-    Returns (nodes, weights), each of shape (ncells * order,), ordered cell by cell.
-    """
-    x, w = np.polynomial.legendre.leggauss(order)
-    half = 0.5 * np.diff(edges)
-    mid = 0.5 * (edges[1:] + edges[:-1])
-    nodes = (mid[:, None] + half[:, None] * x[None, :]).reshape(-1)
-    weights = (half[:, None] * w[None, :]).reshape(-1)
-    return nodes, weights
-
-
 @nb.njit
 def _partial_integral(density, x, a, y, t, w):
     """Gauss-Legendre (unit-rule nodes ``t`` on [-1, 1], weights ``w``) integral of density(., x) on [a, y]."""

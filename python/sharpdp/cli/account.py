@@ -19,7 +19,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--sigma0", type=float, required=True, help="Gaussian scale > 0")
     p.add_argument("--n", type=int, required=True, help="number of users >= 1")
     p.add_argument("--dim", type=int, default=1, help="dimension d >= 1 (default 1)")
-    p.add_argument("--adjacency", choices=("zero_out", "replace"), default="zero_out",
+    from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
+
+    p.add_argument("--adjacency", choices=ADJACENCIES, default=DEFAULT_ADJACENCY,
                    help="neighbouring relation (default zero_out); replace with gamma = 0 is bounded "
                         "through bot (weak triangle inequality, looser)")
     target = p.add_mutually_exclusive_group(required=True)
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
         out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up))
     else:
-        out.update(delta=delta, epsilon=float(acc.get_epsilon(delta)))
+        out.update(delta=delta, epsilon=float(acc.get_epsilon(float(delta))))  # type: ignore[arg-type]
     return out
 
 

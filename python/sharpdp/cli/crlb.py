@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     r = E.recursive_identification(repetitions=trials, rng=rng)
     cols = {k: r[k] for k in ("k", "bound", "mse", "bound_identity", "mse_identity", "mse_laplace", "mse_binary")}
 
-    def plot(ax):
+    def plot_52(ax):
         ax.plot(r["k"], r["bound"], "k-", lw=2, label="PPCRLB, S_k~U[0.2,2], U_k=0.1 sqrt(S_k) xi_k")
         ax.plot(r["k"], r["mse"], "C0.", label="Algorithm 3 (same privacy levels)")
         ax.plot(r["k"], r["bound_identity"], "k--", label="PPCRLB, Sbar_k = I")
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ax.set_ylabel("MSE  E||theta_hat_k - theta||^2")
         ax.set_title("Section 5.2: private RLS on the diabetes data (y = log triglycerides)")
 
-    files = _write(args.out, "crlb_5_2", cols, plot)
+    files = _write(args.out, "crlb_5_2", cols, plot_52)
     # JSON has no NaN: steps before k0 (no estimate, infinite bound) become null
     curves = {k: [None if math.isnan(v) else float(v) for v in np.asarray(c, dtype=float)] for k, c in cols.items()}
     curves["k"] = [int(v) for v in r["k"]]

@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--table2", action="store_true",
                    help="print Table 2 (computed constants) and plot n^2 v(n) against the lower bounds at --r")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    from sharpdp.distributed._cli import add_engine_options
+
+    add_engine_options(p, "histogram")
 
 
 def _load_counts(path: str | None, by: list[str]):
@@ -69,7 +72,13 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if not by:
         raise ValueError("--by: give at least one column name")
     mech = ShiftedLogGaussian(args.r, args.r0, args.c)
-    counts, source, rows = _load_counts(args.csv, by)
+    from sharpdp.distributed import _cli as dask_cli
+
+    engine: dict[str, Any] = {}
+    if dask_cli.check_engine_options(args):  # counts on a Dask cluster (missing keys dropped, counted)
+        counts, source, rows, engine = dask_cli.histogram_counts(args, by)
+    else:
+        counts, source, rows = _load_counts(args.csv, by)
     n = counts["true_count"].to_numpy(dtype=np.int64)
     released = mech.release(n, rng=args.seed, integer=args.integer)
     counts.insert(0, "group", counts[by].astype(str).agg("/".join, axis=1))
@@ -92,6 +101,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "delta": args.delta, "epsilon_method": "exact Gaussian privacy profile of the log-space shift (eq. 10)",
         "mean_relative_error": float(rel_err.mean()), "max_v_n": float(counts["v_n"].max()),
         "min_v_n": float(counts["v_n"].min()), "examples": examples, "csv": csv_path, "png": png_path,
+        **engine,
     }
 
 
@@ -224,4 +234,9 @@ def format_text(result: dict[str, Any]) -> str:
     lines.append(f"csv: {result['csv']}")
     if result["png"]:
         lines.append(f"plot: {result['png']}")
+    from sharpdp.distributed._cli import engine_line
+
+    engine = engine_line(result)
+    if engine is not None:
+        lines.append(engine)
     return "\n".join(lines)

@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the randomizer and the shuffle (default: fresh OS entropy, reported)")
     p.add_argument("--threads", type=int, default=None, help="sampler threads (default: all cores)")
+    from sharpdp.distributed._cli import add_engine_options
+
+    add_engine_options(p, "mean")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -63,6 +66,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         columns = [c.strip() for c in args.columns.split(",")]
         if any(not c for c in columns):
             raise CliError(f"--columns: empty column name in {args.columns!r}")
+    from sharpdp.distributed import _cli as dask_cli
+
+    if dask_cli.check_engine_options(args):
+        return dask_cli.run_mean(args, epsilon, delta, columns)
 
     table = datasets.load_table(args.csv, columns)
     n, d = table.data.shape
@@ -92,7 +99,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not delta_cert <= delta:  # calibrate_bmg verified this already
         raise CliError(f"internal: certified delta {delta_cert} exceeds the target {delta}")
 
-    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)
+    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)  # type: ignore[arg-type]
     rng = np.random.default_rng(seed)
     messages = bmg.sample(z, rng=rng, threads=args.threads)
     messages = messages[rng.permutation(n)]  # the shuffler
@@ -167,4 +174,9 @@ def format_text(r: dict[str, Any]) -> str:
     for wmsg in r["warnings"]:
         lines.append(f"warning: {wmsg}")
     lines.append(f"seed       : {r['seed']}")
+    from sharpdp.distributed._cli import engine_line
+
+    engine = engine_line(r)
+    if engine is not None:
+        lines.append(engine)
     return "\n".join(lines)

@@ -271,7 +271,7 @@ class ShiftedLogGaussian:
         return _scalar_or_array(eps, n)
 
     # ------------------------------------------------------------------ release
-    def release(self, counts: Any, rng: Any = None, integer: bool = False, threads: int | None = None) -> np.ndarray:
+    def release(self, counts: Any, rng: Any = None, integer: bool = False, *, threads: int | None = None) -> np.ndarray:
         """Release counts with eq. (4), clipped at 0 (optionally stochastically rounded).
 
         Parameters
@@ -285,8 +285,8 @@ class ShiftedLogGaussian:
             If True, round each value y >= 0 to floor(y) + Bernoulli(y - floor(y)), which keeps
             the conditional mean (section 3, after Corollary 3.2); the expected absolute error
             to an integer count is unchanged.
-        threads : int or None
-            Worker threads (None or 0: all hardware threads).
+        threads : int or None, keyword-only
+            Worker threads >= 1 (None: all cores); the output does not depend on it.
 
         Returns
         -------
@@ -297,13 +297,13 @@ class ShiftedLogGaussian:
         Raises
         ------
         ValueError, TypeError
-            Bad counts (negative, non-integer, NaN) or ``threads`` < 0.
+            Bad counts (negative, non-integer, NaN) or ``threads`` < 1.
         """
         from sharpdp._core_loader import core
-        from sharpdp._rng import core_seed
+        from sharpdp._rng import core_seed, core_threads
 
         arr = _as_float_counts("counts", counts)
-        nthreads = 0 if threads is None else V.integer("threads", threads, lo=0)
+        nthreads = core_threads(threads)
         if not isinstance(integer, (bool, np.bool_)):
             raise TypeError(f"integer must be a bool, got {type(integer).__name__}")
         seed = core_seed(rng)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed
+from sharpdp._rng import core_seed, core_threads
 from sharpdp.shuffle._laws import _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
@@ -47,7 +47,8 @@ class BlanketMixedGaussian(RandomizerBase):
     def _params(self) -> dict:
         return {"gamma": self.gamma, "sigma0": self.sigma0, "dim": self.dim}
 
-    def sample(self, x, rng=None, threads: int | None = None) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None, row_offset: int = 0,
+               total_rows: int | None = None) -> np.ndarray:
         """Randomize every row of ``x`` (one message per user), in C++.
 
         Row i becomes ``Y_i = sigma0 Z_i + (1 - B_i) x_i`` with
@@ -63,8 +64,18 @@ class BlanketMixedGaussian(RandomizerBase):
             Inputs in the unit L2 ball (row norms <= 1 + 1e-12), n >= 1.
         rng : numpy.random.Generator, int, SeedSequence or None
             Source of the 64-bit seed (``None``: fresh OS entropy).
-        threads : int, optional
-            Worker threads (default: all cores). Does not change the output.
+        threads : int or None, keyword-only
+            Worker threads >= 1 (None: all cores). Does not change the output.
+        row_offset : int, default 0, keyword-only
+            Global position of the first row of ``x`` in a larger table that
+            is randomized piece by piece (e.g. one partition of a distributed
+            dataset), >= 0.
+        total_rows : int or None, keyword-only
+            Number of rows of that table (default ``row_offset + n``). With
+            the same ``rng``, the messages of the rows ``[row_offset,
+            row_offset + n)`` are then bit-identical to the same rows of one
+            call on the whole table: the random streams are keyed by the
+            global row position, never by the partitioning.
 
         Returns
         -------
@@ -75,7 +86,8 @@ class BlanketMixedGaussian(RandomizerBase):
         ------
         ValueError
             If ``x`` is empty, not of shape (n, dim), not finite, or has a
-            row outside the unit ball; if ``threads`` < 1.
+            row outside the unit ball; if ``threads`` < 1; if ``row_offset``
+            < 0 or ``total_rows`` < ``row_offset + n``.
         """
         try:
             x = np.ascontiguousarray(x, dtype=np.float64)
@@ -85,20 +97,25 @@ class BlanketMixedGaussian(RandomizerBase):
             raise ValueError(f"x must have shape (n, {self.dim}), got {x.shape}")
         if x.shape[0] == 0:
             raise ValueError("x must not be empty")
-        nthreads = 0 if threads is None else V.integer("threads", threads, lo=1)
+        nthreads = core_threads(threads)
+        row_offset = V.integer("row_offset", row_offset, lo=0)
+        end = row_offset + x.shape[0]
+        total_rows = end if total_rows is None else V.integer("total_rows", total_rows, lo=end)
         from sharpdp._core_loader import core
 
         # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
         return core.samplers.bmg_sample(x, self.gamma, self.sigma0, core_seed(rng), nthreads,
-                                        (1.0 + _BALL_TOL) ** 2)
+                                        (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased linear estimate of the mean of the inputs (seed 001, eq. (gaussian-blanket-unbiased-estimator)).
 
         ``(1 / (1 - gamma)) * mean of the rows``: E[Y] = (1 - gamma) x for
         each message, so the estimate is unbiased for the mean of the inputs,
-        with worst-case MSE ``mse_single / n``. The order of the rows (shuffled
-        or not) does not matter.
+        with worst-case MSE ``mse_single / n``. The mean is summed exactly
+        and rounded once, so the result is bit-identical for any order of the
+        rows (shuffled or not) and for any split of them into partial sums
+        (see :mod:`sharpdp.distributed`).
 
         Parameters
         ----------
@@ -114,8 +131,10 @@ class BlanketMixedGaussian(RandomizerBase):
         ValueError
             If ``messages`` is empty, not of shape (n, dim) or not finite.
         """
+        from sharpdp._kernels.exact_sum import exact_column_means
+
         y = V.real_array("messages", messages, shape=(None, self.dim))
-        return y.mean(axis=0) / (1.0 - self.gamma)
+        return exact_column_means(y) / (1.0 - self.gamma)
 
     @property
     def chi_lo(self) -> float:

@@ -8,7 +8,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._quadrature import composite_gauss_legendre, gauss_legendre
-from sharpdp._rng import as_generator
+from sharpdp._rng import as_generator, core_threads
 from sharpdp.shuffle import quadrature as Q
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY, check_adjacency
@@ -275,13 +275,14 @@ class GeneralRandomizer(RandomizerBase):
         if check and self._has_blanket:
             self._check_blanket(T)
         G = np.log(T)
-        hit = Q.log_curvature_violation(G, pts, left, self.log_curvature) if check else None
+        bound = float(self.log_curvature)  # type: ignore[arg-type]  # certified mode only
+        hit = Q.log_curvature_violation(G, pts, left, bound) if check else None
         if hit is not None:
             r, y, val = hit
             raise ValueError(f"log_curvature: the declared bound {self.log_curvature} on |d^2/dy^2 log R| is "
                              f"violated: the finite-difference d^2/dy^2 log R for {names[r]} is {val:.6g} "
                              f"near y={y:.6g}")
-        kap = Q.certified_log_error(G, pts, left, length, shift, self.log_curvature)
+        kap = Q.certified_log_error(G, pts, left, length, shift, bound)
         return T, left, kap, Q.certified_interval_integrals(T, G, left, length)
 
     def _params(self) -> dict:
@@ -469,7 +470,7 @@ class GeneralRandomizer(RandomizerBase):
             raise ValueError(f"{name} must have shape (n,) or (n, 1), got {arr.shape}")
         return arr.reshape(-1), arr.shape
 
-    def sample(self, x, rng=None) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
         """Randomize every input by inverse-CDF sampling (Numba kernel, vectorised).
 
         For each distinct input the cell masses are tabulated with the ``order``-point
@@ -490,6 +491,9 @@ class GeneralRandomizer(RandomizerBase):
             Inputs in [min(inputs), max(inputs)], n >= 1.
         rng : numpy.random.Generator, int, SeedSequence or None
             Source of the uniforms (None: fresh OS entropy); identical output for a given seed.
+        threads : int or None, keyword-only
+            The common sampler convention (>= 1, None: all cores); validated, but this Numba
+            kernel runs on one thread, so it changes nothing.
 
         Returns
         -------
@@ -506,6 +510,7 @@ class GeneralRandomizer(RandomizerBase):
         """
         from sharpdp._kernels import shuffle as K
 
+        core_threads(threads)
         xs, shape = self._inputs_column("x", x)
         lo_x, hi_x = float(self.inputs.min()), float(self.inputs.max())
         if xs.min() < lo_x or xs.max() > hi_x:

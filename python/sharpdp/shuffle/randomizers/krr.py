@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed
+from sharpdp._rng import core_seed, core_threads
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._table import TableRandomizer
 
@@ -132,11 +132,28 @@ class RandomizedResponse(TableRandomizer):
         return ((Z - 1) ** 2 + k - 1) / em1**2 - 1.0
 
     # -------------------------------------------------------------- sampling & estimation
-    def sample(self, x, rng=None, *, threads: int = 0) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
         """Randomize categories ``x`` (int array of shape (n,), values in [0, k)) in C++.
 
-        Returns int64 of shape (n,). Reproducible for a given seed, identical for any
-        ``threads`` (0 = all cores); ``rng=None`` uses fresh OS entropy.
+        Parameters
+        ----------
+        x : array_like of int, shape (n,)
+            Categories in [0, k), n >= 1 (integral floats are accepted).
+        rng : numpy.random.Generator, int, SeedSequence or None
+            Source of the 64-bit seed (None: fresh OS entropy).
+        threads : int or None, keyword-only
+            Worker threads >= 1 (None: all cores); the output does not depend on it.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+
+        Raises
+        ------
+        ValueError
+            ``x`` empty, not 1-D, not integral or outside [0, k); ``threads`` < 1.
+        TypeError
+            ``rng`` or ``threads`` of the wrong type.
         """
         arr = np.asarray(x)
         if arr.ndim != 1:
@@ -148,11 +165,11 @@ class RandomizedResponse(TableRandomizer):
             if np.any(f != np.round(f)):
                 raise ValueError("x must hold integer categories")
             arr = f.astype(np.int64)
+        nthreads = core_threads(threads)
         from sharpdp._core_loader import core
 
-        threads = V.integer("threads", threads, lo=0)
         return core.samplers.krr_sample(np.ascontiguousarray(arr, dtype=np.int64), self.k, self.p_keep,
-                                        core_seed(rng), threads)
+                                        core_seed(rng), nthreads)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased estimate of the category frequencies, float64 shape (k,).

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import as_generator, core_seed
+from sharpdp._rng import as_generator, core_seed, core_threads
 from sharpdp.shuffle import sphere as S
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
@@ -311,12 +311,31 @@ class PrivUnit(TableRandomizer):
         """Err_1 = 1/m^2 - 1 of the unbiased estimator Y/m (seed Appendix, Step 3), squared units."""
         return 1.0 / self.m**2 - 1.0
 
-    def sample(self, x, rng=None, *, threads: int = 0) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
         """Randomize unit vectors ``x`` (float64, shape (n, dim), |x_i| = 1 within 1e-9).
 
         The inner product T = <Y, v> is drawn by inverse CDF of the regularised incomplete beta
         (numpy/scipy, from ``rng``), the orthogonal direction in C++ (seeded from ``rng``;
-        identical for any ``threads``). Returns float64 of shape (n, dim), unit rows.
+        identical for any ``threads``).
+
+        Parameters
+        ----------
+        x : array_like of float64, shape (n, dim)
+            Unit rows (|x_i| = 1 within 1e-9), n >= 1.
+        rng : numpy.random.Generator, int, SeedSequence or None
+            Source of the uniforms and of the C++ seed (None: fresh OS entropy).
+        threads : int or None, keyword-only
+            Worker threads >= 1 (None: all cores); the output does not depend on it.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n, dim)
+            Unit rows.
+
+        Raises
+        ------
+        ValueError
+            ``x`` empty, of another shape, not finite or not unit rows; ``threads`` < 1.
         """
         from scipy.special import betaincinv
 
@@ -326,7 +345,7 @@ class PrivUnit(TableRandomizer):
         norms = np.linalg.norm(v, axis=1)
         if np.any(np.abs(norms - 1.0) > 1e-9):
             raise ValueError("x must have unit-norm rows (PrivUnit's input domain is the sphere S^{d-1})")
-        threads = V.integer("threads", threads, lo=0)
+        nthreads = core_threads(threads)
         gen = as_generator(rng)
         n = v.shape[0]
         in_cap = gen.random(n) < self.p
@@ -338,7 +357,7 @@ class PrivUnit(TableRandomizer):
             # (1 - T)/2 and (1 + T)/2 are Beta(a, a): sample each side from its own small tail.
             t = np.where(in_cap, 1.0 - 2.0 * betaincinv(a, a, u * self._s),
                          2.0 * betaincinv(a, a, u * self.q) - 1.0)
-        return core.samplers.sphere_complete(v, np.ascontiguousarray(t), core_seed(gen), threads)
+        return core.samplers.sphere_complete(v, np.ascontiguousarray(t), core_seed(gen), nthreads)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased mean estimate (1/m) * mean(messages), float64 shape (dim,)."""

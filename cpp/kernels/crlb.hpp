@@ -1,4 +1,4 @@
-// Recursive privacy-preserving Fisher information (Algorithm 1), CRLB
+// Python-free kernel: recursive privacy-preserving Fisher information (Algorithm 1), CRLB
 // (Algorithm 2) and private RLS (Algorithm 3) of Ke, Wang & Zhang,
 // "Privacy-Preserving Cramer-Rao Lower Bound" (seed 002, Sections 3.3-3.4).
 //
@@ -13,21 +13,18 @@
 // blocks are kept (O(1) work per step, Remark 23). The first non-zero U_k turns
 // it into a dense symmetric matrix, of which only the lower triangle is updated
 // (one symmetric matrix-vector product and one rank-m update per step, O(k^2)).
-#include <pybind11/eigen.h>
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
+#pragma once
 
 #include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "common.hpp"
-
-namespace py = pybind11;
-
 namespace sharpdp {
-namespace {
+namespace kernels {
 
 using Eigen::Index;
 using Mat = Eigen::MatrixXd;
@@ -36,12 +33,12 @@ using RMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMaj
 using CMapR = Eigen::Map<const RMat>;
 using CMapV = Eigen::Map<const Vec>;
 
-void require(bool ok, const std::string& msg) {
+inline void require(bool ok, const std::string& msg) {
   if (!ok) throw std::invalid_argument(msg);
 }
 
 // Moore-Penrose inverse of a symmetric PSD matrix via Eigen's eigensolver.
-Mat psd_pinv(const Mat& S) {
+inline Mat psd_pinv(const Mat& S) {
   Eigen::SelfAdjointEigenSolver<Mat> es(S);
   const Vec& ev = es.eigenvalues();
   const double tol = static_cast<double>(S.rows()) * 1e-13 * std::max(ev.cwiseAbs().maxCoeff(), 1e-300);
@@ -133,14 +130,10 @@ class PPState {
   Index M() const { return M_; }
   Index k0() const { return k0_; }
   const Mat& fisher() const { return PI_; }
-  py::object covariance() const {
-    if (k0_ < 0) return py::none();
-    return py::cast(Sigma_);
-  }
-  py::object estimate() const {
-    if (k0_ < 0) return py::none();
-    return py::cast(theta_);
-  }
+  // Algorithm 2's bound and Algorithm 3's estimate exist from step k0 on.
+  bool has_crlb() const { return k0_ >= 0; }
+  const Mat& covariance() const { return Sigma_; }
+  const Vec& estimate() const { return theta_; }
   Mat SD_dense() const {
     if (!dense_) return blocks_to_dense(SDblk_);
     return Mat(SDd_.topLeftCorner(M_, M_).selfadjointView<Eigen::Lower>());
@@ -384,69 +377,5 @@ class PPState {
   Eigen::PartialPivLU<Mat> lu_;
 };
 
-CMapR as_rmat(const py::array_t<double, py::array::c_style | py::array::forcecast>& a, const char* name) {
-  if (a.ndim() != 2) throw std::invalid_argument(std::string(name) + " must be 2-dimensional");
-  return CMapR(a.data(), a.shape(0), a.shape(1));
-}
-
-using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-}  // namespace
-
-void register_crlb(py::module_& m) {
-  py::class_<PPState>(m, "PPState")
-      .def(py::init<Index, bool, double>(), py::arg("n"), py::arg("track_crlb"), py::arg("rcond"))
-      .def(
-          "update",
-          [](PPState& s, const Arr& H, const Arr& Sw, const Arr& S, const Arr& U) {
-            const CMapR h = as_rmat(H, "H_k"), sw = as_rmat(Sw, "Sigma_w_k"), ss = as_rmat(S, "S_k");
-            const CMapR u = as_rmat(U, "U_k");
-            s.check_idle();
-            s.update(h, sw, ss, &u);  // one step: keep the GIL (no concurrent mutation)
-          },
-          py::arg("H"), py::arg("Sigma_w"), py::arg("S"), py::arg("U"))
-      .def(
-          "rls_update",
-          [](PPState& s, const Arr& y, const Arr& H, const Arr& Sw, const Arr& S, const Arr& U, const Arr& d) {
-            if (y.ndim() != 1 || d.ndim() != 1) throw std::invalid_argument("y_k and d_k must be 1-dimensional");
-            const CMapV yv(y.data(), y.shape(0)), dv(d.data(), d.shape(0));
-            const CMapR h = as_rmat(H, "H_k"), sw = as_rmat(Sw, "Sigma_w_k"), ss = as_rmat(S, "S_k");
-            const CMapR u = as_rmat(U, "U_k");
-            s.check_idle();
-            return s.rls_update(yv, h, sw, ss, &u, dv);
-          },
-          py::arg("y"), py::arg("H"), py::arg("Sigma_w"), py::arg("S"), py::arg("U"), py::arg("d"))
-      .def(
-          "update_zero_u_batch",
-          [](PPState& s, const Arr& H, const Arr& Sw, const Arr& S) {
-            if (H.ndim() != 3 || Sw.ndim() != 3 || S.ndim() != 3)
-              throw std::invalid_argument("batch arrays must be 3-dimensional");
-            const Index K = H.shape(0), m = H.shape(1);
-            if (H.shape(2) != s.n()) throw std::invalid_argument("H must have n columns");
-            if (Sw.shape(0) != K || S.shape(0) != K || Sw.shape(1) != m || Sw.shape(2) != m || S.shape(1) != m ||
-                S.shape(2) != m)
-              throw std::invalid_argument("batch arrays have inconsistent shapes");
-            const double *h = H.data(), *sw = Sw.data(), *ss = S.data();
-            s.check_idle();
-            s.busy = true;
-            try {
-              py::gil_scoped_release rel;
-              s.update_zero_u_batch(h, sw, ss, K, m);
-            } catch (...) {
-              s.busy = false;
-              throw;
-            }
-            s.busy = false;
-          },
-          py::arg("H"), py::arg("Sigma_w"), py::arg("S"))
-      .def_property_readonly("k", &PPState::k)
-      .def_property_readonly("M", &PPState::M)
-      .def_property_readonly("k0", &PPState::k0)
-      .def_property_readonly("dense", &PPState::dense)
-      .def("fisher", [](const PPState& s) { s.check_idle(); return s.fisher(); })
-      .def("covariance", [](const PPState& s) { s.check_idle(); return s.covariance(); })
-      .def("estimate", [](const PPState& s) { s.check_idle(); return s.estimate(); })
-      .def("S_delta", [](const PPState& s) { s.check_idle(); return s.SD_dense(); });
-}
-
+}  // namespace kernels
 }  // namespace sharpdp

@@ -1,5 +1,5 @@
 // Shared infrastructure of the compiled core: counter-based random streams and
-// a deterministic block-parallel loop. No Python in here.
+// a deterministic block-parallel loop. No Python in here (plain C++17).
 #pragma once
 
 #include <algorithm>
@@ -172,6 +172,12 @@ class Rng {
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
 };
+
+// Rows (values, for scalar outputs) per random stream, for every sampler of the core: block b
+// draws from Rng(seed, b) only, so the output depends on (seed, inputs), never on threads.
+constexpr std::size_t kSamplerBlockRows = 4096;
+
+inline std::size_t sampler_blocks(std::size_t n) { return (n + kSamplerBlockRows - 1) / kSamplerBlockRows; }
 
 inline int resolve_threads(int requested) {
   if (requested > 0) return requested;

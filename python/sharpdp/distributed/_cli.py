@@ -1,0 +1,162 @@
+"""The ``--engine dask`` paths of ``sharpdp mean`` and ``sharpdp histogram``.
+
+Called by :mod:`sharpdp.cli.mean` and :mod:`sharpdp.cli.histogram` after they have validated
+their common options; returns the same result dictionaries as the single-process paths, plus
+``engine``, ``partitions`` and ``workers``. Errors are ValueErrors with one-line messages
+naming the option (the CLI prints them and exits with status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """The options shared by the Dask paths of the CLI."""
+    parser.add_argument("--data", metavar="PATH", default=None,
+                        help="partitioned input for --engine dask: a Parquet file or directory, or a CSV "
+                             "file or glob ('data/*.csv'); rows are taken in file order")
+    parser.add_argument("--engine", choices=("local", "dask"), default="local",
+                        help="local: one process, the whole table in memory (default); dask: partition by "
+                             "partition on a Dask cluster (needs the [dask] extra)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="--engine dask: start a local cluster of N single-threaded worker processes "
+                             "(default: the machine's cores)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="--engine dask: join the running Dask cluster at ADDRESS (e.g. tcp://host:8786) "
+                             "instead; connection timeout: Dask's distributed.comm.timeouts.connect")
+
+
+def check_engine_options(args: argparse.Namespace) -> bool:
+    """Validate the engine options; True if the Dask path is asked for."""
+    if args.engine != "dask":
+        for flag in ("data", "workers", "scheduler"):
+            if getattr(args, flag) is not None:
+                raise ValueError(f"--{flag} needs --engine dask")
+        return False
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise ValueError(f"--engine dask: {exc.name or exc} is not installed; the Dask engine needs the [dask] "
+                         "extra: pip install \"sharpdp[dask]\"") from None
+    if args.workers is not None and args.scheduler is not None:
+        raise ValueError("--workers: give either --workers (a new local cluster) or --scheduler, not both")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.data is None and args.csv is None:
+        raise ValueError("--data: --engine dask needs a dataset (--data PATH: Parquet file or directory, "
+                         "or CSV file or glob)")
+    if args.data is not None and args.csv is not None:
+        raise ValueError("--data: give either --data or --csv, not both")
+    return True
+
+
+def _flag(exc: ValueError, names: dict[str, str]) -> ValueError:
+    """Rename the API's parameter at the start of a message to the CLI's flag."""
+    msg = str(exc)
+    for name, flag in names.items():
+        if msg.startswith(f"{name}:") or msg.startswith(f"{name} "):
+            return ValueError(flag + msg[len(name):])
+    return exc
+
+
+def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: list[str] | None) -> dict[str, Any]:
+    """``sharpdp mean --engine dask``: the result dictionary of the single-process path, plus the engine."""
+    import numpy as np
+
+    from sharpdp.apps import datasets
+    from sharpdp.distributed import cluster, private_mean
+    from sharpdp.distributed._engine import numeric_columns, open_table
+    from sharpdp.shuffle import gaussian_mechanism_sigma
+
+    path = args.data if args.data is not None else args.csv
+    names = {"data": "--data", "columns": "--columns", "bounds": "--bounds", "workers": "--workers",
+             "scheduler": "--scheduler", "randomizer": "--epsilon"}
+    try:
+        if columns is None:
+            columns = numeric_columns(path)
+        open_table(path, columns)  # a bad path or column fails here, before a cluster is started
+        d = len(columns)
+        bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
+        entropy = np.random.SeedSequence().entropy  # an int for a fresh SeedSequence
+        seed = int(entropy) if args.seed is None else int(args.seed)  # type: ignore[arg-type]
+        with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
+            res = private_mean(path, columns, bounds, epsilon, delta, rng=np.random.default_rng(seed),
+                               client=engine.client, threads=args.threads or 1, progress=True)
+    except ValueError as exc:
+        raise _flag(exc, names) from None
+    for w in res.warnings:
+        print(f"sharpdp mean: warning: {w} with --bounds lo:hi,...", file=sys.stderr)
+    bmg, n = res.randomizer, res.n
+    scaling = datasets.UnitBallScaling(res.bounds)
+    true_z = res.true_mean_clipped_scaled
+    expected_rmse = res.expected_rmse_per_coordinate
+    observed_rmse = float(np.sqrt(np.mean((res.private_mean_scaled - true_z) ** 2)))
+    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n)
+    return {
+        "source": res.source, "n": n, "d": d, "columns": list(res.columns),
+        "rows_dropped_missing": res.rows_dropped_missing, "bounds": res.bounds.tolist(),
+        "bounds_source": "--bounds (public)" if res.bounds_public
+        else "data min/max (NOT covered by the privacy guarantee)",
+        "values_clipped": res.values_clipped,
+        "warnings": [f"{w} with --bounds lo:hi,..." for w in res.warnings],
+        "true_mean": res.true_mean.tolist(), "true_mean_clipped": res.true_mean_clipped.tolist(),
+        "private_mean": res.private_mean.tolist(),
+        "expected_rmse_per_coordinate": expected_rmse,
+        "expected_rmse_original_units": (expected_rmse * scaling.scale).tolist(),
+        "observed_rmse_per_coordinate": observed_rmse,
+        "observed_abs_error_original_units": np.abs(res.private_mean - res.true_mean_clipped).tolist(),
+        "epsilon": epsilon, "delta_target": delta, "delta_certified": res.delta_certified,
+        "delta_bounds": list(res.delta_bounds), "adjacency": "zero_out",
+        "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
+        "central_gaussian": {"sigma": sigma_gm, "sensitivity": 1.0 / n, "rmse_per_coordinate": sigma_gm,
+                             "rmse_original_units": (sigma_gm * scaling.scale).tolist()},
+        "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
+        "seed": seed,
+        "engine": res.engine, "partitions": res.partitions, "workers": res.workers,
+    }
+
+
+def histogram_counts(args: argparse.Namespace, by: list[str], domain=None):
+    """Group counts for ``sharpdp histogram --engine dask``, computed on the cluster.
+
+    ``domain`` is the public key domain (a DataFrame of the ``by`` columns) or None for the
+    data's keys (sorted; then a warning is printed). Returns ``(counts, source, rows, extra)``:
+    ``counts`` a DataFrame of the ``by`` columns (text) and ``true_count`` in release order,
+    ``rows`` the rows read and ``extra`` the engine figures and dropped-row counts.
+    """
+    from sharpdp.distributed import cluster, group_counts
+
+    path = args.data if args.data is not None else args.csv
+    names = {"data": "--data", "columns": "--by", "by": "--by", "keys": "--keys", "workers": "--workers",
+             "scheduler": "--scheduler"}
+    try:
+        from sharpdp.distributed._engine import open_table
+
+        open_table(path, by, text=True)  # a bad path or column fails here, before a cluster is started
+        with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
+            keys, counts, info = group_counts(path, by, keys=domain, keys_from_data=domain is None,
+                                              client=engine.client, progress=True)
+    except ValueError as exc:
+        raise _flag(exc, names) from None
+    for w in info["warnings"]:
+        print(f"sharpdp histogram: warning: {w}", file=sys.stderr)
+    if info["rows_dropped_missing_key"]:
+        print(f"sharpdp histogram: warning: {info['rows_dropped_missing_key']} rows with a missing key value "
+              "were dropped", file=sys.stderr)
+    table = keys.copy()
+    table["true_count"] = counts
+    extra = {k: info[k] for k in ("engine", "partitions", "workers", "rows_dropped_missing_key",
+                                  "rows_dropped_outside_domain", "keys_outside_domain")}
+    return table, info["source"], info["rows"], extra
+
+
+def engine_line(r: dict[str, Any]) -> str | None:
+    """The text line naming the engine (None for the single-process path)."""
+    if "engine" not in r:
+        return None
+    workers = "local threads" if r["workers"] is None else f"{r['workers']} workers"
+    return f"engine     : {r['engine']} ({r['partitions']} partitions, {workers})"

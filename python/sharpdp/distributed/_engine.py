@@ -1,0 +1,285 @@
+"""Dask plumbing shared by the distributed releases: input resolution, clusters, running tasks.
+
+Everything that touches Dask's scheduler lives here; the releases only build per-partition
+tasks (plain functions of a pandas partition) and reduce their small results on the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+
+
+def _dd():
+    try:
+        import dask.dataframe as dd
+    except ImportError as exc:  # pragma: no cover - the extra is missing
+        raise ImportError("sharpdp.distributed needs the [dask] extra: pip install 'sharpdp[dask]'") from exc
+    return dd
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def open_table(data: Any, columns: Sequence[str], *, text: bool = False):
+    """A Dask DataFrame of ``columns`` from a Dask DataFrame or a path.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or str or os.PathLike
+        A Dask DataFrame, or a path: a Parquet file or a directory of Parquet files, or a
+        CSV file or glob (``*.csv``; files in sorted order, each with a header row). The rows'
+        global order is the order of the partitions, then of the rows inside each.
+    columns : sequence of str
+        Columns to read (at least one, no duplicates).
+    text : bool, default False
+        Read CSV columns as text (only an empty cell is missing); used for group keys.
+
+    Returns
+    -------
+    (dask.dataframe.DataFrame, str)
+        The table restricted to ``columns`` and a description of its source.
+
+    Raises
+    ------
+    ValueError
+        Naming ``data`` if the path does not exist, matches no file or cannot be read;
+        naming ``columns`` if a column is absent.
+    TypeError
+        If ``data`` is neither a Dask DataFrame nor a path.
+    """
+    dd = _dd()
+    columns = list(columns)
+    if isinstance(data, dd.DataFrame):
+        frame, source = data, "dask DataFrame"
+    elif isinstance(data, (str, os.PathLike)):
+        frame, source = _read_path(os.fspath(data), columns, text)
+    else:
+        raise TypeError(f"data must be a dask DataFrame or a path, got {type(data).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        shown = ", ".join(map(str, list(frame.columns)[:12]))
+        raise ValueError(f"columns: no column {missing[0]!r} in {source} (available: {shown})")
+    return frame[columns], source
+
+
+def _read_path(path: str, columns: list[str], text: bool):
+    dd = _dd()
+    is_glob = any(ch in path for ch in "*?[")
+    if not is_glob and not os.path.exists(path):
+        raise ValueError(f"data: no such file or directory: {path}")
+    if is_glob:
+        matches = sorted(glob.glob(path))
+        if not matches:
+            raise ValueError(f"data: no file matches {path}")
+        parquet = all(m.endswith(_PARQUET_SUFFIXES) for m in matches)
+    elif os.path.isdir(path):
+        entries = [e for e in os.listdir(path) if not e.startswith((".", "_"))]
+        if not entries:
+            raise ValueError(f"data: empty directory: {path}")
+        parquet = not all(e.endswith(".csv") for e in entries)
+        if not parquet:
+            path = os.path.join(path, "*.csv")
+    else:
+        parquet = not path.endswith((".csv", ".csv.gz", ".txt"))
+    try:
+        if parquet:
+            frame = dd.read_parquet(path)
+        else:
+            kwargs: dict[str, Any] = {"blocksize": "64MB"}
+            if text:
+                kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
+            frame = dd.read_csv(path, **kwargs)
+    except Exception as exc:  # OSError, ValueError, pyarrow's ArrowInvalid and friends
+        kind = "Parquet" if parquet else "CSV"
+        raise ValueError(f"data: cannot read {path} as {kind}: {_one_line(exc)}") from None
+    if not parquet and not text and columns:
+        # Read the chosen columns as float64 (a non-numeric cell then fails loudly), but first
+        # reject columns that the header sample already shows to be text.
+        check_numeric(frame, columns, path)
+        present = [c for c in columns if c in frame.columns]
+        frame = dd.read_csv(path, blocksize="64MB", usecols=present, dtype={c: "float64" for c in present})
+    return frame, path
+
+
+def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str) -> BaseException:
+    """A ValueError naming ``columns`` for a parser's "could not convert" failure, else ``exc``."""
+    text = _one_line(exc)
+    if isinstance(exc, ValueError) and ("could not convert" in text or "Unable to parse" in text):
+        return ValueError(f"columns: a value in {', '.join(columns)} of {source} is not numeric ({text})")
+    return exc
+
+
+def check_numeric(frame, columns: Sequence[str], source: str) -> None:
+    """Raise ValueError naming ``columns`` if a column's declared dtype is not numeric."""
+    import pandas as pd
+
+    for c in columns:
+        if c in frame.columns and not pd.api.types.is_numeric_dtype(frame.dtypes[c]):
+            raise ValueError(f"columns: column {c!r} of {source} is not numeric (dtype {frame.dtypes[c]})")
+
+
+def numeric_columns(data: Any) -> list[str]:
+    """Names of the numeric columns of a table (Dask DataFrame or path), in order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``data`` as :func:`open_table` does, or naming ``columns`` if none is numeric.
+    """
+    import pandas as pd
+
+    dd = _dd()
+    if isinstance(data, dd.DataFrame):
+        full, source = data, "dask DataFrame"
+    elif isinstance(data, (str, os.PathLike)):
+        full, source = _read_path(os.fspath(data), [], False)
+    else:
+        raise TypeError(f"data must be a dask DataFrame or a path, got {type(data).__name__}")
+    cols = [str(c) for c in full.columns if pd.api.types.is_numeric_dtype(full.dtypes[c])]
+    if not cols:
+        raise ValueError(f"columns: no numeric column in {source}; choose columns with --columns")
+    return cols
+
+
+@dataclass
+class Engine:
+    """Where the tasks run: a distributed Client, or Dask's local threaded scheduler (client None)."""
+
+    client: Any = None
+
+    @property
+    def workers(self) -> int | None:
+        """Number of workers of the cluster (None for the local threaded scheduler)."""
+        if self.client is None:
+            return None
+        try:
+            info = self.client.scheduler_info(n_workers=-1)  # newer Dask lists only a few by default
+        except TypeError:  # pragma: no cover - older Dask
+            info = self.client.scheduler_info()
+        return len(info["workers"])
+
+    @property
+    def name(self) -> str:
+        return "dask" if self.client is not None else "dask (local threads)"
+
+    def compute(self, tasks: list, what: str, progress: bool = False) -> list:
+        """Run delayed ``tasks`` and return their results in order.
+
+        A worker that dies, a lost connection or a cancelled task aborts the whole job with
+        one ValueError (no partial result); exceptions raised by a task are re-raised as is.
+        """
+        if self.client is None:
+            import dask
+
+            return list(dask.compute(*tasks, scheduler="threads"))
+        from distributed import as_completed
+
+        futures = self.client.compute(tasks)
+        bar = None
+        try:
+            if progress:
+                from tqdm import tqdm
+
+                bar = tqdm(total=len(futures), desc=what, unit="partition", disable=None, leave=False)
+            for _ in as_completed(futures, loop=self.client.loop):
+                if bar is not None:
+                    bar.update(1)
+            return self.client.gather(futures)
+        except BaseException as exc:
+            self.client.cancel(futures)
+            raise translate_error(exc, what) from None
+        finally:
+            if bar is not None:
+                bar.close()
+
+
+def translate_error(exc: BaseException, what: str) -> BaseException:
+    """Map Dask's failure modes to one-line ValueErrors; leave task errors (ValueError...) as is."""
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        return ValueError(f"{what}: a Dask worker died while running a task ({_one_line(exc)}); "
+                          "the job was aborted and no result was produced")
+    if isinstance(exc, (CommClosedError, FutureCancelledError)):
+        return ValueError(f"{what}: lost the Dask cluster ({_one_line(exc)}); the job was aborted "
+                          "and no result was produced")
+    if isinstance(exc, (ValueError, TypeError, KeyboardInterrupt)):
+        return exc
+    if isinstance(exc, (OSError, TimeoutError)):
+        return ValueError(f"{what}: Dask cluster failure ({_one_line(exc)}); the job was aborted and no "
+                          "result was produced")
+    return exc
+
+
+@contextlib.contextmanager
+def cluster(workers: int | None = None, scheduler: str | None = None, *, processes: bool = True,
+            timeout: float | str | None = None) -> Iterator[Engine]:
+    """Context manager yielding an :class:`Engine` on a new LocalCluster or an existing scheduler.
+
+    Parameters
+    ----------
+    workers : int or None
+        Workers of a new ``LocalCluster`` (one thread each; default: the machine's cores).
+        Must be None when ``scheduler`` is given.
+    scheduler : str or None
+        Address of a running Dask scheduler to join (e.g. ``tcp://host:8786``).
+    processes : bool, default True
+        Worker processes (True) or threads in this process (False; for tests).
+    timeout : float or str or None
+        Connection timeout (default: Dask's ``distributed.comm.timeouts.connect``).
+
+    Raises
+    ------
+    ValueError
+        If ``workers`` < 1, both ``workers`` and ``scheduler`` are given, or the scheduler
+        cannot be reached within the timeout.
+    """
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if workers is not None and scheduler is not None:
+        raise ValueError("workers: give either workers (a new local cluster) or scheduler, not both")
+    if scheduler is not None:
+        try:
+            kwargs = {} if timeout is None else {"timeout": timeout}
+            client = Client(scheduler, set_as_default=False, **kwargs)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise ValueError(f"scheduler: cannot connect to {scheduler}: {_one_line(exc)}") from None
+        try:
+            yield Engine(client)
+        finally:
+            client.close()
+        return
+    n = (os.cpu_count() or 1) if workers is None else int(workers)
+    if n < 1:
+        raise ValueError(f"workers must be >= 1, got {n}")
+    try:
+        local = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0",
+                             silence_logs=logging.ERROR)
+    except (RuntimeError, OSError, TimeoutError) as exc:
+        raise ValueError(f"workers: cannot start a local Dask cluster of {n} workers: {_one_line(exc)}") from None
+    with local, Client(local, set_as_default=False) as client:
+        yield Engine(client)
+
+
+def engine_for(client: Any) -> Engine:
+    """The Engine of an explicit Client, else of the default Client if one is active, else local threads."""
+    if client is not None:
+        return Engine(client)
+    try:
+        from distributed import default_client
+
+        return Engine(default_client())
+    except (ImportError, ValueError):
+        return Engine(None)

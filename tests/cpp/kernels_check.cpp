@@ -1,0 +1,69 @@
+// Standalone check of the Python-free kernels (cpp/kernels): built and run by
+// tests/test_core_stubs_and_kernels.py with a plain C++17 compiler, no Python or pybind11.
+// Prints "ok" when every check passes, otherwise a message and exit status 1.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+#include "histogram.hpp"
+#include "samplers.hpp"
+
+namespace k = sharpdp::kernels;
+
+static int fail(const char* what) {
+  std::printf("FAIL: %s\n", what);
+  return 1;
+}
+
+int main() {
+  const std::size_t n = 3 * 4096 + 17;
+  std::vector<double> z1(n), z4(n);
+  k::standard_normals(n, 42, 1, z1.data());
+  k::standard_normals(n, 42, 4, z4.data());
+  if (z1 != z4) return fail("standard_normals depends on threads");
+  double m = 0.0, v = 0.0;
+  for (double z : z1) m += z;
+  m /= static_cast<double>(n);
+  for (double z : z1) v += (z - m) * (z - m);
+  v /= static_cast<double>(n - 1);
+  // 5-sigma bands for the mean and the variance of n standard normals
+  if (std::fabs(m) > 5.0 / std::sqrt(static_cast<double>(n))) return fail("normal mean");
+  if (std::fabs(v - 1.0) > 5.0 * std::sqrt(2.0 / static_cast<double>(n))) return fail("normal variance");
+
+  // BMG with gamma = 0 and x = 0 is sigma0 times the same normals
+  std::vector<double> x(n, 0.0), y(n);
+  k::bmg_sample(x.data(), n, 1, 0.0, 2.0, 42, 2, 1.0, y.data());
+  for (std::size_t i = 0; i < n; ++i)
+    if (y[i] != 2.0 * z1[i]) return fail("bmg_sample(gamma=0, x=0) != sigma0 * standard_normals");
+  bool threw = false;
+  x[5] = 2.0;  // outside the unit ball
+  try {
+    k::bmg_sample(x.data(), n, 1, 0.0, 2.0, 42, 2, 1.0, y.data());
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  if (!threw) return fail("bmg_sample accepted a row outside the unit ball");
+
+  // k-RR keeps the input with probability p_keep
+  std::vector<std::int64_t> c(n, 1), out(n);
+  k::krr_sample(c.data(), n, 5, 0.7, 7, 3, out.data());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out[i] < 0 || out[i] >= 5) return fail("krr_sample output outside [0, k)");
+    kept += out[i] == 1;
+  }
+  const double p = static_cast<double>(kept) / static_cast<double>(n);
+  if (std::fabs(p - 0.7) > 5.0 * std::sqrt(0.21 / static_cast<double>(n))) return fail("krr keep rate");
+
+  // the release of count 0 with c = 1: y = [exp(sigma Z - sigma^2) - 1]_+ on the shared stream
+  std::vector<double> counts(n, 0.0), rel(n);
+  k::shifted_log_release(counts.data(), n, 1.0, 0.5, 42, false, 2, rel.data());
+  for (std::size_t i = 0; i < n; ++i) {
+    const double expect = std::fmax(std::exp(0.5 * z1[i] - 0.25) - 1.0, 0.0);
+    if (std::fabs(rel[i] - expect) > 1e-12 * (1.0 + expect)) return fail("release != eq. (4) on the shared stream");
+  }
+  std::printf("ok\n");
+  return 0;
+}

@@ -1,0 +1,86 @@
+"""The compiled core's surface: stubs match the extension, kernels are Python-free, mypy passes."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+STUB = ROOT / "python" / "sharpdp" / "_core.pyi"
+
+
+def _stub_members() -> dict[str, set[str]]:
+    tree = ast.parse(STUB.read_text())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            cls = classes[ast.unparse(node.annotation)]
+            out[node.target.id] = {b.name if isinstance(b, ast.FunctionDef) else b.target.id for b in cls.body
+                                   if isinstance(b, (ast.FunctionDef, ast.AnnAssign))}
+    return out
+
+
+def test_stubs_match_the_extension():
+    from sharpdp import _core
+
+    stub = _stub_members()
+    assert set(stub) == {"accountant", "samplers", "histogram", "crlb"}
+    for sub, names in stub.items():
+        real = {n for n in dir(getattr(_core, sub)) if not n.startswith("_")}
+        assert names == real, f"_core.{sub}: stub {sorted(names ^ real)} differ"
+
+
+def test_kernels_do_not_include_python():
+    for f in (ROOT / "cpp" / "kernels").iterdir():
+        text = f.read_text()
+        assert "pybind11" not in text and "Python.h" not in text and "py::" not in text, f.name
+
+
+def test_kernels_build_and_run_without_python(tmp_path):
+    cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    kern = ROOT / "cpp" / "kernels"
+    exe = tmp_path / "kernels_check"
+    build = subprocess.run([cxx, "-std=c++17", "-O1", "-pthread", f"-I{kern}", str(ROOT / "tests" / "cpp" / "kernels_check.cpp"),
+                            str(kern / "samplers.cpp"), str(kern / "histogram.cpp"), "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
+
+
+def test_samplers_match_the_kernel_check():
+    # the Python binding draws the same streams as the standalone kernels
+    import numpy as np
+
+    from sharpdp import _core
+
+    z = _core.samplers.standard_normals(100, 42, 1)
+    y = _core.samplers.bmg_sample(np.zeros((100, 1)), 0.0, 2.0, 42, 3)
+    assert np.array_equal(y[:, 0], 2.0 * z)
+
+
+def test_core_errors_are_value_errors():
+    import numpy as np
+
+    from sharpdp import _core
+
+    with pytest.raises(ValueError, match="gamma"):
+        _core.samplers.bmg_sample(np.zeros((2, 1)), 1.5, 1.0, 0)
+    with pytest.raises(ValueError, match="categories"):
+        _core.samplers.krr_sample(np.array([0, 7]), 3, 0.5, 0)
+    with pytest.raises(ValueError, match="counts"):
+        _core.histogram.release(np.array([-1.0]), 1.0, 0.5, 0)
+
+
+def test_mypy_on_the_public_package():
+    pytest.importorskip("mypy")
+    r = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]

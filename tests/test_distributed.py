@@ -1,0 +1,335 @@
+"""sharpdp.distributed on a Dask LocalCluster: reproducibility across partitionings and workers,
+agreement with the single-machine path, and failure modes."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+from sharpdp.cli import main  # noqa: E402
+from sharpdp.apps.datasets import UnitBallScaling  # noqa: E402
+from sharpdp.distributed import cluster, private_mean, release_histogram  # noqa: E402
+from sharpdp.histogram import ShiftedLogGaussian  # noqa: E402
+
+# Dask's Parquet reader still calls DataFrame.reset_index(inplace=True), deprecated by pandas 3.1:
+# a third-party warning, not ours (warnings are errors in this suite).
+pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index is deprecated")
+
+COLUMNS = ["a", "b", "c", "e"]
+BOUNDS = np.array([[0.0, 20.0], [-5.0, 5.0], [0.0, 10.0], [-1.0, 1.0]])
+EPS, DELTA, SEED = 0.05, 1e-5, 20260101
+N_ROWS = 3000
+KEYS = ["AA", "B6", "DL", "UA", "ZZ"]  # public domain; ZZ never occurs in the data
+
+
+def _table(n=N_ROWS, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "a": rng.gamma(2.0, 4.0, n),  # some values above the bound 20: clipped
+        "b": rng.normal(0.0, 2.0, n),
+        "c": rng.integers(0, 12, n).astype(float),
+        "e": rng.uniform(-1, 1, n),
+        "carrier": rng.choice(["AA", "B6", "DL", "UA", "XX"], n, p=[0.4, 0.3, 0.2, 0.08, 0.02]),
+    })
+    df.loc[rng.choice(n, 25, replace=False), "b"] = np.nan  # missing values: rows dropped
+    df.loc[rng.choice(n, 10, replace=False), "carrier"] = None  # missing keys: rows dropped
+    return df
+
+
+@pytest.fixture(scope="module")
+def table():
+    return _table()
+
+
+@pytest.fixture(scope="module")
+def complete(table):
+    return table[COLUMNS].dropna().to_numpy(dtype=np.float64)
+
+
+@pytest.fixture(scope="module")
+def bmg(complete):
+    from sharpdp.shuffle import calibrate_bmg
+
+    return calibrate_bmg(complete.shape[0], EPS, DELTA, len(COLUMNS))
+
+
+@pytest.fixture(scope="module")
+def reference(complete, bmg):
+    """The single-machine path on the complete rows in file order."""
+    z, clipped = UnitBallScaling(BOUNDS).to_unit_ball(complete)
+    messages = bmg.sample(z, rng=np.random.default_rng(SEED))
+    return {"messages": messages, "estimate": bmg.estimate(messages), "z": z, "clipped": clipped}
+
+
+@pytest.fixture(scope="module")
+def clients():
+    """Two in-process clusters (1 and 2 workers); tcp so the CLI can join with --scheduler."""
+    out = {}
+    with cluster(workers=1, processes=False) as one, cluster(workers=2, processes=False) as two:
+        out[1], out[2] = one.client, two.client
+        yield out
+
+
+def _uneven(df: "pd.DataFrame", cuts: list[int]):
+    """A Dask DataFrame whose partitions are the row ranges between ``cuts`` (empty ones allowed)."""
+    edges = [0, *cuts, len(df)]
+    pieces = [df.iloc[lo:hi].reset_index(drop=True) for lo, hi in zip(edges[:-1], edges[1:])]
+    return dd.from_map(lambda i: pieces[i], range(len(pieces)), meta=df.iloc[:0])
+
+
+# ---------------------------------------------------------------- mean: reproducibility
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("nparts", [1, 3, 8])
+def test_mean_bit_identical_across_partitions_and_workers(table, bmg, reference, clients, nparts, workers):
+    ddf = dd.from_pandas(table, npartitions=nparts, sort=False)
+    res = private_mean(ddf, COLUMNS, BOUNDS, EPS, DELTA, rng=SEED, randomizer=bmg, client=clients[workers],
+                       keep_messages=True)
+    assert (res.partitions, res.workers, res.engine) == (ddf.npartitions, workers, "dask")
+    assert np.array_equal(res.messages, reference["messages"])
+    assert np.array_equal(res.private_mean_scaled, reference["estimate"])
+    # the estimate against an independent exact-rational mean of the messages
+    for j in range(len(COLUMNS)):
+        exact = math.fsum(reference["messages"][:, j]) / reference["messages"].shape[0] / (1 - bmg.gamma)
+        assert res.private_mean_scaled[j] == pytest.approx(exact, rel=1e-13, abs=1e-15)
+    assert res.n == reference["z"].shape[0] and res.rows_dropped_missing == len(table) - res.n
+    assert res.values_clipped == reference["clipped"]
+    assert np.allclose(res.true_mean, table[COLUMNS].dropna().mean().to_numpy(), rtol=1e-13)
+
+
+def test_mean_uneven_and_empty_partitions_threads_scheduler(table, bmg, reference):
+    # no client: Dask's local threaded scheduler; one empty partition and one with a single row
+    ddf = _uneven(table, [0, 1, 700, 700, 2999])
+    res = private_mean(ddf, COLUMNS, BOUNDS, EPS, DELTA, rng=np.random.default_rng(SEED), randomizer=bmg,
+                       keep_messages=True)
+    assert res.workers is None and res.partitions == 6
+    assert np.array_equal(res.messages, reference["messages"])
+    assert np.array_equal(res.private_mean_scaled, reference["estimate"])
+
+
+def test_mean_from_parquet_dir_and_csv_glob(tmp_path, table, bmg, reference, clients):
+    pq_dir = tmp_path / "pq"
+    pq_dir.mkdir()
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    for i, (lo, hi) in enumerate([(0, 1000), (1000, 1001), (1001, N_ROWS)]):
+        table.iloc[lo:hi].to_parquet(pq_dir / f"part-{i}.parquet", index=False)
+        table.iloc[lo:hi].to_csv(csv_dir / f"part-{i}.csv", index=False)
+    for path in (str(pq_dir), str(csv_dir / "part-*.csv")):
+        res = private_mean(path, COLUMNS, BOUNDS, EPS, DELTA, rng=SEED, randomizer=bmg, client=clients[2],
+                           keep_messages=True)
+        assert res.partitions >= 3 and res.source == path
+        assert np.array_equal(res.messages, reference["messages"])
+        assert np.array_equal(res.private_mean_scaled, reference["estimate"])
+
+
+def test_mean_calibrates_and_certifies_on_the_driver(table, bmg, clients):
+    from sharpdp.shuffle.accountant import ShuffleAccountant
+
+    res = private_mean(dd.from_pandas(table, npartitions=2), COLUMNS, BOUNDS, EPS, DELTA, rng=1,
+                       client=clients[2])
+    assert (res.randomizer.gamma, res.randomizer.sigma0) == (bmg.gamma, bmg.sigma0)  # calibrated at this n
+    assert res.delta_certified == ShuffleAccountant(bmg, res.n).get_delta(EPS) <= DELTA
+    assert res.delta_bounds[0] <= res.delta_certified
+    # an estimate of the clipped mean within 6 expected RMSEs
+    err = np.abs(res.private_mean_scaled - res.true_mean_clipped_scaled)
+    assert np.all(err < 6 * res.expected_rmse_per_coordinate)
+    # a randomizer that is not private enough at this n is refused
+    with pytest.raises(ValueError, match="randomizer: certified delta"):
+        private_mean(dd.from_pandas(table, npartitions=2), COLUMNS, BOUNDS, EPS / 2, DELTA, rng=1,
+                     randomizer=bmg, client=clients[2])
+
+
+# ---------------------------------------------------------------- CLI against the single-machine path
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_mean_dask_matches_cli_mean_csv(tmp_path, table, clients, capsys):
+    csv = tmp_path / "t.csv"
+    table.to_csv(csv, index=False)
+    common = ["mean", "--columns", ",".join(COLUMNS), "--bounds", "0:20,-5:5,0:10,-1:1",
+              "--epsilon", str(EPS), "--delta", str(DELTA), "--seed", str(SEED), "--json"]
+    code, out, err = _cli(capsys, *common, "--csv", str(csv))
+    assert code == 0, err
+    local = json.loads(out)
+    addr = clients[2].scheduler.address
+    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler", addr)
+    assert code == 0, err
+    remote = json.loads(out)
+    assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
+    assert remote["private_mean"] == local["private_mean"]
+    for key in ("n", "d", "rows_dropped_missing", "values_clipped", "bmg", "delta_certified", "delta_bounds",
+                "seed", "expected_rmse_per_coordinate", "central_gaussian"):
+        assert remote[key] == local[key], key
+    assert np.allclose(remote["true_mean"], local["true_mean"], rtol=1e-13)
+    code, out, err = _cli(capsys, *common[:-1], "--data", str(csv), "--engine", "dask", "--scheduler", addr)
+    assert code == 0 and "engine     : dask (1 partitions, 2 workers)" in out
+
+
+# ---------------------------------------------------------------- histogram
+def _reference_counts(table, keys):
+    kept = table["carrier"].dropna()
+    return np.array([(kept == k).sum() for k in keys], dtype=np.int64)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("nparts", [1, 3, 8])
+def test_histogram_bit_identical_across_partitions_and_workers(table, clients, nparts, workers):
+    mech = ShiftedLogGaussian(0.1)
+    ddf = dd.from_pandas(table, npartitions=nparts, sort=False)
+    res = release_histogram(ddf, "carrier", mech, keys=KEYS, rng=SEED, client=clients[workers])
+    counts = _reference_counts(table, KEYS)
+    assert res.keys["carrier"].tolist() == KEYS
+    assert np.array_equal(res.true_counts, counts) and counts[-1] == 0  # the empty group is released too
+    assert np.array_equal(res.released, mech.release(counts, rng=SEED))
+    assert res.rows_dropped_missing_key == table["carrier"].isna().sum() == 10
+    assert res.rows_dropped_outside_domain == (table["carrier"] == "XX").sum() > 0
+    assert res.keys_outside_domain == 1
+    assert (res.partitions, res.workers) == (ddf.npartitions, workers)
+
+
+def test_histogram_two_columns_integer_and_keys_from_data(tmp_path, table, clients):
+    mech = ShiftedLogGaussian(0.2, c=0.5)
+    df = table.assign(month=(np.arange(len(table)) % 3 + 1))
+    df.to_parquet(tmp_path / "h.parquet", index=False)
+    domain = pd.DataFrame([(c, str(m)) for c in KEYS for m in (1, 2, 3, 4)], columns=["carrier", "month"])
+    res = release_histogram(str(tmp_path / "h.parquet"), ["carrier", "month"], mech, keys=domain, rng=7,
+                            integer=True, client=clients[2])
+    kept = df.dropna(subset=["carrier"]).astype({"month": str})
+    counts = np.array([((kept.carrier == c) & (kept.month == m)).sum() for c, m in domain.itertuples(index=False)])
+    assert np.array_equal(res.true_counts, counts)
+    assert np.array_equal(res.released, mech.release(counts, rng=7, integer=True))
+    assert np.all(res.released == np.floor(res.released))
+    # keys from the data: sorted, with a warning
+    res = release_histogram(_uneven(table, [5, 5, 1200]), "carrier", mech, keys_from_data=True, rng=7)
+    assert res.keys["carrier"].tolist() == ["AA", "B6", "DL", "UA", "XX"]
+    assert "NOT protected" in res.warnings[0]
+    assert np.array_equal(res.released, mech.release(_reference_counts(table, res.keys["carrier"]), rng=7))
+
+
+# ---------------------------------------------------------------- bad input
+def test_bad_inputs_are_one_line_value_errors(tmp_path, table, bmg, clients):
+    c = clients[2]
+    args = (COLUMNS, BOUNDS, EPS, DELTA)
+    with pytest.raises(ValueError, match="data: no such file or directory"):
+        private_mean(str(tmp_path / "missing.parquet"), *args, client=c)
+    with pytest.raises(ValueError, match="data: no file matches"):
+        private_mean(str(tmp_path / "*.csv"), *args, client=c)
+    with pytest.raises(ValueError, match="columns: no column 'zz'"):
+        private_mean(dd.from_pandas(table, npartitions=2), ["a", "zz"], BOUNDS[:2], EPS, DELTA, client=c)
+    with pytest.raises(ValueError, match="columns: column 'carrier' .*not numeric"):
+        private_mean(dd.from_pandas(table, npartitions=2), ["a", "carrier"], BOUNDS[:2], EPS, DELTA, client=c)
+    # a text value deep inside a numeric CSV column (past the sample Dask infers dtypes from)
+    bad = table.astype({"c": object})
+    bad.loc[2500, "c"] = "n/a?"
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError) as info:
+        private_mean(str(tmp_path / "bad.csv"), *args, randomizer=bmg, client=c)
+    assert str(info.value).startswith("columns: a value in a, b, c, e of ") and "n/a?" in str(info.value)
+    assert "\n" not in str(info.value).strip()
+    with pytest.raises(ValueError, match="bounds must have shape"):
+        private_mean(dd.from_pandas(table, npartitions=2), COLUMNS, BOUNDS[:3], EPS, DELTA, client=c)
+    with pytest.raises(TypeError, match="data must be a dask DataFrame or a path"):
+        private_mean(table, *args)
+    with pytest.raises(ValueError, match="keys: a public key domain is required"):
+        release_histogram(dd.from_pandas(table, npartitions=2), "carrier", ShiftedLogGaussian(0.1))
+    with pytest.raises(ValueError, match="by: no column|columns: no column 'nope'"):
+        release_histogram(dd.from_pandas(table, npartitions=2), "nope", ShiftedLogGaussian(0.1), keys=["x"])
+
+
+def test_unreachable_scheduler():
+    with pytest.raises(ValueError, match="scheduler: cannot connect to tcp://127.0.0.1:9"):
+        with cluster(scheduler="tcp://127.0.0.1:9", timeout=0.5):
+            pass
+
+
+def test_cli_errors_are_one_line_without_a_result(tmp_path, table, capsys, monkeypatch):
+    csv = tmp_path / "t.csv"
+    table.to_csv(csv, index=False)
+    base = ["mean", "--columns", "a,b", "--bounds", "0:20,-5:5", "--epsilon", "0.05", "--delta", "1e-5"]
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "0.5s")
+    import dask
+
+    dask.config.refresh()
+    cases = [
+        (["--data", str(tmp_path / "nope"), "--engine", "dask", "--workers", "1"], "--data: no such file"),
+        (["--data", str(csv), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"], "--scheduler: cannot connect"),
+        (["--data", str(csv), "--workers", "2"], "--data needs --engine dask"),
+        (["--csv", str(csv), "--data", str(csv), "--engine", "dask"], "--data: give either"),
+        (["--data", str(csv), "--engine", "dask", "--workers", "0"], "--workers must be >= 1"),
+    ]
+    for extra, message in cases:
+        code, out, err = _cli(capsys, *base, *extra)
+        assert code == 2 and out == "", (extra, out)
+        lines = [ln for ln in err.replace("\r", "\n").splitlines() if ln.startswith("sharpdp")]
+        assert len(lines) == 1 and message in lines[0], (extra, err)
+
+
+# ---------------------------------------------------------------- a worker dies mid-job
+def _die_on(marker: str, always: bool, frame):
+    """Partition loader that kills its worker process (once, or every time)."""
+    if always or not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(17)
+    return frame
+
+
+def _no_retries(dask_scheduler=None):
+    dask_scheduler.allowed_failures = 0
+
+
+def test_worker_death(tmp_path, table, bmg, reference):
+    import functools
+
+    import dask
+
+    pieces = [table.iloc[:1500].reset_index(drop=True), table.iloc[1500:].reset_index(drop=True)]
+
+    def frame(always):
+        marker = str(tmp_path / f"died-{always}")
+        load = functools.partial(_die_on, marker, always)
+        return dd.from_map(lambda i: pieces[0] if i == 0 else load(pieces[1]), [0, 1], meta=table.iloc[:0])
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        with cluster(workers=2, processes=True) as eng:
+            # a worker that dies once: Dask reruns the task on the other worker; the streams are
+            # keyed by row, so the release is still bit-identical
+            res = private_mean(frame(False), COLUMNS, BOUNDS, EPS, DELTA, rng=SEED, randomizer=bmg,
+                               client=eng.client, keep_messages=True)
+            assert np.array_equal(res.messages, reference["messages"])
+            # a task that kills the worker it runs on (no retry allowed now): one clear error, no result
+            eng.client.run_on_scheduler(_no_retries)
+            with pytest.raises(ValueError, match="a Dask worker died") as info:
+                private_mean(frame(True), COLUMNS, BOUNDS, EPS, DELTA, rng=SEED, randomizer=bmg,
+                             client=eng.client)
+            assert "no result" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_cli_histogram_dask_matches_cli_histogram_csv(tmp_path, table, clients, capsys):
+    csv = tmp_path / "h.csv"
+    table.dropna(subset=["carrier"]).to_csv(csv, index=False)
+    common = ["histogram", "--by", "carrier", "--r", "0.2", "--seed", "5", "--no-plot", "--json"]
+    code, out, err = _cli(capsys, *common, "--csv", str(csv), "--out", str(tmp_path / "local"))
+    assert code == 0, err
+    local = json.loads(out)
+    addr = clients[2].scheduler.address
+    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler", addr,
+                          "--out", str(tmp_path / "dask"))
+    assert code == 0, err
+    remote = json.loads(out)
+    assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
+    for key in ("rows", "groups", "examples", "mean_relative_error", "min_v_n", "max_v_n"):
+        assert remote[key] == local[key], key
+    a = pd.read_csv(tmp_path / "local" / "histogram_release.csv")
+    b = pd.read_csv(tmp_path / "dask" / "histogram_release.csv")
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
