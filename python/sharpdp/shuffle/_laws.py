@@ -581,7 +581,9 @@ class SumLaw(Law):
                 a, b, d = p._moments(c, second)
             else:
                 v = p.values - c
-                a, b, d = float(p.probs.sum()), float(np.dot(v, p.probs)), float(np.dot(v * v, p.probs))
+                a, b = float(p.probs.sum()), float(np.dot(v, p.probs))
+                with np.errstate(over="ignore"):  # (inf: std() reports inf)
+                    d = float(np.dot(v * v, p.probs)) if second else math.nan
             tot, s1, s2 = tot + a, s1 + b, s2 + d
         return tot, s1, s2
 
