@@ -18,15 +18,24 @@ from sharpdp import _validation as V
 _FN_REL_ERR = 64.0 * np.finfo(float).eps
 
 
+_DOUBLINGS = 1100  # bound on the bracketing loops (2^1100 > 1e300 * 1e30)
+_TINY = 5e-324  # smallest positive double: the reported floor of a positive delta
+
+
 def _gaussian_delta_mu(epsilon: np.ndarray, mu: float) -> np.ndarray:
-    """Certified upper value of the mu-GDP profile (Balle & Wang 2018, Thm 8).
+    """Certified upper value of the mu-GDP profile (Balle & Wang 2018, Thm 8), in [5e-324, 1].
 
     delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), evaluated as
     exp(log Phi(A)) * (-expm1(eps + log Phi(B) - log Phi(A))) so it stays finite
-    and relatively accurate for eps >= 710, then inflated by its error bound.
+    and relatively accurate for eps >= 710, then inflated by its error bound. Where that bound
+    is useless (huge eps/mu: log Phi(A) ~ -1e15, so x = eps + lB - lA carries an absolute error of
+    order 1 and exp(lA) underflows), delta <= Phi(A) = exp(lA) is used instead (the second term
+    is >= 0); the smaller of the two upper values is returned. The true delta is > 0 for every
+    finite eps, so a value below the double range is reported as 5e-324 (docs/accountant_edges.md
+    section 4); eps = inf gives exactly 0.
     """
     eps = np.asarray(epsilon, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         lA = log_ndtr(mu / 2.0 - eps / mu)
         lB = log_ndtr(-mu / 2.0 - eps / mu)
         x = eps + lB - lA
@@ -35,8 +44,33 @@ def _gaussian_delta_mu(epsilon: np.ndarray, mu: float) -> np.ndarray:
         err_x = _FN_REL_ERR * (np.abs(eps) + np.abs(lA) + np.abs(lB)) + 4.0 * np.finfo(float).eps
         rel = _FN_REL_ERR * (1.0 + np.abs(lA)) + err_x * np.exp(x) / -np.expm1(x)
         out = base * (1.0 + 2.0 * rel)
-    out = np.where(np.isinf(eps), 0.0, out)
-    return np.minimum(out, 1.0)
+        # delta <= Phi(A): exp(lA) rounded up (log_ndtr within _FN_REL_ERR (1 + |lA|) absolute)
+        phiA = np.exp(lA + _FN_REL_ERR * (1.0 + np.abs(lA))) * (1.0 + 4.0 * np.finfo(float).eps)
+        out = np.where(np.isnan(out), phiA, np.minimum(out, phiA))
+        # delta <= P(B < Z < A) <= mu phi(m), m the point of [B, A] nearest 0 (drop e^eps Phi(B) >= 0;
+        # the two-term form cancels when mu is small: its error floor was ~1e-14 at eps = 0)
+        A, B = mu / 2.0 - eps / mu, -mu / 2.0 - eps / mu
+        m = np.where((B <= 0) & (A >= 0), 0.0, np.minimum(np.abs(A), np.abs(B)))
+        narrow = mu * np.exp(-0.5 * m * m + _FN_REL_ERR * (1.0 + m * m)) / math.sqrt(2.0 * math.pi)
+        out = np.minimum(out, narrow * (1.0 + 8.0 * np.finfo(float).eps))
+    out = np.where(np.isnan(out), 1.0, out)  # (not expected: the trivial bound)
+    out = np.clip(out, _TINY, 1.0)
+    return np.where(np.isinf(eps), 0.0, out)
+
+
+def _epsilon_array(epsilon) -> np.ndarray:
+    """epsilon (scalar or array_like of reals, >= 0, inf allowed) as a float64 array (at least 1-D)."""
+    if epsilon is None or isinstance(epsilon, (str, bytes)):
+        raise TypeError(f"epsilon must be a real number or an array of them, got {type(epsilon).__name__}")
+    arr = np.asarray(epsilon)
+    if arr.dtype.kind not in "iuf":  # complex, bool, object, strings
+        raise TypeError(f"epsilon must be real (int or float), got dtype {arr.dtype}")
+    arr = np.atleast_1d(arr.astype(float))
+    if arr.size == 0:
+        raise ValueError("epsilon must not be empty")
+    if np.any(np.isnan(arr)) or np.any(arr < 0):
+        raise ValueError("epsilon must be >= 0 and not NaN")
+    return arr
 
 
 def gaussian_mechanism_delta(epsilon, sigma: float, sensitivity: float = 1.0):
@@ -50,7 +84,7 @@ def gaussian_mechanism_delta(epsilon, sigma: float, sensitivity: float = 1.0):
     Parameters
     ----------
     epsilon : float or array_like of float
-        epsilon >= 0, in nats; any shape. ``inf`` gives 0.
+        epsilon >= 0, in nats; any non-empty shape. ``inf`` gives 0.
     sigma : float
         Noise standard deviation, > 0.
     sensitivity : float, default 1.0
@@ -59,29 +93,27 @@ def gaussian_mechanism_delta(epsilon, sigma: float, sensitivity: float = 1.0):
     Returns
     -------
     float or numpy.ndarray of float64
-        delta(epsilon), same shape as ``epsilon``; an upper bound on the exact
-        value whose relative excess is below ~1e-12 (log-space evaluation,
-        finite and accurate at epsilon >= 710).
+        delta(epsilon), same shape as ``epsilon``, in [5e-324, 1] for finite epsilon: an upper
+        bound on the exact value whose relative excess is ~1e-12 in most of the range and
+        below 1e-6 wherever the value is above ~1e-290 (the largest excesses, a few 1e-9, are
+        the rounding bound of the two cancelling terms at small mu = sensitivity/sigma and
+        epsilon ~ mu); log-space evaluation, finite and accurate at epsilon >= 710. A true
+        value below the double range (it is > 0 for every finite epsilon) is reported as
+        5e-324, never 0 (docs/accountant_edges.md section 4).
 
     Raises
     ------
+    TypeError
+        If epsilon is None, a string, complex or boolean.
     ValueError
-        If epsilon < 0 or NaN, or sigma, sensitivity not finite and > 0.
+        If epsilon < 0, NaN or empty, or sigma, sensitivity not finite and > 0.
     """
     sigma = V.real("sigma", sigma, lo=0.0, lo_open=True)
     sensitivity = V.real("sensitivity", sensitivity, lo=0.0, lo_open=True)
     scalar = np.ndim(epsilon) == 0
-    eps = V.real_array("epsilon", np.atleast_1d(epsilon), lo=0.0) if not np.any(np.isinf(epsilon)) else \
-        _epsilon_with_inf(epsilon)
+    eps = _epsilon_array(epsilon)
     out = _gaussian_delta_mu(eps, sensitivity / sigma)
     return float(out[0]) if scalar else out.reshape(np.shape(epsilon))
-
-
-def _epsilon_with_inf(epsilon) -> np.ndarray:
-    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    if np.any(np.isnan(eps)) or np.any(eps < 0):
-        raise ValueError("epsilon must be >= 0 and not NaN")
-    return eps
 
 
 def _bisect_safe(pred, lo: float, hi: float, *, rel: float = 1e-12, iters: int = 200) -> float:
@@ -124,8 +156,12 @@ def gaussian_mechanism_epsilon(delta: float, sigma: float, sensitivity: float = 
     if ok(0.0):
         return 0.0
     hi = max(1.0, mu * mu)
-    while not ok(hi):
+    for _ in range(_DOUBLINGS):  # (every delta in (0, 1) is met below eps ~ 1e300: delta is floored at 5e-324)
+        if ok(hi):
+            break
         hi *= 2.0
+    else:
+        raise ValueError(f"delta: {delta!r} is not certified at any epsilon up to {hi!r} (sigma={sigma!r})")
     return _bisect_safe(ok, 0.0, hi)
 
 
@@ -164,8 +200,13 @@ def gaussian_mechanism_sigma(epsilon: float, delta: float, sensitivity: float = 
         return float(_gaussian_delta_mu(np.array([epsilon]), 1.0 / s)[0]) <= delta
 
     hi = 1.0
-    while not ok(hi):
+    for _ in range(_DOUBLINGS):  # at most ~1000 doublings up to sigma / sensitivity = 1e300
+        if ok(hi):
+            break
         hi *= 2.0
+        if hi > 1e300:
+            raise ValueError(f"delta: {delta!r} at epsilon={epsilon!r} would need sigma / sensitivity above 1e300 "
+                             "(delta(0) ~ sensitivity / (sigma sqrt(2 pi))); no finite calibration is certified")
     lo = hi / 2.0
     while ok(lo) and lo > 1e-300:
         hi, lo = lo, lo / 2.0

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import log_ndtr, ndtr
 
 _U = float(np.finfo(float).eps) / 2.0  # unit roundoff 2^-53
 # Assumed relative accuracy of exp/log (a few ulp in practice; 64 ulp taken, as in
@@ -101,6 +101,33 @@ def _interval_prob(z1, z2):
     A, B = ndtr(zA), ndtr(zB)
     p = np.maximum(A - B, 0.0)
     err = _ndtr_rel(zA) * A + _ndtr_rel(zB) * B + _U * p + _ndtr_flush(zA) + _ndtr_flush(zB)
+    return p, err
+
+
+def _interval_prob_scaled(z1, z2, logc):
+    """c P(z1 < Z < z2), c = e^logc (> 0; logc may be an array), evaluated in the log domain on
+    the small side: c Phi(zA) = exp(logc + log_ndtr(zA)), so that neither a tiny probability nor
+    a huge coefficient (e^eps, a weight 1/g) leaves the double range before the product. Error
+    bound (absolute): log_ndtr(z) is assumed within (64 + 2 z^2) ulp absolute for z < 0 (as
+    _ndtr_rel, no cap: the asymptotic series loses ~z^2 u / 2) and 64 ulp for z >= 0; the
+    exponential adds 2u |argument| + 4u relative; the difference u; and each exponential that
+    flushes below the normal range an absolute 1e-323 (docs/accountant_edges.md section 1)."""
+    z1 = np.asarray(z1, float)
+    z2 = np.asarray(z2, float)
+    upper = z1 > 0
+    zA, zB = np.where(upper, -z1, z2), np.where(upper, -z2, z1)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+        lA, lB = log_ndtr(zA) + logc, log_ndtr(zB) + logc
+        A, B = np.exp(lA), np.exp(lB)
+
+        def rel(z, l):
+            e = np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z * z) * np.finfo(float).eps, _RHO)
+            return np.expm1(e + 2.0 * _U * np.abs(l)) + 4.0 * _U
+
+        tA = np.where(A > 0, rel(zA, lA) * A, 0.0)
+        tB = np.where(B > 0, rel(zB, lB) * B, 0.0)
+        p = np.maximum(A - B, 0.0)
+        err = tA + tB + _U * p + 2e-323
     return p, err
 
 
@@ -436,10 +463,28 @@ class LognormalLaw(Law):
         err = np.abs(self.a - c) * ep + self._G * eqp + self._S * eqm + 4 * _U * (np.abs(A) + Bp + Bm)
         return p, ep, A + Bp - Bm, err
 
+    def _local_scaled(self, lo, hi, c):
+        """weight E[L - c; V in (lo, hi)] = w ((a - c) p + G q+ - S q-) for scalar lo, hi, c, every
+        product formed in the log domain (_interval_prob_scaled), with an absolute error bound
+        (three terms and two sums: 4u on the absolute terms)."""
+        lw, r = math.log(self.weight), self.r
+        d = self.a - c
+        tA = eA = tP = eP = tM = eM = 0.0
+        with np.errstate(divide="ignore"):
+            if d != 0.0:
+                tA, eA = (float(x) for x in _interval_prob_scaled(lo, hi, lw + math.log(abs(d))))
+                tA = math.copysign(tA, d)
+            if self._G > 0:
+                tP, eP = (float(x) for x in _interval_prob_scaled(lo - r, hi - r, lw + math.log(self._G)))
+            if self._S > 0:
+                tM, eM = (float(x) for x in _interval_prob_scaled(lo + r, hi + r, lw + math.log(self._S)))
+        val = tA + tP - tM
+        return val, eA + eP + eM + 4 * _U * (abs(tA) + tP + tM)
+
     def _tail(self, lo, hi, c, sign):
         """Upper bound on E[(sign (L - c))_+ ; V in (lo, hi)] given that the sign is >= 0 there."""
-        _, _, val, err = self._local(lo, hi, c)
-        return float(self.weight * (max(sign * val, 0.0) + err) * (1 + 1e-12))
+        val, err = self._local_scaled(lo, hi, c)
+        return float((max(sign * val, 0.0) + err) * (1 + 1e-12))
 
     def tail_upper(self, T):
         lo, hi = self._vint(T, math.inf)
@@ -452,8 +497,8 @@ class LognormalLaw(Law):
         lo, hi = self._vint(T, math.inf)
         if hi <= lo:
             return 0.0, 0.0
-        _, _, val, err = self._local(lo, hi, T)
-        return float(self.weight * max(val - err, 0.0) * (1 - 1e-12)), self._tail(lo, hi, T, 1.0)
+        val, err = self._local_scaled(lo, hi, T)
+        return float(max(val - err, 0.0) * (1 - 1e-12)), float((max(val, 0.0) + err) * (1 + 1e-12))
 
     def tail_lower(self, B):
         lo, hi = self._vint(-math.inf, -B)
@@ -536,7 +581,9 @@ class SumLaw(Law):
                 a, b, d = p._moments(c, second)
             else:
                 v = p.values - c
-                a, b, d = float(p.probs.sum()), float(np.dot(v, p.probs)), float(np.dot(v * v, p.probs))
+                a, b = float(p.probs.sum()), float(np.dot(v, p.probs))
+                with np.errstate(over="ignore"):  # (inf: std() reports inf)
+                    d = float(np.dot(v * v, p.probs)) if second else math.nan
             tot, s1, s2 = tot + a, s1 + b, s2 + d
         return tot, s1, s2
 

@@ -67,6 +67,17 @@ J. atom laws (FiniteLaw: k-RR, binary RR, lower forms): a lattice law below an a
    and block values (compensated sums of exact products) an absolute one, charged through a
    Chernoff bound with the upper law's tilt (_unblock). Any randomizer's Up is also capped by
    E[L_+] ((sum x_i)_+ <= sum (x_i)_+).
+L. epsilon > 60: the value at 60 holds (D_up is non-increasing in epsilon), and so does the cap
+   E[L_+] of the laws built at epsilon itself (up to 700 nats, e^eps finite); the smaller is
+   reported. A lower value there is the Jensen bound E[(L - T0)_+]/n (docs/accountant_edges.md
+   section 3).
+M. monotone reporting: ``get_delta_bounds`` reports min(computed(eps), values reported before at
+   any eps' <= eps) - each an upper bound at eps since D_up is non-increasing - so, per
+   accountant object, the values it holds are non-increasing in epsilon (docs/accountant_edges.md
+   section 5 states exactly what is monotone, and what is not: a value reported earlier at a
+   larger epsilon is not lowered retroactively). Positive
+   upper values are floored at 5e-324 and capped at 1 (delta <= 1); exactly 0 only where delta
+   is exactly 0 (eps >= eps0 of an eps0-LDP randomizer, eps = inf).
 K. a randomizer may provide ``privacy_amplification_surcharge(epsilon, adjacency) -> float``, a
    bound on a part of D_up that its laws leave out (e.g. a certified GeneralRandomizer's outputs
    outside its support), non-increasing in epsilon; it is added to every upper value (report,
@@ -90,7 +101,11 @@ _FFT_C = 10.0
 _N_MAX = 1 << 24
 _K_MAX = 1 << 21
 _TINY = 5e-324
-_EPS_CAP = 60.0
+_EPS_CAP = 60.0  # largest epsilon certified with the lattice engine (beyond: module step L)
+_EPS_MAX = 700.0  # largest epsilon at which the laws are built for the E[L_+] cap (e^eps finite)
+_XTOL_RANGE = (1e-6, 0.5)  # accepted relative tolerance of get_epsilon
+_SHRINK_ITERS = 200  # bound on the root-search steps (the safe end is returned when reached)
+_MEMO_MAX = 4096
 # Below this, values are certified upper bounds without the rel_tol target: the clamps are not
 # chased to T in the hundreds (FFTs of 4e6 points, seconds) for a delta no one uses.
 _VALUE_FLOOR = 1e-24
@@ -346,14 +361,32 @@ def _heavy(law: Law, gamma: float, n: int) -> dict:
     D_up <= E[L_+] ((sum x_i)_+ <= sum (x_i)_+), in closed form. Lower (docs/accountant_edges.md
     section 3): Jensen over the other n - 1 users, E[S_+] >= E[(B_1 L_1 + (n - 1) gamma mu)_+] with
     mu = E[L], so D_up >= E[(L - T0)_+] / n for any T0 >= max(-(n - 1) gamma mu, 0)."""
-    lo_c, up_c = law.tail_upper_bracket(0.0)
-    up = max(min(up_c, 1.0) if getattr(law, "trivial_bound", False) else up_c, _TINY)
-    lower = 0.0
-    mu = law.mean() if not getattr(law, "trivial_bound", False) else math.nan
-    if math.isfinite(mu):
-        T0 = (n - 1) * gamma * (max(-mu, 0.0) * (1.0 + 1e-6) + 1e-6)
-        lower = law.tail_upper_bracket(T0)[0] / n * (1.0 - 1e-12) if math.isfinite(T0) else 0.0
+    up = max(_trivial_cap(law), _TINY)
+    lower = _jensen_lower(law, gamma, n)
     return dict(lower=min(lower, up), upper=up, terms={"note": "sd overflow: E[L_+] (upper), Jensen (lower)"})
+
+
+def _trivial_cap(law: Law) -> float:
+    """Certified E[L_+] (>= D_up at every n), in closed form."""
+    up = law.tail_upper_bracket(0.0)[1]
+    return min(up, 1.0) if getattr(law, "trivial_bound", False) else up
+
+
+def _jensen_lower(law: Law, gamma: float, n: int) -> float:
+    """Jensen lower value of D_up (docs/accountant_edges.md section 3): E[(L - T0)_+] / n with
+    T0 >= max(-(n - 1) gamma E[L], 0) (rounded up); 0 when E[L] is not available."""
+    if getattr(law, "trivial_bound", False):
+        return 0.0
+    try:
+        mu = law.mean()
+    except (OverflowError, ZeroDivisionError, FloatingPointError):
+        return 0.0
+    if not math.isfinite(mu):
+        return 0.0
+    T0 = (n - 1) * gamma * (max(-mu, 0.0) * (1.0 + 1e-6) + 1e-6)
+    if not math.isfinite(T0):
+        return 0.0
+    return max(law.tail_upper_bracket(T0)[0] / n * (1.0 - 1e-12), 0.0)
 
 
 def _certify_law(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int = 6,
@@ -826,7 +859,9 @@ def _shrink(fun, delta: float, lo, ulo, hi, uhi, tol):
     right after 0, e.g. a coarse upper value below get_delta(0))."""
     ld = math.log(delta)
     slow = 0
-    while hi - lo > tol * hi and hi > 1e-15:
+    for _ in range(_SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
+        if not (hi - lo > tol * hi and hi > 1e-15):
+            break
         width = hi - lo
         if slow >= 2 or not (ulo > 0 and uhi > 0):
             x, slow = 0.5 * (lo + hi), 0
@@ -850,6 +885,33 @@ def _shrink(fun, delta: float, lo, ulo, hi, uhi, tol):
     return lo, ulo, hi, uhi
 
 
+def _envelope_put(keys: list, vals: list, k: float, v: float) -> float:
+    """Insert (k, v) into a sorted non-increasing envelope (module step M) and return the reported
+    value min(v, value at the largest key <= k); values at larger keys are lowered to it, so the
+    envelope stays non-increasing. At most _MEMO_MAX points (then it restarts: forgetting
+    points only loosens later reports)."""
+    import bisect
+
+    i = bisect.bisect_right(keys, k)
+    if i > 0:
+        v = min(v, vals[i - 1])
+    if i > 0 and keys[i - 1] == k:
+        vals[i - 1] = v
+    else:
+        if len(keys) >= _MEMO_MAX:
+            keys.clear()
+            vals.clear()
+            i = 0
+        keys.insert(i, k)
+        vals.insert(i, v)
+        i += 1
+    for j in range(i, len(vals)):
+        if vals[j] <= v:
+            break
+        vals[j] = v
+    return v
+
+
 class ShuffleAccountant:
     """Certified (epsilon, delta) accountant for a shuffled local randomizer (seed 001 appendix).
 
@@ -871,7 +933,7 @@ class ShuffleAccountant:
         Target (upper - lower)/lower, in (0, 1). The upper value is certified whatever the
         achieved accuracy; :meth:`report` shows the achieved one.
     workers : int or None
-        Threads for scipy.fft.
+        Threads for scipy.fft, 1 <= workers <= 1024 (None: all cores). Does not change the values.
 
     Notes
     -----
@@ -907,7 +969,8 @@ class ShuffleAccountant:
     Raises
     ------
     ValueError
-        n < 1 or > 1e9, unknown adjacency, rel_tol outside (0, 1), GaussianRandomizer with dim > 1.
+        n < 1 or > 1e9, unknown adjacency, rel_tol outside (0, 1), workers not an integer in
+        [1, 1024], GaussianRandomizer with dim > 1, a BlanketMixedGaussian with sigma0 < 1e-300.
     NotImplementedError
         adjacency "replace" with a randomizer that supports neither replace nor zero-out laws.
     """
@@ -919,7 +982,13 @@ class ShuffleAccountant:
         self.adjacency = adjacency
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self.randomizer = randomizer
+        if workers is not None:
+            workers = V.integer("workers", workers, lo=1, hi=1024)
         self.workers = -1 if workers is None else workers
+        self._memo_e: list = []  # epsilons reported by get_delta_bounds, sorted (step M)
+        self._memo_u: list = []  # their reported upper values (non-increasing)
+        self._emem_d: list = []  # deltas answered by get_epsilon, sorted (step M)
+        self._emem_e: list = []  # their answers (non-increasing)
         self._bottom = None  # zero-out accountant of the replace bound through bot (if used)
         self._leg_cache: dict = {}
         try:
@@ -940,8 +1009,14 @@ class ShuffleAccountant:
         """True when replace-one is bounded through bot (see the class Notes), not by its own law."""
         return self._bottom is not None
 
-    def _eps(self, epsilon):
-        arr = np.asarray(epsilon, dtype=float)
+    @staticmethod
+    def _eps(epsilon):
+        if epsilon is None or isinstance(epsilon, (str, bytes)):
+            raise TypeError(f"epsilon must be a real number or an array of them, got {type(epsilon).__name__}")
+        arr = np.asarray(epsilon)
+        if arr.dtype.kind not in "iuf":  # complex, bool, object, strings
+            raise TypeError(f"epsilon must be real (int or float), got dtype {arr.dtype}")
+        arr = arr.astype(float)
         if np.any(np.isnan(arr)):
             raise ValueError("epsilon must not be NaN")
         if np.any(arr < 0):
@@ -960,6 +1035,8 @@ class ShuffleAccountant:
             return AccountantReport(eps, 0.0, _plus(0.0, s), terms={"surcharge": s} if s else {})
         if self._bottom is not None:
             return self._report_via_bottom(eps, rel_tol)
+        if eps > _EPS_CAP and only is None:
+            return self._report_beyond_cap(eps, rel_tol)
         best = None
         lo_max = up_max = 0.0
         # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
@@ -980,6 +1057,33 @@ class ShuffleAccountant:
         return AccountantReport(eps, lo_max, r["upper"], r.get("h", math.nan), r.get("N", 0), r.get("T", math.nan),
                                 r.get("B", math.nan), r.get("theta", math.nan), r.get("n_log_mgf", math.nan), i,
                                 r.get("terms", {}))
+
+    def _cap_beyond(self, eps: float):
+        """(lower, upper) closed-form values at eps > 60 from the laws built at min(eps, 700) (step L):
+        upper = max over laws of E[L_+] plus the surcharge, lower = max of the Jensen bounds; (0, inf)
+        when the laws cannot be built there."""
+        e = min(eps, _EPS_MAX)
+        try:
+            laws = laws_for(self.randomizer, e, self.adjacency)
+            up = lo = 0.0
+            for gamma, law in laws:
+                if law.support()[1] <= 0:
+                    continue
+                up = max(up, _trivial_cap(law))
+                lo = max(lo, _jensen_lower(law, float(gamma), self.n))
+            up = _plus(up, _surcharge(self.randomizer, e, self.adjacency))
+        except (ValueError, OverflowError, ArithmeticError, FloatingPointError):
+            return 0.0, math.inf
+        return (lo, up) if math.isfinite(up) else (0.0, math.inf)
+
+    def _report_beyond_cap(self, eps: float, rel_tol) -> AccountantReport:
+        """eps > 60 (step L): min(value at 60, E[L_+] at eps); D_up is non-increasing in eps."""
+        r60 = self._report(_EPS_CAP, rel_tol)
+        lo, cap = self._cap_beyond(eps)
+        if cap < r60.upper:
+            return AccountantReport(eps, min(lo, cap), cap, terms={"note": "epsilon > 60: E[L_+] at epsilon"})
+        return AccountantReport(eps, min(lo, r60.upper), r60.upper, r60.h, r60.N, r60.T, r60.B, r60.theta,
+                                r60.n_log_mgf, r60.law_index, dict(r60.terms, note="epsilon > 60: value at 60"))
 
     # fractions of epsilon given to the first leg (x1 vs bot) in the split search
     _SPLITS = (0.35, 0.5, 0.65, 0.8)
@@ -1037,10 +1141,14 @@ class ShuffleAccountant:
             raise RuntimeError("get_epsilon: the replace bound through bot did not converge")
         if self.get_delta(0.0) <= delta:
             return 0.0
-        hi = 2.0 * e_new
+        hi = min(2.0 * e_new, _EPS_MAX)
         uhi = self.get_delta(hi)
+        step = max(xtol, 1e-3)
         while uhi > delta:  # (the legs refine apart from the max: rarely a hair above)
-            hi *= 1.0 + xtol
+            if hi >= _EPS_MAX:
+                return _EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
+            hi = min(hi * (1.0 + step), _EPS_MAX)
+            step *= 2.0  # (bounded: at most ~20 steps to 700)
             uhi = self.get_delta(hi)
         lo = 0.5 * hi
         ulo = self.get_delta(lo)
@@ -1062,24 +1170,48 @@ class ShuffleAccountant:
         Returns
         -------
         (lower, upper) : floats or float64 arrays of epsilon's shape.
+            upper as :meth:`get_delta` (in [5e-324, 1], monotone per accountant object: module
+            step M); lower <= upper is a lower value of the blanket bound (0 where none is
+            computed, e.g. laws beyond the double range), not a lower bound on the mechanism's
+            delta (that is :meth:`get_delta_lower_form`).
+
+        Raises
+        ------
+        TypeError
+            epsilon None, a string, complex or boolean.
+        ValueError
+            epsilon < 0 or NaN.
         """
         arr = self._eps(epsilon)
         flat = arr.ravel()
         lo = np.empty(flat.size)
         up = np.empty(flat.size)
         cap = self._local_epsilon()
-        for j, e in enumerate(flat):
-            if cap is not None and e >= cap:
-                lo[j] = up[j] = 0.0  # eps0-LDP reports: the shuffled output is eps0-DP
-                continue
-            rep = self.report(float(e))
-            lo[j], up[j] = rep.lower, rep.upper
-        # D_up is non-increasing in epsilon, so Up(eps') certifies every eps >= eps' too.
         order = np.argsort(flat, kind="stable")
-        up[order] = np.minimum.accumulate(up[order])
+        for j in order:  # increasing epsilon: each value enters the memo before the larger ones
+            e = float(flat[j])
+            if (cap is not None and e >= cap) or math.isinf(e):
+                # eps0-LDP reports: the shuffled output is eps0-DP (exactly 0); eps = inf: only the
+                # surcharge remains (report handles it)
+                if math.isinf(e) and (cap is None or e < cap):
+                    rep = self.report(e)
+                    lo[j], up[j] = rep.lower, rep.upper
+                else:
+                    lo[j] = up[j] = 0.0
+                continue
+            rep = self.report(e)
+            u = min(max(rep.upper, _TINY), 1.0)  # a positive value below the double range: 5e-324
+            u = self._memo_put(e, u)
+            lo[j], up[j] = min(rep.lower, u), u
         if arr.ndim == 0:
             return float(lo[0]), float(up[0])
         return lo.reshape(arr.shape), up.reshape(arr.shape)
+
+    def _memo_put(self, e: float, u: float) -> float:
+        """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is
+        stored, and the stored values at eps'' > e are lowered to it (each stays an upper bound
+        there: D_up is non-increasing), so the memo stays non-increasing in epsilon."""
+        return _envelope_put(self._memo_e, self._memo_u, e, u)
 
     def get_delta_lower_form(self, epsilon):
         """Certified lower value of the lower form D_lo(epsilon) (spec ``fft_accountant.md`` §1).
@@ -1109,7 +1241,7 @@ class ShuffleAccountant:
         if not hasattr(self.randomizer, "lower_form"):
             raise NotImplementedError(f"{type(self.randomizer).__name__} has no lower form (D_lo) yet")
         acc = ShuffleAccountant(self.randomizer.lower_form(), self.n, self.adjacency,
-                                rel_tol=self.rel_tol, workers=self.workers)
+                                rel_tol=self.rel_tol, workers=None if self.workers == -1 else self.workers)
         return acc.get_delta_bounds(epsilon)[0]
 
     def get_delta(self, epsilon):
@@ -1123,14 +1255,19 @@ class ShuffleAccountant:
         Returns
         -------
         float or ndarray
-            Upper value, max over both orders of the neighbouring pair; never below the true
-            blanket divergence (a true value below the smallest double gives 5e-324). For
-            epsilon > 60 the value at 60 is returned (valid: D_up is non-increasing). The
-            relative accuracy ``rel_tol`` is targeted for values >= 1e-24; below that the
-            upper value is certified but may be loose (still below 1e-24).
+            Upper value in [5e-324, 1], max over both orders of the neighbouring pair; never
+            below the true blanket divergence. A positive value below the double range is
+            reported as 5e-324 (the smallest positive double, still an upper bound); exactly 0
+            only where delta is exactly 0 (epsilon >= eps0 of an eps0-LDP randomizer, or
+            epsilon = inf without a surcharge). For epsilon > 60: the smaller of the value at 60
+            and E[L_+] at epsilon (module step L). Values are monotone per accountant object
+            (module step M). The relative accuracy ``rel_tol`` is targeted for values >= 1e-24;
+            below that the upper value is certified but may be loose (still below 1e-24).
 
         Raises
         ------
+        TypeError
+            epsilon None, a string, complex or boolean.
         ValueError
             epsilon < 0 or NaN.
         """
@@ -1171,41 +1308,106 @@ class ShuffleAccountant:
         answer, to ``xtol``; (3) on :meth:`get_delta` itself, from the phase-2 bracket, so that
         ``get_delta(answer) <= delta``. Returns the safe end of the final bracket; exactly 0.0 if
         the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
-        eps0 (where delta = 0).
+        eps0 (where delta = 0). The first bracket comes from closed forms (the cap E[L_+] above,
+        the Jensen lower value below; docs/accountant_edges.md section 6), and laws whose cap is
+        below 1e-24 (where get_delta reports the cap) are evaluated by their cap only, so tiny
+        deltas (1e-100, 1e-300) take well under a second for the blanket-mixed Gaussian.
+        Answers are monotone: non-increasing in delta for queries in increasing delta (module
+        step M).
 
         Parameters
         ----------
         delta : float
             Target, 0 < delta < 1.
         xtol : float, default 1e-3
-            Relative width of the final bracket.
+            Relative width of the final bracket, in [1e-6, 0.5]. Every search loop is bounded
+            (at most 200 bracket-shrinking steps per phase, each loop of bracketing steps
+            bounded); if a bound is reached the safe end of the current bracket is returned
+            (certified, possibly less tight than ``xtol``).
 
         Returns
         -------
         float
-            epsilon >= 0 in nats (finite).
+            epsilon >= 0 in nats (finite, at most 700).
 
         Raises
         ------
+        TypeError
+            delta or xtol not a real number.
         ValueError
             delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module
-            docstring step K).
+            docstring step K), or not met at epsilon = 700 (the largest epsilon certified:
+            module step L); xtol outside [1e-6, 0.5] or NaN.
         """
         delta = V.probability_open("delta", delta)
+        xtol = V.real("xtol", xtol, lo=_XTOL_RANGE[0], hi=_XTOL_RANGE[1])
+        return self._eps_memo_put(delta, self._epsilon_search(delta, xtol))
+
+    def _eps_memo_put(self, delta: float, e: float) -> float:
+        """Monotone get_epsilon (module step M): an answer e' for delta' <= delta is also an answer
+        for delta (get_delta(e') <= delta' <= delta, and get_delta values only decrease over
+        time), so min(e, answers for delta' <= delta) is returned and stored; stored answers for
+        larger deltas are lowered to it, keeping the memo non-increasing in delta."""
+        return _envelope_put(self._emem_d, self._emem_e, delta, e)
+
+    def _epsilon_search(self, delta: float, xtol: float) -> float:
+        """get_epsilon's search (validated delta and xtol), before the monotone memo."""
         s_min = _surcharge(self.randomizer, _EPS_CAP, self.adjacency)  # non-increasing in epsilon
         if s_min >= delta:
             raise ValueError(f"delta: {delta!r} is not above the randomizer's surcharge {s_min!r} (e.g. output "
                              f"mass outside a GeneralRandomizer's support), which no epsilon removes")
+        cap0 = self._local_epsilon()
+        if cap0 is None:
+            d_max = self.get_delta(_EPS_MAX)
+            if d_max > delta:
+                raise ValueError(f"delta: {delta!r} is not met at epsilon = {_EPS_MAX} nats, the largest epsilon the "
+                                 f"accountant certifies (certified delta there: {d_max!r})")
         if self._bottom is not None:
             return self._epsilon_via_bottom(delta, xtol)
         ratios: dict[int, float] = {}
         rel = self.rel_tol
+        up_cache: dict = {}
 
         def up(e: float) -> float:
-            vals = []
-            for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(e, _EPS_CAP), self.adjacency)):
-                vals.append(_upper_value(law, float(gamma), self.n, rel, self.workers, delta, ratios.get(i, 0.125)))
-            return _plus(max(vals), _surcharge(self.randomizer, min(e, _EPS_CAP), self.adjacency))
+            if e > _EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
+                return min(up(_EPS_CAP), self._cap_beyond(e)[1])
+            key = (e, tuple(sorted(ratios.items())))
+            if key in up_cache:
+                return up_cache[key]
+            # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
+            # below the maximum so far cannot change it, and one whose cap is far below delta or
+            # below the value floor only needs the cap (get_delta itself reports the cap below the
+            # floor, _certify; the search needs no more there)
+            items = []
+            for i, (gamma, law) in enumerate(laws_for(self.randomizer, e, self.adjacency)):
+                items.append((_trivial_cap(law) if law.support()[1] > 0 else 0.0, i, float(gamma), law))
+            m = 0.0
+            for c, i, gamma, law in sorted(items, key=lambda t: -t[0]):
+                if c <= m:
+                    continue
+                if c <= max(1e-6 * delta, _VALUE_FLOOR):
+                    m = max(m, c)
+                else:
+                    m = max(m, _upper_value(law, gamma, self.n, rel, self.workers, delta, ratios.get(i, 0.125)))
+            u = _plus(max(m, _TINY), _surcharge(self.randomizer, e, self.adjacency))
+            if len(up_cache) < 512:
+                up_cache[key] = u
+            return u
+
+        def jensen_at(e: float) -> float:
+            """max over laws of the Jensen lower value at e (<= D_up <= every upper value)."""
+            if e > _EPS_CAP:
+                return self._cap_beyond(e)[0]
+            return max((_jensen_lower(law, float(gamma), self.n) for gamma, law in
+                        laws_for(self.randomizer, e, self.adjacency) if law.support()[1] > 0), default=0.0)
+
+        def cap_at(e: float) -> float:
+            """max over laws of E[L_+] at e plus the surcharge: a cheap certified upper value."""
+            if e > _EPS_CAP:
+                return self._cap_beyond(e)[1]
+            c = max((_trivial_cap(law) for _, law in laws_for(self.randomizer, e, self.adjacency)
+                     if law.support()[1] > 0), default=0.0)
+            return _plus(c, _surcharge(self.randomizer, e, self.adjacency))
 
         ld = math.log(delta)
 
@@ -1217,14 +1419,14 @@ class ShuffleAccountant:
             width, doubling: the root moves little between grids), then shrink it."""
             w = max(hi - lo, 1e-3 * hi)
             uhi = fun(hi)
-            while uhi > delta:
+            while uhi > delta:  # (w doubles: at most ~60 steps to reach cap)
                 w *= 2.0
-                lo, ulo, hi = hi, uhi, min(hi + w, cap) if cap is not None else hi + w
+                lo, ulo, hi = hi, uhi, min(hi + w, cap)
                 uhi = fun(hi)
-                if uhi > delta and cap is not None and hi >= cap:
+                if uhi > delta and hi >= cap:
                     return None
             ulo = fun(lo) if lo > 0 else u0
-            while ulo <= delta:
+            while ulo <= delta:  # (lo halves at least, and is 0 below 1e-6 hi: bounded)
                 hi, uhi = lo, ulo
                 w *= 2.0
                 lo = max(lo - w, 0.5 * lo) if lo > 1e-6 * hi else 0.0
@@ -1237,16 +1439,50 @@ class ShuffleAccountant:
             return 0.0
         # phase 1: bracket and shrink to 1% on a coarse grid (h = sd/8, upper value only); the
         # value at 0 is taken as d0 (> delta), so no bracket ever closes at 0
-        u0 = max(up(0.0), d0)
-        cap = self._local_epsilon()
-        if cap is not None and up(cap) > delta:
-            return cap  # the blanket bound is no better than the local guarantee
-        g = self._guess_epsilon(delta)
-        if cap is not None:
-            g = min(g, cap)
+        u0 = d0
+        # the search never goes beyond cap: eps0 (delta = 0 there) or 700 (get_delta(700) <= delta
+        # was checked above, so cap itself is a certified answer)
+        cap = cap0 if cap0 is not None else _EPS_MAX
+        if up(cap) > delta:
+            return cap  # the blanket bound is no better than the local guarantee (or than 700)
+        # a first upper end from the closed-form cap E[L_+] (up <= cap): bisection on the cheap
+        # closed forms (at most 40 steps) instead of certified evaluations
+        c_lo, c_hi = 0.0, cap
+        if cap_at(cap) <= delta:
+            for _ in range(40):
+                mid = 0.5 * (c_lo + c_hi)
+                if cap_at(mid) <= delta:
+                    c_hi = mid
+                else:
+                    c_lo = mid
+                if c_hi - c_lo <= 1e-3 * c_hi:
+                    break
+            cap_end, cap_u = c_hi, cap_at(c_hi)
+        else:
+            cap_end, cap_u = cap, up(cap)
+        # a first lower end from the closed-form Jensen lower value (<= D_up <= up): the largest
+        # epsilon found (at most 40 bisection steps) where it still exceeds delta
+        j_lo, j_hi, j_u = 0.0, cap_end, u0
+        if jensen_at(0.0) > delta:
+            for _ in range(40):
+                mid = 0.5 * (j_lo + j_hi)
+                v = jensen_at(mid)
+                if v > delta:
+                    j_lo, j_u = mid, v
+                else:
+                    j_hi = mid
+                if j_hi - j_lo <= 1e-3 * j_hi:
+                    break
+        g = min(self._guess_epsilon(delta), cap_end)
         lo, ulo = 0.0, u0
-        u = up(g)
-        if u <= delta:
+        u = None
+        if j_lo > 0.0:  # bracket [Jensen end, cap end] without certified evaluations
+            lo, ulo, hi, uhi = j_lo, j_u, cap_end, cap_u
+        else:
+            u = up(g) if g < cap_end else cap_u
+        if u is None:
+            pass
+        elif u <= delta:
             hi, uhi = g, u
             while hi > 1e-12 * g:  # walk down to a bracket
                 u = up(0.5 * hi)
@@ -1257,8 +1493,8 @@ class ShuffleAccountant:
         else:
             lo, ulo = g, u
             for _ in range(200):
-                e = 2.0 * lo if cap is None else min(2.0 * lo, cap)
-                u = up(e)
+                e = min(2.0 * lo, cap_end)
+                u = up(e) if e < cap_end else cap_u
                 if u <= delta:
                     hi, uhi = e, u
                     break
@@ -1282,7 +1518,7 @@ class ShuffleAccountant:
         if res is None:
             return cap
         lo, ulo, hi, uhi = res
-        return hi if cap is None else min(hi, cap)
+        return min(hi, cap)
 
     def privacy_profile(self, epsilons):
         """Certified upper delta(eps) for eps of any sign (swap identity for eps < 0), one sweep;
