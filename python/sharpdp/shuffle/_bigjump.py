@@ -99,7 +99,7 @@ def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bo
     """Per-user lattice pmfs of G = B L clamped to [-B, T] on nodes (k0 + k) h (module steps B, C, H
     of :mod:`sharpdp.shuffle.accountant`): the hat law g (upper in the convex and increasing convex
     orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None."""
-    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle import _lattice as A
 
     C = A._core()
     kT = int(math.ceil(T / h))
@@ -132,7 +132,7 @@ class _Chernoff:
     absolute error bounds eta: log E e^{lam X} <= log sum_k (g_k + eta_k) e^{lam x_k}."""
 
     def __init__(self, g, eta, k0, h, nn):
-        from sharpdp.shuffle import accountant as A
+        from sharpdp.shuffle import _lattice as A
 
         self.C = A._core()
         # an upper pmf: (g + eta) rounded up; log_mgf's own rounding (K terms) is covered by the margin
@@ -191,7 +191,7 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     error bound err_q, the TV bound of the pmf errors and N."""
     import scipy.fft as sfft
 
-    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle import _lattice as A
 
     C = A._core()
     K = g.size - 1
@@ -383,7 +383,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     ``negligible`` (the caller's maximum over laws). Returns a dict with ``lower``, ``upper``, the
     clamp ``T0``, grid steps and the terms. Raises the accountant's ``_Coarsen`` when a size cap
     binds (the caller falls back to the plain engine)."""
-    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle import _lattice as A
 
     sd = law.std()
     mean = law.mean()
@@ -498,7 +498,7 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligi
                 lower: bool = True) -> dict | None:
     """The accountant's per-law bracket by the far-tail treatment, in its result format, or None
     where the treatment does not apply or a size cap binds (the caller then runs the plain engine)."""
-    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle import _lattice as A
 
     if not applicable(law, n):
         return None

@@ -42,6 +42,8 @@ import math
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from sharpdp import _validation as V
+
 _U = float(np.finfo(float).eps) / 2.0  # unit roundoff 2^-53
 # Assumed relative accuracy of exp/log (a few ulp in practice; 64 ulp taken, as in
 # sharpdp.conversions). scipy's ndtr(z) is relatively accurate to about z^2 u in the far lower
@@ -204,8 +206,8 @@ class FiniteLaw(Law):
     """
 
     def __init__(self, values, probs):
-        v = np.ascontiguousarray(values, dtype=float).ravel()
-        p = np.ascontiguousarray(probs, dtype=float).ravel()
+        v = V.real_array("values", values, ndim=1, allow_empty=True)
+        p = V.real_array("probs", probs, ndim=1, allow_empty=True)
         if v.shape != p.shape or v.size == 0:
             raise ValueError("values and probs must be non-empty arrays of equal length")
         if not (np.all(np.isfinite(v)) and np.all(np.isfinite(p))) or p.min() < 0:
@@ -313,7 +315,10 @@ class LognormalLaw(Law):
     """
 
     def __init__(self, a, b, r, z_lo=-math.inf, weight=1.0, b_minus=0.0):
-        a, b, bm, r, z_lo, weight = (float(t) for t in (a, b, b_minus, r, z_lo, weight))
+        a, b, bm = V.real("a", a), V.real("b", b), V.real("b_minus", b_minus)
+        r = V.real("r", r, lo=0.0, lo_open=True)
+        z_lo = V.real("z_lo", z_lo, allow_inf=True)
+        weight = V.real("weight", weight, lo=0.0, lo_open=True)
         if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(bm) and r > 0 and math.isfinite(r)
                 and weight > 0 and not math.isnan(z_lo) and z_lo < math.inf):
             raise ValueError("LognormalLaw needs finite a, b, b_minus, finite r > 0, weight > 0, z_lo < inf")

@@ -96,263 +96,32 @@ from sharpdp import _validation as V
 from sharpdp.shuffle import _bigjump
 from sharpdp.shuffle._laws import FiniteLaw, Law, laws_for
 
-_U = 2.0**-53
-_FFT_C = 10.0
-_N_MAX = 1 << 24
-_K_MAX = 1 << 21
-_TINY = 5e-324
-_EPS_CAP = 60.0  # largest epsilon certified with the lattice engine (beyond: module step L)
-_EPS_MAX = 700.0  # largest epsilon at which the laws are built for the E[L_+] cap (e^eps finite)
-_XTOL_RANGE = (1e-6, 0.5)  # accepted relative tolerance of get_epsilon
-_SHRINK_ITERS = 200  # bound on the root-search steps (the safe end is returned when reached)
-_MEMO_MAX = 4096
-# Below this, values are certified upper bounds without the rel_tol target: the clamps are not
-# chased to T in the hundreds (FFTs of 4e6 points, seconds) for a delta no one uses.
-_VALUE_FLOOR = 1e-24
-_J_LO = 4  # fine cells per lattice step for the lower law
-_DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT
-
-
-def _core():
-    from sharpdp._core_loader import core
-
-    return core.accountant
-
-
-@dataclass
-class AccountantReport:
-    """Certified bracket of the blanket divergence at one epsilon, with its error budget.
-
-    ``lower <= D_up(eps) <= upper``. ``terms`` holds the error terms of the law that attains
-    ``upper`` (units: delta, i.e. already divided by n gamma and scaled by e^{n Lambda}), and
-    ``surcharge``, the randomizer's additive term included in ``upper`` (module step K), if any.
-    """
-
-    epsilon: float
-    lower: float
-    upper: float
-    h: float = math.nan
-    N: int = 0
-    T: float = math.nan
-    B: float = math.nan
-    theta: float = math.nan
-    n_log_mgf: float = math.nan
-    law_index: int = -1
-    terms: dict = field(default_factory=dict)
-
-    @property
-    def rel_gap(self) -> float:
-        """(upper - lower) / lower (inf when lower is 0)."""
-        return (self.upper - self.lower) / self.lower if self.lower > 0 else math.inf
-
-
-def _choose_T(law: Law, target: float) -> float:
-    """Smallest (about) T >= 0 with E[(L - T)_+] <= target."""
-    hi_s = law.support()[1]
-    if math.isfinite(hi_s):
-        return max(hi_s, 0.0)
-    T = max(law.mean(), 0.0) + law.std()
-    for _ in range(2000):
-        if law.tail_upper(T) <= target:
-            break
-        T = 2.0 * T + law.std()
-    lo = 0.0
-    for _ in range(60):
-        mid = 0.5 * (lo + T)
-        if law.tail_upper(mid) <= target:
-            T = mid
-        else:
-            lo = mid
-        if T - lo <= 1e-3 * T:
-            break
-    return T
-
-
-def _choose_B(law: Law, target: float) -> float:
-    lo_s = law.support()[0]
-    if math.isfinite(lo_s):
-        return max(-lo_s, 0.0)
-    B = max(-law.mean(), 0.0) + law.std()
-    for _ in range(2000):
-        if law.tail_lower(B) <= target:
-            break
-        B = 2.0 * B + law.std()
-    return B
-
-
-def _logsum(*terms):
-    """log of a sum of non-negative terms (math.log(0) -> -inf)."""
-    t = [x for x in terms if x > 0]
-    return math.log(math.fsum(t)) if t else -math.inf
-
-
-def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dict:
-    """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums.
-
-    Returns the tilted positive-part sum E, its window corrections (wrap_low, wrap_high), the
-    round-off bounds fp (FFT) and tv (pmf errors eta_g), and log_scale = n Lambda - log n; the
-    caller divides by gamma. In these units E[(S)_+]/n lies in e^{log_scale} [E - wrap_high - fp - tv,
-    E + wrap_low + fp + tv].
-    """
-    import scipy.fft as sfft
-
-    C = _core()
-    K = g.size - 1
-    kT = k0 + K
-    _, mu0, var0 = C.log_mgf(g, k0, h, 0.0)
-    sig0 = math.sqrt(max(n * var0, 1e-300))
-    # floor: keeps s_+ e^{-theta s} <= 1/(e theta) bounded, yet never lets e^{theta T} blow up
-    theta = C.solve_theta(g, k0, h, min(0.5 / sig0, 1.0 / (max(kT, 1) * h + h)))
-    gt, Lam, mu_t, var_t, tau, mass = C.tilt(g, eta_g, k0, h, theta)
-    sig_t = math.sqrt(max(n * var_t, h * h))
-    center = n * mu_t / h
-    E_est = 0.4 * sig_t / (1.0 + theta * sig_t) ** 2
-    # conservative start (e^-3 below the need): a second FFT is then rarely required
-    log_tgt = math.log(1e-3 * rel_tol * E_est * math.e * theta) - 3.0
-    lam_scale = 1.0 / (sig_t + h)
-    supf = 1.0 / (math.e * theta)
-    lg_u = None
-    for _attempt in range(4):
-        # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt},
-        # P(S <= s_lo h) <= e^{log_tgt}; the factor e^{0.01} covers the rounding of n Lambda.
-        s_hi = max(C.chernoff_edge(gt, k0, h, float(n), log_tgt, +1, lam_scale) / h, center + 1.0)
-        s_lo = min(C.chernoff_edge(gt, k0, h, float(n), log_tgt, -1, lam_scale) / h, center - 1.0)
-        sa = int(math.floor(s_lo)) - 1
-        N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
-        if lg_u is not None and N <= lg_u[0]:
-            N = lg_u[0]  # the previous FFT's window still covers [s_lo, s_hi]: reuse it
-        if N > _N_MAX:
-            raise _Coarsen(h * N / _N_MAX * 1.02)  # N grows like 1/h
-        lp_hi = lp_lo = log_tgt + 0.01
-        if lg_u is None or lg_u[0] != N:
-            folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
-            z = sfft.rfft(folded, workers=workers if N >= 1 << 16 else 1)
-            lg = math.log2(N)
-            e_fwd = _FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-            # frequencies whose power-step bound exceeds thr are recomputed accurately (cpp power)
-            thr = 1e-4 * rel_tol * E_est / (supf * math.sqrt(N))
-            Q, errQ, normQ, _ = C.power(z, float(n), e_fwd, N, folded, thr, _DFT_WORK)
-            q = sfft.irfft(Q, n=N, workers=workers if N >= 1 << 16 else 1)
-            err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
-            lg_u = (N,)
-        E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
-        a_val, b_val = sa * h, (sa + N) * h
-        P_hi, P_lo = math.exp(lp_hi), math.exp(lp_lo)
-        sup_up = b_val * math.exp(-theta * b_val) if b_val >= 1.0 / theta else supf
-        sup_lo = supf if a_val > 0 else 0.0
-        wrap_low = sup_up * P_hi + sup_lo * P_lo
-        wrap_high = supf * (P_hi + P_lo)
-        if (E > 0 and wrap_high <= 1e-3 * rel_tol * E) or not math.isfinite(wrap_high):
-            break  # (a non-finite window bound makes Up infinite: useless but still safe)
-        if E <= 0:
-            log_tgt -= 10.0
-        else:
-            log_tgt += math.log(1e-4 * rel_tol) + math.log(E) - math.log(wrap_high)  # no underflow
-    # tau also absorbs the folding sums (at most ceil((K+1)/N) terms per bin)
-    tau += (math.ceil((K + 1) / N) + 2) * _U * mass
-    fp = fnorm * err_q + N * _U * Ea
-    log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
-    tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
-    return dict(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
-                n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass)
-
-
-def _shift_bound(mom_err, k0: int, h: float, n: int, r: dict) -> float:
-    """Bound on the drop of E[(sum B_i Lt_i)_+]/(n gamma) caused by the lower law's moment errors.
-
-    The group at node x_k has true centroid x_k + d_k with |psi_k d_k| <= e_k = mom_err[k] h. With
-    (a + b)_+ >= a_+ - |b| 1{a > 0} the drop is at most E[sum_i B_i |d_{k(i)}| 1{S > 0}] / (n gamma);
-    tilting by the engine's theta >= 0 (e^{-theta S} 1{S > 0} <= 1) bounds it by
-    e^{(n-1) Lambda_X} sum_k e_k e^{theta x_k}, Lambda_X the exact log-MGF of the law with the true
-    masses, e^{Lambda_X} <= e^{Lambda} (mass + tau) (the engine's tilted mass and error sum).
-    """
-    nz = np.flatnonzero(mom_err > 0)
-    if nz.size == 0:
-        return 0.0
-    logs = np.log(mom_err[nz] * h) + r["theta"] * (k0 + nz) * h
-    top = float(logs.max())
-    lg = top + math.log(float(np.sum(np.exp(logs - top)))) + (n - 1) * (r["lam"] + math.log(r["mass"] + r["tau"]))
-    return math.exp(lg) * (1 + 1e-9) if lg < 709 else math.inf
-
-
-def _check_mass(psi, eta) -> None:
-    if not abs(float(psi.sum()) - 1.0) <= 1e-9 + float(eta.sum()):
-        raise RuntimeError(f"accountant: lattice pmf lost mass (sum {psi.sum()!r}); refusing to certify")
-
-
-def _lower_pmf(law: Law, m, w, em, ew, plo, eplo, phi, ephi, kB: int):
-    """Lower lattice law of step H, or None when it has no mass above node kB (value 0): then
-    its positive part, hence its contribution to Lo, is 0."""
-    lo_s, hi_s = law.support()
-    down = math.isfinite(hi_s) and not math.isfinite(lo_s)
-    psi_lo, eta_lo, mom_err = _core().lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
-    _check_mass(psi_lo, eta_lo)
-    return (psi_lo, eta_lo, mom_err) if np.any(psi_lo[kB + 1:] > 0) else None
-
-
-def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers,
-              lower: bool = True):
-    """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False)."""
-    C = _core()
-    kT = int(math.ceil(T / h))
-    kB = int(math.ceil(B / h))
-    K = kT + kB
-    if K * _J_LO > _K_MAX:
-        raise _Coarsen((T + B) * _J_LO / _K_MAX * 1.01)
-    x0 = -kB * h
-    plo, eplo = law.prob_below(x0)
-    # the top edge must be computed exactly as law.cells computes it (x0 + K h; the lower
-    # law's finer cells give the same float, _J_LO being a power of 2), so that no atom on
-    # the edge is dropped or counted twice
-    phi, ephi = law.prob_above(x0 + K * h)
-
-    def mix(psi, eta):
-        g = gamma * psi
-        g[kB] += 1.0 - gamma
-        return g, gamma * eta * (1 + 4 * _U) + 4 * _U * g
-
-    # --- upper value: hat rounding (steps B-G) ---
-    # one set of fine cells (h / _J_LO) serves both laws; the upper law merges them exactly
-    m, w, em, ew = law.cells(x0, h / _J_LO, K * _J_LO)
-    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, _J_LO)
-    _check_mass(psi, eta)
-    g, eta_g = mix(psi, eta)
-    up_r = _engine(g, eta_g, -kB, h, n, rel_tol, workers)
-    log_scale = up_r["log_scale"] - math.log(gamma)
-    up_main_log = log_scale + _logsum(up_r["E"], up_r["wrap_low"], up_r["fp"], up_r["tv"])
-    # --- lower value: centroid-on-the-lattice law (step H) ---
-    # sweep from the bounded end of the support, so the unfinished last group (floored to the
-    # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
-    lo_main, overshoot, log_scale_lo = 0.0, 0.0, -math.inf
-    lo_r = dict(E=0.0, wrap_high=0.0, fp=0.0, tv=0.0, N=0)
-    if lower and (lower_pmf := _lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)) is not None:
-        psi_lo, eta_lo, mom_err = lower_pmf
-        g_lo, eta_glo = mix(psi_lo, eta_lo)
-        lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, workers)
-        low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
-        log_scale_lo = lo_r["log_scale"] - math.log(gamma)
-        lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
-        overshoot = _shift_bound(mom_err, -kB, h, n, lo_r)
-    tail_T = law.tail_upper(min(kT * h, x0 + K * h))
-    tail_B = law.tail_lower(kB * h)
-    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r["E"]):
-        raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
-    up = (math.exp(up_main_log) if up_main_log < 709 else math.inf) + tail_T
-    up *= 1 + 1e-9
-    lo = max((lo_main - overshoot - tail_B) * (1 - 1e-9), 0.0)
-    sc = math.exp(log_scale) if log_scale < 709 else math.inf
-    sc_lo = math.exp(log_scale_lo) if log_scale_lo < 709 else math.inf
-    terms = dict(E_main=up_r["E"] * sc, wrap_low=up_r["wrap_low"] * sc, wrap_high=lo_r["wrap_high"] * sc_lo,
-                 fft_roundoff=up_r["fp"] * sc, pmf_tv=up_r["tv"] * sc, tail_T=tail_T, tail_B=tail_B,
-                 E_lower=lo_r["E"] * sc_lo, lower_fft_roundoff=lo_r["fp"] * sc_lo, lower_pmf_tv=lo_r["tv"] * sc_lo,
-                 lower_overshoot=overshoot, N_lower=lo_r["N"])
-    return dict(lower=lo, upper=up, h=h, N=up_r["N"], T=kT * h, B=kB * h, theta=up_r["theta"],
-                n_log_mgf=up_r["n_log_mgf"], log_mgf_err=n * math.log1p(up_r["mass"] - 1.0 + up_r["tau"]),
-                terms=terms, main=math.exp(up_main_log) if up_main_log < 709 else math.inf)
-
-
-class _Coarsen(Exception):
-    """A size cap binds; ``args[0]`` is (about) the smallest grid step that fits."""
+from sharpdp.shuffle._lattice import (  # noqa: F401 - the engine, re-exported for the driver and tests
+    _U,
+    _FFT_C,
+    _N_MAX,
+    _K_MAX,
+    _TINY,
+    _EPS_CAP,
+    _EPS_MAX,
+    _XTOL_RANGE,
+    _SHRINK_ITERS,
+    _MEMO_MAX,
+    _VALUE_FLOOR,
+    _J_LO,
+    _DFT_WORK,
+    _core,
+    AccountantReport,
+    _choose_T,
+    _choose_B,
+    _logsum,
+    _engine,
+    _shift_bound,
+    _check_mass,
+    _lower_pmf,
+    _one_pass,
+    _Coarsen,
+)
 
 
 def _heavy(law: Law, gamma: float, n: int) -> dict:
