@@ -329,10 +329,21 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 
 
 def applicable(law: Law, n: int) -> bool:
-    """The treatment applies to continuous laws (not atoms) with an unbounded tail, n >= 2."""
+    """The treatment applies to continuous laws (not atoms) with an unbounded, heavy tail, n >= 2.
+
+    Heavy: E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5):
+    there the plain engine needs a clamp far beyond 50 sd; lighter tails are cheaper on the plain lattice. Both
+    paths are certified: this choice is one of speed only.
+    """
     lo_s, hi_s = law.support()
-    return (n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))
-            and 0.0 < law.std() < math.inf)
+    if not (n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))):
+        return False
+    sd = law.std()
+    if not 0.0 < sd < math.inf:
+        return False
+    if math.isinf(hi_s):
+        return law.tail_upper(law.mean() + 50.0 * sd) > 1e-7 * sd
+    return law.tail_lower(-(law.mean() - 50.0 * sd)) > 1e-7 * sd
 
 
 def _spread(law: Law) -> float:

@@ -1059,10 +1059,15 @@ class ShuffleAccountant:
     def _local_epsilon(self) -> float | None:
         """eps0 of a pure eps0-LDP randomizer (attribute ``local_epsilon``), else None.
 
-        Each report is eps0-LDP, so the shuffled output (a post-processing of the one report
-        that differs between neighbours; for zero-out, R_bot = R_BG lies within e^{+-eps0} of
-        every R_x too) is (eps0, 0)-DP: delta(eps) = 0 for eps >= eps0.
+        Replace-one only: each report is eps0-LDP, so the shuffled output (a post-processing of
+        the one report that differs between neighbours) is (eps0, 0)-DP: delta(eps) = 0 for
+        eps >= eps0. Under zero-out the removed user's report is drawn from the blanket, which
+        need not lie within e^{+-eps0} of every R_x for a user-defined decomposition
+        (docs/accountant.md §13, Q5): there the computed value is used (for k-RR and PrivUnit it
+        is already exactly 0 at eps >= eps0, as L <= 0 everywhere).
         """
+        if self.adjacency != "replace":
+            return None
         cap = getattr(self.randomizer, "local_epsilon", None)
         return float(cap) if cap is not None else None
 
