@@ -67,7 +67,8 @@ class _StandIn:
 def _composed_stand_in(factor, log):
     """Stand-in composition: k rounds as the template at chi_lo / sqrt(k), times ``factor``."""
     def bounds(bmg, n, adjacency, rounds, epsilon):
-        d = 1.0 if math.isinf(factor) else min(factor * template_delta_estimate(bmg.chi_lo / math.sqrt(rounds), n, epsilon), 1.0)
+        d = 1.0 if math.isinf(factor) else \
+            min(factor * template_delta_estimate(bmg.chi_lo / math.sqrt(rounds), n, epsilon), 1.0)
         log.append((bmg, d))
         return d, d
     return bounds
