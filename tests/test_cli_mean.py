@@ -96,6 +96,8 @@ def test_load_table_csv(tmp_path):
     (None, ["--delta", "0"], "--delta"),
     (None, ["--delta", "1.5"], "--delta"),
     (None, ["--seed", "-3"], "--seed"),
+    (None, ["--rounds", "0"], "--rounds"),
+    (None, ["--rounds", "-2"], "--rounds"),
     (None, ["--columns", "dep_delay,nope"], "columns: no column 'nope'"),
     (None, ["--columns", "carrier"], "columns: column 'carrier' is not numeric"),
 ])
@@ -167,6 +169,31 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     # same seed, same release
     code, out2, _ = _run(capsys, *argv)
     assert json.loads(out2)["private_mean"] == r["private_mean"]
+
+
+def test_mean_rounds_calibrates_for_k_composed_rounds(tmp_path, capsys, accountant):
+    from sharpdp.cli.mean import format_text
+    from sharpdp.shuffle import BlanketMixedGaussian, ComposedAccountant, gaussian_mechanism_sigma
+
+    p = tmp_path / "small.csv"
+    x = _write_csv(p, n=1000)
+    n, d = x.shape
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--columns", "a,b,c", "--bounds", "0:20,-5:5,0:10",
+                          "--epsilon", "0.01", "--delta", "1e-5", "--rounds", "2", "--seed", "1", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["rounds"] == 2
+    # the 2-round composition of the reported BMG, re-certified independently
+    bmg = BlanketMixedGaussian(r["bmg"]["gamma"], r["bmg"]["sigma0"], d)
+    up = ComposedAccountant([(accountant.ShuffleAccountant(bmg, n), 2)]).get_delta(0.01)
+    assert up <= 1e-5 and r["delta_certified"] == up
+    # one round at the same budget would need less noise: the budget is shared by the 2 rounds
+    assert accountant.ShuffleAccountant(bmg, n).get_delta(0.01) < up
+    # the central Gaussian reference is per round for the same 2-round budget
+    sig = gaussian_mechanism_sigma(0.01, 1e-5, 1.0 / n) * math.sqrt(2)
+    assert r["central_gaussian"]["rmse_per_coordinate"] == pytest.approx(sig, rel=1e-12)
+    text = format_text(r)
+    assert "the guarantee is for 2 rounds of this release" in text
 
 
 def test_mean_data_derived_bounds_warn(tmp_path, capsys, accountant):

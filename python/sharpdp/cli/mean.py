@@ -39,6 +39,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
                         "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG approaches the central Gaussian)")
     p.add_argument("--delta", type=float, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="number K >= 1 of releases of this mean on the same data the (epsilon, delta) budget "
+                        "must cover (default 1); K > 1 calibrates the BMG so that K rounds compose to "
+                        "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K))")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the randomizer and the shuffle (default: fresh OS entropy, reported)")
     p.add_argument("--threads", type=int, default=None, help="sampler threads (default: all cores)")
@@ -57,6 +61,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
+    rounds = V.integer("--rounds", args.rounds, lo=1)
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.threads is not None and args.threads < 1:
@@ -69,6 +74,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp.distributed import _cli as dask_cli
 
     if dask_cli.check_engine_options(args):
+        if rounds > 1:
+            raise CliError("--rounds > 1 is not supported with the distributed engine options")
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
     table = datasets.load_table(args.csv, columns)
@@ -95,7 +102,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     # one progress bar (over the accountant evaluations); the calibration's last certified
     # evaluation (ShuffleAccountant(bmg, n).get_delta_bounds at its default accuracy) is reported
-    cal = calibrate_bmg_report(n, epsilon, delta, d)
+    # (rounds > 1: the bracket is the K-round composed one, ComposedAccountant.get_delta_bounds)
+    cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds)
     bmg = cal.randomizer
     delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
     delta_up = delta_cert
@@ -111,7 +119,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     true_z = z.mean(axis=0)
     expected_rmse = math.sqrt(bmg.mse_single / (n * d))  # Err_n = Err_1 / n, per coordinate
     observed_rmse = float(np.sqrt(np.mean((est_z - true_z) ** 2)))
-    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n)
+    # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
+    # compose exactly to one of sigma / sqrt(K)
+    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n) * math.sqrt(rounds)
     est = scaling.to_original(est_z)
     true_clipped = scaling.to_original(true_z)
     outside = [(c, float(est[j]), float(bounds[j, 0]), float(bounds[j, 1])) for j, c in enumerate(table.columns)
@@ -144,6 +154,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "delta_certified": delta_cert,
         "delta_bounds": [delta_lo, delta_up],
         "adjacency": "zero_out",
+        "rounds": rounds,
         "accountant_evaluations": cal.evaluations,
         "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
         "central_gaussian": {
@@ -167,7 +178,9 @@ def format_text(r: dict[str, Any]) -> str:
         f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped",
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
         f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
-        f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency",
+        f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency"
+        + (f"; the guarantee is for {r['rounds']} rounds of this release (K-fold composition: "
+           f"this run is one of them)" if r.get("rounds", 1) > 1 else ""),
         f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
         f"chi_lo = {r['bmg']['chi_lo']:.6g}, Err_1 = {r['bmg']['mse_single']:.6g}",
         f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}, observed "

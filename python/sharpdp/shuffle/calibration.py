@@ -215,7 +215,15 @@ class CalibrationReport:
         ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=1e-2)``
         (``get_delta_bounds``); ``upper <= delta_target``.
     evaluations : int
-        Accountant evaluations (``get_delta_bounds`` calls) the calibration made.
+        Accountant evaluations (``get_delta_bounds`` calls) the calibration made (for
+        ``rounds > 1``: those of the single-round calibrations of its candidates).
+    rounds : int, default 1
+        Number k of composed rounds the guarantee is for. For ``rounds > 1``, ``delta_bounds``
+        is ``ComposedAccountant([(ShuffleAccountant(randomizer, n, adjacency), k)])
+        .get_delta_bounds(epsilon)``: ``upper`` the certified composed delta (``<= delta_target``),
+        ``lower`` that class's reference value (not a lower bound on the mechanism's delta).
+    composed_certifications : int, default 0
+        Composed certifications (``ComposedAccountant`` evaluations) made (0 when ``rounds == 1``).
     """
 
     randomizer: object
@@ -223,6 +231,8 @@ class CalibrationReport:
     delta_target: float
     delta_bounds: tuple
     evaluations: int
+    rounds: int = 1
+    composed_certifications: int = 0
 
 
 class _Progress:
@@ -232,8 +242,8 @@ class _Progress:
     second, True at once, False never.
     """
 
-    def __init__(self, desc: str, progress: bool | None, planned: int) -> None:
-        self.bar = progress_bar(desc=desc, total=planned, unit=" accountant evaluations", file=sys.stderr,
+    def __init__(self, desc: str, progress: bool | None, planned: int, unit: str = " accountant evaluations") -> None:
+        self.bar = progress_bar(desc=desc, total=planned, unit=unit, file=sys.stderr,
                                 leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
 
     def update(self, done: int, remaining: int) -> None:
@@ -493,7 +503,7 @@ def _bmg_chi_lo(t: float, x: float) -> float:
 
 
 def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
-                         progress: bool | None = None) -> CalibrationReport:
+                         progress: bool | None = None, rounds: int = 1) -> CalibrationReport:
     """:func:`calibrate_bmg` with its certificate: the certified bracket and the evaluation count.
 
     Parameters and errors as :func:`calibrate_bmg`.
@@ -502,7 +512,8 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     -------
     CalibrationReport
         ``randomizer`` is the calibrated :class:`BlanketMixedGaussian`; ``delta_bounds`` its
-        certified (lower, upper) at ``epsilon`` from the accountant at rel_tol 1e-2.
+        certified (lower, upper) at ``epsilon`` from the accountant at rel_tol 1e-2 (for
+        ``rounds > 1``: from the composed accountant, see :class:`CalibrationReport`).
     """
     n = V.integer("n", n, lo=1)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
@@ -512,6 +523,9 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
     if adjacency not in ("zero_out", "replace"):
         raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
+    rounds = V.integer("rounds", rounds, lo=1)
+    if rounds > 1:
+        return _calibrate_bmg_rounds(n, epsilon, delta, dim, rounds, adjacency, progress)
 
     def make(x: float, t: float) -> BlanketMixedGaussian:
         return BlanketMixedGaussian(_expit(t), math.exp(x), dim)
@@ -546,8 +560,109 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     return CalibrationReport(make(x, t), epsilon, delta, (lo, up), s.count)
 
 
+# ----------------------------------------------------------------------------------------------
+# Calibration for k composed rounds (calibrate_bmg(..., rounds=k)).
+#
+# One parameter s = log sigma_1: each candidate is the single-round calibration at the Gaussian
+# mechanism's (epsilon / sqrt(k), delta_G(epsilon / sqrt(k); sigma_1)), a point of the profile of
+# a Gaussian round of noise sigma_1. k such Gaussian rounds compose to a Gaussian of noise
+# sigma_1 / sqrt(k) (mu-GDP), so the start is sigma_1 = sqrt(k) sigma_total. Each composed
+# certification D (ComposedAccountant.get_delta(epsilon)) gives a shift c = log sigma_eff -
+# (s - log sqrt(k)), sigma_eff the Gaussian noise with delta_G(epsilon; sigma_eff) = D; the next s
+# puts the shifted Gaussian model at the target (an estimate; only certified candidates are
+# returned). Larger s: more noise, smaller D, larger Err_1. If no candidate certifies, the fallback
+# raises sigma0 of the last failed one at its gamma (a post-processing, so its true delta only drops).
+
+# Composed certifications of the search; fallback steps (only after failures) at most this many more.
+_ROUNDS_CERTS = 4
+_ROUNDS_FALLBACK = 6
+# Aim a little below the target (the certified value's own accuracy is ~1e-2 relative); stop once
+# a certified value is within this factor of the target (the gain in Err_1 left is tiny).
+_ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.9)
+# Smallest safe-side step in s (and in log sigma0 in the fallback) after a failure, doubled after
+# each further failure up to _ROUNDS_MAX_STEP.
+_ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
+
+
+def _composed_bounds(bmg, n: int, adjacency: str, rounds: int, epsilon: float) -> tuple:
+    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4)."""
+    from sharpdp.shuffle.composition import ComposedAccountant
+
+    ca = ComposedAccountant([(_make_accountant(bmg, n, adjacency), rounds)], progress=False)
+    lo, up = ca.get_delta_bounds(epsilon)
+    return float(lo), float(up)
+
+
+def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds: int, adjacency: str,
+                          progress: bool | None) -> CalibrationReport:
+    """calibrate_bmg_report for rounds > 1 (validated arguments; method: the comment above)."""
+    from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_sigma
+
+    half_log_k = 0.5 * math.log(rounds)
+    e1 = epsilon / math.sqrt(rounds)
+
+    def log_sigma_eff(d: float) -> float:  # Gaussian noise whose delta_G(epsilon) is d
+        return math.log(gaussian_mechanism_sigma(epsilon, min(max(d, 1e-300), 1.0 - 1e-12)))
+
+    def candidate(s: float) -> CalibrationReport:
+        d1 = float(gaussian_mechanism_delta(e1, math.exp(min(s, 600.0))))
+        d1 = min(d1, 0.5) if d1 > 1e-300 else 1e-300  # (NaN or underflow: the noisy end)
+        return calibrate_bmg_report(n, e1, d1, dim,
+                                    adjacency=adjacency, progress=False)
+
+    aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
+    s = aim + half_log_k  # shift 0: the Gaussian start
+    bar = _Progress(f"calibrating BMG for {rounds} rounds", progress, 3, unit=" candidates")
+    best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
+    s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
+    count = evals = fails = 0
+    try:
+        while count < _ROUNDS_CERTS:  # search on s
+            rep = candidate(s)
+            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon)
+            count, evals = count + 1, evals + rep.evaluations
+            ok = bounds[1] <= delta
+            if ok:
+                s_pass = min(s_pass, s)
+                if best is None or rep.randomizer.mse_single < best[0]:
+                    best = (rep.randomizer.mse_single, rep.randomizer, bounds)
+                if bounds[1] >= delta * math.exp(_ROUNDS_CLOSE):
+                    break
+            else:
+                fails, s_fail, last = fails + 1, max(s_fail, s), rep.randomizer
+            # next s: the shifted Gaussian model at the aim, kept strictly inside (s_fail, s_pass)
+            if 0.0 < bounds[1] < 1.0:
+                nxt = aim + half_log_k - (log_sigma_eff(bounds[1]) - (s - half_log_k))
+            else:
+                nxt = s + _ROUNDS_STEP * 2.0 ** fails
+            if not ok:  # to the safe side, by at least a small step and at most _ROUNDS_MAX_STEP
+                nxt = min(max(nxt, s + _ROUNDS_STEP * 2.0 ** (fails - 1)), s + _ROUNDS_MAX_STEP)
+            if not s_fail < nxt < s_pass:
+                nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s_pass - _ROUNDS_STEP
+            s = nxt
+            bar.update(count, 1 if best is None or count < _ROUNDS_CERTS else 0)
+        # fallback (no candidate certified): the last failed BMG with a larger sigma0 at the same
+        # gamma (a post-processing of it: more Gaussian noise, a smaller delta), growing steps
+        step = _ROUNDS_STEP
+        while best is None:
+            if count >= _ROUNDS_CERTS + _ROUNDS_FALLBACK:
+                raise RuntimeError(f"calibration: no BMG with a certified {rounds}-round delta <= {delta} "
+                                   f"found in {count} composed certifications")
+            last = BlanketMixedGaussian(last.gamma, last.sigma0 * math.exp(step), dim)
+            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon)
+            count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
+            if bounds[1] <= delta:
+                best = (last.mse_single, last, bounds)
+            bar.update(count, 1)
+        bar.update(count, 0)
+    finally:
+        bar.close()
+    _, bmg, bounds = best
+    return CalibrationReport(bmg, epsilon, delta, bounds, evals, rounds, count)
+
+
 def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
-                  progress: bool | None = None) -> BlanketMixedGaussian:
+                  progress: bool | None = None, rounds: int = 1) -> BlanketMixedGaussian:
     """BMG with the smallest worst-case single-user MSE whose certified shuffled delta(epsilon) <= delta.
 
     Searches (gamma, sigma0) for the blanket-mixed Gaussian randomizer (seed
@@ -591,7 +706,26 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
         ``None`` (default): one progress bar on stderr (tqdm if installed, plain lines
         otherwise) over the accountant evaluations, with an estimate of the remaining ones,
         appearing only if the calibration runs longer than one second; ``True``: shown at
-        once; ``False``: never.
+        once; ``False``: never. (For ``rounds > 1`` the bar counts candidates, each a
+        single-round calibration plus one composed certification.)
+    rounds : int, default 1
+        Number k >= 1 of rounds the guarantee covers: the returned BMG, run k times on the
+        same data (adaptively composed, zero-out or replace adjacency as above), is certified
+        (epsilon, delta)-DP in total: ``ComposedAccountant([(ShuffleAccountant(bmg, n,
+        adjacency), k)]).get_delta(epsilon) <= delta`` (``docs/composition.md`` §4) was
+        checked before returning. ``rounds=1`` is the single-round calibration above, unchanged.
+        For k > 1 the search is a heuristic on a one-parameter family, not the constrained
+        optimum: per-round targets (epsilon / sqrt(k), delta_G(epsilon / sqrt(k); sigma))
+        on the Gaussian mechanism's profile delta_G (Balle & Wang, "Improving the Gaussian
+        Mechanism for Differential Privacy", Theorem 8), started where k Gaussian rounds of
+        noise sigma compose to (epsilon, delta) (sigma_1 = sqrt(k) sigma_total: mu-GDP
+        composition, Dong, Roth & Su, "Gaussian Differential Privacy", Corollary 3.3), each
+        calibrated by the single-round method, then corrected from at most 4 composed
+        certifications (a Gaussian-equivalent shift fitted to each certified value; after a
+        failure the step goes to the safe side); if none of them certifies, the last failed
+        BMG's sigma0 is increased at the same gamma (a post-processing: more noise) in growing
+        steps, at most 6 more certifications. Each composed certification builds a
+        dominating pair (a few hundred accountant profile evaluations).
 
     Returns
     -------
@@ -605,15 +739,16 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     Raises
     ------
     ValueError
-        If n < 1 or > 1e9, epsilon < 0, delta not in (0, 1), dim < 1, any is NaN, or
-        ``adjacency`` is not one of the above.
+        If n < 1 or > 1e9, epsilon < 0, delta not in (0, 1), dim < 1, any is NaN,
+        ``adjacency`` is not one of the above, or ``rounds`` is not an integer >= 1.
     TypeError
-        If ``adjacency`` is not a string.
+        If ``adjacency`` is not a string, or ``rounds`` is not a number (e.g. a bool).
     RuntimeError
         If no parameters with a certified delta <= delta are found (never expected: the
         certified delta drops to 0 as chi grows).
     """
-    return calibrate_bmg_report(n, epsilon, delta, dim, adjacency=adjacency, progress=progress).randomizer
+    return calibrate_bmg_report(n, epsilon, delta, dim, adjacency=adjacency, progress=progress,
+                                rounds=rounds).randomizer
 
 
 def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
