@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
+from sharpdp.shuffle import BlanketMixedGaussian, FiniteLaw, ShuffleAccountant
 
 from _bmg_reference import reference
 
@@ -111,8 +111,39 @@ def test_positive_delta_below_double_range_is_floored_not_zero():
         assert 0.0 < d <= 1e-320
     from sharpdp.shuffle import RandomizedResponse
 
-    rr = ShuffleAccountant(RandomizedResponse(3, 2.0), n=10)
-    assert rr.get_delta(2.0) == 0.0  # exactly 0 where delta is exactly 0 (eps >= eps0)
+    # replace-one, eps >= eps0: the shuffled output is eps0-DP, delta exactly 0
+    rr = ShuffleAccountant(RandomizedResponse(3, 2.0), n=10, adjacency="replace")
+    assert rr.get_delta(2.0) == 0.0
+    # zero-out: the engine's value (no eps0 shortcut, see the next test): 0 or the 5e-324 floor
+    assert ShuffleAccountant(RandomizedResponse(3, 2.0), n=10).get_delta(2.0) <= 5e-324
+
+
+class _SkewedBlanketRR:
+    """Binary randomized response (p = 0.6, eps0 = log 1.5) with a valid but skewed blanket
+    decomposition R_BG = (0.9, 0.1), gamma = 0.4/0.9 (gamma R_BG <= R_x for both inputs): under
+    zero-out the removed user reports R_BG, which is NOT within e^{+-eps0} of R_x."""
+
+    local_epsilon = math.log(1.5)
+
+    def privacy_amplification_laws(self, epsilon, adjacency="zero_out"):
+        bg = np.array([0.9, 0.1])
+        rx = np.array([0.6, 0.4])  # input 0; input 1 is its mirror image (worse: 0.4/0.9 vs 0.6/0.1)
+        out = []
+        for r in (rx, rx[::-1]):
+            out.append((0.4 / 0.9, FiniteLaw((r - math.exp(epsilon) * bg) / bg, bg)))  # x vs bot
+            out.append((0.4 / 0.9, FiniteLaw((bg - math.exp(epsilon) * r) / bg, bg)))  # bot vs x
+        return out
+
+
+def test_pure_ldp_shortcut_not_used_under_zero_out():
+    """A user decomposition whose blanket is not within e^{+-eps0} of R_x: the zero-out delta at
+    eps = 0.5 > eps0 is the hockey-stick divergence of R_1 against R_bot = R_BG (n = 1), 0.4351;
+    the eps0 shortcut used to report 0."""
+    acc = ShuffleAccountant(_SkewedBlanketRR(), n=1)
+    bg, r1 = np.array([0.9, 0.1]), np.array([0.4, 0.6])
+    exact = max(float(np.maximum(r1 - math.exp(0.5) * bg, 0).sum()), float(np.maximum(bg - math.exp(0.5) * r1, 0).sum()))
+    assert exact > 0.4
+    assert acc.get_delta(0.5) >= exact * (1 - 1e-12)
 
 
 def test_upper_values_capped_at_one():
