@@ -171,8 +171,10 @@ def test_lognormal_law_bad_coefficients():
         LognormalLaw(0.0, 1.0, 1.0, b_minus=0.5)
     with pytest.raises(ValueError, match="b_minus"):
         LognormalLaw(0.0, 0.0, 1.0)
-    with pytest.raises(ValueError, match="r > 0"):
+    with pytest.raises(ValueError, match="^r must not be NaN"):
         LognormalLaw(0.0, 1.0, float("nan"), b_minus=-1.0)
+    with pytest.raises(ValueError, match="^r must be > 0"):
+        LognormalLaw(0.0, 1.0, 0.0, b_minus=-1.0)
 
 
 def test_replace_law_reduces_to_zero_out_at_the_origin():
