@@ -188,7 +188,8 @@ def test_calibrate_property_certified_within_budget_near_optimal(n, eps, delta, 
     # reference: the optimum over a gamma grid around the answer (exact bisection in chi)
     a = 1 - b.gamma
     gammas = 1 - np.exp(np.linspace(math.log(a) - 1.0, min(math.log(a) + 1.0, -1e-9), 25))
-    assert b.mse_single <= _brute_force_err(n, eps, delta, d, gammas) * (1 + 2e-3)
+    # near-optimal: the model search trades <= 0.5 % of Err_1 for <= 10 certified evaluations
+    assert b.mse_single <= _brute_force_err(n, eps, delta, d, gammas) * (1 + 5e-3)
 
 
 def test_calibrate_progress_bar(stand_in, capsys, monkeypatch):

@@ -304,7 +304,8 @@ def _bun_steinke_scalar(rho, delta) -> float:
 def zcdp_to_epsilon_bun_steinke(rho, delta):
     """Simple conversion rho-zCDP => (rho + 2 sqrt(rho log(1/delta)), delta)-DP, rounded up.
 
-    Bun & Steinke (2016), Proposition 1.3 (quoted in seed 000, section 5.1). Looser than
+    Bun & Steinke (2016), Proposition 1.3 (quoted in *Better Privacy Guarantees for Larger Groups*,
+    section 5.1). Looser than
     :func:`zcdp_to_epsilon`; kept for comparison.
 
     Parameters

@@ -1,4 +1,4 @@
-"""Laws of the privacy-amplification variable L = l_eps(Y), Y ~ R_BG (spec §1-§2).
+"""Laws of the privacy-amplification variable L = l_eps(Y), Y ~ R_BG (docs/accountant.md §1-§2).
 
 The certified accountant (:mod:`sharpdp.shuffle.accountant`) only needs the scalar law
 of ``L`` through a few functionals, each returned together with a rigorous bound on
@@ -7,7 +7,7 @@ its floating-point error:
 * ``cells(x0, h, K)``: for the cells ``[x0 + j h, x0 + (j+1) h]``, ``j = 0..K-1``, the
   mass ``m_j = P(L in cell)`` and the local first moment ``w_j = E[(L - x_j)/h; L in cell]``
   (so ``0 <= w_j <= m_j``), plus absolute error bounds ``eta_m``, ``eta_w``. The
-  mean-preserving ("hat") rounding of spec §3 B puts ``m_j - w_j`` on ``x_j`` and ``w_j`` on
+  mean-preserving ("hat") rounding of docs/accountant.md §3.2 puts ``m_j - w_j`` on ``x_j`` and ``w_j`` on
   ``x_{j+1}``.
 * ``prob_below(x)`` / ``prob_above(x)`` (with error bounds), ``tail_upper(T) >=
   E[(L - T)_+]`` and ``tail_lower(B) >= E[(-B - L)_+]`` (rounded up), ``support()``,
@@ -172,7 +172,7 @@ class Law:
     def tail_upper_bracket(self, T: float) -> tuple[float, float]:
         """Rigorous (lower, upper) bounds on the stop-loss E[(L - T)_+].
 
-        At T = 0 and n = 1 this is the blanket divergence itself, D_up = E[L_+] (seed 001
+        At T = 0 and n = 1 this is the blanket divergence itself, D_up = E[L_+] (the shuffle paper
         appendix, Lemma 5.3 of Balle et al. 2019 with one user), which the accountant uses.
 
         Parameters
@@ -283,7 +283,7 @@ class LognormalLaw(Law):
     ``X+ = exp(r Z - r^2/2)``, ``X- = exp(-r Z - r^2/2)``, ``Z ~ N(0, 1)``. The measure is
     ``weight * N(0,1)`` restricted to ``Z > z_lo``, pushed through ``z -> L(z)``; its total
     mass is ``weight * Phibar(z_lo)``. ``b_minus = 0`` is the lognormal law of the BMG with
-    zero-out adjacency (seed 001 appendix; ``b`` of either sign); ``b > 0 > b_minus`` is
+    zero-out adjacency (the shuffle paper's appendix; ``b`` of either sign); ``b > 0 > b_minus`` is
     the replace-one law of the BMG (a difference of two perfectly anti-correlated
     lognormals, see :func:`_bmg_laws`). ``L`` must be monotone in ``Z``: ``b >= 0 >=
     b_minus`` (increasing) or ``b <= 0 <= b_minus`` (decreasing), not both zero. All
@@ -669,14 +669,14 @@ class _SubFinite(FiniteLaw):
 def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
     """Laws of l_eps for the BMG (gamma > 0) or the 1-D Gaussian randomizer (gamma = 0).
 
-    Zero-out (seed 001 appendix and errata): x vs bot and bot vs x with |x| = 1.
+    Zero-out (the shuffle paper's appendix, and docs/papers.md §1.2): x vs bot and bot vs x with |x| = 1.
 
     Replace-one, gamma > 0: one law, of the antipodal unit pair x1' = -x1, |x1| = 1::
 
         L = gamma (1 - e^eps) + (1 - gamma) exp(rZ - r^2/2) - (1 - gamma) e^eps exp(-rZ - r^2/2),
 
     r = 1/sigma0, Z ~ N(0, 1) (increasing in Z). Proof that this pair attains the supremum of
-    D_up over all pairs in the unit ball, in any dimension d >= 1 (our derivation; the seeds
+    D_up over all pairs in the unit ball, in any dimension d >= 1 (our derivation; the papers
     treat zero-out only). With A_x = dN(x, s^2 I)/dN(0, s^2 I) and R_BG = N(0, s^2 I),
     l_eps = gamma (1 - e^eps) + (1 - gamma)(A_x1 - e^eps A_x1').
 
@@ -723,7 +723,7 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
     if adjacency != "zero_out":
         raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
     if gamma > 0:
-        # Seed 001 appendix: x vs bot, and (errata) bot vs x; |x| = 1 is the worst case.
+        # the shuffle paper's appendix: x vs bot, and (docs/papers.md §1.2) bot vs x; |x| = 1 is the worst case.
         return [(gamma, LognormalLaw(gamma - ee, 1.0 - gamma, r)),
                 (gamma, LognormalLaw(1.0 - ee * gamma, -ee * (1.0 - gamma), r))]
     # gamma = 0: blanket = pointwise infimum phi_s(|y| + 1) over the unit ball (dim 1),

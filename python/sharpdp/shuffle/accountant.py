@@ -1,13 +1,14 @@
-"""Certified FFT accountant for shuffled local randomizers (design: spec ``fft_accountant.md``).
+"""Certified FFT accountant for shuffled local randomizers (design and proofs: docs/accountant.md).
 
-The quantity is the privacy-blanket bound of seed 001 (appendix "Computing the shuffled
+The quantity is the privacy-blanket bound of *Shuffling-Aware Optimization for Private Vector Mean
+Estimation* (appendix "Computing the shuffled
 (eps, delta) guarantee", Lemma 5.3 of Balle et al. 2019)::
 
     D_up(eps) = E[(sum_{i<=n} B_i L_i)_+] / (n gamma),  B_i ~ Bern(gamma), L_i ~ l_eps(Y), Y ~ R_BG,
 
-maximised over the neighbouring pairs and both orders (errata: the seed covers x vs bot only).
+maximised over the neighbouring pairs and both orders (the paper's appendix covers x vs bot only: docs/papers.md §1.2).
 :class:`ShuffleAccountant` returns a certified upper value ``Up >= D_up`` and a certified lower
-value ``Lo <= D_up``. Steps and the bound each one contributes (spec §3):
+value ``Lo <= D_up``. Steps and the bound each one contributes (docs/accountant.md §3-§6):
 
 A. clamp L to [-B, T]: Up adds ``E[(L - T)_+]`` (clamping below is free); Lo subtracts
    ``E[(-B - L)_+]``. Both tails are closed forms with error bounds (:mod:`._laws`). Continuous
@@ -682,7 +683,7 @@ def _envelope_put(keys: list, vals: list, k: float, v: float) -> float:
 
 
 class ShuffleAccountant:
-    """Certified (epsilon, delta) accountant for a shuffled local randomizer (seed 001 appendix).
+    """Certified (epsilon, delta) accountant for a shuffled local randomizer (the shuffle paper's appendix).
 
     Parameters
     ----------
@@ -706,10 +707,10 @@ class ShuffleAccountant:
 
     Notes
     -----
-    ``get_delta`` is a rigorous upper bound on the blanket divergence D_up(eps) of seed 001's
+    ``get_delta`` is a rigorous upper bound on the blanket divergence D_up(eps) of the shuffle paper's
     appendix (Balle et al. 2019, Lemma 5.3), maximised over both orders of the neighbouring
-    pair (errata), hence on the shuffled mechanism's delta(eps). Algorithm and error terms:
-    module docstring and spec ``fft_accountant.md`` §3.
+    pair (docs/papers.md §1.2), hence on the shuffled mechanism's delta(eps). Algorithm and error terms:
+    module docstring and docs/accountant.md §3-§6.
 
     The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^24,
     per-user grid K <= 2^21 / 4; n = 1e9 meets it at delta ~ 1e-6 and ~ 1e-12 in the tested
@@ -808,7 +809,7 @@ class ShuffleAccountant:
             return self._report_beyond_cap(eps, rel_tol)
         best = None
         lo_max = up_max = 0.0
-        # D_up is non-increasing in epsilon (spec §1), so the value at _EPS_CAP certifies any
+        # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at _EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, _EPS_CAP), self.adjacency)):
             if only is not None and i not in only:
@@ -983,7 +984,7 @@ class ShuffleAccountant:
         return _envelope_put(self._memo_e, self._memo_u, e, u)
 
     def get_delta_lower_form(self, epsilon):
-        """Certified lower value of the lower form D_lo(epsilon) (spec ``fft_accountant.md`` §1).
+        """Certified lower value of the lower form D_lo(epsilon) (docs/accountant.md §1).
 
         D_lo is the exact hockey-stick divergence of the shuffled outputs on the datasets
         (x1, x0, ..., x0) vs (x1', x0, ..., x0), so ``get_delta_lower_form(eps) <= delta(eps) <=
@@ -1043,7 +1044,10 @@ class ShuffleAccountant:
         return self.get_delta_bounds(epsilon)[1]
 
     def _guess_epsilon(self, delta: float) -> float:
-        """Starting point only (spec §5 asymptotics, not a bound): solve phi(a)/a^2 = delta chi sqrt(n)."""
+        """Starting point only (asymptotics of docs/accountant.md §11, not a bound).
+
+        Solves phi(a)/a^2 = delta chi sqrt(n).
+        """
         from scipy.optimize import brentq
 
         try:
@@ -1074,7 +1078,7 @@ class ShuffleAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
-        Root search in three phases (spec §5), each a bracket shrunk by secant steps on log delta
+        Root search in three phases (docs/accountant.md §8), each a bracket shrunk by secant steps on log delta
         (aimed just past the root, then a probe just below it; bisection if they stall):
         (1) on the certified upper value alone at h = sd(L)/8, to 1 % (the lower value is not
         needed to certify an answer); (2) on the upper value alone at the grid that one full

@@ -1,8 +1,10 @@
-"""Choosing blanket-mixed Gaussian parameters (seed 001, Sections 4.2 and 5).
+"""Choosing blanket-mixed Gaussian parameters.
+
+Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Sections 4.2 and 5.
 
 * :func:`optimal_bmg` — the (gamma, sigma0) minimising the worst-case single-user
   MSE ``Err_1`` under a lower shuffle index constraint ``chi_lo >= chi``
-  (numerical optimisation of the seed's closed forms).
+  (numerical optimisation of the paper's closed forms).
 * :func:`calibrate_bmg` — the BMG with the smallest ``Err_1`` whose *certified*
   shuffled delta(epsilon) at n users is below a target, from the certified
   accountant :class:`sharpdp.shuffle.ShuffleAccountant`.
@@ -24,7 +26,7 @@ from sharpdp.shuffle.randomizers import BlanketMixedGaussian, GaussianRandomizer
 
 
 def _sigma0_for_chi(gamma: float, chi: float) -> float:
-    """sigma0 with chi_lo(gamma, sigma0) = chi exactly (seed 001, eq. (exact-t)), rounded up.
+    """sigma0 with chi_lo(gamma, sigma0) = chi exactly (the shuffle paper, eq. (exact-t)), rounded up.
 
     1/sigma0^2 = log(1 + gamma / ((1 - gamma)^2 chi^2)); chi_lo increases with
     sigma0, so nudging sigma0 up by a few ulps makes chi_lo >= chi hold in
@@ -41,7 +43,7 @@ def _sigma0_for_chi(gamma: float, chi: float) -> float:
 
 
 def _err1_at_chi(a: np.ndarray, chi: float, dim: int) -> np.ndarray:
-    """Err_1 of the BMG with 1 - gamma = a and chi_lo = chi (seed 001, Section 4.2)."""
+    """Err_1 of the BMG with 1 - gamma = a and chi_lo = chi (the shuffle paper, Section 4.2)."""
     # log(1 + (1 - a)/(a^2 chi^2)) in log space: no overflow/underflow of a^2 chi^2 at tiny chi
     with np.errstate(divide="ignore", over="ignore"):
         return dim / (a * a * np.logaddexp(0.0, np.log1p(-a) - 2.0 * np.log(a) - 2.0 * math.log(chi))) + (1.0 - a) / a
@@ -50,8 +52,8 @@ def _err1_at_chi(a: np.ndarray, chi: float, dim: int) -> np.ndarray:
 def optimal_bmg(chi: float, dim: int) -> BlanketMixedGaussian:
     """BMG minimising the worst-case single-user MSE subject to ``chi_lo >= chi``.
 
-    Minimises, over A = 1 - gamma in (0, 1), the seed's reduced objective
-    (seed 001, Section 4.2, and eq. (exact-t) in the proof of Theorem
+    Minimises, over A = 1 - gamma in (0, 1), the paper's reduced objective
+    (the shuffle paper, Section 4.2, and eq. (exact-t) in the proof of Theorem
     "gaussian-blanket-mixture-minimax")::
 
         Err_1(A) = d / (A^2 log(1 + (1 - A) / (A^2 chi^2))) + (1 - A) / A,
@@ -107,7 +109,7 @@ def optimal_bmg(chi: float, dim: int) -> BlanketMixedGaussian:
 def template_delta_estimate(chi, n: int, epsilon: float):
     """Asymptotic *estimate* (not a bound) of the shuffled delta(epsilon) from the shuffle index.
 
-    The finite-a form of the template f_{n,eps}(chi) of seed 001 (Lemma
+    The finite-a form of the template f_{n,eps}(chi) of the shuffle paper (Lemma
     "shuffle-index-profile-seq-no-t"), with a = chi eps sqrt(n)::
 
         delta ~ (phi(a) - a Phi(-a)) / (chi sqrt(n)),
@@ -477,7 +479,9 @@ class _Search:
         a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
         t_best = float(ts[k])
         if b > a:
-            res = minimize_scalar(lambda t: at(t)[0], bounds=(a, b), method="bounded", options={"xatol": 1e-3})
+            with np.errstate(all="ignore"):  # an infeasible t has objective inf: capped, no inf - inf in Brent
+                res = minimize_scalar(lambda t: min(at(t)[0], 1e300), bounds=(a, b), method="bounded",
+                                      options={"xatol": 1e-3})
             if res.fun < vals[k]:
                 t_best = float(res.x)
         return at(t_best)[1], t_best
@@ -488,7 +492,7 @@ def _expit(t: float) -> float:
 
 
 def _bmg_err(x: float, t: float, dim: int) -> float:
-    """Err_1 of the BMG with logit(gamma) = t and sigma0 = e^x (seed 001, Section 4.2)."""
+    """Err_1 of the BMG with logit(gamma) = t and sigma0 = e^x (the shuffle paper, Section 4.2)."""
     g, a = _expit(t), _expit(-t)
     return dim * math.exp(2.0 * x) / (a * a) + g / a
 
@@ -806,8 +810,8 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
                        progress: bool | None = False):
     """The 1-D Gaussian local randomizer (gamma = 0) with the smallest sigma0 certified at (epsilon, delta, n).
 
-    Uses the accountant's infimum blanket for the Gaussian randomizer (seed 001, Section
-    4.3; spec ``fft_accountant.md``); the certified delta decreases in sigma0 (a larger
+    Uses the accountant's infimum blanket for the Gaussian randomizer (the shuffle paper, Section
+    4.3; docs/accountant.md); the certified delta decreases in sigma0 (a larger
     sigma0 is a post-processing). Same method as :func:`calibrate_bmg` in one dimension
     (x = log sigma0, template at Chua et al.'s index chi_chua(sigma0) as the start and base
     of the model, an estimate only): safeguarded secant steps on the cheap estimate
