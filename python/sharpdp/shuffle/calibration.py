@@ -12,6 +12,8 @@ Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Secti
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 import sys
 from dataclasses import dataclass
@@ -228,7 +230,7 @@ class CalibrationReport:
         Composed certifications (``ComposedAccountant`` evaluations) made (0 when ``rounds == 1``).
     """
 
-    randomizer: object
+    randomizer: Any  # BlanketMixedGaussian or GaussianRandomizer
     epsilon: float
     delta_target: float
     delta_bounds: tuple

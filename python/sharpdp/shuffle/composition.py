@@ -20,6 +20,7 @@ Chernoff-bounded wrap-around, and the round-off terms bounded as in
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -153,8 +154,8 @@ class ComposedAccountant:
                                                     lo=0.0, hi=1.0, lo_open=True)
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self._pair_options = pair_options
-        self._pairs = None
-        self._lower_pairs = None
+        self._pairs: list | None = None
+        self._lower_pairs: list | None = None
 
     @property
     def rounds(self) -> int:
@@ -257,7 +258,7 @@ class ComposedAccountant:
             lp_lo = self._chernoff(tilted, h, sa * h, -1, sig * h) if sa > kmin else -math.inf  # P(S < a)
             if sa + N > kmax:
                 lp_hi = -math.inf
-            Q = None
+            Q: Any = None
             err_Q = 0.0
             for p, gt, tau, mass in tilted:
                 # fold the tilted pmf of one round onto the circle of N points (offset k0 - ...)
