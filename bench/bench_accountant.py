@@ -108,14 +108,14 @@ def numpy_blanket_delta(gamma, sigma0, n, eps, k=10.0, tail=1e-22, width=10.0):
 def test_get_delta_numpy_baseline(benchmark, n, delta, k):
     """Plain-numpy baseline of the same quantity (x vs bot order) at sharpdp's eps for delta."""
     from sharpdp.shuffle._laws import laws_for
-    from sharpdp.shuffle.accountant import _certify
+    from sharpdp.shuffle._certify import _certify
 
     m = MECHS["bmg_0.95_4.6"]
     acc = ShuffleAccountant(m, n)
     eps = eps_for(acc, delta)
     benchmark.group = "accountant get_delta bmg_0.95_4.6"
     gamma, law = laws_for(m, eps, "zero_out")[0]  # x vs bot
-    cert = _certify(law, float(gamma), n, acc.rel_tol, acc.workers)
+    cert = _certify(law, float(gamma), n, acc.rel_tol, acc.threads)
     t0 = time.perf_counter()
     acc.get_delta(eps)
     t_sharpdp = time.perf_counter() - t0

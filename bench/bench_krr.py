@@ -56,7 +56,7 @@ def epsilon_at(acc, delta: float = DELTA) -> tuple[float, int]:
     """The accountant's own get_epsilon (safe end, relative xtol 1e-3), and the number of
     one-grid passes it made (each pass: one FFT power of the upper law, plus one of the lower
     law inside the full reports)."""
-    import sharpdp.shuffle.accountant as A
+    import sharpdp.shuffle._certify as A
 
     calls = 0
     orig = A._one_pass

@@ -188,7 +188,7 @@ def test_lower_value_per_order_below_reference(gamma, sigma0, n, eps):
     """The convex-order lower value of each order of the pair is below that order's independent
     reference, and tight (within 1%): step H of the module docstring."""
     from sharpdp.shuffle._laws import laws_for
-    from sharpdp.shuffle.accountant import _certify_law
+    from sharpdp.shuffle._certify import _certify_law
 
     pairs = laws_for(BlanketMixedGaussian(gamma, sigma0, 1), eps, "zero_out")
     for order, (g, law) in enumerate(pairs):

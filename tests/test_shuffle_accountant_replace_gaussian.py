@@ -18,7 +18,7 @@ from scipy.special import ndtr
 from sharpdp.conversions import gaussian_mechanism_delta
 from sharpdp.shuffle import GaussianRandomizer, LognormalLaw, ShuffleAccountant
 from sharpdp.shuffle._laws import SumLaw, laws_for
-from sharpdp.shuffle.accountant import _certify_law
+from sharpdp.shuffle._certify import _certify_law
 
 
 def antipodal_law(sigma0, eps):

@@ -15,7 +15,7 @@ from scipy.special import ndtr
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle._bigjump import applicable, certify_bigjump, pair_integral_up, stop_loss
 from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle.accountant import _certify, _certify_law
+from sharpdp.shuffle._certify import _certify, _certify_law
 
 
 def bracket(law, gamma, n, rel_tol=1e-2):
