@@ -59,18 +59,18 @@ def epsilon_at(acc, delta: float = DELTA) -> tuple[float, int]:
     import sharpdp.shuffle._certify as A
 
     calls = 0
-    orig = A._one_pass
+    orig = A.lattice_pass
 
     def counted(*args, **kw):
         nonlocal calls
         calls += 1
         return orig(*args, **kw)
 
-    A._one_pass = counted
+    A.lattice_pass = counted
     try:
         return acc.get_epsilon(delta), calls
     finally:
-        A._one_pass = orig
+        A.lattice_pass = orig
 
 
 def certified_epsilon(k: int, eps0: float, n: int) -> tuple[float, float, tuple[float, float], int]:

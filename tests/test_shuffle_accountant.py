@@ -195,9 +195,9 @@ def test_lower_value_per_order_below_reference(gamma, sigma0, n, eps):
         ref_lo, ref_up = clamped_reference(*bmg_quadrature(gamma, sigma0, eps, order), gamma, n)
         r = _certify_law(law, g, n, 1e-2, 1)
         assert ref_lo > 1e-9
-        assert r["lower"] <= ref_up * (1 + 1e-4)
-        assert r["upper"] >= ref_lo * (1 - 1e-4)
-        assert r["lower"] >= 0.99 * ref_lo
+        assert r.lower <= ref_up * (1 + 1e-4)
+        assert r.upper >= ref_lo * (1 - 1e-4)
+        assert r.lower >= 0.99 * ref_lo
 
 
 @pytest.mark.parametrize("gamma,sigma0,n,eps", [

@@ -274,8 +274,8 @@ def test_get_epsilon_tiny_delta_few_certified_evaluations(delta, monkeypatch):
     from sharpdp.shuffle import _certify as A
 
     passes = []
-    orig = A._one_pass
-    monkeypatch.setattr(A, "_one_pass", lambda *a, **k: passes.append(1) or orig(*a, **k))
+    orig = A.lattice_pass
+    monkeypatch.setattr(A, "lattice_pass", lambda *a, **k: passes.append(1) or orig(*a, **k))
     acc = ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), n=1000)
     e = acc.get_epsilon(delta)
     assert len(passes) <= 12

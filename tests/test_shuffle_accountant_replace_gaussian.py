@@ -69,7 +69,7 @@ def test_n1_shortcut_agrees_with_the_fft_path(eps):
     for g, law in laws_for(GaussianRandomizer(4.6, 1), eps, "zero_out"):
         r = _certify_law(law, g, 1, 1e-2, 1)
         lo, up = law.tail_upper_bracket(0.0)
-        assert r["lower"] <= up and lo <= r["upper"]
+        assert r.lower <= up and lo <= r.upper
         assert up <= lo * (1 + 1e-9)
     assert acc.get_delta(eps) == pytest.approx(max(law.tail_upper(0.0) for _, law in
                                                    laws_for(GaussianRandomizer(4.6, 1), eps, "zero_out")), rel=1e-12)

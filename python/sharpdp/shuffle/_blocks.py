@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from sharpdp.shuffle._lattice import _U
 from sharpdp.shuffle._laws import FiniteLaw, Law
+from sharpdp.shuffle._results import LawBracket
 
 
 class _BlockLaw(FiniteLaw):
@@ -196,7 +199,17 @@ def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
 _BLOCK_CACHE: dict = {}
 
 
-def _block(gamma: float, law: Law, n: int):
+@dataclass(frozen=True)
+class Blocks:
+    """Blocks of t users for an atom law (step J): the block law and its error terms."""
+
+    law: _BlockLaw  # exact law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*}, as computed
+    t: int  # users per block (t | n)
+    value_err: float  # bound on each computed block value's error (absolute)
+    trunc: float  # truncation term of the active users, in D units (delta)
+
+
+def _block(gamma: float, law: Law, n: int) -> Blocks | None:
     """_block_law, memoised on (gamma, atoms, n): get_epsilon's phases revisit the same epsilons."""
     if not isinstance(law, FiniteLaw) or n < 2:
         return None
@@ -210,9 +223,8 @@ def _block(gamma: float, law: Law, n: int):
     return out
 
 
-def _block_law(gamma: float, law: Law, n: int):
-    """Blocks of t users for an atom law (step J): (block law, t, value error, truncation error in
-    D units), or None when not applicable.
+def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
+    """Blocks of t users for an atom law (step J), or None when not applicable.
 
     t is the largest divisor of n with t gamma <= _BLOCK_MU (at least 2) whose block has at most
     _BLOCK_ATOMS atoms. The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
@@ -287,10 +299,11 @@ def _block_law(gamma: float, law: Law, n: int):
     trunc = 1.01 * _TRUNC if ms < t else 0.0
     if lp_out > -math.inf:
         trunc += math.exp(min(lp_out + math.log(n / t * amax / gamma), 700.0))
-    return _BlockLaw(uv, pp, rel_p), t, ev, trunc
+    return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
 
 
-def _unblock(r: dict, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0) -> dict:
+def _unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0,
+             top: float = math.inf) -> LawBracket:
     """Bracket of the blocked problem (n/t blocks, gamma = 1) in the units of D_up (step J).
 
     E[S_+]/(n gamma) = (n/t) E[S_+]/(n/t) / (n gamma): a factor 1/(t gamma). Each computed block
@@ -298,30 +311,31 @@ def _unblock(r: dict, gamma: float, n: int, t: int, ev: float, trunc: float = 0.
     (the indicator of the kink needs S~ within the total error of 0), and the Chernoff bound with
     the tilt of the upper law (whose log-mgf dominates: hat rounding is a convex-order spread)
     gives P(S~ >= -c) <= exp(n Lambda + theta c), n Lambda raised by the pmf-error bound
-    n log(mass + tau) of the engine (0.01 covers the rounding of n Lambda).
-    ``trunc``: the truncation term of :func:`_block` (D units), added as is.
+    n log(mass + tau) of the engine (0.01 covers the rounding of n Lambda, docs/accountant.md §4.4).
+    ``trunc``: the truncation term of :func:`_block` (D units), added as is; ``top``: the block
+    law's largest value (the Chernoff bound needs an engine law not clamped from above).
     """
     f = 1.0 / (t * gamma)
     q = n // t
     c = 2.0 * q * ev
-    # the computed log-mgf plus the bound of its pmf errors: n log(tilted mass + tau) >= the gap to
-    # the exact law's n Lambda
-    lam = r.get("n_log_mgf", math.nan) + max(r.get("log_mgf_err", math.nan), 0.0)
-    th = r.get("theta", math.nan)
-    # (valid only if the engine's law was not clamped from above: finite laws use T = max atom)
-    chern = math.isfinite(lam) and math.isfinite(th) and r.get("T", -math.inf) >= r.get("top", math.inf)
+    g = r.grid
+    chern = False
+    lam = th = math.nan
+    if g is not None:
+        # the computed log-mgf plus the bound of its pmf errors: n log(tilted mass + tau) >= the gap to
+        # the exact law's n Lambda
+        lam = g.n_log_mgf + max(g.log_mgf_err, 0.0)
+        th = g.theta
+        # (valid only if the engine's law was not clamped from above: finite laws use T = max atom)
+        chern = math.isfinite(lam) and math.isfinite(th) and g.T >= top
     if chern:
         shift = q * ev * math.exp(min(lam + th * c + 0.01, 0.0)) / (n * gamma)
     else:
         shift = q * ev / (n * gamma)
     shift += trunc
-    out = dict(r)
-    out["upper"] = r["upper"] * f * (1 + 1e-12) + shift
-    out["lower"] = max(r["lower"] * f * (1 - 1e-12) - shift, 0.0)
-    if "main" in r:
-        out["main"] = r["main"] * f
-    out["terms"] = {k: (v * f if isinstance(v, float) and not k.startswith("N") else v)
-                    for k, v in r.get("terms", {}).items()}
-    out["terms"]["block_t"] = t
-    out["terms"]["block_value_rounding"] = shift
-    return out
+    terms: dict[str, Any] = {k: (v * f if isinstance(v, float) and not k.startswith("N") else v)
+                             for k, v in r.terms.items()}
+    terms["block_t"] = t
+    terms["block_value_rounding"] = shift
+    return replace(r, upper=r.upper * f * (1 + 1e-12) + shift, lower=max(r.lower * f * (1 - 1e-12) - shift, 0.0),
+                   terms=terms)

@@ -13,7 +13,7 @@ import bisect
 import math
 from typing import Any, Protocol
 
-from sharpdp.shuffle._certify import _certify, _jensen_lower, _plus, _surcharge, _trivial_cap, _upper_value
+from sharpdp.shuffle._certify import _jensen_lower, _plus, _surcharge, _trivial_cap, _upper_value, certify
 from sharpdp.shuffle._laws import laws_for
 from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _MEMO_MAX, _SHRINK_ITERS, _TINY, _VALUE_FLOOR
 
@@ -125,7 +125,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
         # below the maximum so far cannot change it, and one whose cap is far below delta or
         # below the value floor only needs the cap (get_delta itself reports the cap below the
-        # floor, _certify; the search needs no more there)
+        # floor, certify; the search needs no more there)
         items = []
         for i, (gamma, law) in enumerate(laws_for(acc.randomizer, e, acc.adjacency)):
             items.append((_trivial_cap(law) if law.support()[1] > 0 else 0.0, i, float(gamma), law))
@@ -253,9 +253,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # phase 2: each law's grid from one full report (the grid get_delta settles on there),
     # then the same search on that grid (upper value only)
     for i, (gamma, law) in enumerate(laws_for(acc.randomizer, min(hi, _EPS_CAP), acc.adjacency)):
-        r = _certify(law, float(gamma), acc.n, rel, acc.threads)
-        if "h_ratio" in r:
-            ratios[i] = r["h_ratio"]
+        r = certify(law, float(gamma), acc.n, rel, acc.threads)
+        if r.h_ratio is not None:
+            ratios[i] = r.h_ratio
     res = rebracket(up, lo, hi, xtol)
     if res is None:
         return cap

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _U, AccountantReport
+from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _U
+from sharpdp.shuffle._results import AccountantReport
 from sharpdp.shuffle._search import _shrink
 
 

@@ -96,9 +96,10 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
-from sharpdp.shuffle._certify import _certify, _jensen_lower, _plus, _surcharge, _trivial_cap
+from sharpdp.shuffle._certify import Bracket, _jensen_lower, _plus, _surcharge, _trivial_cap, certify
 from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _TINY, _XTOL_RANGE, AccountantReport
+from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _TINY, _XTOL_RANGE
+from sharpdp.shuffle._results import AccountantReport, Grid
 from sharpdp.shuffle._search import _envelope_put, search_epsilon
 from sharpdp.shuffle._via_bottom import ViaBottom
 
@@ -240,17 +241,20 @@ class ShuffleAccountant:
                 continue
             # a law whose certified upper value is already below the maximum so far cannot change
             # the reported (max) upper value: its refinement stops there
-            r = _certify(law, float(gamma), self.n, rel_tol, self.threads, negligible=up_max)
-            lo_max, up_max = max(lo_max, r["lower"]), max(up_max, r["upper"])
-            if best is None or r["upper"] > best[1]["upper"]:
+            r = certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max))
+            lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
+            if best is None or r.upper > best[1].upper:
                 best = (i, r)
+        if best is None:  # (laws_for returns at least one law; `only` selects among them)
+            raise RuntimeError("accountant: no law to certify")
         i, r = best
+        terms = dict(r.terms)
+        upper = r.upper
         s = _surcharge(self.randomizer, min(eps, _EPS_CAP), self.adjacency)
         if s > 0.0:
-            r = dict(r, upper=_plus(r["upper"], s), terms=dict(r.get("terms", {}), surcharge=s))
-        return AccountantReport(eps, lo_max, r["upper"], r.get("h", math.nan), r.get("N", 0), r.get("T", math.nan),
-                                r.get("B", math.nan), r.get("theta", math.nan), r.get("n_log_mgf", math.nan), i,
-                                r.get("terms", {}))
+            upper, terms["surcharge"] = _plus(upper, s), s
+        g = r.grid if r.grid is not None else Grid(math.nan, 0, math.nan, math.nan)
+        return AccountantReport(eps, lo_max, upper, g.h, g.N, g.T, g.B, g.theta, g.n_log_mgf, i, terms)
 
     def _cap_beyond(self, eps: float):
         """(lower, upper) closed-form values at eps > 60 from the laws built at min(eps, 700) (step L):
