@@ -106,12 +106,12 @@ def _log_comb(d: int, Mmax: int):
     terms = np.log((d - i) / (i + 1.0))
     lc = np.zeros(Mmax + 1)
     s_, c_ = 0.0, 0.0
-    for k, x in enumerate(terms.tolist()):
+    for j, x in enumerate(terms.tolist()):
         y = x - c_
         tt = s_ + y
         c_ = (tt - s_) - y
         s_ = tt
-        lc[k + 1] = s_
+        lc[j + 1] = s_
     abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
     k = np.arange(Mmax + 1)
     eterm = abs_cum * 4.0 * _U + k * _U + 2.0 * _U * np.abs(lc) + 2.0 * (k * _U) ** 2 * abs_cum
