@@ -26,7 +26,7 @@ class _BlockLaw(FiniteLaw):
     point: probabilities with relative error <= ``rel_p`` (plus 1e-300 absolute), values exact as
     stored (their own rounding, <= u |v| each, is charged by :func:`_unblock`)."""
 
-    def __init__(self, values, probs, rel_p):
+    def __init__(self, values: np.ndarray, probs: np.ndarray, rel_p: float) -> None:
         # values sorted and distinct (np.unique), probs >= 0 summing to 1 (checked by _block):
         # FiniteLaw's own merge would only sort them again
         self.values, self.probs = values, probs
@@ -37,33 +37,33 @@ class _BlockLaw(FiniteLaw):
         self._mean = float(np.sum(self.values * self.probs))
         self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
 
-    def support(self):
+    def support(self) -> tuple[float, float]:
         return self._support
 
-    def mean(self):
+    def mean(self) -> float:
         return self._mean
 
-    def std(self):
+    def std(self) -> float:
         return self._std
 
-    def cells(self, x0, h, K):
+    def cells(self, x0: float, h: float, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         m, w, em, ew = super().cells(x0, h, K)
         return m, w, em + self.rel_p * m + 1e-300, ew + self.rel_p * w + 1e-300
 
-    def prob_below(self, x):
+    def prob_below(self, x: float) -> tuple[float, float]:
         p, e = super().prob_below(x)
         return p, e + self.rel_p * p + 1e-290
 
-    def prob_above(self, x):
+    def prob_above(self, x: float) -> tuple[float, float]:
         p, e = super().prob_above(x)
         return p, e + self.rel_p * p + 1e-290
 
-    def tail_upper(self, T):
+    def tail_upper(self, T: float) -> float:
         i = int(np.searchsorted(self.values, T, side="right"))  # the atoms above T only
         s = float(np.sum((self.values[i:] - T) * self.probs[i:]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
-    def tail_lower(self, B):
+    def tail_lower(self, B: float) -> float:
         i = int(np.searchsorted(self.values, -B, side="left"))  # the atoms below -B only
         s = float(np.sum((-B - self.values[:i]) * self.probs[:i]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
@@ -74,7 +74,7 @@ _BLOCK_ATOMS = 60_000
 _TRUNC = 1e-40  # truncation of the number of active users per block: its cost in D units
 
 
-def _split(v):
+def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """v = hi + lo with hi carrying 26 significant bits (so c hi is exact for integers c < 2^26)."""
     c = v * 134217729.0  # 2^27 + 1 (Dekker)
     hi = c - (c - v)
@@ -96,7 +96,7 @@ def _compositions(total: int, parts: int) -> np.ndarray:
 _LOG_COMB: dict = {}
 
 
-def _log_comb(d: int, Mmax: int):
+def _log_comb(d: int, Mmax: int) -> tuple[np.ndarray, np.ndarray]:
     """log C(d, k) for k <= Mmax by the compensated running sum of _log_binom_pmf, and its error
     bound; memoised per d (a longer table has the same prefix: the sum runs in the same order)."""
     hit = _LOG_COMB.get(d)
@@ -121,7 +121,7 @@ def _log_comb(d: int, Mmax: int):
     return lc, eterm
 
 
-def _log_binom_pmf(d: int, g: float, M: np.ndarray):
+def _log_binom_pmf(d: int, g: float, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound: log C(d, M) as a
     compensated running sum of log((d - i)/(i + 1)) (each term within u + 4u|term|: one rounded
     ratio, log within 2 ulp; Kahan's sum within 2u|sum| + 2 M^2 u^2 sum|terms|), plus
@@ -147,7 +147,8 @@ def _divisors_desc(n: int, top: int) -> tuple[int, ...]:
 _WEIGHTS_CACHE: dict = {}
 
 
-def _block_weights(t: int, ms: int, gamma: float, pa: np.ndarray):
+def _block_weights(t: int, ms: int, gamma: float,
+                   pa: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float, float]:
     """Count vectors, probabilities, their relative error bound and P(M > M*) of a block (see
     _block); they do not depend on the atom values, so get_epsilon's calls share them."""
     key = (t, ms, gamma, pa.tobytes())
@@ -245,7 +246,7 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     amax = float(np.max(np.abs(a)))
     lp_tr = math.log(_TRUNC * gamma / max(amax, 1e-300))
 
-    def mstar(d):
+    def mstar(d: int) -> int:
         if gamma >= 1.0:
             return d
         M = int(math.ceil(d * gamma))

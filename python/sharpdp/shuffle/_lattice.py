@@ -34,7 +34,7 @@ _J_LO = 4  # fine cells per lattice step for the lower law
 _DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT
 
 
-def _core():
+def _core() -> Any:
     from sharpdp._core_loader import core
 
     return core.accountant
@@ -74,7 +74,7 @@ def _choose_B(law: Law, target: float) -> float:
     return B
 
 
-def _logsum(*terms):
+def _logsum(*terms: float) -> float:
     """log of a sum of non-negative terms (math.log(0) -> -inf)."""
     t = [x for x in terms if x > 0]
     return math.log(math.fsum(t)) if t else -math.inf
@@ -205,12 +205,13 @@ def _shift_bound(mom_err: np.ndarray, k0: int, h: float, n: int, r: EngineResult
     return math.exp(lg) * (1 + 1e-9) if lg < 709 else math.inf
 
 
-def _check_mass(psi, eta) -> None:
+def _check_mass(psi: np.ndarray, eta: np.ndarray) -> None:
     if not abs(float(psi.sum()) - 1.0) <= 1e-9 + float(eta.sum()):
         raise RuntimeError(f"accountant: lattice pmf lost mass (sum {psi.sum()!r}); refusing to certify")
 
 
-def _lower_pmf(law: Law, m, w, em, ew, plo, eplo, phi, ephi, kB: int):
+def _lower_pmf(law: Law, m: np.ndarray, w: np.ndarray, em: np.ndarray, ew: np.ndarray, plo: float, eplo: float,
+               phi: float, ephi: float, kB: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Lower lattice law of step H, or None when it has no mass above node kB (value 0): then
     its positive part, hence its contribution to Lo, is 0."""
     lo_s, hi_s = law.support()

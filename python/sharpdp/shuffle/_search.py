@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from sharpdp.shuffle._certify import _jensen_lower, _plus, _surcharge, _trivial_cap, _upper_value, certify
@@ -32,7 +33,8 @@ class _Evaluator(Protocol):
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
 
 
-def _shrink(fun, delta: float, lo, ulo, hi, uhi, tol):
+def _shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
+            tol: float) -> tuple[float, float, float, float]:
     """Root search of get_epsilon: secant on log delta (aimed a little past the root, then a
     probe just below it) with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <=
     delta < fun(lo).
@@ -159,10 +161,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     ld = math.log(delta)
 
-    def shrink(fun, lo, ulo, hi, uhi, tol):
+    def shrink(fun: Callable[[float], float], lo: float, ulo: float, hi: float, uhi: float,
+               tol: float) -> tuple[float, float, float, float]:
         return _shrink(fun, delta, lo, ulo, hi, uhi, tol)
 
-    def rebracket(fun, lo, hi, tol):
+    def rebracket(fun: Callable[[float], float], lo: float, hi: float,
+                  tol: float) -> tuple[float, float, float, float] | None:
         """Re-establish fun(hi) <= delta < fun(lo) near an old bracket (steps of twice its
         width, doubling: the root moves little between grids), then shrink it."""
         w = max(hi - lo, 1e-3 * hi)

@@ -205,7 +205,7 @@ class ShuffleAccountant:
         return self._bottom is not None
 
     @staticmethod
-    def _eps(epsilon):
+    def _eps(epsilon: Any) -> np.ndarray:
         if epsilon is None or isinstance(epsilon, (str, bytes)):
             raise TypeError(f"epsilon must be a real number or an array of them, got {type(epsilon).__name__}")
         arr = np.asarray(epsilon)
@@ -222,7 +222,7 @@ class ShuffleAccountant:
         """Certified bracket and error budget at one epsilon (>= 0, nats)."""
         return self._report(epsilon, self.rel_tol)
 
-    def _report(self, epsilon, rel_tol, only=None) -> AccountantReport:
+    def _report(self, epsilon: float, rel_tol: float, only: tuple[int, ...] | None = None) -> AccountantReport:
         """Report over the laws with index in ``only`` (all when None)."""
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if math.isinf(eps):  # D_up(inf) = 0; only a surcharge (non-increasing in eps) remains
@@ -256,7 +256,7 @@ class ShuffleAccountant:
         g = r.grid if r.grid is not None else Grid(math.nan, 0, math.nan, math.nan)
         return AccountantReport(eps, lo_max, upper, g.h, g.N, g.T, g.B, g.theta, g.n_log_mgf, i, terms)
 
-    def _cap_beyond(self, eps: float):
+    def _cap_beyond(self, eps: float) -> tuple[float, float]:
         """(lower, upper) closed-form values at eps > 60 from the laws built at min(eps, 700) (step L):
         upper = max over laws of E[L_+] plus the surcharge, lower = max of the Jensen bounds; (0, inf)
         when the laws cannot be built there."""
@@ -274,7 +274,7 @@ class ShuffleAccountant:
             return 0.0, math.inf
         return (lo, up) if math.isfinite(up) else (0.0, math.inf)
 
-    def _report_beyond_cap(self, eps: float, rel_tol) -> AccountantReport:
+    def _report_beyond_cap(self, eps: float, rel_tol: float) -> AccountantReport:
         """eps > 60 (step L): min(value at 60, E[L_+] at eps); D_up is non-increasing in eps."""
         r60 = self._report(_EPS_CAP, rel_tol)
         lo, cap = self._cap_beyond(eps)
@@ -283,7 +283,7 @@ class ShuffleAccountant:
         return AccountantReport(eps, min(lo, r60.upper), r60.upper, r60.h, r60.N, r60.T, r60.B, r60.theta,
                                 r60.n_log_mgf, r60.law_index, dict(r60.terms, note="epsilon > 60: value at 60"))
 
-    def get_delta_bounds(self, epsilon):
+    def get_delta_bounds(self, epsilon: Any) -> tuple[Any, Any]:
         """Certified (lower, upper) bracket of the blanket divergence.
 
         Parameters
@@ -337,7 +337,7 @@ class ShuffleAccountant:
         there: D_up is non-increasing), so the memo stays non-increasing in epsilon."""
         return _envelope_put(self._memo_e, self._memo_u, e, u)
 
-    def get_delta_lower_form(self, epsilon):
+    def get_delta_lower_form(self, epsilon: Any) -> Any:
         """Certified lower value of the lower form D_lo(epsilon) (docs/accountant.md §1).
 
         D_lo is the exact hockey-stick divergence of the shuffled outputs on the datasets
@@ -366,7 +366,7 @@ class ShuffleAccountant:
                                 rel_tol=self.rel_tol, threads=None if self.threads == -1 else self.threads)
         return acc.get_delta_bounds(epsilon)[0]
 
-    def get_delta(self, epsilon):
+    def get_delta(self, epsilon: Any) -> Any:
         """Certified upper bound on delta(epsilon) of the shuffled mechanism.
 
         Parameters
@@ -478,7 +478,7 @@ class ShuffleAccountant:
             return self._bottom.epsilon(delta, xtol, self.get_delta)
         return search_epsilon(self, delta, xtol, cap0)
 
-    def privacy_profile(self, epsilons):
+    def privacy_profile(self, epsilons: Any) -> np.ndarray:
         """Certified upper delta(eps) for eps of any sign (swap identity for eps < 0), one sweep;
         see :func:`sharpdp.shuffle.profile.privacy_profile`."""
         from sharpdp.shuffle.profile import privacy_profile
