@@ -94,6 +94,18 @@ double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_tar
   return kernels::chernoff_edge(p, K, k0, h, n, log_target, dir, lam_scale);
 }
 
+py::tuple chernoff_edge_bound(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir,
+                              double lam_scale) {
+  const double* p = gt.data();
+  const std::size_t K = size0(gt);
+  kernels::ChernoffEdge r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::chernoff_edge_bound(p, K, k0, h, n, log_target, dir, lam_scale);
+  }
+  return py::make_tuple(r.edge, r.allowance);
+}
+
 py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, double max_work) {
   if (N < 1 || static_cast<std::int64_t>(size0(y)) < N) throw std::invalid_argument("power: y must hold N entries");
   CArr out(z.shape(0));
@@ -129,6 +141,8 @@ void register_accountant(py::module_& m) {
   m.def("tilt", &tilt, "tilted pmf, Lambda, mean, variance, tau, mass bound");
   m.def("log_mgf", &log_mgf, "log-mgf of a lattice pmf and its first two derivatives");
   m.def("chernoff_edge", &chernoff_edge, "edge of the window certified by a Chernoff bound");
+  m.def("chernoff_edge_bound", &chernoff_edge_bound,
+        "chernoff_edge and the proven allowance a of its exponent: P(S beyond edge) <= exp(log_target + a)");
   m.def("power", &power, "z^n with its error bound");
   m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
 }

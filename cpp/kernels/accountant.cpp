@@ -48,6 +48,9 @@ Mgf log_mgf_logs(const std::vector<double>& lg, std::int64_t k0, double h, doubl
   for (std::int64_t k = 0; k < K; ++k)
     mx = std::max(mx, lg[static_cast<std::size_t>(k)] + lam * static_cast<double>(k0 + k) * h);
   double s0 = 0, s1 = 0, s2 = 0;
+  // error budget of L (docs/accountant.md §3.5.1): W = sum_k e_k (delta_k + 2u), delta_k the bound
+  // on the exponent's error, dm = max (|l_k| + |lam x_k|), m = the number of terms
+  double W = 0, dm = 0, m = 0;
   for (std::int64_t k = 0; k < K; ++k) {
     const double l = lg[static_cast<std::size_t>(k)];
     if (std::isinf(l)) continue;
@@ -56,9 +59,23 @@ Mgf log_mgf_logs(const std::vector<double>& lg, std::int64_t k0, double h, doubl
     s0 += e;
     s1 += e * x;
     s2 += e * x * x;
+    const double lp = std::fabs(l) + std::fabs(lam * x);
+    W += e * (kU * (3.02 * lp + std::fabs(l + lam * x - mx)) + 2.0 * kU);
+    dm = std::max(dm, lp);
+    m += 1.0;
   }
   const double m1 = s1 / s0;
-  return {mx + std::log(s0), m1, std::max(s2 / s0 - m1 * m1, 0.0)};
+  const double ls = std::log(s0);
+  const double L = mx + ls;
+  // |L - log sum_k g_k e^{lam (k0 + k) h}| <= err, in exact arithmetic on the stored g_k
+  double err = std::numeric_limits<double>::infinity();
+  const double dmax = kU * (4.04 * dm + 1.01 * std::fabs(mx)) + 2.0 * kU;  // >= every delta_k + 2u
+  const double gm = m * kU / (1.0 - m * kU);  // gamma_{m-1} <= gamma_m: the naive sum of m terms >= 0
+  if (s0 > 0 && dmax <= 0.009 && gm < 0.1) {
+    const double r = gm * (1.0 + gm) + 1.02 * W * (1.0 + (m + 2.0) * kU) / s0;
+    if (r < 0.5) err = (r / (1.0 - r) + 2.0 * kU * std::fabs(ls) + kU * std::fabs(L)) * 1.001;
+  }
+  return {L, m1, std::max(s2 / s0 - m1 * m1, 0.0), err};
 }
 
 // Accurate DFT of the folded tilted pmf y (length N) at frequency k: z_k = sum_r y_r e^{-2 pi i r k / N},
@@ -305,16 +322,21 @@ Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, 
 // l(lam) = log M(dir lam), the objective (n l - log_target)/lam is stationary where
 // phi(lam) = n (lam l' - l) + log_target = 0, and phi' = n lam l'' >= 0: safeguarded Newton on
 // phi inside [lam_scale e^-12, lam_scale e^12] (geometric bisection when a step leaves it).
-double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h, double n, double log_target,
-                     int dir, double lam_scale) {
+ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
+                                 double log_target, int dir, double lam_scale) {
   const auto G = logs(gt, static_cast<ssize>(K));
+  double allowance = std::numeric_limits<double>::infinity();
   const double sgn = dir > 0 ? 1.0 : -1.0;
   double a = lam_scale * std::exp(-12.0), b = lam_scale * std::exp(12.0), lam = lam_scale;
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 60; ++i) {
     const Mgf M = log_mgf_logs(G, k0, h, sgn * lam);
     const double obj = (n * M.L - log_target) / lam;
-    if (obj < best) best = obj;
+    if (obj < best) {
+      best = obj;
+      // exponent -lam b + n L_exact <= log_target + n err + the rounding of obj (§3.5.1)
+      allowance = (n * M.err + 1.01 * kU * (3.0 * std::fabs(n * M.L) + 2.0 * std::fabs(log_target))) * 1.001;
+    }
     const double phi = n * (lam * sgn * M.d1 - M.L) + log_target, dphi = n * lam * M.d2;
     if (phi < 0) a = lam; else b = lam;
     double next = dphi > 0 ? lam - phi / dphi : 0.0;
@@ -322,7 +344,12 @@ double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h,
     if (std::fabs(next - lam) <= 1e-6 * lam || b <= a * (1.0 + 1e-9)) break;
     lam = next;
   }
-  return sgn * best;
+  return {sgn * best, allowance};
+}
+
+double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h, double n, double log_target,
+                     int dir, double lam_scale) {
+  return chernoff_edge_bound(gt, K, k0, h, n, log_target, dir, lam_scale).edge;
 }
 
 // Power step (docs/accountant.md §3.6.3-3.6.4): Q = exp(n Log z) per frequency, z the computed rfft of the

@@ -39,9 +39,11 @@ void assemble(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, doubl
 void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, bool down, double* psi,
                    double* eta, double* mom_err);
 
-// log sum_k g_k exp(lam (k0 + k) h) (L) and its first two derivatives in lam (mean d1, variance d2).
+// log sum_k g_k exp(lam (k0 + k) h) (L) and its first two derivatives in lam (mean d1, variance d2);
+// err >= |L - the exact value| for the stored g and exact nodes (k0 + k) h (docs/accountant.md §3.5.1;
+// +inf when the bound's conditions fail).
 struct Mgf {
-  double L, d1, d2;
+  double L, d1, d2, err;
 };
 Mgf log_mgf(const double* g, std::size_t K, std::int64_t k0, double h, double lam);
 
@@ -62,6 +64,13 @@ Tilt tilt(const double* g, const double* eta, std::size_t K, std::int64_t k0, do
 // P(S >= b) <= exp(log_target) (dir = +1) or P(S <= b) <= exp(log_target) (dir = -1).
 double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h, double n, double log_target,
                      int dir, double lam_scale);
+// The same edge and a proven allowance a: the computed b satisfies P(S >= b) <= exp(log_target + a)
+// (dir = +1; P(S <= b) for dir = -1) for the stored gt, rounding of the exponent included (§3.5.1).
+struct ChernoffEdge {
+  double edge, allowance;
+};
+ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
+                                 double log_target, int dir, double lam_scale);
 
 // Power step Q = exp(n Log z) per frequency with its error bound (docs/accountant.md §3.6.3-3.6.4).
 // z, out: length M (rfft of the folded tilted pmf y of length N); e: the FFT's componentwise bound.

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpdp.shuffle._lattice import _U
+from sharpdp.shuffle._lattice import _U, perturbation_charge
 from sharpdp.shuffle._laws import FiniteLaw, Law
 from sharpdp.shuffle._results import LawBracket
 
@@ -312,7 +312,8 @@ def _unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: floa
     (the indicator of the kink needs S~ within the total error of 0), and the Chernoff bound with
     the tilt of the upper law (whose log-mgf dominates: hat rounding is a convex-order spread)
     gives P(S~ >= -c) <= exp(n Lambda + theta c), n Lambda raised by the pmf-error bound
-    n log(mass + tau) of the engine (0.01 covers the rounding of n Lambda, docs/accountant.md §4.4).
+    n log(mass + tau) of the engine (:func:`sharpdp.shuffle._lattice.perturbation_charge`; its
+    allowance for the rounding of the exponent is proved in docs/accountant.md §3.5.1).
     ``trunc``: the truncation term of :func:`_block` (D units), added as is; ``top``: the block
     law's largest value (the Chernoff bound needs an engine law not clamped from above).
     """
@@ -320,17 +321,11 @@ def _unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: floa
     q = n // t
     c = 2.0 * q * ev
     g = r.grid
-    chern = False
-    lam = th = math.nan
-    if g is not None:
-        # the computed log-mgf plus the bound of its pmf errors: n log(tilted mass + tau) >= the gap to
-        # the exact law's n Lambda
-        lam = g.n_log_mgf + max(g.log_mgf_err, 0.0)
-        th = g.theta
-        # (valid only if the engine's law was not clamped from above: finite laws use T = max atom)
-        chern = math.isfinite(lam) and math.isfinite(th) and g.T >= top
-    if chern:
-        shift = q * ev * math.exp(min(lam + th * c + 0.01, 0.0)) / (n * gamma)
+    # (the Chernoff bound is valid only if the engine's law was not clamped from above: finite laws
+    # use T = max atom); the computed log-mgf plus the bound of its pmf errors, n log(tilted mass +
+    # tau), bounds the exact law's n Lambda
+    if g is not None and g.T >= top:
+        shift = perturbation_charge(q * ev, g, n * gamma, c)
     else:
         shift = q * ev / (n * gamma)
     shift += trunc

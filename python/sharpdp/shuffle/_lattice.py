@@ -143,17 +143,20 @@ def _engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol
     supf = 1.0 / (math.e * theta)
     lg_u = None
     for _attempt in range(4):
-        # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt},
-        # P(S <= s_lo h) <= e^{log_tgt}; the factor e^{0.01} covers the rounding of n Lambda.
-        s_hi = max(C.chernoff_edge(gt, k0, h, float(n), log_tgt, +1, lam_scale) / h, center + 1.0)
-        s_lo = min(C.chernoff_edge(gt, k0, h, float(n), log_tgt, -1, lam_scale) / h, center - 1.0)
+        # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt + a_hi},
+        # P(S <= s_lo h) <= e^{log_tgt + a_lo}, a the kernel's proven allowance for the rounding of
+        # the exponent (docs/accountant.md §3.5.1); at least the historical margin 0.01
+        b_hi, a_hi = C.chernoff_edge_bound(gt, k0, h, float(n), log_tgt, +1, lam_scale)
+        b_lo, a_lo = C.chernoff_edge_bound(gt, k0, h, float(n), log_tgt, -1, lam_scale)
+        s_hi = max(b_hi / h, center + 1.0)
+        s_lo = min(b_lo / h, center - 1.0)
         sa = int(math.floor(s_lo)) - 1
         N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
         if lg_u is not None and N <= lg_u[0]:
             N = lg_u[0]  # the previous FFT's window still covers [s_lo, s_hi]: reuse it
         if N > _N_MAX:
             return Coarsen(h * N / _N_MAX * 1.02)  # N grows like 1/h
-        lp_hi = lp_lo = log_tgt + 0.01
+        lp_hi, lp_lo = log_tgt + max(0.01, a_hi), log_tgt + max(0.01, a_lo)
         if lg_u is None or lg_u[0] != N:
             folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
             z = sfft.rfft(folded, workers=threads if N >= 1 << 16 else 1)
@@ -275,19 +278,50 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     tail_B = law.tail_lower(kB * h)
     if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
         raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
-    up = (math.exp(up_main_log) if up_main_log < 709 else math.inf) + tail_T
-    up *= 1 + 1e-9
-    lo = max((lo_main - overshoot - tail_B) * (1 - 1e-9), 0.0)
+    if not up_r.mass - 1.0 + up_r.tau > -0.5:  # (the tilted mass is ~1 by construction)
+        raise RuntimeError("accountant: tilted lattice law lost mass; refusing to certify")
+    grid = Grid(h=h, N=up_r.N, T=kT * h, B=kB * h, theta=up_r.theta, n_log_mgf=up_r.n_log_mgf,
+                log_mgf_err=n * math.log1p(up_r.mass - 1.0 + up_r.tau))
+    # lattice positions (docs/accountant.md §3.2.1): the law's cells are cut at float edges, the
+    # engine's nodes sit at exact multiples of h; each user's analysed value is within c_pos of its
+    # true one, which costs at most n c_pos P(S^ > -n c_pos) / (n gamma) on either value. Charged
+    # when it exceeds 0.99e-9 of the value, else covered by the final factors 1 -+ 1e-9 (§3.7).
+    c_pos = 4.0 * _U * (kT * h + kB * h + h) * (1.0 + 1e-6)
+    pos = perturbation_charge(n * c_pos, grid, n * gamma, n * c_pos)
+    main = math.exp(up_main_log) if up_main_log < 709 else math.inf
+    if pos > 0.99e-9 * main:
+        main += pos
+    up = (main + tail_T) * (1 + 1e-9)
+    core_lo = lo_main - overshoot - tail_B
+    if pos > 0.99e-9 * max(core_lo, 0.0):
+        core_lo -= pos
+    lo = max(core_lo * (1 - 1e-9), 0.0)
     sc = math.exp(log_scale) if log_scale < 709 else math.inf
     sc_lo = math.exp(log_scale_lo) if log_scale_lo < 709 else math.inf
     terms = dict(E_main=up_r.E * sc, wrap_low=up_r.wrap_low * sc, wrap_high=lo_wrap_high * sc_lo,
                  fft_roundoff=up_r.fp * sc, pmf_tv=up_r.tv * sc, tail_T=tail_T, tail_B=tail_B,
                  E_lower=lo_E * sc_lo, lower_fft_roundoff=lo_fp * sc_lo, lower_pmf_tv=lo_tv * sc_lo,
-                 lower_overshoot=overshoot, N_lower=lo_N)
-    grid = Grid(h=h, N=up_r.N, T=kT * h, B=kB * h, theta=up_r.theta, n_log_mgf=up_r.n_log_mgf,
-                log_mgf_err=n * math.log1p(up_r.mass - 1.0 + up_r.tau))
-    return PassResult(lower=lo, upper=up, main=math.exp(up_main_log) if up_main_log < 709 else math.inf,
-                      tail_T=tail_T, tail_B=tail_B, grid=grid, terms=terms)
+                 lower_overshoot=overshoot, N_lower=lo_N, lattice_position=pos)
+    return PassResult(lower=lo, upper=up, main=main, tail_T=tail_T, tail_B=tail_B, grid=grid, terms=terms)
+
+
+def perturbation_charge(total: float, grid: Grid, n_gamma: float, reach: float) -> float:
+    """Cost, in delta units, of perturbing the users' values by at most ``total`` in sum.
+
+    If |S - S~| <= total, then |E[S_+] - E[S~_+]| <= total P(S~ > -reach) for any reach >= total,
+    and the Chernoff bound with the lattice law's tilt theta gives P(S~ > -reach) <= exp(n Lambda~
+    + log_mgf_err + theta reach), n Lambda~ the computed log-mgf and log_mgf_err = n log(mass + tau)
+    the bound of its pmf errors (docs/accountant.md §5.3). The exponent's rounding and that of the
+    product are covered by the allowance max(0.01, 8u (|n Lambda~| + 3 |log_mgf_err| + |theta
+    reach|) + 4u), proved in docs/accountant.md §3.5.1. Returns total P / n_gamma; without a
+    finite tilt (nan grid fields) the probability is bounded by 1.
+    """
+    lam = grid.n_log_mgf + max(grid.log_mgf_err, 0.0)
+    th = grid.theta
+    if not (math.isfinite(lam) and math.isfinite(th)):
+        return total / n_gamma
+    a = max(0.01, 8.0 * _U * (abs(grid.n_log_mgf) + 3.0 * abs(grid.log_mgf_err) + abs(th * reach)) + 4.0 * _U)
+    return total * math.exp(min(lam + th * reach + a, 0.0)) / n_gamma
 
 
 class _Coarsen(Exception):
