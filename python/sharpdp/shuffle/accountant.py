@@ -39,7 +39,10 @@ F. floating point: (i) TV bound  sup|f| n tau (m + tau)^(n-1)  for the pmf/tilt 
    cell's local-moment error bound is added to its moment (cpp ``assemble``): the resulting hat
    law is stochastically larger than the exact one, so moment errors cost a tiny upward shift
    of the mean instead of a TV term; only mass errors enter tau.
-G. Up = e^{n Lambda} (E + wrap_low + fp) / (n gamma) + E[(L - T)_+], multiplied by 1 + 1e-9.
+G. Up = e^{n Lambda} (E + wrap_low + fp) / (n gamma) + E[(L - T)_+], multiplied by 1 + 1e-9; the
+   cells' float edges against the exact lattice cost a charge (docs/accountant.md §3.2.1), added
+   when above 0.99e-9 of the value (else within that margin); the Chernoff exponents carry a proven
+   rounding allowance (§3.5.1).
 H. Lo: a convex-order lower law on the same lattice (no Hoeffding gap). If Lt = E[L | C] for a
    sigma-field C (extra independent randomisation allowed), then sum B_i Lt_i = E[sum B_i L_i | C_1..C_n]
    and conditional Jensen gives E[(sum B_i Lt_i)_+] <= E[(sum B_i L_i)_+]. C: the law of
@@ -83,6 +86,13 @@ K. a randomizer may provide ``privacy_amplification_surcharge(epsilon, adjacency
    bound on a part of D_up that its laws leave out (e.g. a certified GeneralRandomizer's outputs
    outside its support), non-increasing in epsilon; it is added to every upper value (report,
    get_delta, get_epsilon; get_epsilon raises ValueError for a delta not above it).
+
+Where each step lives (docs/code_map.md walks through one call): this module holds the public
+class (steps L, M, the loop over laws); :mod:`._certify` the one pipeline ``certify`` behind every
+value, in the modes ``Bracket`` and ``UpperOnly`` (steps I, the closed forms, the E[L_+] cap;
+docs/accountant.md §6.0); :mod:`._lattice` the engine (steps A-H, ``lattice_pass``) over the C++
+kernels ``cpp/kernels/accountant.hpp``; :mod:`._blocks` step J; :mod:`._search` get_epsilon's
+search; :mod:`._via_bottom` replace-one through bot; :mod:`._results` the typed results.
 """
 
 from __future__ import annotations
@@ -165,6 +175,8 @@ class ShuffleAccountant:
     ValueError
         n < 1 or > 1e9, unknown adjacency, rel_tol outside (0, 1), threads (or workers) not an
         integer in [1, 1024], GaussianRandomizer with dim > 1, a BlanketMixedGaussian with sigma0 < 1e-300.
+    TypeError
+        threads or workers not an integer, or both given.
     NotImplementedError
         adjacency "replace" with a randomizer that supports neither replace nor zero-out laws.
     """
