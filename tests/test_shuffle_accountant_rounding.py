@@ -10,6 +10,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from _golden import golden_min
 from sharpdp import _core
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
 from sharpdp.shuffle._lattice import perturbation_charge
@@ -30,15 +31,7 @@ def _exact_min_exponent(g, k0, h, n, b, dir_):
         s = mpmath.fsum(gk * mpmath.e ** (dir_ * lam * xk) for gk, xk in zip(gs, xs) if gk > 0)
         return -dir_ * lam * mpmath.mpf(b) + n * mpmath.log(s)
 
-    a, c = mpmath.mpf(-40), mpmath.mpf(20)
-    r = (mpmath.sqrt(5) - 1) / 2
-    for _ in range(90):
-        x1, x2 = c - r * (c - a), a + r * (c - a)
-        if f(x1) < f(x2):
-            c = x2
-        else:
-            a = x1
-    return f((a + c) / 2)
+    return golden_min(f, -40, 20, 90)
 
 
 @pytest.mark.parametrize("seed,K,n", [(0, 40, 1e9), (2, 300, 3e8), (3, 7, 50.0)])
