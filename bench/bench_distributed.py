@@ -2,7 +2,7 @@
 
 Run the comparison (the table in bench/README.md):
 
-    python bench/bench_distributed.py --rows 1e8 --single-rows 2e7   # ~4 GB of Parquet under $TMPDIR
+    python bench/bench_distributed.py --rows 1e8 --single-rows 2e7   # ~0.55 GB of Parquet under $TMPDIR
 
 It writes ``--rows`` synthetic rows (4 numeric columns, sharpdp.distributed.generate) as
 Parquet files of 1e6 rows (in a temporary directory, deleted afterwards), calibrates one
