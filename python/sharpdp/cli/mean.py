@@ -225,8 +225,8 @@ def format_text(r: dict[str, Any]) -> str:
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
         f"data       : {r['source']}",
-        f"n, d       : {r['n']} rows, {r['d']} columns ({r['rows_dropped_missing']} rows with missing values dropped)",
-        f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped",
+        f"n, d       : {r['n']} rows, {r['d']} columns ({r['rows_dropped_missing']} rows with missing values dropped; analyst only, not private)",
+        f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped (analyst only, not private)",
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
         f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
         f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency"
