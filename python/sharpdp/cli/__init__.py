@@ -24,6 +24,47 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+def check_out_dir(path: str, flag: str = "--out") -> None:
+    """Fail early (before any long computation) if ``path`` cannot become an output directory.
+
+    Raises
+    ------
+    CliError
+        One line naming ``flag``: ``path`` is an existing file, or its nearest existing parent
+        is not a writable directory.
+    """
+    full = os.path.abspath(path)
+    if os.path.exists(full):
+        if not os.path.isdir(full):
+            raise CliError(f"{flag}: {path} is a file, not a directory")
+        if not os.access(full, os.W_OK | os.X_OK):
+            raise CliError(f"{flag}: directory {path} is not writable")
+        return
+    parent = os.path.dirname(full)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise CliError(f"{flag}: cannot create directory {path}: {parent} is a file, not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"{flag}: cannot create directory {path}: {parent} is not writable")
+
+
+def make_out_dir(path: str, flag: str = "--out") -> str:
+    """Create the output directory ``path`` (parents too; an existing directory is fine).
+
+    Raises
+    ------
+    CliError
+        One line naming ``flag`` when ``path`` is a file or cannot be created.
+    """
+    check_out_dir(path, flag)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"{flag}: cannot create directory {path}: {exc.strerror or exc}") from None
+    return path
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, no usage dump
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
