@@ -53,3 +53,13 @@ def test_make_out_dir_names_the_flag_when_creation_fails(tmp_path, monkeypatch):
     with pytest.raises(CliError, match=r"^--out: cannot create directory .*: No such file or directory$"):
         make_out_dir(str(tmp_path / "new"))
 
+
+def test_keys_is_a_directory(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("g\na\nb\n")
+    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "g", "--keys", str(tmp_path),
+                          "--no-plot", "--out", str(tmp_path / "o"))
+    assert _one_line(code, out, err), err
+    assert "--keys" in err and "is a directory" in err and "no such file" not in err, err
+    code, out, err = _run(capsys, "histogram", "--csv", str(tmp_path), "--by", "g", "--no-plot")
+    assert _one_line(code, out, err) and "--csv" in err and "is a directory" in err, err

