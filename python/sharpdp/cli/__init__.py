@@ -11,6 +11,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from typing import Any, NoReturn, Sequence
 
@@ -65,7 +66,17 @@ def make_out_dir(path: str, flag: str = "--out") -> str:
     return path
 
 
+# argparse alone takes only "-1" and "-.5" for negative numbers, so "--delta -1e-6" failed with
+# "expected one argument"; this also accepts exponents, "-1.", "-inf" and "-nan" as values, so the
+# validators can name the parameter ("--delta must be > 0"). No option of ours looks like a number.
+_NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
     def error(self, message: str) -> NoReturn:  # one line, no usage dump
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
