@@ -493,3 +493,24 @@ def test_closed_forms_in_the_far_tail():
             p = law.sf(x)
             below = float(np.sum(np.diff(x) * p[1:] ** 2))  # lower Riemann sum (P decreasing)
             assert pair_integral_up(ll, T0) >= below
+
+
+def test_gaussian_randomizer_replace_through_bot():
+    """Replace-one for the Gaussian randomizer goes through bot (docs/accountant.md §9): the report's
+    upper value must lie above A(e1) + e^{e1} B(e2) at the split it reports, A the x-vs-bot and B the
+    bot-vs-x blanket divergence (each leg by its own Monte Carlo estimator)."""
+    from sharpdp.shuffle import ShuffleAccountant
+
+    s0, n, eps = 1.0, 1000, 1.0
+    rep = ShuffleAccountant(GaussianRandomizer(s0, 1), n, adjacency="replace").report(eps)
+    e1 = rep.terms["epsilon_split"]  # (nats)
+    e2 = eps - e1
+    g, la = ref_gauss(s0, e1, "x_bot")
+    _, lb = ref_gauss(s0, e2, "bot_x")
+    rng = np.random.default_rng(3)
+    a, sa = mc_max(la, g, n, 6000, rng)
+    b, sb = mc_tilted(lb, g, n, 6000, rng)
+    up_a, up_b = rep.terms["leg_upper"]
+    assert up_a >= a - Z_MC * sa and up_b >= b - Z_MC * sb, (up_a, a, sa, up_b, b, sb)
+    mean, se = a + math.exp(e1) * b, math.hypot(sa, math.exp(e1) * sb)
+    assert rep.upper >= mean - Z_MC * se, (rep.upper, mean, se)
