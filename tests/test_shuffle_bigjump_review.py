@@ -148,8 +148,9 @@ class RefLaw:
 
 
 def ref_bmg(gamma, sigma0, eps, which):
-    """R_x = gamma N(0, s^2) + (1 - gamma) N(x, s^2), R_BG = N(0, s^2), |x| = 1 (shuffle paper,
-    Algorithm 1): with Z = <y, x>/s and r = 1/s, R_x/R_BG = gamma + (1 - gamma) e^{rZ - r^2/2}."""
+    """R_x = gamma N(0, s^2) + (1 - gamma) N(x, s^2), R_BG = N(0, s^2), |x| = 1 ("Shuffling-Aware
+    Optimization for Private Vector Mean Estimation", Algorithm 1; worst pairs: docs/worst_case_pairs.md
+    §2-3): with Z = <y, x>/s and r = 1/s, R_x/R_BG = gamma + (1 - gamma) e^{rZ - r^2/2}."""
     r, ee = 1.0 / sigma0, math.exp(eps)
     if which == "x_bot":
         return gamma, RefLaw(pieces=[Piece(gamma - ee, 1 - gamma, 0.0, r)])
@@ -159,7 +160,7 @@ def ref_bmg(gamma, sigma0, eps, which):
 
 
 def ref_gauss(sigma0, eps, which):
-    """R_x = N(x, s^2), blanket phi_s(|y| + 1)/g, g = 2 Phibar(1/s): for y < 0 (mass 1/2)
+    """R_x = N(x, s^2), blanket phi_s(|y| + 1)/g, g = 2 Phibar(1/s) (docs/worst_case_pairs.md §4): for y < 0 (mass 1/2)
     R_1/(g R_BG) = 1; for y = -1 + sZ > 0 it is e^{2y/s^2} = e^{r2 Z - r2^2/2}, r2 = 2/s, Z > 1/s."""
     s, ee = sigma0, math.exp(eps)
     g = 2 * float(ndtr(-1 / s))
