@@ -103,30 +103,135 @@ def run_call(task: dict) -> dict:
     return out
 
 
-def _child(task_json: str) -> None:
+def _limit(timeout: float, mem_gb: float) -> None:
+    """In the child: CPU limit ``timeout`` s from now, address space ``mem_gb`` GB, no core files."""
     import resource
 
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    cpu = int(math.ceil(time.process_time() + timeout))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+    if mem_gb > 0:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        soft = int(mem_gb * 2**30)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _guarded_call(task: dict) -> dict:
+    """run_call with MemoryError turned into {"oom": True}; adds the peak RSS (MB) of this process."""
+    import resource
+
+    try:
+        out = run_call(task)
+    except MemoryError:
+        out = {"oom": True}
+    except Exception as exc:  # noqa: BLE001  (reported in the table, one line)
+        text = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        out = {"oom": True} if "bad_alloc" in text or "Unable to allocate" in text else {"error": text}
+    out["rss_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return out
+
+
+def _child(task_json: str) -> None:
     task = json.loads(task_json)
-    import sharpdp.shuffle  # noqa: F401  (imports and JIT caches are not charged to the call)
+    import sharpdp.shuffle  # noqa: F401  (imports are not charged to the call)
 
-    limit = int(math.ceil(time.process_time() + task["timeout"]))
-    resource.setrlimit(resource.RLIMIT_CPU, (limit, resource.RLIM_INFINITY))
-    print(json.dumps(run_call(task)))
+    _limit(task["timeout"], task.get("mem_gb", 0.0))
+    print(json.dumps(_guarded_call(task)))
 
 
-def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
-    """Run one call in a subprocess limited to ``timeout`` CPU seconds; {"timeout": True} if it hit it."""
-    task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout)
+def _classify_failure(code: int | None, sig: int | None, stderr: str) -> dict:
+    import signal
+
+    if sig == signal.SIGXCPU or code == 152 or "CPU time limit" in stderr:
+        return {"timeout": True}
+    if "MemoryError" in stderr or "bad_alloc" in stderr or "Unable to allocate" in stderr:
+        return {"oom": True}
+    if sig is not None:
+        name = signal.Signals(sig).name
+        tail = (stderr.strip().splitlines() or [""])[-1][:80]
+        return {"error": f"killed by {name}" + (f" ({tail})" if tail else "")}
+    return {"error": (stderr.strip().splitlines() or ["?"])[-1]}
+
+
+def _timed_subprocess(task: dict, timeout: float) -> dict:
     try:
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(task)],
                            capture_output=True, text=True, timeout=20 * timeout + 120)
     except subprocess.TimeoutExpired:  # wall-clock safety net on a very loaded machine
-        return {"timeout": True}
+        return {"timeout": True, "wall": True}
     if p.returncode != 0:
-        if p.returncode in (-24, 152) or "CPU time limit" in p.stderr:  # SIGXCPU
-            return {"timeout": True}
-        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
+        sig = -p.returncode if p.returncode < 0 else None
+        return _classify_failure(p.returncode, sig, p.stderr)
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _timed_fork(task: dict, timeout: float) -> dict:
+    """Fork this process (sharpdp already imported, nothing run yet) and run the call in the child.
+
+    The child's CPU clock starts at zero (POSIX ``fork``), so ``process_time`` counts the call
+    only; its limits (CPU, address space) are set in the child. Saves an interpreter start and
+    an import per call, which dominate the small cells."""
+    import select
+    import signal
+    import tempfile
+
+    err = tempfile.TemporaryFile()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0
+        try:
+            os.close(r)
+            os.dup2(err.fileno(), 2)
+            _limit(timeout, task.get("mem_gb", 0.0))
+            data = json.dumps(_guarded_call(task)).encode()
+            os.write(w, data)
+        except BaseException:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks, deadline = [], time.time() + 20 * timeout + 120
+    while True:
+        left = deadline - time.time()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)  # wall-clock safety net on a very loaded machine
+            os.waitpid(pid, 0)
+            os.close(r)
+            return {"timeout": True, "wall": True}
+        ready, _, _ = select.select([r], [], [], min(left, 5.0))
+        if ready:
+            b = os.read(r, 65536)
+            if not b:
+                break
+            chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    err.seek(0)
+    stderr = err.read().decode(errors="replace")
+    err.close()
+    if os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0 or not chunks:
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        return _classify_failure(code, sig, stderr)
+    return json.loads(b"".join(chunks).decode())
+
+
+_ISOLATION = {"mode": "subprocess", "mem_gb": 3.0}
+
+
+def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
+    """Run one call isolated (fork or subprocess) under a CPU limit of ``timeout`` s and an
+    address-space limit; {"timeout": True} / {"oom": True} if it hit one."""
+    task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout, mem_gb=_ISOLATION["mem_gb"])
+    if _ISOLATION["mode"] == "fork":
+        return _timed_fork(task, timeout)
+    return _timed_subprocess(task, timeout)
 
 
 # ----------------------------------------------------------------------------- cells
@@ -183,12 +288,17 @@ def run_cell(family, label, spec, n, eps, timeout, eps_cache) -> dict:
             spec = _template_bmg(n, eps)
             row["template_pick"] = True
         row["params"] = f"g={spec['gamma']:.3g}, s0={spec['sigma0']:.3g}"
-    elif family == "b":
-        row["calibration"] = timed("calibrate_gaussian", n, eps, None, timeout)
+    elif family == "b":  # calibrate_gaussian does not depend on sigma0: once per (n, eps)
+        ckey = ("calibrate_gaussian", n, eps)
+        if ckey not in eps_cache:
+            eps_cache[ckey] = timed("calibrate_gaussian", n, eps, None, timeout)
+        row["calibration"] = eps_cache[ckey]
+    row["spec"] = spec
     row["delta_bounds"] = timed("delta_bounds", n, eps, spec, timeout)
     key = (json.dumps(spec, sort_keys=True), n)
-    if row["delta_bounds"].get("timeout"):  # get_epsilon makes several such calls: not worth running
-        row["epsilon"] = {"timeout": True, "skipped": True}
+    if row["delta_bounds"].get("timeout") or row["delta_bounds"].get("oom"):
+        # get_epsilon makes several such calls: not worth running
+        row["epsilon"] = dict(row["delta_bounds"], skipped=True)
         return row
     if family == "a" or key not in eps_cache:
         eps_cache[key] = timed("epsilon", n, eps, spec, timeout)
@@ -202,14 +312,23 @@ def _t(r: dict | None, timeout: float) -> str:
         return "-"
     if r.get("timeout"):
         return f">{timeout:g} s" + (" (not run)" if r.get("skipped") else "")
+    if r.get("oom"):
+        return "out of memory" + (" (not run)" if r.get("skipped") else "")
     if "error" in r:
         return "error: " + r["error"][:60]
     return f"{r['cpu']:.3g} s"
 
 
+def _rss(r: dict) -> str:
+    """Largest peak RSS (MB) over the calls of a row that report one."""
+    vals = [c["rss_peak_mb"] for c in (r.get("calibration"), r.get("delta_bounds"), r.get("epsilon"))
+            if c and "rss_peak_mb" in c and not c.get("skipped")]
+    return f"{max(vals):.0f} MB" if vals else "-"
+
+
 def markdown(rows: list[dict]) -> str:
     head = ("| family | n | eps | randomizer | get_delta_bounds | (Up-Lo)/Lo | get_epsilon(1e-6) "
-            "| calibration | evals | calibrated |\n|---|---|---|---|---|---|---|---|---|---|")
+            "| calibration | evals | calibrated | peak RSS |\n|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         timeout = r["timeout"]
@@ -231,13 +350,15 @@ def markdown(rows: list[dict]) -> str:
         if r["family"] == "a":
             label = f"BMG {r['params']}" + (" †" if r.get("template_pick") else "")
         lines.append(f"| {r['family']} | {r['n']:.0e} | {r['eps']:g} | {label} | {_t(db, timeout)} | {gap} "
-                     f"| {_t(r['epsilon'], timeout)} | {cal_t} | {evals} | {what} |")
+                     f"| {_t(r['epsilon'], timeout)} | {cal_t} | {evals} | {what} | {_rss(r)} |")
     lines.append("")
     lines.append("CPU seconds per call (time.process_time of a fresh subprocess, imports excluded); "
                  ">S s: stopped at the CPU limit S. †: calibrate_bmg timed out, so the optimal "
                  "BMG at the template's chi was timed instead. '(not run)': get_epsilon was skipped because one "
                  "get_delta_bounds already exceeded the limit. evals: accountant evaluations "
-                 "(get_delta_bounds calls) made by the calibration.")
+                 "(get_delta_bounds calls) made by the calibration. 'out of memory': the call hit the "
+                 "address-space limit (RLIMIT_AS, --mem-gb). peak RSS: largest ru_maxrss of the row's "
+                 "calls (includes the interpreter and sharpdp's imports, about 80-150 MB).")
     return "\n".join(lines)
 
 
@@ -251,20 +372,35 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="Markdown file to write (default: stdout only)")
     ap.add_argument("--json", default=None, help="also write the raw results as JSON lines here")
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --json, run the others")
+    ap.add_argument("--mem-gb", type=float, default=3.0,
+                    help="address-space limit per call in GB (RLIMIT_AS; 0: none; default 3)")
+    ap.add_argument("--isolate", choices=("fork", "subprocess"), default="fork" if hasattr(os, "fork") else
+                    "subprocess", help="run each call in a fork of this process (default on POSIX) or "
+                    "in a fresh interpreter")
+    ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child is not None:
         _child(args.child)
         return 0
+    _ISOLATION.update(mode=args.isolate, mem_gb=args.mem_gb)
+    if args.isolate == "fork":
+        import sharpdp.shuffle  # noqa: F401  (imported once, before any fork)
     rows: list[dict] = []
     eps_cache: dict = {}
-    todo = [c for c in cells("full" if args.full else "quick") if c[0] in args.families]
+    ns = None if args.ns is None else {int(float(x)) for x in args.ns.split(",")}
+    todo = [c for c in cells("full" if args.full else "quick")
+            if c[0] in args.families and (ns is None or c[3] in ns)]
     done = {}
     if args.resume and args.json and os.path.exists(args.json):
         with open(args.json) as fh:
             for line in fh:
                 r = json.loads(line)
                 done[(r["family"], r["label"], r["n"], r["eps"])] = r
+                if r["family"] == "b" and "calibration" in r:  # shared by every sigma0
+                    eps_cache.setdefault(("calibrate_gaussian", r["n"], r["eps"]), r["calibration"])
+                if r["family"] != "a" and r.get("spec") and not r["epsilon"].get("skipped"):
+                    eps_cache.setdefault((json.dumps(r["spec"], sort_keys=True), r["n"]), r["epsilon"])
     t_start = time.time()
     for i, c in enumerate(todo):
         key = (c[0], c[1], c[3], c[4])
