@@ -362,6 +362,149 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------- goals of the map
+GOAL_DB_MEDIAN, GOAL_DB_WORST, GOAL_DB_1E9 = 0.05, 0.1, 1.0   # get_delta_bounds, CPU s
+GOAL_GAP, GOAL_GAP_FLOOR = 1e-2, 1e-15                         # (Up-Lo)/Lo wherever delta >= floor
+GOAL_EPS_RATIO = 5.0                                           # get_epsilon / one get_delta
+GOAL_CAL, GOAL_CAL_EVALS = 1.0, 10                             # calibration, CPU s / evaluations
+GOAL_RSS_MB = 1024.0                                           # peak memory per call
+
+
+def _cpu(r: dict | None) -> float:
+    """CPU seconds of a call; inf for a timeout or an out-of-memory stop, nan if absent/error."""
+    if not r:
+        return math.nan
+    if r.get("timeout") or r.get("oom"):
+        return math.inf
+    return r.get("cpu", math.nan)
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "stopped"
+    return f"{x * 1e3:.0f} ms" if x < 1 else f"{x:.3g} s"
+
+
+def _groups(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
+    out: dict = {}
+    for r in rows:
+        label = "BMG (calibrate_bmg's pick)" if r["family"] == "a" else r["label"]
+        out.setdefault((r["family"], label), []).append(r)
+    return [(f, lab, rs) for (f, lab), rs in out.items()]
+
+
+def _eps_ratio(r: dict, rs: list[dict]) -> float:
+    """get_epsilon CPU over one get_delta_bounds CPU near the epsilon it returns: the same cell's in
+    (a) (calibrated at that epsilon), in (b)-(d) (get_epsilon timed once per (randomizer, n)) the
+    slower of the two cells of that row whose eps bracket the returned epsilon."""
+    e_call = r.get("epsilon") or {}
+    e = _cpu(e_call)
+    if r["family"] == "a":
+        d = _cpu(r["delta_bounds"])
+    else:
+        row = sorted((x for x in rs if x["n"] == r["n"]), key=lambda x: x["eps"])
+        target = e_call.get("epsilon")
+        if target is None or not row:
+            return math.nan
+        below = [x for x in row if x["eps"] <= target][-1:]
+        above = [x for x in row if x["eps"] >= target][:1]
+        ds = [_cpu(x["delta_bounds"]) for x in below + above]
+        ds = [x for x in ds if not math.isnan(x)]
+        d = max(ds) if ds else math.nan
+    return e / d if d > 0 and not math.isinf(d) and not math.isnan(e) else math.nan
+
+
+def summary(rows: list[dict]) -> str:
+    """One line per randomizer: how its cells fare against the goals."""
+    import statistics
+
+    lines = ["| family | randomizer | cells | get_delta_bounds median / worst (n <= 1e8) | worst at n = 1e9 "
+             "| cells over 100 ms (1 s at 1e9) | worst (Up-Lo)/Lo where Up >= 1e-15 | cells over 1e-2 "
+             "| worst get_epsilon / get_delta | calibration median / worst (n <= 1e8) | max evals "
+             "| peak RSS | stopped (CPU / memory) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for fam, label, rs in _groups(rows):
+        db = [_cpu(r["delta_bounds"]) for r in rs if r["n"] <= 10**8]
+        db9 = [_cpu(r["delta_bounds"]) for r in rs if r["n"] > 10**8]
+        over = sum(1 for r in rs if _cpu(r["delta_bounds"]) > (GOAL_DB_1E9 if r["n"] > 10**8 else GOAL_DB_WORST))
+        gaps = []
+        for r in rs:
+            d = r["delta_bounds"]
+            if "upper" in d and d["upper"] >= GOAL_GAP_FLOOR:
+                gaps.append((d["upper"] - d["lower"]) / d["lower"] if d["lower"] > 0 else math.inf)
+        ratios = [x for x in (_eps_ratio(r, rs) for r in rs) if not math.isnan(x)]
+        cal = [_cpu(r.get("calibration")) for r in rs if r.get("calibration") and r["n"] <= 10**8]
+        evals = [r["calibration"].get("evals", 0) for r in rs if r.get("calibration") and "evals" in r["calibration"]]
+        rss = [c["rss_peak_mb"] for r in rs for c in (r.get("calibration"), r["delta_bounds"], r.get("epsilon"))
+               if c and "rss_peak_mb" in c]
+        n_to = sum(1 for r in rs for c in (r.get("calibration"), r["delta_bounds"], r.get("epsilon"))
+                   if c and c.get("timeout") and not c.get("skipped"))
+        n_oom = sum(1 for r in rs for c in (r.get("calibration"), r["delta_bounds"], r.get("epsilon"))
+                    if c and c.get("oom") and not c.get("skipped"))
+        med = statistics.median(db) if db else math.nan
+        lines.append(
+            f"| {fam} | {label} | {len(rs)} | {_fmt(med)} / {_fmt(max(db, default=math.nan))} "
+            f"| {_fmt(max(db9, default=math.nan))} | {over} "
+            f"| {max(gaps, default=math.nan):.2g} | {sum(1 for g in gaps if g > GOAL_GAP)} "
+            f"| {max(ratios, default=math.nan):.3g} "
+            f"| {(_fmt(statistics.median(cal)) + ' / ' + _fmt(max(cal))) if cal else 'n/a'} "
+            f"| {max(evals) if evals else '-'} | {max(rss, default=math.nan):.0f} MB | {n_to} / {n_oom} |")
+    return "\n".join(lines)
+
+
+def misses(rows: list[dict]) -> str:
+    """Every cell that misses a goal, one line per (cell, goal), grouped by goal."""
+    by_goal: dict = {}
+
+    def add(goal, r, text):
+        by_goal.setdefault(goal, []).append(f"- {r['label'] if r['family'] != 'a' else 'BMG ' + r['params']}"
+                                            f", n = {r['n']:.0e}, eps = {r['eps']:g}: {text}")
+
+    groups = {id(r): rs for _, _, rs in _groups(rows) for r in rs}
+    seen_eps = set()
+    for r in rows:
+        d = r["delta_bounds"]
+        t = _cpu(d)
+        lim = GOAL_DB_1E9 if r["n"] > 10**8 else GOAL_DB_WORST
+        if t > lim:
+            add("get_delta_bounds over its limit", r, _t(d, r["timeout"]))
+        if "upper" in d and d["upper"] >= GOAL_GAP_FLOOR:
+            g = (d["upper"] - d["lower"]) / d["lower"] if d["lower"] > 0 else math.inf
+            if g > GOAL_GAP:
+                add("(Up-Lo)/Lo over 1e-2", r, f"{g:.3g} (Lo {d['lower']:.4g}, Up {d['upper']:.4g})")
+        key = (r["family"], r["label"], r["n"]) if r["family"] != "a" else id(r)
+        if key not in seen_eps:
+            seen_eps.add(key)
+            e = r.get("epsilon")
+            ratio = _eps_ratio(r, groups[id(r)])
+            if e and not e.get("skipped") and (math.isinf(_cpu(e)) or ratio > GOAL_EPS_RATIO):
+                add("get_epsilon(1e-6) over 5 x get_delta", r,
+                    f"{_t(e, r['timeout'])} = {ratio:.3g} x" if not math.isinf(_cpu(e)) else _t(e, r["timeout"]))
+        c = r.get("calibration")
+        if c is not None and r["n"] <= 10**8 and r["family"] in "ab":
+            ckey = ("cal", r["family"], r["n"], r["eps"])
+            if ckey not in seen_eps:
+                seen_eps.add(ckey)
+                if _cpu(c) > GOAL_CAL or c.get("evals", 0) > GOAL_CAL_EVALS:
+                    name = "calibrate_bmg" if r["family"] == "a" else "calibrate_gaussian"
+                    lab = f"{name}, n = {r['n']:.0e}, eps = {r['eps']:g}"
+                    ev = f", {c['evals']} evals" if "evals" in c else ""
+                    by_goal.setdefault("calibration over 1 s or 10 evaluations", []).append(
+                        f"- {lab}: {_t(c, r['timeout'])}{ev}")
+        for what, c2 in (("calibration", r.get("calibration")), ("get_delta_bounds", d), ("get_epsilon", r.get("epsilon"))):
+            if c2 and not c2.get("skipped") and (c2.get("oom") or c2.get("rss_peak_mb", 0) > GOAL_RSS_MB):
+                txt = "out of memory" if c2.get("oom") else f"{c2['rss_peak_mb']:.0f} MB"
+                add("memory over 1 GB", r, f"{what}: {txt}")
+    out = []
+    for goal, items in by_goal.items():
+        out.append(f"**{goal}** ({len(items)}):\n")
+        out.extend(items)
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     g = ap.add_mutually_exclusive_group()
@@ -378,13 +521,15 @@ def main(argv=None) -> int:
                     "subprocess", help="run each call in a fork of this process (default on POSIX) or "
                     "in a fresh interpreter")
     ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
+    ap.add_argument("--render", action="store_true",
+                    help="run nothing: only write the tables of the cells already in --json")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child is not None:
         _child(args.child)
         return 0
     _ISOLATION.update(mode=args.isolate, mem_gb=args.mem_gb)
-    if args.isolate == "fork":
+    if args.isolate == "fork" and not args.render:
         import sharpdp.shuffle  # noqa: F401  (imported once, before any fork)
     rows: list[dict] = []
     eps_cache: dict = {}
@@ -392,7 +537,7 @@ def main(argv=None) -> int:
     todo = [c for c in cells("full" if args.full else "quick")
             if c[0] in args.families and (ns is None or c[3] in ns)]
     done = {}
-    if args.resume and args.json and os.path.exists(args.json):
+    if (args.resume or args.render) and args.json and os.path.exists(args.json):
         with open(args.json) as fh:
             for line in fh:
                 r = json.loads(line)
@@ -407,6 +552,8 @@ def main(argv=None) -> int:
         if key in done:
             rows.append(done[key])
             continue
+        if args.render:
+            continue
         row = run_cell(*c, args.timeout, eps_cache)
         rows.append(row)
         print(f"[{i + 1}/{len(todo)}, {time.time() - t_start:.0f} s wall] {json.dumps(row)}", file=sys.stderr,
@@ -414,7 +561,7 @@ def main(argv=None) -> int:
         if args.json:
             with open(args.json, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
-    md = markdown(rows)
+    md = "\n\n".join([summary(rows), markdown(rows), "Cells that miss a goal:\n", misses(rows)])
     print(md)
     if args.out:
         with open(args.out, "w") as fh:
