@@ -302,6 +302,8 @@ def run_cell(family, label, spec, n, eps, timeout, eps_cache) -> dict:
         return row
     if family == "a" or key not in eps_cache:
         eps_cache[key] = timed("epsilon", n, eps, spec, timeout)
+        if family != "a" and "epsilon" in eps_cache[key]:  # one get_delta at the answer, for the ratio
+            eps_cache[key]["delta_at"] = timed("delta_bounds", n, eps_cache[key]["epsilon"], spec, timeout)
     row["epsilon"] = eps_cache[key]
     return row
 
@@ -396,13 +398,16 @@ def _groups(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
 
 
 def _eps_ratio(r: dict, rs: list[dict]) -> float:
-    """get_epsilon CPU over one get_delta_bounds CPU near the epsilon it returns: the same cell's in
-    (a) (calibrated at that epsilon), in (b)-(d) (get_epsilon timed once per (randomizer, n)) the
-    slower of the two cells of that row whose eps bracket the returned epsilon."""
+    """get_epsilon CPU over one get_delta_bounds CPU at the epsilon it returns: the same cell's in
+    (a) (calibrated at that epsilon); in (b)-(d) (get_epsilon timed once per (randomizer, n)) a
+    separate get_delta_bounds call at the returned epsilon, or if that is missing, the slower of
+    the two cells of that row whose eps bracket the returned epsilon."""
     e_call = r.get("epsilon") or {}
     e = _cpu(e_call)
     if r["family"] == "a":
         d = _cpu(r["delta_bounds"])
+    elif "delta_at" in e_call:
+        d = _cpu(e_call["delta_at"])
     else:
         row = sorted((x for x in rs if x["n"] == r["n"]), key=lambda x: x["eps"])
         target = e_call.get("epsilon")
@@ -521,6 +526,9 @@ def main(argv=None) -> int:
                     "subprocess", help="run each call in a fork of this process (default on POSIX) or "
                     "in a fresh interpreter")
     ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
+    ap.add_argument("--labels", default=None,
+                    help="restrict to randomizers whose label is one of these, comma separated "
+                    "(e.g. 'Gauss s0=2.0,Gauss s0=4.6')")
     ap.add_argument("--render", action="store_true",
                     help="run nothing: only write the tables of the cells already in --json")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -535,7 +543,8 @@ def main(argv=None) -> int:
     eps_cache: dict = {}
     ns = None if args.ns is None else {int(float(x)) for x in args.ns.split(",")}
     todo = [c for c in cells("full" if args.full else "quick")
-            if c[0] in args.families and (ns is None or c[3] in ns)]
+            if c[0] in args.families and (ns is None or c[3] in ns)
+            and (args.labels is None or c[1] in args.labels.split(","))]
     done = {}
     if (args.resume or args.render) and args.json and os.path.exists(args.json):
         with open(args.json) as fh:
