@@ -351,8 +351,10 @@ def markdown(rows: list[dict]) -> str:
         label = r["label"]
         if r["family"] == "a":
             label = f"BMG {r['params']}" + (" †" if r.get("template_pick") else "")
+        e = r["epsilon"]
+        e_t = _t(e, timeout) + (f" (ε {e['epsilon']:.3g})" if "epsilon" in e else "")
         lines.append(f"| {r['family']} | {r['n']:.0e} | {r['eps']:g} | {label} | {_t(db, timeout)} | {gap} "
-                     f"| {_t(r['epsilon'], timeout)} | {cal_t} | {evals} | {what} | {_rss(r)} |")
+                     f"| {e_t} | {cal_t} | {evals} | {what} | {_rss(r)} |")
     lines.append("")
     lines.append("CPU seconds per call (time.process_time of a fresh subprocess, imports excluded); "
                  ">S s: stopped at the CPU limit S. †: calibrate_bmg timed out, so the optimal "
@@ -463,9 +465,10 @@ def misses(rows: list[dict]) -> str:
     """Every cell that misses a goal, one line per (cell, goal), grouped by goal."""
     by_goal: dict = {}
 
-    def add(goal, r, text):
+    def add(goal, r, text, per_cell=True):
+        where = f", n = {r['n']:.0e}" + (f", eps = {r['eps']:g}" if per_cell else "")
         by_goal.setdefault(goal, []).append(f"- {r['label'] if r['family'] != 'a' else 'BMG ' + r['params']}"
-                                            f", n = {r['n']:.0e}, eps = {r['eps']:g}: {text}")
+                                            f"{where}: {text}")
 
     groups = {id(r): rs for _, _, rs in _groups(rows) for r in rs}
     seen_eps = set()
@@ -483,10 +486,17 @@ def misses(rows: list[dict]) -> str:
         if key not in seen_eps:
             seen_eps.add(key)
             e = r.get("epsilon")
+            at = (e or {}).get("delta_at")
+            if at and _cpu(at) > lim:
+                add("get_delta_bounds over its limit at get_epsilon's answer (off the eps grid)", r,
+                    f"{_t(at, r['timeout'])} at eps {e['epsilon']:.4g}", per_cell=False)
             ratio = _eps_ratio(r, groups[id(r)])
             if e and not e.get("skipped") and (math.isinf(_cpu(e)) or ratio > GOAL_EPS_RATIO):
-                add("get_epsilon(1e-6) over 5 x get_delta", r,
-                    f"{_t(e, r['timeout'])} = {ratio:.3g} x" if not math.isinf(_cpu(e)) else _t(e, r["timeout"]))
+                what = _t(e, r["timeout"])
+                if not math.isinf(_cpu(e)):
+                    what += f" = {ratio:.3g} x" + (f" (epsilon {e['epsilon']:.4g}, get_delta_bounds there "
+                                                   f"{_t(e['delta_at'], r['timeout'])})" if "delta_at" in e else "")
+                add("get_epsilon(1e-6) over 5 x get_delta", r, what, per_cell=r["family"] == "a")
         c = r.get("calibration")
         if c is not None and r["n"] <= 10**8 and r["family"] in "ab":
             ckey = ("cal", r["family"], r["n"], r["eps"])
