@@ -211,14 +211,16 @@ def _timed_fork(task: dict, timeout: float) -> dict:
                 break
             chunks.append(b)
     os.close(r)
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
     err.seek(0)
     stderr = err.read().decode(errors="replace")
     err.close()
     if os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0 or not chunks:
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        return _classify_failure(code, sig, stderr)
+        out = _classify_failure(code, sig, stderr)
+        out["rss_peak_mb"] = usage.ru_maxrss / 1024.0  # up to the stop (a lower bound for a stopped call)
+        return out
     return json.loads(b"".join(chunks).decode())
 
 
