@@ -12,15 +12,24 @@ Per cell (n, eps) it reports the process CPU time (``time.process_time``, all th
 ``get_delta_bounds(eps)``, of ``get_epsilon(1e-6)`` and of the calibration, the achieved
 (Up - Lo)/Lo, and the number of accountant evaluations the calibration made (calls of
 ``ShuffleAccountant.get_delta_bounds``, which ``get_delta`` goes through). ``get_epsilon`` does
-not depend on eps, so for (b)-(d) it is timed once per (randomizer, n). Every timed call runs
-in its own subprocess under a CPU-time limit (``--timeout S``); a call that hits it is shown
-as ``>S s``. When the calibration of an (a) cell times out, the other two calls of that cell
-use the optimal BMG at the asymptotic template's chi (``optimal_bmg``), marked with a dagger.
+not depend on eps, so for (b)-(d) it is timed once per (randomizer, n), together with one
+``get_delta_bounds`` at the epsilon it returns (the reference of the "get_epsilon <= 5 x one
+get_delta" goal); ``calibrate_gaussian`` does not depend on sigma0 and is timed once per
+(n, eps). Every timed call runs in its own process (``--isolate fork``, the default on POSIX: a
+fork of this process after ``import sharpdp.shuffle``, whose CPU clock starts at zero; or
+``--isolate subprocess``: a fresh interpreter) under a CPU-time limit (``--timeout S``; shown as
+``>S s``) and an address-space limit (``--mem-gb G``, default 3; shown as "out of memory"); its
+peak RSS (``ru_maxrss``) is recorded. When the calibration of an (a) cell times out, the other
+two calls of that cell use the optimal BMG at the asymptotic template's chi (``optimal_bmg``),
+marked with a dagger.
 
-Script mode (writes a Markdown table; ``--quick`` is the "before" subset of bench/README.md)::
+Script mode (writes Markdown: a summary per randomizer against the goals, every cell, and every
+cell that misses a goal; ``--quick`` is the "before" subset of bench/README.md)::
 
     python bench/bench_regimes.py --quick --timeout 60 --out regimes.md
-    python bench/bench_regimes.py --full --timeout 60 --out regimes.md
+    python bench/bench_regimes.py --full --timeout 5 --json regimes.jsonl --resume --out regimes.md
+    python bench/bench_regimes.py --full --families b --labels "Gauss s0=4.6" --ns 1e8,1e9 ...
+    python bench/bench_regimes.py --full --render --json regimes.jsonl   # tables only, runs nothing
 
 Benchmark mode (pytest-benchmark, a few representative cells; not run in CI)::
 
@@ -358,7 +367,8 @@ def markdown(rows: list[dict]) -> str:
         lines.append(f"| {r['family']} | {r['n']:.0e} | {r['eps']:g} | {label} | {_t(db, timeout)} | {gap} "
                      f"| {e_t} | {cal_t} | {evals} | {what} | {_rss(r)} |")
     lines.append("")
-    lines.append("CPU seconds per call (time.process_time of a fresh subprocess, imports excluded); "
+    lines.append("CPU seconds per call (time.process_time of the call's own process, a fork or a fresh "
+                 "interpreter, imports excluded); "
                  ">S s: stopped at the CPU limit S. †: calibrate_bmg timed out, so the optimal "
                  "BMG at the template's chi was timed instead. '(not run)': get_epsilon was skipped because one "
                  "get_delta_bounds already exceeded the limit. evals: accountant evaluations "
@@ -510,7 +520,8 @@ def misses(rows: list[dict]) -> str:
                     ev = f", {c['evals']} evals" if "evals" in c else ""
                     by_goal.setdefault("calibration over 1 s or 10 evaluations", []).append(
                         f"- {lab}: {_t(c, r['timeout'])}{ev}")
-        for what, c2 in (("calibration", r.get("calibration")), ("get_delta_bounds", d), ("get_epsilon", r.get("epsilon"))):
+        calls = (("calibration", r.get("calibration")), ("get_delta_bounds", d), ("get_epsilon", r.get("epsilon")))
+        for what, c2 in calls:
             if c2 and not c2.get("skipped") and (c2.get("oom") or c2.get("rss_peak_mb", 0) > GOAL_RSS_MB):
                 txt = "out of memory" if c2.get("oom") else f"{c2['rss_peak_mb']:.0f} MB"
                 add("memory over 1 GB", r, f"{what}: {txt}")
