@@ -206,7 +206,7 @@ def _refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below
                 # the segment crosses the refinement floor: split only the part above it (where
                 # log delta, interpolated linearly in eps, meets the floor; that point is added),
                 # since samples far below the floor are costly and refine nothing
-                k_end = ks[i] + (ks[i + 1] - ks[i]) * math.log(h0 / floor) / math.log(h0 / h1)
+                k_end = ks[i] + (ks[i + 1] - ks[i]) * (math.log(h0) - math.log(floor)) / (math.log(h0) - math.log(h1))
                 k_end = float(min(max(round(k_end), ks[i] + 1), ks[i + 1] - 1))
                 est *= ((k_end - ks[i]) / (ks[i + 1] - ks[i])) ** 2
                 extra = [int(k_end)]
