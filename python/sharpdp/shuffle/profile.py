@@ -572,15 +572,18 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         Lattice step Delta of the privacy loss (nats), > 0.
     epsilons : array_like of float, optional
         Explicit sample points eps >= 0 (each a multiple of Delta within 1e-9 relative). By
-        default they are chosen adaptively: eps_max (delta <= ``delta_floor``, or the local
-        epsilon of a pure-LDP randomizer) by doubling, 33 even points, then points where the
-        chord in t = e^eps exceeds the supporting lines of the neighbouring segments by more than
-        ``rel_tol`` (relative), up to ``max_evaluations``.
+        default they are chosen adaptively (``docs/composition.md`` §2.2): eps_max (delta <=
+        ``delta_floor``, or the local epsilon of a pure-LDP randomizer) by doubling, 17 even
+        points, then each segment whose estimated interpolation error (a quarter of the triangle
+        between the chord in t = e^eps and the neighbouring segments' extended chords) exceeds
+        the target is split into the number of even parts the estimate asks for, first at
+        16 ``rel_tol``, then at ``rel_tol``, up to ``max_evaluations``.
     delta_floor : float, default 1e-18
         Values of delta below it are not resolved (they land in the infinity mass: never an
         under-report).
     max_evaluations : int, default 400
-        Budget of profile evaluations (each one certified accountant call).
+        Budget of profile evaluations (each one certified accountant call; per leg for a round
+        bounded through bot).
     rel_tol : float, default 2e-3
         Interpolation target of the adaptive sampling (estimated relative error of the chord in
         t = e^eps between samples, where delta >= 1e-15).
@@ -602,7 +605,11 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     -------
     DominatingPair
         Masses on multiples of Delta for both signs of the loss: eps samples on the negative side
-        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3.
+        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3. For a
+        replace-one round bounded through bot (``accountant.via_bottom``) the samples are the
+        triangle-inequality bound over every lattice split of the two legs' hull curves
+        (``docs/composition.md`` §2.1), each leg sampled as above: certified, and tighter than
+        ``get_delta`` (whose split search is coarser) by up to ~20 %.
 
     Raises
     ------
