@@ -106,7 +106,8 @@ def _optimal_split(a, eps):
     bot with a fine split search, an independent certified reference."""
     def val(f):
         e1 = f * eps
-        return a._leg(0, e1, a.rel_tol).upper + math.exp(e1) * a._leg(1, eps - e1, a.rel_tol).upper
+        leg = a._bottom.leg
+        return leg(0, e1, a.rel_tol).upper + math.exp(e1) * leg(1, eps - e1, a.rel_tol).upper
 
     f0 = min(np.linspace(0.0, 1.0, 21), key=val)
     return min(val(f) for f in np.clip(np.linspace(f0 - 0.05, f0 + 0.05, 21), 0.0, 1.0))
@@ -118,14 +119,14 @@ def test_replace_through_bottom_pair():
     hull curves over every lattice split (docs/composition.md §2.1): within 1 % of the finely split
     certified bound, and never more than 1 % above get_delta (whose 6-split search is coarser: the
     pair is up to ~20 % below it, documented there)."""
-    a = acc("gauss", "replace")
+    a = sh.ShuffleAccountant(sh.GaussianRandomizer(sigma0=8.0, dim=1), 1000, "replace", rel_tol=3e-3)
     assert a.via_bottom
-    pld = to_pld(a, 5e-4)
-    eps = np.array([0.01, 0.05, 0.1, 0.13])
+    pld = to_pld(a, 2.5e-4)
+    eps = np.array([0.01, 0.03, 0.05])
     d = np.asarray(pld.get_delta_for_epsilon(eps))
     ref = np.array([_optimal_split(a, e) for e in eps])
     assert np.all(np.abs(d / ref - 1) <= 0.01)
-    grid = np.linspace(-0.05, 0.15, 5)
+    grid = np.array([-0.02, 0.0, 0.02, 0.05])
     assert np.all(np.asarray(pld.get_delta_for_epsilon(grid)) <= a.privacy_profile(grid) * 1.01)
 
 

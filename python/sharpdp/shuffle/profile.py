@@ -422,7 +422,7 @@ def _leg_sampler(accountant, j: int, dx: float):
     bot: the zero-out certification of that order (the accountant's own leg values, cached there),
     or the zero-out accountant's value (the maximum over both orders) when the accountant does
     not expose its legs."""
-    leg = getattr(accountant, "_leg", None)
+    leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
     rel_tol = accountant.rel_tol
 
     def evaluate(ks):
@@ -444,8 +444,8 @@ def _zero_out_twin(accountant):
     rel_tol), kept per accountant so its profile values are computed once."""
     twin = _TWINS.get(accountant)
     if twin is None:
-        twin = getattr(accountant, "_bottom", None)
-        if twin is None:
+        twin = getattr(getattr(accountant, "_bottom", None), "bottom", None)
+        if not callable(getattr(twin, "get_delta_bounds", None)):
             twin = type(accountant)(accountant.randomizer, accountant.n, "zero_out", rel_tol=accountant.rel_tol)
         _TWINS[accountant] = twin
     return twin
