@@ -444,11 +444,14 @@ class _Search:
                 step = max(min(last_fail[2] / abs(self.slope(last_fail[0], last_fail[1], coef)), _X_TRUST),
                            _MU0 * 2.0 ** (fails + 1))
                 xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
-                repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
             if not repair:
                 xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
-                if self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
-                    return
+            # keep the step inside what the evaluations on this line already show (see _safeguard)
+            xs = self._safeguard(xs, ts, ld - rho - mu, repair, xc)
+            if repair:
+                repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
+            if not repair and self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
+                return
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
             self.evaluate(xs, ts, True, 1)
@@ -460,6 +463,38 @@ class _Search:
                 excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
                 fails, last_fail = fails + 1, (xs, ts, excess)
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
+
+    def _safeguard(self, xs: float, ts: float | None, aim: float, repair: bool, xc: float) -> float:
+        """The proposed x at shape ts, kept inside the bracket the evaluations at ts already give.
+
+        On the line t = ts: ``bad`` is the largest x certified above the target (a full-accuracy
+        upper value above delta, or any certified lower value above delta), ``good`` the smallest x
+        with a certified upper value <= delta at either accuracy (a cheap one is then certified at
+        full accuracy when chosen). A proposal outside (bad, good) — the model can put its root far
+        beyond where the evaluations already show the boundary — and every step after a failed
+        certification is replaced by the chord of log(upper value) between the nearest point above
+        ``aim`` and ``good`` (regula falsi; kept at least a tenth of the bracket from its ends and at
+        most ``good``). With no ``good`` point yet, a proposal moves at most _X_TRUST past ``bad``
+        (or past xc).
+        """
+        line = [p for p in self.pts if p[1] == ts and p[5] >= 0.0]
+        bad = max((p[0] for p in line if (p[3] and p[5] > self.delta) or p[4] > self.delta), default=-math.inf)
+        good = min((p[0] for p in line if p[5] <= self.delta and p[0] > bad), default=math.inf)
+        if good == math.inf:
+            return min(xs, max(bad, xc) + _X_TRUST)
+        if bad < xs < good and not repair:
+            return xs
+        above = [p for p in line if bad <= p[0] < good and p[5] > 0.0 and math.log(p[5]) > aim]
+        if not above:  # nothing known above the target below ``good``: a small step down from it
+            return good - _MU0 * 10.0 if xs < good else good
+        xa, ua = max((p[0], p[5]) for p in above)
+        ug = min(p[5] for p in line if p[0] == good)
+        lo_end = max(xa, bad)
+        if ug > 0.0:
+            xr = xa + (aim - math.log(ua)) * (good - xa) / (math.log(ug) - math.log(ua))
+        else:
+            xr = 0.5 * (lo_end + good)
+        return min(max(xr, lo_end + 0.1 * (good - lo_end)), good)
 
     def _argmin(self, target: float, coef: tuple[float, ...], xc: float, tc: float | None,
                 t_radius: float) -> tuple[float, float | None]:
