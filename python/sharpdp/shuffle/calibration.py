@@ -444,14 +444,14 @@ class _Search:
                 step = max(min(last_fail[2] / abs(self.slope(last_fail[0], last_fail[1], coef)), _X_TRUST),
                            _MU0 * 2.0 ** (fails + 1))
                 xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
+                # kept inside what the evaluations on this line already show (see _safeguard)
+                xs = self._safeguard(xs, ts, ld - rho - mu, True, xc)
+                repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
             if not repair:
                 xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
-            # keep the step inside what the evaluations on this line already show (see _safeguard)
-            xs = self._safeguard(xs, ts, ld - rho - mu, repair, xc)
-            if repair:
-                repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
-            if not repair and self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
-                return
+                xs = self._safeguard(xs, ts, ld - rho - mu, False, xc)
+                if self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
+                    return
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
             self.evaluate(xs, ts, True, 1)
