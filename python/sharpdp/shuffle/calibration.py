@@ -425,6 +425,11 @@ class _Search:
         full-accuracy values). While nothing is certified, a failed certification is followed by a
         fallback step out along x (the safe side) at the failed point's t, by at least 1.5 times
         the linearised excess and 0.002 * 2^(k-1) after k failures, with a margin that grows.
+        Every proposal is then kept inside the bracket the evaluations on its line already give
+        (:meth:`_safeguard`): never past the smallest x whose certified upper value (cheap or full
+        accuracy) is <= delta — that point itself is certified when the model aims beyond it —,
+        regula falsi between the certified-bad and the known-good point after a failure, and
+        with no known-good point at most _X_TRUST past the last failure.
         """
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(_CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
@@ -739,7 +744,9 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     constrained optimum of Err_1 (inside a trust region) is evaluated at full accuracy
     (rel_tol = 1e-2); a point is kept only if that certified upper value is <= delta. After
     a failure the next step is a fallback along x to the safe side at the same gamma (by the
-    linearised excess); the model is refitted and re-aimed while it predicts a relative
+    linearised excess, or by regula falsi towards the smallest sigma0 at that gamma whose
+    certified upper value, at either accuracy, is already <= delta; no step goes past that
+    point, nor further than 0.25 in log sigma0 when there is none); the model is refitted and re-aimed while it predicts a relative
     gain in Err_1 above 1e-4 and the budget of 10 evaluations lasts.
 
     Parameters
@@ -867,7 +874,9 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     (x = log sigma0, template at Chua et al.'s index chi_chua(sigma0) as the start and base
     of the model, an estimate only): safeguarded secant steps on the cheap estimate
     (rel_tol = 0.1), then full-accuracy certification (rel_tol = 1e-2) of the model's
-    boundary point, refined while it predicts a relative gain in sigma0^2 above 1e-4.
+    boundary point (never beyond the smallest searched sigma0 whose certified upper value is
+    already <= delta; regula falsi between certified-bad and known-good sigma0 after a failed
+    certification), refined while it predicts a relative gain in sigma0^2 above 1e-4.
     4-10 accountant evaluations; more only if the certification keeps failing.
 
     Parameters
