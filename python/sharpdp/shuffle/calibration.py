@@ -746,8 +746,9 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     a failure the next step is a fallback along x to the safe side at the same gamma (by the
     linearised excess, or by regula falsi towards the smallest sigma0 at that gamma whose
     certified upper value, at either accuracy, is already <= delta; no step goes past that
-    point, nor further than 0.25 in log sigma0 when there is none); the model is refitted and re-aimed while it predicts a relative
-    gain in Err_1 above 1e-4 and the budget of 10 evaluations lasts.
+    point, nor further than 0.25 in log sigma0 when there is none); the model is refitted and
+    re-aimed while it predicts a relative gain in Err_1 above 1e-4 and the budget of 10
+    evaluations lasts.
 
     Parameters
     ----------
