@@ -52,6 +52,8 @@ class ViaBottom:
 
     # fractions of epsilon given to the first leg (x1 vs bot) in the split search
     SPLITS = (0.35, 0.5, 0.65, 0.8)
+    # width in f at which the golden-section refinement of the best split stops
+    SPLIT_TOL = 0.01
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
@@ -84,6 +86,21 @@ class ViaBottom:
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
         f0 = min(cands, key=lambda c: c.upper).f
         cands += [self.split(eps, min(f0 + 0.06, 1.0), rel_tol), self.split(eps, max(f0 - 0.06, 0.0), rel_tol)]
+        best = min(cands, key=lambda c: c.upper)
+        # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
+        # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
+        # values, then the split it finds certified at rel_tol; every split is a valid bound
+        lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
+        g, rt = 0.5 * (math.sqrt(5.0) - 1.0), max(rel_tol, 0.1)
+        c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
+        while hi - lo > self.SPLIT_TOL:
+            if c.upper <= d.upper:
+                hi, d = d.f, c
+                c = self.split(eps, hi - g * (hi - lo), rt)
+            else:
+                lo, c = c.f, d
+                d = self.split(eps, lo + g * (hi - lo), rt)
+        cands.append(self.split(eps, (c if c.upper <= d.upper else d).f, rel_tol))
         best = min(cands, key=lambda c: c.upper)
         ra, rb = best.leg_a, best.leg_b
         r = ra if ra.upper >= rb.upper else rb
