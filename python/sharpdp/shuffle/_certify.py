@@ -27,7 +27,7 @@ from typing import Any
 from sharpdp.shuffle import _bigjump
 from sharpdp.shuffle._blocks import _block, _unblock
 from sharpdp.shuffle._laws import Law
-from sharpdp.shuffle._lattice import _J_LO, _K_MAX, _TINY, _U, _VALUE_FLOOR, PassResult, _choose_B, _choose_T, lattice_pass
+from sharpdp.shuffle._lattice import _J_LO, _K_MAX, _TINY, _VALUE_FLOOR, PassResult, _choose_B, _choose_T, lattice_pass
 from sharpdp.shuffle._results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.contract import surcharge
 
@@ -78,18 +78,20 @@ def _heavy(law: Law, gamma: float, n: int) -> LawBracket:
 
 def _trivial_cap(law: Law) -> float:
     """Certified E[L_+] (>= D_up at every n), in closed form."""
-    up = _add_error(law.tail_upper_bracket(0.0)[1], law.value_error)  # E[L_+] <= E[L~_+] + value_error
+    up = _stop_loss(law, 0.0)[1]
     return min(up, 1.0) if getattr(law, "trivial_bound", False) else up
 
 
-def _add_error(x: float, err: float) -> float:
-    """x + err rounded up (x itself when err = 0: exact laws keep their values bit for bit)."""
-    return x if err == 0.0 else (x + err) * (1.0 + 4.0 * _U)
-
-
-def _sub_error(x: float, err: float) -> float:
-    """max(x - err, 0) rounded down (x itself when err = 0)."""
-    return x if err == 0.0 else max((x - err) * (1.0 - 4.0 * _U), 0.0)
+def _stop_loss(law: Law, T: float) -> tuple[float, float]:
+    """Rigorous bracket of E[(L - T)_+] for the **exact** law, whose values are within
+    err = ``law.value_error`` of the stored ones (docs/accountant.md §3.2.2):
+    E[(L~ - (T + err))_+] <= E[(L - T)_+] <= E[(L~ - (T - err))_+], thresholds rounded outwards.
+    With err = 0 this is ``law.tail_upper_bracket(T)`` (exact laws keep their values bit for bit)."""
+    err = law.value_error
+    if err == 0.0:
+        return law.tail_upper_bracket(T)
+    return (law.tail_upper_bracket(math.nextafter(T + err, math.inf))[0],
+            law.tail_upper_bracket(math.nextafter(T - err, -math.inf))[1])
 
 
 def _jensen_lower(law: Law, gamma: float, n: int) -> float:
@@ -107,7 +109,7 @@ def _jensen_lower(law: Law, gamma: float, n: int) -> float:
     T0 = (n - 1) * gamma * (max(-mu + err, 0.0) * (1.0 + 1e-6) + 1e-6)
     if not math.isfinite(T0):
         return 0.0
-    return max(_sub_error(law.tail_upper_bracket(T0)[0], err) / n * (1.0 - 1e-12), 0.0)
+    return max(_stop_loss(law, T0)[0] / n * (1.0 - 1e-12), 0.0)
 
 
 def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode = Bracket()) -> LawBracket:
@@ -137,12 +139,12 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     top = law.top_bound()  # the stored top plus the law's rounding bound (docs/accountant.md §3.2.2)
     if top <= 0:
         return LawBracket(0.0, 0.0, cap=0.0, terms={"note": "L <= 0 almost surely"})
-    if law.support()[1] <= 0:  # only rounding separates the law from L <= 0: D_up <= E[L_+] <= top
-        return LawBracket(0.0, top, cap=top, terms={"note": "L <= value_error almost surely"})
+    if law.support()[1] <= 0:  # only rounding separates the law from L <= 0: D_up <= E[L_+]
+        cap = max(_trivial_cap(law), _TINY)
+        return LawBracket(0.0, cap, cap=cap, terms={"note": "L <= value_error almost surely"})
     cap = max(_trivial_cap(law), _TINY)  # D_up <= E[L_+]
     if n == 1:
-        lo, up = law.tail_upper_bracket(0.0)  # D_up = E[(B L)_+] / gamma = E[L_+] exactly
-        lo, up = _sub_error(lo, law.value_error), _add_error(up, law.value_error)
+        lo, up = _stop_loss(law, 0.0)  # D_up = E[(B L)_+] / gamma = E[L_+] exactly
         return LawBracket(lo, min(max(up, _TINY), cap), cap=cap, terms={"note": "n = 1: E[L_+] in closed form"})
     if cap < max(_VALUE_FLOOR, neg):
         # the trivial cap is already below the value floor (or the maximum so far)
@@ -169,9 +171,10 @@ def _law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
     if law.top_bound() <= 0:
         return LawBracket(0.0, 0.0, terms={"note": "L <= 0 almost surely"})
     if lo_s == hi_s:
-        c, err = lo_s, law.value_error  # a single atom: D_up = E[(c M)_+]/(n gamma) = c_+
-        return LawBracket(_sub_error(max(c, 0.0), err), _add_error(max(c, 0.0), err) * (1 + 1e-12),
-                          terms={"note": "degenerate law"})
+        c = lo_s  # a single atom: D_up = E[(c M)_+]/(n gamma) = c_+ (= E[L_+]: with a rounding bound,
+        # its bracket over the exact atom)
+        lo, up = (max(c, 0.0), max(c, 0.0)) if law.value_error == 0.0 else _stop_loss(law, 0.0)
+        return LawBracket(lo, up * (1 + 1e-12), terms={"note": "degenerate law"})
     sd = law.std()
     if not sd > 0.0:  # spread lost to cancellation against a huge |mean|: the trivial cap E[L_+]
         return LawBracket(0.0, max(_trivial_cap(law), _TINY), terms={"note": "sd underflow: E[L_+]"})
