@@ -38,6 +38,7 @@ raise ``NotImplementedError`` for an adjacency it does not support.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
@@ -691,21 +692,23 @@ class _SubFinite(FiniteLaw):
         self.value_error = float(value_error)
 
 
-# docs/accountant.md §3.2.2: a value computed by at most one exp (within _RHO = 128 u, F4), one
-# product, one sum and one quotient of non-negative terms is within 132 u (sum of the terms'
+# docs/accountant.md §3.2.2: a value computed by at most one exp (within 2 ulp = 4u, F4), one
+# product, one sum and one quotient of non-negative terms is within 8 u (sum of the terms'
 # magnitudes) of the exact one; twice that (the factor 2 also covers the rounding of the bound).
-_COMBO_ULPS = 264.0
-
-
-def combo_error(*terms: float) -> float:
-    """Rounding bound _COMBO_ULPS u sum |terms| of a value formed from ``terms`` (docs/accountant.md §3.2.2)."""
-    return _COMBO_ULPS * _U * float(sum(abs(t) for t in terms))
+_COMBO_ULPS = 16.0
 
 
 def _with_error(law, err: float):
     """``law`` with its ``value_error`` set (the builders' rounding of its location, §3.2.2)."""
     law.value_error = float(err)
     return law
+
+
+def _loc_error(a: float, exact: Fraction, d_exp: float) -> float:
+    """Bound on |a - exact location| (docs/accountant.md §3.2.2): the arithmetic after exp measured
+    exactly (``exact`` in rational arithmetic on the stored doubles and fl(e^eps)), plus ``d_exp``,
+    the propagated error of fl(e^eps); twice their sum."""
+    return 2.0 * (abs(float(Fraction(a) - exact)) + d_exp)
 
 
 def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
@@ -753,10 +756,13 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
                          "(1/sigma0 must stay far inside the double range)")
     r = 1.0 / sigma0
     ee = math.exp(epsilon)
+    # fl(e^eps) within 4u (F4); exp(0) = 1 exactly (C99 Annex F.9.3.1)
+    EE, G, de = Fraction(ee), Fraction(gamma), (0.0 if epsilon == 0.0 else 4.0 * _U * ee * (1.0 + 1e-9))
     if adjacency == "replace":
         if gamma > 0:
-            return [(gamma, _with_error(LognormalLaw(gamma * (1.0 - ee), 1.0 - gamma, r, b_minus=-(1.0 - gamma) * ee),
-                                        combo_error(gamma, gamma * ee)))]
+            a = gamma * (1.0 - ee)
+            return [(gamma, _with_error(LognormalLaw(a, 1.0 - gamma, r, b_minus=-(1.0 - gamma) * ee),
+                                        _loc_error(a, G * (1 - EE), gamma * de)))]
         raise NotImplementedError(
             "adjacency='replace' is not implemented for GaussianRandomizer (gamma = 0): its blanket is "
             "the pointwise infimum phi_s(|y| + 1) of the outputs, which is not one of the experiment's "
@@ -767,8 +773,9 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
         raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
     if gamma > 0:
         # the shuffle paper's appendix: x vs bot, and (docs/papers.md §1.2) bot vs x; |x| = 1 is the worst case.
-        return [(gamma, _with_error(LognormalLaw(gamma - ee, 1.0 - gamma, r), combo_error(gamma, ee))),
-                (gamma, _with_error(LognormalLaw(1.0 - ee * gamma, -ee * (1.0 - gamma), r), combo_error(1.0, ee * gamma)))]
+        a1, a2 = gamma - ee, 1.0 - ee * gamma
+        return [(gamma, _with_error(LognormalLaw(a1, 1.0 - gamma, r), _loc_error(a1, G - EE, de))),
+                (gamma, _with_error(LognormalLaw(a2, -ee * (1.0 - gamma), r), _loc_error(a2, 1 - EE * G, gamma * de)))]
     # gamma = 0: blanket = pointwise infimum phi_s(|y| + 1) over the unit ball (dim 1),
     # mass g = 2 Phibar(1/s). For y < 0 the ratio R_1/inf = 1 (atom, mass 1/2); for y > 0 it
     # is exp(2y/s^2) = exp(rZ - r^2/2) with y = -1 + s Z, Z > 1/s, r = 2/s (weight 1/g).
@@ -781,10 +788,11 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
         # within 1e-100 of the exact n = 1 value 1 - O(e^{-0.28/sigma0^2}) for epsilon <= 60.
         return [(1.0, UnitBoundLaw()), (1.0, UnitBoundLaw())]
     r2, zl, wt = 2.0 / s, 1.0 / s, 1.0 / g
-    dg = 2.0 * g * float(_ndtr_rel(-1.0 / s))  # g's own error (F5), twice
-    xb = SumLaw([_SubFinite([g - ee], [0.5], dg + combo_error(g, ee)),
-                 _with_error(LognormalLaw(-ee, g, r2, zl, wt), combo_error(ee))])
-    bx = SumLaw([_SubFinite([1.0 - ee * g], [0.5], ee * dg * (1.0 + 1e-9) + combo_error(1.0, ee * g)),
+    dg = g * float(_ndtr_rel(-1.0 / s))  # g's own error (F5)
+    a1, a2, Gg = g - ee, 1.0 - ee * g, Fraction(g)
+    xb = SumLaw([_SubFinite([a1], [0.5], _loc_error(a1, Gg - EE, de + dg)),
+                 _with_error(LognormalLaw(-ee, g, r2, zl, wt), 2.0 * de)])
+    bx = SumLaw([_SubFinite([a2], [0.5], _loc_error(a2, 1 - EE * Gg, (de * g + ee * dg) * (1.0 + 1e-9))),
                  LognormalLaw(1.0, -ee * g, r2, zl, wt)])
     return [(g, xb), (g, bx)]
 

@@ -91,8 +91,8 @@ def table_pav_value_error(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.
     """Bound on |computed - exact| of every atom of :func:`table_pav_atoms` (``docs/accountant.md`` §3.2.2).
 
     The exact atom is (R_a - e^eps R_b) / R_BG in real arithmetic on the stored table entries; the
-    computed one rounds e^eps (F4: 128 u), the product, the difference and the quotient, so it is
-    within 132 u (R_a + e^eps R_b) / R_BG of it (a few u of the **terms**, not of the atom, which may
+    computed one rounds e^eps (F4: 2 ulp = 4 u), the product, the difference and the quotient, so
+    it is within 8 u (R_a + e^eps R_b) / R_BG of it (a few u of the **terms**, not of the atom, which may
     cancel to 0). Returned: twice the largest such bound over the atoms of positive probability
     (float, units of L, >= 0).
     """
@@ -106,7 +106,7 @@ def table_pav_value_error(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.
 def _table_pav_nonpositive(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarray, epsilon: float,
                            err: float) -> bool:
     """True when every exact atom of positive probability is provably <= 0: R_a <= e_lo R_b in exact
-    rational arithmetic, e_lo = fl(e^eps)(1 - 512 u) <= e^eps (F4). Atoms computed at or below
+    rational arithmetic, e_lo = fl(e^eps)(1 - 512 u) <= e^eps (F4, even at its 64-ulp figure). Atoms computed at or below
     -err need no check."""
     pos = (bg > 0.0) & (w * bg > 0.0)
     ee = math.exp(epsilon)
