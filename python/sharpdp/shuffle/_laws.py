@@ -153,7 +153,10 @@ class Law:
     def top_bound(self) -> float:
         """Upper bound on the true law's largest value: ``support()[1] + value_error``."""
         hi = self.support()[1]
-        return hi if self.value_error == 0.0 else (hi + self.value_error) * (1.0 + 4.0 * _U) + 1e-300
+        if self.value_error == 0.0:
+            return hi
+        t = hi + self.value_error
+        return t + 4.0 * _U * abs(t) + 1e-300  # rounded up (towards 0 when negative)
 
     def support(self) -> tuple[float, float]:
         raise NotImplementedError
