@@ -214,7 +214,7 @@ def _block(gamma: float, law: Law, n: int) -> Blocks | None:
     """_block_law, memoised on (gamma, atoms, n): get_epsilon's phases revisit the same epsilons."""
     if not isinstance(law, FiniteLaw) or n < 2:
         return None
-    key = (gamma, law.values.tobytes(), law.probs.tobytes(), n)
+    key = (gamma, law.values.tobytes(), law.probs.tobytes(), n, law.value_error)
     if key in _BLOCK_CACHE:
         return _BLOCK_CACHE[key]
     out = _block_law(gamma, law, n)
@@ -286,6 +286,9 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     value = acc + comp
     g2 = (2 * m1 * _U / (1 - 2 * m1 * _U)) ** 2
     ev = 1.01 * (_U * float(np.max(np.abs(value))) + g2 * ms * float(np.sum(np.abs(a))))
+    # the stored atoms are within value_error of the exact ones (docs/accountant.md §3.2.2): a block
+    # value sums at most ms of them
+    ev += ms * law.value_error * (1.0 + 1e-6)
     value = np.concatenate([value, [0.0]])
     prob = np.concatenate([prob, [p_tr]])
     uv, inv = np.unique(value, return_inverse=True)
@@ -297,9 +300,11 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = _TRUNC (1.01: rounding); the mass left out beyond M* + 4000 (probability p per block) can
     # change E[S'_+] by at most (n/t) p n max|L|, i.e. (n/t) p max|L| / gamma in delta units
-    trunc = 1.01 * _TRUNC if ms < t else 0.0
+    # (max|L| of the exact atoms is at most amax + value_error, docs/accountant.md §3.2.2)
+    a_true = amax + law.value_error * (1.0 + 1e-6)
+    trunc = 1.01 * _TRUNC * (a_true / max(amax, 1e-300)) if ms < t else 0.0
     if lp_out > -math.inf:
-        trunc += math.exp(min(lp_out + math.log(n / t * amax / gamma), 700.0))
+        trunc += math.exp(min(lp_out + math.log(n / t * a_true / gamma), 700.0))
     return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
 
 

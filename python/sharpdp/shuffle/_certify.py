@@ -78,8 +78,20 @@ def _heavy(law: Law, gamma: float, n: int) -> LawBracket:
 
 def _trivial_cap(law: Law) -> float:
     """Certified E[L_+] (>= D_up at every n), in closed form."""
-    up = law.tail_upper_bracket(0.0)[1]
+    up = _stop_loss(law, 0.0)[1]
     return min(up, 1.0) if getattr(law, "trivial_bound", False) else up
+
+
+def _stop_loss(law: Law, T: float) -> tuple[float, float]:
+    """Rigorous bracket of E[(L - T)_+] for the **exact** law, whose values are within
+    err = ``law.value_error`` of the stored ones (docs/accountant.md §3.2.2):
+    E[(L~ - (T + err))_+] <= E[(L - T)_+] <= E[(L~ - (T - err))_+], thresholds rounded outwards.
+    With err = 0 this is ``law.tail_upper_bracket(T)`` (exact laws keep their values bit for bit)."""
+    err = law.value_error
+    if err == 0.0:
+        return law.tail_upper_bracket(T)
+    return (law.tail_upper_bracket(math.nextafter(T + err, math.inf))[0],
+            law.tail_upper_bracket(math.nextafter(T - err, -math.inf))[1])
 
 
 def _jensen_lower(law: Law, gamma: float, n: int) -> float:
@@ -93,10 +105,11 @@ def _jensen_lower(law: Law, gamma: float, n: int) -> float:
         return 0.0
     if not math.isfinite(mu):
         return 0.0
-    T0 = (n - 1) * gamma * (max(-mu, 0.0) * (1.0 + 1e-6) + 1e-6)
+    err = law.value_error  # the true law: E[L] >= mu - err, E[(L - T0)_+] >= E[(L~ - T0)_+] - err
+    T0 = (n - 1) * gamma * (max(-mu + err, 0.0) * (1.0 + 1e-6) + 1e-6)
     if not math.isfinite(T0):
         return 0.0
-    return max(law.tail_upper_bracket(T0)[0] / n * (1.0 - 1e-12), 0.0)
+    return max(_stop_loss(law, T0)[0] / n * (1.0 - 1e-12), 0.0)
 
 
 def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode = Bracket()) -> LawBracket:
@@ -123,11 +136,15 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         most ``cap`` = E[L_+] (unless 0). Not floored at 5e-324 (the callers floor).
     """
     neg = mode.negligible if isinstance(mode, Bracket) else 0.0
-    if law.support()[1] <= 0:
+    top = law.top_bound()  # the stored top plus the law's rounding bound (docs/accountant.md §3.2.2)
+    if top <= 0:
         return LawBracket(0.0, 0.0, cap=0.0, terms={"note": "L <= 0 almost surely"})
-    cap = max(law.tail_upper(0.0), _TINY)  # D_up <= E[L_+]
+    if law.support()[1] <= 0:  # only rounding separates the law from L <= 0: D_up <= E[L_+]
+        cap = max(_trivial_cap(law), _TINY)
+        return LawBracket(0.0, cap, cap=cap, terms={"note": "L <= value_error almost surely"})
+    cap = max(_trivial_cap(law), _TINY)  # D_up <= E[L_+]
     if n == 1:
-        lo, up = law.tail_upper_bracket(0.0)  # D_up = E[(B L)_+] / gamma = E[L_+] exactly
+        lo, up = _stop_loss(law, 0.0)  # D_up = E[(B L)_+] / gamma = E[L_+] exactly
         return LawBracket(lo, min(max(up, _TINY), cap), cap=cap, terms={"note": "n = 1: E[L_+] in closed form"})
     if cap < max(_VALUE_FLOOR, neg):
         # the trivial cap is already below the value floor (or the maximum so far)
@@ -151,14 +168,16 @@ def _from_far_tail(r: dict[str, Any]) -> LawBracket:
 def _law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
     """Closed forms for the law's shape (any n), or None when the lattice engine is needed."""
     lo_s, hi_s = law.support()
-    if hi_s <= 0:
+    if law.top_bound() <= 0:
         return LawBracket(0.0, 0.0, terms={"note": "L <= 0 almost surely"})
     if lo_s == hi_s:
-        c = lo_s  # a single atom: D_up = E[(c M)_+]/(n gamma) = c_+
-        return LawBracket(max(c, 0.0), max(c, 0.0) * (1 + 1e-12), terms={"note": "degenerate law"})
+        c = lo_s  # a single atom: D_up = E[(c M)_+]/(n gamma) = c_+ (= E[L_+]: with a rounding bound,
+        # its bracket over the exact atom)
+        lo, up = (max(c, 0.0), max(c, 0.0)) if law.value_error == 0.0 else _stop_loss(law, 0.0)
+        return LawBracket(lo, up * (1 + 1e-12), terms={"note": "degenerate law"})
     sd = law.std()
     if not sd > 0.0:  # spread lost to cancellation against a huge |mean|: the trivial cap E[L_+]
-        return LawBracket(0.0, max(law.tail_upper(0.0), _TINY), terms={"note": "sd underflow: E[L_+]"})
+        return LawBracket(0.0, max(_trivial_cap(law), _TINY), terms={"note": "sd underflow: E[L_+]"})
     if not math.isfinite(sd):
         return _heavy(law, gamma, n)
     return None

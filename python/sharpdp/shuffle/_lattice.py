@@ -286,7 +286,8 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     # engine's nodes sit at exact multiples of h; each user's analysed value is within c_pos of its
     # true one, which costs at most n c_pos P(S^ > -n c_pos) / (n gamma) on either value. Charged
     # when it exceeds 0.99e-9 of the value, else covered by the final factors 1 -+ 1e-9 (§3.7).
-    c_pos = 4.0 * _U * (kT * h + kB * h + h) * (1.0 + 1e-6)
+    # The law's own rounding bound (value_error, §3.2.2) is one more per-user shift of the same kind.
+    c_pos = 4.0 * _U * (kT * h + kB * h + h) * (1.0 + 1e-6) + law.value_error * (1.0 + 1e-6)
     pos = perturbation_charge(n * c_pos, grid, n * gamma, n * c_pos)
     main = math.exp(up_main_log) if up_main_log < 709 else math.inf
     if pos > 0.99e-9 * main:

@@ -38,6 +38,7 @@ raise ``NotImplementedError`` for an adjacency it does not support.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
@@ -139,7 +140,23 @@ def _check_threshold(T) -> None:
 
 
 class Law:
-    """Base class of the law of L (see module docstring for the interface)."""
+    """Base class of the law of L (see module docstring for the interface).
+
+    ``value_error`` (float >= 0, units of L): a per-user bound on |stored value - true value| of L,
+    the rounding of the law's stored atoms / location parameter by the code that built it
+    (docs/accountant.md §3.2.2); 0 for a law whose stored values are exact. The accountant charges
+    it with the lattice positions (Lemma 3.2.1) and in its closed forms.
+    """
+
+    value_error = 0.0
+
+    def top_bound(self) -> float:
+        """Upper bound on the true law's largest value: ``support()[1] + value_error``."""
+        hi = self.support()[1]
+        if self.value_error == 0.0:
+            return hi
+        t = hi + self.value_error
+        return t + 4.0 * _U * abs(t) + 1e-300  # rounded up (towards 0 when negative)
 
     def support(self) -> tuple[float, float]:
         raise NotImplementedError
@@ -203,9 +220,18 @@ class FiniteLaw(Law):
     values, probs : array_like of float, shape (m,)
         Atom locations and probabilities (probs >= 0, summing to 1 within 1e-9; they are
         used as given).
+    value_error : float, default 0.0
+        Bound on |stored - true| of every atom value (>= 0, finite; see :class:`Law`).
+
+    Raises
+    ------
+    ValueError
+        Mismatched or empty arrays, non-finite entries, negative probs, probs not summing to 1,
+        value_error negative or not finite.
     """
 
-    def __init__(self, values, probs):
+    def __init__(self, values, probs, value_error=0.0):
+        self.value_error = V.real("value_error", value_error, lo=0.0)
         v = V.real_array("values", values, ndim=1, allow_empty=True)
         p = V.real_array("probs", probs, ndim=1, allow_empty=True)
         if v.shape != p.shape or v.size == 0:
@@ -571,6 +597,8 @@ class SumLaw(Law):
 
     def __init__(self, parts):
         self.parts = list(parts)
+        # each user's value comes from one part
+        self.value_error = max((p.value_error for p in self.parts), default=0.0)
 
     def _mass(self, p):
         return p.total_mass() if hasattr(p, "total_mass") else 1.0
@@ -661,9 +689,29 @@ class UnitBoundLaw(Law):
 class _SubFinite(FiniteLaw):
     """Atoms with total mass < 1 (a part of a SumLaw)."""
 
-    def __init__(self, values, probs):
+    def __init__(self, values, probs, value_error=0.0):
         self.values = np.ascontiguousarray(values, dtype=float).ravel()
         self.probs = np.ascontiguousarray(probs, dtype=float).ravel()
+        self.value_error = float(value_error)
+
+
+# docs/accountant.md §3.2.2: a value computed by at most one exp (within 2 ulp = 4u, F4), one
+# product, one sum and one quotient of non-negative terms is within 8 u (sum of the terms'
+# magnitudes) of the exact one; twice that (the factor 2 also covers the rounding of the bound).
+_COMBO_ULPS = 16.0
+
+
+def _with_error(law, err: float):
+    """``law`` with its ``value_error`` set (the builders' rounding of its location, §3.2.2)."""
+    law.value_error = float(err)
+    return law
+
+
+def _loc_error(a: float, exact: Fraction, d_exp: float) -> float:
+    """Bound on |a - exact location| (docs/accountant.md §3.2.2): the arithmetic after exp measured
+    exactly (``exact`` in rational arithmetic on the stored doubles and fl(e^eps)), plus ``d_exp``,
+    the propagated error of fl(e^eps); twice their sum."""
+    return 2.0 * (abs(float(Fraction(a) - exact)) + d_exp)
 
 
 def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
@@ -711,9 +759,13 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
                          "(1/sigma0 must stay far inside the double range)")
     r = 1.0 / sigma0
     ee = math.exp(epsilon)
+    # fl(e^eps) within 4u (F4); exp(0) = 1 exactly (C99 Annex F.9.3.1)
+    EE, G, de = Fraction(ee), Fraction(gamma), (0.0 if epsilon == 0.0 else 4.0 * _U * ee * (1.0 + 1e-9))
     if adjacency == "replace":
         if gamma > 0:
-            return [(gamma, LognormalLaw(gamma * (1.0 - ee), 1.0 - gamma, r, b_minus=-(1.0 - gamma) * ee))]
+            a = gamma * (1.0 - ee)
+            return [(gamma, _with_error(LognormalLaw(a, 1.0 - gamma, r, b_minus=-(1.0 - gamma) * ee),
+                                        _loc_error(a, G * (1 - EE), gamma * de)))]
         raise NotImplementedError(
             "adjacency='replace' is not implemented for GaussianRandomizer (gamma = 0): its blanket is "
             "the pointwise infimum phi_s(|y| + 1) of the outputs, which is not one of the experiment's "
@@ -724,8 +776,9 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
         raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
     if gamma > 0:
         # the shuffle paper's appendix: x vs bot, and (docs/papers.md §1.2) bot vs x; |x| = 1 is the worst case.
-        return [(gamma, LognormalLaw(gamma - ee, 1.0 - gamma, r)),
-                (gamma, LognormalLaw(1.0 - ee * gamma, -ee * (1.0 - gamma), r))]
+        a1, a2 = gamma - ee, 1.0 - ee * gamma
+        return [(gamma, _with_error(LognormalLaw(a1, 1.0 - gamma, r), _loc_error(a1, G - EE, de))),
+                (gamma, _with_error(LognormalLaw(a2, -ee * (1.0 - gamma), r), _loc_error(a2, 1 - EE * G, gamma * de)))]
     # gamma = 0: blanket = pointwise infimum phi_s(|y| + 1) over the unit ball (dim 1),
     # mass g = 2 Phibar(1/s). For y < 0 the ratio R_1/inf = 1 (atom, mass 1/2); for y > 0 it
     # is exp(2y/s^2) = exp(rZ - r^2/2) with y = -1 + s Z, Z > 1/s, r = 2/s (weight 1/g).
@@ -738,8 +791,12 @@ def _bmg_laws(gamma: float, sigma0: float, epsilon: float, adjacency: str):
         # within 1e-100 of the exact n = 1 value 1 - O(e^{-0.28/sigma0^2}) for epsilon <= 60.
         return [(1.0, UnitBoundLaw()), (1.0, UnitBoundLaw())]
     r2, zl, wt = 2.0 / s, 1.0 / s, 1.0 / g
-    xb = SumLaw([_SubFinite([g - ee], [0.5]), LognormalLaw(-ee, g, r2, zl, wt)])
-    bx = SumLaw([_SubFinite([1.0 - ee * g], [0.5]), LognormalLaw(1.0, -ee * g, r2, zl, wt)])
+    dg = g * float(_ndtr_rel(-1.0 / s))  # g's own error (F5)
+    a1, a2, Gg = g - ee, 1.0 - ee * g, Fraction(g)
+    xb = SumLaw([_SubFinite([a1], [0.5], _loc_error(a1, Gg - EE, de + dg)),
+                 _with_error(LognormalLaw(-ee, g, r2, zl, wt), 2.0 * de)])
+    bx = SumLaw([_SubFinite([a2], [0.5], _loc_error(a2, 1 - EE * Gg, (de * g + ee * dg) * (1.0 + 1e-9))),
+                 LognormalLaw(1.0, -ee * g, r2, zl, wt)])
     return [(g, xb), (g, bx)]
 
 

@@ -130,7 +130,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # floor, certify; the search needs no more there)
         items = []
         for i, (gamma, law) in enumerate(laws_for(acc.randomizer, e, acc.adjacency)):
-            items.append((_trivial_cap(law) if law.support()[1] > 0 else 0.0, i, float(gamma), law))
+            items.append((_trivial_cap(law) if law.top_bound() > 0 else 0.0, i, float(gamma), law))
         m = 0.0
         for c, i, gamma, law in sorted(items, key=lambda t: -t[0]):
             if c <= m:
@@ -149,14 +149,14 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if e > _EPS_CAP:
             return acc._cap_beyond(e)[0]
         return max((_jensen_lower(law, float(gamma), acc.n) for gamma, law in
-                    laws_for(acc.randomizer, e, acc.adjacency) if law.support()[1] > 0), default=0.0)
+                    laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0), default=0.0)
 
     def cap_at(e: float) -> float:
         """max over laws of E[L_+] at e plus the surcharge: a cheap certified upper value."""
         if e > _EPS_CAP:
             return acc._cap_beyond(e)[1]
         c = max((_trivial_cap(law) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
-                 if law.support()[1] > 0), default=0.0)
+                 if law.top_bound() > 0), default=0.0)
         return _plus(c, _surcharge(acc.randomizer, e, acc.adjacency))
 
     ld = math.log(delta)

@@ -277,7 +277,7 @@ class ShuffleAccountant:
             laws = laws_for(self.randomizer, e, self.adjacency)
             up = lo = 0.0
             for gamma, law in laws:
-                if law.support()[1] <= 0:
+                if law.top_bound() <= 0:
                     continue
                 up = max(up, _trivial_cap(law))
                 lo = max(lo, _jensen_lower(law, float(gamma), self.n))

@@ -88,6 +88,9 @@ class LocalRandomizer(Protocol, metaclass=_StaticProtocolMeta):
         -------
         list of (float, Law)
             ``(gamma, law of l_eps(Y), Y ~ R_BG)``; the accountant bounds the maximum over them.
+            A law whose stored values are rounded states the bound on that rounding as its
+            ``value_error`` (per user, units of L; e.g. ``FiniteLaw(values, probs,
+            value_error=...)``, docs/accountant.md §3.2.2); the default 0 declares them exact.
 
         Raises
         ------

@@ -17,11 +17,13 @@ import math
 
 import numpy as np
 
-from sharpdp.shuffle._laws import FiniteLaw
+from fractions import Fraction
+
+from sharpdp.shuffle._laws import _COMBO_ULPS, _U, FiniteLaw
 from sharpdp.shuffle.adjacency import check_adjacency
 
 __all__ = ["finite_laws", "merge_atoms", "table_chi_lo", "table_chi_up", "table_pairs", "table_pav_atoms",
-           "unique_laws"]
+           "table_pav_law", "table_pav_value_error", "unique_laws"]
 
 
 def table_pairs(n_inputs: int, adjacency: str, bottom: int | None) -> list[tuple[int, int]]:
@@ -83,6 +85,50 @@ def table_pav_atoms(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarra
         raise ValueError("the blanket does not dominate the output distributions (R_x not << R_BG)")
     vals = (ra[pos] - math.exp(epsilon) * rb[pos]) / bg[pos]
     return merge_atoms(vals, w[pos] * bg[pos])
+
+
+def table_pav_value_error(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarray, epsilon: float) -> float:
+    """Bound on |computed - exact| of every atom of :func:`table_pav_atoms` (``docs/accountant.md`` §3.2.2).
+
+    The exact atom is (R_a - e^eps R_b) / R_BG in real arithmetic on the stored table entries; the
+    computed one rounds e^eps (F4: 2 ulp = 4 u), the product, the difference and the quotient, so
+    it is within 8 u (R_a + e^eps R_b) / R_BG of it (a few u of the **terms**, not of the atom, which may
+    cancel to 0). Returned: twice the largest such bound over the atoms of positive probability
+    (float, units of L, >= 0).
+    """
+    pos = (bg > 0.0) & (w * bg > 0.0)
+    if not np.any(pos):
+        return 0.0
+    ee = math.exp(epsilon)
+    return float(_COMBO_ULPS * _U * np.max((ra[pos] + ee * rb[pos]) / bg[pos]))
+
+
+def _table_pav_nonpositive(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarray, epsilon: float,
+                           err: float) -> bool:
+    """True when every exact atom of positive probability is provably <= 0: R_a <= e_lo R_b in exact
+    rational arithmetic, e_lo = fl(e^eps)(1 - 512 u) <= e^eps (F4, even at its 64-ulp figure). Atoms computed at or below
+    -err need no check."""
+    pos = (bg > 0.0) & (w * bg > 0.0)
+    ee = math.exp(epsilon)
+    vals = (ra[pos] - ee * rb[pos]) / bg[pos]
+    near = vals > -err
+    e_lo = Fraction(ee * (1.0 - 512.0 * _U))
+    return all(Fraction(float(a)) <= e_lo * Fraction(float(b)) for a, b in zip(ra[pos][near], rb[pos][near]))
+
+
+def table_pav_law(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarray, epsilon: float) -> FiniteLaw:
+    """The atoms of :func:`table_pav_atoms` as a :class:`~sharpdp.shuffle._laws.FiniteLaw` whose
+    ``value_error`` is :func:`table_pav_value_error` (``docs/accountant.md`` §3.2.2).
+
+    When every exact atom is provably <= 0 (exact rational test, see §3.2.2), the law is stored
+    with its values clipped to <= 0 and ``value_error`` 0: L <= 0 almost surely, and the
+    accountant's value is exactly 0 (e.g. k-RR and PrivUnit under replace-one at eps > eps0).
+    """
+    v, p = table_pav_atoms(ra, rb, bg, w, epsilon)
+    err = table_pav_value_error(ra, rb, bg, w, epsilon)
+    if v.size and v.max() + err > 0.0 and _table_pav_nonpositive(ra, rb, bg, w, epsilon, err):
+        return FiniteLaw(np.minimum(v, 0.0), p)
+    return FiniteLaw(v, p, value_error=err)
 
 
 def unique_laws(triples):

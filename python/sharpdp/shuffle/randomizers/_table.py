@@ -30,12 +30,19 @@ class TableRandomizer(RandomizerBase):
     def _table(self):
         raise NotImplementedError
 
-    def _pav_atoms(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
-        """Atoms of l_eps(Y), Y ~ R_BG, per worst-case pair and order: list of (gamma, values, probs)."""
+    def _rows(self, epsilon: float, adjacency: str, lower: bool):
+        """(gamma, R_x1, R_x1', reference, w, eps) per law: reference R_BG (the blanket law), or each
+        representative R_x0 (the lower form)."""
         eps = V.real("epsilon", epsilon, lo=0.0)
         check_adjacency(adjacency)
         R, w, bg, pairs = self._table()
-        return [(self.gamma, *TB.table_pav_atoms(R[a], R[b], bg, w, eps)) for a, b in pairs[adjacency]]
+        if not lower:
+            return [(self.gamma, R[a], R[b], bg, w, eps) for a, b in pairs[adjacency]]
+        return [(1.0, R[a], R[b], R[x0], w, eps) for a, b in pairs[adjacency] for x0 in range(R.shape[0] - 1)]
+
+    def _pav_atoms(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
+        """Atoms of l_eps(Y), Y ~ R_BG, per worst-case pair and order: list of (gamma, values, probs)."""
+        return [(g, *TB.table_pav_atoms(*row)) for g, *row in self._rows(epsilon, adjacency, False)]
 
     def _lower_form_atoms(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
         """Atoms of the lower form's l~_eps(V) = (R_x1 - e^eps R_x1')(V) / R_x0(V), V ~ R_x0 (`docs/accountant.md`
@@ -45,12 +52,7 @@ class TableRandomizer(RandomizerBase):
         hockey-stick divergence of (x1, x0, ..., x0) vs (x1', x0, ..., x0) is the accountant's
         value of this law with gamma = 1, a lower bound on the true delta(eps).
         """
-        eps = V.real("epsilon", epsilon, lo=0.0)
-        check_adjacency(adjacency)
-        R, w, _, pairs = self._table()
-        n_inputs = R.shape[0] - 1
-        return [(1.0, *TB.table_pav_atoms(R[a], R[b], R[x0], w, eps))
-                for a, b in pairs[adjacency] for x0 in range(n_inputs)]
+        return [(g, *TB.table_pav_atoms(*row)) for g, *row in self._rows(epsilon, adjacency, True)]
 
     def privacy_amplification_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
         """Laws of the privacy-amplification variable for the accountant.
@@ -68,12 +70,12 @@ class TableRandomizer(RandomizerBase):
             ``(gamma, law)`` per worst-case neighbouring pair and order, law = atoms of
             L = l_eps(Y), Y ~ R_BG (`docs/accountant.md` §1.3); the accountant takes the max.
         """
-        return TB.finite_laws(self._pav_atoms(epsilon, adjacency))
+        return [(g, TB.table_pav_law(*row)) for g, *row in self._rows(epsilon, adjacency, False)]
 
     def lower_form_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
         """``(1.0, FiniteLaw)`` pairs of the lower form D_lo (`docs/accountant.md` §1.8); see
-        :meth:`_lower_form_atoms`."""
-        return TB.finite_laws(self._lower_form_atoms(epsilon, adjacency))
+        :meth:`_lower_form_atoms`; each law carries its rounding bound ``value_error``)."""
+        return [(g, TB.table_pav_law(*row)) for g, *row in self._rows(epsilon, adjacency, True)]
 
     def lower_form(self) -> "LowerForm":
         """This randomizer's lower form as an accountant input: see :class:`LowerForm`."""
