@@ -105,6 +105,8 @@ def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bo
     kT = int(math.ceil(T / h))
     kB = int(math.ceil(B / h))
     K = kT + kB
+    if K * A._J_LO > A._K_MAX:
+        raise A._Coarsen((T + B) * A._J_LO / A._K_MAX * 1.01)
     x0 = -kB * h
     plo, eplo = law.prob_below(x0)
     phi, ephi = law.prob_above(x0 + K * h)
@@ -361,6 +363,21 @@ def _spread(law: Law) -> float:
     return sd
 
 
+def _h_first_group(lo_s: float, mean: float) -> float:
+    """Largest power-of-two step (about) at which the centroid (lower) law of a law supported in [lo_s, inf),
+    lo_s < 0, can close its first group (the one holding the bottom of the support) on a node: the sweep of
+    docs/accountant.md §4.2 targets the node ceil(lo_s / h + 1/4) h, which must not exceed the mean (minus a
+    margin for the clamp at T0). A coarser grid puts the whole law in one unfinished group: no lower value
+    (docs/accountant_tail.md §8). A choice of speed only."""
+    h = _pow2(-lo_s)
+    top = mean - 0.05 * (mean - lo_s)
+    for _ in range(60):
+        if math.ceil(lo_s / h + 0.25) * h <= top:
+            break
+        h /= 2.0
+    return h
+
+
 def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
     """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
     (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
@@ -407,6 +424,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
     # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
+    if lower and not bounded and math.isfinite(lo_s) and lo_s < 0:
+        h_start = min(h_start, _h_first_group(lo_s, mean))
     best = None
     B = None
     for _rnd in range(4):
@@ -451,7 +470,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 break  # accurate enough, or the round-off bounds stop the refinement
             gap_prev = gap
             if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
-                h = min(h / 2.0, _pow2(max(_spread(law), 1e-300)))
+                h = h / 4.0
             else:
                 h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
         jt = dict(jt, lo=lo_best)
