@@ -67,6 +67,56 @@ def stop_loss(law: Law, t) -> tuple[np.ndarray, np.ndarray]:
     return np.array([b[0] for b in br]), np.array([b[1] for b in br])
 
 
+_GRID_STEP = 64  # nodes per interpolation interval of stop_loss_grid
+_GRID_BLOCK = 1 << 18  # points per block of the closed forms (bounds their temporaries)
+
+
+def _blocked(fn, law: Law, t: np.ndarray):
+    """fn(law, t) evaluated on blocks of t (the closed forms are elementwise: same values, bounded memory)."""
+    if t.size <= _GRID_BLOCK:
+        return fn(law, t)
+    outs = [fn(law, t[i:i + _GRID_BLOCK]) for i in range(0, t.size, _GRID_BLOCK)]
+    if isinstance(outs[0], tuple):
+        return tuple(np.concatenate([o[j] for o in outs]) for j in range(len(outs[0])))
+    return np.concatenate(outs)
+
+
+def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rigorous bracket (lo, up) of tau on the grid t_j = t0 + j dt, j = 0..k-1 (dt > 0), from the closed forms
+    at every _GRID_STEP-th node only (docs/accountant_tail.md §4, evaluation). tau is convex with slope
+    -P(L >= t) at t, so between two evaluated nodes a < b the chord of the upper values lies above tau, and the
+    tangent at a lies below it: tau(t) >= tau_lo(a) - P(L >= a) (t - a), with P(L >= a) <= P(L > a'), a' < a."""
+    j = np.arange(k, dtype=float)
+    t = t0 + j * dt
+    # the interpolation interval s dt is kept below t0 / 1024 (the bracket's width is at most s dt times the
+    # drop of P(L > t) over it)
+    s = int(min(_GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
+    if s < 2 or k <= 2 * s:
+        return _blocked(stop_loss, law, t)
+    idx = np.arange(0, k, s)
+    if idx[-1] != k - 1:
+        idx = np.append(idx, k - 1)
+    tc = t[idx]
+    lo_c, up_c = _blocked(stop_loss, law, tc)
+    ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
+    pa = _blocked(prob_above_up, law, ta)
+    seg = np.minimum(np.searchsorted(idx, np.arange(k), side="right") - 1, idx.size - 2)
+    ia, ib = idx[seg], idx[seg + 1]
+    fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
+    fa = np.clip(fa, 0.0, 1.0)
+    # (t is exact: t0 and dt are multiples of the power-of-two lattice step; the weights and the sums carry a
+    # few ulp, covered by the absolute margin 8u of the larger end value)
+    ua, ub = up_c[seg], up_c[seg + 1]
+    up = ((1.0 - fa) * ua + fa * ub + 8 * _U * np.maximum(ua, ub)) * (1 + 1e-12)
+    # tangent at a: t - ta >= t - a, the slope bound pa >= P(L >= a)
+    la = lo_c[seg]
+    lo = np.maximum(la - pa[seg] * (t - ta[seg]) * (1 + 1e-12) - 8 * _U * la, 0.0) * (1 - 1e-12)
+    # the chord needs the computed t_j between its ends: exact at the nodes themselves
+    up[idx] = up_c
+    lo[idx] = lo_c
+    return lo, up
+
+
 def prob_above_up(law: Law, x) -> np.ndarray:
     """Vectorised upper bound on P(L > x)."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
@@ -251,10 +301,13 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
     k0 = lat["k0"]
 
     def phic(x, which):
-        left = x <= -T0
-        lo, up = stop_loss(law, np.where(left, -x, T0))
-        v = up if which == "up" else lo
-        return np.where(left, v, (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0))
+        # x: the window's nodes (increasing, step h); tau(-x) is needed on x <= -T0 only
+        v = (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0)
+        k = int(np.searchsorted(x, -T0, side="right"))
+        if k > 0:
+            lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+            v[:k] = (up_t if which == "up" else lo_t)[::-1]
+        return v
 
     log_tgt = math.log(max(1e-5 * rel_tol * est, 1e-300) / max(tau_T0_up, 1e-300)) - 2.0
     thr_fn = lambda N: 1e-4 * rel_tol * est / (max(tau_T0_up, 1e-300) * math.sqrt(N))  # noqa: E731
@@ -485,7 +538,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         jlo = jt["lo"]
         if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
             pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
-        elif body_up > 0.05 * rel_tol * max(jlo, est * 1e-3) or bounded:
+        # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
+        # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
+        elif bounded or body_up > max(0.05 * rel_tol * max(jlo, est * 1e-3),
+                                      0.8 * rel_tol * jlo - (jt["up"] - jlo) - multi):
             hb = h
             for _ in range(max_rounds):
                 try:
