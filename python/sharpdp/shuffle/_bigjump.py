@@ -148,7 +148,9 @@ def pair_integral_up(law: Law, T0: float) -> float:
 def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True):
     """Per-user lattice pmfs of G = B L clamped to [-B, T] on nodes (k0 + k) h (module steps B, C, H
     of :mod:`sharpdp.shuffle.accountant`): the hat law g (upper in the convex and increasing convex
-    orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None."""
+    orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None. Raises the engine's
+    ``_Coarsen`` (carrying the smallest step that fits) before any allocation when 4K exceeds its cap
+    (docs/accountant_tail.md §11.1)."""
     from sharpdp.shuffle import _lattice as A
 
     C = A._core()
