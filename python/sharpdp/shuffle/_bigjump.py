@@ -331,9 +331,16 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
     wr = np.maximum(F["x"] + T0, 0.0)
     sr, fpr = _wsum(wr, F)
     ramp_hat_up = sr + fpr + float(wr.max()) * F["tv"] + max(a + T0, 0.0) * pb + ramp_out_hi
-    res = dict(N=F["N"], window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up)
+    # Jensen: E(A' + T0)_+ >= (E A' + T0)_+, with E A' = (n - 1) gamma E clamp(L, -B, T0) and
+    # clamp(l, -B, T0) = -B + (l + B)_+ - (l - T0)_+ (docs/accountant_tail.md §4)
+    Bl = -k0 * h
+    tl_lo = float(law.tail_upper_bracket(-Bl)[0])
+    core = (-Bl + tl_lo) - tau_T0_up
+    mean_lo = gamma * (core - 4 * _U * (Bl + tl_lo + tau_T0_up)) - 4 * _U * abs(gamma * core)
+    ramp_jensen = max(nn * mean_lo - 4 * _U * nn * abs(mean_lo) + T0, 0.0) * (1 - 1e-12)
+    res = dict(N=F["N"], window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up, ramp_jensen=ramp_jensen)
     if not lower or lat["low"] is None:
-        res.update(up=phi_hat_up * (1 + 1e-9), lo=0.0)
+        res.update(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=0.0)
         return res
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
     g_lo, eta_lo, mom_err = lat["low"]
@@ -347,7 +354,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
     phi_low_lo = s1 - fp1 - float(w1.max()) * (F2["tv"] + p_out) - c * dev
     wr2 = np.maximum(F2["x"] + T0, 0.0)
     s2, fp2 = _wsum(wr2, F2)
-    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, 0.0)
+    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, ramp_jensen)
     up = phi_hat_up - c * ramp_low_lo
     lo = phi_low_lo - c * ramp_hat_up
     res.update(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N_lower=F2["N"], phi_low_lo=phi_low_lo,
@@ -511,9 +518,15 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
                 jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
                         jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
-            except A._Coarsen:
+            except A._Coarsen as exc:
                 if jt is None:
-                    raise
+                    # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
+                    # law may be empty there, Lo = 0), unless it would not divide the clamps (docs/accountant_tail.md §11.1)
+                    h_fit = 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h)))
+                    if h_fit > H:
+                        raise
+                    h = h_fit
+                    continue
                 break  # the size caps bind: keep the finest grid that fitted
             if jt is None or jt_n["up"] <= jt["up"]:
                 lat, jt, h_used = lat_n, jt_n, h
@@ -528,6 +541,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 h = h / 4.0
             else:
                 h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+        if jt is None:
+            raise A._Coarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
         jt = dict(jt, lo=lo_best)
         h = h_used
         pen = 0.0
