@@ -82,8 +82,18 @@ def test_stop_loss_grid_brackets_the_closed_form():
 
 
 def test_first_group_step_puts_a_node_between_the_bottom_and_the_mean():
-    """The lower (centroid) law's first group needs the node ceil(lo_s/h + 1/4) h at or below the mean."""
-    for lo_s, mean in ((-2.713, -1.718), (-1.089, -0.105), (-2981.0, -2980.0), (-1.0, -1e-3)):
-        h = _h_first_group(lo_s, mean)
-        assert math.ceil(lo_s / h + 0.25) * h <= mean
-        assert h == 2.0 ** math.floor(math.log2(h))
+    """The lower (centroid) law's first group holds the fine cell [f, f + h/4) of the bottom lo_s; the sweep
+    targets a node at most ceil(f/h + 1/2) h, which must lie at or below the mean. The step is a dyadic
+    j 2^e (j odd) so that T0 and B stay nodes, and is never finer than the powers of two allow."""
+    for lo_s, mean in ((-2.713, -1.718), (-1.089, -0.105), (-7.3829, -6.3891), (-54.59, -53.6), (-2981.0, -2980.0),
+                       (-1.0, -1e-3)):
+        h, j = _h_first_group(lo_s, mean)
+        f = math.floor(4 * lo_s / h) * h / 4
+        assert math.ceil(f / h + 0.5) * h <= mean
+        assert j % 2 == 1 and j < 128
+        e = math.log2(h / j)
+        assert e == round(e)
+        p2 = 2.0 ** math.floor(math.log2(-lo_s))  # the best power of two is not coarser
+        while not math.ceil(math.floor(4 * lo_s / p2) * p2 / 4 / p2 + 0.5) * p2 <= mean - 0.05 * (mean - lo_s):
+            p2 /= 2
+        assert h >= p2

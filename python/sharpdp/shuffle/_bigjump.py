@@ -425,19 +425,38 @@ def _spread(law: Law) -> float:
     return sd
 
 
-def _h_first_group(lo_s: float, mean: float) -> float:
-    """Largest power-of-two step (about) at which the centroid (lower) law of a law supported in [lo_s, inf),
-    lo_s < 0, can close its first group (the one holding the bottom of the support) on a node: the sweep of
-    docs/accountant.md §4.2 targets the node ceil(lo_s / h + 1/4) h, which must not exceed the mean (minus a
-    margin for the clamp at T0). A coarser grid puts the whole law in one unfinished group: no lower value
-    (docs/accountant_tail.md §8). A choice of speed only."""
-    h = _pow2(-lo_s)
+def _first_group_ok(h: float, lo_s: float, top: float) -> bool:
+    """The centroid law's first group can close on a node <= top at step h: its first piece is the fine cell
+    [f, f + h/4) holding lo_s (f = floor(4 lo_s / h) h / 4; the fine grid contains 0), whose mean c is at most
+    f + h/4, and the sweep targets the node ceil(c/h + 1/4) h <= ceil(f/h + 1/2) h (docs/accountant.md §4.2)."""
+    f = math.floor(4.0 * lo_s / h) * h / 4.0
+    return math.ceil(f / h + 0.5) * h <= top
+
+
+def _h_first_group(lo_s: float, mean: float) -> tuple[float, int]:
+    """(h, j): the largest step h = j 2^e (j odd, <= 127) at which the centroid (lower) law of a law supported in
+    [lo_s, inf), lo_s < 0, can close its first group (the one holding the bottom of the support) on a node at or
+    below the mean (minus a margin for the clamp at T0). A coarser grid puts the whole law in one unfinished
+    group: no lower value (docs/accountant_tail.md §8, §11.2). A choice of speed only; j > 1 (a dyadic, not a
+    power-of-two step) often allows a grid several times coarser than the powers of two."""
     top = mean - 0.05 * (mean - lo_s)
-    for _ in range(60):
-        if math.ceil(lo_s / h + 0.25) * h <= top:
+    h1 = _pow2(-lo_s)
+    for _ in range(80):
+        if _first_group_ok(h1, lo_s, top):
             break
-        h /= 2.0
-    return h
+        h1 /= 2.0
+    best, bj = h1, 1
+    e_hi = math.floor(math.log2(-lo_s))
+    for e in range(e_hi, e_hi - 14, -1):
+        for j in range(3, 128, 2):
+            h = j * 2.0**e
+            if h <= best:
+                continue
+            if h > -lo_s:
+                break
+            if _first_group_ok(h, lo_s, top):
+                best, bj = h, j
+    return best, bj
 
 
 def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
@@ -486,8 +505,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
     # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
+    j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if lower and not bounded and math.isfinite(lo_s) and lo_s < 0:
-        h_start = min(h_start, _h_first_group(lo_s, mean))
+        h_fg, j_odd = _h_first_group(lo_s, mean)
+        h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
     best = None
     B = None
     for _rnd in range(4):
@@ -497,7 +518,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             multi = 0.0
         else:
             T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
-            H = _pow2(max(T0r / 16.0, 1e-300))
+            H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
             T0 = math.ceil(T0r / H) * H
             multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
         if math.isfinite(lo_s):
@@ -508,7 +529,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
         else:
             B = math.ceil(B / H) * H
-        # every grid step h <= H (powers of 2) divides T0 and B, so all lattices share the clamps
+        # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
         h = min(h_start, H)
         jt = lat = None
         h_used = h
@@ -522,7 +543,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 if jt is None:
                     # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
                     # law may be empty there, Lo = 0), unless it would not divide the clamps (docs/accountant_tail.md §11.1)
-                    h_fit = 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h)))
+                    h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
                     if h_fit > H:
                         raise
                     h = h_fit
