@@ -104,7 +104,7 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     ia, ib = idx[seg], idx[seg + 1]
     fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
     fa = np.clip(fa, 0.0, 1.0)
-    # (t is exact: t0 and dt are multiples of the power-of-two lattice step; the weights and the sums carry a
+    # (t is exact: t0 and dt are integer multiples of the dyadic lattice step; the weights and the sums carry a
     # few ulp, covered by the absolute margin 8u of the larger end value)
     ua, ub = up_c[seg], up_c[seg + 1]
     up = ((1.0 - fa) * ua + fa * ub + 8 * _U * np.maximum(ua, ub)) * (1 + 1e-12)
