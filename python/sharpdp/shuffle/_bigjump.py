@@ -542,7 +542,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             except A._Coarsen as exc:
                 if jt is None:
                     # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
-                    # law may be empty there, Lo = 0), unless it would not divide the clamps (docs/accountant_tail.md §11.1)
+                    # law may be empty there, Lo = 0), unless it would not divide the clamps
+                    # (docs/accountant_tail.md §11.1)
                     h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
                     if h_fit > H:
                         raise
