@@ -586,9 +586,11 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 try:
                     body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
                 except A._Coarsen:
-                    if body is None:
+                    if body is None and bounded:
                         raise
-                    break  # the size caps bind: keep the finest grid that fitted
+                    # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff
+                    # upper value with Body_lo = 0, both certified
+                    break
                 body = body_n
                 body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
                 body_up = min(body_up, body["main"] * (1 + 1e-9))
