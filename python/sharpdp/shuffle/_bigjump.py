@@ -67,6 +67,9 @@ def stop_loss(law: Law, t) -> tuple[np.ndarray, np.ndarray]:
     return np.array([b[0] for b in br]), np.array([b[1] for b in br])
 
 
+# Longest FFT of the jump term: a window holds about 15 arrays of N doubles at once (the pmf, its transform, the
+# nodes, the weights and their products), so 2^22 points keep it near 0.5 GB (docs/accountant_tail.md §11.1)
+_N_MAX_TAIL = 1 << 22
 _GRID_STEP = 64  # nodes per interpolation interval of stop_loss_grid
 _GRID_BLOCK = 1 << 18  # points per block of the closed forms (bounds their temporaries)
 
@@ -258,8 +261,8 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
     sa = int(math.floor(s_lo)) - 1
     N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
-    if N > A._N_MAX:
-        raise A._Coarsen(h * N / A._N_MAX * 1.02)
+    if N > _N_MAX_TAIL:
+        raise A._Coarsen(h * N / _N_MAX_TAIL * 1.02)
     folded = np.bincount(np.arange(K + 1) % N, weights=g, minlength=N)
     wk = workers if N >= 1 << 16 else 1
     z = sfft.rfft(folded, workers=wk)
