@@ -503,13 +503,14 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     bounded = math.isfinite(hi_s)
     m_est = (n - 1) * gamma * mean
     est = float(stop_loss(law, [max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
+    tiny = est < A._VALUE_FLOOR  # (then no lower value is computed: no step for the centroid law)
     est = max(est, A._VALUE_FLOOR)
     # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
     h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
     # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
-    if lower and not bounded and math.isfinite(lo_s) and lo_s < 0:
+    if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
     best = None
