@@ -12,22 +12,18 @@ results: zero-out and replace for the blanket-mixed Gaussian (n = 10 ... 1e6), r
 bot for the Gaussian randomizer, the k-RR reference table, get_epsilon, the lower form, PrivUnit,
 a certified GeneralRandomizer and calibrate_bmg.
 """
-import math
+import pathlib
+import sys
 import warnings
 
 import numpy as np
-from numba import njit
 import sharpdp.shuffle as sh
+
+# the lifted binary RR of the test suite (tests/_densities.py), the same densities as the tests use
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+from _densities import T, half, lifted_rr as lifted  # noqa: E402
+
 warnings.simplefilter("ignore")  # the estimate-mode warning is not under test here
-T = math.tanh(0.5)
-
-@njit
-def lifted(y, x):
-    return 0.5 * (1 + T * x * (1.0 if y >= 0 else -1.0))
-
-@njit
-def half(y):
-    return 0.5
 
 out = []
 def rec(name, v):

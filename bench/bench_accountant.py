@@ -108,20 +108,20 @@ def numpy_blanket_delta(gamma, sigma0, n, eps, k=10.0, tail=1e-22, width=10.0):
 def test_get_delta_numpy_baseline(benchmark, n, delta, k):
     """Plain-numpy baseline of the same quantity (x vs bot order) at sharpdp's eps for delta."""
     from sharpdp.shuffle._laws import laws_for
-    from sharpdp.shuffle.accountant import _certify
+    from sharpdp.shuffle._certify import certify
 
     m = MECHS["bmg_0.95_4.6"]
     acc = ShuffleAccountant(m, n)
     eps = eps_for(acc, delta)
     benchmark.group = "accountant get_delta bmg_0.95_4.6"
     gamma, law = laws_for(m, eps, "zero_out")[0]  # x vs bot
-    cert = _certify(law, float(gamma), n, acc.rel_tol, acc.workers)
+    cert = certify(law, float(gamma), n, acc.rel_tol, acc.threads)
     t0 = time.perf_counter()
     acc.get_delta(eps)
     t_sharpdp = time.perf_counter() - t0
     out = benchmark.pedantic(numpy_blanket_delta, args=(m.gamma, m.sigma0, n, eps, k),
                              rounds=3 if n * k <= 10**5 else 1, iterations=1)
     value, N, h, qmin = out
-    benchmark.extra_info.update(eps=eps, value=value, N=N, h=h, qmin=qmin, lower_xbot=cert["lower"],
-                                upper_xbot=cert["upper"], ratio_to_upper=value / cert["upper"],
+    benchmark.extra_info.update(eps=eps, value=value, N=N, h=h, qmin=qmin, lower_xbot=cert.lower,
+                                upper_xbot=cert.upper, ratio_to_upper=value / cert.upper,
                                 sharpdp_get_delta_s=t_sharpdp)

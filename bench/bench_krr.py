@@ -56,21 +56,21 @@ def epsilon_at(acc, delta: float = DELTA) -> tuple[float, int]:
     """The accountant's own get_epsilon (safe end, relative xtol 1e-3), and the number of
     one-grid passes it made (each pass: one FFT power of the upper law, plus one of the lower
     law inside the full reports)."""
-    import sharpdp.shuffle.accountant as A
+    import sharpdp.shuffle._certify as A
 
     calls = 0
-    orig = A._one_pass
+    orig = A.lattice_pass
 
     def counted(*args, **kw):
         nonlocal calls
         calls += 1
         return orig(*args, **kw)
 
-    A._one_pass = counted
+    A.lattice_pass = counted
     try:
         return acc.get_epsilon(delta), calls
     finally:
-        A._one_pass = orig
+        A.lattice_pass = orig
 
 
 def certified_epsilon(k: int, eps0: float, n: int) -> tuple[float, float, tuple[float, float], int]:

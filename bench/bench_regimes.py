@@ -12,15 +12,24 @@ Per cell (n, eps) it reports the process CPU time (``time.process_time``, all th
 ``get_delta_bounds(eps)``, of ``get_epsilon(1e-6)`` and of the calibration, the achieved
 (Up - Lo)/Lo, and the number of accountant evaluations the calibration made (calls of
 ``ShuffleAccountant.get_delta_bounds``, which ``get_delta`` goes through). ``get_epsilon`` does
-not depend on eps, so for (b)-(d) it is timed once per (randomizer, n). Every timed call runs
-in its own subprocess under a CPU-time limit (``--timeout S``); a call that hits it is shown
-as ``>S s``. When the calibration of an (a) cell times out, the other two calls of that cell
-use the optimal BMG at the asymptotic template's chi (``optimal_bmg``), marked with a dagger.
+not depend on eps, so for (b)-(d) it is timed once per (randomizer, n), together with one
+``get_delta_bounds`` at the epsilon it returns (the reference of the "get_epsilon <= 5 x one
+get_delta" goal); ``calibrate_gaussian`` does not depend on sigma0 and is timed once per
+(n, eps). Every timed call runs in its own process (``--isolate fork``, the default on POSIX: a
+fork of this process after ``import sharpdp.shuffle``, whose CPU clock starts at zero; or
+``--isolate subprocess``: a fresh interpreter) under a CPU-time limit (``--timeout S``; shown as
+``>S s``) and an address-space limit (``--mem-gb G``, default 3; shown as "out of memory"); its
+peak RSS (``ru_maxrss``) is recorded. When the calibration of an (a) cell times out, the other
+two calls of that cell use the optimal BMG at the asymptotic template's chi (``optimal_bmg``),
+marked with a dagger.
 
-Script mode (writes a Markdown table; ``--quick`` is the "before" subset of bench/README.md)::
+Script mode (writes Markdown: a summary per randomizer against the goals, every cell, and every
+cell that misses a goal; ``--quick`` is the "before" subset of bench/README.md)::
 
     python bench/bench_regimes.py --quick --timeout 60 --out regimes.md
-    python bench/bench_regimes.py --full --timeout 60 --out regimes.md
+    python bench/bench_regimes.py --full --timeout 5 --json regimes.jsonl --resume --out regimes.md
+    python bench/bench_regimes.py --full --families b --labels "Gauss s0=4.6" --ns 1e8,1e9 ...
+    python bench/bench_regimes.py --full --render --json regimes.jsonl   # tables only, runs nothing
 
 Benchmark mode (pytest-benchmark, a few representative cells; not run in CI)::
 
@@ -103,30 +112,137 @@ def run_call(task: dict) -> dict:
     return out
 
 
-def _child(task_json: str) -> None:
+def _limit(timeout: float, mem_gb: float) -> None:
+    """In the child: CPU limit ``timeout`` s from now, address space ``mem_gb`` GB, no core files."""
     import resource
 
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    cpu = int(math.ceil(time.process_time() + timeout))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+    if mem_gb > 0:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        soft = int(mem_gb * 2**30)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _guarded_call(task: dict) -> dict:
+    """run_call with MemoryError turned into {"oom": True}; adds the peak RSS (MB) of this process."""
+    import resource
+
+    try:
+        out = run_call(task)
+    except MemoryError:
+        out = {"oom": True}
+    except Exception as exc:  # noqa: BLE001  (reported in the table, one line)
+        text = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        out = {"oom": True} if "bad_alloc" in text or "Unable to allocate" in text else {"error": text}
+    out["rss_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return out
+
+
+def _child(task_json: str) -> None:
     task = json.loads(task_json)
-    import sharpdp.shuffle  # noqa: F401  (imports and JIT caches are not charged to the call)
+    import sharpdp.shuffle  # noqa: F401  (imports are not charged to the call)
 
-    limit = int(math.ceil(time.process_time() + task["timeout"]))
-    resource.setrlimit(resource.RLIMIT_CPU, (limit, resource.RLIM_INFINITY))
-    print(json.dumps(run_call(task)))
+    _limit(task["timeout"], task.get("mem_gb", 0.0))
+    print(json.dumps(_guarded_call(task)))
 
 
-def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
-    """Run one call in a subprocess limited to ``timeout`` CPU seconds; {"timeout": True} if it hit it."""
-    task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout)
+def _classify_failure(code: int | None, sig: int | None, stderr: str) -> dict:
+    import signal
+
+    if sig == signal.SIGXCPU or code == 152 or "CPU time limit" in stderr:
+        return {"timeout": True}
+    if "MemoryError" in stderr or "bad_alloc" in stderr or "Unable to allocate" in stderr:
+        return {"oom": True}
+    if sig is not None:
+        name = signal.Signals(sig).name
+        tail = (stderr.strip().splitlines() or [""])[-1][:80]
+        return {"error": f"killed by {name}" + (f" ({tail})" if tail else "")}
+    return {"error": (stderr.strip().splitlines() or ["?"])[-1]}
+
+
+def _timed_subprocess(task: dict, timeout: float) -> dict:
     try:
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(task)],
                            capture_output=True, text=True, timeout=20 * timeout + 120)
     except subprocess.TimeoutExpired:  # wall-clock safety net on a very loaded machine
-        return {"timeout": True}
+        return {"timeout": True, "wall": True}
     if p.returncode != 0:
-        if p.returncode in (-24, 152) or "CPU time limit" in p.stderr:  # SIGXCPU
-            return {"timeout": True}
-        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
+        sig = -p.returncode if p.returncode < 0 else None
+        return _classify_failure(p.returncode, sig, p.stderr)
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _timed_fork(task: dict, timeout: float) -> dict:
+    """Fork this process (sharpdp already imported, nothing run yet) and run the call in the child.
+
+    The child's CPU clock starts at zero (POSIX ``fork``), so ``process_time`` counts the call
+    only; its limits (CPU, address space) are set in the child. Saves an interpreter start and
+    an import per call, which dominate the small cells."""
+    import select
+    import signal
+    import tempfile
+
+    err = tempfile.TemporaryFile()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0
+        try:
+            os.close(r)
+            os.dup2(err.fileno(), 2)
+            _limit(timeout, task.get("mem_gb", 0.0))
+            data = json.dumps(_guarded_call(task)).encode()
+            os.write(w, data)
+        except BaseException:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks, deadline = [], time.time() + 20 * timeout + 120
+    while True:
+        left = deadline - time.time()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)  # wall-clock safety net on a very loaded machine
+            os.waitpid(pid, 0)
+            os.close(r)
+            return {"timeout": True, "wall": True}
+        ready, _, _ = select.select([r], [], [], min(left, 5.0))
+        if ready:
+            b = os.read(r, 65536)
+            if not b:
+                break
+            chunks.append(b)
+    os.close(r)
+    _, status, usage = os.wait4(pid, 0)
+    err.seek(0)
+    stderr = err.read().decode(errors="replace")
+    err.close()
+    if os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0 or not chunks:
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        out = _classify_failure(code, sig, stderr)
+        out["rss_peak_mb"] = usage.ru_maxrss / 1024.0  # up to the stop (a lower bound for a stopped call)
+        return out
+    return json.loads(b"".join(chunks).decode())
+
+
+_ISOLATION = {"mode": "subprocess", "mem_gb": 3.0}
+
+
+def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
+    """Run one call isolated (fork or subprocess) under a CPU limit of ``timeout`` s and an
+    address-space limit; {"timeout": True} / {"oom": True} if it hit one."""
+    task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout, mem_gb=_ISOLATION["mem_gb"])
+    if _ISOLATION["mode"] == "fork":
+        return _timed_fork(task, timeout)
+    return _timed_subprocess(task, timeout)
 
 
 # ----------------------------------------------------------------------------- cells
@@ -183,15 +299,22 @@ def run_cell(family, label, spec, n, eps, timeout, eps_cache) -> dict:
             spec = _template_bmg(n, eps)
             row["template_pick"] = True
         row["params"] = f"g={spec['gamma']:.3g}, s0={spec['sigma0']:.3g}"
-    elif family == "b":
-        row["calibration"] = timed("calibrate_gaussian", n, eps, None, timeout)
+    elif family == "b":  # calibrate_gaussian does not depend on sigma0: once per (n, eps)
+        ckey = ("calibrate_gaussian", n, eps)
+        if ckey not in eps_cache:
+            eps_cache[ckey] = timed("calibrate_gaussian", n, eps, None, timeout)
+        row["calibration"] = eps_cache[ckey]
+    row["spec"] = spec
     row["delta_bounds"] = timed("delta_bounds", n, eps, spec, timeout)
     key = (json.dumps(spec, sort_keys=True), n)
-    if row["delta_bounds"].get("timeout"):  # get_epsilon makes several such calls: not worth running
-        row["epsilon"] = {"timeout": True, "skipped": True}
+    if row["delta_bounds"].get("timeout") or row["delta_bounds"].get("oom"):
+        # get_epsilon makes several such calls: not worth running
+        row["epsilon"] = dict(row["delta_bounds"], skipped=True)
         return row
     if family == "a" or key not in eps_cache:
         eps_cache[key] = timed("epsilon", n, eps, spec, timeout)
+        if family != "a" and "epsilon" in eps_cache[key]:  # one get_delta at the answer, for the ratio
+            eps_cache[key]["delta_at"] = timed("delta_bounds", n, eps_cache[key]["epsilon"], spec, timeout)
     row["epsilon"] = eps_cache[key]
     return row
 
@@ -202,14 +325,23 @@ def _t(r: dict | None, timeout: float) -> str:
         return "-"
     if r.get("timeout"):
         return f">{timeout:g} s" + (" (not run)" if r.get("skipped") else "")
+    if r.get("oom"):
+        return "out of memory" + (" (not run)" if r.get("skipped") else "")
     if "error" in r:
         return "error: " + r["error"][:60]
     return f"{r['cpu']:.3g} s"
 
 
+def _rss(r: dict) -> str:
+    """Largest peak RSS (MB) over the calls of a row that report one."""
+    vals = [c["rss_peak_mb"] for c in (r.get("calibration"), r.get("delta_bounds"), r.get("epsilon"))
+            if c and "rss_peak_mb" in c and not c.get("skipped")]
+    return f"{max(vals):.0f} MB" if vals else "-"
+
+
 def markdown(rows: list[dict]) -> str:
     head = ("| family | n | eps | randomizer | get_delta_bounds | (Up-Lo)/Lo | get_epsilon(1e-6) "
-            "| calibration | evals | calibrated |\n|---|---|---|---|---|---|---|---|---|---|")
+            "| calibration | evals | calibrated | peak RSS |\n|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         timeout = r["timeout"]
@@ -230,15 +362,175 @@ def markdown(rows: list[dict]) -> str:
         label = r["label"]
         if r["family"] == "a":
             label = f"BMG {r['params']}" + (" †" if r.get("template_pick") else "")
+        e = r["epsilon"]
+        e_t = _t(e, timeout) + (f" (ε {e['epsilon']:.3g})" if "epsilon" in e else "")
         lines.append(f"| {r['family']} | {r['n']:.0e} | {r['eps']:g} | {label} | {_t(db, timeout)} | {gap} "
-                     f"| {_t(r['epsilon'], timeout)} | {cal_t} | {evals} | {what} |")
+                     f"| {e_t} | {cal_t} | {evals} | {what} | {_rss(r)} |")
     lines.append("")
-    lines.append("CPU seconds per call (time.process_time of a fresh subprocess, imports excluded); "
+    lines.append("CPU seconds per call (time.process_time of the call's own process, a fork or a fresh "
+                 "interpreter, imports excluded); "
                  ">S s: stopped at the CPU limit S. †: calibrate_bmg timed out, so the optimal "
                  "BMG at the template's chi was timed instead. '(not run)': get_epsilon was skipped because one "
                  "get_delta_bounds already exceeded the limit. evals: accountant evaluations "
-                 "(get_delta_bounds calls) made by the calibration.")
+                 "(get_delta_bounds calls) made by the calibration. 'out of memory': the call hit the "
+                 "address-space limit (RLIMIT_AS, --mem-gb). peak RSS: largest ru_maxrss of the row's "
+                 "calls (includes the interpreter and sharpdp's imports, about 80-150 MB).")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- goals of the map
+GOAL_DB_MEDIAN, GOAL_DB_WORST, GOAL_DB_1E9 = 0.05, 0.1, 1.0   # get_delta_bounds, CPU s
+GOAL_GAP, GOAL_GAP_FLOOR = 1e-2, 1e-15                         # (Up-Lo)/Lo wherever delta >= floor
+GOAL_EPS_RATIO = 5.0                                           # get_epsilon / one get_delta
+GOAL_CAL, GOAL_CAL_EVALS = 1.0, 10                             # calibration, CPU s / evaluations
+GOAL_RSS_MB = 1024.0                                           # peak memory per call
+
+
+def _cpu(r: dict | None) -> float:
+    """CPU seconds of a call; inf for a timeout or an out-of-memory stop, nan if absent/error."""
+    if not r:
+        return math.nan
+    if r.get("timeout") or r.get("oom"):
+        return math.inf
+    return r.get("cpu", math.nan)
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "stopped"
+    return f"{x * 1e3:.0f} ms" if x < 1 else f"{x:.3g} s"
+
+
+def _groups(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
+    out: dict = {}
+    for r in rows:
+        label = "BMG (calibrate_bmg's pick)" if r["family"] == "a" else r["label"]
+        out.setdefault((r["family"], label), []).append(r)
+    return [(f, lab, rs) for (f, lab), rs in out.items()]
+
+
+def _eps_ratio(r: dict, rs: list[dict]) -> float:
+    """get_epsilon CPU over one get_delta_bounds CPU at the epsilon it returns: the same cell's in
+    (a) (calibrated at that epsilon); in (b)-(d) (get_epsilon timed once per (randomizer, n)) a
+    separate get_delta_bounds call at the returned epsilon, or if that is missing, the slower of
+    the two cells of that row whose eps bracket the returned epsilon."""
+    e_call = r.get("epsilon") or {}
+    e = _cpu(e_call)
+    if r["family"] == "a":
+        d = _cpu(r["delta_bounds"])
+    elif "delta_at" in e_call:
+        d = _cpu(e_call["delta_at"])
+    else:
+        row = sorted((x for x in rs if x["n"] == r["n"]), key=lambda x: x["eps"])
+        target = e_call.get("epsilon")
+        if target is None or not row:
+            return math.nan
+        below = [x for x in row if x["eps"] <= target][-1:]
+        above = [x for x in row if x["eps"] >= target][:1]
+        ds = [_cpu(x["delta_bounds"]) for x in below + above]
+        ds = [x for x in ds if not math.isnan(x)]
+        d = max(ds) if ds else math.nan
+    return e / d if d > 0 and not math.isinf(d) and not math.isnan(e) else math.nan
+
+
+def summary(rows: list[dict]) -> str:
+    """One line per randomizer: how its cells fare against the goals."""
+    import statistics
+
+    lines = ["| family | randomizer | cells | get_delta_bounds median / worst (n <= 1e8) | worst at n = 1e9 "
+             "| cells over 100 ms (1 s at 1e9) | worst (Up-Lo)/Lo where Up >= 1e-15 | cells over 1e-2 "
+             "| worst get_epsilon / get_delta | calibration median / worst (n <= 1e8) | max evals "
+             "| peak RSS | stopped (CPU / memory) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for fam, label, rs in _groups(rows):
+        db = [_cpu(r["delta_bounds"]) for r in rs if r["n"] <= 10**8]
+        db9 = [_cpu(r["delta_bounds"]) for r in rs if r["n"] > 10**8]
+        over = sum(1 for r in rs if _cpu(r["delta_bounds"]) > (GOAL_DB_1E9 if r["n"] > 10**8 else GOAL_DB_WORST))
+        gaps = []
+        for r in rs:
+            d = r["delta_bounds"]
+            if "upper" in d and d["upper"] >= GOAL_GAP_FLOOR:
+                gaps.append((d["upper"] - d["lower"]) / d["lower"] if d["lower"] > 0 else math.inf)
+        ratios = [x for x in (_eps_ratio(r, rs) for r in rs) if not math.isnan(x)]
+        cal = [_cpu(r.get("calibration")) for r in rs if r.get("calibration") and r["n"] <= 10**8]
+        evals = [r["calibration"].get("evals", 0) for r in rs if r.get("calibration") and "evals" in r["calibration"]]
+        rss = [c["rss_peak_mb"] for r in rs for c in (r.get("calibration"), r["delta_bounds"], r.get("epsilon"))
+               if c and "rss_peak_mb" in c]
+        n_to = sum(1 for r in rs for c in (r.get("calibration"), r["delta_bounds"], r.get("epsilon"))
+                   if c and c.get("timeout") and not c.get("skipped"))
+        n_oom = sum(1 for r in rs for c in (r.get("calibration"), r["delta_bounds"], r.get("epsilon"))
+                    if c and c.get("oom") and not c.get("skipped"))
+        med = statistics.median(db) if db else math.nan
+        lines.append(
+            f"| {fam} | {label} | {len(rs)} | {_fmt(med)} / {_fmt(max(db, default=math.nan))} "
+            f"| {_fmt(max(db9, default=math.nan))} | {over} "
+            f"| {max(gaps, default=math.nan):.2g} | {sum(1 for g in gaps if g > GOAL_GAP)} "
+            f"| {max(ratios, default=math.nan):.3g} "
+            f"| {(_fmt(statistics.median(cal)) + ' / ' + _fmt(max(cal))) if cal else 'n/a'} "
+            f"| {max(evals) if evals else '-'} | {max(rss, default=math.nan):.0f} MB | {n_to} / {n_oom} |")
+    return "\n".join(lines)
+
+
+def misses(rows: list[dict]) -> str:
+    """Every cell that misses a goal, one line per (cell, goal), grouped by goal."""
+    by_goal: dict = {}
+
+    def add(goal, r, text, per_cell=True):
+        where = f", n = {r['n']:.0e}" + (f", eps = {r['eps']:g}" if per_cell else "")
+        by_goal.setdefault(goal, []).append(f"- {r['label'] if r['family'] != 'a' else 'BMG ' + r['params']}"
+                                            f"{where}: {text}")
+
+    groups = {id(r): rs for _, _, rs in _groups(rows) for r in rs}
+    seen_eps = set()
+    for r in rows:
+        d = r["delta_bounds"]
+        t = _cpu(d)
+        lim = GOAL_DB_1E9 if r["n"] > 10**8 else GOAL_DB_WORST
+        if t > lim:
+            add("get_delta_bounds over its limit", r, _t(d, r["timeout"]))
+        if "upper" in d and d["upper"] >= GOAL_GAP_FLOOR:
+            g = (d["upper"] - d["lower"]) / d["lower"] if d["lower"] > 0 else math.inf
+            if g > GOAL_GAP:
+                add("(Up-Lo)/Lo over 1e-2", r, f"{g:.3g} (Lo {d['lower']:.4g}, Up {d['upper']:.4g})")
+        key = (r["family"], r["label"], r["n"]) if r["family"] != "a" else id(r)
+        if key not in seen_eps:
+            seen_eps.add(key)
+            e = r.get("epsilon")
+            at = (e or {}).get("delta_at")
+            if at and _cpu(at) > lim:
+                add("get_delta_bounds over its limit at get_epsilon's answer (off the eps grid)", r,
+                    f"{_t(at, r['timeout'])} at eps {e['epsilon']:.4g}", per_cell=False)
+            ratio = _eps_ratio(r, groups[id(r)])
+            if e and not e.get("skipped") and (math.isinf(_cpu(e)) or ratio > GOAL_EPS_RATIO):
+                what = _t(e, r["timeout"])
+                if not math.isinf(_cpu(e)):
+                    what += f" = {ratio:.3g} x" + (f" (epsilon {e['epsilon']:.4g}, get_delta_bounds there "
+                                                   f"{_t(e['delta_at'], r['timeout'])})" if "delta_at" in e else "")
+                add("get_epsilon(1e-6) over 5 x get_delta", r, what, per_cell=r["family"] == "a")
+        c = r.get("calibration")
+        if c is not None and r["n"] <= 10**8 and r["family"] in "ab":
+            ckey = ("cal", r["family"], r["n"], r["eps"])
+            if ckey not in seen_eps:
+                seen_eps.add(ckey)
+                if _cpu(c) > GOAL_CAL or c.get("evals", 0) > GOAL_CAL_EVALS:
+                    name = "calibrate_bmg" if r["family"] == "a" else "calibrate_gaussian"
+                    lab = f"{name}, n = {r['n']:.0e}, eps = {r['eps']:g}"
+                    ev = f", {c['evals']} evals" if "evals" in c else ""
+                    by_goal.setdefault("calibration over 1 s or 10 evaluations", []).append(
+                        f"- {lab}: {_t(c, r['timeout'])}{ev}")
+        calls = (("calibration", r.get("calibration")), ("get_delta_bounds", d), ("get_epsilon", r.get("epsilon")))
+        for what, c2 in calls:
+            if c2 and not c2.get("skipped") and (c2.get("oom") or c2.get("rss_peak_mb", 0) > GOAL_RSS_MB):
+                txt = "out of memory" if c2.get("oom") else f"{c2['rss_peak_mb']:.0f} MB"
+                add("memory over 1 GB", r, f"{what}: {txt}")
+    out = []
+    for goal, items in by_goal.items():
+        out.append(f"**{goal}** ({len(items)}):\n")
+        out.extend(items)
+        out.append("")
+    return "\n".join(out)
 
 
 def main(argv=None) -> int:
@@ -251,25 +543,48 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="Markdown file to write (default: stdout only)")
     ap.add_argument("--json", default=None, help="also write the raw results as JSON lines here")
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --json, run the others")
+    ap.add_argument("--mem-gb", type=float, default=3.0,
+                    help="address-space limit per call in GB (RLIMIT_AS; 0: none; default 3)")
+    ap.add_argument("--isolate", choices=("fork", "subprocess"), default="fork" if hasattr(os, "fork") else
+                    "subprocess", help="run each call in a fork of this process (default on POSIX) or "
+                    "in a fresh interpreter")
+    ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
+    ap.add_argument("--labels", default=None,
+                    help="restrict to randomizers whose label is one of these, comma separated "
+                    "(e.g. 'Gauss s0=2.0,Gauss s0=4.6')")
+    ap.add_argument("--render", action="store_true",
+                    help="run nothing: only write the tables of the cells already in --json")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child is not None:
         _child(args.child)
         return 0
+    _ISOLATION.update(mode=args.isolate, mem_gb=args.mem_gb)
+    if args.isolate == "fork" and not args.render:
+        import sharpdp.shuffle  # noqa: F401  (imported once, before any fork)
     rows: list[dict] = []
     eps_cache: dict = {}
-    todo = [c for c in cells("full" if args.full else "quick") if c[0] in args.families]
+    ns = None if args.ns is None else {int(float(x)) for x in args.ns.split(",")}
+    todo = [c for c in cells("full" if args.full else "quick")
+            if c[0] in args.families and (ns is None or c[3] in ns)
+            and (args.labels is None or c[1] in args.labels.split(","))]
     done = {}
-    if args.resume and args.json and os.path.exists(args.json):
+    if (args.resume or args.render) and args.json and os.path.exists(args.json):
         with open(args.json) as fh:
             for line in fh:
                 r = json.loads(line)
                 done[(r["family"], r["label"], r["n"], r["eps"])] = r
+                if r["family"] == "b" and "calibration" in r:  # shared by every sigma0
+                    eps_cache.setdefault(("calibrate_gaussian", r["n"], r["eps"]), r["calibration"])
+                if r["family"] != "a" and r.get("spec") and not r["epsilon"].get("skipped"):
+                    eps_cache.setdefault((json.dumps(r["spec"], sort_keys=True), r["n"]), r["epsilon"])
     t_start = time.time()
     for i, c in enumerate(todo):
         key = (c[0], c[1], c[3], c[4])
         if key in done:
             rows.append(done[key])
+            continue
+        if args.render:
             continue
         row = run_cell(*c, args.timeout, eps_cache)
         rows.append(row)
@@ -278,7 +593,7 @@ def main(argv=None) -> int:
         if args.json:
             with open(args.json, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
-    md = markdown(rows)
+    md = "\n\n".join([summary(rows), markdown(rows), "Cells that miss a goal:\n", misses(rows)])
     print(md)
     if args.out:
         with open(args.out, "w") as fh:

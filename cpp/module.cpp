@@ -1,5 +1,5 @@
-// The one compiled extension, sharpdp._core. Each area's pybind11 binding (bind_<area>.cpp, or
-// accountant.cpp for the accountant) registers itself into its own submodule; the arithmetic
+// The one compiled extension, sharpdp._core. Each area's pybind11 binding (bind_<area>.cpp)
+// registers itself into its own submodule; the arithmetic
 // lives in the Python-free kernels under cpp/kernels/.
 #include <pybind11/pybind11.h>
 

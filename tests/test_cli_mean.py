@@ -132,19 +132,27 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     p = tmp_path / "small.csv"
     x = _write_csv(p)
     bounds = "0:20,-5:5,0:10"
+    diag_path = tmp_path / "diag" / "true_means.csv"
     argv = ["mean", "--csv", str(p), "--columns", "a,b,c", "--bounds", bounds,
-            "--epsilon", "0.05", "--delta", "1e-5", "--seed", "42", "--json"]
+            "--epsilon", "0.05", "--delta", "1e-5", "--seed", "42", "--json", "--diagnostics", str(diag_path)]
     code, out, err = _run(capsys, *argv)
     assert code == 0, err
     r = json.loads(out)
+    assert "TRUE means" in err and str(diag_path) in err  # the warning not to publish the file
+    # the true means and realised errors are in the diagnostics file only, never in the output
+    assert not {"true_mean", "true_mean_clipped", "observed_rmse_per_coordinate",
+                "observed_abs_error_original_units"} & set(r)
+    diag = np.genfromtxt(diag_path, delimiter=",", names=True, dtype=None, encoding="utf-8")
+    assert diag["column"].tolist() == ["a", "b", "c"]
+    assert r["diagnostics"]["csv"] == str(diag_path)
     n, d = x.shape
     assert (r["n"], r["d"], r["columns"]) == (n, d, ["a", "b", "c"])
-    assert r["rows_dropped_missing"] == 3000 - n and r["warnings"] == []
+    assert r["rows_dropped_missing"] == 3000 - n and len(r["warnings"]) == 1 and "TRUE" in r["warnings"][0]
     b = datasets.parse_bounds(bounds, 3)
     clipped = np.clip(x, b[:, 0], b[:, 1])
     assert r["values_clipped"] == np.count_nonzero(clipped != x)
-    assert np.allclose(r["true_mean"], x.mean(axis=0), rtol=1e-12)
-    assert np.allclose(r["true_mean_clipped"], clipped.mean(axis=0), rtol=1e-12)
+    assert np.allclose(diag["true_mean"], x.mean(axis=0), rtol=1e-12)
+    assert np.allclose(diag["true_mean_clipped"], clipped.mean(axis=0), rtol=1e-12)
     # certified privacy at the reported parameters, re-computed here
     from sharpdp.shuffle import BlanketMixedGaussian
 
@@ -160,15 +168,28 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     scale = (b[:, 1] - b[:, 0]) * math.sqrt(d) / 2
     assert np.allclose(r["expected_rmse_original_units"], exp_rmse * scale)
     err_orig = np.abs(np.array(r["private_mean"]) - clipped.mean(axis=0))
-    assert np.allclose(r["observed_abs_error_original_units"], err_orig, rtol=1e-9, atol=1e-12)
-    assert r["observed_rmse_per_coordinate"] == pytest.approx(math.sqrt(np.mean((err_orig / scale) ** 2)), rel=1e-9)
+    assert np.array_equal(diag["private_mean"], r["private_mean"])
+    assert np.allclose(diag["abs_error"], err_orig, rtol=1e-9, atol=1e-12)
+    assert np.allclose(diag["expected_rmse"], exp_rmse * scale)
+    assert r["diagnostics"]["observed_rmse_per_coordinate"] == pytest.approx(
+        math.sqrt(np.mean((err_orig / scale) ** 2)), rel=1e-9)
     assert np.all(err_orig < 6 * exp_rmse * scale)  # the estimate is where it should be
     sig = gaussian_mechanism_sigma(0.05, 1e-5, 1.0 / n)
     assert r["central_gaussian"]["rmse_per_coordinate"] == pytest.approx(sig, rel=1e-12)
     assert np.allclose(r["central_gaussian"]["rmse_original_units"], sig * scale)
-    # same seed, same release
-    code, out2, _ = _run(capsys, *argv)
-    assert json.loads(out2)["private_mean"] == r["private_mean"]
+    # same seed, same release; without --diagnostics no file and no true value anywhere
+    code, out2, err2 = _run(capsys, *argv[:-2])
+    r2 = json.loads(out2)
+    assert r2["private_mean"] == r["private_mean"] and r2["diagnostics"] is None and r2["warnings"] == []
+    assert "TRUE" not in err2
+    code, text, _ = _run(capsys, *argv[:-3])
+    assert code == 0 and "true mean" not in text.lower() and "diagnostics" not in text
+    for j, true in enumerate(diag["true_mean_clipped"]):
+        assert f"{true:.5g}" not in text, j  # (the private values differ from the true ones at 5 digits here)
+    code, text, _ = _run(capsys, *argv[:-3], "--diagnostics", str(diag_path))
+    assert code == 0 and f"diagnostics (TRUE means, do not publish): {diag_path}" in text
+    code, _, err = _run(capsys, *argv[:-2], "--diagnostics", str(tmp_path))
+    assert code == 2 and "--diagnostics" in err and len(err.strip().splitlines()) == 1
 
 
 def test_mean_rounds_calibrates_for_k_composed_rounds(tmp_path, capsys, accountant):
@@ -212,20 +233,21 @@ def test_readme_command_default_run():
     assert r.returncode == 0, r.stderr
     out = r.stdout
     for field in ("n, d", "327346 rows, 4 columns", "9430 rows with missing values dropped", "0 values clipped",
-                  "certified delta", "BMG", "gamma", "sigma0", "chi_lo", "expected", "observed",
-                  "central Gaussian", "true mean", "private", "seed"):
+                  "certified delta", "BMG", "gamma", "sigma0", "chi_lo", "expected",
+                  "central Gaussian", "private", "seed"):
         assert field in out, field
+    assert "true mean" not in out and "observed" not in out  # true values only with --diagnostics FILE
     assert "warning" not in out and "warning" not in r.stderr
     delta_cert = float(re.search(r"certified delta = ([0-9.eE+-]+)", out).group(1))
     assert 0.0 < delta_cert <= 1e-6
     rows = {}
     for line in out.splitlines():
         parts = line.split()
-        if parts and parts[0] in datasets.DEFAULT_COLUMNS and len(parts) == 6:
+        if parts and parts[0] in datasets.DEFAULT_COLUMNS and len(parts) == 4:
             rows[parts[0]] = [float(v) for v in parts[1:]]
     assert set(rows) == set(datasets.DEFAULT_COLUMNS)
-    true = np.array([rows[c][0] for c in datasets.DEFAULT_COLUMNS])
-    assert np.allclose(true, [12.555, 6.8954, 150.69, 1048.37], rtol=1e-3)  # clipped = raw means here
-    for c, (t, priv, abs_err, exp_rmse, central) in rows.items():
-        assert abs(priv - t) < 6 * exp_rmse + 1e-3 * abs(t), c  # (printed values are rounded)
+    # the complete rows' means (pandas; no value is clipped here, so clipped = raw)
+    true = dict(zip(datasets.DEFAULT_COLUMNS, [12.555, 6.8954, 150.69, 1048.37]))
+    for c, (priv, exp_rmse, central) in rows.items():
+        assert abs(priv - true[c]) < 6 * exp_rmse + 1e-3 * abs(true[c]), c  # (printed values are rounded)
         assert central > 0

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _golden import golden_min
 from sharpdp.conversions import gaussian_mechanism_epsilon, zcdp_to_epsilon, zcdp_to_epsilon_bun_steinke
 
 REF = json.loads((Path(__file__).parent / "data" / "zcdp_to_approx_dp_reference.json").read_text())["rows"]
@@ -25,15 +26,7 @@ def _cks20_mpmath(rho, delta):
         a = 1 + mpmath.e**t
         return a * rho + mpmath.log(1 - 1 / a) - (mpmath.log(delta) + mpmath.log(a)) / (a - 1)
 
-    lo, hi = mpmath.mpf(-30), mpmath.mpf(30)
-    g = (mpmath.sqrt(5) - 1) / 2
-    for _ in range(250):
-        m1, m2 = hi - g * (hi - lo), lo + g * (hi - lo)
-        if f(m1) < f(m2):
-            hi = m2
-        else:
-            lo = m1
-    return max(f((lo + hi) / 2), mpmath.mpf(0))
+    return max(golden_min(f, -30, 30, 250), mpmath.mpf(0))
 
 
 @pytest.mark.parametrize("row", REF, ids=IDS)

@@ -49,7 +49,7 @@ def test_kernels_build_and_run_without_python(tmp_path):
     kern = ROOT / "cpp" / "kernels"
     exe = tmp_path / "kernels_check"
     build = subprocess.run([cxx, "-std=c++17", "-O1", "-pthread", f"-I{kern}", str(ROOT / "tests" / "cpp" / "kernels_check.cpp"),
-                            str(kern / "samplers.cpp"), str(kern / "histogram.cpp"), "-o", str(exe)],
+                            str(kern / "samplers.cpp"), str(kern / "histogram.cpp"), str(kern / "accountant.cpp"), "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True)

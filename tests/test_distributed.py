@@ -159,19 +159,25 @@ def test_cli_mean_dask_matches_cli_mean_csv(tmp_path, table, clients, capsys):
     table.to_csv(csv, index=False)
     common = ["mean", "--columns", ",".join(COLUMNS), "--bounds", "0:20,-5:5,0:10,-1:1",
               "--epsilon", str(EPS), "--delta", str(DELTA), "--seed", str(SEED), "--json"]
-    code, out, err = _cli(capsys, *common, "--csv", str(csv))
+    code, out, err = _cli(capsys, *common, "--csv", str(csv), "--diagnostics", str(tmp_path / "local.csv"))
     assert code == 0, err
     local = json.loads(out)
     addr = clients[2].scheduler.address
-    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler", addr)
+    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler", addr,
+                          "--diagnostics", str(tmp_path / "remote.csv"))
     assert code == 0, err
     remote = json.loads(out)
+    assert "true_mean" not in remote and remote["diagnostics"]["csv"] == str(tmp_path / "remote.csv")
     assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
     assert remote["private_mean"] == local["private_mean"]
     for key in ("n", "d", "rows_dropped_missing", "values_clipped", "bmg", "delta_certified", "delta_bounds",
                 "seed", "expected_rmse_per_coordinate", "central_gaussian"):
         assert remote[key] == local[key], key
-    assert np.allclose(remote["true_mean"], local["true_mean"], rtol=1e-13)
+    true_local, true_remote = (np.genfromtxt(tmp_path / f, delimiter=",", names=True, dtype=None, encoding="utf-8")
+                               for f in ("local.csv", "remote.csv"))
+    assert np.allclose(true_remote["true_mean"], table[COLUMNS].dropna().mean().to_numpy(), rtol=1e-13)
+    assert np.allclose(true_remote["true_mean"], true_local["true_mean"], rtol=1e-13)
+    assert true_remote["private_mean"].tolist() == local["private_mean"]
     code, out, err = _cli(capsys, *common[:-1], "--data", str(csv), "--engine", "dask", "--scheduler", addr)
     assert code == 0 and "engine     : dask (1 partitions, 2 workers)" in out
 

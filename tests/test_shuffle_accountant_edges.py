@@ -222,7 +222,7 @@ def test_tiny_deltas_finish_or_refuse():
 
 
 def test_shrink_is_bounded():
-    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle import _search as A
 
     calls = []
 
@@ -245,10 +245,25 @@ def test_bad_epsilon(bad, exc):
         acc.get_delta(bad)
 
 
+@pytest.mark.parametrize("threads", ["a", 1.5, -5, 0, 10**6])
+def test_bad_threads(threads):
+    with pytest.raises((TypeError, ValueError), match="threads"):
+        ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), n=1, threads=threads)
+
+
 @pytest.mark.parametrize("workers", ["a", 1.5, -5, 0, 10**6])
-def test_bad_workers(workers):
+def test_bad_workers_alias_names_workers(workers):
     with pytest.raises((TypeError, ValueError), match="workers"):
         ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), n=1, workers=workers)
+
+
+def test_workers_is_a_deprecated_alias_of_threads():
+    with pytest.warns(DeprecationWarning, match="threads"):
+        acc = ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), n=10, workers=2)
+    assert acc.threads == 2
+    assert acc.get_delta(0.5) == ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), n=10, threads=2).get_delta(0.5)
+    with pytest.raises(TypeError, match="workers"):
+        ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), n=10, threads=1, workers=2)
 
 
 @pytest.mark.parametrize("delta", [1e-100, 1e-300])
@@ -256,11 +271,11 @@ def test_get_epsilon_tiny_delta_few_certified_evaluations(delta, monkeypatch):
     """delta = 1e-300 took 23-100 s and 1e-100 up to 116 s (BMG, n = 1000): the bracket now comes
     from the closed forms (E[L_+] above, the Jensen value below), and below the value floor the
     search uses the cap get_delta itself reports, so few lattice passes remain."""
-    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle import _certify as A
 
     passes = []
-    orig = A._one_pass
-    monkeypatch.setattr(A, "_one_pass", lambda *a, **k: passes.append(1) or orig(*a, **k))
+    orig = A.lattice_pass
+    monkeypatch.setattr(A, "lattice_pass", lambda *a, **k: passes.append(1) or orig(*a, **k))
     acc = ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), n=1000)
     e = acc.get_epsilon(delta)
     assert len(passes) <= 12

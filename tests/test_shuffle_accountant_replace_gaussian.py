@@ -18,7 +18,7 @@ from scipy.special import ndtr
 from sharpdp.conversions import gaussian_mechanism_delta
 from sharpdp.shuffle import GaussianRandomizer, LognormalLaw, ShuffleAccountant
 from sharpdp.shuffle._laws import SumLaw, laws_for
-from sharpdp.shuffle.accountant import _certify_law
+from sharpdp.shuffle._certify import _certify_law
 
 
 def antipodal_law(sigma0, eps):
@@ -69,7 +69,7 @@ def test_n1_shortcut_agrees_with_the_fft_path(eps):
     for g, law in laws_for(GaussianRandomizer(4.6, 1), eps, "zero_out"):
         r = _certify_law(law, g, 1, 1e-2, 1)
         lo, up = law.tail_upper_bracket(0.0)
-        assert r["lower"] <= up and lo <= r["upper"]
+        assert r.lower <= up and lo <= r.upper
         assert up <= lo * (1 + 1e-9)
     assert acc.get_delta(eps) == pytest.approx(max(law.tail_upper(0.0) for _, law in
                                                    laws_for(GaussianRandomizer(4.6, 1), eps, "zero_out")), rel=1e-12)

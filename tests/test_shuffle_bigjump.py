@@ -15,16 +15,16 @@ from scipy.special import ndtr
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle._bigjump import applicable, certify_bigjump, pair_integral_up, stop_loss
 from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle.accountant import _certify, _certify_law
+from sharpdp.shuffle._certify import _certify_law, certify
 
 
 def bracket(law, gamma, n, rel_tol=1e-2):
     """Certified (lower, upper) of one law: the far-tail treatment where it applies."""
     if applicable(law, n):
-        r = certify_bigjump(law, gamma, n, rel_tol)
-    else:
-        r = _certify(law, gamma, n, rel_tol, 1)
-    return r["lower"], r["upper"]
+        d = certify_bigjump(law, gamma, n, rel_tol)
+        return d["lower"], d["upper"]
+    r = certify(law, gamma, n, rel_tol, 1)
+    return r.lower, r.upper
 
 
 class LN:
@@ -192,7 +192,7 @@ def test_overlaps_the_plain_engine(sigma0, n, eps, which):
     gl, law = law_of(0.3, sigma0, eps, which)
     lo, up = bracket(law, gl, n)
     r = _certify_law(law, gl, n, 1e-2, 1)
-    assert lo <= r["upper"] and r["lower"] <= up, (lo, up, r["lower"], r["upper"])
+    assert lo <= r.upper and r.lower <= up, (lo, up, r.lower, r.upper)
 
 
 def test_gaussian_randomizer_large_n():

@@ -17,7 +17,6 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-from numba import njit
 
 from sharpdp.shuffle import (
     BlanketMixedGaussian,
@@ -30,17 +29,9 @@ from sharpdp.shuffle import (
     mse_lower_bound,
 )
 
-_T = math.tanh(0.5)  # binary RR with eps0 = 1, lifted to a density on [-1, 1]
-
-
-@njit
-def _lifted_rr(y, x):
-    return 0.5 * (1 + _T * x * (1.0 if y >= 0 else -1.0))
-
-
-@njit
-def _half(y):
-    return 0.5
+from _densities import T as _T  # binary RR with eps0 = 1, lifted to a density on [-1, 1]
+from _densities import half as _half
+from _densities import lifted_rr as _lifted_rr
 
 
 @dataclass

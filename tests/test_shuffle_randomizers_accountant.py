@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numba import njit
+
+from _densities import T  # binary RR with eps0 = 1, lifted to a density on [-1, 1]
+from _densities import half as _half
+from _densities import lifted_rr as _lifted_rr
 
 pytest.importorskip("sharpdp.shuffle.accountant")
 
@@ -104,19 +107,6 @@ def test_privunit_through_accountant_matches_d1_rr():
     assert a == pytest.approx(b, rel=1e-9)
     d = ShuffleAccountant(PrivUnit(0.55, 0.1, 20), 10_000).get_delta(0.05)
     assert 0.0 <= d <= 1.0
-
-
-T = math.tanh(0.5)
-
-
-@njit
-def _lifted_rr(y, x):
-    return 0.5 * (1 + T * x * (1.0 if y >= 0 else -1.0))
-
-
-@njit
-def _half(y):
-    return 0.5
 
 
 def test_general_randomizer_through_accountant_matches_rr():

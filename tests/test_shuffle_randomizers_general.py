@@ -10,20 +10,10 @@ from scipy.stats import norm
 from sharpdp.shuffle import BlanketMixedGaussian, GeneralRandomizer, RandomizedResponse, gaussian_chi_chua
 from sharpdp.shuffle.indices import _bmg_up_variance, bmg_chi_up
 
-EPS0 = 1.0
-T = math.tanh(EPS0 / 2)
+# binary RR on sign(y), uniform magnitude: the same privacy as RandomizedResponse(2, EPS0)
+from _densities import EPS0, T, half, lifted_rr
+
 SIG, GAM = 1.0, 0.9
-
-
-@njit
-def lifted_rr(y, x):
-    # binary RR on sign(y), uniform magnitude: the same privacy as RandomizedResponse(2, EPS0)
-    return 0.5 * (1 + T * x * (1.0 if y >= 0 else -1.0))
-
-
-@njit
-def half(y):
-    return 0.5
 
 
 @njit

@@ -2,11 +2,13 @@
 // tests/test_core_stubs_and_kernels.py with a plain C++17 compiler, no Python or pybind11.
 // Prints "ok" when every check passes, otherwise a message and exit status 1.
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <vector>
 
+#include "accountant.hpp"
 #include "histogram.hpp"
 #include "samplers.hpp"
 
@@ -63,6 +65,50 @@ int main() {
   for (std::size_t i = 0; i < n; ++i) {
     const double expect = std::fmax(std::exp(0.5 * z1[i] - 0.25) - 1.0, 0.0);
     if (std::fabs(rel[i] - expect) > 1e-12 * (1.0 + expect)) return fail("release != eq. (4) on the shared stream");
+  }
+
+  // --- accountant kernels, against closed forms ---
+  {
+    const double h = 0.5, lam = 0.7;
+    const double g2[2] = {0.5, 0.5};  // mass 1/2 at 0 and at h
+    const k::Mgf mg = k::log_mgf(g2, 2, 0, h, lam);
+    const double ez = std::exp(lam * h);
+    if (std::fabs(mg.L - std::log(0.5 + 0.5 * ez)) > 1e-15) return fail("log_mgf value");
+    if (std::fabs(mg.d1 - h * ez / (1.0 + ez)) > 1e-15) return fail("log_mgf mean");
+    if (std::fabs(mg.d2 - h * h * ez / ((1.0 + ez) * (1.0 + ez))) > 1e-15) return fail("log_mgf variance");
+
+    // one lattice step: cell mass 0.6 with moment 0.3 (units of h), clamp atoms 0.2 at both ends
+    const double m[1] = {0.6}, w[1] = {0.3}, em[1] = {0.0}, ew[1] = {0.0};
+    double psi[2], eta[2];
+    k::assemble({m, w, em, ew, 1}, 1, {0.2, 0.0, 0.2, 0.0}, psi, eta);
+    if (std::fabs(psi[0] - 0.5) > 1e-15 || std::fabs(psi[1] - 0.5) > 1e-15) return fail("assemble hat law");
+    if (psi[1] < 0.5 || eta[0] < 0 || eta[1] < 0) return fail("assemble: not an upper law / negative bound");
+    bool threw_lat = false;
+    try {
+      k::assemble({m, w, em, ew, 1}, 2, {0.2, 0.0, 0.2, 0.0}, psi, eta);  // J = 2 does not divide 1 cell
+    } catch (const std::invalid_argument&) {
+      threw_lat = true;
+    }
+    if (!threw_lat) return fail("assemble accepted J not dividing the cells");
+
+    // tilt at theta = 0 leaves the pmf unchanged, with Lambda = log(mass) = 0
+    double gt[2];
+    const k::Tilt tl = k::tilt(g2, eta, 2, 0, h, 0.0, gt);
+    if (gt[0] != 0.5 || gt[1] != 0.5 || std::fabs(tl.log_mgf) > 1e-15 || tl.tau < 0) return fail("tilt at 0");
+
+    // power n = 2 of the rfft of y = (1/2, 1/2, 0, 0): z = (1, (1 - i)/2, 0), z^2 = (1, -i/2, 0)
+    const double y[4] = {0.5, 0.5, 0.0, 0.0};
+    const std::complex<double> z[3] = {{1.0, 0.0}, {0.5, -0.5}, {0.0, 0.0}};
+    std::complex<double> q[3];
+    const k::Power pw = k::power(z, 3, 2.0, 0.0, 4, y, 0.0, 1e6, q);
+    if (std::abs(q[0] - 1.0) > 1e-15 || std::abs(q[1] - std::complex<double>(0.0, -0.5)) > 1e-15 || q[2] != 0.0)
+      return fail("power: z^2");
+    if (!(pw.err_norm >= 0) || std::fabs(pw.q_norm - std::sqrt(1.0 + 2.0 * 0.25)) > 1e-15) return fail("power norms");
+
+    // window sums: E = sum_{s > 0} s h q(s) at theta = 0
+    const double qq[4] = {0.0, 0.25, 0.5, 0.25};
+    const k::WindowSums ws = k::window_sums(qq, 4, 0, 0, 1.0, 0.0, 0.0, 0.0);
+    if (std::fabs(ws.E - 2.0) > 1e-15 || std::fabs(ws.Ea - 2.0) > 1e-15) return fail("window_sums E");
   }
   std::printf("ok\n");
   return 0;

@@ -5,12 +5,19 @@ each row into the unit L2 ball with public bounds, calibrate a blanket-mixed Gau
 randomizer so that the shuffled protocol is certified (epsilon, delta)-DP at the table's n
 (zero-out adjacency), randomize every row in C++, shuffle, estimate the mean, and compare
 with the central Gaussian mechanism at the same (epsilon, delta) (sensitivity 1/n).
+
+What is printed (text and ``--json``) is publishable: the private mean, the privacy figures and
+the expected errors (functions of n, d, the bounds and the randomizer). The true means, and
+every figure computed from them (the realised errors), are written only to a file the user
+names with ``--diagnostics FILE``, with a warning not to publish it (as ``sharpdp histogram``
+does for its true counts).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from typing import Any
 
@@ -46,12 +53,56 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the randomizer and the shuffle (default: fresh OS entropy, reported)")
     p.add_argument("--threads", type=int, default=None, help="sampler threads (default: all cores)")
+    p.add_argument("--diagnostics", metavar="FILE", default=None,
+                   help="also write the TRUE means (raw and clipped) and the realised errors of the release to "
+                        "this CSV; not for publication (the printed output holds only publishable values)")
     from sharpdp.distributed._cli import add_engine_options
 
     add_engine_options(p, "mean")
 
 
+#: Result fields computed from the true (non-private) means: never printed, only written to the
+#: --diagnostics file when asked for.
+DIAGNOSTIC_FIELDS = ("true_mean", "true_mean_clipped", "observed_rmse_per_coordinate",
+                     "observed_abs_error_original_units")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The publishable result; the true means go to ``--diagnostics FILE`` only (see the module doc)."""
+    from sharpdp.cli import CliError
+
+    if args.diagnostics is not None and (not args.diagnostics.strip() or os.path.isdir(args.diagnostics)):
+        raise CliError(f"--diagnostics: needs a file name, got {args.diagnostics!r}")
+    result = _release(args)
+    diagnostics = {k: result.pop(k) for k in DIAGNOSTIC_FIELDS}
+    result["diagnostics"] = None
+    if args.diagnostics is not None:
+        result["diagnostics"] = _write_diagnostics(args.diagnostics, result, diagnostics)
+    return result
+
+
+def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any]) -> dict[str, Any]:
+    """Write the true means and realised errors (one row per column) to the CSV the user named."""
+    import csv
+
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["column", "true_mean", "true_mean_clipped", "private_mean", "abs_error",
+                    "expected_rmse"])
+        for j, c in enumerate(result["columns"]):
+            w.writerow([c, repr(diag["true_mean"][j]), repr(diag["true_mean_clipped"][j]),
+                        repr(result["private_mean"][j]), repr(diag["observed_abs_error_original_units"][j]),
+                        repr(result["expected_rmse_original_units"][j])])
+    msg = (f"--diagnostics: {path} holds the TRUE means and the realised errors (not private): "
+           "do not publish it")
+    result["warnings"].append(msg)
+    print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
+    return {"csv": path, "observed_rmse_per_coordinate": diag["observed_rmse_per_coordinate"]}
+
+
+def _release(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from sharpdp import _validation as V
@@ -174,8 +225,8 @@ def format_text(r: dict[str, Any]) -> str:
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
         f"data       : {r['source']}",
-        f"n, d       : {r['n']} rows, {r['d']} columns ({r['rows_dropped_missing']} rows with missing values dropped)",
-        f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped",
+        f"n, d       : {r['n']} rows, {r['d']} columns ({r['rows_dropped_missing']} rows with missing values dropped; analyst only, not private)",
+        f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped (analyst only, not private)",
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
         f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
         f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency"
@@ -183,19 +234,21 @@ def format_text(r: dict[str, Any]) -> str:
            f"this run is one of them)" if r.get("rounds", 1) > 1 else ""),
         f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
         f"chi_lo = {r['bmg']['chi_lo']:.6g}, Err_1 = {r['bmg']['mse_single']:.6g}",
-        f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}, observed "
-        f"{r['observed_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity 1/n) "
+        f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity 1/n) "
         f"{r['central_gaussian']['rmse_per_coordinate']:.4g}  (scaled units; ratio "
         f"{r['rmse_ratio_bmg_over_central']:.3f})",
         "",
-        f"{'column':<{w}} {'true mean':>12} {'private':>12} {'abs error':>11} {'exp. RMSE':>11} {'central RMSE':>13}",
+        f"{'column':<{w}} {'private':>12} {'exp. RMSE':>11} {'central RMSE':>13}",
     ]
     for j, c in enumerate(cols):
         lines.append(
-            f"{c:<{w}} {r['true_mean_clipped'][j]:>12.5g} {r['private_mean'][j]:>12.5g} "
-            f"{r['observed_abs_error_original_units'][j]:>11.3g} {r['expected_rmse_original_units'][j]:>11.3g} "
+            f"{c:<{w}} {r['private_mean'][j]:>12.5g} {r['expected_rmse_original_units'][j]:>11.3g} "
             f"{r['central_gaussian']['rmse_original_units'][j]:>13.3g}")
-    lines.append("(original units; 'true mean' is of the clipped data, which the estimate targets)")
+    lines.append("(original units; the estimate targets the mean of the clipped data)")
+    d = r.get("diagnostics")
+    if d:
+        lines.append(f"diagnostics (TRUE means, do not publish): {d['csv']}; observed RMSE/coord "
+                     f"{d['observed_rmse_per_coordinate']:.4g} (scaled units)")
     for wmsg in r["warnings"]:
         lines.append(f"warning: {wmsg}")
     lines.append(f"seed       : {r['seed']}")

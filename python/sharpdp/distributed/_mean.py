@@ -58,7 +58,12 @@ class MeanResult:
     messages : numpy.ndarray of float64, shape (n, d), or None
         The messages in global row order (not shuffled), only with ``keep_messages=True``.
     sample_seconds : float
-        Time spent in the randomizer, summed over the tasks (seconds of one thread each).
+        Wall time spent in the randomizer, summed over the tasks (seconds of one thread each).
+    sample_cpu_seconds : float
+        CPU time of the task threads in the randomizer, summed over the tasks (seconds). With
+        ``threads=1`` the sampler runs on the task's thread, so this is its whole CPU time (on a
+        loaded machine the figure that does not depend on the load); with ``threads > 1`` the
+        sampler's other threads are not counted.
     warnings : list of str
     """
 
@@ -86,6 +91,7 @@ class MeanResult:
     messages: np.ndarray | None = None
     warnings: list = field(default_factory=list)
     sample_seconds: float = 0.0
+    sample_cpu_seconds: float = 0.0
 
     @property
     def expected_rmse_per_coordinate(self) -> float:
@@ -120,15 +126,16 @@ def _randomize_task(part, ncols: int, scaling, randomizer, rng_state, offset: in
 
     values, _ = _complete(part, ncols)
     if values.shape[0] == 0:
-        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "clipped": 0, "messages": None, "sample_seconds": 0.0}
+        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "clipped": 0, "messages": None, "sample_seconds": 0.0,
+                "sample_cpu_seconds": 0.0}
     z, clipped = scaling.to_unit_ball(values)
     # a private copy of the driver's generator: every partition derives the same 64-bit seed
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     messages = randomizer.sample(z, rng=copy.deepcopy(rng_state), threads=threads, row_offset=offset,
                                  total_rows=total)
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu
     return {"sum_y": exact_column_sums(messages), "sum_z": exact_column_sums(z), "clipped": clipped,
-            "messages": messages if keep else None, "sample_seconds": seconds}
+            "messages": messages if keep else None, "sample_seconds": seconds, "sample_cpu_seconds": cpu_seconds}
 
 
 def _as_bounds(bounds, d: int) -> np.ndarray:
@@ -292,4 +299,5 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         randomizer=bmg, epsilon=epsilon, delta_target=delta, delta_certified=delta_cert,
         delta_bounds=(delta_lo, delta_cert), engine=engine.name, partitions=nparts,
         workers=engine.workers, source=source, messages=messages, warnings=warnings,
-        sample_seconds=float(sum(r["sample_seconds"] for r in second)))
+        sample_seconds=float(sum(r["sample_seconds"] for r in second)),
+        sample_cpu_seconds=float(sum(r["sample_cpu_seconds"] for r in second)))

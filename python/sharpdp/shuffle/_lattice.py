@@ -9,11 +9,13 @@ neither.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from sharpdp.shuffle._laws import Law
+from sharpdp.shuffle._results import AccountantReport, Coarsen, Grid  # noqa: F401 - AccountantReport: former home
 
 _U = 2.0**-53
 _FFT_C = 10.0
@@ -32,37 +34,10 @@ _J_LO = 4  # fine cells per lattice step for the lower law
 _DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT
 
 
-def _core():
+def _core() -> Any:
     from sharpdp._core_loader import core
 
     return core.accountant
-
-
-@dataclass
-class AccountantReport:
-    """Certified bracket of the blanket divergence at one epsilon, with its error budget.
-
-    ``lower <= D_up(eps) <= upper``. ``terms`` holds the error terms of the law that attains
-    ``upper`` (units: delta, i.e. already divided by n gamma and scaled by e^{n Lambda}), and
-    ``surcharge``, the randomizer's additive term included in ``upper`` (module step K), if any.
-    """
-
-    epsilon: float
-    lower: float
-    upper: float
-    h: float = math.nan
-    N: int = 0
-    T: float = math.nan
-    B: float = math.nan
-    theta: float = math.nan
-    n_log_mgf: float = math.nan
-    law_index: int = -1
-    terms: dict = field(default_factory=dict)
-
-    @property
-    def rel_gap(self) -> float:
-        """(upper - lower) / lower (inf when lower is 0)."""
-        return (self.upper - self.lower) / self.lower if self.lower > 0 else math.inf
 
 
 def _choose_T(law: Law, target: float) -> float:
@@ -99,20 +74,56 @@ def _choose_B(law: Law, target: float) -> float:
     return B
 
 
-def _logsum(*terms):
+def _logsum(*terms: float) -> float:
     """log of a sum of non-negative terms (math.log(0) -> -inf)."""
     t = [x for x in terms if x > 0]
     return math.log(math.fsum(t)) if t else -math.inf
 
 
-def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dict:
-    """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums.
+@dataclass(frozen=True)
+class EngineResult:
+    """Steps D-F for one lattice pmf: E[(S)_+]/n lies in e^{log_scale} [E - wrap_high - fp - tv,
+    E + wrap_low + fp + tv] (log_scale = n Lambda - log n; the caller divides by gamma)."""
 
-    Returns the tilted positive-part sum E, its window corrections (wrap_low, wrap_high), the
-    round-off bounds fp (FFT) and tv (pmf errors eta_g), and log_scale = n Lambda - log n; the
-    caller divides by gamma. In these units E[(S)_+]/n lies in e^{log_scale} [E - wrap_high - fp - tv,
-    E + wrap_low + fp + tv].
-    """
+    E: float  # tilted positive-part sum over the window
+    wrap_low: float  # window correction of the upper value (mass outside W, Chernoff)
+    wrap_high: float  # window correction of the lower value
+    fp: float  # FFT, power and summation round-off bound
+    tv: float  # bound of the pmf errors eta_g (total variation of the n-fold sum)
+    theta: float  # the tilt
+    N: int  # FFT length
+    n_log_mgf: float  # n Lambda(theta)
+    log_scale: float  # n Lambda - log n
+    lam: float  # Lambda(theta)
+    tau: float  # sum of the tilted pmf error bounds (folding sums included)
+    mass: float  # computed tilted mass
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """Certified (lower, upper) of D_up for one law at one grid (module steps A-H).
+
+    ``main`` is the engine's part of ``upper`` (without the clamp term tail_T); ``terms`` is the
+    error budget shown by :attr:`AccountantReport.terms` (delta units)."""
+
+    lower: float
+    upper: float
+    main: float
+    tail_T: float  # E[(L - T)_+], charged to upper
+    tail_B: float  # E[(-B - L)_+], charged to lower
+    grid: Grid
+    terms: dict[str, float]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The dict format of the far-tail module (:func:`_one_pass`)."""
+        g = self.grid
+        return dict(lower=self.lower, upper=self.upper, h=g.h, N=g.N, T=g.T, B=g.B, theta=g.theta,
+                    n_log_mgf=g.n_log_mgf, log_mgf_err=g.log_mgf_err, terms=dict(self.terms), main=self.main)
+
+
+def _engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
+            threads: int) -> EngineResult | Coarsen:
+    """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums."""
     import scipy.fft as sfft
 
     C = _core()
@@ -132,26 +143,29 @@ def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dic
     supf = 1.0 / (math.e * theta)
     lg_u = None
     for _attempt in range(4):
-        # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt},
-        # P(S <= s_lo h) <= e^{log_tgt}; the factor e^{0.01} covers the rounding of n Lambda.
-        s_hi = max(C.chernoff_edge(gt, k0, h, float(n), log_tgt, +1, lam_scale) / h, center + 1.0)
-        s_lo = min(C.chernoff_edge(gt, k0, h, float(n), log_tgt, -1, lam_scale) / h, center - 1.0)
+        # Window edges certified by one Chernoff bound each: P(S >= s_hi h) <= e^{log_tgt + a_hi},
+        # P(S <= s_lo h) <= e^{log_tgt + a_lo}, a the kernel's proven allowance for the rounding of
+        # the exponent (docs/accountant.md §3.5.1); at least the historical margin 0.01
+        b_hi, a_hi = C.chernoff_edge_bound(gt, k0, h, float(n), log_tgt, +1, lam_scale)
+        b_lo, a_lo = C.chernoff_edge_bound(gt, k0, h, float(n), log_tgt, -1, lam_scale)
+        s_hi = max(b_hi / h, center + 1.0)
+        s_lo = min(b_lo / h, center - 1.0)
         sa = int(math.floor(s_lo)) - 1
         N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
         if lg_u is not None and N <= lg_u[0]:
             N = lg_u[0]  # the previous FFT's window still covers [s_lo, s_hi]: reuse it
         if N > _N_MAX:
-            raise _Coarsen(h * N / _N_MAX * 1.02)  # N grows like 1/h
-        lp_hi = lp_lo = log_tgt + 0.01
+            return Coarsen(h * N / _N_MAX * 1.02)  # N grows like 1/h
+        lp_hi, lp_lo = log_tgt + max(0.01, a_hi), log_tgt + max(0.01, a_lo)
         if lg_u is None or lg_u[0] != N:
             folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
-            z = sfft.rfft(folded, workers=workers if N >= 1 << 16 else 1)
+            z = sfft.rfft(folded, workers=threads if N >= 1 << 16 else 1)
             lg = math.log2(N)
             e_fwd = _FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
             # frequencies whose power-step bound exceeds thr are recomputed accurately (cpp power)
             thr = 1e-4 * rel_tol * E_est / (supf * math.sqrt(N))
             Q, errQ, normQ, _ = C.power(z, float(n), e_fwd, N, folded, thr, _DFT_WORK)
-            q = sfft.irfft(Q, n=N, workers=workers if N >= 1 << 16 else 1)
+            q = sfft.irfft(Q, n=N, workers=threads if N >= 1 << 16 else 1)
             err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
             lg_u = (N,)
         E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
@@ -172,11 +186,11 @@ def _engine(g, eta_g, k0: int, h: float, n: int, rel_tol: float, workers) -> dic
     fp = fnorm * err_q + N * _U * Ea
     log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
-    return dict(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
-                n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass)
+    return EngineResult(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
+                        n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass)
 
 
-def _shift_bound(mom_err, k0: int, h: float, n: int, r: dict) -> float:
+def _shift_bound(mom_err: np.ndarray, k0: int, h: float, n: int, r: EngineResult) -> float:
     """Bound on the drop of E[(sum B_i Lt_i)_+]/(n gamma) caused by the lower law's moment errors.
 
     The group at node x_k has true centroid x_k + d_k with |psi_k d_k| <= e_k = mom_err[k] h. With
@@ -188,18 +202,19 @@ def _shift_bound(mom_err, k0: int, h: float, n: int, r: dict) -> float:
     nz = np.flatnonzero(mom_err > 0)
     if nz.size == 0:
         return 0.0
-    logs = np.log(mom_err[nz] * h) + r["theta"] * (k0 + nz) * h
+    logs = np.log(mom_err[nz] * h) + r.theta * (k0 + nz) * h
     top = float(logs.max())
-    lg = top + math.log(float(np.sum(np.exp(logs - top)))) + (n - 1) * (r["lam"] + math.log(r["mass"] + r["tau"]))
+    lg = top + math.log(float(np.sum(np.exp(logs - top)))) + (n - 1) * (r.lam + math.log(r.mass + r.tau))
     return math.exp(lg) * (1 + 1e-9) if lg < 709 else math.inf
 
 
-def _check_mass(psi, eta) -> None:
+def _check_mass(psi: np.ndarray, eta: np.ndarray) -> None:
     if not abs(float(psi.sum()) - 1.0) <= 1e-9 + float(eta.sum()):
         raise RuntimeError(f"accountant: lattice pmf lost mass (sum {psi.sum()!r}); refusing to certify")
 
 
-def _lower_pmf(law: Law, m, w, em, ew, plo, eplo, phi, ephi, kB: int):
+def _lower_pmf(law: Law, m: np.ndarray, w: np.ndarray, em: np.ndarray, ew: np.ndarray, plo: float, eplo: float,
+               phi: float, ephi: float, kB: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Lower lattice law of step H, or None when it has no mass above node kB (value 0): then
     its positive part, hence its contribution to Lo, is 0."""
     lo_s, hi_s = law.support()
@@ -209,15 +224,16 @@ def _lower_pmf(law: Law, m, w, em, ew, plo, eplo, phi, ephi, kB: int):
     return (psi_lo, eta_lo, mom_err) if np.any(psi_lo[kB + 1:] > 0) else None
 
 
-def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, workers,
-              lower: bool = True):
-    """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False)."""
+def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
+                 lower: bool = True) -> PassResult | Coarsen:
+    """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
+    :class:`Coarsen` outcome when the grid exceeds a size cap."""
     C = _core()
     kT = int(math.ceil(T / h))
     kB = int(math.ceil(B / h))
     K = kT + kB
     if K * _J_LO > _K_MAX:
-        raise _Coarsen((T + B) * _J_LO / _K_MAX * 1.01)
+        return Coarsen((T + B) * _J_LO / _K_MAX * 1.01)
     x0 = -kB * h
     plo, eplo = law.prob_below(x0)
     # the top edge must be computed exactly as law.cells computes it (x0 + K h; the lower
@@ -225,7 +241,7 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     # the edge is dropped or counted twice
     phi, ephi = law.prob_above(x0 + K * h)
 
-    def mix(psi, eta):
+    def mix(psi: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         g = gamma * psi
         g[kB] += 1.0 - gamma
         return g, gamma * eta * (1 + 4 * _U) + 4 * _U * g
@@ -236,39 +252,89 @@ def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_
     psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, _J_LO)
     _check_mass(psi, eta)
     g, eta_g = mix(psi, eta)
-    up_r = _engine(g, eta_g, -kB, h, n, rel_tol, workers)
-    log_scale = up_r["log_scale"] - math.log(gamma)
-    up_main_log = log_scale + _logsum(up_r["E"], up_r["wrap_low"], up_r["fp"], up_r["tv"])
+    up_r = _engine(g, eta_g, -kB, h, n, rel_tol, threads)
+    if isinstance(up_r, Coarsen):
+        return up_r
+    log_scale = up_r.log_scale - math.log(gamma)
+    up_main_log = log_scale + _logsum(up_r.E, up_r.wrap_low, up_r.fp, up_r.tv)
     # --- lower value: centroid-on-the-lattice law (step H) ---
     # sweep from the bounded end of the support, so the unfinished last group (floored to the
     # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
     lo_main, overshoot, log_scale_lo = 0.0, 0.0, -math.inf
-    lo_r = dict(E=0.0, wrap_high=0.0, fp=0.0, tv=0.0, N=0)
+    lo_E = lo_wrap_high = lo_fp = lo_tv = 0.0
+    lo_N = 0
     if lower and (lower_pmf := _lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)) is not None:
         psi_lo, eta_lo, mom_err = lower_pmf
         g_lo, eta_glo = mix(psi_lo, eta_lo)
-        lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, workers)
-        low_t = lo_r["E"] - lo_r["wrap_high"] - lo_r["fp"] - lo_r["tv"]
-        log_scale_lo = lo_r["log_scale"] - math.log(gamma)
+        lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, threads)
+        if isinstance(lo_r, Coarsen):
+            return lo_r
+        lo_E, lo_wrap_high, lo_fp, lo_tv, lo_N = lo_r.E, lo_r.wrap_high, lo_r.fp, lo_r.tv, lo_r.N
+        low_t = lo_r.E - lo_r.wrap_high - lo_r.fp - lo_r.tv
+        log_scale_lo = lo_r.log_scale - math.log(gamma)
         lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
         overshoot = _shift_bound(mom_err, -kB, h, n, lo_r)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
     tail_B = law.tail_lower(kB * h)
-    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r["E"]):
+    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
         raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
-    up = (math.exp(up_main_log) if up_main_log < 709 else math.inf) + tail_T
-    up *= 1 + 1e-9
-    lo = max((lo_main - overshoot - tail_B) * (1 - 1e-9), 0.0)
+    if not up_r.mass - 1.0 + up_r.tau > -0.5:  # (the tilted mass is ~1 by construction)
+        raise RuntimeError("accountant: tilted lattice law lost mass; refusing to certify")
+    grid = Grid(h=h, N=up_r.N, T=kT * h, B=kB * h, theta=up_r.theta, n_log_mgf=up_r.n_log_mgf,
+                log_mgf_err=n * math.log1p(up_r.mass - 1.0 + up_r.tau))
+    # lattice positions (docs/accountant.md §3.2.1): the law's cells are cut at float edges, the
+    # engine's nodes sit at exact multiples of h; each user's analysed value is within c_pos of its
+    # true one, which costs at most n c_pos P(S^ > -n c_pos) / (n gamma) on either value. Charged
+    # when it exceeds 0.99e-9 of the value, else covered by the final factors 1 -+ 1e-9 (§3.7).
+    c_pos = 4.0 * _U * (kT * h + kB * h + h) * (1.0 + 1e-6)
+    pos = perturbation_charge(n * c_pos, grid, n * gamma, n * c_pos)
+    main = math.exp(up_main_log) if up_main_log < 709 else math.inf
+    if pos > 0.99e-9 * main:
+        main += pos
+    up = (main + tail_T) * (1 + 1e-9)
+    core_lo = lo_main - overshoot - tail_B
+    if pos > 0.99e-9 * max(core_lo, 0.0):
+        core_lo -= pos
+    lo = max(core_lo * (1 - 1e-9), 0.0)
     sc = math.exp(log_scale) if log_scale < 709 else math.inf
     sc_lo = math.exp(log_scale_lo) if log_scale_lo < 709 else math.inf
-    terms = dict(E_main=up_r["E"] * sc, wrap_low=up_r["wrap_low"] * sc, wrap_high=lo_r["wrap_high"] * sc_lo,
-                 fft_roundoff=up_r["fp"] * sc, pmf_tv=up_r["tv"] * sc, tail_T=tail_T, tail_B=tail_B,
-                 E_lower=lo_r["E"] * sc_lo, lower_fft_roundoff=lo_r["fp"] * sc_lo, lower_pmf_tv=lo_r["tv"] * sc_lo,
-                 lower_overshoot=overshoot, N_lower=lo_r["N"])
-    return dict(lower=lo, upper=up, h=h, N=up_r["N"], T=kT * h, B=kB * h, theta=up_r["theta"],
-                n_log_mgf=up_r["n_log_mgf"], log_mgf_err=n * math.log1p(up_r["mass"] - 1.0 + up_r["tau"]),
-                terms=terms, main=math.exp(up_main_log) if up_main_log < 709 else math.inf)
+    terms = dict(E_main=up_r.E * sc, wrap_low=up_r.wrap_low * sc, wrap_high=lo_wrap_high * sc_lo,
+                 fft_roundoff=up_r.fp * sc, pmf_tv=up_r.tv * sc, tail_T=tail_T, tail_B=tail_B,
+                 E_lower=lo_E * sc_lo, lower_fft_roundoff=lo_fp * sc_lo, lower_pmf_tv=lo_tv * sc_lo,
+                 lower_overshoot=overshoot, N_lower=lo_N, lattice_position=pos)
+    return PassResult(lower=lo, upper=up, main=main, tail_T=tail_T, tail_B=tail_B, grid=grid, terms=terms)
+
+
+def perturbation_charge(total: float, grid: Grid, n_gamma: float, reach: float) -> float:
+    """Cost, in delta units, of perturbing the users' values by at most ``total`` in sum.
+
+    If |S - S~| <= total, then |E[S_+] - E[S~_+]| <= total P(S~ > -reach) for any reach >= total,
+    and the Chernoff bound with the lattice law's tilt theta gives P(S~ > -reach) <= exp(n Lambda~
+    + log_mgf_err + theta reach), n Lambda~ the computed log-mgf and log_mgf_err = n log(mass + tau)
+    the bound of its pmf errors (docs/accountant.md §5.3). The exponent's rounding and that of the
+    product are covered by the allowance max(0.01, 8u (|n Lambda~| + 3 |log_mgf_err| + |theta
+    reach|) + 4u), proved in docs/accountant.md §3.5.1. Returns total P / n_gamma; without a
+    finite tilt (nan grid fields) the probability is bounded by 1.
+    """
+    lam = grid.n_log_mgf + max(grid.log_mgf_err, 0.0)
+    th = grid.theta
+    if not (math.isfinite(lam) and math.isfinite(th)):
+        return total / n_gamma
+    a = max(0.01, 8.0 * _U * (abs(grid.n_log_mgf) + 3.0 * abs(grid.log_mgf_err) + abs(th * reach)) + 4.0 * _U)
+    return total * math.exp(min(lam + th * reach + a, 0.0)) / n_gamma
 
 
 class _Coarsen(Exception):
-    """A size cap binds; ``args[0]`` is (about) the smallest grid step that fits."""
+    """A size cap binds; ``args[0]`` is (about) the smallest grid step that fits. Raised only by
+    the far-tail module's calls (:func:`_one_pass` and :mod:`._bigjump`'s own FFT): the driver
+    receives the :class:`Coarsen` outcome instead."""
+
+
+def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
+              lower: bool = True) -> dict[str, Any]:
+    """:func:`lattice_pass` in the far-tail module's format (:mod:`._bigjump`): its dict, and
+    :class:`_Coarsen` raised instead of returned."""
+    out = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, lower)
+    if isinstance(out, Coarsen):
+        raise _Coarsen(out.h_fit)
+    return out.as_dict()

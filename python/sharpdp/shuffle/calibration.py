@@ -12,6 +12,7 @@ Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Secti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import math
@@ -108,7 +109,7 @@ def optimal_bmg(chi: float, dim: int) -> BlanketMixedGaussian:
     return BlanketMixedGaussian(gamma, _sigma0_for_chi(gamma, chi), dim)
 
 
-def template_delta_estimate(chi, n: int, epsilon: float):
+def template_delta_estimate(chi: Any, n: int, epsilon: float) -> Any:
     """Asymptotic *estimate* (not a bound) of the shuffled delta(epsilon) from the shuffle index.
 
     The finite-a form of the template f_{n,eps}(chi) of the shuffle paper (Lemma
@@ -197,7 +198,7 @@ _STAGE1_TOL = 0.03
 _PROBE_DT, _T_RADIUS = 0.5, 1.0
 
 
-def _make_accountant(randomizer, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL):
+def _make_accountant(randomizer: Any, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL) -> Any:
     """The certified accountant used by the calibrations (a seam for tests)."""
     from sharpdp.shuffle.accountant import ShuffleAccountant
 
@@ -280,18 +281,22 @@ class _Search:
     asymptotic template.
     """
 
-    def __init__(self, make, base, objective, n, epsilon, delta, adjacency, progress, desc, t_box=None):
+    def __init__(self, make: Callable[..., Any], base: Callable[..., float],
+                 objective: Callable[..., float], n: int, epsilon: float, delta: float,
+                 adjacency: str, progress: bool | None, desc: str,
+                 t_box: tuple[float, float] | None = None) -> None:
         self.make, self.base, self.objective = make, base, objective
         self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
         self.t_box = t_box
         self.after = 4 if t_box else 2  # evaluations expected after stage 1 (progress estimate)
-        self.pts: list = []  # (x, t, v, fine, lo, up)
+        self.pts: list[tuple[float, float | None, float, bool, float, float]] = []  # (x, t, v, fine, lo, up)
         self.count = 0
-        self.best = None  # (objective, x, t, lo, up) of the best certified point
+        # (objective, x, t, lo, up) of the best certified point
+        self.best: tuple[float, float, float | None, float, float] | None = None
         self.bar = _Progress(desc, progress, 7 if t_box else 5)
 
     # -- evaluations
-    def evaluate(self, x: float, t, fine: bool, remaining: int) -> float:
+    def evaluate(self, x: float, t: float | None, fine: bool, remaining: int) -> float:
         r = self.make(x, t)
         lo, up = (float(v) for v in _make_accountant(r, self.n, self.adjacency,
                                                      _CERT_REL_TOL if fine else _SEARCH_REL_TOL)
@@ -307,7 +312,7 @@ class _Search:
         return v
 
     # -- model
-    def fit(self, xc: float, tc) -> tuple:
+    def fit(self, xc: float, tc: float | None) -> tuple[float, ...]:
         """Weighted least-squares coefficients (c0, cx, ct, ctt, cxx, cf) of the correction at (xc, tc).
 
         cf is the offset of the full-accuracy estimates from the cheap ones.
@@ -320,7 +325,7 @@ class _Search:
         for x, t, v, fine, *_ in self.pts:
             if not math.isfinite(v):
                 continue
-            dx, dt = x - xc, (0.0 if tc is None else t - tc)
+            dx, dt = x - xc, (0.0 if tc is None or t is None else t - tc)
             w = (3.0 if fine else 1.0) / (1.0 + (dx / _W_X) ** 2 + (dt / 1.5) ** 2)
             if dx == 0.0 and dt == 0.0:
                 w *= 100.0
@@ -332,18 +337,20 @@ class _Search:
         c, *_ = np.linalg.lstsq(np.vstack([np.array(rows), prior]), np.concatenate([rhs, np.zeros(5)]), rcond=None)
         return tuple(float(v) for v in c)
 
-    def model(self, x, t, coef, xc, tc, fine: bool = False) -> float:
+    def model(self, x: float, t: float | None, coef: tuple[float, ...], xc: float, tc: float | None,
+              fine: bool = False) -> float:
         """Modelled estimate at (x, t); ``fine``: at full accuracy (plus the fitted offset between the two)."""
-        dx, dt = x - xc, (0.0 if tc is None else t - tc)
+        dx, dt = x - xc, (0.0 if tc is None or t is None else t - tc)
         return (self.base(x, t) + coef[0] + coef[1] * dx + coef[2] * dt + coef[3] * dt * dt + coef[4] * dx * dx
                 + (coef[5] if fine else 0.0))
 
-    def slope(self, x, t, coef) -> float:
+    def slope(self, x: float, t: float | None, coef: tuple[float, ...]) -> float:
         """d model / dx at (x, t), clipped below zero (the certified delta decreases in x)."""
         h = 1e-4
         return min((self.base(x + h, t) - self.base(x - h, t)) / (2 * h) + coef[1], -0.05)
 
-    def root(self, target: float, t, coef, xc, tc, fine: bool = False) -> float:
+    def root(self, target: float, t: float | None, coef: tuple[float, ...], xc: float, tc: float | None,
+             fine: bool = False) -> float:
         """x nearest to xc where the model meets target at this t (clipped to xc +- 4).
 
         Steps out from xc in both directions with doubling steps (the model is only locally
@@ -366,7 +373,7 @@ class _Search:
         return min(max(xc + (4.0 if f0 > 0.0 else -4.0), _X_BOX[0]), _X_BOX[1])
 
     # -- stage 1: the boundary along x at fixed t, on the cheap estimate
-    def bracket(self, x0: float, t, target: float, tol: float, max_evals: int) -> float:
+    def bracket(self, x0: float, t: float | None, target: float, tol: float, max_evals: int) -> float:
         """Point of stage 1 closest to the target: the template model's first step, then secant
         steps (overshooting by 1.5 or doubling while unbracketed; Illinois-like and kept inside
         the bracket once bracketed), to within ``tol`` of the target or ``max_evals`` evaluations."""
@@ -411,7 +418,7 @@ class _Search:
         return near[0]
 
     # -- stage 3: certify (and improve) on full-accuracy evaluations
-    def certify(self, x: float, t, t_radius: float = 1.0) -> None:
+    def certify(self, x: float, t: float | None, t_radius: float = 1.0) -> None:
         """Evaluate the model's optimum at full accuracy until one is certified and no gain is left.
 
         The model is refitted after each evaluation (it learns the offset between cheap and
@@ -454,14 +461,15 @@ class _Search:
                 fails, last_fail = fails + 1, (xs, ts, excess)
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
 
-    def _argmin(self, target, coef, xc, tc, t_radius):
+    def _argmin(self, target: float, coef: tuple[float, ...], xc: float, tc: float | None,
+                t_radius: float) -> tuple[float, float | None]:
         """Model-feasible point of least objective inside the trust region.
 
         The region: x within _X_TRUST of xc (a root beyond it on the unsafe side is not
         model-feasible; one beyond it on the safe side is replaced by the edge), t within
         t_radius of tc and at most 0.25 beyond the evaluated t's (the model is fitted there).
         """
-        def at(t):
+        def at(t: float | None) -> tuple[float, float]:
             x = self.root(target, t, coef, xc, tc, True)
             if x > xc + _X_TRUST:
                 return math.inf, x
@@ -470,7 +478,7 @@ class _Search:
 
         if tc is None:
             return at(None)[1], None
-        t_seen = [p[1] for p in self.pts]
+        t_seen = [p[1] for p in self.pts if p[1] is not None]
         lo_t = max(tc - t_radius, min(t_seen) - 0.25, self.t_box[0])
         hi_t = min(tc + t_radius, max(t_seen) + 0.25, self.t_box[1])
         ts = np.linspace(lo_t, hi_t, 41)
@@ -562,7 +570,11 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         s.certify(xb, t0, t_radius=_T_RADIUS)
     finally:
         s.bar.close()
+    if s.best is None:  # (certify returns only with a certified point)
+        raise RuntimeError("calibration: no certified point")
     _, x, t, lo, up = s.best
+    if t is None:  # (the 2-D search evaluates at a shape coordinate t)
+        raise RuntimeError("calibration: no certified point")
     return CalibrationReport(make(x, t), epsilon, delta, (lo, up), s.count)
 
 
@@ -590,7 +602,7 @@ _ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.9)
 _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
 
 
-def _composed_bounds(bmg, n: int, adjacency: str, rounds: int, epsilon: float) -> tuple:
+def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float) -> tuple[float, float]:
     """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4)."""
     from sharpdp.shuffle.composition import ComposedAccountant
 
@@ -804,6 +816,8 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         s.certify(xb, None)
     finally:
         s.bar.close()
+    if s.best is None:  # (certify returns only with a certified point)
+        raise RuntimeError("calibration: no certified point")
     _, x, _, lo, up = s.best
     return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.count)
 

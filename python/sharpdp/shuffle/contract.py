@@ -24,7 +24,8 @@ import numpy as np
 
 from sharpdp.shuffle._laws import Law
 
-__all__ = ["LocalRandomizer", "SupportsLowerForm"]
+__all__ = ["LocalRandomizer", "SupportsLowerForm", "SupportsSurcharge", "SupportsZeroOutLegs", "SupportsLocalEpsilon",
+           "surcharge", "zero_out_legs", "local_epsilon", "lower_form"]
 
 # Members checked by isinstance(obj, LocalRandomizer); see _StaticProtocolMeta.
 _MEMBERS = ("dim", "privacy_amplification_laws", "privacy_amplification_surcharge", "zero_out_legs",
@@ -159,3 +160,74 @@ class SupportsLowerForm(Protocol):
     def lower_form(self) -> Any:
         """An object with ``privacy_amplification_laws`` whose accountant value bounds delta from below."""
         ...
+
+
+# ----------------------------------------------------------------------------------------------
+# The optional members, for objects that implement only privacy_amplification_laws (lower-form
+# adapters, user-defined randomizers): each capability is a protocol, and the accountant reads it
+# through the functions below, which supply the contract's default where it is absent.
+
+
+@runtime_checkable
+class SupportsSurcharge(Protocol):
+    """Optional capability: an additive term of the certified upper value (module step K of
+    :mod:`sharpdp.shuffle.accountant`)."""
+
+    def privacy_amplification_surcharge(self, epsilon: float, adjacency: str = "zero_out") -> float:
+        """A bound in [0, 1], non-increasing in ``epsilon``, on the part of D_up the laws leave out."""
+        ...
+
+
+@runtime_checkable
+class SupportsZeroOutLegs(Protocol):
+    """Optional capability: which zero-out laws bound the legs of replace through bot."""
+
+    def zero_out_legs(self) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+        """See :meth:`LocalRandomizer.zero_out_legs`."""
+        ...
+
+
+@runtime_checkable
+class SupportsLocalEpsilon(Protocol):
+    """Optional capability: the pure-LDP level eps0 (nats) or None."""
+
+    @property
+    def local_epsilon(self) -> float | None:
+        """See :attr:`LocalRandomizer.local_epsilon`."""
+        ...
+
+
+def surcharge(randomizer: Any, epsilon: float, adjacency: str) -> float:
+    """The randomizer's surcharge at (epsilon, adjacency); 0.0 (the default) without the capability."""
+    if isinstance(randomizer, SupportsSurcharge):
+        return float(randomizer.privacy_amplification_surcharge(epsilon, adjacency))
+    return 0.0
+
+
+def zero_out_legs(randomizer: Any) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+    """The randomizer's legs for replace through bot; (None, None) (every zero-out law bounds both
+    legs) without the capability."""
+    if isinstance(randomizer, SupportsZeroOutLegs):
+        return randomizer.zero_out_legs()
+    return None, None
+
+
+def local_epsilon(randomizer: Any) -> float | None:
+    """eps0 of a pure eps0-LDP randomizer (float), else None (also without the capability)."""
+    if isinstance(randomizer, SupportsLocalEpsilon):
+        cap = randomizer.local_epsilon
+        return None if cap is None else float(cap)
+    return None
+
+
+def lower_form(randomizer: Any) -> Any:
+    """The randomizer's lower form (an object with ``privacy_amplification_laws``).
+
+    Raises
+    ------
+    NotImplementedError
+        The randomizer has no lower form (e.g. the Gaussian types).
+    """
+    if not isinstance(randomizer, SupportsLowerForm):
+        raise NotImplementedError(f"{type(randomizer).__name__} has no lower form (D_lo) yet")
+    return randomizer.lower_form()

@@ -1,31 +1,24 @@
-// Numerical core of the certified FFT accountant (docs/accountant.md §3-§4; docs/code_map.md §7).
-// Python computes the per-cell statistics of the law and calls scipy.fft; everything
-// else (lattice pmf, tilt, Chernoff bounds, power step with its error bound, the
-// positive-part and gap sums over the window) lives here. All bounds are documented in
-// python/sharpdp/shuffle/accountant.py next to the calls.
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
+// Python-free kernels of the certified FFT accountant (see accountant.hpp). The bounds are
+// derived in docs/accountant.md §3-§4, section named at each function.
+#include "accountant.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
-#include <algorithm>
 #include <vector>
 
 #include "common.hpp"
 
-namespace py = pybind11;
-using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
-using CArr = py::array_t<std::complex<double>, py::array::c_style | py::array::forcecast>;
-
 namespace sharpdp {
+namespace kernels {
 namespace {
 
+using ssize = std::ptrdiff_t;
 constexpr double kU = 0x1.0p-53;
 
 // Compensated summation (Ogita, Rump & Oishi 2005, Sum2; their Prop. 4.5):
@@ -42,177 +35,22 @@ struct Sum2 {
 };
 
 
-// Cell arrays m, w, em, ew of equal length, J fine cells per lattice step: the lattice size K.
-py::ssize_t lattice_size(const Arr& m, const Arr& w, const Arr& em, const Arr& ew, std::int64_t J,
-                         const char* who) {
-  const auto NC = m.shape(0);
-  if (w.shape(0) != NC || em.shape(0) != NC || ew.shape(0) != NC || J < 1 || NC % J != 0)
-    throw std::invalid_argument(std::string(who) + ": cell arrays must have equal length, a multiple of J");
-  return NC / static_cast<py::ssize_t>(J);
-}
-
-Arr zeros(py::ssize_t n) {
-  Arr a(n);
-  std::fill(a.mutable_data(), a.mutable_data() + n, 0.0);
-  return a;
-}
-
-// Lattice pmf of the hat-rounded clamped variable (docs/accountant.md §3.2): cell j of [x0 + jh,
-// x0 + (j+1)h] sends m_j - w_j to node j and w_j to node j+1; clamp atoms at both ends.
-// The cells may be given J times finer (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], local
-// moment w_i in units of h/J): they are merged exactly, m_j = sum m_i, w_j = sum (l m_i + w_i)/J
-// with l = i - jJ (finer cells keep the law's quadrature on its accurate narrow-cell path).
-// The returned pmf is the hat law of a moment bound w_j^+ >= w_j (see below), an upper law.
-std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, double lo_err,
-                              double hi_mass, double hi_err, std::int64_t J) {
-  const py::ssize_t K = lattice_size(m, w, em, ew, J, "assemble");
-  Arr psi = zeros(K + 1), eta = zeros(K + 1);
-  auto P = psi.mutable_unchecked<1>();
-  auto E = eta.mutable_unchecked<1>();
-  auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
-  const double invJ = 1.0 / static_cast<double>(J);
-  const double rnd = (static_cast<double>(J) + 4.0) * kU;  // merging sums (J terms, exact scalings)
-  for (py::ssize_t j = 0; j < K; ++j) {
-    double mj = 0, wj = 0, emj = 0, ewj = 0;
-    for (py::ssize_t l = 0; l < J; ++l) {
-      const py::ssize_t i = j * J + l;
-      const double mi = M(i);
-      const double wi = std::min(std::max(W(i), 0.0), mi);
-      mj += mi;
-      wj += (static_cast<double>(l) * mi + wi) * invJ;
-      emj += EM(i);
-      ewj += (static_cast<double>(l + 1) * EM(i) + EW(i)) * invJ;  // (+EM: the clamp of w_i to m_i)
-    }
-    if (J > 1) {
-      emj += rnd * mj;
-      ewj += 2.0 * rnd * wj + rnd * mj;
-    }
-    // Moment errors become an upward shift instead of a TV error: w_j + ewj >= the true
-    // moment, so the cell's hat law with that moment is stochastically larger than the true
-    // one (E[(S)_+] only grows). Only the mass errors (<= emj, plus <= emj through the
-    // clamp to m_j) remain as pmf errors.
-    wj = std::min(std::max(wj, 0.0) + ewj * (1.0 + 4.0 * kU) + 2.0 * kU * wj, mj);
-    P(j) += mj - wj;
-    P(j + 1) += wj;
-    E(j) += 2.0 * emj + 2.0 * kU * mj;
-    E(j + 1) += emj + 2.0 * kU * wj;
-  }
-  P(0) += lo_mass;
-  E(0) += lo_err;
-  P(K) += hi_mass;
-  E(K) += hi_err;
-  for (py::ssize_t j = 0; j <= K; ++j) E(j) = E(j) * (1.0 + 8.0 * kU) + 4.0 * kU * P(j);
-  return {psi, eta};
-}
-
-
-// Lattice pmf of a convex-order LOWER discretisation (docs/accountant.md §4.2, "centroid on the lattice").
-// Input: J fine cells per lattice step (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], mass m_i,
-// local moment w_i = E[(L - x_i)/(h/J); cell], errors em_i, ew_i) plus the clamp atoms at
-// node 0 and node K = ncells/J. Consecutive fine cells (the cell cut at a group's end is
-// split by an independent coin: a randomised sigma-field) are merged into groups whose
-// conditional mean is (in exact arithmetic) the lattice node t_g; the group's mass goes to
-// t_g. The first node >= (mean of the group's first piece) + 1/4 is its target. The last,
-// unfinished group goes to the floor of a certified lower value of its mean.
-// Returns psi, eta (pmf error bounds) and mom_err, where mom_err[k] >= sum over the groups
-// assigned to node k of |computed - true moment of the group about k| (lattice units).
-std::tuple<Arr, Arr, Arr> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64_t J, double lo_mass,
-                                           double lo_err, double hi_mass, double hi_err, bool down) {
-  const auto NC = m.shape(0);
-  const std::int64_t K = lattice_size(m, w, em, ew, J, "lower_lattice");
-  Arr psi = zeros(K + 1), eta = zeros(K + 1), merr = zeros(K + 1);
-  auto P = psi.mutable_unchecked<1>();
-  auto E = eta.mutable_unchecked<1>();
-  auto ME = merr.mutable_unchecked<1>();
-  auto M = m.unchecked<1>(), W = w.unchecked<1>(), EM = em.unchecked<1>(), EW = ew.unchecked<1>();
-  const double invJ = 1.0 / static_cast<double>(J);
-  bool active = false;
-  std::int64_t t = 0;
-  double Mg = 0, D = 0, De = 0, Me = 0, Dabs = 0, cnt = 0;
-  // item: mass mi at left edge xl (lattice units) with moment-offset wl (mass * (mean - xl))
-  auto item = [&](double mi, double xl, double wl, double emi, double ewi) {
-    while (mi > 0) {
-      if (!active) {
-        const double c = xl + std::min(std::max(wl / mi, 0.0), invJ);
-        t = static_cast<std::int64_t>(std::ceil(c + 0.25));
-        active = true;
-        Mg = D = De = Me = Dabs = cnt = 0;
-      }
-      const double dt = xl - static_cast<double>(t);
-      const double d = mi * dt + wl;  // moment of the item about t
-      const double de = emi * std::fabs(dt) + ewi + 4 * kU * (std::fabs(mi * dt) + std::fabs(wl));
-      if (D + d < 0 || d <= 0) {
-        Mg += mi; D += d; De += de; Me += emi; Dabs += std::fabs(d); cnt += 1;
-        return;
-      }
-      const double a = std::min(-D / d, 1.0);  // fraction closing the group at mean t
-      Mg += a * mi; De += a * de; Me += a * emi; Dabs += std::fabs(a * d) + std::fabs(D);
-      P(down ? K - t : t) += Mg;
-      E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
-      ME(down ? K - t : t) += De + (cnt + 4) * kU * Dabs;
-      active = false;
-      mi *= (1 - a); wl *= (1 - a); emi *= (1 - a); ewi *= (1 - a);
-      if (a >= 1.0) return;
-    }
-  };
-  // down: the same sweep in the reflected coordinate y = K - x (from the top end down), so the
-  // unfinished last group sits at the bottom end, where the tilt gives it little weight.
-  const double Kd = static_cast<double>(K);
-  item(down ? hi_mass : lo_mass, 0.0, 0.0, down ? hi_err : lo_err, 0.0);
-  for (py::ssize_t ii = 0; ii < NC; ++ii) {
-    const py::ssize_t i = down ? NC - 1 - ii : ii;
-    const double mi = M(i);
-    if (mi <= 0) continue;
-    const double wi = std::min(std::max(W(i), 0.0), mi) * invJ;  // mass * (mean - left edge)
-    const double xl = static_cast<double>(i) * invJ;
-    if (down)
-      item(mi, Kd - xl - invJ, mi * invJ - wi, EM(i), (EW(i) + EM(i)) * invJ);
-    else
-      item(mi, xl, wi, EM(i), (EW(i) + EM(i)) * invJ);  // (+EM: the clamp of w_i to m_i)
-  }
-  item(down ? lo_mass : hi_mass, Kd, 0.0, down ? lo_err : hi_err, 0.0);
-  if (active && Mg > 0 && -D <= 1e-9 * Mg) {
-    // balanced up to rounding: assign t and count the deficit as overshoot
-    P(down ? K - t : t) += Mg;
-    E(down ? K - t : t) += Me + (cnt + 4) * kU * Mg;
-    ME(down ? K - t : t) += std::fabs(D) + De + (cnt + 8) * kU * Dabs;
-  } else if (active && Mg > 0) {
-    // certified lower value of the group mean (in x), floored to the lattice: never an overshoot
-    const double sg = down ? 1.0 : -1.0;  // bound the y-mean from above (down) or below (up)
-    const double num = D + sg * (De + (cnt + 8) * kU * Dabs);
-    const double den = (num < 0) == down ? Mg + Me : Mg - Me * (1 + 4 * kU);
-    const double tol = 1e-9 * (1.0 + static_cast<double>(std::llabs(t)));
-    const double ym = den > 0 ? static_cast<double>(t) + num / den + sg * tol : (down ? Kd + 1.0 : -1.0);
-    const double lo_mean = down ? Kd - ym : ym;
-    std::int64_t k = static_cast<std::int64_t>(std::floor(lo_mean));
-    k = std::max<std::int64_t>(std::min<std::int64_t>(k, K), 0);
-    // (all mass lies in [node 0, node K], so node 0 never exceeds the true mean)
-    P(k) += Mg;
-    E(k) += Me + (cnt + 4) * kU * Mg;
-  }
-  for (py::ssize_t j = 0; j <= K; ++j) {
-    E(j) = E(j) * (1.0 + 8.0 * kU) + 4.0 * kU * P(j);
-    ME(j) *= 1 + 1e-6;
-  }
-  return {psi, eta, merr};
-}
-
-// log sum_k g_k exp(lam * (k0 + k) h) and its first two derivatives.
-struct Mgf {
-  double L, d1, d2;
-};
-std::vector<double> logs(const double* g, py::ssize_t K) {
+std::vector<double> logs(const double* g, ssize K) {
   std::vector<double> lg(static_cast<std::size_t>(K));
-  for (py::ssize_t k = 0; k < K; ++k)
+  for (ssize k = 0; k < K; ++k)
     lg[static_cast<std::size_t>(k)] = g[k] > 0 ? std::log(g[k]) : -std::numeric_limits<double>::infinity();
   return lg;
 }
-Mgf log_mgf(const std::vector<double>& lg, std::int64_t k0, double h, double lam) {
+
+Mgf log_mgf_logs(const std::vector<double>& lg, std::int64_t k0, double h, double lam) {
   const auto K = static_cast<std::int64_t>(lg.size());
   double mx = -std::numeric_limits<double>::infinity();
   for (std::int64_t k = 0; k < K; ++k)
     mx = std::max(mx, lg[static_cast<std::size_t>(k)] + lam * static_cast<double>(k0 + k) * h);
   double s0 = 0, s1 = 0, s2 = 0;
+  // error budget of L (docs/accountant.md §3.5.1): W = sum_k e_k (delta_k + 2u), delta_k the bound
+  // on the exponent's error, dm = max (|l_k| + |lam x_k|), m = the number of terms
+  double W = 0, dm = 0, m = 0;
   for (std::int64_t k = 0; k < K; ++k) {
     const double l = lg[static_cast<std::size_t>(k)];
     if (std::isinf(l)) continue;
@@ -221,117 +59,23 @@ Mgf log_mgf(const std::vector<double>& lg, std::int64_t k0, double h, double lam
     s0 += e;
     s1 += e * x;
     s2 += e * x * x;
+    const double lp = std::fabs(l) + std::fabs(lam * x);
+    W += e * (kU * (3.02 * lp + std::fabs(l + lam * x - mx)) + 2.0 * kU);
+    dm = std::max(dm, lp);
+    m += 1.0;
   }
   const double m1 = s1 / s0;
-  return {mx + std::log(s0), m1, std::max(s2 / s0 - m1 * m1, 0.0)};
-}
-
-// theta >= theta_floor with Lambda'(theta) = 0 if that root exceeds the floor (docs/accountant.md §3.4).
-double solve_theta(Arr g, std::int64_t k0, double h, double theta_floor) {
-  const auto G = logs(g.data(), g.shape(0));
-  if (log_mgf(G, k0, h, theta_floor).d1 >= 0) return theta_floor;
-  double lo = theta_floor, hi = std::max(2.0 * theta_floor, 1.0 / h);
-  for (int i = 0; i < 200 && log_mgf(G, k0, h, hi).d1 < 0; ++i) hi *= 2.0;
-  if (log_mgf(G, k0, h, hi).d1 < 0) throw std::domain_error("tilt: no positive mass");
-  // safeguarded Newton (Lambda' is increasing, Lambda'' = the tilted variance); any theta >= the
-  // floor gives a valid tilt, the root only makes it efficient
-  double x = 0.5 * (lo + hi);
-  for (int i = 0; i < 100; ++i) {
-    const Mgf M = log_mgf(G, k0, h, x);
-    if (M.d1 < 0) lo = x; else hi = x;
-    if (hi - lo <= 1e-12 * hi) return 0.5 * (lo + hi);
-    double xn = M.d2 > 0 ? x - M.d1 / M.d2 : 0.5 * (lo + hi);
-    if (!(xn > lo && xn < hi)) xn = 0.5 * (lo + hi);
-    const bool done = std::fabs(xn - x) <= 1e-10 * x;
-    x = xn;
-    if (done) break;
+  const double ls = std::log(s0);
+  const double L = mx + ls;
+  // |L - log sum_k g_k e^{lam (k0 + k) h}| <= err, in exact arithmetic on the stored g_k
+  double err = std::numeric_limits<double>::infinity();
+  const double dmax = kU * (4.04 * dm + 1.01 * std::fabs(mx)) + 2.0 * kU;  // >= every delta_k + 2u
+  const double gm = m * kU / (1.0 - m * kU);  // gamma_{m-1} <= gamma_m: the naive sum of m terms >= 0
+  if (s0 > 0 && dmax <= 0.009 && gm < 0.1) {
+    const double r = gm * (1.0 + gm) + 1.02 * W * (1.0 + (m + 2.0) * kU) / s0;
+    if (r < 0.5) err = (r / (1.0 - r) + 2.0 * kU * std::fabs(ls) + kU * std::fabs(L)) * 1.001;
   }
-  return x;
-}
-
-// Tilted pmf g_theta(k) = g(k) exp(theta x_k - Lambda) and the tilted-TV error tau
-// (docs/accountant.md §3.6.1): tau = sum_k eta_k e^{theta x_k - Lambda} + rounding of the tilt itself.
-py::tuple tilt(Arr g, Arr eta, std::int64_t k0, double h, double theta) {
-  const auto K = g.shape(0);
-  const double* G = g.data();
-  const double* Et = eta.data();
-  const Mgf M = log_mgf(logs(G, K), k0, h, theta);
-  Arr out(K);
-  auto O = out.mutable_unchecked<1>();
-  double tau = 0;
-  Sum2 ms;
-  for (py::ssize_t k = 0; k < K; ++k) {
-    const double x = theta * static_cast<double>(k0 + k) * h - M.L;
-    const double ex = std::exp(x);
-    O(k) = G[k] * ex;
-    ms.add(O(k));
-    tau += Et[k] * ex * (1.0 + 1e-12) + O(k) * kU * (std::fabs(theta * static_cast<double>(k0 + k) * h) + std::fabs(M.L) + 8.0);
-  }
-  // the mass by compensated summation (all terms >= 0): relative error <= u + gamma_K^2
-  const double mass = ms.get();
-  const double gK = static_cast<double>(K) * kU / (1.0 - static_cast<double>(K) * kU);
-  const double mrel = 2.0 * kU + 2.0 * gK * gK;
-  tau += mass * mrel;
-  tau *= 1.0 + static_cast<double>(K + 2) * kU;  // (rounding of the sum of the bounds)
-  return py::make_tuple(out, M.L, M.d1, M.d2, tau, mass * (1.0 + mrel));
-}
-
-// log of the Chernoff bound for the n-fold sum S of the (sub-)probability vector gt on
-// nodes (k0+k)h: dir=+1: P(S >= b) <= exp(-lam b + n log M(lam)); dir=-1: P(S <= b) <=
-// exp(lam b + n log M(-lam)); minimised over lam >= 0 (any lam >= 0 is valid, so the
-// minimiser need not be exact). Returns 0 (probability 1) when no lam helps.
-double chernoff_log(Arr gt, std::int64_t k0, double h, double n, double b, int dir) {
-  const auto G = logs(gt.data(), gt.shape(0));
-  const double sgn = dir > 0 ? 1.0 : -1.0;
-  auto f = [&](double lam, double* d) {
-    const Mgf M = log_mgf(G, k0, h, sgn * lam);
-    if (d) *d = -sgn * b + n * sgn * M.d1;
-    return -sgn * lam * b + n * M.L;
-  };
-  double d0;
-  double best = std::min(0.0, f(0.0, &d0));
-  if (d0 >= 0) return std::min(best, 0.0);
-  double lo = 0, hi = 1.0 / h, dh;
-  for (int i = 0; i < 200; ++i) {
-    best = std::min(best, f(hi, &dh));
-    if (dh >= 0) break;
-    lo = hi;
-    hi *= 2.0;
-  }
-  if (dh < 0) return best;
-  for (int i = 0; i < 80; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    double dm;
-    best = std::min(best, f(mid, &dm));
-    if (dm < 0) lo = mid; else hi = mid;
-  }
-  return best;
-}
-
-// Smallest edge b certified by one Chernoff bound: P(S >= b) <= exp(log_target) (dir=+1) or
-// P(S <= b) <= exp(log_target) (dir=-1): b(lam) = dir (n log M(dir lam) - log_target)/lam,
-// minimised over lam > 0 (any lam is valid: the best value evaluated is returned). With
-// l(lam) = log M(dir lam), the objective (n l - log_target)/lam is stationary where
-// phi(lam) = n (lam l' - l) + log_target = 0, and phi' = n lam l'' >= 0: safeguarded Newton on
-// phi inside [lam_scale e^-12, lam_scale e^12] (geometric bisection when a step leaves it).
-double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir,
-                     double lam_scale) {
-  const auto G = logs(gt.data(), gt.shape(0));
-  const double sgn = dir > 0 ? 1.0 : -1.0;
-  double a = lam_scale * std::exp(-12.0), b = lam_scale * std::exp(12.0), lam = lam_scale;
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 60; ++i) {
-    const Mgf M = log_mgf(G, k0, h, sgn * lam);
-    const double obj = (n * M.L - log_target) / lam;
-    if (obj < best) best = obj;
-    const double phi = n * (lam * sgn * M.d1 - M.L) + log_target, dphi = n * lam * M.d2;
-    if (phi < 0) a = lam; else b = lam;
-    double next = dphi > 0 ? lam - phi / dphi : 0.0;
-    if (!(next > a && next < b)) next = std::sqrt(a * b);
-    if (std::fabs(next - lam) <= 1e-6 * lam || b <= a * (1.0 + 1e-9)) break;
-    lam = next;
-  }
-  return sgn * best;
+  return {L, m1, std::max(s2 / s0 - m1 * m1, 0.0), err};
 }
 
 // Accurate DFT of the folded tilted pmf y (length N) at frequency k: z_k = sum_r y_r e^{-2 pi i r k / N},
@@ -366,9 +110,251 @@ std::pair<std::complex<double>, double> dft_accurate(const std::vector<std::int6
   return {{zr, zi}, err};
 }
 
+inline double log_phibar(double x) {
+  // log Phibar(x), an upper value: erfc for x < 30 (relative error < 64u, covered by the
+  // caller's margin), else the Mills-ratio bound Phibar(x) <= phi(x)/x.
+  if (x < 30.0) return std::log(0.5 * std::erfc(x / std::sqrt(2.0)));
+  return -0.5 * x * x - std::log(x * std::sqrt(2.0 * M_PI));
+}
+
+}  // namespace
+
+std::size_t lattice_size(std::size_t ncells, std::int64_t J, const char* who) {
+  if (J < 1 || ncells % static_cast<std::size_t>(J) != 0)
+    throw std::invalid_argument(std::string(who) + ": cell arrays must have equal length, a multiple of J");
+  return ncells / static_cast<std::size_t>(J);
+}
+
+// Lattice pmf of the hat-rounded clamped variable (docs/accountant.md §3.2): cell j of [x0 + jh,
+// x0 + (j+1)h] sends m_j - w_j to node j and w_j to node j+1; clamp atoms at both ends.
+// The cells may be given J times finer (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], local
+// moment w_i in units of h/J): they are merged exactly, m_j = sum m_i, w_j = sum (l m_i + w_i)/J
+// with l = i - jJ (finer cells keep the law's quadrature on its accurate narrow-cell path).
+// The returned pmf is the hat law of a moment bound w_j^+ >= w_j (see below), an upper law.
+void assemble(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, double* psi, double* eta) {
+  const ssize K = static_cast<ssize>(lattice_size(cells.ncells, J, "assemble"));
+  std::fill(psi, psi + K + 1, 0.0);
+  std::fill(eta, eta + K + 1, 0.0);
+  double* P = psi;
+  double* E = eta;
+  const double *M = cells.m, *W = cells.w, *EM = cells.em, *EW = cells.ew;
+  const double lo_mass = atoms.lo_mass, lo_err = atoms.lo_err, hi_mass = atoms.hi_mass, hi_err = atoms.hi_err;
+  const double invJ = 1.0 / static_cast<double>(J);
+  const double rnd = (static_cast<double>(J) + 4.0) * kU;  // merging sums (J terms, exact scalings)
+  for (ssize j = 0; j < K; ++j) {
+    double mj = 0, wj = 0, emj = 0, ewj = 0;
+    for (ssize l = 0; l < J; ++l) {
+      const ssize i = j * J + l;
+      const double mi = M[i];
+      const double wi = std::min(std::max(W[i], 0.0), mi);
+      mj += mi;
+      wj += (static_cast<double>(l) * mi + wi) * invJ;
+      emj += EM[i];
+      ewj += (static_cast<double>(l + 1) * EM[i] + EW[i]) * invJ;  // (+EM: the clamp of w_i to m_i)
+    }
+    if (J > 1) {
+      emj += rnd * mj;
+      ewj += 2.0 * rnd * wj + rnd * mj;
+    }
+    // Moment errors become an upward shift instead of a TV error: w_j + ewj >= the true
+    // moment, so the cell's hat law with that moment is stochastically larger than the true
+    // one (E[(S)_+] only grows). Only the mass errors (<= emj, plus <= emj through the
+    // clamp to m_j) remain as pmf errors.
+    wj = std::min(std::max(wj, 0.0) + ewj * (1.0 + 4.0 * kU) + 2.0 * kU * wj, mj);
+    P[j] += mj - wj;
+    P[j + 1] += wj;
+    E[j] += 2.0 * emj + 2.0 * kU * mj;
+    E[j + 1] += emj + 2.0 * kU * wj;
+  }
+  P[0] += lo_mass;
+  E[0] += lo_err;
+  P[K] += hi_mass;
+  E[K] += hi_err;
+  for (ssize j = 0; j <= K; ++j) E[j] = E[j] * (1.0 + 8.0 * kU) + 4.0 * kU * P[j];
+}
+
+// Lattice pmf of a convex-order LOWER discretisation (docs/accountant.md §4.2, "centroid on the lattice").
+// Input: J fine cells per lattice step (fine cell i = [x0 + i h/J, x0 + (i+1) h/J], mass m_i,
+// local moment w_i = E[(L - x_i)/(h/J); cell], errors em_i, ew_i) plus the clamp atoms at
+// node 0 and node K = ncells/J. Consecutive fine cells (the cell cut at a group's end is
+// split by an independent coin: a randomised sigma-field) are merged into groups whose
+// conditional mean is (in exact arithmetic) the lattice node t_g; the group's mass goes to
+// t_g. The first node >= (mean of the group's first piece) + 1/4 is its target. The last,
+// unfinished group goes to the floor of a certified lower value of its mean.
+// Outputs psi, eta (pmf error bounds) and mom_err, where mom_err[k] >= sum over the groups
+// assigned to node k of |computed - true moment of the group about k| (lattice units).
+void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, bool down, double* psi,
+                   double* eta, double* mom_err) {
+  const auto NC = static_cast<ssize>(cells.ncells);
+  const std::int64_t K = static_cast<std::int64_t>(lattice_size(cells.ncells, J, "lower_lattice"));
+  std::fill(psi, psi + K + 1, 0.0);
+  std::fill(eta, eta + K + 1, 0.0);
+  std::fill(mom_err, mom_err + K + 1, 0.0);
+  double* P = psi;
+  double* E = eta;
+  double* ME = mom_err;
+  const double *M = cells.m, *W = cells.w, *EM = cells.em, *EW = cells.ew;
+  const double lo_mass = atoms.lo_mass, lo_err = atoms.lo_err, hi_mass = atoms.hi_mass, hi_err = atoms.hi_err;
+  const double invJ = 1.0 / static_cast<double>(J);
+  bool active = false;
+  std::int64_t t = 0;
+  double Mg = 0, D = 0, De = 0, Me = 0, Dabs = 0, cnt = 0;
+  // item: mass mi at left edge xl (lattice units) with moment-offset wl (mass * (mean - xl))
+  auto item = [&](double mi, double xl, double wl, double emi, double ewi) {
+    while (mi > 0) {
+      if (!active) {
+        const double c = xl + std::min(std::max(wl / mi, 0.0), invJ);
+        t = static_cast<std::int64_t>(std::ceil(c + 0.25));
+        active = true;
+        Mg = D = De = Me = Dabs = cnt = 0;
+      }
+      const double dt = xl - static_cast<double>(t);
+      const double d = mi * dt + wl;  // moment of the item about t
+      const double de = emi * std::fabs(dt) + ewi + 4 * kU * (std::fabs(mi * dt) + std::fabs(wl));
+      if (D + d < 0 || d <= 0) {
+        Mg += mi; D += d; De += de; Me += emi; Dabs += std::fabs(d); cnt += 1;
+        return;
+      }
+      const double a = std::min(-D / d, 1.0);  // fraction closing the group at mean t
+      Mg += a * mi; De += a * de; Me += a * emi; Dabs += std::fabs(a * d) + std::fabs(D);
+      P[down ? K - t : t] += Mg;
+      E[down ? K - t : t] += Me + (cnt + 4) * kU * Mg;
+      ME[down ? K - t : t] += De + (cnt + 4) * kU * Dabs;
+      active = false;
+      mi *= (1 - a); wl *= (1 - a); emi *= (1 - a); ewi *= (1 - a);
+      if (a >= 1.0) return;
+    }
+  };
+  // down: the same sweep in the reflected coordinate y = K - x (from the top end down), so the
+  // unfinished last group sits at the bottom end, where the tilt gives it little weight.
+  const double Kd = static_cast<double>(K);
+  item(down ? hi_mass : lo_mass, 0.0, 0.0, down ? hi_err : lo_err, 0.0);
+  for (ssize ii = 0; ii < NC; ++ii) {
+    const ssize i = down ? NC - 1 - ii : ii;
+    const double mi = M[i];
+    if (mi <= 0) continue;
+    const double wi = std::min(std::max(W[i], 0.0), mi) * invJ;  // mass * (mean - left edge)
+    const double xl = static_cast<double>(i) * invJ;
+    if (down)
+      item(mi, Kd - xl - invJ, mi * invJ - wi, EM[i], (EW[i] + EM[i]) * invJ);
+    else
+      item(mi, xl, wi, EM[i], (EW[i] + EM[i]) * invJ);  // (+EM: the clamp of w_i to m_i)
+  }
+  item(down ? lo_mass : hi_mass, Kd, 0.0, down ? lo_err : hi_err, 0.0);
+  if (active && Mg > 0 && -D <= 1e-9 * Mg) {
+    // balanced up to rounding: assign t and count the deficit as overshoot
+    P[down ? K - t : t] += Mg;
+    E[down ? K - t : t] += Me + (cnt + 4) * kU * Mg;
+    ME[down ? K - t : t] += std::fabs(D) + De + (cnt + 8) * kU * Dabs;
+  } else if (active && Mg > 0) {
+    // certified lower value of the group mean (in x), floored to the lattice: never an overshoot
+    const double sg = down ? 1.0 : -1.0;  // bound the y-mean from above (down) or below (up)
+    const double num = D + sg * (De + (cnt + 8) * kU * Dabs);
+    const double den = (num < 0) == down ? Mg + Me : Mg - Me * (1 + 4 * kU);
+    const double tol = 1e-9 * (1.0 + static_cast<double>(std::llabs(t)));
+    const double ym = den > 0 ? static_cast<double>(t) + num / den + sg * tol : (down ? Kd + 1.0 : -1.0);
+    const double lo_mean = down ? Kd - ym : ym;
+    std::int64_t k = static_cast<std::int64_t>(std::floor(lo_mean));
+    k = std::max<std::int64_t>(std::min<std::int64_t>(k, K), 0);
+    // (all mass lies in [node 0, node K], so node 0 never exceeds the true mean)
+    P[k] += Mg;
+    E[k] += Me + (cnt + 4) * kU * Mg;
+  }
+  for (ssize j = 0; j <= K; ++j) {
+    E[j] = E[j] * (1.0 + 8.0 * kU) + 4.0 * kU * P[j];
+    ME[j] *= 1 + 1e-6;
+  }
+}
+
+Mgf log_mgf(const double* g, std::size_t K, std::int64_t k0, double h, double lam) {
+  return log_mgf_logs(logs(g, static_cast<ssize>(K)), k0, h, lam);
+}
+
+double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, double theta_floor) {
+  const auto G = logs(g, static_cast<ssize>(K));
+  if (log_mgf_logs(G, k0, h, theta_floor).d1 >= 0) return theta_floor;
+  double lo = theta_floor, hi = std::max(2.0 * theta_floor, 1.0 / h);
+  for (int i = 0; i < 200 && log_mgf_logs(G, k0, h, hi).d1 < 0; ++i) hi *= 2.0;
+  if (log_mgf_logs(G, k0, h, hi).d1 < 0) throw std::domain_error("tilt: no positive mass");
+  // safeguarded Newton (Lambda' is increasing, Lambda'' = the tilted variance); any theta >= the
+  // floor gives a valid tilt, the root only makes it efficient
+  double x = 0.5 * (lo + hi);
+  for (int i = 0; i < 100; ++i) {
+    const Mgf M = log_mgf_logs(G, k0, h, x);
+    if (M.d1 < 0) lo = x; else hi = x;
+    if (hi - lo <= 1e-12 * hi) return 0.5 * (lo + hi);
+    double xn = M.d2 > 0 ? x - M.d1 / M.d2 : 0.5 * (lo + hi);
+    if (!(xn > lo && xn < hi)) xn = 0.5 * (lo + hi);
+    const bool done = std::fabs(xn - x) <= 1e-10 * x;
+    x = xn;
+    if (done) break;
+  }
+  return x;
+}
+
+Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, double h, double theta, double* out) {
+  const auto K = static_cast<ssize>(Ksz);
+  const double* G = g;
+  const double* Et = eta;
+  double* O = out;
+  const Mgf M = log_mgf_logs(logs(G, K), k0, h, theta);
+  double tau = 0;
+  Sum2 ms;
+  for (ssize k = 0; k < K; ++k) {
+    const double x = theta * static_cast<double>(k0 + k) * h - M.L;
+    const double ex = std::exp(x);
+    O[k] = G[k] * ex;
+    ms.add(O[k]);
+    tau += Et[k] * ex * (1.0 + 1e-12) + O[k] * kU * (std::fabs(theta * static_cast<double>(k0 + k) * h) + std::fabs(M.L) + 8.0);
+  }
+  // the mass by compensated summation (all terms >= 0): relative error <= u + gamma_K^2
+  const double mass = ms.get();
+  const double gK = static_cast<double>(K) * kU / (1.0 - static_cast<double>(K) * kU);
+  const double mrel = 2.0 * kU + 2.0 * gK * gK;
+  tau += mass * mrel;
+  tau *= 1.0 + static_cast<double>(K + 2) * kU;  // (rounding of the sum of the bounds)
+  return {M.L, M.d1, M.d2, tau, mass * (1.0 + mrel)};
+}
+
+// Smallest edge b certified by one Chernoff bound: P(S >= b) <= exp(log_target) (dir=+1) or
+// P(S <= b) <= exp(log_target) (dir=-1): b(lam) = dir (n log M(dir lam) - log_target)/lam,
+// minimised over lam > 0 (any lam is valid: the best value evaluated is returned). With
+// l(lam) = log M(dir lam), the objective (n l - log_target)/lam is stationary where
+// phi(lam) = n (lam l' - l) + log_target = 0, and phi' = n lam l'' >= 0: safeguarded Newton on
+// phi inside [lam_scale e^-12, lam_scale e^12] (geometric bisection when a step leaves it).
+ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
+                                 double log_target, int dir, double lam_scale) {
+  const auto G = logs(gt, static_cast<ssize>(K));
+  double allowance = std::numeric_limits<double>::infinity();
+  const double sgn = dir > 0 ? 1.0 : -1.0;
+  double a = lam_scale * std::exp(-12.0), b = lam_scale * std::exp(12.0), lam = lam_scale;
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 60; ++i) {
+    const Mgf M = log_mgf_logs(G, k0, h, sgn * lam);
+    const double obj = (n * M.L - log_target) / lam;
+    if (obj < best) {
+      best = obj;
+      // exponent -lam b + n L_exact <= log_target + n err + the rounding of obj (§3.5.1)
+      allowance = (n * M.err + 1.01 * kU * (3.0 * std::fabs(n * M.L) + 2.0 * std::fabs(log_target))) * 1.001;
+    }
+    const double phi = n * (lam * sgn * M.d1 - M.L) + log_target, dphi = n * lam * M.d2;
+    if (phi < 0) a = lam; else b = lam;
+    double next = dphi > 0 ? lam - phi / dphi : 0.0;
+    if (!(next > a && next < b)) next = std::sqrt(a * b);
+    if (std::fabs(next - lam) <= 1e-6 * lam || b <= a * (1.0 + 1e-9)) break;
+    lam = next;
+  }
+  return {sgn * best, allowance};
+}
+
+double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h, double n, double log_target,
+                     int dir, double lam_scale) {
+  return chernoff_edge_bound(gt, K, k0, h, n, log_target, dir, lam_scale).edge;
+}
+
 // Power step (docs/accountant.md §3.6.3-3.6.4): Q = exp(n Log z) per frequency, z the computed rfft of the
-// tilted pmf with componentwise error <= e. Returns Q and the l2 norms over the full
-// (Hermitian) spectrum of the bound on |Q~ - Q| and of Q~. Error model per frequency:
+// tilted pmf with componentwise error <= e. Returns the l2 norms over the full (Hermitian)
+// spectrum of the bound on |Q~ - Q| and of Q~. Error model per frequency:
 //   |z~^n - z^n| <= n e (|z~| + e)^(n-1)   (mean value theorem on the segment)
 //   evaluating exp(n Log z~): exponent error <= n (2u (|log|z~|| + pi + 1)) + u |n Log z~|,
 //   so relative error <= expm1(that) + 4u.
@@ -376,28 +362,27 @@ std::pair<std::complex<double>, double> dft_accurate(const std::vector<std::int6
 // mean-value term n e (|z~| + e)^(n-1) exceeds thr are recomputed by dft_accurate from y (the
 // folded vector, nonzeros only) with their own tiny bound, largest terms first, within a
 // budget of max_work multiply-adds. Returns also the number of frequencies recomputed.
-py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, double max_work) {
-  const auto M = z.shape(0);
-  CArr out(M);
-  std::complex<double>* Op = out.mutable_data();
-  const std::complex<double>* Zp = z.data();
+Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, std::int64_t N, const double* y,
+            double thr, double max_work, std::complex<double>* out) {
+  const auto M = static_cast<ssize>(Msz);
+  std::complex<double>* Op = out;
+  const std::complex<double>* Zp = z;
   std::vector<double> ek;  // per-frequency bound (empty: e for all)
   std::vector<std::complex<double>> zacc;
   std::vector<std::int64_t> cand;
   {
-    py::gil_scoped_release release;
     if (e > 0 && thr > 0 && n > 1) {
       std::vector<std::pair<double, std::int64_t>> big;
       // n e (|z| + e)^(n-1) > thr  <=>  |z| > zc - e (a cheap pre-test on |z|^2, with a margin)
       const double lne = std::log(n * e), lthr = std::log(thr);
       const double zc = std::exp((lthr - lne) / (n - 1.0)) * (1.0 - 1e-12) - e;
       const double zc2 = zc > 0 ? zc * zc : -1.0;
-      for (py::ssize_t k = 0; k < M; ++k) {
+      for (ssize k = 0; k < M; ++k) {
         if (std::norm(Zp[k]) <= zc2) continue;
         const double lb = lne + (n - 1.0) * std::log(std::abs(Zp[k]) + e);
         if (lb > lthr) big.emplace_back(lb, static_cast<std::int64_t>(k));
       }
-      const double* Y = y.data();
+      const double* Y = y;
       std::vector<std::int64_t> rr;
       std::vector<double> yy;
       double ysum = 0;
@@ -443,12 +428,11 @@ py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, d
     fixed[static_cast<std::size_t>(cand[i])] = 1;
   }
   {
-    py::gil_scoped_release release;
     parallel_blocks(nb, 0, [&](std::size_t blk) {
-      const py::ssize_t k1 = static_cast<py::ssize_t>(blk) * 8192;
-      const py::ssize_t k2 = std::min<py::ssize_t>(M, k1 + 8192);
+      const ssize k1 = static_cast<ssize>(blk) * 8192;
+      const ssize k2 = std::min<ssize>(M, k1 + 8192);
       double a2 = 0, b2 = 0;
-      for (py::ssize_t k = k1; k < k2; ++k) {
+      for (ssize k = k1; k < k2; ++k) {
         const auto ku = static_cast<std::size_t>(k);
         const std::complex<double> zk = fixed[ku] ? zfix[ku] : Zp[k];
         const double ee = ek.empty() ? e : ek[ku];
@@ -485,14 +469,7 @@ py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, d
     err2 += e2[b];
     q2 += qq[b];
   }
-  return py::make_tuple(out, std::sqrt(err2) * (1.0 + 1e-10), std::sqrt(q2), static_cast<std::int64_t>(cand.size()));
-}
-
-inline double log_phibar(double x) {
-  // log Phibar(x), an upper value: erfc for x < 30 (relative error < 64u, covered by the
-  // caller's margin), else the Mills-ratio bound Phibar(x) <= phi(x)/x.
-  if (x < 30.0) return std::log(0.5 * std::erfc(x / std::sqrt(2.0)));
-  return -0.5 * x * x - std::log(x * std::sqrt(2.0 * M_PI));
+  return {std::sqrt(err2) * (1.0 + 1e-10), std::sqrt(q2), static_cast<std::int64_t>(cand.size())};
 }
 
 // Sums over the window W = {sa, ..., sa + N - 1} (lattice units; value s h):
@@ -500,15 +477,14 @@ inline double log_phibar(double x) {
 //   gap  = sum_s q(s) e^{-theta s h} Psi((|s h| - t)_+),  gnorm = ||those weights||_2,
 // with Psi(u) = sqrt(2 pi v) Phibar(u / sqrt v). q is the circular n-fold pmf: position r
 // holds s with s = n k0 + r (mod N).
-py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double theta, double t,
-                      double v) {
-  const auto N = q.shape(0);
-  const double* Q = q.data();
+WindowSums window_sums(const double* q, std::size_t Nsz, std::int64_t nk0, std::int64_t sa, double h, double theta,
+                       double t, double v) {
+  const auto N = static_cast<ssize>(Nsz);
+  const double* Q = q;
   double E = 0, f2 = 0, gap = 0, g2 = 0, Ea = 0, ga = 0;
   const double sv = std::sqrt(v);
   const double lpsi0 = 0.5 * std::log(2.0 * M_PI * v);
   {
-    py::gil_scoped_release release;
     const std::int64_t NN = static_cast<std::int64_t>(N);
     std::int64_t off = ((sa - nk0) % NN + NN) % NN;  // position of s = sa
     for (std::int64_t i = 0; i < NN; ++i) {
@@ -533,24 +509,8 @@ py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double
     }
   }
   // Summation rounding: error <= N u sum|a_i| (the caller adds it from Ea, ga).
-  return py::make_tuple(E, std::sqrt(f2), gap, std::sqrt(g2), Ea, ga);
+  return {E, std::sqrt(f2), gap, std::sqrt(g2), Ea, ga};
 }
 
-}  // namespace
-
-void register_accountant(py::module_& m) {
-  m.def("assemble", &assemble, "hat-rounding lattice pmf and its error bound");
-  m.def("lower_lattice", &lower_lattice, "convex-order lower lattice pmf, its error bounds, moment error");
-  m.def("solve_theta", &solve_theta, "tilt parameter (Lambda'(theta)=0, floored)");
-  m.def("tilt", &tilt, "tilted pmf, Lambda, mean, variance, tau, mass bound");
-  m.def("chernoff_log", &chernoff_log, "log Chernoff tail bound of the n-fold sum");
-  m.def("log_mgf", [](Arr g, std::int64_t k0, double h, double lam) {
-    const Mgf r = log_mgf(logs(g.data(), g.shape(0)), k0, h, lam);
-    return py::make_tuple(r.L, r.d1, r.d2);
-  });
-  m.def("chernoff_edge", &chernoff_edge, "edge of the window certified by a Chernoff bound");
-  m.def("power", &power, "z^n with its error bound");
-  m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
-}
-
+}  // namespace kernels
 }  // namespace sharpdp

@@ -1,0 +1,150 @@
+// pybind11 binding of the accountant kernels (kernels/accountant.hpp) as sharpdp._core.accountant.
+// Converts numpy arrays to pointers and sizes, allocates the outputs, releases the GIL around the
+// kernels; std::invalid_argument / std::domain_error become ValueError. Return shapes are those the
+// Python engine (python/sharpdp/shuffle/_lattice.py) unpacks.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <complex>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "kernels/accountant.hpp"
+
+namespace py = pybind11;
+using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using CArr = py::array_t<std::complex<double>, py::array::c_style | py::array::forcecast>;
+
+namespace sharpdp {
+namespace {
+
+std::size_t size0(const py::array& a) { return static_cast<std::size_t>(a.shape(0)); }
+
+kernels::Cells cells(const Arr& m, const Arr& w, const Arr& em, const Arr& ew, const char* who) {
+  const std::size_t NC = size0(m);
+  if (size0(w) != NC || size0(em) != NC || size0(ew) != NC)
+    throw std::invalid_argument(std::string(who) + ": cell arrays must have equal length, a multiple of J");
+  return {m.data(), w.data(), em.data(), ew.data(), NC};
+}
+
+std::tuple<Arr, Arr> assemble(Arr m, Arr w, Arr em, Arr ew, double lo_mass, double lo_err, double hi_mass,
+                              double hi_err, std::int64_t J) {
+  const kernels::Cells c = cells(m, w, em, ew, "assemble");
+  const auto K1 = static_cast<py::ssize_t>(kernels::lattice_size(c.ncells, J, "assemble") + 1);
+  Arr psi(K1), eta(K1);
+  double *p = psi.mutable_data(), *e = eta.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    kernels::assemble(c, J, {lo_mass, lo_err, hi_mass, hi_err}, p, e);
+  }
+  return {psi, eta};
+}
+
+std::tuple<Arr, Arr, Arr> lower_lattice(Arr m, Arr w, Arr em, Arr ew, std::int64_t J, double lo_mass, double lo_err,
+                                        double hi_mass, double hi_err, bool down) {
+  const kernels::Cells c = cells(m, w, em, ew, "lower_lattice");
+  const auto K1 = static_cast<py::ssize_t>(kernels::lattice_size(c.ncells, J, "lower_lattice") + 1);
+  Arr psi(K1), eta(K1), merr(K1);
+  double *p = psi.mutable_data(), *e = eta.mutable_data(), *me = merr.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    kernels::lower_lattice(c, J, {lo_mass, lo_err, hi_mass, hi_err}, down, p, e, me);
+  }
+  return {psi, eta, merr};
+}
+
+double solve_theta(Arr g, std::int64_t k0, double h, double theta_floor) {
+  const double* p = g.data();
+  const std::size_t K = size0(g);
+  py::gil_scoped_release nogil;
+  return kernels::solve_theta(p, K, k0, h, theta_floor);
+}
+
+py::tuple tilt(Arr g, Arr eta, std::int64_t k0, double h, double theta) {
+  if (size0(eta) != size0(g)) throw std::invalid_argument("tilt: g and eta must have equal length");
+  Arr out(g.shape(0));
+  double* o = out.mutable_data();
+  const double *gp = g.data(), *ep = eta.data();
+  const std::size_t K = size0(g);
+  kernels::Tilt t;
+  {
+    py::gil_scoped_release nogil;
+    t = kernels::tilt(gp, ep, K, k0, h, theta, o);
+  }
+  return py::make_tuple(out, t.log_mgf, t.mean, t.var, t.tau, t.mass);
+}
+
+py::tuple log_mgf(Arr g, std::int64_t k0, double h, double lam) {
+  const double* gp = g.data();
+  const std::size_t K = size0(g);
+  kernels::Mgf r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::log_mgf(gp, K, k0, h, lam);
+  }
+  return py::make_tuple(r.L, r.d1, r.d2);
+}
+
+double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir, double lam_scale) {
+  const double* p = gt.data();
+  const std::size_t K = size0(gt);
+  py::gil_scoped_release nogil;
+  return kernels::chernoff_edge(p, K, k0, h, n, log_target, dir, lam_scale);
+}
+
+py::tuple chernoff_edge_bound(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir,
+                              double lam_scale) {
+  const double* p = gt.data();
+  const std::size_t K = size0(gt);
+  kernels::ChernoffEdge r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::chernoff_edge_bound(p, K, k0, h, n, log_target, dir, lam_scale);
+  }
+  return py::make_tuple(r.edge, r.allowance);
+}
+
+py::tuple power(CArr z, double n, double e, std::int64_t N, Arr y, double thr, double max_work) {
+  if (N < 1 || static_cast<std::int64_t>(size0(y)) < N) throw std::invalid_argument("power: y must hold N entries");
+  CArr out(z.shape(0));
+  std::complex<double>* o = out.mutable_data();
+  const std::complex<double>* zp = z.data();
+  const double* yp = y.data();
+  const std::size_t M = size0(z);
+  kernels::Power r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::power(zp, M, n, e, N, yp, thr, max_work, o);
+  }
+  return py::make_tuple(out, r.err_norm, r.q_norm, r.recomputed);
+}
+
+py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double theta, double t, double v) {
+  const double* qp = q.data();
+  const std::size_t N = size0(q);
+  kernels::WindowSums r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::window_sums(qp, N, nk0, sa, h, theta, t, v);
+  }
+  return py::make_tuple(r.E, r.fnorm, r.gap, r.gnorm, r.Ea, r.ga);
+}
+
+}  // namespace
+
+void register_accountant(py::module_& m) {
+  m.def("assemble", &assemble, "hat-rounding lattice pmf and its error bound");
+  m.def("lower_lattice", &lower_lattice, "convex-order lower lattice pmf, its error bounds, moment error");
+  m.def("solve_theta", &solve_theta, "tilt parameter (Lambda'(theta)=0, floored)");
+  m.def("tilt", &tilt, "tilted pmf, Lambda, mean, variance, tau, mass bound");
+  m.def("log_mgf", &log_mgf, "log-mgf of a lattice pmf and its first two derivatives");
+  m.def("chernoff_edge", &chernoff_edge, "edge of the window certified by a Chernoff bound");
+  m.def("chernoff_edge_bound", &chernoff_edge_bound,
+        "chernoff_edge and the proven allowance a of its exponent: P(S beyond edge) <= exp(log_target + a)");
+  m.def("power", &power, "z^n with its error bound");
+  m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
+}
+
+}  // namespace sharpdp

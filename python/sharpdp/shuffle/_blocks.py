@@ -1,0 +1,337 @@
+"""Exact blocks for atom laws (module step J of :mod:`sharpdp.shuffle.accountant`; docs/accountant.md §7).
+
+For a law with few atoms (k-RR, binary RR, lower forms) the lattice engine runs on blocks of t
+users (t | n): V = B_1 L_1 + ... + B_t L_t has an exact multinomial law, computed here with
+certified error bounds (:func:`_block`), and :func:`_unblock` converts the blocked bracket back
+to the units of D_up, charging the block values' rounding. Imports only the laws and the
+engine's constants.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from sharpdp.shuffle._lattice import _U, perturbation_charge
+from sharpdp.shuffle._laws import FiniteLaw, Law
+from sharpdp.shuffle._results import LawBracket
+
+
+class _BlockLaw(FiniteLaw):
+    """Exact law of the sum of t users' B_i L_i for an atom law (step J), as computed in floating
+    point: probabilities with relative error <= ``rel_p`` (plus 1e-300 absolute), values exact as
+    stored (their own rounding, <= u |v| each, is charged by :func:`_unblock`)."""
+
+    def __init__(self, values: np.ndarray, probs: np.ndarray, rel_p: float) -> None:
+        # values sorted and distinct (np.unique), probs >= 0 summing to 1 (checked by _block):
+        # FiniteLaw's own merge would only sort them again
+        self.values, self.probs = values, probs
+        self.rel_p = rel_p
+        self._sorted = True
+        self._support = FiniteLaw.support(self)  # (asked for many times per pass)
+        # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
+        self._mean = float(np.sum(self.values * self.probs))
+        self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
+
+    def support(self) -> tuple[float, float]:
+        return self._support
+
+    def mean(self) -> float:
+        return self._mean
+
+    def std(self) -> float:
+        return self._std
+
+    def cells(self, x0: float, h: float, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        m, w, em, ew = super().cells(x0, h, K)
+        return m, w, em + self.rel_p * m + 1e-300, ew + self.rel_p * w + 1e-300
+
+    def prob_below(self, x: float) -> tuple[float, float]:
+        p, e = super().prob_below(x)
+        return p, e + self.rel_p * p + 1e-290
+
+    def prob_above(self, x: float) -> tuple[float, float]:
+        p, e = super().prob_above(x)
+        return p, e + self.rel_p * p + 1e-290
+
+    def tail_upper(self, T: float) -> float:
+        i = int(np.searchsorted(self.values, T, side="right"))  # the atoms above T only
+        s = float(np.sum((self.values[i:] - T) * self.probs[i:]))
+        return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
+
+    def tail_lower(self, B: float) -> float:
+        i = int(np.searchsorted(self.values, -B, side="left"))  # the atoms below -B only
+        s = float(np.sum((-B - self.values[:i]) * self.probs[:i]))
+        return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
+
+
+_BLOCK_MU = 48.0  # target mean number of active users (B_i = 1) per block
+_BLOCK_ATOMS = 60_000
+_TRUNC = 1e-40  # truncation of the number of active users per block: its cost in D units
+
+
+def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """v = hi + lo with hi carrying 26 significant bits (so c hi is exact for integers c < 2^26)."""
+    c = v * 134217729.0  # 2^27 + 1 (Dekker)
+    hi = c - (c - v)
+    return hi, v - hi
+
+
+def _compositions(total: int, parts: int) -> np.ndarray:
+    """All count vectors c >= 0 of length ``parts`` with sum(c) <= total (int64, one per row)."""
+    counts = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(parts):
+        used = counts.sum(axis=1)
+        reps = total - used + 1
+        idx = np.repeat(np.arange(counts.shape[0]), reps)
+        cj = np.concatenate([np.arange(r) for r in reps])
+        counts = np.column_stack([counts[idx], cj])
+    return counts
+
+
+_LOG_COMB: dict = {}
+
+
+def _log_comb(d: int, Mmax: int) -> tuple[np.ndarray, np.ndarray]:
+    """log C(d, k) for k <= Mmax by the compensated running sum of _log_binom_pmf, and its error
+    bound; memoised per d (a longer table has the same prefix: the sum runs in the same order)."""
+    hit = _LOG_COMB.get(d)
+    if hit is not None and hit[0].size > Mmax:
+        return hit[0][:Mmax + 1], hit[1][:Mmax + 1]
+    i = np.arange(Mmax, dtype=float)
+    terms = np.log((d - i) / (i + 1.0))
+    lc = np.zeros(Mmax + 1)
+    s_, c_ = 0.0, 0.0
+    for j, x in enumerate(terms.tolist()):
+        y = x - c_
+        tt = s_ + y
+        c_ = (tt - s_) - y
+        s_ = tt
+        lc[j + 1] = s_
+    abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
+    k = np.arange(Mmax + 1)
+    eterm = abs_cum * 4.0 * _U + k * _U + 2.0 * _U * np.abs(lc) + 2.0 * (k * _U) ** 2 * abs_cum
+    if len(_LOG_COMB) >= 8:
+        _LOG_COMB.pop(next(iter(_LOG_COMB)))
+    _LOG_COMB[d] = (lc, eterm)
+    return lc, eterm
+
+
+def _log_binom_pmf(d: int, g: float, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log P(Bin(d, g) = M) for integer arrays M, and an absolute error bound: log C(d, M) as a
+    compensated running sum of log((d - i)/(i + 1)) (each term within u + 4u|term|: one rounded
+    ratio, log within 2 ulp; Kahan's sum within 2u|sum| + 2 M^2 u^2 sum|terms|), plus
+    (d - M) log1p(-g) + M log g (within 5u of each product, 2u for the additions)."""
+    lc, eterm = _log_comb(d, int(M.max()))
+    l1 = math.log1p(-g) if g < 1.0 else 0.0
+    lg = math.log(g)
+    Mf = M.astype(float)
+    val = lc[M] + (d - Mf) * l1 + Mf * lg
+    err = eterm[M] + 7.0 * _U * (np.abs(lc[M]) + (d - Mf) * abs(l1) + Mf * abs(lg))
+    return val, err
+
+
+@functools.lru_cache(maxsize=32)
+def _divisors_desc(n: int, top: int) -> tuple[int, ...]:
+    """Divisors d of n with 2 <= d <= top, largest first (trial division up to sqrt n)."""
+    small = np.arange(1, math.isqrt(n) + 1, dtype=np.int64)
+    small = small[n % small == 0].tolist()
+    out = set(small) | {n // d for d in small}
+    return tuple(sorted((d for d in out if 2 <= d <= top), reverse=True))
+
+
+_WEIGHTS_CACHE: dict = {}
+
+
+def _block_weights(t: int, ms: int, gamma: float,
+                   pa: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+    """Count vectors, probabilities, their relative error bound and P(M > M*) of a block (see
+    _block); they do not depend on the atom values, so get_epsilon's calls share them."""
+    key = (t, ms, gamma, pa.tobytes())
+    hit = _WEIGHTS_CACHE.get(key)
+    if hit is not None:
+        return hit
+    m1 = pa.size
+    counts = _compositions(ms, m1)
+    M = counts.sum(axis=1)
+    if gamma >= 1.0:  # every user active: M = t exactly
+        counts, M = counts[M == t], M[M == t]
+    # probabilities
+    if gamma < 1.0:
+        if ms < t:
+            _log_comb(t, min(t, ms + 4000))  # one table for both calls below
+        lb, eb = _log_binom_pmf(t, gamma, M)
+    else:
+        lb, eb = np.zeros(M.size), np.zeros(M.size)
+    binom = np.zeros((ms + 1, ms + 1))  # Pascal's triangle in floats: relative error <= x u in row x
+    binom[:, 0] = 1.0
+    for x in range(1, ms + 1):
+        binom[x, 1:x + 1] = binom[x - 1, 1:x + 1] + binom[x - 1, 0:x]
+    pw = np.ones((m1, ms + 1))
+    for c in range(1, ms + 1):
+        pw[:, c] = pw[:, c - 1] * pa
+    prob = np.exp(lb)
+    rest = M.copy()
+    for j in range(m1):
+        prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
+        rest -= counts[:, j]
+    rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * _U
+    p_tr, lp_out = 0.0, -math.inf
+    if ms < t:  # P(M > M*): the same log-domain terms, summed up to where they are negligible
+        Mt = np.arange(ms + 1, min(t, ms + 4000) + 1)
+        lt, et = _log_binom_pmf(t, gamma, Mt)
+        p_tr = float(np.sum(np.exp(lt)))
+        rel = max(rel, float(np.max(np.expm1(et * 1.01))) + Mt.size * _U)
+        if Mt[-1] < t:  # M > M* + 4000 is left out (a sub-probability law): its Chernoff bound
+            x = Mt[-1] / t
+            lp_out = -t * (x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma)) + 1e-9
+    # counts as float columns (exact: < 2^26) for _block_law's products
+    out = (np.asfortranarray(counts, dtype=float), prob, rel, p_tr, lp_out)
+    if len(_WEIGHTS_CACHE) >= 8:
+        _WEIGHTS_CACHE.pop(next(iter(_WEIGHTS_CACHE)))
+    _WEIGHTS_CACHE[key] = out
+    return out
+
+
+_BLOCK_CACHE: dict = {}
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """Blocks of t users for an atom law (step J): the block law and its error terms."""
+
+    law: _BlockLaw  # exact law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*}, as computed
+    t: int  # users per block (t | n)
+    value_err: float  # bound on each computed block value's error (absolute)
+    trunc: float  # truncation term of the active users, in D units (delta)
+
+
+def _block(gamma: float, law: Law, n: int) -> Blocks | None:
+    """_block_law, memoised on (gamma, atoms, n): get_epsilon's phases revisit the same epsilons."""
+    if not isinstance(law, FiniteLaw) or n < 2:
+        return None
+    key = (gamma, law.values.tobytes(), law.probs.tobytes(), n)
+    if key in _BLOCK_CACHE:
+        return _BLOCK_CACHE[key]
+    out = _block_law(gamma, law, n)
+    if len(_BLOCK_CACHE) >= 16:
+        _BLOCK_CACHE.pop(next(iter(_BLOCK_CACHE)))
+    _BLOCK_CACHE[key] = out
+    return out
+
+
+def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
+    """Blocks of t users for an atom law (step J), or None when not applicable.
+
+    t is the largest divisor of n with t gamma <= _BLOCK_MU (at least 2) whose block has at most
+    _BLOCK_ATOMS atoms. The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
+    M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= 1e-40 gamma / max|L|
+    (binomial Chernoff bound): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
+    (log-domain binomial part, multinomial coefficients from Pascal's triangle, powers by repeated
+    multiplication), the event M > M* as an atom at 0 (its probability summed the same way),
+    values as compensated sums of exact products. E|S - S'| <= (n/t) t max|L| P(M > M*) gives
+    the truncation term, charged in D units (divided by n gamma).
+    """
+    if not isinstance(law, FiniteLaw) or n < 2:
+        return None
+    keep = law.probs > 0
+    a, pa = law.values[keep], law.probs[keep]
+    m1 = a.size
+    if m1 < 1 or not (0.0 < gamma <= 1.0):
+        return None
+    amax = float(np.max(np.abs(a)))
+    lp_tr = math.log(_TRUNC * gamma / max(amax, 1e-300))
+
+    def mstar(d: int) -> int:
+        if gamma >= 1.0:
+            return d
+        M = int(math.ceil(d * gamma))
+        while M < d:
+            x = M / d  # Chernoff: P(Bin > M) <= exp(-d KL(x || gamma)) for x > gamma
+            if x >= 1:
+                return d
+            kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
+            if -d * kl <= lp_tr:
+                break
+            M += max(1, M // 50)
+        return min(M, d)
+
+    t_hi = max(2, int(_BLOCK_MU / gamma))
+    best = None
+    for d in _divisors_desc(n, min(n, t_hi)):
+        ms = mstar(d)
+        if math.comb(ms + m1, m1) <= _BLOCK_ATOMS:
+            best = (d, ms)
+            break
+    if best is None:
+        return None
+    t, ms = best
+    counts, prob, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
+    # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
+    # error <= u |v| + gamma_{2 m1}^2 sum |terms|
+    hi, lo = _split(a)
+    cols = [(j, x) for x in (hi, lo) for j in range(m1)]  # terms c_j hi_j, then c_j lo_j
+    acc = counts[:, 0] * hi[0]
+    comp = np.zeros(acc.size)
+    for j, x in cols[1:]:
+        col = counts[:, j] * x[j]
+        tot = acc + col
+        z = tot - acc
+        comp += (acc - (tot - z)) + (col - z)
+        acc = tot
+    value = acc + comp
+    g2 = (2 * m1 * _U / (1 - 2 * m1 * _U)) ** 2
+    ev = 1.01 * (_U * float(np.max(np.abs(value))) + g2 * ms * float(np.sum(np.abs(a))))
+    value = np.concatenate([value, [0.0]])
+    prob = np.concatenate([prob, [p_tr]])
+    uv, inv = np.unique(value, return_inverse=True)
+    dup = int(np.bincount(inv).max())
+    pp = np.bincount(inv, weights=prob, minlength=uv.size)
+    if abs(pp.sum() - 1.0) > 1e-9:
+        return None  # (not expected) fall back to the per-user law
+    rel_p = (rel + (dup + 2) * _U) * 1.01
+    # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
+    # = _TRUNC (1.01: rounding); the mass left out beyond M* + 4000 (probability p per block) can
+    # change E[S'_+] by at most (n/t) p n max|L|, i.e. (n/t) p max|L| / gamma in delta units
+    trunc = 1.01 * _TRUNC if ms < t else 0.0
+    if lp_out > -math.inf:
+        trunc += math.exp(min(lp_out + math.log(n / t * amax / gamma), 700.0))
+    return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
+
+
+def _unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0,
+             top: float = math.inf) -> LawBracket:
+    """Bracket of the blocked problem (n/t blocks, gamma = 1) in the units of D_up (step J).
+
+    E[S_+]/(n gamma) = (n/t) E[S_+]/(n/t) / (n gamma): a factor 1/(t gamma). Each computed block
+    value is within ev of the exact one, so |E[S_+] - E[S~_+]| <= (n/t) ev P(S~ >= -2 (n/t) ev)
+    (the indicator of the kink needs S~ within the total error of 0), and the Chernoff bound with
+    the tilt of the upper law (whose log-mgf dominates: hat rounding is a convex-order spread)
+    gives P(S~ >= -c) <= exp(n Lambda + theta c), n Lambda raised by the pmf-error bound
+    n log(mass + tau) of the engine (:func:`sharpdp.shuffle._lattice.perturbation_charge`; its
+    allowance for the rounding of the exponent is proved in docs/accountant.md §3.5.1).
+    ``trunc``: the truncation term of :func:`_block` (D units), added as is; ``top``: the block
+    law's largest value (the Chernoff bound needs an engine law not clamped from above).
+    """
+    f = 1.0 / (t * gamma)
+    q = n // t
+    c = 2.0 * q * ev
+    g = r.grid
+    # (the Chernoff bound is valid only if the engine's law was not clamped from above: finite laws
+    # use T = max atom); the computed log-mgf plus the bound of its pmf errors, n log(tilted mass +
+    # tau), bounds the exact law's n Lambda
+    if g is not None and g.T >= top:
+        shift = perturbation_charge(q * ev, g, n * gamma, c)
+    else:
+        shift = q * ev / (n * gamma)
+    shift += trunc
+    terms: dict[str, Any] = {k: (v * f if isinstance(v, float) and not k.startswith("N") else v)
+                             for k, v in r.terms.items()}
+    terms["block_t"] = t
+    terms["block_value_rounding"] = shift
+    return replace(r, upper=r.upper * f * (1 + 1e-12) + shift, lower=max(r.lower * f * (1 - 1e-12) - shift, 0.0),
+                   terms=terms)
