@@ -97,3 +97,24 @@ def test_first_group_step_puts_a_node_between_the_bottom_and_the_mean():
         while not math.ceil(math.floor(4 * lo_s / p2) * p2 / 4 / p2 + 0.5) * p2 <= mean - 0.05 * (mean - lo_s):
             p2 /= 2
         assert h >= p2
+
+
+_F1_CHILD = """
+import json
+from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
+print(json.dumps(ShuffleAccountant(BlanketMixedGaussian(0.05, 0.3, 1), 1000).get_delta_bounds(25.0)))
+"""
+
+
+@pytest.mark.slow
+def test_large_eps_lattice_is_capped_not_allocated():
+    """At eps = 25 the x vs bot law's support starts at gamma - e^25: a lattice from there to T0 at the bulk's step
+    once asked for 8 TiB (MemoryError). Under a 2 GB address-space limit the call now returns a certified
+    bracket; D_up <= E[L_+] <= 1 and the value is within [0, 1]."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("address-space limits (RLIMIT_AS) are checked on Linux only")
+    p = subprocess.run([sys.executable, "-c", _F1_CHILD], capture_output=True, text=True, preexec_fn=_limited,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    lo, up = json.loads(p.stdout.strip().splitlines()[-1])
+    assert 0.0 <= lo <= up <= 1.0

@@ -516,112 +516,117 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     best = None
     B = None
     for _rnd in range(4):
-        if bounded:  # no clamp above: T0 >= the top of the support, no jumps
-            H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
-            T0 = max(math.ceil(hi_s / H), 1) * H
-            multi = 0.0
-        else:
-            T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
-            H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
-            T0 = math.ceil(T0r / H) * H
-            multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
-        if math.isfinite(lo_s):
-            B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
-        elif B is None:
-            # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
-            Bd = A._choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
-            B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
-        else:
-            B = math.ceil(B / H) * H
-        # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
-        h = min(h_start, H)
-        jt = lat = None
-        h_used = h
-        lo_best, gap_prev = 0.0, math.inf
-        for _ in range(max_rounds):
-            try:
-                lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
-                jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
-                        jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
-            except A._Coarsen as exc:
-                if jt is None:
-                    # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
-                    # law may be empty there, Lo = 0), unless it would not divide the clamps
-                    # (docs/accountant_tail.md §11.1)
-                    h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
-                    if h_fit > H:
-                        raise
-                    h = h_fit
-                    continue
-                break  # the size caps bind: keep the finest grid that fitted
-            if jt is None or jt_n["up"] <= jt["up"]:
-                lat, jt, h_used = lat_n, jt_n, h
-            lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
-            if not lower or bounded or jt["up"] + multi < max(negligible, A._VALUE_FLOOR):
-                break  # (below the value floor only the upper value is certified, as in the engine)
-            gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
-            if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
-                break  # accurate enough, or the round-off bounds stop the refinement
-            gap_prev = gap
-            if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
-                h = h / 4.0
+        try:
+            if bounded:  # no clamp above: T0 >= the top of the support, no jumps
+                H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
+                T0 = max(math.ceil(hi_s / H), 1) * H
+                multi = 0.0
             else:
-                h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
-        if jt is None:
-            raise A._Coarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
-        jt = dict(jt, lo=lo_best)
-        h = h_used
-        pen = 0.0
-        if lower and not math.isfinite(lo_s):
-            pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
-        # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
-        ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
-        body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
-        body_lo, body = 0.0, None
-        jlo = jt["lo"]
-        if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
-            pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
-        # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
-        # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
-        elif bounded or body_up > max(0.05 * rel_tol * max(jlo, est * 1e-3),
-                                      0.8 * rel_tol * jlo - (jt["up"] - jlo) - multi):
-            hb = h
+                T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
+                H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
+                T0 = math.ceil(T0r / H) * H
+                multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
+            if math.isfinite(lo_s):
+                B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
+            elif B is None:
+                # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
+                Bd = A._choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
+                B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
+            else:
+                B = math.ceil(B / H) * H
+            # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
+            h = min(h_start, H)
+            jt = lat = None
+            h_used = h
+            lo_best, gap_prev = 0.0, math.inf
             for _ in range(max_rounds):
                 try:
-                    body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
-                except A._Coarsen:
-                    if body is None and bounded:
-                        raise
-                    # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff
-                    # upper value with Body_lo = 0, both certified
-                    break
-                body = body_n
-                body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
-                body_up = min(body_up, body["main"] * (1 + 1e-9))
-                if body_up < max(negligible, A._VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
-                    break  # negligible: its lower value is not needed
-                if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
-                    break
-                hb /= 2.0
-        up = (body_up + jt["up"] + multi) * (1 + 1e-9)
-        lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
-        cap = law.tail_upper(0.0)
-        res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
-                   body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
-        if best is None or res["upper"] < best["upper"]:
-            best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
-        else:
-            best["lower"] = max(best["lower"], lo)
-        val = lo if lo > 0 else up
-        if up < max(negligible, A._VALUE_FLOOR):
-            break
-        redo = False
-        if multi > 0.12 * rel_tol * val and val < est:
-            est, redo = val, True  # the pair term was sized for a larger value
-        if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
-            B, redo = 4.0 * B, True
-        if not redo:
-            break
+                    lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
+                            jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
+                except A._Coarsen as exc:
+                    if jt is None:
+                        # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
+                        # law may be empty there, Lo = 0), unless it would not divide the clamps
+                        # (docs/accountant_tail.md §11.1)
+                        h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
+                        if h_fit > H:
+                            raise
+                        h = h_fit
+                        continue
+                    break  # the size caps bind: keep the finest grid that fitted
+                if jt is None or jt_n["up"] <= jt["up"]:
+                    lat, jt, h_used = lat_n, jt_n, h
+                lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
+                if not lower or bounded or jt["up"] + multi < max(negligible, A._VALUE_FLOOR):
+                    break  # (below the value floor only the upper value is certified, as in the engine)
+                gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
+                if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
+                    break  # accurate enough, or the round-off bounds stop the refinement
+                gap_prev = gap
+                if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
+                    h = h / 4.0
+                else:
+                    h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+            if jt is None:
+                raise A._Coarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
+            jt = dict(jt, lo=lo_best)
+            h = h_used
+            pen = 0.0
+            if lower and not math.isfinite(lo_s):
+                pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
+            # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
+            ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
+            body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+            body_lo, body = 0.0, None
+            jlo = jt["lo"]
+            if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
+                pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
+            # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
+            # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
+            elif bounded or body_up > max(0.05 * rel_tol * max(jlo, est * 1e-3),
+                                          0.8 * rel_tol * jlo - (jt["up"] - jlo) - multi):
+                hb = h
+                for _ in range(max_rounds):
+                    try:
+                        body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                    except A._Coarsen:
+                        if body is None and bounded:
+                            raise
+                        # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff
+                        # upper value with Body_lo = 0, both certified
+                        break
+                    body = body_n
+                    body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
+                    body_up = min(body_up, body["main"] * (1 + 1e-9))
+                    if body_up < max(negligible, A._VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
+                        break  # negligible: its lower value is not needed
+                    if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
+                        break
+                    hb /= 2.0
+            up = (body_up + jt["up"] + multi) * (1 + 1e-9)
+            lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
+            cap = law.tail_upper(0.0)
+            res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
+                       body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
+            if best is None or res["upper"] < best["upper"]:
+                best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
+            else:
+                best["lower"] = max(best["lower"], lo)
+            val = lo if lo > 0 else up
+            if up < max(negligible, A._VALUE_FLOOR):
+                break
+            redo = False
+            if multi > 0.12 * rel_tol * val and val < est:
+                est, redo = val, True  # the pair term was sized for a larger value
+            if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
+                B, redo = 4.0 * B, True
+            if not redo:
+                break
+        except A._Coarsen:
+            if best is None:
+                raise
+            break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     return best
 
 
