@@ -13,18 +13,15 @@ and on {X_1 > 0}, A = T0 + A' with A' = sum_{j >= 2} min(G_j, T0) independent of
 
     E[(X_1 - A_-)_+] = gamma E[phi(A')],   phi(a) = tau(max(T0, -a)),  tau(t) = E[(L - t)_+].
 
-Hence, with the lower clamp -B of the lattice (free for the upper value; the lower value pays
-tau_low(B) = E[(-B - L)_+] as the engine does)::
+Hence (docs/accountant_tail.md §2-§7), with Body the engine's bracket of E[A_+]/(n gamma) at the clamp T0:
 
-    D_up <= Body_up(T0) + E[phi_bar(A_hat')] + (n - 1) gamma / 2 * int_0^inf P(L > T0 + t)^2 dt,
-    D_up >= Body_lo(T0) + E[tau(-A_low')] - E[(tau(-A_hat') - tau(T0))_+],
+    D_up <= Body_up + E[phi(A')]_up + (n - 1) gamma / 2 * int_0^inf P(L > T0 + t)^2 dt,
+    D_up >= Body_lo + E[phi(A')]_lo - tau_low(B) P(S^B_{n-1} > B)        (the lower clamp's penalty, §5),
 
-where Body is the engine's bracket of E[A_+]/(n gamma) at the clamp T0, A_hat' / A_low' the
-(n-1)-fold sums of the engine's hat (convex-order upper) and centroid (convex-order lower)
-lattice laws of clamp(L, -B, T0), and phi_bar >= phi the convex majorant equal to tau(-a) for
-a <= -T0 continued by its tangent. The expectations over the lattice laws are computed by one
-untilted FFT power each, with the same round-off bounds as the engine, and Chernoff bounds on
-the exact lattice laws outside the window.
+where E[phi(A')] is bracketed through the split phi = phi_c - c (a + T0)_+ (phi_c convex, c >= P(L > T0)):
+the hat (convex-order upper) and centroid (convex-order lower) lattice laws of clamp(L, -B, T0), summed n - 1
+times by one untilted FFT each, with the same round-off bounds as the engine and Chernoff bounds on the exact
+lattice laws outside the window (§4). Size caps and memory at n = 1e8 - 1e9: §11.
 """
 
 from __future__ import annotations
