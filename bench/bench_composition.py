@@ -75,3 +75,32 @@ def test_dp_accounting_gaussian_reference(benchmark):
         return acc.get_delta(0.3)
 
     benchmark.pedantic(run, rounds=3, iterations=1)
+
+
+def test_pair_of_a_heavy_tailed_round(benchmark):
+    """Building one dominating pair for a heavy-tailed BMG round: the BMG calibrate_bmg picks at
+    n = 1e4, eps = 1, delta = 1e-6 (gamma = 0.0463, sigma0 = 0.758), zero-out, Delta = 1e-4,
+    accountant rel_tol 1e-2. Records the number of certified profile values and the CPU time."""
+    benchmark.group = "dominating pair, heavy-tailed BMG n=1e4"
+
+    def run():
+        acc = ShuffleAccountant(BlanketMixedGaussian(0.0462579752243591, 0.7578495751181393, 1), 10**4)
+        calls = [0]
+        inner = acc.get_delta_bounds
+
+        def counted(eps):
+            calls[0] += int(np.size(eps))
+            return inner(eps)
+
+        acc.get_delta_bounds = counted
+        t = time.process_time()
+        pair = dominating_pair(acc, 1e-4, progress=False)
+        return acc, pair, calls[0], time.process_time() - t
+
+    acc, pair, calls, cpu = benchmark.pedantic(run, rounds=1, iterations=1)
+    eps = np.linspace(-0.5, 3.6, 42)
+    up = acc.privacy_profile(eps)
+    ratio = pair.get_delta(eps) / up
+    sel = up >= 1e-12
+    benchmark.extra_info.update(profile_values=calls, cpu_seconds=cpu, max_ratio_to_get_delta=float(ratio[sel].max()))
+    assert np.all(ratio >= 1.0) and calls <= 400

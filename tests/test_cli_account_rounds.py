@@ -40,3 +40,16 @@ def test_rounds_match_the_api(capsys):
     assert 0.99 * one.get_delta(0.002) <= r["delta"] <= 3 * one.get_delta(0.002 / 3)
     code, out, _ = _run(capsys, *base, "--epsilon", "0.002")
     assert code == 0 and "3 rounds composed" in out and "certified delta" in out
+
+
+def test_rounds_text_names_each_number():
+    from sharpdp.cli.account import format_text
+
+    r = {"randomizer": {"gamma": 0.95, "sigma0": 4.6, "dim": 1, "chi_lo": 0.5, "mse_single": 1.0},
+         "n": 10**6, "adjacency": "add/remove", "rounds": 2, "discretization": 1e-4,
+         "epsilon": 2e-5, "delta": 8.17704e-07, "delta_lower": 8.00456e-07, "delta_upper": 8.17704e-07}
+    text = format_text(r)
+    assert "certified delta = 8.17704e-07 (upper bound)" in text
+    assert "[reference lower value, certified upper] = [8.00456e-07, 8.17704e-07]" in text
+    assert "not a lower bound on delta" in text
+    assert "upper [" not in text  # the old garbled "(reference lower value, upper [lo, up])"

@@ -251,3 +251,18 @@ def test_readme_command_default_run():
     for c, (priv, exp_rmse, central) in rows.items():
         assert abs(priv - true[c]) < 6 * exp_rmse + 1e-3 * abs(true[c]), c  # (printed values are rounded)
         assert central > 0
+
+
+def test_mean_text_plurals():
+    from sharpdp.cli.mean import format_text
+
+    r = {"columns": ["a"], "source": "x.csv", "n": 2, "d": 1, "rows_dropped_missing": 1,
+         "bounds_source": "--bounds", "values_clipped": 0, "epsilon": 1.0, "delta_certified": 1e-6,
+         "delta_target": 1e-5, "delta_bounds": [9e-7, 1e-6], "bmg": {"gamma": 0.5, "sigma0": 1.0,
+         "chi_lo": 0.1, "mse_single": 1.0}, "expected_rmse_per_coordinate": 0.1,
+         "central_gaussian": {"rmse_per_coordinate": 0.05, "rmse_original_units": [0.05]},
+         "rmse_ratio_bmg_over_central": 2.0, "private_mean": [1.0], "expected_rmse_original_units": [0.1],
+         "warnings": [], "seed": 1}
+    text = format_text(r)
+    assert "2 rows, 1 column (1 row with missing values dropped;" in text
+    assert "1 rows" not in text and "1 columns" not in text

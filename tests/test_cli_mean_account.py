@@ -23,6 +23,11 @@ def _run(capsys, *argv):
     (["--gamma", "0.5", "--sigma0", "1", "--n", "10", "--epsilon", "-1"], "--epsilon"),
     (["--gamma", "0.5", "--sigma0", "1", "--n", "10", "--delta", "0"], "--delta"),
     (["--gamma", "0.5", "--sigma0", "1", "--n", "10", "--delta", "1"], "--delta"),
+    # negative numbers in exponent notation / inf parse as values, so the validator names the parameter
+    (["--gamma", "0.5", "--sigma0", "1", "--n", "10", "--delta", "-1e-6"], "--delta must be"),
+    (["--gamma", "0.5", "--sigma0", "1", "--n", "10", "--epsilon", "-2.5E+1"], "--epsilon"),
+    (["--gamma", "0.5", "--sigma0", "1", "--n", "10", "--epsilon", "-inf"], "--epsilon"),
+    (["--gamma", "-1e-3", "--sigma0", "1", "--n", "10", "--epsilon", "1"], "--gamma"),
 ])
 def test_account_bad_input(capsys, argv, needle):
     code, out, err = _run(capsys, "account", *argv)

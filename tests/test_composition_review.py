@@ -194,3 +194,18 @@ def test_eps_at_the_edge_of_the_support_is_not_wildly_loose():
         ref = _pair_hockey_stick(pair, 1, eps)
         got = ca.get_delta(eps)
         assert ref <= got <= ref + 1e-12, (eps, got, ref)
+
+
+def test_eps_at_the_top_of_the_composed_support_is_tight():
+    """eps exactly at the top composed loss (40 rounds of one atom): the tilt is capped (theta h <= 40)
+    so the exponent's rounding margin stays small; the value is the infinity mass, up to round-off
+    (it was 1.74e-9 against 4.0e-14 with the uncapped tilt, theta ~ 1e12)."""
+    from sharpdp.shuffle.profile import DominatingPair
+
+    dx, k = 0.6799442473227424, 40
+    pair = DominatingPair(dx, np.array([73]), np.array([1.0]), 9.99200722162641e-16)
+    ca = _inject(pair, k)
+    for eps in (float(k * 73 * dx), float(np.nextafter(k * 73 * dx, 0))):
+        ref = _pair_hockey_stick(pair, k, eps)
+        got = ca.get_delta(eps)
+        assert ref * (1 - 1e-13) <= got <= ref * (1 + 1e-5) + 1e-11, (eps, got, ref)

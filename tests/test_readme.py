@@ -20,3 +20,15 @@ def test_readme_python_example_runs():
     assert 0.0065 < e < 0.0068  # reference bracket [0.006592, 0.006836] for 10-RR, eps0 = 1, n = 1e5
     # (the fastest public k-RR accountant's lower and upper values)
     assert rr.get_delta_lower_form(e) <= rr.get_delta(e) <= 1e-6
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    """`.ci/run` runs README's command 2 ("Run the test suite") verbatim, so the two cannot drift."""
+    block = re.search(r"Run the test suite.*?```bash\n(.*?)```", README.read_text(), flags=re.S)
+    assert block is not None, "README lost its 'Run the test suite' command block"
+    readme_cmds = [ln.strip() for ln in block.group(1).splitlines() if ln.strip()]
+    assert readme_cmds and all("pytest" in c or "pip" in c for c in readme_cmds), readme_cmds
+    ci = (README.parent / ".ci" / "run").read_text().splitlines()
+    ci_cmds = [ln.strip() for ln in ci
+               if ln.strip() and not ln.lstrip().startswith("#") and not ln.startswith(("set ", "cd "))]
+    assert ci_cmds == readme_cmds

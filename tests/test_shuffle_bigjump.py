@@ -29,8 +29,8 @@ def bracket(law, gamma, n, rel_tol=1e-2):
 
 class LN:
     """L = a + G exp(rV - r^2/2) - S exp(-rV - r^2/2), V ~ N(0, 1) (increasing in V), written
-    here from the BMG's likelihood ratios (seed 001 appendix; replace: antipodal pair) without the
-    library's law classes."""
+    here from the BMG's likelihood ratios ("Shuffling-Aware Optimization for Private Vector Mean
+    Estimation", appendix; replace: antipodal pair) without the library's law classes."""
 
     def __init__(self, a, G, S, r):
         self.a, self.G, self.S, self.r = a, G, S, r

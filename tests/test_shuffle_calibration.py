@@ -343,3 +343,26 @@ def test_calibrate_gaussian_no_worse_than_before_in_at_most_10_evaluations(count
         return
     # nearly smallest: 0.5 % less noise is no longer certified
     assert ShuffleAccountant(type(g)(g.sigma0 * 0.995, 1), n).get_delta(eps) > delta
+
+
+def test_calibrate_gaussian_certifies_near_the_bracketed_boundary():
+    """Regression: the search brackets the boundary (sigma0 0.837 above, 0.871 below the target), but
+    the first certification used to jump to the model's root 4 in log sigma0 away (sigma0 = 45.7) and
+    return 21.6. The answer must be within 2 % of a plain bisection on the certified accountant."""
+    from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+
+    n, eps, delta = 10**5, 2.0, 1e-6
+    rep = C.calibrate_gaussian_report(n, eps, delta)
+    g = rep.randomizer
+    lo, up = ShuffleAccountant(g, n).get_delta_bounds(eps)  # independent re-check at the default accuracy
+    assert up <= delta and (lo, up) == rep.delta_bounds
+    assert rep.evaluations <= 10
+    a, b = 0.80, 0.90  # plain bisection on sigma0 (the certified delta decreases in sigma0)
+    for _ in range(4):
+        m = math.sqrt(a * b)
+        if ShuffleAccountant(GaussianRandomizer(m, 1), n).get_delta(eps) <= delta:
+            b = m
+        else:
+            a = m
+    assert 0.80 < a and b < 0.90  # both sides of the boundary were seen: [a, b] brackets it
+    assert a < g.sigma0 <= b * 1.02  # certified, so above the last uncertified a; at most 2 % above b

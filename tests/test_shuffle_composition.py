@@ -43,11 +43,10 @@ def acc(name: str, adjacency: str = "zero_out") -> sh.ShuffleAccountant:
     return _ACC[key]
 
 
-# (name, discretisation, eps scale of the dense grid, profile evaluations, accuracy bound).
-# The default budget (400) meets 1 % where delta >= 1e-12; the Gaussian randomizer's profile
-# costs ~0.3 s per value, so its test uses 80 values and checks domination with a loose bound.
-CASES = [("rr2", 1e-3, 1.0, 400, 1.01), ("krr", 1e-3, 1.0, 400, 1.01), ("privunit", 1e-3, 1.0, 400, 1.01),
-         ("bmg", 2e-5, 0.005, 400, 1.01), ("gauss", 5e-4, 0.15, 80, 1.5)]
+# One round, every randomizer and both adjacencies: (name, lattice step, eps scale of the dense
+# grid, grid points). The default sampling (rel_tol 2e-3) meets 1 % of get_delta where delta >= 1e-12.
+ONE_ROUND = [("rr2", 1e-3, 1.0, 181), ("krr", 1e-3, 1.0, 181), ("privunit", 1e-3, 1.0, 181),
+             ("bmg", 2e-5, 0.005, 61), ("gauss", 5e-4, 0.15, 31)]
 
 
 # ----------------------------------------------------------------------------- profile
@@ -83,29 +82,52 @@ def test_profile_is_a_valid_hockey_stick_curve(e1, e2):
 
 # ----------------------------------------------------------------------------- one round
 
-@pytest.mark.parametrize("name,dx,scale,budget,bound", CASES)
-def test_to_pld_dominates_the_accountant(name, dx, scale, budget, bound):
-    a = acc(name)
-    pld = to_pld(a, dx, max_evaluations=budget)
-    eps = np.linspace(-0.3, 1.5, {"bmg": 61, "gauss": 31}.get(name, 361)) * scale
+@pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
+@pytest.mark.parametrize("name,dx,scale,points", ONE_ROUND)
+def test_to_pld_dominates_the_accountant_within_1_percent(name, dx, scale, points, adjacency):
+    a = acc(name, adjacency)
+    if a.via_bottom:
+        pytest.skip("replace through bot: test_replace_through_bottom_pair")
+    pld = to_pld(a, dx)
+    eps = np.linspace(-0.3, 1.5, points) * scale
     up = a.privacy_profile(eps)
     d = np.asarray(pld.get_delta_for_epsilon(eps))
     assert np.all(d >= up * (1 - 1e-9))  # (dp_accounting's own float sums)
     sel = up >= 1e-12
-    assert np.max(d[sel] / up[sel]) <= bound
-
-
-@pytest.mark.parametrize("name,dx,scale", [("rr2", 1e-3, 1.0), ("krr", 1e-3, 1.0), ("privunit", 1e-3, 1.0)])
-def test_replace_adjacency_dominates(name, dx, scale):
-    a = acc(name, "replace")
-    pair = dominating_pair(a, dx)
-    assert pair.adjacency == "replace"
-    eps = np.linspace(-0.3, 1.5, 181) * scale
-    up = a.privacy_profile(eps)
-    d = pair.get_delta(eps)
-    assert np.all(d >= up)
-    sel = up >= 1e-12
+    assert sel.sum() >= points // 3
     assert np.max(d[sel] / up[sel]) <= 1.01
+    if adjacency == "replace":
+        assert dominating_pair(a, dx).adjacency == "replace"
+
+
+def _optimal_split(a, eps):
+    """min over splits e1 = f eps, f in [0, 1], of the accountant's certified leg values
+    A(e1) + e^{e1} B(eps - e1) (21 even f, then 21 around the best): the replace-one bound through
+    bot with a fine split search, an independent certified reference."""
+    def val(f):
+        e1 = f * eps
+        leg = a._bottom.leg
+        return leg(0, e1, a.rel_tol).upper + math.exp(e1) * leg(1, eps - e1, a.rel_tol).upper
+
+    f0 = min(np.linspace(0.0, 1.0, 21), key=val)
+    return min(val(f) for f in np.clip(np.linspace(f0 - 0.05, f0 + 0.05, 21), 0.0, 1.0))
+
+
+@pytest.mark.slow
+def test_replace_through_bottom_pair():
+    """Gaussian randomizer, replace-one (bounded through bot). The pair is built from the legs'
+    hull curves over every lattice split (docs/composition.md §2.1): within 1 % of the finely split
+    certified bound, and never more than 1 % above get_delta (whose 6-split search is coarser: the
+    pair is up to ~20 % below it, documented there)."""
+    a = sh.ShuffleAccountant(sh.GaussianRandomizer(sigma0=8.0, dim=1), 1000, "replace", rel_tol=3e-3)
+    assert a.via_bottom
+    pld = to_pld(a, 2.5e-4)
+    eps = np.array([0.01, 0.03, 0.05])
+    d = np.asarray(pld.get_delta_for_epsilon(eps))
+    ref = np.array([_optimal_split(a, e) for e in eps])
+    assert np.all(np.abs(d / ref - 1) <= 0.01)
+    grid = np.array([-0.02, 0.0, 0.02, 0.05])
+    assert np.all(np.asarray(pld.get_delta_for_epsilon(grid)) <= a.privacy_profile(grid) * 1.01)
 
 
 def test_pair_is_a_probability_pair():

@@ -123,8 +123,9 @@ def _figure_jobs(quick: bool):
     """Work units of write_figures as (figure, argument, relative cost) triples.
 
     Costs are process CPU seconds per unit measured on the reference machine (one run of every
-    unit, 2 vCPU Xeon, 2026-12-01; the full job is about 280 CPU s, 58 % of it Figure 1 at
-    epsilon = 1); only their ratios matter: the progress bar's rate, and so its time estimate,
+    unit after a warm-up, 2 vCPU Xeon, 2026-12-01, with the far-tail treatment of the accountant;
+    the full job is about 9 CPU s, 85 % of it Figure 1, about 1 CPU s per point); only their ratios
+    matter: the progress bar's rate, and so its time estimate,
     is observed on the machine that runs the job.
     """
     eps1 = np.array([0.01, 0.05]) if quick else np.geomspace(0.005, 1.0, 8)
@@ -141,13 +142,21 @@ _FIG3_NS = (10**2, 10**3, 10**4)
 # Measured CPU seconds of one Figure 1 point (calibrate_bmg + calibrate_gaussian + GM) at these
 # epsilons; interpolated log-log in between.
 _FIG1_EPS = (0.005, 0.0107, 0.0227, 0.0484, 0.103, 0.220, 0.469, 1.0)
-_FIG1_COST = (0.8, 0.65, 0.9, 1.3, 14.0, 25.3, 74.5, 161.4)
-_COST_FIG2 = 0.02  # one get_delta_bounds at n = 1e3
-_COST_FIG3 = {10**2: 0.1, 10**3: 0.11, 10**4: 0.12}  # one get_epsilon each
+_FIG1_COST = (0.45, 0.5, 1.5, 1.1, 1.1, 0.7, 0.85, 0.9)
+_COST_FIG2 = 0.015  # one get_delta_bounds at n = 1e3
+_COST_FIG3 = {10**2: 0.22, 10**3: 0.17, 10**4: 0.19}  # one get_epsilon each
 
 
 def _COST_FIG1(epsilon: float) -> float:
     return float(np.exp(np.interp(np.log(epsilon), np.log(_FIG1_EPS), np.log(_FIG1_COST))))
+
+
+def _bar_steps(jobs) -> list[int]:
+    """Progress-bar increments of ``jobs``: each unit's estimated cost in whole 0.01 CPU s (>= 1).
+
+    Integers, so the bar's total is their exact sum: it ends at 100 % and never beyond.
+    """
+    return [max(1, round(100 * w)) for *_, w in jobs]
 
 
 def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None) -> dict[str, str]:
@@ -155,8 +164,9 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
 
     ``quick`` uses fewer epsilon points (for tests). One progress bar covers the whole job
     (``progress=None``: shown on stderr when the job takes more than a second; False: never);
-    its units are the estimated CPU seconds of each step on an idle core, and its time
-    estimate comes from the rate observed on the running machine. Returns the written paths.
+    it shows the percentage done, each step weighted by its estimated CPU cost on an idle core
+    (``_figure_jobs``), and a time estimate from the rate observed on the running machine.
+    Returns the written paths.
     """
     import matplotlib
 
@@ -171,10 +181,10 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
     bmg2 = bmg_for_rmse(FIG23_GAMMA, FIG23_RMSE, FIG23_N)
     acc2 = ShuffleAccountant(bmg2, FIG23_N)
     lo2, up2 = {}, {}
-    total = round(sum(w for *_, w in jobs), 1)
-    with progress_bar(total=total, desc="Figures 1-3 (units: estimated CPU s)", unit=" cpu-s", delay=1.0,
-                      disable=progress is False) as bar:
-        for fig, arg, w in jobs:
+    steps = _bar_steps(jobs)
+    with progress_bar(total=sum(steps), desc="Figures 1-3", delay=1.0, disable=progress is False,
+                      bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]") as bar:
+        for (fig, arg, _), w in zip(jobs, steps):
             if fig == 1:
                 rows1.append(utility_curve(np.array([arg]), progress=False))
             elif fig == 2:

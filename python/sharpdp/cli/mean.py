@@ -219,13 +219,19 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _count(k: int, noun: str) -> str:
+    """``"1 row"``, ``"2 rows"``."""
+    return f"{k} {noun}" + ("" if k == 1 else "s")
+
+
 def format_text(r: dict[str, Any]) -> str:
     cols = r["columns"]
     w = max(12, *(len(c) for c in cols))
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
         f"data       : {r['source']}",
-        f"n, d       : {r['n']} rows, {r['d']} columns ({r['rows_dropped_missing']} rows with missing values dropped; analyst only, not private)",
+        f"n, d       : {_count(r['n'], 'row')}, {_count(r['d'], 'column')} "
+        f"({_count(r['rows_dropped_missing'], 'row')} with missing values dropped; analyst only, not private)",
         f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped (analyst only, not private)",
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
         f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "

@@ -425,6 +425,11 @@ class _Search:
         full-accuracy values). While nothing is certified, a failed certification is followed by a
         fallback step out along x (the safe side) at the failed point's t, by at least 1.5 times
         the linearised excess and 0.002 * 2^(k-1) after k failures, with a margin that grows.
+        Every proposal is then kept inside the bracket the evaluations on its line already give
+        (:meth:`_safeguard`): never past the smallest x whose certified upper value (cheap or full
+        accuracy) is <= delta — that point itself is certified when the model aims beyond it —,
+        regula falsi between the certified-bad and the known-good point after a failure, and
+        with no known-good point at most _X_TRUST past the last failure.
         """
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(_CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
@@ -444,9 +449,12 @@ class _Search:
                 step = max(min(last_fail[2] / abs(self.slope(last_fail[0], last_fail[1], coef)), _X_TRUST),
                            _MU0 * 2.0 ** (fails + 1))
                 xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
+                # kept inside what the evaluations on this line already show (see _safeguard)
+                xs = self._safeguard(xs, ts, ld - rho - mu, True, xc)
                 repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
             if not repair:
                 xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
+                xs = self._safeguard(xs, ts, ld - rho - mu, False, xc)
                 if self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
                     return
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
@@ -460,6 +468,38 @@ class _Search:
                 excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
                 fails, last_fail = fails + 1, (xs, ts, excess)
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
+
+    def _safeguard(self, xs: float, ts: float | None, aim: float, repair: bool, xc: float) -> float:
+        """The proposed x at shape ts, kept inside the bracket the evaluations at ts already give.
+
+        On the line t = ts: ``bad`` is the largest x certified above the target (a full-accuracy
+        upper value above delta, or any certified lower value above delta), ``good`` the smallest x
+        with a certified upper value <= delta at either accuracy (a cheap one is then certified at
+        full accuracy when chosen). A proposal outside (bad, good) — the model can put its root far
+        beyond where the evaluations already show the boundary — and every step after a failed
+        certification is replaced by the chord of log(upper value) between the nearest point above
+        ``aim`` and ``good`` (regula falsi; kept at least a tenth of the bracket from its ends and at
+        most ``good``). With no ``good`` point yet, a proposal moves at most _X_TRUST past ``bad``
+        (or past xc).
+        """
+        line = [p for p in self.pts if p[1] == ts and p[5] >= 0.0]
+        bad = max((p[0] for p in line if (p[3] and p[5] > self.delta) or p[4] > self.delta), default=-math.inf)
+        good = min((p[0] for p in line if p[5] <= self.delta and p[0] > bad), default=math.inf)
+        if good == math.inf:
+            return min(xs, max(bad, xc) + _X_TRUST)
+        if bad < xs < good and not repair:
+            return xs
+        above = [p for p in line if bad <= p[0] < good and p[5] > 0.0 and math.log(p[5]) > aim]
+        if not above:  # nothing known above the target below ``good``: a small step down from it
+            return good - _MU0 * 10.0 if xs < good else good
+        xa, ua = max((p[0], p[5]) for p in above)
+        ug = min(p[5] for p in line if p[0] == good)
+        lo_end = max(xa, bad)
+        if ug > 0.0:
+            xr = xa + (aim - math.log(ua)) * (good - xa) / (math.log(ug) - math.log(ua))
+        else:
+            xr = 0.5 * (lo_end + good)
+        return min(max(xr, lo_end + 0.1 * (good - lo_end)), good)
 
     def _argmin(self, target: float, coef: tuple[float, ...], xc: float, tc: float | None,
                 t_radius: float) -> tuple[float, float | None]:
@@ -704,8 +744,11 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     constrained optimum of Err_1 (inside a trust region) is evaluated at full accuracy
     (rel_tol = 1e-2); a point is kept only if that certified upper value is <= delta. After
     a failure the next step is a fallback along x to the safe side at the same gamma (by the
-    linearised excess); the model is refitted and re-aimed while it predicts a relative
-    gain in Err_1 above 1e-4 and the budget of 10 evaluations lasts.
+    linearised excess, or by regula falsi towards the smallest sigma0 at that gamma whose
+    certified upper value, at either accuracy, is already <= delta; no step goes past that
+    point, nor further than 0.25 in log sigma0 when there is none); the model is refitted and
+    re-aimed while it predicts a relative gain in Err_1 above 1e-4 and the budget of 10
+    evaluations lasts.
 
     Parameters
     ----------
@@ -832,7 +875,9 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     (x = log sigma0, template at Chua et al.'s index chi_chua(sigma0) as the start and base
     of the model, an estimate only): safeguarded secant steps on the cheap estimate
     (rel_tol = 0.1), then full-accuracy certification (rel_tol = 1e-2) of the model's
-    boundary point, refined while it predicts a relative gain in sigma0^2 above 1e-4.
+    boundary point (never beyond the smallest searched sigma0 whose certified upper value is
+    already <= delta; regula falsi between certified-bad and known-good sigma0 after a failed
+    certification), refined while it predicts a relative gain in sigma0^2 above 1e-4.
     4-10 accountant evaluations; more only if the certification keeps failing.
 
     Parameters

@@ -33,9 +33,17 @@ from sharpdp import _validation as V
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-15  # below it the samples are not refined for relative accuracy
+_ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
+_LOOSE_FACTOR = 10.0  # ... by this factor
+_AIM = 0.8  # a segment is split into parts aimed at this fraction of the target
+_LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
+_INITIAL = 17  # even points on [0, eps_max] before the refinement
 # (eps, lower, upper) values computed per accountant: repeated profiles, to_pld and
 # ComposedAccountant share them (an accountant's values never change).
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# replace-one accountants bounded through bot -> their zero-out twin (its values cached as above)
+_TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CURVE_MARGIN = 1e-12  # relative margin on curve values computed in floats (error <= ~300 u)
 
 
 def _check_accountant(accountant) -> None:
@@ -151,11 +159,21 @@ def _grid_eval(accountant, ks: np.ndarray, dx: float):
     return _positive_bounds(accountant, e)
 
 
-def _refine_points(ks, H, dx, rel_tol, floor):
-    """Integer grid points to add, worst first: between consecutive samples, where the chord in
-    t = e^eps exceeds the supporting lines of the neighbouring segments (a lower estimate of the
-    convex curve) by more than 4 rel_tol relative (the interpolation error of a smooth convex
-    curve is about a quarter of that gap) and the chord is above the floor."""
+def _refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below: float = 0.0,
+                   loose_factor: float = 1.0):
+    """Integer grid points to add, worst segment first, as a list of lists (one per segment).
+
+    Between consecutive samples the convex curve lies above the supporting lines of the
+    neighbouring segments (extended chords), so the chord in t = e^eps exceeds it by at most the
+    height of the triangle they form. For a smooth curve sampled at roughly even steps the actual
+    interpolation error is about a quarter of that height (exactly a quarter for a parabola), and
+    it scales with the square of the step. A segment whose estimate e = height/4 (relative to the
+    chord) exceeds ``rel_tol`` and whose chord is above ``floor`` is split into
+    m = ceil(sqrt(e / (0.8 rel_tol))) even parts (m <= ``per_segment``), so one round usually
+    suffices instead of repeated halving (which ends between rel_tol/4 and rel_tol and so spends
+    up to twice the samples). Segments whose chord stays below ``loose_below`` use the target
+    ``loose_factor * rel_tol``. The choice of points only affects the accuracy of the pair, never
+    its validity (Claim A of ``docs/composition.md`` §2 holds for any set of samples)."""
     t = np.exp(ks * dx)
     new = []
     m = len(ks)
@@ -174,24 +192,53 @@ def _refine_points(ks, H, dx, rel_tol, floor):
             ts = (b2 - b1 + s1 * a1 - s2 * a2) / (s1 - s2)
             if t0 < ts < t1:
                 cands.append(ts)
-        worst, at = 0.0, None
+        worst = 0.0
         for tc in cands:
             chord = h0 + (h1 - h0) * (tc - t0) / (t1 - t0)
             lb = max([0.0] + [s * (tc - a) + b for s, a, b in lines]) if lines else 0.5 * chord
             g = (chord - lb) / chord if chord > 0 else 0.0
-            if g > worst:
-                worst, at = g, tc
-        if worst > 4.0 * rel_tol and at is not None:
-            k = int(round(math.log(at) / dx))
-            k = min(max(k, ks[i] + 1), ks[i + 1] - 1)
-            new.append((worst, k))
-    new.sort(reverse=True)
-    return [k for _, k in new]
+            worst = max(worst, g)
+        est = 0.25 * worst
+        target = rel_tol * (loose_factor if max(h0, h1) < loose_below else 1.0)
+        if est > target:
+            k_end, extra = float(ks[i + 1]), []
+            if 0.0 < h1 < floor < h0:
+                # the segment crosses the refinement floor: split only the part above it (where
+                # log delta, interpolated linearly in eps, meets the floor; that point is added),
+                # since samples far below the floor are costly and refine nothing
+                k_end = ks[i] + (ks[i + 1] - ks[i]) * (math.log(h0) - math.log(floor)) / (math.log(h0) - math.log(h1))
+                k_end = float(min(max(round(k_end), ks[i] + 1), ks[i + 1] - 1))
+                est *= ((k_end - ks[i]) / (ks[i + 1] - ks[i])) ** 2
+                extra = [int(k_end)]
+            parts = min(per_segment, int(k_end - ks[i]), max(1, math.ceil(math.sqrt(est / (_AIM * target)))))
+            pts = np.round(np.linspace(ks[i], k_end, parts + 1)[1:-1]).astype(np.int64)
+            pts = np.unique(np.concatenate([pts, np.array(extra, dtype=np.int64)]))
+            pts = pts[(pts > ks[i]) & (pts < ks[i + 1])]
+            if pts.size:
+                new.append((est, pts.tolist()))
+    new.sort(key=lambda x: -x[0])
+    return [p for _, p in new]
 
 
-def _sample_profile(accountant, dx: float, floor: float, max_evaluations: int, rel_tol: float,
+def _k_limit(accountant, dx: float) -> int:
+    """Largest lattice index worth sampling: the accountant's values at eps >= 60 are constant,
+    and an eps0-LDP randomizer's are 0 from eps0 on."""
+    k_lim = int(math.ceil(60.0 / dx))
+    cap = getattr(getattr(accountant, "randomizer", None), "local_epsilon", None)
+    if cap is not None:
+        k_lim = min(k_lim, int(math.ceil(float(cap) / dx)) + 1)
+    return k_lim
+
+
+def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
                     progress: bool | None = None):
-    """Adaptive grid k >= 0 (eps = k dx) and the certified (lower, upper) values there."""
+    """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
+    ``evaluate(ks)`` giving them for an int64 array of lattice indices.
+
+    eps_max by doubling (delta <= ``floor`` or the local epsilon), 17 even points up to the last
+    doubling point above the floor (the profile's tail below the refinement floor is the costliest
+    part to certify and needs few samples), then rounds of :func:`_refine_points` (worst segments first) until every segment above the
+    refinement floor meets ``rel_tol`` or the budget is spent."""
     import sys
 
     from tqdm.auto import tqdm
@@ -203,36 +250,45 @@ def _sample_profile(accountant, dx: float, floor: float, max_evaluations: int, r
     def ev(klist):
         ks = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
         if ks.size:
-            lo, up = _grid_eval(accountant, ks, dx)
+            lo, up = evaluate(ks)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
                 vals[k] = (a, b)
             bar.update(int(ks.size))
 
     ev([0])
-    k_lim = int(math.ceil(60.0 / dx))  # the accountant's values at eps >= 60 are constant
-    cap = getattr(getattr(accountant, "randomizer", None), "local_epsilon", None)
-    if cap is not None:
-        k_lim = min(k_lim, int(math.ceil(float(cap) / dx)) + 1)
-    k_hi = 0
+    k_top = 0  # the last doubling point above the floor (samples beyond it are costly, few needed)
     if vals[0][1] > floor:
         k = 1
         while True:
             ev([k])
             if vals[k][1] <= floor or k >= k_lim:
                 break
+            k_top = k
             k = min(2 * k, k_lim)
-        k_hi = k
-    if k_hi > 0:
-        ev(np.unique(np.round(np.linspace(0, k_hi, 33)).astype(np.int64)).tolist())
+    if k_top > 1:
+        ev(np.unique(np.round(np.linspace(0, k_top, _INITIAL)).astype(np.int64)).tolist())
+    levels = list(_LEVELS)
     for _ in range(60):
         if len(vals) >= max_evaluations:
             break
         ks = np.array(sorted(vals), dtype=np.int64)
         up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
-        new = _refine_points(ks, up, dx, rel_tol, max(floor, _REFINE_FLOOR))
+        new = _refine_points(ks, up, dx, rel_tol * levels[0], max(floor, _REFINE_FLOOR),
+                             loose_below=_ACCURATE_FLOOR, loose_factor=_LOOSE_FACTOR)
         if not new:
-            break
-        ev(new[: max(max_evaluations - len(vals), 0)])
+            if len(levels) == 1:
+                break
+            levels.pop(0)
+            continue
+        room = max_evaluations - len(vals)
+        take: list = []
+        for pts in new:  # worst segments first, whole segments while the budget lasts
+            if len(take) + len(pts) > room:
+                pts = pts[: max(room - len(take), 0)]
+            take.extend(pts)
+            if len(take) >= room:
+                break
+        ev(take)
     bar.close()
     ks = np.array(sorted(vals), dtype=np.int64)
     lo = np.array([vals[k][0] for k in ks.tolist()])
@@ -298,6 +354,111 @@ class DominatingPair:
             out[j] = (math.fsum(terms.tolist()) + self.infinity_mass) * (1 + (self.probs.size + 8) * _U)
         out = np.minimum(out, 1.0)
         return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+
+class _Curve:
+    """Upper values at lattice points of a piecewise-linear curve in t = e^eps: vertices at the
+    lattice indices ``k`` (increasing) with values ``h`` (upper values of a convex, non-increasing
+    hockey-stick curve, so by Claim A of ``docs/composition.md`` §2 the interpolation in t lies
+    above it), constant h[-1] beyond the last vertex, 1 below the first. Interpolation weights come
+    from expm1 of lattice differences (relative error <= ~300 u, covered by a 1e-12 margin)."""
+
+    def __init__(self, k: np.ndarray, h: np.ndarray, dx: float):
+        self.k, self.h, self.dx = np.asarray(k, dtype=np.int64), np.asarray(h, dtype=float), float(dx)
+
+    def __call__(self, k: np.ndarray) -> np.ndarray:
+        k = np.asarray(k, dtype=np.int64)
+        kv, hv, dx = self.k, self.h, self.dx
+        out = np.ones(k.shape)
+        out[k >= kv[-1]] = hv[-1]
+        mid = (k >= kv[0]) & (k < kv[-1])
+        km = k[mid]
+        j = np.searchsorted(kv, km, side="right") - 1
+        a, b = kv[j], kv[j + 1]
+        den = np.expm1((b - a) * dx)
+        w_b = np.expm1((km - a) * dx) / den  # (t - t_a) / (t_b - t_a)
+        w_a = np.exp((km - a) * dx) * np.expm1((b - km) * dx) / den  # (t_b - t) / (t_b - t_a)
+        out[mid] = hv[j] * w_a + hv[j + 1] * w_b
+        return np.minimum(out * (1 + _CURVE_MARGIN), 1.0)
+
+
+def _leg_curve(ks_pos, up_pos, lo_other, up_other, ks_other, dx):
+    """The hull curve (Claim A) of one leg x -> bot through bot: certified upper values of its
+    profile at eps = k dx >= 0 (``ks_pos``, ``up_pos``) and, at eps = -k dx < 0, the swap identity
+    applied to the other leg's values (bot -> x at +k dx: ``ks_other``, ``up_other``)."""
+    pos = ks_other > 0
+    xk = ks_other[pos].astype(float) * dx
+    _, su = _swap(xk, np.nextafter(xk, np.inf), lo_other[pos], up_other[pos])
+    k = np.concatenate([-ks_other[pos][::-1], ks_pos])
+    h = np.minimum.accumulate(np.minimum(np.concatenate([su[::-1], up_pos]), 1.0))
+    keep = _hull(np.exp(k * dx), h)
+    return _Curve(k[keep], h[keep], dx)
+
+
+def _via_bottom_eval(curve_a: _Curve, curve_b: _Curve):
+    """``evaluate(ks)`` for the replace-one bound through bot: upper values of
+    min over splits k1 + k2 = k of A(k1 Delta) + e^{k1 Delta} B(k2 Delta) (A, B the legs' hull
+    curves), as (lower, upper) with lower = upper. For fixed k the objective is piecewise linear
+    in t1 = e^{k1 Delta} (A is piecewise linear in t1, and t1 B(t / t1) is linear in t1 on each
+    piece of B), with breakpoints at A's vertices and at k minus B's vertices: the minimum over
+    those splits is the minimum over every real split in the vertices' range."""
+    dx = curve_a.dx
+
+    def evaluate(ks):
+        out = np.empty(len(ks))
+        for i, k in enumerate(np.asarray(ks, dtype=np.int64).tolist()):
+            k1 = np.unique(np.concatenate([curve_a.k, k - curve_b.k]))
+            with np.errstate(over="ignore"):
+                val = curve_a(k1) + np.exp(k1 * dx) * curve_b(k - k1)
+            out[i] = np.min(val)
+        out = np.minimum(out * (1 + _CURVE_MARGIN), 1.0)
+        return out, out.copy()
+
+    return evaluate
+
+
+def _leg_sampler(accountant, j: int, dx: float):
+    """``evaluate(ks)`` of leg j (0: x vs bot, 1: bot vs x) of a replace-one round bounded through
+    bot: the zero-out certification of that order (the accountant's own leg values, cached there),
+    or the zero-out accountant's value (the maximum over both orders) when the accountant does
+    not expose its legs."""
+    leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
+    rel_tol = accountant.rel_tol
+
+    def evaluate(ks):
+        e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
+        e[np.asarray(ks) == 0] = 0.0
+        if leg is None:
+            return _positive_bounds(_zero_out_twin(accountant), e)
+        lo, up = np.empty(e.size), np.empty(e.size)
+        for i, x in enumerate(e.tolist()):
+            r = leg(j, x, rel_tol)
+            lo[i], up[i] = r.lower, min(r.upper, 1.0)
+        return lo, up
+
+    return evaluate
+
+
+def _zero_out_twin(accountant):
+    """The zero-out accountant of a replace-one round bounded through bot (same randomizer, n,
+    rel_tol), kept per accountant so its profile values are computed once."""
+    twin = _TWINS.get(accountant)
+    if twin is None:
+        twin = getattr(getattr(accountant, "_bottom", None), "bottom", None)
+        if not callable(getattr(twin, "get_delta_bounds", None)):
+            twin = type(accountant)(accountant.randomizer, accountant.n, "zero_out", rel_tol=accountant.rel_tol)
+        _TWINS[accountant] = twin
+    return twin
+
+
+def _cover(lo_v, up_v):
+    """Upper values times 1 + g, g the largest bracket gap (upper - lower)/lower of the sample and
+    its two neighbours (<= 0.05): ``cover_upper`` of :func:`dominating_pair`."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.where(lo_v > 0, (up_v - lo_v) / lo_v, 0.0)
+    gap = np.clip(np.nan_to_num(gap), 0.0, 0.05)
+    g = np.maximum(gap, np.maximum(np.concatenate([gap[1:], [0.0]]), np.concatenate([[0.0], gap[:-1]])))
+    return np.minimum(up_v * (1.0 + g) * (1 + 2 * _U), 1.0)
 
 
 def _hull(t, H):
@@ -411,15 +572,18 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         Lattice step Delta of the privacy loss (nats), > 0.
     epsilons : array_like of float, optional
         Explicit sample points eps >= 0 (each a multiple of Delta within 1e-9 relative). By
-        default they are chosen adaptively: eps_max (delta <= ``delta_floor``, or the local
-        epsilon of a pure-LDP randomizer) by doubling, 33 even points, then points where the
-        chord in t = e^eps exceeds the supporting lines of the neighbouring segments by more than
-        ``rel_tol`` (relative), up to ``max_evaluations``.
+        default they are chosen adaptively (``docs/composition.md`` §2.2): eps_max (delta <=
+        ``delta_floor``, or the local epsilon of a pure-LDP randomizer) by doubling, 17 even
+        points, then each segment whose estimated interpolation error (a quarter of the triangle
+        between the chord in t = e^eps and the neighbouring segments' extended chords) exceeds
+        the target is split into the number of even parts the estimate asks for, first at
+        16 ``rel_tol``, then at ``rel_tol``, up to ``max_evaluations``.
     delta_floor : float, default 1e-18
         Values of delta below it are not resolved (they land in the infinity mass: never an
         under-report).
     max_evaluations : int, default 400
-        Budget of profile evaluations (each one certified accountant call).
+        Budget of profile evaluations (each one certified accountant call; per leg for a round
+        bounded through bot).
     rel_tol : float, default 2e-3
         Interpolation target of the adaptive sampling (estimated relative error of the chord in
         t = e^eps between samples, where delta >= 1e-15).
@@ -441,7 +605,11 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     -------
     DominatingPair
         Masses on multiples of Delta for both signs of the loss: eps samples on the negative side
-        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3.
+        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3. For a
+        replace-one round bounded through bot (``accountant.via_bottom``) the samples are the
+        triangle-inequality bound over every lattice split of the two legs' hull curves
+        (``docs/composition.md`` §2.1), each leg sampled as above: certified, and tighter than
+        ``get_delta`` (whose split search is coarser) by up to ~20 %.
 
     Raises
     ------
@@ -455,6 +623,25 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     max_ev = V.integer("max_evaluations", max_evaluations, lo=2)
     rtol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     adjacency = getattr(accountant, "adjacency", "zero_out")
+    evaluate = lambda k: _grid_eval(accountant, k, dx)  # noqa: E731
+    k_lim = _k_limit(accountant, dx) if epsilons is None else 0
+    if getattr(accountant, "via_bottom", False):
+        # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
+        # split of the lattice (docs/composition.md §2.1)
+        legs = []
+        for j in (0, 1):
+            ev_j = _leg_sampler(accountant, j, dx)
+            legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress))
+        (ka, la, ua), (kb, lb, ub) = legs
+        if lower:
+            ua, ub = la, lb
+        elif cover_upper:
+            ua, ub = _cover(la, ua), _cover(lb, ub)
+        curve_a = _leg_curve(ka, ua, lb, ub, kb, dx)
+        curve_b = _leg_curve(kb, ub, la, ua, ka, dx)
+        evaluate = _via_bottom_eval(curve_a, curve_b)
+        if epsilons is None:
+            k_lim = min(k_lim, int(curve_a.k[-1]) + int(curve_b.k[-1]) + 2)
     if epsilons is not None:
         e = V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
         kf = e / dx
@@ -464,17 +651,12 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
             raise ValueError(f"epsilons must lie on the discretisation grid (multiples of "
                              f"value_discretization_interval = {dx}); {bad} does not")
         ks = np.unique(np.concatenate([[0], ki.astype(np.int64)]))
-        lo_v, up_v = _grid_eval(accountant, ks, dx)
+        lo_v, up_v = evaluate(ks)
         up_v = np.minimum.accumulate(up_v)
     else:
-        ks, lo_v, up_v = _sample_profile(accountant, dx, floor, max_ev, rtol, progress)
+        ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress)
     if cover_upper and not lower:
-        # local gap: the largest of the sample's and its neighbours' (upper - lower)/lower
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gap = np.where(lo_v > 0, (up_v - lo_v) / lo_v, 0.0)
-        gap = np.clip(np.nan_to_num(gap), 0.0, 0.05)
-        g = np.maximum(gap, np.maximum(np.concatenate([gap[1:], [0.0]]), np.concatenate([[0.0], gap[:-1]])))
-        up_v = np.minimum(up_v * (1.0 + g) * (1 + 2 * _U), 1.0)
+        up_v = _cover(lo_v, up_v)
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
     pos = ks > 0
