@@ -13,18 +13,15 @@ and on {X_1 > 0}, A = T0 + A' with A' = sum_{j >= 2} min(G_j, T0) independent of
 
     E[(X_1 - A_-)_+] = gamma E[phi(A')],   phi(a) = tau(max(T0, -a)),  tau(t) = E[(L - t)_+].
 
-Hence, with the lower clamp -B of the lattice (free for the upper value; the lower value pays
-tau_low(B) = E[(-B - L)_+] as the engine does)::
+Hence (docs/accountant_tail.md §2-§7), with Body the engine's bracket of E[A_+]/(n gamma) at the clamp T0:
 
-    D_up <= Body_up(T0) + E[phi_bar(A_hat')] + (n - 1) gamma / 2 * int_0^inf P(L > T0 + t)^2 dt,
-    D_up >= Body_lo(T0) + E[tau(-A_low')] - E[(tau(-A_hat') - tau(T0))_+],
+    D_up <= Body_up + E[phi(A')]_up + (n - 1) gamma / 2 * int_0^inf P(L > T0 + t)^2 dt,
+    D_up >= Body_lo + E[phi(A')]_lo - tau_low(B) P(S^B_{n-1} > B)        (the lower clamp's penalty, §5),
 
-where Body is the engine's bracket of E[A_+]/(n gamma) at the clamp T0, A_hat' / A_low' the
-(n-1)-fold sums of the engine's hat (convex-order upper) and centroid (convex-order lower)
-lattice laws of clamp(L, -B, T0), and phi_bar >= phi the convex majorant equal to tau(-a) for
-a <= -T0 continued by its tangent. The expectations over the lattice laws are computed by one
-untilted FFT power each, with the same round-off bounds as the engine, and Chernoff bounds on
-the exact lattice laws outside the window.
+where E[phi(A')] is bracketed through the split phi = phi_c - c (a + T0)_+ (phi_c convex, c >= P(L > T0)):
+the hat (convex-order upper) and centroid (convex-order lower) lattice laws of clamp(L, -B, T0), summed n - 1
+times by one untilted FFT each, with the same round-off bounds as the engine and Chernoff bounds on the exact
+lattice laws outside the window (§4). Size caps and memory at n = 1e8 - 1e9: §11.
 """
 
 from __future__ import annotations
@@ -67,6 +64,59 @@ def stop_loss(law: Law, t) -> tuple[np.ndarray, np.ndarray]:
     return np.array([b[0] for b in br]), np.array([b[1] for b in br])
 
 
+# Longest FFT of the jump term: a window holds about 15 arrays of N doubles at once (the pmf, its transform, the
+# nodes, the weights and their products), so 2^22 points keep it near 0.5 GB (docs/accountant_tail.md §11.1)
+_N_MAX_TAIL = 1 << 22
+_GRID_STEP = 64  # nodes per interpolation interval of stop_loss_grid
+_GRID_BLOCK = 1 << 18  # points per block of the closed forms (bounds their temporaries)
+
+
+def _blocked(fn, law: Law, t: np.ndarray):
+    """fn(law, t) evaluated on blocks of t (the closed forms are elementwise: same values, bounded memory)."""
+    if t.size <= _GRID_BLOCK:
+        return fn(law, t)
+    outs = [fn(law, t[i:i + _GRID_BLOCK]) for i in range(0, t.size, _GRID_BLOCK)]
+    if isinstance(outs[0], tuple):
+        return tuple(np.concatenate([o[j] for o in outs]) for j in range(len(outs[0])))
+    return np.concatenate(outs)
+
+
+def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rigorous bracket (lo, up) of tau on the grid t_j = t0 + j dt, j = 0..k-1 (dt > 0), from the closed forms
+    at every _GRID_STEP-th node only (docs/accountant_tail.md §4, evaluation). tau is convex with slope
+    -P(L >= t) at t, so between two evaluated nodes a < b the chord of the upper values lies above tau, and the
+    tangent at a lies below it: tau(t) >= tau_lo(a) - P(L >= a) (t - a), with P(L >= a) <= P(L > a'), a' < a."""
+    j = np.arange(k, dtype=float)
+    t = t0 + j * dt
+    # the interpolation interval s dt is kept below t0 / 1024 (the bracket's width is at most s dt times the
+    # drop of P(L > t) over it)
+    s = int(min(_GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
+    if s < 2 or k <= 2 * s:
+        return _blocked(stop_loss, law, t)
+    idx = np.arange(0, k, s)
+    if idx[-1] != k - 1:
+        idx = np.append(idx, k - 1)
+    tc = t[idx]
+    lo_c, up_c = _blocked(stop_loss, law, tc)
+    ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
+    pa = _blocked(prob_above_up, law, ta)
+    seg = np.minimum(np.searchsorted(idx, np.arange(k), side="right") - 1, idx.size - 2)
+    ia, ib = idx[seg], idx[seg + 1]
+    fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
+    fa = np.clip(fa, 0.0, 1.0)
+    # (t is exact: t0 and dt are integer multiples of the dyadic lattice step; the weights and the sums carry a
+    # few ulp, covered by the absolute margin 8u of the larger end value)
+    ua, ub = up_c[seg], up_c[seg + 1]
+    up = ((1.0 - fa) * ua + fa * ub + 8 * _U * np.maximum(ua, ub)) * (1 + 1e-12)
+    # tangent at a: t - ta >= t - a, the slope bound pa >= P(L >= a)
+    la = lo_c[seg]
+    lo = np.maximum(la - pa[seg] * (t - ta[seg]) * (1 + 1e-12) - 8 * _U * la, 0.0) * (1 - 1e-12)
+    # the chord needs the computed t_j between its ends: exact at the nodes themselves
+    up[idx] = up_c
+    lo[idx] = lo_c
+    return lo, up
+
+
 def prob_above_up(law: Law, x) -> np.ndarray:
     """Vectorised upper bound on P(L > x)."""
     x = np.atleast_1d(np.asarray(x, dtype=float))
@@ -98,13 +148,17 @@ def pair_integral_up(law: Law, T0: float) -> float:
 def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True):
     """Per-user lattice pmfs of G = B L clamped to [-B, T] on nodes (k0 + k) h (module steps B, C, H
     of :mod:`sharpdp.shuffle.accountant`): the hat law g (upper in the convex and increasing convex
-    orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None."""
+    orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None. Raises the engine's
+    ``_Coarsen`` (carrying the smallest step that fits) before any allocation when 4K exceeds its cap
+    (docs/accountant_tail.md §11.1)."""
     from sharpdp.shuffle import _lattice as A
 
     C = A._core()
     kT = int(math.ceil(T / h))
     kB = int(math.ceil(B / h))
     K = kT + kB
+    if K * A._J_LO > A._K_MAX:
+        raise A._Coarsen((T + B) * A._J_LO / A._K_MAX * 1.01)
     x0 = -kB * h
     plo, eplo = law.prob_below(x0)
     phi, ephi = law.prob_above(x0 + K * h)
@@ -204,8 +258,8 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
     sa = int(math.floor(s_lo)) - 1
     N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
-    if N > A._N_MAX:
-        raise A._Coarsen(h * N / A._N_MAX * 1.02)
+    if N > _N_MAX_TAIL:
+        raise A._Coarsen(h * N / _N_MAX_TAIL * 1.02)
     folded = np.bincount(np.arange(K + 1) % N, weights=g, minlength=N)
     wk = workers if N >= 1 << 16 else 1
     z = sfft.rfft(folded, workers=wk)
@@ -249,10 +303,13 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
     k0 = lat["k0"]
 
     def phic(x, which):
-        left = x <= -T0
-        lo, up = stop_loss(law, np.where(left, -x, T0))
-        v = up if which == "up" else lo
-        return np.where(left, v, (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0))
+        # x: the window's nodes (increasing, step h); tau(-x) is needed on x <= -T0 only
+        v = (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0)
+        k = int(np.searchsorted(x, -T0, side="right"))
+        if k > 0:
+            lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+            v[:k] = (up_t if which == "up" else lo_t)[::-1]
+        return v
 
     log_tgt = math.log(max(1e-5 * rel_tol * est, 1e-300) / max(tau_T0_up, 1e-300)) - 2.0
     thr_fn = lambda N: 1e-4 * rel_tol * est / (max(tau_T0_up, 1e-300) * math.sqrt(N))  # noqa: E731
@@ -274,9 +331,16 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
     wr = np.maximum(F["x"] + T0, 0.0)
     sr, fpr = _wsum(wr, F)
     ramp_hat_up = sr + fpr + float(wr.max()) * F["tv"] + max(a + T0, 0.0) * pb + ramp_out_hi
-    res = dict(N=F["N"], window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up)
+    # Jensen: E(A' + T0)_+ >= (E A' + T0)_+, with E A' = (n - 1) gamma E clamp(L, -B, T0) and
+    # clamp(l, -B, T0) = -B + (l + B)_+ - (l - T0)_+ (docs/accountant_tail.md §4)
+    Bl = -k0 * h
+    tl_lo = float(law.tail_upper_bracket(-Bl)[0])
+    core = (-Bl + tl_lo) - tau_T0_up
+    mean_lo = gamma * (core - 4 * _U * (Bl + tl_lo + tau_T0_up)) - 4 * _U * abs(gamma * core)
+    ramp_jensen = max(nn * mean_lo - 4 * _U * nn * abs(mean_lo) + T0, 0.0) * (1 - 1e-12)
+    res = dict(N=F["N"], window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up, ramp_jensen=ramp_jensen)
     if not lower or lat["low"] is None:
-        res.update(up=phi_hat_up * (1 + 1e-9), lo=0.0)
+        res.update(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=0.0)
         return res
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
     g_lo, eta_lo, mom_err = lat["low"]
@@ -290,7 +354,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
     phi_low_lo = s1 - fp1 - float(w1.max()) * (F2["tv"] + p_out) - c * dev
     wr2 = np.maximum(F2["x"] + T0, 0.0)
     s2, fp2 = _wsum(wr2, F2)
-    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, 0.0)
+    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, ramp_jensen)
     up = phi_hat_up - c * ramp_low_lo
     lo = phi_low_lo - c * ramp_hat_up
     res.update(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N_lower=F2["N"], phi_low_lo=phi_low_lo,
@@ -361,6 +425,40 @@ def _spread(law: Law) -> float:
     return sd
 
 
+def _first_group_ok(h: float, lo_s: float, top: float) -> bool:
+    """The centroid law's first group can close on a node <= top at step h: its first piece is the fine cell
+    [f, f + h/4) holding lo_s (f = floor(4 lo_s / h) h / 4; the fine grid contains 0), whose mean c is at most
+    f + h/4, and the sweep targets the node ceil(c/h + 1/4) h <= ceil(f/h + 1/2) h (docs/accountant.md §4.2)."""
+    f = math.floor(4.0 * lo_s / h) * h / 4.0
+    return math.ceil(f / h + 0.5) * h <= top
+
+
+def _h_first_group(lo_s: float, mean: float) -> tuple[float, int]:
+    """(h, j): the largest step h = j 2^e (j odd, <= 127) at which the centroid (lower) law of a law supported in
+    [lo_s, inf), lo_s < 0, can close its first group (the one holding the bottom of the support) on a node at or
+    below the mean (minus a margin for the clamp at T0). A coarser grid puts the whole law in one unfinished
+    group: no lower value (docs/accountant_tail.md §8, §11.2). A choice of speed only; j > 1 (a dyadic, not a
+    power-of-two step) often allows a grid several times coarser than the powers of two."""
+    top = mean - 0.05 * (mean - lo_s)
+    h1 = _pow2(-lo_s)
+    for _ in range(80):
+        if _first_group_ok(h1, lo_s, top):
+            break
+        h1 /= 2.0
+    best, bj = h1, 1
+    e_hi = math.floor(math.log2(-lo_s))
+    for e in range(e_hi, e_hi - 14, -1):
+        for j in range(3, 128, 2):
+            h = j * 2.0**e
+            if h <= best:
+                continue
+            if h > -lo_s:
+                break
+            if _first_group_ok(h, lo_s, top):
+                best, bj = h, j
+    return best, bj
+
+
 def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
     """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
     (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
@@ -402,106 +500,130 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     bounded = math.isfinite(hi_s)
     m_est = (n - 1) * gamma * mean
     est = float(stop_loss(law, [max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
+    tiny = est < A._VALUE_FLOOR  # (then no lower value is computed: no step for the centroid law)
     est = max(est, A._VALUE_FLOOR)
     # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
     h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
     # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
+    j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
+    if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
+        h_fg, j_odd = _h_first_group(lo_s, mean)
+        h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
     best = None
     B = None
     for _rnd in range(4):
-        if bounded:  # no clamp above: T0 >= the top of the support, no jumps
-            H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
-            T0 = max(math.ceil(hi_s / H), 1) * H
-            multi = 0.0
-        else:
-            T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
-            H = _pow2(max(T0r / 16.0, 1e-300))
-            T0 = math.ceil(T0r / H) * H
-            multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
-        if math.isfinite(lo_s):
-            B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
-        elif B is None:
-            # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
-            Bd = A._choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
-            B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
-        else:
-            B = math.ceil(B / H) * H
-        # every grid step h <= H (powers of 2) divides T0 and B, so all lattices share the clamps
-        h = min(h_start, H)
-        jt = lat = None
-        h_used = h
-        lo_best, gap_prev = 0.0, math.inf
-        for _ in range(max_rounds):
-            try:
-                lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
-                jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
-                        jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
-            except A._Coarsen:
-                if jt is None:
-                    raise
-                break  # the size caps bind: keep the finest grid that fitted
-            if jt is None or jt_n["up"] <= jt["up"]:
-                lat, jt, h_used = lat_n, jt_n, h
-            lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
-            if not lower or bounded or jt["up"] + multi < max(negligible, A._VALUE_FLOOR):
-                break  # (below the value floor only the upper value is certified, as in the engine)
-            gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
-            if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
-                break  # accurate enough, or the round-off bounds stop the refinement
-            gap_prev = gap
-            if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
-                h = min(h / 2.0, _pow2(max(_spread(law), 1e-300)))
+        try:
+            if bounded:  # no clamp above: T0 >= the top of the support, no jumps
+                H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
+                T0 = max(math.ceil(hi_s / H), 1) * H
+                multi = 0.0
             else:
-                h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
-        jt = dict(jt, lo=lo_best)
-        h = h_used
-        pen = 0.0
-        if lower and not math.isfinite(lo_s):
-            pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
-        # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
-        ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
-        body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
-        body_lo, body = 0.0, None
-        jlo = jt["lo"]
-        if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
-            pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
-        elif body_up > 0.05 * rel_tol * max(jlo, est * 1e-3) or bounded:
-            hb = h
+                T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
+                H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
+                T0 = math.ceil(T0r / H) * H
+                multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
+            if math.isfinite(lo_s):
+                B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
+            elif B is None:
+                # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
+                Bd = A._choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
+                B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
+            else:
+                B = math.ceil(B / H) * H
+            # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
+            h = min(h_start, H)
+            jt = lat = None
+            h_used = h
+            lo_best, gap_prev = 0.0, math.inf
             for _ in range(max_rounds):
                 try:
-                    body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
-                except A._Coarsen:
-                    if body is None:
-                        raise
+                    lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
+                            jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
+                except A._Coarsen as exc:
+                    if jt is None:
+                        # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
+                        # law may be empty there, Lo = 0), unless it would not divide the clamps
+                        # (docs/accountant_tail.md §11.1)
+                        h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
+                        if h_fit > H:
+                            raise
+                        h = h_fit
+                        continue
                     break  # the size caps bind: keep the finest grid that fitted
-                body = body_n
-                body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
-                body_up = min(body_up, body["main"] * (1 + 1e-9))
-                if body_up < max(negligible, A._VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
-                    break  # negligible: its lower value is not needed
-                if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
-                    break
-                hb /= 2.0
-        up = (body_up + jt["up"] + multi) * (1 + 1e-9)
-        lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
-        cap = law.tail_upper(0.0)
-        res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
-                   body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
-        if best is None or res["upper"] < best["upper"]:
-            best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
-        else:
-            best["lower"] = max(best["lower"], lo)
-        val = lo if lo > 0 else up
-        if up < max(negligible, A._VALUE_FLOOR):
-            break
-        redo = False
-        if multi > 0.12 * rel_tol * val and val < est:
-            est, redo = val, True  # the pair term was sized for a larger value
-        if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
-            B, redo = 4.0 * B, True
-        if not redo:
-            break
+                if jt is None or jt_n["up"] <= jt["up"]:
+                    lat, jt, h_used = lat_n, jt_n, h
+                lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
+                if not lower or bounded or jt["up"] + multi < max(negligible, A._VALUE_FLOOR):
+                    break  # (below the value floor only the upper value is certified, as in the engine)
+                gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
+                if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
+                    break  # accurate enough, or the round-off bounds stop the refinement
+                gap_prev = gap
+                if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
+                    h = h / 4.0
+                else:
+                    h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+            if jt is None:
+                raise A._Coarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
+            jt = dict(jt, lo=lo_best)
+            h = h_used
+            pen = 0.0
+            if lower and not math.isfinite(lo_s):
+                pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
+            # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
+            ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
+            body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+            body_lo, body = 0.0, None
+            jlo = jt["lo"]
+            if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
+                pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
+            # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
+            # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
+            elif bounded or body_up > max(0.05 * rel_tol * max(jlo, est * 1e-3),
+                                          0.8 * rel_tol * jlo - (jt["up"] - jlo) - multi):
+                hb = h
+                for _ in range(max_rounds):
+                    try:
+                        body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                    except A._Coarsen:
+                        if body is None and bounded:
+                            raise
+                        # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff
+                        # upper value with Body_lo = 0, both certified
+                        break
+                    body = body_n
+                    body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
+                    body_up = min(body_up, body["main"] * (1 + 1e-9))
+                    if body_up < max(negligible, A._VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
+                        break  # negligible: its lower value is not needed
+                    if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
+                        break
+                    hb /= 2.0
+            up = (body_up + jt["up"] + multi) * (1 + 1e-9)
+            lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
+            cap = law.tail_upper(0.0)
+            res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
+                       body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
+            if best is None or res["upper"] < best["upper"]:
+                best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
+            else:
+                best["lower"] = max(best["lower"], lo)
+            val = lo if lo > 0 else up
+            if up < max(negligible, A._VALUE_FLOOR):
+                break
+            redo = False
+            if multi > 0.12 * rel_tol * val and val < est:
+                est, redo = val, True  # the pair term was sized for a larger value
+            if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
+                B, redo = 4.0 * B, True
+            if not redo:
+                break
+        except A._Coarsen:
+            if best is None:
+                raise
+            break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     return best
 
 

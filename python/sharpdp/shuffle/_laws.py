@@ -92,6 +92,7 @@ _GL_W = _GL_W / 2.0
 # and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is the
 # special case. We use 1e-14 plus 64 ulp for the rounding of the weights and exponentials.
 _NARROW = 0.25
+_CELL_CHUNK = 1 << 16  # cells per block of LognormalLaw.cells (bounds its temporaries)
 _GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
 
 
@@ -538,7 +539,29 @@ class LognormalLaw(Law):
         return self._tail(lo, hi, -B, -1.0)
 
     def cells(self, x0, h, K):
-        x = x0 + h * np.arange(K + 1, dtype=float)
+        # In blocks of _CELL_CHUNK cells: every cell is computed from its own two edges
+        # x0 + h k (the same floats whatever the blocking), so the result does not depend on the
+        # block size, and the temporaries (the 8-point quadrature arrays, about 1 kB per cell) stay
+        # bounded (docs/accountant_tail.md §11).
+        # The far-tail treatment asks for the same grid twice (its jump term and the body pass): the
+        # last result is kept (read-only arrays, so that no caller can alter the kept copy).
+        key = (float(x0), float(h), int(K))
+        memo = getattr(self, "_cells_memo", None)
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        if K <= _CELL_CHUNK:
+            out = self._cells(x0, h, 0, K)
+        else:
+            parts = [self._cells(x0, h, s, min(s + _CELL_CHUNK, K)) for s in range(0, K, _CELL_CHUNK)]
+            out = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+        for a in out:
+            a.flags.writeable = False
+        self._cells_memo = (key, out)
+        return out
+
+    def _cells(self, x0, h, k_start, k_end):
+        """cells() for the cells k_start..k_end-1 of the grid x0 + h k."""
+        x = x0 + h * np.arange(k_start, k_end + 1, dtype=float)
         lo, hi = self._vint(x[:-1], x[1:])
         # Masses and moments (with the bounds em, ew) are those of the cells between the computed
         # V-edges v(x_j), which partition the V-line consistently (cell j's upper edge is cell
