@@ -34,7 +34,7 @@ from sharpdp.shuffle._bigjump import (
 )
 from sharpdp.shuffle._lattice import _one_pass
 from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle.accountant import _certify, _upper_value
+from sharpdp.shuffle._certify import _upper_value, certify
 
 Z_MC = 4.5
 
@@ -305,8 +305,8 @@ def mc_tilted(law, g, n, samples, rng, zlim=13.0, cells=20000):
 def certified(fam, gamma, sigma0, eps, which, n):
     """The accountant's per-law bracket through its dispatch (far-tail treatment where it applies)."""
     gl, law = lib(fam, gamma, sigma0, eps, which)
-    r = _certify(law, gl, n, 1e-2, 1)
-    return r["lower"], r["upper"]
+    r = certify(law, gl, n, 1e-2, 1)
+    return r.lower, r.upper
 
 
 # ------------------------------------------------------------------------ the reference itself
