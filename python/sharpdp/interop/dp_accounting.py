@@ -133,7 +133,9 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     (randomizer object, n, adjacency) within one accountant.
     """
 
-    def __init__(self, neighboring_relation: NeighborRel = NeighborRel.REPLACE_SPECIAL,
+    _pld: Any  # the composed PLD, created by the base class (dp_accounting's type)
+
+    def __init__(self, neighboring_relation: "dp_accounting.NeighboringRelation" = NeighborRel.REPLACE_SPECIAL,
                  value_discretization_interval: float = 1e-4, *, rel_tol: float = 1e-2, **pair_options: Any):
         V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
         super().__init__(neighboring_relation, value_discretization_interval)
