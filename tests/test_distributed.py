@@ -154,21 +154,27 @@ def _cli(capsys, *argv):
     return code, out, err
 
 
+def _local_and_dask(capsys, clients, common, csv, local_extra, dask_extra):
+    """The same CLI command on the single-machine path (--csv) and on the Dask engine: both JSON outputs."""
+    code, out, err = _cli(capsys, *common, "--csv", str(csv), *local_extra)
+    assert code == 0, err
+    local = json.loads(out)
+    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler",
+                          clients[2].scheduler.address, *dask_extra)
+    assert code == 0, err
+    remote = json.loads(out)
+    assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
+    return local, remote
+
+
 def test_cli_mean_dask_matches_cli_mean_csv(tmp_path, table, clients, capsys):
     csv = tmp_path / "t.csv"
     table.to_csv(csv, index=False)
     common = ["mean", "--columns", ",".join(COLUMNS), "--bounds", "0:20,-5:5,0:10,-1:1",
               "--epsilon", str(EPS), "--delta", str(DELTA), "--seed", str(SEED), "--json"]
-    code, out, err = _cli(capsys, *common, "--csv", str(csv), "--diagnostics", str(tmp_path / "local.csv"))
-    assert code == 0, err
-    local = json.loads(out)
-    addr = clients[2].scheduler.address
-    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler", addr,
-                          "--diagnostics", str(tmp_path / "remote.csv"))
-    assert code == 0, err
-    remote = json.loads(out)
+    local, remote = _local_and_dask(capsys, clients, common, csv, ["--diagnostics", str(tmp_path / "local.csv")],
+                                    ["--diagnostics", str(tmp_path / "remote.csv")])
     assert "true_mean" not in remote and remote["diagnostics"]["csv"] == str(tmp_path / "remote.csv")
-    assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
     assert remote["private_mean"] == local["private_mean"]
     for key in ("n", "d", "rows_dropped_missing", "values_clipped", "bmg", "delta_certified", "delta_bounds",
                 "seed", "expected_rmse_per_coordinate", "central_gaussian"):
@@ -178,7 +184,8 @@ def test_cli_mean_dask_matches_cli_mean_csv(tmp_path, table, clients, capsys):
     assert np.allclose(true_remote["true_mean"], table[COLUMNS].dropna().mean().to_numpy(), rtol=1e-13)
     assert np.allclose(true_remote["true_mean"], true_local["true_mean"], rtol=1e-13)
     assert true_remote["private_mean"].tolist() == local["private_mean"]
-    code, out, err = _cli(capsys, *common[:-1], "--data", str(csv), "--engine", "dask", "--scheduler", addr)
+    code, out, err = _cli(capsys, *common[:-1], "--data", str(csv), "--engine", "dask", "--scheduler",
+                          clients[2].scheduler.address)
     assert code == 0 and "engine     : dask (1 partitions, 2 workers)" in out
 
 
@@ -328,15 +335,8 @@ def test_cli_histogram_dask_matches_cli_histogram_csv(tmp_path, table, clients, 
     domain = sorted(table["carrier"].dropna().astype(str).unique())
     pd.DataFrame({"carrier": domain[1:] + ["ZZ"]}).to_csv(keys, index=False)
     common = ["histogram", "--by", "carrier", "--keys", str(keys), "--r", "0.2", "--seed", "5", "--no-plot", "--json"]
-    code, out, err = _cli(capsys, *common, "--csv", str(csv), "--out", str(tmp_path / "local"))
-    assert code == 0, err
-    local = json.loads(out)
-    addr = clients[2].scheduler.address
-    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler", addr,
-                          "--out", str(tmp_path / "dask"))
-    assert code == 0, err
-    remote = json.loads(out)
-    assert (remote["engine"], remote["workers"], remote["partitions"]) == ("dask", 2, 1)
+    local, remote = _local_and_dask(capsys, clients, common, csv, ["--out", str(tmp_path / "local")],
+                                    ["--out", str(tmp_path / "dask")])
     assert local["rows_dropped_outside_domain"] > 0 and local["groups"] == len(domain)
     for key in ("rows", "groups", "rows_dropped_missing_key", "rows_dropped_outside_domain", "keys_outside_domain",
                 "largest_released", "guarantee", "key_domain"):

@@ -84,6 +84,13 @@ def real_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple[i
     return arr
 
 
+def pair_like(arr: np.ndarray, lo: np.ndarray, up: np.ndarray) -> tuple[Any, Any]:
+    """(lo, up) computed on ``arr.ravel()`` back in ``arr``'s shape: floats for a 0-d ``arr``."""
+    if arr.ndim == 0:
+        return float(lo[0]), float(up[0])
+    return lo.reshape(arr.shape), up.reshape(arr.shape)
+
+
 def epsilon_values(name: str, value: Any) -> np.ndarray:
     """Validate privacy-loss arguments (nats, any sign, scalar or array, +-inf allowed).
 

@@ -339,9 +339,7 @@ class ShuffleAccountant:
             u = min(max(rep.upper, _TINY), 1.0)  # a positive value below the double range: 5e-324
             u = self._memo_put(e, u)
             lo[j], up[j] = min(rep.lower, u), u
-        if arr.ndim == 0:
-            return float(lo[0]), float(up[0])
-        return lo.reshape(arr.shape), up.reshape(arr.shape)
+        return V.pair_like(arr, lo, up)
 
     def _memo_put(self, e: float, u: float) -> float:
         """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is

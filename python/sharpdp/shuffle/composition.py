@@ -380,9 +380,7 @@ class ComposedAccountant:
                 continue
             up[j] = self._bracket(e)[1]
             lo[j] = min(self._bracket(e, lower_pairs=True)[0], up[j])
-        if arr.ndim == 0:
-            return float(lo[0]), float(up[0])
-        return lo.reshape(arr.shape), up.reshape(arr.shape)
+        return V.pair_like(arr, lo, up)
 
     def get_delta(self, epsilon):
         """Certified upper bound on the composed mechanism's delta(epsilon).

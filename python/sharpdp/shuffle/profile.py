@@ -120,9 +120,7 @@ def privacy_profile_bounds(accountant, epsilons):
             sl, su = _swap(a[neg], a[neg], lo[neg], up[neg])
         lo, up = lo.copy(), up.copy()
         lo[neg], up[neg] = np.where(np.isinf(a[neg]), 1.0, sl), np.where(np.isinf(a[neg]), 1.0, su)
-    if arr.ndim == 0:
-        return float(lo[0]), float(up[0])
-    return lo.reshape(arr.shape), up.reshape(arr.shape)
+    return V.pair_like(arr, lo, up)
 
 
 def privacy_profile(accountant, epsilons):
