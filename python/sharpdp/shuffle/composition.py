@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from sharpdp import _validation as V
+from sharpdp.shuffle import contract
 from sharpdp.shuffle.profile import DominatingPair, dominating_pair
 
 _U = 2.0**-53
@@ -50,7 +51,7 @@ def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
     and at 60 nats). Only a resolution choice: any step gives certified values."""
     from sharpdp.shuffle.profile import privacy_profile
 
-    cap = getattr(getattr(accountant, "randomizer", None), "local_epsilon", None)
+    cap = contract.local_epsilon(getattr(accountant, "randomizer", None))
     top = min(float(cap), 60.0) if cap is not None else 60.0
     e = 1e-6
     while e < top and privacy_profile(accountant, e) > delta:

@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from sharpdp import _validation as V
+from sharpdp.shuffle import contract
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-15  # below it the samples are not refined for relative accuracy
@@ -222,7 +223,7 @@ def _k_limit(accountant, dx: float) -> int:
     """Largest lattice index worth sampling: the accountant's values at eps >= 60 are constant,
     and an eps0-LDP randomizer's are 0 from eps0 on."""
     k_lim = int(math.ceil(60.0 / dx))
-    cap = getattr(getattr(accountant, "randomizer", None), "local_epsilon", None)
+    cap = contract.local_epsilon(getattr(accountant, "randomizer", None))
     if cap is not None:
         k_lim = min(k_lim, int(math.ceil(float(cap) / dx)) + 1)
     return k_lim
