@@ -240,10 +240,12 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     csv_path = os.path.join(args.out, "histogram_release.csv")
     table.to_csv(csv_path, index=False)  # publishable: keys (public) and released values only
     if info["rows_dropped_missing_key"]:
-        _warn(warnings, f"{info['rows_dropped_missing_key']} row(s) with a missing key value were dropped")
+        _warn(warnings, f"{info['rows_dropped_missing_key']} row(s) with a missing key value were dropped "
+                        "(analyst only, not private)")
     if info["rows_dropped_outside_domain"]:
         _warn(warnings, f"{info['rows_dropped_outside_domain']} row(s) with {info['keys_outside_domain']} "
-                        "distinct key(s) outside the public key domain were dropped (counts only; keys not listed)")
+                        "distinct key(s) outside the public key domain were dropped (counts only, keys not listed; "
+                        "analyst only, not private)")
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
     guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
