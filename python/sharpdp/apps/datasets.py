@@ -233,6 +233,25 @@ class UnitBallScaling:
         return self.bounds[:, 0] + (np.asarray(z) + 1.0 / math.sqrt(self.bounds.shape[0])) * self.scale
 
 
+#: How a release describes bounds taken from the data (``bounds_source``).
+DATA_BOUNDS_SOURCE = "data min/max (NOT covered by the privacy guarantee; do not publish them)"
+
+
+def data_bounds_warning(option: str | None = None) -> str:
+    """The warning for clipping bounds taken from the data's min/max (see :func:`data_bounds`).
+
+    Parameters
+    ----------
+    option : str or None
+        The option that gives public bounds (``"--bounds"`` for the CLI): named in the message
+        as ``option lo:hi,...``.
+    """
+    how = "" if option is None else f" ({option} lo:hi,...)"
+    return ("bounds taken from the data's min/max are NOT covered by the privacy guarantee: they reveal each "
+            "column's smallest and largest values, and the private mean depends on them; do not publish them, "
+            f"and for a private release pass bounds fixed without looking at the data{how}")
+
+
 def data_bounds(data: np.ndarray) -> np.ndarray:
     """Min/max bounds of each column (shape (d, 2)); a constant column gets [v - 0.5, v + 0.5].
 

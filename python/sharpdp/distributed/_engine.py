@@ -19,7 +19,8 @@ def _dd():
     try:
         import dask.dataframe as dd
     except ImportError as exc:  # pragma: no cover - the extra is missing
-        raise ImportError("sharpdp.distributed needs the [dask] extra: pip install 'sharpdp[dask]'") from exc
+        raise ImportError('sharpdp.distributed needs the [dask] extra: pip install "sharpdp[dask]" '
+                          '(or pip install ".[dask]" from a clone of the repository)') from exc
     return dd
 
 
