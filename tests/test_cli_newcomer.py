@@ -148,6 +148,22 @@ def test_profile_bar_total_is_the_work_done_at_the_end(capsys):
     assert f"{done}/{done}" in frames[-1], frames[-1]
 
 
+def test_account_rounds_without_tqdm_ends_its_plain_bar_at_the_work_done(capsys, monkeypatch):
+    import re
+
+    import sharpdp._progress
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # the core install: no [cli] extra, no tqdm
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    monkeypatch.setattr(sharpdp._progress._PlainBar, "interval", 0.0)
+    code, out, err = _run(capsys, "account", "--gamma", "0.5", "--sigma0", "1", "--n", "100", "--epsilon", "1",
+                          "--rounds", "2")
+    assert code == 0 and "certified delta" in out, err
+    last = [ln for ln in err.splitlines() if ln.startswith("privacy profile")][-1]
+    done, total = map(int, re.search(r": (\d+)/(\d+) values", last).groups())
+    assert last.endswith("(done)") and done == total and 10 < done < 400, last
+
+
 # ---------------------------------------------------------------- 6. the Dask passes show their progress
 class _Recorder:
     """Stands in for sharpdp._progress.progress_bar: records the total and the updates."""
