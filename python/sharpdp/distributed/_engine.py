@@ -174,16 +174,16 @@ class Engine:
     def compute(self, tasks: list, what: str, progress: bool = False) -> list:
         """Run delayed ``tasks`` (one per partition) and return their results in order.
 
-        With ``progress``, a bar on stderr (:func:`sharpdp._progress.progress_bar`, shown once the
-        pass has run 1 s) counts the tasks finished out of ``len(tasks)``, on a cluster and on
-        the local threaded scheduler.
+        With ``progress``, a bar on stderr (:func:`sharpdp._progress.progress_bar`, shown at once:
+        a pass's first tasks include the workers' start-up) counts the tasks finished out of
+        ``len(tasks)``, on a cluster and on the local threaded scheduler.
         A worker that dies, a lost connection or a cancelled task aborts the whole job with
         one ValueError (no partial result); exceptions raised by a task are re-raised as is.
         """
         from sharpdp._progress import progress_bar
 
         with progress_bar(total=len(tasks), desc=what, unit=" partitions", leave=False,
-                          disable=not progress, delay=1.0) as bar:
+                          disable=not progress) as bar:
             if self.client is None:
                 import dask
 

@@ -200,7 +200,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     keep_messages : bool, default False
         Also gather the messages (n, d) on the driver in row order: for tests and small data.
     progress : bool, default False
-        Show a progress bar per pass (stderr; partitions done out of all, shown once a pass runs 1 s).
+        Show a progress bar per pass (stderr; partitions done out of all).
 
     Returns
     -------
