@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--bounds", metavar="LO:HI,...", default=None,
                    help="public clipping bounds, one lo:hi per column (default for the built-in table: "
                         "delays -120:1440 min, air_time 0:720 min, distance 0:5000 miles, see "
-                        "sharpdp.apps.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning)")
+                        "sharpdp.apps.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning: "
+                        "those are NOT covered by the privacy guarantee)")
     p.add_argument("--epsilon", type=float, default=0.01,
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
                         "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG approaches the central Gaussian)")
