@@ -180,7 +180,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     est_z = bmg.estimate(messages)
 
     true_z = z.mean(axis=0)
-    expected_rmse = math.sqrt(bmg.mse_single / (n * d))  # the n-user MSE is mse_single / n, per coordinate
+    expected_rmse = math.sqrt(bmg.mse_single / (n * d))  # the mean of n messages has MSE mse_single / n, over d coordinates
     observed_rmse = float(np.sqrt(np.mean((est_z - true_z) ** 2)))
     # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
     # compose exactly to one of sigma / sqrt(K)
