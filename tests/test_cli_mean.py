@@ -80,17 +80,17 @@ def test_load_table_csv(tmp_path):
 
 # ---------------------------------------------------------------- errors: one line, exit 2, names the parameter
 @pytest.mark.parametrize("make,argv,needle", [
-    (None, ["--csv", "{tmp}/nope.csv"], "csv: file not found"),
-    (None, ["--csv", "{tmp}"], "csv:"),
-    ("a,b\n1,2\n3,4,5\n", ["--csv", "{f}"], "csv: malformed CSV"),
-    ("", ["--csv", "{f}"], "csv: empty file"),
-    ("a,b\n", ["--csv", "{f}"], "csv: no data rows"),
-    ("a,b\n,1\n2,\n", ["--csv", "{f}"], "csv: no complete rows"),
-    ("a,b\n1,2\n", ["--csv", "{f}", "--columns", "a,zz"], "columns: no column 'zz'"),
-    ("a,b\n1,x\n2,y\n", ["--csv", "{f}", "--columns", "a,b"], "columns: column 'b' is not numeric"),
+    (None, ["--csv", "{tmp}/nope.csv"], "--csv: file not found"),
+    (None, ["--csv", "{tmp}"], "--csv:"),
+    ("a,b\n1,2\n3,4,5\n", ["--csv", "{f}"], "--csv: malformed CSV"),
+    ("", ["--csv", "{f}"], "--csv: empty file"),
+    ("a,b\n", ["--csv", "{f}"], "--csv: no data rows"),
+    ("a,b\n,1\n2,\n", ["--csv", "{f}"], "--csv: no complete rows"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--columns", "a,zz"], "--columns: no column 'zz'"),
+    ("a,b\n1,x\n2,y\n", ["--csv", "{f}", "--columns", "a,b"], "--columns: column 'b' is not numeric"),
     ("a,b\n1,2\n", ["--csv", "{f}", "--columns", "a,,b"], "--columns"),
-    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1"], "bounds"),
-    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1,3:2"], "bounds"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1"], "--bounds:"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1,3:2"], "--bounds:"),
     (None, ["--epsilon", "-1"], "--epsilon"),
     (None, ["--epsilon", "nan"], "--epsilon"),
     (None, ["--delta", "0"], "--delta"),
@@ -98,8 +98,8 @@ def test_load_table_csv(tmp_path):
     (None, ["--seed", "-3"], "--seed"),
     (None, ["--rounds", "0"], "--rounds"),
     (None, ["--rounds", "-2"], "--rounds"),
-    (None, ["--columns", "dep_delay,nope"], "columns: no column 'nope'"),
-    (None, ["--columns", "carrier"], "columns: column 'carrier' is not numeric"),
+    (None, ["--columns", "dep_delay,nope"], "--columns: no column 'nope'"),
+    (None, ["--columns", "carrier"], "--columns: column 'carrier' is not numeric"),
 ])
 def test_mean_errors(tmp_path, capsys, make, argv, needle):
     f = tmp_path / "in.csv"
@@ -146,11 +146,12 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert diag["column"].tolist() == ["a", "b", "c"]
     assert r["diagnostics"]["csv"] == str(diag_path)
     n, d = x.shape
-    assert (r["n"], r["d"], r["columns"]) == (n, d, ["a", "b", "c"])
-    assert r["rows_dropped_missing"] == 3000 - n and len(r["warnings"]) == 1 and "TRUE" in r["warnings"][0]
+    analyst = r["analyst_only_not_private"]
+    assert (analyst["n"], r["d"], r["columns"]) == (n, d, ["a", "b", "c"])
+    assert analyst["rows_dropped_missing"] == 3000 - n and len(r["warnings"]) == 1 and "TRUE" in r["warnings"][0]
     b = datasets.parse_bounds(bounds, 3)
     clipped = np.clip(x, b[:, 0], b[:, 1])
-    assert r["values_clipped"] == np.count_nonzero(clipped != x)
+    assert analyst["values_clipped"] == np.count_nonzero(clipped != x)
     assert np.allclose(diag["true_mean"], x.mean(axis=0), rtol=1e-12)
     assert np.allclose(diag["true_mean_clipped"], clipped.mean(axis=0), rtol=1e-12)
     # certified privacy at the reported parameters, re-computed here
@@ -222,7 +223,7 @@ def test_mean_data_derived_bounds_warn(tmp_path, capsys, accountant):
     _write_csv(p, n=400)
     code, out, err = _run(capsys, "mean", "--csv", str(p), "--seed", "1", "--epsilon", "0.1")
     assert code == 0
-    assert "warning" in err and "not cover" in err
+    assert "warning" in err and "NOT covered by the privacy guarantee" in err
     assert "NOT covered by the privacy guarantee" in out and "warning:" in out
 
 
@@ -256,8 +257,9 @@ def test_readme_command_default_run():
 def test_mean_text_plurals():
     from sharpdp.cli.mean import format_text
 
-    r = {"columns": ["a"], "source": "x.csv", "n": 2, "d": 1, "rows_dropped_missing": 1,
-         "bounds_source": "--bounds", "values_clipped": 0, "epsilon": 1.0, "delta_certified": 1e-6,
+    r = {"columns": ["a"], "source": "x.csv", "d": 1,
+         "analyst_only_not_private": {"n": 2, "rows_dropped_missing": 1, "values_clipped": 0},
+         "bounds_source": "--bounds", "epsilon": 1.0, "delta_certified": 1e-6,
          "delta_target": 1e-5, "delta_bounds": [9e-7, 1e-6], "bmg": {"gamma": 0.5, "sigma0": 1.0,
          "chi_lo": 0.1, "mse_single": 1.0}, "expected_rmse_per_coordinate": 0.1,
          "central_gaussian": {"rmse_per_coordinate": 0.05, "rmse_original_units": [0.05]},

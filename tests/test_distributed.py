@@ -176,7 +176,7 @@ def test_cli_mean_dask_matches_cli_mean_csv(tmp_path, table, clients, capsys):
                                     ["--diagnostics", str(tmp_path / "remote.csv")])
     assert "true_mean" not in remote and remote["diagnostics"]["csv"] == str(tmp_path / "remote.csv")
     assert remote["private_mean"] == local["private_mean"]
-    for key in ("n", "d", "rows_dropped_missing", "values_clipped", "bmg", "delta_certified", "delta_bounds",
+    for key in ("analyst_only_not_private", "d", "bmg", "delta_certified", "delta_bounds",
                 "seed", "expected_rmse_per_coordinate", "central_gaussian"):
         assert remote[key] == local[key], key
     true_local, true_remote = (np.genfromtxt(tmp_path / f, delimiter=",", names=True, dtype=None, encoding="utf-8")

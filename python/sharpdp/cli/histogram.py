@@ -32,7 +32,7 @@ import os
 import sys
 from typing import Any
 
-from sharpdp.cli import check_out_dir, make_out_dir
+from sharpdp.cli import check_out_dir, make_out_dir, option_error
 
 DEFAULT_OUT = "sharpdp_histogram_out"
 PAPER = "Better Privacy Guarantees for Larger Groups"
@@ -445,13 +445,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     check_out_dir(args.out)
     try:
         return _table2(args) if args.table2 else _release(args)
-    except ValueError as exc:
-        msg = str(exc)
-        for name in ("r0", "r", "c", "delta"):  # map API parameter names to the CLI flags
-            if msg.startswith(f"{name} "):
-                msg = f"--{msg}"
-                break
-        raise ValueError(msg) from exc
+    except ValueError as exc:  # the API's parameter names (and the dataset loader's "csv") -> the CLI options
+        raise option_error(exc, {name: f"--{name}" for name in ("r0", "r", "c", "delta", "csv")}) from None
 
 
 def format_text(result: dict[str, Any]) -> str:

@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--bounds", metavar="LO:HI,...", default=None,
                    help="public clipping bounds, one lo:hi per column (default for the built-in table: "
                         "delays -120:1440 min, air_time 0:720 min, distance 0:5000 miles, see "
-                        "sharpdp.apps.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning)")
+                        "sharpdp.apps.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning: "
+                        "those are NOT covered by the privacy guarantee)")
     p.add_argument("--epsilon", type=float, default=0.01,
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
                         "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG approaches the central Gaussian)")
@@ -66,6 +67,14 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 DIAGNOSTIC_FIELDS = ("true_mean", "true_mean_clipped", "observed_rmse_per_coordinate",
                      "observed_abs_error_original_units")
 
+#: Data-dependent counts the privacy guarantee does not protect (the analyst's view of the input):
+#: printed, but grouped under ANALYST_ONLY in --json and marked "analyst only, not private" in the text.
+ANALYST_FIELDS = ("n", "rows_dropped_missing", "values_clipped")
+ANALYST_ONLY = "analyst_only_not_private"
+
+#: The library parameters named by sharpdp.apps.datasets errors -> the options of this command.
+_OPTIONS = {"csv": "--csv", "columns": "--columns", "bounds": "--bounds"}
+
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The publishable result; the true means go to ``--diagnostics FILE`` only (see the module doc)."""
@@ -75,6 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(f"--diagnostics: needs a file name, got {args.diagnostics!r}")
     result = _release(args)
     diagnostics = {k: result.pop(k) for k in DIAGNOSTIC_FIELDS}
+    result[ANALYST_ONLY] = {k: result.pop(k) for k in ANALYST_FIELDS}
     result["diagnostics"] = None
     if args.diagnostics is not None:
         result["diagnostics"] = _write_diagnostics(args.diagnostics, result, diagnostics)
@@ -107,7 +117,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
     from sharpdp import _validation as V
     from sharpdp.apps import datasets
-    from sharpdp.cli import CliError
+    from sharpdp.cli import CliError, option_error
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
@@ -129,20 +139,22 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError("--rounds > 1 is not supported with the distributed engine options")
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
-    table = datasets.load_table(args.csv, columns)
-    n, d = table.data.shape
+    try:
+        table = datasets.load_table(args.csv, columns)
+        n, d = table.data.shape
+        bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
+    except ValueError as exc:
+        raise option_error(exc, _OPTIONS) from None
     warnings: list[str] = []
-    if args.bounds is not None:
-        bounds = datasets.parse_bounds(args.bounds, d)
+    if bounds is not None:
         bounds_source = "--bounds (public)"
     elif args.csv is None and all(c in datasets.FLIGHTS_BOUNDS for c in table.columns):
         bounds = np.array([datasets.FLIGHTS_BOUNDS[c] for c in table.columns])
         bounds_source = "built-in public bounds for the flights table"
     else:
         bounds = datasets.data_bounds(table.data)
-        bounds_source = "data min/max (NOT covered by the privacy guarantee)"
-        warnings.append("bounds derived from the data's min/max: the privacy guarantee does not cover "
-                        "them; pass public bounds with --bounds lo:hi,...")
+        bounds_source = datasets.DATA_BOUNDS_SOURCE
+        warnings.append(datasets.data_bounds_warning("--bounds"))
     if epsilon == 0.0:
         warnings.append("--epsilon 0: only delta protects the data, so the noise is calibrated to make the "
                         "output nearly independent of every row; the estimate is useless (pick epsilon > 0)")
@@ -168,7 +180,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     est_z = bmg.estimate(messages)
 
     true_z = z.mean(axis=0)
-    expected_rmse = math.sqrt(bmg.mse_single / (n * d))  # Err_n = Err_1 / n, per coordinate
+    expected_rmse = math.sqrt(bmg.mse_single / (n * d))  # the mean of n messages has MSE mse_single / n, over d coordinates
     observed_rmse = float(np.sqrt(np.mean((est_z - true_z) ** 2)))
     # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
     # compose exactly to one of sigma / sqrt(K)
@@ -225,21 +237,25 @@ def _count(k: int, noun: str) -> str:
 
 
 def format_text(r: dict[str, Any]) -> str:
+    from sharpdp.cli import BMG_FIELD_HELP
+
     cols = r["columns"]
+    a = r[ANALYST_ONLY]
     w = max(12, *(len(c) for c in cols))
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
         f"data       : {r['source']}",
-        f"n, d       : {_count(r['n'], 'row')}, {_count(r['d'], 'column')} "
-        f"({_count(r['rows_dropped_missing'], 'row')} with missing values dropped; analyst only, not private)",
-        f"bounds     : {r['bounds_source']}; {r['values_clipped']} values clipped (analyst only, not private)",
+        f"n, d       : {_count(a['n'], 'row')}, {_count(r['d'], 'column')} "
+        f"({_count(a['rows_dropped_missing'], 'row')} with missing values dropped; analyst only, not private)",
+        f"bounds     : {r['bounds_source']}; {a['values_clipped']} values clipped (analyst only, not private)",
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
         f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
         f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency"
         + (f"; the guarantee is for {r['rounds']} rounds of this release (K-fold composition: "
            f"this run is one of them)" if r.get("rounds", 1) > 1 else ""),
         f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
-        f"chi_lo = {r['bmg']['chi_lo']:.6g}, Err_1 = {r['bmg']['mse_single']:.6g}",
+        + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP),
+        *(f"  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items()),
         f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity 1/n) "
         f"{r['central_gaussian']['rmse_per_coordinate']:.4g}  (scaled units; ratio "
         f"{r['rmse_ratio_bmg_over_central']:.3f})",

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from sharpdp.cli import install_hint, option_error
+
 
 def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
     """The options shared by the Dask paths of the CLI."""
@@ -41,7 +43,7 @@ def check_engine_options(args: argparse.Namespace) -> bool:
         import distributed  # noqa: F401
     except ImportError as exc:
         raise ValueError(f"--engine dask: {exc.name or exc} is not installed; the Dask engine needs the [dask] "
-                         "extra: pip install \"sharpdp[dask]\"") from None
+                         f"extra: {install_hint('dask')}") from None
     if args.workers is not None and args.scheduler is not None:
         raise ValueError("--workers: give either --workers (a new local cluster) or --scheduler, not both")
     if args.workers is not None and args.workers < 1:
@@ -54,13 +56,9 @@ def check_engine_options(args: argparse.Namespace) -> bool:
     return True
 
 
-def _flag(exc: ValueError, names: dict[str, str]) -> ValueError:
-    """Rename the API's parameter at the start of a message to the CLI's flag."""
-    msg = str(exc)
-    for name, flag in names.items():
-        if msg.startswith(f"{name}:") or msg.startswith(f"{name} "):
-            return ValueError(flag + msg[len(name):])
-    return exc
+def _path_flag(args: argparse.Namespace) -> str:
+    """The option that named the input: ``--data``, or ``--csv`` (also read by the Dask engine)."""
+    return "--data" if args.data is not None else "--csv"
 
 
 def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: list[str] | None) -> dict[str, Any]:
@@ -73,7 +71,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     from sharpdp.shuffle import gaussian_mechanism_sigma
 
     path = args.data if args.data is not None else args.csv
-    names = {"data": "--data", "columns": "--columns", "bounds": "--bounds", "workers": "--workers",
+    names = {"data": _path_flag(args), "columns": "--columns", "bounds": "--bounds", "workers": "--workers",
              "scheduler": "--scheduler", "randomizer": "--epsilon"}
     try:
         if columns is None:
@@ -87,9 +85,10 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
             res = private_mean(path, columns, bounds, epsilon, delta, rng=np.random.default_rng(seed),
                                client=engine.client, threads=args.threads or 1, progress=True)
     except ValueError as exc:
-        raise _flag(exc, names) from None
-    for w in res.warnings:
-        print(f"sharpdp mean: warning: {w} with --bounds lo:hi,...", file=sys.stderr)
+        raise option_error(exc, names) from None
+    warnings = [] if res.bounds_public else [datasets.data_bounds_warning("--bounds")]
+    for w in warnings:
+        print(f"sharpdp mean: warning: {w}", file=sys.stderr)
     bmg, n = res.randomizer, res.n
     scaling = datasets.UnitBallScaling(res.bounds)
     true_z = res.true_mean_clipped_scaled
@@ -99,10 +98,9 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     return {
         "source": res.source, "n": n, "d": d, "columns": list(res.columns),
         "rows_dropped_missing": res.rows_dropped_missing, "bounds": res.bounds.tolist(),
-        "bounds_source": "--bounds (public)" if res.bounds_public
-        else "data min/max (NOT covered by the privacy guarantee)",
+        "bounds_source": "--bounds (public)" if res.bounds_public else datasets.DATA_BOUNDS_SOURCE,
         "values_clipped": res.values_clipped,
-        "warnings": [f"{w} with --bounds lo:hi,..." for w in res.warnings],
+        "warnings": warnings,
         "true_mean": res.true_mean.tolist(), "true_mean_clipped": res.true_mean_clipped.tolist(),
         "private_mean": res.private_mean.tolist(),
         "expected_rmse_per_coordinate": expected_rmse,
@@ -133,7 +131,7 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
     from sharpdp.distributed._engine import open_table
 
     path = args.data if args.data is not None else args.csv
-    names = {"data": "--data", "columns": "--by", "by": "--by", "keys": "--keys", "workers": "--workers",
+    names = {"data": _path_flag(args), "columns": "--by", "by": "--by", "keys": "--keys", "workers": "--workers",
              "scheduler": "--scheduler"}
     try:
         open_table(path, by, text=True)  # a bad path or column fails here, before a cluster is started
@@ -141,7 +139,7 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
             keys, counts, info = group_counts(path, by, keys=domain, keys_from_data=domain is None,
                                               client=engine.client, progress=True)
     except ValueError as exc:
-        raise _flag(exc, names) from None
+        raise option_error(exc, names) from None
     counted = {k: info[k] for k in ("rows", "rows_dropped_missing_key", "rows_dropped_outside_domain",
                                     "keys_outside_domain")}
     figures = {k: info[k] for k in ("engine", "partitions", "workers")}

@@ -19,7 +19,8 @@ def _dd():
     try:
         import dask.dataframe as dd
     except ImportError as exc:  # pragma: no cover - the extra is missing
-        raise ImportError("sharpdp.distributed needs the [dask] extra: pip install 'sharpdp[dask]'") from exc
+        raise ImportError('sharpdp.distributed needs the [dask] extra: pip install "sharpdp[dask]" '
+                          '(or pip install ".[dask]" from a clone of the repository)') from exc
     return dd
 
 
@@ -171,34 +172,46 @@ class Engine:
         return "dask" if self.client is not None else "dask (local threads)"
 
     def compute(self, tasks: list, what: str, progress: bool = False) -> list:
-        """Run delayed ``tasks`` and return their results in order.
+        """Run delayed ``tasks`` (one per partition) and return their results in order.
 
+        With ``progress``, a bar on stderr (:func:`sharpdp._progress.progress_bar`, shown at once:
+        a pass's first tasks include the workers' start-up) counts the tasks finished out of
+        ``len(tasks)``, on a cluster and on the local threaded scheduler.
         A worker that dies, a lost connection or a cancelled task aborts the whole job with
         one ValueError (no partial result); exceptions raised by a task are re-raised as is.
         """
-        if self.client is None:
-            import dask
+        from sharpdp._progress import progress_bar
 
-            return list(dask.compute(*tasks, scheduler="threads"))
-        from distributed import as_completed
+        with progress_bar(total=len(tasks), desc=what, unit=" partitions", leave=False,
+                          disable=not progress) as bar:
+            if self.client is None:
+                import dask
 
-        futures = self.client.compute(tasks)
-        bar = None
-        try:
-            if progress:
-                from tqdm import tqdm
+                with _task_counter({t.key for t in tasks}, bar):
+                    return list(dask.compute(*tasks, scheduler="threads"))
+            from distributed import as_completed
 
-                bar = tqdm(total=len(futures), desc=what, unit="partition", disable=None, leave=False)
-            for _ in as_completed(futures, loop=self.client.loop):
-                if bar is not None:
+            futures = self.client.compute(tasks)
+            try:
+                for _ in as_completed(futures, loop=self.client.loop):
                     bar.update(1)
-            return self.client.gather(futures)
-        except BaseException as exc:
-            self.client.cancel(futures)
-            raise translate_error(exc, what) from None
-        finally:
-            if bar is not None:
-                bar.close()
+                return self.client.gather(futures)
+            except BaseException as exc:
+                self.client.cancel(futures)
+                raise translate_error(exc, what) from None
+
+
+def _task_counter(keys: set, bar):
+    """A dask local-scheduler callback that advances ``bar`` when a task whose key is in ``keys``
+    finishes (the per-partition tasks; the reading tasks before them are not counted)."""
+    from dask.callbacks import Callback
+
+    class Counter(Callback):
+        def _posttask(self, key, result, dsk, state, worker_id):
+            if key in keys:
+                bar.update(1)
+
+    return Counter()
 
 
 def translate_error(exc: BaseException, what: str) -> BaseException:

@@ -230,7 +230,7 @@ def release_histogram(data, by: str | Sequence[str], mechanism, *, keys=None, ke
     client : distributed.Client or None
         Cluster to run on (default: the active default Client, else Dask's threads).
     progress : bool, default False
-        Show a progress bar (stderr, only on a terminal).
+        Show a progress bar (stderr; partitions done out of all).
 
     Returns
     -------

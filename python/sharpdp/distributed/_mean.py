@@ -200,7 +200,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     keep_messages : bool, default False
         Also gather the messages (n, d) on the driver in row order: for tests and small data.
     progress : bool, default False
-        Show a progress bar per pass (stderr, only on a terminal).
+        Show a progress bar per pass (stderr; partitions done out of all).
 
     Returns
     -------
@@ -254,13 +254,12 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         raise ValueError(f"data: no complete rows in {source} for columns {', '.join(columns)}")
     warnings: list[str] = []
     if bounds is None:
-        from sharpdp.apps.datasets import data_bounds
+        from sharpdp.apps.datasets import data_bounds, data_bounds_warning
 
         lo = np.min([r["lo"] for r in first if "lo" in r], axis=0)
         hi = np.max([r["hi"] for r in first if "hi" in r], axis=0)
         bounds = data_bounds(np.stack([lo, hi]))
-        warnings.append("bounds derived from the data's min/max: the privacy guarantee does not cover them; "
-                        "pass public bounds")
+        warnings.append(data_bounds_warning())
     scaling = UnitBallScaling(bounds)
     sum_raw = [sum(r["sum"][j] for r in first) for j in range(d)]
 

@@ -240,11 +240,14 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     refinement floor meets ``rel_tol`` or the budget is spent."""
     import sys
 
-    from tqdm.auto import tqdm
+    from sharpdp._progress import progress_bar
 
     vals: dict = {}
-    bar = tqdm(total=max_evaluations, desc="privacy profile (at most)", unit=" values", file=sys.stderr,
-               leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
+    # the number of values is known only at the end: the bar's total is the budget (an upper bound,
+    # said so) until then, and the values computed when the sampling stops (the bar is left at 100 %)
+    bar = progress_bar(total=max_evaluations, desc="privacy profile (budget; stops when accurate)",
+                       unit=" values", file=sys.stderr, leave=True, disable=progress is False,
+                       delay=0.0 if progress else 1.0)
 
     def ev(klist):
         ks = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
@@ -288,6 +291,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             if len(take) >= room:
                 break
         ev(take)
+    bar.total = bar.n  # finished: nothing more to come
     bar.close()
     ks = np.array(sorted(vals), dtype=np.int64)
     lo = np.array([vals[k][0] for k in ks.tolist()])
@@ -597,8 +601,9 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         Build the same construction from the accountant's LOWER values (a reference for tests
         and benchmarks; ``certified`` is then False and the pair dominates nothing).
     progress : bool or None
-        None (default): a tqdm bar on stderr (values computed out of the budget, an upper
-        estimate of the work) appears only after 1 s; True: at once; False: never.
+        None (default): a progress bar on stderr (values computed out of ``max_evaluations``, an
+        upper bound on the work, until the sampling stops; then left at 100 %) appears only after 1 s;
+        True: at once; False: never.
 
     Returns
     -------

