@@ -66,6 +66,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     import numpy as np
 
     from sharpdp.apps import datasets
+    from sharpdp.cli.mean import bounds_choice
     from sharpdp.distributed import cluster, private_mean
     from sharpdp.distributed._engine import numeric_columns, open_table
     from sharpdp.shuffle import gaussian_mechanism_sigma
@@ -77,6 +78,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         if columns is None:
             columns = numeric_columns(path)
         open_table(path, columns)  # a bad path or column fails here, before a cluster is started
+        bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
         bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
         entropy = np.random.SeedSequence().entropy  # an int for a fresh SeedSequence
