@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -99,7 +100,7 @@ def test_help_names_the_flag_and_what_it_does(capsys):
     assert "--bounds-from-data take the clipping bounds from the data's min/max instead (NOT covered by the " \
            "privacy guarantee" in text, text
     assert "refused unless given" in text
-    assert "required for a custom CSV or --data unless --bounds-from-data is given" in text
+    assert "required for a custom CSV, --data or a column without built-in bounds, unless --bounds-from-data is given" in text
 
 
 # ---------------------------------------------------------------- --bounds-from-data: analyst only
@@ -211,3 +212,26 @@ def test_default_table_keeps_its_public_bounds(capsys):
     text = format_text(r)
     assert "data min/max" not in text and "computed from the data's min/max" not in text
     assert "\n(original units; the estimate targets the mean of the clipped data)\n" in text
+
+
+def test_bounds_choice_order_mirrors_the_histogram_key_domain():
+    """--bounds, then --bounds-from-data (also over the built-in bounds), then the built-in bounds."""
+    from argparse import Namespace
+
+    from sharpdp.cli import CliError
+    from sharpdp.cli.mean import bounds_choice
+
+    cols = list(datasets.DEFAULT_COLUMNS)
+
+    def ns(**kw):
+        return Namespace(**{"bounds": None, "bounds_from_data": False, "csv": None, "data": None, **kw})
+
+    assert bounds_choice(ns(), cols) == "builtin"
+    assert bounds_choice(ns(bounds_from_data=True), cols) == "data"
+    assert bounds_choice(ns(bounds="0:1,0:1,0:1,0:1"), cols) == "public"
+    assert bounds_choice(ns(csv="x.csv", bounds_from_data=True), ["a"]) == "data"
+    for kw, cols_, which in [({"csv": "x.csv"}, ["a"], "a custom CSV (--csv)"),
+                             ({"data": "x.parquet"}, ["a"], "the --data dataset"),
+                             ({}, ["dep_delay", "year", "flight"], "--columns year,flight (no built-in public bounds)")]:
+        with pytest.raises(CliError, match="^--bounds: " + re.escape(which)):
+            bounds_choice(ns(**kw), cols_)

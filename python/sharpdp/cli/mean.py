@@ -49,8 +49,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--bounds", metavar="LO:HI,...", default=None,
                    help="public clipping bounds, one lo:hi per column, fixed without looking at the data "
                         "(default for the built-in table: delays -120:1440 min, air_time 0:720 min, distance "
-                        "0:5000 miles, see sharpdp.apps.datasets.FLIGHTS_BOUNDS); required for a custom CSV "
-                        "or --data unless --bounds-from-data is given")
+                        "0:5000 miles, see sharpdp.apps.datasets.FLIGHTS_BOUNDS); required for a custom CSV, "
+                        "--data or a column without built-in bounds, unless --bounds-from-data is given")
     p.add_argument("--bounds-from-data", action="store_true",
                    help="take the clipping bounds from the data's min/max instead (NOT covered by the privacy "
                         "guarantee: they reveal each column's smallest and largest values, and the release "
