@@ -218,8 +218,7 @@ def test_bounds_choice_order_mirrors_the_histogram_key_domain():
     """--bounds, then --bounds-from-data (also over the built-in bounds), then the built-in bounds."""
     from argparse import Namespace
 
-    from sharpdp.cli import CliError
-    from sharpdp.cli.mean import bounds_choice
+    from sharpdp.cli import CliError, bounds_choice
 
     cols = list(datasets.DEFAULT_COLUMNS)
 

@@ -89,56 +89,6 @@ ANALYST_ONLY = "analyst_only_not_private"
 _OPTIONS = {"csv": "--csv", "columns": "--columns", "bounds": "--bounds"}
 
 
-def bounds_choice(args: argparse.Namespace, columns) -> str:
-    """Where the clipping bounds come from: ``"public"``, ``"builtin"`` or ``"data"``; refuse the data unasked.
-
-    As ``sharpdp histogram`` does for its key domain: ``--bounds`` gives public bounds; without
-    it, the built-in public bounds of the flights table are used when the input is that table
-    and they cover every one of ``columns``; bounds taken from the data's min/max are used only
-    when asked for with ``--bounds-from-data`` (which also takes precedence over the built-in
-    bounds), since the privacy guarantee does not cover them.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed options of ``sharpdp mean`` (``bounds``, ``bounds_from_data``, ``csv``, ``data``).
-    columns : sequence of str
-        The columns the mean is taken over, in order.
-
-    Returns
-    -------
-    str
-        ``"public"`` (``--bounds``), ``"data"`` (``--bounds-from-data``) or ``"builtin"``.
-
-    Raises
-    ------
-    CliError
-        One line naming ``--bounds`` when there are no public bounds and ``--bounds-from-data``
-        is not given.
-    """
-    from sharpdp.apps import datasets
-    from sharpdp.cli import CliError
-
-    if args.bounds is not None:
-        return "public"
-    if args.bounds_from_data:
-        return "data"
-    custom = args.csv is not None or getattr(args, "data", None) is not None
-    missing = [c for c in columns if c not in datasets.FLIGHTS_BOUNDS]
-    if not custom and not missing:
-        return "builtin"
-    if getattr(args, "data", None) is not None:
-        which = "the --data dataset"
-    elif args.csv is not None:
-        which = "a custom CSV (--csv)"
-    else:
-        which = f"--columns {','.join(missing)} (no built-in public bounds)"
-    shown = ",".join(columns[:12]) + (f",... ({len(columns)} columns)" if len(columns) > 12 else "")
-    raise CliError(f"--bounds: {which} needs public clipping bounds fixed without looking at the data "
-                   f"(--bounds lo:hi,... one pair per column: {shown}); or pass --bounds-from-data to accept "
-                   "bounds taken from the data's min/max, which the privacy guarantee does not cover")
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The publishable result; the true means go to ``--diagnostics FILE`` only (see the module doc).
 
@@ -217,7 +167,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
     from sharpdp import _validation as V
     from sharpdp.apps import datasets
-    from sharpdp.cli import CliError, option_error
+    from sharpdp.cli import CliError, bounds_choice, option_error
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)

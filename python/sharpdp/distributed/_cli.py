@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from sharpdp.cli import install_hint, option_error
+from sharpdp.cli import bounds_choice, install_hint, option_error
 
 
 def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -66,7 +66,6 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     import numpy as np
 
     from sharpdp.apps import datasets
-    from sharpdp.cli.mean import bounds_choice
     from sharpdp.distributed import cluster, private_mean
     from sharpdp.distributed._engine import numeric_columns, open_table
     from sharpdp.shuffle import gaussian_mechanism_sigma
