@@ -221,7 +221,7 @@ def test_mean_rounds_calibrates_for_k_composed_rounds(tmp_path, capsys, accounta
 def test_mean_data_derived_bounds_warn(tmp_path, capsys, accountant):
     p = tmp_path / "small.csv"
     _write_csv(p, n=400)
-    code, out, err = _run(capsys, "mean", "--csv", str(p), "--seed", "1", "--epsilon", "0.1")
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--seed", "1", "--epsilon", "0.1", "--bounds-from-data")
     assert code == 0
     assert "warning" in err and "NOT covered by the privacy guarantee" in err
     assert "NOT covered by the privacy guarantee" in out and "warning:" in out

@@ -215,13 +215,13 @@ def test_dask_passes_count_partitions_on_a_progress_bar(monkeypatch, where):
     assert all(b.total == 3 and b.n == 3 and not b.disable for b in passes)
 
 
-# ---------------------------------------------------------------- 7. data-derived bounds: NOT covered, plainly
+# ------------------------------------------------ 7. data-derived bounds (--bounds-from-data): NOT covered, plainly
 def test_data_derived_bounds_warning_says_not_covered(tmp_path, capsys):
     from sharpdp.apps import datasets
 
     p = tmp_path / "t.csv"
     _small_csv(p)
-    code, out, err = _run(capsys, "mean", "--csv", str(p), "--epsilon", "0.5", "--seed", "1")
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--epsilon", "0.5", "--seed", "1", "--bounds-from-data")
     assert code == 0
     warning = datasets.data_bounds_warning("--bounds")
     assert f"sharpdp mean: warning: {warning}" in err and f"warning: {warning}" in out

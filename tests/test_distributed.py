@@ -189,6 +189,29 @@ def test_cli_mean_dask_matches_cli_mean_csv(tmp_path, table, clients, capsys):
     assert code == 0 and "engine     : dask (1 partitions, 2 workers)" in out
 
 
+def test_cli_mean_bounds_from_data_same_on_both_engines_and_analyst_only(tmp_path, table, clients, capsys):
+    csv = tmp_path / "t.csv"
+    table.to_csv(csv, index=False)
+    common = ["mean", "--columns", ",".join(COLUMNS), "--epsilon", str(EPS), "--delta", str(DELTA),
+              "--seed", str(SEED), "--json"]
+    # refused without --bounds or --bounds-from-data, on the Dask engine as on the local one
+    code, out, err = _cli(capsys, *common, "--data", str(csv), "--engine", "dask", "--scheduler",
+                          clients[2].scheduler.address)
+    assert code == 2 and out == "" and err.startswith("sharpdp mean: error: --bounds: the --data dataset needs "
+                                                      "public clipping bounds"), err
+    local, remote = _local_and_dask(capsys, clients, [*common, "--bounds-from-data"], csv, [], [])
+    complete = table[COLUMNS].dropna().to_numpy(dtype=np.float64)
+    minmax = np.column_stack([complete.min(axis=0), complete.max(axis=0)]).tolist()
+    for r in (local, remote):
+        a = r["analyst_only_not_private"]
+        assert a["bounds"] == minmax and r["bounds"] is None
+        assert r["expected_rmse_original_units"] is None and r["central_gaussian"]["rmse_original_units"] is None
+        assert a["expected_rmse_original_units"] is not None and a["central_rmse_original_units"] is not None
+        assert r["warnings"][0].startswith("bounds taken from the data's min/max are NOT covered")
+    assert remote["private_mean"] == local["private_mean"]
+    assert remote["analyst_only_not_private"] == local["analyst_only_not_private"]
+
+
 # ---------------------------------------------------------------- histogram
 def _reference_counts(table, keys):
     kept = table["carrier"].dropna()

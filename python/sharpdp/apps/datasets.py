@@ -8,8 +8,10 @@ Scaling into the unit L2 ball (what the shuffle-model mechanisms require) is by 
 per-column bounds ``[lo_j, hi_j]``: each value is clipped to its bounds and mapped affinely
 onto ``[-1/sqrt(d), 1/sqrt(d)]``, so every row has L2 norm <= 1. The mean of the scaled rows
 maps back exactly to the mean of the *clipped* data in original units. Bounds must not be
-derived from the data for the privacy guarantee to hold; data-derived bounds (min/max) are
-offered only as a convenience, with a warning.
+derived from the data for the privacy guarantee to hold; data-derived bounds (min/max,
+:func:`data_bounds`) are offered by this module only as a convenience, with a warning
+(:func:`data_bounds_warning`). The CLI is stricter: ``sharpdp mean`` refuses them unless
+``--bounds-from-data`` is given, and then reports them only as analyst-only values.
 """
 
 from __future__ import annotations
@@ -256,7 +258,8 @@ def data_bounds_warning(option: str | None = None) -> str:
 def data_bounds(data: np.ndarray) -> np.ndarray:
     """Min/max bounds of each column (shape (d, 2)); a constant column gets [v - 0.5, v + 0.5].
 
-    Data-derived bounds leak information: the privacy guarantee does not cover them.
+    Data-derived bounds leak information: the privacy guarantee does not cover them (``sharpdp
+    mean`` uses them only with ``--bounds-from-data``, and never prints them as public values).
     """
     lo, hi = data.min(axis=0), data.max(axis=0)
     const = lo == hi

@@ -94,6 +94,55 @@ def make_out_dir(path: str, flag: str = "--out") -> str:
     return path
 
 
+def bounds_choice(args: argparse.Namespace, columns) -> str:
+    """``sharpdp mean`` (both engines): where the clipping bounds come from; data-derived ones only when asked.
+
+    As ``sharpdp histogram`` does for its key domain: ``--bounds`` gives public bounds; without
+    it, the built-in public bounds of the flights table are used when the input is that table
+    and they cover every one of ``columns``; bounds taken from the data's min/max are used only
+    when asked for with ``--bounds-from-data`` (which also takes precedence over the built-in
+    bounds), since the privacy guarantee does not cover them.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of ``sharpdp mean`` (``bounds``, ``bounds_from_data``, ``csv``, ``data``).
+    columns : sequence of str
+        The columns the mean is taken over, in order.
+
+    Returns
+    -------
+    str
+        ``"public"`` (``--bounds``), ``"data"`` (``--bounds-from-data``) or ``"builtin"``.
+
+    Raises
+    ------
+    CliError
+        One line naming ``--bounds`` when there are no public bounds and ``--bounds-from-data``
+        is not given.
+    """
+    from sharpdp.apps import datasets
+
+    if args.bounds is not None:
+        return "public"
+    if args.bounds_from_data:
+        return "data"
+    custom = args.csv is not None or getattr(args, "data", None) is not None
+    missing = [c for c in columns if c not in datasets.FLIGHTS_BOUNDS]
+    if not custom and not missing:
+        return "builtin"
+    if getattr(args, "data", None) is not None:
+        which = "the --data dataset"
+    elif args.csv is not None:
+        which = "a custom CSV (--csv)"
+    else:
+        which = f"--columns {','.join(missing)} (no built-in public bounds)"
+    shown = ",".join(columns[:12]) + (f",... ({len(columns)} columns)" if len(columns) > 12 else "")
+    raise CliError(f"--bounds: {which} needs public clipping bounds fixed without looking at the data "
+                   f"(--bounds lo:hi,... one pair per column: {shown}); or pass --bounds-from-data to accept "
+                   "bounds taken from the data's min/max, which the privacy guarantee does not cover")
+
+
 # argparse alone takes only "-1" and "-.5" for negative numbers, so "--delta -1e-6" failed with
 # "expected one argument"; this also accepts exponents, "-1.", "-inf" and "-nan" as values, so the
 # validators can name the parameter ("--delta must be > 0"). No option of ours looks like a number.

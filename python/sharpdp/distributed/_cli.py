@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from sharpdp.cli import install_hint, option_error
+from sharpdp.cli import bounds_choice, install_hint, option_error
 
 
 def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -77,6 +77,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         if columns is None:
             columns = numeric_columns(path)
         open_table(path, columns)  # a bad path or column fails here, before a cluster is started
+        bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
         bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
         entropy = np.random.SeedSequence().entropy  # an int for a fresh SeedSequence
