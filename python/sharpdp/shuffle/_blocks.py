@@ -1,9 +1,10 @@
-"""Exact blocks for atom laws (module step J of :mod:`sharpdp.shuffle.accountant`; docs/accountant.md §7).
+"""Exact blocks for atom laws (module step J of :mod:`sharpdp.shuffle.accountant`; docs/accountant.md §5).
 
 For a law with few atoms (k-RR, binary RR, lower forms) the lattice engine runs on blocks of t
 users (t | n): V = B_1 L_1 + ... + B_t L_t has an exact multinomial law, computed here with
 certified error bounds (:func:`_block`), and :func:`_unblock` converts the blocked bracket back
-to the units of D_up, charging the block values' rounding. Imports only the laws and the
+to the units of D_up, charging the block values' rounding. When one block holds all n users,
+:func:`one_block` gives the bracket in closed form (§5.4). Imports only the laws and the
 engine's constants.
 """
 
@@ -186,7 +187,7 @@ def _block_weights(t: int, ms: int, gamma: float,
         pw[:, c] = pw[:, c - 1] * pa
     # the multinomial part first: its running products lie in [p_min^ms, 2^ms] (normal doubles by
     # the guards of _block_law), then the binomial weight exp(lb) in one last product (an underflow
-    # there costs at most 5e-324 absolute per atom, inside the 1e-300 of _BlockLaw)
+    # there costs at most 2e-323 absolute per atom, inside the 1e-300 of _BlockLaw)
     prob = np.ones(M.size)
     rest = M.copy()
     for j in range(m1):
