@@ -99,7 +99,7 @@ def _compositions(total: int, parts: int) -> np.ndarray:
         used = counts.sum(axis=1)
         reps = total - used + 1
         idx = np.repeat(np.arange(counts.shape[0]), reps)
-        cj = np.concatenate([np.arange(r) for r in reps])
+        cj = np.arange(idx.size) - np.repeat(np.cumsum(reps) - reps, reps)  # 0 .. reps - 1 per row
         counts = np.column_stack([counts[idx], cj])
     return counts
 
