@@ -179,7 +179,7 @@ void assemble(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, doubl
 // node 0 and node K = ncells/J. Consecutive fine cells (the cell cut at a group's end is
 // split by an independent coin: a randomised sigma-field) are merged into groups whose
 // conditional mean is (in exact arithmetic) the lattice node t_g; the group's mass goes to
-// t_g. The first node >= (mean of the group's first piece) + 1/4 is its target. The last,
+// t_g. The first node >= (mean of the group's first piece) + 1e-6 is its target. The last,
 // unfinished group goes to the floor of a certified lower value of its mean.
 // Outputs psi, eta (pmf error bounds) and mom_err, where mom_err[k] >= sum over the groups
 // assigned to node k of |computed - true moment of the group about k| (lattice units).
@@ -203,8 +203,11 @@ void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, 
   auto item = [&](double mi, double xl, double wl, double emi, double ewi) {
     while (mi > 0) {
       if (!active) {
+        // the nearest node above c (the margin 1e-6 >> the rounding of d, ~u K, keeps the first
+        // piece's moment about t negative, so every group takes mass): a group borrows the mass that
+        // lifts its mean to t from the next pieces, a variance loss ~ (t - c) x (their distance)
         const double c = xl + std::min(std::max(wl / mi, 0.0), invJ);
-        t = static_cast<std::int64_t>(std::ceil(c + 0.25));
+        t = static_cast<std::int64_t>(std::ceil(c + 1e-6));
         active = true;
         Mg = D = De = Me = Dabs = cnt = 0;
       }
