@@ -152,3 +152,21 @@ def test_power_step_bound_covers_the_skipped_frequencies():
     assert skipped > N // 4
     assert float(mp.sqrt(sq)) <= err
 
+
+
+def test_large_blocks_overlap_small_blocks_privunit(monkeypatch):
+    # PrivUnit (three atoms, no closed form at n = 1e8): the bracket with the large blocks of
+    # _atom_cap(1e8) and the one with the former small blocks (<= 60 000 count vectors, at most 48
+    # active users per block on average: t = 64) are both certified, so they overlap
+    from sharpdp.shuffle.randomizers import PrivUnit
+
+    n, eps = 10**8, 1e-3
+    big = ShuffleAccountant(PrivUnit(0.75, 0.2, 10), n, adjacency="replace").report(eps)
+    BL._BLOCK_CACHE.clear()
+    monkeypatch.setattr(BL, "_atom_cap", lambda n: 60_000)
+    monkeypatch.setattr(BL, "_divisors_desc", lambda n, top: (64,))
+    small = ShuffleAccountant(PrivUnit(0.75, 0.2, 10), n, adjacency="replace").report(eps)
+    BL._BLOCK_CACHE.clear()
+    assert big.terms["block_t"] > small.terms["block_t"] == 64
+    assert big.lower <= small.upper and small.lower <= big.upper
+    assert big.rel_gap <= 1e-2 and small.rel_gap <= 1e-2
