@@ -179,7 +179,7 @@ void assemble(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, doubl
 // node 0 and node K = ncells/J. Consecutive fine cells (the cell cut at a group's end is
 // split by an independent coin: a randomised sigma-field) are merged into groups whose
 // conditional mean is (in exact arithmetic) the lattice node t_g; the group's mass goes to
-// t_g. The first node >= (mean of the group's first piece) + 1/4 is its target. The last,
+// t_g. The first node >= (mean of the group's first piece) + 1e-6 is its target. The last,
 // unfinished group goes to the floor of a certified lower value of its mean.
 // Outputs psi, eta (pmf error bounds) and mom_err, where mom_err[k] >= sum over the groups
 // assigned to node k of |computed - true moment of the group about k| (lattice units).
@@ -203,8 +203,11 @@ void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, 
   auto item = [&](double mi, double xl, double wl, double emi, double ewi) {
     while (mi > 0) {
       if (!active) {
+        // the nearest node above c (the margin 1e-6 >> the rounding of d, ~u K, keeps the first
+        // piece's moment about t negative, so every group takes mass): a group borrows the mass that
+        // lifts its mean to t from the next pieces, a variance loss ~ (t - c) x (their distance)
         const double c = xl + std::min(std::max(wl / mi, 0.0), invJ);
-        t = static_cast<std::int64_t>(std::ceil(c + 0.25));
+        t = static_cast<std::int64_t>(std::ceil(c + 1e-6));
         active = true;
         Mg = D = De = Me = Dabs = cnt = 0;
       }
@@ -423,6 +426,18 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
   const std::size_t nb = static_cast<std::size_t>((M + 8191) / 8192);
   std::vector<double> e2(nb, 0.0), qq(nb, 0.0);
   std::vector<char> fixed(static_cast<std::size_t>(M), 0);
+  // Negligible frequencies (docs/accountant.md §3.6.3): if |z~| (rounded up) + e <= r_skip =
+  // e^{-760/(n-1)}, then |z~|^n <= e^{-760} (q is 0 in double) and n e (|z~| + e)^{n-1} <=
+  // n e e^{-760}: the per-frequency bound is below 1e-300 and the transcendental functions are
+  // skipped. Those bounds are charged together at the end as 1e-300 per frequency (in l2 norm,
+  // with the Hermitian weight 2), which covers them: b <= e^{-759} (1 + n e) < 1e-300 (n e <= 1).
+  double skip2 = -1.0;  // compare |z~|^2 against this (negative: never skip)
+  if (n > 1) {
+    const double rs = std::exp(-760.0 / (n - 1.0)) * (1.0 - 1e-12);
+    const double zs = (rs - e) / (1.0 + 8.0 * kU);
+    if (zs > 0 && n * e <= 1.0) skip2 = zs * zs * (1.0 - 1e-12);
+  }
+  std::vector<std::int64_t> nskip(nb, 0);
   for (std::size_t i = 0; i < cand.size(); ++i) {
     zfix[static_cast<std::size_t>(cand[i])] = zacc[i];
     fixed[static_cast<std::size_t>(cand[i])] = 1;
@@ -436,6 +451,11 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
         const auto ku = static_cast<std::size_t>(k);
         const std::complex<double> zk = fixed[ku] ? zfix[ku] : Zp[k];
         const double ee = ek.empty() ? e : ek[ku];
+        if (!fixed[ku] && std::norm(zk) <= skip2) {  // (fixed frequencies have their own, smaller, bound)
+          Op[k] = std::complex<double>(0.0, 0.0);
+          ++nskip[blk];
+          continue;
+        }
         // |z| from the squared norm (no hypot: |z| <= ~1 here), rounded up by 4u for the bound
         const double az = std::sqrt(std::norm(zk)) * (1.0 + 4.0 * kU);
         std::complex<double> q(0.0, 0.0);
@@ -464,12 +484,15 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
       qq[blk] = b2;
     });
   }
-  double err2 = 0, q2 = 0;
+  double err2 = 0, q2 = 0, ns = 0;
   for (std::size_t b = 0; b < nb; ++b) {
     err2 += e2[b];
     q2 += qq[b];
+    ns += static_cast<double>(nskip[b]);
   }
-  return {std::sqrt(err2) * (1.0 + 1e-10), std::sqrt(q2), static_cast<std::int64_t>(cand.size())};
+  // the skipped frequencies: at most 1e-300 each, weight <= 2 in the squared norm
+  return {std::sqrt(err2) * (1.0 + 1e-10) + 1e-300 * std::sqrt(2.0 * ns), std::sqrt(q2),
+          static_cast<std::int64_t>(cand.size())};
 }
 
 // Sums over the window W = {sa, ..., sa + N - 1} (lattice units; value s h):

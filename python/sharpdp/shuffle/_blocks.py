@@ -1,9 +1,10 @@
-"""Exact blocks for atom laws (module step J of :mod:`sharpdp.shuffle.accountant`; docs/accountant.md §7).
+"""Exact blocks for atom laws (module step J of :mod:`sharpdp.shuffle.accountant`; docs/accountant.md §5).
 
 For a law with few atoms (k-RR, binary RR, lower forms) the lattice engine runs on blocks of t
 users (t | n): V = B_1 L_1 + ... + B_t L_t has an exact multinomial law, computed here with
 certified error bounds (:func:`_block`), and :func:`_unblock` converts the blocked bracket back
-to the units of D_up, charging the block values' rounding. Imports only the laws and the
+to the units of D_up, charging the block values' rounding. When one block holds all n users,
+:func:`one_block` gives the bracket in closed form (§5.4). Imports only the laws and the
 engine's constants.
 """
 
@@ -69,9 +70,19 @@ class _BlockLaw(FiniteLaw):
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
 
-_BLOCK_MU = 48.0  # target mean number of active users (B_i = 1) per block
-_BLOCK_ATOMS = 60_000
+_BLOCK_ATOMS_MIN = 60_000  # count vectors per block at n <= 9e6 ...
+_BLOCK_ATOMS_MAX = 300_000  # ... growing like 20 sqrt(n) up to this (docs/accountant.md §5.2)
+_MS_MAX = 1000  # Pascal's row ms stays below 2.7e299, running products below 2^1000
+_LOG_PW_MIN = -650.0  # p_min^ms >= e^-650: the products of _block_weights stay normal doubles
 _TRUNC = 1e-40  # truncation of the number of active users per block: its cost in D units
+
+
+def _atom_cap(n: int) -> int:
+    """Largest number of count vectors of a block for n users (docs/accountant.md §5.2): the
+    engine's FFT length at a given accuracy falls like 1/t for atom laws whose values cluster
+    (the lower law's loss is first order in h, times the cluster spacing over the block variance),
+    so larger n affords larger blocks."""
+    return int(min(_BLOCK_ATOMS_MAX, max(_BLOCK_ATOMS_MIN, 20.0 * math.sqrt(n))))
 
 
 def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,7 +99,7 @@ def _compositions(total: int, parts: int) -> np.ndarray:
         used = counts.sum(axis=1)
         reps = total - used + 1
         idx = np.repeat(np.arange(counts.shape[0]), reps)
-        cj = np.concatenate([np.arange(r) for r in reps])
+        cj = np.arange(idx.size) - np.repeat(np.cumsum(reps) - reps, reps)  # 0 .. reps - 1 per row
         counts = np.column_stack([counts[idx], cj])
     return counts
 
@@ -174,11 +185,15 @@ def _block_weights(t: int, ms: int, gamma: float,
     pw = np.ones((m1, ms + 1))
     for c in range(1, ms + 1):
         pw[:, c] = pw[:, c - 1] * pa
-    prob = np.exp(lb)
+    # the multinomial part first: its running products lie in [p_min^ms, 2^ms] (normal doubles by
+    # the guards of _block_law), then the binomial weight exp(lb) in one last product (an underflow
+    # there costs at most 2e-323 absolute per atom, inside the 1e-300 of _BlockLaw)
+    prob = np.ones(M.size)
     rest = M.copy()
     for j in range(m1):
         prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
         rest -= counts[:, j]
+    prob *= np.exp(lb)
     rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * _U
     p_tr, lp_out = 0.0, -math.inf
     if ms < t:  # P(M > M*): the same log-domain terms, summed up to where they are negligible
@@ -227,8 +242,9 @@ def _block(gamma: float, law: Law, n: int) -> Blocks | None:
 def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     """Blocks of t users for an atom law (step J), or None when not applicable.
 
-    t is the largest divisor of n with t gamma <= _BLOCK_MU (at least 2) whose block has at most
-    _BLOCK_ATOMS atoms. The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
+    t is the largest divisor of n (at least 2) whose block has at most :func:`_atom_cap` (n) count
+    vectors, with M* <= _MS_MAX and p_min^M* >= e^_LOG_PW_MIN (every product in the normal
+    range). The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
     M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= 1e-40 gamma / max|L|
     (binomial Chernoff bound): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
     (log-domain binomial part, multinomial coefficients from Pascal's triangle, powers by repeated
@@ -260,11 +276,16 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
             M += max(1, M // 50)
         return min(M, d)
 
-    t_hi = max(2, int(_BLOCK_MU / gamma))
+    cap = _atom_cap(n)
+    # the block's probabilities stay in the normal double range (no overflow in Pascal's triangle,
+    # no underflow in the powers): ms <= _MS_MAX and p_min^ms >= e^_LOG_PW_MIN
+    lpmin = math.log(float(np.min(pa)))
     best = None
-    for d in _divisors_desc(n, min(n, t_hi)):
+    for d in _divisors_desc(n, n):
+        if d * gamma > _MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
+            continue  # M* >= d gamma: too large already
         ms = mstar(d)
-        if math.comb(ms + m1, m1) <= _BLOCK_ATOMS:
+        if ms <= _MS_MAX and ms * lpmin >= _LOG_PW_MIN and math.comb(ms + m1, m1) <= cap:
             best = (d, ms)
             break
     if best is None:
@@ -294,7 +315,7 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     uv, inv = np.unique(value, return_inverse=True)
     dup = int(np.bincount(inv).max())
     pp = np.bincount(inv, weights=prob, minlength=uv.size)
-    if abs(pp.sum() - 1.0) > 1e-9:
+    if not (np.all(np.isfinite(pp)) and abs(float(pp.sum()) - 1.0) <= 1e-9):
         return None  # (not expected) fall back to the per-user law
     rel_p = (rel + (dup + 2) * _U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
@@ -340,3 +361,30 @@ def _unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: floa
     terms["block_value_rounding"] = shift
     return replace(r, upper=r.upper * f * (1 + 1e-12) + shift, lower=max(r.lower * f * (1 - 1e-12) - shift, 0.0),
                    terms=terms)
+
+
+def one_block(blk: Blocks, gamma: float, n: int) -> LawBracket:
+    """Bracket of D_up when one block holds all users (t = n, docs/accountant.md §5.4).
+
+    S = V is the block's sum itself, so D_up = E[V_+]/(n gamma) up to the truncation term, in
+    closed form: each exact value lies within ``value_err`` of the stored one and each exact
+    probability within rel_p p + 1e-300 of the stored p, so E[V_+] lies between
+    sum p (v - ev)_+ (1 - rel_p) - 1e-300 sum (v - ev)_+ and sum p (v + ev)_+ (1 + rel_p) + 1e-300
+    sum (v + ev)_+ ((.)_+ is increasing); the sums are correctly rounded (math.fsum) and each term
+    carries at most 3 roundings, covered by the factors 1 -+ 1e-12 with the conversion to delta
+    units. The truncation term ``blk.trunc`` (delta units) is added to the upper value and
+    subtracted from the lower one.
+    """
+    law = blk.law
+    if blk.t != n:
+        raise ValueError("one_block: the block must hold all n users")
+    v, p, ev, rel = law.values, law.probs, blk.value_err, law.rel_p
+    up_v = np.maximum(v + ev, 0.0)
+    lo_v = np.maximum(v - ev, 0.0)
+    up = (math.fsum((p * up_v).tolist()) * (1.0 + rel) + 1e-300 * math.fsum(up_v.tolist())) / (n * gamma)
+    lo = (math.fsum((p * lo_v).tolist()) * (1.0 - rel) - 1e-300 * math.fsum(lo_v.tolist())) / (n * gamma)
+    up = up * (1.0 + 1e-12) + blk.trunc
+    lo = max(lo * (1.0 - 1e-12) - blk.trunc, 0.0)
+    return LawBracket(lo, up, terms={"note": "one block of all n users: exact law, closed form",
+                                     "block_t": blk.t, "block_value_rounding": ev / (n * gamma),
+                                     "block_truncation": blk.trunc})

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sharpdp.shuffle import _bigjump
-from sharpdp.shuffle._blocks import _block, _unblock
+from sharpdp.shuffle._blocks import _block, _unblock, one_block
 from sharpdp.shuffle._laws import Law
 from sharpdp.shuffle._lattice import _J_LO, _K_MAX, _TINY, _VALUE_FLOOR, PassResult, _choose_B, _choose_T, lattice_pass
 from sharpdp.shuffle._results import Coarsen, Grid, LawBracket
@@ -154,6 +154,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
         far = _bigjump.try_certify(law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket))
         r = _certify_law_mode(law, gamma, n, rel_tol, threads, mode) if far is None else _from_far_tail(far)
+    elif blk.t == n:  # one block of all users: D_up in closed form from its exact law (§5.4)
+        r = one_block(blk, gamma, n)
     else:
         r = _certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, mode.scaled(blk.t * gamma))
         r = _unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])

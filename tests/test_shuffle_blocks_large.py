@@ -1,0 +1,172 @@
+"""Exact blocks of users for atom laws (docs/accountant.md §5): larger blocks at large n, the
+closed form when one block holds every user (§5.4), the guards that keep the block's
+probabilities in the double range, and the power step's skipped frequencies (§3.6.3)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from sharpdp.shuffle import ShuffleAccountant
+from sharpdp.shuffle import _blocks as BL
+from sharpdp.shuffle.randomizers import RandomizedResponse
+
+
+def _exact_krr_mp(k: int, eps0: float, n: int, eps: float, cmax: int = 40) -> float:
+    """D_up of k-RR (replace-one) in 40-digit arithmetic: the multinomial sum over the counts of
+    the atoms a1 > 0 and a2, a3 < 0 (k >= 3; for k = 2 only a1, a2) among the n users, the
+    positive part forcing c1 a1 > |a2| c2 + |a3| c3. Terms with c1 > cmax are left out (their
+    probability is below C(n, cmax) (gamma/k)^cmax, negligible for the gammas used here)."""
+    mp.mp.dps = 40
+    (g, law), = RandomizedResponse(k, eps0).privacy_amplification_laws(eps, "replace")
+    vals = [mp.mpf(float(v)) for v in law.values]
+    pr = [mp.mpf(float(g)) * mp.mpf(float(p)) for p in law.probs]
+    pos = [i for i, v in enumerate(vals) if v > 0]
+    neg = [i for i, v in enumerate(vals) if v <= 0]
+    assert len(pos) == 1 and len(neg) in (1, 2)
+    p0 = 1 - sum(pr)
+    a1, q1 = vals[pos[0]], pr[pos[0]]
+    total = mp.mpf(0)
+    lf = [mp.loggamma(i + 1) for i in range(n + 1)]
+    for c1 in range(1, min(n, cmax) + 1):
+        if len(neg) == 1:
+            a2, q2 = vals[neg[0]], pr[neg[0]]
+            for c2 in range(0, n - c1 + 1):
+                s = c1 * a1 + c2 * a2
+                if s <= 0:
+                    break
+                c0 = n - c1 - c2
+                lw = lf[n] - lf[c1] - lf[c2] - lf[c0] + c1 * mp.log(q1) + c2 * mp.log(q2) + c0 * mp.log(p0)
+                total += mp.exp(lw) * s
+        else:
+            (a2, q2), (a3, q3) = [(vals[i], pr[i]) for i in neg]
+            for c2 in range(0, n - c1 + 1):
+                if c1 * a1 + c2 * a2 <= 0:
+                    break
+                for c3 in range(0, n - c1 - c2 + 1):
+                    s = c1 * a1 + c2 * a2 + c3 * a3
+                    if s <= 0:
+                        break
+                    c0 = n - c1 - c2 - c3
+                    lw = (lf[n] - lf[c1] - lf[c2] - lf[c3] - lf[c0] + c1 * mp.log(q1) + c2 * mp.log(q2)
+                          + c3 * mp.log(q3) + c0 * mp.log(p0))
+                    total += mp.exp(lw) * s
+    return float(total / (n * mp.mpf(float(g))))
+
+
+@pytest.mark.parametrize("k,eps0,n,eps", [(10, 8.0, 100, 2.0), (2, 8.0, 100, 4.0), (3, 6.0, 60, 1.0)])
+def test_one_block_of_all_users_matches_the_exact_multinomial_sum(k, eps0, n, eps):
+    rep = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace").report(eps)
+    assert rep.terms["block_t"] == n  # one block: the closed form of §5.4, no lattice
+    exact = _exact_krr_mp(k, eps0, n, eps)
+    assert rep.lower <= exact <= rep.upper
+    assert rep.upper - rep.lower <= 1e-9 * exact
+
+
+def _exact_binary_rr_tails(eps0: float, n: int, eps: float, width: float = 14.0) -> float:
+    """D_up of binary RR (replace-one) at large n: the active count A ~ Bin(n, gamma) (window of
+    +-width sd), and given A the stop-loss of c ~ Bin(A, 1/2) in closed form,
+    E[(c - y)_+] = (A/2) P(Bin(A - 1, 1/2) >= j0 - 1) - y P(Bin(A, 1/2) >= j0), j0 = floor(y) + 1
+    (scipy's binomial tails; the cancellation costs about 4 of their 15 digits here)."""
+    (g, law), = RandomizedResponse(2, eps0).privacy_amplification_laws(eps, "replace")
+    v_neg, v_pos = law.values
+    d = v_pos - v_neg
+    sa = math.sqrt(n * g * (1 - g))
+    A = np.arange(max(1, int(n * g - width * sa)), min(n, int(n * g + width * sa)) + 1)
+    y = -A * v_neg / d
+    j0 = np.floor(y) + 1
+    inner = (A / 2) * binom.sf(j0 - 2, A - 1, 0.5) - y * binom.sf(j0 - 1, A, 0.5)
+    return d * math.fsum((binom.pmf(A, n, g) * np.maximum(inner, 0)).tolist()) / (n * g)
+
+
+def test_binary_rr_tail_reference_matches_the_trinomial_sum():
+    # the reference of the next test against a direct sum (n = 1000, every count)
+    (g, law), = RandomizedResponse(2, 1.0).privacy_amplification_laws(0.1487, "replace")
+    (a, b), (pa, pb) = law.values, g * law.probs
+    n = 1000
+    tot = 0.0
+    for n1 in range(n + 1):
+        n2 = np.arange(n - n1 + 1)
+        tot += binom.pmf(n1, n, pa) * np.dot(binom.pmf(n2, n - n1, pb / (1 - pa)), np.maximum(n1 * a + n2 * b, 0.0))
+    assert _exact_binary_rr_tails(1.0, n, 0.1487, width=40.0) == pytest.approx(tot / (n * g), rel=1e-11)
+
+
+@pytest.mark.parametrize("eps", [3e-4, 1e-3])
+def test_large_blocks_bracket_the_exact_value_at_n_1e8(eps):
+    n = 10**8
+    rep = ShuffleAccountant(RandomizedResponse(2, 1.0), n, adjacency="replace").report(eps)
+    assert rep.terms["block_t"] > 500  # the atom cap grows with n (docs/accountant.md §5.2)
+    exact = _exact_binary_rr_tails(1.0, n, eps)
+    assert rep.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= rep.upper
+    assert rep.rel_gap <= 1e-2
+
+
+def test_block_probabilities_stay_in_the_double_range(monkeypatch):
+    # with a very large atom cap, Pascal's triangle would overflow beyond row 1029 (NaN
+    # probabilities): the guards cap M* at 1000 and keep p_min^M* >= e^-650
+    monkeypatch.setattr(BL, "_BLOCK_ATOMS_MAX", 10**7)
+    (g, law), = RandomizedResponse(2, 1.0).privacy_amplification_laws(1e-3, "replace")
+    blk = BL._block_law(g, law, 10**9)
+    assert blk is not None
+    counts_max = 1000
+    assert np.all(np.isfinite(blk.law.probs)) and np.all(blk.law.probs >= 0)
+    assert abs(float(np.sum(blk.law.probs)) - 1.0) <= 1e-12
+    assert blk.t * g < counts_max  # M* >= t gamma and M* <= 1000
+    assert 10**9 % blk.t == 0
+
+
+def test_atom_cap_grows_like_sqrt_n():
+    assert BL._atom_cap(10**4) == BL._BLOCK_ATOMS_MIN
+    assert BL._atom_cap(10**8) == 200_000
+    assert BL._atom_cap(10**12) == BL._BLOCK_ATOMS_MAX
+
+
+def test_power_step_bound_covers_the_skipped_frequencies():
+    """Large n: most frequencies have |z|^n far below the double range and skip the complex
+    log/exp (q = 0 there, docs/accountant.md §3.6.3); |Q~ - z^n|_2 stays within the returned
+    bound against 50-digit arithmetic."""
+    import scipy.fft as sfft
+
+    from sharpdp._core_loader import core
+
+    rng = np.random.default_rng(5)
+    N, n = 64, 20000
+    y = np.zeros(N)
+    y[:20] = rng.random(20)
+    y /= y.sum()
+    z = sfft.rfft(y)
+    e_fft = 10 * math.log2(N) * 2.0**-53 * math.sqrt(N) * float(np.sqrt(np.sum(y * y)))
+    Q, err, _, _ = core.accountant.power(z, float(n), e_fft, N, y, 1e-300, 1e9)
+    mp.mp.dps = 50
+    sq = mp.mpf(0)
+    skipped = 0
+    for k in range(N // 2 + 1):
+        zk = mp.fsum(mp.mpf(float(y[j])) * mp.expjpi(-2 * mp.mpf(j * k) / N) for j in range(N))
+        d = abs(zk**n - mp.mpc(complex(Q[k])))
+        skipped += Q[k] == 0 and abs(zk) < 0.99
+        sq += (1 if k in (0, N // 2) else 2) * d * d
+    assert skipped > N // 4
+    assert float(mp.sqrt(sq)) <= err
+
+
+
+def test_large_blocks_overlap_small_blocks_privunit(monkeypatch):
+    # PrivUnit (three atoms, no closed form at n = 1e8): the bracket with the large blocks of
+    # _atom_cap(1e8) and the one with the former small blocks (<= 60 000 count vectors, at most 48
+    # active users per block on average: t = 64) are both certified, so they overlap
+    from sharpdp.shuffle.randomizers import PrivUnit
+
+    n, eps = 10**8, 1e-3
+    big = ShuffleAccountant(PrivUnit(0.75, 0.2, 10), n, adjacency="replace").report(eps)
+    BL._BLOCK_CACHE.clear()
+    monkeypatch.setattr(BL, "_atom_cap", lambda n: 60_000)
+    monkeypatch.setattr(BL, "_divisors_desc", lambda n, top: (64,))
+    small = ShuffleAccountant(PrivUnit(0.75, 0.2, 10), n, adjacency="replace").report(eps)
+    BL._BLOCK_CACHE.clear()
+    assert big.terms["block_t"] > small.terms["block_t"] == 64
+    assert big.lower <= small.upper and small.lower <= big.upper
+    assert big.rel_gap <= 1e-2 and small.rel_gap <= 1e-2
