@@ -422,18 +422,18 @@ class ShuffleAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
-        Root search in three phases (docs/accountant.md §8), each a bracket shrunk by secant steps on log delta
-        (aimed just past the root, then a probe just below it; bisection if they stall):
-        (1) on the certified upper value alone at h = sd(L)/8, to 1 % (the lower value is not
-        needed to certify an answer); (2) on the upper value alone at the grid that one full
-        report (with the lower value, as :meth:`get_delta` computes it) settles on at the phase-1
-        answer, to ``xtol``; (3) on :meth:`get_delta` itself, from the phase-2 bracket, so that
-        ``get_delta(answer) <= delta``. Returns the safe end of the final bracket; exactly 0.0 if
-        the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
-        eps0 (where delta = 0). The first bracket comes from closed forms (the cap E[L_+] above,
-        the Jensen lower value below; docs/accountant_edges.md section 6), and laws whose cap is
-        below 1e-24 (where get_delta reports the cap) are evaluated by their cap only, so tiny
-        deltas (1e-100, 1e-300) take well under a second for the blanket-mixed Gaussian.
+        Root search in two phases (docs/accountant.md §8): a first bracket from closed forms (the
+        cap E[L_+] above; the Jensen and single-active-user lower values below, §8.1), then (1) a
+        model of the root on the certified upper value alone at h = sd(L)/8 (the lower value is
+        not needed to certify an answer): a safeguarded secant on log delta against log epsilon;
+        (2) the same secant search on :meth:`get_delta` itself, started at the phase-1 root with
+        its slope, down to a bracket of relative width ``xtol``, so that ``get_delta(answer) <=
+        delta``. Returns the safe end of the final bracket (its lower end is a point where
+        get_delta, or a closed-form lower value of the blanket bound, exceeds delta); exactly 0.0
+        if the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
+        eps0 (where delta = 0). Laws whose cap is below 1e-24 (where get_delta reports the cap)
+        are evaluated by their cap only, so tiny deltas (1e-100, 1e-300) take well under a second
+        for the blanket-mixed Gaussian.
         Answers are monotone: non-increasing in delta for queries in increasing delta (module
         step M).
 
