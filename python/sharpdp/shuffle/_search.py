@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle._certify import _jensen_lower, _plus, _surcharge, _trivial_cap, _upper_value
+from sharpdp.shuffle._certify import Bracket, _jensen_lower, _plus, _surcharge, _trivial_cap, _upper_value, certify
 from sharpdp.shuffle._laws import laws_for
 from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _MEMO_MAX, _SHRINK_ITERS, _TINY, _VALUE_FLOOR
 
@@ -237,15 +237,26 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                  if law.top_bound() > 0), default=0.0)
         return _plus(c, _surcharge(acc.randomizer, e, acc.adjacency))
 
-    # exactly 0 iff the published value get_delta(0) meets the target (a closed-form lower value
-    # above delta at 0 already rules that out)
-    if not lower_at(0.0) > delta and acc.get_delta(0.0) <= delta:
-        return 0.0
+    def above_at(e: float) -> bool:
+        """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
+        eps <= e): the law of largest cap at e in mode Bracket with the loose target 0.5."""
+        if e <= 0.0 or e > _EPS_CAP:
+            return False
+        laws = [(float(g), law) for g, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0]
+        if not laws:
+            return False
+        gamma, law = max(laws, key=lambda t: _trivial_cap(t[1]))
+        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower > delta
+
+    # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
+    # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
+    # without evaluating get_delta(0)
+    known_above_0 = lower_at(0.0) > delta
     # the search never goes beyond cap: eps0 (delta = 0 there) or 700 (get_delta(700) <= delta
     # was checked above, so cap itself is a certified answer)
     cap = cap0 if cap0 is not None else _EPS_MAX
-    if up(cap) > delta:
-        return cap  # the blanket bound is no better than the local guarantee (or than 700)
+    if up(cap) > delta:  # the blanket bound is no better than the local guarantee (or than 700)
+        return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
     # a first bracket from the closed forms: upper end by bisection on the cap E[L_+] (>= up,
     # >= get_delta's value), lower end where the closed-form lower value still exceeds delta
     # (then up and get_delta exceed it too); at most 40 bisection steps each
@@ -276,6 +287,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_at, converge=True)
     if r1 is None or not lo1 <= r1 <= hi1:
         r1 = hi1
+    if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
+        return 0.0
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, cap]: get_delta(hi) <= delta at the returned hi
     lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, cap, xtol, x0=r1, slope=k1, lower=lower_at)
