@@ -156,7 +156,10 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             (x1, f1), (x2, f2) = pts[-2], pts[-1]
             if x2 != x1 and (f2 - f1) / (x2 - x1) < 0:
                 kk = (f2 - f1) / (x2 - x1)
-        r_new = math.exp(pts[-1][0] - pts[-1][1] / kk) if pts and kk is not None else None
+        r_new = None
+        if pts and kk is not None:
+            z = pts[-1][0] - pts[-1][1] / kk  # log of the model root (a flat model: far outside)
+            r_new = math.exp(z) if z < 700.0 else math.inf
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
                 or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= 0.05)):
@@ -280,10 +283,10 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 j_hi = mid
             if j_hi - j_lo <= 1e-3 * j_hi:
                 break
-    # phase 1: a model of log up near the root (upper value alone on the coarse grid), from the
-    # asymptotic guess (or the bracket's geometric middle)
+    # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
+    # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
     g = _guess_epsilon(acc, delta)
-    x0 = math.sqrt(j_lo * c_hi) if j_lo > 0 else g
+    x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_at, converge=True)
     if r1 is None or not lo1 <= r1 <= hi1:
         r1 = hi1
