@@ -260,9 +260,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     cap = cap0 if cap0 is not None else _EPS_MAX
     if up(cap) > delta:  # the blanket bound is no better than the local guarantee (or than 700)
         return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
-    # a first bracket from the closed forms: upper end by bisection on the cap E[L_+] (>= up,
-    # >= get_delta's value), lower end where the closed-form lower value still exceeds delta
-    # (then up and get_delta exceed it too); at most 40 bisection steps each
+    # a first bracket from the closed forms (to 1 %, at most 40 bisection steps each): upper end
+    # by bisection on the cap E[L_+] (>= up, >= get_delta's value, law by law), lower end where
+    # the closed-form lower value still exceeds delta (then up and get_delta exceed it too)
     c_lo, c_hi = 0.0, cap
     if cap_at(cap) <= delta:
         for _ in range(40):
@@ -271,7 +271,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 c_hi = mid
             else:
                 c_lo = mid
-            if c_hi - c_lo <= 1e-3 * c_hi:
+            if c_hi - c_lo <= 1e-2 * c_hi:
                 break
     j_lo, j_hi = 0.0, c_hi
     if lower_at(0.0) > delta:
@@ -281,7 +281,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 j_lo = mid
             else:
                 j_hi = mid
-            if j_hi - j_lo <= 1e-3 * j_hi:
+            if j_hi - j_lo <= 1e-2 * j_hi:
                 break
     # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
@@ -293,6 +293,6 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
         return 0.0
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
-    # within the certified bracket [j_lo, cap]: get_delta(hi) <= delta at the returned hi
-    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, cap, xtol, x0=r1, slope=k1, lower=lower_at)
+    # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
+    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_at)
     return min(hi, cap)
