@@ -138,9 +138,9 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     the bracket end farther from r, so that an accurate model closes the bracket in two
     evaluations; bisection (geometric on wide brackets) when the model falls outside the bracket
     or the bracket fails to halve in three steps. ``lower(x) > delta`` (a certified lower value of
-    fun) marks x as a lower end without evaluating fun. ``converge``: also stop once two
+    fun) marks x as a lower end without evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
-    evaluations, on either side and within 5 % (the search only needs r and k then).
+    evaluations, on either side and within 20 % (the search only needs r and k then).
     Stops at hi - lo <= tol hi, at hi <= 1e-15, or after _SHRINK_ITERS steps."""
     ld = math.log(-math.log(delta))
     pts: list[tuple[float, float]] = []  # evaluations (log x, f(x)) with f = log(-log delta) - log(-log fun)
@@ -162,22 +162,25 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             r_new = math.exp(z) if z < 700.0 else math.inf
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
-                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= 0.05)):
-            return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 5 % apart)
+                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= 0.2)):
+            return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 20 % apart)
         if r_new is not None:
             r, k = r_new, kk
         stalled = len(widths) > 5 and w > 0.5 * widths[-4]  # (the first two steps start the model)
+        expect_lo = True  # (a point expected to be a lower end: worth a closed-form lower check)
         if x0 is not None and not pts and lo < x0 < hi:
             x = x0
         elif r_new is not None and lo < r_new < hi and not stalled:
-            x = r_new * (1.0 - 0.3 * tol) if r_new - lo > hi - r_new else r_new * (1.0 + 0.3 * tol)
+            expect_lo = r_new - lo > hi - r_new
+            x = r_new * (1.0 - 0.3 * tol) if expect_lo else r_new * (1.0 + 0.3 * tol)
         elif len(pts) == 1 and kk is None and not stalled:
+            expect_lo = pts[0][1] <= 0
             x = math.exp(pts[0][0]) * (1.02 if pts[0][1] > 0 else 0.98)
         else:
             x = math.sqrt(lo * hi) if lo > 0 and hi > 4.0 * lo else 0.5 * (lo + hi)
         m = min(0.02 * w, 0.1 * tol * max(x, lo)) if max(x, lo) > 0 else 0.02 * w
         x = min(max(x, lo + m), hi - m)
-        if lower is not None and lower(x) > delta:
+        if expect_lo and lower is not None and lower(x) > delta:
             lo = x
             continue
         u = fun(x)
