@@ -1,10 +1,12 @@
 """get_epsilon's root search (docs/accountant.md §8) and the monotone memos (module step M of
 :mod:`sharpdp.shuffle.accountant`).
 
-:func:`search_epsilon` brackets and shrinks the target on the certified upper value (phases 1
-and 2: :func:`sharpdp.shuffle._certify.certify` in upper-only mode) and then on ``get_delta``
-itself (phase 3). It sees the accountant only through :class:`_Evaluator` (no import of the
-public class: no cycle).
+:func:`search_epsilon` takes a first bracket from closed forms (the cap E[L_+] above, the lower
+values of docs/accountant.md §8.1 below), models the root on the certified upper value alone
+(phase 1: :func:`sharpdp.shuffle._certify.certify` in upper-only mode) and then finds it on
+``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`. It sees the
+accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
+:func:`_shrink` is the bracket shrinker of replace-one through bot (:mod:`._via_bottom`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle._certify import Bracket, _jensen_lower, _plus, _surcharge, _trivial_cap, _upper_value, certify
+from sharpdp.shuffle._certify import (Bracket, _jensen_lower, _plus, _stop_loss, _surcharge, _trivial_cap, _upper_value,
+                                      certify)
 from sharpdp.shuffle._laws import laws_for
 from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _MEMO_MAX, _SHRINK_ITERS, _TINY, _VALUE_FLOOR
 
@@ -116,8 +119,7 @@ def _single_user_lower(law: Any, gamma: float, n: int) -> float:
     contribution of the disjoint events "user j alone is active"; certified (rounded down)."""
     if getattr(law, "trivial_bound", False) or law.top_bound() <= 0:
         return 0.0
-    lo = law.tail_upper_bracket(0.0)[0] if law.value_error == 0.0 else \
-        law.tail_upper_bracket(math.nextafter(law.value_error, math.inf))[0]  # E[(L~ - err)_+] <= E[L_+]
+    lo = _stop_loss(law, 0.0)[0]  # certified lower end of E[L_+] (the law's value error included)
     if not (lo > 0.0 and math.isfinite(lo)):
         return 0.0
     p = math.exp((n - 1) * math.log1p(-gamma)) if gamma < 1.0 else (1.0 if n == 1 else 0.0)
@@ -134,11 +136,11 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     The model is log(-log fun) linear in log eps (delta ~ exp(-c eps^a) locally: exact for a
     Gaussian tail, and a power law in log fun near the root). The next point is the root r of
     the secant through the last two evaluations (one evaluation: ``slope`` if given, else a probe
-    2 % aside for a local slope), placed 0.3 tol r on the side of
-    the bracket end farther from r, so that an accurate model closes the bracket in two
-    evaluations; bisection (geometric on wide brackets) when the model falls outside the bracket
-    or the bracket fails to halve in three steps. ``lower(x) > delta`` (a certified lower value of
-    fun) marks x as a lower end without evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
+    2 % aside for a local slope), placed 0.3 tol r on the side of the bracket end farther from r,
+    so that an accurate model closes the bracket in two evaluations; bisection (geometric on wide
+    brackets) when the model falls outside the bracket or the bracket fails to halve in three
+    steps. ``lower(x) > delta`` (a certified lower value of fun) marks x as a lower end without
+    evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
     evaluations, on either side and within 20 % (the search only needs r and k then).
     Stops at hi - lo <= tol hi, at hi <= 1e-15, or after _SHRINK_ITERS steps."""
@@ -277,7 +279,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             if c_hi - c_lo <= 1e-2 * c_hi:
                 break
     j_lo, j_hi = 0.0, c_hi
-    if lower_at(0.0) > delta:
+    if known_above_0:
         for _ in range(40):
             mid = 0.5 * (j_lo + j_hi)
             if lower_at(mid) > delta:
