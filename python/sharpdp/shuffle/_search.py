@@ -278,7 +278,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 c_lo = mid
             if c_hi - c_lo <= 1e-2 * c_hi:
                 break
-    j_lo, j_hi = 0.0, c_hi
+    j_lo, j_hi = 0.0, 0.0 if not known_above_0 else c_hi
     if known_above_0:
         for _ in range(40):
             mid = 0.5 * (j_lo + j_hi)
@@ -288,16 +288,21 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 j_hi = mid
             if j_hi - j_lo <= 1e-2 * j_hi:
                 break
+    def lower_near(e: float) -> float:
+        """lower_at where it may still exceed delta (below the bisection's upper end j_hi; a
+        choice of speed only: skipping the check just evaluates the function)."""
+        return lower_at(e) if e < j_hi else 0.0
+
     # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
     g = _guess_epsilon(acc, delta)
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
-    lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_at, converge=True)
+    lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
     if r1 is None or not lo1 <= r1 <= hi1:
         r1 = hi1
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
         return 0.0
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
-    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_at)
+    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_near)
     return min(hi, cap)
