@@ -138,3 +138,18 @@ def test_repeated_get_epsilon_is_bit_identical():
     c = ShuffleAccountant(R, 1000).get_epsilon(1e-6)
     assert a == b == c
     assert acc.get_delta(a) <= 1e-6
+
+
+def test_report_cache_hits_are_bit_identical_and_isolated():
+    R = BlanketMixedGaussian(0.3, 1.5, 1)
+    acc = ShuffleAccountant(R, 1000)
+    e = acc.get_epsilon(1e-6)
+    first = acc.report(e)
+    again = acc.report(e)  # from the cache
+    fresh = ShuffleAccountant(R, 1000).report(e)  # recomputed
+    for r in (again, fresh):
+        assert (r.lower, r.upper, r.h, r.N, r.law_index) == (first.lower, first.upper, first.h, first.N,
+                                                             first.law_index)
+    assert first.upper <= 1e-6 < ShuffleAccountant(R, 1000).get_delta(e * (1 - 1e-3))
+    first.terms["edited"] = 1.0  # a caller's copy: the cached report is unchanged
+    assert "edited" not in acc.report(e).terms
