@@ -1,10 +1,12 @@
 """get_epsilon's root search (docs/accountant.md §8) and the monotone memos (module step M of
 :mod:`sharpdp.shuffle.accountant`).
 
-:func:`search_epsilon` brackets and shrinks the target on the certified upper value (phases 1
-and 2: :func:`sharpdp.shuffle._certify.certify` in upper-only mode) and then on ``get_delta``
-itself (phase 3). It sees the accountant only through :class:`_Evaluator` (no import of the
-public class: no cycle).
+:func:`search_epsilon` takes a first bracket from closed forms (the cap E[L_+] above, the lower
+values of docs/accountant.md §8.1 below), models the root on the certified upper value alone
+(phase 1: :func:`sharpdp.shuffle._certify.certify` in upper-only mode) and then finds it on
+``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`. It sees the
+accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
+:func:`_shrink` is the bracket shrinker of replace-one through bot (:mod:`._via_bottom`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle._certify import _jensen_lower, _plus, _surcharge, _trivial_cap, _upper_value, certify
+from sharpdp.shuffle._certify import (Bracket, _jensen_lower, _plus, _stop_loss, _surcharge, _trivial_cap, _upper_value,
+                                      certify)
 from sharpdp.shuffle._laws import laws_for
 from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _MEMO_MAX, _SHRINK_ITERS, _TINY, _VALUE_FLOOR
 
@@ -111,45 +114,128 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
         return 0.1
 
 
+def _single_user_lower(law: Any, gamma: float, n: int) -> float:
+    """Closed-form lower value of D_up (docs/accountant.md §8.1): (1 - gamma)^(n-1) E[L_+], the
+    contribution of the disjoint events "user j alone is active"; certified (rounded down)."""
+    if getattr(law, "trivial_bound", False) or law.top_bound() <= 0:
+        return 0.0
+    lo = _stop_loss(law, 0.0)[0]  # certified lower end of E[L_+] (the law's value error included)
+    if not (lo > 0.0 and math.isfinite(lo)):
+        return 0.0
+    p = math.exp((n - 1) * math.log1p(-gamma)) if gamma < 1.0 else (1.0 if n == 1 else 0.0)
+    return max(lo * p * (1.0 - 1e-12), 0.0)
+
+
+def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
+          x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
+          converge: bool = False) -> tuple[float, float, float | None, float | None]:
+    """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
+    kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
+    its slope -d log(-log fun) / d log eps (None when no model was formed).
+
+    The model is log(-log fun) linear in log eps (delta ~ exp(-c eps^a) locally: exact for a
+    Gaussian tail, and a power law in log fun near the root). The next point is the root r of
+    the secant through the last two evaluations (one evaluation: ``slope`` if given, else a probe
+    2 % aside for a local slope), placed 0.3 tol r on the side of the bracket end farther from r,
+    so that an accurate model closes the bracket in two evaluations; bisection (geometric on wide
+    brackets) when the model falls outside the bracket or the bracket fails to halve in three
+    steps. ``lower(x) > delta`` (a certified lower value of fun) marks x as a lower end without
+    evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
+    successive model roots agree to 0.1 tol, or when the root interpolates the last two
+    evaluations, on either side and within 20 % (the search only needs r and k then).
+    Stops at hi - lo <= tol hi, at hi <= 1e-15, or after _SHRINK_ITERS steps."""
+    ld = math.log(-math.log(delta))
+    pts: list[tuple[float, float]] = []  # evaluations (log x, f(x)) with f = log(-log delta) - log(-log fun)
+    r = k = None
+    widths: list[float] = []
+    for _ in range(_SHRINK_ITERS):
+        w = hi - lo
+        if not (w > tol * hi and hi > 1e-15):
+            break
+        widths.append(w)
+        kk = slope if slope is not None and slope < 0 else None
+        if len(pts) >= 2:
+            (x1, f1), (x2, f2) = pts[-2], pts[-1]
+            if x2 != x1 and (f2 - f1) / (x2 - x1) < 0:
+                kk = (f2 - f1) / (x2 - x1)
+        r_new = None
+        if pts and kk is not None:
+            z = pts[-1][0] - pts[-1][1] / kk  # log of the model root (a flat model: far outside)
+            r_new = math.exp(z) if z < 700.0 else math.inf
+        if converge and r_new is not None and (
+                (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
+                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= 0.2)):
+            return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 20 % apart)
+        if r_new is not None:
+            r, k = r_new, kk
+        stalled = len(widths) > 5 and w > 0.5 * widths[-4]  # (the first two steps start the model)
+        expect_lo = True  # (a point expected to be a lower end: worth a closed-form lower check)
+        if x0 is not None and not pts and lo < x0 < hi:
+            x = x0
+        elif r_new is not None and lo < r_new < hi and not stalled:
+            expect_lo = r_new - lo > hi - r_new
+            x = r_new * (1.0 - 0.3 * tol) if expect_lo else r_new * (1.0 + 0.3 * tol)
+        elif len(pts) == 1 and kk is None and not stalled:
+            expect_lo = pts[0][1] <= 0
+            x = math.exp(pts[0][0]) * (1.02 if pts[0][1] > 0 else 0.98)
+        else:
+            x = math.sqrt(lo * hi) if lo > 0 and hi > 4.0 * lo else 0.5 * (lo + hi)
+        m = min(0.02 * w, 0.1 * tol * max(x, lo)) if max(x, lo) > 0 else 0.02 * w
+        x = min(max(x, lo + m), hi - m)
+        if expect_lo and lower is not None and lower(x) > delta:
+            lo = x
+            continue
+        u = fun(x)
+        if 0 < u < 1 and x > 0:
+            pts.append((math.log(x), ld - math.log(-math.log(u))))
+        if u <= delta:
+            hi = x
+        else:
+            lo = x
+    return lo, hi, r, k
+
+
 def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
-    eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked)."""
-    ratios: dict[int, float] = {}
+    eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked).
+    docs/accountant.md §8."""
     rel = acc.rel_tol
-    up_cache: dict = {}
+    up_cache: dict[float, float] = {}
 
     def up(e: float) -> float:
+        """Certified upper value alone on the coarse grid h = sd/8 (phase 1)."""
         if e > _EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
             return min(up(_EPS_CAP), acc._cap_beyond(e)[1])
-        key = (e, tuple(sorted(ratios.items())))
-        if key in up_cache:
-            return up_cache[key]
+        if e in up_cache:
+            return up_cache[e]
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
         # below the maximum so far cannot change it, and one whose cap is far below delta or
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
         items = []
-        for i, (gamma, law) in enumerate(laws_for(acc.randomizer, e, acc.adjacency)):
-            items.append((_trivial_cap(law) if law.top_bound() > 0 else 0.0, i, float(gamma), law))
+        for gamma, law in laws_for(acc.randomizer, e, acc.adjacency):
+            items.append((_trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law))
         m = 0.0
-        for c, i, gamma, law in sorted(items, key=lambda t: -t[0]):
+        for c, gamma, law in sorted(items, key=lambda t: -t[0]):
             if c <= m:
                 continue
             if c <= max(1e-6 * delta, _VALUE_FLOOR):
                 m = max(m, c)
             else:
-                m = max(m, _upper_value(law, gamma, acc.n, rel, acc.threads, delta, ratios.get(i, 0.125)))
+                m = max(m, _upper_value(law, gamma, acc.n, rel, acc.threads, delta, 0.125))
         u = _plus(max(m, _TINY), _surcharge(acc.randomizer, e, acc.adjacency))
         if len(up_cache) < 512:
-            up_cache[key] = u
+            up_cache[e] = u
         return u
 
-    def jensen_at(e: float) -> float:
-        """max over laws of the Jensen lower value at e (<= D_up <= every upper value)."""
+    def lower_at(e: float) -> float:
+        """max over laws of the closed-form lower values at e (Jensen, single active user):
+        <= D_up <= every certified upper value, get_delta's included."""
         if e > _EPS_CAP:
             return acc._cap_beyond(e)[0]
-        return max((_jensen_lower(law, float(gamma), acc.n) for gamma, law in
-                    laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0), default=0.0)
+        return max((max(_jensen_lower(law, float(gamma), acc.n), _single_user_lower(law, float(gamma), acc.n))
+                    for gamma, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0),
+                   default=0.0)
 
     def cap_at(e: float) -> float:
         """max over laws of E[L_+] at e plus the surcharge: a cheap certified upper value."""
@@ -159,46 +245,29 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                  if law.top_bound() > 0), default=0.0)
         return _plus(c, _surcharge(acc.randomizer, e, acc.adjacency))
 
-    ld = math.log(delta)
+    def above_at(e: float) -> bool:
+        """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
+        eps <= e): the law of largest cap at e in mode Bracket with the loose target 0.5."""
+        if e <= 0.0 or e > _EPS_CAP:
+            return False
+        laws = [(float(g), law) for g, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0]
+        if not laws:
+            return False
+        gamma, law = max(laws, key=lambda t: _trivial_cap(t[1]))
+        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower > delta
 
-    def shrink(fun: Callable[[float], float], lo: float, ulo: float, hi: float, uhi: float,
-               tol: float) -> tuple[float, float, float, float]:
-        return _shrink(fun, delta, lo, ulo, hi, uhi, tol)
-
-    def rebracket(fun: Callable[[float], float], lo: float, hi: float,
-                  tol: float) -> tuple[float, float, float, float] | None:
-        """Re-establish fun(hi) <= delta < fun(lo) near an old bracket (steps of twice its
-        width, doubling: the root moves little between grids), then shrink it."""
-        w = max(hi - lo, 1e-3 * hi)
-        uhi = fun(hi)
-        while uhi > delta:  # (w doubles: at most ~60 steps to reach cap)
-            w *= 2.0
-            lo, ulo, hi = hi, uhi, min(hi + w, cap)
-            uhi = fun(hi)
-            if uhi > delta and hi >= cap:
-                return None
-        ulo = fun(lo) if lo > 0 else u0
-        while ulo <= delta:  # (lo halves at least, and is 0 below 1e-6 hi: bounded)
-            hi, uhi = lo, ulo
-            w *= 2.0
-            lo = max(lo - w, 0.5 * lo) if lo > 1e-6 * hi else 0.0
-            ulo = fun(lo) if lo > 0 else u0
-        return shrink(fun, lo, ulo, hi, uhi, tol)
-
-    # exactly 0 iff the published value get_delta(0) meets the target
-    d0 = acc.get_delta(0.0)
-    if d0 <= delta:
-        return 0.0
-    # phase 1: bracket and shrink to 1% on a coarse grid (h = sd/8, upper value only); the
-    # value at 0 is taken as d0 (> delta), so no bracket ever closes at 0
-    u0 = d0
+    # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
+    # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
+    # without evaluating get_delta(0)
+    known_above_0 = lower_at(0.0) > delta
     # the search never goes beyond cap: eps0 (delta = 0 there) or 700 (get_delta(700) <= delta
     # was checked above, so cap itself is a certified answer)
     cap = cap0 if cap0 is not None else _EPS_MAX
-    if up(cap) > delta:
-        return cap  # the blanket bound is no better than the local guarantee (or than 700)
-    # a first upper end from the closed-form cap E[L_+] (up <= cap): bisection on the cheap
-    # closed forms (at most 40 steps) instead of certified evaluations
+    if up(cap) > delta:  # the blanket bound is no better than the local guarantee (or than 700)
+        return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
+    # a first bracket from the closed forms (to 1 %, at most 40 bisection steps each): upper end
+    # by bisection on the cap E[L_+] (>= up, >= get_delta's value, law by law), lower end where
+    # the closed-form lower value still exceeds delta (then up and get_delta exceed it too)
     c_lo, c_hi = 0.0, cap
     if cap_at(cap) <= delta:
         for _ in range(40):
@@ -207,67 +276,33 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 c_hi = mid
             else:
                 c_lo = mid
-            if c_hi - c_lo <= 1e-3 * c_hi:
+            if c_hi - c_lo <= 1e-2 * c_hi:
                 break
-        cap_end, cap_u = c_hi, cap_at(c_hi)
-    else:
-        cap_end, cap_u = cap, up(cap)
-    # a first lower end from the closed-form Jensen lower value (<= D_up <= up): the largest
-    # epsilon found (at most 40 bisection steps) where it still exceeds delta
-    j_lo, j_hi, j_u = 0.0, cap_end, u0
-    if jensen_at(0.0) > delta:
+    j_lo, j_hi = 0.0, 0.0 if not known_above_0 else c_hi
+    if known_above_0:
         for _ in range(40):
             mid = 0.5 * (j_lo + j_hi)
-            v = jensen_at(mid)
-            if v > delta:
-                j_lo, j_u = mid, v
+            if lower_at(mid) > delta:
+                j_lo = mid
             else:
                 j_hi = mid
-            if j_hi - j_lo <= 1e-3 * j_hi:
+            if j_hi - j_lo <= 1e-2 * j_hi:
                 break
-    g = min(_guess_epsilon(acc, delta), cap_end)
-    lo, ulo = 0.0, u0
-    u = None
-    if j_lo > 0.0:  # bracket [Jensen end, cap end] without certified evaluations
-        lo, ulo, hi, uhi = j_lo, j_u, cap_end, cap_u
-    else:
-        u = up(g) if g < cap_end else cap_u
-    if u is None:
-        pass
-    elif u <= delta:
-        hi, uhi = g, u
-        while hi > 1e-12 * g:  # walk down to a bracket
-            u = up(0.5 * hi)
-            if u > delta:
-                lo, ulo = 0.5 * hi, u
-                break
-            hi, uhi = 0.5 * hi, u
-    else:
-        lo, ulo = g, u
-        for _ in range(200):
-            e = min(2.0 * lo, cap_end)
-            u = up(e) if e < cap_end else cap_u
-            if u <= delta:
-                hi, uhi = e, u
-                break
-            lo, ulo = e, u
-        else:
-            raise RuntimeError("get_epsilon: could not bracket the target")
-    lo, ulo, hi, uhi = shrink(up, lo, ulo, hi, uhi, max(xtol, 1e-2))
-    # phase 2: each law's grid from one full report (the grid get_delta settles on there),
-    # then the same search on that grid (upper value only)
-    for i, (gamma, law) in enumerate(laws_for(acc.randomizer, min(hi, _EPS_CAP), acc.adjacency)):
-        r = certify(law, float(gamma), acc.n, rel, acc.threads)
-        if r.h_ratio is not None:
-            ratios[i] = r.h_ratio
-    res = rebracket(up, lo, hi, xtol)
-    if res is None:
-        return cap
-    lo, ulo, hi, uhi = res
-    # phase 3: the final bracket with get_delta itself (the full report; its grid may still
-    # differ slightly), so that get_delta(answer) <= delta
-    res = rebracket(acc.get_delta, max(lo, hi * (1.0 - 2.0 * xtol)), hi, xtol)
-    if res is None:
-        return cap
-    lo, ulo, hi, uhi = res
+    def lower_near(e: float) -> float:
+        """lower_at where it may still exceed delta (below the bisection's upper end j_hi; a
+        choice of speed only: skipping the check just evaluates the function)."""
+        return lower_at(e) if e < j_hi else 0.0
+
+    # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
+    # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
+    g = _guess_epsilon(acc, delta)
+    x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
+    lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
+    if r1 is None or not lo1 <= r1 <= hi1:
+        r1 = hi1
+    if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
+        return 0.0
+    # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
+    # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
+    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_near)
     return min(hi, cap)

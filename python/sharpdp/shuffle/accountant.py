@@ -99,6 +99,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,7 @@ from sharpdp.shuffle import contract
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle._certify import Bracket, _jensen_lower, _plus, _surcharge, _trivial_cap, certify
 from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _TINY, _XTOL_RANGE
+from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _MEMO_MAX, _TINY, _XTOL_RANGE
 from sharpdp.shuffle._results import AccountantReport, Grid
 from sharpdp.shuffle._search import _envelope_put, search_epsilon
 from sharpdp.shuffle._via_bottom import ViaBottom
@@ -202,6 +203,7 @@ class ShuffleAccountant:
         self._emem_d: list[float] = []  # deltas answered by get_epsilon, sorted (step M)
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
+        self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only)
         try:
             laws_for(randomizer, 0.0, adjacency)  # validate the randomizer/adjacency early
         except NotImplementedError:
@@ -242,8 +244,21 @@ class ShuffleAccountant:
             return AccountantReport(eps, 0.0, _plus(0.0, s), terms={"surcharge": s} if s else {})
         if self._bottom is not None:
             return self._bottom.report(eps, rel_tol)
-        if eps > _EPS_CAP and only is None:
-            return self._report_beyond_cap(eps, rel_tol)
+        # per-accountant cache of certified reports (a report depends only on the accountant's
+        # randomizer, n and adjacency, and on the key; threads do not change values): a repeated
+        # evaluation, e.g. get_delta at get_epsilon's answer, returns the same values at once
+        key = (eps, rel_tol, only)
+        rep = self._reports.get(key)
+        if rep is None:
+            rep = self._report_beyond_cap(eps, rel_tol) if eps > _EPS_CAP and only is None else \
+                self._report_laws(eps, rel_tol, only)
+            if len(self._reports) >= _MEMO_MAX:
+                self._reports.clear()
+            self._reports[key] = rep
+        return replace(rep, terms=dict(rep.terms))  # (a copy: callers may edit theirs)
+
+    def _report_laws(self, eps: float, rel_tol: float, only: tuple[int, ...] | None) -> AccountantReport:
+        """The report at eps <= 60 (or over the laws in ``only``), computed law by law."""
         best = None
         lo_max = up_max = 0.0
         # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at _EPS_CAP certifies any
@@ -422,18 +437,18 @@ class ShuffleAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
-        Root search in three phases (docs/accountant.md §8), each a bracket shrunk by secant steps on log delta
-        (aimed just past the root, then a probe just below it; bisection if they stall):
-        (1) on the certified upper value alone at h = sd(L)/8, to 1 % (the lower value is not
-        needed to certify an answer); (2) on the upper value alone at the grid that one full
-        report (with the lower value, as :meth:`get_delta` computes it) settles on at the phase-1
-        answer, to ``xtol``; (3) on :meth:`get_delta` itself, from the phase-2 bracket, so that
-        ``get_delta(answer) <= delta``. Returns the safe end of the final bracket; exactly 0.0 if
-        the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
-        eps0 (where delta = 0). The first bracket comes from closed forms (the cap E[L_+] above,
-        the Jensen lower value below; docs/accountant_edges.md section 6), and laws whose cap is
-        below 1e-24 (where get_delta reports the cap) are evaluated by their cap only, so tiny
-        deltas (1e-100, 1e-300) take well under a second for the blanket-mixed Gaussian.
+        Root search in two phases (docs/accountant.md §8): a first bracket from closed forms (the
+        cap E[L_+] above; the Jensen and single-active-user lower values below, §8.1), then (1) a
+        model of the root on the certified upper value alone at h = sd(L)/8 (the lower value is
+        not needed to certify an answer): a safeguarded secant on log delta against log epsilon;
+        (2) the same secant search on :meth:`get_delta` itself, started at the phase-1 root with
+        its slope, down to a bracket of relative width ``xtol``, so that ``get_delta(answer) <=
+        delta``. Returns the safe end of the final bracket (its lower end is a point where
+        get_delta, or a closed-form lower value of the blanket bound, exceeds delta); exactly 0.0
+        if the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
+        eps0 (where delta = 0). Laws whose cap is below 1e-24 (where get_delta reports the cap)
+        are evaluated by their cap only, so tiny deltas (1e-100, 1e-300) take well under a second
+        for the blanket-mixed Gaussian.
         Answers are monotone: non-increasing in delta for queries in increasing delta (module
         step M).
 
