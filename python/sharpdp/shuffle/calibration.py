@@ -190,8 +190,15 @@ _X_BOX = (math.log(0.1), math.log(1e12))
 _T_BOX = (-20.7, 34.5)
 # Model fit and step tuning (see _Search).
 _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
-# Trust region of a certification step in x (log sigma0).
-_X_TRUST = 0.25
+# Trust region of a certification step in x (log sigma0): at most _X_TRUST, and at most a step the
+# steepest observed slope of log delta in x turns into a change of _V_TRUST in log delta (where
+# delta falls steeply, at large n and large epsilon, a step of 0.25 in x is a factor e^7 in delta).
+_X_TRUST, _V_TRUST = 0.25, 1.5
+# The template is dropped from the model (which is then purely local) when it misses the first
+# evaluation by more than this in log delta: at large n and epsilon the single big jump dominates
+# delta, which the Gaussian-limit template does not see (it can be off by a factor e^100 there,
+# and its slopes in x and gamma are then wrong too).
+_TEMPLATE_OFF = 3.0
 # Stage 1 stops within this of the target (log delta of the cheap estimate).
 _STAGE1_TOL = 0.03
 # Stage 2 probes at logit(gamma) +- _PROBE_DT; stage 3 moves logit(gamma) by at most _T_RADIUS.
@@ -241,23 +248,27 @@ class CalibrationReport:
 
 
 class _Progress:
-    """One progress bar over accountant evaluations, its total the evaluations made plus an
-    estimate of those still to come (:func:`sharpdp._progress.progress_bar`: tqdm when installed,
-    else plain lines). ``progress``: None shows it only once the calibration has run for one
-    second, True at once, False never.
+    """One progress bar over accountant evaluations (:func:`sharpdp._progress.progress_bar`: tqdm
+    when installed, else plain lines). Its total is the budget (at most that many evaluations are
+    made unless every certification fails; only then does it grow, one at a time), and it ends at
+    100 % (the total is set to the evaluations made when the calibration finishes). ``progress``:
+    None shows it only once the calibration has run for one second, True at once, False never.
     """
 
-    def __init__(self, desc: str, progress: bool | None, planned: int, unit: str = " accountant evaluations") -> None:
-        self.bar = progress_bar(desc=desc, total=planned, unit=unit, file=sys.stderr,
+    def __init__(self, desc: str, progress: bool | None, budget: int, unit: str = " accountant evaluations") -> None:
+        self.bar = progress_bar(desc=desc, total=budget, unit=unit, file=sys.stderr,
                                 leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
 
-    def update(self, done: int, remaining: int) -> None:
-        """``done`` evaluations made, about ``remaining`` still expected."""
-        self.bar.total = done + max(remaining, 0)
+    def update(self, done: int) -> None:
+        """``done`` evaluations made (the total grows past the budget only in a fallback)."""
+        if done > self.bar.total:
+            self.bar.total = done + 1
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        self.bar.total = self.bar.n  # finished: nothing more to come
+        self.bar.total = self.bar.n  # finished: nothing more to come (the bar shows 100 %)
+        if hasattr(self.bar, "refresh"):
+            self.bar.refresh()
         self.bar.close()
 
 
@@ -285,25 +296,31 @@ class _Search:
                  objective: Callable[..., float], n: int, epsilon: float, delta: float,
                  adjacency: str, progress: bool | None, desc: str,
                  t_box: tuple[float, float] | None = None) -> None:
-        self.make, self.base, self.objective = make, base, objective
+        self.make, self.template, self.objective = make, base, objective
+        self.use_template = True  # False once the first evaluation shows the template is far off
         self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
         self.t_box = t_box
-        self.after = 4 if t_box else 2  # evaluations expected after stage 1 (progress estimate)
         self.pts: list[tuple[float, float | None, float, bool, float, float]] = []  # (x, t, v, fine, lo, up)
         self.count = 0
         # (objective, x, t, lo, up) of the best certified point
         self.best: tuple[float, float, float | None, float, float] | None = None
-        self.bar = _Progress(desc, progress, 7 if t_box else 5)
+        self.bar = _Progress(desc, progress, _MAX_EVALS)
+
+    def base(self, x: float, t: float | None) -> float:
+        """The model's base: the log template while it is usable, else 0 (a purely local model)."""
+        return self.template(x, t) if self.use_template else 0.0
 
     # -- evaluations
-    def evaluate(self, x: float, t: float | None, fine: bool, remaining: int) -> float:
+    def evaluate(self, x: float, t: float | None, fine: bool) -> float:
         r = self.make(x, t)
         lo, up = (float(v) for v in _make_accountant(r, self.n, self.adjacency,
                                                      _CERT_REL_TOL if fine else _SEARCH_REL_TOL)
                   .get_delta_bounds(self.epsilon))
         self.count += 1
-        self.bar.update(self.count, remaining)
+        self.bar.update(self.count)
         v = _log_estimate(lo, up)
+        if not self.pts and math.isfinite(v) and abs(v - self.template(x, t)) > _TEMPLATE_OFF:
+            self.use_template = False
         self.pts.append((x, t, v, fine, lo, up))
         if fine and up <= self.delta:
             f = self.objective(x, t)
@@ -349,6 +366,15 @@ class _Search:
         h = 1e-4
         return min((self.base(x + h, t) - self.base(x - h, t)) / (2 * h) + coef[1], -0.05)
 
+    def trust(self, xc: float, tc: float | None, coef: tuple[float, ...]) -> float:
+        """Half-width in x of the trust region at (xc, tc) (see _V_TRUST): the steeper of the model's
+        slope and the secant through the two evaluations at tc nearest xc."""
+        steep = abs(self.slope(xc, tc, coef))
+        line = sorted((p for p in self.pts if p[1] == tc and math.isfinite(p[2])), key=lambda p: abs(p[0] - xc))
+        if len(line) >= 2 and line[0][0] != line[1][0]:
+            steep = max(steep, -(line[1][2] - line[0][2]) / (line[1][0] - line[0][0]))
+        return min(_X_TRUST, _V_TRUST / steep)
+
     def root(self, target: float, t: float | None, coef: tuple[float, ...], xc: float, tc: float | None,
              fine: bool = False) -> float:
         """x nearest to xc where the model meets target at this t (clipped to xc +- 4).
@@ -381,7 +407,7 @@ class _Search:
         x, last = x0, None  # last: (step, value before it)
         side = prev_side = None  # infeasible (True) / feasible (False) estimate at the last two points
         for k in range(max_evals):
-            v = self.evaluate(x, t, False, max(2 - k, 1) + self.after)
+            v = self.evaluate(x, t, False)
             if v > target:
                 lo = (x, v)
             else:
@@ -446,9 +472,10 @@ class _Search:
                 # fallback after a failed certification: out along x at the failed point's t,
                 # by at least the linearised excess (margins included) and 4e-4 * 2^(k-1) after k failures
                 ts = last_fail[1]
-                step = max(min(last_fail[2] / abs(self.slope(last_fail[0], last_fail[1], coef)), _X_TRUST),
-                           _MU0 * 2.0 ** (fails + 1))
-                xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
+                xt = max(self.trust(last_fail[0], ts, coef), 2.0 * _MU0 * 2.0 ** (fails + 1))
+                step = min(max(last_fail[2] * xt / _V_TRUST, _MU0 * 2.0 ** (fails + 1)), xt)
+                xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step),
+                         last_fail[0] + xt, _X_BOX[1])
                 # kept inside what the evaluations on this line already show (see _safeguard)
                 xs = self._safeguard(xs, ts, ld - rho - mu, True, xc)
                 repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
@@ -459,7 +486,7 @@ class _Search:
                     return
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
-            self.evaluate(xs, ts, True, 1)
+            self.evaluate(xs, ts, True)
             *_, v, _, lo, up = self.pts[-1]
             if up > 0.0 and math.isfinite(v):
                 rho = max(math.log(up) - v, 0.0)
@@ -486,7 +513,7 @@ class _Search:
         bad = max((p[0] for p in line if (p[3] and p[5] > self.delta) or p[4] > self.delta), default=-math.inf)
         good = min((p[0] for p in line if p[5] <= self.delta and p[0] > bad), default=math.inf)
         if good == math.inf:
-            return min(xs, max(bad, xc) + _X_TRUST)
+            return min(xs, max(bad, xc) + self.trust(max(bad, xc), ts, self.fit(xc, ts)))
         if bad < xs < good and not repair:
             return xs
         above = [p for p in line if bad <= p[0] < good and p[5] > 0.0 and math.log(p[5]) > aim]
@@ -505,15 +532,17 @@ class _Search:
                 t_radius: float) -> tuple[float, float | None]:
         """Model-feasible point of least objective inside the trust region.
 
-        The region: x within _X_TRUST of xc (a root beyond it on the unsafe side is not
+        The region: x within :meth:`trust` of xc (a root beyond it on the unsafe side is not
         model-feasible; one beyond it on the safe side is replaced by the edge), t within
         t_radius of tc and at most 0.25 beyond the evaluated t's (the model is fitted there).
         """
+        xt = self.trust(xc, tc, coef)
+
         def at(t: float | None) -> tuple[float, float]:
             x = self.root(target, t, coef, xc, tc, True)
-            if x > xc + _X_TRUST:
+            if x > xc + xt:
                 return math.inf, x
-            x = max(x, xc - _X_TRUST)
+            x = max(x, xc - xt)
             return self.objective(x, t), x
 
         if tc is None:
@@ -525,7 +554,7 @@ class _Search:
         vals = [at(t)[0] for t in ts]
         k = int(np.argmin(vals))
         if not math.isfinite(vals[k]):  # nothing model-feasible nearby: step out at tc
-            return min(self.root(target, tc, coef, xc, tc, True), xc + _X_TRUST), tc
+            return min(self.root(target, tc, coef, xc, tc, True), xc + xt), tc
         a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
         t_best = float(ts[k])
         if b > a:
@@ -602,10 +631,12 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         # stage 1: the boundary at the template's gamma (cheap estimates, 3% in delta)
         xb = s.bracket(math.log(b0.sigma0), t0, target, _STAGE1_TOL, 5)
         # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
-        xr = s.root(target, t0, s.fit(xb, t0), xb, t0)
+        coef = s.fit(xb, t0)
+        xt = s.trust(xb, t0, coef)
+        xr = min(max(s.root(target, t0, coef, xb, t0), xb - xt), xb + xt)
         for k, dt in enumerate((-_PROBE_DT, _PROBE_DT)):
             if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
-                s.evaluate(xr, t0 + dt, False, 3 - k)
+                s.evaluate(xr, t0 + dt, False)
         # stage 3: model optimum, certified at full accuracy; improved while the model predicts a gain
         s.certify(xb, t0, t_radius=_T_RADIUS)
     finally:
@@ -670,7 +701,7 @@ def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds
 
     aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
     s = aim + half_log_k  # shift 0: the Gaussian start
-    bar = _Progress(f"calibrating BMG for {rounds} rounds", progress, 3, unit=" candidates")
+    bar = _Progress(f"calibrating BMG for {rounds} rounds", progress, _ROUNDS_CERTS, unit=" candidates")
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
     count = evals = fails = 0
@@ -698,7 +729,7 @@ def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds
             if not s_fail < nxt < s_pass:
                 nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s_pass - _ROUNDS_STEP
             s = nxt
-            bar.update(count, 1 if best is None or count < _ROUNDS_CERTS else 0)
+            bar.update(count)
         # fallback (no candidate certified): the last failed BMG with a larger sigma0 at the same
         # gamma (a post-processing of it: more Gaussian noise, a smaller delta), growing steps
         step = _ROUNDS_STEP
@@ -711,8 +742,7 @@ def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds
             count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)
-            bar.update(count, 1)
-        bar.update(count, 0)
+            bar.update(count)
     finally:
         bar.close()
     _, bmg, bounds = best
