@@ -151,6 +151,39 @@ def template_delta_estimate(chi: Any, n: int, epsilon: float) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+def _lognormal_stop_loss(k: float, b: float, r: float, z_lo: float = -math.inf) -> float:
+    """E[(b exp(r Z - r^2/2) - k)_+; Z > z_lo] for Z ~ N(0, 1), b > 0, r > 0 (Black-Scholes form)."""
+    if k <= 0.0:  # the whole (truncated) mean minus k
+        return b * float(ndtr(r - z_lo)) - k * float(ndtr(-z_lo))
+    z = max((math.log(k / b) + 0.5 * r * r) / r, z_lo)  # b e^{rz - r^2/2} > k  <=>  Z > z
+    return b * float(ndtr(r - z)) - k * float(ndtr(-z))
+
+
+def _big_jump_estimate(gamma: float, sigma0: float, n: int, epsilon: float) -> float:
+    """Single-big-jump *estimate* (not a bound) of the shuffled delta(epsilon) at n users.
+
+    The heavy right tail of the privacy amplification variable L of one user (the increasing
+    lognormal law of :func:`sharpdp.shuffle._laws._bmg_laws`: BMG x vs bot, or the Gaussian
+    randomizer's infimum blanket), with the n - 1 others at their mean:
+    ``tau(T) = E[(L - T)_+]``, ``T = (n - 1) w (e^eps - 1)``, w the blanket weight (gamma for
+    the BMG; E[L] = 1 - e^eps). This is the leading term of the accountant's far-tail
+    decomposition (docs/accountant_tail.md §2, E[phi(A')] with A' at its mean), which carries
+    nearly all of delta where the Gaussian-limit template fails (large n or large epsilon). The
+    replace-one law has the same increasing part (its decreasing part is dropped). Used only to
+    model the search; never as a privacy figure.
+    """
+    ee1 = math.expm1(epsilon)
+    if gamma > 0.0:  # L = gamma - e^eps + (1 - gamma) exp(rZ - r^2/2), r = 1/sigma0
+        t = (n - 1) * gamma * ee1
+        return _lognormal_stop_loss(t - gamma + ee1 + 1.0, 1.0 - gamma, 1.0 / sigma0)
+    # Gaussian randomizer: weight 1/g on Z > 1/s of -e^eps + g exp(r2 Z - r2^2/2), r2 = 2/s
+    g = 2.0 * float(ndtr(-1.0 / sigma0))
+    if g <= 0.0:
+        return 1.0
+    t = (n - 1) * g * ee1
+    return _lognormal_stop_loss(t + ee1 + 1.0, g, 2.0 / sigma0, 1.0 / sigma0) / g
+
+
 def _template_chi(n: int, epsilon: float, delta: float) -> float:
     """chi at which :func:`template_delta_estimate` equals delta (an initial guess only)."""
     f = lambda lc: math.log(max(template_delta_estimate(math.exp(lc), n, epsilon), 1e-300)) - math.log(delta)
@@ -199,6 +232,8 @@ _X_TRUST, _V_TRUST = 0.25, 1.5
 # delta, which the Gaussian-limit template does not see (it can be off by a factor e^100 there,
 # and its slopes in x and gamma are then wrong too).
 _TEMPLATE_OFF = 3.0
+# The start's search in logit(gamma) around the template's optimal BMG.
+_START_T = 4.0
 # Stage 1 stops within this of the target (log delta of the cheap estimate).
 _STAGE1_TOL = 0.03
 # Stage 2 probes at logit(gamma) +- _PROBE_DT; stage 3 moves logit(gamma) by at most _T_RADIUS.
@@ -566,6 +601,35 @@ class _Search:
         return at(t_best)[1], t_best
 
 
+def _model_root(base: Callable[..., float], t: float | None, target: float) -> float:
+    """x in _X_BOX where the base model meets ``target`` at shape t (the box's end if it does not)."""
+    f = lambda x: base(x, t) - target  # noqa: E731  (decreasing in x)
+    lo, hi = _X_BOX
+    if f(lo) <= 0.0:
+        return lo
+    if f(hi) >= 0.0:
+        return hi
+    return brentq(f, lo, hi, xtol=1e-6)
+
+
+def _model_start(base: Callable[..., float], objective: Callable[..., float], target: float,
+                 t_guess: float) -> tuple[float, float]:
+    """(x, t) of least objective on the base model's boundary, t within _START_T of t_guess."""
+    def err(t: float) -> float:
+        return objective(_model_root(base, t, target), t)
+
+    lo_t, hi_t = max(t_guess - _START_T, _T_BOX[0]), min(t_guess + _START_T, _T_BOX[1])
+    ts = np.linspace(lo_t, hi_t, 25)
+    vals = [err(t) for t in ts]
+    k = int(np.argmin(vals))
+    a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+    t_best = float(ts[k])
+    res = minimize_scalar(err, bounds=(a, b), method="bounded", options={"xatol": 1e-2})
+    if res.fun < vals[k]:
+        t_best = float(res.x)
+    return _model_root(base, t_best, target), t_best
+
+
 def _expit(t: float) -> float:
     return 1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))
 
@@ -617,19 +681,23 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     # (an estimate of where the boundary lies, not a bound)
     scale = 0.5 if adjacency == "replace" else 1.0
 
-    def base(x: float, t: float) -> float:
+    def base(x: float, t: float) -> float:  # log of the template plus the single-big-jump estimate
         chi = _bmg_chi_lo(t, x)
-        return math.log(max(template_delta_estimate(scale * chi, n, epsilon), 1e-300)) if chi > 0.0 else 0.0
+        tmpl = template_delta_estimate(scale * chi, n, epsilon) if chi > 0.0 else 1.0
+        return math.log(max(tmpl + _big_jump_estimate(_expit(t), math.exp(x), n, epsilon), 1e-300))
 
     s = _Search(make, base, lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
                 "calibrating BMG", _T_BOX)
     try:
         chi0 = _template_chi(n, epsilon, delta) / scale
         b0 = optimal_bmg(chi0, dim)
-        t0 = min(max(math.log(b0.gamma) - math.log1p(-b0.gamma), _T_BOX[0]), _T_BOX[1])
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
-        # stage 1: the boundary at the template's gamma (cheap estimates, 3% in delta)
-        xb = s.bracket(math.log(b0.sigma0), t0, target, _STAGE1_TOL, 5)
+        # the start: the optimum of Err_1 on the base model (template plus big jump) near the
+        # template's optimal BMG (an estimate only)
+        x0, t0 = _model_start(base, lambda x, t: _bmg_err(x, t, dim), target,
+                              math.log(b0.gamma) - math.log1p(-b0.gamma))
+        # stage 1: the boundary at that gamma (cheap estimates, 3% in delta)
+        xb = s.bracket(x0, t0, target, _STAGE1_TOL, 5)
         # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
         coef = s.fit(xb, t0)
         xt = s.trust(xb, t0, coef)
@@ -872,19 +940,16 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         except (OverflowError, ZeroDivisionError, ValueError):
             return 0.0
 
-    def base(x: float, t=None) -> float:
+    def base(x: float, t=None) -> float:  # log of the template plus the single-big-jump estimate
         c = chi(x)
-        return math.log(max(template_delta_estimate(scale * c, n, epsilon), 1e-300)) if c > 0.0 else 0.0
+        tmpl = template_delta_estimate(scale * c, n, epsilon) if c > 0.0 else 1.0
+        return math.log(max(tmpl + _big_jump_estimate(0.0, math.exp(x), n, epsilon), 1e-300))
 
     s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), base, lambda x, t: math.exp(2.0 * x),
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
-        chi0 = _template_chi(n, epsilon, delta) / scale
-        # the template's start: chi_chua(sigma0) = chi0 (chi_chua^2 ~ sigma0^2 - 4.5)
-        g = lambda x: chi(x) - chi0  # noqa: E731
-        x0 = brentq(g, math.log(0.3), math.log(1e12), xtol=1e-6) if g(math.log(0.3)) < 0.0 < g(math.log(1e12)) \
-            else 0.5 * math.log(chi0 * chi0 + 4.5)
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
+        x0 = _model_root(base, None, target)  # the start: where the base model meets the target
         xb = s.bracket(x0, None, target, _STAGE1_TOL, 6)
         s.certify(xb, None)
     finally:
