@@ -252,6 +252,9 @@ _X_TRUST, _V_TRUST = 0.25, 1.5
 # delta, which the Gaussian-limit template does not see (it can be off by a factor e^100 there,
 # and its slopes in x and gamma are then wrong too).
 _TEMPLATE_OFF = 3.0
+# Stage 2 (the probes in gamma) is skipped when the base model is this close (in log delta) to the
+# evaluation where stage 1 ended: the model's optimum in gamma is then the start's.
+_MODEL_OK = 0.02
 # The start's search in logit(gamma) around the template's optimal BMG.
 _START_T = 4.0
 # Stage 1 stops within this of the target (log delta of the cheap estimate).
@@ -718,15 +721,20 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
                               math.log(b0.gamma) - math.log1p(-b0.gamma))
         # stage 1: the boundary at that gamma (cheap estimates, 3% in delta)
         xb = s.bracket(x0, t0, target, _STAGE1_TOL, 5)
-        # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
-        coef = s.fit(xb, t0)
-        xt = s.trust(xb, t0, coef)
-        xr = min(max(s.root(target, t0, coef, xb, t0), xb - xt), xb + xt)
-        for k, dt in enumerate((-_PROBE_DT, _PROBE_DT)):
-            if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
-                s.evaluate(xr, t0 + dt, False)
-        # stage 3: model optimum, certified at full accuracy; improved while the model predicts a gain
-        s.certify(xb, t0, t_radius=_T_RADIUS)
+        # the base model is exact to _MODEL_OK where stage 1 ended: its optimum in gamma (the start)
+        # is kept, only x is refined (at large n or epsilon, where evaluations are slow)
+        vb = next(p[2] for p in reversed(s.pts) if p[0] == xb and p[1] == t0)
+        exact = s.use_template and abs(vb - base(xb, t0)) <= _MODEL_OK
+        if not exact:
+            # stage 2: two probes of the gamma dependence, at the boundary chi of stage 1
+            coef = s.fit(xb, t0)
+            xt = s.trust(xb, t0, coef)
+            xr = min(max(s.root(target, t0, coef, xb, t0), xb - xt), xb + xt)
+            for dt in (-_PROBE_DT, _PROBE_DT):
+                if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
+                    s.evaluate(xr, t0 + dt, False)
+        # stage 3: model optimum, certified; improved while the model predicts a gain
+        s.certify(xb, t0, t_radius=0.0 if exact else _T_RADIUS)
     finally:
         s.bar.close()
     if s.best is None:  # (certify returns only with a certified point)
