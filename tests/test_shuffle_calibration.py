@@ -217,6 +217,7 @@ def test_calibrate_recheck_failure_is_an_error(monkeypatch):
             return (lo, up) if self.rel_tol != C._CERT_REL_TOL else (1.0, 1.0)
 
     _patch(monkeypatch, Refuses)
+    monkeypatch.setattr(C, "_SEARCH_REL_TOL", 0.1)  # a looser search accuracy than the certificate's
     with pytest.raises(RuntimeError, match="re-check"):
         calibrate_bmg(1000, 1.0, 1e-5, 1, progress=False)
     assert len(Refuses.calls) <= C._MAX_EVALS + C._FALLBACK_EVALS
@@ -231,6 +232,7 @@ def test_calibrate_failed_check_falls_back_to_the_safe_side(monkeypatch):
             return (lo, up) if self.rel_tol == C._CERT_REL_TOL else (0.6 * lo, 0.6 * up)
 
     _patch(monkeypatch, Optimistic)
+    monkeypatch.setattr(C, "_SEARCH_REL_TOL", 0.1)  # a looser search accuracy than the certificate's
     n, eps, delta = 1000, 1.0, 1e-5
     rep = C.calibrate_bmg_report(n, eps, delta, 1, progress=False)
     fine = [c for c in Optimistic.calls if c[2] == C._CERT_REL_TOL]

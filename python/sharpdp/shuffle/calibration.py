@@ -350,12 +350,14 @@ class _Search:
     asymptotic template.
     """
 
-    def __init__(self, make: Callable[..., Any], base: Callable[..., float],
+    def __init__(self, make: Callable[..., Any], bases: tuple[Callable[..., float], ...],
                  objective: Callable[..., float], n: int, epsilon: float, delta: float,
                  adjacency: str, progress: bool | None, desc: str,
                  t_box: tuple[float, float] | None = None) -> None:
-        self.make, self.template, self.objective = make, base, objective
-        self.use_template = True  # False once the first evaluation shows the template is far off
+        self.make, self.objective = make, objective
+        # the base in use: the first of ``bases`` until the first evaluation picks the one nearest it
+        self.bases, self.template = bases, bases[0]
+        self.use_template = True  # False once the first evaluation shows every base is far off
         self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
         self.t_box = t_box
         self.pts: list[tuple[float, float | None, float, bool, float, float]] = []  # (x, t, v, fine, lo, up)
@@ -370,6 +372,11 @@ class _Search:
 
     # -- evaluations
     def evaluate(self, x: float, t: float | None, fine: bool) -> float:
+        """log-estimate at (x, t) (``fine``: at the certifying accuracy); a point already evaluated at
+        that accuracy is not evaluated again."""
+        for p in self.pts:
+            if p[0] == x and p[1] == t and (p[3] == fine or _SEARCH_REL_TOL == _CERT_REL_TOL):
+                return p[2]
         r = self.make(x, t)
         lo, up = (float(v) for v in _make_accountant(r, self.n, self.adjacency,
                                                      _CERT_REL_TOL if fine else _SEARCH_REL_TOL)
@@ -377,8 +384,9 @@ class _Search:
         self.count += 1
         self.bar.update(self.count)
         v = _log_estimate(lo, up)
-        if not self.pts and math.isfinite(v) and abs(v - self.template(x, t)) > _TEMPLATE_OFF:
-            self.use_template = False
+        if not self.pts and math.isfinite(v):  # the first evaluation picks the base
+            miss, self.template = min(((abs(v - b(x, t)), b) for b in self.bases), key=lambda m: m[0])
+            self.use_template = miss <= _TEMPLATE_OFF
         self.pts.append((x, t, v, fine, lo, up))
         if (fine or _SEARCH_REL_TOL == _CERT_REL_TOL) and up <= self.delta:
             f = self.objective(x, t)
@@ -480,6 +488,8 @@ class _Search:
                 xn = x2 + (target - v2) / min((v2 - v1) / (x2 - x1), -0.05)
             else:  # the template model through the first point
                 xn = self.root(target, t, self.fit(x, t), x, t)
+                if not self.use_template:  # a local model knows no slope yet: a bounded first step
+                    xn = min(max(xn, x - _X_TRUST), x + _X_TRUST)
             side, prev_side = (v > target), side
             if lo is not None and hi is not None:
                 if prev_side == side:  # same side twice: aim past the root (Illinois-like)
@@ -518,11 +528,13 @@ class _Search:
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(_CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
         mu = min(_MU0 * abs(self.slope(x, t, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
-        fails, last_fail, repair = 0, None, False
+        fails, last_fail, repair, tried = 0, None, False, False
         xc, tc = x, t
+        f_start = self.objective(x, t)
         while True:
             if self.best is not None:
-                xc, tc = self.best[1], self.best[2]
+                if self.best[0] <= f_start:  # (a certified point worse than the start: e.g. a discarded start)
+                    xc, tc = self.best[1], self.best[2]
                 if self.count >= _MAX_EVALS:
                     return
             coef = self.fit(xc, tc)
@@ -540,12 +552,14 @@ class _Search:
             if not repair:
                 xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
                 xs = self._safeguard(xs, ts, ld - rho - mu, False, xc)
-                if self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
-                    return
+                if (tried and self.best is not None
+                        and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL)):
+                    return  # (after one evaluation here at least: it learns the bracket's width rho)
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
             self.evaluate(xs, ts, True)
-            *_, v, _, lo, up = self.pts[-1]
+            tried = True
+            *_, v, _, lo, up = next(p for p in reversed(self.pts) if p[0] == xs and p[1] == ts)
             if up > 0.0 and math.isfinite(v):
                 rho = max(math.log(up) - v, 0.0)
             repair = not up <= self.delta
@@ -704,12 +718,14 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     # (an estimate of where the boundary lies, not a bound)
     scale = 0.5 if adjacency == "replace" else 1.0
 
-    def base(x: float, t: float) -> float:  # log of the template plus the single-big-jump estimate
+    def template(x: float, t: float) -> float:
         chi = _bmg_chi_lo(t, x)
-        tmpl = _template_scalar(scale * chi, n, epsilon) if chi > 0.0 else 1.0
-        return math.log(max(tmpl + _big_jump_estimate(_expit(t), math.exp(x), n, epsilon), 1e-300))
+        return _template_scalar(scale * chi, n, epsilon) if chi > 0.0 else 1.0
 
-    s = _Search(make, base, lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
+    def base(x: float, t: float) -> float:  # log of the template plus the single-big-jump estimate
+        return math.log(max(template(x, t) + _big_jump_estimate(_expit(t), math.exp(x), n, epsilon), 1e-300))
+
+    s = _Search(make, (base, lambda x, t: math.log(max(template(x, t), 1e-300))), lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
                 "calibrating BMG", _T_BOX)
     try:
         chi0 = _template_chi(n, epsilon, delta) / scale
@@ -717,14 +733,20 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
         # the start: the optimum of Err_1 on the base model (template plus big jump) near the
         # template's optimal BMG (an estimate only)
-        x0, t0 = _model_start(base, lambda x, t: _bmg_err(x, t, dim), target,
-                              math.log(b0.gamma) - math.log1p(-b0.gamma))
-        # stage 1: the boundary at that gamma (cheap estimates, 3% in delta)
+        err = lambda x, t: _bmg_err(x, t, dim)  # noqa: E731
+        t_guess = math.log(b0.gamma) - math.log1p(-b0.gamma)
+        x0, t0 = _model_start(base, err, target, t_guess)
+        s.evaluate(x0, t0, False)  # picks the base: if the template alone is nearer, start on it
+        if s.use_template and s.template is not base:
+            x0, t0 = _model_start(s.template, err, target, t_guess)
+        # stage 1: the boundary at that gamma (3% in delta)
         xb = s.bracket(x0, t0, target, _STAGE1_TOL, 5)
-        # the base model is exact to _MODEL_OK where stage 1 ended: its optimum in gamma (the start)
-        # is kept, only x is refined (at large n or epsilon, where evaluations are slow)
+        # where the single big jump carries most of delta and the base model is exact to _MODEL_OK
+        # where stage 1 ended, its optimum in gamma (the start) is kept and only x is refined (at
+        # large n or epsilon, where evaluations are slow)
         vb = next(p[2] for p in reversed(s.pts) if p[0] == xb and p[1] == t0)
-        exact = s.use_template and abs(vb - base(xb, t0)) <= _MODEL_OK
+        exact = (s.use_template and s.template is base and abs(vb - base(xb, t0)) <= _MODEL_OK
+                 and _big_jump_estimate(_expit(t0), math.exp(xb), n, epsilon) >= template(xb, t0))
         if not exact:
             # stage 2: two probes of the gamma dependence, at the boundary chi of stage 1
             coef = s.fit(xb, t0)
@@ -968,16 +990,22 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         except (OverflowError, ZeroDivisionError, ValueError):
             return 0.0
 
-    def base(x: float, t=None) -> float:  # log of the template plus the single-big-jump estimate
+    def template(x: float) -> float:
         c = chi(x)
-        tmpl = _template_scalar(scale * c, n, epsilon) if c > 0.0 else 1.0
-        return math.log(max(tmpl + _big_jump_estimate(0.0, math.exp(x), n, epsilon), 1e-300))
+        return _template_scalar(scale * c, n, epsilon) if c > 0.0 else 1.0
 
-    s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), base, lambda x, t: math.exp(2.0 * x),
+    def base(x: float, t=None) -> float:  # log of the template plus the single-big-jump estimate
+        return math.log(max(template(x) + _big_jump_estimate(0.0, math.exp(x), n, epsilon), 1e-300))
+
+    s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1),
+                (base, lambda x, t=None: math.log(max(template(x), 1e-300))), lambda x, t: math.exp(2.0 * x),
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
         x0 = _model_root(base, None, target)  # the start: where the base model meets the target
+        s.evaluate(x0, None, False)  # picks the base: if the template alone is nearer, start on it
+        if s.use_template and s.template is not base:
+            x0 = _model_root(s.template, None, target)
         xb = s.bracket(x0, None, target, _STAGE1_TOL, 6)
         s.certify(xb, None)
     finally:
