@@ -204,6 +204,12 @@ def _big_jump_estimate(gamma: float, sigma0: float, n: int, epsilon: float) -> f
     return _lognormal_stop_loss(t + ee1 + 1.0, g, 2.0 / sigma0, 1.0 / sigma0) / g
 
 
+def _jump_regime(n: int, weight: float, epsilon: float) -> bool:
+    """True where :func:`_big_jump_estimate` is a fair model: the others' mean shift (n - 1) w (e^eps - 1)
+    dominates their fluctuation, of order sqrt(n w), by the factor _JUMP_GATE (w the blanket weight)."""
+    return math.sqrt(n * weight) * math.expm1(epsilon) >= _JUMP_GATE
+
+
 def _template_chi(n: int, epsilon: float, delta: float) -> float:
     """chi at which :func:`template_delta_estimate` equals delta (an initial guess only)."""
     f = lambda lc: math.log(max(template_delta_estimate(math.exp(lc), n, epsilon), 1e-300)) - math.log(delta)
@@ -252,6 +258,8 @@ _X_TRUST, _V_TRUST = 0.25, 1.5
 # delta, which the Gaussian-limit template does not see (it can be off by a factor e^100 there,
 # and its slopes in x and gamma are then wrong too).
 _TEMPLATE_OFF = 3.0
+# The big-jump estimate enters the base model only where sqrt(n w) (e^eps - 1) >= this (_jump_regime).
+_JUMP_GATE = 1.5
 # Stage 2 (the probes in gamma) is skipped when the base model is this close (in log delta) to the
 # evaluation where stage 1 ended: the model's optimum in gamma is then the start's.
 _MODEL_OK = 0.02
@@ -260,7 +268,7 @@ _START_T = 4.0
 # Stage 1 stops within this of the target (log delta of the cheap estimate).
 _STAGE1_TOL = 0.03
 # Stage 2 probes at logit(gamma) +- _PROBE_DT; stage 3 moves logit(gamma) by at most _T_RADIUS.
-_PROBE_DT, _T_RADIUS = 0.5, 1.0
+_PROBE_DT, _T_RADIUS = 0.25, 1.0
 
 
 def _make_accountant(randomizer: Any, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL) -> Any:
@@ -725,19 +733,21 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     def base(x: float, t: float) -> float:  # log of the template plus the single-big-jump estimate
         return math.log(max(template(x, t) + _big_jump_estimate(_expit(t), math.exp(x), n, epsilon), 1e-300))
 
-    s = _Search(make, (base, lambda x, t: math.log(max(template(x, t), 1e-300))), lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
-                "calibrating BMG", _T_BOX)
+    def log_template(x: float, t: float) -> float:
+        return math.log(max(template(x, t), 1e-300))
+
+    chi0 = _template_chi(n, epsilon, delta) / scale
+    b0 = optimal_bmg(chi0, dim)
+    bases = (base, log_template) if _jump_regime(n, b0.gamma, epsilon) else (log_template,)
+    err = lambda x, t: _bmg_err(x, t, dim)  # noqa: E731
+    s = _Search(make, bases, err, n, epsilon, delta, adjacency, progress, "calibrating BMG", _T_BOX)
     try:
-        chi0 = _template_chi(n, epsilon, delta) / scale
-        b0 = optimal_bmg(chi0, dim)
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
-        # the start: the optimum of Err_1 on the base model (template plus big jump) near the
-        # template's optimal BMG (an estimate only)
-        err = lambda x, t: _bmg_err(x, t, dim)  # noqa: E731
+        # the start: the optimum of Err_1 on the base model near the template's optimal BMG
         t_guess = math.log(b0.gamma) - math.log1p(-b0.gamma)
-        x0, t0 = _model_start(base, err, target, t_guess)
-        s.evaluate(x0, t0, False)  # picks the base: if the template alone is nearer, start on it
-        if s.use_template and s.template is not base:
+        x0, t0 = _model_start(bases[0], err, target, t_guess)
+        s.evaluate(x0, t0, False)  # picks the base: if another is nearer, start on it
+        if s.use_template and s.template is not bases[0]:
             x0, t0 = _model_start(s.template, err, target, t_guess)
         # stage 1: the boundary at that gamma (3% in delta)
         xb = s.bracket(x0, t0, target, _STAGE1_TOL, 5)
@@ -997,14 +1007,18 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     def base(x: float, t=None) -> float:  # log of the template plus the single-big-jump estimate
         return math.log(max(template(x) + _big_jump_estimate(0.0, math.exp(x), n, epsilon), 1e-300))
 
-    s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1),
-                (base, lambda x, t=None: math.log(max(template(x), 1e-300))), lambda x, t: math.exp(2.0 * x),
+    def log_template(x: float, t=None) -> float:
+        return math.log(max(template(x), 1e-300))
+
+    target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
+    x_t = _model_root(log_template, None, target)  # the blanket weight 2 Phibar(1/sigma0) there gates the jump
+    bases = (base, log_template) if _jump_regime(n, 2.0 * _phi_bar(math.exp(-x_t)), epsilon) else (log_template,)
+    s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), bases, lambda x, t: math.exp(2.0 * x),
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
-        target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
-        x0 = _model_root(base, None, target)  # the start: where the base model meets the target
-        s.evaluate(x0, None, False)  # picks the base: if the template alone is nearer, start on it
-        if s.use_template and s.template is not base:
+        x0 = _model_root(bases[0], None, target)  # the start: where the base model meets the target
+        s.evaluate(x0, None, False)  # picks the base: if another is nearer, start on it
+        if s.use_template and s.template is not bases[0]:
             x0 = _model_root(s.template, None, target)
         xb = s.bracket(x0, None, target, _STAGE1_TOL, 6)
         s.certify(xb, None)
