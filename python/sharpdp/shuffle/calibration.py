@@ -17,6 +17,7 @@ from typing import Any
 
 import math
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -333,7 +334,9 @@ class _Progress:
 
     def close(self) -> None:
         self.bar.total = self.bar.n  # finished: nothing more to come (the bar shows 100 %)
-        if hasattr(self.bar, "refresh"):
+        shown = not getattr(self.bar, "disable", True) and time.time() - getattr(self.bar, "start_t", math.inf) \
+            >= getattr(self.bar, "delay", 0.0)
+        if shown and hasattr(self.bar, "refresh"):  # tqdm: redraw at 100 % (a delayed bar not yet shown stays so)
             self.bar.refresh()
         self.bar.close()
 
