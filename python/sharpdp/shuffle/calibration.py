@@ -225,15 +225,19 @@ def _template_chi(n: int, epsilon: float, delta: float) -> float:
 # ----------------------------------------------------------------------------------------------
 # Certified calibration with few accountant evaluations.
 #
-# The search runs on a cheap *estimate* of log delta: the log-midpoint of the accountant's
-# certified bracket [Lo, Up] at a loose accuracy (rel_tol = _SEARCH_REL_TOL), modelled as the
-# asymptotic template (template_delta_estimate at chi_lo) plus a local quadratic correction
-# fitted to the evaluations. Only the end is certified: the candidate is evaluated at full
-# accuracy (rel_tol = _CERT_REL_TOL, the accountant's default) and returned only if that
-# certified upper value is <= delta; otherwise the search steps to the safe side (larger
-# sigma0 at the same gamma) and certifies again. The template is never used as a bound.
+# (docs/calibration.md.) The search runs on an *estimate* of log delta: the log-midpoint of the
+# accountant's certified bracket [Lo, Up], modelled as a base (the log of the asymptotic template
+# at chi_lo plus, where it applies, the single-big-jump estimate _big_jump_estimate; or the
+# template alone, whichever the first evaluation is nearer) plus a local quadratic correction
+# fitted to the evaluations. A point is returned only if the certified upper value of an
+# evaluation at the accountant's default accuracy (rel_tol = _CERT_REL_TOL) is <= delta; after a
+# failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
+# never used as a bound.
 
-# Accuracy of the search evaluations (their upper value is certified too, only looser).
+# Accuracy of the search evaluations. Equal to _CERT_REL_TOL: an evaluation at rel_tol 1e-2 costs
+# little more than one at 0.1, and every evaluation is then a candidate answer. (A looser value
+# makes the search points cheap estimates that are certified again at _CERT_REL_TOL; the tests
+# exercise that path.)
 _SEARCH_REL_TOL = 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 _CERT_REL_TOL = 1e-2
@@ -357,8 +361,9 @@ class _Search:
     is a post-processing), t the shape coordinate (logit gamma; None for one-dimensional
     searches). The model of the estimate v = log delta is ``base(x, t) + c0 + cx dx + ct dt +
     ctt dt^2 + cxx dx^2 (+ cf at full accuracy)``, dx = x - xc, dt = t - tc, fitted by weighted
-    least squares to the evaluations near the centre (xc, tc); ``base`` is the log of the
-    asymptotic template.
+    least squares to the evaluations near the centre (xc, tc); ``base`` is the one of ``bases``
+    (log estimates of delta) nearest the first evaluation, or 0 if all miss it by more than
+    _TEMPLATE_OFF.
     """
 
     def __init__(self, make: Callable[..., Any], bases: tuple[Callable[..., float], ...],
@@ -892,24 +897,30 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     (Appendix "Computing the shuffled (epsilon, delta) guarantee"), at the
     accountant's default accuracy (rel_tol = 1e-2).
 
-    Method (6-10 accountant evaluations; more only if the certification keeps failing):
-    the coordinates are x = log sigma0 and t = logit(gamma). The search runs on a cheap
-    *estimate* of log delta, the log-midpoint of the accountant's certified bracket at
-    rel_tol = 0.1, modelled as the asymptotic template at chi_lo
+    Method (at most 10 accountant evaluations unless every certification fails;
+    ``docs/calibration.md``): the coordinates are x = log sigma0 and t = logit(gamma). Every
+    evaluation is ``get_delta_bounds`` at rel_tol = 1e-2, and any evaluated point whose certified
+    upper value is <= delta is a candidate answer. The search models log delta (the log-midpoint
+    of the certified bracket) as a base plus a local quadratic correction in (x, t) fitted to the
+    evaluations. The base is the log of the asymptotic template at chi_lo
     (:func:`template_delta_estimate`, the finite-a form of f_{n,eps}(chi), Lemma
-    "shuffle-index-profile-seq-no-t"; for "replace" at chi_lo / 2, sensitivity 2) plus a
-    local quadratic correction in (x, t) fitted to the evaluations. (1) Start at
-    :func:`optimal_bmg` at the chi where the template meets delta, and find the boundary
-    along x at that gamma (safeguarded secant steps on the model, to 3 % in delta).
-    (2) Two probes at logit(gamma) +- 0.5 give the gamma dependence. (3) The model's
-    constrained optimum of Err_1 (inside a trust region) is evaluated at full accuracy
-    (rel_tol = 1e-2); a point is kept only if that certified upper value is <= delta. After
-    a failure the next step is a fallback along x to the safe side at the same gamma (by the
-    linearised excess, or by regula falsi towards the smallest sigma0 at that gamma whose
-    certified upper value, at either accuracy, is already <= delta; no step goes past that
-    point, nor further than 0.25 in log sigma0 when there is none); the model is refitted and
-    re-aimed while it predicts a relative gain in Err_1 above 1e-4 and the budget of 10
-    evaluations lasts.
+    "shuffle-index-profile-seq-no-t"; for "replace" at chi_lo / 2, sensitivity 2) plus, where
+    sqrt(n gamma) (e^eps - 1) >= 1.5, a single-big-jump estimate (the stop-loss E[(L - T)_+] of
+    one user's amplification variable at T = (n - 1) gamma (e^eps - 1), the others at their
+    mean: the leading term of the accountant's far tail, which carries delta at large n or
+    epsilon); the first evaluation keeps that base or the template alone, whichever is nearer.
+    Both are estimates, never bounds. (1) Start at the base model's optimum of Err_1 (within
+    4 in logit(gamma) of :func:`optimal_bmg` at the chi where the template meets delta) and find
+    the boundary along x at that gamma (safeguarded secant steps, to 3 % in delta). (2) Two
+    probes at logit(gamma) +- 0.25 give the gamma dependence; they are skipped where the big
+    jump dominates and the base matches the stage-1 evaluation to 2 % (the base's gamma optimum
+    is then kept). (3) The model's constrained optimum of Err_1 (inside a trust region: at most
+    0.25 in x, and at most a step the steepest observed slope turns into a factor e^1.5 in
+    delta) is evaluated; after a failure the next step is a fallback along x to the safe side at
+    the same gamma (by the linearised excess, or by regula falsi towards the smallest sigma0 at
+    that gamma whose certified upper value is already <= delta; no step goes past that point);
+    the model is refitted and re-aimed while it predicts a relative gain in Err_1 above 1e-4
+    and the budget of 10 evaluations lasts.
 
     Parameters
     ----------
@@ -926,10 +937,11 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
         see ``ShuffleAccountant``; the template start guess is the zero-out one).
     progress : bool or None
         ``None`` (default): one progress bar on stderr (tqdm if installed, plain lines
-        otherwise) over the accountant evaluations, with an estimate of the remaining ones,
-        appearing only if the calibration runs longer than one second; ``True``: shown at
-        once; ``False``: never. (For ``rounds > 1`` the bar counts candidates, each a
-        single-round calibration plus one composed certification.)
+        otherwise) over the accountant evaluations, its total the budget of 10 (it grows only
+        in a fallback after failed certifications) and set to the evaluations made when the
+        calibration ends (100 %), appearing only if the calibration runs longer than one
+        second; ``True``: shown at once; ``False``: never. (For ``rounds > 1`` the bar counts
+        candidates, each a single-round calibration plus one composed certification; total 4.)
     rounds : int, default 1
         Number k >= 1 of rounds the guarantee covers: the returned BMG, run k times on the
         same data (adaptively composed, zero-out or replace adjacency as above), is certified
@@ -1040,13 +1052,14 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     Uses the accountant's infimum blanket for the Gaussian randomizer (the shuffle paper, Section
     4.3; docs/accountant.md); the certified delta decreases in sigma0 (a larger
     sigma0 is a post-processing). Same method as :func:`calibrate_bmg` in one dimension
-    (x = log sigma0, template at Chua et al.'s index chi_chua(sigma0) as the start and base
-    of the model, an estimate only): safeguarded secant steps on the cheap estimate
-    (rel_tol = 0.1), then full-accuracy certification (rel_tol = 1e-2) of the model's
-    boundary point (never beyond the smallest searched sigma0 whose certified upper value is
-    already <= delta; regula falsi between certified-bad and known-good sigma0 after a failed
+    (x = log sigma0; every evaluation at rel_tol 1e-2 is a candidate answer): the base model is
+    the template at Chua et al.'s index chi_chua(sigma0) plus, where sqrt(n w) (e^eps - 1) >= 1.5
+    (w = 2 Phibar(1/sigma0) the infimum blanket's weight), the single-big-jump estimate (both
+    estimates only); the start is where it meets delta; then safeguarded secant steps, and the
+    model's boundary point (never beyond the smallest searched sigma0 whose certified upper value
+    is already <= delta; regula falsi between certified-bad and known-good sigma0 after a failed
     certification), refined while it predicts a relative gain in sigma0^2 above 1e-4.
-    4-10 accountant evaluations; more only if the certification keeps failing.
+    At most 10 accountant evaluations unless every certification fails.
 
     Parameters
     ----------
