@@ -428,11 +428,12 @@ def test_template_scalar_is_template_delta_estimate():
 # (n, eps) at delta = 1e-6, dim 1: Err_1 and evaluation count of the search this one replaced (main at
 # ce95e3c, its answers certified by the same accountant). "No worse": at most _SAME above.
 _PREVIOUS_CELLS = [
-    ((1000, 1.0), 1.2000267258190673, 10),
-    ((10**4, 1.0), 0.679901415924512, 11),
-    ((10**4, 2.0), 0.528398893246517, 12),
-    ((10**5, 1.0), 0.44426862603633865, 11),
-    ((327346, 1.0), 0.35900698948414067, 10),  # `sharpdp mean --epsilon 1` on the bundled data set
+    ((1000, 1.0, 1), 1.2000267258190673, 10),
+    ((10**4, 1.0, 1), 0.679901415924512, 11),
+    ((10**4, 2.0, 1), 0.528398893246517, 12),
+    ((10**5, 1.0, 1), 0.44426862603633865, 11),
+    ((327346, 1.0, 1), 0.35900698948414067, 10),
+    ((327346, 1.0, 4), 1.311619558885585, 10),  # `sharpdp mean --epsilon 1` (certified 7.1e-7 before)
 ]
 
 
@@ -440,8 +441,8 @@ _PREVIOUS_CELLS = [
 def test_calibrate_bmg_cells_certified_no_worse_at_most_10_evaluations(counted, cell, previous_err, previous_evals):
     from sharpdp.shuffle import ShuffleAccountant
 
-    (n, eps), delta = cell, 1e-6
-    rep = C.calibrate_bmg_report(n, eps, delta, 1, progress=False)
+    (n, eps, d), delta = cell, 1e-6
+    rep = C.calibrate_bmg_report(n, eps, delta, d, progress=False)
     assert rep.evaluations == counted["n"] <= 10
     assert rep.randomizer.mse_single <= previous_err * (1 + _SAME)
     lo, up = ShuffleAccountant(rep.randomizer, n).get_delta_bounds(eps)  # independent re-check
