@@ -386,6 +386,14 @@ class _Search:
         """The model's base: the log template while it is usable, else 0 (a purely local model)."""
         return self.template(x, t) if self.use_template else 0.0
 
+    def _pick_base(self, x: float, t: float | None, v: float) -> Callable[..., float]:
+        """The base nearest the evaluation v at (x, t); the first base (with the big jump) only if it
+        also exceeds the last (the template alone) by log 2 there, i.e. the jump term dominates."""
+        best = min(self.bases, key=lambda b: abs(v - b(x, t)))
+        if best is self.bases[0] and len(self.bases) > 1 and self.bases[0](x, t) - self.bases[-1](x, t) < math.log(2.0):
+            return self.bases[-1]
+        return best
+
     # -- evaluations
     def evaluate(self, x: float, t: float | None, fine: bool) -> float:
         """log-estimate at (x, t) (``fine``: at the certifying accuracy); a point already evaluated at
@@ -400,9 +408,9 @@ class _Search:
         self.count += 1
         self.bar.update(self.count)
         v = _log_estimate(lo, up)
-        if not self.pts and math.isfinite(v):  # the first evaluation picks the base
-            miss, self.template = min(((abs(v - b(x, t)), b) for b in self.bases), key=lambda m: m[0])
-            self.use_template = miss <= _TEMPLATE_OFF
+        if not self.pts and math.isfinite(v):  # the first evaluation picks the base (see _pick_base)
+            self.template = self._pick_base(x, t, v)
+            self.use_template = abs(v - self.template(x, t)) <= _TEMPLATE_OFF
         self.pts.append((x, t, v, fine, lo, up))
         if (fine or _SEARCH_REL_TOL == _CERT_REL_TOL) and up <= self.delta:
             f = self.objective(x, t)
