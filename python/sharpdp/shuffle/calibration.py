@@ -887,6 +887,7 @@ def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)
             bar.update(count)
+        bar.update(count)
     finally:
         bar.close()
     _, bmg, bounds = best
