@@ -258,15 +258,16 @@ _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
 # steepest observed slope of log delta in x turns into a change of _V_TRUST in log delta (where
 # delta falls steeply, at large n and large epsilon, a step of 0.25 in x is a factor e^7 in delta).
 _X_TRUST, _V_TRUST = 0.25, 1.5
-# The template is dropped from the model (which is then purely local) when it misses the first
-# evaluation by more than this in log delta: at large n and epsilon the single big jump dominates
-# delta, which the Gaussian-limit template does not see (it can be off by a factor e^100 there,
-# and its slopes in x and gamma are then wrong too).
+# The base is dropped from the model (which is then purely local) when the chosen one misses the
+# first evaluation by more than this in log delta (the Gaussian-limit template alone can be off by
+# a factor e^100 where the single big jump carries delta, and its slopes in x and gamma are then
+# wrong too).
 _TEMPLATE_OFF = 3.0
 # The big-jump estimate enters the base model only where sqrt(n w) (e^eps - 1) >= this (_jump_regime).
 _JUMP_GATE = 1.5
-# Stage 2 (the probes in gamma) is skipped when the base model is this close (in log delta) to the
-# evaluation where stage 1 ended: the model's optimum in gamma is then the start's.
+# Stage 2 (the probes in gamma) is skipped when the big jump dominates the base and the base is this
+# close (in log delta) to the evaluation where stage 1 ended: the model's optimum in gamma is then
+# the start's.
 _MODEL_OK = 0.02
 # The start's search in logit(gamma) around the template's optimal BMG.
 _START_T = 4.0
@@ -390,8 +391,9 @@ class _Search:
         """The base nearest the evaluation v at (x, t); the first base (with the big jump) only if it
         also exceeds the last (the template alone) by log 2 there, i.e. the jump term dominates."""
         best = min(self.bases, key=lambda b: abs(v - b(x, t)))
-        if best is self.bases[0] and len(self.bases) > 1 and self.bases[0](x, t) - self.bases[-1](x, t) < math.log(2.0):
-            return self.bases[-1]
+        first, last = self.bases[0], self.bases[-1]
+        if best is first and first is not last and first(x, t) - last(x, t) < math.log(2.0):
+            return last
         return best
 
     # -- evaluations
