@@ -17,6 +17,7 @@ from typing import Any
 
 import math
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,6 +152,65 @@ def template_delta_estimate(chi: Any, n: int, epsilon: float) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+def _phi_bar(z: float) -> float:
+    """P(Z > z), Z ~ N(0, 1) (scalar, no cancellation on the right)."""
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def _lognormal_stop_loss(k: float, b: float, r: float, z_lo: float = -math.inf) -> float:
+    """E[(b exp(r Z - r^2/2) - k)_+; Z > z_lo] for Z ~ N(0, 1), b > 0, r > 0 (Black-Scholes form)."""
+    if k <= 0.0:  # the whole (truncated) mean minus k
+        return b * _phi_bar(z_lo - r) - k * _phi_bar(z_lo)
+    z = max((math.log(k / b) + 0.5 * r * r) / r, z_lo)  # b e^{rz - r^2/2} > k  <=>  Z > z
+    return max(b * _phi_bar(z - r) - k * _phi_bar(z), 0.0)
+
+
+def _template_scalar(chi: float, n: int, epsilon: float) -> float:
+    """:func:`template_delta_estimate` for one chi > 0 (no validation; the search's inner loop).
+
+    phi(a) - a Phibar(a) cancels for large a; there it is phi(a) (1/a^2 - 3/a^4 + 15/a^6 - 105/a^8)
+    (the Mills-ratio series; relative error below 1e-3 for a >= 6).
+    """
+    a = chi * epsilon * math.sqrt(n)
+    if a < 6.0:
+        val = math.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi) - a * _phi_bar(a)
+    else:
+        u = 1.0 / (a * a)
+        val = math.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi) * u * (1.0 - 3.0 * u + 15.0 * u * u - 105.0 * u ** 3)
+    return min(val / (chi * math.sqrt(n)), 1.0)
+
+
+def _big_jump_estimate(gamma: float, sigma0: float, n: int, epsilon: float) -> float:
+    """Single-big-jump *estimate* (not a bound) of the shuffled delta(epsilon) at n users.
+
+    The heavy right tail of the privacy amplification variable L of one user (the increasing
+    lognormal law of :func:`sharpdp.shuffle._laws._bmg_laws`: BMG x vs bot, or the Gaussian
+    randomizer's infimum blanket), with the n - 1 others at their mean:
+    ``tau(T) = E[(L - T)_+]``, ``T = (n - 1) w (e^eps - 1)``, w the blanket weight (gamma for
+    the BMG; E[L] = 1 - e^eps). This is the leading term of the accountant's far-tail
+    decomposition (docs/accountant_tail.md §2, E[phi(A')] with A' at its mean), which carries
+    nearly all of delta where the Gaussian-limit template fails (large n or large epsilon). The
+    replace-one law has the same increasing part (its decreasing part is dropped). Used only to
+    model the search; never as a privacy figure.
+    """
+    ee1 = math.expm1(epsilon)
+    if gamma > 0.0:  # L = gamma - e^eps + (1 - gamma) exp(rZ - r^2/2), r = 1/sigma0
+        t = (n - 1) * gamma * ee1
+        return _lognormal_stop_loss(t - gamma + ee1 + 1.0, 1.0 - gamma, 1.0 / sigma0)
+    # Gaussian randomizer: weight 1/g on Z > 1/s of -e^eps + g exp(r2 Z - r2^2/2), r2 = 2/s
+    g = 2.0 * _phi_bar(1.0 / sigma0)
+    if g <= 0.0:
+        return 1.0
+    t = (n - 1) * g * ee1
+    return _lognormal_stop_loss(t + ee1 + 1.0, g, 2.0 / sigma0, 1.0 / sigma0) / g
+
+
+def _jump_regime(n: int, weight: float, epsilon: float) -> bool:
+    """True where :func:`_big_jump_estimate` is a fair model: the others' mean shift (n - 1) w (e^eps - 1)
+    dominates their fluctuation, of order sqrt(n w), by the factor _JUMP_GATE (w the blanket weight)."""
+    return math.sqrt(n * weight) * math.expm1(epsilon) >= _JUMP_GATE
+
+
 def _template_chi(n: int, epsilon: float, delta: float) -> float:
     """chi at which :func:`template_delta_estimate` equals delta (an initial guess only)."""
     f = lambda lc: math.log(max(template_delta_estimate(math.exp(lc), n, epsilon), 1e-300)) - math.log(delta)
@@ -165,16 +225,20 @@ def _template_chi(n: int, epsilon: float, delta: float) -> float:
 # ----------------------------------------------------------------------------------------------
 # Certified calibration with few accountant evaluations.
 #
-# The search runs on a cheap *estimate* of log delta: the log-midpoint of the accountant's
-# certified bracket [Lo, Up] at a loose accuracy (rel_tol = _SEARCH_REL_TOL), modelled as the
-# asymptotic template (template_delta_estimate at chi_lo) plus a local quadratic correction
-# fitted to the evaluations. Only the end is certified: the candidate is evaluated at full
-# accuracy (rel_tol = _CERT_REL_TOL, the accountant's default) and returned only if that
-# certified upper value is <= delta; otherwise the search steps to the safe side (larger
-# sigma0 at the same gamma) and certifies again. The template is never used as a bound.
+# (docs/calibration.md.) The search runs on an *estimate* of log delta: the log-midpoint of the
+# accountant's certified bracket [Lo, Up], modelled as a base (the log of the asymptotic template
+# at chi_lo plus, where it applies, the single-big-jump estimate _big_jump_estimate; or the
+# template alone, whichever the first evaluation is nearer) plus a local quadratic correction
+# fitted to the evaluations. A point is returned only if the certified upper value of an
+# evaluation at the accountant's default accuracy (rel_tol = _CERT_REL_TOL) is <= delta; after a
+# failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
+# never used as a bound.
 
-# Accuracy of the search evaluations (their upper value is certified too, only looser).
-_SEARCH_REL_TOL = 0.1
+# Accuracy of the search evaluations. Equal to _CERT_REL_TOL: an evaluation at rel_tol 1e-2 costs
+# little more than one at 0.1, and every evaluation is then a candidate answer. (A looser value
+# makes the search points cheap estimates that are certified again at _CERT_REL_TOL; the tests
+# exercise that path.)
+_SEARCH_REL_TOL = 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 _CERT_REL_TOL = 1e-2
 # Evaluation budget of one calibration (search + certification). Only a failing certification
@@ -190,12 +254,27 @@ _X_BOX = (math.log(0.1), math.log(1e12))
 _T_BOX = (-20.7, 34.5)
 # Model fit and step tuning (see _Search).
 _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
-# Trust region of a certification step in x (log sigma0).
-_X_TRUST = 0.25
+# Trust region of a certification step in x (log sigma0): at most _X_TRUST, and at most a step the
+# steepest observed slope of log delta in x turns into a change of _V_TRUST in log delta (where
+# delta falls steeply, at large n and large epsilon, a step of 0.25 in x is a factor e^7 in delta).
+_X_TRUST, _V_TRUST = 0.25, 1.5
+# The base is dropped from the model (which is then purely local) when the chosen one misses the
+# first evaluation by more than this in log delta (the Gaussian-limit template alone can be off by
+# a factor e^100 where the single big jump carries delta, and its slopes in x and gamma are then
+# wrong too).
+_TEMPLATE_OFF = 3.0
+# The big-jump estimate enters the base model only where sqrt(n w) (e^eps - 1) >= this (_jump_regime).
+_JUMP_GATE = 1.5
+# Stage 2 (the probes in gamma) is skipped when the big jump dominates the base and the base is this
+# close (in log delta) to the evaluation where stage 1 ended: the model's optimum in gamma is then
+# the start's.
+_MODEL_OK = 0.02
+# The start's search in logit(gamma) around the template's optimal BMG.
+_START_T = 4.0
 # Stage 1 stops within this of the target (log delta of the cheap estimate).
 _STAGE1_TOL = 0.03
 # Stage 2 probes at logit(gamma) +- _PROBE_DT; stage 3 moves logit(gamma) by at most _T_RADIUS.
-_PROBE_DT, _T_RADIUS = 0.5, 1.0
+_PROBE_DT, _T_RADIUS = 0.25, 1.0
 
 
 def _make_accountant(randomizer: Any, n: int, adjacency: str, rel_tol: float = _CERT_REL_TOL) -> Any:
@@ -241,23 +320,29 @@ class CalibrationReport:
 
 
 class _Progress:
-    """One progress bar over accountant evaluations, its total the evaluations made plus an
-    estimate of those still to come (:func:`sharpdp._progress.progress_bar`: tqdm when installed,
-    else plain lines). ``progress``: None shows it only once the calibration has run for one
-    second, True at once, False never.
+    """One progress bar over accountant evaluations (:func:`sharpdp._progress.progress_bar`: tqdm
+    when installed, else plain lines). Its total is the budget (at most that many evaluations are
+    made unless every certification fails; only then does it grow, one at a time), and it ends at
+    100 % (the total is set to the evaluations made when the calibration finishes). ``progress``:
+    None shows it only once the calibration has run for one second, True at once, False never.
     """
 
-    def __init__(self, desc: str, progress: bool | None, planned: int, unit: str = " accountant evaluations") -> None:
-        self.bar = progress_bar(desc=desc, total=planned, unit=unit, file=sys.stderr,
+    def __init__(self, desc: str, progress: bool | None, budget: int, unit: str = " accountant evaluations") -> None:
+        self.bar = progress_bar(desc=desc, total=budget, unit=unit, file=sys.stderr,
                                 leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
 
-    def update(self, done: int, remaining: int) -> None:
-        """``done`` evaluations made, about ``remaining`` still expected."""
-        self.bar.total = done + max(remaining, 0)
+    def update(self, done: int) -> None:
+        """``done`` evaluations made (the total grows past the budget only in a fallback)."""
+        if done > self.bar.total:
+            self.bar.total = done + 1
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        self.bar.total = self.bar.n  # finished: nothing more to come
+        self.bar.total = self.bar.n  # finished: nothing more to come (the bar shows 100 %)
+        shown = not getattr(self.bar, "disable", True) and time.time() - getattr(self.bar, "start_t", math.inf) \
+            >= getattr(self.bar, "delay", 0.0)
+        if shown and hasattr(self.bar, "refresh"):  # tqdm: redraw at 100 % (a delayed bar not yet shown stays so)
+            self.bar.refresh()
         self.bar.close()
 
 
@@ -277,35 +362,59 @@ class _Search:
     is a post-processing), t the shape coordinate (logit gamma; None for one-dimensional
     searches). The model of the estimate v = log delta is ``base(x, t) + c0 + cx dx + ct dt +
     ctt dt^2 + cxx dx^2 (+ cf at full accuracy)``, dx = x - xc, dt = t - tc, fitted by weighted
-    least squares to the evaluations near the centre (xc, tc); ``base`` is the log of the
-    asymptotic template.
+    least squares to the evaluations near the centre (xc, tc); ``base`` is the one of ``bases``
+    (log estimates of delta) nearest the first evaluation, or 0 if all miss it by more than
+    _TEMPLATE_OFF.
     """
 
-    def __init__(self, make: Callable[..., Any], base: Callable[..., float],
+    def __init__(self, make: Callable[..., Any], bases: tuple[Callable[..., float], ...],
                  objective: Callable[..., float], n: int, epsilon: float, delta: float,
                  adjacency: str, progress: bool | None, desc: str,
                  t_box: tuple[float, float] | None = None) -> None:
-        self.make, self.base, self.objective = make, base, objective
+        self.make, self.objective = make, objective
+        # the base in use: the first of ``bases`` until the first evaluation picks the one nearest it
+        self.bases, self.template = bases, bases[0]
+        self.use_template = True  # False once the first evaluation shows every base is far off
         self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
         self.t_box = t_box
-        self.after = 4 if t_box else 2  # evaluations expected after stage 1 (progress estimate)
         self.pts: list[tuple[float, float | None, float, bool, float, float]] = []  # (x, t, v, fine, lo, up)
         self.count = 0
         # (objective, x, t, lo, up) of the best certified point
         self.best: tuple[float, float, float | None, float, float] | None = None
-        self.bar = _Progress(desc, progress, 7 if t_box else 5)
+        self.bar = _Progress(desc, progress, _MAX_EVALS)
+
+    def base(self, x: float, t: float | None) -> float:
+        """The model's base: the log template while it is usable, else 0 (a purely local model)."""
+        return self.template(x, t) if self.use_template else 0.0
+
+    def _pick_base(self, x: float, t: float | None, v: float) -> Callable[..., float]:
+        """The base nearest the evaluation v at (x, t); the first base (with the big jump) only if it
+        also exceeds the last (the template alone) by log 2 there, i.e. the jump term dominates."""
+        best = min(self.bases, key=lambda b: abs(v - b(x, t)))
+        first, last = self.bases[0], self.bases[-1]
+        if best is first and first is not last and first(x, t) - last(x, t) < math.log(2.0):
+            return last
+        return best
 
     # -- evaluations
-    def evaluate(self, x: float, t: float | None, fine: bool, remaining: int) -> float:
+    def evaluate(self, x: float, t: float | None, fine: bool) -> float:
+        """log-estimate at (x, t) (``fine``: at the certifying accuracy); a point already evaluated at
+        that accuracy is not evaluated again."""
+        for p in self.pts:
+            if p[0] == x and p[1] == t and (p[3] == fine or _SEARCH_REL_TOL == _CERT_REL_TOL):
+                return p[2]
         r = self.make(x, t)
         lo, up = (float(v) for v in _make_accountant(r, self.n, self.adjacency,
                                                      _CERT_REL_TOL if fine else _SEARCH_REL_TOL)
                   .get_delta_bounds(self.epsilon))
         self.count += 1
-        self.bar.update(self.count, remaining)
+        self.bar.update(self.count)
         v = _log_estimate(lo, up)
+        if not self.pts and math.isfinite(v):  # the first evaluation picks the base (see _pick_base)
+            self.template = self._pick_base(x, t, v)
+            self.use_template = abs(v - self.template(x, t)) <= _TEMPLATE_OFF
         self.pts.append((x, t, v, fine, lo, up))
-        if fine and up <= self.delta:
+        if (fine or _SEARCH_REL_TOL == _CERT_REL_TOL) and up <= self.delta:
             f = self.objective(x, t)
             if self.best is None or f < self.best[0]:
                 self.best = (f, x, t, lo, up)
@@ -349,6 +458,15 @@ class _Search:
         h = 1e-4
         return min((self.base(x + h, t) - self.base(x - h, t)) / (2 * h) + coef[1], -0.05)
 
+    def trust(self, xc: float, tc: float | None, coef: tuple[float, ...]) -> float:
+        """Half-width in x of the trust region at (xc, tc) (see _V_TRUST): the steeper of the model's
+        slope and the secant through the two evaluations at tc nearest xc."""
+        steep = abs(self.slope(xc, tc, coef))
+        line = sorted((p for p in self.pts if p[1] == tc and math.isfinite(p[2])), key=lambda p: abs(p[0] - xc))
+        if len(line) >= 2 and line[0][0] != line[1][0]:
+            steep = max(steep, -(line[1][2] - line[0][2]) / (line[1][0] - line[0][0]))
+        return min(_X_TRUST, _V_TRUST / steep)
+
     def root(self, target: float, t: float | None, coef: tuple[float, ...], xc: float, tc: float | None,
              fine: bool = False) -> float:
         """x nearest to xc where the model meets target at this t (clipped to xc +- 4).
@@ -381,7 +499,7 @@ class _Search:
         x, last = x0, None  # last: (step, value before it)
         side = prev_side = None  # infeasible (True) / feasible (False) estimate at the last two points
         for k in range(max_evals):
-            v = self.evaluate(x, t, False, max(2 - k, 1) + self.after)
+            v = self.evaluate(x, t, False)
             if v > target:
                 lo = (x, v)
             else:
@@ -396,6 +514,8 @@ class _Search:
                 xn = x2 + (target - v2) / min((v2 - v1) / (x2 - x1), -0.05)
             else:  # the template model through the first point
                 xn = self.root(target, t, self.fit(x, t), x, t)
+                if not self.use_template:  # a local model knows no slope yet: a bounded first step
+                    xn = min(max(xn, x - _X_TRUST), x + _X_TRUST)
             side, prev_side = (v > target), side
             if lo is not None and hi is not None:
                 if prev_side == side:  # same side twice: aim past the root (Illinois-like)
@@ -434,11 +554,13 @@ class _Search:
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(_CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
         mu = min(_MU0 * abs(self.slope(x, t, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
-        fails, last_fail, repair = 0, None, False
+        fails, last_fail, repair, tried = 0, None, False, False
         xc, tc = x, t
+        f_start = self.objective(x, t)
         while True:
             if self.best is not None:
-                xc, tc = self.best[1], self.best[2]
+                if self.best[0] <= f_start:  # (a certified point worse than the start: e.g. a discarded start)
+                    xc, tc = self.best[1], self.best[2]
                 if self.count >= _MAX_EVALS:
                     return
             coef = self.fit(xc, tc)
@@ -446,21 +568,24 @@ class _Search:
                 # fallback after a failed certification: out along x at the failed point's t,
                 # by at least the linearised excess (margins included) and 4e-4 * 2^(k-1) after k failures
                 ts = last_fail[1]
-                step = max(min(last_fail[2] / abs(self.slope(last_fail[0], last_fail[1], coef)), _X_TRUST),
-                           _MU0 * 2.0 ** (fails + 1))
-                xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step), _X_BOX[1])
+                xt = max(self.trust(last_fail[0], ts, coef), 2.0 * _MU0 * 2.0 ** (fails + 1))
+                step = min(max(last_fail[2] * xt / _V_TRUST, _MU0 * 2.0 ** (fails + 1)), xt)
+                xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step),
+                         last_fail[0] + xt, _X_BOX[1])
                 # kept inside what the evaluations on this line already show (see _safeguard)
                 xs = self._safeguard(xs, ts, ld - rho - mu, True, xc)
                 repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
             if not repair:
                 xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
                 xs = self._safeguard(xs, ts, ld - rho - mu, False, xc)
-                if self.best is not None and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL):
-                    return
+                if (tried and self.best is not None
+                        and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL)):
+                    return  # (after one evaluation here at least: it learns the bracket's width rho)
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
-            self.evaluate(xs, ts, True, 1)
-            *_, v, _, lo, up = self.pts[-1]
+            self.evaluate(xs, ts, True)
+            tried = True
+            *_, v, _, lo, up = next(p for p in reversed(self.pts) if p[0] == xs and p[1] == ts)
             if up > 0.0 and math.isfinite(v):
                 rho = max(math.log(up) - v, 0.0)
             repair = not up <= self.delta
@@ -486,7 +611,7 @@ class _Search:
         bad = max((p[0] for p in line if (p[3] and p[5] > self.delta) or p[4] > self.delta), default=-math.inf)
         good = min((p[0] for p in line if p[5] <= self.delta and p[0] > bad), default=math.inf)
         if good == math.inf:
-            return min(xs, max(bad, xc) + _X_TRUST)
+            return min(xs, max(bad, xc) + self.trust(max(bad, xc), ts, self.fit(xc, ts)))
         if bad < xs < good and not repair:
             return xs
         above = [p for p in line if bad <= p[0] < good and p[5] > 0.0 and math.log(p[5]) > aim]
@@ -505,15 +630,17 @@ class _Search:
                 t_radius: float) -> tuple[float, float | None]:
         """Model-feasible point of least objective inside the trust region.
 
-        The region: x within _X_TRUST of xc (a root beyond it on the unsafe side is not
+        The region: x within :meth:`trust` of xc (a root beyond it on the unsafe side is not
         model-feasible; one beyond it on the safe side is replaced by the edge), t within
         t_radius of tc and at most 0.25 beyond the evaluated t's (the model is fitted there).
         """
+        xt = self.trust(xc, tc, coef)
+
         def at(t: float | None) -> tuple[float, float]:
             x = self.root(target, t, coef, xc, tc, True)
-            if x > xc + _X_TRUST:
+            if x > xc + xt:
                 return math.inf, x
-            x = max(x, xc - _X_TRUST)
+            x = max(x, xc - xt)
             return self.objective(x, t), x
 
         if tc is None:
@@ -525,7 +652,7 @@ class _Search:
         vals = [at(t)[0] for t in ts]
         k = int(np.argmin(vals))
         if not math.isfinite(vals[k]):  # nothing model-feasible nearby: step out at tc
-            return min(self.root(target, tc, coef, xc, tc, True), xc + _X_TRUST), tc
+            return min(self.root(target, tc, coef, xc, tc, True), xc + xt), tc
         a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
         t_best = float(ts[k])
         if b > a:
@@ -535,6 +662,35 @@ class _Search:
             if res.fun < vals[k]:
                 t_best = float(res.x)
         return at(t_best)[1], t_best
+
+
+def _model_root(base: Callable[..., float], t: float | None, target: float) -> float:
+    """x in _X_BOX where the base model meets ``target`` at shape t (the box's end if it does not)."""
+    f = lambda x: base(x, t) - target  # noqa: E731  (decreasing in x)
+    lo, hi = _X_BOX
+    if f(lo) <= 0.0:
+        return lo
+    if f(hi) >= 0.0:
+        return hi
+    return brentq(f, lo, hi, xtol=1e-6)
+
+
+def _model_start(base: Callable[..., float], objective: Callable[..., float], target: float,
+                 t_guess: float) -> tuple[float, float]:
+    """(x, t) of least objective on the base model's boundary, t within _START_T of t_guess."""
+    def err(t: float) -> float:
+        return objective(_model_root(base, t, target), t)
+
+    lo_t, hi_t = max(t_guess - _START_T, _T_BOX[0]), min(t_guess + _START_T, _T_BOX[1])
+    ts = np.linspace(lo_t, hi_t, 25)
+    vals = [err(t) for t in ts]
+    k = int(np.argmin(vals))
+    a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+    t_best = float(ts[k])
+    res = minimize_scalar(err, bounds=(a, b), method="bounded", options={"xatol": 1e-2})
+    if res.fun < vals[k]:
+        t_best = float(res.x)
+    return _model_root(base, t_best, target), t_best
 
 
 def _expit(t: float) -> float:
@@ -588,26 +744,47 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     # (an estimate of where the boundary lies, not a bound)
     scale = 0.5 if adjacency == "replace" else 1.0
 
-    def base(x: float, t: float) -> float:
+    def template(x: float, t: float) -> float:
         chi = _bmg_chi_lo(t, x)
-        return math.log(max(template_delta_estimate(scale * chi, n, epsilon), 1e-300)) if chi > 0.0 else 0.0
+        return _template_scalar(scale * chi, n, epsilon) if chi > 0.0 else 1.0
 
-    s = _Search(make, base, lambda x, t: _bmg_err(x, t, dim), n, epsilon, delta, adjacency, progress,
-                "calibrating BMG", _T_BOX)
+    def base(x: float, t: float) -> float:  # log of the template plus the single-big-jump estimate
+        return math.log(max(template(x, t) + _big_jump_estimate(_expit(t), math.exp(x), n, epsilon), 1e-300))
+
+    def log_template(x: float, t: float) -> float:
+        return math.log(max(template(x, t), 1e-300))
+
+    chi0 = _template_chi(n, epsilon, delta) / scale
+    b0 = optimal_bmg(chi0, dim)
+    bases = (base, log_template) if _jump_regime(n, b0.gamma, epsilon) else (log_template,)
+    err = lambda x, t: _bmg_err(x, t, dim)  # noqa: E731
+    s = _Search(make, bases, err, n, epsilon, delta, adjacency, progress, "calibrating BMG", _T_BOX)
     try:
-        chi0 = _template_chi(n, epsilon, delta) / scale
-        b0 = optimal_bmg(chi0, dim)
-        t0 = min(max(math.log(b0.gamma) - math.log1p(-b0.gamma), _T_BOX[0]), _T_BOX[1])
         target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
-        # stage 1: the boundary at the template's gamma (cheap estimates, 3% in delta)
-        xb = s.bracket(math.log(b0.sigma0), t0, target, _STAGE1_TOL, 5)
-        # stage 2: two cheap probes of the gamma dependence, at the boundary chi of stage 1
-        xr = s.root(target, t0, s.fit(xb, t0), xb, t0)
-        for k, dt in enumerate((-_PROBE_DT, _PROBE_DT)):
-            if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
-                s.evaluate(xr, t0 + dt, False, 3 - k)
-        # stage 3: model optimum, certified at full accuracy; improved while the model predicts a gain
-        s.certify(xb, t0, t_radius=_T_RADIUS)
+        # the start: the optimum of Err_1 on the base model near the template's optimal BMG
+        t_guess = math.log(b0.gamma) - math.log1p(-b0.gamma)
+        x0, t0 = _model_start(bases[0], err, target, t_guess)
+        s.evaluate(x0, t0, False)  # picks the base: if another is nearer, start on it
+        if s.use_template and s.template is not bases[0]:
+            x0, t0 = _model_start(s.template, err, target, t_guess)
+        # stage 1: the boundary at that gamma (3% in delta)
+        xb = s.bracket(x0, t0, target, _STAGE1_TOL, 5)
+        # where the single big jump carries most of delta and the base model is exact to _MODEL_OK
+        # where stage 1 ended, its optimum in gamma (the start) is kept and only x is refined (at
+        # large n or epsilon, where evaluations are slow)
+        vb = next(p[2] for p in reversed(s.pts) if p[0] == xb and p[1] == t0)
+        exact = (s.use_template and s.template is base and abs(vb - base(xb, t0)) <= _MODEL_OK
+                 and _big_jump_estimate(_expit(t0), math.exp(xb), n, epsilon) >= template(xb, t0))
+        if not exact:
+            # stage 2: two probes of the gamma dependence, at the boundary chi of stage 1
+            coef = s.fit(xb, t0)
+            xt = s.trust(xb, t0, coef)
+            xr = min(max(s.root(target, t0, coef, xb, t0), xb - xt), xb + xt)
+            for dt in (-_PROBE_DT, _PROBE_DT):
+                if _T_BOX[0] <= t0 + dt <= _T_BOX[1]:
+                    s.evaluate(xr, t0 + dt, False)
+        # stage 3: model optimum, certified; improved while the model predicts a gain
+        s.certify(xb, t0, t_radius=0.0 if exact else _T_RADIUS)
     finally:
         s.bar.close()
     if s.best is None:  # (certify returns only with a certified point)
@@ -670,7 +847,7 @@ def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds
 
     aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
     s = aim + half_log_k  # shift 0: the Gaussian start
-    bar = _Progress(f"calibrating BMG for {rounds} rounds", progress, 3, unit=" candidates")
+    bar = _Progress(f"calibrating BMG for {rounds} rounds", progress, _ROUNDS_CERTS, unit=" candidates")
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
     count = evals = fails = 0
@@ -698,7 +875,7 @@ def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds
             if not s_fail < nxt < s_pass:
                 nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s_pass - _ROUNDS_STEP
             s = nxt
-            bar.update(count, 1 if best is None or count < _ROUNDS_CERTS else 0)
+            bar.update(count)
         # fallback (no candidate certified): the last failed BMG with a larger sigma0 at the same
         # gamma (a post-processing of it: more Gaussian noise, a smaller delta), growing steps
         step = _ROUNDS_STEP
@@ -711,8 +888,8 @@ def _calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds
             count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)
-            bar.update(count, 1)
-        bar.update(count, 0)
+            bar.update(count)
+        bar.update(count)
     finally:
         bar.close()
     _, bmg, bounds = best
@@ -731,24 +908,30 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     (Appendix "Computing the shuffled (epsilon, delta) guarantee"), at the
     accountant's default accuracy (rel_tol = 1e-2).
 
-    Method (6-10 accountant evaluations; more only if the certification keeps failing):
-    the coordinates are x = log sigma0 and t = logit(gamma). The search runs on a cheap
-    *estimate* of log delta, the log-midpoint of the accountant's certified bracket at
-    rel_tol = 0.1, modelled as the asymptotic template at chi_lo
+    Method (at most 10 accountant evaluations unless every certification fails;
+    ``docs/calibration.md``): the coordinates are x = log sigma0 and t = logit(gamma). Every
+    evaluation is ``get_delta_bounds`` at rel_tol = 1e-2, and any evaluated point whose certified
+    upper value is <= delta is a candidate answer. The search models log delta (the log-midpoint
+    of the certified bracket) as a base plus a local quadratic correction in (x, t) fitted to the
+    evaluations. The base is the log of the asymptotic template at chi_lo
     (:func:`template_delta_estimate`, the finite-a form of f_{n,eps}(chi), Lemma
-    "shuffle-index-profile-seq-no-t"; for "replace" at chi_lo / 2, sensitivity 2) plus a
-    local quadratic correction in (x, t) fitted to the evaluations. (1) Start at
-    :func:`optimal_bmg` at the chi where the template meets delta, and find the boundary
-    along x at that gamma (safeguarded secant steps on the model, to 3 % in delta).
-    (2) Two probes at logit(gamma) +- 0.5 give the gamma dependence. (3) The model's
-    constrained optimum of Err_1 (inside a trust region) is evaluated at full accuracy
-    (rel_tol = 1e-2); a point is kept only if that certified upper value is <= delta. After
-    a failure the next step is a fallback along x to the safe side at the same gamma (by the
-    linearised excess, or by regula falsi towards the smallest sigma0 at that gamma whose
-    certified upper value, at either accuracy, is already <= delta; no step goes past that
-    point, nor further than 0.25 in log sigma0 when there is none); the model is refitted and
-    re-aimed while it predicts a relative gain in Err_1 above 1e-4 and the budget of 10
-    evaluations lasts.
+    "shuffle-index-profile-seq-no-t"; for "replace" at chi_lo / 2, sensitivity 2) plus, where
+    sqrt(n gamma) (e^eps - 1) >= 1.5, a single-big-jump estimate (the stop-loss E[(L - T)_+] of
+    one user's amplification variable at T = (n - 1) gamma (e^eps - 1), the others at their
+    mean: the leading term of the accountant's far tail, which carries delta at large n or
+    epsilon); the first evaluation keeps that base or the template alone, whichever is nearer.
+    Both are estimates, never bounds. (1) Start at the base model's optimum of Err_1 (within
+    4 in logit(gamma) of :func:`optimal_bmg` at the chi where the template meets delta) and find
+    the boundary along x at that gamma (safeguarded secant steps, to 3 % in delta). (2) Two
+    probes at logit(gamma) +- 0.25 give the gamma dependence; they are skipped where the big
+    jump dominates and the base matches the stage-1 evaluation to 2 % (the base's gamma optimum
+    is then kept). (3) The model's constrained optimum of Err_1 (inside a trust region: at most
+    0.25 in x, and at most a step the steepest observed slope turns into a factor e^1.5 in
+    delta) is evaluated; after a failure the next step is a fallback along x to the safe side at
+    the same gamma (by the linearised excess, or by regula falsi towards the smallest sigma0 at
+    that gamma whose certified upper value is already <= delta; no step goes past that point);
+    the model is refitted and re-aimed while it predicts a relative gain in Err_1 above 1e-4
+    and the budget of 10 evaluations lasts.
 
     Parameters
     ----------
@@ -765,10 +948,11 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
         see ``ShuffleAccountant``; the template start guess is the zero-out one).
     progress : bool or None
         ``None`` (default): one progress bar on stderr (tqdm if installed, plain lines
-        otherwise) over the accountant evaluations, with an estimate of the remaining ones,
-        appearing only if the calibration runs longer than one second; ``True``: shown at
-        once; ``False``: never. (For ``rounds > 1`` the bar counts candidates, each a
-        single-round calibration plus one composed certification.)
+        otherwise) over the accountant evaluations, its total the budget of 10 (it grows only
+        in a fallback after failed certifications) and set to the evaluations made when the
+        calibration ends (100 %), appearing only if the calibration runs longer than one
+        second; ``True``: shown at once; ``False``: never. (For ``rounds > 1`` the bar counts
+        candidates, each a single-round calibration plus one composed certification; total 4.)
     rounds : int, default 1
         Number k >= 1 of rounds the guarantee covers: the returned BMG, run k times on the
         same data (adaptively composed, zero-out or replace adjacency as above), is certified
@@ -842,19 +1026,26 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         except (OverflowError, ZeroDivisionError, ValueError):
             return 0.0
 
-    def base(x: float, t=None) -> float:
+    def template(x: float) -> float:
         c = chi(x)
-        return math.log(max(template_delta_estimate(scale * c, n, epsilon), 1e-300)) if c > 0.0 else 0.0
+        return _template_scalar(scale * c, n, epsilon) if c > 0.0 else 1.0
 
-    s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), base, lambda x, t: math.exp(2.0 * x),
+    def base(x: float, t=None) -> float:  # log of the template plus the single-big-jump estimate
+        return math.log(max(template(x) + _big_jump_estimate(0.0, math.exp(x), n, epsilon), 1e-300))
+
+    def log_template(x: float, t=None) -> float:
+        return math.log(max(template(x), 1e-300))
+
+    target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
+    x_t = _model_root(log_template, None, target)  # the blanket weight 2 Phibar(1/sigma0) there gates the jump
+    bases = (base, log_template) if _jump_regime(n, 2.0 * _phi_bar(math.exp(-x_t)), epsilon) else (log_template,)
+    s = _Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), bases, lambda x, t: math.exp(2.0 * x),
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
-        chi0 = _template_chi(n, epsilon, delta) / scale
-        # the template's start: chi_chua(sigma0) = chi0 (chi_chua^2 ~ sigma0^2 - 4.5)
-        g = lambda x: chi(x) - chi0  # noqa: E731
-        x0 = brentq(g, math.log(0.3), math.log(1e12), xtol=1e-6) if g(math.log(0.3)) < 0.0 < g(math.log(1e12)) \
-            else 0.5 * math.log(chi0 * chi0 + 4.5)
-        target = math.log(delta) - 0.5 * math.log1p(_CERT_REL_TOL)
+        x0 = _model_root(bases[0], None, target)  # the start: where the base model meets the target
+        s.evaluate(x0, None, False)  # picks the base: if another is nearer, start on it
+        if s.use_template and s.template is not bases[0]:
+            x0 = _model_root(s.template, None, target)
         xb = s.bracket(x0, None, target, _STAGE1_TOL, 6)
         s.certify(xb, None)
     finally:
@@ -872,13 +1063,14 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     Uses the accountant's infimum blanket for the Gaussian randomizer (the shuffle paper, Section
     4.3; docs/accountant.md); the certified delta decreases in sigma0 (a larger
     sigma0 is a post-processing). Same method as :func:`calibrate_bmg` in one dimension
-    (x = log sigma0, template at Chua et al.'s index chi_chua(sigma0) as the start and base
-    of the model, an estimate only): safeguarded secant steps on the cheap estimate
-    (rel_tol = 0.1), then full-accuracy certification (rel_tol = 1e-2) of the model's
-    boundary point (never beyond the smallest searched sigma0 whose certified upper value is
-    already <= delta; regula falsi between certified-bad and known-good sigma0 after a failed
+    (x = log sigma0; every evaluation at rel_tol 1e-2 is a candidate answer): the base model is
+    the template at Chua et al.'s index chi_chua(sigma0) plus, where sqrt(n w) (e^eps - 1) >= 1.5
+    (w = 2 Phibar(1/sigma0) the infimum blanket's weight), the single-big-jump estimate (both
+    estimates only); the start is where it meets delta; then safeguarded secant steps, and the
+    model's boundary point (never beyond the smallest searched sigma0 whose certified upper value
+    is already <= delta; regula falsi between certified-bad and known-good sigma0 after a failed
     certification), refined while it predicts a relative gain in sigma0^2 above 1e-4.
-    4-10 accountant evaluations; more only if the certification keeps failing.
+    At most 10 accountant evaluations unless every certification fails.
 
     Parameters
     ----------
