@@ -26,7 +26,7 @@ from typing import Any
 
 from sharpdp.shuffle import _bigjump
 from sharpdp.shuffle._blocks import _block, _unblock
-from sharpdp.shuffle._laws import Law
+from sharpdp.shuffle._laws import Law, LognormalLaw, SumLaw
 from sharpdp.shuffle._lattice import _J_LO, _K_MAX, _TINY, _VALUE_FLOOR, PassResult, _choose_B, _choose_T, lattice_pass
 from sharpdp.shuffle._results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.contract import surcharge
@@ -149,6 +149,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     if cap < max(_VALUE_FLOOR, neg):
         # the trivial cap is already below the value floor (or the maximum so far)
         return LawBracket(0.0, cap, cap=cap, terms={"note": "E[L_+] below the value floor"})
+    if isinstance(mode, Bracket):
+        small = _clamped_chernoff_cap(law, gamma, n, max(_VALUE_FLOOR, neg))
+        if small is not None:  # certified and below the floor (or the maximum so far): nothing to refine
+            return replace(small, upper=min(small.upper, cap), cap=cap)
     blk = _block(gamma, law, n)
     if blk is None:
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
@@ -158,6 +162,56 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         r = _certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, mode.scaled(blk.t * gamma))
         r = _unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
     return replace(r, upper=min(r.upper, cap), cap=cap)
+
+
+_CAP_NODES = 1 << 12  # lattice nodes of the cap test's hat law (a few ms)
+
+
+def _clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBracket | None:
+    """The clamped Chernoff cap (docs/accountant.md §6.3): a certified upper value of D_up from one
+    coarse hat lattice law, returned (with lower value 0) only when it is below ``thr``, else None.
+
+    With clamps T, B (multiples of a power-of-two step h), A = sum_i clamp(G_i, -B, T) and
+    J = sum_i (G_i - T)_+: S <= A + J, so E[S_+] <= E[A_+] + n gamma tau(T); E[A_+] <= E[Â_+]
+    (the hat law, larger in the increasing convex order) <= e^{n M(lam)} / (e lam) for every
+    lam > 0 (x_+ <= e^{lam x - 1} / lam), M the log-mgf of the hat law's upper pmf. The same
+    bound as the far-tail body's Chernoff value (docs/accountant_tail.md §6) plus its jump mean.
+    With a rounding bound err on the law's values (docs/accountant.md §3.2.2) the true sum is at most
+    S~ + n err (couple each user's true value with its stored one), so E[A_+] is taken at -n err.
+    Only for the continuous laws of the far-tail module; a speed shortcut: None sends the law to the
+    usual path."""
+    from sharpdp.shuffle import _lattice as A
+
+    if n < 2 or not isinstance(law, (LognormalLaw, SumLaw)):
+        return None
+    err = law.value_error  # the true values are within err of the stored ones: S <= S~ + n err
+    sd, mean = law.std(), law.mean()
+    lo_s, hi_s = law.support()
+    if not (0.0 < sd < math.inf and math.isfinite(mean)) or mean >= 0.0:
+        return None
+    # screen: the one-jump value tau(|m|), m = (n - 1) gamma E[L], estimates delta (it is ~ n x Jensen's
+    # lower value, docs/accountant_edges.md section 3): no test where it is not below the threshold
+    if _bigjump.stop_loss(law, [-(n - 1) * gamma * mean])[1][0] >= thr:
+        return None
+    T = _choose_T(law, 1e-3 * thr)  # (a clamp term well below the threshold: the value stays near the truth)
+    B = max(-lo_s, 0.0) if math.isfinite(lo_s) else _choose_B(law, 0.01 * max(-mean, sd))
+    if not (math.isfinite(T) and math.isfinite(B)) or T <= 0.0:
+        return None
+    h = 2.0 ** math.ceil(math.log2(max(sd / 4.0, (T + B) / _CAP_NODES, 1e-300)))
+    T, B = math.ceil(T / h) * h, max(math.ceil(B / h), 1) * h  # exact multiples: every node k h is exact
+    try:
+        lat = _bigjump.lattice_laws(law, gamma, h, T, B, lower=False)
+    except A._Coarsen:
+        return None
+    ch = _bigjump._Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
+    body = _bigjump._exp(ch.log_excess(-math.nextafter(n * err, math.inf) if err else 0.0)) / (n * gamma) * (1 + 1e-9)
+    jump = float(_bigjump.stop_loss(law, [T])[1][0]) if math.isinf(hi_s) or hi_s > T else 0.0
+    up = (body + jump) * (1 + 1e-9)
+    if not up < thr:
+        return None
+    return LawBracket(0.0, max(up, _TINY), grid=Grid(h=h, N=0, T=T, B=B),
+                      terms={"note": "clamped Chernoff cap below the value floor", "chernoff_body": body,
+                             "tail_T": jump})
 
 
 def _from_far_tail(r: dict[str, Any]) -> LawBracket:
