@@ -265,10 +265,13 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
-    tgt = 1e-4 * rel_tol * sd  # moderate first clamp; tightened below once the value is known
+    # moderate first clamp, tightened below once the value is known; E[L_+] >= D_up bounds the value's
+    # scale (a target above it would put T at 0 and make the first round's value the clamp term alone)
+    tgt = 1e-4 * rel_tol * min(sd, law.tail_upper(0.0))
     T, B = _choose_T(law, tgt), _choose_B(law, tgt)
     best: PassResult | None = None
     best_lower = 0.0
+    widened = False
     for _rnd in range(mode.max_rounds + 1):
         Tmax = 0.5 * _K_MAX * h / _J_LO
         T, B = min(T, Tmax), min(B, Tmax)
@@ -278,7 +281,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
                 h = max(2.0 * h, res.h_fit)
                 continue
             if res.h_fit >= 0.9 * best.grid.h:
-                break  # the size caps stop the refinement: keep the certified values so far
+                if widened or best.tail_T + best.tail_B <= 0.5 * best.upper:
+                    break  # the size caps stop the refinement: keep the certified values so far
+                # the best value is mostly its clamp terms and the wider clamp asked for does not fit at the
+                # finer step: once, the wider clamp at the coarser step that fits (docs/accountant.md §6.1)
+                widened = True
             h = res.h_fit  # the finest grid that fits
             continue
         # every pass is certified: the best upper value, and the largest lower value of any pass
