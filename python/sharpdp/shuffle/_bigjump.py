@@ -392,13 +392,23 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
     return T
 
 
-def applicable(law: Law, n: int) -> bool:
-    """The treatment applies to continuous laws (not atoms) with an unbounded, heavy tail, n >= 2.
+# The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
+# the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
+_PLAIN_NODES_MAX = 1 << 11
 
-    Heavy: E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5):
-    there the plain engine needs a clamp far beyond 50 sd; lighter tails are cheaper on the plain lattice. Both
-    paths are certified: this choice is one of speed only.
+
+def applicable(law: Law, n: int, rel_tol: float = 1e-2) -> bool:
+    """The treatment applies to continuous laws (not atoms) with an unbounded tail and finite sd, n >= 2, where
+    the plain engine's clamps are costly.
+
+    Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
+    or the plain engine's first clamps on the unbounded sides (at the tail target 1e-4 rel_tol min(sd, E[L_+]) of
+    its first round, docs/accountant.md §6.1) more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy left
+    tail, or a tail heavy against a small sd: the engine would widen them further for a smaller target). Both paths are certified:
+    this choice is one of speed only.
     """
+    from sharpdp.shuffle._lattice import _choose_B, _choose_T
+
     lo_s, hi_s = law.support()
     if not (n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))):
         return False
@@ -406,8 +416,16 @@ def applicable(law: Law, n: int) -> bool:
     if not 0.0 < sd < math.inf:
         return False
     if math.isinf(hi_s):
-        return law.tail_upper(law.mean() + 50.0 * sd) > 1e-7 * sd
-    return law.tail_lower(-(law.mean() - 50.0 * sd)) > 1e-7 * sd
+        if law.tail_upper(law.mean() + 50.0 * sd) > 1e-7 * sd:
+            return True
+    elif law.tail_lower(-(law.mean() - 50.0 * sd)) > 1e-7 * sd:
+        return True
+    tgt = 1e-4 * rel_tol * min(sd, law.tail_upper(0.0))
+    if not tgt > 0.0:
+        return False
+    # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
+    span = (_choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (_choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
+    return span / (0.25 * sd) > _PLAIN_NODES_MAX
 
 
 def _spread(law: Law) -> float:
@@ -633,7 +651,7 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligi
     where the treatment does not apply or a size cap binds (the caller then runs the plain engine)."""
     from sharpdp.shuffle import _lattice as A
 
-    if not applicable(law, n):
+    if not applicable(law, n, rel_tol):
         return None
     try:
         r = certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
