@@ -164,6 +164,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     return replace(r, upper=min(r.upper, cap), cap=cap)
 
 
+_U = 2.0**-53
 _CAP_NODES = 1 << 12  # lattice nodes of the cap test's hat law (a few ms)
 
 
@@ -176,8 +177,8 @@ def _clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBrac
     (the hat law, larger in the increasing convex order) <= e^{n M(lam)} / (e lam) for every
     lam > 0 (x_+ <= e^{lam x - 1} / lam), M the log-mgf of the hat law's upper pmf. The same
     bound as the far-tail body's Chernoff value (docs/accountant_tail.md §6) plus its jump mean.
-    With a rounding bound err on the law's values (docs/accountant.md §3.2.2) the true sum is at most
-    S~ + n err (couple each user's true value with its stored one), so E[A_+] is taken at -n err.
+    With a rounding bound err on the law's values (docs/accountant.md §3.2.2) and the lattice positions'
+    c_pos (§3.2.1) the true sum is at most S~ + n (err + c_pos), so E[A_+] is taken there.
     Only for the continuous laws of the far-tail module; a speed shortcut: None sends the law to the
     usual path."""
     from sharpdp.shuffle import _lattice as A
@@ -204,7 +205,10 @@ def _clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBrac
     except A._Coarsen:
         return None
     ch = _bigjump._Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
-    body = _bigjump._exp(ch.log_excess(-math.nextafter(n * err, math.inf) if err else 0.0)) / (n * gamma) * (1 + 1e-9)
+    # per-user shift: the value error and the lattice positions' c_pos (docs/accountant.md §3.2.1; 0 here, the
+    # nodes being exact multiples of a power of two, but charged anyway)
+    shift = math.nextafter(n * (err + 4.0 * _U * (T + B + h)) * (1 + 1e-12), math.inf)
+    body = _bigjump._exp(ch.log_excess(-shift)) / (n * gamma) * (1 + 1e-9)
     jump = float(_bigjump.stop_loss(law, [T])[1][0]) if math.isinf(hi_s) or hi_s > T else 0.0
     up = (body + jump) * (1 + 1e-9)
     if not up < thr:
