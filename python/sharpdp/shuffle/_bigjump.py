@@ -634,7 +634,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             redo = False
             if multi > 0.12 * rel_tol * val and val < est:
                 est, redo = val, True  # the pair term was sized for a larger value
-            if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
+            if (pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR)
+                    and (T0 + 4.0 * B) / h * A._J_LO <= A._K_MAX):
+                # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
+                # coarser grid the caps allow, and its values could not improve on this round's; §11.1)
                 B, redo = 4.0 * B, True
             if not redo:
                 break
