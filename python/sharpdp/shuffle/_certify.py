@@ -150,8 +150,9 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # the trivial cap is already below the value floor (or the maximum so far)
         return LawBracket(0.0, cap, cap=cap, terms={"note": "E[L_+] below the value floor"})
     if isinstance(mode, Bracket):
-        small = _clamped_chernoff_cap(law, gamma, n, max(_VALUE_FLOOR, neg))
-        if small is not None:  # certified and below the floor (or the maximum so far): nothing to refine
+        thr = max(_VALUE_FLOOR, neg)
+        small = _clamped_chernoff_cap(law, gamma, n, thr)
+        if small is not None and small.upper < thr:  # below the floor (or the maximum so far): nothing to refine
             return replace(small, upper=min(small.upper, cap), cap=cap)
     blk = _block(gamma, law, n)
     if blk is None:
@@ -170,7 +171,8 @@ _CAP_NODES = 1 << 12  # lattice nodes of the cap test's hat law (a few ms)
 
 def _clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBracket | None:
     """The clamped Chernoff cap (docs/accountant.md §6.3): a certified upper value of D_up from one
-    coarse hat lattice law, returned (with lower value 0) only when it is below ``thr``, else None.
+    coarse hat lattice law (with lower value 0), its clamp T set for a term 1e-3 ``thr``; None where it
+    is not tried (the one-jump estimate is not below ``thr``, or the law is not of the far-tail module).
 
     With clamps T, B (multiples of a power-of-two step h), A = sum_i clamp(G_i, -B, T) and
     J = sum_i (G_i - T)_+: S <= A + J, so E[S_+] <= E[A_+] + n gamma tau(T); E[A_+] <= E[Â_+]
@@ -211,10 +213,8 @@ def _clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBrac
     body = _bigjump._exp(ch.log_excess(-shift)) / (n * gamma) * (1 + 1e-9)
     jump = float(_bigjump.stop_loss(law, [T])[1][0]) if math.isinf(hi_s) or hi_s > T else 0.0
     up = (body + jump) * (1 + 1e-9)
-    if not up < thr:
-        return None
     return LawBracket(0.0, max(up, _TINY), grid=Grid(h=h, N=0, T=T, B=B),
-                      terms={"note": "clamped Chernoff cap below the value floor", "chernoff_body": body,
+                      terms={"note": "clamped Chernoff cap", "chernoff_body": body,
                              "tail_T": jump})
 
 
