@@ -402,10 +402,10 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2) -> bool:
     the plain engine's clamps are costly.
 
     Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
-    or the plain engine's first clamps on the unbounded sides (at the tail target 1e-4 rel_tol min(sd, E[L_+]) of
-    its first round, docs/accountant.md §6.1) more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy left
-    tail, or a tail heavy against a small sd: the engine would widen them further for a smaller target). Both paths are certified:
-    this choice is one of speed only.
+    or the plain engine's first clamps on the unbounded sides (at the tail target of its first round,
+    docs/accountant.md §6.1) more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy left tail, or a tail
+    heavy against a small sd: the engine would widen them further for a smaller target). Both paths are
+    certified: this choice is one of speed only (docs/accountant_tail.md §8).
     """
     from sharpdp.shuffle._lattice import _choose_B, _choose_T
 
@@ -420,7 +420,10 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2) -> bool:
             return True
     elif law.tail_lower(-(law.mean() - 50.0 * sd)) > 1e-7 * sd:
         return True
-    tgt = 1e-4 * rel_tol * min(sd, law.tail_upper(0.0))
+    tgt = 1e-4 * rel_tol * sd
+    cap0 = law.tail_upper(0.0)
+    if tgt > 1e-2 * cap0:
+        tgt = 1e-4 * rel_tol * cap0  # (the engine's first target, docs/accountant.md §6.1)
     if not tgt > 0.0:
         return False
     # only the unbounded side counts: a finite end of the support is a clamp of both paths alike

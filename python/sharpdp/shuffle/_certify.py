@@ -270,8 +270,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
     # moderate first clamp, tightened below once the value is known; E[L_+] >= D_up bounds the value's
-    # scale (a target above it would put T at 0 and make the first round's value the clamp term alone)
-    tgt = 1e-4 * rel_tol * min(sd, law.tail_upper(0.0))
+    # scale (a target near it would put T at 0 and make the first round's value the clamp term alone)
+    tgt = 1e-4 * rel_tol * sd
+    cap0 = law.tail_upper(0.0)
+    if tgt > 1e-2 * cap0:
+        tgt = 1e-4 * rel_tol * cap0
     T, B = _choose_T(law, tgt), _choose_B(law, tgt)
     best: PassResult | None = None
     best_lower = 0.0
