@@ -397,15 +397,15 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 _PLAIN_NODES_MAX = 1 << 11
 
 
-def applicable(law: Law, n: int, rel_tol: float = 1e-2) -> bool:
+def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
     """The treatment applies to continuous laws (not atoms) with an unbounded tail and finite sd, n >= 2, where
     the plain engine's clamps are costly.
 
     Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
-    or the plain engine's first clamps on the unbounded sides (at the tail target of its first round,
-    docs/accountant.md §6.1) more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy left tail, or a tail
-    heavy against a small sd: the engine would widen them further for a smaller target). Both paths are
-    certified: this choice is one of speed only (docs/accountant_tail.md §8).
+    or the plain engine's clamps on the unbounded sides more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
+    left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
+    §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times the one-jump value tau((n - 1) gamma |E L|)
+    (floored at 1e-24). Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
     """
     from sharpdp.shuffle._lattice import _choose_B, _choose_T
 
@@ -424,6 +424,13 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2) -> bool:
     cap0 = law.tail_upper(0.0)
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0  # (the engine's first target, docs/accountant.md §6.1)
+    if gamma is not None:
+        # the engine's later rounds clamp for 0.05 rel_tol of the value; the one-jump value tau(|m|),
+        # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)
+        from sharpdp.shuffle._lattice import _VALUE_FLOOR
+
+        est = float(stop_loss(law, [max(-(n - 1) * gamma * law.mean(), 0.0)])[1][0])
+        tgt = min(tgt, 0.05 * rel_tol * max(est, _VALUE_FLOOR))
     if not tgt > 0.0:
         return False
     # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
@@ -657,7 +664,7 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligi
     where the treatment does not apply or a size cap binds (the caller then runs the plain engine)."""
     from sharpdp.shuffle import _lattice as A
 
-    if not applicable(law, n, rel_tol):
+    if not applicable(law, n, rel_tol, gamma):
         return None
     try:
         r = certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
