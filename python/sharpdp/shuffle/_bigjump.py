@@ -404,8 +404,8 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
     or the plain engine's clamps on the unbounded sides more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
     left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
-    §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times the one-jump value tau((n - 1) gamma |E L|)
-    (floored at 1e-24). Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
+    §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times an estimate of the value: the larger of the
+    one-jump value tau((n - 1) gamma |E L|) and the normal approximation of E[S_+]/(n gamma) (floored at 1e-24). Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
     """
     from sharpdp.shuffle._lattice import _choose_B, _choose_T
 
@@ -429,8 +429,13 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
         # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)
         from sharpdp.shuffle._lattice import _VALUE_FLOOR
 
-        est = float(stop_loss(law, [max(-(n - 1) * gamma * law.mean(), 0.0)])[1][0])
-        tgt = min(tgt, 0.05 * rel_tol * max(est, _VALUE_FLOOR))
+        mu = law.mean()
+        est = float(stop_loss(law, [max(-(n - 1) * gamma * mu, 0.0)])[1][0])
+        # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
+        m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
+        z = m_s / s_s
+        est_normal = (s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + m_s * 0.5 * math.erfc(-z / math.sqrt(2.0)))
+        tgt = min(tgt, 0.05 * rel_tol * max(est, est_normal / (n * gamma), _VALUE_FLOOR))
     if not tgt > 0.0:
         return False
     # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
