@@ -405,7 +405,8 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     or the plain engine's clamps on the unbounded sides more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
     left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
     §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times an estimate of the value: the larger of the
-    one-jump value tau((n - 1) gamma |E L|) and the normal approximation of E[S_+]/(n gamma) (floored at 1e-24). Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
+    one-jump value tau((n - 1) gamma |E L|) and the normal approximation of E[S_+]/(n gamma) (floored at 1e-24).
+    Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
     """
     from sharpdp.shuffle._lattice import _choose_B, _choose_T
 
@@ -434,7 +435,7 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
         # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
         m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
         z = m_s / s_s
-        est_normal = (s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + m_s * 0.5 * math.erfc(-z / math.sqrt(2.0)))
+        est_normal = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + m_s * 0.5 * math.erfc(-z / math.sqrt(2.0))
         tgt = min(tgt, 0.05 * rel_tol * max(est, est_normal / (n * gamma), _VALUE_FLOOR))
     if not tgt > 0.0:
         return False
