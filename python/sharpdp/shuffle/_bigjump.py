@@ -435,7 +435,7 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
         # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
         m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
         z = m_s / s_s
-        est_normal = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + m_s * 0.5 * math.erfc(-z / math.sqrt(2.0))
+        est_normal = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
         tgt = min(tgt, 0.05 * rel_tol * max(est, est_normal / (n * gamma), _VALUE_FLOOR))
     if not tgt > 0.0:
         return False
