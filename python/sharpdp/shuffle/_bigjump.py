@@ -392,13 +392,24 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
     return T
 
 
-def applicable(law: Law, n: int) -> bool:
-    """The treatment applies to continuous laws (not atoms) with an unbounded, heavy tail, n >= 2.
+# The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
+# the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
+_PLAIN_NODES_MAX = 1 << 11
 
-    Heavy: E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5):
-    there the plain engine needs a clamp far beyond 50 sd; lighter tails are cheaper on the plain lattice. Both
-    paths are certified: this choice is one of speed only.
+
+def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
+    """The treatment applies to continuous laws (not atoms) with an unbounded tail and finite sd, n >= 2, where
+    the plain engine's clamps are costly.
+
+    Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
+    or the plain engine's clamps on the unbounded sides more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
+    left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
+    §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times an estimate of the value: the larger of the
+    one-jump value tau((n - 1) gamma |E L|) and the normal approximation of E[S_+]/(n gamma) (floored at 1e-24).
+    Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
     """
+    from sharpdp.shuffle._lattice import _choose_B, _choose_T
+
     lo_s, hi_s = law.support()
     if not (n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))):
         return False
@@ -406,8 +417,31 @@ def applicable(law: Law, n: int) -> bool:
     if not 0.0 < sd < math.inf:
         return False
     if math.isinf(hi_s):
-        return law.tail_upper(law.mean() + 50.0 * sd) > 1e-7 * sd
-    return law.tail_lower(-(law.mean() - 50.0 * sd)) > 1e-7 * sd
+        if law.tail_upper(law.mean() + 50.0 * sd) > 1e-7 * sd:
+            return True
+    elif law.tail_lower(-(law.mean() - 50.0 * sd)) > 1e-7 * sd:
+        return True
+    tgt = 1e-4 * rel_tol * sd
+    cap0 = law.tail_upper(0.0)
+    if tgt > 1e-2 * cap0:
+        tgt = 1e-4 * rel_tol * cap0  # (the engine's first target, docs/accountant.md §6.1)
+    if gamma is not None:
+        # the engine's later rounds clamp for 0.05 rel_tol of the value; the one-jump value tau(|m|),
+        # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)
+        from sharpdp.shuffle._lattice import _VALUE_FLOOR
+
+        mu = law.mean()
+        est = float(stop_loss(law, [max(-(n - 1) * gamma * mu, 0.0)])[1][0])
+        # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
+        m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
+        z = m_s / s_s
+        est_normal = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
+        tgt = min(tgt, 0.05 * rel_tol * max(est, est_normal / (n * gamma), _VALUE_FLOOR))
+    if not tgt > 0.0:
+        return False
+    # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
+    span = (_choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (_choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
+    return span / (0.25 * sd) > _PLAIN_NODES_MAX
 
 
 def _spread(law: Law) -> float:
@@ -616,7 +650,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             redo = False
             if multi > 0.12 * rel_tol * val and val < est:
                 est, redo = val, True  # the pair term was sized for a larger value
-            if pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR):
+            if (pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR)
+                    and (T0 + 4.0 * B) / h * A._J_LO <= A._K_MAX):
+                # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
+                # coarser grid the caps allow, and its values could not improve on this round's; §11.1)
                 B, redo = 4.0 * B, True
             if not redo:
                 break
@@ -633,7 +670,7 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligi
     where the treatment does not apply or a size cap binds (the caller then runs the plain engine)."""
     from sharpdp.shuffle import _lattice as A
 
-    if not applicable(law, n):
+    if not applicable(law, n, rel_tol, gamma):
         return None
     try:
         r = certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)

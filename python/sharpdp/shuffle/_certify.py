@@ -26,7 +26,7 @@ from typing import Any
 
 from sharpdp.shuffle import _bigjump
 from sharpdp.shuffle._blocks import _block, _unblock, one_block
-from sharpdp.shuffle._laws import Law
+from sharpdp.shuffle._laws import Law, LognormalLaw, SumLaw
 from sharpdp.shuffle._lattice import _J_LO, _K_MAX, _TINY, _VALUE_FLOOR, PassResult, _choose_B, _choose_T, lattice_pass
 from sharpdp.shuffle._results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.contract import surcharge
@@ -149,6 +149,11 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     if cap < max(_VALUE_FLOOR, neg):
         # the trivial cap is already below the value floor (or the maximum so far)
         return LawBracket(0.0, cap, cap=cap, terms={"note": "E[L_+] below the value floor"})
+    if isinstance(mode, Bracket):
+        thr = max(_VALUE_FLOOR, neg)
+        small = _clamped_chernoff_cap(law, gamma, n, thr)
+        if small is not None and small.upper < thr:  # below the floor (or the maximum so far): nothing to refine
+            return replace(small, upper=min(small.upper, cap), cap=cap)
     blk = _block(gamma, law, n)
     if blk is None:
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
@@ -160,6 +165,59 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         r = _certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, mode.scaled(blk.t * gamma))
         r = _unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
     return replace(r, upper=min(r.upper, cap), cap=cap)
+
+
+_U = 2.0**-53
+_CAP_NODES = 1 << 12  # lattice nodes of the cap test's hat law (a few ms)
+
+
+def _clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBracket | None:
+    """The clamped Chernoff cap (docs/accountant.md §6.3): a certified upper value of D_up from one
+    coarse hat lattice law (with lower value 0), its clamp T set for a term 1e-3 ``thr``; None where it
+    is not tried (the one-jump estimate is not below ``thr``, or the law is not of the far-tail module).
+
+    With clamps T, B (multiples of a power-of-two step h), A = sum_i clamp(G_i, -B, T) and
+    J = sum_i (G_i - T)_+: S <= A + J, so E[S_+] <= E[A_+] + n gamma tau(T); E[A_+] <= E[Â_+]
+    (the hat law, larger in the increasing convex order) <= e^{n M(lam)} / (e lam) for every
+    lam > 0 (x_+ <= e^{lam x - 1} / lam), M the log-mgf of the hat law's upper pmf. The same
+    bound as the far-tail body's Chernoff value (docs/accountant_tail.md §6) plus its jump mean.
+    With a rounding bound err on the law's values (docs/accountant.md §3.2.2) and the lattice positions'
+    c_pos (§3.2.1) the true sum is at most S~ + n (err + c_pos), so E[A_+] is taken there.
+    Only for the continuous laws of the far-tail module; a speed shortcut: None sends the law to the
+    usual path."""
+    from sharpdp.shuffle import _lattice as A
+
+    if n < 2 or not isinstance(law, (LognormalLaw, SumLaw)):
+        return None
+    err = law.value_error  # the true values are within err of the stored ones: S <= S~ + n err
+    sd, mean = law.std(), law.mean()
+    lo_s, hi_s = law.support()
+    if not (0.0 < sd < math.inf and math.isfinite(mean)) or mean >= 0.0:
+        return None
+    # screen: the one-jump value tau(|m|), m = (n - 1) gamma E[L], estimates delta (it is ~ n x Jensen's
+    # lower value, docs/accountant_edges.md section 3): no test where it is not below the threshold
+    if _bigjump.stop_loss(law, [-(n - 1) * gamma * mean])[1][0] >= thr:
+        return None
+    T = _choose_T(law, 1e-3 * thr)  # (a clamp term well below the threshold: the value stays near the truth)
+    B = max(-lo_s, 0.0) if math.isfinite(lo_s) else _choose_B(law, 0.01 * max(-mean, sd))
+    if not (math.isfinite(T) and math.isfinite(B)) or T <= 0.0:
+        return None
+    h = 2.0 ** math.ceil(math.log2(max(sd / 4.0, (T + B) / _CAP_NODES, 1e-300)))
+    T, B = math.ceil(T / h) * h, max(math.ceil(B / h), 1) * h  # exact multiples: every node k h is exact
+    try:
+        lat = _bigjump.lattice_laws(law, gamma, h, T, B, lower=False)
+    except A._Coarsen:
+        return None
+    ch = _bigjump._Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
+    # per-user shift: the value error and the lattice positions' c_pos (docs/accountant.md §3.2.1; 0 here, the
+    # nodes being exact multiples of a power of two, but charged anyway)
+    shift = math.nextafter(n * (err + 4.0 * _U * (T + B + h)) * (1 + 1e-12), math.inf)
+    body = _bigjump._exp(ch.log_excess(-shift)) / (n * gamma) * (1 + 1e-9)
+    jump = float(_bigjump.stop_loss(law, [T])[1][0]) if math.isinf(hi_s) or hi_s > T else 0.0
+    up = (body + jump) * (1 + 1e-9)
+    return LawBracket(0.0, max(up, _TINY), grid=Grid(h=h, N=0, T=T, B=B),
+                      terms={"note": "clamped Chernoff cap", "chernoff_body": body,
+                             "tail_T": jump})
 
 
 def _from_far_tail(r: dict[str, Any]) -> LawBracket:
@@ -213,10 +271,16 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
-    tgt = 1e-4 * rel_tol * sd  # moderate first clamp; tightened below once the value is known
+    # moderate first clamp, tightened below once the value is known; E[L_+] >= D_up bounds the value's
+    # scale (a target near it would put T at 0 and make the first round's value the clamp term alone)
+    tgt = 1e-4 * rel_tol * sd
+    cap0 = law.tail_upper(0.0)
+    if tgt > 1e-2 * cap0:
+        tgt = 1e-4 * rel_tol * cap0
     T, B = _choose_T(law, tgt), _choose_B(law, tgt)
     best: PassResult | None = None
     best_lower = 0.0
+    widened = False
     for _rnd in range(mode.max_rounds + 1):
         Tmax = 0.5 * _K_MAX * h / _J_LO
         T, B = min(T, Tmax), min(B, Tmax)
@@ -226,7 +290,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
                 h = max(2.0 * h, res.h_fit)
                 continue
             if res.h_fit >= 0.9 * best.grid.h:
-                break  # the size caps stop the refinement: keep the certified values so far
+                if widened or best.tail_T + best.tail_B <= 0.5 * best.upper:
+                    break  # the size caps stop the refinement: keep the certified values so far
+                # the best value is mostly its clamp terms and the wider clamp asked for does not fit at the
+                # finer step: once, the wider clamp at the coarser step that fits (docs/accountant.md §6.1)
+                widened = True
             h = res.h_fit  # the finest grid that fits
             continue
         # every pass is certified: the best upper value, and the largest lower value of any pass
