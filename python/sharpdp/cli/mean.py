@@ -198,6 +198,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     warnings: list[str] = []
     choice = bounds_choice(args, table.columns)  # a bad --csv or --columns is reported before this
     if choice == "public":
+        assert bounds is not None  # bounds_choice returns "public" only when --bounds was given
         bounds_source = "--bounds (public)"
     elif choice == "builtin":
         bounds = np.array([datasets.FLIGHTS_BOUNDS[c] for c in table.columns])
