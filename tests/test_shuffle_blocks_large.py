@@ -227,3 +227,23 @@ def test_krr_get_epsilon_tiny_delta_not_floored_by_block_truncation():
     assert acc.get_delta(e) <= 1e-50
     assert _krr_reference(2, 1.0, 10**4, "zero_out", e)[0] <= 1e-50
     assert e < 0.2  # the defect: 0.6202
+
+
+def test_one_block_tiny_value_not_floored_by_truncation():
+    """One block of all users (§5.4) with M* < t: the closed form is exact to ~1e-11 relative, so a fixed
+    truncation charge of 1e-40 dominated the error of a value of 7.6e-37 (bracket width 2e-40, 2.6e-4
+    relative). The charge now scales with the value: the bracket holds the binomial-sum reference and is
+    tight relative to it."""
+    from sharpdp.shuffle._certify import certify
+    from sharpdp.shuffle._laws import FiniteLaw
+
+    vals, probs, gamma, n = np.array([-1.0, 0.25]), np.array([0.95, 0.05]), 0.2, 400
+    law = FiniteLaw(vals, probs)
+    blk = BL._block(gamma, law, n)
+    assert blk.t == n and 0.0 < blk.trunc  # one block, truncated (M* < t)
+    ref = _dup_two_atoms(vals, probs, gamma, n)
+    assert 1e-38 < ref < 1e-36
+    r = certify(law, gamma, n, 1e-2, 1)
+    assert r.lower <= ref * (1 + 1e-9) and r.upper >= ref * (1 - 1e-9)
+    assert r.upper - r.lower <= 1e-5 * ref  # the defect: 2.02e-40 (2.6e-4 ref)
+    assert blk.trunc <= 1e-5 * ref
