@@ -247,3 +247,20 @@ def test_one_block_tiny_value_not_floored_by_truncation():
     assert r.lower <= ref * (1 + 1e-9) and r.upper >= ref * (1 - 1e-9)
     assert r.upper - r.lower <= 1e-5 * ref  # the defect: 2.02e-40 (2.6e-4 ref)
     assert blk.trunc <= 1e-5 * ref
+
+
+@pytest.mark.parametrize("vals, probs, gamma, n", [
+    ((-0.61588936, 0.40554752), (0.5, 0.5), 0.5378828427399903, 10**4),  # 2-RR eps0 = 1, eps = 0.1: ~2.7e-55
+    ((-0.61588936, 0.40554752), (0.5, 0.5), 0.5378828427399903, 1000),
+    ((-1.0, 0.25), (0.95, 0.05), 0.2, 400),  # one block (~7.6e-37)
+    ((-0.5, 1.0), (0.7, 0.3), 0.3, 10**5),
+    ((-0.2, 1.0), (0.6, 0.4), 0.05, 10**6),  # E[L] > 0: D_up ~ E[L]
+])
+def test_value_estimate_is_within_a_factor_10_of_the_exact_value(vals, probs, gamma, n):
+    """The estimate that sizes the truncation (§5.2) is not a bound, but it must be close to D_up: a
+    charge of 1e-6 est is then negligible against the value (exact reference: binomial sums)."""
+    v, p = np.array(vals), np.array(probs)
+    ref = _dup_two_atoms(v, p, gamma, n)
+    assert ref > 0
+    est = BL._log_value_estimate(gamma, v, p, n)
+    assert abs(est - math.log(ref)) <= math.log(10.0), (math.exp(est), ref)
