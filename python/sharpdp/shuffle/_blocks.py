@@ -77,6 +77,7 @@ _LOG_PW_MIN = -650.0  # p_min^ms >= e^-650: the products of _block_weights stay 
 _TRUNC = 1e-40  # truncation of the number of active users per block: its largest cost in D units ...
 _TRUNC_REL = 1e-6  # ... and at most this fraction of an estimate of D_up (docs/accountant.md §5.2)
 _EST_FLOOR = 1e-300  # (estimates below this count as this: no value is certified finer)
+_BLOCK_MU = 48.0  # small blocks (values below 1e-34): at most this many active users per block on average
 
 
 def _atom_cap(n: int) -> int:
@@ -305,8 +306,12 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         return None
     amax = float(np.max(np.abs(a)))
     # the truncation's cost tau (D units): 1e-40, or less when D_up itself is smaller (§5.2)
-    lp_tau = min(math.log(_TRUNC), math.log(_TRUNC_REL) + max(_log_value_estimate(gamma, a, pa, n),
-                                                                 math.log(_EST_FLOOR)))
+    l_est = max(_log_value_estimate(gamma, a, pa, n), math.log(_EST_FLOOR))
+    lp_tau = min(math.log(_TRUNC), math.log(_TRUNC_REL) + l_est)
+    # a value below 1e-34: one block of all users, else the former small blocks (t gamma <= 48
+    # active users on average, 60 000 count vectors), whose laws keep their mass at V >= 0 within
+    # the engine's reach (§5.2)
+    small = lp_tau < math.log(_TRUNC)
     lp_tr = lp_tau + math.log(gamma / max(amax, 1e-300))
 
     def mstar(d: int) -> int:
@@ -323,12 +328,14 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
             M += max(1, M // 50)
         return min(M, d)
 
-    cap = _atom_cap(n)
+    # (one block of all users needs no engine, §5.4: it is tried first in either case)
+    cands = (n,) + _divisors_desc(n, min(n - 1, max(2, int(_BLOCK_MU / gamma)))) if small else _divisors_desc(n, n)
     # the block's probabilities stay in the normal double range (no overflow in Pascal's triangle,
     # no underflow in the powers): ms <= _MS_MAX and p_min^ms >= e^_LOG_PW_MIN
     lpmin = math.log(float(np.min(pa)))
     best = None
-    for d in _divisors_desc(n, n):
+    for d in cands:
+        cap = _BLOCK_ATOMS_MIN if small and d < n else _atom_cap(n)
         if d * gamma > _MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d)
