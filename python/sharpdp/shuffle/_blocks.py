@@ -288,7 +288,8 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
 
     t is the largest divisor of n (at least 2) whose block has at most :func:`_atom_cap` (n) count
     vectors, with M* <= _MS_MAX and p_min^M* >= e^_LOG_PW_MIN (every product in the normal
-    range). The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
+    range); when the estimated value is below 1e-34, t = n if it fits, else the largest divisor
+    with t gamma <= _BLOCK_MU and at most _BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2). The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
     M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= tau gamma / max|L|
     (binomial Chernoff bound), tau = min(1e-40, 1e-6 est), est = :func:`_log_value_estimate`
     (floored at 1e-300): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
