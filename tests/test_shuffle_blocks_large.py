@@ -264,3 +264,14 @@ def test_value_estimate_is_within_a_factor_10_of_the_exact_value(vals, probs, ga
     assert ref > 0
     est = BL._log_value_estimate(gamma, v, p, n)
     assert abs(est - math.log(ref)) <= math.log(10.0), (math.exp(est), ref)
+
+
+def test_get_epsilon_large_n_check_at_eps0_does_not_lose_the_tilt():
+    """get_epsilon checks the blanket bound at eps0, where the 2-RR law's top atom is ~0 and D_up is
+    astronomically small: a large block with a tiny truncation charge put mass ~e^-196 at V >= 0 and the
+    engine's tilt refused it (RuntimeError). Small blocks there (§5.2); the answer is that of the large
+    blocks with the fixed 1e-40 charge (5.639e-4) and keeps get_delta below delta."""
+    acc = ShuffleAccountant(RandomizedResponse(2, 1.0), 10**8, adjacency="replace")
+    e = acc.get_epsilon(1e-10)
+    assert 5.6e-4 < e < 5.7e-4
+    assert acc.get_delta(e) <= 1e-10
