@@ -289,7 +289,8 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     t is the largest divisor of n (at least 2) whose block has at most :func:`_atom_cap` (n) count
     vectors, with M* <= _MS_MAX and p_min^M* >= e^_LOG_PW_MIN (every product in the normal
     range); when the estimated value is below 1e-34, t = n if it fits, else the largest divisor
-    with t gamma <= _BLOCK_MU and at most _BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2). The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
+    with t gamma <= _BLOCK_MU and at most _BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2).
+    The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
     M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= tau gamma / max|L|
     (binomial Chernoff bound), tau = min(1e-40, 1e-6 est), est = :func:`_log_value_estimate`
     (floored at 1e-300): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
@@ -374,7 +375,8 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         return None  # (not expected) fall back to the per-user law
     rel_p = (rel + (dup + 2) * _U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
-    # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond M* + 4000 (probability p per block) can
+    # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
+    # M* + 4000 (probability p per block) can
     # change E[S'_+] by at most (n/t) p n max|L|, i.e. (n/t) p max|L| / gamma in delta units
     # (max|L| of the exact atoms is at most amax + value_error, docs/accountant.md §3.2.2)
     a_true = amax + law.value_error * (1.0 + 1e-6)
