@@ -170,3 +170,108 @@ def test_large_blocks_overlap_small_blocks_privunit(monkeypatch):
     assert big.terms["block_t"] > small.terms["block_t"] == 64
     assert big.lower <= small.upper and small.lower <= big.upper
     assert big.rel_gap <= 1e-2 and small.rel_gap <= 1e-2
+
+
+# --------------------------------------------------------------------------- truncation sized by the value (§5.2)
+def _dup_two_atoms(values, probs, gamma: float, n: int) -> float:
+    """D_up of a two-atom law a < b: S = M a + C (b - a), M ~ Bin(n, gamma), C | M ~ Bin(M, p_b)."""
+    o = np.argsort(values)
+    a, b = float(values[o[0]]), float(values[o[1]])
+    pb = float(probs[o[1]])
+    if b <= 0.0:
+        return 0.0
+    mu, sd = n * gamma, math.sqrt(n * gamma * (1.0 - gamma))
+    M = np.arange(max(1, int(mu - 45 * sd - 10)), min(n, int(mu + 45 * sd + 10)) + 1)
+    pM = binom.pmf(M, n, gamma)
+    Mf = M.astype(float)
+    t = -Mf * a / (b - a)
+    cstar = np.where(t >= 0, np.floor(t) + 1, 0.0)
+    ok = (cstar <= Mf) & (pM > 0)
+    M, Mf, pM, cstar = M[ok], Mf[ok], pM[ok], cstar[ok]
+    P = binom.sf(cstar - 1, M, pb)
+    EC = Mf * pb * binom.sf(cstar - 2, M - 1, pb)
+    return math.fsum((pM * (Mf * a * P + (b - a) * EC)).tolist()) / (n * gamma)
+
+
+def _krr_reference(k: int, eps0: float, n: int, adjacency: str, eps: float) -> tuple[float, float]:
+    """(lower, upper) reference of the accountant's quantity max over laws of D_up (two-atom laws only)."""
+    from sharpdp.shuffle._laws import laws_for
+
+    lo = hi = 0.0
+    for gamma, law in laws_for(RandomizedResponse(k, eps0), eps, adjacency):
+        v, p, err = np.asarray(law.values, float), np.asarray(law.probs, float), law.value_error
+        assert v.size == 2
+        lo = max(lo, _dup_two_atoms(v - err, p, float(gamma), n) * (1 - 1e-6))
+        hi = max(hi, _dup_two_atoms(v + err, p, float(gamma), n) * (1 + 1e-6))
+    return lo, hi
+
+
+def test_krr_tiny_delta_not_floored_by_block_truncation():
+    """Larger exact blocks (M* < t) charged the truncation term 1.01e-40 whatever the value: 2-RR eps0 = 1,
+    n = 1e4, eps = 0.1 has D_up = 2.7e-55 (exact), the small blocks gave [7.0e-57, 9.5e-55], the large ones
+    [0, 1.01e-40]. The certified value must stay near the truth (and above it)."""
+    lo_ref, hi_ref = _krr_reference(2, 1.0, 10**4, "zero_out", 0.1)
+    assert 1e-56 < lo_ref <= hi_ref < 1e-54
+    acc = ShuffleAccountant(RandomizedResponse(2, 1.0), 10**4, "zero_out")
+    lo, up = acc.get_delta_bounds(0.1)
+    assert up >= lo_ref
+    assert lo <= hi_ref
+    assert up < 1e-50  # the defect: 1.01e-40
+
+
+def test_krr_get_epsilon_tiny_delta_not_floored_by_block_truncation():
+    """The same floor made get_epsilon(1e-50) jump to the structural zero of the laws: 0.62 instead of
+    ~0.096. The answer must keep the exact D_up below delta, and not be 6x too large."""
+    acc = ShuffleAccountant(RandomizedResponse(2, 1.0), 10**4, "zero_out")
+    e = acc.get_epsilon(1e-50)
+    assert acc.get_delta(e) <= 1e-50
+    assert _krr_reference(2, 1.0, 10**4, "zero_out", e)[0] <= 1e-50
+    assert e < 0.2  # the defect: 0.6202
+
+
+def test_one_block_tiny_value_not_floored_by_truncation():
+    """One block of all users (§5.4) with M* < t: the closed form is exact to ~1e-11 relative, so a fixed
+    truncation charge of 1e-40 dominated the error of a value of 7.6e-37 (bracket width 2e-40, 2.6e-4
+    relative). The charge now scales with the value: the bracket holds the binomial-sum reference and is
+    tight relative to it."""
+    from sharpdp.shuffle._certify import certify
+    from sharpdp.shuffle._laws import FiniteLaw
+
+    vals, probs, gamma, n = np.array([-1.0, 0.25]), np.array([0.95, 0.05]), 0.2, 400
+    law = FiniteLaw(vals, probs)
+    blk = BL._block(gamma, law, n)
+    assert blk.t == n and 0.0 < blk.trunc  # one block, truncated (M* < t)
+    ref = _dup_two_atoms(vals, probs, gamma, n)
+    assert 1e-38 < ref < 1e-36
+    r = certify(law, gamma, n, 1e-2, 1)
+    assert r.lower <= ref * (1 + 1e-9) and r.upper >= ref * (1 - 1e-9)
+    assert r.upper - r.lower <= 1e-5 * ref  # the defect: 2.02e-40 (2.6e-4 ref)
+    assert blk.trunc <= 1e-5 * ref
+
+
+@pytest.mark.parametrize("vals, probs, gamma, n", [
+    ((-0.61588936, 0.40554752), (0.5, 0.5), 0.5378828427399903, 10**4),  # 2-RR eps0 = 1, eps = 0.1: ~2.7e-55
+    ((-0.61588936, 0.40554752), (0.5, 0.5), 0.5378828427399903, 1000),
+    ((-1.0, 0.25), (0.95, 0.05), 0.2, 400),  # one block (~7.6e-37)
+    ((-0.5, 1.0), (0.7, 0.3), 0.3, 10**5),
+    ((-0.2, 1.0), (0.6, 0.4), 0.05, 10**6),  # E[L] > 0: D_up ~ E[L]
+])
+def test_value_estimate_is_within_a_factor_10_of_the_exact_value(vals, probs, gamma, n):
+    """The estimate that sizes the truncation (§5.2) is not a bound, but it must be close to D_up: a
+    charge of 1e-6 est is then negligible against the value (exact reference: binomial sums)."""
+    v, p = np.array(vals), np.array(probs)
+    ref = _dup_two_atoms(v, p, gamma, n)
+    assert ref > 0
+    est = BL._log_value_estimate(gamma, v, p, n)
+    assert abs(est - math.log(ref)) <= math.log(10.0), (math.exp(est), ref)
+
+
+def test_get_epsilon_large_n_check_at_eps0_does_not_lose_the_tilt():
+    """get_epsilon checks the blanket bound at eps0, where the 2-RR law's top atom is ~0 and D_up is
+    astronomically small: a large block with a tiny truncation charge put mass ~e^-196 at V >= 0 and the
+    engine's tilt refused it (RuntimeError). Small blocks there (§5.2); the answer is that of the large
+    blocks with the fixed 1e-40 charge (5.639e-4) and keeps get_delta below delta."""
+    acc = ShuffleAccountant(RandomizedResponse(2, 1.0), 10**8, adjacency="replace")
+    e = acc.get_epsilon(1e-10)
+    assert 5.6e-4 < e < 5.7e-4
+    assert acc.get_delta(e) <= 1e-10

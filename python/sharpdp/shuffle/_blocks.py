@@ -74,7 +74,10 @@ _BLOCK_ATOMS_MIN = 60_000  # count vectors per block at n <= 9e6 ...
 _BLOCK_ATOMS_MAX = 300_000  # ... growing like 20 sqrt(n) up to this (docs/accountant.md §5.2)
 _MS_MAX = 1000  # Pascal's row ms stays below 2.7e299, running products below 2^1000
 _LOG_PW_MIN = -650.0  # p_min^ms >= e^-650: the products of _block_weights stay normal doubles
-_TRUNC = 1e-40  # truncation of the number of active users per block: its cost in D units
+_TRUNC = 1e-40  # truncation of the number of active users per block: its largest cost in D units ...
+_TRUNC_REL = 1e-6  # ... and at most this fraction of an estimate of D_up (docs/accountant.md §5.2)
+_EST_FLOOR = 1e-300  # (estimates below this count as this: no value is certified finer)
+_BLOCK_MU = 48.0  # small blocks (values below 1e-34): at most this many active users per block on average
 
 
 def _atom_cap(n: int) -> int:
@@ -83,6 +86,47 @@ def _atom_cap(n: int) -> int:
     (the lower law's loss is first order in h, times the cluster spacing over the block variance),
     so larger n affords larger blocks."""
     return int(min(_BLOCK_ATOMS_MAX, max(_BLOCK_ATOMS_MIN, 20.0 * math.sqrt(n))))
+
+
+def _log_value_estimate(gamma: float, a: np.ndarray, pa: np.ndarray, n: int) -> float:
+    """log of an estimate (not a bound) of D_up for n users of the atom law (a, pa) with blanket
+    mass gamma (docs/accountant.md §5.2): the Chernoff bound E[S_+] <= e^{n Lambda(theta) - 1}/theta
+    at its minimiser theta* (n Lambda'(theta*) = 1/theta*), Lambda(theta) = log(1 - gamma + gamma
+    E[e^{theta L}]), divided by 1 + theta* sqrt(n Lambda''(theta*)) (the saddle-point factor) and by
+    n gamma. It only sizes the truncation of _block_law; -inf when it cannot be formed."""
+    lg = math.log(gamma)
+    l1g = math.log1p(-gamma) if gamma < 1.0 else -math.inf
+
+    def lam(th: float) -> tuple[float, float, float]:  # Lambda, Lambda', Lambda'' at th
+        x = th * a
+        w = pa * np.exp(x - float(np.max(x)))
+        z = float(np.sum(w))
+        lse = float(np.max(x)) + math.log(z)
+        big = lg + lse
+        lam0 = max(l1g, big) + math.log1p(math.exp(-abs(l1g - big))) if l1g > -math.inf else big
+        r = math.exp(big - lam0)
+        d1 = r * float(np.sum(w * a)) / z
+        return lam0, d1, max(r * float(np.sum(w * a * a)) / z - d1 * d1, 0.0)
+
+    amax = float(np.max(np.abs(a)))
+    if not (amax > 0.0 and math.isfinite(amax)) or float(np.max(a)) <= 0.0:
+        return -math.inf
+    # n Lambda'(th) - 1/th increases (the derivative of a convex function); it is < 0 at th_lo
+    lo = hi = 1e-3 / (n * amax)
+    for _ in range(200):
+        hi *= 2.0
+        if n * lam(hi)[1] * hi > 1.0:
+            break
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if n * lam(mid)[1] * mid > 1.0:
+            hi = mid
+        else:
+            lo = mid
+    th = math.sqrt(lo * hi)
+    lam0, _, d2 = lam(th)
+    out = n * lam0 - 1.0 - math.log(th) - math.log1p(th * math.sqrt(n * d2)) - math.log(n * gamma)
+    return out if math.isfinite(out) else -math.inf
 
 
 def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -244,9 +288,12 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
 
     t is the largest divisor of n (at least 2) whose block has at most :func:`_atom_cap` (n) count
     vectors, with M* <= _MS_MAX and p_min^M* >= e^_LOG_PW_MIN (every product in the normal
-    range). The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
-    M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= 1e-40 gamma / max|L|
-    (binomial Chernoff bound): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
+    range); when the estimated value is below 1e-34, t = n if it fits, else the largest divisor
+    with t gamma <= _BLOCK_MU and at most _BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2).
+    The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
+    M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= tau gamma / max|L|
+    (binomial Chernoff bound), tau = min(1e-40, 1e-6 est), est = :func:`_log_value_estimate`
+    (floored at 1e-300): multinomial weights C(t, M) g^M (1-g)^(t-M) M!/prod c_j! prod p_j^c_j
     (log-domain binomial part, multinomial coefficients from Pascal's triangle, powers by repeated
     multiplication), the event M > M* as an atom at 0 (its probability summed the same way),
     values as compensated sums of exact products. E|S - S'| <= (n/t) t max|L| P(M > M*) gives
@@ -260,7 +307,14 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     if m1 < 1 or not (0.0 < gamma <= 1.0):
         return None
     amax = float(np.max(np.abs(a)))
-    lp_tr = math.log(_TRUNC * gamma / max(amax, 1e-300))
+    # the truncation's cost tau (D units): 1e-40, or less when D_up itself is smaller (§5.2)
+    l_est = max(_log_value_estimate(gamma, a, pa, n), math.log(_EST_FLOOR))
+    lp_tau = min(math.log(_TRUNC), math.log(_TRUNC_REL) + l_est)
+    # a value below 1e-34: one block of all users, else the former small blocks (t gamma <= 48
+    # active users on average, 60 000 count vectors), whose laws keep their mass at V >= 0 within
+    # the engine's reach (§5.2)
+    small = lp_tau < math.log(_TRUNC)
+    lp_tr = lp_tau + math.log(gamma / max(amax, 1e-300))
 
     def mstar(d: int) -> int:
         if gamma >= 1.0:
@@ -276,12 +330,14 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
             M += max(1, M // 50)
         return min(M, d)
 
-    cap = _atom_cap(n)
+    # (one block of all users needs no engine, §5.4: it is tried first in either case)
+    cands = (n,) + _divisors_desc(n, min(n - 1, max(2, int(_BLOCK_MU / gamma)))) if small else _divisors_desc(n, n)
     # the block's probabilities stay in the normal double range (no overflow in Pascal's triangle,
     # no underflow in the powers): ms <= _MS_MAX and p_min^ms >= e^_LOG_PW_MIN
     lpmin = math.log(float(np.min(pa)))
     best = None
-    for d in _divisors_desc(n, n):
+    for d in cands:
+        cap = _BLOCK_ATOMS_MIN if small and d < n else _atom_cap(n)
         if d * gamma > _MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d)
@@ -319,11 +375,12 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         return None  # (not expected) fall back to the per-user law
     rel_p = (rel + (dup + 2) * _U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
-    # = _TRUNC (1.01: rounding); the mass left out beyond M* + 4000 (probability p per block) can
+    # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
+    # M* + 4000 (probability p per block) can
     # change E[S'_+] by at most (n/t) p n max|L|, i.e. (n/t) p max|L| / gamma in delta units
     # (max|L| of the exact atoms is at most amax + value_error, docs/accountant.md §3.2.2)
     a_true = amax + law.value_error * (1.0 + 1e-6)
-    trunc = 1.01 * _TRUNC * (a_true / max(amax, 1e-300)) if ms < t else 0.0
+    trunc = max(1.01 * math.exp(lp_tau) * (a_true / max(amax, 1e-300)), 5e-324) if ms < t else 0.0
     if lp_out > -math.inf:
         trunc += math.exp(min(lp_out + math.log(n / t * a_true / gamma), 700.0))
     return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
