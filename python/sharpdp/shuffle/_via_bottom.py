@@ -160,29 +160,50 @@ class ViaBottom:
 
     def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float]) -> float:
         """get_epsilon through bot: the search on get_delta itself, bracketed from the zero-out
-        accountant's answers. Every split has A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps)) (A, B
-        non-increasing, e^{e1} >= 1), so the zero-out answer at delta is about the lower end; the
-        split with a small e1 costs about a factor 2 on the legs, so the zero-out answer at delta / 2
-        is about the upper end. Both ends are then checked on get_delta (only the upper end's
-        value <= delta matters for the answer: docs/accountant.md §8)."""
+        accountant's answers (docs/accountant.md §9). Two guesses of the upper end, each checked on
+        get_delta (a guess above delta becomes the lower end): the split with a small e1, where the
+        bound is about A(e1) + B(eps) (the zero-out answer at delta / 2), then the even split with
+        both legs at most the zero-out value D0 (the fixed point of e -> eps0(delta / (1 + e^e)),
+        approached from below); then the zero-out answer at delta as the lower end (every split has
+        A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps))), checked too."""
         if get_delta(0.0) <= delta:
             return 0.0
         zo = self.bottom
+        lo, ulo = 0.0, math.inf
+        e_half = zo.get_epsilon(0.5 * delta, xtol=xtol)
+        for guess in (lambda: e_half * 1.02 + 1e-9, lambda: 2.0 * self._even_split_half(delta, xtol, e_half)):
+            hi = min(guess(), _EPS_MAX)
+            uhi = get_delta(hi)
+            if uhi <= delta:
+                break
+            lo, ulo = hi, uhi
         step = 0.02
-        hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * (1.0 + step) + 1e-9, _EPS_MAX)
-        uhi = get_delta(hi)
-        while uhi > delta:
+        while uhi > delta:  # (the legs refine apart from the max: rarely a hair above)
             if hi >= _EPS_MAX:
                 return _EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
-            hi = min(hi * (1.0 + step) + 1e-9, _EPS_MAX)
+            lo, ulo = hi, uhi
+            hi = min(hi * (1.0 + step), _EPS_MAX)
             step *= 2.0  # (bounded: at most ~20 steps to 700)
             uhi = get_delta(hi)
-        lo = zo.get_epsilon(delta, xtol=xtol)
-        lo = lo if 1e-15 < lo < hi else 0.5 * hi
-        ulo = get_delta(lo)
-        while ulo <= delta:
-            if lo <= 1e-15:
-                return lo
-            hi, uhi, lo = lo, ulo, 0.5 * lo
+        if lo == 0.0:
+            lo = zo.get_epsilon(delta, xtol=xtol)
+            lo = lo if 1e-15 < lo < hi else 0.5 * hi
             ulo = get_delta(lo)
+            while ulo <= delta:
+                if lo <= 1e-15:
+                    return lo
+                hi, uhi, lo = lo, ulo, 0.5 * lo
+                ulo = get_delta(lo)
         return _shrink(get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
+
+    def _even_split_half(self, delta: float, xtol: float, e: float) -> float:
+        """e with D0(e) (1 + e^e) <= delta (D0 the zero-out value), from e <= the fixed point."""
+        zo, margin = self.bottom, 1.0 - 1e-12  # margin: the rounding of the target and of f
+        for _ in range(100):
+            # aim at a slightly larger e than the current one, so one more round usually suffices
+            e_aim = e * (1.0 + xtol) + 1e-15
+            e_new = zo.get_epsilon(delta * margin / (1.0 + math.exp(e_aim)), xtol=xtol)
+            if e_new <= e_aim:
+                return e_new  # D0(e_new) (1 + e^{e_new}) <= delta
+            e = e_new
+        raise RuntimeError("get_epsilon: the replace bound through bot did not converge")
