@@ -219,3 +219,49 @@ def test_tail_upper_bracket_rejects_a_non_finite_threshold():
             law.tail_upper_bracket(bad)
         with pytest.raises(ValueError, match="T must be finite"):
             laws_for(GaussianRandomizer(4.6, 1), 0.3, "zero_out")[0][1].tail_upper_bracket(bad)
+
+
+def test_cap_stop_keeps_the_chain_lower_value():
+    """sigma0 = 0.46, n = 50: the legs are ~0.85 each, every split is above 1 and the value is the
+    cap 1 (docs/accountant.md §9, early stop at the cap). The lower value is the chain's at the
+    reported split, rebuilt from an independent zero-out accountant (before the early stop the
+    full search reported (0.8215, 1))."""
+    rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace")
+    zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
+    eps = 0.1
+    r = rep.report(eps)
+    assert r.upper == 1.0
+    assert 0.82 <= r.lower <= 0.8216
+    e1 = r.terms["epsilon_split"]
+    e2 = eps - e1 if e1 + (eps - e1) <= eps else math.nextafter(eps - e1, 0.0)
+    a, b = zo._report(e1, 1e-2, only=(0,)), zo._report(e2, 1e-2, only=(1,))
+    assert r.lower == pytest.approx(min(a.lower + math.exp(e1) * b.lower, 1.0), rel=1e-12)
+    # every split's chain of certified upper values is above the cap (so is the search's result)
+    for f in (0.1, 0.35, 0.5, 0.8, 0.95):
+        ua = zo._report(f * eps, 1e-2, only=(0,)).upper
+        ub = zo._report(eps - f * eps, 1e-2, only=(1,)).upper
+        assert ua + math.exp(f * eps) * ub >= 1.0
+
+
+def test_cap_with_lower_one_at_the_reported_split():
+    """sigma0 = 0.46, n = 50, eps = 1: (1, 1) as before the early stop; the lower value 1 means the
+    chain is >= 1 at the reported split: its certified lower value there, by an independent
+    zero-out accountant, is >= 1."""
+    rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace")
+    zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
+    eps = 1.0
+    r = rep.report(eps)
+    assert (r.lower, r.upper) == (1.0, 1.0)
+    e1 = r.terms["epsilon_split"]
+    e2 = eps - e1 if e1 + (eps - e1) <= eps else math.nextafter(eps - e1, 0.0)
+    la, lb = zo._report(e1, 1e-2, only=(0,)).lower, zo._report(e2, 1e-2, only=(1,)).lower
+    assert la + math.exp(e1) * lb >= 1.0
+
+
+def test_get_epsilon_through_bot_matches_the_previous_search():
+    """The bracket from the zero-out answers lands where the previous search (fixed-point upper
+    end, halving lower end) did: 0.0209174 at sigma0 = 4.6, n = 1e4, delta = 1e-6 (xtol 1e-3)."""
+    acc = ShuffleAccountant(GaussianRandomizer(4.6, 1), 10_000, "replace")
+    e = acc.get_epsilon(1e-6)
+    assert e == pytest.approx(0.0209174, rel=2e-3)
+    assert acc.get_delta(e) <= 1e-6 < acc.get_delta(e * (1 - 2e-3))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Protocol
 
 from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _U
@@ -54,6 +55,9 @@ class ViaBottom:
     SPLITS = (0.35, 0.5, 0.65, 0.8)
     # width in f at which the golden-section refinement of the best split stops
     SPLIT_TOL = 0.01
+    # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
+    # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
+    CAP_MARGIN = 1.5
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
@@ -84,6 +88,9 @@ class ViaBottom:
         A(e1) + e^{e1} B(e2), rounded outwards, capped at 1."""
         eps_in, eps = eps, min(eps, _EPS_CAP)  # delta is non-increasing: the value there holds beyond
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
+        capped = self._at_cap(eps, cands, rel_tol)
+        if capped is not None:
+            return self._as_report(eps_in, capped)
         f0 = min(cands, key=lambda c: c.upper).f
         cands += [self.split(eps, min(f0 + 0.06, 1.0), rel_tol), self.split(eps, max(f0 - 0.06, 0.0), rel_tol)]
         best = min(cands, key=lambda c: c.upper)
@@ -101,44 +108,102 @@ class ViaBottom:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
         cands.append(self.split(eps, (c if c.upper <= d.upper else d).f, rel_tol))
-        best = min(cands, key=lambda c: c.upper)
+        return self._as_report(eps_in, min(cands, key=lambda c: c.upper))
+
+    @staticmethod
+    def _as_report(eps: float, best: Split) -> AccountantReport:
+        """The report of one split, its values capped at 1."""
         ra, rb = best.leg_a, best.leg_b
         r = ra if ra.upper >= rb.upper else rb
         terms = dict(r.terms, via_bottom=True, epsilon_split=best.e1, leg_upper=(ra.upper, rb.upper))
-        return AccountantReport(eps_in, min(best.lower, 1.0), min(best.upper, 1.0), r.h, r.N, r.T, r.B, r.theta,
+        return AccountantReport(eps, min(best.lower, 1.0), min(best.upper, 1.0), r.h, r.N, r.T, r.B, r.theta,
                                 r.n_log_mgf, r.law_index, terms)
 
+    def _at_cap(self, eps: float, cands: list[Split], rel_tol: float) -> Split | None:
+        """The early stop at the cap (docs/accountant.md §9): when the split search cannot report
+        below 1, the split of ``cands`` with the largest lower value (its upper value replaced by
+        1 >= delta, its lower value by 1 where the legs' lower values prove A(e1) + e^{e1} B(e2) >= 1
+        at every split); None when the search must go on."""
+        if min(c.upper for c in cands) < 1.0:
+            return None
+        best = max(cands, key=lambda c: c.lower)
+        if best.lower >= 1.0 or self._cap_proved(eps, cands, rel_tol):
+            return replace(best, lower=1.0, upper=1.0)
+        if min(c.upper for c in cands) >= self.CAP_MARGIN:
+            return replace(best, upper=1.0)
+        return None
+
+    def _cap_proved(self, eps: float, cands: list[Split], rel_tol: float) -> bool:
+        """True when the legs' certified lower values prove A(e1) + e^{e1} B(e2) >= 1 for every split
+        e1 + e2 <= eps (docs/accountant.md §9): between consecutive first legs a <= e1 <= b,
+        A(e1) >= A(b) and B(e2) >= B(e2') for e2 <= eps - a <= e2' (A, B non-increasing)."""
+        pts = sorted(cands, key=lambda c: c.e1)
+        a_lo = [c.leg_a.lower for c in pts]
+        b_lo = [c.leg_b.lower for c in pts]
+        e1s = [c.e1 for c in pts]
+        e2s = [c.leg_b.epsilon for c in pts]
+        # interior intervals first (no new leg), then the ends [0, e1_first] and [e1_last, eps]
+        for i in range(len(pts) - 1):
+            if not self._interval_at_least_1(eps, e1s[i], e2s[i], a_lo[i + 1], b_lo[i]):
+                return False
+        if not (a_lo[0] >= 1.0 or self._interval_at_least_1(eps, 0.0, eps, a_lo[0], self.leg(1, eps, rel_tol).lower)):
+            return False
+        return self._interval_at_least_1(eps, e1s[-1], e2s[-1], self.leg(0, eps, rel_tol).lower, b_lo[-1])
+
+    @staticmethod
+    def _interval_at_least_1(eps: float, a: float, e2: float, a_lo: float, b_lo: float) -> bool:
+        """A_lo + e^a B_lo >= 1, rounded down, with B_lo a lower value of B at e2 >= eps - a
+        (checked exactly): a lower value of A(e1) + e^{e1} B(e2') on a <= e1 <= b, e2' <= eps - e1."""
+        if Fraction(e2) + Fraction(a) < Fraction(eps):
+            return False
+        return (a_lo + math.exp(a) * (1 - 4 * _U) * b_lo) * (1 - 8 * _U) >= 1.0
+
     def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float]) -> float:
-        """get_epsilon through bot: an upper end from the even split with both legs bounded by the
-        zero-out value D0 (the fixed point of e -> eps0(delta / (1 + e^e)), approached from
-        below), then the search on get_delta itself."""
+        """get_epsilon through bot: the search on get_delta itself, bracketed from the zero-out
+        accountant's answers (docs/accountant.md §9). Two guesses of the upper end, each checked on
+        get_delta (a guess above delta becomes the lower end): the split with a small e1, where the
+        bound is about A(e1) + B(eps) (the zero-out answer at delta / 2), then the even split with
+        both legs at most the zero-out value D0 (the fixed point of e -> eps0(delta / (1 + e^e)),
+        approached from below); then the zero-out answer at delta as the lower end (every split has
+        A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps))), checked too."""
+        if get_delta(0.0) <= delta:
+            return 0.0
+        zo = self.bottom
+        lo, ulo = 0.0, math.inf
+        e_half = zo.get_epsilon(0.5 * delta, xtol=xtol)
+        for guess in (lambda: e_half * 1.02 + 1e-9, lambda: 2.0 * self._even_split_half(delta, xtol, e_half)):
+            hi = min(guess(), _EPS_MAX)
+            uhi = get_delta(hi)
+            if uhi <= delta:
+                break
+            lo, ulo = hi, uhi
+        step = 0.02
+        while uhi > delta:  # (the legs refine apart from the max: rarely a hair above)
+            if hi >= _EPS_MAX:
+                return _EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
+            lo, ulo = hi, uhi
+            hi = min(hi * (1.0 + step), _EPS_MAX)
+            step *= 2.0  # (bounded: at most ~20 steps to 700)
+            uhi = get_delta(hi)
+        if lo == 0.0:
+            lo = zo.get_epsilon(delta, xtol=xtol)
+            lo = lo if 1e-15 < lo < hi else 0.5 * hi
+            ulo = get_delta(lo)
+            while ulo <= delta:
+                if lo <= 1e-15:
+                    return lo
+                hi, uhi, lo = lo, ulo, 0.5 * lo
+                ulo = get_delta(lo)
+        return _shrink(get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
+
+    def _even_split_half(self, delta: float, xtol: float, e: float) -> float:
+        """e with D0(e) (1 + e^e) <= delta (D0 the zero-out value), from e <= the fixed point."""
         zo, margin = self.bottom, 1.0 - 1e-12  # margin: the rounding of the target and of f
-        e = zo.get_epsilon(0.5 * delta * margin, xtol=xtol)  # 1 + e^e >= 2: a lower end
         for _ in range(100):
             # aim at a slightly larger e than the current one, so one more round usually suffices
             e_aim = e * (1.0 + xtol) + 1e-15
             e_new = zo.get_epsilon(delta * margin / (1.0 + math.exp(e_aim)), xtol=xtol)
             if e_new <= e_aim:
-                break  # D0(e_new) (1 + e^{e_new}) <= delta
+                return e_new  # D0(e_new) (1 + e^{e_new}) <= delta
             e = e_new
-        else:
-            raise RuntimeError("get_epsilon: the replace bound through bot did not converge")
-        if get_delta(0.0) <= delta:
-            return 0.0
-        hi = min(2.0 * e_new, _EPS_MAX)
-        uhi = get_delta(hi)
-        step = max(xtol, 1e-3)
-        while uhi > delta:  # (the legs refine apart from the max: rarely a hair above)
-            if hi >= _EPS_MAX:
-                return _EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
-            hi = min(hi * (1.0 + step), _EPS_MAX)
-            step *= 2.0  # (bounded: at most ~20 steps to 700)
-            uhi = get_delta(hi)
-        lo = 0.5 * hi
-        ulo = get_delta(lo)
-        while ulo <= delta:
-            if lo <= 1e-15:
-                return lo
-            hi, uhi, lo = lo, ulo, 0.5 * lo
-            ulo = get_delta(lo)
-        return _shrink(get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
+        raise RuntimeError("get_epsilon: the replace bound through bot did not converge")
