@@ -162,6 +162,20 @@ class Law:
     def support(self) -> tuple[float, float]:
         raise NotImplementedError
 
+    def shifted_up(self) -> "Law":
+        """The stored law with every value raised by ``value_error`` (rounded up), and
+        ``value_error`` 0: its values dominate the true law's user by user (docs/accountant_tail.md
+        §12). ``self`` when ``value_error`` is 0."""
+        if self.value_error == 0.0:
+            return self
+        return self._raised(self.value_error)
+
+    def _raised(self, c: float) -> "Law":
+        """A copy with every value raised by at least c >= 0 and value_error 0; its attribute
+        ``raised_by`` bounds the largest raise (so the true values are within ``raised_by +
+        value_error`` below the copy's)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be shifted")
+
     def mean(self) -> float:
         raise NotImplementedError
 
@@ -246,6 +260,12 @@ class FiniteLaw(Law):
 
     _sorted = False  # values sorted increasingly (set where that is guaranteed)
 
+
+    def _raised(self, c):
+        up = np.nextafter(self.values + c, np.inf)  # rounded to nearest, then one ulp up: >= value + c
+        law = _SubFinite(up, self.probs) if isinstance(self, _SubFinite) else FiniteLaw(up, self.probs)
+        law.raised_by = float(np.max(np.nextafter(up - self.values, np.inf), initial=0.0))
+        return law
     def support(self):
         nz = self.values[self.probs > 0]
         return float(nz.min()), float(nz.max())
@@ -363,6 +383,12 @@ class LognormalLaw(Law):
         # log kappa (kappa itself underflows for r > ~38.6, sigma0 < ~0.026: kept as a logarithm)
         self._logkappa = (0.5 * (math.log(self._G) + math.log(self._S)) - 0.5 * r * r
                           if self._G > 0 and self._S > 0 else -math.inf)
+
+    def _raised(self, c):
+        a = math.nextafter(self.a + c, math.inf)  # >= a + c
+        law = LognormalLaw(a, self.b, self.r, self.z_lo, self.weight, self.b_minus)
+        law.raised_by = math.nextafter(a - self.a, math.inf)  # >= the exact difference
+        return law
 
     # --- helpers -------------------------------------------------------------------
     def _v(self, x):
@@ -622,6 +648,11 @@ class SumLaw(Law):
         self.parts = list(parts)
         # each user's value comes from one part
         self.value_error = max((p.value_error for p in self.parts), default=0.0)
+
+    def _raised(self, c):
+        law = SumLaw([p._raised(c) for p in self.parts])
+        law.raised_by = max(p.raised_by for p in law.parts)
+        return law
 
     def _mass(self, p):
         return p.total_mass() if hasattr(p, "total_mass") else 1.0
