@@ -238,11 +238,13 @@ def _exp(x: float) -> float:
     return math.exp(x) if x < 709 else math.inf
 
 
-def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn):
+def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn, work: float):
     """Untilted nn-fold lattice law on a window [a, b) certified by Chernoff bounds (each side's
     probability <= e^{log_tgt} for the computed law; the exact law's bounds are recomputed by the
     caller). Returns the window values x, the computed circular pmf q on it, the componentwise
-    error bound err_q, the TV bound of the pmf errors and N."""
+    error bound err_q, the TV bound of the pmf errors and N. ``work``: the power step's budget of
+    multiply-adds for the accurate DFT of its largest frequencies (any budget gives a certified err_q;
+    a larger one a smaller err_q at a cost of up to ~0.5 s CPU per 2e7)."""
     import scipy.fft as sfft
 
     from sharpdp.shuffle import _lattice as A
@@ -265,7 +267,7 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     z = sfft.rfft(folded, workers=wk)
     lg = math.log2(N)
     e_fwd = A._FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-    Q, errQ, normQ, _ = C.power(z, float(nn), e_fwd, N, folded, thr_fn(N), A._DFT_WORK)
+    Q, errQ, normQ, _ = C.power(z, float(nn), e_fwd, N, folded, thr_fn(N), work)
     q = sfft.irfft(Q, n=N, workers=wk)
     err_q = (errQ + A._FFT_C * lg * _U * normQ) / math.sqrt(N)
     off = (sa - nn * k0) % N
@@ -274,6 +276,24 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     tau += (math.ceil((K + 1) / N) + 2) * _U * mass
     ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     return dict(x=x, q=qw, err_q=err_q, tv=_exp(ltv), N=N, a=x[0], b=x[-1] + h)
+
+
+def _fft_sums(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn, weights, small):
+    """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
+    bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
+    only when ``small(sums)`` says the round-off bounds are not negligible (a choice of speed: every err_q is
+    certified, docs/accountant_tail.md §8)."""
+    from sharpdp.shuffle import _lattice as A
+
+    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, 0.0)
+    ws = weights(F["x"])
+    sums = [_wsum(w, F) for w in ws]
+    if not small(sums):
+        F2 = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, A._DFT_WORK)
+        if F2["N"] == F["N"] and F2["a"] == F["a"]:  # (the same window: the same inputs)
+            F = F2
+            sums = [_wsum(w, F) for w in ws]
+    return F, ws, sums
 
 
 def _wsum(w, F):
@@ -316,20 +336,25 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
 
     # --- the hat law: upper bounds of E phi_c and of E (x + T0)_+ ---
     ch = _Chernoff(lat["g"], lat["eta"], k0, h, nn)
-    F = _fft_law(lat["g"], lat["eta"], k0, h, nn, log_tgt, workers, thr_fn)
+
+    def small(sums):
+        # the round-off of the sums below 1 % of the accuracy target (of the smaller of est and the value's
+        # uncertified estimate from the same sums): the accurate DFT would not change the bracket noticeably
+        (s_, fp_), (sr_, fpr_) = sums
+        return fp_ + c * fpr_ <= 0.01 * rel_tol * max(min(est, s_ - c * sr_), 0.0)
+
+    F, (w, wr), ((s, fp), (sr, fpr)) = _fft_sums(
+        lat["g"], lat["eta"], k0, h, nn, log_tgt, workers, thr_fn,
+        lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small)
     a, b = F["a"], F["b"]
     lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
     pa, pb = _exp(lpa), _exp(lpb)
     ex = _exp(ch.log_excess(max(b, -T0)))  # >= E[(S - max(b, -T0))_+]
     # E[(S + T0)_+ 1{S >= b}] <= (b + T0)_+ P(S >= b) + E[(S - max(b, -T0))_+]
     ramp_out_hi = max(b + T0, 0.0) * pa + ex
-    w = phic(F["x"], "up")
-    s, fp = _wsum(w, F)
     # outside the window: below a, phi_c <= phi_c(a); above b, phi_c <= tau(T0) + c (x + T0)_+
     out = float(phic(np.array([a]), "up")[0]) * pb + tau_T0_up * pa + c * ramp_out_hi
     phi_hat_up = s + fp + float(w.max()) * F["tv"] + out
-    wr = np.maximum(F["x"] + T0, 0.0)
-    sr, fpr = _wsum(wr, F)
     ramp_hat_up = sr + fpr + float(wr.max()) * F["tv"] + max(a + T0, 0.0) * pb + ramp_out_hi
     # Jensen: E(A' + T0)_+ >= (E A' + T0)_+, with E A' = (n - 1) gamma E clamp(L, -B, T0) and
     # clamp(l, -B, T0) = -B + (l + B)_+ - (l - T0)_+ (docs/accountant_tail.md §4)
@@ -344,16 +369,14 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
         return res
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
     g_lo, eta_lo, mom_err = lat["low"]
-    F2 = _fft_law(g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn)
+    F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
+        g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn,
+        lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small)
     ch2 = _Chernoff(g_lo, eta_lo, k0, h, nn)
     p_out = _exp(ch2.log_p_above(F2["b"])) + _exp(ch2.log_p_below(F2["a"]))
     # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz
     dev = nn * h * float(np.sum(mom_err)) * (1 + 1e-9)
-    w1 = phic(F2["x"], "lo")
-    s1, fp1 = _wsum(w1, F2)
     phi_low_lo = s1 - fp1 - float(w1.max()) * (F2["tv"] + p_out) - c * dev
-    wr2 = np.maximum(F2["x"] + T0, 0.0)
-    s2, fp2 = _wsum(wr2, F2)
     ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, ramp_jensen)
     up = phi_hat_up - c * ramp_low_lo
     lo = phi_low_lo - c * ramp_hat_up
