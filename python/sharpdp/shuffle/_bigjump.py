@@ -418,6 +418,10 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 # The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
 # the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
 _PLAIN_NODES_MAX = 1 << 11
+# the first step is at least sqrt((n - 1) gamma) sd / _H_BULK (8 times coarser where the jump term makes the value),
+# and the pair term is sized to _PAIR_FRAC rel_tol of the value (docs/accountant_tail.md §8)
+_H_BULK = 4096.0
+_PAIR_FRAC = 0.3
 
 
 def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
@@ -456,15 +460,21 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
         mu = law.mean()
         est = float(stop_loss(law, [max(-(n - 1) * gamma * mu, 0.0)])[1][0])
         # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
-        m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
-        z = m_s / s_s
-        est_normal = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
-        tgt = min(tgt, 0.05 * rel_tol * max(est, est_normal / (n * gamma), _VALUE_FLOOR))
+        tgt = min(tgt, 0.05 * rel_tol * max(est, _normal_value(law, gamma, n), _VALUE_FLOOR))
     if not tgt > 0.0:
         return False
     # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
     span = (_choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (_choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
     return span / (0.25 * sd) > _PLAIN_NODES_MAX
+
+
+def _normal_value(law: Law, gamma: float, n: int) -> float:
+    """The normal approximation of E[S_+]/(n gamma) (an estimate, not a bound: it only steers choices of speed)."""
+    mu, sd = law.mean(), law.std()
+    m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
+    z = m_s / s_s
+    e = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
+    return e / (n * gamma)
 
 
 def _spread(law: Law) -> float:
@@ -561,8 +571,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     est = max(est, A._VALUE_FLOOR)
     # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
     h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
-    # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
-    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
+    # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it), the more so when the
+    # jump term (estimated by est) makes the value: the body's own refinement is then not needed
+    # (docs/accountant_tail.md §8; a choice of speed only)
+    v_bulk = _normal_value(law, gamma, n)
+    h_bulk = _H_BULK / 8.0 if est >= 0.5 * v_bulk else _H_BULK
+    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
@@ -576,7 +590,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi = 0.0
             else:
-                T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
+                T0r = choose_T0(law, gamma, n, _PAIR_FRAC * rel_tol * est)
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
@@ -617,6 +631,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
                 if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                     break  # accurate enough, or the round-off bounds stop the refinement
+                if lo_best > 0 and jt["up"] - lo_best <= 1e-3 * rel_tol * v_bulk:
+                    break  # the jump term's gap is negligible against the bulk's value (estimate; §8)
                 gap_prev = gap
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
@@ -671,7 +687,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if up < max(negligible, A._VALUE_FLOOR):
                 break
             redo = False
-            if multi > 0.12 * rel_tol * val and val < est:
+            if multi > 1.2 * _PAIR_FRAC * rel_tol * val and val < est:
                 est, redo = val, True  # the pair term was sized for a larger value
             if (pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR)
                     and (T0 + 4.0 * B) / h * A._J_LO <= A._K_MAX):
