@@ -100,7 +100,8 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     lo_c, up_c = _blocked(stop_loss, law, tc)
     ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
     pa = _blocked(prob_above_up, law, ta)
-    seg = np.minimum(np.searchsorted(idx, np.arange(k), side="right") - 1, idx.size - 2)
+    # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1)
+    seg = np.minimum(np.arange(k) // s, idx.size - 2)
     ia, ib = idx[seg], idx[seg + 1]
     fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
     fa = np.clip(fa, 0.0, 1.0)
@@ -322,12 +323,21 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
         return dict(up=tau_T0_up, lo=tau_T0_lo, N=0)
     k0 = lat["k0"]
 
+    grids: dict = {}  # the hat and centroid windows are often the same: tau's bracket computed once
+
     def phic(x, which):
         # x: the window's nodes (increasing, step h); tau(-x) is needed on x <= -T0 only
         v = (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0)
         k = int(np.searchsorted(x, -T0, side="right"))
         if k > 0:
-            lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+            key = (float(x[k - 1]), k)
+            if key in grids:
+                lo_t, up_t = grids[key]
+            else:
+                lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+                if k > 1:  # (one window kept: bounded memory)
+                    grids.clear()
+                    grids[key] = (lo_t, up_t)
             v[:k] = (up_t if which == "up" else lo_t)[::-1]
         return v
 
