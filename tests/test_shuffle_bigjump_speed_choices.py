@@ -44,7 +44,7 @@ def test_accurate_dft_on_demand_bmg_n100(monkeypatch):
 @pytest.mark.slow
 def test_coarser_first_step_gaussian_n1e4(monkeypatch):
     """Gaussian randomizer sigma0 = 0.6957646, eps = 8, n = 1e4 (the jump term makes the value): the first
-    step sqrt((n - 1) gamma) sd / 512 against sqrt((n - 1) gamma) sd / 4096."""
+    step sqrt((n - 1) gamma) sd / 256 against sqrt((n - 1) gamma) sd / 4096."""
     eps, n, s0 = 8.0, 10**4, 0.6957646
     g, law = laws_for(GaussianRandomizer(s0, 1), eps, "zero_out")[0]
     g = float(g)

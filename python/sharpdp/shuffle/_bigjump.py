@@ -428,7 +428,7 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 # The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
 # the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
 _PLAIN_NODES_MAX = 1 << 11
-# the first step is at least sqrt((n - 1) gamma) sd / _H_BULK (8 times coarser where the jump term makes the value),
+# the first step is at least sqrt((n - 1) gamma) sd / _H_BULK (16 times coarser where the jump term makes the value),
 # and the pair term is sized to _PAIR_FRAC rel_tol of the value (docs/accountant_tail.md §8)
 _H_BULK = 4096.0
 _PAIR_FRAC = 0.1
@@ -585,7 +585,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     # jump term (estimated by est) makes the value: the body's own refinement is then not needed
     # (docs/accountant_tail.md §8; a choice of speed only)
     v_bulk = _normal_value(law, gamma, n)
-    h_bulk = _H_BULK / 8.0 if est >= 0.5 * v_bulk else _H_BULK
+    h_bulk = _H_BULK / 16.0 if est >= 0.5 * v_bulk else _H_BULK
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
