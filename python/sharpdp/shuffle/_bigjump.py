@@ -100,7 +100,8 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     lo_c, up_c = _blocked(stop_loss, law, tc)
     ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
     pa = _blocked(prob_above_up, law, ta)
-    seg = np.minimum(np.searchsorted(idx, np.arange(k), side="right") - 1, idx.size - 2)
+    # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1)
+    seg = np.minimum(np.arange(k) // s, idx.size - 2)
     ia, ib = idx[seg], idx[seg + 1]
     fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
     fa = np.clip(fa, 0.0, 1.0)
@@ -238,11 +239,13 @@ def _exp(x: float) -> float:
     return math.exp(x) if x < 709 else math.inf
 
 
-def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn):
+def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn, work: float):
     """Untilted nn-fold lattice law on a window [a, b) certified by Chernoff bounds (each side's
     probability <= e^{log_tgt} for the computed law; the exact law's bounds are recomputed by the
     caller). Returns the window values x, the computed circular pmf q on it, the componentwise
-    error bound err_q, the TV bound of the pmf errors and N."""
+    error bound err_q, the TV bound of the pmf errors and N. ``work``: the power step's budget of
+    multiply-adds for the accurate DFT of its largest frequencies (any budget gives a certified err_q;
+    a larger one a smaller err_q at a cost of up to ~0.5 s CPU per 2e7)."""
     import scipy.fft as sfft
 
     from sharpdp.shuffle import _lattice as A
@@ -265,7 +268,7 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     z = sfft.rfft(folded, workers=wk)
     lg = math.log2(N)
     e_fwd = A._FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-    Q, errQ, normQ, _ = C.power(z, float(nn), e_fwd, N, folded, thr_fn(N), A._DFT_WORK)
+    Q, errQ, normQ, _ = C.power(z, float(nn), e_fwd, N, folded, thr_fn(N), work)
     q = sfft.irfft(Q, n=N, workers=wk)
     err_q = (errQ + A._FFT_C * lg * _U * normQ) / math.sqrt(N)
     off = (sa - nn * k0) % N
@@ -274,6 +277,24 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     tau += (math.ceil((K + 1) / N) + 2) * _U * mass
     ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     return dict(x=x, q=qw, err_q=err_q, tv=_exp(ltv), N=N, a=x[0], b=x[-1] + h)
+
+
+def _fft_sums(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn, weights, small):
+    """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
+    bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
+    only when ``small(sums)`` says the round-off bounds are not negligible (a choice of speed: every err_q is
+    certified, docs/accountant_tail.md §8)."""
+    from sharpdp.shuffle import _lattice as A
+
+    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, 0.0)
+    ws = weights(F["x"])
+    sums = [_wsum(w, F) for w in ws]
+    if not small(sums):
+        F2 = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, A._DFT_WORK)
+        if F2["N"] == F["N"] and F2["a"] == F["a"]:  # (the same window: the same inputs)
+            F = F2
+            sums = [_wsum(w, F) for w in ws]
+    return F, ws, sums
 
 
 def _wsum(w, F):
@@ -302,12 +323,21 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
         return dict(up=tau_T0_up, lo=tau_T0_lo, N=0)
     k0 = lat["k0"]
 
+    grids: dict = {}  # the hat and centroid windows are often the same: tau's bracket computed once
+
     def phic(x, which):
         # x: the window's nodes (increasing, step h); tau(-x) is needed on x <= -T0 only
         v = (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0)
         k = int(np.searchsorted(x, -T0, side="right"))
         if k > 0:
-            lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+            key = (float(x[k - 1]), k)
+            if key in grids:
+                lo_t, up_t = grids[key]
+            else:
+                lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+                if k > 1:  # (one window kept: bounded memory)
+                    grids.clear()
+                    grids[key] = (lo_t, up_t)
             v[:k] = (up_t if which == "up" else lo_t)[::-1]
         return v
 
@@ -316,20 +346,25 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
 
     # --- the hat law: upper bounds of E phi_c and of E (x + T0)_+ ---
     ch = _Chernoff(lat["g"], lat["eta"], k0, h, nn)
-    F = _fft_law(lat["g"], lat["eta"], k0, h, nn, log_tgt, workers, thr_fn)
+
+    def small(sums):
+        # the round-off of the sums below 1 % of the accuracy target (of the smaller of est and the value's
+        # uncertified estimate from the same sums): the accurate DFT would not change the bracket noticeably
+        (s_, fp_), (sr_, fpr_) = sums
+        return fp_ + c * fpr_ <= 0.01 * rel_tol * max(min(est, s_ - c * sr_), 0.0)
+
+    F, (w, wr), ((s, fp), (sr, fpr)) = _fft_sums(
+        lat["g"], lat["eta"], k0, h, nn, log_tgt, workers, thr_fn,
+        lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small)
     a, b = F["a"], F["b"]
     lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
     pa, pb = _exp(lpa), _exp(lpb)
     ex = _exp(ch.log_excess(max(b, -T0)))  # >= E[(S - max(b, -T0))_+]
     # E[(S + T0)_+ 1{S >= b}] <= (b + T0)_+ P(S >= b) + E[(S - max(b, -T0))_+]
     ramp_out_hi = max(b + T0, 0.0) * pa + ex
-    w = phic(F["x"], "up")
-    s, fp = _wsum(w, F)
     # outside the window: below a, phi_c <= phi_c(a); above b, phi_c <= tau(T0) + c (x + T0)_+
     out = float(phic(np.array([a]), "up")[0]) * pb + tau_T0_up * pa + c * ramp_out_hi
     phi_hat_up = s + fp + float(w.max()) * F["tv"] + out
-    wr = np.maximum(F["x"] + T0, 0.0)
-    sr, fpr = _wsum(wr, F)
     ramp_hat_up = sr + fpr + float(wr.max()) * F["tv"] + max(a + T0, 0.0) * pb + ramp_out_hi
     # Jensen: E(A' + T0)_+ >= (E A' + T0)_+, with E A' = (n - 1) gamma E clamp(L, -B, T0) and
     # clamp(l, -B, T0) = -B + (l + B)_+ - (l - T0)_+ (docs/accountant_tail.md §4)
@@ -344,16 +379,14 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
         return res
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
     g_lo, eta_lo, mom_err = lat["low"]
-    F2 = _fft_law(g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn)
+    F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
+        g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn,
+        lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small)
     ch2 = _Chernoff(g_lo, eta_lo, k0, h, nn)
     p_out = _exp(ch2.log_p_above(F2["b"])) + _exp(ch2.log_p_below(F2["a"]))
     # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz
     dev = nn * h * float(np.sum(mom_err)) * (1 + 1e-9)
-    w1 = phic(F2["x"], "lo")
-    s1, fp1 = _wsum(w1, F2)
     phi_low_lo = s1 - fp1 - float(w1.max()) * (F2["tv"] + p_out) - c * dev
-    wr2 = np.maximum(F2["x"] + T0, 0.0)
-    s2, fp2 = _wsum(wr2, F2)
     ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, ramp_jensen)
     up = phi_hat_up - c * ramp_low_lo
     lo = phi_low_lo - c * ramp_hat_up
@@ -395,6 +428,10 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 # The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
 # the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
 _PLAIN_NODES_MAX = 1 << 11
+# the first step is at least sqrt((n - 1) gamma) sd / _H_BULK (16 times coarser where the jump term makes the value),
+# and the pair term is sized to _PAIR_FRAC rel_tol of the value (docs/accountant_tail.md §8)
+_H_BULK = 4096.0
+_PAIR_FRAC = 0.1
 
 
 def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
@@ -433,15 +470,21 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
         mu = law.mean()
         est = float(stop_loss(law, [max(-(n - 1) * gamma * mu, 0.0)])[1][0])
         # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
-        m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
-        z = m_s / s_s
-        est_normal = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
-        tgt = min(tgt, 0.05 * rel_tol * max(est, est_normal / (n * gamma), _VALUE_FLOOR))
+        tgt = min(tgt, 0.05 * rel_tol * max(est, _normal_value(law, gamma, n), _VALUE_FLOOR))
     if not tgt > 0.0:
         return False
     # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
     span = (_choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (_choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
     return span / (0.25 * sd) > _PLAIN_NODES_MAX
+
+
+def _normal_value(law: Law, gamma: float, n: int) -> float:
+    """The normal approximation of E[S_+]/(n gamma) (an estimate, not a bound: it only steers choices of speed)."""
+    mu, sd = law.mean(), law.std()
+    m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
+    z = m_s / s_s
+    e = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
+    return e / (n * gamma)
 
 
 def _spread(law: Law) -> float:
@@ -538,8 +581,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     est = max(est, A._VALUE_FLOOR)
     # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
     h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
-    # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it)
-    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / 4096.0))
+    # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it), the more so when the
+    # jump term (estimated by est) makes the value: the body's own refinement is then not needed
+    # (docs/accountant_tail.md §8; a choice of speed only)
+    v_bulk = _normal_value(law, gamma, n)
+    h_bulk = _H_BULK / 16.0 if est >= 0.5 * v_bulk else _H_BULK
+    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
@@ -553,7 +600,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi = 0.0
             else:
-                T0r = choose_T0(law, gamma, n, 0.1 * rel_tol * est)
+                T0r = choose_T0(law, gamma, n, _PAIR_FRAC * rel_tol * est)
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
@@ -648,7 +695,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if up < max(negligible, A._VALUE_FLOOR):
                 break
             redo = False
-            if multi > 0.12 * rel_tol * val and val < est:
+            if multi > 1.2 * _PAIR_FRAC * rel_tol * val and val < est:
                 est, redo = val, True  # the pair term was sized for a larger value
             if (pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR)
                     and (T0 + 4.0 * B) / h * A._J_LO <= A._K_MAX):
