@@ -549,6 +549,7 @@ def main(argv=None) -> int:
                     "subprocess", help="run each call in a fork of this process (default on POSIX) or "
                     "in a fresh interpreter")
     ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
+    ap.add_argument("--eps", default=None, help="restrict to these epsilons, comma separated (e.g. 8)")
     ap.add_argument("--labels", default=None,
                     help="restrict to randomizers whose label is one of these, comma separated "
                     "(e.g. 'Gauss s0=2.0,Gauss s0=4.6')")
@@ -565,8 +566,9 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     eps_cache: dict = {}
     ns = None if args.ns is None else {int(float(x)) for x in args.ns.split(",")}
+    es = None if args.eps is None else {float(x) for x in args.eps.split(",")}
     todo = [c for c in cells("full" if args.full else "quick")
-            if c[0] in args.families and (ns is None or c[3] in ns)
+            if c[0] in args.families and (ns is None or c[3] in ns) and (es is None or float(c[4]) in es)
             and (args.labels is None or c[1] in args.labels.split(","))]
     done = {}
     if (args.resume or args.render) and args.json and os.path.exists(args.json):
