@@ -719,18 +719,23 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligi
 
     if not applicable(law, n, rel_tol, gamma):
         return None
-    # the stored law's rounding (value_error c, docs/accountant.md §3.2.2): the treatment runs on the
-    # law raised by c, whose values dominate the true ones user by user (its upper value is one of
-    # the true law's); the true values are at most d = raised_by + c below the raised law's, so
-    # its lower value minus d is one of the true law's (§12)
-    run = law.shifted_up()
-    d = math.nextafter(getattr(run, "raised_by", 0.0) + law.value_error, math.inf) if run is not law else 0.0
+    # the stored law's rounding (value_error c, docs/accountant.md §3.2.2, accountant_tail.md §12): the
+    # treatment runs on the law raised by c, whose values dominate the true ones user by user (its
+    # upper value is one of the true law's); the true values are at most d = moved_by + c below the
+    # raised law's, so its lower value minus d is one of the true law's; where d is not negligible
+    # against it, the lower value is that of the law lowered by c (a second run)
+    run = law.shifted(up=True)
     try:
         r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+        if run is not law and r["lower"] > 0.0:
+            d = math.nextafter(run.moved_by + law.value_error, math.inf)
+            if d <= 1e-6 * r["lower"]:
+                r["lower"] -= d
+            else:
+                r["lower"] = certify_bigjump(law.shifted(up=False), gamma, n, rel_tol, workers, lower=True,
+                                             negligible=negligible)["lower"]
     except A._Coarsen:
         return None
-    if d > 0.0:
-        r["lower"] = max(r["lower"] - d, 0.0)
     jt = r["jump"]
     terms = dict(bigjump_T0=r["T0"], body_upper=r["body_up"], body_lower=r["body_lo"],
                  jump_upper=jt.get("up", 0.0), jump_lower=jt.get("lo", 0.0), pair_term=r["multi"],

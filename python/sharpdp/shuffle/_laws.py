@@ -162,18 +162,18 @@ class Law:
     def support(self) -> tuple[float, float]:
         raise NotImplementedError
 
-    def shifted_up(self) -> "Law":
-        """The stored law with every value raised by ``value_error`` (rounded up), and
-        ``value_error`` 0: its values dominate the true law's user by user (docs/accountant_tail.md
-        §12). ``self`` when ``value_error`` is 0."""
+    def shifted(self, up: bool) -> "Law":
+        """The stored law with every value moved by ``value_error`` (rounded outwards) up (``up``) or
+        down, and ``value_error`` 0: its values dominate (up) or are dominated by (down) the true
+        law's, user by user (docs/accountant_tail.md §12). ``self`` when ``value_error`` is 0."""
         if self.value_error == 0.0:
             return self
-        return self._raised(self.value_error)
+        return self._moved(self.value_error if up else -self.value_error)
 
-    def _raised(self, c: float) -> "Law":
-        """A copy with every value raised by at least c >= 0 and value_error 0; its attribute
-        ``raised_by`` bounds the largest raise (so the true values are within ``raised_by +
-        value_error`` below the copy's)."""
+    def _moved(self, c: float) -> "Law":
+        """A copy with every value moved by at least |c| in the direction of c, and value_error 0; its
+        attribute ``moved_by`` bounds the largest |move| (so the true values are within ``moved_by +
+        value_error`` of the copy's)."""
         raise NotImplementedError(f"{type(self).__name__} cannot be shifted")
 
     def mean(self) -> float:
@@ -261,10 +261,11 @@ class FiniteLaw(Law):
     _sorted = False  # values sorted increasingly (set where that is guaranteed)
 
 
-    def _raised(self, c):
-        up = np.nextafter(self.values + c, np.inf)  # rounded to nearest, then one ulp up: >= value + c
-        law = _SubFinite(up, self.probs) if isinstance(self, _SubFinite) else FiniteLaw(up, self.probs)
-        law.raised_by = float(np.max(np.nextafter(up - self.values, np.inf), initial=0.0))
+    def _moved(self, c):
+        to = math.copysign(math.inf, c)
+        v = np.nextafter(self.values + c, to)  # rounded to nearest, then one ulp further: beyond value + c
+        law = _SubFinite(v, self.probs) if isinstance(self, _SubFinite) else FiniteLaw(v, self.probs)
+        law.moved_by = float(np.max(np.nextafter(np.abs(v - self.values), np.inf), initial=0.0))
         return law
     def support(self):
         nz = self.values[self.probs > 0]
@@ -384,10 +385,10 @@ class LognormalLaw(Law):
         self._logkappa = (0.5 * (math.log(self._G) + math.log(self._S)) - 0.5 * r * r
                           if self._G > 0 and self._S > 0 else -math.inf)
 
-    def _raised(self, c):
-        a = math.nextafter(self.a + c, math.inf)  # >= a + c
+    def _moved(self, c):
+        a = math.nextafter(self.a + c, math.copysign(math.inf, c))  # beyond a + c
         law = LognormalLaw(a, self.b, self.r, self.z_lo, self.weight, self.b_minus)
-        law.raised_by = math.nextafter(a - self.a, math.inf)  # >= the exact difference
+        law.moved_by = math.nextafter(abs(a - self.a), math.inf)  # >= the exact difference
         return law
 
     # --- helpers -------------------------------------------------------------------
@@ -649,9 +650,9 @@ class SumLaw(Law):
         # each user's value comes from one part
         self.value_error = max((p.value_error for p in self.parts), default=0.0)
 
-    def _raised(self, c):
-        law = SumLaw([p._raised(c) for p in self.parts])
-        law.raised_by = max(p.raised_by for p in law.parts)
+    def _moved(self, c):
+        law = SumLaw([p._moved(c) for p in self.parts])
+        law.moved_by = max(p.moved_by for p in law.parts)
         return law
 
     def _mass(self, p):
