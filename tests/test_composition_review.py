@@ -149,6 +149,21 @@ def _inject(pair, k):
     return ca
 
 
+def _random_pair(seed):
+    """A random stored pair: atoms spread over 12 decades, with or without an infinity mass."""
+    from sharpdp.shuffle.profile import DominatingPair
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 10))
+    losses = np.sort(rng.choice(np.arange(-60, 150), size=m, replace=False)).astype(np.int64)
+    w = rng.exponential(size=m) * 10.0 ** rng.uniform(-12, 0, size=m)
+    inf = float(10.0 ** rng.uniform(-30, -1)) if rng.random() < 0.7 else 0.0
+    probs = w / w.sum() * (1 - inf) * (1 - 1e-15)
+    dx = float(10 ** rng.uniform(-3, 0))
+    pair = DominatingPair(dx, losses, probs, float(np.nextafter(1 - math.fsum(probs), 1)))
+    return pair, losses, dx
+
+
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -160,16 +175,7 @@ def test_composed_upper_is_above_the_exact_product_of_random_pairs(seed, k, wher
     """Section 4 in isolation: for random stored pairs (atoms spread over 12 decades, with and
     without an infinity mass) the certified composed value is >= the exact k-fold hockey stick
     (direct convolution), at lattice points, between them and one ulp below the top loss."""
-    from sharpdp.shuffle.profile import DominatingPair
-
-    rng = np.random.default_rng(seed)
-    m = int(rng.integers(1, 10))
-    losses = np.sort(rng.choice(np.arange(-60, 150), size=m, replace=False)).astype(np.int64)
-    w = rng.exponential(size=m) * 10.0 ** rng.uniform(-12, 0, size=m)
-    inf = float(10.0 ** rng.uniform(-30, -1)) if rng.random() < 0.7 else 0.0
-    probs = w / w.sum() * (1 - inf) * (1 - 1e-15)
-    dx = float(10 ** rng.uniform(-3, 0))
-    pair = DominatingPair(dx, losses, probs, float(np.nextafter(1 - math.fsum(probs), 1)))
+    pair, losses, dx = _random_pair(seed)
     ca = _inject(pair, k)
     lo_k, hi_k = k * int(losses[0]), k * int(losses[-1])
     lattice = float(int(round(lo_k + where * (hi_k - lo_k))) * dx)
@@ -186,16 +192,7 @@ def test_known_loose_case_far_below_the_support_is_safe():
     where the composed upper value is 1.38x the exact hockey stick: safe, but looser than the
     1e-5 + 1e-9 of the property above (not yet explained; docs/composition.md §7). Pinned: safe, and
     no looser than it is today."""
-    from sharpdp.shuffle.profile import DominatingPair
-
-    rng = np.random.default_rng(3686716)
-    m = int(rng.integers(1, 10))
-    losses = np.sort(rng.choice(np.arange(-60, 150), size=m, replace=False)).astype(np.int64)
-    w = rng.exponential(size=m) * 10.0 ** rng.uniform(-12, 0, size=m)
-    inf = float(10.0 ** rng.uniform(-30, -1)) if rng.random() < 0.7 else 0.0
-    probs = w / w.sum() * (1 - inf) * (1 - 1e-15)
-    dx = float(10 ** rng.uniform(-3, 0))
-    pair = DominatingPair(dx, losses, probs, float(np.nextafter(1 - math.fsum(probs), 1)))
+    pair, losses, dx = _random_pair(3686716)
     ca = _inject(pair, 40)
     eps = float(40 * int(losses[0]) * dx)
     ref = _pair_hockey_stick(pair, 40, eps)
