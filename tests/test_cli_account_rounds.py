@@ -4,13 +4,7 @@ import json
 
 import pytest
 
-from sharpdp.cli import main
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from _cli import run as _run
 
 
 @pytest.mark.parametrize("argv,needle", [

@@ -14,12 +14,7 @@ import pytest
 from sharpdp.apps import datasets
 from sharpdp.cli import main
 from sharpdp.cli.mean import ANALYST_ONLY, _warn_outside_bounds, format_text
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from _cli import run as _run
 
 
 def _csv(path, n=400):

@@ -2,13 +2,7 @@
 
 import pytest
 
-from sharpdp.cli import main
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from _cli import run as _run
 
 
 def _one_line(code, out, err):

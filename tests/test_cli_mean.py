@@ -10,13 +10,7 @@ import numpy as np
 import pytest
 
 from sharpdp.apps import datasets
-from sharpdp.cli import main
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from _cli import run as _run
 
 
 def _write_csv(path, n=3000, seed=0):
