@@ -26,7 +26,7 @@ from typing import Any, Optional
 try:
     import attr
     import dp_accounting
-    from dp_accounting import dp_event
+    from dp_accounting import dp_event, privacy_accountant
     from dp_accounting.pld import pld_pmf
     from dp_accounting.pld import pld_privacy_accountant
     from dp_accounting.pld import privacy_loss_distribution as _pld
@@ -46,7 +46,19 @@ def pld_from_pair(pair: DominatingPair) -> "_pld.PrivacyLossDistribution":
 
     Both orders of the neighbouring pair are dominated by the one pair (``docs/composition.md``
     §2), so the PLD is symmetric (its ADD and REMOVE parts coincide).
+
+    Raises
+    ------
+    TypeError
+        ``pair`` is not a :class:`~sharpdp.shuffle.DominatingPair`.
+    ValueError
+        ``pair`` was built from lower values (``certified`` False): it dominates nothing.
     """
+    if not isinstance(pair, DominatingPair):
+        raise TypeError(f"pair must be a DominatingPair, got {type(pair).__name__}")
+    if not pair.certified:
+        raise ValueError("pair: built from lower values (certified=False), it dominates nothing; "
+                         "build it with dominating_pair(..., lower=False)")
     probs = dict(zip(pair.losses.tolist(), pair.probs.tolist()))
     pmf = pld_pmf.create_pmf(probs, pair.value_discretization_interval, pair.infinity_mass, True)
     return _pld.PrivacyLossDistribution(pmf)
@@ -125,6 +137,11 @@ class ShuffledRoundEvent(dp_event.DpEvent):
         return (f"ShuffledRoundEvent(randomizer={self.randomizer!r}, n={self.n!r}, adjacency={self.adjacency!r}; "
                 "compose it with sharpdp.interop.dp_accounting.ShufflePLDAccountant, a PLDAccountant that "
                 "knows shuffled rounds)")
+
+
+class AdjacencyMismatchError(ValueError, privacy_accountant.UnsupportedEventError):
+    """A ShuffledRoundEvent whose adjacency needs the other neighbouring relation (a ValueError
+    with its own message; also dp_accounting's UnsupportedEventError, which callers may catch)."""
 
 
 def _pair_keywords() -> frozenset:
@@ -215,8 +232,9 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         TypeError
             ``count`` not an integer (a bool too), ``event`` not a DpEvent.
         ValueError
-            ``count`` < 1; a ShuffledRoundEvent inside ``event`` whose adjacency needs the other
-            neighbouring relation.
+            ``count`` < 1; :class:`AdjacencyMismatchError` (a ValueError and an
+            UnsupportedEventError): a ShuffledRoundEvent inside ``event`` whose adjacency needs
+            the other neighbouring relation.
         dp_accounting.UnsupportedEventError
             An event that neither dp_accounting's PLD accountant nor this adapter supports.
         """
@@ -224,7 +242,7 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         for r in _shuffled_rounds(event):
             want = _RELATION[r.adjacency]
             if want != self.neighboring_relation:
-                raise ValueError(f"event: a ShuffledRoundEvent with adjacency {r.adjacency!r} needs "
+                raise AdjacencyMismatchError(f"event: a ShuffledRoundEvent with adjacency {r.adjacency!r} needs "
                                  f"ShufflePLDAccountant(neighboring_relation={want}); this accountant uses "
                                  f"{self.neighboring_relation}")
         super().compose(event, count)
@@ -264,4 +282,4 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         return None
 
 
-__all__ = ["ShufflePLDAccountant", "ShuffledRoundEvent", "pld_from_pair", "to_pld"]
+__all__ = ["AdjacencyMismatchError", "ShufflePLDAccountant", "ShuffledRoundEvent", "pld_from_pair", "to_pld"]

@@ -99,15 +99,23 @@ def default_input_domain(accountant: ShuffleAccountant):
     ``RandomizedResponse(k)``: ``dp.vector_domain(dp.atom_domain(bounds=(0, k - 1), T="i64"),
     size=n)`` (one category per user); any other randomizer of dimension d: OpenDP's numpy domain
     of n x d float arrays whose rows lie in the unit L2 ball,
-    ``dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=d, T=float)`` (the input domain of
+    ``dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=d, nan=False, T=float)`` (the input domain of
     the blanket-mixed Gaussian and Gaussian randomizers; PrivUnit needs unit rows, and a
     GeneralRandomizer its own input range: pass ``input_domain`` for those).
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` is not a ShuffleAccountant.
     """
+    if not isinstance(accountant, ShuffleAccountant):
+        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
     randomizer, n = accountant.randomizer, int(accountant.n)
     if isinstance(randomizer, RandomizedResponse):
         return dp.vector_domain(dp.atom_domain(bounds=(0, int(randomizer.k) - 1), T="i64"), size=n)
     with _features():
-        return dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=int(randomizer.dim), T=float)
+        return dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=int(randomizer.dim), nan=False,
+                                         T=float)
 
 
 class _RoundCurve:
@@ -163,7 +171,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     Raises
     ------
     TypeError
-        ``accountant`` is not a ShuffleAccountant; ``rng`` or ``threads`` of the wrong type.
+        ``accountant`` is not a ShuffleAccountant, ``input_domain`` not an OpenDP Domain; ``rng``
+        or ``threads`` of the wrong type.
     ValueError
         ``threads`` < 1, a bad seed.
 
@@ -175,6 +184,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     """
     if not isinstance(accountant, ShuffleAccountant):
         raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
+        raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
     core_threads(threads)  # validate now, not at the first release
     seeded = None if rng is None else as_generator(rng)
     metric = input_metric(accountant.adjacency)
