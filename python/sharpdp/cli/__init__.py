@@ -55,9 +55,9 @@ def install_hint(extra: str) -> str:
 
 #: What ``sharpdp mean`` / ``sharpdp histogram`` say (stderr, and under ``warnings``) when ``--seed`` is given.
 SEEDED_MODE_WARNING = ("--seed: seeded, reproducible mode: anyone who knows the seed can regenerate the noise and "
-                       "undo it, so this release is NOT private unless the seed is kept secret (the seed is not "
-                       "printed; it is written only to a --diagnostics file). Without --seed the noise comes from "
-                       "a cryptographically secure generator keyed by fresh OS entropy")
+                       "undo it, so this release is NOT private unless the seed is kept secret (it is never "
+                       "printed). Without --seed the noise comes from a cryptographically secure generator keyed "
+                       "by fresh OS entropy")
 
 
 def release_rng(seed: int | None) -> np.random.Generator | None:

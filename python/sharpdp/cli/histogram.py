@@ -170,7 +170,7 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
             if len(frame) == 0:
                 raise ValueError(f"--keys: {path} lists no key")
             if frame.isna().any(axis=None) or frame.apply(lambda col: col.str.strip() == "").any(axis=None):
-                raise ValueError(f"--keys: {path} has an empty or blank cell (every key must be given)")
+                raise ValueError(f"--keys: {path} has an empty cell or a blank key (every key must be given)")
             dup = frame.duplicated()
             if dup.any():
                 first = "/".join(frame[dup].iloc[0].astype(str))

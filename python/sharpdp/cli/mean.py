@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError("--bounds-from-data: give either --bounds lo:hi,... (public bounds) or --bounds-from-data, "
                        "not both")
     if args.seed is not None:
+        if args.seed < 0:
+            raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
         print(f"sharpdp mean: warning: {SEEDED_MODE_WARNING}", file=sys.stderr)
     result = _release(args)
     result["reproducible_seeded_mode"] = args.seed is not None
@@ -189,8 +191,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
     rounds = V.integer("--rounds", args.rounds, lo=1)
-    if args.seed is not None and args.seed < 0:
-        raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.threads is not None and args.threads < 1:
         raise CliError(f"--threads must be >= 1, got {args.threads}")
     columns = None
@@ -306,9 +306,9 @@ def format_text(r: dict[str, Any]) -> str:
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
         f"data       : {r['source']}",
-        f"n, d       : {_count(r['n'], 'row')} (public: the accountant certifies the round for this n), "
-        f"{_count(r['d'], 'column')} ({_count(a['rows_dropped_missing'], 'row')} with missing values dropped; "
-        "analyst only, not private)",
+        f"n, d       : {_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant certifies "
+        f"the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values dropped: analyst only, "
+        "not private)",
         f"bounds     : {r['bounds_source']}; {a['values_clipped']} values clipped (analyst only, not private)",
         *([f"             data min/max (analyst only, not private): "
            + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"]))] if from_data else []),
