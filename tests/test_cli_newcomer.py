@@ -220,3 +220,16 @@ def test_data_derived_bounds_warning_says_not_covered(tmp_path, capsys):
     assert "do not publish them" in warning and warning.endswith("(--bounds lo:hi,...)")
     assert "pass public bounds" not in err
     assert "bounds     : data min/max (NOT covered by the privacy guarantee; do not publish them)" in out
+
+
+def test_python_dash_m_sharpdp_and_version():
+    import subprocess
+    import sys
+
+    import sharpdp
+
+    for argv in (["-m", "sharpdp", "--version"], ["-m", "sharpdp.cli", "--version"]):
+        r = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip() == f"sharpdp {sharpdp.__version__}", r.stderr
+    r = subprocess.run([sys.executable, "-m", "sharpdp", "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "usage: sharpdp" in r.stdout and "--version" in r.stdout

@@ -223,7 +223,10 @@ def _jsonable(obj: Any) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from sharpdp import __version__
+
     parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.")
+    parser.add_argument("--version", action="version", version=f"sharpdp {__version__}")
     parent = _Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print the result as one JSON object")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
