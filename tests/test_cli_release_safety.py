@@ -13,7 +13,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from _cli import run
 
 SEED = 987654321  # distinctive: it cannot appear in an output by accident

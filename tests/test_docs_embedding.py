@@ -12,7 +12,7 @@ pytest.importorskip("opendp")
 pytest.importorskip("dp_accounting")
 
 DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "embedding.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 
 
 def test_the_note_has_its_examples():

@@ -14,16 +14,14 @@ import math
 
 import numpy as np
 import pytest
+import sharpdp.shuffle as sh
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sharpdp.shuffle as sh
-
 dp = pytest.importorskip("opendp.prelude")
-from opendp import mod as odp_mod  # noqa: E402
-
-from sharpdp.interop.opendp import ZERO_OUT_DISTANCE, make_shuffled_round  # noqa: E402
-from test_composition_review import _binary_rr_pairs  # noqa: E402
+from opendp import mod as odp_mod
+from sharpdp.interop.opendp import ZERO_OUT_DISTANCE, make_shuffled_round
+from test_composition_review import _binary_rr_pairs
 
 BMG = sh.BlanketMixedGaussian(gamma=0.0653375976890112, sigma0=0.7226842589090982, dim=1)
 

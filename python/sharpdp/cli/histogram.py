@@ -227,7 +227,6 @@ def _count(rows, by: list[str], domain):
 
 def _release(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
-    import pandas as pd
 
     from sharpdp.histogram import ShiftedLogGaussian
 

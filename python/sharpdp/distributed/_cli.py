@@ -81,12 +81,12 @@ def check_scheduler(address: str, timeout: float = SCHEDULER_PROBE_TIMEOUT) -> N
 
     try:
         scheme, location = parse_address(address)
-        host, port = parse_host_port(location) if scheme in ("tcp", "tls") else (None, None)
+        if scheme not in ("tcp", "tls"):
+            return  # other transports (inproc, ucx, ...): left to Dask
+        host, port = parse_host_port(location)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"--scheduler: {address!r} is not a Dask scheduler address (expected tcp://HOST:PORT): "
                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-    if host is None:
-        return  # other transports (inproc, ucx, ...): left to Dask
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass

@@ -27,8 +27,7 @@ try:
     import attr
     import dp_accounting
     from dp_accounting import dp_event, privacy_accountant
-    from dp_accounting.pld import pld_pmf
-    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.pld import pld_pmf, pld_privacy_accountant
     from dp_accounting.pld import privacy_loss_distribution as _pld
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("sharpdp.interop.dp_accounting needs dp-accounting: pip install 'sharpdp[interop]'") from exc

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 try:
     import opendp.prelude as dp
