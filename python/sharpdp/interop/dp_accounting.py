@@ -46,18 +46,16 @@ def pld_from_pair(pair: DominatingPair) -> "_pld.PrivacyLossDistribution":
     Both orders of the neighbouring pair are dominated by the one pair (``docs/composition.md``
     §2), so the PLD is symmetric (its ADD and REMOVE parts coincide).
 
+    A pair with ``certified`` False (built from lower values, a reference) gives a PLD that
+    dominates nothing; the conversion itself is exact either way.
+
     Raises
     ------
     TypeError
         ``pair`` is not a :class:`~sharpdp.shuffle.DominatingPair`.
-    ValueError
-        ``pair`` was built from lower values (``certified`` False): it dominates nothing.
     """
     if not isinstance(pair, DominatingPair):
         raise TypeError(f"pair must be a DominatingPair, got {type(pair).__name__}")
-    if not pair.certified:
-        raise ValueError("pair: built from lower values (certified=False), it dominates nothing; "
-                         "build it with dominating_pair(..., lower=False)")
     probs = dict(zip(pair.losses.tolist(), pair.probs.tolist()))
     pmf = pld_pmf.create_pmf(probs, pair.value_discretization_interval, pair.infinity_mass, True)
     return _pld.PrivacyLossDistribution(pmf)

@@ -175,7 +175,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         ``accountant`` is not a ShuffleAccountant, ``input_domain`` not an OpenDP Domain; ``rng``
         or ``threads`` of the wrong type.
     ValueError
-        ``threads`` < 1, a bad seed.
+        ``threads`` < 1, a bad seed; a randomizer whose law is not certified (a GeneralRandomizer
+        in estimate mode, without ``log_curvature``).
 
     Notes
     -----
@@ -185,6 +186,10 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     """
     if not isinstance(accountant, ShuffleAccountant):
         raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    if not getattr(accountant.randomizer, "certified", True):
+        raise ValueError("accountant: its randomizer's law is not certified (a GeneralRandomizer without "
+                         "log_curvature: the accountant's values are estimates); an OpenDP measurement needs a "
+                         "certified privacy profile")
     if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
         raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
     core_threads(threads)  # validate now, not at the first release
