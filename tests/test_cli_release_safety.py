@@ -150,3 +150,33 @@ def test_bad_scheduler_fails_at_once_in_one_line(tmp_path, capsys, address, need
     code, out, err = run(capsys, *MEAN, "--data", str(csv), "--engine", "dask", "--scheduler", address)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert err.startswith("sharpdp mean: error: --scheduler: ") and needle in err
+
+
+_DASK_BAD = [
+    (["--engine", "dask", "--workers", "0"], "--workers must be >= 1"),
+    (["--engine", "dask", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "--workers: give either"),
+    (["--workers", "2"], "--workers needs --engine dask"),
+    (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs --engine dask"),
+    (["--engine", "dask", "--scheduler", "tcp://host"], "--scheduler: 'tcp://host' is not a Dask scheduler address"),
+    (["--engine", "dask", "--scheduler", ""], "--scheduler"),
+    (["--engine", "dask", "--scheduler", "tcp://127.0.0.1:99999"], "--scheduler"),
+    (["--engine", "dask", "--data", "x.parquet", "--csv", "y.csv"], "--data: give either --data or --csv"),
+]
+
+
+@pytest.mark.parametrize("command", ["mean", "histogram"])
+@pytest.mark.parametrize("extra,needle", _DASK_BAD, ids=[" ".join(a) for a, _ in _DASK_BAD])
+def test_dask_options_fuzz_one_line_errors(tmp_path, capsys, monkeypatch, command, extra, needle):
+    """Bad Dask engine options: one line naming the option, exit 2, before a cluster is started."""
+    pytest.importorskip("distributed")
+    import sharpdp.distributed
+
+    monkeypatch.setattr(sharpdp.distributed, "cluster", lambda *a, **k: pytest.fail("a cluster was started"))
+    csv = _mean_csv(tmp_path / "d.csv")
+    base = ([*MEAN] if command == "mean" else ["histogram", "--by", "a", "--keys-from-data", "--no-plot",
+                                               "--out", str(tmp_path / "o")])
+    if "--data" not in extra and "--csv" not in extra:
+        base += ["--data" if "--engine" in extra else "--csv", str(csv)]
+    code, out, err = run(capsys, *base, *extra)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert needle in err, err
