@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 
 import pytest
-
 import sharpdp.shuffle as sh
 
 dpa = pytest.importorskip("dp_accounting")
-from sharpdp.interop.dp_accounting import (  # noqa: E402
-    AdjacencyMismatchError, ShuffledRoundEvent, ShufflePLDAccountant)
+from sharpdp.interop.dp_accounting import (
+    AdjacencyMismatchError,
+    ShuffledRoundEvent,
+    ShufflePLDAccountant,
+)
 
 RR = sh.RandomizedResponse(k=2, epsilon0=1.0)
 
