@@ -391,6 +391,8 @@ ENTRIES = [
 
 # ------------------------------------------------ sharpdp.interop (dp_accounting, OpenDP)
 def _interop():
+    pytest.importorskip("dp_accounting")  # the [interop] extra
+    pytest.importorskip("opendp")
     import sharpdp.interop.dp_accounting as IA
     import sharpdp.interop.opendp as IO
 
@@ -458,7 +460,10 @@ EXEMPT_PREFIX = ("sharpdp.shuffle:FiniteLaw.", "sharpdp.shuffle:LognormalLaw.",
 def _public_callables() -> set[str]:
     keys: set[str] = set()
     for mn in MODULES:
-        mod = importlib.import_module(mn)
+        try:
+            mod = importlib.import_module(mn)
+        except ImportError:  # an optional extra (interop) that is not installed: nothing to enumerate
+            continue
         names = getattr(mod, "__all__", None)
         if names is None:
             names = [n for n in dir(mod) if not n.startswith("_")
