@@ -134,17 +134,9 @@ _RR_PROFILE = make_shuffled_round(sh.ShuffleAccountant(sh.RandomizedResponse(k=2
 
 def test_uncertified_randomizer_is_refused():
     """A GeneralRandomizer without log_curvature has estimated (not certified) accountant values."""
-    from numba import njit
+    from test_fuzz_public_api import _general  # the fuzz table's estimate-mode GeneralRandomizer
 
-    @njit
-    def density(y, x):
-        return 0.5 + 0.25 * x * y
-
-    @njit
-    def blanket(y):
-        return 0.5
-
-    rnd = sh.GeneralRandomizer(density, [-1.0, 1.0], (-1.0, 1.0), blanket=blanket, gamma=0.5, cells=32)
+    rnd = _general()
     assert rnd.certified is False
     with pytest.raises(ValueError, match="not certified"):
         make_shuffled_round(sh.ShuffleAccountant(rnd, 100))
