@@ -103,7 +103,13 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+#: Entry points: ``python -m sharpdp`` runs the command-line program, so it sits with it, above everything.
+ENTRY_POINTS = {"sharpdp.__main__": "sharpdp.cli"}
+
+
 def _area(mod: str) -> str | None:
+    if mod in ENTRY_POINTS:
+        return ENTRY_POINTS[mod]
     for a in DOMAINS + UPPER:
         if mod == a or mod.startswith(a + "."):
             return a

@@ -1,4 +1,5 @@
-"""`sharpdp figures shuffle`: the progress bar's weights and steps (no figure is computed here)."""
+"""`sharpdp figures shuffle`: the progress bar's weights and steps; titles and tick labels of the figures
+(shuffle figures and the histogram plot) drawn inside the figure."""
 
 import pytest
 
@@ -23,3 +24,65 @@ def test_cost_weights_match_the_far_tail_engine():
     assert all(0.2 <= w <= 3.0 for w in fig1), fig1
     assert 4.0 <= sum(w for *_, w in jobs) <= 20.0
     assert max(fig1) / min(fig1) < 10  # no ~100x heavy tail at high epsilon any more
+
+
+def _titles_inside(monkeypatch):
+    """Check, at every savefig, that each title and tick label lies inside the figure (nothing cut off)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    checked = []
+    real = Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        self.canvas.draw()
+        box = self.bbox
+        for ax in self.axes:
+            lo, hi = sorted(ax.get_ylim())
+            shown = [t for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi]  # the drawn ones
+            texts = [ax.title, *shown]
+            for t in texts:
+                if t.get_text():
+                    e = t.get_window_extent()
+                    assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and e.y1 <= box.y1 + 1, t.get_text()
+            checked.append(ax.get_title())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    return checked
+
+
+def test_shuffle_figure_titles_are_not_cut_off(tmp_path, monkeypatch):
+    checked = _titles_inside(monkeypatch)
+    F.write_figures(tmp_path, quick=True, progress=False)
+    assert len(checked) == 3 and all("Figure" in t for t in checked)
+
+
+def test_histogram_plot_has_y_labels_under_a_decade(tmp_path, monkeypatch, capsys):
+    """Released values within one decade: the left panel still gets y tick labels (it had none)."""
+    import pandas as pd
+
+    from sharpdp.cli import main
+
+    checked = _titles_inside(monkeypatch)
+    labels = []
+    from matplotlib.figure import Figure
+
+    inner = Figure.savefig
+
+    def record(self, *args, **kwargs):
+        self.canvas.draw()
+        lo, hi = sorted(self.axes[0].get_ylim())
+        labels.append([t.get_text() for t in self.axes[0].get_yticklabels()
+                       if t.get_text() and lo <= t.get_position()[1] <= hi])
+        return inner(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", record)
+    data, keys = tmp_path / "d.csv", tmp_path / "k.csv"
+    pd.DataFrame({"g": ["a"] * 200 + ["b"] * 300 + ["c"] * 250}).to_csv(data, index=False)
+    pd.DataFrame({"g": ["a", "b", "c"]}).to_csv(keys, index=False)
+    assert main(["histogram", "--csv", str(data), "--by", "g", "--keys", str(keys), "--seed", "1",
+                 "--out", str(tmp_path / "o")]) == 0
+    assert len(checked) == 3 and len(labels) == 1 and len(labels[0]) >= 2, labels

@@ -127,6 +127,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     x = _write_csv(p)
     bounds = "0:20,-5:5,0:10"
     diag_path = tmp_path / "diag" / "true_means.csv"
+    diag_path.parent.mkdir()  # a missing directory is refused (test_cli_seed.py)
     argv = ["mean", "--csv", str(p), "--columns", "a,b,c", "--bounds", bounds,
             "--epsilon", "0.05", "--delta", "1e-5", "--seed", "42", "--json", "--diagnostics", str(diag_path)]
     code, out, err = _run(capsys, *argv)
@@ -141,8 +142,10 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert r["diagnostics"]["csv"] == str(diag_path)
     n, d = x.shape
     analyst = r["analyst_only_not_private"]
-    assert (analyst["n"], r["d"], r["columns"]) == (n, d, ["a", "b", "c"])
-    assert analyst["rows_dropped_missing"] == 3000 - n and len(r["warnings"]) == 1 and "TRUE" in r["warnings"][0]
+    assert (r["n"], r["d"], r["columns"]) == (n, d, ["a", "b", "c"])  # n is public in the shuffle model
+    assert r["central_gaussian"]["sensitivity"] == 1.0 / n
+    assert analyst["rows_dropped_missing"] == 3000 - n and len(r["warnings"]) == 2 and "TRUE" in r["warnings"][1]
+    assert r["reproducible_seeded_mode"] is True and "NOT private" in r["warnings"][0]
     b = datasets.parse_bounds(bounds, 3)
     clipped = np.clip(x, b[:, 0], b[:, 1])
     assert analyst["values_clipped"] == np.count_nonzero(clipped != x)
@@ -166,7 +169,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert np.array_equal(diag["private_mean"], r["private_mean"])
     assert np.allclose(diag["abs_error"], err_orig, rtol=1e-9, atol=1e-12)
     assert np.allclose(diag["expected_rmse"], exp_rmse * scale)
-    assert r["diagnostics"]["observed_rmse_per_coordinate"] == pytest.approx(
+    assert analyst["observed_rmse_per_coordinate"] == pytest.approx(
         math.sqrt(np.mean((err_orig / scale) ** 2)), rel=1e-9)
     assert np.all(err_orig < 6 * exp_rmse * scale)  # the estimate is where it should be
     sig = gaussian_mechanism_sigma(0.05, 1e-5, 1.0 / n)
@@ -175,7 +178,8 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     # same seed, same release; without --diagnostics no file and no true value anywhere
     code, out2, err2 = _run(capsys, *argv[:-2])
     r2 = json.loads(out2)
-    assert r2["private_mean"] == r["private_mean"] and r2["diagnostics"] is None and r2["warnings"] == []
+    assert r2["private_mean"] == r["private_mean"] and r2["diagnostics"] is None and r2["warnings"] == r["warnings"][:1]
+    assert "observed_rmse_per_coordinate" not in r2["analyst_only_not_private"]
     assert "TRUE" not in err2
     code, text, _ = _run(capsys, *argv[:-3])
     assert code == 0 and "true mean" not in text.lower() and "diagnostics" not in text
@@ -229,7 +233,7 @@ def test_readme_command_default_run():
     out = r.stdout
     for field in ("n, d", "327346 rows, 4 columns", "9430 rows with missing values dropped", "0 values clipped",
                   "certified delta", "BMG", "gamma", "sigma0", "chi_lo", "expected",
-                  "central Gaussian", "private", "seed"):
+                  "central Gaussian", "private", "randomness : cryptographically secure"):
         assert field in out, field
     assert "true mean" not in out and "observed" not in out  # true values only with --diagnostics FILE
     assert "warning" not in out and "warning" not in r.stderr
@@ -252,13 +256,13 @@ def test_mean_text_plurals():
     from sharpdp.cli.mean import format_text
 
     r = {"columns": ["a"], "source": "x.csv", "d": 1,
-         "analyst_only_not_private": {"n": 2, "rows_dropped_missing": 1, "values_clipped": 0},
+         "n": 2, "analyst_only_not_private": {"rows_dropped_missing": 1, "values_clipped": 0},
          "bounds_source": "--bounds", "epsilon": 1.0, "delta_certified": 1e-6,
          "delta_target": 1e-5, "delta_bounds": [9e-7, 1e-6], "bmg": {"gamma": 0.5, "sigma0": 1.0,
          "chi_lo": 0.1, "mse_single": 1.0}, "expected_rmse_per_coordinate": 0.1,
          "central_gaussian": {"rmse_per_coordinate": 0.05, "rmse_original_units": [0.05]},
          "rmse_ratio_bmg_over_central": 2.0, "private_mean": [1.0], "expected_rmse_original_units": [0.1],
-         "warnings": [], "seed": 1}
+         "warnings": [], "reproducible_seeded_mode": True}
     text = format_text(r)
-    assert "2 rows, 1 column (1 row with missing values dropped;" in text
+    assert "2 rows, 1 column (n is public: the accountant certifies the round for it; 1 row with missing" in text
     assert "1 rows" not in text and "1 columns" not in text

@@ -94,8 +94,9 @@ def test_mean_json_groups_data_dependent_counts_as_analyst_only(tmp_path, capsys
     assert code == 0
     r = json.loads(out)
     clipped = int(np.count_nonzero(np.clip(x, [0, -1], [5, 1]) != x))
-    assert r["analyst_only_not_private"] == {"n": 300, "rows_dropped_missing": 1, "values_clipped": clipped}
-    assert clipped > 0 and not {"n", "rows_dropped_missing", "values_clipped"} & set(r)
+    assert r["analyst_only_not_private"] == {"rows_dropped_missing": 1, "values_clipped": clipped}
+    assert clipped > 0 and not {"rows_dropped_missing", "values_clipped"} & set(r)
+    assert r["n"] == 300 and r["central_gaussian"]["sensitivity"] == 1 / 300  # n is public in the shuffle model
 
 
 # ---------------------------------------------------------------- 4. the install hint works from a clone too
@@ -219,3 +220,16 @@ def test_data_derived_bounds_warning_says_not_covered(tmp_path, capsys):
     assert "do not publish them" in warning and warning.endswith("(--bounds lo:hi,...)")
     assert "pass public bounds" not in err
     assert "bounds     : data min/max (NOT covered by the privacy guarantee; do not publish them)" in out
+
+
+def test_python_dash_m_sharpdp_and_version():
+    import subprocess
+    import sys
+
+    import sharpdp
+
+    for argv in (["-m", "sharpdp", "--version"], ["-m", "sharpdp.cli", "--version"]):
+        r = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip() == f"sharpdp {sharpdp.__version__}", r.stderr
+    r = subprocess.run([sys.executable, "-m", "sharpdp", "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "usage: sharpdp" in r.stdout and "--version" in r.stdout

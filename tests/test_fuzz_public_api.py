@@ -32,7 +32,7 @@ NAN, INF = math.nan, math.inf
 TIMEOUT = 20.0
 
 MODULES = ("sharpdp.shuffle", "sharpdp.histogram", "sharpdp.histogram.lower_bounds", "sharpdp.crlb",
-           "sharpdp.conversions")
+           "sharpdp.conversions", "sharpdp.interop.dp_accounting", "sharpdp.interop.opendp")
 
 # ---------------------------------------------------------------- bad values by kind
 BAD = {
@@ -53,6 +53,7 @@ BAD = {
     "threads": [-1, 1.5, "a", 1j],
     "choice": ["bogus", 1, None],
     "flag": ["a", 2, None],
+    "object": ["a", 1.0, None],  # an object of a given class (an accountant, a pair, an OpenDP domain)
     "counts": [np.array([-1.0]), np.array([1.5]), np.array([NAN]), np.array([INF]), ["a"], np.array([1j]),
                np.array([True])],
 }
@@ -388,6 +389,53 @@ ENTRIES = [
       dict(y="array", H="array", Sigma_w="array", S="array", weights="array", iterations="int_nonneg", rng="rng")),
 ]
 
+# ------------------------------------------------ sharpdp.interop (dp_accounting, OpenDP)
+def _interop():
+    pytest.importorskip("dp_accounting")  # the [interop] extra
+    pytest.importorskip("opendp")
+    import sharpdp.interop.dp_accounting as IA
+    import sharpdp.interop.opendp as IO
+
+    return IA, IO
+
+
+def _pld_acc():
+    return _interop()[0].ShufflePLDAccountant(value_discretization_interval=1e-2, max_evaluations=30)
+
+
+def _round_event():
+    return _interop()[0].ShuffledRoundEvent(_rr(), 100)
+
+
+ENTRIES += [
+    E("sharpdp.interop.dp_accounting:ShufflePLDAccountant",
+      lambda: (_interop()[0].ShufflePLDAccountant, dict(value_discretization_interval=1e-2)),
+      dict(neighboring_relation="choice", value_discretization_interval="unit_oc", rel_tol="prob_open"),
+      none_ok=()),
+    E("sharpdp.interop.dp_accounting:ShufflePLDAccountant.compose",
+      lambda: (_pld_acc().compose, dict(event=_round_event(), count=1)), dict(count="int_pos")),
+    E("sharpdp.interop.dp_accounting:ShufflePLDAccountant.get_epsilon",
+      lambda: (_pld_acc().compose(_round_event()).get_epsilon, dict(target_delta=1e-6)),
+      dict(target_delta="prob_open"), huge=[dict(target_delta=5e-324)]),
+    E("sharpdp.interop.dp_accounting:ShufflePLDAccountant.get_delta",
+      lambda: (_pld_acc().compose(_round_event()).get_delta, dict(target_epsilon=0.5)),
+      dict(target_epsilon="nonneg"), huge=[dict(target_epsilon=1e300)]),
+    E("sharpdp.interop.dp_accounting:ShuffledRoundEvent",
+      lambda: (_interop()[0].ShuffledRoundEvent, dict(randomizer=_rr(), n=100)),
+      dict(n="int_pos", adjacency="choice"), huge=[dict(n=10**9)]),
+    E("sharpdp.interop.dp_accounting:to_pld", lambda: (_interop()[0].to_pld, dict(accountant=_acc())),
+      dict(accountant="object", value_discretization_interval="unit_oc")),
+    E("sharpdp.interop.dp_accounting:pld_from_pair", lambda: (_interop()[0].pld_from_pair, dict(pair=_pair())),
+      dict(pair="object")),
+    E("sharpdp.interop.opendp:make_shuffled_round",
+      lambda: (_interop()[1].make_shuffled_round, dict(accountant=_acc(), rng=0)),
+      dict(accountant="object", input_domain="object", rng="rng", threads="threads"), none_ok=("input_domain",)),
+    E("sharpdp.interop.opendp:default_input_domain",
+      lambda: (_interop()[1].default_input_domain, dict(accountant=_acc())), dict(accountant="object")),
+    E("sharpdp.interop.opendp:input_metric", lambda: (_interop()[1].input_metric, dict(adjacency="replace")),
+      dict(adjacency="choice")),
+]
+
 #: Public names that are data containers or abstract bases: no argument checks to fuzz.
 EXEMPT = {
     "sharpdp.shuffle:AccountantReport": "dataclass returned by ShuffleAccountant.report",
@@ -401,6 +449,8 @@ EXEMPT = {
     "sharpdp.shuffle:DEFAULT_ADJACENCY": "constant",
     "sharpdp.histogram:ComposedRelease": "built from ShiftedLogGaussian instances; fuzzed through compose",
     "sharpdp.histogram:compose": "fuzzed below (test_compose_rejects_non_mechanisms)",
+    "sharpdp.interop.dp_accounting:AdjacencyMismatchError": "exception class",
+    "sharpdp.interop.opendp:ZERO_OUT_DISTANCE": "constant",
 }
 #: Laws are internal objects of the accountant's protocol; their methods are exercised by its tests.
 EXEMPT_PREFIX = ("sharpdp.shuffle:FiniteLaw.", "sharpdp.shuffle:LognormalLaw.",
@@ -410,7 +460,10 @@ EXEMPT_PREFIX = ("sharpdp.shuffle:FiniteLaw.", "sharpdp.shuffle:LognormalLaw.",
 def _public_callables() -> set[str]:
     keys: set[str] = set()
     for mn in MODULES:
-        mod = importlib.import_module(mn)
+        try:
+            mod = importlib.import_module(mn)
+        except ImportError:  # an optional extra (interop) that is not installed: nothing to enumerate
+            continue
         names = getattr(mod, "__all__", None)
         if names is None:
             names = [n for n in dir(mod) if not n.startswith("_")

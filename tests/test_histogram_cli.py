@@ -27,6 +27,7 @@ def _flights_in_domain():
 
 def test_default_dataset_release(tmp_path, capsys):
     diag_path = tmp_path / "private" / "diag.csv"
+    diag_path.parent.mkdir()  # a missing directory is refused before any work (test_cli_seed.py)
     code, out, err = _run(["histogram", "--seed", "3", "--out", str(tmp_path), "--json",
                            "--diagnostics", str(diag_path)], capsys)
     assert code == 0, err
@@ -35,8 +36,10 @@ def test_default_dataset_release(tmp_path, capsys):
     truth, outside, rows = _flights_in_domain()
     # the public domain: 16 BTS carriers x 1458 OpenFlights airports, empty groups included
     assert res["groups"] == 16 * 1458
-    assert res["rows"] == rows and res["rows_dropped_outside_domain"] == outside == 7602
-    assert res["keys_outside_domain"] == 10 and res["rows_dropped_missing_key"] == 0
+    a = res["analyst_only_not_private"]  # row counts: analyst only, never at the top level
+    assert a["rows"] == rows and a["rows_dropped_outside_domain"] == outside == 7602
+    assert a["keys_outside_domain"] == 10 and a["rows_dropped_missing_key"] == 0
+    assert not {"rows", "rows_dropped_outside_domain", "keys_outside_domain", "rows_dropped_missing_key"} & set(res)
     # the release holds only publishable columns: no true count, nor any function of it
     table = pd.read_csv(res["csv"], keep_default_na=False)
     assert list(table.columns) == ["group", "carrier", "dest", "released"]
@@ -112,7 +115,7 @@ def test_missing_key_values_dropped_and_counted(tmp_path, capsys):
                            "--out", str(tmp_path), "--json", "--diagnostics", str(tmp_path / "diag.csv")], capsys)
     assert code == 0, err
     res = json.loads(out)
-    assert res["rows_dropped_missing_key"] == 3 and "3 row(s) with a missing key value" in err
+    assert res["analyst_only_not_private"]["rows_dropped_missing_key"] == 3 and "3 row(s) with a missing key value" in err
     assert res["missing_key_policy"].startswith("rows with a missing key value are dropped")
     table = pd.read_csv(tmp_path / "histogram_release.csv", dtype=str)
     assert table["group"].tolist() == ["1.0/x", "2.0/x"]
@@ -130,7 +133,8 @@ def test_public_key_domain_cross_product(tmp_path, capsys):
                            "--diagnostics", str(tmp_path / "diag.csv")], capsys)
     assert code == 0, err
     res = json.loads(out)
-    assert res["groups"] == 6 and res["rows_dropped_outside_domain"] == 2 and res["keys_outside_domain"] == 1
+    a = res["analyst_only_not_private"]
+    assert res["groups"] == 6 and a["rows_dropped_outside_domain"] == 2 and a["keys_outside_domain"] == 1
     assert "q" not in out + err  # the dropped key is counted, never listed
     table = pd.read_csv(tmp_path / "histogram_release.csv")
     assert table["group"].tolist() == ["a/x", "a/y", "a/z", "b/x", "b/y", "b/z"]
@@ -138,7 +142,9 @@ def test_public_key_domain_cross_product(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("keys_text,needle", [("g\n", "no key"), ("zz\nq\n", "not --by columns"),
-                                              ("g\na\n\"\"\n", "empty cell")])
+                                              ("g\na\n\"\"\n", "empty cell"), ("g\na\n\nb\n", "blank key"),
+                                              ("g\na\n  \nb\n", "blank key"),
+                                              ("g\na\nb\na\n", "lists the key 'a' more than once")])
 def test_bad_key_files(keys_text, needle, tmp_path, capsys):
     path = tmp_path / "d.csv"
     pd.DataFrame({"g": ["a", "b"]}).to_csv(path, index=False)

@@ -382,18 +382,41 @@ def load_triglyceride_data() -> tuple[np.ndarray, np.ndarray]:
     return X[:, col["s5"]].astype(float), H
 
 
-def _laplace_rls(y: np.ndarray, H: np.ndarray, b: float, g: np.random.Generator, k0: int) -> np.ndarray:
-    """Laplace mechanism z_k = y_k + Laplace(b) followed by recursive least squares (batch LS per k)."""
+#: Reciprocal-condition threshold of an information matrix counted as invertible: the same rule as
+#: :class:`sharpdp.crlb.PrivateRLS` (its ``rcond``), so every estimator of Section 5.2 starts at the
+#: first step whose information is invertible.
+RCOND = 1e-10
+
+
+def _invertible(P: np.ndarray, rcond: float = RCOND) -> bool:
+    """Smallest / largest eigenvalue of the symmetric PSD ``P`` above ``rcond``."""
+    ev = np.linalg.eigvalsh(P)
+    return bool(ev[-1] > 0.0 and ev[0] > rcond * ev[-1])
+
+
+def _laplace_rls(y: np.ndarray, H: np.ndarray, b: float, g: np.random.Generator) -> tuple[np.ndarray, int | None]:
+    """Laplace mechanism z_k = y_k + Laplace(b) followed by recursive least squares (batch LS per k).
+
+    The estimate starts at ``k0``, the first step at which the information ``sum_{j<=k} H_j H_j^T``
+    is invertible (:func:`_invertible`), as Algorithms 2-3 of the paper start at the first
+    invertible ``PI_k0``: a block whose first rows are collinear (e.g. the first records all share
+    the binary ``sex`` value, so the intercept and ``sex`` columns coincide) has no estimate until
+    a record breaks the tie. Returns the estimates (NaN rows before ``k0``) and ``k0`` (1-based;
+    None if never reached).
+    """
     z = y + g.laplace(0.0, b, y.shape)
     out = np.full((y.size, H.shape[1]), np.nan)
     P = np.zeros((H.shape[1], H.shape[1]))
     q = np.zeros(H.shape[1])
+    k0 = None
     for k in range(y.size):
         P += np.outer(H[k], H[k])
         q += H[k] * z[k]
-        if k + 1 >= k0:
+        if k0 is None and _invertible(P):
+            k0 = k + 1
+        if k0 is not None:
             out[k] = np.linalg.solve(P, q)
-    return out
+    return out, k0
 
 
 def _binary_probit(y: np.ndarray, H: np.ndarray, sig: float, tau: float, C: float, g: np.random.Generator,
@@ -457,6 +480,14 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
     ``k`` it is biased towards the prior, so its MSE there is not comparable with
     the bound, which holds for unbiased estimators).
 
+    Every estimator starts at the first step ``k0`` whose information matrix is invertible
+    (Algorithms 2-3 of the paper initialise at an invertible ``PI_k0``; the Laplace + RLS
+    comparison uses the same rule on ``sum H_k H_k^T``). ``k0`` varies by block: when the first
+    records of a block are collinear (for instance, all share the binary ``sex`` value, so that
+    column equals the intercept), the start is later. The curves average over blocks, so they
+    start at the latest ``k0`` over the blocks (reported as ``k0``; before it some block has no
+    estimate and an infinite bound).
+
     The data are fixed within a block and only the privacy noise is repeated, so
     the empirical MSE is conditional on the data and scatters around the bound:
     Algorithm 3 is unbiased and attains the bound in expectation over data and
@@ -474,7 +505,14 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
         recursion of §5.2; NaN before ``k0``), ``mse_stderr`` (standard error of
         ``mse`` across the blocks), ``blocks``, ``bound_identity``,
         ``mse_identity`` (Algorithm 3 with ``Sbar_k = I``), ``mse_laplace``,
-        ``mse_binary``, ``theta``, ``sigma2``, ``k0``.
+        ``mse_binary``, ``theta``, ``sigma2``, ``k0`` (the latest first invertible step over
+        the blocks and estimators, 1-based).
+
+    Raises
+    ------
+    ValueError
+        Bad ``blocks``, ``block_size`` or ``repetitions``; a block whose records never make the
+        information matrix invertible.
     """
     B = V.integer("blocks", blocks, lo=1)
     L = V.integer("block_size", block_size, lo=6)
@@ -493,7 +531,7 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
     tau = math.sqrt(math.pi / 2)
     sum_b, sum_e = np.zeros(L), np.zeros((B, L))  # sum_e per block: blocks are the independent units
     sum_bi, sum_ei, sum_l, sum_q = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
-    k0 = None
+    k0s: list[int] = []  # first invertible step of every estimator in every block
     for blk in range(B):
         idx = exp_idx[blk * L:(blk + 1) * L]
         y, H = y_all[idx], H_all[idx]
@@ -512,12 +550,17 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
                     sum_ei[k] += np.sum((ident.estimate - theta) ** 2)
                     if rep == 0:
                         sum_bi[k] += np.trace(ident.covariance)
-            k0 = alg.k0
-            lap = _laplace_rls(y, H, 1.0, g, n)
+            lap, lap_k0 = _laplace_rls(y, H, 1.0, g)
+            k0s += [L + 1 if v is None else int(v) for v in (alg.k0, ident.k0, lap_k0)]
             sum_l += np.nansum((lap - theta) ** 2, axis=1)
             q = _binary_probit(y, H, math.sqrt(sigma2), tau, C, g, np.r_[C, np.zeros(n - 1)], 1e-2)
             sum_q += np.sum((q - theta) ** 2, axis=1)
-    nan_before = np.where(np.arange(1, L + 1) < (k0 or n), np.nan, 1.0)
+    # the curves average over blocks, so they start where every block has its estimates (the
+    # latest first invertible step); before it the bound is infinite for some block
+    k0 = max(k0s)
+    if k0 > L:
+        raise ValueError(f"block_size: {L} records never make the information matrix invertible in some block")
+    nan_before = np.where(np.arange(1, L + 1) < k0, np.nan, 1.0)
     return {
         "k": np.arange(1, L + 1),
         "bound": nan_before * sum_b / B,

@@ -10,6 +10,7 @@ the analytic one with sensitivity 1/n, as in the paper. RMSE is per coordinate,
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -213,7 +214,7 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
     for name, df, x, ys, ylabel, title, logy in specs:
         csv = out / f"{name}.csv"
         df.to_csv(csv, index=False)
-        fig, ax = plt.subplots(figsize=(5, 4))
+        fig, ax = plt.subplots(figsize=(5.6, 4.6))
         for y in ys:
             ax.plot(df[x], df[y], marker="o", label=labels[y])
         if logy:
@@ -227,8 +228,9 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
             ax.xaxis.set_major_formatter(fmt)
         ax.set_xlabel(x)
         ax.set_ylabel(ylabel)
-        ax.set_title(f"'Shuffling-Aware Optimization for Private Vector\nMean Estimation', Figure {name[6]}: {title}",
-                     fontsize=8)
+        # the paper's name on two lines, then "Figure k: ..." wrapped to the axes' width: never cut off
+        caption = textwrap.fill(f"Figure {name[6]}: {title}", width=72)
+        ax.set_title(f"'Shuffling-Aware Optimization for Private Vector\nMean Estimation'\n{caption}", fontsize=8)
         ax.legend()
         fig.tight_layout()
         png = out / f"{name}.png"

@@ -53,6 +53,58 @@ def install_hint(extra: str) -> str:
     return f'pip install "sharpdp[{extra}]" (or pip install ".[{extra}]" from a clone of the repository)'
 
 
+#: What ``sharpdp mean`` / ``sharpdp histogram`` say (stderr, and under ``warnings``) when ``--seed`` is given.
+SEEDED_MODE_WARNING = ("--seed: seeded, reproducible mode: anyone who knows the seed can regenerate the noise and "
+                       "undo it, so this release is NOT private unless the seed is kept secret (it is never "
+                       "printed). Without --seed the noise comes from a cryptographically secure generator keyed "
+                       "by fresh OS entropy")
+
+
+def release_rng(seed: int | None) -> np.random.Generator | None:
+    """The ``rng`` a CLI release hands to the library: None (the library's secure generator, keyed by
+    fresh OS entropy; no seed exists) without ``--seed``, a seeded numpy Generator with it.
+
+    The seed itself is never printed nor written to a release file or stdout (only to a
+    ``--diagnostics`` file); a seeded run says it is not private unless the seed stays secret
+    (:data:`SEEDED_MODE_WARNING`).
+    """
+    return None if seed is None else np.random.default_rng(int(seed))
+
+
+def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outputs: Sequence[str] = ()) -> None:
+    """Refuse a ``--diagnostics FILE`` that would overwrite an input or a release file, or cannot be written.
+
+    Checked before any work is done (the diagnostics are written last, after the release).
+
+    Raises
+    ------
+    CliError
+        One line naming ``--diagnostics``: an empty name or a directory; the same file as one of
+        ``inputs`` (the data, key files) or ``outputs`` (the release files); a parent directory
+        that does not exist or is not writable.
+    """
+    if path is None:
+        return
+    if not path.strip() or os.path.isdir(path):
+        raise CliError(f"--diagnostics: needs a file name, got {path!r}")
+    import glob
+
+    full = os.path.realpath(path)
+    for given in [*inputs, *outputs]:
+        if given is None:
+            continue
+        for other in (glob.glob(given) if glob.has_magic(given) else [given]):
+            real = os.path.realpath(other)
+            if real == full or (os.path.isdir(real) and full.startswith(real + os.sep)):
+                raise CliError(f"--diagnostics: {path} is (or is inside) an input or release file ({other}); it "
+                               "would overwrite or corrupt it: name another file")
+    parent = os.path.dirname(full)
+    if not os.path.isdir(parent):
+        raise CliError(f"--diagnostics: directory {os.path.dirname(path) or parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(full) and not os.access(full, os.W_OK)):
+        raise CliError(f"--diagnostics: {path} is not writable")
+
+
 def check_out_dir(path: str, flag: str = "--out") -> None:
     """Fail early (before any long computation) if ``path`` cannot become an output directory.
 
@@ -171,7 +223,10 @@ def _jsonable(obj: Any) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from sharpdp import __version__
+
     parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.")
+    parser.add_argument("--version", action="version", version=f"sharpdp {__version__}")
     parent = _Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print the result as one JSON object")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

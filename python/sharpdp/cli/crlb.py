@@ -5,6 +5,11 @@ Default: Section 5.2, recursive identification with Algorithm 3 on real data
 against the empirical MSE and the Fig. 3 comparison mechanisms.
 ``--experiment 5.1``: mechanism comparison; ``--experiment 5.3``: Laplace
 measurements. Each run writes a PNG plot and a CSV of the curves to ``--out``.
+
+These are experiments on public data (scikit-learn's bundled table and simulated noise), not
+private releases, so the seed is reported (text and ``--json``): without ``--seed`` a fresh one is
+drawn from OS entropy and printed, and ``--seed N`` reproduces the run. (Private releases, ``sharpdp
+mean`` and ``sharpdp histogram``, never print a seed.)
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import argparse
 import csv
 import math
 import os
+import secrets
 from typing import Any
 
 import numpy as np
@@ -35,7 +41,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--trials", type=int, default=None,
                    help="Monte Carlo repetitions (defaults: 5.1: 200 per privacy level, "
                         "5.2: 10 per data block, 5.3: 300 per K)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh OS entropy)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed (default: drawn from OS entropy); reported either way, so that any run can "
+                        "be reproduced (an experiment on public data, not a private release)")
     p.add_argument("--out", default="crlb-results", help="directory for the PNG and CSV (default: crlb-results)")
 
 
@@ -75,7 +83,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     check_out_dir(args.out)
-    rng = np.random.default_rng(args.seed)
+    seed = secrets.randbits(63) if args.seed is None else int(args.seed)
+    rng = np.random.default_rng(seed)
 
     if exp == "5.1":
         r = E.mechanism_comparison(trials=trials, rng=rng)
@@ -97,7 +106,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         files = _write(args.out, "crlb_5_1", cols, plot)
         ratio = {k: (v / r["bound"]).tolist() for k, v in r["mse"].items()}
-        return {"experiment": "5.1", "trials": trials, "seed": args.seed, "s": r["s"], "bound": r["bound"],
+        return {"experiment": "5.1", "trials": trials, "seed": seed, "s": r["s"], "bound": r["bound"],
                 "mse": r["mse"], "stderr": r["stderr"], "mse_over_bound": ratio, "files": files}
 
     if exp == "5.3":
@@ -118,7 +127,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                          f"Laplace measurements, trace I_z = K ({trials} trials)", fontsize=9)
 
         files = _write(args.out, "crlb_5_3", cols, plot)
-        return {"experiment": "5.3", "trials": trials, "seed": args.seed, **{k: v for k, v in cols.items()},
+        return {"experiment": "5.3", "trials": trials, "seed": seed, **{k: v for k, v in cols.items()},
                 "files": files}
 
     r = E.recursive_identification(repetitions=trials, rng=rng)
@@ -156,7 +165,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     # JSON has no NaN: steps before k0 (no estimate, infinite bound) become null
     curves = {k: [None if math.isnan(v) else float(v) for v in np.asarray(c, dtype=float)] for k, c in cols.items()}
     curves["k"] = [int(v) for v in r["k"]]
-    return {"experiment": "5.2", "repetitions": trials, "seed": args.seed, "theta_reference": r["theta"],
+    return {"experiment": "5.2", "repetitions": trials, "seed": seed, "theta_reference": r["theta"],
             "sigma2": r["sigma2"], "k0": r["k0"], "records": r["records"], "blocks": B, **curves, "files": files,
             "steps_mse_below_bound": int(below.sum()), "steps_with_bound": int(ok.sum()),
             "steps_below_bound_within_ci": int(explained.sum()),
@@ -177,7 +186,8 @@ def _fmt_rows(header: list[str], rows: list[list[float]]) -> str:
 
 def format_text(result: dict[str, Any]) -> str:
     exp = result["experiment"]
-    files = f"wrote {result['files']['png']} and {result['files']['csv']}"
+    files = (f"wrote {result['files']['png']} and {result['files']['csv']}\n"
+             f"seed {result['seed']} (rerun with --seed {result['seed']} to reproduce; public data, not a release)")
     if exp == "5.1":
         names = list(result["mse"])
         rows = [[s, b] + [result["mse"][n][i] / b for n in names] for i, (s, b) in

@@ -12,12 +12,20 @@ What is written, and what may be published:
 - ``histogram_release.png`` (publishable): the guarantees as functions of a group's size n
   (public functions of the mechanism's parameters) and the released values.
 - ``--diagnostics FILE`` (NOT publishable, only when asked for by name): true counts, released
-  values, v(n), per-count epsilon and error bound per group, plus ``FILE`` with a ``.png``
-  suffix plotting the realised errors. A warning is printed.
+  values, v(n), per-count epsilon and error bound per group (and the seed of a ``--seed`` run),
+  plus ``FILE`` with a ``.png`` suffix plotting the realised errors. A warning is printed. FILE
+  (and its .png) must not be an input (``--csv``, ``--data``, ``--keys``) or a release file, and
+  its directory must exist: refused before any work.
+- ``--json`` / text: the guarantee, the key domain and the largest released values; the row
+  counts (rows read, dropped for a missing key or outside the domain) are analyst only, not
+  private (grouped under ``analyst_only_not_private`` in ``--json``). No seed is printed: without
+  ``--seed`` the release draws from the library's secure generator (no seed exists); with it,
+  the run is reproducible and says that it is not private unless the seed stays secret.
 
 Groups: the mechanism is for a fixed, public set of groups. The key set comes from a public
-domain (``--keys FILE``, or the built-in public domains of the flights table); every key of the
-domain is released, empty groups too, and rows whose key lies outside the domain are dropped
+domain (``--keys FILE``, or the built-in public domains of the flights table, used only for the
+built-in table itself: a ``--csv`` or ``--data`` table needs ``--keys``, on both engines); a key
+file with a duplicated or blank key is refused; every key of the domain is released, empty groups too, and rows whose key lies outside the domain are dropped
 and counted (the count is reported, the keys are not listed). A key set taken from the data
 (``--keys-from-data``) is refused unless asked for, and then comes with a warning: which
 groups exist is itself not protected. Rows with a missing key value (an empty cell) in any
@@ -32,7 +40,8 @@ import os
 import sys
 from typing import Any
 
-from sharpdp.cli import check_out_dir, make_out_dir, option_error
+from sharpdp.cli import (SEEDED_MODE_WARNING, check_diagnostics_path, check_out_dir, make_out_dir, option_error,
+                         release_rng)
 
 DEFAULT_OUT = "sharpdp_histogram_out"
 PAPER = "Better Privacy Guarantees for Larger Groups"
@@ -74,7 +83,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--r0", type=float, default=None, help="design slack in (0, r) (default r/2)")
     p.add_argument("--c", type=float, default=1.0, help="log shift c > 0 (default 1)")
     p.add_argument("--integer", action="store_true", help="stochastically round the released counts")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh OS entropy)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed for a reproducible research run: the release is then NOT private unless the "
+                        "seed is kept secret; never printed, written only to --diagnostics (default: a "
+                        "cryptographically secure generator keyed by OS entropy)")
     p.add_argument("--delta", type=float, default=1e-6, help="delta for the per-count epsilon (default 1e-6)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
@@ -91,8 +103,9 @@ def _warn(warnings: list[str], msg: str) -> None:
     print(f"sharpdp histogram: warning: {msg}", file=sys.stderr)
 
 
-def _read_keys_csv(path: str, flag: str, usecols=None):
-    """Read a CSV with every column as text; only an empty cell is a missing value."""
+def _read_keys_csv(path: str, flag: str, usecols=None, skip_blank_lines: bool = True):
+    """Read a CSV with every column as text; only an empty cell is a missing value (and, with
+    ``skip_blank_lines=False``, a blank line too: a blank key in a key file)."""
     import pandas as pd
 
     if os.path.isdir(path):
@@ -100,7 +113,8 @@ def _read_keys_csv(path: str, flag: str, usecols=None):
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: no such file: {path}")
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols)
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols,
+                           skip_blank_lines=skip_blank_lines)
     except ValueError as exc:  # usecols naming absent columns, bad dtype
         raise ValueError(f"{flag}: cannot read {path}: {str(exc).splitlines()[0]}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
@@ -144,7 +158,7 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
     if args.keys:
         seen: dict[str, str] = {}
         for path in args.keys:
-            frame = _read_keys_csv(path, "--keys")
+            frame = _read_keys_csv(path, "--keys", skip_blank_lines=False)
             frame.columns = [str(c).strip() for c in frame.columns]
             extra = [c for c in frame.columns if c not in by]
             if extra:
@@ -155,9 +169,14 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
                 seen[c] = path
             if len(frame) == 0:
                 raise ValueError(f"--keys: {path} lists no key")
-            if frame.isna().any(axis=None):
-                raise ValueError(f"--keys: {path} has an empty cell (every key must be given)")
-            parts.append(frame.drop_duplicates())
+            if frame.isna().any(axis=None) or frame.apply(lambda col: col.str.strip() == "").any(axis=None):
+                raise ValueError(f"--keys: {path} has an empty cell or a blank key (every key must be given)")
+            dup = frame.duplicated()
+            if dup.any():
+                first = "/".join(frame[dup].iloc[0].astype(str))
+                raise ValueError(f"--keys: {path} lists the key {first!r} more than once ({int(dup.sum())} "
+                                 "repeated row(s)); list each key once")
+            parts.append(frame)
         absent = [b for b in by if b not in seen]
         if absent:
             raise ValueError(f"--keys: no key file gives the column(s) {absent}")
@@ -167,11 +186,13 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
                         "released group shows that at least one row has that key (the counts are protected, "
                         "the list of groups is not)")
         return None, "taken from the data (not protected)"
-    elif args.csv is None and all(datasets.flights_key_domain(b) is not None for b in by):
+    elif args.csv is None and getattr(args, "data", None) is None and all(
+            datasets.flights_key_domain(b) is not None for b in by):  # the built-in table only (both engines)
         parts = [pd.DataFrame({b: datasets.flights_key_domain(b)}) for b in by]
         description = "public (built-in domains of the flights table: " + ", ".join(by) + ")"
     else:
-        which = "a custom CSV" if args.csv is not None else f"--by {','.join(by)}"
+        which = ("a custom CSV" if args.csv is not None else "a --data table" if getattr(args, "data", None)
+                 else f"--by {','.join(by)}")
         raise ValueError(f"--keys: {which} needs a public key domain (--keys FILE, not derived from the data); "
                          "--keys-from-data uses the data's keys, and then the key set is not protected")
     size = 1
@@ -206,7 +227,6 @@ def _count(rows, by: list[str], domain):
 
 def _release(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
-    import pandas as pd
 
     from sharpdp.histogram import ShiftedLogGaussian
 
@@ -231,7 +251,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     n = np.asarray(n, dtype=np.int64)
     if n.size == 0:
         raise ValueError("--by: no row has a complete key (every row has a missing key value)")
-    released = mech.release(n, rng=args.seed, integer=args.integer)
+    released = mech.release(n, rng=release_rng(args.seed), integer=args.integer)  # None: secure generator
     group = keys[by].astype(str).agg("/".join, axis=1) if len(by) > 1 else keys[by[0]].astype(str)
     table = keys.copy()
     table.insert(0, "group", group.to_numpy())
@@ -251,10 +271,12 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
                  "expected_abs_error_bound": np.asarray(mech.expected_abs_error(grid)).tolist()}
     top = np.argsort(-released, kind="stable")[:3]
+    if args.seed is not None:
+        _warn(warnings, SEEDED_MODE_WARNING)
     result: dict[str, Any] = {
         "mode": "release", "source": source, "by": by, "groups": int(n.size), "key_domain": domain_desc,
         "missing_key_policy": "rows with a missing key value are dropped and counted",
-        **info, "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
+        "analyst_only_not_private": info, "reproducible_seeded_mode": args.seed is not None, "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
         "delta": args.delta,
         "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
                           "section 4; Balle & Wang 2018)",
@@ -274,22 +296,21 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
     import numpy as np
 
     path = args.diagnostics
-    if os.path.abspath(path) == os.path.abspath(csv_path):
-        raise ValueError("--diagnostics: must not be the release file")
     diag = table.copy()
     diag["true_count"] = n
     diag["v_n"] = mech.budget(n)
     diag["epsilon"] = mech.epsilon(n, args.delta)
     diag["expected_abs_error_bound"] = mech.expected_abs_error(n)
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
+    if args.seed is not None:
+        diag["seed"] = str(args.seed)
     diag.to_csv(path, index=False)
     png = None
     if not args.no_plot:
         png = os.path.splitext(path)[0] + ".png"
         _plot_diagnostics(diag, mech, args, png)
     _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} hold the TRUE counts and values "
-                    "computed from them (not private): do not publish them")
+                    "computed from them" + (" and the seed" if args.seed is not None else "")
+                    + " (not private): do not publish them")
     rel_err = np.abs(released - n) / np.maximum(n, 1)
     pos = n > 0
     return {"csv": path, "png": png, "mean_relative_error": float(rel_err.mean()),
@@ -298,11 +319,21 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
 
 
 def _log_axis(ax, axis: str = "x") -> None:
-    """Log axis labelled at whole decades only (no crowded minor labels)."""
-    from matplotlib.ticker import LogLocator, NullFormatter
+    """Log axis labelled at whole decades (no crowded minor labels); call it after plotting.
+
+    When the axis spans less than a decade (no whole decade, or just one, inside it), the labels
+    are put at 1, 2 and 5 times the powers of ten instead, so the axis is never left without
+    labels.
+    """
+    from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
 
     a = ax.xaxis if axis == "x" else ax.yaxis
-    a.set_major_locator(LogLocator(base=10, numticks=8))
+    lo, hi = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    if lo > 0 and hi / lo < 10.0:
+        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+        a.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+    else:
+        a.set_major_locator(LogLocator(base=10, numticks=8))
     a.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=100))
     a.set_minor_formatter(NullFormatter())
 
@@ -443,6 +474,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     check_out_dir(args.out)
+    if not args.table2 and args.diagnostics is not None:
+        inputs = [args.csv, getattr(args, "data", None), *(args.keys or [])]
+        releases = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
+        check_diagnostics_path(args.diagnostics, inputs, releases)
+        if not args.no_plot:
+            if os.path.splitext(args.diagnostics)[1].lower() == ".png":
+                raise ValueError("--diagnostics: FILE is a CSV and its plot goes to FILE with a .png suffix; "
+                                 f"{args.diagnostics} would be both: name a .csv file (or pass --no-plot)")
+            check_diagnostics_path(os.path.splitext(args.diagnostics)[0] + ".png", inputs, releases)
     try:
         return _table2(args) if args.table2 else _release(args)
     except ValueError as exc:  # the API's parameter names (and the dataset loader's "csv") -> the CLI options
@@ -462,11 +502,12 @@ def format_text(result: dict[str, Any]) -> str:
         if result["png"]:
             lines.append(f"plot: {result['png']}")
         return "\n".join(lines)
+    a = result["analyst_only_not_private"]
     lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {result['groups']} groups released; "
              f"key domain {result['key_domain']}",
-             f"rows (analyst only, not private): {result['rows']} read, {result['rows_dropped_missing_key']} dropped "
-             f"for a missing key value, {result['rows_dropped_outside_domain']} dropped with "
-             f"{result['keys_outside_domain']} keys outside the domain",
+             f"rows (analyst only, not private): {a['rows']} read, {a['rows_dropped_missing_key']} dropped "
+             f"for a missing key value, {a['rows_dropped_outside_domain']} dropped with "
+             f"{a['keys_outside_domain']} keys outside the domain",
              f"shifted-log Gaussian: r = {result['r']:g}, r0 = {result['r0']}, c = {result['c']:g}, "
              f"sigma = {result['sigma']:.6g}, integer = {result['integer']}",
              f"guarantee for a member of a group of size n (delta = {result['delta']:g}; "
@@ -487,6 +528,9 @@ def format_text(result: dict[str, Any]) -> str:
                      f"to {d['max_v_n']:.3g}")
     for w in result["warnings"]:
         lines.append(f"warning: {w}")
+    lines.append("randomness: " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
+                                   if result["reproducible_seeded_mode"] else
+                                   "cryptographically secure generator keyed by OS entropy"))
     from sharpdp.distributed._cli import engine_line
 
     engine = engine_line(result)

@@ -7,10 +7,17 @@ randomizer so that the shuffled protocol is certified (epsilon, delta)-DP at the
 with the central Gaussian mechanism at the same (epsilon, delta) (sensitivity 1/n).
 
 What is printed (text and ``--json``) is publishable: the private mean, the privacy figures and
-the expected errors (functions of n, d, the bounds and the randomizer). The true means, and
-every figure computed from them (the realised errors), are written only to a file the user
+the expected errors (functions of n, d, the bounds and the randomizer). n itself is public in the
+shuffle model: the accountant certifies the round for this n (the calibrated randomizer and the
+central Gaussian's sensitivity 1/n depend on it), so it is reported as public. The true means,
+and every figure computed from them (the realised errors), are written only to a file the user
 names with ``--diagnostics FILE``, with a warning not to publish it (as ``sharpdp histogram``
-does for its true counts).
+does for its true counts); the realised RMSE is echoed only inside the analyst-only group.
+
+Randomness: without ``--seed`` the library's secure generator (fresh OS entropy) is used and no
+seed exists; with ``--seed`` the run is reproducible and says that it is not private unless the
+seed stays secret. The seed is never printed (text or ``--json``); only ``--diagnostics FILE``
+holds it.
 
 Bounds: the clipping bounds must be public (``--bounds``, or the built-in bounds of the flights
 table). Bounds taken from the data's min/max (``--bounds-from-data``) are refused unless asked
@@ -24,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from typing import Any
 
@@ -65,7 +71,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "must cover (default 1); K > 1 calibrates the BMG so that K rounds compose to "
                         "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K))")
     p.add_argument("--seed", type=int, default=None,
-                   help="seed of the randomizer and the shuffle (default: fresh OS entropy, reported)")
+                   help="seed of the randomizer and the shuffle, for reproducible research runs: the release is "
+                        "then NOT private unless the seed is kept secret; never printed, written only to "
+                        "--diagnostics (default: a cryptographically secure generator keyed by OS entropy)")
     p.add_argument("--threads", type=int, default=None, help="sampler threads (default: all cores)")
     p.add_argument("--diagnostics", metavar="FILE", default=None,
                    help="also write the TRUE means (raw and clipped) and the realised errors of the release to "
@@ -82,7 +90,8 @@ DIAGNOSTIC_FIELDS = ("true_mean", "true_mean_clipped", "observed_rmse_per_coordi
 
 #: Data-dependent counts the privacy guarantee does not protect (the analyst's view of the input):
 #: printed, but grouped under ANALYST_ONLY in --json and marked "analyst only, not private" in the text.
-ANALYST_FIELDS = ("n", "rows_dropped_missing", "values_clipped")
+#: (n is not among them: it is public in the shuffle model, see the module docstring.)
+ANALYST_FIELDS = ("rows_dropped_missing", "values_clipped")
 ANALYST_ONLY = "analyst_only_not_private"
 
 #: The library parameters named by sharpdp.apps.datasets errors -> the options of this command.
@@ -95,14 +104,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     With ``--bounds-from-data`` the bounds, and the errors in original units (which reveal each
     column's range), are moved from the top level (set to None) into :data:`ANALYST_ONLY`.
     """
-    from sharpdp.cli import CliError
+    from sharpdp.cli import SEEDED_MODE_WARNING, CliError, check_diagnostics_path
 
-    if args.diagnostics is not None and (not args.diagnostics.strip() or os.path.isdir(args.diagnostics)):
-        raise CliError(f"--diagnostics: needs a file name, got {args.diagnostics!r}")
+    check_diagnostics_path(args.diagnostics, [args.csv, getattr(args, "data", None)])
     if args.bounds is not None and args.bounds_from_data:
         raise CliError("--bounds-from-data: give either --bounds lo:hi,... (public bounds) or --bounds-from-data, "
                        "not both")
+    if args.seed is not None and args.seed < 0:
+        raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     result = _release(args)
+    result["reproducible_seeded_mode"] = args.seed is not None
+    if args.seed is not None:
+        result["warnings"].append(SEEDED_MODE_WARNING)
+        print(f"sharpdp mean: warning: {SEEDED_MODE_WARNING}", file=sys.stderr)
     diagnostics = {k: result.pop(k) for k in DIAGNOSTIC_FIELDS}
     expected_rmse_units = result["expected_rmse_original_units"]
     _warn_outside_bounds(result, from_data=args.bounds_from_data)
@@ -115,7 +129,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result[ANALYST_ONLY] = analyst
     result["diagnostics"] = None
     if args.diagnostics is not None:
-        result["diagnostics"] = _write_diagnostics(args.diagnostics, result, diagnostics, expected_rmse_units)
+        result["diagnostics"] = _write_diagnostics(args.diagnostics, result, diagnostics, expected_rmse_units,
+                                                   args.seed)
+        analyst["observed_rmse_per_coordinate"] = diagnostics["observed_rmse_per_coordinate"]
     return result
 
 
@@ -141,40 +157,38 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
 
 
 def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
-                       expected_rmse_units: list[float]) -> dict[str, Any]:
-    """Write the true means and realised errors (one row per column) to the CSV the user named."""
+                       expected_rmse_units: list[float], seed: int | None) -> dict[str, Any]:
+    """Write the true means and realised errors (one row per column) to the CSV the user named, with
+    the seed of a seeded run (column ``seed``; empty without ``--seed``: no seed exists)."""
     import csv
 
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["column", "true_mean", "true_mean_clipped", "private_mean", "abs_error",
-                    "expected_rmse"])
+                    "expected_rmse", "seed"])
         for j, c in enumerate(result["columns"]):
             w.writerow([c, repr(diag["true_mean"][j]), repr(diag["true_mean_clipped"][j]),
                         repr(result["private_mean"][j]), repr(diag["observed_abs_error_original_units"][j]),
-                        repr(expected_rmse_units[j])])
-    msg = (f"--diagnostics: {path} holds the TRUE means and the realised errors (not private): "
-           "do not publish it")
+                        repr(expected_rmse_units[j]), "" if seed is None else str(seed)])
+    msg = (f"--diagnostics: {path} holds the TRUE means, the realised errors"
+           + (" and the seed" if seed is not None else "") + " (not private): do not publish it")
     result["warnings"].append(msg)
     print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
-    return {"csv": path, "observed_rmse_per_coordinate": diag["observed_rmse_per_coordinate"]}
+    return {"csv": path}
 
 
 def _release(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from sharpdp import _validation as V
+    from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
-    from sharpdp.cli import CliError, bounds_choice, option_error
+    from sharpdp.cli import CliError, bounds_choice, option_error, release_rng
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
     rounds = V.integer("--rounds", args.rounds, lo=1)
-    if args.seed is not None and args.seed < 0:
-        raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.threads is not None and args.threads < 1:
         raise CliError(f"--threads must be >= 1, got {args.threads}")
     columns = None
@@ -225,10 +239,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if not delta_cert <= delta:  # calibrate_bmg verified this already
         raise CliError(f"internal: certified delta {delta_cert} exceeds the target {delta}")
 
-    seed = int(np.random.SeedSequence().entropy) if args.seed is None else int(args.seed)  # type: ignore[arg-type]
-    rng = np.random.default_rng(seed)
+    rng = release_rng(args.seed)  # None: the library's secure generator (no seed exists)
     messages = bmg.sample(z, rng=rng, threads=args.threads)
-    messages = messages[rng.permutation(n)]  # the shuffler
+    messages = messages[as_generator(rng).permutation(n)]  # the shuffler (secure when rng is None)
     est_z = bmg.estimate(messages)
 
     true_z = z.mean(axis=0)
@@ -271,7 +284,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             "rmse_original_units": (sigma_gm * scaling.scale).tolist(),
         },
         "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
-        "seed": seed,
     }
 
 
@@ -292,8 +304,9 @@ def format_text(r: dict[str, Any]) -> str:
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
         f"data       : {r['source']}",
-        f"n, d       : {_count(a['n'], 'row')}, {_count(r['d'], 'column')} "
-        f"({_count(a['rows_dropped_missing'], 'row')} with missing values dropped; analyst only, not private)",
+        f"n, d       : {_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant certifies "
+        f"the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values dropped: analyst only, "
+        "not private)",
         f"bounds     : {r['bounds_source']}; {a['values_clipped']} values clipped (analyst only, not private)",
         *([f"             data min/max (analyst only, not private): "
            + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"]))] if from_data else []),
@@ -320,10 +333,12 @@ def format_text(r: dict[str, Any]) -> str:
     d = r.get("diagnostics")
     if d:
         lines.append(f"diagnostics (TRUE means, do not publish): {d['csv']}; observed RMSE/coord "
-                     f"{d['observed_rmse_per_coordinate']:.4g} (scaled units)")
+                     f"{a['observed_rmse_per_coordinate']:.4g} (scaled units; analyst only, not private)")
     for wmsg in r["warnings"]:
         lines.append(f"warning: {wmsg}")
-    lines.append(f"seed       : {r['seed']}")
+    lines.append("randomness : " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
+                                    if r.get("reproducible_seeded_mode") else
+                                    "cryptographically secure generator keyed by OS entropy"))
     from sharpdp.distributed._cli import engine_line
 
     engine = engine_line(r)

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from sharpdp.cli import bounds_choice, install_hint, option_error
+from sharpdp.cli import bounds_choice, install_hint, option_error, release_rng
 
 
 def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -48,12 +48,51 @@ def check_engine_options(args: argparse.Namespace) -> bool:
         raise ValueError("--workers: give either --workers (a new local cluster) or --scheduler, not both")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
     if args.data is None and args.csv is None:
         raise ValueError("--data: --engine dask needs a dataset (--data PATH: Parquet file or directory, "
                          "or CSV file or glob)")
     if args.data is not None and args.csv is not None:
         raise ValueError("--data: give either --data or --csv, not both")
     return True
+
+
+#: Seconds the CLI waits for a TCP connection to ``--scheduler`` before any work (Dask itself retries
+#: a refused connection until its own timeout, 30-60 s).
+SCHEDULER_PROBE_TIMEOUT = 5.0
+
+
+def check_scheduler(address: str, timeout: float = SCHEDULER_PROBE_TIMEOUT) -> None:
+    """Fail fast on a ``--scheduler`` that is not a Dask address or does not accept connections.
+
+    The address is parsed as Dask parses it (``[scheme://]host:port``); for ``tcp``/``tls`` one TCP
+    connection is attempted with a ``timeout`` (seconds) limit, so a typo or a scheduler that is not
+    running gives a one-line error at once instead of Dask's retries until its own timeout.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``--scheduler``.
+    """
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return  # other transports (inproc, ucx, ...): left to Dask
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--scheduler: {address!r} is not a Dask scheduler address (expected tcp://HOST:PORT): "
+                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ValueError(f"--scheduler: cannot connect to {address} within {timeout:g} s: "
+                         f"{exc.strerror or type(exc).__name__}") from None
 
 
 def _path_flag(args: argparse.Namespace) -> str:
@@ -80,10 +119,9 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
         bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
-        entropy = np.random.SeedSequence().entropy  # an int for a fresh SeedSequence
-        seed = int(entropy) if args.seed is None else int(args.seed)  # type: ignore[arg-type]
         with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
-            res = private_mean(path, columns, bounds, epsilon, delta, rng=np.random.default_rng(seed),
+            # rng None (no --seed): the library's secure generator; the seed is never part of the result
+            res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),
                                client=engine.client, threads=args.threads or 1, progress=True)
     except ValueError as exc:
         raise option_error(exc, names) from None
@@ -114,7 +152,6 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         "central_gaussian": {"sigma": sigma_gm, "sensitivity": 1.0 / n, "rmse_per_coordinate": sigma_gm,
                              "rmse_original_units": (sigma_gm * scaling.scale).tolist()},
         "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
-        "seed": seed,
         "engine": res.engine, "partitions": res.partitions, "workers": res.workers,
     }
 

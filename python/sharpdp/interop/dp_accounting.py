@@ -26,9 +26,8 @@ from typing import Any, Optional
 try:
     import attr
     import dp_accounting
-    from dp_accounting import dp_event
-    from dp_accounting.pld import pld_pmf
-    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting import dp_event, privacy_accountant
+    from dp_accounting.pld import pld_pmf, pld_privacy_accountant
     from dp_accounting.pld import privacy_loss_distribution as _pld
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("sharpdp.interop.dp_accounting needs dp-accounting: pip install 'sharpdp[interop]'") from exc
@@ -46,7 +45,17 @@ def pld_from_pair(pair: DominatingPair) -> "_pld.PrivacyLossDistribution":
 
     Both orders of the neighbouring pair are dominated by the one pair (``docs/composition.md``
     §2), so the PLD is symmetric (its ADD and REMOVE parts coincide).
+
+    A pair with ``certified`` False (built from lower values, a reference) gives a PLD that
+    dominates nothing; the conversion itself is exact either way.
+
+    Raises
+    ------
+    TypeError
+        ``pair`` is not a :class:`~sharpdp.shuffle.DominatingPair`.
     """
+    if not isinstance(pair, DominatingPair):
+        raise TypeError(f"pair must be a DominatingPair, got {type(pair).__name__}")
     probs = dict(zip(pair.losses.tolist(), pair.probs.tolist()))
     pmf = pld_pmf.create_pmf(probs, pair.value_discretization_interval, pair.infinity_mass, True)
     return _pld.PrivacyLossDistribution(pmf)
@@ -89,9 +98,12 @@ def to_pld(accountant: ShuffleAccountant, value_discretization_interval: float =
     return pld_from_pair(dominating_pair(accountant, value_discretization_interval, **options))
 
 
-@attr.s(frozen=True, slots=True, auto_attribs=True)
+@attr.s(frozen=True, slots=True, auto_attribs=True, repr=False)
 class ShuffledRoundEvent(dp_event.DpEvent):
     """One round of n users' reports of ``randomizer``, shuffled (a dp_accounting ``DpEvent``).
+
+    Only :class:`ShufflePLDAccountant` composes it; dp_accounting's own accountants report it as
+    an unsupported event, and its ``repr`` (which their error message shows) says where to go.
 
     Attributes
     ----------
@@ -102,11 +114,51 @@ class ShuffledRoundEvent(dp_event.DpEvent):
         Number of users, 1 <= n <= 1e9.
     adjacency : str, default "zero_out"
         "zero_out" (dp_accounting's REPLACE_SPECIAL) or "replace" (REPLACE_ONE).
+
+    Raises
+    ------
+    ValueError, TypeError
+        At construction: ``n`` not an integer in [1, 1e9], ``adjacency`` not one of the two.
     """
 
     randomizer: Any
     n: int
     adjacency: str = "zero_out"
+
+    def __attrs_post_init__(self) -> None:
+        V.integer("n", self.n, lo=1, hi=10**9)
+        if self.adjacency not in _RELATION:
+            raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {self.adjacency!r}")
+
+    def __repr__(self) -> str:
+        return (f"ShuffledRoundEvent(randomizer={self.randomizer!r}, n={self.n!r}, adjacency={self.adjacency!r}; "
+                "compose it with sharpdp.interop.dp_accounting.ShufflePLDAccountant, a PLDAccountant that "
+                "knows shuffled rounds)")
+
+
+class AdjacencyMismatchError(ValueError, privacy_accountant.UnsupportedEventError):
+    """A ShuffledRoundEvent whose adjacency needs the other neighbouring relation (a ValueError
+    with its own message; also dp_accounting's UnsupportedEventError, which callers may catch)."""
+
+
+def _pair_keywords() -> frozenset:
+    """Keywords of :func:`dominating_pair` a ShufflePLDAccountant passes on (``**pair_options``; its
+    ``rel_tol`` is the accountant's, ``lower`` is refused)."""
+    import inspect
+
+    params = inspect.signature(dominating_pair).parameters
+    return frozenset(k for k, p in params.items() if p.kind is p.KEYWORD_ONLY) - {"lower", "rel_tol"}
+
+
+def _shuffled_rounds(event: dp_event.DpEvent):
+    """Every ShuffledRoundEvent inside ``event`` (composed and self-composed events walked)."""
+    if isinstance(event, ShuffledRoundEvent):
+        yield event
+    elif isinstance(event, dp_event.ComposedDpEvent):
+        for e in event.events:
+            yield from _shuffled_rounds(e)
+    elif isinstance(event, dp_event.SelfComposedDpEvent):
+        yield from _shuffled_rounds(event.event)
 
 
 class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
@@ -120,14 +172,30 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     value_discretization_interval : float, default 1e-4
         Lattice step of every PLD (nats).
     rel_tol : float, default 1e-2
-        Passed to each round's :class:`~sharpdp.shuffle.ShuffleAccountant`.
+        Passed to each round's :class:`~sharpdp.shuffle.ShuffleAccountant`, in (0, 1).
     **pair_options
-        Passed to :func:`sharpdp.shuffle.profile.dominating_pair`.
+        Passed to :func:`sharpdp.shuffle.profile.dominating_pair` (``epsilons``, ``delta_floor``,
+        ``max_evaluations``, ``cover_upper``, ``progress``; its own ``rel_tol``, the sampling
+        target, cannot be passed here: ``rel_tol`` above is the accountant's).
+        Only its keyword-only options are accepted, except ``lower`` (a pair built from lower
+        values certifies nothing); anything else is refused at construction.
+
+    Raises
+    ------
+    TypeError
+        ``neighboring_relation`` is not a ``dp_accounting.NeighboringRelation`` (e.g. a string);
+        an unknown keyword.
+    ValueError
+        ``value_discretization_interval`` not in (0, 1], ``rel_tol`` not in (0, 1).
 
     Notes
     -----
     ``compose(event, count)``, ``get_epsilon(target_delta)``, ``get_delta(target_epsilon)`` and
-    ``supports(event)`` are dp_accounting's. A shuffled round enters as the PLD of
+    ``supports(event)`` are dp_accounting's, with their arguments checked as the native
+    accountants check theirs (``count`` an integer >= 1, ``target_delta`` in (0, 1),
+    ``target_epsilon`` >= 0 or +inf: ValueError/TypeError naming the argument), and a
+    ShuffledRoundEvent whose adjacency does not match ``neighboring_relation`` refused by
+    ``compose`` with a ValueError saying so (``supports`` returns False). A shuffled round enters as the PLD of
     :func:`to_pld` (certified domination); the composition and the final numbers are
     dp_accounting's uncertified floating-point arithmetic (module docstring). PLDs are cached per
     (randomizer object, n, adjacency) within one accountant.
@@ -137,11 +205,53 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
 
     def __init__(self, neighboring_relation: "dp_accounting.NeighboringRelation" = NeighborRel.REPLACE_SPECIAL,
                  value_discretization_interval: float = 1e-4, *, rel_tol: float = 1e-2, **pair_options: Any):
+        if not isinstance(neighboring_relation, NeighborRel):
+            raise TypeError(f"neighboring_relation must be a dp_accounting.NeighboringRelation "
+                            f"(REPLACE_SPECIAL for zero-out rounds, REPLACE_ONE for replace-one rounds), got "
+                            f"{type(neighboring_relation).__name__} {neighboring_relation!r}")
         V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
+        V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        unknown = sorted(set(pair_options) - _pair_keywords())
+        if unknown:
+            raise TypeError(f"ShufflePLDAccountant got unexpected keyword argument(s) {unknown}; it accepts "
+                            f"neighboring_relation, value_discretization_interval, rel_tol and the options of "
+                            f"dominating_pair {sorted(_pair_keywords())}")
         super().__init__(neighboring_relation, value_discretization_interval)
         self._rel_tol = rel_tol
         self._pair_options = pair_options
         self._round_plds: dict = {}
+
+    def compose(self, event: dp_event.DpEvent, count: int = 1) -> "ShufflePLDAccountant":
+        """dp_accounting's ``compose``, with ``count`` checked and adjacency mismatches named.
+
+        Raises
+        ------
+        TypeError
+            ``count`` not an integer (a bool too), ``event`` not a DpEvent.
+        ValueError
+            ``count`` < 1; :class:`AdjacencyMismatchError` (a ValueError and an
+            UnsupportedEventError): a ShuffledRoundEvent inside ``event`` whose adjacency needs
+            the other neighbouring relation.
+        dp_accounting.UnsupportedEventError
+            An event that neither dp_accounting's PLD accountant nor this adapter supports.
+        """
+        count = V.integer("count", count, lo=1)
+        for r in _shuffled_rounds(event):
+            want = _RELATION[r.adjacency]
+            if want != self.neighboring_relation:
+                raise AdjacencyMismatchError(f"event: a ShuffledRoundEvent with adjacency {r.adjacency!r} needs "
+                                 f"ShufflePLDAccountant(neighboring_relation={want}); this accountant uses "
+                                 f"{self.neighboring_relation}")
+        super().compose(event, count)
+        return self
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """dp_accounting's epsilon at ``target_delta`` in (0, 1) (nats; an uncertified estimate, class Notes)."""
+        return super().get_epsilon(V.probability_open("target_delta", target_delta))
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """dp_accounting's delta at ``target_epsilon`` >= 0 (nats, +inf allowed; an uncertified estimate)."""
+        return super().get_delta(V.real("target_epsilon", target_epsilon, lo=0.0, allow_inf=True))
 
     def _round_pld(self, event: ShuffledRoundEvent):
         key = (id(event.randomizer), event.n, event.adjacency)
@@ -158,11 +268,8 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         if not isinstance(event, ShuffledRoundEvent):
             return super()._maybe_compose(event, count, do_compose)
         Details = pld_privacy_accountant.CompositionErrorDetails
-        want = _RELATION.get(event.adjacency)
-        if want is None:
-            return Details(invalid_event=event, error_message=(
-                f"adjacency must be 'zero_out' or 'replace', got {event.adjacency!r}"))
-        if want != self.neighboring_relation:
+        want = _RELATION[event.adjacency]  # checked when the event was built
+        if want != self.neighboring_relation:  # (compose names it first; this serves supports())
             return Details(invalid_event=event, error_message=(
                 f"adjacency {event.adjacency!r} of ShuffledRoundEvent needs neighboring_relation {want}; this "
                 f"accountant uses {self.neighboring_relation}"))
@@ -172,4 +279,4 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         return None
 
 
-__all__ = ["ShufflePLDAccountant", "ShuffledRoundEvent", "pld_from_pair", "to_pld"]
+__all__ = ["AdjacencyMismatchError", "ShufflePLDAccountant", "ShuffledRoundEvent", "pld_from_pair", "to_pld"]

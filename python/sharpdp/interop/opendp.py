@@ -1,0 +1,223 @@
+"""Shuffled rounds as OpenDP measurements (``pip install "sharpdp[interop]"``; OpenDP >= 0.16).
+
+:func:`make_shuffled_round` turns a :class:`sharpdp.shuffle.ShuffleAccountant` (randomizer, n,
+adjacency) into an OpenDP ``Measurement`` whose output measure is
+``dp.smoothed_max_divergence()``: its privacy map returns an OpenDP ``PrivacyProfile``, so it
+works with OpenDP's combinators (``dp.c.make_fix_delta``, then ``dp.c.make_composition`` with
+OpenDP's own approximate-DP measurements; ``docs/embedding.md`` §2).
+
+Neighbouring relation (OpenDP's "input metric"), n users, n fixed and public:
+
+- ``adjacency="replace"``: ``dp.change_one_distance()`` (OpenDP's metric for sized data: d_in is
+  the number of records changed; one user's record replaced by any other record of the domain).
+- ``adjacency="zero_out"``: ``dp.user_distance("ZeroOutDistance()")``: d_in is the number of
+  users whose record is replaced by the special element bot, whose report follows the blanket
+  law (dp_accounting's ``REPLACE_SPECIAL``). OpenDP has no native metric for it, hence a user
+  metric; such a round composes in OpenDP only with measurements on the same metric.
+
+Privacy map: d_in = 0 gives the zero profile, d_in = 1 the round's certified profile
+(``sharpdp.shuffle.privacy_profile``: the accountant's own certified upper value of delta(eps),
+>= the true profile, ``docs/composition.md`` §1); d_in >= 2 is refused (the shuffle accountant
+bounds one differing user; group privacy is not certified by it). OpenDP's
+``PrivacyProfile.epsilon(delta)`` bisects on that curve and returns the end whose delta is <=
+the target, so its epsilon is certified too (``docs/embedding.md`` §2). Each curve value is one
+certified accountant evaluation (cached per epsilon): ``epsilon(delta)`` costs about 60 of them.
+
+OpenDP marks measurements built from user callbacks with its ``honest-but-curious`` feature:
+OpenDP does not vouch for the map; sharpdp's certificate does. The feature (and ``contrib``) is
+enabled only while the measurement and each profile are built, then restored; the caller's
+OpenDP feature set is left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from typing import Any
+
+try:
+    import opendp.prelude as dp
+    from opendp import mod as _odp_mod
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("sharpdp.interop.opendp needs OpenDP (>= 0.16): pip install 'sharpdp[interop]' "
+                      "(or pip install opendp)") from exc
+
+import numpy as np
+
+from sharpdp import _validation as V
+from sharpdp._rng import as_generator, core_threads
+from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
+from sharpdp.shuffle.profile import privacy_profile
+
+#: OpenDP features a user measurement and a user privacy profile need.
+_FEATURES = ("contrib", "honest-but-curious")
+#: The user metric of zero-out adjacency (see the module docstring).
+ZERO_OUT_DISTANCE = "ZeroOutDistance()"
+
+
+@contextlib.contextmanager
+def _features() -> Iterator[None]:
+    """Enable OpenDP's ``contrib`` and ``honest-but-curious`` for the block, then restore."""
+    added = [f for f in _FEATURES if f not in _odp_mod.GLOBAL_FEATURES]
+    dp.enable_features(*added)
+    try:
+        yield
+    finally:
+        if added:
+            dp.disable_features(*added)
+
+
+def input_metric(adjacency: str):
+    """OpenDP metric of a round's neighbouring relation (module docstring).
+
+    Parameters
+    ----------
+    adjacency : {"zero_out", "replace"}
+
+    Returns
+    -------
+    opendp.mod.Metric
+        ``dp.change_one_distance()`` for "replace", ``dp.user_distance("ZeroOutDistance()")`` for
+        "zero_out".
+
+    Raises
+    ------
+    ValueError
+        Another adjacency.
+    """
+    if adjacency == "replace":
+        return dp.change_one_distance()
+    if adjacency == "zero_out":
+        with _features():
+            return dp.user_distance(ZERO_OUT_DISTANCE)
+    raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {adjacency!r}")
+
+
+def default_input_domain(accountant: ShuffleAccountant):
+    """OpenDP domain of the n users' records of a round.
+
+    ``RandomizedResponse(k)``: ``dp.vector_domain(dp.atom_domain(bounds=(0, k - 1), T="i64"),
+    size=n)`` (one category per user); any other randomizer of dimension d: OpenDP's numpy domain
+    of n x d float arrays whose rows lie in the unit L2 ball,
+    ``dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=d, nan=False, T=float)`` (the input domain of
+    the blanket-mixed Gaussian and Gaussian randomizers; PrivUnit needs unit rows, and a
+    GeneralRandomizer its own input range: pass ``input_domain`` for those).
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` is not a ShuffleAccountant.
+    """
+    if not isinstance(accountant, ShuffleAccountant):
+        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    randomizer, n = accountant.randomizer, int(accountant.n)
+    if isinstance(randomizer, RandomizedResponse):
+        return dp.vector_domain(dp.atom_domain(bounds=(0, int(randomizer.k) - 1), T="i64"), size=n)
+    with _features():
+        return dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=int(randomizer.dim), nan=False,
+                                         T=float)
+
+
+class _RoundCurve:
+    """delta(eps) of one round for OpenDP: certified upper values, eps >= 0 only (OpenDP's contract)."""
+
+    def __init__(self, accountant: ShuffleAccountant):
+        self.accountant = accountant
+
+    def __call__(self, epsilon: float) -> float:
+        eps = float(epsilon)
+        if math.isnan(eps) or eps < 0.0:
+            raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+        return min(max(float(privacy_profile(self.accountant, eps)), 0.0), 1.0)
+
+
+def _zero_curve(epsilon: float) -> float:
+    """The profile of d_in = 0 (the same dataset): delta(eps) = 0 for every eps >= 0."""
+    if math.isnan(float(epsilon)) or float(epsilon) < 0.0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+    return 0.0
+
+
+def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng: Any = None,
+                        threads: int | None = None):
+    """An OpenDP measurement that releases one shuffled round, with its certified privacy profile.
+
+    Parameters
+    ----------
+    accountant : ShuffleAccountant
+        The round: randomizer, number of users n and adjacency ("zero_out" or "replace").
+    input_domain : opendp.mod.Domain, optional
+        Domain of the dataset of n records (default :func:`default_input_domain`). The function
+        hands the records to ``randomizer.sample``, which refuses records outside its own input
+        domain with a ValueError.
+    rng : numpy.random.Generator, int, SeedSequence or None, keyword-only
+        Source of the randomizer's noise and of the shuffle. None (default): fresh secure
+        randomness for every invocation (``sharpdp._rng``). A seed gives a reproducible
+        measurement for tests and research: it is NOT private unless the seed stays secret.
+    threads : int or None, keyword-only
+        Sampler threads (None: all cores); the output does not depend on it.
+
+    Returns
+    -------
+    opendp.mod.Measurement
+        Input space ``(input_domain, input_metric(accountant.adjacency))``; output measure
+        ``dp.smoothed_max_divergence()``; function: the n messages ``randomizer.sample(x)`` in a
+        uniformly random order (the shuffler), a numpy array; privacy map: d_in = 0 -> the zero
+        profile, d_in = 1 -> an OpenDP ``PrivacyProfile`` whose ``delta(eps)`` is the
+        accountant's certified upper value ``privacy_profile(accountant, eps)`` and whose
+        ``epsilon(delta)`` is OpenDP's bisection on it (certified: ``docs/embedding.md`` §2);
+        d_in >= 2 raises.
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` is not a ShuffleAccountant, ``input_domain`` not an OpenDP Domain; ``rng``
+        or ``threads`` of the wrong type.
+    ValueError
+        ``threads`` < 1, a bad seed; a randomizer whose law is not certified (a GeneralRandomizer
+        in estimate mode, without ``log_curvature``).
+
+    Notes
+    -----
+    Neighbouring relation: module docstring. Source of the certificate: the accountant of
+    "Shuffling-Aware Optimization for Private Vector Mean Estimation" (Takagi et al.) as
+    implemented by :class:`sharpdp.shuffle.ShuffleAccountant` (``docs/accountant.md``).
+    """
+    if not isinstance(accountant, ShuffleAccountant):
+        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    if not getattr(accountant.randomizer, "certified", True):
+        raise ValueError("accountant: its randomizer's law is not certified (a GeneralRandomizer without "
+                         "log_curvature: the accountant's values are estimates); an OpenDP measurement needs a "
+                         "certified privacy profile")
+    if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
+        raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
+    core_threads(threads)  # validate now, not at the first release
+    seeded = None if rng is None else as_generator(rng)
+    metric = input_metric(accountant.adjacency)
+    domain = default_input_domain(accountant) if input_domain is None else input_domain
+    randomizer, n = accountant.randomizer, int(accountant.n)
+    curve = _RoundCurve(accountant)
+
+    def function(x: Any) -> np.ndarray:
+        data = np.asarray(x)
+        if data.shape[0] != n:
+            raise ValueError(f"x must hold the n = {n} users' records, got {data.shape[0]}")
+        gen = as_generator(None) if seeded is None else seeded
+        messages = randomizer.sample(data, rng=gen, threads=threads)
+        return messages[gen.permutation(n)]  # the shuffler
+
+    def privacy_map(d_in: Any):
+        d = V.integer("d_in", d_in, lo=0)
+        if d > 1:
+            raise ValueError(f"d_in: the shuffle accountant bounds one differing user (d_in <= 1), got {d}; "
+                             "group privacy is not certified by it")
+        with _features():
+            return dp.new_privacy_profile(curve if d == 1 else _zero_curve).curve  # raw object: OpenDP owns it
+
+    with _features():
+        return dp.m.make_user_measurement(domain, metric, output_measure=dp.smoothed_max_divergence(),
+                                          function=function, privacy_map=privacy_map)
+
+
+__all__ = ["ZERO_OUT_DISTANCE", "default_input_domain", "input_metric", "make_shuffled_round"]

@@ -1,0 +1,142 @@
+"""sharpdp.interop.opendp: a shuffled round as an OpenDP measurement.
+
+References: the accountant's own certified values (the profile must be at or above them, within
+1 %), the exact output laws of shuffled binary randomized response at n = 2 (every zero-out pair,
+both orders: the profile must lie above their hockey-stick divergence), OpenDP's own Laplace
+measurement (composition must add up exactly as OpenDP's basic composition does), and a replay of
+the randomizer and the shuffle from the same seed (the function releases exactly what the
+accountant certifies).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sharpdp.shuffle as sh
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+dp = pytest.importorskip("opendp.prelude")
+from opendp import mod as odp_mod
+from sharpdp.interop.opendp import ZERO_OUT_DISTANCE, make_shuffled_round
+from test_composition_review import _binary_rr_pairs
+
+BMG = sh.BlanketMixedGaussian(gamma=0.0653375976890112, sigma0=0.7226842589090982, dim=1)
+
+
+@pytest.fixture(scope="module")
+def bmg_round():
+    acc = sh.ShuffleAccountant(BMG, 10_000)
+    return acc, make_shuffled_round(acc, rng=1)
+
+
+def test_profile_is_the_accountants_certified_profile(bmg_round):
+    acc, m = bmg_round
+    prof = m.map(1)
+    for eps in (0.0, 0.3, 0.7, 1.0, 1.5, 2.5):
+        ref = acc.get_delta(eps)
+        got = prof.delta(eps)
+        assert ref <= got <= 1.01 * ref
+    for delta in (1e-3, 1e-6, 1e-9):
+        eps = prof.epsilon(delta)
+        # OpenDP's bisection returns the end whose certified value meets the target ...
+        assert sh.privacy_profile(acc, eps) <= delta
+        # ... within 1 % of the accountant's own (safe-end) answer
+        assert eps == pytest.approx(acc.get_epsilon(delta), rel=1e-2)
+
+
+def test_profile_dominates_exact_shuffled_binary_rr():
+    """n = 2, zero-out: the exact count laws of every neighbouring pair, both orders."""
+    acc = sh.ShuffleAccountant(sh.RandomizedResponse(k=2, epsilon0=2.0), 2, "zero_out")
+    prof = make_shuffled_round(acc).map(1)
+    pairs = _binary_rr_pairs(2, 2.0)
+    for eps in (0.0, 0.1, 0.3, 0.5):  # the largest loss is log(2 e^2 / (1 + e^2)) = 0.566
+        exact = max(float(np.maximum(a - math.exp(eps) * b, 0.0).sum()) for a, b in pairs)
+        assert exact > 0.0
+        assert prof.delta(eps) >= exact * (1 + 1e-12)
+
+
+def test_metric_domain_and_map_conventions():
+    rr = sh.RandomizedResponse(k=3, epsilon0=1.0)
+    m = make_shuffled_round(sh.ShuffleAccountant(rr, 40, "replace"))
+    assert str(m.input_metric) == "ChangeOneDistance()"
+    assert str(m.input_domain) == "VectorDomain(AtomDomain(bounds=[0, 2], T=i64), size=40)"
+    assert str(m.output_measure) == "SmoothedMaxDivergence"
+    z = make_shuffled_round(sh.ShuffleAccountant(rr, 40, "zero_out"))
+    assert str(z.input_metric) == ZERO_OUT_DISTANCE
+    assert z.map(0).delta(0.0) == 0.0
+    with pytest.raises(odp_mod.OpenDPException, match="d_in"):
+        z.map(2)
+    with pytest.raises(odp_mod.OpenDPException, match="epsilon must be >= 0"):
+        z.map(1).delta(-0.1)
+    with pytest.raises(TypeError, match="accountant"):
+        make_shuffled_round(rr)
+    with pytest.raises(ValueError, match="threads"):
+        make_shuffled_round(sh.ShuffleAccountant(rr, 40), threads=0)
+
+
+def test_callers_opendp_features_are_left_alone():
+    before = set(odp_mod.GLOBAL_FEATURES)
+    m = make_shuffled_round(sh.ShuffleAccountant(sh.RandomizedResponse(k=2, epsilon0=1.0), 20))
+    m.map(1).delta(0.5)
+    assert set(odp_mod.GLOBAL_FEATURES) == before
+
+
+def test_release_is_the_randomizer_then_a_shuffle():
+    acc = sh.ShuffleAccountant(BMG, 500)
+    x = np.random.default_rng(3).uniform(-1.0, 1.0, (500, 1))
+    got = make_shuffled_round(acc, rng=11)(x)
+    g = np.random.default_rng(11)
+    expected = BMG.sample(x, rng=g)[g.permutation(500)]
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(odp_mod.OpenDPException, match="x must hold"):
+        make_shuffled_round(acc, rng=11)(x[:10])
+
+
+def test_composes_with_opendp_measurements():
+    """fix_delta turns the profile into (eps, delta); OpenDP's composition then adds it to a Laplace sum."""
+    n = 50
+    acc = sh.ShuffleAccountant(sh.RandomizedResponse(k=2, epsilon0=2.0), n, "replace")
+    rnd = make_shuffled_round(acc, rng=5)
+    dp.enable_features("contrib")
+    try:
+        lap = (dp.t.make_metric_unbounded(rnd.input_domain, rnd.input_metric) >> dp.t.then_sum()
+               >> dp.m.then_laplace(4.0))
+        fixed = dp.c.make_fix_delta(rnd, 1e-6)
+        both = dp.c.make_composition([fixed, dp.c.make_approximate(lap)])
+        eps_round, delta_round = fixed.map(1)
+        assert delta_round == 1e-6
+        assert sh.privacy_profile(acc, eps_round) <= 1e-6
+        assert eps_round == pytest.approx(acc.get_epsilon(1e-6), rel=1e-2)
+        eps_both, delta_both = both.map(1)
+        # one changed record in [0, 1] moves the sum by at most 1: Laplace(4) costs 1/4
+        assert eps_both == pytest.approx(eps_round + 0.25, rel=1e-12)
+        assert delta_both == pytest.approx(1e-6, rel=1e-12)
+        messages, noisy_sum = both(np.ones(n, dtype=np.int64))
+        assert sorted(np.unique(messages).tolist()) <= [0, 1] and len(messages) == n
+        assert math.isfinite(noisy_sum)
+    finally:
+        dp.disable_features("contrib")
+
+
+@settings(max_examples=25, deadline=None)
+@given(e1=st.floats(0.0, 3.0), e2=st.floats(0.0, 3.0))
+def test_profile_is_non_increasing(e1, e2):
+    prof = _RR_PROFILE
+    lo, hi = sorted((e1, e2))
+    assert 0.0 <= prof.delta(hi) <= prof.delta(lo) <= 1.0
+
+
+_RR_PROFILE = make_shuffled_round(sh.ShuffleAccountant(sh.RandomizedResponse(k=2, epsilon0=1.0), 30)).map(1)
+
+
+def test_uncertified_randomizer_is_refused():
+    """A GeneralRandomizer without log_curvature has estimated (not certified) accountant values."""
+    from test_fuzz_public_api import _general  # the fuzz table's estimate-mode GeneralRandomizer
+
+    rnd = _general()
+    assert rnd.certified is False
+    with pytest.raises(ValueError, match="not certified"):
+        make_shuffled_round(sh.ShuffleAccountant(rnd, 100))
