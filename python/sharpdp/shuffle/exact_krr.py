@@ -1,0 +1,350 @@
+"""Sharp accountant of shuffled binary randomized response: the mechanism's own delta(eps), certified.
+
+Proof and error budget: docs/sharp_krr.md. In short (replace-one adjacency, k = 2, n users):
+
+- The shuffled output of binary RR is (a bijective function of) the number C of reported ones.
+  For neighbouring datasets that differ in user 1 (x1 = 1 vs x1' = 0) and whose other N = n - 1
+  users hold j ones, C = Y + U_j with Y ~ Bern(p) vs Bern(q) (p = e^eps0 / (1 + e^eps0),
+  q = 1 - p) and U_j = Bin(j, p) + Bin(N - j, q) independent of Y. The law of C depends on the
+  other users' data only through j, so the worst case over all datasets is the maximum over the
+  N + 1 classes j = 0..N (docs/sharp_krr.md §2); reflection C -> n - C maps the class j of the
+  order (x1 = 1, x1' = 0) to the class N - j of the other order, so the maximum over j covers both.
+- delta_j(eps) = sum_c (a U_j(c - 1) - b U_j(c))_+ with a = p - e^eps q = -p expm1(eps - eps0) and
+  b = e^eps p - q = q expm1(eps + eps0) (docs/sharp_krr.md §3).
+- The maximum is NOT attained at "all other users equal" (j = 0 or N) in general: e.g. n = 6,
+  eps0 = 1, eps = 0.25 gives 0.1023 at j = 4 against 0.0889 at j in {0, 5} (docs/sharp_krr.md §2.1).
+  So every class is evaluated: O(n) classes of O(sqrt n) terms each, which limits n to
+  :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant` (the blanket bound).
+
+Evaluation (docs/sharp_krr.md §4): binomial pmfs from log-gamma in log space on windows outside
+which each binomial's mass is below ``exp(-TAIL_NATS)`` (Chernoff bound), the windows convolved
+exactly (sums of positive terms), every rounding bounded by a relative error charged to the
+terms, the truncated mass charged as an absolute term; the result is a bracket
+``lower <= delta(eps) <= upper`` of the mechanism's delta itself.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln
+
+from sharpdp import _validation as V
+from sharpdp.shuffle._results import AccountantReport
+
+__all__ = ["ExactShuffleAccountant", "N_MAX"]
+
+#: Largest number of users evaluated (every class j = 0..n-1 is summed; above this use the blanket
+#: ShuffleAccountant).
+N_MAX = 4000
+#: Each binomial window leaves out mass <= exp(-TAIL_NATS) on each side (Chernoff bound).
+TAIL_NATS = 80.0
+_U = 2.0**-53  # unit roundoff
+#: Relative error allowed to one libm call (log1p, exp, expm1, lgamma): 4 ulp, an assumption on
+#: the platform's libm (glibc documents <= 2-4 ulp for these) - docs/sharp_krr.md §4.
+_ULP_CALL = 8 * _U
+
+
+def _chernoff_edges(m: int, pi: float, nats: float) -> tuple[int, int]:
+    """Smallest window [lo, hi] of Bin(m, pi) whose two tails each have mass <= exp(-nats) + 0.
+
+    Chernoff: P(X >= k) <= exp(-m KL(k/m || pi)) for k >= m pi and P(X <= k) likewise for
+    k <= m pi (KL the Bernoulli relative entropy). The edges are found where m KL >= nats + 1 (the
+    extra nat covers the rounding of KL, whose relative error is far below 1/nats).
+    """
+    if m == 0:
+        return 0, 0
+    k = np.arange(m + 1, dtype=np.float64)
+    x = k / m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl = np.where(x > 0, x * np.log(x / pi), 0.0) + np.where(x < 1, (1 - x) * np.log((1 - x) / (1 - pi)), 0.0)
+    ok = m * kl >= nats + 1.0
+    mean = m * pi
+    below = np.nonzero(ok & (k < mean))[0]
+    above = np.nonzero(ok & (k > mean))[0]
+    # P(X <= lo - 1) <= exp(-m KL((lo-1)/m)) with (lo - 1) the largest excluded point below the mean
+    lo = int(below[-1]) + 1 if below.size else 0
+    hi = int(above[0]) - 1 if above.size else m
+    return lo, hi
+
+
+def _binom_window(m: int, log_pi: float, log_1mpi: float, lo: int, hi: int) -> tuple[np.ndarray, float]:
+    """Bin(m, pi) pmf on [lo, hi] from log-gamma, and a bound on its entrywise relative error."""
+    k = np.arange(lo, hi + 1, dtype=np.float64)
+    lg = (gammaln(m + 1.0), gammaln(k + 1.0), gammaln(m - k + 1.0))
+    logp = lg[0] - lg[1] - lg[2] + k * log_pi + (m - k) * log_1mpi
+    # absolute error of the log (docs/sharp_krr.md §4.1): each lgamma within _ULP_CALL of its value,
+    # log p and log q within 2 _ULP_CALL + u of theirs, each product and the four sums within u of
+    # their magnitudes: at most (3 _ULP_CALL + 8 u) times the sum of the magnitudes
+    mag = abs(lg[0]) + np.abs(lg[1]) + np.abs(lg[2]) + k * abs(log_pi) + (m - k) * abs(log_1mpi)
+    err_log = float(np.max(mag)) * (3 * _ULP_CALL + 8 * _U) + 1e-300
+    pmf = np.exp(logp)
+    rel = math.expm1(err_log) + _ULP_CALL  # exp within 4 ulp
+    return pmf, rel
+
+
+class ExactShuffleAccountant:
+    """Certified delta(eps) of n shuffled binary randomized responses: the mechanism itself, worst case over datasets.
+
+    Sources: the shuffle model of *Shuffling-Aware Optimization for Private Vector Mean
+    Estimation* (Proposition 3.8: binary RR); the worst case over the other users' data and the
+    closed form are proved in docs/sharp_krr.md §2-§3 (the maximum over the n classes "j of the
+    other n - 1 users hold a one"); the certified evaluation is docs/sharp_krr.md §4.
+
+    Unlike :class:`sharpdp.shuffle.ShuffleAccountant`, which bounds the privacy blanket (an upper
+    bound on delta), the bracket here is of the shuffled mechanism's own delta(eps), maximised over
+    every pair of replace-one neighbouring datasets and both orders: ``lower <= delta(eps) <=
+    upper`` with (upper - lower)/lower below 1e-8 wherever delta >= 1e-24.
+
+    Parameters
+    ----------
+    randomizer : RandomizedResponse
+        Binary randomized response (k = 2), any eps0 in (0, 300].
+    n : int
+        Number of users, 1 <= n <= :data:`N_MAX` (every one of the n classes of the other users'
+        data is evaluated, O(n^1.5) work when the accountant is built).
+    adjacency : {"replace"}, default "replace"
+        Replace-one (one user's input replaced by another). Zero-out ("zero_out") is not covered.
+    rel_tol : float, default 1e-2
+        Accepted for interchangeability with ShuffleAccountant (in (0, 1)); the bracket achieved is
+        far tighter (module docstring).
+
+    Raises
+    ------
+    TypeError
+        ``randomizer`` not a RandomizedResponse; ``n`` not an integer.
+    ValueError
+        k >= 3 (no proof of the worst case over datasets within this evaluation: docs/sharp_krr.md
+        §5; use ShuffleAccountant), ``adjacency`` not "replace", n outside [1, N_MAX], rel_tol
+        outside (0, 1).
+    """
+
+    via_bottom = False
+
+    def __init__(self, randomizer: Any, n: int, adjacency: str = "replace", *, rel_tol: float = 1e-2) -> None:
+        from sharpdp.shuffle.randomizers import RandomizedResponse
+
+        if not isinstance(randomizer, RandomizedResponse):
+            raise TypeError(f"randomizer must be a RandomizedResponse, got {type(randomizer).__name__}")
+        if randomizer.k != 2:
+            raise ValueError(f"randomizer: k = {randomizer.k} is not covered: the worst case over the other users' "
+                             f"data is proved here for binary RR (k = 2) only (docs/sharp_krr.md §5); use "
+                             f"ShuffleAccountant(RandomizedResponse({randomizer.k}, eps0), n, adjacency='replace') "
+                             f"(the certified blanket bound)")
+        if adjacency != "replace":
+            raise ValueError(f"adjacency must be 'replace' (the worst case is proved for replace-one only), "
+                             f"got {adjacency!r}; use ShuffleAccountant for 'zero_out'")
+        self.n = V.integer("n", n, lo=1)
+        if self.n > N_MAX:
+            raise ValueError(f"n must be <= {N_MAX} (every class of the other users' data is evaluated: "
+                             f"docs/sharp_krr.md §2.1), got {self.n}; use ShuffleAccountant (blanket bound) or "
+                             f"smallest_certified_delta for larger n")
+        self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        self.randomizer = randomizer
+        self.adjacency = "replace"
+        self.epsilon0 = float(randomizer.epsilon0)
+        self._build()
+
+    # ------------------------------------------------------------------ the classes' laws
+    def _build(self) -> None:
+        """The laws U_j (j = 0..N) on windows, one row each, aligned with zero padding."""
+        e0, N = self.epsilon0, self.n - 1
+        # log p = -log1p(e^-eps0), log q = log p - eps0 (exact identities; rounding in _binom_window)
+        self._log_p = -math.log1p(math.exp(-e0))
+        self._log_q = self._log_p - e0
+        self._p = math.exp(self._log_p)
+        self._q = math.exp(self._log_q)
+        rows, offs, rels = [], [], []
+        edges_p = {}
+        edges_q = {}
+        for j in range(N + 1):
+            m1, m2 = j, N - j
+            if m1 not in edges_p:
+                edges_p[m1] = _chernoff_edges(m1, self._p, TAIL_NATS)
+            if m2 not in edges_q:
+                edges_q[m2] = _chernoff_edges(m2, self._q, TAIL_NATS)
+            (a0, a1), (b0, b1) = edges_p[m1], edges_q[m2]
+            A, ra = _binom_window(m1, self._log_p, self._log_q, a0, a1)
+            B, rb = _binom_window(m2, self._log_q, self._log_p, b0, b1)
+            rows.append(np.convolve(A, B))
+            offs.append(a0 + b0)
+            terms = min(A.size, B.size)
+            # product: ra + rb + u; a sum of `terms` positive terms: (terms - 1) u (1.01 margin)
+            rels.append((ra + rb + _U) * 1.01 + 1.01 * terms * _U)
+        width = max(r.size for r in rows) + 2  # one zero each side: the terms just outside the window
+        table = np.zeros((N + 1, width))
+        for j, r in enumerate(rows):
+            table[j, 1:1 + r.size] = r
+        self._table = table
+        self._offset = np.array(offs) - 1  # value c of column 0 in row j
+        self._rel = np.array(rels)
+        # mass left out of row j's window (each binomial: two tails of <= e^-TAIL_NATS)
+        self._cut = 4.0 * math.exp(-TAIL_NATS) * (1 + 4 * _ULP_CALL)
+
+    # ------------------------------------------------------------------ one epsilon
+    def _bracket(self, eps: float, rows: Any = slice(None)) -> tuple[float, float, int]:
+        """(lower, upper, index of the maximum among ``rows``) of max_j delta_j(eps), 0 <= eps < eps0."""
+        a = -self._p * math.expm1(eps - self.epsilon0)
+        b = self._q * math.expm1(eps + self.epsilon0)
+        # relative errors: p, q (exp of a log within _ULP_CALL, the log within ~(eps0 + 1) u), expm1
+        # within _ULP_CALL, the argument eps -+ eps0 rounded (relative error of expm1(x) from a
+        # rounding of x is at most |x| u (1 + |x|) / |expm1 x| * e^|x|... bounded by the explicit
+        # derivative below), and the product within u
+        ra = self._coef_rel(eps - self.epsilon0)
+        rb = self._coef_rel(eps + self.epsilon0)
+        T = self._table[rows]
+        r = self._rel[rows][:, None]
+        x = a * T[:, :-1]  # a U(c - 1), c = column + 1
+        y = b * T[:, 1:]  # b U(c)
+        xu, yl = x * (1 + ra + r + 2 * _U), y * (1 - rb - r - 2 * _U)
+        xl, yu = x * (1 - ra - r - 2 * _U), y * (1 + rb + r + 2 * _U)
+        up_terms = np.maximum(xu - yl + 4 * _U * (xu + yl), 0.0)
+        lo_terms = np.maximum(xl - yu - 4 * _U * (xl + yu), 0.0)
+        w = T.shape[1]
+        s = 1.01 * w * _U  # sum of w nonnegative terms
+        up = up_terms.sum(axis=1) * (1 + s) + a * (1 + ra) * self._cut
+        lo = np.maximum(lo_terms.sum(axis=1) * (1 - s) - b * (1 + rb) * self._cut, 0.0)
+        j = int(np.argmax(up))
+        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j
+
+    def _bracket_rows(self, eps: float, idx: np.ndarray) -> tuple[float, float, int]:
+        """:meth:`_bracket` over the classes ``idx`` only (fancy-indexed rows)."""
+        return self._bracket(eps, idx)
+
+    def _coef_rel(self, z: float) -> float:
+        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
+        if z == 0.0:
+            return 0.0
+        dz = abs(z) * _U  # rounding of the argument
+        # |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1 (for all z != 0)
+        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
+        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
+        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
+        return p_rel + _ULP_CALL + dz * (1 / abs(z) + 1) * 1.01 + 2 * _U
+
+    # ------------------------------------------------------------------ public API
+    def report(self, epsilon: float) -> AccountantReport:
+        """Certified bracket of delta(epsilon) (epsilon >= 0 in nats) and the class attaining it.
+
+        ``terms`` holds ``worst_class_j`` (number of the other n - 1 users holding user 1's value in
+        the order x1 = 1 vs x1' = 0, whose delta is the largest upper value) and ``bound``.
+        """
+        eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
+        if eps >= self.epsilon0:  # eps0-LDP: delta is exactly 0 (a <= 0: every term is <= 0)
+            return AccountantReport(eps, 0.0, 0.0, terms={"bound": "sharp", "note": "epsilon >= epsilon0"})
+        lo, up, j = self._bracket(eps)
+        return AccountantReport(eps, lo, up, law_index=j,
+                                terms={"bound": "sharp", "worst_class_j": j,
+                                       "all_equal_is_worst": j in (0, self.n - 1)})
+
+    def get_delta_bounds(self, epsilon: Any) -> tuple[Any, Any]:
+        """Certified (lower, upper) of the shuffled mechanism's delta(epsilon).
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            epsilon >= 0 in nats, any shape.
+
+        Returns
+        -------
+        (lower, upper) : floats or float64 arrays of epsilon's shape
+            ``lower <= delta(eps) <= upper`` where delta is the largest hockey-stick divergence
+            over all replace-one neighbouring datasets and both orders (a true lower bound on the
+            mechanism's delta, unlike the blanket accountant's lower value); both exactly 0 for
+            eps >= eps0.
+
+        Raises
+        ------
+        TypeError
+            epsilon not real.
+        ValueError
+            epsilon < 0 or NaN.
+        """
+        arr = V.epsilon_values("epsilon", epsilon)
+        if np.any(arr < 0):
+            raise ValueError(f"epsilon must be >= 0, got {arr.min()}")
+        flat = arr.ravel()
+        lo, up = np.empty(flat.size), np.empty(flat.size)
+        for i, e in enumerate(flat.tolist()):
+            rep = self.report(e)
+            lo[i], up[i] = rep.lower, rep.upper
+        return V.pair_like(arr, lo, up)
+
+    def get_delta(self, epsilon: Any) -> Any:
+        """Certified upper bound on the shuffled mechanism's delta(epsilon) (see :meth:`get_delta_bounds`)."""
+        return self.get_delta_bounds(epsilon)[1]
+
+    def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
+        """Smallest epsilon (safe end of a bisection bracket of relative width ``xtol``) with upper delta <= delta.
+
+        Parameters
+        ----------
+        delta : float
+            Target, 0 < delta < 1.
+        xtol : float, default 1e-3
+            Relative width of the final bracket, in [1e-9, 0.5].
+
+        Returns
+        -------
+        float
+            epsilon in [0, eps0] (nats) with ``get_delta(epsilon) <= delta``; the lower end of the
+            final bracket has ``get_delta > delta``. 0.0 when delta is met at 0.
+
+        Raises
+        ------
+        TypeError
+            delta or xtol not real.
+        ValueError
+            delta outside (0, 1), xtol outside [1e-9, 0.5].
+        """
+        d = V.probability_open("delta", delta)
+        xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
+        if self.report(0.0).upper <= d:
+            return 0.0
+        # Bisection on the maximum over a few candidate classes (the "all equal" ones and their
+        # neighbours, and the middle), then a check over every class: if a class outside the
+        # candidates exceeds delta at the answer, it joins them and the search restarts from the
+        # bracket found so far. The lower end only ever moves to points where the candidates' (so
+        # the full) upper value exceeds delta; the answer is a point where the full one does not.
+        N = self.n - 1
+        cand = sorted({0, 1, 2, N // 2, max(N - 2, 0), max(N - 1, 0), N} & set(range(N + 1)))
+        lo, hi = 0.0, self.epsilon0  # upper(lo) > d, upper(hi) = 0 <= d
+        for _ in range(N + 2):
+            idx = np.array(cand)
+            for _ in range(200):  # bisection (each step halves the bracket; 200 steps reach any xtol)
+                if hi - lo <= xtol * hi:
+                    break
+                mid = 0.5 * (lo + hi)
+                if self._bracket_rows(mid, idx)[1] <= d:
+                    hi = mid
+                else:
+                    lo = mid
+            _, up, j = self._bracket(hi)
+            if up <= d:
+                return hi
+            cand.append(j)  # (j is outside cand: cand's upper at hi is <= d)
+            lo = hi  # the full upper value exceeds d at hi: the root is above
+            hi = self.epsilon0
+        return self.epsilon0  # (not reached: every class joins at most once)
+
+    def privacy_profile(self, epsilons: Any) -> np.ndarray:
+        """Certified upper delta(eps) for eps of any sign; see :func:`sharpdp.shuffle.profile.privacy_profile`."""
+        from sharpdp.shuffle.profile import privacy_profile
+
+        return privacy_profile(self, epsilons)
+
+    def delta_at_class(self, epsilon: float, j: int) -> tuple[float, float]:
+        """Certified (lower, upper) of delta(eps) for one class: x1 = 1 vs x1' = 0, j of the other users hold 1.
+
+        A lower value here is a certified lower bound on the mechanism's delta (one pair of
+        neighbouring datasets). Used by the tests and the benchmark (j = 0 and j = n - 1 are the
+        "all other users equal" datasets).
+        """
+        eps = V.real("epsilon", epsilon, lo=0.0)
+        j = V.integer("j", j, lo=0, hi=self.n - 1)
+        if eps >= self.epsilon0:
+            return 0.0, 0.0
+        lo, up, _ = self._bracket(eps, slice(j, j + 1))
+        return lo, up
