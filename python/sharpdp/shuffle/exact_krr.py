@@ -17,7 +17,7 @@ Proof and error budget: docs/sharp_krr.md. In short (replace-one adjacency, k = 
   :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant` (the blanket bound).
 
 Evaluation (docs/sharp_krr.md §4): binomial pmfs from log-gamma in log space on windows outside
-which each binomial's mass is below ``exp(-TAIL_NATS)`` (Chernoff bound), the windows convolved
+which each binomial's tails are below ``exp(-nats)``, nats in ``TAIL_LEVELS`` (Chernoff bound), the windows convolved
 exactly (sums of positive terms), every rounding bounded by a relative error charged to the
 terms, the truncated mass charged as an absolute term; the result is a bracket
 ``lower <= delta(eps) <= upper`` of the mechanism's delta itself.
@@ -39,8 +39,10 @@ __all__ = ["ExactShuffleAccountant", "N_MAX"]
 #: Largest number of users evaluated (every class j = 0..n-1 is summed; above this use the blanket
 #: ShuffleAccountant).
 N_MAX = 4000
-#: Each binomial window leaves out mass <= exp(-TAIL_NATS) on each side (Chernoff bound).
-TAIL_NATS = 80.0
+#: Each binomial window leaves out mass <= exp(-nats) on each side (Chernoff bound), for nats in
+#: TAIL_LEVELS: the first level's tables serve values >= ~1e-28 (its truncation charge is then a
+#: relative 1e-6); deeper levels are built on demand for smaller values (down to the double range).
+TAIL_LEVELS = (80.0, 300.0, 745.0)
 _U = 2.0**-53  # unit roundoff
 #: Relative error allowed to one libm call (log1p, exp, expm1, lgamma): 4 ulp, an assumption on
 #: the platform's libm (glibc documents <= 2-4 ulp for these) - docs/sharp_krr.md §4.
@@ -149,27 +151,35 @@ class ExactShuffleAccountant:
 
     # ------------------------------------------------------------------ the classes' laws
     def _build(self) -> None:
-        """The laws U_j (j = 0..N) on windows, one row each, aligned with zero padding."""
-        e0, N = self.epsilon0, self.n - 1
+        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
+        e0 = self.epsilon0
         # log p = -log1p(e^-eps0), log q = log p - eps0 (exact identities; rounding in _binom_window)
         self._log_p = -math.log1p(math.exp(-e0))
         self._log_q = self._log_p - e0
         self._p = math.exp(self._log_p)
         self._q = math.exp(self._log_q)
-        rows, offs, rels = [], [], []
-        edges_p = {}
-        edges_q = {}
+        self._levels: dict[float, tuple[np.ndarray, np.ndarray, float]] = {}
+
+    def _level(self, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """(table, relative error per row, truncated mass) of the laws U_j (j = 0..N) on windows
+        leaving out <= e^-nats per binomial tail; one row per class, aligned with zero padding."""
+        got = self._levels.get(nats)
+        if got is not None:
+            return got
+        N = self.n - 1
+        rows, rels = [], []
+        edges_p: dict[int, tuple[int, int]] = {}
+        edges_q: dict[int, tuple[int, int]] = {}
         for j in range(N + 1):
             m1, m2 = j, N - j
             if m1 not in edges_p:
-                edges_p[m1] = _chernoff_edges(m1, self._p, TAIL_NATS)
+                edges_p[m1] = _chernoff_edges(m1, self._p, nats)
             if m2 not in edges_q:
-                edges_q[m2] = _chernoff_edges(m2, self._q, TAIL_NATS)
+                edges_q[m2] = _chernoff_edges(m2, self._q, nats)
             (a0, a1), (b0, b1) = edges_p[m1], edges_q[m2]
             A, ra = _binom_window(m1, self._log_p, self._log_q, a0, a1)
             B, rb = _binom_window(m2, self._log_q, self._log_p, b0, b1)
             rows.append(np.convolve(A, B))
-            offs.append(a0 + b0)
             terms = min(A.size, B.size)
             # product: ra + rb + u; a sum of `terms` positive terms: (terms - 1) u (1.01 margin)
             rels.append((ra + rb + _U) * 1.01 + 1.01 * terms * _U)
@@ -177,15 +187,24 @@ class ExactShuffleAccountant:
         table = np.zeros((N + 1, width))
         for j, r in enumerate(rows):
             table[j, 1:1 + r.size] = r
-        self._table = table
-        self._offset = np.array(offs) - 1  # value c of column 0 in row j
-        self._rel = np.array(rels)
-        # mass left out of row j's window (each binomial: two tails of <= e^-TAIL_NATS)
-        self._cut = 4.0 * math.exp(-TAIL_NATS) * (1 + 4 * _ULP_CALL)
+        # mass left out of row j's window (each binomial: two tails of <= e^-(nats + 1))
+        cut = 4.0 * math.exp(-nats) * (1 + 4 * _ULP_CALL)
+        got = (table, np.array(rels), cut)
+        self._levels[nats] = got
+        return got
 
     # ------------------------------------------------------------------ one epsilon
     def _bracket(self, eps: float, rows: Any = slice(None)) -> tuple[float, float, int]:
-        """(lower, upper, index of the maximum among ``rows``) of max_j delta_j(eps), 0 <= eps < eps0."""
+        """(lower, upper, index of the maximum among ``rows``) of max_j delta_j(eps), 0 <= eps < eps0:
+        at the first tail level whose truncation charge is below 1e-6 of the upper value (or the last)."""
+        for nats in TAIL_LEVELS:
+            lo, up, j, cut_part = self._bracket_at(eps, rows, nats)
+            if cut_part <= 1e-6 * up:
+                break
+        return lo, up, j
+
+    def _bracket_at(self, eps: float, rows: Any, nats: float) -> tuple[float, float, int, float]:
+        """:meth:`_bracket` on the tables of one tail level; also returns the truncation charge."""
         a = -self._p * math.expm1(eps - self.epsilon0)
         b = self._q * math.expm1(eps + self.epsilon0)
         # relative errors: p, q (exp of a log within _ULP_CALL, the log within ~(eps0 + 1) u), expm1
@@ -194,8 +213,9 @@ class ExactShuffleAccountant:
         # derivative below), and the product within u
         ra = self._coef_rel(eps - self.epsilon0)
         rb = self._coef_rel(eps + self.epsilon0)
-        T = self._table[rows]
-        r = self._rel[rows][:, None]
+        table, rel, cut = self._level(nats)
+        T = table[rows]
+        r = rel[rows][:, None]
         x = a * T[:, :-1]  # a U(c - 1), c = column + 1
         y = b * T[:, 1:]  # b U(c)
         xu, yl = x * (1 + ra + r + 2 * _U), y * (1 - rb - r - 2 * _U)
@@ -204,10 +224,11 @@ class ExactShuffleAccountant:
         lo_terms = np.maximum(xl - yu - 4 * _U * (xl + yu), 0.0)
         w = T.shape[1]
         s = 1.01 * w * _U  # sum of w nonnegative terms
-        up = up_terms.sum(axis=1) * (1 + s) + a * (1 + ra) * self._cut
-        lo = np.maximum(lo_terms.sum(axis=1) * (1 - s) - b * (1 + rb) * self._cut, 0.0)
+        charge = a * (1 + ra) * cut * (1 + 2 * _U)
+        up = up_terms.sum(axis=1) * (1 + s) + charge
+        lo = np.maximum(lo_terms.sum(axis=1) * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U), 0.0)
         j = int(np.argmax(up))
-        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j
+        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, charge
 
     def _bracket_rows(self, eps: float, idx: np.ndarray) -> tuple[float, float, int]:
         """:meth:`_bracket` over the classes ``idx`` only (fancy-indexed rows)."""

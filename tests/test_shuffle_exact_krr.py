@@ -1,0 +1,221 @@
+"""ExactShuffleAccountant (sharp delta(eps) of shuffled binary RR, replace-one; docs/sharp_krr.md).
+
+References: every dataset enumerated in 40-digit mpmath at n <= 8 (the worst-case claim of
+docs/sharp_krr.md §2), the n classes summed in mpmath, full-support pmfs by scipy with the
+threshold form of §3 at n = 1000 and 2000 (every class), the blanket ShuffleAccountant and the
+clones bound (sharp <= both), and the pinned counterexample to "all other users equal is worst".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse, ShuffleAccountant, clones_delta
+from sharpdp.shuffle.exact_krr import N_MAX
+
+mp.mp.dps = 40
+
+
+def _mp_p(e0: float):
+    e = mp.e ** mp.mpf(e0)
+    return e / (1 + e)
+
+
+def _mp_law(probs):
+    """Law of a sum of independent Bernoulli(probs) (mpmath)."""
+    law = [mp.mpf(1)]
+    for pi in probs:
+        new = [mp.mpf(0)] * (len(law) + 1)
+        for c, v in enumerate(law):
+            new[c] += v * (1 - pi)
+            new[c + 1] += v * pi
+        law = new
+    return law
+
+
+def _mp_hockey(P, Q, eps: float):
+    t = mp.e ** mp.mpf(eps)
+    return mp.fsum(max(a - t * b, 0) for a, b in zip(P, Q))
+
+
+def _mp_every_dataset(n: int, e0: float, eps: float):
+    """max over every dataset x in {0,1}^n and every user i of delta(M(x) || M(x with x_i flipped))."""
+    p = _mp_p(e0)
+    best = mp.mpf(0)
+    laws = {}
+    for x in itertools.product((0, 1), repeat=n):
+        laws[x] = _mp_law([p if v else 1 - p for v in x])
+    for x in laws:
+        for i in range(n):
+            y = x[:i] + (1 - x[i],) + x[i + 1:]
+            best = max(best, _mp_hockey(laws[x], laws[y], eps))
+    return best
+
+
+def _mp_classes(n: int, e0: float, eps: float):
+    """max over the classes j of docs/sharp_krr.md §2 (x1 = 1 vs 0, j of the others hold 1), mpmath."""
+    p = _mp_p(e0)
+    N = n - 1
+    out = []
+    for j in range(N + 1):
+        others = [p] * j + [1 - p] * (N - j)
+        out.append(_mp_hockey(_mp_law([p] + others), _mp_law([1 - p] + others), eps))
+    return out
+
+
+def _contains(lo: float, up: float, ref, slack: float = 1e-30) -> bool:
+    return mp.mpf(lo) <= ref * (1 + slack) + mp.mpf(1e-300) and ref <= mp.mpf(up) * (1 + slack)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+@pytest.mark.parametrize("e0", [math.log(3.0), 2.0])
+def test_every_dataset_enumerated(n, e0):
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    for eps in (0.0, 0.3 * e0, 0.7 * e0):
+        ref = _mp_every_dataset(n, e0, eps)
+        lo, up = acc.get_delta_bounds(eps)
+        assert _contains(lo, up, ref), (n, e0, eps, lo, up, ref)
+        assert up - lo <= 1e-9 * up
+
+
+def test_all_equal_is_not_the_worst_case():
+    """n = 6, eps0 = 1, eps = 0.25: the class j = 4 beats both "all other users equal" classes by 15 %."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 6)
+    rep = acc.report(0.25)
+    assert rep.terms["worst_class_j"] == 4 and not rep.terms["all_equal_is_worst"]
+    ends = max(acc.delta_at_class(0.25, 0)[1], acc.delta_at_class(0.25, 5)[1])
+    assert rep.lower > 1.15 * ends
+    ref = _mp_classes(6, 1.0, 0.25)
+    assert _contains(rep.lower, rep.upper, max(ref))
+    assert float(ref[4]) == pytest.approx(0.10233082920417, rel=1e-12)
+    assert float(max(ref[0], ref[5])) == pytest.approx(0.0888479096289, rel=1e-10)
+
+
+def _scipy_threshold_form(n: int, e0: float, eps: float) -> np.ndarray:
+    """delta_j = max_t [a U_j(t - 1) - expm1(eps) P(U_j >= t)] (docs/sharp_krr.md §3, the threshold
+    form) from full-support pmfs (scipy binom.pmf + FFT convolution), every class j."""
+    from scipy.signal import fftconvolve
+    from scipy.stats import binom
+
+    p = 1.0 / (1.0 + math.exp(-e0))
+    q = 1.0 - p
+    N = n - 1
+    a = p - math.exp(eps) * q
+    out = np.empty(N + 1)
+    for j in range(N + 1):
+        u = np.maximum(fftconvolve(binom.pmf(np.arange(j + 1), j, p), binom.pmf(np.arange(N - j + 1), N - j, q)),
+                       0.0)
+        sf = np.concatenate([np.cumsum(u[::-1])[::-1], [0.0]])  # P(U >= t), t = 0..N+1
+        t = np.arange(1, N + 2)
+        out[j] = np.max(a * u[t - 1] - math.expm1(eps) * sf[t])
+    return out
+
+
+@pytest.mark.parametrize("n,e0,eps", [(1000, 1.0, 0.1), (1000, 4.0, 1.2), (2000, 1.0, 0.06)])
+def test_brute_force_every_class_scipy(n, e0, eps):
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    ref = _scipy_threshold_form(n, e0, eps)
+    lo, up = acc.get_delta_bounds(eps)
+    assert ref.max() > 1e-8
+    assert ref.max() == pytest.approx(up, rel=1e-7)
+    j = int(np.argmax(ref))
+    assert acc.report(eps).terms["worst_class_j"] in (j, n - 1 - j) or ref[acc.report(eps).law_index] == \
+        pytest.approx(ref[j], rel=1e-7)
+    for jj in (0, 1, n // 2, n - 1):
+        assert acc.delta_at_class(eps, jj)[1] == pytest.approx(ref[jj], rel=1e-6, abs=1e-14)
+
+
+@pytest.mark.parametrize("e0,n", [(1.0, 10), (1.0, 300), (4.0, 300), (0.5, 1000)])
+def test_sharp_below_blanket_and_clones(e0, n):
+    sharp = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    blanket = ShuffleAccountant(RandomizedResponse(2, e0), n, adjacency="replace")
+    eps = np.array([0.05, 0.2, 0.5]) * e0
+    _, up_s = sharp.get_delta_bounds(eps)
+    up_b = blanket.get_delta(eps)
+    assert np.all(up_s <= up_b)
+    for e, u in zip(eps, up_s):
+        assert u <= clones_delta(e0, n, float(e))
+
+
+def test_issue_table_row_n1000():
+    """Issue table, eps0 = 1, n = 1e3, delta = 1e-6: 0.1266 (here the class maximum is the all-equal one)."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 1000)
+    e = acc.get_epsilon(1e-6)
+    assert 0.12661 <= e <= 0.12661 * 1.0011
+    assert acc.get_delta(e) <= 1e-6 < acc.get_delta(e * (1 - 1.1e-3))
+    blanket = ShuffleAccountant(RandomizedResponse(2, 1.0), 1000, adjacency="replace").get_epsilon(1e-6)
+    assert blanket == pytest.approx(0.1487, rel=2e-3) and e < 0.86 * blanket
+
+
+def test_large_n_refused_with_advice():
+    with pytest.raises(ValueError, match=r"n must be <= .*ShuffleAccountant"):
+        ExactShuffleAccountant(RandomizedResponse(2, 1.0), N_MAX + 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(e0=st.floats(0.2, 5.0), n=st.integers(1, 12), f1=st.floats(0.0, 1.0), f2=st.floats(0.0, 1.0))
+def test_properties_monotone_and_mpmath(e0, n, f1, f2):
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    e1, e2 = sorted((f1 * e0, f2 * e0))
+    lo1, up1 = acc.get_delta_bounds(e1)
+    lo2, up2 = acc.get_delta_bounds(e2)
+    assert 0.0 <= lo1 <= up1 <= 1.0 and 0.0 <= lo2 <= up2 <= 1.0
+    assert up1 >= lo2  # delta is non-increasing in eps
+    ref = max(_mp_classes(n, e0, e2))
+    assert _contains(lo2, up2, ref)
+
+
+def test_epsilon0_and_n1_closed_forms():
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1.5), 1)
+    p = 1.0 / (1.0 + math.exp(-1.5))
+    for eps in (0.0, 0.4, 1.2):  # n = 1: delta = p - e^eps q (local RR)
+        lo, up = acc.get_delta_bounds(eps)
+        assert lo <= p * -math.expm1(eps - 1.5) <= up
+    lo, up = acc.get_delta_bounds([1.5, 2.0, math.inf])  # eps >= eps0: exactly 0
+    assert np.all(lo == 0.0) and np.all(up == 0.0)
+
+
+def test_get_epsilon_bracket():
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 2.0), 400)
+    for d in (1e-3, 1e-6, 1e-12):
+        e = acc.get_epsilon(d, xtol=1e-4)
+        assert acc.get_delta(e) <= d < acc.get_delta(e * (1 - 1.1e-4))
+
+
+def test_usable_as_accountant_in_profile_and_pair():
+    from sharpdp.shuffle import dominating_pair, privacy_profile
+
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 50)
+    prof = privacy_profile(acc, [-0.2, 0.0, 0.2, 1.0])
+    d02 = acc.get_delta(0.2)
+    assert prof[2] == pytest.approx(d02) and prof[3] == 0.0
+    assert prof[0] >= 1 - math.exp(-0.2) and prof[1] >= prof[2]
+    pair = dominating_pair(acc, 1e-2)
+    assert pair is not None
+
+
+@pytest.mark.parametrize("kw,match,exc", [
+    ({"randomizer": RandomizedResponse(3, 1.0)}, r"k = 3 .*ShuffleAccountant", ValueError),
+    ({"adjacency": "zero_out"}, r"adjacency", ValueError),
+    ({"n": 0}, r"n must be >= 1", ValueError),
+    ({"n": 1.5}, r"n must be an integer", ValueError),
+    ({"rel_tol": 0.0}, r"rel_tol", ValueError),
+    ({"randomizer": object()}, r"randomizer must be a RandomizedResponse", TypeError),
+])
+def test_bad_input(kw, match, exc):
+    args = {"randomizer": RandomizedResponse(2, 1.0), "n": 10, "adjacency": "replace", "rel_tol": 1e-2}
+    args.update(kw)
+    with pytest.raises(exc, match=match):
+        ExactShuffleAccountant(args["randomizer"], args["n"], args["adjacency"], rel_tol=args["rel_tol"])
+
+
+def test_n_as_integer_valued_float():
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 1e3)
+    assert acc.n == 1000
