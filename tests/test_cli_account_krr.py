@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from _cli import run as _run
 
 

@@ -16,9 +16,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse, ShuffleAccountant, clones_delta
-from sharpdp.shuffle.exact_krr import N_MAX
+from sharpdp.shuffle import (
+    ExactShuffleAccountant,
+    RandomizedResponse,
+    ShuffleAccountant,
+    clones_delta,
+)
+from sharpdp.shuffle.exact_krr import N_MAX, all_equal_delta_bounds
 
 mp.mp.dps = 40
 
@@ -52,10 +56,10 @@ def _mp_every_dataset(n: int, e0: float, eps: float):
     laws = {}
     for x in itertools.product((0, 1), repeat=n):
         laws[x] = _mp_law([p if v else 1 - p for v in x])
-    for x in laws:
+    for x, law in laws.items():
         for i in range(n):
             y = x[:i] + (1 - x[i],) + x[i + 1:]
-            best = max(best, _mp_hockey(laws[x], laws[y], eps))
+            best = max(best, _mp_hockey(law, laws[y], eps))
     return best
 
 
@@ -71,7 +75,9 @@ def _mp_classes(n: int, e0: float, eps: float):
 
 
 def _contains(lo: float, up: float, ref, slack: float = 1e-30) -> bool:
-    return mp.mpf(lo) <= ref * (1 + slack) + mp.mpf(1e-300) and ref <= mp.mpf(up) * (1 + slack)
+    """lo <= ref <= up up to the 40-digit reference's own rounding (1e-30 relative, 1e-35 absolute:
+    at eps = eps0 the exact delta is 0 and the reference is a rounding residue)."""
+    return mp.mpf(lo) <= ref * (1 + slack) + mp.mpf(1e-35) and ref <= mp.mpf(up) * (1 + slack) + mp.mpf(1e-35)
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 8])
@@ -122,7 +128,7 @@ def _scipy_threshold_form(n: int, e0: float, eps: float) -> np.ndarray:
 def test_brute_force_every_class_scipy(n, e0, eps):
     acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
     ref = _scipy_threshold_form(n, e0, eps)
-    lo, up = acc.get_delta_bounds(eps)
+    up = acc.get_delta(eps)
     assert ref.max() > 1e-8
     assert ref.max() == pytest.approx(up, rel=1e-7)
     j = int(np.argmax(ref))
@@ -219,3 +225,22 @@ def test_bad_input(kw, match, exc):
 def test_n_as_integer_valued_float():
     acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 1e3)
     assert acc.n == 1000
+
+
+@pytest.mark.parametrize("e0,n,eps", [(1.0, 7, 0.3), (2.0, 40, 0.5), (0.5, 300, 0.1)])
+def test_all_equal_bounds_are_the_end_classes(e0, n, eps):
+    """all_equal_delta_bounds brackets max(delta_0, delta_{n-1}) (mpmath) and is below the sharp value."""
+    lo, up = all_equal_delta_bounds(e0, n, eps)
+    ref = _mp_classes(n, e0, eps)
+    assert _contains(lo, up, max(ref[0], ref[-1]))
+    assert up <= ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_delta(eps) * (1 + 1e-9)
+
+
+def test_issue_table_large_n_rows_are_all_equal_lower_bounds():
+    """Issue table rows at n = 1e6 (delta = 1e-6): 0.002849 (eps0 = 1) and 0.02401 (eps0 = 4) are the
+    all-equal datasets' epsilons: certified LOWER bounds on the sharp epsilon (docs/sharp_krr.md §6)."""
+    for e0, quoted in ((1.0, 0.002849), (4.0, 0.02401)):
+        above = quoted * (1 + 5e-4)
+        below = quoted * (1 - 5e-4)
+        assert all_equal_delta_bounds(e0, 10**6, below)[0] > 1e-6  # delta > 1e-6 a hair below the quoted eps
+        assert all_equal_delta_bounds(e0, 10**6, above)[1] < 1e-6  # and < 1e-6 a hair above

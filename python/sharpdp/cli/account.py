@@ -90,9 +90,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     eps = None if args.epsilon is None else V.real("--epsilon", args.epsilon, lo=0.0)
     delta = None if args.delta is None else V.probability_open("--delta", args.delta)
     rnd = GaussianRandomizer(sigma0, dim) if gamma == 0.0 else BlanketMixedGaussian(gamma, sigma0, dim)
-    from sharpdp.shuffle.accountant import ShuffleAccountant
-
     from sharpdp.cli import CliError
+    from sharpdp.shuffle.accountant import ShuffleAccountant
 
     try:
         acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)

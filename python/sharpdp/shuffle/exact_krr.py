@@ -34,7 +34,7 @@ from scipy.special import gammaln
 from sharpdp import _validation as V
 from sharpdp.shuffle._results import AccountantReport
 
-__all__ = ["ExactShuffleAccountant", "N_MAX"]
+__all__ = ["N_MAX", "ExactShuffleAccountant"]
 
 #: Largest number of users evaluated (every class j = 0..n-1 is summed; above this use the blanket
 #: ShuffleAccountant).
@@ -58,17 +58,34 @@ def _chernoff_edges(m: int, pi: float, nats: float) -> tuple[int, int]:
     """
     if m == 0:
         return 0, 0
-    k = np.arange(m + 1, dtype=np.float64)
-    x = k / m
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kl = np.where(x > 0, x * np.log(x / pi), 0.0) + np.where(x < 1, (1 - x) * np.log((1 - x) / (1 - pi)), 0.0)
-    ok = m * kl >= nats + 1.0
+    need = nats + 1.0
     mean = m * pi
-    below = np.nonzero(ok & (k < mean))[0]
-    above = np.nonzero(ok & (k > mean))[0]
-    # P(X <= lo - 1) <= exp(-m KL((lo-1)/m)) with (lo - 1) the largest excluded point below the mean
-    lo = int(below[-1]) + 1 if below.size else 0
-    hi = int(above[0]) - 1 if above.size else m
+
+    def tail_exponent(k: int) -> float:
+        x = k / m
+        t1 = x * math.log(x / pi) if x > 0 else 0.0
+        t2 = (1 - x) * math.log((1 - x) / (1 - pi)) if x < 1 else 0.0
+        return m * (t1 + t2)
+
+    # m KL(k/m || pi) decreases on [0, mean] and increases on [mean, m]: bisection for the edges
+    lo = 0
+    if tail_exponent(0) >= need:  # largest k < mean with exponent >= need, plus one
+        a, b = 0, int(math.floor(mean))  # exponent(a) >= need; b is the last point at or below the mean
+        if tail_exponent(b) >= need:
+            a = b
+        while b - a > 1:
+            mid = (a + b) // 2
+            a, b = (mid, b) if tail_exponent(mid) >= need else (a, mid)
+        lo = a + 1
+    hi = m
+    if tail_exponent(m) >= need:  # smallest k > mean with exponent >= need, minus one
+        a, b = int(math.ceil(mean)), m  # exponent(b) >= need
+        if tail_exponent(a) >= need:
+            b = a
+        while b - a > 1:
+            mid = (a + b) // 2
+            a, b = (a, mid) if tail_exponent(mid) >= need else (mid, b)
+        hi = b - 1
     return lo, hi
 
 
@@ -85,6 +102,105 @@ def _binom_window(m: int, log_pi: float, log_1mpi: float, lo: int, hi: int) -> t
     pmf = np.exp(logp)
     rel = math.expm1(err_log) + _ULP_CALL  # exp within 4 ulp
     return pmf, rel
+
+
+class _Classes:
+    """The laws U_j of a list of classes j (docs/sharp_krr.md §2) and the certified bracket of
+    max_j delta_j(eps) over them (§4); one row per class."""
+
+    def __init__(self, epsilon0: float, n: int, classes: Any) -> None:
+        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
+        self.epsilon0 = e0 = float(epsilon0)
+        self.n = n
+        self.classes = list(classes)  # the j of each row
+        # log p = -log1p(e^-eps0), log q = log p - eps0 (exact identities; rounding in _binom_window)
+        self._log_p = -math.log1p(math.exp(-e0))
+        self._log_q = self._log_p - e0
+        self._p = math.exp(self._log_p)
+        self._q = math.exp(self._log_q)
+        self._levels: dict[float, tuple[np.ndarray, np.ndarray, float]] = {}
+
+    def _level(self, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """(table, relative error per row, truncated mass) of the laws U_j (j = 0..N) on windows
+        leaving out <= e^-nats per binomial tail; one row per class, aligned with zero padding."""
+        got = self._levels.get(nats)
+        if got is not None:
+            return got
+        N = self.n - 1
+        rows, rels = [], []
+        edges_p: dict[int, tuple[int, int]] = {}
+        edges_q: dict[int, tuple[int, int]] = {}
+        for j in self.classes:
+            m1, m2 = j, N - j
+            if m1 not in edges_p:
+                edges_p[m1] = _chernoff_edges(m1, self._p, nats)
+            if m2 not in edges_q:
+                edges_q[m2] = _chernoff_edges(m2, self._q, nats)
+            (a0, a1), (b0, b1) = edges_p[m1], edges_q[m2]
+            A, ra = _binom_window(m1, self._log_p, self._log_q, a0, a1)
+            B, rb = _binom_window(m2, self._log_q, self._log_p, b0, b1)
+            rows.append(np.convolve(A, B))
+            terms = min(A.size, B.size)
+            # product: ra + rb + u; a sum of `terms` positive terms: (terms - 1) u (1.01 margin)
+            rels.append((ra + rb + _U) * 1.01 + 1.01 * terms * _U)
+        width = max(r.size for r in rows) + 2  # one zero each side: the terms just outside the window
+        table = np.zeros((len(rows), width))
+        for j, r in enumerate(rows):
+            table[j, 1:1 + r.size] = r
+        # mass left out of row j's window (each binomial: two tails of <= e^-(nats + 1))
+        cut = 4.0 * math.exp(-nats) * (1 + 4 * _ULP_CALL)
+        got = (table, np.array(rels), cut)
+        self._levels[nats] = got
+        return got
+
+    # ------------------------------------------------------------------ one epsilon
+    def bracket(self, eps: float, rows: Any = slice(None)) -> tuple[float, float, int]:
+        """(lower, upper, row index of the maximum among ``rows``) of max_j delta_j(eps) over the rows'
+        classes, 0 <= eps < eps0 (docs/sharp_krr.md §4):
+        at the first tail level whose truncation charge is below 1e-6 of the upper value (or the last)."""
+        for nats in TAIL_LEVELS:
+            lo, up, j, cut_part = self._bracket_at(eps, rows, nats)
+            if cut_part <= 1e-6 * up:
+                break
+        return lo, up, j
+
+    def _bracket_at(self, eps: float, rows: Any, nats: float) -> tuple[float, float, int, float]:
+        """:meth:`bracket` on the tables of one tail level; also returns the truncation charge."""
+        a = -self._p * math.expm1(eps - self.epsilon0)
+        b = self._q * math.expm1(eps + self.epsilon0)
+        # relative errors: p, q (exp of a log within _ULP_CALL, the log within ~(eps0 + 1) u), expm1
+        # within _ULP_CALL, the argument eps -+ eps0 rounded (relative error of expm1(x) from a
+        # rounding of x is at most |x| u (1 + |x|) / |expm1 x| * e^|x|... bounded by the explicit
+        # derivative below), and the product within u
+        ra = self._coef_rel(eps - self.epsilon0)
+        rb = self._coef_rel(eps + self.epsilon0)
+        table, rel, cut = self._level(nats)
+        T = table[rows]
+        r = rel[rows][:, None]
+        x = a * T[:, :-1]  # a U(c - 1), c = column + 1
+        y = b * T[:, 1:]  # b U(c)
+        xu, yl = x * (1 + ra + r + 2 * _U), y * (1 - rb - r - 2 * _U)
+        xl, yu = x * (1 - ra - r - 2 * _U), y * (1 + rb + r + 2 * _U)
+        up_terms = np.maximum(xu - yl + 4 * _U * (xu + yl), 0.0)
+        lo_terms = np.maximum(xl - yu - 4 * _U * (xl + yu), 0.0)
+        w = T.shape[1]
+        s = 1.01 * w * _U  # sum of w nonnegative terms
+        charge = a * (1 + ra) * cut * (1 + 2 * _U)
+        up = up_terms.sum(axis=1) * (1 + s) + charge
+        lo = np.maximum(lo_terms.sum(axis=1) * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U), 0.0)
+        j = int(np.argmax(up))
+        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, charge
+
+    def _coef_rel(self, z: float) -> float:
+        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
+        if z == 0.0:
+            return 0.0
+        dz = abs(z) * _U  # rounding of the argument
+        # |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1 (for all z != 0)
+        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
+        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
+        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
+        return p_rel + _ULP_CALL + dz * (1 / abs(z) + 1) * 1.01 + 2 * _U
 
 
 class ExactShuffleAccountant:
@@ -147,103 +263,7 @@ class ExactShuffleAccountant:
         self.randomizer = randomizer
         self.adjacency = "replace"
         self.epsilon0 = float(randomizer.epsilon0)
-        self._build()
-
-    # ------------------------------------------------------------------ the classes' laws
-    def _build(self) -> None:
-        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
-        e0 = self.epsilon0
-        # log p = -log1p(e^-eps0), log q = log p - eps0 (exact identities; rounding in _binom_window)
-        self._log_p = -math.log1p(math.exp(-e0))
-        self._log_q = self._log_p - e0
-        self._p = math.exp(self._log_p)
-        self._q = math.exp(self._log_q)
-        self._levels: dict[float, tuple[np.ndarray, np.ndarray, float]] = {}
-
-    def _level(self, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
-        """(table, relative error per row, truncated mass) of the laws U_j (j = 0..N) on windows
-        leaving out <= e^-nats per binomial tail; one row per class, aligned with zero padding."""
-        got = self._levels.get(nats)
-        if got is not None:
-            return got
-        N = self.n - 1
-        rows, rels = [], []
-        edges_p: dict[int, tuple[int, int]] = {}
-        edges_q: dict[int, tuple[int, int]] = {}
-        for j in range(N + 1):
-            m1, m2 = j, N - j
-            if m1 not in edges_p:
-                edges_p[m1] = _chernoff_edges(m1, self._p, nats)
-            if m2 not in edges_q:
-                edges_q[m2] = _chernoff_edges(m2, self._q, nats)
-            (a0, a1), (b0, b1) = edges_p[m1], edges_q[m2]
-            A, ra = _binom_window(m1, self._log_p, self._log_q, a0, a1)
-            B, rb = _binom_window(m2, self._log_q, self._log_p, b0, b1)
-            rows.append(np.convolve(A, B))
-            terms = min(A.size, B.size)
-            # product: ra + rb + u; a sum of `terms` positive terms: (terms - 1) u (1.01 margin)
-            rels.append((ra + rb + _U) * 1.01 + 1.01 * terms * _U)
-        width = max(r.size for r in rows) + 2  # one zero each side: the terms just outside the window
-        table = np.zeros((N + 1, width))
-        for j, r in enumerate(rows):
-            table[j, 1:1 + r.size] = r
-        # mass left out of row j's window (each binomial: two tails of <= e^-(nats + 1))
-        cut = 4.0 * math.exp(-nats) * (1 + 4 * _ULP_CALL)
-        got = (table, np.array(rels), cut)
-        self._levels[nats] = got
-        return got
-
-    # ------------------------------------------------------------------ one epsilon
-    def _bracket(self, eps: float, rows: Any = slice(None)) -> tuple[float, float, int]:
-        """(lower, upper, index of the maximum among ``rows``) of max_j delta_j(eps), 0 <= eps < eps0:
-        at the first tail level whose truncation charge is below 1e-6 of the upper value (or the last)."""
-        for nats in TAIL_LEVELS:
-            lo, up, j, cut_part = self._bracket_at(eps, rows, nats)
-            if cut_part <= 1e-6 * up:
-                break
-        return lo, up, j
-
-    def _bracket_at(self, eps: float, rows: Any, nats: float) -> tuple[float, float, int, float]:
-        """:meth:`_bracket` on the tables of one tail level; also returns the truncation charge."""
-        a = -self._p * math.expm1(eps - self.epsilon0)
-        b = self._q * math.expm1(eps + self.epsilon0)
-        # relative errors: p, q (exp of a log within _ULP_CALL, the log within ~(eps0 + 1) u), expm1
-        # within _ULP_CALL, the argument eps -+ eps0 rounded (relative error of expm1(x) from a
-        # rounding of x is at most |x| u (1 + |x|) / |expm1 x| * e^|x|... bounded by the explicit
-        # derivative below), and the product within u
-        ra = self._coef_rel(eps - self.epsilon0)
-        rb = self._coef_rel(eps + self.epsilon0)
-        table, rel, cut = self._level(nats)
-        T = table[rows]
-        r = rel[rows][:, None]
-        x = a * T[:, :-1]  # a U(c - 1), c = column + 1
-        y = b * T[:, 1:]  # b U(c)
-        xu, yl = x * (1 + ra + r + 2 * _U), y * (1 - rb - r - 2 * _U)
-        xl, yu = x * (1 - ra - r - 2 * _U), y * (1 + rb + r + 2 * _U)
-        up_terms = np.maximum(xu - yl + 4 * _U * (xu + yl), 0.0)
-        lo_terms = np.maximum(xl - yu - 4 * _U * (xl + yu), 0.0)
-        w = T.shape[1]
-        s = 1.01 * w * _U  # sum of w nonnegative terms
-        charge = a * (1 + ra) * cut * (1 + 2 * _U)
-        up = up_terms.sum(axis=1) * (1 + s) + charge
-        lo = np.maximum(lo_terms.sum(axis=1) * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U), 0.0)
-        j = int(np.argmax(up))
-        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, charge
-
-    def _bracket_rows(self, eps: float, idx: np.ndarray) -> tuple[float, float, int]:
-        """:meth:`_bracket` over the classes ``idx`` only (fancy-indexed rows)."""
-        return self._bracket(eps, idx)
-
-    def _coef_rel(self, z: float) -> float:
-        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
-        if z == 0.0:
-            return 0.0
-        dz = abs(z) * _U  # rounding of the argument
-        # |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1 (for all z != 0)
-        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
-        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
-        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
-        return p_rel + _ULP_CALL + dz * (1 / abs(z) + 1) * 1.01 + 2 * _U
+        self._classes = _Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
 
     # ------------------------------------------------------------------ public API
     def report(self, epsilon: float) -> AccountantReport:
@@ -255,7 +275,7 @@ class ExactShuffleAccountant:
         eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
         if eps >= self.epsilon0:  # eps0-LDP: delta is exactly 0 (a <= 0: every term is <= 0)
             return AccountantReport(eps, 0.0, 0.0, terms={"bound": "sharp", "note": "epsilon >= epsilon0"})
-        lo, up, j = self._bracket(eps)
+        lo, up, j = self._classes.bracket(eps)
         return AccountantReport(eps, lo, up, law_index=j,
                                 terms={"bound": "sharp", "worst_class_j": j,
                                        "all_equal_is_worst": j in (0, self.n - 1)})
@@ -338,11 +358,11 @@ class ExactShuffleAccountant:
                 if hi - lo <= xtol * hi:
                     break
                 mid = 0.5 * (lo + hi)
-                if self._bracket_rows(mid, idx)[1] <= d:
+                if self._classes.bracket(mid, idx)[1] <= d:
                     hi = mid
                 else:
                     lo = mid
-            _, up, j = self._bracket(hi)
+            _, up, j = self._classes.bracket(hi)
             if up <= d:
                 return hi
             cand.append(j)  # (j is outside cand: cand's upper at hi is <= d)
@@ -367,5 +387,52 @@ class ExactShuffleAccountant:
         j = V.integer("j", j, lo=0, hi=self.n - 1)
         if eps >= self.epsilon0:
             return 0.0, 0.0
-        lo, up, _ = self._bracket(eps, slice(j, j + 1))
+        lo, up, _ = self._classes.bracket(eps, slice(j, j + 1))
         return lo, up
+
+
+def all_equal_delta_bounds(epsilon0: float, n: int, epsilon: float) -> tuple[float, float]:
+    """Certified bracket of delta(eps) of shuffled binary RR on the "all other users equal" datasets.
+
+    The two classes j = 0 and j = n - 1 of docs/sharp_krr.md §2 (user 1's input differs, the other
+    n - 1 users all hold 0, or all hold 1), both orders: a pair of neighbouring datasets, so the
+    lower value is a certified LOWER bound on the shuffled mechanism's delta(eps) (replace-one) at
+    any n. It is not an upper bound: the worst case over datasets can be another class (§2.1);
+    :class:`ExactShuffleAccountant` gives that (n <= N_MAX). O(sqrt n) work, n up to 1e9.
+
+    Parameters
+    ----------
+    epsilon0 : float
+        Local epsilon of binary RR, in (0, 300] nats.
+    n : int
+        Number of users, 1 <= n <= 1e9.
+    epsilon : float
+        eps >= 0, nats.
+
+    Returns
+    -------
+    (float, float)
+        ``lower <= max(delta_0(eps), delta_{n-1}(eps)) <= upper``; (0, 0) for eps >= eps0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad ``epsilon0``, ``n`` or ``epsilon`` (each named).
+    """
+    e0 = V.real("epsilon0", epsilon0, lo=0.0, hi=300.0, lo_open=True)
+    nn = V.integer("n", n, lo=1, hi=10**9)
+    eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
+    if eps >= e0:
+        return 0.0, 0.0
+    key = (e0, nn)
+    cls = _ALL_EQUAL.get(key)
+    if cls is None:
+        cls = _Classes(e0, nn, sorted({0, nn - 1}))
+        if len(_ALL_EQUAL) >= 16:
+            _ALL_EQUAL.clear()
+        _ALL_EQUAL[key] = cls
+    lo, up, _ = cls.bracket(eps)
+    return lo, up
+
+
+_ALL_EQUAL: dict[tuple[float, int], _Classes] = {}  # the two classes' tables per (eps0, n)
