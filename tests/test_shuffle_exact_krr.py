@@ -151,8 +151,8 @@ def test_sharp_below_blanket_and_clones(e0, n):
         assert u <= clones_delta(e0, n, float(e))
 
 
-def test_issue_table_row_n1000():
-    """Issue table, eps0 = 1, n = 1e3, delta = 1e-6: 0.1266 (here the class maximum is the all-equal one)."""
+def test_reference_table_row_n1000():
+    """Reference table (docs/sharp_krr.md §6), eps0 = 1, n = 1e3, delta = 1e-6: 0.1266 (here the class maximum is the all-equal one)."""
     acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 1000)
     e = acc.get_epsilon(1e-6)
     assert 0.12661 <= e <= 0.12661 * 1.0011
@@ -237,8 +237,8 @@ def test_all_equal_bounds_are_the_end_classes(e0, n, eps):
     assert up <= ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_delta(eps) * (1 + 1e-9)
 
 
-def test_issue_table_large_n_rows_are_all_equal_lower_bounds():
-    """Issue table rows at n = 1e6 (delta = 1e-6): 0.002849 (eps0 = 1) and 0.02401 (eps0 = 4) are the
+def test_reference_table_large_n_rows_are_all_equal_lower_bounds():
+    """Reference table rows (docs/sharp_krr.md §6) at n = 1e6 (delta = 1e-6): 0.002849 (eps0 = 1) and 0.02401 (eps0 = 4) are the
     all-equal datasets' epsilons: certified LOWER bounds on the sharp epsilon (docs/sharp_krr.md §6)."""
     for e0, quoted in ((1.0, 0.002849), (4.0, 0.02401)):
         above = quoted * (1 + 5e-4)
