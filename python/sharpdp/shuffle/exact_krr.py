@@ -154,13 +154,14 @@ class _Classes:
         return got
 
     # ------------------------------------------------------------------ one epsilon
-    def bracket(self, eps: float, rows: Any = slice(None)) -> tuple[float, float, int]:
+    def bracket(self, eps: float, rows: Any = slice(None), target: float | None = None) -> tuple[float, float, int]:
         """(lower, upper, row index of the maximum among ``rows``) of max_j delta_j(eps) over the rows'
-        classes, 0 <= eps < eps0 (docs/sharp_krr.md §4):
-        at the first tail level whose truncation charge is below 1e-6 of the upper value (or the last)."""
+        classes, 0 <= eps < eps0 (docs/sharp_krr.md §4): at the first tail level whose truncation
+        charge is below 1e-6 of the upper value (or the last); with a ``target``, also at the first
+        level that decides upper <= target or lower > target (get_epsilon's question)."""
         for nats in TAIL_LEVELS:
             lo, up, j, cut_part = self._bracket_at(eps, rows, nats)
-            if cut_part <= 1e-6 * up:
+            if cut_part <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
                 break
         return lo, up, j
 
@@ -168,26 +169,29 @@ class _Classes:
         """:meth:`bracket` on the tables of one tail level; also returns the truncation charge."""
         a = -self._p * math.expm1(eps - self.epsilon0)
         b = self._q * math.expm1(eps + self.epsilon0)
-        # relative errors: p, q (exp of a log within _ULP_CALL, the log within ~(eps0 + 1) u), expm1
-        # within _ULP_CALL, the argument eps -+ eps0 rounded (relative error of expm1(x) from a
-        # rounding of x is at most |x| u (1 + |x|) / |expm1 x| * e^|x|... bounded by the explicit
-        # derivative below), and the product within u
-        ra = self._coef_rel(eps - self.epsilon0)
+        ra = self._coef_rel(eps - self.epsilon0)  # relative error bounds of a and b (§4.4)
         rb = self._coef_rel(eps + self.epsilon0)
         table, rel, cut = self._level(nats)
         T = table[rows]
-        r = rel[rows][:, None]
-        x = a * T[:, :-1]  # a U(c - 1), c = column + 1
-        y = b * T[:, 1:]  # b U(c)
-        xu, yl = x * (1 + ra + r + 2 * _U), y * (1 - rb - r - 2 * _U)
-        xl, yu = x * (1 - ra - r - 2 * _U), y * (1 + rb + r + 2 * _U)
-        up_terms = np.maximum(xu - yl + 4 * _U * (xu + yl), 0.0)
-        lo_terms = np.maximum(xl - yu - 4 * _U * (xl + yu), 0.0)
+        rmax = float(np.max(rel[rows]))  # the rows' pmf errors (§4.3), one bound for all rows
+        # §4.5: the true term a U(c-1) - b U(c) is at most a(1 + ra)(1 + r) X - b(1 - rb)(1 - r) Y with
+        # X, Y the stored values; the coefficients below carry 16u more each side, which covers the
+        # rounding of the two products and of the subtraction (|fl(x - y) - (x - y)| <= u(x + y))
+        # and of the coefficients themselves; the lower terms symmetrically
+        X, Y = T[:, :-1], T[:, 1:]  # U(c - 1), U(c) with c = column + 1
+        tmp = X * (a * (1 + ra + rmax + 16 * _U))
+        tmp -= Y * (b * (1 - rb - rmax - 16 * _U))
+        np.maximum(tmp, 0.0, out=tmp)
+        up_sum = tmp.sum(axis=1)
+        tmp = X * (a * (1 - ra - rmax - 16 * _U))
+        tmp -= Y * (b * (1 + rb + rmax + 16 * _U))
+        np.maximum(tmp, 0.0, out=tmp)
+        lo_sum = tmp.sum(axis=1)
         w = T.shape[1]
         s = 1.01 * w * _U  # sum of w nonnegative terms
         charge = a * (1 + ra) * cut * (1 + 2 * _U)
-        up = up_terms.sum(axis=1) * (1 + s) + charge
-        lo = np.maximum(lo_terms.sum(axis=1) * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U), 0.0)
+        up = up_sum * (1 + s) + charge
+        lo = np.maximum(lo_sum * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U), 0.0)
         j = int(np.argmax(up))
         return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, charge
 
@@ -342,15 +346,16 @@ class ExactShuffleAccountant:
         """
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
-        if self.report(0.0).upper <= d:
+        N = self.n - 1
+        cand = sorted({0, 1, 2, N // 2, max(N - 2, 0), max(N - 1, 0), N} & set(range(N + 1)))
+        # answer 0 when delta is met at 0 (checked over every class unless a candidate already fails)
+        if self._classes.bracket(0.0, np.array(cand), d)[0] <= d and self._classes.bracket(0.0, target=d)[1] <= d:
             return 0.0
         # Bisection on the maximum over a few candidate classes (the "all equal" ones and their
         # neighbours, and the middle), then a check over every class: if a class outside the
         # candidates exceeds delta at the answer, it joins them and the search restarts from the
         # bracket found so far. The lower end only ever moves to points where the candidates' (so
         # the full) upper value exceeds delta; the answer is a point where the full one does not.
-        N = self.n - 1
-        cand = sorted({0, 1, 2, N // 2, max(N - 2, 0), max(N - 1, 0), N} & set(range(N + 1)))
         lo, hi = 0.0, self.epsilon0  # upper(lo) > d, upper(hi) = 0 <= d
         for _ in range(N + 2):
             idx = np.array(cand)
@@ -358,11 +363,11 @@ class ExactShuffleAccountant:
                 if hi - lo <= xtol * hi:
                     break
                 mid = 0.5 * (lo + hi)
-                if self._classes.bracket(mid, idx)[1] <= d:
+                if self._classes.bracket(mid, idx, d)[1] <= d:
                     hi = mid
                 else:
                     lo = mid
-            _, up, j = self._classes.bracket(hi)
+            _, up, j = self._classes.bracket(hi, target=d)
             if up <= d:
                 return hi
             cand.append(j)  # (j is outside cand: cand's upper at hi is <= d)
