@@ -104,20 +104,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "adjacency": args.adjacency,
     }
     rounds = V.integer("--rounds", args.rounds, lo=1)
+    out.update(_answer(acc, rounds, eps, delta, args.discretization, _BLANKET_LOWER))
+    return out
+
+
+_BLANKET_LOWER = ("lower value of the blanket bound (the accountant's accuracy), not a lower bound on the "
+                  "mechanism's delta")
+
+
+def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: str) -> dict[str, Any]:
+    """The certified answer of ``acc``: composed over ``rounds``, or delta's bracket at ``eps``, or
+    epsilon at ``delta``; ``lower_meaning`` says what the bracket's lower end is."""
     if rounds > 1:
-        out.update(_rounds(acc, rounds, eps, delta, args.discretization))
-    elif eps is not None:
+        return _rounds(acc, rounds, eps, delta, discretization)
+    if eps is not None:
         lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
         lo, up = float(lo), float(up)
         gap = (up - lo) / lo if lo > 0 else math.inf
-        out.update(epsilon=eps, delta=up, delta_lower=lo, delta_upper=up,
-                   delta_lower_meaning="lower value of the blanket bound (the accountant's accuracy), not a lower "
-                                       "bound on the mechanism's delta",
-                   bracket_relative_gap=gap if math.isfinite(gap) else None,
-                   bracket_note=_bracket_note(lo, up, gap, acc.rel_tol))
-    else:
-        out.update(delta=delta, epsilon=float(acc.get_epsilon(float(delta))))  # type: ignore[arg-type]
-    return out
+        return {"epsilon": eps, "delta": up, "delta_lower": lo, "delta_upper": up, "delta_lower_meaning": lower_meaning,
+                    "bracket_relative_gap": gap if math.isfinite(gap) else None,
+                    "bracket_note": _bracket_note(lo, up, gap, acc.rel_tol)}
+    return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
 
 
 _SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over all neighbouring datasets "
@@ -152,20 +159,8 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     out["bound_meaning"] = _SHARP_MEANING if sharp else _BLANKET_MEANING
     if not sharp:
         out["bound_why_not_sharp"] = _why_not_sharp(k, n, args.adjacency, rounds)
-    if rounds > 1:
-        out.update(_rounds(acc, rounds, eps, delta, args.discretization))
-    elif eps is not None:
-        lo, up = acc.get_delta_bounds(eps)
-        lo, up = float(lo), float(up)
-        gap = (up - lo) / lo if lo > 0 else math.inf
-        out.update(epsilon=eps, delta=up, delta_lower=lo, delta_upper=up,
-                   delta_lower_meaning=("certified lower bound on the mechanism's delta" if sharp else
-                                        "lower value of the blanket bound (the accountant's accuracy), not a lower "
-                                        "bound on the mechanism's delta"),
-                   bracket_relative_gap=gap if math.isfinite(gap) else None,
-                   bracket_note=_bracket_note(lo, up, gap, acc.rel_tol))
-    else:
-        out.update(delta=delta, epsilon=float(acc.get_epsilon(float(delta))))  # type: ignore[arg-type]
+    lower = "certified lower bound on the mechanism's delta" if sharp else _BLANKET_LOWER
+    out.update(_answer(acc, rounds, eps, delta, args.discretization, lower))
     return out
 
 

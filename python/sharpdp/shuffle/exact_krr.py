@@ -70,7 +70,7 @@ def _chernoff_edges(m: int, pi: float, nats: float) -> tuple[int, int]:
     # m KL(k/m || pi) decreases on [0, mean] and increases on [mean, m]: bisection for the edges
     lo = 0
     if tail_exponent(0) >= need:  # largest k < mean with exponent >= need, plus one
-        a, b = 0, int(math.floor(mean))  # exponent(a) >= need; b is the last point at or below the mean
+        a, b = 0, math.floor(mean)  # exponent(a) >= need; b is the last point at or below the mean
         if tail_exponent(b) >= need:
             a = b
         while b - a > 1:
@@ -79,7 +79,7 @@ def _chernoff_edges(m: int, pi: float, nats: float) -> tuple[int, int]:
         lo = a + 1
     hi = m
     if tail_exponent(m) >= need:  # smallest k > mean with exponent >= need, minus one
-        a, b = int(math.ceil(mean)), m  # exponent(b) >= need
+        a, b = math.ceil(mean), m  # exponent(b) >= need
         if tail_exponent(a) >= need:
             b = a
         while b - a > 1:
@@ -290,11 +290,11 @@ class ExactShuffleAccountant:
         Parameters
         ----------
         epsilon : float or array_like
-            epsilon >= 0 in nats, any shape.
+            Privacy loss in nats, >= 0 (+inf allowed), scalar or array of any shape.
 
         Returns
         -------
-        (lower, upper) : floats or float64 arrays of epsilon's shape
+        (lower, upper) : floats (scalar input) or float64 arrays of the input's shape
             ``lower <= delta(eps) <= upper`` where delta is the largest hockey-stick divergence
             over all replace-one neighbouring datasets and both orders (a true lower bound on the
             mechanism's delta, unlike the blanket accountant's lower value); both exactly 0 for
