@@ -29,7 +29,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln
 
 from sharpdp import _validation as V
 from sharpdp.shuffle._results import AccountantReport
@@ -89,19 +88,40 @@ def _chernoff_edges(m: int, pi: float, nats: float) -> tuple[int, int]:
     return lo, hi
 
 
-def _binom_window(m: int, log_pi: float, log_1mpi: float, lo: int, hi: int) -> tuple[np.ndarray, float]:
-    """Bin(m, pi) pmf on [lo, hi] from log-gamma, and a bound on its entrywise relative error."""
-    k = np.arange(lo, hi + 1, dtype=np.float64)
-    lg = (gammaln(m + 1.0), gammaln(k + 1.0), gammaln(m - k + 1.0))
-    logp = lg[0] - lg[1] - lg[2] + k * log_pi + (m - k) * log_1mpi
-    # absolute error of the log (docs/sharp_krr.md §4.1): each lgamma within _ULP_CALL of its value,
-    # log p and log q within 2 _ULP_CALL + u of theirs, each product and the four sums within u of
-    # their magnitudes: at most (3 _ULP_CALL + 8 u) times the sum of the magnitudes
-    mag = abs(lg[0]) + np.abs(lg[1]) + np.abs(lg[2]) + k * abs(log_pi) + (m - k) * abs(log_1mpi)
-    # (+ 32u absolute: lgamma(1) = lgamma(2) = 0, where a relative bound says nothing)
-    err_log = float(np.max(mag)) * (3 * _ULP_CALL + 8 * _U) + 32 * _U
-    pmf = np.exp(logp)
-    rel = math.expm1(err_log) + _ULP_CALL  # exp within 4 ulp
+def _binom_window(m: int, log_odds: float, lo: int, hi: int, nats: float) -> tuple[np.ndarray, float]:
+    """Bin(m, pi) pmf on [lo, hi] (a window leaving out <= e^-(nats + 1) per tail) and a bound on its
+    entrywise relative error; log_odds = log(pi / (1 - pi)) (+-eps0 for RR, exact).
+
+    docs/sharp_krr.md §4.2: the log-ratios log pmf(i) - log pmf(i - 1) = log((m - i + 1)/i) + log_odds
+    are summed outward from the mode (no log-gamma: its cancellation costs ~ u log-gamma(m) in the
+    log, 1e-5 at m = 1e9), exponentiated and normalised by their window sum; the true normalisation
+    differs by at most the left-out mass 2 e^-(nats + 1).
+    """
+    if m == 0:
+        return np.ones(1), 0.0
+    pi = 1.0 / (1.0 + math.exp(-log_odds))
+    k0 = min(max(math.floor((m + 1) * pi), lo), hi)  # the mode (up to rounding: any anchor is valid)
+    up_i = np.arange(k0 + 1, hi + 1, dtype=np.float64)
+    dn_i = np.arange(k0, lo, -1, dtype=np.float64)  # pmf(i - 1) / pmf(i) for i = k0, k0 - 1, ..., lo + 1
+    errs = []
+    sides = []
+    for i, sign in ((up_i, 1.0), (dn_i, -1.0)):
+        ratio = (m - i + 1.0) / i  # exact integers (m <= 1e9 < 2^53), one rounding
+        lr = np.log(ratio)
+        t = sign * (lr + log_odds)
+        s_side = np.cumsum(t)
+        # per term: the ratio's rounding (u in the log), the log (8u of it), the addition (u of t);
+        # the running sums: u of each partial sum; all accumulated along the side (1.01 margin)
+        err = 1.01 * (np.sum(_U + _ULP_CALL * np.abs(lr) + _U * np.abs(t)) + _U * np.sum(np.abs(s_side)))
+        errs.append(float(err))
+        sides.append(s_side)
+    logw = np.concatenate([sides[1][::-1], [0.0], sides[0]])  # positions lo .. hi
+    w = np.exp(logw)
+    total = float(np.sum(w))
+    pmf = w / total
+    e_log = max(errs)  # every entry's log within e_log; the window sum within e^e_log relative too
+    tails = 2.0 * math.exp(-(nats + 1.0)) * (1 + 4 * _ULP_CALL)
+    rel = math.expm1(2 * e_log + 2 * _ULP_CALL + 1.01 * (w.size + 2) * _U) + tails
     return pmf, rel
 
 
@@ -127,7 +147,7 @@ class _Classes:
         got = self._levels.get(nats)
         if got is not None:
             return got
-        N = self.n - 1
+        N, e0 = self.n - 1, self.epsilon0
         rows, rels = [], []
         edges_p: dict[int, tuple[int, int]] = {}
         edges_q: dict[int, tuple[int, int]] = {}
@@ -138,8 +158,8 @@ class _Classes:
             if m2 not in edges_q:
                 edges_q[m2] = _chernoff_edges(m2, self._q, nats)
             (a0, a1), (b0, b1) = edges_p[m1], edges_q[m2]
-            A, ra = _binom_window(m1, self._log_p, self._log_q, a0, a1)
-            B, rb = _binom_window(m2, self._log_q, self._log_p, b0, b1)
+            A, ra = _binom_window(m1, e0, a0, a1, nats)
+            B, rb = _binom_window(m2, -e0, b0, b1, nats)
             rows.append(np.convolve(A, B))
             terms = min(A.size, B.size)
             # product: ra + rb + u; a sum of `terms` positive terms: (terms - 1) u (1.01 margin)
@@ -190,9 +210,14 @@ class _Classes:
         lo_sum = tmp.sum(axis=1)
         w = T.shape[1]
         s = 1.01 * w * _U  # sum of w nonnegative terms
-        charge = a * (1 + ra) * cut * (1 + 2 * _U)
+        # the left-out mass (§4.6), and the subnormal range where relative error bounds fail: every
+        # stored value and product is within 2^-1074 absolute of its bound, so each U entry within
+        # (w + 1) 2^-1074 (w terms, w < width) and a row sum within width (w + 1)(a + b) 2^-1074
+        width = T.shape[1]
+        tiny = width * (width + 1) * (a + b) * 5e-324 * 2
+        charge = a * (1 + ra) * cut * (1 + 2 * _U) + tiny
         up = up_sum * (1 + s) + charge
-        lo = np.maximum(lo_sum * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U), 0.0)
+        lo = np.maximum(lo_sum * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U) - tiny, 0.0)
         j = int(np.argmax(up))
         return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, charge
 
