@@ -14,11 +14,12 @@ Proof and error budget: docs/sharp_krr.md. In short (replace-one adjacency, k = 
 - The maximum is NOT attained at "all other users equal" (j = 0 or N) in general: e.g. n = 6,
   eps0 = 1, eps = 0.25 gives 0.1023 at j = 4 against 0.0889 at j in {0, 5} (docs/sharp_krr.md §2.1).
   So every class is evaluated: O(n) classes of O(sqrt n) terms each, which limits n to
-  :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant` (the blanket bound).
+  :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant` (the blanket bound);
+  :func:`all_equal_delta_bounds` gives a certified lower bound on delta at any n <= 1e9.
 
-Evaluation (docs/sharp_krr.md §4): binomial pmfs from log-gamma in log space on windows outside
-which each binomial's tails are below ``exp(-nats)``, nats in ``TAIL_LEVELS`` (Chernoff bound), the windows convolved
-exactly (sums of positive terms), every rounding bounded by a relative error charged to the
+Evaluation (docs/sharp_krr.md §4): binomial pmfs from summed log-ratios (log space, normalised on
+their window) on windows outside which each binomial's tails are below ``exp(-nats)``, nats in
+``TAIL_LEVELS`` (Chernoff bound), the windows convolved exactly (sums of positive terms), every rounding bounded by a relative error charged to the
 terms, the truncated mass charged as an absolute term; the result is a bracket
 ``lower <= delta(eps) <= upper`` of the mechanism's delta itself.
 """
@@ -33,7 +34,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle._results import AccountantReport
 
-__all__ = ["N_MAX", "ExactShuffleAccountant"]
+__all__ = ["N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
 #: Largest number of users evaluated (every class j = 0..n-1 is summed; above this use the blanket
 #: ShuffleAccountant).
@@ -43,7 +44,7 @@ N_MAX = 4000
 #: relative 1e-6); deeper levels are built on demand for smaller values (down to the double range).
 TAIL_LEVELS = (80.0, 300.0, 745.0)
 _U = 2.0**-53  # unit roundoff
-#: Relative error allowed to one libm call (log1p, exp, expm1, lgamma): 4 ulp, an assumption on
+#: Relative error allowed to one libm call (log, log1p, exp, expm1): 4 ulp, an assumption on
 #: the platform's libm (glibc documents <= 2-4 ulp for these) - docs/sharp_krr.md §4.
 _ULP_CALL = 8 * _U
 
