@@ -245,3 +245,16 @@ def test_reference_table_large_n_rows_are_all_equal_lower_bounds():
         below = quoted * (1 - 5e-4)
         assert all_equal_delta_bounds(e0, 10**6, below)[0] > 1e-6  # delta > 1e-6 a hair below the quoted eps
         assert all_equal_delta_bounds(e0, 10**6, above)[1] < 1e-6  # and < 1e-6 a hair above
+
+
+def test_smallest_certified_delta_reports_the_sharp_bound():
+    from sharpdp.shuffle import smallest_certified_delta
+
+    rr = RandomizedResponse(2, 1.0)
+    d, src = smallest_certified_delta(rr, 1000, 0.12, "replace")
+    assert src == "sharp" and d == ExactShuffleAccountant(rr, 1000).get_delta(0.12)
+    assert d < ShuffleAccountant(rr, 1000, adjacency="replace").get_delta(0.12)
+    # outside the sharp range: the former choice (blanket or clones), never "sharp"
+    assert smallest_certified_delta(rr, N_MAX + 1, 0.05, "replace")[1] in ("blanket", "clones")
+    assert smallest_certified_delta(rr, 1000, 0.12, "zero_out")[1] == "blanket"
+    assert smallest_certified_delta(RandomizedResponse(3, 1.0), 200, 0.3, "replace")[1] in ("blanket", "clones")
