@@ -49,8 +49,10 @@ _U = 2.0**-53  # unit roundoff
 _ULP_CALL = 8 * _U
 
 
-def _chernoff_edges(m: int, pi: float, nats: float) -> tuple[int, int]:
-    """Smallest window [lo, hi] of Bin(m, pi) whose two tails each have mass <= exp(-nats) + 0.
+def _chernoff_edges(m: int, pi: float, pi_c: float, nats: float) -> tuple[int, int]:
+    """Smallest window [lo, hi] of Bin(m, pi) whose two tails each have mass <= exp(-(nats + 1)).
+
+    ``pi_c`` is 1 - pi, passed separately (accurate when pi rounds to 1, e.g. p at eps0 = 300).
 
     Chernoff: P(X >= k) <= exp(-m KL(k/m || pi)) for k >= m pi and P(X <= k) likewise for
     k <= m pi (KL the Bernoulli relative entropy). The edges are found where m KL >= nats + 1 (the
@@ -64,7 +66,7 @@ def _chernoff_edges(m: int, pi: float, nats: float) -> tuple[int, int]:
     def tail_exponent(k: int) -> float:
         x = k / m
         t1 = x * math.log(x / pi) if x > 0 else 0.0
-        t2 = (1 - x) * math.log((1 - x) / (1 - pi)) if x < 1 else 0.0
+        t2 = (1 - x) * math.log((1 - x) / pi_c) if x < 1 else 0.0
         return m * (t1 + t2)
 
     # m KL(k/m || pi) decreases on [0, mean] and increases on [mean, m]: bisection for the edges
@@ -155,9 +157,9 @@ class _Classes:
         for j in self.classes:
             m1, m2 = j, N - j
             if m1 not in edges_p:
-                edges_p[m1] = _chernoff_edges(m1, self._p, nats)
+                edges_p[m1] = _chernoff_edges(m1, self._p, self._q, nats)
             if m2 not in edges_q:
-                edges_q[m2] = _chernoff_edges(m2, self._q, nats)
+                edges_q[m2] = _chernoff_edges(m2, self._q, self._p, nats)
             (a0, a1), (b0, b1) = edges_p[m1], edges_q[m2]
             A, ra = _binom_window(m1, e0, a0, a1, nats)
             B, rb = _binom_window(m2, -e0, b0, b1, nats)
@@ -179,7 +181,7 @@ class _Classes:
     def bracket(self, eps: float, rows: Any = slice(None), target: float | None = None) -> tuple[float, float, int]:
         """(lower, upper, row index of the maximum among ``rows``) of max_j delta_j(eps) over the rows'
         classes, 0 <= eps < eps0 (docs/sharp_krr.md §4): at the first tail level whose truncation
-        charge is below 1e-6 of the upper value (or the last); with a ``target``, also at the first
+        charges are below 1e-6 of the upper value (or the last); with a ``target``, also at the first
         level that decides upper <= target or lower > target (get_epsilon's question)."""
         for nats in TAIL_LEVELS:
             lo, up, j, cut_part = self._bracket_at(eps, rows, nats)
@@ -188,7 +190,8 @@ class _Classes:
         return lo, up, j
 
     def _bracket_at(self, eps: float, rows: Any, nats: float) -> tuple[float, float, int, float]:
-        """:meth:`bracket` on the tables of one tail level; also returns the truncation charge."""
+        """:meth:`bracket` on the tables of one tail level; also returns the larger truncation charge
+        (of the upper value, a times the left-out mass, or of the lower one, b times it)."""
         a = -self._p * math.expm1(eps - self.epsilon0)
         b = self._q * math.expm1(eps + self.epsilon0)
         ra = self._coef_rel(eps - self.epsilon0)  # relative error bounds of a and b (§4.4)
@@ -218,9 +221,10 @@ class _Classes:
         tiny = width * (width + 1) * (a + b) * 5e-324 * 2
         charge = a * (1 + ra) * cut * (1 + 2 * _U) + tiny
         up = up_sum * (1 + s) + charge
-        lo = np.maximum(lo_sum * (1 - s) - b * (1 + rb) * cut * (1 + 2 * _U) - tiny, 0.0)
+        lo_charge = b * (1 + rb) * cut * (1 + 2 * _U) + tiny
+        lo = np.maximum(lo_sum * (1 - s) - lo_charge, 0.0)
         j = int(np.argmax(up))
-        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, charge
+        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, max(charge, lo_charge)
 
     def _coef_rel(self, z: float) -> float:
         """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
