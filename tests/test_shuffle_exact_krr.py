@@ -258,3 +258,17 @@ def test_smallest_certified_delta_reports_the_sharp_bound():
     assert smallest_certified_delta(rr, N_MAX + 1, 0.05, "replace")[1] in ("blanket", "clones")
     assert smallest_certified_delta(rr, 1000, 0.12, "zero_out")[1] == "blanket"
     assert smallest_certified_delta(RandomizedResponse(3, 1.0), 200, 0.3, "replace")[1] in ("blanket", "clones")
+
+
+@pytest.mark.parametrize("e0", [1e-6, 12.0, 300.0])
+def test_extreme_epsilon0_against_mpmath(e0):
+    """eps0 near 0, and large enough that p rounds to 1 in double (300): brackets still contain the
+    40-digit value (mp.dps raised so that q = e^-300 p is resolved)."""
+    n = 7
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    with mp.workdps(400):
+        for eps in (0.0, 0.5 * e0, 0.9 * e0):
+            lo, up = acc.get_delta_bounds(eps)
+            ref = max(_mp_classes(n, e0, eps))
+            assert _contains(lo, up, ref), (e0, eps, lo, up, ref)
+            assert lo > 0 and (up - lo) <= 1e-6 * up
