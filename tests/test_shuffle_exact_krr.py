@@ -272,3 +272,17 @@ def test_extreme_epsilon0_against_mpmath(e0):
             ref = max(_mp_classes(n, e0, eps))
             assert _contains(lo, up, ref), (e0, eps, lo, up, ref)
             assert lo > 0 and (up - lo) <= 1e-6 * up
+
+
+def test_get_epsilon_when_the_worst_class_is_not_a_candidate():
+    """n = 80, eps0 = 2, delta = 0.1: just below the answer the largest class is j = 49, which is
+    none of get_epsilon's first candidates (ends, their neighbours, middle); those alone would
+    accept a smaller epsilon."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 2.0), 80)
+    e = acc.get_epsilon(0.1, xtol=1e-6)
+    assert acc.get_delta(e) <= 0.1
+    below = e * (1 - 1e-5)
+    rep = acc.report(below)
+    assert rep.terms["worst_class_j"] == 49 and rep.lower > 0.1
+    cand = (0, 1, 2, 39, 77, 78, 79)
+    assert max(acc.delta_at_class(below, j)[1] for j in cand) <= 0.1

@@ -183,15 +183,23 @@ class _Classes:
         classes, 0 <= eps < eps0 (docs/sharp_krr.md §4): at the first tail level whose truncation
         charges are below 1e-6 of the upper value (or the last); with a ``target``, also at the first
         level that decides upper <= target or lower > target (get_epsilon's question)."""
-        for nats in TAIL_LEVELS:
-            lo, up, j, cut_part = self._bracket_at(eps, rows, nats)
-            if cut_part <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
-                break
-        return lo, up, j
+        lo, up = self.row_brackets(eps, rows, target)
+        j = int(np.argmax(up))
+        return float(np.max(lo)), float(up[j]), j
 
-    def _bracket_at(self, eps: float, rows: Any, nats: float) -> tuple[float, float, int, float]:
-        """:meth:`bracket` on the tables of one tail level; also returns the larger truncation charge
-        (of the upper value, a times the left-out mass, or of the lower one, b times it)."""
+    def row_brackets(self, eps: float, rows: Any = slice(None),
+                     target: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-row (lower, upper) arrays of delta_j(eps), at the tail level :meth:`bracket` chooses."""
+        for nats in TAIL_LEVELS:
+            lo, up, cut_part = self._bracket_at(eps, rows, nats)
+            lo_max, up_max = float(np.max(lo)), float(np.max(up))
+            if cut_part <= 1e-6 * up_max or (target is not None and (up_max <= target or lo_max > target)):
+                break
+        return lo, up
+
+    def _bracket_at(self, eps: float, rows: Any, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """Per-row (lower, upper) on the tables of one tail level, and the larger truncation charge
+        (of the upper values, a times the left-out mass, or of the lower ones, b times it)."""
         a = -self._p * math.expm1(eps - self.epsilon0)
         b = self._q * math.expm1(eps + self.epsilon0)
         ra = self._coef_rel(eps - self.epsilon0)  # relative error bounds of a and b (§4.4)
@@ -223,8 +231,7 @@ class _Classes:
         up = up_sum * (1 + s) + charge
         lo_charge = b * (1 + rb) * cut * (1 + 2 * _U) + tiny
         lo = np.maximum(lo_sum * (1 - s) - lo_charge, 0.0)
-        j = int(np.argmax(up))
-        return float(np.max(lo)), float(min(np.max(up) * (1 + 2 * _U), 1.0)), j, max(charge, lo_charge)
+        return lo, np.minimum(up * (1 + 2 * _U), 1.0), max(charge, lo_charge)
 
     def _coef_rel(self, z: float) -> float:
         """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
@@ -406,11 +413,16 @@ class ExactShuffleAccountant:
                     hi = mid
                 else:
                     lo = mid
-            _, up, j = self._classes.bracket(hi, target=d)
-            if up <= d:
+            _, ups = self._classes.row_brackets(hi, target=d)
+            if float(np.max(ups)) <= d:
                 return hi
-            cand.append(j)  # (j is outside cand: cand's upper at hi is <= d)
-            lo = hi  # the full upper value exceeds d at hi: the root is above
+            # hi is not certified over every class: the largest class outside the candidates joins
+            # them and the search resumes above hi (whatever the classes, an answer is returned only
+            # where the upper value over every class is <= d)
+            outside = np.setdiff1d(np.arange(N + 1), idx)
+            if outside.size:
+                cand.append(int(outside[np.argmax(ups[outside])]))
+            lo = hi
             hi = self.epsilon0
         return self.epsilon0  # (not reached: every class joins at most once)
 
