@@ -63,6 +63,7 @@ def test_n_as_float_accepted_consistently_with_the_api(capsys):
     (["--n", "100", "--epsilon", "0.1"], "required: --gamma"),
     (["--gamma", "0.9", "--n", "100", "--epsilon", "0.1"], "required: --sigma0"),
     (["--k", "2", "--epsilon0", "1", "--gamma", "0.5", "--n", "100", "--epsilon", "0.1"], "not both"),
+    (["--k", "2", "--epsilon0", "1", "--dim", "3", "--n", "100", "--epsilon", "0.1"], "--dim is a BMG option"),
 ])
 def test_option_groups_are_usage_errors(capsys, argv, needle):
     """The randomizer options are required as a group: argparse's usage error (SystemExit 2, one line)."""

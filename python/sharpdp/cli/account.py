@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--epsilon0", type=float, default=None, help="k-RR: local epsilon in (0, 300] nats")
     p.add_argument("--n", type=_number, required=True,
                    help="number of users >= 1 (an integer; integer-valued forms such as 1e6 are accepted)")
-    p.add_argument("--dim", type=int, default=1, help="dimension d >= 1 (default 1)")
+    p.add_argument("--dim", type=int, default=None, help="BMG: dimension d >= 1 (default 1)")
     from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
 
     p.add_argument("--adjacency", choices=ADJACENCIES, default=DEFAULT_ADJACENCY,
@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.k is None or args.epsilon0 is None:
             _usage_error(f"the following arguments are required: {'--k' if args.k is None else '--epsilon0'} "
                          f"(k-ary randomized response needs both --k and --epsilon0)")
+        if args.dim is not None:
+            _usage_error("--dim is a BMG option (k-ary randomized response has no dimension)")
         return _run_krr(args, V.integer("--n", args.n, lo=1))
     if args.gamma is None or args.sigma0 is None:
         _usage_error(f"the following arguments are required: {'--gamma' if args.gamma is None else '--sigma0'} "
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     gamma = V.real("--gamma", args.gamma, lo=0.0, hi=1.0, hi_open=True)
     sigma0 = V.real("--sigma0", args.sigma0, lo=0.0, lo_open=True)
-    dim = V.integer("--dim", args.dim, lo=1)
+    dim = V.integer("--dim", 1 if args.dim is None else args.dim, lo=1)
     eps = None if args.epsilon is None else V.real("--epsilon", args.epsilon, lo=0.0)
     delta = None if args.delta is None else V.probability_open("--delta", args.delta)
     rnd = GaussianRandomizer(sigma0, dim) if gamma == 0.0 else BlanketMixedGaussian(gamma, sigma0, dim)
