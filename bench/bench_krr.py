@@ -2,6 +2,14 @@
 
 Run as a benchmark:  python -m pytest bench/bench_krr.py --benchmark-only
 Print the README table: python bench/bench_krr.py
+Print the sharp-vs-blanket table only (binary RR, about a minute): python bench/bench_krr.py sharp
+
+The sharp table (:func:`sharp_table`) puts, for binary RR at delta = 1e-6: the sharp epsilon of the
+shuffled mechanism itself (ExactShuffleAccountant, n <= 4000; docs/sharp_krr.md), the certified
+lower bound from the "all other users equal" datasets (all_equal_delta_bounds; a lower bound on
+the sharp epsilon, not an upper one: docs/sharp_krr.md §2.1), the certified blanket epsilon
+(ShuffleAccountant), the clones bound (Feldman, McMillan & Talwar) and the figures of Wang et
+al.'s code as QUOTED values (their code is not in this repository and is not re-run here).
 
 Cases: k in {2, 10}, eps0 in {1, 4, 8}, n = 1e3 ... 1e8. The certified accountant
 (`ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace")`) is timed on
@@ -103,6 +111,72 @@ def test_exact_summation_baseline(benchmark, eps0):
     benchmark.extra_info.update(eps=eps, method="exact trinomial summation (numpy)")
 
 
+# Wang et al.'s code, eps at delta = 1e-6 for binary RR, replace-one: QUOTED figures (not re-run).
+WANG_QUOTED = {(1.0, 10**3): 0.1487, (1.0, 10**6): 0.003662}
+SHARP_CASES = [(1.0, 10**3), (4.0, 10**3), (1.0, 4000), (4.0, 4000), (1.0, 10**6), (4.0, 10**6)]
+
+
+def all_equal_epsilon_lower(eps0: float, n: int, delta: float = DELTA) -> float:
+    """Certified lower bound on the sharp eps(delta): the largest bisection point where the all-equal
+    datasets' certified lower delta still exceeds delta (so the mechanism's delta does too)."""
+    from sharpdp.shuffle.exact_krr import all_equal_delta_bounds
+
+    lo, hi = 0.0, eps0
+    for _ in range(45):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if all_equal_delta_bounds(eps0, n, mid)[0] > delta else (lo, mid)
+    return lo
+
+
+def sharp_row(eps0: float, n: int) -> dict:
+    """One row of the sharp table: values and CPU seconds."""
+    from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse, ShuffleAccountant
+    from sharpdp.shuffle.exact_krr import N_MAX
+    from sharpdp.shuffle.indices import clones_epsilon
+
+    row: dict = {"eps0": eps0, "n": n}
+    if n <= N_MAX:
+        t0 = time.process_time()
+        acc = ExactShuffleAccountant(RandomizedResponse(2, eps0), n)
+        row["sharp"] = acc.get_epsilon(DELTA, xtol=1e-5)
+        row["sharp_s"] = time.process_time() - t0
+    t0 = time.process_time()
+    row["all_equal_lower"] = all_equal_epsilon_lower(eps0, n)
+    row["all_equal_s"] = time.process_time() - t0
+    t0 = time.process_time()
+    row["blanket"] = ShuffleAccountant(RandomizedResponse(2, eps0), n, adjacency="replace").get_epsilon(DELTA)
+    row["blanket_s"] = time.process_time() - t0
+    row["clones"] = clones_epsilon(eps0, n, DELTA)
+    row["wang_quoted"] = WANG_QUOTED.get((eps0, n))
+    return row
+
+
+def sharp_table() -> None:
+    """Print the sharp-vs-blanket table (binary RR, replace-one, delta = 1e-6)."""
+    print("| eps0 | n | sharp eps (xtol 1e-5) [CPU s] | all-equal eps (lower bound) [CPU s] | blanket eps [CPU s] | clones eps | "
+          "Wang et al. (quoted) |")
+    print("|---|---|---|---|---|---|---|")
+    for eps0, n in SHARP_CASES:
+        r = sharp_row(eps0, n)
+        sharp = f"{r['sharp']:.6g} [{r['sharp_s']:.2f}]" if "sharp" in r else "n > N_MAX (not covered)"
+        wang = f"{r['wang_quoted']:.4g} (quoted)" if r["wang_quoted"] is not None else "-"
+        print(f"| {eps0:g} | {n:.0e} | {sharp} | {r['all_equal_lower']:.6g} [{r['all_equal_s']:.2f}] | "
+              f"{r['blanket']:.6g} [{r['blanket_s']:.2f}] | {r['clones']:.6g} | {wang} |", flush=True)
+
+
+@pytest.mark.parametrize("eps0", [1.0, 4.0])
+def test_sharp_get_epsilon(benchmark, eps0):
+    from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse
+
+    benchmark.group = f"k-RR k=2 eps0={eps0}"
+
+    def run():
+        return ExactShuffleAccountant(RandomizedResponse(2, eps0), 1000).get_epsilon(DELTA)
+
+    eps = benchmark.pedantic(run, rounds=1, iterations=1)
+    benchmark.extra_info.update(eps=eps, method="sharp (ExactShuffleAccountant), n = 1e3, build included")
+
+
 def numpy_krr_sample(x: np.ndarray, k: int, eps0: float, rng: np.random.Generator) -> np.ndarray:
     """Plain numpy k-RR (the sampler baseline)."""
     p_keep = 1.0 / (1.0 + (k - 1) * math.exp(-eps0))
@@ -129,6 +203,9 @@ def main() -> None:
 
     from sharpdp.shuffle.indices import clones_epsilon
 
+    if len(sys.argv) > 1 and sys.argv[1] == "sharp":
+        sharp_table()
+        return
     cases = CASES if len(sys.argv) < 2 else [c for c in CASES if c[2] <= float(sys.argv[1])]
     print("| k | eps0 | n | CPU s | grid passes | eps (certified) | delta bracket at eps | clones eps | reference |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -1,16 +1,17 @@
-"""`sharpdp account`: certified delta(epsilon) or epsilon(delta) of a shuffled BMG randomizer."""
+"""`sharpdp account`: certified delta(epsilon) or epsilon(delta) of a shuffled BMG or k-RR randomizer."""
 
 from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+import sys
+from typing import Any, NoReturn
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "account", parents=[parent],
-        help="certified delta for an epsilon (or epsilon for a delta) of a shuffled BMG at n users",
+        help="certified delta for an epsilon (or epsilon for a delta) of a shuffled BMG or k-RR at n users",
         description=(
             "Certified privacy profile of n shuffled messages of the blanket-mixed Gaussian "
             "randomizer (gamma, sigma0) of 'Shuffling-Aware Optimization for Private Vector Mean Estimation'. With "
@@ -18,11 +19,19 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "bound) and how tightly the accountant computed that bound: a lower value of the blanket bound "
             "(not a lower bound on the mechanism's delta). The relative gap is <= 1 percent when the value is >= "
             "1e-24 and the grid fits its size caps; below 1e-24 only the upper value is refined. With --delta: "
-            "the smallest certified epsilon (safe end of its bracket). gamma = 0 is the Gaussian randomizer."))
-    p.add_argument("--gamma", type=float, required=True, help="blanket mass in [0, 1)")
-    p.add_argument("--sigma0", type=float, required=True, help="Gaussian scale > 0")
-    p.add_argument("--n", type=int, required=True, help="number of users >= 1")
-    p.add_argument("--dim", type=int, default=1, help="dimension d >= 1 (default 1)")
+            "the smallest certified epsilon (safe end of its bracket). gamma = 0 is the Gaussian randomizer. "
+            "With --k K --epsilon0 E0 instead of --gamma/--sigma0: k-ary randomized response; for k = 2, "
+            "--adjacency replace and n <= 4000 the sharp bound (the shuffled mechanism's own delta, worst case "
+            "over datasets: sharpdp.shuffle.ExactShuffleAccountant) is reported, else the blanket bound; the "
+            "output says which (\"bound\")."))
+    p.add_argument("--gamma", type=float, default=None, help="BMG: blanket mass in [0, 1)")
+    p.add_argument("--sigma0", type=float, default=None, help="BMG: Gaussian scale > 0")
+    p.add_argument("--k", type=_number, default=None,
+                   help="k-ary randomized response: number of categories k >= 2 (with --epsilon0)")
+    p.add_argument("--epsilon0", type=float, default=None, help="k-RR: local epsilon in (0, 300] nats")
+    p.add_argument("--n", type=_number, required=True,
+                   help="number of users >= 1 (an integer; integer-valued forms such as 1e6 are accepted)")
+    p.add_argument("--dim", type=int, default=None, help="BMG: dimension d >= 1 (default 1)")
     from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
 
     p.add_argument("--adjacency", choices=ADJACENCIES, default=DEFAULT_ADJACENCY,
@@ -39,20 +48,52 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     target.add_argument("--delta", type=float, help="delta in (0, 1): report the certified epsilon")
 
 
+def _number(text: str) -> int | float:
+    """An option value as int when it is written as one, else as float (validated in ``run``, so
+    "1e6" is accepted as the integer 10**6 and "1.5" is refused there naming the option)."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+_number.__name__ = "number"  # argparse's message for a bad value: "invalid number value: 'abc'"
+
+
+def _usage_error(message: str) -> NoReturn:
+    """A missing or conflicting option, reported as argparse reports a missing required one (one
+    line on stderr, exit status 2 through SystemExit): the randomizer options are required as a
+    group (--gamma/--sigma0 or --k/--epsilon0), which argparse cannot express."""
+    print(f"sharpdp account: error: {message} (see --help)", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
+
+    if args.k is not None or args.epsilon0 is not None:
+        if args.gamma is not None or args.sigma0 is not None:
+            _usage_error("give either --k/--epsilon0 (k-ary randomized response) or --gamma/--sigma0 (BMG), not both")
+        if args.k is None or args.epsilon0 is None:
+            _usage_error(f"the following arguments are required: {'--k' if args.k is None else '--epsilon0'} "
+                         f"(k-ary randomized response needs both --k and --epsilon0)")
+        if args.dim is not None:
+            _usage_error("--dim is a BMG option (k-ary randomized response has no dimension)")
+        return _run_krr(args, V.integer("--n", args.n, lo=1))
+    if args.gamma is None or args.sigma0 is None:
+        _usage_error(f"the following arguments are required: {'--gamma' if args.gamma is None else '--sigma0'} "
+                     f"(BMG: --gamma and --sigma0; k-ary randomized response: --k and --epsilon0)")
+    n = V.integer("--n", args.n, lo=1)
     from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
 
-    n = V.integer("--n", args.n, lo=1)
     gamma = V.real("--gamma", args.gamma, lo=0.0, hi=1.0, hi_open=True)
     sigma0 = V.real("--sigma0", args.sigma0, lo=0.0, lo_open=True)
-    dim = V.integer("--dim", args.dim, lo=1)
+    dim = V.integer("--dim", 1 if args.dim is None else args.dim, lo=1)
     eps = None if args.epsilon is None else V.real("--epsilon", args.epsilon, lo=0.0)
     delta = None if args.delta is None else V.probability_open("--delta", args.delta)
     rnd = GaussianRandomizer(sigma0, dim) if gamma == 0.0 else BlanketMixedGaussian(gamma, sigma0, dim)
-    from sharpdp.shuffle.accountant import ShuffleAccountant
-
     from sharpdp.cli import CliError
+    from sharpdp.shuffle.accountant import ShuffleAccountant
 
     try:
         acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
@@ -65,20 +106,77 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "adjacency": args.adjacency,
     }
     rounds = V.integer("--rounds", args.rounds, lo=1)
+    out.update(_answer(acc, rounds, eps, delta, args.discretization, _BLANKET_LOWER))
+    return out
+
+
+_BLANKET_LOWER = ("lower value of the blanket bound (the accountant's accuracy), not a lower bound on the "
+                  "mechanism's delta")
+
+
+def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: str) -> dict[str, Any]:
+    """The certified answer of ``acc``: composed over ``rounds``, or delta's bracket at ``eps``, or
+    epsilon at ``delta``; ``lower_meaning`` says what the bracket's lower end is."""
     if rounds > 1:
-        out.update(_rounds(acc, rounds, eps, delta, args.discretization))
-    elif eps is not None:
+        return _rounds(acc, rounds, eps, delta, discretization)
+    if eps is not None:
         lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
         lo, up = float(lo), float(up)
         gap = (up - lo) / lo if lo > 0 else math.inf
-        out.update(epsilon=eps, delta=up, delta_lower=lo, delta_upper=up,
-                   delta_lower_meaning="lower value of the blanket bound (the accountant's accuracy), not a lower "
-                                       "bound on the mechanism's delta",
-                   bracket_relative_gap=gap if math.isfinite(gap) else None,
-                   bracket_note=_bracket_note(lo, up, gap, acc.rel_tol))
+        return {"epsilon": eps, "delta": up, "delta_lower": lo, "delta_upper": up, "delta_lower_meaning": lower_meaning,
+                    "bracket_relative_gap": gap if math.isfinite(gap) else None,
+                    "bracket_note": _bracket_note(lo, up, gap, acc.rel_tol)}
+    return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
+
+
+_SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over all neighbouring datasets "
+                  "(ExactShuffleAccountant, docs/sharp_krr.md); the bracket is of delta itself")
+_BLANKET_MEANING = ("blanket: the privacy-blanket upper bound (ShuffleAccountant); the lower value is of the bound, "
+                    "not a lower bound on the mechanism's delta")
+
+
+def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
+    """k-ary randomized response: the sharp accountant where it applies, else the blanket one."""
+    from sharpdp import _validation as V
+    from sharpdp.shuffle import RandomizedResponse
+    from sharpdp.shuffle.accountant import ShuffleAccountant
+    from sharpdp.shuffle.certified import sharp_applies
+
+    k = V.integer("--k", args.k, lo=2)
+    e0 = V.real("--epsilon0", args.epsilon0, lo=0.0, hi=300.0, lo_open=True)
+    eps = None if args.epsilon is None else V.real("--epsilon", args.epsilon, lo=0.0)
+    delta = None if args.delta is None else V.probability_open("--delta", args.delta)
+    rounds = V.integer("--rounds", args.rounds, lo=1)
+    rnd = RandomizedResponse(k, e0)
+    out: dict[str, Any] = {"randomizer": {"k": k, "epsilon0": e0, "mse_single": rnd.mse_single},
+                           "n": n, "adjacency": args.adjacency}
+    sharp = rounds == 1 and sharp_applies(rnd, n, args.adjacency)
+    if sharp:
+        from sharpdp.shuffle import ExactShuffleAccountant
+
+        acc: Any = ExactShuffleAccountant(rnd, n, args.adjacency)
     else:
-        out.update(delta=delta, epsilon=float(acc.get_epsilon(float(delta))))  # type: ignore[arg-type]
+        acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
+    out["bound"] = "sharp" if sharp else "blanket"
+    out["bound_meaning"] = _SHARP_MEANING if sharp else _BLANKET_MEANING
+    if not sharp:
+        out["bound_why_not_sharp"] = _why_not_sharp(k, n, args.adjacency, rounds)
+    lower = "certified lower bound on the mechanism's delta" if sharp else _BLANKET_LOWER
+    out.update(_answer(acc, rounds, eps, delta, args.discretization, lower))
     return out
+
+
+def _why_not_sharp(k: int, n: int, adjacency: str, rounds: int) -> str:
+    """Which condition of the sharp route fails (k = 2, replace, n <= N_MAX, one round)."""
+    from sharpdp.shuffle.exact_krr import N_MAX
+
+    if k != 2:
+        return f"k = {k}: the sharp worst case is proved for k = 2 only (docs/sharp_krr.md §5)"
+    if adjacency != "replace":
+        return "the sharp bound covers --adjacency replace only"
+    if n > N_MAX:
+        return f"n = {n} > {N_MAX}: the sharp bound evaluates every class of datasets, n <= {N_MAX}"
+    return f"--rounds {rounds}: composition takes the blanket accountant (ComposedAccountant)"
 
 
 def _bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
@@ -111,9 +209,29 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     return out
 
 
+def _format_krr(r: dict[str, Any]) -> str:
+    rd = r["randomizer"]
+    head = (f"k-RR k = {rd['k']}, epsilon0 = {rd['epsilon0']:.6g} (mse_single = {rd['mse_single']:.6g}); "
+            f"n = {r['n']}, {r['adjacency']} adjacency; bound: {r['bound_meaning']}")
+    if "bound_why_not_sharp" in r:
+        head += f" (not sharp: {r['bound_why_not_sharp']})"
+    if r.get("rounds", 1) > 1:
+        head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
+    if "delta_upper" in r:
+        body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound, {r['bound']})\n"
+                f"bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]")
+        if "delta_lower_meaning" in r:
+            body += f": lower value = {r['delta_lower_meaning']}; {r['bracket_note']}"
+    else:
+        body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats, {r['bound']} bound)"
+    return head + "\n" + body
+
+
 def format_text(r: dict[str, Any]) -> str:
     from sharpdp.cli import BMG_FIELD_HELP
 
+    if "k" in r["randomizer"]:
+        return _format_krr(r)
     rd = r["randomizer"]
     figures = ", ".join(f"{k} = {rd[k]:.6g}" for k in BMG_FIELD_HELP)
     head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "

@@ -35,6 +35,7 @@ from sharpdp.shuffle.calibration import (
 )
 from sharpdp.shuffle.clones import clones_delta, clones_epsilon
 from sharpdp.shuffle.certified import smallest_certified_delta
+from sharpdp.shuffle.exact_krr import ExactShuffleAccountant
 from sharpdp.shuffle.profile import DominatingPair, dominating_pair, privacy_profile, privacy_profile_bounds
 from sharpdp.shuffle.composition import ComposedAccountant
 
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_ADJACENCY",
     "ComposedAccountant",
     "DominatingPair",
+    "ExactShuffleAccountant",
     "dominating_pair",
     "privacy_profile",
     "privacy_profile_bounds",

@@ -1,8 +1,10 @@
 """Choosing among certified bounds (sits above the accountant).
 
-:func:`smallest_certified_delta` takes the smaller of the blanket accountant's certified upper
-value and, for pure-LDP randomizers under replace-one adjacency, the "hiding among the clones"
-bound.
+:func:`smallest_certified_delta` reports the sharp value of :class:`ExactShuffleAccountant`
+where it applies (binary randomized response, replace-one, n <= its N_MAX: an upper bound on the
+mechanism's own delta, below every other bound), and otherwise the smaller of the blanket
+accountant's certified upper value and, for pure-LDP randomizers under replace-one adjacency, the
+"hiding among the clones" bound.
 """
 
 from __future__ import annotations
@@ -12,14 +14,30 @@ from sharpdp.shuffle.accountant import ShuffleAccountant
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.clones import clones_delta
 from sharpdp.shuffle.contract import LocalRandomizer
+from sharpdp.shuffle.exact_krr import N_MAX as SHARP_N_MAX
+from sharpdp.shuffle.exact_krr import ExactShuffleAccountant
 
-__all__ = ["smallest_certified_delta"]
+__all__ = ["sharp_applies", "smallest_certified_delta"]
+
+
+def sharp_applies(randomizer, n: int, adjacency: str) -> bool:
+    """True when :class:`ExactShuffleAccountant` covers the round: binary
+    :class:`~sharpdp.shuffle.RandomizedResponse`, ``adjacency == "replace"``, 1 <= n <= its N_MAX."""
+    from sharpdp.shuffle.randomizers import RandomizedResponse
+
+    return (isinstance(randomizer, RandomizedResponse) and randomizer.k == 2 and adjacency == "replace"
+            and 1 <= n <= SHARP_N_MAX)
 
 
 def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str = DEFAULT_ADJACENCY, *,
                              rel_tol: float = 1e-2) -> tuple[float, str]:
-    """The smaller of two certified upper bounds on delta(eps), and which one it is.
+    """The smallest certified upper bound on delta(eps) available, and which one it is.
 
+    ``"sharp"``: :class:`sharpdp.shuffle.ExactShuffleAccountant`'s certified upper value of the
+    shuffled mechanism's own delta (worst case over datasets, docs/sharp_krr.md), used whenever
+    it applies: ``RandomizedResponse`` with k = 2, replace-one adjacency, n <= its ``N_MAX``
+    (every other bound is an upper bound on the same delta, so this one is the smallest up to its
+    bracket, below 1e-8 relative; the others are then not computed).
     ``"blanket"``: :class:`sharpdp.shuffle.ShuffleAccountant`'s certified upper value;
     ``"clones"``: :func:`sharpdp.shuffle.clones_delta` (Feldman, McMillan & Talwar, *Hiding among
     the clones*, Theorem 3.1), used only for replace-one adjacency and randomizers that are pure
@@ -45,7 +63,7 @@ def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str 
     Returns
     -------
     (float, str)
-        delta upper bound in [0, 1] and its source, "blanket" or "clones".
+        delta upper bound in [0, 1] and its source, "sharp", "blanket" or "clones".
 
     Raises
     ------
@@ -55,6 +73,9 @@ def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str 
     check_adjacency(adjacency)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
     n = V.integer("n", n, lo=1)
+    if sharp_applies(randomizer, n, adjacency):
+        V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        return float(ExactShuffleAccountant(randomizer, n, adjacency).get_delta(epsilon)), "sharp"
     blanket = float(ShuffleAccountant(randomizer, n, adjacency=adjacency, rel_tol=rel_tol).get_delta(epsilon))
     eps0 = randomizer.local_epsilon if isinstance(randomizer, LocalRandomizer) else None
     if adjacency == "replace" and eps0 is not None:

@@ -1,0 +1,494 @@
+"""Sharp accountant of shuffled binary randomized response: the mechanism's own delta(eps), certified.
+
+Proof and error budget: docs/sharp_krr.md. In short (replace-one adjacency, k = 2, n users):
+
+- The shuffled output of binary RR is (a bijective function of) the number C of reported ones.
+  For neighbouring datasets that differ in user 1 (x1 = 1 vs x1' = 0) and whose other N = n - 1
+  users hold j ones, C = Y + U_j with Y ~ Bern(p) vs Bern(q) (p = e^eps0 / (1 + e^eps0),
+  q = 1 - p) and U_j = Bin(j, p) + Bin(N - j, q) independent of Y. The law of C depends on the
+  other users' data only through j, so the worst case over all datasets is the maximum over the
+  N + 1 classes j = 0..N (docs/sharp_krr.md §2); reflection C -> n - C maps the class j of the
+  order (x1 = 1, x1' = 0) to the class N - j of the other order, so the maximum over j covers both.
+- delta_j(eps) = sum_c (a U_j(c - 1) - b U_j(c))_+ with a = p - e^eps q = -p expm1(eps - eps0) and
+  b = e^eps p - q = q expm1(eps + eps0) (docs/sharp_krr.md §3).
+- The maximum is NOT attained at "all other users equal" (j = 0 or N) in general: e.g. n = 6,
+  eps0 = 1, eps = 0.25 gives 0.1023 at j = 4 against 0.0889 at j in {0, 5} (docs/sharp_krr.md §2.1).
+  So every class is evaluated: O(n) classes of O(sqrt n) terms each, which limits n to
+  :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant` (the blanket bound);
+  :func:`all_equal_delta_bounds` gives a certified lower bound on delta at any n <= 1e9.
+
+Evaluation (docs/sharp_krr.md §4): binomial pmfs from summed log-ratios (log space, normalised on
+their window) on windows outside which each binomial's tails are below ``exp(-nats)``, nats in
+``TAIL_LEVELS`` (Chernoff bound), the windows convolved exactly (sums of positive terms), every rounding bounded by a relative error charged to the
+terms, the truncated mass charged as an absolute term; the result is a bracket
+``lower <= delta(eps) <= upper`` of the mechanism's delta itself.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from sharpdp import _validation as V
+from sharpdp.shuffle._results import AccountantReport
+
+__all__ = ["N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
+
+#: Largest number of users evaluated (every class j = 0..n-1 is summed; above this use the blanket
+#: ShuffleAccountant).
+N_MAX = 4000
+#: Each binomial window leaves out mass <= exp(-nats) on each side (Chernoff bound), for nats in
+#: TAIL_LEVELS: the first level's tables serve values >= ~1e-28 (its truncation charge is then a
+#: relative 1e-6); deeper levels are built on demand for smaller values (down to the double range).
+TAIL_LEVELS = (80.0, 300.0, 745.0)
+_U = 2.0**-53  # unit roundoff
+#: Relative error allowed to one libm call (log, log1p, exp, expm1): 4 ulp, an assumption on
+#: the platform's libm (glibc documents <= 2-4 ulp for these) - docs/sharp_krr.md §4.
+_ULP_CALL = 8 * _U
+
+
+def _chernoff_edges(m: int, pi: float, pi_c: float, nats: float) -> tuple[int, int]:
+    """Smallest window [lo, hi] of Bin(m, pi) whose two tails each have mass <= exp(-(nats + 1)).
+
+    ``pi_c`` is 1 - pi, passed separately (accurate when pi rounds to 1, e.g. p at eps0 = 300).
+
+    Chernoff: P(X >= k) <= exp(-m KL(k/m || pi)) for k >= m pi and P(X <= k) likewise for
+    k <= m pi (KL the Bernoulli relative entropy). The edges are found where m KL >= nats + 1 (the
+    extra nat covers the rounding of KL, whose relative error is far below 1/nats).
+    """
+    if m == 0:
+        return 0, 0
+    need = nats + 1.0
+    mean = m * pi
+
+    def tail_exponent(k: int) -> float:
+        x = k / m
+        t1 = x * math.log(x / pi) if x > 0 else 0.0
+        t2 = (1 - x) * math.log((1 - x) / pi_c) if x < 1 else 0.0
+        return m * (t1 + t2)
+
+    # m KL(k/m || pi) decreases on [0, mean] and increases on [mean, m]: bisection for the edges
+    lo = 0
+    if tail_exponent(0) >= need:  # largest k < mean with exponent >= need, plus one
+        a, b = 0, math.floor(mean)  # exponent(a) >= need; b is the last point at or below the mean
+        if tail_exponent(b) >= need:
+            a = b
+        while b - a > 1:
+            mid = (a + b) // 2
+            a, b = (mid, b) if tail_exponent(mid) >= need else (a, mid)
+        lo = a + 1
+    hi = m
+    if tail_exponent(m) >= need:  # smallest k > mean with exponent >= need, minus one
+        a, b = math.ceil(mean), m  # exponent(b) >= need
+        if tail_exponent(a) >= need:
+            b = a
+        while b - a > 1:
+            mid = (a + b) // 2
+            a, b = (a, mid) if tail_exponent(mid) >= need else (mid, b)
+        hi = b - 1
+    return lo, hi
+
+
+def _binom_window(m: int, log_odds: float, lo: int, hi: int, nats: float) -> tuple[np.ndarray, float]:
+    """Bin(m, pi) pmf on [lo, hi] (a window leaving out <= e^-(nats + 1) per tail) and a bound on its
+    entrywise relative error; log_odds = log(pi / (1 - pi)) (+-eps0 for RR, exact).
+
+    docs/sharp_krr.md §4.2: the log-ratios log pmf(i) - log pmf(i - 1) = log((m - i + 1)/i) + log_odds
+    are summed outward from the mode (no log-gamma: its cancellation costs ~ u log-gamma(m) in the
+    log, 1e-5 at m = 1e9), exponentiated and normalised by their window sum; the true normalisation
+    differs by at most the left-out mass 2 e^-(nats + 1).
+    """
+    if m == 0:
+        return np.ones(1), 0.0
+    pi = 1.0 / (1.0 + math.exp(-log_odds))
+    k0 = min(max(math.floor((m + 1) * pi), lo), hi)  # the mode (up to rounding: any anchor is valid)
+    up_i = np.arange(k0 + 1, hi + 1, dtype=np.float64)
+    dn_i = np.arange(k0, lo, -1, dtype=np.float64)  # pmf(i - 1) / pmf(i) for i = k0, k0 - 1, ..., lo + 1
+    errs = []
+    sides = []
+    for i, sign in ((up_i, 1.0), (dn_i, -1.0)):
+        ratio = (m - i + 1.0) / i  # exact integers (m <= 1e9 < 2^53), one rounding
+        lr = np.log(ratio)
+        t = sign * (lr + log_odds)
+        s_side = np.cumsum(t)
+        # per term: the ratio's rounding (u in the log), the log (8u of it), the addition (u of t);
+        # the running sums: u of each partial sum; all accumulated along the side (1.01 margin)
+        err = 1.01 * (np.sum(_U + _ULP_CALL * np.abs(lr) + _U * np.abs(t)) + _U * np.sum(np.abs(s_side)))
+        errs.append(float(err))
+        sides.append(s_side)
+    logw = np.concatenate([sides[1][::-1], [0.0], sides[0]])  # positions lo .. hi
+    w = np.exp(logw)
+    total = float(np.sum(w))
+    pmf = w / total
+    e_log = max(errs)  # every entry's log within e_log; the window sum within e^e_log relative too
+    tails = 2.0 * math.exp(-(nats + 1.0)) * (1 + 4 * _ULP_CALL)
+    rel = math.expm1(2 * e_log + 2 * _ULP_CALL + 1.01 * (w.size + 2) * _U) + tails
+    return pmf, rel
+
+
+class _Classes:
+    """The laws U_j of a list of classes j (docs/sharp_krr.md §2) and the certified bracket of
+    max_j delta_j(eps) over them (§4); one row per class."""
+
+    def __init__(self, epsilon0: float, n: int, classes: Any) -> None:
+        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
+        self.epsilon0 = e0 = float(epsilon0)
+        self.n = n
+        self.classes = list(classes)  # the j of each row
+        # log p = -log1p(e^-eps0), log q = log p - eps0 (exact identities; rounding in _binom_window)
+        self._log_p = -math.log1p(math.exp(-e0))
+        self._log_q = self._log_p - e0
+        self._p = math.exp(self._log_p)
+        self._q = math.exp(self._log_q)
+        self._levels: dict[float, tuple[np.ndarray, np.ndarray, float]] = {}
+
+    def _level(self, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """(table, relative error per row, truncated mass) of the laws U_j (j = 0..N) on windows
+        leaving out <= e^-nats per binomial tail; one row per class, aligned with zero padding."""
+        got = self._levels.get(nats)
+        if got is not None:
+            return got
+        N, e0 = self.n - 1, self.epsilon0
+        rows, rels = [], []
+        edges_p: dict[int, tuple[int, int]] = {}
+        edges_q: dict[int, tuple[int, int]] = {}
+        for j in self.classes:
+            m1, m2 = j, N - j
+            if m1 not in edges_p:
+                edges_p[m1] = _chernoff_edges(m1, self._p, self._q, nats)
+            if m2 not in edges_q:
+                edges_q[m2] = _chernoff_edges(m2, self._q, self._p, nats)
+            (a0, a1), (b0, b1) = edges_p[m1], edges_q[m2]
+            A, ra = _binom_window(m1, e0, a0, a1, nats)
+            B, rb = _binom_window(m2, -e0, b0, b1, nats)
+            rows.append(np.convolve(A, B))
+            terms = min(A.size, B.size)
+            # product: ra + rb + u; a sum of `terms` positive terms: (terms - 1) u (1.01 margin)
+            rels.append((ra + rb + _U) * 1.01 + 1.01 * terms * _U)
+        width = max(r.size for r in rows) + 2  # one zero each side: the terms just outside the window
+        table = np.zeros((len(rows), width))
+        for j, r in enumerate(rows):
+            table[j, 1:1 + r.size] = r
+        # mass left out of row j's window (each binomial: two tails of <= e^-(nats + 1))
+        cut = 4.0 * math.exp(-nats) * (1 + 4 * _ULP_CALL)
+        got = (table, np.array(rels), cut)
+        self._levels[nats] = got
+        return got
+
+    # ------------------------------------------------------------------ one epsilon
+    def bracket(self, eps: float, rows: Any = slice(None), target: float | None = None) -> tuple[float, float, int]:
+        """(lower, upper, row index of the maximum among ``rows``) of max_j delta_j(eps) over the rows'
+        classes, 0 <= eps < eps0 (docs/sharp_krr.md §4): at the first tail level whose truncation
+        charges are below 1e-6 of the upper value (or the last); with a ``target``, also at the first
+        level that decides upper <= target or lower > target (get_epsilon's question)."""
+        lo, up = self.row_brackets(eps, rows, target)
+        j = int(np.argmax(up))
+        return float(np.max(lo)), float(up[j]), j
+
+    def row_brackets(self, eps: float, rows: Any = slice(None),
+                     target: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-row (lower, upper) arrays of delta_j(eps), at the tail level :meth:`bracket` chooses."""
+        for nats in TAIL_LEVELS:
+            lo, up, cut_part = self._bracket_at(eps, rows, nats)
+            lo_max, up_max = float(np.max(lo)), float(np.max(up))
+            if cut_part <= 1e-6 * up_max or (target is not None and (up_max <= target or lo_max > target)):
+                break
+        return lo, up
+
+    def _bracket_at(self, eps: float, rows: Any, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """Per-row (lower, upper) on the tables of one tail level, and the larger truncation charge
+        (of the upper values, a times the left-out mass, or of the lower ones, b times it)."""
+        a = -self._p * math.expm1(eps - self.epsilon0)
+        b = self._q * math.expm1(eps + self.epsilon0)
+        ra = self._coef_rel(eps - self.epsilon0)  # relative error bounds of a and b (§4.4)
+        rb = self._coef_rel(eps + self.epsilon0)
+        table, rel, cut = self._level(nats)
+        T = table[rows]
+        rmax = float(np.max(rel[rows]))  # the rows' pmf errors (§4.3), one bound for all rows
+        # §4.5: the true term a U(c-1) - b U(c) is at most a(1 + ra)(1 + r) X - b(1 - rb)(1 - r) Y with
+        # X, Y the stored values; the coefficients below carry 16u more each side, which covers the
+        # rounding of the two products and of the subtraction (|fl(x - y) - (x - y)| <= u(x + y))
+        # and of the coefficients themselves; the lower terms symmetrically
+        X, Y = T[:, :-1], T[:, 1:]  # U(c - 1), U(c) with c = column + 1
+        tmp = X * (a * (1 + ra + rmax + 16 * _U))
+        tmp -= Y * (b * (1 - rb - rmax - 16 * _U))
+        np.maximum(tmp, 0.0, out=tmp)
+        up_sum = tmp.sum(axis=1)
+        tmp = X * (a * (1 - ra - rmax - 16 * _U))
+        tmp -= Y * (b * (1 + rb + rmax + 16 * _U))
+        np.maximum(tmp, 0.0, out=tmp)
+        lo_sum = tmp.sum(axis=1)
+        w = T.shape[1]
+        s = 1.01 * w * _U  # sum of w nonnegative terms
+        # the left-out mass (§4.6), and the subnormal range where relative error bounds fail: every
+        # stored value and product is within 2^-1074 absolute of its bound, so each U entry within
+        # (w + 1) 2^-1074 (w terms, w < width) and a row sum within width (w + 1)(a + b) 2^-1074
+        width = T.shape[1]
+        tiny = width * (width + 1) * (a + b) * 5e-324 * 2
+        charge = a * (1 + ra) * cut * (1 + 2 * _U) + tiny
+        up = up_sum * (1 + s) + charge
+        lo_charge = b * (1 + rb) * cut * (1 + 2 * _U) + tiny
+        lo = np.maximum(lo_sum * (1 - s) - lo_charge, 0.0)
+        return lo, np.minimum(up * (1 + 2 * _U), 1.0), max(charge, lo_charge)
+
+    def _coef_rel(self, z: float) -> float:
+        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
+        if z == 0.0:
+            return 0.0
+        dz = abs(z) * _U  # rounding of the argument
+        # |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1 (for all z != 0)
+        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
+        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
+        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
+        return p_rel + _ULP_CALL + dz * (1 / abs(z) + 1) * 1.01 + 2 * _U
+
+
+class ExactShuffleAccountant:
+    """Certified delta(eps) of n shuffled binary randomized responses: the mechanism itself, worst case over datasets.
+
+    Sources: the shuffle model of *Shuffling-Aware Optimization for Private Vector Mean
+    Estimation* (Proposition 3.8: binary RR); the worst case over the other users' data and the
+    closed form are proved in docs/sharp_krr.md §2-§3 (the maximum over the n classes "j of the
+    other n - 1 users hold a one"); the certified evaluation is docs/sharp_krr.md §4.
+
+    Unlike :class:`sharpdp.shuffle.ShuffleAccountant`, which bounds the privacy blanket (an upper
+    bound on delta), the bracket here is of the shuffled mechanism's own delta(eps), maximised over
+    every pair of replace-one neighbouring datasets and both orders: ``lower <= delta(eps) <=
+    upper`` with (upper - lower)/lower below about 1e-6 wherever delta >= 1e-24 (the truncation
+    charge's target; measured below 1e-8 at n <= 4000). Binary RR is eps0-LDP: delta = 0 exactly
+    for eps >= eps0.
+
+    Parameters
+    ----------
+    randomizer : RandomizedResponse
+        Binary randomized response (k = 2), any eps0 in (0, 300].
+    n : int
+        Number of users, 1 <= n <= :data:`N_MAX` (every one of the n classes of the other users'
+        data is evaluated, O(n^1.5) work when the accountant is built).
+    adjacency : {"replace"}, default "replace"
+        Replace-one (one user's input replaced by another). Zero-out ("zero_out") is not covered.
+    rel_tol : float, default 1e-2
+        Accepted for interchangeability with ShuffleAccountant (in (0, 1)); the bracket achieved is
+        far tighter (module docstring).
+
+    Raises
+    ------
+    TypeError
+        ``randomizer`` not a RandomizedResponse; ``n`` not an integer.
+    ValueError
+        k >= 3 (no proof of the worst case over datasets within this evaluation: docs/sharp_krr.md
+        §5; use ShuffleAccountant), ``adjacency`` not "replace", n outside [1, N_MAX], rel_tol
+        outside (0, 1).
+    """
+
+    via_bottom = False
+
+    def __init__(self, randomizer: Any, n: int, adjacency: str = "replace", *, rel_tol: float = 1e-2) -> None:
+        from sharpdp.shuffle.randomizers import RandomizedResponse
+
+        if not isinstance(randomizer, RandomizedResponse):
+            raise TypeError(f"randomizer must be a RandomizedResponse, got {type(randomizer).__name__}")
+        if randomizer.k != 2:
+            raise ValueError(f"randomizer: k = {randomizer.k} is not covered: the worst case over the other users' "
+                             f"data is proved here for binary RR (k = 2) only (docs/sharp_krr.md §5); use "
+                             f"ShuffleAccountant(RandomizedResponse({randomizer.k}, eps0), n, adjacency='replace') "
+                             f"(the certified blanket bound)")
+        if adjacency != "replace":
+            raise ValueError(f"adjacency must be 'replace' (the worst case is proved for replace-one only), "
+                             f"got {adjacency!r}; use ShuffleAccountant for 'zero_out'")
+        self.n = V.integer("n", n, lo=1)
+        if self.n > N_MAX:
+            raise ValueError(f"n must be <= {N_MAX} (every class of the other users' data is evaluated: "
+                             f"docs/sharp_krr.md §2.1), got {self.n}; use ShuffleAccountant (blanket bound) or "
+                             f"smallest_certified_delta for larger n")
+        self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        self.randomizer = randomizer
+        self.adjacency = "replace"
+        self.epsilon0 = float(randomizer.epsilon0)
+        self._classes = _Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
+
+    # ------------------------------------------------------------------ public API
+    def report(self, epsilon: float) -> AccountantReport:
+        """Certified bracket of delta(epsilon) (epsilon >= 0 in nats) and the class attaining it.
+
+        ``terms`` holds ``worst_class_j`` (number of the other n - 1 users holding user 1's value in
+        the order x1 = 1 vs x1' = 0, whose delta is the largest upper value) and ``bound``.
+        """
+        eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
+        if eps >= self.epsilon0:  # eps0-LDP: delta is exactly 0 (a <= 0: every term is <= 0)
+            return AccountantReport(eps, 0.0, 0.0, terms={"bound": "sharp", "note": "epsilon >= epsilon0"})
+        lo, up, j = self._classes.bracket(eps)
+        return AccountantReport(eps, lo, up, law_index=j,
+                                terms={"bound": "sharp", "worst_class_j": j,
+                                       "all_equal_is_worst": j in (0, self.n - 1)})
+
+    def get_delta_bounds(self, epsilon: Any) -> tuple[Any, Any]:
+        """Certified (lower, upper) of the shuffled mechanism's delta(epsilon).
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            Privacy loss in nats, >= 0 (+inf allowed), scalar or array of any shape.
+
+        Returns
+        -------
+        (lower, upper) : floats (scalar input) or float64 arrays of the input's shape
+            ``lower <= delta(eps) <= upper`` where delta is the largest hockey-stick divergence
+            over all replace-one neighbouring datasets and both orders (a true lower bound on the
+            mechanism's delta, unlike the blanket accountant's lower value); both exactly 0 for
+            eps >= eps0.
+
+        Notes
+        -----
+        Each value is computed independently (no monotone memo as in ShuffleAccountant): the
+        brackets are within about 1e-8 relative, so upper values at nearby epsilons can be out of
+        order only at that level; ``privacy_profile`` makes its values non-increasing.
+
+        Raises
+        ------
+        TypeError
+            epsilon not real.
+        ValueError
+            epsilon < 0 or NaN.
+        """
+        arr = V.epsilon_values("epsilon", epsilon)
+        if np.any(arr < 0):
+            raise ValueError(f"epsilon must be >= 0, got {arr.min()}")
+        flat = arr.ravel()
+        lo, up = np.empty(flat.size), np.empty(flat.size)
+        for i, e in enumerate(flat.tolist()):
+            rep = self.report(e)
+            lo[i], up[i] = rep.lower, rep.upper
+        return V.pair_like(arr, lo, up)
+
+    def get_delta(self, epsilon: Any) -> Any:
+        """Certified upper bound on the shuffled mechanism's delta(epsilon) (see :meth:`get_delta_bounds`)."""
+        return self.get_delta_bounds(epsilon)[1]
+
+    def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
+        """Smallest epsilon (safe end of a bisection bracket of relative width ``xtol``) with upper delta <= delta.
+
+        Parameters
+        ----------
+        delta : float
+            Target, 0 < delta < 1.
+        xtol : float, default 1e-3
+            Relative width of the final bracket, in [1e-9, 0.5].
+
+        Returns
+        -------
+        float
+            epsilon in [0, eps0] (nats) with ``get_delta(epsilon) <= delta``; the lower end of the
+            final bracket has ``get_delta > delta``. 0.0 when delta is met at 0.
+
+        Raises
+        ------
+        TypeError
+            delta or xtol not real.
+        ValueError
+            delta outside (0, 1), xtol outside [1e-9, 0.5].
+        """
+        d = V.probability_open("delta", delta)
+        xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
+        N = self.n - 1
+        cand = sorted({0, 1, 2, N // 2, max(N - 2, 0), max(N - 1, 0), N} & set(range(N + 1)))
+        # answer 0 when delta is met at 0 (checked over every class unless a candidate already fails)
+        if self._classes.bracket(0.0, np.array(cand), d)[0] <= d and self._classes.bracket(0.0, target=d)[1] <= d:
+            return 0.0
+        # Bisection on the maximum over a few candidate classes (the "all equal" ones and their
+        # neighbours, and the middle), then a check over every class: if a class outside the
+        # candidates exceeds delta at the answer, it joins them and the search restarts from the
+        # bracket found so far. The lower end only ever moves to points where the candidates' (so
+        # the full) upper value exceeds delta; the answer is a point where the full one does not.
+        lo, hi = 0.0, self.epsilon0  # upper(lo) > d, upper(hi) = 0 <= d
+        for _ in range(N + 2):
+            idx = np.array(cand)
+            for _ in range(200):  # bisection (each step halves the bracket; 200 steps reach any xtol)
+                if hi - lo <= xtol * hi:
+                    break
+                mid = 0.5 * (lo + hi)
+                if self._classes.bracket(mid, idx, d)[1] <= d:
+                    hi = mid
+                else:
+                    lo = mid
+            _, ups = self._classes.row_brackets(hi, target=d)
+            if float(np.max(ups)) <= d:
+                return hi
+            # hi is not certified over every class: the largest class outside the candidates joins
+            # them and the search resumes above hi (whatever the classes, an answer is returned only
+            # where the upper value over every class is <= d)
+            outside = np.setdiff1d(np.arange(N + 1), idx)
+            if outside.size:
+                cand.append(int(outside[np.argmax(ups[outside])]))
+            lo = hi
+            hi = self.epsilon0
+        return self.epsilon0  # (not reached: every class joins at most once)
+
+    def privacy_profile(self, epsilons: Any) -> np.ndarray:
+        """Certified upper delta(eps) for eps of any sign; see :func:`sharpdp.shuffle.profile.privacy_profile`."""
+        from sharpdp.shuffle.profile import privacy_profile
+
+        return privacy_profile(self, epsilons)
+
+    def delta_at_class(self, epsilon: float, j: int) -> tuple[float, float]:
+        """Certified (lower, upper) of delta(eps) for one class: x1 = 1 vs x1' = 0, j of the other users hold 1.
+
+        A lower value here is a certified lower bound on the mechanism's delta (one pair of
+        neighbouring datasets). Used by the tests and the benchmark (j = 0 and j = n - 1 are the
+        "all other users equal" datasets).
+        """
+        eps = V.real("epsilon", epsilon, lo=0.0)
+        j = V.integer("j", j, lo=0, hi=self.n - 1)
+        if eps >= self.epsilon0:
+            return 0.0, 0.0
+        lo, up, _ = self._classes.bracket(eps, slice(j, j + 1))
+        return lo, up
+
+
+def all_equal_delta_bounds(epsilon0: float, n: int, epsilon: float) -> tuple[float, float]:
+    """Certified bracket of delta(eps) of shuffled binary RR on the "all other users equal" datasets.
+
+    The two classes j = 0 and j = n - 1 of docs/sharp_krr.md §2 (user 1's input differs, the other
+    n - 1 users all hold 0, or all hold 1), both orders: a pair of neighbouring datasets, so the
+    lower value is a certified LOWER bound on the shuffled mechanism's delta(eps) (replace-one) at
+    any n. It is not an upper bound: the worst case over datasets can be another class (§2.1);
+    :class:`ExactShuffleAccountant` gives that (n <= N_MAX). O(sqrt n) work, n up to 1e9.
+
+    Parameters
+    ----------
+    epsilon0 : float
+        Local epsilon of binary RR, in (0, 300] nats.
+    n : int
+        Number of users, 1 <= n <= 1e9.
+    epsilon : float
+        eps >= 0, nats.
+
+    Returns
+    -------
+    (float, float)
+        ``lower <= max(delta_0(eps), delta_{n-1}(eps)) <= upper``; (0, 0) for eps >= eps0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad ``epsilon0``, ``n`` or ``epsilon`` (each named).
+    """
+    e0 = V.real("epsilon0", epsilon0, lo=0.0, hi=300.0, lo_open=True)
+    nn = V.integer("n", n, lo=1, hi=10**9)
+    eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
+    if eps >= e0:
+        return 0.0, 0.0
+    key = (e0, nn)
+    cls = _ALL_EQUAL.get(key)
+    if cls is None:
+        cls = _Classes(e0, nn, sorted({0, nn - 1}))
+        if len(_ALL_EQUAL) >= 16:
+            _ALL_EQUAL.clear()
+        _ALL_EQUAL[key] = cls
+    lo, up, _ = cls.bracket(eps)
+    return lo, up
+
+
+_ALL_EQUAL: dict[tuple[float, int], _Classes] = {}  # the two classes' tables per (eps0, n)
