@@ -114,6 +114,11 @@ def _acc():
 
 
 @functools.lru_cache(maxsize=None)
+def _sharp():
+    return SH.ExactShuffleAccountant(SH.RandomizedResponse(2, 1.0), 50)
+
+
+@functools.lru_cache(maxsize=None)
 def _pair():
     return SH.dominating_pair(_acc())
 
@@ -226,6 +231,21 @@ ENTRIES = [
       dict(epsilon="nonneg")),
     E("sharpdp.shuffle:ShuffleAccountant.get_epsilon", lambda: (_acc().get_epsilon, dict(delta=1e-6)),
       dict(delta="prob_open", xtol="prob_open")),
+    E("sharpdp.shuffle:ExactShuffleAccountant",
+      lambda: (SH.ExactShuffleAccountant, dict(randomizer=SH.RandomizedResponse(2, 1.0), n=50)),
+      dict(randomizer="choice", n="int_pos", adjacency="choice", rel_tol="prob_open"), huge=[dict(n=10**18)]),
+    E("sharpdp.shuffle:ExactShuffleAccountant.report", lambda: (_sharp().report, dict(epsilon=0.5)),
+      dict(epsilon="nonneg")),
+    E("sharpdp.shuffle:ExactShuffleAccountant.get_delta_bounds",
+      lambda: (_sharp().get_delta_bounds, dict(epsilon=0.5)), dict(epsilon="nonneg")),
+    E("sharpdp.shuffle:ExactShuffleAccountant.get_delta", lambda: (_sharp().get_delta, dict(epsilon=0.5)),
+      dict(epsilon="nonneg")),
+    E("sharpdp.shuffle:ExactShuffleAccountant.get_epsilon", lambda: (_sharp().get_epsilon, dict(delta=1e-6)),
+      dict(delta="prob_open", xtol="prob_open")),
+    E("sharpdp.shuffle:ExactShuffleAccountant.delta_at_class",
+      lambda: (_sharp().delta_at_class, dict(epsilon=0.5, j=3)), dict(epsilon="nonneg_finite", j="int_nonneg")),
+    E("sharpdp.shuffle:ExactShuffleAccountant.privacy_profile",
+      lambda: (_sharp().privacy_profile, dict(epsilons=np.array([0.1, 0.5]))), dict(epsilons="eps_array")),
     E("sharpdp.shuffle:FiniteLaw", lambda: (SH.FiniteLaw, dict(values=[-1.0, 1.0], probs=[0.5, 0.5])),
       dict(values="array", probs="array")),
     E("sharpdp.shuffle:LognormalLaw", lambda: (SH.LognormalLaw, dict(a=1.0, b=0.5, r=1.0)),
