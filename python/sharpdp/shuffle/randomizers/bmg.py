@@ -92,8 +92,9 @@ class BlanketMixedGaussian(RandomizerBase):
     Raises
     ------
     ValueError
-        If gamma is not in [0, 1), sigma0 <= 0, dim < 1, grid_bits not in [0, 52], or any is NaN;
-        if the grid is too coarse for dim (h sqrt(d) >= 1/2).
+        If gamma is not in [0, 1), sigma0 <= 0, dim < 1, grid_bits not in [0, 52], or any is NaN.
+        (:meth:`sample` raises if the grid is too coarse for dim, h sqrt(d) >= 1/2, or too fine
+        for sigma0: s = sigma0 / h above about 20 000.)
     """
 
     floating_point_safe = True
@@ -107,13 +108,11 @@ class BlanketMixedGaussian(RandomizerBase):
                                                                        hi=_MAX_GRID_BITS)
         self.grid_bits = default_grid_bits(self.sigma0, self.dim) if grid_bits is None else self._grid_bits_arg
         self.grid_step = math.ldexp(1.0, -self.grid_bits)
-        root_d = math.sqrt(self.dim)
-        if self.grid_step * root_d >= 0.5:
-            raise ValueError(f"grid_bits: the grid step 2^-{self.grid_bits} is too coarse for dim={self.dim} "
-                             "(need h sqrt(dim) < 1/2)")
-        # scale < 1 - h sqrt(d) (each factor rounded down): the rounded row stays in the unit ball
+        # scale < 1 - h sqrt(d) (each factor rounded down): the rounded row stays in the unit ball;
+        # 0 when the grid is too coarse for dim (h sqrt(d) >= 1/2), which sample() refuses
+        gap = self.grid_step * math.sqrt(self.dim)
         self.grid_scale = 1.0 if self.dim == 1 else (
-            math.nextafter((1.0 - self.grid_step * root_d) * (1.0 - _SCALE_MARGIN), 0.0))
+            0.0 if gap >= 0.5 else math.nextafter((1.0 - gap) * (1.0 - _SCALE_MARGIN), 0.0))
         # the blanket coin compares a 64-bit word with ceil(gamma 2^64): gamma' = that / 2^64 >= gamma
         self.blanket_threshold = math.ceil(math.ldexp(self.gamma, 64))
         self.gamma_sampled = math.ldexp(self.blanket_threshold, -64)
@@ -207,8 +206,15 @@ class BlanketMixedGaussian(RandomizerBase):
         """
         x, nthreads, row_offset, total_rows = self._sample_args(x, threads, row_offset, total_rows)
         from sharpdp._core_loader import core
-        from sharpdp._tables import rounded_gaussian_cdt
+        from sharpdp._tables import MAX_TABLE_SIZE, rounded_gaussian_cdt
 
+        if self.grid_scale == 0.0:
+            raise ValueError(f"sigma0, grid_bits: the grid step 2^-{self.grid_bits} is too coarse for "
+                             f"dim={self.dim} (need h sqrt(dim) < 1/2; pass a larger grid_bits)")
+        if 13.2 * self.noise_scale + 1 > MAX_TABLE_SIZE:
+            raise ValueError(f"sigma0, grid_bits: the noise table for s = sigma0 / h = {self.noise_scale:.6g} "
+                             f"would exceed {MAX_TABLE_SIZE} entries (sigma0 too large for the grid sampler, or "
+                             "pass fewer grid_bits)")
         table = rounded_gaussian_cdt(self.noise_scale)
         # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
         return core.samplers.bmg_grid_sample(x, self.blanket_threshold, self.grid_bits, self.grid_scale, table.hi,
@@ -275,6 +281,9 @@ class BlanketMixedGaussian(RandomizerBase):
         from sharpdp._kernels.exact_sum import exact_column_means
 
         y = V.real_array("messages", messages, shape=(None, self.dim))
+        if self.grid_scale == 0.0:
+            raise ValueError(f"grid_bits: no release sampler for this grid (2^-{self.grid_bits} too coarse for "
+                             f"dim={self.dim}), hence no estimator")
         return exact_column_means(y) / self.estimate_scale
 
     @property
