@@ -128,7 +128,7 @@ def test_float_sampler_low_bit_depends_on_x():
 @settings(max_examples=40, deadline=None)
 def test_messages_are_grid_multiples_for_any_input(x, bits, d, seed):
     sigma0 = 0.7
-    bmg = BlanketMixedGaussian(0.5, sigma0, d, grid_bits=bits + 2 * (d > 1))
+    bmg = BlanketMixedGaussian(0.5, sigma0, d, grid_bits=bits + 3 * (d > 1))
     row = np.full(d, x / math.sqrt(d))
     y = bmg.sample(np.tile(row, (64, 1)), rng=seed)
     k = y / bmg.grid_step
