@@ -106,7 +106,8 @@ class BlanketMixedGaussian(RandomizerBase):
         self.dim = V.integer("dim", dim, lo=1)
         self._grid_bits_arg = None if grid_bits is None else V.integer("grid_bits", grid_bits, lo=0,
                                                                        hi=_MAX_GRID_BITS)
-        self.grid_bits = default_grid_bits(self.sigma0, self.dim) if grid_bits is None else self._grid_bits_arg
+        self.grid_bits: int = (default_grid_bits(self.sigma0, self.dim) if self._grid_bits_arg is None
+                               else self._grid_bits_arg)
         self.grid_step = math.ldexp(1.0, -self.grid_bits)
         # scale < 1 - h sqrt(d) (each factor rounded down): the rounded row stays in the unit ball;
         # 0 when the grid is too coarse for dim (h sqrt(d) >= 1/2), which sample() refuses
