@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "bind_key.hpp"
 #include "kernels/common.hpp"
 #include "kernels/samplers.hpp"
 
@@ -28,7 +29,8 @@ py::array_t<double> empty_like_rows(const DArr& x) {
 
 py::array_t<double> bmg_grid_sample(const DArr& x, std::uint64_t blanket_threshold, int grid_bits, double scale,
                                     const U64Arr& cdt_hi, const U64Arr& cdt_lo, const U32Arr& guide,
-                                    std::uint64_t seed, int threads, double max_norm2, std::uint64_t row_offset,
+                                    const py::bytes& key_bytes, int threads, double max_norm2,
+                                    std::uint64_t row_offset,
                                     std::uint64_t total_rows) {
   py::array_t<double> out = empty_like_rows(x);
   if (cdt_hi.ndim() != 1 || cdt_lo.ndim() != 1 || cdt_hi.shape(0) != cdt_lo.shape(0) || cdt_hi.shape(0) < 1)
@@ -45,14 +47,15 @@ py::array_t<double> bmg_grid_sample(const DArr& x, std::uint64_t blanket_thresho
   double* y = out.mutable_data();
   const auto n = static_cast<std::size_t>(x.shape(0)), d = static_cast<std::size_t>(x.shape(1));
   {
+    const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release release;
-    kernels::bmg_grid_sample(in, n, d, blanket_threshold, grid_bits, scale, table, seed, threads, max_norm2, y,
+    kernels::bmg_grid_sample(in, n, d, blanket_threshold, grid_bits, scale, table, key, threads, max_norm2, y,
                              row_offset, total_rows);
   }
   return out;
 }
 
-py::array_t<double> bmg_sample_float_reference(const DArr& x, double gamma, double sigma0, std::uint64_t seed,
+py::array_t<double> bmg_sample_float_reference(const DArr& x, double gamma, double sigma0, const py::bytes& key_bytes,
                                                int threads, double max_norm2, std::uint64_t row_offset,
                                                std::uint64_t total_rows) {
   py::array_t<double> out = empty_like_rows(x);
@@ -60,24 +63,37 @@ py::array_t<double> bmg_sample_float_reference(const DArr& x, double gamma, doub
   double* y = out.mutable_data();
   const auto n = static_cast<std::size_t>(x.shape(0)), d = static_cast<std::size_t>(x.shape(1));
   {
+    const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release release;
-    kernels::bmg_sample_float_reference(in, n, d, gamma, sigma0, seed, threads, max_norm2, y, row_offset,
+    kernels::bmg_sample_float_reference(in, n, d, gamma, sigma0, key, threads, max_norm2, y, row_offset,
                                         total_rows);
   }
   return out;
 }
 
-py::array_t<double> standard_normals(std::size_t count, std::uint64_t seed, int threads) {
-  py::array_t<double> out(static_cast<py::ssize_t>(count));
-  double* y = out.mutable_data();
+py::array_t<std::uint64_t> keystream_words(const py::bytes& key_bytes, std::uint64_t stream, std::size_t count) {
+  py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(count));
+  std::uint64_t* y = out.mutable_data();
+  const StreamKey key = stream_key(key_bytes);
   {
     py::gil_scoped_release release;
-    kernels::standard_normals(count, seed, threads, y);
+    kernels::keystream_words(key, stream, count, y);
   }
   return out;
 }
 
-py::array_t<std::int64_t> krr_sample(const IArr& x, std::int64_t k, std::uint64_t keep_threshold, std::uint64_t seed,
+py::array_t<double> standard_normals(std::size_t count, const py::bytes& key_bytes, int threads) {
+  py::array_t<double> out(static_cast<py::ssize_t>(count));
+  double* y = out.mutable_data();
+  {
+    const StreamKey key = stream_key(key_bytes);
+    py::gil_scoped_release release;
+    kernels::standard_normals(count, key, threads, y);
+  }
+  return out;
+}
+
+py::array_t<std::int64_t> krr_sample(const IArr& x, std::int64_t k, std::uint64_t keep_threshold, const py::bytes& key_bytes,
                                      int threads) {
   if (x.ndim() != 1) throw std::invalid_argument("x must be 1-dimensional");
   const auto n = static_cast<std::size_t>(x.shape(0));
@@ -85,13 +101,14 @@ py::array_t<std::int64_t> krr_sample(const IArr& x, std::int64_t k, std::uint64_
   const std::int64_t* in = x.data();
   std::int64_t* y = out.mutable_data();
   {
+    const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release release;
-    kernels::krr_sample(in, n, k, keep_threshold, seed, threads, y);
+    kernels::krr_sample(in, n, k, keep_threshold, key, threads, y);
   }
   return out;
 }
 
-py::array_t<double> sphere_complete(const DArr& v, const DArr& t, std::uint64_t seed, int threads) {
+py::array_t<double> sphere_complete(const DArr& v, const DArr& t, const py::bytes& key_bytes, int threads) {
   if (v.ndim() != 2) throw std::invalid_argument("x must be 2-dimensional");
   if (t.ndim() != 1 || t.shape(0) != v.shape(0)) throw std::invalid_argument("t must have shape (n,)");
   const auto n = static_cast<std::size_t>(v.shape(0)), d = static_cast<std::size_t>(v.shape(1));
@@ -100,8 +117,9 @@ py::array_t<double> sphere_complete(const DArr& v, const DArr& t, std::uint64_t 
   const double* tin = t.data();
   double* y = out.mutable_data();
   {
+    const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release release;
-    kernels::sphere_complete(vin, tin, n, d, seed, threads, y);
+    kernels::sphere_complete(vin, tin, n, d, key, threads, y);
   }
   return out;
 }
@@ -111,7 +129,7 @@ py::array_t<double> sphere_complete(const DArr& v, const DArr& t, std::uint64_t 
 void register_samplers(py::module_& m) {
   m.attr("BLOCK_ROWS") = kSamplerBlockRows;
   m.def("bmg_grid_sample", &bmg_grid_sample, py::arg("x"), py::arg("blanket_threshold"), py::arg("grid_bits"),
-        py::arg("scale"), py::arg("cdt_hi"), py::arg("cdt_lo"), py::arg("guide"), py::arg("seed"),
+        py::arg("scale"), py::arg("cdt_hi"), py::arg("cdt_lo"), py::arg("guide"), py::arg("key"),
         py::arg("threads") = 0, py::arg("max_norm2") = 1.0, py::arg("row_offset") = 0, py::arg("total_rows") = 0,
         "Blanket-mixed Gaussian messages on the grid 2^-grid_bits Z for the rows of x (n, dim) -> (n, dim) "
         "float64 (exact multiples of the grid step): blanket iff a 64-bit word < blanket_threshold, input "
@@ -119,17 +137,20 @@ void register_samplers(py::module_& m) {
         "with a uniform sign. Raises ValueError if a row is not finite or has squared L2 norm > max_norm2. "
         "row_offset / total_rows: as for a slice of a larger table (docs/sampling.md §2).");
   m.def("_bmg_sample_float_reference", &bmg_sample_float_reference, py::arg("x"), py::arg("gamma"),
-        py::arg("sigma0"), py::arg("seed"), py::arg("threads") = 0, py::arg("max_norm2") = 1.0,
+        py::arg("sigma0"), py::arg("key"), py::arg("threads") = 0, py::arg("max_norm2") = 1.0,
         py::arg("row_offset") = 0, py::arg("total_rows") = 0,
         "TESTS AND BENCHMARKS ONLY, NOT A RELEASE SAMPLER: the former floating-point BMG sampler "
         "(sigma0 Z + (1 - B) x, ziggurat), whose low-order bits leak x (docs/sampling.md §2).");
-  m.def("standard_normals", &standard_normals, py::arg("count"), py::arg("seed"), py::arg("threads") = 0,
+  m.def("keystream_words", &keystream_words, py::arg("key"), py::arg("stream"), py::arg("count"),
+        "The first count 64-bit words (little-endian) of ChaCha20 stream `stream` under the 32-byte key: "
+        "the generator behind every sampler (for tests against an independent ChaCha20).");
+  m.def("standard_normals", &standard_normals, py::arg("count"), py::arg("key"), py::arg("threads") = 0,
         "count standard normals (ziggurat), deterministic in seed for any thread count.");
-  m.def("krr_sample", &krr_sample, py::arg("x"), py::arg("k"), py::arg("keep_threshold"), py::arg("seed"),
+  m.def("krr_sample", &krr_sample, py::arg("x"), py::arg("k"), py::arg("keep_threshold"), py::arg("key"),
         py::arg("threads") = 0,
         "k-ary randomized response on categories x in [0, k) (int64, shape (n,)), blanket form: keep x_i iff a "
         "64-bit word < keep_threshold, else a uniform category of [0, k) (exact, Lemire).");
-  m.def("sphere_complete", &sphere_complete, py::arg("v"), py::arg("t"), py::arg("seed"), py::arg("threads") = 0,
+  m.def("sphere_complete", &sphere_complete, py::arg("v"), py::arg("t"), py::arg("key"), py::arg("threads") = 0,
         "Y = t v + sqrt(1 - t^2) w, w uniform on the sphere orthogonal to v (rows of v unit).");
 }
 

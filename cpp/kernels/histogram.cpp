@@ -95,7 +95,7 @@ SHARPDP_AVX2_CLONES void shifted_log(const double* x, const double* z, double* y
 
 }  // namespace
 
-void shifted_log_release(const double* in, std::size_t n, double c, double sigma, std::uint64_t seed, bool integer,
+void shifted_log_release(const double* in, std::size_t n, double c, double sigma, const StreamKey& key, bool integer,
                          int threads, double* res) {
   if (!(c > 0.0) || !std::isfinite(c)) throw std::invalid_argument("c must be finite and > 0");
   // sigma = Phi^-1(p) with p < 1 is below 8.3 and |Z| <= 14 (ziggurat tail from 53-bit uniforms),
@@ -105,7 +105,7 @@ void shifted_log_release(const double* in, std::size_t n, double c, double sigma
   const ZigguratNormalTables& zig = ziggurat_normal_tables();
   const double drift = -sigma * sigma;
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t hi = std::min(n, (b + 1) * kSamplerBlockRows);
     double z[kChunk];
     for (std::size_t lo = b * kSamplerBlockRows; lo < hi; lo += kChunk) {

@@ -54,7 +54,7 @@ void check_row(const double* xi, std::size_t d, double max_norm2, std::size_t i)
 }  // namespace
 
 void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint64_t blanket_threshold,
-                     int grid_bits, double scale, const CdtTable& noise, std::uint64_t seed, int threads,
+                     int grid_bits, double scale, const CdtTable& noise, const StreamKey& key, int threads,
                      double max_norm2, double* y, std::uint64_t row_offset, std::uint64_t total_rows) {
   if (grid_bits < 0 || grid_bits > 52) throw std::invalid_argument("grid_bits must be in [0, 52]");
   if (!(scale > 0.0 && scale <= 1.0)) throw std::invalid_argument("scale must be in (0, 1]");
@@ -69,7 +69,7 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
   const unsigned __int128 radius2 = static_cast<unsigned __int128>(1) << (2 * grid_bits);  // (1/h)^2
   parallel_blocks(sl.nblocks, threads, [&](std::size_t lb) {
     const BlockRows r = sl.rows(sl.b_first + lb, n);
-    Rng rng(seed, sl.b_first + lb);
+    Rng rng(key, sl.b_first + lb);
     BitReservoir<Rng> signs(rng);
     // Phase 1: the noise D of every coordinate of the block's rows, in row order (the rows
     // outside the slice are drawn and discarded). y holds D (an integer) until phase 2.
@@ -112,18 +112,18 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
 }
 
 void bmg_sample_float_reference(const double* xin, std::size_t n, std::size_t d, double gamma, double sigma0,
-                                std::uint64_t seed, int threads, double max_norm2, double* y,
+                                const StreamKey& key, int threads, double max_norm2, double* y,
                                 std::uint64_t row_offset, std::uint64_t total_rows) {
   if (!(gamma >= 0.0 && gamma < 1.0)) throw std::invalid_argument("gamma must be in [0, 1)");
   if (!(sigma0 > 0.0) || !std::isfinite(sigma0)) throw std::invalid_argument("sigma0 must be finite and > 0");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   if (!(max_norm2 > 0.0)) throw std::invalid_argument("max_norm2 must be > 0");
-  // Block b draws from Rng(seed, b): first the normals of all its rows, then one uniform per row;
+  // Block b draws from Rng(key, b): first the normals of all its rows, then one uniform per row;
   // rows outside the slice are drawn and discarded (see bmg_grid_sample).
   const SliceBlocks sl(n, row_offset, total_rows);
   parallel_blocks(sl.nblocks, threads, [&](std::size_t lb) {
     const BlockRows r = sl.rows(sl.b_first + lb, n);
-    Rng rng(seed, sl.b_first + lb);
+    Rng rng(key, sl.b_first + lb);
     const std::size_t r0 = r.s0 - sl.g_begin, r1 = r.s1 - sl.g_begin;
     double skip[64];
     auto discard_normals = [&](std::size_t count) {
@@ -150,22 +150,27 @@ void bmg_sample_float_reference(const double* xin, std::size_t n, std::size_t d,
   });
 }
 
-void standard_normals(std::size_t count, std::uint64_t seed, int threads, double* y) {
+void keystream_words(const StreamKey& key, std::uint64_t stream, std::size_t count, std::uint64_t* out) {
+  Rng rng(key, stream);
+  for (std::size_t i = 0; i < count; ++i) out[i] = rng.next();
+}
+
+void standard_normals(std::size_t count, const StreamKey& key, int threads, double* y) {
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   parallel_blocks(sampler_blocks(count), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t i0 = b * kSamplerBlockRows;
     rng.normals_ziggurat(y + i0, std::min(count, i0 + kSamplerBlockRows) - i0);
   });
 }
 
 void krr_sample(const std::int64_t* in, std::size_t n, std::int64_t k, std::uint64_t keep_threshold,
-                std::uint64_t seed, int threads, std::int64_t* y) {
+                const StreamKey& key, int threads, std::int64_t* y) {
   if (k < 2) throw std::invalid_argument("k must be >= 2");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   const auto range = static_cast<std::uint64_t>(k);
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t end = std::min(n, (b + 1) * kSamplerBlockRows);
     for (std::size_t i = b * kSamplerBlockRows; i < end; ++i) {
       if (in[i] < 0 || in[i] >= k) throw std::invalid_argument("x must hold categories in [0, k)");
@@ -174,11 +179,11 @@ void krr_sample(const std::int64_t* in, std::size_t n, std::int64_t k, std::uint
   });
 }
 
-void sphere_complete(const double* vin, const double* tin, std::size_t n, std::size_t d, std::uint64_t seed,
+void sphere_complete(const double* vin, const double* tin, std::size_t n, std::size_t d, const StreamKey& key,
                      int threads, double* y) {
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     std::vector<double> g(d);
     const std::size_t end = std::min(n, (b + 1) * kSamplerBlockRows);
     for (std::size_t i = b * kSamplerBlockRows; i < end; ++i) {

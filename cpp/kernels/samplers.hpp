@@ -1,13 +1,14 @@
 // Python-free sampler kernels of the shuffle-model local randomizers (Takagi, "Shuffling-aware
 // optimization for private vector mean estimation", Section 4). Arrays are row-major, caller-
 // allocated; errors are thrown as std::invalid_argument (ValueError in Python). Work is split
-// into blocks of kSamplerBlockRows rows, block b drawing from Rng(seed, b): the output depends on
-// (seed, inputs) only, never on `threads` (0: all cores).
+// into blocks of kSamplerBlockRows rows, block b drawing from Rng(key, b): the output depends on
+// (key, inputs) only, never on `threads` (0: all cores).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "common.hpp"
 #include "exact_sampling.hpp"
 
 namespace sharpdp {
@@ -24,9 +25,9 @@ namespace kernels {
 // Throws if a row of x is not finite or has squared L2 norm > max_norm2. Draws per block: first the
 // noise of all its rows (CDT words and sign bits), then per row one coin word and dim rounding
 // words; slices (row_offset, total_rows) replay the draws of the block's other rows, so the output
-// depends only on (seed, x, global row), never on threads or partitioning.
+// depends only on (key, x, global row), never on threads or partitioning.
 void bmg_grid_sample(const double* x, std::size_t n, std::size_t d, std::uint64_t blanket_threshold, int grid_bits,
-                     double scale, const CdtTable& noise, std::uint64_t seed, int threads, double max_norm2,
+                     double scale, const CdtTable& noise, const StreamKey& key, int threads, double max_norm2,
                      double* out, std::uint64_t row_offset = 0, std::uint64_t total_rows = 0);
 
 // FLOATING-POINT REFERENCE, NOT A RELEASE SAMPLER (tests and benchmarks only: its low-order bits
@@ -34,21 +35,25 @@ void bmg_grid_sample(const double* x, std::size_t n, std::size_t d, std::uint64_
 // B_i ~ Bernoulli(gamma) from a 53-bit float uniform; same arguments and checks as the former
 // release sampler.
 void bmg_sample_float_reference(const double* x, std::size_t n, std::size_t d, double gamma, double sigma0,
-                                std::uint64_t seed, int threads, double max_norm2, double* out,
+                                const StreamKey& key, int threads, double max_norm2, double* out,
                                 std::uint64_t row_offset = 0, std::uint64_t total_rows = 0);
 
+// out[0..count) = the first count 64-bit words of stream `stream` of the ChaCha20 generator keyed by
+// `key` (common.hpp Rng): the raw CSPRNG output, for tests against an independent ChaCha20.
+void keystream_words(const StreamKey& key, std::uint64_t stream, std::size_t count, std::uint64_t* out);
+
 // count standard normals (ziggurat) into out, kSamplerBlockRows values per stream.
-void standard_normals(std::size_t count, std::uint64_t seed, int threads, double* out);
+void standard_normals(std::size_t count, const StreamKey& key, int threads, double* out);
 
 // k-ary randomized response of the categories x[0..n) in [0, k), in blanket form (docs/sampling.md
 // §5): keep x_i if a 64-bit word is < keep_threshold (probability keep_threshold 2^-64), else output
 // a uniform category of [0, k) (Lemire's exact method). Throws on a category outside [0, k).
 void krr_sample(const std::int64_t* x, std::size_t n, std::int64_t k, std::uint64_t keep_threshold,
-                std::uint64_t seed, int threads, std::int64_t* out);
+                const StreamKey& key, int threads, std::int64_t* out);
 
 // PrivUnit's completion: out_i = t_i v_i + sqrt(1 - t_i^2) w_i, w_i uniform on the unit sphere
 // orthogonal to the unit row v_i; v and out have shape (n, d), t shape (n,).
-void sphere_complete(const double* v, const double* t, std::size_t n, std::size_t d, std::uint64_t seed,
+void sphere_complete(const double* v, const double* t, std::size_t n, std::size_t d, const StreamKey& key,
                      int threads, double* out);
 
 }  // namespace kernels

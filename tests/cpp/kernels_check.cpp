@@ -32,11 +32,19 @@ static bool cdt_draw(const k::CdtTable& t, std::vector<std::uint64_t> words, std
   return k::cdt_sample(t, r) == expect_j && r.used == expect_used;
 }
 
+// A fixed test key (the library's keys are 32 bytes from Python: OS entropy or a seeded draw).
+static sharpdp::StreamKey test_key(std::uint32_t v) {
+  sharpdp::StreamKey key{};
+  for (int i = 0; i < 8; ++i) key.w[i] = v + static_cast<std::uint32_t>(i);
+  return key;
+}
+
 int main() {
+  const sharpdp::StreamKey key42 = test_key(42), key7 = test_key(7);
   const std::size_t n = 3 * 4096 + 17;
   std::vector<double> z1(n), z4(n);
-  k::standard_normals(n, 42, 1, z1.data());
-  k::standard_normals(n, 42, 4, z4.data());
+  k::standard_normals(n, key42, 1, z1.data());
+  k::standard_normals(n, key42, 4, z4.data());
   if (z1 != z4) return fail("standard_normals depends on threads");
   double m = 0.0, v = 0.0;
   for (double z : z1) m += z;
@@ -49,13 +57,13 @@ int main() {
 
   // the float reference BMG with gamma = 0 and x = 0 is sigma0 times the same normals
   std::vector<double> x(n, 0.0), y(n);
-  k::bmg_sample_float_reference(x.data(), n, 1, 0.0, 2.0, 42, 2, 1.0, y.data());
+  k::bmg_sample_float_reference(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
   for (std::size_t i = 0; i < n; ++i)
     if (y[i] != 2.0 * z1[i]) return fail("bmg_sample_float_reference(gamma=0, x=0) != sigma0 * standard_normals");
   bool threw = false;
   x[5] = 2.0;  // outside the unit ball
   try {
-    k::bmg_sample_float_reference(x.data(), n, 1, 0.0, 2.0, 42, 2, 1.0, y.data());
+    k::bmg_sample_float_reference(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
   } catch (const std::invalid_argument&) {
     threw = true;
   }
@@ -87,21 +95,21 @@ int main() {
     const k::CdtTable t{hi, lo, 1, guide, 1};
     std::vector<double> xs(n, 0.5), ys(n);
     xs[3] = 0.3;  // between 0.25 and 0.5
-    k::bmg_grid_sample(xs.data(), n, 1, 0, 2, 1.0, t, 42, 2, 1.0, ys.data());
+    k::bmg_grid_sample(xs.data(), n, 1, 0, 2, 1.0, t, key42, 2, 1.0, ys.data());
     for (std::size_t i = 0; i < n; ++i)
       if (i != 3 && ys[i] != 0.5) return fail("bmg_grid_sample moved a grid input");
     if (ys[3] != 0.25 && ys[3] != 0.5) return fail("bmg_grid_sample rounding outside the neighbours");
     std::vector<double> ys2(n);
-    k::bmg_grid_sample(xs.data(), n, 1, 0, 2, 1.0, t, 42, 1, 1.0, ys2.data());
+    k::bmg_grid_sample(xs.data(), n, 1, 0, 2, 1.0, t, key42, 1, 1.0, ys2.data());
     if (ys != ys2) return fail("bmg_grid_sample depends on threads");
-    k::bmg_grid_sample(xs.data(), n, 1, ~0ULL, 2, 1.0, t, 42, 2, 1.0, ys.data());  // always blanket
+    k::bmg_grid_sample(xs.data(), n, 1, ~0ULL, 2, 1.0, t, key42, 2, 1.0, ys.data());  // always blanket
     for (double v : ys)
       if (v != 0.0) return fail("bmg_grid_sample blanket message not h D");
   }
 
   // k-RR keeps the input with probability keep_threshold 2^-64 (0.7), else a uniform category
   std::vector<std::int64_t> c(n, 1), out(n);
-  k::krr_sample(c.data(), n, 5, static_cast<std::uint64_t>(0.7 * 18446744073709551616.0), 7, 3, out.data());
+  k::krr_sample(c.data(), n, 5, static_cast<std::uint64_t>(0.7 * 18446744073709551616.0), key7, 3, out.data());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (out[i] < 0 || out[i] >= 5) return fail("krr_sample output outside [0, k)");
@@ -113,7 +121,7 @@ int main() {
 
   // the release of count 0 with c = 1: y = [exp(sigma Z - sigma^2) - 1]_+ on the shared stream
   std::vector<double> counts(n, 0.0), rel(n);
-  k::shifted_log_release(counts.data(), n, 1.0, 0.5, 42, false, 2, rel.data());
+  k::shifted_log_release(counts.data(), n, 1.0, 0.5, key42, false, 2, rel.data());
   for (std::size_t i = 0; i < n; ++i) {
     const double expect = std::fmax(std::exp(0.5 * z1[i] - 0.25) - 1.0, 0.0);
     if (std::fabs(rel[i] - expect) > 1e-12 * (1.0 + expect)) return fail("release != eq. (4) on the shared stream");

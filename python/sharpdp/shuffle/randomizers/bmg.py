@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed, core_threads
+from sharpdp._rng import core_key, core_threads
 from sharpdp.shuffle._laws import _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
@@ -170,7 +170,7 @@ class BlanketMixedGaussian(RandomizerBase):
         ``x~_i``: a post-processing of the certified mechanism (*Shuffling-Aware Optimization for
         Private Vector Mean Estimation*, Algorithm 1). Every value is an exact multiple of h.
         Rows are processed in fixed blocks of ``sharpdp._core.samplers.BLOCK_ROWS``, each with its
-        own random stream, so the output depends only on the seed drawn from ``rng`` and is
+        own random stream, so the output depends only on the key drawn from ``rng`` and is
         bit-identical for any ``threads``. The first call for a given (sigma0, grid) builds the
         noise table with mpmath (about 0.3 s for dim 1; cached).
 
@@ -179,7 +179,7 @@ class BlanketMixedGaussian(RandomizerBase):
         x : array_like of float64, shape (n, dim)
             Inputs in the unit L2 ball (row norms <= 1 + 1e-12), n >= 1.
         rng : numpy.random.Generator, int, SeedSequence or None
-            Source of the 64-bit seed (``None``: fresh OS entropy).
+            Source of the 256-bit stream key (``None``: fresh OS entropy).
         threads : int or None, keyword-only
             Worker threads >= 1 (None: all cores). Does not change the output.
         row_offset : int, default 0, keyword-only
@@ -219,7 +219,7 @@ class BlanketMixedGaussian(RandomizerBase):
         table = rounded_gaussian_cdt(self.noise_scale)
         # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
         return core.samplers.bmg_grid_sample(x, self.blanket_threshold, self.grid_bits, self.grid_scale, table.hi,
-                                             table.lo, table.guide, core_seed(rng), nthreads,
+                                             table.lo, table.guide, core_key(rng), nthreads,
                                              (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
 
     def _sample_float_reference(self, x, rng=None, *, threads: int | None = None, row_offset: int = 0,
@@ -230,7 +230,7 @@ class BlanketMixedGaussian(RandomizerBase):
         x, nthreads, row_offset, total_rows = self._sample_args(x, threads, row_offset, total_rows)
         from sharpdp._core_loader import core
 
-        return core.samplers._bmg_sample_float_reference(x, self.gamma, self.sigma0, core_seed(rng), nthreads,
+        return core.samplers._bmg_sample_float_reference(x, self.gamma, self.sigma0, core_key(rng), nthreads,
                                                          (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
 
     def _sample_args(self, x, threads, row_offset, total_rows):

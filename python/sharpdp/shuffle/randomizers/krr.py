@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed, core_threads
+from sharpdp._rng import core_key, core_threads
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._table import TableRandomizer
 
@@ -206,7 +206,7 @@ class RandomizedResponse(TableRandomizer):
         x : array_like of int, shape (n,)
             Categories in [0, k), n >= 1 (integral floats are accepted).
         rng : numpy.random.Generator, int, SeedSequence or None
-            Source of the 64-bit seed (None: fresh OS entropy).
+            Source of the 256-bit stream key (None: fresh OS entropy).
         threads : int or None, keyword-only
             Worker threads >= 1 (None: all cores); the output does not depend on it.
 
@@ -226,7 +226,7 @@ class RandomizedResponse(TableRandomizer):
         from sharpdp._core_loader import core
 
         return core.samplers.krr_sample(np.ascontiguousarray(arr, dtype=np.int64), self.k, self.keep_threshold,
-                                        core_seed(rng), nthreads)
+                                        core_key(rng), nthreads)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased estimate of the category frequencies, float64 shape (k,).
