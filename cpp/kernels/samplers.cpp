@@ -81,27 +81,36 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
     for (std::size_t i = r.s0 - sl.g_begin; i < r.s1 - sl.g_begin; ++i)
       for (std::size_t j = 0; j < d; ++j) y[i * d + j] = noise_value();
     for (std::size_t k = (r.g1 - r.s1) * d; k > 0; --k) (void)noise_value();
-    // Phase 2: per row one coin word and d rounding words (always drawn, whatever x).
-    for (std::size_t k = (r.s0 - r.g0) * (d + 1); k > 0; --k) (void)rng.next();
+    // Phase 2: per row one coin word, then d rounding words if the message is informative
+    // (the count depends on the coin only, never on x, so rows outside the slice are replayed).
+    for (std::size_t i = r.g0; i < r.s0; ++i)
+      if (rng.next() >= blanket_threshold)
+        for (std::size_t j = 0; j < d; ++j) (void)rng.next();
     for (std::size_t i = r.s0 - sl.g_begin; i < r.s1 - sl.g_begin; ++i) {
       const double* xi = xin + i * d;
       double* yi = y + i * d;
       check_row(xi, d, max_norm2, i);
-      const bool blanket = rng.next() < blanket_threshold;
+      if (rng.next() < blanket_threshold) {  // blanket message: h D
+        for (std::size_t j = 0; j < d; ++j) yi[j] *= h;
+        continue;
+      }
       unsigned __int128 m2 = 0;
       for (std::size_t j = 0; j < d; ++j) {
         // v = scale x_j / h; for dim 1, x_j is clamped to [-1, 1] (the tolerance of the norm check).
         const double xj = d == 1 ? std::min(1.0, std::max(-1.0, xi[j])) : xi[j];
-        const double v = xj * inv_h_scaled;
-        const double fl = std::floor(v);
-        const double frac = v - fl;  // exact (Sterbenz), in [0, 1)
+        const double v = xj * inv_h_scaled;  // |v| <= 2^52
+        auto fl = static_cast<std::int64_t>(v);  // truncation, then floor
+        fl -= static_cast<double>(fl) > v ? 1 : 0;
+        const double frac = v - static_cast<double>(fl);  // exact (Sterbenz), in [0, 1)
         // round up with probability ceil(frac 2^64) 2^-64 (frac 2^64 is exact and < 2^64)
-        const auto up_threshold = static_cast<std::uint64_t>(std::ceil(std::ldexp(frac, 64)));
+        const double t = frac * 0x1p64;
+        auto up_threshold = static_cast<std::uint64_t>(t);
+        up_threshold += static_cast<double>(up_threshold) < t ? 1 : 0;
         const std::uint64_t w = rng.next();
-        const auto m = static_cast<std::int64_t>(fl) + (w < up_threshold ? 1 : 0);
+        const std::int64_t m = fl + (w < up_threshold ? 1 : 0);
         const auto am = static_cast<unsigned __int128>(m < 0 ? -m : m);
         if (m2 <= radius2) m2 += am * am;
-        if (!blanket) yi[j] = static_cast<double>(static_cast<std::int64_t>(yi[j]) + m);
+        yi[j] = static_cast<double>(static_cast<std::int64_t>(yi[j]) + m);
       }
       if (m2 > radius2)
         throw std::invalid_argument("bmg_grid_sample: the rounded row " + std::to_string(i) +

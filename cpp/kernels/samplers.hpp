@@ -23,8 +23,8 @@ namespace kernels {
 // x is clamped to [-1, 1] first; for dim >= 2 the rounded row is checked in exact integer
 // arithmetic to lie in the unit ball (std::invalid_argument otherwise: the scale is too large).
 // Throws if a row of x is not finite or has squared L2 norm > max_norm2. Draws per block: first the
-// noise of all its rows (CDT words and sign bits), then per row one coin word and dim rounding
-// words; slices (row_offset, total_rows) replay the draws of the block's other rows, so the output
+// noise of all its rows (CDT words and sign bits), then per row one coin word and, for an
+// informative message only, dim rounding words (a count independent of x); slices (row_offset, total_rows) replay the draws of the block's other rows, so the output
 // depends only on (key, x, global row), never on threads or partitioning.
 void bmg_grid_sample(const double* x, std::size_t n, std::size_t d, std::uint64_t blanket_threshold, int grid_bits,
                      double scale, const CdtTable& noise, const StreamKey& key, int threads, double max_norm2,
