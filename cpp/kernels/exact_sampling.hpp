@@ -51,7 +51,8 @@ inline std::size_t cdt_sample(const CdtTable& t, R& rng) {
 }
 
 // Uniform integer in [0, range), range >= 1, exactly (Lemire, "Fast random integer generation in an
-// interval", ACM TOMACS 2019, Algorithm 5: multiply-shift with rejection of the biased low part).
+// interval", ACM Transactions on Modeling and Computer Simulation, 2019: multiply-shift with
+// rejection of the biased low part).
 template <class R>
 inline std::uint64_t uniform_below(std::uint64_t range, R& rng) {
   unsigned __int128 m = static_cast<unsigned __int128>(rng.next()) * range;
