@@ -27,9 +27,12 @@ class RandomizerBase:
     total-variation distance :attr:`sampler_tv` of it (docs/sampling.md). False by default: a
     floating-point sampler may leak its input through low-order bits (docs/sampling.md §8)."""
 
-    sampler_tv: float | None = None
-    """Per-message total-variation bound eta of the release sampler to a certified law (charge
-    delta += (1 + e^eps) n eta); None when no bound is known (not floating-point safe)."""
+    @property
+    def sampler_tv(self) -> float | None:
+        """Per-message total-variation bound eta of the release sampler to a certified law (charge
+        delta += (1 + e^eps) n eta, docs/sampling.md §4); None: no bound known (not floating-point
+        safe)."""
+        return None
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())

@@ -94,8 +94,10 @@ class RandomizedResponse(TableRandomizer):
     floating_point_safe = True
     """The release sampler draws a certified law exactly (docs/sampling.md §5)."""
 
-    sampler_tv = 0.0
-    """Total-variation distance of the sampled law to a certified one: 0 (exact sampler)."""
+    @property
+    def sampler_tv(self) -> float:
+        """Total-variation distance of the sampled law to a certified one: 0.0 (exact sampler)."""
+        return 0.0
 
     def __init__(self, k: int, epsilon0: float) -> None:
         self.k = V.integer("k", k, lo=2)
