@@ -125,6 +125,24 @@ def test_rounded_rows_stay_in_the_ball_and_estimator_divides_back():
     assert np.all(np.abs(est - x[0]) < 5 * se + 1e-12)
 
 
+@pytest.mark.parametrize("gamma,d,bits", [(0.0, 1, 3), (0.6, 1, 3), (0.5, 3, 4)])
+def test_release_mse_single_by_monte_carlo(gamma, d, bits):
+    # a coarse grid (h = 1/8 or 1/16, sigma0 = 0.2: s = 1.6 or 3.2) makes the grid's share visible;
+    # worst-case inputs |x| = 1 with every coordinate halfway between grid points (f = 1/2)
+    b = BlanketMixedGaussian(gamma, 0.2, d, grid_bits=bits)
+    n = 400_000
+    h, c = b.grid_step, b.grid_scale
+    row = np.full(d, (math.floor(c / math.sqrt(d) / h - 0.5) + 0.5) * h / c)  # c x_j / h = integer + 1/2
+    x = np.tile(row, (n, 1))
+    y = b.sample(x, rng=17)
+    sq = np.sum((y / b.estimate_scale - x) ** 2, axis=1)
+    # the formula at |x| = 1 minus the slack of |x| < 1 and of f(1 - f) = 1/4 exactly
+    expect = b.release_mse_single - gamma / (1 - gamma) * (1 - float(row @ row))
+    assert abs(sq.mean() - expect) < 5 * sq.std() / math.sqrt(n)
+    assert b.release_mse_single > b.mse_single  # the grid's share is visible here
+    assert abs(sq.mean() - b.mse_single) > 5 * sq.std() / math.sqrt(n) or d > 1
+
+
 def test_sample_refuses_grids_it_cannot_use():
     with pytest.raises(ValueError, match="grid_bits"):
         BlanketMixedGaussian(0.5, 1.0, 16, grid_bits=0).sample(np.zeros((1, 16)), rng=0)

@@ -316,6 +316,26 @@ class BlanketMixedGaussian(RandomizerBase):
         return self.dim * self.sigma0**2 / (1.0 - g) ** 2 + g / (1.0 - g)
 
     @property
+    def release_mse_single(self) -> float:
+        """Worst-case single-user MSE of :meth:`estimate` on messages of :meth:`sample` (the grid
+        release, docs/sampling.md §7), squared data units::
+
+            d (sigma0^2 + h^2/12 + (1 - gamma) h^2/4) / ((1 - gamma)^2 c^2) + gamma / (1 - gamma),
+
+        h = :attr:`grid_step`, c = :attr:`grid_scale` (1 for dim 1): the rounded noise has variance
+        sigma0^2 + h^2/12 (Sheppard's correction; the error is of order exp(-2 pi^2 s^2) relative,
+        s = sigma0 / h) and the input rounding at most h^2/4 per coordinate (0 on the grid).
+        Compare :attr:`mse_single` (the continuous mechanism): relative excess below 5.1e-6 for
+        dim 1 with the default grid. Ignores the relative 2^-60 of gamma' and of the rounding
+        probabilities. Infinite if the grid is unusable (``grid_scale`` = 0).
+        """
+        g, h, c = self.gamma, self.grid_step, self.grid_scale
+        if c == 0.0:
+            return math.inf
+        noise = self.sigma0**2 + h * h / 12.0 + (1.0 - g) * h * h / 4.0
+        return self.dim * noise / ((1.0 - g) ** 2 * c * c) + g / (1.0 - g)
+
+    @property
     def chi_up(self) -> float:
         """Upper shuffle index (zero-out, worst case over inputs).
 
