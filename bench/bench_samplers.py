@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 import pytest
-
 from sharpdp.shuffle import BlanketMixedGaussian
 
 N1, N10, D, SIGMA0 = 1_000_000, 100_000, 10, 4.6
@@ -110,8 +109,8 @@ def main():  # pragma: no cover - manual run
     for gamma in (0.95, 0.0):
         bmg = BlanketMixedGaussian(gamma, SIGMA0, 1)
         bmg.sample(x[:10], rng=1)
-        grid = _rate(lambda: bmg.sample(x, rng=1, threads=1), N1)
-        flt = _rate(lambda: bmg._sample_float_reference(x, rng=1, threads=1), N1)
+        grid = _rate(lambda b=bmg: b.sample(x, rng=1, threads=1), N1)
+        flt = _rate(lambda b=bmg: b._sample_float_reference(x, rng=1, threads=1), N1)
         print(f"  gamma={gamma}: grid (release) {grid / 1e6:6.1f} M/s   float reference {flt / 1e6:6.1f} M/s   "
               f"ratio {flt / grid:.2f}")
     try:
@@ -119,7 +118,7 @@ def main():  # pragma: no cover - manual run
     except ImportError:
         return
     for name, (m, xs) in _opendp_measurements().items():
-        print(f"  {name}: {_rate(lambda: m(xs), N_PEER, 2) / 1e3:.1f} k/s")
+        print(f"  {name}: {_rate(lambda m=m, xs=xs: m(xs), N_PEER, 2) / 1e3:.1f} k/s")
 
 
 if __name__ == "__main__":  # pragma: no cover

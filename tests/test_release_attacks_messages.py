@@ -22,7 +22,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import ndtr
-
 from sharpdp.shuffle import BlanketMixedGaussian, RandomizedResponse
 
 N = 1_000_000  # messages per side
@@ -44,7 +43,7 @@ def _reference_law(bmg: BlanketMixedGaussian, x: float):
     """Grid values and their probabilities under the certified post-processing: y = h round(W / h),
     W ~ BMG(gamma', sigma0) at input x (x a grid point), from Phi directly (not from the table)."""
     h, s = bmg.grid_step, bmg.noise_scale
-    reach = math.ceil(14 * s) + int(round(1 / h)) + 1
+    reach = math.ceil(14 * s) + round(1 / h) + 1
     j = np.arange(-reach, reach + 1)
 
     def rounded(shift):  # P(round(s Z) = j - shift)
@@ -52,7 +51,7 @@ def _reference_law(bmg: BlanketMixedGaussian, x: float):
         return ndtr((k + 0.5) / s) - ndtr((k - 0.5) / s)
 
     g = bmg.gamma_sampled
-    p = (1 - g) * rounded(int(round(x / h))) + g * rounded(0)
+    p = (1 - g) * rounded(round(x / h)) + g * rounded(0)
     return j * h, p
 
 

@@ -8,6 +8,7 @@ the sampled noise, brute force for the guide table.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from fractions import Fraction
 
@@ -15,7 +16,6 @@ import mpmath
 import numpy as np
 import pytest
 from scipy import stats
-
 from sharpdp._tables import GUIDE_BITS, TAIL_BOUND, rounded_gaussian_cdt
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
 from sharpdp.shuffle.randomizers.bmg import default_grid_bits
@@ -65,7 +65,7 @@ def test_grid_noise_follows_the_rounded_gaussian(sigma0, bits):
     top = math.ceil(4 * s) + 1  # cells -top..top, tails merged into the end cells
     with mpmath.workdps(30):
         cdf = [mpmath.ncdf((j + mpmath.mpf(0.5)) / s) for j in range(-top - 1, top + 1)]
-    p = np.array([float(b - a) for a, b in zip(cdf, cdf[1:])])
+    p = np.array([float(b - a) for a, b in itertools.pairwise(cdf)])
     p[0] += float(cdf[0])
     p[-1] += float(1 - cdf[-1])
     obs = np.bincount(np.clip(D, -top, top).astype(int) + top, minlength=2 * top + 1)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CdtTable", "GUIDE_BITS", "MAX_TABLE_SIZE", "TAIL_BOUND", "rounded_gaussian_cdt"]
+__all__ = ["GUIDE_BITS", "MAX_TABLE_SIZE", "TAIL_BOUND", "CdtTable", "rounded_gaussian_cdt"]
 
 GUIDE_BITS = 12
 """Guide-table index bits: the first candidate entry is looked up from the top 12 bits of a uniform."""
@@ -125,7 +126,7 @@ def rounded_gaussian_cdt(s: float) -> CdtTable:
     J = hi
     tail = _up(float(upper_tail(J)))
     entries = [int(ctx.nint(ctx.erf((j + ctx.mpf(0.5)) / scale) * _ONE)) for j in range(J)]
-    if any(not 0 <= t < _ONE - 1 for t in entries) or any(a > b for a, b in zip(entries, entries[1:])):
+    if any(not 0 <= t < _ONE - 1 for t in entries) or any(a > b for a, b in itertools.pairwise(entries)):
         raise AssertionError("rounded_gaussian_cdt: entries not monotone in [0, 2^128)")  # pragma: no cover
     step = _ONE >> GUIDE_BITS
     guide = np.array([bisect.bisect_right(entries, b * step) for b in range(1 << GUIDE_BITS)], dtype=np.uint32)
