@@ -147,7 +147,7 @@ def test_grid_rounding_is_unbiased_off_the_grid():
 
 
 # ---------------------------------------------------------------- k-RR
-@pytest.mark.parametrize("k,eps0", [(2, 1.0), (5, 0.5), (1000, 3.0), (2**40 + 3, 20.0)])
+@pytest.mark.parametrize("k,eps0", [(2, 1.0), (5, 0.5), (1000, 3.0), (2**40 + 3, 20.0), (2**62 + 1, 44.0)])
 def test_krr_messages_follow_the_exact_sampled_law(k, eps0):
     rr = RandomizedResponse(k, eps0)
     x = np.full(N, 1, dtype=np.int64)
@@ -168,6 +168,10 @@ def test_krr_messages_follow_the_exact_sampled_law(k, eps0):
         assert abs(top - 0.5) <= Z * math.sqrt(0.25 / others.size) + 1 / k
         m3 = np.bincount(others % 3, minlength=3) / others.size
         assert np.all(np.abs(m3 - 1 / 3) <= Z * math.sqrt(2 / 9 / others.size) + 3 / k)
+        # the low bit: the former float draw floor(u (k - 1)), u a multiple of 2^-53, made every
+        # other category of k = 2^62 + 1 odd (a multiple of 2^9, plus 1); Lemire's draw is exact
+        odd = np.mean(others % 2)
+        assert abs(odd - 0.5) <= Z * math.sqrt(0.25 / others.size) + 1 / k
 
 
 @given(k=st.integers(2, 2**62), eps0=st.floats(1e-12, 300.0))
