@@ -5,6 +5,7 @@ Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Propo
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -109,11 +110,20 @@ class RandomizedResponse(TableRandomizer):
         self.p_keep = ez / self._Z
         self.p_other = 1.0 / self._Z
         self.gamma = self.k / self._Z
-        self.keep_threshold = _keep_threshold(self.k, self.epsilon0)
-        self.keep_sampled = math.ldexp(self.keep_threshold, -64)
 
     def _params(self) -> dict:
         return {"k": self.k, "epsilon0": self.epsilon0}
+
+    @functools.cached_property
+    def keep_threshold(self) -> int:
+        """K = floor((1 - gamma) 2^64), rounded down in exact arithmetic (mpmath, computed on first
+        use): :meth:`sample` keeps x iff a 64-bit word is < K (docs/sampling.md §5)."""
+        return _keep_threshold(self.k, self.epsilon0)
+
+    @property
+    def keep_sampled(self) -> float:
+        """q = K 2^-64 <= 1 - gamma: the sampled probability of keeping x before the uniform draw."""
+        return math.ldexp(self.keep_threshold, -64)
 
     @property
     def blanket_probs(self) -> np.ndarray:
