@@ -19,17 +19,54 @@ namespace {
 using DArr = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using IArr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
 
-py::array_t<double> bmg_sample(const DArr& x, double gamma, double sigma0, const py::bytes& key_bytes, int threads,
-                               double max_norm2, std::uint64_t row_offset, std::uint64_t total_rows) {
+using U64Arr = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>;
+using U32Arr = py::array_t<std::uint32_t, py::array::c_style | py::array::forcecast>;
+
+py::array_t<double> empty_like_rows(const DArr& x) {
   if (x.ndim() != 2) throw std::invalid_argument("x must be 2-dimensional (n, dim)");
-  py::array_t<double> out({x.shape(0), x.shape(1)});
+  return py::array_t<double>({x.shape(0), x.shape(1)});
+}
+
+py::array_t<double> bmg_grid_sample(const DArr& x, std::uint64_t blanket_threshold, int grid_bits, double scale,
+                                    const U64Arr& cdt_hi, const U64Arr& cdt_lo, const U32Arr& guide,
+                                    const py::bytes& key_bytes, int threads, double max_norm2,
+                                    std::uint64_t row_offset,
+                                    std::uint64_t total_rows) {
+  py::array_t<double> out = empty_like_rows(x);
+  if (cdt_hi.ndim() != 1 || cdt_lo.ndim() != 1 || cdt_hi.shape(0) != cdt_lo.shape(0) || cdt_hi.shape(0) < 1)
+    throw std::invalid_argument("cdt_hi, cdt_lo must be 1-dimensional of the same length >= 1");
+  const auto ng = static_cast<std::size_t>(guide.ndim() == 1 ? guide.shape(0) : 0);
+  int guide_bits = 0;
+  while (guide_bits < 25 && (std::size_t{1} << guide_bits) < ng) ++guide_bits;
+  if (ng < 2 || (std::size_t{1} << guide_bits) != ng) throw std::invalid_argument("guide must have 2^b entries, b >= 1");
+  const auto size = static_cast<std::size_t>(cdt_hi.shape(0));
+  for (std::size_t b = 0; b < ng; ++b)
+    if (guide.data()[b] >= size) throw std::invalid_argument("guide entries must be < len(cdt_hi)");
+  const kernels::CdtTable table{cdt_hi.data(), cdt_lo.data(), size, guide.data(), guide_bits};
   const double* in = x.data();
   double* y = out.mutable_data();
   const auto n = static_cast<std::size_t>(x.shape(0)), d = static_cast<std::size_t>(x.shape(1));
   {
     const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release release;
-    kernels::bmg_sample(in, n, d, gamma, sigma0, key, threads, max_norm2, y, row_offset, total_rows);
+    kernels::bmg_grid_sample(in, n, d, blanket_threshold, grid_bits, scale, table, key, threads, max_norm2, y,
+                             row_offset, total_rows);
+  }
+  return out;
+}
+
+py::array_t<double> bmg_sample_float_reference(const DArr& x, double gamma, double sigma0, const py::bytes& key_bytes,
+                                               int threads, double max_norm2, std::uint64_t row_offset,
+                                               std::uint64_t total_rows) {
+  py::array_t<double> out = empty_like_rows(x);
+  const double* in = x.data();
+  double* y = out.mutable_data();
+  const auto n = static_cast<std::size_t>(x.shape(0)), d = static_cast<std::size_t>(x.shape(1));
+  {
+    const StreamKey key = stream_key(key_bytes);
+    py::gil_scoped_release release;
+    kernels::bmg_sample_float_reference(in, n, d, gamma, sigma0, key, threads, max_norm2, y, row_offset,
+                                        total_rows);
   }
   return out;
 }
@@ -56,7 +93,8 @@ py::array_t<double> standard_normals(std::size_t count, const py::bytes& key_byt
   return out;
 }
 
-py::array_t<std::int64_t> krr_sample(const IArr& x, std::int64_t k, double p_keep, const py::bytes& key_bytes, int threads) {
+py::array_t<std::int64_t> krr_sample(const IArr& x, std::int64_t k, std::uint64_t keep_threshold, const py::bytes& key_bytes,
+                                     int threads) {
   if (x.ndim() != 1) throw std::invalid_argument("x must be 1-dimensional");
   const auto n = static_cast<std::size_t>(x.shape(0));
   py::array_t<std::int64_t> out(static_cast<py::ssize_t>(n));
@@ -65,7 +103,7 @@ py::array_t<std::int64_t> krr_sample(const IArr& x, std::int64_t k, double p_kee
   {
     const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release release;
-    kernels::krr_sample(in, n, k, p_keep, key, threads, y);
+    kernels::krr_sample(in, n, k, keep_threshold, key, threads, y);
   }
   return out;
 }
@@ -90,20 +128,28 @@ py::array_t<double> sphere_complete(const DArr& v, const DArr& t, const py::byte
 
 void register_samplers(py::module_& m) {
   m.attr("BLOCK_ROWS") = kSamplerBlockRows;
-  m.def("bmg_sample", &bmg_sample, py::arg("x"), py::arg("gamma"), py::arg("sigma0"), py::arg("key"),
-        py::arg("threads") = 0, py::arg("max_norm2") = 1.0, py::arg("row_offset") = 0,
-        py::arg("total_rows") = 0,
-        "Blanket-mixed Gaussian messages for the rows of x (n, dim) -> (n, dim) float64; raises "
-        "ValueError if a row is not finite or has squared L2 norm > max_norm2. x may be the global "
-        "rows [row_offset, row_offset + n) of a table of total_rows rows (0: row_offset + n): the "
-        "messages are then those of one call on the whole table.");
+  m.def("bmg_grid_sample", &bmg_grid_sample, py::arg("x"), py::arg("blanket_threshold"), py::arg("grid_bits"),
+        py::arg("scale"), py::arg("cdt_hi"), py::arg("cdt_lo"), py::arg("guide"), py::arg("key"),
+        py::arg("threads") = 0, py::arg("max_norm2") = 1.0, py::arg("row_offset") = 0, py::arg("total_rows") = 0,
+        "Blanket-mixed Gaussian messages on the grid 2^-grid_bits Z for the rows of x (n, dim) -> (n, dim) "
+        "float64 (exact multiples of the grid step): blanket iff a 64-bit word < blanket_threshold, input "
+        "stochastically rounded after scaling by `scale`, noise from the 128-bit CDT (cdt_hi, cdt_lo, guide) "
+        "with a uniform sign. Raises ValueError if a row is not finite or has squared L2 norm > max_norm2. "
+        "row_offset / total_rows: as for a slice of a larger table (docs/sampling.md §2).");
+  m.def("_bmg_sample_float_reference", &bmg_sample_float_reference, py::arg("x"), py::arg("gamma"),
+        py::arg("sigma0"), py::arg("key"), py::arg("threads") = 0, py::arg("max_norm2") = 1.0,
+        py::arg("row_offset") = 0, py::arg("total_rows") = 0,
+        "TESTS AND BENCHMARKS ONLY, NOT A RELEASE SAMPLER: the former floating-point BMG sampler "
+        "(sigma0 Z + (1 - B) x, ziggurat), whose low-order bits leak x (docs/sampling.md §2).");
   m.def("keystream_words", &keystream_words, py::arg("key"), py::arg("stream"), py::arg("count"),
         "The first count 64-bit words (little-endian) of ChaCha20 stream `stream` under the 32-byte key: "
         "the generator behind every sampler (for tests against an independent ChaCha20).");
   m.def("standard_normals", &standard_normals, py::arg("count"), py::arg("key"), py::arg("threads") = 0,
         "count standard normals (ziggurat), deterministic in seed for any thread count.");
-  m.def("krr_sample", &krr_sample, py::arg("x"), py::arg("k"), py::arg("p_keep"), py::arg("key"),
-        py::arg("threads") = 0, "k-ary randomized response on categories x in [0, k) (int64, shape (n,)).");
+  m.def("krr_sample", &krr_sample, py::arg("x"), py::arg("k"), py::arg("keep_threshold"), py::arg("key"),
+        py::arg("threads") = 0,
+        "k-ary randomized response on categories x in [0, k) (int64, shape (n,)), blanket form: keep x_i iff a "
+        "64-bit word < keep_threshold, else a uniform category of [0, k) (exact, Lemire).");
   m.def("sphere_complete", &sphere_complete, py::arg("v"), py::arg("t"), py::arg("key"), py::arg("threads") = 0,
         "Y = t v + sqrt(1 - t^2) w, w uniform on the sphere orthogonal to v (rows of v unit).");
 }

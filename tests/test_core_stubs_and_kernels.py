@@ -34,6 +34,9 @@ def test_stubs_match_the_extension():
     assert set(stub) == {"accountant", "samplers", "histogram", "crlb"}
     for sub, names in stub.items():
         real = {n for n in dir(getattr(_core, sub)) if not n.startswith("_")}
+        private = {n for n in names if n.startswith("_")}  # stubbed private members must exist too
+        assert all(hasattr(getattr(_core, sub), n) for n in private), private
+        names = names - private
         assert names == real, f"_core.{sub}: stub {sorted(names ^ real)} differ"
 
 
@@ -65,7 +68,7 @@ def test_samplers_match_the_kernel_check():
     from sharpdp._rng import core_key
 
     z = _core.samplers.standard_normals(100, core_key(42), 1)
-    y = _core.samplers.bmg_sample(np.zeros((100, 1)), 0.0, 2.0, core_key(42), 3)
+    y = _core.samplers._bmg_sample_float_reference(np.zeros((100, 1)), 0.0, 2.0, core_key(42), 3)
     assert np.array_equal(y[:, 0], 2.0 * z)
 
 
@@ -76,9 +79,14 @@ def test_core_errors_are_value_errors():
     from sharpdp._rng import core_key
 
     with pytest.raises(ValueError, match="gamma"):
-        _core.samplers.bmg_sample(np.zeros((2, 1)), 1.5, 1.0, core_key(0))
+        _core.samplers._bmg_sample_float_reference(np.zeros((2, 1)), 1.5, 1.0, core_key(0))
+    one = np.array([2**64 - 1], dtype=np.uint64)
+    with pytest.raises(ValueError, match="grid_bits"):
+        _core.samplers.bmg_grid_sample(np.zeros((2, 1)), 0, 60, 1.0, one, one, np.zeros(2, np.uint32), core_key(0))
+    with pytest.raises(ValueError, match="guide"):
+        _core.samplers.bmg_grid_sample(np.zeros((2, 1)), 0, 2, 1.0, one, one, np.ones(2, np.uint32), core_key(0))
     with pytest.raises(ValueError, match="categories"):
-        _core.samplers.krr_sample(np.array([0, 7]), 3, 0.5, core_key(0))
+        _core.samplers.krr_sample(np.array([0, 7]), 3, 2**63, core_key(0))
     with pytest.raises(ValueError, match="counts"):
         _core.histogram.release(np.array([-1.0]), 1.0, 0.5, core_key(0))
 

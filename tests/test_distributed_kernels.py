@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 from sharpdp import _core
 from sharpdp._rng import core_key
 from sharpdp._kernels.exact_sum import exact_column_means, exact_column_sums, mean_from_exact_sums
+from sharpdp._tables import rounded_gaussian_cdt
 from sharpdp.shuffle import BlanketMixedGaussian
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
@@ -66,7 +67,8 @@ def test_bmg_estimate_is_order_independent_and_correctly_rounded():
     est = bmg.estimate(y)
     assert np.array_equal(est, bmg.estimate(y[rng.permutation(5000)]))
     for j in range(2):
-        assert est[j] == float(sum(map(Fraction, y[:, j].tolist())) / 5000) / (1.0 - 0.4)
+        assert est[j] == float(sum(map(Fraction, y[:, j].tolist())) / 5000) / bmg.estimate_scale
+    assert bmg.estimate_scale == (1.0 - 0.4) * bmg.grid_scale  # dim 2: the grid scale is divided back
 
 
 # ---------------------------------------------------------------- row-offset sampling
@@ -98,4 +100,7 @@ def test_bmg_row_offset_defaults_and_errors():
     with pytest.raises(ValueError, match="total_rows"):
         bmg.sample(x, rng=1, row_offset=5, total_rows=14)
     with pytest.raises(ValueError, match="total_rows"):
-        _core.samplers.bmg_sample(x, 0.2, 1.0, core_key(1), 1, 1.0, 5, 14)
+        _core.samplers._bmg_sample_float_reference(x, 0.2, 1.0, core_key(1), 1, 1.0, 5, 14)
+    with pytest.raises(ValueError, match="total_rows"):
+        t = rounded_gaussian_cdt(bmg.noise_scale)
+        _core.samplers.bmg_grid_sample(x, 0, bmg.grid_bits, 1.0, t.hi, t.lo, t.guide, core_key(1), 1, 1.0, 5, 14)

@@ -96,7 +96,9 @@ def test_gaussian_randomizer_is_gamma_zero():
     assert g.mse_single == pytest.approx(2 * 1.3**2)
     x = np.array([[0.5, 0.5]] * 5)
     assert np.array_equal(g.sample(x, rng=4), BlanketMixedGaussian(0.0, 1.3, 2).sample(x, rng=4))
-    assert np.allclose(g.estimate(np.array([[1.0, 2.0], [3.0, 4.0]])), [2.0, 3.0])
+    # dim >= 2: the release sampler scales the inputs by grid_scale < 1, the estimator divides it back
+    assert g.grid_scale == pytest.approx(1 - 2.0**-g.grid_bits * math.sqrt(2), rel=1e-9)
+    assert np.allclose(g.estimate(np.array([[1.0, 2.0], [3.0, 4.0]])), np.array([2.0, 3.0]) / g.grid_scale)
 
 
 # ---------------------------------------------------------------- chi_lo vs its definition

@@ -12,31 +12,128 @@
 namespace sharpdp {
 namespace kernels {
 
-void bmg_sample(const double* xin, std::size_t n, std::size_t d, double gamma, double sigma0, const StreamKey& key,
-                int threads, double max_norm2, double* y, std::uint64_t row_offset, std::uint64_t total_rows) {
+namespace {
+
+// The rows of a (possibly sliced) table handled by block b: global block [g0, g1) and its part
+// [s0, s1) inside the slice [g_begin, g_begin + n); local rows [s0 - g_begin, s1 - g_begin).
+struct BlockRows {
+  std::size_t g0, g1, s0, s1;
+};
+
+struct SliceBlocks {
+  std::size_t g_begin, total, b_first, nblocks;
+  SliceBlocks(std::size_t n, std::uint64_t row_offset, std::uint64_t total_rows)
+      : g_begin(static_cast<std::size_t>(row_offset)),
+        total(total_rows == 0 ? static_cast<std::size_t>(row_offset) + n : static_cast<std::size_t>(total_rows)) {
+    if (total < g_begin + n) throw std::invalid_argument("total_rows must be >= row_offset + len(x)");
+    b_first = g_begin / kSamplerBlockRows;
+    nblocks = n == 0 ? 0 : (g_begin + n - 1) / kSamplerBlockRows - b_first + 1;
+  }
+  BlockRows rows(std::size_t b, std::size_t n) const {
+    BlockRows r{};
+    r.g0 = b * kSamplerBlockRows;
+    r.g1 = std::min(total, r.g0 + kSamplerBlockRows);
+    r.s0 = std::max(r.g0, g_begin);
+    r.s1 = std::min(r.g1, g_begin + n);
+    return r;
+  }
+};
+
+void check_row(const double* xi, std::size_t d, double max_norm2, std::size_t i) {
+  double norm2 = 0.0;
+  for (std::size_t j = 0; j < d; ++j) norm2 += xi[j] * xi[j];
+  if (!(norm2 <= max_norm2)) {
+    if (!std::isfinite(norm2))
+      throw std::invalid_argument("x must contain only finite values (found NaN or inf in row " + std::to_string(i) +
+                                  ")");
+    throw std::invalid_argument("x: every row must lie in the unit L2 ball, row " + std::to_string(i) +
+                                " has norm " + std::to_string(std::sqrt(norm2)));
+  }
+}
+
+}  // namespace
+
+void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint64_t blanket_threshold,
+                     int grid_bits, double scale, const CdtTable& noise, const StreamKey& key, int threads,
+                     double max_norm2, double* y, std::uint64_t row_offset, std::uint64_t total_rows) {
+  if (grid_bits < 0 || grid_bits > 52) throw std::invalid_argument("grid_bits must be in [0, 52]");
+  if (!(scale > 0.0 && scale <= 1.0)) throw std::invalid_argument("scale must be in (0, 1]");
+  if (d == 1 && scale != 1.0) throw std::invalid_argument("scale must be 1 for dim 1");
+  if (noise.size < 1 || noise.guide_bits < 1 || noise.guide_bits > 24)
+    throw std::invalid_argument("noise: empty table or guide_bits outside [1, 24]");
+  if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+  if (!(max_norm2 > 0.0)) throw std::invalid_argument("max_norm2 must be > 0");
+  const SliceBlocks sl(n, row_offset, total_rows);
+  const double h = std::ldexp(1.0, -grid_bits);
+  const double inv_h_scaled = std::ldexp(scale, grid_bits);  // scale / h (exact scaling by 2^k)
+  const unsigned __int128 radius2 = static_cast<unsigned __int128>(1) << (2 * grid_bits);  // (1/h)^2
+  parallel_blocks(sl.nblocks, threads, [&](std::size_t lb) {
+    const BlockRows r = sl.rows(sl.b_first + lb, n);
+    Rng rng(key, sl.b_first + lb);
+    BitReservoir<Rng> signs(rng);
+    // Phase 1: the noise D of every coordinate of the block's rows, in row order (the rows
+    // outside the slice are drawn and discarded). y holds D (an integer) until phase 2.
+    auto noise_value = [&]() -> double {
+      const auto mag = static_cast<std::int64_t>(cdt_sample(noise, rng));
+      return static_cast<double>(signs.bit() ? -mag : mag);
+    };
+    for (std::size_t k = (r.s0 - r.g0) * d; k > 0; --k) (void)noise_value();
+    for (std::size_t i = r.s0 - sl.g_begin; i < r.s1 - sl.g_begin; ++i)
+      for (std::size_t j = 0; j < d; ++j) y[i * d + j] = noise_value();
+    for (std::size_t k = (r.g1 - r.s1) * d; k > 0; --k) (void)noise_value();
+    // Phase 2: per row one coin word, then d rounding words if the message is informative
+    // (the count depends on the coin only, never on x, so rows outside the slice are replayed).
+    for (std::size_t i = r.g0; i < r.s0; ++i)
+      if (rng.next() >= blanket_threshold)
+        for (std::size_t j = 0; j < d; ++j) (void)rng.next();
+    for (std::size_t i = r.s0 - sl.g_begin; i < r.s1 - sl.g_begin; ++i) {
+      const double* xi = xin + i * d;
+      double* yi = y + i * d;
+      check_row(xi, d, max_norm2, i);
+      if (rng.next() < blanket_threshold) {  // blanket message: h D
+        for (std::size_t j = 0; j < d; ++j) yi[j] *= h;
+        continue;
+      }
+      unsigned __int128 m2 = 0;
+      for (std::size_t j = 0; j < d; ++j) {
+        // v = scale x_j / h; for dim 1, x_j is clamped to [-1, 1] (the tolerance of the norm check).
+        const double xj = d == 1 ? std::min(1.0, std::max(-1.0, xi[j])) : xi[j];
+        const double v = xj * inv_h_scaled;  // |v| <= 2^52
+        auto fl = static_cast<std::int64_t>(v);  // truncation, then floor
+        fl -= static_cast<double>(fl) > v ? 1 : 0;
+        const double frac = v - static_cast<double>(fl);  // exact (Sterbenz), in [0, 1)
+        // round up with probability ceil(frac 2^64) 2^-64 (frac 2^64 is exact and < 2^64)
+        const double t = frac * 0x1p64;
+        auto up_threshold = static_cast<std::uint64_t>(t);
+        up_threshold += static_cast<double>(up_threshold) < t ? 1 : 0;
+        const std::uint64_t w = rng.next();
+        const std::int64_t m = fl + (w < up_threshold ? 1 : 0);
+        const auto am = static_cast<unsigned __int128>(m < 0 ? -m : m);
+        if (m2 <= radius2) m2 += am * am;
+        yi[j] = static_cast<double>(static_cast<std::int64_t>(yi[j]) + m);
+      }
+      if (m2 > radius2)
+        throw std::invalid_argument("bmg_grid_sample: the rounded row " + std::to_string(i) +
+                                    " left the unit ball (scale too large for the grid)");
+      for (std::size_t j = 0; j < d; ++j) yi[j] *= h;  // exact: a power of 2
+    }
+  });
+}
+
+void bmg_sample_float_reference(const double* xin, std::size_t n, std::size_t d, double gamma, double sigma0,
+                                const StreamKey& key, int threads, double max_norm2, double* y,
+                                std::uint64_t row_offset, std::uint64_t total_rows) {
   if (!(gamma >= 0.0 && gamma < 1.0)) throw std::invalid_argument("gamma must be in [0, 1)");
   if (!(sigma0 > 0.0) || !std::isfinite(sigma0)) throw std::invalid_argument("sigma0 must be finite and > 0");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   if (!(max_norm2 > 0.0)) throw std::invalid_argument("max_norm2 must be > 0");
-  // x holds the global rows [row_offset, row_offset + n) of a table of `total` rows. Global block b
-  // covers rows [b K, min(total, (b + 1) K)) and draws from Rng(key, b): first the normals of all
-  // its rows, then one uniform per row. A slice that starts or ends inside a block replays (and
-  // discards) the draws of the rows outside it, so its messages are bit-identical to the same
-  // rows of one call on the whole table. With the defaults (0, 0) this is the whole table.
-  const std::size_t g_begin = static_cast<std::size_t>(row_offset);
-  const std::size_t total = total_rows == 0 ? g_begin + n : static_cast<std::size_t>(total_rows);
-  if (total < g_begin + n) throw std::invalid_argument("total_rows must be >= row_offset + len(x)");
-  const std::size_t b_first = g_begin / kSamplerBlockRows;
-  const std::size_t nblocks = n == 0 ? 0 : (g_begin + n - 1) / kSamplerBlockRows - b_first + 1;
-  parallel_blocks(nblocks, threads, [&](std::size_t lb) {
-    const std::size_t b = b_first + lb;
-    Rng rng(key, b);
-    const std::size_t g0 = b * kSamplerBlockRows;                  // global block [g0, g1)
-    const std::size_t g1 = std::min(total, g0 + kSamplerBlockRows);
-    const std::size_t s0 = std::max(g0, g_begin);                  // rows of x in it: [s0, s1)
-    const std::size_t s1 = std::min(g1, g_begin + n);
-    const std::size_t r0 = s0 - g_begin;                           // local rows [r0, r1)
-    const std::size_t r1 = s1 - g_begin;
+  // Block b draws from Rng(key, b): first the normals of all its rows, then one uniform per row;
+  // rows outside the slice are drawn and discarded (see bmg_grid_sample).
+  const SliceBlocks sl(n, row_offset, total_rows);
+  parallel_blocks(sl.nblocks, threads, [&](std::size_t lb) {
+    const BlockRows r = sl.rows(sl.b_first + lb, n);
+    Rng rng(key, sl.b_first + lb);
+    const std::size_t r0 = r.s0 - sl.g_begin, r1 = r.s1 - sl.g_begin;
     double skip[64];
     auto discard_normals = [&](std::size_t count) {
       while (count > 0) {
@@ -45,22 +142,14 @@ void bmg_sample(const double* xin, std::size_t n, std::size_t d, double gamma, d
         count -= len;
       }
     };
-    discard_normals((s0 - g0) * d);
+    discard_normals((r.s0 - r.g0) * d);
     rng.normals_ziggurat(y + r0 * d, (r1 - r0) * d);
-    discard_normals((g1 - s1) * d);
-    for (std::size_t i = g0; i < s0; ++i) rng.uniform();
+    discard_normals((r.g1 - r.s1) * d);
+    for (std::size_t i = r.g0; i < r.s0; ++i) rng.uniform();
     for (std::size_t i = r0; i < r1; ++i) {
       double* yi = y + i * d;
       const double* xi = xin + i * d;
-      double norm2 = 0.0;
-      for (std::size_t j = 0; j < d; ++j) norm2 += xi[j] * xi[j];
-      if (!(norm2 <= max_norm2)) {
-        if (!std::isfinite(norm2))
-          throw std::invalid_argument("x must contain only finite values (found NaN or inf in row " +
-                                      std::to_string(i) + ")");
-        throw std::invalid_argument("x: every row must lie in the unit L2 ball, row " + std::to_string(i) +
-                                    " has norm " + std::to_string(std::sqrt(norm2)));
-      }
+      check_row(xi, d, max_norm2, i);
       if (rng.uniform() >= gamma) {  // informative message: N(x_i, sigma0^2 I)
         for (std::size_t j = 0; j < d; ++j) yi[j] = sigma0 * yi[j] + xi[j];
       } else {  // blanket message: N(0, sigma0^2 I)
@@ -84,25 +173,17 @@ void standard_normals(std::size_t count, const StreamKey& key, int threads, doub
   });
 }
 
-void krr_sample(const std::int64_t* in, std::size_t n, std::int64_t k, double p_keep, const StreamKey& key,
-                int threads, std::int64_t* y) {
+void krr_sample(const std::int64_t* in, std::size_t n, std::int64_t k, std::uint64_t keep_threshold,
+                const StreamKey& key, int threads, std::int64_t* y) {
   if (k < 2) throw std::invalid_argument("k must be >= 2");
-  if (!(p_keep >= 0.0 && p_keep <= 1.0)) throw std::invalid_argument("p_keep must be in [0, 1]");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
-  const double km1 = static_cast<double>(k - 1);
+  const auto range = static_cast<std::uint64_t>(k);
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
     Rng rng(key, b);
     const std::size_t end = std::min(n, (b + 1) * kSamplerBlockRows);
     for (std::size_t i = b * kSamplerBlockRows; i < end; ++i) {
       if (in[i] < 0 || in[i] >= k) throw std::invalid_argument("x must hold categories in [0, k)");
-      const double u = rng.uniform();
-      if (u < p_keep) {
-        y[i] = in[i];
-      } else {
-        auto j = static_cast<std::int64_t>(rng.uniform() * km1);
-        if (j > k - 2) j = k - 2;
-        y[i] = j < in[i] ? j : j + 1;
-      }
+      y[i] = rng.next() < keep_threshold ? in[i] : static_cast<std::int64_t>(uniform_below(range, rng));
     }
   });
 }

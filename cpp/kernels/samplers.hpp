@@ -9,18 +9,34 @@
 #include <cstdint>
 
 #include "common.hpp"
+#include "exact_sampling.hpp"
 
 namespace sharpdp {
 namespace kernels {
 
-// Blanket-mixed Gaussian: out_i = sigma0 Z_i + (1 - B_i) x_i, Z_i ~ N(0, I_d) (ziggurat),
-// B_i ~ Bernoulli(gamma); x and out have shape (n, d). Throws if a row of x is not finite or
-// has squared L2 norm > max_norm2, or if gamma, sigma0, threads, max_norm2 are out of range.
-// x may be the global rows [row_offset, row_offset + n) of a table of total_rows rows (0: row_offset
-// + n); the output is then those rows of one call on the whole table (streams keyed by global row).
-void bmg_sample(const double* x, std::size_t n, std::size_t d, double gamma, double sigma0, const StreamKey& key,
-                int threads, double max_norm2, double* out, std::uint64_t row_offset = 0,
-                std::uint64_t total_rows = 0);
+// Blanket-mixed Gaussian on the grid h Z^d, h = 2^-grid_bits (docs/sampling.md §2): the release
+// sampler. Row i: x~_i = stochastic rounding of scale * x_i onto h Z^d (up with probability the
+// fractional part, as a 64-bit threshold); B_i = [u < blanket_threshold] for a 64-bit word u, i.e.
+// B_i ~ Bernoulli(gamma') with gamma' = blanket_threshold 2^-64; D_i has i.i.d. coordinates drawn
+// from `noise` (the CDT of |D|, D the rounded Gaussian round(s Z)) with a uniform sign bit; out_i =
+// h D_i if B_i else x~_i + h D_i. Every output is an exact multiple of h. For dim 1 (scale must be 1)
+// x is clamped to [-1, 1] first; for dim >= 2 the rounded row is checked in exact integer
+// arithmetic to lie in the unit ball (std::invalid_argument otherwise: the scale is too large).
+// Throws if a row of x is not finite or has squared L2 norm > max_norm2. Draws per block: first the
+// noise of all its rows (CDT words and sign bits), then per row one coin word and, for an
+// informative message only, dim rounding words (a count independent of x); slices (row_offset, total_rows) replay the draws of the block's other rows, so the output
+// depends only on (key, x, global row), never on threads or partitioning.
+void bmg_grid_sample(const double* x, std::size_t n, std::size_t d, std::uint64_t blanket_threshold, int grid_bits,
+                     double scale, const CdtTable& noise, const StreamKey& key, int threads, double max_norm2,
+                     double* out, std::uint64_t row_offset = 0, std::uint64_t total_rows = 0);
+
+// FLOATING-POINT REFERENCE, NOT A RELEASE SAMPLER (tests and benchmarks only: its low-order bits
+// depend on x, docs/sampling.md §2). out_i = sigma0 Z_i + (1 - B_i) x_i, Z_i ~ N(0, I_d) (ziggurat),
+// B_i ~ Bernoulli(gamma) from a 53-bit float uniform; same arguments and checks as the former
+// release sampler.
+void bmg_sample_float_reference(const double* x, std::size_t n, std::size_t d, double gamma, double sigma0,
+                                const StreamKey& key, int threads, double max_norm2, double* out,
+                                std::uint64_t row_offset = 0, std::uint64_t total_rows = 0);
 
 // out[0..count) = the first count 64-bit words of stream `stream` of the ChaCha20 generator keyed by
 // `key` (common.hpp Rng): the raw CSPRNG output, for tests against an independent ChaCha20.
@@ -29,10 +45,11 @@ void keystream_words(const StreamKey& key, std::uint64_t stream, std::size_t cou
 // count standard normals (ziggurat) into out, kSamplerBlockRows values per stream.
 void standard_normals(std::size_t count, const StreamKey& key, int threads, double* out);
 
-// k-ary randomized response of the categories x[0..n) in [0, k): keep with probability
-// p_keep, else one of the k - 1 other symbols uniformly. Throws on a category outside [0, k).
-void krr_sample(const std::int64_t* x, std::size_t n, std::int64_t k, double p_keep, const StreamKey& key,
-                int threads, std::int64_t* out);
+// k-ary randomized response of the categories x[0..n) in [0, k), in blanket form (docs/sampling.md
+// §5): keep x_i if a 64-bit word is < keep_threshold (probability keep_threshold 2^-64), else output
+// a uniform category of [0, k) (Lemire's exact method). Throws on a category outside [0, k).
+void krr_sample(const std::int64_t* x, std::size_t n, std::int64_t k, std::uint64_t keep_threshold,
+                const StreamKey& key, int threads, std::int64_t* out);
 
 // PrivUnit's completion: out_i = t_i v_i + sqrt(1 - t_i^2) w_i, w_i uniform on the unit sphere
 // orthogonal to the unit row v_i; v and out have shape (n, d), t shape (n,).

@@ -19,6 +19,19 @@ static int fail(const char* what) {
   return 1;
 }
 
+// A generator that replays given 64-bit words (exact_sampling.hpp takes any class with next()).
+struct ReplayRng {
+  std::vector<std::uint64_t> words;
+  std::size_t used = 0;
+  std::uint64_t next() { return words.at(used++); }
+};
+
+static bool cdt_draw(const k::CdtTable& t, std::vector<std::uint64_t> words, std::size_t expect_j,
+                     std::size_t expect_used) {
+  ReplayRng r{std::move(words)};
+  return k::cdt_sample(t, r) == expect_j && r.used == expect_used;
+}
+
 // A fixed test key (the library's keys are 32 bytes from Python: OS entropy or a seeded draw).
 static sharpdp::StreamKey test_key(std::uint32_t v) {
   sharpdp::StreamKey key{};
@@ -42,30 +55,69 @@ int main() {
   if (std::fabs(m) > 5.0 / std::sqrt(static_cast<double>(n))) return fail("normal mean");
   if (std::fabs(v - 1.0) > 5.0 * std::sqrt(2.0 / static_cast<double>(n))) return fail("normal variance");
 
-  // BMG with gamma = 0 and x = 0 is sigma0 times the same normals
+  // the float reference BMG with gamma = 0 and x = 0 is sigma0 times the same normals
   std::vector<double> x(n, 0.0), y(n);
-  k::bmg_sample(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
+  k::bmg_sample_float_reference(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
   for (std::size_t i = 0; i < n; ++i)
-    if (y[i] != 2.0 * z1[i]) return fail("bmg_sample(gamma=0, x=0) != sigma0 * standard_normals");
+    if (y[i] != 2.0 * z1[i]) return fail("bmg_sample_float_reference(gamma=0, x=0) != sigma0 * standard_normals");
   bool threw = false;
   x[5] = 2.0;  // outside the unit ball
   try {
-    k::bmg_sample(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
+    k::bmg_sample_float_reference(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
   } catch (const std::invalid_argument&) {
     threw = true;
   }
-  if (!threw) return fail("bmg_sample accepted a row outside the unit ball");
+  if (!threw) return fail("bmg_sample_float_reference accepted a row outside the unit ball");
 
-  // k-RR keeps the input with probability p_keep
+  // CDT: entries T[0] = 5 2^64 + 100, T[1] = 5 2^64 + 200, then the sentinel; guide on 1 bit.
+  // The second word is drawn only on a tie of the high words, and reused along the tie.
+  {
+    const std::uint64_t hi[3] = {5, 5, ~0ULL}, lo[3] = {100, 200, ~0ULL};
+    const std::uint32_t guide[2] = {0, 2};
+    const k::CdtTable t{hi, lo, 3, guide, 1};
+    if (!cdt_draw(t, {4}, 0, 1) || !cdt_draw(t, {6}, 2, 1) || !cdt_draw(t, {1ULL << 63}, 2, 1))
+      return fail("cdt_sample without a tie");
+    if (!cdt_draw(t, {5, 99}, 0, 2) || !cdt_draw(t, {5, 100}, 1, 2) || !cdt_draw(t, {5, 199}, 1, 2) ||
+        !cdt_draw(t, {5, 200}, 2, 2))
+      return fail("cdt_sample on a tie of the high words (lazy second word)");
+  }
+  // Lemire: range 3, 2^64 mod 3 = 1: a word whose product has low part 0 (< 1) is rejected
+  {
+    ReplayRng r{{0, ~0ULL}};
+    if (k::uniform_below(3, r) != 2 || r.used != 2) return fail("uniform_below rejection");
+    ReplayRng r2{{1ULL << 63}};
+    if (k::uniform_below(4, r2) != 2 || r2.used != 1) return fail("uniform_below value");
+  }
+  // grid BMG with the one-entry table (noise always 0) and gamma' = 0: x rounded onto 2^-2 Z
+  {
+    const std::uint64_t hi[1] = {~0ULL}, lo[1] = {~0ULL};
+    const std::uint32_t guide[2] = {0, 0};
+    const k::CdtTable t{hi, lo, 1, guide, 1};
+    std::vector<double> xs(n, 0.5), ys(n);
+    xs[3] = 0.3;  // between 0.25 and 0.5
+    k::bmg_grid_sample(xs.data(), n, 1, 0, 2, 1.0, t, key42, 2, 1.0, ys.data());
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != 3 && ys[i] != 0.5) return fail("bmg_grid_sample moved a grid input");
+    if (ys[3] != 0.25 && ys[3] != 0.5) return fail("bmg_grid_sample rounding outside the neighbours");
+    std::vector<double> ys2(n);
+    k::bmg_grid_sample(xs.data(), n, 1, 0, 2, 1.0, t, key42, 1, 1.0, ys2.data());
+    if (ys != ys2) return fail("bmg_grid_sample depends on threads");
+    k::bmg_grid_sample(xs.data(), n, 1, ~0ULL, 2, 1.0, t, key42, 2, 1.0, ys.data());  // always blanket
+    for (double v : ys)
+      if (v != 0.0) return fail("bmg_grid_sample blanket message not h D");
+  }
+
+  // k-RR keeps the input with probability keep_threshold 2^-64 (0.7), else a uniform category
   std::vector<std::int64_t> c(n, 1), out(n);
-  k::krr_sample(c.data(), n, 5, 0.7, key7, 3, out.data());
+  k::krr_sample(c.data(), n, 5, static_cast<std::uint64_t>(0.7 * 18446744073709551616.0), key7, 3, out.data());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (out[i] < 0 || out[i] >= 5) return fail("krr_sample output outside [0, k)");
     kept += out[i] == 1;
   }
   const double p = static_cast<double>(kept) / static_cast<double>(n);
-  if (std::fabs(p - 0.7) > 5.0 * std::sqrt(0.21 / static_cast<double>(n))) return fail("krr keep rate");
+  const double pk = 0.7 + 0.3 / 5.0;  // kept, or the uniform category hit the input
+  if (std::fabs(p - pk) > 5.0 * std::sqrt(pk * (1 - pk) / static_cast<double>(n))) return fail("krr keep rate");
 
   // the release of count 0 with c = 1: y = [exp(sigma Z - sigma^2) - 1]_+ on the shared stream
   std::vector<double> counts(n, 0.0), rel(n);

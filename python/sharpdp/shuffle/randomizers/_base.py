@@ -22,6 +22,18 @@ class RandomizerBase:
 
     dim: int
 
+    floating_point_safe: bool = False
+    """Whether :meth:`sample` releases exactly a law the accountant certifies, or one within a bounded
+    total-variation distance :attr:`sampler_tv` of it (docs/sampling.md). False by default: a
+    floating-point sampler may leak its input through low-order bits (docs/sampling.md §8)."""
+
+    @property
+    def sampler_tv(self) -> float | None:
+        """Per-message total-variation bound eta of the release sampler to a certified law (charge
+        delta += (1 + e^eps) n eta, docs/sampling.md §4); None: no bound known (not floating-point
+        safe)."""
+        return None
+
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
         return f"{type(self).__name__}({params})"

@@ -15,10 +15,50 @@ from sharpdp.shuffle._laws import _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
 
-__all__ = ["BlanketMixedGaussian", "bmg_chi_up"]
+__all__ = ["BlanketMixedGaussian", "bmg_chi_up", "default_grid_bits"]
 
 # Rows of x may exceed the unit norm by this much (rounding of a scaled row).
 _BALL_TOL = 1e-12
+# Default grid: s = sigma0 / h >= 2^8, and h sqrt(d) <= 2^-8 for d >= 2, unless s would exceed 2^14.
+_MIN_S_BITS, _DIM_BITS, _MAX_S = 8, 8, 2.0**14
+_MAX_GRID_BITS = 52
+# The rounded row must stay in the unit ball: scale = (1 - h sqrt(d)) (1 - 2^-30) leaves room for
+# the norm tolerance and the floating-point scaling (docs/sampling.md §2).
+_SCALE_MARGIN = 2.0**-30
+
+
+def default_grid_bits(sigma0: float, dim: int) -> int:
+    """Default grid exponent k (grid step h = 2^-k) of the BMG release sampler (docs/sampling.md §2).
+
+    k is the smallest integer in [0, 52] with s = sigma0 2^k >= 256 and, for dim >= 2,
+    h sqrt(dim) <= 2^-8; for dim >= 2 it is lowered (not below the first condition) while
+    s > 2^14, so that the noise table stays small. For dim = 1 this puts s in [256, 512) whenever
+    2^-52 256 <= sigma0 < 512 (h = 1 above).
+
+    Parameters
+    ----------
+    sigma0 : float
+        Gaussian scale > 0.
+    dim : int
+        Dimension >= 1.
+
+    Returns
+    -------
+    int
+        k in [0, 52].
+    """
+    sigma0 = V.real("sigma0", sigma0, lo=0.0, lo_open=True)
+    dim = V.integer("dim", dim, lo=1)
+    k_s = 0
+    while k_s < _MAX_GRID_BITS and math.ldexp(sigma0, k_s) < 2.0**_MIN_S_BITS:
+        k_s += 1
+    if dim == 1:
+        return k_s
+    k_d = _DIM_BITS + ((dim - 1).bit_length() + 1) // 2  # smallest k with 2^-k sqrt(dim) <= 2^-8
+    k = min(max(k_s, k_d), _MAX_GRID_BITS)
+    while k > k_s and math.ldexp(sigma0, k) > _MAX_S:
+        k -= 1
+    return k
 
 
 class BlanketMixedGaussian(RandomizerBase):
@@ -28,6 +68,12 @@ class BlanketMixedGaussian(RandomizerBase):
     With probability ``gamma`` the message is a blanket draw ``N(0, sigma0^2 I_d)``,
     otherwise ``N(x, sigma0^2 I_d)``, for an input ``x`` in the unit L2 ball.
 
+    :meth:`sample` releases a grid version of it, exactly a post-processing of this mechanism
+    (docs/sampling.md §2): messages are multiples of the grid step h = 2^-grid_bits, the law of a
+    message is within :attr:`sampler_tv` (total variation) of that post-processing, and the
+    accountant's laws for (gamma, sigma0) certify it once delta is raised by
+    (1 + e^eps) n sampler_tv.
+
     Parameters
     ----------
     gamma : float
@@ -36,38 +82,104 @@ class BlanketMixedGaussian(RandomizerBase):
         Gaussian scale > 0 (same units as the data; inputs live in the unit ball).
     dim : int
         Dimension d >= 1.
+    grid_bits : int or None, keyword-only
+        Grid exponent k in [0, 52] of the release sampler, grid step h = 2^-k (None: the default
+        :func:`default_grid_bits`, s = sigma0 / h in [256, 512) for dim 1). The rounding adds a
+        variance about h^2 / 12 + h^2 / 4 per coordinate (<= 5e-6 sigma0^2 for the default with
+        dim 1); for dim >= 2 the inputs are first scaled by :attr:`grid_scale` = (1 - h sqrt(d))
+        (1 - 2^-30), which the estimator divides back (docs/sampling.md §7).
 
     Raises
     ------
     ValueError
-        If gamma is not in [0, 1), sigma0 <= 0, dim < 1, or any is NaN.
+        If gamma is not in [0, 1), sigma0 <= 0, dim < 1, grid_bits not in [0, 52], or any is NaN.
+        (:meth:`sample` raises if the grid is too coarse for dim, h sqrt(d) >= 1/2, or too fine
+        for sigma0: s = sigma0 / h above about 20 000.)
     """
 
-    def __init__(self, gamma: float, sigma0: float, dim: int) -> None:
+    floating_point_safe = True
+    """The release sampler draws a certified law (docs/sampling.md §2)."""
+
+    def __init__(self, gamma: float, sigma0: float, dim: int, *, grid_bits: int | None = None) -> None:
         self.gamma = V.real("gamma", gamma, lo=0.0, hi=1.0, hi_open=True)
         self.sigma0 = V.real("sigma0", sigma0, lo=0.0, lo_open=True)
         self.dim = V.integer("dim", dim, lo=1)
+        self._grid_bits_arg = None if grid_bits is None else V.integer("grid_bits", grid_bits, lo=0,
+                                                                       hi=_MAX_GRID_BITS)
+        self.grid_bits: int = (default_grid_bits(self.sigma0, self.dim) if self._grid_bits_arg is None
+                               else self._grid_bits_arg)
+        self.grid_step = math.ldexp(1.0, -self.grid_bits)
+        # scale < 1 - h sqrt(d) (each factor rounded down): the rounded row stays in the unit ball;
+        # 0 when the grid is too coarse for dim (h sqrt(d) >= 1/2), which sample() refuses
+        gap = self.grid_step * math.sqrt(self.dim)
+        self.grid_scale = 1.0 if self.dim == 1 else (
+            0.0 if gap >= 0.5 else math.nextafter((1.0 - gap) * (1.0 - _SCALE_MARGIN), 0.0))
+        # the blanket coin compares a 64-bit word with ceil(gamma 2^64): gamma' = that / 2^64 >= gamma
+        self.blanket_threshold = math.ceil(math.ldexp(self.gamma, 64))
+        self.gamma_sampled = math.ldexp(self.blanket_threshold, -64)
 
     def _params(self) -> dict:
-        return {"gamma": self.gamma, "sigma0": self.sigma0, "dim": self.dim}
+        p = {"gamma": self.gamma, "sigma0": self.sigma0, "dim": self.dim}
+        if self._grid_bits_arg is not None:
+            p["grid_bits"] = self._grid_bits_arg
+        return p
+
+    @property
+    def noise_scale(self) -> float:
+        """s = sigma0 / h = sigma0 2^grid_bits: the grid noise is h round(s Z), Z ~ N(0, 1)."""
+        return math.ldexp(self.sigma0, self.grid_bits)
+
+    @property
+    def sampler_tv(self) -> float:
+        """Upper bound eta on the total-variation distance between the law of one released message
+        and the certified post-processing of BMG (docs/sampling.md §3-§4), a probability.
+
+        eta = dim ((ceil(13.2 s) + 1) 2^-128 + 1e-38), s = :attr:`noise_scale`: per coordinate the
+        128-bit table's rounding (at most 2^-128 per entry, at most ceil(13.2 s) + 1 entries) plus
+        the truncated tail (<= 1e-38, :data:`sharpdp._tables.TAIL_BOUND`); rounded up. About
+        1e-35 per coordinate for the default grid. The accountant's delta(eps) for n messages is
+        raised by (1 + e^eps) n eta.
+        """
+        from sharpdp._tables import TAIL_BOUND
+
+        entries = math.ceil(13.2 * self.noise_scale) + 1
+        per_coord = math.nextafter(math.nextafter(entries * 2.0**-128, math.inf) + TAIL_BOUND, math.inf)
+        return math.nextafter(self.dim * per_coord, math.inf)
+
+    @property
+    def estimate_scale(self) -> float:
+        """E[message] / x for the release sampler: (1 - gamma) * grid_scale (float).
+
+        Exact up to a relative 2^-60 (the blanket coin's gamma' = gamma + < 2^-64 and the
+        rounding probabilities are multiples of 2^-64); the unbiased estimator divides the mean of
+        the messages by it. Equal to 1 - gamma for dim 1.
+        """
+        return (1.0 - self.gamma) * self.grid_scale
 
     def sample(self, x, rng=None, *, threads: int | None = None, row_offset: int = 0,
                total_rows: int | None = None) -> np.ndarray:
-        """Randomize every row of ``x`` (one message per user), in C++.
+        """Randomize every row of ``x`` (one message per user) on the grid h Z^d, in C++.
 
-        Row i becomes ``Y_i = sigma0 Z_i + (1 - B_i) x_i`` with
-        ``Z_i ~ N(0, I_d)`` (ziggurat method) and ``B_i ~ Bernoulli(gamma)``
-        (*Shuffling-Aware Optimization for Private Vector Mean Estimation*, Algorithm 1). Rows are
-        processed in fixed blocks of ``sharpdp._core.samplers.BLOCK_ROWS``,
-        each with its own random stream, so the output depends only on the
-        seed drawn from ``rng`` and is bit-identical for any ``threads``.
+        Row i becomes ``Y_i = h D_i + (1 - B_i) x~_i`` (docs/sampling.md §2): ``x~_i`` is the
+        unbiased stochastic rounding of ``grid_scale * x_i`` onto h Z^d (each coordinate rounded up
+        with probability its fractional part, as a 64-bit integer threshold), ``B_i ~
+        Bernoulli(gamma')`` with gamma' = ceil(gamma 2^64) 2^-64 (one 64-bit comparison), and
+        ``D_i`` has i.i.d. coordinates with the rounded-Gaussian law R_s(j) = Phi((j + 1/2)/s) -
+        Phi((j - 1/2)/s), s = sigma0 / h, drawn from a 128-bit table (within :attr:`sampler_tv` in
+        total variation). Hence ``Y_i`` is h round(W / h) for W ~ BMG(gamma', sigma0) at input
+        ``x~_i``: a post-processing of the certified mechanism (*Shuffling-Aware Optimization for
+        Private Vector Mean Estimation*, Algorithm 1). Every value is an exact multiple of h.
+        Rows are processed in fixed blocks of ``sharpdp._core.samplers.BLOCK_ROWS``, each with its
+        own random stream, so the output depends only on the key drawn from ``rng`` and is
+        bit-identical for any ``threads``. The first call for a given (sigma0, grid) builds the
+        noise table with mpmath (about 0.3 s for dim 1; cached).
 
         Parameters
         ----------
         x : array_like of float64, shape (n, dim)
             Inputs in the unit L2 ball (row norms <= 1 + 1e-12), n >= 1.
         rng : numpy.random.Generator, int, SeedSequence or None
-            Source of the 64-bit seed (``None``: fresh OS entropy).
+            Source of the 256-bit stream key (``None``: fresh OS entropy).
         threads : int or None, keyword-only
             Worker threads >= 1 (None: all cores). Does not change the output.
         row_offset : int, default 0, keyword-only
@@ -84,7 +196,7 @@ class BlanketMixedGaussian(RandomizerBase):
         Returns
         -------
         numpy.ndarray of float64, shape (n, dim)
-            The messages, in the order of the rows (not shuffled).
+            The messages, in the order of the rows (not shuffled), multiples of :attr:`grid_step`.
 
         Raises
         ------
@@ -93,6 +205,35 @@ class BlanketMixedGaussian(RandomizerBase):
             row outside the unit ball; if ``threads`` < 1; if ``row_offset``
             < 0 or ``total_rows`` < ``row_offset + n``.
         """
+        x, nthreads, row_offset, total_rows = self._sample_args(x, threads, row_offset, total_rows)
+        from sharpdp._core_loader import core
+        from sharpdp._tables import MAX_TABLE_SIZE, rounded_gaussian_cdt
+
+        if self.grid_scale == 0.0:
+            raise ValueError(f"sigma0, grid_bits: the grid step 2^-{self.grid_bits} is too coarse for "
+                             f"dim={self.dim} (need h sqrt(dim) < 1/2; pass a larger grid_bits)")
+        if 13.2 * self.noise_scale + 1 > MAX_TABLE_SIZE:
+            raise ValueError(f"sigma0, grid_bits: the noise table for s = sigma0 / h = {self.noise_scale:.6g} "
+                             f"would exceed {MAX_TABLE_SIZE} entries (sigma0 too large for the grid sampler, or "
+                             "pass fewer grid_bits)")
+        table = rounded_gaussian_cdt(self.noise_scale)
+        # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
+        return core.samplers.bmg_grid_sample(x, self.blanket_threshold, self.grid_bits, self.grid_scale, table.hi,
+                                             table.lo, table.guide, core_key(rng), nthreads,
+                                             (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
+
+    def _sample_float_reference(self, x, rng=None, *, threads: int | None = None, row_offset: int = 0,
+                                total_rows: int | None = None) -> np.ndarray:
+        """NOT A RELEASE SAMPLER (tests and benchmarks only): the former floating-point sampler
+        ``sigma0 Z + (1 - B) x`` (ziggurat), whose low-order mantissa bits depend on x
+        (docs/sampling.md §2). Same arguments as :meth:`sample`."""
+        x, nthreads, row_offset, total_rows = self._sample_args(x, threads, row_offset, total_rows)
+        from sharpdp._core_loader import core
+
+        return core.samplers._bmg_sample_float_reference(x, self.gamma, self.sigma0, core_key(rng), nthreads,
+                                                         (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
+
+    def _sample_args(self, x, threads, row_offset, total_rows):
         try:
             raw = np.asarray(x)
             if raw.dtype.kind not in "biuf":  # complex, text, objects: not silently cast
@@ -108,11 +249,7 @@ class BlanketMixedGaussian(RandomizerBase):
         row_offset = V.integer("row_offset", row_offset, lo=0)
         end = row_offset + x.shape[0]
         total_rows = end if total_rows is None else V.integer("total_rows", total_rows, lo=end)
-        from sharpdp._core_loader import core
-
-        # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
-        return core.samplers.bmg_sample(x, self.gamma, self.sigma0, core_key(rng), nthreads,
-                                        (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
+        return x, nthreads, row_offset, total_rows
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased linear estimate of the mean of the inputs.
@@ -120,8 +257,9 @@ class BlanketMixedGaussian(RandomizerBase):
         Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Section 4.1,
         eq. (gaussian-blanket-unbiased-estimator).
 
-        ``(1 / (1 - gamma)) * mean of the rows``: E[Y] = (1 - gamma) x for
-        each message, so the estimate is unbiased for the mean of the inputs,
+        ``mean of the rows / estimate_scale``: E[Y] = (1 - gamma) grid_scale x for
+        each message of :meth:`sample` (grid_scale = 1 for dim 1; relative bias below 2^-60, see
+        :attr:`estimate_scale`), so the estimate is unbiased for the mean of the inputs,
         with worst-case MSE ``mse_single / n``. The mean is summed exactly
         and rounded once, so the result is bit-identical for any order of the
         rows (shuffled or not) and for any split of them into partial sums
@@ -144,7 +282,10 @@ class BlanketMixedGaussian(RandomizerBase):
         from sharpdp._kernels.exact_sum import exact_column_means
 
         y = V.real_array("messages", messages, shape=(None, self.dim))
-        return exact_column_means(y) / (1.0 - self.gamma)
+        if self.grid_scale == 0.0:
+            raise ValueError(f"grid_bits: no release sampler for this grid (2^-{self.grid_bits} too coarse for "
+                             f"dim={self.dim}), hence no estimator")
+        return exact_column_means(y) / self.estimate_scale
 
     @property
     def chi_lo(self) -> float:
@@ -173,6 +314,26 @@ class BlanketMixedGaussian(RandomizerBase):
         """
         g = self.gamma
         return self.dim * self.sigma0**2 / (1.0 - g) ** 2 + g / (1.0 - g)
+
+    @property
+    def release_mse_single(self) -> float:
+        """Worst-case single-user MSE of :meth:`estimate` on messages of :meth:`sample` (the grid
+        release, docs/sampling.md §7), squared data units::
+
+            d (sigma0^2 + h^2/12 + (1 - gamma) h^2/4) / ((1 - gamma)^2 c^2) + gamma / (1 - gamma),
+
+        h = :attr:`grid_step`, c = :attr:`grid_scale` (1 for dim 1): the rounded noise has variance
+        sigma0^2 + h^2/12 (Sheppard's correction; the error is of order exp(-2 pi^2 s^2) relative,
+        s = sigma0 / h) and the input rounding at most h^2/4 per coordinate (0 on the grid).
+        Compare :attr:`mse_single` (the continuous mechanism): relative excess below 5.1e-6 for
+        dim 1 with the default grid. Ignores the relative 2^-60 of gamma' and of the rounding
+        probabilities. Infinite if the grid is unusable (``grid_scale`` = 0).
+        """
+        g, h, c = self.gamma, self.grid_step, self.grid_scale
+        if c == 0.0:
+            return math.inf
+        noise = self.sigma0**2 + h * h / 12.0 + (1.0 - g) * h * h / 4.0
+        return self.dim * noise / ((1.0 - g) ** 2 * c * c) + g / (1.0 - g)
 
     @property
     def chi_up(self) -> float:

@@ -21,13 +21,17 @@ class GaussianRandomizer(BlanketMixedGaussian):
         Gaussian scale > 0.
     dim : int
         Dimension d >= 1.
+    grid_bits : int or None, keyword-only
+        Grid exponent of the release sampler (see :class:`BlanketMixedGaussian`; None: default).
     """
 
-    def __init__(self, sigma0: float, dim: int) -> None:
-        super().__init__(0.0, sigma0, dim)
+    def __init__(self, sigma0: float, dim: int, *, grid_bits: int | None = None) -> None:
+        super().__init__(0.0, sigma0, dim, grid_bits=grid_bits)
 
     def _params(self) -> dict:
-        return {"sigma0": self.sigma0, "dim": self.dim}
+        p = super()._params()
+        del p["gamma"]
+        return p
 
     @property
     def chi_chua(self) -> float:

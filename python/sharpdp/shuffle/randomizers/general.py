@@ -487,6 +487,12 @@ class GeneralRandomizer(RandomizerBase):
     def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
         """Randomize every input by inverse-CDF sampling (Numba kernel, vectorised).
 
+        NOT FLOATING-POINT SAFE (``floating_point_safe = False``): the messages are floats from a
+        floating-point inverse CDF of the user's densities; their low-order bits may depend on the
+        input. Whether a release with them keeps the accountant's promise is the user's
+        responsibility (docs/sampling.md §6): e.g. round the messages to a coarse grid, and
+        account for a randomizer whose laws dominate the rounded one.
+
         For each distinct input the cell masses are tabulated with the ``order``-point
         Gauss-Legendre rule on the ``cells`` cells; a uniform picks the cell and, inside it, y
         solves Q[a, y] = u * Q[a, b] (the same rule on [a, y]) by safeguarded Newton steps (to

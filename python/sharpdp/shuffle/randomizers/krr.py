@@ -5,6 +5,7 @@ Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Propo
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -43,6 +44,21 @@ def _categories(name: str, value, k: int | None) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
+def _keep_threshold(k: int, epsilon0: float) -> int:
+    """K = floor((1 - gamma) 2^64) rounded down, 1 - gamma = (e^eps0 - 1) / (e^eps0 + k - 1).
+
+    Evaluated with mpmath at 200 bits (absolute error far below 2^-100 on a value < 2^64) and
+    lowered by 2^-40 before the floor, so K 2^-64 <= 1 - gamma holds rigorously.
+    """
+    import mpmath
+
+    ctx = mpmath.mp.clone()
+    ctx.prec = 200
+    e = ctx.mpf(epsilon0)
+    v = ctx.expm1(e) / (ctx.exp(e) + (k - 1)) * ctx.mpf(2) ** 64
+    return max(0, int(ctx.floor(v - ctx.mpf(2) ** -40)))
+
+
 class RandomizedResponse(TableRandomizer):
     """k-ary randomized response (binary for k = 2).
 
@@ -66,7 +82,23 @@ class RandomizedResponse(TableRandomizer):
     ------
     ValueError
         If k < 2, eps0 <= 0 or > 300, or any argument is NaN.
+
+    Notes
+    -----
+    :meth:`sample` draws k-RR in blanket form with an integer threshold: keep x with probability
+    :attr:`keep_sampled` = K 2^-64, K = floor((1 - gamma) 2^64) computed in exact arithmetic
+    (mpmath, rounded down), else a uniform category of the k (Lemire's exact method). That is k-RR
+    at some eps0' <= eps0, a post-processing of k-RR(eps0) (docs/sampling.md §5): the accountant's
+    figures for eps0 certify it, with no total-variation charge (:attr:`sampler_tv` = 0).
     """
+
+    floating_point_safe = True
+    """The release sampler draws a certified law exactly (docs/sampling.md §5)."""
+
+    @property
+    def sampler_tv(self) -> float:
+        """Total-variation distance of the sampled law to a certified one: 0.0 (exact sampler)."""
+        return 0.0
 
     def __init__(self, k: int, epsilon0: float) -> None:
         self.k = V.integer("k", k, lo=2)
@@ -81,6 +113,17 @@ class RandomizedResponse(TableRandomizer):
 
     def _params(self) -> dict:
         return {"k": self.k, "epsilon0": self.epsilon0}
+
+    @functools.cached_property
+    def keep_threshold(self) -> int:
+        """K = floor((1 - gamma) 2^64), rounded down in exact arithmetic (mpmath, computed on first
+        use): :meth:`sample` keeps x iff a 64-bit word is < K (docs/sampling.md §5)."""
+        return _keep_threshold(self.k, self.epsilon0)
+
+    @property
+    def keep_sampled(self) -> float:
+        """q = K 2^-64 <= 1 - gamma: the sampled probability of keeping x before the uniform draw."""
+        return math.ldexp(self.keep_threshold, -64)
 
     @property
     def blanket_probs(self) -> np.ndarray:
@@ -175,7 +218,7 @@ class RandomizedResponse(TableRandomizer):
         x : array_like of int, shape (n,)
             Categories in [0, k), n >= 1 (integral floats are accepted).
         rng : numpy.random.Generator, int, SeedSequence or None
-            Source of the 64-bit seed (None: fresh OS entropy).
+            Source of the 256-bit stream key (None: fresh OS entropy).
         threads : int or None, keyword-only
             Worker threads >= 1 (None: all cores); the output does not depend on it.
 
@@ -194,17 +237,27 @@ class RandomizedResponse(TableRandomizer):
         nthreads = core_threads(threads)
         from sharpdp._core_loader import core
 
-        return core.samplers.krr_sample(np.ascontiguousarray(arr, dtype=np.int64), self.k, self.p_keep,
+        return core.samplers.krr_sample(np.ascontiguousarray(arr, dtype=np.int64), self.k, self.keep_threshold,
                                         core_key(rng), nthreads)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased estimate of the category frequencies, float64 shape (k,).
 
-        f_hat_j = (count_j / n - 1/Z) * Z / (e^eps0 - 1); sums to 1, entries may be negative.
+        f_hat_j = (count_j / n - 1/Z) * Z / (e^eps0 - 1) (for the law of the paper); for the
+        sampled law (keep probability :attr:`keep_sampled` = q, then uniform) it reads
+        f_hat_j = (count_j / n - (1 - q) / k) / q, which is used. Sums to 1, entries may be negative.
+
+        Raises
+        ------
+        ValueError
+            ``messages`` invalid, or eps0 so small that q = 0 (the sampled messages are uniform).
         """
         m = _categories("messages", messages, self.k)
         counts = np.bincount(m, minlength=self.k)
-        return (counts / m.size - self.p_other) * (self._Z / self._em1)
+        q = self.keep_sampled
+        if q == 0.0:
+            raise ValueError(f"epsilon0={self.epsilon0} is too small: the sampled messages carry no information")
+        return (counts / m.size - (1.0 - q) / self.k) / q
 
     def estimate_mean(self, messages) -> float:
         """k = 2 only: unbiased estimate of the mean of the +-1 inputs (category 1 = +1), f_hat_1 - f_hat_0."""

@@ -72,7 +72,19 @@ class PrivUnit(TableRandomizer):
     ------
     ValueError
         If p is not in (0, 1) or p = 1 - q, theta not in (-1, 1), dim < 1, or NaN.
+
+    Warnings
+    --------
+    :meth:`sample` is NOT floating-point safe (``floating_point_safe = False``, ``sampler_tv =
+    None``): it draws the cap coin, the inner product (inverse incomplete beta) and the direction
+    in floating point, and releases a float unit vector whose low-order bits are not shown to be
+    independent of the input. The accountant's figures cover the mathematical PrivUnit only, not
+    these messages (docs/sampling.md §6). Use it for utility studies; for a release, post-process
+    the messages at least by rounding, and treat the privacy claim as unproven.
     """
+
+    floating_point_safe = False
+    """The release sampler is a floating-point approximation (docs/sampling.md §6)."""
 
     def __init__(self, p: float, theta: float, dim: int) -> None:
         self.p = V.real("p", p, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
@@ -326,6 +338,9 @@ class PrivUnit(TableRandomizer):
 
     def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
         """Randomize unit vectors ``x`` (float64, shape (n, dim), |x_i| = 1 within 1e-9).
+
+        NOT FLOATING-POINT SAFE: the messages are float approximations of PrivUnit, not covered
+        by the accountant's certificate (class docstring; docs/sampling.md §6).
 
         The inner product T = <Y, v> is drawn by inverse CDF of the regularised incomplete beta
         (numpy/scipy, from ``rng``), the orthogonal direction in C++ (seeded from ``rng``;
