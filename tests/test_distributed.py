@@ -97,7 +97,7 @@ def test_mean_bit_identical_across_partitions_and_workers(table, bmg, reference,
     assert np.array_equal(res.private_mean_scaled, reference["estimate"])
     # the estimate against an independent exact-rational mean of the messages
     for j in range(len(COLUMNS)):
-        exact = math.fsum(reference["messages"][:, j]) / reference["messages"].shape[0] / (1 - bmg.gamma)
+        exact = math.fsum(reference["messages"][:, j]) / reference["messages"].shape[0] / bmg.estimate_scale
         assert res.private_mean_scaled[j] == pytest.approx(exact, rel=1e-13, abs=1e-15)
     assert res.n == reference["z"].shape[0] and res.rows_dropped_missing == len(table) - res.n
     assert res.values_clipped == reference["clipped"]

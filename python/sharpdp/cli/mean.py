@@ -245,7 +245,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     est_z = bmg.estimate(messages)
 
     true_z = z.mean(axis=0)
-    expected_rmse = math.sqrt(bmg.mse_single / (n * d))  # the mean of n messages has MSE mse_single / n, over d coordinates
+    # the mean of n grid-exact messages has MSE release_mse_single / n, over d coordinates
+    expected_rmse = math.sqrt(bmg.release_mse_single / (n * d))
     observed_rmse = float(np.sqrt(np.mean((est_z - true_z) ** 2)))
     # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
     # compose exactly to one of sigma / sqrt(K)

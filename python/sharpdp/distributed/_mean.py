@@ -158,7 +158,8 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     (epsilon, delta)-DP at the table's n (zero-out adjacency; *Shuffling-aware optimization
     for private vector mean estimation*, Algorithm "Blanket-Mixed Gaussian Mechanism"), every
     row is randomized, and the mean is estimated by the unbiased linear estimator
-    ``sum(Y) / (n (1 - gamma))`` (ibid., eq. (gaussian-blanket-unbiased-estimator)).
+    ``sum(Y) / (n (1 - gamma) c)`` (ibid., eq. (gaussian-blanket-unbiased-estimator); c = the
+    randomizer's ``grid_scale``, 1 for dim 1, docs/sampling.md §4).
 
     Calibration and accounting run once, on the driver; reading, randomization and the sums
     run on the workers, one partition at a time (memory per task ~ a few copies of one
@@ -167,7 +168,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     those of ``BlanketMixedGaussian.sample`` on the whole table, whatever the partitioning,
     the number of workers and the scheduling order. Partial sums are exact (integers in units
     of 2**-1074), so the estimate is the correctly rounded mean of the messages divided by
-    (1 - gamma): bit-identical across partitionings and to ``BlanketMixedGaussian.estimate``.
+    ``estimate_scale`` = (1 - gamma) c: bit-identical across partitionings and to ``BlanketMixedGaussian.estimate``.
     The estimate is a symmetric function of the messages, so it is the analyzer's output on
     the shuffled messages; no physical shuffle is needed.
 
@@ -284,7 +285,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     core_key(gen)  # advance the caller's generator by the draw the sampler made
     sum_y = [sum(r["sum_y"][j] for r in second) for j in range(d)]
     sum_z = [sum(r["sum_z"][j] for r in second) for j in range(d)]
-    est_z = mean_from_exact_sums(sum_y, n) / (1.0 - bmg.gamma)
+    est_z = mean_from_exact_sums(sum_y, n) / bmg.estimate_scale
     true_z = mean_from_exact_sums(sum_z, n)
     messages = None
     if keep_messages:
