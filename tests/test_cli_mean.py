@@ -161,7 +161,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert lo <= up and up <= 1e-5
     assert r["bmg"]["chi_lo"] == pytest.approx(bmg.chi_lo) and r["bmg"]["mse_single"] == pytest.approx(bmg.mse_single)
     # utility fields
-    exp_rmse = math.sqrt(bmg.mse_single / (n * d))
+    exp_rmse = math.sqrt(bmg.release_mse_single / (n * d))  # the grid release (docs/sampling.md §7)
     assert r["expected_rmse_per_coordinate"] == pytest.approx(exp_rmse, rel=1e-12)
     scale = (b[:, 1] - b[:, 0]) * math.sqrt(d) / 2
     assert np.allclose(r["expected_rmse_original_units"], exp_rmse * scale)

@@ -95,8 +95,9 @@ class MeanResult:
 
     @property
     def expected_rmse_per_coordinate(self) -> float:
-        """sqrt(Err_1 / (n d)): the estimator's worst-case RMSE per coordinate (unit-ball units)."""
-        return math.sqrt(self.randomizer.mse_single / (self.n * self.d))
+        """sqrt(release_mse_single / (n d)): the estimator's worst-case RMSE per coordinate on the grid
+        release (unit-ball units; docs/sampling.md §7)."""
+        return math.sqrt(self.randomizer.release_mse_single / (self.n * self.d))
 
 
 def _complete(part, ncols: int) -> tuple[np.ndarray, int]:
