@@ -198,7 +198,7 @@ def test_core_dependencies_are_light():
     meta = tomllib.loads((PKG.parents[1] / "pyproject.toml").read_text())["project"]
     core = {d.split(">")[0].split("=")[0].split("<")[0].strip() for d in meta["dependencies"]}
     # randomgen: the ChaCha20 numpy generator behind rng=None (docs/sampling.md §1); mpmath: the
-    # release samplers' 190-bit tables (docs/sampling.md §3)
+    # release samplers' 190-bit tables (docs/sampling.md §4)
     assert core == {"numpy", "scipy", "numba", "randomgen", "mpmath"}
     extras = meta["optional-dependencies"]
     assert {"cli", "test", "all"} <= set(extras)
