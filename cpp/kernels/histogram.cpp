@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "common.hpp"
 
@@ -93,15 +95,232 @@ SHARPDP_AVX2_CLONES void shifted_log(const double* x, const double* z, double* y
   }
 }
 
+
+// ------------------------------------------------------------------ exact grid release
+// Wichura's AS241 (PPND16), "Algorithm AS 241: The Percentage Points of the Normal
+// Distribution", Applied Statistics 37 (1988) 477-484: rational approximations of the inverse
+// normal CDF with relative error about 1e-16. Only a candidate: every answer is verified.
+// lower = min(p, 1 - p) is passed accurately (both tails are computed from the small side).
+double inverse_normal_cdf(double q, double lower) {
+  if (std::fabs(q) <= 0.425) {
+    const double r = 0.180625 - q * q;
+    return q *
+           (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r +
+                45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r +
+             133.14166789178437745) * r + 3.387132872796366608) /
+           (((((((5226.495278852854561 * r + 28729.085735721942674) * r + 39307.89580009271061) * r +
+                21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r +
+             42.313330701600911252) * r + 1.0);
+  }
+  double r = std::sqrt(-std::log(lower));
+  double z;
+  if (r <= 5.0) {
+    r -= 1.6;
+    z = (((((((7.7454501427834140764e-4 * r + 0.0227238449892691845833) * r + 0.24178072517745061177) * r +
+              1.27045825245236838258) * r + 3.64784832476320460504) * r + 5.7694972214606914055) * r +
+           4.6303378461565452959) * r + 1.42343711074968357734) /
+        (((((((1.05075007164441684324e-9 * r + 5.475938084995344946e-4) * r + 0.0151986665636164571966) * r +
+              0.14810397642748007459) * r + 0.68976733498510000455) * r + 1.6763848301838038494) * r +
+           2.05319162663775882187) * r + 1.0);
+  } else {
+    r -= 5.0;
+    z = (((((((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r + 0.0012426609473880784386) * r +
+              0.026532189526576123093) * r + 0.29656057182850489123) * r + 1.7848265399172913358) * r +
+           5.4637849111641143699) * r + 6.6579046435011037772) /
+        (((((((2.04426310338993978564e-15 * r + 1.4215117583164458887e-7) * r + 1.8463183175100546818e-5) * r +
+              7.868691311456132591e-4) * r + 0.0148753612908506148525) * r + 0.13692988092273580531) * r +
+           0.59983220655588793769) * r + 1.0);
+  }
+  return q < 0.0 ? -z : z;
+}
+
+constexpr double kU = 0x1.0p-53;  // unit roundoff of round-to-nearest double arithmetic
+// Assumed relative error bounds of the C library (docs/histogram_release.md §4): glibc documents
+// at most 1-2 ulp (log, log1p) and 5 ulp (erfc) on x86-64; we assume 64 ulp and 1024 ulp.
+constexpr double kLogErr = 0x1.0p-46;
+constexpr double kErfcErr = 0x1.0p-42;
+constexpr double kPhiMax = 0.3989422804014328;  // 1/sqrt(2 pi) rounded up: max of the normal density
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+
+enum class Side { kBelow, kAbove, kAmbiguous };
+
+struct Count {
+  double n, s, c, sigma, s2;  // s = fl(n + c), s2 = fl(sigma^2)
+};
+
+// Where F(t) = Phi(b(t)) lies relative to the interval [w0 2^-64, (w0 + 1) 2^-64): kBelow when
+// F(t) <= w0 2^-64 certainly, kAbove when F(t) >= (w0 + 1) 2^-64 certainly. The computed F carries
+// the error bound of docs/histogram_release.md §4; every comparison is widened by 2^-51 relative.
+Side locate(double t, const Count& k, std::uint64_t w0) {
+  const double x = (t - k.n) / k.s;
+  double L, dL;
+  if (std::fabs(x) <= 0.5) {
+    L = std::log1p(x);
+    dL = 3.1 * kU + 1.01 * kLogErr * std::fabs(L);
+  } else {
+    const double a = std::log(t + k.c);
+    const double b = std::log(k.s);
+    L = a - b;
+    dL = 2.02 * kU + 1.01 * kLogErr * (std::fabs(a) + std::fabs(b)) + 1.01 * kU * std::fabs(L);
+  }
+  const double num = L + k.s2;
+  const double b = num / k.sigma;
+  const double db = 1.01 * (dL + kU * k.s2 + kU * std::fabs(num)) / k.sigma + 4.0 * kU * std::fabs(b);
+  // P = F(t) when b <= 0, P = 1 - F(t) when b > 0: each from the tail it is small in
+  const double p = 0.5 * std::erfc(b <= 0.0 ? -b * kInvSqrt2 : b * kInvSqrt2);
+  const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
+  const double up = (p + e) * (1.0 + 0x1.0p-51);
+  const double down = (p - e) * (1.0 - 0x1.0p-51);
+  if (b <= 0.0) {  // compare F with w0 2^-64 and (w0 + 1) 2^-64
+    const double w = static_cast<double>(w0);
+    if (up <= w * (1.0 - 0x1.0p-51) * 0x1.0p-64) return Side::kBelow;
+    if (down >= (w + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64) return Side::kAbove;
+    return Side::kAmbiguous;
+  }
+  // compare 1 - F with 1 - U in (a 2^-64, (a + 1) 2^-64], a = 2^64 - 1 - w0
+  const double a = static_cast<double>(~w0);
+  if (down >= (a + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64) return Side::kBelow;
+  if (up <= a * (1.0 - 0x1.0p-51) * 0x1.0p-64) return Side::kAbove;
+  return Side::kAmbiguous;
+}
+
+// Lower boundary of bin j >= 1: the midpoint of grid values j - 1 and j (exact: <= 33 bits).
+inline double boundary(std::uint64_t j, int grid_bits) {
+  return 0.5 * (grid_value(j - 1, grid_bits) + grid_value(j, grid_bits));
+}
+
+constexpr int kMaxSteps = 6;
+
+// The bin of U for count k, or false (ambiguous) with j left at the candidate.
+bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, std::uint64_t& steps) {
+  {  // candidate: z = Phi^-1 at the interval's midpoint, from its smaller tail
+    const double lo = (static_cast<double>(w0) + 0.5) * 0x1.0p-64;
+    const double hi = (static_cast<double>(~w0) + 0.5) * 0x1.0p-64;  // 1 - midpoint
+    const double z = inverse_normal_cdf(lo - 0.5, std::min(lo, hi));
+    const double v = k.s * std::exp(k.sigma * z - k.s2) - k.c;
+    j = grid_index(v, grid_bits);
+  }
+  for (int it = 0; it < kMaxSteps; ++it) {
+    const Side lo = j == 0 ? Side::kBelow : locate(boundary(j, grid_bits), k, w0);
+    if (lo == Side::kAbove) {
+      --j;
+      ++steps;
+      continue;
+    }
+    const Side hi = j == kGridLastIndex ? Side::kAbove : locate(boundary(j + 1, grid_bits), k, w0);
+    if (hi == Side::kBelow) {
+      ++j;
+      ++steps;
+      continue;
+    }
+    return lo == Side::kBelow && hi == Side::kAbove;
+  }
+  return false;
+}
+
 }  // namespace
 
-void shifted_log_release(const double* in, std::size_t n, double c, double sigma, std::uint64_t seed, bool integer,
-                         int threads, double* res) {
+double grid_value(std::uint64_t j, int grid_bits) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  if (j < kFixedEnd) return std::ldexp(static_cast<double>(j), -grid_bits);
+  const int e = static_cast<int>(j >> kGridSigBits) - 1;
+  return std::ldexp(static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)), e - grid_bits);
+}
+
+std::uint64_t grid_index(double v, int grid_bits) {
+  if (!(v > 0.0)) return 0;
+  const double x = std::ldexp(v, grid_bits);
+  constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
+  if (!std::isfinite(x)) return kGridLastIndex;
+  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(x + 0.5);
+  int ex;
+  std::frexp(x, &ex);  // x in [2^(ex - 1), 2^ex)
+  const int e = ex - 1 - kGridSigBits;  // >= 0
+  if (e > 900) return kGridLastIndex;
+  const auto r = static_cast<std::uint64_t>(std::ldexp(x, -e) + 0.5);  // in [2^30, 2^31]
+  const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
+  return std::min(j, kGridLastIndex);
+}
+
+double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  // y = m 2^s exactly
+  std::uint64_t m;
+  int s;
+  if (j < kFixedEnd) {
+    m = j;
+    s = -grid_bits;
+  } else {
+    m = (std::uint64_t{1} << kGridSigBits) + (j & kMask);
+    s = static_cast<int>(j >> kGridSigBits) - 1 - grid_bits;
+  }
+  if (s >= 0) return std::ldexp(static_cast<double>(m), s);  // an integer already
+  const int sh = -s;                                         // 1..60
+  const std::uint64_t fl = m >> sh;
+  const std::uint64_t frac = m & ((std::uint64_t{1} << sh) - 1);
+  // P(word >> (64 - sh) < frac) = frac 2^-sh = y - floor(y), exactly
+  return static_cast<double>(fl + ((word >> (64 - sh)) < frac ? 1u : 0u));
+}
+
+namespace {
+void check_common(double c, double sigma, int threads) {
   if (!(c > 0.0) || !std::isfinite(c)) throw std::invalid_argument("c must be finite and > 0");
-  // sigma = Phi^-1(p) with p < 1 is below 8.3 and |Z| <= 14 (ziggurat tail from 53-bit uniforms),
-  // so sigma Z - sigma^2 stays far inside exp_bounded's domain |x| <= 700.
+  // sigma = Phi^-1(p) with p < 1 is below 8.3
   if (!(sigma > 0.0) || !(sigma <= 9.0)) throw std::invalid_argument("sigma must be in (0, 9]");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+}
+}  // namespace
+
+GridReleaseResult grid_release(const double* in, std::size_t n, double c, double sigma, int grid_bits,
+                               std::uint64_t seed, bool integer, int threads, double* res) {
+  check_common(c, sigma, threads);
+  if (grid_bits < kGridMinBits || grid_bits > kGridMaxBits)
+    throw std::invalid_argument("grid_bits must be an integer in [0, 60]");
+  const double s2 = sigma * sigma;
+  const std::size_t nblocks = sampler_blocks(n);
+  std::vector<std::vector<AmbiguousDraw>> amb(nblocks);
+  std::vector<std::uint64_t> steps(nblocks, 0);
+  parallel_blocks(nblocks, threads, [&](std::size_t b) {
+    Rng rng(seed, b);
+    const std::size_t hi = std::min(n, (b + 1) * kSamplerBlockRows);
+    for (std::size_t lo = b * kSamplerBlockRows; lo < hi; lo += kChunk) {
+      const std::size_t len = std::min(kChunk, hi - lo);
+      if (!counts_ok(in + lo, len)) throw std::invalid_argument("counts must be integers in [0, 2**53)");
+      for (std::size_t k = 0; k < len; ++k) {
+        const double cnt = in[lo + k];
+        const Count ck{cnt, cnt + c, c, sigma, s2};
+        const std::uint64_t w0 = rng.next();
+        std::uint64_t j = 0;
+        if (invert(ck, grid_bits, w0, j, steps[b])) {
+          res[lo + k] = integer ? grid_round(j, grid_bits, rng.next()) : grid_value(j, grid_bits);
+          continue;
+        }
+        AmbiguousDraw d{};
+        d.index = lo + k;
+        d.candidate = j;
+        d.words[0] = w0;
+        for (int w = 1; w < 4; ++w) d.words[w] = rng.next();
+        d.round_word = integer ? rng.next() : 0;
+        amb[b].push_back(d);
+        res[lo + k] = std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+  });
+  GridReleaseResult out;
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    out.ambiguous.insert(out.ambiguous.end(), amb[b].begin(), amb[b].end());
+    out.steps += steps[b];
+  }
+  return out;
+}
+
+void shifted_log_release_float(const double* in, std::size_t n, double c, double sigma, std::uint64_t seed,
+                               bool integer, int threads, double* res) {
+  check_common(c, sigma, threads);
+  // |Z| <= 14 (ziggurat tail from 53-bit uniforms): sigma Z - sigma^2 stays far inside
+  // exp_bounded's domain |x| <= 700.
   const ZigguratNormalTables& zig = ziggurat_normal_tables();
   const double drift = -sigma * sigma;
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
