@@ -145,18 +145,34 @@ constexpr double kInvSqrt2 = 0.70710678118654752440;
 enum class Side { kBelow, kAbove, kAmbiguous };
 
 struct Count {
-  double n, s, c, sigma, s2;  // s = fl(n + c), s2 = fl(sigma^2)
+  double n, s, inv_s, c, sigma, inv_sigma, s2;  // s = fl(n + c), inv_s = fl(1/s), inv_sigma = fl(1/sigma), s2 = fl(sigma^2)
 };
 
-// Where F(t) = Phi(b(t)) lies relative to the interval [w0 2^-64, (w0 + 1) 2^-64): kBelow when
-// F(t) <= w0 2^-64 certainly, kAbove when F(t) >= (w0 + 1) 2^-64 certainly. The computed F carries
-// the error bound of docs/histogram_release.md §4; every comparison is widened by 2^-51 relative.
-Side locate(double t, const Count& k, std::uint64_t w0) {
-  const double x = (t - k.n) / k.s;
+// The interval [w0 2^-64, (w0 + 1) 2^-64) of U and (a 2^-64, (a + 1) 2^-64] of 1 - U
+// (a = 2^64 - 1 - w0), each end moved outwards: f_lo <= w0 2^-64, f_hi >= (w0 + 1) 2^-64,
+// g_lo <= a 2^-64, g_hi >= (a + 1) 2^-64 (the conversions and products round by <= 1/2 ulp each;
+// the 2^-51 factors cover them).
+struct Interval {
+  double f_lo, f_hi, g_lo, g_hi;
+  explicit Interval(std::uint64_t w0) {
+    const double w = static_cast<double>(w0);
+    const double a = static_cast<double>(~w0);
+    f_lo = w * (1.0 - 0x1.0p-51) * 0x1.0p-64;
+    f_hi = (w + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64;
+    g_lo = a * (1.0 - 0x1.0p-51) * 0x1.0p-64;
+    g_hi = (a + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64;
+  }
+};
+
+// Where F(t) = Phi(b(t)) lies relative to U's interval: kBelow when F(t) <= w0 2^-64 certainly,
+// kAbove when F(t) >= (w0 + 1) 2^-64 certainly. The computed F carries the error bound of
+// docs/histogram_release.md §4; the final sums are widened by 2^-51 relative.
+Side locate(double t, const Count& k, const Interval& u) {
+  const double x = (t - k.n) * k.inv_s;
   double L, dL;
   if (std::fabs(x) <= 0.5) {
     L = std::log1p(x);
-    dL = 3.1 * kU + 1.01 * kLogErr * std::fabs(L);
+    dL = 4.2 * kU + 1.01 * kLogErr * std::fabs(L);
   } else {
     const double a = std::log(t + k.c);
     const double b = std::log(k.s);
@@ -164,23 +180,21 @@ Side locate(double t, const Count& k, std::uint64_t w0) {
     dL = 2.02 * kU + 1.01 * kLogErr * (std::fabs(a) + std::fabs(b)) + 1.01 * kU * std::fabs(L);
   }
   const double num = L + k.s2;
-  const double b = num / k.sigma;
-  const double db = 1.01 * (dL + kU * k.s2 + kU * std::fabs(num)) / k.sigma + 4.0 * kU * std::fabs(b);
+  const double b = num * k.inv_sigma;
+  const double db = 1.01 * (dL + kU * k.s2 + kU * std::fabs(num)) * k.inv_sigma + 5.0 * kU * std::fabs(b);
   // P = F(t) when b <= 0, P = 1 - F(t) when b > 0: each from the tail it is small in
-  const double p = 0.5 * std::erfc(b <= 0.0 ? -b * kInvSqrt2 : b * kInvSqrt2);
+  const double p = 0.5 * std::erfc(std::fabs(b) * kInvSqrt2);
   const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
   const double up = (p + e) * (1.0 + 0x1.0p-51);
   const double down = (p - e) * (1.0 - 0x1.0p-51);
-  if (b <= 0.0) {  // compare F with w0 2^-64 and (w0 + 1) 2^-64
-    const double w = static_cast<double>(w0);
-    if (up <= w * (1.0 - 0x1.0p-51) * 0x1.0p-64) return Side::kBelow;
-    if (down >= (w + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64) return Side::kAbove;
+  if (b <= 0.0) {  // P = F: compare with U's interval
+    if (up <= u.f_lo) return Side::kBelow;
+    if (down >= u.f_hi) return Side::kAbove;
     return Side::kAmbiguous;
   }
-  // compare 1 - F with 1 - U in (a 2^-64, (a + 1) 2^-64], a = 2^64 - 1 - w0
-  const double a = static_cast<double>(~w0);
-  if (down >= (a + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64) return Side::kBelow;
-  if (up <= a * (1.0 - 0x1.0p-51) * 0x1.0p-64) return Side::kAbove;
+  // P = 1 - F: F <= w0 2^-64 iff 1 - F >= (a + 1) 2^-64; F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64
+  if (down >= u.g_hi) return Side::kBelow;
+  if (up <= u.g_lo) return Side::kAbove;
   return Side::kAmbiguous;
 }
 
@@ -197,17 +211,18 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
     const double lo = (static_cast<double>(w0) + 0.5) * 0x1.0p-64;
     const double hi = (static_cast<double>(~w0) + 0.5) * 0x1.0p-64;  // 1 - midpoint
     const double z = inverse_normal_cdf(lo - 0.5, std::min(lo, hi));
-    const double v = k.s * std::exp(k.sigma * z - k.s2) - k.c;
+    const double v = k.s * exp_bounded(std::max(-700.0, std::min(700.0, k.sigma * z - k.s2))) - k.c;
     j = grid_index(v, grid_bits);
   }
+  const Interval u(w0);
   for (int it = 0; it < kMaxSteps; ++it) {
-    const Side lo = j == 0 ? Side::kBelow : locate(boundary(j, grid_bits), k, w0);
+    const Side lo = j == 0 ? Side::kBelow : locate(boundary(j, grid_bits), k, u);
     if (lo == Side::kAbove) {
       --j;
       ++steps;
       continue;
     }
-    const Side hi = j == kGridLastIndex ? Side::kAbove : locate(boundary(j + 1, grid_bits), k, w0);
+    const Side hi = j == kGridLastIndex ? Side::kAbove : locate(boundary(j + 1, grid_bits), k, u);
     if (hi == Side::kBelow) {
       ++j;
       ++steps;
@@ -220,17 +235,28 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
 
 }  // namespace
 
+namespace {
+// 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
+inline double pow2(int e) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+}  // namespace
+
 double grid_value(std::uint64_t j, int grid_bits) {
   constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
   constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
-  if (j < kFixedEnd) return std::ldexp(static_cast<double>(j), -grid_bits);
-  const int e = static_cast<int>(j >> kGridSigBits) - 1;
-  return std::ldexp(static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)), e - grid_bits);
+  // exact: j < 2^31 and m < 2^31 are doubles, scaling by powers of two is exact in range
+  if (j < kFixedEnd) return static_cast<double>(j) * pow2(-grid_bits);
+  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
+  return static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
 }
 
 std::uint64_t grid_index(double v, int grid_bits) {
   if (!(v > 0.0)) return 0;
-  const double x = std::ldexp(v, grid_bits);
+  const double x = v * pow2(grid_bits);
   constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
   if (!std::isfinite(x)) return kGridLastIndex;
   if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(x + 0.5);
@@ -238,7 +264,7 @@ std::uint64_t grid_index(double v, int grid_bits) {
   std::frexp(x, &ex);  // x in [2^(ex - 1), 2^ex)
   const int e = ex - 1 - kGridSigBits;  // >= 0
   if (e > 900) return kGridLastIndex;
-  const auto r = static_cast<std::uint64_t>(std::ldexp(x, -e) + 0.5);  // in [2^30, 2^31]
+  const auto r = static_cast<std::uint64_t>(x * pow2(-e) + 0.5);  // in [2^30, 2^31]
   const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
   return std::min(j, kGridLastIndex);
 }
@@ -256,7 +282,7 @@ double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) {
     m = (std::uint64_t{1} << kGridSigBits) + (j & kMask);
     s = static_cast<int>(j >> kGridSigBits) - 1 - grid_bits;
   }
-  if (s >= 0) return std::ldexp(static_cast<double>(m), s);  // an integer already
+  if (s >= 0) return static_cast<double>(m) * pow2(s);  // an integer already
   const int sh = -s;                                         // 1..60
   const std::uint64_t fl = m >> sh;
   const std::uint64_t frac = m & ((std::uint64_t{1} << sh) - 1);
@@ -279,6 +305,7 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
   if (grid_bits < kGridMinBits || grid_bits > kGridMaxBits)
     throw std::invalid_argument("grid_bits must be an integer in [0, 60]");
   const double s2 = sigma * sigma;
+  const double inv_sigma = 1.0 / sigma;
   const std::size_t nblocks = sampler_blocks(n);
   std::vector<std::vector<AmbiguousDraw>> amb(nblocks);
   std::vector<std::uint64_t> steps(nblocks, 0);
@@ -290,7 +317,8 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
       if (!counts_ok(in + lo, len)) throw std::invalid_argument("counts must be integers in [0, 2**53)");
       for (std::size_t k = 0; k < len; ++k) {
         const double cnt = in[lo + k];
-        const Count ck{cnt, cnt + c, c, sigma, s2};
+        const double sc = cnt + c;
+        const Count ck{cnt, sc, 1.0 / sc, c, sigma, inv_sigma, s2};
         const std::uint64_t w0 = rng.next();
         std::uint64_t j = 0;
         if (invert(ck, grid_bits, w0, j, steps[b])) {
