@@ -67,6 +67,7 @@ def cpu_table(reps: int = 7) -> list[tuple[str, float, float]]:
     import time
 
     from sharpdp._core_loader import core
+    from sharpdp._rng import core_key
 
     counts_ = np.random.default_rng(0).integers(0, 10_000, N).astype(np.float64)
     rng = np.random.default_rng(1)
@@ -82,7 +83,7 @@ def cpu_table(reps: int = 7) -> list[tuple[str, float, float]]:
         "sharpdp integer, 1 thread": lambda: MECH.release(counts_, rng=1, integer=True, threads=1),
         "sharpdp integer, 2 threads": lambda: MECH.release(counts_, rng=1, integer=True, threads=2),
         "numpy integer": lambda: numpy_release(counts_, rng, True),
-        "ziggurat normals only, 1 thread": lambda: core.samplers.standard_normals(N, 1, 1),
+        "ziggurat normals only, 1 thread": lambda: core.samplers.standard_normals(N, core_key(1), 1),
     }
     best = {k: (math.inf, math.inf) for k in fns}
     for _ in range(reps):

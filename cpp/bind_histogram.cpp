@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "bind_key.hpp"
 #include "kernels/histogram.hpp"
 
 namespace py = pybind11;
@@ -16,16 +17,17 @@ namespace {
 using InF = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using InU = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>;
 
-py::tuple release(const InF& counts, double c, double sigma, int grid_bits, std::uint64_t seed, bool integer,
-                  int threads) {
+py::tuple release(const InF& counts, double c, double sigma, int grid_bits, const py::bytes& key_bytes,
+                  bool integer, int threads) {
   const auto n = static_cast<std::size_t>(counts.size());
   py::array_t<double> out(counts.request().shape);
   const double* in = counts.data();
   double* res = out.mutable_data();
   kernels::GridReleaseResult r;
   {
+    const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release nogil;
-    r = kernels::grid_release(in, n, c, sigma, grid_bits, seed, integer, threads, res);
+    r = kernels::grid_release(in, n, c, sigma, grid_bits, key, integer, threads, res);
   }
   const auto m = static_cast<py::ssize_t>(r.ambiguous.size());
   py::array_t<std::uint64_t> index(m), cand(m), round_word(m);
@@ -78,15 +80,16 @@ py::array_t<std::uint64_t> grid_index(const InF& values, int grid_bits) {
   return out;
 }
 
-py::array_t<double> release_float(const InF& counts, double c, double sigma, std::uint64_t seed, bool integer,
-                                  int threads) {
+py::array_t<double> release_float(const InF& counts, double c, double sigma, const py::bytes& key_bytes,
+                                  bool integer, int threads) {
   const auto n = static_cast<std::size_t>(counts.size());
   py::array_t<double> out(counts.request().shape);
   const double* in = counts.data();
   double* res = out.mutable_data();
   {
+    const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release nogil;
-    kernels::shifted_log_release_float(in, n, c, sigma, seed, integer, threads, res);
+    kernels::shifted_log_release_float(in, n, c, sigma, key, integer, threads, res);
   }
   return out;
 }
@@ -97,7 +100,7 @@ void register_histogram(py::module_& m) {
   m.attr("GRID_SIG_BITS") = kernels::kGridSigBits;
   m.attr("GRID_LAST_INDEX") = kernels::kGridLastIndex;
   m.def("release", &release, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("grid_bits"),
-        py::arg("seed"), py::arg("integer") = false, py::arg("threads") = 0,
+        py::arg("key"), py::arg("integer") = false, py::arg("threads") = 0,
         "Exact grid release of the shifted-log Gaussian mechanism (docs/histogram_release.md). Returns "
         "(out, index, candidate, words, round_word, steps): out holds the released values, NaN at the ambiguous "
         "positions `index` (uint64), whose candidate bins, 4 uniform words (w0 first) and rounding words are "
@@ -106,11 +109,11 @@ void register_histogram(py::module_& m) {
         "Grid values of the indices (uint64); with round_words, exactly stochastically rounded to integers.");
   m.def("grid_index", &grid_index, py::arg("values"), py::arg("grid_bits"),
         "An index of the grid value nearest to each value (0 for values <= 0), as uint64.");
-  m.def("release_float", &release_float, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("seed"),
+  m.def("release_float", &release_float, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("key"),
         py::arg("integer") = false, py::arg("threads") = 0,
         "The former floating-point release [(n + c) exp(sigma Z - sigma^2) - c]_+ (NOT floating-point safe: "
         "porous, docs/histogram_release.md section 1); speed reference only. Its normals are those of "
-        "sharpdp._core.samplers.standard_normals(counts.size, seed) when integer is False.");
+        "sharpdp._core.samplers.standard_normals(counts.size, key) when integer is False.");
 }
 
 }  // namespace sharpdp

@@ -28,6 +28,7 @@ def _stub_members() -> dict[str, set[str]]:
 
 def test_stubs_match_the_extension():
     from sharpdp import _core
+    from sharpdp._rng import core_key
 
     stub = _stub_members()
     assert set(stub) == {"accountant", "samplers", "histogram", "crlb"}
@@ -61,9 +62,10 @@ def test_samplers_match_the_kernel_check():
     import numpy as np
 
     from sharpdp import _core
+    from sharpdp._rng import core_key
 
-    z = _core.samplers.standard_normals(100, 42, 1)
-    y = _core.samplers.bmg_sample(np.zeros((100, 1)), 0.0, 2.0, 42, 3)
+    z = _core.samplers.standard_normals(100, core_key(42), 1)
+    y = _core.samplers.bmg_sample(np.zeros((100, 1)), 0.0, 2.0, core_key(42), 3)
     assert np.array_equal(y[:, 0], 2.0 * z)
 
 
@@ -71,13 +73,14 @@ def test_core_errors_are_value_errors():
     import numpy as np
 
     from sharpdp import _core
+    from sharpdp._rng import core_key
 
     with pytest.raises(ValueError, match="gamma"):
-        _core.samplers.bmg_sample(np.zeros((2, 1)), 1.5, 1.0, 0)
+        _core.samplers.bmg_sample(np.zeros((2, 1)), 1.5, 1.0, core_key(0))
     with pytest.raises(ValueError, match="categories"):
-        _core.samplers.krr_sample(np.array([0, 7]), 3, 0.5, 0)
+        _core.samplers.krr_sample(np.array([0, 7]), 3, 0.5, core_key(0))
     with pytest.raises(ValueError, match="counts"):
-        _core.histogram.release(np.array([-1.0]), 1.0, 0.5, 0)
+        _core.histogram.release(np.array([-1.0]), 1.0, 0.5, core_key(0))
 
 
 def test_mypy_on_the_public_package():

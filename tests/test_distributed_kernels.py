@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from sharpdp import _core
+from sharpdp._rng import core_key
 from sharpdp._kernels.exact_sum import exact_column_means, exact_column_sums, mean_from_exact_sums
 from sharpdp.shuffle import BlanketMixedGaussian
 
@@ -97,4 +98,4 @@ def test_bmg_row_offset_defaults_and_errors():
     with pytest.raises(ValueError, match="total_rows"):
         bmg.sample(x, rng=1, row_offset=5, total_rows=14)
     with pytest.raises(ValueError, match="total_rows"):
-        _core.samplers.bmg_sample(x, 0.2, 1.0, 1, 1, 1.0, 5, 14)
+        _core.samplers.bmg_sample(x, 0.2, 1.0, core_key(1), 1, 1.0, 5, 14)

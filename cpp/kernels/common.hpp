@@ -1,4 +1,4 @@
-// Shared infrastructure of the compiled core: counter-based random streams and
+// Shared infrastructure of the compiled core: keyed ChaCha20 random streams (a CSPRNG) and
 // a deterministic block-parallel loop. No Python in here (plain C++17).
 #pragma once
 
@@ -22,13 +22,6 @@
 #endif
 
 namespace sharpdp {
-
-inline std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // Ziggurat tables for the standard normal (Marsaglia & Tsang 2000, "The
 // Ziggurat Method for Generating Random Variables", 256 layers), built once
@@ -82,25 +75,43 @@ inline const ZigguratNormalTables& ziggurat_normal_tables() {
   return tables;
 }
 
-// xoshiro256++ (Blackman & Vigna), written from the published recurrence.
+// 256-bit key of the ChaCha20 streams, as eight little-endian 32-bit words. Python hands it
+// over as 32 bytes (sharpdp._rng.core_key): fresh OS entropy for a release, or derived from a
+// user's seed in the reproducible (not private unless the seed is secret) mode.
+struct StreamKey {
+  std::uint32_t w[8];
+  // Little-endian words of a 32-byte buffer.
+  static StreamKey from_bytes(const unsigned char* bytes) {
+    StreamKey k{};
+    for (int i = 0; i < 8; ++i)
+      k.w[i] = static_cast<std::uint32_t>(bytes[4 * i]) | (static_cast<std::uint32_t>(bytes[4 * i + 1]) << 8) |
+               (static_cast<std::uint32_t>(bytes[4 * i + 2]) << 16) |
+               (static_cast<std::uint32_t>(bytes[4 * i + 3]) << 24);
+    return k;
+  }
+};
+
+// ChaCha20 keystream (Bernstein 2008, "ChaCha, a variant of Salsa20"; the block function of RFC 8439
+// §2.3 with the original 64-bit block counter in state words 12-13 and a 64-bit nonce in words 14-15),
+// written from the specification. Stream `stream` of a key is the keystream with nonce = stream, read
+// as little-endian 64-bit words in order: the same bytes as encrypting zeros with that key and the
+// 16-byte IETF nonce (counter 0 as 8 LE bytes, then stream as 8 LE bytes). Every block of work gets
+// its own stream, so output never depends on how blocks are spread over threads. Four ChaCha blocks
+// are computed at once, lane by lane, so that compilers vectorise the rounds.
 class Rng {
  public:
-  // Stream for (seed, block): every block of work gets its own stream, so the
-  // output never depends on how blocks are spread over threads.
-  Rng(std::uint64_t seed, std::uint64_t block) {
-    std::uint64_t sm = seed ^ (0xD1B54A32D192ED03ULL * (block + 1));
-    for (auto& w : s_) w = splitmix64(sm);
+  Rng(const StreamKey& key, std::uint64_t stream) {
+    static constexpr std::uint32_t kSigma[4] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
+    for (int i = 0; i < 4; ++i) in_[i] = kSigma[i];
+    for (int i = 0; i < 8; ++i) in_[4 + i] = key.w[i];
+    in_[12] = 0;
+    in_[13] = 0;
+    in_[14] = static_cast<std::uint32_t>(stream);
+    in_[15] = static_cast<std::uint32_t>(stream >> 32);
   }
   std::uint64_t next() {
-    const std::uint64_t result = rotl(s_[0] + s_[3], 23) + s_[0];
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
+    if (pos_ == kWords) refill();
+    return buf_[pos_++];
   }
   // Uniform on [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
@@ -169,12 +180,73 @@ class Rng {
     const double y = t.f[i] + uniform() * (t.f[i + 1] - t.f[i]);
     return y < std::exp(-0.5 * z * z);
   }
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  std::uint64_t s_[4];
+  static constexpr int kLanes = 4;                // ChaCha blocks per refill
+  static constexpr int kWords = kLanes * 8;         // 64-bit words per refill
+  // The next four keystream blocks (counters c, c+1, c+2, c+3) into buf_, in keystream order.
+  // Lane l of every vector holds block c + l (GCC/Clang vector extensions: SSE2/NEON registers;
+  // other compilers get the same arithmetic on plain arrays).
+#if defined(__GNUC__) || defined(__clang__)
+  typedef std::uint32_t Lanes __attribute__((vector_size(4 * kLanes)));
+  static Lanes rotl(Lanes v, int k) { return (v << k) | (v >> (32 - k)); }
+  static Lanes splat(std::uint32_t v) { return Lanes{v, v, v, v}; }
+#else
+  struct Lanes {
+    std::uint32_t v[kLanes];
+    std::uint32_t& operator[](int l) { return v[l]; }
+    std::uint32_t operator[](int l) const { return v[l]; }
+    Lanes& operator+=(const Lanes& o) { for (int l = 0; l < kLanes; ++l) v[l] += o.v[l]; return *this; }
+    Lanes operator^(const Lanes& o) const { Lanes r; for (int l = 0; l < kLanes; ++l) r.v[l] = v[l] ^ o.v[l]; return r; }
+    Lanes operator+(const Lanes& o) const { Lanes r = *this; r += o; return r; }
+  };
+  static Lanes rotl(Lanes a, int k) {
+    for (int l = 0; l < kLanes; ++l) a.v[l] = (a.v[l] << k) | (a.v[l] >> (32 - k));
+    return a;
+  }
+  static Lanes splat(std::uint32_t v) { return Lanes{{v, v, v, v}}; }
+#endif
+  static void quarter(Lanes& a, Lanes& b, Lanes& c, Lanes& d) {
+    a += b; d = rotl(d ^ a, 16);
+    c += d; b = rotl(b ^ c, 12);
+    a += b; d = rotl(d ^ a, 8);
+    c += d; b = rotl(b ^ c, 7);
+  }
+  void refill() {
+    Lanes s[16];
+    for (int i = 0; i < 16; ++i) s[i] = splat(in_[i]);
+    const std::uint64_t c0 = (static_cast<std::uint64_t>(in_[13]) << 32) | in_[12];
+    auto lo = [c0](std::uint64_t l) { return static_cast<std::uint32_t>(c0 + l); };
+    auto hi = [c0](std::uint64_t l) { return static_cast<std::uint32_t>((c0 + l) >> 32); };
+#if defined(__GNUC__) || defined(__clang__)
+    s[12] = Lanes{lo(0), lo(1), lo(2), lo(3)};
+    s[13] = Lanes{hi(0), hi(1), hi(2), hi(3)};
+#else
+    s[12] = Lanes{{lo(0), lo(1), lo(2), lo(3)}};
+    s[13] = Lanes{{hi(0), hi(1), hi(2), hi(3)}};
+#endif
+    Lanes x[16];
+    for (int i = 0; i < 16; ++i) x[i] = s[i];
+    for (int round = 0; round < 10; ++round) {  // 20 rounds: 10 column + diagonal double rounds
+      quarter(x[0], x[4], x[8], x[12]); quarter(x[1], x[5], x[9], x[13]);
+      quarter(x[2], x[6], x[10], x[14]); quarter(x[3], x[7], x[11], x[15]);
+      quarter(x[0], x[5], x[10], x[15]); quarter(x[1], x[6], x[11], x[12]);
+      quarter(x[2], x[7], x[8], x[13]); quarter(x[3], x[4], x[9], x[14]);
+    }
+    for (int i = 0; i < 16; ++i) x[i] += s[i];
+    for (int l = 0; l < kLanes; ++l)
+      for (int i = 0; i < 16; i += 2)
+        buf_[l * 8 + i / 2] = static_cast<std::uint64_t>(x[i][l]) | (static_cast<std::uint64_t>(x[i + 1][l]) << 32);
+    const std::uint64_t c4 = c0 + kLanes;
+    in_[12] = static_cast<std::uint32_t>(c4);
+    in_[13] = static_cast<std::uint32_t>(c4 >> 32);
+    pos_ = 0;
+  }
+  std::uint32_t in_[16];
+  std::uint64_t buf_[kWords];
+  int pos_ = kWords;
 };
 
 // Rows (values, for scalar outputs) per random stream, for every sampler of the core: block b
-// draws from Rng(seed, b) only, so the output depends on (seed, inputs), never on threads.
+// draws from Rng(key, b) only, so the output depends on (key, inputs), never on threads.
 constexpr std::size_t kSamplerBlockRows = 4096;
 
 inline std::size_t sampler_blocks(std::size_t n) { return (n + kSamplerBlockRows - 1) / kSamplerBlockRows; }

@@ -300,7 +300,7 @@ void check_common(double c, double sigma, int threads) {
 }  // namespace
 
 GridReleaseResult grid_release(const double* in, std::size_t n, double c, double sigma, int grid_bits,
-                               std::uint64_t seed, bool integer, int threads, double* res) {
+                               const StreamKey& key, bool integer, int threads, double* res) {
   check_common(c, sigma, threads);
   if (grid_bits < kGridMinBits || grid_bits > kGridMaxBits)
     throw std::invalid_argument("grid_bits must be an integer in [0, 60]");
@@ -310,7 +310,7 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
   std::vector<std::vector<AmbiguousDraw>> amb(nblocks);
   std::vector<std::uint64_t> steps(nblocks, 0);
   parallel_blocks(nblocks, threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t hi = std::min(n, (b + 1) * kSamplerBlockRows);
     for (std::size_t lo = b * kSamplerBlockRows; lo < hi; lo += kChunk) {
       const std::size_t len = std::min(kChunk, hi - lo);
@@ -344,7 +344,7 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
   return out;
 }
 
-void shifted_log_release_float(const double* in, std::size_t n, double c, double sigma, std::uint64_t seed,
+void shifted_log_release_float(const double* in, std::size_t n, double c, double sigma, const StreamKey& key,
                                bool integer, int threads, double* res) {
   check_common(c, sigma, threads);
   // |Z| <= 14 (ziggurat tail from 53-bit uniforms): sigma Z - sigma^2 stays far inside
@@ -352,7 +352,7 @@ void shifted_log_release_float(const double* in, std::size_t n, double c, double
   const ZigguratNormalTables& zig = ziggurat_normal_tables();
   const double drift = -sigma * sigma;
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t hi = std::min(n, (b + 1) * kSamplerBlockRows);
     double z[kChunk];
     for (std::size_t lo = b * kSamplerBlockRows; lo < hi; lo += kChunk) {

@@ -14,13 +14,15 @@
 // ziggurat normal). NOT floating-point safe (docs/histogram_release.md §1); kept as the speed
 // reference of bench/bench_histogram.py and for the attack tests.
 //
-// Blocks of kSamplerBlockRows counts, block b drawing from Rng(seed, b): outputs are identical
+// Blocks of kSamplerBlockRows counts, block b drawing from Rng(key, b): outputs are identical
 // for any thread count.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "common.hpp"
 
 namespace sharpdp {
 namespace kernels {
@@ -59,11 +61,11 @@ struct GridReleaseResult {
 // finite; 0 < sigma <= 9; grid_bits in [kGridMinBits, kGridMaxBits]. out[0..n) receives the grid
 // values (integer-valued after exact stochastic rounding when `integer`); NaN where ambiguous.
 GridReleaseResult grid_release(const double* counts, std::size_t n, double c, double sigma, int grid_bits,
-                               std::uint64_t seed, bool integer, int threads, double* out);
+                               const StreamKey& key, bool integer, int threads, double* out);
 
 // The former float release: y = [(n + c) exp(sigma Z - sigma^2) - c]_+ in double, optionally
 // followed by stochastic rounding. Same preconditions (no grid).
-void shifted_log_release_float(const double* counts, std::size_t n, double c, double sigma, std::uint64_t seed,
+void shifted_log_release_float(const double* counts, std::size_t n, double c, double sigma, const StreamKey& key,
                                bool integer, int threads, double* out);
 
 }  // namespace kernels

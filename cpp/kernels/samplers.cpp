@@ -12,14 +12,14 @@
 namespace sharpdp {
 namespace kernels {
 
-void bmg_sample(const double* xin, std::size_t n, std::size_t d, double gamma, double sigma0, std::uint64_t seed,
+void bmg_sample(const double* xin, std::size_t n, std::size_t d, double gamma, double sigma0, const StreamKey& key,
                 int threads, double max_norm2, double* y, std::uint64_t row_offset, std::uint64_t total_rows) {
   if (!(gamma >= 0.0 && gamma < 1.0)) throw std::invalid_argument("gamma must be in [0, 1)");
   if (!(sigma0 > 0.0) || !std::isfinite(sigma0)) throw std::invalid_argument("sigma0 must be finite and > 0");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   if (!(max_norm2 > 0.0)) throw std::invalid_argument("max_norm2 must be > 0");
   // x holds the global rows [row_offset, row_offset + n) of a table of `total` rows. Global block b
-  // covers rows [b K, min(total, (b + 1) K)) and draws from Rng(seed, b): first the normals of all
+  // covers rows [b K, min(total, (b + 1) K)) and draws from Rng(key, b): first the normals of all
   // its rows, then one uniform per row. A slice that starts or ends inside a block replays (and
   // discards) the draws of the rows outside it, so its messages are bit-identical to the same
   // rows of one call on the whole table. With the defaults (0, 0) this is the whole table.
@@ -30,7 +30,7 @@ void bmg_sample(const double* xin, std::size_t n, std::size_t d, double gamma, d
   const std::size_t nblocks = n == 0 ? 0 : (g_begin + n - 1) / kSamplerBlockRows - b_first + 1;
   parallel_blocks(nblocks, threads, [&](std::size_t lb) {
     const std::size_t b = b_first + lb;
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t g0 = b * kSamplerBlockRows;                  // global block [g0, g1)
     const std::size_t g1 = std::min(total, g0 + kSamplerBlockRows);
     const std::size_t s0 = std::max(g0, g_begin);                  // rows of x in it: [s0, s1)
@@ -70,23 +70,28 @@ void bmg_sample(const double* xin, std::size_t n, std::size_t d, double gamma, d
   });
 }
 
-void standard_normals(std::size_t count, std::uint64_t seed, int threads, double* y) {
+void keystream_words(const StreamKey& key, std::uint64_t stream, std::size_t count, std::uint64_t* out) {
+  Rng rng(key, stream);
+  for (std::size_t i = 0; i < count; ++i) out[i] = rng.next();
+}
+
+void standard_normals(std::size_t count, const StreamKey& key, int threads, double* y) {
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   parallel_blocks(sampler_blocks(count), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t i0 = b * kSamplerBlockRows;
     rng.normals_ziggurat(y + i0, std::min(count, i0 + kSamplerBlockRows) - i0);
   });
 }
 
-void krr_sample(const std::int64_t* in, std::size_t n, std::int64_t k, double p_keep, std::uint64_t seed,
+void krr_sample(const std::int64_t* in, std::size_t n, std::int64_t k, double p_keep, const StreamKey& key,
                 int threads, std::int64_t* y) {
   if (k < 2) throw std::invalid_argument("k must be >= 2");
   if (!(p_keep >= 0.0 && p_keep <= 1.0)) throw std::invalid_argument("p_keep must be in [0, 1]");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   const double km1 = static_cast<double>(k - 1);
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     const std::size_t end = std::min(n, (b + 1) * kSamplerBlockRows);
     for (std::size_t i = b * kSamplerBlockRows; i < end; ++i) {
       if (in[i] < 0 || in[i] >= k) throw std::invalid_argument("x must hold categories in [0, k)");
@@ -102,11 +107,11 @@ void krr_sample(const std::int64_t* in, std::size_t n, std::int64_t k, double p_
   });
 }
 
-void sphere_complete(const double* vin, const double* tin, std::size_t n, std::size_t d, std::uint64_t seed,
+void sphere_complete(const double* vin, const double* tin, std::size_t n, std::size_t d, const StreamKey& key,
                      int threads, double* y) {
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
-    Rng rng(seed, b);
+    Rng rng(key, b);
     std::vector<double> g(d);
     const std::size_t end = std::min(n, (b + 1) * kSamplerBlockRows);
     for (std::size_t i = b * kSamplerBlockRows; i < end; ++i) {

@@ -1,6 +1,19 @@
-"""Random-number plumbing shared by every sampler."""
+"""Random-number plumbing shared by every sampler.
+
+Two modes (docs/sampling.md §1):
+
+- ``rng=None`` (the default of every sampler and release): cryptographically secure randomness.
+  The C++ samplers run ChaCha20 keyed by 32 bytes of fresh OS entropy (:func:`core_key`), and
+  Python-side draws use a ChaCha20 numpy generator keyed the same way (:func:`as_generator`).
+  The key is never stored, printed or returned.
+- ``rng=`` an int seed, a ``SeedSequence`` or a numpy ``Generator``: reproducible research mode.
+  The ChaCha20 key is drawn from that generator, so anyone who knows the seed can regenerate the
+  noise: such a release is **not private unless the seed is kept secret**.
+"""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -10,8 +23,10 @@ RngLike = "np.random.Generator | int | np.random.SeedSequence | None"
 def as_generator(rng: np.random.Generator | int | np.random.SeedSequence | None) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` for ``rng``.
 
-    ``None`` draws fresh OS entropy (never a fixed seed); an int in [0, 2**64) or a
-    ``SeedSequence`` seeds a new generator; a ``Generator`` is used as is.
+    ``None`` gives a cryptographically secure generator: ChaCha20 (20 rounds, ``randomgen.ChaCha``)
+    keyed by 256 bits of fresh OS entropy (``os.urandom``). An int in [0, 2**64) or a
+    ``SeedSequence`` seeds a new (reproducible, not secret) numpy generator; a ``Generator`` is
+    used as is.
 
     Raises
     ------
@@ -24,20 +39,46 @@ def as_generator(rng: np.random.Generator | int | np.random.SeedSequence | None)
         return rng
     if isinstance(rng, (bool, np.bool_)):
         raise TypeError("rng: expected a numpy Generator, an int seed or None, got bool")
-    if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
+    if rng is None:
+        return secure_generator()
+    if isinstance(rng, (int, np.integer, np.random.SeedSequence)):
         if isinstance(rng, (int, np.integer)) and not 0 <= int(rng) < 2**64:
             raise ValueError(f"rng: a seed must be an integer in [0, 2**64), got {rng}")
         return np.random.default_rng(rng)
     raise TypeError(f"rng: expected a numpy Generator, an int seed or None, got {type(rng).__name__}")
 
 
-def core_seed(rng: np.random.Generator | int | np.random.SeedSequence | None) -> int:
-    """Draw the 64-bit seed handed to a C++ sampler from ``rng``.
+def secure_generator() -> np.random.Generator:
+    """A numpy ``Generator`` on ChaCha20 (20 rounds) keyed by 256 bits of fresh OS entropy.
 
-    The C++ samplers derive one independent stream per fixed-size block of
-    work from this seed, so output is identical for any number of threads.
+    For the Python-side draws of a release when ``rng=None``. Cryptographically secure: its key
+    comes from ``os.urandom`` and is not kept anywhere else.
     """
-    return int(as_generator(rng).integers(0, 2**63, dtype=np.int64))
+    from randomgen import ChaCha  # imported on demand: only releases need it
+
+    key = int.from_bytes(os.urandom(32), "little")
+    return np.random.Generator(ChaCha(key=key, counter=0, rounds=20))
+
+
+def core_key(rng: np.random.Generator | int | np.random.SeedSequence | None) -> bytes:
+    """The 32-byte ChaCha20 key handed to a C++ sampler.
+
+    ``None``: 32 bytes of fresh OS entropy (``os.urandom``), never derived from a seed.
+    Otherwise four 64-bit words drawn from ``as_generator(rng)`` (little-endian), so a seeded
+    call is reproducible and advances a caller's ``Generator`` by exactly four words.
+
+    The C++ samplers read stream b of this key for block b of kSamplerBlockRows rows (or
+    values), so their output is identical for any number of threads or partitions.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`as_generator`.
+    """
+    if rng is None:
+        return os.urandom(32)
+    words = as_generator(rng).integers(0, 2**64, size=4, dtype=np.uint64)
+    return words.astype("<u8").tobytes()
 
 
 def core_threads(threads: int | None) -> int:

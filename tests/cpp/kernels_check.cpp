@@ -19,11 +19,19 @@ static int fail(const char* what) {
   return 1;
 }
 
+// A fixed test key (the library's keys are 32 bytes from Python: OS entropy or a seeded draw).
+static sharpdp::StreamKey test_key(std::uint32_t v) {
+  sharpdp::StreamKey key{};
+  for (int i = 0; i < 8; ++i) key.w[i] = v + static_cast<std::uint32_t>(i);
+  return key;
+}
+
 int main() {
+  const sharpdp::StreamKey key42 = test_key(42), key7 = test_key(7);
   const std::size_t n = 3 * 4096 + 17;
   std::vector<double> z1(n), z4(n);
-  k::standard_normals(n, 42, 1, z1.data());
-  k::standard_normals(n, 42, 4, z4.data());
+  k::standard_normals(n, key42, 1, z1.data());
+  k::standard_normals(n, key42, 4, z4.data());
   if (z1 != z4) return fail("standard_normals depends on threads");
   double m = 0.0, v = 0.0;
   for (double z : z1) m += z;
@@ -36,13 +44,13 @@ int main() {
 
   // BMG with gamma = 0 and x = 0 is sigma0 times the same normals
   std::vector<double> x(n, 0.0), y(n);
-  k::bmg_sample(x.data(), n, 1, 0.0, 2.0, 42, 2, 1.0, y.data());
+  k::bmg_sample(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
   for (std::size_t i = 0; i < n; ++i)
     if (y[i] != 2.0 * z1[i]) return fail("bmg_sample(gamma=0, x=0) != sigma0 * standard_normals");
   bool threw = false;
   x[5] = 2.0;  // outside the unit ball
   try {
-    k::bmg_sample(x.data(), n, 1, 0.0, 2.0, 42, 2, 1.0, y.data());
+    k::bmg_sample(x.data(), n, 1, 0.0, 2.0, key42, 2, 1.0, y.data());
   } catch (const std::invalid_argument&) {
     threw = true;
   }
@@ -50,7 +58,7 @@ int main() {
 
   // k-RR keeps the input with probability p_keep
   std::vector<std::int64_t> c(n, 1), out(n);
-  k::krr_sample(c.data(), n, 5, 0.7, 7, 3, out.data());
+  k::krr_sample(c.data(), n, 5, 0.7, key7, 3, out.data());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (out[i] < 0 || out[i] >= 5) return fail("krr_sample output outside [0, k)");
@@ -61,10 +69,24 @@ int main() {
 
   // the release of count 0 with c = 1: y = [exp(sigma Z - sigma^2) - 1]_+ on the shared stream
   std::vector<double> counts(n, 0.0), rel(n);
-  k::shifted_log_release(counts.data(), n, 1.0, 0.5, 42, false, 2, rel.data());
+  k::shifted_log_release_float(counts.data(), n, 1.0, 0.5, key42, false, 2, rel.data());
   for (std::size_t i = 0; i < n; ++i) {
     const double expect = std::fmax(std::exp(0.5 * z1[i] - 0.25) - 1.0, 0.0);
     if (std::fabs(rel[i] - expect) > 1e-12 * (1.0 + expect)) return fail("release != eq. (4) on the shared stream");
+  }
+  // the grid release: values on the grid 2^-10 (or NaN where left to the caller), the same for 1 and 3 threads
+  {
+    std::vector<double> g1(n), g3(n);
+    const k::GridReleaseResult r1 = k::grid_release(counts.data(), n, 1.0, 0.5, 10, key42, false, 1, g1.data());
+    const k::GridReleaseResult r3 = k::grid_release(counts.data(), n, 1.0, 0.5, 10, key42, false, 3, g3.data());
+    if (r1.ambiguous.size() != r3.ambiguous.size()) return fail("grid_release ambiguous draws depend on threads");
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isnan(g1[i])) continue;
+      if (!(g1[i] == g3[i]) || g1[i] < 0.0 || g1[i] * 1024.0 != std::floor(g1[i] * 1024.0))
+        return fail("grid_release value off the grid or thread-dependent");
+    }
+    for (std::uint64_t j : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 31, (std::uint64_t{5} << 30) + 7})
+      if (k::grid_index(k::grid_value(j, 10), 10) != j) return fail("grid_index(grid_value(j)) != j");
   }
 
   // --- accountant kernels, against closed forms ---

@@ -279,9 +279,9 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     tasks = [dask.delayed(_randomize_task)(p, d, scaling, bmg, snapshot, off, n, threads, keep_messages)
              for p, off, m in zip(parts, offsets, sizes)]
     second = engine.compute(tasks, "data (pass 2: randomize)", progress)
-    from sharpdp._rng import core_seed
+    from sharpdp._rng import core_key
 
-    core_seed(gen)  # advance the caller's generator by the draw the sampler made
+    core_key(gen)  # advance the caller's generator by the draw the sampler made
     sum_y = [sum(r["sum_y"][j] for r in second) for j in range(d)]
     sum_z = [sum(r["sum_z"][j] for r in second) for j in range(d)]
     est_z = mean_from_exact_sums(sum_y, n) / (1.0 - bmg.gamma)

@@ -329,21 +329,21 @@ class ShiftedLogGaussian:
             Bad counts (negative, non-integer, NaN) or ``threads`` < 1.
         """
         from sharpdp._core_loader import core
-        from sharpdp._rng import core_seed, core_threads
+        from sharpdp._rng import core_key, core_threads
 
         arr = _as_float_counts("counts", counts)
         nthreads = core_threads(threads)
         if not isinstance(integer, (bool, np.bool_)):
             raise TypeError(f"integer must be a bool, got {type(integer).__name__}")
-        seed = core_seed(rng)
+        key = core_key(rng)
         if self.data_independent:
             validate_counts("counts", arr)
             if not integer:
                 return np.full(arr.shape, 0.5)
             # stochastic rounding of the constant 1/2: a fair 0/1 coin, still data independent
-            return np.random.default_rng(seed).integers(0, 2, size=arr.shape).astype(np.float64)
+            return (core.samplers.keystream_words(key, 0, arr.size) & np.uint64(1)).astype(np.float64).reshape(arr.shape)
         try:  # the C++ kernel checks the counts inside its parallel loop (no extra passes here)
-            out = core.histogram.release(arr, self.c, self.sigma, seed, bool(integer), nthreads)
+            out = core.histogram.release(arr, self.c, self.sigma, key, bool(integer), nthreads)
         except ValueError:
             validate_counts("counts", arr)  # raises the precise message
             raise

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed, core_threads
+from sharpdp._rng import core_key, core_threads
 from sharpdp.shuffle._laws import _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
@@ -111,7 +111,7 @@ class BlanketMixedGaussian(RandomizerBase):
         from sharpdp._core_loader import core
 
         # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
-        return core.samplers.bmg_sample(x, self.gamma, self.sigma0, core_seed(rng), nthreads,
+        return core.samplers.bmg_sample(x, self.gamma, self.sigma0, core_key(rng), nthreads,
                                         (1.0 + _BALL_TOL) ** 2, row_offset, total_rows)
 
     def estimate(self, messages) -> np.ndarray:

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import core_seed, core_threads
+from sharpdp._rng import core_key, core_threads
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._table import TableRandomizer
 
@@ -195,7 +195,7 @@ class RandomizedResponse(TableRandomizer):
         from sharpdp._core_loader import core
 
         return core.samplers.krr_sample(np.ascontiguousarray(arr, dtype=np.int64), self.k, self.p_keep,
-                                        core_seed(rng), nthreads)
+                                        core_key(rng), nthreads)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased estimate of the category frequencies, float64 shape (k,).

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import as_generator, core_seed, core_threads
+from sharpdp._rng import as_generator, core_key, core_threads
 from sharpdp.shuffle import sphere as S
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
@@ -370,7 +370,7 @@ class PrivUnit(TableRandomizer):
             # (1 - T)/2 and (1 + T)/2 are Beta(a, a): sample each side from its own small tail.
             t = np.where(in_cap, 1.0 - 2.0 * betaincinv(a, a, u * self._s),
                          2.0 * betaincinv(a, a, u * self.q) - 1.0)
-        return core.samplers.sphere_complete(v, np.ascontiguousarray(t), core_seed(gen), nthreads)
+        return core.samplers.sphere_complete(v, np.ascontiguousarray(t), core_key(gen), nthreads)
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased mean estimate (1/m) * mean(messages), float64 shape (dim,)."""
