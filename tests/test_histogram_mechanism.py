@@ -179,10 +179,7 @@ def test_composition_adds_budgets():
     for k, ek in zip(n, e):
         k1 = max(k, 1)
         direct = gaussian_mechanism_epsilon(1e-6, a.sigma / math.sqrt(2), math.log((k1 + a.c) / (k1 - 1 + a.c)))
-        # the releases' TV term (2 eta) is charged at delta' = 1e-6 - 4 (1 + e^eps) eta: it moves
-        # epsilon = 103 (n <= 1) up by 2.5e-8 relative, the others by ~1e-16 (docs/histogram_release.md §5)
-        assert ek >= direct * (1 - 1e-15)
-        assert ek == pytest.approx(direct, rel=1e-9 if direct < 50 else 1e-7)
+        assert ek == pytest.approx(direct, rel=1e-9)
     assert np.all(twice.epsilon(n, 1e-6, method="cks20") >= e)
     with pytest.raises(ValueError, match="mechanisms"):
         compose()
@@ -235,7 +232,7 @@ def test_bad_misc_arguments():
 
 
 def test_float_reference_kernel_equals_eq4_on_the_same_normals():
-    # the former float release (kept as bench/bench_histogram.py's speed reference) draws exactly the shared sampler stream (samplers.standard_normals, whose
+    # the former float release (bench/bench_histogram.py's speed reference) draws exactly the shared sampler stream (samplers.standard_normals, whose
     # distribution tests/test_shuffle_mechanisms.py checks), so eq. (4) can be checked pointwise
     # (this also checks the C++ polynomial exp against numpy's exp)
     from sharpdp._core import histogram as core

@@ -4,10 +4,12 @@ The C++ kernel (``cpp/kernels/histogram.cpp``, ``grid_release``) inverts the bin
 grid release with one 64-bit word w0, i.e. the interval U in [w0 2^-64, (w0 + 1) 2^-64), and
 decides only where its double-precision error bounds prove that the interval lies inside one
 bin. Otherwise it hands over w0 and the 3 words it drew right after it: U is then known to
-2^-256, and this module places that interval with mpmath at 352 bits, comparing with a margin
-of 2^-300. An interval that still meets a bin boundary (probability <= 2^-214 per count,
-docs/histogram_release.md §5) gets the bin below the boundary and is counted: that event is
-the per-count total-variation distance ``RELEASE_TV_PER_COUNT`` charged to delta.
+2^-256, and this module places that interval with mpmath (precision 256 + 96 bits, comparisons
+widened by 2^-(256 + 44)). An interval that still meets a bin boundary (probability <= 2^-214
+per count) is refined by 256 more bits, read from the ChaCha20 stream 2^63 + position of the
+same key (a stream no block of the release uses), at 256 more bits of precision, and so on:
+the result is the bin of an infinitely precise uniform U, i.e. an exact draw from the bin law
+(no total-variation term), and the loop ends with probability 1.
 
 mpmath is imported on first use only (a handful of calls per million counts).
 """
@@ -16,18 +18,38 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Per-count bound eta on the total-variation distance between the law the grid release samples
-#: and the exact bin law of the real-valued mechanism (docs/histogram_release.md §5: <= 2^-214).
-RELEASE_TV_PER_COUNT = 2.0**-190
+#: First ChaCha20 stream of the refinement words (stream = this + position of the count).
+EXTENSION_STREAM = 2**63
 
-_PREC = 352  # working precision (bits)
-_MARGIN_EXP = -300  # comparisons are widened by 2^-300 (mpmath's error at 352 bits is far below)
+_GUARD_BITS = 96  # working precision = resolution bits + 96
+_MARGIN_BITS = 44  # comparisons widened by 2^-(resolution bits + 44)
 _STEPS = 8  # unit steps from the candidate before a jump from the inverse CDF
+_MAX_ROUNDS = 64  # 2^14 bits of U: reached with probability < 2^-16000
+
+
+def _bin_of_interval(cdf, inverse, j: int, u_int: int, bits: int, mpmath) -> tuple[int, bool]:
+    """(bin, decided) for U in [u_int 2^-bits, (u_int + 1) 2^-bits), starting from bin j."""
+    margin = mpmath.ldexp(1, -(bits + _MARGIN_BITS))
+    lo_end = mpmath.ldexp(u_int, -bits) - margin
+    hi_end = mpmath.ldexp(u_int + 1, -bits) + margin
+    for it in range(4 * _STEPS):
+        if it == _STEPS:  # far from the candidate: restart from the inverse CDF at the interval's middle
+            j = inverse(mpmath.ldexp(2 * u_int + 1, -(bits + 1)))
+        f_lo = cdf(j)
+        if f_lo >= hi_end:
+            j -= 1
+            continue
+        f_hi = cdf(j + 1)
+        if f_hi <= lo_end:
+            j += 1
+            continue
+        return j, bool(f_lo <= lo_end and f_hi >= hi_end)
+    raise RuntimeError("grid release: exact resolution did not converge")  # pragma: no cover
 
 
 def resolve(counts: np.ndarray, c: float, sigma: float, grid_bits: int, index: np.ndarray,
-            candidate: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, int]:
-    """Bins of the ambiguous draws, exactly (up to the charged event).
+            candidate: np.ndarray, words: np.ndarray, key: bytes) -> np.ndarray:
+    """Bins of the ambiguous draws of one ``_core.histogram.release`` call, exactly.
 
     Parameters
     ----------
@@ -41,63 +63,58 @@ def resolve(counts: np.ndarray, c: float, sigma: float, grid_bits: int, index: n
         Positions of the ambiguous draws and the kernel's candidate bins.
     words : numpy.ndarray of uint64, shape (m, 4)
         The 4 uniform words of each draw, most significant first: U = sum_i words[i] 2^(-64 (i + 1)).
+    key : bytes
+        The 32-byte ChaCha20 key of the call (refinement words, when needed).
 
     Returns
     -------
-    bins : numpy.ndarray of uint64, shape (m,)
-        The bin of each U.
-    undecided : int
-        Draws whose interval of width 2^-256 still met a bin boundary (counted in
-        ``RELEASE_TV_PER_COUNT``); expected 0.
+    numpy.ndarray of uint64, shape (m,)
+        The bin of each draw: bin j has probability F(j + 1) - F(j), F(j) = Phi(b(t_j)),
+        t_j the lower boundary of bin j (docs/histogram_release.md §3).
     """
     import mpmath
 
     from sharpdp._core_loader import core
 
+    hist = core.histogram
+    last = int(hist.GRID_LAST_INDEX)
     bins = np.empty(len(index), dtype=np.uint64)
-    undecided = 0
-    with mpmath.workprec(_PREC):
-        cc, ss = mpmath.mpf(c), mpmath.mpf(sigma)
-        s2 = ss * ss
-        margin = mpmath.ldexp(1, _MARGIN_EXP)
-        last = int(core.histogram.GRID_LAST_INDEX)
-        for i in range(len(index)):
-            n = mpmath.mpf(float(counts[int(index[i])]))
-            u_int = 0
-            for w in words[i]:
-                u_int = (u_int << 64) | int(w)
-            lo_end = mpmath.ldexp(u_int, -256) - margin
-            hi_end = mpmath.ldexp(u_int + 1, -256) + margin
-            log_nc = mpmath.log(n + cc)
+    for i in range(len(index)):
+        pos = int(index[i])
+        n_float = float(counts[pos])
+        u_int = 0
+        for w in words[i]:
+            u_int = (u_int << 64) | int(w)
+        bits = 256
+        j = int(candidate[i])
+        for rnd in range(_MAX_ROUNDS):
+            with mpmath.workprec(bits + _GUARD_BITS):
+                n, cc, ss = mpmath.mpf(n_float), mpmath.mpf(c), mpmath.mpf(sigma)
+                s2 = ss * ss
+                log_nc = mpmath.log(n + cc)
 
-            def cdf(j: int) -> mpmath.mpf:  # F(j) = P(bin < j)
-                if j <= 0:
-                    return mpmath.mpf(0)
-                if j > last:
-                    return mpmath.mpf(1)
-                v = core.histogram.grid_values(np.array([j - 1, j], dtype=np.uint64), grid_bits)
-                t = (mpmath.mpf(float(v[0])) + mpmath.mpf(float(v[1]))) / 2  # exact midpoint
-                return mpmath.ncdf((mpmath.log(t + cc) - log_nc + s2) / ss)
+                def cdf(k: int):  # F(k) = P(bin < k)
+                    if k <= 0:
+                        return mpmath.mpf(0)
+                    if k > last:
+                        return mpmath.mpf(1)
+                    v = hist.grid_values(np.array([k - 1, k], dtype=np.uint64), grid_bits)
+                    t = (mpmath.mpf(float(v[0])) + mpmath.mpf(float(v[1]))) / 2  # exact midpoint
+                    return mpmath.ncdf((mpmath.log(t + cc) - log_nc + s2) / ss)
 
-            j = int(candidate[i])
-            for it in range(4 * _STEPS):
-                if it == _STEPS:  # far from the candidate: restart from the exact inverse CDF
-                    um = mpmath.ldexp(2 * u_int + 1, -257)
-                    z = mpmath.sqrt(2) * mpmath.erfinv(2 * um - 1)
+                def inverse(u):  # a bin near the inverse CDF of u
+                    z = mpmath.sqrt(2) * mpmath.erfinv(2 * u - 1)
                     v = (n + cc) * mpmath.exp(ss * z - s2) - cc
-                    j = int(core.histogram.grid_index(np.array([float(v)]), grid_bits)[0])
-                f_lo = cdf(j)
-                if f_lo >= hi_end:
-                    j -= 1
-                    continue
-                f_hi = cdf(j + 1)
-                if f_hi <= lo_end:
-                    j += 1
-                    continue
-                if not (f_lo <= lo_end and f_hi >= hi_end):
-                    undecided += 1  # a boundary inside the 2^-256 interval (or its margin)
+                    return int(hist.grid_index(np.array([float(v)]), grid_bits)[0])
+
+                j, decided = _bin_of_interval(cdf, inverse, j, u_int, bits, mpmath)
+            if decided:
                 break
-            else:  # pragma: no cover - the inverse CDF lands within a bin or two
-                raise RuntimeError("grid release: exact resolution did not converge")
-            bins[i] = j
-    return bins, undecided
+            more = core.samplers.keystream_words(key, EXTENSION_STREAM + pos, 4 * (rnd + 1))[4 * rnd:]
+            for w in more:
+                u_int = (u_int << 64) | int(w)
+            bits += 256
+        else:  # pragma: no cover - probability < 2^-16000
+            raise RuntimeError("grid release: exact resolution did not converge")
+        bins[i] = j
+    return bins

@@ -144,33 +144,6 @@ def _check_grid_bits(grid_bits: Any) -> int:
     return int(grid_bits)
 
 
-def _delta_for_release(delta: float, eta: float, eps_at: Any) -> np.ndarray:
-    """epsilon at a delta' < delta such that delta' + (1 + e^epsilon) eta <= delta.
-
-    The grid release is within total variation eta of the exact post-processing of the
-    real-valued mechanism (docs/histogram_release.md §5), so an (epsilon, delta') guarantee of
-    the latter gives (epsilon, delta' + (1 + e^epsilon) eta) for the release. delta' starts at
-    the double just below delta (epsilon moves by ~1e-16 relative) and is lowered to
-    delta - 2 (1 + e^epsilon) eta while that term does not fit (large epsilon only); deltas
-    too small to absorb it raise ValueError.
-    """
-    if eta == 0.0:
-        return eps_at(delta)
-    d = float(np.nextafter(delta, 0.0))
-    for _ in range(8):
-        eps = np.asarray(eps_at(d), dtype=float)
-        worst = float(eps.max()) if eps.size else 0.0
-        need = (1.0 + math.exp(min(worst, 700.0))) * eta
-        if worst < 700.0 and need <= delta - d:
-            return eps
-        d_next = delta - 2.0 * need
-        if not 0.0 < d_next < d:
-            break
-        d = d_next
-    raise ValueError(f"delta = {delta!r} is too small to absorb the grid release's total-variation term "
-                     f"(eta = {eta:.3g} per count)")
-
-
 class ShiftedLogGaussian:
     r"""Shifted-log Gaussian mechanism ("Better Privacy Guarantees for Larger Groups", Theorem 3.1 and eq. 4).
 
@@ -213,10 +186,6 @@ class ShiftedLogGaussian:
         True for Proposition 2.3's release (r = 1, r0 = None).
     grid_bits : int or None
         The release grid's exponent (None for the data-independent release).
-    release_tv : float
-        Per-count total-variation bound eta between the released law and the exact
-        post-processing of eq. (4) (2^-190; 0 for the data-independent release); every epsilon
-        returned by :meth:`epsilon` already absorbs it.
 
     Raises
     ------
@@ -235,8 +204,8 @@ class ShiftedLogGaussian:
     release leaks through its low-order bits: values possible under n but not under n + 1).
     It releases the grid value nearest to the real-valued eq. (4) output, sampled exactly
     from that value's law by inversion with verified error bounds
-    (docs/histogram_release.md): a post-processing of the certified mechanism, up to a
-    total variation eta <= 2^-190 per count that :meth:`epsilon` charges to delta.
+    (docs/histogram_release.md): a post-processing of the certified mechanism, so every
+    figure above (budget, epsilon) holds for the released values as they are.
     """
 
     def __init__(self, r: float, r0: float | None = None, c: float = 1.0, grid_bits: int | None = None) -> None:
@@ -248,13 +217,9 @@ class ShiftedLogGaussian:
             self.r0 = None
             self.sigma = math.inf
             self.grid_bits = None if grid_bits is None else _check_grid_bits(grid_bits)
-            self.release_tv = 0.0
             return
         self.r0 = self.r / 2.0 if r0 is None else V.real("r0", r0, lo=0.0, hi=self.r, lo_open=True, hi_open=True)
         self.grid_bits = default_grid_bits(self.r, self.r0) if grid_bits is None else _check_grid_bits(grid_bits)
-        from sharpdp.histogram._exact import RELEASE_TV_PER_COUNT
-
-        self.release_tv = RELEASE_TV_PER_COUNT
         # eq. (3) as sqrt(2) erfinv(r0/(1 + c)): same value, but no rounding of 1/2 + tiny
         self.sigma = float(math.sqrt(2.0) * erfinv(self.r0 / (1.0 + self.c)))
 
@@ -339,9 +304,8 @@ class ShiftedLogGaussian:
 
         n = 0 uses the edge 0 <-> 1 (a person joining an empty group). Every value is rounded
         to the safe side (never below the exact epsilon of the chosen conversion). The value
-        covers what :meth:`release` samples: it is computed at the double delta' just below
-        ``delta`` (or delta/2), so that delta' + (1 + e^epsilon) eta <= delta with eta =
-        ``release_tv`` (docs/histogram_release.md §5). Cost: one numerical inversion per
+        covers what :meth:`release` samples (an exact post-processing, docs/histogram_release.md).
+        Cost: one numerical inversion per
         distinct count (about a millisecond each).
 
         Parameters
@@ -360,8 +324,7 @@ class ShiftedLogGaussian:
         Raises
         ------
         ValueError
-            Bad ``n``, ``delta`` not in (0, 1), unknown ``method``, or ``delta`` too small to
-            absorb eta (below about 2^-180).
+            Bad ``n``, ``delta`` not in (0, 1), or unknown ``method``.
         """
         arr = validate_counts("n", n)
         delta = V.probability_open("delta", delta)
@@ -369,11 +332,9 @@ class ShiftedLogGaussian:
         if self.data_independent:
             return _scalar_or_array(np.zeros_like(arr), n)
         if method == "gaussian":
-            mu = _edge_mu(arr, self.c, self.sigma)
-            eps = _delta_for_release(delta, self.release_tv, lambda d: _epsilon_from_mu(mu, d))
+            eps = _epsilon_from_mu(_edge_mu(arr, self.c, self.sigma), delta)
         else:
-            v = np.asarray(self.budget(arr), dtype=float)
-            eps = _delta_for_release(delta, self.release_tv, lambda d: _epsilon_from_budget(v, d, method))
+            eps = _epsilon_from_budget(np.asarray(self.budget(arr), dtype=float), delta, method)
         return _scalar_or_array(eps, n)
 
     # ------------------------------------------------------------------ release
@@ -384,9 +345,9 @@ class ShiftedLogGaussian:
         Each count n is released as the grid value nearest to v = [(n + c) exp(sigma Z - sigma^2)
         - c]_+ (grid of :attr:`grid_bits`: step g near 0, relative step <= 2^-30 above 2^31 g),
         drawn from the exact law of that grid value by inversion with verified error bounds
-        (docs/histogram_release.md §3-§5): a post-processing of the real-valued mechanism up
-        to a total variation of at most :attr:`release_tv` per count (absorbed by
-        :meth:`epsilon`). No floating-point computation mixes the count with the noise.
+        (docs/histogram_release.md §3-§5): a post-processing of the real-valued mechanism, so
+        its budget and epsilon hold as they are. No floating-point rounding mixes the count
+        with the noise.
         |release - v| <= max(g/2, 2^-31 v) before the optional rounding.
 
         Parameters
@@ -450,7 +411,7 @@ class ShiftedLogGaussian:
         if index.size:
             from sharpdp.histogram._exact import resolve
 
-            bins, _undecided = resolve(flat, self.c, self.sigma, bits, index, cand, words)
+            bins = resolve(flat, self.c, self.sigma, bits, index, cand, words, key)
             out[index.astype(np.intp)] = core.histogram.grid_values(bins, bits, round_words if integer else None)
         return out.reshape(arr.shape)
 
@@ -497,24 +458,17 @@ class ComposedRelease:
         return 1.0 + 4.0 * (len(self.mechanisms) + 1) * 2.0**-53
 
     def epsilon(self, n: Any, delta: float, method: str = "gaussian") -> Any:
-        """Per-count epsilon of the composition at ``delta``; methods as in ShiftedLogGaussian.epsilon.
-
-        The releases' total-variation terms add (k eta for k grid releases) and are absorbed as
-        in :meth:`ShiftedLogGaussian.epsilon`.
-        """
+        """Per-count epsilon of the composition at ``delta``; methods as in ShiftedLogGaussian.epsilon."""
         arr = validate_counts("n", n)
         delta = V.probability_open("delta", delta)
         _check_method(method)
-        eta = sum(m.release_tv for m in self.mechanisms)  # total variation adds over the releases
         if method == "gaussian":
             mu2 = np.zeros(arr.shape)
             for m in self.mechanisms:
                 mu2 = mu2 + np.asarray(m.edge_mu(arr)) ** 2
-            mu = np.sqrt(mu2) * self._sum_round_up
-            eps = _delta_for_release(delta, eta, lambda d: _epsilon_from_mu(mu, d))
+            eps = _epsilon_from_mu(np.sqrt(mu2) * self._sum_round_up, delta)
         else:
-            v = np.asarray(self.budget(arr), dtype=float)
-            eps = _delta_for_release(delta, eta, lambda d: _epsilon_from_budget(v, d, method))
+            eps = _epsilon_from_budget(np.asarray(self.budget(arr), dtype=float), delta, method)
         return _scalar_or_array(eps, n)
 
 
