@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 #include "bind_key.hpp"
 #include "kernels/histogram.hpp"
@@ -94,6 +95,18 @@ py::array_t<double> release_float(const InF& counts, double c, double sigma, con
   return out;
 }
 
+py::tuple invert(const InF& counts, const InU& w0, double c, double sigma, int grid_bits) {
+  const auto n = static_cast<std::size_t>(counts.size());
+  if (static_cast<std::size_t>(w0.size()) != n) throw std::invalid_argument("w0: one word per count");
+  py::array_t<std::uint64_t> bins(static_cast<py::ssize_t>(n));
+  py::array_t<bool> decided(static_cast<py::ssize_t>(n));
+  std::vector<unsigned char> dec(n);
+  kernels::grid_invert(counts.data(), w0.data(), n, c, sigma, grid_bits, bins.mutable_data(), dec.data());
+  bool* pd = decided.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) pd[i] = dec[i] != 0;
+  return py::make_tuple(bins, decided);
+}
+
 }  // namespace
 
 void register_histogram(py::module_& m) {
@@ -109,6 +122,9 @@ void register_histogram(py::module_& m) {
         "Grid values of the indices (uint64); with round_words, exactly stochastically rounded to integers.");
   m.def("grid_index", &grid_index, py::arg("values"), py::arg("grid_bits"),
         "An index of the grid value nearest to each value (0 for values <= 0), as uint64.");
+  m.def("invert", &invert, py::arg("counts"), py::arg("w0"), py::arg("c"), py::arg("sigma"), py::arg("grid_bits"),
+        "The kernel's inversion step for given first words w0 (uint64), for tests of its verified bounds: "
+        "(bins, decided); where decided is False the bounds could not place the interval in one bin.");
   m.def("release_float", &release_float, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("key"),
         py::arg("integer") = false, py::arg("threads") = 0,
         "The former floating-point release [(n + c) exp(sigma Z - sigma^2) - c]_+ (NOT floating-point safe: "

@@ -63,6 +63,12 @@ struct GridReleaseResult {
 GridReleaseResult grid_release(const double* counts, std::size_t n, double c, double sigma, int grid_bits,
                                const StreamKey& key, bool integer, int threads, double* out);
 
+// The inversion step alone, for given first words w0[i] (tests of the verified bounds):
+// bins[i] = the bin of U in [w0 2^-64, (w0 + 1) 2^-64) for count counts[i] and decided[i] = 1, or
+// decided[i] = 0 (bins[i] = the candidate) where the bounds cannot place the interval in one bin.
+void grid_invert(const double* counts, const std::uint64_t* w0, std::size_t n, double c, double sigma, int grid_bits,
+                 std::uint64_t* bins, unsigned char* decided);
+
 // The former float release: y = [(n + c) exp(sigma Z - sigma^2) - c]_+ in double, optionally
 // followed by stochastic rounding. Same preconditions (no grid).
 void shifted_log_release_float(const double* counts, std::size_t n, double c, double sigma, const StreamKey& key,
