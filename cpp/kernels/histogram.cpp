@@ -167,7 +167,12 @@ struct Interval {
 // Where F(t) = Phi(b(t)) lies relative to U's interval: kBelow when F(t) <= w0 2^-64 certainly,
 // kAbove when F(t) >= (w0 + 1) 2^-64 certainly. The computed F carries the error bound of
 // docs/histogram_release.md §4; the final sums are widened by 2^-51 relative.
-Side locate(double t, const Count& k, const Interval& u) {
+struct Located {
+  Side side;
+  double p, e, b, db;  // P (F(t) if b <= 0, else 1 - F(t)), its error bound, computed b(t) and its error bound
+};
+
+Located locate(double t, const Count& k, const Interval& u) {
   const double x = (t - k.n) * k.inv_s;
   double L, dL;
   if (std::fabs(x) <= 0.5) {
@@ -189,15 +194,42 @@ Side locate(double t, const Count& k, const Interval& u) {
   const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
   const double up = (p + e) * (1.0 + 0x1.0p-51);
   const double down = (p - e) * (1.0 - 0x1.0p-51);
+  Side side = Side::kAmbiguous;
   if (b <= 0.0) {  // P = F: compare with U's interval
-    if (up <= u.f_lo) return Side::kBelow;
-    if (down >= u.f_hi) return Side::kAbove;
-    return Side::kAmbiguous;
+    if (up <= u.f_lo) side = Side::kBelow;
+    else if (down >= u.f_hi) side = Side::kAbove;
+  } else {  // P = 1 - F: F <= w0 2^-64 iff 1 - F >= (a + 1) 2^-64; F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64
+    if (down >= u.g_hi) side = Side::kBelow;
+    else if (up <= u.g_lo) side = Side::kAbove;
   }
-  // P = 1 - F: F <= w0 2^-64 iff 1 - F >= (a + 1) 2^-64; F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64
-  if (down >= u.g_hi) return Side::kBelow;
-  if (up <= u.g_lo) return Side::kAbove;
-  return Side::kAmbiguous;
+  return Located{side, p, e, b, db};
+}
+
+constexpr double kInvSqrt2PiLow = 0.3989422804014326;  // 1/sqrt(2 pi) rounded down
+
+// Cheap proof that F(t_hi) >= (w0 + 1) 2^-64 from the evaluation `lo` at the boundary t_lo just
+// below (docs/histogram_release.md §4.3): F(t_hi) - F(t_lo) = int_{b(t_lo)}^{b(t_hi)} phi >=
+// (b(t_hi) - b(t_lo)) min phi, with b(t_hi) - b(t_lo) = log1p(y)/sigma >= (y - y^2/2)/sigma,
+// y = (t_hi - t_lo)/(t_lo + c), and min phi >= phi(B) for B >= |b| on the whole range. Every
+// rounding is covered by a factor 1 -+ 2^-50 (8 u) or 2^-44 (the exp library error). False
+// means "not proved" (the caller evaluates F(t_hi) in full).
+bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& k, const Interval& u) {
+  const double y = (t_hi - t_lo) / (t_lo + k.c);  // t_hi - t_lo exact (multiples of the local half-step)
+  if (!(y <= 0.5)) return false;
+  const double y_lo = y * (1.0 - 0x1.0p-50);                             // <= y exact (2 roundings)
+  const double l_lo = (y_lo - 0.5 * y_lo * y_lo) * (1.0 - 0x1.0p-50);    // <= log1p(y)
+  const double d_lo = l_lo * k.inv_sigma * (1.0 - 0x1.0p-50);            // <= b(t_hi) - b(t_lo)
+  const double d_hi = y * (1.0 + 0x1.0p-50) * k.inv_sigma * (1.0 + 0x1.0p-50);  // >= it (log1p(y) <= y)
+  const double big = std::max(std::fabs(lo.b - lo.db), std::fabs(lo.b + lo.db + d_hi)) * (1.0 + 0x1.0p-50);
+  const double phi_lo = std::exp(-0.5 * big * big * (1.0 + 0x1.0p-50)) * kInvSqrt2PiLow * (1.0 - 0x1.0p-44);
+  const double mass = d_lo * phi_lo * (1.0 - 0x1.0p-50);  // <= F(t_hi) - F(t_lo)
+  if (lo.b <= 0.0) {  // lo.p = F(t_lo) >= lo.p - lo.e
+    const double low = ((lo.p - lo.e) + mass) - 0x1.0p-50 * (lo.p + lo.e + mass);
+    return low >= u.f_hi;
+  }
+  // lo.p = 1 - F(t_lo) <= lo.p + lo.e, and 1 - F(t_hi) = 1 - F(t_lo) - (F(t_hi) - F(t_lo))
+  const double high = ((lo.p + lo.e) - mass) + 0x1.0p-50 * (lo.p + lo.e + mass);
+  return high <= u.g_lo;
 }
 
 // Lower boundary of bin j >= 1: the midpoint of grid values j - 1 and j (exact: <= 33 bits).
@@ -213,24 +245,33 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
     const double lo = (static_cast<double>(w0) + 0.5) * 0x1.0p-64;
     const double hi = (static_cast<double>(~w0) + 0.5) * 0x1.0p-64;  // 1 - midpoint
     const double z = inverse_normal_cdf(lo - 0.5, std::min(lo, hi));
-    const double v = k.s * exp_bounded(std::max(-700.0, std::min(700.0, k.sigma * z - k.s2))) - k.c;
+    const double v = k.s * std::exp(k.sigma * z - k.s2) - k.c;  // a candidate only
     j = grid_index(v, grid_bits);
   }
   const Interval u(w0);
   for (int it = 0; it < kMaxSteps; ++it) {
-    const Side lo = j == 0 ? Side::kBelow : locate(boundary(j, grid_bits), k, u);
-    if (lo == Side::kAbove) {
+    Located lo{Side::kBelow, 0.0, 0.0, 0.0, 0.0};
+    double t_lo = 0.0;
+    if (j > 0) {
+      t_lo = boundary(j, grid_bits);
+      lo = locate(t_lo, k, u);
+    }
+    if (lo.side == Side::kAbove) {
       --j;
       ++steps;
       continue;
     }
-    const Side hi = j == kGridLastIndex ? Side::kAbove : locate(boundary(j + 1, grid_bits), k, u);
+    Side hi = Side::kAbove;
+    if (j < kGridLastIndex) {
+      const double t_hi = boundary(j + 1, grid_bits);
+      if (!(j > 0 && lo.side == Side::kBelow && above_from_below(lo, t_lo, t_hi, k, u))) hi = locate(t_hi, k, u).side;
+    }
     if (hi == Side::kBelow) {
       ++j;
       ++steps;
       continue;
     }
-    return lo == Side::kBelow && hi == Side::kAbove;
+    return lo.side == Side::kBelow && hi == Side::kAbove;
   }
   return false;
 }
