@@ -141,3 +141,30 @@ def test_low_order_bits_margin_is_tight_enough_to_fail():
     """The MC allowance of the 2-category feature is below the advantage measured on the float release (0.027)."""
     assert _mc_margin(2) + math.expm1(float(MECH.epsilon(2**14, DELTA))) + DELTA < 0.02
 
+
+
+class _FloatRelease:
+    """The former floating-point release (``_core.histogram.release_float``), as an attack target."""
+
+    def __init__(self, mech):
+        self.c, self.sigma = mech.c, mech.sigma
+        self.epsilon = mech.epsilon
+
+    def release(self, counts, rng, threads):
+        from sharpdp._core_loader import core
+        from sharpdp._rng import core_key
+
+        return core.histogram.release_float(np.asarray(counts, dtype=float), self.c, self.sigma, core_key(rng), False,
+                                            threads)
+
+
+def test_the_attacks_break_the_float_release():
+    """The same attacks on the floating-point release: they are not vacuous (issue 19's figures)."""
+    flt = _FloatRelease(MECH)
+    assert _impossible_fraction(flt, 12_345, seed=1) > 0.1  # 0.16 measured
+    n = 2**14 - 1
+    y0 = flt.release(np.full(DRAWS, n), rng=2, threads=1)
+    y1 = flt.release(np.full(DRAWS, n + 1), rng=3, threads=1)
+    low0, low1 = (y0.view(np.uint64) & 1).mean(), (y1.view(np.uint64) & 1).mean()
+    bound = math.expm1(float(MECH.epsilon(n + 1, DELTA))) + DELTA + _mc_margin(2)
+    assert abs(low0 - low1) > bound  # TV of the lowest bit 0.027 against 0.008
