@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-
 from sharpdp.histogram import ShiftedLogGaussian
 
 N = 10_000_000
@@ -45,7 +44,7 @@ def _record(benchmark):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_sharpdp_release(benchmark, counts, integer, threads):
     benchmark.group = f"histogram release 1e7 ({'integer' if integer else 'float'})"
-    out = benchmark.pedantic(MECH.release, args=(counts,), kwargs=dict(rng=1, integer=integer, threads=threads),
+    out = benchmark.pedantic(MECH.release, args=(counts,), kwargs={"rng": 1, "integer": integer, "threads": threads},
                              rounds=5, iterations=1, warmup_rounds=1)
     assert out.shape == counts.shape and np.all(out >= 0)
     _record(benchmark)

@@ -13,7 +13,6 @@ import mpmath
 import numpy as np
 import pytest
 from scipy import stats
-
 from sharpdp._core_loader import core
 from sharpdp._rng import core_key
 from sharpdp.histogram import ShiftedLogGaussian
@@ -112,7 +111,7 @@ def test_release_is_the_inversion_of_its_own_keystream():
     m = ShiftedLogGaussian(0.2)
     counts = np.random.default_rng(3).integers(0, 10**7, 4000).astype(float)
     key = core_key(5)
-    out, index, cand, words, _rw, _steps = H.release(counts, m.c, m.sigma, 10, key, False, 1)
+    out, index, _cand, words, _rw, _steps = H.release(counts, m.c, m.sigma, 10, key, False, 1)
     deferred = set(index.tolist())
     stream = core.samplers.keystream_words(key, 0, counts.size + 3 * len(deferred))
     w0, pos = [], 0

@@ -28,7 +28,6 @@ import math
 import numpy as np
 import pytest
 from scipy.special import ndtr
-
 from sharpdp.histogram import ShiftedLogGaussian
 
 DRAWS = 10**6

@@ -7,9 +7,14 @@
   the constants of Table 2.
 """
 
-from sharpdp.histogram.mechanism import EPSILON_METHODS, ComposedRelease, ShiftedLogGaussian, compose
+from sharpdp.histogram.mechanism import (
+    EPSILON_METHODS,
+    ComposedRelease,
+    ShiftedLogGaussian,
+    compose,
+)
 
-__all__ = ["ShiftedLogGaussian", "ComposedRelease", "compose", "EPSILON_METHODS", "lower_bounds"]
+__all__ = ["EPSILON_METHODS", "ComposedRelease", "ShiftedLogGaussian", "compose", "lower_bounds"]
 
 
 def __getattr__(name: str):

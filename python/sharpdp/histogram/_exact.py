@@ -27,19 +27,49 @@ _STEPS = 8  # unit steps from the candidate before a jump from the inverse CDF
 _MAX_ROUNDS = 64  # 2^14 bits of U: reached with probability < 2^-16000
 
 
-def _bin_of_interval(cdf, inverse, j: int, u_int: int, bits: int, mpmath) -> tuple[int, bool]:
+class _BinLaw:
+    """The bin law of one count at the current mpmath precision (docs/histogram_release.md §3)."""
+
+    def __init__(self, n: float, c: float, sigma: float, grid_bits: int, hist, mpmath) -> None:
+        self.mp, self.hist, self.bits = mpmath, hist, grid_bits
+        self.last = int(hist.GRID_LAST_INDEX)
+        self.n, self.c, self.s = mpmath.mpf(n), mpmath.mpf(c), mpmath.mpf(sigma)
+        self.s2 = self.s * self.s
+        self.log_nc = mpmath.log(self.n + self.c)
+
+    def cdf(self, k: int):
+        """F(k) = P(bin < k) = Phi(b(t_k)), t_k the exact midpoint of grid values k - 1 and k."""
+        mp = self.mp
+        if k <= 0:
+            return mp.mpf(0)
+        if k > self.last:
+            return mp.mpf(1)
+        v = self.hist.grid_values(np.array([k - 1, k], dtype=np.uint64), self.bits)
+        t = (mp.mpf(float(v[0])) + mp.mpf(float(v[1]))) / 2
+        return mp.ncdf((mp.log(t + self.c) - self.log_nc + self.s2) / self.s)
+
+    def near(self, u) -> int:
+        """A bin near the inverse CDF of u."""
+        mp = self.mp
+        z = mp.sqrt(2) * mp.erfinv(2 * u - 1)
+        v = (self.n + self.c) * mp.exp(self.s * z - self.s2) - self.c
+        return int(self.hist.grid_index(np.array([float(v)]), self.bits)[0])
+
+
+def _bin_of_interval(law: _BinLaw, j: int, u_int: int, bits: int) -> tuple[int, bool]:
     """(bin, decided) for U in [u_int 2^-bits, (u_int + 1) 2^-bits), starting from bin j."""
-    margin = mpmath.ldexp(1, -(bits + _MARGIN_BITS))
-    lo_end = mpmath.ldexp(u_int, -bits) - margin
-    hi_end = mpmath.ldexp(u_int + 1, -bits) + margin
+    mp = law.mp
+    margin = mp.ldexp(1, -(bits + _MARGIN_BITS))
+    lo_end = mp.ldexp(u_int, -bits) - margin
+    hi_end = mp.ldexp(u_int + 1, -bits) + margin
     for it in range(4 * _STEPS):
         if it == _STEPS:  # far from the candidate: restart from the inverse CDF at the interval's middle
-            j = inverse(mpmath.ldexp(2 * u_int + 1, -(bits + 1)))
-        f_lo = cdf(j)
+            j = law.near(mp.ldexp(2 * u_int + 1, -(bits + 1)))
+        f_lo = law.cdf(j)
         if f_lo >= hi_end:
             j -= 1
             continue
-        f_hi = cdf(j + 1)
+        f_hi = law.cdf(j + 1)
         if f_hi <= lo_end:
             j += 1
             continue
@@ -77,11 +107,9 @@ def resolve(counts: np.ndarray, c: float, sigma: float, grid_bits: int, index: n
     from sharpdp._core_loader import core
 
     hist = core.histogram
-    last = int(hist.GRID_LAST_INDEX)
     bins = np.empty(len(index), dtype=np.uint64)
     for i in range(len(index)):
         pos = int(index[i])
-        n_float = float(counts[pos])
         u_int = 0
         for w in words[i]:
             u_int = (u_int << 64) | int(w)
@@ -89,25 +117,8 @@ def resolve(counts: np.ndarray, c: float, sigma: float, grid_bits: int, index: n
         j = int(candidate[i])
         for rnd in range(_MAX_ROUNDS):
             with mpmath.workprec(bits + _GUARD_BITS):
-                n, cc, ss = mpmath.mpf(n_float), mpmath.mpf(c), mpmath.mpf(sigma)
-                s2 = ss * ss
-                log_nc = mpmath.log(n + cc)
-
-                def cdf(k: int):  # F(k) = P(bin < k)
-                    if k <= 0:
-                        return mpmath.mpf(0)
-                    if k > last:
-                        return mpmath.mpf(1)
-                    v = hist.grid_values(np.array([k - 1, k], dtype=np.uint64), grid_bits)
-                    t = (mpmath.mpf(float(v[0])) + mpmath.mpf(float(v[1]))) / 2  # exact midpoint
-                    return mpmath.ncdf((mpmath.log(t + cc) - log_nc + s2) / ss)
-
-                def inverse(u):  # a bin near the inverse CDF of u
-                    z = mpmath.sqrt(2) * mpmath.erfinv(2 * u - 1)
-                    v = (n + cc) * mpmath.exp(ss * z - s2) - cc
-                    return int(hist.grid_index(np.array([float(v)]), grid_bits)[0])
-
-                j, decided = _bin_of_interval(cdf, inverse, j, u_int, bits, mpmath)
+                j, decided = _bin_of_interval(_BinLaw(float(counts[pos]), c, sigma, grid_bits, hist, mpmath), j,
+                                              u_int, bits)
             if decided:
                 break
             more = core.samplers.keystream_words(key, EXTENSION_STREAM + pos, 4 * (rnd + 1))[4 * rnd:]

@@ -82,9 +82,7 @@ def _edge_mu_nearest(n: np.ndarray, c: float, sigma: float) -> np.ndarray:
 
 def _epsilon_from_mu(mu: np.ndarray, delta: float) -> np.ndarray:
     """Exact Gaussian-profile epsilon for each shift mu (safe side), mu >= 0."""
-    from sharpdp.conversions import gaussian_mechanism_epsilon
-
-    from sharpdp.conversions import zcdp_to_epsilon
+    from sharpdp.conversions import gaussian_mechanism_epsilon, zcdp_to_epsilon
 
     # mu is already rounded up (_edge_mu); a larger mu only increases epsilon.
     uniq, inv = np.unique(mu, return_inverse=True)
