@@ -173,25 +173,19 @@ struct Located {
   double p, e, b, db;  // P (F(t) if b <= 0, else 1 - F(t)), its error bound, computed b(t) and its error bound
 };
 
-Located locate(double t, const Count& k, const Interval& u) {
-  const double x = (t - k.n) * k.inv_s;
-  double L, dL;
-  if (std::fabs(x) <= 0.5) {
-    // x carries 4 roundings relative to x (t - n, n + c, 1/s, the product); log1p's slope is
-    // <= 1/(1 - 0.5 - 3u) on |x| <= 0.5(1 + 4.1u): 4.01 u |x| * 2.0001 <= 8.2 u |x|
-    L = std::log1p(x);
-    dL = 8.2 * kU * std::fabs(x) + 1.01 * kLogErr * std::fabs(L);
-  } else {
-    const double a = std::log(t + k.c);
-    const double b = std::log(k.s);
-    L = a - b;
-    dL = 2.02 * kU + 1.01 * kLogErr * (std::fabs(a) + std::fabs(b)) + 1.01 * kU * std::fabs(L);
-  }
+// b(t) and its error bound from L = log((t + c)/(n + c)) and L's error bound dL.
+inline void b_of_log(double L, double dL, const Count& k, double& b, double& db) {
   const double num = L + k.s2;
-  const double b = num * k.inv_sigma;
-  const double db = 1.01 * (dL + kU * k.s2 + kU * std::fabs(num)) * k.inv_sigma + 5.0 * kU * std::fabs(b);
-  // P = F(t) when b <= 0, P = 1 - F(t) when b > 0: each from the tail it is small in
-  const double p = 0.5 * std::erfc(std::fabs(b) * kInvSqrt2);
+  b = num * k.inv_sigma;
+  db = 1.01 * (dL + kU * k.s2 + kU * std::fabs(num)) * k.inv_sigma + 5.0 * kU * std::fabs(b);
+}
+
+// x carries 4 roundings relative to x (t - n, n + c, 1/s, the product); log1p's slope is
+// <= 1/(1 - 0.5 - 3u) on |x| <= 0.5(1 + 4.1u): 4.01 u |x| * 2.0001 <= 8.2 u |x|
+inline double log1p_error(double x, double L) { return 8.2 * kU * std::fabs(x) + 1.01 * kLogErr * std::fabs(L); }
+
+// The side of U's interval, from b(t) +- db and P = 0.5 erfc(|b|/sqrt 2) as computed.
+inline Located classify(double b, double db, double p, const Interval& u) {
   const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
   const double up = (p + e) * (1.0 + 0x1.0p-51);
   const double down = (p - e) * (1.0 - 0x1.0p-51);
@@ -206,23 +200,49 @@ Located locate(double t, const Count& k, const Interval& u) {
   return Located{side, p, e, b, db};
 }
 
+inline double half_erfc_abs(double b) { return 0.5 * std::erfc(std::fabs(b) * kInvSqrt2); }
+
+Located locate(double t, const Count& k, const Interval& u) {
+  const double x = (t - k.n) * k.inv_s;
+  double L, dL;
+  if (std::fabs(x) <= 0.5) {
+    L = std::log1p(x);
+    dL = log1p_error(x, L);
+  } else {
+    const double a = std::log(t + k.c);
+    const double b = std::log(k.s);
+    L = a - b;
+    dL = 2.02 * kU + 1.01 * kLogErr * (std::fabs(a) + std::fabs(b)) + 1.01 * kU * std::fabs(L);
+  }
+  double b, db;
+  b_of_log(L, dL, k, b, db);
+  // P = F(t) when b <= 0, P = 1 - F(t) when b > 0: each from the tail it is small in
+  return classify(b, db, half_erfc_abs(b), u);
+}
+
 constexpr double kInvSqrt2PiLow = 0.3989422804014326;  // 1/sqrt(2 pi) rounded down
 
 // Cheap proof that F(t_hi) >= (w0 + 1) 2^-64 from the evaluation `lo` at the boundary t_lo just
 // below (docs/histogram_release.md §4.3): F(t_hi) - F(t_lo) = int_{b(t_lo)}^{b(t_hi)} phi >=
 // (b(t_hi) - b(t_lo)) min phi, with b(t_hi) - b(t_lo) = log1p(y)/sigma >= (y - y^2/2)/sigma,
 // y = (t_hi - t_lo)/(t_lo + c), and min phi >= phi(B) for B >= |b| on the whole range. Every
-// rounding is covered by a factor 1 -+ 2^-50 (8 u) or 2^-44 (the exp library error). False
-// means "not proved" (the caller evaluates F(t_hi) in full).
-bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& k, const Interval& u) {
+// rounding is covered by a factor 1 -+ 2^-50 (8 u) or 2^-44 (the exp library error). In two
+// steps: above_setup gives d_lo <= b(t_hi) - b(t_lo) and the exponent of phi(B) (false: y too
+// large), above_check decides from exp of that exponent. False means "not proved".
+inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count& k, double& d_lo, double& arg) {
   const double y = (t_hi - t_lo) / (t_lo + k.c);  // t_hi - t_lo exact (multiples of the local half-step)
   if (!(y <= 0.5)) return false;
   const double y_lo = y * (1.0 - 0x1.0p-50);                             // <= y exact (2 roundings)
   const double l_lo = (y_lo - 0.5 * y_lo * y_lo) * (1.0 - 0x1.0p-50);    // <= log1p(y)
-  const double d_lo = l_lo * k.inv_sigma * (1.0 - 0x1.0p-50);            // <= b(t_hi) - b(t_lo)
+  d_lo = l_lo * k.inv_sigma * (1.0 - 0x1.0p-50);                         // <= b(t_hi) - b(t_lo)
   const double d_hi = y * (1.0 + 0x1.0p-50) * k.inv_sigma * (1.0 + 0x1.0p-50);  // >= it (log1p(y) <= y)
   const double big = std::max(std::fabs(lo.b - lo.db), std::fabs(lo.b + lo.db + d_hi)) * (1.0 + 0x1.0p-50);
-  const double phi_lo = std::exp(-0.5 * big * big * (1.0 + 0x1.0p-50)) * kInvSqrt2PiLow * (1.0 - 0x1.0p-44);
+  arg = -0.5 * big * big * (1.0 + 0x1.0p-50);  // <= -B^2/2
+  return true;
+}
+
+inline bool above_check(const Located& lo, double d_lo, double exp_arg, const Interval& u) {
+  const double phi_lo = exp_arg * kInvSqrt2PiLow * (1.0 - 0x1.0p-44);
   const double mass = d_lo * phi_lo * (1.0 - 0x1.0p-50);  // <= F(t_hi) - F(t_lo)
   if (lo.b <= 0.0) {  // lo.p = F(t_lo) >= lo.p - lo.e
     const double low = ((lo.p - lo.e) + mass) - 0x1.0p-50 * (lo.p + lo.e + mass);
@@ -233,6 +253,11 @@ bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& 
   return high <= u.g_lo;
 }
 
+bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& k, const Interval& u) {
+  double d_lo, arg;
+  return above_setup(lo, t_lo, t_hi, k, d_lo, arg) && above_check(lo, d_lo, std::exp(arg), u);
+}
+
 // Lower boundary of bin j >= 1: the midpoint of grid values j - 1 and j (exact: <= 33 bits).
 inline double boundary(std::uint64_t j, int grid_bits) {
   return 0.5 * (grid_value(j - 1, grid_bits) + grid_value(j, grid_bits));
@@ -241,14 +266,15 @@ inline double boundary(std::uint64_t j, int grid_bits) {
 constexpr int kMaxSteps = 6;
 
 // The bin of U for count k, or false (ambiguous) with j left at the candidate.
+// Candidate: z = Phi^-1 at the middle of U's interval, from its smaller tail.
+inline double candidate_z(std::uint64_t w0) {
+  const double lo = (static_cast<double>(w0) + 0.5) * 0x1.0p-64;
+  const double hi = (static_cast<double>(~w0) + 0.5) * 0x1.0p-64;  // 1 - midpoint
+  return inverse_normal_cdf(lo - 0.5, std::min(lo, hi));
+}
+
 bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, std::uint64_t& steps) {
-  {  // candidate: z = Phi^-1 at the interval's midpoint, from its smaller tail
-    const double lo = (static_cast<double>(w0) + 0.5) * 0x1.0p-64;
-    const double hi = (static_cast<double>(~w0) + 0.5) * 0x1.0p-64;  // 1 - midpoint
-    const double z = inverse_normal_cdf(lo - 0.5, std::min(lo, hi));
-    const double v = k.s * std::exp(k.sigma * z - k.s2) - k.c;  // a candidate only
-    j = grid_index(v, grid_bits);
-  }
+  j = grid_index(k.s * std::exp(k.sigma * candidate_z(w0) - k.s2) - k.c, grid_bits);  // a candidate only
   const Interval u(w0);
   for (int it = 0; it < kMaxSteps; ++it) {
     Located lo{Side::kBelow, 0.0, 0.0, 0.0, 0.0};
@@ -275,6 +301,52 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
     return lo.side == Side::kBelow && hi == Side::kAbove;
   }
   return false;
+}
+
+// invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
+// proved by one log1p, one erfc and one exp) runs as independent passes over the chunk, so the
+// library calls of different counts overlap; every other count goes through invert(). The
+// result is the same function of the words as invert()'s up to which proof is found first:
+// both return only proved bins.
+void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
+                  double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
+  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk];
+  unsigned char fast[kChunk];
+  for (std::size_t i = 0; i < len; ++i) v[i] = sigma * candidate_z(w0[i]) - s2;
+  for (std::size_t i = 0; i < len; ++i) v[i] = std::exp(v[i]);
+  for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
+  for (std::size_t i = 0; i < len; ++i) {
+    const std::uint64_t j = grid_index((cnt[i] + c) * v[i] - c, grid_bits);
+    bins[i] = j;
+    const bool inner = j > 0 && j < kGridLastIndex;
+    x[i] = inner ? (boundary(j, grid_bits) - cnt[i]) * inv_s[i] : 0.0;
+    fast[i] = inner && std::fabs(x[i]) <= 0.5;
+  }
+  for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
+  Located lo[kChunk];
+  for (std::size_t i = 0; i < len; ++i) {
+    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
+    if (fast[i]) b_of_log(L[i], log1p_error(x[i], L[i]), k, lo[i].b, lo[i].db);
+  }
+  for (std::size_t i = 0; i < len; ++i) p[i] = fast[i] ? half_erfc_abs(lo[i].b) : 0.0;
+  for (std::size_t i = 0; i < len; ++i) {
+    if (!fast[i]) continue;
+    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
+    const Interval u(w0[i]);
+    lo[i] = classify(lo[i].b, lo[i].db, p[i], u);
+    const double t_lo = boundary(bins[i], grid_bits);
+    fast[i] = lo[i].side == Side::kBelow &&
+              above_setup(lo[i], t_lo, boundary(bins[i] + 1, grid_bits), k, d_lo[i], arg[i]);
+  }
+  for (std::size_t i = 0; i < len; ++i) arg[i] = fast[i] ? std::exp(arg[i]) : 0.0;
+  for (std::size_t i = 0; i < len; ++i) {
+    if (fast[i] && above_check(lo[i], d_lo[i], arg[i], Interval(w0[i]))) {
+      decided[i] = 1;
+      continue;
+    }
+    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
+    decided[i] = invert(k, grid_bits, w0[i], bins[i], steps) ? 1 : 0;
+  }
 }
 
 }  // namespace
@@ -359,20 +431,21 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
     for (std::size_t lo = b * kSamplerBlockRows; lo < hi; lo += kChunk) {
       const std::size_t len = std::min(kChunk, hi - lo);
       if (!counts_ok(in + lo, len)) throw std::invalid_argument("counts must be integers in [0, 2**53)");
+      // stream order per chunk: the chunk's first words, then for each count in order its 3 more
+      // words if deferred and its rounding word if `integer`
+      std::uint64_t w0[kChunk], bins[kChunk];
+      unsigned char decided[kChunk];
+      for (std::size_t k = 0; k < len; ++k) w0[k] = rng.next();
+      invert_chunk(in + lo, w0, len, c, sigma, inv_sigma, s2, grid_bits, bins, decided, steps[b]);
       for (std::size_t k = 0; k < len; ++k) {
-        const double cnt = in[lo + k];
-        const double sc = cnt + c;
-        const Count ck{cnt, sc, 1.0 / sc, c, sigma, inv_sigma, s2};
-        const std::uint64_t w0 = rng.next();
-        std::uint64_t j = 0;
-        if (invert(ck, grid_bits, w0, j, steps[b])) {
-          res[lo + k] = integer ? grid_round(j, grid_bits, rng.next()) : grid_value(j, grid_bits);
+        if (decided[k]) {
+          res[lo + k] = integer ? grid_round(bins[k], grid_bits, rng.next()) : grid_value(bins[k], grid_bits);
           continue;
         }
         AmbiguousDraw d{};
         d.index = lo + k;
-        d.candidate = j;
-        d.words[0] = w0;
+        d.candidate = bins[k];
+        d.words[0] = w0[k];
         for (int w = 1; w < 4; ++w) d.words[w] = rng.next();
         d.round_word = integer ? rng.next() : 0;
         amb[b].push_back(d);
@@ -397,10 +470,9 @@ void grid_invert(const double* counts, const std::uint64_t* w0, std::size_t n, d
   const double s2 = sigma * sigma;
   const double inv_sigma = 1.0 / sigma;
   std::uint64_t steps = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double sc = counts[i] + c;
-    const Count ck{counts[i], sc, 1.0 / sc, c, sigma, inv_sigma, s2};
-    decided[i] = invert(ck, grid_bits, w0[i], bins[i], steps) ? 1 : 0;
+  for (std::size_t lo = 0; lo < n; lo += kChunk) {
+    const std::size_t len = std::min(kChunk, n - lo);
+    invert_chunk(counts + lo, w0 + lo, len, c, sigma, inv_sigma, s2, grid_bits, bins + lo, decided + lo, steps);
   }
 }
 
