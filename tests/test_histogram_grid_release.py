@@ -12,6 +12,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from sharpdp._core_loader import core
 from sharpdp._rng import core_key
@@ -41,12 +43,20 @@ def ref_cdf(j: int, n: float, c: float, sigma: float, k: int) -> mpmath.mpf:
     return mpmath.ncdf((mpmath.log((t + cc) / (mpmath.mpf(n) + cc)) + ss * ss) / ss)
 
 
+def ref_index(v: mpmath.mpf, k: int) -> int:
+    """An index near v (exactness comes from the steps of ref_bin)."""
+    x = v * mpmath.ldexp(1, k)
+    if x < 2 ** (P + 1):
+        return max(0, int(mpmath.nint(x)))
+    e = int(mpmath.floor(mpmath.log(x, 2))) - P
+    return ((e + 1) << P) + int(mpmath.nint(x / mpmath.ldexp(1, e))) - 2**P
+
+
 def ref_bin(u: mpmath.mpf, n: float, c: float, sigma: float, k: int) -> int:
     """The bin j with F(j) <= u < F(j + 1) (candidate from the inverse CDF, then exact steps)."""
     cc, ss = mpmath.mpf(c), mpmath.mpf(sigma)
     v = (mpmath.mpf(n) + cc) * mpmath.exp(ss * mpmath.sqrt(2) * mpmath.erfinv(2 * u - 1) - ss * ss) - cc
-    j = max(0, int(mpmath.nint(v * mpmath.ldexp(1, k)))) if v < mpmath.ldexp(2**P, 1 - k) else None
-    assert j is not None, "reference limited to the fixed-spacing region"
+    j = ref_index(v, k)
     while ref_cdf(j, n, c, sigma, k) > u:
         j -= 1
     while ref_cdf(j + 1, n, c, sigma, k) <= u:
@@ -134,6 +144,24 @@ def test_release_is_the_inversion_of_its_own_keystream():
     # the public release resolves the deferred ones; everything else is the kernel's value
     pub = m.release(counts, rng=5, threads=1)
     assert np.array_equal(pub[decided], out[decided]) and not np.isnan(pub).any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(r0=st.floats(0.001, 0.95), c=st.sampled_from([0.01, 0.3, 1.0, 7.0, 1e6]), k=st.integers(0, 24),
+       n=st.integers(0, 10**9), q=st.floats(1e-12, 1 - 1e-12), side=st.integers(-40, 40))
+def test_property_decided_bins_are_exact(r0, c, k, n, q, side):
+    """Any mechanism, grid, count and place in the law: w0 next to the boundary below the bin of q
+    (shifted by side * 2^|side| units) is either deferred or inverted exactly."""
+    m = ShiftedLogGaussian(1.0, r0, c)
+    with mpmath.workprec(160):
+        j = ref_bin(mpmath.mpf(q), n, m.c, m.sigma, k)
+        w = int(mpmath.floor(mpmath.ldexp(ref_cdf(j, n, m.c, m.sigma, k), 64))) + int(np.sign(side)) * 2 ** abs(side)
+        w = min(max(w, 0), 2**64 - 1)
+        bins, decided = H.invert(np.array([float(n)]), np.array([w], dtype=np.uint64), m.c, m.sigma, k)
+        if decided[0]:
+            b = int(bins[0])
+            assert ref_cdf(b, n, m.c, m.sigma, k) <= mpmath.ldexp(w, -64)
+            assert ref_cdf(b + 1, n, m.c, m.sigma, k) >= mpmath.ldexp(w + 1, -64)
 
 
 # ---------------------------------------------------------------- exact resolution in Python
@@ -270,3 +298,9 @@ def test_grid_bits_default_and_errors():
         ShiftedLogGaussian(0.2).release([1, 2], rng=1, grid_bits=-1)
     y = ShiftedLogGaussian(0.2).release(np.full(1000, 50), rng=1, grid_bits=2)
     assert np.array_equal(y * 4, np.floor(y * 4))
+    with pytest.raises(ValueError, match="index"):
+        H.grid_values(np.array([H.GRID_LAST_INDEX + 1], dtype=np.uint64), 10)
+    with pytest.raises(ValueError, match="w0"):
+        H.invert(np.array([1.0, 2.0]), np.array([1], dtype=np.uint64), 1.0, 0.5, 10)
+    with pytest.raises(ValueError, match="counts"):
+        H.invert(np.array([1.5]), np.array([1], dtype=np.uint64), 1.0, 0.5, 10)

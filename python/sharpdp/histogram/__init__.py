@@ -1,7 +1,8 @@
 """Count-dependent zCDP histograms ("Better Privacy Guarantees for Larger Groups").
 
 - :class:`ShiftedLogGaussian`: the shifted-log Gaussian mechanism, its budget v(n), utility,
-  per-count epsilon and vectorised C++ release; r = 1 gives the data-independent release.
+  per-count epsilon and its C++ release, sampled exactly on a grid (docs/histogram_release.md);
+  r = 1 gives the data-independent release.
 - :func:`compose` / :class:`ComposedRelease`: budgets of several releases add pointwise.
 - :mod:`sharpdp.histogram.lower_bounds`: mechanism-independent lower bounds of section 6 and
   the constants of Table 2.
