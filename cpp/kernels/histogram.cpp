@@ -236,7 +236,10 @@ inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count
   const double l_lo = (y_lo - 0.5 * y_lo * y_lo) * (1.0 - 0x1.0p-50);    // <= log1p(y)
   d_lo = l_lo * k.inv_sigma * (1.0 - 0x1.0p-50);                         // <= b(t_hi) - b(t_lo)
   const double d_hi = y * (1.0 + 0x1.0p-50) * k.inv_sigma * (1.0 + 0x1.0p-50);  // >= it (log1p(y) <= y)
-  const double big = std::max(std::fabs(lo.b - lo.db), std::fabs(lo.b + lo.db + d_hi)) * (1.0 + 0x1.0p-50);
+  // B >= |b| on [b - db, b + db + d_hi]; the end sums may cancel, so their rounding is covered by
+  // an absolute 4 u (|b| + db + d_hi)
+  const double big = (std::max(std::fabs(lo.b - lo.db), std::fabs(lo.b + lo.db + d_hi)) +
+                      4.0 * kU * (std::fabs(lo.b) + lo.db + d_hi)) * (1.0 + 0x1.0p-50);
   arg = -0.5 * big * big * (1.0 + 0x1.0p-50);  // <= -B^2/2
   return true;
 }
