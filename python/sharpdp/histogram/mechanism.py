@@ -271,8 +271,10 @@ class ShiftedLogGaussian:
     def expected_abs_error(self, n: Any) -> Any:
         """Exact pre-clipping expected absolute error (eq. 9): (n + c) r0 / (1 + c).
 
-        This is an upper bound on E|x_hat - n| for the released (clipped, optionally rounded)
-        value. For the data-independent release it is the exact |n - 1/2|.
+        Clipping and stochastic rounding do not increase it; the grid of :meth:`release` adds at
+        most max(g/2, 2^-31 E[v]) <= max(g/2, 2^-31 (n + c)) (g = 2^-grid_bits;
+        docs/histogram_release.md §2), which the default grid keeps below 1/16 of the utility
+        slack r - r0. For the data-independent release it is the exact |n - 1/2|.
 
         Returns
         -------
