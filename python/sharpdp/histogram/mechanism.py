@@ -272,7 +272,7 @@ class ShiftedLogGaussian:
         """Exact pre-clipping expected absolute error (eq. 9): (n + c) r0 / (1 + c).
 
         Clipping and stochastic rounding do not increase it; the grid of :meth:`release` adds at
-        most max(g/2, 2^-31 E[v]) <= max(g/2, 2^-31 (n + c)) (g = 2^-grid_bits;
+        most g/2 + 2^-31 (n + c) (g = 2^-grid_bits; pointwise max(g/2, 2^-31 v),
         docs/histogram_release.md §2), which the default grid keeps below 1/16 of the utility
         slack r - r0. For the data-independent release it is the exact |n - 1/2|.
 
