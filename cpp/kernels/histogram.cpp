@@ -315,15 +315,18 @@ void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, d
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
   double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk];
   unsigned char fast[kChunk];
+  for (std::size_t i = 0; i < len; ++i) decided[i] = 0;
   for (std::size_t i = 0; i < len; ++i) v[i] = sigma * candidate_z(w0[i]) - s2;
   for (std::size_t i = 0; i < len; ++i) v[i] = std::exp(v[i]);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
+  // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
+  // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
   for (std::size_t i = 0; i < len; ++i) {
     const std::uint64_t j = grid_index((cnt[i] + c) * v[i] - c, grid_bits);
     bins[i] = j;
-    const bool inner = j > 0 && j < kGridLastIndex;
-    x[i] = inner ? (boundary(j, grid_bits) - cnt[i]) * inv_s[i] : 0.0;
-    fast[i] = inner && std::fabs(x[i]) <= 0.5;
+    const bool ok = j < kGridLastIndex;
+    x[i] = ok ? (boundary(j > 0 ? j : 1, grid_bits) - cnt[i]) * inv_s[i] : 0.0;
+    fast[i] = ok && std::fabs(x[i]) <= 0.5 ? (j > 0 ? 1 : 2) : 0;
   }
   for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
   Located lo[kChunk];
@@ -337,12 +340,18 @@ void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, d
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
     const Interval u(w0[i]);
     lo[i] = classify(lo[i].b, lo[i].db, p[i], u);
+    if (fast[i] == 2) {  // bin 0: decided iff F(t_1) >= (w0 + 1) 2^-64
+      decided[i] = lo[i].side == Side::kAbove;
+      fast[i] = 0;
+      continue;
+    }
     const double t_lo = boundary(bins[i], grid_bits);
     fast[i] = lo[i].side == Side::kBelow &&
               above_setup(lo[i], t_lo, boundary(bins[i] + 1, grid_bits), k, d_lo[i], arg[i]);
   }
   for (std::size_t i = 0; i < len; ++i) arg[i] = fast[i] ? std::exp(arg[i]) : 0.0;
   for (std::size_t i = 0; i < len; ++i) {
+    if (bins[i] == 0 && decided[i]) continue;  // bin 0 proved above
     if (fast[i] && above_check(lo[i], d_lo[i], arg[i], Interval(w0[i]))) {
       decided[i] = 1;
       continue;
