@@ -1,16 +1,18 @@
 """Shifted-log Gaussian release ("Better Privacy Guarantees for Larger Groups", eq. (4)) of 1e7 counts:
-sharpdp (C++) vs plain numpy.
+the exact grid release of sharpdp (C++, docs/histogram_release.md) vs the former floating-point
+release (``_core.histogram.release_float``, porous: NOT private as released) vs plain numpy.
 
 Run: ``python -m pytest bench/bench_histogram.py --benchmark-only``. Each group holds the
-sharpdp release and the numpy implementation of the same mechanism, so the speed-up is read
-off one table; ``extra_info`` records counts per second.
+sharpdp releases and the numpy implementation of the same mechanism, so the ratios are read
+off one table; ``extra_info`` records counts per second. ``python bench/bench_histogram.py``
+prints CPU time per count (the figure a loaded machine does not inflate much), also at
+several counts n (the exact sampler's work depends a little on n).
 """
 
 import math
 
 import numpy as np
 import pytest
-
 from sharpdp.histogram import ShiftedLogGaussian
 
 N = 10_000_000
@@ -42,9 +44,21 @@ def _record(benchmark):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_sharpdp_release(benchmark, counts, integer, threads):
     benchmark.group = f"histogram release 1e7 ({'integer' if integer else 'float'})"
-    out = benchmark.pedantic(MECH.release, args=(counts,), kwargs=dict(rng=1, integer=integer, threads=threads),
+    out = benchmark.pedantic(MECH.release, args=(counts,), kwargs={"rng": 1, "integer": integer, "threads": threads},
                              rounds=5, iterations=1, warmup_rounds=1)
     assert out.shape == counts.shape and np.all(out >= 0)
+    _record(benchmark)
+
+
+@pytest.mark.parametrize("integer", [False, True], ids=["float", "integer"])
+def test_float_reference_release(benchmark, counts, integer):
+    from sharpdp._core_loader import core
+    from sharpdp._rng import core_key
+
+    benchmark.group = f"histogram release 1e7 ({'integer' if integer else 'float'})"
+    out = benchmark.pedantic(core.histogram.release_float, args=(counts, MECH.c, MECH.sigma, core_key(1), integer, 1),
+                             rounds=5, iterations=1, warmup_rounds=1)
+    assert out.shape == counts.shape
     _record(benchmark)
 
 
@@ -76,14 +90,17 @@ def cpu_table(reps: int = 7) -> list[tuple[str, float, float]]:
         r = resource.getrusage(resource.RUSAGE_SELF)
         return r.ru_utime + r.ru_stime
 
+    key = core_key(1)
     fns = {
-        "sharpdp float, 1 thread": lambda: MECH.release(counts_, rng=1, threads=1),
-        "sharpdp float, 2 threads": lambda: MECH.release(counts_, rng=1, threads=2),
+        "grid (exact), 1 thread": lambda: MECH.release(counts_, rng=1, threads=1),
+        "grid (exact), 2 threads": lambda: MECH.release(counts_, rng=1, threads=2),
+        "former float (porous), 1 thread": lambda: core.histogram.release_float(counts_, MECH.c, MECH.sigma, key, False, 1),
         "numpy float": lambda: numpy_release(counts_, rng, False),
-        "sharpdp integer, 1 thread": lambda: MECH.release(counts_, rng=1, integer=True, threads=1),
-        "sharpdp integer, 2 threads": lambda: MECH.release(counts_, rng=1, integer=True, threads=2),
+        "grid integer, 1 thread": lambda: MECH.release(counts_, rng=1, integer=True, threads=1),
+        "former float integer, 1 thread": lambda: core.histogram.release_float(counts_, MECH.c, MECH.sigma, key, True,
+                                                                                1),
         "numpy integer": lambda: numpy_release(counts_, rng, True),
-        "ziggurat normals only, 1 thread": lambda: core.samplers.standard_normals(N, core_key(1), 1),
+        "ziggurat normals only, 1 thread": lambda: core.samplers.standard_normals(N, key, 1),
     }
     best = {k: (math.inf, math.inf) for k in fns}
     for _ in range(reps):
@@ -95,6 +112,32 @@ def cpu_table(reps: int = 7) -> list[tuple[str, float, float]]:
     return [(k, c * 1e9 / N, w * 1e3) for k, (c, w) in best.items()]
 
 
+def cpu_by_count(reps: int = 3, size: int = 2_000_000) -> list[tuple[str, float, int]]:
+    """(count n, CPU ns per count, deferred draws) of the exact grid release, 1 thread, counts all equal to n."""
+    import resource
+
+    from sharpdp._core_loader import core
+    from sharpdp._rng import core_key
+
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    rows = []
+    for n in (0, 1, 100, 12_345, 10**6, 10**9, 10**12):
+        counts_ = np.full(size, float(n))
+        best, deferred = math.inf, 0
+        for _ in range(reps):
+            c0 = cpu()
+            res = core.histogram.release(counts_, MECH.c, MECH.sigma, MECH.grid_bits, core_key(2), False, 1)
+            best = min(best, cpu() - c0)
+            deferred = res[1].size
+        rows.append((f"n = {n:.0e}" if n >= 1000 else f"n = {n}", best * 1e9 / size, deferred))
+    return rows
+
+
 if __name__ == "__main__":
     for name, ns, ms in cpu_table():
-        print(f"{name:32s} CPU {ns:6.2f} ns/count   wall {ms:7.1f} ms ({N / ms / 1e3:6.1f} M counts/s)")
+        print(f"{name:34s} CPU {ns:6.2f} ns/count   wall {ms:7.1f} ms ({N / ms / 1e3:6.1f} M counts/s)")
+    for name, ns, deferred in cpu_by_count():
+        print(f"grid release {name:12s} CPU {ns:6.2f} ns/count   deferred to mpmath: {deferred} per 2e6")

@@ -88,7 +88,11 @@ def test_core_errors_are_value_errors():
     with pytest.raises(ValueError, match="categories"):
         _core.samplers.krr_sample(np.array([0, 7]), 3, 2**63, core_key(0))
     with pytest.raises(ValueError, match="counts"):
-        _core.histogram.release(np.array([-1.0]), 1.0, 0.5, core_key(0))
+        _core.histogram.release(np.array([-1.0]), 1.0, 0.5, 10, core_key(0))
+    with pytest.raises(ValueError, match="grid_bits"):
+        _core.histogram.release(np.array([1.0]), 1.0, 0.5, 61, core_key(0))
+    with pytest.raises(ValueError, match="counts"):
+        _core.histogram.release_float(np.array([-1.0]), 1.0, 0.5, core_key(0))
 
 
 def test_mypy_on_the_public_package():

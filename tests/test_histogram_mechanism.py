@@ -231,8 +231,8 @@ def test_bad_misc_arguments():
         m.release([1], rng=1, threads=-1)
 
 
-def test_release_equals_eq4_on_the_same_normals():
-    # float mode draws exactly the shared sampler stream (samplers.standard_normals, whose
+def test_float_reference_kernel_equals_eq4_on_the_same_normals():
+    # the former float release (bench/bench_histogram.py's speed reference) draws exactly the shared sampler stream (samplers.standard_normals, whose
     # distribution tests/test_shuffle_mechanisms.py checks), so eq. (4) can be checked pointwise
     # (this also checks the C++ polynomial exp against numpy's exp)
     from sharpdp._core import histogram as core
@@ -243,7 +243,7 @@ def test_release_equals_eq4_on_the_same_normals():
     counts = np.tile(np.arange(0, 2000, dtype=float), 100)
     z = samplers.standard_normals(counts.size, core_key(77), 2)
     expect = np.maximum((counts + m.c) * np.exp(m.sigma * z - m.sigma**2) - m.c, 0.0)
-    got = core.release(counts, m.c, m.sigma, core_key(77), False, 3)
+    got = core.release_float(counts, m.c, m.sigma, core_key(77), False, 3)
     assert np.allclose(got, expect, rtol=1e-14, atol=1e-12)
 
 

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "common.hpp"
 
@@ -93,15 +95,404 @@ SHARPDP_AVX2_CLONES void shifted_log(const double* x, const double* z, double* y
   }
 }
 
+
+// ------------------------------------------------------------------ exact grid release
+// Wichura's AS241 (PPND16), "Algorithm AS 241: The Percentage Points of the Normal
+// Distribution", Applied Statistics 37 (1988) 477-484: rational approximations of the inverse
+// normal CDF with relative error about 1e-16. Only a candidate: every answer is verified.
+// lower = min(p, 1 - p) is passed accurately (both tails are computed from the small side).
+double inverse_normal_cdf(double q, double lower) {
+  if (std::fabs(q) <= 0.425) {
+    const double r = 0.180625 - q * q;
+    return q *
+           (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r +
+                45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r +
+             133.14166789178437745) * r + 3.387132872796366608) /
+           (((((((5226.495278852854561 * r + 28729.085735721942674) * r + 39307.89580009271061) * r +
+                21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r +
+             42.313330701600911252) * r + 1.0);
+  }
+  double r = std::sqrt(-std::log(lower));
+  double z;
+  if (r <= 5.0) {
+    r -= 1.6;
+    z = (((((((7.7454501427834140764e-4 * r + 0.0227238449892691845833) * r + 0.24178072517745061177) * r +
+              1.27045825245236838258) * r + 3.64784832476320460504) * r + 5.7694972214606914055) * r +
+           4.6303378461565452959) * r + 1.42343711074968357734) /
+        (((((((1.05075007164441684324e-9 * r + 5.475938084995344946e-4) * r + 0.0151986665636164571966) * r +
+              0.14810397642748007459) * r + 0.68976733498510000455) * r + 1.6763848301838038494) * r +
+           2.05319162663775882187) * r + 1.0);
+  } else {
+    r -= 5.0;
+    z = (((((((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r + 0.0012426609473880784386) * r +
+              0.026532189526576123093) * r + 0.29656057182850489123) * r + 1.7848265399172913358) * r +
+           5.4637849111641143699) * r + 6.6579046435011037772) /
+        (((((((2.04426310338993978564e-15 * r + 1.4215117583164458887e-7) * r + 1.8463183175100546818e-5) * r +
+              7.868691311456132591e-4) * r + 0.0148753612908506148525) * r + 0.13692988092273580531) * r +
+           0.59983220655588793769) * r + 1.0);
+  }
+  return q < 0.0 ? -z : z;
+}
+
+constexpr double kU = 0x1.0p-53;  // unit roundoff of round-to-nearest double arithmetic
+// Assumed relative error bounds of the C library (docs/histogram_release.md §4.2): glibc documents
+// at most 1 ulp (log, log1p) and 5 ulp (erfc) on x86-64 (2.3 ulp observed for erfc against mpmath);
+// we assume 64 ulp (1 ulp <= 2^-52 relative) for each.
+constexpr double kLogErr = 0x1.0p-46;
+constexpr double kErfcErr = 0x1.0p-46;
+constexpr double kPhiMax = 0.3989422804014328;  // 1/sqrt(2 pi) rounded up: max of the normal density
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+
+enum class Side { kBelow, kAbove, kAmbiguous };
+
+struct Count {
+  double n, s, inv_s, c, sigma, inv_sigma, s2;  // s = fl(n + c), inv_s = fl(1/s), inv_sigma = fl(1/sigma), s2 = fl(sigma^2)
+};
+
+// The interval [w0 2^-64, (w0 + 1) 2^-64) of U and (a 2^-64, (a + 1) 2^-64] of 1 - U
+// (a = 2^64 - 1 - w0), each end moved outwards: f_lo <= w0 2^-64, f_hi >= (w0 + 1) 2^-64,
+// g_lo <= a 2^-64, g_hi >= (a + 1) 2^-64 (the conversions and products round by <= 1/2 ulp each;
+// the 2^-51 factors cover them).
+struct Interval {
+  double f_lo, f_hi, g_lo, g_hi;
+  explicit Interval(std::uint64_t w0) {
+    const double w = static_cast<double>(w0);
+    const double a = static_cast<double>(~w0);
+    f_lo = w * (1.0 - 0x1.0p-51) * 0x1.0p-64;
+    f_hi = (w + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64;
+    g_lo = a * (1.0 - 0x1.0p-51) * 0x1.0p-64;
+    g_hi = (a + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64;
+  }
+};
+
+// Where F(t) = Phi(b(t)) lies relative to U's interval: kBelow when F(t) <= w0 2^-64 certainly,
+// kAbove when F(t) >= (w0 + 1) 2^-64 certainly. The computed F carries the error bound of
+// docs/histogram_release.md §4; the final sums are widened by 2^-51 relative.
+struct Located {
+  Side side;
+  double p, e, b, db;  // P (F(t) if b <= 0, else 1 - F(t)), its error bound, computed b(t) and its error bound
+};
+
+// b(t) and its error bound from L = log((t + c)/(n + c)) and L's error bound dL.
+inline void b_of_log(double L, double dL, const Count& k, double& b, double& db) {
+  const double num = L + k.s2;
+  b = num * k.inv_sigma;
+  db = 1.01 * (dL + kU * k.s2 + kU * std::fabs(num)) * k.inv_sigma + 5.0 * kU * std::fabs(b);
+}
+
+// x carries 4 roundings relative to x (t - n, n + c, 1/s, the product); log1p's slope is
+// <= 1/(1 - 0.5 - 3u) on |x| <= 0.5(1 + 4.1u): 4.01 u |x| * 2.0001 <= 8.2 u |x|
+inline double log1p_error(double x, double L) { return 8.2 * kU * std::fabs(x) + 1.01 * kLogErr * std::fabs(L); }
+
+// The side of U's interval, from b(t) +- db and P = 0.5 erfc(|b|/sqrt 2) as computed.
+inline Located classify(double b, double db, double p, const Interval& u) {
+  const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
+  const double up = (p + e) * (1.0 + 0x1.0p-51);
+  const double down = (p - e) * (1.0 - 0x1.0p-51);
+  Side side = Side::kAmbiguous;
+  if (b <= 0.0) {  // P = F: compare with U's interval
+    if (up <= u.f_lo) side = Side::kBelow;
+    else if (down >= u.f_hi) side = Side::kAbove;
+  } else {  // P = 1 - F: F <= w0 2^-64 iff 1 - F >= (a + 1) 2^-64; F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64
+    if (down >= u.g_hi) side = Side::kBelow;
+    else if (up <= u.g_lo) side = Side::kAbove;
+  }
+  return Located{side, p, e, b, db};
+}
+
+inline double half_erfc_abs(double b) { return 0.5 * std::erfc(std::fabs(b) * kInvSqrt2); }
+
+Located locate(double t, const Count& k, const Interval& u) {
+  const double x = (t - k.n) * k.inv_s;
+  double L, dL;
+  if (std::fabs(x) <= 0.5) {
+    L = std::log1p(x);
+    dL = log1p_error(x, L);
+  } else {
+    const double a = std::log(t + k.c);
+    const double b = std::log(k.s);
+    L = a - b;
+    dL = 2.02 * kU + 1.01 * kLogErr * (std::fabs(a) + std::fabs(b)) + 1.01 * kU * std::fabs(L);
+  }
+  double b, db;
+  b_of_log(L, dL, k, b, db);
+  // P = F(t) when b <= 0, P = 1 - F(t) when b > 0: each from the tail it is small in
+  return classify(b, db, half_erfc_abs(b), u);
+}
+
+constexpr double kInvSqrt2PiLow = 0.3989422804014326;  // 1/sqrt(2 pi) rounded down
+
+// Cheap proof that F(t_hi) >= (w0 + 1) 2^-64 from the evaluation `lo` at the boundary t_lo just
+// below (docs/histogram_release.md §4.3): F(t_hi) - F(t_lo) = int_{b(t_lo)}^{b(t_hi)} phi >=
+// (b(t_hi) - b(t_lo)) min phi, with b(t_hi) - b(t_lo) = log1p(y)/sigma >= (y - y^2/2)/sigma,
+// y = (t_hi - t_lo)/(t_lo + c), and min phi >= phi(B) for B >= |b| on the whole range. Every
+// rounding is covered by a factor 1 -+ 2^-50 (8 u) or 2^-44 (the exp library error). In two
+// steps: above_setup gives d_lo <= b(t_hi) - b(t_lo) and the exponent of phi(B) (false: y too
+// large), above_check decides from exp of that exponent. False means "not proved".
+inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count& k, double& d_lo, double& arg) {
+  const double y = (t_hi - t_lo) / (t_lo + k.c);  // t_hi - t_lo exact (multiples of the local half-step)
+  if (!(y <= 0.5)) return false;
+  const double y_lo = y * (1.0 - 0x1.0p-50);                             // <= y exact (2 roundings)
+  const double l_lo = (y_lo - 0.5 * y_lo * y_lo) * (1.0 - 0x1.0p-50);    // <= log1p(y)
+  d_lo = l_lo * k.inv_sigma * (1.0 - 0x1.0p-50);                         // <= b(t_hi) - b(t_lo)
+  const double d_hi = y * (1.0 + 0x1.0p-50) * k.inv_sigma * (1.0 + 0x1.0p-50);  // >= it (log1p(y) <= y)
+  // B >= |b| on [b - db, b + db + d_hi]; the end sums may cancel, so their rounding is covered by
+  // an absolute 4 u (|b| + db + d_hi)
+  const double big = (std::max(std::fabs(lo.b - lo.db), std::fabs(lo.b + lo.db + d_hi)) +
+                      4.0 * kU * (std::fabs(lo.b) + lo.db + d_hi)) * (1.0 + 0x1.0p-50);
+  arg = -0.5 * big * big * (1.0 + 0x1.0p-50);  // <= -B^2/2
+  return true;
+}
+
+inline bool above_check(const Located& lo, double d_lo, double exp_arg, const Interval& u) {
+  const double phi_lo = exp_arg * kInvSqrt2PiLow * (1.0 - 0x1.0p-44);
+  const double mass = d_lo * phi_lo * (1.0 - 0x1.0p-50);  // <= F(t_hi) - F(t_lo)
+  if (lo.b <= 0.0) {  // lo.p = F(t_lo) >= lo.p - lo.e
+    const double low = ((lo.p - lo.e) + mass) - 0x1.0p-50 * (lo.p + lo.e + mass);
+    return low >= u.f_hi;
+  }
+  // lo.p = 1 - F(t_lo) <= lo.p + lo.e, and 1 - F(t_hi) = 1 - F(t_lo) - (F(t_hi) - F(t_lo))
+  const double high = ((lo.p + lo.e) - mass) + 0x1.0p-50 * (lo.p + lo.e + mass);
+  return high <= u.g_lo;
+}
+
+bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& k, const Interval& u) {
+  double d_lo, arg;
+  return above_setup(lo, t_lo, t_hi, k, d_lo, arg) && above_check(lo, d_lo, std::exp(arg), u);
+}
+
+// Lower boundary of bin j >= 1: the midpoint of grid values j - 1 and j (exact: <= 33 bits).
+inline double boundary(std::uint64_t j, int grid_bits) {
+  return 0.5 * (grid_value(j - 1, grid_bits) + grid_value(j, grid_bits));
+}
+
+constexpr int kMaxSteps = 6;
+
+// The bin of U for count k, or false (ambiguous) with j left at the candidate.
+// Candidate: z = Phi^-1 at the middle of U's interval, from its smaller tail.
+inline double candidate_z(std::uint64_t w0) {
+  const double lo = (static_cast<double>(w0) + 0.5) * 0x1.0p-64;
+  const double hi = (static_cast<double>(~w0) + 0.5) * 0x1.0p-64;  // 1 - midpoint
+  return inverse_normal_cdf(lo - 0.5, std::min(lo, hi));
+}
+
+bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, std::uint64_t& steps) {
+  j = grid_index(k.s * std::exp(k.sigma * candidate_z(w0) - k.s2) - k.c, grid_bits);  // a candidate only
+  const Interval u(w0);
+  for (int it = 0; it < kMaxSteps; ++it) {
+    Located lo{Side::kBelow, 0.0, 0.0, 0.0, 0.0};
+    double t_lo = 0.0;
+    if (j > 0) {
+      t_lo = boundary(j, grid_bits);
+      lo = locate(t_lo, k, u);
+    }
+    if (lo.side == Side::kAbove) {
+      --j;
+      ++steps;
+      continue;
+    }
+    Side hi = Side::kAbove;
+    if (j < kGridLastIndex) {
+      const double t_hi = boundary(j + 1, grid_bits);
+      if (!(j > 0 && lo.side == Side::kBelow && above_from_below(lo, t_lo, t_hi, k, u))) hi = locate(t_hi, k, u).side;
+    }
+    if (hi == Side::kBelow) {
+      ++j;
+      ++steps;
+      continue;
+    }
+    return lo.side == Side::kBelow && hi == Side::kAbove;
+  }
+  return false;
+}
+
+// invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
+// proved by one log1p, one erfc and one exp) runs as independent passes over the chunk, so the
+// library calls of different counts overlap; every other count goes through invert(). The
+// result is the same function of the words as invert()'s up to which proof is found first:
+// both return only proved bins.
+void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
+                  double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
+  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk];
+  unsigned char fast[kChunk];
+  for (std::size_t i = 0; i < len; ++i) decided[i] = 0;
+  for (std::size_t i = 0; i < len; ++i) v[i] = sigma * candidate_z(w0[i]) - s2;
+  for (std::size_t i = 0; i < len; ++i) v[i] = std::exp(v[i]);
+  for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
+  // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
+  // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
+  for (std::size_t i = 0; i < len; ++i) {
+    const std::uint64_t j = grid_index((cnt[i] + c) * v[i] - c, grid_bits);
+    bins[i] = j;
+    const bool ok = j < kGridLastIndex;
+    x[i] = ok ? (boundary(j > 0 ? j : 1, grid_bits) - cnt[i]) * inv_s[i] : 0.0;
+    fast[i] = ok && std::fabs(x[i]) <= 0.5 ? (j > 0 ? 1 : 2) : 0;
+  }
+  for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
+  Located lo[kChunk];
+  for (std::size_t i = 0; i < len; ++i) {
+    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
+    if (fast[i]) b_of_log(L[i], log1p_error(x[i], L[i]), k, lo[i].b, lo[i].db);
+  }
+  for (std::size_t i = 0; i < len; ++i) p[i] = fast[i] ? half_erfc_abs(lo[i].b) : 0.0;
+  for (std::size_t i = 0; i < len; ++i) {
+    if (!fast[i]) continue;
+    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
+    const Interval u(w0[i]);
+    lo[i] = classify(lo[i].b, lo[i].db, p[i], u);
+    if (fast[i] == 2) {  // bin 0: decided iff F(t_1) >= (w0 + 1) 2^-64
+      decided[i] = lo[i].side == Side::kAbove;
+      fast[i] = 0;
+      continue;
+    }
+    const double t_lo = boundary(bins[i], grid_bits);
+    fast[i] = lo[i].side == Side::kBelow &&
+              above_setup(lo[i], t_lo, boundary(bins[i] + 1, grid_bits), k, d_lo[i], arg[i]);
+  }
+  for (std::size_t i = 0; i < len; ++i) arg[i] = fast[i] ? std::exp(arg[i]) : 0.0;
+  for (std::size_t i = 0; i < len; ++i) {
+    if (bins[i] == 0 && decided[i]) continue;  // bin 0 proved above
+    if (fast[i] && above_check(lo[i], d_lo[i], arg[i], Interval(w0[i]))) {
+      decided[i] = 1;
+      continue;
+    }
+    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
+    decided[i] = invert(k, grid_bits, w0[i], bins[i], steps) ? 1 : 0;
+  }
+}
+
 }  // namespace
 
-void shifted_log_release(const double* in, std::size_t n, double c, double sigma, const StreamKey& key, bool integer,
-                         int threads, double* res) {
+namespace {
+// 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
+inline double pow2(int e) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+}  // namespace
+
+double grid_value(std::uint64_t j, int grid_bits) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  // exact: j < 2^31 and m < 2^31 are doubles, scaling by powers of two is exact in range
+  if (j < kFixedEnd) return static_cast<double>(j) * pow2(-grid_bits);
+  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
+  return static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+}
+
+std::uint64_t grid_index(double v, int grid_bits) {
+  if (!(v > 0.0)) return 0;
+  const double x = v * pow2(grid_bits);
+  constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
+  if (!std::isfinite(x)) return kGridLastIndex;
+  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(x + 0.5);
+  int ex;
+  std::frexp(x, &ex);  // x in [2^(ex - 1), 2^ex)
+  const int e = ex - 1 - kGridSigBits;  // >= 0
+  if (e > 900) return kGridLastIndex;
+  const auto r = static_cast<std::uint64_t>(x * pow2(-e) + 0.5);  // in [2^30, 2^31]
+  const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
+  return std::min(j, kGridLastIndex);
+}
+
+double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  // y = m 2^s exactly
+  std::uint64_t m;
+  int s;
+  if (j < kFixedEnd) {
+    m = j;
+    s = -grid_bits;
+  } else {
+    m = (std::uint64_t{1} << kGridSigBits) + (j & kMask);
+    s = static_cast<int>(j >> kGridSigBits) - 1 - grid_bits;
+  }
+  if (s >= 0) return static_cast<double>(m) * pow2(s);  // an integer already
+  const int sh = -s;                                         // 1..60
+  const std::uint64_t fl = m >> sh;
+  const std::uint64_t frac = m & ((std::uint64_t{1} << sh) - 1);
+  // P(word >> (64 - sh) < frac) = frac 2^-sh = y - floor(y), exactly
+  return static_cast<double>(fl + ((word >> (64 - sh)) < frac ? 1u : 0u));
+}
+
+namespace {
+void check_common(double c, double sigma, int threads) {
   if (!(c > 0.0) || !std::isfinite(c)) throw std::invalid_argument("c must be finite and > 0");
-  // sigma = Phi^-1(p) with p < 1 is below 8.3 and |Z| <= 14 (ziggurat tail from 53-bit uniforms),
-  // so sigma Z - sigma^2 stays far inside exp_bounded's domain |x| <= 700.
+  // sigma = Phi^-1(p) with p < 1 is below 8.3
   if (!(sigma > 0.0) || !(sigma <= 9.0)) throw std::invalid_argument("sigma must be in (0, 9]");
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+}
+}  // namespace
+
+GridReleaseResult grid_release(const double* in, std::size_t n, double c, double sigma, int grid_bits,
+                               const StreamKey& key, bool integer, int threads, double* res) {
+  check_common(c, sigma, threads);
+  if (grid_bits < kGridMinBits || grid_bits > kGridMaxBits)
+    throw std::invalid_argument("grid_bits must be an integer in [0, 60]");
+  const double s2 = sigma * sigma;
+  const double inv_sigma = 1.0 / sigma;
+  const std::size_t nblocks = sampler_blocks(n);
+  std::vector<std::vector<AmbiguousDraw>> amb(nblocks);
+  std::vector<std::uint64_t> steps(nblocks, 0);
+  parallel_blocks(nblocks, threads, [&](std::size_t b) {
+    Rng rng(key, b);
+    const std::size_t hi = std::min(n, (b + 1) * kSamplerBlockRows);
+    for (std::size_t lo = b * kSamplerBlockRows; lo < hi; lo += kChunk) {
+      const std::size_t len = std::min(kChunk, hi - lo);
+      if (!counts_ok(in + lo, len)) throw std::invalid_argument("counts must be integers in [0, 2**53)");
+      // stream order per chunk: the chunk's first words, then for each count in order its 3 more
+      // words if deferred and its rounding word if `integer`
+      std::uint64_t w0[kChunk], bins[kChunk];
+      unsigned char decided[kChunk];
+      for (std::size_t k = 0; k < len; ++k) w0[k] = rng.next();
+      invert_chunk(in + lo, w0, len, c, sigma, inv_sigma, s2, grid_bits, bins, decided, steps[b]);
+      for (std::size_t k = 0; k < len; ++k) {
+        if (decided[k]) {
+          res[lo + k] = integer ? grid_round(bins[k], grid_bits, rng.next()) : grid_value(bins[k], grid_bits);
+          continue;
+        }
+        AmbiguousDraw d{};
+        d.index = lo + k;
+        d.candidate = bins[k];
+        d.words[0] = w0[k];
+        for (int w = 1; w < 4; ++w) d.words[w] = rng.next();
+        d.round_word = integer ? rng.next() : 0;
+        amb[b].push_back(d);
+        res[lo + k] = std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+  });
+  GridReleaseResult out;
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    out.ambiguous.insert(out.ambiguous.end(), amb[b].begin(), amb[b].end());
+    out.steps += steps[b];
+  }
+  return out;
+}
+
+void grid_invert(const double* counts, const std::uint64_t* w0, std::size_t n, double c, double sigma, int grid_bits,
+                 std::uint64_t* bins, unsigned char* decided) {
+  check_common(c, sigma, 1);
+  if (grid_bits < kGridMinBits || grid_bits > kGridMaxBits)
+    throw std::invalid_argument("grid_bits must be an integer in [0, 60]");
+  if (!counts_ok(counts, n)) throw std::invalid_argument("counts must be integers in [0, 2**53)");
+  const double s2 = sigma * sigma;
+  const double inv_sigma = 1.0 / sigma;
+  std::uint64_t steps = 0;
+  for (std::size_t lo = 0; lo < n; lo += kChunk) {
+    const std::size_t len = std::min(kChunk, n - lo);
+    invert_chunk(counts + lo, w0 + lo, len, c, sigma, inv_sigma, s2, grid_bits, bins + lo, decided + lo, steps);
+  }
+}
+
+void shifted_log_release_float(const double* in, std::size_t n, double c, double sigma, const StreamKey& key,
+                               bool integer, int threads, double* res) {
+  check_common(c, sigma, threads);
+  // |Z| <= 14 (ziggurat tail from 53-bit uniforms): sigma Z - sigma^2 stays far inside
+  // exp_bounded's domain |x| <= 700.
   const ZigguratNormalTables& zig = ziggurat_normal_tables();
   const double drift = -sigma * sigma;
   parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {

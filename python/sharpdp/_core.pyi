@@ -51,10 +51,20 @@ class _Samplers:
     def sphere_complete(self, v: _ArrayIn, t: _ArrayIn, key: bytes, threads: int = 0) -> _F: ...
 
 class _Histogram:
-    """Shifted-log Gaussian release (``cpp/bind_histogram.cpp``)."""
+    """Shifted-log Gaussian release (``cpp/bind_histogram.cpp``): exact grid release and the float reference."""
 
-    def release(self, counts: _ArrayIn, c: float, sigma: float, key: bytes, integer: bool = False,
-                threads: int = 0) -> _F: ...
+    GRID_SIG_BITS: int
+    GRID_LAST_INDEX: int
+    def release(self, counts: _ArrayIn, c: float, sigma: float, grid_bits: int, key: bytes, integer: bool = False,
+                threads: int = 0) -> tuple[_F, npt.NDArray[np.uint64], npt.NDArray[np.uint64],
+                                           npt.NDArray[np.uint64], npt.NDArray[np.uint64], int]: ...
+    def grid_values(self, index: _ArrayIn, grid_bits: int,
+                    round_words: _ArrayIn | None = None) -> _F: ...
+    def grid_index(self, values: _ArrayIn, grid_bits: int) -> npt.NDArray[np.uint64]: ...
+    def invert(self, counts: _ArrayIn, w0: _ArrayIn, c: float, sigma: float,
+               grid_bits: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
+    def release_float(self, counts: _ArrayIn, c: float, sigma: float, key: bytes, integer: bool = False,
+                      threads: int = 0) -> _F: ...
 
 class PPState:
     """Recursive privacy-preserving Fisher / CRLB / private RLS state (``cpp/bind_crlb.cpp``)."""

@@ -121,10 +121,24 @@ int main() {
 
   // the release of count 0 with c = 1: y = [exp(sigma Z - sigma^2) - 1]_+ on the shared stream
   std::vector<double> counts(n, 0.0), rel(n);
-  k::shifted_log_release(counts.data(), n, 1.0, 0.5, key42, false, 2, rel.data());
+  k::shifted_log_release_float(counts.data(), n, 1.0, 0.5, key42, false, 2, rel.data());
   for (std::size_t i = 0; i < n; ++i) {
     const double expect = std::fmax(std::exp(0.5 * z1[i] - 0.25) - 1.0, 0.0);
     if (std::fabs(rel[i] - expect) > 1e-12 * (1.0 + expect)) return fail("release != eq. (4) on the shared stream");
+  }
+  // the grid release: values on the grid 2^-10 (or NaN where left to the caller), the same for 1 and 3 threads
+  {
+    std::vector<double> g1(n), g3(n);
+    const k::GridReleaseResult r1 = k::grid_release(counts.data(), n, 1.0, 0.5, 10, key42, false, 1, g1.data());
+    const k::GridReleaseResult r3 = k::grid_release(counts.data(), n, 1.0, 0.5, 10, key42, false, 3, g3.data());
+    if (r1.ambiguous.size() != r3.ambiguous.size()) return fail("grid_release ambiguous draws depend on threads");
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::isnan(g1[i])) continue;
+      if (!(g1[i] == g3[i]) || g1[i] < 0.0 || g1[i] * 1024.0 != std::floor(g1[i] * 1024.0))
+        return fail("grid_release value off the grid or thread-dependent");
+    }
+    for (std::uint64_t j : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 31, (std::uint64_t{5} << 30) + 7})
+      if (k::grid_index(k::grid_value(j, 10), 10) != j) return fail("grid_index(grid_value(j)) != j");
   }
 
   // --- accountant kernels, against closed forms ---

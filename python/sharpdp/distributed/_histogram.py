@@ -3,9 +3,10 @@
 Workers count the rows of each group of a public key domain, partition by partition (an
 integer vector per partition, added exactly on the driver); the driver releases the counts
 with the shifted-log Gaussian mechanism of *Better Privacy Guarantees for Larger Groups*
-(eq. 4). The release draws one normal per group, in the order of the key domain, so the noise
-of a group is keyed by its position in the public domain: the released values depend on the
-seed and the counts only, never on how the rows were partitioned or scheduled.
+(eq. 4), sampled exactly on its grid (docs/histogram_release.md). The release draws per group,
+in the order of the key domain, so the noise of a group is keyed by its position in the public
+domain: the released values depend on the key and the counts only, never on how the rows were
+partitioned or scheduled.
 """
 
 from __future__ import annotations
@@ -204,8 +205,8 @@ def release_histogram(data, by: str | Sequence[str], mechanism, *, keys=None, ke
     are not listed); rows with a missing key value are dropped and counted. The counts are
     computed on the workers and added exactly; the release
     (``mechanism.release(counts, rng=rng, integer=integer)``, *Better Privacy Guarantees for
-    Larger Groups*, eq. 4) runs once on the driver over the domain in its given order (one
-    draw per group, not per row), so the released values equal those of the single-machine
+    Larger Groups*, eq. 4, exact grid release of docs/histogram_release.md) runs once on the
+    driver over the domain in its given order (one draw per group, not per row), so the released values equal those of the single-machine
     release of the same counts with the same ``rng``, for any partitioning or scheduling.
 
     Parameters

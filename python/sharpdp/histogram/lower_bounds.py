@@ -21,11 +21,21 @@ from scipy.special import erfinv, xlogy
 
 from sharpdp import _validation as V
 from sharpdp.histogram.mechanism import validate_counts
-from sharpdp.histogram.renyi import gaussian_renyi, released_renyi, renyi_finite  # noqa: F401  (section 7 tools)
+from sharpdp.histogram.renyi import gaussian_renyi, released_renyi, renyi_finite
 
-__all__ = ["two_count", "two_count_limit", "many_count", "uniform_prior", "uniform_prior_best_K",
-           "truncated_gaussian_prior", "truncnorm_entropy_var", "small_error_constants",
-           "gaussian_renyi", "renyi_finite", "released_renyi"]
+__all__ = [
+    "gaussian_renyi",
+    "many_count",
+    "released_renyi",
+    "renyi_finite",
+    "small_error_constants",
+    "truncated_gaussian_prior",
+    "truncnorm_entropy_var",
+    "two_count",
+    "two_count_limit",
+    "uniform_prior",
+    "uniform_prior_best_K",
+]
 
 
 def _r(r: Any) -> float:

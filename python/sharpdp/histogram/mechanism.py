@@ -82,9 +82,7 @@ def _edge_mu_nearest(n: np.ndarray, c: float, sigma: float) -> np.ndarray:
 
 def _epsilon_from_mu(mu: np.ndarray, delta: float) -> np.ndarray:
     """Exact Gaussian-profile epsilon for each shift mu (safe side), mu >= 0."""
-    from sharpdp.conversions import gaussian_mechanism_epsilon
-
-    from sharpdp.conversions import zcdp_to_epsilon
+    from sharpdp.conversions import gaussian_mechanism_epsilon, zcdp_to_epsilon
 
     # mu is already rounded up (_edge_mu); a larger mu only increases epsilon.
     uniq, inv = np.unique(mu, return_inverse=True)
@@ -120,6 +118,30 @@ def _scalar_or_array(arr: np.ndarray, like: Any) -> Any:
     return float(arr.reshape(-1)[0]) if np.ndim(like) == 0 else arr
 
 
+#: Bounds of ``grid_bits`` (grid step 2^-grid_bits), those of the C++ kernel.
+GRID_BITS_RANGE = (0, 60)
+
+
+def default_grid_bits(r: float, r0: float) -> int:
+    """Default grid exponent k (step g = 2^-k) of the release: the smallest k >= 10 with g <= (r - r0)/8.
+
+    Rounding to the grid moves a release by at most g/2, and r max(n, 1) - E|x_hat - n| >= r - r0
+    at every count (eq. 9), so the grid uses at most 1/16 of the utility slack
+    (docs/histogram_release.md §2). Capped at 60.
+    """
+    k = max(10, math.ceil(math.log2(8.0 / (r - r0))))
+    return min(k, GRID_BITS_RANGE[1])
+
+
+def _check_grid_bits(grid_bits: Any) -> int:
+    if isinstance(grid_bits, (bool, np.bool_)) or not isinstance(grid_bits, (int, np.integer)):
+        raise TypeError(f"grid_bits must be an int, got {type(grid_bits).__name__}")
+    lo, hi = GRID_BITS_RANGE
+    if not lo <= int(grid_bits) <= hi:
+        raise ValueError(f"grid_bits must be in [{lo}, {hi}], got {grid_bits}")
+    return int(grid_bits)
+
+
 class ShiftedLogGaussian:
     r"""Shifted-log Gaussian mechanism ("Better Privacy Guarantees for Larger Groups", Theorem 3.1 and eq. 4).
 
@@ -146,6 +168,10 @@ class ShiftedLogGaussian:
         Shift 0 < c <= 1e12 (Corollary 3.2's default c = 1; the cap keeps eq. 4 accurate in
         double precision). Smaller c gives a larger sigma and a
         smaller large-count budget but a larger boundary budget v(1) (section 5.1).
+    grid_bits : int or None, default None
+        Output grid of :meth:`release`: step g = 2^-grid_bits near 0, relative step <= 2^-30
+        from 2^31 g on (docs/histogram_release.md §2). None: :func:`default_grid_bits` (at
+        least 10; g <= (r - r0)/8). Range [0, 60].
 
     Attributes
     ----------
@@ -156,6 +182,8 @@ class ShiftedLogGaussian:
         release.
     data_independent : bool
         True for Proposition 2.3's release (r = 1, r0 = None).
+    grid_bits : int or None
+        The release grid's exponent (None for the data-independent release).
 
     Raises
     ------
@@ -170,12 +198,15 @@ class ShiftedLogGaussian:
     v = 0 identically (epsilon = 0 at every delta). With ``integer=True`` the constant is
     stochastically rounded to 0 or 1 (still data independent, same expected errors).
 
-    *Floating point.* As for any floating-point implementation of a continuous mechanism, the
-    guarantee is for the ideal real-valued mechanism; the released value is computed in
-    double precision from a 256-layer ziggurat normal sampler.
+    *Floating point.* :meth:`release` does not compute eq. (4) in floating point (such a
+    release leaks through its low-order bits: values possible under n but not under n + 1).
+    It releases the grid value nearest to the real-valued eq. (4) output, sampled exactly
+    from that value's law by inversion with verified error bounds
+    (docs/histogram_release.md): a post-processing of the certified mechanism, so every
+    figure above (budget, epsilon) holds for the released values as they are.
     """
 
-    def __init__(self, r: float, r0: float | None = None, c: float = 1.0) -> None:
+    def __init__(self, r: float, r0: float | None = None, c: float = 1.0, grid_bits: int | None = None) -> None:
         self.r = V.real("r", r, lo=0.0, hi=1.0, lo_open=True)
         # c <= 1e12 keeps the cancellation in (n + c) e^x - c below ~1e-4 counts in float64
         self.c = V.real("c", c, lo=0.0, hi=1e12, lo_open=True)
@@ -183,15 +214,18 @@ class ShiftedLogGaussian:
         if self.data_independent:
             self.r0 = None
             self.sigma = math.inf
+            self.grid_bits = None if grid_bits is None else _check_grid_bits(grid_bits)
             return
         self.r0 = self.r / 2.0 if r0 is None else V.real("r0", r0, lo=0.0, hi=self.r, lo_open=True, hi_open=True)
+        self.grid_bits = default_grid_bits(self.r, self.r0) if grid_bits is None else _check_grid_bits(grid_bits)
         # eq. (3) as sqrt(2) erfinv(r0/(1 + c)): same value, but no rounding of 1/2 + tiny
         self.sigma = float(math.sqrt(2.0) * erfinv(self.r0 / (1.0 + self.c)))
 
     def __repr__(self) -> str:
         if self.data_independent:
             return "ShiftedLogGaussian(r=1.0)  # data-independent release, v = 0"
-        return f"ShiftedLogGaussian(r={self.r!r}, r0={self.r0!r}, c={self.c!r}; sigma={self.sigma:.6g})"
+        return (f"ShiftedLogGaussian(r={self.r!r}, r0={self.r0!r}, c={self.c!r}, grid_bits={self.grid_bits!r}; "
+                f"sigma={self.sigma:.6g})")
 
     # ------------------------------------------------------------------ budgets
     def budget(self, n: Any) -> Any:
@@ -237,8 +271,10 @@ class ShiftedLogGaussian:
     def expected_abs_error(self, n: Any) -> Any:
         """Exact pre-clipping expected absolute error (eq. 9): (n + c) r0 / (1 + c).
 
-        This is an upper bound on E|x_hat - n| for the released (clipped, optionally rounded)
-        value. For the data-independent release it is the exact |n - 1/2|.
+        Clipping and stochastic rounding do not increase it; the grid of :meth:`release` adds at
+        most g/2 + 2^-31 (n + c) (g = 2^-grid_bits; pointwise max(g/2, 2^-31 v),
+        docs/histogram_release.md §2), which the default grid keeps below 1/16 of the utility
+        slack r - r0. For the data-independent release it is the exact |n - 1/2|.
 
         Returns
         -------
@@ -267,8 +303,10 @@ class ShiftedLogGaussian:
           ("Better Privacy Guarantees for Larger Groups", Section 5.1).
 
         n = 0 uses the edge 0 <-> 1 (a person joining an empty group). Every value is rounded
-        to the safe side (never below the exact epsilon of the chosen conversion). Cost: one
-        numerical inversion per distinct count (about a millisecond each).
+        to the safe side (never below the exact epsilon of the chosen conversion). The value
+        covers what :meth:`release` samples (an exact post-processing, docs/histogram_release.md).
+        Cost: one numerical inversion per
+        distinct count (about a millisecond each).
 
         Parameters
         ----------
@@ -300,33 +338,53 @@ class ShiftedLogGaussian:
         return _scalar_or_array(eps, n)
 
     # ------------------------------------------------------------------ release
-    def release(self, counts: Any, rng: Any = None, integer: bool = False, *, threads: int | None = None) -> np.ndarray:
-        """Release counts with eq. (4), clipped at 0 (optionally stochastically rounded).
+    def release(self, counts: Any, rng: Any = None, integer: bool = False, *, threads: int | None = None,
+                grid_bits: int | None = None) -> np.ndarray:
+        """Release counts with eq. (4), clipped at 0, on a grid, sampled exactly (optionally rounded).
+
+        Each count n is released as the grid value nearest to v = [(n + c) exp(sigma Z - sigma^2)
+        - c]_+ (grid of :attr:`grid_bits`: step g near 0, relative step <= 2^-30 above 2^31 g),
+        drawn from the exact law of that grid value by inversion with verified error bounds
+        (docs/histogram_release.md §3-§5): a post-processing of the real-valued mechanism, so
+        its budget and epsilon hold as they are. No floating-point rounding mixes the count
+        with the noise.
+        |release - v| <= max(g/2, 2^-31 v) before the optional rounding.
 
         Parameters
         ----------
         counts : array_like of int
             True counts >= 0 (integers, < 2**53), any shape (may be empty).
         rng : numpy.random.Generator, int, SeedSequence or None
-            Source of the 64-bit seed for the C++ sampler; None draws fresh OS entropy.
-            The output depends only on the seed, never on ``threads``.
+            Source of the 256-bit ChaCha20 key of the C++ sampler (docs/sampling.md); None (the
+            default, and the only private choice unless the seed is secret) draws it from OS
+            entropy. The output depends only on the key, never on ``threads``.
         integer : bool, default False
-            If True, round each value y >= 0 to floor(y) + Bernoulli(y - floor(y)), which keeps
-            the conditional mean (section 3, after Corollary 3.2); the expected absolute error
-            to an integer count is unchanged.
+            If True, round each grid value y to floor(y) + Bernoulli(y - floor(y)) with an
+            independent uniform word (exact: y is dyadic), which keeps the mean of y; the
+            expected absolute error to an integer count is unchanged.
         threads : int or None, keyword-only
             Worker threads >= 1 (None: all cores); the output does not depend on it.
+        grid_bits : int or None, keyword-only
+            Grid exponent in [0, 60] for this call; None uses :attr:`grid_bits`. The privacy
+            figures do not depend on it (post-processing).
 
         Returns
         -------
         numpy.ndarray of float64
-            Same shape as ``counts``; every entry finite and >= +0.0 (never NaN, -0.0 or
-            negative); integer-valued when ``integer=True``.
+            Same shape as ``counts``; every entry a grid value (finite, >= +0.0, never NaN,
+            -0.0 or negative); integer-valued when ``integer=True``.
 
         Raises
         ------
         ValueError, TypeError
-            Bad counts (negative, non-integer, NaN) or ``threads`` < 1.
+            Bad counts (negative, non-integer, NaN), ``threads`` < 1 or bad ``grid_bits``.
+
+        Notes
+        -----
+        Timing: the kernel's work per count is data dependent in rare cases (a corrected
+        candidate, or an interval left to the exact resolution in mpmath, about 1e-4 of the
+        counts at n ~ 1e6), so the running time carries a weak signal about the counts
+        (docs/histogram_release.md §7).
         """
         from sharpdp._core_loader import core
         from sharpdp._rng import core_key, core_threads
@@ -335,6 +393,7 @@ class ShiftedLogGaussian:
         nthreads = core_threads(threads)
         if not isinstance(integer, (bool, np.bool_)):
             raise TypeError(f"integer must be a bool, got {type(integer).__name__}")
+        bits = self.grid_bits if grid_bits is None else _check_grid_bits(grid_bits)
         key = core_key(rng)
         if self.data_independent:
             validate_counts("counts", arr)
@@ -342,11 +401,18 @@ class ShiftedLogGaussian:
                 return np.full(arr.shape, 0.5)
             # stochastic rounding of the constant 1/2: a fair 0/1 coin, still data independent
             return (core.samplers.keystream_words(key, 0, arr.size) & np.uint64(1)).astype(np.float64).reshape(arr.shape)
+        flat = arr.reshape(-1)
         try:  # the C++ kernel checks the counts inside its parallel loop (no extra passes here)
-            out = core.histogram.release(arr, self.c, self.sigma, key, bool(integer), nthreads)
+            out, index, cand, words, round_words, _steps = core.histogram.release(
+                flat, self.c, self.sigma, bits, key, bool(integer), nthreads)
         except ValueError:
             validate_counts("counts", arr)  # raises the precise message
             raise
+        if index.size:
+            from sharpdp.histogram._exact import resolve
+
+            bins = resolve(flat, self.c, self.sigma, bits, index, cand, words, key)
+            out[index.astype(np.intp)] = core.histogram.grid_values(bins, bits, round_words if integer else None)
         return out.reshape(arr.shape)
 
 
