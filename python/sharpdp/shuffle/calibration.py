@@ -184,7 +184,7 @@ def _big_jump_estimate(gamma: float, sigma0: float, n: int, epsilon: float) -> f
     """Single-big-jump *estimate* (not a bound) of the shuffled delta(epsilon) at n users.
 
     The heavy right tail of the privacy amplification variable L of one user (the increasing
-    lognormal law of :func:`sharpdp.shuffle._laws._bmg_laws`: BMG x vs bot, or the Gaussian
+    lognormal law of :func:`sharpdp.shuffle.laws.bmg.bmg_laws`: BMG x vs bot, or the Gaussian
     randomizer's infimum blanket), with the n - 1 others at their mean:
     ``tau(T) = E[(L - T)_+]``, ``T = (n - 1) w (e^eps - 1)``, w the blanket weight (gamma for
     the BMG; E[L] = 1 - e^eps). This is the leading term of the accountant's far-tail

@@ -11,7 +11,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._rng import core_seed, core_threads
-from sharpdp.shuffle._laws import _bmg_laws
+from sharpdp.shuffle.laws import bmg_laws as _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
 

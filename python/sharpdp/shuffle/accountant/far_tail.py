@@ -30,52 +30,84 @@ import math
 
 import numpy as np
 
-from sharpdp.shuffle._laws import FiniteLaw, Law, LognormalLaw, SumLaw, _interval_prob
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-_U = 2.0**-53
+from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
+from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
+from sharpdp.shuffle.accountant.limits import (DFT_WORK, GRID_BLOCK, GRID_STEP, H_BULK, J_LO, K_MAX, N_MAX_TAIL,
+                                               PAIR_FRAC, PLAIN_NODES_MAX, TINY, U, VALUE_FLOOR)
+from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
+from sharpdp.shuffle.laws import Law
+
+
+class _Coarsen(Exception):
+    """A size cap binds inside the treatment; ``args[0]`` is (about) the smallest grid step that fits.
+    Internal control flow only: :func:`try_certify` turns it into None (the plain engine runs)."""
+
+
+def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
+    """:func:`~.lattice.lattice_laws`, raising :class:`_Coarsen` where a size cap binds."""
+    lat = lattice_laws(law, gamma, h, T, B, lower)
+    if isinstance(lat, Coarsen):
+        raise _Coarsen(lat.h_fit)
+    return lat
+
+
+@dataclass(frozen=True)
+class FftWindow:
+    """The untilted nn-fold lattice law on the window [a, b) (docs/accountant_tail.md §4): nodes ``x``
+    (float64, shape (N,)), the computed pmf ``q`` on them, the l2 bound ``err_q`` of its error, the
+    TV bound ``tv`` of the pmf errors and the FFT length N."""
+
+    x: np.ndarray
+    q: np.ndarray
+    err_q: float
+    tv: float
+    N: int
+    a: float
+    b: float
+
+
+@dataclass(frozen=True)
+class JumpTerm:
+    """Certified bracket lo <= E[phi(A'_B)] <= up of the jump term (units of D_up,
+    docs/accountant_tail.md §4), the FFT length and the intermediate bounds (``parts``)."""
+
+    up: float
+    lo: float
+    N: int
+    parts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FarTailBracket:
+    """Certified bracket of D_up by the far-tail treatment (docs/accountant_tail.md §2-§7): the
+    values, the clamp T0, the grid (h, B, N) and the terms (pair term ``multi``, body bracket,
+    lower-clamp penalty, jump term, the body's engine pass)."""
+
+    lower: float
+    upper: float
+    T0: float
+    h: float
+    B: float
+    N: int
+    multi: float
+    body_up: float
+    body_lo: float
+    penalty_B: float
+    jump: JumpTerm
+    body: PassResult | None = None
 
 
 # --------------------------------------------------------------------------- closed forms
-def stop_loss(law: Law, t) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised rigorous bracket (lo, up) of tau(t) = E[(L - t)_+] for an array t."""
-    t = np.atleast_1d(np.asarray(t, dtype=float))
-    if isinstance(law, LognormalLaw):
-        lo_v, hi_v = law._vint(t, math.inf)
-        _, _, val, err = law._local(lo_v, hi_v, t)
-        empty = ~(hi_v > lo_v)
-        up = law.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12)
-        lo = law.weight * np.maximum(val - err, 0.0) * (1 - 1e-12)
-        up = np.where(empty, 0.0, up)
-        lo = np.where(empty, 0.0, lo)
-        return lo, up
-    if isinstance(law, SumLaw):
-        lo = np.zeros(t.shape)
-        up = np.zeros(t.shape)
-        for p in law.parts:
-            a, b = stop_loss(p, t)
-            lo += a
-            up += b
-        return lo * (1 - 1e-12), up * (1 + 1e-12)
-    if isinstance(law, FiniteLaw):
-        s = np.maximum(law.values[None, :] - t[:, None], 0.0) @ law.probs
-        rel = max((law.values.size + 4.0) * _U, 1e-12)
-        return s * (1 - rel), s * (1 + rel)
-    br = [law.tail_upper_bracket(float(x)) for x in t]
-    return np.array([b[0] for b in br]), np.array([b[1] for b in br])
-
-
-# Longest FFT of the jump term: a window holds about 15 arrays of N doubles at once (the pmf, its transform, the
-# nodes, the weights and their products), so 2^22 points keep it near 0.5 GB (docs/accountant_tail.md §11.1)
-_N_MAX_TAIL = 1 << 22
-_GRID_STEP = 64  # nodes per interpolation interval of stop_loss_grid
-_GRID_BLOCK = 1 << 18  # points per block of the closed forms (bounds their temporaries)
-
-
-def _blocked(fn, law: Law, t: np.ndarray):
-    """fn(law, t) evaluated on blocks of t (the closed forms are elementwise: same values, bounded memory)."""
-    if t.size <= _GRID_BLOCK:
-        return fn(law, t)
-    outs = [fn(law, t[i:i + _GRID_BLOCK]) for i in range(0, t.size, _GRID_BLOCK)]
+def _blocked(fn, t: np.ndarray):
+    """fn(t) evaluated on blocks of t (the closed forms are elementwise: same values, bounded memory)."""
+    if t.size <= GRID_BLOCK:
+        return fn(t)
+    outs = [fn(t[i:i + GRID_BLOCK]) for i in range(0, t.size, GRID_BLOCK)]
     if isinstance(outs[0], tuple):
         return tuple(np.concatenate([o[j] for o in outs]) for j in range(len(outs[0])))
     return np.concatenate(outs)
@@ -83,23 +115,23 @@ def _blocked(fn, law: Law, t: np.ndarray):
 
 def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Rigorous bracket (lo, up) of tau on the grid t_j = t0 + j dt, j = 0..k-1 (dt > 0), from the closed forms
-    at every _GRID_STEP-th node only (docs/accountant_tail.md §4, evaluation). tau is convex with slope
+    at every GRID_STEP-th node only (docs/accountant_tail.md §4, evaluation). tau is convex with slope
     -P(L >= t) at t, so between two evaluated nodes a < b the chord of the upper values lies above tau, and the
     tangent at a lies below it: tau(t) >= tau_lo(a) - P(L >= a) (t - a), with P(L >= a) <= P(L > a'), a' < a."""
     j = np.arange(k, dtype=float)
     t = t0 + j * dt
     # the interpolation interval s dt is kept below t0 / 1024 (the bracket's width is at most s dt times the
     # drop of P(L > t) over it)
-    s = int(min(_GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
+    s = int(min(GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
     if s < 2 or k <= 2 * s:
-        return _blocked(stop_loss, law, t)
+        return _blocked(law.stop_loss, t)
     idx = np.arange(0, k, s)
     if idx[-1] != k - 1:
         idx = np.append(idx, k - 1)
     tc = t[idx]
-    lo_c, up_c = _blocked(stop_loss, law, tc)
+    lo_c, up_c = _blocked(law.stop_loss, tc)
     ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
-    pa = _blocked(prob_above_up, law, ta)
+    pa = _blocked(law.prob_above_up, ta)
     # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1)
     seg = np.minimum(np.arange(k) // s, idx.size - 2)
     ia, ib = idx[seg], idx[seg + 1]
@@ -108,29 +140,14 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     # (t is exact: t0 and dt are integer multiples of the dyadic lattice step; the weights and the sums carry a
     # few ulp, covered by the absolute margin 8u of the larger end value)
     ua, ub = up_c[seg], up_c[seg + 1]
-    up = ((1.0 - fa) * ua + fa * ub + 8 * _U * np.maximum(ua, ub)) * (1 + 1e-12)
+    up = ((1.0 - fa) * ua + fa * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)
     # tangent at a: t - ta >= t - a, the slope bound pa >= P(L >= a)
     la = lo_c[seg]
-    lo = np.maximum(la - pa[seg] * (t - ta[seg]) * (1 + 1e-12) - 8 * _U * la, 0.0) * (1 - 1e-12)
+    lo = np.maximum(la - pa[seg] * (t - ta[seg]) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)
     # the chord needs the computed t_j between its ends: exact at the nodes themselves
     up[idx] = up_c
     lo[idx] = lo_c
     return lo, up
-
-
-def prob_above_up(law: Law, x) -> np.ndarray:
-    """Vectorised upper bound on P(L > x)."""
-    x = np.atleast_1d(np.asarray(x, dtype=float))
-    if isinstance(law, LognormalLaw):
-        lo_v, hi_v = law._vint(x, math.inf)
-        p, e = _interval_prob(lo_v, hi_v)
-        return law.weight * (p + e) * (1 + 8 * _U)
-    if isinstance(law, SumLaw):
-        return sum(prob_above_up(p, x) for p in law.parts) * (1 + 1e-12)
-    if isinstance(law, FiniteLaw):
-        s = (law.values[None, :] > x[:, None]).astype(float) @ law.probs
-        return s * (1 + (law.values.size + 4.0) * _U)
-    return np.array([sum(law.prob_above(float(v))) for v in x])
 
 
 def pair_integral_up(law: Law, T0: float) -> float:
@@ -139,107 +156,15 @@ def pair_integral_up(law: Law, T0: float) -> float:
     The integrand is non-increasing: an upper Riemann sum on a geometric grid x_0 = T0 < x_1 <
     ... < x_M, plus int_{x_M}^inf P(L > x)^2 dx <= P(L > x_M) tau(x_M) for the rest."""
     x = T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
-    p = prob_above_up(law, x)
+    p = law.prob_above_up(x)
     s = float(np.sum(np.diff(x) * p[:-1] ** 2))
-    rest = float(p[-1] * stop_loss(law, x[-1:])[1][0])
+    rest = float(p[-1] * law.stop_loss(x[-1:])[1][0])
     return (s + rest) * (1 + 1e-9)
 
 
 # --------------------------------------------------------------------------- lattice laws
-def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True):
-    """Per-user lattice pmfs of G = B L clamped to [-B, T] on nodes (k0 + k) h (module steps B, C, H
-    of :mod:`sharpdp.shuffle.accountant`): the hat law g (upper in the convex and increasing convex
-    orders) with error bounds eta, and the centroid law (g_lo, eta_lo, mom_err) or None. Raises the engine's
-    ``_Coarsen`` (carrying the smallest step that fits) before any allocation when 4K exceeds its cap
-    (docs/accountant_tail.md §11.1)."""
-    from sharpdp.shuffle import _lattice as A
-
-    C = A._core()
-    kT = int(math.ceil(T / h))
-    kB = int(math.ceil(B / h))
-    K = kT + kB
-    if K * A._J_LO > A._K_MAX:
-        raise A._Coarsen((T + B) * A._J_LO / A._K_MAX * 1.01)
-    x0 = -kB * h
-    plo, eplo = law.prob_below(x0)
-    phi, ephi = law.prob_above(x0 + K * h)
-    m, w, em, ew = law.cells(x0, h / A._J_LO, K * A._J_LO)
-    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, A._J_LO)
-    A._check_mass(psi, eta)
-
-    def mix(ps, et):
-        g = gamma * ps
-        g[kB] += 1.0 - gamma
-        return g, gamma * et * (1 + 4 * _U) + 4 * _U * g
-
-    g, eta_g = mix(psi, eta)
-    low = None
-    if lower:
-        lp = A._lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)
-        if lp is not None:
-            g_lo, eta_glo = mix(lp[0], lp[1])
-            low = (g_lo, eta_glo, lp[2] * gamma)
-    return dict(g=g, eta=eta_g, k0=-kB, low=low, kT=kT, kB=kB)
-
-
-class _Chernoff:
-    """Chernoff bounds for the nn-fold sum S of the EXACT lattice law whose computed pmf is g with
-    absolute error bounds eta: log E e^{lam X} <= log sum_k (g_k + eta_k) e^{lam x_k}."""
-
-    def __init__(self, g, eta, k0, h, nn):
-        from sharpdp.shuffle import _lattice as A
-
-        self.C = A._core()
-        # an upper pmf: (g + eta) rounded up; log_mgf's own rounding (K terms) is covered by the margin
-        self.gp = (g + eta) * (1 + 4 * _U)
-        self.k0, self.h, self.nn = k0, h, float(nn)
-        self.margin = (g.size + 8) * 4 * _U
-        _, mu, var = self.C.log_mgf(g, k0, h, 0.0)
-        self.scale = 1.0 / (math.sqrt(max(nn * var, h * h)))
-
-    def log_mgf(self, lam: float) -> float:
-        L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
-        return L + self.margin + 1e-12 * abs(L)
-
-    def _min(self, f, sign):
-        """min over lam > 0 of f(lam) (convex in lam): golden section on log lam."""
-        a, b = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
-        best = math.inf
-        gr = 0.5 * (math.sqrt(5.0) - 1.0)
-        c, d = b - gr * (b - a), a + gr * (b - a)
-        fc, fd = f(math.exp(c)), f(math.exp(d))
-        for _ in range(70):
-            best = min(best, fc, fd)
-            if fc < fd:
-                b, d, fd = d, c, fc
-                c = b - gr * (b - a)
-                fc = f(math.exp(c))
-            else:
-                a, c, fc = c, d, fd
-                d = a + gr * (b - a)
-                fd = f(math.exp(d))
-            if b - a < 0.02:
-                break
-        return min(best, fc, fd, 0.0 if sign == "p" else math.inf)
-
-    def log_p_above(self, b: float) -> float:
-        """log of an upper bound on P(S >= b) (<= 0)."""
-        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
-
-    def log_p_below(self, a: float) -> float:
-        """log of an upper bound on P(S <= a) (<= 0)."""
-        return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
-
-    def log_excess(self, b: float) -> float:
-        """log of an upper bound on E[(S - b)_+]  ((x)_+ <= e^{lam x} / (e lam))."""
-        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
-
-
-def _exp(x: float) -> float:
-    return math.exp(x) if x < 709 else math.inf
-
-
-def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn, work: float):
+def _fft_law(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
+             thr_fn: Callable[[int], float], work: float) -> FftWindow:
     """Untilted nn-fold lattice law on a window [a, b) certified by Chernoff bounds (each side's
     probability <= e^{log_tgt} for the computed law; the exact law's bounds are recomputed by the
     caller). Returns the window values x, the computed circular pmf q on it, the componentwise
@@ -248,9 +173,8 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     a larger one a smaller err_q at a cost of up to ~0.5 s CPU per 2e7)."""
     import scipy.fft as sfft
 
-    from sharpdp.shuffle import _lattice as A
 
-    C = A._core()
+    C = kernels()
     K = g.size - 1
     _, Lam, mu, var, tau, mass = C.tilt(g, eta, k0, h, 0.0)
     sig = math.sqrt(max(nn * var, h * h))
@@ -261,52 +185,47 @@ def _fft_law(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn
     s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
     sa = int(math.floor(s_lo)) - 1
     N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
-    if N > _N_MAX_TAIL:
-        raise A._Coarsen(h * N / _N_MAX_TAIL * 1.02)
-    folded = np.bincount(np.arange(K + 1) % N, weights=g, minlength=N)
-    wk = workers if N >= 1 << 16 else 1
-    z = sfft.rfft(folded, workers=wk)
-    lg = math.log2(N)
-    e_fwd = A._FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-    Q, errQ, normQ, _ = C.power(z, float(nn), e_fwd, N, folded, thr_fn(N), work)
-    q = sfft.irfft(Q, n=N, workers=wk)
-    err_q = (errQ + A._FFT_C * lg * _U * normQ) / math.sqrt(N)
+    if N > N_MAX_TAIL:
+        raise _Coarsen(h * N / N_MAX_TAIL * 1.02)
+    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers)
     off = (sa - nn * k0) % N
-    qw = np.roll(q, -off)
+    qw = np.roll(conv.q, -off)
     x = (sa + np.arange(N, dtype=float)) * h
-    tau += (math.ceil((K + 1) / N) + 2) * _U * mass
+    tau += fold_rounding(K + 1, N, mass)
     ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
-    return dict(x=x, q=qw, err_q=err_q, tv=_exp(ltv), N=N, a=x[0], b=x[-1] + h)
+    return FftWindow(x=x, q=qw, err_q=conv.err_q, tv=capped_exp(ltv), N=N, a=float(x[0]), b=float(x[-1] + h))
 
 
-def _fft_sums(g, eta, k0: int, h: float, nn: int, log_tgt: float, workers, thr_fn, weights, small):
+def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
+              thr_fn: Callable[[int], float], weights: Callable[[np.ndarray], tuple[np.ndarray, ...]],
+              small: Callable[[list[tuple[float, float]]], bool]
+              ) -> tuple[FftWindow, tuple[np.ndarray, ...], list[tuple[float, float]]]:
     """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
     bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
     only when ``small(sums)`` says the round-off bounds are not negligible (a choice of speed: every err_q is
     certified, docs/accountant_tail.md §8)."""
-    from sharpdp.shuffle import _lattice as A
 
     F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, 0.0)
-    ws = weights(F["x"])
+    ws = weights(F.x)
     sums = [_wsum(w, F) for w in ws]
     if not small(sums):
-        F2 = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, A._DFT_WORK)
-        if F2["N"] == F["N"] and F2["a"] == F["a"]:  # (the same window: the same inputs)
+        F2 = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, DFT_WORK)
+        if F2.N == F.N and F2.a == F.a:  # (the same window: the same inputs)
             F = F2
             sums = [_wsum(w, F) for w in ws]
     return F, ws, sums
 
 
-def _wsum(w, F):
+def _wsum(w: np.ndarray, F: FftWindow) -> tuple[float, float]:
     """(sum_W w q, round-off bound) for non-negative weights w on the window of F."""
-    q = F["q"]
+    q = F.q
     s = float(np.sum(w * q))
-    fp = math.sqrt(float(np.sum(w * w))) * F["err_q"] + w.size * _U * float(np.sum(np.abs(w * q)))
+    fp = math.sqrt(float(np.sum(w * w))) * F.err_q + w.size * U * float(np.sum(np.abs(w * q)))
     return s, fp
 
 
-def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, rel_tol: float, est: float,
-              workers, lower: bool = True) -> dict:
+def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, rel_tol: float, est: float,
+              workers: int, lower: bool = True) -> JumpTerm:
     """Certified bracket of E[phi(A'_B)] (A'_B the sum of n - 1 clamped per-user terms), in units
     of D_up (docs/accountant_tail.md §4).
 
@@ -317,11 +236,11 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
         E phi(A'_B) >= E phi_c(A_low) - c E(A_hat + T0)_+.
     """
     nn = n - 1
-    tau_T0_lo, tau_T0_up = (float(v[0]) for v in stop_loss(law, [T0]))
-    c = float(prob_above_up(law, [T0])[0])
+    tau_T0_lo, tau_T0_up = (float(v[0]) for v in law.stop_loss([T0]))
+    c = float(law.prob_above_up([T0])[0])
     if nn == 0:  # A' = 0: phi(0) = tau(T0) exactly
-        return dict(up=tau_T0_up, lo=tau_T0_lo, N=0)
-    k0 = lat["k0"]
+        return JumpTerm(up=tau_T0_up, lo=tau_T0_lo, N=0)
+    k0 = lat.k0
 
     grids: dict = {}  # the hat and centroid windows are often the same: tau's bracket computed once
 
@@ -345,7 +264,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
     thr_fn = lambda N: 1e-4 * rel_tol * est / (max(tau_T0_up, 1e-300) * math.sqrt(N))  # noqa: E731
 
     # --- the hat law: upper bounds of E phi_c and of E (x + T0)_+ ---
-    ch = _Chernoff(lat["g"], lat["eta"], k0, h, nn)
+    ch = Chernoff(lat.g, lat.eta, k0, h, nn)
 
     def small(sums):
         # the round-off of the sums below 1 % of the accuracy target (of the smaller of est and the value's
@@ -354,45 +273,44 @@ def jump_term(law: Law, gamma: float, n: int, lat: dict, h: float, T0: float, re
         return fp_ + c * fpr_ <= 0.01 * rel_tol * max(min(est, s_ - c * sr_), 0.0)
 
     F, (w, wr), ((s, fp), (sr, fpr)) = _fft_sums(
-        lat["g"], lat["eta"], k0, h, nn, log_tgt, workers, thr_fn,
+        lat.g, lat.eta, k0, h, nn, log_tgt, workers, thr_fn,
         lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small)
-    a, b = F["a"], F["b"]
+    a, b = F.a, F.b
     lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
-    pa, pb = _exp(lpa), _exp(lpb)
-    ex = _exp(ch.log_excess(max(b, -T0)))  # >= E[(S - max(b, -T0))_+]
+    pa, pb = capped_exp(lpa), capped_exp(lpb)
+    ex = capped_exp(ch.log_excess(max(b, -T0)))  # >= E[(S - max(b, -T0))_+]
     # E[(S + T0)_+ 1{S >= b}] <= (b + T0)_+ P(S >= b) + E[(S - max(b, -T0))_+]
     ramp_out_hi = max(b + T0, 0.0) * pa + ex
     # outside the window: below a, phi_c <= phi_c(a); above b, phi_c <= tau(T0) + c (x + T0)_+
     out = float(phic(np.array([a]), "up")[0]) * pb + tau_T0_up * pa + c * ramp_out_hi
-    phi_hat_up = s + fp + float(w.max()) * F["tv"] + out
-    ramp_hat_up = sr + fpr + float(wr.max()) * F["tv"] + max(a + T0, 0.0) * pb + ramp_out_hi
+    phi_hat_up = s + fp + float(w.max()) * F.tv + out
+    ramp_hat_up = sr + fpr + float(wr.max()) * F.tv + max(a + T0, 0.0) * pb + ramp_out_hi
     # Jensen: E(A' + T0)_+ >= (E A' + T0)_+, with E A' = (n - 1) gamma E clamp(L, -B, T0) and
     # clamp(l, -B, T0) = -B + (l + B)_+ - (l - T0)_+ (docs/accountant_tail.md §4)
     Bl = -k0 * h
     tl_lo = float(law.tail_upper_bracket(-Bl)[0])
     core = (-Bl + tl_lo) - tau_T0_up
-    mean_lo = gamma * (core - 4 * _U * (Bl + tl_lo + tau_T0_up)) - 4 * _U * abs(gamma * core)
-    ramp_jensen = max(nn * mean_lo - 4 * _U * nn * abs(mean_lo) + T0, 0.0) * (1 - 1e-12)
-    res = dict(N=F["N"], window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up, ramp_jensen=ramp_jensen)
-    if not lower or lat["low"] is None:
-        res.update(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=0.0)
-        return res
+    mean_lo = gamma * (core - 4 * U * (Bl + tl_lo + tau_T0_up)) - 4 * U * abs(gamma * core)
+    ramp_jensen = max(nn * mean_lo - 4 * U * nn * abs(mean_lo) + T0, 0.0) * (1 - 1e-12)
+    parts: dict[str, Any] = dict(window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up,
+                                 ramp_jensen=ramp_jensen)
+    if not lower or lat.low is None:
+        return JumpTerm(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=0.0, N=F.N, parts=parts)
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
-    g_lo, eta_lo, mom_err = lat["low"]
+    g_lo, eta_lo, mom_err = lat.low.g, lat.low.eta, lat.low.mom_err * gamma
     F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
         g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn,
         lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small)
-    ch2 = _Chernoff(g_lo, eta_lo, k0, h, nn)
-    p_out = _exp(ch2.log_p_above(F2["b"])) + _exp(ch2.log_p_below(F2["a"]))
+    ch2 = Chernoff(g_lo, eta_lo, k0, h, nn)
+    p_out = capped_exp(ch2.log_p_above(F2.b)) + capped_exp(ch2.log_p_below(F2.a))
     # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz
     dev = nn * h * float(np.sum(mom_err)) * (1 + 1e-9)
-    phi_low_lo = s1 - fp1 - float(w1.max()) * (F2["tv"] + p_out) - c * dev
-    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2["tv"] + p_out) - dev, ramp_jensen)
+    phi_low_lo = s1 - fp1 - float(w1.max()) * (F2.tv + p_out) - c * dev
+    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2.tv + p_out) - dev, ramp_jensen)
     up = phi_hat_up - c * ramp_low_lo
     lo = phi_low_lo - c * ramp_hat_up
-    res.update(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N_lower=F2["N"], phi_low_lo=phi_low_lo,
-               ramp_low_lo=ramp_low_lo, dev=dev)
-    return res
+    parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev)
+    return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
 
 
 # --------------------------------------------------------------------------- driver
@@ -427,11 +345,8 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 
 # The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
 # the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
-_PLAIN_NODES_MAX = 1 << 11
-# the first step is at least sqrt((n - 1) gamma) sd / _H_BULK (16 times coarser where the jump term makes the value),
-# and the pair term is sized to _PAIR_FRAC rel_tol of the value (docs/accountant_tail.md §8)
-_H_BULK = 4096.0
-_PAIR_FRAC = 0.1
+# the first step is at least sqrt((n - 1) gamma) sd / H_BULK (16 times coarser where the jump term makes the value),
+# and the pair term is sized to PAIR_FRAC rel_tol of the value (docs/accountant_tail.md §8)
 
 
 def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
@@ -439,16 +354,15 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     the plain engine's clamps are costly.
 
     Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
-    or the plain engine's clamps on the unbounded sides more than _PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
+    or the plain engine's clamps on the unbounded sides more than PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
     left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
     §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times an estimate of the value: the larger of the
     one-jump value tau((n - 1) gamma |E L|) and the normal approximation of E[S_+]/(n gamma) (floored at 1e-24).
     Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
     """
-    from sharpdp.shuffle._lattice import _choose_B, _choose_T
 
     lo_s, hi_s = law.support()
-    if not (n >= 2 and not isinstance(law, FiniteLaw) and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))):
+    if not (n >= 2 and not law.atomic and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))):
         return False
     sd = law.std()
     if not 0.0 < sd < math.inf:
@@ -465,17 +379,16 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     if gamma is not None:
         # the engine's later rounds clamp for 0.05 rel_tol of the value; the one-jump value tau(|m|),
         # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)
-        from sharpdp.shuffle._lattice import _VALUE_FLOOR
 
         mu = law.mean()
-        est = float(stop_loss(law, [max(-(n - 1) * gamma * mu, 0.0)])[1][0])
+        est = float(law.stop_loss([max(-(n - 1) * gamma * mu, 0.0)])[1][0])
         # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
-        tgt = min(tgt, 0.05 * rel_tol * max(est, _normal_value(law, gamma, n), _VALUE_FLOOR))
+        tgt = min(tgt, 0.05 * rel_tol * max(est, _normal_value(law, gamma, n), VALUE_FLOOR))
     if not tgt > 0.0:
         return False
     # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
-    span = (_choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (_choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
-    return span / (0.25 * sd) > _PLAIN_NODES_MAX
+    span = (choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
+    return span / (0.25 * sd) > PLAIN_NODES_MAX
 
 
 def _normal_value(law: Law, gamma: float, n: int) -> float:
@@ -485,21 +398,6 @@ def _normal_value(law: Law, gamma: float, n: int) -> float:
     z = m_s / s_s
     e = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
     return e / (n * gamma)
-
-
-def _spread(law: Law) -> float:
-    """A scale of the bulk of L (interquartile range where cheap, else the sd): the lattice step
-    must resolve it for the centroid (lower) law to keep its mass apart."""
-    sd = law.std()
-    if isinstance(law, LognormalLaw):
-        q = abs(law._at(0.6745 * law._sign) - law._at(-0.6745 * law._sign))
-        if math.isfinite(q) and q > 0:
-            return min(sd, q)
-    if isinstance(law, SumLaw):
-        qs = [_spread(p) for p in law.parts if isinstance(p, LognormalLaw)]
-        if qs:
-            return min([sd] + qs)
-    return sd
 
 
 def _first_group_ok(h: float, lo_s: float, top: float) -> bool:
@@ -544,54 +442,52 @@ def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_h
     tl = law.tail_lower(B)
     if tl <= 0.0:
         return 0.0
-    p = gamma * float(prob_above_up(law, [T0])[0])
-    q = (_exp(ch_hat.log_p_above(0.5 * B)) + (n - 1) * gamma * float(prob_above_up(law, [T0 + 0.25 * B])[0])
+    p = gamma * float(law.prob_above_up([T0])[0])
+    q = (capped_exp(ch_hat.log_p_above(0.5 * B)) + (n - 1) * gamma * float(law.prob_above_up([T0 + 0.25 * B])[0])
          + ((n - 1) * p) ** 3 / 6.0)
     return tl * min(q, 1.0) * (1 + 1e-9)
 
 
-def _body_lower(body: dict) -> float:
+def _body_lower(body: PassResult) -> float:
     """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
     (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
     / (n gamma) - overshoot; the lower tail is paid by :func:`lower_tail_penalty` instead)."""
-    t = body["terms"]
+    t = body.terms
     v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
 
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
-                    max_rounds: int = 8, negligible: float = 0.0) -> dict:
+                    max_rounds: int = 8, negligible: float = 0.0) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
     above (T0 = their top: no jump term) and laws with an unbounded left tail get the lower-tail
     penalty instead of the full E[(-B - L)_+]. Stops at a certified upper value below
-    ``negligible`` (the caller's maximum over laws). Returns a dict with ``lower``, ``upper``, the
-    clamp ``T0``, grid steps and the terms. Raises the accountant's ``_Coarsen`` when a size cap
-    binds (the caller falls back to the plain engine)."""
-    from sharpdp.shuffle import _lattice as A
+    ``negligible`` (the caller's maximum over laws). Raises :class:`_Coarsen` when a size cap binds
+    (:func:`try_certify` then falls back to the plain engine)."""
 
     sd = law.std()
     mean = law.mean()
     lo_s, hi_s = law.support()
     bounded = math.isfinite(hi_s)
     m_est = (n - 1) * gamma * mean
-    est = float(stop_loss(law, [max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
-    tiny = est < A._VALUE_FLOOR  # (then no lower value is computed: no step for the centroid law)
-    est = max(est, A._VALUE_FLOOR)
+    est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
+    tiny = est < VALUE_FLOOR  # (then no lower value is computed: no step for the centroid law)
+    est = max(est, VALUE_FLOOR)
     # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
-    h_start = _pow2(max(min(sd / 4.0, 4.0 * _spread(law)), 1e-300))
+    h_start = _pow2(max(min(sd / 4.0, 4.0 * law.spread()), 1e-300))
     # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it), the more so when the
     # jump term (estimated by est) makes the value: the body's own refinement is then not needed
     # (docs/accountant_tail.md §8; a choice of speed only)
     v_bulk = _normal_value(law, gamma, n)
-    h_bulk = _H_BULK / 16.0 if est >= 0.5 * v_bulk else _H_BULK
+    h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
-    best = None
+    best: FarTailBracket | None = None
     B = None
     for _rnd in range(4):
         try:
@@ -600,7 +496,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi = 0.0
             else:
-                T0r = choose_T0(law, gamma, n, _PAIR_FRAC * rel_tol * est)
+                T0r = choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est)
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
@@ -608,21 +504,22 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
             elif B is None:
                 # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
-                Bd = A._choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
+                Bd = choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
                 B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
             else:
                 B = math.ceil(B / H) * H
             # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
             h = min(h_start, H)
-            jt = lat = None
+            jt: JumpTerm | None = None
+            lat: LatticeLaws | None = None
             h_used = h
             lo_best, gap_prev = 0.0, math.inf
             for _ in range(max_rounds):
                 try:
-                    lat_n = lattice_laws(law, gamma, h, T0, B, lower=lower and not bounded)
-                    jt_n = (dict(up=0.0, lo=0.0, N=0) if bounded else
+                    lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
                             jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
-                except A._Coarsen as exc:
+                except _Coarsen as exc:
                     if jt is None:
                         # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
                         # law may be empty there, Lo = 0), unless it would not divide the clamps
@@ -633,12 +530,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         h = h_fit
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
-                if jt is None or jt_n["up"] <= jt["up"]:
+                if jt is None or jt_n.up <= jt.up:
                     lat, jt, h_used = lat_n, jt_n, h
-                lo_best = max(lo_best, jt_n["lo"])  # every round's values are certified
-                if not lower or bounded or jt["up"] + multi < max(negligible, A._VALUE_FLOOR):
+                lo_best = max(lo_best, jt_n.lo)  # every round's values are certified
+                if not lower or bounded or jt.up + multi < max(negligible, VALUE_FLOOR):
                     break  # (below the value floor only the upper value is certified, as in the engine)
-                gap = (jt["up"] - lo_best) / lo_best if lo_best > 0 else math.inf
+                gap = (jt.up - lo_best) / lo_best if lo_best > 0 else math.inf
                 if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                     break  # accurate enough, or the round-off bounds stop the refinement
                 gap_prev = gap
@@ -646,77 +543,75 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     h = h / 4.0
                 else:
                     h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
-            if jt is None:
-                raise A._Coarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
-            jt = dict(jt, lo=lo_best)
+            if jt is None or lat is None:
+                raise _Coarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
+            jt = replace(jt, lo=lo_best)
             h = h_used
             pen = 0.0
             if lower and not math.isfinite(lo_s):
-                pen = lower_tail_penalty(law, gamma, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
+                pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
-            ch = _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n)
-            body_up = _exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+            ch = Chernoff(lat.g, lat.eta, lat.k0, h, n)
+            body_up = capped_exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
             body_lo, body = 0.0, None
-            jlo = jt["lo"]
-            if bounded and body_up <= max(negligible, A._VALUE_FLOOR):
+            jlo = jt.lo
+            if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
             # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
             elif bounded or body_up > max(0.05 * rel_tol * max(jlo, est * 1e-3),
-                                          0.8 * rel_tol * jlo - (jt["up"] - jlo) - multi):
+                                          0.8 * rel_tol * jlo - (jt.up - jlo) - multi):
                 hb = h
                 for _ in range(max_rounds):
-                    try:
-                        body_n = A._one_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
-                    except A._Coarsen:
+                    body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                    if isinstance(body_n, Coarsen):
                         if body is None and bounded:
-                            raise
+                            raise _Coarsen(body_n.h_fit)
                         # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff
                         # upper value with Body_lo = 0, both certified
                         break
                     body = body_n
                     body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
-                    body_up = min(body_up, body["main"] * (1 + 1e-9))
-                    if body_up < max(negligible, A._VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
+                    body_up = min(body_up, body.main * (1 + 1e-9))
+                    if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
                         break  # negligible: its lower value is not needed
                     if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
                         break
                     hb /= 2.0
-            up = (body_up + jt["up"] + multi) * (1 + 1e-9)
+            up = (body_up + jt.up + multi) * (1 + 1e-9)
             lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
             cap = law.tail_upper(0.0)
-            res = dict(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt["N"], multi=multi, body_up=body_up,
-                       body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
-            if best is None or res["upper"] < best["upper"]:
-                best = dict(res, lower=max(lo, best["lower"] if best else 0.0))
+            res = FarTailBracket(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt.N, multi=multi,
+                                 body_up=body_up, body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
+            if best is None or res.upper < best.upper:
+                best = replace(res, lower=max(lo, best.lower if best else 0.0))
             else:
-                best["lower"] = max(best["lower"], lo)
+                best = replace(best, lower=max(best.lower, lo))
             val = lo if lo > 0 else up
-            if up < max(negligible, A._VALUE_FLOOR):
+            if up < max(negligible, VALUE_FLOOR):
                 break
             redo = False
-            if multi > 1.2 * _PAIR_FRAC * rel_tol * val and val < est:
+            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est:
                 est, redo = val, True  # the pair term was sized for a larger value
-            if (pen > 0.05 * rel_tol * val and up > max(negligible, A._VALUE_FLOOR)
-                    and (T0 + 4.0 * B) / h * A._J_LO <= A._K_MAX):
+            if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
+                    and (T0 + 4.0 * B) / h * J_LO <= K_MAX):
                 # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
                 # coarser grid the caps allow, and its values could not improve on this round's; §11.1)
                 B, redo = 4.0 * B, True
             if not redo:
                 break
-        except A._Coarsen:
+        except _Coarsen:
             if best is None:
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
+    assert best is not None  # (the first round either sets it or raises)
     return best
 
 
-def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligible: float = 0.0,
-                lower: bool = True) -> dict | None:
-    """The accountant's per-law bracket by the far-tail treatment, in its result format, or None
-    where the treatment does not apply or a size cap binds (the caller then runs the plain engine)."""
-    from sharpdp.shuffle import _lattice as A
-
+def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, negligible: float = 0.0,
+                lower: bool = True) -> LawBracket | None:
+    """The accountant's per-law bracket by the far-tail treatment, or None where the treatment does
+    not apply or a size cap binds (the caller then runs the plain engine)."""
     if not applicable(law, n, rel_tol, gamma):
         return None
     # the stored law's rounding (value_error c, docs/accountant.md §3.2.2, accountant_tail.md §12): the
@@ -727,18 +622,19 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers, negligi
     run = law.shifted(up=True)
     try:
         r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
-        if run is not law and r["lower"] > 0.0:
+        if run is not law and r.lower > 0.0:
             d = math.nextafter(run.moved_by + law.value_error, math.inf)
-            if d <= 1e-6 * r["lower"]:
-                r["lower"] -= d
+            if d <= 1e-6 * r.lower:
+                r = replace(r, lower=r.lower - d)
             else:
-                r["lower"] = certify_bigjump(law.shifted(up=False), gamma, n, rel_tol, workers, lower=True,
-                                             negligible=negligible)["lower"]
-    except A._Coarsen:
+                r = replace(r, lower=certify_bigjump(law.shifted(up=False), gamma, n, rel_tol, workers, lower=True,
+                                                     negligible=negligible).lower)
+    except _Coarsen:
         return None
-    jt = r["jump"]
-    terms = dict(bigjump_T0=r["T0"], body_upper=r["body_up"], body_lower=r["body_lo"],
-                 jump_upper=jt.get("up", 0.0), jump_lower=jt.get("lo", 0.0), pair_term=r["multi"],
-                 lower_tail_penalty=r["penalty_B"])
-    return dict(lower=r["lower"], upper=max(r["upper"], A._TINY), h=r["h"], N=r["N"], T=r["T0"], B=r["B"],
-                terms=terms, main=r["upper"])
+    terms = dict(bigjump_T0=r.T0, body_upper=r.body_up, body_lower=r.body_lo, jump_upper=r.jump.up,
+                 jump_lower=r.jump.lo, pair_term=r.multi, lower_tail_penalty=r.penalty_B)
+    return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
+
+
+__all__ = ["FarTailBracket", "FftWindow", "JumpTerm", "applicable", "certify_bigjump", "choose_T0", "jump_term",
+           "lower_tail_penalty", "pair_integral_up", "stop_loss_grid", "try_certify"]
