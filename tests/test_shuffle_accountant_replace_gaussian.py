@@ -17,8 +17,8 @@ from scipy.special import ndtr
 
 from sharpdp.conversions import gaussian_mechanism_delta
 from sharpdp.shuffle import GaussianRandomizer, LognormalLaw, ShuffleAccountant
-from sharpdp.shuffle._laws import SumLaw, laws_for
-from sharpdp.shuffle._certify import _certify_law
+from sharpdp.shuffle.laws import SumLaw, laws_for
+from sharpdp.shuffle.accountant.plain import certify_law
 
 
 def antipodal_law(sigma0, eps):
@@ -67,7 +67,7 @@ def test_n1_shortcut_agrees_with_the_fft_path(eps):
     """The closed form at n = 1 and the general FFT path bracket the same value."""
     acc = ShuffleAccountant(GaussianRandomizer(4.6, 1), 1)
     for g, law in laws_for(GaussianRandomizer(4.6, 1), eps, "zero_out"):
-        r = _certify_law(law, g, 1, 1e-2, 1)
+        r = certify_law(law, g, 1, 1e-2, 1)
         lo, up = law.tail_upper_bracket(0.0)
         assert r.lower <= up and lo <= r.upper
         assert up <= lo * (1 + 1e-9)

@@ -380,11 +380,10 @@ def test_calibrate_gaussian_certifies_near_the_bracketed_boundary():
 def test_big_jump_estimate_is_the_accountants_stop_loss_bmg(gamma, sigma0, n, eps):
     # reference: the accountant's own rigorous bracket of tau(T) = E[(L - T)_+] for the law of
     # l_eps (x vs bot), at T = (n - 1) gamma (e^eps - 1) = -(n - 1) gamma E[L]
-    from sharpdp.shuffle._bigjump import stop_loss
-    from sharpdp.shuffle._laws import laws_for
+    from sharpdp.shuffle.laws import laws_for
 
     gw, law = laws_for(BlanketMixedGaussian(gamma, sigma0, 1), eps, "zero_out")[0]
-    lo, up = (float(v[0]) for v in stop_loss(law, [-(n - 1) * gw * law.mean()]))
+    lo, up = (float(v[0]) for v in law.stop_loss([-(n - 1) * gw * law.mean()]))
     est = C._big_jump_estimate(gamma, sigma0, n, eps)
     assert lo * (1 - 1e-9) <= est <= up * (1 + 1e-9)
     assert est > 0.0
@@ -393,11 +392,10 @@ def test_big_jump_estimate_is_the_accountants_stop_loss_bmg(gamma, sigma0, n, ep
 @pytest.mark.parametrize("sigma0,n,eps", [(0.5, 10**4, 1.0), (2.0, 1000, 0.5), (1.0, 10**8, 4.0), (5.0, 100, 0.01)])
 def test_big_jump_estimate_is_the_accountants_stop_loss_gaussian(sigma0, n, eps):
     from sharpdp.shuffle import GaussianRandomizer
-    from sharpdp.shuffle._bigjump import stop_loss
-    from sharpdp.shuffle._laws import laws_for
+    from sharpdp.shuffle.laws import laws_for
 
     gw, law = laws_for(GaussianRandomizer(sigma0, 1), eps, "zero_out")[0]  # x vs the infimum blanket
-    lo, up = (float(v[0]) for v in stop_loss(law, [-(n - 1) * gw * law.mean()]))
+    lo, up = (float(v[0]) for v in law.stop_loss([-(n - 1) * gw * law.mean()]))
     est = C._big_jump_estimate(0.0, sigma0, n, eps)
     assert lo * (1 - 1e-9) <= est <= up * (1 + 1e-9)
 
