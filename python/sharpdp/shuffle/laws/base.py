@@ -69,6 +69,7 @@ class Law:
     """
 
     value_error = 0.0
+    moved_by = 0.0  # on a copy made by moved(): a bound on the largest |move| of its values
 
     def top_bound(self) -> float:
         """Upper bound on the true law's largest value: ``support()[1] + value_error``."""
