@@ -254,7 +254,7 @@ class ComposedAccountant:
             if sa + N > kmax:
                 lp_hi = -math.inf
             # the tilted pmfs' spectra multiplied over the rounds: the one certified convolution
-            # (accountant.fft); each round's folding sums are charged to its tau (docs/accountant.md §3.5)
+            # (accountant.fft); each round's folding sums are charged to its tau (docs/accountant.md §3.6.1)
             thr = 1e-4 * self.rel_tol * 1e-3 / math.sqrt(N)
             taus = [tau + fold_rounding(gt.size, N, mass) for p, gt, tau, mass in tilted]
             conv = convolve([Part(gt, p.count, p.k0, mass + t) for (p, gt, _, mass), t in zip(tilted, taus)],

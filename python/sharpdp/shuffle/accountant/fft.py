@@ -13,7 +13,7 @@ bounds the error of Q = z^n per frequency (§3.6.3-§3.6.4) and returns its l2 n
 (||A B - A~ B~||_2 <= ||A - A~||_2 sup|B| + sup|A~| ||B - B~||_2, sup|Q_j| <= (mass + tau)^n_j + err_j)
 plus 4u ||Q||_2 per product; the inverse FFT adds FFT_C log2(N) u ||Q||_2, and Parseval divides by
 sqrt(N) (§3.6.5). Folding sums at most ceil(size/N) values per bin: :func:`fold_rounding` is the
-charge on the pmf's error sum tau that every caller adds (§3.5).
+charge on the pmf's error sum tau that every caller adds (§3.6.1).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def fold(pmf: np.ndarray, N: int, shift: int = 0) -> np.ndarray:
 
 def fold_rounding(size: int, N: int, mass: float) -> float:
     """Bound on the l1 rounding of :func:`fold` for a pmf of ``size`` nodes and computed mass
-    ``mass``: each bin sums at most ceil(size/N) values (docs/accountant.md §3.5), charged to the
+    ``mass``: each bin sums at most ceil(size/N) values (docs/accountant.md §3.6.1), charged to the
     pmf's error sum tau by every caller."""
     return (math.ceil(size / N) + 2) * U * mass
 
