@@ -11,9 +11,9 @@ maximised over the neighbouring pairs and both orders (the paper's appendix cove
 value ``Lo <= D_up``. Steps and the bound each one contributes (docs/accountant.md §3-§6):
 
 A. clamp L to [-B, T]: Up adds ``E[(L - T)_+]`` (clamping below is free); Lo subtracts
-   ``E[(-B - L)_+]``. Both tails are closed forms with error bounds (:mod:`._laws`). Continuous
+   ``E[(-B - L)_+]``. Both tails are closed forms with error bounds (:mod:`sharpdp.shuffle.laws`). Continuous
    laws with a heavy tail use a moderate clamp T0 and a single-big-jump term instead
-   (:mod:`._bigjump`, proof in docs/accountant_tail.md); the plain steps remain its body.
+   (:mod:`.far_tail`, proof in docs/accountant_tail.md); the plain steps remain its body.
 B. mean-preserving hat rounding to the lattice hZ (Jensen: an upper bound); cell masses and
    local moments come with absolute error bounds eta_k.
 C./D. per-user mixture g = (1-gamma) delta_0 + gamma psi, exponential tilt by theta (the root
@@ -87,12 +87,16 @@ K. a randomizer may provide ``privacy_amplification_surcharge(epsilon, adjacency
    outside its support), non-increasing in epsilon; it is added to every upper value (report,
    get_delta, get_epsilon; get_epsilon raises ValueError for a delta not above it).
 
-Where each step lives (docs/code_map.md walks through one call): this module holds the public
-class (steps L, M, the loop over laws); :mod:`._certify` the one pipeline ``certify`` behind every
-value, in the modes ``Bracket`` and ``UpperOnly`` (steps I, the closed forms, the E[L_+] cap;
-docs/accountant.md §6.0); :mod:`._lattice` the engine (steps A-H, ``lattice_pass``) over the C++
-kernels ``cpp/kernels/accountant.hpp``; :mod:`._blocks` step J; :mod:`._search` get_epsilon's
-search; :mod:`._via_bottom` replace-one through bot; :mod:`._results` the typed results.
+Where each step lives (docs/code_map.md walks through one call): this package's ``__init__``
+holds the public class (steps L, M, the loop over laws); :mod:`.driver` the one pipeline
+``certify`` behind every value, in the modes ``Bracket`` and ``UpperOnly`` of :mod:`.plain`
+(step I, the closed forms of :mod:`.closed_forms`, the E[L_+] cap; docs/accountant.md §6.0);
+:mod:`.lattice` the engine (steps A-H, ``lattice_pass``) over the C++ kernels
+``cpp/kernels/accountant.hpp`` and the one certified FFT convolution of :mod:`.fft`;
+:mod:`.chernoff` the clamped cap; :mod:`.blocks` step J; :mod:`.far_tail` and :mod:`.jump` the
+far-tail treatment; :mod:`.search` get_epsilon's search; :mod:`.memo` the monotone memos;
+:mod:`.via_bottom` replace-one through bot; :mod:`.results` the typed results; :mod:`.limits`
+every tolerance and size cap.
 """
 
 from __future__ import annotations

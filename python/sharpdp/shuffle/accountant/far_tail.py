@@ -21,7 +21,7 @@ Hence (docs/accountant_tail.md §2-§7), with Body the engine's bracket of E[A_+
 where E[phi(A')] is bracketed through the split phi = phi_c - c (a + T0)_+ (phi_c convex, c >= P(L > T0)):
 the hat (convex-order upper) and centroid (convex-order lower) lattice laws of clamp(L, -B, T0), summed n - 1
 times by one untilted FFT each, with the same round-off bounds as the engine and Chernoff bounds on the exact
-lattice laws outside the window (§4). Size caps and memory at n = 1e8 - 1e9: §11.
+lattice laws outside the window (§4; :mod:`.jump`). Size caps and memory at n = 1e8 - 1e9: §11.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Typed results of the shuffle accountant (no logic): the public :class:`AccountantReport`, and
-the values passed between the engine (:mod:`._lattice`), the exact blocks (:mod:`._blocks`) and
-the certification driver (:mod:`._certify`)."""
+the values passed between the engine (:mod:`.lattice`), the exact blocks (:mod:`.blocks`), the
+far-tail treatment (:mod:`.far_tail`) and the certification driver (:mod:`.driver`)."""
 
 from __future__ import annotations
 

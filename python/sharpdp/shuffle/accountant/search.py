@@ -6,7 +6,7 @@ values of docs/accountant.md §8.1 below), models the root on the certified uppe
 (phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
 ``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`. It sees the
 accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
-:func:`shrink` is the bracket shrinker of replace-one through bot (:mod:`._via_bottom`).
+:func:`shrink` is the bracket shrinker of replace-one through bot (:mod:`.via_bottom`).
 """
 
 from __future__ import annotations
