@@ -110,7 +110,7 @@ def test_large_blocks_bracket_the_exact_value_at_n_1e8(eps):
 def test_block_probabilities_stay_in_the_double_range(monkeypatch):
     # with a very large atom cap, Pascal's triangle would overflow beyond row 1029 (NaN
     # probabilities): the guards cap M* at 1000 and keep p_min^M* >= e^-650
-    monkeypatch.setattr(BL, "_BLOCK_ATOMS_MAX", 10**7)
+    monkeypatch.setattr(BL, "BLOCK_ATOMS_MAX", 10**7)
     (g, law), = RandomizedResponse(2, 1.0).privacy_amplification_laws(1e-3, "replace")
     blk = BL._block_law(g, law, 10**9)
     assert blk is not None
