@@ -195,6 +195,18 @@ def test_calibrate_property_certified_within_budget_near_optimal(n, eps, delta, 
     assert b.mse_single <= _brute_force_err(n, eps, delta, d, gammas) * (1 + 5e-3)
 
 
+@pytest.mark.xfail(strict=True, reason="known miss of the model search (also on main): with the stand-in, n = 5664, "
+                   "eps = 4, delta = 1e-12, d = 8 ends at Err_1 4.297 after its 10 evaluations, 2.27x the "
+                   "brute-force optimum 1.889 over gamma; found by the random search of the property above")
+def test_calibrate_near_optimal_at_large_eps_tiny_delta(stand_in):
+    n, eps, delta, d = 5664, 4.0, 1.0000000000000002e-12, 8
+    b = calibrate_bmg(n, eps, delta, d, progress=False)
+    assert _StandIn(b, n).get_delta(eps) <= delta  # certified (holds)
+    a = 1 - b.gamma
+    gammas = 1 - np.exp(np.linspace(math.log(a) - 1.0, min(math.log(a) + 1.0, -1e-9), 25))
+    assert b.mse_single <= _brute_force_err(n, eps, delta, d, gammas) * (1 + 5e-3)
+
+
 def test_calibrate_progress_bar(stand_in, capsys, monkeypatch):
     calibrate_bmg(1000, 1.0, 1e-5, 1, progress=False)
     assert capsys.readouterr().err == ""

@@ -79,7 +79,7 @@ def _composed_stand_in(factor, log):
 def stand_ins(monkeypatch):
     monkeypatch.setattr(CS, "make_accountant", lambda r, n, adjacency, rel_tol=CS.CERT_REL_TOL: _StandIn(r, n))
     log = []
-    return lambda factor: (monkeypatch.setattr(CR, "composed_bounds", _composed_stand_in(factor, log)), log)[1]
+    return lambda factor: (monkeypatch.setattr(CR, "_composed_bounds", _composed_stand_in(factor, log)), log)[1]
 
 
 @pytest.mark.parametrize("factor", [1.0, 30.0, 1e-3])
