@@ -231,7 +231,8 @@ _CITE = re.compile(r"(?:docs/)?(\w+\.md)|§\s*(\d+(?:\.\d+)*)|\bsections?\s+(\d+
 def _doc_sections() -> dict[str, set[str]]:
     out = {}
     for md in DOCS.glob("*.md"):
-        heads = (re.match(r"^#+\s+(?:§\s*)?(\d+(?:\.\d+)*)\.?\s", line) for line in md.read_text().splitlines())
+        # headings "## 3. ...", "### 3.2 ..." and bold paragraph labels "**4.2 Title.**"
+        heads = (re.match(r"^(?:#+\s+|\*\*)(?:§\s*)?(\d+(?:\.\d+)*)\.?\s", line) for line in md.read_text().splitlines())
         out[md.name] = {m.group(1) for m in heads if m}
     return out
 

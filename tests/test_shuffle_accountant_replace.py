@@ -1,6 +1,6 @@
 """Replace-one adjacency for the blanket-mixed Gaussian in the certified accountant.
 
-The law of the antipodal unit pair (``sharpdp.shuffle._laws.bmg_laws``) is checked against
+The law of the antipodal unit pair (``sharpdp.shuffle.laws.bmg.bmg_laws``) is checked against
 mpmath (cells, tails, moments), the accountant against an independent numpy convolution of a
 fine quadrature of L and against Monte Carlo, and the worst-case claim against a 2-D
 quadrature of other pairs in the unit disc.
