@@ -48,4 +48,14 @@ gr = sh.GeneralRandomizer(lifted, [-1.0, 1.0], (-1.0, 1.0), blanket=half, gamma=
                           log_curvature=0.0)
 rec("general", sh.ShuffleAccountant(gr, 1000).get_delta_bounds(0.1))
 rec("calib", [sh.calibrate_bmg(10**4, 0.1, 1e-5, 1, progress=False).sigma0])
+# the far-tail path (docs/accountant_tail.md): heavy laws of both families
+for rz, n, e, adj in [(sh.BlanketMixedGaussian(0.02, 0.5, 1), 1000, 4.0, "replace"),
+                      (sh.GaussianRandomizer(0.3, 1), 1000, 1.0, "zero_out"),
+                      (sh.BlanketMixedGaussian(0.056, 0.52, 1), 327_346, 1.0, "zero_out")]:
+    rec(f"far-tail {rz!r} {n} {e} {adj}", sh.ShuffleAccountant(rz, n, adj).get_delta_bounds(e))
+# composition (docs/composition.md): k rounds of a shuffled k-RR and of a BMG
+ca = sh.ComposedAccountant([(sh.ShuffleAccountant(sh.RandomizedResponse(2, 1.0), 50, rel_tol=5e-3), 3)], 1e-3)
+rec("composed rr", ca.get_delta_bounds(np.array([0.2, 0.5, 1.0])))
+cb = sh.ComposedAccountant([(sh.ShuffleAccountant(sh.BlanketMixedGaussian(0.9, 3.0, 1), 100, rel_tol=3e-3), 4)], 1e-3)
+rec("composed bmg", cb.get_delta_bounds(np.array([0.1, 0.3])))
 print("\n".join(out))

@@ -107,8 +107,8 @@ def numpy_blanket_delta(gamma, sigma0, n, eps, k=10.0, tail=1e-22, width=10.0):
                                        (10**4, 1e-15, 30)])
 def test_get_delta_numpy_baseline(benchmark, n, delta, k):
     """Plain-numpy baseline of the same quantity (x vs bot order) at sharpdp's eps for delta."""
-    from sharpdp.shuffle._laws import laws_for
-    from sharpdp.shuffle._certify import certify
+    from sharpdp.shuffle.laws import laws_for
+    from sharpdp.shuffle.accountant.driver import certify
 
     m = MECHS["bmg_0.95_4.6"]
     acc = ShuffleAccountant(m, n)

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, _bigjump
+from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
+from sharpdp.shuffle.accountant import far_tail
 
 CASES = {
     # (randomizer, n, epsilon): calibrate_bmg's picks at eps = 1 and 0.1 (n = 327 346, the flights
@@ -37,7 +38,7 @@ def _run(fn):
 def test_heavy_tail_delta_bounds(benchmark, case, method, monkeypatch):
     rz, n, eps = CASES[case]
     if method == "plain":
-        monkeypatch.setattr(_bigjump, "try_certify", lambda *a, **k: None)
+        monkeypatch.setattr(far_tail, "try_certify", lambda *a, **k: None)
 
     def fn():
         return ShuffleAccountant(rz, n).get_delta_bounds(eps)
@@ -71,12 +72,12 @@ print(json.dumps(dict(lo=lo, up=up, cpu=time.process_time() - t,
 
 def large_cells() -> list[dict]:
     from sharpdp.shuffle import optimal_bmg
-    from sharpdp.shuffle.calibration import _template_chi
+    from sharpdp.shuffle.calibration import template_chi
 
     out = [dict(kind="bmg", gamma=0.005, sigma0=0.3, n=10**8, eps=1.0)]
     for n in LARGE_N:
         for eps in LARGE_EPS:
-            b = optimal_bmg(_template_chi(n, eps, 1e-6), 1)
+            b = optimal_bmg(template_chi(n, eps, 1e-6), 1)
             out.append(dict(kind="bmg", gamma=b.gamma, sigma0=b.sigma0, n=n, eps=eps))
     for s in (0.5, 1.0, 2.0):
         for n in LARGE_N:

@@ -64,7 +64,7 @@ def epsilon_at(acc, delta: float = DELTA) -> tuple[float, int]:
     """The accountant's own get_epsilon (safe end, relative xtol 1e-3), and the number of
     one-grid passes it made (each pass: one FFT power of the upper law, plus one of the lower
     law inside the full reports)."""
-    import sharpdp.shuffle._certify as A
+    import sharpdp.shuffle.accountant.plain as A
 
     calls = 0
     orig = A.lattice_pass
@@ -132,7 +132,7 @@ def sharp_row(eps0: float, n: int) -> dict:
     """One row of the sharp table: values and CPU seconds."""
     from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse, ShuffleAccountant
     from sharpdp.shuffle.exact_krr import N_MAX
-    from sharpdp.shuffle.indices import clones_epsilon
+    from sharpdp.shuffle.clones import clones_epsilon
 
     row: dict = {"eps0": eps0, "n": n}
     if n <= N_MAX:
@@ -201,7 +201,7 @@ def test_krr_sampler_throughput(benchmark, impl):
 def main() -> None:
     import sys
 
-    from sharpdp.shuffle.indices import clones_epsilon
+    from sharpdp.shuffle.clones import clones_epsilon
 
     if len(sys.argv) > 1 and sys.argv[1] == "sharp":
         sharp_table()

@@ -248,9 +248,9 @@ def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> d
 # ----------------------------------------------------------------------------- cells
 def _template_bmg(n: int, eps: float) -> dict:
     from sharpdp.shuffle import optimal_bmg
-    from sharpdp.shuffle.calibration import _template_chi
+    from sharpdp.shuffle.calibration import template_chi
 
-    b = optimal_bmg(_template_chi(n, eps, DELTA), 1)
+    b = optimal_bmg(template_chi(n, eps, DELTA), 1)
     return dict(kind="bmg", gamma=b.gamma, sigma0=b.sigma0)
 
 

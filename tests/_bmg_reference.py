@@ -1,7 +1,7 @@
 """Independent references for the blanket divergence of the blanket-mixed Gaussian (1-D).
 
 Everything here is derived from the mechanism's output densities in the message space y (not
-from the accountant's parametrisation of the law of L in ``sharpdp.shuffle._laws``) and
+from the accountant's parametrisation of the law of L in ``sharpdp.shuffle.laws``) and
 evaluated in mpmath at 60 digits, so nothing under- or overflows.
 
 With R_BG the blanket distribution (gamma > 0: N(0, s^2); gamma = 0: phi_s(|y| + 1) / g,

@@ -1,4 +1,5 @@
-"""Architecture checks: no import cycle in sharpdp, layering of the domains, light core install.
+"""Architecture checks: no import cycle in sharpdp, layering of the domains and of the shuffle engine,
+no private names traded between files, every cited docs section exists, light core install.
 
 Imports are read from the source with ``ast`` (module level and inside functions), so an import
 cycle hidden in a function body fails here even when it never runs.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -148,6 +150,137 @@ def test_domains_do_not_import_each_other_or_upward():
                 bad.append(f"{mod} -> {dep} (imports upward)")
             elif src is None and dst in DOMAINS:
                 bad.append(f"{mod} -> {dep} (shared service imports a domain)")
+    assert bad == []
+
+
+# The floors of the shuffle engine, lowest first: a module may import its own floor and the ones below
+# (docs/code_map.md): the laws of L, the accountant, the profile and composition of rounds, calibration.
+FLOORS = (("sharpdp.shuffle.laws",), ("sharpdp.shuffle.accountant",),
+          ("sharpdp.shuffle.pair", "sharpdp.shuffle.profile", "sharpdp.shuffle.composition"),
+          ("sharpdp.shuffle.calibration",))
+# ShuffleAccountant.privacy_profile delegates to the profile (a function-level import, the one way down)
+FLOOR_EXCEPTIONS = {("sharpdp.shuffle.accountant", "sharpdp.shuffle.profile")}
+
+
+def _floor(mod: str) -> int | None:
+    for i, prefixes in enumerate(FLOORS):
+        if any(mod == p or mod.startswith(p + ".") for p in prefixes):
+            return i
+    return None
+
+
+def _floor_violations(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for mod, deps in graph.items():
+        f = _floor(mod)
+        for dep in deps:
+            g = _floor(dep)
+            if f is not None and g is not None and g > f and (mod, dep) not in FLOOR_EXCEPTIONS:
+                bad.append(f"{mod} -> {dep}")
+    return sorted(bad)
+
+
+def test_floor_checker_finds_a_planted_violation():
+    planted = {"sharpdp.shuffle.laws.base": {"sharpdp.shuffle.accountant.fft"},
+               "sharpdp.shuffle.accountant.fft": {"sharpdp.shuffle.laws.base"},
+               "sharpdp.shuffle.profile": {"sharpdp.shuffle.calibration.search"}}
+    assert _floor_violations(planted) == ["sharpdp.shuffle.laws.base -> sharpdp.shuffle.accountant.fft",
+                                          "sharpdp.shuffle.profile -> sharpdp.shuffle.calibration.search"]
+
+
+def test_shuffle_engine_floors():
+    g = _graph()
+    assert {m for m in g if _floor(m) == 1} >= {"sharpdp.shuffle.accountant.fft", "sharpdp.shuffle.accountant.driver"}
+    assert _floor_violations(g) == []
+
+
+def _private_imports(path: pathlib.Path, name: str, known: set[str]) -> list[str]:
+    """Private names imported from another sharpdp module: ``from m import _x`` (an attribute, not a
+    submodule), and private modules imported from outside their own package."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sharpdp")):
+            continue
+        for a in node.names:
+            full = f"{node.module}.{a.name}"
+            if full in known:  # a submodule: private ones only from inside their package
+                if a.name.startswith("_") and not name.startswith(node.module + "."):
+                    out.append(f"{name}: {full}")
+            elif a.name.startswith("_"):
+                out.append(f"{name}: {node.module} {a.name}")
+    return out
+
+
+def test_private_import_checker_finds_planted_imports(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from sharpdp.shuffle.accountant.limits import _HIDDEN, U\nfrom sharpdp.x import _y\n")
+    known = {"sharpdp.shuffle.accountant.limits", "sharpdp.x", "sharpdp.x._y"}
+    assert _private_imports(f, "sharpdp.shuffle.z", known) == [
+        "sharpdp.shuffle.z: sharpdp.shuffle.accountant.limits _HIDDEN", "sharpdp.shuffle.z: sharpdp.x._y"]
+    assert _private_imports(f, "sharpdp.x.w", known) == ["sharpdp.x.w: sharpdp.shuffle.accountant.limits _HIDDEN"]
+
+
+def test_shuffle_modules_trade_no_private_names():
+    """Sibling modules of the shuffle engine share public names only (the compiled core's loader and
+    the package-private services sharpdp._validation, _rng, ... are modules, not names)."""
+    mods = _modules()
+    known = set(mods)
+    bad = [b for m, p in sorted(mods.items()) if m.startswith("sharpdp.shuffle") for b in _private_imports(p, m, known)]
+    assert bad == []
+
+
+# ----------------------------------------------------------------- cited docs sections exist
+DOCS = PKG.parents[1] / "docs"
+_CITE = re.compile(r"(?:docs/)?(\w+\.md)|§\s*(\d+(?:\.\d+)*)|\bsections?\s+(\d+(?:\.\d+)*)")
+
+
+def _doc_sections() -> dict[str, set[str]]:
+    out = {}
+    for md in DOCS.glob("*.md"):
+        # headings "## 3. ...", "### 3.2 ..." and bold paragraph labels "**4.2 Title.**"
+        heads = (re.match(r"^(?:#+\s+|\*\*)(?:§\s*)?(\d+(?:\.\d+)*)\.?\s", line) for line in md.read_text().splitlines())
+        out[md.name] = {m.group(1) for m in heads if m}
+    return out
+
+
+def _bad_citations(text: str, secs: dict[str, set[str]]) -> tuple[int, list[str]]:
+    """(number of citations read, the ones whose docs file or section does not exist). A citation is
+    ``docs/x.md`` (or a bare ``x.md`` of docs/) followed on the same line by ``§N.M`` or ``section N``;
+    every later § on the line belongs to the last file named."""
+    seen, bad = 0, []
+    for line in text.splitlines():
+        cur = None
+        for m in _CITE.finditer(line):
+            if m.group(1):
+                explicit = m.group(0).startswith("docs/")
+                cur = m.group(1) if m.group(1) in secs else None
+                if explicit and cur is None:
+                    bad.append(m.group(0))
+            elif cur is not None:
+                seen += 1
+                s = m.group(2) or m.group(3)
+                if s not in secs[cur]:
+                    bad.append(f"{cur} §{s}")
+    return seen, bad
+
+
+def test_citation_checker_finds_planted_errors():
+    secs = {"a.md": {"1", "1.2"}}
+    assert _bad_citations("see docs/a.md §1.2 and §3, docs/b.md §1; a.md section 1", secs) == (3, ["a.md §3", "docs/b.md"])
+
+
+def test_every_cited_docs_section_exists():
+    secs = _doc_sections()
+    assert {"accountant.md", "accountant_tail.md", "composition.md"} <= set(secs)
+    files = [*PKG.rglob("*.py"), *PKG.parents[1].joinpath("tests").glob("*.py"), *PKG.parents[1].joinpath("bench").glob("*.py")]
+    seen, bad = 0, []
+    for f in files:
+        if f.resolve() == pathlib.Path(__file__).resolve():
+            continue  # (this file plants bad citations on purpose)
+        n, b = _bad_citations(f.read_text(), secs)
+        seen += n
+        bad += [f"{f.name}: {x}" for x in b]
+    assert seen > 100  # the code cites the docs throughout
     assert bad == []
 
 

@@ -102,7 +102,7 @@ def test_connect_the_dots_masses_are_lower_values_at_tiny_steps():
     cancellation, so at lattice steps below ~1e-5 (auto_interval gives 2.5e-9 for very private
     rounds) the "certified lower" masses exceeded the exact ones (by ~1e-45 relative here)."""
     mpmath = pytest.importorskip("mpmath")
-    from sharpdp.shuffle.profile import _masses
+    from sharpdp.shuffle.pair import masses as _masses
 
     with mpmath.workdps(120):
         for dx in (2.5e-9, 1e-7, 1e-4, 0.3):

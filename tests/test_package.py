@@ -3,7 +3,6 @@
 import subprocess
 import sys
 
-import pytest
 
 
 def _run_py(code: str) -> str:

@@ -31,4 +31,4 @@ def test_ci_runs_exactly_the_readme_test_command():
     ci = (README.parent / ".ci" / "run").read_text().splitlines()
     ci_cmds = [ln.strip() for ln in ci
                if ln.strip() and not ln.lstrip().startswith("#") and not ln.startswith(("set ", "cd "))]
-    assert ci_cmds == readme_cmds
+    assert ci_cmds[:len(readme_cmds)] == readme_cmds  # then the non-test steps (lint, types, C++)

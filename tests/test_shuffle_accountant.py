@@ -187,13 +187,13 @@ def test_bmg_against_reference_convolution(gamma, sigma0, n, eps):
 def test_lower_value_per_order_below_reference(gamma, sigma0, n, eps):
     """The convex-order lower value of each order of the pair is below that order's independent
     reference, and tight (within 1%): step H of the module docstring."""
-    from sharpdp.shuffle._laws import laws_for
-    from sharpdp.shuffle._certify import _certify_law
+    from sharpdp.shuffle.laws import laws_for
+    from sharpdp.shuffle.accountant.plain import certify_law
 
     pairs = laws_for(BlanketMixedGaussian(gamma, sigma0, 1), eps, "zero_out")
     for order, (g, law) in enumerate(pairs):
         ref_lo, ref_up = clamped_reference(*bmg_quadrature(gamma, sigma0, eps, order), gamma, n)
-        r = _certify_law(law, g, n, 1e-2, 1)
+        r = certify_law(law, g, n, 1e-2, 1)
         assert ref_lo > 1e-9
         assert r.lower <= ref_up * (1 + 1e-4)
         assert r.upper >= ref_lo * (1 - 1e-4)

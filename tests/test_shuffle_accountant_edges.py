@@ -222,7 +222,8 @@ def test_tiny_deltas_finish_or_refuse():
 
 
 def test_shrink_is_bounded():
-    from sharpdp.shuffle import _search as A
+    from sharpdp.shuffle.accountant import limits as L
+    from sharpdp.shuffle.accountant import search as A
 
     calls = []
 
@@ -230,8 +231,8 @@ def test_shrink_is_bounded():
         calls.append(x)
         return 1e-3 if (int(x * 1e9) % 2) else 1e-9
 
-    lo, ulo, hi, uhi = A._shrink(noisy, 1e-6, 0.0, 1.0, 1.0, 1e-9, 1e-6)
-    assert len(calls) <= 2 * A._SHRINK_ITERS
+    lo, ulo, hi, uhi = A.shrink(noisy, 1e-6, 0.0, 1.0, 1.0, 1e-9, 1e-6)
+    assert len(calls) <= 2 * L.SHRINK_ITERS
     assert uhi <= 1e-6  # the returned end is always a verified one
 
 
@@ -271,7 +272,7 @@ def test_get_epsilon_tiny_delta_few_certified_evaluations(delta, monkeypatch):
     """delta = 1e-300 took 23-100 s and 1e-100 up to 116 s (BMG, n = 1000): the bracket now comes
     from the closed forms (E[L_+] above, the Jensen value below), and below the value floor the
     search uses the cap get_delta itself reports, so few lattice passes remain."""
-    from sharpdp.shuffle import _certify as A
+    from sharpdp.shuffle.accountant import plain as A
 
     passes = []
     orig = A.lattice_pass

@@ -1,6 +1,6 @@
 """Replace-one adjacency for the blanket-mixed Gaussian in the certified accountant.
 
-The law of the antipodal unit pair (``sharpdp.shuffle._laws._bmg_laws``) is checked against
+The law of the antipodal unit pair (``sharpdp.shuffle.laws.bmg.bmg_laws``) is checked against
 mpmath (cells, tails, moments), the accountant against an independent numpy convolution of a
 fine quadrature of L and against Monte Carlo, and the worst-case claim against a 2-D
 quadrature of other pairs in the unit disc.
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, LognormalLaw, ShuffleAccountant
-from sharpdp.shuffle._laws import laws_for
+from sharpdp.shuffle.laws import laws_for
 
 mp.mp.dps = 40
 

@@ -13,8 +13,8 @@ import pytest
 from _golden import golden_min
 from sharpdp import _core
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
-from sharpdp.shuffle._lattice import perturbation_charge
-from sharpdp.shuffle._results import Grid
+from sharpdp.shuffle.accountant.lattice import perturbation_charge
+from sharpdp.shuffle.accountant.results import Grid
 
 C = _core.accountant
 

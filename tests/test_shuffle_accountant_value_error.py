@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle import tables as TB
-from sharpdp.shuffle._certify import certify
-from sharpdp.shuffle._laws import FiniteLaw, LognormalLaw, _bmg_laws
+from sharpdp.shuffle.accountant.driver import certify
+from sharpdp.shuffle.laws import FiniteLaw, LognormalLaw, bmg_laws
 
 mpmath.mp.dps = 60
 _prob = st.floats(1e-12, 1.0, allow_subnormal=False)
@@ -45,7 +45,7 @@ def test_table_value_error_covers_atom_rounding(ra, rb, bg, eps, cancel):
 def test_bmg_location_value_error(gamma, sigma0, eps, adjacency):
     E, G = mpmath.exp(mpmath.mpf(eps)), mpmath.mpf(gamma)
     exact = [G * (1 - E)] if adjacency == "replace" else [G - E, 1 - E * G]
-    laws = [law for _, law in _bmg_laws(gamma, sigma0, eps, adjacency)]
+    laws = [law for _, law in bmg_laws(gamma, sigma0, eps, adjacency)]
     for law, a in zip(laws, exact):
         assert abs(mpmath.mpf(law.a) - a) <= law.value_error
         # not vacuous: a few u of the terms combined
@@ -58,7 +58,7 @@ def test_gaussian_atom_value_error(sigma0, eps):
     """gamma = 0 (the Gaussian randomizer): atoms g - e^eps and 1 - e^eps g with g = 2 Phibar(1/sigma0)."""
     E = mpmath.exp(mpmath.mpf(eps))
     g = mpmath.erfc(1 / (mpmath.mpf(sigma0) * mpmath.sqrt(2)))
-    xb, bx = (law for _, law in _bmg_laws(0.0, sigma0, eps, "zero_out"))
+    xb, bx = (law for _, law in bmg_laws(0.0, sigma0, eps, "zero_out"))
     for law, exact in ((xb, g - E), (bx, 1 - E * g)):
         atom = law.parts[0]
         assert abs(mpmath.mpf(float(atom.values[0])) - exact) <= atom.value_error

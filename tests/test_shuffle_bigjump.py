@@ -13,16 +13,18 @@ import pytest
 from scipy.special import ndtr
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle._bigjump import applicable, certify_bigjump, pair_integral_up, stop_loss
-from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle._certify import _certify_law, certify
+from sharpdp.shuffle.accountant.far_tail import applicable, certify_bigjump
+from sharpdp.shuffle.accountant.jump import pair_integral_up
+from sharpdp.shuffle.laws import laws_for
+from sharpdp.shuffle.accountant.driver import certify
+from sharpdp.shuffle.accountant.plain import certify_law
 
 
 def bracket(law, gamma, n, rel_tol=1e-2):
     """Certified (lower, upper) of one law: the far-tail treatment where it applies."""
     if applicable(law, n):
         d = certify_bigjump(law, gamma, n, rel_tol)
-        return d["lower"], d["upper"]
+        return d.lower, d.upper
     r = certify(law, gamma, n, rel_tol, 1)
     return r.lower, r.upper
 
@@ -191,7 +193,7 @@ def test_overlaps_the_plain_engine(sigma0, n, eps, which):
     """Both brackets are certified, so they must intersect (the plain engine: _certify_law)."""
     gl, law = law_of(0.3, sigma0, eps, which)
     lo, up = bracket(law, gl, n)
-    r = _certify_law(law, gl, n, 1e-2, 1)
+    r = certify_law(law, gl, n, 1e-2, 1)
     assert lo <= r.upper and r.lower <= up, (lo, up, r.lower, r.upper)
 
 
@@ -249,7 +251,7 @@ def test_stop_loss_matches_closed_form():
     gl, law = law_of(0.3, 0.7, 1.0, "replace")
     ln = LN.bmg(0.3, 0.7, 1.0, "replace")
     u = np.array([-50.0, -1.0, 0.0, 3.0, 40.0, 900.0])
-    lo, up = stop_loss(law, u)
+    lo, up = law.stop_loss(u)
     ref = ln.tail(u)[1]
     assert np.all(lo <= ref * (1 + 1e-9)) and np.all(up >= ref * (1 - 1e-9))
     assert np.allclose(lo, up, rtol=1e-9)

@@ -20,8 +20,9 @@ import pytest
 from test_shuffle_bigjump import LN, ak_estimate
 
 from sharpdp.shuffle import BlanketMixedGaussian
-from sharpdp.shuffle._bigjump import _h_first_group, stop_loss, stop_loss_grid
-from sharpdp.shuffle._laws import laws_for
+from sharpdp.shuffle.accountant.far_tail import _h_first_group
+from sharpdp.shuffle.accountant.jump import stop_loss_grid
+from sharpdp.shuffle.laws import laws_for
 
 resource = pytest.importorskip("resource")
 
@@ -76,7 +77,7 @@ def test_stop_loss_grid_brackets_the_closed_form():
         law = laws_for(BlanketMixedGaussian(GAMMA, SIGMA0, 1), EPS, adj)[0][1]
         t0, dt, k = 2.0**16, 2.0, 40_000
         lo, up = stop_loss_grid(law, t0, dt, k)
-        lo_p, up_p = stop_loss(law, t0 + dt * np.arange(k))
+        lo_p, up_p = law.stop_loss(t0 + dt * np.arange(k))
         assert np.all(up >= up_p) and np.all(lo <= lo_p)
         assert float(np.max((up - lo) / up)) < 1e-4  # and stays tight
 

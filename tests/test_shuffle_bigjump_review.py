@@ -28,13 +28,12 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import binom
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
-from sharpdp.shuffle._bigjump import (
-    applicable, jump_term, lattice_laws, lower_tail_penalty, pair_integral_up, prob_above_up, stop_loss,
-    _Chernoff, _body_lower,
-)
-from sharpdp.shuffle._lattice import _one_pass
-from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle._certify import _upper_value, certify
+from sharpdp.shuffle.accountant.chernoff import Chernoff
+from sharpdp.shuffle.accountant.far_tail import _body_lower, applicable, lower_tail_penalty
+from sharpdp.shuffle.accountant.jump import jump_term, pair_integral_up
+from sharpdp.shuffle.accountant.lattice import lattice_laws, lattice_pass
+from sharpdp.shuffle.laws import laws_for
+from sharpdp.shuffle.accountant.driver import certify, upper_value
 
 Z_MC = 4.5
 
@@ -427,7 +426,7 @@ def test_upper_value_only_path():
         g, law = ref_bmg(0.05, 0.3, 1.0, which)
         exact = small_n_bracket(law, g, n)[0]
         gl, ll = lib("bmg", 0.05, 0.3, 1.0, which)
-        assert _upper_value(ll, gl, n, 1e-2, 1, 1e-3, 0.25) >= exact * (1 - 1e-5)
+        assert upper_value(ll, gl, n, 1e-2, 1, 1e-3, 0.25) >= exact * (1 - 1e-5)
 
 
 # ------------------------------------------------------------------------ the proof's pieces at n = 2
@@ -449,7 +448,7 @@ def test_pieces_at_n2(which):
     # E phi(A'), phi(a) = tau(max(T0, -a)); A' = 0 with probability 1 - g
     ephi = (1 - g) * t0 + g * float(np.sum(w * tau(np.maximum(T0, -c))))
     jt = jump_term(ll, gl, n, lat, h, T0, 1e-2, ephi, 1)
-    assert jt["lo"] <= ephi * (1 + 1e-7) and jt["up"] >= ephi * (1 - 1e-7), (jt["lo"], ephi, jt["up"])
+    assert jt.lo <= ephi * (1 + 1e-7) and jt.up >= ephi * (1 - 1e-7), (jt.lo, ephi, jt.up)
 
     def plus_clamped(cc, top):
         """E[(cc + clamp(L, -B, top))_+] in closed form (top = inf: no upper clamp)."""
@@ -462,12 +461,12 @@ def test_pieces_at_n2(which):
     # body E[A_+]/(n g), A = G'_1 + G'_2 (the second user's expectation in closed form)
     body = (2 * g * (1 - g) * float(plus_clamped(np.array([0.0]), T0)[0])
             + g * g * float(np.sum(w * plus_clamped(c, T0)))) / (n * g)
-    r = _one_pass(ll, gl, n, h, T0, B, 1e-2, 1, True)
-    assert _body_lower(r) <= body * (1 + 1e-7) and r["main"] >= body * (1 - 1e-7), (_body_lower(r), body, r["main"])
+    r = lattice_pass(ll, gl, n, h, T0, B, 1e-2, 1, True)
+    assert _body_lower(r) <= body * (1 + 1e-7) and r.main >= body * (1 - 1e-7), (_body_lower(r), body, r.main)
     # lower-clamp price
     tl = float(np.sum(w * np.maximum(-B - v, 0.0)))
     true_pen = tl * g * float(law.sf(np.array([B]))[0])
-    pen = lower_tail_penalty(ll, gl, n, T0, B, _Chernoff(lat["g"], lat["eta"], lat["k0"], h, n - 1))
+    pen = lower_tail_penalty(ll, gl, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
     assert pen >= true_pen * (1 - 1e-7)
     # (2.1): E[(S^B)_+]/(n g) between body + E phi and body + E phi + (n - 1) g I2(T0)/2
     vb = np.maximum(v, -B)
@@ -485,10 +484,10 @@ def test_closed_forms_in_the_far_tail():
         gl, ll = lib(fam, 0.05, 0.3 if fam == "bmg" else 0.5, 1.0, which)
         g, law = ref(fam, 0.05, 0.3 if fam == "bmg" else 0.5, 1.0, which)
         t = np.array([-3.0, 0.0, 10.0, 1e3, 1e5, 1e7, 1e9])
-        lo, up = stop_loss(ll, t)
+        lo, up = ll.stop_loss(t)
         ex = law.stop(t)
         assert np.all(lo <= ex * (1 + 1e-10)) and np.all(up >= ex * (1 - 1e-10))
-        assert np.all(prob_above_up(ll, t) >= law.sf(t) * (1 - 1e-10))
+        assert np.all(ll.prob_above_up(t) >= law.sf(t) * (1 - 1e-10))
         for T0 in (16.0, 1024.0):
             x = T0 + np.expm1(np.linspace(0.0, math.log(1e9), 400001))
             p = law.sf(x)

@@ -10,18 +10,19 @@ import numpy as np
 import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
-from sharpdp.shuffle import _bigjump
-from sharpdp.shuffle import _lattice as A
-from sharpdp.shuffle._laws import laws_for
+from sharpdp.shuffle.accountant import far_tail as _bigjump
+from sharpdp.shuffle.accountant import jump
+from sharpdp.shuffle.accountant import limits as A
+from sharpdp.shuffle.laws import laws_for
 
 from test_shuffle_bigjump_review import Z_MC, mc_max, ref_bmg, ref_gauss
 
 
 def _check(new, old, mean, se):
-    assert new["lower"] <= old["upper"] and old["lower"] <= new["upper"], (new, old)
+    assert new.lower <= old.upper and old.lower <= new.upper, (new, old)
     for r in (new, old):
-        assert r["lower"] > 0 and r["upper"] - r["lower"] <= 1e-2 * r["lower"], r
-        assert r["upper"] >= mean - Z_MC * se and r["lower"] <= mean + Z_MC * se, (r["lower"], r["upper"], mean, se)
+        assert r.lower > 0 and r.upper - r.lower <= 1e-2 * r.lower, r
+        assert r.upper >= mean - Z_MC * se and r.lower <= mean + Z_MC * se, (r.lower, r.upper, mean, se)
 
 
 @pytest.mark.slow
@@ -33,8 +34,8 @@ def test_accurate_dft_on_demand_bmg_n100(monkeypatch):
     g = float(g)
     assert _bigjump.applicable(law, n, 1e-2, g)
     new = _bigjump.certify_bigjump(law, g, n, 1e-2, 1)
-    full = _bigjump._fft_law
-    monkeypatch.setattr(_bigjump, "_fft_law", lambda *a: full(*a[:-1], A._DFT_WORK))
+    full = jump._fft_law
+    monkeypatch.setattr(jump, "_fft_law", lambda *a: full(*a[:-1], A.DFT_WORK))
     old = _bigjump.certify_bigjump(law, g, n, 1e-2, 1)
     gr, ref = ref_bmg(0.0646, 0.561, eps, "x_bot")
     mean, se = mc_max(ref, gr, n, 40000, np.random.default_rng(5))
@@ -52,7 +53,7 @@ def test_coarser_first_step_gaussian_n1e4(monkeypatch):
     new = _bigjump.certify_bigjump(law, g, n, 1e-2, 1)
     monkeypatch.setattr(_bigjump, "_normal_value", lambda *a: float("inf"))  # the former first step
     old = _bigjump.certify_bigjump(law, g, n, 1e-2, 1)
-    assert new["h"] > old["h"]
+    assert new.h > old.h
     gr, ref = ref_gauss(s0, eps, "x_bot")
     mean, se = mc_max(ref, gr, n, 20000, np.random.default_rng(7))
     _check(new, old, mean, se)

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle._bigjump import applicable
-from sharpdp.shuffle._certify import _certify_law, _clamped_chernoff_cap, certify
-from sharpdp.shuffle._laws import laws_for
+from sharpdp.shuffle.accountant.far_tail import applicable
+from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
+from sharpdp.shuffle.accountant.driver import certify
+from sharpdp.shuffle.accountant.plain import certify_law
+from sharpdp.shuffle.laws import laws_for
 
 from test_shuffle_bigjump_review import mc_max, ref_bmg, small_n_bracket
 
@@ -33,7 +35,7 @@ def test_clamped_cap_is_above_the_certified_lower_value(sigma0, eps, n):
     g, law = _law(GaussianRandomizer(sigma0, 1), eps)
     ref = certify(law, g, n, 1e-2, 1)
     assert ref.lower > 0
-    cap = _clamped_chernoff_cap(law, g, n, 100 * ref.upper)
+    cap = clamped_chernoff_cap(law, g, n, 100 * ref.upper)
     assert cap is not None
     assert cap.upper >= ref.lower, (cap.upper, ref.lower, ref.upper)
     # a Chernoff value, not the trivial bound: within a few orders of the refined upper value
@@ -47,7 +49,7 @@ def test_clamped_cap_against_monte_carlo():
     g, law = _law(BlanketMixedGaussian(gamma, sigma0, 1), eps)
     gr, ref = ref_bmg(gamma, sigma0, eps, "x_bot")
     mean, se = mc_max(ref, gr, n, 20000, np.random.default_rng(5))
-    cap = _clamped_chernoff_cap(law, g, n, 100 * mean)
+    cap = clamped_chernoff_cap(law, g, n, 100 * mean)
     assert cap is not None and mean > 0
     assert cap.upper >= mean - 4 * se, (cap.upper, mean, se)
 
@@ -63,7 +65,7 @@ def test_negligible_delta_is_capped_at_once(sigma0, n, eps):
     assert "Chernoff" in str(rep.terms.get("note", "")), rep.terms
     if n <= 10**4:  # the old path (seconds at n = 1e8 - 1e9)
         g, law = _law(GaussianRandomizer(sigma0, 1), eps)
-        old = _certify_law(law, g, n, 1e-2, 1)
+        old = certify_law(law, g, n, 1e-2, 1)
         assert old.upper < FLOOR
 
 
@@ -82,10 +84,10 @@ def test_first_clamp_is_not_the_whole_value():
     clamp term; the refinement now reaches a clamp whose term is below the floor. Reference: the
     clamped Chernoff cap (an independent certified bound) is below the floor too."""
     g, law = _law(GaussianRandomizer(4.6, 1), 2.0)
-    r = _certify_law(law, g, 10**9, 1e-2, 1)
+    r = certify_law(law, g, 10**9, 1e-2, 1)
     assert r.grid.T > 10 * r.grid.h
     assert r.upper < FLOOR, r
-    cap = _clamped_chernoff_cap(law, g, 10**9, FLOOR)
+    cap = clamped_chernoff_cap(law, g, 10**9, FLOOR)
     assert cap is not None and cap.upper < FLOOR
 
 
@@ -143,5 +145,5 @@ def test_switched_law_against_the_plain_engine():
     certified, must intersect."""
     g, law = _law(BlanketMixedGaussian(0.02, 0.5, 1), 4.0, "replace")
     r = certify(law, g, 100, 1e-2, 1)
-    old = _certify_law(law, g, 100, 1e-2, 1)
+    old = certify_law(law, g, 100, 1e-2, 1)
     assert r.lower > 0 and max(r.lower, old.lower) <= min(r.upper, old.upper), (r, old)

@@ -12,8 +12,8 @@ import copy
 import pytest
 
 import sharpdp.shuffle as sh
-from sharpdp.shuffle import _bigjump as bj
-from sharpdp.shuffle._laws import LognormalLaw, laws_for
+from sharpdp.shuffle.accountant import far_tail as bj
+from sharpdp.shuffle.laws import LognormalLaw, laws_for
 
 N = 327_346
 
@@ -35,11 +35,11 @@ def test_upper_value_covers_the_raised_law(c):
     exact = copy.copy(law)
     exact.value_error = 0.0
     r0 = bj.try_certify(exact, gamma, N, 1e-2, 1)
-    assert r["upper"] >= rr["lower"]
+    assert r.upper >= rr.lower
     if c >= 1e-3:  # a raise this large moves the value by more than the bracket's width
-        assert rr["lower"] > r0["upper"]  # without the charge the upper value would be below it
+        assert rr.lower > r0.upper  # without the charge the upper value would be below it
     lowered = LognormalLaw(law.a - c, law.b, law.r, law.z_lo, law.weight, law.b_minus)
-    assert r["lower"] <= bj.try_certify(lowered, gamma, N, 1e-2, 1)["upper"]
+    assert r.lower <= bj.try_certify(lowered, gamma, N, 1e-2, 1).upper
 
 
 def test_the_builders_rounding_costs_nothing_visible():
@@ -49,5 +49,5 @@ def test_the_builders_rounding_costs_nothing_visible():
     exact = copy.copy(law)
     exact.value_error = 0.0
     r, r0 = bj.try_certify(law, gamma, N, 1e-2, 1), bj.try_certify(exact, gamma, N, 1e-2, 1)
-    assert r["upper"] == pytest.approx(r0["upper"], rel=1e-6)
-    assert r["lower"] == pytest.approx(r0["lower"], rel=1e-6) and r["lower"] <= r["upper"]
+    assert r.upper == pytest.approx(r0.upper, rel=1e-6)
+    assert r.lower == pytest.approx(r0.lower, rel=1e-6) and r.lower <= r.upper

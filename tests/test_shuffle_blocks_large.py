@@ -12,7 +12,8 @@ import pytest
 from scipy.stats import binom
 
 from sharpdp.shuffle import ShuffleAccountant
-from sharpdp.shuffle import _blocks as BL
+from sharpdp.shuffle.accountant import blocks as BL
+from sharpdp.shuffle.accountant import limits as L
 from sharpdp.shuffle.randomizers import RandomizedResponse
 from _power_reference import l2_distance, power_case
 
@@ -109,7 +110,7 @@ def test_large_blocks_bracket_the_exact_value_at_n_1e8(eps):
 def test_block_probabilities_stay_in_the_double_range(monkeypatch):
     # with a very large atom cap, Pascal's triangle would overflow beyond row 1029 (NaN
     # probabilities): the guards cap M* at 1000 and keep p_min^M* >= e^-650
-    monkeypatch.setattr(BL, "_BLOCK_ATOMS_MAX", 10**7)
+    monkeypatch.setattr(BL, "BLOCK_ATOMS_MAX", 10**7)
     (g, law), = RandomizedResponse(2, 1.0).privacy_amplification_laws(1e-3, "replace")
     blk = BL._block_law(g, law, 10**9)
     assert blk is not None
@@ -121,9 +122,9 @@ def test_block_probabilities_stay_in_the_double_range(monkeypatch):
 
 
 def test_atom_cap_grows_like_sqrt_n():
-    assert BL._atom_cap(10**4) == BL._BLOCK_ATOMS_MIN
+    assert BL._atom_cap(10**4) == L.BLOCK_ATOMS_MIN
     assert BL._atom_cap(10**8) == 200_000
-    assert BL._atom_cap(10**12) == BL._BLOCK_ATOMS_MAX
+    assert BL._atom_cap(10**12) == L.BLOCK_ATOMS_MAX
 
 
 def test_power_step_bound_covers_the_skipped_frequencies():
@@ -178,7 +179,7 @@ def _dup_two_atoms(values, probs, gamma: float, n: int) -> float:
 
 def _krr_reference(k: int, eps0: float, n: int, adjacency: str, eps: float) -> tuple[float, float]:
     """(lower, upper) reference of the accountant's quantity max over laws of D_up (two-atom laws only)."""
-    from sharpdp.shuffle._laws import laws_for
+    from sharpdp.shuffle.laws import laws_for
 
     lo = hi = 0.0
     for gamma, law in laws_for(RandomizedResponse(k, eps0), eps, adjacency):
@@ -217,12 +218,12 @@ def test_one_block_tiny_value_not_floored_by_truncation():
     truncation charge of 1e-40 dominated the error of a value of 7.6e-37 (bracket width 2e-40, 2.6e-4
     relative). The charge now scales with the value: the bracket holds the binomial-sum reference and is
     tight relative to it."""
-    from sharpdp.shuffle._certify import certify
-    from sharpdp.shuffle._laws import FiniteLaw
+    from sharpdp.shuffle.accountant.driver import certify
+    from sharpdp.shuffle.laws import FiniteLaw
 
     vals, probs, gamma, n = np.array([-1.0, 0.25]), np.array([0.95, 0.05]), 0.2, 400
     law = FiniteLaw(vals, probs)
-    blk = BL._block(gamma, law, n)
+    blk = BL.block(gamma, law, n)
     assert blk.t == n and 0.0 < blk.trunc  # one block, truncated (M* < t)
     ref = _dup_two_atoms(vals, probs, gamma, n)
     assert 1e-38 < ref < 1e-36

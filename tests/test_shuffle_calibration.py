@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 
 from sharpdp.shuffle import BlanketMixedGaussian, calibrate_bmg, optimal_bmg, template_delta_estimate
 from sharpdp.shuffle import calibration as C
+from sharpdp.shuffle.calibration import estimates as CE
+from sharpdp.shuffle.calibration import optimal as CO
+from sharpdp.shuffle.calibration import search as CS
 
 
 # ---------------------------------------------------------------- optimal_bmg
@@ -120,8 +123,8 @@ class _StandIn:
 
 def _patch(monkeypatch, cls):
     cls.calls = []
-    monkeypatch.setattr(C, "_make_accountant",
-                        lambda r, n, adjacency, rel_tol=C._CERT_REL_TOL: cls(r, n, adjacency, rel_tol))
+    monkeypatch.setattr(CS, "make_accountant",
+                        lambda r, n, adjacency, rel_tol=CS.CERT_REL_TOL: cls(r, n, adjacency, rel_tol))
     return cls
 
 
@@ -132,7 +135,7 @@ def stand_in(monkeypatch):
 
 def _certified_at_full_accuracy(calls, b, delta):
     """The returned parameters were evaluated at the accountant's default accuracy, <= delta."""
-    return any(g == b.gamma and s == b.sigma0 and rt == C._CERT_REL_TOL and d <= delta for g, s, rt, d in calls)
+    return any(g == b.gamma and s == b.sigma0 and rt == CS.CERT_REL_TOL and d <= delta for g, s, rt, d in calls)
 
 
 def _brute_force_err(n, eps, delta, d, gammas):
@@ -141,11 +144,11 @@ def _brute_force_err(n, eps, delta, d, gammas):
         lo, hi = 1e-10, 1e14
         for _ in range(120):
             m = math.sqrt(lo * hi)
-            if _StandIn(BlanketMixedGaussian(g, C._sigma0_for_chi(g, m), d), n).get_delta(eps) <= delta:
+            if _StandIn(BlanketMixedGaussian(g, CO._sigma0_for_chi(g, m), d), n).get_delta(eps) <= delta:
                 hi = m
             else:
                 lo = m
-        best = min(best, BlanketMixedGaussian(g, C._sigma0_for_chi(g, hi), d).mse_single)
+        best = min(best, BlanketMixedGaussian(g, CO._sigma0_for_chi(g, hi), d).mse_single)
     return best
 
 
@@ -176,12 +179,12 @@ def test_calibrate_property_certified_within_budget_near_optimal(n, eps, delta, 
             calls.append((self.r.gamma, self.r.sigma0, self.rel_tol, dv))
             return dv, dv
 
-    orig = C._make_accountant
-    C._make_accountant = lambda r, n_, adjacency, rel_tol=C._CERT_REL_TOL: Rec(r, n_, adjacency, rel_tol)
+    orig = CS.make_accountant
+    CS.make_accountant = lambda r, n_, adjacency, rel_tol=CS.CERT_REL_TOL: Rec(r, n_, adjacency, rel_tol)
     try:
         rep = C.calibrate_bmg_report(n, eps, delta, d, progress=False)
     finally:
-        C._make_accountant = orig
+        CS.make_accountant = orig
     b = rep.randomizer
     assert rep.evaluations == len(calls) <= 10
     assert _certified_at_full_accuracy(calls, b, delta) and rep.delta_bounds[1] <= delta
@@ -189,6 +192,18 @@ def test_calibrate_property_certified_within_budget_near_optimal(n, eps, delta, 
     a = 1 - b.gamma
     gammas = 1 - np.exp(np.linspace(math.log(a) - 1.0, min(math.log(a) + 1.0, -1e-9), 25))
     # near-optimal: the model search trades <= 0.5 % of Err_1 for <= 10 certified evaluations
+    assert b.mse_single <= _brute_force_err(n, eps, delta, d, gammas) * (1 + 5e-3)
+
+
+@pytest.mark.xfail(strict=True, reason="known miss of the model search (also on main): with the stand-in, n = 5664, "
+                   "eps = 4, delta = 1e-12, d = 8 ends at Err_1 4.297 after its 10 evaluations, 2.27x the "
+                   "brute-force optimum 1.889 over gamma; found by the random search of the property above")
+def test_calibrate_near_optimal_at_large_eps_tiny_delta(stand_in):
+    n, eps, delta, d = 5664, 4.0, 1.0000000000000002e-12, 8
+    b = calibrate_bmg(n, eps, delta, d, progress=False)
+    assert _StandIn(b, n).get_delta(eps) <= delta  # certified (holds)
+    a = 1 - b.gamma
+    gammas = 1 - np.exp(np.linspace(math.log(a) - 1.0, min(math.log(a) + 1.0, -1e-9), 25))
     assert b.mse_single <= _brute_force_err(n, eps, delta, d, gammas) * (1 + 5e-3)
 
 
@@ -201,14 +216,14 @@ def test_calibrate_progress_bar(stand_in, capsys, monkeypatch):
     out = capsys.readouterr().err
     assert "calibrating BMG" in out
     if __import__("importlib").util.find_spec("tqdm") is not None:  # tqdm: ends at 100 %, total the budget before
-        assert "100%" in out and f"/{C._MAX_EVALS} " in out
+        assert "100%" in out and f"/{CS._MAX_EVALS} " in out
     # without tqdm: the plain fallback, its count over the budget, then over the evaluations made
     monkeypatch.setitem(__import__("sys").modules, "tqdm.auto", None)
     stand_in.calls = []
     calibrate_bmg(1000, 1.0, 1e-5, 1, progress=True)
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith(f"calibrating BMG: 1/{C._MAX_EVALS} ") and err[-1].endswith("(done)")
-    assert all(f"/{C._MAX_EVALS} " in line for line in err[:-1])  # the total does not move
+    assert err[0].startswith(f"calibrating BMG: 1/{CS._MAX_EVALS} ") and err[-1].endswith("(done)")
+    assert all(f"/{CS._MAX_EVALS} " in line for line in err[:-1])  # the total does not move
     assert err[-1].startswith(f"calibrating BMG: {len(stand_in.calls)}/{len(stand_in.calls)} accountant evaluations")
 
 
@@ -218,13 +233,13 @@ def test_calibrate_recheck_failure_is_an_error(monkeypatch):
 
         def get_delta_bounds(self, epsilon):
             lo, up = super().get_delta_bounds(epsilon)
-            return (lo, up) if self.rel_tol != C._CERT_REL_TOL else (1.0, 1.0)
+            return (lo, up) if self.rel_tol != CS.CERT_REL_TOL else (1.0, 1.0)
 
     _patch(monkeypatch, Refuses)
-    monkeypatch.setattr(C, "_SEARCH_REL_TOL", 0.1)  # a looser search accuracy than the certificate's
+    monkeypatch.setattr(CS, "_SEARCH_REL_TOL", 0.1)  # a looser search accuracy than the certificate's
     with pytest.raises(RuntimeError, match="re-check"):
         calibrate_bmg(1000, 1.0, 1e-5, 1, progress=False)
-    assert len(Refuses.calls) <= C._MAX_EVALS + C._FALLBACK_EVALS
+    assert len(Refuses.calls) <= CS._MAX_EVALS + CS._FALLBACK_EVALS
 
 
 def test_calibrate_failed_check_falls_back_to_the_safe_side(monkeypatch):
@@ -233,13 +248,13 @@ def test_calibrate_failed_check_falls_back_to_the_safe_side(monkeypatch):
 
         def get_delta_bounds(self, epsilon):
             lo, up = super().get_delta_bounds(epsilon)
-            return (lo, up) if self.rel_tol == C._CERT_REL_TOL else (0.6 * lo, 0.6 * up)
+            return (lo, up) if self.rel_tol == CS.CERT_REL_TOL else (0.6 * lo, 0.6 * up)
 
     _patch(monkeypatch, Optimistic)
-    monkeypatch.setattr(C, "_SEARCH_REL_TOL", 0.1)  # a looser search accuracy than the certificate's
+    monkeypatch.setattr(CS, "_SEARCH_REL_TOL", 0.1)  # a looser search accuracy than the certificate's
     n, eps, delta = 1000, 1.0, 1e-5
     rep = C.calibrate_bmg_report(n, eps, delta, 1, progress=False)
-    fine = [c for c in Optimistic.calls if c[2] == C._CERT_REL_TOL]
+    fine = [c for c in Optimistic.calls if c[2] == CS.CERT_REL_TOL]
     assert fine[0][3] > delta  # the first certification failed ...
     assert _certified_at_full_accuracy(Optimistic.calls, rep.randomizer, delta)  # ... the answer is certified
     assert rep.evaluations <= 10
@@ -280,7 +295,7 @@ def test_calibrate_with_certified_accountant():
     worse = BlanketMixedGaussian(b.gamma, b.sigma0 * 0.99, d)
     assert acc.ShuffleAccountant(worse, n).get_delta(eps) > delta
     # better than the chi-optimal BMG at the template's chi guess whenever that one is certified
-    guess = optimal_bmg(C._template_chi(n, eps, delta), d)
+    guess = optimal_bmg(C.template_chi(n, eps, delta), d)
     if acc.ShuffleAccountant(guess, n).get_delta(eps) <= delta:
         assert b.mse_single <= guess.mse_single * (1 + 1e-3)
 
@@ -380,12 +395,11 @@ def test_calibrate_gaussian_certifies_near_the_bracketed_boundary():
 def test_big_jump_estimate_is_the_accountants_stop_loss_bmg(gamma, sigma0, n, eps):
     # reference: the accountant's own rigorous bracket of tau(T) = E[(L - T)_+] for the law of
     # l_eps (x vs bot), at T = (n - 1) gamma (e^eps - 1) = -(n - 1) gamma E[L]
-    from sharpdp.shuffle._bigjump import stop_loss
-    from sharpdp.shuffle._laws import laws_for
+    from sharpdp.shuffle.laws import laws_for
 
     gw, law = laws_for(BlanketMixedGaussian(gamma, sigma0, 1), eps, "zero_out")[0]
-    lo, up = (float(v[0]) for v in stop_loss(law, [-(n - 1) * gw * law.mean()]))
-    est = C._big_jump_estimate(gamma, sigma0, n, eps)
+    lo, up = (float(v[0]) for v in law.stop_loss([-(n - 1) * gw * law.mean()]))
+    est = CE.big_jump_estimate(gamma, sigma0, n, eps)
     assert lo * (1 - 1e-9) <= est <= up * (1 + 1e-9)
     assert est > 0.0
 
@@ -393,12 +407,11 @@ def test_big_jump_estimate_is_the_accountants_stop_loss_bmg(gamma, sigma0, n, ep
 @pytest.mark.parametrize("sigma0,n,eps", [(0.5, 10**4, 1.0), (2.0, 1000, 0.5), (1.0, 10**8, 4.0), (5.0, 100, 0.01)])
 def test_big_jump_estimate_is_the_accountants_stop_loss_gaussian(sigma0, n, eps):
     from sharpdp.shuffle import GaussianRandomizer
-    from sharpdp.shuffle._bigjump import stop_loss
-    from sharpdp.shuffle._laws import laws_for
+    from sharpdp.shuffle.laws import laws_for
 
     gw, law = laws_for(GaussianRandomizer(sigma0, 1), eps, "zero_out")[0]  # x vs the infimum blanket
-    lo, up = (float(v[0]) for v in stop_loss(law, [-(n - 1) * gw * law.mean()]))
-    est = C._big_jump_estimate(0.0, sigma0, n, eps)
+    lo, up = (float(v[0]) for v in law.stop_loss([-(n - 1) * gw * law.mean()]))
+    est = CE.big_jump_estimate(0.0, sigma0, n, eps)
     assert lo * (1 - 1e-9) <= est <= up * (1 + 1e-9)
 
 
@@ -408,8 +421,8 @@ def test_big_jump_estimate_tracks_the_certified_delta_where_the_jump_dominates()
 
     b = BlanketMixedGaussian(0.007455416487937456, 0.4019223132533896, 1)
     lo, up = ShuffleAccountant(b, 10**8, rel_tol=0.1).get_delta_bounds(1.0)
-    assert C._big_jump_estimate(b.gamma, b.sigma0, 10**8, 1.0) == pytest.approx(lo, rel=0.03)
-    assert C._jump_regime(10**8, b.gamma, 1.0) and not C._jump_regime(72, 0.55, 0.03125)
+    assert CE.big_jump_estimate(b.gamma, b.sigma0, 10**8, 1.0) == pytest.approx(lo, rel=0.03)
+    assert CE.jump_regime(10**8, b.gamma, 1.0) and not CE.jump_regime(72, 0.55, 0.03125)
 
 
 def test_template_scalar_is_template_delta_estimate():
@@ -417,7 +430,7 @@ def test_template_scalar_is_template_delta_estimate():
         for n in (1, 100, 10**4, 10**8):
             for eps in (0.0, 1e-3, 0.1, 1.0, 8.0):
                 ref = template_delta_estimate(chi, n, eps)
-                got = C._template_scalar(chi, n, eps)
+                got = CE.template_scalar(chi, n, eps)
                 if ref > 1e-300:
                     assert got == pytest.approx(ref, rel=1e-3)
                 else:

@@ -5,7 +5,8 @@ import math
 import pytest
 
 from sharpdp.shuffle import ComposedAccountant, ShuffleAccountant, calibrate_bmg, calibrate_bmg_report
-from sharpdp.shuffle import calibration as C
+from sharpdp.shuffle.calibration import rounds as CR
+from sharpdp.shuffle.calibration import search as CS
 from sharpdp.shuffle import template_delta_estimate
 
 
@@ -14,7 +15,7 @@ from sharpdp.shuffle import template_delta_estimate
 def test_rounds_certified_by_an_independent_composition_and_beats_the_naive_split(n, k, eps, delta):
     rep = calibrate_bmg_report(n, eps, delta, 1, rounds=k, progress=False)
     b = rep.randomizer
-    assert rep.rounds == k and 1 <= rep.composed_certifications <= C._ROUNDS_CERTS + C._ROUNDS_FALLBACK
+    assert rep.rounds == k and 1 <= rep.composed_certifications <= CR._ROUNDS_CERTS + CR._ROUNDS_FALLBACK
     # independent re-check: a fresh ComposedAccountant of k rounds of the returned BMG
     up = ComposedAccountant([(ShuffleAccountant(b, n), k)]).get_delta(eps)
     assert up <= delta and up == rep.delta_bounds[1]
@@ -25,7 +26,7 @@ def test_rounds_certified_by_an_independent_composition_and_beats_the_naive_spli
     # not over-noised beyond the composed target (within the search's stop rule)
     single = calibrate_bmg(n, eps, delta, 1, progress=False)
     assert single.mse_single < b.mse_single
-    assert up >= delta * math.exp(C._ROUNDS_CLOSE) or rep.composed_certifications >= C._ROUNDS_CERTS
+    assert up >= delta * math.exp(CR._ROUNDS_CLOSE) or rep.composed_certifications >= CR._ROUNDS_CERTS
 
 
 def _key(rep):
@@ -76,9 +77,9 @@ def _composed_stand_in(factor, log):
 
 @pytest.fixture
 def stand_ins(monkeypatch):
-    monkeypatch.setattr(C, "_make_accountant", lambda r, n, adjacency, rel_tol=C._CERT_REL_TOL: _StandIn(r, n))
+    monkeypatch.setattr(CS, "make_accountant", lambda r, n, adjacency, rel_tol=CS.CERT_REL_TOL: _StandIn(r, n))
     log = []
-    return lambda factor: (monkeypatch.setattr(C, "_composed_bounds", _composed_stand_in(factor, log)), log)[1]
+    return lambda factor: (monkeypatch.setattr(CR, "_composed_bounds", _composed_stand_in(factor, log)), log)[1]
 
 
 @pytest.mark.parametrize("factor", [1.0, 30.0, 1e-3])
@@ -87,7 +88,7 @@ def test_rounds_returns_only_certified_candidates_and_the_best(stand_ins, factor
     log = stand_ins(factor)
     n, k, eps, delta = 5000, 4, 0.1, 1e-6
     rep = calibrate_bmg_report(n, eps, delta, 1, rounds=k, progress=False)
-    assert rep.composed_certifications == len(log) <= C._ROUNDS_CERTS + C._ROUNDS_FALLBACK
+    assert rep.composed_certifications == len(log) <= CR._ROUNDS_CERTS + CR._ROUNDS_FALLBACK
     ok = [(b.mse_single, d) for b, d in log if d <= delta]
     assert ok and (rep.randomizer.mse_single, rep.delta_bounds[1]) == min(ok)
     assert rep.delta_bounds[1] <= delta
@@ -97,7 +98,7 @@ def test_rounds_refuses_when_nothing_certifies(stand_ins):
     log = stand_ins(math.inf)  # every composed value is 1
     with pytest.raises(RuntimeError, match="4-round delta"):
         calibrate_bmg(5000, 0.1, 1e-6, 1, rounds=4, progress=False)
-    assert len(log) == C._ROUNDS_CERTS + C._ROUNDS_FALLBACK
+    assert len(log) == CR._ROUNDS_CERTS + CR._ROUNDS_FALLBACK
     # the fallback stepped to the safe side (more noise) after each failure
     chis = [b.chi_lo for b, _ in log]
     assert all(b > a for a, b in zip(chis, chis[1:]))

@@ -11,8 +11,9 @@ import pytest
 
 from sharpdp.shuffle import (BlanketMixedGaussian, FiniteLaw, GaussianRandomizer, PrivUnit, RandomizedResponse,
                              ShuffleAccountant)
-from sharpdp.shuffle import _search as S
-from sharpdp.shuffle._laws import laws_for
+from sharpdp.shuffle.accountant import limits as L
+from sharpdp.shuffle.accountant import search as S
+from sharpdp.shuffle.laws import laws_for
 
 
 def _exact_dup(values, probs, gamma: float, n: int) -> float:
@@ -93,7 +94,7 @@ def test_root_is_bounded_on_a_pathological_function():
         return 1e-3 if (int(x * 1e9) % 2) else 1e-9
 
     lo, hi, _, _ = S._root(noisy, 1e-6, 0.0, 1.0, 1e-6)
-    assert len(calls) <= S._SHRINK_ITERS
+    assert len(calls) <= L.SHRINK_ITERS
     assert hi == 1.0 or noisy(hi) <= 1e-6
 
 

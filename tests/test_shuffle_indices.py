@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sharpdp.shuffle import asymptotic_delta, gaussian_chi_chua, mse_lower_bound
-from sharpdp.shuffle.indices import gaussian_chua_variance
+from sharpdp.shuffle.templates import gaussian_chua_variance
 
 
 def test_asymptotic_delta_formula_and_shapes():
@@ -68,7 +68,7 @@ def test_bad_input_names_parameter(call, name):
 # ----------------------------------------------------------------------------- hiding among the clones
 from scipy.stats import binom  # noqa: E402
 
-from sharpdp.shuffle.indices import clones_delta, clones_epsilon  # noqa: E402
+from sharpdp.shuffle.clones import clones_delta, clones_epsilon  # noqa: E402
 
 
 def exact_binary_rr_shuffled_delta(eps0, n, eps):

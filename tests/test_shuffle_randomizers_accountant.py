@@ -17,7 +17,7 @@ from _densities import lifted_rr as _lifted_rr
 pytest.importorskip("sharpdp.shuffle.accountant")
 
 from sharpdp.shuffle import GeneralRandomizer, PrivUnit, RandomizedResponse, ShuffleAccountant  # noqa: E402
-from sharpdp.shuffle.indices import clones_delta  # noqa: E402
+from sharpdp.shuffle.clones import clones_delta  # noqa: E402
 
 
 def test_krr_reference_table_bracketed_through_randomized_response(krr_replace_row):

@@ -8,7 +8,7 @@ from numba import njit
 from scipy.stats import norm
 
 from sharpdp.shuffle import BlanketMixedGaussian, GeneralRandomizer, RandomizedResponse, gaussian_chi_chua
-from sharpdp.shuffle.indices import _bmg_up_variance, bmg_chi_up
+from sharpdp.shuffle.randomizers.bmg import _bmg_up_variance, bmg_chi_up
 
 # binary RR on sign(y), uniform magnitude: the same privacy as RandomizedResponse(2, EPS0)
 from _densities import EPS0, T, half, lifted_rr
@@ -138,7 +138,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from sharpdp.shuffle import ShuffleAccountant  # noqa: E402
-from sharpdp.shuffle.indices import certified_two_point_atoms  # noqa: E402
+from sharpdp.shuffle.quadrature import certified_two_point_atoms  # noqa: E402
 
 TR = 8.0  # BMG truncated to [-TR, TR] and renormalised (mass outside ~1e-15: the same delta to ~1e-15)
 Z0 = norm.cdf(TR) - norm.cdf(-TR)
@@ -330,7 +330,7 @@ class _UniformLawReference:
         self.spread = spread
 
     def privacy_amplification_laws(self, eps, adj):
-        from sharpdp.shuffle._laws import FiniteLaw
+        from sharpdp.shuffle.laws import FiniteLaw
 
         K, ee = 20000, math.exp(eps)
         e = np.linspace(0, 1, K + 1)

@@ -5,7 +5,6 @@ over the Python-free kernels of ``cpp/kernels/``. Arrays are float64 (int64 for 
 conversion; ``threads = 0`` means all cores; C++ argument errors raise ValueError.
 """
 
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt

@@ -11,7 +11,7 @@ Source: Takagi, *Shuffling-aware optimization for private vector mean estimation
 """
 
 from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_epsilon, gaussian_mechanism_sigma
-from sharpdp.shuffle._laws import FiniteLaw, LognormalLaw
+from sharpdp.shuffle.laws import FiniteLaw, LognormalLaw
 from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
 from sharpdp.shuffle.contract import LocalRandomizer
 from sharpdp.shuffle.randomizers import (

@@ -20,24 +20,15 @@ Chernoff-bounded wrap-around, and the round-off terms bounded as in
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract
+from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
+from sharpdp.shuffle.accountant.limits import U as _U
 from sharpdp.shuffle.profile import DominatingPair, dominating_pair
-
-_U = 2.0**-53
-_FFT_C = 10.0  # as the single-round engine (sharpdp.shuffle.accountant, step F)
-_N_MAX = 1 << 24
-_DFT_WORK = 2e7
-
-
-def _core():
-    from sharpdp._core_loader import core
-
-    return core.accountant
 
 
 def _lse(logs: np.ndarray) -> float:
@@ -188,7 +179,7 @@ class ComposedAccountant:
         """(lower, upper) of the composed hockey-stick divergence of the product pair at eps."""
         import scipy.fft as sfft
 
-        C = _core()
+        C = kernels()
         h = self.value_discretization_interval
         parts = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
         # P(some loss = +inf) = 1 - prod (1 - inf_j)^{n_j}
@@ -255,33 +246,20 @@ class ComposedAccountant:
                 N0 = int(math.ceil(center + c_sig * sig)) - sa + 1
                 N0 = min(N0, kmax - sa + 1)
             N = sfft.next_fast_len(max(N0, 16), real=True)
-            if N > _N_MAX:
-                raise RuntimeError(f"ComposedAccountant: FFT length {N} exceeds {_N_MAX}; use a coarser "
+            if N > N_MAX:
+                raise RuntimeError(f"ComposedAccountant: FFT length {N} exceeds {N_MAX}; use a coarser "
                                    f"value_discretization_interval")
             lp_hi = self._chernoff(tilted, h, (sa + N) * h, +1, sig * h)  # P(S >= a + N h)
             lp_lo = self._chernoff(tilted, h, sa * h, -1, sig * h) if sa > kmin else -math.inf  # P(S < a)
             if sa + N > kmax:
                 lp_hi = -math.inf
-            Q: Any = None
-            err_Q = 0.0
-            for p, gt, tau, mass in tilted:
-                # fold the tilted pmf of one round onto the circle of N points (offset k0 - ...)
-                folded = np.bincount((np.arange(gt.size) + (p.k0 * 1)) % N, weights=gt, minlength=N)
-                z = sfft.rfft(folded)
-                lg = math.log2(N)
-                e_fwd = _FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-                thr = 1e-4 * self.rel_tol * 1e-3 / math.sqrt(N)
-                Qj, errj, normj, _ = C.power(z, float(p.count), e_fwd, N, folded, thr, _DFT_WORK)
-                bound_j = (mass + tau) ** p.count + errj  # sup |Q_j| and |Q~_j| (|z| <= mass, l1)
-                if Q is None:
-                    Q, err_Q, bound = Qj, errj, bound_j
-                else:
-                    err_Q = err_Q * bound_j + bound * errj
-                    Q = Q * Qj
-                    bound *= bound_j
-                    err_Q += 4 * _U * float(np.linalg.norm(Q)) * math.sqrt(2)
-            q = sfft.irfft(Q, n=N)
-            err_q = (err_Q + _FFT_C * math.log2(N) * _U * float(np.linalg.norm(Q)) * math.sqrt(2)) / math.sqrt(N)
+            # the tilted pmfs' spectra multiplied over the rounds: the one certified convolution
+            # (accountant.fft); each round's folding sums are charged to its tau (docs/accountant.md §3.6.1)
+            thr = 1e-4 * self.rel_tol * 1e-3 / math.sqrt(N)
+            taus = [tau + fold_rounding(gt.size, N, mass) for p, gt, tau, mass in tilted]
+            conv = convolve([Part(gt, p.count, p.k0, mass + t) for (p, gt, _, mass), t in zip(tilted, taus)],
+                            N, thr, DFT_WORK)
+            q, err_q = conv.q, conv.err_q
             # values s = sa .. sa + N - 1; circular position of s is s mod N
             s_idx = np.arange(sa, sa + N)
             qv = q[s_idx % N]
@@ -310,9 +288,9 @@ class ComposedAccountant:
         # pmf errors of the tilt (tau: l1 distance of the computed tilted pmf to the exact one)
         log_tv = -math.inf
         lmass = 0.0
-        for p, gt, tau, mass in tilted:
+        for (p, gt, _, mass), tau in zip(tilted, taus):
             lmass += p.count * math.log(mass + tau)
-        terms = [math.log(p.count * tau) - math.log(mass + tau) for p, gt, tau, mass in tilted if tau > 0]
+        terms = [math.log(p.count * tau) - math.log(mass + tau) for (p, gt, _, mass), tau in zip(tilted, taus) if tau > 0]
         if terms:
             log_tv = lmass + _lse(np.array(terms))
         tv = supw * math.exp(log_tv) if log_tv < 700 else math.inf

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from sharpdp.shuffle._laws import Law
+from sharpdp.shuffle.laws import Law
 
 __all__ = ["LocalRandomizer", "SupportsLowerForm", "SupportsSurcharge", "SupportsZeroOutLegs", "SupportsLocalEpsilon",
            "surcharge", "zero_out_legs", "local_epsilon", "lower_form"]

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp.shuffle._results import AccountantReport
+from sharpdp.shuffle.accountant.results import AccountantReport
 
 __all__ = ["N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
-from fractions import Fraction
 
 import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract
+from sharpdp.shuffle.pair import DominatingPair, build_pair, cover, leg_curve, swap, via_bottom_eval
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-15  # below it the samples are not refined for relative accuracy
@@ -44,7 +42,6 @@ _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # replace-one accountants bounded through bot -> their zero-out twin (its values cached as above)
 _TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_CURVE_MARGIN = 1e-12  # relative margin on curve values computed in floats (error <= ~300 u)
 
 
 def _check_accountant(accountant) -> None:
@@ -73,14 +70,6 @@ def _positive_bounds(accountant, eps: np.ndarray):
     idx = np.searchsorted(keys, eps)
     lo = np.array([cache[e][0] for e in eps.tolist()])
     return lo, ups[idx]
-
-
-def _swap(x_lo, x_hi, lo, up):
-    """Bounds of 1 - e^-x + e^-x d at eps = -x, x in [x_lo, x_hi] (x >= 0), d in [lo, up]: the
-    expression increases in x and in d. exp/expm1 are taken within 2 ulp (8u margins)."""
-    upper = np.minimum((-np.expm1(-x_hi) + np.exp(-x_hi) * up) * (1 + 8 * _U), 1.0)
-    lower = np.maximum((-np.expm1(-x_lo) + np.exp(-x_lo) * lo) * (1 - 8 * _U), 0.0)
-    return lower, upper
 
 
 def privacy_profile_bounds(accountant, epsilons):
@@ -118,7 +107,7 @@ def privacy_profile_bounds(accountant, epsilons):
     neg = flat < 0
     if np.any(neg):
         with np.errstate(over="ignore", invalid="ignore"):
-            sl, su = _swap(a[neg], a[neg], lo[neg], up[neg])
+            sl, su = swap(a[neg], a[neg], lo[neg], up[neg])
         lo, up = lo.copy(), up.copy()
         lo[neg], up[neg] = np.where(np.isinf(a[neg]), 1.0, sl), np.where(np.isinf(a[neg]), 1.0, su)
     return V.pair_like(arr, lo, up)
@@ -298,128 +287,6 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
 
-
-# ----------------------------------------------------------------------------- the pair
-
-@dataclass(frozen=True)
-class DominatingPair:
-    """A discrete dominating pair (P, Q) on the privacy-loss lattice, stored by P's law.
-
-    P puts mass ``probs[i]`` on the privacy loss ``losses[i] * value_discretization_interval``
-    (nats) and the rest, at most ``infinity_mass``, on +inf; Q = e^{-loss} P on the finite losses
-    plus the remaining mass on loss -inf. The stored floats ARE the pair (no rounding left): its
-    hockey-stick curve is >= the mechanism's privacy profile at every eps
-    (``docs/composition.md`` §3) when built from certified upper values.
-
-    Attributes
-    ----------
-    value_discretization_interval : float
-        Lattice step Delta > 0 (nats).
-    losses : numpy.ndarray of int64, shape (m,)
-        Strictly increasing lattice indices of the finite losses.
-    probs : numpy.ndarray of float64, shape (m,)
-        P-masses, >= 0, sum <= 1.
-    infinity_mass : float
-        Upper value of P(loss = +inf) = 1 - sum(probs) (rounded up; exact value 1 - fsum).
-    adjacency : str
-        Neighbouring relation of the round ("zero_out" or "replace").
-    sample_epsilons, sample_deltas : numpy.ndarray of float64
-        The certified profile samples used (eps >= 0 and their upper delta).
-    certified : bool
-        False for a reference pair built from lower values (:func:`dominating_pair` with
-        ``lower=True``), which dominates nothing.
-    """
-
-    value_discretization_interval: float
-    losses: np.ndarray
-    probs: np.ndarray
-    infinity_mass: float
-    adjacency: str = "zero_out"
-    sample_epsilons: np.ndarray = field(default_factory=lambda: np.empty(0))
-    sample_deltas: np.ndarray = field(default_factory=lambda: np.empty(0))
-    certified: bool = True
-
-    def get_delta(self, epsilon):
-        """Upper value of the pair's hockey-stick divergence H_{e^eps}(P || Q) (nats in, float out).
-
-        Sum of non-negative terms p_i (1 - e^{eps - l_i}) over l_i > eps plus the infinity mass,
-        rounded up (each loss l_i = losses[i] * Delta taken one ulp above its float product, then
-        a (m + 8) u relative margin). Accepts a scalar or array of any shape.
-        """
-        arr = V.epsilon_values("epsilon", epsilon)
-        # upper values of the real losses k * Delta (the float product is within half an ulp):
-        # a loss rounded down would shrink 1 - e^{eps - loss} without bound as eps nears it
-        loss = np.nextafter(self.losses.astype(float) * self.value_discretization_interval, np.inf)
-        out = np.empty(arr.size)
-        for j, e in enumerate(arr.ravel().tolist()):
-            sel = loss > e
-            terms = self.probs[sel] * -np.expm1(e - loss[sel])
-            out[j] = (math.fsum(terms.tolist()) + self.infinity_mass) * (1 + (self.probs.size + 8) * _U)
-        out = np.minimum(out, 1.0)
-        return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
-
-
-class _Curve:
-    """Upper values at lattice points of a piecewise-linear curve in t = e^eps: vertices at the
-    lattice indices ``k`` (increasing) with values ``h`` (upper values of a convex, non-increasing
-    hockey-stick curve, so by Claim A of ``docs/composition.md`` §2 the interpolation in t lies
-    above it), constant h[-1] beyond the last vertex, 1 below the first. Interpolation weights come
-    from expm1 of lattice differences (relative error <= ~300 u, covered by a 1e-12 margin)."""
-
-    def __init__(self, k: np.ndarray, h: np.ndarray, dx: float):
-        self.k, self.h, self.dx = np.asarray(k, dtype=np.int64), np.asarray(h, dtype=float), float(dx)
-
-    def __call__(self, k: np.ndarray) -> np.ndarray:
-        k = np.asarray(k, dtype=np.int64)
-        kv, hv, dx = self.k, self.h, self.dx
-        out = np.ones(k.shape)
-        out[k >= kv[-1]] = hv[-1]
-        mid = (k >= kv[0]) & (k < kv[-1])
-        km = k[mid]
-        j = np.searchsorted(kv, km, side="right") - 1
-        a, b = kv[j], kv[j + 1]
-        den = np.expm1((b - a) * dx)
-        w_b = np.expm1((km - a) * dx) / den  # (t - t_a) / (t_b - t_a)
-        w_a = np.exp((km - a) * dx) * np.expm1((b - km) * dx) / den  # (t_b - t) / (t_b - t_a)
-        out[mid] = hv[j] * w_a + hv[j + 1] * w_b
-        return np.minimum(out * (1 + _CURVE_MARGIN), 1.0)
-
-
-def _leg_curve(ks_pos, up_pos, lo_other, up_other, ks_other, dx):
-    """The hull curve (Claim A) of one leg x -> bot through bot: certified upper values of its
-    profile at eps = k dx >= 0 (``ks_pos``, ``up_pos``) and, at eps = -k dx < 0, the swap identity
-    applied to the other leg's values (bot -> x at +k dx: ``ks_other``, ``up_other``)."""
-    pos = ks_other > 0
-    xk = ks_other[pos].astype(float) * dx
-    _, su = _swap(xk, np.nextafter(xk, np.inf), lo_other[pos], up_other[pos])
-    k = np.concatenate([-ks_other[pos][::-1], ks_pos])
-    h = np.minimum.accumulate(np.minimum(np.concatenate([su[::-1], up_pos]), 1.0))
-    keep = _hull(np.exp(k * dx), h)
-    return _Curve(k[keep], h[keep], dx)
-
-
-def _via_bottom_eval(curve_a: _Curve, curve_b: _Curve):
-    """``evaluate(ks)`` for the replace-one bound through bot: upper values of
-    min over splits k1 + k2 = k of A(k1 Delta) + e^{k1 Delta} B(k2 Delta) (A, B the legs' hull
-    curves), as (lower, upper) with lower = upper. For fixed k the objective is piecewise linear
-    in t1 = e^{k1 Delta} (A is piecewise linear in t1, and t1 B(t / t1) is linear in t1 on each
-    piece of B), with breakpoints at A's vertices and at k minus B's vertices: the minimum over
-    those splits is the minimum over every real split in the vertices' range."""
-    dx = curve_a.dx
-
-    def evaluate(ks):
-        out = np.empty(len(ks))
-        for i, k in enumerate(np.asarray(ks, dtype=np.int64).tolist()):
-            k1 = np.unique(np.concatenate([curve_a.k, k - curve_b.k]))
-            with np.errstate(over="ignore"):
-                val = curve_a(k1) + np.exp(k1 * dx) * curve_b(k - k1)
-            out[i] = np.min(val)
-        out = np.minimum(out * (1 + _CURVE_MARGIN), 1.0)
-        return out, out.copy()
-
-    return evaluate
-
-
 def _leg_sampler(accountant, j: int, dx: float):
     """``evaluate(ks)`` of leg j (0: x vs bot, 1: bot vs x) of a replace-one round bounded through
     bot: the zero-out certification of that order (the accountant's own leg values, cached there),
@@ -452,114 +319,6 @@ def _zero_out_twin(accountant):
             twin = type(accountant)(accountant.randomizer, accountant.n, "zero_out", rel_tol=accountant.rel_tol)
         _TWINS[accountant] = twin
     return twin
-
-
-def _cover(lo_v, up_v):
-    """Upper values times 1 + g, g the largest bracket gap (upper - lower)/lower of the sample and
-    its two neighbours (<= 0.05): ``cover_upper`` of :func:`dominating_pair`."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gap = np.where(lo_v > 0, (up_v - lo_v) / lo_v, 0.0)
-    gap = np.clip(np.nan_to_num(gap), 0.0, 0.05)
-    g = np.maximum(gap, np.maximum(np.concatenate([gap[1:], [0.0]]), np.concatenate([[0.0], gap[:-1]])))
-    return np.minimum(up_v * (1.0 + g) * (1 + 2 * _U), 1.0)
-
-
-def _hull(t, H):
-    """Indices of the lower convex hull of (0, 1), (t_i, H_i) (t increasing), without (0, 1)."""
-    pts = [(0.0, 1.0, -1)] + [(float(a), float(b), i) for i, (a, b) in enumerate(zip(t, H))]
-    out: list = []
-    for p in pts:
-        while len(out) >= 2:
-            (x1, y1, _), (x2, y2, _) = out[-2], out[-1]
-            if (x2 - x1) * (p[1] - y1) - (y2 - y1) * (p[0] - x1) <= 0:
-                out.pop()
-            else:
-                break
-        out.append(p)
-    return [p[2] for p in out if p[2] >= 0]
-
-
-def _masses(k, H, dx):
-    """Connect-the-dots P-masses of the piecewise-linear curve through (0, 1) and (e^{k_v dx}, H_v)
-    (Doroshenko et al., Algorithm 1) with certified lower values, as exact Fractions.
-
-    The masses p_v = y_{v-1} + z_v cancel heavily (each term is of the order of the slope, the
-    sum of the order of the curvature), so they are computed in 60-digit decimal arithmetic
-    (``decimal``: every operation, exp included, correctly rounded): H_v and dx convert exactly,
-    each of the <= 6 operations per term adds a relative error <= 10^-59, so
-    |p~ - p| <= 1e-55 (|y| + |z| + |p|) (``docs/composition.md`` §3)."""
-    with localcontext() as ctx:
-        ctx.prec = 60
-        Dx = Decimal(float(dx))
-        Hd = [Decimal(float(h)) for h in H]
-        m = len(k)
-        t_ratio_m1 = [None] * m  # expm1(d_v), d_v = (k_{v+1} - k_v) dx
-        for v in range(m - 1):
-            d = Decimal(int(k[v + 1] - k[v])) * Dx
-            # e^d - 1 cancels about -log10(d) digits: evaluate it with that many more digits, then
-            # round once to 60 (relative error <= 10^-59 whatever the step d)
-            with localcontext() as wide:
-                wide.prec = 70 + max(0, -d.adjusted())
-                em1 = d.exp() - 1
-            t_ratio_m1[v] = +em1
-        out = []
-        tol = Decimal("1e-55")
-        for v in range(m):
-            if v == 0:
-                y = 1 - Hd[0]
-            else:
-                e = t_ratio_m1[v - 1]  # y = (H_{v-1} - H_v) / (1 - e^{-d}) = (H_{v-1} - H_v)(1 + 1/e)
-                y = (Hd[v - 1] - Hd[v]) * (1 + 1 / e)
-            z = (Hd[v + 1] - Hd[v]) / t_ratio_m1[v] if v < m - 1 else Decimal(0)
-            p = y + z
-            out.append(Fraction(p - tol * (abs(y) + abs(z) + abs(p))))
-    return out
-
-
-def _round_down(x: Fraction) -> float:
-    f = float(x)
-    return float(np.nextafter(f, -np.inf)) if Fraction(f) > x else f
-
-
-def _build_pair(ks_full, H_full, dx, adjacency, certified, samples):
-    """Hull, masses with certified lower values, and the cascade of ``docs/composition.md`` §3:
-    each mass is rounded down and the rounding carried to the next (larger) loss, so every
-    partial sum of (exact - stored) masses stays >= 0 (the stored pair then dominates)."""
-    t = np.exp(ks_full * dx)
-    keep = _hull(t, H_full)
-    for _ in range(len(keep) + 1):
-        k = ks_full[keep]
-        H = H_full[keep]
-        lo = _masses(k, H, dx)
-        carry = Fraction(0)
-        probs = np.empty(len(k))
-        bad = None
-        for v in range(len(k)):
-            target = lo[v] + carry
-            if target < 0:
-                bad = v
-                break
-            probs[v] = _round_down(target)
-            carry = target - Fraction(probs[v])
-        if bad is None:
-            break
-        # the curve is not convex at vertex `bad` within rounding: drop that vertex (the
-        # interpolation through the remaining certified points still lies above delta)
-        drop = bad if bad < len(keep) - 1 else bad - 1
-        if drop < 0:
-            raise RuntimeError("dominating_pair: could not build a valid pair")
-        keep = keep[:drop] + keep[drop + 1:]
-    total = sum((Fraction(float(p)) for p in probs), Fraction(0))
-    rest = Fraction(1) - total
-    if rest < 0:
-        raise RuntimeError("dominating_pair: masses exceed 1; refusing to certify")
-    inf_mass = float(rest)
-    if Fraction(inf_mass) < rest:
-        inf_mass = float(np.nextafter(inf_mass, np.inf))
-    nz = probs > 0
-    return DominatingPair(float(dx), k[nz].astype(np.int64), probs[nz], inf_mass, adjacency,
-                          samples[0], samples[1], certified)
-
 
 def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, epsilons=None,
                     delta_floor: float = 1e-18, max_evaluations: int = 400, rel_tol: float = 2e-3,
@@ -640,10 +399,10 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         if lower:
             ua, ub = la, lb
         elif cover_upper:
-            ua, ub = _cover(la, ua), _cover(lb, ub)
-        curve_a = _leg_curve(ka, ua, lb, ub, kb, dx)
-        curve_b = _leg_curve(kb, ub, la, ua, ka, dx)
-        evaluate = _via_bottom_eval(curve_a, curve_b)
+            ua, ub = cover(la, ua), cover(lb, ub)
+        curve_a = leg_curve(ka, ua, lb, ub, kb, dx)
+        curve_b = leg_curve(kb, ub, la, ua, ka, dx)
+        evaluate = via_bottom_eval(curve_a, curve_b)
         if epsilons is None:
             k_lim = min(k_lim, int(curve_a.k[-1]) + int(curve_b.k[-1]) + 2)
     if epsilons is not None:
@@ -660,19 +419,19 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     else:
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress)
     if cover_upper and not lower:
-        up_v = _cover(lo_v, up_v)
+        up_v = cover(lo_v, up_v)
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
     pos = ks > 0
     xk = ks[pos].astype(float) * dx
     x_hi = np.nextafter(xk, np.inf)
-    sl, su = _swap(xk, x_hi, lo_v[pos], up_v[pos])
+    sl, su = swap(xk, x_hi, lo_v[pos], up_v[pos])
     neg_vals = sl if lower else su
     ks_full = np.concatenate([-ks[pos][::-1], ks])
     H_full = np.concatenate([neg_vals[::-1], vals])
     H_full = np.minimum.accumulate(np.minimum(H_full, 1.0))  # delta is non-increasing in eps
     samples = (ks.astype(float) * dx, up_v.copy())
-    return _build_pair(ks_full, H_full, dx, adjacency, not lower, samples)
+    return build_pair(ks_full, H_full, dx, adjacency, not lower, samples)
 
 
 __all__ = ["DominatingPair", "dominating_pair", "privacy_profile", "privacy_profile_bounds"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from fractions import Fraction
 
-from sharpdp.shuffle._laws import _COMBO_ULPS, _U, FiniteLaw
+from sharpdp.shuffle.laws import COMBO_ULPS, U, FiniteLaw
 from sharpdp.shuffle.adjacency import check_adjacency
 
 __all__ = ["finite_laws", "merge_atoms", "table_chi_lo", "table_chi_up", "table_pairs", "table_pav_atoms",
@@ -100,7 +100,7 @@ def table_pav_value_error(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.
     if not np.any(pos):
         return 0.0
     ee = math.exp(epsilon)
-    return float(_COMBO_ULPS * _U * np.max((ra[pos] + ee * rb[pos]) / bg[pos]))
+    return float(COMBO_ULPS * U * np.max((ra[pos] + ee * rb[pos]) / bg[pos]))
 
 
 def _table_pav_nonpositive(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarray, epsilon: float,
@@ -112,12 +112,12 @@ def _table_pav_nonpositive(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np
     ee = math.exp(epsilon)
     vals = (ra[pos] - ee * rb[pos]) / bg[pos]
     near = vals > -err
-    e_lo = Fraction(ee * (1.0 - 512.0 * _U))
+    e_lo = Fraction(ee * (1.0 - 512.0 * U))
     return all(Fraction(float(a)) <= e_lo * Fraction(float(b)) for a, b in zip(ra[pos][near], rb[pos][near]))
 
 
 def table_pav_law(ra: np.ndarray, rb: np.ndarray, bg: np.ndarray, w: np.ndarray, epsilon: float) -> FiniteLaw:
-    """The atoms of :func:`table_pav_atoms` as a :class:`~sharpdp.shuffle._laws.FiniteLaw` whose
+    """The atoms of :func:`table_pav_atoms` as a :class:`~sharpdp.shuffle.laws.FiniteLaw` whose
     ``value_error`` is :func:`table_pav_value_error` (``docs/accountant.md`` §3.2.2).
 
     When every exact atom is provably <= 0 (exact rational test, see §3.2.2), the law is stored

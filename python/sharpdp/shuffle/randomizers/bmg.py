@@ -11,7 +11,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._rng import core_key, core_threads
-from sharpdp.shuffle._laws import _bmg_laws
+from sharpdp.shuffle.laws import bmg_laws as _bmg_laws
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
 
@@ -370,7 +370,7 @@ class BlanketMixedGaussian(RandomizerBase):
         return self.chi_lo, self.chi_up
 
     def privacy_amplification_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
-        """Laws of the privacy-amplification variable for the accountant (see :func:`sharpdp.shuffle._laws._bmg_laws`).
+        """Laws of the privacy-amplification variable for the accountant (see :func:`sharpdp.shuffle.laws.bmg.bmg_laws`).
 
         Parameters
         ----------

@@ -88,7 +88,7 @@ class GeneralRandomizer(RandomizerBase):
     error_bounds : dict
         Certified mode only (else empty): ``kappa`` (largest relative half-width log-factor of
         the cell integrals, K h^2 / 8 + rounding margin + the end-point nudge term, see
-        :func:`sharpdp.shuffle.indices.certified_log_error`), ``intervals`` (grid size),
+        :func:`sharpdp.shuffle.quadrature.certified_log_error`), ``intervals`` (grid size),
         ``mass[i]`` (rigorous enclosure of the integral of each density over the support, on a
         finer grid aiming at K h^2 / 8 <= 1e-10 within the same 2^20 cap: its kappa is
         ``mass_kappa``) and ``missing_mass`` (max over the densities and the blanket of 1 - the lower end of
@@ -123,12 +123,12 @@ class GeneralRandomizer(RandomizerBase):
     within K h^2 / 8 of its linear interpolant (interpolation error formula), so on a uniform
     grid (per piece, fine enough that K h^2 / 8 <= 1e-8 if 2^20 intervals allow it, and
     <= 1e-6 always, else ValueError; at piece ends kappa also covers the one-ulp inward nudge
-    of the evaluation point, :func:`sharpdp.shuffle.indices.certified_log_error`) each cell
+    of the evaluation point, :func:`sharpdp.shuffle.quadrature.certified_log_error`) each cell
     integral of a density lies within the factor exp(±kappa) of the integral of the
     exponential of the interpolant (a logarithmic mean), and a ratio R_a / R_b lies between its
     end-point values times exp(±2 kappa). This gives per cell rigorous bounds on the blanket mass
     P_c, on the first moment of R_a - e^eps R_b and on the range of l_eps, from which
-    :func:`sharpdp.shuffle.indices.certified_two_point_atoms` builds a law that dominates the
+    :func:`sharpdp.shuffle.quadrature.certified_two_point_atoms` builds a law that dominates the
     true one in the increasing convex order; E[(sum of iid L)_+] is increasing in that order,
     so the accountant's upper value stays a rigorous upper bound on delta(eps).
 

@@ -182,7 +182,7 @@ class PrivUnit(TableRandomizer):
             mu(D) = 2 (s - mu(A∩B)),  mu(D ∩ C) = mu(A∩C) + mu(B∩C) - 2 mu(A∩B∩C):
 
         linear in the cap-intersection measures, computed by
-        :func:`sharpdp.shuffle.indices.two_cap_measure` / ``three_cap_measure`` (relative
+        :func:`sharpdp.shuffle.sphere.two_cap_measure` / ``three_cap_measure`` (relative
         quadrature error below about 1e-7, an a-posteriori estimate: the tests compare
         with the doubled and tripled rules, the largest deviation seen being 1.2e-8). ``nodes``
         overrides their Gauss-Legendre nodes per piece. Returns float (dimensionless).

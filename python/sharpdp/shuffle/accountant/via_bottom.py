@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
-from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _U
-from sharpdp.shuffle._results import AccountantReport
-from sharpdp.shuffle._search import _shrink
+from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, U
+from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.search import shrink
 
 
 class _ZeroOut(Protocol):
@@ -81,12 +81,12 @@ class ViaBottom:
             e2 = math.nextafter(e2, 0.0)
         ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol)
         w = math.exp(e1)
-        return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * _U), (ra.lower + w * rb.lower) * (1 - 8 * _U), e1, ra, rb)
+        return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
     def report(self, eps: float, rel_tol: float) -> AccountantReport:
         """Replace-one through bot (class Notes): min over the split e1 + e2 = eps of
         A(e1) + e^{e1} B(e2), rounded outwards, capped at 1."""
-        eps_in, eps = eps, min(eps, _EPS_CAP)  # delta is non-increasing: the value there holds beyond
+        eps_in, eps = eps, min(eps, EPS_CAP)  # delta is non-increasing: the value there holds beyond
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
@@ -156,7 +156,7 @@ class ViaBottom:
         (checked exactly): a lower value of A(e1) + e^{e1} B(e2') on a <= e1 <= b, e2' <= eps - e1."""
         if Fraction(e2) + Fraction(a) < Fraction(eps):
             return False
-        return (a_lo + math.exp(a) * (1 - 4 * _U) * b_lo) * (1 - 8 * _U) >= 1.0
+        return (a_lo + math.exp(a) * (1 - 4 * U) * b_lo) * (1 - 8 * U) >= 1.0
 
     def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float]) -> float:
         """get_epsilon through bot: the search on get_delta itself, bracketed from the zero-out
@@ -172,17 +172,17 @@ class ViaBottom:
         lo, ulo = 0.0, math.inf
         e_half = zo.get_epsilon(0.5 * delta, xtol=xtol)
         for guess in (lambda: e_half * 1.02 + 1e-9, lambda: 2.0 * self._even_split_half(delta, xtol, e_half)):
-            hi = min(guess(), _EPS_MAX)
+            hi = min(guess(), EPS_MAX)
             uhi = get_delta(hi)
             if uhi <= delta:
                 break
             lo, ulo = hi, uhi
         step = 0.02
         while uhi > delta:  # (the legs refine apart from the max: rarely a hair above)
-            if hi >= _EPS_MAX:
-                return _EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
+            if hi >= EPS_MAX:
+                return EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
             lo, ulo = hi, uhi
-            hi = min(hi * (1.0 + step), _EPS_MAX)
+            hi = min(hi * (1.0 + step), EPS_MAX)
             step *= 2.0  # (bounded: at most ~20 steps to 700)
             uhi = get_delta(hi)
         if lo == 0.0:
@@ -194,7 +194,7 @@ class ViaBottom:
                     return lo
                 hi, uhi, lo = lo, ulo, 0.5 * lo
                 ulo = get_delta(lo)
-        return _shrink(get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
+        return shrink(get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
 
     def _even_split_half(self, delta: float, xtol: float, e: float) -> float:
         """e with D0(e) (1 + e^e) <= delta (D0 the zero-out value), from e <= the fixed point."""

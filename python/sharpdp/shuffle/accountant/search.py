@@ -3,23 +3,24 @@
 
 :func:`search_epsilon` takes a first bracket from closed forms (the cap E[L_+] above, the lower
 values of docs/accountant.md §8.1 below), models the root on the certified upper value alone
-(phase 1: :func:`sharpdp.shuffle._certify.certify` in upper-only mode) and then finds it on
+(phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
 ``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`. It sees the
 accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
-:func:`_shrink` is the bracket shrinker of replace-one through bot (:mod:`._via_bottom`).
+:func:`shrink` is the bracket shrinker of replace-one through bot (:mod:`.via_bottom`).
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle._certify import (Bracket, _jensen_lower, _plus, _stop_loss, _surcharge, _trivial_cap, _upper_value,
-                                      certify)
-from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _MEMO_MAX, _SHRINK_ITERS, _TINY, _VALUE_FLOOR
+from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, stop_loss_bracket, trivial_cap
+from sharpdp.shuffle.accountant.driver import certify, upper_value
+from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.plain import Bracket
+from sharpdp.shuffle.contract import surcharge
+from sharpdp.shuffle.laws import laws_for
 
 
 class _Evaluator(Protocol):
@@ -36,7 +37,7 @@ class _Evaluator(Protocol):
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
 
 
-def _shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
+def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
             tol: float) -> tuple[float, float, float, float]:
     """Root search of get_epsilon: secant on log delta (aimed a little past the root, then a
     probe just below it) with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <=
@@ -45,7 +46,7 @@ def _shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, 
     right after 0, e.g. a coarse upper value below get_delta(0))."""
     ld = math.log(delta)
     slow = 0
-    for _ in range(_SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
+    for _ in range(SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
         if not (hi - lo > tol * hi and hi > 1e-15):
             break
         width = hi - lo
@@ -71,31 +72,6 @@ def _shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, 
     return lo, ulo, hi, uhi
 
 
-def _envelope_put(keys: list, vals: list, k: float, v: float) -> float:
-    """Insert (k, v) into a sorted non-increasing envelope (module step M) and return the reported
-    value min(v, value at the largest key <= k); values at larger keys are lowered to it, so the
-    envelope stays non-increasing. At most _MEMO_MAX points (then it restarts: forgetting
-    points only loosens later reports)."""
-    i = bisect.bisect_right(keys, k)
-    if i > 0:
-        v = min(v, vals[i - 1])
-    if i > 0 and keys[i - 1] == k:
-        vals[i - 1] = v
-    else:
-        if len(keys) >= _MEMO_MAX:
-            keys.clear()
-            vals.clear()
-            i = 0
-        keys.insert(i, k)
-        vals.insert(i, v)
-        i += 1
-    for j in range(i, len(vals)):
-        if vals[j] <= v:
-            break
-        vals[j] = v
-    return v
-
-
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
     """Starting point only (asymptotics of docs/accountant.md §11, not a bound).
 
@@ -119,7 +95,7 @@ def _single_user_lower(law: Any, gamma: float, n: int) -> float:
     contribution of the disjoint events "user j alone is active"; certified (rounded down)."""
     if getattr(law, "trivial_bound", False) or law.top_bound() <= 0:
         return 0.0
-    lo = _stop_loss(law, 0.0)[0]  # certified lower end of E[L_+] (the law's value error included)
+    lo = stop_loss_bracket(law, 0.0)[0]  # certified lower end of E[L_+] (the law's value error included)
     if not (lo > 0.0 and math.isfinite(lo)):
         return 0.0
     p = math.exp((n - 1) * math.log1p(-gamma)) if gamma < 1.0 else (1.0 if n == 1 else 0.0)
@@ -143,12 +119,12 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
     evaluations, on either side and within 20 % (the search only needs r and k then).
-    Stops at hi - lo <= tol hi, at hi <= 1e-15, or after _SHRINK_ITERS steps."""
+    Stops at hi - lo <= tol hi, at hi <= 1e-15, or after SHRINK_ITERS steps."""
     ld = math.log(-math.log(delta))
     pts: list[tuple[float, float]] = []  # evaluations (log x, f(x)) with f = log(-log delta) - log(-log fun)
     r = k = None
     widths: list[float] = []
-    for _ in range(_SHRINK_ITERS):
+    for _ in range(SHRINK_ITERS):
         w = hi - lo
         if not (w > tol * hi and hi > 1e-15):
             break
@@ -204,8 +180,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     def up(e: float) -> float:
         """Certified upper value alone on the coarse grid h = sd/8 (phase 1)."""
-        if e > _EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
-            return min(up(_EPS_CAP), acc._cap_beyond(e)[1])
+        if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
+            return min(up(EPS_CAP), acc._cap_beyond(e)[1])
         if e in up_cache:
             return up_cache[e]
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
@@ -214,16 +190,16 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # floor, certify; the search needs no more there)
         items = []
         for gamma, law in laws_for(acc.randomizer, e, acc.adjacency):
-            items.append((_trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law))
+            items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law))
         m = 0.0
         for c, gamma, law in sorted(items, key=lambda t: -t[0]):
             if c <= m:
                 continue
-            if c <= max(1e-6 * delta, _VALUE_FLOOR):
+            if c <= max(1e-6 * delta, VALUE_FLOOR):
                 m = max(m, c)
             else:
-                m = max(m, _upper_value(law, gamma, acc.n, rel, acc.threads, delta, 0.125))
-        u = _plus(max(m, _TINY), _surcharge(acc.randomizer, e, acc.adjacency))
+                m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, 0.125))
+        u = plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency))
         if len(up_cache) < 512:
             up_cache[e] = u
         return u
@@ -231,29 +207,29 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     def lower_at(e: float) -> float:
         """max over laws of the closed-form lower values at e (Jensen, single active user):
         <= D_up <= every certified upper value, get_delta's included."""
-        if e > _EPS_CAP:
+        if e > EPS_CAP:
             return acc._cap_beyond(e)[0]
-        return max((max(_jensen_lower(law, float(gamma), acc.n), _single_user_lower(law, float(gamma), acc.n))
+        return max((max(jensen_lower(law, float(gamma), acc.n), _single_user_lower(law, float(gamma), acc.n))
                     for gamma, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0),
                    default=0.0)
 
     def cap_at(e: float) -> float:
         """max over laws of E[L_+] at e plus the surcharge: a cheap certified upper value."""
-        if e > _EPS_CAP:
+        if e > EPS_CAP:
             return acc._cap_beyond(e)[1]
-        c = max((_trivial_cap(law) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
+        c = max((trivial_cap(law) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
                  if law.top_bound() > 0), default=0.0)
-        return _plus(c, _surcharge(acc.randomizer, e, acc.adjacency))
+        return plus(c, surcharge(acc.randomizer, e, acc.adjacency))
 
     def above_at(e: float) -> bool:
         """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
         eps <= e): the law of largest cap at e in mode Bracket with the loose target 0.5."""
-        if e <= 0.0 or e > _EPS_CAP:
+        if e <= 0.0 or e > EPS_CAP:
             return False
         laws = [(float(g), law) for g, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0]
         if not laws:
             return False
-        gamma, law = max(laws, key=lambda t: _trivial_cap(t[1]))
+        gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
         return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower > delta
 
     # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
@@ -262,7 +238,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     known_above_0 = lower_at(0.0) > delta
     # the search never goes beyond cap: eps0 (delta = 0 there) or 700 (get_delta(700) <= delta
     # was checked above, so cap itself is a certified answer)
-    cap = cap0 if cap0 is not None else _EPS_MAX
+    cap = cap0 if cap0 is not None else EPS_MAX
     if up(cap) > delta:  # the blanket bound is no better than the local guarantee (or than 700)
         return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
     # a first bracket from the closed forms (to 1 %, at most 40 bisection steps each): upper end

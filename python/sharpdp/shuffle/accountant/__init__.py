@@ -11,9 +11,9 @@ maximised over the neighbouring pairs and both orders (the paper's appendix cove
 value ``Lo <= D_up``. Steps and the bound each one contributes (docs/accountant.md §3-§6):
 
 A. clamp L to [-B, T]: Up adds ``E[(L - T)_+]`` (clamping below is free); Lo subtracts
-   ``E[(-B - L)_+]``. Both tails are closed forms with error bounds (:mod:`._laws`). Continuous
+   ``E[(-B - L)_+]``. Both tails are closed forms with error bounds (:mod:`sharpdp.shuffle.laws`). Continuous
    laws with a heavy tail use a moderate clamp T0 and a single-big-jump term instead
-   (:mod:`._bigjump`, proof in docs/accountant_tail.md); the plain steps remain its body.
+   (:mod:`.far_tail`, proof in docs/accountant_tail.md); the plain steps remain its body.
 B. mean-preserving hat rounding to the lattice hZ (Jensen: an upper bound); cell masses and
    local moments come with absolute error bounds eta_k.
 C./D. per-user mixture g = (1-gamma) delta_0 + gamma psi, exponential tilt by theta (the root
@@ -69,7 +69,7 @@ J. atom laws (FiniteLaw: k-RR, binary RR, lower forms): a lattice law below an a
    atom at 0 takes that mass; the coupling costs <= 1e-40 in delta). Block probabilities carry a
    certified relative error (log-domain binomial terms, Pascal coefficients, repeated products)
    and block values (compensated sums of exact products) an absolute one, charged through a
-   Chernoff bound with the upper law's tilt (_unblock). Any randomizer's Up is also capped by
+   Chernoff bound with the upper law's tilt (unblock). Any randomizer's Up is also capped by
    E[L_+] ((sum x_i)_+ <= sum (x_i)_+).
 L. epsilon > 60: the value at 60 holds (D_up is non-increasing in epsilon), and so does the cap
    E[L_+] of the laws built at epsilon itself (up to 700 nats, e^eps finite); the smaller is
@@ -87,12 +87,16 @@ K. a randomizer may provide ``privacy_amplification_surcharge(epsilon, adjacency
    outside its support), non-increasing in epsilon; it is added to every upper value (report,
    get_delta, get_epsilon; get_epsilon raises ValueError for a delta not above it).
 
-Where each step lives (docs/code_map.md walks through one call): this module holds the public
-class (steps L, M, the loop over laws); :mod:`._certify` the one pipeline ``certify`` behind every
-value, in the modes ``Bracket`` and ``UpperOnly`` (steps I, the closed forms, the E[L_+] cap;
-docs/accountant.md §6.0); :mod:`._lattice` the engine (steps A-H, ``lattice_pass``) over the C++
-kernels ``cpp/kernels/accountant.hpp``; :mod:`._blocks` step J; :mod:`._search` get_epsilon's
-search; :mod:`._via_bottom` replace-one through bot; :mod:`._results` the typed results.
+Where each step lives (docs/code_map.md walks through one call): this package's ``__init__``
+holds the public class (steps L, M, the loop over laws); :mod:`.driver` the one pipeline
+``certify`` behind every value, in the modes ``Bracket`` and ``UpperOnly`` of :mod:`.plain`
+(step I, the closed forms of :mod:`.closed_forms`, the E[L_+] cap; docs/accountant.md §6.0);
+:mod:`.lattice` the engine (steps A-H, ``lattice_pass``) over the C++ kernels
+``cpp/kernels/accountant.hpp`` and the one certified FFT convolution of :mod:`.fft`;
+:mod:`.chernoff` the clamped cap; :mod:`.blocks` step J; :mod:`.far_tail` and :mod:`.jump` the
+far-tail treatment; :mod:`.search` get_epsilon's search; :mod:`.memo` the monotone memos;
+:mod:`.via_bottom` replace-one through bot; :mod:`.results` the typed results; :mod:`.limits`
+every tolerance and size cap.
 """
 
 from __future__ import annotations
@@ -107,12 +111,15 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
-from sharpdp.shuffle._certify import Bracket, _jensen_lower, _plus, _surcharge, _trivial_cap, certify
-from sharpdp.shuffle._laws import laws_for
-from sharpdp.shuffle._lattice import _EPS_CAP, _EPS_MAX, _MEMO_MAX, _TINY, _XTOL_RANGE
-from sharpdp.shuffle._results import AccountantReport, Grid
-from sharpdp.shuffle._search import _envelope_put, search_epsilon
-from sharpdp.shuffle._via_bottom import ViaBottom
+from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
+from sharpdp.shuffle.accountant.driver import certify
+from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, XTOL_RANGE
+from sharpdp.shuffle.accountant.memo import envelope_put
+from sharpdp.shuffle.accountant.plain import Bracket
+from sharpdp.shuffle.accountant.results import AccountantReport, Grid
+from sharpdp.shuffle.accountant.search import search_epsilon
+from sharpdp.shuffle.accountant.via_bottom import ViaBottom
+from sharpdp.shuffle.laws import laws_for
 
 
 class ShuffleAccountant:
@@ -121,7 +128,7 @@ class ShuffleAccountant:
     Parameters
     ----------
     randomizer : BlanketMixedGaussian, GaussianRandomizer, or any object implementing
-        ``privacy_amplification_laws(epsilon, adjacency)`` (protocol: :mod:`sharpdp.shuffle._laws`),
+        ``privacy_amplification_laws(epsilon, adjacency)`` (protocol: :mod:`sharpdp.shuffle.laws`),
         optionally ``privacy_amplification_surcharge(epsilon, adjacency)`` (added to the upper
         value, module docstring step K).
     n : int
@@ -129,7 +136,7 @@ class ShuffleAccountant:
     adjacency : {"zero_out", "replace"}, default "zero_out"
         Neighbouring relation. "replace" (one input replaced by another, |x| <= 1) uses the
         randomizer's own replace-one laws where a worst-case pair is proven (BlanketMixedGaussian
-        with gamma > 0: an antipodal unit pair, proof in ``sharpdp.shuffle._laws._bmg_laws``;
+        with gamma > 0: an antipodal unit pair, proof in ``sharpdp.shuffle.laws.bmg.bmg_laws``;
         finite-output randomizers; PrivUnit; GeneralRandomizer). Otherwise (GaussianRandomizer,
         gamma = 0) it is bounded through bot (Notes; ``via_bottom`` is then True).
     rel_tol : float, default 1e-2
@@ -240,8 +247,8 @@ class ShuffleAccountant:
         """Report over the laws with index in ``only`` (all when None)."""
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if math.isinf(eps):  # D_up(inf) = 0; only a surcharge (non-increasing in eps) remains
-            s = _surcharge(self.randomizer, _EPS_CAP, self.adjacency)
-            return AccountantReport(eps, 0.0, _plus(0.0, s), terms={"surcharge": s} if s else {})
+            s = contract.surcharge(self.randomizer, EPS_CAP, self.adjacency)
+            return AccountantReport(eps, 0.0, plus(0.0, s), terms={"surcharge": s} if s else {})
         if self._bottom is not None:
             return self._bottom.report(eps, rel_tol)
         # per-accountant cache of certified reports (a report depends only on the accountant's
@@ -250,9 +257,9 @@ class ShuffleAccountant:
         key = (eps, rel_tol, only)
         rep = self._reports.get(key)
         if rep is None:
-            rep = self._report_beyond_cap(eps, rel_tol) if eps > _EPS_CAP and only is None else \
+            rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
                 self._report_laws(eps, rel_tol, only)
-            if len(self._reports) >= _MEMO_MAX:
+            if len(self._reports) >= MEMO_MAX:
                 self._reports.clear()
             self._reports[key] = rep
         return replace(rep, terms=dict(rep.terms))  # (a copy: callers may edit theirs)
@@ -261,9 +268,9 @@ class ShuffleAccountant:
         """The report at eps <= 60 (or over the laws in ``only``), computed law by law."""
         best = None
         lo_max = up_max = 0.0
-        # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at _EPS_CAP certifies any
+        # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
-        for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, _EPS_CAP), self.adjacency)):
+        for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, EPS_CAP), self.adjacency)):
             if only is not None and i not in only:
                 continue
             # a law whose certified upper value is already below the maximum so far cannot change
@@ -277,9 +284,9 @@ class ShuffleAccountant:
         i, r = best
         terms = dict(r.terms)
         upper = r.upper
-        s = _surcharge(self.randomizer, min(eps, _EPS_CAP), self.adjacency)
+        s = contract.surcharge(self.randomizer, min(eps, EPS_CAP), self.adjacency)
         if s > 0.0:
-            upper, terms["surcharge"] = _plus(upper, s), s
+            upper, terms["surcharge"] = plus(upper, s), s
         g = r.grid if r.grid is not None else Grid(math.nan, 0, math.nan, math.nan)
         return AccountantReport(eps, lo_max, upper, g.h, g.N, g.T, g.B, g.theta, g.n_log_mgf, i, terms)
 
@@ -287,23 +294,23 @@ class ShuffleAccountant:
         """(lower, upper) closed-form values at eps > 60 from the laws built at min(eps, 700) (step L):
         upper = max over laws of E[L_+] plus the surcharge, lower = max of the Jensen bounds; (0, inf)
         when the laws cannot be built there."""
-        e = min(eps, _EPS_MAX)
+        e = min(eps, EPS_MAX)
         try:
             laws = laws_for(self.randomizer, e, self.adjacency)
             up = lo = 0.0
             for gamma, law in laws:
                 if law.top_bound() <= 0:
                     continue
-                up = max(up, _trivial_cap(law))
-                lo = max(lo, _jensen_lower(law, float(gamma), self.n))
-            up = _plus(up, _surcharge(self.randomizer, e, self.adjacency))
+                up = max(up, trivial_cap(law))
+                lo = max(lo, jensen_lower(law, float(gamma), self.n))
+            up = plus(up, contract.surcharge(self.randomizer, e, self.adjacency))
         except (ValueError, OverflowError, ArithmeticError, FloatingPointError):
             return 0.0, math.inf
         return (lo, up) if math.isfinite(up) else (0.0, math.inf)
 
     def _report_beyond_cap(self, eps: float, rel_tol: float) -> AccountantReport:
         """eps > 60 (step L): min(value at 60, E[L_+] at eps); D_up is non-increasing in eps."""
-        r60 = self._report(_EPS_CAP, rel_tol)
+        r60 = self._report(EPS_CAP, rel_tol)
         lo, cap = self._cap_beyond(eps)
         if cap < r60.upper:
             return AccountantReport(eps, min(lo, cap), cap, terms={"note": "epsilon > 60: E[L_+] at epsilon"})
@@ -351,7 +358,7 @@ class ShuffleAccountant:
                     lo[j] = up[j] = 0.0
                 continue
             rep = self.report(e)
-            u = min(max(rep.upper, _TINY), 1.0)  # a positive value below the double range: 5e-324
+            u = min(max(rep.upper, TINY), 1.0)  # a positive value below the double range: 5e-324
             u = self._memo_put(e, u)
             lo[j], up[j] = min(rep.lower, u), u
         return V.pair_like(arr, lo, up)
@@ -360,7 +367,7 @@ class ShuffleAccountant:
         """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is
         stored, and the stored values at eps'' > e are lowered to it (each stays an upper bound
         there: D_up is non-increasing), so the memo stays non-increasing in epsilon."""
-        return _envelope_put(self._memo_e, self._memo_u, e, u)
+        return envelope_put(self._memo_e, self._memo_u, e, u)
 
     def get_delta_lower_form(self, epsilon: Any) -> Any:
         """Certified lower value of the lower form D_lo(epsilon) (docs/accountant.md §1).
@@ -477,7 +484,7 @@ class ShuffleAccountant:
             module step L); xtol outside [1e-6, 0.5] or NaN.
         """
         delta = V.probability_open("delta", delta)
-        xtol = V.real("xtol", xtol, lo=_XTOL_RANGE[0], hi=_XTOL_RANGE[1])
+        xtol = V.real("xtol", xtol, lo=XTOL_RANGE[0], hi=XTOL_RANGE[1])
         return self._eps_memo_put(delta, self._epsilon_search(delta, xtol))
 
     def _eps_memo_put(self, delta: float, e: float) -> float:
@@ -485,19 +492,19 @@ class ShuffleAccountant:
         for delta (get_delta(e') <= delta' <= delta, and get_delta values only decrease over
         time), so min(e, answers for delta' <= delta) is returned and stored; stored answers for
         larger deltas are lowered to it, keeping the memo non-increasing in delta."""
-        return _envelope_put(self._emem_d, self._emem_e, delta, e)
+        return envelope_put(self._emem_d, self._emem_e, delta, e)
 
     def _epsilon_search(self, delta: float, xtol: float) -> float:
         """get_epsilon's search (validated delta and xtol), before the monotone memo."""
-        s_min = _surcharge(self.randomizer, _EPS_CAP, self.adjacency)  # non-increasing in epsilon
+        s_min = contract.surcharge(self.randomizer, EPS_CAP, self.adjacency)  # non-increasing in epsilon
         if s_min >= delta:
             raise ValueError(f"delta: {delta!r} is not above the randomizer's surcharge {s_min!r} (e.g. output "
                              f"mass outside a GeneralRandomizer's support), which no epsilon removes")
         cap0 = self._local_epsilon()
         if cap0 is None:
-            d_max = self.get_delta(_EPS_MAX)
+            d_max = self.get_delta(EPS_MAX)
             if d_max > delta:
-                raise ValueError(f"delta: {delta!r} is not met at epsilon = {_EPS_MAX} nats, the largest epsilon the "
+                raise ValueError(f"delta: {delta!r} is not met at epsilon = {EPS_MAX} nats, the largest epsilon the "
                                  f"accountant certifies (certified delta there: {d_max!r})")
         if self._bottom is not None:
             return self._bottom.epsilon(delta, xtol, self.get_delta)

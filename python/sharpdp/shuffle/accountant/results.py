@@ -1,6 +1,6 @@
 """Typed results of the shuffle accountant (no logic): the public :class:`AccountantReport`, and
-the values passed between the engine (:mod:`._lattice`), the exact blocks (:mod:`._blocks`) and
-the certification driver (:mod:`._certify`)."""
+the values passed between the engine (:mod:`.lattice`), the exact blocks (:mod:`.blocks`), the
+far-tail treatment (:mod:`.far_tail`) and the certification driver (:mod:`.driver`)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class AccountantReport:
 
 @dataclass(frozen=True)
 class Coarsen:
-    """Outcome of a pass whose grid exceeds a size cap (N <= _N_MAX, K _J_LO <= _K_MAX)."""
+    """Outcome of a pass whose grid exceeds a size cap (N <= N_MAX, K J_LO <= K_MAX)."""
 
     h_fit: float  # (about) the smallest grid step that fits
 
@@ -61,7 +61,7 @@ class Grid:
 class LawBracket:
     """Certified bracket of D_up for one law, in delta units: ``lower <= D_up <= upper``.
 
-    Produced by :func:`sharpdp.shuffle._certify.certify` for both of its modes (the full bracket,
+    Produced by :func:`sharpdp.shuffle.accountant.driver.certify` for both of its modes (the full bracket,
     and the upper value alone where ``lower`` may be 0).
     """
 

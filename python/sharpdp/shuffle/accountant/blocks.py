@@ -2,7 +2,7 @@
 
 For a law with few atoms (k-RR, binary RR, lower forms) the lattice engine runs on blocks of t
 users (t | n): V = B_1 L_1 + ... + B_t L_t has an exact multinomial law, computed here with
-certified error bounds (:func:`_block`), and :func:`_unblock` converts the blocked bracket back
+certified error bounds (:func:`block`), and :func:`unblock` converts the blocked bracket back
 to the units of D_up, charging the block values' rounding. When one block holds all n users,
 :func:`one_block` gives the bracket in closed form (§5.4). Imports only the laws and the
 engine's constants.
@@ -17,18 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from sharpdp.shuffle._lattice import _U, perturbation_charge
-from sharpdp.shuffle._laws import FiniteLaw, Law
-from sharpdp.shuffle._results import LawBracket
+from sharpdp.shuffle.accountant.lattice import perturbation_charge
+from sharpdp.shuffle.accountant.limits import (BLOCK_ATOMS_MAX, BLOCK_ATOMS_MIN, BLOCK_MU, EST_FLOOR, LOG_PW_MIN, MS_MAX,
+                                               TRUNC, TRUNC_REL, U)
+from sharpdp.shuffle.accountant.results import LawBracket
+from sharpdp.shuffle.laws import FiniteLaw, Law
 
 
 class _BlockLaw(FiniteLaw):
     """Exact law of the sum of t users' B_i L_i for an atom law (step J), as computed in floating
     point: probabilities with relative error <= ``rel_p`` (plus 1e-300 absolute), values exact as
-    stored (their own rounding, <= u |v| each, is charged by :func:`_unblock`)."""
+    stored (their own rounding, <= u |v| each, is charged by :func:`unblock`)."""
 
     def __init__(self, values: np.ndarray, probs: np.ndarray, rel_p: float) -> None:
-        # values sorted and distinct (np.unique), probs >= 0 summing to 1 (checked by _block):
+        # values sorted and distinct (np.unique), probs >= 0 summing to 1 (checked by block):
         # FiniteLaw's own merge would only sort them again
         self.values, self.probs = values, probs
         self.rel_p = rel_p
@@ -70,14 +72,6 @@ class _BlockLaw(FiniteLaw):
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
 
-_BLOCK_ATOMS_MIN = 60_000  # count vectors per block at n <= 9e6 ...
-_BLOCK_ATOMS_MAX = 300_000  # ... growing like 20 sqrt(n) up to this (docs/accountant.md §5.2)
-_MS_MAX = 1000  # Pascal's row ms stays below 2.7e299, running products below 2^1000
-_LOG_PW_MIN = -650.0  # p_min^ms >= e^-650: the products of _block_weights stay normal doubles
-_TRUNC = 1e-40  # truncation of the number of active users per block: its largest cost in D units ...
-_TRUNC_REL = 1e-6  # ... and at most this fraction of an estimate of D_up (docs/accountant.md §5.2)
-_EST_FLOOR = 1e-300  # (estimates below this count as this: no value is certified finer)
-_BLOCK_MU = 48.0  # small blocks (values below 1e-34): at most this many active users per block on average
 
 
 def _atom_cap(n: int) -> int:
@@ -85,7 +79,7 @@ def _atom_cap(n: int) -> int:
     engine's FFT length at a given accuracy falls like 1/t for atom laws whose values cluster
     (the lower law's loss is first order in h, times the cluster spacing over the block variance),
     so larger n affords larger blocks."""
-    return int(min(_BLOCK_ATOMS_MAX, max(_BLOCK_ATOMS_MIN, 20.0 * math.sqrt(n))))
+    return int(min(BLOCK_ATOMS_MAX, max(BLOCK_ATOMS_MIN, 20.0 * math.sqrt(n))))
 
 
 def _log_value_estimate(gamma: float, a: np.ndarray, pa: np.ndarray, n: int) -> float:
@@ -169,7 +163,7 @@ def _log_comb(d: int, Mmax: int) -> tuple[np.ndarray, np.ndarray]:
         lc[j + 1] = s_
     abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
     k = np.arange(Mmax + 1)
-    eterm = abs_cum * 4.0 * _U + k * _U + 2.0 * _U * np.abs(lc) + 2.0 * (k * _U) ** 2 * abs_cum
+    eterm = abs_cum * 4.0 * U + k * U + 2.0 * U * np.abs(lc) + 2.0 * (k * U) ** 2 * abs_cum
     if len(_LOG_COMB) >= 8:
         _LOG_COMB.pop(next(iter(_LOG_COMB)))
     _LOG_COMB[d] = (lc, eterm)
@@ -186,7 +180,7 @@ def _log_binom_pmf(d: int, g: float, M: np.ndarray) -> tuple[np.ndarray, np.ndar
     lg = math.log(g)
     Mf = M.astype(float)
     val = lc[M] + (d - Mf) * l1 + Mf * lg
-    err = eterm[M] + 7.0 * _U * (np.abs(lc[M]) + (d - Mf) * abs(l1) + Mf * abs(lg))
+    err = eterm[M] + 7.0 * U * (np.abs(lc[M]) + (d - Mf) * abs(l1) + Mf * abs(lg))
     return val, err
 
 
@@ -205,7 +199,7 @@ _WEIGHTS_CACHE: dict = {}
 def _block_weights(t: int, ms: int, gamma: float,
                    pa: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float, float]:
     """Count vectors, probabilities, their relative error bound and P(M > M*) of a block (see
-    _block); they do not depend on the atom values, so get_epsilon's calls share them."""
+    block); they do not depend on the atom values, so get_epsilon's calls share them."""
     key = (t, ms, gamma, pa.tobytes())
     hit = _WEIGHTS_CACHE.get(key)
     if hit is not None:
@@ -238,13 +232,13 @@ def _block_weights(t: int, ms: int, gamma: float,
         prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
         rest -= counts[:, j]
     prob *= np.exp(lb)
-    rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * _U
+    rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * U
     p_tr, lp_out = 0.0, -math.inf
     if ms < t:  # P(M > M*): the same log-domain terms, summed up to where they are negligible
         Mt = np.arange(ms + 1, min(t, ms + 4000) + 1)
         lt, et = _log_binom_pmf(t, gamma, Mt)
         p_tr = float(np.sum(np.exp(lt)))
-        rel = max(rel, float(np.max(np.expm1(et * 1.01))) + Mt.size * _U)
+        rel = max(rel, float(np.max(np.expm1(et * 1.01))) + Mt.size * U)
         if Mt[-1] < t:  # M > M* + 4000 is left out (a sub-probability law): its Chernoff bound
             x = Mt[-1] / t
             lp_out = -t * (x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma)) + 1e-9
@@ -269,7 +263,7 @@ class Blocks:
     trunc: float  # truncation term of the active users, in D units (delta)
 
 
-def _block(gamma: float, law: Law, n: int) -> Blocks | None:
+def block(gamma: float, law: Law, n: int) -> Blocks | None:
     """_block_law, memoised on (gamma, atoms, n): get_epsilon's phases revisit the same epsilons."""
     if not isinstance(law, FiniteLaw) or n < 2:
         return None
@@ -287,9 +281,9 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     """Blocks of t users for an atom law (step J), or None when not applicable.
 
     t is the largest divisor of n (at least 2) whose block has at most :func:`_atom_cap` (n) count
-    vectors, with M* <= _MS_MAX and p_min^M* >= e^_LOG_PW_MIN (every product in the normal
+    vectors, with M* <= MS_MAX and p_min^M* >= e^LOG_PW_MIN (every product in the normal
     range); when the estimated value is below 1e-34, t = n if it fits, else the largest divisor
-    with t gamma <= _BLOCK_MU and at most _BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2).
+    with t gamma <= BLOCK_MU and at most BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2).
     The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
     M = B_1 + ... + B_t the active users, M* such that P(M > M*) <= tau gamma / max|L|
     (binomial Chernoff bound), tau = min(1e-40, 1e-6 est), est = :func:`_log_value_estimate`
@@ -308,12 +302,12 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         return None
     amax = float(np.max(np.abs(a)))
     # the truncation's cost tau (D units): 1e-40, or less when D_up itself is smaller (§5.2)
-    l_est = max(_log_value_estimate(gamma, a, pa, n), math.log(_EST_FLOOR))
-    lp_tau = min(math.log(_TRUNC), math.log(_TRUNC_REL) + l_est)
+    l_est = max(_log_value_estimate(gamma, a, pa, n), math.log(EST_FLOOR))
+    lp_tau = min(math.log(TRUNC), math.log(TRUNC_REL) + l_est)
     # a value below 1e-34: one block of all users, else the former small blocks (t gamma <= 48
     # active users on average, 60 000 count vectors), whose laws keep their mass at V >= 0 within
     # the engine's reach (§5.2)
-    small = lp_tau < math.log(_TRUNC)
+    small = lp_tau < math.log(TRUNC)
     lp_tr = lp_tau + math.log(gamma / max(amax, 1e-300))
 
     def mstar(d: int) -> int:
@@ -331,17 +325,17 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         return min(M, d)
 
     # (one block of all users needs no engine, §5.4: it is tried first in either case)
-    cands = (n,) + _divisors_desc(n, min(n - 1, max(2, int(_BLOCK_MU / gamma)))) if small else _divisors_desc(n, n)
+    cands = (n,) + _divisors_desc(n, min(n - 1, max(2, int(BLOCK_MU / gamma)))) if small else _divisors_desc(n, n)
     # the block's probabilities stay in the normal double range (no overflow in Pascal's triangle,
-    # no underflow in the powers): ms <= _MS_MAX and p_min^ms >= e^_LOG_PW_MIN
+    # no underflow in the powers): ms <= MS_MAX and p_min^ms >= e^LOG_PW_MIN
     lpmin = math.log(float(np.min(pa)))
     best = None
     for d in cands:
-        cap = _BLOCK_ATOMS_MIN if small and d < n else _atom_cap(n)
-        if d * gamma > _MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
+        cap = BLOCK_ATOMS_MIN if small and d < n else _atom_cap(n)
+        if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d)
-        if ms <= _MS_MAX and ms * lpmin >= _LOG_PW_MIN and math.comb(ms + m1, m1) <= cap:
+        if ms <= MS_MAX and ms * lpmin >= LOG_PW_MIN and math.comb(ms + m1, m1) <= cap:
             best = (d, ms)
             break
     if best is None:
@@ -361,8 +355,8 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         comp += (acc - (tot - z)) + (col - z)
         acc = tot
     value = acc + comp
-    g2 = (2 * m1 * _U / (1 - 2 * m1 * _U)) ** 2
-    ev = 1.01 * (_U * float(np.max(np.abs(value))) + g2 * ms * float(np.sum(np.abs(a))))
+    g2 = (2 * m1 * U / (1 - 2 * m1 * U)) ** 2
+    ev = 1.01 * (U * float(np.max(np.abs(value))) + g2 * ms * float(np.sum(np.abs(a))))
     # the stored atoms are within value_error of the exact ones (docs/accountant.md §3.2.2): a block
     # value sums at most ms of them
     ev += ms * law.value_error * (1.0 + 1e-6)
@@ -373,7 +367,7 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     pp = np.bincount(inv, weights=prob, minlength=uv.size)
     if not (np.all(np.isfinite(pp)) and abs(float(pp.sum()) - 1.0) <= 1e-9):
         return None  # (not expected) fall back to the per-user law
-    rel_p = (rel + (dup + 2) * _U) * 1.01
+    rel_p = (rel + (dup + 2) * U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
     # M* + 4000 (probability p per block) can
@@ -386,7 +380,7 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
 
 
-def _unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0,
+def unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0,
              top: float = math.inf) -> LawBracket:
     """Bracket of the blocked problem (n/t blocks, gamma = 1) in the units of D_up (step J).
 
@@ -395,9 +389,9 @@ def _unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: floa
     (the indicator of the kink needs S~ within the total error of 0), and the Chernoff bound with
     the tilt of the upper law (whose log-mgf dominates: hat rounding is a convex-order spread)
     gives P(S~ >= -c) <= exp(n Lambda + theta c), n Lambda raised by the pmf-error bound
-    n log(mass + tau) of the engine (:func:`sharpdp.shuffle._lattice.perturbation_charge`; its
+    n log(mass + tau) of the engine (:func:`sharpdp.shuffle.accountant.lattice.perturbation_charge`; its
     allowance for the rounding of the exponent is proved in docs/accountant.md §3.5.1).
-    ``trunc``: the truncation term of :func:`_block` (D units), added as is; ``top``: the block
+    ``trunc``: the truncation term of :func:`block` (D units), added as is; ``top``: the block
     law's largest value (the Chernoff bound needs an engine law not clamped from above).
     """
     f = 1.0 / (t * gamma)

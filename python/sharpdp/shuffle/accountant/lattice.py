@@ -1,46 +1,26 @@
-"""Lattice engine of the certified shuffle accountant: clamps, hat rounding, tilt, FFT window,
+"""The lattice engine of the certified shuffle accountant: clamps, hat rounding, tilt, FFT window,
 floating-point bounds and the convex-order lower law (docs/accountant.md §3-§4).
 
-Shared by :mod:`sharpdp.shuffle.accountant` (the certification driver and the public class) and
-:mod:`sharpdp.shuffle._bigjump` (the far-tail treatment, docs/accountant_tail.md); it imports
-neither.
+:func:`lattice_laws` builds the per-user lattice pmfs (steps B, C, H), :func:`engine` sums n of
+them through the certified convolution of :mod:`.fft` (steps D-F) and :func:`lattice_pass` is
+one certified (lower, upper) at one grid (steps A-H). Used by the plain path (:mod:`.plain`),
+the far-tail treatment (:mod:`.far_tail`) and the clamped Chernoff cap (:mod:`.chernoff`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from sharpdp.shuffle._laws import Law
-from sharpdp.shuffle._results import AccountantReport, Coarsen, Grid  # noqa: F401 - AccountantReport: former home
-
-_U = 2.0**-53
-_FFT_C = 10.0
-_N_MAX = 1 << 24
-_K_MAX = 1 << 21
-_TINY = 5e-324
-_EPS_CAP = 60.0  # largest epsilon certified with the lattice engine (beyond: module step L)
-_EPS_MAX = 700.0  # largest epsilon at which the laws are built for the E[L_+] cap (e^eps finite)
-_XTOL_RANGE = (1e-6, 0.5)  # accepted relative tolerance of get_epsilon
-_SHRINK_ITERS = 200  # bound on the root-search steps (the safe end is returned when reached)
-_MEMO_MAX = 4096
-# Below this, values are certified upper bounds without the rel_tol target: the clamps are not
-# chased to T in the hundreds (FFTs of 4e6 points, seconds) for a delta no one uses.
-_VALUE_FLOOR = 1e-24
-_J_LO = 4  # fine cells per lattice step for the lower law
-_DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT
+from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.limits import DFT_WORK, J_LO, K_MAX, N_MAX, U
+from sharpdp.shuffle.accountant.results import Coarsen, Grid
+from sharpdp.shuffle.laws import Law
 
 
-def _core() -> Any:
-    from sharpdp._core_loader import core
-
-    return core.accountant
-
-
-def _choose_T(law: Law, target: float) -> float:
+def choose_T(law: Law, target: float) -> float:
     """Smallest (about) T >= 0 with E[(L - T)_+] <= target."""
     hi_s = law.support()[1]
     if math.isfinite(hi_s):
@@ -62,7 +42,7 @@ def _choose_T(law: Law, target: float) -> float:
     return T
 
 
-def _choose_B(law: Law, target: float) -> float:
+def choose_B(law: Law, target: float) -> float:
     lo_s = law.support()[0]
     if math.isfinite(lo_s):
         return max(-lo_s, 0.0)
@@ -114,19 +94,13 @@ class PassResult:
     grid: Grid
     terms: dict[str, float]
 
-    def as_dict(self) -> dict[str, Any]:
-        """The dict format of the far-tail module (:func:`_one_pass`)."""
-        g = self.grid
-        return dict(lower=self.lower, upper=self.upper, h=g.h, N=g.N, T=g.T, B=g.B, theta=g.theta,
-                    n_log_mgf=g.n_log_mgf, log_mgf_err=g.log_mgf_err, terms=dict(self.terms), main=self.main)
 
-
-def _engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
+def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
             threads: int) -> EngineResult | Coarsen:
     """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums."""
     import scipy.fft as sfft
 
-    C = _core()
+    C = kernels()
     K = g.size - 1
     kT = k0 + K
     _, mu0, var0 = C.log_mgf(g, k0, h, 0.0)
@@ -154,19 +128,14 @@ def _engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol
         N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
         if lg_u is not None and N <= lg_u[0]:
             N = lg_u[0]  # the previous FFT's window still covers [s_lo, s_hi]: reuse it
-        if N > _N_MAX:
-            return Coarsen(h * N / _N_MAX * 1.02)  # N grows like 1/h
+        if N > N_MAX:
+            return Coarsen(h * N / N_MAX * 1.02)  # N grows like 1/h
         lp_hi, lp_lo = log_tgt + max(0.01, a_hi), log_tgt + max(0.01, a_lo)
         if lg_u is None or lg_u[0] != N:
-            folded = np.bincount(np.arange(K + 1) % N, weights=gt, minlength=N)
-            z = sfft.rfft(folded, workers=threads if N >= 1 << 16 else 1)
-            lg = math.log2(N)
-            e_fwd = _FFT_C * lg * _U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
             # frequencies whose power-step bound exceeds thr are recomputed accurately (cpp power)
             thr = 1e-4 * rel_tol * E_est / (supf * math.sqrt(N))
-            Q, errQ, normQ, _ = C.power(z, float(n), e_fwd, N, folded, thr, _DFT_WORK)
-            q = sfft.irfft(Q, n=N, workers=threads if N >= 1 << 16 else 1)
-            err_q = (errQ + _FFT_C * lg * _U * normQ) / math.sqrt(N)
+            conv = convolve([Part(gt, n)], N, thr, DFT_WORK, threads)
+            q, err_q = conv.q, conv.err_q
             lg_u = (N,)
         E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
         a_val, b_val = sa * h, (sa + N) * h
@@ -182,8 +151,8 @@ def _engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol
         else:
             log_tgt += math.log(1e-4 * rel_tol) + math.log(E) - math.log(wrap_high)  # no underflow
     # tau also absorbs the folding sums (at most ceil((K+1)/N) terms per bin)
-    tau += (math.ceil((K + 1) / N) + 2) * _U * mass
-    fp = fnorm * err_q + N * _U * Ea
+    tau += fold_rounding(K + 1, N, mass)
+    fp = fnorm * err_q + N * U * Ea
     log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
     return EngineResult(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
@@ -208,72 +177,115 @@ def _shift_bound(mom_err: np.ndarray, k0: int, h: float, n: int, r: EngineResult
     return math.exp(lg) * (1 + 1e-9) if lg < 709 else math.inf
 
 
-def _check_mass(psi: np.ndarray, eta: np.ndarray) -> None:
+def check_mass(psi: np.ndarray, eta: np.ndarray) -> None:
     if not abs(float(psi.sum()) - 1.0) <= 1e-9 + float(eta.sum()):
         raise RuntimeError(f"accountant: lattice pmf lost mass (sum {psi.sum()!r}); refusing to certify")
 
 
-def _lower_pmf(law: Law, m: np.ndarray, w: np.ndarray, em: np.ndarray, ew: np.ndarray, plo: float, eplo: float,
+def lower_pmf(law: Law, m: np.ndarray, w: np.ndarray, em: np.ndarray, ew: np.ndarray, plo: float, eplo: float,
                phi: float, ephi: float, kB: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Lower lattice law of step H, or None when it has no mass above node kB (value 0): then
     its positive part, hence its contribution to Lo, is 0."""
     lo_s, hi_s = law.support()
     down = math.isfinite(hi_s) and not math.isfinite(lo_s)
-    psi_lo, eta_lo, mom_err = _core().lower_lattice(m, w, em, ew, _J_LO, plo, eplo, phi, ephi, down)
-    _check_mass(psi_lo, eta_lo)
+    psi_lo, eta_lo, mom_err = kernels().lower_lattice(m, w, em, ew, J_LO, plo, eplo, phi, ephi, down)
+    check_mass(psi_lo, eta_lo)
     return (psi_lo, eta_lo, mom_err) if np.any(psi_lo[kB + 1:] > 0) else None
 
 
-def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
-                 lower: bool = True) -> PassResult | Coarsen:
-    """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
-    :class:`Coarsen` outcome when the grid exceeds a size cap."""
-    C = _core()
+@dataclass(frozen=True)
+class LowerLattice:
+    """The centroid (convex-order lower) lattice law of step H: pmf ``g``, its error bounds ``eta``
+    and the per-node moment-error bounds ``mom_err`` of the per-user law (docs/accountant.md §4.2-§4.3;
+    units of h, before the Bern(gamma) mixture)."""
+
+    g: np.ndarray
+    eta: np.ndarray
+    mom_err: np.ndarray
+
+
+@dataclass(frozen=True)
+class LatticeLaws:
+    """Per-user lattice laws of G = B L clamped to [-B, T] on the nodes (k0 + k) h, k = 0..kT + kB
+    (float64 arrays of kT + kB + 1 entries): the hat law ``g`` (upper in the convex and increasing
+    convex orders, docs/accountant.md §3.2-§3.3) with error bounds ``eta``, and the centroid law
+    ``low`` (None when not asked for, or without mass above node 0: its positive part is then 0)."""
+
+    g: np.ndarray
+    eta: np.ndarray
+    k0: int
+    kT: int
+    kB: int
+    low: LowerLattice | None
+
+
+def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws | Coarsen:
+    """Steps A-C and H: the lattice laws of the clamped per-user terms at step h, or the
+    :class:`Coarsen` outcome (the smallest step that fits) before any allocation when
+    (kT + kB) J_LO exceeds K_MAX (docs/accountant.md §6.2, docs/accountant_tail.md §11.1)."""
+    C = kernels()
     kT = int(math.ceil(T / h))
     kB = int(math.ceil(B / h))
     K = kT + kB
-    if K * _J_LO > _K_MAX:
-        return Coarsen((T + B) * _J_LO / _K_MAX * 1.01)
+    if K * J_LO > K_MAX:
+        return Coarsen((T + B) * J_LO / K_MAX * 1.01)
     x0 = -kB * h
     plo, eplo = law.prob_below(x0)
     # the top edge must be computed exactly as law.cells computes it (x0 + K h; the lower
-    # law's finer cells give the same float, _J_LO being a power of 2), so that no atom on
+    # law's finer cells give the same float, J_LO being a power of 2), so that no atom on
     # the edge is dropped or counted twice
     phi, ephi = law.prob_above(x0 + K * h)
 
     def mix(psi: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         g = gamma * psi
         g[kB] += 1.0 - gamma
-        return g, gamma * eta * (1 + 4 * _U) + 4 * _U * g
+        return g, gamma * eta * (1 + 4 * U) + 4 * U * g
 
-    # --- upper value: hat rounding (steps B-G) ---
-    # one set of fine cells (h / _J_LO) serves both laws; the upper law merges them exactly
-    m, w, em, ew = law.cells(x0, h / _J_LO, K * _J_LO)
-    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, _J_LO)
-    _check_mass(psi, eta)
+    # hat rounding (steps B-C); one set of fine cells (h / J_LO) serves both laws, the upper law
+    # merges them exactly
+    m, w, em, ew = law.cells(x0, h / J_LO, K * J_LO)
+    psi, eta = C.assemble(m, w, em, ew, plo, eplo, phi, ephi, J_LO)
+    check_mass(psi, eta)
     g, eta_g = mix(psi, eta)
-    up_r = _engine(g, eta_g, -kB, h, n, rel_tol, threads)
+    low = None
+    # centroid-on-the-lattice law (step H): swept from the bounded end of the support, so the
+    # unfinished last group (floored to the lattice: a first-order loss) is the far-tail clamp
+    # atom, of negligible mass
+    if lower and (lp := lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)) is not None:
+        g_lo, eta_glo = mix(lp[0], lp[1])
+        low = LowerLattice(g_lo, eta_glo, lp[2])
+    return LatticeLaws(g=g, eta=eta_g, k0=-kB, kT=kT, kB=kB, low=low)
+
+
+def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
+                 lower: bool = True) -> PassResult | Coarsen:
+    """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
+    :class:`Coarsen` outcome when the grid exceeds a size cap."""
+    lat = lattice_laws(law, gamma, h, T, B, lower)
+    if isinstance(lat, Coarsen):
+        return lat
+    kT, kB = lat.kT, lat.kB
+    K = kT + kB
+    x0 = -kB * h
+    # --- upper value: hat rounding (steps B-G) ---
+    up_r = engine(lat.g, lat.eta, -kB, h, n, rel_tol, threads)
     if isinstance(up_r, Coarsen):
         return up_r
     log_scale = up_r.log_scale - math.log(gamma)
     up_main_log = log_scale + _logsum(up_r.E, up_r.wrap_low, up_r.fp, up_r.tv)
     # --- lower value: centroid-on-the-lattice law (step H) ---
-    # sweep from the bounded end of the support, so the unfinished last group (floored to the
-    # lattice: a first-order loss) is the far-tail clamp atom, of negligible mass
     lo_main, overshoot, log_scale_lo = 0.0, 0.0, -math.inf
     lo_E = lo_wrap_high = lo_fp = lo_tv = 0.0
     lo_N = 0
-    if lower and (lower_pmf := _lower_pmf(law, m, w, em, ew, plo, eplo, phi, ephi, kB)) is not None:
-        psi_lo, eta_lo, mom_err = lower_pmf
-        g_lo, eta_glo = mix(psi_lo, eta_lo)
-        lo_r = _engine(g_lo, eta_glo, -kB, h, n, rel_tol, threads)
+    if lat.low is not None:
+        lo_r = engine(lat.low.g, lat.low.eta, -kB, h, n, rel_tol, threads)
         if isinstance(lo_r, Coarsen):
             return lo_r
         lo_E, lo_wrap_high, lo_fp, lo_tv, lo_N = lo_r.E, lo_r.wrap_high, lo_r.fp, lo_r.tv, lo_r.N
         low_t = lo_r.E - lo_r.wrap_high - lo_r.fp - lo_r.tv
         log_scale_lo = lo_r.log_scale - math.log(gamma)
         lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
-        overshoot = _shift_bound(mom_err, -kB, h, n, lo_r)
+        overshoot = _shift_bound(lat.low.mom_err, -kB, h, n, lo_r)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
     tail_B = law.tail_lower(kB * h)
     if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
@@ -287,7 +299,7 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     # true one, which costs at most n c_pos P(S^ > -n c_pos) / (n gamma) on either value. Charged
     # when it exceeds 0.99e-9 of the value, else covered by the final factors 1 -+ 1e-9 (§3.7).
     # The law's own rounding bound (value_error, §3.2.2) is one more per-user shift of the same kind.
-    c_pos = 4.0 * _U * (kT * h + kB * h + h) * (1.0 + 1e-6) + law.value_error * (1.0 + 1e-6)
+    c_pos = 4.0 * U * (kT * h + kB * h + h) * (1.0 + 1e-6) + law.value_error * (1.0 + 1e-6)
     pos = perturbation_charge(n * c_pos, grid, n * gamma, n * c_pos)
     main = math.exp(up_main_log) if up_main_log < 709 else math.inf
     if pos > 0.99e-9 * main:
@@ -321,21 +333,9 @@ def perturbation_charge(total: float, grid: Grid, n_gamma: float, reach: float) 
     th = grid.theta
     if not (math.isfinite(lam) and math.isfinite(th)):
         return total / n_gamma
-    a = max(0.01, 8.0 * _U * (abs(grid.n_log_mgf) + 3.0 * abs(grid.log_mgf_err) + abs(th * reach)) + 4.0 * _U)
+    a = max(0.01, 8.0 * U * (abs(grid.n_log_mgf) + 3.0 * abs(grid.log_mgf_err) + abs(th * reach)) + 4.0 * U)
     return total * math.exp(min(lam + th * reach + a, 0.0)) / n_gamma
 
 
-class _Coarsen(Exception):
-    """A size cap binds; ``args[0]`` is (about) the smallest grid step that fits. Raised only by
-    the far-tail module's calls (:func:`_one_pass` and :mod:`._bigjump`'s own FFT): the driver
-    receives the :class:`Coarsen` outcome instead."""
-
-
-def _one_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
-              lower: bool = True) -> dict[str, Any]:
-    """:func:`lattice_pass` in the far-tail module's format (:mod:`._bigjump`): its dict, and
-    :class:`_Coarsen` raised instead of returned."""
-    out = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, lower)
-    if isinstance(out, Coarsen):
-        raise _Coarsen(out.h_fit)
-    return out.as_dict()
+__all__ = ["EngineResult", "LatticeLaws", "LowerLattice", "PassResult", "choose_B", "choose_T", "engine",
+           "lattice_laws", "lattice_pass", "lower_pmf", "perturbation_charge"]

@@ -1,0 +1,125 @@
+"""Chernoff bounds on n-fold sums of certified lattice laws, and the clamped Chernoff cap
+(docs/accountant.md §6.3, docs/accountant_tail.md §4-§6).
+
+:class:`Chernoff` bounds tails and excesses of the sum of the EXACT lattice law whose computed pmf
+and error bounds are given; :func:`clamped_chernoff_cap` is the driver's cheap certified upper
+value for laws far below the value floor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from sharpdp.shuffle.accountant.fft import kernels
+from sharpdp.shuffle.accountant.lattice import choose_B, choose_T, lattice_laws
+from sharpdp.shuffle.accountant.limits import CAP_NODES, TINY, U
+from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
+from sharpdp.shuffle.laws import Law
+
+
+def capped_exp(x: float) -> float:
+    """e^x, +inf from x >= 709 (no OverflowError)."""
+    return math.exp(x) if x < 709 else math.inf
+
+
+class Chernoff:
+    """Chernoff bounds for the nn-fold sum S of the EXACT lattice law whose computed pmf is g with
+    absolute error bounds eta: log E e^{lam X} <= log sum_k (g_k + eta_k) e^{lam x_k}."""
+
+    def __init__(self, g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int) -> None:
+        self.C = kernels()
+        # an upper pmf: (g + eta) rounded up; log_mgf's own rounding (K terms) is covered by the margin
+        self.gp = (g + eta) * (1 + 4 * U)
+        self.k0, self.h, self.nn = k0, h, float(nn)
+        self.margin = (g.size + 8) * 4 * U
+        _, mu, var = self.C.log_mgf(g, k0, h, 0.0)
+        self.scale = 1.0 / (math.sqrt(max(nn * var, h * h)))
+
+    def log_mgf(self, lam: float) -> float:
+        L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
+        return L + self.margin + 1e-12 * abs(L)
+
+    def _min(self, f: Callable[[float], float], sign: str) -> float:
+        """min over lam > 0 of f(lam) (convex in lam): golden section on log lam."""
+        a, b = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
+        best = math.inf
+        gr = 0.5 * (math.sqrt(5.0) - 1.0)
+        c, d = b - gr * (b - a), a + gr * (b - a)
+        fc, fd = f(math.exp(c)), f(math.exp(d))
+        for _ in range(70):
+            best = min(best, fc, fd)
+            if fc < fd:
+                b, d, fd = d, c, fc
+                c = b - gr * (b - a)
+                fc = f(math.exp(c))
+            else:
+                a, c, fc = c, d, fd
+                d = a + gr * (b - a)
+                fd = f(math.exp(d))
+            if b - a < 0.02:
+                break
+        return min(best, fc, fd, 0.0 if sign == "p" else math.inf)
+
+    def log_p_above(self, b: float) -> float:
+        """log of an upper bound on P(S >= b) (<= 0)."""
+        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
+
+    def log_p_below(self, a: float) -> float:
+        """log of an upper bound on P(S <= a) (<= 0)."""
+        return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
+
+    def log_excess(self, b: float) -> float:
+        """log of an upper bound on E[(S - b)_+]  ((x)_+ <= e^{lam x} / (e lam))."""
+        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
+
+
+def clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBracket | None:
+    """The clamped Chernoff cap (docs/accountant.md §6.3): a certified upper value of D_up from one
+    coarse hat lattice law (with lower value 0), its clamp T set for a term 1e-3 ``thr``; None where it
+    is not tried (the one-jump estimate is not below ``thr``, or the law is not of the far-tail module).
+
+    With clamps T, B (multiples of a power-of-two step h), A = sum_i clamp(G_i, -B, T) and
+    J = sum_i (G_i - T)_+: S <= A + J, so E[S_+] <= E[A_+] + n gamma tau(T); E[A_+] <= E[Â_+]
+    (the hat law, larger in the increasing convex order) <= e^{n M(lam)} / (e lam) for every
+    lam > 0 (x_+ <= e^{lam x - 1} / lam), M the log-mgf of the hat law's upper pmf. The same
+    bound as the far-tail body's Chernoff value (docs/accountant_tail.md §6) plus its jump mean.
+    With a rounding bound err on the law's values (docs/accountant.md §3.2.2) and the lattice positions'
+    c_pos (§3.2.1) the true sum is at most S~ + n (err + c_pos), so E[A_+] is taken there.
+    Only for the continuous laws of the far-tail module; a speed shortcut: None sends the law to the
+    usual path."""
+    if n < 2 or not law.continuous:
+        return None
+    err = law.value_error  # the true values are within err of the stored ones: S <= S~ + n err
+    sd, mean = law.std(), law.mean()
+    lo_s, hi_s = law.support()
+    if not (0.0 < sd < math.inf and math.isfinite(mean)) or mean >= 0.0:
+        return None
+    # screen: the one-jump value tau(|m|), m = (n - 1) gamma E[L], estimates delta (it is ~ n x Jensen's
+    # lower value, docs/accountant_edges.md section 3): no test where it is not below the threshold
+    if law.stop_loss([-(n - 1) * gamma * mean])[1][0] >= thr:
+        return None
+    T = choose_T(law, 1e-3 * thr)  # (a clamp term well below the threshold: the value stays near the truth)
+    B = max(-lo_s, 0.0) if math.isfinite(lo_s) else choose_B(law, 0.01 * max(-mean, sd))
+    if not (math.isfinite(T) and math.isfinite(B)) or T <= 0.0:
+        return None
+    h = 2.0 ** math.ceil(math.log2(max(sd / 4.0, (T + B) / CAP_NODES, 1e-300)))
+    T, B = math.ceil(T / h) * h, max(math.ceil(B / h), 1) * h  # exact multiples: every node k h is exact
+    lat = lattice_laws(law, gamma, h, T, B, lower=False)
+    if isinstance(lat, Coarsen):
+        return None
+    ch = Chernoff(lat.g, lat.eta, lat.k0, h, n)
+    # per-user shift: the value error and the lattice positions' c_pos (docs/accountant.md §3.2.1; 0 here, the
+    # nodes being exact multiples of a power of two, but charged anyway)
+    shift = math.nextafter(n * (err + 4.0 * U * (T + B + h)) * (1 + 1e-12), math.inf)
+    body = capped_exp(ch.log_excess(-shift)) / (n * gamma) * (1 + 1e-9)
+    jump = float(law.stop_loss([T])[1][0]) if math.isinf(hi_s) or hi_s > T else 0.0
+    up = (body + jump) * (1 + 1e-9)
+    return LawBracket(0.0, max(up, TINY), grid=Grid(h=h, N=0, T=T, B=B),
+                      terms={"note": "clamped Chernoff cap", "chernoff_body": body,
+                             "tail_T": jump})
+
+
+__all__ = ["Chernoff", "capped_exp", "clamped_chernoff_cap"]

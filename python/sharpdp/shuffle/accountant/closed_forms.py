@@ -1,0 +1,84 @@
+"""Closed forms of the certified shuffle accountant: E[L_+] (the trivial cap), stop-loss brackets with
+the law's rounding bound, the Jensen lower value and the law-shape closed forms (docs/accountant.md
+§1.7, §3.2.2, §6.1; docs/accountant_edges.md §3)."""
+
+from __future__ import annotations
+
+import math
+
+from sharpdp.shuffle.accountant.limits import TINY
+from sharpdp.shuffle.accountant.results import LawBracket
+from sharpdp.shuffle.laws import Law
+
+
+def heavy(law: Law, gamma: float, n: int) -> LawBracket:
+    """Bracket for a law whose spread leaves the double range (sd = inf: e.g. a BMG with sigma0 <
+    ~0.0375, where L reaches e^{1/(2 sigma0^2)}): no lattice can hold it. Upper: the cap
+    D_up <= E[L_+] ((sum x_i)_+ <= sum (x_i)_+), in closed form. Lower (docs/accountant_edges.md
+    section 3): Jensen over the other n - 1 users, E[S_+] >= E[(B_1 L_1 + (n - 1) gamma mu)_+] with
+    mu = E[L], so D_up >= E[(L - T0)_+] / n for any T0 >= max(-(n - 1) gamma mu, 0)."""
+    up = max(trivial_cap(law), TINY)
+    lower = jensen_lower(law, gamma, n)
+    return LawBracket(min(lower, up), up, terms={"note": "sd overflow: E[L_+] (upper), Jensen (lower)"})
+
+
+def trivial_cap(law: Law) -> float:
+    """Certified E[L_+] (>= D_up at every n), in closed form."""
+    up = stop_loss_bracket(law, 0.0)[1]
+    return min(up, 1.0) if getattr(law, "trivial_bound", False) else up
+
+
+def stop_loss_bracket(law: Law, T: float) -> tuple[float, float]:
+    """Rigorous bracket of E[(L - T)_+] for the **exact** law, whose values are within
+    err = ``law.value_error`` of the stored ones (docs/accountant.md §3.2.2):
+    E[(L~ - (T + err))_+] <= E[(L - T)_+] <= E[(L~ - (T - err))_+], thresholds rounded outwards.
+    With err = 0 this is ``law.tail_upper_bracket(T)`` (exact laws keep their values bit for bit)."""
+    err = law.value_error
+    if err == 0.0:
+        return law.tail_upper_bracket(T)
+    return (law.tail_upper_bracket(math.nextafter(T + err, math.inf))[0],
+            law.tail_upper_bracket(math.nextafter(T - err, -math.inf))[1])
+
+
+def jensen_lower(law: Law, gamma: float, n: int) -> float:
+    """Jensen lower value of D_up (docs/accountant_edges.md section 3): E[(L - T0)_+] / n with
+    T0 >= max(-(n - 1) gamma E[L], 0) (rounded up); 0 when E[L] is not available."""
+    if getattr(law, "trivial_bound", False):
+        return 0.0
+    try:
+        mu = law.mean()
+    except (OverflowError, ZeroDivisionError, FloatingPointError):
+        return 0.0
+    if not math.isfinite(mu):
+        return 0.0
+    err = law.value_error  # the true law: E[L] >= mu - err, E[(L - T0)_+] >= E[(L~ - T0)_+] - err
+    T0 = (n - 1) * gamma * (max(-mu + err, 0.0) * (1.0 + 1e-6) + 1e-6)
+    if not math.isfinite(T0):
+        return 0.0
+    return max(stop_loss_bracket(law, T0)[0] / n * (1.0 - 1e-12), 0.0)
+
+
+def law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
+    """Closed forms for the law's shape (any n), or None when the lattice engine is needed."""
+    lo_s, hi_s = law.support()
+    if law.top_bound() <= 0:
+        return LawBracket(0.0, 0.0, terms={"note": "L <= 0 almost surely"})
+    if lo_s == hi_s:
+        c = lo_s  # a single atom: D_up = E[(c M)_+]/(n gamma) = c_+ (= E[L_+]: with a rounding bound,
+        # its bracket over the exact atom)
+        lo, up = (max(c, 0.0), max(c, 0.0)) if law.value_error == 0.0 else stop_loss_bracket(law, 0.0)
+        return LawBracket(lo, up * (1 + 1e-12), terms={"note": "degenerate law"})
+    sd = law.std()
+    if not sd > 0.0:  # spread lost to cancellation against a huge |mean|: the trivial cap E[L_+]
+        return LawBracket(0.0, max(trivial_cap(law), TINY), terms={"note": "sd underflow: E[L_+]"})
+    if not math.isfinite(sd):
+        return heavy(law, gamma, n)
+    return None
+
+
+def plus(up: float, s: float) -> float:
+    """up + s rounded up (s >= 0)."""
+    return up if s == 0.0 else math.nextafter(up + s, math.inf)
+
+
+__all__ = ["heavy", "jensen_lower", "law_closed_form", "plus", "stop_loss_bracket", "trivial_cap"]

@@ -1,0 +1,97 @@
+"""Certification driver of the shuffle accountant: one law's certified value (docs/accountant.md §6-§8).
+
+:func:`certify` is the one pipeline behind every value of :class:`sharpdp.shuffle.ShuffleAccountant`,
+for both of its modes: :class:`Bracket` (lower and upper, the grid refined until the relative
+target is met: ``get_delta``, ``report``) and :class:`UpperOnly` (the upper value at a given
+grid: get_epsilon's search). Order of the steps (module docstring of
+:mod:`sharpdp.shuffle.accountant`):
+
+1. closed forms: L <= 0 a.s. (0), n = 1 (E[L_+] exactly), E[L_+] already below the value floor
+   or the caller's maximum;
+2. exact blocks for atom laws (step J, :mod:`.blocks`), the far-tail treatment for heavy
+   continuous laws (:mod:`.far_tail`, docs/accountant_tail.md), else the plain lattice path
+   (:mod:`.plain`, :mod:`.lattice`, steps A-H) behind the law-shape closed forms of
+   :func:`~.closed_forms.law_closed_form` (single atom, sd underflow, sd overflow);
+3. the cap D_up <= E[L_+] ((sum x_i)_+ <= sum (x_i)_+) on the upper value.
+
+Results are :class:`~.results.LawBracket`; a size cap binding is the :class:`~.results.Coarsen`
+outcome of a pass, not an exception. A law family plugs in through the
+:class:`~sharpdp.shuffle.laws.base.Law` interface alone (``atomic``, ``continuous`` and the vectorised
+members); the driver has no dispatch on law types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sharpdp.shuffle.accountant import far_tail
+from sharpdp.shuffle.accountant.blocks import block, one_block, unblock
+from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
+from sharpdp.shuffle.accountant.closed_forms import stop_loss_bracket, trivial_cap
+from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.plain import Bracket, Mode, UpperOnly, certify_law_mode
+from sharpdp.shuffle.accountant.results import LawBracket
+from sharpdp.shuffle.laws import Law
+
+
+def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode = Bracket()) -> LawBracket:
+    """Certified value of D_up for one law (module steps A-L of :mod:`sharpdp.shuffle.accountant`).
+
+    Parameters
+    ----------
+    law : Law
+        Law of the privacy-amplification variable L (one pair and order).
+    gamma : float
+        Blanket mass, in (0, 1].
+    n : int
+        Number of users, >= 1.
+    rel_tol : float
+        Relative target (upper - lower)/lower of :class:`Bracket`; sets the clamps' accuracy.
+    threads : int
+        Threads of scipy.fft (-1: all cores); does not change the values.
+    mode : Bracket or UpperOnly
+
+    Returns
+    -------
+    LawBracket
+        ``lower <= D_up <= upper`` (lower may be 0 under :class:`UpperOnly`); ``upper`` is at
+        most ``cap`` = E[L_+] (unless 0). Not floored at 5e-324 (the callers floor).
+    """
+    neg = mode.negligible if isinstance(mode, Bracket) else 0.0
+    top = law.top_bound()  # the stored top plus the law's rounding bound (docs/accountant.md §3.2.2)
+    if top <= 0:
+        return LawBracket(0.0, 0.0, cap=0.0, terms={"note": "L <= 0 almost surely"})
+    if law.support()[1] <= 0:  # only rounding separates the law from L <= 0: D_up <= E[L_+]
+        cap = max(trivial_cap(law), TINY)
+        return LawBracket(0.0, cap, cap=cap, terms={"note": "L <= value_error almost surely"})
+    cap = max(trivial_cap(law), TINY)  # D_up <= E[L_+]
+    if n == 1:
+        lo, up = stop_loss_bracket(law, 0.0)  # D_up = E[(B L)_+] / gamma = E[L_+] exactly
+        return LawBracket(lo, min(max(up, TINY), cap), cap=cap, terms={"note": "n = 1: E[L_+] in closed form"})
+    if cap < max(VALUE_FLOOR, neg):
+        # the trivial cap is already below the value floor (or the maximum so far)
+        return LawBracket(0.0, cap, cap=cap, terms={"note": "E[L_+] below the value floor"})
+    if isinstance(mode, Bracket):
+        thr = max(VALUE_FLOOR, neg)
+        small = clamped_chernoff_cap(law, gamma, n, thr)
+        if small is not None and small.upper < thr:  # below the floor (or the maximum so far): nothing to refine
+            return replace(small, upper=min(small.upper, cap), cap=cap)
+    blk = block(gamma, law, n)
+    if blk is None:
+        # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
+        far = far_tail.try_certify(law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket))
+        r = certify_law_mode(law, gamma, n, rel_tol, threads, mode) if far is None else far
+    elif blk.t == n:  # one block of all users: D_up in closed form from its exact law (§5.4)
+        r = one_block(blk, gamma, n)
+    else:
+        r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, mode.scaled(blk.t * gamma))
+        r = unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
+    return replace(r, upper=min(r.upper, cap), cap=cap)
+
+
+def upper_value(law: Law, gamma: float, n: int, rel_tol: float, threads: int, scale: float, h_ratio: float) -> float:
+    """Certified upper value only (:func:`certify` in :class:`UpperOnly` mode), floored at 5e-324."""
+    return max(certify(law, gamma, n, rel_tol, threads, UpperOnly(scale, h_ratio)).upper, TINY)
+
+
+__all__ = ["certify", "upper_value"]

@@ -1,0 +1,391 @@
+"""Far-tail ("single big jump") treatment of the certified accountant (proof: docs/accountant_tail.md).
+
+For a law L with a heavy right tail (the lognormal laws of the blanket-mixed Gaussian and of the
+Gaussian randomizer), the plain accountant clamps L at a T with E[(L - T)_+] negligible, which
+takes T at thousands of standard deviations: a huge lattice and FFT. Here the clamp T0 is
+moderate and the far tail is added back in closed form. With G_i = B_i L_i, S = sum_i G_i,
+A = sum_i min(G_i, T0), X_i = (G_i - T0)_+, J = sum_i X_i (docs/accountant_tail.md §2):
+
+    S_+ = A_+ + (J - A_-)_+,
+    sum_i (X_i - A_-)_+ <= (J - A_-)_+ <= sum_i (X_i - A_-)_+ + sum_{i<j} min(X_i, X_j),
+
+and on {X_1 > 0}, A = T0 + A' with A' = sum_{j >= 2} min(G_j, T0) independent of X_1, so
+
+    E[(X_1 - A_-)_+] = gamma E[phi(A')],   phi(a) = tau(max(T0, -a)),  tau(t) = E[(L - t)_+].
+
+Hence (docs/accountant_tail.md §2-§7), with Body the engine's bracket of E[A_+]/(n gamma) at the clamp T0:
+
+    D_up <= Body_up + E[phi(A')]_up + (n - 1) gamma / 2 * int_0^inf P(L > T0 + t)^2 dt,
+    D_up >= Body_lo + E[phi(A')]_lo - tau_low(B) P(S^B_{n-1} > B)        (the lower clamp's penalty, §5),
+
+where E[phi(A')] is bracketed through the split phi = phi_c - c (a + T0)_+ (phi_c convex, c >= P(L > T0)):
+the hat (convex-order upper) and centroid (convex-order lower) lattice laws of clamp(L, -B, T0), summed n - 1
+times by one untilted FFT each, with the same round-off bounds as the engine and Chernoff bounds on the exact
+lattice laws outside the window (§4; :mod:`.jump`). Size caps and memory at n = 1e8 - 1e9: §11.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
+from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
+from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
+from sharpdp.shuffle.laws import Law
+
+
+def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
+    """:func:`~.lattice.lattice_laws`, raising :class:`~.jump.TailCoarsen` where a size cap binds."""
+    lat = lattice_laws(law, gamma, h, T, B, lower)
+    if isinstance(lat, Coarsen):
+        raise TailCoarsen(lat.h_fit)
+    return lat
+
+
+@dataclass(frozen=True)
+class FarTailBracket:
+    """Certified bracket of D_up by the far-tail treatment (docs/accountant_tail.md §2-§7): the
+    values, the clamp T0, the grid (h, B, N) and the terms (pair term ``multi``, body bracket,
+    lower-clamp penalty, jump term, the body's engine pass)."""
+
+    lower: float
+    upper: float
+    T0: float
+    h: float
+    B: float
+    N: int
+    multi: float
+    body_up: float
+    body_lo: float
+    penalty_B: float
+    jump: JumpTerm
+    body: PassResult | None = None
+
+
+# --------------------------------------------------------------------------- driver
+def _pow2(x: float) -> float:
+    return 2.0 ** math.floor(math.log2(x))
+
+
+def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
+    """Smallest (about) T0 >= sd(L) with (n - 1) gamma / 2 * I2(T0) <= target."""
+    sd = law.std()
+    base = max(law.mean(), 0.0) + sd
+
+    def pair(T):
+        return 0.5 * (n - 1) * gamma * pair_integral_up(law, T)
+
+    T = base
+    for _ in range(200):
+        if pair(T) <= target:
+            break
+        T *= 2.0
+    lo = T / 2.0 if T > base else T
+    for _ in range(30):
+        if T - lo <= 0.02 * T:
+            break
+        mid = 0.5 * (lo + T)
+        if pair(mid) <= target:
+            T = mid
+        else:
+            lo = mid
+    return T
+
+
+# The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
+# the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
+# the first step is at least sqrt((n - 1) gamma) sd / H_BULK (16 times coarser where the jump term makes the value),
+# and the pair term is sized to PAIR_FRAC rel_tol of the value (docs/accountant_tail.md §8)
+
+
+def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
+    """The treatment applies to continuous laws (not atoms) with an unbounded tail and finite sd, n >= 2, where
+    the plain engine's clamps are costly.
+
+    Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
+    or the plain engine's clamps on the unbounded sides more than PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
+    left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
+    §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times an estimate of the value: the larger of the
+    one-jump value tau((n - 1) gamma |E L|) and the normal approximation of E[S_+]/(n gamma) (floored at 1e-24).
+    Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
+    """
+
+    lo_s, hi_s = law.support()
+    if not (n >= 2 and not law.atomic and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))):
+        return False
+    sd = law.std()
+    if not 0.0 < sd < math.inf:
+        return False
+    if math.isinf(hi_s):
+        if law.tail_upper(law.mean() + 50.0 * sd) > 1e-7 * sd:
+            return True
+    elif law.tail_lower(-(law.mean() - 50.0 * sd)) > 1e-7 * sd:
+        return True
+    tgt = 1e-4 * rel_tol * sd
+    cap0 = law.tail_upper(0.0)
+    if tgt > 1e-2 * cap0:
+        tgt = 1e-4 * rel_tol * cap0  # (the engine's first target, docs/accountant.md §6.1)
+    if gamma is not None:
+        # the engine's later rounds clamp for 0.05 rel_tol of the value; the one-jump value tau(|m|),
+        # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)
+
+        mu = law.mean()
+        est = float(law.stop_loss([max(-(n - 1) * gamma * mu, 0.0)])[1][0])
+        # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
+        tgt = min(tgt, 0.05 * rel_tol * max(est, _normal_value(law, gamma, n), VALUE_FLOOR))
+    if not tgt > 0.0:
+        return False
+    # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
+    span = (choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
+    return span / (0.25 * sd) > PLAIN_NODES_MAX
+
+
+def _normal_value(law: Law, gamma: float, n: int) -> float:
+    """The normal approximation of E[S_+]/(n gamma) (an estimate, not a bound: it only steers choices of speed)."""
+    mu, sd = law.mean(), law.std()
+    m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
+    z = m_s / s_s
+    e = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
+    return e / (n * gamma)
+
+
+def _first_group_ok(h: float, lo_s: float, top: float) -> bool:
+    """The centroid law's first group can close on a node <= top at step h: its first piece is the fine cell
+    [f, f + h/4) holding lo_s (f = floor(4 lo_s / h) h / 4; the fine grid contains 0), whose mean c is at most
+    f + h/4, and the sweep targets the node ceil(c/h + 1/4) h <= ceil(f/h + 1/2) h (docs/accountant.md §4.2)."""
+    f = math.floor(4.0 * lo_s / h) * h / 4.0
+    return math.ceil(f / h + 0.5) * h <= top
+
+
+def _h_first_group(lo_s: float, mean: float) -> tuple[float, int]:
+    """(h, j): the largest step h = j 2^e (j odd, <= 127) at which the centroid (lower) law of a law supported in
+    [lo_s, inf), lo_s < 0, can close its first group (the one holding the bottom of the support) on a node at or
+    below the mean (minus a margin for the clamp at T0). A coarser grid puts the whole law in one unfinished
+    group: no lower value (docs/accountant_tail.md §8, §11.2). A choice of speed only; j > 1 (a dyadic, not a
+    power-of-two step) often allows a grid several times coarser than the powers of two."""
+    top = mean - 0.05 * (mean - lo_s)
+    h1 = _pow2(-lo_s)
+    for _ in range(80):
+        if _first_group_ok(h1, lo_s, top):
+            break
+        h1 /= 2.0
+    best, bj = h1, 1
+    e_hi = math.floor(math.log2(-lo_s))
+    for e in range(e_hi, e_hi - 14, -1):
+        for j in range(3, 128, 2):
+            h = j * 2.0**e
+            if h <= best:
+                continue
+            if h > -lo_s:
+                break
+            if _first_group_ok(h, lo_s, top):
+                best, bj = h, j
+    return best, bj
+
+
+def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
+    """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
+    (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
+    P(A'_B + J' > B) <= P(A'_B > B/2) + (n-1) gamma P(L > T0 + B/4) + ((n-1) gamma P(L > T0))^3 / 6.
+    ``ch_hat``: Chernoff bounds of the (n-1)-fold hat law (its mgf dominates that of A'_B)."""
+    tl = law.tail_lower(B)
+    if tl <= 0.0:
+        return 0.0
+    p = gamma * float(law.prob_above_up([T0])[0])
+    q = (capped_exp(ch_hat.log_p_above(0.5 * B)) + (n - 1) * gamma * float(law.prob_above_up([T0 + 0.25 * B])[0])
+         + ((n - 1) * p) ** 3 / 6.0)
+    return tl * min(q, 1.0) * (1 + 1e-9)
+
+
+def _body_lower(body: PassResult) -> float:
+    """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
+    (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
+    / (n gamma) - overshoot; the lower tail is paid by :func:`lower_tail_penalty` instead)."""
+    t = body.terms
+    v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
+    return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
+
+
+def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
+                    max_rounds: int = 8, negligible: float = 0.0) -> FarTailBracket:
+    """Certified (lower, upper) of D_up for one law with the far-tail treatment.
+
+    Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
+    above (T0 = their top: no jump term) and laws with an unbounded left tail get the lower-tail
+    penalty instead of the full E[(-B - L)_+]. Stops at a certified upper value below
+    ``negligible`` (the caller's maximum over laws). Raises :class:`~.jump.TailCoarsen` when a size cap binds
+    (:func:`try_certify` then falls back to the plain engine)."""
+
+    sd = law.std()
+    mean = law.mean()
+    lo_s, hi_s = law.support()
+    bounded = math.isfinite(hi_s)
+    m_est = (n - 1) * gamma * mean
+    est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])  # tau(|m|): the one-jump value
+    tiny = est < VALUE_FLOOR  # (then no lower value is computed: no step for the centroid law)
+    est = max(est, VALUE_FLOOR)
+    # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
+    h_start = _pow2(max(min(sd / 4.0, 4.0 * law.spread()), 1e-300))
+    # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it), the more so when the
+    # jump term (estimated by est) makes the value: the body's own refinement is then not needed
+    # (docs/accountant_tail.md §8; a choice of speed only)
+    v_bulk = _normal_value(law, gamma, n)
+    h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
+    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
+    j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
+    if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
+        h_fg, j_odd = _h_first_group(lo_s, mean)
+        h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
+    best: FarTailBracket | None = None
+    B = None
+    for _rnd in range(4):
+        try:
+            if bounded:  # no clamp above: T0 >= the top of the support, no jumps
+                H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
+                T0 = max(math.ceil(hi_s / H), 1) * H
+                multi = 0.0
+            else:
+                T0r = choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est)
+                H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
+                T0 = math.ceil(T0r / H) * H
+                multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
+            if math.isfinite(lo_s):
+                B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
+            elif B is None:
+                # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
+                Bd = choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
+                B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
+            else:
+                B = math.ceil(B / H) * H
+            # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
+            h = min(h_start, H)
+            jt: JumpTerm | None = None
+            lat: LatticeLaws | None = None
+            h_used = h
+            lo_best, gap_prev = 0.0, math.inf
+            for _ in range(max_rounds):
+                try:
+                    lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
+                            jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
+                except TailCoarsen as exc:
+                    if jt is None:
+                        # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
+                        # law may be empty there, Lo = 0), unless it would not divide the clamps
+                        # (docs/accountant_tail.md §11.1)
+                        h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
+                        if h_fit > H:
+                            raise
+                        h = h_fit
+                        continue
+                    break  # the size caps bind: keep the finest grid that fitted
+                if jt is None or jt_n.up <= jt.up:
+                    lat, jt, h_used = lat_n, jt_n, h
+                lo_best = max(lo_best, jt_n.lo)  # every round's values are certified
+                if not lower or bounded or jt.up + multi < max(negligible, VALUE_FLOOR):
+                    break  # (below the value floor only the upper value is certified, as in the engine)
+                gap = (jt.up - lo_best) / lo_best if lo_best > 0 else math.inf
+                if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
+                    break  # accurate enough, or the round-off bounds stop the refinement
+                gap_prev = gap
+                if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
+                    h = h / 4.0
+                else:
+                    h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+            if jt is None or lat is None:
+                raise TailCoarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
+            jt = replace(jt, lo=lo_best)
+            h = h_used
+            pen = 0.0
+            if lower and not math.isfinite(lo_s):
+                pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
+            # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
+            ch = Chernoff(lat.g, lat.eta, lat.k0, h, n)
+            body_up = capped_exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+            body_lo, body = 0.0, None
+            jlo = jt.lo
+            if bounded and body_up <= max(negligible, VALUE_FLOOR):
+                pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
+            # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
+            # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
+            elif bounded or body_up > max(0.05 * rel_tol * max(jlo, est * 1e-3),
+                                          0.8 * rel_tol * jlo - (jt.up - jlo) - multi):
+                hb = h
+                for _ in range(max_rounds):
+                    body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                    if isinstance(body_n, Coarsen):
+                        if body is None and bounded:
+                            raise TailCoarsen(body_n.h_fit)
+                        # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff
+                        # upper value with Body_lo = 0, both certified
+                        break
+                    body = body_n
+                    body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
+                    body_up = min(body_up, body.main * (1 + 1e-9))
+                    if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
+                        break  # negligible: its lower value is not needed
+                    if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
+                        break
+                    hb /= 2.0
+            up = (body_up + jt.up + multi) * (1 + 1e-9)
+            lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
+            cap = law.tail_upper(0.0)
+            res = FarTailBracket(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt.N, multi=multi,
+                                 body_up=body_up, body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
+            if best is None or res.upper < best.upper:
+                best = replace(res, lower=max(lo, best.lower if best else 0.0))
+            else:
+                best = replace(best, lower=max(best.lower, lo))
+            val = lo if lo > 0 else up
+            if up < max(negligible, VALUE_FLOOR):
+                break
+            redo = False
+            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est:
+                est, redo = val, True  # the pair term was sized for a larger value
+            if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
+                    and (T0 + 4.0 * B) / h * J_LO <= K_MAX):
+                # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
+                # coarser grid the caps allow, and its values could not improve on this round's; §11.1)
+                B, redo = 4.0 * B, True
+            if not redo:
+                break
+        except TailCoarsen:
+            if best is None:
+                raise
+            break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
+    assert best is not None  # (the first round either sets it or raises)
+    return best
+
+
+def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, negligible: float = 0.0,
+                lower: bool = True) -> LawBracket | None:
+    """The accountant's per-law bracket by the far-tail treatment, or None where the treatment does
+    not apply or a size cap binds (the caller then runs the plain engine)."""
+    if not applicable(law, n, rel_tol, gamma):
+        return None
+    # the stored law's rounding (value_error c, docs/accountant.md §3.2.2, accountant_tail.md §12): the
+    # treatment runs on the law raised by c, whose values dominate the true ones user by user (its
+    # upper value is one of the true law's); the true values are at most d = moved_by + c below the
+    # raised law's, so its lower value minus d is one of the true law's; where d is not negligible
+    # against it, the lower value is that of the law lowered by c (a second run)
+    run = law.shifted(up=True)
+    try:
+        r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+        if run is not law and r.lower > 0.0:
+            d = math.nextafter(run.moved_by + law.value_error, math.inf)
+            if d <= 1e-6 * r.lower:
+                r = replace(r, lower=r.lower - d)
+            else:
+                r = replace(r, lower=certify_bigjump(law.shifted(up=False), gamma, n, rel_tol, workers, lower=True,
+                                                     negligible=negligible).lower)
+    except TailCoarsen:
+        return None
+    terms = dict(bigjump_T0=r.T0, body_upper=r.body_up, body_lower=r.body_lo, jump_upper=r.jump.up,
+                 jump_lower=r.jump.lo, pair_term=r.multi, lower_tail_penalty=r.penalty_B)
+    return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
+
+
+__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "lower_tail_penalty", "try_certify"]

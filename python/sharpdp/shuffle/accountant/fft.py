@@ -1,0 +1,126 @@
+"""THE certified FFT convolution of the shuffle accountant (docs/accountant.md §3.5-§3.6).
+
+One implementation of fold -> forward FFT -> power step -> (product over parts) -> inverse FFT,
+with the error bound of every step, used by the lattice engine (:mod:`.lattice`), the far-tail
+treatment's jump term (:mod:`.far_tail`) and the composition of rounds
+(:mod:`sharpdp.shuffle.composition`). The callers choose the window (N, its start) and the
+weights they sum over it; this module certifies the circular pmf of the sum on the window.
+
+Error bounds (docs/accountant.md §3.6): the forward FFT of the folded pmf y is within
+e_fwd = FFT_C log2(N) u sqrt(N) ||y||_2 (assumption F1, §3.6.2) componentwise; the kernel ``power``
+bounds the error of Q = z^n per frequency (§3.6.3-§3.6.4) and returns its l2 norm over the full
+(Hermitian) spectrum; a product of several parts' spectra propagates those bounds
+(||A B - A~ B~||_2 <= ||A - A~||_2 sup|B| + sup|A~| ||B - B~||_2, sup|Q_j| <= (mass + tau)^n_j + err_j)
+plus 4u ||Q||_2 per product; the inverse FFT adds FFT_C log2(N) u ||Q||_2, and Parseval divides by
+sqrt(N) (§3.6.5). Folding sums at most ceil(size/N) values per bin: :func:`fold_rounding` is the
+charge on the pmf's error sum tau that every caller adds (§3.6.1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sharpdp.shuffle.accountant.limits import FFT_C, U
+
+
+def kernels() -> Any:
+    """The compiled kernels of the accountant (``sharpdp._core.accountant``)."""
+    from sharpdp._core_loader import core
+
+    return core.accountant
+
+
+@dataclass(frozen=True)
+class Part:
+    """One summand family of the convolution: ``count`` independent copies of the lattice pmf
+    ``pmf`` (float64, shape (K + 1,)), whose node k sits at circular position (k + shift) mod N.
+    ``bound`` >= sup_w |FFT(pmf)(w)| (the pmf's l1 mass plus its error sum) is only needed when
+    several parts are multiplied."""
+
+    pmf: np.ndarray
+    count: int
+    shift: int = 0
+    bound: float = 1.0
+
+
+@dataclass(frozen=True)
+class Convolution:
+    """The computed circular pmf ``q`` (float64, shape (N,)) of the sum of all parts' copies, and
+    ``err_q``, a bound on the l2 distance of ``q`` to the exact circular convolution of the parts'
+    stored pmfs (docs/accountant.md §3.6.5)."""
+
+    q: np.ndarray
+    err_q: float
+    N: int
+
+
+def fold(pmf: np.ndarray, N: int, shift: int = 0) -> np.ndarray:
+    """The pmf folded onto the circle of N points (node k at (k + shift) mod N)."""
+    idx = np.arange(pmf.size) if shift == 0 else np.arange(pmf.size) + shift
+    return np.bincount(idx % N, weights=pmf, minlength=N)
+
+
+def fold_rounding(size: int, N: int, mass: float) -> float:
+    """Bound on the l1 rounding of :func:`fold` for a pmf of ``size`` nodes and computed mass
+    ``mass``: each bin sums at most ceil(size/N) values (docs/accountant.md §3.6.1), charged to the
+    pmf's error sum tau by every caller."""
+    return (math.ceil(size / N) + 2) * U * mass
+
+
+def _workers(N: int, threads: int) -> int:
+    return threads if N >= 1 << 16 else 1
+
+
+def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1) -> Convolution:
+    """Certified circular convolution of ``count`` copies of each part's pmf on N points.
+
+    Parameters
+    ----------
+    parts : sequence of Part
+        At least one part; each ``count`` >= 1.
+    N : int
+        FFT length (>= 16; the callers take ``scipy.fft.next_fast_len(..., real=True)``).
+    thr : float
+        Frequencies whose power-step bound exceeds ``thr`` are recomputed by the accurate DFT
+        (docs/accountant.md §3.6.4); any value gives a certified bound.
+    work : float
+        Multiply-adds allowed for that accurate DFT (0: none).
+    threads : int
+        Workers of scipy.fft (used from N >= 2^16; the values do not depend on it).
+
+    Returns
+    -------
+    Convolution
+    """
+    import scipy.fft as sfft
+
+    C = kernels()
+    lg = math.log2(N)
+    wk = _workers(N, threads)
+    Q: Any = None
+    err_Q = norm_Q = bound = 0.0
+    for p in parts:
+        folded = fold(p.pmf, N, p.shift)
+        z = sfft.rfft(folded, workers=wk)
+        e_fwd = FFT_C * lg * U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
+        Qj, errj, normj, _ = C.power(z, float(p.count), e_fwd, N, folded, thr, work)
+        if Q is None:
+            Q, err_Q, norm_Q, bound = Qj, errj, normj, (p.bound ** p.count + errj)
+            continue
+        bound_j = p.bound ** p.count + errj  # sup |Q_j| and |Q~_j|
+        err_Q = err_Q * bound_j + bound * errj
+        Q = Q * Qj
+        bound *= bound_j
+        norm_Q = float(np.linalg.norm(Q)) * math.sqrt(2)  # (the half spectrum's norm, doubled: >= the full one)
+        err_Q += 4 * U * norm_Q
+    q = sfft.irfft(Q, n=N, workers=wk)
+    err_q = (err_Q + FFT_C * lg * U * norm_Q) / math.sqrt(N)
+    return Convolution(q=q, err_q=err_q, N=N)
+
+
+__all__ = ["Convolution", "Part", "convolve", "fold", "fold_rounding", "kernels"]

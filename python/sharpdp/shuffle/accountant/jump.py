@@ -1,0 +1,266 @@
+"""The jump term of the far-tail treatment: E[phi(A')] bracketed by FFTs of the clamped lattice laws,
+the pair integral and the stop-loss grid (docs/accountant_tail.md §3-§4).
+
+With A' the sum of n - 1 clamped per-user terms and phi(a) = tau(max(T0, -a)), tau(t) = E[(L - t)_+],
+:func:`jump_term` brackets E[phi(A')] through the split phi = phi_c - c (a + T0)_+ (phi_c convex,
+c >= P(L > T0)) with the hat and centroid lattice laws, each summed n - 1 times by the certified
+convolution of :mod:`.fft`, and Chernoff bounds outside the window (:mod:`.chernoff`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
+from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.lattice import LatticeLaws
+from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
+from sharpdp.shuffle.laws import Law
+
+
+class TailCoarsen(Exception):
+    """A size cap of the far-tail treatment binds; ``args[0]`` is (about) the smallest grid step that
+    fits. Internal control flow of :mod:`.jump` and :mod:`.far_tail`: :func:`.far_tail.try_certify`
+    turns it into None (the plain engine then runs)."""
+
+
+@dataclass(frozen=True)
+class FftWindow:
+    """The untilted nn-fold lattice law on the window [a, b) (docs/accountant_tail.md §4): nodes ``x``
+    (float64, shape (N,)), the computed pmf ``q`` on them, the l2 bound ``err_q`` of its error, the
+    TV bound ``tv`` of the pmf errors and the FFT length N."""
+
+    x: np.ndarray
+    q: np.ndarray
+    err_q: float
+    tv: float
+    N: int
+    a: float
+    b: float
+
+@dataclass(frozen=True)
+class JumpTerm:
+    """Certified bracket lo <= E[phi(A'_B)] <= up of the jump term (units of D_up,
+    docs/accountant_tail.md §4), the FFT length and the intermediate bounds (``parts``)."""
+
+    up: float
+    lo: float
+    N: int
+    parts: dict[str, Any] = field(default_factory=dict)
+
+# --------------------------------------------------------------------------- closed forms
+def _blocked(fn, t: np.ndarray):
+    """fn(t) evaluated on blocks of t (the closed forms are elementwise: same values, bounded memory)."""
+    if t.size <= GRID_BLOCK:
+        return fn(t)
+    outs = [fn(t[i:i + GRID_BLOCK]) for i in range(0, t.size, GRID_BLOCK)]
+    if isinstance(outs[0], tuple):
+        return tuple(np.concatenate([o[j] for o in outs]) for j in range(len(outs[0])))
+    return np.concatenate(outs)
+
+
+def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rigorous bracket (lo, up) of tau on the grid t_j = t0 + j dt, j = 0..k-1 (dt > 0), from the closed forms
+    at every GRID_STEP-th node only (docs/accountant_tail.md §4, evaluation). tau is convex with slope
+    -P(L >= t) at t, so between two evaluated nodes a < b the chord of the upper values lies above tau, and the
+    tangent at a lies below it: tau(t) >= tau_lo(a) - P(L >= a) (t - a), with P(L >= a) <= P(L > a'), a' < a."""
+    j = np.arange(k, dtype=float)
+    t = t0 + j * dt
+    # the interpolation interval s dt is kept below t0 / 1024 (the bracket's width is at most s dt times the
+    # drop of P(L > t) over it)
+    s = int(min(GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
+    if s < 2 or k <= 2 * s:
+        return _blocked(law.stop_loss, t)
+    idx = np.arange(0, k, s)
+    if idx[-1] != k - 1:
+        idx = np.append(idx, k - 1)
+    tc = t[idx]
+    lo_c, up_c = _blocked(law.stop_loss, tc)
+    ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
+    pa = _blocked(law.prob_above_up, ta)
+    # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1)
+    seg = np.minimum(np.arange(k) // s, idx.size - 2)
+    ia, ib = idx[seg], idx[seg + 1]
+    fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
+    fa = np.clip(fa, 0.0, 1.0)
+    # (t is exact: t0 and dt are integer multiples of the dyadic lattice step; the weights and the sums carry a
+    # few ulp, covered by the absolute margin 8u of the larger end value)
+    ua, ub = up_c[seg], up_c[seg + 1]
+    up = ((1.0 - fa) * ua + fa * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)
+    # tangent at a: t - ta >= t - a, the slope bound pa >= P(L >= a)
+    la = lo_c[seg]
+    lo = np.maximum(la - pa[seg] * (t - ta[seg]) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)
+    # the chord needs the computed t_j between its ends: exact at the nodes themselves
+    up[idx] = up_c
+    lo[idx] = lo_c
+    return lo, up
+
+
+def pair_integral_up(law: Law, T0: float) -> float:
+    """Upper bound on I2(T0) = int_0^inf P(L > T0 + t)^2 dt (docs/accountant_tail.md §3).
+
+    The integrand is non-increasing: an upper Riemann sum on a geometric grid x_0 = T0 < x_1 <
+    ... < x_M, plus int_{x_M}^inf P(L > x)^2 dx <= P(L > x_M) tau(x_M) for the rest."""
+    x = T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+    p = law.prob_above_up(x)
+    s = float(np.sum(np.diff(x) * p[:-1] ** 2))
+    rest = float(p[-1] * law.stop_loss(x[-1:])[1][0])
+    return (s + rest) * (1 + 1e-9)
+
+# --------------------------------------------------------------------------- the FFT windows
+def _fft_law(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
+             thr_fn: Callable[[int], float], work: float) -> FftWindow:
+    """Untilted nn-fold lattice law on a window [a, b) certified by Chernoff bounds (each side's
+    probability <= e^{log_tgt} for the computed law; the exact law's bounds are recomputed by the
+    caller). Returns the window values x, the computed circular pmf q on it, the componentwise
+    error bound err_q, the TV bound of the pmf errors and N. ``work``: the power step's budget of
+    multiply-adds for the accurate DFT of its largest frequencies (any budget gives a certified err_q;
+    a larger one a smaller err_q at a cost of up to ~0.5 s CPU per 2e7)."""
+    import scipy.fft as sfft
+
+
+    C = kernels()
+    K = g.size - 1
+    _, Lam, mu, var, tau, mass = C.tilt(g, eta, k0, h, 0.0)
+    sig = math.sqrt(max(nn * var, h * h))
+    lam_scale = 1.0 / (sig + h)
+    s_hi = C.chernoff_edge(g, k0, h, float(nn), log_tgt, +1, lam_scale) / h
+    s_lo = C.chernoff_edge(g, k0, h, float(nn), log_tgt, -1, lam_scale) / h
+    center = nn * mu / h
+    s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
+    sa = int(math.floor(s_lo)) - 1
+    N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
+    if N > N_MAX_TAIL:
+        raise TailCoarsen(h * N / N_MAX_TAIL * 1.02)
+    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers)
+    off = (sa - nn * k0) % N
+    qw = np.roll(conv.q, -off)
+    x = (sa + np.arange(N, dtype=float)) * h
+    tau += fold_rounding(K + 1, N, mass)
+    ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
+    return FftWindow(x=x, q=qw, err_q=conv.err_q, tv=capped_exp(ltv), N=N, a=float(x[0]), b=float(x[-1] + h))
+
+
+def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
+              thr_fn: Callable[[int], float], weights: Callable[[np.ndarray], tuple[np.ndarray, ...]],
+              small: Callable[[list[tuple[float, float]]], bool]
+              ) -> tuple[FftWindow, tuple[np.ndarray, ...], list[tuple[float, float]]]:
+    """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
+    bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
+    only when ``small(sums)`` says the round-off bounds are not negligible (a choice of speed: every err_q is
+    certified, docs/accountant_tail.md §8)."""
+
+    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, 0.0)
+    ws = weights(F.x)
+    sums = [_wsum(w, F) for w in ws]
+    if not small(sums):
+        F2 = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, DFT_WORK)
+        if F2.N == F.N and F2.a == F.a:  # (the same window: the same inputs)
+            F = F2
+            sums = [_wsum(w, F) for w in ws]
+    return F, ws, sums
+
+
+def _wsum(w: np.ndarray, F: FftWindow) -> tuple[float, float]:
+    """(sum_W w q, round-off bound) for non-negative weights w on the window of F."""
+    q = F.q
+    s = float(np.sum(w * q))
+    fp = math.sqrt(float(np.sum(w * w))) * F.err_q + w.size * U * float(np.sum(np.abs(w * q)))
+    return s, fp
+
+
+def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, rel_tol: float, est: float,
+              workers: int, lower: bool = True) -> JumpTerm:
+    """Certified bracket of E[phi(A'_B)] (A'_B the sum of n - 1 clamped per-user terms), in units
+    of D_up (docs/accountant_tail.md §4).
+
+    phi = phi_c - c (a + T0)_+ with c >= P(L > T0) and phi_c(a) = tau(-a) for a <= -T0,
+    tau(T0) + c (a + T0) beyond (convex, non-decreasing, c-Lipschitz). With the hat law A_hat
+    (convex-order upper) and the centroid law A_low (convex-order lower) of A'_B:
+        E phi(A'_B) <= E phi_c(A_hat) - c E(A_low + T0)_+,
+        E phi(A'_B) >= E phi_c(A_low) - c E(A_hat + T0)_+.
+    """
+    nn = n - 1
+    tau_T0_lo, tau_T0_up = (float(v[0]) for v in law.stop_loss([T0]))
+    c = float(law.prob_above_up([T0])[0])
+    if nn == 0:  # A' = 0: phi(0) = tau(T0) exactly
+        return JumpTerm(up=tau_T0_up, lo=tau_T0_lo, N=0)
+    k0 = lat.k0
+
+    grids: dict = {}  # the hat and centroid windows are often the same: tau's bracket computed once
+
+    def phic(x, which):
+        # x: the window's nodes (increasing, step h); tau(-x) is needed on x <= -T0 only
+        v = (tau_T0_up if which == "up" else tau_T0_lo) + c * (x + T0)
+        k = int(np.searchsorted(x, -T0, side="right"))
+        if k > 0:
+            key = (float(x[k - 1]), k)
+            if key in grids:
+                lo_t, up_t = grids[key]
+            else:
+                lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+                if k > 1:  # (one window kept: bounded memory)
+                    grids.clear()
+                    grids[key] = (lo_t, up_t)
+            v[:k] = (up_t if which == "up" else lo_t)[::-1]
+        return v
+
+    log_tgt = math.log(max(1e-5 * rel_tol * est, 1e-300) / max(tau_T0_up, 1e-300)) - 2.0
+    thr_fn = lambda N: 1e-4 * rel_tol * est / (max(tau_T0_up, 1e-300) * math.sqrt(N))  # noqa: E731
+
+    # --- the hat law: upper bounds of E phi_c and of E (x + T0)_+ ---
+    ch = Chernoff(lat.g, lat.eta, k0, h, nn)
+
+    def small(sums):
+        # the round-off of the sums below 1 % of the accuracy target (of the smaller of est and the value's
+        # uncertified estimate from the same sums): the accurate DFT would not change the bracket noticeably
+        (s_, fp_), (sr_, fpr_) = sums
+        return fp_ + c * fpr_ <= 0.01 * rel_tol * max(min(est, s_ - c * sr_), 0.0)
+
+    F, (w, wr), ((s, fp), (sr, fpr)) = _fft_sums(
+        lat.g, lat.eta, k0, h, nn, log_tgt, workers, thr_fn,
+        lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small)
+    a, b = F.a, F.b
+    lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
+    pa, pb = capped_exp(lpa), capped_exp(lpb)
+    ex = capped_exp(ch.log_excess(max(b, -T0)))  # >= E[(S - max(b, -T0))_+]
+    # E[(S + T0)_+ 1{S >= b}] <= (b + T0)_+ P(S >= b) + E[(S - max(b, -T0))_+]
+    ramp_out_hi = max(b + T0, 0.0) * pa + ex
+    # outside the window: below a, phi_c <= phi_c(a); above b, phi_c <= tau(T0) + c (x + T0)_+
+    out = float(phic(np.array([a]), "up")[0]) * pb + tau_T0_up * pa + c * ramp_out_hi
+    phi_hat_up = s + fp + float(w.max()) * F.tv + out
+    ramp_hat_up = sr + fpr + float(wr.max()) * F.tv + max(a + T0, 0.0) * pb + ramp_out_hi
+    # Jensen: E(A' + T0)_+ >= (E A' + T0)_+, with E A' = (n - 1) gamma E clamp(L, -B, T0) and
+    # clamp(l, -B, T0) = -B + (l + B)_+ - (l - T0)_+ (docs/accountant_tail.md §4)
+    Bl = -k0 * h
+    tl_lo = float(law.tail_upper_bracket(-Bl)[0])
+    core = (-Bl + tl_lo) - tau_T0_up
+    mean_lo = gamma * (core - 4 * U * (Bl + tl_lo + tau_T0_up)) - 4 * U * abs(gamma * core)
+    ramp_jensen = max(nn * mean_lo - 4 * U * nn * abs(mean_lo) + T0, 0.0) * (1 - 1e-12)
+    parts: dict[str, Any] = dict(window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up,
+                                 ramp_jensen=ramp_jensen)
+    if not lower or lat.low is None:
+        return JumpTerm(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=0.0, N=F.N, parts=parts)
+    # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
+    g_lo, eta_lo, mom_err = lat.low.g, lat.low.eta, lat.low.mom_err * gamma
+    F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
+        g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn,
+        lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small)
+    ch2 = Chernoff(g_lo, eta_lo, k0, h, nn)
+    p_out = capped_exp(ch2.log_p_above(F2.b)) + capped_exp(ch2.log_p_below(F2.a))
+    # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz
+    dev = nn * h * float(np.sum(mom_err)) * (1 + 1e-9)
+    phi_low_lo = s1 - fp1 - float(w1.max()) * (F2.tv + p_out) - c * dev
+    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2.tv + p_out) - dev, ramp_jensen)
+    up = phi_hat_up - c * ramp_low_lo
+    lo = phi_low_lo - c * ramp_hat_up
+    parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev)
+    return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
+
+
+__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_integral_up", "stop_loss_grid"]

@@ -1,0 +1,55 @@
+"""Every tolerance and size cap of the certified shuffle accountant, in one place.
+
+None of these changes what is certified: each value is a certified bound whatever the setting;
+they trade speed, memory and the tightness of the bracket (docs/accountant.md §6.2 for the size
+caps, docs/accountant_tail.md §8 and §11 for the far-tail treatment's choices).
+"""
+
+from __future__ import annotations
+
+U = 2.0**-53  # unit roundoff of float64
+
+# --- the FFT (docs/accountant.md §3.5, §3.6) ---
+FFT_C = 10.0  # constant of the FFT round-off bound C log2(N) u sqrt(N) ||x||_2 (assumption F1, §3.6.2)
+N_MAX = 1 << 24  # longest FFT of the plain engine (Coarsen beyond, §6.2)
+DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT (§3.6.4)
+
+# --- the lattice (docs/accountant.md §3, §4) ---
+K_MAX = 1 << 21  # fine cells J_LO K of one lattice law (Coarsen beyond, §6.2)
+J_LO = 4  # fine cells per lattice step for the lower law (a power of 2, §4.2)
+TINY = 5e-324  # floor of every reported upper value (the smallest subnormal)
+# Below this, values are certified upper bounds without the rel_tol target: the clamps are not
+# chased to T in the hundreds (FFTs of 4e6 points, seconds) for a delta no one uses (§6.3).
+VALUE_FLOOR = 1e-24
+CAP_NODES = 1 << 12  # lattice nodes of the clamped Chernoff cap's hat law (a few ms, §6.3)
+
+# --- the public class and get_epsilon (docs/accountant.md §7, §8) ---
+EPS_CAP = 60.0  # largest epsilon certified with the lattice engine (beyond: step L)
+EPS_MAX = 700.0  # largest epsilon at which the laws are built for the E[L_+] cap (e^eps finite)
+XTOL_RANGE = (1e-6, 0.5)  # accepted relative tolerance of get_epsilon
+SHRINK_ITERS = 200  # bound on the root-search steps (the safe end is returned when reached)
+MEMO_MAX = 4096  # entries of the monotone memos (§7.2)
+
+# --- exact blocks of atom laws (docs/accountant.md §5.2) ---
+BLOCK_ATOMS_MIN = 60_000  # count vectors per block at n <= 9e6 ...
+BLOCK_ATOMS_MAX = 300_000  # ... growing like 20 sqrt(n) up to this
+MS_MAX = 1000  # Pascal's row ms stays below 2.7e299, running products below 2^1000
+LOG_PW_MIN = -650.0  # p_min^ms >= e^-650: the products of the block weights stay normal doubles
+TRUNC = 1e-40  # truncation of the number of active users per block: its largest cost in D units ...
+TRUNC_REL = 1e-6  # ... and at most this fraction of an estimate of D_up
+EST_FLOOR = 1e-300  # (estimates below this count as this: no value is certified finer)
+BLOCK_MU = 48.0  # small blocks (values below 1e-34): at most this many active users per block on average
+
+# --- the far-tail treatment (docs/accountant_tail.md §8, §11) ---
+# Longest FFT of the jump term: a window holds about 15 arrays of N doubles at once (the pmf, its
+# transform, the nodes, the weights and their products), so 2^22 points keep it near 0.5 GB (§11.1)
+N_MAX_TAIL = 1 << 22
+GRID_STEP = 64  # nodes per interpolation interval of the stop-loss grid (§4, evaluation)
+GRID_BLOCK = 1 << 18  # points per block of the closed forms (bounds their temporaries)
+# The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps
+# sends the law to the far-tail treatment (§8, dispatch): its later rounds only widen the clamps
+PLAIN_NODES_MAX = 1 << 11
+# the first step is at least sqrt((n - 1) gamma) sd / H_BULK (16 times coarser where the jump term
+# makes the value), and the pair term is sized to PAIR_FRAC rel_tol of the value (§8)
+H_BULK = 4096.0
+PAIR_FRAC = 0.1

@@ -1,0 +1,37 @@
+"""The monotone memos of :class:`~sharpdp.shuffle.accountant.ShuffleAccountant` (docs/accountant.md §7.2,
+module step M): certified values stored as a non-increasing envelope, so reports never contradict
+each other."""
+
+from __future__ import annotations
+
+import bisect
+
+from sharpdp.shuffle.accountant.limits import MEMO_MAX
+
+
+def envelope_put(keys: list, vals: list, k: float, v: float) -> float:
+    """Insert (k, v) into a sorted non-increasing envelope (module step M) and return the reported
+    value min(v, value at the largest key <= k); values at larger keys are lowered to it, so the
+    envelope stays non-increasing. At most MEMO_MAX points (then it restarts: forgetting
+    points only loosens later reports)."""
+    i = bisect.bisect_right(keys, k)
+    if i > 0:
+        v = min(v, vals[i - 1])
+    if i > 0 and keys[i - 1] == k:
+        vals[i - 1] = v
+    else:
+        if len(keys) >= MEMO_MAX:
+            keys.clear()
+            vals.clear()
+            i = 0
+        keys.insert(i, k)
+        vals.insert(i, v)
+        i += 1
+    for j in range(i, len(vals)):
+        if vals[j] <= v:
+            break
+        vals[j] = v
+    return v
+
+
+__all__ = ["envelope_put"]

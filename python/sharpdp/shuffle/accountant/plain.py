@@ -1,0 +1,148 @@
+"""The plain lattice path of the certified shuffle accountant: one law's bracket refined over grids
+(mode :class:`Bracket`) or one upper pass (mode :class:`UpperOnly`), docs/accountant.md §6.1-§6.2.
+
+No blocks, no far tail, no E[L_+] cap here (the driver, :mod:`.driver`, adds them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from sharpdp.shuffle.accountant.closed_forms import law_closed_form
+from sharpdp.shuffle.accountant.lattice import PassResult, choose_B, choose_T, lattice_pass
+from sharpdp.shuffle.accountant.limits import J_LO, K_MAX, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.results import Coarsen, LawBracket
+from sharpdp.shuffle.laws import Law
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Mode of :func:`certify`: lower and upper values, refined to the relative target.
+
+    ``negligible``: refinement stops once the upper value is below it (the caller's maximum over
+    laws is already larger); ``max_rounds`` bounds the refinements, ``h0`` caps the first grid step.
+    """
+
+    negligible: float = 0.0
+    max_rounds: int = 6
+    h0: float | None = None
+
+    def scaled(self, f: float) -> Bracket:
+        """The same mode for a problem whose values are 1/f times these (the blocks' units)."""
+        return replace(self, negligible=self.negligible * f)
+
+
+@dataclass(frozen=True)
+class UpperOnly:
+    """Mode of :func:`certify`: the upper value alone at grid step h = ``h_ratio`` sd(L), the
+    clamps set for an absolute accuracy 0.05 rel_tol ``scale`` (get_epsilon's search, §8)."""
+
+    scale: float
+    h_ratio: float
+
+    def scaled(self, f: float) -> UpperOnly:
+        """The same mode for a problem whose values are 1/f times these (the blocks' units)."""
+        return replace(self, scale=self.scale * f)
+
+
+Mode = Bracket | UpperOnly
+
+
+def certify_law_mode(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode) -> LawBracket:
+    """The lattice engine's value for one law (no blocks, no far tail, no cap): the law-shape
+    closed forms, else a refined bracket (:class:`Bracket`) or one upper pass (:class:`UpperOnly`)."""
+    closed = law_closed_form(law, gamma, n)
+    if closed is not None:
+        return closed
+    if isinstance(mode, UpperOnly):
+        tgt = 0.05 * rel_tol * mode.scale
+        sd = law.std()
+        res = pass_fit(law, gamma, n, sd * mode.h_ratio, choose_T(law, tgt), choose_B(law, tgt), rel_tol,
+                        threads, False)
+        return LawBracket(res.lower, res.upper, grid=res.grid, h_ratio=res.grid.h / sd, terms=res.terms)
+    return refine(law, gamma, n, rel_tol, threads, mode)
+
+
+def certify_law(law: Law, gamma: float, n: int, rel_tol: float, threads: int, max_rounds: int = 6,
+                 h0: float | None = None, negligible: float = 0.0) -> LawBracket:
+    """The lattice engine's refined bracket for one law (no blocks, no far tail, no cap)."""
+    return certify_law_mode(law, gamma, n, rel_tol, threads, Bracket(negligible, max_rounds, h0))
+
+
+def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket) -> LawBracket:
+    """Refinement of the grid and clamps (module step I) until the bracket meets rel_tol; stops
+    refining once upper <= mode.negligible (the caller's maximum over laws is already certified
+    to be larger by a wide margin)."""
+    sd = law.std()
+    # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
+    h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
+    # moderate first clamp, tightened below once the value is known; E[L_+] >= D_up bounds the value's
+    # scale (a target near it would put T at 0 and make the first round's value the clamp term alone)
+    tgt = 1e-4 * rel_tol * sd
+    cap0 = law.tail_upper(0.0)
+    if tgt > 1e-2 * cap0:
+        tgt = 1e-4 * rel_tol * cap0
+    T, B = choose_T(law, tgt), choose_B(law, tgt)
+    best: PassResult | None = None
+    best_lower = 0.0
+    widened = False
+    for _rnd in range(mode.max_rounds + 1):
+        Tmax = 0.5 * K_MAX * h / J_LO
+        T, B = min(T, Tmax), min(B, Tmax)
+        res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
+        if isinstance(res, Coarsen):
+            if best is None:
+                h = max(2.0 * h, res.h_fit)
+                continue
+            if res.h_fit >= 0.9 * best.grid.h:
+                if widened or best.tail_T + best.tail_B <= 0.5 * best.upper:
+                    break  # the size caps stop the refinement: keep the certified values so far
+                # the best value is mostly its clamp terms and the wider clamp asked for does not fit at the
+                # finer step: once, the wider clamp at the coarser step that fits (docs/accountant.md §6.1)
+                widened = True
+            h = res.h_fit  # the finest grid that fits
+            continue
+        # every pass is certified: the best upper value, and the largest lower value of any pass
+        best_lower = res.lower if best is None else max(best_lower, res.lower)
+        if best is None or res.upper < best.upper:
+            best = res
+        est = max(res.lower, 0.5 * res.main, VALUE_FLOOR)
+        tgt = 0.05 * rel_tol * est
+        redo = False
+        if res.tail_T > tgt and T < Tmax:
+            T, redo = choose_T(law, tgt), True
+        if res.tail_B > tgt and B < Tmax:
+            B, redo = choose_B(law, tgt), True
+        if best_lower > 0 and best.upper - best_lower <= rel_tol * best_lower:
+            break
+        if best.upper < max(VALUE_FLOOR, mode.negligible):
+            break  # far below any delta of interest: keep the certified value, skip refinement
+        lo, up = res.lower, res.upper
+        if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
+            if not redo:
+                break
+            # grid fine enough; only the clamp changes
+        else:
+            # both discretisation biases are second order in h (the clamp terms excluded)
+            disc = up - res.tail_T - lo - res.tail_B
+            ratio = disc / (0.7 * rel_tol * lo) if lo > 0 else 16.0
+            h /= min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
+    if best is None:
+        raise RuntimeError("accountant: no grid fits the size limits")
+    return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)
+
+
+def pass_fit(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
+              lower: bool) -> PassResult:
+    """lattice_pass at step h, or at the finest step that fits the size caps."""
+    for _ in range(60):
+        Tmax = 0.5 * K_MAX * h / J_LO
+        out = lattice_pass(law, gamma, n, h, min(T, Tmax), min(B, Tmax), rel_tol, threads, lower)
+        if not isinstance(out, Coarsen):
+            return out
+        h = max(2.0 * h, out.h_fit) if out.h_fit <= h else out.h_fit
+    raise RuntimeError("accountant: no grid fits the size limits")
+
+
+__all__ = ["Bracket", "Mode", "UpperOnly", "certify_law", "certify_law_mode"]

@@ -1,0 +1,116 @@
+"""Certified calibration of the BMG for k composed rounds (``calibrate_bmg(..., rounds=k)``,
+docs/calibration.md, docs/composition.md §4)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from sharpdp.shuffle.calibration.search import (
+    CalibrationReport,
+    Progress,
+    make_accountant,
+)
+from sharpdp.shuffle.randomizers import BlanketMixedGaussian
+
+# ----------------------------------------------------------------------------------------------
+# Calibration for k composed rounds (calibrate_bmg(..., rounds=k)).
+#
+# One parameter s = log sigma_1: each candidate is the single-round calibration at the Gaussian
+# mechanism's (epsilon / sqrt(k), delta_G(epsilon / sqrt(k); sigma_1)), a point of the profile of
+# a Gaussian round of noise sigma_1. k such Gaussian rounds compose to a Gaussian of noise
+# sigma_1 / sqrt(k) (mu-GDP), so the start is sigma_1 = sqrt(k) sigma_total. Each composed
+# certification D (ComposedAccountant.get_delta(epsilon)) gives a shift c = log sigma_eff -
+# (s - log sqrt(k)), sigma_eff the Gaussian noise with delta_G(epsilon; sigma_eff) = D; the next s
+# puts the shifted Gaussian model at the target (an estimate; only certified candidates are
+# returned). Larger s: more noise, smaller D, larger Err_1. If no candidate certifies, the fallback
+# raises sigma0 of the last failed one at its gamma (a post-processing, so its true delta only drops).
+
+# Composed certifications of the search; fallback steps (only after failures) at most this many more.
+_ROUNDS_CERTS = 4
+_ROUNDS_FALLBACK = 6
+# Aim a little below the target (the certified value's own accuracy is ~1e-2 relative); stop once
+# a certified value is within this factor of the target (the gain in Err_1 left is tiny).
+_ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.9)
+# Smallest safe-side step in s (and in log sigma0 in the fallback) after a failure, doubled after
+# each further failure up to _ROUNDS_MAX_STEP.
+_ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
+
+
+def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float) -> tuple[float, float]:
+    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4)."""
+    from sharpdp.shuffle.composition import ComposedAccountant
+
+    ca = ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], progress=False)
+    lo, up = ca.get_delta_bounds(epsilon)
+    return float(lo), float(up)
+
+
+def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds: int, adjacency: str,
+                         progress: bool | None, single: Callable[..., CalibrationReport]) -> CalibrationReport:
+    """calibrate_bmg_report for rounds > 1 (validated arguments; method: the comment above); ``single`` is
+    the single-round calibration (:func:`~sharpdp.shuffle.calibration.bmg.calibrate_bmg_report`)."""
+    from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_sigma
+
+    half_log_k = 0.5 * math.log(rounds)
+    e1 = epsilon / math.sqrt(rounds)
+
+    def log_sigma_eff(d: float) -> float:  # Gaussian noise whose delta_G(epsilon) is d
+        return math.log(gaussian_mechanism_sigma(epsilon, min(max(d, 1e-300), 1.0 - 1e-12)))
+
+    def candidate(s: float) -> CalibrationReport:
+        d1 = float(gaussian_mechanism_delta(e1, math.exp(min(s, 600.0))))
+        d1 = min(d1, 0.5) if d1 > 1e-300 else 1e-300  # (NaN or underflow: the noisy end)
+        return single(n, e1, d1, dim,
+                                    adjacency=adjacency, progress=False)
+
+    aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
+    s = aim + half_log_k  # shift 0: the Gaussian start
+    bar = Progress(f"calibrating BMG for {rounds} rounds", progress, _ROUNDS_CERTS, unit=" candidates")
+    best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
+    s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
+    count = evals = fails = 0
+    try:
+        while count < _ROUNDS_CERTS:  # search on s
+            rep = candidate(s)
+            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon)
+            count, evals = count + 1, evals + rep.evaluations
+            ok = bounds[1] <= delta
+            if ok:
+                s_pass = min(s_pass, s)
+                if best is None or rep.randomizer.mse_single < best[0]:
+                    best = (rep.randomizer.mse_single, rep.randomizer, bounds)
+                if bounds[1] >= delta * math.exp(_ROUNDS_CLOSE):
+                    break
+            else:
+                fails, s_fail, last = fails + 1, max(s_fail, s), rep.randomizer
+            # next s: the shifted Gaussian model at the aim, kept strictly inside (s_fail, s_pass)
+            if 0.0 < bounds[1] < 1.0:
+                nxt = aim + half_log_k - (log_sigma_eff(bounds[1]) - (s - half_log_k))
+            else:
+                nxt = s + _ROUNDS_STEP * 2.0 ** fails
+            if not ok:  # to the safe side, by at least a small step and at most _ROUNDS_MAX_STEP
+                nxt = min(max(nxt, s + _ROUNDS_STEP * 2.0 ** (fails - 1)), s + _ROUNDS_MAX_STEP)
+            if not s_fail < nxt < s_pass:
+                nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s_pass - _ROUNDS_STEP
+            s = nxt
+            bar.update(count)
+        # fallback (no candidate certified): the last failed BMG with a larger sigma0 at the same
+        # gamma (a post-processing of it: more Gaussian noise, a smaller delta), growing steps
+        step = _ROUNDS_STEP
+        while best is None:
+            if count >= _ROUNDS_CERTS + _ROUNDS_FALLBACK:
+                raise RuntimeError(f"calibration: no BMG with a certified {rounds}-round delta <= {delta} "
+                                   f"found in {count} composed certifications")
+            last = BlanketMixedGaussian(last.gamma, last.sigma0 * math.exp(step), dim)
+            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon)
+            count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
+            if bounds[1] <= delta:
+                best = (last.mse_single, last, bounds)
+            bar.update(count)
+        bar.update(count)
+    finally:
+        bar.close()
+    _, bmg, bounds = best
+    return CalibrationReport(bmg, epsilon, delta, bounds, evals, rounds, count)

@@ -1,0 +1,487 @@
+"""The certified calibration search: few accountant evaluations on a model of log delta, a point
+returned only when its certified upper value meets the target (docs/calibration.md)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+from sharpdp._progress import progress_bar
+
+# ----------------------------------------------------------------------------------------------
+# Certified calibration with few accountant evaluations.
+#
+# (docs/calibration.md.) The search runs on an *estimate* of log delta: the log-midpoint of the
+# accountant's certified bracket [Lo, Up], modelled as a base (the log of the asymptotic template
+# at chi_lo plus, where it applies, the single-big-jump estimate big_jump_estimate; or the
+# template alone, whichever the first evaluation is nearer) plus a local quadratic correction
+# fitted to the evaluations. A point is returned only if the certified upper value of an
+# evaluation at the accountant's default accuracy (rel_tol = CERT_REL_TOL) is <= delta; after a
+# failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
+# never used as a bound.
+
+# Accuracy of the search evaluations. Equal to CERT_REL_TOL: an evaluation at rel_tol 1e-2 costs
+# little more than one at 0.1, and every evaluation is then a candidate answer. (A looser value
+# makes the search points cheap estimates that are certified again at CERT_REL_TOL; the tests
+# exercise that path.)
+_SEARCH_REL_TOL = 0.01
+# Accuracy of the certifying evaluations (the accountant's default).
+CERT_REL_TOL = 1e-2
+# Evaluation budget of one calibration (search + certification). Only a failing certification
+# may exceed it (fallback steps towards the safe side, at most _FALLBACK_EVALS more).
+_MAX_EVALS = 10
+_FALLBACK_EVALS = 30
+# A further certified step is taken only if the model predicts a relative gain above this.
+_GAIN_RTOL = 1e-4
+# Search box: log sigma0 (below 0.1 the laws are so heavy-tailed that one evaluation takes
+# very long; chi_lo < 1e-12 there for every gamma, as in the previous search's limit), and
+# logit(gamma).
+_X_BOX = (math.log(0.1), math.log(1e12))
+T_BOX = (-20.7, 34.5)
+# Model fit and step tuning (see Search).
+_W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
+# Trust region of a certification step in x (log sigma0): at most _X_TRUST, and at most a step the
+# steepest observed slope of log delta in x turns into a change of _V_TRUST in log delta (where
+# delta falls steeply, at large n and large epsilon, a step of 0.25 in x is a factor e^7 in delta).
+_X_TRUST, _V_TRUST = 0.25, 1.5
+# The base is dropped from the model (which is then purely local) when the chosen one misses the
+# first evaluation by more than this in log delta (the Gaussian-limit template alone can be off by
+# a factor e^100 where the single big jump carries delta, and its slopes in x and gamma are then
+# wrong too).
+_TEMPLATE_OFF = 3.0
+# Stage 2 (the probes in gamma) is skipped when the big jump dominates the base and the base is this
+# close (in log delta) to the evaluation where stage 1 ended: the model's optimum in gamma is then
+# the start's.
+MODEL_OK = 0.02
+# The start's search in logit(gamma) around the template's optimal BMG.
+_START_T = 4.0
+# Stage 1 stops within this of the target (log delta of the cheap estimate).
+STAGE1_TOL = 0.03
+# Stage 2 probes at logit(gamma) +- PROBE_DT; stage 3 moves logit(gamma) by at most T_RADIUS.
+PROBE_DT, T_RADIUS = 0.25, 1.0
+
+
+def make_accountant(randomizer: Any, n: int, adjacency: str, rel_tol: float = CERT_REL_TOL) -> Any:
+    """The certified accountant used by the calibrations (a seam for tests)."""
+    from sharpdp.shuffle.accountant import ShuffleAccountant
+
+    return ShuffleAccountant(randomizer, n, adjacency=adjacency, rel_tol=rel_tol)
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Outcome of a certified calibration.
+
+    Attributes
+    ----------
+    randomizer : BlanketMixedGaussian or GaussianRandomizer
+        The calibrated local randomizer.
+    epsilon, delta_target : float
+        The target (epsilon in nats, delta in (0, 1)).
+    delta_bounds : tuple of float
+        Certified ``(lower, upper)`` bracket of the shuffled blanket divergence at
+        ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=1e-2)``
+        (``get_delta_bounds``); ``upper <= delta_target``.
+    evaluations : int
+        Accountant evaluations (``get_delta_bounds`` calls) the calibration made (for
+        ``rounds > 1``: those of the single-round calibrations of its candidates).
+    rounds : int, default 1
+        Number k of composed rounds the guarantee is for. For ``rounds > 1``, ``delta_bounds``
+        is ``ComposedAccountant([(ShuffleAccountant(randomizer, n, adjacency), k)])
+        .get_delta_bounds(epsilon)``: ``upper`` the certified composed delta (``<= delta_target``),
+        ``lower`` that class's reference value (not a lower bound on the mechanism's delta).
+    composed_certifications : int, default 0
+        Composed certifications (``ComposedAccountant`` evaluations) made (0 when ``rounds == 1``).
+    """
+
+    randomizer: Any  # BlanketMixedGaussian or GaussianRandomizer
+    epsilon: float
+    delta_target: float
+    delta_bounds: tuple
+    evaluations: int
+    rounds: int = 1
+    composed_certifications: int = 0
+
+
+class Progress:
+    """One progress bar over accountant evaluations (:func:`sharpdp._progress.progress_bar`: tqdm
+    when installed, else plain lines). Its total is the budget (at most that many evaluations are
+    made unless every certification fails; only then does it grow, one at a time), and it ends at
+    100 % (the total is set to the evaluations made when the calibration finishes). ``progress``:
+    None shows it only once the calibration has run for one second, True at once, False never.
+    """
+
+    def __init__(self, desc: str, progress: bool | None, budget: int, unit: str = " accountant evaluations") -> None:
+        self.bar = progress_bar(desc=desc, total=budget, unit=unit, file=sys.stderr,
+                                leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
+
+    def update(self, done: int) -> None:
+        """``done`` evaluations made (the total grows past the budget only in a fallback)."""
+        if done > self.bar.total:
+            self.bar.total = done + 1
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.total = self.bar.n  # finished: nothing more to come (the bar shows 100 %)
+        shown = not getattr(self.bar, "disable", True) and time.time() - getattr(self.bar, "start_t", math.inf) \
+            >= getattr(self.bar, "delay", 0.0)
+        if shown and hasattr(self.bar, "refresh"):  # tqdm: redraw at 100 % (a delayed bar not yet shown stays so)
+            self.bar.refresh()
+        self.bar.close()
+
+
+def _log_estimate(lo: float, up: float) -> float:
+    """Cheap estimate of log D from a certified bracket: the log-midpoint (log Up if Lo = 0)."""
+    if not up >= 0.0 or up == math.inf:
+        return math.inf
+    if up == 0.0:
+        return -math.inf
+    return 0.5 * (math.log(lo) + math.log(up)) if lo > 0.0 else math.log(up)
+
+
+class Search:
+    """Certified boundary search in (x, t) with a fitted template model (see the comment above).
+
+    x is the scale coordinate (log sigma0; the certified delta decreases in it: a larger sigma0
+    is a post-processing), t the shape coordinate (logit gamma; None for one-dimensional
+    searches). The model of the estimate v = log delta is ``base(x, t) + c0 + cx dx + ct dt +
+    ctt dt^2 + cxx dx^2 (+ cf at full accuracy)``, dx = x - xc, dt = t - tc, fitted by weighted
+    least squares to the evaluations near the centre (xc, tc); ``base`` is the one of ``bases``
+    (log estimates of delta) nearest the first evaluation, or 0 if all miss it by more than
+    _TEMPLATE_OFF.
+    """
+
+    def __init__(self, make: Callable[..., Any], bases: tuple[Callable[..., float], ...],
+                 objective: Callable[..., float], n: int, epsilon: float, delta: float,
+                 adjacency: str, progress: bool | None, desc: str,
+                 t_box: tuple[float, float] | None = None) -> None:
+        self.make, self.objective = make, objective
+        # the base in use: the first of ``bases`` until the first evaluation picks the one nearest it
+        self.bases, self.template = bases, bases[0]
+        self.use_template = True  # False once the first evaluation shows every base is far off
+        self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
+        self.t_box = t_box
+        self.pts: list[tuple[float, float | None, float, bool, float, float]] = []  # (x, t, v, fine, lo, up)
+        self.count = 0
+        # (objective, x, t, lo, up) of the best certified point
+        self.best: tuple[float, float, float | None, float, float] | None = None
+        self.bar = Progress(desc, progress, _MAX_EVALS)
+
+    def base(self, x: float, t: float | None) -> float:
+        """The model's base: the log template while it is usable, else 0 (a purely local model)."""
+        return self.template(x, t) if self.use_template else 0.0
+
+    def _pick_base(self, x: float, t: float | None, v: float) -> Callable[..., float]:
+        """The base nearest the evaluation v at (x, t); the first base (with the big jump) only if it
+        also exceeds the last (the template alone) by log 2 there, i.e. the jump term dominates."""
+        best = min(self.bases, key=lambda b: abs(v - b(x, t)))
+        first, last = self.bases[0], self.bases[-1]
+        if best is first and first is not last and first(x, t) - last(x, t) < math.log(2.0):
+            return last
+        return best
+
+    # -- evaluations
+    def evaluate(self, x: float, t: float | None, fine: bool) -> float:
+        """log-estimate at (x, t) (``fine``: at the certifying accuracy); a point already evaluated at
+        that accuracy is not evaluated again."""
+        for p in self.pts:
+            if p[0] == x and p[1] == t and (p[3] == fine or _SEARCH_REL_TOL == CERT_REL_TOL):
+                return p[2]
+        r = self.make(x, t)
+        lo, up = (float(v) for v in make_accountant(r, self.n, self.adjacency,
+                                                     CERT_REL_TOL if fine else _SEARCH_REL_TOL)
+                  .get_delta_bounds(self.epsilon))
+        self.count += 1
+        self.bar.update(self.count)
+        v = _log_estimate(lo, up)
+        if not self.pts and math.isfinite(v):  # the first evaluation picks the base (see _pick_base)
+            self.template = self._pick_base(x, t, v)
+            self.use_template = abs(v - self.template(x, t)) <= _TEMPLATE_OFF
+        self.pts.append((x, t, v, fine, lo, up))
+        if (fine or _SEARCH_REL_TOL == CERT_REL_TOL) and up <= self.delta:
+            f = self.objective(x, t)
+            if self.best is None or f < self.best[0]:
+                self.best = (f, x, t, lo, up)
+        return v
+
+    # -- model
+    def fit(self, xc: float, tc: float | None) -> tuple[float, ...]:
+        """Weighted least-squares coefficients (c0, cx, ct, ctt, cxx, cf) of the correction at (xc, tc).
+
+        cf is the offset of the full-accuracy estimates from the cheap ones.
+
+        Weights fall off over 0.05 in x and 1.5 in t; full-accuracy points count three times,
+        a point at the centre a hundred times (the model goes through it); weak priors keep the
+        slopes and curvatures at the template's own where the points do not determine them.
+        """
+        rows, rhs = [], []
+        for x, t, v, fine, *_ in self.pts:
+            if not math.isfinite(v):
+                continue
+            dx, dt = x - xc, (0.0 if tc is None or t is None else t - tc)
+            w = (3.0 if fine else 1.0) / (1.0 + (dx / _W_X) ** 2 + (dt / 1.5) ** 2)
+            if dx == 0.0 and dt == 0.0:
+                w *= 100.0
+            rows.append([w, w * dx, w * dt, w * dt * dt, w * dx * dx, w * fine])
+            rhs.append(w * (v - self.base(x, t)))
+        if not rows:
+            return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        prior = np.diag([0.0, 0.003, 0.03, 0.03, _P_XX, 0.03])[1:]
+        c, *_ = np.linalg.lstsq(np.vstack([np.array(rows), prior]), np.concatenate([rhs, np.zeros(5)]), rcond=None)
+        return tuple(float(v) for v in c)
+
+    def model(self, x: float, t: float | None, coef: tuple[float, ...], xc: float, tc: float | None,
+              fine: bool = False) -> float:
+        """Modelled estimate at (x, t); ``fine``: at full accuracy (plus the fitted offset between the two)."""
+        dx, dt = x - xc, (0.0 if tc is None or t is None else t - tc)
+        return (self.base(x, t) + coef[0] + coef[1] * dx + coef[2] * dt + coef[3] * dt * dt + coef[4] * dx * dx
+                + (coef[5] if fine else 0.0))
+
+    def slope(self, x: float, t: float | None, coef: tuple[float, ...]) -> float:
+        """d model / dx at (x, t), clipped below zero (the certified delta decreases in x)."""
+        h = 1e-4
+        return min((self.base(x + h, t) - self.base(x - h, t)) / (2 * h) + coef[1], -0.05)
+
+    def trust(self, xc: float, tc: float | None, coef: tuple[float, ...]) -> float:
+        """Half-width in x of the trust region at (xc, tc) (see _V_TRUST): the steeper of the model's
+        slope and the secant through the two evaluations at tc nearest xc."""
+        steep = abs(self.slope(xc, tc, coef))
+        line = sorted((p for p in self.pts if p[1] == tc and math.isfinite(p[2])), key=lambda p: abs(p[0] - xc))
+        if len(line) >= 2 and line[0][0] != line[1][0]:
+            steep = max(steep, -(line[1][2] - line[0][2]) / (line[1][0] - line[0][0]))
+        return min(_X_TRUST, _V_TRUST / steep)
+
+    def root(self, target: float, t: float | None, coef: tuple[float, ...], xc: float, tc: float | None,
+             fine: bool = False) -> float:
+        """x nearest to xc where the model meets target at this t (clipped to xc +- 4).
+
+        Steps out from xc in both directions with doubling steps (the model is only locally
+        monotone) until the sign changes, then Brent's method on that cell.
+        """
+        f = lambda x: self.model(x, t, coef, xc, tc, fine) - target  # noqa: E731
+        f0 = f(xc)
+        if f0 == 0.0:
+            return xc
+        d = 1e-3 if f0 > 0.0 else -1e-3  # above the target: the root lies at larger x
+        a = xc
+        while abs(d) <= 4.0:
+            b = min(max(xc + d, _X_BOX[0]), _X_BOX[1])
+            fb = f(b)
+            if (fb > 0.0) != (f0 > 0.0):
+                return brentq(f, min(a, b), max(a, b), xtol=1e-10)
+            if b in _X_BOX:
+                return b
+            a, d = b, 2.0 * d
+        return min(max(xc + (4.0 if f0 > 0.0 else -4.0), _X_BOX[0]), _X_BOX[1])
+
+    # -- stage 1: the boundary along x at fixed t, on the cheap estimate
+    def bracket(self, x0: float, t: float | None, target: float, tol: float, max_evals: int) -> float:
+        """Point of stage 1 closest to the target: the template model's first step, then secant
+        steps (overshooting by 1.5 or doubling while unbracketed; Illinois-like and kept inside
+        the bracket once bracketed), to within ``tol`` of the target or ``max_evals`` evaluations."""
+        lo = hi = None  # (x, v): estimate above / at or below the target
+        x, last = x0, None  # last: (step, value before it)
+        side = prev_side = None  # infeasible (True) / feasible (False) estimate at the last two points
+        for k in range(max_evals):
+            v = self.evaluate(x, t, False)
+            if v > target:
+                lo = (x, v)
+            else:
+                hi = (x, v)
+            if abs(v - target) <= tol or (lo and hi and hi[0] - lo[0] <= 1e-3):
+                break
+            if hi is not None and hi[0] <= _X_BOX[0] and v <= target:
+                break  # feasible at the smallest scale searched
+            mine = [p for p in self.pts[-k - 1:] if math.isfinite(p[2])]
+            if len(mine) >= 2 and mine[-1][0] != mine[-2][0]:  # secant through the last two points
+                (x1, _, v1, *_), (x2, _, v2, *_) = mine[-2], mine[-1]
+                xn = x2 + (target - v2) / min((v2 - v1) / (x2 - x1), -0.05)
+            else:  # the template model through the first point
+                xn = self.root(target, t, self.fit(x, t), x, t)
+                if not self.use_template:  # a local model knows no slope yet: a bounded first step
+                    xn = min(max(xn, x - _X_TRUST), x + _X_TRUST)
+            side, prev_side = (v > target), side
+            if lo is not None and hi is not None:
+                if prev_side == side:  # same side twice: aim past the root (Illinois-like)
+                    xn = x + 2.0 * (xn - x)
+                xn = min(max(xn, lo[0] + 0.1 * (hi[0] - lo[0])), hi[0] - 0.1 * (hi[0] - lo[0]))
+            else:  # extend past the predicted root; double the step once a step has fallen short
+                step = (1.2 if last is None else _OVERSHOOT) * (xn - x)
+                if last is not None and abs(v - target) > 0.75 * abs(last[1] - target) and (step > 0) == (last[0] > 0):
+                    step = max(step, 2.0 * last[0]) if step > 0 else min(step, 2.0 * last[0])
+                if step == 0.0:
+                    step = 0.05 if v > target else -0.05
+                xn = min(max(x + step, _X_BOX[0]), _X_BOX[1])
+                if xn == x:
+                    if v > target:
+                        raise RuntimeError("calibration: no feasible randomizer found (certified delta did not drop)")
+                    break
+                last = (step, v)
+            x = xn
+        near = min(self.pts, key=lambda p: abs(p[2] - target))
+        return near[0]
+
+    # -- stage 3: certify (and improve) on full-accuracy evaluations
+    def certify(self, x: float, t: float | None, t_radius: float = 1.0) -> None:
+        """Evaluate the model's optimum at full accuracy until one is certified and no gain is left.
+
+        The model is refitted after each evaluation (it learns the offset between cheap and
+        full-accuracy values). While nothing is certified, a failed certification is followed by a
+        fallback step out along x (the safe side) at the failed point's t, by at least 1.5 times
+        the linearised excess and 0.002 * 2^(k-1) after k failures, with a margin that grows.
+        Every proposal is then kept inside the bracket the evaluations on its line already give
+        (:meth:`_safeguard`): never past the smallest x whose certified upper value (cheap or full
+        accuracy) is <= delta — that point itself is certified when the model aims beyond it —,
+        regula falsi between the certified-bad and the known-good point after a failure, and
+        with no known-good point at most _X_TRUST past the last failure.
+        """
+        ld = math.log(self.delta)
+        rho = 0.5 * math.log1p(CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
+        mu = min(_MU0 * abs(self.slope(x, t, self.fit(x, t))), 10.0 * _MU0)  # margin: <= _MU0 in x
+        fails, last_fail, repair, tried = 0, None, False, False
+        xc, tc = x, t
+        f_start = self.objective(x, t)
+        while True:
+            if self.best is not None:
+                if self.best[0] <= f_start:  # (a certified point worse than the start: e.g. a discarded start)
+                    xc, tc = self.best[1], self.best[2]
+                if self.count >= _MAX_EVALS:
+                    return
+            coef = self.fit(xc, tc)
+            if repair:
+                # fallback after a failed certification: out along x at the failed point's t,
+                # by at least the linearised excess (margins included) and 4e-4 * 2^(k-1) after k failures
+                ts = last_fail[1]
+                xt = max(self.trust(last_fail[0], ts, coef), 2.0 * _MU0 * 2.0 ** (fails + 1))
+                step = min(max(last_fail[2] * xt / _V_TRUST, _MU0 * 2.0 ** (fails + 1)), xt)
+                xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step),
+                         last_fail[0] + xt, _X_BOX[1])
+                # kept inside what the evaluations on this line already show (see _safeguard)
+                xs = self._safeguard(xs, ts, ld - rho - mu, True, xc)
+                repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
+            if not repair:
+                xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
+                xs = self._safeguard(xs, ts, ld - rho - mu, False, xc)
+                if (tried and self.best is not None
+                        and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL)):
+                    return  # (after one evaluation here at least: it learns the bracket's width rho)
+            if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
+                raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
+            self.evaluate(xs, ts, True)
+            tried = True
+            *_, v, _, lo, up = next(p for p in reversed(self.pts) if p[0] == xs and p[1] == ts)
+            if up > 0.0 and math.isfinite(v):
+                rho = max(math.log(up) - v, 0.0)
+            repair = not up <= self.delta
+            if repair:
+                excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
+                fails, last_fail = fails + 1, (xs, ts, excess)
+                mu = mu + _MU_STEP  # (the refit already knows the failed point)
+
+    def _safeguard(self, xs: float, ts: float | None, aim: float, repair: bool, xc: float) -> float:
+        """The proposed x at shape ts, kept inside the bracket the evaluations at ts already give.
+
+        On the line t = ts: ``bad`` is the largest x certified above the target (a full-accuracy
+        upper value above delta, or any certified lower value above delta), ``good`` the smallest x
+        with a certified upper value <= delta at either accuracy (a cheap one is then certified at
+        full accuracy when chosen). A proposal outside (bad, good) — the model can put its root far
+        beyond where the evaluations already show the boundary — and every step after a failed
+        certification is replaced by the chord of log(upper value) between the nearest point above
+        ``aim`` and ``good`` (regula falsi; kept at least a tenth of the bracket from its ends and at
+        most ``good``). With no ``good`` point yet, a proposal moves at most _X_TRUST past ``bad``
+        (or past xc).
+        """
+        line = [p for p in self.pts if p[1] == ts and p[5] >= 0.0]
+        bad = max((p[0] for p in line if (p[3] and p[5] > self.delta) or p[4] > self.delta), default=-math.inf)
+        good = min((p[0] for p in line if p[5] <= self.delta and p[0] > bad), default=math.inf)
+        if good == math.inf:
+            return min(xs, max(bad, xc) + self.trust(max(bad, xc), ts, self.fit(xc, ts)))
+        if bad < xs < good and not repair:
+            return xs
+        above = [p for p in line if bad <= p[0] < good and p[5] > 0.0 and math.log(p[5]) > aim]
+        if not above:  # nothing known above the target below ``good``: a small step down from it
+            return good - _MU0 * 10.0 if xs < good else good
+        xa, ua = max((p[0], p[5]) for p in above)
+        ug = min(p[5] for p in line if p[0] == good)
+        lo_end = max(xa, bad)
+        if ug > 0.0:
+            xr = xa + (aim - math.log(ua)) * (good - xa) / (math.log(ug) - math.log(ua))
+        else:
+            xr = 0.5 * (lo_end + good)
+        return min(max(xr, lo_end + 0.1 * (good - lo_end)), good)
+
+    def _argmin(self, target: float, coef: tuple[float, ...], xc: float, tc: float | None,
+                t_radius: float) -> tuple[float, float | None]:
+        """Model-feasible point of least objective inside the trust region.
+
+        The region: x within :meth:`trust` of xc (a root beyond it on the unsafe side is not
+        model-feasible; one beyond it on the safe side is replaced by the edge), t within
+        t_radius of tc and at most 0.25 beyond the evaluated t's (the model is fitted there).
+        """
+        xt = self.trust(xc, tc, coef)
+
+        def at(t: float | None) -> tuple[float, float]:
+            x = self.root(target, t, coef, xc, tc, True)
+            if x > xc + xt:
+                return math.inf, x
+            x = max(x, xc - xt)
+            return self.objective(x, t), x
+
+        if tc is None:
+            return at(None)[1], None
+        t_seen = [p[1] for p in self.pts if p[1] is not None]
+        lo_t = max(tc - t_radius, min(t_seen) - 0.25, self.t_box[0])
+        hi_t = min(tc + t_radius, max(t_seen) + 0.25, self.t_box[1])
+        ts = np.linspace(lo_t, hi_t, 41)
+        vals = [at(t)[0] for t in ts]
+        k = int(np.argmin(vals))
+        if not math.isfinite(vals[k]):  # nothing model-feasible nearby: step out at tc
+            return min(self.root(target, tc, coef, xc, tc, True), xc + xt), tc
+        a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+        t_best = float(ts[k])
+        if b > a:
+            with np.errstate(all="ignore"):  # an infeasible t has objective inf: capped, no inf - inf in Brent
+                res = minimize_scalar(lambda t: min(at(t)[0], 1e300), bounds=(a, b), method="bounded",
+                                      options={"xatol": 1e-3})
+            if res.fun < vals[k]:
+                t_best = float(res.x)
+        return at(t_best)[1], t_best
+
+
+def model_root(base: Callable[..., float], t: float | None, target: float) -> float:
+    """x in _X_BOX where the base model meets ``target`` at shape t (the box's end if it does not)."""
+    f = lambda x: base(x, t) - target  # noqa: E731  (decreasing in x)
+    lo, hi = _X_BOX
+    if f(lo) <= 0.0:
+        return lo
+    if f(hi) >= 0.0:
+        return hi
+    return brentq(f, lo, hi, xtol=1e-6)
+
+
+def model_start(base: Callable[..., float], objective: Callable[..., float], target: float,
+                 t_guess: float) -> tuple[float, float]:
+    """(x, t) of least objective on the base model's boundary, t within _START_T of t_guess."""
+    def err(t: float) -> float:
+        return objective(model_root(base, t, target), t)
+
+    lo_t, hi_t = max(t_guess - _START_T, T_BOX[0]), min(t_guess + _START_T, T_BOX[1])
+    ts = np.linspace(lo_t, hi_t, 25)
+    vals = [err(t) for t in ts]
+    k = int(np.argmin(vals))
+    a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
+    t_best = float(ts[k])
+    res = minimize_scalar(err, bounds=(a, b), method="bounded", options={"xatol": 1e-2})
+    if res.fun < vals[k]:
+        t_best = float(res.x)
+    return model_root(base, t_best, target), t_best
+
+
+def expit(t: float) -> float:
+    return 1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))

@@ -1,0 +1,449 @@
+"""Lognormal laws ``L = a + b exp(r Z - r^2/2) + b_minus exp(-r Z - r^2/2)`` of the Gaussian-type
+randomizers, with certified cells, tails and moments (docs/accountant.md §2.3)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+from sharpdp import _validation as V
+from sharpdp.shuffle.laws.base import U as _U
+from sharpdp.shuffle.laws.base import Law, check_threshold
+
+# Assumed relative accuracy of exp/log (a few ulp in practice; 64 ulp taken, as in
+# sharpdp.conversions). scipy's ndtr(z) is relatively accurate to about z^2 u in the far lower
+# tail (measured 2e-13 at z = -32), so its terms get (64 + 2 z^2) ulp (ndtr_rel).
+_RHO = 64.0 * np.finfo(float).eps
+
+
+def _ndtr_flush(z):
+    """Absolute error allowance of ndtr(z) where it goes subnormal or flushes to 0 (z < -37.5):
+    the true value, at most phi(z)/|z| (Mills), plus the smallest subnormals."""
+    z = np.asarray(z, float)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+        m = 1.01 * np.exp(-0.5 * z * z) / (np.abs(z) * _SQRT2PI) + 1e-323
+    return np.where((z < -37.5) & np.isfinite(z), m, 0.0)
+
+
+def ndtr_rel(z):
+    """Assumed relative error bound of ndtr(z) (vectorised): (64 + 2 z^2) ulp in the lower tail
+    (z^2 capped at 1e4: below z = -100 the value is 0 and the flush allowance covers it), 64 ulp
+    for z >= 0 (there ndtr(z) = 1 - erfc(z/sqrt 2)/2 lies in [1/2, 1]: the erfc term's own
+    relative error is scaled down by it)."""
+    z = np.asarray(z, float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        z2 = np.minimum(z * z, 1e4)
+        return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * np.finfo(float).eps, _RHO)
+_SQRT2PI = math.sqrt(2.0 * math.pi)
+
+# 8-point Gauss-Legendre rule on [0, 1].
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
+_GL_X = (_GL_X + 1.0) / 2.0
+_GL_W = _GL_W / 2.0
+# A cell is "narrow" when its length D in the oriented variable V (from the anchor v* where
+# L = x_j, so u = v - v* lies in [u0, u1] with 0 <= u0 < u1 =: D) satisfies
+# D (|v*| + r + 1) <= _NARROW = 1/4. Error of the 8-point Gauss-Legendre rule (Trefethen,
+# Approximation Theory and Approximation Practice, Thm 19.3: error <= (64/15) M rho^-16 /
+# (rho^2 - 1) on [-1, 1] for f analytic with |f| <= M in the Bernstein ellipse E_rho), rho = 8:
+# the ellipse of the cell lies in |u - c| <= 2.03 l (c the cell centre, l <= D its length), so
+# |u| <= 2.53 D there. Mass integrand e(u) = exp(-v* u - u^2/2): |e| on the ellipse over min e
+# on the cell <= exp(3.53 D|v*| + 3.7 D^2) <= e^0.89, and the [-1, 1] integral is >= 2 min e,
+# so the relative error is <= (64/15) e^0.89 8^-16 / 63 / 2 < 3e-16. Moment integrand
+# g(u) = [P expm1(ru) - M expm1(-ru)] e(u), P, M >= 0 (both terms >= 0 for real u >= 0):
+# |g| <= (P + M) r|u| e^{r|u|} |e| on the ellipse (|e^w - 1| <= e^|w| - 1 <= |w| e^|w|), while on
+# the cell g >= (P + M e^{-rD}) r u min e, whose integral is >= 2 c (P + M e^{-rD}) r min e with
+# c >= l/2 >= |u|max / 5.06. Hence M / integral <= 2.53 exp(3.53 (D|v*| + rD) + 3.7 D^2) < 6.2
+# and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is the
+# special case. We use 1e-14 plus 64 ulp for the rounding of the weights and exponentials.
+_NARROW = 0.25
+_CELL_CHUNK = 1 << 16  # cells per block of LognormalLaw.cells (bounds its temporaries)
+_GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
+
+
+def interval_prob(z1, z2):
+    """P(z1 < Z < z2) for Z ~ N(0,1), vectorised, using the small side; with error bound."""
+    z1 = np.asarray(z1, float)
+    z2 = np.asarray(z2, float)
+    upper = z1 > 0  # both tails on the right: Phibar(z1) - Phibar(z2)
+    zA, zB = np.where(upper, -z1, z2), np.where(upper, -z2, z1)
+    A, B = ndtr(zA), ndtr(zB)
+    p = np.maximum(A - B, 0.0)
+    err = ndtr_rel(zA) * A + ndtr_rel(zB) * B + _U * p + _ndtr_flush(zA) + _ndtr_flush(zB)
+    return p, err
+
+
+def _interval_prob_scaled(z1, z2, logc):
+    """c P(z1 < Z < z2), c = e^logc (> 0; logc may be an array), evaluated in the log domain on
+    the small side: c Phi(zA) = exp(logc + log_ndtr(zA)), so that neither a tiny probability nor
+    a huge coefficient (e^eps, a weight 1/g) leaves the double range before the product. Error
+    bound (absolute): log_ndtr(z) is assumed within (64 + 2 z^2) ulp absolute for z < 0 (as
+    ndtr_rel, no cap: the asymptotic series loses ~z^2 u / 2) and 64 ulp for z >= 0; the
+    exponential adds 2u |argument| + 4u relative; the difference u; and each exponential that
+    flushes below the normal range an absolute 1e-323 (docs/accountant_edges.md section 1)."""
+    z1 = np.asarray(z1, float)
+    z2 = np.asarray(z2, float)
+    upper = z1 > 0
+    zA, zB = np.where(upper, -z1, z2), np.where(upper, -z2, z1)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+        lA, lB = log_ndtr(zA) + logc, log_ndtr(zB) + logc
+        A, B = np.exp(lA), np.exp(lB)
+
+        def rel(z, l):
+            e = np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z * z) * np.finfo(float).eps, _RHO)
+            return np.expm1(e + 2.0 * _U * np.abs(l)) + 4.0 * _U
+
+        tA = np.where(A > 0, rel(zA, lA) * A, 0.0)
+        tB = np.where(B > 0, rel(zB, lB) * B, 0.0)
+        p = np.maximum(A - B, 0.0)
+        err = tA + tB + _U * p + 2e-323
+    return p, err
+
+
+class LognormalLaw(Law):
+    """Sub-probability law of ``L = a + b X+ + b_minus X-`` on ``{Z > z_lo}``, weighted.
+
+    ``X+ = exp(r Z - r^2/2)``, ``X- = exp(-r Z - r^2/2)``, ``Z ~ N(0, 1)``. The measure is
+    ``weight * N(0,1)`` restricted to ``Z > z_lo``, pushed through ``z -> L(z)``; its total
+    mass is ``weight * Phibar(z_lo)``. ``b_minus = 0`` is the lognormal law of the BMG with
+    zero-out adjacency (the shuffle paper's appendix; ``b`` of either sign); ``b > 0 > b_minus`` is
+    the replace-one law of the BMG (a difference of two perfectly anti-correlated
+    lognormals, see :func:`~sharpdp.shuffle.laws.bmg.bmg_laws`). ``L`` must be monotone in ``Z``: ``b >= 0 >=
+    b_minus`` (increasing) or ``b <= 0 <= b_minus`` (decreasing), not both zero. All
+    probabilities are evaluated as ``ndtr`` differences on the small side, never as
+    ``1 - Phi(x)``.
+
+    Internally the law is written in the oriented variable ``V = sign * Z ~ N(0, 1)`` in
+    which it increases: ``L = a + G exp(r V - r^2/2) - S exp(-r V - r^2/2)``, ``G, S >= 0``,
+    ``V`` restricted to ``(v_lo, v_hi)``. Partial moments are closed forms:
+    ``E[e^{+-r V - r^2/2}; lo < V < hi] = P(lo -+ r < V < hi -+ r)``.
+
+    Parameters
+    ----------
+    a, b : float
+        Location and coefficient of ``X+``.
+    r : float
+        Log-scale, > 0.
+    z_lo : float, default -inf
+        Truncation point in Z.
+    weight : float, default 1.0
+        Mass multiplier (> 0).
+    b_minus : float, default 0.0
+        Coefficient of ``X-`` (sign opposite to ``b``, or 0).
+
+    Raises
+    ------
+    ValueError
+        Non-finite a, b, b_minus; r <= 0; weight <= 0; b = b_minus = 0; L not monotone.
+    """
+
+    def __init__(self, a, b, r, z_lo=-math.inf, weight=1.0, b_minus=0.0):
+        a, b, bm = V.real("a", a), V.real("b", b), V.real("b_minus", b_minus)
+        r = V.real("r", r, lo=0.0, lo_open=True)
+        z_lo = V.real("z_lo", z_lo, allow_inf=True)
+        weight = V.real("weight", weight, lo=0.0, lo_open=True)
+        if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(bm) and r > 0 and math.isfinite(r)
+                and weight > 0 and not math.isnan(z_lo) and z_lo < math.inf):
+            raise ValueError("LognormalLaw needs finite a, b, b_minus, finite r > 0, weight > 0, z_lo < inf")
+        if b == 0 and bm == 0:
+            raise ValueError("LognormalLaw needs b != 0 or b_minus != 0")
+        if b * bm > 0:
+            raise ValueError("LognormalLaw: b and b_minus must have opposite signs (L monotone in Z)")
+        self.a, self.b, self.b_minus, self.r, self.z_lo, self.weight = a, b, bm, r, z_lo, weight
+        self._sign = 1.0 if (b > 0 or bm < 0) else -1.0
+        if self._sign > 0:
+            self._G, self._S, self._vlo, self._vhi = b, -bm, z_lo, math.inf
+        else:
+            self._G, self._S, self._vlo, self._vhi = bm, -b, -math.inf, -z_lo
+        # kappa^2 = G S e^{-r^2} = (G-term)(S-term) at every v
+        # log kappa (kappa itself underflows for r > ~38.6, sigma0 < ~0.026: kept as a logarithm)
+        self._logkappa = (0.5 * (math.log(self._G) + math.log(self._S)) - 0.5 * r * r
+                          if self._G > 0 and self._S > 0 else -math.inf)
+
+    def moved(self, c):
+        a = math.nextafter(self.a + c, math.copysign(math.inf, c))  # beyond a + c
+        law = LognormalLaw(a, self.b, self.r, self.z_lo, self.weight, self.b_minus)
+        law.moved_by = math.nextafter(abs(a - self.a), math.inf)  # >= the exact difference
+        return law
+
+    # --- helpers -------------------------------------------------------------------
+    def _v(self, x):
+        """V value where L = x (-inf/+inf beyond the range), vectorised.
+
+        With q = x - a, the terms P = G e^{r v - r^2/2} and M = S e^{-r v - r^2/2} satisfy
+        P - M = q and P M = kappa^2, so w = e^{r v} is the positive root of a quadratic. Each
+        term is taken from the cancellation-free root formula: the larger one as (|q| + D)/2,
+        D = hypot(q, 2 kappa), the smaller one as kappa^2 divided by it; v comes from the larger
+        one (P when q >= 0, M when q < 0). The larger root is taken in the log domain,
+        log big = log|q| + log1p(2 x^2 / (1 + sqrt(1 + 4 x^2))) with x = kappa/|q| <= 1, else
+        log kappa + asinh(|q| / (2 kappa)), so that neither kappa nor |q| need be representable
+        as a ratio (kappa underflows for large r; |q| = inf gives inf)."""
+        q = np.asarray(x, float) - self.a
+        G, S, r, lk = self._G, self._S, self.r, self._logkappa
+        pos = q >= 0
+        aq = np.abs(q)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            la = np.log(aq)
+            d = lk - la  # log(kappa / |q|) (-inf when kappa = 0 or |q| = inf; +inf when q = 0)
+            xs = np.exp(np.minimum(d, 0.0))
+            lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
+            tk = np.where(aq == 0, 0.0, np.arcsinh(0.5 * np.exp(-np.maximum(d, 0.0))))
+            onq = (d <= 0) & (aq > 0)  # larger root from |q|; else from kappa (log big = lk + tk)
+            # v without forming r^2 (finite for any finite r): with lb = lk + tk,
+            # (lb - log G + r^2/2)/r = (log(S/G)/2 + tk)/r
+            lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
+            if G > 0:
+                vP = np.where(onq, (lb_q - math.log(G)) / r + 0.5 * r, (lGS + tk) / r)
+            else:
+                vP = np.full(q.shape, math.inf)
+            if S > 0:
+                vM = np.where(onq, -(lb_q - math.log(S)) / r - 0.5 * r, (lGS - tk) / r)
+            else:
+                vM = np.full(q.shape, -math.inf)
+            v = np.where(pos, vP, vM)
+        # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
+        if G == 0:
+            v = np.where(pos, math.inf, v)
+        if S == 0:
+            v = np.where(q <= 0, -math.inf, v)
+        return v
+
+    def _vint(self, x1, x2):
+        """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
+        lo = np.clip(self._v(x1), self._vlo, self._vhi)
+        hi = np.clip(self._v(x2), lo, self._vhi)
+        return lo, hi
+
+    def _at(self, v):
+        """L at V = v (v = -inf/+inf gives the end of the range)."""
+        if math.isinf(v):
+            c = self._S if v < 0 else self._G
+            return self.a if c == 0 else v
+        r = self.r
+        return self.a + self._G * math.exp(r * v - 0.5 * r * r) - self._S * math.exp(-r * v - 0.5 * r * r)
+
+    def support(self):
+        return self._at(self._vlo), self._at(self._vhi)
+
+    def total_mass(self):
+        return self.weight * float(interval_prob(self._vlo, self._vhi)[0])
+
+    def _shifted(self, t):
+        """P(v_lo - t < V < v_hi - t) = E[e^{t V - t^2/2}; v_lo < V < v_hi]."""
+        return float(interval_prob(self._vlo - t, self._vhi - t)[0])
+
+    def _moments(self, c=None, second=True):
+        """(mass, E[L - c], E[(L - c)^2]) of the weighted sub-law (c = a by default), without
+        cancellation against a large location a (``second=False``: the last one is NaN; the
+        second moment raises OverflowError where e^{r^2} overflows)."""
+        r, G, S = self.r, self._G, self._S
+        d = 0.0 if c is None else self.a - c
+        m0 = self._shifted(0.0)
+        mp, mm = (self._shifted(r) if G else 0.0), (self._shifted(-r) if S else 0.0)
+        if not second:
+            w = self.weight
+            return w * m0, w * (d * m0 + G * mp - S * mm), math.nan
+        e2 = math.exp(r * r)
+        mpp = e2 * self._shifted(2 * r) if G else 0.0
+        mmm = e2 * self._shifted(-2 * r) if S else 0.0
+        s1 = d * m0 + G * mp - S * mm
+        s2 = d * d * m0 + G * G * mpp + S * S * mmm + 2 * d * (G * mp - S * mm) - 2 * G * S * math.exp(-r * r) * m0
+        w = self.weight
+        return w * m0, w * s1, w * s2
+
+    def mean(self):
+        mass, s1, _ = self._moments(second=False)
+        return self.a + s1 / mass
+
+    def std(self):
+        """Standard deviation of the (normalised) law; ``inf`` when it exceeds the double range
+        (e^{r^2} overflows: r > ~26.6, e.g. sigma0 < ~0.0375 for the BMG)."""
+        try:
+            return self._std()
+        except OverflowError:
+            return math.inf
+
+    def _std(self):
+        r, G, S = self.r, self._G, self._S
+        if math.isinf(self._vlo) and math.isinf(self._vhi):
+            # Var = (G^2 + S^2)(e^{r^2} - 1) + 2 G S (1 - e^{-r^2}): no cancellation
+            return math.sqrt((G * G + S * S) * math.expm1(r * r) - 2 * G * S * math.expm1(-r * r))
+        mass, s1, s2 = self._moments()
+        return math.sqrt(max(s2 / mass - (s1 / mass) ** 2, 0.0))
+
+    def _partial(self, lo, hi):
+        """(p, ep, q+, eq+, q-, eq-): P(V in (lo,hi)) and E[e^{+-rV - r^2/2}; V in (lo,hi)] with
+        error bounds (unweighted)."""
+        p, ep = interval_prob(lo, hi)
+        qp, eqp = interval_prob(lo - self.r, hi - self.r)
+        qm, eqm = interval_prob(lo + self.r, hi + self.r)
+        return p, ep, qp, eqp, qm, eqm
+
+    def prob_below(self, x):
+        lo, hi = self._vint(-math.inf, x)
+        p, e = interval_prob(lo, hi)
+        return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
+
+    def prob_above(self, x):
+        lo, hi = self._vint(x, math.inf)
+        p, e = interval_prob(lo, hi)
+        return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
+
+    def _local(self, lo, hi, c):
+        """E[L - c; V in (lo, hi)] as (a - c) p + G q+ - S q-, with an absolute error bound
+        (three products and two sums: 4u on the absolute terms)."""
+        p, ep, qp, eqp, qm, eqm = self._partial(lo, hi)
+        A, Bp, Bm = (self.a - c) * p, self._G * qp, self._S * qm
+        err = np.abs(self.a - c) * ep + self._G * eqp + self._S * eqm + 4 * _U * (np.abs(A) + Bp + Bm)
+        return p, ep, A + Bp - Bm, err
+
+    def _local_scaled(self, lo, hi, c):
+        """weight E[L - c; V in (lo, hi)] = w ((a - c) p + G q+ - S q-) for scalar lo, hi, c, every
+        product formed in the log domain (_interval_prob_scaled), with an absolute error bound
+        (three terms and two sums: 4u on the absolute terms)."""
+        lw, r = math.log(self.weight), self.r
+        d = self.a - c
+        tA = eA = tP = eP = tM = eM = 0.0
+        with np.errstate(divide="ignore"):
+            if d != 0.0:
+                tA, eA = (float(x) for x in _interval_prob_scaled(lo, hi, lw + math.log(abs(d))))
+                tA = math.copysign(tA, d)
+            if self._G > 0:
+                tP, eP = (float(x) for x in _interval_prob_scaled(lo - r, hi - r, lw + math.log(self._G)))
+            if self._S > 0:
+                tM, eM = (float(x) for x in _interval_prob_scaled(lo + r, hi + r, lw + math.log(self._S)))
+        val = tA + tP - tM
+        return val, eA + eP + eM + 4 * _U * (abs(tA) + tP + tM)
+
+    def _tail(self, lo, hi, c, sign):
+        """Upper bound on E[(sign (L - c))_+ ; V in (lo, hi)] given that the sign is >= 0 there."""
+        val, err = self._local_scaled(lo, hi, c)
+        return float((max(sign * val, 0.0) + err) * (1 + 1e-12))
+
+    def tail_upper(self, T):
+        lo, hi = self._vint(T, math.inf)
+        if hi <= lo:
+            return 0.0
+        return self._tail(lo, hi, T, 1.0)
+
+    def tail_upper_bracket(self, T):
+        check_threshold(T)
+        lo, hi = self._vint(T, math.inf)
+        if hi <= lo:
+            return 0.0, 0.0
+        val, err = self._local_scaled(lo, hi, T)
+        return float(max(val - err, 0.0) * (1 - 1e-12)), float((max(val, 0.0) + err) * (1 + 1e-12))
+
+    def tail_lower(self, B):
+        lo, hi = self._vint(-math.inf, -B)
+        if hi <= lo:
+            return 0.0
+        return self._tail(lo, hi, -B, -1.0)
+
+    def cells(self, x0, h, K):
+        # In blocks of _CELL_CHUNK cells: every cell is computed from its own two edges
+        # x0 + h k (the same floats whatever the blocking), so the result does not depend on the
+        # block size, and the temporaries (the 8-point quadrature arrays, about 1 kB per cell) stay
+        # bounded (docs/accountant_tail.md §11).
+        # The far-tail treatment asks for the same grid twice (its jump term and the body pass): the
+        # last result is kept (read-only arrays, so that no caller can alter the kept copy).
+        key = (float(x0), float(h), int(K))
+        memo = getattr(self, "_cells_memo", None)
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        if K <= _CELL_CHUNK:
+            out = self._cells(x0, h, 0, K)
+        else:
+            parts = [self._cells(x0, h, s, min(s + _CELL_CHUNK, K)) for s in range(0, K, _CELL_CHUNK)]
+            out = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+        for a in out:
+            a.flags.writeable = False
+        self._cells_memo = (key, out)
+        return out
+
+    def _cells(self, x0, h, k_start, k_end):
+        """cells() for the cells k_start..k_end-1 of the grid x0 + h k."""
+        x = x0 + h * np.arange(k_start, k_end + 1, dtype=float)
+        lo, hi = self._vint(x[:-1], x[1:])
+        # Masses and moments (with the bounds em, ew) are those of the cells between the computed
+        # V-edges v(x_j), which partition the V-line consistently (cell j's upper edge is cell
+        # j+1's lower edge). Rounding of an edge (~u |log| / r) only moves a thin layer of mass to
+        # the neighbouring cell, where L overshoots the cell's range by ~u |x|: this changes
+        # D_up at second order (overshoot times layer mass), far below every other term.
+        # wide cells: closed forms, E[L - x_j; cell] = (a - x_j) m + G q+ - S q-
+        m, em, wh, ew = self._local(lo, hi, x[:-1])
+        wh = np.maximum(wh, 0.0)
+        # Narrow cells: integrate in u = v - v* from the computed anchor v* (L(v*) = x_j up to
+        # rounding) with the terms P = G e^{r v* - r^2/2}, M = S e^{-r v* - r^2/2} evaluated at v*:
+        #   m = phi(v*) int e^{-v* u - u^2/2} du,
+        #   E[L - x_j; cell] = phi(v*) int [P (e^{ru} - 1) + M (1 - e^{-ru})] e^{-v* u - u^2/2} du
+        #                      + (L(v*) - x_j) m.
+        # Both integrand terms are >= 0 for u >= 0 (no cancellation; quadrature error: _NARROW).
+        # The correction (L(v*) - x_j) m makes the moment exact for the computed cell; without it
+        # the error of v* (~ u |v*|) would enter as a relative error ~ u |v*| / (cell length).
+        vs = self._v(x[:-1])
+        with np.errstate(invalid="ignore", over="ignore"):
+            u0, u1 = lo - vs, hi - vs
+            nar = np.isfinite(vs) & (hi > lo) & (u1 * (np.abs(vs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
+        if np.any(nar):
+            r = self.r
+            v_, a0, span, xj = vs[nar], u0[nar], u1[nar] - u0[nar], x[:-1][nar]
+            U = a0[:, None] + span[:, None] * _GL_X[None, :]
+            base = np.exp(-v_[:, None] * U - 0.5 * U * U)
+            phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
+            mm = phi * span * (base @ _GL_W)
+            with np.errstate(under="ignore"):
+                P = self._G * np.exp(r * v_ - 0.5 * r * r)
+                M = self._S * np.exp(-r * v_ - 0.5 * r * r)
+            ru = r * U
+            grow = P[:, None] * np.expm1(ru) - M[:, None] * np.expm1(-ru)
+            w0 = phi * span * ((grow * base) @ _GL_W)
+            d = (self.a - xj) + (P - M)
+            # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
+            rel_pm = 4 * _U * (np.abs(r * v_) + r * r) + _RHO
+            e_d = rel_pm * (P + M) + 3 * _U * (np.abs(self.a - xj) + P + M + np.abs(d))
+            ww = w0 + d * mm
+            m, em = m.copy(), em.copy()
+            # phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
+            phi_rel = (0.5 * v_ * v_ + 4.0) * 2.0 * _U
+            m[nar] = mm
+            em[nar] = (_GL_REL + phi_rel) * mm
+            wh[nar] = np.maximum(ww, 0.0)
+            ew[nar] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
+                       + 4 * _U * np.abs(ww))
+        wt = self.weight
+        w = np.minimum(wh / h, m)
+        return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m,
+                wt * (ew / h + 4 * _U * w) * (1 + 4 * _U) + 4 * _U * wt * w)
+    continuous = True
+
+    def stop_loss(self, t):
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        lo_v, hi_v = self._vint(t, math.inf)
+        _, _, val, err = self._local(lo_v, hi_v, t)
+        empty = ~(hi_v > lo_v)
+        up = self.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12)
+        lo = self.weight * np.maximum(val - err, 0.0) * (1 - 1e-12)
+        up = np.where(empty, 0.0, up)
+        lo = np.where(empty, 0.0, lo)
+        return lo, up
+
+    def prob_above_up(self, x):
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        lo_v, hi_v = self._vint(x, math.inf)
+        p, e = interval_prob(lo_v, hi_v)
+        return self.weight * (p + e) * (1 + 8 * _U)
+
+    def spread(self):
+        sd = self.std()
+        q = abs(self._at(0.6745 * self._sign) - self._at(-0.6745 * self._sign))
+        if math.isfinite(q) and q > 0:
+            return min(sd, q)
+        return sd
+
+    def raw_moments(self, c=0.0, second=True):
+        return self._moments(c, second)
+
+
+__all__ = ["LognormalLaw", "interval_prob", "ndtr_rel"]
