@@ -101,13 +101,22 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
         const double v = xj * inv_h_scaled;  // |v| <= 2^52
         auto fl = static_cast<std::int64_t>(v);  // truncation, then floor
         fl -= static_cast<double>(fl) > v ? 1 : 0;
-        const double frac = v - static_cast<double>(fl);  // exact (Sterbenz), in [0, 1)
-        // round up with probability ceil(frac 2^64) 2^-64 (frac 2^64 is exact and < 2^64)
-        const double t = frac * 0x1p64;
-        auto up_threshold = static_cast<std::uint64_t>(t);
-        up_threshold += static_cast<double>(up_threshold) < t ? 1 : 0;
+        // round up with probability ceil(frac 2^64) 2^-64, frac = v - fl in [0, 1)
         const std::uint64_t w = rng.next();
-        const std::int64_t m = fl + (w < up_threshold ? 1 : 0);
+        bool up;
+        if (fl == -1 && v > -1.0) {
+          // v in (-1, 0): 1 + v need not be a double (|v| < 1/2), so use a = -v 2^64 (exact, < 2^64):
+          // ceil((1 + v) 2^64) = 2^64 - floor(a), i.e. up iff w <= 2^64 - 1 - floor(a)
+          up = w <= ~static_cast<std::uint64_t>(-v * 0x1p64);
+        } else {
+          // v = fl, or fl >= 0, or fl <= -2 with v in [fl, fl + 1): v - fl is exact (0, or
+          // Sterbenz), and so is frac 2^64 < 2^64
+          const double t = (v - static_cast<double>(fl)) * 0x1p64;
+          auto up_threshold = static_cast<std::uint64_t>(t);
+          up_threshold += static_cast<double>(up_threshold) < t ? 1 : 0;
+          up = w < up_threshold;
+        }
+        const std::int64_t m = fl + (up ? 1 : 0);
         const auto am = static_cast<unsigned __int128>(m < 0 ? -m : m);
         if (m2 <= radius2) m2 += am * am;
         yi[j] = static_cast<double>(static_cast<std::int64_t>(yi[j]) + m);

@@ -25,6 +25,7 @@ _GUARD_BITS = 96  # working precision = resolution bits + 96
 _MARGIN_BITS = 44  # comparisons widened by 2^-(resolution bits + 44)
 _STEPS = 8  # unit steps from the candidate before a jump from the inverse CDF
 _MAX_ROUNDS = 64  # 2^14 bits of U: reached with probability < 2^-16000
+_Z_SATURATE = 1e6  # |b| above which Phi(b) is 0 or 1 to far below 2^-(2^14 + 96)
 
 
 class _BinLaw:
@@ -35,7 +36,6 @@ class _BinLaw:
         self.last = int(hist.GRID_LAST_INDEX)
         self.n, self.c, self.s = mpmath.mpf(n), mpmath.mpf(c), mpmath.mpf(sigma)
         self.s2 = self.s * self.s
-        self.log_nc = mpmath.log(self.n + self.c)
 
     def cdf(self, k: int):
         """F(k) = P(bin < k) = Phi(b(t_k)), t_k the exact midpoint of grid values k - 1 and k."""
@@ -46,7 +46,12 @@ class _BinLaw:
             return mp.mpf(1)
         v = self.hist.grid_values(np.array([k - 1, k], dtype=np.uint64), self.bits)
         t = (mp.mpf(float(v[0])) + mp.mpf(float(v[1]))) / 2
-        return mp.ncdf((mp.log(t + self.c) - self.log_nc + self.s2) / self.s)
+        # log((t + c)/(n + c)) as log1p((t - n)/(n + c)): no cancellation when t and n are close
+        # relative to n + c (tiny sigma with a large c)
+        z = (mp.log1p((t - self.n) / (self.n + self.c)) + self.s2) / self.s
+        if abs(z) > _Z_SATURATE:  # Phi(-1e6) < 2^-(7e11): far below every resolution used here
+            return mp.mpf(1) if z > 0 else mp.mpf(0)
+        return mp.ncdf(z)
 
     def near(self, u) -> int:
         """A bin near the inverse CDF of u."""

@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import ShuffleAccountant
-from sharpdp.shuffle.profile import DominatingPair, dominating_pair
+from sharpdp.shuffle.profile import DominatingPair, check_accountant, dominating_pair
 
 NeighborRel = dp_accounting.NeighboringRelation
 _RELATION = {"zero_out": NeighborRel.REPLACE_SPECIAL, "replace": NeighborRel.REPLACE_ONE}
@@ -93,8 +93,7 @@ def to_pld(accountant: ShuffleAccountant, value_discretization_interval: float =
     ValueError
         Bad discretisation interval or options (see ``dominating_pair``).
     """
-    if not isinstance(accountant, ShuffleAccountant):
-        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    check_accountant(accountant)
     return pld_from_pair(dominating_pair(accountant, value_discretization_interval, **options))
 
 

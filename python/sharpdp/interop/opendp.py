@@ -48,7 +48,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp._rng import as_generator, core_threads
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
-from sharpdp.shuffle.profile import privacy_profile
+from sharpdp.shuffle.profile import check_accountant, privacy_profile
 
 #: OpenDP features a user measurement and a user privacy profile need.
 _FEATURES = ("contrib", "honest-but-curious")
@@ -109,8 +109,7 @@ def default_input_domain(accountant: ShuffleAccountant):
     TypeError
         ``accountant`` is not a ShuffleAccountant.
     """
-    if not isinstance(accountant, ShuffleAccountant):
-        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    check_accountant(accountant)
     randomizer, n = accountant.randomizer, int(accountant.n)
     if isinstance(randomizer, RandomizedResponse):
         return dp.vector_domain(dp.atom_domain(bounds=(0, int(randomizer.k) - 1), T="i64"), size=n)
@@ -176,7 +175,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         or ``threads`` of the wrong type.
     ValueError
         ``threads`` < 1, a bad seed; a randomizer whose law is not certified (a GeneralRandomizer
-        in estimate mode, without ``log_curvature``).
+        in estimate mode, without ``log_curvature``) or whose sampler is not floating-point safe
+        (PrivUnit, GeneralRandomizer: docs/sampling.md §6).
 
     Notes
     -----
@@ -184,12 +184,16 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     "Shuffling-Aware Optimization for Private Vector Mean Estimation" (Takagi et al.) as
     implemented by :class:`sharpdp.shuffle.ShuffleAccountant` (``docs/accountant.md``).
     """
-    if not isinstance(accountant, ShuffleAccountant):
-        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+    check_accountant(accountant)
     if not getattr(accountant.randomizer, "certified", True):
         raise ValueError("accountant: its randomizer's law is not certified (a GeneralRandomizer without "
                          "log_curvature: the accountant's values are estimates); an OpenDP measurement needs a "
                          "certified privacy profile")
+    if not getattr(accountant.randomizer, "floating_point_safe", False):
+        raise ValueError(f"accountant: the {type(accountant.randomizer).__name__} sampler is not floating-point "
+                         "safe (its float messages are not what the accountant certifies, docs/sampling.md §6); "
+                         "an OpenDP measurement releases the messages, so it needs a grid-exact sampler "
+                         "(BlanketMixedGaussian, GaussianRandomizer, RandomizedResponse)")
     if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
         raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
     core_threads(threads)  # validate now, not at the first release

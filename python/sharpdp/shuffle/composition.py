@@ -28,7 +28,7 @@ from sharpdp.shuffle import contract
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
-from sharpdp.shuffle.profile import DominatingPair, dominating_pair
+from sharpdp.shuffle.profile import DominatingPair, check_accountant, dominating_pair
 
 
 def _lse(logs: np.ndarray) -> float:
@@ -117,7 +117,6 @@ class ComposedAccountant:
 
     def __init__(self, parts, value_discretization_interval: float | None = None, *, rel_tol: float = 1e-2,
                  **pair_options):
-        from sharpdp.shuffle.accountant import ShuffleAccountant
 
         if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
             raise TypeError(f"parts must be a sequence of (ShuffleAccountant, count) pairs, got {type(parts).__name__}")
@@ -129,10 +128,11 @@ class ComposedAccountant:
             if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
                 raise TypeError(f"parts[{i}] must be a (ShuffleAccountant, count) pair, got {entry!r}")
             acc, count = entry
-            if not isinstance(acc, ShuffleAccountant):
-                raise TypeError(f"parts[{i}][0] must be a ShuffleAccountant (a shuffled round), got "
-                                f"{type(acc).__name__}; compose other mechanisms with "
-                                f"sharpdp.interop.dp_accounting.ShufflePLDAccountant")
+            try:
+                check_accountant(acc, f"parts[{i}][0]")
+            except TypeError as exc:
+                raise TypeError(f"{exc}; compose other mechanisms with "
+                                f"sharpdp.interop.dp_accounting.ShufflePLDAccountant") from None
             checked.append((acc, V.integer(f"count (parts[{i}][1])", count, lo=1)))
         adj = {a.adjacency for a, _ in checked}
         if len(adj) > 1:

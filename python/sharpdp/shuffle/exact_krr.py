@@ -226,7 +226,9 @@ class _Classes:
         # stored value and product is within 2^-1074 absolute of its bound, so each U entry within
         # (w + 1) 2^-1074 (w terms, w < width) and a row sum within width (w + 1)(a + b) 2^-1074
         width = T.shape[1]
-        tiny = width * (width + 1) * (a + b) * 5e-324 * 2
+        # each product's own underflow (<= 2^-1075, not scaled by a or b) is charged too; the charge
+        # itself cannot underflow (docs/sharp_krr.md §4.6)
+        tiny = width * ((width + 1) * (a + b) + 4.0) * 5e-324 * 2
         charge = a * (1 + ra) * cut * (1 + 2 * _U) + tiny
         up = up_sum * (1 + s) + charge
         lo_charge = b * (1 + rb) * cut * (1 + 2 * _U) + tiny
@@ -237,12 +239,13 @@ class _Classes:
         """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
         if z == 0.0:
             return 0.0
-        dz = abs(z) * _U  # rounding of the argument
-        # |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1 (for all z != 0)
+        # rounding of the argument dz = |z| u and |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1
+        # (for all z != 0): dz (1/|z| + 1) = u (1 + |z|), written without 1/|z| (which overflows for
+        # subnormal z, and dz underflows: 0 * inf)
         # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
         # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
         p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
-        return p_rel + _ULP_CALL + dz * (1 / abs(z) + 1) * 1.01 + 2 * _U
+        return p_rel + _ULP_CALL + _U * (1 + abs(z)) * 1.01 + 2 * _U
 
 
 class ExactShuffleAccountant:

@@ -44,11 +44,16 @@ _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _check_accountant(accountant) -> None:
-    """TypeError naming ``accountant`` unless it is a ShuffleAccountant (duck-typed: this module
-    sits below the accountant, which delegates ``privacy_profile`` to it)."""
-    if not callable(getattr(accountant, "get_delta_bounds", None)) or not hasattr(accountant, "adjacency"):
-        raise TypeError(f"accountant must be a ShuffleAccountant, got {type(accountant).__name__}")
+def check_accountant(accountant, name: str = "accountant") -> None:
+    """TypeError naming ``name`` unless ``accountant`` is the accountant of one shuffled round: a
+    :class:`~sharpdp.shuffle.ShuffleAccountant` or an :class:`~sharpdp.shuffle.ExactShuffleAccountant`
+    (duck-typed: certified ``get_delta_bounds`` and an ``adjacency``; this module sits below the
+    accountant, which delegates ``privacy_profile`` to it). The one check of the profile, the pair,
+    composition and the interop adapters."""
+    if not callable(getattr(accountant, "get_delta_bounds", None)) or not hasattr(accountant, "adjacency") \
+            or not hasattr(accountant, "randomizer") or not hasattr(accountant, "n"):
+        raise TypeError(f"{name} must be a ShuffleAccountant or ExactShuffleAccountant (one shuffled round), got "
+                        f"{type(accountant).__name__}")
 
 
 def _positive_bounds(accountant, eps: np.ndarray):
@@ -96,7 +101,7 @@ def privacy_profile_bounds(accountant, epsilons):
     ValueError
         NaN in ``epsilons``.
     """
-    _check_accountant(accountant)
+    check_accountant(accountant)
     arr = V.epsilon_values("epsilons", epsilons)
     flat = arr.ravel()
     a = np.abs(flat)
@@ -380,7 +385,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         Delta not in (0, 1], ``epsilons`` negative, not finite, or not on the Delta grid,
         ``delta_floor`` not in (0, 1), ``max_evaluations`` < 2, ``rel_tol`` not in (0, 1).
     """
-    _check_accountant(accountant)
+    check_accountant(accountant)
     dx = V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
     floor = V.real("delta_floor", delta_floor, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     max_ev = V.integer("max_evaluations", max_evaluations, lo=2)

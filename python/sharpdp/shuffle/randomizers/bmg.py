@@ -203,7 +203,8 @@ class BlanketMixedGaussian(RandomizerBase):
         ValueError
             If ``x`` is empty, not of shape (n, dim), not finite, or has a
             row outside the unit ball; if ``threads`` < 1; if ``row_offset``
-            < 0 or ``total_rows`` < ``row_offset + n``.
+            < 0 or ``total_rows`` < ``row_offset + n``; if the grid cannot carry the noise (s =
+            sigma0 / h below 2^-10, or a noise table above its size cap, or h sqrt(dim) >= 1/2).
         """
         x, nthreads, row_offset, total_rows = self._sample_args(x, threads, row_offset, total_rows)
         from sharpdp._core_loader import core
@@ -212,6 +213,10 @@ class BlanketMixedGaussian(RandomizerBase):
         if self.grid_scale == 0.0:
             raise ValueError(f"sigma0, grid_bits: the grid step 2^-{self.grid_bits} is too coarse for "
                              f"dim={self.dim} (need h sqrt(dim) < 1/2; pass a larger grid_bits)")
+        if self.noise_scale < 2.0**-10:  # the grid (at most 52 bits) is coarser than the noise itself
+            raise ValueError(f"sigma0: {self.sigma0!r} is too small for the grid sampler (s = sigma0 / h = "
+                             f"{self.noise_scale:.6g} < 2^-10 with grid_bits = {self.grid_bits}; the finest grid "
+                             "is 2^-52)")
         if 13.2 * self.noise_scale + 1 > MAX_TABLE_SIZE:
             raise ValueError(f"sigma0, grid_bits: the noise table for s = sigma0 / h = {self.noise_scale:.6g} "
                              f"would exceed {MAX_TABLE_SIZE} entries (sigma0 too large for the grid sampler, or "
