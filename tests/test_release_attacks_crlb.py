@@ -228,8 +228,7 @@ def test_fisher_factor_bounds_the_grid_fisher_information(h_exp, S, y):
     # Fisher information about w of h (R + D) at w, R the stochastic rounding: (1/h^2) sum_k
     # (P(k-1) - P(k))^2 / ((1 - a) P(k) + a P(k - 1)) with P the rounded Gaussian: at most fisher_factor
     # (convexity in a, endpoints: the chi-square of two Gaussians one step apart, docs/sampling.md §9.5)
-    if h_exp > 8:
-        h_exp = 8  # the sum below is over 30 / h terms
+    h_exp = min(h_exp, 8)  # the sum below is over 30 / h terms
     h = 2.0**-h_exp
     a = (y / h) % 1.0
     k = np.arange(-math.ceil(30 / h), math.ceil(30 / h) + 2).astype(float)

@@ -18,6 +18,7 @@ Privacy is measured by Fisher information: a mechanism releasing
 
 from __future__ import annotations
 
+from sharpdp.crlb._release import GridRelease, grid_release
 from sharpdp.crlb.bounds import (
     bayesian_ppcrlb,
     classical_crlb,
@@ -36,7 +37,6 @@ from sharpdp.crlb.estimators import (
     gaussian_mechanism,
     ml_private_estimator,
 )
-from sharpdp.crlb._release import GridRelease, grid_release
 from sharpdp.crlb.recursive import PrivateRLS, RecursivePPCRLB, RecursivePPFisher
 
 __all__ = [

@@ -22,7 +22,7 @@ from sharpdp import _validation as V
 from sharpdp._rng import core_key, core_threads
 from sharpdp._tables import rounded_gaussian_cdt
 
-__all__ = ["DEFAULT_GRID_BITS", "MAX_GRID_BITS", "GridRelease", "grid_release", "whitener", "release_gaussian"]
+__all__ = ["DEFAULT_GRID_BITS", "MAX_GRID_BITS", "GridRelease", "grid_release", "release_gaussian", "whitener"]
 
 DEFAULT_GRID_BITS = 12
 """Default grid of the whitened release: h = 2^-12 (noise table s = 4096, 53 313 entries, built
@@ -187,7 +187,7 @@ def whitener(name: str, Sigma: np.ndarray) -> np.ndarray:
     return vec[:, keep] * np.sqrt(ev[keep])
 
 
-def release_gaussian(w: np.ndarray, L: np.ndarray, *, grid_bits: int, rng: Any, threads: Any) -> np.ndarray:
+def release_gaussian(w: np.ndarray, L: np.ndarray, *, grid_bits: int | None, rng: Any, threads: Any) -> np.ndarray:
     """``L (grid release of w)``: w of shape (..., r) whitened statistics, L (m, r); returns shape (..., m).
 
     The grid values ``h (R + D)`` are exact multiples of h = 2^-grid_bits (C++ ``grid_gaussian_sample``);
