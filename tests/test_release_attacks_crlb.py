@@ -268,3 +268,26 @@ def test_bad_grid_and_huge_statistics():
     # a singular S releases nothing in its null space
     z = gaussian_mechanism(np.array([3.0, 4.0]), np.diag([1.0, 0.0]), rng=1)
     assert z[1] == 0.0
+
+
+def test_coarse_grid_covariance_is_the_stated_one():
+    # grid_bits = 1 (h = 1/2): Cov(z) = L diag(Var(h D) + h^2 a_i (1 - a_i)) L^T exactly, a_i the
+    # fractional parts of w / h, w = L^T y (docs/sampling.md §9.6), and at most (1 + h^2 / 3) S
+    rng = np.random.default_rng(8)
+    A = rng.normal(size=(3, 3))
+    S = A @ A.T + 0.5 * np.eye(3)
+    y = rng.normal(size=3)
+    R, h = 400_000, 0.5
+    z = gaussian_mechanism(np.tile(y, (R, 1)), S, rng=31, grid_bits=1)
+    ev, vec = np.linalg.eigh(S)
+    L = vec * np.sqrt(ev)
+    a = (y @ L / h) % 1.0
+    ks = np.arange(-40, 41)
+    var_d = float(np.sum((h * ks) ** 2 * _rounded_gaussian(ks, h)))  # 1 + h^2/12 - 1e-34
+    cov = (L * (var_d + h * h * a * (1 - a))) @ L.T
+    emp = np.cov(z.T)
+    se = np.sqrt((np.outer(np.diag(cov), np.diag(cov)) + cov**2) / R)  # Gaussian-approximation s.e.
+    assert np.all(np.abs(emp - cov) < Z * se)
+    np.testing.assert_allclose(z.mean(0), y @ S, atol=Z * math.sqrt(np.max(np.diag(cov)) / R))
+    assert np.all(np.linalg.eigvalsh((1 + h * h / 3) * S - cov) >= -1e-12)
+    assert np.all(np.diag(emp) / np.diag(S) - 1 > 0.01)  # the grid's h^2/12 >= 0.02 is visible (s.e. 0.002)
