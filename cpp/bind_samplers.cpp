@@ -27,12 +27,8 @@ py::array_t<double> empty_like_rows(const DArr& x) {
   return py::array_t<double>({x.shape(0), x.shape(1)});
 }
 
-py::array_t<double> bmg_grid_sample(const DArr& x, std::uint64_t blanket_threshold, int grid_bits, double scale,
-                                    const U64Arr& cdt_hi, const U64Arr& cdt_lo, const U32Arr& guide,
-                                    const py::bytes& key_bytes, int threads, double max_norm2,
-                                    std::uint64_t row_offset,
-                                    std::uint64_t total_rows) {
-  py::array_t<double> out = empty_like_rows(x);
+// The CDT arrays of sharpdp._tables.CdtTable as a kernel table (views: the arrays must outlive it).
+kernels::CdtTable cdt_table(const U64Arr& cdt_hi, const U64Arr& cdt_lo, const U32Arr& guide) {
   if (cdt_hi.ndim() != 1 || cdt_lo.ndim() != 1 || cdt_hi.shape(0) != cdt_lo.shape(0) || cdt_hi.shape(0) < 1)
     throw std::invalid_argument("cdt_hi, cdt_lo must be 1-dimensional of the same length >= 1");
   const auto ng = static_cast<std::size_t>(guide.ndim() == 1 ? guide.shape(0) : 0);
@@ -42,7 +38,16 @@ py::array_t<double> bmg_grid_sample(const DArr& x, std::uint64_t blanket_thresho
   const auto size = static_cast<std::size_t>(cdt_hi.shape(0));
   for (std::size_t b = 0; b < ng; ++b)
     if (guide.data()[b] >= size) throw std::invalid_argument("guide entries must be < len(cdt_hi)");
-  const kernels::CdtTable table{cdt_hi.data(), cdt_lo.data(), size, guide.data(), guide_bits};
+  return kernels::CdtTable{cdt_hi.data(), cdt_lo.data(), size, guide.data(), guide_bits};
+}
+
+py::array_t<double> bmg_grid_sample(const DArr& x, std::uint64_t blanket_threshold, int grid_bits, double scale,
+                                    const U64Arr& cdt_hi, const U64Arr& cdt_lo, const U32Arr& guide,
+                                    const py::bytes& key_bytes, int threads, double max_norm2,
+                                    std::uint64_t row_offset,
+                                    std::uint64_t total_rows) {
+  py::array_t<double> out = empty_like_rows(x);
+  const kernels::CdtTable table = cdt_table(cdt_hi, cdt_lo, guide);
   const double* in = x.data();
   double* y = out.mutable_data();
   const auto n = static_cast<std::size_t>(x.shape(0)), d = static_cast<std::size_t>(x.shape(1));
@@ -51,6 +56,22 @@ py::array_t<double> bmg_grid_sample(const DArr& x, std::uint64_t blanket_thresho
     py::gil_scoped_release release;
     kernels::bmg_grid_sample(in, n, d, blanket_threshold, grid_bits, scale, table, key, threads, max_norm2, y,
                              row_offset, total_rows);
+  }
+  return out;
+}
+
+py::array_t<double> grid_gaussian_sample(const DArr& w, int grid_bits, const U64Arr& cdt_hi, const U64Arr& cdt_lo,
+                                         const U32Arr& guide, const py::bytes& key_bytes, int threads) {
+  if (w.ndim() != 1) throw std::invalid_argument("w must be 1-dimensional");
+  const kernels::CdtTable table = cdt_table(cdt_hi, cdt_lo, guide);
+  const auto n = static_cast<std::size_t>(w.shape(0));
+  py::array_t<double> out(static_cast<py::ssize_t>(n));
+  const double* in = w.data();
+  double* y = out.mutable_data();
+  {
+    const StreamKey key = stream_key(key_bytes);
+    py::gil_scoped_release release;
+    kernels::grid_gaussian_sample(in, n, grid_bits, table, key, threads, y);
   }
   return out;
 }
@@ -136,6 +157,13 @@ void register_samplers(py::module_& m) {
         "stochastically rounded after scaling by `scale`, noise from the 128-bit CDT (cdt_hi, cdt_lo, guide) "
         "with a uniform sign. Raises ValueError if a row is not finite or has squared L2 norm > max_norm2. "
         "row_offset / total_rows: as for a slice of a larger table (docs/sampling.md §2).");
+  m.def("grid_gaussian_sample", &grid_gaussian_sample, py::arg("w"), py::arg("grid_bits"), py::arg("cdt_hi"),
+        py::arg("cdt_lo"), py::arg("guide"), py::arg("key"), py::arg("threads") = 0,
+        "Whitened Gaussian release on the grid h Z, h = 2^-grid_bits (docs/sampling.md §9): w (n,) float64 -> "
+        "(n,) float64 exact multiples of h, h (R_i + D_i) with R_i the stochastic rounding of w_i / h (one "
+        "64-bit word) and D_i a rounded-Gaussian integer from the 128-bit CDT (cdt_hi, cdt_lo, guide; s = 1 / h) "
+        "with a uniform sign; kSamplerBlockRows values per ChaCha20 stream. Raises ValueError if some "
+        "|w_i| >= 2^(52 - grid_bits) or is not finite.");
   m.def("_bmg_sample_float_reference", &bmg_sample_float_reference, py::arg("x"), py::arg("gamma"),
         py::arg("sigma0"), py::arg("key"), py::arg("threads") = 0, py::arg("max_norm2") = 1.0,
         py::arg("row_offset") = 0, py::arg("total_rows") = 0,

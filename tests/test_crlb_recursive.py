@@ -180,7 +180,12 @@ def _rls_problem(seed=7, K=8, n=3):
 
 
 def test_theorem25_fisher_of_outputs_equals_sbar():
-    """Zbar = A Ybar + Dbar is linear Gaussian; recover A by linearity (same noise seed)."""
+    """Zbar = A Ybar + Dbar is linear Gaussian; recover A by linearity (same noise seed).
+
+    The released z_k is on the grid h = 2^-12 in whitened units (docs/sampling.md §9): with the same
+    seed (same rounding words and noise) z(t e_j) - z(0) = t A e_j + an error below h sqrt(S_k) per
+    entry, so t = 2^24 recovers A to ~1.5e-11 relative.
+    """
     H, S, U = _rls_problem()
     K, n = H.shape[0], H.shape[2]
 
@@ -188,13 +193,17 @@ def test_theorem25_fisher_of_outputs_equals_sbar():
         p = PrivateRLS(n, rng=seed)
         return np.array([p.update(Y[k], H[k], 0.3, S[k], U[k])[0] for k in range(K)])
 
+    t = 2.0**24
     z0 = outputs(np.zeros(K))
-    A = np.column_stack([outputs(np.eye(K)[j]) - z0 for j in range(K)])
+    A = np.column_stack([(outputs(t * np.eye(K)[j]) - z0) / t for j in range(K)])
     info = A.T @ np.diag(1.0 / S) @ A  # d_k ~ N(0, S_k) independent
     ref = DenseReference(n)
     for k in range(K):
         ref.add(H[k], np.eye(1), np.array([[S[k]]]), None if U[k] is None else U[k][:, None])
-    np.testing.assert_allclose(info, ref.Sbar, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(info, ref.Sbar, rtol=1e-8, atol=1e-8)
+    # the grid: every released z_k is sqrt(S_k) times a multiple of 2^-12
+    scaled = z0 / np.sqrt(S) * 2.0**12
+    np.testing.assert_allclose(scaled, np.round(scaled), rtol=0, atol=1e-6)
     # the privacy noise itself has covariance diag(S_k): Monte Carlo over seeds
     R = 3000
     Z = np.array([outputs(np.zeros(K), seed) for seed in range(R)])

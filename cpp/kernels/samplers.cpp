@@ -51,6 +51,46 @@ void check_row(const double* xi, std::size_t d, double max_norm2, std::size_t i)
   }
 }
 
+// Stochastic rounding of v onto Z (docs/sampling.md §2.1, §9.2): floor(v), and the threshold
+// ceil(frac(v) 2^64) below which a uniform 64-bit word rounds up to floor(v) + 1. Needs |v| <= 2^52
+// (checked by the callers): then floor, frac = v - floor(v) and frac 2^64 are exact.
+// floor(v) and the test "round up" of stochastic rounding, which holds with probability
+// ceil(frac 2^64) 2^-64 for one 64-bit word w, frac = v - floor(v) in [0, 1), |v| <= 2^52.
+struct GridFloor {
+  std::int64_t floor;
+  bool can_round_up;     // frac > 0
+  std::uint64_t up_last; // round up iff can_round_up and w <= up_last
+  bool up(std::uint64_t w) const { return can_round_up && w <= up_last; }
+};
+
+inline GridFloor grid_floor(double v) {
+  auto fl = static_cast<std::int64_t>(v);  // truncation, then floor
+  fl -= static_cast<double>(fl) > v ? 1 : 0;
+  if (fl == -1 && v > -1.0) {
+    // v in (-1, 0): 1 + v need not be a double (|v| < 1/2), so use a = -v 2^64 (exact, < 2^64):
+    // ceil((1 + v) 2^64) = 2^64 - floor(a) > 0 words round up: w <= 2^64 - 1 - floor(a)
+    return {fl, true, ~static_cast<std::uint64_t>(-v * 0x1p64)};
+  }
+  // v = fl, or fl >= 0, or fl <= -2 with v in [fl, fl + 1): v - fl is exact (0, or Sterbenz),
+  // and so is t = frac 2^64 < 2^64; ceil(t) words round up
+  const double t = (v - static_cast<double>(fl)) * 0x1p64;
+  auto up = static_cast<std::uint64_t>(t);
+  up += static_cast<double>(up) < t ? 1 : 0;
+  return {fl, up > 0, up - 1};
+}
+
+// One rounded-Gaussian integer: |D| from the CDT, a uniform sign bit from the reservoir.
+inline std::int64_t signed_cdt_sample(const CdtTable& noise, Rng& rng, BitReservoir<Rng>& signs) {
+  const auto mag = static_cast<std::int64_t>(cdt_sample(noise, rng));
+  return signs.bit() ? -mag : mag;
+}
+
+void check_table(const CdtTable& noise, int threads) {
+  if (noise.size < 1 || noise.guide_bits < 1 || noise.guide_bits > 24)
+    throw std::invalid_argument("noise: empty table or guide_bits outside [1, 24]");
+  if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+}
+
 }  // namespace
 
 void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint64_t blanket_threshold,
@@ -59,9 +99,7 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
   if (grid_bits < 0 || grid_bits > 52) throw std::invalid_argument("grid_bits must be in [0, 52]");
   if (!(scale > 0.0 && scale <= 1.0)) throw std::invalid_argument("scale must be in (0, 1]");
   if (d == 1 && scale != 1.0) throw std::invalid_argument("scale must be 1 for dim 1");
-  if (noise.size < 1 || noise.guide_bits < 1 || noise.guide_bits > 24)
-    throw std::invalid_argument("noise: empty table or guide_bits outside [1, 24]");
-  if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+  check_table(noise, threads);
   if (!(max_norm2 > 0.0)) throw std::invalid_argument("max_norm2 must be > 0");
   const SliceBlocks sl(n, row_offset, total_rows);
   const double h = std::ldexp(1.0, -grid_bits);
@@ -73,10 +111,7 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
     BitReservoir<Rng> signs(rng);
     // Phase 1: the noise D of every coordinate of the block's rows, in row order (the rows
     // outside the slice are drawn and discarded). y holds D (an integer) until phase 2.
-    auto noise_value = [&]() -> double {
-      const auto mag = static_cast<std::int64_t>(cdt_sample(noise, rng));
-      return static_cast<double>(signs.bit() ? -mag : mag);
-    };
+    auto noise_value = [&]() -> double { return static_cast<double>(signed_cdt_sample(noise, rng, signs)); };
     for (std::size_t k = (r.s0 - r.g0) * d; k > 0; --k) (void)noise_value();
     for (std::size_t i = r.s0 - sl.g_begin; i < r.s1 - sl.g_begin; ++i)
       for (std::size_t j = 0; j < d; ++j) y[i * d + j] = noise_value();
@@ -98,25 +133,10 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
       for (std::size_t j = 0; j < d; ++j) {
         // v = scale x_j / h; for dim 1, x_j is clamped to [-1, 1] (the tolerance of the norm check).
         const double xj = d == 1 ? std::min(1.0, std::max(-1.0, xi[j])) : xi[j];
-        const double v = xj * inv_h_scaled;  // |v| <= 2^52
-        auto fl = static_cast<std::int64_t>(v);  // truncation, then floor
-        fl -= static_cast<double>(fl) > v ? 1 : 0;
-        // round up with probability ceil(frac 2^64) 2^-64, frac = v - fl in [0, 1)
+        // round up with probability ceil(frac 2^64) 2^-64, |v| <= 2^52
+        const GridFloor g = grid_floor(xj * inv_h_scaled);
         const std::uint64_t w = rng.next();
-        bool up;
-        if (fl == -1 && v > -1.0) {
-          // v in (-1, 0): 1 + v need not be a double (|v| < 1/2), so use a = -v 2^64 (exact, < 2^64):
-          // ceil((1 + v) 2^64) = 2^64 - floor(a), i.e. up iff w <= 2^64 - 1 - floor(a)
-          up = w <= ~static_cast<std::uint64_t>(-v * 0x1p64);
-        } else {
-          // v = fl, or fl >= 0, or fl <= -2 with v in [fl, fl + 1): v - fl is exact (0, or
-          // Sterbenz), and so is frac 2^64 < 2^64
-          const double t = (v - static_cast<double>(fl)) * 0x1p64;
-          auto up_threshold = static_cast<std::uint64_t>(t);
-          up_threshold += static_cast<double>(up_threshold) < t ? 1 : 0;
-          up = w < up_threshold;
-        }
-        const std::int64_t m = fl + (up ? 1 : 0);
+        const std::int64_t m = g.floor + (g.up(w) ? 1 : 0);
         const auto am = static_cast<unsigned __int128>(m < 0 ? -m : m);
         if (m2 <= radius2) m2 += am * am;
         yi[j] = static_cast<double>(static_cast<std::int64_t>(yi[j]) + m);
@@ -125,6 +145,30 @@ void bmg_grid_sample(const double* xin, std::size_t n, std::size_t d, std::uint6
         throw std::invalid_argument("bmg_grid_sample: the rounded row " + std::to_string(i) +
                                     " left the unit ball (scale too large for the grid)");
       for (std::size_t j = 0; j < d; ++j) yi[j] *= h;  // exact: a power of 2
+    }
+  });
+}
+
+void grid_gaussian_sample(const double* w, std::size_t count, int grid_bits, const CdtTable& noise,
+                          const StreamKey& key, int threads, double* out) {
+  if (grid_bits < 0 || grid_bits > 52) throw std::invalid_argument("grid_bits must be in [0, 52]");
+  check_table(noise, threads);
+  const double h = std::ldexp(1.0, -grid_bits);
+  const double limit = std::ldexp(1.0, 52 - grid_bits);  // |w| < 2^52 h: v = w / h is < 2^52 in magnitude
+  for (std::size_t i = 0; i < count; ++i)
+    if (!(std::fabs(w[i]) < limit))
+      throw std::invalid_argument("w: value " + std::to_string(i) +
+                                  (std::isfinite(w[i]) ? " has |w| >= 2^(52 - grid_bits) (choose fewer grid_bits)"
+                                                       : " is not finite"));
+  parallel_blocks(sampler_blocks(count), threads, [&](std::size_t b) {
+    Rng rng(key, b);
+    BitReservoir<Rng> signs(rng);
+    const std::size_t end = std::min(count, (b + 1) * kSamplerBlockRows);
+    for (std::size_t i = b * kSamplerBlockRows; i < end; ++i) {
+      const GridFloor g = grid_floor(std::ldexp(w[i], grid_bits));  // exact scaling by 2^k
+      const std::int64_t r = g.floor + (g.up(rng.next()) ? 1 : 0);
+      // |r + D| < 2^52 + size: exact in a double, and times h (a power of 2) exactly
+      out[i] = std::ldexp(static_cast<double>(r + signed_cdt_sample(noise, rng, signs)), -grid_bits);
     }
   });
 }

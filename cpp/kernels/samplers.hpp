@@ -30,6 +30,16 @@ void bmg_grid_sample(const double* x, std::size_t n, std::size_t d, std::uint64_
                      double scale, const CdtTable& noise, const StreamKey& key, int threads, double max_norm2,
                      double* out, std::uint64_t row_offset = 0, std::uint64_t total_rows = 0);
 
+// Whitened Gaussian release on the grid h Z, h = 2^-grid_bits (docs/sampling.md §9): out_i =
+// h (R_i + D_i) with R_i = floor(w_i / h) + [u_i < ceil(frac(w_i / h) 2^64)] (stochastic rounding
+// of w_i, one 64-bit word u_i: R_i = ceil(w_i / h - U_i), U_i = u_i 2^-64) and D_i drawn from `noise`
+// (the CDT of |D|, D = round(s Z), s = 1 / h for the whitened unit-variance noise) with a uniform
+// sign bit. Every output is an exact multiple of h. Value i belongs to block i / kSamplerBlockRows,
+// which draws from Rng(key, block): per value the rounding word, then the CDT word(s); sign bits come
+// 64 per word from the same stream. Throws if some |w_i| >= 2^(52 - grid_bits) or is not finite.
+void grid_gaussian_sample(const double* w, std::size_t count, int grid_bits, const CdtTable& noise,
+                          const StreamKey& key, int threads, double* out);
+
 // FLOATING-POINT REFERENCE, NOT A RELEASE SAMPLER (tests and benchmarks only: its low-order bits
 // depend on x, docs/sampling.md §2). out_i = sigma0 Z_i + (1 - B_i) x_i, Z_i ~ N(0, I_d) (ziggurat),
 // B_i ~ Bernoulli(gamma) from a 53-bit float uniform; same arguments and checks as the former

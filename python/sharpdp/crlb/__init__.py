@@ -12,10 +12,13 @@ Privacy is measured by Fisher information: a mechanism releasing
   :class:`RecursivePPCRLB` (Alg. 2), :class:`PrivateRLS` (Alg. 3).
 - Estimators: :func:`gaussian_mechanism` (18), :func:`efficient_estimator` (19),
   :func:`ml_private_estimator` (21), :func:`distributed_identification` (Alg. 4).
+  Their releases are floating-point safe (exact multiples of a grid in whitened units,
+  docs/sampling.md §9); :func:`grid_release` states the cost (:class:`GridRelease`).
 """
 
 from __future__ import annotations
 
+from sharpdp.crlb._release import GridRelease, grid_release
 from sharpdp.crlb.bounds import (
     bayesian_ppcrlb,
     classical_crlb,
@@ -54,4 +57,6 @@ __all__ = [
     "MLPrivateEstimate",
     "distributed_identification",
     "DistributedResult",
+    "GridRelease",
+    "grid_release",
 ]

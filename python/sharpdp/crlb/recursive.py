@@ -26,6 +26,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp._rng import as_generator
 from sharpdp.crlb import _checks as C
+from sharpdp.crlb import _release as G
 
 __all__ = ["RecursivePPFisher", "RecursivePPCRLB", "PrivateRLS"]
 
@@ -235,6 +236,14 @@ class PrivateRLS(RecursivePPCRLB):
     Step k releases ``z_k = U_k^T Ybar_{k-1} + S_k y_k + d_k`` with fresh
     ``d_k ~ N(0, S_k)`` (Phase 1), so that ``I_{Zbar_k}(Ybar_k) = Sbar_k`` of (16)
     (Theorem 25), and updates the estimate from the released outputs only (Phase 2).
+
+    The release is floating-point safe (docs/sampling.md §9): with ``S_k = L L^T`` (rank r),
+    ``z_k = L xi'``, ``xi'`` the whitened statistic ``L^+ (U_k^T Ybar_{k-1} + S_k y_k)``
+    stochastically rounded onto ``h Z^r`` (h = 2^-grid_bits) plus rounded-Gaussian noise ``h D``;
+    the estimate is computed from the released ``z_k`` exactly as given. The exact grid mechanism's
+    Fisher information is at most ``fisher_factor`` (:func:`sharpdp.crlb.grid_release`, 1 + 3e-8 by
+    default) times ``Sbar_k``, its noise covariance at most ``(1 + h^2 / 3) S_k``; the covariance
+    and bound reported by this class are those of the continuous mechanism (Theorem 25).
     From ``k0`` on the estimate is unbiased with MSE matrix ``Sigma_PPCR,k`` under
     Gaussian measurement noise with covariances ``Sigma_w,k`` (Theorem 25). The
     algorithm's branch "k = k0 then" is read as "if k = k0 then ... else if k > k0";
@@ -245,14 +254,33 @@ class PrivateRLS(RecursivePPCRLB):
     n : int, optional
         Dimension of theta; taken from the first ``H_k`` if omitted.
     rng : numpy.random.Generator, int, SeedSequence or None
-        Source of the privacy noise; ``None`` draws fresh OS entropy.
+        Source of the privacy noise; ``None`` (default) keys ChaCha20 with fresh OS entropy at every
+        step. A seed is reproducible and **not private unless secret**.
     rcond : float, optional
         See :class:`RecursivePPCRLB`.
+    threads : int, optional
+        Worker threads of the sampler (default all cores); the output does not depend on it.
+    grid_bits : int, optional
+        k in [0, 14], grid step 2^-k in whitened units (default 12).
     """
 
-    def __init__(self, n: int | None = None, rng: Any = None, *, rcond: float = 1e-10) -> None:
+    def __init__(
+        self,
+        n: int | None = None,
+        rng: Any = None,
+        *,
+        rcond: float = 1e-10,
+        threads: int | None = None,
+        grid_bits: int | None = None,
+    ) -> None:
         super().__init__(n, rcond=rcond)
-        self._rng = as_generator(rng)
+        self._rng = None if rng is None else as_generator(rng)
+        self._grid_bits = G.check_grid_bits(grid_bits)
+        from sharpdp._rng import core_threads
+
+        core_threads(threads)  # validated now, not at the first update
+        self._threads = threads
+        self._ybar: list[np.ndarray] = []  # the measurements so far (the core is given zeros, see update)
 
     @property
     def estimate(self) -> np.ndarray | None:
@@ -278,9 +306,22 @@ class PrivateRLS(RecursivePPCRLB):
         self._ensure(H_k)
         H, Sw, S, U = _step_args(self._n, self.rows, H_k, Sigma_w_k, S_k, U_k)
         y = np.atleast_1d(V.real_array("y_k", y_k, allow_empty=True))  # rejects complex, text
-        y = V.real_array("y_k", y, ndim=1, shape=(H.shape[0],))
-        d = C.psd_sqrt(S) @ self._rng.standard_normal(H.shape[0])
-        return np.array(self._core.rls_update(y, H, Sw, S, U, d))
+        m = H.shape[0]
+        y = V.real_array("y_k", y, ndim=1, shape=(m,))
+        # Phase 1 (released): theta = U_k^T Ybar_{k-1} + S_k y_k, whitened and released on the grid.
+        L = G.whitener("S_k", S)
+        w = y @ L
+        if U.size:
+            w = w + np.linalg.lstsq(L, U.T @ np.concatenate(self._ybar), rcond=None)[0]
+        z = G.release_gaussian(w, L, grid_bits=self._grid_bits, rng=self._rng, threads=self._threads)
+        # Phase 2 in the core, from z exactly: it computes z_k = S_k y + d + U_k^T Ybar with y = 0 and a
+        # history of zeros (its only use of y), d = z, which is z bit for bit (adding zeros is exact).
+        zero = np.zeros(m)
+        out = np.array(self._core.rls_update(zero, H, Sw, S, U, z))
+        if not np.array_equal(out, z):  # pragma: no cover - guards the exactness argument above
+            raise AssertionError("PrivateRLS: the core did not use the released z_k")
+        self._ybar.append(y)
+        return z
 
     def update_many(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise TypeError("PrivateRLS processes measurements one at a time; use update()")
