@@ -25,9 +25,9 @@ _COMMANDS = ("mean", "account", "histogram", "crlb", "figures")
 #: names in the text and in --json: name -> what it is (shown in the text output).
 BMG_FIELD_HELP = {
     "chi_lo": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling",
-    "mse_single": "worst-case MSE of one user's unbiased message (scaled units, continuous mechanism); the "
-                  "expected RMSE/coord is sqrt(m / (n d)) with m the grid release's MSE (at most ~1 % above "
-                  "mse_single)",
+    "mse_single": "worst-case MSE of one user's unbiased message (scaled units); expected RMSE/coord = "
+                  "sqrt(mse_single / (n d)) for the continuous mechanism, the printed figure uses the grid "
+                  "release's MSE (at most ~1 % above)",
 }
 
 

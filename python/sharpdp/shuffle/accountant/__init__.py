@@ -211,6 +211,11 @@ class ShuffleAccountant:
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
         self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only)
+        # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
+        # §4); above eps_tau = ln(1/tau)/2 (public: the search uses it too; inf without a charge) the
+        # value at eps_tau is reported (the sampled mechanism's delta is non-increasing in eps)
+        tau = self.n * contract.sampler_tv(randomizer)
+        self.eps_tau = min(EPS_CAP, 0.5 * math.log(1.0 / tau)) if tau > 0.0 else math.inf
         try:
             laws_for(randomizer, 0.0, adjacency)  # validate the randomizer/adjacency early
         except NotImplementedError:
@@ -246,6 +251,11 @@ class ShuffleAccountant:
     def _report(self, epsilon: float, rel_tol: float, only: tuple[int, ...] | None = None) -> AccountantReport:
         """Report over the laws with index in ``only`` (all when None)."""
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
+        if eps > self.eps_tau and self._bottom is None:
+            # the sampled mechanism's delta is non-increasing in eps: its bound at eps_tau holds here,
+            # where the sampler charge would exceed sqrt(tau) (docs/sampling.md §4)
+            r = self._report(self.eps_tau, rel_tol, only)
+            return replace(r, epsilon=eps, terms=dict(r.terms, note=f"value at eps_tau = {self.eps_tau:.6g}"))
         if math.isinf(eps):  # D_up(inf) = 0; only a surcharge (non-increasing in eps) remains
             s = contract.surcharge(self.randomizer, EPS_CAP, self.adjacency)
             return AccountantReport(eps, 0.0, plus(0.0, s), terms={"surcharge": s} if s else {})
@@ -259,6 +269,9 @@ class ShuffleAccountant:
         if rep is None:
             rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
                 self._report_laws(eps, rel_tol, only)
+            charge = contract.sampler_charge(self.randomizer, self.n, eps)
+            if charge > 0.0:  # the release sampler's total-variation charge (docs/sampling.md §4)
+                rep = replace(rep, upper=min(1.0, plus(rep.upper, charge)), terms=dict(rep.terms, sampler=charge))
             if len(self._reports) >= MEMO_MAX:
                 self._reports.clear()
             self._reports[key] = rep
@@ -304,6 +317,7 @@ class ShuffleAccountant:
                 up = max(up, trivial_cap(law))
                 lo = max(lo, jensen_lower(law, float(gamma), self.n))
             up = plus(up, contract.surcharge(self.randomizer, e, self.adjacency))
+            up = plus(up, contract.sampler_charge(self.randomizer, self.n, e))
         except (ValueError, OverflowError, ArithmeticError, FloatingPointError):
             return 0.0, math.inf
         return (lo, up) if math.isfinite(up) else (0.0, math.inf)
@@ -348,7 +362,7 @@ class ShuffleAccountant:
         order = np.argsort(flat, kind="stable")
         for j in order:  # increasing epsilon: each value enters the memo before the larger ones
             e = float(flat[j])
-            if (cap is not None and e >= cap) or math.isinf(e):
+            if (cap is not None and e >= cap) or (math.isinf(e) and math.isinf(self.eps_tau)):
                 # eps0-LDP reports: the shuffled output is eps0-DP (exactly 0); eps = inf: only the
                 # surcharge remains (report handles it)
                 if math.isinf(e) and (cap is None or e < cap):

@@ -19,7 +19,7 @@ from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, stop_los
 from sharpdp.shuffle.accountant.driver import certify, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
-from sharpdp.shuffle.contract import surcharge
+from sharpdp.shuffle.contract import sampler_charge, surcharge
 from sharpdp.shuffle.laws import laws_for
 
 
@@ -180,6 +180,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     def up(e: float) -> float:
         """Certified upper value alone on the coarse grid h = sd/8 (phase 1)."""
+        if e > acc.eps_tau:  # the sampler charge's rule (docs/sampling.md §4): the value at eps_tau
+            return up(acc.eps_tau)
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
             return min(up(EPS_CAP), acc._cap_beyond(e)[1])
         if e in up_cache:
@@ -199,7 +201,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 m = max(m, c)
             else:
                 m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, 0.125))
-        u = plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency))
+        u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)),
+                 sampler_charge(acc.randomizer, acc.n, e))
         if len(up_cache) < 512:
             up_cache[e] = u
         return u
@@ -215,11 +218,13 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     def cap_at(e: float) -> float:
         """max over laws of E[L_+] at e plus the surcharge: a cheap certified upper value."""
+        if e > acc.eps_tau:
+            return cap_at(acc.eps_tau)
         if e > EPS_CAP:
             return acc._cap_beyond(e)[1]
         c = max((trivial_cap(law) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
                  if law.top_bound() > 0), default=0.0)
-        return plus(c, surcharge(acc.randomizer, e, acc.adjacency))
+        return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), sampler_charge(acc.randomizer, acc.n, e))
 
     def above_at(e: float) -> bool:
         """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
