@@ -518,6 +518,10 @@ class ShuffleAccountant:
         if cap0 is None:
             d_max = self.get_delta(EPS_MAX)
             if d_max > delta:
+                if math.isfinite(self.eps_tau):
+                    raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for "
+                                     f"(certified delta {d_max!r} at large epsilon: the release sampler's "
+                                     f"total-variation charge (1 + e^eps) n sampler_tv, docs/sampling.md §4)")
                 raise ValueError(f"delta: {delta!r} is not met at epsilon = {EPS_MAX} nats, the largest epsilon the "
                                  f"accountant certifies (certified delta there: {d_max!r})")
         if self._bottom is not None:
