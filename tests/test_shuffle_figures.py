@@ -47,7 +47,8 @@ def test_figures_regenerate_with_one_command(tmp_path):
         assert len(pd.read_csv(tmp_path / f"{name}.csv")) >= 2
     f1 = pd.read_csv(tmp_path / "figure1_utility.csv")
     assert np.all(f1.rmse_gm <= f1.rmse_bmg)  # the central mechanism is the benchmark
-    # one progress bar for the whole job (weighted by estimated CPU seconds), not one per figure
-    assert "Figures 1-3" in r.stderr and "Figure 1:" not in r.stderr
+    # one progress bar for the whole job (weighted by estimated CPU seconds), not one per figure; it
+    # appears after 1 s (delay), which a quick run on an idle machine may not reach
+    assert "Figure 1:" not in r.stderr and ("Figures 1-3" in r.stderr or not r.stderr.strip())
     f2 = pd.read_csv(tmp_path / "figure2_privacy_profile.csv")
     assert np.all(np.diff(f2.delta_bmg) <= 0) and np.all(f2.delta_bmg_lower <= f2.delta_bmg)

@@ -17,7 +17,6 @@ l_eps(Y) = (R_x1(Y) - e^eps R_x1'(Y)) / R_BG(Y), Y ~ R_BG.
 
 from __future__ import annotations
 
-import math
 
 import inspect
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -216,17 +215,6 @@ def sampler_tv(randomizer: Any) -> float:
     the mathematical mechanism only, docs/sampling.md §6)."""
     eta = getattr(randomizer, "sampler_tv", None)
     return 0.0 if eta is None else float(eta)
-
-
-def sampler_charge(randomizer: Any, n: int, epsilon: float) -> float:
-    """(1 + e^eps) n eta, rounded up: what n messages sampled within total variation eta of the
-    certified law add to delta(eps) (docs/sampling.md §4); inf at eps = inf when eta > 0."""
-    tau = n * sampler_tv(randomizer)
-    if tau == 0.0:
-        return 0.0
-    if epsilon > 700.0:
-        return math.inf
-    return tau * (1.0 + math.exp(epsilon)) * (1.0 + 1e-12)
 
 
 def zero_out_legs(randomizer: Any) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:

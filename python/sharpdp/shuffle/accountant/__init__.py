@@ -146,6 +146,13 @@ class ShuffleAccountant:
         Threads for scipy.fft, 1 <= threads <= 1024 (None: all cores). Does not change the values.
     workers : int or None
         Deprecated alias of ``threads`` (DeprecationWarning); same range.
+    sampler_charge : bool, default True
+        Certify the messages the randomizer's ``sample`` releases: add (1 + e^eps) n ``sampler_tv``
+        (its sampler's per-message total-variation distance to the certified law; about 1e-35 per
+        coordinate for the grid samplers, 0 for k-RR) to every upper value, and above ``eps_tau`` =
+        ln(1/tau)/2 (tau = n ``sampler_tv``) report the value at ``eps_tau`` (docs/sampling.md §4).
+        False certifies the mathematical mechanism (the laws) alone, e.g. to study the accountant
+        at extreme epsilons or deltas; it is not a guarantee for released messages.
 
     Notes
     -----
@@ -190,7 +197,7 @@ class ShuffleAccountant:
     """
 
     def __init__(self, randomizer: Any, n: int, adjacency: str = DEFAULT_ADJACENCY, *, rel_tol: float = 1e-2,
-                 threads: int | None = None, workers: int | None = None) -> None:
+                 threads: int | None = None, workers: int | None = None, sampler_charge: bool = True) -> None:
         self.n = V.integer("n", n, lo=1, hi=10**9)
         self.adjacency = check_adjacency(adjacency)
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
@@ -214,16 +221,29 @@ class ShuffleAccountant:
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
         # §4); above eps_tau = ln(1/tau)/2 (public: the search uses it too; inf without a charge) the
         # value at eps_tau is reported (the sampled mechanism's delta is non-increasing in eps)
-        tau = self.n * contract.sampler_tv(randomizer)
-        self.eps_tau = min(EPS_CAP, 0.5 * math.log(1.0 / tau)) if tau > 0.0 else math.inf
+        if not isinstance(sampler_charge, (bool, np.bool_)):
+            raise TypeError(f"sampler_charge must be a bool, got {type(sampler_charge).__name__}")
+        self.sampler_tau = self.n * contract.sampler_tv(randomizer) if sampler_charge else 0.0
+        tau = self.sampler_tau
+        self.eps_tau = max(0.0, min(EPS_CAP, 0.5 * math.log(1.0 / tau))) if tau > 0.0 else math.inf
         try:
             laws_for(randomizer, 0.0, adjacency)  # validate the randomizer/adjacency early
         except NotImplementedError:
             if adjacency != "replace":
                 raise
             laws_for(randomizer, 0.0, "zero_out")  # (raises when zero-out is unsupported too)
-            zero_out = ShuffleAccountant(randomizer, n, "zero_out", rel_tol=rel_tol, threads=threads)
+            zero_out = ShuffleAccountant(randomizer, n, "zero_out", rel_tol=rel_tol, threads=threads,
+                                         sampler_charge=sampler_charge)
             self._bottom = ViaBottom(zero_out, contract.zero_out_legs(randomizer))
+
+    def sampler_term(self, epsilon: float) -> float:
+        """(1 + e^eps) tau rounded up, tau = :attr:`sampler_tau`: what the release sampler's total
+        variation adds to delta(eps) (docs/sampling.md §4); 0.0 without a charge, inf beyond eps = 700."""
+        if self.sampler_tau == 0.0:
+            return 0.0
+        if epsilon > EPS_MAX:
+            return math.inf
+        return self.sampler_tau * (1.0 + math.exp(epsilon)) * (1.0 + 1e-12)
 
     @property
     def via_bottom(self) -> bool:
@@ -269,7 +289,7 @@ class ShuffleAccountant:
         if rep is None:
             rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
                 self._report_laws(eps, rel_tol, only)
-            charge = contract.sampler_charge(self.randomizer, self.n, eps)
+            charge = self.sampler_term(eps)
             if charge > 0.0:  # the release sampler's total-variation charge (docs/sampling.md §4)
                 rep = replace(rep, upper=min(1.0, plus(rep.upper, charge)), terms=dict(rep.terms, sampler=charge))
             if len(self._reports) >= MEMO_MAX:
@@ -317,7 +337,7 @@ class ShuffleAccountant:
                 up = max(up, trivial_cap(law))
                 lo = max(lo, jensen_lower(law, float(gamma), self.n))
             up = plus(up, contract.surcharge(self.randomizer, e, self.adjacency))
-            up = plus(up, contract.sampler_charge(self.randomizer, self.n, e))
+            up = plus(up, self.sampler_term(e))
         except (ValueError, OverflowError, ArithmeticError, FloatingPointError):
             return 0.0, math.inf
         return (lo, up) if math.isfinite(up) else (0.0, math.inf)

@@ -19,7 +19,7 @@ from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, stop_los
 from sharpdp.shuffle.accountant.driver import certify, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
-from sharpdp.shuffle.contract import sampler_charge, surcharge
+from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
 
@@ -201,8 +201,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 m = max(m, c)
             else:
                 m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, 0.125))
-        u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)),
-                 sampler_charge(acc.randomizer, acc.n, e))
+        u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
         if len(up_cache) < 512:
             up_cache[e] = u
         return u
@@ -224,7 +223,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return acc._cap_beyond(e)[1]
         c = max((trivial_cap(law) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
                  if law.top_bound() > 0), default=0.0)
-        return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), sampler_charge(acc.randomizer, acc.n, e))
+        return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
 
     def above_at(e: float) -> bool:
         """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
