@@ -31,8 +31,11 @@ class _Evaluator(Protocol):
     n: int
     rel_tol: float
     threads: int
+    eps_tau: float  # above it the value at eps_tau (the release sampler's charge, docs/sampling.md §4)
 
     def get_delta(self, epsilon: Any) -> Any: ...
+
+    def sampler_term(self, epsilon: float) -> float: ...
 
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
 
