@@ -111,7 +111,7 @@ def count(argv: list[str], env: dict | None = None, timeout: float = 1800.0) -> 
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={prefix}.%p",
                "--dump-instr=no", "--compress-strings=no", "--compress-pos=no", *argv]
         full_env = dict(os.environ, PYTHONHASHSEED="0", **(env or {}))
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, check=False)
         if p.returncode != 0:
             tail = " | ".join(p.stderr.strip().splitlines()[-3:])
             raise RuntimeError(f"callgrind run failed (exit {p.returncode}): {tail}")
@@ -120,6 +120,7 @@ def count(argv: list[str], env: dict | None = None, timeout: float = 1800.0) -> 
 
 if __name__ == "__main__":  # smoke check: python bench/_instr.py
     print(available() or "callgrind available")
-    code = ("import sys; sys.path.insert(0, %r); import _instr; r = _instr.Region(); r.start(); "
-            "sum(range(100000)); r.dump('sum')" % os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = (f"import sys; sys.path.insert(0, {here!r}); import _instr; r = _instr.Region(); r.start(); "
+            "sum(range(100000)); r.dump('sum')")
     print(count([sys.executable, "-c", code]))

@@ -169,7 +169,7 @@ def run_child(task: dict, timeout: float) -> dict:
     """One fresh process; {"timeout": True} if the wall-clock watchdog stopped it."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(task)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"timeout": True}
     if p.returncode != 0:
@@ -207,7 +207,7 @@ def git_commit() -> str:
         c = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                            check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
+                               capture_output=True, text=True, check=False).stdout.strip()
         return c + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

@@ -20,6 +20,7 @@ Usage::
     python bench/smoke.py --compare bench/baselines/5af8544.json   # exit 1 if a cell is > 20 % slower
     python bench/smoke.py --compare OLD.json --against NEW.json     # compare two stored files, run nothing
     python bench/smoke.py --cells krr2_e1_n1e4 --mode cpu --runs 5  # one cell, CPU time only
+    python bench/smoke.py --cells krr2_e1_n1e4 --mode profile        # cProfile of the cold call (stderr)
 
 The whole set takes about a minute of CPU in ``instr`` mode (callgrind runs ~50x slower than
 native, the imports run uninstrumented).
@@ -141,6 +142,17 @@ def child(name: str, extra: dict, mode: str) -> None:
         region.dump("warm")
         print(json.dumps(dict(value=float(value))))
         return
+    if mode == "profile":  # where the cold call's time goes (cProfile; its overhead inflates small calls)
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        call()
+        prof.disable()
+        for key in ("tottime", "cumulative"):
+            pstats.Stats(prof, stream=sys.stderr).sort_stats(key).print_stats(25)
+        return
     t0 = time.process_time()
     value = call()
     print(json.dumps(dict(value=float(value), cpu=time.process_time() - t0)))
@@ -194,7 +206,7 @@ def record(cells: dict, mode: str) -> dict:
 
 def _version(cmd) -> str:
     try:
-        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip()
     except OSError:
         return "absent"
 
@@ -232,7 +244,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--extra", default="{}", help=argparse.SUPPRESS)
-    ap.add_argument("--mode", choices=("instr", "cpu", "both"), default="instr")
+    ap.add_argument("--mode", choices=("instr", "cpu", "both", "profile"), default="instr")
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per cell in cpu mode (default 3)")
     ap.add_argument("--cells", default=None, help="comma list (default: all): " + ", ".join(CELLS))
     ap.add_argument("--save", nargs="?", const="", default=None,
@@ -250,6 +262,13 @@ def main(argv=None) -> int:
         print(f"smoke.py: error: unknown cell(s) {unknown}" if unknown else "smoke.py: error: --runs must be >= 1",
               file=sys.stderr)
         return 2
+    if args.mode == "profile":
+        with tempfile.TemporaryDirectory() as tmp:
+            extra = {"pair_file": build_pair(tmp)} if "compose10_bmg" in names else {}
+            for name in names:
+                print(f"## {name}: {CELLS[name][0]}", file=sys.stderr, flush=True)
+                subprocess.run(_child_argv(name, extra, "profile"), check=True)
+        return 0
     if args.mode in ("instr", "both") and _instr.available():
         print(f"smoke.py: error: instruction counts need {_instr.available()}; use --mode cpu", file=sys.stderr)
         return 2
