@@ -58,10 +58,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import BMG_HEAVY, COMPOSE, build_pair, code_commit  # noqa: E402  (bench/ helpers)
+
 DELTA = 1e-6
 REL_XTOL = 1e-3  # sharpdp's get_epsilon precision (relative), matched in the peers' bisections
-BMG_HEAVY = (0.0462579752243591, 0.7578495751181393)  # calibrate_bmg's pick at n = 1e4, eps = 1
-COMPOSE = dict(gamma=0.95, sigma0=4.6, n=10**6, dx=1e-6, rounds=10)
 
 
 # ----------------------------------------------------------------------------- cells
@@ -189,30 +190,6 @@ def summarize(runs: list[dict]) -> dict:
     return out
 
 
-def build_pair(cell: dict, folder: str) -> str:
-    """The composition cell's dominating pair, built once (not timed), pickled for the children."""
-    from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, dominating_pair
-
-    acc = ShuffleAccountant(BlanketMixedGaussian(cell["gamma"], cell["sigma0"], 1), cell["n"])
-    pair = dominating_pair(acc, cell["dx"], max_evaluations=80, progress=False)
-    path = os.path.join(folder, "pair.pkl")
-    with open(path, "wb") as fh:
-        pickle.dump(pair, fh)
-    return path
-
-
-def git_commit() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        c = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                           check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=False).stdout.strip()
-        return c + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def _fmt(s: dict, timeout: float) -> str:
     if "failed" in s:
         return f">{timeout:g} s wall" if s["failed"] == "timeout" else "error: " + s["failed"][:50]
@@ -306,7 +283,7 @@ def main(argv=None) -> int:
     status = {p: peer_status(p, args) for p in ("wang", "clones", "dp_accounting")}
     todo = cells(kinds, ks, eps0s, ns)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    commit = git_commit()
+    commit = code_commit()
     print(f"sharpdp {commit}, {started}, {args.runs} runs per side, fresh processes, CPU time (process_time); "
           f"load average at start {os.getloadavg()[0]:.2f}")
     print(HEADER, flush=True)
@@ -315,7 +292,7 @@ def main(argv=None) -> int:
         pair_file = None
         for cell in todo:
             if cell["cell"] == "compose" and pair_file is None:
-                pair_file = build_pair(cell, tmp)
+                pair_file = build_pair(tmp)
             for row in run_cell(cell, args, status, pair_file):
                 rows.append(row)
                 print(markdown_row(row, args.timeout), flush=True)

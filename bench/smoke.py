@@ -11,8 +11,9 @@ samplers), each run in its own fresh interpreter. Two measures per cell:
 * ``cpu``: ``time.process_time`` of the cold call, min and median over ``--runs`` fresh processes
   (no RLIMIT_CPU, so no 4 ms quantisation); moves with the load, a cross-check only.
 
-Baselines are JSON files ``bench/baselines/<commit>.json`` (commit, date, load, versions, per
-cell: cold/warm instructions, CPU min/median, the call's answer).
+Baselines are JSON files ``bench/baselines/<commit>.json``, <commit> the last commit that changed
+the measured code (python/, cpp/, the build files; "+dirty" with local changes there): date, load,
+versions, per cell: cold/warm instructions, CPU min/median, the call's answer.
 
 Usage::
 
@@ -43,7 +44,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import _instr  # noqa: E402  (bench/ helper)
+import _instr  # noqa: E402  (bench/ helpers)
+from _common import BMG_HEAVY, COMPOSE, build_pair, code_commit, git  # noqa: E402
 
 DELTA = 1e-6
 THRESHOLD = 0.20
@@ -65,8 +67,7 @@ def _gauss():
 def _bmg():
     from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
 
-    return lambda: ShuffleAccountant(BlanketMixedGaussian(0.0462579752243591, 0.7578495751181393, 1),
-                                     10**4).get_epsilon(DELTA)
+    return lambda: ShuffleAccountant(BlanketMixedGaussian(*BMG_HEAVY, 1), 10**4).get_epsilon(DELTA)
 
 
 def _compose(pair_file):
@@ -74,10 +75,10 @@ def _compose(pair_file):
 
     with open(pair_file, "rb") as fh:
         pair = pickle.load(fh)
-    acc = ShuffleAccountant(BlanketMixedGaussian(0.95, 4.6, 1), 10**6)
+    acc = ShuffleAccountant(BlanketMixedGaussian(COMPOSE["gamma"], COMPOSE["sigma0"], 1), COMPOSE["n"])
 
     def call():
-        ca = ComposedAccountant([(acc, 10)], 1e-6)
+        ca = ComposedAccountant([(acc, COMPOSE["rounds"])], COMPOSE["dx"])
         ca._pairs = [pair]  # built once by the parent
         return ca.get_epsilon(DELTA)
 
@@ -114,17 +115,6 @@ CELLS = {
     "bmg_sampler": ("BMG(0.95, 4.6) sampler n=1e5 d=10, 1 thread", lambda a: _bmg_sampler()),
     "histogram": ("ShiftedLogGaussian(0.2) integer release of 1e6 counts, 1 thread", lambda a: _histogram()),
 }
-
-
-def build_pair(folder: str) -> str:
-    from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, dominating_pair
-
-    pair = dominating_pair(ShuffleAccountant(BlanketMixedGaussian(0.95, 4.6, 1), 10**6), 1e-6, max_evaluations=80,
-                           progress=False)
-    path = os.path.join(folder, "pair.pkl")
-    with open(path, "wb") as fh:
-        pickle.dump(pair, fh)
-    return path
 
 
 # ----------------------------------------------------------------------------- child
@@ -186,18 +176,10 @@ def measure(names, mode: str, runs: int) -> dict:
     return out
 
 
-def git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", "-C", HERE, *args], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def record(cells: dict, mode: str) -> dict:
     import numpy
 
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    return dict(commit=git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else ""),
+    return dict(commit=code_commit(), head=git("rev-parse", "--short", "HEAD"),
                 commit_date=git("log", "-1", "--format=%cI"),
                 date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 load=os.getloadavg(), mode=mode, python=platform.python_version(), numpy=numpy.__version__,
