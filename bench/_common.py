@@ -9,19 +9,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CODE_PATHS = (":/python", ":/cpp", ":/CMakeLists.txt", ":/pyproject.toml")  # (from the top of the repository)
 
 
-def git(*args: str) -> str:
-    """Output of ``git -C bench/ ARGS`` (stripped), "unknown" when git or the repository is missing."""
+def git(*args: str, where: str = HERE) -> str:
+    """Output of ``git -C where ARGS`` (stripped), "unknown" when git or the repository is missing."""
     try:
-        return subprocess.run(["git", "-C", HERE, *args], capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(["git", "-C", where, *args], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
 def code_commit() -> str:
-    """Short hash of the last commit that changed the measured code (python/, cpp/, build files),
-    with "+dirty" when the work tree changes them: bench/ edits do not move it."""
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
-    return git("log", "-1", "--format=%h", "--", *CODE_PATHS) + ("+dirty" if dirty else "")
+    """Short hash of the last commit that changed the measured code (python/, cpp/, build files) in
+    the checkout this interpreter imports sharpdp from (an older commit's work tree and venv can
+    run the current bench/), with "+dirty" when that work tree changes them: bench/ edits do not
+    move it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sharpdp")
+    where = os.path.dirname(spec.origin) if spec and spec.origin else HERE
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS, where=where)
+    return git("log", "-1", "--format=%h", "--", *CODE_PATHS, where=where) + ("+dirty" if dirty else "")
 
 
 # cells shared by peers.py and smoke.py
