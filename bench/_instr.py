@@ -98,10 +98,10 @@ def parse_dumps(prefix: str) -> dict[str, int]:
     return out
 
 
-def count(argv: list[str], env: dict | None = None, timeout: float = 1800.0) -> dict[str, int]:
+def count(argv: list[str], env: dict | None = None, timeout: float = 1800.0) -> tuple[dict[str, int], str]:
     """Run ``argv`` (a Python command whose code brackets its regions with :class:`Region`) under
-    callgrind; returns {region name: instructions}. Raises RuntimeError (with valgrind's last
-    lines) when the run fails."""
+    callgrind; returns ({region name: instructions}, the command's stdout). Raises RuntimeError
+    (with valgrind's last lines) when the run fails."""
     reason = available()
     if reason:
         raise RuntimeError(reason)
@@ -115,7 +115,7 @@ def count(argv: list[str], env: dict | None = None, timeout: float = 1800.0) -> 
         if p.returncode != 0:
             tail = " | ".join(p.stderr.strip().splitlines()[-3:])
             raise RuntimeError(f"callgrind run failed (exit {p.returncode}): {tail}")
-        return parse_dumps(prefix)
+        return parse_dumps(prefix), p.stdout
 
 
 if __name__ == "__main__":  # smoke check: python bench/_instr.py
@@ -123,4 +123,4 @@ if __name__ == "__main__":  # smoke check: python bench/_instr.py
     here = os.path.dirname(os.path.abspath(__file__))
     code = (f"import sys; sys.path.insert(0, {here!r}); import _instr; r = _instr.Region(); r.start(); "
             "sum(range(100000)); r.dump('sum')")
-    print(count([sys.executable, "-c", code]))
+    print(count([sys.executable, "-c", code])[0])

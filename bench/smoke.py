@@ -158,17 +158,23 @@ def measure(names, mode: str, runs: int) -> dict:
         extra = {"pair_file": build_pair(tmp)} if "compose10_bmg" in names else {}
         for name in names:
             cell: dict = {"what": CELLS[name][0]}
-            if mode in ("instr", "both"):
-                counts = _instr.count(_child_argv(name, extra, "instr"))
-                cell.update(instr_cold=counts["cold"], instr_warm=counts["warm"])
-            if mode in ("cpu", "both"):
-                cpu = []
-                for _ in range(runs):
-                    p = subprocess.run(_child_argv(name, extra, "cpu"), capture_output=True, text=True, check=True)
-                    r = json.loads(p.stdout.strip().splitlines()[-1])
-                    cpu.append(r["cpu"])
-                    cell["value"] = r["value"]
-                cell.update(cpu_min=min(cpu), cpu_median=statistics.median(cpu), cpu_runs=cpu)
+            try:
+                if mode in ("instr", "both"):
+                    counts, stdout = _instr.count(_child_argv(name, extra, "instr"))
+                    cell.update(instr_cold=counts["cold"], instr_warm=counts["warm"],
+                                value=json.loads(stdout.strip().splitlines()[-1])["value"])
+                if mode in ("cpu", "both"):
+                    cpu = []
+                    for _ in range(runs):
+                        p = subprocess.run(_child_argv(name, extra, "cpu"), capture_output=True, text=True, check=False)
+                        if p.returncode != 0:
+                            raise RuntimeError((p.stderr.strip().splitlines() or ["?"])[-1])
+                        r = json.loads(p.stdout.strip().splitlines()[-1])
+                        cpu.append(r["cpu"])
+                        cell["value"] = r["value"]
+                    cell.update(cpu_min=min(cpu), cpu_median=statistics.median(cpu), cpu_runs=cpu)
+            except (RuntimeError, KeyError, IndexError, ValueError) as exc:  # a cell this checkout cannot run
+                cell = {"what": CELLS[name][0], "error": str(exc)[:200]}
             out[name] = cell
             print(f"  {name}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                            for k, v in cell.items() if k not in ("what", "cpu_runs")),
@@ -179,8 +185,8 @@ def measure(names, mode: str, runs: int) -> dict:
 def record(cells: dict, mode: str) -> dict:
     import numpy
 
-    return dict(commit=code_commit(), head=git("rev-parse", "--short", "HEAD"),
-                commit_date=git("log", "-1", "--format=%cI"),
+    return dict(commit=code_commit(), bench_commit=git("rev-parse", "--short", "HEAD"),
+                commit_date=git("log", "-1", "--format=%cI", code_commit().split("+")[0]),
                 date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 load=os.getloadavg(), mode=mode, python=platform.python_version(), numpy=numpy.__version__,
                 valgrind=_version(["valgrind", "--version"]), cells=cells)
@@ -204,8 +210,9 @@ def compare(base: dict, new: dict, threshold: float) -> tuple[str, list[str]]:
     bad = []
     for name, b in base["cells"].items():
         c = new["cells"].get(name)
-        if c is None:
-            lines.append(f"| {name} | - | - | not measured | - | |")
+        if c is None or "error" in c or "error" in b:
+            why = "not measured" if c is None else (c.get("error") or b.get("error"))[:60]
+            lines.append(f"| {name} | - | - | {why} | - | |")
             continue
         measures = [m for m in ("instr_cold", "instr_warm") if m in b and m in c]
         decisive = set(measures) or {"cpu_median"}
