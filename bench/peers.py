@@ -267,11 +267,17 @@ def main(argv=None) -> int:
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return 0
+    def parse(name, text, conv):
+        try:
+            return [conv(x) for x in text.split(",")]
+        except ValueError:
+            raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
+
     try:
         kinds = set(args.cells.split(","))
-        ks = [int(x) for x in args.k.split(",")]
-        eps0s = [float(x) for x in args.eps0.split(",")]
-        ns = [int(float(x)) for x in args.ns.split(",")]
+        ks = parse("--k", args.k, int)
+        eps0s = parse("--eps0", args.eps0, float)
+        ns = parse("--ns", args.ns, lambda x: int(float(x)))
         args.peers = set(args.peers.split(","))
         if args.runs < 1:
             raise ValueError("--runs must be >= 1")
