@@ -18,7 +18,9 @@ get_delta" goal); ``calibrate_gaussian`` does not depend on sigma0 and is timed 
 (n, eps). Every timed call runs in its own process (``--isolate fork``, the default on POSIX: a
 fork of this process after ``import sharpdp.shuffle``, whose CPU clock starts at zero; or
 ``--isolate subprocess``: a fresh interpreter) under a CPU-time limit (``--timeout S``; shown as
-``>S s``) and an address-space limit (``--mem-gb G``, default 3; shown as "out of memory"); its
+``>S s``; enforced by a watchdog in the parent that reads the child's CPU time from /proc every
+50 ms and stops it with SIGXCPU: no RLIMIT_CPU, whose armed CPU timer makes ``process_time``
+advance in 4 ms scheduler ticks on this VM) and an address-space limit (``--mem-gb G``, default 3; shown as "out of memory"); its
 peak RSS (``ru_maxrss``) is recorded. When the calibration of an (a) cell times out, the other
 two calls of that cell use the optimal BMG at the asymptotic template's chi (``optimal_bmg``),
 marked with a dagger.
@@ -112,13 +114,13 @@ def run_call(task: dict) -> dict:
     return out
 
 
-def _limit(timeout: float, mem_gb: float) -> None:
-    """In the child: CPU limit ``timeout`` s from now, address space ``mem_gb`` GB, no core files."""
+def _limit(mem_gb: float) -> None:
+    """In the child: address space ``mem_gb`` GB, no core files. No CPU limit here: any armed
+    process CPU timer (RLIMIT_CPU, ITIMER_PROF) makes ``process_time`` advance in scheduler ticks
+    (4 ms on this VM); the parent's watchdog (:func:`_watch`) enforces the CPU limit instead."""
     import resource
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    cpu = int(math.ceil(time.process_time() + timeout))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.getrlimit(resource.RLIMIT_CPU)[1]))
     if mem_gb > 0:
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         soft = int(mem_gb * 2**30)
@@ -142,11 +144,15 @@ def _guarded_call(task: dict) -> dict:
     return out
 
 
+_READY = "READY "  # first stdout line of a --child interpreter: "READY <CPU s spent on its imports>"
+
+
 def _child(task_json: str) -> None:
     task = json.loads(task_json)
     import sharpdp.shuffle  # noqa: F401  (imports are not charged to the call)
 
-    _limit(task["timeout"], task.get("mem_gb", 0.0))
+    _limit(task.get("mem_gb", 0.0))
+    print(f"{_READY}{time.process_time()!r}", flush=True)  # the watchdog's CPU budget starts here
     print(json.dumps(_guarded_call(task)))
 
 
@@ -164,26 +170,88 @@ def _classify_failure(code: int | None, sig: int | None, stderr: str) -> dict:
     return {"error": (stderr.strip().splitlines() or ["?"])[-1]}
 
 
-def _timed_subprocess(task: dict, timeout: float) -> dict:
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+WATCH_PERIOD = 0.05  # seconds between two reads of the child's CPU time
+
+
+def _proc_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system, all threads) of a live process from /proc; None where there is
+    no /proc (then only the wall-clock safety net applies)."""
     try:
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(task)],
-                           capture_output=True, text=True, timeout=20 * timeout + 120)
-    except subprocess.TimeoutExpired:  # wall-clock safety net on a very loaded machine
-        return {"timeout": True, "wall": True}
-    if p.returncode != 0:
-        sig = -p.returncode if p.returncode < 0 else None
-        return _classify_failure(p.returncode, sig, p.stderr)
-    return json.loads(p.stdout.strip().splitlines()[-1])
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _watch(pid: int, fd: int, timeout: float, base: float | None) -> tuple[bytes, str | None]:
+    """Read ``fd`` to its end while a watchdog holds process ``pid`` to ``timeout`` CPU seconds.
+
+    The budget starts at ``base`` CPU seconds of the child (0 for a fork, whose clock starts at
+    zero), or, with ``base=None``, at the value of the child's first line ``READY <cpu>`` (a fresh
+    interpreter after its imports). Past the budget the child gets SIGXCPU (what RLIMIT_CPU sent),
+    which :func:`_classify_failure` reads as a timeout; the overshoot is at most ``WATCH_PERIOD``
+    plus one /proc tick. A wall-clock safety net (20 x timeout + 120 s) sends SIGKILL. Returns the
+    bytes read (without the READY line) and None, or "wall" when the safety net fired."""
+    import select
+    import signal
+
+    chunks: list[bytes] = []
+    deadline = time.time() + 20 * timeout + 120
+    pending = b""
+    while True:
+        left = deadline - time.time()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)  # wall-clock safety net on a very loaded machine
+            return b"".join(chunks), "wall"
+        ready, _, _ = select.select([fd], [], [], min(left, WATCH_PERIOD))
+        if ready:
+            b = os.read(fd, 65536)
+            if not b:
+                break
+            if base is None:
+                pending += b
+                if b"\n" in pending:
+                    line, rest = pending.split(b"\n", 1)
+                    base = float(line.decode()[len(_READY):]) if line.startswith(_READY.encode()) else 0.0
+                    chunks.append(rest)
+            else:
+                chunks.append(b)
+        cpu = _proc_cpu(pid)
+        if base is not None and cpu is not None and cpu > base + timeout:
+            try:
+                os.kill(pid, signal.SIGXCPU)
+            except ProcessLookupError:
+                pass
+    return b"".join(chunks), None
+
+
+def _timed_subprocess(task: dict, timeout: float) -> dict:
+    import tempfile
+
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", json.dumps(task)],
+                             stdout=subprocess.PIPE, stderr=err)
+        data, wall = _watch(p.pid, p.stdout.fileno(), timeout, None)
+        p.stdout.close()
+        code = p.wait()
+        if wall:
+            return {"timeout": True, "wall": True}
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    if code != 0:
+        sig = -code if code < 0 else None
+        return _classify_failure(code, sig, stderr)
+    return json.loads(data.decode().strip().splitlines()[-1])
 
 
 def _timed_fork(task: dict, timeout: float) -> dict:
     """Fork this process (sharpdp already imported, nothing run yet) and run the call in the child.
 
     The child's CPU clock starts at zero (POSIX ``fork``), so ``process_time`` counts the call
-    only; its limits (CPU, address space) are set in the child. Saves an interpreter start and
-    an import per call, which dominate the small cells."""
-    import select
-    import signal
+    only; its address-space limit is set in the child, its CPU limit by the parent's watchdog.
+    Saves an interpreter start and an import per call, which dominate the small cells."""
     import tempfile
 
     err = tempfile.TemporaryFile()
@@ -194,7 +262,7 @@ def _timed_fork(task: dict, timeout: float) -> dict:
         try:
             os.close(r)
             os.dup2(err.fileno(), 2)
-            _limit(timeout, task.get("mem_gb", 0.0))
+            _limit(task.get("mem_gb", 0.0))
             data = json.dumps(_guarded_call(task)).encode()
             os.write(w, data)
         except BaseException:  # noqa: BLE001
@@ -205,40 +273,31 @@ def _timed_fork(task: dict, timeout: float) -> dict:
         finally:
             os._exit(code)
     os.close(w)
-    chunks, deadline = [], time.time() + 20 * timeout + 120
-    while True:
-        left = deadline - time.time()
-        if left <= 0:
-            os.kill(pid, signal.SIGKILL)  # wall-clock safety net on a very loaded machine
-            os.waitpid(pid, 0)
-            os.close(r)
-            return {"timeout": True, "wall": True}
-        ready, _, _ = select.select([r], [], [], min(left, 5.0))
-        if ready:
-            b = os.read(r, 65536)
-            if not b:
-                break
-            chunks.append(b)
+    data, wall = _watch(pid, r, timeout, 0.0)
     os.close(r)
     _, status, usage = os.wait4(pid, 0)
+    if wall:
+        err.close()
+        return {"timeout": True, "wall": True}
     err.seek(0)
     stderr = err.read().decode(errors="replace")
     err.close()
-    if os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0 or not chunks:
+    if os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0 or not data:
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         out = _classify_failure(code, sig, stderr)
         out["rss_peak_mb"] = usage.ru_maxrss / 1024.0  # up to the stop (a lower bound for a stopped call)
         return out
-    return json.loads(b"".join(chunks).decode())
+    return json.loads(data.decode())
 
 
 _ISOLATION = {"mode": "subprocess", "mem_gb": 3.0}
 
 
 def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
-    """Run one call isolated (fork or subprocess) under a CPU limit of ``timeout`` s and an
-    address-space limit; {"timeout": True} / {"oom": True} if it hit one."""
+    """Run one call isolated (fork or subprocess) under a CPU limit of ``timeout`` s (the parent's
+    watchdog, :func:`_watch`) and an address-space limit; {"timeout": True} / {"oom": True} if it
+    hit one."""
     task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout, mem_gb=_ISOLATION["mem_gb"])
     if _ISOLATION["mode"] == "fork":
         return _timed_fork(task, timeout)
