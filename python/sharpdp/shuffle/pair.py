@@ -55,7 +55,8 @@ class DominatingPair:
         The certified profile samples used (eps >= 0 and their upper delta).
     certified : bool
         False for a reference pair built from lower values (:func:`dominating_pair` with
-        ``lower=True``), which dominates nothing.
+        ``lower=True``), which dominates nothing, and for a pair of a randomizer whose law is only
+        estimated (``randomizer.certified`` False: a GeneralRandomizer without ``log_curvature``).
     """
 
     value_discretization_interval: float

@@ -436,7 +436,10 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     H_full = np.concatenate([neg_vals[::-1], vals])
     H_full = np.minimum.accumulate(np.minimum(H_full, 1.0))  # delta is non-increasing in eps
     samples = (ks.astype(float) * dx, up_v.copy())
-    return build_pair(ks_full, H_full, dx, adjacency, not lower, samples)
+    # a pair from upper values of a law that is itself only estimated (a GeneralRandomizer without
+    # log_curvature: the accountant's values are estimates) certifies nothing either
+    certified = not lower and bool(getattr(accountant.randomizer, "certified", True))
+    return build_pair(ks_full, H_full, dx, adjacency, certified, samples)
 
 
-__all__ = ["DominatingPair", "dominating_pair", "privacy_profile", "privacy_profile_bounds"]
+__all__ = ["DominatingPair", "check_accountant", "dominating_pair", "privacy_profile", "privacy_profile_bounds"]
