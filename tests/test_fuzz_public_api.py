@@ -227,6 +227,8 @@ ENTRIES = [
       dict(epsilon="nonneg")),
     E("sharpdp.shuffle:ShuffleAccountant.get_delta_lower_form",
       lambda: (_acc().get_delta_lower_form, dict(epsilon=0.5)), dict(epsilon="nonneg")),
+    E("sharpdp.shuffle:ShuffleAccountant.sampler_term", lambda: (_acc().sampler_term, dict(epsilon=0.5)),
+      dict(epsilon="nonneg")),
     E("sharpdp.shuffle:ShuffleAccountant.get_delta", lambda: (_acc().get_delta, dict(epsilon=0.5)),
       dict(epsilon="nonneg")),
     E("sharpdp.shuffle:ShuffleAccountant.get_epsilon", lambda: (_acc().get_epsilon, dict(delta=1e-6)),

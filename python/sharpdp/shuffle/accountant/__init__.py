@@ -238,7 +238,14 @@ class ShuffleAccountant:
 
     def sampler_term(self, epsilon: float) -> float:
         """(1 + e^eps) tau rounded up, tau = :attr:`sampler_tau`: what the release sampler's total
-        variation adds to delta(eps) (docs/sampling.md §4); 0.0 without a charge, inf beyond eps = 700."""
+        variation adds to delta(eps) (docs/sampling.md §4); 0.0 without a charge, inf beyond eps = 700.
+
+        Raises
+        ------
+        TypeError, ValueError
+            ``epsilon`` not a real number >= 0 (inf allowed).
+        """
+        epsilon = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
         if self.sampler_tau == 0.0:
             return 0.0
         if epsilon > EPS_MAX:
