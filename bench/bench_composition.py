@@ -104,3 +104,17 @@ def test_pair_of_a_heavy_tailed_round(benchmark):
     sel = up >= 1e-12
     benchmark.extra_info.update(profile_values=calls, cpu_seconds=cpu, max_ratio_to_get_delta=float(ratio[sel].max()))
     assert np.all(ratio >= 1.0) and calls <= 400
+
+
+def test_pair_of_a_second_accountant_is_cached(benchmark):
+    """One build per round per process: a new accountant of the same round (as dp_accounting's
+    calibration loops create) gets the pair from the shared cache (docs/composition.md §2.3)."""
+    s = state()  # the first build (pair_seconds)
+    benchmark.group = "pair of a second accountant, same round"
+
+    def again():
+        return dominating_pair(ShuffleAccountant(BlanketMixedGaussian(0.95, 4.6, 1), 10**6), DX, max_evaluations=80)
+
+    pair = benchmark.pedantic(again, rounds=3, iterations=1)
+    benchmark.extra_info.update(first_build_seconds=s["pair_seconds"])
+    assert pair is s["pair"]

@@ -84,7 +84,7 @@ def _randomizer_key(randomizer):
 
     t = type(randomizer)
     if t in (BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse):
-        return ("params", t.__module__, t.__qualname__, repr(randomizer), getattr(randomizer, "grid_bits", None),
+        return ("params", t, repr(randomizer), getattr(randomizer, "grid_bits", None),
                 getattr(randomizer, "dim", None))
     return ("object", id(randomizer))
 
@@ -97,7 +97,7 @@ def round_key(accountant):
     weak-referenceable or lacks these attributes (its values are then not shared)."""
     try:
         t = type(accountant)
-        return (t.__module__, t.__qualname__, _randomizer_key(accountant.randomizer), int(accountant.n),
+        return (t, _randomizer_key(accountant.randomizer), int(accountant.n),
                 str(accountant.adjacency), float(getattr(accountant, "rel_tol", math.nan)),
                 repr(getattr(accountant, "sampler_tau", None)), repr(getattr(accountant, "eps_tau", None)),
                 bool(getattr(accountant, "via_bottom", False)))
