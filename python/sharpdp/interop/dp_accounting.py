@@ -79,6 +79,16 @@ def export_interval(accountant) -> float:
     eps ~ 1-5). A few certified profile values (cached). Only a resolution choice: any step gives a
     dominating PLD (``docs/composition.md`` §5.1).
 
+    Parameters
+    ----------
+    accountant : ShuffleAccountant or ExactShuffleAccountant
+        The round (randomizer, n, adjacency).
+
+    Returns
+    -------
+    float
+        The lattice step in nats, >= 1e-9 (eps_d >= 1e-6).
+
     Raises
     ------
     TypeError

@@ -140,6 +140,10 @@ def clear_caches() -> None:
     ``ShufflePLDAccountant`` (dp_accounting's calibration loops) build a round's pair once. The
     caches hold at most 64 rounds of values and 64 pairs (least recently used dropped first;
     ``docs/composition.md`` §2.3). Clearing them changes no value, only the time of the next call.
+
+    Returns
+    -------
+    None
     """
     with _LOCK:
         _VALUES.clear()
