@@ -430,7 +430,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     accountant : ShuffleAccountant
         The round (randomizer, n, adjacency); its certified upper values are sampled.
     value_discretization_interval : float, default 1e-4
-        Lattice step Delta of the privacy loss (nats), > 0.
+        Lattice step Delta of the privacy loss (nats), in [1e-12, 1].
     epsilons : array_like of float, optional
         Explicit sample points eps >= 0 (each a multiple of Delta within 1e-9 relative). By
         default they are chosen adaptively (``docs/composition.md`` §2.2): eps_max (delta <=
@@ -473,10 +473,17 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         (``docs/composition.md`` §2.1), each leg sampled as above: certified, and tighter than
         ``get_delta`` (whose split search is coarser) by up to ~20 %.
 
+        Built once per process for each round and options: every accountant of the same round
+        (:func:`round_key`) gets the same object (its arrays read-only) from a bounded cache
+        (``docs/composition.md`` §2.3; :func:`clear_caches` empties it).
+
     Raises
     ------
+    TypeError
+        ``accountant`` not the accountant of one shuffled round (a ``ComposedAccountant`` too);
+        ``cover_upper`` or ``lower`` not a bool, ``progress`` not None or a bool.
     ValueError
-        Delta not in (0, 1], ``epsilons`` negative, not finite, or not on the Delta grid,
+        Delta not in [1e-12, 1], ``epsilons`` negative, not finite, or not on the Delta grid,
         ``delta_floor`` not in (0, 1), ``max_evaluations`` < 2, ``rel_tol`` not in (0, 1).
     """
     check_accountant(accountant)
