@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from sharpdp.shuffle import BlanketMixedGaussian, ComposedAccountant, ShuffleAccountant, dominating_pair
+from sharpdp.shuffle import BlanketMixedGaussian, ComposedAccountant, ShuffleAccountant, clear_caches, dominating_pair
 
 dpa = pytest.importorskip("dp_accounting")
 from sharpdp.interop.dp_accounting import pld_from_pair  # noqa: E402
@@ -84,6 +84,7 @@ def test_pair_of_a_heavy_tailed_round(benchmark):
     benchmark.group = "dominating pair, heavy-tailed BMG n=1e4"
 
     def run():
+        clear_caches()  # measure a build, not the process-wide cache (docs/composition.md §2.3)
         acc = ShuffleAccountant(BlanketMixedGaussian(0.0462579752243591, 0.7578495751181393, 1), 10**4)
         calls = [0]
         inner = acc.get_delta_bounds
@@ -104,3 +105,17 @@ def test_pair_of_a_heavy_tailed_round(benchmark):
     sel = up >= 1e-12
     benchmark.extra_info.update(profile_values=calls, cpu_seconds=cpu, max_ratio_to_get_delta=float(ratio[sel].max()))
     assert np.all(ratio >= 1.0) and calls <= 400
+
+
+def test_pair_of_a_second_accountant_is_cached(benchmark):
+    """One build per round per process: a new accountant of the same round (as dp_accounting's
+    calibration loops create) gets the pair from the shared cache (docs/composition.md §2.3)."""
+    s = state()  # the first build (pair_seconds)
+    benchmark.group = "pair of a second accountant, same round"
+
+    def again():
+        return dominating_pair(ShuffleAccountant(BlanketMixedGaussian(0.95, 4.6, 1), 10**6), DX, max_evaluations=80)
+
+    pair = benchmark.pedantic(again, rounds=3, iterations=1)
+    benchmark.extra_info.update(first_build_seconds=s["pair_seconds"])
+    assert pair is s["pair"]

@@ -302,6 +302,21 @@ ENTRIES = [
     E("sharpdp.shuffle:ComposedAccountant.get_epsilon", lambda: (_composed().get_epsilon, dict(delta=1e-6)),
       dict(delta="prob_open", xtol="prob_open")),
     E("sharpdp.shuffle:ComposedAccountant.pairs", lambda: (_composed().pairs, {}), dict(lower="flag")),
+    # issue 26: the pair's flags, a lattice step too fine to index (ValueError, not OverflowError), a
+    # bisection width below float resolution (no hang), the counts of a composition; the caches
+    E("sharpdp.shuffle:dominating_pair#options",
+      lambda: (SH.dominating_pair, dict(accountant=_acc(), value_discretization_interval=1e-2, max_evaluations=30,
+                                        progress=False)),
+      dict(progress="flag", lower="flag", cover_upper="flag"), none_ok=("progress",),
+      huge=[dict(value_discretization_interval=1e-300)]),
+    E("sharpdp.shuffle:ComposedAccountant#interval",
+      lambda: (SH.ComposedAccountant, dict(parts=[(_acc(), 2)], value_discretization_interval=1e-2)), {},
+      huge=[dict(value_discretization_interval=1e-300)]),
+    E("sharpdp.shuffle:ComposedAccountant#count",
+      lambda: (lambda count: SH.ComposedAccountant([(_acc(), count)], 1e-2), dict(count=2)), dict(count="int_pos")),
+    E("sharpdp.shuffle:ComposedAccountant.get_epsilon#xtol", lambda: (_composed().get_epsilon, dict(delta=1e-6)),
+      {}, huge=[dict(xtol=1e-300)]),
+    E("sharpdp.shuffle:clear_caches", lambda: (SH.clear_caches, {}), {}),
     # ------------------------------------------------ conversions (also re-exported by sharpdp.shuffle)
     E("sharpdp.conversions:gaussian_mechanism_delta", lambda: (CV.gaussian_mechanism_delta, dict(epsilon=1.0, sigma=1.0)),
       dict(epsilon="nonneg", sigma="pos", sensitivity="pos"), huge=[dict(epsilon=10000.0, sigma=1e4)]),
@@ -456,7 +471,9 @@ ENTRIES += [
       lambda: (_interop()[0].ShuffledRoundEvent, dict(randomizer=_rr(), n=100)),
       dict(n="int_pos", adjacency="choice"), huge=[dict(n=10**9)]),
     E("sharpdp.interop.dp_accounting:to_pld", lambda: (_interop()[0].to_pld, dict(accountant=_acc())),
-      dict(accountant="object", value_discretization_interval="unit_oc")),
+      dict(accountant="object", value_discretization_interval="unit_oc"), none_ok=("value_discretization_interval",)),
+    E("sharpdp.interop.dp_accounting:export_interval",
+      lambda: (_interop()[0].export_interval, dict(accountant=_acc())), dict(accountant="object")),
     E("sharpdp.interop.dp_accounting:pld_from_pair", lambda: (_interop()[0].pld_from_pair, dict(pair=_pair())),
       dict(pair="object")),
     E("sharpdp.interop.opendp:make_shuffled_round",
@@ -663,3 +680,9 @@ def test_compose_rejects_non_mechanisms():
     for bad in ("a", 1.0, None, SH.RandomizedResponse(2, 1.0)):
         with pytest.raises(TypeError, match="mechanisms"):
             HI.compose(bad)
+
+
+def test_dominating_pair_refuses_a_composition():
+    """issue 26: dominating_pair(ComposedAccountant(...)) is refused with a clear message."""
+    with pytest.raises(TypeError, match="ONE shuffled round"):
+        SH.dominating_pair(_composed())

@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import ShuffleAccountant
-from sharpdp.shuffle.profile import DominatingPair, check_accountant, dominating_pair
+from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair
 
 NeighborRel = dp_accounting.NeighboringRelation
 _RELATION = {"zero_out": NeighborRel.REPLACE_SPECIAL, "replace": NeighborRel.REPLACE_ONE}
@@ -61,7 +61,46 @@ def pld_from_pair(pair: DominatingPair) -> "_pld.PrivacyLossDistribution":
     return _pld.PrivacyLossDistribution(pmf)
 
 
-def to_pld(accountant: ShuffleAccountant, value_discretization_interval: float = 1e-4,
+# The default export lattice (docs/composition.md §5.1): eps_d / _EXPORT_POINTS, eps_d the first point
+# of a doubling search where the round's certified delta is <= _EXPORT_DELTA (the smallest delta the
+# export is accurate at, to within 1 % above get_delta).
+_EXPORT_DELTA = 1e-12
+_EXPORT_POINTS = 1000
+
+
+def export_interval(accountant) -> float:
+    """The lattice step :func:`to_pld` uses by default for ``accountant``'s round (nats).
+
+    eps_d / 1000, eps_d the first eps of a doubling search from 1e-6 nats whose certified delta is
+    <= 1e-12 (capped at the local epsilon of a pure-LDP randomizer and at 60 nats): between 500 and
+    1000 lattice points where delta >= 1e-12, enough for the adaptive sampling of
+    :func:`~sharpdp.shuffle.dominating_pair` to meet its interpolation target there, whatever the
+    round's eps scale (a very private round has eps ~ 1e-4 at delta = 1e-6, a heavy-tailed one
+    eps ~ 1-5). A few certified profile values (cached). Only a resolution choice: any step gives a
+    dominating PLD (``docs/composition.md`` §5.1).
+
+    Parameters
+    ----------
+    accountant : ShuffleAccountant or ExactShuffleAccountant
+        The round (randomizer, n, adjacency).
+
+    Returns
+    -------
+    float
+        The lattice step in nats, >= 1e-9 (eps_d >= 1e-6).
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` is not the accountant of one shuffled round.
+    """
+    from sharpdp.shuffle.composition import auto_interval
+
+    check_accountant(accountant)
+    return auto_interval(accountant, _EXPORT_DELTA, _EXPORT_POINTS)
+
+
+def to_pld(accountant: ShuffleAccountant, value_discretization_interval: Optional[float] = None,
            **options: Any) -> "_pld.PrivacyLossDistribution":
     """A dp_accounting privacy-loss distribution that dominates a shuffled round.
 
@@ -69,8 +108,12 @@ def to_pld(accountant: ShuffleAccountant, value_discretization_interval: float =
     ----------
     accountant : ShuffleAccountant
         The round (randomizer, n, adjacency).
-    value_discretization_interval : float, default 1e-4
-        Lattice step of the privacy loss (nats), as dp_accounting's own PLDs.
+    value_discretization_interval : float or None, default None
+        Lattice step of the privacy loss (nats, in [1e-12, 1]), as dp_accounting's own PLDs. None:
+        chosen from the round by :func:`export_interval` (its eps scale), so that the PLD's delta
+        is within about 1 % above the accountant's certified ``get_delta`` wherever delta >= 1e-12
+        (``docs/composition.md`` §5.1; for an accountant with ``rel_tol`` <= 1e-2). Give the
+        step explicitly to compose the PLD with other dp_accounting PLDs (they must share it).
     **options
         Passed to :func:`sharpdp.shuffle.profile.dominating_pair` (``epsilons``, ``delta_floor``,
         ``max_evaluations``, ``rel_tol``, ``cover_upper``).
@@ -94,6 +137,8 @@ def to_pld(accountant: ShuffleAccountant, value_discretization_interval: float =
         Bad discretisation interval or options (see ``dominating_pair``).
     """
     check_accountant(accountant)
+    if value_discretization_interval is None:
+        value_discretization_interval = export_interval(accountant)
     return pld_from_pair(dominating_pair(accountant, value_discretization_interval, **options))
 
 
@@ -185,7 +230,7 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         ``neighboring_relation`` is not a ``dp_accounting.NeighboringRelation`` (e.g. a string);
         an unknown keyword.
     ValueError
-        ``value_discretization_interval`` not in (0, 1], ``rel_tol`` not in (0, 1).
+        ``value_discretization_interval`` not in [1e-12, 1], ``rel_tol`` not in (0, 1).
 
     Notes
     -----
@@ -196,8 +241,13 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     ShuffledRoundEvent whose adjacency does not match ``neighboring_relation`` refused by
     ``compose`` with a ValueError saying so (``supports`` returns False). A shuffled round enters as the PLD of
     :func:`to_pld` (certified domination); the composition and the final numbers are
-    dp_accounting's uncertified floating-point arithmetic (module docstring). PLDs are cached per
-    (randomizer object, n, adjacency) within one accountant.
+    dp_accounting's uncertified floating-point arithmetic (module docstring). A round's pair is
+    built once per process (shared by every accountant of the same round:
+    :func:`sharpdp.shuffle.clear_caches`), its PLD cached per (randomizer object, n, adjacency)
+    within one accountant. The lattice step is this accountant's (dp_accounting composes only PLDs
+    on one lattice): for a very private round (eps ~ 1e-3 at delta = 1e-6) the default 1e-4 is
+    coarse and over-reports delta; pass ``value_discretization_interval=export_interval(acc)``
+    (or smaller) then.
     """
 
     _pld: Any  # the composed PLD, created by the base class (dp_accounting's type)
@@ -208,7 +258,7 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
             raise TypeError(f"neighboring_relation must be a dp_accounting.NeighboringRelation "
                             f"(REPLACE_SPECIAL for zero-out rounds, REPLACE_ONE for replace-one rounds), got "
                             f"{type(neighboring_relation).__name__} {neighboring_relation!r}")
-        V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
+        check_interval(value_discretization_interval)
         V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         unknown = sorted(set(pair_options) - _pair_keywords())
         if unknown:
@@ -278,4 +328,5 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         return None
 
 
-__all__ = ["AdjacencyMismatchError", "ShufflePLDAccountant", "ShuffledRoundEvent", "pld_from_pair", "to_pld"]
+__all__ = ["AdjacencyMismatchError", "ShufflePLDAccountant", "ShuffledRoundEvent", "export_interval", "pld_from_pair",
+           "to_pld"]

@@ -36,7 +36,13 @@ from sharpdp.shuffle.calibration import (
 from sharpdp.shuffle.clones import clones_delta, clones_epsilon
 from sharpdp.shuffle.certified import smallest_certified_delta
 from sharpdp.shuffle.exact_krr import ExactShuffleAccountant
-from sharpdp.shuffle.profile import DominatingPair, dominating_pair, privacy_profile, privacy_profile_bounds
+from sharpdp.shuffle.profile import (
+    DominatingPair,
+    clear_caches,
+    dominating_pair,
+    privacy_profile,
+    privacy_profile_bounds,
+)
 from sharpdp.shuffle.composition import ComposedAccountant
 
 __all__ = [
@@ -64,6 +70,7 @@ __all__ = [
     "calibrate_bmg_report",
     "calibrate_gaussian",
     "calibrate_gaussian_report",
+    "clear_caches",
     "clones_delta",
     "clones_epsilon",
     "gaussian_chi_chua",

@@ -28,7 +28,9 @@ from sharpdp.shuffle import contract
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
-from sharpdp.shuffle.profile import DominatingPair, check_accountant, dominating_pair
+from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair
+
+_MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below float resolution (no end)
 
 
 def _lse(logs: np.ndarray) -> float:
@@ -85,7 +87,8 @@ class ComposedAccountant:
         adjacency ("zero_out" or "replace"): a composition is over one neighbouring relation.
     value_discretization_interval : float or None, default None
         Lattice step Delta of the privacy loss (nats); every round's dominating pair is built on
-        it (:func:`sharpdp.shuffle.profile.dominating_pair`, cached per accountant). None: the
+        it (:func:`sharpdp.shuffle.profile.dominating_pair`, cached per round and process:
+        ``docs/composition.md`` §2.3). None: the
         smallest over the round types of eps_10 / 400, eps_10 the first eps of a doubling search
         (from 1e-6) where the round's certified delta is <= 1e-10 (a few profile values, cached).
     rel_tol : float, default 1e-2
@@ -112,7 +115,8 @@ class ComposedAccountant:
     TypeError
         ``parts`` not a sequence of (ShuffleAccountant, int) pairs (names the bad entry).
     ValueError
-        Empty ``parts``, a count < 1, mixed adjacencies, bad discretisation interval.
+        Empty ``parts``, a count < 1, mixed adjacencies, a discretisation interval outside
+        [1e-12, 1] (names ``value_discretization_interval``).
     """
 
     def __init__(self, parts, value_discretization_interval: float | None = None, *, rel_tol: float = 1e-2,
@@ -142,8 +146,7 @@ class ComposedAccountant:
         self.parts = checked
         if value_discretization_interval is None:
             value_discretization_interval = min(auto_interval(a) for a, _ in checked)
-        self.value_discretization_interval = V.real("value_discretization_interval", value_discretization_interval,
-                                                    lo=0.0, hi=1.0, lo_open=True)
+        self.value_discretization_interval = check_interval(value_discretization_interval)
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self._pair_options = pair_options
         self._pairs: list | None = None
@@ -394,10 +397,14 @@ class ComposedAccountant:
         Raises
         ------
         ValueError
-            delta outside (0, 1), or not above the composed infinity mass (no eps reaches it).
+            delta outside (0, 1), or not above the composed infinity mass (no eps reaches it);
+            ``xtol`` outside [1e-12, 1).
         """
         delta = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        if xtol < _MIN_XTOL:
+            raise ValueError(f"xtol must be in [{_MIN_XTOL}, 1) (a relative width below float resolution never "
+                             f"ends the bisection), got {xtol!r}")
         if self.get_delta(0.0) <= delta:
             return 0.0
         h = self.value_discretization_interval
@@ -407,7 +414,9 @@ class ComposedAccountant:
             raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
                              f"{self.get_delta(top)!r}; no epsilon reaches it")
         lo, hi = 0.0, max(top, h)
-        while hi - lo > xtol * hi:
+        for _ in range(200):  # xtol >= 1e-12: about 40 halvings suffice
+            if hi - lo <= xtol * hi:
+                break
             mid = 0.5 * (lo + hi)
             if self.get_delta(mid) <= delta:
                 hi = mid

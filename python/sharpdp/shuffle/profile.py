@@ -22,7 +22,9 @@ Dominating pairs compose (Zhu et al., Theorem 10), which :class:`ComposedAccount
 from __future__ import annotations
 
 import math
+import threading
 import weakref
+from collections import OrderedDict
 
 import numpy as np
 
@@ -37,8 +39,17 @@ _LOOSE_FACTOR = 10.0  # ... by this factor
 _AIM = 0.8  # a segment is split into parts aimed at this fraction of the target
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
-# (eps, lower, upper) values computed per accountant: repeated profiles, to_pld and
-# ComposedAccountant share them (an accountant's values never change).
+_MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
+# Process-wide caches (docs/composition.md §2.3), shared by every accountant OBJECT of the same
+# round (equal ``round_key``): the certified (lower, upper) profile values by eps, and the built
+# dominating pairs (so to_pld, ComposedAccountant and ShufflePLDAccountant build a round's pair once
+# per process). Both are LRU-bounded: _MAX_ROUNDS rounds of values, _MAX_PAIRS pairs.
+_MAX_ROUNDS = 64
+_MAX_PAIRS = 64
+_VALUES: "OrderedDict" = OrderedDict()  # round key -> ({eps: (lower, upper)}, randomizer)
+_PAIRS: "OrderedDict" = OrderedDict()  # (round key, Delta, pair options) -> DominatingPair
+_LOCK = threading.RLock()
+# an accountant without a round key (unknown type) keeps its values per object, as before
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # replace-one accountants bounded through bot -> their zero-out twin (its values cached as above)
 _TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -50,21 +61,104 @@ def check_accountant(accountant, name: str = "accountant") -> None:
     (duck-typed: certified ``get_delta_bounds`` and an ``adjacency``; this module sits below the
     accountant, which delegates ``privacy_profile`` to it). The one check of the profile, the pair,
     composition and the interop adapters."""
+    if callable(getattr(accountant, "pairs", None)) and hasattr(accountant, "parts"):
+        raise TypeError(f"{name} must be the accountant of ONE shuffled round (ShuffleAccountant or "
+                        f"ExactShuffleAccountant), got a {type(accountant).__name__} (already a composition: its "
+                        f"rounds' dominating pairs are its .pairs())")
     if not callable(getattr(accountant, "get_delta_bounds", None)) or not hasattr(accountant, "adjacency") \
             or not hasattr(accountant, "randomizer") or not hasattr(accountant, "n"):
         raise TypeError(f"{name} must be a ShuffleAccountant or ExactShuffleAccountant (one shuffled round), got "
                         f"{type(accountant).__name__}")
 
 
+def _randomizer_key(randomizer):
+    """Hashable identity of a randomizer's privacy laws and release sampler.
+
+    sharpdp's own parametric randomizers (exact type, not a subclass) are fully determined by
+    their type and constructor parameters (``repr``, i.e. ``_params()``) plus the sampler grid
+    (``grid_bits``, also when defaulted): equal keys mean equal certified values. Any other
+    randomizer (GeneralRandomizer, whose density is a callable; user classes; subclasses) is keyed
+    by the object itself: the cache entry then holds a strong reference to it, so its ``id`` cannot
+    be reused while the entry lives."""
+    from sharpdp.shuffle.randomizers import BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse
+
+    t = type(randomizer)
+    if t in (BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse):
+        return ("params", t, repr(randomizer), getattr(randomizer, "grid_bits", None),
+                getattr(randomizer, "dim", None))
+    return ("object", id(randomizer))
+
+
+def round_key(accountant):
+    """The cache key of one shuffled round (``docs/composition.md`` §2.3): accountant type,
+    randomizer (:func:`_randomizer_key`), n, adjacency, the accountant's ``rel_tol``, its sampler
+    charge (``sampler_tau``, ``eps_tau``: what ``sampler_charge`` and the sampler grid add to
+    delta) and whether replace-one is bounded through bot. None for an object that is not
+    weak-referenceable or lacks these attributes (its values are then not shared)."""
+    try:
+        t = type(accountant)
+        return (t, _randomizer_key(accountant.randomizer), int(accountant.n),
+                str(accountant.adjacency), float(getattr(accountant, "rel_tol", math.nan)),
+                repr(getattr(accountant, "sampler_tau", None)), repr(getattr(accountant, "eps_tau", None)),
+                bool(getattr(accountant, "via_bottom", False)))
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _lru_get(table: OrderedDict, key, limit: int, make):
+    """table[key] (moved to the most recent end), created by ``make()`` when missing; the oldest
+    entries beyond ``limit`` are dropped."""
+    with _LOCK:
+        hit = table.get(key)
+        if hit is not None:
+            table.move_to_end(key)
+            return hit
+        hit = table[key] = make()
+        while len(table) > limit:
+            table.popitem(last=False)
+        return hit
+
+
+def _value_cache(accountant) -> dict:
+    """The dict eps -> (lower, upper) shared by every accountant of the same round."""
+    key = round_key(accountant)
+    if key is not None:
+        # (the randomizer rides along so an object-keyed entry keeps its id alive)
+        return _lru_get(_VALUES, key, _MAX_ROUNDS, lambda: ({}, accountant.randomizer))[0]
+    try:
+        return _CACHE.setdefault(accountant, {})
+    except TypeError:  # not weak-referenceable: no cache
+        return {}
+
+
+def clear_caches() -> None:
+    """Empty the process-wide caches of privacy-profile values and dominating pairs.
+
+    Every accountant of the same round (equal randomizer parameters, n, adjacency, rel_tol and
+    sampler charge) shares one set of certified profile values and one dominating pair per
+    (lattice step, pair options) within a process, so ``to_pld``, ``ComposedAccountant`` and
+    ``ShufflePLDAccountant`` (dp_accounting's calibration loops) build a round's pair once. The
+    caches hold at most 64 rounds of values and 64 pairs (least recently used dropped first;
+    ``docs/composition.md`` §2.3). Clearing them changes no value, only the time of the next call.
+
+    Returns
+    -------
+    None
+    """
+    with _LOCK:
+        _VALUES.clear()
+        _PAIRS.clear()
+        _CACHE.clear()
+        _TWINS.clear()
+
+
 def _positive_bounds(accountant, eps: np.ndarray):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
-    sweep: values already computed for this accountant are reused, the rest come from one
-    ``get_delta_bounds`` call (sorted, so the accountant's grids and caches carry over), and the
-    upper values are made non-increasing in eps (delta is: Up(e') certifies every e >= e')."""
-    try:
-        cache = _CACHE.setdefault(accountant, {})
-    except TypeError:  # not weak-referenceable: no cache
-        cache = {}
+    sweep: values already computed for this round (any accountant with the same
+    :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so
+    the accountant's grids and caches carry over), and the upper values are made non-increasing
+    in eps (delta is: Up(e') certifies every e >= e')."""
+    cache = _value_cache(accountant)
     missing = np.array([e for e in eps.tolist() if e not in cache], dtype=float)
     if missing.size:
         lo, up = accountant.get_delta_bounds(missing)
@@ -336,7 +430,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     accountant : ShuffleAccountant
         The round (randomizer, n, adjacency); its certified upper values are sampled.
     value_discretization_interval : float, default 1e-4
-        Lattice step Delta of the privacy loss (nats), > 0.
+        Lattice step Delta of the privacy loss (nats), in [1e-12, 1].
     epsilons : array_like of float, optional
         Explicit sample points eps >= 0 (each a multiple of Delta within 1e-9 relative). By
         default they are chosen adaptively (``docs/composition.md`` §2.2): eps_max (delta <=
@@ -379,17 +473,61 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         (``docs/composition.md`` §2.1), each leg sampled as above: certified, and tighter than
         ``get_delta`` (whose split search is coarser) by up to ~20 %.
 
+        Built once per process for each round and options: every accountant of the same round
+        (:func:`round_key`) gets the same object (its arrays read-only) from a bounded cache
+        (``docs/composition.md`` §2.3; :func:`clear_caches` empties it).
+
     Raises
     ------
+    TypeError
+        ``accountant`` not the accountant of one shuffled round (a ``ComposedAccountant`` too);
+        ``cover_upper`` or ``lower`` not a bool, ``progress`` not None or a bool.
     ValueError
-        Delta not in (0, 1], ``epsilons`` negative, not finite, or not on the Delta grid,
+        Delta not in [1e-12, 1], ``epsilons`` negative, not finite, or not on the Delta grid,
         ``delta_floor`` not in (0, 1), ``max_evaluations`` < 2, ``rel_tol`` not in (0, 1).
     """
     check_accountant(accountant)
-    dx = V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
+    dx = check_interval(value_discretization_interval)
     floor = V.real("delta_floor", delta_floor, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     max_ev = V.integer("max_evaluations", max_evaluations, lo=2)
     rtol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    for name, flag in (("cover_upper", cover_upper), ("lower", lower)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__} {flag!r}")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be None, True or False, got {type(progress).__name__} {progress!r}")
+    e_arr = None if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
+    key = round_key(accountant)
+    if key is None:
+        return _build(accountant, dx, e_arr, floor, max_ev, rtol, bool(cover_upper), bool(lower), progress)
+    pkey = (key, dx, None if e_arr is None else tuple(e_arr.tolist()), floor, max_ev, rtol, bool(cover_upper),
+            bool(lower))
+    with _LOCK:
+        hit = _PAIRS.get(pkey)
+        if hit is not None:
+            _PAIRS.move_to_end(pkey)
+            return hit[0]
+    pair = _build(accountant, dx, e_arr, floor, max_ev, rtol, bool(cover_upper), bool(lower), progress)
+    for a in (pair.losses, pair.probs, pair.sample_epsilons, pair.sample_deltas):
+        a.setflags(write=False)  # shared by every caller: read-only
+    # (the randomizer rides along so an object-keyed entry keeps its id alive)
+    return _lru_get(_PAIRS, pkey, _MAX_PAIRS, lambda: (pair, accountant.randomizer))[0]
+
+
+def check_interval(value_discretization_interval) -> float:
+    """The lattice step Delta as a float in [1e-12, 1] (nats), or ValueError naming
+    ``value_discretization_interval``: a finer step makes the lattice indices of the privacy
+    losses (up to 60 nats) exceed what the pair's int64 indices and the FFT lengths can hold."""
+    dx = V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
+    if dx < _MIN_INTERVAL:
+        raise ValueError(f"value_discretization_interval must be >= {_MIN_INTERVAL} nats (a finer lattice cannot "
+                         f"index losses up to 60 nats), got {value_discretization_interval!r}")
+    return dx
+
+
+def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progress) -> DominatingPair:
+    """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
+    epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
     evaluate = lambda k: _grid_eval(accountant, k, dx)  # noqa: E731
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
@@ -411,7 +549,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         if epsilons is None:
             k_lim = min(k_lim, int(curve_a.k[-1]) + int(curve_b.k[-1]) + 2)
     if epsilons is not None:
-        e = V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
+        e = epsilons
         kf = e / dx
         ki = np.round(kf)
         if np.any(np.abs(kf - ki) > 1e-9 * np.maximum(1.0, np.abs(kf))):
@@ -442,4 +580,5 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     return build_pair(ks_full, H_full, dx, adjacency, certified, samples)
 
 
-__all__ = ["DominatingPair", "check_accountant", "dominating_pair", "privacy_profile", "privacy_profile_bounds"]
+__all__ = ["DominatingPair", "check_accountant", "check_interval", "clear_caches", "dominating_pair", "privacy_profile",
+           "privacy_profile_bounds", "round_key"]
