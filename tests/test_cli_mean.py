@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -169,8 +170,10 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert np.array_equal(diag["private_mean"], r["private_mean"])
     assert np.allclose(diag["abs_error"], err_orig, rtol=1e-9, atol=1e-12)
     assert np.allclose(diag["expected_rmse"], exp_rmse * scale)
-    assert analyst["observed_rmse_per_coordinate"] == pytest.approx(
-        math.sqrt(np.mean((err_orig / scale) ** 2)), rel=1e-9)
+    # the realised error lives in the diagnostics file only (never next to the release), mode 0600
+    assert "observed_rmse_per_coordinate" not in analyst
+    assert np.allclose(diag["observed_rmse_per_coordinate"], math.sqrt(np.mean((err_orig / scale) ** 2)), rtol=1e-9)
+    assert (os.stat(r["diagnostics"]["csv"]).st_mode & 0o777) == 0o600
     assert np.all(err_orig < 6 * exp_rmse * scale)  # the estimate is where it should be
     sig = gaussian_mechanism_sigma(0.05, 1e-5, 1.0 / n)
     assert r["central_gaussian"]["rmse_per_coordinate"] == pytest.approx(sig, rel=1e-12)
@@ -186,7 +189,8 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     for j, true in enumerate(diag["true_mean_clipped"]):
         assert f"{true:.5g}" not in text, j  # (the private values differ from the true ones at 5 digits here)
     code, text, _ = _run(capsys, *argv[:-3], "--diagnostics", str(diag_path))
-    assert code == 0 and f"diagnostics (TRUE means, do not publish): {diag_path}" in text
+    assert code == 0 and f"diagnostics (TRUE means and realised errors, do not publish): {diag_path}" in text
+    assert "RMSE/coord" not in text.split("diagnostics (TRUE")[1].splitlines()[0]  # no realised error printed
     code, _, err = _run(capsys, *argv[:-2], "--diagnostics", str(tmp_path))
     assert code == 2 and "--diagnostics" in err and len(err.strip().splitlines()) == 1
 

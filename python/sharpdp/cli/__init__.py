@@ -106,6 +106,14 @@ def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outpu
         raise CliError(f"--diagnostics: {path} is not writable")
 
 
+def open_private(path: str):
+    """Open ``path`` for writing (text, newline="") readable by its owner only (mode 0600): the
+    diagnostics files hold true values and possibly the seed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.chmod(path, 0o600)  # (an existing file keeps its mode under O_CREAT)
+    return os.fdopen(fd, "w", newline="")
+
+
 def check_out_dir(path: str, flag: str = "--out") -> None:
     """Fail early (before any long computation) if ``path`` cannot become an output directory.
 

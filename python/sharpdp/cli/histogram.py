@@ -293,7 +293,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
 def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[str]) -> dict[str, Any]:
     """Write the true counts and their functions to the file the user named (not publishable)."""
-    import numpy as np
 
     path = args.diagnostics
     diag = table.copy()
@@ -303,19 +302,21 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
     diag["expected_abs_error_bound"] = mech.expected_abs_error(n)
     if args.seed is not None:
         diag["seed"] = str(args.seed)
-    diag.to_csv(path, index=False)
+    from sharpdp.cli import open_private
+
+    with open_private(path) as f:  # mode 0600: true counts (and the seed)
+        diag.to_csv(f, index=False)
     png = None
     if not args.no_plot:
         png = os.path.splitext(path)[0] + ".png"
         _plot_diagnostics(diag, mech, args, png)
+        os.chmod(png, 0o600)
     _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} hold the TRUE counts and values "
                     "computed from them" + (" and the seed" if args.seed is not None else "")
                     + " (not private): do not publish them")
-    rel_err = np.abs(released - n) / np.maximum(n, 1)
-    pos = n > 0
-    return {"csv": path, "png": png, "mean_relative_error": float(rel_err.mean()),
-            "mean_relative_error_nonempty": float(rel_err[pos].mean()) if pos.any() else None,
-            "max_v_n": float(diag["v_n"].max()), "min_v_n": float(diag["v_n"].min())}
+    # summaries of the true counts (realised errors, v(n) range) stay in the file: the printed output
+    # holds only publishable values
+    return {"csv": path, "png": png}
 
 
 def _log_axis(ax, axis: str = "x") -> None:
@@ -523,9 +524,7 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(f"plot (publishable): {result['png']}")
     d = result["diagnostics"]
     if d:
-        lines.append(f"diagnostics (TRUE counts, do not publish): {d['csv']}" + (f", {d['png']}" if d["png"] else "")
-                     + f"; mean relative error {d['mean_relative_error']:.4f}, v(n) from {d['min_v_n']:.3g} "
-                     f"to {d['max_v_n']:.3g}")
+        lines.append(f"diagnostics (TRUE counts, do not publish): {d['csv']}" + (f", {d['png']}" if d["png"] else ""))
     for w in result["warnings"]:
         lines.append(f"warning: {w}")
     lines.append("randomness: " + ("seeded, reproducible (NOT private unless the seed is kept secret)"

@@ -131,7 +131,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.diagnostics is not None:
         result["diagnostics"] = _write_diagnostics(args.diagnostics, result, diagnostics, expected_rmse_units,
                                                    args.seed)
-        analyst["observed_rmse_per_coordinate"] = diagnostics["observed_rmse_per_coordinate"]
     return result
 
 
@@ -162,16 +161,20 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
     the seed of a seeded run (column ``seed``; empty without ``--seed``: no seed exists)."""
     import csv
 
-    with open(path, "w", newline="") as f:
+    from sharpdp.cli import open_private
+
+    with open_private(path) as f:  # mode 0600: true values (and the seed)
         w = csv.writer(f)
         w.writerow(["column", "true_mean", "true_mean_clipped", "private_mean", "abs_error",
-                    "expected_rmse", "seed"])
+                    "expected_rmse", "observed_rmse_per_coordinate", "seed"])
         for j, c in enumerate(result["columns"]):
             w.writerow([c, repr(diag["true_mean"][j]), repr(diag["true_mean_clipped"][j]),
                         repr(result["private_mean"][j]), repr(diag["observed_abs_error_original_units"][j]),
-                        repr(expected_rmse_units[j]), "" if seed is None else str(seed)])
-    msg = (f"--diagnostics: {path} holds the TRUE means, the realised errors"
-           + (" and the seed" if seed is not None else "") + " (not private): do not publish it")
+                        repr(expected_rmse_units[j]), repr(diag["observed_rmse_per_coordinate"]),
+                        "" if seed is None else str(seed)])
+    msg = (f"--diagnostics: {path} (CSV, readable by you only) holds the TRUE means"
+           + (", the realised errors and the seed" if seed is not None else " and the realised errors")
+           + " (not private): do not publish it")
     result["warnings"].append(msg)
     print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
     return {"csv": path}
@@ -338,8 +341,7 @@ def format_text(r: dict[str, Any]) -> str:
                     if from_data else ")"))
     d = r.get("diagnostics")
     if d:
-        lines.append(f"diagnostics (TRUE means, do not publish): {d['csv']}; observed RMSE/coord "
-                     f"{a['observed_rmse_per_coordinate']:.4g} (scaled units; analyst only, not private)")
+        lines.append(f"diagnostics (TRUE means and realised errors, do not publish): {d['csv']}")
     for wmsg in r["warnings"]:
         lines.append(f"warning: {wmsg}")
     lines.append("randomness : " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
