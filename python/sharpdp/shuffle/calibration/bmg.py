@@ -22,6 +22,7 @@ from sharpdp.shuffle.calibration.search import (
     T_RADIUS,
     CalibrationReport,
     Search,
+    check_progress,
     expit,
     model_start,
 )
@@ -59,6 +60,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     n = V.integer("n", n, lo=1)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
     delta = V.probability_open("delta", delta)
+    progress = check_progress(progress)
     dim = V.integer("dim", dim, lo=1)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")

@@ -16,6 +16,7 @@ from sharpdp.shuffle.calibration.search import (
     STAGE1_TOL,
     CalibrationReport,
     Search,
+    check_progress,
     model_root,
 )
 from sharpdp.shuffle.randomizers import GaussianRandomizer
@@ -37,6 +38,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     n = V.integer("n", n, lo=1)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
     delta = V.probability_open("delta", delta)
+    progress = check_progress(progress)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
     from sharpdp.shuffle.adjacency import check_adjacency

@@ -109,6 +109,13 @@ class CalibrationReport:
     composed_certifications: int = 0
 
 
+def check_progress(progress: Any) -> bool | None:
+    """``progress`` validated: None, True or False (a TypeError naming it otherwise)."""
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__} {progress!r:.40}")
+    return progress
+
+
 class Progress:
     """One progress bar over accountant evaluations (:func:`sharpdp._progress.progress_bar`: tqdm
     when installed, else plain lines). Its total is the budget (at most that many evaluations are
