@@ -23,6 +23,7 @@ from sharpdp.shuffle.calibration.search import (
     CalibrationReport,
     Search,
     check_progress,
+    check_targets,
     expit,
     model_start,
 )
@@ -62,6 +63,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     delta = V.probability_open("delta", delta)
     progress = check_progress(progress)
     dim = V.integer("dim", dim, lo=1)
+    check_targets(n, epsilon, delta, dim)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
     if adjacency not in ("zero_out", "replace"):

@@ -17,6 +17,7 @@ from sharpdp.shuffle.calibration.search import (
     CalibrationReport,
     Search,
     check_progress,
+    check_targets,
     model_root,
 )
 from sharpdp.shuffle.randomizers import GaussianRandomizer
@@ -39,6 +40,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     epsilon = V.real("epsilon", epsilon, lo=0.0)
     delta = V.probability_open("delta", delta)
     progress = check_progress(progress)
+    check_targets(n, epsilon, delta, 1)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
     from sharpdp.shuffle.adjacency import check_adjacency
