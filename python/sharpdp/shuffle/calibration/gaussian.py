@@ -124,8 +124,11 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     Raises
     ------
     ValueError
-        If n < 1 or > 1e9, epsilon < 0, delta not in (0, 1), any is NaN, or an unknown
+        If n < 1 or > 1e9, epsilon < 0 or > 700, delta not in (0, 1) or <= n 1e-38 (below the
+        release sampler's smallest charge, docs/sampling.md §4), any is NaN, or an unknown
         ``adjacency``.
+    TypeError
+        If ``progress`` is not True, False or None.
     RuntimeError
         If no certified sigma0 is found (never expected).
     """
