@@ -239,7 +239,9 @@ class ShuffleAccountant:
 
     def sampler_term(self, epsilon: float) -> float:
         """(1 + e^eps) tau rounded up, tau = :attr:`sampler_tau`: what the release sampler's total
-        variation adds to delta(eps) (docs/sampling.md §4); 0.0 without a charge, inf beyond eps = 700."""
+        variation adds to delta(eps) (docs/sampling.md §4); 0.0 without a charge, inf beyond eps = 700.
+        ``epsilon``: a real number (nats; +-inf allowed), else a TypeError/ValueError naming it."""
+        epsilon = V.real("epsilon", epsilon, allow_inf=True)
         if self.sampler_tau == 0.0:
             return 0.0
         if epsilon > EPS_MAX:
