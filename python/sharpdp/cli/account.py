@@ -100,14 +100,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     except NotImplementedError as exc:
         raise CliError(f"--adjacency: {exc}") from None
     out: dict[str, Any] = {
-        "randomizer": {"gamma": gamma, "sigma0": sigma0, "dim": dim, "chi_lo": rnd.chi_lo,
-                       "mse_single": rnd.mse_single},
+        # (null in JSON where a figure overflows a double, e.g. mse_single at sigma0 ~ 1e300)
+        "randomizer": {"gamma": gamma, "sigma0": sigma0, "dim": dim, "chi_lo": _finite_or_none(rnd.chi_lo),
+                       "mse_single": _finite_or_none(rnd.mse_single)},
         "n": n,
         "adjacency": args.adjacency,
     }
     rounds = V.integer("--rounds", args.rounds, lo=1)
     out.update(_answer(acc, rounds, eps, delta, args.discretization, _BLANKET_LOWER))
     return out
+
+
+def _finite_or_none(v: float) -> float | None:
+    """v, or None (JSON null; printed "inf") when it overflows a double."""
+    return float(v) if math.isfinite(v) else None
+
+
+def _g(v: float | None) -> str:
+    return "inf" if v is None else f"{v:.6g}"
 
 
 _BLANKET_LOWER = ("lower value of the blanket bound (the accountant's accuracy), not a lower bound on the "
@@ -233,7 +243,7 @@ def format_text(r: dict[str, Any]) -> str:
     if "k" in r["randomizer"]:
         return _format_krr(r)
     rd = r["randomizer"]
-    figures = ", ".join(f"{k} = {rd[k]:.6g}" for k in BMG_FIELD_HELP)
+    figures = ", ".join(f"{k} = {_g(rd[k])}" for k in BMG_FIELD_HELP)
     head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
             f"({figures}); n = {r['n']}, {r['adjacency']} adjacency")
     if r.get("rounds", 1) > 1:

@@ -132,7 +132,8 @@ class ShuffleAccountant:
         optionally ``privacy_amplification_surcharge(epsilon, adjacency)`` (added to the upper
         value, module docstring step K).
     n : int
-        Number of users, 1 <= n <= 1e9.
+        Number of users, 1 <= n <= 1e9. An integer-valued float (``1e3``, as ``sharpdp account
+        --n 1e3`` accepts) is taken as that integer; any other float (``1.5``, NaN) is refused.
     adjacency : {"zero_out", "replace"}, default "zero_out"
         Neighbouring relation. "replace" (one input replaced by another, |x| <= 1) uses the
         randomizer's own replace-one laws where a worst-case pair is proven (BlanketMixedGaussian

@@ -16,6 +16,10 @@ from sharpdp.shuffle.accountant.results import Coarsen, LawBracket
 from sharpdp.shuffle.laws import Law
 
 
+#: refine stops once a pass at the clamp's size cap has its clamp term above this share of its upper value
+_CLAMP_BOUND = 0.9
+
+
 @dataclass(frozen=True)
 class Bracket:
     """Mode of :func:`certify`: lower and upper values, refined to the relative target.
@@ -87,8 +91,10 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     best: PassResult | None = None
     best_lower = 0.0
     widened = False
+    prev_upper: float | None = None  # the last certified pass's upper value
     for _rnd in range(mode.max_rounds + 1):
         Tmax = 0.5 * K_MAX * h / J_LO
+        T_capped, B_capped = T > Tmax, B > Tmax
         T, B = min(T, Tmax), min(B, Tmax)
         res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
         if isinstance(res, Coarsen):
@@ -118,6 +124,21 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             break
         if best.upper < max(VALUE_FLOOR, mode.negligible):
             break  # far below any delta of interest: keep the certified value, skip refinement
+        if T_capped and res.tail_T > _CLAMP_BOUND * res.upper:
+            # the upper clamp is at its size cap and its term is most of the upper value: a finer step
+            # lowers the cap (Tmax is proportional to h) and tail_T = E[(L - T)_+] is non-increasing
+            # in T, so no finer pass has an upper value below this tail_T > 0.9 of this pass's: stop
+            # (every pass is certified; this costs at most 1/0.9 on the upper value). Heavy-tailed
+            # laws at tiny delta otherwise spend every round at the size cap (tens of seconds each).
+            break
+        if B_capped and res.lower == 0.0 and res.tail_B > res.upper and prev_upper is not None \
+                and res.upper >= (1.0 - rel_tol) * prev_upper:
+            # the lower clamp is at its size cap and its term alone exceeds the upper value, so the
+            # lower value is 0; a finer step lowers that cap (its term E[(-L - B)_+]-type bound is
+            # non-increasing in B), and the last refinement moved the upper value by less than
+            # rel_tol: stop with the certified upper value (the bracket stays open, see report())
+            break
+        prev_upper = res.upper
         lo, up = res.lower, res.upper
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             if not redo:

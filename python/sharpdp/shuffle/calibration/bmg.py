@@ -22,6 +22,8 @@ from sharpdp.shuffle.calibration.search import (
     T_RADIUS,
     CalibrationReport,
     Search,
+    check_progress,
+    check_targets,
     expit,
     model_start,
 )
@@ -59,7 +61,9 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     n = V.integer("n", n, lo=1)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
     delta = V.probability_open("delta", delta)
+    progress = check_progress(progress)
     dim = V.integer("dim", dim, lo=1)
+    check_targets(n, epsilon, delta, dim)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
     if adjacency not in ("zero_out", "replace"):
@@ -215,9 +219,13 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     ------
     ValueError
         If n < 1 or > 1e9, epsilon < 0, delta not in (0, 1), dim < 1, any is NaN,
-        ``adjacency`` is not one of the above, or ``rounds`` is not an integer >= 1.
+        ``adjacency`` is not one of the above, or ``rounds`` is not an integer >= 1; if epsilon >
+        700 (a randomizer calibrated at 700 is certified for every larger epsilon); if delta <= n
+        dim 1e-38, below the release sampler's smallest charge at any sigma0 (docs/sampling.md §4);
+        if ``rounds`` is so large that the composed grid exceeds the FFT size cap.
     TypeError
-        If ``adjacency`` is not a string, or ``rounds`` is not a number (e.g. a bool).
+        If ``adjacency`` is not a string, ``rounds`` is not a number (e.g. a bool), or
+        ``progress`` is not True, False or None.
     RuntimeError
         If no parameters with a certified delta <= delta are found (never expected: the
         certified delta drops to 0 as chi grows).

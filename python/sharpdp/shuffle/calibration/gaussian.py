@@ -16,6 +16,8 @@ from sharpdp.shuffle.calibration.search import (
     STAGE1_TOL,
     CalibrationReport,
     Search,
+    check_progress,
+    check_targets,
     model_root,
 )
 from sharpdp.shuffle.randomizers import GaussianRandomizer
@@ -37,6 +39,8 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     n = V.integer("n", n, lo=1)
     epsilon = V.real("epsilon", epsilon, lo=0.0)
     delta = V.probability_open("delta", delta)
+    progress = check_progress(progress)
+    check_targets(n, epsilon, delta, 1)
     if not isinstance(adjacency, str):
         raise TypeError(f"adjacency must be a string, got {type(adjacency).__name__}")
     from sharpdp.shuffle.adjacency import check_adjacency
@@ -120,8 +124,11 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     Raises
     ------
     ValueError
-        If n < 1 or > 1e9, epsilon < 0, delta not in (0, 1), any is NaN, or an unknown
+        If n < 1 or > 1e9, epsilon < 0 or > 700, delta not in (0, 1) or <= n 1e-38 (below the
+        release sampler's smallest charge, docs/sampling.md §4), any is NaN, or an unknown
         ``adjacency``.
+    TypeError
+        If ``progress`` is not True, False or None.
     RuntimeError
         If no certified sigma0 is found (never expected).
     """

@@ -43,7 +43,14 @@ def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: flo
     from sharpdp.shuffle.composition import ComposedAccountant
 
     ca = ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], progress=False)
-    lo, up = ca.get_delta_bounds(epsilon)
+    try:
+        lo, up = ca.get_delta_bounds(epsilon)
+    except RuntimeError as exc:
+        if "FFT length" not in str(exc):
+            raise
+        # the composed law's spread grows as sqrt(rounds): its grid no longer fits the FFT cap
+        raise ValueError(f"rounds: {rounds} rounds are too many to certify: the composed privacy-loss grid "
+                         f"exceeds the accountant's FFT size cap ({str(exc).split(';')[0]})") from None
     return float(lo), float(up)
 
 

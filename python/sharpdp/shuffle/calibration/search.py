@@ -109,6 +109,36 @@ class CalibrationReport:
     composed_certifications: int = 0
 
 
+def check_progress(progress: Any) -> bool | None:
+    """``progress`` validated: None, True or False (a TypeError naming it otherwise)."""
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__} {progress!r:.40}")
+    return progress
+
+
+def check_targets(n: int, epsilon: float, delta: float, dim: int) -> None:
+    """Refuse targets no calibrated grid release can meet, before any evaluation (ValueError naming
+    the argument): epsilon above EPS_MAX (the laws need e^epsilon finite; a randomizer calibrated
+    at EPS_MAX is certified for every larger epsilon, delta(epsilon) being non-increasing), and
+    delta at or below the release sampler's smallest charge. Every certified upper value
+    includes the charge (1 + e^eps') tau >= tau = n sampler_tv (eps' = min(epsilon, eps_tau),
+    docs/sampling.md §4), and the BMG sampler's sampler_tv >= dim TAIL_BOUND for every sigma0
+    (its definition: dim ((ceil(13.2 s) + 1) 2^-128 + TAIL_BOUND)); so no sigma0 certifies
+    delta <= n dim TAIL_BOUND (computed rounded down)."""
+    from sharpdp._tables import TAIL_BOUND
+    from sharpdp.shuffle.accountant.limits import EPS_MAX
+
+    if epsilon > EPS_MAX:
+        raise ValueError(f"epsilon: {epsilon!r} nats is above {EPS_MAX}, the largest epsilon the calibration "
+                         f"supports (e^epsilon must be finite); delta(epsilon) is non-increasing, so a randomizer "
+                         f"calibrated at epsilon = {EPS_MAX} is certified for every larger epsilon")
+    floor = n * dim * TAIL_BOUND * (1.0 - 1e-9)
+    if delta <= floor:
+        raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for at any "
+                         f"sigma0: the release sampler's total-variation charge is at least n dim {TAIL_BOUND:g} "
+                         f"= {floor:.3g} (docs/sampling.md §4)")
+
+
 class Progress:
     """One progress bar over accountant evaluations (:func:`sharpdp._progress.progress_bar`: tqdm
     when installed, else plain lines). Its total is the budget (at most that many evaluations are
@@ -320,7 +350,13 @@ class Search:
                 xn = min(max(x + step, _X_BOX[0]), _X_BOX[1])
                 if xn == x:
                     if v > target:
-                        raise RuntimeError("calibration: no feasible randomizer found (certified delta did not drop)")
+                        ups = [p[5] for p in self.pts if p[5] is not None]
+                        raise RuntimeError(
+                            f"calibration: no feasible randomizer found for delta = {self.delta!r}: the certified "
+                            f"delta did not drop below it at sigma0 = {math.exp(x):.3g} (the search's limit); the "
+                            f"smallest certified upper value was {min(ups, default=math.nan)!r} (it includes the "
+                            f"release sampler's charge (1 + e^epsilon) n sampler_tv, which grows with sigma0, "
+                            f"docs/sampling.md §4)")
                     break
                 last = (step, v)
             x = xn

@@ -122,9 +122,11 @@ class LognormalLaw(Law):
     Parameters
     ----------
     a, b : float
-        Location and coefficient of ``X+``.
+        Location and coefficient of ``X+``. ``b`` is a signed coefficient, not a scale: ``b < 0``
+        (with ``b_minus >= 0``) is the law decreasing in ``Z``, e.g. ``LognormalLaw(0, -1, 1)`` is
+        the law of ``-exp(Z - 1/2)`` (the BMG's zero-out laws use both signs).
     r : float
-        Log-scale, > 0.
+        Log-scale, > 0 (the only scale parameter; r <= 0 is refused).
     z_lo : float, default -inf
         Truncation point in Z.
     weight : float, default 1.0
