@@ -282,8 +282,6 @@ ENTRIES = [
       lambda: (SH.calibrate_gaussian_report, dict(n=100, epsilon=1.0, delta=1e-6)),
       dict(n="int_pos", epsilon="nonneg_finite", delta="prob_open", adjacency="choice")),
     # ------------------------------------------------ engine edges (issue 26: accountant, calibration, laws)
-    E("sharpdp.shuffle:ShuffleAccountant.sampler_term", lambda: (_acc().sampler_term, dict(epsilon=0.5)),
-      dict(epsilon="real_inf_ok")),
     E("sharpdp.shuffle:calibrate_bmg", lambda: (SH.calibrate_bmg, dict(n=100, epsilon=1.0, delta=1e-6, dim=1)),
       dict(progress="flag", rounds="int_pos"), none_ok=["progress"],
       huge=[dict(epsilon=1e6), dict(n=1000, epsilon=1e6), dict(delta=5e-324), dict(rounds=10**9)]),
