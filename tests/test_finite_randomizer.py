@@ -174,9 +174,9 @@ def test_the_laws_dominate_the_exact_privacy_amplification_variable(fine):
                 assert ok, (adjacency, eps, x, y)
 
 
-def test_exact_nonpositive_laws_are_clipped_to_zero():
-    """Replace beyond eps0: every atom (plus its error bound) is <= 0 and the accountant's value is 0; two
-    identical rows: every exact atom is 0, found by the exact test, stored clipped with no error."""
+def test_nonpositive_laws_give_zero():
+    """Replace beyond eps0 (and identical rows at eps > 0): every atom plus its error bound is <= 0, and
+    the accountant's value is exactly 0."""
     fr = FiniteRandomizer.from_probabilities(_krr_table(3, 1.0))
     eps = fr.local_epsilon + 1e-12
     for _, law in fr.privacy_amplification_laws(eps, "replace"):
@@ -184,8 +184,8 @@ def test_exact_nonpositive_laws_are_clipped_to_zero():
     assert ShuffleAccountant(fr, 50, "replace").get_delta(eps) == 0.0
     assert ShuffleAccountant(fr, 50, "zero_out").get_delta(eps) > 0.0
     same = FiniteRandomizer(np.array([[2**62, 3 * 2**62]] * 2, dtype=object))
-    (g, law), = same.privacy_amplification_laws(1e-10, "replace")  # (the test allows 512 u on e^eps)
-    assert law.value_error == 0.0 and np.all(law.values == 0.0) and g == 1.0
+    (g, law), = same.privacy_amplification_laws(1e-10, "replace")
+    assert law.values.max() + law.value_error <= 0.0 and g == 1.0
     assert ShuffleAccountant(same, 10, "replace").get_delta(1e-10) == 0.0
 
 
