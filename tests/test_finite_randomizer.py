@@ -352,6 +352,14 @@ def test_discretize_gives_the_cell_masses_as_an_exact_table():
         gr.discretize(edges=[-9.0, 0.0, 8.0])
     coarse = gr.discretize(edges=np.linspace(-9, 9, 19))
     assert coarse.n_outputs == 18
+    # granularity 2^-64: far tails closer to the cell masses, not exact doubles, same certified figures
+    f64 = gr.discretize(bits=64)
+    assert not f64.exact_doubles and sum(f64.table.tolist()[1]) == ONE
+    np.testing.assert_allclose(f64.probs[1], ref / ref.sum(), rtol=1e-9, atol=2.0**-63)
+    for adjacency in ADJ:
+        a = ShuffleAccountant(f64, 1, adjacency).get_delta(0.5)
+        b = ShuffleAccountant(fr, 1, adjacency).get_delta(0.5)
+        assert a == pytest.approx(b, rel=1e-9)
 
 
 def test_discretized_round_replace_is_close_to_the_continuous_one():

@@ -193,16 +193,18 @@ class FiniteRandomizer(TableRandomizer):
         self._cum = cum
 
     @classmethod
-    def from_probabilities(cls, probs, *, inputs=None, outputs=None) -> "FiniteRandomizer":
-        """Round a float probability table to an exact one (granularity 2^-53) and build the randomizer.
+    def from_probabilities(cls, probs, *, inputs=None, outputs=None, bits: int = ROUND_BITS) -> "FiniteRandomizer":
+        """Round a float probability table to an exact one (granularity 2^-bits) and build the randomizer.
 
         Each row p (non-negative, positive sum S; normalised exactly) becomes the integers
-        k_j = floor(2^53 p_j / S) plus one unit for the 2^53 - sum_j k_j entries with the largest
-        remainders (ties: the lower index), computed in exact rational arithmetic; then every entry
-        with p_j > 0 and k_j = 0 gets one unit, taken from the row's largest entry. The table is
-        k 2^11 (units of 2^-64): every probability is a multiple of 2^-53, an exact double, within
-        2^-53 + 2^-53 of p_j / S, and zero exactly where p_j = 0. **The rounded table is the
-        mechanism** that is sampled and certified (not the float table); ``table`` returns it.
+        k_j = floor(2^b p_j / S) (b = ``bits``) plus one unit for the 2^b - sum_j k_j entries with the
+        largest remainders (ties: the lower index), computed in exact rational arithmetic; then every
+        entry with p_j > 0 and k_j = 0 gets one unit, taken from the row's largest entry. The table
+        is k 2^(64 - b) (units of 2^-64): every probability is a multiple of 2^-b, within
+        2^-b + 2^-b of p_j / S (one unit for the rounding, one for a bump), and zero exactly where
+        p_j = 0. With b <= 53 (the default) every probability is an exact double
+        (``exact_doubles``). **The rounded table is the mechanism** that is sampled and certified
+        (not the float table); ``table`` returns it.
 
         Parameters
         ----------
@@ -210,6 +212,8 @@ class FiniteRandomizer(TableRandomizer):
             Finite, >= 0, every row with a positive sum (rows need not sum to 1: normalised).
         inputs, outputs : array_like of float, optional, keyword-only
             As in the class constructor.
+        bits : int, keyword-only
+            Granularity 2^-bits of the probabilities, 1 <= bits <= 64 (default 53).
 
         Returns
         -------
@@ -218,20 +222,21 @@ class FiniteRandomizer(TableRandomizer):
         Raises
         ------
         ValueError
-            ``probs`` not 2-D, negative or not finite, a row of zero sum, or more than 2^53
-            outputs in a row with positive mass; the constructor's checks (e.g. a column with
+            ``probs`` not 2-D, negative or not finite, a row of zero sum, or more outputs of
+            positive mass in a row than 2^bits units; ``bits`` outside [1, 64]; the constructor's checks (e.g. a column with
             both zero and positive entries).
         """
         P = V.real_array("probs", probs, ndim=2, lo=0.0)
-        unit = 1 << ROUND_BITS
+        bits = V.integer("bits", bits, lo=1, hi=64)
+        unit = 1 << bits
         table = []
         for i, row in enumerate(P):
             fx = [_fix(v) for v in row]
             S = sum(fx)
             if S == 0:
                 raise ValueError(f"probs: row {i} has zero sum")
-            k = [(v << ROUND_BITS) // S for v in fx]
-            rem = [(v << ROUND_BITS) % S for v in fx]
+            k = [(v << bits) // S for v in fx]
+            rem = [(v << bits) % S for v in fx]
             short = unit - sum(k)
             for j in sorted(range(len(k)), key=lambda j: (-rem[j], j))[:short]:
                 k[j] += 1
@@ -239,10 +244,10 @@ class FiniteRandomizer(TableRandomizer):
                 if fx[j] > 0 and k[j] == 0:
                     big = max(range(len(k)), key=lambda t: (k[t], -t))
                     if k[big] < 2:
-                        raise ValueError(f"probs: row {i} has more outputs of positive mass than 2^53 units")
+                        raise ValueError(f"probs: row {i} has more outputs of positive mass than 2^{bits} units")
                     k[big] -= 1
                     k[j] = 1
-            table.append([v << (64 - ROUND_BITS) for v in k])
+            table.append([v << (64 - bits) for v in k])
         return cls(np.array(table, dtype=object), inputs=inputs, outputs=outputs)
 
     # ------------------------------------------------------------------ the table

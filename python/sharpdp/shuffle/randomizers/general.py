@@ -547,13 +547,13 @@ class GeneralRandomizer(RandomizerBase):
                              self.edges, t, w, u_cell, u_in)
         return y.reshape(shape)
 
-    def discretize(self, edges=None, inputs=None):
+    def discretize(self, edges=None, inputs=None, *, bits: int = 53):
         """The floating-point-safe route: a :class:`FiniteRandomizer` on cells of the support.
 
         Returns the finite randomizer whose row for input x (one per distinct value of ``inputs``,
         sorted; by default this randomizer's ``inputs``) is the vector of cell masses of R_x restricted to the support and renormalised,
         computed by the ``2 * order``-point Gauss-Legendre rule per cell and rounded to an exact
-        dyadic table (:meth:`FiniteRandomizer.from_probabilities`, granularity 2^-53), and whose
+        dyadic table (:meth:`FiniteRandomizer.from_probabilities`, granularity 2^-bits), and whose
         outputs are the cell midpoints. This is a **different mechanism** from the continuous one:
         the rounded table is what is sampled (exactly, ``sampler_tv`` = 0) and what the accountant
         certifies (exactly as sampled, its own blanket min_x P[x, y]; under zero-out ⊥ releases
@@ -572,6 +572,9 @@ class GeneralRandomizer(RandomizerBase):
             certifies every input in [min, max] of them (inputs between rows are mixtures of two
             rows), not only the rows; more rows lower the variance that the input rounding adds
             (docs/sampling.md §10.5) at the cost of more neighbouring pairs for the accountant.
+        bits : int, keyword-only
+            Granularity 2^-bits of the table, 1 <= bits <= 64 (default 53: exact doubles; 64 keeps
+            far-tail cells finer, docs/sampling.md §10.1).
 
         Returns
         -------
@@ -582,7 +585,7 @@ class GeneralRandomizer(RandomizerBase):
         ------
         ValueError
             ``edges`` not strictly increasing, not spanning the support, or more than 2^22
-            cells; an input whose density has no mass on the support; a cell with mass under
+            cells; ``bits`` outside [1, 64]; an input whose density has no mass on the support; a cell with mass under
             one input and none under another (the finite randomizer would not be eps-LDP).
         """
         from sharpdp._kernels import shuffle as K
@@ -612,7 +615,7 @@ class GeneralRandomizer(RandomizerBase):
         for x, row in zip(xs, mass):
             if not row.sum() > 0:
                 raise ValueError(f"density: the density of input x={float(x)!r} has no mass on the support")
-        return FiniteRandomizer.from_probabilities(mass, inputs=xs, outputs=0.5 * (e[1:] + e[:-1]))
+        return FiniteRandomizer.from_probabilities(mass, inputs=xs, outputs=0.5 * (e[1:] + e[:-1]), bits=bits)
 
     def _conditional_moments(self):
         """(points, E[Y | x], Var[Y | x]) at the inputs and the midpoints between sorted inputs."""
