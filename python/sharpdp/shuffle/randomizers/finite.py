@@ -22,7 +22,6 @@ from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.laws import FiniteLaw
 from sharpdp.shuffle.laws import U as _U
 from sharpdp.shuffle.randomizers._table import TableRandomizer
-from sharpdp.shuffle.randomizers.krr import _categories
 
 __all__ = ["FiniteRandomizer"]
 
@@ -55,6 +54,18 @@ def _round_up(num: int, den: int) -> float:
     f = num / den
     a, b = f.as_integer_ratio()
     return math.nextafter(f, math.inf) if a * den < num * b else f
+
+
+def _indices(name: str, value, k: int) -> np.ndarray:
+    """A non-empty 1-D int64 array of indices in [0, k) (integer-valued floats accepted; booleans,
+    text and complex refused with TypeError, the rest with ValueError naming ``name``)."""
+    raw = np.asarray(value)
+    if raw.dtype == bool or raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of integer indices, got dtype {raw.dtype}")
+    arr = V.real_array(name, raw, ndim=1, lo=0.0, hi=float(k - 1))
+    if np.any(arr != np.floor(arr)):
+        raise ValueError(f"{name} must hold integer indices in [0, {k}), found a non-integer value")
+    return arr.astype(np.int64)
 
 
 def _table_ints(table) -> list[list[int]]:
@@ -394,7 +405,7 @@ class FiniteRandomizer(TableRandomizer):
     def _rows_of(self, x) -> tuple[np.ndarray, np.ndarray, tuple]:
         """(lo, up, shape): row lo_i, moved to lo_i + 1 iff a 64-bit word < up_i."""
         if self.inputs is None:
-            cat = _categories("x", x, self.n_inputs)
+            cat = _indices("x", x, self.n_inputs)
             return cat, np.zeros(cat.size, dtype=np.uint64), cat.shape
         arr = V.real_array("x", x)
         if not (arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1)):
@@ -546,7 +557,7 @@ class FiniteRandomizer(TableRandomizer):
         ValueError
             Bad ``messages``; linearly dependent rows.
         """
-        msg = _categories("messages", messages, self.n_outputs)
+        msg = _indices("messages", messages, self.n_outputs)
         counts = np.bincount(msg, minlength=self.n_outputs)
         return self._freq_map @ (counts / msg.size)
 
