@@ -23,7 +23,7 @@ from sharpdp.shuffle.laws import FiniteLaw
 from sharpdp.shuffle.laws import U as _U
 from sharpdp.shuffle.randomizers._table import TableRandomizer
 
-__all__ = ["FiniteRandomizer"]
+__all__ = ["FiniteRandomizer", "affine_mean_map"]
 
 #: 2^64: every row of the table sums to it exactly (probabilities in units of 2^-64).
 ONE = 1 << 64
@@ -66,6 +66,27 @@ def _indices(name: str, value, k: int) -> np.ndarray:
     if np.any(arr != np.floor(arr)):
         raise ValueError(f"{name} must hold integer indices in [0, {k}), found a non-integer value")
     return arr.astype(np.int64)
+
+
+def affine_mean_map(points: np.ndarray, mu: np.ndarray, var: np.ndarray, rel_tol: float,
+                    subject: str) -> tuple[float, float]:
+    """(alpha, beta) of the least-squares line through (points, mu), checked affine and non-constant.
+
+    The residual must be <= rel_tol (1 + max |mu| + max sqrt(var)) and |beta| above it; otherwise
+    ValueError naming ``subject`` (the parameter that defines E[Y | x]). Fewer than two points:
+    ValueError naming ``inputs``.
+    """
+    if points.size < 2:
+        raise ValueError("inputs: need at least two distinct inputs to identify E[Y | x] = alpha + beta x")
+    beta, alpha = np.polyfit(points, mu, 1)
+    resid = float(np.max(np.abs(alpha + beta * points - mu)))
+    tol = rel_tol * (1 + float(np.max(np.abs(mu))) + math.sqrt(float(var.max())))
+    if resid > tol:
+        raise ValueError(f"{subject}: E[Y | x] is not affine in x over the given inputs (residual {resid:.3g}); "
+                         "no unbiased linear estimator")
+    if not abs(beta) > tol:
+        raise ValueError(f"{subject}: E[Y | x] does not depend on x (beta = 0); the mean is not estimable")
+    return float(alpha), float(beta)
 
 
 def _table_ints(table) -> list[list[int]]:
@@ -327,7 +348,7 @@ class FiniteRandomizer(TableRandomizer):
 
     def _pav_atoms(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
         """(gamma, values, probs) per distinct law of the neighbouring pairs (the dominating laws)."""
-        eps = V.real("epsilon", epsilon, lo=0.0)
+        eps = V.real("epsilon", epsilon, lo=0.0, hi=700.0)
         laws = [self._dominating_law(a, b, eps) for a, b in self._pairs(adjacency)]
         return TB.unique_laws([(self.gamma, law.values, law.probs) for law in laws])
 
@@ -337,7 +358,8 @@ class FiniteRandomizer(TableRandomizer):
         Parameters
         ----------
         epsilon : float
-            eps >= 0 in nats.
+            0 <= eps <= 700 in nats (e^eps must be a finite double; the accountant evaluates
+            eps > 60 at 60).
         adjacency : {"zero_out", "replace"}
             Neighbouring relation (replace needs r >= 2 inputs).
 
@@ -351,9 +373,9 @@ class FiniteRandomizer(TableRandomizer):
         Raises
         ------
         ValueError
-            Bad ``epsilon`` or ``adjacency``; replace with a single input.
+            Bad ``epsilon`` (negative, NaN, above 700) or ``adjacency``; replace with a single input.
         """
-        eps = V.real("epsilon", epsilon, lo=0.0)
+        eps = V.real("epsilon", epsilon, lo=0.0, hi=700.0)
         out = []
         for a, b in self._pairs(adjacency):
             law = self._dominating_law(a, b, eps)
@@ -499,18 +521,7 @@ class FiniteRandomizer(TableRandomizer):
             ``outputs`` None, a single input, E[Y | x_i] not affine in x_i, or beta = 0.
         """
         mu, var = self._row_moments()
-        xv = self._input_values()
-        if xv.size < 2:
-            raise ValueError("inputs: need at least two inputs to identify E[Y | x] = alpha + beta x")
-        beta, alpha = np.polyfit(xv, mu, 1)
-        resid = float(np.max(np.abs(alpha + beta * xv - mu)))
-        tol = 1e-9 * (1 + float(np.max(np.abs(mu))) + math.sqrt(float(var.max())))
-        if resid > tol:
-            raise ValueError(f"table: E[Y | x] is not affine in x over the inputs (residual {resid:.3g}); no "
-                             "unbiased linear estimator of the mean")
-        if not abs(beta) > tol:
-            raise ValueError("table: E[Y | x] does not depend on x (beta = 0); the mean is not estimable")
-        return float(alpha), float(beta)
+        return affine_mean_map(self._input_values(), mu, var, 1e-9, "table")
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased estimate of the users' mean input (numeric outputs), or of the input frequencies.

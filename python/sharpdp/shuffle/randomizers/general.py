@@ -16,6 +16,7 @@ from sharpdp.shuffle import quadrature as Q
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
+from sharpdp.shuffle.randomizers.finite import FiniteRandomizer, affine_mean_map
 
 __all__ = ["GeneralRandomizer"]
 
@@ -589,7 +590,6 @@ class GeneralRandomizer(RandomizerBase):
             one input and none under another (the finite randomizer would not be eps-LDP).
         """
         from sharpdp._kernels import shuffle as K
-        from sharpdp.shuffle.randomizers.finite import FiniteRandomizer
 
         o = 2 * self.order
         if edges is None:
@@ -649,17 +649,7 @@ class GeneralRandomizer(RandomizerBase):
             Fewer than two distinct inputs, E[Y | x] not affine at those points, or beta = 0.
         """
         pts, mu, var = self._conditional_moments()
-        if pts.size < 2:
-            raise ValueError("inputs: need at least two distinct inputs to identify E[Y | x] = alpha + beta x")
-        beta, alpha = np.polyfit(pts, mu, 1)
-        resid = float(np.max(np.abs(alpha + beta * pts - mu)))
-        tol = 1e-8 * (1 + float(np.max(np.abs(mu))) + math.sqrt(float(var.max())))
-        if resid > tol:
-            raise ValueError(f"density: E[Y | x] is not affine in x over the given inputs (residual {resid:.3g}); "
-                             "no unbiased linear estimator")
-        if not abs(beta) > tol:
-            raise ValueError("density: E[Y | x] does not depend on x (beta = 0); the mean is not estimable")
-        return float(alpha), float(beta)
+        return affine_mean_map(pts, mu, var, 1e-8, "density")
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased estimate (mean(messages) - alpha) / beta of the mean input, float64 shape (1,).
