@@ -145,6 +145,28 @@ py::array_t<double> sphere_complete(const DArr& v, const DArr& t, const py::byte
   return out;
 }
 
+py::array_t<std::int64_t> finite_sample(const IArr& lo, const U64Arr& up, const U64Arr& cum, const IArr& last,
+                                        const py::bytes& key_bytes, int threads) {
+  if (lo.ndim() != 1 || up.ndim() != 1 || lo.shape(0) != up.shape(0))
+    throw std::invalid_argument("lo, up must be 1-dimensional of the same length");
+  if (cum.ndim() != 2 || last.ndim() != 1 || last.shape(0) != cum.shape(0))
+    throw std::invalid_argument("cum must have shape (rows, m) and last shape (rows,)");
+  const auto n = static_cast<std::size_t>(lo.shape(0));
+  const auto rows = static_cast<std::size_t>(cum.shape(0)), m = static_cast<std::size_t>(cum.shape(1));
+  py::array_t<std::int64_t> out(static_cast<py::ssize_t>(n));
+  const std::int64_t* plo = lo.data();
+  const std::uint64_t* pup = up.data();
+  const std::uint64_t* pcum = cum.data();
+  const std::int64_t* plast = last.data();
+  std::int64_t* y = out.mutable_data();
+  {
+    const StreamKey key = stream_key(key_bytes);
+    py::gil_scoped_release release;
+    kernels::finite_sample(plo, pup, n, pcum, plast, rows, m, key, threads, y);
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_samplers(py::module_& m) {
@@ -180,6 +202,12 @@ void register_samplers(py::module_& m) {
         "64-bit word < keep_threshold, else a uniform category of [0, k) (exact, Lemire).");
   m.def("sphere_complete", &sphere_complete, py::arg("v"), py::arg("t"), py::arg("key"), py::arg("threads") = 0,
         "Y = t v + sqrt(1 - t^2) w, w uniform on the sphere orthogonal to v (rows of v unit).");
+  m.def("finite_sample", &finite_sample, py::arg("lo"), py::arg("up"), py::arg("cum"), py::arg("last"),
+        py::arg("key"), py::arg("threads") = 0,
+        "Finite randomizer (docs/sampling.md §10): per value, row lo_i + [u < up_i] for a 64-bit word u, then "
+        "the output index min{j < last[row] : v < cum[row, j]} (else last[row]) for a second word v: exact "
+        "inverse CDF on 64-bit integer thresholds. lo (n,) int64, up (n,) uint64, cum (rows, m) uint64, last "
+        "(rows,) int64 -> (n,) int64. Raises ValueError on a row index outside the table.");
 }
 
 }  // namespace sharpdp

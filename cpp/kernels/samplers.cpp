@@ -273,5 +273,30 @@ void sphere_complete(const double* vin, const double* tin, std::size_t n, std::s
   });
 }
 
+void finite_sample(const std::int64_t* lo, const std::uint64_t* up, std::size_t n, const std::uint64_t* cum,
+                   const std::int64_t* last, std::size_t rows, std::size_t m, const StreamKey& key, int threads,
+                   std::int64_t* y) {
+  if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
+  if (rows < 1 || m < 1) throw std::invalid_argument("the table must have at least one row and one output");
+  for (std::size_t r = 0; r < rows; ++r)
+    if (last[r] < 0 || static_cast<std::size_t>(last[r]) >= m)
+      throw std::invalid_argument("last must hold output indices in [0, m)");
+  const auto nrows = static_cast<std::int64_t>(rows);
+  parallel_blocks(sampler_blocks(n), threads, [&](std::size_t b) {
+    Rng rng(key, b);
+    const std::size_t end = std::min(n, (b + 1) * kSamplerBlockRows);
+    for (std::size_t i = b * kSamplerBlockRows; i < end; ++i) {
+      if (lo[i] < 0 || lo[i] >= nrows || (up[i] != 0 && lo[i] + 1 >= nrows))
+        throw std::invalid_argument("x: an input row index is outside the table");
+      const std::uint64_t u = rng.next();
+      const std::uint64_t v = rng.next();
+      const auto row = static_cast<std::size_t>(lo[i] + (u < up[i] ? 1 : 0));
+      const std::uint64_t* c = cum + row * m;
+      // first j < last with v < c[j] (c is non-decreasing): std::upper_bound
+      y[i] = static_cast<std::int64_t>(std::upper_bound(c, c + last[row], v) - c);
+    }
+  });
+}
+
 }  // namespace kernels
 }  // namespace sharpdp

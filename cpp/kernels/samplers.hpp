@@ -66,5 +66,19 @@ void krr_sample(const std::int64_t* x, std::size_t n, std::int64_t k, std::uint6
 void sphere_complete(const double* v, const double* t, std::size_t n, std::size_t d, const StreamKey& key,
                      int threads, double* out);
 
+// Finite randomizer (docs/sampling.md §10): a table of `rows` output laws on {0, ..., m - 1}, row r
+// given by its cumulative 64-bit thresholds cum[r m + j] = N[r, 0] + ... + N[r, j] (N[r, .] integers
+// summing to 2^64) for j < last[r], where last[r] is the row's last output of positive mass (so
+// every stored threshold is < 2^64). Value i: one 64-bit word u picks the row lo[i] + [u < up[i]]
+// (stochastic input rounding; up[i] = 0: row lo[i]), a second word v the output, the smallest
+// j < last[row] with v < cum[row m + j], else last[row]; so P(out = j | row) = N[row, j] 2^-64
+// exactly, and outputs of mass 0 never occur. Two words per value, always (a count independent of
+// the input); block b = i / kSamplerBlockRows draws from Rng(key, b), so the output depends on (key,
+// lo, up) only, never on threads. Throws if lo[i] is outside [0, rows), or up[i] > 0 and
+// lo[i] + 1 >= rows, or a last[r] is outside [0, m).
+void finite_sample(const std::int64_t* lo, const std::uint64_t* up, std::size_t n, const std::uint64_t* cum,
+                   const std::int64_t* last, std::size_t rows, std::size_t m, const StreamKey& key, int threads,
+                   std::int64_t* out);
+
 }  // namespace kernels
 }  // namespace sharpdp

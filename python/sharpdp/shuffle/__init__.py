@@ -16,6 +16,7 @@ from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
 from sharpdp.shuffle.contract import LocalRandomizer
 from sharpdp.shuffle.randomizers import (
     BlanketMixedGaussian,
+    FiniteRandomizer,
     GaussianRandomizer,
     GeneralRandomizer,
     PrivUnit,
@@ -60,6 +61,7 @@ __all__ = [
     "LognormalLaw",
     "ShuffleAccountant",
     "BlanketMixedGaussian",
+    "FiniteRandomizer",
     "GaussianRandomizer",
     "GeneralRandomizer",
     "LocalRandomizer",

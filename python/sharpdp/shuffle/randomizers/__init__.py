@@ -5,7 +5,8 @@ private vector mean estimation*, Section 4 and its appendix).
 - :mod:`~sharpdp.shuffle.randomizers.gaussian`: :class:`GaussianRandomizer`;
 - :mod:`~sharpdp.shuffle.randomizers.krr`: :class:`RandomizedResponse`;
 - :mod:`~sharpdp.shuffle.randomizers.privunit`: :class:`PrivUnit`, :func:`privunit_constant`;
-- :mod:`~sharpdp.shuffle.randomizers.general`: :class:`GeneralRandomizer`.
+- :mod:`~sharpdp.shuffle.randomizers.general`: :class:`GeneralRandomizer`;
+- :mod:`~sharpdp.shuffle.randomizers.finite`: :class:`FiniteRandomizer` (exact dyadic table, exact sampler).
 
 Each implements :class:`sharpdp.shuffle.LocalRandomizer` (defaults from :class:`RandomizerBase`).
 This package also keeps the former module path ``sharpdp.shuffle.randomizers`` working.
@@ -14,6 +15,7 @@ This package also keeps the former module path ``sharpdp.shuffle.randomizers`` w
 from sharpdp.shuffle.randomizers._base import RandomizerBase
 from sharpdp.shuffle.randomizers._table import LowerForm, TableRandomizer
 from sharpdp.shuffle.randomizers.bmg import BlanketMixedGaussian
+from sharpdp.shuffle.randomizers.finite import FiniteRandomizer
 from sharpdp.shuffle.randomizers.gaussian import GaussianRandomizer
 from sharpdp.shuffle.randomizers.general import GeneralRandomizer
 from sharpdp.shuffle.randomizers.krr import RandomizedResponse
@@ -21,5 +23,5 @@ from sharpdp.shuffle.randomizers.privunit import PrivUnit, privunit_constant
 
 _TableRandomizer = TableRandomizer  # former private name
 
-__all__ = ["BlanketMixedGaussian", "GaussianRandomizer", "GeneralRandomizer", "LowerForm", "PrivUnit",
+__all__ = ["BlanketMixedGaussian", "FiniteRandomizer", "GaussianRandomizer", "GeneralRandomizer", "LowerForm", "PrivUnit",
            "RandomizedResponse", "RandomizerBase", "TableRandomizer", "privunit_constant"]

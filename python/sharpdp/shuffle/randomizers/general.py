@@ -16,6 +16,7 @@ from sharpdp.shuffle import quadrature as Q
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
+from sharpdp.shuffle.randomizers.finite import FiniteRandomizer, affine_mean_map
 
 __all__ = ["GeneralRandomizer"]
 
@@ -489,9 +490,10 @@ class GeneralRandomizer(RandomizerBase):
 
         NOT FLOATING-POINT SAFE (``floating_point_safe = False``): the messages are floats from a
         floating-point inverse CDF of the user's densities; their low-order bits may depend on the
-        input. Whether a release with them keeps the accountant's promise is the user's
-        responsibility (docs/sampling.md §6): e.g. round the messages to a coarse grid, and
-        account for a randomizer whose laws dominate the rounded one.
+        input, so the accountant's figures do not cover what this releases (docs/sampling.md §6).
+        The safe route is :meth:`discretize`: a :class:`FiniteRandomizer` on cells of the support,
+        sampled exactly and certified exactly as sampled (a different, finite mechanism;
+        docs/sampling.md §10).
 
         For each distinct input the cell masses are tabulated with the ``order``-point
         Gauss-Legendre rule on the ``cells`` cells; a uniform picks the cell and, inside it, y
@@ -546,6 +548,75 @@ class GeneralRandomizer(RandomizerBase):
                              self.edges, t, w, u_cell, u_in)
         return y.reshape(shape)
 
+    def discretize(self, edges=None, inputs=None, *, bits: int = 53):
+        """The floating-point-safe route: a :class:`FiniteRandomizer` on cells of the support.
+
+        Returns the finite randomizer whose row for input x (one per distinct value of ``inputs``,
+        sorted; by default this randomizer's ``inputs``) is the vector of cell masses of R_x restricted to the support and renormalised,
+        computed by the ``2 * order``-point Gauss-Legendre rule per cell and rounded to an exact
+        dyadic table (:meth:`FiniteRandomizer.from_probabilities`, granularity 2^-bits), and whose
+        outputs are the cell midpoints. This is a **different mechanism** from the continuous one:
+        the rounded table is what is sampled (exactly, ``sampler_tv`` = 0) and what the accountant
+        certifies (exactly as sampled, its own blanket min_x P[x, y]; under zero-out ⊥ releases
+        that blanket), so neither the quadrature error nor ``log_curvature`` enters its
+        certificate. Its figures differ from the continuous randomizer's (docs/sampling.md §10.5:
+        comparison table and utility loss). Inputs between the given ones are rounded
+        stochastically onto the two neighbouring rows (unbiased).
+
+        Parameters
+        ----------
+        edges : array_like of float, shape (m + 1,), optional
+            Cell edges, strictly increasing, from ``support[0]`` to ``support[1]`` (m >= 1 cells);
+            default: the quadrature cells ``self.edges``.
+        inputs : array_like of float, shape (r,), optional
+            The rows' input values (default: this randomizer's ``inputs``). The finite randomizer
+            certifies every input in [min, max] of them (inputs between rows are mixtures of two
+            rows), not only the rows; more rows lower the variance that the input rounding adds
+            (docs/sampling.md §10.5) at the cost of more neighbouring pairs for the accountant.
+        bits : int, keyword-only
+            Granularity 2^-bits of the table, 1 <= bits <= 64 (default 53: exact doubles; 64 keeps
+            far-tail cells finer, docs/sampling.md §10.1).
+
+        Returns
+        -------
+        FiniteRandomizer
+            With numeric ``inputs`` (the sorted distinct inputs) and ``outputs`` (the midpoints).
+
+        Raises
+        ------
+        ValueError
+            ``edges`` not strictly increasing, not spanning the support, or more than 2^22
+            cells; ``bits`` outside [1, 64]; an input whose density has no mass on the support; a cell with mass under
+            one input and none under another (the finite randomizer would not be eps-LDP).
+        """
+        from sharpdp._kernels import shuffle as K
+
+        o = 2 * self.order
+        if edges is None:
+            e = self.edges
+            y, w, T = self._tabs[o]
+        else:
+            e = V.real_array("edges", edges, ndim=1)
+            if e.size - 1 > MAX_CELLS:
+                raise ValueError(f"edges: at most {MAX_CELLS} cells, got {e.size - 1}")
+            if e.size < 2 or not np.all(np.diff(e) > 0) or e[0] != self.support[0] or e[-1] != self.support[1]:
+                raise ValueError(f"edges must be strictly increasing from support[0] = {self.support[0]} to "
+                                 f"support[1] = {self.support[1]}, with at least one cell")
+            y, w = composite_gauss_legendre(e, o)
+            T = None
+        xs = np.unique(self.inputs if inputs is None else V.real_array("inputs", inputs, ndim=1))
+        if T is None or inputs is not None:
+            T = K.eval_densities(self._density, self._blanket, xs, y)
+            if not np.all(np.isfinite(T)) or np.any(T < 0):
+                raise ValueError("density must be finite and >= 0 on the support at the given inputs")
+        else:
+            T = T[:-1][np.unique(self.inputs, return_index=True)[1]]
+        mass = (w * T[:xs.size]).reshape(xs.size, -1, o).sum(axis=2)
+        for x, row in zip(xs, mass):
+            if not row.sum() > 0:
+                raise ValueError(f"density: the density of input x={float(x)!r} has no mass on the support")
+        return FiniteRandomizer.from_probabilities(mass, inputs=xs, outputs=0.5 * (e[1:] + e[:-1]), bits=bits)
+
     def _conditional_moments(self):
         """(points, E[Y | x], Var[Y | x]) at the inputs and the midpoints between sorted inputs."""
         if self._moments is None:
@@ -578,17 +649,7 @@ class GeneralRandomizer(RandomizerBase):
             Fewer than two distinct inputs, E[Y | x] not affine at those points, or beta = 0.
         """
         pts, mu, var = self._conditional_moments()
-        if pts.size < 2:
-            raise ValueError("inputs: need at least two distinct inputs to identify E[Y | x] = alpha + beta x")
-        beta, alpha = np.polyfit(pts, mu, 1)
-        resid = float(np.max(np.abs(alpha + beta * pts - mu)))
-        tol = 1e-8 * (1 + float(np.max(np.abs(mu))) + math.sqrt(float(var.max())))
-        if resid > tol:
-            raise ValueError(f"density: E[Y | x] is not affine in x over the given inputs (residual {resid:.3g}); "
-                             "no unbiased linear estimator")
-        if not abs(beta) > tol:
-            raise ValueError("density: E[Y | x] does not depend on x (beta = 0); the mean is not estimable")
-        return float(alpha), float(beta)
+        return affine_mean_map(pts, mu, var, 1e-8, "density")
 
     def estimate(self, messages) -> np.ndarray:
         """Unbiased estimate (mean(messages) - alpha) / beta of the mean input, float64 shape (1,).
