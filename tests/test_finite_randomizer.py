@@ -389,6 +389,14 @@ def test_opendp_route_accepts_a_finite_randomizer():
     assert out.shape == (30,) and set(np.unique(out).tolist()) <= {0, 1, 2}
     for eps in (0.2, 0.8):
         assert meas.map(1).delta(eps) >= acc.get_delta(eps)
+    # the default input domain: the row indices (categorical) or [x_1, x_r] (numeric inputs)
+    assert str(make_shuffled_round(acc, rng=4).input_domain) == str(dom)
+    num = ShuffleAccountant(FiniteRandomizer.from_probabilities(_krr_table(3, 1.5), inputs=[-1.0, 0.0, 2.0]), 30,
+                            "replace")
+    out = make_shuffled_round(num, rng=4)(np.linspace(-1.0, 2.0, 30))
+    assert out.shape == (30,) and set(np.unique(out).tolist()) <= {0, 1, 2}
+    with pytest.raises(Exception):
+        make_shuffled_round(num, rng=4)(np.full(30, 3.0))  # outside [x_1, x_r]
 
 
 @pytest.mark.parametrize("kwargs,exc,match", [

@@ -107,6 +107,15 @@ def _general():
     dens, blank = _general_funcs()
     return SH.GeneralRandomizer(dens, [-1.0, 1.0], (-1.0, 1.0), blanket=blank, gamma=0.5, cells=32)
 
+@functools.lru_cache(maxsize=None)
+def _fin():
+    return SH.FiniteRandomizer.from_probabilities([[0.6, 0.4], [0.3, 0.7]], inputs=[-1.0, 1.0], outputs=[-1.0, 1.0])
+
+
+@functools.lru_cache(maxsize=None)
+def _fin_cat():
+    return SH.FiniteRandomizer.from_probabilities([[0.6, 0.4], [0.3, 0.7]])
+
 
 @functools.lru_cache(maxsize=None)
 def _acc():
@@ -218,6 +227,31 @@ ENTRIES = [
     E("sharpdp.shuffle:GeneralRandomizer.affine_map", lambda: (_general().affine_map, {}), {}),
     E("sharpdp.shuffle:GeneralRandomizer.estimate",
       lambda: (_general().estimate, dict(messages=np.array([0.1, -0.2]))), dict(messages="array")),
+    E("sharpdp.shuffle:GeneralRandomizer.discretize",
+      lambda: (_general().discretize, dict(edges=np.linspace(-1.0, 1.0, 5), inputs=np.array([-1.0, 1.0]))),
+      dict(edges="array", inputs="array", bits="int_pos"), none_ok=["edges", "inputs"], huge=[dict(bits=10**18)]),
+    E("sharpdp.shuffle:FiniteRandomizer",
+      lambda: (SH.FiniteRandomizer, dict(table=np.array([[2**63, 2**63], [2**62, 3 * 2**62]], dtype=np.uint64),
+                                         inputs=np.array([-1.0, 1.0]), outputs=np.array([-1.0, 1.0]))),
+      dict(table="array", inputs="array", outputs="array"), none_ok=["inputs", "outputs"]),
+    E("sharpdp.shuffle:FiniteRandomizer.from_probabilities",
+      lambda: (SH.FiniteRandomizer.from_probabilities, dict(probs=np.array([[0.6, 0.4], [0.3, 0.7]]))),
+      dict(probs="array", inputs="array", outputs="array", bits="int_pos"), none_ok=["inputs", "outputs"],
+      huge=[dict(bits=10**18), dict(probs=np.full((1, 4096), 1e-300))]),
+    E("sharpdp.shuffle:FiniteRandomizer.privacy_amplification_laws",
+      lambda: (_fin().privacy_amplification_laws, dict(epsilon=0.5)), dict(epsilon="nonneg", adjacency="choice"),
+      huge=[dict(epsilon=1e6)]),
+    E("sharpdp.shuffle:FiniteRandomizer.chi_lo_for", lambda: (_fin().chi_lo_for, dict(adjacency="zero_out")),
+      dict(adjacency="choice")),
+    E("sharpdp.shuffle:FiniteRandomizer.chi_up_for", lambda: (_fin().chi_up_for, dict(adjacency="zero_out")),
+      dict(adjacency="choice")),
+    E("sharpdp.shuffle:FiniteRandomizer.sample", lambda: (_fin().sample, dict(x=np.array([-1.0, 0.5]), rng=0)),
+      dict(x="array", rng="rng", threads="threads")),
+    E("sharpdp.shuffle:FiniteRandomizer.affine_map", lambda: (_fin().affine_map, {}), {}),
+    E("sharpdp.shuffle:FiniteRandomizer.estimate", lambda: (_fin().estimate, dict(messages=np.array([0.1, -0.2]))),
+      dict(messages="array")),
+    E("sharpdp.shuffle:FiniteRandomizer.estimate_frequencies",
+      lambda: (_fin_cat().estimate_frequencies, dict(messages=np.array([0, 1, 1]))), dict(messages="counts")),
     E("sharpdp.shuffle:ShuffleAccountant", lambda: (SH.ShuffleAccountant, dict(randomizer=_rr(), n=100)),
       dict(randomizer="choice", n="int_pos", adjacency="choice", rel_tol="prob_open", threads="int_pos"),
       huge=[dict(n=10**18)], none_ok=["threads"]),

@@ -47,7 +47,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._rng import as_generator, core_threads
-from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
+from sharpdp.shuffle import FiniteRandomizer, RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.profile import check_accountant, privacy_profile
 
 #: OpenDP features a user measurement and a user privacy profile need.
@@ -98,7 +98,8 @@ def default_input_domain(accountant: ShuffleAccountant):
     """OpenDP domain of the n users' records of a round.
 
     ``RandomizedResponse(k)``: ``dp.vector_domain(dp.atom_domain(bounds=(0, k - 1), T="i64"),
-    size=n)`` (one category per user); any other randomizer of dimension d: OpenDP's numpy domain
+    size=n)`` (one category per user); ``FiniteRandomizer``: the same with its r row indices, or
+    ``dp.vector_domain(dp.atom_domain(bounds=(x_1, x_r), T=float), size=n)`` for numeric inputs; any other randomizer of dimension d: OpenDP's numpy domain
     of n x d float arrays whose rows lie in the unit L2 ball,
     ``dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=d, nan=False, T=float)`` (the input domain of
     the blanket-mixed Gaussian and Gaussian randomizers; PrivUnit needs unit rows, and a
@@ -113,6 +114,11 @@ def default_input_domain(accountant: ShuffleAccountant):
     randomizer, n = accountant.randomizer, int(accountant.n)
     if isinstance(randomizer, RandomizedResponse):
         return dp.vector_domain(dp.atom_domain(bounds=(0, int(randomizer.k) - 1), T="i64"), size=n)
+    if isinstance(randomizer, FiniteRandomizer):
+        if randomizer.inputs is None:  # categorical rows 0..r-1
+            return dp.vector_domain(dp.atom_domain(bounds=(0, int(randomizer.n_inputs) - 1), T="i64"), size=n)
+        lo, hi = float(randomizer.inputs[0]), float(randomizer.inputs[-1])
+        return dp.vector_domain(dp.atom_domain(bounds=(lo, hi), T=float), size=n)
     with _features():
         return dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=int(randomizer.dim), nan=False,
                                          T=float)
@@ -193,7 +199,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         raise ValueError(f"accountant: the {type(accountant.randomizer).__name__} sampler is not floating-point "
                          "safe (its float messages are not what the accountant certifies, docs/sampling.md §6); "
                          "an OpenDP measurement releases the messages, so it needs a grid-exact sampler "
-                         "(BlanketMixedGaussian, GaussianRandomizer, RandomizedResponse)")
+                         "(BlanketMixedGaussian, GaussianRandomizer, RandomizedResponse, FiniteRandomizer, e.g. "
+                         "GeneralRandomizer.discretize())")
     if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
         raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
     core_threads(threads)  # validate now, not at the first release
