@@ -74,7 +74,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     one = single_user_lower(law, gamma, n)
     if one > 0.0 and cap - one <= rel_tol * one:
         # few active users ((n - 1) gamma <~ rel_tol): (1 - gamma)^(n-1) E[L_+] <= D_up <= E[L_+] already
-        # meets the target, whatever the law's tail (docs/accountant.md §6.3; the engine would only
+        # meets the target, whatever the law's tail (docs/accountant.md §6.7; the engine would only
         # tighten the upper value within rel_tol, at up to seconds per pass for a heavy-tailed law)
         return LawBracket(one, cap, cap=cap, terms={"note": "few active users: (1 - gamma)^(n-1) E[L_+] <= "
                                                             "D_up <= E[L_+]"})

@@ -425,6 +425,27 @@ def bmg_chi_up(gamma: float, sigma0: float) -> float:
     worst case is checked numerically on grids in the tests (not proven). gamma = 0 gives
     chi_chua (:func:`gaussian_chi_chua`). Dimensionless, independent of d. Also
     available as ``BlanketMixedGaussian.chi_up``.
+
+    The quadrature runs on the integrand scaled by its largest value (the integral reaches
+    e^{4/sigma0^2}); where a closed-form bound (:func:`_log_chi_up_bound`) puts chi_up below half the
+    smallest subnormal (sigma0 < ~0.025) the value is 0.0, as chi_lo and chi_chua underflow there.
+
+    Parameters
+    ----------
+    gamma : float
+        Blanket weight, in [0, 1).
+    sigma0 : float
+        Noise scale, finite and > 0 (0.0 below ~0.025, sigma0 / (1 - gamma) above 1e8).
+
+    Returns
+    -------
+    float
+        chi_up >= 0 (dimensionless; inf past the double range).
+
+    Raises
+    ------
+    ValueError, TypeError
+        gamma not in [0, 1), sigma0 not finite and > 0, either NaN or not a real number.
     """
     g = V.real("gamma", gamma, lo=0.0, hi=1.0, hi_open=True)
     s = V.real("sigma0", sigma0, lo=0.0, lo_open=True)
