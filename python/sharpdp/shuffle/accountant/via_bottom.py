@@ -217,8 +217,8 @@ class ViaBottom:
     def sampler_floor(self, eps: float) -> float:
         """A certified lower value of every upper value :meth:`report` returns at ``eps`` (docs/accountant.md
         §9.1): the release sampler's charge alone, min(1, (3 + e^{min(eps, 60, eps_tau)}) tau) rounded down
-        (tau = the zero-out accountant's ``sampler_tau``; 0 without a charge). A delta below it is met at no
-        epsilon <= ``eps`` by the reported values (the mechanism's own terms only add).
+        (tau = the zero-out accountant's ``sampler_tau``; 0 without a charge). No value reported at ``eps`` is
+        below it (the mechanism's own terms only add); it grows with eps up to eps_tau.
 
         Each leg's upper value at e includes (1 + e^{min(e, eps_tau)}) tau (docs/sampling.md §4) or is 1,
         and for e1 + e2 = e' (e' a hair below min(eps, 60) after the rounding of the split), e1, e2 >= 0:
