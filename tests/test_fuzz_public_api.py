@@ -363,6 +363,21 @@ ENTRIES = [
     E("sharpdp.shuffle:ComposedAccountant.get_epsilon#xtol", lambda: (_composed().get_epsilon, dict(delta=1e-6)),
       {}, huge=[dict(xtol=1e-300)]),
     E("sharpdp.shuffle:clear_caches", lambda: (SH.clear_caches, {}), {}),
+    # issue 26, the remaining items: the BMG indices at tiny and huge sigma0 (0.0 / the leading term, no
+    # ZeroDivisionError), calibrate_gaussian at n = 2 and epsilon 50 (a minute before: the closed-form
+    # bracket of few active users, docs/accountant.md §6.7)
+    E("sharpdp.shuffle.randomizers.bmg:bmg_chi_up",
+      lambda: (SH.randomizers.bmg.bmg_chi_up, dict(gamma=0.5, sigma0=1.0)),
+      dict(gamma="unit_co", sigma0="pos"),
+      huge=[dict(sigma0=1e-300), dict(sigma0=5e-324), dict(sigma0=0.03), dict(gamma=0.0, sigma0=0.03),
+            dict(gamma=1e-300, sigma0=0.04), dict(gamma=0.999999, sigma0=0.05), dict(sigma0=1e300)]),
+    E("sharpdp.shuffle:BlanketMixedGaussian#indices",
+      lambda: (lambda gamma, sigma0: np.array([(b := SH.BlanketMixedGaussian(gamma, sigma0, 1)).chi_lo, b.chi_up]),
+               dict(gamma=0.5, sigma0=1.0)),
+      dict(gamma="unit_co", sigma0="pos"), huge=[dict(sigma0=1e-300), dict(sigma0=0.03), dict(sigma0=1e300)]),
+    E("sharpdp.shuffle:calibrate_gaussian#few_users",
+      lambda: (SH.calibrate_gaussian, dict(n=100, epsilon=1.0, delta=1e-6)), {},
+      huge=[dict(n=2, epsilon=50.0)]),
     # ------------------------------------------------ conversions (also re-exported by sharpdp.shuffle)
     E("sharpdp.conversions:gaussian_mechanism_delta", lambda: (CV.gaussian_mechanism_delta, dict(epsilon=1.0, sigma=1.0)),
       dict(epsilon="nonneg", sigma="pos", sensitivity="pos"), huge=[dict(epsilon=10000.0, sigma=1e4)]),

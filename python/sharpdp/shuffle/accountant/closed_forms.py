@@ -58,6 +58,18 @@ def jensen_lower(law: Law, gamma: float, n: int) -> float:
     return max(stop_loss_bracket(law, T0)[0] / n * (1.0 - 1e-12), 0.0)
 
 
+def single_user_lower(law: Law, gamma: float, n: int) -> float:
+    """Closed-form lower value of D_up (docs/accountant.md §8.1): (1 - gamma)^(n-1) E[L_+], the
+    contribution of the disjoint events "user j alone is active"; certified (rounded down)."""
+    if getattr(law, "trivial_bound", False) or law.top_bound() <= 0:
+        return 0.0
+    lo = stop_loss_bracket(law, 0.0)[0]  # certified lower end of E[L_+] (the law's value error included)
+    if not (lo > 0.0 and math.isfinite(lo)):
+        return 0.0
+    p = math.exp((n - 1) * math.log1p(-gamma)) if gamma < 1.0 else (1.0 if n == 1 else 0.0)
+    return max(lo * p * (1.0 - 1e-12), 0.0)
+
+
 def law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
     """Closed forms for the law's shape (any n), or None when the lattice engine is needed."""
     lo_s, hi_s = law.support()
@@ -81,4 +93,5 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["heavy", "jensen_lower", "law_closed_form", "plus", "stop_loss_bracket", "trivial_cap"]
+__all__ = ["heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "stop_loss_bracket",
+           "trivial_cap"]

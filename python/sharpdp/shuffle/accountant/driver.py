@@ -7,7 +7,7 @@ grid: get_epsilon's search). Order of the steps (module docstring of
 :mod:`sharpdp.shuffle.accountant`):
 
 1. closed forms: L <= 0 a.s. (0), n = 1 (E[L_+] exactly), E[L_+] already below the value floor
-   or the caller's maximum;
+   or the caller's maximum, the single-active-user lower value within rel_tol of E[L_+];
 2. exact blocks for atom laws (step J, :mod:`.blocks`), the far-tail treatment for heavy
    continuous laws (:mod:`.far_tail`, docs/accountant_tail.md), else the plain lattice path
    (:mod:`.plain`, :mod:`.lattice`, steps A-H) behind the law-shape closed forms of
@@ -27,7 +27,7 @@ from dataclasses import replace
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.blocks import block, one_block, unblock
 from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
-from sharpdp.shuffle.accountant.closed_forms import stop_loss_bracket, trivial_cap
+from sharpdp.shuffle.accountant.closed_forms import single_user_lower, stop_loss_bracket, trivial_cap
 from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket, Mode, UpperOnly, certify_law_mode
 from sharpdp.shuffle.accountant.results import LawBracket
@@ -71,6 +71,13 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     if cap < max(VALUE_FLOOR, neg):
         # the trivial cap is already below the value floor (or the maximum so far)
         return LawBracket(0.0, cap, cap=cap, terms={"note": "E[L_+] below the value floor"})
+    one = single_user_lower(law, gamma, n)
+    if one > 0.0 and cap - one <= rel_tol * one:
+        # few active users ((n - 1) gamma <~ rel_tol): (1 - gamma)^(n-1) E[L_+] <= D_up <= E[L_+] already
+        # meets the target, whatever the law's tail (docs/accountant.md §6.7; the engine would only
+        # tighten the upper value within rel_tol, at up to seconds per pass for a heavy-tailed law)
+        return LawBracket(one, cap, cap=cap, terms={"note": "few active users: (1 - gamma)^(n-1) E[L_+] <= "
+                                                            "D_up <= E[L_+]"})
     if isinstance(mode, Bracket):
         thr = max(VALUE_FLOOR, neg)
         small = clamped_chernoff_cap(law, gamma, n, thr)

@@ -15,7 +15,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, stop_loss_bracket, trivial_cap
+from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
+from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
@@ -91,18 +92,6 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
         return max(a / (chi * math.sqrt(acc.n)), 1e-8)
     except (ValueError, ZeroDivisionError, ArithmeticError):
         return 0.1
-
-
-def _single_user_lower(law: Any, gamma: float, n: int) -> float:
-    """Closed-form lower value of D_up (docs/accountant.md §8.1): (1 - gamma)^(n-1) E[L_+], the
-    contribution of the disjoint events "user j alone is active"; certified (rounded down)."""
-    if getattr(law, "trivial_bound", False) or law.top_bound() <= 0:
-        return 0.0
-    lo = stop_loss_bracket(law, 0.0)[0]  # certified lower end of E[L_+] (the law's value error included)
-    if not (lo > 0.0 and math.isfinite(lo)):
-        return 0.0
-    p = math.exp((n - 1) * math.log1p(-gamma)) if gamma < 1.0 else (1.0 if n == 1 else 0.0)
-    return max(lo * p * (1.0 - 1e-12), 0.0)
 
 
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,

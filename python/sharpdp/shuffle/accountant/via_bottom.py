@@ -22,6 +22,9 @@ from sharpdp.shuffle.accountant.search import shrink
 class _ZeroOut(Protocol):
     """The zero-out accountant of the legs (a :class:`sharpdp.shuffle.ShuffleAccountant`)."""
 
+    sampler_tau: float  # n sampler_tv (0 without a charge, docs/sampling.md §4)
+    eps_tau: float  # above it the value at eps_tau
+
     def _report(self, epsilon: float, rel_tol: float, only: Any = None) -> AccountantReport: ...
 
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float: ...
@@ -85,8 +88,23 @@ class ViaBottom:
 
     def report(self, eps: float, rel_tol: float) -> AccountantReport:
         """Replace-one through bot (class Notes): min over the split e1 + e2 = eps of
-        A(e1) + e^{e1} B(e2), rounded outwards, capped at 1."""
+        A(e1) + e^{e1} B(e2), rounded outwards, capped at 1. Above the legs' eps_tau (the release
+        sampler's charge, docs/sampling.md §4) the value at eps_tau is reported when it is within
+        rel_tol of the sampler floor, below which no split at eps reports (docs/accountant.md §9.1);
+        else the smaller of the two."""
         eps_in, eps = eps, min(eps, EPS_CAP)  # delta is non-increasing: the value there holds beyond
+        et = float(getattr(self.bottom, "eps_tau", math.inf))
+        if eps > et:
+            at_tau = self.report(et, rel_tol)  # (valid at eps > et: delta is non-increasing)
+            at_tau = replace(at_tau, epsilon=eps_in, terms=dict(at_tau.terms, note=f"value at eps_tau = {et:.6g}"))
+            if at_tau.upper <= (1.0 + rel_tol) * self.sampler_floor(eps):
+                return at_tau
+            here = self._report_splits(eps, rel_tol, eps_in)
+            return here if here.upper < at_tau.upper else at_tau
+        return self._report_splits(eps, rel_tol, eps_in)
+
+    def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
+        """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
@@ -195,6 +213,25 @@ class ViaBottom:
                 hi, uhi, lo = lo, ulo, 0.5 * lo
                 ulo = get_delta(lo)
         return shrink(get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
+
+    def sampler_floor(self, eps: float) -> float:
+        """A certified lower value of every upper value :meth:`report` returns at ``eps`` (docs/accountant.md
+        §9.1): the release sampler's charge alone, min(1, (3 + e^{min(eps, 60, eps_tau)}) tau) rounded down
+        (tau = the zero-out accountant's ``sampler_tau``; 0 without a charge). No value reported at ``eps`` is
+        below it (the mechanism's own terms only add); it grows with eps up to eps_tau.
+
+        Each leg's upper value at e includes (1 + e^{min(e, eps_tau)}) tau (docs/sampling.md §4) or is 1,
+        and for e1 + e2 = e' (e' a hair below min(eps, 60) after the rounding of the split), e1, e2 >= 0:
+        e^{e1} (1 + e^{min(e2, eps_tau)}) >= 1 + e^{min(e', eps_tau)} (e2 >= eps_tau: e^{e1} >= 1; else
+        e^{e1} + e^{e'} >= 1 + e^{e'}); with A(e1) >= 2 tau the split's value A(e1) + e^{e1} B(e2) is at
+        least (3 + e^{min(e', eps_tau)}) tau."""
+        zo = self.bottom
+        tau = float(getattr(zo, "sampler_tau", 0.0))
+        if not tau > 0.0:
+            return 0.0
+        e = min(eps, EPS_CAP, float(getattr(zo, "eps_tau", math.inf)))
+        e = e * (1.0 - 1e-12) - 1e-300  # the split's nextafter and exp's rounding (a few ulp)
+        return min(1.0, tau * (3.0 + math.exp(max(e, 0.0))) * (1.0 - 1e-12))
 
     def _even_split_half(self, delta: float, xtol: float, e: float) -> float:
         """e with D0(e) (1 + e^e) <= delta (D0 the zero-out value), from e <= the fixed point."""

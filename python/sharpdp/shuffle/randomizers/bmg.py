@@ -425,6 +425,27 @@ def bmg_chi_up(gamma: float, sigma0: float) -> float:
     worst case is checked numerically on grids in the tests (not proven). gamma = 0 gives
     chi_chua (:func:`gaussian_chi_chua`). Dimensionless, independent of d. Also
     available as ``BlanketMixedGaussian.chi_up``.
+
+    The quadrature runs on the integrand scaled by its largest value (the integral reaches
+    e^{4/sigma0^2}); where a closed-form bound (:func:`_log_chi_up_bound`) puts chi_up below half the
+    smallest subnormal (sigma0 < ~0.025) the value is 0.0, as chi_lo and chi_chua underflow there.
+
+    Parameters
+    ----------
+    gamma : float
+        Blanket weight, in [0, 1).
+    sigma0 : float
+        Noise scale, finite and > 0 (0.0 below ~0.025, sigma0 / (1 - gamma) above 1e8).
+
+    Returns
+    -------
+    float
+        chi_up >= 0 (dimensionless; inf past the double range).
+
+    Raises
+    ------
+    ValueError, TypeError
+        gamma not in [0, 1), sigma0 not finite and > 0, either NaN or not a real number.
     """
     g = V.real("gamma", gamma, lo=0.0, hi=1.0, hi_open=True)
     s = V.real("sigma0", sigma0, lo=0.0, lo_open=True)
@@ -433,28 +454,66 @@ def bmg_chi_up(gamma: float, sigma0: float) -> float:
         # quadrature gives c(0.5) ~ 0.875, c(0.9) ~ 0.315): the leading term is within 2.3e-16 relative
         # here, below the quadrature's tolerance; the integrand itself underflows for s >~ 1e154
         return s / (1.0 - g)  # (inf past the float range)
-    return 1.0 / math.sqrt(max(_bmg_up_variance(g, s, 1.0, x) for x in (-1.0, 1.0)))
+    if _log_chi_up_bound(g, s) < _LOG_UNDERFLOW:
+        return 0.0  # the value rounds to 0.0 in double (below half the smallest subnormal)
+    return math.exp(-0.5 * max(_bmg_up_log_variance(g, s, 1.0, x) for x in (-1.0, 1.0)))
 
 
 #: sigma0 above which :func:`bmg_chi_up` is its leading term s / (1 - gamma)
 _CHI_UP_LARGE = 1e8
+#: log of 2.4e-324, below half the smallest subnormal 5e-324: a value below rounds to 0.0
+_LOG_UNDERFLOW = -745.2
+
+
+def _log_chi_up_bound(g: float, s: float) -> float:
+    """Upper bound on log chi_up(g, s) in closed form (small sigma0: the value underflows there).
+
+    With a = 1/(2 s^2), the configuration x1 = 1, x = -1 alone bounds the variance below: on y >= 1,
+    phi_{-1} <= phi_0, so the denominator g phi_0 + (1 - g) phi_{-1} is at most phi_0, and
+    phi_1 - phi_0 >= (1 - e^{-a}) phi_1; phi_1^2 / phi_0 = e^{2a} phi_2, and the N(2, s^2) mass of
+    y >= 1 is at least 1/2. So chi_up^-2 >= (1 - g)^2 (1 - e^{-a})^2 e^{2a} / 2, i.e.
+    log chi_up <= log(2)/2 - a - log(1 - g) - log(1 - e^{-a}).
+    """
+    inv = 1.0 / s  # (1/s)^2 rather than 1/s^2: no overflow of s^2 before the division
+    a = 0.5 * inv * inv
+    if math.isinf(a):
+        return -math.inf
+    return 0.5 * math.log(2.0) - a - math.log1p(-g) - math.log(-math.expm1(-a))
 
 
 def _bmg_up_variance(g: float, s: float, x1: float, x: float) -> float:
-    """(1-g)^2 ∫ (phi(y-x1) - phi(y))^2 / (g phi(y) + (1-g) phi(y-x)) dy, phi = N(0, s^2) density (1-D)."""
+    """(1-g)^2 ∫ (phi(y-x1) - phi(y))^2 / (g phi(y) + (1-g) phi(y-x)) dy, phi = N(0, s^2) density (1-D)
+    (inf where it exceeds the double range; :func:`_bmg_up_log_variance` is its logarithm)."""
+    lv = _bmg_up_log_variance(g, s, x1, x)
+    return math.exp(lv) if lv < 709.0 else math.inf
+
+
+def _bmg_up_log_variance(g: float, s: float, x1: float, x: float) -> float:
+    """log of :func:`_bmg_up_variance`, by quadrature of the integrand scaled by its largest value
+    on a grid (the integral reaches e^{4/s^2} at small s: no overflow for any s the callers pass,
+    s >= 0.025 in :func:`bmg_chi_up`); -inf when x1 = 0 (the integrand is 0)."""
     from scipy import integrate
 
-    def f(y):
+    inv2 = 1.0 / (2.0 * s * s)
+
+    def log_f(y: np.ndarray) -> np.ndarray:
         # divide through by phi(y) in log space: (e^{u1} - 1)^2 phi(y) / (g + (1-g) e^{u})
-        u1 = (2 * y * x1 - x1 * x1) / (2 * s * s)
-        u = (2 * y * x - x * x) / (2 * s * s)
-        if u1 == 0.0:
-            return 0.0
-        log_num = 2 * (u1 + math.log1p(-math.exp(-u1)) if u1 > 30 else math.log(abs(math.expm1(u1))))
-        log_den = u if g == 0.0 else float(np.logaddexp(math.log(g), math.log1p(-g) + u))
+        u1 = (2 * y * x1 - x1 * x1) * inv2
+        u = (2 * y * x - x * x) * inv2
+        with np.errstate(divide="ignore", over="ignore"):  # u1 = 0: log 0 = -inf (the integrand is 0)
+            big = np.maximum(u1, 30.0)
+            log_num = np.where(u1 > 30, 2 * (big + np.log1p(-np.exp(-big))), 2 * np.log(np.abs(np.expm1(u1))))
+        log_den = u if g == 0.0 else np.logaddexp(math.log(g), math.log1p(-g) + u)
         log_phi = -0.5 * (y / s) ** 2 - math.log(s * math.sqrt(2 * math.pi))
-        return math.exp(log_num + log_phi - log_den)
+        return log_num + log_phi - log_den
 
     lim = 40 * s + 10  # the integrand is dominated by a N(2 x1 - x, s^2)-shaped bump
-    val, _ = integrate.quad(f, -lim, lim, points=sorted({0.0, x1, x}), limit=500, epsabs=0, epsrel=1e-10)
-    return (1 - g) ** 2 * val
+    pts = sorted({0.0, x1, x})
+    # the scale: the largest log integrand on a grid finer than the bump (spacing <= s / 100 + 0.003);
+    # any finite scale is exact (the integral is rescaled back), this one keeps the integrand <= ~1
+    scale = float(np.max(log_f(np.concatenate([np.linspace(-lim, lim, 8001), pts]))))
+    if scale == -math.inf:
+        return -math.inf
+    val, _ = integrate.quad(lambda y: math.exp(float(log_f(np.float64(y))) - scale), -lim, lim, points=pts, limit=500,
+                            epsabs=0, epsrel=1e-10)
+    return 2.0 * math.log1p(-g) + scale + math.log(val) if val > 0.0 else -math.inf
