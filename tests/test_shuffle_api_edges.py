@@ -258,8 +258,6 @@ def test_via_bottom_sampler_floor_below_reported_values():
     assert no_charge._bottom.sampler_floor(700.0) == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="needs the floor check in ShuffleAccountant._epsilon_search "
-                                       "(accountant/__init__.py, not owned by this branch)")
 def test_via_bottom_delta_below_sampler_floor_refused_at_once(monkeypatch):
     """issue 26: replace get_epsilon(1e-30) of the Gaussian randomizer at n = 1000 certified legs for
     ~22 s before refusing; 1e-30 is below the legs' sampler floor (~1e-16), so it is refused first."""

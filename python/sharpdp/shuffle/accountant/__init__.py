@@ -544,12 +544,25 @@ class ShuffleAccountant:
                              f"mass outside a GeneralRandomizer's support), which no epsilon removes")
         cap0 = self._local_epsilon()
         if cap0 is None:
+            if self._bottom is not None:
+                # replace through bot: both legs carry the release sampler's charge; a delta below that floor
+                # at EPS_MAX (and below every value reported so far) is refused before any leg is certified
+                floor = min([self._bottom.sampler_floor(EPS_MAX), *self._memo_u])
+                if delta < floor:
+                    raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for "
+                                     f"(certified delta at large epsilon at least {floor!r}: the release sampler's "
+                                     f"total-variation charge on both legs of the replace bound through bot, "
+                                     f"docs/sampling.md §4)")
             d_max = self.get_delta(EPS_MAX)
             if d_max > delta:
                 if math.isfinite(self.eps_tau):
-                    raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for "
-                                     f"(certified delta {d_max!r} at large epsilon: the release sampler's "
-                                     f"total-variation charge (1 + e^eps) n sampler_tv, docs/sampling.md §4)")
+                    # the charge grows with epsilon up to eps_tau, so a smaller epsilon may still have a certified
+                    # value below delta; get_epsilon searches only where the values are non-increasing
+                    raise ValueError(f"delta: {delta!r} is below what get_epsilon certifies for the released "
+                                     f"messages (certified delta {d_max!r} at large epsilon, where the release "
+                                     f"sampler's total-variation charge (1 + e^eps) n sampler_tv dominates, "
+                                     f"docs/sampling.md §4); get_delta(epsilon) at a moderate epsilon may still "
+                                     f"certify a smaller value")
                 raise ValueError(f"delta: {delta!r} is not met at epsilon = {EPS_MAX} nats, the largest epsilon the "
                                  f"accountant certifies (certified delta there: {d_max!r})")
         if self._bottom is not None:
