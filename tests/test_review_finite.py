@@ -368,3 +368,19 @@ def test_frequency_estimator_is_unbiased_by_exact_expectation():
         P = np.array([[float(Fraction(v, ONE)) for v in row] for row in fr.table.tolist()])
         for f in (np.eye(fr.n_inputs)[0], np.full(fr.n_inputs, 1 / fr.n_inputs)):
             np.testing.assert_allclose(A @ (P.T @ f), f, atol=1e-12)
+
+
+def test_a_slightly_non_affine_table_is_accepted_and_its_bias_is_the_residual():
+    """affine_map accepts E[Y | x] non-affine by ~1e-9 relative (documented, docs/sampling.md §10.4); the
+    exact bias of estimate() at a row is then the residual / beta (7e-10 here), not the rounding bias alone."""
+    d = 1e-9
+    P = np.array([[0.6, 0.3, 0.1], [0.3, 0.4, 0.3], [0.1 + d, 0.3 - d, 0.6]])
+    fr = FiniteRandomizer.from_probabilities(P, inputs=[0.0, 1.0, 2.0], outputs=[0.0, 1.0, 2.0])
+    alpha, beta = fr.affine_map()
+    mu = fr.probs @ fr.outputs
+    resid = np.abs(alpha + beta * fr.inputs - mu)
+    for i, row in enumerate(fr.table.tolist()):
+        ey = sum(Fraction(v, ONE) * Fraction(float(y)) for v, y in zip(row, fr.outputs.tolist()))
+        bias = abs((ey - Fraction(alpha)) / Fraction(beta) - i)
+        assert float(bias) == pytest.approx(resid[i] / abs(beta), rel=1e-3, abs=1e-15)
+    assert 5e-10 < max(resid) / abs(beta) <= 1e-9 * (1 + max(abs(mu)) + 1) / abs(beta)

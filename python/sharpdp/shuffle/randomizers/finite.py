@@ -196,7 +196,7 @@ class FiniteRandomizer(TableRandomizer):
             self.inputs = None
         else:
             self.inputs = V.real_array("inputs", inputs, shape=(r,))
-            if r > 1 and not np.all(np.diff(self.inputs) > 0):
+            if r > 1 and not np.all(self.inputs[1:] > self.inputs[:-1]):  # no np.diff: it may overflow
                 raise ValueError("inputs must be strictly increasing (one numeric value per table row)")
         self.outputs = None if outputs is None else V.real_array("outputs", outputs, shape=(m,))
         cols = list(zip(*N))
@@ -442,7 +442,13 @@ class FiniteRandomizer(TableRandomizer):
         between = xs > self.inputs[i]
         if np.any(between):
             ib = i[between]
-            f = (xs[between] - self.inputs[ib]) / (self.inputs[ib + 1] - self.inputs[ib])
+            xb, x0, x1 = xs[between], self.inputs[ib], self.inputs[ib + 1]
+            with np.errstate(over="ignore"):
+                span = x1 - x0
+            wide = ~np.isfinite(span)  # x1 - x0 above the double range: halve first (exact there)
+            f = np.empty(xb.size)
+            f[~wide] = (xb[~wide] - x0[~wide]) / span[~wide]
+            f[wide] = (0.5 * xb[wide] - 0.5 * x0[wide]) / (0.5 * x1[wide] - 0.5 * x0[wide])
             t = np.ceil(np.ldexp(f, 64))
             full = t >= 2.0**64  # f rounded to 1: the upper row
             i[np.flatnonzero(between)[full]] += 1
@@ -527,7 +533,8 @@ class FiniteRandomizer(TableRandomizer):
         """Unbiased estimate of the users' mean input (numeric outputs), or of the input frequencies.
 
         Numeric ``outputs``: (mean(messages) - alpha) / beta (:meth:`affine_map`), float64 shape (1,);
-        its expectation is the mean input up to the rounding bias of the class Notes, its variance
+        its expectation is the mean input up to the rounding bias of the class Notes and the
+        affinity residual accepted by :meth:`affine_map` (divided by beta), its variance
         at most ``mse_single / n``. Index outputs: :meth:`estimate_frequencies`.
 
         Raises
