@@ -199,6 +199,26 @@ def test_lower_value_below_the_blanket_bound_random_laws(seed, clamp_hits):
     assert clamp_hits["exact"] >= 3, clamp_hits
 
 
+BLOCKS = [  # (atoms, probabilities / 2^16, gamma, n): a far-negative rare atom, mean slightly below 0
+    ([-291, -1, 0, 3], [93, 41623, 2837, 20983], 0.486328125, 1044),
+    ([-152, -2, 2], [58, 32336, 33142], 0.3115234375, 1035),
+    ([-230, -3, 5], [19, 41218, 24299], 0.82421875, 405),
+    ([-186, -6, 3], [377, 14835, 50324], 0.83984375, 1125),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BLOCKS)))
+def test_lower_value_below_the_blanket_bound_with_blocks(case, clamp_hits):
+    """n ~ 400-1100 (exact blocks of docs/accountant.md §5 plus the exact clamp): lower <= D_up <= upper with
+    D_up by direct convolution (a run of 150 such random laws: no violation)."""
+    vals, pn, gamma, n = BLOCKS[case]
+    probs = [p / 65536 for p in pn]
+    lo, up = ShuffleAccountant(_OneLaw(gamma, [float(v) for v in vals], probs), n).get_delta_bounds(0.0)
+    ref, rel = dp_dup(gamma, vals, probs, n)
+    assert 0 < lo <= ref * (1 + rel) and up >= ref * (1 - rel), (lo, ref, up)
+    assert clamp_hits["exact"] >= 1
+
+
 def test_krr_lower_values_below_a_sandwich_reference():
     """4-RR, eps0 = 3, replace-one laws, n = 150: each law's atoms rounded UP to the grid 2^-5 give a law whose
     D_up dominates (S_+ is non-decreasing in every atom, D_up(c L) = c D_up(L)); the accountant's lower value
