@@ -384,3 +384,22 @@ def test_a_slightly_non_affine_table_is_accepted_and_its_bias_is_the_residual():
         bias = abs((ey - Fraction(alpha)) / Fraction(beta) - i)
         assert float(bias) == pytest.approx(resid[i] / abs(beta), rel=1e-3, abs=1e-15)
     assert 5e-10 < max(resid) / abs(beta) <= 1e-9 * (1 + max(abs(mu)) + 1) / abs(beta)
+
+
+@pytest.mark.parametrize("eps0", [0.5, 4.0])
+def test_binary_rr_table_against_the_exact_mechanism_delta(eps0):
+    """Binary RR through the table (rounded to 2^-53, within n 2^-52 in total variation of the shuffled
+    outputs) against ExactShuffleAccountant's bracket of the mechanism's own delta (replace-one, worst
+    case over datasets): lower form <= exact upper + slack and exact lower <= certified upper + slack."""
+    from sharpdp.shuffle import ExactShuffleAccountant
+
+    fr = FiniteRandomizer.from_probabilities(_krr(2, eps0))
+    rr = RandomizedResponse(2, eps0)
+    for n in (10, 400):
+        ex = ExactShuffleAccountant(rr, n)
+        acc = ShuffleAccountant(fr, n, adjacency="replace")
+        slack = n * 2.0**-52
+        for eps in (0.0, 0.2 * eps0, 0.6 * eps0, 0.95 * eps0):
+            lo_ex, up_ex = ex.get_delta_bounds(eps)
+            assert acc.get_delta(eps) >= lo_ex - slack, (n, eps)
+            assert acc.get_delta_lower_form(eps) <= up_ex + slack, (n, eps)
