@@ -403,3 +403,18 @@ def test_binary_rr_table_against_the_exact_mechanism_delta(eps0):
             lo_ex, up_ex = ex.get_delta_bounds(eps)
             assert acc.get_delta(eps) >= lo_ex - slack, (n, eps)
             assert acc.get_delta_lower_form(eps) <= up_ex + slack, (n, eps)
+
+
+def test_from_probabilities_donor_entry_moves_by_one_unit_per_bump():
+    """Each bump takes its unit from the largest entry at that moment, so that entry can move by more than
+    the 2 2^-b the docs first stated: b = 4, p = (1, 1e-9 x 5) gives 11/16 (error 5/16). Checked against the
+    corrected bound (1 + d_j) 2^-b per entry and (m / 2 + bumps) 2^-b in total variation (docs §10.1)."""
+    p = [1.0] + [1e-9] * 5
+    fr = FiniteRandomizer.from_probabilities([p], bits=4)
+    k = [v >> 60 for v in fr.table.tolist()[0]]
+    assert k == [11, 1, 1, 1, 1, 1]
+    S = sum(Fraction(v) for v in p)
+    err = [abs(Fraction(kj, 16) - Fraction(pj) / S) for kj, pj in zip(k, p)]
+    assert err[0] > Fraction(2, 16)  # the former per-entry claim does not hold for the donor
+    assert err[0] <= Fraction(1 + 5, 16) and all(e <= Fraction(1, 16) for e in err[1:])
+    assert sum(err) / 2 <= Fraction(3 + 5, 16)

@@ -231,9 +231,10 @@ class FiniteRandomizer(TableRandomizer):
         Each row p (non-negative, positive sum S; normalised exactly) becomes the integers
         k_j = floor(2^b p_j / S) (b = ``bits``) plus one unit for the 2^b - sum_j k_j entries with the
         largest remainders (ties: the lower index), computed in exact rational arithmetic; then every
-        entry with p_j > 0 and k_j = 0 gets one unit, taken from the row's largest entry. The table
-        is k 2^(64 - b) (units of 2^-64): every probability is a multiple of 2^-b, within
-        2^-b + 2^-b of p_j / S (one unit for the rounding, one for a bump), and zero exactly where
+        entry with p_j > 0 and k_j = 0 gets one unit, taken from the row's largest entry at that
+        moment. The table is k 2^(64 - b) (units of 2^-64): every probability is a multiple of
+        2^-b, within (1 + d_j) 2^-b of p_j / S (d_j the units entry j gave to bumps, 0 for all but
+        the largest entries; total variation below (m / 2 + bumps) 2^-b), and zero exactly where
         p_j = 0. With b <= 53 (the default) every probability is an exact double
         (``exact_doubles``). **The rounded table is the mechanism** that is sampled and certified
         (not the float table); ``table`` returns it.
