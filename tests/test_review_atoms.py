@@ -18,6 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy.stats import binom
 
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.laws import FiniteLaw
@@ -252,6 +253,38 @@ def test_lower_value_with_a_value_error(case, clamp_hits):
             small, rel = dp_dup(g / 1024, vals, [p / 1024 for p in pn], n)
             big, _ = dp_dup(g / 1024, [2 * v + 1 for v in vals], [p / 1024 for p in pn], n)
             assert lo <= small * (1 + rel) + 1e-300 and up >= min(big / 2, 1.0) * (1 - rel), (n, lo, small, up)
+
+
+def _two_atom_dup(gamma: float, values, probs, n: int) -> float:
+    """D_up of a law with one positive atom a and one negative atom -b, as the sum over c1 (users at a) of
+    P(c1) E[(c1 a - c2 b)_+ | c1], c2 ~ Bin(n - c1, q), by direct summation of the positive terms with
+    scipy's binomial pmf (a float reference, relative accuracy ~1e-12; c1 within 60 sd of its mean)."""
+    (a, pa), (nb, pb) = sorted(zip(values, probs), reverse=True)
+    b = -nb
+    w1, w2 = gamma * pa, gamma * pb
+    q = w2 / (1 - w1)
+    sd = math.sqrt(n * w1 * (1 - w1)) + 1
+    total = 0.0
+    for c1 in range(max(1, int(n * w1 - 60 * sd)), min(n, int(n * w1 + 60 * sd)) + 1):
+        K = math.floor(c1 * a / b)
+        if c1 * a - K * b <= 0:
+            K -= 1
+        c2 = np.arange(0, min(K, n - c1) + 1)
+        total += binom.pmf(c1, n, w1) * float(np.sum(binom.pmf(c2, n - c1, q) * (c1 * a - c2 * b)))
+    return total / (n * gamma)
+
+
+@pytest.mark.parametrize("k,eps0", [(10, 8.0), (2, 8.0)])
+def test_krr_zero_out_at_large_n_against_a_two_atom_reference(k, eps0):
+    """k-RR zero-out (two-atom laws, both orders), n = 1e4, 1e5: the bracket contains the reference to 1e-9
+    (the motivating case of docs/accountant_atoms.md §1-§2 is 10-RR eps0 = 8)."""
+    rr = RandomizedResponse(k, eps0)
+    for n in (10**4, 10**5):
+        for eps in (0.5, 2.0, 4.0):
+            ref = max(_two_atom_dup(g, law.values.tolist(), law.probs.tolist(), n) if law.values.max() > 0 else 0.0
+                      for g, law in rr.privacy_amplification_laws(eps, "zero_out"))
+            lo, up = ShuffleAccountant(rr, n).get_delta_bounds(eps)
+            assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (n, eps, lo, ref, up)
 
 
 def test_the_extra_rounds_only_tighten():
