@@ -461,3 +461,18 @@ def test_sampler_is_bit_for_bit_the_documented_inverse_cdf_on_chacha20():
             row = int(lo[i]) + (1 if u < int(up[i]) else 0)
             want[i] = next((j for j in range(last[row]) if v < cum[row][j]), last[row])
     np.testing.assert_array_equal(got1, want)
+
+
+def test_numpy_integer_entries_in_an_object_table_are_accepted():
+    """Rows built with numpy integer arithmetic (np.uint64 / np.int64 scalars in a list or object array) are
+    integers: accepted, the same mechanism as Python ints; booleans and floats still refused."""
+    ref = FiniteRandomizer(_obj([[2**63, 2**63], [2**62, 3 * 2**62]]))
+    for rows in ([[np.uint64(2**63), np.uint64(2**63)], [np.uint64(2**62), np.uint64(3 * 2**62)]],
+                 _obj([[np.uint64(2**62) * np.uint64(2), 2**63], [np.int64(2**62), np.uint64(3 * 2**62)]])):
+        fr = FiniteRandomizer(rows)
+        assert fr.table.tolist() == ref.table.tolist()
+        assert all(type(v) is int for row in fr.table.tolist() for v in row)
+    with pytest.raises(TypeError, match="table"):
+        FiniteRandomizer(_obj([[np.True_, 2**64 - 1]]))
+    with pytest.raises(TypeError, match="table"):
+        FiniteRandomizer(_obj([[2.0**63, 2**63]]))

@@ -102,15 +102,16 @@ def _table_ints(table) -> list[list[int]]:
     rows = []
     for i, row in enumerate(arr.tolist()):
         for v in row:
-            if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"table must hold integers (units of 2^-64), got {type(v).__name__} in row {i}")
             if v < 0:
                 raise ValueError(f"table entries must be >= 0, found {v} in row {i}")
+        row = [int(v) for v in row]  # Python ints (numpy integer scalars would wrap in the sum)
         s = sum(row)
         if s != ONE:
             raise ValueError(f"table: row {i} sums to {s}, not 2**64 (each row is a probability law in units "
                              "of 2^-64)")
-        rows.append([int(v) for v in row])
+        rows.append(row)
     return rows
 
 
