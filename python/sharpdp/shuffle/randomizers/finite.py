@@ -102,15 +102,16 @@ def _table_ints(table) -> list[list[int]]:
     rows = []
     for i, row in enumerate(arr.tolist()):
         for v in row:
-            if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"table must hold integers (units of 2^-64), got {type(v).__name__} in row {i}")
             if v < 0:
                 raise ValueError(f"table entries must be >= 0, found {v} in row {i}")
+        row = [int(v) for v in row]  # Python ints (numpy integer scalars would wrap in the sum)
         s = sum(row)
         if s != ONE:
             raise ValueError(f"table: row {i} sums to {s}, not 2**64 (each row is a probability law in units "
                              "of 2^-64)")
-        rows.append([int(v) for v in row])
+        rows.append(row)
     return rows
 
 
@@ -196,7 +197,7 @@ class FiniteRandomizer(TableRandomizer):
             self.inputs = None
         else:
             self.inputs = V.real_array("inputs", inputs, shape=(r,))
-            if r > 1 and not np.all(np.diff(self.inputs) > 0):
+            if r > 1 and not np.all(self.inputs[1:] > self.inputs[:-1]):  # no np.diff: it may overflow
                 raise ValueError("inputs must be strictly increasing (one numeric value per table row)")
         self.outputs = None if outputs is None else V.real_array("outputs", outputs, shape=(m,))
         cols = list(zip(*N))
@@ -231,9 +232,10 @@ class FiniteRandomizer(TableRandomizer):
         Each row p (non-negative, positive sum S; normalised exactly) becomes the integers
         k_j = floor(2^b p_j / S) (b = ``bits``) plus one unit for the 2^b - sum_j k_j entries with the
         largest remainders (ties: the lower index), computed in exact rational arithmetic; then every
-        entry with p_j > 0 and k_j = 0 gets one unit, taken from the row's largest entry. The table
-        is k 2^(64 - b) (units of 2^-64): every probability is a multiple of 2^-b, within
-        2^-b + 2^-b of p_j / S (one unit for the rounding, one for a bump), and zero exactly where
+        entry with p_j > 0 and k_j = 0 gets one unit, taken from the row's largest entry at that
+        moment. The table is k 2^(64 - b) (units of 2^-64): every probability is a multiple of
+        2^-b, within (1 + d_j) 2^-b of p_j / S (d_j the units entry j gave to bumps, 0 for all but
+        the largest entries; total variation below (m / 2 + bumps) 2^-b), and zero exactly where
         p_j = 0. With b <= 53 (the default) every probability is an exact double
         (``exact_doubles``). **The rounded table is the mechanism** that is sampled and certified
         (not the float table); ``table`` returns it.
@@ -442,7 +444,13 @@ class FiniteRandomizer(TableRandomizer):
         between = xs > self.inputs[i]
         if np.any(between):
             ib = i[between]
-            f = (xs[between] - self.inputs[ib]) / (self.inputs[ib + 1] - self.inputs[ib])
+            xb, x0, x1 = xs[between], self.inputs[ib], self.inputs[ib + 1]
+            with np.errstate(over="ignore"):
+                span = x1 - x0
+            wide = ~np.isfinite(span)  # x1 - x0 above the double range: halve first (exact there)
+            f = np.empty(xb.size)
+            f[~wide] = (xb[~wide] - x0[~wide]) / span[~wide]
+            f[wide] = (0.5 * xb[wide] - 0.5 * x0[wide]) / (0.5 * x1[wide] - 0.5 * x0[wide])
             t = np.ceil(np.ldexp(f, 64))
             full = t >= 2.0**64  # f rounded to 1: the upper row
             i[np.flatnonzero(between)[full]] += 1
@@ -527,7 +535,8 @@ class FiniteRandomizer(TableRandomizer):
         """Unbiased estimate of the users' mean input (numeric outputs), or of the input frequencies.
 
         Numeric ``outputs``: (mean(messages) - alpha) / beta (:meth:`affine_map`), float64 shape (1,);
-        its expectation is the mean input up to the rounding bias of the class Notes, its variance
+        its expectation is the mean input up to the rounding bias of the class Notes and the
+        affinity residual accepted by :meth:`affine_map` (divided by beta), its variance
         at most ``mse_single / n``. Index outputs: :meth:`estimate_frequencies`.
 
         Raises
