@@ -349,10 +349,9 @@ class FiniteRandomizer(TableRandomizer):
         return FiniteLaw(uv, probs, value_error=err)
 
     def _pav_atoms(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
-        """(gamma, values, probs) per distinct law of the neighbouring pairs (the dominating laws)."""
-        eps = V.real("epsilon", epsilon, lo=0.0, hi=700.0)
-        laws = [self._dominating_law(a, b, eps) for a, b in self._pairs(adjacency)]
-        return TB.unique_laws([(self.gamma, law.values, law.probs) for law in laws])
+        """Not available: the table machinery's bare atoms would drop the dominating laws' ``value_error``
+        (use :meth:`privacy_amplification_laws`)."""
+        raise NotImplementedError("FiniteRandomizer: use privacy_amplification_laws (its laws carry value_error)")
 
     def privacy_amplification_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
         """Laws of the privacy-amplification variable for the accountant, one per distinct law.
