@@ -64,6 +64,42 @@ inline double exp_bounded(double x) {
 
 constexpr std::size_t kChunk = 256;
 
+// 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
+inline double pow2(int e) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
+// grid_value() inlined into the release loops (the exported function calls it)
+inline double grid_value_inline(std::uint64_t j, int grid_bits) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  // exact: j < 2^31 and m < 2^31 are doubles, scaling by powers of two is exact in range
+  if (j < kFixedEnd) return static_cast<double>(j) * pow2(-grid_bits);
+  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
+  return static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+}
+
+// grid_index() inlined into the release loops (the exported function calls it)
+inline std::uint64_t grid_index_inline(double v, int grid_bits) {
+  if (!(v > 0.0)) return 0;
+  const double x = v * pow2(grid_bits);
+  constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
+  if (!std::isfinite(x)) return kGridLastIndex;
+  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(x + 0.5);
+  // x in [2^ex, 2^(ex + 1)), read from its exponent bits (x is finite and >= 2^30: normal)
+  std::uint64_t xb;
+  std::memcpy(&xb, &x, sizeof xb);
+  const int ex = static_cast<int>((xb >> 52) & 0x7ff) - 1023;
+  const int e = ex - kGridSigBits;  // >= 0
+  if (e > 900) return kGridLastIndex;
+  const auto r = static_cast<std::uint64_t>(x * pow2(-e) + 0.5);  // in [2^30, 2^31]
+  const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
+  return std::min(j, kGridLastIndex);
+}
+
 // x86-64 with GCC: compile the two hot loops also for AVX2 (4 doubles per vector instead of
 // SSE2's 2) and pick the version at load time (ifunc). No FMA target: the result stays
 // bit-identical to the SSE2 build (no contraction of a * b + c), on every machine.
@@ -155,6 +191,7 @@ struct Count {
 // the 2^-51 factors cover them).
 struct Interval {
   double f_lo, f_hi, g_lo, g_hi;
+  Interval() = default;
   explicit Interval(std::uint64_t w0) {
     const double w = static_cast<double>(w0);
     const double a = static_cast<double>(~w0);
@@ -263,7 +300,7 @@ bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& 
 
 // Lower boundary of bin j >= 1: the midpoint of grid values j - 1 and j (exact: <= 33 bits).
 inline double boundary(std::uint64_t j, int grid_bits) {
-  return 0.5 * (grid_value(j - 1, grid_bits) + grid_value(j, grid_bits));
+  return 0.5 * (grid_value_inline(j - 1, grid_bits) + grid_value_inline(j, grid_bits));
 }
 
 constexpr int kMaxSteps = 6;
@@ -277,7 +314,7 @@ inline double candidate_z(std::uint64_t w0) {
 }
 
 bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, std::uint64_t& steps) {
-  j = grid_index(k.s * std::exp(k.sigma * candidate_z(w0) - k.s2) - k.c, grid_bits);  // a candidate only
+  j = grid_index_inline(k.s * std::exp(k.sigma * candidate_z(w0) - k.s2) - k.c, grid_bits);  // a candidate only
   const Interval u(w0);
   for (int it = 0; it < kMaxSteps; ++it) {
     Located lo{Side::kBelow, 0.0, 0.0, 0.0, 0.0};
@@ -306,6 +343,32 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
   return false;
 }
 
+// The candidates' exp(sigma z - sigma^2), z = candidate_z(w0[i]), for a chunk: the central
+// branch of AS241 (85 % of the words) and exp_bounded vectorise; the tails call
+// inverse_normal_cdf. A candidate is only a starting bin (every bin returned is proved), so
+// exp_bounded's ~1 ulp instead of the library exp cannot change a released value.
+SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t len, double sigma, double s2,
+                                           double* v) {
+  double z[kChunk];
+  for (std::size_t i = 0; i < len; ++i) {
+    const double q = (static_cast<double>(w0[i]) + 0.5) * 0x1.0p-64 - 0.5;
+    const double r = 0.180625 - q * q;
+    z[i] = q *
+           (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r +
+                45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r +
+             133.14166789178437745) * r + 3.387132872796366608) /
+           (((((((5226.495278852854561 * r + 28729.085735721942674) * r + 39307.89580009271061) * r +
+                21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r +
+             42.313330701600911252) * r + 1.0);
+  }
+  for (std::size_t i = 0; i < len; ++i) {
+    const double q = (static_cast<double>(w0[i]) + 0.5) * 0x1.0p-64 - 0.5;
+    if (std::fabs(q) > 0.425) z[i] = candidate_z(w0[i]);
+  }
+  // |z| <= 9.5 for 64-bit words and sigma <= 9: |sigma z - sigma^2| < 200, inside exp_bounded's domain
+  for (std::size_t i = 0; i < len; ++i) v[i] = exp_bounded(sigma * z[i] - s2);
+}
+
 // invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
 // proved by one log1p, one erfc and one exp) runs as independent passes over the chunk, so the
 // library calls of different counts overlap; every other count goes through invert(). The
@@ -313,19 +376,24 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
 // both return only proved bins.
 void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
-  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk];
+  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk], gv[kChunk],
+      tb[kChunk];
+  Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
   unsigned char fast[kChunk];
   for (std::size_t i = 0; i < len; ++i) decided[i] = 0;
-  for (std::size_t i = 0; i < len; ++i) v[i] = sigma * candidate_z(w0[i]) - s2;
-  for (std::size_t i = 0; i < len; ++i) v[i] = std::exp(v[i]);
+  candidate_factors(w0, len, sigma, s2, v);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
   // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
   for (std::size_t i = 0; i < len; ++i) {
-    const std::uint64_t j = grid_index((cnt[i] + c) * v[i] - c, grid_bits);
+    const std::uint64_t j = grid_index_inline((cnt[i] + c) * v[i] - c, grid_bits);
     bins[i] = j;
     const bool ok = j < kGridLastIndex;
-    x[i] = ok ? (boundary(j > 0 ? j : 1, grid_bits) - cnt[i]) * inv_s[i] : 0.0;
+    // tb = boundary(max(j, 1)) and gv = its upper grid value, kept for t_hi = boundary(j + 1)
+    const std::uint64_t jb = j > 0 ? j : 1;
+    gv[i] = grid_value_inline(jb, grid_bits);
+    tb[i] = 0.5 * (grid_value_inline(jb - 1, grid_bits) + gv[i]);
+    x[i] = ok ? (tb[i] - cnt[i]) * inv_s[i] : 0.0;
     fast[i] = ok && std::fabs(x[i]) <= 0.5 ? (j > 0 ? 1 : 2) : 0;
   }
   for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
@@ -338,21 +406,20 @@ void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, d
   for (std::size_t i = 0; i < len; ++i) {
     if (!fast[i]) continue;
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
-    const Interval u(w0[i]);
-    lo[i] = classify(lo[i].b, lo[i].db, p[i], u);
+    iv[i] = Interval(w0[i]);
+    lo[i] = classify(lo[i].b, lo[i].db, p[i], iv[i]);
     if (fast[i] == 2) {  // bin 0: decided iff F(t_1) >= (w0 + 1) 2^-64
       decided[i] = lo[i].side == Side::kAbove;
       fast[i] = 0;
       continue;
     }
-    const double t_lo = boundary(bins[i], grid_bits);
-    fast[i] = lo[i].side == Side::kBelow &&
-              above_setup(lo[i], t_lo, boundary(bins[i] + 1, grid_bits), k, d_lo[i], arg[i]);
+    const double t_hi = 0.5 * (gv[i] + grid_value_inline(bins[i] + 1, grid_bits));  // boundary(j + 1)
+    fast[i] = lo[i].side == Side::kBelow && above_setup(lo[i], tb[i], t_hi, k, d_lo[i], arg[i]);
   }
   for (std::size_t i = 0; i < len; ++i) arg[i] = fast[i] ? std::exp(arg[i]) : 0.0;
   for (std::size_t i = 0; i < len; ++i) {
     if (bins[i] == 0 && decided[i]) continue;  // bin 0 proved above
-    if (fast[i] && above_check(lo[i], d_lo[i], arg[i], Interval(w0[i]))) {
+    if (fast[i] && above_check(lo[i], d_lo[i], arg[i], iv[i])) {
       decided[i] = 1;
       continue;
     }
@@ -363,41 +430,12 @@ void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, d
 
 }  // namespace
 
+double grid_value(std::uint64_t j, int grid_bits) { return grid_value_inline(j, grid_bits); }
+
+std::uint64_t grid_index(double v, int grid_bits) { return grid_index_inline(v, grid_bits); }
+
 namespace {
-// 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
-inline double pow2(int e) {
-  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
-  double r;
-  std::memcpy(&r, &bits, sizeof r);
-  return r;
-}
-}  // namespace
-
-double grid_value(std::uint64_t j, int grid_bits) {
-  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
-  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
-  // exact: j < 2^31 and m < 2^31 are doubles, scaling by powers of two is exact in range
-  if (j < kFixedEnd) return static_cast<double>(j) * pow2(-grid_bits);
-  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
-  return static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
-}
-
-std::uint64_t grid_index(double v, int grid_bits) {
-  if (!(v > 0.0)) return 0;
-  const double x = v * pow2(grid_bits);
-  constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
-  if (!std::isfinite(x)) return kGridLastIndex;
-  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(x + 0.5);
-  int ex;
-  std::frexp(x, &ex);  // x in [2^(ex - 1), 2^ex)
-  const int e = ex - 1 - kGridSigBits;  // >= 0
-  if (e > 900) return kGridLastIndex;
-  const auto r = static_cast<std::uint64_t>(x * pow2(-e) + 0.5);  // in [2^30, 2^31]
-  const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
-  return std::min(j, kGridLastIndex);
-}
-
-double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) {
+inline double grid_round_inline(std::uint64_t j, int grid_bits, std::uint64_t word) {
   constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
   constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
   // y = m 2^s exactly
@@ -417,6 +455,9 @@ double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) {
   // P(word >> (64 - sh) < frac) = frac 2^-sh = y - floor(y), exactly
   return static_cast<double>(fl + ((word >> (64 - sh)) < frac ? 1u : 0u));
 }
+}  // namespace
+
+double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) { return grid_round_inline(j, grid_bits, word); }
 
 namespace {
 void check_common(double c, double sigma, int threads) {
@@ -451,7 +492,7 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
       invert_chunk(in + lo, w0, len, c, sigma, inv_sigma, s2, grid_bits, bins, decided, steps[b]);
       for (std::size_t k = 0; k < len; ++k) {
         if (decided[k]) {
-          res[lo + k] = integer ? grid_round(bins[k], grid_bits, rng.next()) : grid_value(bins[k], grid_bits);
+          res[lo + k] = integer ? grid_round_inline(bins[k], grid_bits, rng.next()) : grid_value_inline(bins[k], grid_bits);
           continue;
         }
         AmbiguousDraw d{};
