@@ -72,14 +72,28 @@ inline double pow2(int e) {
   return r;
 }
 
+// Integers below 2^63 to double through the signed conversion (one instruction; the unsigned
+// one branches on the top bit). The same value: both round to nearest.
+inline double small_to_double(std::uint64_t x) { return static_cast<double>(static_cast<std::int64_t>(x)); }
+
+// Any 64-bit word to double, rounded to nearest as static_cast<double> does, without its
+// unpredictable branch: a word with the top bit set is halved with its lowest bit kept as a
+// sticky bit (round to odd), converted, and doubled (exact); the same result, bit for bit.
+inline double word_to_double(std::uint64_t x) {
+  const std::uint64_t top = x >> 63;
+  const std::uint64_t mask = std::uint64_t{0} - top;  // all ones iff the top bit is set
+  const std::uint64_t y = (((x >> 1) | (x & 1)) & mask) | (x & ~mask);
+  return small_to_double(y) * (1.0 + static_cast<double>(static_cast<std::int64_t>(top)));
+}
+
 // grid_value() inlined into the release loops (the exported function calls it)
 inline double grid_value_inline(std::uint64_t j, int grid_bits) {
   constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
   constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
   // exact: j < 2^31 and m < 2^31 are doubles, scaling by powers of two is exact in range
-  if (j < kFixedEnd) return static_cast<double>(j) * pow2(-grid_bits);
+  if (j < kFixedEnd) return small_to_double(j) * pow2(-grid_bits);
   const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
-  return static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+  return small_to_double((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
 }
 
 // grid_index() inlined into the release loops (the exported function calls it)
@@ -88,14 +102,15 @@ inline std::uint64_t grid_index_inline(double v, int grid_bits) {
   const double x = v * pow2(grid_bits);
   constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
   if (!std::isfinite(x)) return kGridLastIndex;
-  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(x + 0.5);
+  // (x + 0.5 < 2^31 and below: the signed conversion truncates as the unsigned one does)
+  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(static_cast<std::int64_t>(x + 0.5));
   // x in [2^ex, 2^(ex + 1)), read from its exponent bits (x is finite and >= 2^30: normal)
   std::uint64_t xb;
   std::memcpy(&xb, &x, sizeof xb);
   const int ex = static_cast<int>((xb >> 52) & 0x7ff) - 1023;
   const int e = ex - kGridSigBits;  // >= 0
   if (e > 900) return kGridLastIndex;
-  const auto r = static_cast<std::uint64_t>(x * pow2(-e) + 0.5);  // in [2^30, 2^31]
+  const auto r = static_cast<std::uint64_t>(static_cast<std::int64_t>(x * pow2(-e) + 0.5));  // in [2^30, 2^31]
   const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
   return std::min(j, kGridLastIndex);
 }
@@ -179,7 +194,7 @@ constexpr double kErfcErr = 0x1.0p-46;
 constexpr double kPhiMax = 0.3989422804014328;  // 1/sqrt(2 pi) rounded up: max of the normal density
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 
-enum class Side { kBelow, kAbove, kAmbiguous };
+enum class Side : unsigned { kBelow = 0, kAbove = 1, kAmbiguous = 2 };
 
 struct Count {
   double n, s, inv_s, c, sigma, inv_sigma, s2;  // s = fl(n + c), inv_s = fl(1/s), inv_sigma = fl(1/sigma), s2 = fl(sigma^2)
@@ -193,8 +208,8 @@ struct Interval {
   double f_lo, f_hi, g_lo, g_hi;
   Interval() = default;
   explicit Interval(std::uint64_t w0) {
-    const double w = static_cast<double>(w0);
-    const double a = static_cast<double>(~w0);
+    const double w = word_to_double(w0);
+    const double a = word_to_double(~w0);
     f_lo = w * (1.0 - 0x1.0p-51) * 0x1.0p-64;
     f_hi = (w + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64;
     g_lo = a * (1.0 - 0x1.0p-51) * 0x1.0p-64;
@@ -226,14 +241,15 @@ inline Located classify(double b, double db, double p, const Interval& u) {
   const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
   const double up = (p + e) * (1.0 + 0x1.0p-51);
   const double down = (p - e) * (1.0 - 0x1.0p-51);
-  Side side = Side::kAmbiguous;
-  if (b <= 0.0) {  // P = F: compare with U's interval
-    if (up <= u.f_lo) side = Side::kBelow;
-    else if (down >= u.f_hi) side = Side::kAbove;
-  } else {  // P = 1 - F: F <= w0 2^-64 iff 1 - F >= (a + 1) 2^-64; F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64
-    if (down >= u.g_hi) side = Side::kBelow;
-    else if (up <= u.g_lo) side = Side::kAbove;
-  }
+  // b <= 0: P = F, compared with U's interval; b > 0: P = 1 - F, and F <= w0 2^-64 iff
+  // 1 - F >= (a + 1) 2^-64, F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64. Below wins if both hold.
+  // Both sides are evaluated and selected without a branch (the sign of b is a coin flip).
+  // (flags as 0/1 integers: the compiler keeps ternaries on them as branches)
+  const unsigned f_side = b <= 0.0;
+  const unsigned below = (f_side & unsigned{up <= u.f_lo}) | ((f_side ^ 1u) & unsigned{down >= u.g_hi});
+  const unsigned above = (f_side & unsigned{down >= u.f_hi}) | ((f_side ^ 1u) & unsigned{up <= u.g_lo});
+  // kBelow = 0, kAbove = 1, kAmbiguous = 2
+  const auto side = static_cast<Side>((1u - below) * (2u - above));
   return Located{side, p, e, b, db};
 }
 
@@ -284,13 +300,12 @@ inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count
 inline bool above_check(const Located& lo, double d_lo, double exp_arg, const Interval& u) {
   const double phi_lo = exp_arg * kInvSqrt2PiLow * (1.0 - 0x1.0p-44);
   const double mass = d_lo * phi_lo * (1.0 - 0x1.0p-50);  // <= F(t_hi) - F(t_lo)
-  if (lo.b <= 0.0) {  // lo.p = F(t_lo) >= lo.p - lo.e
-    const double low = ((lo.p - lo.e) + mass) - 0x1.0p-50 * (lo.p + lo.e + mass);
-    return low >= u.f_hi;
-  }
-  // lo.p = 1 - F(t_lo) <= lo.p + lo.e, and 1 - F(t_hi) = 1 - F(t_lo) - (F(t_hi) - F(t_lo))
+  // b <= 0: lo.p = F(t_lo) >= lo.p - lo.e; b > 0: lo.p = 1 - F(t_lo) <= lo.p + lo.e, and
+  // 1 - F(t_hi) = 1 - F(t_lo) - (F(t_hi) - F(t_lo)). Both evaluated, selected without a branch.
+  const double low = ((lo.p - lo.e) + mass) - 0x1.0p-50 * (lo.p + lo.e + mass);
   const double high = ((lo.p + lo.e) - mass) + 0x1.0p-50 * (lo.p + lo.e + mass);
-  return high <= u.g_lo;
+  const unsigned f_side = lo.b <= 0.0;
+  return ((f_side & unsigned{low >= u.f_hi}) | ((f_side ^ 1u) & unsigned{high <= u.g_lo})) != 0;
 }
 
 bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& k, const Interval& u) {
@@ -349,9 +364,11 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
 // exp_bounded's ~1 ulp instead of the library exp cannot change a released value.
 SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t len, double sigma, double s2,
                                            double* v) {
-  double z[kChunk];
+  double z[kChunk], qs[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
-    const double q = (static_cast<double>(w0[i]) + 0.5) * 0x1.0p-64 - 0.5;
+    // q = U - 1/2 from the signed word w0 - 2^63 (one conversion; a candidate needs no exactness)
+    const double q = (static_cast<double>(static_cast<std::int64_t>(w0[i] ^ (std::uint64_t{1} << 63))) + 0.5) * 0x1.0p-64;
+    qs[i] = q;
     const double r = 0.180625 - q * q;
     z[i] = q *
            (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r +
@@ -361,12 +378,41 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
                 21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r +
              42.313330701600911252) * r + 1.0);
   }
+  // the tails (15 %), listed first so that the loop over them has no unpredictable branch
+  std::uint16_t tail[kChunk];
+  std::size_t m = 0;
   for (std::size_t i = 0; i < len; ++i) {
-    const double q = (static_cast<double>(w0[i]) + 0.5) * 0x1.0p-64 - 0.5;
-    if (std::fabs(q) > 0.425) z[i] = candidate_z(w0[i]);
+    tail[m] = static_cast<std::uint16_t>(i);
+    m += std::fabs(qs[i]) > 0.425 ? 1 : 0;
   }
+  for (std::size_t t = 0; t < m; ++t) z[tail[t]] = candidate_z(w0[tail[t]]);
   // |z| <= 9.5 for 64-bit words and sigma <= 9: |sigma z - sigma^2| < 200, inside exp_bounded's domain
   for (std::size_t i = 0; i < len; ++i) v[i] = exp_bounded(sigma * z[i] - s2);
+}
+
+// p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
+// of the library's erfc branches (glibc: |x| below 1/4, 0.84375, 1.25, 1/0.35, 28, and above):
+// the same calls on the same arguments, in an order that keeps its branches predictable.
+void erfc_pass(const Located* lo, const unsigned char* fast, std::size_t len, double* p) {
+  constexpr int kRanges = 6;
+  unsigned char range[kChunk];
+  std::size_t start[kRanges + 1] = {};
+  for (std::size_t i = 0; i < len; ++i) {
+    const double a = fast[i] ? std::fabs(lo[i].b) * kInvSqrt2 : 0.0;
+    range[i] = static_cast<unsigned char>((a >= 0.25) + (a >= 0.84375) + (a >= 1.25) + (a >= 2.857142857142857) +
+                                          (a >= 28.0));
+    p[i] = 0.0;
+  }
+  for (std::size_t i = 0; i < len; ++i) start[range[i] + 1] += fast[i] ? 1 : 0;
+  for (int r = 0; r < kRanges; ++r) start[r + 1] += start[r];
+  std::uint16_t order[kChunk + 1];  // order[kChunk]: where the entries that are not fast go
+  for (std::size_t i = 0; i < len; ++i) {
+    const std::size_t pos = fast[i] ? start[range[i]] : kChunk;
+    order[pos] = static_cast<std::uint16_t>(i);
+    start[range[i]] += fast[i] ? 1 : 0;
+  }
+  const std::size_t m = start[kRanges - 1];  // (after the scatter, start[r] is the end of range r)
+  for (std::size_t k = 0; k < m; ++k) p[order[k]] = half_erfc_abs(lo[order[k]].b);
 }
 
 // invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
@@ -402,7 +448,7 @@ void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, d
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
     if (fast[i]) b_of_log(L[i], log1p_error(x[i], L[i]), k, lo[i].b, lo[i].db);
   }
-  for (std::size_t i = 0; i < len; ++i) p[i] = fast[i] ? half_erfc_abs(lo[i].b) : 0.0;
+  erfc_pass(lo, fast, len, p);
   for (std::size_t i = 0; i < len; ++i) {
     if (!fast[i]) continue;
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
@@ -448,12 +494,12 @@ inline double grid_round_inline(std::uint64_t j, int grid_bits, std::uint64_t wo
     m = (std::uint64_t{1} << kGridSigBits) + (j & kMask);
     s = static_cast<int>(j >> kGridSigBits) - 1 - grid_bits;
   }
-  if (s >= 0) return static_cast<double>(m) * pow2(s);  // an integer already
+  if (s >= 0) return small_to_double(m) * pow2(s);  // an integer already
   const int sh = -s;                                         // 1..60
   const std::uint64_t fl = m >> sh;
   const std::uint64_t frac = m & ((std::uint64_t{1} << sh) - 1);
   // P(word >> (64 - sh) < frac) = frac 2^-sh = y - floor(y), exactly
-  return static_cast<double>(fl + ((word >> (64 - sh)) < frac ? 1u : 0u));
+  return small_to_double(fl + ((word >> (64 - sh)) < frac ? 1u : 0u));
 }
 }  // namespace
 
