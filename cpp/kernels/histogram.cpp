@@ -393,7 +393,7 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
 // p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
 // of the library's erfc branches (glibc: |x| below 1/4, 0.84375, 1.25, 1/0.35, 28, and above):
 // the same calls on the same arguments, in an order that keeps its branches predictable.
-void erfc_pass(const Located* lo, const unsigned char* fast, std::size_t len, double* p) {
+inline void erfc_pass(const Located* lo, const unsigned char* fast, std::size_t len, double* p) {
   constexpr int kRanges = 6;
   unsigned char range[kChunk];
   std::size_t start[kRanges + 1] = {};
@@ -420,7 +420,7 @@ void erfc_pass(const Located* lo, const unsigned char* fast, std::size_t len, do
 // library calls of different counts overlap; every other count goes through invert(). The
 // result is the same function of the words as invert()'s up to which proof is found first:
 // both return only proved bins.
-void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
+SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
   double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk], gv[kChunk],
       tb[kChunk];
