@@ -76,14 +76,19 @@ inline double pow2(int e) {
 // one branches on the top bit). The same value: both round to nearest.
 inline double small_to_double(std::uint64_t x) { return static_cast<double>(static_cast<std::int64_t>(x)); }
 
-// Any 64-bit word to double, rounded to nearest as static_cast<double> does, without its
-// unpredictable branch: a word with the top bit set is halved with its lowest bit kept as a
-// sticky bit (round to odd), converted, and doubled (exact); the same result, bit for bit.
+// A 32-bit integer as a double, exactly: 2^52 + v from its bit pattern, minus 2^52.
+inline double u32_to_double(std::uint64_t v) {
+  const std::uint64_t bits = 0x4330000000000000ULL | v;
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d - 0x1.0p52;
+}
+
+// Any 64-bit word to double, rounded to nearest as static_cast<double> does, bit for bit: the
+// high and low halves are exact doubles and their sum is rounded once. No branch (the unsigned
+// conversion branches on the top bit) and only integer and double operations that vectorise.
 inline double word_to_double(std::uint64_t x) {
-  const std::uint64_t top = x >> 63;
-  const std::uint64_t mask = std::uint64_t{0} - top;  // all ones iff the top bit is set
-  const std::uint64_t y = (((x >> 1) | (x & 1)) & mask) | (x & ~mask);
-  return small_to_double(y) * (1.0 + static_cast<double>(static_cast<std::int64_t>(top)));
+  return u32_to_double(x >> 32) * 0x1.0p32 + u32_to_double(x & 0xFFFFFFFFULL);
 }
 
 // grid_value() inlined into the release loops (the exported function calls it)
@@ -366,8 +371,12 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
                                            double* v) {
   double z[kChunk], qs[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
-    // q = U - 1/2 from the signed word w0 - 2^63 (one conversion; a candidate needs no exactness)
-    const double q = (static_cast<double>(static_cast<std::int64_t>(w0[i] ^ (std::uint64_t{1} << 63))) + 0.5) * 0x1.0p-64;
+    // q = U - 1/2 to 2^-53 from the top 52 bits (1.f in [1, 2) from its bit pattern: integer
+    // operations that vectorise, unlike the 64-bit conversion; a candidate needs no exactness)
+    const std::uint64_t one_f = 0x3FF0000000000000ULL | (w0[i] >> 12);
+    double u1;
+    std::memcpy(&u1, &one_f, sizeof u1);
+    const double q = (u1 - 1.5) + 0x1.0p-53;
     qs[i] = q;
     const double r = 0.180625 - q * q;
     z[i] = q *
@@ -449,10 +458,10 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     if (fast[i]) b_of_log(L[i], log1p_error(x[i], L[i]), k, lo[i].b, lo[i].db);
   }
   erfc_pass(lo, fast, len, p);
+  for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
   for (std::size_t i = 0; i < len; ++i) {
     if (!fast[i]) continue;
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
-    iv[i] = Interval(w0[i]);
     lo[i] = classify(lo[i].b, lo[i].db, p[i], iv[i]);
     if (fast[i] == 2) {  // bin 0: decided iff F(t_1) >= (w0 + 1) 2^-64
       decided[i] = lo[i].side == Side::kAbove;
