@@ -287,9 +287,9 @@ constexpr double kInvSqrt2PiLow = 0.3989422804014326;  // 1/sqrt(2 pi) rounded d
 // rounding is covered by a factor 1 -+ 2^-50 (8 u) or 2^-44 (the exp library error). In two
 // steps: above_setup gives d_lo <= b(t_hi) - b(t_lo) and the exponent of phi(B) (false: y too
 // large), above_check decides from exp of that exponent. False means "not proved".
-inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count& k, double& d_lo, double& arg) {
-  const double y = (t_hi - t_lo) / (t_lo + k.c);  // t_hi - t_lo exact (multiples of the local half-step)
-  if (!(y <= 0.5)) return false;
+// The arithmetic of above_setup for a given y <= 0.5 (no branch: the chunk loop vectorises it).
+inline void above_bounds(const Located& lo, double y, double inv_sigma, double& d_lo, double& arg) {
+  const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, 0.0};
   const double y_lo = y * (1.0 - 0x1.0p-50);                             // <= y exact (2 roundings)
   const double l_lo = (y_lo - 0.5 * y_lo * y_lo) * (1.0 - 0x1.0p-50);    // <= log1p(y)
   d_lo = l_lo * k.inv_sigma * (1.0 - 0x1.0p-50);                         // <= b(t_hi) - b(t_lo)
@@ -299,6 +299,15 @@ inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count
   const double big = (std::max(std::fabs(lo.b - lo.db), std::fabs(lo.b + lo.db + d_hi)) +
                       4.0 * kU * (std::fabs(lo.b) + lo.db + d_hi)) * (1.0 + 0x1.0p-50);
   arg = -0.5 * big * big * (1.0 + 0x1.0p-50);  // <= -B^2/2
+}
+
+// y = (t_hi - t_lo)/(t_lo + c); t_hi - t_lo exact (multiples of the local half-step)
+inline double above_y(double t_lo, double t_hi, double c) { return (t_hi - t_lo) / (t_lo + c); }
+
+inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count& k, double& d_lo, double& arg) {
+  const double y = above_y(t_lo, t_hi, k.c);
+  if (!(y <= 0.5)) return false;
+  above_bounds(lo, y, k.inv_sigma, d_lo, arg);
   return true;
 }
 
@@ -402,12 +411,12 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
 // p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
 // of the library's erfc branches (glibc: |x| below 1/4, 0.84375, 1.25, 1/0.35, 28, and above):
 // the same calls on the same arguments, in an order that keeps its branches predictable.
-inline void erfc_pass(const Located* lo, const unsigned char* fast, std::size_t len, double* p) {
+inline void erfc_pass(const double* b, const unsigned char* fast, std::size_t len, double* p) {
   constexpr int kRanges = 6;
   unsigned char range[kChunk];
   std::size_t start[kRanges + 1] = {};
   for (std::size_t i = 0; i < len; ++i) {
-    const double a = fast[i] ? std::fabs(lo[i].b) * kInvSqrt2 : 0.0;
+    const double a = std::fabs(b[i]) * kInvSqrt2;
     range[i] = static_cast<unsigned char>((a >= 0.25) + (a >= 0.84375) + (a >= 1.25) + (a >= 2.857142857142857) +
                                           (a >= 28.0));
     p[i] = 0.0;
@@ -421,7 +430,7 @@ inline void erfc_pass(const Located* lo, const unsigned char* fast, std::size_t 
     start[range[i]] += fast[i] ? 1 : 0;
   }
   const std::size_t m = start[kRanges - 1];  // (after the scatter, start[r] is the end of range r)
-  for (std::size_t k = 0; k < m; ++k) p[order[k]] = half_erfc_abs(lo[order[k]].b);
+  for (std::size_t k = 0; k < m; ++k) p[order[k]] = half_erfc_abs(b[order[k]]);
 }
 
 // invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
@@ -435,7 +444,6 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
       tb[kChunk];
   Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
   unsigned char fast[kChunk];
-  for (std::size_t i = 0; i < len; ++i) decided[i] = 0;
   candidate_factors(w0, len, sigma, s2, v);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
@@ -452,32 +460,40 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     fast[i] = ok && std::fabs(x[i]) <= 0.5 ? (j > 0 ? 1 : 2) : 0;
   }
   for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
-  Located lo[kChunk];
+  // From here every pass runs over the whole chunk without branches (entries that are not fast
+  // compute finite values that are never used) and vectorises; the same formulas as invert().
+  double b[kChunk], db[kChunk], e[kChunk];
+  unsigned char side[kChunk], check[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
-    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
-    if (fast[i]) b_of_log(L[i], log1p_error(x[i], L[i]), k, lo[i].b, lo[i].db);
+    const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, s2};
+    b_of_log(L[i], log1p_error(x[i], L[i]), k, b[i], db[i]);
   }
-  erfc_pass(lo, fast, len, p);
+  erfc_pass(b, fast, len, p);
   for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
   for (std::size_t i = 0; i < len; ++i) {
-    if (!fast[i]) continue;
-    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
-    lo[i] = classify(lo[i].b, lo[i].db, p[i], iv[i]);
-    if (fast[i] == 2) {  // bin 0: decided iff F(t_1) >= (w0 + 1) 2^-64
-      decided[i] = lo[i].side == Side::kAbove;
-      fast[i] = 0;
-      continue;
-    }
-    const double t_hi = 0.5 * (gv[i] + grid_value_inline(bins[i] + 1, grid_bits));  // boundary(j + 1)
-    fast[i] = lo[i].side == Side::kBelow && above_setup(lo[i], tb[i], t_hi, k, d_lo[i], arg[i]);
+    const Located r = classify(b[i], db[i], p[i], iv[i]);
+    side[i] = static_cast<unsigned char>(r.side);
+    e[i] = r.e;
   }
-  for (std::size_t i = 0; i < len; ++i) arg[i] = fast[i] ? std::exp(arg[i]) : 0.0;
+  // bin 0 (fast 2): decided iff F(t_1) >= (w0 + 1) 2^-64; else (fast 1) a lower end proved below
+  // U and y <= 0.5: the upper end is checked by the mass argument (§4.3)
   for (std::size_t i = 0; i < len; ++i) {
-    if (bins[i] == 0 && decided[i]) continue;  // bin 0 proved above
-    if (fast[i] && above_check(lo[i], d_lo[i], arg[i], iv[i])) {
-      decided[i] = 1;
-      continue;
-    }
+    const double t_hi = 0.5 * (gv[i] + grid_value_inline(bins[i] + 1, grid_bits));  // boundary(j + 1)
+    const double y = above_y(tb[i], t_hi, c);
+    const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
+    above_bounds(r, y, inv_sigma, d_lo[i], arg[i]);
+    const unsigned f1 = fast[i] == 1, f2 = fast[i] == 2;
+    decided[i] = static_cast<unsigned char>(f2 & unsigned{side[i] == static_cast<unsigned char>(Side::kAbove)});
+    check[i] = static_cast<unsigned char>(f1 & unsigned{side[i] == static_cast<unsigned char>(Side::kBelow)} &
+                                          unsigned{y <= 0.5});
+  }
+  for (std::size_t i = 0; i < len; ++i) arg[i] = check[i] ? std::exp(arg[i]) : 0.0;
+  for (std::size_t i = 0; i < len; ++i) {
+    const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
+    decided[i] = static_cast<unsigned char>(decided[i] | (check[i] & unsigned{above_check(r, d_lo[i], arg[i], iv[i])}));
+  }
+  for (std::size_t i = 0; i < len; ++i) {
+    if (decided[i]) continue;
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
     decided[i] = invert(k, grid_bits, w0[i], bins[i], steps) ? 1 : 0;
   }
