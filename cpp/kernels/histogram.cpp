@@ -157,17 +157,20 @@ SHARPDP_AVX2_CLONES void shifted_log(const double* x, const double* z, double* y
 // Distribution", Applied Statistics 37 (1988) 477-484: rational approximations of the inverse
 // normal CDF with relative error about 1e-16. Only a candidate: every answer is verified.
 // lower = min(p, 1 - p) is passed accurately (both tails are computed from the small side).
-double inverse_normal_cdf(double q, double lower) {
-  if (std::fabs(q) <= 0.425) {
-    const double r = 0.180625 - q * q;
-    return q *
+// The central region |q| <= 0.425 (branch-free: also evaluated over whole chunks).
+inline double inverse_normal_cdf_central(double q) {
+  const double r = 0.180625 - q * q;
+  return q *
            (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r +
                 45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r +
              133.14166789178437745) * r + 3.387132872796366608) /
            (((((((5226.495278852854561 * r + 28729.085735721942674) * r + 39307.89580009271061) * r +
                 21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r +
              42.313330701600911252) * r + 1.0);
-  }
+}
+
+double inverse_normal_cdf(double q, double lower) {
+  if (std::fabs(q) <= 0.425) return inverse_normal_cdf_central(q);
   double r = std::sqrt(-std::log(lower));
   double z;
   if (r <= 5.0) {
@@ -387,14 +390,7 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
     std::memcpy(&u1, &one_f, sizeof u1);
     const double q = (u1 - 1.5) + 0x1.0p-53;
     qs[i] = q;
-    const double r = 0.180625 - q * q;
-    z[i] = q *
-           (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r +
-                45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r +
-             133.14166789178437745) * r + 3.387132872796366608) /
-           (((((((5226.495278852854561 * r + 28729.085735721942674) * r + 39307.89580009271061) * r +
-                21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r +
-             42.313330701600911252) * r + 1.0);
+    z[i] = inverse_normal_cdf_central(q);
   }
   // the tails (15 %), listed first so that the loop over them has no unpredictable branch
   std::uint16_t tail[kChunk];
