@@ -44,6 +44,39 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              ids=[f"k{r['k']}-eps0{r['epsilon0']}-eps{r['epsilon']}-n{r['n']}" for r in rows])
 
 
+# Scheduling only (no test is added, removed or reordered within its file). Under `--dist loadfile`
+# (tests/pytest.ini) a file runs whole on one worker, and a long file handed out last keeps one worker
+# busy while the other is idle: the suite's wall time is then its total / 2 plus that file. The
+# longest files (summed `--durations`, longest first) are therefore handed out first and the short
+# ones fill the end; the rest keep their collection order. pytest.ini passes
+# --no-loadscope-reorder so that xdist follows this order (its default orders files by test count).
+LONGEST_FIRST = (
+    "test_shuffle_accountant_replace_gaussian.py",
+    "test_shuffle_composition.py",
+    "test_interop_export_accuracy.py",
+    "test_shuffle_randomizers_general.py",
+    "test_cli_mean.py",
+    "test_shuffle_mechanisms.py",
+    "test_shuffle_api_edges.py",
+    "test_histogram_cli.py",
+    "test_shuffle_bigjump_switch.py",
+    "test_shuffle_bigjump_speed_choices.py",
+    "test_shuffle_bigjump_large_n.py",
+    "test_shuffle_accountant_edges.py",
+    "test_fuzz_public_api.py",
+    "test_crlb_experiments.py",
+    "test_shuffle_accountant_replace.py",
+    "test_readme.py",
+    "test_distributed.py",
+    "test_shuffle_accountant_large_n.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept within a file
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     """A fixed-seed Generator, fresh for every test (tests stay independent of their order)."""

@@ -64,6 +64,62 @@ inline double exp_bounded(double x) {
 
 constexpr std::size_t kChunk = 256;
 
+// 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
+inline double pow2(int e) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
+// Integers below 2^63 to double through the signed conversion (one instruction; the unsigned
+// one branches on the top bit). The same value: both round to nearest.
+inline double small_to_double(std::uint64_t x) { return static_cast<double>(static_cast<std::int64_t>(x)); }
+
+// A 32-bit integer as a double, exactly: 2^52 + v from its bit pattern, minus 2^52.
+inline double u32_to_double(std::uint64_t v) {
+  const std::uint64_t bits = 0x4330000000000000ULL | v;
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d - 0x1.0p52;
+}
+
+// Any 64-bit word to double, rounded to nearest as static_cast<double> does, bit for bit: the
+// high and low halves are exact doubles and their sum is rounded once. No branch (the unsigned
+// conversion branches on the top bit) and only integer and double operations that vectorise.
+inline double word_to_double(std::uint64_t x) {
+  return u32_to_double(x >> 32) * 0x1.0p32 + u32_to_double(x & 0xFFFFFFFFULL);
+}
+
+// grid_value() inlined into the release loops (the exported function calls it)
+inline double grid_value_inline(std::uint64_t j, int grid_bits) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  // exact: j < 2^31 and m < 2^31 are doubles, scaling by powers of two is exact in range
+  if (j < kFixedEnd) return small_to_double(j) * pow2(-grid_bits);
+  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
+  return small_to_double((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+}
+
+// grid_index() inlined into the release loops (the exported function calls it)
+inline std::uint64_t grid_index_inline(double v, int grid_bits) {
+  if (!(v > 0.0)) return 0;
+  const double x = v * pow2(grid_bits);
+  constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
+  if (!std::isfinite(x)) return kGridLastIndex;
+  // (x + 0.5 < 2^31 and below: the signed conversion truncates as the unsigned one does)
+  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(static_cast<std::int64_t>(x + 0.5));
+  // x in [2^ex, 2^(ex + 1)), read from its exponent bits (x is finite and >= 2^30: normal)
+  std::uint64_t xb;
+  std::memcpy(&xb, &x, sizeof xb);
+  const int ex = static_cast<int>((xb >> 52) & 0x7ff) - 1023;
+  const int e = ex - kGridSigBits;  // >= 0
+  if (e > 900) return kGridLastIndex;
+  const auto r = static_cast<std::uint64_t>(static_cast<std::int64_t>(x * pow2(-e) + 0.5));  // in [2^30, 2^31]
+  const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
+  return std::min(j, kGridLastIndex);
+}
+
 // x86-64 with GCC: compile the two hot loops also for AVX2 (4 doubles per vector instead of
 // SSE2's 2) and pick the version at load time (ifunc). No FMA target: the result stays
 // bit-identical to the SSE2 build (no contraction of a * b + c), on every machine.
@@ -101,17 +157,20 @@ SHARPDP_AVX2_CLONES void shifted_log(const double* x, const double* z, double* y
 // Distribution", Applied Statistics 37 (1988) 477-484: rational approximations of the inverse
 // normal CDF with relative error about 1e-16. Only a candidate: every answer is verified.
 // lower = min(p, 1 - p) is passed accurately (both tails are computed from the small side).
-double inverse_normal_cdf(double q, double lower) {
-  if (std::fabs(q) <= 0.425) {
-    const double r = 0.180625 - q * q;
-    return q *
+// The central region |q| <= 0.425 (branch-free: also evaluated over whole chunks).
+inline double inverse_normal_cdf_central(double q) {
+  const double r = 0.180625 - q * q;
+  return q *
            (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r +
                 45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r +
              133.14166789178437745) * r + 3.387132872796366608) /
            (((((((5226.495278852854561 * r + 28729.085735721942674) * r + 39307.89580009271061) * r +
                 21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r +
              42.313330701600911252) * r + 1.0);
-  }
+}
+
+double inverse_normal_cdf(double q, double lower) {
+  if (std::fabs(q) <= 0.425) return inverse_normal_cdf_central(q);
   double r = std::sqrt(-std::log(lower));
   double z;
   if (r <= 5.0) {
@@ -143,7 +202,7 @@ constexpr double kErfcErr = 0x1.0p-46;
 constexpr double kPhiMax = 0.3989422804014328;  // 1/sqrt(2 pi) rounded up: max of the normal density
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 
-enum class Side { kBelow, kAbove, kAmbiguous };
+enum class Side : unsigned { kBelow = 0, kAbove = 1, kAmbiguous = 2 };
 
 struct Count {
   double n, s, inv_s, c, sigma, inv_sigma, s2;  // s = fl(n + c), inv_s = fl(1/s), inv_sigma = fl(1/sigma), s2 = fl(sigma^2)
@@ -155,9 +214,10 @@ struct Count {
 // the 2^-51 factors cover them).
 struct Interval {
   double f_lo, f_hi, g_lo, g_hi;
+  Interval() = default;
   explicit Interval(std::uint64_t w0) {
-    const double w = static_cast<double>(w0);
-    const double a = static_cast<double>(~w0);
+    const double w = word_to_double(w0);
+    const double a = word_to_double(~w0);
     f_lo = w * (1.0 - 0x1.0p-51) * 0x1.0p-64;
     f_hi = (w + 1.0) * (1.0 + 0x1.0p-51) * 0x1.0p-64;
     g_lo = a * (1.0 - 0x1.0p-51) * 0x1.0p-64;
@@ -189,14 +249,15 @@ inline Located classify(double b, double db, double p, const Interval& u) {
   const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
   const double up = (p + e) * (1.0 + 0x1.0p-51);
   const double down = (p - e) * (1.0 - 0x1.0p-51);
-  Side side = Side::kAmbiguous;
-  if (b <= 0.0) {  // P = F: compare with U's interval
-    if (up <= u.f_lo) side = Side::kBelow;
-    else if (down >= u.f_hi) side = Side::kAbove;
-  } else {  // P = 1 - F: F <= w0 2^-64 iff 1 - F >= (a + 1) 2^-64; F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64
-    if (down >= u.g_hi) side = Side::kBelow;
-    else if (up <= u.g_lo) side = Side::kAbove;
-  }
+  // b <= 0: P = F, compared with U's interval; b > 0: P = 1 - F, and F <= w0 2^-64 iff
+  // 1 - F >= (a + 1) 2^-64, F >= (w0 + 1) 2^-64 iff 1 - F <= a 2^-64. Below wins if both hold.
+  // Both sides are evaluated and selected without a branch (the sign of b is a coin flip).
+  // (flags as 0/1 integers: the compiler keeps ternaries on them as branches)
+  const unsigned f_side = b <= 0.0;
+  const unsigned below = (f_side & unsigned{up <= u.f_lo}) | ((f_side ^ 1u) & unsigned{down >= u.g_hi});
+  const unsigned above = (f_side & unsigned{down >= u.f_hi}) | ((f_side ^ 1u) & unsigned{up <= u.g_lo});
+  // kBelow = 0, kAbove = 1, kAmbiguous = 2
+  const auto side = static_cast<Side>((1u - below) * (2u - above));
   return Located{side, p, e, b, db};
 }
 
@@ -229,9 +290,9 @@ constexpr double kInvSqrt2PiLow = 0.3989422804014326;  // 1/sqrt(2 pi) rounded d
 // rounding is covered by a factor 1 -+ 2^-50 (8 u) or 2^-44 (the exp library error). In two
 // steps: above_setup gives d_lo <= b(t_hi) - b(t_lo) and the exponent of phi(B) (false: y too
 // large), above_check decides from exp of that exponent. False means "not proved".
-inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count& k, double& d_lo, double& arg) {
-  const double y = (t_hi - t_lo) / (t_lo + k.c);  // t_hi - t_lo exact (multiples of the local half-step)
-  if (!(y <= 0.5)) return false;
+// The arithmetic of above_setup for a given y <= 0.5 (no branch: the chunk loop vectorises it).
+inline void above_bounds(const Located& lo, double y, double inv_sigma, double& d_lo, double& arg) {
+  const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, 0.0};
   const double y_lo = y * (1.0 - 0x1.0p-50);                             // <= y exact (2 roundings)
   const double l_lo = (y_lo - 0.5 * y_lo * y_lo) * (1.0 - 0x1.0p-50);    // <= log1p(y)
   d_lo = l_lo * k.inv_sigma * (1.0 - 0x1.0p-50);                         // <= b(t_hi) - b(t_lo)
@@ -241,19 +302,27 @@ inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count
   const double big = (std::max(std::fabs(lo.b - lo.db), std::fabs(lo.b + lo.db + d_hi)) +
                       4.0 * kU * (std::fabs(lo.b) + lo.db + d_hi)) * (1.0 + 0x1.0p-50);
   arg = -0.5 * big * big * (1.0 + 0x1.0p-50);  // <= -B^2/2
+}
+
+// y = (t_hi - t_lo)/(t_lo + c); t_hi - t_lo exact (multiples of the local half-step)
+inline double above_y(double t_lo, double t_hi, double c) { return (t_hi - t_lo) / (t_lo + c); }
+
+inline bool above_setup(const Located& lo, double t_lo, double t_hi, const Count& k, double& d_lo, double& arg) {
+  const double y = above_y(t_lo, t_hi, k.c);
+  if (!(y <= 0.5)) return false;
+  above_bounds(lo, y, k.inv_sigma, d_lo, arg);
   return true;
 }
 
 inline bool above_check(const Located& lo, double d_lo, double exp_arg, const Interval& u) {
   const double phi_lo = exp_arg * kInvSqrt2PiLow * (1.0 - 0x1.0p-44);
   const double mass = d_lo * phi_lo * (1.0 - 0x1.0p-50);  // <= F(t_hi) - F(t_lo)
-  if (lo.b <= 0.0) {  // lo.p = F(t_lo) >= lo.p - lo.e
-    const double low = ((lo.p - lo.e) + mass) - 0x1.0p-50 * (lo.p + lo.e + mass);
-    return low >= u.f_hi;
-  }
-  // lo.p = 1 - F(t_lo) <= lo.p + lo.e, and 1 - F(t_hi) = 1 - F(t_lo) - (F(t_hi) - F(t_lo))
+  // b <= 0: lo.p = F(t_lo) >= lo.p - lo.e; b > 0: lo.p = 1 - F(t_lo) <= lo.p + lo.e, and
+  // 1 - F(t_hi) = 1 - F(t_lo) - (F(t_hi) - F(t_lo)). Both evaluated, selected without a branch.
+  const double low = ((lo.p - lo.e) + mass) - 0x1.0p-50 * (lo.p + lo.e + mass);
   const double high = ((lo.p + lo.e) - mass) + 0x1.0p-50 * (lo.p + lo.e + mass);
-  return high <= u.g_lo;
+  const unsigned f_side = lo.b <= 0.0;
+  return ((f_side & unsigned{low >= u.f_hi}) | ((f_side ^ 1u) & unsigned{high <= u.g_lo})) != 0;
 }
 
 bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& k, const Interval& u) {
@@ -263,7 +332,7 @@ bool above_from_below(const Located& lo, double t_lo, double t_hi, const Count& 
 
 // Lower boundary of bin j >= 1: the midpoint of grid values j - 1 and j (exact: <= 33 bits).
 inline double boundary(std::uint64_t j, int grid_bits) {
-  return 0.5 * (grid_value(j - 1, grid_bits) + grid_value(j, grid_bits));
+  return 0.5 * (grid_value_inline(j - 1, grid_bits) + grid_value_inline(j, grid_bits));
 }
 
 constexpr int kMaxSteps = 6;
@@ -277,7 +346,7 @@ inline double candidate_z(std::uint64_t w0) {
 }
 
 bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, std::uint64_t& steps) {
-  j = grid_index(k.s * std::exp(k.sigma * candidate_z(w0) - k.s2) - k.c, grid_bits);  // a candidate only
+  j = grid_index_inline(k.s * std::exp(k.sigma * candidate_z(w0) - k.s2) - k.c, grid_bits);  // a candidate only
   const Interval u(w0);
   for (int it = 0; it < kMaxSteps; ++it) {
     Located lo{Side::kBelow, 0.0, 0.0, 0.0, 0.0};
@@ -306,56 +375,121 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
   return false;
 }
 
+// The candidates' exp(sigma z - sigma^2), z = candidate_z(w0[i]), for a chunk: the central
+// branch of AS241 (85 % of the words) and exp_bounded vectorise; the tails call
+// inverse_normal_cdf. A candidate is only a starting bin (every bin returned is proved), so
+// exp_bounded's ~1 ulp instead of the library exp cannot change a released value.
+SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t len, double sigma, double s2,
+                                           double* v) {
+  double z[kChunk], qs[kChunk];
+  for (std::size_t i = 0; i < len; ++i) {
+    // q = U - 1/2 to 2^-53 from the top 52 bits (1.f in [1, 2) from its bit pattern: integer
+    // operations that vectorise, unlike the 64-bit conversion; a candidate needs no exactness)
+    const std::uint64_t one_f = 0x3FF0000000000000ULL | (w0[i] >> 12);
+    double u1;
+    std::memcpy(&u1, &one_f, sizeof u1);
+    const double q = (u1 - 1.5) + 0x1.0p-53;
+    qs[i] = q;
+    z[i] = inverse_normal_cdf_central(q);
+  }
+  // the tails (15 %), listed first so that the loop over them has no unpredictable branch
+  std::uint16_t tail[kChunk];
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < len; ++i) {
+    tail[m] = static_cast<std::uint16_t>(i);
+    m += std::fabs(qs[i]) > 0.425 ? 1 : 0;
+  }
+  for (std::size_t t = 0; t < m; ++t) z[tail[t]] = candidate_z(w0[tail[t]]);
+  // |z| <= 9.5 for 64-bit words and sigma <= 9: |sigma z - sigma^2| < 200, inside exp_bounded's domain
+  for (std::size_t i = 0; i < len; ++i) v[i] = exp_bounded(sigma * z[i] - s2);
+}
+
+// p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
+// of the library's erfc branches (glibc: |x| below 1/4, 0.84375, 1.25, 1/0.35, 28, and above):
+// the same calls on the same arguments, in an order that keeps its branches predictable.
+inline void erfc_pass(const double* b, const unsigned char* fast, std::size_t len, double* p) {
+  constexpr int kRanges = 6;
+  unsigned char range[kChunk];
+  std::size_t start[kRanges + 1] = {};
+  for (std::size_t i = 0; i < len; ++i) {
+    const double a = std::fabs(b[i]) * kInvSqrt2;
+    range[i] = static_cast<unsigned char>((a >= 0.25) + (a >= 0.84375) + (a >= 1.25) + (a >= 2.857142857142857) +
+                                          (a >= 28.0));
+    p[i] = 0.0;
+  }
+  for (std::size_t i = 0; i < len; ++i) start[range[i] + 1] += fast[i] ? 1 : 0;
+  for (int r = 0; r < kRanges; ++r) start[r + 1] += start[r];
+  std::uint16_t order[kChunk + 1];  // order[kChunk]: where the entries that are not fast go
+  for (std::size_t i = 0; i < len; ++i) {
+    const std::size_t pos = fast[i] ? start[range[i]] : kChunk;
+    order[pos] = static_cast<std::uint16_t>(i);
+    start[range[i]] += fast[i] ? 1 : 0;
+  }
+  const std::size_t m = start[kRanges - 1];  // (after the scatter, start[r] is the end of range r)
+  for (std::size_t k = 0; k < m; ++k) p[order[k]] = half_erfc_abs(b[order[k]]);
+}
+
 // invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
 // proved by one log1p, one erfc and one exp) runs as independent passes over the chunk, so the
 // library calls of different counts overlap; every other count goes through invert(). The
 // result is the same function of the words as invert()'s up to which proof is found first:
 // both return only proved bins.
-void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
+SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
-  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk];
+  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk], gv[kChunk],
+      tb[kChunk];
+  Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
   unsigned char fast[kChunk];
-  for (std::size_t i = 0; i < len; ++i) decided[i] = 0;
-  for (std::size_t i = 0; i < len; ++i) v[i] = sigma * candidate_z(w0[i]) - s2;
-  for (std::size_t i = 0; i < len; ++i) v[i] = std::exp(v[i]);
+  candidate_factors(w0, len, sigma, s2, v);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
   // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
   for (std::size_t i = 0; i < len; ++i) {
-    const std::uint64_t j = grid_index((cnt[i] + c) * v[i] - c, grid_bits);
+    const std::uint64_t j = grid_index_inline((cnt[i] + c) * v[i] - c, grid_bits);
     bins[i] = j;
     const bool ok = j < kGridLastIndex;
-    x[i] = ok ? (boundary(j > 0 ? j : 1, grid_bits) - cnt[i]) * inv_s[i] : 0.0;
+    // tb = boundary(max(j, 1)) and gv = its upper grid value, kept for t_hi = boundary(j + 1)
+    const std::uint64_t jb = j > 0 ? j : 1;
+    gv[i] = grid_value_inline(jb, grid_bits);
+    tb[i] = 0.5 * (grid_value_inline(jb - 1, grid_bits) + gv[i]);
+    x[i] = ok ? (tb[i] - cnt[i]) * inv_s[i] : 0.0;
     fast[i] = ok && std::fabs(x[i]) <= 0.5 ? (j > 0 ? 1 : 2) : 0;
   }
   for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
-  Located lo[kChunk];
+  // From here every pass runs over the whole chunk without branches (entries that are not fast
+  // compute finite values that are never used) and vectorises; the same formulas as invert().
+  double b[kChunk], db[kChunk], e[kChunk];
+  unsigned char side[kChunk], check[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
-    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
-    if (fast[i]) b_of_log(L[i], log1p_error(x[i], L[i]), k, lo[i].b, lo[i].db);
+    const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, s2};
+    b_of_log(L[i], log1p_error(x[i], L[i]), k, b[i], db[i]);
   }
-  for (std::size_t i = 0; i < len; ++i) p[i] = fast[i] ? half_erfc_abs(lo[i].b) : 0.0;
+  erfc_pass(b, fast, len, p);
+  for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
   for (std::size_t i = 0; i < len; ++i) {
-    if (!fast[i]) continue;
-    const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
-    const Interval u(w0[i]);
-    lo[i] = classify(lo[i].b, lo[i].db, p[i], u);
-    if (fast[i] == 2) {  // bin 0: decided iff F(t_1) >= (w0 + 1) 2^-64
-      decided[i] = lo[i].side == Side::kAbove;
-      fast[i] = 0;
-      continue;
-    }
-    const double t_lo = boundary(bins[i], grid_bits);
-    fast[i] = lo[i].side == Side::kBelow &&
-              above_setup(lo[i], t_lo, boundary(bins[i] + 1, grid_bits), k, d_lo[i], arg[i]);
+    const Located r = classify(b[i], db[i], p[i], iv[i]);
+    side[i] = static_cast<unsigned char>(r.side);
+    e[i] = r.e;
   }
-  for (std::size_t i = 0; i < len; ++i) arg[i] = fast[i] ? std::exp(arg[i]) : 0.0;
+  // bin 0 (fast 2): decided iff F(t_1) >= (w0 + 1) 2^-64; else (fast 1) a lower end proved below
+  // U and y <= 0.5: the upper end is checked by the mass argument (§4.3)
   for (std::size_t i = 0; i < len; ++i) {
-    if (bins[i] == 0 && decided[i]) continue;  // bin 0 proved above
-    if (fast[i] && above_check(lo[i], d_lo[i], arg[i], Interval(w0[i]))) {
-      decided[i] = 1;
-      continue;
-    }
+    const double t_hi = 0.5 * (gv[i] + grid_value_inline(bins[i] + 1, grid_bits));  // boundary(j + 1)
+    const double y = above_y(tb[i], t_hi, c);
+    const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
+    above_bounds(r, y, inv_sigma, d_lo[i], arg[i]);
+    const unsigned f1 = fast[i] == 1, f2 = fast[i] == 2;
+    decided[i] = static_cast<unsigned char>(f2 & unsigned{side[i] == static_cast<unsigned char>(Side::kAbove)});
+    check[i] = static_cast<unsigned char>(f1 & unsigned{side[i] == static_cast<unsigned char>(Side::kBelow)} &
+                                          unsigned{y <= 0.5});
+  }
+  for (std::size_t i = 0; i < len; ++i) arg[i] = check[i] ? std::exp(arg[i]) : 0.0;
+  for (std::size_t i = 0; i < len; ++i) {
+    const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
+    decided[i] = static_cast<unsigned char>(decided[i] | (check[i] & unsigned{above_check(r, d_lo[i], arg[i], iv[i])}));
+  }
+  for (std::size_t i = 0; i < len; ++i) {
+    if (decided[i]) continue;
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
     decided[i] = invert(k, grid_bits, w0[i], bins[i], steps) ? 1 : 0;
   }
@@ -363,41 +497,12 @@ void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, d
 
 }  // namespace
 
+double grid_value(std::uint64_t j, int grid_bits) { return grid_value_inline(j, grid_bits); }
+
+std::uint64_t grid_index(double v, int grid_bits) { return grid_index_inline(v, grid_bits); }
+
 namespace {
-// 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
-inline double pow2(int e) {
-  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
-  double r;
-  std::memcpy(&r, &bits, sizeof r);
-  return r;
-}
-}  // namespace
-
-double grid_value(std::uint64_t j, int grid_bits) {
-  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
-  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
-  // exact: j < 2^31 and m < 2^31 are doubles, scaling by powers of two is exact in range
-  if (j < kFixedEnd) return static_cast<double>(j) * pow2(-grid_bits);
-  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
-  return static_cast<double>((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
-}
-
-std::uint64_t grid_index(double v, int grid_bits) {
-  if (!(v > 0.0)) return 0;
-  const double x = v * pow2(grid_bits);
-  constexpr double kFixedEnd = 0x1.0p31;  // 2^(kGridSigBits + 1)
-  if (!std::isfinite(x)) return kGridLastIndex;
-  if (x < kFixedEnd - 0.5) return static_cast<std::uint64_t>(x + 0.5);
-  int ex;
-  std::frexp(x, &ex);  // x in [2^(ex - 1), 2^ex)
-  const int e = ex - 1 - kGridSigBits;  // >= 0
-  if (e > 900) return kGridLastIndex;
-  const auto r = static_cast<std::uint64_t>(x * pow2(-e) + 0.5);  // in [2^30, 2^31]
-  const std::uint64_t j = (static_cast<std::uint64_t>(e + 1) << kGridSigBits) + r - (std::uint64_t{1} << kGridSigBits);
-  return std::min(j, kGridLastIndex);
-}
-
-double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) {
+inline double grid_round_inline(std::uint64_t j, int grid_bits, std::uint64_t word) {
   constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
   constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
   // y = m 2^s exactly
@@ -410,13 +515,16 @@ double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) {
     m = (std::uint64_t{1} << kGridSigBits) + (j & kMask);
     s = static_cast<int>(j >> kGridSigBits) - 1 - grid_bits;
   }
-  if (s >= 0) return static_cast<double>(m) * pow2(s);  // an integer already
+  if (s >= 0) return small_to_double(m) * pow2(s);  // an integer already
   const int sh = -s;                                         // 1..60
   const std::uint64_t fl = m >> sh;
   const std::uint64_t frac = m & ((std::uint64_t{1} << sh) - 1);
   // P(word >> (64 - sh) < frac) = frac 2^-sh = y - floor(y), exactly
-  return static_cast<double>(fl + ((word >> (64 - sh)) < frac ? 1u : 0u));
+  return small_to_double(fl + ((word >> (64 - sh)) < frac ? 1u : 0u));
 }
+}  // namespace
+
+double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word) { return grid_round_inline(j, grid_bits, word); }
 
 namespace {
 void check_common(double c, double sigma, int threads) {
@@ -451,7 +559,7 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
       invert_chunk(in + lo, w0, len, c, sigma, inv_sigma, s2, grid_bits, bins, decided, steps[b]);
       for (std::size_t k = 0; k < len; ++k) {
         if (decided[k]) {
-          res[lo + k] = integer ? grid_round(bins[k], grid_bits, rng.next()) : grid_value(bins[k], grid_bits);
+          res[lo + k] = integer ? grid_round_inline(bins[k], grid_bits, rng.next()) : grid_value_inline(bins[k], grid_bits);
           continue;
         }
         AmbiguousDraw d{};
