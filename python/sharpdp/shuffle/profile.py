@@ -272,8 +272,8 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
 
     The same point as the plain doubling search (``while privacy_profile(acc, e) > delta: e *=
     2``) on the round's monotone certified values, found with fewer and cheaper values: delta is
-    non-increasing, so j = 13 is tried first (all smaller j are above ``delta`` when it is) and
-    binary search below it; above it, before certifying a doubling point predicted far below
+    non-increasing, so after j = 0, j = 13 is tried (all smaller j are above ``delta`` when it is)
+    and binary search below it; above it, before certifying a doubling point predicted far below
     ``delta`` (costly), a nearer point (:func:`_probe`) whose certified value <= ``delta`` settles
     the answer. Only a resolution choice (lattice steps of :func:`dominating_pair`), never a
     certified value itself.
@@ -313,9 +313,11 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     def above(j: int) -> bool:
         return j < j_top and up(math.ldexp(start, j)) > delta
 
+    if not above(0):
+        return min(start, top)
     js = min(13, j_top)
-    if not above(js):  # the answer is at j <= js: binary search (above(-1) holds by convention)
-        lo, hi = -1, js
+    if not above(js):  # the answer is at 0 < j <= js: binary search
+        lo, hi = 0, js
         while hi - lo > 1:
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if above(mid) else (lo, mid)
