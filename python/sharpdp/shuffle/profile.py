@@ -459,8 +459,24 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             ev([k])
             if vals[k][1] <= floor or k >= k_lim:
                 break
-            k_top = k
-            k = min(2 * k, k_lim)
+            k_prev, k_top = k_top, k
+            k_next = min(2 * k, k_lim)
+            # a doubling point predicted far below the floor is costly: a nearer one predicted 10x
+            # below it is certified first (:func:`_probe`); a point <= the floor ends the search
+            below = False
+            for _ in range(_PROBES):
+                e_p = _probe(k_prev * dx, vals[k_prev][1], k_top * dx, vals[k_top][1], k_next * dx, floor)
+                k_p = None if e_p is None else int(math.ceil(e_p / dx))
+                if k_p is None or not k_top < k_p < k_next:
+                    break
+                ev([k_p])
+                if vals[k_p][1] <= floor:
+                    below = True
+                    break
+                k_prev, k_top = k_top, k_p
+            if below:
+                break
+            k = k_next
     if k_top > 1:
         ev(np.unique(np.round(np.linspace(0, k_top, _INITIAL)).astype(np.int64)).tolist())
     levels = list(_LEVELS)
