@@ -93,3 +93,45 @@ def test_arguments_are_checked():
         doubling_epsilon(acc, 1e-6, start=-1.0)
     with pytest.raises(TypeError, match="accountant"):
         doubling_epsilon(object(), 1e-6)
+
+
+class _Gauss(_Closed):
+    """A duck-typed round whose certified profile is the Gaussian mechanism's, sensitivity / sigma =
+    mu: delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (convex in e^eps, a valid
+    profile; log_ndtr keeps the tail's relative accuracy)."""
+
+    def __init__(self, mu: float):
+        super().__init__(0.0, 0.0, 0.0)
+        self.mu = mu
+
+    def delta(self, e):
+        from scipy.special import log_ndtr
+
+        e = np.asarray(e, dtype=float)
+        a = log_ndtr(0.5 * self.mu - e / self.mu)
+        b = e + log_ndtr(-0.5 * self.mu - e / self.mu)
+        return np.exp(a) * -np.expm1(b - a)
+
+    def get_delta_bounds(self, eps):
+        e = np.asarray(eps, dtype=float)
+        self.asked.extend(np.atleast_1d(e).tolist())
+        v = self.delta(e)
+        return v, v
+
+
+def test_pair_doubling_skips_costly_points_and_still_dominates():
+    # delta ~ exp(-2 eps^2) at mu = 0.5: the plain doubling of the pair's sampling (eps = 2^j dx)
+    # would certify eps = 8.192 (delta ~ 1e-60) as its first point below the floor 1e-18
+    from sharpdp.shuffle.profile import dominating_pair
+
+    acc = _Gauss(0.5)
+    pair = dominating_pair(acc, 1e-3, progress=False)
+    vals = acc.delta(np.array(acc.asked))
+    assert acc.delta(8.192) < 1e-55
+    assert vals.min() > 1e-40
+    assert vals.min() <= 1e-18  # the search still ends below the floor
+    eps = np.linspace(0.0, 6.0, 121)
+    true = acc.delta(eps)
+    assert np.all(pair.get_delta(eps) >= true * (1 - 1e-9))
+    sel = true >= 1e-12
+    assert np.max(pair.get_delta(eps[sel]) / true[sel]) < 1.01
