@@ -1,10 +1,23 @@
-"""Benchmarks of certified multi-round composition (pytest-benchmark), dp_accounting side by side.
-Run: python -m pytest bench/bench_composition.py --benchmark-only -s
+"""Benchmarks of certified multi-round composition, dp_accounting side by side.
 
-One shuffled BMG(0.95, 4.6) round at n = 1e6 (zero-out), its dominating pair built once from the
-certified profile (cost reported in extra_info; the accountant's per-epsilon work dominates it),
-then k rounds composed by sharpdp.shuffle.ComposedAccountant (certified) and by dp_accounting's
-PLD self-composition of the same pair (uncertified floats).
+Two ways to run it:
+
+* ``python bench/bench_composition.py [--rounds private,heavy] [--points 300] [--ks 1,10,100,1000]``
+  prints one table per round (CPU seconds, ``time.process_time``, and the load average; caches
+  cleared before each build): (1) a privacy profile of ``--points`` eps (one sweep,
+  ``privacy_profile``) against the same number of independent ``get_delta`` calls (a fresh
+  accountant each); (2) the default export (``export_interval`` + ``dominating_pair`` = ``to_pld``)
+  with its number of certified values and their summed accountant time, i.e. what the same values
+  cost as independent calls; (3) dp_accounting's own PLD of a Gaussian mechanism of the same
+  delta(eps) scale on the same lattice (what "fast" means to its users); (4) k-fold composition
+  (k in ``--ks``) of the exported pair by sharpdp's certified ``ComposedAccountant`` and by
+  dp_accounting's ``self_compose`` at the eps where dp_accounting's delta is 1e-6: both deltas,
+  their ratio and the times. Rounds: ``private`` = BMG(0.95, 4.6), n = 1e4 (eps ~ 5e-4 at delta =
+  1e-6); ``heavy`` = the BMG calibrate_bmg picks at n = 1e5, eps = 1, delta = 1e-6 (slow: minutes).
+* ``python -m pytest bench/bench_composition.py --benchmark-only -s`` (pytest-benchmark): one
+  BMG(0.95, 4.6) round at n = 1e6 (zero-out), its dominating pair built once from the certified
+  profile (cost reported in extra_info), then k rounds composed by ``ComposedAccountant``
+  (certified) and by dp_accounting's PLD self-composition of the same pair (uncertified floats).
 """
 
 from __future__ import annotations
@@ -119,3 +132,99 @@ def test_pair_of_a_second_accountant_is_cached(benchmark):
     pair = benchmark.pedantic(again, rounds=3, iterations=1)
     benchmark.extra_info.update(first_build_seconds=s["pair_seconds"])
     assert pair is s["pair"]
+
+
+# ------------------------------------------------------------------------------------------ script
+
+ROUNDS = {
+    "private": ((0.95, 4.6), 10**4),
+    "heavy": ((0.04089409561900239, 0.5960134902126553), 10**5),  # calibrate_bmg(1e5, 1, 1e-6, 1)
+}
+
+
+def _cpu(fn, *args, **kw):
+    t = time.process_time()
+    out = fn(*args, **kw)
+    return out, time.process_time() - t
+
+
+def _round(name: str, points: int, ks: list[int]) -> list[str]:
+    import sharpdp.shuffle as sh
+    from sharpdp.interop.dp_accounting import export_interval, pld_from_pair
+    from sharpdp.shuffle.profile import doubling_epsilon
+
+    (gamma, sigma0), n = ROUNDS[name]
+    make = lambda: sh.ShuffleAccountant(BlanketMixedGaussian(gamma, sigma0, 1), n)  # noqa: E731
+    rows = [f"round {name}: BMG({gamma:.6g}, {sigma0:.6g}), n = {n}, zero-out, accountant rel_tol 1e-2"]
+
+    # (1) profile sweep vs independent calls, on [0, eps at delta = 1e-12]
+    clear_caches()
+    e12 = doubling_epsilon(make(), 1e-12)
+    grid = np.linspace(0.0, e12, points)
+    clear_caches()
+    prof, t_prof = _cpu(make().privacy_profile, grid)
+    t_ind = 0.0
+    for e in grid.tolist():
+        v, t = _cpu(make().get_delta, e)
+        t_ind += t
+    rows.append(f"  profile, {points} eps in [0, {e12:.4g}]: one sweep {t_prof:.2f} s CPU; {points} independent "
+                f"get_delta {t_ind:.2f} s ({t_ind / points * 1e3:.0f} ms each)")
+
+    # (2) the default export: lattice step + pair, its values and their summed accountant time
+    clear_caches()
+    acc = make()
+    spent = [0.0, 0]
+    inner = acc.report
+
+    def timed(e):
+        r, t = _cpu(inner, e)
+        spent[0] += t
+        spent[1] += 1
+        return r
+
+    acc.report = timed
+    dx, t_dx = _cpu(export_interval, acc)
+    pair, t_pair = _cpu(dominating_pair, acc, dx, progress=False)
+    pld, t_pld = _cpu(pld_from_pair, pair)
+    rows.append(f"  export (to_pld): export_interval {t_dx:.2f} s + pair {t_pair:.2f} s + PLD {t_pld:.3f} s CPU; "
+                f"Delta = {dx:.4g}; {spent[1]} certified values costing {spent[0]:.2f} s as accountant calls")
+
+    # (3) dp_accounting's PLD of a Gaussian mechanism with delta(eps) on the same scale and lattice
+    sigma = 1.0 / max(e12, 1e-300) * 7.0  # delta(eps) ~ 1e-12 near e12 for sensitivity 1
+    g_pld, t_g = _cpu(dpa.pld.privacy_loss_distribution.from_gaussian_mechanism, sigma,
+                      value_discretization_interval=dx)
+    _, t_gd = _cpu(lambda: [g_pld.get_delta_for_epsilon(float(e)) for e in grid])
+    rows.append(f"  dp_accounting Gaussian PLD (sigma {sigma:.4g}, same Delta): build {t_g:.3f} s + "
+                f"{points} get_delta_for_epsilon {t_gd:.3f} s CPU")
+
+    # (4) k-fold composition, native (certified) vs dp_accounting, at dp_accounting's eps for 1e-6
+    for k in ks:
+        comp, t_dk = _cpu(pld.self_compose, k)
+        eps = float(comp.get_epsilon_for_delta(1e-6))
+        d_ref = float(comp.get_delta_for_epsilon(eps))
+        ca = ComposedAccountant([(acc, k)], dx, progress=False)
+        up, t_nk = _cpu(ca.get_delta, eps)
+        rows.append(f"  k = {k:5d}: eps = {eps:.6g}; sharpdp {up:.9g} ({t_nk:.2f} s), dp_accounting "
+                    f"{d_ref:.9g} ({t_dk:.2f} s); sharpdp / dp_accounting - 1 = {up / d_ref - 1:.2e}")
+    return rows
+
+
+def main(argv=None) -> None:
+    import argparse
+    import os
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", default="private", help="comma-separated: private, heavy")
+    ap.add_argument("--points", type=int, default=300)
+    ap.add_argument("--ks", default="1,10,100,1000")
+    a = ap.parse_args(argv)
+    ks = [int(x) for x in a.ks.split(",") if x]
+    print(f"load average {os.getloadavg()}; CPU seconds (process_time)", flush=True)
+    for name in a.rounds.split(","):
+        for row in _round(name.strip(), a.points, ks):
+            print(row, flush=True)
+    print(f"load average {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -209,7 +209,12 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
 
     dx = None if discretization is None else V.real("--discretization", discretization, lo=0.0, hi=1.0,
                                                         lo_open=True)
-    ca = ComposedAccountant([(acc, rounds)], dx)
+    # the round's dominating pair costs up to a few hundred certified profile values (seconds to
+    # minutes): say so at once, then its bar (total = the sampling budget, left at 100 % when the
+    # sampling stops early) from the start
+    print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from its certified "
+          f"privacy profile (its bar counts the certified values against their budget; it stops when accurate)", file=sys.stderr, flush=True)
+    ca = ComposedAccountant([(acc, rounds)], dx, progress=True)
     out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval}
     if eps is not None:
         lo, up = ca.get_delta_bounds(eps)

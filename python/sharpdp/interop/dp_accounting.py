@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import ShuffleAccountant
-from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair
+from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair, doubling_epsilon
 
 NeighborRel = dp_accounting.NeighboringRelation
 _RELATION = {"zero_out": NeighborRel.REPLACE_SPECIAL, "replace": NeighborRel.REPLACE_ONE}
@@ -76,7 +76,9 @@ def export_interval(accountant) -> float:
     1000 lattice points where delta >= 1e-12, enough for the adaptive sampling of
     :func:`~sharpdp.shuffle.dominating_pair` to meet its interpolation target there, whatever the
     round's eps scale (a very private round has eps ~ 1e-4 at delta = 1e-6, a heavy-tailed one
-    eps ~ 1-5). A few certified profile values (cached). Only a resolution choice: any step gives a
+    eps ~ 1-5). A few certified profile values (cached), found by
+    :func:`~sharpdp.shuffle.profile.doubling_epsilon` without certifying the costly points far
+    below 1e-12 (the same eps_d). Only a resolution choice: any step gives a
     dominating PLD (``docs/composition.md`` §5.1).
 
     Parameters
@@ -94,10 +96,7 @@ def export_interval(accountant) -> float:
     TypeError
         ``accountant`` is not the accountant of one shuffled round.
     """
-    from sharpdp.shuffle.composition import auto_interval
-
-    check_accountant(accountant)
-    return auto_interval(accountant, _EXPORT_DELTA, _EXPORT_POINTS)
+    return doubling_epsilon(accountant, _EXPORT_DELTA) / _EXPORT_POINTS
 
 
 def to_pld(accountant: ShuffleAccountant, value_discretization_interval: Optional[float] = None,

@@ -238,6 +238,112 @@ def privacy_profile(accountant, epsilons):
 
 # ----------------------------------------------------------------------------- sampling
 
+_FAR_BELOW = math.log(100.0)  # a point predicted this far (log) below the target is costly to certify ...
+_PROBE_AIM = math.log(10.0)  # ... so a nearer point, predicted this far below it, is tried first
+_PROBES = 4  # at most this many such nearer points per step
+
+
+def _probe(e0: float, u0: float, e1: float, u1: float, e_next: float, target: float) -> float | None:
+    """A point in (e1, e_next) worth certifying before e_next, or None.
+
+    Certified values cost most where delta is tiny (far-tail terms, large FFTs: seconds at delta ~
+    1e-20 against ~0.05 s at 1e-6 for a heavy-tailed round), and a search for the first point of a
+    sequence with delta <= ``target`` usually overshoots it by many orders. Since delta is
+    non-increasing, any eps' <= e_next with a certified value <= target shows the same for e_next.
+    With log delta extrapolated linearly in eps through (e0, u0), (e1, u1) (e0 < e1, target <
+    u1 < u0): when e_next is predicted more than 100x below ``target``, the point predicted 10x
+    below it is returned. Only the cost of the search depends on this estimate, never its result
+    or any certified value."""
+    if not (e0 < e1 < e_next and 0.0 < u1 < u0 and u1 > target > 0.0):
+        return None
+    slope = (math.log(u1) - math.log(u0)) / (e1 - e0)
+    if not (slope < 0.0 and math.isfinite(slope)):
+        return None
+    lt = math.log(target)
+    if math.log(u1) + slope * (e_next - e1) >= lt - _FAR_BELOW:
+        return None
+    e = e1 + (lt - _PROBE_AIM - math.log(u1)) / slope
+    return e if e1 < e < e_next else None
+
+
+def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
+    """The first eps = start 2^j (j = 0, 1, ...) whose certified upper delta(eps) is <= ``delta``,
+    capped at the randomizer's local epsilon (pure LDP) and at 60 nats.
+
+    The same point as the plain doubling search (``while privacy_profile(acc, e) > delta: e *=
+    2``) on the round's monotone certified values, found with fewer and cheaper values: delta is
+    non-increasing, so after j = 0, j = 13 is tried (all smaller j are above ``delta`` when it is)
+    and binary search below it; above it, before certifying a doubling point predicted far below
+    ``delta`` (costly), a nearer point (:func:`_probe`) whose certified value <= ``delta`` settles
+    the answer. Only a resolution choice (lattice steps of :func:`dominating_pair`), never a
+    certified value itself.
+
+    Parameters
+    ----------
+    accountant : ShuffleAccountant or ExactShuffleAccountant
+    delta : float
+        Target in (0, 1).
+    start : float, default 1e-6
+        First point (nats), > 0.
+
+    Returns
+    -------
+    float
+        eps in nats, in [start, 60].
+
+    Raises
+    ------
+    TypeError
+        ``accountant`` not the accountant of one shuffled round.
+    ValueError
+        ``delta`` not in (0, 1), ``start`` not in (0, 60].
+    """
+    check_accountant(accountant)
+    delta = V.real("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    start = V.real("start", start, lo=0.0, hi=60.0, lo_open=True)
+    cap = contract.local_epsilon(getattr(accountant, "randomizer", None))
+    top = min(float(cap), 60.0) if cap is not None else 60.0
+    j_top = 0  # first j with start 2^j >= top (there the search stops: the answer is top)
+    while math.ldexp(start, j_top) < top:
+        j_top += 1
+
+    def up(e: float) -> float:
+        return float(privacy_profile(accountant, e))
+
+    def above(j: int) -> bool:
+        return j < j_top and up(math.ldexp(start, j)) > delta
+
+    if not above(0):
+        return min(start, top)
+    js = min(13, j_top)
+    if not above(js):  # the answer is at 0 < j <= js: binary search
+        lo, hi = 0, js
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if above(mid) else (lo, mid)
+        return min(math.ldexp(start, hi), top)
+    pts = [(math.ldexp(start, js), up(math.ldexp(start, js)))]
+    j = js
+    while True:
+        if j + 1 >= j_top:
+            return top
+        e_next = math.ldexp(start, j + 1)
+        for _ in range(_PROBES):
+            e_p = _probe(*pts[-2], *pts[-1], e_next, delta) if len(pts) >= 2 else None
+            if e_p is None:
+                break
+            u_p = up(e_p)
+            if u_p <= delta:
+                return e_next  # delta(e_next) <= delta(e_p) <= delta; delta(start 2^j) > delta
+            pts.append((e_p, u_p))
+        u = up(e_next)
+        if u <= delta:
+            return e_next
+        pts.append((e_next, u))
+        j += 1
+
+
+
 def _grid_eval(accountant, ks: np.ndarray, dx: float):
     """(lower, upper) at eps = k dx for integer k >= 0, evaluated a hair below the real product
     k * dx (delta is non-increasing, so the value there certifies k * dx itself)."""
@@ -353,8 +459,24 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             ev([k])
             if vals[k][1] <= floor or k >= k_lim:
                 break
-            k_top = k
-            k = min(2 * k, k_lim)
+            k_prev, k_top = k_top, k
+            k_next = min(2 * k, k_lim)
+            # a doubling point predicted far below the floor is costly: a nearer one predicted 10x
+            # below it is certified first (:func:`_probe`); a point <= the floor ends the search
+            below = False
+            for _ in range(_PROBES):
+                e_p = _probe(k_prev * dx, vals[k_prev][1], k_top * dx, vals[k_top][1], k_next * dx, floor)
+                k_p = None if e_p is None else int(math.ceil(e_p / dx))
+                if k_p is None or not k_top < k_p < k_next:
+                    break
+                ev([k_p])
+                if vals[k_p][1] <= floor:
+                    below = True
+                    break
+                k_prev, k_top = k_top, k_p
+            if below:
+                break
+            k = k_next
     if k_top > 1:
         ev(np.unique(np.round(np.linspace(0, k_top, _INITIAL)).astype(np.int64)).tolist())
     levels = list(_LEVELS)
@@ -580,5 +702,5 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     return build_pair(ks_full, H_full, dx, adjacency, certified, samples)
 
 
-__all__ = ["DominatingPair", "check_accountant", "check_interval", "clear_caches", "dominating_pair", "privacy_profile",
-           "privacy_profile_bounds", "round_key"]
+__all__ = ["DominatingPair", "check_accountant", "check_interval", "clear_caches", "dominating_pair", "doubling_epsilon",
+           "privacy_profile", "privacy_profile_bounds", "round_key"]
