@@ -36,9 +36,9 @@ from sharpdp.shuffle.accountant.results import AccountantReport
 
 __all__ = ["N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
-#: Largest number of users evaluated (every class j = 0..n-1 is summed; above this use the blanket
-#: ShuffleAccountant).
-N_MAX = 4000
+#: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
+#: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
+N_MAX = 10**6
 #: Each binomial window leaves out mass <= exp(-nats) on each side (Chernoff bound), for nats in
 #: TAIL_LEVELS: the first level's tables serve values >= ~1e-28 (its truncation charge is then a
 #: relative 1e-6); deeper levels are built on demand for smaller values (down to the double range).
@@ -128,20 +128,39 @@ def _binom_window(m: int, log_odds: float, lo: int, hi: int, nats: float) -> tup
     return pmf, rel
 
 
-class _Classes:
-    """The laws U_j of a list of classes j (docs/sharp_krr.md §2) and the certified bracket of
-    max_j delta_j(eps) over them (§4); one row per class."""
+class _RR:
+    """Constants of binary RR with local parameter eps0, and the error bound of its coefficients."""
 
-    def __init__(self, epsilon0: float, n: int, classes: Any) -> None:
-        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
+    def __init__(self, epsilon0: float) -> None:
         self.epsilon0 = e0 = float(epsilon0)
-        self.n = n
-        self.classes = list(classes)  # the j of each row
         # log p = -log1p(e^-eps0), log q = log p - eps0 (exact identities; rounding in _binom_window)
         self._log_p = -math.log1p(math.exp(-e0))
         self._log_q = self._log_p - e0
         self._p = math.exp(self._log_p)
         self._q = math.exp(self._log_q)
+
+    def _coef_rel(self, z: float) -> float:
+        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
+        if z == 0.0:
+            return 0.0
+        # rounding of the argument dz = |z| u and |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1
+        # (for all z != 0): dz (1/|z| + 1) = u (1 + |z|), written without 1/|z| (which overflows for
+        # subnormal z, and dz underflows: 0 * inf)
+        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
+        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
+        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
+        return p_rel + _ULP_CALL + _U * (1 + abs(z)) * 1.01 + 2 * _U
+
+
+class _Classes(_RR):
+    """The laws U_j of a list of classes j (docs/sharp_krr.md §2) and the certified bracket of
+    max_j delta_j(eps) over them (§4); one row per class."""
+
+    def __init__(self, epsilon0: float, n: int, classes: Any) -> None:
+        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
+        super().__init__(epsilon0)
+        self.n = n
+        self.classes = list(classes)  # the j of each row
         self._levels: dict[float, tuple[np.ndarray, np.ndarray, float]] = {}
 
     def _level(self, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
@@ -235,17 +254,247 @@ class _Classes:
         lo = np.maximum(lo_sum * (1 - s) - lo_charge, 0.0)
         return lo, np.minimum(up * (1 + 2 * _U), 1.0), max(charge, lo_charge)
 
-    def _coef_rel(self, z: float) -> float:
-        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
-        if z == 0.0:
-            return 0.0
-        # rounding of the argument dz = |z| u and |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1
-        # (for all z != 0): dz (1/|z| + 1) = u (1 + |z|), written without 1/|z| (which overflows for
-        # subnormal z, and dz underflows: 0 * inf)
-        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
-        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
-        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
-        return p_rel + _ULP_CALL + _U * (1 + abs(z)) * 1.01 + 2 * _U
+
+# ---------------------------------------------------------------------------------------------- n > N_EXACT
+#: At or below this n every class is tabulated (O(n w^2), docs/sharp_krr.md §4.8-4.9), as before;
+#: above it one class costs O(w) (§4.10) and the maximum over classes is found by branch and bound
+#: over ranges of classes (§4.11).
+N_EXACT = 4000
+#: Tail levels of the O(w) path: a first, shallower level keeps the windows short (its truncation
+#: charge 4 a e^-40 ~ 2e-17 a is below 1e-6 of any value >= 2e-11 a).
+FAST_TAIL_LEVELS = (40.0, 80.0, 300.0, 745.0)
+_BAND = 8  # half-width of the first band of terms evaluated around the threshold guess
+#: Upper values at or below this are not refined further (the bracket is then [lower, upper] with
+#: upper <= 1e-290: values this small are near the end of the double range, where the absolute
+#: underflow charges of §4.6 dominate and no relative bracket is possible).
+_FLOOR = 1e-290
+_CACHE_ELEMENTS = 10_000_000  # binomial windows kept (pmf and tail sums), in float64 elements
+
+
+class _OneClass(_RR):
+    """Certified bracket of delta_j(eps) of one class j of a population of any size, O(w) work.
+
+    docs/sharp_krr.md §4.10: U_win = A * B (A, B the windows of Bin(j, p), Bin(N - j, q)) is
+    log-concave, so its positive terms a U(c - 1) - b U(c) are an upper tail {c >= t*}; the sum of
+    the positive parts is Phi(t*) = a U(t* - 1) - expm1(eps) P_win(U >= t*). t* is bracketed by
+    terms of certified sign (found around a normal-approximation guess); the terms between
+    (ambiguous within rounding) are added as their upper values.
+    """
+
+    def __init__(self, epsilon0: float) -> None:
+        super().__init__(epsilon0)
+        self._win: dict[tuple[int, int, float], tuple[int, np.ndarray, float, np.ndarray]] = {}
+        self._cached = 0
+        self.evaluations = 0  # class evaluations (for the benchmark)
+
+    def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
+        """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
+        key = (m, side, nats)
+        got = self._win.get(key)
+        if got is None:
+            e0 = self.epsilon0
+            pi, pi_c, log_odds = (self._p, self._q, e0) if side > 0 else (self._q, self._p, -e0)
+            lo, hi = _chernoff_edges(m, pi, pi_c, nats)
+            pmf, rel = _binom_window(m, log_odds, lo, hi, nats)
+            tail = np.cumsum(pmf[::-1])[::-1].copy()  # tail[k] = sum(pmf[k:])
+            if self._cached + 2 * pmf.size > _CACHE_ELEMENTS:
+                self._win.clear()
+                self._cached = 0
+            got = (lo, pmf, rel, tail)
+            self._win[key] = got
+            self._cached += 2 * pmf.size
+        return got
+
+    def bracket(self, eps: float, npop: int, j: int, target: float | None = None) -> tuple[float, float]:
+        """(lower, upper) of delta_j(eps), class j of a population of npop users, 0 <= eps < eps0:
+        at the first tail level whose truncation charge is below 1e-6 of the upper value, or that
+        decides upper <= target or lower > target."""
+        self.evaluations += 1
+        for nats in FAST_TAIL_LEVELS:
+            lo, up, charge = self._at(eps, npop, j, nats)
+            if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
+                break
+        return lo, up
+
+    def _at(self, eps: float, npop: int, j: int, nats: float) -> tuple[float, float, float]:
+        e0 = self.epsilon0
+        a = -self._p * math.expm1(eps - e0)
+        b = self._q * math.expm1(eps + e0)
+        e = math.expm1(eps)  # b - a (p + q = 1)
+        ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
+        re = _ULP_CALL + 2 * _U
+        a0, A, rA, At = self._window(j, 1, nats)
+        b0, B, rB, Bt = self._window(npop - 1 - j, -1, nats)
+        if A.size > B.size:
+            a0, A, At, b0, B, Bt = b0, B, Bt, a0, A, At
+        ws, wl = A.size, B.size  # U(c) = sum_i A[i] B[c - a0 - b0 - i]: dots of length ws
+        nk = ws + wl - 1  # support of U_win: k = c - a0 - b0 in [0, nk - 1]
+        # relative error of every computed U value and tail sum (§4.3, §4.10): pmfs, products, sums
+        # of at most ws (dot) plus wl (tail cumsum) positive terms
+        r = 1.01 * (rA + rB + _U) + 1.02 * (ws + wl + 2) * _U
+        aP, aM = a * (1 + ra + r + 16 * _U), a * (1 - ra - r - 16 * _U)
+        bP, bM = b * (1 + rb + r + 16 * _U), b * (1 - rb - r - 16 * _U)
+        eP, eM = e * (1 + re + r + 16 * _U), e * (1 - re - r - 16 * _U)
+        # underflow (§4.6): each U value within 4 (ws + 1) 2^-1074 of its bound, a tail sum within
+        # 4 (ws + 1)(wl + 2) 2^-1074; written as products of factors >= 1 and 4e-323 (no underflow)
+        tiny_term = (a + b + 4.0) * (ws + 2.0) * 4e-323
+        tiny_phi = (a + e + 4.0) * (ws + 2.0) * (wl + 4.0) * 4e-323
+        Bpad = np.concatenate([np.zeros(ws), B, np.zeros(ws + 1)])  # U(k) = A[::-1] . Bpad[k+1 : k+1+ws]
+        Arev = A[::-1]
+
+        def U(k1: int, k2: int) -> np.ndarray:
+            """U_win at k = k1..k2 (zero outside [0, nk - 1])."""
+            k1c, k2c = max(k1, -1), min(k2, nk)
+            out = np.zeros(k2 - k1 + 1)
+            if k2c >= k1c:
+                view = np.lib.stride_tricks.sliding_window_view(Bpad, ws)
+                step = max(1, (1 << 22) // ws)
+                for s in range(k1c, k2c + 1, step):
+                    t = min(s + step - 1, k2c)
+                    out[s - k1:t - k1 + 1] = view[s + 1:t + 2] @ Arev
+            return out
+
+        def terms(k1: int, k2: int) -> tuple[np.ndarray, np.ndarray]:
+            """(lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)."""
+            u = U(k1 - 1, k2)
+            X, Y = u[:-1], u[1:]
+            return X * aM - Y * bP - tiny_term, X * aP - Y * bM + tiny_term
+
+        def tail(k: int) -> float:
+            """sum over c >= k of U_win (the tail sums of B dotted with A)."""
+            idx = k - np.arange(ws)
+            vals = np.where(idx < 0, Bt[0], Bt[np.clip(idx, 0, wl - 1)])
+            vals[idx >= wl] = 0.0
+            return float(A @ vals)
+
+        def phi(k: int) -> tuple[float, float]:
+            """(lower, upper) of Phi(k) = a U(k - 1) - expm1(eps) P(U_win >= k) (§3, §4.10)."""
+            X, T = float(U(k - 1, k - 1)[0]), tail(k)
+            return X * aM - T * eP - tiny_phi, X * aP - T * eM + tiny_phi
+
+        # threshold guess: U ~ normal(mu, var), U(c - 1)/U(c) ~ exp((c - mu)/var) = b/a
+        mu = j * self._p + (npop - 1 - j) * self._q - a0 - b0
+        var = (npop - 1) * self._p * self._q
+        guess = mu + var * math.log(b / a) + 0.5 if a > 0 else float(nk)
+        k_le, k_gt = -1, nk + 1  # term(k_le) <= 0 (k_le <= nk - 1 or -1), term(k_gt) > 0 (or k_gt = nk + 1)
+        center = int(min(max(round(guess), 0), nk))
+        half, step = _BAND, 2 * _BAND
+        while k_gt - k_le - 1 > 2 * half + 1:
+            before = (k_le, k_gt)
+            k1, k2 = max(center - half, k_le + 1), min(center + half, k_gt - 1)
+            lo_t, up_t = terms(k1, k2)
+            ks = np.arange(k1, k2 + 1)
+            le = np.nonzero((up_t <= 0) & (ks <= nk - 1))[0]
+            gt = np.nonzero(lo_t > 0)[0]
+            if le.size:
+                k_le = max(k_le, int(ks[le[-1]]))
+            if gt.size:
+                k_gt = min(k_gt, int(ks[gt[0]]))
+            if le.size and gt.size:
+                break
+            if (k_le, k_gt) == before:  # nothing learnt: widen the band (terminates: the gap is finite)
+                half *= 2
+            elif le.size:
+                center = min(k_le + step, k_gt - 1)
+            elif gt.size:
+                center = max(k_gt - step, k_le + 1)
+            step *= 2
+        mid_lo, mid_up = terms(k_le + 1, k_gt - 1) if k_gt - k_le > 1 else (np.zeros(0), np.zeros(0))
+        cut = 4.0 * math.exp(-nats) * (1 + 4 * _ULP_CALL)  # mass left out of U_win (§4.6)
+        up_cut = a * (1 + ra) * cut * (1 + 2 * _U)
+        lo_cut = b * (1 + rb) * cut * (1 + 2 * _U)
+        p_lo, p_up = phi(k_gt)
+        up_sum = (float(np.sum(np.maximum(mid_up, 0.0))) + max(p_up, 0.0)) * (1 + 1.01 * (mid_up.size + 2) * _U)
+        up = min((up_sum + up_cut) * (1 + 2 * _U), 1.0)
+        # the terms from k_gt on are all >= 0: the sum of positive parts is at least the positive
+        # parts of the middle terms' lower values plus Phi(k_gt)'s
+        lo = float(np.sum(np.maximum(mid_lo, 0.0))) * (1 - 1.01 * (mid_lo.size + 2) * _U) + p_lo
+        # the subtractions' rounding (each within u of its operands' sum) charged with a margin
+        lo = max(lo - lo_cut - 4 * _U * (abs(lo) + lo_cut + tiny_phi), 0.0)
+        return lo, up, max(up_cut, lo_cut)
+
+
+class _BranchAndBound:
+    """max over the classes j = 0..N of delta_j(eps), population n > N_EXACT (docs/sharp_krr.md §4.11).
+
+    A range of classes [j1, j2] is bounded above by class j1 of the population n - (j2 - j1)
+    (§2.2: the users whose input varies in the range are a post-processing); single classes give
+    the lower values.
+    """
+
+    def __init__(self, epsilon0: float, n: int) -> None:
+        self.one = _OneClass(epsilon0)
+        self.n = n
+        self.epsilon0 = float(epsilon0)
+        self.certified: list[tuple[float, float]] = []  # (eps, d): every class has upper delta <= d at eps
+
+    def range_bracket(self, eps: float, j1: int, j2: int, target: float | None = None) -> tuple[float, float]:
+        """(lower, upper): upper >= delta_j(eps) for every j in [j1, j2]; lower <= delta_j1(eps) when
+        j1 == j2, else 0."""
+        lo, up = self.one.bracket(eps, self.n - (j2 - j1), j1, target)
+        return (lo if j1 == j2 else 0.0), up
+
+    def _start(self, eps: float, bound: float, target: float | None) -> int:
+        """Size s of the first partition: the largest power of two (or N + 1) whose range [0, s - 1]
+        is bounded by ``bound`` (halving from the whole range)."""
+        s = self.n
+        while s > 1 and self.range_bracket(eps, 0, s - 1, target)[1] > bound:
+            s = (s + 1) // 2
+        return s
+
+    def max_bracket(self, eps: float, rel_tol: float) -> tuple[float, float, int]:
+        """(lower, upper, j): lower <= max_j delta_j(eps) <= upper, (upper - lower) <= rel_tol lower
+        unless a single class's own bracket is wider; j the class of the largest lower value."""
+        import heapq
+
+        N = self.n - 1
+        best_lo, best_j = -1.0, 0
+        for j in sorted({0, N}):
+            lo, _ = self.range_bracket(eps, j, j)
+            if lo > best_lo:
+                best_lo, best_j = lo, j
+        s = self._start(eps, best_lo * (1 + 0.5 * rel_tol), None)
+        heap: list[tuple[float, int, int]] = []
+
+        def push(j1: int, j2: int) -> None:
+            nonlocal best_lo, best_j
+            lo, up = self.range_bracket(eps, j1, j2)
+            if lo > best_lo:
+                best_lo, best_j = lo, j1
+            heapq.heappush(heap, (-up, j1, j2))
+
+        for j1 in range(0, N + 1, s):
+            push(j1, min(j1 + s - 1, N))
+        while True:
+            neg_up, j1, j2 = heap[0]
+            up = -neg_up
+            if up <= best_lo * (1 + rel_tol) or j1 == j2 or up <= _FLOOR:
+                return max(best_lo, 0.0), up, best_j
+            heapq.heappop(heap)
+            mid = (j1 + j2) // 2
+            push(j1, mid)
+            push(mid + 1, j2)
+
+    def decide(self, eps: float, target: float, max_evals: int) -> tuple[str, int]:
+        """("ok", -1) when every class has upper delta_j(eps) <= target (certified), ("class", j) when
+        class j has lower > target, ("unknown", -1) when max_evals range evaluations did not decide."""
+        s = self._start(eps, target, target)
+        stack = [(j1, min(j1 + s - 1, self.n - 1)) for j1 in range(0, self.n, s)][::-1]
+        evals = 0
+        while stack:
+            j1, j2 = stack.pop()
+            lo, up = self.range_bracket(eps, j1, j2, target)
+            evals += 1
+            if up <= target:
+                continue
+            if lo > target:
+                return "class", j1
+            if j1 == j2 or evals >= max_evals:
+                return "unknown", -1
+            mid = (j1 + j2) // 2
+            stack.append((mid + 1, j2))
+            stack.append((j1, mid))
+        return "ok", -1
 
 
 class ExactShuffleAccountant:
@@ -310,7 +559,10 @@ class ExactShuffleAccountant:
         self.randomizer = randomizer
         self.adjacency = "replace"
         self.epsilon0 = float(randomizer.epsilon0)
-        self._classes = _Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
+        if self.n <= N_EXACT:
+            self._classes = _Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
+        else:
+            self._bb = _BranchAndBound(self.epsilon0, self.n)
 
     # ------------------------------------------------------------------ public API
     def report(self, epsilon: float) -> AccountantReport:
@@ -322,7 +574,12 @@ class ExactShuffleAccountant:
         eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
         if eps >= self.epsilon0:  # eps0-LDP: delta is exactly 0 (a <= 0: every term is <= 0)
             return AccountantReport(eps, 0.0, 0.0, terms={"bound": "sharp", "note": "epsilon >= epsilon0"})
-        lo, up, j = self._classes.bracket(eps)
+        if self.n <= N_EXACT:
+            lo, up, j = self._classes.bracket(eps)
+        else:  # j: the class of the largest lower value (the ranges' upper values name no class)
+            lo, up, j = self._bb.max_bracket(eps, self.rel_tol)
+            # delta is non-increasing in eps: a target certified at eps' <= eps by get_epsilon bounds it
+            up = min([up] + [t for e_c, t in self._bb.certified if e_c <= eps])
         return AccountantReport(eps, lo, up, law_index=j,
                                 terms={"bound": "sharp", "worst_class_j": j,
                                        "all_equal_is_worst": j in (0, self.n - 1)})
@@ -395,6 +652,8 @@ class ExactShuffleAccountant:
         """
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
+        if self.n > N_EXACT:
+            return self._get_epsilon_bb(d, xtol)
         N = self.n - 1
         cand = sorted({0, 1, 2, N // 2, max(N - 2, 0), max(N - 1, 0), N} & set(range(N + 1)))
         # answer 0 when delta is met at 0 (checked over every class unless a candidate already fails)
@@ -446,8 +705,52 @@ class ExactShuffleAccountant:
         j = V.integer("j", j, lo=0, hi=self.n - 1)
         if eps >= self.epsilon0:
             return 0.0, 0.0
+        if self.n > N_EXACT:
+            return self._bb.range_bracket(eps, j, j)
         lo, up, _ = self._classes.bracket(eps, slice(j, j + 1))
         return lo, up
+
+    def _get_epsilon_bb(self, d: float, xtol: float) -> float:
+        """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): bisection on the lower values of a
+        few candidate classes, then a branch-and-bound certificate that every class has upper
+        delta <= d at a point 0.5 xtol above; a class found with lower delta > d there joins the
+        candidates and the search resumes above it."""
+        bb, e0, N = self._bb, self.epsilon0, self.n - 1
+        cand = sorted({0, N})
+        max_evals = 200_000
+
+        def cand_lower(eps: float) -> float:
+            return max(bb.range_bracket(eps, j, j, d)[0] for j in cand)
+
+        lo, hi = 0.0, e0  # lo = 0 or some class has lower delta > d at lo; upper delta = 0 at eps0
+        if cand_lower(0.0) <= d:
+            verdict, j = bb.decide(0.0, d, max_evals)
+            if verdict == "ok":
+                bb.certified.append((0.0, d))
+                return 0.0
+            if verdict == "class":
+                cand.append(j)
+        point = None
+        while True:
+            if point is None:
+                while hi - lo > 0.25 * xtol * hi:
+                    mid = 0.5 * (lo + hi)
+                    if cand_lower(mid) > d:
+                        lo = mid
+                    else:
+                        hi = mid
+                point = hi * (1 + 0.5 * xtol)
+            if point >= e0:
+                return e0
+            verdict, j = bb.decide(point, d, max_evals)
+            if verdict == "ok":
+                bb.certified.append((point, d))
+                return point
+            if verdict == "class":  # certified lower delta_j > d at point: the answer is above
+                cand.append(j)
+                lo, hi, point = point, e0, None
+            else:  # undecided within the budget: certify further up (the bracket widens)
+                point *= 1 + xtol
 
 
 def all_equal_delta_bounds(epsilon0: float, n: int, epsilon: float) -> tuple[float, float]:
