@@ -51,6 +51,8 @@ def test_n_above_the_sharp_range_uses_the_blanket(capsys):
 
 def test_n_above_the_tables_is_sharp(capsys):
     """n = 1e5 > N_EXACT: the sharp route (branch and bound, docs/sharp_krr.md §4.11), below the blanket."""
+    from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
+
     r = _json(capsys, "--k", "2", "--epsilon0", "4", "--n", "1e5", "--adjacency", "replace", "--delta", "1e-6")
     assert r["bound"] == "sharp" and r["n"] == 100000
     blanket = ShuffleAccountant(RandomizedResponse(2, 4.0), 10**5, adjacency="replace").get_epsilon(1e-6)
