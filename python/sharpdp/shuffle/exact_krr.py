@@ -13,9 +13,13 @@ Proof and error budget: docs/sharp_krr.md. In short (replace-one adjacency, k = 
   b = e^eps p - q = q expm1(eps + eps0) (docs/sharp_krr.md §3).
 - The maximum is NOT attained at "all other users equal" (j = 0 or N) in general: e.g. n = 6,
   eps0 = 1, eps = 0.25 gives 0.1023 at j = 4 against 0.0889 at j in {0, 5} (docs/sharp_krr.md §2.1).
-  So every class is evaluated: O(n) classes of O(sqrt n) terms each, which limits n to
-  :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant` (the blanket bound);
-  :func:`all_equal_delta_bounds` gives a certified lower bound on delta at any n <= 1e9.
+  So every class is covered: at n <= :data:`N_EXACT` each class is tabulated (O(n) classes of
+  O(sqrt n) terms); above, class j1 of the population n - (j2 - j1) bounds every class of the
+  range [j1, j2] (data processing, docs/sharp_krr.md §2.2), one class costs O(sqrt n) (threshold
+  form with certified signs, §4.10) and a branch and bound over ranges of classes brackets the
+  maximum (§4.11), up to :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant`
+  (the blanket bound); :func:`all_equal_delta_bounds` gives a certified lower bound on delta at
+  any n <= 1e9.
 
 Evaluation (docs/sharp_krr.md §4): binomial pmfs from summed log-ratios (log space, normalised on
 their window) on windows outside which each binomial's tails are below ``exp(-nats)``, nats in
@@ -351,7 +355,8 @@ class _OneClass(_RR):
                 step = max(1, (1 << 22) // ws)
                 for s in range(k1c, k2c + 1, step):
                     t = min(s + step - 1, k2c)
-                    out[s - k1:t - k1 + 1] = view[s + 1:t + 2] @ Arev
+                    # einsum, not BLAS: a threaded gemv is ~30x slower on a loaded machine
+                    out[s - k1:t - k1 + 1] = np.einsum("ij,j->i", view[s + 1:t + 2], Arev)
             return out
 
         def terms(k1: int, k2: int) -> tuple[np.ndarray, np.ndarray]:
@@ -365,7 +370,7 @@ class _OneClass(_RR):
             idx = k - np.arange(ws)
             vals = np.where(idx < 0, Bt[0], Bt[np.clip(idx, 0, wl - 1)])
             vals[idx >= wl] = 0.0
-            return float(A @ vals)
+            return float(np.einsum("i,i->", A, vals))
 
         def phi(k: int) -> tuple[float, float]:
             """(lower, upper) of Phi(k) = a U(k - 1) - expm1(eps) P(U_win >= k) (§3, §4.10)."""
@@ -508,22 +513,31 @@ class ExactShuffleAccountant:
     Unlike :class:`sharpdp.shuffle.ShuffleAccountant`, which bounds the privacy blanket (an upper
     bound on delta), the bracket here is of the shuffled mechanism's own delta(eps), maximised over
     every pair of replace-one neighbouring datasets and both orders: ``lower <= delta(eps) <=
-    upper`` with (upper - lower)/lower below about 1e-6 wherever delta >= 1e-24 (the truncation
-    charge's target; measured below 1e-8 at n <= 4000). Binary RR is eps0-LDP: delta = 0 exactly
-    for eps >= eps0.
+    upper`` with (upper - lower)/lower below about 1e-6 wherever delta >= 1e-24 at n <= N_EXACT
+    (the truncation charge's target; measured below 1e-8), and below ``rel_tol`` above N_EXACT
+    (branch and bound, docs/sharp_krr.md §4.11). Binary RR is eps0-LDP: delta = 0 exactly for
+    eps >= eps0.
+
+    Cost. n <= N_EXACT = 4000: every class tabulated when the accountant is built, O(n w^2) with
+    w ~ 25 sqrt(n p q) (0.4 s at n = 4000, eps0 = 1), then about 40 ms per ``get_epsilon``.
+    n > N_EXACT: nothing is built; each delta or epsilon takes a few hundred to a few thousand
+    O(w) class evaluations (w ~ 18 sqrt(n p q)), independent of n in number: measured at
+    delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.1-0.7 s at n = 1e6,
+    0.05-0.2 s at n = 1e5; ``get_delta`` (rel_tol = 1e-2) similar.
 
     Parameters
     ----------
     randomizer : RandomizedResponse
         Binary randomized response (k = 2), any eps0 in (0, 300].
     n : int
-        Number of users, 1 <= n <= :data:`N_MAX` (every one of the n classes of the other users'
-        data is evaluated, O(n^1.5) work when the accountant is built).
+        Number of users, 1 <= n <= :data:`N_MAX` = 1e6 (every one of the n classes of the other
+        users' data is covered: tabulated up to N_EXACT, by branch and bound above).
     adjacency : {"replace"}, default "replace"
         Replace-one (one user's input replaced by another). Zero-out ("zero_out") is not covered.
     rel_tol : float, default 1e-2
-        Accepted for interchangeability with ShuffleAccountant (in (0, 1)); the bracket achieved is
-        far tighter (module docstring).
+        In (0, 1). n <= N_EXACT: accepted for interchangeability with ShuffleAccountant (the bracket
+        achieved is far tighter). n > N_EXACT: relative width of the branch-and-bound bracket of
+        ``get_delta_bounds`` / ``report`` (smaller costs more evaluations).
 
     Raises
     ------
@@ -552,9 +566,9 @@ class ExactShuffleAccountant:
                              f"got {adjacency!r}; use ShuffleAccountant for 'zero_out'")
         self.n = V.integer("n", n, lo=1)
         if self.n > N_MAX:
-            raise ValueError(f"n must be <= {N_MAX} (every class of the other users' data is evaluated: "
-                             f"docs/sharp_krr.md §2.1), got {self.n}; use ShuffleAccountant (blanket bound) or "
-                             f"smallest_certified_delta for larger n")
+            raise ValueError(f"n must be <= {N_MAX} (every class of the other users' data is covered, by "
+                             f"branch and bound above {N_EXACT}: docs/sharp_krr.md §4.11), got {self.n}; use "
+                             f"ShuffleAccountant (blanket bound) or smallest_certified_delta for larger n")
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self.randomizer = randomizer
         self.adjacency = "replace"
@@ -569,7 +583,9 @@ class ExactShuffleAccountant:
         """Certified bracket of delta(epsilon) (epsilon >= 0 in nats) and the class attaining it.
 
         ``terms`` holds ``worst_class_j`` (number of the other n - 1 users holding user 1's value in
-        the order x1 = 1 vs x1' = 0, whose delta is the largest upper value) and ``bound``.
+        the order x1 = 1 vs x1' = 0, whose delta is the largest upper value at n <= N_EXACT; above,
+        the class of the largest certified lower value found by the branch and bound) and ``bound``.
+        n > N_EXACT: a few hundred to a few thousand O(sqrt n) class evaluations (class docstring).
         """
         eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
         if eps >= self.epsilon0:  # eps0-LDP: delta is exactly 0 (a <= 0: every term is <= 0)
@@ -641,7 +657,11 @@ class ExactShuffleAccountant:
         -------
         float
             epsilon in [0, eps0] (nats) with ``get_delta(epsilon) <= delta``; the lower end of the
-            final bracket has ``get_delta > delta``. 0.0 when delta is met at 0.
+            final bracket has ``get_delta > delta`` (n > N_EXACT: some class has a certified lower
+            delta > delta there, so the true epsilon lies in the bracket; the bracket is wider
+            than xtol only if the branch and bound hit its budget, docs/sharp_krr.md §4.11).
+            0.0 when delta is met at 0. n > N_EXACT: about 1/xtol class evaluations of O(sqrt n)
+            each (0.1-0.7 s at n = 1e6, delta = 1e-6).
 
         Raises
         ------
