@@ -759,7 +759,9 @@ class ExactShuffleAccountant:
                         lo = mid
                     else:
                         hi = mid
-                point = hi * (1 + 0.5 * xtol)
+                # as far above lo as the bracket allows (lo < answer <= point = lo (1 + xtol)): the
+                # more slack, the larger the ranges pruned
+                point = max(lo * (1 + xtol), hi * (1 + 0.5 * xtol))
             if point >= e0:
                 return e0
             verdict, j = bb.decide(point, d, max_evals)
