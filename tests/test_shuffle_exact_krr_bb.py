@@ -94,7 +94,7 @@ def test_one_class_against_scipy_at_n_1e5(e0, n, j):
         k0, k1 = max(0, int(m * pi - 16 * sd) - 1), min(m, int(m * pi + 16 * sd) + 1)
         return k0, binom.pmf(np.arange(k0, k1 + 1), m, pi)
 
-    (a0, A), (b0, B) = window(j, p), window(N - j, q)
+    (_, A), (_, B) = window(j, p), window(N - j, q)  # the sum is shift-invariant: offsets unused
     U = np.convolve(A, B)  # direct sums of positive terms (an FFT's absolute noise would cost ~1e-6 here)
     one = _OneClass(e0)
     for eps in (0.3 * e0 / math.sqrt(n) * 10, 0.5 * e0 / math.sqrt(n) * 10):
