@@ -458,7 +458,7 @@ class _BranchAndBound:
             lo, _ = self.range_bracket(eps, j, j)
             if lo > best_lo:
                 best_lo, best_j = lo, j
-        s = self._start(eps, best_lo * (1 + 0.5 * rel_tol), None)
+        s = self._start(eps, max(best_lo * (1 + 0.5 * rel_tol), _FLOOR), None)
         heap: list[tuple[float, int, int]] = []
 
         def push(j1: int, j2: int) -> None:
@@ -750,7 +750,7 @@ class ExactShuffleAccountant:
                 return 0.0
             if verdict == "class":
                 cand.append(j)
-        point = None
+        point, step = None, 0.0
         while True:
             if point is None:
                 while hi - lo > 0.25 * xtol * hi:
@@ -762,6 +762,7 @@ class ExactShuffleAccountant:
                 # as far above lo as the bracket allows (lo < answer <= point = lo (1 + xtol)): the
                 # more slack, the larger the ranges pruned
                 point = max(lo * (1 + xtol), hi * (1 + 0.5 * xtol))
+                step = xtol * point
             if point >= e0:
                 return e0
             verdict, j = bb.decide(point, d, max_evals)
@@ -771,8 +772,10 @@ class ExactShuffleAccountant:
             if verdict == "class":  # certified lower delta_j > d at point: the answer is above
                 cand.append(j)
                 lo, hi, point = point, e0, None
-            else:  # undecided within the budget: certify further up (the bracket widens)
-                point *= 1 + xtol
+            else:  # undecided within the budget: certify further up (the bracket widens; the steps
+                # double, so a target below what can be certified, e.g. < 1e-290, ends at eps0 quickly)
+                point += step
+                step *= 2
 
 
 def all_equal_delta_bounds(epsilon0: float, n: int, epsilon: float) -> tuple[float, float]:
