@@ -167,3 +167,50 @@ def test_property_get_epsilon_by_branch_and_bound(e0, n, log_d):
     if e > 0:
         below = e / (1 + 1e-3) * (1 - 1e-9)
         assert float(np.max(_tables(e0, n, below)[0])) > d
+
+
+def test_delta_below_the_double_range_terminates_and_is_certified():
+    """eps0 = 1e-6, n = 1e5, eps = eps0 / 2: delta is far below 1e-300 (the normal approximation gives
+    exp(-(eps sqrt(n) / eps0)^2 / 2)-like values); the bracket is (0, <= 1e-290) after a few
+    evaluations, not one per class; at eps = 0 it is the local closed-form scale."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1e-6), 10**5)
+    lo, up = acc.get_delta_bounds(5e-7)
+    assert lo == 0.0 and 0.0 < up <= 1e-290
+    assert acc._bb.one.evaluations < 40
+    lo0, up0 = acc.get_delta_bounds(0.0)
+    assert all_equal_delta_bounds(1e-6, 10**5, 0.0)[0] <= up0 and up0 - lo0 <= 1e-2 * lo0
+    assert acc.get_epsilon(1e-12) > 0.0 and acc.get_epsilon(1e-6) == 0.0  # delta(0) ~ 1.3e-9
+
+
+def test_epsilon0_300_closed_form_large_n():
+    """eps0 = 300 (p = 1 in double, q = e^-300): every other user's report is fixed up to mass
+    n e^-300, so delta(eps) = p - e^eps q = -expm1(eps - 300) up to ~1e-120 relative."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 300.0), 10**5)
+    for eps in (0.0, 150.0, 299.9997):
+        lo, up = acc.get_delta_bounds(eps)
+        ref = -math.expm1(eps - 300.0)
+        assert lo <= ref * (1 + 1e-12) and ref <= up * (1 + 1e-12) and up - lo <= 1e-6 * up
+
+
+def test_get_epsilon_targets_below_what_can_be_certified():
+    """delta = 1e-310 (below the 1e-290 floor of relative brackets): the answer is eps0 (delta = 0
+    exactly there), returned after a few decisions; 1e-30 is certified below eps0."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 8.0), 10**6)
+    assert acc.get_epsilon(1e-310) == 8.0
+    e = acc.get_epsilon(1e-30)
+    assert 0.0 < e < 8.0 and acc.get_delta(e) <= 1e-30 < acc.report(e * (1 - 2e-3)).lower
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(e0=st.floats(0.2, 6.0), n=st.integers(N_EXACT + 1, 200_000), f=st.floats(0.0, 0.2))
+def test_property_large_n_between_all_equal_and_blanket(e0, n, f):
+    """Hypothesis on (eps0, n > N_EXACT, eps): the branch-and-bound bracket lies above the all-equal
+    datasets' certified lower value and below the blanket accountant's certified upper value, and is
+    within rel_tol."""
+    eps = f * e0
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    lo, up = acc.get_delta_bounds(eps)
+    assert all_equal_delta_bounds(e0, n, eps)[0] <= up
+    assert lo <= ShuffleAccountant(RandomizedResponse(2, e0), n, adjacency="replace").get_delta(eps) * (1 + 1e-9)
+    if up > 1e-290:
+        assert up - lo <= 1e-2 * lo * (1 + 1e-9) + 1e-6 * up
