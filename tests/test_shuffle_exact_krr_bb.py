@@ -214,3 +214,15 @@ def test_property_large_n_between_all_equal_and_blanket(e0, n, f):
     assert lo <= ShuffleAccountant(RandomizedResponse(2, e0), n, adjacency="replace").get_delta(eps) * (1 + 1e-9)
     if up > 1e-290:
         assert up - lo <= 1e-2 * lo * (1 + 1e-9) + 1e-6 * up
+
+
+def test_usable_as_accountant_in_profile_and_pair_large_n():
+    """n = 1e5: privacy_profile and dominating_pair accept the branch-and-bound accountant; the
+    profile is the accountant's upper value, non-increasing, exactly 0 at eps0."""
+    from sharpdp.shuffle import dominating_pair, privacy_profile
+
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 10**5)
+    prof = privacy_profile(acc, [-0.01, 0.0, 0.005, 0.01, 1.0])
+    assert prof[3] == pytest.approx(acc.get_delta(0.01), rel=1e-12) and prof[4] == 0.0
+    assert np.all(np.diff(prof) <= 0) and prof[0] >= 1 - math.exp(-0.01)
+    assert dominating_pair(acc, 1e-2) is not None
