@@ -30,8 +30,10 @@ terms, the truncated mass charged as an absolute term; the result is a bracket
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+import sys
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -290,6 +292,7 @@ class _OneClass(_RR):
         self._win: dict[tuple[int, int, float], tuple[int, np.ndarray, float, np.ndarray]] = {}
         self._cached = 0
         self.evaluations = 0  # class evaluations (for the benchmark)
+        self.bar: Any = None  # a progress bar counting the evaluations, set during long calls
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -314,6 +317,8 @@ class _OneClass(_RR):
         at the first tail level whose truncation charge is below 1e-6 of the upper value, or that
         decides upper <= target or lower > target."""
         self.evaluations += 1
+        if self.bar is not None:
+            self.bar.update(1)
         for nats in FAST_TAIL_LEVELS:
             lo, up, charge = self._at(eps, npop, j, nats)
             if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
@@ -593,7 +598,8 @@ class ExactShuffleAccountant:
         if self.n <= N_EXACT:
             lo, up, j = self._classes.bracket(eps)
         else:  # j: the class of the largest lower value (the ranges' upper values name no class)
-            lo, up, j = self._bb.max_bracket(eps, self.rel_tol)
+            with self._progress("sharp delta"):
+                lo, up, j = self._bb.max_bracket(eps, self.rel_tol)
             # delta is non-increasing in eps: a target certified at eps' <= eps by get_epsilon bounds it
             up = min([up] + [t for e_c, t in self._bb.certified if e_c <= eps])
         return AccountantReport(eps, lo, up, law_index=j,
@@ -673,7 +679,8 @@ class ExactShuffleAccountant:
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
         if self.n > N_EXACT:
-            return self._get_epsilon_bb(d, xtol)
+            with self._progress("sharp epsilon"):
+                return self._get_epsilon_bb(d, xtol)
         N = self.n - 1
         cand = sorted({0, 1, 2, N // 2, max(N - 2, 0), max(N - 1, 0), N} & set(range(N + 1)))
         # answer 0 when delta is met at 0 (checked over every class unless a candidate already fails)
@@ -729,6 +736,21 @@ class ExactShuffleAccountant:
             return self._bb.range_bracket(eps, j, j)
         lo, up, _ = self._classes.bracket(eps, slice(j, j + 1))
         return lo, up
+
+    @contextlib.contextmanager
+    def _progress(self, desc: str) -> Iterator[None]:
+        """A progress bar on stderr over the class evaluations of one call (n > N_EXACT), shown only
+        when the call takes more than 3 s (e.g. small xtol or rel_tol at n near N_MAX)."""
+        from sharpdp._progress import progress_bar
+
+        one = self._bb.one
+        one.bar = progress_bar(total=None, desc=f"{desc} (class evaluations)", unit=" classes", file=sys.stderr,
+                               leave=False, delay=3.0)
+        try:
+            yield
+        finally:
+            one.bar.close()
+            one.bar = None
 
     def _get_epsilon_bb(self, d: float, xtol: float) -> float:
         """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): bisection on the lower values of a
