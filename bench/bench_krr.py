@@ -114,7 +114,7 @@ def test_exact_summation_baseline(benchmark, eps0):
 # Wang et al.'s code, eps at delta = 1e-6 for binary RR, replace-one: QUOTED figures (not re-run).
 WANG_QUOTED = {(1.0, 10**3): 0.1487, (1.0, 10**6): 0.003662}
 SHARP_CASES = [(1.0, 10**3), (4.0, 10**3), (1.0, 4000), (4.0, 4000), (1.0, 10**5), (4.0, 10**5), (1.0, 10**6),
-               (4.0, 10**6), (1.0, 10**9), (4.0, 10**9)]
+               (4.0, 10**6), (1.0, 10**7), (4.0, 10**7), (1.0, 10**9), (4.0, 10**9)]
 
 
 def all_equal_epsilon_lower(eps0: float, n: int, delta: float = DELTA) -> float:

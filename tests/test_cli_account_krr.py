@@ -44,8 +44,8 @@ def test_blanket_route_says_why(capsys, argv, why):
 
 
 def test_n_above_the_sharp_range_uses_the_blanket(capsys):
-    r = _json(capsys, "--k", "2", "--epsilon0", "4", "--n", "1e7", "--adjacency", "replace", "--delta", "1e-6")
-    assert r["bound"] == "blanket" and "n = 10000000" in r["bound_why_not_sharp"] and r["n"] == 10**7
+    r = _json(capsys, "--k", "2", "--epsilon0", "4", "--n", "1e8", "--adjacency", "replace", "--delta", "1e-6")
+    assert r["bound"] == "blanket" and "n = 100000000" in r["bound_why_not_sharp"] and r["n"] == 10**8
     assert 0.0 < r["epsilon"] < 4.0
 
 

@@ -1,7 +1,7 @@
 """Choosing among certified bounds (sits above the accountant).
 
 :func:`smallest_certified_delta` reports the sharp value of :class:`ExactShuffleAccountant`
-where it applies (binary randomized response, replace-one, n <= its N_MAX = 1e6: an upper bound
+where it applies (binary randomized response, replace-one, n <= its N_MAX = 1e7: an upper bound
 on the mechanism's own delta, below every other bound up to its bracket), and otherwise the smaller of the blanket
 accountant's certified upper value and, for pure-LDP randomizers under replace-one adjacency, the
 "hiding among the clones" bound.
@@ -35,7 +35,7 @@ def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str 
 
     ``"sharp"``: :class:`sharpdp.shuffle.ExactShuffleAccountant`'s certified upper value of the
     shuffled mechanism's own delta (worst case over datasets, docs/sharp_krr.md), used whenever
-    it applies: ``RandomizedResponse`` with k = 2, replace-one adjacency, n <= its ``N_MAX`` = 1e6
+    it applies: ``RandomizedResponse`` with k = 2, replace-one adjacency, n <= its ``N_MAX`` = 1e7
     (every other bound is an upper bound on the same delta, so this one is the smallest up to its
     bracket: below 1e-8 relative at n <= 4000, below ``rel_tol`` above (branch and bound,
     docs/sharp_krr.md §4.11, which also uses ``rel_tol``); the others are then not computed).

@@ -44,7 +44,7 @@ __all__ = ["N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
-N_MAX = 10**6
+N_MAX = 10**7  # the algorithm runs at 1e9 too (1.7-8 s per get_epsilon): docs/sharp_krr.md §5
 #: Each binomial window leaves out mass <= exp(-nats) on each side (Chernoff bound), for nats in
 #: TAIL_LEVELS: the first level's tables serve values >= ~1e-28 (its truncation charge is then a
 #: relative 1e-6); deeper levels are built on demand for smaller values (down to the double range).
@@ -527,15 +527,16 @@ class ExactShuffleAccountant:
     w ~ 25 sqrt(n p q) (0.4 s at n = 4000, eps0 = 1), then about 40 ms per ``get_epsilon``.
     n > N_EXACT: nothing is built; each delta or epsilon takes a few hundred to a few thousand
     O(w) class evaluations (w ~ 18 sqrt(n p q)), independent of n in number: measured at
-    delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.1-0.7 s at n = 1e6,
-    0.05-0.2 s at n = 1e5; ``get_delta`` (rel_tol = 1e-2) similar.
+    delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.02-0.13 s at n = 1e5,
+    0.04-0.2 s at n = 1e6, 0.17-0.7 s at n = 1e7 (eps0 = 4 to 1); ``get_delta`` (rel_tol = 1e-2)
+    similar. A progress bar appears on stderr after 3 s.
 
     Parameters
     ----------
     randomizer : RandomizedResponse
         Binary randomized response (k = 2), any eps0 in (0, 300].
     n : int
-        Number of users, 1 <= n <= :data:`N_MAX` = 1e6 (every one of the n classes of the other
+        Number of users, 1 <= n <= :data:`N_MAX` = 1e7 (every one of the n classes of the other
         users' data is covered: tabulated up to N_EXACT, by branch and bound above).
     adjacency : {"replace"}, default "replace"
         Replace-one (one user's input replaced by another). Zero-out ("zero_out") is not covered.
