@@ -44,9 +44,19 @@ def test_blanket_route_says_why(capsys, argv, why):
 
 
 def test_n_above_the_sharp_range_uses_the_blanket(capsys):
-    r = _json(capsys, "--k", "2", "--epsilon0", "4", "--n", "1e5", "--adjacency", "replace", "--delta", "1e-6")
-    assert r["bound"] == "blanket" and "n = 100000" in r["bound_why_not_sharp"] and r["n"] == 100000
+    r = _json(capsys, "--k", "2", "--epsilon0", "4", "--n", "1e8", "--adjacency", "replace", "--delta", "1e-6")
+    assert r["bound"] == "blanket" and "n = 100000000" in r["bound_why_not_sharp"] and r["n"] == 10**8
     assert 0.0 < r["epsilon"] < 4.0
+
+
+def test_n_above_the_tables_is_sharp(capsys):
+    """n = 1e5 > N_EXACT: the sharp route (branch and bound, docs/sharp_krr.md §4.11), below the blanket."""
+    from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
+
+    r = _json(capsys, "--k", "2", "--epsilon0", "4", "--n", "1e5", "--adjacency", "replace", "--delta", "1e-6")
+    assert r["bound"] == "sharp" and r["n"] == 100000
+    blanket = ShuffleAccountant(RandomizedResponse(2, 4.0), 10**5, adjacency="replace").get_epsilon(1e-6)
+    assert 0.0 < r["epsilon"] < blanket
 
 
 def test_n_as_float_accepted_consistently_with_the_api(capsys):

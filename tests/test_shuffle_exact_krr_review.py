@@ -35,7 +35,7 @@ from sharpdp.shuffle import (
     RandomizedResponse,
     smallest_certified_delta,
 )
-from sharpdp.shuffle.exact_krr import N_MAX, all_equal_delta_bounds
+from sharpdp.shuffle.exact_krr import N_EXACT, N_MAX, all_equal_delta_bounds
 
 _PREC = 320
 
@@ -232,9 +232,9 @@ def test_max_over_classes_large_n(n, e0, eps):
 
 
 def test_n_max_deep_tail_level():
-    """n = N_MAX, eps0 = 1, eps = 0.5: delta ~ 1.4e-155 (the 745-nat tables); the worst class and
-    three others against the 320-bit reference."""
-    n, e0, eps = N_MAX, 1.0, 0.5
+    """n = N_EXACT (the largest n of the all-class tables), eps0 = 1, eps = 0.5: delta ~ 1.4e-155
+    (the 745-nat tables); the worst class and three others against the 320-bit reference."""
+    n, e0, eps = N_EXACT, 1.0, 0.5
     acc = _acc(e0, n)
     lo, up = acc.get_delta_bounds(eps)
     _, ru = acc._classes.row_brackets(eps)

@@ -1,8 +1,8 @@
 """Choosing among certified bounds (sits above the accountant).
 
 :func:`smallest_certified_delta` reports the sharp value of :class:`ExactShuffleAccountant`
-where it applies (binary randomized response, replace-one, n <= its N_MAX: an upper bound on the
-mechanism's own delta, below every other bound), and otherwise the smaller of the blanket
+where it applies (binary randomized response, replace-one, n <= its N_MAX = 1e7: an upper bound
+on the mechanism's own delta, below every other bound up to its bracket), and otherwise the smaller of the blanket
 accountant's certified upper value and, for pure-LDP randomizers under replace-one adjacency, the
 "hiding among the clones" bound.
 """
@@ -35,9 +35,10 @@ def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str 
 
     ``"sharp"``: :class:`sharpdp.shuffle.ExactShuffleAccountant`'s certified upper value of the
     shuffled mechanism's own delta (worst case over datasets, docs/sharp_krr.md), used whenever
-    it applies: ``RandomizedResponse`` with k = 2, replace-one adjacency, n <= its ``N_MAX``
+    it applies: ``RandomizedResponse`` with k = 2, replace-one adjacency, n <= its ``N_MAX`` = 1e7
     (every other bound is an upper bound on the same delta, so this one is the smallest up to its
-    bracket, below 1e-8 relative; the others are then not computed).
+    bracket: below 1e-8 relative at n <= 4000, below ``rel_tol`` above (branch and bound,
+    docs/sharp_krr.md §4.11, which also uses ``rel_tol``); the others are then not computed).
     ``"blanket"``: :class:`sharpdp.shuffle.ShuffleAccountant`'s certified upper value;
     ``"clones"``: :func:`sharpdp.shuffle.clones_delta` (Feldman, McMillan & Talwar, *Hiding among
     the clones*, Theorem 3.1), used only for replace-one adjacency and randomizers that are pure
@@ -75,7 +76,7 @@ def smallest_certified_delta(randomizer, n: int, epsilon: float, adjacency: str 
     n = V.integer("n", n, lo=1)
     if sharp_applies(randomizer, n, adjacency):
         V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-        return float(ExactShuffleAccountant(randomizer, n, adjacency).get_delta(epsilon)), "sharp"
+        return float(ExactShuffleAccountant(randomizer, n, adjacency, rel_tol=rel_tol).get_delta(epsilon)), "sharp"
     blanket = float(ShuffleAccountant(randomizer, n, adjacency=adjacency, rel_tol=rel_tol).get_delta(epsilon))
     eps0 = randomizer.local_epsilon if isinstance(randomizer, LocalRandomizer) else None
     if adjacency == "replace" and eps0 is not None:

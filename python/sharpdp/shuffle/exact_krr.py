@@ -13,9 +13,13 @@ Proof and error budget: docs/sharp_krr.md. In short (replace-one adjacency, k = 
   b = e^eps p - q = q expm1(eps + eps0) (docs/sharp_krr.md §3).
 - The maximum is NOT attained at "all other users equal" (j = 0 or N) in general: e.g. n = 6,
   eps0 = 1, eps = 0.25 gives 0.1023 at j = 4 against 0.0889 at j in {0, 5} (docs/sharp_krr.md §2.1).
-  So every class is evaluated: O(n) classes of O(sqrt n) terms each, which limits n to
-  :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant` (the blanket bound);
-  :func:`all_equal_delta_bounds` gives a certified lower bound on delta at any n <= 1e9.
+  So every class is covered: at n <= :data:`N_EXACT` each class is tabulated (O(n) classes of
+  O(sqrt n) terms); above, class j1 of the population n - (j2 - j1) bounds every class of the
+  range [j1, j2] (data processing, docs/sharp_krr.md §2.2), one class costs O(sqrt n) (threshold
+  form with certified signs, §4.10) and a branch and bound over ranges of classes brackets the
+  maximum (§4.11), up to :data:`N_MAX`; above it use :class:`sharpdp.shuffle.ShuffleAccountant`
+  (the blanket bound); :func:`all_equal_delta_bounds` gives a certified lower bound on delta at
+  any n <= 1e9.
 
 Evaluation (docs/sharp_krr.md §4): binomial pmfs from summed log-ratios (log space, normalised on
 their window) on windows outside which each binomial's tails are below ``exp(-nats)``, nats in
@@ -26,8 +30,10 @@ terms, the truncated mass charged as an absolute term; the result is a bracket
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+import sys
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -36,9 +42,9 @@ from sharpdp.shuffle.accountant.results import AccountantReport
 
 __all__ = ["N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
-#: Largest number of users evaluated (every class j = 0..n-1 is summed; above this use the blanket
-#: ShuffleAccountant).
-N_MAX = 4000
+#: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
+#: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
+N_MAX = 10**7  # the algorithm runs at 1e9 too (1.7-8 s per get_epsilon): docs/sharp_krr.md §5
 #: Each binomial window leaves out mass <= exp(-nats) on each side (Chernoff bound), for nats in
 #: TAIL_LEVELS: the first level's tables serve values >= ~1e-28 (its truncation charge is then a
 #: relative 1e-6); deeper levels are built on demand for smaller values (down to the double range).
@@ -128,20 +134,39 @@ def _binom_window(m: int, log_odds: float, lo: int, hi: int, nats: float) -> tup
     return pmf, rel
 
 
-class _Classes:
-    """The laws U_j of a list of classes j (docs/sharp_krr.md §2) and the certified bracket of
-    max_j delta_j(eps) over them (§4); one row per class."""
+class _RR:
+    """Constants of binary RR with local parameter eps0, and the error bound of its coefficients."""
 
-    def __init__(self, epsilon0: float, n: int, classes: Any) -> None:
-        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
+    def __init__(self, epsilon0: float) -> None:
         self.epsilon0 = e0 = float(epsilon0)
-        self.n = n
-        self.classes = list(classes)  # the j of each row
         # log p = -log1p(e^-eps0), log q = log p - eps0 (exact identities; rounding in _binom_window)
         self._log_p = -math.log1p(math.exp(-e0))
         self._log_q = self._log_p - e0
         self._p = math.exp(self._log_p)
         self._q = math.exp(self._log_q)
+
+    def _coef_rel(self, z: float) -> float:
+        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
+        if z == 0.0:
+            return 0.0
+        # rounding of the argument dz = |z| u and |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1
+        # (for all z != 0): dz (1/|z| + 1) = u (1 + |z|), written without 1/|z| (which overflows for
+        # subnormal z, and dz underflows: 0 * inf)
+        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
+        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
+        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
+        return p_rel + _ULP_CALL + _U * (1 + abs(z)) * 1.01 + 2 * _U
+
+
+class _Classes(_RR):
+    """The laws U_j of a list of classes j (docs/sharp_krr.md §2) and the certified bracket of
+    max_j delta_j(eps) over them (§4); one row per class."""
+
+    def __init__(self, epsilon0: float, n: int, classes: Any) -> None:
+        """Constants of the randomizer; the classes' tables are built per tail level on demand."""
+        super().__init__(epsilon0)
+        self.n = n
+        self.classes = list(classes)  # the j of each row
         self._levels: dict[float, tuple[np.ndarray, np.ndarray, float]] = {}
 
     def _level(self, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
@@ -235,17 +260,251 @@ class _Classes:
         lo = np.maximum(lo_sum * (1 - s) - lo_charge, 0.0)
         return lo, np.minimum(up * (1 + 2 * _U), 1.0), max(charge, lo_charge)
 
-    def _coef_rel(self, z: float) -> float:
-        """Relative error bound of p or q times expm1(z), z = eps -+ eps0 computed in floating point."""
-        if z == 0.0:
-            return 0.0
-        # rounding of the argument dz = |z| u and |d/dz log|expm1 z|| = e^z / |expm1 z| <= 1/|z| + 1
-        # (for all z != 0): dz (1/|z| + 1) = u (1 + |z|), written without 1/|z| (which overflows for
-        # subnormal z, and dz underflows: 0 * inf)
-        # p (or q) = exp(log p) with log p within (2 _ULP_CALL + u)|log p| and |log q| <= eps0 + 1:
-        # relative error <= _ULP_CALL + (eps0 + 1)(2 _ULP_CALL + u); expm1 within _ULP_CALL
-        p_rel = _ULP_CALL + (self.epsilon0 + 1) * (2 * _ULP_CALL + _U)
-        return p_rel + _ULP_CALL + _U * (1 + abs(z)) * 1.01 + 2 * _U
+
+# ---------------------------------------------------------------------------------------------- n > N_EXACT
+#: At or below this n every class is tabulated (O(n w^2), docs/sharp_krr.md §4.8-4.9), as before;
+#: above it one class costs O(w) (§4.10) and the maximum over classes is found by branch and bound
+#: over ranges of classes (§4.11).
+N_EXACT = 4000
+#: Tail levels of the O(w) path: a first, shallower level keeps the windows short (its truncation
+#: charge 4 a e^-40 ~ 2e-17 a is below 1e-6 of any value >= 2e-11 a).
+FAST_TAIL_LEVELS = (40.0, 80.0, 300.0, 745.0)
+_BAND = 8  # half-width of the first band of terms evaluated around the threshold guess
+#: Upper values at or below this are not refined further (the bracket is then [lower, upper] with
+#: upper <= 1e-290: values this small are near the end of the double range, where the absolute
+#: underflow charges of §4.6 dominate and no relative bracket is possible).
+_FLOOR = 1e-290
+_CACHE_ELEMENTS = 10_000_000  # binomial windows kept (pmf and tail sums), in float64 elements
+
+
+class _OneClass(_RR):
+    """Certified bracket of delta_j(eps) of one class j of a population of any size, O(w) work.
+
+    docs/sharp_krr.md §4.10: U_win = A * B (A, B the windows of Bin(j, p), Bin(N - j, q)) is
+    log-concave, so its positive terms a U(c - 1) - b U(c) are an upper tail {c >= t*}; the sum of
+    the positive parts is Phi(t*) = a U(t* - 1) - expm1(eps) P_win(U >= t*). t* is bracketed by
+    terms of certified sign (found around a normal-approximation guess); the terms between
+    (ambiguous within rounding) are added as their upper values.
+    """
+
+    def __init__(self, epsilon0: float) -> None:
+        super().__init__(epsilon0)
+        self._win: dict[tuple[int, int, float], tuple[int, np.ndarray, float, np.ndarray]] = {}
+        self._cached = 0
+        self.evaluations = 0  # class evaluations (for the benchmark)
+        self.bar: Any = None  # a progress bar counting the evaluations, set during long calls
+
+    def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
+        """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
+        key = (m, side, nats)
+        got = self._win.get(key)
+        if got is None:
+            e0 = self.epsilon0
+            pi, pi_c, log_odds = (self._p, self._q, e0) if side > 0 else (self._q, self._p, -e0)
+            lo, hi = _chernoff_edges(m, pi, pi_c, nats)
+            pmf, rel = _binom_window(m, log_odds, lo, hi, nats)
+            tail = np.cumsum(pmf[::-1])[::-1].copy()  # tail[k] = sum(pmf[k:])
+            if self._cached + 2 * pmf.size > _CACHE_ELEMENTS:
+                self._win.clear()
+                self._cached = 0
+            got = (lo, pmf, rel, tail)
+            self._win[key] = got
+            self._cached += 2 * pmf.size
+        return got
+
+    def bracket(self, eps: float, npop: int, j: int, target: float | None = None) -> tuple[float, float]:
+        """(lower, upper) of delta_j(eps), class j of a population of npop users, 0 <= eps < eps0:
+        at the first tail level whose truncation charge is below 1e-6 of the upper value, or that
+        decides upper <= target or lower > target."""
+        self.evaluations += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        for nats in FAST_TAIL_LEVELS:
+            lo, up, charge = self._at(eps, npop, j, nats)
+            if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
+                break
+        return lo, up
+
+    def _at(self, eps: float, npop: int, j: int, nats: float) -> tuple[float, float, float]:
+        e0 = self.epsilon0
+        a = -self._p * math.expm1(eps - e0)
+        b = self._q * math.expm1(eps + e0)
+        e = math.expm1(eps)  # b - a (p + q = 1)
+        ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
+        re = _ULP_CALL + 2 * _U
+        a0, A, rA, At = self._window(j, 1, nats)
+        b0, B, rB, Bt = self._window(npop - 1 - j, -1, nats)
+        if A.size > B.size:
+            a0, A, At, b0, B, Bt = b0, B, Bt, a0, A, At
+        ws, wl = A.size, B.size  # U(c) = sum_i A[i] B[c - a0 - b0 - i]: dots of length ws
+        nk = ws + wl - 1  # support of U_win: k = c - a0 - b0 in [0, nk - 1]
+        # relative error of every computed U value and tail sum (§4.3, §4.10): pmfs, products, sums
+        # of at most ws (dot) plus wl (tail cumsum) positive terms
+        r = 1.01 * (rA + rB + _U) + 1.02 * (ws + wl + 2) * _U
+        aP, aM = a * (1 + ra + r + 16 * _U), a * (1 - ra - r - 16 * _U)
+        bP, bM = b * (1 + rb + r + 16 * _U), b * (1 - rb - r - 16 * _U)
+        eP, eM = e * (1 + re + r + 16 * _U), e * (1 - re - r - 16 * _U)
+        # underflow (§4.6): each U value within 4 (ws + 1) 2^-1074 of its bound, a tail sum within
+        # 4 (ws + 1)(wl + 2) 2^-1074; written as products of factors >= 1 and 4e-323 (no underflow)
+        tiny_term = (a + b + 4.0) * (ws + 2.0) * 4e-323
+        tiny_phi = (a + e + 4.0) * (ws + 2.0) * (wl + 4.0) * 4e-323
+        Bpad = np.concatenate([np.zeros(ws), B, np.zeros(ws + 1)])  # U(k) = A[::-1] . Bpad[k+1 : k+1+ws]
+        Arev = A[::-1]
+
+        def U(k1: int, k2: int) -> np.ndarray:
+            """U_win at k = k1..k2 (zero outside [0, nk - 1])."""
+            k1c, k2c = max(k1, -1), min(k2, nk)
+            out = np.zeros(k2 - k1 + 1)
+            if k2c >= k1c:
+                view = np.lib.stride_tricks.sliding_window_view(Bpad, ws)
+                step = max(1, (1 << 22) // ws)
+                for s in range(k1c, k2c + 1, step):
+                    t = min(s + step - 1, k2c)
+                    # einsum, not BLAS: a threaded gemv is ~30x slower on a loaded machine
+                    out[s - k1:t - k1 + 1] = np.einsum("ij,j->i", view[s + 1:t + 2], Arev)
+            return out
+
+        def terms(k1: int, k2: int) -> tuple[np.ndarray, np.ndarray]:
+            """(lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)."""
+            u = U(k1 - 1, k2)
+            X, Y = u[:-1], u[1:]
+            return X * aM - Y * bP - tiny_term, X * aP - Y * bM + tiny_term
+
+        def tail(k: int) -> float:
+            """sum over c >= k of U_win (the tail sums of B dotted with A)."""
+            idx = k - np.arange(ws)
+            vals = np.where(idx < 0, Bt[0], Bt[np.clip(idx, 0, wl - 1)])
+            vals[idx >= wl] = 0.0
+            return float(np.einsum("i,i->", A, vals))
+
+        def phi(k: int) -> tuple[float, float]:
+            """(lower, upper) of Phi(k) = a U(k - 1) - expm1(eps) P(U_win >= k) (§3, §4.10)."""
+            X, T = float(U(k - 1, k - 1)[0]), tail(k)
+            return X * aM - T * eP - tiny_phi, X * aP - T * eM + tiny_phi
+
+        # threshold guess: U ~ normal(mu, var), U(c - 1)/U(c) ~ exp((c - mu)/var) = b/a
+        mu = j * self._p + (npop - 1 - j) * self._q - a0 - b0
+        var = (npop - 1) * self._p * self._q
+        guess = mu + var * math.log(b / a) + 0.5 if a > 0 else float(nk)
+        k_le, k_gt = -1, nk + 1  # term(k_le) <= 0 (k_le <= nk - 1 or -1), term(k_gt) > 0 (or k_gt = nk + 1)
+        center = int(min(max(round(guess), 0), nk))
+        half, step = _BAND, 2 * _BAND
+        while k_gt - k_le - 1 > 2 * half + 1:
+            before = (k_le, k_gt)
+            k1, k2 = max(center - half, k_le + 1), min(center + half, k_gt - 1)
+            lo_t, up_t = terms(k1, k2)
+            ks = np.arange(k1, k2 + 1)
+            le = np.nonzero((up_t <= 0) & (ks <= nk - 1))[0]
+            gt = np.nonzero(lo_t > 0)[0]
+            if le.size:
+                k_le = max(k_le, int(ks[le[-1]]))
+            if gt.size:
+                k_gt = min(k_gt, int(ks[gt[0]]))
+            if le.size and gt.size:
+                break
+            if (k_le, k_gt) == before:  # nothing learnt: widen the band (terminates: the gap is finite)
+                half *= 2
+            elif le.size:
+                center = min(k_le + step, k_gt - 1)
+            elif gt.size:
+                center = max(k_gt - step, k_le + 1)
+            step *= 2
+        mid_lo, mid_up = terms(k_le + 1, k_gt - 1) if k_gt - k_le > 1 else (np.zeros(0), np.zeros(0))
+        cut = 4.0 * math.exp(-nats) * (1 + 4 * _ULP_CALL)  # mass left out of U_win (§4.6)
+        up_cut = a * (1 + ra) * cut * (1 + 2 * _U)
+        lo_cut = b * (1 + rb) * cut * (1 + 2 * _U)
+        p_lo, p_up = phi(k_gt)
+        up_sum = (float(np.sum(np.maximum(mid_up, 0.0))) + max(p_up, 0.0)) * (1 + 1.01 * (mid_up.size + 2) * _U)
+        up = min((up_sum + up_cut) * (1 + 2 * _U), 1.0)
+        # the terms from k_gt on are all >= 0: the sum of positive parts is at least the positive
+        # parts of the middle terms' lower values plus Phi(k_gt)'s
+        lo = float(np.sum(np.maximum(mid_lo, 0.0))) * (1 - 1.01 * (mid_lo.size + 2) * _U) + p_lo
+        # the subtractions' rounding (each within u of its operands' sum) charged with a margin
+        lo = max(lo - lo_cut - 4 * _U * (abs(lo) + lo_cut + tiny_phi), 0.0)
+        return lo, up, max(up_cut, lo_cut)
+
+
+class _BranchAndBound:
+    """max over the classes j = 0..N of delta_j(eps), population n > N_EXACT (docs/sharp_krr.md §4.11).
+
+    A range of classes [j1, j2] is bounded above by class j1 of the population n - (j2 - j1)
+    (§2.2: the users whose input varies in the range are a post-processing); single classes give
+    the lower values.
+    """
+
+    def __init__(self, epsilon0: float, n: int) -> None:
+        self.one = _OneClass(epsilon0)
+        self.n = n
+        self.epsilon0 = float(epsilon0)
+        self.certified: list[tuple[float, float]] = []  # (eps, d): every class has upper delta <= d at eps
+
+    def range_bracket(self, eps: float, j1: int, j2: int, target: float | None = None) -> tuple[float, float]:
+        """(lower, upper): upper >= delta_j(eps) for every j in [j1, j2]; lower <= delta_j1(eps) when
+        j1 == j2, else 0."""
+        lo, up = self.one.bracket(eps, self.n - (j2 - j1), j1, target)
+        return (lo if j1 == j2 else 0.0), up
+
+    def _start(self, eps: float, bound: float, target: float | None) -> int:
+        """Size s of the first partition: the largest power of two (or N + 1) whose range [0, s - 1]
+        is bounded by ``bound`` (halving from the whole range)."""
+        s = self.n
+        while s > 1 and self.range_bracket(eps, 0, s - 1, target)[1] > bound:
+            s = (s + 1) // 2
+        return s
+
+    def max_bracket(self, eps: float, rel_tol: float) -> tuple[float, float, int]:
+        """(lower, upper, j): lower <= max_j delta_j(eps) <= upper, (upper - lower) <= rel_tol lower
+        unless a single class's own bracket is wider; j the class of the largest lower value."""
+        import heapq
+
+        N = self.n - 1
+        best_lo, best_j = -1.0, 0
+        for j in sorted({0, N}):
+            lo, _ = self.range_bracket(eps, j, j)
+            if lo > best_lo:
+                best_lo, best_j = lo, j
+        s = self._start(eps, max(best_lo * (1 + 0.5 * rel_tol), _FLOOR), None)
+        heap: list[tuple[float, int, int]] = []
+
+        def push(j1: int, j2: int) -> None:
+            nonlocal best_lo, best_j
+            lo, up = self.range_bracket(eps, j1, j2)
+            if lo > best_lo:
+                best_lo, best_j = lo, j1
+            heapq.heappush(heap, (-up, j1, j2))
+
+        for j1 in range(0, N + 1, s):
+            push(j1, min(j1 + s - 1, N))
+        while True:
+            neg_up, j1, j2 = heap[0]
+            up = -neg_up
+            if up <= best_lo * (1 + rel_tol) or j1 == j2 or up <= _FLOOR:
+                return max(best_lo, 0.0), up, best_j
+            heapq.heappop(heap)
+            mid = (j1 + j2) // 2
+            push(j1, mid)
+            push(mid + 1, j2)
+
+    def decide(self, eps: float, target: float, max_evals: int) -> tuple[str, int]:
+        """("ok", -1) when every class has upper delta_j(eps) <= target (certified), ("class", j) when
+        class j has lower > target, ("unknown", -1) when max_evals range evaluations did not decide."""
+        s = self._start(eps, target, target)
+        stack = [(j1, min(j1 + s - 1, self.n - 1)) for j1 in range(0, self.n, s)][::-1]
+        evals = 0
+        while stack:
+            j1, j2 = stack.pop()
+            lo, up = self.range_bracket(eps, j1, j2, target)
+            evals += 1
+            if up <= target:
+                continue
+            if lo > target:
+                return "class", j1
+            if j1 == j2 or evals >= max_evals:
+                return "unknown", -1
+            mid = (j1 + j2) // 2
+            stack.append((mid + 1, j2))
+            stack.append((j1, mid))
+        return "ok", -1
 
 
 class ExactShuffleAccountant:
@@ -259,22 +518,32 @@ class ExactShuffleAccountant:
     Unlike :class:`sharpdp.shuffle.ShuffleAccountant`, which bounds the privacy blanket (an upper
     bound on delta), the bracket here is of the shuffled mechanism's own delta(eps), maximised over
     every pair of replace-one neighbouring datasets and both orders: ``lower <= delta(eps) <=
-    upper`` with (upper - lower)/lower below about 1e-6 wherever delta >= 1e-24 (the truncation
-    charge's target; measured below 1e-8 at n <= 4000). Binary RR is eps0-LDP: delta = 0 exactly
-    for eps >= eps0.
+    upper`` with (upper - lower)/lower below about 1e-6 wherever delta >= 1e-24 at n <= N_EXACT
+    (the truncation charge's target; measured below 1e-8), and below ``rel_tol`` above N_EXACT
+    (branch and bound, docs/sharp_krr.md §4.11). Binary RR is eps0-LDP: delta = 0 exactly for
+    eps >= eps0.
+
+    Cost. n <= N_EXACT = 4000: every class tabulated when the accountant is built, O(n w^2) with
+    w ~ 25 sqrt(n p q) (0.4 s at n = 4000, eps0 = 1), then about 40 ms per ``get_epsilon``.
+    n > N_EXACT: nothing is built; each delta or epsilon takes a few hundred to a few thousand
+    O(w) class evaluations (w ~ 18 sqrt(n p q)), independent of n in number: measured at
+    delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.02-0.13 s at n = 1e5,
+    0.04-0.2 s at n = 1e6, 0.17-0.7 s at n = 1e7 (eps0 = 4 to 1); ``get_delta`` (rel_tol = 1e-2)
+    similar. A progress bar appears on stderr after 3 s.
 
     Parameters
     ----------
     randomizer : RandomizedResponse
         Binary randomized response (k = 2), any eps0 in (0, 300].
     n : int
-        Number of users, 1 <= n <= :data:`N_MAX` (every one of the n classes of the other users'
-        data is evaluated, O(n^1.5) work when the accountant is built).
+        Number of users, 1 <= n <= :data:`N_MAX` = 1e7 (every one of the n classes of the other
+        users' data is covered: tabulated up to N_EXACT, by branch and bound above).
     adjacency : {"replace"}, default "replace"
         Replace-one (one user's input replaced by another). Zero-out ("zero_out") is not covered.
     rel_tol : float, default 1e-2
-        Accepted for interchangeability with ShuffleAccountant (in (0, 1)); the bracket achieved is
-        far tighter (module docstring).
+        In (0, 1). n <= N_EXACT: accepted for interchangeability with ShuffleAccountant (the bracket
+        achieved is far tighter). n > N_EXACT: relative width of the branch-and-bound bracket of
+        ``get_delta_bounds`` / ``report`` (smaller costs more evaluations).
 
     Raises
     ------
@@ -303,26 +572,37 @@ class ExactShuffleAccountant:
                              f"got {adjacency!r}; use ShuffleAccountant for 'zero_out'")
         self.n = V.integer("n", n, lo=1)
         if self.n > N_MAX:
-            raise ValueError(f"n must be <= {N_MAX} (every class of the other users' data is evaluated: "
-                             f"docs/sharp_krr.md §2.1), got {self.n}; use ShuffleAccountant (blanket bound) or "
-                             f"smallest_certified_delta for larger n")
+            raise ValueError(f"n must be <= {N_MAX} (every class of the other users' data is covered, by "
+                             f"branch and bound above {N_EXACT}: docs/sharp_krr.md §4.11), got {self.n}; use "
+                             f"ShuffleAccountant (blanket bound) or smallest_certified_delta for larger n")
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self.randomizer = randomizer
         self.adjacency = "replace"
         self.epsilon0 = float(randomizer.epsilon0)
-        self._classes = _Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
+        if self.n <= N_EXACT:
+            self._classes = _Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
+        else:
+            self._bb = _BranchAndBound(self.epsilon0, self.n)
 
     # ------------------------------------------------------------------ public API
     def report(self, epsilon: float) -> AccountantReport:
         """Certified bracket of delta(epsilon) (epsilon >= 0 in nats) and the class attaining it.
 
         ``terms`` holds ``worst_class_j`` (number of the other n - 1 users holding user 1's value in
-        the order x1 = 1 vs x1' = 0, whose delta is the largest upper value) and ``bound``.
+        the order x1 = 1 vs x1' = 0, whose delta is the largest upper value at n <= N_EXACT; above,
+        the class of the largest certified lower value found by the branch and bound) and ``bound``.
+        n > N_EXACT: a few hundred to a few thousand O(sqrt n) class evaluations (class docstring).
         """
         eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
         if eps >= self.epsilon0:  # eps0-LDP: delta is exactly 0 (a <= 0: every term is <= 0)
             return AccountantReport(eps, 0.0, 0.0, terms={"bound": "sharp", "note": "epsilon >= epsilon0"})
-        lo, up, j = self._classes.bracket(eps)
+        if self.n <= N_EXACT:
+            lo, up, j = self._classes.bracket(eps)
+        else:  # j: the class of the largest lower value (the ranges' upper values name no class)
+            with self._progress("sharp delta"):
+                lo, up, j = self._bb.max_bracket(eps, self.rel_tol)
+            # delta is non-increasing in eps: a target certified at eps' <= eps by get_epsilon bounds it
+            up = min([up] + [t for e_c, t in self._bb.certified if e_c <= eps])
         return AccountantReport(eps, lo, up, law_index=j,
                                 terms={"bound": "sharp", "worst_class_j": j,
                                        "all_equal_is_worst": j in (0, self.n - 1)})
@@ -384,7 +664,11 @@ class ExactShuffleAccountant:
         -------
         float
             epsilon in [0, eps0] (nats) with ``get_delta(epsilon) <= delta``; the lower end of the
-            final bracket has ``get_delta > delta``. 0.0 when delta is met at 0.
+            final bracket has ``get_delta > delta`` (n > N_EXACT: some class has a certified lower
+            delta > delta there, so the true epsilon lies in the bracket; the bracket is wider
+            than xtol only if the branch and bound hit its budget, docs/sharp_krr.md §4.11).
+            0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
+            (1e-6) class evaluations of O(sqrt n) each (0.04-0.6 s at n = 1e6, delta = 1e-6).
 
         Raises
         ------
@@ -395,6 +679,9 @@ class ExactShuffleAccountant:
         """
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
+        if self.n > N_EXACT:
+            with self._progress("sharp epsilon"):
+                return self._get_epsilon_bb(d, xtol)
         N = self.n - 1
         cand = sorted({0, 1, 2, N // 2, max(N - 2, 0), max(N - 1, 0), N} & set(range(N + 1)))
         # answer 0 when delta is met at 0 (checked over every class unless a candidate already fails)
@@ -446,8 +733,72 @@ class ExactShuffleAccountant:
         j = V.integer("j", j, lo=0, hi=self.n - 1)
         if eps >= self.epsilon0:
             return 0.0, 0.0
+        if self.n > N_EXACT:
+            return self._bb.range_bracket(eps, j, j)
         lo, up, _ = self._classes.bracket(eps, slice(j, j + 1))
         return lo, up
+
+    @contextlib.contextmanager
+    def _progress(self, desc: str) -> Iterator[None]:
+        """A progress bar on stderr over the class evaluations of one call (n > N_EXACT), shown only
+        when the call takes more than 3 s (e.g. small xtol or rel_tol at n near N_MAX)."""
+        from sharpdp._progress import progress_bar
+
+        one = self._bb.one
+        one.bar = progress_bar(total=None, desc=f"{desc} (class evaluations)", unit=" classes", file=sys.stderr,
+                               leave=False, delay=3.0)
+        try:
+            yield
+        finally:
+            one.bar.close()
+            one.bar = None
+
+    def _get_epsilon_bb(self, d: float, xtol: float) -> float:
+        """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): bisection on the lower values of a
+        few candidate classes, then a branch-and-bound certificate that every class has upper
+        delta <= d at a point 0.5 xtol above; a class found with lower delta > d there joins the
+        candidates and the search resumes above it."""
+        bb, e0, N = self._bb, self.epsilon0, self.n - 1
+        cand = sorted({0, N})
+        max_evals = 200_000
+
+        def cand_lower(eps: float) -> float:
+            return max(bb.range_bracket(eps, j, j, d)[0] for j in cand)
+
+        lo, hi = 0.0, e0  # lo = 0 or some class has lower delta > d at lo; upper delta = 0 at eps0
+        if cand_lower(0.0) <= d:
+            verdict, j = bb.decide(0.0, d, max_evals)
+            if verdict == "ok":
+                bb.certified.append((0.0, d))
+                return 0.0
+            if verdict == "class":
+                cand.append(j)
+        point, step = None, 0.0
+        while True:
+            if point is None:
+                while hi - lo > 0.25 * xtol * hi:
+                    mid = 0.5 * (lo + hi)
+                    if cand_lower(mid) > d:
+                        lo = mid
+                    else:
+                        hi = mid
+                # as far above lo as the bracket allows (lo < answer <= point = lo (1 + xtol)): the
+                # more slack, the larger the ranges pruned
+                point = max(lo * (1 + xtol), hi * (1 + 0.5 * xtol))
+                step = xtol * point
+            if point >= e0:
+                return e0
+            verdict, j = bb.decide(point, d, max_evals)
+            if verdict == "ok":
+                bb.certified.append((point, d))
+                return point
+            if verdict == "class":  # certified lower delta_j > d at point: the answer is above
+                cand.append(j)
+                lo, hi, point = point, e0, None
+            else:  # undecided within the budget: certify further up (the bracket widens; the steps
+                # double, so a target below what can be certified, e.g. < 1e-290, ends at eps0 quickly)
+                point += step
+                step *= 2
 
 
 def all_equal_delta_bounds(epsilon0: float, n: int, epsilon: float) -> tuple[float, float]:
