@@ -287,7 +287,9 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
         lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
         overshoot = _shift_bound(lat.low.mom_err, -kB, h, n, lo_r)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
-    tail_B = law.tail_lower(kB * h)
+    # the lower clamp costs nothing when it is deep enough: one user at or below -kB h already makes
+    # the clamped sum <= 0 (docs/accountant_atoms.md §1)
+    tail_B = 0.0 if clamp_exact(law, n, kT * h, kB * h) else law.tail_lower(kB * h)
     if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
         raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
     if not up_r.mass - 1.0 + up_r.tau > -0.5:  # (the tilted mass is ~1 by construction)
@@ -318,6 +320,23 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     return PassResult(lower=lo, upper=up, main=main, tail_T=tail_T, tail_B=tail_B, grid=grid, terms=terms)
 
 
+def exact_clamp_depth(law: Law, n: int) -> float:
+    """A depth B at which clamping the law from below changes no summand of E[S_+] (inf if none is
+    known): (n - 1) times the law's finite top (a top <= 0 needs no clamp: 0), with a margin of
+    1e-9 for the rounding of the product (docs/accountant_atoms.md §1)."""
+    top = law.support()[1]
+    if not math.isfinite(top):
+        return math.inf
+    return (n - 1) * max(top, 0.0) * (1.0 + 1e-9)
+
+
+def clamp_exact(law: Law, n: int, T: float, B: float) -> bool:
+    """True when the clamp of the law to [-B, T] leaves E[(sum of n users' B_i L_i)_+] unchanged:
+    T at or above the law's finite top and B >= :func:`exact_clamp_depth` (docs/accountant_atoms.md §1)."""
+    top = law.support()[1]
+    return math.isfinite(top) and T >= top and B >= exact_clamp_depth(law, n)
+
+
 def perturbation_charge(total: float, grid: Grid, n_gamma: float, reach: float) -> float:
     """Cost, in delta units, of perturbing the users' values by at most ``total`` in sum.
 
@@ -337,5 +356,6 @@ def perturbation_charge(total: float, grid: Grid, n_gamma: float, reach: float) 
     return total * math.exp(min(lam + th * reach + a, 0.0)) / n_gamma
 
 
-__all__ = ["EngineResult", "LatticeLaws", "LowerLattice", "PassResult", "choose_B", "choose_T", "engine",
+__all__ = ["EngineResult", "LatticeLaws", "LowerLattice", "PassResult", "choose_B", "choose_T", "clamp_exact", "engine",
+           "exact_clamp_depth",
            "lattice_laws", "lattice_pass", "lower_pmf", "perturbation_charge"]
