@@ -10,6 +10,7 @@ void register_accountant(py::module_& m);
 void register_samplers(py::module_& m);
 void register_histogram(py::module_& m);
 void register_crlb(py::module_& m);
+void register_blocks(py::module_& m);
 }  // namespace sharpdp
 
 PYBIND11_MODULE(_core, m) {
@@ -22,4 +23,6 @@ PYBIND11_MODULE(_core, m) {
   sharpdp::register_samplers(smp);
   sharpdp::register_histogram(his);
   sharpdp::register_crlb(crl);
+  auto blk = m.def_submodule("blocks", "Exact block laws of atom laws");
+  sharpdp::register_blocks(blk);
 }
