@@ -1,4 +1,5 @@
-// pybind11 binding of the atom-law block kernels (kernels/blocks.hpp) as sharpdp._core.blocks.
+// pybind11 binding of the atom-law block kernels (kernels/blocks.hpp), registered into
+// sharpdp._core.accountant (module.cpp).
 // Converts numpy arrays to pointers and sizes, allocates the outputs, releases the GIL around the
 // kernels; std::invalid_argument becomes ValueError. Used by python/sharpdp/shuffle/accountant/blocks.py.
 #include <pybind11/numpy.h>

@@ -23,6 +23,5 @@ PYBIND11_MODULE(_core, m) {
   sharpdp::register_samplers(smp);
   sharpdp::register_histogram(his);
   sharpdp::register_crlb(crl);
-  auto blk = m.def_submodule("blocks", "Exact block laws of atom laws");
-  sharpdp::register_blocks(blk);
+  sharpdp::register_blocks(acc);  // (the atom-law block kernels: functions of sharpdp._core.accountant)
 }

@@ -25,12 +25,12 @@ from sharpdp.shuffle.laws import FiniteLaw, Law
 
 
 def _kernels() -> Any:
-    """The compiled block kernels (``sharpdp._core.blocks``, cpp/kernels/blocks.hpp): each repeats
+    """The compiled block kernels (in ``sharpdp._core.accountant``; cpp/kernels/blocks.hpp): each repeats
     the numpy expression it replaces operation by operation, so the doubles are the same
     (docs/accountant_atoms.md §3)."""
     from sharpdp._core_loader import core
 
-    return core.blocks
+    return core.accountant
 
 
 class _BlockLaw(FiniteLaw):
