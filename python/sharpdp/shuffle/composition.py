@@ -20,6 +20,7 @@ Chernoff-bounded wrap-around, and the round-off terms bounded as in
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -75,6 +76,27 @@ class _Part:
         w = self.logg + lam * h * self.idx
         w = np.exp(w - np.max(w))
         return float(np.sum(w * self.idx) / np.sum(w)) * h
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The eps-independent state of one composed evaluation (:meth:`ComposedAccountant._prepare`):
+    the tilt ``theta`` and sup of the weights ``supw``, the tilted parts and their pmf-error sums
+    ``taus``, the scale sum n_j Lambda_j (``log_scale``, ``abs_scale``: its absolute terms), the
+    window's certified convolution ``qv`` (at the nodes ``x``, nats) with its l2 error ``err_q``, the
+    window's wrap-around term ``wrap`` and the infinity mass bracket ``p_inf``."""
+
+    theta: float
+    supw: float
+    tilted: list
+    taus: list
+    log_scale: float
+    abs_scale: float
+    qv: np.ndarray
+    err_q: float
+    x: np.ndarray
+    wrap: float
+    p_inf: tuple
 
 
 class ComposedAccountant:
@@ -178,25 +200,22 @@ class ComposedAccountant:
         return self._pairs
 
     # ------------------------------------------------------------------ the engine
+    def _parts(self, lower_pairs: bool) -> list:
+        """The rounds' :class:`_Part` objects (built once per kind of pair: they do not depend on eps)."""
+        cache = self.__dict__.setdefault("_parts_cache", {})
+        if lower_pairs not in cache:
+            cache[lower_pairs] = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
+        return cache[lower_pairs]
+
     def _bracket(self, eps: float, lower_pairs: bool = False):
         """(lower, upper) of the composed hockey-stick divergence of the product pair at eps."""
-        import scipy.fft as sfft
+        prep = self._prepare(eps, lower_pairs)
+        if not isinstance(prep, _Prepared):
+            return prep  # (the infinity mass alone)
+        return self._finish(eps, prep)
 
-        C = kernels()
-        h = self.value_discretization_interval
-        parts = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
-        # P(some loss = +inf) = 1 - prod (1 - inf_j)^{n_j}
-        s = math.fsum(c * math.log1p(-min(p.inf, 1.0)) if p.inf < 1 else -math.inf for p in parts for c in [p.count])
-        p_inf_up = min(-math.expm1(s) * (1 + 8 * _U) + 1e-300 * (s != 0), 1.0)
-        p_inf_lo = max(-math.expm1(s) * (1 - 8 * _U), 0.0)
-        parts = [p for p in parts if np.any(p.g > 0)]
-        if not parts:
-            return p_inf_lo, p_inf_up
-        kmin = sum(p.count * p.k0 for p in parts)
-        kmax = sum(p.count * (p.k0 + p.g.size - 1) for p in parts)
-        if eps >= kmax * h + 4 * _U * abs(kmax * h):
-            return p_inf_lo, p_inf_up  # every finite composed loss is <= eps: weight 0
-        # tilt: theta >= 0 with sum n_j m_j(theta) = eps (theta = 0 when the mean is already >= eps)
+    def _tilt(self, eps: float, parts: list, h: float) -> float:
+        """theta >= 0 with sum n_j m_j(theta) = eps (theta = 0 when the mean is already >= eps), capped."""
         def mean(th):
             return sum(p.count * p.tilted_mean(th, h) for p in parts)
 
@@ -216,7 +235,32 @@ class ComposedAccountant:
             theta = 0.5 * (lo_t + hi_t)
         # any theta >= 0 gives the same exact identity; past e^{-theta h} ~ e^{-40} per lattice step the
         # tilt gains nothing and only inflates the exponent's rounding margin (eps at the support's top)
-        theta = min(theta, 40.0 / h)
+        return min(theta, 40.0 / h)
+
+    def _prepare(self, eps: float, lower_pairs: bool = False, theta: float | None = None):
+        """The eps-independent part of :meth:`_bracket` at the tilt of eps (or the given ``theta``):
+        the tilted parts, the window and its certified convolution (a :class:`_Prepared`), or the
+        (lower, upper) of the infinity mass alone when no finite loss can exceed eps. The window is
+        chosen for eps (its wrap-around at most 1e-3 rel_tol of the value there); :meth:`_finish`
+        evaluates it at any eps' with every error term bounded (docs/composition.md §4)."""
+        import scipy.fft as sfft
+
+        C = kernels()
+        h = self.value_discretization_interval
+        parts = self._parts(lower_pairs)
+        # P(some loss = +inf) = 1 - prod (1 - inf_j)^{n_j}
+        s = math.fsum(c * math.log1p(-min(p.inf, 1.0)) if p.inf < 1 else -math.inf for p in parts for c in [p.count])
+        p_inf_up = min(-math.expm1(s) * (1 + 8 * _U) + 1e-300 * (s != 0), 1.0)
+        p_inf_lo = max(-math.expm1(s) * (1 - 8 * _U), 0.0)
+        parts = [p for p in parts if np.any(p.g > 0)]
+        if not parts:
+            return p_inf_lo, p_inf_up
+        kmin = sum(p.count * p.k0 for p in parts)
+        kmax = sum(p.count * (p.k0 + p.g.size - 1) for p in parts)
+        if eps >= kmax * h + 4 * _U * abs(kmax * h):
+            return p_inf_lo, p_inf_up  # every finite composed loss is <= eps: weight 0
+        if theta is None:
+            theta = self._tilt(eps, parts, h)
         tilted = []
         log_scale = abs_scale = 0.0
         mu_t = var_t = 0.0
@@ -237,9 +281,9 @@ class ComposedAccountant:
             supw = (theta / (1 + theta)) ** theta / (1 + theta) * (1 + 1e-9)
         else:
             supw = 1.0
-        log_scale_w = log_scale - theta * eps
         full = kmax - kmin + 1
         c_sig = 12.0
+        prep = None
         for _attempt in range(6):
             if full <= max(16, 2 * c_sig * sig + 4) or full <= 1 << 12:
                 sa, N0 = kmin, full  # the whole support fits: no wrap-around at all
@@ -252,48 +296,62 @@ class ComposedAccountant:
             if N > N_MAX:
                 raise RuntimeError(f"ComposedAccountant: FFT length {N} exceeds {N_MAX}; use a coarser "
                                    f"value_discretization_interval")
-            lp_hi = self._chernoff(tilted, h, (sa + N) * h, +1, sig * h)  # P(S >= a + N h)
+            # P(S >= a + N h): none beyond the support's top (no bound to compute then)
+            lp_hi = -math.inf if sa + N > kmax else self._chernoff(tilted, h, (sa + N) * h, +1, sig * h)
             lp_lo = self._chernoff(tilted, h, sa * h, -1, sig * h) if sa > kmin else -math.inf  # P(S < a)
-            if sa + N > kmax:
-                lp_hi = -math.inf
             # the tilted pmfs' spectra multiplied over the rounds: the one certified convolution
             # (accountant.fft); each round's folding sums are charged to its tau (docs/accountant.md §3.6.1)
             thr = 1e-4 * self.rel_tol * 1e-3 / math.sqrt(N)
             taus = [tau + fold_rounding(gt.size, N, mass) for p, gt, tau, mass in tilted]
             conv = convolve([Part(gt, p.count, p.k0, mass + t) for (p, gt, _, mass), t in zip(tilted, taus)],
                             N, thr, DFT_WORK)
-            q, err_q = conv.q, conv.err_q
             # values s = sa .. sa + N - 1; circular position of s is s mod N
             s_idx = np.arange(sa, sa + N)
-            qv = q[s_idx % N]
-            x = s_idx * h
-            with np.errstate(over="ignore", under="ignore"):
-                w = np.where(x > eps, np.exp(-theta * (x - eps)) * -np.expm1(eps - x), 0.0)
-            E = float(np.sum(w * qv))
-            Ea = float(np.sum(np.abs(w * qv)))
-            fp = float(np.linalg.norm(w)) * err_q + N * _U * Ea
-            # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
-            # |w~ - w| <= e^{-theta (x - eps)} 8u (1 + |x| + |eps|)(1 + theta (|x| + |eps|)) wherever the
-            # true weight can be non-zero (x > eps up to the rounding of x). Both weights lie in [0, w~ + (s h - eps)_+]
-            # (e^{-theta y}(1 - e^{-y}) <= y) and s h - eps <= (x - eps) + u |x|, which caps the bound
-            # where theta is huge (eps at the edge of the support) or x <= eps (then w~ = 0)
-            near = x > eps - 1e-9 * (1.0 + abs(eps))
-            xn = x[near]
-            with np.errstate(over="ignore", under="ignore"):
-                ew = (np.exp(-theta * (xn - eps)) * 8 * _U * (1 + np.abs(xn) + abs(eps))
-                      * (1 + theta * (np.abs(xn) + abs(eps))))
-            ew = np.minimum(ew, w[near] + np.maximum(xn - eps, 0.0) * (1 + 4 * _U) + 2 * _U * np.abs(xn))
-            fp += float(np.sum(ew * np.abs(qv[near])))
-            wrap = supw * (math.exp(lp_hi) + math.exp(lp_lo))
-            if wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
+            prep = _Prepared(theta=theta, supw=supw, tilted=tilted, taus=taus, log_scale=log_scale,
+                             abs_scale=abs_scale, qv=conv.q[s_idx % N], err_q=conv.err_q, x=s_idx * h,
+                             wrap=supw * (math.exp(lp_hi) + math.exp(lp_lo)), p_inf=(p_inf_lo, p_inf_up))
+            E = float(np.sum(self._weights(eps, prep) * prep.qv))
+            if prep.wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
                 break
             c_sig *= 1.6
+        return prep
+
+    @staticmethod
+    def _weights(eps: float, prep: _Prepared) -> np.ndarray:
+        """w(s) = e^{-theta (x - eps)}(1 - e^{eps - x})_+ on the window's nodes x = s h."""
+        x, theta = prep.x, prep.theta
+        with np.errstate(over="ignore", under="ignore"):
+            return np.where(x > eps, np.exp(-theta * (x - eps)) * -np.expm1(eps - x), 0.0)
+
+    def _finish(self, eps: float, prep: _Prepared):
+        """(lower, upper) at eps from a prepared window (:meth:`_prepare`, any tilt): the weights,
+        their round-off, the window's wrap-around, the tilt's pmf errors and the scale."""
+        theta, supw, qv, x = prep.theta, prep.supw, prep.qv, prep.x
+        p_inf_lo, p_inf_up = prep.p_inf
+        w = self._weights(eps, prep)
+        E = float(np.sum(w * qv))
+        Ea = float(np.sum(np.abs(w * qv)))
+        fp = float(np.linalg.norm(w)) * prep.err_q + x.size * _U * Ea
+        # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
+        # |w~ - w| <= e^{-theta (x - eps)} 8u (1 + |x| + |eps|)(1 + theta (|x| + |eps|)) wherever the
+        # true weight can be non-zero (x > eps up to the rounding of x). Both weights lie in [0, w~ + (s h - eps)_+]
+        # (e^{-theta y}(1 - e^{-y}) <= y) and s h - eps <= (x - eps) + u |x|, which caps the bound
+        # where theta is huge (eps at the edge of the support) or x <= eps (then w~ = 0)
+        near = x > eps - 1e-9 * (1.0 + abs(eps))
+        xn = x[near]
+        with np.errstate(over="ignore", under="ignore"):
+            ew = (np.exp(-theta * (xn - eps)) * 8 * _U * (1 + np.abs(xn) + abs(eps))
+                  * (1 + theta * (np.abs(xn) + abs(eps))))
+        ew = np.minimum(ew, w[near] + np.maximum(xn - eps, 0.0) * (1 + 4 * _U) + 2 * _U * np.abs(xn))
+        fp += float(np.sum(ew * np.abs(qv[near])))
+        wrap = prep.wrap
         # pmf errors of the tilt (tau: l1 distance of the computed tilted pmf to the exact one)
         log_tv = -math.inf
         lmass = 0.0
-        for (p, gt, _, mass), tau in zip(tilted, taus):
+        for (p, gt, _, mass), tau in zip(prep.tilted, prep.taus):
             lmass += p.count * math.log(mass + tau)
-        terms = [math.log(p.count * tau) - math.log(mass + tau) for (p, gt, _, mass), tau in zip(tilted, taus) if tau > 0]
+        terms = [math.log(p.count * tau) - math.log(mass + tau)
+                 for (p, gt, _, mass), tau in zip(prep.tilted, prep.taus) if tau > 0]
         if terms:
             log_tv = lmass + _lse(np.array(terms))
         tv = supw * math.exp(log_tv) if log_tv < 700 else math.inf
@@ -301,7 +359,8 @@ class ComposedAccountant:
         lo_main = E - wrap - fp - tv
         # e^{log_scale_w}: the exponent's own rounding (the sum of the n_j Lambda_j, theta eps) is
         # charged as a margin 8u (J + 1)(sum |n_j Lambda_j| + |theta eps| + 1) on the exponent
-        marg = 8 * _U * (len(tilted) + 1) * (abs_scale + abs(theta * eps) + 1.0)
+        log_scale_w = prep.log_scale - theta * eps
+        marg = 8 * _U * (len(prep.tilted) + 1) * (prep.abs_scale + abs(theta * eps) + 1.0)
         sc_up = math.exp(log_scale_w + marg) if log_scale_w + marg < 700 else math.inf
         sc_lo = math.exp(log_scale_w - marg) if log_scale_w - marg < 700 else math.inf
         if not math.isfinite(up_main) or (math.isinf(sc_up) and up_main >= 0):
