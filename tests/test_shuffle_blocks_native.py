@@ -220,3 +220,22 @@ def test_krr10_eps0_8_n1e5_get_epsilon_bracket():
     assert rep.upper - rep.lower <= 1e-2 * rep.lower
     assert e == pytest.approx(1.1742, rel=2e-3)  # (the former code: 1.1742 as well, 6 % bracket)
     assert acc.get_delta(e * (1 - 3e-3)) > 1e-6  # the answer is within xtol of the certified root
+
+
+# --- ComposedAccountant.get_epsilon: model root, then checked (docs/accountant_atoms.md §4) ---
+
+def test_composed_get_epsilon_is_certified_and_tight():
+    from sharpdp.shuffle import ComposedAccountant
+
+    acc = ShuffleAccountant(RandomizedResponse(2, 1.0), 50, rel_tol=5e-3)
+    ca = ComposedAccountant([(acc, 3)], 1e-3)
+    for delta, xtol in [(1e-4, 1e-3), (1e-6, 1e-2)]:
+        e = ca.get_epsilon(delta, xtol=xtol)
+        assert ca.get_delta(e) <= delta
+        assert ca.get_delta(e * (1 - xtol)) > delta  # the smallest to xtol
+        # the former plain bisection on get_delta (an independent search) ends within xtol of it
+        lo, hi = 0.0, 3 * float(ca.pairs()[0].losses[-1]) * 1e-3
+        while hi - lo > xtol * hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if ca.get_delta(mid) <= delta else (mid, hi)
+        assert e == pytest.approx(hi, rel=2 * xtol)

@@ -450,8 +450,14 @@ class ComposedAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest eps >= 0 (to a relative ``xtol``) with certified ``get_delta(eps) <= delta``.
 
-        Bisection on the certified upper value (non-increasing in eps); returns the safe end of
-        the bracket, 0.0 when the target holds at 0.
+        A model of the root first (:meth:`_model_root`: the window and convolution prepared at one
+        tilt serve every eps, docs/accountant_atoms.md §4), whose bracket [a, b] of relative width
+        0.9 xtol is then checked: ``get_delta(b) <= delta``, and at a a certified lower value of the
+        same divergence above delta (so ``get_delta(a)`` > delta too), else ``get_delta(a)``;
+        bisection on the certified upper value (non-increasing in eps) from what was checked when
+        the model misses. Returns the safe end
+        of the bracket (``get_delta`` <= delta there), 0.0 when the target holds at 0; the other end
+        is 0 or a point where ``get_delta`` exceeds delta.
 
         Raises
         ------
@@ -464,7 +470,10 @@ class ComposedAccountant:
         if xtol < _MIN_XTOL:
             raise ValueError(f"xtol must be in [{_MIN_XTOL}, 1) (a relative width below float resolution never "
                              f"ends the bisection), got {xtol!r}")
-        if self.get_delta(0.0) <= delta:
+        prep0 = self._prepare(0.0)
+        # get_delta(0) exceeds delta when a lower value of the same divergence at 0 does (no need to compute it)
+        above0 = isinstance(prep0, _Prepared) and self._finish(0.0, prep0)[0] > delta
+        if not above0 and self.get_delta(0.0) <= delta:
             return 0.0
         h = self.value_discretization_interval
         pairs = self.pairs()
@@ -473,6 +482,18 @@ class ComposedAccountant:
             raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
                              f"{self.get_delta(top)!r}; no epsilon reaches it")
         lo, hi = 0.0, max(top, h)
+        model = self._model_root(delta, lo, hi, xtol, prep0) if isinstance(prep0, _Prepared) else None
+        if model is not None:
+            r, prep = model
+            a, b = r * (1.0 - 0.5 * xtol), r * (1.0 + 0.4 * xtol)  # b - a = 0.9 xtol r <= xtol b
+            if lo < a and b < hi:
+                if self.get_delta(b) <= delta:
+                    hi = b
+                    # the lower value is <= the divergence <= every certified upper value, get_delta's included
+                    if self._finish(a, prep)[0] > delta or self.get_delta(a) > delta:
+                        lo = a
+                else:
+                    lo = b
         for _ in range(200):  # xtol >= 1e-12: about 40 halvings suffice
             if hi - lo <= xtol * hi:
                 break
@@ -482,6 +503,46 @@ class ComposedAccountant:
             else:
                 lo = mid
         return hi
+
+    def _model_root(self, delta: float, lo: float, hi: float, xtol: float,
+                    prep: _Prepared) -> tuple[float, _Prepared] | None:
+        """A point near the smallest eps with upper value <= delta (a starting point only, not a bound):
+        the root of the upper value of one prepared window (:meth:`_finish`, certified at every eps
+        but sharp only near the eps it was prepared for) by bisection, to 1 % on [lo, hi]; then the
+        window prepared again at the tilt of that root and its root found to 0.1 xtol within 5 %
+        of it, until two roots agree to 2 % (at most 3 times). Returns the root and the window
+        last prepared, None when no root is found."""
+        def root(p: _Prepared, a: float, b: float, tol: float) -> float | None:
+            if not self._finish(b, p)[1] <= delta:
+                return None
+            for _ in range(200):
+                if b - a <= tol * b:
+                    break
+                mid = 0.5 * (a + b)
+                if self._finish(mid, p)[1] <= delta:
+                    b = mid
+                else:
+                    a = mid
+            return b
+
+        r = root(prep, lo, hi, 1e-2)
+        for _ in range(3):
+            if r is None:
+                return None
+            nxt = self._prepare(r)
+            if not isinstance(nxt, _Prepared):
+                return None
+            prep = nxt
+            a, b = max(lo, 0.95 * r), min(hi, 1.05 * r)
+            if a > lo and not self._finish(a, prep)[1] > delta:
+                a = lo  # (the root is not in the 5 % bracket: the whole one)
+            r_new = root(prep, a, b, 0.1 * xtol) if b < hi else root(prep, a, hi, 0.1 * xtol)
+            if r_new is None and b < hi:
+                r_new = root(prep, a, hi, 0.1 * xtol)
+            if r_new is not None and abs(r_new - r) <= 0.02 * r_new:
+                return r_new, prep
+            r = r_new
+        return None
 
 
 __all__ = ["ComposedAccountant", "auto_interval"]
