@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.shuffle.accountant import blocks as BL
 from sharpdp.shuffle.accountant.lattice import clamp_exact, exact_clamp_depth
-from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.plain import certify_law
 from sharpdp.shuffle.laws import FiniteLaw
 from sharpdp.shuffle.laws.finite import SubFinite

@@ -173,6 +173,7 @@ class ComposedAccountant:
         self._pair_options = pair_options
         self._pairs: list | None = None
         self._lower_pairs: list | None = None
+        self._parts_cache: dict = {}  # lower_pairs -> the rounds' _Part objects
 
     @property
     def rounds(self) -> int:
@@ -202,10 +203,9 @@ class ComposedAccountant:
     # ------------------------------------------------------------------ the engine
     def _parts(self, lower_pairs: bool) -> list:
         """The rounds' :class:`_Part` objects (built once per kind of pair: they do not depend on eps)."""
-        cache = self.__dict__.setdefault("_parts_cache", {})
-        if lower_pairs not in cache:
-            cache[lower_pairs] = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
-        return cache[lower_pairs]
+        if lower_pairs not in self._parts_cache:
+            self._parts_cache[lower_pairs] = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
+        return self._parts_cache[lower_pairs]
 
     def _bracket(self, eps: float, lower_pairs: bool = False):
         """(lower, upper) of the composed hockey-stick divergence of the product pair at eps."""
@@ -237,8 +237,8 @@ class ComposedAccountant:
         # tilt gains nothing and only inflates the exponent's rounding margin (eps at the support's top)
         return min(theta, 40.0 / h)
 
-    def _prepare(self, eps: float, lower_pairs: bool = False, theta: float | None = None):
-        """The eps-independent part of :meth:`_bracket` at the tilt of eps (or the given ``theta``):
+    def _prepare(self, eps: float, lower_pairs: bool = False):
+        """The eps-independent part of :meth:`_bracket` at the tilt of eps:
         the tilted parts, the window and its certified convolution (a :class:`_Prepared`), or the
         (lower, upper) of the infinity mass alone when no finite loss can exceed eps. The window is
         chosen for eps (its wrap-around at most 1e-3 rel_tol of the value there); :meth:`_finish`
@@ -259,8 +259,7 @@ class ComposedAccountant:
         kmax = sum(p.count * (p.k0 + p.g.size - 1) for p in parts)
         if eps >= kmax * h + 4 * _U * abs(kmax * h):
             return p_inf_lo, p_inf_up  # every finite composed loss is <= eps: weight 0
-        if theta is None:
-            theta = self._tilt(eps, parts, h)
+        theta = self._tilt(eps, parts, h)
         tilted = []
         log_scale = abs_scale = 0.0
         mu_t = var_t = 0.0

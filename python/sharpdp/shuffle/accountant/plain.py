@@ -30,7 +30,9 @@ class Bracket:
     """Mode of :func:`certify`: lower and upper values, refined to the relative target.
 
     ``negligible``: refinement stops once the upper value is below it (the caller's maximum over
-    laws is already larger); ``max_rounds`` bounds the refinements, ``h0`` caps the first grid step.
+    laws is already larger); ``max_rounds`` bounds the refinements (up to ``_EXTRA_ROUNDS`` more
+    while the bracket is unmet and the passes are small, docs/accountant_atoms.md §2), ``h0``
+    caps the first grid step.
     """
 
     negligible: float = 0.0
