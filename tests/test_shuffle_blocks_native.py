@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.shuffle.accountant import blocks as BL
-from sharpdp.shuffle.accountant.lattice import clamp_exact, exact_clamp_depth
+from sharpdp.shuffle.accountant.lattice import PosMgf, clamp_exact, exact_clamp_depth, lattice_laws
 from sharpdp.shuffle.accountant.plain import certify_law
 from sharpdp.shuffle.laws import FiniteLaw
 from sharpdp.shuffle.laws.finite import SubFinite
@@ -197,7 +197,34 @@ def test_exact_clamp_brackets_the_enumerated_value(values, probs, gamma, n):
     exact = _exact_dup(values, probs, gamma, n)
     assert r.lower <= exact <= r.upper
     assert r.upper - r.lower <= 1e-3 * exact
-    assert r.terms["tail_B"] == 0.0 and r.grid.B < -min(values)  # the clamp is above the support's bottom
+    assert r.grid.B < -min(values)  # the clamp is above the support's bottom
+    assert r.terms["tail_B"] <= 1e-3 * r.upper
+
+
+def _exact_clamp_gap(values, probs, gamma, n, B):
+    """(E[(S_c)_+] - E[S_+]) / (n gamma) for the clamp at -B, by enumeration of every n-tuple."""
+    atoms = [(0.0, 1.0 - gamma)] + [(v, gamma * p) for v, p in zip(values, probs)]
+    tot = []
+    for combo in itertools.product(atoms, repeat=n):
+        s = math.fsum(v for v, _ in combo)
+        sc = math.fsum(max(v, -B) for v, _ in combo)
+        if sc > 0:
+            tot.append((sc - max(s, 0.0)) * math.prod(p for _, p in combo))
+    return math.fsum(tot) / (n * gamma)
+
+
+@pytest.mark.parametrize("B", [2.0, 3.0, 5.0, 8.0])
+def test_clamp_charge_bounds_the_enumerated_gap(B):
+    values, probs, gamma, n, h = [-60.0, -1.5, 2.0], [0.15, 0.45, 0.4], 0.5, 4, 0.25
+    law = FiniteLaw(values, probs)
+    lat = lattice_laws(law, gamma, h, 2.0, B, lower=False)
+    pm = PosMgf.from_lattice(lat.g, lat.eta, lat.k0, h, 0.0)
+    p, e = law.prob_below(-B)
+    charge = pm.clamp_charge(B, p + e, n)
+    gap = _exact_clamp_gap(values, probs, gamma, n, B)
+    assert gap <= charge
+    if B >= 5.0:
+        assert charge <= 20 * gap + 1e-12  # (not vacuous: within a small factor where it matters)
 
 
 # --- the 10-RR eps0 = 8 cells of issue 25 ---
@@ -208,7 +235,7 @@ def test_krr10_eps0_8_brackets_the_exact_sum_within_rel_tol():
     exact = _exact_krr_mp(10, 8.0, n, eps)
     assert rep.lower <= exact <= rep.upper
     assert rep.upper - rep.lower <= 1e-2 * rep.lower  # the default rel_tol (former code: 6.4 %)
-    assert rep.terms["tail_B"] == 0.0
+    assert rep.terms["tail_B"] <= 1e-12 * rep.upper  # the clamp's Chernoff charge (§5): negligible
 
 
 def test_krr10_eps0_8_n1e5_get_epsilon_bracket():

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
-from sharpdp.shuffle.accountant.lattice import PassResult, choose_B, choose_T, exact_clamp_depth, lattice_pass
+from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, choose_T, exact_clamp_depth, lattice_pass
 from sharpdp.shuffle.accountant.limits import J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, LawBracket
 from sharpdp.shuffle.laws import Law
@@ -64,6 +64,23 @@ def _choose_B(law: Law, n: int, target: float) -> float:
     """The lower clamp: :func:`choose_B`, or the depth where clamping is exact when that is less
     (then the pass charges no tail_B, docs/accountant_atoms.md §1)."""
     return min(choose_B(law, target), exact_clamp_depth(law, n))
+
+
+def _shrink_B(law: Law, n: int, B: float, h: float, pm: PosMgf, target: float) -> float:
+    """The smallest B 2^-j (j <= 20, at least h) whose clamp charge, estimated with this pass's
+    bounds ``pm``, is at most ``target`` (B itself when none): the next pass charges its own
+    (docs/accountant_atoms.md §5). A lattice spanning (n - 1) sup L below 0 costs the engine's
+    kernels time in proportion; a Chernoff charge far below the target needs much less."""
+    out = B
+    for j in range(1, 21):
+        b = B * 2.0 ** -j
+        if b < h:
+            break
+        p, e = law.prob_below(-b)
+        if pm.clamp_charge(b, p + e, n) > target:
+            break
+        out = b
+    return out
 
 
 def certify_law_mode(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode) -> LawBracket:
@@ -138,6 +155,8 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             T, redo = choose_T(law, tgt), True
         if res.tail_B > tgt and B < Tmax:
             B, redo = _choose_B(law, n, tgt), True
+        elif res.pos_mgf is not None:
+            B = _shrink_B(law, n, B, h, res.pos_mgf, 0.5 * tgt)
         if best_lower > 0 and best.upper - best_lower <= rel_tol * best_lower:
             break
         if best.upper < max(VALUE_FLOOR, mode.negligible):
