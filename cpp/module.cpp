@@ -10,6 +10,7 @@ void register_accountant(py::module_& m);
 void register_samplers(py::module_& m);
 void register_histogram(py::module_& m);
 void register_crlb(py::module_& m);
+void register_blocks(py::module_& m);
 }  // namespace sharpdp
 
 PYBIND11_MODULE(_core, m) {
@@ -22,4 +23,5 @@ PYBIND11_MODULE(_core, m) {
   sharpdp::register_samplers(smp);
   sharpdp::register_histogram(his);
   sharpdp::register_crlb(crl);
+  sharpdp::register_blocks(acc);  // (the atom-law block kernels: functions of sharpdp._core.accountant)
 }

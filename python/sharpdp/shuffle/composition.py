@@ -20,6 +20,7 @@ Chernoff-bounded wrap-around, and the round-off terms bounded as in
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,10 +72,35 @@ class _Part:
     def log_mgf(self, lam: float, h: float) -> float:
         return _lse(self.logg + lam * h * self.idx)
 
-    def tilted_mean(self, lam: float, h: float) -> float:
+    def tilted_moments(self, lam: float, h: float) -> tuple[float, float]:
+        """Mean and variance (nats) of the part's law tilted by e^{lam x}."""
         w = self.logg + lam * h * self.idx
-        w = np.exp(w - np.max(w))
-        return float(np.sum(w * self.idx) / np.sum(w)) * h
+        w = np.exp(w - w.max())
+        s0 = float(w.sum())
+        m1 = float(w @ self.idx) / s0
+        m2 = float(w @ (self.idx * self.idx)) / s0
+        return m1 * h, max(m2 - m1 * m1, 0.0) * h * h
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The eps-independent state of one composed evaluation (:meth:`ComposedAccountant._prepare`):
+    the tilt ``theta`` and sup of the weights ``supw``, the tilted parts and their pmf-error sums
+    ``taus``, the scale sum n_j Lambda_j (``log_scale``, ``abs_scale``: its absolute terms), the
+    window's certified convolution ``qv`` (at the nodes ``x``, nats) with its l2 error ``err_q``, the
+    window's wrap-around term ``wrap`` and the infinity mass bracket ``p_inf``."""
+
+    theta: float
+    supw: float
+    tilted: list
+    taus: list
+    log_scale: float
+    abs_scale: float
+    qv: np.ndarray
+    err_q: float
+    x: np.ndarray
+    wrap: float
+    p_inf: tuple
 
 
 class ComposedAccountant:
@@ -151,6 +177,7 @@ class ComposedAccountant:
         self._pair_options = pair_options
         self._pairs: list | None = None
         self._lower_pairs: list | None = None
+        self._parts_cache: dict = {}  # lower_pairs -> the rounds' _Part objects
 
     @property
     def rounds(self) -> int:
@@ -178,13 +205,67 @@ class ComposedAccountant:
         return self._pairs
 
     # ------------------------------------------------------------------ the engine
+    def _parts(self, lower_pairs: bool) -> list:
+        """The rounds' :class:`_Part` objects (built once per kind of pair: they do not depend on eps)."""
+        # (looked up in the instance dict: objects made without __init__, e.g. by copying or
+        # ComposedAccountant.__new__ with pairs set by hand, get it here)
+        cache = self.__dict__.setdefault("_parts_cache", {})
+        if lower_pairs not in cache:
+            cache[lower_pairs] = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
+        return cache[lower_pairs]
+
     def _bracket(self, eps: float, lower_pairs: bool = False):
         """(lower, upper) of the composed hockey-stick divergence of the product pair at eps."""
+        prep = self._prepare(eps, lower_pairs)
+        if not isinstance(prep, _Prepared):
+            return prep  # (the infinity mass alone)
+        return self._finish(eps, prep)
+
+    def _tilt(self, eps: float, parts: list, h: float) -> float:
+        """theta >= 0 with sum n_j m_j(theta) = eps (theta = 0 when the mean is already >= eps), capped
+        at 40/h: safeguarded Newton (the derivative of the tilted mean is the tilted variance) within a
+        bisection bracket, to 1e-10 relative in theta or 1e-12 in the mean. Any theta >= 0 gives the
+        same exact identity (docs/accountant_atoms.md §4); this only sets the error terms' scale."""
+        def moments(th):
+            m = v = 0.0
+            for p in parts:
+                mj, vj = p.tilted_moments(th, h)
+                m += p.count * mj
+                v += p.count * vj
+            return m, v
+
+        cap = 40.0 / h  # past e^{-theta h} ~ e^{-40} per lattice step the tilt gains nothing
+        m, v = moments(0.0)
+        if m >= eps:
+            return 0.0
+        lo, hi, th = 0.0, math.inf, 0.0
+        for _ in range(200):
+            if m < eps:
+                lo = th
+            else:
+                hi = th
+            if abs(m - eps) <= 1e-12 * max(abs(eps), h) or (math.isfinite(hi) and hi - lo <= 1e-10 * hi):
+                break
+            nxt = th + (eps - m) / v if v > 0 else math.inf
+            if not (lo < nxt < hi):
+                nxt = 0.5 * (lo + hi) if math.isfinite(hi) else max(2.0 * lo, 1.0)
+            if lo >= cap:
+                return cap
+            th = nxt
+            m, v = moments(th)
+        return min(th, cap)
+
+    def _prepare(self, eps: float, lower_pairs: bool = False):
+        """The eps-independent part of :meth:`_bracket` at the tilt of eps:
+        the tilted parts, the window and its certified convolution (a :class:`_Prepared`), or the
+        (lower, upper) of the infinity mass alone when no finite loss can exceed eps. The window is
+        chosen for eps (its wrap-around at most 1e-3 rel_tol of the value there); :meth:`_finish`
+        evaluates it at any eps' with every error term bounded (docs/composition.md §4)."""
         import scipy.fft as sfft
 
         C = kernels()
         h = self.value_discretization_interval
-        parts = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
+        parts = self._parts(lower_pairs)
         # P(some loss = +inf) = 1 - prod (1 - inf_j)^{n_j}
         s = math.fsum(c * math.log1p(-min(p.inf, 1.0)) if p.inf < 1 else -math.inf for p in parts for c in [p.count])
         p_inf_up = min(-math.expm1(s) * (1 + 8 * _U) + 1e-300 * (s != 0), 1.0)
@@ -196,27 +277,7 @@ class ComposedAccountant:
         kmax = sum(p.count * (p.k0 + p.g.size - 1) for p in parts)
         if eps >= kmax * h + 4 * _U * abs(kmax * h):
             return p_inf_lo, p_inf_up  # every finite composed loss is <= eps: weight 0
-        # tilt: theta >= 0 with sum n_j m_j(theta) = eps (theta = 0 when the mean is already >= eps)
-        def mean(th):
-            return sum(p.count * p.tilted_mean(th, h) for p in parts)
-
-        theta = 0.0
-        if mean(0.0) < eps:
-            lo_t, hi_t = 0.0, 1.0
-            while mean(hi_t) < eps and hi_t < 1e12:
-                lo_t, hi_t = hi_t, 2 * hi_t
-            for _ in range(80):
-                mid = 0.5 * (lo_t + hi_t)
-                if mean(mid) < eps:
-                    lo_t = mid
-                else:
-                    hi_t = mid
-                if hi_t - lo_t <= 1e-10 * hi_t:
-                    break
-            theta = 0.5 * (lo_t + hi_t)
-        # any theta >= 0 gives the same exact identity; past e^{-theta h} ~ e^{-40} per lattice step the
-        # tilt gains nothing and only inflates the exponent's rounding margin (eps at the support's top)
-        theta = min(theta, 40.0 / h)
+        theta = self._tilt(eps, parts, h)
         tilted = []
         log_scale = abs_scale = 0.0
         mu_t = var_t = 0.0
@@ -237,9 +298,9 @@ class ComposedAccountant:
             supw = (theta / (1 + theta)) ** theta / (1 + theta) * (1 + 1e-9)
         else:
             supw = 1.0
-        log_scale_w = log_scale - theta * eps
         full = kmax - kmin + 1
         c_sig = 12.0
+        prep = None
         for _attempt in range(6):
             if full <= max(16, 2 * c_sig * sig + 4) or full <= 1 << 12:
                 sa, N0 = kmin, full  # the whole support fits: no wrap-around at all
@@ -252,48 +313,62 @@ class ComposedAccountant:
             if N > N_MAX:
                 raise RuntimeError(f"ComposedAccountant: FFT length {N} exceeds {N_MAX}; use a coarser "
                                    f"value_discretization_interval")
-            lp_hi = self._chernoff(tilted, h, (sa + N) * h, +1, sig * h)  # P(S >= a + N h)
+            # P(S >= a + N h): none beyond the support's top (no bound to compute then)
+            lp_hi = -math.inf if sa + N > kmax else self._chernoff(tilted, h, (sa + N) * h, +1, sig * h)
             lp_lo = self._chernoff(tilted, h, sa * h, -1, sig * h) if sa > kmin else -math.inf  # P(S < a)
-            if sa + N > kmax:
-                lp_hi = -math.inf
             # the tilted pmfs' spectra multiplied over the rounds: the one certified convolution
             # (accountant.fft); each round's folding sums are charged to its tau (docs/accountant.md §3.6.1)
             thr = 1e-4 * self.rel_tol * 1e-3 / math.sqrt(N)
             taus = [tau + fold_rounding(gt.size, N, mass) for p, gt, tau, mass in tilted]
             conv = convolve([Part(gt, p.count, p.k0, mass + t) for (p, gt, _, mass), t in zip(tilted, taus)],
                             N, thr, DFT_WORK)
-            q, err_q = conv.q, conv.err_q
             # values s = sa .. sa + N - 1; circular position of s is s mod N
             s_idx = np.arange(sa, sa + N)
-            qv = q[s_idx % N]
-            x = s_idx * h
-            with np.errstate(over="ignore", under="ignore"):
-                w = np.where(x > eps, np.exp(-theta * (x - eps)) * -np.expm1(eps - x), 0.0)
-            E = float(np.sum(w * qv))
-            Ea = float(np.sum(np.abs(w * qv)))
-            fp = float(np.linalg.norm(w)) * err_q + N * _U * Ea
-            # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
-            # |w~ - w| <= e^{-theta (x - eps)} 8u (1 + |x| + |eps|)(1 + theta (|x| + |eps|)) wherever the
-            # true weight can be non-zero (x > eps up to the rounding of x). Both weights lie in [0, w~ + (s h - eps)_+]
-            # (e^{-theta y}(1 - e^{-y}) <= y) and s h - eps <= (x - eps) + u |x|, which caps the bound
-            # where theta is huge (eps at the edge of the support) or x <= eps (then w~ = 0)
-            near = x > eps - 1e-9 * (1.0 + abs(eps))
-            xn = x[near]
-            with np.errstate(over="ignore", under="ignore"):
-                ew = (np.exp(-theta * (xn - eps)) * 8 * _U * (1 + np.abs(xn) + abs(eps))
-                      * (1 + theta * (np.abs(xn) + abs(eps))))
-            ew = np.minimum(ew, w[near] + np.maximum(xn - eps, 0.0) * (1 + 4 * _U) + 2 * _U * np.abs(xn))
-            fp += float(np.sum(ew * np.abs(qv[near])))
-            wrap = supw * (math.exp(lp_hi) + math.exp(lp_lo))
-            if wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
+            prep = _Prepared(theta=theta, supw=supw, tilted=tilted, taus=taus, log_scale=log_scale,
+                             abs_scale=abs_scale, qv=conv.q[s_idx % N], err_q=conv.err_q, x=s_idx * h,
+                             wrap=supw * (math.exp(lp_hi) + math.exp(lp_lo)), p_inf=(p_inf_lo, p_inf_up))
+            E = float(np.sum(self._weights(eps, prep) * prep.qv))
+            if prep.wrap <= 1e-3 * self.rel_tol * max(E, 1e-300) or (lp_hi == -math.inf and lp_lo == -math.inf):
                 break
             c_sig *= 1.6
+        return prep
+
+    @staticmethod
+    def _weights(eps: float, prep: _Prepared) -> np.ndarray:
+        """w(s) = e^{-theta (x - eps)}(1 - e^{eps - x})_+ on the window's nodes x = s h."""
+        x, theta = prep.x, prep.theta
+        with np.errstate(over="ignore", under="ignore"):
+            return np.where(x > eps, np.exp(-theta * (x - eps)) * -np.expm1(eps - x), 0.0)
+
+    def _finish(self, eps: float, prep: _Prepared):
+        """(lower, upper) at eps from a prepared window (:meth:`_prepare`, any tilt): the weights,
+        their round-off, the window's wrap-around, the tilt's pmf errors and the scale."""
+        theta, supw, qv, x = prep.theta, prep.supw, prep.qv, prep.x
+        p_inf_lo, p_inf_up = prep.p_inf
+        w = self._weights(eps, prep)
+        E = float(np.sum(w * qv))
+        Ea = float(np.sum(np.abs(w * qv)))
+        fp = float(np.linalg.norm(w)) * prep.err_q + x.size * _U * Ea
+        # the weights themselves: x = s h and the exponentials are rounded (a few ulp each);
+        # |w~ - w| <= e^{-theta (x - eps)} 8u (1 + |x| + |eps|)(1 + theta (|x| + |eps|)) wherever the
+        # true weight can be non-zero (x > eps up to the rounding of x). Both weights lie in [0, w~ + (s h - eps)_+]
+        # (e^{-theta y}(1 - e^{-y}) <= y) and s h - eps <= (x - eps) + u |x|, which caps the bound
+        # where theta is huge (eps at the edge of the support) or x <= eps (then w~ = 0)
+        near = x > eps - 1e-9 * (1.0 + abs(eps))
+        xn = x[near]
+        with np.errstate(over="ignore", under="ignore"):
+            ew = (np.exp(-theta * (xn - eps)) * 8 * _U * (1 + np.abs(xn) + abs(eps))
+                  * (1 + theta * (np.abs(xn) + abs(eps))))
+        ew = np.minimum(ew, w[near] + np.maximum(xn - eps, 0.0) * (1 + 4 * _U) + 2 * _U * np.abs(xn))
+        fp += float(np.sum(ew * np.abs(qv[near])))
+        wrap = prep.wrap
         # pmf errors of the tilt (tau: l1 distance of the computed tilted pmf to the exact one)
         log_tv = -math.inf
         lmass = 0.0
-        for (p, gt, _, mass), tau in zip(tilted, taus):
+        for (p, gt, _, mass), tau in zip(prep.tilted, prep.taus):
             lmass += p.count * math.log(mass + tau)
-        terms = [math.log(p.count * tau) - math.log(mass + tau) for (p, gt, _, mass), tau in zip(tilted, taus) if tau > 0]
+        terms = [math.log(p.count * tau) - math.log(mass + tau)
+                 for (p, gt, _, mass), tau in zip(prep.tilted, prep.taus) if tau > 0]
         if terms:
             log_tv = lmass + _lse(np.array(terms))
         tv = supw * math.exp(log_tv) if log_tv < 700 else math.inf
@@ -301,7 +376,8 @@ class ComposedAccountant:
         lo_main = E - wrap - fp - tv
         # e^{log_scale_w}: the exponent's own rounding (the sum of the n_j Lambda_j, theta eps) is
         # charged as a margin 8u (J + 1)(sum |n_j Lambda_j| + |theta eps| + 1) on the exponent
-        marg = 8 * _U * (len(tilted) + 1) * (abs_scale + abs(theta * eps) + 1.0)
+        log_scale_w = prep.log_scale - theta * eps
+        marg = 8 * _U * (len(prep.tilted) + 1) * (prep.abs_scale + abs(theta * eps) + 1.0)
         sc_up = math.exp(log_scale_w + marg) if log_scale_w + marg < 700 else math.inf
         sc_lo = math.exp(log_scale_w - marg) if log_scale_w - marg < 700 else math.inf
         if not math.isfinite(up_main) or (math.isinf(sc_up) and up_main >= 0):
@@ -391,8 +467,14 @@ class ComposedAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest eps >= 0 (to a relative ``xtol``) with certified ``get_delta(eps) <= delta``.
 
-        Bisection on the certified upper value (non-increasing in eps); returns the safe end of
-        the bracket, 0.0 when the target holds at 0.
+        A model of the root first (:meth:`_model_root`: the window and convolution prepared at one
+        tilt serve every eps, docs/accountant_atoms.md §4), whose bracket [a, b] of relative width
+        0.9 xtol is then checked: ``get_delta(b) <= delta``, and at a a certified lower value of the
+        same divergence above delta (so ``get_delta(a)`` > delta too), else ``get_delta(a)``;
+        bisection on the certified upper value (non-increasing in eps) from what was checked when
+        the model misses. Returns the safe end
+        of the bracket (``get_delta`` <= delta there), 0.0 when the target holds at 0; the other end
+        is 0 or a point where ``get_delta`` exceeds delta.
 
         Raises
         ------
@@ -405,7 +487,10 @@ class ComposedAccountant:
         if xtol < _MIN_XTOL:
             raise ValueError(f"xtol must be in [{_MIN_XTOL}, 1) (a relative width below float resolution never "
                              f"ends the bisection), got {xtol!r}")
-        if self.get_delta(0.0) <= delta:
+        prep0 = self._prepare(0.0)
+        # get_delta(0) exceeds delta when a lower value of the same divergence at 0 does (no need to compute it)
+        above0 = isinstance(prep0, _Prepared) and self._finish(0.0, prep0)[0] > delta
+        if not above0 and self.get_delta(0.0) <= delta:
             return 0.0
         h = self.value_discretization_interval
         pairs = self.pairs()
@@ -414,6 +499,18 @@ class ComposedAccountant:
             raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
                              f"{self.get_delta(top)!r}; no epsilon reaches it")
         lo, hi = 0.0, max(top, h)
+        model = self._model_root(delta, lo, hi, xtol, prep0) if isinstance(prep0, _Prepared) else None
+        if model is not None:
+            r, prep = model
+            a, b = r * (1.0 - 0.5 * xtol), r * (1.0 + 0.4 * xtol)  # b - a = 0.9 xtol r <= xtol b
+            if lo < a and b < hi:
+                if self.get_delta(b) <= delta:
+                    hi = b
+                    # the lower value is <= the divergence <= every certified upper value, get_delta's included
+                    if self._finish(a, prep)[0] > delta or self.get_delta(a) > delta:
+                        lo = a
+                else:
+                    lo = b
         for _ in range(200):  # xtol >= 1e-12: about 40 halvings suffice
             if hi - lo <= xtol * hi:
                 break
@@ -423,6 +520,46 @@ class ComposedAccountant:
             else:
                 lo = mid
         return hi
+
+    def _model_root(self, delta: float, lo: float, hi: float, xtol: float,
+                    prep: _Prepared) -> tuple[float, _Prepared] | None:
+        """A point near the smallest eps with upper value <= delta (a starting point only, not a bound):
+        the root of the upper value of one prepared window (:meth:`_finish`, certified at every eps
+        but sharp only near the eps it was prepared for) by bisection, to 1 % on [lo, hi]; then the
+        window prepared again at the tilt of that root and its root found to 0.1 xtol within 5 %
+        of it, until two roots agree to 2 % (at most 3 times). Returns the root and the window
+        last prepared, None when no root is found."""
+        def root(p: _Prepared, a: float, b: float, tol: float) -> float | None:
+            if not self._finish(b, p)[1] <= delta:
+                return None
+            for _ in range(200):
+                if b - a <= tol * b:
+                    break
+                mid = 0.5 * (a + b)
+                if self._finish(mid, p)[1] <= delta:
+                    b = mid
+                else:
+                    a = mid
+            return b
+
+        r = root(prep, lo, hi, 1e-2)
+        for _ in range(3):
+            if r is None:
+                return None
+            nxt = self._prepare(r)
+            if not isinstance(nxt, _Prepared):
+                return None
+            prep = nxt
+            a, b = max(lo, 0.95 * r), min(hi, 1.05 * r)
+            if a > lo and not self._finish(a, prep)[1] > delta:
+                a = lo  # (the root is not in the 5 % bracket: the whole one)
+            r_new = root(prep, a, b, 0.1 * xtol) if b < hi else root(prep, a, hi, 0.1 * xtol)
+            if r_new is None and b < hi:
+                r_new = root(prep, a, hi, 0.1 * xtol)
+            if r_new is not None and abs(r_new - r) <= 0.02 * r_new:
+                return r_new, prep
+            r = r_new
+        return None
 
 
 __all__ = ["ComposedAccountant", "auto_interval"]

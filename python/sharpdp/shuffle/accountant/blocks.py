@@ -24,17 +24,27 @@ from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import FiniteLaw, Law
 
 
+def _kernels() -> Any:
+    """The compiled block kernels (in ``sharpdp._core.accountant``; cpp/kernels/blocks.hpp): each repeats
+    the numpy expression it replaces operation by operation, so the doubles are the same
+    (docs/accountant_atoms.md §3)."""
+    from sharpdp._core_loader import core
+
+    return core.accountant
+
+
 class _BlockLaw(FiniteLaw):
     """Exact law of the sum of t users' B_i L_i for an atom law (step J), as computed in floating
     point: probabilities with relative error <= ``rel_p`` (plus 1e-300 absolute), values exact as
-    stored (their own rounding, <= u |v| each, is charged by :func:`unblock`)."""
+    stored (their own rounding, <= u |v| each, is charged by :func:`unblock`). The atoms are in
+    count-vector order, neither sorted nor merged (equal values are separate atoms: one law; every
+    method sums over atoms in any order within its bound, docs/accountant_atoms.md §3)."""
 
     def __init__(self, values: np.ndarray, probs: np.ndarray, rel_p: float) -> None:
-        # values sorted and distinct (np.unique), probs >= 0 summing to 1 (checked by block):
-        # FiniteLaw's own merge would only sort them again
+        # probs >= 0 summing to 1 (checked by block); FiniteLaw's own merge (a sort) is skipped
         self.values, self.probs = values, probs
         self.rel_p = rel_p
-        self._sorted = True
+        self._sorted = False
         self._support = FiniteLaw.support(self)  # (asked for many times per pass)
         # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
         self._mean = float(np.sum(self.values * self.probs))
@@ -50,6 +60,8 @@ class _BlockLaw(FiniteLaw):
         return self._std
 
     def cells(self, x0: float, h: float, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if K >= 1:  # FiniteLaw.cells plus the terms below, in one native pass (the same doubles as numpy's)
+            return _kernels().atom_cells(self.values, self.probs, float(x0), float(h), int(K), self.rel_p)
         m, w, em, ew = super().cells(x0, h, K)
         return m, w, em + self.rel_p * m + 1e-300, ew + self.rel_p * w + 1e-300
 
@@ -62,13 +74,13 @@ class _BlockLaw(FiniteLaw):
         return p, e + self.rel_p * p + 1e-290
 
     def tail_upper(self, T: float) -> float:
-        i = int(np.searchsorted(self.values, T, side="right"))  # the atoms above T only
-        s = float(np.sum((self.values[i:] - T) * self.probs[i:]))
+        sel = self.values > T  # the atoms above T only (np.sum: pairwise, within 1e-12 relative)
+        s = float(np.sum((self.values[sel] - T) * self.probs[sel]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
     def tail_lower(self, B: float) -> float:
-        i = int(np.searchsorted(self.values, -B, side="left"))  # the atoms below -B only
-        s = float(np.sum((-B - self.values[:i]) * self.probs[:i]))
+        sel = self.values < -B  # the atoms below -B only
+        s = float(np.sum((-B - self.values[sel]) * self.probs[sel]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
 
@@ -88,39 +100,12 @@ def _log_value_estimate(gamma: float, a: np.ndarray, pa: np.ndarray, n: int) -> 
     at its minimiser theta* (n Lambda'(theta*) = 1/theta*), Lambda(theta) = log(1 - gamma + gamma
     E[e^{theta L}]), divided by 1 + theta* sqrt(n Lambda''(theta*)) (the saddle-point factor) and by
     n gamma. It only sizes the truncation of _block_law; -inf when it cannot be formed."""
-    lg = math.log(gamma)
-    l1g = math.log1p(-gamma) if gamma < 1.0 else -math.inf
-
-    def lam(th: float) -> tuple[float, float, float]:  # Lambda, Lambda', Lambda'' at th
-        x = th * a
-        w = pa * np.exp(x - float(np.max(x)))
-        z = float(np.sum(w))
-        lse = float(np.max(x)) + math.log(z)
-        big = lg + lse
-        lam0 = max(l1g, big) + math.log1p(math.exp(-abs(l1g - big))) if l1g > -math.inf else big
-        r = math.exp(big - lam0)
-        d1 = r * float(np.sum(w * a)) / z
-        return lam0, d1, max(r * float(np.sum(w * a * a)) / z - d1 * d1, 0.0)
-
     amax = float(np.max(np.abs(a)))
     if not (amax > 0.0 and math.isfinite(amax)) or float(np.max(a)) <= 0.0:
         return -math.inf
-    # n Lambda'(th) - 1/th increases (the derivative of a convex function); it is < 0 at th_lo
-    lo = hi = 1e-3 / (n * amax)
-    for _ in range(200):
-        hi *= 2.0
-        if n * lam(hi)[1] * hi > 1.0:
-            break
-    for _ in range(60):
-        mid = math.sqrt(lo * hi)
-        if n * lam(mid)[1] * mid > 1.0:
-            hi = mid
-        else:
-            lo = mid
-    th = math.sqrt(lo * hi)
-    lam0, _, d2 = lam(th)
-    out = n * lam0 - 1.0 - math.log(th) - math.log1p(th * math.sqrt(n * d2)) - math.log(n * gamma)
-    return out if math.isfinite(out) else -math.inf
+    # (native, cpp/kernels/blocks.hpp: n Lambda'(th) - 1/th increases, the derivative of a convex
+    # function; doubling from 1e-3/(n max|a|), then 60 geometric bisection steps)
+    return float(_kernels().log_value_estimate(a, pa, float(gamma), float(n)))
 
 
 def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,14 +138,7 @@ def _log_comb(d: int, Mmax: int) -> tuple[np.ndarray, np.ndarray]:
         return hit[0][:Mmax + 1], hit[1][:Mmax + 1]
     i = np.arange(Mmax, dtype=float)
     terms = np.log((d - i) / (i + 1.0))
-    lc = np.zeros(Mmax + 1)
-    s_, c_ = 0.0, 0.0
-    for j, x in enumerate(terms.tolist()):
-        y = x - c_
-        tt = s_ + y
-        c_ = (tt - s_) - y
-        s_ = tt
-        lc[j + 1] = s_
+    lc = _kernels().kahan_prefix(terms)  # Kahan's running sum, lc[0] = 0
     abs_cum = np.concatenate([[0.0], np.cumsum(np.abs(terms))]) * (1.0 + 1e-12)
     k = np.arange(Mmax + 1)
     eterm = abs_cum * 4.0 * U + k * U + 2.0 * U * np.abs(lc) + 2.0 * (k * U) ** 2 * abs_cum
@@ -216,21 +194,12 @@ def _block_weights(t: int, ms: int, gamma: float,
         lb, eb = _log_binom_pmf(t, gamma, M)
     else:
         lb, eb = np.zeros(M.size), np.zeros(M.size)
-    binom = np.zeros((ms + 1, ms + 1))  # Pascal's triangle in floats: relative error <= x u in row x
-    binom[:, 0] = 1.0
-    for x in range(1, ms + 1):
-        binom[x, 1:x + 1] = binom[x - 1, 1:x + 1] + binom[x - 1, 0:x]
-    pw = np.ones((m1, ms + 1))
-    for c in range(1, ms + 1):
-        pw[:, c] = pw[:, c - 1] * pa
-    # the multinomial part first: its running products lie in [p_min^ms, 2^ms] (normal doubles by
-    # the guards of _block_law), then the binomial weight exp(lb) in one last product (an underflow
-    # there costs at most 2e-323 absolute per atom, inside the 1e-300 of _BlockLaw)
-    prob = np.ones(M.size)
-    rest = M.copy()
-    for j in range(m1):
-        prob *= binom[rest, counts[:, j]] * pw[j, counts[:, j]]
-        rest -= counts[:, j]
+    # the multinomial part first (native: Pascal's triangle in floats, relative error <= x u in row
+    # x; powers p_j^c by repeated products; prob *= binom[rest, c_j] p_j^c_j column after column):
+    # its running products lie in [p_min^ms, 2^ms] (normal doubles by the guards of _block_law),
+    # then the binomial weight exp(lb) in one last product (an underflow there costs at most
+    # 2e-323 absolute per atom, inside the 1e-300 of _BlockLaw)
+    prob = _kernels().multinomial(np.asfortranarray(counts, dtype=np.int64), pa, int(ms))
     prob *= np.exp(lb)
     rel = float(np.max(np.expm1(eb * 1.01))) + ((4 + m1) * ms + 3 * m1 + 14) * U
     p_tr, lp_out = 0.0, -math.inf
@@ -344,30 +313,23 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     counts, prob, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
     # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
     # error <= u |v| + gamma_{2 m1}^2 sum |terms|
+    # (native, cpp/kernels/blocks.hpp: terms c_j hi_j, then c_j lo_j, summed by Sum2 in that order)
     hi, lo = _split(a)
-    cols = [(j, x) for x in (hi, lo) for j in range(m1)]  # terms c_j hi_j, then c_j lo_j
-    acc = counts[:, 0] * hi[0]
-    comp = np.zeros(acc.size)
-    for j, x in cols[1:]:
-        col = counts[:, j] * x[j]
-        tot = acc + col
-        z = tot - acc
-        comp += (acc - (tot - z)) + (col - z)
-        acc = tot
-    value = acc + comp
+    value, vmax, finite = _kernels().block_values(counts, hi, lo)
+    if not finite:
+        return None  # (not expected: |a| ms overflows) fall back to the per-user law
     g2 = (2 * m1 * U / (1 - 2 * m1 * U)) ** 2
-    ev = 1.01 * (U * float(np.max(np.abs(value))) + g2 * ms * float(np.sum(np.abs(a))))
+    ev = 1.01 * (U * vmax + g2 * ms * float(np.sum(np.abs(a))))
     # the stored atoms are within value_error of the exact ones (docs/accountant.md §3.2.2): a block
     # value sums at most ms of them
     ev += ms * law.value_error * (1.0 + 1e-6)
-    value = np.concatenate([value, [0.0]])
-    prob = np.concatenate([prob, [p_tr]])
-    uv, inv = np.unique(value, return_inverse=True)
-    dup = int(np.bincount(inv).max())
-    pp = np.bincount(inv, weights=prob, minlength=uv.size)
+    # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
+    # (every probability is then a computed product with relative error rel: no merging sums)
+    uv = np.append(value, 0.0)
+    pp = np.append(prob, p_tr)
     if not (np.all(np.isfinite(pp)) and abs(float(pp.sum()) - 1.0) <= 1e-9):
         return None  # (not expected) fall back to the per-user law
-    rel_p = (rel + (dup + 2) * U) * 1.01
+    rel_p = (rel + 3 * U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
     # M* + 4000 (probability p per block) can

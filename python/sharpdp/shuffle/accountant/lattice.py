@@ -90,9 +90,54 @@ class PassResult:
     upper: float
     main: float
     tail_T: float  # E[(L - T)_+], charged to upper
-    tail_B: float  # E[(-B - L)_+], charged to lower
+    tail_B: float  # E[(-B - L)_+] or the clamp's Chernoff charge, charged to lower
     grid: Grid
     terms: dict[str, float]
+    pos_mgf: PosMgf | None = None  # (laws with a finite top below T: the clamp's Chernoff charge)
+
+
+@dataclass(frozen=True)
+class PosMgf:
+    """Upper bounds on log E[e^{lam X_+}] of one summand X = B L on a fixed grid of ``lams``
+    (docs/accountant_atoms.md §5): from the pass's hat law (convex-order above the clamped law,
+    and X_+ is unchanged by a lower clamp at x0 <= 0 when T >= sup L), its pmf error bounds and
+    the lattice-position shift ``c`` of each analysed value."""
+
+    lams: np.ndarray
+    logm: np.ndarray
+
+    @staticmethod
+    def from_lattice(g: np.ndarray, eta: np.ndarray, k0: int, h: float, c: float) -> PosMgf | None:
+        kz = -k0  # node of 0
+        x = (np.arange(kz + 1, g.size) + k0) * h  # the nodes above 0
+        if x.size == 0:
+            return None
+        w = g[kz + 1:] + eta[kz + 1:]
+        w0 = float(np.sum(g[:kz + 1]) + np.sum(eta[:kz + 1]))
+        # at most 256 consecutive groups of nodes, each group's mass at its largest node (e^{lam x}
+        # is increasing: an upper bound)
+        starts = np.linspace(0, x.size, min(256, x.size) + 1).astype(np.int64)
+        starts = np.unique(starts[:-1])
+        wg = np.add.reduceat(w, starts)
+        xg = x[np.append(starts[1:], x.size) - 1]
+        lams = np.geomspace(1e-4, 700.0, 24) / float(x[-1])
+        with np.errstate(over="ignore"):
+            m = w0 + np.exp(np.outer(lams, xg)) @ wg
+        # sums of <= 2^21 terms (relative error < 3e-10) and exp within 2 ulp: the factor 1 + 1e-9;
+        # the analysed values are within c of the true ones: e^{lam c}
+        logm = np.log(m * (1.0 + 1e-9)) + lams * c
+        return PosMgf(lams, logm)
+
+    def clamp_charge(self, B: float, p_below: float, n: int) -> float:
+        """Bound, in delta units, on E[(S_c)_+ - S_+] for the clamp of n summands at -B:
+        P(L < -B) min_lam e^{-lam B} M(lam)^{n-1} / (e lam) (docs/accountant_atoms.md §5, Lemma 2);
+        the exponent's rounding covered by a margin 1e-9 (|lam B| + (n - 1)|log M| + 2)."""
+        if not (p_below > 0.0):
+            return 0.0
+        ex = -self.lams * B + (n - 1) * self.logm - 1.0 - np.log(self.lams)
+        ex = ex + 1e-9 * (np.abs(self.lams * B) + (n - 1) * np.abs(self.logm) + 2.0)
+        e = float(np.min(ex))
+        return p_below * math.exp(min(e, 700.0)) * (1.0 + 1e-9) if np.isfinite(e) else math.inf
 
 
 def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
@@ -287,19 +332,31 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
         lo_main = math.exp(log_scale_lo + math.log(low_t)) if low_t > 0 and log_scale_lo < 700 else 0.0
         overshoot = _shift_bound(lat.low.mom_err, -kB, h, n, lo_r)
     tail_T = law.tail_upper(min(kT * h, x0 + K * h))
-    tail_B = law.tail_lower(kB * h)
-    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
-        raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
-    if not up_r.mass - 1.0 + up_r.tau > -0.5:  # (the tilted mass is ~1 by construction)
-        raise RuntimeError("accountant: tilted lattice law lost mass; refusing to certify")
-    grid = Grid(h=h, N=up_r.N, T=kT * h, B=kB * h, theta=up_r.theta, n_log_mgf=up_r.n_log_mgf,
-                log_mgf_err=n * math.log1p(up_r.mass - 1.0 + up_r.tau))
     # lattice positions (docs/accountant.md §3.2.1): the law's cells are cut at float edges, the
     # engine's nodes sit at exact multiples of h; each user's analysed value is within c_pos of its
     # true one, which costs at most n c_pos P(S^ > -n c_pos) / (n gamma) on either value. Charged
     # when it exceeds 0.99e-9 of the value, else covered by the final factors 1 -+ 1e-9 (§3.7).
     # The law's own rounding bound (value_error, §3.2.2) is one more per-user shift of the same kind.
     c_pos = 4.0 * U * (kT * h + kB * h + h) * (1.0 + 1e-6) + law.value_error * (1.0 + 1e-6)
+    # the lower clamp costs nothing when it is deep enough: one user at or below -kB h already makes
+    # the clamped sum <= 0 (docs/accountant_atoms.md §1); else, for a finite top, at most its
+    # Chernoff charge (§5) when that is below E[(-B - L)_+]
+    top = law.support()[1]
+    pos_mgf = PosMgf.from_lattice(lat.g, lat.eta, -kB, h, c_pos) \
+        if n >= 2 and math.isfinite(top) and kT * h >= top else None
+    if clamp_exact(law, n, kT * h, kB * h):
+        tail_B = 0.0
+    else:
+        tail_B = law.tail_lower(kB * h)
+        if pos_mgf is not None:
+            p_lo, e_lo = law.prob_below(x0)
+            tail_B = min(tail_B, pos_mgf.clamp_charge(kB * h, p_lo + e_lo, n))
+    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
+        raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
+    if not up_r.mass - 1.0 + up_r.tau > -0.5:  # (the tilted mass is ~1 by construction)
+        raise RuntimeError("accountant: tilted lattice law lost mass; refusing to certify")
+    grid = Grid(h=h, N=up_r.N, T=kT * h, B=kB * h, theta=up_r.theta, n_log_mgf=up_r.n_log_mgf,
+                log_mgf_err=n * math.log1p(up_r.mass - 1.0 + up_r.tau))
     pos = perturbation_charge(n * c_pos, grid, n * gamma, n * c_pos)
     main = math.exp(up_main_log) if up_main_log < 709 else math.inf
     if pos > 0.99e-9 * main:
@@ -315,7 +372,25 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
                  fft_roundoff=up_r.fp * sc, pmf_tv=up_r.tv * sc, tail_T=tail_T, tail_B=tail_B,
                  E_lower=lo_E * sc_lo, lower_fft_roundoff=lo_fp * sc_lo, lower_pmf_tv=lo_tv * sc_lo,
                  lower_overshoot=overshoot, N_lower=lo_N, lattice_position=pos)
-    return PassResult(lower=lo, upper=up, main=main, tail_T=tail_T, tail_B=tail_B, grid=grid, terms=terms)
+    return PassResult(lower=lo, upper=up, main=main, tail_T=tail_T, tail_B=tail_B, grid=grid, terms=terms,
+                      pos_mgf=pos_mgf)
+
+
+def exact_clamp_depth(law: Law, n: int) -> float:
+    """A depth B at which clamping the law from below changes no summand of E[S_+] (inf if none is
+    known): (n - 1) times the law's finite top (a top <= 0 needs no clamp: 0), with a margin of
+    1e-9 for the rounding of the product (docs/accountant_atoms.md §1)."""
+    top = law.support()[1]
+    if not math.isfinite(top):
+        return math.inf
+    return (n - 1) * max(top, 0.0) * (1.0 + 1e-9)
+
+
+def clamp_exact(law: Law, n: int, T: float, B: float) -> bool:
+    """True when the clamp of the law to [-B, T] leaves E[(sum of n users' B_i L_i)_+] unchanged:
+    T at or above the law's finite top and B >= :func:`exact_clamp_depth` (docs/accountant_atoms.md §1)."""
+    top = law.support()[1]
+    return math.isfinite(top) and T >= top and B >= exact_clamp_depth(law, n)
 
 
 def perturbation_charge(total: float, grid: Grid, n_gamma: float, reach: float) -> float:
@@ -337,5 +412,6 @@ def perturbation_charge(total: float, grid: Grid, n_gamma: float, reach: float) 
     return total * math.exp(min(lam + th * reach + a, 0.0)) / n_gamma
 
 
-__all__ = ["EngineResult", "LatticeLaws", "LowerLattice", "PassResult", "choose_B", "choose_T", "engine",
+__all__ = ["EngineResult", "LatticeLaws", "LowerLattice", "PassResult", "PosMgf", "choose_B", "choose_T", "clamp_exact", "engine",
+           "exact_clamp_depth",
            "lattice_laws", "lattice_pass", "lower_pmf", "perturbation_charge"]

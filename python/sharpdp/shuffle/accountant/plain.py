@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
-from sharpdp.shuffle.accountant.lattice import PassResult, choose_B, choose_T, lattice_pass
+from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, choose_T, exact_clamp_depth, lattice_pass
 from sharpdp.shuffle.accountant.limits import J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, LawBracket
 from sharpdp.shuffle.laws import Law
@@ -18,6 +18,11 @@ from sharpdp.shuffle.laws import Law
 
 #: refine stops once a pass at the clamp's size cap has its clamp term above this share of its upper value
 _CLAMP_BOUND = 0.9
+#: refinement rounds allowed past ``max_rounds`` while the bracket is unmet and each pass is small (FFT length
+#: and lattice nodes at most _CHEAP, about a millisecond): atom laws whose block values spread far below 0
+#: start at a grid step sd/4 much coarser than the value needs (docs/accountant_atoms.md §2)
+_EXTRA_ROUNDS = 4
+_CHEAP = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -25,7 +30,9 @@ class Bracket:
     """Mode of :func:`certify`: lower and upper values, refined to the relative target.
 
     ``negligible``: refinement stops once the upper value is below it (the caller's maximum over
-    laws is already larger); ``max_rounds`` bounds the refinements, ``h0`` caps the first grid step.
+    laws is already larger); ``max_rounds`` bounds the refinements (up to ``_EXTRA_ROUNDS`` more
+    while the bracket is unmet and the passes are small, docs/accountant_atoms.md §2), ``h0``
+    caps the first grid step.
     """
 
     negligible: float = 0.0
@@ -53,6 +60,29 @@ class UpperOnly:
 Mode = Bracket | UpperOnly
 
 
+def _choose_B(law: Law, n: int, target: float) -> float:
+    """The lower clamp: :func:`choose_B`, or the depth where clamping is exact when that is less
+    (then the pass charges no tail_B, docs/accountant_atoms.md §1)."""
+    return min(choose_B(law, target), exact_clamp_depth(law, n))
+
+
+def _shrink_B(law: Law, n: int, B: float, h: float, pm: PosMgf, target: float) -> float:
+    """The smallest B 2^-j (j <= 20, at least h) whose clamp charge, estimated with this pass's
+    bounds ``pm``, is at most ``target`` (B itself when none): the next pass charges its own
+    (docs/accountant_atoms.md §5). A lattice spanning (n - 1) sup L below 0 costs the engine's
+    kernels time in proportion; a Chernoff charge far below the target needs much less."""
+    out = B
+    for j in range(1, 21):
+        b = B * 2.0 ** -j
+        if b < h:
+            break
+        p, e = law.prob_below(-b)
+        if pm.clamp_charge(b, p + e, n) > target:
+            break
+        out = b
+    return out
+
+
 def certify_law_mode(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode) -> LawBracket:
     """The lattice engine's value for one law (no blocks, no far tail, no cap): the law-shape
     closed forms, else a refined bracket (:class:`Bracket`) or one upper pass (:class:`UpperOnly`)."""
@@ -62,7 +92,7 @@ def certify_law_mode(law: Law, gamma: float, n: int, rel_tol: float, threads: in
     if isinstance(mode, UpperOnly):
         tgt = 0.05 * rel_tol * mode.scale
         sd = law.std()
-        res = pass_fit(law, gamma, n, sd * mode.h_ratio, choose_T(law, tgt), choose_B(law, tgt), rel_tol,
+        res = pass_fit(law, gamma, n, sd * mode.h_ratio, choose_T(law, tgt), _choose_B(law, n, tgt), rel_tol,
                         threads, False)
         return LawBracket(res.lower, res.upper, grid=res.grid, h_ratio=res.grid.h / sd, terms=res.terms)
     return refine(law, gamma, n, rel_tol, threads, mode)
@@ -87,12 +117,16 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     cap0 = law.tail_upper(0.0)
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0
-    T, B = choose_T(law, tgt), choose_B(law, tgt)
+    T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
     best: PassResult | None = None
     best_lower = 0.0
     widened = False
     prev_upper: float | None = None  # the last certified pass's upper value
-    for _rnd in range(mode.max_rounds + 1):
+    cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
+    for _rnd in range(mode.max_rounds + 1 + _EXTRA_ROUNDS):
+        if _rnd > mode.max_rounds and not cheap:
+            break
+        cheap = False
         Tmax = 0.5 * K_MAX * h / J_LO
         T_capped, B_capped = T > Tmax, B > Tmax
         T, B = min(T, Tmax), min(B, Tmax)
@@ -110,6 +144,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             h = res.h_fit  # the finest grid that fits
             continue
         # every pass is certified: the best upper value, and the largest lower value of any pass
+        cheap = res.grid.N <= _CHEAP and math.ceil((T + B) / h) <= _CHEAP
         best_lower = res.lower if best is None else max(best_lower, res.lower)
         if best is None or res.upper < best.upper:
             best = res
@@ -119,7 +154,9 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
         if res.tail_T > tgt and T < Tmax:
             T, redo = choose_T(law, tgt), True
         if res.tail_B > tgt and B < Tmax:
-            B, redo = choose_B(law, tgt), True
+            B, redo = _choose_B(law, n, tgt), True
+        elif res.pos_mgf is not None:
+            B = _shrink_B(law, n, B, h, res.pos_mgf, 0.5 * tgt)
         if best_lower > 0 and best.upper - best_lower <= rel_tol * best_lower:
             break
         if best.upper < max(VALUE_FLOOR, mode.negligible):

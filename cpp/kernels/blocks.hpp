@@ -1,0 +1,195 @@
+// Python-free kernels of the exact blocks of atom laws (docs/accountant.md §5, docs/accountant_atoms.md
+// §3; the Python side is python/sharpdp/shuffle/accountant/blocks.py). Header-only: plain pointers and
+// sizes in, caller-allocated arrays and named structs out. Each function repeats, operation by
+// operation and in the same order, the numpy expression it replaces, so its results are the same
+// doubles (no fused multiply-add: every function is compiled with fp-contract=off).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define SHARPDP_NO_FMA __attribute__((optimize("fp-contract=off")))
+#else
+#define SHARPDP_NO_FMA
+#endif
+
+namespace sharpdp {
+namespace kernels {
+namespace blocks {
+
+constexpr double kU = 1.1102230246251565e-16;  // 2^-53
+
+// Result of block_values: the largest |value| and whether every value is finite.
+struct Values {
+  double max_abs;
+  bool finite;
+};
+
+// The block values of blocks._block_law: value_r = sum_j c_rj a_j for each count vector r, as Sum2
+// (compensated sum) of the exact products c_rj hi_j, c_rj lo_j (a = hi + lo, blocks._split), in the
+// order c hi_0, ..., c hi_{m-1}, c lo_0, ..., c lo_{m-1}. counts: rows x m doubles, column-major.
+SHARPDP_NO_FMA inline Values block_values(const double* counts, std::size_t rows, std::size_t m, const double* hi,
+                                          const double* lo, double* value) {
+  if (m == 0) throw std::invalid_argument("block_values: at least one atom is needed");
+  double max_abs = 0.0;
+  bool finite = true;
+  for (std::size_t r = 0; r < rows; ++r) {
+    double acc = counts[r] * hi[0];
+    double comp = 0.0;
+    for (std::size_t t = 1; t < 2 * m; ++t) {
+      const std::size_t j = t < m ? t : t - m;
+      const double x = t < m ? hi[j] : lo[j];
+      const double col = counts[j * rows + r] * x;
+      const double tot = acc + col;
+      const double z = tot - acc;
+      comp = comp + ((acc - (tot - z)) + (col - z));
+      acc = tot;
+    }
+    const double v = acc + comp;
+    if (!std::isfinite(v)) finite = false;
+    max_abs = std::max(max_abs, std::fabs(v));
+    value[r] = v;
+  }
+  return {max_abs, finite};
+}
+
+// FiniteLaw.cells followed by _BlockLaw.cells: the atoms v (probabilities p, relative probability
+// error rel_p, any order) in the fine cells [x0 + i h, x0 + (i + 1) h), i < K, summed in the atoms'
+// order: masses m, local moments w and error bounds em, ew (arrays of K, zeroed by the caller).
+SHARPDP_NO_FMA inline void atom_cells(const double* v, const double* p, std::size_t na, double x0, double h,
+                                      std::size_t K, double rel_p, double* m, double* w, double* em, double* ew) {
+  if (K == 0) throw std::invalid_argument("atom_cells: K must be >= 1");
+  const double top = x0 + static_cast<double>(K) * h;
+  std::vector<std::int64_t> cnt(K, 0);
+  const double kmax = static_cast<double>(K - 1);
+  for (std::size_t i = 0; i < na; ++i) {
+    const double vi = v[i];
+    if (!(vi >= x0 && vi < top)) continue;  // [x0, x0 + K h): the partition of prob_below / prob_above
+    const double pin = p[i];
+    const double t = (vi - x0) / h;
+    const double jf = std::min(std::max(std::floor(t), 0.0), kmax);
+    const auto j = static_cast<std::size_t>(jf);
+    const double frac = std::min(std::max(t - jf, 0.0), 1.0);
+    const double fe = (4.0 * kU) * (std::fabs(vi - x0) / h + 1.0);
+    m[j] = m[j] + pin;
+    w[j] = w[j] + pin * frac;
+    ew[j] = ew[j] + pin * fe;
+    ++cnt[j];
+  }
+  for (std::size_t j = 0; j < K; ++j) {
+    const double r = (static_cast<double>(cnt[j]) + 4.0) * kU;
+    const double emj = r * m[j];
+    const double ewj = ew[j] * (1.0 + r) + r * w[j];
+    em[j] = (emj + rel_p * m[j]) + 1e-300;
+    ew[j] = (ewj + rel_p * w[j]) + 1e-300;
+  }
+}
+
+// Log of an estimate (not a bound) of D_up for n users of the atom law (a, pa), blanket mass gamma in
+// (0, 1] (blocks._log_value_estimate, docs/accountant.md §5.2): the Chernoff bound
+// E[S_+] <= e^{n Lambda(th) - 1}/th at th with n Lambda'(th) th = 1 (doubling from 1e-3/(n max|a|),
+// then 60 geometric bisection steps), Lambda(th) = log(1 - gamma + gamma E[e^{th L}]), divided by
+// 1 + th sqrt(n Lambda''(th)) and by n gamma. Requires max|a| > 0 finite and max a > 0; -inf when the
+// result is not finite. Only sizes the truncation of the block law.
+inline double log_value_estimate(const double* a, const double* pa, std::size_t m, double gamma, double n) {
+  const double lg = std::log(gamma);
+  const double l1g = gamma < 1.0 ? std::log1p(-gamma) : -std::numeric_limits<double>::infinity();
+  double amax = 0.0;
+  for (std::size_t j = 0; j < m; ++j) amax = std::max(amax, std::fabs(a[j]));
+  struct Lam {
+    double lam, d1, d2;
+  };
+  auto lam = [&](double th) -> Lam {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < m; ++j) mx = std::max(mx, th * a[j]);
+    double z = 0.0, za = 0.0, zaa = 0.0;
+    for (std::size_t j = 0; j < m; ++j) {
+      const double w = pa[j] * std::exp(th * a[j] - mx);
+      z += w;
+      za += w * a[j];
+      zaa += w * a[j] * a[j];
+    }
+    const double big = lg + (mx + std::log(z));
+    const double lam0 = std::isinf(l1g) ? big : std::max(l1g, big) + std::log1p(std::exp(-std::fabs(l1g - big)));
+    const double r = std::exp(big - lam0);
+    const double d1 = r * za / z;
+    return {lam0, d1, std::max(r * zaa / z - d1 * d1, 0.0)};
+  };
+  double lo = 1e-3 / (n * amax), hi = lo;
+  for (int i = 0; i < 200; ++i) {
+    hi *= 2.0;
+    if (n * lam(hi).d1 * hi > 1.0) break;
+  }
+  for (int i = 0; i < 60; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    if (n * lam(mid).d1 * mid > 1.0)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  const double th = std::sqrt(lo * hi);
+  const Lam L = lam(th);
+  const double out = n * L.lam - 1.0 - std::log(th) - std::log1p(th * std::sqrt(n * L.d2)) - std::log(n * gamma);
+  return std::isfinite(out) ? out : -std::numeric_limits<double>::infinity();
+}
+
+// Running compensated (Kahan) sum of blocks._log_comb: out[0] = 0, out[j + 1] = the sum after term j.
+SHARPDP_NO_FMA inline void kahan_prefix(const double* terms, std::size_t n, double* out) {
+  double s = 0.0, c = 0.0;
+  out[0] = 0.0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double y = terms[j] - c;
+    const double tt = s + y;
+    c = (tt - s) - y;
+    s = tt;
+    out[j + 1] = s;
+  }
+}
+
+// Pascal's triangle rows 0..ms (row-major (ms + 1) x (ms + 1), entries above the diagonal 0) as
+// blocks._block_weights builds it.
+SHARPDP_NO_FMA inline void pascal(std::size_t ms, double* binom) {
+  const std::size_t W = ms + 1;
+  std::fill(binom, binom + W * W, 0.0);
+  for (std::size_t x = 0; x <= ms; ++x) binom[x * W] = 1.0;
+  for (std::size_t x = 1; x <= ms; ++x)
+    for (std::size_t c = 1; c <= x; ++c) binom[x * W + c] = binom[(x - 1) * W + c] + binom[(x - 1) * W + c - 1];
+}
+
+// The multinomial part of the block weights of blocks._block_weights: for each count vector r
+// (counts: rows x m, int64, column-major), prob_r = prod_j binom[rest_j, c_j] * pa_j^c_j with
+// rest_j = M_r - c_0 - ... - c_{j-1}, the powers by repeated multiplication, in the Python order
+// (prob *= binom * pw, one column after another). binom: Pascal's rows 0..ms as from pascal().
+SHARPDP_NO_FMA inline void multinomial(const std::int64_t* counts, std::size_t rows, std::size_t m, const double* pa,
+                                       std::size_t ms, const double* binom, double* prob) {
+  const std::size_t W = ms + 1;
+  std::vector<double> pw(m * W);
+  for (std::size_t j = 0; j < m; ++j) {
+    pw[j * W] = 1.0;
+    for (std::size_t c = 1; c <= ms; ++c) pw[j * W + c] = pw[j * W + c - 1] * pa[j];
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::int64_t rest = 0;
+    for (std::size_t j = 0; j < m; ++j) rest += counts[j * rows + r];
+    double pr = 1.0;
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::int64_t c = counts[j * rows + r];
+      if (c < 0 || rest < c || static_cast<std::size_t>(rest) > ms)
+        throw std::invalid_argument("multinomial: counts must be >= 0 with row sums <= ms");
+      pr = pr * (binom[static_cast<std::size_t>(rest) * W + static_cast<std::size_t>(c)] *
+                 pw[j * W + static_cast<std::size_t>(c)]);
+      rest -= c;
+    }
+    prob[r] = pr;
+  }
+}
+
+}  // namespace blocks
+}  // namespace kernels
+}  // namespace sharpdp
