@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp.shuffle import contract
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
@@ -43,14 +42,9 @@ def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
     """A loss lattice step for one round: eps_d / points, eps_d the first eps of a doubling search
     from 1e-6 nats with certified delta(eps_d) <= delta (capped at the randomizer's local epsilon
     and at 60 nats). Only a resolution choice: any step gives certified values."""
-    from sharpdp.shuffle.profile import privacy_profile
+    from sharpdp.shuffle.profile import doubling_epsilon  # the same point, found with fewer certified values
 
-    cap = contract.local_epsilon(getattr(accountant, "randomizer", None))
-    top = min(float(cap), 60.0) if cap is not None else 60.0
-    e = 1e-6
-    while e < top and privacy_profile(accountant, e) > delta:
-        e *= 2.0
-    return min(e, top) / points
+    return doubling_epsilon(accountant, delta) / points
 
 
 class _Part:
