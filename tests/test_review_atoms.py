@@ -182,7 +182,9 @@ def test_lower_value_below_the_blanket_bound_medium_n(case, clamp_hits):
 @pytest.mark.parametrize("seed", range(4))
 def test_lower_value_below_the_blanket_bound_random_laws(seed, clamp_hits):
     """Random integer laws (top 1..5, atoms down to -80), n in [20, 80) and [100, 600): lower <= D_up <= upper;
-    the exact clamp is taken in most of these passes (a larger run of 150 laws x 2 n: no violation)."""
+    the exact clamp is taken in some of these passes, the Chernoff-charged shallower clamp
+    (docs/accountant_atoms.md §5) in others, and the bounds are checked on both (a larger run of 150 laws x 2 n:
+    no violation)."""
     rng = np.random.default_rng(100 + seed)
     done = 0
     while done < 5:
@@ -197,7 +199,7 @@ def test_lower_value_below_the_blanket_bound_random_laws(seed, clamp_hits):
             ref, rel = dp_dup(gamma, vals, [p / 1024 for p in pn], n)
             assert lo <= ref * (1 + rel) + 1e-300 and up >= ref * (1 - rel), (vals, pn, gamma, n, lo, ref, up)
         done += 1
-    assert clamp_hits["exact"] >= 3, clamp_hits
+    assert clamp_hits["exact"] >= 1, clamp_hits
 
 
 BLOCKS = [  # (atoms, probabilities / 2^16, gamma, n): a far-negative rare atom, mean slightly below 0
