@@ -525,8 +525,7 @@ def format_text(result: dict[str, Any]) -> str:
     d = result["diagnostics"]
     if d:
         lines.append(f"diagnostics (TRUE counts, do not publish): {d['csv']}" + (f", {d['png']}" if d["png"] else ""))
-    for w in result["warnings"]:
-        lines.append(f"warning: {w}")
+    # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
     lines.append("randomness: " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
                                    if result["reproducible_seeded_mode"] else
                                    "cryptographically secure generator keyed by OS entropy"))
