@@ -182,3 +182,26 @@ def test_mean_prints_the_rmse_note_under_its_rmse_line(tmp_path, capsys):
     lines = out.splitlines()
     i = next(k for k, ln in enumerate(lines) if ln.startswith("RMSE/coord : expected "))
     assert lines[i + 1].strip() == f"({MEAN_RMSE_NOTE})" and out.count(MEAN_RMSE_NOTE) == 1
+
+
+# ---------------------------------------------------------------- 5. histogram input errors read like mean's
+def test_histogram_unknown_by_column_lists_every_column(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    cols = [f"c{i}" for i in range(15)]  # more than the 12 the message used to show, unsaid
+    data.write_text(",".join(cols) + "\n" + ",".join("1" for _ in cols) + "\n")
+    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "c14,nope", "--keys-from-data")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.strip() == (f"sharpdp histogram: error: --by: no column 'nope' in {data} (available: "
+                           + ", ".join(cols) + ")")
+
+
+@pytest.mark.parametrize("option", ["--csv", "--keys"])
+def test_histogram_missing_file_wording_matches_mean(tmp_path, capsys, option):
+    data = tmp_path / "d.csv"
+    data.write_text("g\na\n")
+    argv = ["--csv", str(tmp_path / "nope.csv")] if option == "--csv" else \
+        ["--csv", str(data), "--keys", str(tmp_path / "nope.csv")]
+    code, out, err = _run(capsys, "histogram", "--by", "g", *argv, "--out", str(tmp_path / "o"))
+    assert code == 2 and err.strip() == f"sharpdp histogram: error: {option}: file not found: {tmp_path / 'nope.csv'}"
+    code, out, err = _run(capsys, "mean", "--csv", str(tmp_path / "nope.csv"))
+    assert code == 2 and err.strip() == f"sharpdp mean: error: --csv: file not found: {tmp_path / 'nope.csv'}"
