@@ -205,3 +205,11 @@ def test_histogram_missing_file_wording_matches_mean(tmp_path, capsys, option):
     assert code == 2 and err.strip() == f"sharpdp histogram: error: {option}: file not found: {tmp_path / 'nope.csv'}"
     code, out, err = _run(capsys, "mean", "--csv", str(tmp_path / "nope.csv"))
     assert code == 2 and err.strip() == f"sharpdp mean: error: --csv: file not found: {tmp_path / 'nope.csv'}"
+
+
+def test_figures_bad_paper_is_one_line_naming_the_argument(capsys):
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["figures", "nope"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "argument PAPER: invalid choice: 'nope' (choose from 'shuffle')" in err

@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                                    "RMSE vs epsilon at (n, delta) = (1e4, 1e-5), the certified privacy profile at "
                                    "(n, RMSE) = (1e3, 3.16), and the n-scaling of a fixed BMG. Every privacy "
                                    "number comes from the certified accountant.")
-    p.add_argument("which", nargs="?", choices=["shuffle"], default="shuffle", metavar="{shuffle}",
-                   help="which paper's figures (default and only choice: shuffle)")
+    p.add_argument("which", nargs="?", choices=["shuffle"], default="shuffle", metavar="PAPER",
+                   help="which paper's figures: shuffle (the default, and the only choice)")
     p.add_argument("--out", default=None,
                    help=f"output directory (default ./{_OUT}; with --quick ./{_OUT_QUICK}, so a smoke run never "
                         "overwrites the full figures)")
