@@ -32,3 +32,15 @@ def test_ci_runs_exactly_the_readme_test_command():
     ci_cmds = [ln.strip() for ln in ci
                if ln.strip() and not ln.lstrip().startswith("#") and not ln.startswith(("set ", "cd "))]
     assert ci_cmds[:len(readme_cmds)] == readme_cmds  # then the non-test steps (lint, types, C++)
+
+
+def test_readme_output_streams_and_quick_figures_match_the_cli():
+    """README's stdout/stderr paragraph and its `figures --quick` row say what the CLI does."""
+    from sharpdp import _progress
+    from sharpdp.cli import figures
+
+    text = " ".join(README.read_text().split())
+    m = re.search(r"one plain line at most every (\d+(?:\.\d+)?) s", text)
+    assert m is not None and float(m.group(1)) == _progress._PlainBar.interval
+    assert f"every {m.group(1)} s" in _progress.PROGRESS_RULE  # the --help epilog says the same
+    assert f"written to `./{figures._OUT_QUICK}/`" in text and f"`./{figures._OUT}/`" in text

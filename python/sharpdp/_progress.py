@@ -1,4 +1,11 @@
-"""Progress bars: tqdm when it is installed (the ``[cli]`` extra), else a plain stderr fallback.
+"""Progress bars on stderr: a live tqdm bar on a terminal, plain lines elsewhere.
+
+The rule (the same for every subcommand and library call; stated in ``sharpdp --help``,
+:data:`PROGRESS_RULE`): when the bar's stream is a terminal and tqdm is installed (the ``[cli]``
+extra), a live tqdm bar; in a Jupyter notebook, tqdm's notebook widget; otherwise (stderr
+redirected to a file or a pipe, a CI log, no tqdm) one plain line at most every
+:attr:`_PlainBar.interval` seconds (5 s) and a final ``(done)`` line, nothing for a bar whose
+``delay`` has not passed. Progress never goes to stdout, so ``--json`` output is unaffected.
 
 The core install (numpy, scipy, numba) does not need tqdm; ``progress_bar`` takes the subset
 of ``tqdm.tqdm``'s arguments that sharpdp uses, so callers write one line either way.
@@ -10,17 +17,25 @@ import sys
 import time
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["progress_bar"]
+__all__ = ["PROGRESS_RULE", "progress_bar"]
+
+#: The rule in one paragraph, for ``--help`` epilogs.
+PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
+                 "is a terminal, else (redirected, piped, CI) one plain line at most every 5 s and a final "
+                 "'(done)' line; a step that ends within its delay prints nothing. Warnings go to stderr once "
+                 "(with --json they are also in the result's \"warnings\").")
 
 
 class _PlainBar:
     """Minimal stand-in for ``tqdm.tqdm``: one line on ``file`` at most every ``interval`` seconds.
 
-    Shows the count, the elapsed time and, when ``total`` is known, a linear estimate of the
-    time remaining (elapsed / done * (total - done): an estimate, said so in the line).
+    Shows the count, the elapsed time and, when ``total`` is known, the percentage done and a
+    linear estimate of the time remaining (elapsed / done * (total - done): an estimate, said so
+    in the line). Used when the stream is not a terminal (no carriage-return redraws in a log
+    file) or tqdm is not installed.
     """
 
-    interval = 2.0
+    interval = 5.0
 
     def __init__(self, iterable: Iterable[Any] | None = None, *, desc: str = "", total: int | None = None,
                  unit: str = "it", file: IO[str] | None = None, leave: bool = True, disable: bool = False,
@@ -36,11 +51,19 @@ class _PlainBar:
         self._last = -float("inf")
         self._shown = False
 
-    def _line(self) -> str:
+    def _line(self, done: bool = False) -> str:
         el = time.monotonic() - self._start
-        head = f"{self.desc}: {self.n}" + (f"/{self.total}" if self.total else "") + f"{self.unit}, {el:.0f} s"
+        if self.total and self.unit == "it":  # no unit given: the steps are weights, only the percentage means much
+            head = f"{self.desc}: {100.0 * self.n / self.total:.0f}%"
+        else:
+            head = f"{self.desc}: {self.n}" + (f"/{self.total}" if self.total else "") + f"{self.unit}"
+            if self.total:
+                head += f" ({100.0 * self.n / self.total:.0f}%)"
+        head += f", {el:.0f} s"
+        if done:
+            return head + " (done)"
         if self.total and self.n:
-            head += f", about {el / self.n * (self.total - self.n):.0f} s left (estimate)"
+            head += f", about {el / self.n * max(self.total - self.n, 0):.0f} s left (estimate)"
         return head
 
     def update(self, k: int = 1) -> None:
@@ -55,7 +78,7 @@ class _PlainBar:
 
     def close(self) -> None:
         if self._shown and not self.disable:
-            print(self._line() + " (done)", file=self.file, flush=True)
+            print(self._line(done=True), file=self.file, flush=True)
         self._shown = False
 
     def __iter__(self) -> Iterator[Any]:
@@ -71,8 +94,20 @@ class _PlainBar:
         self.close()
 
 
+def _is_terminal(file: IO[str]) -> bool:
+    """True when ``file`` is an interactive terminal (a closed or odd stream counts as not one)."""
+    try:
+        return bool(file.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
-    """A progress bar: ``tqdm.auto.tqdm(iterable, **kwargs)`` if tqdm is installed, else a plain one.
+    """A progress bar on ``file`` (default stderr), by the rule of :data:`PROGRESS_RULE`.
+
+    ``tqdm.auto.tqdm(iterable, **kwargs)`` when tqdm is installed and ``file`` is a terminal (or
+    a notebook runs tqdm's widget); else :class:`_PlainBar`: one line at most every 5 s, no
+    carriage-return redraws (a log file or pipe gets readable lines).
 
     Parameters
     ----------
@@ -85,10 +120,16 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
     Returns
     -------
     object
-        A tqdm bar, or the fallback with ``update(k)``, ``close()``, iteration and ``with``.
+        A tqdm bar, or the plain one with ``update(k)``, ``close()``, ``n``, ``total``, iteration
+        and ``with``.
     """
     try:
         from tqdm.auto import tqdm
+        from tqdm.autonotebook import tqdm as chosen  # (imported by tqdm.auto: the notebook or the std class)
+        from tqdm.std import tqdm as std_tqdm
     except ImportError:
         return _PlainBar(iterable, **kwargs)
-    return tqdm(iterable, **kwargs)
+    file = kwargs.get("file")
+    if chosen is not std_tqdm or _is_terminal(sys.stderr if file is None else file):  # notebook widget or a tty
+        return tqdm(iterable, **kwargs)
+    return _PlainBar(iterable, **kwargs)

@@ -25,10 +25,12 @@ _COMMANDS = ("mean", "account", "histogram", "crlb", "figures")
 #: names in the text and in --json: name -> what it is (shown in the text output).
 BMG_FIELD_HELP = {
     "chi_lo": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling",
-    "mse_single": "worst-case MSE of one user's unbiased message (scaled units); expected RMSE/coord = "
-                  "sqrt(mse_single / (n d)) for the continuous mechanism, the printed figure uses the grid "
-                  "release's MSE (at most ~1 % above)",
+    "mse_single": "worst-case MSE of one user's unbiased message (scaled units); the mean of n messages has "
+                  "RMSE/coord sqrt(mse_single / (n d)) for the continuous mechanism",
 }
+
+#: What ``sharpdp mean`` adds under its RMSE line (``sharpdp account`` prints no RMSE).
+MEAN_RMSE_NOTE = "the expected RMSE/coord uses the grid release's MSE (at most ~1 % above sqrt(mse_single / (n d)))"
 
 
 class CliError(Exception):
@@ -234,7 +236,10 @@ def _jsonable(obj: Any) -> Any:
 def build_parser() -> argparse.ArgumentParser:
     from sharpdp import __version__
 
-    parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.")
+    from sharpdp._progress import PROGRESS_RULE
+
+    parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.",
+                     epilog=PROGRESS_RULE)
     parser.add_argument("--version", action="version", version=f"sharpdp {__version__}")
     parent = _Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -243,6 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in _COMMANDS:
         module = importlib.import_module(f"{__name__}.{name}")
         module.register(sub, parent)
+    for p in sub.choices.values():  # the same rule in every subcommand's --help
+        p.epilog = PROGRESS_RULE if not p.epilog else f"{p.epilog} {PROGRESS_RULE}"
     return parser
 
 

@@ -33,7 +33,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
         "crlb",
         parents=[parent],
         help="privacy-preserving Cramer-Rao bound experiments (default: private RLS on real data)",
-        description=__doc__.split("\n\n")[0],
+        description=("The experiments of 'Privacy-Preserving Cramer-Rao Lower Bound', Section 5 (PNG + CSV in "
+                     "--out). Default: Section 5.2, private recursive least squares (Algorithm 3) on scikit-learn's "
+                     "diabetes data, the bound against the empirical MSE and the Fig. 3 comparison mechanisms. "
+                     "Public data, not a private release: the seed is reported so that any run can be reproduced."),
     )
     p.add_argument("--experiment", choices=("5.2", "5.1", "5.3"), default="5.2",
                    help="5.2 = recursive identification on the diabetes data (default), "

@@ -1,11 +1,17 @@
-"""`sharpdp figures shuffle`: regenerate Figures 1-3 of
+"""`sharpdp figures [shuffle]`: regenerate Figures 1-3 of
 "Shuffling-Aware Optimization for Private Vector Mean Estimation" (PNG + CSV) from the certified accountant.
+
+``--quick`` computes reduced figures (fewer epsilon points, a smoke run): they go to their own
+default directory and the output says they are reduced, so they are not taken for the paper's.
 """
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
+
+_OUT = "sharpdp_figures_out"
+_OUT_QUICK = "sharpdp_figures_quick_out"
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -15,18 +21,33 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                                    "RMSE vs epsilon at (n, delta) = (1e4, 1e-5), the certified privacy profile at "
                                    "(n, RMSE) = (1e3, 3.16), and the n-scaling of a fixed BMG. Every privacy "
                                    "number comes from the certified accountant.")
-    p.add_argument("which", choices=["shuffle"], help="which paper's figures")
-    p.add_argument("--out", default="sharpdp_figures_out", help="output directory (default ./sharpdp_figures_out)")
-    p.add_argument("--quick", action="store_true", help="fewer epsilon points (a smoke run)")
+    p.add_argument("which", nargs="?", choices=["shuffle"], default="shuffle", metavar="PAPER",
+                   help="which paper's figures: shuffle (the default, and the only choice)")
+    p.add_argument("--out", default=None,
+                   help=f"output directory (default ./{_OUT}; with --quick ./{_OUT_QUICK}, so a smoke run never "
+                        "overwrites the full figures)")
+    p.add_argument("--quick", action="store_true",
+                   help="reduced figures for a smoke run: fewer epsilon points in Figures 1 and 2 (not the "
+                        "paper's figures; the output says so)")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from sharpdp.apps.shuffle_figures import write_figures
+    from sharpdp.apps.shuffle_figures import _figure_jobs, write_figures
     from sharpdp.cli import make_out_dir
 
-    make_out_dir(args.out)
-    return {"written": write_figures(args.out, quick=args.quick)}
+    out = args.out if args.out is not None else (_OUT_QUICK if args.quick else _OUT)
+    make_out_dir(out)
+    result: dict[str, Any] = {"figures": args.which, "quick": bool(args.quick)}
+    if args.quick:
+        points = {q: [sum(1 for f, *_ in _figure_jobs(q)[0] if f == fig) for fig in (1, 2)] for q in (True, False)}
+        (q1, q2), (f1, f2) = points[True], points[False]
+        result["note"] = (f"quick run: REDUCED figures (Figure 1: {q1} epsilon points instead of {f1}, Figure 2: "
+                          f"{q2} instead of {f2}); a smoke test, not the paper's figures (run without --quick)")
+    result["written"] = write_figures(out, quick=args.quick)
+    return result
 
 
 def format_text(result: dict[str, Any]) -> str:
-    return "\n".join(f"{k:32s} {v}" for k, v in result["written"].items())
+    lines = [result["note"]] if result.get("quick") else []
+    lines += [f"{k:32s} {v}" for k, v in result["written"].items()]
+    return "\n".join(lines)

@@ -111,7 +111,7 @@ def _read_keys_csv(path: str, flag: str, usecols=None, skip_blank_lines: bool = 
     if os.path.isdir(path):
         raise ValueError(f"{flag}: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
-        raise ValueError(f"{flag}: no such file: {path}")
+        raise ValueError(f"{flag}: file not found: {path}")
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols,
                            skip_blank_lines=skip_blank_lines)
@@ -132,14 +132,16 @@ def _load_rows(path: str | None, by: list[str]):
     if os.path.isdir(path):
         raise ValueError(f"--csv: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
-        raise ValueError(f"--csv: no such file: {path}")
+        raise ValueError(f"--csv: file not found: {path}")
     try:
         head = pd.read_csv(path, nrows=0)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
         raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from None
     missing = [b for b in by if b not in head.columns]
     if missing:
-        raise ValueError(f"--by: column(s) {missing} not in the data (columns: {list(head.columns)[:12]})")
+        cols = [str(c) for c in head.columns]  # all of them (the first 12 only, unsaid, hid most of the table's)
+        shown = ", ".join(cols[:40]) + (f", ... ({len(cols)} columns)" if len(cols) > 40 else "")
+        raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
     rows = _read_keys_csv(path, "--csv", usecols=by)
     if len(rows) == 0:
         raise ValueError("--csv: the table has no rows")
@@ -525,8 +527,7 @@ def format_text(result: dict[str, Any]) -> str:
     d = result["diagnostics"]
     if d:
         lines.append(f"diagnostics (TRUE counts, do not publish): {d['csv']}" + (f", {d['png']}" if d["png"] else ""))
-    for w in result["warnings"]:
-        lines.append(f"warning: {w}")
+    # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
     lines.append("randomness: " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
                                    if result["reproducible_seeded_mode"] else
                                    "cryptographically secure generator keyed by OS entropy"))

@@ -302,7 +302,7 @@ def _count(k: int, noun: str) -> str:
 
 
 def format_text(r: dict[str, Any]) -> str:
-    from sharpdp.cli import BMG_FIELD_HELP
+    from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE
 
     cols = r["columns"]
     a = r[ANALYST_ONLY]
@@ -330,6 +330,7 @@ def format_text(r: dict[str, Any]) -> str:
         f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity 1/n) "
         f"{r['central_gaussian']['rmse_per_coordinate']:.4g}  (scaled units; ratio "
         f"{r['rmse_ratio_bmg_over_central']:.3f})",
+        f"             ({MEAN_RMSE_NOTE})",
         "",
         f"{'column':<{w}} {'private':>12} {'exp. RMSE':>11} {'central RMSE':>13}",
     ]
@@ -342,8 +343,7 @@ def format_text(r: dict[str, Any]) -> str:
     d = r.get("diagnostics")
     if d:
         lines.append(f"diagnostics (TRUE means and realised errors, do not publish): {d['csv']}")
-    for wmsg in r["warnings"]:
-        lines.append(f"warning: {wmsg}")
+    # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
     lines.append("randomness : " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
                                     if r.get("reproducible_seeded_mode") else
                                     "cryptographically secure generator keyed by OS entropy"))
