@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sharpdp.shuffle as sh
-from sharpdp.shuffle import profile
+from sharpdp.shuffle import profile, round_cache
 
 DX = 5e-3
 OPTS = dict(max_evaluations=40, progress=False)
@@ -128,12 +128,12 @@ def test_clear_caches_rebuilds_the_same_values(builds):
 
 
 def test_the_caches_are_bounded(builds, monkeypatch):
-    monkeypatch.setattr(profile, "_MAX_PAIRS", 2)
-    monkeypatch.setattr(profile, "_MAX_ROUNDS", 2)
+    monkeypatch.setattr(round_cache, "MAX_PAIRS", 2)
+    monkeypatch.setattr(round_cache, "MAX_ROUNDS", 2)
     accs = [sh.ShuffleAccountant(rr(e), 30) for e in (0.8, 0.9, 1.0)]
     for a in accs:
         sh.dominating_pair(a, DX, **OPTS)
-    assert len(profile._PAIRS) == 2 and len(profile._VALUES) == 2
+    assert len(round_cache.PAIRS) == 2 and len(round_cache.VALUES) == 2
     sh.dominating_pair(accs[0], DX, **OPTS)  # the oldest was dropped: built again
     assert len(builds) == 4
     sh.dominating_pair(accs[2], DX, **OPTS)  # still cached

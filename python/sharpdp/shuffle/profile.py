@@ -22,15 +22,14 @@ Dominating pairs compose (Zhu et al., Theorem 10), which :class:`ComposedAccount
 from __future__ import annotations
 
 import math
-import threading
-import weakref
-from collections import OrderedDict
 
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp.shuffle import contract
+from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.pair import DominatingPair, build_pair, cover, leg_curve, swap, via_bottom_eval
+from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get,
+                                         round_key, value_cache)
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-15  # below it the samples are not refined for relative accuracy
@@ -40,125 +39,13 @@ _AIM = 0.8  # a segment is split into parts aimed at this fraction of the target
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
-# Process-wide caches (docs/composition.md §2.3), shared by every accountant OBJECT of the same
-# round (equal ``round_key``): the certified (lower, upper) profile values by eps, and the built
-# dominating pairs (so to_pld, ComposedAccountant and ShufflePLDAccountant build a round's pair once
-# per process). Both are LRU-bounded: _MAX_ROUNDS rounds of values, _MAX_PAIRS pairs.
-_MAX_ROUNDS = 64
-_MAX_PAIRS = 64
-_VALUES: "OrderedDict" = OrderedDict()  # round key -> ({eps: (lower, upper)}, randomizer)
-_PAIRS: "OrderedDict" = OrderedDict()  # (round key, Delta, pair options) -> DominatingPair
-_LOCK = threading.RLock()
-# an accountant without a round key (unknown type) keeps its values per object, as before
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-# replace-one accountants bounded through bot -> their zero-out twin (its values cached as above)
-_TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def check_accountant(accountant, name: str = "accountant") -> None:
-    """TypeError naming ``name`` unless ``accountant`` is the accountant of one shuffled round: a
-    :class:`~sharpdp.shuffle.ShuffleAccountant` or an :class:`~sharpdp.shuffle.ExactShuffleAccountant`
-    (duck-typed: certified ``get_delta_bounds`` and an ``adjacency``; this module sits below the
-    accountant, which delegates ``privacy_profile`` to it). The one check of the profile, the pair,
-    composition and the interop adapters."""
-    if callable(getattr(accountant, "pairs", None)) and hasattr(accountant, "parts"):
-        raise TypeError(f"{name} must be the accountant of ONE shuffled round (ShuffleAccountant or "
-                        f"ExactShuffleAccountant), got a {type(accountant).__name__} (already a composition: its "
-                        f"rounds' dominating pairs are its .pairs())")
-    if not callable(getattr(accountant, "get_delta_bounds", None)) or not hasattr(accountant, "adjacency") \
-            or not hasattr(accountant, "randomizer") or not hasattr(accountant, "n"):
-        raise TypeError(f"{name} must be a ShuffleAccountant or ExactShuffleAccountant (one shuffled round), got "
-                        f"{type(accountant).__name__}")
-
-
-def _randomizer_key(randomizer):
-    """Hashable identity of a randomizer's privacy laws and release sampler.
-
-    sharpdp's own parametric randomizers (exact type, not a subclass) are fully determined by
-    their type and constructor parameters (``repr``, i.e. ``_params()``) plus the sampler grid
-    (``grid_bits``, also when defaulted): equal keys mean equal certified values. Any other
-    randomizer (GeneralRandomizer, whose density is a callable; user classes; subclasses) is keyed
-    by the object itself: the cache entry then holds a strong reference to it, so its ``id`` cannot
-    be reused while the entry lives."""
-    from sharpdp.shuffle.randomizers import BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse
-
-    t = type(randomizer)
-    if t in (BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse):
-        return ("params", t, repr(randomizer), getattr(randomizer, "grid_bits", None),
-                getattr(randomizer, "dim", None))
-    return ("object", id(randomizer))
-
-
-def round_key(accountant):
-    """The cache key of one shuffled round (``docs/composition.md`` §2.3): accountant type,
-    randomizer (:func:`_randomizer_key`), n, adjacency, the accountant's ``rel_tol``, its sampler
-    charge (``sampler_tau``, ``eps_tau``: what ``sampler_charge`` and the sampler grid add to
-    delta) and whether replace-one is bounded through bot. None for an object that is not
-    weak-referenceable or lacks these attributes (its values are then not shared)."""
-    try:
-        t = type(accountant)
-        return (t, _randomizer_key(accountant.randomizer), int(accountant.n),
-                str(accountant.adjacency), float(getattr(accountant, "rel_tol", math.nan)),
-                repr(getattr(accountant, "sampler_tau", None)), repr(getattr(accountant, "eps_tau", None)),
-                bool(getattr(accountant, "via_bottom", False)))
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
-def _lru_get(table: OrderedDict, key, limit: int, make):
-    """table[key] (moved to the most recent end), created by ``make()`` when missing; the oldest
-    entries beyond ``limit`` are dropped."""
-    with _LOCK:
-        hit = table.get(key)
-        if hit is not None:
-            table.move_to_end(key)
-            return hit
-        hit = table[key] = make()
-        while len(table) > limit:
-            table.popitem(last=False)
-        return hit
-
-
-def _value_cache(accountant) -> dict:
-    """The dict eps -> (lower, upper) shared by every accountant of the same round."""
-    key = round_key(accountant)
-    if key is not None:
-        # (the randomizer rides along so an object-keyed entry keeps its id alive)
-        return _lru_get(_VALUES, key, _MAX_ROUNDS, lambda: ({}, accountant.randomizer))[0]
-    try:
-        return _CACHE.setdefault(accountant, {})
-    except TypeError:  # not weak-referenceable: no cache
-        return {}
-
-
-def clear_caches() -> None:
-    """Empty the process-wide caches of privacy-profile values and dominating pairs.
-
-    Every accountant of the same round (equal randomizer parameters, n, adjacency, rel_tol and
-    sampler charge) shares one set of certified profile values and one dominating pair per
-    (lattice step, pair options) within a process, so ``to_pld``, ``ComposedAccountant`` and
-    ``ShufflePLDAccountant`` (dp_accounting's calibration loops) build a round's pair once. The
-    caches hold at most 64 rounds of values and 64 pairs (least recently used dropped first;
-    ``docs/composition.md`` §2.3). Clearing them changes no value, only the time of the next call.
-
-    Returns
-    -------
-    None
-    """
-    with _LOCK:
-        _VALUES.clear()
-        _PAIRS.clear()
-        _CACHE.clear()
-        _TWINS.clear()
-
-
 def _positive_bounds(accountant, eps: np.ndarray):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
     sweep: values already computed for this round (any accountant with the same
     :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so
     the accountant's grids and caches carry over), and the upper values are made non-increasing
     in eps (delta is: Up(e') certifies every e >= e')."""
-    cache = _value_cache(accountant)
+    cache = value_cache(accountant)
     missing = np.array([e for e in eps.tolist() if e not in cache], dtype=float)
     if missing.size:
         lo, up = accountant.get_delta_bounds(missing)
@@ -533,12 +420,12 @@ def _leg_sampler(accountant, j: int, dx: float):
 def _zero_out_twin(accountant):
     """The zero-out accountant of a replace-one round bounded through bot (same randomizer, n,
     rel_tol), kept per accountant so its profile values are computed once."""
-    twin = _TWINS.get(accountant)
+    twin = TWINS.get(accountant)
     if twin is None:
         twin = getattr(getattr(accountant, "_bottom", None), "bottom", None)
         if not callable(getattr(twin, "get_delta_bounds", None)):
             twin = type(accountant)(accountant.randomizer, accountant.n, "zero_out", rel_tol=accountant.rel_tol)
-        _TWINS[accountant] = twin
+        TWINS[accountant] = twin
     return twin
 
 def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, epsilons=None,
@@ -624,16 +511,16 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         return _build(accountant, dx, e_arr, floor, max_ev, rtol, bool(cover_upper), bool(lower), progress)
     pkey = (key, dx, None if e_arr is None else tuple(e_arr.tolist()), floor, max_ev, rtol, bool(cover_upper),
             bool(lower))
-    with _LOCK:
-        hit = _PAIRS.get(pkey)
+    with LOCK:
+        hit = PAIRS.get(pkey)
         if hit is not None:
-            _PAIRS.move_to_end(pkey)
+            PAIRS.move_to_end(pkey)
             return hit[0]
     pair = _build(accountant, dx, e_arr, floor, max_ev, rtol, bool(cover_upper), bool(lower), progress)
     for a in (pair.losses, pair.probs, pair.sample_epsilons, pair.sample_deltas):
         a.setflags(write=False)  # shared by every caller: read-only
     # (the randomizer rides along so an object-keyed entry keeps its id alive)
-    return _lru_get(_PAIRS, pkey, _MAX_PAIRS, lambda: (pair, accountant.randomizer))[0]
+    return lru_get(PAIRS, pkey, round_cache.MAX_PAIRS, lambda: (pair, accountant.randomizer))[0]
 
 
 def check_interval(value_discretization_interval) -> float:
