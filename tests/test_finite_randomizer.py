@@ -95,7 +95,7 @@ def _brute_delta(fr: FiniteRandomizer, n: int, eps: float, adjacency: str) -> fl
 def test_krr_table_gives_the_krr_accountant_values(k, eps0, adjacency):
     """The k-RR table (rounded to 2^-53) through FiniteRandomizer: the same figures as RandomizedResponse,
     to 1e-12 relative at n = 1, 2 (where both brackets are tight); at n = 1000 overlapping brackets and
-    lower values within 1e-3 (the accountant's grid; the upper value is rounded up by the law's value_error)."""
+    lower values within 1e-2 (the accountant's grid; the upper value is rounded up by the law's value_error)."""
     rr = RandomizedResponse(k, eps0)
     fr = FiniteRandomizer.from_probabilities(_krr_table(k, eps0))
     assert fr.exact_doubles
@@ -110,7 +110,7 @@ def test_krr_table_gives_the_krr_accountant_values(k, eps0, adjacency):
             b = ShuffleAccountant(rr, n, adjacency=adjacency).get_delta_bounds(eps)
             if n <= 2:
                 assert a[1] == pytest.approx(b[1], rel=1e-12, abs=1e-300)
-            assert a[0] == pytest.approx(b[0], rel=1e-3, abs=1e-30)
+            assert a[0] == pytest.approx(b[0], rel=1e-2, abs=1e-30)  # both certified, each within rel_tol = 1e-2 of its upper
             assert a[0] <= b[1] * (1 + 1e-12) and b[0] <= a[1] * (1 + 1e-12)
 
 
