@@ -23,6 +23,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from scipy.special import gammaln
 from scipy.stats import binom
 
 from sharpdp.shuffle import ShuffleAccountant
@@ -310,19 +311,26 @@ def _gauss_pair(mu: float, h: float, width: float = 9.0) -> DominatingPair:
     return DominatingPair(h, idx.astype(np.int64), probs, float(norm.sf(hi * h, mu, sd)) * (1 + 1e-6) + 1e-300)
 
 
+_HS_CACHE: dict = {}
+
+
 def _exact_hs(pairs_counts, h: float, eps: float) -> float:
-    """Hockey-stick divergence of the product pair at eps by direct convolution (non-negative terms)."""
-    law, off, inf_log = np.array([1.0]), 0, 0.0
-    for p, c in pairs_counts:
-        g = np.zeros(int(p.losses[-1] - p.losses[0]) + 1)
-        g[p.losses - p.losses[0]] = p.probs
-        for _ in range(c):
-            law = np.convolve(law, g)
-        off += c * int(p.losses[0])
-        inf_log += c * math.log1p(-p.infinity_mass)
-    x = (np.arange(law.size) + off) * h
+    """Hockey-stick divergence of the product pair at eps by direct convolution (non-negative terms; the law of
+    the sum cached per product)."""
+    key = tuple((id(p), c) for p, c in pairs_counts)
+    if key not in _HS_CACHE:
+        law, off, inf_log = np.array([1.0]), 0, 0.0
+        for p, c in pairs_counts:
+            g = np.zeros(int(p.losses[-1] - p.losses[0]) + 1)
+            g[p.losses - p.losses[0]] = p.probs
+            for _ in range(c):
+                law = np.convolve(law, g)
+            off += c * int(p.losses[0])
+            inf_log += c * math.log1p(-p.infinity_mass)
+        _HS_CACHE[key] = ((np.arange(law.size) + off) * h, law, -math.expm1(inf_log), [p for p, _ in pairs_counts])
+    x, law, p_inf, _ = _HS_CACHE[key]
     w = np.where(x > eps, -np.expm1(np.minimum(eps - x, 0.0)), 0.0)
-    return -math.expm1(inf_log) + float(np.sum(w * law))
+    return p_inf + float(np.sum(w * law))
 
 
 def _rr_hs(m: int, h: float, k: int, eps: float) -> float:
@@ -376,7 +384,7 @@ def test_get_epsilon_binary_rr_rounds(k):
     for delta in DELTAS:
         if ca.get_delta(top) > delta:
             continue
-        for xtol in XTOLS:
+        for xtol in XTOLS if k < 1000 else XTOLS[::2]:
             _check_epsilon(ca, delta, xtol, exact=lambda e: _rr_hs(m, h, k, e))
 
 
@@ -434,8 +442,8 @@ def test_get_epsilon_real_rounds(which, real_rounds):
     krr, bmg, rep = real_rounds
     parts = [[(krr, 3), (bmg, 7)], [(bmg, 1)], [(rep, 1)], [(rep, 1000)]][which]
     ca = ComposedAccountant(parts, 1e-3)
-    for delta in DELTAS:
-        for xtol in (1e-9, 1e-3, 0.5):
+    for delta in DELTAS if which < 3 else DELTAS[::3]:
+        for xtol in (1e-9, 1e-3, 0.5) if which < 3 else (1e-3,):
             _check_epsilon(ca, delta, xtol)
 
 
@@ -455,3 +463,40 @@ def test_prepared_window_lower_and_upper_at_other_eps(mix):
             lo, up = ca._finish(eps * f, prep)
             ex = _exact_hs(pcs, h, eps * f)
             assert lo <= ex * (1 + 1e-12) + 1e-300 and up >= ex * (1 - 1e-12), (eps, f, lo, ex, up)
+
+
+def _three_atom_dup(gamma: float, values, probs, n: int) -> float:
+    """D_up of a three-atom law by the sum over the number A ~ Bin(n, gamma) of active users and their
+    trinomial counts (positive terms only; A up to its mean + 25 sd + 40, beyond which the binomial mass is
+    below 1e-40)."""
+    a_max = int(n * gamma + 25 * math.sqrt(n * gamma) + 40)
+    lp = np.log(np.asarray(probs))
+    total = 0.0
+    for A in range(1, a_max + 1):
+        c0, c1 = np.meshgrid(np.arange(A + 1), np.arange(A + 1), indexing="ij")
+        ok = c0 + c1 <= A
+        c0, c1 = c0[ok], c1[ok]
+        c2 = A - c0 - c1
+        s = c0 * values[0] + c1 * values[1] + c2 * values[2]
+        pos = s > 0
+        lw = (gammaln(A + 1) - gammaln(c0 + 1) - gammaln(c1 + 1) - gammaln(c2 + 1) + c0 * lp[0] + c1 * lp[1]
+              + c2 * lp[2])
+        total += binom.pmf(A, n, gamma) * float(np.sum(np.exp(lw[pos]) * s[pos]))
+    return total / (n * gamma)
+
+
+def test_krr_replace_at_large_eps0_where_refine_charges_the_clamp(charged_passes):
+    """10-RR eps0 = 8, replace-one, n = 1e4 (the motivating shape of docs/accountant_atoms.md §5: an atom near
+    -e^eps0-ish far below a value that lives near 0; blocks of a few active users; refine halves B 4100 -> 130
+    with the Chernoff charge): the bracket contains D_up by the trinomial sum (to the law's value_error)."""
+    from sharpdp.shuffle import RandomizedResponse
+    rr = RandomizedResponse(10, 8.0)
+    n = 10**4
+    for eps in (0.5, 2.0, 4.0):
+        (g, law), = rr.privacy_amplification_laws(eps, "replace")
+        ref = _three_atom_dup(g, law.values.tolist(), law.probs.tolist(), n)
+        lo, up = ShuffleAccountant(rr, n, "replace").get_delta_bounds(eps)
+        slack = 1e-9 * ref + 2 * law.value_error
+        assert lo <= ref + slack and up >= ref - slack, (eps, lo, ref, up)
+        assert up - lo <= 0.02 * ref  # not vacuous
+    assert len(charged_passes) >= 3
