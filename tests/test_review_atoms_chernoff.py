@@ -413,11 +413,14 @@ def test_get_epsilon_gaussian_and_mixed_rounds(mix):
 
 
 def test_get_epsilon_fails_with_a_wide_gaussian_pair():
-    """FINDING (robustness, not a privacy bound): 3 Gaussian pairs (mu = 0.5: losses -8.5..9.5 nats) and 20
-    RR pairs: get_delta(eps) = 1.0 for eps in [0.95, 1] x top (true value 3.4e-19, get_delta(0.9 top) = 3.4e-19):
-    the tilt solving the tilted mean = eps is capped at theta = 2000 and C.tilt returns NaN mass and tau
-    (e^{2000 x} overflows), so _finish falls back to 1.0. get_delta is then not monotone and get_epsilon raises
-    "not above the composition's infinity mass 1.0" for EVERY delta."""
+    """FINDING (robustness, not a privacy bound): 3 Gaussian pairs (mu = 0.5; the pair stores 35 trailing losses
+    of probability 0, 8.8..9.5 nats, where the cdf differences underflow; DominatingPair allows probs >= 0) and 20
+    RR pairs: get_delta(eps) = 1.0 for eps in [0.97, 1] x top (true value 3.4e-19, get_delta(0.9 top) =
+    3.4e-19). There the tilted mean cannot reach eps (the nonzero losses stop below it), theta is capped at
+    40/h = 2000, and C.tilt returns NaN nodes, tau and mass for that pair (0 x e^{theta x} overflow at the
+    zero-probability top nodes; the same pair without its trailing zeros tilts fine), so _finish falls back to
+    1.0. get_delta is then not monotone and get_epsilon raises "not above the composition's infinity mass 1.0"
+    for EVERY delta."""
     h = 0.02
     pcs = [(_gauss_pair(0.5, h), 3), (_rr_pair(25, h), 20)]
     ca = _hand(pcs, h)
@@ -500,3 +503,27 @@ def test_krr_replace_at_large_eps0_where_refine_charges_the_clamp(charged_passes
         assert lo <= ref + slack and up >= ref - slack, (eps, lo, ref, up)
         assert up - lo <= 0.02 * ref  # not vacuous
     assert len(charged_passes) >= 3
+
+
+@pytest.mark.parametrize("case", range(len(LAWS)))
+def test_pass_lower_at_shallow_depths_with_a_value_error(case):
+    """Stored atoms v + 1/4 with value_error 1/4 (the true atoms anywhere in [v, v + 1/2]), n = 2..5, shallow
+    depths: lower <= D_up of v (the smallest law allowed, exact rationals) and upper >= D_up of v + 1/2."""
+    g, vals, probs = LAWS[case]
+    law = FiniteLaw(np.array(vals, dtype=float) + 0.25, np.array([float(p) for p in probs]), 0.25)
+    top = float(max(vals)) + 0.25
+    charged = 0
+    for n in range(2, 6):
+        small = exact_dup(g, vals, probs, n)
+        big = exact_dup(g, [Fraction(v) + Fraction(1, 2) for v in vals], probs, n)
+        for h in (0.25, 1 / 16):
+            for B in (h, 1.0, 2.5, 0.5 * (n - 1) * top):
+                if B < h:
+                    continue
+                res = LAT.lattice_pass(law, float(g), n, h, top, B, 1e-3, 1)
+                if hasattr(res, "h_fit"):
+                    continue
+                assert Fraction(res.lower) <= small and Fraction(res.upper) >= min(big, 1), (n, h, B, res.lower,
+                                                                                               float(small))
+                charged += _charged(law, n, res)
+    assert charged >= 3
