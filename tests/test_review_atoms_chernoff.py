@@ -28,6 +28,7 @@ from scipy.stats import binom
 
 from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.shuffle.laws import FiniteLaw
+from test_review_atoms import _exact_sum_law, _OneLaw  # (exact n-fold law, any numeric weights; one-law input)
 
 LAT = pytest.importorskip("sharpdp.shuffle.accountant.lattice")
 PL = pytest.importorskip("sharpdp.shuffle.accountant.plain")
@@ -36,17 +37,6 @@ if not hasattr(LAT, "PosMgf"):  # before the merge of the charged clamp
 
 U = 2.0**-53
 mpmath.mp.dps = 50
-
-
-class _OneLaw:
-    """Accountant input with one given (gamma, atom law) under every adjacency."""
-
-    def __init__(self, gamma: float, values, probs, value_error: float = 0.0) -> None:
-        self.gamma = gamma
-        self.law = FiniteLaw(np.asarray(values, dtype=float), np.asarray(probs, dtype=float), value_error)
-
-    def privacy_amplification_laws(self, epsilon, adjacency="zero_out"):
-        return [(self.gamma, self.law)]
 
 
 def _charged(law, n, res) -> bool:
@@ -80,28 +70,12 @@ def _user_law(gamma: Fraction, values, probs) -> dict:
     return w
 
 
-def _sum_law(w: dict, n: int, clamp: Fraction | None = None) -> dict:
-    if clamp is not None:
-        c: dict = {}
-        for v, q in w.items():
-            c[max(v, clamp)] = c.get(max(v, clamp), 0) + q
-        w = c
-    dist = {Fraction(0): Fraction(1)}
-    for _ in range(n):
-        new: dict = {}
-        for s, p in dist.items():
-            for v, q in w.items():
-                new[s + v] = new.get(s + v, 0) + p * q
-        dist = new
-    return dist
-
-
 def _pos(dist: dict, shift: Fraction = Fraction(0)) -> Fraction:
     return sum(((s - shift) * p for s, p in dist.items() if s > shift), Fraction(0))
 
 
 def exact_dup(gamma: Fraction, values, probs, n: int) -> Fraction:
-    return _pos(_sum_law(_user_law(gamma, values, probs), n)) / (n * gamma)
+    return _pos(_exact_sum_law(_user_law(gamma, values, probs), n)) / (n * gamma)
 
 
 def conv_dup(gamma: float, values, probs, n: int) -> tuple[float, float]:
@@ -155,10 +129,10 @@ def test_lemma2_exactly(case):
     top = max(vals)
     tight = False
     for n in range(2, 6):
-        base = _pos(_sum_law(w, n))
-        ydist = _sum_law(wplus, n - 1)
+        base = _pos(_exact_sum_law(w, n))
+        ydist = _exact_sum_law(wplus, n - 1)
         for B in range(0, (n - 1) * top + 1):
-            diff = _pos(_sum_law(w, n, clamp=Fraction(-B))) - base
+            diff = _pos(_exact_sum_law(w, n, clamp=Fraction(-B))) - base
             pbelow = sum((Fraction(p) for v, p in zip(vals, probs) if v < -B), Fraction(0))
             bound = n * g * pbelow * _pos(ydist, Fraction(B))
             assert 0 <= diff <= bound, (n, B, diff, bound)
