@@ -51,12 +51,17 @@ class _Part:
     """One round's finite part (P-masses on lattice indices k0 + i) and its count."""
 
     def __init__(self, pair: DominatingPair, count: int):
-        k = pair.losses
+        # losses of probability 0 carry no mass: trimmed from both ends (the tilt at a large theta would
+        # otherwise meet 0 x e^{theta x} overflow at empty top nodes, and the support top would be too high)
+        nz = np.flatnonzero(pair.probs > 0)
+        k, pr = (pair.losses[nz[0]:nz[-1] + 1], pair.probs[nz[0]:nz[-1] + 1]) if nz.size else (pair.losses[:0],
+                                                                                               pair.probs[:0])
         self.k0 = int(k[0]) if k.size else 0
+        self.kmax = int(k[-1]) if k.size else 0
         K = int(k[-1] - self.k0) + 1 if k.size else 1
         self.g = np.zeros(K)
         if k.size:
-            self.g[k - self.k0] = pair.probs
+            self.g[k - self.k0] = pr
         self.logg = np.log(np.where(self.g > 0, self.g, 1.0))
         self.logg[self.g <= 0] = -np.inf
         self.idx = np.arange(K, dtype=float) + self.k0
@@ -487,12 +492,14 @@ class ComposedAccountant:
         if not above0 and self.get_delta(0.0) <= delta:
             return 0.0
         h = self.value_discretization_interval
-        pairs = self.pairs()
-        top = sum(c * (int(p.losses[-1]) if p.losses.size else 0) for p, (_, c) in zip(pairs, self.parts)) * h
-        if self.get_delta(top) > delta:
+        # just beyond the top of the composed support only the infinity mass is left (the engine's error
+        # terms of a window that still touches the support would be charged at the top itself)
+        top = sum(part.count * part.kmax for part in self._parts(False)) * h
+        beyond = max(top * (1.0 + 1e-12) + h, h)
+        if self.get_delta(beyond) > delta:
             raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
-                             f"{self.get_delta(top)!r}; no epsilon reaches it")
-        lo, hi = 0.0, max(top, h)
+                             f"{self.get_delta(beyond)!r}; no epsilon reaches it")
+        lo, hi = 0.0, beyond
         model = self._model_root(delta, lo, hi, xtol, prep0) if isinstance(prep0, _Prepared) else None
         if model is not None:
             r, prep = model
