@@ -179,3 +179,92 @@ def test_branch_and_bound_against_every_dataset(e0, n, eps):
             _, r_up = bb.range_bracket(eps, j1, j2)
             best = max(_ref_class(e0, n, j, eps) for j in range(j1, j2 + 1))
             assert best <= r_up * (1 + 1e-9), (j1, j2)
+
+
+@pytest.mark.parametrize("e0,n,d", [(1.0, 6, 0.05), (1.0, 6, 0.1), (4.0, 5, 1e-3), (1.0, 1, 0.2), (1.0, 2, 0.999),
+                                    (1.0, 6, 1e-300),
+                                    (0.5, 7, 0.07947349308171037)])  # d = delta(0) to 16 digits: the hang
+def test_get_epsilon_branch_and_bound_against_every_dataset(e0, n, d):
+    """get_epsilon's n > N_EXACT path (bisection + decide) run at tiny n: the exact delta (every
+    dataset, mpmath) at the answer is <= d, and > d at answer / (1 + xtol) (the bracket). The last
+    case is the eps = 0 endless loop at n = 7 (decide(0) "unknown", point = step = 0)."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    acc._bb = _BranchAndBound(e0, n)
+    _count_decisions(acc, 30)
+    xtol = 1e-3
+    eps = acc._get_epsilon_bb(d, xtol)
+    assert 0.0 <= eps <= e0
+    if eps < e0:  # delta(eps0) = 0 exactly (the 40-digit reference leaves ~1e-42 there)
+        assert float(_exact_every_dataset(e0, n, eps)) <= d
+    if eps > 0:
+        assert float(_exact_every_dataset(e0, n, eps / (1 + xtol))) > d
+
+
+# ---------------------------------------------------------------------------------------------- monotonicity, blanket
+
+
+@pytest.mark.parametrize("e0", [1.0, 4.0])
+def test_delta_non_increasing_in_n_across_n_exact(e0):
+    """One more user is an independent noise (post-processing): delta(n + 1) <= delta(n) at every eps,
+    so lower(n2) <= upper(n1) for n1 < n2, across the tables (n <= N_EXACT) / branch and bound switch."""
+    eps = np.array([0.0, 0.02, 0.1, 0.5 * e0])
+    ns = [N_EXACT, N_EXACT + 1, N_EXACT + 2, 5000]
+    b = {n: ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_delta_bounds(eps) for n in ns}
+    for i, n1 in enumerate(ns):
+        for n2 in ns[i + 1:]:
+            assert np.all(b[n2][0] <= b[n1][1]), (n1, n2)
+    assert np.all(b[5000][1] < b[N_EXACT][0])  # and it does decrease (the test can fail)
+
+
+@pytest.mark.parametrize("e0,n", [(1.0, 5000), (0.3, N_EXACT + 1), (4.0, 10**6)])
+def test_delta_non_increasing_in_eps_and_below_blanket(e0, n):
+    """lower(eps_{i+1}) <= upper(eps_i) on a grid (delta is non-increasing in eps), and sharp lower <=
+    blanket upper (the blanket ShuffleAccountant bounds the same mechanism)."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    es = np.linspace(0.0, e0, 21)
+    lo, up = acc.get_delta_bounds(es)
+    assert np.all(lo[1:] <= up[:-1])
+    assert np.all(lo <= up) and np.all(up[es >= e0] == 0.0)
+    blanket = ShuffleAccountant(RandomizedResponse(2, e0), n, adjacency="replace").get_delta(es)
+    assert np.all(lo <= blanket)
+    assert lo[1] > 0.0  # something above zero is compared
+
+
+# ---------------------------------------------------------------------------------------------- nasty inputs
+
+
+@pytest.mark.parametrize("e0,n,eps", [
+    (30.0, N_EXACT + 1, math.nextafter(30.0, 0.0)),  # a = p (eps0 - eps) ~ 3.6e-15
+    (30.0, 10**6, 29.9999),
+    (300.0, 10**6, 299.999),                          # p = 1 in double
+    (300.0, 10**6, 150.0),                            # delta = 1 - 1e-65
+    (1e-6, 10**6, 0.0),                               # eps0 tiny: TV, max at the middle within 5e-8
+    (4.0, 10**6, 0.03),                               # interior classes close to the end one
+    (12.0, 10**6, 2.0),
+    (4.0, N_EXACT + 1, math.nextafter(4.0, 0.0)),     # only the top term survives: a p^N
+])
+def test_nasty_inputs_against_scipy_at_selected_classes(e0, n, eps):
+    """Single-class references (scipy, full support) at the end classes, the middle class and the
+    named class: none above the certified upper value, the named class at least the lower value."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    rep = acc.report(eps)
+    j = rep.terms["worst_class_j"]
+    ref = {k: _ref_class(e0, n, k, eps) for k in sorted({0, n // 2, n - 1, j})}
+    assert max(ref.values()) <= rep.upper * (1 + 1e-9)
+    assert ref[j] >= rep.lower * (1 - 1e-9)
+    assert rep.upper > 0.0 and (rep.upper <= rep.lower * (1 + acc.rel_tol) or rep.upper < 1e-290)
+
+
+@pytest.mark.parametrize("e0,n,d,xtol", [(4.0, N_EXACT + 1, 4.3e-4, 1e-3), (4.0, N_EXACT + 1, 4.3e-4, 1e-6),
+                                         (1.0, N_EXACT + 1, 1e-290, 1e-3), (1.0, N_EXACT + 1, 1e-300, 1e-3),
+                                         (0.3, N_EXACT + 1, 1e-6, 1e-3), (30.0, N_EXACT + 1, 1e-9, 1e-3)])
+def test_get_epsilon_certificate_against_every_class(e0, n, d, xtol):
+    """The answer's delta over all n classes (scipy) is <= d; just below the bracket (answer /
+    (1 + xtol)) some class exceeds d; get_delta at the answer is <= d. Includes the interior
+    maximum (eps0 = 4: classes ~3990) and targets near the floor (1e-290, 1e-300)."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    eps = acc.get_epsilon(d, xtol=xtol)
+    assert acc.get_delta(eps) <= d
+    if eps < e0:
+        assert _ref_all(e0, n, eps).max() <= d
+    assert _ref_all(e0, n, eps / (1 + xtol)).max() > d
