@@ -268,3 +268,31 @@ def test_get_epsilon_certificate_against_every_class(e0, n, d, xtol):
     if eps < e0:
         assert _ref_all(e0, n, eps).max() <= d
     assert _ref_all(e0, n, eps / (1 + xtol)).max() > d
+
+
+def _limit_evaluations(acc: ExactShuffleAccountant, limit: int) -> None:
+    """Raise _Hang once the accountant has made more than ``limit`` class evaluations."""
+    one = acc._bb.one
+    orig = one.bracket
+
+    def bracket(*args, **kwargs):
+        if one.evaluations >= limit:
+            raise _Hang(f"more than {limit} class evaluations")
+        return orig(*args, **kwargs)
+
+    one.bracket = bracket
+
+
+def test_get_delta_flat_classes_deep_tail_has_a_bounded_cost():
+    """eps0 = 1e-6: every class has nearly the same delta, and at delta ~ 1e-100 the range bound
+    loses ~ z^2/2 (j2 - j1)/n ~ 115 (j2 - j1)/n relative, so a 1 % bracket needs ranges of ~1e-4 n
+    classes: max_bracket (which has no evaluation budget, unlike decide) evaluates about every class
+    (> 20 000 at n = 20 000, 16 s; ~n at n = 1e6: hours). The documented cost is a few hundred to a
+    few thousand evaluations; the answer below is the one get_epsilon(1e-100) returns."""
+    n, e0 = 20_000, 1e-6
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    eps = acc.get_epsilon(1e-100)  # ~1e3 evaluations: fine
+    assert acc._bb.one.evaluations < 5000
+    _limit_evaluations(acc, 6_000)
+    lo, up = acc.get_delta_bounds(eps)
+    assert lo <= up <= 1e-100
