@@ -296,3 +296,78 @@ def test_get_delta_flat_classes_deep_tail_has_a_bounded_cost():
     _limit_evaluations(acc, 6_000)
     lo, up = acc.get_delta_bounds(eps)
     assert lo <= up <= 1e-100
+
+
+# ---------------------------------------------------------------------------------------------- one class, n ~ 1e4-5e4
+
+
+def _mp_end_class(e0: float, n: int, eps: float, top: bool) -> mp.mpf:
+    """delta_0 (U = Bin(N, q)) or delta_N (U = Bin(N, p)) summed over its positive terms in mpmath
+    (40 digits, log-gamma in high precision): an exact reference at any depth of the tail."""
+    mp.mp.dps = 40
+    N = n - 1
+    p = 1 / (1 + mp.e ** (-mp.mpf(e0)))
+    q = 1 - p
+    pi, pic = (p, q) if top else (q, p)
+    t = mp.e ** mp.mpf(eps)
+    a, b = p - t * q, t * p - q
+
+    def U(c: int) -> mp.mpf:
+        if c < 0 or c > N:
+            return mp.mpf(0)
+        return mp.e ** (mp.loggamma(N + 1) - mp.loggamma(c + 1) - mp.loggamma(N - c + 1)
+                        + c * mp.log(pi) + (N - c) * mp.log(pic))
+
+    # U(c - 1)/U(c) = c pic / ((N - c + 1) pi) is increasing: the terms are positive from the first
+    # c with a c pic > b (N - c + 1) pi on (docs/sharp_krr.md §3); found by bisection
+    lo_c, hi_c = 0, N + 1
+    while hi_c - lo_c > 1:
+        mid = (lo_c + hi_c) // 2
+        lo_c, hi_c = (lo_c, mid) if a * mid * pic > b * (N - mid + 1) * pi else (mid, hi_c)
+    s = mp.mpf(0)
+    for c in range(hi_c, N + 2):
+        term = a * U(c - 1) - b * U(c)
+        s += max(term, 0)
+        if c > hi_c + 5 and term < s * mp.mpf(10) ** -30:
+            break
+    return s
+
+
+@pytest.mark.parametrize("e0,n,eps", [(8.0, 50_000, 2.6), (8.0, 50_000, 3.0), (20.0, 30_000, 12.5),
+                                      (0.5, 50_000, 0.1), (2.0, 12_000, 0.0)])
+def test_end_classes_and_range_bounds_against_mpmath(e0, n, eps):
+    """delta_at_class for j = 0 and j = N, and the range bound of [0, k] (= class 0 of n - k users),
+    against 40-digit sums; deep tails included (1e-305), where a double-precision scipy reference
+    is itself off by ~1e-7 relative."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    for j, top in ((0, False), (n - 1, True)):
+        ex = _mp_end_class(e0, n, eps, top)
+        lo, up = acc.delta_at_class(eps, j)
+        assert lo <= ex <= up, (j, lo, ex, up)
+        assert up - lo <= 1e-6 * up or up < 1e-290
+    k = n // 100
+    ex = _mp_end_class(e0, n - k, eps, False)
+    lo, up = acc._bb.range_bracket(eps, 0, k)
+    assert lo == 0.0 and ex <= up and (up <= ex * (1 + 1e-6) or up < 1e-290)
+
+
+@pytest.mark.parametrize("e0,n", [(0.5, 50_000), (2.0, 50_000), (8.0, 50_000), (0.05, 12_000), (20.0, 30_000)])
+def test_one_class_scan_in_eps_against_scipy(e0, n):
+    """delta_at_class at five classes (ends, next to the ends, a third) over 52 eps (a grid and
+    eps0 (1 - 1e-12 .. 1e-1)), against scipy pmfs convolved: bracket contains the reference within
+    1e-7 where it is >= 1e-20, 1e-6 below (scipy's logpmf uses log-gamma differences: ~3e-9 off at
+    1e-15 and 5e-8 at 1e-168 here, checked against mpmath), upper within 1e-3."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    p = 1.0 / (1.0 + math.exp(-e0))
+    q = math.exp(-e0) / (1.0 + math.exp(-e0))
+    es = np.unique(np.concatenate([np.linspace(0.0, e0, 40, endpoint=False), e0 * (1 - np.logspace(-12, -1, 12))]))
+    for j in (0, 1, (n - 1) // 3, n - 2, n - 1):
+        u = np.convolve(_window(j, p), _window(n - 1 - j, q))
+        u = np.concatenate([[0.0], u, [0.0]])
+        for eps in es.tolist():
+            a, b = -p * math.expm1(eps - e0), q * math.expm1(eps + e0)
+            ref = float(np.sum(np.maximum(a * u[:-1] - b * u[1:], 0.0)))
+            lo, up = acc.delta_at_class(eps, j)
+            tol = 1e-7 if ref >= 1e-20 else 1e-6
+            assert lo <= ref * (1 + tol) and ref <= up * (1 + tol), (j, eps, lo, ref, up)
+            assert ref < 1e-280 or up <= ref * (1 + 1e-3), (j, eps, ref, up)
