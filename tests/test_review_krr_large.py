@@ -203,7 +203,7 @@ def test_get_epsilon_branch_and_bound_against_every_dataset(e0, n, d):
 # ---------------------------------------------------------------------------------------------- monotonicity, blanket
 
 
-@pytest.mark.parametrize("e0", [1.0, 4.0])
+@pytest.mark.parametrize("e0", [4.0])
 def test_delta_non_increasing_in_n_across_n_exact(e0):
     """One more user is an independent noise (post-processing): delta(n + 1) <= delta(n) at every eps,
     so lower(n2) <= upper(n1) for n1 < n2, across the tables (n <= N_EXACT) / branch and bound switch."""
@@ -221,7 +221,7 @@ def test_delta_non_increasing_in_eps_and_below_blanket(e0, n):
     """lower(eps_{i+1}) <= upper(eps_i) on a grid (delta is non-increasing in eps), and sharp lower <=
     blanket upper (the blanket ShuffleAccountant bounds the same mechanism)."""
     acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
-    es = np.linspace(0.0, e0, 21)
+    es = np.unique(np.concatenate([np.linspace(0.0, 0.05 * e0, 6), np.linspace(0.0, e0, 6)]))
     lo, up = acc.get_delta_bounds(es)
     assert np.all(lo[1:] <= up[:-1])
     assert np.all(lo <= up) and np.all(up[es >= e0] == 0.0)
@@ -255,8 +255,7 @@ def test_nasty_inputs_against_scipy_at_selected_classes(e0, n, eps):
     assert rep.upper > 0.0 and (rep.upper <= rep.lower * (1 + acc.rel_tol) or rep.upper < 1e-290)
 
 
-@pytest.mark.parametrize("e0,n,d,xtol", [(4.0, N_EXACT + 1, 4.3e-4, 1e-3), (4.0, N_EXACT + 1, 4.3e-4, 1e-6),
-                                         (1.0, N_EXACT + 1, 1e-290, 1e-3), (1.0, N_EXACT + 1, 1e-300, 1e-3),
+@pytest.mark.parametrize("e0,n,d,xtol", [(4.0, N_EXACT + 1, 4.3e-4, 1e-6), (1.0, N_EXACT + 1, 1e-300, 1e-3),
                                          (0.3, N_EXACT + 1, 1e-6, 1e-3), (30.0, N_EXACT + 1, 1e-9, 1e-3)])
 def test_get_epsilon_certificate_against_every_class(e0, n, d, xtol):
     """The answer's delta over all n classes (scipy) is <= d; just below the bracket (answer /
@@ -380,7 +379,7 @@ def test_get_delta_upper_out_of_order_only_at_the_documented_level():
     1e-5 apart (each value certified; only the documented order is broken; privacy_profile is
     monotone). The lower values stay below the earlier upper ones (checked elsewhere)."""
     acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 5000)
-    es = 0.05 * (1 + np.linspace(0.0, 1e-4, 15))
+    es = 0.05 * (1 + np.linspace(0.0, 1e-4, 8))
     lo, up = acc.get_delta_bounds(es)
     assert np.all(lo[1:] <= up[:-1])
     prof = acc.privacy_profile(es)
