@@ -385,3 +385,18 @@ def test_get_delta_upper_out_of_order_only_at_the_documented_level():
     prof = acc.privacy_profile(es)
     assert np.all(np.diff(prof) <= 0) and np.all(prof <= up) and np.all(prof >= lo)
     assert np.all(up[1:] <= up[:-1] * (1 + 1e-7))
+
+
+@pytest.mark.parametrize("e0,n,eps", [(4.0, 1500, 0.3), (0.3, 2000, 0.05), (1.0, 1200, 0.0)])
+def test_range_bound_against_every_class_of_the_range(e0, n, eps):
+    """Proposition 2 (docs/sharp_krr.md §2.2) at n <= 2000 against the scipy value of every class of
+    each range (ranges at the ends, around the interior maximum, random, and the whole [0, N])."""
+    ref = _ref_all(e0, n, eps)
+    bb = _BranchAndBound(e0, n)
+    N, jm = n - 1, int(np.argmax(ref))
+    rng = np.random.default_rng(11)
+    ranges = [(0, N), (0, 0), (N, N), (max(0, jm - 3), min(N, jm + 3)), (jm, jm), (N - 40, N), (0, 40)]
+    ranges += [tuple(sorted(int(x) for x in rng.integers(0, n, size=2))) for _ in range(15)]
+    for j1, j2 in ranges:
+        _, up = bb.range_bracket(eps, j1, j2)
+        assert ref[j1:j2 + 1].max() <= up * (1 + 1e-7), (j1, j2)
