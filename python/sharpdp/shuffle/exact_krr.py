@@ -718,9 +718,13 @@ class ExactShuffleAccountant:
 
         Notes
         -----
-        Each value is computed independently (no monotone memo as in ShuffleAccountant): the
-        brackets are within about 1e-8 relative, so upper values at nearby epsilons can be out of
-        order only at that level; ``privacy_profile`` makes its values non-increasing.
+        n <= N_EXACT: each value is computed independently (no monotone memo as in
+        ShuffleAccountant): the brackets are within about 1e-8 relative, so upper values at nearby
+        epsilons can be out of order only at that level. n > N_EXACT: the brackets are up to
+        ``rel_tol`` wide, so each upper value is the smallest one certified at any eps' <= eps by
+        this accountant (delta is non-increasing in eps; earlier calls and get_epsilon included),
+        and the values of one call are computed in increasing eps: its upper values are
+        non-increasing in eps. ``privacy_profile`` makes its values non-increasing in any case.
 
         Raises
         ------
@@ -734,8 +738,8 @@ class ExactShuffleAccountant:
             raise ValueError(f"epsilon must be >= 0, got {arr.min()}")
         flat = arr.ravel()
         lo, up = np.empty(flat.size), np.empty(flat.size)
-        for i, e in enumerate(flat.tolist()):
-            rep = self.report(e)
+        for i in np.argsort(flat, kind="stable").tolist():  # increasing eps: see Notes
+            rep = self.report(float(flat[i]))
             lo[i], up[i] = rep.lower, rep.upper
         return V.pair_like(arr, lo, up)
 
