@@ -277,6 +277,9 @@ _FLOOR = 1e-290
 _CACHE_ELEMENTS = 10_000_000  # binomial windows kept (pmf and tail sums), in float64 elements
 #: Largest number of ranges of the first partition of the branch and bound (docs/sharp_krr.md §4.11).
 _MAX_START = 256
+#: Evaluations the search of _BranchAndBound.decide continues after a first class above the
+#: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
+_WITNESS_EVALS = 64
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
@@ -527,7 +530,7 @@ class _BranchAndBound:
         # a class inside the top range (greedy descent) may beat the best lower value found; it
         # does not change the certified upper value (the heap still covers every class)
         k1, k2 = heap[0][1], heap[0][2]
-        while k1 < k2 and self.one.evaluations - start_evals < budget + 64:
+        while -heap[0][0] > _FLOOR and k1 < k2 and self.one.evaluations - start_evals < budget + 64:
             mid = (k1 + k2) // 2
             u_left = self.range_bracket(eps, k1, mid)[1]
             u_right = self.range_bracket(eps, mid + 1, k2)[1]
@@ -551,38 +554,55 @@ class _BranchAndBound:
         class j has lower > target, ("unknown", j) when the search met a class j whose bracket
         contains the target, or max_evals range evaluations did not decide (j = -1).
 
-        Best first (a heap on the ranges' upper values): the class returned with "class" is the one
-        of the largest upper value at that point, i.e. close to the maximum over the classes, so
-        that get_epsilon's bisection on it lands near the answer (a depth-first search returned the
-        first class above the target, one class per round: quadratic cost when many classes lie
-        just above the target)."""
+        Best first with dives (a heap on the ranges' upper values; after a split the child of the
+        larger upper value is split next, so single classes are reached in O(log n) evaluations
+        even where every range has nearly the same upper value). A class with lower > target (a witness)
+        ends the search after _WITNESS_EVALS more evaluations, and the witness of the largest lower
+        value is returned: a class close to the maximum over the classes, so that get_epsilon's
+        bisection on it lands near the answer (the first witness of a depth-first search is
+        often barely above the target: one class per round, quadratic cost when many classes lie
+        just above the target, docs/sharp_krr.md §4.11)."""
         import heapq
 
         s = self._start(eps, target, target)
-        heap: list[tuple[float, int, int, float]] = []
+        heap: list[tuple[float, int, int]] = []
         evals = 0
+        best_lo, best_j, first = target, -1, -1
 
-        def push(j1: int, j2: int) -> None:
-            nonlocal evals
+        def push(j1: int, j2: int) -> tuple[float, int, int] | None:
+            """Evaluate a range; a witness is recorded, a range still above the target returned."""
+            nonlocal evals, best_lo, best_j, first
             lo, up = self.range_bracket(eps, j1, j2, target)
             evals += 1
-            if up > target:
-                heapq.heappush(heap, (-up, j1, j2, lo))
+            if lo > best_lo:  # a single class (a range's lower value is 0)
+                best_lo, best_j = lo, j1
+                first = evals if first < 0 else first
+            elif up > target:
+                return (-up, j1, j2)
+            return None
 
         for j1 in range(0, self.n, s):
-            push(j1, min(j1 + s - 1, self.n - 1))
-        while heap:
-            _, j1, j2, lo = heapq.heappop(heap)
-            if lo > target:
-                return "class", j1
-            if j1 == j2:
-                return "unknown", j1
+            got = push(j1, min(j1 + s - 1, self.n - 1))
+            if got is not None:
+                heapq.heappush(heap, got)
+        current = None  # a dive: the child of larger upper value next, the other one on the heap
+        while current is not None or heap:
+            if best_j >= 0 and evals - first >= _WITNESS_EVALS:
+                break
+            _, j1, j2 = current if current is not None else heapq.heappop(heap)
+            current = None
+            if j1 == j2:  # its bracket contains the target
+                return ("class", best_j) if best_j >= 0 else ("unknown", j1)
             if evals >= max_evals:
-                return "unknown", -1
+                return ("class", best_j) if best_j >= 0 else ("unknown", -1)
             mid = (j1 + j2) // 2
-            push(j1, mid)
-            push(mid + 1, j2)
-        return "ok", -1
+            kids = [k for k in (push(j1, mid), push(mid + 1, j2)) if k is not None]
+            kids.sort()
+            if kids:
+                current = kids[0]
+                for k in kids[1:]:
+                    heapq.heappush(heap, k)
+        return ("class", best_j) if best_j >= 0 else ("ok", -1)
 
 
 class ExactShuffleAccountant:
@@ -868,6 +888,8 @@ class ExactShuffleAccountant:
         max_evals = 200_000
         start = bb.one.evaluations
         min_step = xtol * e0 * 2.0**-20
+        # per decision: a share of what is left (an undecided point is followed by a higher one)
+        share = max(2000, MAX_EPSILON_EVALS // 6)
 
         def cand_lower(eps: float) -> float:
             best = 0.0
@@ -890,7 +912,7 @@ class ExactShuffleAccountant:
 
         lo, hi = 0.0, e0  # lo = 0 or some class has lower delta > d at lo; upper delta = 0 at eps0
         if cand_lower(0.0) <= d:
-            verdict, j = bb.decide(0.0, d, min(max_evals, budget_left()))
+            verdict, j = bb.decide(0.0, d, min(max_evals, share, budget_left()))
             if verdict == "ok":
                 bb.certified.append((0.0, d))
                 return 0.0
@@ -913,17 +935,18 @@ class ExactShuffleAccountant:
                 step = max(xtol * point, min_step)
             if point >= e0:
                 return e0
-            verdict, j = bb.decide(point, d, max(1, min(max_evals, budget_left())))
+            verdict, j = bb.decide(point, d, max(1, min(max_evals, share, budget_left())))
             if verdict == "ok":
                 bb.certified.append((point, d))
                 return point
             if verdict == "class":  # certified lower delta_j > d at point: the answer is above
                 cand.append(j)
                 lo, hi, point = point, e0, None
-            else:  # undecided within the budget: certify further up (the bracket widens; the steps
-                # double, so a target below what can be certified, e.g. < 1e-290, ends at eps0 quickly)
+            else:  # undecided: certify further up (the bracket widens; the steps double, or grow
+                # 4-fold when the budget ran out (the cost of a certificate falls as the margin grows),
+                # so a target below what can be certified, e.g. < 1e-290, ends at eps0 quickly)
                 point += step
-                step *= 2
+                step *= 2 if j >= 0 else 4
 
 
 def all_equal_delta_bounds(epsilon0: float, n: int, epsilon: float) -> tuple[float, float]:
