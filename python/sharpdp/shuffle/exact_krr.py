@@ -783,9 +783,14 @@ class ExactShuffleAccountant:
             epsilon in [0, eps0] (nats) with ``get_delta(epsilon) <= delta``; the lower end of the
             final bracket has ``get_delta > delta`` (n > N_EXACT: some class has a certified lower
             delta > delta there, so the true epsilon lies in the bracket; the bracket is wider
-            than xtol only if the branch and bound hit its budget, docs/sharp_krr.md §4.11).
+            than xtol only if the branch and bound hit its budget or delta lies inside a class's
+            certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (0.04-0.6 s at n = 1e6, delta = 1e-6).
+            (1e-6) class evaluations of O(sqrt n) each (0.04-0.6 s at n = 1e6, delta = 1e-6); after
+            :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
+            target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
+            adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
+            (the blanket delta bounds this mechanism's delta from above), looser.
 
         Raises
         ------
