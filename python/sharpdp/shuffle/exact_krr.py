@@ -893,8 +893,9 @@ class ExactShuffleAccountant:
         max_evals = 200_000
         start = bb.one.evaluations
         min_step = xtol * e0 * 2.0**-20
-        # per decision: a share of what is left (an undecided point is followed by a higher one)
-        share = max(2000, MAX_EPSILON_EVALS // 6)
+        # per decision: a share of the budget (an undecided point is followed by a higher one), but
+        # enough for every range of the search tree at small n (<= 2n + the first partition)
+        share = max(MAX_EPSILON_EVALS // 6, 2 * self.n + 2 * _MAX_START + 64)
 
         def cand_lower(eps: float) -> float:
             best = 0.0
