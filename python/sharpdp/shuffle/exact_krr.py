@@ -627,7 +627,11 @@ class ExactShuffleAccountant:
     O(w) class evaluations (w ~ 18 sqrt(n p q)), independent of n in number: measured at
     delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.02-0.13 s at n = 1e5,
     0.04-0.2 s at n = 1e6, 0.17-0.7 s at n = 1e7 (eps0 = 4 to 1); ``get_delta`` (rel_tol = 1e-2)
-    similar. A progress bar appears on stderr after 3 s.
+    similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
+    the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
+    certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
+    (then the blanket accountant's certified, looser answer); docs/sharp_krr.md §4.11. A progress
+    bar appears on stderr after 3 s.
 
     Parameters
     ----------
