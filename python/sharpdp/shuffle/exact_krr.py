@@ -276,7 +276,7 @@ _BAND = 8  # half-width of the first band of terms evaluated around the threshol
 _FLOOR = 1e-290
 _CACHE_ELEMENTS = 10_000_000  # binomial windows kept (pmf and tail sums), in float64 elements
 #: Largest number of ranges of the first partition of the branch and bound (docs/sharp_krr.md §4.11).
-_MAX_START = 256
+_MAX_START = 1024
 #: Evaluations the search of _BranchAndBound.decide continues after a first class above the
 #: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
 _WITNESS_EVALS = 64
