@@ -226,3 +226,38 @@ def test_usable_as_accountant_in_profile_and_pair_large_n():
     assert prof[3] == pytest.approx(acc.get_delta(0.01), rel=1e-12) and prof[4] == 0.0
     assert np.all(np.diff(prof) <= 0) and prof[0] >= 1 - math.exp(-0.01)
     assert dominating_pair(acc, 1e-2) is not None
+
+
+def test_get_epsilon_budget_falls_back_to_the_certified_blanket_answer(monkeypatch):
+    """docs/sharp_krr.md §4.11: on reaching MAX_EPSILON_EVALS the answer is the blanket accountant's
+    epsilon (sharp delta <= blanket delta: certified, looser). Forced here by a tiny budget at a target
+    inside the band of the classes' delta(0) (n = 4001, eps0 = 1); the answer's certified upper delta
+    (get_delta, which keeps the certificate) and the scipy-free tables' max are <= the target."""
+    import sharpdp.shuffle.exact_krr as ek
+
+    monkeypatch.setattr(ek, "MAX_EPSILON_EVALS", 50)
+    n, e0, d = N_EXACT + 1, 1.0, 0.0065735
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
+    eps = acc.get_epsilon(d)
+    blanket = ShuffleAccountant(RandomizedResponse(2, e0), n, adjacency="replace")
+    assert eps == pytest.approx(min(float(blanket.get_epsilon(d)), e0), rel=0, abs=0)
+    assert float(blanket.get_delta(eps)) <= d
+    assert acc.get_delta(eps) <= d
+    # independent: the all-class tables at n = 4001 (every class) at the answer
+    _, up = _Classes(e0, n, range(n)).row_brackets(eps)
+    assert float(np.max(up)) <= d
+
+
+def test_all_equal_flag_certified_at_small_n():
+    """all_equal_is_worst is True / False only when the per-class brackets prove it (n <= N_EXACT):
+    n = 6, eps0 = 1, eps = 0.25: class 4 (0.1023) beats the all-equal classes (0.0889) (docs/sharp_krr.md
+    §2.1): False; the same on the branch-and-bound path (tiny n, every range refined)."""
+    acc = ExactShuffleAccountant(RandomizedResponse(2, 1.0), 6)
+    lo, up = _tables(1.0, 6, 0.25)
+    assert lo[4] > max(up[0], up[5])
+    assert acc.report(0.25).terms["all_equal_is_worst"] is False
+    assert _BranchAndBound(1.0, 6).max_report(0.25, 1e-9)[3] is False
+    # eps0 = 4, n = 50, eps = 3.9: the tables prove the all-equal classes the worst: True
+    lo, up = _tables(4.0, 50, 3.9)
+    assert up[1:-1].max() <= max(lo[0], lo[-1])
+    assert ExactShuffleAccountant(RandomizedResponse(2, 4.0), 50).report(3.9).terms["all_equal_is_worst"] is True

@@ -275,6 +275,17 @@ _BAND = 8  # half-width of the first band of terms evaluated around the threshol
 #: underflow charges of §4.6 dominate and no relative bracket is possible).
 _FLOOR = 1e-290
 _CACHE_ELEMENTS = 10_000_000  # binomial windows kept (pmf and tail sums), in float64 elements
+#: Largest number of ranges of the first partition of the branch and bound (docs/sharp_krr.md §4.11).
+_MAX_START = 1024
+#: Evaluations the search of _BranchAndBound.decide continues after a first class above the
+#: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
+_WITNESS_EVALS = 64
+#: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
+#: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
+MAX_BRACKET_EVALS = 3000
+#: Class evaluations allowed to one get_epsilon beyond N_EXACT: on reaching it the blanket
+#: accountant's epsilon (a certified, looser answer: sharp delta <= blanket delta) is returned.
+MAX_EPSILON_EVALS = 20_000
 
 
 class _OneClass(_RR):
@@ -446,65 +457,152 @@ class _BranchAndBound:
 
     def _start(self, eps: float, bound: float, target: float | None) -> int:
         """Size s of the first partition: the largest power of two (or N + 1) whose range [0, s - 1]
-        is bounded by ``bound`` (halving from the whole range)."""
+        is bounded by ``bound`` (halving from the whole range), but at most _MAX_START ranges (when
+        every class lies close to ``bound``, e.g. eps0 tiny or a target between the end classes'
+        delta and the interior maximum, a partition into single classes would cost n evaluations;
+        the best-first search splits the coarser ranges only where needed)."""
         s = self.n
-        while s > 1 and self.range_bracket(eps, 0, s - 1, target)[1] > bound:
-            s = (s + 1) // 2
+        s_min = max(1, -(-self.n // _MAX_START))
+        while s > s_min and self.range_bracket(eps, 0, s - 1, target)[1] > bound:
+            s = max((s + 1) // 2, s_min)
         return s
 
-    def max_bracket(self, eps: float, rel_tol: float) -> tuple[float, float, int]:
+    def max_bracket(self, eps: float, rel_tol: float,
+                    max_evals: int | None = None) -> tuple[float, float, int]:
         """(lower, upper, j): lower <= max_j delta_j(eps) <= upper, (upper - lower) <= rel_tol lower
-        unless a single class's own bracket is wider; j the class of the largest lower value."""
+        unless a single class's own bracket is wider or the budget is reached; j the class of the
+        largest lower value found (not certified to be the worst class). See :meth:`max_report`."""
+        lo, up, j, _ = self.max_report(eps, rel_tol, max_evals)
+        return lo, up, j
+
+    def max_report(self, eps: float, rel_tol: float,
+                   max_evals: int | None = None) -> tuple[float, float, int, bool | None]:
+        """:meth:`max_bracket` and whether the all-equal classes {0, N} are certified to be the worst.
+
+        Best first over a partition of the classes into ranges (a heap on the ranges' upper values):
+        the top range is split until its upper value is within rel_tol of the best lower value.
+        ``max_evals`` (default :data:`MAX_BRACKET_EVALS`) bounds the class evaluations: on reaching
+        it the bracket returned is [best lower, top of the heap], still certified (the heap's ranges
+        cover every class) but possibly wider than rel_tol (docs/sharp_krr.md §4.11). At the end the
+        top range is descended greedily (larger upper child) to one class, whose lower value may
+        improve the best one: ``j`` names a class near the maximum, not a certified argmax.
+
+        The flag is True when every range of the final partition other than the single classes 0
+        and N has upper <= max(lower_0, lower_N) (certified), False when the best lower value (an
+        interior class) exceeds max(upper_0, upper_N) (certified), None otherwise (undecided).
+        """
         import heapq
 
         N = self.n - 1
+        budget = MAX_BRACKET_EVALS if max_evals is None else max_evals
+        start_evals = self.one.evaluations
         best_lo, best_j = -1.0, 0
-        for j in sorted({0, N}):
-            lo, _ = self.range_bracket(eps, j, j)
+        ends: dict[int, tuple[float, float]] = {}
+        for j in sorted({0, N // 2, N}):  # the all-equal classes and the middle one (a first guess)
+            lo, up_j = self.range_bracket(eps, j, j)
+            if j in (0, N):
+                ends[j] = lo, up_j
             if lo > best_lo:
                 best_lo, best_j = lo, j
         s = self._start(eps, max(best_lo * (1 + 0.5 * rel_tol), _FLOOR), None)
         heap: list[tuple[float, int, int]] = []
 
-        def push(j1: int, j2: int) -> None:
+        def push(j1: int, j2: int) -> tuple[float, float]:
             nonlocal best_lo, best_j
             lo, up = self.range_bracket(eps, j1, j2)
             if lo > best_lo:
                 best_lo, best_j = lo, j1
             heapq.heappush(heap, (-up, j1, j2))
+            return lo, up
 
         for j1 in range(0, N + 1, s):
             push(j1, min(j1 + s - 1, N))
         while True:
             neg_up, j1, j2 = heap[0]
             up = -neg_up
-            if up <= best_lo * (1 + rel_tol) or j1 == j2 or up <= _FLOOR:
-                return max(best_lo, 0.0), up, best_j
+            if (up <= best_lo * (1 + rel_tol) or j1 == j2 or up <= _FLOOR
+                    or self.one.evaluations - start_evals >= budget):
+                break
             heapq.heappop(heap)
             mid = (j1 + j2) // 2
             push(j1, mid)
             push(mid + 1, j2)
+        # a class inside the top range (greedy descent) may beat the best lower value found; it
+        # does not change the certified upper value (the heap still covers every class)
+        k1, k2 = heap[0][1], heap[0][2]
+        while -heap[0][0] > _FLOOR and k1 < k2 and self.one.evaluations - start_evals < budget + 64:
+            mid = (k1 + k2) // 2
+            u_left = self.range_bracket(eps, k1, mid)[1]
+            u_right = self.range_bracket(eps, mid + 1, k2)[1]
+            k1, k2 = (k1, mid) if u_left >= u_right else (mid + 1, k2)
+        if k1 == k2:
+            lo_k, _ = self.range_bracket(eps, k1, k1)
+            if lo_k > best_lo:
+                best_lo, best_j = lo_k, k1
+        up = -heap[0][0]
+        end_lo = max(v[0] for v in ends.values())
+        end_up = max(v[1] for v in ends.values())
+        flag: bool | None = None
+        if best_lo > end_up:
+            flag = False
+        elif all(-u <= end_lo for u, a, b in heap if not (a == b and a in ends)):
+            flag = True
+        return max(best_lo, 0.0), up, best_j, flag
 
     def decide(self, eps: float, target: float, max_evals: int) -> tuple[str, int]:
         """("ok", -1) when every class has upper delta_j(eps) <= target (certified), ("class", j) when
-        class j has lower > target, ("unknown", -1) when max_evals range evaluations did not decide."""
+        class j has lower > target, ("unknown", j) when the search met a class j whose bracket
+        contains the target, or max_evals range evaluations did not decide (j = -1).
+
+        Best first with dives (a heap on the ranges' upper values; after a split the child of the
+        larger upper value is split next, so single classes are reached in O(log n) evaluations
+        even where every range has nearly the same upper value). A class with lower > target (a witness)
+        ends the search after _WITNESS_EVALS more evaluations, and the witness of the largest lower
+        value is returned: a class close to the maximum over the classes, so that get_epsilon's
+        bisection on it lands near the answer (the first witness of a depth-first search is
+        often barely above the target: one class per round, quadratic cost when many classes lie
+        just above the target, docs/sharp_krr.md §4.11)."""
+        import heapq
+
         s = self._start(eps, target, target)
-        stack = [(j1, min(j1 + s - 1, self.n - 1)) for j1 in range(0, self.n, s)][::-1]
+        heap: list[tuple[float, int, int]] = []
         evals = 0
-        while stack:
-            j1, j2 = stack.pop()
+        best_lo, best_j, first = target, -1, -1
+
+        def push(j1: int, j2: int) -> tuple[float, int, int] | None:
+            """Evaluate a range; a witness is recorded, a range still above the target returned."""
+            nonlocal evals, best_lo, best_j, first
             lo, up = self.range_bracket(eps, j1, j2, target)
             evals += 1
-            if up <= target:
-                continue
-            if lo > target:
-                return "class", j1
-            if j1 == j2 or evals >= max_evals:
-                return "unknown", -1
+            if lo > best_lo:  # a single class (a range's lower value is 0)
+                best_lo, best_j = lo, j1
+                first = evals if first < 0 else first
+            elif up > target:
+                return (-up, j1, j2)
+            return None
+
+        for j1 in range(0, self.n, s):
+            got = push(j1, min(j1 + s - 1, self.n - 1))
+            if got is not None:
+                heapq.heappush(heap, got)
+        current = None  # a dive: the child of larger upper value next, the other one on the heap
+        while current is not None or heap:
+            if best_j >= 0 and evals - first >= _WITNESS_EVALS:
+                break
+            _, j1, j2 = current if current is not None else heapq.heappop(heap)
+            current = None
+            if j1 == j2:  # its bracket contains the target
+                return ("class", best_j) if best_j >= 0 else ("unknown", j1)
+            if evals >= max_evals:
+                return ("class", best_j) if best_j >= 0 else ("unknown", -1)
             mid = (j1 + j2) // 2
-            stack.append((mid + 1, j2))
-            stack.append((j1, mid))
-        return "ok", -1
+            kids = [k for k in (push(j1, mid), push(mid + 1, j2)) if k is not None]
+            kids.sort()
+            if kids:
+                current = kids[0]
+                for k in kids[1:]:
+                    heapq.heappush(heap, k)
+        return ("class", best_j) if best_j >= 0 else ("ok", -1)
 
 
 class ExactShuffleAccountant:
@@ -529,7 +627,11 @@ class ExactShuffleAccountant:
     O(w) class evaluations (w ~ 18 sqrt(n p q)), independent of n in number: measured at
     delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.02-0.13 s at n = 1e5,
     0.04-0.2 s at n = 1e6, 0.17-0.7 s at n = 1e7 (eps0 = 4 to 1); ``get_delta`` (rel_tol = 1e-2)
-    similar. A progress bar appears on stderr after 3 s.
+    similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
+    the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
+    certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
+    (then the blanket accountant's certified, looser answer); docs/sharp_krr.md §4.11. A progress
+    bar appears on stderr after 3 s.
 
     Parameters
     ----------
@@ -590,22 +692,37 @@ class ExactShuffleAccountant:
 
         ``terms`` holds ``worst_class_j`` (number of the other n - 1 users holding user 1's value in
         the order x1 = 1 vs x1' = 0, whose delta is the largest upper value at n <= N_EXACT; above,
-        the class of the largest certified lower value found by the branch and bound) and ``bound``.
-        n > N_EXACT: a few hundred to a few thousand O(sqrt n) class evaluations (class docstring).
+        the best class found by the branch and bound, i.e. of the largest certified lower value
+        evaluated: not certified to be the worst class), ``all_equal_is_worst`` (True when certified
+        that no other class exceeds the all-equal classes 0 and n - 1, i.e. every other class's
+        (or range's, above N_EXACT) upper value is <= their larger lower value; False when certified
+        that some other class does (its lower value above their upper values); None when the
+        brackets do not decide) and ``bound``. n > N_EXACT: a few hundred to a few thousand
+        O(sqrt n) class evaluations, at most :data:`MAX_BRACKET_EVALS` (+ about 2 log2 n) in the
+        branch and bound, after which the bracket returned may be wider than ``rel_tol``
+        (still certified: docs/sharp_krr.md §4.11).
         """
         eps = V.real("epsilon", epsilon, lo=0.0, allow_inf=True)
         if eps >= self.epsilon0:  # eps0-LDP: delta is exactly 0 (a <= 0: every term is <= 0)
             return AccountantReport(eps, 0.0, 0.0, terms={"bound": "sharp", "note": "epsilon >= epsilon0"})
+        flag: bool | None
         if self.n <= N_EXACT:
-            lo, up, j = self._classes.bracket(eps)
-        else:  # j: the class of the largest lower value (the ranges' upper values name no class)
+            lo_j, up_j = self._classes.row_brackets(eps)
+            lo, up, j = float(np.max(lo_j)), float(np.max(up_j)), int(np.argmax(up_j))
+            ends = [0, self.n - 1]
+            end_lo, end_up = float(np.max(lo_j[ends])), float(np.max(up_j[ends]))
+            inner_lo = float(np.max(lo_j[1:-1])) if self.n > 2 else 0.0
+            inner_up = float(np.max(up_j[1:-1])) if self.n > 2 else 0.0
+            flag = True if inner_up <= end_lo else (False if inner_lo > end_up else None)
+        else:  # j: the class of the largest lower value found (the ranges' upper values name no class)
             with self._progress("sharp delta"):
-                lo, up, j = self._bb.max_bracket(eps, self.rel_tol)
-            # delta is non-increasing in eps: a target certified at eps' <= eps by get_epsilon bounds it
+                lo, up, j, flag = self._bb.max_report(eps, self.rel_tol)
+            # delta is non-increasing in eps: an upper value certified at eps' <= eps (by get_epsilon
+            # or an earlier report) bounds it; this one serves later calls the same way
             up = min([up] + [t for e_c, t in self._bb.certified if e_c <= eps])
+            self._bb.certified.append((eps, up))
         return AccountantReport(eps, lo, up, law_index=j,
-                                terms={"bound": "sharp", "worst_class_j": j,
-                                       "all_equal_is_worst": j in (0, self.n - 1)})
+                                terms={"bound": "sharp", "worst_class_j": j, "all_equal_is_worst": flag})
 
     def get_delta_bounds(self, epsilon: Any) -> tuple[Any, Any]:
         """Certified (lower, upper) of the shuffled mechanism's delta(epsilon).
@@ -625,9 +742,13 @@ class ExactShuffleAccountant:
 
         Notes
         -----
-        Each value is computed independently (no monotone memo as in ShuffleAccountant): the
-        brackets are within about 1e-8 relative, so upper values at nearby epsilons can be out of
-        order only at that level; ``privacy_profile`` makes its values non-increasing.
+        n <= N_EXACT: each value is computed independently (no monotone memo as in
+        ShuffleAccountant): the brackets are within about 1e-8 relative, so upper values at nearby
+        epsilons can be out of order only at that level. n > N_EXACT: the brackets are up to
+        ``rel_tol`` wide, so each upper value is the smallest one certified at any eps' <= eps by
+        this accountant (delta is non-increasing in eps; earlier calls and get_epsilon included),
+        and the values of one call are computed in increasing eps: its upper values are
+        non-increasing in eps. ``privacy_profile`` makes its values non-increasing in any case.
 
         Raises
         ------
@@ -641,8 +762,8 @@ class ExactShuffleAccountant:
             raise ValueError(f"epsilon must be >= 0, got {arr.min()}")
         flat = arr.ravel()
         lo, up = np.empty(flat.size), np.empty(flat.size)
-        for i, e in enumerate(flat.tolist()):
-            rep = self.report(e)
+        for i in np.argsort(flat, kind="stable").tolist():  # increasing eps: see Notes
+            rep = self.report(float(flat[i]))
             lo[i], up[i] = rep.lower, rep.upper
         return V.pair_like(arr, lo, up)
 
@@ -666,9 +787,14 @@ class ExactShuffleAccountant:
             epsilon in [0, eps0] (nats) with ``get_delta(epsilon) <= delta``; the lower end of the
             final bracket has ``get_delta > delta`` (n > N_EXACT: some class has a certified lower
             delta > delta there, so the true epsilon lies in the bracket; the bracket is wider
-            than xtol only if the branch and bound hit its budget, docs/sharp_krr.md §4.11).
+            than xtol only if the branch and bound hit its budget or delta lies inside a class's
+            certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (0.04-0.6 s at n = 1e6, delta = 1e-6).
+            (1e-6) class evaluations of O(sqrt n) each (0.04-0.6 s at n = 1e6, delta = 1e-6); after
+            :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
+            target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
+            adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
+            (the blanket delta bounds this mechanism's delta from above), looser.
 
         Raises
         ------
@@ -756,18 +882,47 @@ class ExactShuffleAccountant:
     def _get_epsilon_bb(self, d: float, xtol: float) -> float:
         """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): bisection on the lower values of a
         few candidate classes, then a branch-and-bound certificate that every class has upper
-        delta <= d at a point 0.5 xtol above; a class found with lower delta > d there joins the
-        candidates and the search resumes above it."""
+        delta <= d at a point 0.5 xtol above; a class found with lower delta > d there (the one of
+        the largest upper value, :meth:`_BranchAndBound.decide`) joins the candidates and the
+        search resumes above it.
+
+        Termination: when the target lies inside the certified bracket of some class at eps = 0
+        (or the budget is reached there), the bisection stops at hi < 1e-12 eps0 and the certified
+        point rises from there by doubling steps starting at xtol eps0 2^-20 (a positive step: the
+        answer is then not within xtol of the true one, which lies in [0, answer]). After
+        :data:`MAX_EPSILON_EVALS` class evaluations the blanket accountant's answer is returned
+        (certified: the blanket delta bounds the sharp one from above, docs/sharp_krr.md §4.11)."""
         bb, e0, N = self._bb, self.epsilon0, self.n - 1
-        cand = sorted({0, N})
+        cand = sorted({0, N, N // 2})  # the all-equal classes and the middle one (often the maximum)
         max_evals = 200_000
+        start = bb.one.evaluations
+        min_step = xtol * e0 * 2.0**-20
+        # per decision: a share of the budget (an undecided point is followed by a higher one), but
+        # enough for every range of the search tree at small n (<= 2n + the first partition)
+        share = max(MAX_EPSILON_EVALS // 6, 2 * self.n + 2 * _MAX_START + 64)
 
         def cand_lower(eps: float) -> float:
-            return max(bb.range_bracket(eps, j, j, d)[0] for j in cand)
+            best = 0.0
+            for j in cand[::-1]:  # the latest candidates first (the largest ones found by decide)
+                best = max(best, bb.range_bracket(eps, j, j, d)[0])
+                if best > d:
+                    break
+            return best
+
+        def fallback() -> float:
+            from sharpdp.shuffle import ShuffleAccountant
+
+            blanket = ShuffleAccountant(self.randomizer, self.n, adjacency="replace")
+            e_b = min(float(blanket.get_epsilon(d)), e0)
+            bb.certified.append((e_b, d))  # blanket delta(e_b) <= d bounds the sharp delta
+            return e_b
+
+        def budget_left() -> int:
+            return MAX_EPSILON_EVALS - (bb.one.evaluations - start)
 
         lo, hi = 0.0, e0  # lo = 0 or some class has lower delta > d at lo; upper delta = 0 at eps0
         if cand_lower(0.0) <= d:
-            verdict, j = bb.decide(0.0, d, max_evals)
+            verdict, j = bb.decide(0.0, d, min(max_evals, share, budget_left()))
             if verdict == "ok":
                 bb.certified.append((0.0, d))
                 return 0.0
@@ -775,8 +930,10 @@ class ExactShuffleAccountant:
                 cand.append(j)
         point, step = None, 0.0
         while True:
+            if budget_left() <= 0:
+                return fallback()
             if point is None:
-                while hi - lo > 0.25 * xtol * hi:
+                while hi - lo > 0.25 * xtol * hi and not (lo == 0.0 and hi < 1e-12 * e0):
                     mid = 0.5 * (lo + hi)
                     if cand_lower(mid) > d:
                         lo = mid
@@ -785,20 +942,21 @@ class ExactShuffleAccountant:
                 # as far above lo as the bracket allows (lo < answer <= point = lo (1 + xtol)): the
                 # more slack, the larger the ranges pruned
                 point = max(lo * (1 + xtol), hi * (1 + 0.5 * xtol))
-                step = xtol * point
+                step = max(xtol * point, min_step)
             if point >= e0:
                 return e0
-            verdict, j = bb.decide(point, d, max_evals)
+            verdict, j = bb.decide(point, d, max(1, min(max_evals, share, budget_left())))
             if verdict == "ok":
                 bb.certified.append((point, d))
                 return point
             if verdict == "class":  # certified lower delta_j > d at point: the answer is above
                 cand.append(j)
                 lo, hi, point = point, e0, None
-            else:  # undecided within the budget: certify further up (the bracket widens; the steps
-                # double, so a target below what can be certified, e.g. < 1e-290, ends at eps0 quickly)
+            else:  # undecided: certify further up (the bracket widens; the steps double, or grow
+                # 4-fold when the budget ran out (the cost of a certificate falls as the margin grows),
+                # so a target below what can be certified, e.g. < 1e-290, ends at eps0 quickly)
                 point += step
-                step *= 2
+                step *= 2 if j >= 0 else 4
 
 
 def all_equal_delta_bounds(epsilon0: float, n: int, epsilon: float) -> tuple[float, float]:
