@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from scipy import stats
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse, ShuffleAccountant
-from sharpdp.shuffle.exact_krr import N_EXACT, _BranchAndBound
+from sharpdp.shuffle.exact_krr import N_EXACT
+from sharpdp.shuffle.exact_krr.branch_bound import BranchAndBound as _BranchAndBound
 
 # ---------------------------------------------------------------------------------------------- references
 

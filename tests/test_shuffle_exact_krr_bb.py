@@ -16,7 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse, ShuffleAccountant
-from sharpdp.shuffle.exact_krr import N_EXACT, N_MAX, _BranchAndBound, _Classes, _OneClass, all_equal_delta_bounds
+from sharpdp.shuffle.exact_krr import N_EXACT, N_MAX, all_equal_delta_bounds
+from sharpdp.shuffle.exact_krr.branch_bound import BranchAndBound as _BranchAndBound
+from sharpdp.shuffle.exact_krr.tables import Classes as _Classes
+from sharpdp.shuffle.exact_krr.branch_bound import OneClass as _OneClass
 
 
 def _tables(e0: float, n: int, eps: float) -> tuple[np.ndarray, np.ndarray]:

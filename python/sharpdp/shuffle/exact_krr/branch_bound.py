@@ -1,0 +1,357 @@
+"""One class in O(w) and the branch and bound over ranges of classes (docs/sharp_krr.md §2.2, §4.10-4.11)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from sharpdp.shuffle.exact_krr.binomial import RR, UROUND, ULP_CALL, binom_window, chernoff_edges
+
+
+# ---------------------------------------------------------------------------------------------- n > N_EXACT
+#: At or below this n every class is tabulated (O(n w^2), docs/sharp_krr.md §4.8-4.9), as before;
+#: above it one class costs O(w) (§4.10) and the maximum over classes is found by branch and bound
+#: over ranges of classes (§4.11).
+N_EXACT = 4000
+#: Tail levels of the O(w) path: a first, shallower level keeps the windows short (its truncation
+#: charge 4 a e^-40 ~ 2e-17 a is below 1e-6 of any value >= 2e-11 a).
+FAST_TAIL_LEVELS = (40.0, 80.0, 300.0, 745.0)
+_BAND = 8  # half-width of the first band of terms evaluated around the threshold guess
+#: Upper values at or below this are not refined further (the bracket is then [lower, upper] with
+#: upper <= 1e-290: values this small are near the end of the double range, where the absolute
+#: underflow charges of §4.6 dominate and no relative bracket is possible).
+_FLOOR = 1e-290
+_CACHE_ELEMENTS = 10_000_000  # binomial windows kept (pmf and tail sums), in float64 elements
+#: Largest number of ranges of the first partition of the branch and bound (docs/sharp_krr.md §4.11).
+MAX_START = 1024
+#: Evaluations the search of BranchAndBound.decide continues after a first class above the
+#: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
+_WITNESS_EVALS = 64
+#: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
+#: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
+MAX_BRACKET_EVALS = 3000
+#: Class evaluations allowed to one get_epsilon beyond N_EXACT: on reaching it the blanket
+#: accountant's epsilon (a certified, looser answer: sharp delta <= blanket delta) is returned.
+MAX_EPSILON_EVALS = 20_000
+
+
+class OneClass(RR):
+    """Certified bracket of delta_j(eps) of one class j of a population of any size, O(w) work.
+
+    docs/sharp_krr.md §4.10: U_win = A * B (A, B the windows of Bin(j, p), Bin(N - j, q)) is
+    log-concave, so its positive terms a U(c - 1) - b U(c) are an upper tail {c >= t*}; the sum of
+    the positive parts is Phi(t*) = a U(t* - 1) - expm1(eps) P_win(U >= t*). t* is bracketed by
+    terms of certified sign (found around a normal-approximation guess); the terms between
+    (ambiguous within rounding) are added as their upper values.
+    """
+
+    def __init__(self, epsilon0: float) -> None:
+        super().__init__(epsilon0)
+        self._win: dict[tuple[int, int, float], tuple[int, np.ndarray, float, np.ndarray]] = {}
+        self._cached = 0
+        self.evaluations = 0  # class evaluations (for the benchmark)
+        self.bar: Any = None  # a progress bar counting the evaluations, set during long calls
+
+    def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
+        """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
+        key = (m, side, nats)
+        got = self._win.get(key)
+        if got is None:
+            e0 = self.epsilon0
+            pi, pi_c, log_odds = (self._p, self._q, e0) if side > 0 else (self._q, self._p, -e0)
+            lo, hi = chernoff_edges(m, pi, pi_c, nats)
+            pmf, rel = binom_window(m, log_odds, lo, hi, nats)
+            tail = np.cumsum(pmf[::-1])[::-1].copy()  # tail[k] = sum(pmf[k:])
+            if self._cached + 2 * pmf.size > _CACHE_ELEMENTS:
+                self._win.clear()
+                self._cached = 0
+            got = (lo, pmf, rel, tail)
+            self._win[key] = got
+            self._cached += 2 * pmf.size
+        return got
+
+    def bracket(self, eps: float, npop: int, j: int, target: float | None = None) -> tuple[float, float]:
+        """(lower, upper) of delta_j(eps), class j of a population of npop users, 0 <= eps < eps0:
+        at the first tail level whose truncation charge is below 1e-6 of the upper value, or that
+        decides upper <= target or lower > target."""
+        self.evaluations += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        for nats in FAST_TAIL_LEVELS:
+            lo, up, charge = self._at(eps, npop, j, nats)
+            if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
+                break
+        return lo, up
+
+    def _at(self, eps: float, npop: int, j: int, nats: float) -> tuple[float, float, float]:
+        e0 = self.epsilon0
+        a = -self._p * math.expm1(eps - e0)
+        b = self._q * math.expm1(eps + e0)
+        e = math.expm1(eps)  # b - a (p + q = 1)
+        ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
+        re = ULP_CALL + 2 * UROUND
+        a0, A, rA, At = self._window(j, 1, nats)
+        b0, B, rB, Bt = self._window(npop - 1 - j, -1, nats)
+        if A.size > B.size:
+            a0, A, At, b0, B, Bt = b0, B, Bt, a0, A, At
+        ws, wl = A.size, B.size  # U(c) = sum_i A[i] B[c - a0 - b0 - i]: dots of length ws
+        nk = ws + wl - 1  # support of U_win: k = c - a0 - b0 in [0, nk - 1]
+        # relative error of every computed U value and tail sum (§4.3, §4.10): pmfs, products, sums
+        # of at most ws (dot) plus wl (tail cumsum) positive terms
+        r = 1.01 * (rA + rB + UROUND) + 1.02 * (ws + wl + 2) * UROUND
+        aP, aM = a * (1 + ra + r + 16 * UROUND), a * (1 - ra - r - 16 * UROUND)
+        bP, bM = b * (1 + rb + r + 16 * UROUND), b * (1 - rb - r - 16 * UROUND)
+        eP, eM = e * (1 + re + r + 16 * UROUND), e * (1 - re - r - 16 * UROUND)
+        # underflow (§4.6): each U value within 4 (ws + 1) 2^-1074 of its bound, a tail sum within
+        # 4 (ws + 1)(wl + 2) 2^-1074; written as products of factors >= 1 and 4e-323 (no underflow)
+        tiny_term = (a + b + 4.0) * (ws + 2.0) * 4e-323
+        tiny_phi = (a + e + 4.0) * (ws + 2.0) * (wl + 4.0) * 4e-323
+        Bpad = np.concatenate([np.zeros(ws), B, np.zeros(ws + 1)])  # U(k) = A[::-1] . Bpad[k+1 : k+1+ws]
+        Arev = A[::-1]
+
+        def U(k1: int, k2: int) -> np.ndarray:
+            """U_win at k = k1..k2 (zero outside [0, nk - 1])."""
+            k1c, k2c = max(k1, -1), min(k2, nk)
+            out = np.zeros(k2 - k1 + 1)
+            if k2c >= k1c:
+                view = np.lib.stride_tricks.sliding_window_view(Bpad, ws)
+                step = max(1, (1 << 22) // ws)
+                for s in range(k1c, k2c + 1, step):
+                    t = min(s + step - 1, k2c)
+                    # einsum, not BLAS: a threaded gemv is ~30x slower on a loaded machine
+                    out[s - k1:t - k1 + 1] = np.einsum("ij,j->i", view[s + 1:t + 2], Arev)
+            return out
+
+        def terms(k1: int, k2: int) -> tuple[np.ndarray, np.ndarray]:
+            """(lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)."""
+            u = U(k1 - 1, k2)
+            X, Y = u[:-1], u[1:]
+            return X * aM - Y * bP - tiny_term, X * aP - Y * bM + tiny_term
+
+        def tail(k: int) -> float:
+            """sum over c >= k of U_win (the tail sums of B dotted with A)."""
+            idx = k - np.arange(ws)
+            vals = np.where(idx < 0, Bt[0], Bt[np.clip(idx, 0, wl - 1)])
+            vals[idx >= wl] = 0.0
+            return float(np.einsum("i,i->", A, vals))
+
+        def phi(k: int) -> tuple[float, float]:
+            """(lower, upper) of Phi(k) = a U(k - 1) - expm1(eps) P(U_win >= k) (§3, §4.10)."""
+            X, T = float(U(k - 1, k - 1)[0]), tail(k)
+            return X * aM - T * eP - tiny_phi, X * aP - T * eM + tiny_phi
+
+        # threshold guess: U ~ normal(mu, var), U(c - 1)/U(c) ~ exp((c - mu)/var) = b/a
+        mu = j * self._p + (npop - 1 - j) * self._q - a0 - b0
+        var = (npop - 1) * self._p * self._q
+        guess = mu + var * math.log(b / a) + 0.5 if a > 0 else float(nk)
+        k_le, k_gt = -1, nk + 1  # term(k_le) <= 0 (k_le <= nk - 1 or -1), term(k_gt) > 0 (or k_gt = nk + 1)
+        center = int(min(max(round(guess), 0), nk))
+        half, step = _BAND, 2 * _BAND
+        while k_gt - k_le - 1 > 2 * half + 1:
+            before = (k_le, k_gt)
+            k1, k2 = max(center - half, k_le + 1), min(center + half, k_gt - 1)
+            lo_t, up_t = terms(k1, k2)
+            ks = np.arange(k1, k2 + 1)
+            le = np.nonzero((up_t <= 0) & (ks <= nk - 1))[0]
+            gt = np.nonzero(lo_t > 0)[0]
+            if le.size:
+                k_le = max(k_le, int(ks[le[-1]]))
+            if gt.size:
+                k_gt = min(k_gt, int(ks[gt[0]]))
+            if le.size and gt.size:
+                break
+            if (k_le, k_gt) == before:  # nothing learnt: widen the band (terminates: the gap is finite)
+                half *= 2
+            elif le.size:
+                center = min(k_le + step, k_gt - 1)
+            elif gt.size:
+                center = max(k_gt - step, k_le + 1)
+            step *= 2
+        mid_lo, mid_up = terms(k_le + 1, k_gt - 1) if k_gt - k_le > 1 else (np.zeros(0), np.zeros(0))
+        cut = 4.0 * math.exp(-nats) * (1 + 4 * ULP_CALL)  # mass left out of U_win (§4.6)
+        up_cut = a * (1 + ra) * cut * (1 + 2 * UROUND)
+        lo_cut = b * (1 + rb) * cut * (1 + 2 * UROUND)
+        p_lo, p_up = phi(k_gt)
+        up_sum = (float(np.sum(np.maximum(mid_up, 0.0))) + max(p_up, 0.0)) * (1 + 1.01 * (mid_up.size + 2) * UROUND)
+        up = min((up_sum + up_cut) * (1 + 2 * UROUND), 1.0)
+        # the terms from k_gt on are all >= 0: the sum of positive parts is at least the positive
+        # parts of the middle terms' lower values plus Phi(k_gt)'s
+        lo = float(np.sum(np.maximum(mid_lo, 0.0))) * (1 - 1.01 * (mid_lo.size + 2) * UROUND) + p_lo
+        # the subtractions' rounding (each within u of its operands' sum) charged with a margin
+        lo = max(lo - lo_cut - 4 * UROUND * (abs(lo) + lo_cut + tiny_phi), 0.0)
+        return lo, up, max(up_cut, lo_cut)
+
+
+class BranchAndBound:
+    """max over the classes j = 0..N of delta_j(eps), population n > N_EXACT (docs/sharp_krr.md §4.11).
+
+    A range of classes [j1, j2] is bounded above by class j1 of the population n - (j2 - j1)
+    (§2.2: the users whose input varies in the range are a post-processing); single classes give
+    the lower values.
+    """
+
+    def __init__(self, epsilon0: float, n: int) -> None:
+        self.one = OneClass(epsilon0)
+        self.n = n
+        self.epsilon0 = float(epsilon0)
+        self.certified: list[tuple[float, float]] = []  # (eps, d): every class has upper delta <= d at eps
+
+    def range_bracket(self, eps: float, j1: int, j2: int, target: float | None = None) -> tuple[float, float]:
+        """(lower, upper): upper >= delta_j(eps) for every j in [j1, j2]; lower <= delta_j1(eps) when
+        j1 == j2, else 0."""
+        lo, up = self.one.bracket(eps, self.n - (j2 - j1), j1, target)
+        return (lo if j1 == j2 else 0.0), up
+
+    def _start(self, eps: float, bound: float, target: float | None) -> int:
+        """Size s of the first partition: the largest power of two (or N + 1) whose range [0, s - 1]
+        is bounded by ``bound`` (halving from the whole range), but at most MAX_START ranges (when
+        every class lies close to ``bound``, e.g. eps0 tiny or a target between the end classes'
+        delta and the interior maximum, a partition into single classes would cost n evaluations;
+        the best-first search splits the coarser ranges only where needed)."""
+        s = self.n
+        s_min = max(1, -(-self.n // MAX_START))
+        while s > s_min and self.range_bracket(eps, 0, s - 1, target)[1] > bound:
+            s = max((s + 1) // 2, s_min)
+        return s
+
+    def max_bracket(self, eps: float, rel_tol: float,
+                    max_evals: int | None = None) -> tuple[float, float, int]:
+        """(lower, upper, j): lower <= max_j delta_j(eps) <= upper, (upper - lower) <= rel_tol lower
+        unless a single class's own bracket is wider or the budget is reached; j the class of the
+        largest lower value found (not certified to be the worst class). See :meth:`max_report`."""
+        lo, up, j, _ = self.max_report(eps, rel_tol, max_evals)
+        return lo, up, j
+
+    def max_report(self, eps: float, rel_tol: float,
+                   max_evals: int | None = None) -> tuple[float, float, int, bool | None]:
+        """:meth:`max_bracket` and whether the all-equal classes {0, N} are certified to be the worst.
+
+        Best first over a partition of the classes into ranges (a heap on the ranges' upper values):
+        the top range is split until its upper value is within rel_tol of the best lower value.
+        ``max_evals`` (default :data:`MAX_BRACKET_EVALS`) bounds the class evaluations: on reaching
+        it the bracket returned is [best lower, top of the heap], still certified (the heap's ranges
+        cover every class) but possibly wider than rel_tol (docs/sharp_krr.md §4.11). At the end the
+        top range is descended greedily (larger upper child) to one class, whose lower value may
+        improve the best one: ``j`` names a class near the maximum, not a certified argmax.
+
+        The flag is True when every range of the final partition other than the single classes 0
+        and N has upper <= max(lower_0, lower_N) (certified), False when the best lower value (an
+        interior class) exceeds max(upper_0, upper_N) (certified), None otherwise (undecided).
+        """
+        import heapq
+
+        N = self.n - 1
+        budget = MAX_BRACKET_EVALS if max_evals is None else max_evals
+        start_evals = self.one.evaluations
+        best_lo, best_j = -1.0, 0
+        ends: dict[int, tuple[float, float]] = {}
+        for j in sorted({0, N // 2, N}):  # the all-equal classes and the middle one (a first guess)
+            lo, up_j = self.range_bracket(eps, j, j)
+            if j in (0, N):
+                ends[j] = lo, up_j
+            if lo > best_lo:
+                best_lo, best_j = lo, j
+        s = self._start(eps, max(best_lo * (1 + 0.5 * rel_tol), _FLOOR), None)
+        heap: list[tuple[float, int, int]] = []
+
+        def push(j1: int, j2: int) -> tuple[float, float]:
+            nonlocal best_lo, best_j
+            lo, up = self.range_bracket(eps, j1, j2)
+            if lo > best_lo:
+                best_lo, best_j = lo, j1
+            heapq.heappush(heap, (-up, j1, j2))
+            return lo, up
+
+        for j1 in range(0, N + 1, s):
+            push(j1, min(j1 + s - 1, N))
+        while True:
+            neg_up, j1, j2 = heap[0]
+            up = -neg_up
+            if (up <= best_lo * (1 + rel_tol) or j1 == j2 or up <= _FLOOR
+                    or self.one.evaluations - start_evals >= budget):
+                break
+            heapq.heappop(heap)
+            mid = (j1 + j2) // 2
+            push(j1, mid)
+            push(mid + 1, j2)
+        # a class inside the top range (greedy descent) may beat the best lower value found; it
+        # does not change the certified upper value (the heap still covers every class)
+        k1, k2 = heap[0][1], heap[0][2]
+        while -heap[0][0] > _FLOOR and k1 < k2 and self.one.evaluations - start_evals < budget + 64:
+            mid = (k1 + k2) // 2
+            u_left = self.range_bracket(eps, k1, mid)[1]
+            u_right = self.range_bracket(eps, mid + 1, k2)[1]
+            k1, k2 = (k1, mid) if u_left >= u_right else (mid + 1, k2)
+        if k1 == k2:
+            lo_k, _ = self.range_bracket(eps, k1, k1)
+            if lo_k > best_lo:
+                best_lo, best_j = lo_k, k1
+        up = -heap[0][0]
+        end_lo = max(v[0] for v in ends.values())
+        end_up = max(v[1] for v in ends.values())
+        flag: bool | None = None
+        if best_lo > end_up:
+            flag = False
+        elif all(-u <= end_lo for u, a, b in heap if not (a == b and a in ends)):
+            flag = True
+        return max(best_lo, 0.0), up, best_j, flag
+
+    def decide(self, eps: float, target: float, max_evals: int) -> tuple[str, int]:
+        """("ok", -1) when every class has upper delta_j(eps) <= target (certified), ("class", j) when
+        class j has lower > target, ("unknown", j) when the search met a class j whose bracket
+        contains the target, or max_evals range evaluations did not decide (j = -1).
+
+        Best first with dives (a heap on the ranges' upper values; after a split the child of the
+        larger upper value is split next, so single classes are reached in O(log n) evaluations
+        even where every range has nearly the same upper value). A class with lower > target (a witness)
+        ends the search after _WITNESS_EVALS more evaluations, and the witness of the largest lower
+        value is returned: a class close to the maximum over the classes, so that get_epsilon's
+        bisection on it lands near the answer (the first witness of a depth-first search is
+        often barely above the target: one class per round, quadratic cost when many classes lie
+        just above the target, docs/sharp_krr.md §4.11)."""
+        import heapq
+
+        s = self._start(eps, target, target)
+        heap: list[tuple[float, int, int]] = []
+        evals = 0
+        best_lo, best_j, first = target, -1, -1
+
+        def push(j1: int, j2: int) -> tuple[float, int, int] | None:
+            """Evaluate a range; a witness is recorded, a range still above the target returned."""
+            nonlocal evals, best_lo, best_j, first
+            lo, up = self.range_bracket(eps, j1, j2, target)
+            evals += 1
+            if lo > best_lo:  # a single class (a range's lower value is 0)
+                best_lo, best_j = lo, j1
+                first = evals if first < 0 else first
+            elif up > target:
+                return (-up, j1, j2)
+            return None
+
+        for j1 in range(0, self.n, s):
+            got = push(j1, min(j1 + s - 1, self.n - 1))
+            if got is not None:
+                heapq.heappush(heap, got)
+        current = None  # a dive: the child of larger upper value next, the other one on the heap
+        while current is not None or heap:
+            if best_j >= 0 and evals - first >= _WITNESS_EVALS:
+                break
+            _, j1, j2 = current if current is not None else heapq.heappop(heap)
+            current = None
+            if j1 == j2:  # its bracket contains the target
+                return ("class", best_j) if best_j >= 0 else ("unknown", j1)
+            if evals >= max_evals:
+                return ("class", best_j) if best_j >= 0 else ("unknown", -1)
+            mid = (j1 + j2) // 2
+            kids = [k for k in (push(j1, mid), push(mid + 1, j2)) if k is not None]
+            kids.sort()
+            if kids:
+                current = kids[0]
+                for k in kids[1:]:
+                    heapq.heappush(heap, k)
+        return ("class", best_j) if best_j >= 0 else ("ok", -1)
+
+
+__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass"]
