@@ -160,6 +160,14 @@ def _bar_steps(jobs) -> list[int]:
     return [max(1, round(100 * w)) for *_, w in jobs]
 
 
+def figure_title(number: int, title: str, *, quick: bool) -> str:
+    """The title of a figure's PNG: the paper's name on two lines, then "Figure k: ..." wrapped to the
+    axes' width (never cut off), marked REDUCED for a ``quick`` run (fewer points: not the paper's figure)."""
+    reduced = "REDUCED smoke run (--quick), not the paper's figure. " if quick else ""
+    caption = textwrap.fill(f"{reduced}Figure {number}: {title}", width=72)
+    return f"'Shuffling-Aware Optimization for Private Vector\nMean Estimation'\n{caption}"
+
+
 def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None) -> dict[str, str]:
     """Compute Figures 1-3 and write ``figure{1,2,3}_*.csv`` and ``.png`` into ``out_dir``.
 
@@ -228,9 +236,7 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
             ax.xaxis.set_major_formatter(fmt)
         ax.set_xlabel(x)
         ax.set_ylabel(ylabel)
-        # the paper's name on two lines, then "Figure k: ..." wrapped to the axes' width: never cut off
-        caption = textwrap.fill(f"Figure {name[6]}: {title}", width=72)
-        ax.set_title(f"'Shuffling-Aware Optimization for Private Vector\nMean Estimation'\n{caption}", fontsize=8)
+        ax.set_title(figure_title(int(name[6]), title, quick=quick), fontsize=8)
         ax.legend()
         fig.tight_layout()
         png = out / f"{name}.png"
