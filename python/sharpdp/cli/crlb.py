@@ -25,6 +25,7 @@ import numpy as np
 
 from sharpdp.cli import check_out_dir, make_out_dir
 
+DEFAULT_OUT = "sharpdp_crlb_out"
 _DEFAULT_TRIALS = {"5.1": 200, "5.2": 10, "5.3": 300}
 
 
@@ -47,7 +48,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--seed", type=int, default=None,
                    help="random seed (default: drawn from OS entropy); reported either way, so that any run can "
                         "be reproduced (an experiment on public data, not a private release)")
-    p.add_argument("--out", default="crlb-results", help="directory for the PNG and CSV (default: crlb-results)")
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"directory for the PNG and CSV (default ./{DEFAULT_OUT})")
 
 
 def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dict[str, str]:
