@@ -15,13 +15,21 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import numpy as np
+
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.contract import surcharge
-from sharpdp.shuffle.laws import laws_for
+from sharpdp.shuffle.laws import FiniteLaw, laws_for
+
+#: phase 1's grid step over sd (docs/accountant.md §8) ...
+_H_RATIO = 0.125
+#: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
+#: negative atoms make the sd (docs/accountant_atoms.md §6)
+_CORE = 64.0
 
 
 class _Evaluator(Protocol):
@@ -74,6 +82,27 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
             lo, ulo = x, u
         slow = slow + 1 if hi - lo > 0.5 * width else 0
     return lo, ulo, hi, uhi
+
+
+def phase1_h_ratio(law: Any, gamma: float) -> float:
+    """Grid step over sd(B L) of phase 1's upper value (a speed choice; every step gives a
+    certified upper value): 1/8, times sd_core / sd for an atom law, sd_core the sd of B L with
+    the atoms below -_CORE top set to 0 (docs/accountant_atoms.md §6). Far negative atoms (k-RR
+    at large eps0: one near -e^eps k) make sd, and a step sd/8, far coarser than the atoms near 0
+    that decide the value; the blocks' sd scales the same way (variances add), so the ratio
+    carries over to the block law."""
+    if not isinstance(law, FiniteLaw) or law.values.size < 2:
+        return _H_RATIO
+    v, p = law.values, law.probs
+    top = float(np.max(v))
+    if not top > 0.0:
+        return _H_RATIO
+    core = np.where(v >= -_CORE * top, v, 0.0)
+    var = gamma * float(np.sum(p * v * v)) - (gamma * float(np.sum(p * v))) ** 2
+    var_core = gamma * float(np.sum(p * core * core)) - (gamma * float(np.sum(p * core))) ** 2
+    if not (var > 0.0 and var_core > 0.0 and math.isfinite(var)) or var_core >= var:
+        return _H_RATIO
+    return _H_RATIO * max(math.sqrt(var_core / var), 1.0 / 4096.0)
 
 
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
@@ -192,7 +221,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             if c <= max(1e-6 * delta, VALUE_FLOOR):
                 m = max(m, c)
             else:
-                m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, 0.125))
+                m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma)))
         u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
         if len(up_cache) < 512:
             up_cache[e] = u
@@ -217,16 +246,21 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                  if law.top_bound() > 0), default=0.0)
         return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
 
-    def above_at(e: float) -> bool:
-        """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
-        eps <= e): the law of largest cap at e in mode Bracket with the loose target 0.5."""
+    def loose_lower(e: float) -> float:
+        """A certified lower value of D_up at e (0 when none is formed): the law of largest cap at
+        e in mode Bracket with the loose target 0.5."""
         if e <= 0.0 or e > EPS_CAP:
-            return False
+            return 0.0
         laws = [(float(g), law) for g, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0]
         if not laws:
-            return False
+            return 0.0
         gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
-        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower > delta
+        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower
+
+    def above_at(e: float) -> bool:
+        """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
+        eps <= e)."""
+        return loose_lower(e) > delta
 
     # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
     # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
@@ -270,11 +304,21 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     g = _guess_epsilon(acc, delta)
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
-    if r1 is None or not lo1 <= r1 <= hi1:
+    modelled = r1 is not None and lo1 <= r1 <= hi1
+    if not modelled:
         r1 = hi1
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
         return 0.0
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
-    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_near)
+    def lower_far(e: float) -> float:
+        """lower_near, and away from the phase-1 model's root (or without a model) the loose
+        certified lower value: a point far below the root is then settled by one cheap pass
+        instead of a refined get_delta."""
+        lo_e = lower_near(e)
+        if lo_e > delta or (modelled and abs(math.log(e / r1)) <= 0.05):
+            return lo_e
+        return loose_lower(e)
+
+    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_far)
     return min(hi, cap)
