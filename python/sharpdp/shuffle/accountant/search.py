@@ -198,6 +198,17 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     docs/accountant.md §8."""
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
+    laws_cache: dict[float, Any] = {}
+
+    def laws_at(e: float) -> Any:
+        """laws_for at e, memoised for this search (its closed forms, phase 1 and the lower checks
+        revisit the same epsilons; the laws are immutable)."""
+        hit = laws_cache.get(e)
+        if hit is None:
+            hit = laws_for(acc.randomizer, e, acc.adjacency)
+            if len(laws_cache) < 256:
+                laws_cache[e] = hit
+        return hit
 
     def up(e: float) -> float:
         """Certified upper value alone on the coarse grid h = sd/8 (phase 1)."""
@@ -212,7 +223,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
         items = []
-        for gamma, law in laws_for(acc.randomizer, e, acc.adjacency):
+        for gamma, law in laws_at(e):
             items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law))
         m = 0.0
         for c, gamma, law in sorted(items, key=lambda t: -t[0]):
@@ -233,7 +244,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if e > EPS_CAP:
             return acc._cap_beyond(e)[0]
         return max((max(jensen_lower(law, float(gamma), acc.n), _single_user_lower(law, float(gamma), acc.n))
-                    for gamma, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0),
+                    for gamma, law in laws_at(e) if law.top_bound() > 0),
                    default=0.0)
 
     def cap_at(e: float) -> float:
@@ -242,7 +253,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return cap_at(acc.eps_tau)
         if e > EPS_CAP:
             return acc._cap_beyond(e)[1]
-        c = max((trivial_cap(law) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
+        c = max((trivial_cap(law) for _, law in laws_at(e)
                  if law.top_bound() > 0), default=0.0)
         return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
 
@@ -251,7 +262,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         e in mode Bracket with the loose target 0.5."""
         if e <= 0.0 or e > EPS_CAP:
             return 0.0
-        laws = [(float(g), law) for g, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0]
+        laws = [(float(g), law) for g, law in laws_at(e) if law.top_bound() > 0]
         if not laws:
             return 0.0
         gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
@@ -305,20 +316,23 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
     modelled = r1 is not None and lo1 <= r1 <= hi1
-    if not modelled:
-        r1 = hi1
+    r1 = r1 if r1 is not None and modelled else hi1
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
         return 0.0
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
+    # atom laws only (their loose pass is one cheap blocked pass; a heavy-tailed law's may cost
+    # as much as get_delta itself)
+    atoms = all(isinstance(law, FiniteLaw) for _, law in laws_at(min(r1, EPS_CAP)))
+
     def lower_far(e: float) -> float:
-        """lower_near, and away from the phase-1 model's root (or without a model) the loose
-        certified lower value: a point far below the root is then settled by one cheap pass
-        instead of a refined get_delta."""
+        """lower_near, and for atom laws away from the phase-1 model's root (or without a model)
+        the loose certified lower value of :func:`loose_lower`: a point far below the root is
+        then settled by one cheap pass instead of a refined get_delta (docs/accountant_atoms.md §6)."""
         lo_e = lower_near(e)
-        if lo_e > delta or (modelled and abs(math.log(e / r1)) <= 0.05):
+        if lo_e > delta or not atoms or (modelled and e > 0.0 and r1 > 0.0 and abs(math.log(e / r1)) <= 0.05):
             return lo_e
-        return loose_lower(e)
+        return max(lo_e, loose_lower(e))
 
     lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_far)
     return min(hi, cap)
