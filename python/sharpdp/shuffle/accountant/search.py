@@ -211,7 +211,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         return hit
 
     def up(e: float) -> float:
-        """Certified upper value alone on the coarse grid h = sd/8 (phase 1)."""
+        """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
+        negative atoms make sd, docs/accountant_atoms.md §6; phase 1)."""
         if e > acc.eps_tau:  # the sampler charge's rule (docs/sampling.md §4): the value at eps_tau
             return up(acc.eps_tau)
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
