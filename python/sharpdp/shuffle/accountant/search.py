@@ -15,13 +15,21 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import numpy as np
+
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.contract import surcharge
-from sharpdp.shuffle.laws import laws_for
+from sharpdp.shuffle.laws import FiniteLaw, laws_for
+
+#: phase 1's grid step over sd (docs/accountant.md §8) ...
+_H_RATIO = 0.125
+#: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
+#: negative atoms make the sd (docs/accountant_atoms.md §6)
+_CORE = 64.0
 
 
 class _Evaluator(Protocol):
@@ -74,6 +82,27 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
             lo, ulo = x, u
         slow = slow + 1 if hi - lo > 0.5 * width else 0
     return lo, ulo, hi, uhi
+
+
+def phase1_h_ratio(law: Any, gamma: float) -> float:
+    """Grid step over sd(B L) of phase 1's upper value (a speed choice; every step gives a
+    certified upper value): 1/8, times sd_core / sd for an atom law, sd_core the sd of B L with
+    the atoms below -_CORE top set to 0 (docs/accountant_atoms.md §6). Far negative atoms (k-RR
+    at large eps0: one near -e^eps k) make sd, and a step sd/8, far coarser than the atoms near 0
+    that decide the value; the blocks' sd scales the same way (variances add), so the ratio
+    carries over to the block law."""
+    if not isinstance(law, FiniteLaw) or law.values.size < 2:
+        return _H_RATIO
+    v, p = law.values, law.probs
+    top = float(np.max(v))
+    if not top > 0.0:
+        return _H_RATIO
+    core = np.where(v >= -_CORE * top, v, 0.0)
+    var = gamma * float(np.sum(p * v * v)) - (gamma * float(np.sum(p * v))) ** 2
+    var_core = gamma * float(np.sum(p * core * core)) - (gamma * float(np.sum(p * core))) ** 2
+    if not (var > 0.0 and var_core > 0.0 and math.isfinite(var)) or var_core >= var:
+        return _H_RATIO
+    return _H_RATIO * max(math.sqrt(var_core / var), 1.0 / 4096.0)
 
 
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
@@ -169,9 +198,21 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     docs/accountant.md §8."""
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
+    laws_cache: dict[float, Any] = {}
+
+    def laws_at(e: float) -> Any:
+        """laws_for at e, memoised for this search (its closed forms, phase 1 and the lower checks
+        revisit the same epsilons; the laws are immutable)."""
+        hit = laws_cache.get(e)
+        if hit is None:
+            hit = laws_for(acc.randomizer, e, acc.adjacency)
+            if len(laws_cache) < 256:
+                laws_cache[e] = hit
+        return hit
 
     def up(e: float) -> float:
-        """Certified upper value alone on the coarse grid h = sd/8 (phase 1)."""
+        """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
+        negative atoms make sd, docs/accountant_atoms.md §6; phase 1)."""
         if e > acc.eps_tau:  # the sampler charge's rule (docs/sampling.md §4): the value at eps_tau
             return up(acc.eps_tau)
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
@@ -183,7 +224,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
         items = []
-        for gamma, law in laws_for(acc.randomizer, e, acc.adjacency):
+        for gamma, law in laws_at(e):
             items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law))
         m = 0.0
         for c, gamma, law in sorted(items, key=lambda t: -t[0]):
@@ -192,7 +233,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             if c <= max(1e-6 * delta, VALUE_FLOOR):
                 m = max(m, c)
             else:
-                m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, 0.125))
+                m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma)))
         u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
         if len(up_cache) < 512:
             up_cache[e] = u
@@ -204,7 +245,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if e > EPS_CAP:
             return acc._cap_beyond(e)[0]
         return max((max(jensen_lower(law, float(gamma), acc.n), _single_user_lower(law, float(gamma), acc.n))
-                    for gamma, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0),
+                    for gamma, law in laws_at(e) if law.top_bound() > 0),
                    default=0.0)
 
     def cap_at(e: float) -> float:
@@ -213,20 +254,25 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return cap_at(acc.eps_tau)
         if e > EPS_CAP:
             return acc._cap_beyond(e)[1]
-        c = max((trivial_cap(law) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
+        c = max((trivial_cap(law) for _, law in laws_at(e)
                  if law.top_bound() > 0), default=0.0)
         return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
 
+    def loose_lower(e: float) -> float:
+        """A certified lower value of D_up at e (0 when none is formed): the law of largest cap at
+        e in mode Bracket with the loose target 0.5."""
+        if e <= 0.0 or e > EPS_CAP:
+            return 0.0
+        laws = [(float(g), law) for g, law in laws_at(e) if law.top_bound() > 0]
+        if not laws:
+            return 0.0
+        gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
+        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower
+
     def above_at(e: float) -> bool:
         """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
-        eps <= e): the law of largest cap at e in mode Bracket with the loose target 0.5."""
-        if e <= 0.0 or e > EPS_CAP:
-            return False
-        laws = [(float(g), law) for g, law in laws_for(acc.randomizer, e, acc.adjacency) if law.top_bound() > 0]
-        if not laws:
-            return False
-        gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
-        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower > delta
+        eps <= e)."""
+        return loose_lower(e) > delta
 
     # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
     # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
@@ -270,11 +316,24 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     g = _guess_epsilon(acc, delta)
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
-    if r1 is None or not lo1 <= r1 <= hi1:
-        r1 = hi1
+    modelled = r1 is not None and lo1 <= r1 <= hi1
+    r1 = r1 if r1 is not None and modelled else hi1
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
         return 0.0
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
-    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_near)
+    # atom laws only (their loose pass is one cheap blocked pass; a heavy-tailed law's may cost
+    # as much as get_delta itself)
+    atoms = all(isinstance(law, FiniteLaw) for _, law in laws_at(min(r1, EPS_CAP)))
+
+    def lower_far(e: float) -> float:
+        """lower_near, and for atom laws away from the phase-1 model's root (or without a model)
+        the loose certified lower value of :func:`loose_lower`: a point far below the root is
+        then settled by one cheap pass instead of a refined get_delta (docs/accountant_atoms.md §6)."""
+        lo_e = lower_near(e)
+        if lo_e > delta or not atoms or (modelled and e > 0.0 and r1 > 0.0 and abs(math.log(e / r1)) <= 0.05):
+            return lo_e
+        return max(lo_e, loose_lower(e))
+
+    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_far)
     return min(hi, cap)
