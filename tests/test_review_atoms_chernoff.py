@@ -315,19 +315,35 @@ def _rr_hs(m: int, h: float, k: int, eps: float) -> float:
     return float(np.sum(binom.pmf(j, k, p) * np.where(s > eps, -np.expm1(np.minimum(eps - s, 0.0)), 0.0)))
 
 
+_BISECT_PATHS: dict = {}
+
+
 def _bisect(ca, delta: float, xtol: float) -> float:
-    """Plain bisection on the certified get_delta (the former get_epsilon), from [0, top of the support]."""
-    h = ca.value_discretization_interval
-    if ca.get_delta(0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, max(sum(c * int(p.losses[-1]) for p, c in zip(ca.pairs(), [c for _, c in ca.parts])) * h, h)
-    while hi - lo > xtol * hi:
-        mid = 0.5 * (lo + hi)
-        if ca.get_delta(mid) <= delta:
-            hi = mid
+    """Plain bisection on the certified get_delta (the former get_epsilon), from [0, top of the support].
+
+    The brackets (lo, hi) visited depend on (ca, delta) only, not on xtol (xtol only says when to stop), so
+    the path is kept per (ca, delta) and extended as needed: the answer for any xtol is exactly that of a
+    fresh bisection (the first hi with hi - lo <= xtol hi), without repeating the get_delta calls."""
+    key = (id(ca), delta)
+    if key not in _BISECT_PATHS:
+        h = ca.value_discretization_interval
+        if ca.get_delta(0.0) <= delta:
+            _BISECT_PATHS[key] = (ca, None)
         else:
-            lo = mid
-    return hi
+            top = max(sum(c * int(p.losses[-1]) for p, c in zip(ca.pairs(), [c for _, c in ca.parts])) * h, h)
+            _BISECT_PATHS[key] = (ca, [(0.0, top)])  # (ca kept alive: its id is not reused)
+    path = _BISECT_PATHS[key][1]
+    if path is None:
+        return 0.0
+    i = 0
+    while True:
+        lo, hi = path[i]
+        if hi - lo <= xtol * hi:
+            return hi
+        if i + 1 == len(path):
+            mid = 0.5 * (lo + hi)
+            path.append((lo, mid) if ca.get_delta(mid) <= delta else (mid, hi))
+        i += 1
 
 
 def _check_epsilon(ca, delta: float, xtol: float, exact=None) -> float:
