@@ -2,7 +2,8 @@
 
 Each subcommand lives in its own module exposing ``register(subparsers,
 parent)``, ``run(args) -> dict`` and ``format_text(result) -> str``. Domain
-code is imported inside ``run`` so ``sharpdp --help`` stays fast.
+code is imported inside ``run`` so ``sharpdp --help`` stays fast; ``sharpdp --version`` imports
+no subcommand (nor numpy) at all.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import json
 import os
 import re
 import sys
-from typing import Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 # Module names under sharpdp.cli, in the order shown by --help.
 _COMMANDS = ("mean", "account", "histogram", "crlb", "figures")
@@ -71,7 +73,11 @@ def release_rng(seed: int | None) -> np.random.Generator | None:
     ``--diagnostics`` file); a seeded run says it is not private unless the seed stays secret
     (:data:`SEEDED_MODE_WARNING`).
     """
-    return None if seed is None else np.random.default_rng(int(seed))
+    if seed is None:
+        return None
+    import numpy as np
+
+    return np.random.default_rng(int(seed))
 
 
 def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outputs: Sequence[str] = ()) -> None:
@@ -222,25 +228,30 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _jsonable(obj: Any) -> Any:
+    np = sys.modules.get("numpy")  # (no numpy object exists unless numpy was imported)
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
+    if np is not None and isinstance(obj, np.ndarray):
         return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
+    if np is not None and isinstance(obj, np.generic):
         return obj.item()
     return obj
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_version(parser: argparse.ArgumentParser) -> None:
     from sharpdp import __version__
 
+    parser.add_argument("--version", action="version", version=f"sharpdp {__version__}")
+
+
+def build_parser() -> argparse.ArgumentParser:
     from sharpdp._progress import PROGRESS_RULE
 
     parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.",
                      epilog=PROGRESS_RULE)
-    parser.add_argument("--version", action="version", version=f"sharpdp {__version__}")
+    _add_version(parser)
     parent = _Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print the result as one JSON object")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -254,6 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given[:1] == ["--version"]:  # the full parser's own answer (argparse acts on its first option at once),
+        version_only = _Parser(prog="sharpdp", add_help=False)  # without importing the subcommands
+        _add_version(version_only)
+        version_only.parse_known_args(given[:1])
     parser = build_parser()
     args = parser.parse_args(argv)
     module = importlib.import_module(f"{__name__}.{args.command}")
