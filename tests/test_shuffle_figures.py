@@ -39,9 +39,29 @@ def test_n_scaling_epsilon_is_on_the_safe_side():
 
 
 def test_figures_regenerate_with_one_command(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "figures", "shuffle", "--quick", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=1200)
+    """One real run of the command in a fresh interpreter (``--json``); it also serves the checks that
+    ``figures --quick`` is marked as reduced and that its note counts the points of the written files
+    (formerly a second, in-process run of the same computation in tests/test_cli_output_streams.py;
+    the text output of ``--quick`` is checked there without recomputing the figures)."""
+    import json
+
+    from sharpdp.apps.shuffle_figures import _figure_jobs
+
+    r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "figures", "shuffle", "--quick", "--out", str(tmp_path),
+                        "--json"], capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["quick"] is True and res["figures"] == "shuffle"
+    quick, full = (_figure_jobs(q)[0] for q in (True, False))
+    n1, n2 = (sum(1 for f, *_ in quick if f == k) for k in (1, 2))
+    assert res["note"].startswith(f"quick run: REDUCED figures (Figure 1: {n1} epsilon points instead of "
+                                  f"{sum(1 for f, *_ in full if f == 1)}, Figure 2: {n2} instead of "
+                                  f"{sum(1 for f, *_ in full if f == 2)})")
+    assert "not the paper's figures" in res["note"]
+    # the counts in the note are those of the written files (the files named in the answer)
+    assert len(pd.read_csv(res["written"]["figure1_utility_csv"])) == n1 == 2
+    assert len(pd.read_csv(res["written"]["figure2_privacy_profile_csv"])) == n2 == 4
+    assert pd.read_csv(res["written"]["figure1_utility_csv"]).equals(pd.read_csv(tmp_path / "figure1_utility.csv"))
     for name in ("figure1_utility", "figure2_privacy_profile", "figure3_n_scaling"):
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
         assert len(pd.read_csv(tmp_path / f"{name}.csv")) >= 2
