@@ -142,6 +142,21 @@ def test_profile_bar_total_is_the_work_done_at_the_end(capsys, monkeypatch):
     assert f"{done}/{done}" in frames[-1], frames[-1]
 
 
+def test_version_answers_without_importing_the_subcommands():
+    """``sharpdp --version`` (a newcomer's first command) imports neither the subcommands nor numpy: in a
+    fresh interpreter, main(["--version"]) prints the version, exits 0 and leaves them unimported."""
+    import subprocess
+
+    import sharpdp
+
+    code = ("import sys\nfrom sharpdp.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit as e:\n"
+            "    print('exit', e.code)\n"
+            "print([m for m in ('numpy', 'sharpdp.shuffle', 'sharpdp.cli.account', 'sharpdp.cli.mean') "
+            "if m in sys.modules])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.splitlines() == [f"sharpdp {sharpdp.__version__}", "exit 0", "[]"], (r.stdout, r.stderr)
+
+
 def test_account_rounds_without_tqdm_ends_its_plain_bar_at_the_work_done(capsys, monkeypatch):
     import re
 
