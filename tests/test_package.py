@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 
 
 def _run_py(code: str) -> str:
@@ -20,9 +22,16 @@ def test_core_extension_loads():
     assert {"accountant", "samplers", "histogram", "crlb"} <= set(dir(_core))
 
 
-def test_cli_help_and_one_line_errors():
+def test_cli_help_and_one_line_errors(capsys):
+    """--help in a fresh interpreter; the unknown command in-process through the same main() (argparse's
+    SystemExit carries the status; an exception escaping main would fail the test)."""
+    from sharpdp.cli import main
+
     ok = subprocess.run([sys.executable, "-m", "sharpdp.cli", "--help"], capture_output=True, text=True)
     assert ok.returncode == 0 and "mean" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "sharpdp.cli", "no-such-command"], capture_output=True, text=True)
-    assert bad.returncode == 2
-    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as bad:
+        main(["no-such-command"])
+    out, err = capsys.readouterr()
+    assert bad.value.code == 2 and out == ""
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "no-such-command" in err
