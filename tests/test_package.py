@@ -6,7 +6,6 @@ import sys
 import pytest
 
 
-
 def _run_py(code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
 
