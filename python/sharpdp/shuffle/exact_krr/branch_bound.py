@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from sharpdp._core_loader import core
 from sharpdp.shuffle.exact_krr.binomial import RR, UROUND, ULP_CALL, binom_window, chernoff_edges
 
 
@@ -18,6 +19,8 @@ N_EXACT = 4000
 #: Tail levels of the O(w) path: a first, shallower level keeps the windows short (its truncation
 #: charge 4 a e^-40 ~ 2e-17 a is below 1e-6 of any value >= 2e-11 a).
 FAST_TAIL_LEVELS = (40.0, 80.0, 300.0, 745.0)
+#: Deepest tail level of the compiled class evaluation (its pmf ratios stay in the normal range).
+_COMPILED_MAX_NATS = 300.0
 _BAND = 8  # half-width of the first band of terms evaluated around the threshold guess
 #: Upper values at or below this are not refined further (the bracket is then [lower, upper] with
 #: upper <= 1e-290: values this small are near the end of the double range, where the absolute
@@ -53,6 +56,9 @@ class OneClass(RR):
         self._cached = 0
         self.evaluations = 0  # class evaluations (for the benchmark)
         self.bar: Any = None  # a progress bar counting the evaluations, set during long calls
+        #: the O(w) evaluation in C++ (sharpdp._core.exact_krr, docs/sharp_krr.md §4.12) for tail
+        #: levels up to 300 nats; False: the numpy path of §4.10 (the 745-nat level always)
+        self.compiled = True
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -92,6 +98,14 @@ class OneClass(RR):
         e = math.expm1(eps)  # b - a (p + q = 1)
         ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
         re = ULP_CALL + 2 * UROUND
+        if self.compiled and nats <= _COMPILED_MAX_NATS:  # the same evaluation in C++ (§4.12)
+            lo_c, up_c, charge_c, *_ = core.exact_krr.class_bracket(
+                e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
+            return lo_c, up_c, charge_c
+        return self._at_numpy(eps, npop, j, nats, a, b, e, ra, rb, re)
+
+    def _at_numpy(self, eps: float, npop: int, j: int, nats: float, a: float, b: float, e: float,
+                  ra: float, rb: float, re: float) -> tuple[float, float, float]:
         a0, A, rA, At = self._window(j, 1, nats)
         b0, B, rB, Bt = self._window(npop - 1 - j, -1, nats)
         if A.size > B.size:
