@@ -12,6 +12,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
 #include <stdexcept>
 #include <vector>
 
@@ -137,6 +140,49 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   }
 }
 
+// A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
+// same ranges at every eps of a search, and the two halves of a range each share one window with
+// it, §4.11), keyed by every input of binom_window, so a hit is the same doubles; cleared when it
+// holds more than kCacheElements doubles. A window is built before it is inserted (an exception
+// leaves nothing behind).
+constexpr std::size_t kCacheElements = 8000000;
+struct WindowKey {
+  std::int64_t m;
+  double pi, pi_c, log_odds, nats;
+  bool operator==(const WindowKey& o) const {
+    return m == o.m && pi == o.pi && pi_c == o.pi_c && log_odds == o.log_odds && nats == o.nats;
+  }
+};
+struct WindowKeyHash {
+  std::size_t operator()(const WindowKey& k) const {
+    std::size_t h = std::hash<std::int64_t>()(k.m);
+    for (double x : {k.pi, k.pi_c, k.log_odds, k.nats}) h = h * 1000003u ^ std::hash<double>()(x);
+    return h;
+  }
+};
+struct WindowCache {
+  std::unordered_map<WindowKey, std::shared_ptr<const Window>, WindowKeyHash> map;
+  std::size_t elements = 0;
+};
+
+inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
+                                                   double nats) {
+  thread_local WindowCache cache;
+  const WindowKey key{m, pi, pi_c, log_odds, nats};
+  auto it = cache.map.find(key);
+  if (it != cache.map.end()) return it->second;
+  auto w = std::make_shared<Window>();
+  binom_window(m, pi, pi_c, log_odds, nats, *w);
+  const std::size_t add = 2 * w->pmf.size();
+  if (cache.elements + add > kCacheElements) {
+    cache.map.clear();  // (windows in use stay alive through their shared_ptr)
+    cache.elements = 0;
+  }
+  cache.map.emplace(key, w);
+  cache.elements += add;
+  return w;
+}
+
 // Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
 // nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
 // error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
@@ -145,9 +191,10 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
                                   double rb, double re, std::int64_t npop, std::int64_t j, double nats) {
   if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
   if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
-  Window WA, WB;
-  binom_window(j, p, q, eps0, nats, WA);
-  binom_window(npop - 1 - j, q, p, -eps0, nats, WB);
+  const std::shared_ptr<const Window> pa = cached_window(j, p, q, eps0, nats);
+  const std::shared_ptr<const Window> pb = cached_window(npop - 1 - j, q, p, -eps0, nats);
+  const Window& WA = *pa;
+  const Window& WB = *pb;
   const std::int64_t a0 = WA.lo, b0 = WB.lo;
   const Window* SA = &WA;
   const Window* SB = &WB;
