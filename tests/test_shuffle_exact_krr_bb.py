@@ -132,8 +132,8 @@ def test_sharp_between_all_equal_and_blanket_large_n(e0, n):
 
 def test_n_max_and_refusal():
     rr = RandomizedResponse(2, 1.0)
-    assert N_MAX == 10**7 and N_EXACT == 4000
-    with pytest.raises(ValueError, match=r"n must be <= 10000000 "):
+    assert N_MAX == 10**9 and N_EXACT == 4000
+    with pytest.raises(ValueError, match=r"n must be <= 1000000000 "):
         ExactShuffleAccountant(rr, N_MAX + 1)
     acc = ExactShuffleAccountant(rr, N_EXACT + 1)
     lo, up = acc.delta_at_class(0.05, 0)

@@ -46,7 +46,7 @@ __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EXACT", "N_MAX", "ExactS
 
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
-N_MAX = 10**7  # the algorithm runs at 1e9 too (1.7-8 s per get_epsilon): docs/sharp_krr.md §5
+N_MAX = 10**9  # the library's limit; get_epsilon(1e-6) about 0.1-2 s CPU at 1e9 (docs/sharp_krr.md §5-§6)
 
 
 class ExactShuffleAccountant:
