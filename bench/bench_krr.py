@@ -3,6 +3,7 @@
 Run as a benchmark:  python -m pytest bench/bench_krr.py --benchmark-only
 Print the README table: python bench/bench_krr.py
 Print the sharp-vs-blanket table only (binary RR, a few minutes): python bench/bench_krr.py sharp
+Print the sharp accountant's speed table (get_epsilon(1e-6), fresh processes): python bench/bench_krr.py speed
 
 The sharp table (:func:`sharp_table`) puts, for binary RR at delta = 1e-6: the sharp epsilon of the
 shuffled mechanism itself (ExactShuffleAccountant, n <= 1e6; docs/sharp_krr.md), the certified
@@ -226,6 +227,43 @@ def test_krr_sampler_throughput(benchmark, impl):
         benchmark(rr.sample, x, 0)
 
 
+SPEED_EPS0 = (0.5, 1.0, 2.0, 4.0, 8.0)
+SPEED_N = (10**3, 4000, 10**5, 10**6, 10**7, 10**9)
+_SPEED_CALL = ("import sys, time; from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse; "
+               "e0, n = float(sys.argv[1]), int(sys.argv[2]); t = time.process_time(); "
+               "acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n); e = acc.get_epsilon(1e-6); "
+               "dt = time.process_time() - t; "
+               "ev = acc._bb.one.evaluations if hasattr(acc, '_bb') else -1; print(dt, e, ev)")
+
+
+def speed_row(eps0: float, n: int, repeats: int = 3) -> tuple[float, float, int]:
+    """(min CPU s, eps, class evaluations) of ``ExactShuffleAccountant(RandomizedResponse(2, eps0),
+    n).get_epsilon(1e-6)``, construction included, each run in a fresh process (the compiled
+    class evaluation keeps a per-process window cache, which a second call in the same process
+    would reuse)."""
+    import subprocess
+    import sys
+
+    runs = []
+    for _ in range(repeats):
+        out = subprocess.run([sys.executable, "-c", _SPEED_CALL, str(eps0), str(n)], capture_output=True,
+                             text=True, check=True).stdout.split()
+        runs.append((float(out[0]), float(out[1]), int(out[2])))
+    return min(runs)
+
+
+def speed_table() -> None:
+    """Print the speed goal's table: get_epsilon(1e-6), binary RR, default xtol (docs/sharp_krr.md §6)."""
+    print("| n | " + " | ".join(f"eps0 = {e:g}" for e in SPEED_EPS0) + " |")
+    print("|---|" + "---|" * len(SPEED_EPS0))
+    for n in SPEED_N:
+        cells = []
+        for e0 in SPEED_EPS0:
+            secs, _, evals = speed_row(e0, n)
+            cells.append(f"{secs * 1e3:.1f} ms" + (f" ({evals})" if evals >= 0 else ""))
+        print(f"| {n:.0e} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
     import sys
 
@@ -233,6 +271,9 @@ def main() -> None:
 
     if len(sys.argv) > 1 and sys.argv[1] == "sharp":
         sharp_table()
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "speed":
+        speed_table()
         return
     cases = CASES if len(sys.argv) < 2 else [c for c in CASES if c[2] <= float(sys.argv[1])]
     print("| k | eps0 | n | CPU s | grid passes | eps (certified) | delta bracket at eps | clones eps | reference |")

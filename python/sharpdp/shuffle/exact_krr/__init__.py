@@ -42,8 +42,11 @@ from sharpdp.shuffle.exact_krr.branch_bound import (MAX_BRACKET_EVALS, MAX_EPSIL
                                                   BranchAndBound)
 from sharpdp.shuffle.exact_krr.tables import Classes
 
-__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
+__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
+#: get_epsilon uses the all-class tables at n <= N_EPSILON_TABLES (cheap to build there) and the
+#: branch and bound above (docs/sharp_krr.md §4.11; at n <= N_EXACT get_delta still uses the tables).
+N_EPSILON_TABLES = 64
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
 N_MAX = 10**9  # the library's limit; get_epsilon(1e-6) about 0.1-2 s CPU at 1e9 (docs/sharp_krr.md §5-§6)
@@ -125,10 +128,17 @@ class ExactShuffleAccountant:
         self.randomizer = randomizer
         self.adjacency = "replace"
         self.epsilon0 = float(randomizer.epsilon0)
-        if self.n <= N_EXACT:
-            self._classes = Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
-        else:
-            self._bb = BranchAndBound(self.epsilon0, self.n)
+        self._tables: Classes | None = None  # n <= N_EXACT: built on the first get_delta / report
+        # the branch and bound (docs/sharp_krr.md §4.11): get_delta above N_EXACT, get_epsilon above
+        # N_EPSILON_TABLES (milliseconds where building every class's table costs 0.1-1 s)
+        self._bb = BranchAndBound(self.epsilon0, self.n)
+
+    @property
+    def _classes(self) -> Classes:
+        """Every class tabulated (n <= N_EXACT; O(n w^2), built once on first use)."""
+        if self._tables is None:
+            self._tables = Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
+        return self._tables
 
     # ------------------------------------------------------------------ public API
     def report(self, epsilon: float) -> AccountantReport:
@@ -158,6 +168,8 @@ class ExactShuffleAccountant:
             inner_lo = float(np.max(lo_j[1:-1])) if self.n > 2 else 0.0
             inner_up = float(np.max(up_j[1:-1])) if self.n > 2 else 0.0
             flag = True if inner_up <= end_lo else (False if inner_lo > end_up else None)
+            # an upper value certified at eps' <= eps by get_epsilon's branch and bound bounds it too
+            up = min([up] + [t for e_c, t in self._bb.certified if e_c <= eps])
         else:  # j: the class of the largest lower value found (the ranges' upper values name no class)
             with self._progress("sharp delta"):
                 lo, up, j, flag = self._bb.max_report(eps, self.rel_tol)
@@ -249,7 +261,7 @@ class ExactShuffleAccountant:
         """
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
-        if self.n > N_EXACT:
+        if self.n > N_EPSILON_TABLES:
             with self._progress("sharp epsilon"):
                 return self._get_epsilon_bb(d, xtol)
         N = self.n - 1
