@@ -68,13 +68,14 @@ class ExactShuffleAccountant:
     (branch and bound, docs/sharp_krr.md §4.11). Binary RR is eps0-LDP: delta = 0 exactly for
     eps >= eps0.
 
-    Cost. n <= N_EXACT = 4000: every class tabulated when the accountant is built, O(n w^2) with
-    w ~ 25 sqrt(n p q) (0.4 s at n = 4000, eps0 = 1), then about 40 ms per ``get_epsilon``.
-    n > N_EXACT: nothing is built; each delta or epsilon takes a few hundred to a few thousand
-    O(w) class evaluations (w ~ 18 sqrt(n p q)), independent of n in number: measured at
-    delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.02-0.13 s at n = 1e5,
-    0.04-0.2 s at n = 1e6, 0.17-0.7 s at n = 1e7 (eps0 = 4 to 1); ``get_delta`` (rel_tol = 1e-2)
-    similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
+    Cost. n <= N_EXACT = 4000: ``get_delta``/``report`` tabulate every class on their first call,
+    O(n w^2) with w ~ 25 sqrt(n p q) (0.1 s at n = 1000, 0.4 s at n = 4000, eps0 = 1), then
+    milliseconds per value. ``get_epsilon`` (n > N_EPSILON_TABLES = 64) and every call at
+    n > N_EXACT: a few hundred to a few thousand O(w) class evaluations (w ~ 18 sqrt(n p q); in
+    C++, docs/sharp_krr.md §4.12), independent of n in number: measured at delta = 1e-6
+    (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 1-3 ms at
+    n <= 1e5, 5-60 ms at n = 1e6, 0.07-1.8 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
+    (rel_tol = 1e-2) similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
     the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
     certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
     (then the blanket accountant's certified, looser answer); docs/sharp_krr.md §4.11. A progress
@@ -85,7 +86,7 @@ class ExactShuffleAccountant:
     randomizer : RandomizedResponse
         Binary randomized response (k = 2), any eps0 in (0, 300].
     n : int
-        Number of users, 1 <= n <= :data:`N_MAX` = 1e7 (every one of the n classes of the other
+        Number of users, 1 <= n <= :data:`N_MAX` = 1e9 (every one of the n classes of the other
         users' data is covered: tabulated up to N_EXACT, by branch and bound above).
     adjacency : {"replace"}, default "replace"
         Replace-one (one user's input replaced by another). Zero-out ("zero_out") is not covered.
@@ -246,7 +247,7 @@ class ExactShuffleAccountant:
             than xtol only if the branch and bound hit its budget or delta lies inside a class's
             certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (0.04-0.6 s at n = 1e6, delta = 1e-6); after
+            (1e-6) class evaluations of O(sqrt n) each (5-60 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
             :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
             target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
             adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
