@@ -44,8 +44,9 @@ from sharpdp.shuffle.exact_krr.tables import Classes
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
-#: get_epsilon uses the all-class tables at n <= N_EPSILON_TABLES (cheap to build there) and the
-#: branch and bound above (docs/sharp_krr.md §4.11; at n <= N_EXACT get_delta still uses the tables).
+#: get_epsilon uses the all-class tables at n <= N_EPSILON_TABLES (cheap to build there), and at
+#: n <= N_EXACT when xtol < 1e-4; the branch and bound otherwise (docs/sharp_krr.md §4.9, §4.11; at
+#: n <= N_EXACT get_delta still uses the tables).
 N_EPSILON_TABLES = 64
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
@@ -262,7 +263,11 @@ class ExactShuffleAccountant:
         """
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
-        if self.n > N_EPSILON_TABLES:
+        # branch and bound above N_EXACT, and above N_EPSILON_TABLES at xtol >= 1e-4 (milliseconds, where
+        # building the tables costs 0.1-1 s); the tables at finer xtol (n <= N_EXACT): their answers
+        # are the certified end of a bisection bracket, the branch and bound's the far end of the
+        # allowed one (docs/sharp_krr.md §4.9)
+        if self.n > N_EXACT or (self.n > N_EPSILON_TABLES and xtol >= 1e-4):
             with self._progress("sharp epsilon"):
                 return self._get_epsilon_bb(d, xtol)
         N = self.n - 1
