@@ -74,8 +74,8 @@ class ExactShuffleAccountant:
     milliseconds per value. ``get_epsilon`` (n > N_EPSILON_TABLES = 64) and every call at
     n > N_EXACT: a few hundred to a few thousand O(w) class evaluations (w ~ 18 sqrt(n p q); in
     C++, docs/sharp_krr.md §4.12), independent of n in number: measured at delta = 1e-6
-    (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 1-3 ms at
-    n <= 1e5, 5-60 ms at n = 1e6, 0.07-1.8 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
+    (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 0.1-3 ms at
+    n <= 4000, 1-18 ms at n = 1e5, 1-48 ms at n = 1e6, 0.07-1.8 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
     (rel_tol = 1e-2) similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
     the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
     certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
@@ -248,7 +248,7 @@ class ExactShuffleAccountant:
             than xtol only if the branch and bound hit its budget or delta lies inside a class's
             certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (5-60 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
+            (1e-6) class evaluations of O(sqrt n) each (1-48 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
             :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
             target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
             adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
