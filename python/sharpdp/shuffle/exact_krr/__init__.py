@@ -71,7 +71,7 @@ class ExactShuffleAccountant:
 
     Cost. n <= N_EXACT = 4000: ``get_delta``/``report`` tabulate every class on their first call,
     O(n w^2) with w ~ 25 sqrt(n p q) (0.1 s at n = 1000, 0.4 s at n = 4000, eps0 = 1), then
-    milliseconds per value. ``get_epsilon`` (n > N_EPSILON_TABLES = 64) and every call at
+    milliseconds per value. ``get_epsilon`` (n > N_EPSILON_TABLES = 64, xtol >= 1e-4) and every call at
     n > N_EXACT: a few hundred to a few thousand O(w) class evaluations (w ~ 18 sqrt(n p q); in
     C++, docs/sharp_krr.md §4.12), independent of n in number: measured at delta = 1e-6
     (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 0.1-3 ms at
