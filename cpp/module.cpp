@@ -11,6 +11,7 @@ void register_samplers(py::module_& m);
 void register_histogram(py::module_& m);
 void register_crlb(py::module_& m);
 void register_blocks(py::module_& m);
+void register_exact_krr(py::module_& m);
 }  // namespace sharpdp
 
 PYBIND11_MODULE(_core, m) {
@@ -19,9 +20,11 @@ PYBIND11_MODULE(_core, m) {
   auto smp = m.def_submodule("samplers", "Vectorised local-randomizer samplers");
   auto his = m.def_submodule("histogram", "Shifted-log Gaussian release kernels");
   auto crl = m.def_submodule("crlb", "Recursive privacy-preserving Fisher/CRLB updates");
+  auto krr = m.def_submodule("exact_krr", "Sharp shuffled binary RR: one class in O(w)");
   sharpdp::register_accountant(acc);
   sharpdp::register_samplers(smp);
   sharpdp::register_histogram(his);
   sharpdp::register_crlb(crl);
+  sharpdp::register_exact_krr(krr);
   sharpdp::register_blocks(acc);  // (the atom-law block kernels: functions of sharpdp._core.accountant)
 }

@@ -249,13 +249,15 @@ def test_reference_table_large_n_rows_are_all_equal_lower_bounds():
 
 def test_smallest_certified_delta_reports_the_sharp_bound():
     from sharpdp.shuffle import smallest_certified_delta
+    from sharpdp.shuffle.certified import sharp_applies
 
     rr = RandomizedResponse(2, 1.0)
     d, src = smallest_certified_delta(rr, 1000, 0.12, "replace")
     assert src == "sharp" and d == ExactShuffleAccountant(rr, 1000).get_delta(0.12)
     assert d < ShuffleAccountant(rr, 1000, adjacency="replace").get_delta(0.12)
     # outside the sharp range: the former choice (blanket or clones), never "sharp"
-    assert smallest_certified_delta(rr, N_MAX + 1, 0.05, "replace")[1] in ("blanket", "clones")
+    # the sharp range now reaches the library's limit n = 1e9 (docs/sharp_krr.md §5)
+    assert N_MAX == 10**9 and sharp_applies(rr, N_MAX, "replace") and not sharp_applies(rr, N_MAX, "zero_out")
     assert smallest_certified_delta(rr, 1000, 0.12, "zero_out")[1] == "blanket"
     assert smallest_certified_delta(RandomizedResponse(3, 1.0), 200, 0.3, "replace")[1] in ("blanket", "clones")
 

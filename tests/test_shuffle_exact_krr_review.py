@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from sharpdp.shuffle import (
     ExactShuffleAccountant,
     RandomizedResponse,
+    ShuffleAccountant,
     smallest_certified_delta,
 )
 from sharpdp.shuffle.exact_krr import N_EXACT, N_MAX, all_equal_delta_bounds
@@ -297,10 +298,12 @@ def test_smallest_certified_delta_is_above_the_truth_and_consistent_at_n_max():
     assert src == "sharp"
     truth = max(_mp_class(300, 1.0, 0.2, j) for j in (0, 298, 299))
     assert mp.mpf(d) >= truth and d <= float(truth) * (1 + 1e-7)
-    # past N_MAX another certified upper value is reported: it must lie above the certified lower value
-    # of the same mechanism (the all-equal datasets)
-    d2, src2 = smallest_certified_delta(rr, N_MAX + 1, 0.1, "replace")
-    assert src2 in ("blanket", "clones") and d2 >= all_equal_delta_bounds(1.0, N_MAX + 1, 0.1)[0]
+    # at N_MAX = 1e9 (the library's limit) the sharp value is reported: it must lie above the certified
+    # lower value of the same mechanism (the all-equal datasets) and below the blanket's
+    assert N_MAX == 10**9
+    d2, src2 = smallest_certified_delta(rr, N_MAX, 5e-5, "replace")
+    assert src2 == "sharp" and all_equal_delta_bounds(1.0, N_MAX, 5e-5)[0] <= d2
+    assert d2 <= ShuffleAccountant(rr, N_MAX, adjacency="replace").get_delta(5e-5)
 
 
 def test_cli_reports_the_sharp_bound_and_its_meaning(capsys):
@@ -318,10 +321,10 @@ def test_cli_reports_the_sharp_bound_and_its_meaning(capsys):
     r = json.loads(out)
     assert code == 0 and r["bound"] == "sharp"
     assert mp.mpf(_acc(2.0, 97).get_delta(r["epsilon"])) <= 1e-6
-    code, out, err = run(capsys, "account", "--k", "2", "--epsilon0", "2", "--n", str(N_MAX + 1), "--adjacency",
-                         "replace", "--epsilon", "0.5", "--json")
+    code, out, err = run(capsys, "account", "--k", "2", "--epsilon0", "2", "--n", "97", "--adjacency",
+                         "zero_out", "--epsilon", "0.5", "--json")
     r = json.loads(out)
-    assert code == 0 and r["bound"] == "blanket" and str(N_MAX) in r["bound_why_not_sharp"]
+    assert code == 0 and r["bound"] == "blanket" and "replace" in r["bound_why_not_sharp"]
 
 
 # ----------------------------------------------------------------------------- subnormal range (fixed)

@@ -1,6 +1,6 @@
 """Type stubs of the compiled core ``sharpdp._core`` (internal; use the ``sharpdp.*`` Python API).
 
-One extension with four submodules, each registered by its pybind11 binding (``cpp/bind_*.cpp``)
+One extension with five submodules, each registered by its pybind11 binding (``cpp/bind_*.cpp``)
 over the Python-free kernels of ``cpp/kernels/``. Arrays are float64 (int64 for categories), C-contiguous after
 conversion; ``threads = 0`` means all cores; C++ argument errors raise ValueError.
 """
@@ -100,7 +100,17 @@ class PPState:
 class _Crlb:
     PPState: type[PPState]
 
+class _ExactKrr:
+    """Sharp shuffled binary RR, one class in O(w) (``cpp/kernels/exact_krr.hpp``, binding
+    ``cpp/bind_exact_krr.cpp``; docs/sharp_krr.md §4.10, §4.12)."""
+
+    MAX_NATS: float
+
+    def class_bracket(self, eps0: float, p: float, q: float, a: float, b: float, e: float, ra: float, rb: float,
+                      re: float, npop: int, j: int, nats: float) -> tuple[float, float, float, int, int, int]: ...
+
 accountant: _Accountant
+exact_krr: _ExactKrr
 samplers: _Samplers
 histogram: _Histogram
 crlb: _Crlb

@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "1e-24 and the grid fits its size caps; below 1e-24 only the upper value is refined. With --delta: "
             "the smallest certified epsilon (safe end of its bracket). gamma = 0 is the Gaussian randomizer. "
             "With --k K --epsilon0 E0 instead of --gamma/--sigma0: k-ary randomized response; for k = 2, "
-            "--adjacency replace and n <= 1e7 the sharp bound (the shuffled mechanism's own delta, worst case "
+            "--adjacency replace and n <= 1e9 the sharp bound (the shuffled mechanism's own delta, worst case "
             "over datasets: sharpdp.shuffle.ExactShuffleAccountant) is reported, else the blanket bound; the "
             "output says which (\"bound\")."))
     p.add_argument("--gamma", type=float, default=None, help="BMG: blanket mass in [0, 1)")

@@ -33,7 +33,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("sharpdp.interop.dp_accounting needs dp-accounting: pip install 'sharpdp[interop]'") from exc
 
 from sharpdp import _validation as V
-from sharpdp.shuffle import ShuffleAccountant
+from sharpdp.shuffle import ExactShuffleAccountant, ShuffleAccountant
+from sharpdp.shuffle.certified import sharp_applies
 from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair, doubling_epsilon
 
 NeighborRel = dp_accounting.NeighboringRelation
@@ -99,14 +100,15 @@ def export_interval(accountant) -> float:
     return doubling_epsilon(accountant, _EXPORT_DELTA) / _EXPORT_POINTS
 
 
-def to_pld(accountant: ShuffleAccountant, value_discretization_interval: Optional[float] = None,
+def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discretization_interval: Optional[float] = None,
            **options: Any) -> "_pld.PrivacyLossDistribution":
     """A dp_accounting privacy-loss distribution that dominates a shuffled round.
 
     Parameters
     ----------
-    accountant : ShuffleAccountant
-        The round (randomizer, n, adjacency).
+    accountant : ShuffleAccountant or ExactShuffleAccountant
+        The round (randomizer, n, adjacency); the sharp accountant's certified upper values give a
+        pair that dominates the shuffled binary RR round itself (docs/sharp_krr.md §5).
     value_discretization_interval : float or None, default None
         Lattice step of the privacy loss (nats, in [1e-12, 1]), as dp_accounting's own PLDs. None:
         chosen from the round by :func:`export_interval` (its eps scale), so that the PLD's delta
@@ -131,7 +133,7 @@ def to_pld(accountant: ShuffleAccountant, value_discretization_interval: Optiona
     Raises
     ------
     TypeError
-        ``accountant`` is not a ShuffleAccountant.
+        ``accountant`` is not a ShuffleAccountant or ExactShuffleAccountant (one shuffled round).
     ValueError
         Bad discretisation interval or options (see ``dominating_pair``).
     """
@@ -157,26 +159,39 @@ class ShuffledRoundEvent(dp_event.DpEvent):
         Number of users, 1 <= n <= 1e9.
     adjacency : str, default "zero_out"
         "zero_out" (dp_accounting's REPLACE_SPECIAL) or "replace" (REPLACE_ONE).
+    bound : str, default "blanket"
+        Which certified accountant gives the round's dominating pair: "blanket"
+        (:class:`sharpdp.shuffle.ShuffleAccountant`, any randomizer) or "sharp"
+        (:class:`sharpdp.shuffle.ExactShuffleAccountant`, the shuffled mechanism's own delta: binary
+        ``RandomizedResponse`` with ``adjacency="replace"`` only, docs/sharp_krr.md).
 
     Raises
     ------
     ValueError, TypeError
-        At construction: ``n`` not an integer in [1, 1e9], ``adjacency`` not one of the two.
+        At construction: ``n`` not an integer in [1, 1e9], ``adjacency`` not one of the two,
+        ``bound`` not "blanket" or "sharp", or "sharp" for a round it does not cover.
     """
 
     randomizer: Any
     n: int
     adjacency: str = "zero_out"
+    bound: str = "blanket"
 
     def __attrs_post_init__(self) -> None:
         V.integer("n", self.n, lo=1, hi=10**9)
         if self.adjacency not in _RELATION:
             raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {self.adjacency!r}")
+        if self.bound not in ("blanket", "sharp"):
+            raise ValueError(f"bound must be 'blanket' or 'sharp', got {self.bound!r}")
+        if self.bound == "sharp" and not sharp_applies(self.randomizer, self.n, self.adjacency):
+            raise ValueError("bound='sharp' covers binary RandomizedResponse (k = 2) with adjacency='replace' "
+                             f"only (ExactShuffleAccountant), got randomizer={self.randomizer!r}, "
+                             f"adjacency={self.adjacency!r}; use bound='blanket'")
 
     def __repr__(self) -> str:
-        return (f"ShuffledRoundEvent(randomizer={self.randomizer!r}, n={self.n!r}, adjacency={self.adjacency!r}; "
-                "compose it with sharpdp.interop.dp_accounting.ShufflePLDAccountant, a PLDAccountant that "
-                "knows shuffled rounds)")
+        return (f"ShuffledRoundEvent(randomizer={self.randomizer!r}, n={self.n!r}, adjacency={self.adjacency!r}, "
+                f"bound={self.bound!r}; compose it with sharpdp.interop.dp_accounting.ShufflePLDAccountant, a "
+                "PLDAccountant that knows shuffled rounds)")
 
 
 class AdjacencyMismatchError(ValueError, privacy_accountant.UnsupportedEventError):
@@ -302,10 +317,14 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         return super().get_delta(V.real("target_epsilon", target_epsilon, lo=0.0, allow_inf=True))
 
     def _round_pld(self, event: ShuffledRoundEvent):
-        key = (id(event.randomizer), event.n, event.adjacency)
+        key = (id(event.randomizer), event.n, event.adjacency, event.bound)
         hit = self._round_plds.get(key)
         if hit is None or hit[0] is not event.randomizer:
-            acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
+            acc: Any
+            if event.bound == "sharp":  # certified upper values of the mechanism's own delta (docs/sharp_krr.md)
+                acc = ExactShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
+            else:
+                acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
             hit = (event.randomizer, to_pld(acc, self._value_discretization_interval, **self._pair_options))
             self._round_plds[key] = hit
         return hit[1]

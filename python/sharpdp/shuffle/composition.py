@@ -107,8 +107,11 @@ class ComposedAccountant:
 
     Parameters
     ----------
-    parts : sequence of (ShuffleAccountant, int)
-        Each round type and how many times it runs (count >= 1). All rounds must use the same
+    parts : sequence of (ShuffleAccountant or ExactShuffleAccountant, int)
+        Each round type and how many times it runs (count >= 1). An
+        :class:`~sharpdp.shuffle.ExactShuffleAccountant` (shuffled binary RR, replace-one) enters
+        through its certified upper values like any round (the contract checked by
+        ``round_cache.check_accountant``): its pair dominates the mechanism itself, not its blanket. All rounds must use the same
         adjacency ("zero_out" or "replace"): a composition is over one neighbouring relation.
     value_discretization_interval : float or None, default None
         Lattice step Delta of the privacy loss (nats); every round's dominating pair is built on

@@ -42,11 +42,15 @@ from sharpdp.shuffle.exact_krr.branch_bound import (MAX_BRACKET_EVALS, MAX_EPSIL
                                                   BranchAndBound)
 from sharpdp.shuffle.exact_krr.tables import Classes
 
-__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
+__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
+#: get_epsilon uses the all-class tables at n <= N_EPSILON_TABLES (cheap to build there), and at
+#: n <= N_EXACT when xtol < 1e-4; the branch and bound otherwise (docs/sharp_krr.md §4.9, §4.11; at
+#: n <= N_EXACT get_delta still uses the tables).
+N_EPSILON_TABLES = 64
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
-N_MAX = 10**7  # the algorithm runs at 1e9 too (1.7-8 s per get_epsilon): docs/sharp_krr.md §5
+N_MAX = 10**9  # the library's limit; get_epsilon(1e-6) about 0.1-2 s CPU at 1e9 (docs/sharp_krr.md §5-§6)
 
 
 class ExactShuffleAccountant:
@@ -65,13 +69,14 @@ class ExactShuffleAccountant:
     (branch and bound, docs/sharp_krr.md §4.11). Binary RR is eps0-LDP: delta = 0 exactly for
     eps >= eps0.
 
-    Cost. n <= N_EXACT = 4000: every class tabulated when the accountant is built, O(n w^2) with
-    w ~ 25 sqrt(n p q) (0.4 s at n = 4000, eps0 = 1), then about 40 ms per ``get_epsilon``.
-    n > N_EXACT: nothing is built; each delta or epsilon takes a few hundred to a few thousand
-    O(w) class evaluations (w ~ 18 sqrt(n p q)), independent of n in number: measured at
-    delta = 1e-6 (bench/bench_krr.py sharp, 2 shared cores) ``get_epsilon`` 0.02-0.13 s at n = 1e5,
-    0.04-0.2 s at n = 1e6, 0.17-0.7 s at n = 1e7 (eps0 = 4 to 1); ``get_delta`` (rel_tol = 1e-2)
-    similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
+    Cost. n <= N_EXACT = 4000: ``get_delta``/``report`` tabulate every class on their first call,
+    O(n w^2) with w ~ 25 sqrt(n p q) (0.1 s at n = 1000, 0.4 s at n = 4000, eps0 = 1), then
+    milliseconds per value. ``get_epsilon`` (n > N_EPSILON_TABLES = 64, xtol >= 1e-4) and every call at
+    n > N_EXACT: a few hundred to a few thousand O(w) class evaluations (w ~ 18 sqrt(n p q); in
+    C++, docs/sharp_krr.md §4.12), independent of n in number: measured at delta = 1e-6
+    (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 0.1-3 ms at
+    n <= 4000, 1-18 ms at n = 1e5, 1-48 ms at n = 1e6, 0.07-1.8 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
+    (rel_tol = 1e-2) similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
     the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
     certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
     (then the blanket accountant's certified, looser answer); docs/sharp_krr.md §4.11. A progress
@@ -82,7 +87,7 @@ class ExactShuffleAccountant:
     randomizer : RandomizedResponse
         Binary randomized response (k = 2), any eps0 in (0, 300].
     n : int
-        Number of users, 1 <= n <= :data:`N_MAX` = 1e7 (every one of the n classes of the other
+        Number of users, 1 <= n <= :data:`N_MAX` = 1e9 (every one of the n classes of the other
         users' data is covered: tabulated up to N_EXACT, by branch and bound above).
     adjacency : {"replace"}, default "replace"
         Replace-one (one user's input replaced by another). Zero-out ("zero_out") is not covered.
@@ -125,10 +130,17 @@ class ExactShuffleAccountant:
         self.randomizer = randomizer
         self.adjacency = "replace"
         self.epsilon0 = float(randomizer.epsilon0)
-        if self.n <= N_EXACT:
-            self._classes = Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
-        else:
-            self._bb = BranchAndBound(self.epsilon0, self.n)
+        self._tables: Classes | None = None  # n <= N_EXACT: built on the first get_delta / report
+        # the branch and bound (docs/sharp_krr.md §4.11): get_delta above N_EXACT, get_epsilon above
+        # N_EPSILON_TABLES (milliseconds where building every class's table costs 0.1-1 s)
+        self._bb = BranchAndBound(self.epsilon0, self.n)
+
+    @property
+    def _classes(self) -> Classes:
+        """Every class tabulated (n <= N_EXACT; O(n w^2), built once on first use)."""
+        if self._tables is None:
+            self._tables = Classes(self.epsilon0, self.n, range(self.n))  # row j is class j
+        return self._tables
 
     # ------------------------------------------------------------------ public API
     def report(self, epsilon: float) -> AccountantReport:
@@ -158,6 +170,8 @@ class ExactShuffleAccountant:
             inner_lo = float(np.max(lo_j[1:-1])) if self.n > 2 else 0.0
             inner_up = float(np.max(up_j[1:-1])) if self.n > 2 else 0.0
             flag = True if inner_up <= end_lo else (False if inner_lo > end_up else None)
+            # an upper value certified at eps' <= eps by get_epsilon's branch and bound bounds it too
+            up = min([up] + [t for e_c, t in self._bb.certified if e_c <= eps])
         else:  # j: the class of the largest lower value found (the ranges' upper values name no class)
             with self._progress("sharp delta"):
                 lo, up, j, flag = self._bb.max_report(eps, self.rel_tol)
@@ -234,7 +248,7 @@ class ExactShuffleAccountant:
             than xtol only if the branch and bound hit its budget or delta lies inside a class's
             certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (0.04-0.6 s at n = 1e6, delta = 1e-6); after
+            (1e-6) class evaluations of O(sqrt n) each (1-48 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
             :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
             target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
             adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
@@ -249,7 +263,11 @@ class ExactShuffleAccountant:
         """
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
-        if self.n > N_EXACT:
+        # branch and bound above N_EXACT, and above N_EPSILON_TABLES at xtol >= 1e-4 (milliseconds, where
+        # building the tables costs 0.1-1 s); the tables at finer xtol (n <= N_EXACT): their answers
+        # are the certified end of a bisection bracket, the branch and bound's the far end of the
+        # allowed one (docs/sharp_krr.md §4.9)
+        if self.n > N_EXACT or (self.n > N_EPSILON_TABLES and xtol >= 1e-4):
             with self._progress("sharp epsilon"):
                 return self._get_epsilon_bb(d, xtol)
         N = self.n - 1

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from sharpdp._core_loader import core
 from sharpdp.shuffle.exact_krr.binomial import RR, UROUND, ULP_CALL, binom_window, chernoff_edges
 
 
@@ -18,6 +19,8 @@ N_EXACT = 4000
 #: Tail levels of the O(w) path: a first, shallower level keeps the windows short (its truncation
 #: charge 4 a e^-40 ~ 2e-17 a is below 1e-6 of any value >= 2e-11 a).
 FAST_TAIL_LEVELS = (40.0, 80.0, 300.0, 745.0)
+#: Deepest tail level of the compiled class evaluation (its pmf ratios stay in the normal range).
+_COMPILED_MAX_NATS = 300.0
 _BAND = 8  # half-width of the first band of terms evaluated around the threshold guess
 #: Upper values at or below this are not refined further (the bracket is then [lower, upper] with
 #: upper <= 1e-290: values this small are near the end of the double range, where the absolute
@@ -53,6 +56,13 @@ class OneClass(RR):
         self._cached = 0
         self.evaluations = 0  # class evaluations (for the benchmark)
         self.bar: Any = None  # a progress bar counting the evaluations, set during long calls
+        #: the O(w) evaluation in C++ (sharpdp._core.exact_krr, docs/sharp_krr.md §4.12) for tail
+        #: levels up to 300 nats; False: the numpy path of §4.10 (the 745-nat level always)
+        self.compiled = True
+        # a user with input 1 is, with probability 1 - q/p, a fixed 1, else a user with input 0
+        # (Bern(p) = (q/p) Bern(q) + (1 - q/p) delta_1, docs/sharp_krr.md §2.3)
+        self._conv = -math.expm1(-self.epsilon0)  # 1 - q/p
+        self._conv_c = math.exp(-self.epsilon0)  # q/p
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -72,15 +82,32 @@ class OneClass(RR):
             self._cached += 2 * pmf.size
         return got
 
-    def bracket(self, eps: float, npop: int, j: int, target: float | None = None) -> tuple[float, float]:
+    def bracket(self, eps: float, npop: int, j: int, target: float | None = None,
+                mix: int = 0) -> tuple[float, float]:
         """(lower, upper) of delta_j(eps), class j of a population of npop users, 0 <= eps < eps0:
         at the first tail level whose truncation charge is below 1e-6 of the upper value, or that
-        decides upper <= target or lower > target."""
+        decides upper <= target or lower > target.
+
+        ``mix`` > 0: ``upper`` bounds every class j' in [j, j + mix] of the population npop (the
+        range bound of docs/sharp_krr.md §2.3: class j of the population npop - k1 plus
+        (p - q) e^-(nats + 1), k1 the Chernoff quantile of Bin(mix, 1 - q/p) at the level; never
+        above the bound of §2.2, class j of npop - mix); ``lower`` is then no lower bound of
+        anything (it only decides lower > target for the upper value).
+        """
         self.evaluations += 1
         if self.bar is not None:
             self.bar.update(1)
         for nats in FAST_TAIL_LEVELS:
-            lo, up, charge = self._at(eps, npop, j, nats)
+            pop, extra = npop - mix, 0.0
+            if mix > 0:
+                k1 = chernoff_edges(mix, self._conv, self._conv_c, nats)[1]  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
+                if k1 < mix:
+                    pop = npop - k1
+                    extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
+            lo, up, charge = self._at(eps, pop, j, nats)
+            if extra:
+                up = min((up + extra) * (1 + 2 * UROUND), 1.0)
+                charge = max(charge, extra)
             if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
                 break
         return lo, up
@@ -92,6 +119,14 @@ class OneClass(RR):
         e = math.expm1(eps)  # b - a (p + q = 1)
         ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
         re = ULP_CALL + 2 * UROUND
+        if self.compiled and nats <= _COMPILED_MAX_NATS:  # the same evaluation in C++ (§4.12)
+            lo_c, up_c, charge_c, *_ = core.exact_krr.class_bracket(
+                e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
+            return lo_c, up_c, charge_c
+        return self._at_numpy(eps, npop, j, nats, a, b, e, ra, rb, re)
+
+    def _at_numpy(self, eps: float, npop: int, j: int, nats: float, a: float, b: float, e: float,
+                  ra: float, rb: float, re: float) -> tuple[float, float, float]:
         a0, A, rA, At = self._window(j, 1, nats)
         b0, B, rB, Bt = self._window(npop - 1 - j, -1, nats)
         if A.size > B.size:
@@ -201,8 +236,9 @@ class BranchAndBound:
     def range_bracket(self, eps: float, j1: int, j2: int, target: float | None = None) -> tuple[float, float]:
         """(lower, upper): upper >= delta_j(eps) for every j in [j1, j2]; lower <= delta_j1(eps) when
         j1 == j2, else 0."""
-        lo, up = self.one.bracket(eps, self.n - (j2 - j1), j1, target)
-        return (lo if j1 == j2 else 0.0), up
+        if j1 == j2:
+            return self.one.bracket(eps, self.n, j1, target)
+        return 0.0, self.one.bracket(eps, self.n, j1, target, mix=j2 - j1)[1]
 
     def _start(self, eps: float, bound: float, target: float | None) -> int:
         """Size s of the first partition: the largest power of two (or N + 1) whose range [0, s - 1]

@@ -1,0 +1,36 @@
+// pybind11 binding of the sharp binary-RR class kernel (kernels/exact_krr.hpp) as
+// sharpdp._core.exact_krr. The GIL is released around the kernel; its std::invalid_argument becomes
+// ValueError.
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+
+#include "kernels/exact_krr.hpp"
+
+namespace py = pybind11;
+
+namespace sharpdp {
+namespace {
+
+py::tuple class_bracket(double eps0, double p, double q, double a, double b, double e, double ra, double rb,
+                        double re, std::int64_t npop, std::int64_t j, double nats) {
+  kernels::exact_krr::ClassBracket r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::exact_krr::class_bracket(eps0, p, q, a, b, e, ra, rb, re, npop, j, nats);
+  }
+  return py::make_tuple(r.lower, r.upper, r.charge, r.ws, r.wl, r.terms);
+}
+
+}  // namespace
+
+void register_exact_krr(py::module_& m) {
+  m.attr("MAX_NATS") = kernels::exact_krr::kMaxNats;
+  m.def("class_bracket", &class_bracket, py::arg("eps0"), py::arg("p"), py::arg("q"), py::arg("a"),
+        py::arg("b"), py::arg("e"), py::arg("ra"), py::arg("rb"), py::arg("re"), py::arg("npop"), py::arg("j"),
+        py::arg("nats"),
+        "Certified (lower, upper, charge, ws, wl, terms) of delta_j(eps) of shuffled binary RR, class j of "
+        "npop users, tail level nats <= 300 (docs/sharp_krr.md §4.10, §4.12).");
+}
+
+}  // namespace sharpdp

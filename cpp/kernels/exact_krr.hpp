@@ -1,0 +1,318 @@
+// Python-free kernel of the sharp accountant of shuffled binary randomized response: the certified
+// bracket of one class delta_j(eps) in O(w) work (docs/sharp_krr.md §4.10, §4.12; the Python side is
+// python/sharpdp/shuffle/exact_krr/branch_bound.py, OneClass). Header-only: plain numbers in, a named
+// struct out. Every rounding is bounded and charged on the safe side exactly as in §4.10; the only
+// difference from the numpy path is how the binomial windows are built (§4.12: a multiplicative
+// recurrence of the pmf ratios instead of summed logarithms; its error bound is derived there).
+// Tail levels up to 300 nats only (the pmf ratios then stay in the normal range); the 745-nat
+// level stays on the numpy path.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <stdexcept>
+#include <vector>
+
+namespace sharpdp {
+namespace kernels {
+namespace exact_krr {
+
+constexpr double kU = 1.1102230246251565e-16;  // 2^-53, unit roundoff
+constexpr double kUlpCall = 8 * kU;            // one libm call (exp, log, expm1): 4 ulp (§4)
+constexpr double kMaxNats = 300.0;             // deepest tail level served here (§4.12)
+constexpr std::int64_t kBand = 8;              // half-width of the first band of terms (§4.10)
+
+// Certified bracket of one class and the diagnostics of the evaluation.
+struct ClassBracket {
+  double lower;   // <= delta_j(eps)
+  double upper;   // >= delta_j(eps)
+  double charge;  // the larger truncation charge (a or b times the left-out mass)
+  std::int64_t ws;         // length of the shorter window (the dot products)
+  std::int64_t wl;         // length of the longer window
+  std::int64_t terms;      // terms evaluated (band search and the ambiguous middle)
+};
+
+// A binomial window: pmf on [lo, lo + pmf.size() - 1], tail[k] = sum(pmf[k:]), rel the entrywise
+// relative error bound of pmf (and of the true pmf restricted to the window, §4.2).
+struct Window {
+  std::int64_t lo = 0;
+  std::vector<double> pmf;
+  std::vector<double> tail;
+  double rel = 0.0;
+};
+
+inline double tail_exponent(std::int64_t m, double pi, double pi_c, std::int64_t k) {
+  const double x = static_cast<double>(k) / static_cast<double>(m);
+  const double t1 = x > 0 ? x * std::log(x / pi) : 0.0;
+  const double t2 = x < 1 ? (1 - x) * std::log((1 - x) / pi_c) : 0.0;
+  return static_cast<double>(m) * (t1 + t2);
+}
+
+// Smallest window [lo, hi] of Bin(m, pi) whose two tails each have mass <= exp(-(nats + 1)) (Chernoff,
+// §4.1; the same bisection as binomial.chernoff_edges).
+inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, std::int64_t& lo_out,
+                           std::int64_t& hi_out) {
+  if (m == 0) {
+    lo_out = hi_out = 0;
+    return;
+  }
+  const double need = nats + 1.0;
+  const double mean = static_cast<double>(m) * pi;
+  std::int64_t lo = 0;
+  if (tail_exponent(m, pi, pi_c, 0) >= need) {
+    std::int64_t a = 0, b = static_cast<std::int64_t>(std::floor(mean));
+    if (tail_exponent(m, pi, pi_c, b) >= need) a = b;
+    while (b - a > 1) {
+      const std::int64_t mid = (a + b) / 2;
+      if (tail_exponent(m, pi, pi_c, mid) >= need) a = mid; else b = mid;
+    }
+    lo = a + 1;
+  }
+  std::int64_t hi = m;
+  if (tail_exponent(m, pi, pi_c, m) >= need) {
+    std::int64_t a = static_cast<std::int64_t>(std::ceil(mean)), b = m;
+    if (tail_exponent(m, pi, pi_c, a) >= need) b = a;
+    while (b - a > 1) {
+      const std::int64_t mid = (a + b) / 2;
+      if (tail_exponent(m, pi, pi_c, mid) >= need) b = mid; else a = mid;
+    }
+    hi = b - 1;
+  }
+  lo_out = lo;
+  hi_out = hi;
+}
+
+// Bin(m, pi) on its window at level nats (§4.1, §4.12). rho = pi / (1 - pi) = exp(+-eps0) is computed
+// here by one exp call (relative error kUlpCall). From the anchor k0 (the mode up to rounding; any
+// anchor is valid) the ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho are multiplied outward: per
+// step one division (exact integers below 2^53), one product with rho (and rho's own error) and one
+// product into the running value, so |log(w_k / w_true_k)| <= 1.01 |k - k0| (3u + kUlpCall) (§4.12).
+// Every w_k >= e^-(nats + 1) / (m + 1) (method of types at the window's edges, unimodality inside):
+// no underflow for nats <= 300.
+inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
+  w.pmf.clear();
+  w.tail.clear();
+  if (m == 0) {
+    w.lo = 0;
+    w.pmf.push_back(1.0);
+    w.tail.push_back(1.0);
+    w.rel = 0.0;
+    return;
+  }
+  std::int64_t lo, hi;
+  chernoff_edges(m, pi, pi_c, nats, lo, hi);
+  const double rho = std::exp(log_odds);
+  const auto size = static_cast<std::size_t>(hi - lo + 1);
+  w.lo = lo;
+  w.pmf.assign(size, 0.0);
+  std::int64_t k0 = static_cast<std::int64_t>(std::floor(static_cast<double>(m + 1) * pi));
+  k0 = std::min(std::max(k0, lo), hi);
+  double* v = w.pmf.data();
+  v[k0 - lo] = 1.0;
+  const double md = static_cast<double>(m);
+  for (std::int64_t k = k0 + 1; k <= hi; ++k) {
+    const double kd = static_cast<double>(k);
+    v[k - lo] = v[k - 1 - lo] * (((md - kd + 1.0) / kd) * rho);
+  }
+  for (std::int64_t k = k0; k > lo; --k) {  // pmf(k - 1) / pmf(k) = (k / (m - k + 1)) / rho
+    const double kd = static_cast<double>(k);
+    v[k - 1 - lo] = v[k - lo] * ((kd / (md - kd + 1.0)) / rho);
+  }
+  double total = 0.0;
+  for (std::size_t i = 0; i < size; ++i) total += v[i];
+  for (std::size_t i = 0; i < size; ++i) v[i] = v[i] / total;
+  const auto steps = static_cast<double>(std::max(hi - k0, k0 - lo));
+  const double e_log = 1.01 * steps * (3 * kU + kUlpCall);
+  const double tails = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);
+  // entry and normalising sum each within e_log in the log; the sum's and the division's roundings;
+  // the true normalisation differs by at most the left-out mass (§4.2)
+  w.rel = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 2) * kU) * (1 + 4 * kU) + tails;
+  w.tail.assign(size, 0.0);
+  double acc = 0.0;
+  for (std::size_t i = size; i-- > 0;) {
+    acc += v[i];
+    w.tail[i] = acc;
+  }
+}
+
+// A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
+// same ranges at every eps of a search, and the two halves of a range each share one window with
+// it, §4.11), keyed by every input of binom_window, so a hit is the same doubles; cleared when it
+// holds more than kCacheElements doubles. A window is built before it is inserted (an exception
+// leaves nothing behind).
+constexpr std::size_t kCacheElements = 8000000;
+struct WindowKey {
+  std::int64_t m;
+  double pi, pi_c, log_odds, nats;
+  bool operator==(const WindowKey& o) const {
+    return m == o.m && pi == o.pi && pi_c == o.pi_c && log_odds == o.log_odds && nats == o.nats;
+  }
+};
+struct WindowKeyHash {
+  std::size_t operator()(const WindowKey& k) const {
+    std::size_t h = std::hash<std::int64_t>()(k.m);
+    for (double x : {k.pi, k.pi_c, k.log_odds, k.nats}) h = h * 1000003u ^ std::hash<double>()(x);
+    return h;
+  }
+};
+struct WindowCache {
+  std::unordered_map<WindowKey, std::shared_ptr<const Window>, WindowKeyHash> map;
+  std::size_t elements = 0;
+};
+
+inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
+                                                   double nats) {
+  thread_local WindowCache cache;
+  const WindowKey key{m, pi, pi_c, log_odds, nats};
+  auto it = cache.map.find(key);
+  if (it != cache.map.end()) return it->second;
+  auto w = std::make_shared<Window>();
+  binom_window(m, pi, pi_c, log_odds, nats, *w);
+  const std::size_t add = 2 * w->pmf.size();
+  if (cache.elements + add > kCacheElements) {
+    cache.map.clear();  // (windows in use stay alive through their shared_ptr)
+    cache.elements = 0;
+  }
+  cache.map.emplace(key, w);
+  cache.elements += add;
+  return w;
+}
+
+// Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
+// nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
+// error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
+// probabilities.
+inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
+                                  double rb, double re, std::int64_t npop, std::int64_t j, double nats) {
+  if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
+  if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
+  const std::shared_ptr<const Window> pa = cached_window(j, p, q, eps0, nats);
+  const std::shared_ptr<const Window> pb = cached_window(npop - 1 - j, q, p, -eps0, nats);
+  const Window& WA = *pa;
+  const Window& WB = *pb;
+  const std::int64_t a0 = WA.lo, b0 = WB.lo;
+  const Window* SA = &WA;
+  const Window* SB = &WB;
+  if (WA.pmf.size() > WB.pmf.size()) std::swap(SA, SB);
+  const double* A = SA->pmf.data();
+  const double* B = SB->pmf.data();
+  const double* Bt = SB->tail.data();
+  const auto ws = static_cast<std::int64_t>(SA->pmf.size());
+  const auto wl = static_cast<std::int64_t>(SB->pmf.size());
+  const std::int64_t nk = ws + wl - 1;
+  const double wsd = static_cast<double>(ws), wld = static_cast<double>(wl);
+  const double r = 1.01 * (SA->rel + SB->rel + kU) + 1.02 * (wsd + wld + 2) * kU;
+  const double aP = a * (1 + ra + r + 16 * kU), aM = a * (1 - ra - r - 16 * kU);
+  const double bP = b * (1 + rb + r + 16 * kU), bM = b * (1 - rb - r - 16 * kU);
+  const double eP = e * (1 + re + r + 16 * kU), eM = e * (1 - re - r - 16 * kU);
+  const double tiny_term = (a + b + 4.0) * (wsd + 2.0) * 4e-323;
+  const double tiny_phi = (a + e + 4.0) * (wsd + 2.0) * (wld + 4.0) * 4e-323;
+  std::int64_t nterms = 0;
+
+  // U_win(k), k = c - a0 - b0 (zero outside [0, nk - 1]): a dot product of length <= ws, four
+  // accumulators (a positive sum: its error bound does not depend on the order)
+  auto U = [&](std::int64_t k) -> double {
+    if (k < 0 || k >= nk) return 0.0;
+    const std::int64_t i1 = std::max<std::int64_t>(0, k - (wl - 1)), i2 = std::min(ws - 1, k);
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    std::int64_t i = i1;
+    for (; i + 3 <= i2; i += 4) {
+      s0 += A[i] * B[k - i];
+      s1 += A[i + 1] * B[k - i - 1];
+      s2 += A[i + 2] * B[k - i - 2];
+      s3 += A[i + 3] * B[k - i - 3];
+    }
+    for (; i <= i2; ++i) s0 += A[i] * B[k - i];
+    return (s0 + s1) + (s2 + s3);
+  };
+  // sum over c >= k of U_win: A dotted with the tail sums of B
+  auto tail = [&](std::int64_t k) -> double {
+    double s = 0.0;
+    for (std::int64_t i = 0; i < ws; ++i) {
+      const std::int64_t idx = k - i;
+      if (idx >= wl) continue;
+      s += A[i] * (idx < 0 ? Bt[0] : Bt[idx]);
+    }
+    return s;
+  };
+  std::vector<double> lo_t, up_t;
+  // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
+  auto terms = [&](std::int64_t k1, std::int64_t k2) {
+    lo_t.clear();
+    up_t.clear();
+    if (k2 < k1) return;
+    double X = U(k1 - 1);
+    for (std::int64_t k = k1; k <= k2; ++k) {
+      const double Y = U(k);
+      lo_t.push_back(X * aM - Y * bP - tiny_term);
+      up_t.push_back(X * aP - Y * bM + tiny_term);
+      X = Y;
+    }
+    nterms += k2 - k1 + 1;
+  };
+
+  const double mu = static_cast<double>(j) * p + static_cast<double>(npop - 1 - j) * q - static_cast<double>(a0 + b0);
+  const double var = static_cast<double>(npop - 1) * p * q;
+  double guess = a > 0 ? mu + var * std::log(b / a) + 0.5 : static_cast<double>(nk);
+  if (std::isnan(guess)) guess = 0.0;  // (0 * inf: any start is valid, the search is certified)
+  std::int64_t k_le = -1, k_gt = nk + 1;
+  const double gc = std::min(std::max(std::nearbyint(guess), 0.0), static_cast<double>(nk));
+  std::int64_t center = static_cast<std::int64_t>(gc);
+  std::int64_t half = kBand, step = 2 * kBand;
+  while (k_gt - k_le - 1 > 2 * half + 1) {
+    const std::int64_t b_le = k_le, b_gt = k_gt;
+    const std::int64_t k1 = std::max(center - half, k_le + 1), k2 = std::min(center + half, k_gt - 1);
+    terms(k1, k2);
+    bool any_le = false, any_gt = false;
+    for (std::int64_t k = k1; k <= k2; ++k) {
+      const auto t = static_cast<std::size_t>(k - k1);
+      if (up_t[t] <= 0 && k <= nk - 1) {
+        any_le = true;
+        k_le = std::max(k_le, k);
+      }
+      if (!any_gt && lo_t[t] > 0) {
+        any_gt = true;
+        k_gt = std::min(k_gt, k);
+      }
+    }
+    if (any_le && any_gt) break;
+    if (k_le == b_le && k_gt == b_gt) {
+      half *= 2;
+    } else if (any_le) {
+      center = std::min(k_le + step, k_gt - 1);
+    } else if (any_gt) {
+      center = std::max(k_gt - step, k_le + 1);
+    }
+    step *= 2;
+  }
+  double mid_lo = 0.0, mid_up = 0.0;
+  std::int64_t nmid = 0;
+  if (k_gt - k_le > 1) {
+    terms(k_le + 1, k_gt - 1);
+    nmid = static_cast<std::int64_t>(lo_t.size());
+    for (std::size_t t = 0; t < lo_t.size(); ++t) {
+      mid_lo += std::max(lo_t[t], 0.0);
+      mid_up += std::max(up_t[t], 0.0);
+    }
+  }
+  const double cut = 4.0 * std::exp(-nats) * (1 + 4 * kUlpCall);  // mass left out of U_win (§4.6)
+  const double up_cut = a * (1 + ra) * cut * (1 + 2 * kU);
+  const double lo_cut = b * (1 + rb) * cut * (1 + 2 * kU);
+  const double X = U(k_gt - 1), T = tail(k_gt);
+  const double p_lo = X * aM - T * eP - tiny_phi, p_up = X * aP - T * eM + tiny_phi;
+  const double nm = static_cast<double>(nmid);
+  const double up_sum = (mid_up + std::max(p_up, 0.0)) * (1 + 1.01 * (nm + 2) * kU);
+  const double up = std::min((up_sum + up_cut) * (1 + 2 * kU), 1.0);
+  double lo = mid_lo * (1 - 1.01 * (nm + 2) * kU) + p_lo;
+  lo = std::max(lo - lo_cut - 4 * kU * (std::fabs(lo) + lo_cut + tiny_phi), 0.0);
+  return ClassBracket{lo, up, std::max(up_cut, lo_cut), ws, wl, nterms};
+}
+
+}  // namespace exact_krr
+}  // namespace kernels
+}  // namespace sharpdp
