@@ -1,7 +1,7 @@
 """Choosing among certified bounds (sits above the accountant).
 
 :func:`smallest_certified_delta` reports the sharp value of :class:`ExactShuffleAccountant`
-where it applies (binary randomized response, replace-one, n <= its N_MAX = 1e7: an upper bound
+where it applies (binary randomized response, replace-one, n <= its N_MAX = 1e9: an upper bound
 on the mechanism's own delta, below every other bound up to its bracket), and otherwise the smaller of the blanket
 accountant's certified upper value and, for pure-LDP randomizers under replace-one adjacency, the
 "hiding among the clones" bound.
