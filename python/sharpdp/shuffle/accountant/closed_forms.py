@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from sharpdp.shuffle.accountant.limits import TINY
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
@@ -70,6 +72,78 @@ def single_user_lower(law: Law, gamma: float, n: int) -> float:
     return max(lo * p * (1.0 - 1e-12), 0.0)
 
 
+#: largest n for which :func:`big_jump_bracket` is tried (its cost grows like n per threshold)
+JUMP_N_MAX = 1000
+#: relative margin on the binomial weights (libm's exp/log1p within a few ulp, exact comb)
+_W_MARGIN = 1e-9
+
+
+def _binomial_weights(m: int, gamma: float) -> np.ndarray:
+    """P(Bin(m, gamma) = j), j = 0..m, each within a relative _W_MARGIN / 2 (comb exact, rounded
+    once to float; j log(gamma) + (m - j) log1p(-gamma) within a few ulp of |value| <= ~1e5 before exp)."""
+    j = np.arange(m + 1)
+    logc = np.array([math.log(math.comb(m, int(i))) for i in j])
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        lg = j * math.log(gamma) + (m - j) * math.log1p(-gamma) if gamma < 1.0 else \
+            np.where(j == m, 0.0, -np.inf)
+        return np.exp(logc + lg)
+
+
+def big_jump_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | None:
+    """Certified (lower, upper) of D_up for a law bounded below, from the "one user jumps" split
+    (docs/accountant.md §6.8); None when it does not apply (n > JUMP_N_MAX, no finite lower end).
+
+    With k active users (weights P(Bin(n - 1, gamma) = k - 1) of D_up's per-user form), L >= -A
+    a.s. and, for a threshold 0 < c <= A, p = P(L > -c) and q = (1 - p)^(k - 1):
+    q E[(L - (k - 1) A)_+] <= E[(S_k)_+] / k <= q E[(L - (k - 1) c)_+] + (1 - q) E[L_+].
+    The upper value is minimised over a few c; every term uses the law's certified stop-loss
+    bracket (its value error included) and rounds to the safe side.
+    """
+    if n < 2 or n > JUMP_N_MAX or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
+        return None
+    lo_s = law.support()[0]
+    err = law.value_error
+    if not math.isfinite(lo_s) or law.top_bound() <= 0:
+        return None
+    A = math.nextafter(-lo_s + err, math.inf) * (1.0 + 1e-12)  # L >= -A for the exact law
+    if not (A > 0.0 and math.isfinite(A)):
+        return None
+    e0_lo, e0_up = stop_loss_bracket(law, 0.0)
+    if not (e0_up > 0.0 and math.isfinite(e0_up)):
+        return None
+    w = _binomial_weights(n - 1, gamma)
+    j = np.nonzero(w > 1e-300)[0]
+    j = j[j >= 1]  # j = k - 1 other active users (j = 0: E[L_+] exactly, below)
+    w_lo, w_up = w * (1.0 - _W_MARGIN), w * (1.0 + _W_MARGIN)
+    lower = w_lo[0] * e0_lo
+    upper = e0_up  # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j)
+    if j.size == 0:
+        return max(lower, 0.0), e0_up
+    # thresholds for the exact law (value error err): E[(L - t)_+] in [E~[(L~ - t - err)_+], E~[(L~ - t + err)_+]]
+    t_lo = np.nextafter(j * A * (1.0 + 1e-15) + err, np.inf)  # (rounded up: a larger threshold, a smaller value)
+    sl_lo = law.stop_loss(t_lo)[0]
+    best_red = 0.0
+    best_lo = 0.0
+    for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40):
+        c = A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15)
+        if not c > 0.0:
+            continue
+        x = math.nextafter(-c - err, -math.inf)  # P(L > -c) <= P~(L~ > -c - err)
+        p_up = min(float(law.prob_above_up(np.array([x]))[0]), 1.0)
+        with np.errstate(divide="ignore", under="ignore"):
+            q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
+        t_up = np.maximum(np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf), 0.0)  # rounded down
+        e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
+        u = q * e1_up + (1.0 - q) * e0_up  # (decreasing in q: q rounded down)
+        red = float(np.sum(w_lo[j] * np.maximum(e0_up - u, 0.0)))
+        best_red = max(best_red, red)
+        best_lo = max(best_lo, float(np.sum(w_lo[j] * q * sl_lo)))
+    lower = (lower + best_lo) * (1.0 - 1e-12)
+    upper = max(e0_up - best_red * (1.0 - 1e-12), 0.0) * (1.0 + 1e-12)
+    upper = max(upper, TINY)
+    return max(min(lower, upper), 0.0), upper
+
+
 def law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
     """Closed forms for the law's shape (any n), or None when the lattice engine is needed."""
     lo_s, hi_s = law.support()
@@ -93,5 +167,5 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "stop_loss_bracket",
+__all__ = ["JUMP_N_MAX", "big_jump_bracket", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "stop_loss_bracket",
            "trivial_cap"]
