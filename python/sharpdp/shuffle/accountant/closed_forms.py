@@ -73,7 +73,7 @@ def single_user_lower(law: Law, gamma: float, n: int) -> float:
 
 
 #: largest n for which :func:`big_jump_bracket` is tried (its cost grows like n per threshold)
-JUMP_N_MAX = 1000
+JUMP_N_MAX = 500
 #: relative margin on the binomial weights (libm's exp/log1p within a few ulp, exact comb)
 _W_MARGIN = 1e-9
 
