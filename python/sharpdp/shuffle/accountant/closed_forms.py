@@ -94,8 +94,8 @@ def big_jump_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | No
     (docs/accountant.md §6.8); None when it does not apply (n > JUMP_N_MAX, no finite lower end).
 
     With k active users (weights P(Bin(n - 1, gamma) = k - 1) of D_up's per-user form), L >= -A
-    a.s. and, for a threshold 0 < c <= A, p = P(L > -c) and q = (1 - p)^(k - 1):
-    q E[(L - (k - 1) A)_+] <= E[(S_k)_+] / k <= q E[(L - (k - 1) c)_+] + (1 - q) E[L_+].
+    a.s. and, for a threshold 0 < c <= A, q = P(L <= -c)^(k - 1) and q' = P(L <= (k - 1) A)^(k - 1):
+    q' E[(L - (k - 1) A)_+] <= E[(S_k)_+] / k <= q E[(L - (k - 1) c)_+] + (1 - q) E[L_+].
     The upper value is minimised over a few c; every term uses the law's certified stop-loss
     bracket (its value error included) and rounds to the safe side.
     """
@@ -122,8 +122,13 @@ def big_jump_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | No
     # thresholds for the exact law (value error err): E[(L - t)_+] in [E~[(L~ - t - err)_+], E~[(L~ - t + err)_+]]
     t_lo = np.nextafter(j * A * (1.0 + 1e-15) + err, np.inf)  # (rounded up: a larger threshold, a smaller value)
     sl_lo = law.stop_loss(t_lo)[0]
+    # the lower value's event "user i above jA, the j others at most jA": P(L > jA) <= P~(L~ > jA - err)
+    pa = np.minimum(law.prob_above_up(np.nextafter(j * A * (1.0 - 1e-15) - err, -np.inf)), 1.0)
+    with np.errstate(divide="ignore", under="ignore"):
+        q_lo = np.where(pa < 1.0, np.exp(j * np.log1p(-np.minimum(pa, 0.5))) * (1.0 - 1e-12), 0.0)
+    q_lo = np.where(pa <= 0.5, q_lo, 0.0)
+    best_lo = float(np.sum(w_lo[j] * q_lo * sl_lo))
     best_red = 0.0
-    best_lo = 0.0
     for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40):
         c = A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15)
         if not c > 0.0:
@@ -137,7 +142,6 @@ def big_jump_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | No
         u = q * e1_up + (1.0 - q) * e0_up  # (decreasing in q: q rounded down)
         red = float(np.sum(w_lo[j] * np.maximum(e0_up - u, 0.0)))
         best_red = max(best_red, red)
-        best_lo = max(best_lo, float(np.sum(w_lo[j] * q * sl_lo)))
     lower = (lower + best_lo) * (1.0 - 1e-12)
     upper = max(e0_up - best_red * (1.0 - 1e-12), 0.0) * (1.0 + 1e-12)
     upper = max(upper, TINY)
