@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sharpdp.shuffle as sh
-from sharpdp.shuffle.accountant.closed_forms import big_jump_bracket
+from sharpdp.shuffle.accountant.closed_forms import small_n_bracket
 from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.laws.finite import FiniteLaw
 
@@ -44,7 +44,7 @@ def test_bracket_contains_the_enumerated_value(seed):
     law = FiniteLaw(values, probs / probs.sum())
     for n in (2, 3, 4 if m <= 3 else 3):
         gamma = float(rng.uniform(0.05, 1.0))
-        lo, up = big_jump_bracket(law, gamma, n)
+        lo, up = small_n_bracket(law, gamma, n)
         ref = exact_dup(law.values, law.probs, gamma, n)
         assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (seed, n, lo, ref, up)
 
@@ -54,7 +54,7 @@ def test_bracket_is_tight_when_one_jump_decides():
     values, probs = np.array([-1000.0, 2000.0, 3000.0]), np.array([1 - 2e-4, 1e-4, 1e-4])
     law = FiniteLaw(values, probs)
     for n, gamma in ((2, 0.5), (5, 0.3), (6, 0.1)):
-        lo, up = big_jump_bracket(law, gamma, n)
+        lo, up = small_n_bracket(law, gamma, n)
         ref = exact_dup(values, probs, gamma, n) if n <= 5 else None
         assert 0 < lo <= up <= lo * (1 + 1e-3)  # (both users jump with probability ~1e-4)
         if ref is not None:
@@ -63,10 +63,31 @@ def test_bracket_is_tight_when_one_jump_decides():
 
 def test_not_applicable():
     law = FiniteLaw(np.array([-1.0, 1.0]), np.array([0.5, 0.5]))
-    assert big_jump_bracket(law, 0.5, 1) is None  # n = 1: E[L_+] in closed form elsewhere
-    assert big_jump_bracket(law, 0.5, 10**6) is None  # large n: the lattice engine
-    g, bx = laws_for(sh.GaussianRandomizer(1.0, 1), 1.0, "zero_out")[1]
-    assert big_jump_bracket(bx, float(g), 3) is None or bx.support()[0] > -math.inf  # (unbounded below: None)
+    assert small_n_bracket(law, 0.5, 1) is None  # n = 1: E[L_+] in closed form elsewhere
+    assert small_n_bracket(law, 0.5, 10**6) is None  # large n: the lattice engine
+    assert small_n_bracket(FiniteLaw(np.array([-2.0, -1.0]), np.array([0.5, 0.5])), 0.5, 3) is None  # L <= 0
+
+
+@pytest.mark.parametrize("shift", [-1.0, 1.0])
+def test_value_error_is_charged(shift):
+    """A law stored within value_error of the exact one: the bracket covers the exact law moved by +-err."""
+    values, probs, err = np.array([-5.0, -0.3, 0.2, 4.0]), np.array([0.6, 0.2, 0.15, 0.05]), 0.05
+    law = FiniteLaw(values, probs, err)
+    for n, gamma in ((2, 0.7), (3, 0.4)):
+        lo, up = small_n_bracket(law, gamma, n)
+        ref = exact_dup(law.values + shift * err, law.probs, gamma, n)
+        assert lo <= ref <= up, (n, lo, ref, up)
+
+
+def test_gaussian_bot_vs_x_n2_against_mpmath():
+    """The law bot vs x (bounded above, heavy left tail) at n = 2: the two-user quadrature's bracket
+    contains the value from the definition, and meets rel_tol."""
+    for sigma0, eps in ((1.0, 0.5), (0.7, 1.5), (0.4, 4.0)):
+        g, law = laws_for(sh.GaussianRandomizer(sigma0, 1), eps, "zero_out")[1]
+        lo, up = small_n_bracket(law, float(g), 2)
+        ref = gaussian_bot_vs_x_n2_reference(sigma0, eps)
+        assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (lo, ref, up)
+        assert up - lo <= 1e-2 * lo
 
 
 def gaussian_n2_reference(sigma0, eps):
@@ -101,6 +122,39 @@ def gaussian_n2_reference(sigma0, eps):
     cc = mp.quad(lambda z: dens(z) * cont_stop_loss(2 * E - g * mp.e ** (r * z - r * r / 2)), [z0, z0 + 2, z0 + 6,
                                                                                              z0 + 12, z0 + 40])
     E2 = 2 * mp.mpf(0.25) * ac + mp.mpf(0.25) * cc
+    return float((1 - g) * EL + g / 2 * E2)
+
+
+def gaussian_bot_vs_x_n2_reference(sigma0, eps):
+    """D_up at n = 2 for the pair bot vs x of the Gaussian randomizer (dim 1, |x| = 1), from its definition:
+    with Y from the normalised blanket phi_s(|y| + 1) / g, L = 1 - e^eps g for Y < 0 (mass 1/2) and
+    L = 1 - e^eps g exp(2Y/s^2) for Y = -1 + sZ, Z > 1/s (the blanket's report against x's density)."""
+    mp.mp.dps = 40
+    s, E = mp.mpf(sigma0), mp.e ** mp.mpf(eps)
+    g = 2 * mp.ncdf(-1 / s)
+    r, z0 = 2 / s, 1 / s
+    tail = 1 - mp.ncdf(z0)
+    c0 = 1 - E * g
+    lc = lambda z: 1 - E * g * mp.e ** (r * z - r * r / 2)  # noqa: E731  (decreasing in z)
+    dens = lambda z: mp.npdf(z) / tail  # noqa: E731
+
+    def cont_stop_loss(t):  # E[(Lc - t)_+] for the continuous part (conditional on Z > z0)
+        if 1 - t <= 0:
+            return mp.mpf(0)
+        zs = (mp.log((1 - t) / (E * g)) + r * r / 2) / r  # Lc > t iff z < zs
+        if zs <= z0:
+            return mp.mpf(0)
+        return ((1 - t) * (mp.ncdf(zs) - mp.ncdf(z0)) - E * g * (mp.ncdf(zs - r) - mp.ncdf(z0 - r))) / tail
+
+    def stop(t):  # E[(L - t)_+]
+        return mp.mpf(0.5) * max(c0 - t, 0) + mp.mpf(0.5) * cont_stop_loss(t)
+
+    EL = stop(0)
+    zmax = (mp.log(2 / (E * g)) + r * r / 2) / r  # Lc > -1 needs z < zmax; beyond, phi(Lc) = 0 (L <= 1)
+    pts = [z0] + ([zmax] if zmax > z0 else [])
+    E2 = mp.mpf(0.5) * stop(-c0)
+    if zmax > z0:
+        E2 += mp.mpf(0.5) * mp.quad(lambda z: dens(z) * stop(-lc(z)), pts)
     return float((1 - g) * EL + g / 2 * E2)
 
 

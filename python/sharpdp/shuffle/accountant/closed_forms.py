@@ -72,10 +72,12 @@ def single_user_lower(law: Law, gamma: float, n: int) -> float:
     return max(lo * p * (1.0 - 1e-12), 0.0)
 
 
-#: largest n for which :func:`big_jump_bracket` is tried (its cost grows like n per threshold)
+#: largest n for which :func:`small_n_bracket` is tried (its cost grows like n per threshold)
 JUMP_N_MAX = 500
 #: relative margin on the binomial weights (libm's exp/log1p within a few ulp, exact comb)
 _W_MARGIN = 1e-9
+#: cells of the two-user term's quadrature (:func:`_pair_term`)
+PAIR_CELLS = 512
 
 
 def _binomial_weights(m: int, gamma: float) -> np.ndarray:
@@ -89,62 +91,93 @@ def _binomial_weights(m: int, gamma: float) -> np.ndarray:
         return np.exp(logc + lg)
 
 
-def big_jump_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | None:
-    """Certified (lower, upper) of D_up for a law bounded below, from the "one user jumps" split
-    (docs/accountant.md §6.8); None when it does not apply (n > JUMP_N_MAX, no finite lower end).
+def _prob_above_bracket(law: Law, x: float) -> tuple[float, float]:
+    """Certified (lower, upper) of P(L > x) for the exact law (values within ``value_error`` of the stored ones)."""
+    err = law.value_error
+    p, e = law.prob_above(math.nextafter(x + err, math.inf) if err else x)
+    lo = max(p - e, 0.0) * (1.0 - 1e-12)
+    p2, e2 = law.prob_above(math.nextafter(x - err, -math.inf) if err else x)
+    return lo, min((p2 + e2) * (1.0 + 1e-12), 1.0)
 
-    With k active users (weights P(Bin(n - 1, gamma) = k - 1) of D_up's per-user form), L >= -A
-    a.s. and, for a threshold 0 < c <= A, q = P(L <= -c)^(k - 1) and q' = P(L <= (k - 1) A)^(k - 1):
-    q' E[(L - (k - 1) A)_+] <= E[(S_k)_+] / k <= q E[(L - (k - 1) c)_+] + (1 - q) E[L_+].
-    The upper value is minimised over a few c; every term uses the law's certified stop-loss
-    bracket (its value error included) and rounds to the safe side.
+
+def _pair_term(law: Law, top: float) -> tuple[float, float]:
+    """Certified (lower, upper) of E[(L1 + L2)_+] for L <= top (finite, > 0), L1, L2 i.i.d.
+
+    With phi(x) = E[(L + x)_+] (non-decreasing, 0 for x <= -top), E[(L1 + L2)_+] = E[phi(L1)];
+    on the cells (x_i, x_{i+1}] of [-top, top], phi(x_i) <= phi(L1) <= phi(x_{i+1})
+    (docs/accountant.md §6.8)."""
+    x = np.linspace(-top, top, PAIR_CELLS + 1)
+    x[0], x[-1] = -top, top
+    slo, sup = law.stop_loss(-x)  # (stored law) then the value error: phi_true(x) within phi~(x -+ err)
+    err = law.value_error
+    if err:
+        slo = law.stop_loss(np.nextafter(-x + err, np.inf))[0]
+        sup = law.stop_loss(np.nextafter(-x - err, -np.inf))[1]
+    pa = np.array([_prob_above_bracket(law, float(v)) for v in x])  # (lower, upper) of P(L > x_i)
+    m_up = np.maximum(pa[:-1, 1] - pa[1:, 0], 0.0)
+    m_lo = np.maximum(pa[:-1, 0] - pa[1:, 1], 0.0)
+    lower = float(np.sum(m_lo * slo[:-1])) * (1.0 - 1e-12)
+    upper = float(np.sum(m_up * sup[1:])) * (1.0 + 1e-12)
+    return lower, upper
+
+
+def small_n_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | None:
+    """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
+    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws).
+
+    D_up = sum_j P(Bin(n - 1, gamma) = j) E[(S_{j+1})_+] / (j + 1), S_k the sum of k i.i.d. copies of
+    L. Each term is bracketed on its own: j = 0 is E[L_+]; every term is at most E[L_+]; for a law
+    bounded below (L >= -A) and 0 < c <= A, with q = P(L <= -c)^j and q' = P(L <= jA)^j,
+    q' E[(L - jA)_+] <= E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+] (one user jumps);
+    for a law bounded above (L <= t), E[(S_{j+1})_+] <= E[(L + jt)_+], and the two-user term
+    E[(L1 + L2)_+] by a cell quadrature of E[phi(L1)]. Every term uses the law's certified stop-loss
+    and probability brackets (its value error included) and rounds to the safe side.
     """
     if n < 2 or n > JUMP_N_MAX or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
         return None
-    lo_s = law.support()[0]
+    if law.top_bound() <= 0:
+        return None
+    lo_s, hi_s = law.support()
     err = law.value_error
-    if not math.isfinite(lo_s) or law.top_bound() <= 0:
-        return None
-    A = math.nextafter(-lo_s + err, math.inf) * (1.0 + 1e-12)  # L >= -A for the exact law
-    if not (A > 0.0 and math.isfinite(A)):
-        return None
     e0_lo, e0_up = stop_loss_bracket(law, 0.0)
     if not (e0_up > 0.0 and math.isfinite(e0_up)):
         return None
     w = _binomial_weights(n - 1, gamma)
+    w_lo = w * (1.0 - _W_MARGIN)
     j = np.nonzero(w > 1e-300)[0]
-    j = j[j >= 1]  # j = k - 1 other active users (j = 0: E[L_+] exactly, below)
-    w_lo, w_up = w * (1.0 - _W_MARGIN), w * (1.0 + _W_MARGIN)
-    lower = w_lo[0] * e0_lo
-    upper = e0_up  # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j)
-    if j.size == 0:
-        return max(lower, 0.0), e0_up
-    # thresholds for the exact law (value error err): E[(L - t)_+] in [E~[(L~ - t - err)_+], E~[(L~ - t + err)_+]]
-    t_lo = np.nextafter(j * A * (1.0 + 1e-15) + err, np.inf)  # (rounded up: a larger threshold, a smaller value)
-    sl_lo = law.stop_loss(t_lo)[0]
-    # the lower value's event "user i above jA, the j others at most jA": P(L > jA) <= P~(L~ > jA - err)
-    pa = np.minimum(law.prob_above_up(np.nextafter(j * A * (1.0 - 1e-15) - err, -np.inf)), 1.0)
-    with np.errstate(divide="ignore", under="ignore"):
-        q_lo = np.where(pa < 1.0, np.exp(j * np.log1p(-np.minimum(pa, 0.5))) * (1.0 - 1e-12), 0.0)
-    q_lo = np.where(pa <= 0.5, q_lo, 0.0)
-    best_lo = float(np.sum(w_lo[j] * q_lo * sl_lo))
-    best_red = 0.0
-    for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40):
-        c = A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15)
-        if not c > 0.0:
-            continue
-        x = math.nextafter(-c - err, -math.inf)  # P(L > -c) <= P~(L~ > -c - err)
-        p_up = min(float(law.prob_above_up(np.array([x]))[0]), 1.0)
+    j = j[j >= 1]  # j other active users (j = 0: E[L_+] itself)
+    lo_j = np.zeros(j.size)
+    up_j = np.full(j.size, e0_up)
+    A = math.nextafter(-lo_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(lo_s) else math.inf
+    if j.size and 0.0 < A < math.inf:  # bounded below: one user jumps
+        t_lo = np.nextafter(j * A * (1.0 + 1e-15) + err, np.inf)  # (rounded up: a smaller value)
+        sl_lo = law.stop_loss(t_lo)[0]
+        pa = np.minimum(law.prob_above_up(np.nextafter(j * A * (1.0 - 1e-15) - err, -np.inf)), 1.0)
         with np.errstate(divide="ignore", under="ignore"):
-            q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
-        t_up = np.maximum(np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf), 0.0)  # rounded down
-        e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
-        u = q * e1_up + (1.0 - q) * e0_up  # (decreasing in q: q rounded down)
-        red = float(np.sum(w_lo[j] * np.maximum(e0_up - u, 0.0)))
-        best_red = max(best_red, red)
-    lower = (lower + best_lo) * (1.0 - 1e-12)
-    upper = max(e0_up - best_red * (1.0 - 1e-12), 0.0) * (1.0 + 1e-12)
-    upper = max(upper, TINY)
+            q_lo = np.exp(j * np.log1p(-np.minimum(pa, 0.5))) * (1.0 - 1e-12)
+        lo_j = np.maximum(lo_j, np.where(pa <= 0.5, q_lo * sl_lo, 0.0))
+        for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40):
+            c = A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15)
+            if not c > 0.0:
+                continue
+            p_up = min(float(law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf)]))[0]), 1.0)
+            with np.errstate(divide="ignore", under="ignore"):
+                q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
+            t_up = np.maximum(np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf), 0.0)  # (rounded down)
+            e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
+            up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
+    top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
+    if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
+        t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)
+        up_j = np.minimum(up_j, law.stop_loss(t)[1] / (j + 1) * (1.0 + 1e-12))
+        if j[0] == 1:
+            p_lo, p_up = _pair_term(law, top)
+            lo_j[0] = max(lo_j[0], 0.5 * p_lo)
+            up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
+    lower = (w_lo[0] * e0_lo + float(np.sum(w_lo[j] * lo_j))) * (1.0 - 1e-12)
+    # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j) (lower weights)
+    upper = max(e0_up - float(np.sum(w_lo[j] * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
+    upper = max(upper * (1.0 + 1e-12), TINY)
     return max(min(lower, upper), 0.0), upper
 
 
@@ -171,5 +204,5 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["JUMP_N_MAX", "big_jump_bracket", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "stop_loss_bracket",
+__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "trivial_cap"]
