@@ -77,7 +77,7 @@ JUMP_N_MAX = 500
 #: relative margin on the binomial weights (libm's exp/log1p within a few ulp, exact comb)
 _W_MARGIN = 1e-9
 #: cells of the two-user term's quadrature (:func:`_pair_term`)
-PAIR_CELLS = 512
+PAIR_CELLS = 256
 
 
 def _binomial_weights(m: int, gamma: float) -> np.ndarray:
@@ -91,39 +91,37 @@ def _binomial_weights(m: int, gamma: float) -> np.ndarray:
         return np.exp(logc + lg)
 
 
-def _prob_above_bracket(law: Law, x: float) -> tuple[float, float]:
-    """Certified (lower, upper) of P(L > x) for the exact law (values within ``value_error`` of the stored ones)."""
-    err = law.value_error
-    p, e = law.prob_above(math.nextafter(x + err, math.inf) if err else x)
-    lo = max(p - e, 0.0) * (1.0 - 1e-12)
-    p2, e2 = law.prob_above(math.nextafter(x - err, -math.inf) if err else x)
-    return lo, min((p2 + e2) * (1.0 + 1e-12), 1.0)
+def _pair_term(law: Law) -> tuple[float, float]:
+    """Certified (lower, upper) of E[(L1 + L2)_+] for a law with a finite top, L1, L2 i.i.d.
 
-
-def _pair_term(law: Law, top: float) -> tuple[float, float]:
-    """Certified (lower, upper) of E[(L1 + L2)_+] for L <= top (finite, > 0), L1, L2 i.i.d.
-
-    With phi(x) = E[(L + x)_+] (non-decreasing, 0 for x <= -top), E[(L1 + L2)_+] = E[phi(L1)];
-    on the cells (x_i, x_{i+1}] of [-top, top], phi(x_i) <= phi(L1) <= phi(x_{i+1})
+    The stored law L~ (top t) is within err = ``value_error`` of the exact one, so
+    (L~1 + L~2 - 2 err)_+ <= (L1 + L2)_+ <= (L~1 + L~2 + 2 err)_+. With phi(x) = E[(L~ + x)_+]
+    (non-decreasing, 0 for x <= -t), E[(L~1 + L~2 +- 2 err)_+] = E[phi(L~1 +- 2 err)]; on the cells
+    [x_i, x_{i+1}] of [-t - 2 err, t+] (t+ just above t), phi(x_i - 2 err) <= phi(L~1 - 2 err) and
+    phi(L~1 + 2 err) <= phi(x_{i+1} + 2 err) (whether ``prob_above`` counts an atom at a grid point
+    or not); no mass lies at or above t+, and phi(x_0 + 2 err) = 0 covers the mass at or below x_0
     (docs/accountant.md §6.8)."""
-    x = np.linspace(-top, top, PAIR_CELLS + 1)
-    x[0], x[-1] = -top, top
-    slo, sup = law.stop_loss(-x)  # (stored law) then the value error: phi_true(x) within phi~(x -+ err)
-    err = law.value_error
-    if err:
-        slo = law.stop_loss(np.nextafter(-x + err, np.inf))[0]
-        sup = law.stop_loss(np.nextafter(-x - err, -np.inf))[1]
-    pa = np.array([_prob_above_bracket(law, float(v)) for v in x])  # (lower, upper) of P(L > x_i)
-    m_up = np.maximum(pa[:-1, 1] - pa[1:, 0], 0.0)
-    m_lo = np.maximum(pa[:-1, 0] - pa[1:, 1], 0.0)
+    t = law.support()[1]
+    e2 = 2.0 * law.value_error
+    t_hi = math.nextafter(t + abs(t) * 1e-15, math.inf)  # just above the top: no mass at or above it
+    x = np.linspace(-t - e2, t_hi, PAIR_CELLS + 1)
+    x[0], x[-1] = -t - e2, t_hi
+    slo = law.stop_loss(np.nextafter(-x + e2, np.inf))[0]  # phi(x_i - 2 err), threshold rounded up
+    sup = law.stop_loss(np.nextafter(-x - e2, -np.inf))[1]  # phi(x_i + 2 err), threshold rounded down
+    pa = np.array([law.prob_above(float(v)) for v in x])  # (P~(L~ > x_i), its error bound)
+    p_lo, p_up = np.maximum(pa[:, 0] - pa[:, 1], 0.0), np.minimum(pa[:, 0] + pa[:, 1], 1.0)
+    m_up = np.maximum(p_up[:-1] - p_lo[1:], 0.0) * (1.0 + 1e-12)
+    m_lo = np.maximum(p_lo[:-1] - p_up[1:], 0.0) * (1.0 - 1e-12)
     lower = float(np.sum(m_lo * slo[:-1])) * (1.0 - 1e-12)
     upper = float(np.sum(m_up * sup[1:])) * (1.0 + 1e-12)
     return lower, upper
 
 
-def small_n_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | None:
+def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
     """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
-    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws).
+    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
+    two-user quadrature is computed only where the other terms' gap is within 0.5 rel_tol of the value
+    (None: always, for a law bounded above).
 
     D_up = sum_j P(Bin(n - 1, gamma) = j) E[(S_{j+1})_+] / (j + 1), S_k the sum of k i.i.d. copies of
     L. Each term is bracketed on its own: j = 0 is E[L_+]; every term is at most E[L_+]; for a law
@@ -170,8 +168,11 @@ def small_n_bracket(law: Law, gamma: float, n: int) -> tuple[float, float] | Non
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
         t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)
         up_j = np.minimum(up_j, law.stop_loss(t)[1] / (j + 1) * (1.0 + 1e-12))
-        if j[0] == 1:
-            p_lo, p_up = _pair_term(law, top)
+        # the two-user quadrature (PAIR_CELLS probability brackets, ~0.1 s for a lognormal law) only where the
+        # bracket could then meet rel_tol: the gap of the other terms is already within it
+        gap = float(np.sum(w[j[1:]] * (up_j[1:] - lo_j[1:])))
+        if j[0] == 1 and (rel_tol is None or gap <= 0.5 * rel_tol * w[0] * e0_lo):
+            p_lo, p_up = _pair_term(law)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
     lower = (w_lo[0] * e0_lo + float(np.sum(w_lo[j] * lo_j))) * (1.0 - 1e-12)

@@ -78,7 +78,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # tighten the upper value within rel_tol, at up to seconds per pass for a heavy-tailed law)
         return LawBracket(one, cap, cap=cap, terms={"note": "few active users: (1 - gamma)^(n-1) E[L_+] <= "
                                                             "D_up <= E[L_+]"})
-    jb = small_n_bracket(law, gamma, n) if law.continuous else None
+    jb = small_n_bracket(law, gamma, n, rel_tol) if law.continuous else None
     if jb is not None and jb[0] > 0.0 and jb[1] - jb[0] <= rel_tol * jb[0]:
         # small n: the few-user terms (one user's jump for a law bounded below, the two-user quadrature for a
         # law bounded above) bracket D_up within rel_tol (docs/accountant.md §6.8), where the lattice needs a
