@@ -5,7 +5,6 @@ randomizer's blanket divergence, written from its definition (not from the libra
 from __future__ import annotations
 
 import itertools
-import math
 
 import mpmath as mp
 import numpy as np
