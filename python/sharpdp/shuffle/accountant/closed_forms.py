@@ -161,7 +161,7 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
             p_up = min(float(law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf)]))[0]), 1.0)
             with np.errstate(divide="ignore", under="ignore"):
                 q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
-            t_up = np.maximum(np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf), 0.0)  # (rounded down)
+            t_up = np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf)  # (rounded down)
             e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
             up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
     top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
