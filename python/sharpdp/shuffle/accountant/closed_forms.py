@@ -199,7 +199,9 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     # rel_tol: the gap of the other terms is already within it
     if j.size and j[0] == 1 and e0_lo > 0.0:
         gap = float(np.sum(w[j[1:]] * (up_j[1:] - lo_j[1:])))
-        if rel_tol is None or gap <= 0.5 * rel_tol * w[0] * e0_lo:
+        est = w[0] * e0_lo + float(np.sum(w[j] * lo_j))
+        done = rel_tol is not None and gap + w[1] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
+        if not done and (rel_tol is None or gap <= 0.5 * rel_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
