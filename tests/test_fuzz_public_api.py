@@ -378,6 +378,19 @@ ENTRIES = [
     E("sharpdp.shuffle:calibrate_gaussian#few_users",
       lambda: (SH.calibrate_gaussian, dict(n=100, epsilon=1.0, delta=1e-6)), {},
       huge=[dict(n=2, epsilon=50.0)]),
+    # issue 26, last clause: heavy-tailed laws at small n (minutes before; now the few-user terms of
+    # docs/accountant.md §6.8, well under a second CPU for zero-out, a few seconds through bot)
+    E("sharpdp.shuffle:calibrate_gaussian#small_n",
+      lambda: (SH.calibrate_gaussian, dict(n=100, epsilon=1.0, delta=1e-6)), {},
+      huge=[dict(n=10, epsilon=50.0), dict(n=2, epsilon=20.0), dict(n=2, epsilon=5.0, delta=1e-12),
+            dict(n=3, epsilon=50.0, delta=1e-15)]),
+    E("sharpdp.shuffle:calibrate_gaussian#small_n_replace",
+      lambda: (SH.calibrate_gaussian, dict(n=100, epsilon=1.0, delta=1e-6, adjacency="replace")), {},
+      huge=[dict(n=10, epsilon=50.0), dict(n=2, epsilon=20.0), dict(n=2, epsilon=5.0, delta=1e-12)]),
+    E("sharpdp.shuffle:ShuffleAccountant.get_delta#gauss_small_n",
+      lambda: (lambda n, epsilon: SH.ShuffleAccountant(SH.GaussianRandomizer(0.5, 1), n).get_delta(epsilon),
+               dict(n=2, epsilon=20.0)), {},
+      huge=[dict(n=10, epsilon=50.0), dict(n=100, epsilon=30.0)]),
     # ------------------------------------------------ conversions (also re-exported by sharpdp.shuffle)
     E("sharpdp.conversions:gaussian_mechanism_delta", lambda: (CV.gaussian_mechanism_delta, dict(epsilon=1.0, sigma=1.0)),
       dict(epsilon="nonneg", sigma="pos", sensitivity="pos"), huge=[dict(epsilon=10000.0, sigma=1e4)]),

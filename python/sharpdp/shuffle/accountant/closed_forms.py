@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from sharpdp.shuffle.accountant.limits import TINY
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
@@ -70,6 +72,146 @@ def single_user_lower(law: Law, gamma: float, n: int) -> float:
     return max(lo * p * (1.0 - 1e-12), 0.0)
 
 
+#: largest n for which :func:`small_n_bracket` is tried (its cost grows like n per threshold)
+JUMP_N_MAX = 500
+#: relative margin on the binomial weights (libm's exp/log1p within a few ulp, exact comb)
+_W_MARGIN = 1e-9
+#: cells of the two-user term's quadrature (:func:`_pair_term`)
+PAIR_CELLS = 256
+
+
+def _binomial_weights(m: int, gamma: float) -> np.ndarray:
+    """P(Bin(m, gamma) = j), j = 0..m, each within a relative _W_MARGIN / 2 (comb exact, rounded
+    once to float; j log(gamma) + (m - j) log1p(-gamma) within a few ulp of |value| <= ~1e5 before exp)."""
+    j = np.arange(m + 1)
+    logc = np.array([math.log(math.comb(m, int(i))) for i in j])
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        lg = j * math.log(gamma) + (m - j) * math.log1p(-gamma) if gamma < 1.0 else \
+            np.where(j == m, 0.0, -np.inf)
+        return np.exp(logc + lg)
+
+
+def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
+    """Certified (lower, upper) of E[(L1 + L2)_+], L1, L2 i.i.d. of the law (docs/accountant.md §6.8).
+
+    The stored law L~ is within err = ``value_error`` of the exact one, so
+    (L~1 + L~2 - 2 err)_+ <= (L1 + L2)_+ <= (L~1 + L~2 + 2 err)_+. With phi(x) = E[(L~ + x)_+]
+    (non-decreasing), E[(L~1 + L~2 +- 2 err)_+] = E[phi(L~1 +- 2 err)]; on the cells [x_i, x_{i+1}]
+    of a grid of [a, b], phi(x_i - 2 err) <= phi(L~1 - 2 err) and phi(L~1 + 2 err) <= phi(x_{i+1} + 2 err)
+    (whether ``prob_above`` counts an atom at a grid point or not). Outside: the mass at or below a
+    costs at most phi(a + 2 err) each (upper value); above b, (L1 + L2)_+ <= (L~1 + err)_+ + (L~2 + err)_+
+    gives E[(L~ - b)_+] + (b + err) P(L~ > b) + E[(L~ + err)_+] P(L~ > b). A finite end of the support
+    is a grid end (a = the bottom - 2 err, b just above the top); an infinite one is cut at X, the first
+    of 2^k where the outside terms are below 1e-6 E[L_+]."""
+    lo_s, hi_s = law.support()
+    err = law.value_error
+    e2 = 2.0 * err
+    sl0 = float(law.stop_loss(np.array([math.nextafter(-err, -math.inf)]))[1][0])  # E[(L~ + err)_+]
+    tol = 1e-6 * e0_lo
+
+    def p_above(v: float) -> tuple[float, float]:
+        p, e = law.prob_above(v)
+        return max(p - e, 0.0), min(p + e, 1.0)
+
+    X = 1.0
+    for _ in range(2100):  # (bounded: X reaches the double range)
+        right = 0.0 if math.isfinite(hi_s) else \
+            float(law.stop_loss(np.array([X]))[1][0]) + (X + err + sl0) * p_above(X)[1]
+        left = 0.0 if math.isfinite(lo_s) else \
+            (1.0 - p_above(-X)[0]) * float(law.stop_loss(np.array([math.nextafter(X - e2, -math.inf)]))[1][0])
+        if right + left <= tol or not math.isfinite(2.0 * X):
+            break
+        X *= 2.0
+    a = lo_s - e2 if math.isfinite(lo_s) else -X
+    b = math.nextafter(hi_s + abs(hi_s) * 1e-15, math.inf) if math.isfinite(hi_s) else X
+    if not (math.isfinite(a) and math.isfinite(b) and a < b and math.isfinite(b - a)):
+        return 0.0, math.inf  # (a law spread over the whole double range: no useful grid)
+    # uniform cells plus geometric ones around 0 (heavy tails: the value sits at all scales)
+    g = np.geomspace(max(1e-9 * (b - a), 1e-300), b - a, PAIR_CELLS)
+    x = np.unique(np.concatenate([np.linspace(a, b, PAIR_CELLS + 1), g, -g, [0.0]]))
+    x = x[(x >= a) & (x <= b)]
+    x[0], x[-1] = a, b
+    slo = law.stop_loss(np.nextafter(-x + e2, np.inf))[0]  # phi(x_i - 2 err), threshold rounded up
+    sup = law.stop_loss(np.nextafter(-x - e2, -np.inf))[1]  # phi(x_i + 2 err), threshold rounded down
+    pa = np.array([p_above(float(v)) for v in x])  # certified (lower, upper) of P~(L~ > x_i)
+    m_up = np.maximum(pa[:-1, 1] - pa[1:, 0], 0.0) * (1.0 + 1e-12)
+    m_lo = np.maximum(pa[:-1, 0] - pa[1:, 1], 0.0) * (1.0 - 1e-12)
+    lower = float(np.sum(m_lo * slo[:-1])) * (1.0 - 1e-12)
+    upper = float(np.sum(m_up * sup[1:]))
+    upper += (1.0 - pa[0, 0]) * sup[0]  # the mass at or below a (an atom at a finite bottom, or the cut tail)
+    if not math.isfinite(hi_s):
+        upper += float(law.stop_loss(np.array([b]))[1][0]) + (b + err + sl0) * pa[-1, 1]
+    return lower, upper * (1.0 + 1e-12)
+
+
+def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
+    """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
+    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
+    two-user quadrature is computed only where the other terms' gap is within 0.5 rel_tol of the value
+    (None: always, for a law bounded above).
+
+    D_up = sum_j P(Bin(n - 1, gamma) = j) E[(S_{j+1})_+] / (j + 1), S_k the sum of k i.i.d. copies of
+    L. Each term is bracketed on its own: j = 0 is E[L_+]; every term is at most E[L_+]; for a law
+    bounded below (L >= -A) and 0 < c <= A, with q = P(L <= -c)^j and q' = P(L <= jA)^j,
+    q' E[(L - jA)_+] <= E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+] (one user jumps);
+    for a law bounded above (L <= t), E[(S_{j+1})_+] <= E[(L + jt)_+], and the two-user term
+    E[(L1 + L2)_+] by a cell quadrature of E[phi(L1)]. Every term uses the law's certified stop-loss
+    and probability brackets (its value error included) and rounds to the safe side.
+    """
+    if n < 2 or n > JUMP_N_MAX or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
+        return None
+    if law.top_bound() <= 0:
+        return None
+    lo_s, hi_s = law.support()
+    err = law.value_error
+    e0_lo, e0_up = stop_loss_bracket(law, 0.0)
+    if not (e0_up > 0.0 and math.isfinite(e0_up)):
+        return None
+    w = _binomial_weights(n - 1, gamma)
+    w_lo = w * (1.0 - _W_MARGIN)
+    j = np.nonzero(w > 1e-300)[0]
+    j = j[j >= 1]  # j other active users (j = 0: E[L_+] itself)
+    lo_j = np.zeros(j.size)
+    up_j = np.full(j.size, e0_up)
+    A = math.nextafter(-lo_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(lo_s) else math.inf
+    if j.size and 0.0 < A < math.inf:  # bounded below: one user jumps
+        t_lo = np.nextafter(j * A * (1.0 + 1e-15) + err, np.inf)  # (rounded up: a smaller value)
+        sl_lo = law.stop_loss(t_lo)[0]
+        pa = np.minimum(law.prob_above_up(np.nextafter(j * A * (1.0 - 1e-15) - err, -np.inf)), 1.0)
+        with np.errstate(divide="ignore", under="ignore"):
+            q_lo = np.exp(j * np.log1p(-np.minimum(pa, 0.5))) * (1.0 - 1e-12)
+        lo_j = np.maximum(lo_j, np.where(pa <= 0.5, q_lo * sl_lo, 0.0))
+        for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40):
+            c = A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15)
+            if not c > 0.0:
+                continue
+            p_up = min(float(law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf)]))[0]), 1.0)
+            with np.errstate(divide="ignore", under="ignore"):
+                q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
+            t_up = np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf)  # (rounded down)
+            e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
+            up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
+    top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
+    if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
+        t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)
+        up_j = np.minimum(up_j, law.stop_loss(t)[1] / (j + 1) * (1.0 + 1e-12))
+    # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
+    # rel_tol: the gap of the other terms is already within it
+    if j.size and j[0] == 1 and e0_lo > 0.0:
+        gap = float(np.sum(w[j[1:]] * (up_j[1:] - lo_j[1:])))
+        est = w[0] * e0_lo + float(np.sum(w[j] * lo_j))
+        done = rel_tol is not None and gap + w[1] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
+        if not done and (rel_tol is None or gap <= 0.5 * rel_tol * est):
+            p_lo, p_up = _pair_term(law, e0_lo)
+            lo_j[0] = max(lo_j[0], 0.5 * p_lo)
+            up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
+    lower = (w_lo[0] * e0_lo + float(np.sum(w_lo[j] * lo_j))) * (1.0 - 1e-12)
+    # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j) (lower weights)
+    upper = max(e0_up - float(np.sum(w_lo[j] * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
+    upper = max(upper * (1.0 + 1e-12), TINY)
+    return max(min(lower, upper), 0.0), upper
+
+
 def law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
     """Closed forms for the law's shape (any n), or None when the lattice engine is needed."""
     lo_s, hi_s = law.support()
@@ -93,5 +235,5 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "stop_loss_bracket",
+__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "trivial_cap"]

@@ -27,7 +27,7 @@ from dataclasses import replace
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.blocks import block, one_block, unblock
 from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
-from sharpdp.shuffle.accountant.closed_forms import single_user_lower, stop_loss_bracket, trivial_cap
+from sharpdp.shuffle.accountant.closed_forms import single_user_lower, small_n_bracket, stop_loss_bracket, trivial_cap
 from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket, Mode, UpperOnly, certify_law_mode
 from sharpdp.shuffle.accountant.results import LawBracket
@@ -78,6 +78,13 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # tighten the upper value within rel_tol, at up to seconds per pass for a heavy-tailed law)
         return LawBracket(one, cap, cap=cap, terms={"note": "few active users: (1 - gamma)^(n-1) E[L_+] <= "
                                                             "D_up <= E[L_+]"})
+    jb = small_n_bracket(law, gamma, n, rel_tol) if law.continuous else None
+    if jb is not None and jb[0] > 0.0 and jb[1] - jb[0] <= rel_tol * jb[0]:
+        # small n: the few-user terms (one user's jump for a law bounded below, the two-user quadrature for a
+        # law bounded above) bracket D_up within rel_tol (docs/accountant.md §6.8), where the lattice needs a
+        # grid spanning the whole bulk of a heavy-tailed law (seconds per pass)
+        return LawBracket(jb[0], min(jb[1], cap), cap=cap, terms={"note": "small n: few-user terms "
+                                                                            "(docs/accountant.md §6.8)"})
     if isinstance(mode, Bracket):
         thr = max(VALUE_FLOOR, neg)
         small = clamped_chernoff_cap(law, gamma, n, thr)
