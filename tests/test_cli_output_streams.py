@@ -192,6 +192,10 @@ def test_histogram_missing_file_wording_matches_mean(tmp_path, capsys, option):
     assert code == 2 and err.strip() == f"sharpdp histogram: error: {option}: file not found: {tmp_path / 'nope.csv'}"
     code, out, err = _run(capsys, "mean", "--csv", str(tmp_path / "nope.csv"))
     assert code == 2 and err.strip() == f"sharpdp mean: error: --csv: file not found: {tmp_path / 'nope.csv'}"
+    # the Dask engine words it the same way (its library error names `data`, the CLI maps it to --csv)
+    code, out, err = _run(capsys, "mean", "--engine", "dask", "--csv", str(tmp_path / "nope.csv"),
+                          "--bounds", "0:1", "--columns", "a")
+    assert code == 2 and err.strip() == f"sharpdp mean: error: --csv: file not found: {tmp_path / 'nope.csv'}"
 
 
 def test_figures_bad_paper_is_one_line_naming_the_argument(capsys):

@@ -75,7 +75,7 @@ def _read_path(path: str, columns: list[str], text: bool):
     dd = _dd()
     is_glob = any(ch in path for ch in "*?[")
     if not is_glob and not os.path.exists(path):
-        raise ValueError(f"data: no such file or directory: {path}")
+        raise ValueError(f"data: file not found: {path}")
     if is_glob:
         matches = sorted(glob.glob(path))
         if not matches:
