@@ -65,8 +65,8 @@ def test_a_table_loaded_from_disk_is_the_built_table_bit_for_bit(cache, built, m
     second = uncached(S)
     assert _same(second, built)
     # and against mpmath directly (60 digits, independent of the module's low-level evaluation)
-    scale = mpmath.mpf(S) * mpmath.sqrt(2)
     with mpmath.workdps(60):
+        scale = mpmath.mpf(S) * mpmath.sqrt(2)
         for j in (0, 1, 17, 260, built.size - 2):
             ref = int(mpmath.nint(mpmath.erf((j + mpmath.mpf(0.5)) / scale) * mpmath.mpf(2) ** 128))
             assert abs(second.entries()[j] - ref) <= 1
