@@ -216,7 +216,7 @@ def test_the_cache_is_disabled_by_the_environment(tmp_path, monkeypatch, built, 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="XDG layout")
 def test_the_default_directory_is_the_user_cache_directory(tmp_path, monkeypatch):
-    monkeypatch.delenv("SHARPDP_CACHE_DIR")
+    monkeypatch.delenv("SHARPDP_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert _tables._cache_dir() == tmp_path / "xdg" / "sharpdp"
     monkeypatch.delenv("XDG_CACHE_HOME")
