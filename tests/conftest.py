@@ -38,6 +38,18 @@ if "numpy" in sys.modules:  # loaded before this file (by a plugin): limit the a
     else:
         threadpool_limits(1, user_api="blas")
 
+# The release samplers' tables are cached on disk (docs/sampling.md §4.1): the suite uses a temporary
+# directory made once per session, never the user's cache directory. xdist workers and CLI
+# subprocesses inherit it through the environment (the controller imports this file before starting
+# the workers); the process that made it removes it at exit.
+if "PYTEST_XDIST_WORKER" not in os.environ or "SHARPDP_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["SHARPDP_CACHE_DIR"] = tempfile.mkdtemp(prefix="sharpdp-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["SHARPDP_CACHE_DIR"], ignore_errors=True)
+
 import numpy as np
 import pytest
 from hypothesis import settings

@@ -8,14 +8,30 @@ with mpmath at 190 bits (57 significant digits). The C++ sampler (``cpp/kernels/
 from R_s only by the rounding of the entries and the truncated tail; :attr:`CdtTable.tv_bound`
 bounds that total-variation distance. The module depends on no domain; any release that needs
 a rounded Gaussian on a grid can use it.
+
+Building a table costs about 45 us of CPU per entry (s = 4096: 53 312 entries, ~2.4 s), so a
+built table is also kept on disk (docs/sampling.md §4.1) and later processes load it: in
+``$SHARPDP_CACHE_DIR`` if set (``""`` or ``off`` disables the disk cache), else in the user cache
+directory (``$XDG_CACHE_HOME/sharpdp`` or ``~/.cache/sharpdp``; ``%LOCALAPPDATA%/sharpdp/Cache`` on
+Windows, ``~/Library/Caches/sharpdp`` on macOS). A file is used only if it passes the checks of
+:func:`_load_table` (SHA-256, shape, monotonicity, sentinel, J's minimality and tail recomputed,
+entries spot-checked against mpmath); anything else (missing, unreadable, corrupted, unwritable
+directory) silently falls back to building the table, which is identical either way.
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
+import hashlib
 import itertools
+import json
 import math
+import os
+import pathlib
+import secrets
+import sys
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +51,11 @@ _DIGITS = 57  # mpmath working precision of the entries: 190 bits
 _PREC = 190
 _ONE = 1 << 128
 _LOW = (1 << 64) - 1
+
+_CACHE_ENV = "SHARPDP_CACHE_DIR"
+_CACHE_FORMAT = 1  # bump when the file layout or anything that determines the entries changes
+_MAGIC = b"sharpdp rounded_gaussian_cdt\n"
+_SPOT_CHECKS = 8  # random entries re-evaluated with mpmath on every load (plus the first and the last)
 
 
 @dataclass(frozen=True)
@@ -73,14 +94,14 @@ class CdtTable:
         return [(int(h) << 64) | int(lo) for h, lo in zip(self.hi[:-1], self.lo[:-1])]
 
 
-def _erf_entries(count: int, scale) -> list[int]:
-    """round(2^128 erf((j + 1/2) / scale)) for j < count, on mpmath's low-level layer (3x faster
-    than mpf objects) at _PREC bits: error below 2^-180 before the rounding to an integer."""
+def _erf_entries(indices: Iterable[int], scale) -> list[int]:
+    """round(2^128 erf((j + 1/2) / scale)) for j in indices, on mpmath's low-level layer (3x
+    faster than mpf objects) at _PREC bits: error below 2^-180 before the rounding to an integer."""
     from mpmath import libmp
 
     sc = scale._mpf_
     out = []
-    for j in range(count):
+    for j in indices:
         x = libmp.mpf_div(libmp.from_man_exp(2 * j + 1, -1), sc, _PREC)
         out.append(libmp.to_int(libmp.mpf_shift(libmp.mpf_erf(x, _PREC), 128), libmp.round_nearest))
     return out
@@ -92,12 +113,16 @@ def _up(x: float) -> float:
 
 @functools.lru_cache(maxsize=64)
 def rounded_gaussian_cdt(s: float) -> CdtTable:
-    """The CDT of |round(s Z)|, Z ~ N(0, 1), in 128-bit fixed point (cached per s).
+    """The CDT of |round(s Z)|, Z ~ N(0, 1), in 128-bit fixed point (cached per s, in memory
+    and on disk).
 
     P(|D| <= j) = erf((j + 1/2) / (s sqrt 2)) is evaluated with mpmath at 190 bits (57 digits) and
     rounded to the nearest multiple of 2^-128 (error below 2^-128 per entry, including the
     evaluation error). The table stops at J, the smallest j >= 0 with
     P(|D| > J) = erfc((J + 1/2) / (s sqrt 2)) <= 1e-38 (J is about 13.1 s).
+
+    A table built once is stored in the disk cache (module docstring, docs/sampling.md §4.1) and
+    later processes load it after checking it; the table returned is the same either way.
 
     Parameters
     ----------
@@ -114,38 +139,194 @@ def rounded_gaussian_cdt(s: float) -> CdtTable:
         If s is not finite and > 0, or the table would exceed MAX_TABLE_SIZE entries
         (s above about 20 000: pick a coarser grid).
     """
-    import mpmath
-
     s = float(s)
     if not (math.isfinite(s) and s > 0.0):
         raise ValueError(f"s must be finite and > 0, got {s}")
+    J = _search_J(s)
+    path = _cache_path(s)
+    if path is not None:
+        table = _load_table(path, s, J)
+        if table is not None:
+            return table
+    table = _build_table(s, J)
+    if path is not None:
+        _store_table(path, table)
+    return table
+
+
+def _context():
+    import mpmath
+
     ctx = mpmath.mp.clone()
     ctx.dps = _DIGITS
-    scale = ctx.mpf(s) * ctx.sqrt(2)
+    return ctx
 
-    def upper_tail(j: int):  # P(|D| > j)
-        return ctx.erfc((j + ctx.mpf(0.5)) / scale)
 
-    # J: the smallest j >= 0 with upper_tail(j) <= TAIL_BOUND (z = 13.1 is past the bound)
+def _scale(ctx, s: float):
+    return ctx.mpf(s) * ctx.sqrt(2)
+
+
+def _upper_tail(ctx, scale, j: int):  # P(|D| > j) = erfc((j + 1/2) / (s sqrt 2))
+    return ctx.erfc((j + ctx.mpf(0.5)) / scale)
+
+
+def _search_J(s: float) -> int:
+    """J: the smallest j >= 0 with P(|D| > j) <= TAIL_BOUND (about 18 erfc evaluations)."""
+    ctx = _context()
+    scale = _scale(ctx, s)
+    # z = 13.1 is past the bound
     lo, hi = -1, max(1, math.ceil(13.2 * s))
     if hi + 1 > MAX_TABLE_SIZE:
         raise ValueError(f"s: a rounded-Gaussian table for s = {s:.6g} would exceed {MAX_TABLE_SIZE} entries; "
                          "choose a coarser grid (fewer grid_bits)")
     while hi - lo > 1:  # invariant: upper_tail(lo) > bound (lo = -1: P(|D| > -1) = 1), upper_tail(hi) <= bound
         mid = (lo + hi) // 2
-        if upper_tail(mid) <= TAIL_BOUND:
+        if _upper_tail(ctx, scale, mid) <= TAIL_BOUND:
             hi = mid
         else:
             lo = mid
-    J = hi
-    tail = _up(float(upper_tail(J)))
-    entries = _erf_entries(J, scale)
+    return hi
+
+
+def _tail(s: float, J: int) -> float:
+    ctx = _context()
+    return _up(float(_upper_tail(ctx, _scale(ctx, s), J)))
+
+
+def _build_table(s: float, J: int) -> CdtTable:
+    """Evaluate the J entries with mpmath (the expensive step) and assemble the table."""
+    ctx = _context()
+    entries = _erf_entries(range(J), _scale(ctx, s))
     if any(not 0 <= t < _ONE - 1 for t in entries) or any(a > b for a, b in itertools.pairwise(entries)):
         raise AssertionError("rounded_gaussian_cdt: entries not monotone in [0, 2^128)")  # pragma: no cover
-    step = _ONE >> GUIDE_BITS
-    guide = np.array([bisect.bisect_right(entries, b * step) for b in range(1 << GUIDE_BITS)], dtype=np.uint32)
     full = entries + [_ONE - 1]  # the sentinel
     hi_w = np.array([t >> 64 for t in full], dtype=np.uint64)
     lo_w = np.array([t & _LOW for t in full], dtype=np.uint64)
+    return _assemble(s, hi_w, lo_w, _tail(s, J))
+
+
+def _guide(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """guide[b] = #{j < size - 1 : T[j] <= b 2^(128 - GUIDE_BITS)} = min{j : T[j] > b 2^(128 - GUIDE_BITS)}
+    for the non-decreasing entries T[j] = hi[j] 2^64 + lo[j] (the sentinel excluded)."""
+    h, lw = hi[:-1], lo[:-1]
+    bounds = np.arange(1 << GUIDE_BITS, dtype=np.uint64) << np.uint64(64 - GUIDE_BITS)  # high word of b 2^116
+    left = np.searchsorted(h, bounds, side="left")  # entries with a smaller high word are <= the bound
+    right = np.searchsorted(h, bounds, side="right")
+    guide = left.copy()
+    for b in np.flatnonzero(right > left):  # equal high word: <= the bound iff the low word is 0
+        guide[b] += int(np.searchsorted(lw[left[b]:right[b]], np.uint64(0), side="right"))
+    return guide.astype(np.uint32)
+
+
+def _assemble(s: float, hi: np.ndarray, lo: np.ndarray, tail: float) -> CdtTable:
+    J = len(hi) - 1
     tv = _up(_up((J + 1) * 2.0**-128) + tail)
-    return CdtTable(s=s, hi=hi_w, lo=lo_w, guide=guide, size=J + 1, tail=tail, tv_bound=tv)
+    return CdtTable(s=s, hi=hi, lo=lo, guide=_guide(hi, lo), size=J + 1, tail=tail, tv_bound=tv)
+
+
+# ---------------------------------------------------------------------------------------------
+# disk cache (docs/sampling.md §4.1)
+
+
+def _cache_dir() -> pathlib.Path | None:
+    """The disk cache directory, or None if disabled (``SHARPDP_CACHE_DIR`` set to "" or "off")."""
+    env = os.environ.get(_CACHE_ENV)
+    if env is not None:
+        if env.strip().lower() in ("", "off"):
+            return None
+        return pathlib.Path(env).expanduser()
+    if sys.platform == "win32":  # pragma: no cover - platform specific
+        base = os.environ.get("LOCALAPPDATA")
+        return pathlib.Path(base) / "sharpdp" / "Cache" if base else None
+    if sys.platform == "darwin":  # pragma: no cover - platform specific
+        return pathlib.Path.home() / "Library" / "Caches" / "sharpdp"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = pathlib.Path(xdg) if xdg and os.path.isabs(xdg) else pathlib.Path.home() / ".cache"
+    return base / "sharpdp"
+
+
+def _cache_params() -> dict:
+    """Everything the file's content depends on besides s (part of the file name and of the header)."""
+    import mpmath
+
+    return {"format": _CACHE_FORMAT, "prec": _PREC, "digits": _DIGITS, "tail_bound": TAIL_BOUND.hex(),
+            "mpmath": mpmath.__version__}
+
+
+def _cache_path(s: float) -> pathlib.Path | None:
+    try:
+        d = _cache_dir()
+    except (OSError, RuntimeError):  # no home directory
+        return None
+    if d is None:
+        return None
+    tag = hashlib.sha256(json.dumps(_cache_params(), sort_keys=True).encode()).hexdigest()[:12]
+    return d / f"rounded_gaussian_cdt-{s.hex()}-{tag}.bin"
+
+
+def _store_table(path: pathlib.Path, table: CdtTable) -> bool:
+    """Write the table's entries and tail to path atomically (a temporary file in the same
+    directory, then os.replace); False (and nothing left behind) on any failure."""
+    meta = dict(_cache_params(), s=table.s.hex(), size=table.size, tail=table.tail.hex())
+    header = json.dumps(meta, sort_keys=True).encode()
+    payload = table.hi.astype("<u8").tobytes() + table.lo.astype("<u8").tobytes()
+    digest = hashlib.sha256(header + b"\n" + payload).hexdigest().encode()
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + digest + b"\n" + header + b"\n" + payload)
+        os.replace(tmp, path)
+        return True
+    except (OSError, ValueError):
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
+
+
+def _load_table(path: pathlib.Path, s: float, J: int) -> CdtTable | None:
+    """The table stored at path if it passes every check, else None.
+
+    Checks: the SHA-256 of header and payload; the header's parameters, s and size (= J + 1, J
+    searched afresh by the caller); the sentinel; entries non-decreasing and below 2^128 - 1; the
+    tail recomputed (one erfc); the first, the last and _SPOT_CHECKS random entries re-evaluated
+    with mpmath, exactly. The search for J checks its minimality.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        if not data.startswith(_MAGIC):
+            return None
+        digest, header, payload = data[len(_MAGIC):].split(b"\n", 2)
+        if hashlib.sha256(header + b"\n" + payload).hexdigest().encode() != digest:
+            return None
+        meta = json.loads(header)
+        expect = dict(_cache_params(), s=s.hex(), size=J + 1)
+        if any(meta.get(k) != v for k, v in expect.items()) or len(payload) != 16 * (J + 1):
+            return None
+        words = np.frombuffer(payload, dtype="<u8").astype(np.uint64)
+        hi, lo = words[:J + 1].copy(), words[J + 1:].copy()
+        tail = float.fromhex(meta["tail"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if hi[-1] != np.uint64(_LOW) or lo[-1] != np.uint64(_LOW):
+        return None
+    h, lw = hi[:-1], lo[:-1]
+    if J and ((h[-1] == np.uint64(_LOW)) & (lw[-1] == np.uint64(_LOW))):  # the last entry is < 2^128 - 1
+        return None
+    if np.any((h[:-1] > h[1:]) | ((h[:-1] == h[1:]) & (lw[:-1] > lw[1:]))):
+        return None
+    if tail != _tail(s, J):
+        return None
+    if J:
+        picks = sorted({0, J - 1, *(secrets.randbelow(J) for _ in range(_SPOT_CHECKS))})
+        ctx = _context()
+        if _erf_entries(picks, _scale(ctx, s)) != [(int(h[j]) << 64) | int(lw[j]) for j in picks]:
+            return None
+    return _assemble(s, hi, lo, tail)
