@@ -25,11 +25,11 @@ from sharpdp._tables import rounded_gaussian_cdt
 __all__ = ["DEFAULT_GRID_BITS", "MAX_GRID_BITS", "GridRelease", "grid_release", "release_gaussian", "whitener"]
 
 DEFAULT_GRID_BITS = 12
-"""Default grid of the whitened release: h = 2^-12 (noise table s = 4096, 53 313 entries, built
-once per process in about 1-4 s). docs/sampling.md §9.3 says why not finer."""
+"""Default grid of the whitened release: h = 2^-12 (noise table s = 4096, 53 312 entries, built
+in about 1-4 s by the first process, then loaded from the disk cache, docs/sampling.md §4.1). docs/sampling.md §9.3 says why not finer."""
 
 MAX_GRID_BITS = 14
-"""Finest grid allowed: s = 2^14 gives a table of 213 247 entries (``_tables.MAX_TABLE_SIZE`` is 2^18)."""
+"""Finest grid allowed: s = 2^14 gives a table of 213 246 entries (``_tables.MAX_TABLE_SIZE`` is 2^18)."""
 
 
 def _up(x: float) -> float:
