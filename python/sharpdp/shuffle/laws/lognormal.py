@@ -58,7 +58,19 @@ _GL_W = _GL_W / 2.0
 # and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is the
 # special case. We use 1e-14 plus 64 ulp for the rounding of the weights and exponentials.
 _NARROW = 0.25
-_CELL_CHUNK = 1 << 16  # cells per block of LognormalLaw.cells (bounds its temporaries)
+
+
+def _gl_sum(f):
+    """sum_g f[:, g] _GL_W[g] over the 8 nodes, accumulated in node order by elementwise operations: each
+    row's float result depends on that row alone (a matrix product's order may depend on the block's size and
+    alignment), so LognormalLaw.cells gives the same floats whatever its blocking."""
+    s = f[:, 0] * _GL_W[0]
+    for g in range(1, _GL_X.size):
+        s += f[:, g] * _GL_W[g]
+    return s
+
+
+_CELL_CHUNK = 4096  # cells per block of LognormalLaw.cells (bounds its temporaries)
 _GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
 
 
@@ -401,7 +413,7 @@ class LognormalLaw(Law):
             U = a0[:, None] + span[:, None] * _GL_X[None, :]
             base = np.exp(-v_[:, None] * U - 0.5 * U * U)
             phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
-            mm = phi * span * (base @ _GL_W)
+            mm = phi * span * _gl_sum(base)
             with np.errstate(under="ignore"):
                 P = self._G * np.exp(r * v_ - 0.5 * r * r)
                 M = self._S * np.exp(-r * v_ - 0.5 * r * r)
@@ -413,7 +425,7 @@ class LognormalLaw(Law):
                 grow = -(M[:, None] * np.expm1(-ru))
             else:
                 grow = P[:, None] * np.expm1(ru)
-            w0 = phi * span * ((grow * base) @ _GL_W)
+            w0 = phi * span * _gl_sum(grow * base)
             d = (self.a - xj) + (P - M)
             # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
             rel_pm = 4 * _U * (np.abs(r * v_) + r * r) + _RHO
