@@ -83,18 +83,30 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     lo_c, up_c = _blocked(law.stop_loss, tc)
     ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
     pa = _blocked(law.prob_above_up, ta)
-    # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1)
-    seg = np.minimum(np.arange(k) // s, idx.size - 2)
+    # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1). Segments
+    # 0 .. nfull - 1 all have length s (j - ia = 0 .. s - 1 and ib - ia = s exactly, as integers): their values
+    # are computed by broadcasting, the same floating-point operations as the gathered form of the last one
+    nfull = idx.size - 2
+    F = nfull * s
+    up, lo = np.empty(k), np.empty(k)
+    if nfull > 0:
+        fr = np.clip(np.arange(s, dtype=float) / s, 0.0, 1.0)[None, :]
+        ua, ub = up_c[:nfull, None], up_c[1:nfull + 1, None]
+        up[:F] = (((1.0 - fr) * ua + fr * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)).ravel()
+        la, pa_, ta_ = lo_c[:nfull, None], pa[:nfull, None], ta[:nfull, None]
+        t2 = t[:F].reshape(nfull, s)
+        lo[:F] = (np.maximum(la - pa_ * (t2 - ta_) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)).ravel()
+    seg = np.full(k - F, idx.size - 2)
     ia, ib = idx[seg], idx[seg + 1]
-    fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
+    fa = (j[F:] - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
     fa = np.clip(fa, 0.0, 1.0)
     # (t is exact: t0 and dt are integer multiples of the dyadic lattice step; the weights and the sums carry a
     # few ulp, covered by the absolute margin 8u of the larger end value)
     ua, ub = up_c[seg], up_c[seg + 1]
-    up = ((1.0 - fa) * ua + fa * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)
+    up[F:] = ((1.0 - fa) * ua + fa * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)
     # tangent at a: t - ta >= t - a, the slope bound pa >= P(L >= a)
     la = lo_c[seg]
-    lo = np.maximum(la - pa[seg] * (t - ta[seg]) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)
+    lo[F:] = np.maximum(la - pa[seg] * (t[F:] - ta[seg]) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)
     # the chord needs the computed t_j between its ends: exact at the nodes themselves
     up[idx] = up_c
     lo[idx] = lo_c
