@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
-from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
+from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_integral_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -81,6 +81,11 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 
     T = base
     for _ in range(200):
+        # (pair_integral_up's first Riemann term alone shows pair(T) > target where it is large: the same floats
+        # as the full call, whose sum of non-negative terms is at least that term, rounding being monotone)
+        if pair_first_term(law, T, 0.5 * (n - 1) * gamma) > target:
+            T *= 2.0
+            continue
         if pair(T) <= target:
             break
         T *= 2.0

@@ -113,12 +113,26 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     return lo, up
 
 
+def _pair_grid(T0: float) -> np.ndarray:
+    return T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+
+
+def pair_first_term(law: Law, T0: float, scale: float) -> float:
+    """A lower value of ``scale * pair_integral_up(law, T0)`` as computed in floats (scale >= 0): the same
+    expression with the Riemann sum replaced by its first term (the same floats: elementwise operations on the
+    first two grid points). The computed sum of non-negative terms is at least any one of them (rounding is
+    monotone), and so is every later operation (products by non-negative factors)."""
+    x = _pair_grid(T0)[:2]
+    p = law.prob_above_up(x)
+    return scale * ((float((np.diff(x) * p[:-1] ** 2)[0])) * (1 + 1e-9))
+
+
 def pair_integral_up(law: Law, T0: float) -> float:
     """Upper bound on I2(T0) = int_0^inf P(L > T0 + t)^2 dt (docs/accountant_tail.md §3).
 
     The integrand is non-increasing: an upper Riemann sum on a geometric grid x_0 = T0 < x_1 <
     ... < x_M, plus int_{x_M}^inf P(L > x)^2 dx <= P(L > x_M) tau(x_M) for the rest."""
-    x = T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+    x = _pair_grid(T0)
     p = law.prob_above_up(x)
     s = float(np.sum(np.diff(x) * p[:-1] ** 2))
     rest = float(p[-1] * law.stop_loss(x[-1:])[1][0])
@@ -275,4 +289,5 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
 
 
-__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_integral_up", "stop_loss_grid"]
+__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_integral_up",
+           "stop_loss_grid"]
