@@ -47,16 +47,19 @@ class Chernoff:
     def _approx(self, lam: float) -> tuple[float, float, float]:
         """(Lambda, Lambda', Lambda'') of the upper pmf at lam in plain floats (no error bound): it only steers
         the choice of lam in :meth:`_search`; the value returned there is :meth:`log_mgf`'s."""
-        if self._lg is None:
+        if self._lg is None or self._x is None:
             k = np.nonzero(self.gp > 0)[0]
             self._lg, self._x = np.log(self.gp[k]), (self.k0 + k).astype(float) * self.h
-        z = self._lg + lam * self._x
+        lg, x = self._lg, self._x
+        if lg.size == 0:
+            return math.nan, math.nan, math.nan
+        z = lg + lam * x
         m = float(z.max())
         e = np.exp(np.maximum(z - m, -700.0))  # (no subnormals: slow, and negligible here)
         s0 = float(e.sum())
-        ex = e * self._x
+        ex = e * x
         m1 = float(ex.sum()) / s0
-        return m + math.log(s0), m1, max(float((ex * self._x).sum()) / s0 - m1 * m1, 0.0)
+        return m + math.log(s0), m1, max(float((ex * x).sum()) / s0 - m1 * m1, 0.0)
 
     def _search(self, b: float, side: int, excess: bool) -> float:
         """min over lam > 0 of F(lam) = -side lam b + nn Lambda(side lam) [- 1 - log lam when ``excess``], a convex
