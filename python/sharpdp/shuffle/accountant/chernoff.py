@@ -37,13 +37,88 @@ class Chernoff:
         self.margin = (g.size + 8) * 4 * U
         _, mu, var = self.C.log_mgf(g, k0, h, 0.0)
         self.scale = 1.0 / (math.sqrt(max(nn * var, h * h)))
+        self._lg: np.ndarray | None = None  # (log pmf, nodes) of the upper pmf's support, for _approx
+        self._x: np.ndarray | None = None
 
     def log_mgf(self, lam: float) -> float:
         L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
         return L + self.margin + 1e-12 * abs(L)
 
+    def _approx(self, lam: float) -> tuple[float, float, float]:
+        """(Lambda, Lambda', Lambda'') of the upper pmf at lam in plain floats (no error bound): it only steers
+        the choice of lam in :meth:`_search`; the value returned there is :meth:`log_mgf`'s."""
+        if self._lg is None or self._x is None:
+            k = np.nonzero(self.gp > 0)[0]
+            self._lg, self._x = np.log(self.gp[k]), (self.k0 + k).astype(float) * self.h
+        lg, x = self._lg, self._x
+        if lg.size == 0:
+            return math.nan, math.nan, math.nan
+        z = lg + lam * x
+        m = float(z.max())
+        e = np.exp(np.maximum(z - m, -700.0))  # (no subnormals: slow, and negligible here)
+        s0 = float(e.sum())
+        ex = e * x
+        m1 = float(ex.sum()) / s0
+        return m + math.log(s0), m1, max(float((ex * x).sum()) / s0 - m1 * m1, 0.0)
+
+    def _search(self, b: float, side: int, excess: bool) -> float:
+        """min over lam > 0 of F(lam) = -side lam b + nn Lambda(side lam) [- 1 - log lam when ``excess``], a convex
+        function of lam: safeguarded Newton on F' in t = log lam over the bracket of :meth:`_min` (the same range
+        of lam), steered by :meth:`_approx`, then F at the lam found by the certified :meth:`log_mgf`. Every lam > 0
+        gives a valid bound (Chernoff, Markov with e^{lam x}/(e lam) >= x_+): the search only chooses a good one.
+        None when the plain-float steering fails (NaN, empty law): :meth:`_min` then runs."""
+        t_lo, t_hi = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
+        nn = self.nn
+
+        def deriv(t):  # (F'(lam), F''(lam)) at lam = e^t
+            lam = math.exp(t)
+            _, m1, var = self._approx(side * lam)
+            d1 = -side * b + nn * side * m1
+            d2 = nn * var
+            if excess:
+                d1, d2 = d1 - 1.0 / lam, d2 + 1.0 / (lam * lam)
+            return d1, d2
+
+        d_lo, _ = deriv(t_lo)
+        if not math.isfinite(d_lo):
+            return math.nan
+        if d_lo >= 0.0:
+            t = t_lo  # F non-decreasing on the bracket: its left end
+        else:
+            d_hi, _ = deriv(t_hi)
+            if not math.isfinite(d_hi):
+                return math.nan
+            if d_hi <= 0.0:
+                t = t_hi  # F non-increasing on the bracket: its right end
+            else:
+                lo, hi = t_lo, t_hi
+                t = 0.5 * (lo + hi)
+                for _ in range(60):
+                    d1, d2 = deriv(t)
+                    if not math.isfinite(d1):
+                        return math.nan
+                    if d1 < 0.0:
+                        lo = t
+                    else:
+                        hi = t
+                    # Newton in t: dF/dt = lam F', d2F/dt2 = lam F' + lam^2 F''
+                    lam = math.exp(t)
+                    g1, g2 = lam * d1, lam * d1 + lam * lam * d2
+                    tn = t - g1 / g2 if g2 > 0 else 0.5 * (lo + hi)
+                    if not lo < tn < hi:
+                        tn = 0.5 * (lo + hi)
+                    if abs(tn - t) <= 1e-3 or hi - lo <= 2e-3:
+                        t = tn
+                        break
+                    t = tn
+        lam = math.exp(t)
+        val = -lam * b + nn * self.log_mgf(side * lam) if side > 0 else lam * b + nn * self.log_mgf(-lam)
+        if excess:
+            val += -1.0 - math.log(lam)
+        return val
+
     def _min(self, f: Callable[[float], float], sign: str) -> float:
-        """min over lam > 0 of f(lam) (convex in lam): golden section on log lam."""
+        """min over lam > 0 of f(lam) (convex in lam): golden section on log lam (the fallback of :meth:`_search`)."""
         a, b = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
         best = math.inf
         gr = 0.5 * (math.sqrt(5.0) - 1.0)
@@ -65,15 +140,24 @@ class Chernoff:
 
     def log_p_above(self, b: float) -> float:
         """log of an upper bound on P(S >= b) (<= 0)."""
-        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
+        v = self._search(b, +1, False)
+        if math.isnan(v):
+            return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
+        return min(v, 0.0)
 
     def log_p_below(self, a: float) -> float:
         """log of an upper bound on P(S <= a) (<= 0)."""
-        return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
+        v = self._search(a, -1, False)
+        if math.isnan(v):
+            return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
+        return min(v, 0.0)
 
     def log_excess(self, b: float) -> float:
         """log of an upper bound on E[(S - b)_+]  ((x)_+ <= e^{lam x} / (e lam))."""
-        return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
+        v = self._search(b, +1, True)
+        if math.isnan(v):
+            return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
+        return v
 
 
 def clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBracket | None:

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
-from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
+from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_integral_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -63,6 +63,7 @@ class FarTailBracket:
     penalty_B: float
     jump: JumpTerm
     body: PassResult | None = None
+    hat: LatticeLaws | None = None  # the hat lattice law of the round (for :func:`positive_prob_up`)
 
 
 # --------------------------------------------------------------------------- driver
@@ -80,6 +81,11 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
 
     T = base
     for _ in range(200):
+        # (pair_integral_up's first Riemann term alone shows pair(T) > target where it is large: the same floats
+        # as the full call, whose sum of non-negative terms is at least that term, rounding being monotone)
+        if pair_first_term(law, T, 0.5 * (n - 1) * gamma) > target:
+            T *= 2.0
+            continue
         if pair(T) <= target:
             break
         T *= 2.0
@@ -334,7 +340,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
             cap = law.tail_upper(0.0)
             res = FarTailBracket(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt.N, multi=multi,
-                                 body_up=body_up, body_lo=body_lo, penalty_B=pen, jump=jt, body=body)
+                                 body_up=body_up, body_lo=body_lo, penalty_B=pen, jump=jt, body=body, hat=lat)
             if best is None or res.upper < best.upper:
                 best = replace(res, lower=max(lo, best.lower if best else 0.0))
             else:
@@ -360,6 +366,28 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     return best
 
 
+def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
+    """Upper bound on P(L_1 + S_{n-1} > 0), S_{n-1} the sum of n - 1 users' B_j L_j, from a round ``r`` of
+    :func:`certify_bigjump` on ``law`` (docs/accountant_tail.md §14): with m = (n - 1) gamma E[L] < 0,
+    t = |m|/2, y = |m|/4 and the round's clamps,
+
+        P(L_1 + S_{n-1} > 0) <= P(L > t) + P(A'_B > -t - y) + (n - 1) gamma P(L > T0 + y)
+                                + ((n - 1) gamma P(L > T0))^2 / 2,
+
+    P(A'_B > .) by the Chernoff bound of the round's hat lattice law. 1.0 where not available (m >= 0, no
+    hat law)."""
+    m = (n - 1) * gamma * law.mean()
+    if r.hat is None or not (m < 0.0 and math.isfinite(m)) or n < 2:
+        return 1.0
+    t, y = 0.5 * abs(m), 0.25 * abs(m)
+    p_one = float(law.prob_above_up([t])[0])
+    ch = Chernoff(r.hat.g, r.hat.eta, r.hat.k0, r.h, n - 1)
+    p_body = capped_exp(ch.log_p_above(-t - y))
+    pT, pTy = (float(v) for v in law.prob_above_up([r.T0, r.T0 + y]))
+    p_jump = (n - 1) * gamma * pTy + ((n - 1) * gamma * pT) ** 2 / 2.0
+    return min((p_one + p_body + p_jump) * (1 + 1e-9), 1.0)
+
+
 def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, negligible: float = 0.0,
                 lower: bool = True) -> LawBracket | None:
     """The accountant's per-law bracket by the far-tail treatment, or None where the treatment does
@@ -378,6 +406,9 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
             d = math.nextafter(run.moved_by + law.value_error, math.inf)
             if d <= 1e-6 * r.lower:
                 r = replace(r, lower=r.lower - d)
+            elif (dq := d * positive_prob_up(run, gamma, n, r) * (1 + 1e-9)) <= 1e-6 * r.lower:
+                # the shift costs at most d P(L_1 + S_{n-1} > 0), not d (docs/accountant_tail.md §14)
+                r = replace(r, lower=max((r.lower - dq) * (1 - 1e-15), 0.0))
             else:
                 r = replace(r, lower=certify_bigjump(law.shifted(up=False), gamma, n, rel_tol, workers, lower=True,
                                                      negligible=negligible).lower)
@@ -388,4 +419,5 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
 
 
-__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "lower_tail_penalty", "try_certify"]
+__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "lower_tail_penalty",
+           "positive_prob_up", "try_certify"]

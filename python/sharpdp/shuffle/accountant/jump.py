@@ -83,22 +83,48 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     lo_c, up_c = _blocked(law.stop_loss, tc)
     ta = tc - (np.abs(tc) * 1e-12 + 1e-300)  # a' < a
     pa = _blocked(law.prob_above_up, ta)
-    # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1)
-    seg = np.minimum(np.arange(k) // s, idx.size - 2)
+    # the segment of node j: the last evaluated node <= j (idx holds the multiples of s, then k - 1). Segments
+    # 0 .. nfull - 1 all have length s (j - ia = 0 .. s - 1 and ib - ia = s exactly, as integers): their values
+    # are computed by broadcasting, the same floating-point operations as the gathered form of the last one
+    nfull = idx.size - 2
+    F = nfull * s
+    up, lo = np.empty(k), np.empty(k)
+    if nfull > 0:
+        fr = np.clip(np.arange(s, dtype=float) / s, 0.0, 1.0)[None, :]
+        ua, ub = up_c[:nfull, None], up_c[1:nfull + 1, None]
+        up[:F] = (((1.0 - fr) * ua + fr * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)).ravel()
+        la, pa_, ta_ = lo_c[:nfull, None], pa[:nfull, None], ta[:nfull, None]
+        t2 = t[:F].reshape(nfull, s)
+        lo[:F] = (np.maximum(la - pa_ * (t2 - ta_) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)).ravel()
+    seg = np.full(k - F, idx.size - 2)
     ia, ib = idx[seg], idx[seg + 1]
-    fa = (j - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
+    fa = (j[F:] - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
     fa = np.clip(fa, 0.0, 1.0)
     # (t is exact: t0 and dt are integer multiples of the dyadic lattice step; the weights and the sums carry a
     # few ulp, covered by the absolute margin 8u of the larger end value)
     ua, ub = up_c[seg], up_c[seg + 1]
-    up = ((1.0 - fa) * ua + fa * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)
+    up[F:] = ((1.0 - fa) * ua + fa * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)
     # tangent at a: t - ta >= t - a, the slope bound pa >= P(L >= a)
     la = lo_c[seg]
-    lo = np.maximum(la - pa[seg] * (t - ta[seg]) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)
+    lo[F:] = np.maximum(la - pa[seg] * (t[F:] - ta[seg]) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)
     # the chord needs the computed t_j between its ends: exact at the nodes themselves
     up[idx] = up_c
     lo[idx] = lo_c
     return lo, up
+
+
+def _pair_grid(T0: float) -> np.ndarray:
+    return T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+
+
+def pair_first_term(law: Law, T0: float, scale: float) -> float:
+    """A lower value of ``scale * pair_integral_up(law, T0)`` as computed in floats (scale >= 0): the same
+    expression with the Riemann sum replaced by its first term (the same floats: elementwise operations on the
+    first two grid points). The computed sum of non-negative terms is at least any one of them (rounding is
+    monotone), and so is every later operation (products by non-negative factors)."""
+    x = _pair_grid(T0)[:2]
+    p = law.prob_above_up(x)
+    return scale * ((float((np.diff(x) * p[:-1] ** 2)[0])) * (1 + 1e-9))
 
 
 def pair_integral_up(law: Law, T0: float) -> float:
@@ -106,7 +132,7 @@ def pair_integral_up(law: Law, T0: float) -> float:
 
     The integrand is non-increasing: an upper Riemann sum on a geometric grid x_0 = T0 < x_1 <
     ... < x_M, plus int_{x_M}^inf P(L > x)^2 dx <= P(L > x_M) tau(x_M) for the rest."""
-    x = T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+    x = _pair_grid(T0)
     p = law.prob_above_up(x)
     s = float(np.sum(np.diff(x) * p[:-1] ** 2))
     rest = float(p[-1] * law.stop_loss(x[-1:])[1][0])
@@ -263,4 +289,5 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
 
 
-__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_integral_up", "stop_loss_grid"]
+__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_integral_up",
+           "stop_loss_grid"]

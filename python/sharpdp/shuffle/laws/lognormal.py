@@ -58,7 +58,19 @@ _GL_W = _GL_W / 2.0
 # and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is the
 # special case. We use 1e-14 plus 64 ulp for the rounding of the weights and exponentials.
 _NARROW = 0.25
-_CELL_CHUNK = 1 << 16  # cells per block of LognormalLaw.cells (bounds its temporaries)
+
+
+def _gl_sum(f):
+    """sum_g f[:, g] _GL_W[g] over the 8 nodes, accumulated in node order by elementwise operations: each
+    row's float result depends on that row alone (a matrix product's order may depend on the block's size and
+    alignment), so LognormalLaw.cells gives the same floats whatever its blocking."""
+    s = f[:, 0] * _GL_W[0]
+    for g in range(1, _GL_X.size):
+        s += f[:, g] * _GL_W[g]
+    return s
+
+
+_CELL_CHUNK = 4096  # cells per block of LognormalLaw.cells (bounds its temporaries)
 _GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
 
 
@@ -367,15 +379,17 @@ class LognormalLaw(Law):
     def _cells(self, x0, h, k_start, k_end):
         """cells() for the cells k_start..k_end-1 of the grid x0 + h k."""
         x = x0 + h * np.arange(k_start, k_end + 1, dtype=float)
-        lo, hi = self._vint(x[:-1], x[1:])
+        # V at every edge once (_v is elementwise: the same floats as _vint(x[:-1], x[1:]) and _v(x[:-1]))
+        v_all = self._v(x)
+        lo = np.clip(v_all[:-1], self._vlo, self._vhi)
+        hi = np.clip(v_all[1:], lo, self._vhi)
         # Masses and moments (with the bounds em, ew) are those of the cells between the computed
         # V-edges v(x_j), which partition the V-line consistently (cell j's upper edge is cell
         # j+1's lower edge). Rounding of an edge (~u |log| / r) only moves a thin layer of mass to
         # the neighbouring cell, where L overshoots the cell's range by ~u |x|: this changes
         # D_up at second order (overshoot times layer mass), far below every other term.
-        # wide cells: closed forms, E[L - x_j; cell] = (a - x_j) m + G q+ - S q-
-        m, em, wh, ew = self._local(lo, hi, x[:-1])
-        wh = np.maximum(wh, 0.0)
+        # wide cells: closed forms, E[L - x_j; cell] = (a - x_j) m + G q+ - S q-, evaluated only where the
+        # narrow rule below does not replace them (elementwise: the same floats as over the whole block)
         # Narrow cells: integrate in u = v - v* from the computed anchor v* (L(v*) = x_j up to
         # rounding) with the terms P = G e^{r v* - r^2/2}, M = S e^{-r v* - r^2/2} evaluated at v*:
         #   m = phi(v*) int e^{-v* u - u^2/2} du,
@@ -384,29 +398,39 @@ class LognormalLaw(Law):
         # Both integrand terms are >= 0 for u >= 0 (no cancellation; quadrature error: _NARROW).
         # The correction (L(v*) - x_j) m makes the moment exact for the computed cell; without it
         # the error of v* (~ u |v*|) would enter as a relative error ~ u |v*| / (cell length).
-        vs = self._v(x[:-1])
+        vs = v_all[:-1]
         with np.errstate(invalid="ignore", over="ignore"):
             u0, u1 = lo - vs, hi - vs
             nar = np.isfinite(vs) & (hi > lo) & (u1 * (np.abs(vs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
+        m, em, wh, ew = (np.zeros(lo.size) for _ in range(4))
+        wide = ~nar
+        if np.any(wide):
+            m[wide], em[wide], wh_w, ew[wide] = self._local(lo[wide], hi[wide], x[:-1][wide])
+            wh[wide] = np.maximum(wh_w, 0.0)
         if np.any(nar):
             r = self.r
             v_, a0, span, xj = vs[nar], u0[nar], u1[nar] - u0[nar], x[:-1][nar]
             U = a0[:, None] + span[:, None] * _GL_X[None, :]
             base = np.exp(-v_[:, None] * U - 0.5 * U * U)
             phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
-            mm = phi * span * (base @ _GL_W)
+            mm = phi * span * _gl_sum(base)
             with np.errstate(under="ignore"):
                 P = self._G * np.exp(r * v_ - 0.5 * r * r)
                 M = self._S * np.exp(-r * v_ - 0.5 * r * r)
             ru = r * U
-            grow = P[:, None] * np.expm1(ru) - M[:, None] * np.expm1(-ru)
-            w0 = phi * span * ((grow * base) @ _GL_W)
+            # (a term with a zero coefficient, S = 0 or G = 0 here, is left out: x - 0 * y = x exactly)
+            if self._G > 0 and self._S > 0:
+                grow = P[:, None] * np.expm1(ru) - M[:, None] * np.expm1(-ru)
+            elif self._S > 0:
+                grow = -(M[:, None] * np.expm1(-ru))
+            else:
+                grow = P[:, None] * np.expm1(ru)
+            w0 = phi * span * _gl_sum(grow * base)
             d = (self.a - xj) + (P - M)
             # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
             rel_pm = 4 * _U * (np.abs(r * v_) + r * r) + _RHO
             e_d = rel_pm * (P + M) + 3 * _U * (np.abs(self.a - xj) + P + M + np.abs(d))
             ww = w0 + d * mm
-            m, em = m.copy(), em.copy()
             # phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
             phi_rel = (0.5 * v_ * v_ + 4.0) * 2.0 * _U
             m[nar] = mm
