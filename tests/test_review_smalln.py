@@ -316,3 +316,32 @@ def test_tiny_sigma0(s):
     """blanket mass g ~ 1e-243 ... 1e-89: D_up (x vs bot) = 1 - O(1e-42) or closer; the bracket holds it."""
     lo, up = sh.ShuffleAccountant(sh.GaussianRandomizer(s, 1), 2, sampler_charge=False).get_delta_bounds(5.0)
     assert lo <= 1.0 - 1e-40 and up >= 1.0 - 1e-12 and up <= 1.0
+
+
+# BMG(gamma, sigma0), dim 1, at n = 2: D_up from the definition (R_BG = N(0, s^2), ratio gamma + (1 - gamma)
+# e^{rZ - r^2/2}, r = 1/s; replace: the antipodal pair), closed-form stop-loss in Z and one mpmath quadrature
+# of E[stop(-L1)] (dps 30): (gamma, sigma0, eps, adjacency, max over the listed laws of D_up)
+BMG_N2 = [
+    (0.01, 0.3, 0.0, "zero_out", 0.8950363609705787),
+    (0.01, 0.3, 0.0, "replace", 0.988976576892872),
+    (0.01, 0.3, 4.0, "zero_out", 0.5588375451544128),
+    (0.01, 0.3, 20.0, "zero_out", 2.96954394274633e-06),
+    (0.01, 0.3, 20.0, "replace", 0.0007640379832519191),
+    (0.01, 0.3, 50.0, "zero_out", 1.3838118660860314e-41),
+    (0.01, 0.3, 50.0, "replace", 6.488281095818628e-34),
+    (0.01, 1.0, 0.0, "zero_out", 0.37825256261873674),
+    (0.01, 1.0, 0.0, "replace", 0.674256920033907),
+    (0.01, 1.0, 4.0, "zero_out", 4.444747974023469e-05),
+    (0.01, 1.0, 4.0, "replace", 0.07206850670214841),
+]
+
+
+@pytest.mark.parametrize("gamma,s,eps,adj,ref", BMG_N2)
+def test_bmg_n2_against_quadrature(gamma, s, eps, adj, ref):
+    rz = sh.BlanketMixedGaussian(gamma, s, 1)
+    for g, law in laws_for(rz, eps, adj):
+        b = small_n_bracket(law, float(g), 2)
+        if b is not None:
+            assert b[0] <= ref * (1 + 1e-8), (b, ref)  # a lower value of one law is below the maximum
+    lo, up = sh.ShuffleAccountant(rz, 2, adj, sampler_charge=False).get_delta_bounds(eps)
+    assert _contains(lo, ref, up, 1e-8), (lo, ref, up)
