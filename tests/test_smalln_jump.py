@@ -5,7 +5,6 @@ randomizer's blanket divergence, written from its definition (not from the libra
 from __future__ import annotations
 
 import itertools
-import math
 
 import mpmath as mp
 import numpy as np
@@ -174,3 +173,21 @@ def test_calibrate_gaussian_small_n_certified(n, eps, delta):
     assert sh.ShuffleAccountant(rz, n).get_delta(eps) <= delta
     # and not far from the smallest sigma0: 1 % smaller fails (the zero-out value is tight here)
     assert sh.ShuffleAccountant(sh.GaussianRandomizer(rz.sigma0 * 0.97, 1), n).get_delta(eps) > delta
+
+
+@pytest.mark.parametrize("s,g,e,adj", [(1.0, 0.5, 1.0, "replace"), (0.5, 0.3, 2.0, "zero_out"),
+                                       (0.7, 0.2, 3.0, "replace")])
+def test_bmg_n2_two_user_quadrature_against_mpmath(s, g, e, adj):
+    """Laws unbounded on both sides (the blanket-mixed Gaussian): the two-user quadrature (cut tails
+    charged) against the mpmath reference of tests/test_shuffle_accountant_edges.py."""
+    from test_shuffle_accountant_edges import reference
+
+    brackets = [small_n_bracket(law, float(gamma), 2) for gamma, law in laws_for(sh.BlanketMixedGaussian(g, s, 1),
+                                                                                   e, adj)]
+    brackets = [b for b in brackets if b is not None]  # (None: a law with L <= 0)
+    assert brackets and all(b[0] <= b[1] for b in brackets)
+    lo, up = max(brackets, key=lambda b: b[1])
+    with mp.workdps(25):
+        ref = float(reference(g, s, e, adj, 2))
+    assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (lo, ref, up)
+    assert up - lo <= 5e-2 * lo  # (the driver uses it only within rel_tol; else the engine)

@@ -91,30 +91,57 @@ def _binomial_weights(m: int, gamma: float) -> np.ndarray:
         return np.exp(logc + lg)
 
 
-def _pair_term(law: Law) -> tuple[float, float]:
-    """Certified (lower, upper) of E[(L1 + L2)_+] for a law with a finite top, L1, L2 i.i.d.
+def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
+    """Certified (lower, upper) of E[(L1 + L2)_+], L1, L2 i.i.d. of the law (docs/accountant.md §6.8).
 
-    The stored law L~ (top t) is within err = ``value_error`` of the exact one, so
+    The stored law L~ is within err = ``value_error`` of the exact one, so
     (L~1 + L~2 - 2 err)_+ <= (L1 + L2)_+ <= (L~1 + L~2 + 2 err)_+. With phi(x) = E[(L~ + x)_+]
-    (non-decreasing, 0 for x <= -t), E[(L~1 + L~2 +- 2 err)_+] = E[phi(L~1 +- 2 err)]; on the cells
-    [x_i, x_{i+1}] of [-t - 2 err, t+] (t+ just above t), phi(x_i - 2 err) <= phi(L~1 - 2 err) and
-    phi(L~1 + 2 err) <= phi(x_{i+1} + 2 err) (whether ``prob_above`` counts an atom at a grid point
-    or not); no mass lies at or above t+, and phi(x_0 + 2 err) = 0 covers the mass at or below x_0
-    (docs/accountant.md §6.8)."""
-    t = law.support()[1]
-    e2 = 2.0 * law.value_error
-    t_hi = math.nextafter(t + abs(t) * 1e-15, math.inf)  # just above the top: no mass at or above it
-    x = np.linspace(-t - e2, t_hi, PAIR_CELLS + 1)
-    x[0], x[-1] = -t - e2, t_hi
+    (non-decreasing), E[(L~1 + L~2 +- 2 err)_+] = E[phi(L~1 +- 2 err)]; on the cells [x_i, x_{i+1}]
+    of a grid of [a, b], phi(x_i - 2 err) <= phi(L~1 - 2 err) and phi(L~1 + 2 err) <= phi(x_{i+1} + 2 err)
+    (whether ``prob_above`` counts an atom at a grid point or not). Outside: the mass at or below a
+    costs at most phi(a + 2 err) each (upper value); above b, (L1 + L2)_+ <= (L~1 + err)_+ + (L~2 + err)_+
+    gives E[(L~ - b)_+] + (b + err) P(L~ > b) + E[(L~ + err)_+] P(L~ > b). A finite end of the support
+    is a grid end (a = the bottom - 2 err, b just above the top); an infinite one is cut at X, the first
+    of 2^k where the outside terms are below 1e-6 E[L_+]."""
+    lo_s, hi_s = law.support()
+    err = law.value_error
+    e2 = 2.0 * err
+    sl0 = float(law.stop_loss(np.array([math.nextafter(-err, -math.inf)]))[1][0])  # E[(L~ + err)_+]
+    tol = 1e-6 * e0_lo
+
+    def p_above(v: float) -> tuple[float, float]:
+        p, e = law.prob_above(v)
+        return max(p - e, 0.0), min(p + e, 1.0)
+
+    X = 1.0
+    for _ in range(2100):  # (bounded: X reaches the double range)
+        right = 0.0 if math.isfinite(hi_s) else \
+            float(law.stop_loss(np.array([X]))[1][0]) + (X + err + sl0) * p_above(X)[1]
+        left = 0.0 if math.isfinite(lo_s) else \
+            (1.0 - p_above(-X)[0]) * float(law.stop_loss(np.array([math.nextafter(X - e2, -math.inf)]))[1][0])
+        if right + left <= tol or not math.isfinite(2.0 * X):
+            break
+        X *= 2.0
+    a = lo_s - e2 if math.isfinite(lo_s) else -X
+    b = math.nextafter(hi_s + abs(hi_s) * 1e-15, math.inf) if math.isfinite(hi_s) else X
+    if not (math.isfinite(a) and math.isfinite(b) and a < b and math.isfinite(b - a)):
+        return 0.0, math.inf  # (a law spread over the whole double range: no useful grid)
+    # uniform cells plus geometric ones around 0 (heavy tails: the value sits at all scales)
+    g = np.geomspace(max(1e-9 * (b - a), 1e-300), b - a, PAIR_CELLS)
+    x = np.unique(np.concatenate([np.linspace(a, b, PAIR_CELLS + 1), g, -g, [0.0]]))
+    x = x[(x >= a) & (x <= b)]
+    x[0], x[-1] = a, b
     slo = law.stop_loss(np.nextafter(-x + e2, np.inf))[0]  # phi(x_i - 2 err), threshold rounded up
     sup = law.stop_loss(np.nextafter(-x - e2, -np.inf))[1]  # phi(x_i + 2 err), threshold rounded down
-    pa = np.array([law.prob_above(float(v)) for v in x])  # (P~(L~ > x_i), its error bound)
-    p_lo, p_up = np.maximum(pa[:, 0] - pa[:, 1], 0.0), np.minimum(pa[:, 0] + pa[:, 1], 1.0)
-    m_up = np.maximum(p_up[:-1] - p_lo[1:], 0.0) * (1.0 + 1e-12)
-    m_lo = np.maximum(p_lo[:-1] - p_up[1:], 0.0) * (1.0 - 1e-12)
+    pa = np.array([p_above(float(v)) for v in x])  # certified (lower, upper) of P~(L~ > x_i)
+    m_up = np.maximum(pa[:-1, 1] - pa[1:, 0], 0.0) * (1.0 + 1e-12)
+    m_lo = np.maximum(pa[:-1, 0] - pa[1:, 1], 0.0) * (1.0 - 1e-12)
     lower = float(np.sum(m_lo * slo[:-1])) * (1.0 - 1e-12)
-    upper = float(np.sum(m_up * sup[1:])) * (1.0 + 1e-12)
-    return lower, upper
+    upper = float(np.sum(m_up * sup[1:]))
+    upper += (1.0 - pa[0, 0]) * sup[0]  # the mass at or below a (an atom at a finite bottom, or the cut tail)
+    if not math.isfinite(hi_s):
+        upper += float(law.stop_loss(np.array([b]))[1][0]) + (b + err + sl0) * pa[-1, 1]
+    return lower, upper * (1.0 + 1e-12)
 
 
 def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
@@ -161,18 +188,21 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
             p_up = min(float(law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf)]))[0]), 1.0)
             with np.errstate(divide="ignore", under="ignore"):
                 q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
-            t_up = np.maximum(np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf), 0.0)  # (rounded down)
+            t_up = np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf)  # (rounded down)
             e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
             up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
     top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
         t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)
         up_j = np.minimum(up_j, law.stop_loss(t)[1] / (j + 1) * (1.0 + 1e-12))
-        # the two-user quadrature (PAIR_CELLS probability brackets, ~0.1 s for a lognormal law) only where the
-        # bracket could then meet rel_tol: the gap of the other terms is already within it
+    # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
+    # rel_tol: the gap of the other terms is already within it
+    if j.size and j[0] == 1 and e0_lo > 0.0:
         gap = float(np.sum(w[j[1:]] * (up_j[1:] - lo_j[1:])))
-        if j[0] == 1 and (rel_tol is None or gap <= 0.5 * rel_tol * w[0] * e0_lo):
-            p_lo, p_up = _pair_term(law)
+        est = w[0] * e0_lo + float(np.sum(w[j] * lo_j))
+        done = rel_tol is not None and gap + w[1] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
+        if not done and (rel_tol is None or gap <= 0.5 * rel_tol * est):
+            p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
     lower = (w_lo[0] * e0_lo + float(np.sum(w_lo[j] * lo_j))) * (1.0 - 1e-12)
