@@ -347,3 +347,14 @@ def test_bmg_n2_against_quadrature(gamma, s, eps, adj, ref):
                 assert ref * (1 - 1e-8) <= b[1], (b, ref)
     lo, up = sh.ShuffleAccountant(rz, 2, adj, sampler_charge=False).get_delta_bounds(eps)
     assert _contains(lo, ref, up, 1e-8), (lo, ref, up)
+
+
+@pytest.mark.parametrize("gamma,s,eps,ref", [(0.3, 0.6, 2.0, 0.2277800633636655), (0.5, 1.0, 0.5, 0.1519873419730079),
+                                             (0.2, 0.4, 8.0, 0.031899660280386835)])
+def test_bmg_replace_pair_term_unbounded_law(gamma, s, eps, ref):
+    """The antipodal law is unbounded on both sides: only the two-user quadrature (cut tails charged) and
+    E[L_+] bound the terms; the bracket at n = 2 (rel_tol None: always computed) holds the reference."""
+    g, law = laws_for(sh.BlanketMixedGaussian(gamma, s, 1), eps, "replace")[0]
+    lo, up = small_n_bracket(law, float(g), 2)
+    assert _contains(lo, ref, up, 1e-9), (lo, ref, up)
+    assert up - lo <= 0.02 * ref
