@@ -110,7 +110,7 @@ class Law:
         raise NotImplementedError
 
     def prob_above(self, x: float) -> tuple[float, float]:
-        """(P(L > x), error bound)."""
+        """(P(L >= x), error bound): an atom at x counts (docs/accountant.md §2.1); continuous laws: P(L > x)."""
         raise NotImplementedError
 
     def tail_upper(self, T: float) -> float:
