@@ -112,7 +112,7 @@ def test_one_class_against_scipy_at_n_1e5(e0, n, j):
 
 @pytest.mark.parametrize("e0,n", [(1.0, 10**5), (4.0, 10**5), (1.0, 10**6), (4.0, 10**6), (4.0, N_MAX)])
 def test_sharp_between_all_equal_and_blanket_large_n(e0, n):
-    """n = 1e5, 1e6, 1e7 = N_MAX, delta = 1e-6: the sharp epsilon is below the blanket's and at or above the
+    """n = 1e5, 1e6, 1e9 = N_MAX, delta = 1e-6: the sharp epsilon is below the blanket's and at or above the
     all-equal datasets' (a certified lower bound: delta(eps) of those datasets is <= the sharp upper
     value); get_delta at the answer is <= 1e-6 and the lower value a little below it is > 1e-6."""
     rr = RandomizedResponse(2, e0)

@@ -258,7 +258,8 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
 
   const double mu = static_cast<double>(j) * p + static_cast<double>(npop - 1 - j) * q - static_cast<double>(a0 + b0);
   const double var = static_cast<double>(npop - 1) * p * q;
-  const double guess = a > 0 ? mu + var * std::log(b / a) + 0.5 : static_cast<double>(nk);
+  double guess = a > 0 ? mu + var * std::log(b / a) + 0.5 : static_cast<double>(nk);
+  if (std::isnan(guess)) guess = 0.0;  // (0 * inf: any start is valid, the search is certified)
   std::int64_t k_le = -1, k_gt = nk + 1;
   const double gc = std::min(std::max(std::nearbyint(guess), 0.0), static_cast<double>(nk));
   std::int64_t center = static_cast<std::int64_t>(gc);

@@ -44,8 +44,9 @@ from sharpdp.shuffle.exact_krr.tables import Classes
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
 
-#: get_epsilon uses the all-class tables at n <= N_EPSILON_TABLES (cheap to build there) and the
-#: branch and bound above (docs/sharp_krr.md §4.11; at n <= N_EXACT get_delta still uses the tables).
+#: get_epsilon uses the all-class tables at n <= N_EPSILON_TABLES (cheap to build there), and at
+#: n <= N_EXACT when xtol < 1e-4; the branch and bound otherwise (docs/sharp_krr.md §4.9, §4.11; at
+#: n <= N_EXACT get_delta still uses the tables).
 N_EPSILON_TABLES = 64
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
@@ -70,11 +71,11 @@ class ExactShuffleAccountant:
 
     Cost. n <= N_EXACT = 4000: ``get_delta``/``report`` tabulate every class on their first call,
     O(n w^2) with w ~ 25 sqrt(n p q) (0.1 s at n = 1000, 0.4 s at n = 4000, eps0 = 1), then
-    milliseconds per value. ``get_epsilon`` (n > N_EPSILON_TABLES = 64) and every call at
+    milliseconds per value. ``get_epsilon`` (n > N_EPSILON_TABLES = 64, xtol >= 1e-4) and every call at
     n > N_EXACT: a few hundred to a few thousand O(w) class evaluations (w ~ 18 sqrt(n p q); in
     C++, docs/sharp_krr.md §4.12), independent of n in number: measured at delta = 1e-6
-    (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 1-3 ms at
-    n <= 1e5, 5-60 ms at n = 1e6, 0.07-1.8 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
+    (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 0.1-3 ms at
+    n <= 4000, 1-18 ms at n = 1e5, 1-48 ms at n = 1e6, 0.07-1.8 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
     (rel_tol = 1e-2) similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
     the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
     certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
@@ -247,7 +248,7 @@ class ExactShuffleAccountant:
             than xtol only if the branch and bound hit its budget or delta lies inside a class's
             certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (5-60 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
+            (1e-6) class evaluations of O(sqrt n) each (1-48 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
             :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
             target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
             adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
@@ -262,7 +263,11 @@ class ExactShuffleAccountant:
         """
         d = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=1e-9, hi=0.5)
-        if self.n > N_EPSILON_TABLES:
+        # branch and bound above N_EXACT, and above N_EPSILON_TABLES at xtol >= 1e-4 (milliseconds, where
+        # building the tables costs 0.1-1 s); the tables at finer xtol (n <= N_EXACT): their answers
+        # are the certified end of a bisection bracket, the branch and bound's the far end of the
+        # allowed one (docs/sharp_krr.md §4.9)
+        if self.n > N_EXACT or (self.n > N_EPSILON_TABLES and xtol >= 1e-4):
             with self._progress("sharp epsilon"):
                 return self._get_epsilon_bb(d, xtol)
         N = self.n - 1
