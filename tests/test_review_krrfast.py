@@ -237,14 +237,11 @@ def test_dp_accounting_export_sharp_above_one_real_pair():
 
 
 # --------------------------------------------------------------------- (3) N_MAX = 1e9: hangs
-@pytest.mark.xfail(strict=True, reason="N_MAX = 1e9 admits calls that run for minutes to hours: where delta "
-                   "underflows (e.g. eps0 = 1, eps = 0.5) every level up to 745 nats is tried, the 745-nat level is "
-                   "the numpy path, and for an interior class (both windows ~ sqrt(n) long) every term is ambiguous, "
-                   "so one evaluation is O(w^2): class n/2 measured 0.34 s CPU at n = 1e6, 4.0 s at 1e7, 49.7 s at "
-                   "1e8 (eps = 0.1; linear in n), so ~500 s per class at 1e9 (docs/sharp_krr.md §5 says ~8 s for "
-                   "n = 1e9, eps0 = 1, eps = 0.1), and max_report evaluates class N/2 first; get_delta(5e-9) at eps0 = 1e-8, n = 1e9 did not finish in 87 s CPU. "
-                   "smallest_certified_delta, the CLI and the sharp PLD export (a profile grid up to eps0) take it")
 def test_get_delta_at_n_1e9_where_delta_underflows_finishes():
+    """Review finding (fixed, docs/sharp_krr.md §4.13): where delta underflows, every level up to 745
+    nats was tried, the 745-nat level is the numpy path, O(w^2) for an interior class (~500 s per
+    class at n = 1e9). Now a certified upper <= DEEP_STOP at 300 nats ends the refinement above
+    DEEP_N users; the call must finish under a 6 s CPU cap."""
     code = textwrap.dedent("""
         import resource
         resource.setrlimit(resource.RLIMIT_CPU, (6, 6))

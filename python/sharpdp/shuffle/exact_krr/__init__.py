@@ -66,7 +66,8 @@ class ExactShuffleAccountant:
     every pair of replace-one neighbouring datasets and both orders: ``lower <= delta(eps) <=
     upper`` with (upper - lower)/lower below about 1e-6 wherever delta >= 1e-24 at n <= N_EXACT
     (the truncation charge's target; measured below 1e-8), and below ``rel_tol`` above N_EXACT
-    (branch and bound, docs/sharp_krr.md §4.11). Binary RR is eps0-LDP: delta = 0 exactly for
+    (branch and bound, docs/sharp_krr.md §4.11; above 1e5 users a delta below 1e-100 is bracketed
+    as [lower, upper <= ~1e-100], §4.13). Binary RR is eps0-LDP: delta = 0 exactly for
     eps >= eps0.
 
     Cost. n <= N_EXACT = 4000: ``get_delta``/``report`` tabulate every class on their first call,

@@ -26,6 +26,12 @@ _BAND = 8  # half-width of the first band of terms evaluated around the threshol
 #: upper <= 1e-290: values this small are near the end of the double range, where the absolute
 #: underflow charges of §4.6 dominate and no relative bracket is possible).
 _FLOOR = 1e-290
+#: Above DEEP_N users a class whose upper value at the compiled path's deepest level (300 nats) is at
+#: most DEEP_STOP is not refined at 745 nats: that level runs in numpy and costs O(w^2) for an
+#: interior class (~0.3 s at n = 1e6, ~500 s at 1e9), for values far below the 1e-24 down to which
+#: the bracket is promised within rel_tol (docs/sharp_krr.md §4.13). The upper value stays certified.
+DEEP_N = 100_000
+DEEP_STOP = 1e-100
 _CACHE_ELEMENTS = 10_000_000  # binomial windows kept (pmf and tail sums), in float64 elements
 #: Largest number of ranges of the first partition of the branch and bound (docs/sharp_krr.md §4.11).
 MAX_START = 1024
@@ -104,11 +110,14 @@ class OneClass(RR):
                 if k1 < mix:
                     pop = npop - k1
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
+                    extra = max(extra, 5e-324)  # exp(-746) underflows to 0: round the term up, never to 0
             lo, up, charge = self._at(eps, pop, j, nats)
             if extra:
                 up = min((up + extra) * (1 + 2 * UROUND), 1.0)
                 charge = max(charge, extra)
             if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
+                break
+            if nats >= _COMPILED_MAX_NATS and npop > DEEP_N and up <= DEEP_STOP:
                 break
         return lo, up
 
@@ -289,7 +298,8 @@ class BranchAndBound:
                 ends[j] = lo, up_j
             if lo > best_lo:
                 best_lo, best_j = lo, j
-        s = self._start(eps, max(best_lo * (1 + 0.5 * rel_tol), _FLOOR), None)
+        floor = DEEP_STOP if self.n > DEEP_N else _FLOOR  # no refinement below it (§4.13)
+        s = self._start(eps, max(best_lo * (1 + 0.5 * rel_tol), floor), None)
         heap: list[tuple[float, int, int]] = []
 
         def push(j1: int, j2: int) -> tuple[float, float]:
@@ -305,7 +315,7 @@ class BranchAndBound:
         while True:
             neg_up, j1, j2 = heap[0]
             up = -neg_up
-            if (up <= best_lo * (1 + rel_tol) or j1 == j2 or up <= _FLOOR
+            if (up <= best_lo * (1 + rel_tol) or j1 == j2 or up <= floor
                     or self.one.evaluations - start_evals >= budget):
                 break
             heapq.heappop(heap)
@@ -315,7 +325,7 @@ class BranchAndBound:
         # a class inside the top range (greedy descent) may beat the best lower value found; it
         # does not change the certified upper value (the heap still covers every class)
         k1, k2 = heap[0][1], heap[0][2]
-        while -heap[0][0] > _FLOOR and k1 < k2 and self.one.evaluations - start_evals < budget + 64:
+        while -heap[0][0] > floor and k1 < k2 and self.one.evaluations - start_evals < budget + 64:
             mid = (k1 + k2) // 2
             u_left = self.range_bracket(eps, k1, mid)[1]
             u_right = self.range_bracket(eps, mid + 1, k2)[1]
