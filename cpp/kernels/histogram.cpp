@@ -64,6 +64,18 @@ inline double exp_bounded(double x) {
 
 constexpr std::size_t kChunk = 256;
 
+// cond ? x : y by bit masks (a ternary on doubles is kept as a branch and stops vectorisation)
+inline double select_bits(bool cond, double x, double y) {
+  std::uint64_t xb, yb;
+  std::memcpy(&xb, &x, sizeof xb);
+  std::memcpy(&yb, &y, sizeof yb);
+  const std::uint64_t m = 0 - static_cast<std::uint64_t>(cond);
+  const std::uint64_t r = (xb & m) | (yb & ~m);
+  double out;
+  std::memcpy(&out, &r, sizeof out);
+  return out;
+}
+
 // 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
 inline double pow2(int e) {
   const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
@@ -99,6 +111,19 @@ inline double grid_value_inline(std::uint64_t j, int grid_bits) {
   if (j < kFixedEnd) return small_to_double(j) * pow2(-grid_bits);
   const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
   return small_to_double((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+}
+
+// grid_value_inline without a branch, for the vectorised passes: both forms are computed (each
+// exact where it applies; the other one is a finite value that is discarded) and selected by
+// bits. Integers below 2^32 convert exactly through u32_to_double. Equal to grid_value_inline
+// for every j <= kGridLastIndex.
+inline double grid_value_flat(std::uint64_t j, int grid_bits) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  const double fixed = u32_to_double(j & 0xFFFFFFFFULL) * pow2(-grid_bits);
+  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900 where used; -1 or 0 otherwise
+  const double flt = u32_to_double((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+  return select_bits(j < kFixedEnd, fixed, flt);
 }
 
 // grid_index() inlined into the release loops (the exported function calls it)
@@ -380,7 +405,7 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
 // inverse_normal_cdf. A candidate is only a starting bin (every bin returned is proved), so
 // exp_bounded's ~1 ulp instead of the library exp cannot change a released value.
 SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t len, double sigma, double s2,
-                                           double* v) {
+                                           double* v, double* a) {
   double z[kChunk], qs[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
     // q = U - 1/2 to 2^-53 from the top 52 bits (1.f in [1, 2) from its bit pattern: integer
@@ -401,7 +426,33 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
   }
   for (std::size_t t = 0; t < m; ++t) z[tail[t]] = candidate_z(w0[tail[t]]);
   // |z| <= 9.5 for 64-bit words and sigma <= 9: |sigma z - sigma^2| < 200, inside exp_bounded's domain
-  for (std::size_t i = 0; i < len; ++i) v[i] = exp_bounded(sigma * z[i] - s2);
+  for (std::size_t i = 0; i < len; ++i) {
+    a[i] = sigma * z[i] - s2;
+    v[i] = exp_bounded(a[i]);
+  }
+}
+
+// Proved relative error bound of exp_bounded on [-700, 700] (docs/histogram_release.md §4.5:
+// Cody-Waite reduction, Taylor truncation and Horner's rounding give <= 56 u < 2^-47; this
+// constant has a margin of 2). Used where its value enters a proof (the fast path's log and the
+// §4.3 mass bound), unlike a candidate.
+constexpr double kExpBoundedErr = 0x1.0p-46;
+
+// L = log((t + c)/(n + c)) without a library call (docs/histogram_release.md §4.5): with a the
+// candidate's exponent and E = exp_bounded(a) ~ e^a, L = a + log(rho / e^a), rho = (t + c)/(n + c);
+// q = fl(rho~ / E) = (rho / e^a)(1 + zeta), |zeta| <= 5.01 u + kExpBoundedErr (5 roundings and E's
+// error), and r = q - 1 exactly (Sterbenz, |r| <= 2^-6), so log(rho / e^a) = log1p(r) - log(1 + zeta).
+// log1p(r) by its degree-5 Taylor polynomial (Horner): rounding <= 11 u |r| (Higham, "Accuracy and
+// Stability of Numerical Algorithms", eq. (5.3), gamma_10 and the coefficients' rounding),
+// truncation <= |r|^6 / (6 (1 - |r|)) <= 0.2 r^6. dL bounds |L~ - L|, including a + P's rounding.
+constexpr double kFastLogMaxR = 0x1.0p-6;
+constexpr double kFastLogConst = 1.01 * (5.01 * 0x1.0p-53 + kExpBoundedErr);
+inline double fast_log_series(double r) {
+  return r * (1.0 - r * (0.5 - r * (1.0 / 3.0 - r * (0.25 - r * 0.2))));
+}
+inline double fast_log_error(double r, double L) {
+  const double r2 = r * r;
+  return kFastLogConst + 11.0 * kU * std::fabs(r) + 0.2 * (r2 * r2 * r2) + 1.01 * kU * std::fabs(L);
 }
 
 // p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
@@ -436,33 +487,38 @@ inline void erfc_pass(const double* b, const unsigned char* fast, std::size_t le
 // both return only proved bins.
 SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
-  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk], gv[kChunk],
-      tb[kChunk];
+  double v[kChunk], a[kChunk], r[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk],
+      gv[kChunk], tb[kChunk];
   Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
   unsigned char fast[kChunk];
-  candidate_factors(w0, len, sigma, s2, v);
+  candidate_factors(w0, len, sigma, s2, v, a);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
   // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
+  for (std::size_t i = 0; i < len; ++i) bins[i] = grid_index_inline((cnt[i] + c) * v[i] - c, grid_bits);
+  // (branch-free: vectorised)
   for (std::size_t i = 0; i < len; ++i) {
-    const std::uint64_t j = grid_index_inline((cnt[i] + c) * v[i] - c, grid_bits);
-    bins[i] = j;
-    const bool ok = j < kGridLastIndex;
+    const std::uint64_t j = bins[i];
+    const unsigned ok = j < kGridLastIndex, pos = j > 0;
     // tb = boundary(max(j, 1)) and gv = its upper grid value, kept for t_hi = boundary(j + 1)
-    const std::uint64_t jb = j > 0 ? j : 1;
-    gv[i] = grid_value_inline(jb, grid_bits);
-    tb[i] = 0.5 * (grid_value_inline(jb - 1, grid_bits) + gv[i]);
-    x[i] = ok ? (tb[i] - cnt[i]) * inv_s[i] : 0.0;
-    fast[i] = ok && std::fabs(x[i]) <= 0.5 ? (j > 0 ? 1 : 2) : 0;
+    const std::uint64_t jb = j + (1u - pos);
+    gv[i] = grid_value_flat(jb, grid_bits);
+    tb[i] = 0.5 * (grid_value_flat(jb - 1, grid_bits) + gv[i]);
+    // r = (t + c)/(n + c) / exp_bounded(a) - 1 (§4.5): small when the candidate is near t
+    // (for j = kGridLastIndex, ok = 0 and r is not used)
+    r[i] = ((tb[i] + c) * inv_s[i]) / v[i] - 1.0;
+    const unsigned small = std::fabs(r[i]) <= kFastLogMaxR;
+    fast[i] = static_cast<unsigned char>((ok & small) * (2u - pos));
   }
-  for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
   // From here every pass runs over the whole chunk without branches (entries that are not fast
-  // compute finite values that are never used) and vectorises; the same formulas as invert().
+  // compute finite values that are never used) and vectorises; the same bounds as invert(), with
+  // L from the candidate's exponent (§4.5) in place of the library's log1p.
+  for (std::size_t i = 0; i < len; ++i) L[i] = a[i] + fast_log_series(r[i]);
   double b[kChunk], db[kChunk], e[kChunk];
   unsigned char side[kChunk], check[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
     const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, s2};
-    b_of_log(L[i], log1p_error(x[i], L[i]), k, b[i], db[i]);
+    b_of_log(L[i], fast_log_error(r[i], L[i]), k, b[i], db[i]);
   }
   erfc_pass(b, fast, len, p);
   for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
@@ -474,7 +530,7 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
   // bin 0 (fast 2): decided iff F(t_1) >= (w0 + 1) 2^-64; else (fast 1) a lower end proved below
   // U and y <= 0.5: the upper end is checked by the mass argument (§4.3)
   for (std::size_t i = 0; i < len; ++i) {
-    const double t_hi = 0.5 * (gv[i] + grid_value_inline(bins[i] + 1, grid_bits));  // boundary(j + 1)
+    const double t_hi = 0.5 * (gv[i] + grid_value_flat(bins[i] + 1, grid_bits));  // boundary(j + 1)
     const double y = above_y(tb[i], t_hi, c);
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     above_bounds(r, y, inv_sigma, d_lo[i], arg[i]);
@@ -483,7 +539,14 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     check[i] = static_cast<unsigned char>(f1 & unsigned{side[i] == static_cast<unsigned char>(Side::kBelow)} &
                                           unsigned{y <= 0.5});
   }
-  for (std::size_t i = 0; i < len; ++i) arg[i] = check[i] ? std::exp(arg[i]) : 0.0;
+  // phi(B)'s exponential by exp_bounded (proved error kExpBoundedErr < the 2^-44 charged in
+  // above_check); below -700 (outside its domain) the bound is not needed: 0 proves nothing
+  // (check is applied in the next pass)
+  for (std::size_t i = 0; i < len; ++i) {
+    const double a_in = arg[i];
+    const bool in = a_in >= -700.0;
+    arg[i] = select_bits(in, exp_bounded(select_bits(in, a_in, -700.0)), 0.0);
+  }
   for (std::size_t i = 0; i < len; ++i) {
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     decided[i] = static_cast<unsigned char>(decided[i] | (check[i] & unsigned{above_check(r, d_lo[i], arg[i], iv[i])}));
@@ -498,6 +561,11 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
 }  // namespace
 
 double grid_value(std::uint64_t j, int grid_bits) { return grid_value_inline(j, grid_bits); }
+
+double exp_bounded_value(double x) {
+  if (!(x >= -700.0 && x <= 700.0)) throw std::invalid_argument("x must lie in [-700, 700]");
+  return exp_bounded(x);
+}
 
 std::uint64_t grid_index(double v, int grid_bits) { return grid_index_inline(v, grid_bits); }
 
