@@ -1,0 +1,68 @@
+"""The histogram release's fast path without library log1p/exp (docs/histogram_release.md §4.5).
+
+The fast path proves bins with L = a + log1p(r) (a the candidate's exponent, a degree-5 series)
+and the §4.3 mass bound with ``exp_bounded``; both rest on the proved relative error of
+``exp_bounded`` (<= 2^-47 on [-700, 700]), checked here against mpmath, and every bin the kernel
+decides is checked against the exact bin (mpmath) where the fast path applies and where it
+falls back (a small c, where |r| > 2^-6 near 0).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from sharpdp._core_loader import core
+from sharpdp.histogram import ShiftedLogGaussian
+
+from tests.test_histogram_grid_release import ref_cdf
+
+
+def test_exp_bounded_error_within_its_proved_bound():
+    rng = np.random.default_rng(3)
+    ln2 = math.log(2.0)
+    xs = np.concatenate([
+        rng.uniform(-700.0, 700.0, 6000),
+        rng.uniform(-2.0, 2.0, 3000),
+        # the reduction's switch points k ln2 +- ln2/2 (largest |t|) and the ends of the domain
+        np.array([(k + 0.5) * ln2 for k in range(-1010, 1009, 7)]),
+        np.nextafter(np.array([(k + 0.5) * ln2 for k in range(-1010, 1009, 7)]), 0.0),
+        np.array([-700.0, 700.0, 0.0, -0.0, 1e-300, -1e-300]),
+    ])
+    got = core.histogram.exp_bounded(xs)
+    worst = 0.0
+    with mpmath.workprec(120):
+        for x, y in zip(xs.tolist(), got.tolist()):
+            ref = mpmath.exp(mpmath.mpf(x))
+            worst = max(worst, float(abs(mpmath.mpf(y) / ref - 1)))
+    assert worst <= 2.0**-47, worst
+    # it is a real approximation (not the library exp in disguise), a few ulp at most
+    assert 2.0**-60 < worst < 2.0**-50
+    with pytest.raises(ValueError, match="x"):
+        core.histogram.exp_bounded(np.array([-700.5]))
+    with pytest.raises(ValueError, match="x"):
+        core.histogram.exp_bounded(np.array([np.nan]))
+
+
+@pytest.mark.parametrize("r, c, k, counts", [
+    (0.2, 1.0, 10, [0.0, 1.0, 7.0, 12345.0, 1e6]),
+    (0.2, 0.01, 10, [0.0, 1.0, 3.0]),       # tiny c: near 0 |r| > 2^-6, the fall-back path decides
+    (0.5, 1e9, 12, [0.0, 5.0, 2.0**40]),    # huge c: L ~ 0, the exp error term dominates dL
+])
+def test_decided_bins_are_the_exact_bins(r, c, k, counts):
+    m = ShiftedLogGaussian(r, c=c, grid_bits=k)
+    rng = np.random.default_rng(11)
+    per = 40
+    cnt = np.repeat(np.asarray(counts, dtype=np.float64), per)
+    w0 = rng.integers(0, 2**64, cnt.size, dtype=np.uint64)
+    bins, decided = core.histogram.invert(cnt, w0, m.c, m.sigma, k)
+    assert decided.mean() > 0.99
+    with mpmath.workprec(200):
+        for n, w, j, d in zip(cnt.tolist(), w0.tolist(), bins.tolist(), decided.tolist()):
+            if not d:
+                continue
+            lo, hi = mpmath.ldexp(w, -64), mpmath.ldexp(w + 1, -64)
+            assert ref_cdf(j, n, m.c, m.sigma, k) <= lo, (n, w, j)
+            assert ref_cdf(j + 1, n, m.c, m.sigma, k) >= hi, (n, w, j)
