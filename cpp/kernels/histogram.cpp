@@ -487,10 +487,10 @@ inline void erfc_pass(const double* b, const unsigned char* fast, std::size_t le
 // both return only proved bins.
 SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
-  double v[kChunk], a[kChunk], r[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk],
-      gv[kChunk], tb[kChunk];
+  double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
+      inv_s[kChunk], gv[kChunk], tb[kChunk];
   Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
-  unsigned char fast[kChunk];
+  unsigned char fast[kChunk], series[kChunk];
   candidate_factors(w0, len, sigma, s2, v, a);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
@@ -507,18 +507,31 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     // r = (t + c)/(n + c) / exp_bounded(a) - 1 (§4.5): small when the candidate is near t
     // (for j = kGridLastIndex, ok = 0 and r is not used)
     r[i] = ((tb[i] + c) * inv_s[i]) / v[i] - 1.0;
+    x[i] = (tb[i] - cnt[i]) * inv_s[i];
     const unsigned small = std::fabs(r[i]) <= kFastLogMaxR;
-    fast[i] = static_cast<unsigned char>((ok & small) * (2u - pos));
+    const unsigned near = std::fabs(x[i]) <= 0.5;
+    series[i] = static_cast<unsigned char>(small);
+    fast[i] = static_cast<unsigned char>((ok & (small | near)) * (2u - pos));
   }
+  // L from the candidate's exponent (§4.5) where |r| <= 2^-6 (nearly every count), else the
+  // library's log1p(x) of §4.2 (a candidate far from t, e.g. bin 0 at small counts).
   // From here every pass runs over the whole chunk without branches (entries that are not fast
-  // compute finite values that are never used) and vectorises; the same bounds as invert(), with
-  // L from the candidate's exponent (§4.5) in place of the library's log1p.
-  for (std::size_t i = 0; i < len; ++i) L[i] = a[i] + fast_log_series(r[i]);
+  // compute finite values that are never used) and vectorises; the same bounds as invert().
+  for (std::size_t i = 0; i < len; ++i) {
+    const double Ls = a[i] + fast_log_series(r[i]);
+    L[i] = Ls;
+    dL[i] = fast_log_error(r[i], Ls);
+  }
+  for (std::size_t i = 0; i < len; ++i) {
+    if (series[i] || !fast[i]) continue;
+    L[i] = std::log1p(x[i]);
+    dL[i] = log1p_error(x[i], L[i]);
+  }
   double b[kChunk], db[kChunk], e[kChunk];
   unsigned char side[kChunk], check[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
     const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, s2};
-    b_of_log(L[i], fast_log_error(r[i], L[i]), k, b[i], db[i]);
+    b_of_log(L[i], dL[i], k, b[i], db[i]);
   }
   erfc_pass(b, fast, len, p);
   for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
