@@ -134,8 +134,8 @@ void register_histogram(py::module_& m) {
   m.def("invert", &invert, py::arg("counts"), py::arg("w0"), py::arg("c"), py::arg("sigma"), py::arg("grid_bits"),
         "The kernel's inversion step for given first words w0 (uint64), for tests of its verified bounds: "
         "(bins, decided); where decided is False the bounds could not place the interval in one bin.");
-  m.def("exp_bounded", &exp_bounded, py::arg("x"),
-        "The release kernel's branch-free exp on [-700, 700] (relative error <= 2^-47, "
+  m.def("_exp_bounded", &exp_bounded, py::arg("x"),
+        "Test hook (private): the release kernel's branch-free exp on [-700, 700] (relative error <= 2^-47, "
         "docs/histogram_release.md section 4.5), for tests of that bound.");
   m.def("release_float", &release_float, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("key"),
         py::arg("integer") = false, py::arg("threads") = 0,
