@@ -34,7 +34,8 @@ inline double below(double u, double f) {
 // branch-free so the release loop vectorises (glibc's exp does not, without -ffast-math).
 inline double exp_bounded(double x) {
   constexpr double kLog2e = 1.4426950408889634;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 trailing zero bits: k * kLn2Hi exact
+  // kLn2Hi: 32 significant bits (21 trailing zero bits), so k * kLn2Hi is exact for |k| <= 2^21
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;
   constexpr double kLn2Lo = 1.90821492927058770002e-10;
   constexpr double kShift = 0x1.8p52;                     // rounds x log2(e) to an integer
   double kd = x * kLog2e + kShift;
@@ -433,7 +434,7 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
 }
 
 // Proved relative error bound of exp_bounded on [-700, 700] (docs/histogram_release.md §4.5:
-// Cody-Waite reduction, Taylor truncation and Horner's rounding give <= 56 u < 2^-47; this
+// Cody-Waite reduction, Taylor truncation and Horner's rounding give <= 55 u < 2^-47; this
 // constant has a margin of 2). Used where its value enters a proof (the fast path's log and the
 // §4.3 mass bound), unlike a candidate.
 constexpr double kExpBoundedErr = 0x1.0p-46;
