@@ -455,6 +455,25 @@ inline double fast_log_error(double r, double L) {
   const double r2 = r * r;
   return kFastLogConst + 11.0 * kU * std::fabs(r) + 0.2 * (r2 * r2 * r2) + 1.01 * kU * std::fabs(L);
 }
+// The same series at x = (t - n) fl(1/(n + c)) itself, for |x| <= 2^-6 (docs/histogram_release.md
+// §4.5): L = log1p(x) with a bound relative to x and no absolute floor (the series in r above
+// carries exp_bounded's error, an absolute ~1.5e-14 in L, which exceeds whole bins when sigma is
+// tiny, i.e. c large). x~ is off by <= 4.01 u |x| (4 roundings, §4.2 step 1), so log1p(x~) is off by
+// <= 4.1 u |x~|; Horner's rounding <= 11 u |x~| and truncation <= 0.2 x~^6 as for r.
+inline double fast_log1p_error(double x) {
+  const double x2 = x * x;
+  return 16.0 * kU * std::fabs(x) + 0.2 * (x2 * x2 * x2);
+}
+// A series is used only where its bound is below kSeriesBinFrac times the bin's width in L,
+// y = (t_hi - t_lo)/(t_lo + c) (else the proof would often fail and cost a scalar invert()).
+// Only a choice between proofs: any choice releases the same proved bins.
+constexpr double kSeriesBinFrac = 0x1.0p-12;
+// A lower bound on every bin's width in L, y = (t_hi - t_lo)/(t_lo + c) (j >= 1): t_hi - t_lo >=
+// 2^-k (grid steps are >= 2^-k) and, above 2^(32-k), >= t_lo 2^-32 (31-bit significands), so
+// y >= 1/(2^32 + c 2^k) for every t_lo >= 0. Used only to choose proofs.
+inline double min_bin_width_in_l(double c, int grid_bits) {
+  return 1.0 / (0x1.0p32 + c * pow2(grid_bits));
+}
 
 // p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
 // of the library's erfc branches (glibc: |x| below 1/4, 0.84375, 1.25, 1/0.35, 28, and above):
@@ -494,9 +513,25 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
   unsigned char fast[kChunk], series[kChunk];
   candidate_factors(w0, len, sigma, s2, v, a);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
+  // narrow: the bins may be narrower in L than 2^12 times the r-series' absolute error floor
+  // (large c or a fine grid): choose per count between the series in r, in x and log1p, and take
+  // the candidate through expm1. Else (small c, coarse grid) every bin is wide enough for the
+  // series in r, and the passes are those of the plain fast path.
+  const bool narrow = kFastLogConst > kSeriesBinFrac * min_bin_width_in_l(c, grid_bits);
+  // the candidate value (n + c) e^a - c; where narrow and |a| <= 2^-10 as n + (n + c) expm1(a),
+  // expm1 by its series ((n + c) v - c loses (n + c) u to cancellation, wider than the bins when
+  // c is large). A candidate needs no error bound. (x[] holds the candidate values until the next
+  // pass; this loop vectorises, grid_index_inline does not)
+  const double em1_max = narrow ? 0x1.0p-10 : -1.0;
+  for (std::size_t i = 0; i < len; ++i) {
+    const double ai = a[i];
+    const double em1 = ai * (1.0 + ai * (0.5 + ai * (1.0 / 6.0 + ai * (1.0 / 24.0 + ai * (1.0 / 120.0)))));
+    const double s = cnt[i] + c;
+    x[i] = select_bits(std::fabs(ai) <= em1_max, cnt[i] + s * em1, s * v[i] - c);
+  }
+  for (std::size_t i = 0; i < len; ++i) bins[i] = grid_index_inline(x[i], grid_bits);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
   // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
-  for (std::size_t i = 0; i < len; ++i) bins[i] = grid_index_inline((cnt[i] + c) * v[i] - c, grid_bits);
   // (branch-free: vectorised)
   for (std::size_t i = 0; i < len; ++i) {
     const std::uint64_t j = bins[i];
@@ -514,14 +549,39 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     series[i] = static_cast<unsigned char>(small);
     fast[i] = static_cast<unsigned char>((ok & (small | near)) * (2u - pos));
   }
-  // L from the candidate's exponent (§4.5) where |r| <= 2^-6 (nearly every count), else the
-  // library's log1p(x) of §4.2 (a candidate far from t, e.g. bin 0 at small counts).
-  // From here every pass runs over the whole chunk without branches (entries that are not fast
-  // compute finite values that are never used) and vectorises; the same bounds as invert().
-  for (std::size_t i = 0; i < len; ++i) {
-    const double Ls = a[i] + fast_log_series(r[i]);
-    L[i] = Ls;
-    dL[i] = fast_log_error(r[i], Ls);
+  // L at t_lo (§4.5). series[i]: 1 = the series in r from the candidate's exponent, 2 = the series
+  // in x, 0 = the library's log1p(x) of §4.2. Not narrow: the series in r where |r| <= 2^-6
+  // (nearly every count), else log1p (a candidate far from t, e.g. bin 0 at small counts).
+  // Narrow, the first of: the series in r where |r| <= 2^-6 and its bound is below kSeriesBinFrac
+  // times the bin's width y in L, or |r| <= 2^-6 and |x| > 1/2; the series in x where |x| <= 2^-6
+  // and its bound is below kSeriesBinFrac y (large c: L is tiny and so is this bound); log1p
+  // (|x| <= 1/2 here). From here every pass runs over the whole chunk without branches (entries
+  // that are not fast compute finite values that are never used) and vectorises; the same bounds
+  // as invert().
+  if (!narrow) {
+    for (std::size_t i = 0; i < len; ++i) {
+      const double Ls = a[i] + fast_log_series(r[i]);
+      L[i] = Ls;
+      dL[i] = fast_log_error(r[i], Ls);
+    }
+  } else {
+    for (std::size_t i = 0; i < len; ++i) {
+      const std::uint64_t jb = bins[i] + (bins[i] == 0 ? 1u : 0u);
+      // the bin's width times t + c: boundary(j + 1) - boundary(j); y = wb/(t + c)
+      const double wb = 0.5 * (gv[i] + grid_value_flat(jb + 1, grid_bits)) - tb[i];
+      const double Ls = a[i] + fast_log_series(r[i]);
+      const double dLs = fast_log_error(r[i], Ls);
+      const double Lx = fast_log_series(x[i]);
+      const double dLx = fast_log1p_error(x[i]);
+      // dL <= kSeriesBinFrac y without the division
+      const double lim = kSeriesBinFrac * wb, scale = tb[i] + c;
+      const unsigned use_r = unsigned{std::fabs(r[i]) <= kFastLogMaxR} &
+                             (unsigned{dLs * scale <= lim} | unsigned{std::fabs(x[i]) > 0.5});
+      const unsigned use_x = (1u - use_r) & unsigned{std::fabs(x[i]) <= kFastLogMaxR} & unsigned{dLx * scale <= lim};
+      series[i] = static_cast<unsigned char>(use_r + 2u * use_x);
+      L[i] = select_bits(use_r != 0, Ls, Lx);
+      dL[i] = select_bits(use_r != 0, dLs, dLx);
+    }
   }
   for (std::size_t i = 0; i < len; ++i) {
     if (series[i] || !fast[i]) continue;
