@@ -522,12 +522,15 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
   // expm1 by its series ((n + c) v - c loses (n + c) u to cancellation, wider than the bins when
   // c is large). A candidate needs no error bound. (x[] holds the candidate values until the next
   // pass; this loop vectorises, grid_index_inline does not)
-  const double em1_max = narrow ? 0x1.0p-10 : -1.0;
-  for (std::size_t i = 0; i < len; ++i) {
-    const double ai = a[i];
-    const double em1 = ai * (1.0 + ai * (0.5 + ai * (1.0 / 6.0 + ai * (1.0 / 24.0 + ai * (1.0 / 120.0)))));
-    const double s = cnt[i] + c;
-    x[i] = select_bits(std::fabs(ai) <= em1_max, cnt[i] + s * em1, s * v[i] - c);
+  if (narrow) {
+    for (std::size_t i = 0; i < len; ++i) {
+      const double ai = a[i];
+      const double em1 = ai * (1.0 + ai * (0.5 + ai * (1.0 / 6.0 + ai * (1.0 / 24.0 + ai * (1.0 / 120.0)))));
+      const double s = cnt[i] + c;
+      x[i] = select_bits(std::fabs(ai) <= 0x1.0p-10, cnt[i] + s * em1, s * v[i] - c);
+    }
+  } else {
+    for (std::size_t i = 0; i < len; ++i) x[i] = (cnt[i] + c) * v[i] - c;
   }
   for (std::size_t i = 0; i < len; ++i) bins[i] = grid_index_inline(x[i], grid_bits);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
