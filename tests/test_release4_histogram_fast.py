@@ -50,6 +50,10 @@ def test_exp_bounded_error_within_its_proved_bound():
     (0.2, 1.0, 10, [0.0, 1.0, 7.0, 12345.0, 1e6]),
     (0.2, 0.01, 10, [0.0, 1.0, 3.0]),       # tiny c: near 0 |r| > 2^-6, the fall-back path decides
     (0.5, 1e9, 12, [0.0, 5.0, 2.0**40]),    # huge c: L ~ 0, the exp error term dominates dL
+    # c up to the API's 1e12: bins narrower in L than the r-series' floor, the series in x decides
+    (0.2, 1e12, 7, [0.0, 5000.0, 9999.0, 2.0**52]),
+    (0.2, 1e9, 7, [0.0, 5000.0, 1e6]),
+    (0.2, 1.0, 40, [0.0, 1.0, 2.0]),        # fine grid near 0: narrow bins at small c
 ])
 def test_decided_bins_are_the_exact_bins(r, c, k, counts):
     m = ShiftedLogGaussian(r, c=c, grid_bits=k)
@@ -66,3 +70,12 @@ def test_decided_bins_are_the_exact_bins(r, c, k, counts):
             lo, hi = mpmath.ldexp(w, -64), mpmath.ldexp(w + 1, -64)
             assert ref_cdf(j, n, m.c, m.sigma, k) <= lo, (n, w, j)
             assert ref_cdf(j + 1, n, m.c, m.sigma, k) >= hi, (n, w, j)
+
+
+def test_r0_whose_sigma_underflows_is_rejected_naming_r0():
+    with pytest.raises(ValueError, match="r0"):
+        ShiftedLogGaussian(0.5, r0=5e-324)
+    with pytest.raises(ValueError, match="r0"):
+        ShiftedLogGaussian(0.5, r0=1e-300, c=1e12)   # sigma ~ 1.25e-312: subnormal
+    m = ShiftedLogGaussian(0.5, r0=1e-290, c=1e12)  # normal sigma: accepted
+    assert m.sigma == pytest.approx(math.sqrt(math.pi / 2.0) * 1e-290 / (1.0 + 1e12), rel=1e-12)
