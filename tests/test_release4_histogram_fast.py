@@ -79,3 +79,36 @@ def test_r0_whose_sigma_underflows_is_rejected_naming_r0():
         ShiftedLogGaussian(0.5, r0=1e-300, c=1e12)   # sigma ~ 1.25e-312: subnormal
     m = ShiftedLogGaussian(0.5, r0=1e-290, c=1e12)  # normal sigma: accepted
     assert m.sigma == pytest.approx(math.sqrt(math.pi / 2.0) * 1e-290 / (1.0 + 1e12), rel=1e-12)
+
+
+@pytest.mark.parametrize("r, c, k, n, qs", [
+    # a fine grid at small c (narrow bins): the series in x at 2^-9 < |x| <= 2^-6, where its
+    # truncation (~x^6/6, up to ~2e-12) is a sizeable part of a bin (~7e-12 in L)
+    (0.2, 1.0, 40, 0.0, (0.605, 0.61, 0.615, 0.62)),
+    # c = 1e12: |x| ~ 1e-13, bins ~ 8e-15 in L, below the r-series' floor
+    (0.2, 1e12, 7, 5000.0, (0.02, 0.3, 0.77)),
+])
+def test_narrow_bins_decided_next_to_boundaries_are_exact(r, c, k, n, qs):
+    """w0 at 2^0 .. 2^56 units of 2^-64 on both sides of exact bin boundaries, where the fast path
+    takes L from the series in x (docs/histogram_release.md §4.5): every bin it decides is exact.
+    (This does not catch a bound that omits the series' truncation: the truncation overestimates L,
+    which is harmful only when the candidate is one bin low, and the candidate is within ~2^11
+    units of U; checked by mutation. The choice rule keeps the truncation below 2^-12 of a bin.)"""
+    from tests.test_histogram_grid_release import ref_bin
+
+    m = ShiftedLogGaussian(r, c=c, grid_bits=k)
+    ns, ws = [], []
+    with mpmath.workprec(200):
+        for q in qs:
+            j = ref_bin(mpmath.mpf(q), n, m.c, m.sigma, k)
+            for jj in (j, j + 1):
+                w = int(mpmath.floor(mpmath.ldexp(ref_cdf(jj, n, m.c, m.sigma, k), 64)))
+                for d in [s * 2**e for e in range(0, 57, 2) for s in (-1, 1)]:
+                    ns.append(n)
+                    ws.append(w + d)
+        bins, decided = core.histogram.invert(np.array(ns), np.array(ws, dtype=np.uint64), m.c, m.sigma, k)
+        assert 0.3 < decided.mean() < 0.99
+        for w, b, dec in zip(ws, bins.tolist(), decided.tolist()):
+            if dec:
+                lo, hi = mpmath.ldexp(w, -64), mpmath.ldexp(w + 1, -64)
+                assert ref_cdf(b, n, m.c, m.sigma, k) <= lo and ref_cdf(b + 1, n, m.c, m.sigma, k) >= hi, (w, b)
