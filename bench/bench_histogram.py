@@ -136,7 +136,151 @@ def cpu_by_count(reps: int = 3, size: int = 2_000_000) -> list[tuple[str, float,
     return rows
 
 
+SHIFTS = (1.0, 1e6, 1e9, 1e12)
+
+
+def _load_build(so_path: str):
+    """A build of ``_core`` loaded from its .so alone (sharpdp not imported)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_bench_core._core", so_path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _shift_setup(r: float, size: int, c: float) -> tuple[np.ndarray, bytes, float, int]:
+    """(counts uniform on 0..9999, key, sigma, grid exponent) as ``ShiftedLogGaussian(r, c=c)``."""
+    from math import ceil, log2, sqrt
+
+    from scipy.special import erfinv
+
+    counts_ = np.random.default_rng(0).integers(0, 10_000, size).astype(np.float64)
+    key = np.random.default_rng(1).integers(0, 2**63, 4, dtype=np.int64).astype("<u8").tobytes()
+    r0 = r / 2.0
+    bits = max(10, ceil(log2(8.0 / (r - r0))))
+    return counts_, key, float(sqrt(2.0) * erfinv(r0 / (1.0 + c))), bits
+
+
+def _instr_worker(so_path: str, r: float, size: int) -> None:
+    """Under callgrind: one region per (kernel, c) of the build ``so_path``, ``size`` counts."""
+    import _instr  # bench/ helper (this file's directory is on sys.path when run as a script)
+
+    mod = _load_build(so_path)
+    region = _instr.Region()
+    for c in SHIFTS:
+        counts_, key, sigma, bits = _shift_setup(r, size, c)
+        region.start()
+        mod.histogram.release(counts_, c, sigma, bits, key, False, 1)
+        region.dump(f"exact c={c:g}")
+        region.start()
+        mod.histogram.release_float(counts_, c, sigma, key, False, 1)
+        region.dump(f"porous c={c:g}")
+
+
+def instr_by_shift(builds: dict[str, str], r: float = 0.2, size: int = 200_000) -> dict[str, dict[str, float]]:
+    """Instructions per count (callgrind, load-proof) by shift c of several builds of ``_core``."""
+    import sys
+
+    import _instr
+
+    out = {}
+    for name, path in builds.items():
+        got, _ = _instr.count([sys.executable, __file__, "--instr-worker", path, str(r), str(size)])
+        out[name] = {k: v / size for k, v in got.items()}
+    return out
+
+
+def _shift_worker(so_path: str, r: float, reps: int, size: int) -> dict[str, float]:
+    """CPU ns/count of one build of ``_core`` (``so_path``), loaded alone in this process.
+
+    For each shift c in ``SHIFTS``: the exact grid release kernel (deferred draws not resolved)
+    and the porous float release, 1 thread, ``size`` counts uniform on 0..9999, best of ``reps``.
+    sharpdp is not imported (a second pybind11 build of the same types cannot load beside it):
+    sigma and the grid exponent come from the same formulas as ``ShiftedLogGaussian(r)``.
+    """
+    import resource
+
+    mod = _load_build(so_path)
+
+    def cpu():
+        u = resource.getrusage(resource.RUSAGE_SELF)
+        return u.ru_utime + u.ru_stime
+
+    out: dict[str, float] = {}
+    for c in SHIFTS:
+        counts_, key, sigma, bits = _shift_setup(r, size, c)
+        for name, fn in (("exact", lambda: mod.histogram.release(counts_, c, sigma, bits, key, False, 1)),
+                         ("porous", lambda: mod.histogram.release_float(counts_, c, sigma, key, False, 1))):
+            best = math.inf
+            for _ in range(reps):
+                c0 = cpu()
+                res = fn()
+                best = min(best, cpu() - c0)
+            out[f"{name} c={c:g}"] = best * 1e9 / size
+            if name == "exact":
+                out[f"deferred c={c:g}"] = float(res[1].size)
+    return out
+
+
+def cpu_by_shift(builds: dict[str, str], r: float = 0.2, rounds: int = 3, reps: int = 2,
+                 size: int = 2_000_000) -> dict[str, dict[str, float]]:
+    """CPU ns/count by shift c of several builds of ``_core`` (name -> .so path), same run.
+
+    Each round runs every build in a fresh process (interleaved, so the load of a shared machine
+    hits them alike); the result keeps each figure's minimum over rounds.
+    """
+    import json
+    import subprocess
+    import sys
+
+    best: dict[str, dict[str, float]] = {name: {} for name in builds}
+    for _ in range(rounds):
+        for name, path in builds.items():
+            cmd = [sys.executable, __file__, "--shift-worker", path, str(r), str(reps), str(size)]
+            got = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+            for k, v in got.items():
+                best[name][k] = min(best[name].get(k, math.inf), v)
+    return best
+
+
+def print_by_shift(builds: dict[str, str], instr: bool = False) -> None:
+    """Print ``cpu_by_shift``: exact and porous CPU ns/count and their ratio per c and build
+    (with ``instr``: also callgrind instructions per count, ``instr_by_shift``)."""
+    res = cpu_by_shift(builds)
+    ins = instr_by_shift(builds) if instr else {}
+    for name, fig in res.items():
+        for c in SHIFTS:
+            ex, po = fig[f"exact c={c:g}"], fig[f"porous c={c:g}"]
+            line = (f"{name:10s} c = {c:7.0e}: exact {ex:6.2f} ns/count, porous {po:6.2f} ns/count, "
+                    f"ratio {ex / po:4.2f}x, deferred {int(fig[f'deferred c={c:g}'])} per {2_000_000:.0e}")
+            if name in ins:
+                ie, ip = ins[name][f"exact c={c:g}"], ins[name][f"porous c={c:g}"]
+                line += f"; instructions/count {ie:5.0f} vs {ip:5.0f} ({ie / ip:4.2f}x)"
+            print(line)
+
+
 if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "--shift-worker":
+        import json
+
+        print(json.dumps(_shift_worker(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))))
+        sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == "--instr-worker":
+        _instr_worker(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
+        sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] in ("--by-shift", "--by-shift-instr"):
+        # python bench/bench_histogram.py --by-shift[-instr] [name=path.so ...]: this build and
+        # others (e.g. a copy of a former build's _core*.so) in the same run
+        from sharpdp._core_loader import core
+
+        builds = {"this": str(core.__file__)}
+        builds.update(dict(a.split("=", 1) for a in sys.argv[2:]))
+        print_by_shift(builds, instr=sys.argv[1] == "--by-shift-instr")
+        sys.exit(0)
     table = cpu_table()
     for name, ns, ms in table:
         print(f"{name:34s} CPU {ns:6.2f} ns/count   wall {ms:7.1f} ms ({N / ms / 1e3:6.1f} M counts/s)")

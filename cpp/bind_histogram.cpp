@@ -107,6 +107,15 @@ py::tuple invert(const InF& counts, const InU& w0, double c, double sigma, int g
   return py::make_tuple(bins, decided);
 }
 
+py::array_t<double> exp_bounded(const InF& x) {
+  const auto n = static_cast<std::size_t>(x.size());
+  py::array_t<double> out(x.request().shape);
+  const double* in = x.data();
+  double* y = out.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) y[i] = kernels::exp_bounded_value(in[i]);
+  return out;
+}
+
 }  // namespace
 
 void register_histogram(py::module_& m) {
@@ -125,6 +134,9 @@ void register_histogram(py::module_& m) {
   m.def("invert", &invert, py::arg("counts"), py::arg("w0"), py::arg("c"), py::arg("sigma"), py::arg("grid_bits"),
         "The kernel's inversion step for given first words w0 (uint64), for tests of its verified bounds: "
         "(bins, decided); where decided is False the bounds could not place the interval in one bin.");
+  m.def("_exp_bounded", &exp_bounded, py::arg("x"),
+        "Test hook (private): the release kernel's branch-free exp on [-700, 700] (relative error <= 2^-47, "
+        "docs/histogram_release.md section 4.5), for tests of that bound.");
   m.def("release_float", &release_float, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("key"),
         py::arg("integer") = false, py::arg("threads") = 0,
         "The former floating-point release [(n + c) exp(sigma Z - sigma^2) - c]_+ (NOT floating-point safe: "

@@ -34,7 +34,8 @@ inline double below(double u, double f) {
 // branch-free so the release loop vectorises (glibc's exp does not, without -ffast-math).
 inline double exp_bounded(double x) {
   constexpr double kLog2e = 1.4426950408889634;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 trailing zero bits: k * kLn2Hi exact
+  // kLn2Hi: 32 significant bits (21 trailing zero bits), so k * kLn2Hi is exact for |k| <= 2^21
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;
   constexpr double kLn2Lo = 1.90821492927058770002e-10;
   constexpr double kShift = 0x1.8p52;                     // rounds x log2(e) to an integer
   double kd = x * kLog2e + kShift;
@@ -63,6 +64,18 @@ inline double exp_bounded(double x) {
 }
 
 constexpr std::size_t kChunk = 256;
+
+// cond ? x : y by bit masks (a ternary on doubles is kept as a branch and stops vectorisation)
+inline double select_bits(bool cond, double x, double y) {
+  std::uint64_t xb, yb;
+  std::memcpy(&xb, &x, sizeof xb);
+  std::memcpy(&yb, &y, sizeof yb);
+  const std::uint64_t m = 0 - static_cast<std::uint64_t>(cond);
+  const std::uint64_t r = (xb & m) | (yb & ~m);
+  double out;
+  std::memcpy(&out, &r, sizeof out);
+  return out;
+}
 
 // 2^e for -1022 <= e <= 1023, from its bit pattern (std::ldexp is a slow library call)
 inline double pow2(int e) {
@@ -99,6 +112,19 @@ inline double grid_value_inline(std::uint64_t j, int grid_bits) {
   if (j < kFixedEnd) return small_to_double(j) * pow2(-grid_bits);
   const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900
   return small_to_double((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+}
+
+// grid_value_inline without a branch, for the vectorised passes: both forms are computed (each
+// exact where it applies; the other one is a finite value that is discarded) and selected by
+// bits. Integers below 2^32 convert exactly through u32_to_double. Equal to grid_value_inline
+// for every j <= kGridLastIndex.
+inline double grid_value_flat(std::uint64_t j, int grid_bits) {
+  constexpr std::uint64_t kFixedEnd = std::uint64_t{1} << (kGridSigBits + 1);
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kGridSigBits) - 1;
+  const double fixed = u32_to_double(j & 0xFFFFFFFFULL) * pow2(-grid_bits);
+  const int e = static_cast<int>(j >> kGridSigBits) - 1;  // 1..900 where used; -1 or 0 otherwise
+  const double flt = u32_to_double((std::uint64_t{1} << kGridSigBits) + (j & kMask)) * pow2(e - grid_bits);
+  return select_bits(j < kFixedEnd, fixed, flt);
 }
 
 // grid_index() inlined into the release loops (the exported function calls it)
@@ -380,7 +406,7 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
 // inverse_normal_cdf. A candidate is only a starting bin (every bin returned is proved), so
 // exp_bounded's ~1 ulp instead of the library exp cannot change a released value.
 SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t len, double sigma, double s2,
-                                           double* v) {
+                                           double* v, double* a) {
   double z[kChunk], qs[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
     // q = U - 1/2 to 2^-53 from the top 52 bits (1.f in [1, 2) from its bit pattern: integer
@@ -401,7 +427,52 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
   }
   for (std::size_t t = 0; t < m; ++t) z[tail[t]] = candidate_z(w0[tail[t]]);
   // |z| <= 9.5 for 64-bit words and sigma <= 9: |sigma z - sigma^2| < 200, inside exp_bounded's domain
-  for (std::size_t i = 0; i < len; ++i) v[i] = exp_bounded(sigma * z[i] - s2);
+  for (std::size_t i = 0; i < len; ++i) {
+    a[i] = sigma * z[i] - s2;
+    v[i] = exp_bounded(a[i]);
+  }
+}
+
+// Proved relative error bound of exp_bounded on [-700, 700] (docs/histogram_release.md §4.5:
+// Cody-Waite reduction, Taylor truncation and Horner's rounding give <= 55 u < 2^-47; this
+// constant has a margin of 2). Used where its value enters a proof (the fast path's log and the
+// §4.3 mass bound), unlike a candidate.
+constexpr double kExpBoundedErr = 0x1.0p-46;
+
+// L = log((t + c)/(n + c)) without a library call (docs/histogram_release.md §4.5): with a the
+// candidate's exponent and E = exp_bounded(a) ~ e^a, L = a + log(rho / e^a), rho = (t + c)/(n + c);
+// q = fl(rho~ / E) = (rho / e^a)(1 + zeta), |zeta| <= 5.01 u + kExpBoundedErr (5 roundings and E's
+// error), and r = q - 1 exactly (Sterbenz, |r| <= 2^-6), so log(rho / e^a) = log1p(r) - log(1 + zeta).
+// log1p(r) by its degree-5 Taylor polynomial (Horner): rounding <= 11 u |r| (Higham, "Accuracy and
+// Stability of Numerical Algorithms", eq. (5.3), gamma_10 and the coefficients' rounding),
+// truncation <= |r|^6 / (6 (1 - |r|)) <= 0.2 r^6. dL bounds |L~ - L|, including a + P's rounding.
+constexpr double kFastLogMaxR = 0x1.0p-6;
+constexpr double kFastLogConst = 1.01 * (5.01 * 0x1.0p-53 + kExpBoundedErr);
+inline double fast_log_series(double r) {
+  return r * (1.0 - r * (0.5 - r * (1.0 / 3.0 - r * (0.25 - r * 0.2))));
+}
+inline double fast_log_error(double r, double L) {
+  const double r2 = r * r;
+  return kFastLogConst + 11.0 * kU * std::fabs(r) + 0.2 * (r2 * r2 * r2) + 1.01 * kU * std::fabs(L);
+}
+// The same series at x = (t - n) fl(1/(n + c)) itself, for |x| <= 2^-6 (docs/histogram_release.md
+// §4.5): L = log1p(x) with a bound relative to x and no absolute floor (the series in r above
+// carries exp_bounded's error, an absolute ~1.5e-14 in L, which exceeds whole bins when sigma is
+// tiny, i.e. c large). x~ is off by <= 4.01 u |x| (4 roundings, §4.2 step 1), so log1p(x~) is off by
+// <= 4.1 u |x~|; Horner's rounding <= 11 u |x~| and truncation <= 0.2 x~^6 as for r.
+inline double fast_log1p_error(double x) {
+  const double x2 = x * x;
+  return 16.0 * kU * std::fabs(x) + 0.2 * (x2 * x2 * x2);
+}
+// A series is used only where its bound is below kSeriesBinFrac times the bin's width in L,
+// y = (t_hi - t_lo)/(t_lo + c) (else the proof would often fail and cost a scalar invert()).
+// Only a choice between proofs: any choice releases the same proved bins.
+constexpr double kSeriesBinFrac = 0x1.0p-12;
+// A lower bound on every bin's width in L, y = (t_hi - t_lo)/(t_lo + c) (j >= 1): t_hi - t_lo >=
+// 2^-k (grid steps are >= 2^-k) and, above 2^(32-k), >= t_lo 2^-32 (31-bit significands), so
+// y >= 1/(2^32 + c 2^k) for every t_lo >= 0. Used only to choose proofs.
+inline double min_bin_width_in_l(double c, int grid_bits) {
+  return 1.0 / (0x1.0p32 + c * pow2(grid_bits));
 }
 
 // p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
@@ -436,33 +507,95 @@ inline void erfc_pass(const double* b, const unsigned char* fast, std::size_t le
 // both return only proved bins.
 SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
-  double v[kChunk], x[kChunk], L[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk], inv_s[kChunk], gv[kChunk],
-      tb[kChunk];
+  double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
+      inv_s[kChunk], gv[kChunk], tb[kChunk];
   Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
-  unsigned char fast[kChunk];
-  candidate_factors(w0, len, sigma, s2, v);
+  unsigned char fast[kChunk], series[kChunk];
+  candidate_factors(w0, len, sigma, s2, v, a);
   for (std::size_t i = 0; i < len; ++i) inv_s[i] = 1.0 / (cnt[i] + c);
+  // narrow: the bins may be narrower in L than 2^12 times the r-series' absolute error floor
+  // (large c or a fine grid): choose per count between the series in r, in x and log1p, and take
+  // the candidate through expm1. Else (small c, coarse grid) every bin is wide enough for the
+  // series in r, and the passes are those of the plain fast path.
+  const bool narrow = kFastLogConst > kSeriesBinFrac * min_bin_width_in_l(c, grid_bits);
+  // the candidate value (n + c) e^a - c; where narrow and |a| <= 2^-10 as n + (n + c) expm1(a),
+  // expm1 by its series ((n + c) v - c loses (n + c) u to cancellation, wider than the bins when
+  // c is large). A candidate needs no error bound. (x[] holds the candidate values until the next
+  // pass; this loop vectorises, grid_index_inline does not)
+  if (narrow) {
+    for (std::size_t i = 0; i < len; ++i) {
+      const double ai = a[i];
+      const double em1 = ai * (1.0 + ai * (0.5 + ai * (1.0 / 6.0 + ai * (1.0 / 24.0 + ai * (1.0 / 120.0)))));
+      const double s = cnt[i] + c;
+      x[i] = select_bits(std::fabs(ai) <= 0x1.0p-10, cnt[i] + s * em1, s * v[i] - c);
+    }
+  } else {
+    for (std::size_t i = 0; i < len; ++i) x[i] = (cnt[i] + c) * v[i] - c;
+  }
+  for (std::size_t i = 0; i < len; ++i) bins[i] = grid_index_inline(x[i], grid_bits);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
   // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
+  // (branch-free: vectorised)
   for (std::size_t i = 0; i < len; ++i) {
-    const std::uint64_t j = grid_index_inline((cnt[i] + c) * v[i] - c, grid_bits);
-    bins[i] = j;
-    const bool ok = j < kGridLastIndex;
+    const std::uint64_t j = bins[i];
+    const unsigned ok = j < kGridLastIndex, pos = j > 0;
     // tb = boundary(max(j, 1)) and gv = its upper grid value, kept for t_hi = boundary(j + 1)
-    const std::uint64_t jb = j > 0 ? j : 1;
-    gv[i] = grid_value_inline(jb, grid_bits);
-    tb[i] = 0.5 * (grid_value_inline(jb - 1, grid_bits) + gv[i]);
-    x[i] = ok ? (tb[i] - cnt[i]) * inv_s[i] : 0.0;
-    fast[i] = ok && std::fabs(x[i]) <= 0.5 ? (j > 0 ? 1 : 2) : 0;
+    const std::uint64_t jb = j + (1u - pos);
+    gv[i] = grid_value_flat(jb, grid_bits);
+    tb[i] = 0.5 * (grid_value_flat(jb - 1, grid_bits) + gv[i]);
+    // r = (t + c)/(n + c) / exp_bounded(a) - 1 (§4.5): small when the candidate is near t
+    // (for j = kGridLastIndex, ok = 0 and r is not used)
+    r[i] = ((tb[i] + c) * inv_s[i]) / v[i] - 1.0;
+    x[i] = (tb[i] - cnt[i]) * inv_s[i];
+    const unsigned small = std::fabs(r[i]) <= kFastLogMaxR;
+    const unsigned near = std::fabs(x[i]) <= 0.5;
+    series[i] = static_cast<unsigned char>(small);
+    fast[i] = static_cast<unsigned char>((ok & (small | near)) * (2u - pos));
   }
-  for (std::size_t i = 0; i < len; ++i) L[i] = fast[i] ? std::log1p(x[i]) : 0.0;
-  // From here every pass runs over the whole chunk without branches (entries that are not fast
-  // compute finite values that are never used) and vectorises; the same formulas as invert().
+  // L at t_lo (§4.5). series[i]: 1 = the series in r from the candidate's exponent, 2 = the series
+  // in x, 0 = the library's log1p(x) of §4.2. Not narrow: the series in r where |r| <= 2^-6
+  // (nearly every count), else log1p (a candidate far from t, e.g. bin 0 at small counts).
+  // Narrow, the first of: the series in r where |r| <= 2^-6 and its bound is below kSeriesBinFrac
+  // times the bin's width y in L, or |r| <= 2^-6 and |x| > 1/2; the series in x where |x| <= 2^-6
+  // and its bound is below kSeriesBinFrac y (large c: L is tiny and so is this bound); log1p
+  // (|x| <= 1/2 here). From here every pass runs over the whole chunk without branches (entries
+  // that are not fast compute finite values that are never used) and vectorises; the same bounds
+  // as invert().
+  if (!narrow) {
+    for (std::size_t i = 0; i < len; ++i) {
+      const double Ls = a[i] + fast_log_series(r[i]);
+      L[i] = Ls;
+      dL[i] = fast_log_error(r[i], Ls);
+    }
+  } else {
+    for (std::size_t i = 0; i < len; ++i) {
+      const std::uint64_t jb = bins[i] + (bins[i] == 0 ? 1u : 0u);
+      // the bin's width times t + c: boundary(j + 1) - boundary(j); y = wb/(t + c)
+      const double wb = 0.5 * (gv[i] + grid_value_flat(jb + 1, grid_bits)) - tb[i];
+      const double Ls = a[i] + fast_log_series(r[i]);
+      const double dLs = fast_log_error(r[i], Ls);
+      const double Lx = fast_log_series(x[i]);
+      const double dLx = fast_log1p_error(x[i]);
+      // dL <= kSeriesBinFrac y without the division
+      const double lim = kSeriesBinFrac * wb, scale = tb[i] + c;
+      const unsigned use_r = unsigned{std::fabs(r[i]) <= kFastLogMaxR} &
+                             (unsigned{dLs * scale <= lim} | unsigned{std::fabs(x[i]) > 0.5});
+      const unsigned use_x = (1u - use_r) & unsigned{std::fabs(x[i]) <= kFastLogMaxR} & unsigned{dLx * scale <= lim};
+      series[i] = static_cast<unsigned char>(use_r + 2u * use_x);
+      L[i] = select_bits(use_r != 0, Ls, Lx);
+      dL[i] = select_bits(use_r != 0, dLs, dLx);
+    }
+  }
+  for (std::size_t i = 0; i < len; ++i) {
+    if (series[i] || !fast[i]) continue;
+    L[i] = std::log1p(x[i]);
+    dL[i] = log1p_error(x[i], L[i]);
+  }
   double b[kChunk], db[kChunk], e[kChunk];
   unsigned char side[kChunk], check[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
     const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, s2};
-    b_of_log(L[i], log1p_error(x[i], L[i]), k, b[i], db[i]);
+    b_of_log(L[i], dL[i], k, b[i], db[i]);
   }
   erfc_pass(b, fast, len, p);
   for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
@@ -474,7 +607,7 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
   // bin 0 (fast 2): decided iff F(t_1) >= (w0 + 1) 2^-64; else (fast 1) a lower end proved below
   // U and y <= 0.5: the upper end is checked by the mass argument (§4.3)
   for (std::size_t i = 0; i < len; ++i) {
-    const double t_hi = 0.5 * (gv[i] + grid_value_inline(bins[i] + 1, grid_bits));  // boundary(j + 1)
+    const double t_hi = 0.5 * (gv[i] + grid_value_flat(bins[i] + 1, grid_bits));  // boundary(j + 1)
     const double y = above_y(tb[i], t_hi, c);
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     above_bounds(r, y, inv_sigma, d_lo[i], arg[i]);
@@ -483,7 +616,14 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     check[i] = static_cast<unsigned char>(f1 & unsigned{side[i] == static_cast<unsigned char>(Side::kBelow)} &
                                           unsigned{y <= 0.5});
   }
-  for (std::size_t i = 0; i < len; ++i) arg[i] = check[i] ? std::exp(arg[i]) : 0.0;
+  // phi(B)'s exponential by exp_bounded (proved error kExpBoundedErr < the 2^-44 charged in
+  // above_check); below -700 (outside its domain) the bound is not needed: 0 proves nothing
+  // (check is applied in the next pass)
+  for (std::size_t i = 0; i < len; ++i) {
+    const double a_in = arg[i];
+    const bool in = a_in >= -700.0;
+    arg[i] = select_bits(in, exp_bounded(select_bits(in, a_in, -700.0)), 0.0);
+  }
   for (std::size_t i = 0; i < len; ++i) {
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     decided[i] = static_cast<unsigned char>(decided[i] | (check[i] & unsigned{above_check(r, d_lo[i], arg[i], iv[i])}));
@@ -498,6 +638,11 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
 }  // namespace
 
 double grid_value(std::uint64_t j, int grid_bits) { return grid_value_inline(j, grid_bits); }
+
+double exp_bounded_value(double x) {
+  if (!(x >= -700.0 && x <= 700.0)) throw std::invalid_argument("x must lie in [-700, 700]");
+  return exp_bounded(x);
+}
 
 std::uint64_t grid_index(double v, int grid_bits) { return grid_index_inline(v, grid_bits); }
 

@@ -38,6 +38,11 @@ constexpr std::uint64_t kGridLastIndex = (std::uint64_t{902} << kGridSigBits) - 
 
 // The grid value of index j (j <= kGridLastIndex).
 double grid_value(std::uint64_t j, int grid_bits);
+
+// The kernel's branch-free exp (Cody-Waite reduction, degree-13 Taylor, Horner), for tests of
+// its proved error bound (relative error <= 2^-47 on [-700, 700], docs/histogram_release.md §4.5).
+// x must lie in [-700, 700] (std::invalid_argument otherwise).
+double exp_bounded_value(double x);
 // An index whose value is nearest to v (ties either way); 0 for v <= 0 or NaN; capped at kGridLastIndex.
 std::uint64_t grid_index(double v, int grid_bits);
 // Stochastic rounding of grid value j to floor(y) or floor(y) + 1, up with probability y - floor(y)

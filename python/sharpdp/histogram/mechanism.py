@@ -8,6 +8,7 @@ epsilon is in nats.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -188,7 +189,8 @@ class ShiftedLogGaussian:
     Raises
     ------
     ValueError
-        If r is not in (0, 1], r0 not in (0, r), c not finite and > 0, or any is NaN.
+        If r is not in (0, 1], r0 not in (0, r), c not finite and > 0, or any is NaN, or r0 so
+        small against 1 + c that sigma underflows (r0/(1 + c) below ~1e-308).
 
     Notes
     -----
@@ -220,6 +222,9 @@ class ShiftedLogGaussian:
         self.grid_bits = default_grid_bits(self.r, self.r0) if grid_bits is None else _check_grid_bits(grid_bits)
         # eq. (3) as sqrt(2) erfinv(r0/(1 + c)): same value, but no rounding of 1/2 + tiny
         self.sigma = float(math.sqrt(2.0) * erfinv(self.r0 / (1.0 + self.c)))
+        if not self.sigma >= sys.float_info.min:  # 0 or subnormal: r0/(1 + c) underflows
+            raise ValueError(f"r0 is too small for c: sigma = sqrt(2) erfinv(r0/(1 + c)) = {self.sigma!r} is not a "
+                             f"normal float (r0/(1 + c) must be >= ~1e-308), got r0={self.r0!r}, c={self.c!r}")
 
     def __repr__(self) -> str:
         if self.data_independent:

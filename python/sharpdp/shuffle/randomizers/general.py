@@ -111,6 +111,13 @@ class GeneralRandomizer(RandomizerBase):
     TypeError
         ``density``/``blanket`` are not Numba-compiled callables of the stated signatures.
 
+    Warnings
+    --------
+    :meth:`sample` is NOT floating-point safe (``floating_point_safe = False``): its float messages
+    are not what the accountant certifies (docs/sampling.md §6). It refuses ``rng=None`` (a
+    release) unless ``allow_unsafe_float=True`` (research only); release with :meth:`discretize`
+    (a :class:`FiniteRandomizer`, sampled exactly and certified as sampled, docs/sampling.md §10).
+
     Notes
     -----
     Estimate mode (no ``log_curvature``). Each integral is computed with ``order`` and
@@ -485,7 +492,7 @@ class GeneralRandomizer(RandomizerBase):
             raise ValueError(f"{name} must have shape (n,) or (n, 1), got {arr.shape}")
         return arr.reshape(-1), arr.shape
 
-    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None, allow_unsafe_float: bool = False) -> np.ndarray:
         """Randomize every input by inverse-CDF sampling (Numba kernel, vectorised).
 
         NOT FLOATING-POINT SAFE (``floating_point_safe = False``): the messages are floats from a
@@ -493,7 +500,12 @@ class GeneralRandomizer(RandomizerBase):
         input, so the accountant's figures do not cover what this releases (docs/sampling.md §6).
         The safe route is :meth:`discretize`: a :class:`FiniteRandomizer` on cells of the support,
         sampled exactly and certified exactly as sampled (a different, finite mechanism;
-        docs/sampling.md §10).
+        docs/sampling.md §10). Hence:
+
+        - ``rng=None`` (the secure generator, i.e. a release) is refused with a ``ValueError``
+          naming ``discretize()`` unless ``allow_unsafe_float=True`` (research only).
+        - ``rng=`` a seed or Generator (research mode) is allowed; it is not private unless the
+          seed is secret, and even a secret seed does not make these float messages private.
 
         For each distinct input the cell masses are tabulated with the ``order``-point
         Gauss-Legendre rule on the ``cells`` cells; a uniform picks the cell and, inside it, y
@@ -516,6 +528,10 @@ class GeneralRandomizer(RandomizerBase):
         threads : int or None, keyword-only
             The common sampler convention (>= 1, None: all cores); validated, but this Numba
             kernel runs on one thread, so it changes nothing.
+        allow_unsafe_float : bool, keyword-only
+            Research only: let ``rng=None`` draw these float messages from the secure generator.
+            The accountant's figures then cover the mathematical (continuous) randomizer only,
+            not the messages. Default False (refuse; use :meth:`discretize` for a release).
 
         Returns
         -------
@@ -528,7 +544,10 @@ class GeneralRandomizer(RandomizerBase):
         ------
         ValueError
             ``x`` empty, not finite, of another shape, or outside the inputs' range; a density
-            negative or without mass for some input.
+            negative or without mass for some input; ``rng=None`` without
+            ``allow_unsafe_float=True`` (a release of unsafe float messages).
+        TypeError
+            ``allow_unsafe_float`` not a bool; ``rng`` of another type.
         """
         from sharpdp._kernels import shuffle as K
 
@@ -538,6 +557,16 @@ class GeneralRandomizer(RandomizerBase):
         if xs.min() < lo_x or xs.max() > hi_x:
             raise ValueError(f"x must lie in [{lo_x}, {hi_x}] (the range of inputs covered by the privacy "
                              f"analysis), found values in [{xs.min()}, {xs.max()}]")
+        if not isinstance(allow_unsafe_float, (bool, np.bool_)):
+            raise TypeError(f"allow_unsafe_float must be a bool, got {type(allow_unsafe_float).__name__}")
+        if rng is None and not allow_unsafe_float:
+            raise ValueError(
+                "rng=None asks for a release, and GeneralRandomizer.sample is not floating-point safe: its "
+                "float messages come from a floating-point inverse CDF and are not what the accountant "
+                "certifies (docs/sampling.md §6). Release with GeneralRandomizer.discretize() instead (a "
+                "FiniteRandomizer sampled exactly and certified as sampled, docs/sampling.md §10), or pass "
+                "allow_unsafe_float=True for research only (the figures then cover the continuous mechanism "
+                "only), or rng=<seed> for a reproducible, non-private study")
         gen = as_generator(rng)
         u_cell, u_in = gen.random(xs.size), gen.random(xs.size)
         uniq, inv = np.unique(xs, return_inverse=True)

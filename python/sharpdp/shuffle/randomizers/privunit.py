@@ -79,8 +79,11 @@ class PrivUnit(TableRandomizer):
     None``): it draws the cap coin, the inner product (inverse incomplete beta) and the direction
     in floating point, and releases a float unit vector whose low-order bits are not shown to be
     independent of the input. The accountant's figures cover the mathematical PrivUnit only, not
-    these messages (docs/sampling.md §6). Use it for utility studies; for a release, post-process
-    the messages at least by rounding, and treat the privacy claim as unproven.
+    these messages (docs/sampling.md §6). Use it for utility studies only. A release
+    (``rng=None``) is therefore refused unless ``allow_unsafe_float=True`` is passed (research
+    only); a seeded call is not private either, even with a secret seed. No floating-point-safe
+    PrivUnit exists yet: it needs an exact cap coin, an inner product sampled exactly on a grid
+    and a direction that is a proved post-processing of the uniform one (docs/sampling.md §10.6).
     """
 
     floating_point_safe = False
@@ -336,11 +339,23 @@ class PrivUnit(TableRandomizer):
         """Err_1 = 1/m^2 - 1 of the unbiased estimator Y/m (Appendix A.4, Step 3), squared units."""
         return 1.0 / self.m**2 - 1.0
 
-    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:
+    def sample(self, x, rng=None, *, threads: int | None = None, allow_unsafe_float: bool = False) -> np.ndarray:
         """Randomize unit vectors ``x`` (float64, shape (n, dim), |x_i| = 1 within 1e-9).
 
         NOT FLOATING-POINT SAFE: the messages are float approximations of PrivUnit, not covered
-        by the accountant's certificate (class docstring; docs/sampling.md §6).
+        by the accountant's certificate (class docstring; docs/sampling.md §6). Their low-order
+        bits depend on the input: e.g. for an input on a coordinate axis, that coordinate of the
+        message is the inner product T itself, always a multiple of 2^-53, while under another
+        axis it is a generic float product, so a message can be impossible under a neighbouring
+        input (porosity: δ stays large at every ε; ``tests/test_release4_unsafe_float.py``).
+        Hence:
+
+        - ``rng=None`` (the secure generator, i.e. a release) is refused with a ``ValueError``
+          unless ``allow_unsafe_float=True``. There is no floating-point-safe PrivUnit yet: what
+          is missing (an exact cap coin, the inner product sampled exactly on a grid, a direction
+          proved to be a post-processing of the uniform one) is listed in docs/sampling.md §10.6.
+        - ``rng=`` a seed or Generator (research mode) is allowed; it is not private unless the
+          seed is secret, and even a secret seed does not make these float messages private.
 
         The inner product T = <Y, v> is drawn by inverse CDF of the regularised incomplete beta
         (numpy/scipy, from ``rng``), the orthogonal direction in C++ (seeded from ``rng``;
@@ -354,6 +369,10 @@ class PrivUnit(TableRandomizer):
             Source of the uniforms and of the C++ seed (None: fresh OS entropy).
         threads : int or None, keyword-only
             Worker threads >= 1 (None: all cores); the output does not depend on it.
+        allow_unsafe_float : bool, keyword-only
+            Research only: let ``rng=None`` draw these float messages from the secure generator.
+            The accountant's figures then cover the mathematical PrivUnit only, not the messages.
+            Default False (refuse).
 
         Returns
         -------
@@ -363,7 +382,10 @@ class PrivUnit(TableRandomizer):
         Raises
         ------
         ValueError
-            ``x`` empty, of another shape, not finite or not unit rows; ``threads`` < 1.
+            ``x`` empty, of another shape, not finite or not unit rows; ``threads`` < 1;
+            ``rng=None`` without ``allow_unsafe_float=True`` (a release of unsafe float messages).
+        TypeError
+            ``allow_unsafe_float`` not a bool; ``rng`` of another type.
         """
         from scipy.special import betaincinv
 
@@ -374,6 +396,17 @@ class PrivUnit(TableRandomizer):
         if np.any(np.abs(norms - 1.0) > 1e-9):
             raise ValueError("x must have unit-norm rows (PrivUnit's input domain is the sphere S^{d-1})")
         nthreads = core_threads(threads)
+        if not isinstance(allow_unsafe_float, (bool, np.bool_)):
+            raise TypeError(f"allow_unsafe_float must be a bool, got {type(allow_unsafe_float).__name__}")
+        if rng is None and not allow_unsafe_float:
+            raise ValueError(
+                "rng=None asks for a release, and PrivUnit.sample is not floating-point safe: its float "
+                "messages leak the input through their low-order bits and are not what the accountant "
+                "certifies (docs/sampling.md §6). No floating-point-safe PrivUnit exists yet (it needs an "
+                "exact cap coin, the inner product sampled exactly on a grid and a direction proved to be a "
+                "post-processing, docs/sampling.md §10.6). Pass allow_unsafe_float=True for research only "
+                "(the figures then cover the mathematical mechanism only), or rng=<seed> for a reproducible, "
+                "non-private study")
         gen = as_generator(rng)
         n = v.shape[0]
         in_cap = gen.random(n) < self.p
