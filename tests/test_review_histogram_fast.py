@@ -171,6 +171,7 @@ _SETTINGS = [  # (c, sigma, grid_bits, counts)
     (0.3, 9.0, 10, [0.0, 2.0**53 - 3]),     # the largest sigma the kernel accepts
     (1.0, 1e-9, 0, [2.0**31 - 1]),          # bins on both sides of the fixed/floating grid switch (j = 2^31)
     (1e9, 1e-3, 12, [5.0]),                 # huge c: dL's absolute floor dominates
+    (1e12, 1.2533141373142469e-13, 10, [0.0, 5.0]),  # the largest c (r = 0.2): the fast path never proves, invert() does
 ]
 
 
@@ -216,6 +217,18 @@ def test_decided_bins_on_random_and_tail_words_are_the_exact_bins():
                 total += 1
                 assert _bin_is_exact(j, ww, n, c, sigma, k), (c, sigma, k, n, ww, j)
     assert total > 400
+
+
+def test_the_draws_whose_status_changed_in_the_integer_pin_release_their_exact_bins():
+    """The r = 0.9 integer pin changed in 13 blocks, two of them (26 and 69) through small counts whose
+    upper-tail draws the former kernel deferred (|x| > 1/2) and the fast path now proves: both bins exact."""
+    m = ShiftedLogGaussian(0.9)
+    cnt = np.array([7671.0, 7482.0])
+    w0 = np.array([18439337712576813636, 18446225360706963309], dtype=np.uint64)
+    bins, dec = core.histogram.invert(cnt, w0, m.c, m.sigma, m.grid_bits)
+    assert dec.all()
+    for n, w, j in zip(cnt.tolist(), w0.tolist(), bins.tolist()):
+        assert _bin_is_exact(j, w, n, m.c, m.sigma, m.grid_bits)
 
 
 # ------------------------------------------------------------------ 1d. the released law
