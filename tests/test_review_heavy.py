@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
+from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.chernoff import Chernoff
+from sharpdp.shuffle.accountant.jump import stop_loss_grid
 from sharpdp.shuffle.laws.bmg import bmg_laws
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
 
@@ -141,6 +142,32 @@ def test_inflated_value_error_lemma14_branch_at_n_1e5(monkeypatch):
     lo_plain = ShuffleAccountant(BlanketMixedGaussian(*HEAVY, 1), 10**5, "zero_out").get_delta_bounds(6.0)[0]
     assert b.lower <= lo_plain  # a larger value error never raises the lower value
     assert b.lower > 0.99 * lo_plain
+
+
+# Gaussian randomizer (atom + truncated lognormal laws): n = 2 by mpmath quadrature of (1 - g) tau(0) + g/2 E tau(-L)
+# (closed-form tau of the atom and lognormal parts), both zero-out laws; n = 1e5 by conditional Monte Carlo of the
+# x vs bot law (the only one with D_up > 0 at eps >= 2 here), 6000 samples: (mean, standard error).
+GR_N2 = {(0.5, 1.0): (0.7586477964089547, 0.6791362681028217), (0.5, 3.0): (0.5861711080771683, 0.043271323463885715),
+         (0.5, 6.0): (0.3043506046000813, 0.0)}
+GR_MC = {(0.7, 100000, 6.0): (4.71744140862088e-07, 7.92726906869222e-11),
+         (0.7, 100000, 10.0): (1.6338183038137505e-10, 3.557301923817646e-14),
+         (0.7, 100000, 14.0): (8.5548301261172e-15, 2.208608411325593e-18)}
+
+
+@pytest.mark.parametrize("key", sorted(GR_N2))
+def test_gaussian_randomizer_n2_against_quadrature(key):
+    sigma0, eps = key
+    lo, up = ShuffleAccountant(GaussianRandomizer(sigma0, 1), 2, "zero_out").get_delta_bounds(eps)
+    ref = max(GR_N2[key])
+    assert lo <= ref * (1 + 1e-12) and up >= ref * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("key", sorted(GR_MC))
+def test_gaussian_randomizer_large_n_against_conditional_mc(key):
+    sigma0, n, eps = key
+    mu, se = GR_MC[key]
+    lo, up = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "zero_out").get_delta_bounds(eps)
+    assert up >= mu - 4 * se and lo <= mu + 4 * se
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -270,3 +297,24 @@ def test_lognormal_cells_gaussian_randomizer_small_sigma():
     g = 2 * float(ndtr(-1 / s))
     law = LognormalLaw(-math.e, g, 2 / s, 1 / s, 1 / g)
     assert _worst(law, -1.0, 0.25, 3) <= 1.0
+
+
+# --------------------------------------------------------------------------------------------------------------
+# stop_loss_grid (full segments by broadcasting, commit f3b8069): the bracket holds the mpmath stop-loss at every node
+
+@pytest.mark.parametrize("case", [(0.0409, 0.596, 3.0, "zero_out", 1e4, 0.125, 300),
+                                  (0.0409, 0.596, 3.0, "zero_out", 256.0, 1 / 64, 400),
+                                  (0.05, 0.5, 4.0, "replace", 4096.0, 0.5, 300)])
+def test_stop_loss_grid_brackets_mpmath(case):
+    gamma, sigma0, eps, adj, t0, dt, k = case
+    law = bmg_laws(gamma, sigma0, eps, adj)[0][1]
+    lo, up = stop_loss_grid(law, t0, dt, k)
+    mp.mp.dps = 30
+    a, G, S, r = (mp.mpf(v) for v in (law.a, law._G, law._S, law.r))
+    for j in range(k):
+        t = mp.mpf(t0) + j * mp.mpf(dt)
+        q = t - a
+        P = (q + mp.sqrt(q * q + 4 * G * S * mp.e ** (-r * r))) / 2
+        v = (mp.log(P / G) + r * r / 2) / r
+        tau = G * mp.ncdf(-(v - r)) - S * mp.ncdf(-(v + r)) + (a - t) * mp.ncdf(-v)
+        assert lo[j] <= tau <= up[j]
