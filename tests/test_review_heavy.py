@@ -277,21 +277,15 @@ def test_lognormal_cells_within_stated_bounds(case):
     assert _worst(LognormalLaw(a, b, r, b_minus=bm), x0, h, K) <= 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="LognormalLaw._cells' narrow-cell rule computes phi(v*) = exp(-v*^2/2) in "
-                   "plain floats: for |v*| >~ 38.5 it is subnormal or 0 and the stated relative bound "
-                   "(_GL_REL + phi_rel) * mm is 0 or far too small; with a weight the lost mass is scaled up "
-                   "(pre-existing, not introduced by the heavy branch)")
 @pytest.mark.parametrize("weight", [1.0, 1e250])
 def test_lognormal_cells_subnormal_phi(weight):
+    """Review finding (fixed, docs/accountant.md §2.3): phi(v*) subnormal or 0 gave error bound 0."""
     # r = 1e-3 (sigma0 = 1000): the cells around v = 38.3 are narrow and phi(v) ~ 1e-319
     a, b, r, v0 = 0.04 - math.e, 0.96, 1e-3, 38.3
     x0, h = a + b * math.exp(r * v0 - r * r / 2), b * r * math.exp(r * v0) * 0.005
     assert _worst(LognormalLaw(a, b, r, weight=weight), x0, h, 3) <= 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="the Gaussian randomizer's x vs bot law at sigma0 = 0.03 (weight 1/g ~ 8e242, "
-                   "the region L > 0 at v ~ 41.7): every narrow cell there has mass 0 with error bound 0 while "
-                   "the true weighted mass is ~4e-139 (phi(v) underflows before the weight is applied)")
 def test_lognormal_cells_gaussian_randomizer_small_sigma():
     s = 0.03
     g = 2 * float(ndtr(-1 / s))

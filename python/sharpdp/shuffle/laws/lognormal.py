@@ -402,7 +402,7 @@ class LognormalLaw(Law):
         with np.errstate(invalid="ignore", over="ignore"):
             u0, u1 = lo - vs, hi - vs
             nar = np.isfinite(vs) & (hi > lo) & (u1 * (np.abs(vs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
-        m, em, wh, ew = (np.zeros(lo.size) for _ in range(4))
+        m, em, wh, ew, flo = (np.zeros(lo.size) for _ in range(5))
         wide = ~nar
         if np.any(wide):
             m[wide], em[wide], wh_w, ew[wide] = self._local(lo[wide], hi[wide], x[:-1][wide])
@@ -438,10 +438,22 @@ class LognormalLaw(Law):
             wh[nar] = np.maximum(ww, 0.0)
             ew[nar] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
                        + 4 * _U * np.abs(ww))
+            # Where phi(v*) is subnormal or 0 (|v*| >~ 37.5) the relative bounds above say nothing, and the
+            # weight may scale the lost mass up: charge, already weighted and in the log domain, the whole
+            # true mass (phi(v*) span e^_NARROW bounds it: base <= e^_NARROW on a narrow cell) plus the
+            # subnormal rounding of phi. It bounds the error of the mass and of the moment (w <= m).
+            under = phi < 1e-290
+            if np.any(under):
+                with np.errstate(divide="ignore", under="ignore", over="ignore"):
+                    sp = span[under]
+                    lf = (math.log(self.weight) + np.log(sp) + _NARROW - 0.5 * v_[under] ** 2
+                          - math.log(_SQRT2PI))
+                    flo[np.flatnonzero(nar)[under]] = (1.01 * np.exp(lf)
+                                                       + self.weight * sp * math.exp(_NARROW) * 1e-323)
         wt = self.weight
         w = np.minimum(wh / h, m)
-        return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m,
-                wt * (ew / h + 4 * _U * w) * (1 + 4 * _U) + 4 * _U * wt * w)
+        return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m + flo,
+                wt * (ew / h + 4 * _U * w) * (1 + 4 * _U) + 4 * _U * wt * w + flo)
     continuous = True
 
     def stop_loss(self, t):
