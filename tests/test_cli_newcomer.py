@@ -53,9 +53,9 @@ def test_dask_path_names_the_option_that_gave_the_file(tmp_path, capsys):
     pytest.importorskip("dask.dataframe")
     pytest.importorskip("distributed")
     code, out, err = _run(capsys, "mean", "--csv", str(tmp_path / "nope.csv"), "--engine", "dask", "--workers", "1")
-    assert code == 2 and err.startswith("sharpdp mean: error: --csv: no such file"), err
+    assert code == 2 and err.startswith("sharpdp mean: error: --csv: file not found"), err
     code, out, err = _run(capsys, "mean", "--data", str(tmp_path / "nope"), "--engine", "dask", "--workers", "1")
-    assert code == 2 and err.startswith("sharpdp mean: error: --data: no such file"), err
+    assert code == 2 and err.startswith("sharpdp mean: error: --data: file not found"), err
 
 
 # ---------------------------------------------------------------- 2. chi_lo and mse_single explained, one name

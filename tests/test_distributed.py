@@ -303,7 +303,7 @@ def test_cli_errors_are_one_line_without_a_result(tmp_path, table, capsys, monke
 
     dask.config.refresh()
     cases = [
-        (["--data", str(tmp_path / "nope"), "--engine", "dask", "--workers", "1"], "--data: no such file"),
+        (["--data", str(tmp_path / "nope"), "--engine", "dask", "--workers", "1"], "--data: file not found"),
         (["--data", str(csv), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"], "--scheduler: cannot connect"),
         (["--data", str(csv), "--workers", "2"], "--data needs --engine dask"),
         (["--csv", str(csv), "--data", str(csv), "--engine", "dask"], "--data: give either"),
