@@ -219,6 +219,8 @@ class ShuffleAccountant:
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
         self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only)
+        self._closed_only = False  # closed-form brackets only (closed_form_bounds' twin, docs/accountant.md §6.9)
+        self._closed: ShuffleAccountant | None = None  # that twin, built on first use
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
         # §4); above eps_tau = ln(1/tau)/2 (public: the search uses it too; inf without a charge) the
         # value at eps_tau is reported (the sampled mechanism's delta is non-increasing in eps)
@@ -316,7 +318,8 @@ class ShuffleAccountant:
                 continue
             # a law whose certified upper value is already below the maximum so far cannot change
             # the reported (max) upper value: its refinement stops there
-            r = certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max))
+            r = certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max),
+                        closed_only=self._closed_only)
             lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
             if best is None or r.upper > best[1].upper:
                 best = (i, r)
@@ -404,6 +407,38 @@ class ShuffleAccountant:
             u = self._memo_put(e, u)
             lo[j], up[j] = min(rep.lower, u), u
         return V.pair_like(arr, lo, up)
+
+    def closed_form_bounds(self, epsilon: float) -> tuple[float, float]:
+        """Certified (lower, upper) bracket of the blanket divergence from closed forms alone.
+
+        As :meth:`get_delta_bounds` at one epsilon, but every law's value is its tightest closed-form
+        bracket (few active users, and at 2 <= n <= 500 the few-user terms of docs/accountant.md §6.8),
+        with no lattice or far-tail refinement (docs/accountant.md §6.9): milliseconds to a fraction of
+        a second, and possibly wide (lower 0, upper E[L_+] where nothing tighter applies). The
+        surcharge and the release sampler's charge are included as in :meth:`get_delta_bounds`. Meant
+        for decisions "certified delta <= target" (the calibrations): ``upper <= target`` certifies
+        the target, ``lower > target`` refutes it for the blanket bound.
+
+        Parameters
+        ----------
+        epsilon : float
+            epsilon >= 0 in nats.
+
+        Returns
+        -------
+        (lower, upper) : tuple of float
+            ``lower <= upper``; ``upper`` in [5e-324, 1].
+        """
+        if self._closed is None:
+            twin = ShuffleAccountant(self.randomizer, self.n, self.adjacency, rel_tol=self.rel_tol,
+                                     threads=None if self.threads == -1 else self.threads,
+                                     sampler_charge=self.sampler_tau > 0.0)
+            twin._closed_only = True
+            if twin._bottom is not None:
+                twin._bottom.bottom._closed_only = True
+            self._closed = twin
+        lo, up = self._closed.get_delta_bounds(V.real("epsilon", epsilon, lo=0.0, allow_inf=True))
+        return float(lo), float(up)
 
     def _memo_put(self, e: float, u: float) -> float:
         """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is
