@@ -78,7 +78,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         return LawBracket(0.0, cap, cap=cap, terms={"note": "E[L_+] below the value floor"})
     one = single_user_lower(law, gamma, n)
     if closed_only:  # the decision bracket (docs/accountant.md §6.9): both brackets hold, so their intersection
-        jb = small_n_bracket(law, gamma, n) if law.continuous else None
+        jb = small_n_bracket(law, gamma, n, rel_tol) if law.continuous else None
         lo, up = max(one, jb[0]) if jb is not None else one, min(jb[1], cap) if jb is not None else cap
         return LawBracket(min(lo, up), up, cap=cap, terms={"note": "closed forms only (docs/accountant.md §6.9)"})
     if one > 0.0 and cap - one <= rel_tol * one:
