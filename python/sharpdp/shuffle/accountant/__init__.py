@@ -219,8 +219,8 @@ class ShuffleAccountant:
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
         self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only)
-        self._closed_only = False  # closed-form brackets only (closed_form_bounds' twin, docs/accountant.md §6.9)
-        self._closed: ShuffleAccountant | None = None  # that twin, built on first use
+        self._closed_only = False  # closed forms only (the twin of closed_form_bounds, docs/accountant.md §6.9)
+        self._closed: ShuffleAccountant | None = None  # that twin
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
         # §4); above eps_tau = ln(1/tau)/2 (public: the search uses it too; inf without a charge) the
         # value at eps_tau is reported (the sampled mechanism's delta is non-increasing in eps)
@@ -409,33 +409,17 @@ class ShuffleAccountant:
         return V.pair_like(arr, lo, up)
 
     def closed_form_bounds(self, epsilon: float) -> tuple[float, float]:
-        """Certified (lower, upper) bracket of the blanket divergence from closed forms alone.
-
-        As :meth:`get_delta_bounds` at one epsilon, but every law's value is its tightest closed-form
-        bracket (few active users, and at 2 <= n <= 500 the few-user terms of docs/accountant.md §6.8),
-        with no lattice or far-tail refinement (docs/accountant.md §6.9): milliseconds to a fraction of
-        a second, and possibly wide (lower 0, upper E[L_+] where nothing tighter applies). The
-        surcharge and the release sampler's charge are included as in :meth:`get_delta_bounds`. Meant
-        for decisions "certified delta <= target" (the calibrations): ``upper <= target`` certifies
-        the target, ``lower > target`` refutes it for the blanket bound.
-
-        Parameters
-        ----------
-        epsilon : float
-            epsilon >= 0 in nats.
-
-        Returns
-        -------
-        (lower, upper) : tuple of float
-            ``lower <= upper``; ``upper`` in [5e-324, 1].
+        """Certified (lower, upper) as :meth:`get_delta_bounds` at one epsilon >= 0 (nats), from each law's
+        closed-form bracket alone (no lattice, far-tail work; docs/accountant.md §6.9): fast, possibly wide.
+        For decisions "certified delta <= target": upper <= target certifies it, lower > target refutes it.
         """
-        if self._closed is None:
+        if self._closed is None:  # a twin accountant certifying by closed forms only (its own caches)
             twin = ShuffleAccountant(self.randomizer, self.n, self.adjacency, rel_tol=self.rel_tol,
                                      threads=None if self.threads == -1 else self.threads,
                                      sampler_charge=self.sampler_tau > 0.0)
             twin._closed_only = True
             if twin._bottom is not None:
-                twin._bottom.bottom._closed_only = True
+                twin._bottom.bottom._closed_only = True  # type: ignore[attr-defined]  # (a ShuffleAccountant)
             self._closed = twin
         lo, up = self._closed.get_delta_bounds(V.real("epsilon", epsilon, lo=0.0, allow_inf=True))
         return float(lo), float(up)
