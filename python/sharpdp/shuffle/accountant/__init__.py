@@ -421,8 +421,9 @@ class ShuffleAccountant:
             if twin._bottom is not None:
                 twin._bottom.bottom._closed_only = True  # type: ignore[attr-defined]  # (a ShuffleAccountant)
             self._closed = twin
-        lo, up = self._closed.get_delta_bounds(V.real("epsilon", epsilon, lo=0.0, allow_inf=True))
-        return float(lo), float(up)
+        rep = self._closed.report(epsilon)  # (as get_delta_bounds, without its running minimum: not needed)
+        up = min(max(rep.upper, TINY), 1.0)
+        return min(rep.lower, up), up
 
     def _memo_put(self, e: float, u: float) -> float:
         """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is

@@ -82,8 +82,8 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     if s.best is None:  # (certify returns only with a certified point)
         raise RuntimeError("calibration: no certified point")
     _, x, t, lo, up = s.best
-    return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.count,
-                             certificate=s.source[(x, t)])
+    return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.full,
+                             certificate=s.source[(x, t)], decisions=s.count - s.full)
 
 
 def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",

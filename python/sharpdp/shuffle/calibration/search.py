@@ -99,7 +99,8 @@ class CalibrationReport:
         certified bracket from closed forms, docs/accountant.md §6.9): see ``certificate``;
         ``upper <= delta_target``.
     evaluations : int
-        Accountant evaluations (``get_delta_bounds`` calls) the calibration made (for
+        Accountant evaluations (``get_delta_bounds`` calls; not counting ``closed_form_bounds``) the
+        calibration made (for
         ``rounds > 1``: those of the single-round calibrations of its candidates).
     rounds : int, default 1
         Number k of composed rounds the guarantee is for. For ``rounds > 1``, ``delta_bounds``
@@ -111,6 +112,8 @@ class CalibrationReport:
     certificate : str, default "get_delta_bounds"
         The ``ShuffleAccountant`` method that gave ``delta_bounds`` (single round):
         ``"get_delta_bounds"`` or ``"closed_form_bounds"``.
+    decisions : int, default 0
+        Candidates decided by ``closed_form_bounds`` alone (docs/accountant.md §6.9; single round).
     """
 
     randomizer: Any  # BlanketMixedGaussian or GaussianRandomizer
@@ -121,6 +124,7 @@ class CalibrationReport:
     rounds: int = 1
     composed_certifications: int = 0
     certificate: str = "get_delta_bounds"
+    decisions: int = 0
 
 
 def check_progress(progress: Any) -> bool | None:
@@ -216,6 +220,7 @@ class Search:
         # (objective, x, t, lo, up) of the best certified point
         self.best: tuple[float, float, float | None, float, float] | None = None
         self.source: dict[tuple[float, float | None], str] = {}  # the accountant method behind each point
+        self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
         self.bar = Progress(desc, progress, _MAX_EVALS)
 
     def base(self, x: float, t: float | None) -> float:
@@ -242,6 +247,7 @@ class Search:
                                     CERT_REL_TOL if fine else _SEARCH_REL_TOL)
         self.source[(x, t)] = src
         self.count += 1
+        self.full += src == "get_delta_bounds"
         self.bar.update(self.count)
         v = _log_estimate(lo, up)
         if not self.pts and math.isfinite(v):  # the first evaluation picks the base (see _pick_base)
