@@ -423,7 +423,7 @@ class ShuffleAccountant:
             self._closed = twin
         rep = self._closed.report(epsilon)  # (as get_delta_bounds, without its running minimum: not needed)
         up = min(max(rep.upper, TINY), 1.0)
-        return min(rep.lower, up), up
+        return float(min(rep.lower, up)), float(up)
 
     def _memo_put(self, e: float, u: float) -> float:
         """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is
