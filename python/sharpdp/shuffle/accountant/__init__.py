@@ -219,6 +219,8 @@ class ShuffleAccountant:
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
         self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only)
+        self._closed_only = False  # closed forms only (the twin of closed_form_bounds, docs/accountant.md §6.9)
+        self._closed: ShuffleAccountant | None = None  # that twin
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
         # §4); above eps_tau = ln(1/tau)/2 (public: the search uses it too; inf without a charge) the
         # value at eps_tau is reported (the sampled mechanism's delta is non-increasing in eps)
@@ -316,7 +318,8 @@ class ShuffleAccountant:
                 continue
             # a law whose certified upper value is already below the maximum so far cannot change
             # the reported (max) upper value: its refinement stops there
-            r = certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max))
+            r = certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max),
+                        closed_only=self._closed_only)
             lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
             if best is None or r.upper > best[1].upper:
                 best = (i, r)
@@ -404,6 +407,23 @@ class ShuffleAccountant:
             u = self._memo_put(e, u)
             lo[j], up[j] = min(rep.lower, u), u
         return V.pair_like(arr, lo, up)
+
+    def closed_form_bounds(self, epsilon: float) -> tuple[float, float]:
+        """Certified (lower, upper) as :meth:`get_delta_bounds` at one epsilon >= 0 (nats), from each law's
+        closed-form bracket alone (no lattice, far-tail work; docs/accountant.md §6.9): fast, possibly wide.
+        For decisions "certified delta <= target": upper <= target certifies it, lower > target refutes it.
+        """
+        if self._closed is None:  # a twin accountant certifying by closed forms only (its own caches)
+            twin = ShuffleAccountant(self.randomizer, self.n, self.adjacency, rel_tol=self.rel_tol,
+                                     threads=None if self.threads == -1 else self.threads,
+                                     sampler_charge=self.sampler_tau > 0.0)
+            twin._closed_only = True
+            if twin._bottom is not None:
+                twin._bottom.bottom._closed_only = True  # type: ignore[attr-defined]  # (a ShuffleAccountant)
+            self._closed = twin
+        rep = self._closed.report(epsilon)  # (as get_delta_bounds, without its running minimum: not needed)
+        up = min(max(rep.upper, TINY), 1.0)
+        return float(min(rep.lower, up)), float(up)
 
     def _memo_put(self, e: float, u: float) -> float:
         """Monotone reporting (step M): the reported value min(u, memo values at eps' <= e); it is

@@ -34,7 +34,8 @@ from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
 
 
-def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode = Bracket()) -> LawBracket:
+def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode = Bracket(), *,
+            closed_only: bool = False) -> LawBracket:
     """Certified value of D_up for one law (module steps A-L of :mod:`sharpdp.shuffle.accountant`).
 
     Parameters
@@ -50,6 +51,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     threads : int
         Threads of scipy.fft (-1: all cores); does not change the values.
     mode : Bracket or UpperOnly
+    closed_only : bool, default False
+        Return after step 1 with the tightest closed-form bracket, whatever its width: the
+        few-active-users and small-n brackets intersected with [0, E[L_+]] (docs/accountant.md §6.9);
+        no lattice or far-tail work. Certified, possibly wide (lower 0 where no lower form applies).
 
     Returns
     -------
@@ -72,6 +77,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # the trivial cap is already below the value floor (or the maximum so far)
         return LawBracket(0.0, cap, cap=cap, terms={"note": "E[L_+] below the value floor"})
     one = single_user_lower(law, gamma, n)
+    if closed_only:  # the decision bracket (docs/accountant.md §6.9): both brackets hold, so their intersection
+        jb = small_n_bracket(law, gamma, n, rel_tol) if law.continuous else None
+        lo, up = max(one, jb[0]) if jb is not None else one, min(jb[1], cap) if jb is not None else cap
+        return LawBracket(min(lo, up), up, cap=cap, terms={"note": "closed forms only (docs/accountant.md §6.9)"})
     if one > 0.0 and cap - one <= rel_tol * one:
         # few active users ((n - 1) gamma <~ rel_tol): (1 - gamma)^(n-1) E[L_+] <= D_up <= E[L_+] already
         # meets the target, whatever the law's tail (docs/accountant.md §6.7; the engine would only

@@ -127,7 +127,8 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     _, x, t, lo, up = s.best
     if t is None:  # (the 2-D search evaluates at a shape coordinate t)
         raise RuntimeError("calibration: no certified point")
-    return CalibrationReport(make(x, t), epsilon, delta, (lo, up), s.count)
+    return CalibrationReport(make(x, t), epsilon, delta, (lo, up), s.full, certificate=s.source[(x, t)],
+                             decisions=s.count - s.full)
 
 
 def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",

@@ -81,8 +81,9 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         s.bar.close()
     if s.best is None:  # (certify returns only with a certified point)
         raise RuntimeError("calibration: no certified point")
-    _, x, _, lo, up = s.best
-    return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.count)
+    _, x, t, lo, up = s.best
+    return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.full,
+                             certificate=s.source[(x, t)], decisions=s.count - s.full)
 
 
 def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",

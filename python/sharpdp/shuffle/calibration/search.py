@@ -63,6 +63,14 @@ MODEL_OK = 0.02
 _START_T = 4.0
 # Stage 1 stops within this of the target (log delta of the cheap estimate).
 STAGE1_TOL = 0.03
+# The decision step (docs/accountant.md §6.9): at 2 <= n <= DECIDE_N_MAX each evaluation first takes the
+# accountant's closed-form bracket (closed_form_bounds, milliseconds); it is the evaluation's certified value
+# when its relative width (Up - Lo)/Lo is at most DECIDE_WIDTH or it already decides the target (Up <= delta:
+# certified; Lo > delta: refuted). A point whose narrow closed-form bracket straddles delta counts as a
+# failed certification (the search steps to the safe side) instead of paying the lattice / far-tail
+# evaluation; the answer's sigma0 is then at most the bracket's width (in delta) above the refined one.
+DECIDE_N_MAX = 500
+DECIDE_WIDTH = 0.5
 # Stage 2 probes at logit(gamma) +- PROBE_DT; stage 3 moves logit(gamma) by at most T_RADIUS.
 PROBE_DT, T_RADIUS = 0.25, 1.0
 
@@ -87,9 +95,12 @@ class CalibrationReport:
     delta_bounds : tuple of float
         Certified ``(lower, upper)`` bracket of the shuffled blanket divergence at
         ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=1e-2)``
-        (``get_delta_bounds``); ``upper <= delta_target``.
+        (``get_delta_bounds``), or at 2 <= n <= 500 possibly its ``closed_form_bounds(epsilon)`` (a
+        certified bracket from closed forms, docs/accountant.md §6.9): see ``certificate``;
+        ``upper <= delta_target``.
     evaluations : int
-        Accountant evaluations (``get_delta_bounds`` calls) the calibration made (for
+        Accountant evaluations (``get_delta_bounds`` calls; not counting ``closed_form_bounds``) the
+        calibration made (for
         ``rounds > 1``: those of the single-round calibrations of its candidates).
     rounds : int, default 1
         Number k of composed rounds the guarantee is for. For ``rounds > 1``, ``delta_bounds``
@@ -98,6 +109,11 @@ class CalibrationReport:
         ``lower`` that class's reference value (not a lower bound on the mechanism's delta).
     composed_certifications : int, default 0
         Composed certifications (``ComposedAccountant`` evaluations) made (0 when ``rounds == 1``).
+    certificate : str, default "get_delta_bounds"
+        The ``ShuffleAccountant`` method that gave ``delta_bounds`` (single round):
+        ``"get_delta_bounds"`` or ``"closed_form_bounds"``.
+    decisions : int, default 0
+        Candidates decided by ``closed_form_bounds`` alone (docs/accountant.md §6.9; single round).
     """
 
     randomizer: Any  # BlanketMixedGaussian or GaussianRandomizer
@@ -107,6 +123,8 @@ class CalibrationReport:
     evaluations: int
     rounds: int = 1
     composed_certifications: int = 0
+    certificate: str = "get_delta_bounds"
+    decisions: int = 0
 
 
 def check_progress(progress: Any) -> bool | None:
@@ -201,6 +219,8 @@ class Search:
         self.count = 0
         # (objective, x, t, lo, up) of the best certified point
         self.best: tuple[float, float, float | None, float, float] | None = None
+        self.source: dict[tuple[float, float | None], str] = {}  # the accountant method behind each point
+        self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
         self.bar = Progress(desc, progress, _MAX_EVALS)
 
     def base(self, x: float, t: float | None) -> float:
@@ -223,11 +243,11 @@ class Search:
         for p in self.pts:
             if p[0] == x and p[1] == t and (p[3] == fine or _SEARCH_REL_TOL == CERT_REL_TOL):
                 return p[2]
-        r = self.make(x, t)
-        lo, up = (float(v) for v in make_accountant(r, self.n, self.adjacency,
-                                                     CERT_REL_TOL if fine else _SEARCH_REL_TOL)
-                  .get_delta_bounds(self.epsilon))
+        lo, up, src = decide_bounds(self.make(x, t), self.n, self.adjacency, self.epsilon, self.delta,
+                                    CERT_REL_TOL if fine else _SEARCH_REL_TOL)
+        self.source[(x, t)] = src
         self.count += 1
+        self.full += src == "get_delta_bounds"
         self.bar.update(self.count)
         v = _log_estimate(lo, up)
         if not self.pts and math.isfinite(v):  # the first evaluation picks the base (see _pick_base)
@@ -488,6 +508,31 @@ class Search:
             if res.fun < vals[k]:
                 t_best = float(res.x)
         return at(t_best)[1], t_best
+
+
+def decide_bounds(randomizer: Any, n: int, adjacency: str, epsilon: float, delta: float,
+                  rel_tol: float = CERT_REL_TOL) -> tuple[float, float, str]:
+    """Certified (lower, upper) bracket at epsilon for deciding "certified delta <= delta", and its source.
+
+    At 2 <= n <= DECIDE_N_MAX the accountant's ``closed_form_bounds`` first (docs/accountant.md §6.9):
+    returned when it decides the target (upper <= delta or lower > delta) or is within DECIDE_WIDTH
+    (a straddling narrow bracket: the caller treats the point as not certified); otherwise, and at
+    other n, ``get_delta_bounds`` at ``rel_tol``. Both are certified brackets of the accountant's
+    blanket value.
+
+    Returns
+    -------
+    (lower, upper, source) : (float, float, str)
+        ``source`` is ``"closed_form_bounds"`` or ``"get_delta_bounds"``.
+    """
+    acc = make_accountant(randomizer, n, adjacency, rel_tol)
+    closed = getattr(acc, "closed_form_bounds", None)
+    if closed is not None and 2 <= n <= DECIDE_N_MAX:
+        lo, up = closed(epsilon)
+        if up <= delta or lo > delta or (lo > 0.0 and up - lo <= DECIDE_WIDTH * lo):
+            return lo, up, "closed_form_bounds"
+    lo, up = (float(v) for v in acc.get_delta_bounds(epsilon))
+    return lo, up, "get_delta_bounds"
 
 
 def model_root(base: Callable[..., float], t: float | None, target: float) -> float:
