@@ -419,7 +419,7 @@ class ShuffleAccountant:
                                      sampler_charge=self.sampler_tau > 0.0)
             twin._closed_only = True
             if twin._bottom is not None:
-                twin._bottom.bottom._closed_only = True  # type: ignore[attr-defined]  # (a ShuffleAccountant)
+                twin._bottom.bottom._closed_only = True  # (a ShuffleAccountant)
             self._closed = twin
         rep = self._closed.report(epsilon)  # (as get_delta_bounds, without its running minimum: not needed)
         up = min(max(rep.upper, TINY), 1.0)

@@ -24,6 +24,7 @@ class _ZeroOut(Protocol):
 
     sampler_tau: float  # n sampler_tv (0 without a charge, docs/sampling.md §4)
     eps_tau: float  # above it the value at eps_tau
+    _closed_only: bool  # closed forms only (docs/accountant.md §6.9)
 
     def _report(self, epsilon: float, rel_tol: float, only: Any = None) -> AccountantReport: ...
 
