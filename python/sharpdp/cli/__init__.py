@@ -264,6 +264,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _as_option(parser: argparse.ArgumentParser, command: str, msg: str) -> str:
+    """``msg`` with a library parameter that starts it ("n must be ...", "delta: ...") written as the
+    subcommand's option of that name (``--n``, ``--delta``) when it has one; otherwise unchanged."""
+    head = msg.split(":", 1)[0].split(" ", 1)[0]
+    if not head.isidentifier():
+        return msg
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flag = "--" + head.replace("_", "-")
+    return flag + msg[len(head):] if flag in sub.choices[command]._option_string_actions else msg
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["--version"]:  # the full parser's own answer (argparse acts on its first option at once),
@@ -282,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (CliError, ValueError, TypeError, OSError, KeyError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = _as_option(parser, args.command, msg)
         print(f"sharpdp {args.command}: error: {msg}", file=sys.stderr)
         return 2
     except ArithmeticError as exc:  # overflow / division by zero inside a computation: one line, no traceback
