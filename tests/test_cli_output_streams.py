@@ -120,7 +120,7 @@ def test_plain_bar_silent_within_its_delay_and_percent_only_without_unit(monkeyp
 
 def test_account_rounds_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys):
     pytest.importorskip("tqdm")  # installed, yet not used: captured stderr is not a terminal
-    code, out, err = _run(capsys, "account", "--gamma", "0.5", "--sigma0", "1", "--n", "100", "--epsilon", "1",
+    code, out, err = _run(capsys, "account", "--gamma", "0.5", "--sigma0", "1", "--n", "1000", "--epsilon", "1",
                           "--rounds", "2", "--json")
     assert code == 0, err
     assert json.loads(out)["rounds"] == 2

@@ -259,6 +259,8 @@ ENTRIES = [
       dict(epsilon="nonneg")),
     E("sharpdp.shuffle:ShuffleAccountant.get_delta_bounds", lambda: (_acc().get_delta_bounds, dict(epsilon=0.5)),
       dict(epsilon="nonneg")),
+    E("sharpdp.shuffle:ShuffleAccountant.closed_form_bounds", lambda: (_acc().closed_form_bounds, dict(epsilon=0.5)),
+      dict(epsilon="nonneg")),
     E("sharpdp.shuffle:ShuffleAccountant.get_delta_lower_form",
       lambda: (_acc().get_delta_lower_form, dict(epsilon=0.5)), dict(epsilon="nonneg")),
     E("sharpdp.shuffle:ShuffleAccountant.sampler_term", lambda: (_acc().sampler_term, dict(epsilon=0.5)),

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from sharpdp import _core
 from sharpdp._rng import as_generator, core_key
 
-cryptography = pytest.importorskip("cryptography")
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms  # noqa: E402
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms  # the [test] extra's independent ChaCha20
 
 
 def _reference_words(key: bytes, stream: int, count: int) -> np.ndarray:
