@@ -109,3 +109,35 @@ def core_threads(threads: int | None) -> int:
     if threads < 1:
         raise ValueError(f"threads must be >= 1 or None (all cores), got {threads}")
     return int(threads)
+
+
+def refuse_unsafe_release(sampler: str, rng: object, allow_unsafe_float: object, why: str, instead: str) -> None:
+    """Refuse a release (``rng=None``: the CSPRNG) by a sampler that is not floating-point safe.
+
+    Parameters
+    ----------
+    sampler : str
+        The sampler's name, e.g. ``"PrivUnit.sample"`` (for the message).
+    rng : object
+        The sampler's ``rng`` argument; only None (a release) is refused.
+    allow_unsafe_float : bool
+        The caller's explicit research-only opt-in (docs/sampling.md §6).
+    why, instead : str
+        Why its float messages are not what the accountant certifies, and the safe route (or what is
+        missing), each one sentence.
+
+    Raises
+    ------
+    TypeError
+        If ``allow_unsafe_float`` is not a bool.
+    ValueError
+        If ``rng`` is None and ``allow_unsafe_float`` is False.
+    """
+    if not isinstance(allow_unsafe_float, (bool, np.bool_)):
+        raise TypeError(f"allow_unsafe_float must be a bool, got {type(allow_unsafe_float).__name__}")
+    if rng is None and not allow_unsafe_float:
+        raise ValueError(
+            f"rng=None asks for a release, and {sampler} is not floating-point safe: {why} and are not what "
+            f"the accountant certifies (docs/sampling.md §6). {instead} Pass allow_unsafe_float=True for "
+            "research only (the figures then cover the mathematical mechanism only), or rng=<seed> for a "
+            "reproducible, non-private study")

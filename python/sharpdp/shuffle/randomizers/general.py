@@ -11,7 +11,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._quadrature import composite_gauss_legendre, gauss_legendre
-from sharpdp._rng import as_generator, core_threads
+from sharpdp._rng import as_generator, core_threads, refuse_unsafe_release
 from sharpdp.shuffle import quadrature as Q
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY, check_adjacency
@@ -557,16 +557,11 @@ class GeneralRandomizer(RandomizerBase):
         if xs.min() < lo_x or xs.max() > hi_x:
             raise ValueError(f"x must lie in [{lo_x}, {hi_x}] (the range of inputs covered by the privacy "
                              f"analysis), found values in [{xs.min()}, {xs.max()}]")
-        if not isinstance(allow_unsafe_float, (bool, np.bool_)):
-            raise TypeError(f"allow_unsafe_float must be a bool, got {type(allow_unsafe_float).__name__}")
-        if rng is None and not allow_unsafe_float:
-            raise ValueError(
-                "rng=None asks for a release, and GeneralRandomizer.sample is not floating-point safe: its "
-                "float messages come from a floating-point inverse CDF and are not what the accountant "
-                "certifies (docs/sampling.md §6). Release with GeneralRandomizer.discretize() instead (a "
-                "FiniteRandomizer sampled exactly and certified as sampled, docs/sampling.md §10), or pass "
-                "allow_unsafe_float=True for research only (the figures then cover the continuous mechanism "
-                "only), or rng=<seed> for a reproducible, non-private study")
+        refuse_unsafe_release(
+            "GeneralRandomizer.sample", rng, allow_unsafe_float,
+            "its float messages come from a floating-point inverse CDF",
+            "Release with GeneralRandomizer.discretize() instead (a FiniteRandomizer sampled exactly and "
+            "certified as sampled, docs/sampling.md §10).")
         gen = as_generator(rng)
         u_cell, u_in = gen.random(xs.size), gen.random(xs.size)
         uniq, inv = np.unique(xs, return_inverse=True)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp._rng import as_generator, core_key, core_threads
+from sharpdp._rng import as_generator, core_key, core_threads, refuse_unsafe_release
 from sharpdp.shuffle import sphere as S
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
@@ -396,17 +396,11 @@ class PrivUnit(TableRandomizer):
         if np.any(np.abs(norms - 1.0) > 1e-9):
             raise ValueError("x must have unit-norm rows (PrivUnit's input domain is the sphere S^{d-1})")
         nthreads = core_threads(threads)
-        if not isinstance(allow_unsafe_float, (bool, np.bool_)):
-            raise TypeError(f"allow_unsafe_float must be a bool, got {type(allow_unsafe_float).__name__}")
-        if rng is None and not allow_unsafe_float:
-            raise ValueError(
-                "rng=None asks for a release, and PrivUnit.sample is not floating-point safe: its float "
-                "messages leak the input through their low-order bits and are not what the accountant "
-                "certifies (docs/sampling.md §6). No floating-point-safe PrivUnit exists yet (it needs an "
-                "exact cap coin, the inner product sampled exactly on a grid and a direction proved to be a "
-                "post-processing, docs/sampling.md §10.6). Pass allow_unsafe_float=True for research only "
-                "(the figures then cover the mathematical mechanism only), or rng=<seed> for a reproducible, "
-                "non-private study")
+        refuse_unsafe_release(
+            "PrivUnit.sample", rng, allow_unsafe_float,
+            "its float messages leak the input through their low-order bits",
+            "No floating-point-safe PrivUnit exists yet (it needs an exact cap coin, the inner product sampled "
+            "exactly on a grid and a direction proved to be a post-processing, docs/sampling.md §10.6).")
         gen = as_generator(rng)
         n = v.shape[0]
         in_cap = gen.random(n) < self.p
