@@ -411,7 +411,8 @@ class ShuffleAccountant:
     def closed_form_bounds(self, epsilon: float) -> tuple[float, float]:
         """Certified (lower, upper) as :meth:`get_delta_bounds` at one epsilon >= 0 (nats), from each law's
         closed-form bracket alone (no lattice, far-tail work; docs/accountant.md §6.9): fast, possibly wide.
-        For decisions "certified delta <= target": upper <= target certifies it, lower > target refutes it.
+        Decisions: upper <= target certifies it, lower > target refutes it (replace-one: the lower of the
+        split found, as for get_delta_bounds; a refutation may cost sigma0, never delta). ValueError: epsilon NaN/< 0.
         """
         if self._closed is None:  # a twin accountant certifying by closed forms only (its own caches)
             twin = ShuffleAccountant(self.randomizer, self.n, self.adjacency, rel_tol=self.rel_tol,
