@@ -411,9 +411,7 @@ class ShuffleAccountant:
     def closed_form_bounds(self, epsilon: float) -> tuple[float, float]:
         """Certified (lower, upper) as :meth:`get_delta_bounds` at one epsilon >= 0 (nats), from each law's
         closed-form bracket alone (no lattice, far-tail work; docs/accountant.md §6.9): fast, possibly wide.
-        Decisions: upper <= target certifies it, lower > target refutes it (replace-one: the lower of the
-        split found, as for get_delta_bounds; a refutation may cost sigma0, never delta). ValueError: epsilon NaN/< 0.
-        """
+        upper <= target certifies, lower > target refutes (replace: the found split's lower; ValueError: bad eps)."""
         if self._closed is None:  # a twin accountant certifying by closed forms only (its own caches)
             twin = ShuffleAccountant(self.randomizer, self.n, self.adjacency, rel_tol=self.rel_tol,
                                      threads=None if self.threads == -1 else self.threads,
