@@ -19,11 +19,12 @@ import csv
 import math
 import os
 import secrets
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from sharpdp.cli import check_out_dir, make_out_dir
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_OUT = "sharpdp_crlb_out"
 _DEFAULT_TRIALS = {"5.1": 200, "5.2": 10, "5.3": 300}
@@ -77,6 +78,8 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dic
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
     from sharpdp.cli import CliError
     from sharpdp.apps import crlb_experiments as E
 
@@ -189,6 +192,8 @@ def _fmt_rows(header: list[str], rows: list[list[float]]) -> str:
 
 
 def format_text(result: dict[str, Any]) -> str:
+    import numpy as np
+
     exp = result["experiment"]
     files = (f"wrote {result['files']['png']} and {result['files']['csv']}\n"
              f"seed {result['seed']} (rerun with --seed {result['seed']} to reproduce; public data, not a release)")

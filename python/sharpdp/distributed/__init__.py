@@ -12,8 +12,32 @@ released values are bit-identical whatever the partitioning, the number of worke
 scheduling order, and identical to the single-machine path on the same rows in the same order.
 """
 
-from sharpdp.distributed._engine import Engine, cluster
-from sharpdp.distributed._histogram import HistogramResult, group_counts, release_histogram
-from sharpdp.distributed._mean import MeanResult, private_mean
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, for type checkers and IDEs
+    from sharpdp.distributed._engine import Engine, cluster
+    from sharpdp.distributed._histogram import HistogramResult, group_counts, release_histogram
+    from sharpdp.distributed._mean import MeanResult, private_mean
+
+# imported on first use (PEP 562): the command line registers its engine options from
+# sharpdp.distributed._cli without loading numpy, scipy or the engines
+_MODULES = {"Engine": "_engine", "cluster": "_engine", "HistogramResult": "_histogram", "group_counts": "_histogram",
+            "release_histogram": "_histogram", "MeanResult": "_mean", "private_mean": "_mean"}
 
 __all__ = ["Engine", "HistogramResult", "MeanResult", "cluster", "group_counts", "private_mean", "release_histogram"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULES))
