@@ -282,7 +282,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _add_version(version_only)
         version_only.parse_known_args(given[:1])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser, so the message names the subcommand
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     module = importlib.import_module(f"{__name__}.{args.command}")
     try:
         result = module.run(args)
