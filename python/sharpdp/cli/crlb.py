@@ -209,8 +209,9 @@ def format_text(result: dict[str, Any]) -> str:
         keys = ["K", "bound", "mse_ml", "mse_avg_gaussian", "mse_avg_laplace", "ml_trace_ratio"]
         rows = [[result[k][i] for k in keys] for i in range(len(result["K"]))]
         head = (f"'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.3 Laplace measurements, "
-                f"{result['trials']} trials per K; ml_trace_ratio is the "
-                "realised trace I_z / K of the ML-based estimator (eq. 21)")
+                f"{result['trials']} trials per K; ml_trace_ratio is the realised trace I_z / s_K of the "
+                "ML-based estimator (eq. 21): it equals K for the median, since the paper's trace constraint "
+                "holds only asymptotically")
         return "\n".join([head, _fmt_rows(keys, rows), files])
     keys = ["k", "bound", "mse", "bound_identity", "mse_identity", "mse_laplace", "mse_binary"]
     k = np.asarray(result["k"])
@@ -225,4 +226,8 @@ def format_text(result: dict[str, Any]) -> str:
     note = (f"empirical MSE below the bound at {result['steps_mse_below_bound']} of {result['steps_with_bound']} steps "
             f"({result['steps_below_bound_within_ci']} of them with the bound inside the 95% interval): "
             f"{result['why_mse_below_bound']}")
-    return "\n".join([head, _fmt_rows(keys, rows), note, files])
+    legend = ("columns: bound/mse = Algorithm 3 with the recursion of Section 5.2; bound_identity/mse_identity = "
+              "Algorithm 3 with Sbar_k = I (Fig. 3); mse_laplace = Laplace(1) noise + recursive least squares; "
+              "mse_binary = binary quantisation 1{y_k + d_k <= C} identified by a probit MAP estimate (biased "
+              "towards its prior at small k, so not comparable with the bound there)")
+    return "\n".join([head, _fmt_rows(keys, rows), legend, note, files])
