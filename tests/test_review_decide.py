@@ -159,11 +159,13 @@ def test_answer_certificate_reproduces(args, adj):
     assert got[1] == pytest.approx(rep.delta_bounds[1], rel=1e-12) and got[1] <= delta
 
 
-# Monte Carlo (as above) at the sigma0 the calibration returned at n = 3 and 10 (certified there by get_delta_bounds
+# Monte Carlo (as above) at the sigma0 the calibration returned at n = 3, 10 and 500 (certified there by get_delta_bounds
 # after closed-form decisions of other candidates): D_up <= delta, and every certified upper value is above it.
 MC_LARGER_N = [
     (3, 1.0, 1e-2, 2.3462793880703487, [("x_bot", 0.009968752474572313, 2.3126950678758008e-05)]),
     (10, 2.0, 1e-3, 1.6114510288132178, [("x_bot", 0.000994082256353678, 1.3428175379746716e-05)]),
+    (500, 0.5, 1e-2, 1.036746663567891, [("x_bot", 0.009925605072862335, 8.269880900220947e-05),
+                                          ("bot_x", 3.719551437954197e-05, 6.983832733956107e-07)]),
 ]
 
 

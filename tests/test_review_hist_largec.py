@@ -74,7 +74,7 @@ class _Kernel:
 
 
 def _words_near_boundaries(m: _Kernel, k: int, counts, qs, exps):
-    ns, ws, fs = [], [], []
+    ns, ws = [], []
     for n in counts:
         for q in qs:
             j = _bin_of(mpmath.mpf(q), n, m.c, m.sigma, k)
