@@ -69,6 +69,7 @@ class OneClass(RR):
         # (Bern(p) = (q/p) Bern(q) + (1 - q/p) delta_1, docs/sharp_krr.md §2.3)
         self._conv = -math.expm1(-self.epsilon0)  # 1 - q/p
         self._conv_c = math.exp(-self.epsilon0)  # q/p
+        self._edges: dict[tuple[int, float], int] = {}
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -86,6 +87,17 @@ class OneClass(RR):
             got = (lo, pmf, rel, tail)
             self._win[key] = got
             self._cached += 2 * pmf.size
+        return got
+
+    def _mix_edge(self, mix: int, nats: float) -> int:
+        """Upper Chernoff edge of Bin(mix, 1 - q/p) at the level ``nats`` (remembered: the branch and
+        bound meets the same range sizes at every eps of a search)."""
+        key = (mix, nats)
+        got = self._edges.get(key)
+        if got is None:
+            if len(self._edges) > 100_000:
+                self._edges.clear()
+            got = self._edges[key] = chernoff_edges(mix, self._conv, self._conv_c, nats)[1]
         return got
 
     def bracket(self, eps: float, npop: int, j: int, target: float | None = None,
@@ -106,7 +118,7 @@ class OneClass(RR):
         for nats in FAST_TAIL_LEVELS:
             pop, extra = npop - mix, 0.0
             if mix > 0:
-                k1 = chernoff_edges(mix, self._conv, self._conv_c, nats)[1]  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
+                k1 = self._mix_edge(mix, nats)  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
                 if k1 < mix:
                     pop = npop - k1
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
