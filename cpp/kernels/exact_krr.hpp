@@ -140,10 +140,10 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
 // leaves nothing behind). The storage of cleared windows no longer in use is kept and reused for
 // new windows: fresh memory costs a page fault per 512 doubles, more than building the window
 // (measured: ~15 000 faults in one get_epsilon at n = 1e6 before), so the cap bounds the memory
-// touched, not only the memory held: 6e5 doubles, or 32 windows of the size being built (n = 1e9:
+// touched, not only the memory held: 6e5 doubles, or 8 windows of the size being built (n = 1e9:
 // windows of ~2.5e5 doubles, which are also the costly ones to rebuild).
 constexpr std::size_t kCacheElements = 600000;
-constexpr std::size_t kCacheWindows = 32;
+constexpr std::size_t kCacheWindows = 8;
 struct WindowKey {
   std::int64_t m;
   double pi, pi_c, log_odds, nats;

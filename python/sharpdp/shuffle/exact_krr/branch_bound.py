@@ -38,6 +38,9 @@ MAX_START = 1024
 #: Evaluations the search of BranchAndBound.decide continues after a first class above the
 #: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
 _WITNESS_EVALS = 64
+#: Fraction of a range's estimated margin below the target that BranchAndBound.split_size spends
+#: (the rest absorbs the estimate's error; only the number of evaluations depends on it).
+_SPARE = 0.93
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
@@ -253,6 +256,9 @@ class BranchAndBound:
         self.n = n
         self.epsilon0 = float(epsilon0)
         self.certified: list[tuple[float, float]] = []  # (eps, d): every class has upper delta <= d at eps
+        #: estimated relative growth of a range's upper value per user the range bound drops (only
+        #: steers how finely decide splits a range; nothing certified depends on it), None until measured
+        self.beta: float | None = None
 
     def range_bracket(self, eps: float, j1: int, j2: int, target: float | None = None) -> tuple[float, float]:
         """(lower, upper): upper >= delta_j(eps) for every j in [j1, j2]; lower <= delta_j1(eps) when
@@ -269,7 +275,14 @@ class BranchAndBound:
         the best-first search splits the coarser ranges only where needed)."""
         s = self.n
         s_min = max(1, -(-self.n // MAX_START))
-        while s > s_min and self.range_bracket(eps, 0, s - 1, target)[1] > bound:
+        prev = None
+        while s > s_min:
+            up = self.range_bracket(eps, 0, s - 1, target)[1]
+            if prev is not None:  # two ranges with the same first class: measures beta (an estimate)
+                self._learn(prev[0] - 1, prev[1], s - 1, up)
+            if up <= bound:
+                break
+            prev = (s, up)
             s = max((s + 1) // 2, s_min)
         return s
 
@@ -376,8 +389,9 @@ class BranchAndBound:
         evals = 0
         best_lo, best_j, first = target, -1, -1
 
-        def push(j1: int, j2: int) -> tuple[float, int, int] | None:
-            """Evaluate a range; a witness is recorded, a range still above the target returned."""
+        def push(j1: int, j2: int) -> tuple[float, tuple[float, int, int] | None]:
+            """Evaluate a range: (its upper value, the heap entry when it is still above the target);
+            a witness is recorded."""
             nonlocal evals, best_lo, best_j, first
             lo, up = self.range_bracket(eps, j1, j2, target)
             evals += 1
@@ -385,31 +399,93 @@ class BranchAndBound:
                 best_lo, best_j = lo, j1
                 first = evals if first < 0 else first
             elif up > target:
-                return (-up, j1, j2)
-            return None
+                return up, (-up, j1, j2)
+            return up, None
 
-        for j1 in range(0, self.n, s):
-            got = push(j1, min(j1 + s - 1, self.n - 1))
+        # the first partition: consecutive ranges, each sized from the previous one's upper value
+        # (split_size; the classes' delta vary slowly in j) so that most fall below the target at
+        # once; at least ceil(n / MAX_START) classes each. Every class is covered whatever the sizes.
+        s_min = max(1, -(-self.n // MAX_START))
+        j1 = 0
+        while j1 < self.n:
+            j2 = min(j1 + s - 1, self.n - 1)
+            up, got = push(j1, j2)
             if got is not None:
                 heapq.heappush(heap, got)
-        current = None  # a dive: the child of larger upper value next, the other one on the heap
+            s = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
+            j1 = j2 + 1
+        current = None  # a dive: the child of larger upper value next, the others on the heap
         while current is not None or heap:
             if best_j >= 0 and evals - first >= _WITNESS_EVALS:
                 break
-            _, j1, j2 = current if current is not None else heapq.heappop(heap)
+            neg_up, j1, j2 = current if current is not None else heapq.heappop(heap)
             current = None
             if j1 == j2:  # its bracket contains the target
                 return ("class", best_j) if best_j >= 0 else ("unknown", j1)
             if evals >= max_evals:
                 return ("class", best_j) if best_j >= 0 else ("unknown", -1)
-            mid = (j1 + j2) // 2
-            kids = [k for k in (push(j1, mid), push(mid + 1, j2)) if k is not None]
+            # the range is replaced by consecutive pieces covering it (every class stays covered);
+            # how many is an estimate (split_count), halves until one has been measured
+            m = self.split_count(j2 - j1, -neg_up, target)
+            edges = [j1 + ((j2 - j1 + 1) * i) // m for i in range(m + 1)]
+            kids = []
+            for i in range(m):
+                up_i, kid = push(edges[i], edges[i + 1] - 1)
+                if i == 0:
+                    self._learn(j2 - j1, -neg_up, edges[1] - 1 - j1, up_i)
+                if kid is not None:
+                    kids.append(kid)
             kids.sort()
             if kids:
                 current = kids[0]
                 for k in kids[1:]:
                     heapq.heappush(heap, k)
         return ("class", best_j) if best_j >= 0 else ("ok", -1)
+
+    def _dropped(self, mix: int) -> float:
+        """About how many users the range bound of a range of mix + 1 classes drops (docs/sharp_krr.md
+        §2.3: the Chernoff edge of Bin(mix, 1 - q/p) at 40 nats, in closed form; an estimate)."""
+        pi = self.one._conv
+        return min(float(mix), pi * mix + math.sqrt(82.0 * mix * pi * (1.0 - pi)))
+
+    def _learn(self, mix: int, up: float, mix_child: int, up_child: float) -> None:
+        """Update beta from a range and its first piece (same first class): up = d (1 + beta k) and
+        up_child = d (1 + beta k_child), k the users dropped."""
+        k, kc = self._dropped(mix), self._dropped(mix_child)
+        if not (up_child > 0 and up >= up_child and math.isfinite(up)):
+            return
+        rho = up / up_child
+        den = k - rho * kc
+        if den > 0:
+            self.beta = (rho - 1.0) / den
+
+    def split_size(self, mix: int, up: float, target: float) -> int:
+        """Classes per range predicted to fall below the target next to a range of mix + 1 classes
+        with upper value up (a fraction 1 - _SPARE of the margin spared); mix + 1 when beta is unknown or the range's
+        first class is estimated above the target. An estimate: only the number of evaluations
+        depends on it."""
+        beta = self.beta
+        if beta is None or beta <= 0 or not (up > 0 and target > 0 and math.isfinite(up)):
+            return mix + 1
+        d = up / (1.0 + beta * self._dropped(mix))
+        if not d < target:
+            return mix + 1
+        budget = _SPARE * (target / d - 1.0) / beta  # users a range may drop
+        pi = self.one._conv
+        c = math.sqrt(82.0 * pi * (1.0 - pi))
+        x = (-c + math.sqrt(c * c + 4.0 * pi * budget)) / (2.0 * pi) if pi > 0 else 0.0  # pi x^2 + c x = budget
+        return int(min(max(x * x, 0.0), 4.0 * self.n)) + 1
+
+    def split_count(self, mix: int, up: float, target: float) -> int:
+        """Pieces to split a range of mix + 1 classes with upper value up > target into: 2 (halves)
+        until beta is measured or where the range's own first class is estimated above the target
+        (a dive towards a witness); else enough pieces that each is predicted to fall below the
+        target (split_size; at most 64). Only the number of evaluations
+        depends on this choice."""
+        if not (up > target):
+            return 2
+        size = self.split_size(mix, up, target)
+        return int(min(max(-(-(mix + 1) // size), 2), 64, mix + 1))
 
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass"]
