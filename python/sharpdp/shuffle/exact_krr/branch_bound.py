@@ -405,14 +405,18 @@ class BranchAndBound:
         # the first partition: consecutive ranges, each sized from the previous one's upper value
         # (split_size; the classes' delta vary slowly in j) so that most fall below the target at
         # once; at least ceil(n / MAX_START) classes each. Every class is covered whatever the sizes.
+        # (n <= N_EXACT: uniform sizes and halves, as the classes' delta are not flat there: they
+        # fall away from the end classes, which are near the maximum, §2.2)
         s_min = max(1, -(-self.n // MAX_START))
+        adaptive = self.n > N_EXACT
         j1 = 0
         while j1 < self.n:
             j2 = min(j1 + s - 1, self.n - 1)
             up, got = push(j1, j2)
             if got is not None:
                 heapq.heappush(heap, got)
-            s = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
+            if adaptive:
+                s = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
             j1 = j2 + 1
         current = None  # a dive: the child of larger upper value next, the others on the heap
         while current is not None or heap:
@@ -426,7 +430,7 @@ class BranchAndBound:
                 return ("class", best_j) if best_j >= 0 else ("unknown", -1)
             # the range is replaced by consecutive pieces covering it (every class stays covered);
             # how many is an estimate (split_count), halves until one has been measured
-            m = self.split_count(j2 - j1, -neg_up, target)
+            m = self.split_count(j2 - j1, -neg_up, target) if adaptive else 2
             edges = [j1 + ((j2 - j1 + 1) * i) // m for i in range(m + 1)]
             kids = []
             for i in range(m):
