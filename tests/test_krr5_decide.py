@@ -75,3 +75,26 @@ def test_epsilon_at_n_1e4_against_scipy_classes():
     assert max(vals) <= TARGET
     low = eps / (1 + 3e-3)
     assert max(_class_delta_scipy(n, eps0, j, low) for j in (0, n // 2, n - 1)) > TARGET
+
+
+def test_upper_edge_equals_the_full_bisection():
+    """upper_edge (bracket grown from the normal guess) returns chernoff_edges' upper edge exactly,
+    and that edge is a valid Chernoff edge: m KL((k + 1)/m || pi) >= nats + 1 (checked in mpmath)."""
+    import math
+    import random
+
+    import mpmath
+
+    from sharpdp.shuffle.exact_krr.binomial import chernoff_edges
+
+    rng = random.Random(5)
+    for e0 in (1e-6, 0.3, 1.0, 4.0, 30.0):
+        pi, pi_c = -math.expm1(-e0), math.exp(-e0)
+        for nats in (40.0, 300.0):
+            for m in [*range(0, 40), *(rng.randrange(1, 10**9) for _ in range(40))]:
+                k = bb.upper_edge(m, pi, pi_c, nats)
+                assert k == chernoff_edges(m, pi, pi_c, nats)[1]
+                if k < m:
+                    x = mpmath.mpf(k + 1) / m
+                    kl = x * mpmath.log(x / pi) + ((1 - x) * mpmath.log((1 - x) / pi_c) if x < 1 else 0)
+                    assert m * kl >= nats + 1 - 1e-9

@@ -49,6 +49,41 @@ MAX_BRACKET_EVALS = 3000
 MAX_EPSILON_EVALS = 20_000
 
 
+def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
+    """``chernoff_edges(m, pi, pi_c, nats)[1]`` (the same value): the smallest k above the mean with
+    m KL(k/m || pi) >= nats + 1, minus one, found by bisection in a bracket grown from the normal
+    guess instead of [mean, m] (m KL is increasing above the mean, so the smallest such k is the
+    same; about 10 exponent evaluations instead of 2 log2 m)."""
+    if m == 0:
+        return 0
+    need = nats + 1.0
+
+    def exponent(k: int) -> float:
+        x = k / m
+        t1 = x * math.log(x / pi) if x > 0 else 0.0
+        t2 = (1 - x) * math.log((1 - x) / pi_c) if x < 1 else 0.0
+        return m * (t1 + t2)
+
+    if exponent(m) < need:
+        return m
+    a, b = math.ceil(m * pi), m  # exponent(b) >= need
+    if exponent(a) >= need:
+        return a - 1
+    step = max(1, int(math.sqrt(2.0 * need * m * pi * pi_c)))
+    g = min(a + step, b)  # grow a bracket [a, b] with exponent(a) < need <= exponent(b) from the guess
+    while exponent(g) < need:
+        a, step = g, 2 * step
+        g = min(a + step, b)
+    b = g
+    while b - a > 1:
+        mid = (a + b) // 2
+        if exponent(mid) >= need:
+            b = mid
+        else:
+            a = mid
+    return b - 1
+
+
 class OneClass(RR):
     """Certified bracket of delta_j(eps) of one class j of a population of any size, O(w) work.
 
@@ -100,7 +135,7 @@ class OneClass(RR):
         if got is None:
             if len(self._edges) > 100_000:
                 self._edges.clear()
-            got = self._edges[key] = chernoff_edges(mix, self._conv, self._conv_c, nats)[1]
+            got = self._edges[key] = upper_edge(mix, self._conv, self._conv_c, nats)
         return got
 
     def bracket(self, eps: float, npop: int, j: int, target: float | None = None,
@@ -492,4 +527,5 @@ class BranchAndBound:
         return int(min(max(-(-(mix + 1) // size), 2), 64, mix + 1))
 
 
-__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass"]
+__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass",
+           "upper_edge"]
