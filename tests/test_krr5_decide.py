@@ -98,3 +98,17 @@ def test_upper_edge_equals_the_full_bisection():
                     x = mpmath.mpf(k + 1) / m
                     kl = x * mpmath.log(x / pi) + ((1 - x) * mpmath.log((1 - x) / pi_c) if x < 1 else 0)
                     assert m * kl >= nats + 1 - 1e-9
+
+
+def test_decision_levels_charge_at_most_1e_6_of_the_target():
+    """The first level of a decision: 4 e^-L0 <= 1e-6 target (a <= 1) where L0 < 40; else 40."""
+    import math
+
+    for target in (0.5, 1e-3, 1e-6, 1e-9, 1.7e-11, 1e-12, 1e-30, 5e-324):
+        levels = bb.decision_levels(target)
+        assert levels[1:] == bb.FAST_TAIL_LEVELS[1:] and 20.0 <= levels[0] <= 40.0
+        if levels[0] < 40.0:
+            assert 4 * math.exp(-levels[0]) <= 1e-6 * target or levels[0] == 20.0
+        else:
+            assert 4 * math.exp(-39.0) > 1e-6 * target
+    assert bb.decision_levels(0.0) == bb.FAST_TAIL_LEVELS

@@ -49,6 +49,18 @@ MAX_BRACKET_EVALS = 3000
 MAX_EPSILON_EVALS = 20_000
 
 
+def decision_levels(target: float) -> tuple[float, ...]:
+    """Tail levels of an evaluation that decides upper <= target or lower > target (get_epsilon):
+    the first one L0 = ceil(log(4e6 / target)) nats (between 20 and 40), where the truncation charge
+    4 e^-L0 a (a <= p <= 1) is at most 1e-6 of the target, then FAST_TAIL_LEVELS' deeper ones
+    (docs/sharp_krr.md §4.10: every level is certified; a shallower one only has shorter windows and,
+    for a range, drops fewer users, §2.3)."""
+    if not target > 0:
+        return FAST_TAIL_LEVELS
+    first = float(min(max(math.ceil(math.log(4e6) - math.log(target)), 20), 40))
+    return (first,) + FAST_TAIL_LEVELS[1:] if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
+
+
 def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
     """``chernoff_edges(m, pi, pi_c, nats)[1]`` (the same value): the smallest k above the mean with
     m KL(k/m || pi) >= nats + 1, minus one, found by bisection in a bracket grown from the normal
@@ -153,7 +165,7 @@ class OneClass(RR):
         self.evaluations += 1
         if self.bar is not None:
             self.bar.update(1)
-        for nats in FAST_TAIL_LEVELS:
+        for nats in (FAST_TAIL_LEVELS if target is None else decision_levels(target)):
             pop, extra = npop - mix, 0.0
             if mix > 0:
                 k1 = self._mix_edge(mix, nats)  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
@@ -294,6 +306,7 @@ class BranchAndBound:
         #: estimated relative growth of a range's upper value per user the range bound drops (only
         #: steers how finely decide splits a range; nothing certified depends on it), None until measured
         self.beta: float | None = None
+        self.edge_nats = FAST_TAIL_LEVELS[0]  # the first tail level of the evaluations (for _dropped)
 
     def range_bracket(self, eps: float, j1: int, j2: int, target: float | None = None) -> tuple[float, float]:
         """(lower, upper): upper >= delta_j(eps) for every j in [j1, j2]; lower <= delta_j1(eps) when
@@ -419,6 +432,7 @@ class BranchAndBound:
         just above the target, docs/sharp_krr.md §4.11)."""
         import heapq
 
+        self.edge_nats = decision_levels(target)[0]
         s = self._start(eps, target, target)
         heap: list[tuple[float, int, int]] = []
         evals = 0
@@ -483,9 +497,9 @@ class BranchAndBound:
 
     def _dropped(self, mix: int) -> float:
         """About how many users the range bound of a range of mix + 1 classes drops (docs/sharp_krr.md
-        §2.3: the Chernoff edge of Bin(mix, 1 - q/p) at 40 nats, in closed form; an estimate)."""
+        §2.3: the Chernoff edge of Bin(mix, 1 - q/p) at edge_nats, in closed form; an estimate)."""
         pi = self.one._conv
-        return min(float(mix), pi * mix + math.sqrt(82.0 * mix * pi * (1.0 - pi)))
+        return min(float(mix), pi * mix + math.sqrt(2.0 * (self.edge_nats + 1.0) * mix * pi * (1.0 - pi)))
 
     def _learn(self, mix: int, up: float, mix_child: int, up_child: float) -> None:
         """Update beta from a range and its first piece (same first class): up = d (1 + beta k) and
@@ -511,7 +525,7 @@ class BranchAndBound:
             return mix + 1
         budget = _SPARE * (target / d - 1.0) / beta  # users a range may drop
         pi = self.one._conv
-        c = math.sqrt(82.0 * pi * (1.0 - pi))
+        c = math.sqrt(2.0 * (self.edge_nats + 1.0) * pi * (1.0 - pi))
         x = (-c + math.sqrt(c * c + 4.0 * pi * budget)) / (2.0 * pi) if pi > 0 else 0.0  # pi x^2 + c x = budget
         return int(min(max(x * x, 0.0), 4.0 * self.n)) + 1
 
@@ -528,4 +542,4 @@ class BranchAndBound:
 
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass",
-           "upper_edge"]
+           "decision_levels", "upper_edge"]
