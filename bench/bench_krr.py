@@ -4,6 +4,7 @@ Run as a benchmark:  python -m pytest bench/bench_krr.py --benchmark-only
 Print the README table: python bench/bench_krr.py
 Print the sharp-vs-blanket table only (binary RR, a few minutes): python bench/bench_krr.py sharp
 Print the sharp accountant's speed table (get_epsilon(1e-6), fresh processes): python bench/bench_krr.py speed
+Its callgrind instruction counts (load-proof; bench/_instr.py): python bench/bench_krr.py speed-instr
 
 The sharp table (:func:`sharp_table`) puts, for binary RR at delta = 1e-6: the sharp epsilon of the
 shuffled mechanism itself (ExactShuffleAccountant, n <= 1e6; docs/sharp_krr.md), the certified
@@ -274,6 +275,35 @@ def speed_table() -> None:
         print(f"| {n:.0e} | " + " | ".join(cells) + " |", flush=True)
 
 
+_INSTR_CALL = ("import sys; sys.path.insert(0, sys.argv[1]); import _instr\n"
+               "from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse\n"
+               "ExactShuffleAccountant(RandomizedResponse(2, 0.7), 1000).get_epsilon(1e-6)\n"
+               "r = _instr.Region()\n"
+               "for n, e0 in [(int(float(a)), float(b)) for a, b in zip(sys.argv[2::2], sys.argv[3::2])]:\n"
+               "    r.start(); acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)\n"
+               "    e = acc.get_epsilon(1e-6); r.dump(f'{n}_{e0!r}')\n"
+               "    print(n, e0, repr(e), acc._bb.one.evaluations, flush=True)\n")
+INSTR_CASES = ((10**5, 1.0), (10**5, 0.5), (10**6, 1.0), (10**6, 2.0), (10**9, 4.0))
+
+
+def speed_instr_table() -> None:
+    """Callgrind instruction counts of the speed goal's call (bench/_instr.py; load-proof, blind to
+    page faults): ``python bench/bench_krr.py speed-instr``."""
+    import os
+    import sys
+
+    import _instr
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    argv = [sys.executable, "-c", _INSTR_CALL, here, *(str(x) for c in INSTR_CASES for x in c)]
+    counts, out = _instr.count(argv)
+    evals = {(int(a), float(b)): int(d) for a, b, _, d in (line.split() for line in out.splitlines())}
+    print("| n | eps0 | instructions (callgrind) | class evaluations |")
+    print("|---|---|---|---|")
+    for n, e0 in INSTR_CASES:
+        print(f"| {n:.0e} | {e0:g} | {counts[f'{n}_{e0!r}'] / 1e6:.1f} M | {evals[(n, e0)]} |")
+
+
 def main() -> None:
     import sys
 
@@ -284,6 +314,9 @@ def main() -> None:
         return
     if len(sys.argv) > 1 and sys.argv[1] == "speed":
         speed_table()
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "speed-instr":
+        speed_instr_table()
         return
     cases = CASES if len(sys.argv) < 2 else [c for c in CASES if c[2] <= float(sys.argv[1])]
     print("| k | eps0 | n | CPU s | grid passes | eps (certified) | delta bracket at eps | clones eps | reference |")

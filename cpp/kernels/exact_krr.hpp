@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -25,7 +26,7 @@ namespace exact_krr {
 constexpr double kU = 1.1102230246251565e-16;  // 2^-53, unit roundoff
 constexpr double kUlpCall = 8 * kU;            // one libm call (exp, log, expm1): 4 ulp (§4)
 constexpr double kMaxNats = 300.0;             // deepest tail level served here (§4.12)
-constexpr std::int64_t kBand = 8;              // half-width of the first band of terms (§4.10)
+constexpr std::int64_t kBand = 2;              // half-width of the first band of terms (§4.10)
 
 // Certified bracket of one class and the diagnostics of the evaluation.
 struct ClassBracket {
@@ -37,12 +38,12 @@ struct ClassBracket {
   std::int64_t terms;      // terms evaluated (band search and the ambiguous middle)
 };
 
-// A binomial window: pmf on [lo, lo + pmf.size() - 1], tail[k] = sum(pmf[k:]), rel the entrywise
-// relative error bound of pmf (and of the true pmf restricted to the window, §4.2).
+// A binomial window: pmf on [lo, lo + pmf.size() - 1], rel the entrywise relative error bound of pmf
+// (and of the true pmf restricted to the window, §4.2). (The tail sums of the longer window are
+// formed inside the one tail dot product of an evaluation, §4.12, not stored.)
 struct Window {
   std::int64_t lo = 0;
   std::vector<double> pmf;
-  std::vector<double> tail;
   double rel = 0.0;
 };
 
@@ -96,11 +97,9 @@ inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, 
 // no underflow for nats <= 300.
 inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
   w.pmf.clear();
-  w.tail.clear();
   if (m == 0) {
     w.lo = 0;
     w.pmf.push_back(1.0);
-    w.tail.push_back(1.0);
     w.rel = 0.0;
     return;
   }
@@ -132,20 +131,19 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   // entry and normalising sum each within e_log in the log; the sum's and the division's roundings;
   // the true normalisation differs by at most the left-out mass (§4.2)
   w.rel = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 2) * kU) * (1 + 4 * kU) + tails;
-  w.tail.assign(size, 0.0);
-  double acc = 0.0;
-  for (std::size_t i = size; i-- > 0;) {
-    acc += v[i];
-    w.tail[i] = acc;
-  }
 }
 
 // A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
 // same ranges at every eps of a search, and the two halves of a range each share one window with
 // it, §4.11), keyed by every input of binom_window, so a hit is the same doubles; cleared when it
-// holds more than kCacheElements doubles. A window is built before it is inserted (an exception
-// leaves nothing behind).
-constexpr std::size_t kCacheElements = 8000000;
+// holds more than its cap (below). A window is built before it is inserted (an exception
+// leaves nothing behind). The storage of cleared windows no longer in use is kept and reused for
+// new windows: fresh memory costs a page fault per 512 doubles, more than building the window
+// (measured: ~15 000 faults in one get_epsilon at n = 1e6 before), so the cap bounds the memory
+// touched, not only the memory held: 6e5 doubles, or 8 windows of the size being built (n = 1e9:
+// windows of ~2.5e5 doubles, which are also the costly ones to rebuild).
+constexpr std::size_t kCacheElements = 600000;
+constexpr std::size_t kCacheWindows = 8;
 struct WindowKey {
   std::int64_t m;
   double pi, pi_c, log_odds, nats;
@@ -161,8 +159,9 @@ struct WindowKeyHash {
   }
 };
 struct WindowCache {
-  std::unordered_map<WindowKey, std::shared_ptr<const Window>, WindowKeyHash> map;
+  std::unordered_map<WindowKey, std::shared_ptr<Window>, WindowKeyHash> map;
   std::size_t elements = 0;
+  std::vector<std::vector<double>> spare;  // storage of cleared windows, reused by binom_window
 };
 
 inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
@@ -172,10 +171,16 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
   auto it = cache.map.find(key);
   if (it != cache.map.end()) return it->second;
   auto w = std::make_shared<Window>();
+  if (!cache.spare.empty()) {
+    w->pmf.swap(cache.spare.back());  // (binom_window overwrites every entry it keeps)
+    cache.spare.pop_back();
+  }
   binom_window(m, pi, pi_c, log_odds, nats, *w);
-  const std::size_t add = 2 * w->pmf.size();
-  if (cache.elements + add > kCacheElements) {
-    cache.map.clear();  // (windows in use stay alive through their shared_ptr)
+  const std::size_t add = w->pmf.size();
+  if (cache.elements + add > std::max(kCacheElements, kCacheWindows * add)) {
+    for (auto& kv : cache.map)  // windows in use stay alive through their shared_ptr, untouched
+      if (kv.second.use_count() == 1 && kv.second->pmf.capacity() > 0) cache.spare.push_back(std::move(kv.second->pmf));
+    cache.map.clear();
     cache.elements = 0;
   }
   cache.map.emplace(key, w);
@@ -201,7 +206,6 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   if (WA.pmf.size() > WB.pmf.size()) std::swap(SA, SB);
   const double* A = SA->pmf.data();
   const double* B = SB->pmf.data();
-  const double* Bt = SB->tail.data();
   const auto ws = static_cast<std::int64_t>(SA->pmf.size());
   const auto wl = static_cast<std::int64_t>(SB->pmf.size());
   const std::int64_t nk = ws + wl - 1;
@@ -214,10 +218,7 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   const double tiny_phi = (a + e + 4.0) * (wsd + 2.0) * (wld + 4.0) * 4e-323;
   std::int64_t nterms = 0;
 
-  // U_win(k), k = c - a0 - b0 (zero outside [0, nk - 1]): a dot product of length <= ws, four
-  // accumulators (a positive sum: its error bound does not depend on the order)
-  auto U = [&](std::int64_t k) -> double {
-    if (k < 0 || k >= nk) return 0.0;
+  auto U_dot = [&](std::int64_t k) -> double {
     const std::int64_t i1 = std::max<std::int64_t>(0, k - (wl - 1)), i2 = std::min(ws - 1, k);
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     std::int64_t i = i1;
@@ -230,13 +231,29 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     for (; i <= i2; ++i) s0 += A[i] * B[k - i];
     return (s0 + s1) + (s2 + s3);
   };
-  // sum over c >= k of U_win: A dotted with the tail sums of B
+  // U_win(k), k = c - a0 - b0 (zero outside [0, nk - 1]): a dot product of length <= ws, four
+  // accumulators (a positive sum: its error bound does not depend on the order). Each value is
+  // computed once per call and remembered (the band search, the ambiguous middle and Phi meet the
+  // same k): the same double each time, so the bounds are those of one evaluation.
+  std::vector<std::pair<std::int64_t, double>> memo;
+  auto U = [&](std::int64_t k) -> double {
+    if (k < 0 || k >= nk) return 0.0;
+    for (const auto& kv : memo)
+      if (kv.first == k) return kv.second;
+    const double v = U_dot(k);
+    memo.emplace_back(k, v);
+    return v;
+  };
+  // sum over c >= k of U_win: A dotted with the tail sums of B, Bt(l) = sum(B[l:]) formed on the way
+  // as one running sum from the top of B down (a positive sum of at most |B| terms, §4.10)
   auto tail = [&](std::int64_t k) -> double {
-    double s = 0.0;
+    double s = 0.0, acc = 0.0;
+    std::int64_t l = wl;  // acc = sum(B[l:])
     for (std::int64_t i = 0; i < ws; ++i) {
-      const std::int64_t idx = k - i;
+      const std::int64_t idx = std::max<std::int64_t>(k - i, 0);
       if (idx >= wl) continue;
-      s += A[i] * (idx < 0 ? Bt[0] : Bt[idx]);
+      while (l > idx) acc += B[--l];
+      s += A[i] * acc;
     }
     return s;
   };

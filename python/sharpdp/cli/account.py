@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "With --k K --epsilon0 E0 instead of --gamma/--sigma0: k-ary randomized response; for k = 2, "
             "--adjacency replace and n <= 1e9 the sharp bound (the shuffled mechanism's own delta, worst case "
             "over datasets: sharpdp.shuffle.ExactShuffleAccountant) is reported, else the blanket bound; the "
-            "output says which (\"bound\")."))
+            "output says which (\"bound\"). With --rounds K > 1 the K rounds of that same bound are composed "
+            "(ComposedAccountant takes either accountant)."))
     p.add_argument("--gamma", type=float, default=None, help="BMG: blanket mass in [0, 1)")
     p.add_argument("--sigma0", type=float, default=None, help="BMG: Gaussian scale > 0")
     p.add_argument("--k", type=_number, default=None,
@@ -160,7 +161,9 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     rnd = RandomizedResponse(k, e0)
     out: dict[str, Any] = {"randomizer": {"k": k, "epsilon0": e0, "mse_single": rnd.mse_single},
                            "n": n, "adjacency": args.adjacency}
-    sharp = rounds == 1 and sharp_applies(rnd, n, args.adjacency)
+    # --rounds K > 1 composes the same round (ComposedAccountant takes ExactShuffleAccountant through the
+    # one-round contract, docs/sharp_krr.md §5 "Composition"): the sharp round where it applies
+    sharp = sharp_applies(rnd, n, args.adjacency)
     if sharp:
         from sharpdp.shuffle import ExactShuffleAccountant
 
@@ -169,24 +172,35 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
         acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
     out["bound"] = "sharp" if sharp else "blanket"
     out["bound_meaning"] = _SHARP_MEANING if sharp else _BLANKET_MEANING
+    if rounds > 1:
+        out["bound_meaning"] = (
+            f"{out['bound']}: each of the {rounds} rounds bounded by "
+            + ("the shuffled mechanism's own delta, worst case over all neighbouring datasets "
+               "(ExactShuffleAccountant, docs/sharp_krr.md)" if sharp else
+               "the privacy-blanket upper bound (ShuffleAccountant)")
+            + ", composed with a certified dominating pair (ComposedAccountant)")
     if not sharp:
-        out["bound_why_not_sharp"] = _why_not_sharp(k, n, args.adjacency, rounds)
+        out["bound_why_not_sharp"] = _why_not_sharp(k, n, args.adjacency)
     lower = "certified lower bound on the mechanism's delta" if sharp else _BLANKET_LOWER
     out.update(_answer(acc, rounds, eps, delta, args.discretization, lower))
+    if rounds > 1 and "delta_lower" in out:
+        out["delta_lower_meaning"] = _COMPOSED_LOWER
     return out
 
 
-def _why_not_sharp(k: int, n: int, adjacency: str, rounds: int) -> str:
-    """Which condition of the sharp route fails (k = 2, replace, n <= N_MAX, one round)."""
+_COMPOSED_LOWER = ("reference value: composes the rounds' lower values and shows what the construction costs; "
+                   "it is not a lower bound on the composed delta")
+
+
+def _why_not_sharp(k: int, n: int, adjacency: str) -> str:
+    """Which condition of the sharp route fails (k = 2, replace, n <= N_MAX)."""
     from sharpdp.shuffle.exact_krr import N_MAX
 
     if k != 2:
         return f"k = {k}: the sharp worst case is proved for k = 2 only (docs/sharp_krr.md §5)"
     if adjacency != "replace":
         return "the sharp bound covers --adjacency replace only"
-    if n > N_MAX:
-        return f"n = {n} > {N_MAX}: the sharp bound covers n <= {N_MAX} (branch and bound over classes, docs/sharp_krr.md §4.11)"
-    return f"--rounds {rounds}: composition takes the blanket accountant (ComposedAccountant)"
+    return f"n = {n} > {N_MAX}: the sharp bound covers n <= {N_MAX} (branch and bound over classes, docs/sharp_krr.md §4.11)"
 
 
 def _bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
@@ -235,8 +249,10 @@ def _format_krr(r: dict[str, Any]) -> str:
     if "delta_upper" in r:
         body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound, {r['bound']})\n"
                 f"bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]")
-        if "delta_lower_meaning" in r:
+        if "bracket_note" in r:
             body += f": lower value = {r['delta_lower_meaning']}; {r['bracket_note']}"
+        elif "delta_lower_meaning" in r:
+            body += f": lower value = {r['delta_lower_meaning']}"
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats, {r['bound']} bound)"
     return head + "\n" + body

@@ -38,12 +38,63 @@ MAX_START = 1024
 #: Evaluations the search of BranchAndBound.decide continues after a first class above the
 #: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
 _WITNESS_EVALS = 64
+#: Fraction of a range's estimated margin below the target that BranchAndBound.split_size spends
+#: (the rest absorbs the estimate's error; only the number of evaluations depends on it).
+_SPARE = 0.93
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
 #: Class evaluations allowed to one get_epsilon beyond N_EXACT: on reaching it the blanket
 #: accountant's epsilon (a certified, looser answer: sharp delta <= blanket delta) is returned.
 MAX_EPSILON_EVALS = 20_000
+
+
+def decision_levels(target: float) -> tuple[float, ...]:
+    """Tail levels of an evaluation that decides upper <= target or lower > target (get_epsilon):
+    the first one L0 = ceil(log(4e6 / target)) nats (between 20 and 40), where the truncation charge
+    4 e^-L0 a (a <= p <= 1) is at most 1e-6 of the target, then FAST_TAIL_LEVELS (an evaluation
+    that L0 does not decide goes on exactly as one without a target: docs/sharp_krr.md §4.10; every
+    level is certified; a shallower one only has shorter windows and, for a range, drops fewer
+    users, §2.3)."""
+    if not target > 0:
+        return FAST_TAIL_LEVELS
+    first = float(min(max(math.ceil(math.log(4e6) - math.log(target)), 20), 40))
+    return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
+
+
+def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
+    """``chernoff_edges(m, pi, pi_c, nats)[1]`` (the same value): the smallest k above the mean with
+    m KL(k/m || pi) >= nats + 1, minus one, found by bisection in a bracket grown from the normal
+    guess instead of [mean, m] (m KL is increasing above the mean, so the smallest such k is the
+    same; about 10 exponent evaluations instead of 2 log2 m)."""
+    if m == 0:
+        return 0
+    need = nats + 1.0
+
+    def exponent(k: int) -> float:
+        x = k / m
+        t1 = x * math.log(x / pi) if x > 0 else 0.0
+        t2 = (1 - x) * math.log((1 - x) / pi_c) if x < 1 else 0.0
+        return m * (t1 + t2)
+
+    if exponent(m) < need:
+        return m
+    a, b = math.ceil(m * pi), m  # exponent(b) >= need
+    if exponent(a) >= need:
+        return a - 1
+    step = max(1, int(math.sqrt(2.0 * need * m * pi * pi_c)))
+    g = min(a + step, b)  # grow a bracket [a, b] with exponent(a) < need <= exponent(b) from the guess
+    while exponent(g) < need:
+        a, step = g, 2 * step
+        g = min(a + step, b)
+    b = g
+    while b - a > 1:
+        mid = (a + b) // 2
+        if exponent(mid) >= need:
+            b = mid
+        else:
+            a = mid
+    return b - 1
 
 
 class OneClass(RR):
@@ -69,6 +120,7 @@ class OneClass(RR):
         # (Bern(p) = (q/p) Bern(q) + (1 - q/p) delta_1, docs/sharp_krr.md §2.3)
         self._conv = -math.expm1(-self.epsilon0)  # 1 - q/p
         self._conv_c = math.exp(-self.epsilon0)  # q/p
+        self._edges: dict[tuple[int, float], int] = {}
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -88,6 +140,17 @@ class OneClass(RR):
             self._cached += 2 * pmf.size
         return got
 
+    def _mix_edge(self, mix: int, nats: float) -> int:
+        """Upper Chernoff edge of Bin(mix, 1 - q/p) at the level ``nats`` (remembered: the branch and
+        bound meets the same range sizes at every eps of a search)."""
+        key = (mix, nats)
+        got = self._edges.get(key)
+        if got is None:
+            if len(self._edges) > 100_000:
+                self._edges.clear()
+            got = self._edges[key] = upper_edge(mix, self._conv, self._conv_c, nats)
+        return got
+
     def bracket(self, eps: float, npop: int, j: int, target: float | None = None,
                 mix: int = 0) -> tuple[float, float]:
         """(lower, upper) of delta_j(eps), class j of a population of npop users, 0 <= eps < eps0:
@@ -103,10 +166,10 @@ class OneClass(RR):
         self.evaluations += 1
         if self.bar is not None:
             self.bar.update(1)
-        for nats in FAST_TAIL_LEVELS:
+        for nats in (FAST_TAIL_LEVELS if target is None else decision_levels(target)):
             pop, extra = npop - mix, 0.0
             if mix > 0:
-                k1 = chernoff_edges(mix, self._conv, self._conv_c, nats)[1]  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
+                k1 = self._mix_edge(mix, nats)  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
                 if k1 < mix:
                     pop = npop - k1
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
@@ -115,8 +178,9 @@ class OneClass(RR):
             if extra:
                 up = min((up + extra) * (1 + 2 * UROUND), 1.0)
                 charge = max(charge, extra)
-            if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
-                break
+            decided = target is not None and (up <= target or lo > target)
+            if decided or (charge <= 1e-6 * up and nats >= FAST_TAIL_LEVELS[0]):
+                break  # (a shallower decision level that does not decide goes on at FAST_TAIL_LEVELS)
             if nats >= _COMPILED_MAX_NATS and npop > DEEP_N and up <= DEEP_STOP:
                 break
         return lo, up
@@ -241,6 +305,10 @@ class BranchAndBound:
         self.n = n
         self.epsilon0 = float(epsilon0)
         self.certified: list[tuple[float, float]] = []  # (eps, d): every class has upper delta <= d at eps
+        #: estimated relative growth of a range's upper value per user the range bound drops (only
+        #: steers how finely decide splits a range; nothing certified depends on it), None until measured
+        self.beta: float | None = None
+        self.edge_nats = FAST_TAIL_LEVELS[0]  # the first tail level of the evaluations (for _dropped)
 
     def range_bracket(self, eps: float, j1: int, j2: int, target: float | None = None) -> tuple[float, float]:
         """(lower, upper): upper >= delta_j(eps) for every j in [j1, j2]; lower <= delta_j1(eps) when
@@ -257,7 +325,14 @@ class BranchAndBound:
         the best-first search splits the coarser ranges only where needed)."""
         s = self.n
         s_min = max(1, -(-self.n // MAX_START))
-        while s > s_min and self.range_bracket(eps, 0, s - 1, target)[1] > bound:
+        prev = None
+        while s > s_min:
+            up = self.range_bracket(eps, 0, s - 1, target)[1]
+            if prev is not None:  # two ranges with the same first class: measures beta (an estimate)
+                self._learn(prev[0] - 1, prev[1], s - 1, up)
+            if up <= bound:
+                break
+            prev = (s, up)
             s = max((s + 1) // 2, s_min)
         return s
 
@@ -359,13 +434,15 @@ class BranchAndBound:
         just above the target, docs/sharp_krr.md §4.11)."""
         import heapq
 
+        self.edge_nats = decision_levels(target)[0]
         s = self._start(eps, target, target)
         heap: list[tuple[float, int, int]] = []
         evals = 0
         best_lo, best_j, first = target, -1, -1
 
-        def push(j1: int, j2: int) -> tuple[float, int, int] | None:
-            """Evaluate a range; a witness is recorded, a range still above the target returned."""
+        def push(j1: int, j2: int) -> tuple[float, tuple[float, int, int] | None]:
+            """Evaluate a range: (its upper value, the heap entry when it is still above the target);
+            a witness is recorded."""
             nonlocal evals, best_lo, best_j, first
             lo, up = self.range_bracket(eps, j1, j2, target)
             evals += 1
@@ -373,25 +450,46 @@ class BranchAndBound:
                 best_lo, best_j = lo, j1
                 first = evals if first < 0 else first
             elif up > target:
-                return (-up, j1, j2)
-            return None
+                return up, (-up, j1, j2)
+            return up, None
 
-        for j1 in range(0, self.n, s):
-            got = push(j1, min(j1 + s - 1, self.n - 1))
+        # the first partition: consecutive ranges, each sized from the previous one's upper value
+        # (split_size; the classes' delta vary slowly in j) so that most fall below the target at
+        # once; at least ceil(n / MAX_START) classes each. Every class is covered whatever the sizes.
+        # (n <= N_EXACT: uniform sizes and halves, as the classes' delta are not flat there: they
+        # fall away from the end classes, which are near the maximum, §2.2)
+        s_min = max(1, -(-self.n // MAX_START))
+        adaptive = self.n > N_EXACT
+        j1 = 0
+        while j1 < self.n:
+            j2 = min(j1 + s - 1, self.n - 1)
+            up, got = push(j1, j2)
             if got is not None:
                 heapq.heappush(heap, got)
-        current = None  # a dive: the child of larger upper value next, the other one on the heap
+            if adaptive:
+                s = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
+            j1 = j2 + 1
+        current = None  # a dive: the child of larger upper value next, the others on the heap
         while current is not None or heap:
             if best_j >= 0 and evals - first >= _WITNESS_EVALS:
                 break
-            _, j1, j2 = current if current is not None else heapq.heappop(heap)
+            neg_up, j1, j2 = current if current is not None else heapq.heappop(heap)
             current = None
             if j1 == j2:  # its bracket contains the target
                 return ("class", best_j) if best_j >= 0 else ("unknown", j1)
             if evals >= max_evals:
                 return ("class", best_j) if best_j >= 0 else ("unknown", -1)
-            mid = (j1 + j2) // 2
-            kids = [k for k in (push(j1, mid), push(mid + 1, j2)) if k is not None]
+            # the range is replaced by consecutive pieces covering it (every class stays covered);
+            # how many is an estimate (split_count), halves until one has been measured
+            m = self.split_count(j2 - j1, -neg_up, target) if adaptive else 2
+            edges = [j1 + ((j2 - j1 + 1) * i) // m for i in range(m + 1)]
+            kids = []
+            for i in range(m):
+                up_i, kid = push(edges[i], edges[i + 1] - 1)
+                if i == 0:
+                    self._learn(j2 - j1, -neg_up, edges[1] - 1 - j1, up_i)
+                if kid is not None:
+                    kids.append(kid)
             kids.sort()
             if kids:
                 current = kids[0]
@@ -399,5 +497,51 @@ class BranchAndBound:
                     heapq.heappush(heap, k)
         return ("class", best_j) if best_j >= 0 else ("ok", -1)
 
+    def _dropped(self, mix: int) -> float:
+        """About how many users the range bound of a range of mix + 1 classes drops (docs/sharp_krr.md
+        §2.3: the Chernoff edge of Bin(mix, 1 - q/p) at edge_nats, in closed form; an estimate)."""
+        pi = self.one._conv
+        return min(float(mix), pi * mix + math.sqrt(2.0 * (self.edge_nats + 1.0) * mix * pi * (1.0 - pi)))
 
-__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass"]
+    def _learn(self, mix: int, up: float, mix_child: int, up_child: float) -> None:
+        """Update beta from a range and its first piece (same first class): up = d (1 + beta k) and
+        up_child = d (1 + beta k_child), k the users dropped."""
+        k, kc = self._dropped(mix), self._dropped(mix_child)
+        if not (up_child > 0 and up >= up_child and math.isfinite(up)):
+            return
+        rho = up / up_child
+        den = k - rho * kc
+        if den > 0:
+            self.beta = (rho - 1.0) / den
+
+    def split_size(self, mix: int, up: float, target: float) -> int:
+        """Classes per range predicted to fall below the target next to a range of mix + 1 classes
+        with upper value up (a fraction 1 - _SPARE of the margin spared); mix + 1 when beta is unknown or the range's
+        first class is estimated above the target. An estimate: only the number of evaluations
+        depends on it."""
+        beta = self.beta
+        if beta is None or beta <= 0 or not (up > 0 and target > 0 and math.isfinite(up)):
+            return mix + 1
+        d = up / (1.0 + beta * self._dropped(mix))
+        if not d < target:
+            return mix + 1
+        budget = _SPARE * (target / d - 1.0) / beta  # users a range may drop
+        pi = self.one._conv
+        c = math.sqrt(2.0 * (self.edge_nats + 1.0) * pi * (1.0 - pi))
+        x = (-c + math.sqrt(c * c + 4.0 * pi * budget)) / (2.0 * pi) if pi > 0 else 0.0  # pi x^2 + c x = budget
+        return int(min(max(x * x, 0.0), 4.0 * self.n)) + 1
+
+    def split_count(self, mix: int, up: float, target: float) -> int:
+        """Pieces to split a range of mix + 1 classes with upper value up > target into: 2 (halves)
+        until beta is measured or where the range's own first class is estimated above the target
+        (a dive towards a witness); else enough pieces that each is predicted to fall below the
+        target (split_size; at most 64). Only the number of evaluations
+        depends on this choice."""
+        if not (up > target):
+            return 2
+        size = self.split_size(mix, up, target)
+        return int(min(max(-(-(mix + 1) // size), 2), 64, mix + 1))
+
+
+__all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass",
+           "decision_levels", "upper_edge"]
