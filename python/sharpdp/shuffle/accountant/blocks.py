@@ -118,12 +118,13 @@ def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _compositions(total: int, parts: int) -> np.ndarray:
     """All count vectors c >= 0 of length ``parts`` with sum(c) <= total (int64, one per row)."""
     counts = np.zeros((1, 0), dtype=np.int64)
+    used = np.zeros(1, dtype=np.int64)  # row sums so far (column by column: numpy's axis-1 sum is slow)
     for _ in range(parts):
-        used = counts.sum(axis=1)
         reps = total - used + 1
         idx = np.repeat(np.arange(counts.shape[0]), reps)
         cj = np.arange(idx.size) - np.repeat(np.cumsum(reps) - reps, reps)  # 0 .. reps - 1 per row
         counts = np.column_stack([counts[idx], cj])
+        used = used[idx] + cj
     return counts
 
 
@@ -175,16 +176,20 @@ _WEIGHTS_CACHE: dict = {}
 
 
 def _block_weights(t: int, ms: int, gamma: float,
-                   pa: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float, float]:
-    """Count vectors, probabilities, their relative error bound and P(M > M*) of a block (see
-    block); they do not depend on the atom values, so get_epsilon's calls share them."""
+                   pa: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, float, float, float]:
+    """Count vectors, probabilities (P(M > M*) appended last; None when they fail the sanity
+    check), their relative error bound, P(M > M*) and the log-bound of the mass left out beyond
+    M* + 4000 of a block (see block); they do not depend on the atom values, so get_epsilon's
+    calls share them."""
     key = (t, ms, gamma, pa.tobytes())
     hit = _WEIGHTS_CACHE.get(key)
     if hit is not None:
         return hit
     m1 = pa.size
     counts = _compositions(ms, m1)
-    M = counts.sum(axis=1)
+    M = counts[:, 0].copy()  # row sums, column by column (exact integers)
+    for j in range(1, m1):
+        M += counts[:, j]
     if gamma >= 1.0:  # every user active: M = t exactly
         counts, M = counts[M == t], M[M == t]
     # probabilities
@@ -211,8 +216,14 @@ def _block_weights(t: int, ms: int, gamma: float,
         if Mt[-1] < t:  # M > M* + 4000 is left out (a sub-probability law): its Chernoff bound
             x = Mt[-1] / t
             lp_out = -t * (x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma)) + 1e-9
-    # counts as float columns (exact: < 2^26) for _block_law's products
-    out = (np.asfortranarray(counts, dtype=float), prob, rel, p_tr, lp_out)
+    # counts as float columns (exact: < 2^26) for _block_law's products; the probabilities with the
+    # event M > M* appended (its atom at 0), the same for every epsilon of a search
+    pp = np.append(prob, p_tr)
+    if not (np.all(np.isfinite(pp)) and abs(float(pp.sum()) - 1.0) <= 1e-9):
+        pp = None  # (not expected) _block_law falls back to the per-user law
+    else:
+        pp.flags.writeable = False  # (shared by the block laws of every epsilon)
+    out = (np.asfortranarray(counts, dtype=float), pp, rel, p_tr, lp_out)
     if len(_WEIGHTS_CACHE) >= 8:
         _WEIGHTS_CACHE.pop(next(iter(_WEIGHTS_CACHE)))
     _WEIGHTS_CACHE[key] = out
@@ -310,7 +321,9 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     if best is None:
         return None
     t, ms = best
-    counts, prob, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
+    counts, pp, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
+    if pp is None:
+        return None  # (not expected) fall back to the per-user law
     # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
     # error <= u |v| + gamma_{2 m1}^2 sum |terms|
     # (native, cpp/kernels/blocks.hpp: terms c_j hi_j, then c_j lo_j, summed by Sum2 in that order)
@@ -326,9 +339,6 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
     # (every probability is then a computed product with relative error rel: no merging sums)
     uv = np.append(value, 0.0)
-    pp = np.append(prob, p_tr)
-    if not (np.all(np.isfinite(pp)) and abs(float(pp.sum()) - 1.0) <= 1e-9):
-        return None  # (not expected) fall back to the per-user law
     rel_p = (rel + 3 * U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
