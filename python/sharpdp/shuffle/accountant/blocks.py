@@ -94,6 +94,19 @@ def _atom_cap(n: int) -> int:
     return int(min(BLOCK_ATOMS_MAX, max(BLOCK_ATOMS_MIN, 20.0 * math.sqrt(n))))
 
 
+#: the two-atom laws' cap at small n (binary RR): see :func:`_law_atom_cap`
+_TWO_ATOMS_MIN = 10_000
+
+
+def _law_atom_cap(n: int, m1: int) -> int:
+    """:func:`_atom_cap` for a law of m1 atoms; for two atoms at most max(10 000, 20 sqrt(n))
+    (docs/accountant_atoms.md §7): their block values c1 a1 + c2 a2 form no clusters, so
+    below n ~ 1e7 the FFTs stay short at any block size and the per-atom work of the block laws
+    (values, cells: ~1000 instructions per count vector per get_epsilon) decides the cost."""
+    cap = _atom_cap(n)
+    return min(cap, max(_TWO_ATOMS_MIN, int(20.0 * math.sqrt(n)))) if m1 == 2 else cap
+
+
 def _log_value_estimate(gamma: float, a: np.ndarray, pa: np.ndarray, n: int) -> float:
     """log of an estimate (not a bound) of D_up for n users of the atom law (a, pa) with blanket
     mass gamma (docs/accountant.md §5.2): the Chernoff bound E[S_+] <= e^{n Lambda(theta) - 1}/theta
@@ -260,8 +273,8 @@ def block(gamma: float, law: Law, n: int) -> Blocks | None:
 def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     """Blocks of t users for an atom law (step J), or None when not applicable.
 
-    t is the largest divisor of n (at least 2) whose block has at most :func:`_atom_cap` (n) count
-    vectors, with M* <= MS_MAX and p_min^M* >= e^LOG_PW_MIN (every product in the normal
+    t is the largest divisor of n (at least 2) whose block has at most :func:`_law_atom_cap` (n, m1)
+    count vectors, with M* <= MS_MAX and p_min^M* >= e^LOG_PW_MIN (every product in the normal
     range); when the estimated value is below 1e-34, t = n if it fits, else the largest divisor
     with t gamma <= BLOCK_MU and at most BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2).
     The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
@@ -311,7 +324,8 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     lpmin = math.log(float(np.min(pa)))
     best = None
     for d in cands:
-        cap = BLOCK_ATOMS_MIN if small and d < n else _atom_cap(n)
+        # (values below 1e-34 keep the caps of §5.2: one block of all users up to A(n), else small blocks)
+        cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else _law_atom_cap(n, m1)
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d)
