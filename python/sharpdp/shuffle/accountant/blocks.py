@@ -232,11 +232,9 @@ def _block_weights(t: int, ms: int, gamma: float,
     # counts as float columns (exact: < 2^26) for _block_law's products; the probabilities with the
     # event M > M* appended (its atom at 0), the same for every epsilon of a search
     pp = np.append(prob, p_tr)
-    if not (np.all(np.isfinite(pp)) and abs(float(pp.sum()) - 1.0) <= 1e-9):
-        pp = None  # (not expected) _block_law falls back to the per-user law
-    else:
-        pp.flags.writeable = False  # (shared by the block laws of every epsilon)
-    out = (np.asfortranarray(counts, dtype=float), pp, rel, p_tr, lp_out)
+    pp.flags.writeable = False  # (shared by the block laws of every epsilon)
+    ok = bool(np.all(np.isfinite(pp))) and abs(float(pp.sum()) - 1.0) <= 1e-9  # (else: not expected)
+    out = (np.asfortranarray(counts, dtype=float), pp if ok else None, rel, p_tr, lp_out)
     if len(_WEIGHTS_CACHE) >= 8:
         _WEIGHTS_CACHE.pop(next(iter(_WEIGHTS_CACHE)))
     _WEIGHTS_CACHE[key] = out
