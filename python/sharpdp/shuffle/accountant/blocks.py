@@ -94,6 +94,19 @@ def _atom_cap(n: int) -> int:
     return int(min(BLOCK_ATOMS_MAX, max(BLOCK_ATOMS_MIN, 20.0 * math.sqrt(n))))
 
 
+#: the two-atom laws' cap at small n (binary RR): see :func:`_law_atom_cap`
+_TWO_ATOMS_MIN = 10_000
+
+
+def _law_atom_cap(n: int, m1: int) -> int:
+    """:func:`_atom_cap` for a law of m1 atoms; for two atoms at most max(10 000, 20 sqrt(n))
+    (docs/accountant_atoms.md §7): their block values c1 a1 + c2 a2 form no clusters, so
+    below n ~ 1e7 the FFTs stay short at any block size and the per-atom work of the block laws
+    (values, cells: ~1000 instructions per count vector per get_epsilon) decides the cost."""
+    cap = _atom_cap(n)
+    return min(cap, max(_TWO_ATOMS_MIN, int(20.0 * math.sqrt(n)))) if m1 == 2 else cap
+
+
 def _log_value_estimate(gamma: float, a: np.ndarray, pa: np.ndarray, n: int) -> float:
     """log of an estimate (not a bound) of D_up for n users of the atom law (a, pa) with blanket
     mass gamma (docs/accountant.md §5.2): the Chernoff bound E[S_+] <= e^{n Lambda(theta) - 1}/theta
@@ -118,12 +131,13 @@ def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _compositions(total: int, parts: int) -> np.ndarray:
     """All count vectors c >= 0 of length ``parts`` with sum(c) <= total (int64, one per row)."""
     counts = np.zeros((1, 0), dtype=np.int64)
+    used = np.zeros(1, dtype=np.int64)  # row sums so far (column by column: numpy's axis-1 sum is slow)
     for _ in range(parts):
-        used = counts.sum(axis=1)
         reps = total - used + 1
         idx = np.repeat(np.arange(counts.shape[0]), reps)
         cj = np.arange(idx.size) - np.repeat(np.cumsum(reps) - reps, reps)  # 0 .. reps - 1 per row
         counts = np.column_stack([counts[idx], cj])
+        used = used[idx] + cj
     return counts
 
 
@@ -175,16 +189,20 @@ _WEIGHTS_CACHE: dict = {}
 
 
 def _block_weights(t: int, ms: int, gamma: float,
-                   pa: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float, float]:
-    """Count vectors, probabilities, their relative error bound and P(M > M*) of a block (see
-    block); they do not depend on the atom values, so get_epsilon's calls share them."""
+                   pa: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, float, float, float]:
+    """Count vectors, probabilities (P(M > M*) appended last; None when they fail the sanity
+    check), their relative error bound, P(M > M*) and the log-bound of the mass left out beyond
+    M* + 4000 of a block (see block); they do not depend on the atom values, so get_epsilon's
+    calls share them."""
     key = (t, ms, gamma, pa.tobytes())
     hit = _WEIGHTS_CACHE.get(key)
     if hit is not None:
         return hit
     m1 = pa.size
     counts = _compositions(ms, m1)
-    M = counts.sum(axis=1)
+    M = counts[:, 0].copy()  # row sums, column by column (exact integers)
+    for j in range(1, m1):
+        M += counts[:, j]
     if gamma >= 1.0:  # every user active: M = t exactly
         counts, M = counts[M == t], M[M == t]
     # probabilities
@@ -211,8 +229,12 @@ def _block_weights(t: int, ms: int, gamma: float,
         if Mt[-1] < t:  # M > M* + 4000 is left out (a sub-probability law): its Chernoff bound
             x = Mt[-1] / t
             lp_out = -t * (x * math.log(x / gamma) + (1 - x) * math.log1p(-x) - (1 - x) * math.log1p(-gamma)) + 1e-9
-    # counts as float columns (exact: < 2^26) for _block_law's products
-    out = (np.asfortranarray(counts, dtype=float), prob, rel, p_tr, lp_out)
+    # counts as float columns (exact: < 2^26) for _block_law's products; the probabilities with the
+    # event M > M* appended (its atom at 0), the same for every epsilon of a search
+    pp = np.append(prob, p_tr)
+    pp.flags.writeable = False  # (shared by the block laws of every epsilon)
+    ok = bool(np.all(np.isfinite(pp))) and abs(float(pp.sum()) - 1.0) <= 1e-9  # (else: not expected)
+    out = (np.asfortranarray(counts, dtype=float), pp if ok else None, rel, p_tr, lp_out)
     if len(_WEIGHTS_CACHE) >= 8:
         _WEIGHTS_CACHE.pop(next(iter(_WEIGHTS_CACHE)))
     _WEIGHTS_CACHE[key] = out
@@ -249,8 +271,8 @@ def block(gamma: float, law: Law, n: int) -> Blocks | None:
 def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     """Blocks of t users for an atom law (step J), or None when not applicable.
 
-    t is the largest divisor of n (at least 2) whose block has at most :func:`_atom_cap` (n) count
-    vectors, with M* <= MS_MAX and p_min^M* >= e^LOG_PW_MIN (every product in the normal
+    t is the largest divisor of n (at least 2) whose block has at most :func:`_law_atom_cap` (n, m1)
+    count vectors, with M* <= MS_MAX and p_min^M* >= e^LOG_PW_MIN (every product in the normal
     range); when the estimated value is below 1e-34, t = n if it fits, else the largest divisor
     with t gamma <= BLOCK_MU and at most BLOCK_ATOMS_MIN count vectors (docs/accountant.md §5.2).
     The block law is the law of V' = (B_1 L_1 + ... + B_t L_t) 1{M <= M*},
@@ -300,7 +322,8 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     lpmin = math.log(float(np.min(pa)))
     best = None
     for d in cands:
-        cap = BLOCK_ATOMS_MIN if small and d < n else _atom_cap(n)
+        # (values below 1e-34 keep the caps of §5.2: one block of all users up to A(n), else small blocks)
+        cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else _law_atom_cap(n, m1)
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d)
@@ -310,7 +333,9 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     if best is None:
         return None
     t, ms = best
-    counts, prob, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
+    counts, pp, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
+    if pp is None:
+        return None  # (not expected) fall back to the per-user law
     # values: sum_j c_j a_j with every product exact (Dekker split), compensated summation (Sum2):
     # error <= u |v| + gamma_{2 m1}^2 sum |terms|
     # (native, cpp/kernels/blocks.hpp: terms c_j hi_j, then c_j lo_j, summed by Sum2 in that order)
@@ -326,9 +351,6 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
     # (every probability is then a computed product with relative error rel: no merging sums)
     uv = np.append(value, 0.0)
-    pp = np.append(prob, p_tr)
-    if not (np.all(np.isfinite(pp)) and abs(float(pp.sum()) - 1.0) <= 1e-9):
-        return None  # (not expected) fall back to the per-user law
     rel_p = (rel + 3 * U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
