@@ -52,13 +52,14 @@ MAX_EPSILON_EVALS = 20_000
 def decision_levels(target: float) -> tuple[float, ...]:
     """Tail levels of an evaluation that decides upper <= target or lower > target (get_epsilon):
     the first one L0 = ceil(log(4e6 / target)) nats (between 20 and 40), where the truncation charge
-    4 e^-L0 a (a <= p <= 1) is at most 1e-6 of the target, then FAST_TAIL_LEVELS' deeper ones
-    (docs/sharp_krr.md §4.10: every level is certified; a shallower one only has shorter windows and,
-    for a range, drops fewer users, §2.3)."""
+    4 e^-L0 a (a <= p <= 1) is at most 1e-6 of the target, then FAST_TAIL_LEVELS (an evaluation
+    that L0 does not decide goes on exactly as one without a target: docs/sharp_krr.md §4.10; every
+    level is certified; a shallower one only has shorter windows and, for a range, drops fewer
+    users, §2.3)."""
     if not target > 0:
         return FAST_TAIL_LEVELS
     first = float(min(max(math.ceil(math.log(4e6) - math.log(target)), 20), 40))
-    return (first,) + FAST_TAIL_LEVELS[1:] if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
+    return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
 
 
 def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
@@ -177,8 +178,9 @@ class OneClass(RR):
             if extra:
                 up = min((up + extra) * (1 + 2 * UROUND), 1.0)
                 charge = max(charge, extra)
-            if charge <= 1e-6 * up or (target is not None and (up <= target or lo > target)):
-                break
+            decided = target is not None and (up <= target or lo > target)
+            if decided or (charge <= 1e-6 * up and nats >= FAST_TAIL_LEVELS[0]):
+                break  # (a shallower decision level that does not decide goes on at FAST_TAIL_LEVELS)
             if nats >= _COMPILED_MAX_NATS and npop > DEEP_N and up <= DEEP_STOP:
                 break
         return lo, up
