@@ -89,16 +89,6 @@ def _bracket(*args) -> tuple[float, float]:
     return r[0], r[1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "docs/sharp_krr.md §4.12 / commit 3d77992 claim the cheaper class evaluation gives the same doubles "
-    "('None of this changes a value the bounds are about'); the band half-width 2 (was 8) changes where the "
-    "band search stops (k_le, k_gt), so which terms go to the ambiguous middle and where Phi is taken: "
-    "178 of 1 254 random inputs give other doubles (all still certified brackets, see the next test)"))
-def test_band2_kernel_gives_mains_doubles():
-    e0, eps, n, j, nats, main, _ = _DIFFERING[0]
-    assert _bracket(*_kernel_args(e0, eps, n, j, nats)) == tuple(float.fromhex(x) for x in main)
-
-
 @pytest.mark.parametrize("case", _DIFFERING, ids=lambda c: f"n{c[2]}-j{c[3]}-L{c[4]:.3g}")
 def test_kernel_bracket_certified_where_it_differs_from_main(case):
     e0, eps, n, j, nats, main, new = case
@@ -276,12 +266,6 @@ def _rss_mb() -> float:
 
 
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="Linux /proc only")
-@pytest.mark.xfail(strict=True, reason=(
-    "cpp/kernels/exact_krr.hpp cached_window: the storage of cleared windows is reused with its capacity, "
-    "but the cap counts pmf.size(); a vector grown by one n = 1e9 window (~6 MB) keeps that capacity when it "
-    "later holds a small window, and each later large window grows another spare: resident memory grows "
-    "without a bound set by the cap (here ~25 MB per cycle; through the public API, alternating "
-    "delta_at_class at n = 1e9 and n = 2e4: 125 MB -> 890 MB after 30 cycles, main flat at 125 MB)"))
 def test_kernel_cache_memory_bounded_when_sizes_alternate():
     args = _kernel_args(0.5, 0.1, 2, 0, 300.0)[:9]
     ms, jb = 1000, 0

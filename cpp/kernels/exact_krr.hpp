@@ -140,7 +140,8 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
 // leaves nothing behind). The storage of cleared windows no longer in use is kept and reused for
 // new windows: fresh memory costs a page fault per 512 doubles, more than building the window
 // (measured: ~15 000 faults in one get_epsilon at n = 1e6 before), so the cap bounds the memory
-// touched, not only the memory held: 6e5 doubles, or 8 windows of the size being built (n = 1e9:
+// touched, and the memory held (capacities, spares included, each under the cap): 6e5 doubles, or 8
+// windows of the size being built (n = 1e9:
 // windows of ~2.5e5 doubles, which are also the costly ones to rebuild).
 constexpr std::size_t kCacheElements = 600000;
 constexpr std::size_t kCacheWindows = 8;
@@ -176,10 +177,20 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
     cache.spare.pop_back();
   }
   binom_window(m, pi, pi_c, log_odds, nats, *w);
-  const std::size_t add = w->pmf.size();
-  if (cache.elements + add > std::max(kCacheElements, kCacheWindows * add)) {
-    for (auto& kv : cache.map)  // windows in use stay alive through their shared_ptr, untouched
-      if (kv.second.use_count() == 1 && kv.second->pmf.capacity() > 0) cache.spare.push_back(std::move(kv.second->pmf));
+  // memory held, not the window's size: reused storage keeps its capacity, so counting sizes would let
+  // alternating large and small windows accumulate large spares without bound
+  const std::size_t add = w->pmf.capacity();
+  const std::size_t cap = std::max(kCacheElements, kCacheWindows * add);
+  if (cache.elements + add > cap) {
+    std::size_t kept = 0;  // the spares together also stay under the cap
+    for (const auto& s : cache.spare) kept += s.capacity();
+    for (auto& kv : cache.map) {  // windows in use stay alive through their shared_ptr, untouched
+      const std::size_t c = kv.second->pmf.capacity();
+      if (kv.second.use_count() == 1 && c > 0 && kept + c <= cap) {
+        kept += c;
+        cache.spare.push_back(std::move(kv.second->pmf));
+      }
+    }
     cache.map.clear();
     cache.elements = 0;
   }
