@@ -1,5 +1,5 @@
 """Replace-one through bot: get_epsilon's target-deciding split search (docs/accountant.md §9.2) and the
-calibration's learned gain (docs/calibration.md), checked against independent references: the exact
+calibration's learned gain (docs/accountant.md §6.10), checked against independent references: the exact
 Gaussian mechanism's delta at n = 1, exhaustive split scans, brute-force minimisation, and the
 accountant's own closed forms."""
 

@@ -71,7 +71,7 @@ STAGE1_TOL = 0.03
 # evaluation; the answer's sigma0 is then at most the bracket's width (in delta) above the refined one.
 DECIDE_N_MAX = 500
 DECIDE_WIDTH = 0.5
-# The learned gain (docs/calibration.md, "closed forms first"): once a full evaluation of the search has
+# The learned gain (docs/accountant.md §6.10): once a full evaluation of the search has
 # improved the closed-form upper value by less than GAIN_SMALL (Up_closed / Up_full), a point whose
 # closed-form upper value exceeds delta by more than GAIN_MARGIN times the largest gain seen is not
 # expected to certify by a full evaluation either: it counts as a failed certification on its
