@@ -183,7 +183,8 @@ class ViaBottom:
                 break
         x = self._vertex(best, seen, step)
         if x is not None:
-            c = self.split(eps, 1.0 - (eps - best.e1 + x) / eps, rel_tol)
+            e2 = min(max(eps - best.e1 + x, 0.0), eps)  # (a split: 0 <= e2 <= eps)
+            c = self.split(eps, 1.0 - e2 / eps, rel_tol)
             if c.upper < best.upper:
                 best = c
         return best
