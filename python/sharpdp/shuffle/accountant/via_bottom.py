@@ -73,12 +73,18 @@ class ViaBottom:
         self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
 
     def leg(self, j: int, e: float, rel_tol: float) -> AccountantReport:
-        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached."""
+        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached. Where the engine refuses to
+        certify the leg (RuntimeError), the bracket [0, 1] (a hockey-stick divergence of probability
+        distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
         key = (j, e, rel_tol)
         if key not in self._leg_cache:
             if len(self._leg_cache) > 4096:
                 self._leg_cache.clear()
-            self._leg_cache[key] = self.bottom._report(e, rel_tol, only=self.legs[j])
+            try:
+                rep = self.bottom._report(e, rel_tol, only=self.legs[j])
+            except RuntimeError as exc:
+                rep = AccountantReport(e, 0.0, 1.0, terms={"refused": str(exc)})
+            self._leg_cache[key] = rep
         return self._leg_cache[key]
 
     def split(self, eps: float, f: float, rel_tol: float) -> Split:
