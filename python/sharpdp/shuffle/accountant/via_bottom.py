@@ -87,13 +87,13 @@ class ViaBottom:
             self._leg_cache[key] = rep
         return self._leg_cache[key]
 
-    def split(self, eps: float, f: float, rel_tol: float, rel_tol_b: float | None = None) -> Split:
-        """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards (leg B at ``rel_tol_b`` if given)."""
+    def split(self, eps: float, f: float, rel_tol: float) -> Split:
+        """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards."""
         e1 = f * eps
         e2 = eps - e1
         if e1 + e2 > eps:  # (rounding) certify at e1 + e2 <= eps: delta is non-increasing
             e2 = math.nextafter(e2, 0.0)
-        ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol if rel_tol_b is None else rel_tol_b)
+        ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol)
         w = math.exp(e1)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
@@ -154,27 +154,14 @@ class ViaBottom:
         h = self._hint
         if h is None or not 0.0 < h < eps or eps > min(EPS_CAP, float(getattr(self.bottom, "eps_tau", math.inf))):
             return min(max(self.report(eps, rel_tol).upper, TINY), 1.0)
-        rt = max(rel_tol, 0.1)  # the walk's legs: cheap (a tiny leg at rel_tol can cost seconds)
-        best = self.split(eps, 1.0 - h / eps, rt)
+        best = self.split(eps, 1.0 - h / eps, rel_tol)
         if best.upper > target:
-            best = self._sharpen(eps, best, rel_tol, rt, target)
-        if best.upper > target:
-            walked = self._walk(eps, rt, target, best)
+            walked = self._walk(eps, rel_tol, target, best)
             if walked is None:  # the optimum is far from the hint: the full search (it sets the hint)
                 return min(max(self._report_splits(eps, rel_tol, eps).upper, TINY), 1.0)
-            best = self._sharpen(eps, walked, rel_tol, rt, target)
+            best = walked
         self._hint = eps - best.e1
         return min(max(best.upper, TINY), 1.0)
-
-    def _sharpen(self, eps: float, s: Split, rel_tol: float, rt: float, target: float) -> Split:
-        """The split ``s`` (legs at rt) with its significant legs (at least 5 % of its value) certified
-        at rel_tol, when its value is within a factor 1 + 3 rt of ``target`` (else ``s``); the smaller."""
-        if s.upper > target * (1.0 + 3.0 * rt) or rt <= rel_tol:
-            return s
-        ta, tb = s.leg_a.upper, math.exp(s.e1) * s.leg_b.upper
-        tot = ta + tb
-        t = self.split(eps, s.f, rel_tol if ta >= 0.05 * tot else rt, rel_tol if tb >= 0.05 * tot else rt)
-        return t if t.upper < s.upper else s
 
     def _walk(self, eps: float, rel_tol: float, target: float, first: Split) -> Split | None:
         """From the split ``first``, steps of SPLIT_TOL eps in e2 in the direction where the value
