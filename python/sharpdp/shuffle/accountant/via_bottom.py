@@ -145,11 +145,10 @@ class ViaBottom:
         """A certified upper value of delta at eps for get_epsilon's search against ``target``
         (docs/accountant.md §9.2): one split's value A(e1) + e^{e1} B(e2), rounded outwards, capped
         at 1 and floored at 5e-324 as get_delta. With a best second leg e2 from an earlier search
-        (the hint), the split search is local, on legs certified at rel_tol 0.1: the split e2 = hint
-        first, then a walk in steps of SPLIT_TOL eps in e2 while the value decreases, stopping at the
-        first split whose value is <= target (the comparison is decided); a split near the target is
-        sharpened (its significant legs at rel_tol); the full search of :meth:`report` when there is
-        no hint, at eps above eps_tau or 60, or when the walk does not settle."""
+        (the hint), the split search is local: the split e2 = hint first, then a walk in steps of
+        SPLIT_TOL eps in e2 while the value decreases, stopping at the first split whose value is
+        <= target (the comparison is decided); the full search of :meth:`report` when there is no
+        hint, at eps above eps_tau or 60, or when the walk does not settle."""
         rel_tol = self.bottom.rel_tol
         h = self._hint
         if h is None or not 0.0 < h < eps or eps > min(EPS_CAP, float(getattr(self.bottom, "eps_tau", math.inf))):
