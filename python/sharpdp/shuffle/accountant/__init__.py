@@ -585,7 +585,7 @@ class ShuffleAccountant:
                 raise ValueError(f"delta: {delta!r} is not met at epsilon = {EPS_MAX} nats, the largest epsilon the "
                                  f"accountant certifies (certified delta there: {d_max!r})")
         if self._bottom is not None:
-            return self._bottom.epsilon(delta, xtol, self.get_delta)
+            return self._bottom.epsilon(delta, xtol, self.get_delta, None if cap0 is not None else self._memo_put)
         return search_epsilon(self, delta, xtol, cap0)
 
     def privacy_profile(self, epsilons: Any) -> np.ndarray:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
-from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, U
+from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.search import shrink
 
@@ -22,6 +22,7 @@ from sharpdp.shuffle.accountant.search import shrink
 class _ZeroOut(Protocol):
     """The zero-out accountant of the legs (a :class:`sharpdp.shuffle.ShuffleAccountant`)."""
 
+    rel_tol: float  # the legs' target accuracy
     sampler_tau: float  # n sampler_tv (0 without a charge, docs/sampling.md §4)
     eps_tau: float  # above it the value at eps_tau
     _closed_only: bool  # closed forms only (docs/accountant.md §6.9)
@@ -62,19 +63,28 @@ class ViaBottom:
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
+    # most steps of get_epsilon's local walk from the last best split (§9.2)
+    WALK_STEPS = 8
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
         self.legs = legs
         self._leg_cache: dict[tuple[int, float, float], AccountantReport] = {}
+        self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
 
     def leg(self, j: int, e: float, rel_tol: float) -> AccountantReport:
-        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached."""
+        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached. Where the engine refuses to
+        certify the leg (RuntimeError), the bracket [0, 1] (a hockey-stick divergence of probability
+        distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
         key = (j, e, rel_tol)
         if key not in self._leg_cache:
             if len(self._leg_cache) > 4096:
                 self._leg_cache.clear()
-            self._leg_cache[key] = self.bottom._report(e, rel_tol, only=self.legs[j])
+            try:
+                rep = self.bottom._report(e, rel_tol, only=self.legs[j])
+            except RuntimeError as exc:
+                rep = AccountantReport(e, 0.0, 1.0, terms={"refused": str(exc)})
+            self._leg_cache[key] = rep
         return self._leg_cache[key]
 
     def split(self, eps: float, f: float, rel_tol: float) -> Split:
@@ -127,7 +137,85 @@ class ViaBottom:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
         cands.append(self.split(eps, (c if c.upper <= d.upper else d).f, rel_tol))
-        return self._as_report(eps_in, min(cands, key=lambda c: c.upper))
+        best = min(cands, key=lambda c: c.upper)
+        self._hint = eps - best.e1 if best.upper < 1.0 else None
+        return self._as_report(eps_in, best)
+
+    def decide(self, eps: float, target: float) -> float:
+        """A certified upper value of delta at eps for get_epsilon's search against ``target``
+        (docs/accountant.md §9.2): one split's value A(e1) + e^{e1} B(e2), rounded outwards, capped
+        at 1 and floored at 5e-324 as get_delta. With a best second leg e2 from an earlier search
+        (the hint), the split search is local: the split e2 = hint first, then a walk in steps of
+        SPLIT_TOL eps in e2 while the value decreases, stopping at the first split whose value is
+        <= target (the comparison is decided); the full search of :meth:`report` when there is no
+        hint, at eps above eps_tau or 60, or when the walk does not settle."""
+        rel_tol = self.bottom.rel_tol
+        h = self._hint
+        if h is None or not 0.0 < h < eps or eps > min(EPS_CAP, float(getattr(self.bottom, "eps_tau", math.inf))):
+            return min(max(self.report(eps, rel_tol).upper, TINY), 1.0)
+        best = self.split(eps, 1.0 - h / eps, rel_tol)
+        if best.upper > target:
+            walked = self._walk(eps, rel_tol, target, best)
+            if walked is None:  # the optimum is far from the hint: the full search (it sets the hint)
+                return min(max(self._report_splits(eps, rel_tol, eps).upper, TINY), 1.0)
+            best = walked
+        self._hint = eps - best.e1
+        return min(max(best.upper, TINY), 1.0)
+
+    def _walk(self, eps: float, rel_tol: float, target: float, first: Split) -> Split | None:
+        """From the split ``first``, steps of SPLIT_TOL eps in e2 in the direction where the value
+        decreases, while it decreases (at most WALK_STEPS), then one split at the vertex of the legs'
+        log-linear model through the best split's two neighbours (the value is sharply V-shaped in
+        e2, docs/accountant.md §9.2); the first split whose value is <= target as soon as one is
+        found, else the best split seen; None when the walk does not settle."""
+        step = self.SPLIT_TOL * eps
+        best, seen = first, [first]
+        for sgn in (1.0, -1.0):
+            moved = False
+            for _ in range(self.WALK_STEPS):
+                e2 = eps - best.e1 + sgn * step
+                if not 0.0 < e2 < eps:
+                    break
+                c = self.split(eps, 1.0 - e2 / eps, rel_tol)
+                seen.append(c)
+                if c.upper <= target:
+                    return c
+                if c.upper >= best.upper:
+                    break
+                best, moved = c, True
+            else:
+                return None
+            if moved:
+                break
+        x = self._vertex(best, seen, step)
+        if x is not None:
+            e2 = min(max(eps - best.e1 + x, 0.0), eps)  # (a split: 0 <= e2 <= eps)
+            c = self.split(eps, 1.0 - e2 / eps, rel_tol)
+            if c.upper < best.upper:
+                best = c
+        return best
+
+    @staticmethod
+    def _vertex(best: Split, seen: list[Split], step: float) -> float | None:
+        """The shift x of e2 (|x| < step) minimising A_c e^{a x} + W_c e^{-(b + 1) x}, the log-linear
+        model of A(e1 - x) + e^{e1 - x} B(e2 + x) around ``best`` (W_c = e^{e1} B(e2)), with a and b the
+        legs' log slopes by central differences from the splits of ``seen`` at e1 -+ step; None when
+        a neighbour is missing or a slope is not positive. Only a place to look: the split there is
+        certified like any other."""
+        p = [c for c in seen if abs((best.e1 - c.e1) - step) < 0.01 * step]
+        m = [c for c in seen if abs((c.e1 - best.e1) - step) < 0.01 * step]
+        if not (p and m):
+            return None
+        ap, am, bp, bm = p[0].leg_a.upper, m[0].leg_a.upper, p[0].leg_b.upper, m[0].leg_b.upper
+        ac, bc = best.leg_a.upper, best.leg_b.upper
+        if min(ap, am, bp, bm, ac, bc) <= 0.0:
+            return None
+        a = (math.log(ap) - math.log(am)) / (2.0 * step)
+        b = (math.log(bm) - math.log(bp)) / (2.0 * step)
+        if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
+            return None
+        x = math.log((b + 1.0) * math.exp(best.e1) * bc / (a * ac)) / (a + b + 1.0)
+        return min(max(x, -0.9 * step), 0.9 * step)
 
     @staticmethod
     def _as_report(eps: float, best: Split) -> AccountantReport:
@@ -177,43 +265,55 @@ class ViaBottom:
             return False
         return (a_lo + math.exp(a) * (1 - 4 * U) * b_lo) * (1 - 8 * U) >= 1.0
 
-    def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float]) -> float:
-        """get_epsilon through bot: the search on get_delta itself, bracketed from the zero-out
-        accountant's answers (docs/accountant.md §9). Two guesses of the upper end, each checked on
-        get_delta (a guess above delta becomes the lower end): the split with a small e1, where the
-        bound is about A(e1) + B(eps) (the zero-out answer at delta / 2), then the even split with
-        both legs at most the zero-out value D0 (the fixed point of e -> eps0(delta / (1 + e^e)),
-        approached from below); then the zero-out answer at delta as the lower end (every split has
-        A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps))), checked too."""
+    def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
+                put: Callable[[float, float], float] | None = None) -> float:
+        """get_epsilon through bot: a search on certified values of the bound (docs/accountant.md §9,
+        §9.2). ``put(e, u)`` is the accountant's monotone memo (returns the reported value); with it,
+        each value is :meth:`decide`'s (a split search that stops once the comparison with delta is
+        decided) entered into the memo, so that get_delta at the answer reports it; without it,
+        get_delta. The upper end is first guessed at the split with a small e1, where the bound is about
+        A(e1) + B(eps) (1.02 x the zero-out answer at delta / 2); while the value there exceeds delta
+        the guess becomes the lower end and the next guess is the log-linear extrapolation of the
+        last two values to delta (a little past it), at least 2 % and at most a doubling step above;
+        if the first guess is already at most delta the zero-out answer at delta is the lower end
+        (every split has A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps))), checked too, halved while at
+        most delta."""
         if get_delta(0.0) <= delta:
             return 0.0
+        if put is None:
+            fun = get_delta
+        else:
+            def fun(e: float) -> float:
+                return put(e, self.decide(e, delta))
         zo = self.bottom
         lo, ulo = 0.0, math.inf
-        e_half = zo.get_epsilon(0.5 * delta, xtol=xtol)
-        for guess in (lambda: e_half * 1.02 + 1e-9, lambda: 2.0 * self._even_split_half(delta, xtol, e_half)):
-            hi = min(guess(), EPS_MAX)
-            uhi = get_delta(hi)
-            if uhi <= delta:
-                break
-            lo, ulo = hi, uhi
-        step = 0.02
-        while uhi > delta:  # (the legs refine apart from the max: rarely a hair above)
+        hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * 1.02 + 1e-9, EPS_MAX)
+        uhi = fun(hi)
+        step, ld = 0.1, math.log(delta)
+        prev: tuple[float, float] | None = None
+        while uhi > delta:  # (bounded: the step doubles, at most ~20 steps to 700)
             if hi >= EPS_MAX:
                 return EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
+            if lo > 0.0 and math.isfinite(ulo) and ulo > 0.0:
+                prev = (lo, math.log(ulo))
             lo, ulo = hi, uhi
-            hi = min(hi * (1.0 + step), EPS_MAX)
-            step *= 2.0  # (bounded: at most ~20 steps to 700)
-            uhi = get_delta(hi)
+            x = hi * (1.0 + step)
+            if prev is not None and prev[1] > math.log(uhi):  # secant in log delta, aimed 3 % past
+                x_sec = hi + (math.log(uhi) - ld) * (hi - prev[0]) / (prev[1] - math.log(uhi))
+                x = min(x, max(x_sec * 1.03, hi * 1.02))
+            hi = min(x, EPS_MAX)
+            step *= 2.0
+            uhi = fun(hi)
         if lo == 0.0:
             lo = zo.get_epsilon(delta, xtol=xtol)
             lo = lo if 1e-15 < lo < hi else 0.5 * hi
-            ulo = get_delta(lo)
+            ulo = fun(lo)
             while ulo <= delta:
                 if lo <= 1e-15:
                     return lo
                 hi, uhi, lo = lo, ulo, 0.5 * lo
-                ulo = get_delta(lo)
-        return shrink(get_delta, delta, lo, ulo, hi, uhi, xtol)[2]
+                ulo = fun(lo)
+        return shrink(fun, delta, lo, ulo, hi, uhi, xtol)[2]
 
     def sampler_floor(self, eps: float) -> float:
         """A certified lower value of every upper value :meth:`report` returns at ``eps`` (docs/accountant.md
@@ -233,15 +333,3 @@ class ViaBottom:
         e = min(eps, EPS_CAP, float(getattr(zo, "eps_tau", math.inf)))
         e = e * (1.0 - 1e-12) - 1e-300  # the split's nextafter and exp's rounding (a few ulp)
         return min(1.0, tau * (3.0 + math.exp(max(e, 0.0))) * (1.0 - 1e-12))
-
-    def _even_split_half(self, delta: float, xtol: float, e: float) -> float:
-        """e with D0(e) (1 + e^e) <= delta (D0 the zero-out value), from e <= the fixed point."""
-        zo, margin = self.bottom, 1.0 - 1e-12  # margin: the rounding of the target and of f
-        for _ in range(100):
-            # aim at a slightly larger e than the current one, so one more round usually suffices
-            e_aim = e * (1.0 + xtol) + 1e-15
-            e_new = zo.get_epsilon(delta * margin / (1.0 + math.exp(e_aim)), xtol=xtol)
-            if e_new <= e_aim:
-                return e_new  # D0(e_new) (1 + e^{e_new}) <= delta
-            e = e_new
-        raise RuntimeError("get_epsilon: the replace bound through bot did not converge")

@@ -71,6 +71,13 @@ STAGE1_TOL = 0.03
 # evaluation; the answer's sigma0 is then at most the bracket's width (in delta) above the refined one.
 DECIDE_N_MAX = 500
 DECIDE_WIDTH = 0.5
+# The learned gain (docs/accountant.md §6.10): once a full evaluation of the search has
+# improved the closed-form upper value by less than GAIN_SMALL (Up_closed / Up_full), a point whose
+# closed-form upper value exceeds delta by more than GAIN_MARGIN times the largest gain seen is not
+# expected to certify by a full evaluation either: it counts as a failed certification on its
+# closed-form bracket (the search steps to the safe side), as a narrow straddling bracket does.
+GAIN_SMALL = 2.0
+GAIN_MARGIN = 1.5
 # Stage 2 probes at logit(gamma) +- PROBE_DT; stage 3 moves logit(gamma) by at most T_RADIUS.
 PROBE_DT, T_RADIUS = 0.25, 1.0
 
@@ -221,6 +228,7 @@ class Search:
         self.best: tuple[float, float, float | None, float, float] | None = None
         self.source: dict[tuple[float, float | None], str] = {}  # the accountant method behind each point
         self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
+        self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
         self.bar = Progress(desc, progress, _MAX_EVALS)
 
     def base(self, x: float, t: float | None) -> float:
@@ -243,8 +251,11 @@ class Search:
         for p in self.pts:
             if p[0] == x and p[1] == t and (p[3] == fine or _SEARCH_REL_TOL == CERT_REL_TOL):
                 return p[2]
-        lo, up, src = decide_bounds(self.make(x, t), self.n, self.adjacency, self.epsilon, self.delta,
-                                    CERT_REL_TOL if fine else _SEARCH_REL_TOL)
+        skip = self.delta * GAIN_MARGIN * self.gain if 0.0 < self.gain < GAIN_SMALL else math.inf
+        lo, up, src, up_closed = closed_then_full(self.make(x, t), self.n, self.adjacency, self.epsilon,
+                                                  self.delta, CERT_REL_TOL if fine else _SEARCH_REL_TOL, skip)
+        if src == "get_delta_bounds" and math.isfinite(up_closed) and up > 0.0:
+            self.gain = max(self.gain, up_closed / up)
         self.source[(x, t)] = src
         self.count += 1
         self.full += src == "get_delta_bounds"
@@ -525,14 +536,24 @@ def decide_bounds(randomizer: Any, n: int, adjacency: str, epsilon: float, delta
     (lower, upper, source) : (float, float, str)
         ``source`` is ``"closed_form_bounds"`` or ``"get_delta_bounds"``.
     """
+    return closed_then_full(randomizer, n, adjacency, epsilon, delta, rel_tol)[:3]
+
+
+def closed_then_full(randomizer: Any, n: int, adjacency: str, epsilon: float, delta: float,
+                     rel_tol: float = CERT_REL_TOL, skip_above: float = math.inf) -> tuple[float, float, str, float]:
+    """:func:`decide_bounds` with the closed-form upper value (inf when none was computed) as a fourth
+    value; the closed-form bracket is also returned (not certified: its upper value is above delta)
+    when its upper value exceeds ``skip_above`` (the learned gain of :class:`Search`)."""
     acc = make_accountant(randomizer, n, adjacency, rel_tol)
     closed = getattr(acc, "closed_form_bounds", None)
+    up_closed = math.inf
     if closed is not None and 2 <= n <= DECIDE_N_MAX:
         lo, up = closed(epsilon)
-        if up <= delta or lo > delta or (lo > 0.0 and up - lo <= DECIDE_WIDTH * lo):
-            return lo, up, "closed_form_bounds"
+        up_closed = up
+        if up <= delta or lo > delta or (lo > 0.0 and up - lo <= DECIDE_WIDTH * lo) or up > skip_above:
+            return lo, up, "closed_form_bounds", up_closed
     lo, up = (float(v) for v in acc.get_delta_bounds(epsilon))
-    return lo, up, "get_delta_bounds"
+    return lo, up, "get_delta_bounds", up_closed
 
 
 def model_root(base: Callable[..., float], t: float | None, target: float) -> float:
