@@ -166,7 +166,8 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     the same gamma (by the linearised excess, or by regula falsi towards the smallest sigma0 at
     that gamma whose certified upper value is already <= delta; no step goes past that point);
     the model is refitted and re-aimed while it predicts a relative gain in Err_1 above 1e-4
-    and the budget of 10 evaluations lasts.
+    and the budget of 10 evaluations lasts (a model's prediction, not a proved minimum: the result
+    is certified, and the smallest Err_1 among the certified points searched).
 
     Parameters
     ----------

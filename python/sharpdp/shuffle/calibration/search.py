@@ -146,10 +146,11 @@ def check_targets(n: int, epsilon: float, delta: float, dim: int) -> None:
     the argument): epsilon above EPS_MAX (the laws need e^epsilon finite; a randomizer calibrated
     at EPS_MAX is certified for every larger epsilon, delta(epsilon) being non-increasing), and
     delta at or below the release sampler's smallest charge. Every certified upper value
-    includes the charge (1 + e^eps') tau >= tau = n sampler_tv (eps' = min(epsilon, eps_tau),
-    docs/sampling.md §4), and the BMG sampler's sampler_tv >= dim TAIL_BOUND for every sigma0
-    (its definition: dim ((ceil(13.2 s) + 1) 2^-128 + TAIL_BOUND)); so no sigma0 certifies
-    delta <= n dim TAIL_BOUND (computed rounded down)."""
+    includes the charge g(tau) = (1 + e^eps') tau, tau = n sampler_tv, eps' = min(epsilon, eps_tau),
+    eps_tau = min(60, ln(1/tau) / 2) (docs/sampling.md §4); g is increasing in tau (pieces (1 + e^c)
+    tau and tau + sqrt(tau), continuous where they meet), and the BMG sampler's sampler_tv >= dim
+    TAIL_BOUND for every sigma0 (its definition: dim ((ceil(13.2 s) + 1) 2^-128 + TAIL_BOUND)); so no
+    sigma0 certifies delta <= g(n dim TAIL_BOUND) (computed rounded down)."""
     from sharpdp._tables import TAIL_BOUND
     from sharpdp.shuffle.accountant.limits import EPS_MAX
 
@@ -157,11 +158,13 @@ def check_targets(n: int, epsilon: float, delta: float, dim: int) -> None:
         raise ValueError(f"epsilon: {epsilon!r} nats is above {EPS_MAX}, the largest epsilon the calibration "
                          f"supports (e^epsilon must be finite); delta(epsilon) is non-increasing, so a randomizer "
                          f"calibrated at epsilon = {EPS_MAX} is certified for every larger epsilon")
-    floor = n * dim * TAIL_BOUND * (1.0 - 1e-9)
+    tau = n * dim * TAIL_BOUND
+    eps_c = min(epsilon, 60.0, 0.5 * math.log(1.0 / tau))
+    floor = (1.0 + math.exp(eps_c)) * tau * (1.0 - 1e-9)
     if delta <= floor:
         raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for at any "
-                         f"sigma0: the release sampler's total-variation charge is at least n dim {TAIL_BOUND:g} "
-                         f"= {floor:.3g} (docs/sampling.md §4)")
+                         f"sigma0 at epsilon = {epsilon!r}: the release sampler's charge is at least (1 + e^min("
+                         f"epsilon, eps_tau)) n dim {TAIL_BOUND:g} = {floor:.3g} (docs/sampling.md §4)")
 
 
 class Progress:
