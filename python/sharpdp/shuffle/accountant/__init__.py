@@ -1,8 +1,7 @@
 """Certified FFT accountant for shuffled local randomizers (design and proofs: docs/accountant.md).
 
 The quantity is the privacy-blanket bound of *Shuffling-Aware Optimization for Private Vector Mean
-Estimation* (appendix "Computing the shuffled
-(eps, delta) guarantee", Lemma 5.3 of Balle et al. 2019)::
+Estimation* (appendix "Computing the shuffled (eps, delta) guarantee", Lemma 5.3 of Balle et al. 2019)::
 
     D_up(eps) = E[(sum_{i<=n} B_i L_i)_+] / (n gamma),  B_i ~ Bern(gamma), L_i ~ l_eps(Y), Y ~ R_BG,
 
@@ -79,9 +78,9 @@ M. monotone reporting: ``get_delta_bounds`` reports min(computed(eps), values re
    any eps' <= eps) - each an upper bound at eps since D_up is non-increasing - so, per
    accountant object, the values it holds are non-increasing in epsilon (docs/accountant_edges.md
    section 5 states exactly what is monotone, and what is not: a value reported earlier at a
-   larger epsilon is not lowered retroactively). Positive
-   upper values are floored at 5e-324 and capped at 1 (delta <= 1); exactly 0 only where delta
-   is exactly 0 (eps >= eps0 of an eps0-LDP randomizer, eps = inf).
+   larger epsilon is not lowered retroactively). Positive upper values are floored at 5e-324 and
+   capped at 1 (delta <= 1); exactly 0 only where delta is exactly 0 (eps >= eps0 of an eps0-LDP
+   randomizer, eps = inf).
 K. a randomizer may provide ``privacy_amplification_surcharge(epsilon, adjacency) -> float``, a
    bound on a part of D_up that its laws leave out (e.g. a certified GeneralRandomizer's outputs
    outside its support), non-increasing in epsilon; it is added to every upper value (report,
@@ -158,9 +157,8 @@ class ShuffleAccountant:
     Notes
     -----
     ``get_delta`` is a rigorous upper bound on the blanket divergence D_up(eps) of the shuffle paper's
-    appendix (Balle et al. 2019, Lemma 5.3), maximised over both orders of the neighbouring
-    pair (docs/papers.md §1.2), hence on the shuffled mechanism's delta(eps). Algorithm and error terms:
-    module docstring and docs/accountant.md §3-§6.
+    appendix (Balle et al. 2019, Lemma 5.3), maximised over both orders of the neighbouring pair (docs/papers.md
+    §1.2), hence on the shuffled mechanism's delta(eps); algorithm, error terms: docs/accountant.md §3-§6.
 
     The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^24,
     per-user grid K <= 2^21 / 4; n = 1e9 meets it at delta ~ 1e-6 and ~ 1e-12 in the tested
@@ -517,8 +515,7 @@ class ShuffleAccountant:
         eps0 (where delta = 0). Laws whose cap is below 1e-24 (where get_delta reports the cap)
         are evaluated by their cap only, so tiny deltas (1e-100, 1e-300) take well under a second
         for the blanket-mixed Gaussian.
-        Answers are monotone: non-increasing in delta for queries in increasing delta (module
-        step M).
+        Answers are monotone: non-increasing in delta for queries in increasing delta (step M).
 
         Parameters
         ----------
@@ -564,14 +561,15 @@ class ShuffleAccountant:
         cap0 = self._local_epsilon()
         if cap0 is None:
             if self._bottom is not None:
-                # replace through bot: both legs carry the release sampler's charge; a delta below that floor
-                # at EPS_MAX (and below every value reported so far) is refused before any leg is certified
+                # both legs carry the sampler's charge: a delta below it (or every value so far) is refused first
                 floor = min([self._bottom.sampler_floor(EPS_MAX), *self._memo_u])
                 if delta < floor:
                     raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for "
                                      f"(certified delta at large epsilon at least {floor!r}: the release sampler's "
                                      f"total-variation charge on both legs of the replace bound through bot, "
                                      f"docs/sampling.md §4)")
+
+        def check_max() -> None:  # get_delta(EPS_MAX) <= delta, else a ValueError naming delta
             d_max = self.get_delta(EPS_MAX)
             if d_max > delta:
                 if math.isfinite(self.eps_tau):
@@ -584,8 +582,11 @@ class ShuffleAccountant:
                                      f"certify a smaller value")
                 raise ValueError(f"delta: {delta!r} is not met at epsilon = {EPS_MAX} nats, the largest epsilon the "
                                  f"accountant certifies (certified delta there: {d_max!r})")
-        if self._bottom is not None:
-            return self._bottom.epsilon(delta, xtol, self.get_delta, None if cap0 is not None else self._memo_put)
+        if self._bottom is not None:  # through bot the check at EPS_MAX costs a full split search: made lazily
+            lazy = () if cap0 is not None else (self._memo_put, check_max)
+            return self._bottom.epsilon(delta, xtol, self.get_delta, *lazy)
+        if cap0 is None:
+            check_max()
         return search_epsilon(self, delta, xtol, cap0)
 
     def privacy_profile(self, epsilons: Any) -> np.ndarray:

@@ -266,7 +266,24 @@ class ViaBottom:
         return (a_lo + math.exp(a) * (1 - 4 * U) * b_lo) * (1 - 8 * U) >= 1.0
 
     def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
-                put: Callable[[float, float], float] | None = None) -> float:
+                put: Callable[[float, float], float] | None = None,
+                check: Callable[[], None] | None = None) -> float:
+        """get_epsilon through bot (below); ``check()`` (the accountant's get_delta(EPS_MAX) <= delta test,
+        a ValueError naming delta otherwise; a full split search) runs only where the answer needs it:
+        when the search reaches EPS_MAX, or when it fails with a ValueError (e.g. the zero-out answer at
+        delta / 2 does not exist), whose own message stands if the check passes."""
+        try:
+            e = self._epsilon(delta, xtol, get_delta, put)
+        except ValueError:
+            if check is not None:
+                check()
+            raise
+        if e >= EPS_MAX and check is not None:
+            check()  # get_delta(700) <= delta certifies EPS_MAX
+        return e
+
+    def _epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
+                 put: Callable[[float, float], float] | None = None) -> float:
         """get_epsilon through bot: a search on certified values of the bound (docs/accountant.md §9,
         §9.2). ``put(e, u)`` is the accountant's monotone memo (returns the reported value); with it,
         each value is :meth:`decide`'s (a split search that stops once the comparison with delta is
@@ -293,7 +310,7 @@ class ViaBottom:
         prev: tuple[float, float] | None = None
         while uhi > delta:  # (bounded: the step doubles, at most ~20 steps to 700)
             if hi >= EPS_MAX:
-                return EPS_MAX  # get_delta(700) <= delta was checked by get_epsilon
+                return EPS_MAX  # certified by get_delta(700) <= delta, checked by the caller (epsilon)
             if lo > 0.0 and math.isfinite(ulo) and ulo > 0.0:
                 prev = (lo, math.log(ulo))
             lo, ulo = hi, uhi
