@@ -32,9 +32,9 @@ from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, c
                                          round_key, value_cache)
 
 _U = 2.0**-53
-_REFINE_FLOOR = 1e-15  # below it the samples are not refined for relative accuracy
-_ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
-_LOOSE_FACTOR = 10.0  # ... by this factor
+# below it the samples are not refined for relative accuracy (the export's accuracy goal, 1 % where delta >= 1e-12,
+# ends there; samples below it cost the most: docs/composition.md §2.2)
+_REFINE_FLOOR = 1e-12
 _AIM = 0.8  # a segment is split into parts aimed at this fraction of the target
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
@@ -372,8 +372,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             break
         ks = np.array(sorted(vals), dtype=np.int64)
         up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
-        new = _refine_points(ks, up, dx, rel_tol * levels[0], max(floor, _REFINE_FLOOR),
-                             loose_below=_ACCURATE_FLOOR, loose_factor=_LOOSE_FACTOR)
+        new = _refine_points(ks, up, dx, rel_tol * levels[0], max(floor, _REFINE_FLOOR))
         if not new:
             if len(levels) == 1:
                 break
@@ -456,7 +455,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         bounded through bot).
     rel_tol : float, default 2e-3
         Interpolation target of the adaptive sampling (estimated relative error of the chord in
-        t = e^eps between samples, where delta >= 1e-15).
+        t = e^eps between samples, where delta >= 1e-12).
     cover_upper : bool, default True
         Multiply each sampled value by 1 + g, g the largest bracket gap (upper - lower)/lower the
         accountant achieved at that sample and its two neighbours (g <= 0.05). The pair then lies
