@@ -33,7 +33,7 @@ from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, c
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
-_LEG_FLOOR = 1e-15  # ... or below this for the legs of a round bounded through bot (their sum makes the value)
+_LEG_FLOOR = 1e-15  # ... or below this for a round bounded through bot (legs and their split bound)
 _ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
 _LOOSE_FACTOR = 10.0  # ... by this factor
 _AIM = 0.8  # a segment is split into parts aimed at this fraction of the target
@@ -570,7 +570,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         lo_v, up_v = evaluate(ks)
         up_v = np.minimum.accumulate(up_v)
     else:
-        ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress)
+        ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
+                                         _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR)
     if cover_upper and not lower:
         up_v = cover(lo_v, up_v)
     vals = lo_v if lower else up_v
