@@ -457,7 +457,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         bounded through bot).
     rel_tol : float, default 2e-3
         Interpolation target of the adaptive sampling (estimated relative error of the chord in
-        t = e^eps between samples, where delta >= 1e-13).
+        t = e^eps between samples, where delta >= 1e-13; 1e-15 through bot).
     cover_upper : bool, default True
         Multiply each sampled value by 1 + g, g the largest bracket gap (upper - lower)/lower the
         accountant achieved at that sample and its two neighbours (g <= 0.05). The pair then lies
