@@ -32,7 +32,8 @@ from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, c
                                          round_key, value_cache)
 
 _U = 2.0**-53
-_REFINE_FLOOR = 1e-15  # below it the samples are not refined for relative accuracy
+_REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
+_LEG_FLOOR = 1e-15  # ... or below this for a round bounded through bot (legs and their split bound)
 _ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
 _LOOSE_FACTOR = 10.0  # ... by this factor
 _AIM = 0.8  # a segment is split into parts aimed at this fraction of the target
@@ -311,7 +312,7 @@ def _k_limit(accountant, dx: float) -> int:
 
 
 def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
-                    progress: bool | None = None):
+                    progress: bool | None = None, refine_floor: float = _REFINE_FLOOR):
     """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
     ``evaluate(ks)`` giving them for an int64 array of lattice indices.
 
@@ -372,7 +373,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             break
         ks = np.array(sorted(vals), dtype=np.int64)
         up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
-        new = _refine_points(ks, up, dx, rel_tol * levels[0], max(floor, _REFINE_FLOOR),
+        new = _refine_points(ks, up, dx, rel_tol * levels[0], max(floor, refine_floor),
                              loose_below=_ACCURATE_FLOOR, loose_factor=_LOOSE_FACTOR)
         if not new:
             if len(levels) == 1:
@@ -456,7 +457,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         bounded through bot).
     rel_tol : float, default 2e-3
         Interpolation target of the adaptive sampling (estimated relative error of the chord in
-        t = e^eps between samples, where delta >= 1e-15).
+        t = e^eps between samples, where delta >= 1e-13; 1e-15 through bot).
     cover_upper : bool, default True
         Multiply each sampled value by 1 + g, g the largest bracket gap (upper - lower)/lower the
         accountant achieved at that sample and its two neighbours (g <= 0.05). The pair then lies
@@ -546,7 +547,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         legs = []
         for j in (0, 1):
             ev_j = _leg_sampler(accountant, j, dx)
-            legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress))
+            legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress, _LEG_FLOOR))
         (ka, la, ua), (kb, lb, ub) = legs
         if lower:
             ua, ub = la, lb
@@ -569,7 +570,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         lo_v, up_v = evaluate(ks)
         up_v = np.minimum.accumulate(up_v)
     else:
-        ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress)
+        ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
+                                         _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR)
     if cover_upper and not lower:
         up_v = cover(lo_v, up_v)
     vals = lo_v if lower else up_v
