@@ -118,10 +118,15 @@ def test_plain_bar_silent_within_its_delay_and_percent_only_without_unit(monkeyp
                                            "Figures 1-3: 100%, 3 s (done)"]
 
 
-def test_account_rounds_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys):
+def test_account_rounds_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys, monkeypatch):
     pytest.importorskip("tqdm")  # installed, yet not used: captured stderr is not a terminal
-    code, out, err = _run(capsys, "account", "--gamma", "0.5", "--sigma0", "1", "--n", "1000", "--epsilon", "1",
-                          "--rounds", "2", "--json")
+    init = P._PlainBar.__init__  # shown from the first value on (no 1 s delay): a cheap round (~1 s) suffices
+    monkeypatch.setattr(P._PlainBar, "__init__", lambda self, *a, **k: init(self, *a, **dict(k, delay=0.0)))
+    from sharpdp.shuffle import clear_caches
+
+    clear_caches()  # the pair is built here, not taken from another test's cached one
+    code, out, err = _run(capsys, "account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1000", "--epsilon",
+                          "0.002", "--discretization", "1e-4", "--rounds", "2", "--json")
     assert code == 0, err
     assert json.loads(out)["rounds"] == 2
     assert "\r" not in err and "|" not in err  # no redrawn tqdm frames in a log

@@ -32,19 +32,45 @@ def _window(m: int, pi: float) -> np.ndarray:
     return np.exp(lp[keep[0]:keep[-1] + 1])
 
 
-def _ref_class(e0: float, n: int, j: int, eps: float) -> float:
-    """delta_j(eps) of docs/sharp_krr.md §3 summed term by term from scipy pmfs (not certified: a
-    relative error ~1e-12 where no cancellation; the windows drop only mass < e^-700)."""
+def _class_law(e0: float, n: int, j: int) -> np.ndarray:
+    """The count law of class j (Bin(j, p) * Bin(n - 1 - j, q), scipy pmfs convolved), padded with a zero
+    at each end: it does not depend on eps."""
     p = 1.0 / (1.0 + math.exp(-e0))
     q = math.exp(-e0) / (1.0 + math.exp(-e0))
     u = np.convolve(_window(j, p), _window(n - 1 - j, q))
+    return np.concatenate([[0.0], u, [0.0]])
+
+
+def _ref_from_law(e0: float, u: np.ndarray, eps: float) -> float:
+    p = 1.0 / (1.0 + math.exp(-e0))
+    q = math.exp(-e0) / (1.0 + math.exp(-e0))
     a, b = -p * math.expm1(eps - e0), q * math.expm1(eps + e0)
-    u = np.concatenate([[0.0], u, [0.0]])
     return float(np.sum(np.maximum(a * u[:-1] - b * u[1:], 0.0)))
 
 
+def _ref_class(e0: float, n: int, j: int, eps: float) -> float:
+    """delta_j(eps) of docs/sharp_krr.md §3 summed term by term from scipy pmfs (not certified: a
+    relative error ~1e-12 where no cancellation; the windows drop only mass < e^-700)."""
+    return _ref_from_law(e0, _class_law(e0, n, j), eps)
+
+
+# The class laws of every class at n = N_EXACT + 1 (1.2-3.2 s of scipy pmfs per eps0, up to ~90 MB) are
+# computed once per eps0 and shared by the tests that compare with every class (each reads them at its own
+# eps); the cache is emptied at the end of the module.
+_ALL_LAWS: dict = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _free_class_laws():
+    yield
+    _ALL_LAWS.clear()
+
+
 def _ref_all(e0: float, n: int, eps: float) -> np.ndarray:
-    return np.array([_ref_class(e0, n, j, eps) for j in range(n)])
+    """delta_j(eps) of every class j (as _ref_class)."""
+    if (e0, n) not in _ALL_LAWS:
+        _ALL_LAWS[(e0, n)] = [_class_law(e0, n, j) for j in range(n)]
+    return np.array([_ref_from_law(e0, u, eps) for u in _ALL_LAWS[(e0, n)]])
 
 
 def _exact_every_dataset(e0: float, n: int, eps: float) -> mp.mpf:

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import pathlib
 from fractions import Fraction as F
 
 import mpmath as mp
@@ -196,13 +198,35 @@ def test_finite_bracket_with_value_error(seed, shift):
         assert F(float(b[0])) <= ref <= F(float(b[1])), (vals, probs, err, gamma, n, float(ref), b)
 
 
-@pytest.mark.parametrize("vals,probs,gamma", [([-8.0, 1024.0], [1 - 2 ** -10, 2 ** -10], 2.0 ** -12),
-                                              ([0.5, -64.0], [0.75, 0.25], 0.5)])
+JUMP_N_MAX_CASES = [([-8.0, 1024.0], [1 - 2 ** -10, 2 ** -10], 2.0 ** -12), ([0.5, -64.0], [0.75, 0.25], 0.5)]
+
+
+_JUMP_REF = pathlib.Path(__file__).resolve().parent / "data" / "smalln_jump_reference.json"
+
+
+def _stored_dup(vals, probs, gamma, n):
+    """_exact_dup as stored by tests/data/make_smalln_reference.py (n = 500: ~11 s of Fraction
+    convolutions), or computed here for a row not stored (e.g. after a change of JUMP_N_MAX)."""
+    for row in json.loads(_JUMP_REF.read_text())["rows"]:
+        if (row["values"], row["probs"], row["gamma"], row["n"]) == (vals, probs, gamma, n):
+            return F(row["dup"])
+    return _exact_dup(vals, probs, gamma, n)
+
+
+def test_stored_jump_n_max_references_match_a_live_computation():
+    """The stored file's rows at n = 30 equal _exact_dup recomputed now (same function, same laws)."""
+    rows = [r for r in json.loads(_JUMP_REF.read_text())["rows"] if r["n"] == 30]
+    assert len(rows) == len(JUMP_N_MAX_CASES)
+    for r in rows:
+        assert F(r["dup"]) == _exact_dup(r["values"], r["probs"], r["gamma"], 30) > 0
+
+
+@pytest.mark.parametrize("vals,probs,gamma", JUMP_N_MAX_CASES)
 def test_finite_bracket_at_jump_n_max(vals, probs, gamma):
     """n = JUMP_N_MAX (500): exact value inside; JUMP_N_MAX + 1: not applicable (None)."""
     law = FiniteLaw(np.array(vals), np.array(probs))
     lo, up = small_n_bracket(law, gamma, JUMP_N_MAX)
-    ref = _exact_dup(vals, probs, gamma, JUMP_N_MAX)
+    ref = _stored_dup(vals, probs, gamma, JUMP_N_MAX)
     assert F(float(lo)) <= ref <= F(float(up))
     assert small_n_bracket(law, gamma, JUMP_N_MAX + 1) is None
     assert small_n_bracket(law, gamma, 1) is None
