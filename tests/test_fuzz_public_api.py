@@ -28,7 +28,8 @@ import sharpdp.histogram.lower_bounds as LB
 import sharpdp.shuffle as SH
 
 NAN, INF = math.nan, math.inf
-#: Per-call limit (seconds). Bad input must be refused at once; the limit only catches hangs.
+#: Per-call limit (seconds; CPU seconds for the forked extreme-input calls). Bad input must be refused at
+#: once; the limit only catches hangs.
 TIMEOUT = 20.0
 
 MODULES = ("sharpdp.shuffle", "sharpdp.histogram", "sharpdp.histogram.lower_bounds", "sharpdp.crlb",
@@ -707,7 +708,12 @@ def _huge_cases():
             yield pytest.param(e, over, id=f"{e.key}-huge{k}", marks=marks)
 
 
-def _huge_child(conn, key, override):
+def _huge_child(conn, key, override, cpu_limit):
+    import resource
+
+    # the limit is on CPU time (the kernel stops the child with SIGXCPU), so a loaded machine does not
+    # turn a slow-but-finite call into a failure; the parent's wall limit only catches a sleeping hang
+    resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_limit), int(cpu_limit) + 5))
     entry = next(e for e in ENTRIES if e.key == key)
     fn, kwargs = entry.make()
     try:
@@ -725,14 +731,19 @@ def _run_forked(key, override, timeout=TIMEOUT):
 
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_huge_child, args=(send, key, override))
+    proc = ctx.Process(target=_huge_child, args=(send, key, override, timeout))
     proc.start()
-    ready = recv.poll(timeout)
-    if not ready:
+    send.close()  # (the child's copy stays open: EOF below means the child ended without an answer)
+    try:
+        ready = recv.poll(10 * timeout)
+        out = recv.recv() if ready else None
+    except EOFError:
+        out = None
+    if out is None:
         proc.kill()
         proc.join()
-        pytest.fail(f"{key}{override} did not finish within {timeout} s (hang)")
-    out = recv.recv()
+        pytest.fail(f"{key}{override} did not finish within {timeout} s of CPU time (hang; exit code "
+                    f"{proc.exitcode})")
     proc.join()
     return out
 

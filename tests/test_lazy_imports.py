@@ -26,3 +26,10 @@ def test_every_public_name_resolves_to_its_defining_object(package):
         assert name in dir(mod)
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         mod.not_a_name  # noqa: B018
+
+
+def test_submodules_are_attributes_after_importing_the_package():
+    code = ("import sharpdp.shuffle as S, sharpdp.distributed as D; "
+            "print(S.randomizers.bmg.bmg_chi_up.__name__, S.accountant.ShuffleAccountant.__name__, D._cli.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["bmg_chi_up", "ShuffleAccountant", "sharpdp.distributed._cli"]

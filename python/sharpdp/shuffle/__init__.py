@@ -100,7 +100,12 @@ _MODULES = {
 
 def __getattr__(name: str) -> Any:
     module = _MODULES.get(name)
-    if module is None:
+    if module is None:  # a submodule (``sharpdp.shuffle.randomizers`` after ``import sharpdp.shuffle``)
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
