@@ -21,8 +21,7 @@ def test_every_public_name_resolves_to_its_defining_object(package):
     mod = importlib.import_module(package)
     for name in mod.__all__:
         value = getattr(mod, name)
-        assert value is getattr(importlib.import_module(mod._MODULES[name] if "." in mod._MODULES[name]
-                                                        else f"{package}.{mod._MODULES[name]}"), name)
+        assert value is getattr(importlib.import_module(mod._MODULES[name]), name)
         assert name in dir(mod)
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         mod.not_a_name  # noqa: B018

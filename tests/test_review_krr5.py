@@ -46,18 +46,26 @@ def _kernel_args(e0: float, eps: float, n: int, j: int, nats: float) -> tuple:
     return (e0, p, q, a, b, e, rel(eps - e0), rel(eps + e0), ULP + 2 * U, n, j, nats)
 
 
+def _count_law(e0: float, n: int, j: int) -> tuple[mp.mpf, mp.mpf, list]:
+    """(p, q, law of the other users' count U_j) of class j (docs/sharp_krr.md Proposition 1), at the
+    caller's mpmath precision: j users report 1 w.p. p, n - 1 - j report 1 w.p. q."""
+    E0 = mp.mpf(e0)
+    p = mp.e**E0 / (1 + mp.e**E0)
+    q = 1 - p
+    A = [mp.binomial(j, k) * p**k * q**(j - k) for k in range(j + 1)]
+    B = [mp.binomial(n - 1 - j, k) * q**k * p**(n - 1 - j - k) for k in range(n - j)]
+    Uj = [mp.mpf(0)] * n
+    for i, x in enumerate(A):
+        for k, y in enumerate(B):
+            Uj[i + k] += x * y
+    return p, q, Uj
+
+
 def _exact_class_delta(e0: float, eps: float, n: int, j: int) -> mp.mpf:
     """delta_j(eps) of docs/sharp_krr.md Proposition 1 by 40-digit enumeration of the count law."""
     with mp.workdps(40):
-        E0, E = mp.mpf(e0), mp.mpf(eps)
-        p = mp.e**E0 / (1 + mp.e**E0)
-        q = 1 - p
-        A = [mp.binomial(j, k) * p**k * q**(j - k) for k in range(j + 1)]
-        B = [mp.binomial(n - 1 - j, k) * q**k * p**(n - 1 - j - k) for k in range(n - j)]
-        Uj = [mp.mpf(0)] * n
-        for i, x in enumerate(A):
-            for k, y in enumerate(B):
-                Uj[i + k] += x * y
+        E = mp.mpf(eps)
+        p, q, Uj = _count_law(e0, n, j)
         a, b = p - mp.e**E * q, mp.e**E * p - q
         return sum(max(a * (Uj[c - 1] if c else 0) - b * (Uj[c] if c < n else 0), 0) for c in range(n + 1))
 
@@ -216,18 +224,10 @@ def _k_fold_same_pair(n: int, e0: float, K: int, eps: float) -> mp.mpf:
     """max_j H_{e^eps}(P_j^K || Q_j^K): K identical rounds on one neighbouring pair (both orders via the
     reflection of Proposition 1), the exact delta of the K-fold composition of this mechanism."""
     with mp.workdps(30):
-        E0 = mp.mpf(e0)
-        p = mp.e**E0 / (1 + mp.e**E0)
-        q = 1 - p
         t = mp.e**mp.mpf(eps)
         best = mp.mpf(0)
         for j in range(n):
-            A = [mp.binomial(j, k) * p**k * q**(j - k) for k in range(j + 1)]
-            B = [mp.binomial(n - 1 - j, k) * q**k * p**(n - 1 - j - k) for k in range(n - j)]
-            Uj = [mp.mpf(0)] * n
-            for i, x in enumerate(A):
-                for k, y in enumerate(B):
-                    Uj[i + k] += x * y
+            p, q, Uj = _count_law(e0, n, j)
             P = [p * (Uj[c - 1] if c else 0) + q * (Uj[c] if c < n else 0) for c in range(n + 1)]
             Q = [q * (Uj[c - 1] if c else 0) + p * (Uj[c] if c < n else 0) for c in range(n + 1)]
             pp, qq = [mp.mpf(1)], [mp.mpf(1)]

@@ -14,8 +14,9 @@ scheduling order, and identical to the single-machine path on the same rows in t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sharpdp._lazy import lazy_namespace
 
 if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from sharpdp.distributed._engine import Engine, cluster
@@ -24,25 +25,11 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
 
 # imported on first use (PEP 562): the command line registers its engine options from
 # sharpdp.distributed._cli without loading numpy, scipy or the engines
-_MODULES = {"Engine": "_engine", "cluster": "_engine", "HistogramResult": "_histogram", "group_counts": "_histogram",
-            "release_histogram": "_histogram", "MeanResult": "_mean", "private_mean": "_mean"}
+_P = "sharpdp.distributed."
+_MODULES = {"Engine": _P + "_engine", "cluster": _P + "_engine", "HistogramResult": _P + "_histogram",
+            "group_counts": _P + "_histogram", "release_histogram": _P + "_histogram", "MeanResult": _P + "_mean",
+            "private_mean": _P + "_mean"}
 
 __all__ = ["Engine", "HistogramResult", "MeanResult", "cluster", "group_counts", "private_mean", "release_histogram"]
 
-
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:  # a submodule (``sharpdp.shuffle.randomizers`` after ``import sharpdp.shuffle``)
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULES))
+__getattr__, __dir__ = lazy_namespace(__name__, _MODULES, globals())

@@ -15,8 +15,9 @@ The names below are imported on first use (PEP 562), so importing a submodule su
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sharpdp._lazy import lazy_namespace
 
 if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_epsilon, gaussian_mechanism_sigma
@@ -96,25 +97,7 @@ _MODULES = {
     "ComposedAccountant": "sharpdp.shuffle.composition",
 }
 
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:  # a submodule (``sharpdp.shuffle.randomizers`` after ``import sharpdp.shuffle``)
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULES))
-
+__getattr__, __dir__ = lazy_namespace(__name__, _MODULES, globals())
 
 __all__ = [
     "ADJACENCIES",
