@@ -180,3 +180,30 @@ def test_dask_options_fuzz_one_line_errors(tmp_path, capsys, monkeypatch, comman
     code, out, err = run(capsys, *base, *extra)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert needle in err, err
+
+
+@pytest.mark.parametrize("which", ["csv", "keys"])
+def test_histogram_release_may_not_overwrite_its_input(tmp_path, capsys, monkeypatch, which):
+    """An input named histogram_release.csv inside --out would be replaced by the release: refused
+    before any work, one line naming --out, the input unchanged."""
+    import sharpdp.histogram
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the release paths were checked")
+
+    monkeypatch.setattr(sharpdp.histogram, "ShiftedLogGaussian", no_work)
+    csv, keys = _hist_csv(tmp_path)
+    out = tmp_path / "o"
+    out.mkdir()
+    clash = out / "histogram_release.csv"
+    clash.write_bytes((csv if which == "csv" else keys).read_bytes())
+    if which == "csv":
+        csv = clash
+    else:
+        keys = clash
+    before = clash.read_bytes()
+    code, stdout, err = run(capsys, "histogram", "--csv", str(csv), "--by", "g", "--keys", str(keys),
+                            "--out", str(out), "--seed", "1")
+    assert code == 2 and stdout == "" and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("sharpdp histogram: error: --out: the release file") and "would overwrite the input" in err
+    assert clash.read_bytes() == before

@@ -96,17 +96,11 @@ def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outpu
         return
     if not path.strip() or os.path.isdir(path):
         raise CliError(f"--diagnostics: needs a file name, got {path!r}")
-    import glob
-
+    other = _clash(path, [*inputs, *outputs])
+    if other is not None:
+        raise CliError(f"--diagnostics: {path} is (or is inside) an input or release file ({other}); it "
+                       "would overwrite or corrupt it: name another file")
     full = os.path.realpath(path)
-    for given in [*inputs, *outputs]:
-        if given is None:
-            continue
-        for other in (glob.glob(given) if glob.has_magic(given) else [given]):
-            real = os.path.realpath(other)
-            if real == full or (os.path.isdir(real) and full.startswith(real + os.sep)):
-                raise CliError(f"--diagnostics: {path} is (or is inside) an input or release file ({other}); it "
-                               "would overwrite or corrupt it: name another file")
     parent = os.path.dirname(full)
     if not os.path.isdir(parent):
         raise CliError(f"--diagnostics: directory {os.path.dirname(path) or parent} does not exist")
@@ -120,6 +114,40 @@ def open_private(path: str):
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.chmod(path, 0o600)  # (an existing file keeps its mode under O_CREAT)
     return os.fdopen(fd, "w", newline="")
+
+
+def _clash(path: str, given: Sequence[str | None], inside: bool = True) -> str | None:
+    """The first of ``given`` (paths or globs; None skipped) that ``path`` is, or (``inside``) is inside;
+    else None."""
+    import glob
+
+    full = os.path.realpath(path)
+    for g in given:
+        if g is None:
+            continue
+        for other in (glob.glob(g) if glob.has_magic(g) else [g]):
+            real = os.path.realpath(other)
+            if real == full or (inside and os.path.isdir(real) and full.startswith(real + os.sep)):
+                return other
+    return None
+
+
+def check_releases_not_inputs(releases: Sequence[str], inputs: Sequence[str | None], datasets: Sequence[str | None] = (),
+                              flag: str = "--out") -> None:
+    """Refuse, before any work, release files that would overwrite an input file (the data, key files)
+    or land inside a dataset directory (a Parquet directory would read them as data).
+
+    Raises
+    ------
+    CliError
+        One line naming ``flag``: one of ``releases`` is one of ``inputs`` or ``datasets``, or is
+        inside one of ``datasets``.
+    """
+    for release in releases:
+        other = _clash(release, inputs, inside=False) or _clash(release, datasets)
+        if other is not None:
+            raise CliError(f"{flag}: the release file {release} would overwrite the input {other}: choose another "
+                           f"{flag} directory")
 
 
 def check_out_dir(path: str, flag: str = "--out") -> None:
@@ -282,6 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _add_version(version_only)
         version_only.parse_known_args(given[:1])
     parser = build_parser()
+    if given and given[0].startswith("-") and given[0] not in ("-h", "--help", "--version"):
+        parser.error(f"unrecognized option {given[0]}: options go after the subcommand (sharpdp COMMAND --help)")
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the subcommand's parser, so the message names the subcommand
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -40,8 +40,8 @@ import os
 import sys
 from typing import Any
 
-from sharpdp.cli import (SEEDED_MODE_WARNING, check_diagnostics_path, check_out_dir, make_out_dir, option_error,
-                         release_rng)
+from sharpdp.cli import (SEEDED_MODE_WARNING, check_diagnostics_path, check_out_dir, check_releases_not_inputs,
+                         make_out_dir, option_error, release_rng)
 
 DEFAULT_OUT = "sharpdp_histogram_out"
 PAPER = "Better Privacy Guarantees for Larger Groups"
@@ -477,9 +477,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     check_out_dir(args.out)
+    inputs = [args.csv, getattr(args, "data", None), *(args.keys or [])]
+    releases = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
+    check_releases_not_inputs(releases, [args.csv, *(args.keys or [])], [getattr(args, "data", None)])
     if not args.table2 and args.diagnostics is not None:
-        inputs = [args.csv, getattr(args, "data", None), *(args.keys or [])]
-        releases = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
         check_diagnostics_path(args.diagnostics, inputs, releases)
         if not args.no_plot:
             if os.path.splitext(args.diagnostics)[1].lower() == ".png":
