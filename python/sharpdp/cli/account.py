@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                        "mse_single": _finite_or_none(rnd.mse_single)},
         "n": n,
         "adjacency": args.adjacency,
+        "via_bottom": acc.via_bottom,  # replace-one bounded through bot (docs/accountant.md §9)
     }
     rounds = V.integer("--rounds", args.rounds, lo=1)
     out.update(_answer(acc, rounds, eps, delta, args.discretization, _BLANKET_LOWER))
@@ -266,7 +267,8 @@ def format_text(r: dict[str, Any]) -> str:
     rd = r["randomizer"]
     figures = ", ".join(f"{k} = {_g(rd[k])}" for k in BMG_FIELD_HELP)
     head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
-            f"({figures}); n = {r['n']}, {r['adjacency']} adjacency")
+            f"({figures}); n = {r['n']}, {r['adjacency']} adjacency"
+            + (" (bounded through bot: x vs bot and bot vs x', looser)" if r.get("via_bottom") else ""))
     if r.get("rounds", 1) > 1:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:

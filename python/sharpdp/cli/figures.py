@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                                    "number comes from the certified accountant.")
     p.add_argument("which", nargs="?", choices=["shuffle"], default="shuffle", metavar="PAPER",
                    help="which paper's figures: shuffle (the default, and the only choice)")
-    p.add_argument("--out", default=None,
+    p.add_argument("--out", default=None, metavar="DIR",
                    help=f"output directory (default ./{_OUT}; with --quick ./{_OUT_QUICK}, so a smoke run never "
                         "overwrites the full figures)")
     p.add_argument("--quick", action="store_true",

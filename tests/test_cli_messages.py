@@ -1,4 +1,4 @@
-"""An unknown option is reported by the subcommand it was given to (one line, exit 2)."""
+"""CLI messages: an unknown option named by its subcommand (one line, exit 2); what the account output says."""
 
 import pytest
 
@@ -25,3 +25,10 @@ def test_option_before_the_subcommand_is_named(argv, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"sharpdp: error: unrecognized option {argv[0]}: ")
+
+
+def test_account_says_when_replace_goes_through_bot(capsys):
+    main(["account", "--gamma", "0", "--sigma0", "4", "--n", "100", "--adjacency", "replace", "--epsilon", "1"])
+    assert "bounded through bot" in capsys.readouterr().out
+    main(["account", "--gamma", "0.5", "--sigma0", "4", "--n", "100", "--epsilon", "1", "--json"])
+    assert '"via_bottom": false' in capsys.readouterr().out
