@@ -471,7 +471,7 @@ def _table2(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     for name in ("r", "c", "delta") + (("r0",) if args.r0 is not None else ()):
         if not math.isfinite(getattr(args, name)):
-            raise ValueError(f"--{name} must be finite")
+            raise ValueError(f"--{name} must be finite, got {getattr(args, name)}")
     if not 0.0 < args.delta < 1.0:
         raise ValueError(f"--delta must be in (0, 1), got {args.delta}")
     if args.seed is not None and args.seed < 0:
