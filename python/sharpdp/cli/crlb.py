@@ -185,9 +185,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _fmt_rows(header: list[str], rows: list[list[float]]) -> str:
-    lines = ["  ".join(f"{h:>14s}" for h in header)]
+    widths = [max(14, len(h)) for h in header]  # a long name widens its column: headers stay over their values
+    lines = ["  ".join(f"{h:>{w}s}" for h, w in zip(header, widths))]
     for row in rows:
-        lines.append("  ".join(f"{v:14.6g}" for v in row))
+        lines.append("  ".join(f"{v:{w}.6g}" for v, w in zip(row, widths)))
     return "\n".join(lines)
 
 
