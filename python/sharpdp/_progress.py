@@ -44,6 +44,7 @@ class _PlainBar:
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
         self.total, self.desc, self.unit = total, desc, unit
+        self._budget = total  # the total announced at the start (a caller may change it when it stops early)
         self.file = sys.stderr if file is None else file
         self.disable, self.delay = disable, delay
         self.n = 0
@@ -59,6 +60,8 @@ class _PlainBar:
             head = f"{self.desc}: {self.n}" + (f"/{self.total}" if self.total else "") + f"{self.unit}"
             if self.total:
                 head += f" ({100.0 * self.n / self.total:.0f}%)"
+        if done and self._budget and self.total != self._budget:  # say why the denominator changed
+            head += f" ({self._budget} budgeted at the start)"
         head += f", {el:.0f} s"
         if done:
             return head + " (done)"
