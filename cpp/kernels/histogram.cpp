@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "histogram_phi_table.hpp"
 
 namespace sharpdp {
 namespace kernels {
@@ -271,8 +272,10 @@ inline void b_of_log(double L, double dL, const Count& k, double& b, double& db)
 inline double log1p_error(double x, double L) { return 8.2 * kU * std::fabs(x) + 1.01 * kLogErr * std::fabs(L); }
 
 // The side of U's interval, from b(t) +- db and P = 0.5 erfc(|b|/sqrt 2) as computed.
-inline Located classify(double b, double db, double p, const Interval& u) {
-  const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
+// ep bounds the error of p as an approximation of Phi(-|b|) at the computed b (1.01 kErfcErr p
+// for the library erfc, phi_tail's bound for the table).
+inline Located classify(double b, double db, double p, double ep, const Interval& u) {
+  const double e = kPhiMax * db + ep + 0x1.0p-1000;
   const double up = (p + e) * (1.0 + 0x1.0p-51);
   const double down = (p - e) * (1.0 - 0x1.0p-51);
   // b <= 0: P = F, compared with U's interval; b > 0: P = 1 - F, and F <= w0 2^-64 iff
@@ -304,7 +307,8 @@ Located locate(double t, const Count& k, const Interval& u) {
   double b, db;
   b_of_log(L, dL, k, b, db);
   // P = F(t) when b <= 0, P = 1 - F(t) when b > 0: each from the tail it is small in
-  return classify(b, db, half_erfc_abs(b), u);
+  const double p = half_erfc_abs(b);
+  return classify(b, db, p, 1.01 * kErfcErr * p, u);
 }
 
 constexpr double kInvSqrt2PiLow = 0.3989422804014326;  // 1/sqrt(2 pi) rounded down
@@ -475,29 +479,58 @@ inline double min_bin_width_in_l(double c, int grid_bits) {
   return 1.0 / (0x1.0p32 + c * pow2(grid_bits));
 }
 
-// p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
-// of the library's erfc branches (glibc: |x| below 1/4, 0.84375, 1.25, 1/0.35, 28, and above):
-// the same calls on the same arguments, in an order that keeps its branches predictable.
-inline void erfc_pass(const double* b, const unsigned char* fast, std::size_t len, double* p) {
-  constexpr int kRanges = 6;
-  unsigned char range[kChunk];
-  std::size_t start[kRanges + 1] = {};
+// Phi(-a) for 0 <= a <= 6 without a library call (docs/histogram_release.md §4.6): with a_k = k 2^-7
+// the table point nearest a and s = a_k - a (exact, Sterbenz), Phi(-a) = Phi(-a_k) + phi(a_k) s S,
+// S = sum_n He_n(a_k) s^n / (n + 1)! (the generating function exp(x t - t^2/2) = sum He_n(x) t^n / n!
+// of the Hermite polynomials, integrated from 0 to s), truncated after n = 7 (|s| <= 2^-8: the tail
+// is below 0.04 u) and evaluated by the Hermite recurrence and Horner's rule (<= 39 u relative,
+// with the truncation). The table entries are the nearest doubles (kPhiTable). `err` bounds
+// |p - Phi(-a)|: 1.01 u Phi(-a_k) (the table) + 43.01 u |C| (the correction C = phi(a_k) s S) + u p
+// (the final sum), generously rounded up to 2 u, 48 u and 2 u. Branch-free: the chunk loop vectorises it.
+constexpr double kPhiTableMax = 6.0;
+inline void phi_tail(double a, double& p, double& err) {
+  constexpr double kShift = 0x1.8p52;  // rounds a 2^7 to the nearest integer k
+  const double kd = a * 128.0 + kShift;
+  std::uint64_t kb;
+  std::memcpy(&kb, &kd, sizeof kb);
+  const std::uint64_t k = kb - 0x4338000000000000ULL;  // 0..768 for 0 <= a <= 6
+  const double ak = (kd - kShift) * (1.0 / 128.0);        // exact
+  const double s = ak - a;                                 // exact: |s| <= 2^-8, Sterbenz (or a_k = 0)
+  const double h1 = ak;
+  const double h2 = ak * h1 - 1.0;
+  const double h3 = ak * h2 - 2.0 * h1;
+  const double h4 = ak * h3 - 3.0 * h2;
+  const double h5 = ak * h4 - 4.0 * h3;
+  const double h6 = ak * h5 - 5.0 * h4;
+  const double h7 = ak * h6 - 6.0 * h5;
+  const double S =
+      1.0 + s * (h1 * 0.5 +
+                 s * (h2 * (1.0 / 6.0) +
+                      s * (h3 * (1.0 / 24.0) +
+                           s * (h4 * (1.0 / 120.0) +
+                                s * (h5 * (1.0 / 720.0) + s * (h6 * (1.0 / 5040.0) + s * (h7 * (1.0 / 40320.0))))))));
+  const double t = kPhiTable[k][0];
+  const double C = (kPhiTable[k][1] * s) * S;
+  p = t + C;
+  err = 2.0 * kU * t + 48.0 * kU * std::fabs(C) + 2.0 * kU * p;
+}
+
+// p[i] = Phi(-|b[i]|) and ep[i] its error bound where fast[i] (entries that are not fast get finite
+// values that are never used): phi_tail for |b| <= 6, else the library erfc (rare: |b| > 6 has
+// probability ~2e-9 near the candidate) with the assumed error kErfcErr.
+inline void tail_pass(const double* b, const unsigned char* fast, std::size_t len, double* p, double* ep) {
+  unsigned char lib[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
-    const double a = std::fabs(b[i]) * kInvSqrt2;
-    range[i] = static_cast<unsigned char>((a >= 0.25) + (a >= 0.84375) + (a >= 1.25) + (a >= 2.857142857142857) +
-                                          (a >= 28.0));
-    p[i] = 0.0;
+    const double a = std::fabs(b[i]);
+    const unsigned in = a <= kPhiTableMax;  // false for NaN
+    phi_tail(select_bits(in != 0, a, 0.0), p[i], ep[i]);
+    lib[i] = static_cast<unsigned char>(unsigned{fast[i] != 0} & (in ^ 1u));
   }
-  for (std::size_t i = 0; i < len; ++i) start[range[i] + 1] += fast[i] ? 1 : 0;
-  for (int r = 0; r < kRanges; ++r) start[r + 1] += start[r];
-  std::uint16_t order[kChunk + 1];  // order[kChunk]: where the entries that are not fast go
   for (std::size_t i = 0; i < len; ++i) {
-    const std::size_t pos = fast[i] ? start[range[i]] : kChunk;
-    order[pos] = static_cast<std::uint16_t>(i);
-    start[range[i]] += fast[i] ? 1 : 0;
+    if (!lib[i]) continue;
+    p[i] = half_erfc_abs(b[i]);
+    ep[i] = 1.01 * kErfcErr * p[i];
   }
-  const std::size_t m = start[kRanges - 1];  // (after the scatter, start[r] is the end of range r)
-  for (std::size_t k = 0; k < m; ++k) p[order[k]] = half_erfc_abs(b[order[k]]);
 }
 
 // invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
@@ -597,10 +630,11 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, s2};
     b_of_log(L[i], dL[i], k, b[i], db[i]);
   }
-  erfc_pass(b, fast, len, p);
+  double ep[kChunk];
+  tail_pass(b, fast, len, p, ep);
   for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
   for (std::size_t i = 0; i < len; ++i) {
-    const Located r = classify(b[i], db[i], p[i], iv[i]);
+    const Located r = classify(b[i], db[i], p[i], ep[i], iv[i]);
     side[i] = static_cast<unsigned char>(r.side);
     e[i] = r.e;
   }
