@@ -66,6 +66,23 @@ inline double exp_bounded(double x) {
 
 constexpr std::size_t kChunk = 256;
 
+// The positions i < len with flag[i] != skip (flags are 0 or 1), in order, into idx; returns their
+// number. Eight flags per 64-bit load, so the common case (no entry) costs almost nothing.
+inline std::size_t list_flags(const unsigned char* flag, std::size_t len, unsigned char skip, std::uint16_t* idx) {
+  const std::uint64_t all_skip = 0x0101010101010101ULL * skip;
+  std::size_t m = 0, i = 0;
+  for (; i + 8 <= len; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, flag + i, sizeof w);
+    if (w == all_skip) continue;
+    for (std::size_t k = i; k < i + 8; ++k)
+      if (flag[k] != skip) idx[m++] = static_cast<std::uint16_t>(k);
+  }
+  for (; i < len; ++i)
+    if (flag[i] != skip) idx[m++] = static_cast<std::uint16_t>(i);
+  return m;
+}
+
 // cond ? x : y by bit masks (a ternary on doubles is kept as a branch and stops vectorisation)
 inline double select_bits(bool cond, double x, double y) {
   std::uint64_t xb, yb;
@@ -422,14 +439,12 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
     qs[i] = q;
     z[i] = inverse_normal_cdf_central(q);
   }
-  // the tails (15 %), listed first so that the loop over them has no unpredictable branch
-  std::uint16_t tail[kChunk];
-  std::size_t m = 0;
-  for (std::size_t i = 0; i < len; ++i) {
-    tail[m] = static_cast<std::uint16_t>(i);
-    m += std::fabs(qs[i]) > 0.425 ? 1 : 0;
-  }
-  for (std::size_t t = 0; t < m; ++t) z[tail[t]] = candidate_z(w0[tail[t]]);
+  // the tails (15 %), flagged in a vectorised pass
+  unsigned char tail[kChunk];
+  for (std::size_t i = 0; i < len; ++i) tail[i] = static_cast<unsigned char>(std::fabs(qs[i]) > 0.425);
+  std::uint16_t idx[kChunk];
+  const std::size_t m = list_flags(tail, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) z[idx[t]] = candidate_z(w0[idx[t]]);
   // |z| <= 9.5 for 64-bit words and sigma <= 9: |sigma z - sigma^2| < 200, inside exp_bounded's domain
   for (std::size_t i = 0; i < len; ++i) {
     a[i] = sigma * z[i] - s2;
@@ -526,8 +541,10 @@ inline void tail_pass(const double* b, const unsigned char* fast, std::size_t le
     phi_tail(select_bits(in != 0, a, 0.0), p[i], ep[i]);
     lib[i] = static_cast<unsigned char>(unsigned{fast[i] != 0} & (in ^ 1u));
   }
-  for (std::size_t i = 0; i < len; ++i) {
-    if (!lib[i]) continue;
+  std::uint16_t idx[kChunk];
+  const std::size_t m = list_flags(lib, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) {
+    const std::size_t i = idx[t];
     p[i] = half_erfc_abs(b[i]);
     ep[i] = 1.01 * kErfcErr * p[i];
   }
@@ -619,8 +636,12 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
       dL[i] = select_bits(use_r != 0, dLs, dLx);
     }
   }
-  for (std::size_t i = 0; i < len; ++i) {
-    if (series[i] || !fast[i]) continue;
+  unsigned char lib[kChunk];
+  for (std::size_t i = 0; i < len; ++i) lib[i] = static_cast<unsigned char>(unsigned{series[i] == 0} & unsigned{fast[i] != 0});
+  std::uint16_t idx[kChunk];
+  std::size_t m = list_flags(lib, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) {
+    const std::size_t i = idx[t];
     L[i] = std::log1p(x[i]);
     dL[i] = log1p_error(x[i], L[i]);
   }
@@ -662,11 +683,17 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     decided[i] = static_cast<unsigned char>(decided[i] | (check[i] & unsigned{above_check(r, d_lo[i], arg[i], iv[i])}));
   }
-  for (std::size_t i = 0; i < len; ++i) {
-    if (decided[i]) continue;
+  m = list_flags(decided, len, 1, idx);
+  for (std::size_t t = 0; t < m; ++t) {
+    const std::size_t i = idx[t];
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
     decided[i] = invert(k, grid_bits, w0[i], bins[i], steps) ? 1 : 0;
   }
+}
+
+// out[k] = grid_value(bins[k]) for k < len (vectorised: grid_value_flat equals grid_value_inline)
+SHARPDP_AVX2_CLONES void grid_values_pass(const std::uint64_t* bins, std::size_t len, int grid_bits, double* out) {
+  for (std::size_t k = 0; k < len; ++k) out[k] = grid_value_flat(bins[k], grid_bits);
 }
 
 }  // namespace
@@ -734,11 +761,34 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
       // words if deferred and its rounding word if `integer`
       std::uint64_t w0[kChunk], bins[kChunk];
       unsigned char decided[kChunk];
-      for (std::size_t k = 0; k < len; ++k) w0[k] = rng.next();
+      rng.fill(w0, len);
       invert_chunk(in + lo, w0, len, c, sigma, inv_sigma, s2, grid_bits, bins, decided, steps[b]);
+      std::uint16_t idx[kChunk];
+      const std::size_t m = list_flags(decided, len, 1, idx);  // the deferred draws
+      if (!integer || m == 0) {
+        // no word between the deferred draws' (float output), or every count reads exactly one
+        // rounding word (integer output, nothing deferred): vectorised passes
+        if (!integer) {
+          grid_values_pass(bins, len, grid_bits, res + lo);
+        } else {
+          std::uint64_t rw[kChunk];
+          rng.fill(rw, len);
+          for (std::size_t k = 0; k < len; ++k) res[lo + k] = grid_round_inline(bins[k], grid_bits, rw[k]);
+        }
+        for (std::size_t t = 0; t < m; ++t) {
+          AmbiguousDraw d{};
+          d.index = lo + idx[t];
+          d.candidate = bins[idx[t]];
+          d.words[0] = w0[idx[t]];
+          for (int w = 1; w < 4; ++w) d.words[w] = rng.next();
+          amb[b].push_back(d);
+          res[lo + idx[t]] = std::numeric_limits<double>::quiet_NaN();
+        }
+        continue;
+      }
       for (std::size_t k = 0; k < len; ++k) {
         if (decided[k]) {
-          res[lo + k] = integer ? grid_round_inline(bins[k], grid_bits, rng.next()) : grid_value_inline(bins[k], grid_bits);
+          res[lo + k] = grid_round_inline(bins[k], grid_bits, rng.next());
           continue;
         }
         AmbiguousDraw d{};
@@ -746,7 +796,7 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
         d.candidate = bins[k];
         d.words[0] = w0[k];
         for (int w = 1; w < 4; ++w) d.words[w] = rng.next();
-        d.round_word = integer ? rng.next() : 0;
+        d.round_word = rng.next();
         amb[b].push_back(d);
         res[lo + k] = std::numeric_limits<double>::quiet_NaN();
       }
