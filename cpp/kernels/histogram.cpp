@@ -422,6 +422,31 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
   return false;
 }
 
+// out[i] = grid_index_inline(v[i], grid_bits) for i < len <= kChunk: vectorised where v <= 0 or NaN
+// (index 0) or v 2^k < 2^31 - 1/2 (fixed spacing: the index is trunc(fl(v 2^k + 1/2)), the floor of
+// y = fl(v 2^k + 1/2) >= 1/2, taken as RNE(y) by the 2^52 shift minus 1 where that rounded up, and
+// read from the bits of floor(y) + 2^52: no conversion instruction, which would not vectorise before
+// AVX-512); grid_index_inline for the other entries (large values, +inf).
+SHARPDP_AVX2_CLONES void grid_index_pass(const double* v, std::size_t len, int grid_bits, std::uint64_t* out) {
+  const double scale = pow2(grid_bits);
+  unsigned char big[kChunk];
+  for (std::size_t i = 0; i < len; ++i) {
+    const double xs = v[i] * scale;
+    const std::uint64_t pos = v[i] > 0.0, fixed = xs < 0x1.0p31 - 0.5;  // pos = 0 for NaN
+    const double y = select_bits((pos & fixed) != 0, xs, 0.0) + 0.5;
+    const double rn = (y + 0x1.0p52) - 0x1.0p52;             // RNE(y), exact (y < 2^31)
+    const double fl = rn - select_bits(rn > y, 1.0, 0.0);    // floor(y) = trunc(y)
+    const double g = fl + 0x1.0p52;
+    std::uint64_t gb;
+    std::memcpy(&gb, &g, sizeof gb);
+    out[i] = gb - 0x4330000000000000ULL;  // 0 where pos = 0 (y = 1/2)
+    big[i] = static_cast<unsigned char>(pos & (fixed ^ 1u));
+  }
+  std::uint16_t idx[kChunk];
+  const std::size_t m = list_flags(big, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) out[idx[t]] = grid_index_inline(v[idx[t]], grid_bits);
+}
+
 // The candidates' exp(sigma z - sigma^2), z = candidate_z(w0[i]), for a chunk: the central
 // branch of AS241 (85 % of the words) and exp_bounded vectorise; the tails call
 // inverse_normal_cdf. A candidate is only a starting bin (every bin returned is proved), so
@@ -582,7 +607,7 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
   } else {
     for (std::size_t i = 0; i < len; ++i) x[i] = (cnt[i] + c) * v[i] - c;
   }
-  for (std::size_t i = 0; i < len; ++i) bins[i] = grid_index_inline(x[i], grid_bits);
+  grid_index_pass(x, len, grid_bits, bins);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
   // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
   // (branch-free: vectorised)
@@ -706,6 +731,10 @@ double exp_bounded_value(double x) {
 }
 
 std::uint64_t grid_index(double v, int grid_bits) { return grid_index_inline(v, grid_bits); }
+
+void grid_index_vectorised(const double* v, std::size_t n, int grid_bits, std::uint64_t* out) {
+  for (std::size_t lo = 0; lo < n; lo += kChunk) grid_index_pass(v + lo, std::min(kChunk, n - lo), grid_bits, out + lo);
+}
 
 namespace {
 inline double grid_round_inline(std::uint64_t j, int grid_bits, std::uint64_t word) {

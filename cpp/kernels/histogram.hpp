@@ -45,6 +45,9 @@ double grid_value(std::uint64_t j, int grid_bits);
 double exp_bounded_value(double x);
 // An index whose value is nearest to v (ties either way); 0 for v <= 0 or NaN; capped at kGridLastIndex.
 std::uint64_t grid_index(double v, int grid_bits);
+// The vectorised pass of the release's candidate indices: out[i] = grid_index(v[i], grid_bits) for
+// every double v[i] (tests/cpp/kernels_check.cpp checks it).
+void grid_index_vectorised(const double* v, std::size_t n, int grid_bits, std::uint64_t* out);
 // Stochastic rounding of grid value j to floor(y) or floor(y) + 1, up with probability y - floor(y)
 // EXACTLY (y is dyadic: the top bits of `word` are compared with its fraction).
 double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word);
