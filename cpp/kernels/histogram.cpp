@@ -725,6 +725,11 @@ SHARPDP_AVX2_CLONES void grid_values_pass(const std::uint64_t* bins, std::size_t
 
 double grid_value(std::uint64_t j, int grid_bits) { return grid_value_inline(j, grid_bits); }
 
+void phi_tail_value(double a, double& p, double& err) {
+  if (!(a >= 0.0 && a <= kPhiTableMax)) throw std::invalid_argument("a must lie in [0, 6]");
+  phi_tail(a, p, err);
+}
+
 double exp_bounded_value(double x) {
   if (!(x >= -700.0 && x <= 700.0)) throw std::invalid_argument("x must lie in [-700, 700]");
   return exp_bounded(x);
