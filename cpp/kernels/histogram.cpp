@@ -427,7 +427,7 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
 // y = fl(v 2^k + 1/2) >= 1/2, taken as RNE(y) by the 2^52 shift minus 1 where that rounded up, and
 // read from the bits of floor(y) + 2^52: no conversion instruction, which would not vectorise before
 // AVX-512); grid_index_inline for the other entries (large values, +inf).
-SHARPDP_AVX2_CLONES void grid_index_pass(const double* v, std::size_t len, int grid_bits, std::uint64_t* out) {
+inline void grid_index_pass(const double* v, std::size_t len, int grid_bits, std::uint64_t* out) {
   const double scale = pow2(grid_bits);
   unsigned char big[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
@@ -583,7 +583,7 @@ inline void tail_pass(const double* b, const unsigned char* fast, std::size_t le
 SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
   double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
-      inv_s[kChunk], gv[kChunk], tb[kChunk];
+      inv_s[kChunk], gv[kChunk], tb[kChunk], th[kChunk];
   Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
   unsigned char fast[kChunk], series[kChunk];
   candidate_factors(w0, len, sigma, s2, v, a);
@@ -618,6 +618,7 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     const std::uint64_t jb = j + (1u - pos);
     gv[i] = grid_value_flat(jb, grid_bits);
     tb[i] = 0.5 * (grid_value_flat(jb - 1, grid_bits) + gv[i]);
+    th[i] = 0.5 * (gv[i] + grid_value_flat(jb + 1, grid_bits));  // boundary(jb + 1)
     // r = (t + c)/(n + c) / exp_bounded(a) - 1 (§4.5): small when the candidate is near t
     // (for j = kGridLastIndex, ok = 0 and r is not used)
     r[i] = ((tb[i] + c) * inv_s[i]) / v[i] - 1.0;
@@ -644,9 +645,8 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     }
   } else {
     for (std::size_t i = 0; i < len; ++i) {
-      const std::uint64_t jb = bins[i] + (bins[i] == 0 ? 1u : 0u);
       // the bin's width times t + c: boundary(j + 1) - boundary(j); y = wb/(t + c)
-      const double wb = 0.5 * (gv[i] + grid_value_flat(jb + 1, grid_bits)) - tb[i];
+      const double wb = th[i] - tb[i];
       const double Ls = a[i] + fast_log_series(r[i]);
       const double dLs = fast_log_error(r[i], Ls);
       const double Lx = fast_log_series(x[i]);
@@ -687,8 +687,7 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
   // bin 0 (fast 2): decided iff F(t_1) >= (w0 + 1) 2^-64; else (fast 1) a lower end proved below
   // U and y <= 0.5: the upper end is checked by the mass argument (§4.3)
   for (std::size_t i = 0; i < len; ++i) {
-    const double t_hi = 0.5 * (gv[i] + grid_value_flat(bins[i] + 1, grid_bits));  // boundary(j + 1)
-    const double y = above_y(tb[i], t_hi, c);
+    const double y = above_y(tb[i], th[i], c);  // th = boundary(j + 1) where j >= 1 (used only there)
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     above_bounds(r, y, inv_sigma, d_lo[i], arg[i]);
     const unsigned f1 = fast[i] == 1, f2 = fast[i] == 2;
