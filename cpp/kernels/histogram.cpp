@@ -576,10 +576,12 @@ inline void tail_pass(const double* b, const unsigned char* fast, std::size_t le
 }
 
 // invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
-// proved by one log1p, one erfc and one exp) runs as independent passes over the chunk, so the
-// library calls of different counts overlap; every other count goes through invert(). The
-// result is the same function of the words as invert()'s up to which proof is found first:
-// both return only proved bins.
+// proved from its lower boundary: L by a series, docs/histogram_release.md §4.5; the tail
+// probability from the table, §4.6; the upper boundary by the mass bound, §4.3) runs as branch-free
+// passes over the chunk that vectorise; the rare entries (a library log1p or erfc, a candidate far
+// from its bin) are listed and handled in scalar loops, and every count not proved goes through
+// invert(). The result is the same function of the words as invert()'s up to which proof is found
+// first: both return only proved bins.
 SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
   double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
