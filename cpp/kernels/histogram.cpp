@@ -582,9 +582,15 @@ inline void tail_pass(const double* b, const unsigned char* fast, std::size_t le
 // from its bin) are listed and handled in scalar loops, and every count not proved goes through
 // invert(). The result is the same function of the words as invert()'s up to which proof is found
 // first: both return only proved bins.
-SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
+SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt_in, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
-  double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
+  // the counts are copied next to the other arrays of the chunk: the passes then read and write
+  // memory at fixed relative addresses (the caller's arrays could alias the chunk's stack arrays
+  // modulo 4096, which stalls loads behind unrelated stores and made the speed depend on where
+  // numpy happened to allocate them)
+  alignas(64) double cnt[kChunk];
+  std::memcpy(cnt, cnt_in, len * sizeof(double));
+  alignas(64) double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
       inv_s[kChunk], gv[kChunk], tb[kChunk], th[kChunk];
   Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
   unsigned char fast[kChunk], series[kChunk];
