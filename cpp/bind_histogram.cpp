@@ -116,6 +116,16 @@ py::array_t<double> exp_bounded(const InF& x) {
   return out;
 }
 
+py::tuple phi_tail(const InF& a) {
+  const auto n = static_cast<std::size_t>(a.size());
+  py::array_t<double> p(static_cast<py::ssize_t>(n)), err(static_cast<py::ssize_t>(n));
+  const double* in = a.data();
+  double* pp = p.mutable_data();
+  double* pe = err.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) kernels::phi_tail_value(in[i], pp[i], pe[i]);
+  return py::make_tuple(p, err);
+}
+
 }  // namespace
 
 void register_histogram(py::module_& m) {
@@ -137,6 +147,9 @@ void register_histogram(py::module_& m) {
   m.def("_exp_bounded", &exp_bounded, py::arg("x"),
         "Test hook (private): the release kernel's branch-free exp on [-700, 700] (relative error <= 2^-47, "
         "docs/histogram_release.md section 4.5), for tests of that bound.");
+  m.def("_phi_tail", &phi_tail, py::arg("a"),
+        "Test hook (private): the release kernel's table tail probability Phi(-a) for a in [0, 6] and its proved "
+        "error bound, (p, err) (docs/histogram_release.md section 4.6), for tests of that bound.");
   m.def("release_float", &release_float, py::arg("counts"), py::arg("c"), py::arg("sigma"), py::arg("key"),
         py::arg("integer") = false, py::arg("threads") = 0,
         "The former floating-point release [(n + c) exp(sigma Z - sigma^2) - c]_+ (NOT floating-point safe: "

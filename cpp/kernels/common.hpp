@@ -113,6 +113,18 @@ class Rng {
     if (pos_ == kWords) refill();
     return buf_[pos_++];
   }
+  // out[0..count) = the next count words: the same words, in the same order, as count calls of next().
+  void fill(std::uint64_t* out, std::size_t count) {
+    while (count > 0) {
+      if (pos_ == kWords) refill();
+      const std::size_t avail = static_cast<std::size_t>(kWords - pos_);
+      const std::size_t take = count < avail ? count : avail;
+      std::memcpy(out, buf_ + pos_, take * sizeof(std::uint64_t));
+      pos_ += static_cast<int>(take);
+      out += take;
+      count -= take;
+    }
+  }
   // Uniform on [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   // Uniform on (0, 1): never exactly 0, safe inside log().

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "histogram_phi_table.hpp"
 
 namespace sharpdp {
 namespace kernels {
@@ -64,6 +65,23 @@ inline double exp_bounded(double x) {
 }
 
 constexpr std::size_t kChunk = 256;
+
+// The positions i < len with flag[i] != skip (flags are 0 or 1), in order, into idx; returns their
+// number. Eight flags per 64-bit load, so the common case (no entry) costs almost nothing.
+inline std::size_t list_flags(const unsigned char* flag, std::size_t len, unsigned char skip, std::uint16_t* idx) {
+  const std::uint64_t all_skip = 0x0101010101010101ULL * skip;
+  std::size_t m = 0, i = 0;
+  for (; i + 8 <= len; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, flag + i, sizeof w);
+    if (w == all_skip) continue;
+    for (std::size_t k = i; k < i + 8; ++k)
+      if (flag[k] != skip) idx[m++] = static_cast<std::uint16_t>(k);
+  }
+  for (; i < len; ++i)
+    if (flag[i] != skip) idx[m++] = static_cast<std::uint16_t>(i);
+  return m;
+}
 
 // cond ? x : y by bit masks (a ternary on doubles is kept as a branch and stops vectorisation)
 inline double select_bits(bool cond, double x, double y) {
@@ -271,8 +289,10 @@ inline void b_of_log(double L, double dL, const Count& k, double& b, double& db)
 inline double log1p_error(double x, double L) { return 8.2 * kU * std::fabs(x) + 1.01 * kLogErr * std::fabs(L); }
 
 // The side of U's interval, from b(t) +- db and P = 0.5 erfc(|b|/sqrt 2) as computed.
-inline Located classify(double b, double db, double p, const Interval& u) {
-  const double e = kPhiMax * db + 1.01 * kErfcErr * p + 0x1.0p-1000;
+// ep bounds the error of p as an approximation of Phi(-|b|) at the computed b (1.01 kErfcErr p
+// for the library erfc, phi_tail's bound for the table).
+inline Located classify(double b, double db, double p, double ep, const Interval& u) {
+  const double e = kPhiMax * db + ep + 0x1.0p-1000;
   const double up = (p + e) * (1.0 + 0x1.0p-51);
   const double down = (p - e) * (1.0 - 0x1.0p-51);
   // b <= 0: P = F, compared with U's interval; b > 0: P = 1 - F, and F <= w0 2^-64 iff
@@ -304,7 +324,8 @@ Located locate(double t, const Count& k, const Interval& u) {
   double b, db;
   b_of_log(L, dL, k, b, db);
   // P = F(t) when b <= 0, P = 1 - F(t) when b > 0: each from the tail it is small in
-  return classify(b, db, half_erfc_abs(b), u);
+  const double p = half_erfc_abs(b);
+  return classify(b, db, p, 1.01 * kErfcErr * p, u);
 }
 
 constexpr double kInvSqrt2PiLow = 0.3989422804014326;  // 1/sqrt(2 pi) rounded down
@@ -401,6 +422,31 @@ bool invert(const Count& k, int grid_bits, std::uint64_t w0, std::uint64_t& j, s
   return false;
 }
 
+// out[i] = grid_index_inline(v[i], grid_bits) for i < len <= kChunk: vectorised where v <= 0 or NaN
+// (index 0) or v 2^k < 2^31 - 1/2 (fixed spacing: the index is trunc(fl(v 2^k + 1/2)), the floor of
+// y = fl(v 2^k + 1/2) >= 1/2, taken as RNE(y) by the 2^52 shift minus 1 where that rounded up, and
+// read from the bits of floor(y) + 2^52: no conversion instruction, which would not vectorise before
+// AVX-512); grid_index_inline for the other entries (large values, +inf).
+inline void grid_index_pass(const double* v, std::size_t len, int grid_bits, std::uint64_t* out) {
+  const double scale = pow2(grid_bits);
+  unsigned char big[kChunk];
+  for (std::size_t i = 0; i < len; ++i) {
+    const double xs = v[i] * scale;
+    const std::uint64_t pos = v[i] > 0.0, fixed = xs < 0x1.0p31 - 0.5;  // pos = 0 for NaN
+    const double y = select_bits((pos & fixed) != 0, xs, 0.0) + 0.5;
+    const double rn = (y + 0x1.0p52) - 0x1.0p52;             // RNE(y), exact (y < 2^31)
+    const double fl = rn - select_bits(rn > y, 1.0, 0.0);    // floor(y) = trunc(y)
+    const double g = fl + 0x1.0p52;
+    std::uint64_t gb;
+    std::memcpy(&gb, &g, sizeof gb);
+    out[i] = gb - 0x4330000000000000ULL;  // 0 where pos = 0 (y = 1/2)
+    big[i] = static_cast<unsigned char>(pos & (fixed ^ 1u));
+  }
+  std::uint16_t idx[kChunk];
+  const std::size_t m = list_flags(big, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) out[idx[t]] = grid_index_inline(v[idx[t]], grid_bits);
+}
+
 // The candidates' exp(sigma z - sigma^2), z = candidate_z(w0[i]), for a chunk: the central
 // branch of AS241 (85 % of the words) and exp_bounded vectorise; the tails call
 // inverse_normal_cdf. A candidate is only a starting bin (every bin returned is proved), so
@@ -418,14 +464,12 @@ SHARPDP_AVX2_CLONES void candidate_factors(const std::uint64_t* w0, std::size_t 
     qs[i] = q;
     z[i] = inverse_normal_cdf_central(q);
   }
-  // the tails (15 %), listed first so that the loop over them has no unpredictable branch
-  std::uint16_t tail[kChunk];
-  std::size_t m = 0;
-  for (std::size_t i = 0; i < len; ++i) {
-    tail[m] = static_cast<std::uint16_t>(i);
-    m += std::fabs(qs[i]) > 0.425 ? 1 : 0;
-  }
-  for (std::size_t t = 0; t < m; ++t) z[tail[t]] = candidate_z(w0[tail[t]]);
+  // the tails (15 %), flagged in a vectorised pass
+  unsigned char tail[kChunk];
+  for (std::size_t i = 0; i < len; ++i) tail[i] = static_cast<unsigned char>(std::fabs(qs[i]) > 0.425);
+  std::uint16_t idx[kChunk];
+  const std::size_t m = list_flags(tail, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) z[idx[t]] = candidate_z(w0[idx[t]]);
   // |z| <= 9.5 for 64-bit words and sigma <= 9: |sigma z - sigma^2| < 200, inside exp_bounded's domain
   for (std::size_t i = 0; i < len; ++i) {
     a[i] = sigma * z[i] - s2;
@@ -475,40 +519,79 @@ inline double min_bin_width_in_l(double c, int grid_bits) {
   return 1.0 / (0x1.0p32 + c * pow2(grid_bits));
 }
 
-// p[i] = half_erfc_abs(lo[i].b) where fast[i] (else 0), the calls grouped by the argument ranges
-// of the library's erfc branches (glibc: |x| below 1/4, 0.84375, 1.25, 1/0.35, 28, and above):
-// the same calls on the same arguments, in an order that keeps its branches predictable.
-inline void erfc_pass(const double* b, const unsigned char* fast, std::size_t len, double* p) {
-  constexpr int kRanges = 6;
-  unsigned char range[kChunk];
-  std::size_t start[kRanges + 1] = {};
+// Phi(-a) for 0 <= a <= 6 without a library call (docs/histogram_release.md §4.6): with a_k = k 2^-7
+// the table point nearest a and s = a_k - a (exact, Sterbenz), Phi(-a) = Phi(-a_k) + phi(a_k) s S,
+// S = sum_n He_n(a_k) s^n / (n + 1)! (the generating function exp(x t - t^2/2) = sum He_n(x) t^n / n!
+// of the Hermite polynomials, integrated from 0 to s), truncated after n = 7 (|s| <= 2^-8: the tail
+// is below 0.04 u) and evaluated by the Hermite recurrence and Horner's rule (<= 39 u relative,
+// with the truncation). The table entries are the nearest doubles (kPhiTable). `err` bounds
+// |p - Phi(-a)|: 1.01 u Phi(-a_k) (the table) + 43.01 u |C| (the correction C = phi(a_k) s S) + u p
+// (the final sum), generously rounded up to 2 u, 48 u and 2 u. Branch-free: the chunk loop vectorises it.
+constexpr double kPhiTableMax = 6.0;
+inline void phi_tail(double a, double& p, double& err) {
+  constexpr double kShift = 0x1.8p52;  // rounds a 2^7 to the nearest integer k
+  const double kd = a * 128.0 + kShift;
+  std::uint64_t kb;
+  std::memcpy(&kb, &kd, sizeof kb);
+  const std::uint64_t k = kb - 0x4338000000000000ULL;  // 0..768 for 0 <= a <= 6
+  const double ak = (kd - kShift) * (1.0 / 128.0);        // exact
+  const double s = ak - a;                                 // exact: |s| <= 2^-8, Sterbenz (or a_k = 0)
+  const double h1 = ak;
+  const double h2 = ak * h1 - 1.0;
+  const double h3 = ak * h2 - 2.0 * h1;
+  const double h4 = ak * h3 - 3.0 * h2;
+  const double h5 = ak * h4 - 4.0 * h3;
+  const double h6 = ak * h5 - 5.0 * h4;
+  const double h7 = ak * h6 - 6.0 * h5;
+  const double S =
+      1.0 + s * (h1 * 0.5 +
+                 s * (h2 * (1.0 / 6.0) +
+                      s * (h3 * (1.0 / 24.0) +
+                           s * (h4 * (1.0 / 120.0) +
+                                s * (h5 * (1.0 / 720.0) + s * (h6 * (1.0 / 5040.0) + s * (h7 * (1.0 / 40320.0))))))));
+  const double t = kPhiTable[k][0];
+  const double C = (kPhiTable[k][1] * s) * S;
+  p = t + C;
+  err = 2.0 * kU * t + 48.0 * kU * std::fabs(C) + 2.0 * kU * p;
+}
+
+// p[i] = Phi(-|b[i]|) and ep[i] its error bound where fast[i] (entries that are not fast get finite
+// values that are never used): phi_tail for |b| <= 6, else the library erfc (rare: |b| > 6 has
+// probability ~2e-9 near the candidate) with the assumed error kErfcErr.
+inline void tail_pass(const double* b, const unsigned char* fast, std::size_t len, double* p, double* ep) {
+  unsigned char lib[kChunk];
   for (std::size_t i = 0; i < len; ++i) {
-    const double a = std::fabs(b[i]) * kInvSqrt2;
-    range[i] = static_cast<unsigned char>((a >= 0.25) + (a >= 0.84375) + (a >= 1.25) + (a >= 2.857142857142857) +
-                                          (a >= 28.0));
-    p[i] = 0.0;
+    const double a = std::fabs(b[i]);
+    const unsigned in = a <= kPhiTableMax;  // false for NaN
+    phi_tail(select_bits(in != 0, a, 0.0), p[i], ep[i]);
+    lib[i] = static_cast<unsigned char>(unsigned{fast[i] != 0} & (in ^ 1u));
   }
-  for (std::size_t i = 0; i < len; ++i) start[range[i] + 1] += fast[i] ? 1 : 0;
-  for (int r = 0; r < kRanges; ++r) start[r + 1] += start[r];
-  std::uint16_t order[kChunk + 1];  // order[kChunk]: where the entries that are not fast go
-  for (std::size_t i = 0; i < len; ++i) {
-    const std::size_t pos = fast[i] ? start[range[i]] : kChunk;
-    order[pos] = static_cast<std::uint16_t>(i);
-    start[range[i]] += fast[i] ? 1 : 0;
+  std::uint16_t idx[kChunk];
+  const std::size_t m = list_flags(lib, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) {
+    const std::size_t i = idx[t];
+    p[i] = half_erfc_abs(b[i]);
+    ep[i] = 1.01 * kErfcErr * p[i];
   }
-  const std::size_t m = start[kRanges - 1];  // (after the scatter, start[r] is the end of range r)
-  for (std::size_t k = 0; k < m; ++k) p[order[k]] = half_erfc_abs(b[order[k]]);
 }
 
 // invert() for a chunk of counts, organised for throughput: the common case (the candidate's bin
-// proved by one log1p, one erfc and one exp) runs as independent passes over the chunk, so the
-// library calls of different counts overlap; every other count goes through invert(). The
-// result is the same function of the words as invert()'s up to which proof is found first:
-// both return only proved bins.
-SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
+// proved from its lower boundary: L by a series, docs/histogram_release.md §4.5; the tail
+// probability from the table, §4.6; the upper boundary by the mass bound, §4.3) runs as branch-free
+// passes over the chunk that vectorise; the rare entries (a library log1p or erfc, a candidate far
+// from its bin) are listed and handled in scalar loops, and every count not proved goes through
+// invert(). The result is the same function of the words as invert()'s up to which proof is found
+// first: both return only proved bins.
+SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt_in, const std::uint64_t* w0, std::size_t len, double c, double sigma, double inv_sigma,
                   double s2, int grid_bits, std::uint64_t* bins, unsigned char* decided, std::uint64_t& steps) {
-  double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
-      inv_s[kChunk], gv[kChunk], tb[kChunk];
+  // the counts are copied next to the other arrays of the chunk: the passes then read and write
+  // memory at fixed relative addresses (the caller's arrays could alias the chunk's stack arrays
+  // modulo 4096, which stalls loads behind unrelated stores and made the speed depend on where
+  // numpy happened to allocate them)
+  alignas(64) double cnt[kChunk];
+  std::memcpy(cnt, cnt_in, len * sizeof(double));
+  alignas(64) double v[kChunk], a[kChunk], r[kChunk], x[kChunk], L[kChunk], dL[kChunk], p[kChunk], arg[kChunk], d_lo[kChunk],
+      inv_s[kChunk], gv[kChunk], tb[kChunk], th[kChunk];
   Interval iv[kChunk];  // U's interval of each word, built once (4 unsigned conversions)
   unsigned char fast[kChunk], series[kChunk];
   candidate_factors(w0, len, sigma, s2, v, a);
@@ -532,7 +615,7 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
   } else {
     for (std::size_t i = 0; i < len; ++i) x[i] = (cnt[i] + c) * v[i] - c;
   }
-  for (std::size_t i = 0; i < len; ++i) bins[i] = grid_index_inline(x[i], grid_bits);
+  grid_index_pass(x, len, grid_bits, bins);
   // fast[i]: 1 = prove the bin from its lower boundary t_j (then the upper by §4.3); 2 = bin 0,
   // prove F(t_1) >= (w0 + 1) 2^-64 directly (its lower end F(0) = 0 needs no proof)
   // (branch-free: vectorised)
@@ -543,6 +626,7 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     const std::uint64_t jb = j + (1u - pos);
     gv[i] = grid_value_flat(jb, grid_bits);
     tb[i] = 0.5 * (grid_value_flat(jb - 1, grid_bits) + gv[i]);
+    th[i] = 0.5 * (gv[i] + grid_value_flat(jb + 1, grid_bits));  // boundary(jb + 1)
     // r = (t + c)/(n + c) / exp_bounded(a) - 1 (§4.5): small when the candidate is near t
     // (for j = kGridLastIndex, ok = 0 and r is not used)
     r[i] = ((tb[i] + c) * inv_s[i]) / v[i] - 1.0;
@@ -569,9 +653,8 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     }
   } else {
     for (std::size_t i = 0; i < len; ++i) {
-      const std::uint64_t jb = bins[i] + (bins[i] == 0 ? 1u : 0u);
       // the bin's width times t + c: boundary(j + 1) - boundary(j); y = wb/(t + c)
-      const double wb = 0.5 * (gv[i] + grid_value_flat(jb + 1, grid_bits)) - tb[i];
+      const double wb = th[i] - tb[i];
       const double Ls = a[i] + fast_log_series(r[i]);
       const double dLs = fast_log_error(r[i], Ls);
       const double Lx = fast_log_series(x[i]);
@@ -586,8 +669,12 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
       dL[i] = select_bits(use_r != 0, dLs, dLx);
     }
   }
-  for (std::size_t i = 0; i < len; ++i) {
-    if (series[i] || !fast[i]) continue;
+  unsigned char lib[kChunk];
+  for (std::size_t i = 0; i < len; ++i) lib[i] = static_cast<unsigned char>(unsigned{series[i] == 0} & unsigned{fast[i] != 0});
+  std::uint16_t idx[kChunk];
+  std::size_t m = list_flags(lib, len, 0, idx);
+  for (std::size_t t = 0; t < m; ++t) {
+    const std::size_t i = idx[t];
     L[i] = std::log1p(x[i]);
     dL[i] = log1p_error(x[i], L[i]);
   }
@@ -597,18 +684,18 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     const Count k{0.0, 0.0, 0.0, 0.0, 0.0, inv_sigma, s2};
     b_of_log(L[i], dL[i], k, b[i], db[i]);
   }
-  erfc_pass(b, fast, len, p);
+  double ep[kChunk];
+  tail_pass(b, fast, len, p, ep);
   for (std::size_t i = 0; i < len; ++i) iv[i] = Interval(w0[i]);
   for (std::size_t i = 0; i < len; ++i) {
-    const Located r = classify(b[i], db[i], p[i], iv[i]);
+    const Located r = classify(b[i], db[i], p[i], ep[i], iv[i]);
     side[i] = static_cast<unsigned char>(r.side);
     e[i] = r.e;
   }
   // bin 0 (fast 2): decided iff F(t_1) >= (w0 + 1) 2^-64; else (fast 1) a lower end proved below
   // U and y <= 0.5: the upper end is checked by the mass argument (§4.3)
   for (std::size_t i = 0; i < len; ++i) {
-    const double t_hi = 0.5 * (gv[i] + grid_value_flat(bins[i] + 1, grid_bits));  // boundary(j + 1)
-    const double y = above_y(tb[i], t_hi, c);
+    const double y = above_y(tb[i], th[i], c);  // th = boundary(j + 1) where j >= 1 (used only there)
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     above_bounds(r, y, inv_sigma, d_lo[i], arg[i]);
     const unsigned f1 = fast[i] == 1, f2 = fast[i] == 2;
@@ -628,16 +715,27 @@ SHARPDP_AVX2_CLONES void invert_chunk(const double* cnt, const std::uint64_t* w0
     const Located r{Side::kBelow, p[i], e[i], b[i], db[i]};
     decided[i] = static_cast<unsigned char>(decided[i] | (check[i] & unsigned{above_check(r, d_lo[i], arg[i], iv[i])}));
   }
-  for (std::size_t i = 0; i < len; ++i) {
-    if (decided[i]) continue;
+  m = list_flags(decided, len, 1, idx);
+  for (std::size_t t = 0; t < m; ++t) {
+    const std::size_t i = idx[t];
     const Count k{cnt[i], cnt[i] + c, inv_s[i], c, sigma, inv_sigma, s2};
     decided[i] = invert(k, grid_bits, w0[i], bins[i], steps) ? 1 : 0;
   }
 }
 
+// out[k] = grid_value(bins[k]) for k < len (vectorised: grid_value_flat equals grid_value_inline)
+SHARPDP_AVX2_CLONES void grid_values_pass(const std::uint64_t* bins, std::size_t len, int grid_bits, double* out) {
+  for (std::size_t k = 0; k < len; ++k) out[k] = grid_value_flat(bins[k], grid_bits);
+}
+
 }  // namespace
 
 double grid_value(std::uint64_t j, int grid_bits) { return grid_value_inline(j, grid_bits); }
+
+void phi_tail_value(double a, double& p, double& err) {
+  if (!(a >= 0.0 && a <= kPhiTableMax)) throw std::invalid_argument("a must lie in [0, 6]");
+  phi_tail(a, p, err);
+}
 
 double exp_bounded_value(double x) {
   if (!(x >= -700.0 && x <= 700.0)) throw std::invalid_argument("x must lie in [-700, 700]");
@@ -645,6 +743,10 @@ double exp_bounded_value(double x) {
 }
 
 std::uint64_t grid_index(double v, int grid_bits) { return grid_index_inline(v, grid_bits); }
+
+void grid_index_vectorised(const double* v, std::size_t n, int grid_bits, std::uint64_t* out) {
+  for (std::size_t lo = 0; lo < n; lo += kChunk) grid_index_pass(v + lo, std::min(kChunk, n - lo), grid_bits, out + lo);
+}
 
 namespace {
 inline double grid_round_inline(std::uint64_t j, int grid_bits, std::uint64_t word) {
@@ -700,11 +802,34 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
       // words if deferred and its rounding word if `integer`
       std::uint64_t w0[kChunk], bins[kChunk];
       unsigned char decided[kChunk];
-      for (std::size_t k = 0; k < len; ++k) w0[k] = rng.next();
+      rng.fill(w0, len);
       invert_chunk(in + lo, w0, len, c, sigma, inv_sigma, s2, grid_bits, bins, decided, steps[b]);
+      std::uint16_t idx[kChunk];
+      const std::size_t m = list_flags(decided, len, 1, idx);  // the deferred draws
+      if (!integer || m == 0) {
+        // no word between the deferred draws' (float output), or every count reads exactly one
+        // rounding word (integer output, nothing deferred): vectorised passes
+        if (!integer) {
+          grid_values_pass(bins, len, grid_bits, res + lo);
+        } else {
+          std::uint64_t rw[kChunk];
+          rng.fill(rw, len);
+          for (std::size_t k = 0; k < len; ++k) res[lo + k] = grid_round_inline(bins[k], grid_bits, rw[k]);
+        }
+        for (std::size_t t = 0; t < m; ++t) {
+          AmbiguousDraw d{};
+          d.index = lo + idx[t];
+          d.candidate = bins[idx[t]];
+          d.words[0] = w0[idx[t]];
+          for (int w = 1; w < 4; ++w) d.words[w] = rng.next();
+          amb[b].push_back(d);
+          res[lo + idx[t]] = std::numeric_limits<double>::quiet_NaN();
+        }
+        continue;
+      }
       for (std::size_t k = 0; k < len; ++k) {
         if (decided[k]) {
-          res[lo + k] = integer ? grid_round_inline(bins[k], grid_bits, rng.next()) : grid_value_inline(bins[k], grid_bits);
+          res[lo + k] = grid_round_inline(bins[k], grid_bits, rng.next());
           continue;
         }
         AmbiguousDraw d{};
@@ -712,7 +837,7 @@ GridReleaseResult grid_release(const double* in, std::size_t n, double c, double
         d.candidate = bins[k];
         d.words[0] = w0[k];
         for (int w = 1; w < 4; ++w) d.words[w] = rng.next();
-        d.round_word = integer ? rng.next() : 0;
+        d.round_word = rng.next();
         amb[b].push_back(d);
         res[lo + k] = std::numeric_limits<double>::quiet_NaN();
       }

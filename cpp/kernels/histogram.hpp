@@ -43,8 +43,15 @@ double grid_value(std::uint64_t j, int grid_bits);
 // its proved error bound (relative error <= 2^-47 on [-700, 700], docs/histogram_release.md §4.5).
 // x must lie in [-700, 700] (std::invalid_argument otherwise).
 double exp_bounded_value(double x);
+// The kernel's tail probability p ~ Phi(-a) = P(Z <= -a) from its table and Hermite series, and the
+// proved bound err >= |p - Phi(-a)| (docs/histogram_release.md §4.6), for tests of that bound.
+// a must lie in [0, 6] (std::invalid_argument otherwise).
+void phi_tail_value(double a, double& p, double& err);
 // An index whose value is nearest to v (ties either way); 0 for v <= 0 or NaN; capped at kGridLastIndex.
 std::uint64_t grid_index(double v, int grid_bits);
+// The vectorised pass of the release's candidate indices: out[i] = grid_index(v[i], grid_bits) for
+// every double v[i] (tests/cpp/kernels_check.cpp checks it).
+void grid_index_vectorised(const double* v, std::size_t n, int grid_bits, std::uint64_t* out);
 // Stochastic rounding of grid value j to floor(y) or floor(y) + 1, up with probability y - floor(y)
 // EXACTLY (y is dyadic: the top bits of `word` are compared with its fraction).
 double grid_round(std::uint64_t j, int grid_bits, std::uint64_t word);

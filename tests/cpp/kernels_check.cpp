@@ -5,6 +5,8 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -139,6 +141,42 @@ int main() {
     }
     for (std::uint64_t j : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 31, (std::uint64_t{5} << 30) + 7})
       if (k::grid_index(k::grid_value(j, 10), 10) != j) return fail("grid_index(grid_value(j)) != j");
+  }
+  // the branch-free grid index of the release's candidate pass equals grid_index for every double:
+  // special values, the ends of the fixed-spacing range, grid values, midpoints and their neighbours,
+  // and random bit patterns (a fixed xorshift sequence), at several grid exponents
+  {
+    std::vector<double> vs = {0.0, -0.0, -1.0, 1e-320, 0.25, 0.5, 1.0, 1.5, 2.5, 0x1.0p31 - 0.5, 0x1.0p31 - 1.0,
+                              0x1.0p31, 0x1.0p31 + 0.5, 0x1.0p32 - 0.5, 0x1.0p62, 1e300, 1.7e308,
+                              std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                              std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::denorm_min()};
+    for (std::uint64_t j = 0; j < (std::uint64_t{40} << 30); j += (std::uint64_t{1} << 25) + 12345) {
+      const double g = k::grid_value(j, 0), g1 = k::grid_value(j + 1, 0);
+      vs.push_back(g);
+      vs.push_back(0.5 * (g + g1));
+      vs.push_back(std::nextafter(0.5 * (g + g1), 0.0));
+      vs.push_back(std::nextafter(0.5 * (g + g1), 1e308));
+    }
+    std::uint64_t st = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < 200000; ++i) {
+      st ^= st << 13;
+      st ^= st >> 7;
+      st ^= st << 17;
+      double d;
+      std::memcpy(&d, &st, sizeof d);
+      vs.push_back(d);
+      vs.push_back(static_cast<double>(st >> 11) * 0x1.0p-20);
+    }
+    std::vector<double> sv(vs.size());
+    std::vector<std::uint64_t> got(vs.size()), got_s(vs.size());
+    for (int bits : {0, 7, 10, 33, 60}) {
+      for (std::size_t i = 0; i < vs.size(); ++i) sv[i] = std::ldexp(vs[i], -bits);  // the same grid positions
+      k::grid_index_vectorised(vs.data(), vs.size(), bits, got.data());
+      k::grid_index_vectorised(sv.data(), sv.size(), bits, got_s.data());
+      for (std::size_t i = 0; i < vs.size(); ++i)
+        if (got[i] != k::grid_index(vs[i], bits) || got_s[i] != k::grid_index(sv[i], bits))
+          return fail("grid_index_vectorised != grid_index");
+    }
   }
 
   // --- accountant kernels, against closed forms ---
