@@ -5,12 +5,17 @@ the law's rounding bound, the Jensen lower value and the law-shape closed forms 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.limits import TINY
+from sharpdp.shuffle.accountant.limits import TINY, U
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
+
+
+# law_closed_form sends a law with u sd above this many times E[L_+] to :func:`heavy` (docs/accountant.md §6.11)
+SD_BEYOND_LATTICE = 1e3
 
 
 def heavy(law: Law, gamma: float, n: int) -> LawBracket:
@@ -227,6 +232,12 @@ def law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
         return LawBracket(0.0, max(trivial_cap(law), TINY), terms={"note": "sd underflow: E[L_+]"})
     if not math.isfinite(sd):
         return heavy(law, gamma, n)
+    if sd * U > SD_BEYOND_LATTICE * trivial_cap(law):
+        # finite spread beyond what a double-precision lattice resolves against E[L_+] (docs/accountant.md
+        # §6.11): every pass's position and round-off charges exceed the cap, so the lattice would only
+        # return the cap after its passes (seconds each); the same certified bracket as for sd = inf
+        return replace(heavy(law, gamma, n), terms={"note": "sd beyond the lattice's resolution: E[L_+] (upper), "
+                                                            "Jensen (lower)"})
     return None
 
 
@@ -235,5 +246,5 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
+__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "trivial_cap"]
