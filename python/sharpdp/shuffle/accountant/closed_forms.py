@@ -14,7 +14,9 @@ from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
 
 
-# law_closed_form sends a law with u sd above this many times E[L_+] to :func:`heavy` (docs/accountant.md §6.11)
+# law_closed_form sends a law with sd > SD_LATTICE_MAX and u sd above SD_BEYOND_LATTICE times E[L_+] to
+# :func:`heavy` (docs/accountant.md §6.11)
+SD_LATTICE_MAX = 1e100
 SD_BEYOND_LATTICE = 1e3
 
 
@@ -232,7 +234,7 @@ def law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
         return LawBracket(0.0, max(trivial_cap(law), TINY), terms={"note": "sd underflow: E[L_+]"})
     if not math.isfinite(sd):
         return heavy(law, gamma, n)
-    if sd * U > SD_BEYOND_LATTICE * trivial_cap(law):
+    if sd > SD_LATTICE_MAX and sd * U > SD_BEYOND_LATTICE * trivial_cap(law):
         # finite spread beyond what a double-precision lattice resolves against E[L_+] (docs/accountant.md
         # §6.11): every pass's position and round-off charges exceed the cap, so the lattice would only
         # return the cap after its passes (seconds each); the same certified bracket as for sd = inf
@@ -246,5 +248,5 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
+__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "trivial_cap"]
