@@ -188,11 +188,12 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
         with np.errstate(divide="ignore", under="ignore"):
             q_lo = np.exp(j * np.log1p(-np.minimum(pa, 0.5))) * (1.0 - 1e-12)
         lo_j = np.maximum(lo_j, np.where(pa <= 0.5, q_lo * sl_lo, 0.0))
-        for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40):
-            c = A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15)
-            if not c > 0.0:
-                continue
-            p_up = min(float(law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf)]))[0]), 1.0)
+        cs = [c for c in (A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15) for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40))
+              if c > 0.0]
+        # P(L > -c) for every c at once (the law's vectorised bound, element by element as one call each)
+        p_ups = law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf) for c in cs])) if cs else []
+        for c, p_up_c in zip(cs, p_ups):
+            p_up = min(float(p_up_c), 1.0)
             with np.errstate(divide="ignore", under="ignore"):
                 q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
             t_up = np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf)  # (rounded down)
