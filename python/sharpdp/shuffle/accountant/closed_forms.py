@@ -190,14 +190,16 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
         lo_j = np.maximum(lo_j, np.where(pa <= 0.5, q_lo * sl_lo, 0.0))
         cs = [c for c in (A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15) for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40))
               if c > 0.0]
-        # P(L > -c) for every c at once (the law's vectorised bound, element by element as one call each)
+        # P(L > -c) and E[(L - t)_+] at every depth c in one call each (the law's vectorised bounds act element
+        # by element: the same values as a call per depth)
         p_ups = law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf) for c in cs])) if cs else []
-        for c, p_up_c in zip(cs, p_ups):
+        t_ups = [np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf) for c in cs]  # (rounded down)
+        sl_ups = np.split(law.stop_loss(np.concatenate(t_ups))[1], len(cs)) if cs else []
+        for p_up_c, sl_up in zip(p_ups, sl_ups):
             p_up = min(float(p_up_c), 1.0)
             with np.errstate(divide="ignore", under="ignore"):
                 q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
-            t_up = np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf)  # (rounded down)
-            e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
+            e1_up = np.minimum(sl_up, e0_up)
             up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
     top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
