@@ -8,7 +8,9 @@ randomized response at small n (the count of ones is a sufficient statistic).
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -100,31 +102,49 @@ def test_to_pld_dominates_the_accountant_within_1_percent(name, dx, scale, point
         assert dominating_pair(a, dx).adjacency == "replace"
 
 
-def _optimal_split(a, eps):
-    """min over splits e1 = f eps, f in [0, 1], of the accountant's certified leg values
-    A(e1) + e^{e1} B(eps - e1) (21 even f, then 21 around the best): the replace-one bound through
-    bot with a fine split search, an independent certified reference."""
-    def val(f):
-        e1 = f * eps
-        leg = a._bottom.leg
-        return leg(0, e1, a.rel_tol).upper + math.exp(e1) * leg(1, eps - e1, a.rel_tol).upper
+BOTTOM_PAIR_EPS = (0.01, 0.03, 0.05)
 
-    f0 = min(np.linspace(0.0, 1.0, 21), key=val)
-    return min(val(f) for f in np.clip(np.linspace(f0 - 0.05, f0 + 0.05, 21), 0.0, 1.0))
+
+def _bottom_pair_accountant():
+    return sh.ShuffleAccountant(sh.GaussianRandomizer(sigma0=8.0, dim=1), 1000, "replace", rel_tol=3e-3)
+
+
+def _split_value(a, eps, f):
+    """The accountant's certified leg values A(e1) + e^{e1} B(eps - e1) at e1 = f eps."""
+    e1 = f * eps
+    leg = a._bottom.leg
+    return leg(0, e1, a.rel_tol).upper + math.exp(e1) * leg(1, eps - e1, a.rel_tol).upper
+
+
+def _optimal_split(a, eps):
+    """(f, value): min over splits e1 = f eps, f in [0, 1], of the accountant's certified leg values
+    A(e1) + e^{e1} B(eps - e1) (21 even f, then 21 around the best): the replace-one bound through
+    bot with a fine split search, an independent certified reference (stored by
+    tests/data/make_bottom_pair_reference.py)."""
+    f0 = min(np.linspace(0.0, 1.0, 21).tolist(), key=lambda f: _split_value(a, eps, f))
+    fs = np.clip(np.linspace(f0 - 0.05, f0 + 0.05, 21), 0.0, 1.0).tolist()
+    f1 = min(fs, key=lambda f: _split_value(a, eps, f))
+    return f1, _split_value(a, eps, f1)
 
 
 @pytest.mark.slow
 def test_replace_through_bottom_pair():
     """Gaussian randomizer, replace-one (bounded through bot). The pair is built from the legs'
     hull curves over every lattice split (docs/composition.md §2.1): within 1 % of the finely split
-    certified bound, and at or above get_delta (whose split search ends with a golden-section
-    refinement) and within 1 % of it."""
-    a = sh.ShuffleAccountant(sh.GaussianRandomizer(sigma0=8.0, dim=1), 1000, "replace", rel_tol=3e-3)
+    certified bound (stored: tests/data/make_bottom_pair_reference.py; the split at the stored best f
+    is recomputed and must match), and at or above get_delta (whose split search ends with a
+    golden-section refinement) and within 1 % of it."""
+    a = _bottom_pair_accountant()
     assert a.via_bottom
+    stored = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "bottom_pair_reference.json").read_text())
+    assert (stored["sigma0"], stored["n"], stored["rel_tol"]) == (8.0, 1000, a.rel_tol)
+    rows = stored["rows"]
+    assert tuple(r["epsilon"] for r in rows) == BOTTOM_PAIR_EPS
+    ref = np.array([r["value"] for r in rows])
+    live = np.array([_split_value(a, r["epsilon"], r["f"]) for r in rows])
+    assert np.allclose(live, ref, rtol=1e-9, atol=0.0), (live, ref)  # the stored reference is current
     pld = to_pld(a, 2.5e-4)
-    eps = np.array([0.01, 0.03, 0.05])
-    d = np.asarray(pld.get_delta_for_epsilon(eps))
-    ref = np.array([_optimal_split(a, e) for e in eps])
+    d = np.asarray(pld.get_delta_for_epsilon(np.array(BOTTOM_PAIR_EPS)))
     assert np.all(np.abs(d / ref - 1) <= 0.01)
     grid = np.linspace(-0.02, 0.07, 10)  # delta from ~2e-2 down to below 1e-11 (9.7e-12 at 0.06)
     ratio = np.asarray(pld.get_delta_for_epsilon(grid)) / a.privacy_profile(grid)

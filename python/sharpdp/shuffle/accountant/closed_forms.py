@@ -5,12 +5,19 @@ the law's rounding bound, the Jensen lower value and the law-shape closed forms 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.limits import TINY
+from sharpdp.shuffle.accountant.limits import TINY, U
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
+
+
+# law_closed_form sends a law with sd > SD_LATTICE_MAX and u sd above SD_BEYOND_LATTICE times E[L_+] to
+# :func:`heavy` (docs/accountant.md §6.11)
+SD_LATTICE_MAX = 1e100
+SD_BEYOND_LATTICE = 1e3
 
 
 def heavy(law: Law, gamma: float, n: int) -> LawBracket:
@@ -181,15 +188,18 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
         with np.errstate(divide="ignore", under="ignore"):
             q_lo = np.exp(j * np.log1p(-np.minimum(pa, 0.5))) * (1.0 - 1e-12)
         lo_j = np.maximum(lo_j, np.where(pa <= 0.5, q_lo * sl_lo, 0.0))
-        for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40):
-            c = A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15)
-            if not c > 0.0:
-                continue
-            p_up = min(float(law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf)]))[0]), 1.0)
+        cs = [c for c in (A * (1.0 - 2.0 ** -i) * (1.0 - 1e-15) for i in (1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 30, 40))
+              if c > 0.0]
+        # P(L > -c) and E[(L - t)_+] at every depth c in one call each (the law's vectorised bounds act element
+        # by element: the same values as a call per depth)
+        p_ups = law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf) for c in cs])) if cs else []
+        t_ups = [np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf) for c in cs]  # (rounded down)
+        sl_ups = np.split(law.stop_loss(np.concatenate(t_ups))[1], len(cs)) if cs else []
+        for p_up_c, sl_up in zip(p_ups, sl_ups):
+            p_up = min(float(p_up_c), 1.0)
             with np.errstate(divide="ignore", under="ignore"):
                 q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
-            t_up = np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf)  # (rounded down)
-            e1_up = np.minimum(law.stop_loss(t_up)[1], e0_up)
+            e1_up = np.minimum(sl_up, e0_up)
             up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
     top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
@@ -227,6 +237,12 @@ def law_closed_form(law: Law, gamma: float, n: int) -> LawBracket | None:
         return LawBracket(0.0, max(trivial_cap(law), TINY), terms={"note": "sd underflow: E[L_+]"})
     if not math.isfinite(sd):
         return heavy(law, gamma, n)
+    if sd > SD_LATTICE_MAX and sd * U > SD_BEYOND_LATTICE * trivial_cap(law):
+        # finite spread beyond what a double-precision lattice resolves against E[L_+] (docs/accountant.md
+        # §6.11): every pass's position and round-off charges exceed the cap, so the lattice would only
+        # return the cap after its passes (seconds each); the same certified bracket as for sd = inf
+        return replace(heavy(law, gamma, n), terms={"note": "sd beyond the lattice's resolution: E[L_+] (upper), "
+                                                            "Jensen (lower)"})
     return None
 
 
@@ -235,5 +251,5 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
+__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "trivial_cap"]
