@@ -40,6 +40,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.exact_krr.branch_bound import (MAX_BRACKET_EVALS, MAX_EPSILON_EVALS, MAX_START, N_EXACT,
                                                   BranchAndBound)
+from sharpdp.shuffle.exact_krr.search import BRACKET_FRACTION, gdp_epsilon_estimate, refine_bracket
 from sharpdp.shuffle.exact_krr.tables import Classes
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
@@ -396,12 +397,11 @@ class ExactShuffleAccountant:
             if budget_left() <= 0:
                 return fallback()
             if point is None:
-                while hi - lo > 0.25 * xtol * hi and not (lo == 0.0 and hi < 1e-12 * e0):
-                    mid = 0.5 * (lo + hi)
-                    if cand_lower(mid) > d:
-                        lo = mid
-                    else:
-                        hi = mid
+                # the candidates' crossing, to BRACKET_FRACTION xtol: from the normal-approximation
+                # estimate (first round) or just above the last point (after a witness), by
+                # interpolation; the ends keep the bisection's invariants (docs/sharp_krr.md §4.14)
+                guess = gdp_epsilon_estimate(e0, self.n, d) if lo == 0.0 else lo * (1 + 2 * xtol)
+                lo, hi = refine_bracket(cand_lower, d, lo, hi, BRACKET_FRACTION * xtol, 1e-12 * e0, guess)
                 # as far above lo as the bracket allows (lo < answer <= point = lo (1 + xtol)): the
                 # more slack, the larger the ranges pruned
                 point = max(lo * (1 + xtol), hi * (1 + 0.5 * xtol))
