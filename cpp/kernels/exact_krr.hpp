@@ -41,9 +41,31 @@ struct ClassBracket {
 // A binomial window: pmf on [lo, lo + pmf.size() - 1], rel the entrywise relative error bound of pmf
 // (and of the true pmf restricted to the window, §4.2). (The tail sums of the longer window are
 // formed inside the one tail dot product of an evaluation, §4.12, not stored.)
+// Storage of a window: a vector whose resize leaves new entries uninitialised (binom_window writes
+// every entry it keeps; zeroing first cost a pass over memory per window, §4.12).
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() noexcept = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* ptr) noexcept {
+    ::new (static_cast<void*>(ptr)) U;  // default-initialised: no write
+  }
+  template <class U, class... Args>
+  void construct(U* ptr, Args&&... args) {
+    ::new (static_cast<void*>(ptr)) U(std::forward<Args>(args)...);
+  }
+};
+using PmfVector = std::vector<double, NoInitAllocator<double>>;
+
 struct Window {
   std::int64_t lo = 0;
-  std::vector<double> pmf;
+  PmfVector pmf;
   double rel = 0.0;
 };
 
@@ -108,29 +130,69 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   const double rho = std::exp(log_odds);
   const auto size = static_cast<std::size_t>(hi - lo + 1);
   w.lo = lo;
-  w.pmf.assign(size, 0.0);
+  w.pmf.resize(size);  // every entry is written below
   std::int64_t k0 = static_cast<std::int64_t>(std::floor(static_cast<double>(m + 1) * pi));
   k0 = std::min(std::max(k0, lo), hi);
   double* v = w.pmf.data();
-  v[k0 - lo] = 1.0;
   const double md = static_cast<double>(m);
-  for (std::int64_t k = k0 + 1; k <= hi; ++k) {
-    const double kd = static_cast<double>(k);
-    v[k - lo] = v[k - 1 - lo] * (((md - kd + 1.0) / kd) * rho);
+  // the ratios first (independent: the divisions pipeline and vectorise), each in the slot of the
+  // entry it produces: v[k - lo] = pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho for k > k0 and
+  // v[k - 1 - lo] = pmf(k - 1)/pmf(k) = (k/(m - k + 1))/rho for lo < k <= k0; the same operations,
+  // in the same order, as one step of the recurrence
+  {
+    double kd = static_cast<double>(k0 + 1);  // integers below 2^53: exact in double
+    for (std::int64_t k = k0 + 1; k <= hi; ++k, kd += 1.0) v[k - lo] = ((md - kd + 1.0) / kd) * rho;
   }
-  for (std::int64_t k = k0; k > lo; --k) {  // pmf(k - 1) / pmf(k) = (k / (m - k + 1)) / rho
-    const double kd = static_cast<double>(k);
-    v[k - 1 - lo] = v[k - lo] * ((kd / (md - kd + 1.0)) / rho);
+  {
+    double kd = static_cast<double>(lo + 1);
+    for (std::int64_t k = lo + 1; k <= k0; ++k, kd += 1.0) v[k - 1 - lo] = (kd / (md - kd + 1.0)) / rho;
   }
-  double total = 0.0;
-  for (std::size_t i = 0; i < size; ++i) total += v[i];
-  for (std::size_t i = 0; i < size; ++i) v[i] = v[i] / total;
+  // then the running products outward from w_k0 = 1, four steps at a time: with r1..r4 the next four
+  // ratios and run the current value, the entries are run r1, run (r1 r2), run ((r1 r2) r3) and
+  // run ((r1 r2)(r3 r4)), the last the new run: an entry s steps from k0 carries at most s product
+  // roundings (1, 2, 3, 4 in a group), as the one-step recurrence (§4.12), with a chain of one
+  // product per four entries. The normalising sum: four accumulators (a positive sum, any order).
+  double acc[4] = {1.0, 0.0, 0.0, 0.0};  // w_k0 = 1
+  auto outward = [&](double* first, std::int64_t count, std::int64_t dir) {
+    double run = 1.0;
+    std::int64_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+      double* e = first + dir * i;
+      const double r12 = e[0] * e[dir];
+      const double r123 = r12 * e[2 * dir];
+      const double r1234 = r12 * (e[2 * dir] * e[3 * dir]);
+      const double w1 = run * e[0], w2 = run * r12, w3 = run * r123, w4 = run * r1234;
+      e[0] = w1;
+      e[dir] = w2;
+      e[2 * dir] = w3;
+      e[3 * dir] = w4;
+      acc[0] += w1;
+      acc[1] += w2;
+      acc[2] += w3;
+      acc[3] += w4;
+      run = w4;
+    }
+    for (; i < count; ++i) {
+      double* e = first + dir * i;
+      run *= *e;
+      *e = run;
+      acc[0] += run;
+    }
+  };
+  if (hi > k0) outward(v + (k0 + 1 - lo), hi - k0, 1);  // entries k0 + 1 .. hi
+  if (k0 > lo) outward(v + (k0 - 1 - lo), k0 - lo, -1);  // entries k0 - 1 .. lo
+  v[k0 - lo] = 1.0;
+  const double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  // one reciprocal and one product per entry (two roundings, charged below) instead of a division
+  const double inv = 1.0 / total;
+  for (std::size_t i = 0; i < size; ++i) v[i] *= inv;
   const auto steps = static_cast<double>(std::max(hi - k0, k0 - lo));
   const double e_log = 1.01 * steps * (3 * kU + kUlpCall);
   const double tails = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);
-  // entry and normalising sum each within e_log in the log; the sum's and the division's roundings;
-  // the true normalisation differs by at most the left-out mass (§4.2)
-  w.rel = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 2) * kU) * (1 + 4 * kU) + tails;
+  // entry and normalising sum each within e_log in the log; the sum's roundings (a positive sum of
+  // size terms), the reciprocal's and the product's; the true normalisation differs by at most the
+  // left-out mass (§4.2, §4.12)
+  w.rel = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 3) * kU) * (1 + 4 * kU) + tails;
 }
 
 // A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
@@ -162,7 +224,7 @@ struct WindowKeyHash {
 struct WindowCache {
   std::unordered_map<WindowKey, std::shared_ptr<Window>, WindowKeyHash> map;
   std::size_t elements = 0;
-  std::vector<std::vector<double>> spare;  // storage of cleared windows, reused by binom_window
+  std::vector<PmfVector> spare;  // storage of cleared windows, reused by binom_window
 };
 
 inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
