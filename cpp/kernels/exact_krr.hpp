@@ -135,52 +135,67 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   k0 = std::min(std::max(k0, lo), hi);
   double* v = w.pmf.data();
   const double md = static_cast<double>(m);
-  // the ratios first (independent: the divisions pipeline and vectorise), each in the slot of the
-  // entry it produces: v[k - lo] = pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho for k > k0 and
-  // v[k - 1 - lo] = pmf(k - 1)/pmf(k) = (k/(m - k + 1))/rho for lo < k <= k0; the same operations,
-  // in the same order, as one step of the recurrence
-  {
-    double kd = static_cast<double>(k0 + 1);  // integers below 2^53: exact in double
-    for (std::int64_t k = k0 + 1; k <= hi; ++k, kd += 1.0) v[k - lo] = ((md - kd + 1.0) / kd) * rho;
-  }
-  {
-    double kd = static_cast<double>(lo + 1);
-    for (std::int64_t k = lo + 1; k <= k0; ++k, kd += 1.0) v[k - 1 - lo] = (kd / (md - kd + 1.0)) / rho;
-  }
-  // then the running products outward from w_k0 = 1, four steps at a time: with r1..r4 the next four
-  // ratios and run the current value, the entries are run r1, run (r1 r2), run ((r1 r2) r3) and
-  // run ((r1 r2)(r3 r4)), the last the new run: an entry s steps from k0 carries at most s product
-  // roundings (1, 2, 3, 4 in a group), as the one-step recurrence (§4.12), with a chain of one
-  // product per four entries. The normalising sum: four accumulators (a positive sum, any order).
+  // The ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho (k > k0) and pmf(k - 1)/pmf(k) =
+  // (k/(m - k + 1))/rho (lo < k <= k0): the same operations, in the same order, as one step of the
+  // recurrence (one division, one product or quotient with rho). They are multiplied outward from
+  // w_k0 = 1 four steps at a time: with r1..r4 the next four ratios and run the current value, the
+  // entries are run r1, run (r1 r2), run ((r1 r2) r3) and run ((r1 r2)(r3 r4)), the last the new
+  // run: an entry s steps from k0 carries at most s product roundings (1, 2, 3, 4 in a group), as
+  // with the one-step recurrence (§4.12), on a dependency chain of one product per four entries. The
+  // normalising sum: four accumulators (a positive sum: its bound does not depend on the order).
   double acc[4] = {1.0, 0.0, 0.0, 0.0};  // w_k0 = 1
-  auto outward = [&](double* first, std::int64_t count, std::int64_t dir) {
-    double run = 1.0;
-    std::int64_t i = 0;
-    for (; i + 4 <= count; i += 4) {
-      double* e = first + dir * i;
-      const double r12 = e[0] * e[dir];
-      const double r123 = r12 * e[2 * dir];
-      const double r1234 = r12 * (e[2 * dir] * e[3 * dir]);
-      const double w1 = run * e[0], w2 = run * r12, w3 = run * r123, w4 = run * r1234;
+  // integers below 2^53 are exact in double: kd counts k
+  auto up_ratio = [&](double kd) { return ((md - kd + 1.0) / kd) * rho; };
+  auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) / rho; };
+  {
+    double run = 1.0, kd = static_cast<double>(k0 + 1);
+    std::int64_t k = k0 + 1;
+    for (; k + 3 <= hi; k += 4, kd += 4.0) {
+      const double r1 = up_ratio(kd), r2 = up_ratio(kd + 1.0), r3 = up_ratio(kd + 2.0), r4 = up_ratio(kd + 3.0);
+      const double r12 = r1 * r2;
+      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+      double* e = v + (k - lo);
       e[0] = w1;
-      e[dir] = w2;
-      e[2 * dir] = w3;
-      e[3 * dir] = w4;
+      e[1] = w2;
+      e[2] = w3;
+      e[3] = w4;
       acc[0] += w1;
       acc[1] += w2;
       acc[2] += w3;
       acc[3] += w4;
       run = w4;
     }
-    for (; i < count; ++i) {
-      double* e = first + dir * i;
-      run *= *e;
-      *e = run;
+    for (; k <= hi; ++k, kd += 1.0) {
+      run *= up_ratio(kd);
+      v[k - lo] = run;
       acc[0] += run;
     }
-  };
-  if (hi > k0) outward(v + (k0 + 1 - lo), hi - k0, 1);  // entries k0 + 1 .. hi
-  if (k0 > lo) outward(v + (k0 - 1 - lo), k0 - lo, -1);  // entries k0 - 1 .. lo
+  }
+  {
+    // entry k - 1 from entry k, k = k0, k0 - 1, .., lo + 1
+    double run = 1.0, kd = static_cast<double>(k0);
+    std::int64_t k = k0;
+    for (; k - 3 >= lo + 1; k -= 4, kd -= 4.0) {
+      const double r1 = down_ratio(kd), r2 = down_ratio(kd - 1.0), r3 = down_ratio(kd - 2.0), r4 = down_ratio(kd - 3.0);
+      const double r12 = r1 * r2;
+      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+      double* e = v + (k - 1 - lo);  // entries k - 1, k - 2, k - 3, k - 4
+      e[0] = w1;
+      *(e - 1) = w2;
+      *(e - 2) = w3;
+      *(e - 3) = w4;
+      acc[0] += w1;
+      acc[1] += w2;
+      acc[2] += w3;
+      acc[3] += w4;
+      run = w4;
+    }
+    for (; k > lo; --k, kd -= 1.0) {
+      run *= down_ratio(kd);
+      v[k - 1 - lo] = run;
+      acc[0] += run;
+    }
+  }
   v[k0 - lo] = 1.0;
   const double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   // one reciprocal and one product per entry (two roundings, charged below) instead of a division
@@ -309,6 +324,42 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   // computed once per call and remembered (the band search, the ambiguous middle and Phi meet the
   // same k): the same double each time, so the bounds are those of one evaluation.
   std::vector<std::pair<std::int64_t, double>> memo;
+  auto known = [&](std::int64_t k) -> bool {
+    for (const auto& kv : memo)
+      if (kv.first == k) return true;
+    return false;
+  };
+  // U_win(k0 .. k0 + 3) in one pass over A (four dot products sharing the loads of A[i] and of the
+  // overlapping B[k - i]; each value is still a positive sum of its own products, whose bound does
+  // not depend on the order, §4.3), remembered like U's values. Only values not yet remembered are
+  // stored (a remembered value keeps its double).
+  auto U4 = [&](std::int64_t kb) {
+    std::int64_t ilo = 0, ihi = -1;  // the products i common to the four values
+    ilo = std::max<std::int64_t>(0, kb + 3 - (wl - 1));
+    ihi = std::min(ws - 1, kb);
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    if (ihi >= ilo) {
+      for (std::int64_t i = ilo; i <= ihi; ++i) {
+        const double ai = A[i];
+        const double* bp = B + (kb - i);
+        s[0] += ai * bp[0];
+        s[1] += ai * bp[1];
+        s[2] += ai * bp[2];
+        s[3] += ai * bp[3];
+      }
+    }
+    for (std::int64_t t = 0; t < 4; ++t) {  // the products outside the common range
+      const std::int64_t k = kb + t;
+      if (k < 0 || k >= nk || known(k)) continue;
+      const std::int64_t i1 = std::max<std::int64_t>(0, k - (wl - 1)), i2 = std::min(ws - 1, k);
+      double v = ihi >= ilo ? s[t] : 0.0;
+      const std::int64_t c1 = ihi >= ilo ? std::min(ilo - 1, i2) : i2;
+      for (std::int64_t i = i1; i <= c1; ++i) v += A[i] * B[k - i];
+      if (ihi >= ilo)
+        for (std::int64_t i = std::max(ihi + 1, i1); i <= i2; ++i) v += A[i] * B[k - i];
+      memo.emplace_back(k, v);
+    }
+  };
   auto U = [&](std::int64_t k) -> double {
     if (k < 0 || k >= nk) return 0.0;
     for (const auto& kv : memo)
@@ -317,18 +368,72 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     memo.emplace_back(k, v);
     return v;
   };
-  // sum over c >= k of U_win: A dotted with the tail sums of B, Bt(l) = sum(B[l:]) formed on the way
-  // as one running sum from the top of B down (a positive sum of at most |B| terms, §4.10)
-  auto tail = [&](std::int64_t k) -> double {
-    double s = 0.0, acc = 0.0;
-    std::int64_t l = wl;  // acc = sum(B[l:])
-    for (std::int64_t i = 0; i < ws; ++i) {
-      const std::int64_t idx = std::max<std::int64_t>(k - i, 0);
-      if (idx >= wl) continue;
-      while (l > idx) acc += B[--l];
-      s += A[i] * acc;
+  // sum over c >= k of U_win = sum_i A[i] Bt(k - i), Bt(l) = sum(B[max(l, 0):]) (0 for l >= wl).
+  // For i < k - wl + 1 the term is 0; for i > k, Bt = the whole of B; in between, Bt(k - i) grows by
+  // one entry B[k - i] per step of i. That middle stretch is cut into four segments whose starting
+  // tail sums come from the segment sums of B, and the four running sums advance together
+  // (independent chains instead of one). Every tail sum is a positive sum of at most |B| entries,
+  // every partial sum of products a positive sum of at most |A| products, whatever the order
+  // (§4.3, §4.10: the bound r does not depend on it).
+  auto tail = [&](std::int64_t k_in) -> double {
+    const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
+    const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
+    if (i_start > ws - 1) return 0.0;
+    const std::int64_t i_end = std::min(ws - 1, k);  // last i with k - i >= 0
+    auto bsum = [&](std::int64_t l1, std::int64_t l2) -> double {  // sum(B[l1..l2]), four accumulators
+      double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+      std::int64_t l = l1;
+      for (; l + 3 <= l2; l += 4) {
+        c0 += B[l];
+        c1 += B[l + 1];
+        c2 += B[l + 2];
+        c3 += B[l + 3];
+      }
+      for (; l <= l2; ++l) c0 += B[l];
+      return (c0 + c1) + (c2 + c3);
+    };
+    double acc[4], s[4] = {0.0, 0.0, 0.0, 0.0};
+    std::int64_t seg[5];
+    const std::int64_t mlen = i_end - i_start + 1;  // >= 1 when k >= i_start; else no middle stretch
+    const double top = bsum(k - i_start + 1, wl - 1);  // Bt(k - i_start + 1)
+    double total = top;
+    if (mlen > 0) {
+      for (int t = 0; t <= 4; ++t) seg[t] = i_start + (mlen * t) / 4;
+      acc[0] = top;
+      for (int t = 0; t < 4; ++t) {  // B[k - i] for i in segment t: l in [k - seg[t+1] + 1, k - seg[t]]
+        const double ss = bsum(k - seg[t + 1] + 1, k - seg[t]);
+        if (t < 3) acc[t + 1] = acc[t] + ss;
+        total += ss;
+      }
+      std::int64_t len[4];
+      for (int t = 0; t < 4; ++t) len[t] = seg[t + 1] - seg[t];
+      const std::int64_t common = std::min(std::min(len[0], len[1]), std::min(len[2], len[3]));
+      for (std::int64_t d = 0; d < common; ++d) {
+        for (int t = 0; t < 4; ++t) {
+          const std::int64_t i = seg[t] + d;
+          acc[t] += B[k - i];
+          s[t] += A[i] * acc[t];
+        }
+      }
+      for (int t = 0; t < 4; ++t)
+        for (std::int64_t i = seg[t] + common; i < seg[t + 1]; ++i) {
+          acc[t] += B[k - i];
+          s[t] += A[i] * acc[t];
+        }
     }
-    return s;
+    // i > i_end: the whole of B (k - i < 0), times the remaining mass of A
+    double rest = 0.0;
+    if (i_end + 1 <= ws - 1) {
+      double c0 = 0, c1 = 0;
+      std::int64_t i = i_end + 1;
+      for (; i + 1 <= ws - 1; i += 2) {
+        c0 += A[i];
+        c1 += A[i + 1];
+      }
+      for (; i <= ws - 1; ++i) c0 += A[i];
+      rest = (c0 + c1) * total;
+    }
+    return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
   };
   std::vector<double> lo_t, up_t;
   // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
@@ -336,6 +441,11 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     lo_t.clear();
     up_t.clear();
     if (k2 < k1) return;
+    for (std::int64_t k = k1 - 1; k <= k2; ++k)  // the values not yet known, four at a time
+      if (k >= 0 && k < nk && !known(k)) {
+        U4(k);
+        k += 3;
+      }
     double X = U(k1 - 1);
     for (std::int64_t k = k1; k <= k2; ++k) {
       const double Y = U(k);
