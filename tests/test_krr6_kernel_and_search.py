@@ -149,10 +149,10 @@ def test_refine_bracket_keeps_the_invariants_and_closes():
 
 
 def test_gdp_estimate_is_near_the_sharp_answer():
-    """The first guess (an estimate, not a bound) lies within 3 % of the certified answer at n = 1e5-1e6
+    """The first guess (an estimate, not a bound) lies within 5 % of the certified answer at n = 1e5-1e6
     (values of docs/sharp_krr.md §6): the search then needs few evaluations."""
     for e0, n, sharp in ((1.0, 10**6, 0.00284901), (4.0, 10**6, 0.024014), (1.0, 10**5, 0.0101425)):
         g = gdp_epsilon_estimate(e0, n, 1e-6)
-        assert abs(g / sharp - 1) < 0.03, (e0, n, g, sharp)
+        assert abs(g / sharp - 1) < 0.05, (e0, n, g, sharp)
     assert gdp_epsilon_estimate(1.0, 10, 0.9) == 0.0
     assert gdp_epsilon_estimate(1.0, 1, 1e-6) == 1.0

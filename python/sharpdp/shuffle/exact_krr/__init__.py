@@ -344,8 +344,9 @@ class ExactShuffleAccountant:
             one.bar = None
 
     def _get_epsilon_bb(self, d: float, xtol: float) -> float:
-        """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): bisection on the lower values of a
-        few candidate classes, then a branch-and-bound certificate that every class has upper
+        """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): a bracket search (§4.14: from an
+        estimate, by safeguarded regula falsi) on the lower values of a few candidate classes, then a
+        branch-and-bound certificate that every class has upper
         delta <= d at a point 0.5 xtol above; a class found with lower delta > d there (the one of
         the largest upper value, :meth:`BranchAndBound.decide`) joins the candidates and the
         search resumes above it.
