@@ -113,8 +113,9 @@ inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, 
 // Bin(m, pi) on its window at level nats (§4.1, §4.12). rho = pi / (1 - pi) = exp(+-eps0) is computed
 // here by one exp call (relative error kUlpCall). From the anchor k0 (the mode up to rounding; any
 // anchor is valid) the ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho are multiplied outward: per
-// step one division (exact integers below 2^53), one product with rho (and rho's own error) and one
-// product into the running value, so |log(w_k / w_true_k)| <= 1.01 |k - k0| (3u + kUlpCall) (§4.12).
+// step one ratio of exact integers below 2^53 (at most five roundings, two ratios sharing one division),
+// rho's own error and one product into the running value, so |log(w_k / w_true_k)| <= 1.01 |k - k0|
+// (6u + kUlpCall) (§4.12).
 // Every w_k >= e^-(nats + 1) / (m + 1) (method of types at the window's edges, unimodality inside):
 // no underflow for nats <= 300.
 inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
@@ -136,8 +137,8 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   double* v = w.pmf.data();
   const double md = static_cast<double>(m);
   // The ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho (k > k0) and pmf(k - 1)/pmf(k) =
-  // (k/(m - k + 1))/rho (lo < k <= k0): the same operations, in the same order, as one step of the
-  // recurrence (one division, one product or quotient with rho). They are multiplied outward from
+  // (k/(m - k + 1))/rho (lo < k <= k0), two per division inside the groups below (five roundings
+  // each, plus rho's error), one division each in the last steps. They are multiplied outward from
   // w_k0 = 1 four steps at a time: with r1..r4 the next four ratios and run the current value, the
   // entries are run r1, run (r1 r2), run ((r1 r2) r3) and run ((r1 r2)(r3 r4)), the last the new
   // run: an entry s steps from k0 carries at most s product roundings (1, 2, 3, 4 in a group), as
@@ -147,11 +148,26 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   // integers below 2^53 are exact in double: kd counts k
   auto up_ratio = [&](double kd) { return ((md - kd + 1.0) / kd) * rho; };
   auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) / rho; };
+  // two ratios from one division (the division is the costly operation): x1/y1 = (x1 y2) (1/(y1 y2)),
+  // x2/y2 = (x2 y1) (1/(y1 y2)), then the product or quotient with rho: five roundings per ratio
+  // (y1 y2, the reciprocal, x y, the product with it, rho) where one division had two (§4.12)
+  auto up_pair = [&](double kd, double& r1, double& r2) {  // pmf(k)/pmf(k-1), pmf(k+1)/pmf(k)
+    const double inv = 1.0 / (kd * (kd + 1.0));
+    r1 = (((md - kd + 1.0) * (kd + 1.0)) * inv) * rho;
+    r2 = (((md - kd) * kd) * inv) * rho;
+  };
+  auto down_pair = [&](double kd, double& r1, double& r2) {  // pmf(k-1)/pmf(k), pmf(k-2)/pmf(k-1)
+    const double inv = 1.0 / ((md - kd + 1.0) * (md - kd + 2.0));
+    r1 = ((kd * (md - kd + 2.0)) * inv) / rho;
+    r2 = (((kd - 1.0) * (md - kd + 1.0)) * inv) / rho;
+  };
   {
     double run = 1.0, kd = static_cast<double>(k0 + 1);
     std::int64_t k = k0 + 1;
     for (; k + 3 <= hi; k += 4, kd += 4.0) {
-      const double r1 = up_ratio(kd), r2 = up_ratio(kd + 1.0), r3 = up_ratio(kd + 2.0), r4 = up_ratio(kd + 3.0);
+      double r1, r2, r3, r4;
+      up_pair(kd, r1, r2);
+      up_pair(kd + 2.0, r3, r4);
       const double r12 = r1 * r2;
       const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
       double* e = v + (k - lo);
@@ -176,7 +192,9 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
     double run = 1.0, kd = static_cast<double>(k0);
     std::int64_t k = k0;
     for (; k - 3 >= lo + 1; k -= 4, kd -= 4.0) {
-      const double r1 = down_ratio(kd), r2 = down_ratio(kd - 1.0), r3 = down_ratio(kd - 2.0), r4 = down_ratio(kd - 3.0);
+      double r1, r2, r3, r4;
+      down_pair(kd, r1, r2);
+      down_pair(kd - 2.0, r3, r4);
       const double r12 = r1 * r2;
       const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
       double* e = v + (k - 1 - lo);  // entries k - 1, k - 2, k - 3, k - 4
@@ -202,7 +220,7 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   const double inv = 1.0 / total;
   for (std::size_t i = 0; i < size; ++i) v[i] *= inv;
   const auto steps = static_cast<double>(std::max(hi - k0, k0 - lo));
-  const double e_log = 1.01 * steps * (3 * kU + kUlpCall);
+  const double e_log = 1.01 * steps * (6 * kU + kUlpCall);  // five roundings per ratio, one per product
   const double tails = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);
   // entry and normalising sum each within e_log in the log; the sum's roundings (a positive sum of
   // size terms), the reciprocal's and the product's; the true normalisation differs by at most the
