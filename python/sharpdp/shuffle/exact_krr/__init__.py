@@ -51,7 +51,7 @@ __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXAC
 N_EPSILON_TABLES = 64
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
-N_MAX = 10**9  # the library's limit; get_epsilon(1e-6) about 0.01-0.31 s CPU at 1e9 (docs/sharp_krr.md §5-§6)
+N_MAX = 10**9  # the library's limit; get_epsilon(1e-6) about 0.01-0.26 s CPU at 1e9 (docs/sharp_krr.md §5-§6)
 
 
 class ExactShuffleAccountant:
@@ -77,7 +77,7 @@ class ExactShuffleAccountant:
     n > N_EXACT: a few hundred to a few thousand O(w) class evaluations (w ~ 18 sqrt(n p q); in
     C++, docs/sharp_krr.md §4.12), independent of n in number: measured at delta = 1e-6
     (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 0.1-3 ms at
-    n <= 4000, 0.2-4 ms at n = 1e5, 0.5-9 ms at n = 1e6, 0.01-0.31 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
+    n <= 4000, 0.2-4 ms at n = 1e5, 0.5-8.3 ms at n = 1e6, 0.01-0.26 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
     (rel_tol = 1e-2) similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
     the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
     certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
@@ -250,7 +250,7 @@ class ExactShuffleAccountant:
             than xtol only if the branch and bound hit its budget or delta lies inside a class's
             certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (0.5-9 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
+            (1e-6) class evaluations of O(sqrt n) each (0.5-8.3 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
             :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
             target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
             adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
