@@ -41,9 +41,31 @@ struct ClassBracket {
 // A binomial window: pmf on [lo, lo + pmf.size() - 1], rel the entrywise relative error bound of pmf
 // (and of the true pmf restricted to the window, §4.2). (The tail sums of the longer window are
 // formed inside the one tail dot product of an evaluation, §4.12, not stored.)
+// Storage of a window: a vector whose resize leaves new entries uninitialised (binom_window writes
+// every entry it keeps; zeroing first cost a pass over memory per window, §4.12).
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  NoInitAllocator() noexcept = default;
+  template <class U>
+  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* ptr) noexcept {
+    ::new (static_cast<void*>(ptr)) U;  // default-initialised: no write
+  }
+  template <class U, class... Args>
+  void construct(U* ptr, Args&&... args) {
+    ::new (static_cast<void*>(ptr)) U(std::forward<Args>(args)...);
+  }
+};
+using PmfVector = std::vector<double, NoInitAllocator<double>>;
+
 struct Window {
   std::int64_t lo = 0;
-  std::vector<double> pmf;
+  PmfVector pmf;
   double rel = 0.0;
 };
 
@@ -91,8 +113,9 @@ inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, 
 // Bin(m, pi) on its window at level nats (§4.1, §4.12). rho = pi / (1 - pi) = exp(+-eps0) is computed
 // here by one exp call (relative error kUlpCall). From the anchor k0 (the mode up to rounding; any
 // anchor is valid) the ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho are multiplied outward: per
-// step one division (exact integers below 2^53), one product with rho (and rho's own error) and one
-// product into the running value, so |log(w_k / w_true_k)| <= 1.01 |k - k0| (3u + kUlpCall) (§4.12).
+// step one ratio of exact integers below 2^53 (at most five roundings, two ratios sharing one division),
+// rho's own error and one product into the running value, so |log(w_k / w_true_k)| <= 1.01 |k - k0|
+// (6u + kUlpCall) (§4.12).
 // Every w_k >= e^-(nats + 1) / (m + 1) (method of types at the window's edges, unimodality inside):
 // no underflow for nats <= 300.
 inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
@@ -108,29 +131,101 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   const double rho = std::exp(log_odds);
   const auto size = static_cast<std::size_t>(hi - lo + 1);
   w.lo = lo;
-  w.pmf.assign(size, 0.0);
+  w.pmf.resize(size);  // every entry is written below
   std::int64_t k0 = static_cast<std::int64_t>(std::floor(static_cast<double>(m + 1) * pi));
   k0 = std::min(std::max(k0, lo), hi);
   double* v = w.pmf.data();
-  v[k0 - lo] = 1.0;
   const double md = static_cast<double>(m);
-  for (std::int64_t k = k0 + 1; k <= hi; ++k) {
-    const double kd = static_cast<double>(k);
-    v[k - lo] = v[k - 1 - lo] * (((md - kd + 1.0) / kd) * rho);
+  // The ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho (k > k0) and pmf(k - 1)/pmf(k) =
+  // (k/(m - k + 1))/rho (lo < k <= k0), two per division inside the groups below (five roundings
+  // each, plus rho's error), one division each in the last steps. They are multiplied outward from
+  // w_k0 = 1 four steps at a time: with r1..r4 the next four ratios and run the current value, the
+  // entries are run r1, run (r1 r2), run ((r1 r2) r3) and run ((r1 r2)(r3 r4)), the last the new
+  // run: an entry s steps from k0 carries at most s product roundings (1, 2, 3, 4 in a group), as
+  // with the one-step recurrence (§4.12), on a dependency chain of one product per four entries. The
+  // normalising sum: four accumulators (a positive sum: its bound does not depend on the order).
+  double acc[4] = {1.0, 0.0, 0.0, 0.0};  // w_k0 = 1
+  // integers below 2^53 are exact in double: kd counts k
+  auto up_ratio = [&](double kd) { return ((md - kd + 1.0) / kd) * rho; };
+  auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) / rho; };
+  // two ratios from one division (the division is the costly operation): x1/y1 = (x1 y2) (1/(y1 y2)),
+  // x2/y2 = (x2 y1) (1/(y1 y2)), then the product or quotient with rho: five roundings per ratio
+  // (y1 y2, the reciprocal, x y, the product with it, rho) where one division had two (§4.12)
+  auto up_pair = [&](double kd, double& r1, double& r2) {  // pmf(k)/pmf(k-1), pmf(k+1)/pmf(k)
+    const double inv = 1.0 / (kd * (kd + 1.0));
+    r1 = (((md - kd + 1.0) * (kd + 1.0)) * inv) * rho;
+    r2 = (((md - kd) * kd) * inv) * rho;
+  };
+  auto down_pair = [&](double kd, double& r1, double& r2) {  // pmf(k-1)/pmf(k), pmf(k-2)/pmf(k-1)
+    const double inv = 1.0 / ((md - kd + 1.0) * (md - kd + 2.0));
+    r1 = ((kd * (md - kd + 2.0)) * inv) / rho;
+    r2 = (((kd - 1.0) * (md - kd + 1.0)) * inv) / rho;
+  };
+  {
+    double run = 1.0, kd = static_cast<double>(k0 + 1);
+    std::int64_t k = k0 + 1;
+    for (; k + 3 <= hi; k += 4, kd += 4.0) {
+      double r1, r2, r3, r4;
+      up_pair(kd, r1, r2);
+      up_pair(kd + 2.0, r3, r4);
+      const double r12 = r1 * r2;
+      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+      double* e = v + (k - lo);
+      e[0] = w1;
+      e[1] = w2;
+      e[2] = w3;
+      e[3] = w4;
+      acc[0] += w1;
+      acc[1] += w2;
+      acc[2] += w3;
+      acc[3] += w4;
+      run = w4;
+    }
+    for (; k <= hi; ++k, kd += 1.0) {
+      run *= up_ratio(kd);
+      v[k - lo] = run;
+      acc[0] += run;
+    }
   }
-  for (std::int64_t k = k0; k > lo; --k) {  // pmf(k - 1) / pmf(k) = (k / (m - k + 1)) / rho
-    const double kd = static_cast<double>(k);
-    v[k - 1 - lo] = v[k - lo] * ((kd / (md - kd + 1.0)) / rho);
+  {
+    // entry k - 1 from entry k, k = k0, k0 - 1, .., lo + 1
+    double run = 1.0, kd = static_cast<double>(k0);
+    std::int64_t k = k0;
+    for (; k - 3 >= lo + 1; k -= 4, kd -= 4.0) {
+      double r1, r2, r3, r4;
+      down_pair(kd, r1, r2);
+      down_pair(kd - 2.0, r3, r4);
+      const double r12 = r1 * r2;
+      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+      double* e = v + (k - 1 - lo);  // entries k - 1, k - 2, k - 3, k - 4
+      e[0] = w1;
+      *(e - 1) = w2;
+      *(e - 2) = w3;
+      *(e - 3) = w4;
+      acc[0] += w1;
+      acc[1] += w2;
+      acc[2] += w3;
+      acc[3] += w4;
+      run = w4;
+    }
+    for (; k > lo; --k, kd -= 1.0) {
+      run *= down_ratio(kd);
+      v[k - 1 - lo] = run;
+      acc[0] += run;
+    }
   }
-  double total = 0.0;
-  for (std::size_t i = 0; i < size; ++i) total += v[i];
-  for (std::size_t i = 0; i < size; ++i) v[i] = v[i] / total;
+  v[k0 - lo] = 1.0;
+  const double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  // one reciprocal and one product per entry (two roundings, charged below) instead of a division
+  const double inv = 1.0 / total;
+  for (std::size_t i = 0; i < size; ++i) v[i] *= inv;
   const auto steps = static_cast<double>(std::max(hi - k0, k0 - lo));
-  const double e_log = 1.01 * steps * (3 * kU + kUlpCall);
+  const double e_log = 1.01 * steps * (6 * kU + kUlpCall);  // five roundings per ratio, one per product
   const double tails = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);
-  // entry and normalising sum each within e_log in the log; the sum's and the division's roundings;
-  // the true normalisation differs by at most the left-out mass (§4.2)
-  w.rel = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 2) * kU) * (1 + 4 * kU) + tails;
+  // entry and normalising sum each within e_log in the log; the sum's roundings (a positive sum of
+  // size terms), the reciprocal's and the product's; the true normalisation differs by at most the
+  // left-out mass (§4.2, §4.12)
+  w.rel = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 3) * kU) * (1 + 4 * kU) + tails;
 }
 
 // A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
@@ -162,7 +257,7 @@ struct WindowKeyHash {
 struct WindowCache {
   std::unordered_map<WindowKey, std::shared_ptr<Window>, WindowKeyHash> map;
   std::size_t elements = 0;
-  std::vector<std::vector<double>> spare;  // storage of cleared windows, reused by binom_window
+  std::vector<PmfVector> spare;  // storage of cleared windows, reused by binom_window
 };
 
 inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
@@ -247,6 +342,42 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   // computed once per call and remembered (the band search, the ambiguous middle and Phi meet the
   // same k): the same double each time, so the bounds are those of one evaluation.
   std::vector<std::pair<std::int64_t, double>> memo;
+  auto known = [&](std::int64_t k) -> bool {
+    for (const auto& kv : memo)
+      if (kv.first == k) return true;
+    return false;
+  };
+  // U_win(k0 .. k0 + 3) in one pass over A (four dot products sharing the loads of A[i] and of the
+  // overlapping B[k - i]; each value is still a positive sum of its own products, whose bound does
+  // not depend on the order, §4.3), remembered like U's values. Only values not yet remembered are
+  // stored (a remembered value keeps its double).
+  auto U4 = [&](std::int64_t kb) {
+    std::int64_t ilo = 0, ihi = -1;  // the products i common to the four values
+    ilo = std::max<std::int64_t>(0, kb + 3 - (wl - 1));
+    ihi = std::min(ws - 1, kb);
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    if (ihi >= ilo) {
+      for (std::int64_t i = ilo; i <= ihi; ++i) {
+        const double ai = A[i];
+        const double* bp = B + (kb - i);
+        s[0] += ai * bp[0];
+        s[1] += ai * bp[1];
+        s[2] += ai * bp[2];
+        s[3] += ai * bp[3];
+      }
+    }
+    for (std::int64_t t = 0; t < 4; ++t) {  // the products outside the common range
+      const std::int64_t k = kb + t;
+      if (k < 0 || k >= nk || known(k)) continue;
+      const std::int64_t i1 = std::max<std::int64_t>(0, k - (wl - 1)), i2 = std::min(ws - 1, k);
+      double v = ihi >= ilo ? s[t] : 0.0;
+      const std::int64_t c1 = ihi >= ilo ? std::min(ilo - 1, i2) : i2;
+      for (std::int64_t i = i1; i <= c1; ++i) v += A[i] * B[k - i];
+      if (ihi >= ilo)
+        for (std::int64_t i = std::max(ihi + 1, i1); i <= i2; ++i) v += A[i] * B[k - i];
+      memo.emplace_back(k, v);
+    }
+  };
   auto U = [&](std::int64_t k) -> double {
     if (k < 0 || k >= nk) return 0.0;
     for (const auto& kv : memo)
@@ -255,18 +386,72 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     memo.emplace_back(k, v);
     return v;
   };
-  // sum over c >= k of U_win: A dotted with the tail sums of B, Bt(l) = sum(B[l:]) formed on the way
-  // as one running sum from the top of B down (a positive sum of at most |B| terms, §4.10)
-  auto tail = [&](std::int64_t k) -> double {
-    double s = 0.0, acc = 0.0;
-    std::int64_t l = wl;  // acc = sum(B[l:])
-    for (std::int64_t i = 0; i < ws; ++i) {
-      const std::int64_t idx = std::max<std::int64_t>(k - i, 0);
-      if (idx >= wl) continue;
-      while (l > idx) acc += B[--l];
-      s += A[i] * acc;
+  // sum over c >= k of U_win = sum_i A[i] Bt(k - i), Bt(l) = sum(B[max(l, 0):]) (0 for l >= wl).
+  // For i < k - wl + 1 the term is 0; for i > k, Bt = the whole of B; in between, Bt(k - i) grows by
+  // one entry B[k - i] per step of i. That middle stretch is cut into four segments whose starting
+  // tail sums come from the segment sums of B, and the four running sums advance together
+  // (independent chains instead of one). Every tail sum is a positive sum of at most |B| entries,
+  // every partial sum of products a positive sum of at most |A| products, whatever the order
+  // (§4.3, §4.10: the bound r does not depend on it).
+  auto tail = [&](std::int64_t k_in) -> double {
+    const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
+    const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
+    if (i_start > ws - 1) return 0.0;
+    const std::int64_t i_end = std::min(ws - 1, k);  // last i with k - i >= 0
+    auto bsum = [&](std::int64_t l1, std::int64_t l2) -> double {  // sum(B[l1..l2]), four accumulators
+      double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+      std::int64_t l = l1;
+      for (; l + 3 <= l2; l += 4) {
+        c0 += B[l];
+        c1 += B[l + 1];
+        c2 += B[l + 2];
+        c3 += B[l + 3];
+      }
+      for (; l <= l2; ++l) c0 += B[l];
+      return (c0 + c1) + (c2 + c3);
+    };
+    double acc[4], s[4] = {0.0, 0.0, 0.0, 0.0};
+    std::int64_t seg[5];
+    const std::int64_t mlen = i_end - i_start + 1;  // >= 1 when k >= i_start; else no middle stretch
+    const double top = bsum(k - i_start + 1, wl - 1);  // Bt(k - i_start + 1)
+    double total = top;
+    if (mlen > 0) {
+      for (int t = 0; t <= 4; ++t) seg[t] = i_start + (mlen * t) / 4;
+      acc[0] = top;
+      for (int t = 0; t < 4; ++t) {  // B[k - i] for i in segment t: l in [k - seg[t+1] + 1, k - seg[t]]
+        const double ss = bsum(k - seg[t + 1] + 1, k - seg[t]);
+        if (t < 3) acc[t + 1] = acc[t] + ss;
+        total += ss;
+      }
+      std::int64_t len[4];
+      for (int t = 0; t < 4; ++t) len[t] = seg[t + 1] - seg[t];
+      const std::int64_t common = std::min(std::min(len[0], len[1]), std::min(len[2], len[3]));
+      for (std::int64_t d = 0; d < common; ++d) {
+        for (int t = 0; t < 4; ++t) {
+          const std::int64_t i = seg[t] + d;
+          acc[t] += B[k - i];
+          s[t] += A[i] * acc[t];
+        }
+      }
+      for (int t = 0; t < 4; ++t)
+        for (std::int64_t i = seg[t] + common; i < seg[t + 1]; ++i) {
+          acc[t] += B[k - i];
+          s[t] += A[i] * acc[t];
+        }
     }
-    return s;
+    // i > i_end: the whole of B (k - i < 0), times the remaining mass of A
+    double rest = 0.0;
+    if (i_end + 1 <= ws - 1) {
+      double c0 = 0, c1 = 0;
+      std::int64_t i = i_end + 1;
+      for (; i + 1 <= ws - 1; i += 2) {
+        c0 += A[i];
+        c1 += A[i + 1];
+      }
+      for (; i <= ws - 1; ++i) c0 += A[i];
+      rest = (c0 + c1) * total;
+    }
+    return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
   };
   std::vector<double> lo_t, up_t;
   // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
@@ -274,6 +459,11 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     lo_t.clear();
     up_t.clear();
     if (k2 < k1) return;
+    for (std::int64_t k = k1 - 1; k <= k2; ++k)  // the values not yet known, four at a time
+      if (k >= 0 && k < nk && !known(k)) {
+        U4(k);
+        k += 3;
+      }
     double X = U(k1 - 1);
     for (std::int64_t k = k1; k <= k2; ++k) {
       const double Y = U(k);

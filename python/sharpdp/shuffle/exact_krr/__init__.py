@@ -40,6 +40,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.exact_krr.branch_bound import (MAX_BRACKET_EVALS, MAX_EPSILON_EVALS, MAX_START, N_EXACT,
                                                   BranchAndBound)
+from sharpdp.shuffle.exact_krr.search import BRACKET_FRACTION, gdp_epsilon_estimate, refine_bracket
 from sharpdp.shuffle.exact_krr.tables import Classes
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXACT", "N_MAX", "ExactShuffleAccountant", "all_equal_delta_bounds"]
@@ -50,7 +51,7 @@ __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "N_EPSILON_TABLES", "N_EXAC
 N_EPSILON_TABLES = 64
 #: Largest number of users covered (n <= N_EXACT: every class j = 0..n-1 tabulated; above: branch and
 #: bound over ranges of classes, docs/sharp_krr.md §4.11; above N_MAX use the blanket ShuffleAccountant).
-N_MAX = 10**9  # the library's limit; get_epsilon(1e-6) about 0.1-2 s CPU at 1e9 (docs/sharp_krr.md §5-§6)
+N_MAX = 10**9  # the library's limit; get_epsilon(1e-6) about 0.01-0.26 s CPU at 1e9 (docs/sharp_krr.md §5-§6)
 
 
 class ExactShuffleAccountant:
@@ -76,7 +77,7 @@ class ExactShuffleAccountant:
     n > N_EXACT: a few hundred to a few thousand O(w) class evaluations (w ~ 18 sqrt(n p q); in
     C++, docs/sharp_krr.md §4.12), independent of n in number: measured at delta = 1e-6
     (``python bench/bench_krr.py speed``, CPU, 2 shared cores) ``get_epsilon`` about 0.1-3 ms at
-    n <= 4000, 1-18 ms at n = 1e5, 1-48 ms at n = 1e6, 0.07-1.8 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
+    n <= 4000, 0.2-4 ms at n = 1e5, 0.5-8.3 ms at n = 1e6, 0.01-0.26 s at n = 1e9 (eps0 = 8 to 0.5); ``get_delta``
     (rel_tol = 1e-2) similar. Where the classes' delta are nearly equal (eps0 tiny, or a target inside the band of
     the classes' delta) the evaluations are capped: :data:`MAX_BRACKET_EVALS` per delta (the
     certified bracket may then be wider than ``rel_tol``), :data:`MAX_EPSILON_EVALS` per epsilon
@@ -249,7 +250,7 @@ class ExactShuffleAccountant:
             than xtol only if the branch and bound hit its budget or delta lies inside a class's
             certified bracket at eps = 0, docs/sharp_krr.md §4.11).
             0.0 when delta is met at 0. n > N_EXACT: a few hundred (xtol = 1e-3) to a few thousand
-            (1e-6) class evaluations of O(sqrt n) each (1-48 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
+            (1e-6) class evaluations of O(sqrt n) each (0.5-8.3 ms at n = 1e6, delta = 1e-6, xtol = 1e-3); after
             :data:`MAX_EPSILON_EVALS` evaluations (classes of nearly equal delta around the
             target) the blanket accountant's answer ``ShuffleAccountant(randomizer, n,
             adjacency="replace").get_epsilon(delta)`` (capped at eps0) is returned: certified
@@ -343,8 +344,9 @@ class ExactShuffleAccountant:
             one.bar = None
 
     def _get_epsilon_bb(self, d: float, xtol: float) -> float:
-        """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): bisection on the lower values of a
-        few candidate classes, then a branch-and-bound certificate that every class has upper
+        """get_epsilon for n > N_EXACT (docs/sharp_krr.md §4.11): a bracket search (§4.14: from an
+        estimate, by safeguarded regula falsi) on the lower values of a few candidate classes, then a
+        branch-and-bound certificate that every class has upper
         delta <= d at a point 0.5 xtol above; a class found with lower delta > d there (the one of
         the largest upper value, :meth:`BranchAndBound.decide`) joins the candidates and the
         search resumes above it.
@@ -396,12 +398,11 @@ class ExactShuffleAccountant:
             if budget_left() <= 0:
                 return fallback()
             if point is None:
-                while hi - lo > 0.25 * xtol * hi and not (lo == 0.0 and hi < 1e-12 * e0):
-                    mid = 0.5 * (lo + hi)
-                    if cand_lower(mid) > d:
-                        lo = mid
-                    else:
-                        hi = mid
+                # the candidates' crossing, to BRACKET_FRACTION xtol: from the normal-approximation
+                # estimate (first round) or just above the last point (after a witness), by
+                # interpolation; the ends keep the bisection's invariants (docs/sharp_krr.md §4.14)
+                guess = gdp_epsilon_estimate(e0, self.n, d) if lo == 0.0 else lo * (1 + 2 * xtol)
+                lo, hi = refine_bracket(cand_lower, d, lo, hi, BRACKET_FRACTION * xtol, 1e-12 * e0, guess)
                 # as far above lo as the bracket allows (lo < answer <= point = lo (1 + xtol)): the
                 # more slack, the larger the ranges pruned
                 point = max(lo * (1 + xtol), hi * (1 + 0.5 * xtol))
