@@ -105,19 +105,32 @@ def phase1_h_ratio(law: Any, gamma: float) -> float:
     return _H_RATIO * max(math.sqrt(var_core / var), 1.0 / 4096.0)
 
 
+def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """Root of a continuous decreasing f with f(lo) > 0 > f(hi), by bisection to the resolution of
+    doubles (a starting point of the search only; no scipy.optimize import on get_epsilon's path,
+    whose cost is larger than a whole search)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
     """Starting point only (asymptotics of docs/accountant.md §11, not a bound).
 
     Solves phi(a)/a^2 = delta chi sqrt(n).
     """
-    from scipy.optimize import brentq
-
     try:
         pairs = laws_for(acc.randomizer, 0.0, acc.adjacency)
         chi = min(math.sqrt(g) / law.std() for g, law in pairs)
         lt = math.log(delta * chi * math.sqrt(acc.n))
         f = lambda a: -0.5 * a * a - 0.5 * math.log(2 * math.pi) - 2 * math.log(a) - lt  # noqa: E731
-        a = brentq(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 1.0
+        a = _decreasing_root(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 1.0
         return max(a / (chi * math.sqrt(acc.n)), 1e-8)
     except (ValueError, ZeroDivisionError, ArithmeticError):
         return 0.1
