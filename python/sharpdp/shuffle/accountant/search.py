@@ -11,6 +11,7 @@ accountant only through :class:`_Evaluator` (no import of the public class: no c
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -120,6 +121,33 @@ def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float
     return 0.5 * (lo + hi)
 
 
+def _geometric_end(above: Callable[[float], bool], x: float, lo: float, hi: float,
+                   ratio: float) -> tuple[float, float]:
+    """A bracket (lo, hi) of a monotone predicate, ``above(hi)`` true (or hi the given end) and
+    ``above(lo)`` false (or lo the given end), searched from x > 0 in steps of 4 (at most 16) and
+    then by geometric bisection until hi <= ratio lo: few evaluations when x is near the switch."""
+    if not (lo < x < hi and x > 0.0):
+        x = math.sqrt(max(lo, 1e-12 * hi) * hi) if hi > 0.0 else hi
+    for _ in range(16):
+        if not lo < x < hi:
+            break
+        if above(x):
+            hi, x = x, x / 4.0
+        else:
+            lo, x = x, x * 4.0
+        if lo > 0.0:
+            break
+    for _ in range(40):
+        if not (lo > 0.0 and hi > ratio * lo):
+            break
+        mid = math.sqrt(lo * hi)
+        if above(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
     """Starting point only (asymptotics of docs/accountant.md §11, not a bound).
 
@@ -223,13 +251,24 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 laws_cache[e] = hit
         return hit
 
+    beyond_cache: dict[float, tuple[float, float]] = {}
+
+    def cap_beyond(e: float) -> tuple[float, float]:
+        """acc._cap_beyond, memoised for this search (the bracket and phase 1 revisit eps = 700)."""
+        hit = beyond_cache.get(e)
+        if hit is None:
+            hit = acc._cap_beyond(e)
+            if len(beyond_cache) < 64:
+                beyond_cache[e] = hit
+        return hit
+
     def up(e: float) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
         negative atoms make sd, docs/accountant_atoms.md §6; phase 1)."""
         if e > acc.eps_tau:  # the sampler charge's rule (docs/sampling.md §4): the value at eps_tau
             return up(acc.eps_tau)
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
-            return min(up(EPS_CAP), acc._cap_beyond(e)[1])
+            return min(up(EPS_CAP), cap_beyond(e)[1])
         if e in up_cache:
             return up_cache[e]
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
@@ -256,7 +295,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         """max over laws of the closed-form lower values at e (Jensen, single active user):
         <= D_up <= every certified upper value, get_delta's included."""
         if e > EPS_CAP:
-            return acc._cap_beyond(e)[0]
+            return cap_beyond(e)[0]
         return max((max(jensen_lower(law, float(gamma), acc.n), _single_user_lower(law, float(gamma), acc.n))
                     for gamma, law in laws_at(e) if law.top_bound() > 0),
                    default=0.0)
@@ -266,7 +305,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if e > acc.eps_tau:
             return cap_at(acc.eps_tau)
         if e > EPS_CAP:
-            return acc._cap_beyond(e)[1]
+            return cap_beyond(e)[1]
         c = max((trivial_cap(law) for _, law in laws_at(e)
                  if law.top_bound() > 0), default=0.0)
         return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
@@ -296,29 +335,19 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     cap = cap0 if cap0 is not None else EPS_MAX
     if up(cap) > delta:  # the blanket bound is no better than the local guarantee (or than 700)
         return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
-    # a first bracket from the closed forms (to 1 %, at most 40 bisection steps each): upper end
-    # by bisection on the cap E[L_+] (>= up, >= get_delta's value, law by law), lower end where
-    # the closed-form lower value still exceeds delta (then up and get_delta exceed it too)
-    c_lo, c_hi = 0.0, cap
+    # a first bracket from the closed forms, searched from the asymptotic guess g in steps of 4
+    # (then to 25 % for the upper end): upper end where the cap E[L_+] (>= up, >= get_delta's
+    # value, law by law) is at most delta, lower end where the closed-form lower value still
+    # exceeds delta (then up and get_delta exceed it too); any such ends are valid, their
+    # closeness only saves steps (docs/accountant_atoms.md §8)
+    g = _guess_epsilon(acc, delta)
+    c_hi = cap
     if cap_at(cap) <= delta:
-        for _ in range(40):
-            mid = 0.5 * (c_lo + c_hi)
-            if cap_at(mid) <= delta:
-                c_hi = mid
-            else:
-                c_lo = mid
-            if c_hi - c_lo <= 1e-2 * c_hi:
-                break
+        c_hi = _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1]
     j_lo, j_hi = 0.0, 0.0 if not known_above_0 else c_hi
     if known_above_0:
-        for _ in range(40):
-            mid = 0.5 * (j_lo + j_hi)
-            if lower_at(mid) > delta:
-                j_lo = mid
-            else:
-                j_hi = mid
-            if j_hi - j_lo <= 1e-2 * j_hi:
-                break
+        j_lo, j_hi = _geometric_end(lambda e: not lower_at(e) > delta, min(g, c_hi) / 4.0, 0.0, c_hi, 4.0)
+
     def lower_near(e: float) -> float:
         """lower_at where it may still exceed delta (below the bisection's upper end j_hi; a
         choice of speed only: skipping the check just evaluates the function)."""
@@ -326,7 +355,6 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
-    g = _guess_epsilon(acc, delta)
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
     modelled = r1 is not None and lo1 <= r1 <= hi1
@@ -348,5 +376,57 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return lo_e
         return max(lo_e, loose_lower(e))
 
-    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_far)
+    lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at), delta, j_lo, c_hi, xtol, x0=r1, slope=k1,
+                         lower=lower_far)
     return min(hi, cap)
+
+
+def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
+          laws: Callable[[float], Any] | None = None) -> float:
+    """Phase 2's probe: a value u with u <= delta iff ``get_delta(e) <= delta`` certainly holds, and
+    u > delta only where get_delta(e) > delta (docs/accountant_atoms.md §8, the decision mode).
+
+    Each law is certified as :meth:`get_delta` does (same order, same ``negligible``) in
+    :class:`Bracket` mode with a decision: its refinement stops once its bracket so far puts the
+    reported value at most delta, or its lower value above delta. The passes run are a prefix of
+    get_delta's, whose upper value is the minimum over its passes: get_delta(e) is then at most
+    the value decided here. A value left undecided ran get_delta's whole refinement and is
+    returned as get_delta returns it. Decided values return the geometric middle of the bracket
+    (on the decided side of delta) for the search's model. Cases other than the plain one
+    (beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin) call get_delta.
+    ``laws``: laws_for at e (the search's memo), by default built here."""
+    if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
+            or getattr(acc, "_closed_only", False)):
+        return float(acc.get_delta(e))
+    s = surcharge(acc.randomizer, e, acc.adjacency)
+    charge = acc.sampler_term(e)
+    keys, vals = getattr(acc, "_memo_e", []), getattr(acc, "_memo_u", [])
+    i = bisect.bisect_right(keys, e)
+    memo = vals[i - 1] if i > 0 else 1.0  # (get_delta's running minimum, module step M)
+
+    def reported(u: float) -> float:
+        """get_delta's value for a maximum law value u (surcharge, sampler charge, floor, memo)."""
+        if s > 0.0:
+            u = plus(u, s)
+        if charge > 0.0:
+            u = min(1.0, plus(u, charge))
+        return min(min(max(u, TINY), 1.0), memo)
+
+    def decide(lo: float, up: float) -> bool:
+        return reported(up) <= delta or lo > delta
+
+    lo_max = up_max = 0.0
+    # the law of largest cap first: where it decides "above", the others are not certified (the
+    # order changes no value get_delta reports, docs/accountant_atoms.md §8)
+    pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
+    for gamma, law in sorted(pairs, key=lambda gl: -trivial_cap(gl[1])):
+        r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(negligible=up_max, decide=decide))
+        lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
+        if lo_max > delta:
+            break  # get_delta(e) >= D_up(e) >= lo_max > delta
+    u = reported(up_max)
+    if lo_max > delta:
+        return max(math.sqrt(lo_max * u), lo_max)
+    if u <= delta:
+        return min(math.sqrt(lo_max * u), u) if lo_max > 0.0 else u
+    return u
