@@ -113,10 +113,16 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         if isinstance(bmode, Bracket) and bmode.decide is not None:
             top_b = blk.law.support()[1]
 
+            # the largest shift unblock adds at any grid (its Chernoff factor is at most 1): a decided
+            # upper value then bounds every later pass's unblocked one (docs/accountant_atoms.md §8)
+            shift_max = (n // blk.t) * blk.value_err / (n * gamma) + blk.trunc
+
             def unit(lo: float, up: float, grid: Grid | None) -> tuple[float, float]:
-                """The block problem's bracket so far as this function returns it (unblocked, capped)."""
+                """The block problem's bracket so far in D units: the lower value as unblock returns it,
+                the upper value with the largest shift of any grid, capped by E[L_+]."""
                 u = unblock(LawBracket(lo, up, grid=grid), gamma, n, blk.t, blk.value_err, blk.trunc, top=top_b)
-                return u.lower, min(u.upper, cap)
+                f = 1.0 / (blk.t * gamma)
+                return u.lower, min(max(u.upper, up * f * (1 + 1e-12) + shift_max), cap)
 
             bmode = replace(bmode, unit=unit)
         r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, bmode)

@@ -388,17 +388,17 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
 def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
           laws: Callable[[float], Any] | None = None) -> float:
-    """Phase 2's probe: a value u with u <= delta iff ``get_delta(e) <= delta`` certainly holds, and
-    u > delta only where get_delta(e) > delta (docs/accountant_atoms.md §8, the decision mode).
+    """Phase 2's probe (docs/accountant_atoms.md §8, the decision mode): a value u with
+    get_delta(e) <= u when u <= delta, and a certified upper value of D_up(e) above delta from
+    get_delta's own refinement (or a certified lower value above delta) when u > delta.
 
-    Each law is certified as :meth:`get_delta` does (same order, same ``negligible``) in
+    Each law is certified as :meth:`get_delta` certifies it, without the ``negligible`` stop and in
     :class:`Bracket` mode with a decision: its refinement stops once its bracket so far puts the
     reported value at most delta, or its lower value above delta. The passes run are a prefix of
-    get_delta's, whose upper value is the minimum over its passes: get_delta(e) is then at most
-    the value decided here. A value left undecided ran get_delta's whole refinement and is
-    returned as get_delta returns it. Decided values return the geometric middle of the bracket
-    (on the decided side of delta) for the search's model. Cases other than the plain one
-    (beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin) call get_delta.
+    get_delta's, whose upper value is the minimum over its passes, so get_delta(e) is at most the
+    value decided here. Decided values return the geometric middle of the bracket (on the decided
+    side of delta) for the search's model. Other cases (laws that are not all atom laws, beyond
+    60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin) call get_delta.
     ``laws``: laws_for at e (the search's memo), by default built here."""
     if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
             or getattr(acc, "_closed_only", False)):
@@ -421,11 +421,13 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
         return reported(up) <= delta or lo > delta
 
     lo_max = up_max = 0.0
-    # the law of largest cap first: where it decides "above", the others are not certified (the
-    # order changes no value get_delta reports, docs/accountant_atoms.md §8)
+    # the law of largest cap first: where it decides "above", the others are not certified (no
+    # law's run depends on the others: no negligible stop here, docs/accountant_atoms.md §8)
     pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
+    if not all(isinstance(law, FiniteLaw) for _, law in pairs):
+        return float(acc.get_delta(e))  # (the far-tail treatment's refinement is not a sequence of passes)
     for gamma, law in sorted(pairs, key=lambda gl: -trivial_cap(gl[1])):
-        r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(negligible=up_max, decide=decide))
+        r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(decide=decide))
         lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
         if lo_max > delta:
             break  # get_delta(e) >= D_up(e) >= lo_max > delta
