@@ -92,7 +92,7 @@ def test_decided_refinement_is_a_prefix_of_get_deltas() -> None:
             assert dec.lower <= ex <= dec.upper
             assert full.lower <= ex <= full.upper
             assert full.upper <= dec.upper <= calls[-1][1] <= 1.05 * full.upper
-            assert calls[-1][1] <= dec.upper * (1 + 1e-9)  # (the largest shift is negligible at 1e-6)
+            assert calls[-1][1] <= dec.upper * (1 + 1e-6)  # (the largest shift: ~1e-8 relative here)
 
 
 def test_next_fast_len_real_matches_scipy() -> None:
