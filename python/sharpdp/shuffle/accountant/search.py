@@ -90,25 +90,24 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
 
 def phase1_h_ratio(law: Any, gamma: float) -> float:
     """Grid step over sd(B L) of phase 1's upper value (a speed choice; every step gives a
-    certified upper value): 1/8, times sd_core / sd for an atom law, sd_core the sd of B L with
+    certified upper value): 1/8 (1/16 for a two-atom law), times sd_core / sd for an atom law, sd_core the sd of B L with
     the atoms below -_CORE top set to 0 (docs/accountant_atoms.md §6). Far negative atoms (k-RR
     at large eps0: one near -e^eps k) make sd, and a step sd/8, far coarser than the atoms near 0
     that decide the value; the blocks' sd scales the same way (variances add), so the ratio
     carries over to the block law."""
     if not isinstance(law, FiniteLaw) or law.values.size < 2:
         return _H_RATIO
-    if law.values.size == 2:  # binary RR: half the step (docs/accountant_atoms.md §8)
-        return _H_RATIO_TWO
+    base = _H_RATIO_TWO if law.values.size == 2 else _H_RATIO  # (binary RR: docs/accountant_atoms.md §8)
     v, p = law.values, law.probs
     top = float(np.max(v))
     if not top > 0.0:
-        return _H_RATIO
+        return base
     core = np.where(v >= -_CORE * top, v, 0.0)
     var = gamma * float(np.sum(p * v * v)) - (gamma * float(np.sum(p * v))) ** 2
     var_core = gamma * float(np.sum(p * core * core)) - (gamma * float(np.sum(p * core))) ** 2
     if not (var > 0.0 and var_core > 0.0 and math.isfinite(var)) or var_core >= var:
-        return _H_RATIO
-    return _H_RATIO * max(math.sqrt(var_core / var), 1.0 / 4096.0)
+        return base
+    return base * max(math.sqrt(var_core / var), 1.0 / 4096.0)
 
 
 def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
