@@ -266,13 +266,17 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 beyond_cache[e] = hit
         return hit
 
-    def up(e: float) -> float:
+    lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
+
+    def up(e: float, model: bool = False) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
-        negative atoms make sd, docs/accountant_atoms.md §6; phase 1)."""
+        negative atoms make sd, docs/accountant_atoms.md §6; phase 1). ``model``: phase 1's model
+        only (not a bound): once one law dominated the others by 10 % at a model point, only that
+        law is evaluated (docs/accountant_atoms.md §8)."""
         if e > acc.eps_tau:  # the sampler charge's rule (docs/sampling.md §4): the value at eps_tau
-            return up(acc.eps_tau)
+            return up(acc.eps_tau, model)
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
-            return min(up(EPS_CAP), cap_beyond(e)[1])
+            return min(up(EPS_CAP, model), cap_beyond(e)[1])
         if e in up_cache:
             return up_cache[e]
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
@@ -280,17 +284,27 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
         items = []
-        for gamma, law in laws_at(e):
-            items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law))
+        for i, (gamma, law) in enumerate(laws_at(e)):
+            if model and lead and i != lead[0]:
+                continue
+            items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law, i))
         m = 0.0
-        for c, gamma, law in sorted(items, key=lambda t: -t[0]):
+        vals: dict[int, float] = {}
+        for c, gamma, law, i in sorted(items, key=lambda t: -t[0]):
             if c <= m:
                 continue
             if c <= max(1e-6 * delta, VALUE_FLOOR):
                 m = max(m, c)
             else:
-                m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma)))
+                vals[i] = upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma))
+                m = max(m, vals[i])
         u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
+        if model and lead:
+            return u  # (a single law's value: not stored as the maximum)
+        if model and len(vals) == len(items) > 1:
+            top2 = sorted(vals.values())[-2:]
+            if top2[1] >= 1.1 * top2[0]:
+                lead.append(max(vals, key=lambda i: vals[i]))
         if len(up_cache) < 512:
             up_cache[e] = u
         return u
@@ -360,7 +374,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
-    lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
+    lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near,
+                             converge=True)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
