@@ -410,8 +410,8 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     :class:`Bracket` mode with a decision: its refinement stops once its bracket so far puts the
     reported value at most delta, or its lower value above delta. The passes run are a prefix of
     get_delta's, whose upper value is the minimum over its passes, so get_delta(e) is at most the
-    value decided here. Decided values return the geometric middle of the bracket (on the decided
-    side of delta) for the search's model. Other cases (laws that are not all atom laws, beyond
+    value decided here. Decided values return their upper value (on the decided side of delta:
+    above it when a lower value is) for the search's model, as get_delta would. Other cases (laws that are not all atom laws, beyond
     60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin) call get_delta.
     ``laws``: laws_for at e (the search's memo), by default built here."""
     if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
@@ -446,8 +446,5 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
         if lo_max > delta:
             break  # get_delta(e) >= D_up(e) >= lo_max > delta
     u = reported(up_max)
-    if lo_max > delta:
-        return max(math.sqrt(lo_max * u), lo_max)
-    if u <= delta:
-        return min(math.sqrt(lo_max * u), u) if lo_max > 0.0 else u
-    return u
+    # (the upper value, as get_delta returns, on the decided side: lo_max > delta implies u > delta)
+    return max(u, lo_max) if lo_max > delta else u
