@@ -34,11 +34,12 @@ def _d_up_brute(gamma, values, probs, n, m_max):
 
 @pytest.mark.parametrize("k,eps0", [(2, 0.5), (2, 1.0), (2, 2.0), (10, 1.0)])
 def test_phase1_grid_unchanged_without_far_atoms(k, eps0):
-    """Every atom within 64 top: the former step sd/8 exactly (values bit-identical)."""
+    """Every atom within 64 top: the step sd/8 exactly, sd/16 for two-atom laws (binary RR,
+    docs/accountant_atoms.md §8)."""
     r = RandomizedResponse(k, eps0)
     for e in (0.0, 0.3 * eps0, 0.9 * eps0):
         for gamma, law in laws_for(r, e, "replace"):
-            assert phase1_h_ratio(law, float(gamma)) == 0.125
+            assert phase1_h_ratio(law, float(gamma)) == (0.0625 if k == 2 else 0.125)
 
 
 def test_phase1_grid_from_core_sd_matches_formula():

@@ -30,7 +30,7 @@ from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower, small_n_bracket, stop_loss_bracket, trivial_cap
 from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket, Mode, UpperOnly, certify_law_mode
-from sharpdp.shuffle.accountant.results import LawBracket
+from sharpdp.shuffle.accountant.results import Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
 
@@ -103,11 +103,29 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     if blk is None:
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
         far = far_tail.try_certify(law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket))
+        if far is None and isinstance(mode, Bracket) and mode.decide is not None:
+            mode = replace(mode, unit=lambda lo, up, grid: (lo, min(up, cap)))
         r = certify_law_mode(law, gamma, n, rel_tol, threads, mode) if far is None else far
     elif blk.t == n:  # one block of all users: D_up in closed form from its exact law (§5.4)
         r = one_block(blk, gamma, n)
     else:
-        r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, mode.scaled(blk.t * gamma))
+        bmode = mode.scaled(blk.t * gamma)
+        if isinstance(bmode, Bracket) and bmode.decide is not None:
+            top_b = blk.law.support()[1]
+
+            # the largest shift unblock adds at any grid (its Chernoff factor is at most 1): a decided
+            # upper value then bounds every later pass's unblocked one (docs/accountant_atoms.md §8)
+            shift_max = (n // blk.t) * blk.value_err / (n * gamma) + blk.trunc
+
+            def unit(lo: float, up: float, grid: Grid | None) -> tuple[float, float]:
+                """The block problem's bracket so far in D units: the lower value as unblock returns it,
+                the upper value with the largest shift of any grid, capped by E[L_+]."""
+                u = unblock(LawBracket(lo, up, grid=grid), gamma, n, blk.t, blk.value_err, blk.trunc, top=top_b)
+                f = 1.0 / (blk.t * gamma)
+                return u.lower, min(max(u.upper, up * f * (1 + 1e-12) + shift_max), cap)
+
+            bmode = replace(bmode, unit=unit)
+        r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, bmode)
         r = unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
     return replace(r, upper=min(r.upper, cap), cap=cap)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.limits import DFT_WORK, J_LO, K_MAX, N_MAX, U
 from sharpdp.shuffle.accountant.results import Coarsen, Grid
 from sharpdp.shuffle.laws import Law
@@ -143,8 +143,6 @@ class PosMgf:
 def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
             threads: int) -> EngineResult | Coarsen:
     """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums."""
-    import scipy.fft as sfft
-
     C = kernels()
     K = g.size - 1
     kT = k0 + K
@@ -170,7 +168,7 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
         s_hi = max(b_hi / h, center + 1.0)
         s_lo = min(b_lo / h, center - 1.0)
         sa = int(math.floor(s_lo)) - 1
-        N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
+        N = next_fast_len_real(max(int(math.ceil(s_hi)) - sa + 2, 16))
         if lg_u is not None and N <= lg_u[0]:
             N = lg_u[0]  # the previous FFT's window still covers [s_lo, s_hi]: reuse it
         if N > N_MAX:

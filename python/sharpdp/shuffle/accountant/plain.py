@@ -7,12 +7,13 @@ No blocks, no far tail, no E[L_+] cap here (the driver, :mod:`.driver`, adds the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
 from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, choose_T, exact_clamp_depth, lattice_pass
 from sharpdp.shuffle.accountant.limits import J_LO, K_MAX, TINY, VALUE_FLOOR
-from sharpdp.shuffle.accountant.results import Coarsen, LawBracket
+from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
 
@@ -38,10 +39,25 @@ class Bracket:
     negligible: float = 0.0
     max_rounds: int = 6
     h0: float | None = None
+    #: get_epsilon's decision mode (docs/accountant_atoms.md §8): refinement stops after the first
+    #: certified pass whose bracket so far (the largest lower and the smallest upper value), seen in
+    #: the caller's units through ``unit``, makes ``decide(lower, upper)`` true. The passes run are
+    #: then a prefix of those run without it (the same grids and clamps, in the same order).
+    decide: Callable[[float, float], bool] | None = None
+    #: (lower, upper, grid) of this mode's problem -> (lower, upper) in the caller's units (None: the same)
+    unit: Callable[[float, float, Grid | None], tuple[float, float]] | None = None
 
     def scaled(self, f: float) -> Bracket:
         """The same mode for a problem whose values are 1/f times these (the blocks' units)."""
         return replace(self, negligible=self.negligible * f)
+
+    def decided(self, lower: float, upper: float, grid: Grid | None) -> bool:
+        """True when ``decide`` is set and holds for this bracket (in the caller's units)."""
+        if self.decide is None:
+            return False
+        if self.unit is not None:
+            lower, upper = self.unit(lower, upper, grid)
+        return self.decide(lower, upper)
 
 
 @dataclass(frozen=True)
@@ -159,6 +175,8 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             B = _shrink_B(law, n, B, h, res.pos_mgf, 0.5 * tgt)
         if best_lower > 0 and best.upper - best_lower <= rel_tol * best_lower:
             break
+        if mode.decided(best_lower, best.upper, best.grid):
+            break  # the caller's comparison is decided (get_epsilon's probes, docs/accountant_atoms.md §8)
         if best.upper < max(VALUE_FLOOR, mode.negligible):
             break  # far below any delta of interest: keep the certified value, skip refinement
         if T_capped and res.tail_T > _CLAMP_BOUND * res.upper:

@@ -11,6 +11,7 @@ accountant only through :class:`_Evaluator` (no import of the public class: no c
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -27,6 +28,9 @@ from sharpdp.shuffle.laws import FiniteLaw, laws_for
 
 #: phase 1's grid step over sd (docs/accountant.md §8) ...
 _H_RATIO = 0.125
+#: ... for two-atom laws (binary RR), whose passes are cheap: a model root within ~0.03 % instead of
+#: ~0.1 % saves phase 2 a refined probe (docs/accountant_atoms.md §8)
+_H_RATIO_TWO = 0.0625
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -86,23 +90,66 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
 
 def phase1_h_ratio(law: Any, gamma: float) -> float:
     """Grid step over sd(B L) of phase 1's upper value (a speed choice; every step gives a
-    certified upper value): 1/8, times sd_core / sd for an atom law, sd_core the sd of B L with
+    certified upper value): 1/8 (1/16 for a two-atom law), times sd_core / sd for an atom law, sd_core the sd of B L with
     the atoms below -_CORE top set to 0 (docs/accountant_atoms.md §6). Far negative atoms (k-RR
     at large eps0: one near -e^eps k) make sd, and a step sd/8, far coarser than the atoms near 0
     that decide the value; the blocks' sd scales the same way (variances add), so the ratio
     carries over to the block law."""
     if not isinstance(law, FiniteLaw) or law.values.size < 2:
         return _H_RATIO
+    base = _H_RATIO_TWO if law.values.size == 2 else _H_RATIO  # (binary RR: docs/accountant_atoms.md §8)
     v, p = law.values, law.probs
     top = float(np.max(v))
     if not top > 0.0:
-        return _H_RATIO
+        return base
     core = np.where(v >= -_CORE * top, v, 0.0)
     var = gamma * float(np.sum(p * v * v)) - (gamma * float(np.sum(p * v))) ** 2
     var_core = gamma * float(np.sum(p * core * core)) - (gamma * float(np.sum(p * core))) ** 2
     if not (var > 0.0 and var_core > 0.0 and math.isfinite(var)) or var_core >= var:
-        return _H_RATIO
-    return _H_RATIO * max(math.sqrt(var_core / var), 1.0 / 4096.0)
+        return base
+    return base * max(math.sqrt(var_core / var), 1.0 / 4096.0)
+
+
+def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """Root of a continuous decreasing f with f(lo) > 0 > f(hi), by bisection to the resolution of
+    doubles (a starting point of the search only; no scipy.optimize import on get_epsilon's path,
+    whose cost is larger than a whole search)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def _geometric_end(above: Callable[[float], bool], x: float, lo: float, hi: float,
+                   ratio: float) -> tuple[float, float]:
+    """A bracket (lo, hi) of a monotone predicate, ``above(hi)`` true (or hi the given end) and
+    ``above(lo)`` false (or lo the given end), searched from x > 0 in steps of 4 (at most 16) and
+    then by geometric bisection until hi <= ratio lo: few evaluations when x is near the switch."""
+    if not (lo < x < hi and x > 0.0):
+        x = math.sqrt(max(lo, 1e-12 * hi) * hi) if hi > 0.0 else hi
+    for _ in range(16):
+        if not lo < x < hi:
+            break
+        if above(x):
+            hi, x = x, x / 4.0
+        else:
+            lo, x = x, x * 4.0
+        if lo > 0.0:
+            break
+    for _ in range(40):
+        if not (lo > 0.0 and hi > ratio * lo):
+            break
+        mid = math.sqrt(lo * hi)
+        if above(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
 
 
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
@@ -110,14 +157,12 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
 
     Solves phi(a)/a^2 = delta chi sqrt(n).
     """
-    from scipy.optimize import brentq
-
     try:
         pairs = laws_for(acc.randomizer, 0.0, acc.adjacency)
         chi = min(math.sqrt(g) / law.std() for g, law in pairs)
         lt = math.log(delta * chi * math.sqrt(acc.n))
         f = lambda a: -0.5 * a * a - 0.5 * math.log(2 * math.pi) - 2 * math.log(a) - lt  # noqa: E731
-        a = brentq(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 1.0
+        a = _decreasing_root(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 1.0
         return max(a / (chi * math.sqrt(acc.n)), 1e-8)
     except (ValueError, ZeroDivisionError, ArithmeticError):
         return 0.1
@@ -210,13 +255,28 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 laws_cache[e] = hit
         return hit
 
-    def up(e: float) -> float:
+    beyond_cache: dict[float, tuple[float, float]] = {}
+
+    def cap_beyond(e: float) -> tuple[float, float]:
+        """acc._cap_beyond, memoised for this search (the bracket and phase 1 revisit eps = 700)."""
+        hit = beyond_cache.get(e)
+        if hit is None:
+            hit = acc._cap_beyond(e)
+            if len(beyond_cache) < 64:
+                beyond_cache[e] = hit
+        return hit
+
+    lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
+
+    def up(e: float, model: bool = False) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
-        negative atoms make sd, docs/accountant_atoms.md §6; phase 1)."""
+        negative atoms make sd, docs/accountant_atoms.md §6; phase 1). ``model``: phase 1's model
+        only (not a bound): once one law dominated the others by 10 % at a model point, only that
+        law is evaluated (docs/accountant_atoms.md §8)."""
         if e > acc.eps_tau:  # the sampler charge's rule (docs/sampling.md §4): the value at eps_tau
-            return up(acc.eps_tau)
+            return up(acc.eps_tau, model)
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
-            return min(up(EPS_CAP), acc._cap_beyond(e)[1])
+            return min(up(EPS_CAP, model), cap_beyond(e)[1])
         if e in up_cache:
             return up_cache[e]
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
@@ -224,17 +284,27 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
         items = []
-        for gamma, law in laws_at(e):
-            items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law))
+        for i, (gamma, law) in enumerate(laws_at(e)):
+            if model and lead and i != lead[0]:
+                continue
+            items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law, i))
         m = 0.0
-        for c, gamma, law in sorted(items, key=lambda t: -t[0]):
+        vals: dict[int, float] = {}
+        for c, gamma, law, i in sorted(items, key=lambda t: -t[0]):
             if c <= m:
                 continue
             if c <= max(1e-6 * delta, VALUE_FLOOR):
                 m = max(m, c)
             else:
-                m = max(m, upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma)))
+                vals[i] = upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma))
+                m = max(m, vals[i])
         u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
+        if model and lead:
+            return u  # (a single law's value: not stored as the maximum)
+        if model and len(vals) == len(items) > 1:
+            top2 = sorted(vals.values())[-2:]
+            if top2[1] >= 1.1 * top2[0]:
+                lead.append(max(vals, key=lambda i: vals[i]))
         if len(up_cache) < 512:
             up_cache[e] = u
         return u
@@ -243,7 +313,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         """max over laws of the closed-form lower values at e (Jensen, single active user):
         <= D_up <= every certified upper value, get_delta's included."""
         if e > EPS_CAP:
-            return acc._cap_beyond(e)[0]
+            return cap_beyond(e)[0]
         return max((max(jensen_lower(law, float(gamma), acc.n), _single_user_lower(law, float(gamma), acc.n))
                     for gamma, law in laws_at(e) if law.top_bound() > 0),
                    default=0.0)
@@ -253,7 +323,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if e > acc.eps_tau:
             return cap_at(acc.eps_tau)
         if e > EPS_CAP:
-            return acc._cap_beyond(e)[1]
+            return cap_beyond(e)[1]
         c = max((trivial_cap(law) for _, law in laws_at(e)
                  if law.top_bound() > 0), default=0.0)
         return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
@@ -283,29 +353,19 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     cap = cap0 if cap0 is not None else EPS_MAX
     if up(cap) > delta:  # the blanket bound is no better than the local guarantee (or than 700)
         return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
-    # a first bracket from the closed forms (to 1 %, at most 40 bisection steps each): upper end
-    # by bisection on the cap E[L_+] (>= up, >= get_delta's value, law by law), lower end where
-    # the closed-form lower value still exceeds delta (then up and get_delta exceed it too)
-    c_lo, c_hi = 0.0, cap
+    # a first bracket from the closed forms, searched from the asymptotic guess g in steps of 4
+    # (then to 25 % for the upper end): upper end where the cap E[L_+] (>= up, >= get_delta's
+    # value, law by law) is at most delta, lower end where the closed-form lower value still
+    # exceeds delta (then up and get_delta exceed it too); any such ends are valid, their
+    # closeness only saves steps (docs/accountant_atoms.md §8)
+    g = _guess_epsilon(acc, delta)
+    c_hi = cap
     if cap_at(cap) <= delta:
-        for _ in range(40):
-            mid = 0.5 * (c_lo + c_hi)
-            if cap_at(mid) <= delta:
-                c_hi = mid
-            else:
-                c_lo = mid
-            if c_hi - c_lo <= 1e-2 * c_hi:
-                break
+        c_hi = _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1]
     j_lo, j_hi = 0.0, 0.0 if not known_above_0 else c_hi
     if known_above_0:
-        for _ in range(40):
-            mid = 0.5 * (j_lo + j_hi)
-            if lower_at(mid) > delta:
-                j_lo = mid
-            else:
-                j_hi = mid
-            if j_hi - j_lo <= 1e-2 * j_hi:
-                break
+        j_lo, j_hi = _geometric_end(lambda e: not lower_at(e) > delta, min(g, c_hi) / 4.0, 0.0, c_hi, 4.0)
+
     def lower_near(e: float) -> float:
         """lower_at where it may still exceed delta (below the bisection's upper end j_hi; a
         choice of speed only: skipping the check just evaluates the function)."""
@@ -313,9 +373,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
-    g = _guess_epsilon(acc, delta)
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
-    lo1, hi1, r1, k1 = _root(up, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near, converge=True)
+    lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near,
+                             converge=True)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
@@ -335,5 +395,56 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return lo_e
         return max(lo_e, loose_lower(e))
 
-    lo, hi, _, _ = _root(acc.get_delta, delta, j_lo, c_hi, xtol, x0=r1, slope=k1, lower=lower_far)
+    lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at), delta, j_lo, c_hi, xtol, x0=r1, slope=k1,
+                         lower=lower_far)
     return min(hi, cap)
+
+
+def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
+          laws: Callable[[float], Any] | None = None) -> float:
+    """Phase 2's probe (docs/accountant_atoms.md §8, the decision mode): a value u with
+    get_delta(e) <= u when u <= delta, and a certified upper value of D_up(e) above delta from
+    get_delta's own refinement (or a certified lower value above delta) when u > delta.
+
+    Each law is certified as :meth:`get_delta` certifies it, without the ``negligible`` stop and in
+    :class:`Bracket` mode with a decision: its refinement stops once its bracket so far puts the
+    reported value at most delta, or its lower value above delta. The passes run are a prefix of
+    get_delta's, whose upper value is the minimum over its passes, so get_delta(e) is at most the
+    value decided here. Decided values return their upper value (on the decided side of delta:
+    above it when a lower value is) for the search's model, as get_delta would. Other cases (laws that are not all atom laws, beyond
+    60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin) call get_delta.
+    ``laws``: laws_for at e (the search's memo), by default built here."""
+    if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
+            or getattr(acc, "_closed_only", False)):
+        return float(acc.get_delta(e))
+    s = surcharge(acc.randomizer, e, acc.adjacency)
+    charge = acc.sampler_term(e)
+    keys, vals = getattr(acc, "_memo_e", []), getattr(acc, "_memo_u", [])
+    i = bisect.bisect_right(keys, e)
+    memo = vals[i - 1] if i > 0 else 1.0  # (get_delta's running minimum, module step M)
+
+    def reported(u: float) -> float:
+        """get_delta's value for a maximum law value u (surcharge, sampler charge, floor, memo)."""
+        if s > 0.0:
+            u = plus(u, s)
+        if charge > 0.0:
+            u = min(1.0, plus(u, charge))
+        return min(min(max(u, TINY), 1.0), memo)
+
+    def decide(lo: float, up: float) -> bool:
+        return reported(up) <= delta or lo > delta
+
+    lo_max = up_max = 0.0
+    # the law of largest cap first: where it decides "above", the others are not certified (no
+    # law's run depends on the others: no negligible stop here, docs/accountant_atoms.md §8)
+    pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
+    if not all(isinstance(law, FiniteLaw) for _, law in pairs):
+        return float(acc.get_delta(e))  # (the far-tail treatment's refinement is not a sequence of passes)
+    for gamma, law in sorted(pairs, key=lambda gl: -trivial_cap(gl[1])):
+        r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(decide=decide))
+        lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
+        if lo_max > delta:
+            break  # get_delta(e) >= D_up(e) >= lo_max > delta
+    u = reported(up_max)
+    # (the upper value, as get_delta returns, on the decided side: lo_max > delta implies u > delta)
+    return max(u, lo_max) if lo_max > delta else u
