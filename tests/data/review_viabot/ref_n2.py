@@ -13,7 +13,8 @@ def phi(z, s):
 def hs2(s, x1, x1p, x2, eps_list, h):
     L = 1 + 11 * s
     y = np.arange(-L, L + h / 2, h)
-    w = np.full(y.size, h); w[0] = w[-1] = h / 2
+    w = np.full(y.size, h)
+    w[0] = w[-1] = h / 2
     a1, a1p, a2 = phi(y - x1, s), phi(y - x1p, s), phi(y - x2, s)
     out = np.zeros(len(eps_list))
     for i0 in range(0, y.size, 512):

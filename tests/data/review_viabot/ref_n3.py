@@ -12,11 +12,9 @@ def phi(z, s):
 def hs3(s, x1, x1p, x2, x3, eps_list, h):
     L = 1 + 9.5 * s
     y = np.arange(-L, L + h / 2, h)
-    w = np.full(y.size, h); w[0] = w[-1] = h / 2
+    w = np.full(y.size, h)
+    w[0] = w[-1] = h / 2
     f = {v: phi(y - v, s) for v in {x1, x1p, x2, x3}}
-
-    def sym(a, b, c):  # (1/6) sum over permutations of a(y1) b(y2) c(y3), block over y1
-        return None
 
     out = np.zeros(len(eps_list))
     W23 = w[:, None] * w[None, :]
