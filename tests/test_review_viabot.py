@@ -196,13 +196,18 @@ MC = {(2.0, 10, 1.53): (2.280194e-04, 4.13e-06),  # plain Monte Carlo, 4e6 sampl
       (0.46, 50, 26.0): (5.883061e-07, 7.6e-10)}  # user 1 tilted to the loss threshold, 2e6 samples
 
 
-@pytest.mark.parametrize("sigma,n,eps_ref,delta", [(2.0, 10, 1.53, 1e-3), (4.0, 100, 0.128, 1e-3)])
+@pytest.mark.parametrize("sigma,n,eps_ref,delta", [(2.0, 10, 1.53, 1e-3), (4.0, 100, 0.128, 1e-3),
+                                                    (0.46, 50, 26.0, 1e-6)])
 def test_moderate_n_answer_against_monte_carlo(sigma, n, eps_ref, delta):
+    # (0.46, 50, 1e-6) is the docs' case of a leg the engine refuses (leg B near e = 3.3, bracketed [0, 1]):
+    # answer 28.87; its leg values agree with a Monte Carlo of D_up (0.147 in [0, 0.232] at e = 3, 0 at 3.6)
     m, se = MC[(sigma, n, eps_ref)]
     assert m + 4 * se <= delta
     acc = _acc(sigma, n)
     e = acc.get_epsilon(delta)
     assert e >= eps_ref and acc.get_delta(e) <= delta
+    if sigma == 0.46:
+        assert any("refused" in r.terms for r in acc._bottom._leg_cache.values())
 
 
 # ----------------------------------------------------------------------------- memo, call order, hints
