@@ -162,6 +162,20 @@ def test_n2_huge_sigma_where_the_bound_is_within_2_percent_of_exact():
     es = [0.0, 1e-5, 3e-5, 6e-5]
     true = np.max([_hs2_precise(1e5, x2, es) for x2 in (-1.0, 1.0)], axis=0)
     assert np.all(np.array([acc.get_delta(x) for x in es]) >= true)
+    # the tightest get_delta found: sigma0 = 1e6, eps = 4.5e-6, 0.6 % above the exact value
+    acc = _acc(1e6, 2, sampler_charge=False)
+    assert acc.get_delta(4.5e-6) >= max(_hs2_precise(1e6, x2, [4.5e-6])[0] for x2 in (-1.0, 1.0)) * (1 + 1e-3)
+
+
+# tests/data/review_viabot/ref_n3_precise.py (step 0.05; 0.1 gives 4e-4 relative less): exact H_eps at n = 3,
+# sigma0 = 1e5, D = (1, o, o), D' = (-1, o, o), o = -1 (o = 0, 1 agree to 1e-7)
+N3_SIGMA1E5 = {0.0: 4.60626951e-06, 1e-5: 1.23346468e-06, 3e-5: 1.69966069e-08, 5e-5: 1.81377336e-11}
+
+
+def test_n3_huge_sigma_get_delta_above_exact():
+    acc = _acc(1e5, 3, sampler_charge=False)
+    for e, t in N3_SIGMA1E5.items():
+        assert acc.get_delta(e) >= t * (1 + 1e-3)  # 5e-5: 1.851e-11 against 1.814e-11 (2 %)
 
 
 def test_tiny_delta_and_tiny_sigma_fail_cleanly():
