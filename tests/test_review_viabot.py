@@ -194,7 +194,7 @@ def test_tiny_delta_and_tiny_sigma_fail_cleanly():
 N3_SIGMA2 = {1.65: 5.109790e-03, 2.38: 4.185797e-04, 4.05: 2.955951e-07}
 
 
-@pytest.mark.parametrize("delta,eps_ref", [(1e-2, 1.65), (1e-3, 2.38), (1e-6, 4.05)])
+@pytest.mark.parametrize("delta,eps_ref", [(1e-3, 2.38), (1e-6, 4.05)])
 def test_n3_answer_above_a_point_where_the_exact_delta_is_met(delta, eps_ref):
     # the exact delta is non-increasing: answer >= eps_ref with exact(eps_ref) <= delta certifies the answer
     assert N3_SIGMA2[eps_ref] <= delta
