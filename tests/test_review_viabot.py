@@ -13,7 +13,7 @@ not use sharpdp:
   mpmath from its definition.
 
 A true value of one neighbouring pair is a lower bound on the mechanism's delta, so a certified upper
-value below it is a violation. Tests marked xfail(strict=True) reproduce the violations found.
+value below it is a violation. The tests marked "was a violation" reproduce violations found and fixed.
 """
 
 import math
@@ -272,8 +272,7 @@ def test_refused_leg_is_bracketed_by_0_and_1():
     assert r.upper < 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="ViaBottom.split checks fl(e1 + e2) > eps, not the exact sum: "
-                   "6 % of splits certify at e1 + e2 = eps + 1 ulp (docs/accountant.md §9 claims e1 + e2 <= eps)")
+# was a violation: ViaBottom.split checked fl(e1 + e2) > eps, not the exact sum (6 % of splits at eps + 1 ulp)
 def test_split_legs_sum_to_at_most_eps_exactly():
     from fractions import Fraction
     fb = _FakeBottom()
@@ -319,9 +318,7 @@ def test_released_messages_have_a_positive_delta_at_eps_inf():
     assert acc.get_delta(60.0) >= p
 
 
-@pytest.mark.xfail(strict=True, reason="ShuffleAccountant._report: for via_bottom the math.isinf branch runs before "
-                   "the sampler's eps_tau rule (which is guarded by `self._bottom is None`): get_delta(inf) = 5e-324 "
-                   "for the released messages, whose delta(inf) is >= 0.62 at sigma0 = 0.15")
+# was a violation: through bot, the eps = inf branch ran before ViaBottom.report's eps_tau rule (5e-324 reported)
 def test_get_delta_at_inf_covers_the_released_messages():
     thr, p = _sampler_gap(0.15)
     acc = _acc(0.15, 2)
@@ -331,9 +328,7 @@ def test_get_delta_at_inf_covers_the_released_messages():
 
 # ----------------------------------------------------------------------------- get_epsilon refusals
 
-@pytest.mark.xfail(strict=True, reason="ViaBottom._epsilon: the first guess zo.get_epsilon(delta / 2) raises "
-                   "(zero-out floor 0.306 > 0.25) and that error is re-raised although get_delta(700) = 0.306 <= 0.5 "
-                   "(and get_delta(50) = 0.464): a reachable target refused, the message naming 'delta: 0.25'")
+# was a refusal: the first guess zo.get_epsilon(delta / 2) raised although delta was reachable
 def test_reachable_delta_is_not_refused():
     acc = _acc(0.2, 2)
     assert acc.get_delta(50.0) <= 0.5  # a certified answer exists
@@ -342,8 +337,7 @@ def test_reachable_delta_is_not_refused():
     assert _true2(0.2, [e])[0] <= 0.5
 
 
-@pytest.mark.xfail(strict=True, reason="same as test_reachable_delta_is_not_refused: get_epsilon(1e-15) of "
-                   "GaussianRandomizer(1e7), n = 1 raises 'delta: 5e-16 is below ...' although get_delta(2e-6) = 1.2e-29")
+# same cause as test_reachable_delta_is_not_refused
 def test_reachable_tiny_delta_is_not_refused():
     acc = _acc(1e7, 1)
     assert acc.get_delta(2e-6) <= 1e-15

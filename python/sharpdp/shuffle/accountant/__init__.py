@@ -284,11 +284,11 @@ class ShuffleAccountant:
             # where the sampler charge would exceed sqrt(tau) (docs/sampling.md §4)
             r = self._report(self.eps_tau, rel_tol, only)
             return replace(r, epsilon=eps, terms=dict(r.terms, note=f"value at eps_tau = {self.eps_tau:.6g}"))
+        if self._bottom is not None:  # (its own eps_tau rule, eps = inf included: docs/accountant.md §9.1)
+            return self._bottom.report(eps, rel_tol)
         if math.isinf(eps):  # D_up(inf) = 0; only a surcharge (non-increasing in eps) remains
             s = contract.surcharge(self.randomizer, EPS_CAP, self.adjacency)
             return AccountantReport(eps, 0.0, plus(0.0, s), terms={"surcharge": s} if s else {})
-        if self._bottom is not None:
-            return self._bottom.report(eps, rel_tol)
         # per-accountant cache of certified reports (a report depends only on the accountant's
         # randomizer, n and adjacency, and on the key; threads do not change values): a repeated
         # evaluation, e.g. get_delta at get_epsilon's answer, returns the same values at once

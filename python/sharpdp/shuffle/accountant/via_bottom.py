@@ -91,8 +91,8 @@ class ViaBottom:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards."""
         e1 = f * eps
         e2 = eps - e1
-        if e1 + e2 > eps:  # (rounding) certify at e1 + e2 <= eps: delta is non-increasing
-            e2 = math.nextafter(e2, 0.0)
+        while Fraction(e1) + Fraction(e2) > Fraction(eps):  # certify at e1 + e2 <= eps exactly (delta is
+            e2 = math.nextafter(e2, 0.0)  # non-increasing); fl(e1 + e2) <= eps does not imply it
         ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol)
         w = math.exp(e1)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
@@ -304,7 +304,10 @@ class ViaBottom:
                 return put(e, self.decide(e, delta))
         zo = self.bottom
         lo, ulo = 0.0, math.inf
-        hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * 1.02 + 1e-9, EPS_MAX)
+        try:
+            hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * 1.02 + 1e-9, EPS_MAX)
+        except ValueError:  # delta / 2 below the zero-out floor: delta itself may still be reached
+            hi = EPS_MAX
         uhi = fun(hi)
         step, ld = 0.1, math.log(delta)
         prev: tuple[float, float] | None = None
@@ -322,7 +325,10 @@ class ViaBottom:
             step *= 2.0
             uhi = fun(hi)
         if lo == 0.0:
-            lo = zo.get_epsilon(delta, xtol=xtol)
+            try:
+                lo = zo.get_epsilon(delta, xtol=xtol)
+            except ValueError:
+                lo = 0.0
             lo = lo if 1e-15 < lo < hi else 0.5 * hi
             ulo = fun(lo)
             while ulo <= delta:
