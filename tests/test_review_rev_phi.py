@@ -324,3 +324,21 @@ def test_side_channel_note_facts():
     # two |b| within one 4-entry line are indistinguishable; 1/32 apart (one line) they are not
     line = {phi_tail_doc(a)[2] // 4 for a in np.linspace(1.0 - 1 / 256, 1.0 + 3 / 128 + 1 / 256 - 2**-40, 50)}
     assert len(line) == 1
+
+
+def test_subnormal_a_underflows_the_correction_but_not_the_bound():
+    """§4.6's step |C~ - phi_k s S| <= 41.9u|C~| is relative only; at a < 2^-1020 (cell 0) C~ is
+    subnormal and its error absolute (at a = 2^-1074, C~ = -0: 100 % relative error). The docs now
+    charge 2^-1073 for it, inside the slack of e_P's first term; checked here with mpmath at 1400 bits.
+    Catches a kernel that let such an a through with a bound relative to C alone (e.g. e_P = 48u|C~|)."""
+    for a in (5e-324, 1e-323, 1e-320, 2.0**-1022, 2.0**-1000):
+        p, err = (float(x[0]) for x in H._phi_tail(np.array([a])))
+        _, _, k, s, _, C, _ = phi_tail_doc(a)
+        assert k == 0 and s == -a
+        with mpmath.workprec(1400):
+            exact = mpmath.ncdf(-mpmath.mpf(a))
+            c_exact = exact - mpmath.mpf(0.5)
+            assert abs(mpmath.mpf(C) - c_exact) <= 41.9 * U * abs(C) + 2.0**-1073
+            assert abs(mpmath.mpf(p) - exact) <= U * p + 2.0**-1072 < err  # the final rounding only
+        if a < 2.0**-1040:
+            assert abs(mpmath.mpf(C) - c_exact) > 41.9 * U * abs(C)  # the relative step alone fails here
