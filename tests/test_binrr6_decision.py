@@ -8,13 +8,12 @@ Python FFT length equals scipy's and numpy's FFT equals scipy's bit for bit (wha
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 import scipy.fft as sfft
-from scipy import stats
 
+from _krr_reference import exact_two_atom
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.accountant.driver import certify
@@ -25,20 +24,6 @@ from sharpdp.shuffle.laws import laws_for
 DELTA = 1e-6
 
 
-def exact_two_atom(gamma: float, values: np.ndarray, probs: np.ndarray, n: int, width: float = 12.0) -> float:
-    """E[(sum_i B_i L_i)_+] / (n gamma) for a two-atom law (a1 < 0 < a2), B_i ~ Bernoulli(gamma), by
-    binomial sums: given M active users and c ~ Bin(M, p2) of them at a2, S = c (a2 - a1) + M a1, so
-    E[S_+ | M] = (a2 - a1) M p2 P(Bin(M - 1, p2) >= k) + M a1 P(c > k), k = floor(-M a1 / (a2 - a1));
-    M within ``width`` sd of n gamma (the mass left out is below 1e-30 here); 0 when L <= 0."""
-    if values.size == 1 or values.max() <= 0.0:
-        return 0.0  # L <= 0: the divergence is 0
-    (a1, a2), (_, p2) = values, probs
-    assert a1 < 0 < a2
-    sd = math.sqrt(n * gamma * (1 - gamma))
-    M = np.arange(max(1, int(n * gamma - width * sd)), min(n, int(n * gamma + width * sd)) + 1)
-    k = np.floor(-M * a1 / (a2 - a1))
-    cond = (a2 - a1) * M * p2 * stats.binom.sf(k - 1, M - 1, p2) + M * a1 * stats.binom.sf(k, M, p2)
-    return float(np.sum(stats.binom.pmf(M, n, gamma) * np.maximum(cond, 0.0))) / (n * gamma)
 
 
 def exact(rr: RandomizedResponse, x: float, n: int, adjacency: str) -> float:

@@ -5,31 +5,17 @@ get_epsilon answers against an independent summation of the exact blanket diverg
 from __future__ import annotations
 
 import itertools
-import math
 
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy import stats
 
+from _krr_reference import exact_two_atom as _exact_two_atom
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.accountant import blocks as BL
 from sharpdp.shuffle.laws import laws_for
 
 
-def _exact_two_atom(gamma: float, values: np.ndarray, probs: np.ndarray, n: int, width: float = 12.0) -> float:
-    """E[(sum_i B_i L_i)_+] / (n gamma) for a two-atom law L (values a1 < 0 < a2) and B_i ~ Bernoulli(gamma),
-    by scipy's binomial functions: given M active users, c ~ Bin(M, p2) of them at a2 and S = c (a2 - a1) + M a1,
-    so E[S_+ | M] = (a2 - a1) M p2 P(Bin(M - 1, p2) >= k) + M a1 P(c > k), k = floor(-M a1 / (a2 - a1))
-    (E[c 1{c > k}] = M p2 P(Bin(M - 1, p2) >= k)); summed over M within ``width`` sd of n gamma (the mass
-    left out is below 1e-30 for the cases used)."""
-    (a1, a2), (_, p2) = values, probs
-    assert a1 < 0 < a2
-    sd = math.sqrt(n * gamma * (1 - gamma))
-    M = np.arange(max(1, int(n * gamma - width * sd)), min(n, int(n * gamma + width * sd)) + 1)
-    k = np.floor(-M * a1 / (a2 - a1))
-    cond = (a2 - a1) * M * p2 * stats.binom.sf(k - 1, M - 1, p2) + M * a1 * stats.binom.sf(k, M, p2)
-    return float(np.sum(stats.binom.pmf(M, n, gamma) * np.maximum(cond, 0.0))) / (n * gamma)
 
 
 def _compositions_reference(total: int, parts: int) -> list[tuple[int, ...]]:

@@ -15,24 +15,13 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from _krr_reference import kernel_args as _kernel_args
 from sharpdp import _core
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse
 from sharpdp.shuffle.exact_krr.search import gdp_epsilon_estimate, refine_bracket
 
-U = 2.0**-53
-ULP = 8 * U
 
 
-def _kernel_args(e0: float, eps: float, n: int, j: int, nats: float) -> tuple:
-    """The kernel's arguments as OneClass._at forms them (docs/sharp_krr.md §4.4), re-derived here."""
-    lp = -math.log1p(math.exp(-e0))
-    p, q = math.exp(lp), math.exp(lp - e0)
-
-    def rel(z: float) -> float:
-        return 0.0 if z == 0.0 else ULP + (e0 + 1) * (2 * ULP + U) + ULP + U * (1 + abs(z)) * 1.01 + 2 * U
-
-    a, b, e = -p * math.expm1(eps - e0), q * math.expm1(eps + e0), math.expm1(eps)
-    return (e0, p, q, a, b, e, rel(eps - e0), rel(eps + e0), ULP + 2 * U, n, j, nats)
 
 
 def _bracket(e0: float, eps: float, n: int, j: int, nats: float) -> tuple[float, float]:

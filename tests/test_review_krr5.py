@@ -25,25 +25,14 @@ import pytest
 from _cli import run as _run
 from scipy.stats import binom
 
+from _krr_reference import kernel_args as _kernel_args
 from sharpdp import _core
 from sharpdp.shuffle import ComposedAccountant, ExactShuffleAccountant, RandomizedResponse
 from sharpdp.shuffle.exact_krr import branch_bound as bb
 from sharpdp.shuffle.exact_krr.binomial import chernoff_edges
 
-U = 2.0**-53
-ULP = 8 * U
 
 
-def _kernel_args(e0: float, eps: float, n: int, j: int, nats: float) -> tuple:
-    """The arguments OneClass._at passes to the kernel (docs/sharp_krr.md §4.4), re-derived here."""
-    lp = -math.log1p(math.exp(-e0))
-    p, q = math.exp(lp), math.exp(lp - e0)
-
-    def rel(z: float) -> float:
-        return 0.0 if z == 0.0 else ULP + (e0 + 1) * (2 * ULP + U) + ULP + U * (1 + abs(z)) * 1.01 + 2 * U
-
-    a, b, e = -p * math.expm1(eps - e0), q * math.expm1(eps + e0), math.expm1(eps)
-    return (e0, p, q, a, b, e, rel(eps - e0), rel(eps + e0), ULP + 2 * U, n, j, nats)
 
 
 def _count_law(e0: float, n: int, j: int) -> tuple[mp.mpf, mp.mpf, list]:

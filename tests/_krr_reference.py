@@ -1,0 +1,41 @@
+"""Shared references of the k-RR tests: the sharp accountant kernel's arguments re-derived from
+docs/sharp_krr.md §4.4, and the exact blanket divergence of a two-atom law (binary RR) by binomial sums."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+U = 2.0**-53
+ULP = 8 * U
+
+
+def kernel_args(e0: float, eps: float, n: int, j: int, nats: float) -> tuple:
+    """The arguments OneClass._at passes to the class kernel (docs/sharp_krr.md §4.4), re-derived here."""
+    lp = -math.log1p(math.exp(-e0))
+    p, q = math.exp(lp), math.exp(lp - e0)
+
+    def rel(z: float) -> float:
+        return 0.0 if z == 0.0 else ULP + (e0 + 1) * (2 * ULP + U) + ULP + U * (1 + abs(z)) * 1.01 + 2 * U
+
+    a, b, e = -p * math.expm1(eps - e0), q * math.expm1(eps + e0), math.expm1(eps)
+    return (e0, p, q, a, b, e, rel(eps - e0), rel(eps + e0), ULP + 2 * U, n, j, nats)
+
+
+def exact_two_atom(gamma: float, values: np.ndarray, probs: np.ndarray, n: int, width: float = 12.0) -> float:
+    """E[(sum_i B_i L_i)_+] / (n gamma) for a two-atom law (a1 < 0 < a2; 0 when L <= 0), B_i ~
+    Bernoulli(gamma), by scipy's binomial functions: given M active users, c ~ Bin(M, p2) of them at a2
+    and S = c (a2 - a1) + M a1, E[S_+ | M] = (a2 - a1) M p2 P(Bin(M - 1, p2) >= k) + M a1 P(c > k),
+    k = floor(-M a1 / (a2 - a1)) (E[c 1{c > k}] = M p2 P(Bin(M - 1, p2) >= k)); summed over M within
+    ``width`` sd of n gamma (the mass left out is below 1e-30 for the cases used)."""
+    if values.size == 1 or values.max() <= 0.0:
+        return 0.0
+    (a1, a2), (_, p2) = values, probs
+    assert a1 < 0 < a2
+    sd = math.sqrt(n * gamma * (1 - gamma))
+    M = np.arange(max(1, int(n * gamma - width * sd)), min(n, int(n * gamma + width * sd)) + 1)
+    k = np.floor(-M * a1 / (a2 - a1))
+    cond = (a2 - a1) * M * p2 * stats.binom.sf(k - 1, M - 1, p2) + M * a1 * stats.binom.sf(k, M, p2)
+    return float(np.sum(stats.binom.pmf(M, n, gamma) * np.maximum(cond, 0.0))) / (n * gamma)
