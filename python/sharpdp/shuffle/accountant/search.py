@@ -11,7 +11,6 @@ accountant only through :class:`_Evaluator` (no import of the public class: no c
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -419,17 +418,16 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
         return float(acc.get_delta(e))
     s = surcharge(acc.randomizer, e, acc.adjacency)
     charge = acc.sampler_term(e)
-    keys, vals = getattr(acc, "_memo_e", []), getattr(acc, "_memo_u", [])
-    i = bisect.bisect_right(keys, e)
-    memo = vals[i - 1] if i > 0 else 1.0  # (get_delta's running minimum, module step M)
 
     def reported(u: float) -> float:
-        """get_delta's value for a maximum law value u (surcharge, sampler charge, floor, memo)."""
+        """get_delta's value for a maximum law value u (surcharge, sampler charge, floor) before its
+        running minimum (module step M): a decision then holds for a fresh accountant too, and does
+        not depend on the accountant's earlier get_delta calls (docs/accountant_atoms.md §8)."""
         if s > 0.0:
             u = plus(u, s)
         if charge > 0.0:
             u = min(1.0, plus(u, charge))
-        return min(min(max(u, TINY), 1.0), memo)
+        return min(max(u, TINY), 1.0)
 
     def decide(lo: float, up: float) -> bool:
         return reported(up) <= delta or lo > delta
