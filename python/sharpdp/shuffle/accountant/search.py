@@ -47,6 +47,8 @@ class _Evaluator(Protocol):
 
     def get_delta(self, epsilon: Any) -> Any: ...
 
+    def report(self, epsilon: float) -> Any: ...
+
     def sampler_term(self, epsilon: float) -> float: ...
 
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
@@ -410,8 +412,10 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     reported value at most delta, or its lower value above delta. The passes run are a prefix of
     get_delta's, whose upper value is the minimum over its passes, so get_delta(e) is at most the
     value decided here. Decided values return their upper value (on the decided side of delta:
-    above it when a lower value is) for the search's model, as get_delta would. Other cases (laws that are not all atom laws, beyond
-    60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin) call get_delta.
+    above it when a lower value is) for the search's model, as get_delta would. Values are taken before
+    get_delta's running minimum (a fresh accountant's decision). Laws that are not all atom laws: the
+    report's upper value; beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin:
+    get_delta.
     ``laws``: laws_for at e (the search's memo), by default built here."""
     if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
             or getattr(acc, "_closed_only", False)):
@@ -437,7 +441,9 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     # law's run depends on the others: no negligible stop here, docs/accountant_atoms.md §8)
     pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
     if not all(isinstance(law, FiniteLaw) for _, law in pairs):
-        return float(acc.get_delta(e))  # (the far-tail treatment's refinement is not a sequence of passes)
+        # (the far-tail treatment's refinement is not a sequence of passes): get_delta's value before its
+        # running minimum, as for the atom laws (docs/accountant_atoms.md §8)
+        return min(max(float(acc.report(e).upper), TINY), 1.0)
     for gamma, law in sorted(pairs, key=lambda gl: -trivial_cap(gl[1])):
         r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(decide=decide))
         lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
