@@ -111,6 +111,10 @@ def test_answer_against_exact_krr_root(case: dict) -> None:
     lo_hi, up_hi = ShuffleAccountant(rr, n, adj).get_delta_bounds(case["x_hi"])
     assert lo_hi <= case["exact_at_hi"] <= up_hi
     assert ShuffleAccountant(rr, n, adj).get_delta(case["x_lo"]) > d
+    # a probe (decision mode) never answers <= delta where the exact value exceeds it
+    cap0 = case["eps0"] if adj == "replace" else None
+    for f in (1.0, 1.0 - 1e-4, 1.0 - 1e-3):
+        assert S.probe(ShuffleAccountant(rr, n, adj), case["x_lo"] * f, d, cap0) > d
     # tight: xtol plus the gap between the certified and the exact root (at most 0.2 % on these cases,
     # measured 0.01 %-0.19 %)
     assert e <= case["x_hi"] * (1.0 + XTOL) * (1.0 + 2e-3)
