@@ -74,6 +74,8 @@ CONTRACT = [
     (("gauss", 10.0, 1), 10, "zero_out", 1e-12), (("gauss", 0.5, 1), 3, "zero_out", 1e-6),
     (("privunit", 0.7, 0.2, 4), 100_000, "replace", 1e-9), (("privunit", 0.7, 0.2, 4), 10, "zero_out", 1e-4),
     (("finite",), 100_000, "zero_out", 1e-9), (("finite",), 1000, "replace", 1e-6),
+    # prime n: no blocks, the plain lattice path decides (sweep_prime_n.txt: 72 cases, all certified, tight)
+    (("rr", 3, 4.0), 1009, "replace", 1e-7), (("rr", 3, 4.0), 1009, "zero_out", 1e-12),
 ]
 
 

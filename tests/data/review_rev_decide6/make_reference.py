@@ -15,6 +15,8 @@ CASES = [
     (2, 1.0, 1_000_000, "zero_out", 1e-8), (2, 8.0, 100_000, "replace", 1e-6), (2, 0.1, 1000, "zero_out", 1e-12),
     (3, 2.0, 300, "replace", 1e-6), (10, 4.0, 150, "replace", 1e-8), (3, 1.0, 100_000, "zero_out", 1e-10),
     (10, 8.0, 10_000, "zero_out", 1e-6), (10, 1.0, 1000, "zero_out", 1e-3),
+    # prime n: no blocks, the plain lattice path decides (docs/accountant_atoms.md §8)
+    (3, 4.0, 1009, "replace", 1e-7), (2, 1.0, 1009, "zero_out", 1e-7),
 ]
 
 
@@ -45,12 +47,14 @@ def root(k, eps0, n, adj, d, x0):
 
 if __name__ == "__main__":
     from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
-    out = []
-    for k, eps0, n, adj, d in CASES:
+    only = sys.argv[1:] and int(sys.argv[1])  # (append CASES[only:] to the stored file)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "krr_roots.json")
+    out = json.load(open(path))[:only] if only else []
+    for k, eps0, n, adj, d in CASES[len(out):]:
         e = ShuffleAccountant(RandomizedResponse(k, eps0), n, adj).get_epsilon(d)  # (a starting point only)
         lo, hi = root(k, eps0, n, adj, d, e)
         out.append(dict(k=k, eps0=eps0, n=n, adjacency=adj, delta=d, x_lo=lo, x_hi=hi,
                         exact_at_hi=dup_krr_any(k, eps0, hi, n, adj)))
         print(out[-1], "answer", e, flush=True)
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "krr_roots.json"), "w") as fh:
+    with open(path, "w") as fh:
         json.dump(out, fh, indent=1)
