@@ -11,7 +11,6 @@ accountant only through :class:`_Evaluator` (no import of the public class: no c
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -47,6 +46,8 @@ class _Evaluator(Protocol):
     eps_tau: float  # above it the value at eps_tau (the release sampler's charge, docs/sampling.md §4)
 
     def get_delta(self, epsilon: Any) -> Any: ...
+
+    def report(self, epsilon: float) -> Any: ...
 
     def sampler_term(self, epsilon: float) -> float: ...
 
@@ -411,25 +412,26 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     reported value at most delta, or its lower value above delta. The passes run are a prefix of
     get_delta's, whose upper value is the minimum over its passes, so get_delta(e) is at most the
     value decided here. Decided values return their upper value (on the decided side of delta:
-    above it when a lower value is) for the search's model, as get_delta would. Other cases (laws that are not all atom laws, beyond
-    60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin) call get_delta.
+    above it when a lower value is) for the search's model, as get_delta would. Values are taken before
+    get_delta's running minimum (a fresh accountant's decision). Laws that are not all atom laws: the
+    report's upper value; beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin:
+    get_delta.
     ``laws``: laws_for at e (the search's memo), by default built here."""
     if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
             or getattr(acc, "_closed_only", False)):
         return float(acc.get_delta(e))
     s = surcharge(acc.randomizer, e, acc.adjacency)
     charge = acc.sampler_term(e)
-    keys, vals = getattr(acc, "_memo_e", []), getattr(acc, "_memo_u", [])
-    i = bisect.bisect_right(keys, e)
-    memo = vals[i - 1] if i > 0 else 1.0  # (get_delta's running minimum, module step M)
 
     def reported(u: float) -> float:
-        """get_delta's value for a maximum law value u (surcharge, sampler charge, floor, memo)."""
+        """get_delta's value for a maximum law value u (surcharge, sampler charge, floor) before its
+        running minimum (module step M): a decision then holds for a fresh accountant too, and does
+        not depend on the accountant's earlier get_delta calls (docs/accountant_atoms.md §8)."""
         if s > 0.0:
             u = plus(u, s)
         if charge > 0.0:
             u = min(1.0, plus(u, charge))
-        return min(min(max(u, TINY), 1.0), memo)
+        return min(max(u, TINY), 1.0)
 
     def decide(lo: float, up: float) -> bool:
         return reported(up) <= delta or lo > delta
@@ -439,7 +441,9 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     # law's run depends on the others: no negligible stop here, docs/accountant_atoms.md §8)
     pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
     if not all(isinstance(law, FiniteLaw) for _, law in pairs):
-        return float(acc.get_delta(e))  # (the far-tail treatment's refinement is not a sequence of passes)
+        # (the far-tail treatment's refinement is not a sequence of passes): get_delta's value before its
+        # running minimum, as for the atom laws (docs/accountant_atoms.md §8)
+        return min(max(float(acc.report(e).upper), TINY), 1.0)
     for gamma, law in sorted(pairs, key=lambda gl: -trivial_cap(gl[1])):
         r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(decide=decide))
         lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
