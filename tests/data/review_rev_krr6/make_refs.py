@@ -25,6 +25,20 @@ SMALL_N = (2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 31, 50)
 S = lambda x: mp.nstr(x, 40, strip_zeros=False) if x else "0"  # noqa: E731
 out: dict = {"small": [], "class": [], "acc": [], "eps": []}
 t0 = time.time()
+PARTIAL = os.environ.get("REFS_PARTIAL")  # a file of finished stages to resume from (optional)
+if PARTIAL and os.path.exists(PARTIAL):
+    with open(PARTIAL) as f:
+        out.update(json.load(f))
+
+
+def stage_done(name: str) -> bool:
+    return bool(out[name])
+
+
+def save_partial() -> None:
+    if PARTIAL:
+        with open(PARTIAL, "w") as f:
+            json.dump(out, f)
 
 
 def small_eps(e0, n):
@@ -34,37 +48,39 @@ def small_eps(e0, n):
 
 
 # 1. every class at small n (kernel and accountant): exact delta_j for every j
-for e0 in E0S:
+for e0 in (() if stage_done("small") else E0S):
     for n in SMALL_N:
         laws = refs.small_laws(e0, n)
         for eps in small_eps(e0, n):
             out["small"].append({"e0": e0, "n": n, "eps": eps,
                                  "deltas": [S(d) for d in refs.small_class_deltas(e0, eps, laws)]})
 print("small", time.time() - t0, flush=True)
+save_partial()
 
 # 2. single classes at n = 1e3 .. 1e5 (kernel): ends, their neighbours, the middle, one more
-for e0 in E0S:
+for e0 in (() if stage_done("class") else E0S):
     for n in (1000, 1003, 10_000, 100_001):
         acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
         e24 = acc.get_epsilon(1e-24)
         e6 = acc.get_epsilon(1e-6)
         N = n - 1
         js = sorted({0, 1, N // 3, N // 2, N - 1, N})
-        for eps in sorted({0.0, e0 / 10, e0 / 3, e24, e6}):
+        for eps in sorted({0.0, e0 / 10, e0 / 3, e24, e6} - {e0}):
             for j in js:
                 d = refs.class_delta(e0, eps, n, j)
                 out["class"].append({"e0": e0, "n": n, "eps": eps, "j": j, "delta": S(d)})
     print("class", e0, time.time() - t0, flush=True)
+save_partial()
 
 # 3. get_delta_bounds at n = 1e3 .. 1e5 (tables at 1e3, branch and bound above): exact values of the
-# reported class (lower <= it) and of a spread of classes (upper >= each)
-for e0 in E0S:
+# reported class (lower <= it) and of a spread of classes (upper >= each); eps < eps0 (delta = 0 above)
+for e0 in (() if stage_done("acc") else E0S):
     for n in (1000, 10_000, 100_000):
         acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
         e24 = acc.get_epsilon(1e-24)
         e6 = acc.get_epsilon(1e-6)
         N = n - 1
-        for eps in sorted({0.0, e0 / 3, e24, e6}):
+        for eps in sorted({0.0, e0 / 3, e24, e6} - {e0}):
             fresh = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
             rep = fresh.report(eps)
             jw = rep.terms["worst_class_j"]
@@ -73,10 +89,11 @@ for e0 in E0S:
             vals = {j: S(refs.class_delta(e0, eps, n, j, deep=False)) for j in js}  # (TINY: an upper bound)
             out["acc"].append({"e0": e0, "n": n, "eps": eps, "jw": jw, "deltas": vals})
     print("acc", e0, time.time() - t0, flush=True)
+save_partial()
 
 # 4. get_epsilon (fresh accountants): exact max over classes near the returned eps (the classes of
 # the largest delta there: every class at n <= 1000 by the 80-digit laws or the tables' ranking)
-for e0, n, d in ((0.5, 50, 1e-6), (4.0, 50, 1e-12), (1.0, 1000, 1e-6), (8.0, 1000, 1e-24),
+for e0, n, d in ((0.5, 50, 1e-6), (4.0, 50, 1e-12), (1.0, 1000, 1e-6), (8.0, 1000, 1e-12),
                  (0.1, 10_000, 1e-6), (1.0, 10_000, 1e-24), (4.0, 10_000, 1e-6), (0.5, 100_000, 1e-6),
                  (8.0, 100_000, 1e-12)):
     xtol = 1e-3
