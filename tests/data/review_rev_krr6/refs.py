@@ -45,6 +45,8 @@ def small_laws(e0: float, n: int) -> list:
 
 
 def small_class_deltas(e0: float, eps: float, laws: list) -> list:
+    if eps >= e0:  # a <= 0: exactly 0 (a computed here would be rounding noise ~1e-80)
+        return [mp.mpf(0)] * len(laws)
     with mp.workdps(80):
         a, b = _ab(e0, eps)
         res = []
@@ -90,6 +92,8 @@ def class_delta(e0: float, eps: float, n: int, j: int, dps: int = 60, deep: bool
     the value is at least 1e80 times the cut (so the left-out mass cannot matter). deep=False: a value
     below 1e-330 at the first cut is returned as TINY = 1e-329, an upper bound (the windows' left-out
     mass changes the value by < 1e-410)."""
+    if eps >= e0:  # a <= 0: exactly 0
+        return mp.mpf(0)
     cut = -420
     while True:
         v = _class_delta(e0, eps, n, j, dps, cut)
