@@ -252,3 +252,24 @@ def test_get_epsilon_against_fresh_tables(n):
             lo_a, up_a = tab.get_delta_bounds(np.array([er / (1 + 1e-3) * (1 - 1e-12), er]))
             assert up_a[1] <= d, (e0, d, er, up_a)
             assert lo_a[0] > d, (e0, d, er, lo_a)
+
+
+def test_kernel_large_eps0_against_enumeration():
+    """eps0 = 20, 100, 300 (p rounds to 1 in double at 300; q = e^-eps0 p is passed separately, and a
+    ratio step costs ~eps0 nats, so windows hold 1-2 entries): every class at n = 2, 3, 5, 8 against
+    the 80-digit enumeration (q formed as 1/(1 + e^eps0), not 1 - p). Catches a window built from
+    1 - pi, or rho = exp(eps0) overflowing a product (6 581 random cases at eps0 <= 12 and 2 463 at
+    eps0 up to 300, n up to 1e9, found none)."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "data", "review_rev_krr6"))
+    import refs
+
+    for e0 in (20.0, 100.0, 300.0):
+        for n in (2, 3, 5, 8):
+            laws = refs.small_laws(e0, n)
+            for eps in (0.0, e0 / 3, e0 * 0.99, e0 * (1 - 1e-9)):
+                for j, d in enumerate(refs.small_class_deltas(e0, eps, laws)):
+                    for nats in (20.0, 300.0):
+                        lo, up = _kernel(e0, eps, n, j, nats)
+                        assert lo <= d <= up, (e0, n, eps, j, nats, lo, mp.nstr(d, 17), up)

@@ -18,8 +18,7 @@ import mpmath as mp
 
 def _pq(e0):
     E0 = mp.mpf(e0)
-    p = mp.e**E0 / (1 + mp.e**E0)
-    return p, 1 - p
+    return 1 / (1 + mp.e**-E0), 1 / (1 + mp.e**E0)  # (q not as 1 - p: no cancellation at large eps0)
 
 
 def _ab(e0, eps):
@@ -56,15 +55,15 @@ def small_class_deltas(e0: float, eps: float, laws: list) -> list:
         return res
 
 
-def _window(m, pi, cut_log10=-420):
+def _window(m, pi, pi_c, cut_log10=-420):
     """(lo, pmf list) of Bin(m, pi) where pmf >= 10^cut_log10 times its mode."""
     if m == 0:
         return 0, [mp.mpf(1)]
     k0 = int(mp.floor((m + 1) * pi))
     k0 = min(max(k0, 0), m)
-    logpmf0 = mp.log(mp.binomial(m, k0)) + k0 * mp.log(pi) + (m - k0) * mp.log(1 - pi)
+    logpmf0 = mp.log(mp.binomial(m, k0)) + k0 * mp.log(pi) + (m - k0) * mp.log(pi_c)
     thr = mp.mpf(10) ** cut_log10
-    ratio_up = pi / (1 - pi)
+    ratio_up = pi / pi_c
     vals_up, v, k = [], mp.mpf(1), k0
     while k < m:
         v = v * (m - k) / (k + 1) * ratio_up
@@ -110,8 +109,8 @@ def _class_delta(e0, eps, n, j, dps, cut):
         a, b = _ab(e0, eps)
         if a <= 0:
             return mp.mpf(0)
-        la, A = _window(j, p, cut)
-        lb, B = _window(n - 1 - j, q, cut)
+        la, A = _window(j, p, q, cut)
+        lb, B = _window(n - 1 - j, q, p, cut)
         if len(A) > len(B):
             la, A, lb, B = lb, B, la, A
         Bt = [mp.mpf(0)] * (len(B) + 1)  # Bt[l] = sum B[l:]
