@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <stdexcept>
 
 #include "kernels/exact_krr.hpp"
 
@@ -22,6 +23,18 @@ py::tuple class_bracket(double eps0, double p, double q, double a, double b, dou
   return py::make_tuple(r.lower, r.upper, r.charge, r.ws, r.wl, r.terms);
 }
 
+// Test hook (tests/test_review_rev_krr6.py): one binomial window of §4.12 as the kernel builds it,
+// (first index, pmf entries, entrywise relative error bound rel).
+py::tuple binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats) {
+  if (m < 0 || !(nats > 0 && nats <= kernels::exact_krr::kMaxNats))
+    throw std::invalid_argument("need m >= 0 and nats in (0, 300]");
+  kernels::exact_krr::Window w;
+  kernels::exact_krr::binom_window(m, pi, pi_c, log_odds, nats, w);
+  py::list pmf;
+  for (double v : w.pmf) pmf.append(v);
+  return py::make_tuple(w.lo, pmf, w.rel);
+}
+
 }  // namespace
 
 void register_exact_krr(py::module_& m) {
@@ -31,6 +44,10 @@ void register_exact_krr(py::module_& m) {
         py::arg("nats"),
         "Certified (lower, upper, charge, ws, wl, terms) of delta_j(eps) of shuffled binary RR, class j of "
         "npop users, tail level nats <= 300 (docs/sharp_krr.md §4.10, §4.12).");
+  m.def("binom_window", &binom_window, py::arg("m"), py::arg("pi"), py::arg("pi_c"), py::arg("log_odds"),
+        py::arg("nats"),
+        "Test hook: (lo, pmf, rel) of the kernel's window of Bin(m, pi) at the level nats, pi / pi_c = "
+        "exp(log_odds) (docs/sharp_krr.md §4.12).");
 }
 
 }  // namespace sharpdp

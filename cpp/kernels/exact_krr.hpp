@@ -221,11 +221,13 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   for (std::size_t i = 0; i < size; ++i) v[i] *= inv;
   const auto steps = static_cast<double>(std::max(hi - k0, k0 - lo));
   const double e_log = 1.01 * steps * (6 * kU + kUlpCall);  // five roundings per ratio, one per product
-  const double tails = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);
+  const double left = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);  // left-out mass, t
   // entry and normalising sum each within e_log in the log; the sum's roundings (a positive sum of
-  // size terms), the reciprocal's and the product's; the true normalisation differs by at most the
-  // left-out mass (§4.2, §4.12)
-  w.rel = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 3) * kU) * (1 + 4 * kU) + tails;
+  // size terms), the reciprocal's and the product's; the true normalisation differs by a factor in
+  // [1, 1/(1 - t)] (the left-out mass t, §4.2, §4.12): relative error (1 + x)/(1 - t) - 1 = (x + t)/(1 - t),
+  // not x + t (short by t^2 where t is not tiny: m = 10, pi = 1/2, nats just below 10 log 2 - 1)
+  const double x = std::expm1(2 * e_log + 2 * kUlpCall + 1.01 * (static_cast<double>(size) + 3) * kU) * (1 + 4 * kU);
+  w.rel = (x + left) / (1.0 - left);  // (its own rounding, a few u of rel, is inside §4.10's 1.01 (rel_A + rel_B))
 }
 
 // A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the

@@ -91,7 +91,11 @@ def binom_window(m: int, log_odds: float, lo: int, hi: int, nats: float) -> tupl
     pmf = w / total
     e_log = max(errs)  # every entry's log within e_log; the window sum within e^e_log relative too
     tails = 2.0 * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL)
-    rel = math.expm1(2 * e_log + 2 * ULP_CALL + 1.01 * (w.size + 2) * UROUND) + tails
+    # the true pmf is the window's normalised one times a factor in [1 - tails, 1]: relative error
+    # (1 + x)/(1 - tails) - 1 = (x + tails)/(1 - tails) (x + tails alone is short by tails^2, which
+    # matters at shallow levels: m = 10, pi = 1/2, nats just below 10 log 2 - 1)
+    x = math.expm1(2 * e_log + 2 * ULP_CALL + 1.01 * (w.size + 2) * UROUND)
+    rel = (x + tails) / (1.0 - tails)  # (the same double as x + tails wherever tails < u/2)
     return pmf, rel
 
 
