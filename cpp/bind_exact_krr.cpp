@@ -44,7 +44,7 @@ void register_exact_krr(py::module_& m) {
         py::arg("nats"),
         "Certified (lower, upper, charge, ws, wl, terms) of delta_j(eps) of shuffled binary RR, class j of "
         "npop users, tail level nats <= 300 (docs/sharp_krr.md §4.10, §4.12).");
-  m.def("binom_window", &binom_window, py::arg("m"), py::arg("pi"), py::arg("pi_c"), py::arg("log_odds"),
+  m.def("_binom_window", &binom_window, py::arg("m"), py::arg("pi"), py::arg("pi_c"), py::arg("log_odds"),
         py::arg("nats"),
         "Test hook: (lo, pmf, rel) of the kernel's window of Bin(m, pi) at the level nats, pi / pi_c = "
         "exp(log_odds) (docs/sharp_krr.md §4.12).");

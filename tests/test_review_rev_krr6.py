@@ -5,7 +5,7 @@ attacked with independent references.
 References (tests/data/review_rev_krr6/, made by make_refs.py from refs.py: mpmath only, no sharpdp
 code): every class's delta_j at n <= 50 by 80-digit enumeration of the count law; single classes at
 n = 1e3 .. 1e5 by the threshold form at 60 digits with windows deepened until the left-out mass is
-1e-80 of the value. Windows of the kernel (test hook ``_core.exact_krr.binom_window``) against
+1e-80 of the value. Windows of the kernel (test hook ``_core.exact_krr._binom_window``) against
 mpmath pmfs.
 """
 
@@ -66,7 +66,7 @@ def test_window_bound_holds_where_both_tails_are_tight():
     lo, hi = chernoff_edges(10, 0.5, 0.5, nats)
     assert (lo, hi) == (1, 9)
     pmf, rel = binom_window(10, 0.0, lo, hi, nats)
-    lo_c, pmf_c, rel_c = _core.exact_krr.binom_window(10, 0.5, 0.5, 0.0, nats)
+    lo_c, pmf_c, rel_c = _core.exact_krr._binom_window(10, 0.5, 0.5, 0.0, nats)
     assert lo_c == 1 and len(pmf_c) == 9
     with mp.workdps(40):
         for vals, bound in ((pmf, rel), (pmf_c, rel_c)):
@@ -92,7 +92,7 @@ def test_kernel_windows_against_mpmath(e0):
         for pi, pic, lodds, PI in ((p, q, e0, P), (q, p, -e0, 1 - P)):
             for m in list(range(1, 14)) + [100_003, 10**9]:
                 for nats in (1.0, 6.0, 20.0, 300.0):
-                    lo, pmf, rel = _core.exact_krr.binom_window(m, pi, pic, lodds, nats)
+                    lo, pmf, rel = _core.exact_krr._binom_window(m, pi, pic, lodds, nats)
                     size = len(pmf)
                     idx = range(size) if size <= 64 else sorted(set(range(8)) | set(range(size - 8, size))
                                                                 | set(range(0, size, max(1, size // 40))))
