@@ -107,6 +107,78 @@ def _erf_entries(indices: Iterable[int], scale) -> list[int]:
     return out
 
 
+_TAYLOR_BLOCK = 64  # entries per Taylor anchor of _erf_entries_range
+_TAYLOR_SLACK = 64  # bits: the Taylor value's error is below 2^-(128 + _TAYLOR_SLACK) (in erf units)
+_TAYLOR_GUARD = 40  # bits: a value within 2^-_TAYLOR_GUARD of a rounding boundary is recomputed directly
+
+
+def _erf_entries_range(J: int, scale) -> list[int]:
+    """_erf_entries(range(J), scale), the same integers, about 6x faster.
+
+    The entries are taken in blocks of _TAYLOR_BLOCK around an anchor x_c = (c + 1/2) / scale:
+    erf(x_c + m h) = sum_k c_k m^k with h = 1 / scale and c_k = erf^(k)(x_c) h^k / k!
+    (erf^(k) = (2/sqrt(pi)) (-1)^(k-1) H_(k-1) e^(-x^2), Hermite recurrence), evaluated by Horner's
+    rule on exact integers (the c_k rounded to 2^-W, W large enough that |m|^k times the rounding
+    stays below the slack). The series stops at the first K whose remainder bound
+    |erf^(K+1)| |m h|^(K+1) / (K+1)! <= 1.23 2^(K/2) sqrt(K!) |m h|^(K+1) / (K+1)! (Cramer's
+    inequality |H_K(x)| e^(-x^2/2) <= 1.0865 2^(K/2) sqrt(K!)) is below 2^-(128 + _TAYLOR_SLACK).
+    Each value is then within ~2^-60 of 2^128 erf(x_j), and so is the direct evaluation (190 bits):
+    the two round to the same integer unless the value lies within 2^-_TAYLOR_GUARD of a half-integer,
+    where the entry is recomputed by _erf_entries itself. The result is therefore _erf_entries'."""
+    import mpmath
+
+    if J <= 2 * _TAYLOR_BLOCK:
+        return _erf_entries(range(J), scale)
+    ctx = mpmath.mp.clone()
+    half_b = _TAYLOR_BLOCK // 2
+    h_f = 1.0 / float(scale)
+    # the series length K for |m h| <= half_b h (remainder bound in log2, floats: a generous margin)
+    target = -(128 + _TAYLOR_SLACK)
+    K = 1
+    while (math.log2(1.23) + K / 2 + 0.5 * math.lgamma(K + 1) / math.log(2)
+           + (K + 1) * math.log2(half_b * h_f) - math.lgamma(K + 2) / math.log(2)) > target:
+        K += 1
+    W = 128 + _TAYLOR_SLACK + 16 + math.ceil(K * math.log2(half_b))  # coefficient scale 2^-W
+    ctx.prec = W + 128
+    sc = ctx.mpf(scale)
+    h = 1 / sc
+    two_over_sqrtpi = 2 / ctx.sqrt(ctx.pi)
+    shift = W - 128  # the value times 2^128 is acc / 2^shift
+    half = 1 << (shift - 1)
+    guard = 1 << max(shift - _TAYLOR_GUARD, 0)
+    out: list[int] = []
+    for start in range(0, J, _TAYLOR_BLOCK):
+        stop = min(start + _TAYLOR_BLOCK, J)
+        c = start + half_b
+        x = (2 * c + 1) / (2 * sc)
+        e = two_over_sqrtpi * ctx.exp(-x * x)
+        coef = [ctx.erf(x)]
+        h_prev, h_cur = ctx.mpf(0), ctx.mpf(1)  # H_(k-2), H_(k-1)
+        hk, fact = ctx.mpf(1), 1
+        for k in range(1, K + 1):
+            hk *= h
+            fact *= k
+            sign = 1 if k % 2 else -1  # (-1)^(k-1)
+            coef.append(sign * e * h_cur * hk / fact)
+            h_prev, h_cur = h_cur, 2 * x * h_cur - 2 * (k - 1) * h_prev
+        ints = [int(ctx.nint(ctx.ldexp(q, W))) for q in reversed(coef)]  # C_K .. C_0
+        redo = []
+        for j in range(start, stop):
+            m = j - c
+            acc = 0
+            for ck in ints:
+                acc = acc * m + ck
+            q, r = divmod(acc + half, 1 << shift)  # round(acc / 2^shift), r: distance above the boundary
+            if r < guard or (1 << shift) - r <= guard:
+                redo.append(len(out))
+            out.append(q)
+        if redo:
+            direct = _erf_entries([start + (i - len(out) + (stop - start)) for i in redo], scale)
+            for i, v in zip(redo, direct):
+                out[i] = v
+    return out
+
+
 def _up(x: float) -> float:
     return math.nextafter(x, math.inf)
 
@@ -196,7 +268,7 @@ def _tail(s: float, J: int) -> float:
 def _build_table(s: float, J: int) -> CdtTable:
     """Evaluate the J entries with mpmath (the expensive step) and assemble the table."""
     ctx = _context()
-    entries = _erf_entries(range(J), _scale(ctx, s))
+    entries = _erf_entries_range(J, _scale(ctx, s))
     if any(not 0 <= t < _ONE - 1 for t in entries) or any(a > b for a, b in itertools.pairwise(entries)):
         raise AssertionError("rounded_gaussian_cdt: entries not monotone in [0, 2^128)")  # pragma: no cover
     full = entries + [_ONE - 1]  # the sentinel

@@ -244,8 +244,15 @@ class LognormalLaw(Law):
         return self.weight * float(interval_prob(self._vlo, self._vhi)[0])
 
     def _shifted(self, t):
-        """P(v_lo - t < V < v_hi - t) = E[e^{t V - t^2/2}; v_lo < V < v_hi]."""
-        return float(interval_prob(self._vlo - t, self._vhi - t)[0])
+        """P(v_lo - t < V < v_hi - t) = E[e^{t V - t^2/2}; v_lo < V < v_hi].
+
+        Kept per law and t (a law is immutable; _moments asks for the same five t = 0, +-r, +-2r
+        at every call, and the engine asks a law for its std and mean many times): the same floats."""
+        memo = self.__dict__.setdefault("_shifted_memo", {})
+        v = memo.get(t)
+        if v is None:
+            v = memo[t] = float(interval_prob(self._vlo - t, self._vhi - t)[0])
+        return v
 
     def _moments(self, c=None, second=True):
         """(mass, E[L - c], E[(L - c)^2]) of the weighted sub-law (c = a by default), without
