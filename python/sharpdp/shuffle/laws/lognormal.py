@@ -343,10 +343,17 @@ class LognormalLaw(Law):
         return float((max(sign * val, 0.0) + err) * (1 + 1e-12))
 
     def tail_upper(self, T):
-        lo, hi = self._vint(T, math.inf)
-        if hi <= lo:
-            return 0.0
-        return self._tail(lo, hi, T, 1.0)
+        # kept per law and T (the engine's threshold searches ask again for thresholds already seen):
+        # a law is immutable and the value a deterministic function of T, so the same float
+        memo = self.__dict__.setdefault("_tail_memo", {})
+        key = float(T)
+        v = memo.get(key)
+        if v is None:
+            if len(memo) > 4096:
+                memo.clear()
+            lo, hi = self._vint(T, math.inf)
+            v = memo[key] = 0.0 if hi <= lo else self._tail(lo, hi, T, 1.0)
+        return v
 
     def tail_upper_bracket(self, T):
         check_threshold(T)
@@ -357,10 +364,16 @@ class LognormalLaw(Law):
         return float(max(val - err, 0.0) * (1 - 1e-12)), float((max(val, 0.0) + err) * (1 + 1e-12))
 
     def tail_lower(self, B):
-        lo, hi = self._vint(-math.inf, -B)
-        if hi <= lo:
-            return 0.0
-        return self._tail(lo, hi, -B, -1.0)
+        # kept per law and B, as tail_upper
+        memo = self.__dict__.setdefault("_tail_lower_memo", {})
+        key = float(B)
+        v = memo.get(key)
+        if v is None:
+            if len(memo) > 4096:
+                memo.clear()
+            lo, hi = self._vint(-math.inf, -B)
+            v = memo[key] = 0.0 if hi <= lo else self._tail(lo, hi, -B, -1.0)
+        return v
 
     def cells(self, x0, h, K):
         # In blocks of _CELL_CHUNK cells: every cell is computed from its own two edges
