@@ -225,9 +225,20 @@ class LognormalLaw(Law):
 
     def _vint(self, x1, x2):
         """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
-        lo = np.clip(self._v(x1), self._vlo, self._vhi)
-        hi = np.clip(self._v(x2), lo, self._vhi)
+        lo = np.clip(self._v_end(x1), self._vlo, self._vhi)
+        hi = np.clip(self._v_end(x2), lo, self._vhi)
         return lo, hi
+
+    def _v_end(self, x):
+        """_v(x), kept per law for the infinite ends (every tail asks for one: the same array)."""
+        if isinstance(x, float) and math.isinf(x):
+            memo = self.__dict__.setdefault("_v_end_memo", {})
+            v = memo.get(x)
+            if v is None:
+                v = memo[x] = self._v(x)
+                v.flags.writeable = False
+            return v
+        return self._v(x)
 
     def _at(self, v):
         """L at V = v (v = -inf/+inf gives the end of the range)."""
