@@ -301,19 +301,33 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     small = lp_tau < math.log(TRUNC)
     lp_tr = lp_tau + math.log(gamma / max(amax, 1e-300))
 
+    def stop(M: int, d: int) -> bool:
+        """M ends the scan of mstar: M >= d, or the Chernoff bound P(Bin(d, gamma) > M) <=
+        exp(-d KL(M/d || gamma)) (M/d > gamma) is at most exp(lp_tr)."""
+        x = M / d
+        if M >= d or x >= 1:
+            return True
+        kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
+        return -d * kl <= lp_tr
+
     def mstar(d: int) -> int:
+        """The first M of the scan ceil(d gamma), then M += max(1, M // 50), at which ``stop`` holds
+        (at most d). ``stop`` is monotone along the scan (KL(x || gamma) increases for x > gamma),
+        so the first M is found by bisection over the scan's indices; the M returned satisfies
+        ``stop`` as evaluated, the only property the truncation term uses (§5.2)."""
         if gamma >= 1.0:
             return d
-        M = int(math.ceil(d * gamma))
-        while M < d:
-            x = M / d  # Chernoff: P(Bin > M) <= exp(-d KL(x || gamma)) for x > gamma
-            if x >= 1:
-                return d
-            kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
-            if -d * kl <= lp_tr:
-                break
-            M += max(1, M // 50)
-        return min(M, d)
+        seq = [int(math.ceil(d * gamma))]
+        while seq[-1] < d:
+            seq.append(seq[-1] + max(1, seq[-1] // 50))
+        lo, hi = -1, len(seq) - 1  # stop(seq[hi]) holds (seq[-1] >= d); stop(seq[lo]) fails (lo >= 0)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if stop(seq[mid], d):
+                hi = mid
+            else:
+                lo = mid
+        return min(seq[hi], d)
 
     # (one block of all users needs no engine, §5.4: it is tried first in either case)
     cands = (n,) + _divisors_desc(n, min(n - 1, max(2, int(BLOCK_MU / gamma)))) if small else _divisors_desc(n, n)
