@@ -310,17 +310,24 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
         return -d * kl <= lp_tr
 
-    def mstar(d: int) -> int:
-        """The first M of the scan ceil(d gamma), then M += max(1, M // 50), at which ``stop`` holds
-        (at most d). ``stop`` is monotone along the scan (KL(x || gamma) increases for x > gamma),
-        so the first M is found by bisection over the scan's indices; the M returned satisfies
-        ``stop`` as evaluated, the only property the truncation term uses (§5.2)."""
+    def mstar(d: int, fits: Any) -> int | None:
+        """The first M of the scan ceil(d gamma), then M += max(1, M // 50), at which ``stop`` holds,
+        capped at d, when ``fits`` holds for it; else None. ``stop`` is monotone along the scan
+        (KL(x || gamma) increases for x > gamma) and ``fits`` is monotone the other way, so one
+        evaluation of ``stop`` at the last M that fits rejects d, and else bisection over the scan's
+        indices finds the first M (what the linear scan returns); the M returned satisfies ``stop``
+        as evaluated, the only property the truncation term uses (docs/accountant_atoms.md §9)."""
         if gamma >= 1.0:
-            return d
+            return d if fits(d) else None
         seq = [int(math.ceil(d * gamma))]
         while seq[-1] < d:
             seq.append(seq[-1] + max(1, seq[-1] // 50))
-        lo, hi = -1, len(seq) - 1  # stop(seq[hi]) holds (seq[-1] >= d); stop(seq[lo]) fails (lo >= 0)
+        hi = len(seq) - 1  # stop(seq[-1]) holds (seq[-1] >= d)
+        while hi >= 0 and not fits(min(seq[hi], d)):
+            hi -= 1
+        if hi < 0 or (hi < len(seq) - 1 and not stop(seq[hi], d)):
+            return None  # the first M that stops lies beyond every M that fits
+        lo = -1  # stop(seq[lo]) fails (lo >= 0)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if stop(seq[mid], d):
@@ -340,8 +347,8 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else _law_atom_cap(n, m1)
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
-        ms = mstar(d)
-        if ms <= MS_MAX and ms * lpmin >= LOG_PW_MIN and math.comb(ms + m1, m1) <= cap:
+        ms = mstar(d, lambda m, cap=cap: m <= MS_MAX and m * lpmin >= LOG_PW_MIN and math.comb(m + m1, m1) <= cap)
+        if ms is not None:
             best = (d, ms)
             break
     if best is None:

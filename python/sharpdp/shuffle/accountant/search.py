@@ -449,6 +449,11 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
         lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
         if lo_max > delta:
             break  # get_delta(e) >= D_up(e) >= lo_max > delta
+        if reported(r.upper) > delta:
+            # this law ran its full refinement (a decision below delta would have stopped it) and
+            # ended above delta: a fresh get_delta(e) reports at least that (docs/accountant_atoms.md
+            # §9), so the laws left cannot make e an upper end
+            break
     u = reported(up_max)
     # (the upper value, as get_delta returns, on the decided side: lo_max > delta implies u > delta)
     return max(u, lo_max) if lo_max > delta else u
