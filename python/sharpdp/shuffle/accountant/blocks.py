@@ -342,9 +342,10 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     # no underflow in the powers): ms <= MS_MAX and p_min^ms >= e^LOG_PW_MIN
     lpmin = math.log(float(np.min(pa)))
     best = None
+    cap_law = _law_atom_cap(n, m1)
     for d in cands:
         # (values below 1e-34 keep the caps of §5.2: one block of all users up to A(n), else small blocks)
-        cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else _law_atom_cap(n, m1)
+        cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else cap_law
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d, lambda m, cap=cap: m <= MS_MAX and m * lpmin >= LOG_PW_MIN and math.comb(m + m1, m1) <= cap)
