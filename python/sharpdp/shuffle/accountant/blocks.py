@@ -310,22 +310,25 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
         return -d * kl <= lp_tr
 
-    def mstar(d: int, fits: Any) -> int | None:
+    def mstar(d: int, top: int) -> int | None:
         """The first M of the scan ceil(d gamma), then M += max(1, M // 50), at which ``stop`` holds,
-        capped at d, when ``fits`` holds for it; else None. ``stop`` is monotone along the scan
-        (KL(x || gamma) increases for x > gamma) and ``fits`` is monotone the other way, so one
-        evaluation of ``stop`` at the last M that fits rejects d, and else bisection over the scan's
+        capped at d, when that M is at most ``top`` (the largest block size that fits); else None.
+        ``stop`` is monotone along the scan (KL(x || gamma) increases for x > gamma), so one
+        evaluation of ``stop`` at the last M <= top rejects d, and else bisection over the scan's
         indices finds the first M (what the linear scan returns); the M returned satisfies ``stop``
         as evaluated, the only property the truncation term uses (docs/accountant_atoms.md §9)."""
         if gamma >= 1.0:
-            return d if fits(d) else None
+            return d if d <= top else None
         seq = [int(math.ceil(d * gamma))]
+        if min(seq[0], d) > top:
+            return None
         while seq[-1] < d:
-            seq.append(seq[-1] + max(1, seq[-1] // 50))
-        hi = len(seq) - 1  # stop(seq[-1]) holds (seq[-1] >= d)
-        while hi >= 0 and not fits(min(seq[hi], d)):
-            hi -= 1
-        if hi < 0 or (hi < len(seq) - 1 and not stop(seq[hi], d)):
+            nxt = seq[-1] + max(1, seq[-1] // 50)
+            if min(nxt, d) > top:
+                break
+            seq.append(nxt)
+        hi = len(seq) - 1  # the last M of the scan that fits
+        if seq[hi] < d and not stop(seq[hi], d):
             return None  # the first M that stops lies beyond every M that fits
         lo = -1  # stop(seq[lo]) fails (lo >= 0)
         while hi - lo > 1:
@@ -335,6 +338,25 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
             else:
                 lo = mid
         return min(seq[hi], d)
+
+    def fits(m: int, cap: int) -> bool:
+        """A block of M* = m: ms <= MS_MAX, p_min^ms >= e^LOG_PW_MIN, at most cap count vectors."""
+        return m <= MS_MAX and m * lpmin >= LOG_PW_MIN and math.comb(m + m1, m1) <= cap
+
+    tops: dict[int, int] = {}
+
+    def top_for(cap: int) -> int:
+        """The largest m in [0, MS_MAX] that fits (-1 if none): ``fits`` is non-increasing in m."""
+        if cap not in tops:
+            lo, hi = -1, MS_MAX + 1  # fits(lo) (or lo = -1), not fits(hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if fits(mid, cap):
+                    lo = mid
+                else:
+                    hi = mid
+            tops[cap] = lo
+        return tops[cap]
 
     # (one block of all users needs no engine, §5.4: it is tried first in either case)
     cands = (n,) + _divisors_desc(n, min(n - 1, max(2, int(BLOCK_MU / gamma)))) if small else _divisors_desc(n, n)
@@ -348,7 +370,7 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else cap_law
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
-        ms = mstar(d, lambda m, cap=cap: m <= MS_MAX and m * lpmin >= LOG_PW_MIN and math.comb(m + m1, m1) <= cap)
+        ms = mstar(d, top_for(cap))
         if ms is not None:
             best = (d, ms)
             break
