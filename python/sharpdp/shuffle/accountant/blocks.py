@@ -46,6 +46,9 @@ class _BlockLaw(FiniteLaw):
         self.rel_p = rel_p
         self._sorted = False
         self._support = FiniteLaw.support(self)  # (asked for many times per pass)
+        # the extreme stored values, atoms of probability 0 included: thresholds beyond them select
+        # no atom, and the methods below return what their sums over no atom give
+        self._vmin, self._vmax = float(np.min(values)), float(np.max(values))
         # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
         self._mean = float(np.sum(self.values * self.probs))
         self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
@@ -66,19 +69,27 @@ class _BlockLaw(FiniteLaw):
         return m, w, em + self.rel_p * m + 1e-300, ew + self.rel_p * w + 1e-300
 
     def prob_below(self, x: float) -> tuple[float, float]:
+        if x <= self._vmin:  # (no atom below x: FiniteLaw's sum is 0.0 with error 0.0)
+            return 0.0, 1e-290
         p, e = super().prob_below(x)
         return p, e + self.rel_p * p + 1e-290
 
     def prob_above(self, x: float) -> tuple[float, float]:
+        if x > self._vmax:  # (no atom at or above x)
+            return 0.0, 1e-290
         p, e = super().prob_above(x)
         return p, e + self.rel_p * p + 1e-290
 
     def tail_upper(self, T: float) -> float:
+        if T >= self._vmax:  # (no atom above T: the sum below is 0.0)
+            return 0.0
         sel = self.values > T  # the atoms above T only (np.sum: pairwise, within 1e-12 relative)
         s = float(np.sum((self.values[sel] - T) * self.probs[sel]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
     def tail_lower(self, B: float) -> float:
+        if -B <= self._vmin:  # (no atom below -B)
+            return 0.0
         sel = self.values < -B  # the atoms below -B only
         s = float(np.sum((-B - self.values[sel]) * self.probs[sel]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
