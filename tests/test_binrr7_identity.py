@@ -130,3 +130,30 @@ def test_probe_stopping_at_a_law_above_delta_agrees_with_get_delta(eps0: float, 
     for f in (0.9995, 0.999, 0.99):
         assert S.probe(ShuffleAccountant(rr, n), e * f, d, None) > d
         assert ShuffleAccountant(rr, n).get_delta(e * f) > d
+
+
+@pytest.mark.parametrize("eps0, n, x", [(1.0, 10_000, 0.043), (4.0, 100_000, 0.1)])
+def test_block_law_thresholds_beyond_the_atoms(eps0: float, n: int, x: float) -> None:
+    """prob_below / prob_above / tail_upper / tail_lower of a block law at thresholds beyond its
+    extreme atoms equal the sums over the selected atoms, written out (none selected)."""
+    g, law = laws_for(RandomizedResponse(2, eps0), x, "replace")[0]
+    blk = block(float(g), law, n)
+    assert blk is not None and blk.t < n
+    bl = blk.law
+    v, p, rel = bl.values, bl.probs, bl.rel_p
+    lo, hi = float(np.min(v)), float(np.max(v))
+    for t in (lo, lo - 1e-3, lo - 5.0, np.nextafter(lo, np.inf), 0.5 * (lo + hi)):
+        sel = p[v < t]
+        ref = (float(sel.sum()), (sel.size + 4.0) * 2.0 ** -53 * float(sel.sum()))
+        got = bl.prob_below(float(t))
+        assert got == (ref[0], ref[1] + rel * ref[0] + 1e-290)
+        s = v < -(-t)  # tail_lower(B) with B = -t
+        ref_tl = float(np.sum((t - v[s]) * p[s])) * (1.0 + 1e-12) * (1.0 + rel)
+        assert bl.tail_lower(float(-t)) == ref_tl
+    for t in (hi, hi + 1e-3, hi + 5.0, np.nextafter(hi, -np.inf), 0.5 * (lo + hi)):
+        sel = p[v >= t]
+        ref = (float(sel.sum()), (sel.size + 4.0) * 2.0 ** -53 * float(sel.sum()))
+        assert bl.prob_above(float(t)) == (ref[0], ref[1] + rel * ref[0] + 1e-290)
+        s = v > t
+        ref_tu = float(np.sum((v[s] - t) * p[s])) * (1.0 + 1e-12) * (1.0 + rel)
+        assert bl.tail_upper(float(t)) == ref_tu
