@@ -389,12 +389,13 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
       std::vector<std::int64_t> rr;
       std::vector<double> yy;
       double ysum = 0;
-      for (std::int64_t i = 0; i < N; ++i)
-        if (Y[i] != 0.0) {
-          rr.push_back(i);
-          yy.push_back(Y[i]);
-          ysum += std::fabs(Y[i]);
-        }
+      if (!big.empty())  // (no frequency to recompute: the nonzeros of y are not needed)
+        for (std::int64_t i = 0; i < N; ++i)
+          if (Y[i] != 0.0) {
+            rr.push_back(i);
+            yy.push_back(Y[i]);
+            ysum += std::fabs(Y[i]);
+          }
       ysum *= 1.0 + static_cast<double>(N) * kU * 1.01;
       const double nnz = std::max<double>(1.0, static_cast<double>(rr.size()));
       const std::size_t cap = static_cast<std::size_t>(max_work / nnz);

@@ -46,6 +46,9 @@ class _BlockLaw(FiniteLaw):
         self.rel_p = rel_p
         self._sorted = False
         self._support = FiniteLaw.support(self)  # (asked for many times per pass)
+        # the extreme stored values, atoms of probability 0 included: thresholds beyond them select
+        # no atom, and the methods below return what their sums over no atom give
+        self._vmin, self._vmax = float(np.min(values)), float(np.max(values))
         # (plain numpy sums, not np.dot: multithreaded BLAS costs milliseconds under load)
         self._mean = float(np.sum(self.values * self.probs))
         self._std = math.sqrt(max(float(np.sum((self.values - self._mean) ** 2 * self.probs)), 0.0))
@@ -66,19 +69,27 @@ class _BlockLaw(FiniteLaw):
         return m, w, em + self.rel_p * m + 1e-300, ew + self.rel_p * w + 1e-300
 
     def prob_below(self, x: float) -> tuple[float, float]:
+        if x <= self._vmin:  # (no atom below x: FiniteLaw's sum is 0.0 with error 0.0)
+            return 0.0, 1e-290
         p, e = super().prob_below(x)
         return p, e + self.rel_p * p + 1e-290
 
     def prob_above(self, x: float) -> tuple[float, float]:
+        if x > self._vmax:  # (no atom at or above x)
+            return 0.0, 1e-290
         p, e = super().prob_above(x)
         return p, e + self.rel_p * p + 1e-290
 
     def tail_upper(self, T: float) -> float:
+        if T >= self._vmax:  # (no atom above T: the sum below is 0.0)
+            return 0.0
         sel = self.values > T  # the atoms above T only (np.sum: pairwise, within 1e-12 relative)
         s = float(np.sum((self.values[sel] - T) * self.probs[sel]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
 
     def tail_lower(self, B: float) -> float:
+        if -B <= self._vmin:  # (no atom below -B)
+            return 0.0
         sel = self.values < -B  # the atoms below -B only
         s = float(np.sum((-B - self.values[sel]) * self.probs[sel]))
         return s * (1.0 + 1e-12) * (1.0 + self.rel_p)
@@ -301,19 +312,62 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     small = lp_tau < math.log(TRUNC)
     lp_tr = lp_tau + math.log(gamma / max(amax, 1e-300))
 
-    def mstar(d: int) -> int:
+    def stop(M: int, d: int) -> bool:
+        """M ends the scan of mstar: M >= d, or the Chernoff bound P(Bin(d, gamma) > M) <=
+        exp(-d KL(M/d || gamma)) (M/d > gamma) is at most exp(lp_tr)."""
+        x = M / d
+        if M >= d or x >= 1:
+            return True
+        kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
+        return -d * kl <= lp_tr
+
+    def mstar(d: int, top: int) -> int | None:
+        """The first M of the scan ceil(d gamma), then M += max(1, M // 50), at which ``stop`` holds,
+        capped at d, when that M is at most ``top`` (the largest block size that fits); else None.
+        ``stop`` is monotone along the scan (KL(x || gamma) increases for x > gamma), so one
+        evaluation of ``stop`` at the last M <= top rejects d, and else bisection over the scan's
+        indices finds the first M (what the linear scan returns); the M returned satisfies ``stop``
+        as evaluated, the only property the truncation term uses (docs/accountant_atoms.md §9)."""
         if gamma >= 1.0:
-            return d
-        M = int(math.ceil(d * gamma))
-        while M < d:
-            x = M / d  # Chernoff: P(Bin > M) <= exp(-d KL(x || gamma)) for x > gamma
-            if x >= 1:
-                return d
-            kl = x * math.log(x / gamma) + (1 - x) * (math.log1p(-x) - math.log1p(-gamma))
-            if -d * kl <= lp_tr:
+            return d if d <= top else None
+        seq = [int(math.ceil(d * gamma))]
+        if min(seq[0], d) > top:
+            return None
+        while seq[-1] < d:
+            nxt = seq[-1] + max(1, seq[-1] // 50)
+            if min(nxt, d) > top:
                 break
-            M += max(1, M // 50)
-        return min(M, d)
+            seq.append(nxt)
+        hi = len(seq) - 1  # the last M of the scan that fits
+        if seq[hi] < d and not stop(seq[hi], d):
+            return None  # the first M that stops lies beyond every M that fits
+        lo = -1  # stop(seq[lo]) fails (lo >= 0)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if stop(seq[mid], d):
+                hi = mid
+            else:
+                lo = mid
+        return min(seq[hi], d)
+
+    def fits(m: int, cap: int) -> bool:
+        """A block of M* = m: ms <= MS_MAX, p_min^ms >= e^LOG_PW_MIN, at most cap count vectors."""
+        return m <= MS_MAX and m * lpmin >= LOG_PW_MIN and math.comb(m + m1, m1) <= cap
+
+    tops: dict[int, int] = {}
+
+    def top_for(cap: int) -> int:
+        """The largest m in [0, MS_MAX] that fits (-1 if none): ``fits`` is non-increasing in m."""
+        if cap not in tops:
+            lo, hi = -1, MS_MAX + 1  # fits(lo) (or lo = -1), not fits(hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if fits(mid, cap):
+                    lo = mid
+                else:
+                    hi = mid
+            tops[cap] = lo
+        return tops[cap]
 
     # (one block of all users needs no engine, §5.4: it is tried first in either case)
     cands = (n,) + _divisors_desc(n, min(n - 1, max(2, int(BLOCK_MU / gamma)))) if small else _divisors_desc(n, n)
@@ -321,13 +375,14 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     # no underflow in the powers): ms <= MS_MAX and p_min^ms >= e^LOG_PW_MIN
     lpmin = math.log(float(np.min(pa)))
     best = None
+    cap_law = _law_atom_cap(n, m1)
     for d in cands:
         # (values below 1e-34 keep the caps of §5.2: one block of all users up to A(n), else small blocks)
-        cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else _law_atom_cap(n, m1)
+        cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else cap_law
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
-        ms = mstar(d)
-        if ms <= MS_MAX and ms * lpmin >= LOG_PW_MIN and math.comb(ms + m1, m1) <= cap:
+        ms = mstar(d, top_for(cap))
+        if ms is not None:
             best = (d, ms)
             break
     if best is None:

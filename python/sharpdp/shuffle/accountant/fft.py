@@ -18,6 +18,7 @@ charge on the pmf's error sum tau that every caller adds (§3.6.1).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ def _workers(N: int, threads: int) -> int:
     return threads if N >= 1 << 16 else 1
 
 
+@functools.lru_cache(maxsize=256)
 def next_fast_len_real(target: int) -> int:
     """The smallest 5-smooth integer (2^a 3^b 5^c) >= ``target`` (>= 1): what
     ``scipy.fft.next_fast_len(target, real=True)`` returns (pocketfft's good size for real

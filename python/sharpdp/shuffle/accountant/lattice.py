@@ -9,6 +9,7 @@ the far-tail treatment (:mod:`.far_tail`) and the clamped Chernoff cap (:mod:`.c
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -96,6 +97,23 @@ class PassResult:
     pos_mgf: PosMgf | None = None  # (laws with a finite top below T: the clamp's Chernoff charge)
 
 
+#: PosMgf's grid of lam x_max (fixed: one array for every pass)
+_LAM_BASE = np.geomspace(1e-4, 700.0, 24)
+_LAM_BASE.flags.writeable = False
+
+
+@functools.lru_cache(maxsize=64)
+def _groups(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """PosMgf's node groups for ``size`` nodes above 0: the first and last index of at most 256
+    consecutive groups (they depend on the size alone: memoised, read-only)."""
+    starts = np.linspace(0, size, min(256, size) + 1).astype(np.int64)
+    starts = np.unique(starts[:-1])
+    ends = np.append(starts[1:], size) - 1
+    starts.flags.writeable = False
+    ends.flags.writeable = False
+    return starts, ends
+
+
 @dataclass(frozen=True)
 class PosMgf:
     """Upper bounds on log E[e^{lam X_+}] of one summand X = B L on a fixed grid of ``lams``
@@ -109,18 +127,17 @@ class PosMgf:
     @staticmethod
     def from_lattice(g: np.ndarray, eta: np.ndarray, k0: int, h: float, c: float) -> PosMgf | None:
         kz = -k0  # node of 0
-        x = (np.arange(kz + 1, g.size) + k0) * h  # the nodes above 0
-        if x.size == 0:
+        size = g.size - kz - 1  # the nodes above 0: x_i = (i + 1) h, i < size
+        if size <= 0:
             return None
         w = g[kz + 1:] + eta[kz + 1:]
         w0 = float(np.sum(g[:kz + 1]) + np.sum(eta[:kz + 1]))
         # at most 256 consecutive groups of nodes, each group's mass at its largest node (e^{lam x}
         # is increasing: an upper bound)
-        starts = np.linspace(0, x.size, min(256, x.size) + 1).astype(np.int64)
-        starts = np.unique(starts[:-1])
+        starts, ends = _groups(size)
         wg = np.add.reduceat(w, starts)
-        xg = x[np.append(starts[1:], x.size) - 1]
-        lams = np.geomspace(1e-4, 700.0, 24) / float(x[-1])
+        xg = (ends + 1) * h  # (the same doubles as (arange + 1) h indexed at ends)
+        lams = _LAM_BASE / (float(size) * h)
         with np.errstate(over="ignore"):
             m = w0 + np.exp(np.outer(lams, xg)) @ wg
         # sums of <= 2^21 terms (relative error < 3e-10) and exp within 2 ulp: the factor 1 + 1e-9;

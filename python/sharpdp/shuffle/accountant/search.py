@@ -411,7 +411,8 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     :class:`Bracket` mode with a decision: its refinement stops once its bracket so far puts the
     reported value at most delta, or its lower value above delta. The passes run are a prefix of
     get_delta's, whose upper value is the minimum over its passes, so get_delta(e) is at most the
-    value decided here. Decided values return their upper value (on the decided side of delta:
+    value decided here. A law that ends above delta ends the probe (the laws left cannot make it
+    decide below, docs/accountant_atoms.md §9). Decided values return their upper value (on the decided side of delta:
     above it when a lower value is) for the search's model, as get_delta would. Values are taken before
     get_delta's running minimum (a fresh accountant's decision). Laws that are not all atom laws: the
     report's upper value; beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin:
@@ -449,6 +450,11 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
         lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
         if lo_max > delta:
             break  # get_delta(e) >= D_up(e) >= lo_max > delta
+        if reported(r.upper) > delta:
+            # this law ran its full refinement (a decision below delta would have stopped it) and
+            # ended above delta: the probe's outcome is "above" whatever the laws left give
+            # (docs/accountant_atoms.md §9)
+            break
     u = reported(up_max)
     # (the upper value, as get_delta returns, on the decided side: lo_max > delta implies u > delta)
     return max(u, lo_max) if lo_max > delta else u

@@ -38,6 +38,11 @@ class FiniteLaw(Law):
             raise ValueError("probs must be finite and >= 0, values finite")
         if abs(p.sum() - 1.0) > 1e-9:
             raise ValueError(f"probs must sum to 1, got {p.sum()!r}")
+        if v.size > 1 and bool(np.all(v[1:] > v[:-1])):
+            # already sorted with distinct atoms (merge_atoms' output): what np.unique and the
+            # bincount below return for it (each bin 0.0 + p_i = p_i exactly), without the sort
+            self.values, self.probs = v.copy(), p + 0.0
+            return
         v, inv = np.unique(v, return_inverse=True)  # equal atoms merged: one law, one computation
         self.values, self.probs = v, np.bincount(inv.ravel(), weights=p, minlength=v.size)
 
