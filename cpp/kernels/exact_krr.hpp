@@ -129,6 +129,7 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   std::int64_t lo, hi;
   chernoff_edges(m, pi, pi_c, nats, lo, hi);
   const double rho = std::exp(log_odds);
+  const double rho_inv = std::exp(-log_odds);  // 1/rho within kUlpCall, as rho: a product replaces the quotient
   const auto size = static_cast<std::size_t>(hi - lo + 1);
   w.lo = lo;
   w.pmf.resize(size);  // every entry is written below
@@ -137,8 +138,12 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   double* v = w.pmf.data();
   const double md = static_cast<double>(m);
   // The ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho (k > k0) and pmf(k - 1)/pmf(k) =
-  // (k/(m - k + 1))/rho (lo < k <= k0), two per division inside the groups below (five roundings
-  // each, plus rho's error), one division each in the last steps. They are multiplied outward from
+  // (k/(m - k + 1)) rho_inv (lo < k <= k0), rho_inv = exp(-log_odds) = 1/rho within kUlpCall like rho
+  // (krr7: a product where a quotient by rho stood, one rounding each), two per division inside the
+  // groups below, one division each in the last steps. Two ratios from one division (the division is
+  // the costly operation): x1/y1 = (x1 y2) (1/(y1 y2)), x2/y2 = (x2 y1) (1/(y1 y2)), then the product
+  // with rho or rho_inv: five roundings per ratio (y1 y2, the reciprocal, x y, the product with it,
+  // rho) where one division had two, plus rho's own error (§4.12). They are multiplied outward from
   // w_k0 = 1 four steps at a time: with r1..r4 the next four ratios and run the current value, the
   // entries are run r1, run (r1 r2), run ((r1 r2) r3) and run ((r1 r2)(r3 r4)), the last the new
   // run: an entry s steps from k0 carries at most s product roundings (1, 2, 3, 4 in a group), as
@@ -147,41 +152,46 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   double acc[4] = {1.0, 0.0, 0.0, 0.0};  // w_k0 = 1
   // integers below 2^53 are exact in double: kd counts k
   auto up_ratio = [&](double kd) { return ((md - kd + 1.0) / kd) * rho; };
-  auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) / rho; };
-  // two ratios from one division (the division is the costly operation): x1/y1 = (x1 y2) (1/(y1 y2)),
-  // x2/y2 = (x2 y1) (1/(y1 y2)), then the product or quotient with rho: five roundings per ratio
-  // (y1 y2, the reciprocal, x y, the product with it, rho) where one division had two (§4.12)
-  auto up_pair = [&](double kd, double& r1, double& r2) {  // pmf(k)/pmf(k-1), pmf(k+1)/pmf(k)
-    const double inv = 1.0 / (kd * (kd + 1.0));
-    r1 = (((md - kd + 1.0) * (kd + 1.0)) * inv) * rho;
-    r2 = (((md - kd) * kd) * inv) * rho;
-  };
-  auto down_pair = [&](double kd, double& r1, double& r2) {  // pmf(k-1)/pmf(k), pmf(k-2)/pmf(k-1)
-    const double inv = 1.0 / ((md - kd + 1.0) * (md - kd + 2.0));
-    r1 = ((kd * (md - kd + 2.0)) * inv) / rho;
-    r2 = (((kd - 1.0) * (md - kd + 1.0)) * inv) / rho;
-  };
+  auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) * rho_inv; };
+  // The groups are formed in blocks of kBlockGroups (krr7): first the block's ratios (independent of
+  // one another, so the loop vectorises: two-lane divisions), then its running products (the one
+  // dependency chain); only the schedule differs from forming each ratio inside the product loop.
+  constexpr std::int64_t kBlockGroups = 128;
+  double g1[kBlockGroups], g2[kBlockGroups], g3[kBlockGroups], g4[kBlockGroups];
   {
-    double run = 1.0, kd = static_cast<double>(k0 + 1);
+    double run = 1.0;
     std::int64_t k = k0 + 1;
-    for (; k + 3 <= hi; k += 4, kd += 4.0) {
-      double r1, r2, r3, r4;
-      up_pair(kd, r1, r2);
-      up_pair(kd + 2.0, r3, r4);
-      const double r12 = r1 * r2;
-      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+    const std::int64_t ngroups = hi >= k0 + 4 ? (hi - k0) / 4 : 0;  // whole groups k .. k + 3 <= hi
+    for (std::int64_t g0 = 0; g0 < ngroups; g0 += kBlockGroups) {
+      const std::int64_t nb = std::min(kBlockGroups, ngroups - g0);
+      const double kb = static_cast<double>(k);
+      const int nbi = static_cast<int>(nb);
+      for (int g = 0; g < nbi; ++g) {  // up_pair(kd), up_pair(kd + 2), written out (int g: vector conversion)
+        const double kd = kb + 4.0 * static_cast<double>(g), kd2 = kd + 2.0;
+        const double inv1 = 1.0 / (kd * (kd + 1.0)), inv2 = 1.0 / (kd2 * (kd2 + 1.0));
+        g1[g] = (((md - kd + 1.0) * (kd + 1.0)) * inv1) * rho;
+        g2[g] = (((md - kd) * kd) * inv1) * rho;
+        g3[g] = (((md - kd2 + 1.0) * (kd2 + 1.0)) * inv2) * rho;
+        g4[g] = (((md - kd2) * kd2) * inv2) * rho;
+      }
       double* e = v + (k - lo);
-      e[0] = w1;
-      e[1] = w2;
-      e[2] = w3;
-      e[3] = w4;
-      acc[0] += w1;
-      acc[1] += w2;
-      acc[2] += w3;
-      acc[3] += w4;
-      run = w4;
+      for (std::int64_t g = 0; g < nb; ++g, e += 4) {
+        const double r1 = g1[g], r2 = g2[g], r3 = g3[g], r4 = g4[g];
+        const double r12 = r1 * r2;
+        const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+        e[0] = w1;
+        e[1] = w2;
+        e[2] = w3;
+        e[3] = w4;
+        acc[0] += w1;
+        acc[1] += w2;
+        acc[2] += w3;
+        acc[3] += w4;
+        run = w4;
+      }
+      k += 4 * nb;
     }
-    for (; k <= hi; ++k, kd += 1.0) {
+    for (double kd = static_cast<double>(k); k <= hi; ++k, kd += 1.0) {
       run *= up_ratio(kd);
       v[k - lo] = run;
       acc[0] += run;
@@ -189,26 +199,40 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   }
   {
     // entry k - 1 from entry k, k = k0, k0 - 1, .., lo + 1
-    double run = 1.0, kd = static_cast<double>(k0);
+    double run = 1.0;
     std::int64_t k = k0;
-    for (; k - 3 >= lo + 1; k -= 4, kd -= 4.0) {
-      double r1, r2, r3, r4;
-      down_pair(kd, r1, r2);
-      down_pair(kd - 2.0, r3, r4);
-      const double r12 = r1 * r2;
-      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
-      double* e = v + (k - 1 - lo);  // entries k - 1, k - 2, k - 3, k - 4
-      e[0] = w1;
-      *(e - 1) = w2;
-      *(e - 2) = w3;
-      *(e - 3) = w4;
-      acc[0] += w1;
-      acc[1] += w2;
-      acc[2] += w3;
-      acc[3] += w4;
-      run = w4;
+    const std::int64_t ngroups = k0 - 3 >= lo + 1 ? (k0 - lo) / 4 : 0;  // whole groups k - 3 >= lo + 1
+    for (std::int64_t g0 = 0; g0 < ngroups; g0 += kBlockGroups) {
+      const std::int64_t nb = std::min(kBlockGroups, ngroups - g0);
+      const double kb = static_cast<double>(k);
+      const int nbi = static_cast<int>(nb);
+      for (int g = 0; g < nbi; ++g) {  // down_pair(kd), down_pair(kd - 2), written out
+        const double kd = kb - 4.0 * static_cast<double>(g), kd2 = kd - 2.0;
+        const double inv1 = 1.0 / ((md - kd + 1.0) * (md - kd + 2.0));
+        const double inv2 = 1.0 / ((md - kd2 + 1.0) * (md - kd2 + 2.0));
+        g1[g] = ((kd * (md - kd + 2.0)) * inv1) * rho_inv;
+        g2[g] = (((kd - 1.0) * (md - kd + 1.0)) * inv1) * rho_inv;
+        g3[g] = ((kd2 * (md - kd2 + 2.0)) * inv2) * rho_inv;
+        g4[g] = (((kd2 - 1.0) * (md - kd2 + 1.0)) * inv2) * rho_inv;
+      }
+      double* e = v + (k - 1 - lo);  // entries k - 1, k - 2, k - 3, k - 4 of the first group
+      for (std::int64_t g = 0; g < nb; ++g, e -= 4) {
+        const double r1 = g1[g], r2 = g2[g], r3 = g3[g], r4 = g4[g];
+        const double r12 = r1 * r2;
+        const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+        e[0] = w1;
+        *(e - 1) = w2;
+        *(e - 2) = w3;
+        *(e - 3) = w4;
+        acc[0] += w1;
+        acc[1] += w2;
+        acc[2] += w3;
+        acc[3] += w4;
+        run = w4;
+      }
+      k -= 4 * nb;
     }
-    for (; k > lo; --k, kd -= 1.0) {
+    for (double kd = static_cast<double>(k); k > lo; --k, kd -= 1.0) {
       run *= down_ratio(kd);
       v[k - 1 - lo] = run;
       acc[0] += run;
