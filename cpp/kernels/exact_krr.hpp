@@ -26,7 +26,7 @@ namespace exact_krr {
 constexpr double kU = 1.1102230246251565e-16;  // 2^-53, unit roundoff
 constexpr double kUlpCall = 8 * kU;            // one libm call (exp, log, expm1): 4 ulp (§4)
 constexpr double kMaxNats = 300.0;             // deepest tail level served here (§4.12)
-constexpr std::int64_t kBand = 2;              // half-width of the first band of terms (§4.10)
+constexpr std::int64_t kBand = 1;              // half-width of the first band of terms (§4.10)
 
 // Certified bracket of one class and the diagnostics of the evaluation.
 struct ClassBracket {
@@ -65,7 +65,8 @@ using PmfVector = std::vector<double, NoInitAllocator<double>>;
 
 struct Window {
   std::int64_t lo = 0;
-  PmfVector pmf;
+  PmfVector pmf;     // unnormalised: the pmf is pmf[i] * scale (krr7, §4.12)
+  double scale = 1.0;
   double rel = 0.0;
 };
 
@@ -123,6 +124,7 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   if (m == 0) {
     w.lo = 0;
     w.pmf.push_back(1.0);
+    w.scale = 1.0;
     w.rel = 0.0;
     return;
   }
@@ -240,9 +242,11 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   }
   v[k0 - lo] = 1.0;
   const double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  // one reciprocal and one product per entry (two roundings, charged below) instead of a division
-  const double inv = 1.0 / total;
-  for (std::size_t i = 0; i < size; ++i) v[i] *= inv;
+  // one reciprocal (charged below) instead of a division. krr7: the entries are not multiplied by it
+  // (a pass over the window); the window's pmf is the entries times scale, and the consumer multiplies
+  // each value by the product of its two windows' scales (§4.12: two roundings per value where the
+  // product in each window had one per entry, charged below as before).
+  w.scale = 1.0 / total;
   const auto steps = static_cast<double>(std::max(hi - k0, k0 - lo));
   const double e_log = 1.01 * steps * (6 * kU + kUlpCall);  // five roundings per ratio, one per product
   const double left = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);  // left-out mass, t
@@ -342,6 +346,10 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   const auto wl = static_cast<std::int64_t>(SB->pmf.size());
   const std::int64_t nk = ws + wl - 1;
   const double wsd = static_cast<double>(ws), wld = static_cast<double>(wl);
+  // the windows hold unnormalised entries (binom_window): each value and tail is a sum of their
+  // products times sc, two roundings (sc, the product) in place of the product by its window's scale
+  // of each entry of A and of B, which rel_A and rel_B charge (§4.12)
+  const double sc = SA->scale * SB->scale;
   const double r = 1.01 * (SA->rel + SB->rel + kU) + 1.02 * (wsd + wld + 2) * kU;
   const double aP = a * (1 + ra + r + 16 * kU), aM = a * (1 - ra - r - 16 * kU);
   const double bP = b * (1 + rb + r + 16 * kU), bM = b * (1 - rb - r - 16 * kU);
@@ -373,26 +381,36 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
       if (kv.first == k) return true;
     return false;
   };
-  // U_win(k0 .. k0 + 3) in one pass over A (four dot products sharing the loads of A[i] and of the
-  // overlapping B[k - i]; each value is still a positive sum of its own products, whose bound does
-  // not depend on the order, §4.3), remembered like U's values. Only values not yet remembered are
-  // stored (a remembered value keeps its double).
-  auto U4 = [&](std::int64_t kb) {
-    std::int64_t ilo = 0, ihi = -1;  // the products i common to the four values
-    ilo = std::max<std::int64_t>(0, kb + 3 - (wl - 1));
-    ihi = std::min(ws - 1, kb);
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
+  // U_win(kb .. kb + kPass - 1), kPass = 4, in one pass over A (four dot products sharing the loads of
+  // A[i] and of the overlapping B[k - i]; each value is still a positive sum of its own products, whose
+  // bound does not depend on the order, §4.3), remembered like U's values. Only values not yet
+  // remembered are stored (a remembered value keeps its double). krr7: four interleaved partial sums
+  // per value (i mod 4), so the additions form sixteen short chains instead of four long ones.
+  constexpr std::int64_t kPass = 4;
+  auto Upass = [&](std::int64_t kb) {
+    const std::int64_t ilo = std::max<std::int64_t>(0, kb + kPass - 1 - (wl - 1));  // products i common
+    const std::int64_t ihi = std::min(ws - 1, kb);                                // to the kPass values
+    double s[kPass] = {};
     if (ihi >= ilo) {
-      for (std::int64_t i = ilo; i <= ihi; ++i) {
-        const double ai = A[i];
+      double s0[kPass] = {}, s1[kPass] = {}, s2[kPass] = {}, s3[kPass] = {};
+      std::int64_t i = ilo;
+      for (; i + 3 <= ihi; i += 4) {
         const double* bp = B + (kb - i);
-        s[0] += ai * bp[0];
-        s[1] += ai * bp[1];
-        s[2] += ai * bp[2];
-        s[3] += ai * bp[3];
+        for (int t = 0; t < kPass; ++t) {
+          s0[t] += A[i] * bp[t];
+          s1[t] += A[i + 1] * bp[t - 1];
+          s2[t] += A[i + 2] * bp[t - 2];
+          s3[t] += A[i + 3] * bp[t - 3];
+        }
       }
+      for (; i <= ihi; ++i) {
+        const double* bp = B + (kb - i);
+        const double a0 = A[i];
+        for (int t = 0; t < kPass; ++t) s0[t] += a0 * bp[t];
+      }
+      for (int t = 0; t < kPass; ++t) s[t] = (s0[t] + s1[t]) + (s2[t] + s3[t]);
     }
-    for (std::int64_t t = 0; t < 4; ++t) {  // the products outside the common range
+    for (std::int64_t t = 0; t < kPass; ++t) {  // the products outside the common range
       const std::int64_t k = kb + t;
       if (k < 0 || k >= nk || known(k)) continue;
       const std::int64_t i1 = std::max<std::int64_t>(0, k - (wl - 1)), i2 = std::min(ws - 1, k);
@@ -401,14 +419,14 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
       for (std::int64_t i = i1; i <= c1; ++i) v += A[i] * B[k - i];
       if (ihi >= ilo)
         for (std::int64_t i = std::max(ihi + 1, i1); i <= i2; ++i) v += A[i] * B[k - i];
-      memo.emplace_back(k, v);
+      memo.emplace_back(k, v * sc);
     }
   };
   auto U = [&](std::int64_t k) -> double {
     if (k < 0 || k >= nk) return 0.0;
     for (const auto& kv : memo)
       if (kv.first == k) return kv.second;
-    const double v = U_dot(k);
+    const double v = U_dot(k) * sc;
     memo.emplace_back(k, v);
     return v;
   };
@@ -477,7 +495,7 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
       for (; i <= ws - 1; ++i) c0 += A[i];
       rest = (c0 + c1) * total;
     }
-    return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
+    return (((s[0] + s[1]) + (s[2] + s[3])) + rest) * sc;
   };
   std::vector<double> lo_t, up_t;
   // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
@@ -487,8 +505,8 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     if (k2 < k1) return;
     for (std::int64_t k = k1 - 1; k <= k2; ++k)  // the values not yet known, four at a time
       if (k >= 0 && k < nk && !known(k)) {
-        U4(k);
-        k += 3;
+        Upass(k);
+        k += kPass - 1;
       }
     double X = U(k1 - 1);
     for (std::int64_t k = k1; k <= k2; ++k) {
