@@ -26,6 +26,16 @@ namespace exact_krr {
 constexpr double kU = 1.1102230246251565e-16;  // 2^-53, unit roundoff
 constexpr double kUlpCall = 8 * kU;            // one libm call (exp, log, expm1): 4 ulp (§4)
 constexpr double kMaxNats = 300.0;             // deepest tail level served here (§4.12)
+// The hot functions are also compiled for AVX2 (four-lane vectors; no FMA, so no contraction of a
+// product and a sum into one rounding), chosen at load time where the CPU has it (GCC, x86-64 Linux).
+// Vectorisation does not reorder a floating-point sum (no -ffast-math), so both versions compute the
+// same doubles (krr7, §4.12).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(SHARPDP_KRR_NO_CLONES)
+#define SHARPDP_KRR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SHARPDP_KRR_CLONES
+#endif
+
 constexpr std::int64_t kBand = 1;              // half-width of the first band of terms (§4.10)
 
 // Certified bracket of one class and the diagnostics of the evaluation.
@@ -119,7 +129,7 @@ inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, 
 // (6u + kUlpCall) (§4.12).
 // Every w_k >= e^-(nats + 1) / (m + 1) (method of types at the window's edges, unimodality inside):
 // no underflow for nats <= 300.
-inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
+SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
   w.pmf.clear();
   if (m == 0) {
     w.lo = 0;
@@ -324,11 +334,100 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
   return w;
 }
 
+// The four values U_win(kb .. kb + 3) over the products i in [ilo, ihi] common to them, before the scale
+// sc, into s (class_bracket's four-value pass, §4.12): four interleaved partial sums per value (i mod 4),
+// so the additions form sixteen short chains (a positive sum in another order: §4.3's bound holds).
+SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int64_t kb, std::int64_t ilo,
+                                     std::int64_t ihi, double* s) {
+  double s0[4] = {}, s1[4] = {}, s2[4] = {}, s3[4] = {};
+  std::int64_t i = ilo;
+  for (; i + 3 <= ihi; i += 4) {
+    const double* bp = B + (kb - i);
+    for (int t = 0; t < 4; ++t) {
+      s0[t] += A[i] * bp[t];
+      s1[t] += A[i + 1] * bp[t - 1];
+      s2[t] += A[i + 2] * bp[t - 2];
+      s3[t] += A[i + 3] * bp[t - 3];
+    }
+  }
+  for (; i <= ihi; ++i) {
+    const double* bp = B + (kb - i);
+    const double a0 = A[i];
+    for (int t = 0; t < 4; ++t) s0[t] += a0 * bp[t];
+  }
+  for (int t = 0; t < 4; ++t) s[t] = (s0[t] + s1[t]) + (s2[t] + s3[t]);
+}
+
+// The tail dot product of class_bracket (§4.10, §4.12): the sum over c >= k_in of U_win before the
+// scale sc, from the windows A (length ws) and B (length wl) as stored (a free function, so that it has
+// its AVX2 version too).
+SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, const double* B, std::int64_t wl,
+                                          std::int64_t k_in) {
+  const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
+  const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
+  if (i_start > ws - 1) return 0.0;
+  const std::int64_t i_end = std::min(ws - 1, k);  // last i with k - i >= 0
+  auto bsum = [&](std::int64_t l1, std::int64_t l2) -> double {  // sum(B[l1..l2]), four accumulators
+    double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    std::int64_t l = l1;
+    for (; l + 3 <= l2; l += 4) {
+      c0 += B[l];
+      c1 += B[l + 1];
+      c2 += B[l + 2];
+      c3 += B[l + 3];
+    }
+    for (; l <= l2; ++l) c0 += B[l];
+    return (c0 + c1) + (c2 + c3);
+  };
+  double acc[4], s[4] = {0.0, 0.0, 0.0, 0.0};
+  std::int64_t seg[5];
+  const std::int64_t mlen = i_end - i_start + 1;  // >= 1 when k >= i_start; else no middle stretch
+  const double top = bsum(k - i_start + 1, wl - 1);  // Bt(k - i_start + 1)
+  double total = top;
+  if (mlen > 0) {
+    for (int t = 0; t <= 4; ++t) seg[t] = i_start + (mlen * t) / 4;
+    acc[0] = top;
+    for (int t = 0; t < 4; ++t) {  // B[k - i] for i in segment t: l in [k - seg[t+1] + 1, k - seg[t]]
+      const double ss = bsum(k - seg[t + 1] + 1, k - seg[t]);
+      if (t < 3) acc[t + 1] = acc[t] + ss;
+      total += ss;
+    }
+    std::int64_t len[4];
+    for (int t = 0; t < 4; ++t) len[t] = seg[t + 1] - seg[t];
+    const std::int64_t common = std::min(std::min(len[0], len[1]), std::min(len[2], len[3]));
+    for (std::int64_t d = 0; d < common; ++d) {
+      for (int t = 0; t < 4; ++t) {
+        const std::int64_t i = seg[t] + d;
+        acc[t] += B[k - i];
+        s[t] += A[i] * acc[t];
+      }
+    }
+    for (int t = 0; t < 4; ++t)
+      for (std::int64_t i = seg[t] + common; i < seg[t + 1]; ++i) {
+        acc[t] += B[k - i];
+        s[t] += A[i] * acc[t];
+      }
+  }
+  // i > i_end: the whole of B (k - i < 0), times the remaining mass of A
+  double rest = 0.0;
+  if (i_end + 1 <= ws - 1) {
+    double c0 = 0, c1 = 0;
+    std::int64_t i = i_end + 1;
+    for (; i + 1 <= ws - 1; i += 2) {
+      c0 += A[i];
+      c1 += A[i + 1];
+    }
+    for (; i <= ws - 1; ++i) c0 += A[i];
+    rest = (c0 + c1) * total;
+  }
+  return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
+}
+
 // Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
 // nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
 // error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
 // probabilities.
-inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
+SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
                                   double rb, double re, std::int64_t npop, std::int64_t j, double nats) {
   if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
   if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
@@ -391,25 +490,7 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     const std::int64_t ilo = std::max<std::int64_t>(0, kb + kPass - 1 - (wl - 1));  // products i common
     const std::int64_t ihi = std::min(ws - 1, kb);                                // to the kPass values
     double s[kPass] = {};
-    if (ihi >= ilo) {
-      double s0[kPass] = {}, s1[kPass] = {}, s2[kPass] = {}, s3[kPass] = {};
-      std::int64_t i = ilo;
-      for (; i + 3 <= ihi; i += 4) {
-        const double* bp = B + (kb - i);
-        for (int t = 0; t < kPass; ++t) {
-          s0[t] += A[i] * bp[t];
-          s1[t] += A[i + 1] * bp[t - 1];
-          s2[t] += A[i + 2] * bp[t - 2];
-          s3[t] += A[i + 3] * bp[t - 3];
-        }
-      }
-      for (; i <= ihi; ++i) {
-        const double* bp = B + (kb - i);
-        const double a0 = A[i];
-        for (int t = 0; t < kPass; ++t) s0[t] += a0 * bp[t];
-      }
-      for (int t = 0; t < kPass; ++t) s[t] = (s0[t] + s1[t]) + (s2[t] + s3[t]);
-    }
+    if (ihi >= ilo) pass4(A, B, kb, ilo, ihi, s);
     for (std::int64_t t = 0; t < kPass; ++t) {  // the products outside the common range
       const std::int64_t k = kb + t;
       if (k < 0 || k >= nk || known(k)) continue;
@@ -437,66 +518,7 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   // (independent chains instead of one). Every tail sum is a positive sum of at most |B| entries,
   // every partial sum of products a positive sum of at most |A| products, whatever the order
   // (§4.3, §4.10: the bound r does not depend on it).
-  auto tail = [&](std::int64_t k_in) -> double {
-    const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
-    const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
-    if (i_start > ws - 1) return 0.0;
-    const std::int64_t i_end = std::min(ws - 1, k);  // last i with k - i >= 0
-    auto bsum = [&](std::int64_t l1, std::int64_t l2) -> double {  // sum(B[l1..l2]), four accumulators
-      double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-      std::int64_t l = l1;
-      for (; l + 3 <= l2; l += 4) {
-        c0 += B[l];
-        c1 += B[l + 1];
-        c2 += B[l + 2];
-        c3 += B[l + 3];
-      }
-      for (; l <= l2; ++l) c0 += B[l];
-      return (c0 + c1) + (c2 + c3);
-    };
-    double acc[4], s[4] = {0.0, 0.0, 0.0, 0.0};
-    std::int64_t seg[5];
-    const std::int64_t mlen = i_end - i_start + 1;  // >= 1 when k >= i_start; else no middle stretch
-    const double top = bsum(k - i_start + 1, wl - 1);  // Bt(k - i_start + 1)
-    double total = top;
-    if (mlen > 0) {
-      for (int t = 0; t <= 4; ++t) seg[t] = i_start + (mlen * t) / 4;
-      acc[0] = top;
-      for (int t = 0; t < 4; ++t) {  // B[k - i] for i in segment t: l in [k - seg[t+1] + 1, k - seg[t]]
-        const double ss = bsum(k - seg[t + 1] + 1, k - seg[t]);
-        if (t < 3) acc[t + 1] = acc[t] + ss;
-        total += ss;
-      }
-      std::int64_t len[4];
-      for (int t = 0; t < 4; ++t) len[t] = seg[t + 1] - seg[t];
-      const std::int64_t common = std::min(std::min(len[0], len[1]), std::min(len[2], len[3]));
-      for (std::int64_t d = 0; d < common; ++d) {
-        for (int t = 0; t < 4; ++t) {
-          const std::int64_t i = seg[t] + d;
-          acc[t] += B[k - i];
-          s[t] += A[i] * acc[t];
-        }
-      }
-      for (int t = 0; t < 4; ++t)
-        for (std::int64_t i = seg[t] + common; i < seg[t + 1]; ++i) {
-          acc[t] += B[k - i];
-          s[t] += A[i] * acc[t];
-        }
-    }
-    // i > i_end: the whole of B (k - i < 0), times the remaining mass of A
-    double rest = 0.0;
-    if (i_end + 1 <= ws - 1) {
-      double c0 = 0, c1 = 0;
-      std::int64_t i = i_end + 1;
-      for (; i + 1 <= ws - 1; i += 2) {
-        c0 += A[i];
-        c1 += A[i + 1];
-      }
-      for (; i <= ws - 1; ++i) c0 += A[i];
-      rest = (c0 + c1) * total;
-    }
-    return (((s[0] + s[1]) + (s[2] + s[3])) + rest) * sc;
-  };
+  auto tail = [&](std::int64_t k_in) -> double { return tail_dot(A, ws, B, wl, k_in) * sc; };
   std::vector<double> lo_t, up_t;
   // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
   auto terms = [&](std::int64_t k1, std::int64_t k2) {
