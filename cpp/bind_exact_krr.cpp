@@ -30,8 +30,8 @@ py::tuple binom_window(std::int64_t m, double pi, double pi_c, double log_odds, 
     throw std::invalid_argument("need m >= 0 and nats in (0, 300]");
   kernels::exact_krr::Window w;
   kernels::exact_krr::binom_window(m, pi, pi_c, log_odds, nats, w);
-  py::list pmf;
-  for (double v : w.pmf) pmf.append(v);
+  py::list pmf;  // the pmf: entries times the window's scale (§4.12)
+  for (double v : w.pmf) pmf.append(v * w.scale);
   return py::make_tuple(w.lo, pmf, w.rel);
 }
 

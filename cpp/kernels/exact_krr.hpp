@@ -26,7 +26,17 @@ namespace exact_krr {
 constexpr double kU = 1.1102230246251565e-16;  // 2^-53, unit roundoff
 constexpr double kUlpCall = 8 * kU;            // one libm call (exp, log, expm1): 4 ulp (§4)
 constexpr double kMaxNats = 300.0;             // deepest tail level served here (§4.12)
-constexpr std::int64_t kBand = 2;              // half-width of the first band of terms (§4.10)
+// The hot functions are also compiled for AVX2 (four-lane vectors; no FMA, so no contraction of a
+// product and a sum into one rounding), chosen at load time where the CPU has it (GCC, x86-64 Linux).
+// Vectorisation does not reorder a floating-point sum (no -ffast-math), so both versions compute the
+// same doubles (krr7, §4.12).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(SHARPDP_KRR_NO_CLONES)
+#define SHARPDP_KRR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SHARPDP_KRR_CLONES
+#endif
+
+constexpr std::int64_t kBand = 1;              // half-width of the first band of terms (§4.10)
 
 // Certified bracket of one class and the diagnostics of the evaluation.
 struct ClassBracket {
@@ -65,7 +75,8 @@ using PmfVector = std::vector<double, NoInitAllocator<double>>;
 
 struct Window {
   std::int64_t lo = 0;
-  PmfVector pmf;
+  PmfVector pmf;     // unnormalised: the pmf is pmf[i] * scale (krr7, §4.12)
+  double scale = 1.0;
   double rel = 0.0;
 };
 
@@ -118,17 +129,19 @@ inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, 
 // (6u + kUlpCall) (§4.12).
 // Every w_k >= e^-(nats + 1) / (m + 1) (method of types at the window's edges, unimodality inside):
 // no underflow for nats <= 300.
-inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
+SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
   w.pmf.clear();
   if (m == 0) {
     w.lo = 0;
     w.pmf.push_back(1.0);
+    w.scale = 1.0;
     w.rel = 0.0;
     return;
   }
   std::int64_t lo, hi;
   chernoff_edges(m, pi, pi_c, nats, lo, hi);
   const double rho = std::exp(log_odds);
+  const double rho_inv = std::exp(-log_odds);  // 1/rho within kUlpCall, as rho: a product replaces the quotient
   const auto size = static_cast<std::size_t>(hi - lo + 1);
   w.lo = lo;
   w.pmf.resize(size);  // every entry is written below
@@ -137,8 +150,12 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   double* v = w.pmf.data();
   const double md = static_cast<double>(m);
   // The ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho (k > k0) and pmf(k - 1)/pmf(k) =
-  // (k/(m - k + 1))/rho (lo < k <= k0), two per division inside the groups below (five roundings
-  // each, plus rho's error), one division each in the last steps. They are multiplied outward from
+  // (k/(m - k + 1)) rho_inv (lo < k <= k0), rho_inv = exp(-log_odds) = 1/rho within kUlpCall like rho
+  // (krr7: a product where a quotient by rho stood, one rounding each), two per division inside the
+  // groups below, one division each in the last steps. Two ratios from one division (the division is
+  // the costly operation): x1/y1 = (x1 y2) (1/(y1 y2)), x2/y2 = (x2 y1) (1/(y1 y2)), then the product
+  // with rho or rho_inv: five roundings per ratio (y1 y2, the reciprocal, x y, the product with it,
+  // rho) where one division had two, plus rho's own error (§4.12). They are multiplied outward from
   // w_k0 = 1 four steps at a time: with r1..r4 the next four ratios and run the current value, the
   // entries are run r1, run (r1 r2), run ((r1 r2) r3) and run ((r1 r2)(r3 r4)), the last the new
   // run: an entry s steps from k0 carries at most s product roundings (1, 2, 3, 4 in a group), as
@@ -147,41 +164,46 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   double acc[4] = {1.0, 0.0, 0.0, 0.0};  // w_k0 = 1
   // integers below 2^53 are exact in double: kd counts k
   auto up_ratio = [&](double kd) { return ((md - kd + 1.0) / kd) * rho; };
-  auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) / rho; };
-  // two ratios from one division (the division is the costly operation): x1/y1 = (x1 y2) (1/(y1 y2)),
-  // x2/y2 = (x2 y1) (1/(y1 y2)), then the product or quotient with rho: five roundings per ratio
-  // (y1 y2, the reciprocal, x y, the product with it, rho) where one division had two (§4.12)
-  auto up_pair = [&](double kd, double& r1, double& r2) {  // pmf(k)/pmf(k-1), pmf(k+1)/pmf(k)
-    const double inv = 1.0 / (kd * (kd + 1.0));
-    r1 = (((md - kd + 1.0) * (kd + 1.0)) * inv) * rho;
-    r2 = (((md - kd) * kd) * inv) * rho;
-  };
-  auto down_pair = [&](double kd, double& r1, double& r2) {  // pmf(k-1)/pmf(k), pmf(k-2)/pmf(k-1)
-    const double inv = 1.0 / ((md - kd + 1.0) * (md - kd + 2.0));
-    r1 = ((kd * (md - kd + 2.0)) * inv) / rho;
-    r2 = (((kd - 1.0) * (md - kd + 1.0)) * inv) / rho;
-  };
+  auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) * rho_inv; };
+  // The groups are formed in blocks of kBlockGroups (krr7): first the block's ratios (independent of
+  // one another, so the loop vectorises: two-lane divisions), then its running products (the one
+  // dependency chain); only the schedule differs from forming each ratio inside the product loop.
+  constexpr std::int64_t kBlockGroups = 128;
+  double g1[kBlockGroups], g2[kBlockGroups], g3[kBlockGroups], g4[kBlockGroups];
   {
-    double run = 1.0, kd = static_cast<double>(k0 + 1);
+    double run = 1.0;
     std::int64_t k = k0 + 1;
-    for (; k + 3 <= hi; k += 4, kd += 4.0) {
-      double r1, r2, r3, r4;
-      up_pair(kd, r1, r2);
-      up_pair(kd + 2.0, r3, r4);
-      const double r12 = r1 * r2;
-      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+    const std::int64_t ngroups = hi >= k0 + 4 ? (hi - k0) / 4 : 0;  // whole groups k .. k + 3 <= hi
+    for (std::int64_t g0 = 0; g0 < ngroups; g0 += kBlockGroups) {
+      const std::int64_t nb = std::min(kBlockGroups, ngroups - g0);
+      const double kb = static_cast<double>(k);
+      const int nbi = static_cast<int>(nb);
+      for (int g = 0; g < nbi; ++g) {  // up_pair(kd), up_pair(kd + 2), written out (int g: vector conversion)
+        const double kd = kb + 4.0 * static_cast<double>(g), kd2 = kd + 2.0;
+        const double inv1 = 1.0 / (kd * (kd + 1.0)), inv2 = 1.0 / (kd2 * (kd2 + 1.0));
+        g1[g] = (((md - kd + 1.0) * (kd + 1.0)) * inv1) * rho;
+        g2[g] = (((md - kd) * kd) * inv1) * rho;
+        g3[g] = (((md - kd2 + 1.0) * (kd2 + 1.0)) * inv2) * rho;
+        g4[g] = (((md - kd2) * kd2) * inv2) * rho;
+      }
       double* e = v + (k - lo);
-      e[0] = w1;
-      e[1] = w2;
-      e[2] = w3;
-      e[3] = w4;
-      acc[0] += w1;
-      acc[1] += w2;
-      acc[2] += w3;
-      acc[3] += w4;
-      run = w4;
+      for (std::int64_t g = 0; g < nb; ++g, e += 4) {
+        const double r1 = g1[g], r2 = g2[g], r3 = g3[g], r4 = g4[g];
+        const double r12 = r1 * r2;
+        const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+        e[0] = w1;
+        e[1] = w2;
+        e[2] = w3;
+        e[3] = w4;
+        acc[0] += w1;
+        acc[1] += w2;
+        acc[2] += w3;
+        acc[3] += w4;
+        run = w4;
+      }
+      k += 4 * nb;
     }
-    for (; k <= hi; ++k, kd += 1.0) {
+    for (double kd = static_cast<double>(k); k <= hi; ++k, kd += 1.0) {
       run *= up_ratio(kd);
       v[k - lo] = run;
       acc[0] += run;
@@ -189,26 +211,40 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   }
   {
     // entry k - 1 from entry k, k = k0, k0 - 1, .., lo + 1
-    double run = 1.0, kd = static_cast<double>(k0);
+    double run = 1.0;
     std::int64_t k = k0;
-    for (; k - 3 >= lo + 1; k -= 4, kd -= 4.0) {
-      double r1, r2, r3, r4;
-      down_pair(kd, r1, r2);
-      down_pair(kd - 2.0, r3, r4);
-      const double r12 = r1 * r2;
-      const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
-      double* e = v + (k - 1 - lo);  // entries k - 1, k - 2, k - 3, k - 4
-      e[0] = w1;
-      *(e - 1) = w2;
-      *(e - 2) = w3;
-      *(e - 3) = w4;
-      acc[0] += w1;
-      acc[1] += w2;
-      acc[2] += w3;
-      acc[3] += w4;
-      run = w4;
+    const std::int64_t ngroups = k0 - 3 >= lo + 1 ? (k0 - lo) / 4 : 0;  // whole groups k - 3 >= lo + 1
+    for (std::int64_t g0 = 0; g0 < ngroups; g0 += kBlockGroups) {
+      const std::int64_t nb = std::min(kBlockGroups, ngroups - g0);
+      const double kb = static_cast<double>(k);
+      const int nbi = static_cast<int>(nb);
+      for (int g = 0; g < nbi; ++g) {  // down_pair(kd), down_pair(kd - 2), written out
+        const double kd = kb - 4.0 * static_cast<double>(g), kd2 = kd - 2.0;
+        const double inv1 = 1.0 / ((md - kd + 1.0) * (md - kd + 2.0));
+        const double inv2 = 1.0 / ((md - kd2 + 1.0) * (md - kd2 + 2.0));
+        g1[g] = ((kd * (md - kd + 2.0)) * inv1) * rho_inv;
+        g2[g] = (((kd - 1.0) * (md - kd + 1.0)) * inv1) * rho_inv;
+        g3[g] = ((kd2 * (md - kd2 + 2.0)) * inv2) * rho_inv;
+        g4[g] = (((kd2 - 1.0) * (md - kd2 + 1.0)) * inv2) * rho_inv;
+      }
+      double* e = v + (k - 1 - lo);  // entries k - 1, k - 2, k - 3, k - 4 of the first group
+      for (std::int64_t g = 0; g < nb; ++g, e -= 4) {
+        const double r1 = g1[g], r2 = g2[g], r3 = g3[g], r4 = g4[g];
+        const double r12 = r1 * r2;
+        const double w1 = run * r1, w2 = run * r12, w3 = run * (r12 * r3), w4 = run * (r12 * (r3 * r4));
+        e[0] = w1;
+        *(e - 1) = w2;
+        *(e - 2) = w3;
+        *(e - 3) = w4;
+        acc[0] += w1;
+        acc[1] += w2;
+        acc[2] += w3;
+        acc[3] += w4;
+        run = w4;
+      }
+      k -= 4 * nb;
     }
-    for (; k > lo; --k, kd -= 1.0) {
+    for (double kd = static_cast<double>(k); k > lo; --k, kd -= 1.0) {
       run *= down_ratio(kd);
       v[k - 1 - lo] = run;
       acc[0] += run;
@@ -216,9 +252,11 @@ inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds
   }
   v[k0 - lo] = 1.0;
   const double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  // one reciprocal and one product per entry (two roundings, charged below) instead of a division
-  const double inv = 1.0 / total;
-  for (std::size_t i = 0; i < size; ++i) v[i] *= inv;
+  // one reciprocal (charged below) instead of a division. krr7: the entries are not multiplied by it
+  // (a pass over the window); the window's pmf is the entries times scale, and the consumer multiplies
+  // each value by the product of its two windows' scales (§4.12: two roundings per value where the
+  // product in each window had one per entry, charged below as before).
+  w.scale = 1.0 / total;
   const auto steps = static_cast<double>(std::max(hi - k0, k0 - lo));
   const double e_log = 1.01 * steps * (6 * kU + kUlpCall);  // five roundings per ratio, one per product
   const double left = 2.0 * std::exp(-(nats + 1.0)) * (1 + 4 * kUlpCall);  // left-out mass, t
@@ -296,11 +334,100 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
   return w;
 }
 
+// The four values U_win(kb .. kb + 3) over the products i in [ilo, ihi] common to them, before the scale
+// sc, into s (class_bracket's four-value pass, §4.12): four interleaved partial sums per value (i mod 4),
+// so the additions form sixteen short chains (a positive sum in another order: §4.3's bound holds).
+SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int64_t kb, std::int64_t ilo,
+                                     std::int64_t ihi, double* s) {
+  double s0[4] = {}, s1[4] = {}, s2[4] = {}, s3[4] = {};
+  std::int64_t i = ilo;
+  for (; i + 3 <= ihi; i += 4) {
+    const double* bp = B + (kb - i);
+    for (int t = 0; t < 4; ++t) {
+      s0[t] += A[i] * bp[t];
+      s1[t] += A[i + 1] * bp[t - 1];
+      s2[t] += A[i + 2] * bp[t - 2];
+      s3[t] += A[i + 3] * bp[t - 3];
+    }
+  }
+  for (; i <= ihi; ++i) {
+    const double* bp = B + (kb - i);
+    const double a0 = A[i];
+    for (int t = 0; t < 4; ++t) s0[t] += a0 * bp[t];
+  }
+  for (int t = 0; t < 4; ++t) s[t] = (s0[t] + s1[t]) + (s2[t] + s3[t]);
+}
+
+// The tail dot product of class_bracket (§4.10, §4.12): the sum over c >= k_in of U_win before the
+// scale sc, from the windows A (length ws) and B (length wl) as stored (a free function, so that it has
+// its AVX2 version too).
+SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, const double* B, std::int64_t wl,
+                                          std::int64_t k_in) {
+  const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
+  const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
+  if (i_start > ws - 1) return 0.0;
+  const std::int64_t i_end = std::min(ws - 1, k);  // last i with k - i >= 0
+  auto bsum = [&](std::int64_t l1, std::int64_t l2) -> double {  // sum(B[l1..l2]), four accumulators
+    double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    std::int64_t l = l1;
+    for (; l + 3 <= l2; l += 4) {
+      c0 += B[l];
+      c1 += B[l + 1];
+      c2 += B[l + 2];
+      c3 += B[l + 3];
+    }
+    for (; l <= l2; ++l) c0 += B[l];
+    return (c0 + c1) + (c2 + c3);
+  };
+  double acc[4], s[4] = {0.0, 0.0, 0.0, 0.0};
+  std::int64_t seg[5];
+  const std::int64_t mlen = i_end - i_start + 1;  // >= 1 when k >= i_start; else no middle stretch
+  const double top = bsum(k - i_start + 1, wl - 1);  // Bt(k - i_start + 1)
+  double total = top;
+  if (mlen > 0) {
+    for (int t = 0; t <= 4; ++t) seg[t] = i_start + (mlen * t) / 4;
+    acc[0] = top;
+    for (int t = 0; t < 4; ++t) {  // B[k - i] for i in segment t: l in [k - seg[t+1] + 1, k - seg[t]]
+      const double ss = bsum(k - seg[t + 1] + 1, k - seg[t]);
+      if (t < 3) acc[t + 1] = acc[t] + ss;
+      total += ss;
+    }
+    std::int64_t len[4];
+    for (int t = 0; t < 4; ++t) len[t] = seg[t + 1] - seg[t];
+    const std::int64_t common = std::min(std::min(len[0], len[1]), std::min(len[2], len[3]));
+    for (std::int64_t d = 0; d < common; ++d) {
+      for (int t = 0; t < 4; ++t) {
+        const std::int64_t i = seg[t] + d;
+        acc[t] += B[k - i];
+        s[t] += A[i] * acc[t];
+      }
+    }
+    for (int t = 0; t < 4; ++t)
+      for (std::int64_t i = seg[t] + common; i < seg[t + 1]; ++i) {
+        acc[t] += B[k - i];
+        s[t] += A[i] * acc[t];
+      }
+  }
+  // i > i_end: the whole of B (k - i < 0), times the remaining mass of A
+  double rest = 0.0;
+  if (i_end + 1 <= ws - 1) {
+    double c0 = 0, c1 = 0;
+    std::int64_t i = i_end + 1;
+    for (; i + 1 <= ws - 1; i += 2) {
+      c0 += A[i];
+      c1 += A[i + 1];
+    }
+    for (; i <= ws - 1; ++i) c0 += A[i];
+    rest = (c0 + c1) * total;
+  }
+  return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
+}
+
 // Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
 // nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
 // error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
 // probabilities.
-inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
+SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
                                   double rb, double re, std::int64_t npop, std::int64_t j, double nats) {
   if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
   if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
@@ -318,6 +445,10 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   const auto wl = static_cast<std::int64_t>(SB->pmf.size());
   const std::int64_t nk = ws + wl - 1;
   const double wsd = static_cast<double>(ws), wld = static_cast<double>(wl);
+  // the windows hold unnormalised entries (binom_window): each value and tail is a sum of their
+  // products times sc, two roundings (sc, the product) in place of the product by its window's scale
+  // of each entry of A and of B, which rel_A and rel_B charge (§4.12)
+  const double sc = SA->scale * SB->scale;
   const double r = 1.01 * (SA->rel + SB->rel + kU) + 1.02 * (wsd + wld + 2) * kU;
   const double aP = a * (1 + ra + r + 16 * kU), aM = a * (1 - ra - r - 16 * kU);
   const double bP = b * (1 + rb + r + 16 * kU), bM = b * (1 - rb - r - 16 * kU);
@@ -349,26 +480,18 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
       if (kv.first == k) return true;
     return false;
   };
-  // U_win(k0 .. k0 + 3) in one pass over A (four dot products sharing the loads of A[i] and of the
-  // overlapping B[k - i]; each value is still a positive sum of its own products, whose bound does
-  // not depend on the order, §4.3), remembered like U's values. Only values not yet remembered are
-  // stored (a remembered value keeps its double).
-  auto U4 = [&](std::int64_t kb) {
-    std::int64_t ilo = 0, ihi = -1;  // the products i common to the four values
-    ilo = std::max<std::int64_t>(0, kb + 3 - (wl - 1));
-    ihi = std::min(ws - 1, kb);
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
-    if (ihi >= ilo) {
-      for (std::int64_t i = ilo; i <= ihi; ++i) {
-        const double ai = A[i];
-        const double* bp = B + (kb - i);
-        s[0] += ai * bp[0];
-        s[1] += ai * bp[1];
-        s[2] += ai * bp[2];
-        s[3] += ai * bp[3];
-      }
-    }
-    for (std::int64_t t = 0; t < 4; ++t) {  // the products outside the common range
+  // U_win(kb .. kb + kPass - 1), kPass = 4, in one pass over A (four dot products sharing the loads of
+  // A[i] and of the overlapping B[k - i]; each value is still a positive sum of its own products, whose
+  // bound does not depend on the order, §4.3), remembered like U's values. Only values not yet
+  // remembered are stored (a remembered value keeps its double). krr7: four interleaved partial sums
+  // per value (i mod 4), so the additions form sixteen short chains instead of four long ones.
+  constexpr std::int64_t kPass = 4;
+  auto Upass = [&](std::int64_t kb) {
+    const std::int64_t ilo = std::max<std::int64_t>(0, kb + kPass - 1 - (wl - 1));  // products i common
+    const std::int64_t ihi = std::min(ws - 1, kb);                                // to the kPass values
+    double s[kPass] = {};
+    if (ihi >= ilo) pass4(A, B, kb, ilo, ihi, s);
+    for (std::int64_t t = 0; t < kPass; ++t) {  // the products outside the common range
       const std::int64_t k = kb + t;
       if (k < 0 || k >= nk || known(k)) continue;
       const std::int64_t i1 = std::max<std::int64_t>(0, k - (wl - 1)), i2 = std::min(ws - 1, k);
@@ -377,14 +500,14 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
       for (std::int64_t i = i1; i <= c1; ++i) v += A[i] * B[k - i];
       if (ihi >= ilo)
         for (std::int64_t i = std::max(ihi + 1, i1); i <= i2; ++i) v += A[i] * B[k - i];
-      memo.emplace_back(k, v);
+      memo.emplace_back(k, v * sc);
     }
   };
   auto U = [&](std::int64_t k) -> double {
     if (k < 0 || k >= nk) return 0.0;
     for (const auto& kv : memo)
       if (kv.first == k) return kv.second;
-    const double v = U_dot(k);
+    const double v = U_dot(k) * sc;
     memo.emplace_back(k, v);
     return v;
   };
@@ -395,66 +518,7 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
   // (independent chains instead of one). Every tail sum is a positive sum of at most |B| entries,
   // every partial sum of products a positive sum of at most |A| products, whatever the order
   // (§4.3, §4.10: the bound r does not depend on it).
-  auto tail = [&](std::int64_t k_in) -> double {
-    const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
-    const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
-    if (i_start > ws - 1) return 0.0;
-    const std::int64_t i_end = std::min(ws - 1, k);  // last i with k - i >= 0
-    auto bsum = [&](std::int64_t l1, std::int64_t l2) -> double {  // sum(B[l1..l2]), four accumulators
-      double c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-      std::int64_t l = l1;
-      for (; l + 3 <= l2; l += 4) {
-        c0 += B[l];
-        c1 += B[l + 1];
-        c2 += B[l + 2];
-        c3 += B[l + 3];
-      }
-      for (; l <= l2; ++l) c0 += B[l];
-      return (c0 + c1) + (c2 + c3);
-    };
-    double acc[4], s[4] = {0.0, 0.0, 0.0, 0.0};
-    std::int64_t seg[5];
-    const std::int64_t mlen = i_end - i_start + 1;  // >= 1 when k >= i_start; else no middle stretch
-    const double top = bsum(k - i_start + 1, wl - 1);  // Bt(k - i_start + 1)
-    double total = top;
-    if (mlen > 0) {
-      for (int t = 0; t <= 4; ++t) seg[t] = i_start + (mlen * t) / 4;
-      acc[0] = top;
-      for (int t = 0; t < 4; ++t) {  // B[k - i] for i in segment t: l in [k - seg[t+1] + 1, k - seg[t]]
-        const double ss = bsum(k - seg[t + 1] + 1, k - seg[t]);
-        if (t < 3) acc[t + 1] = acc[t] + ss;
-        total += ss;
-      }
-      std::int64_t len[4];
-      for (int t = 0; t < 4; ++t) len[t] = seg[t + 1] - seg[t];
-      const std::int64_t common = std::min(std::min(len[0], len[1]), std::min(len[2], len[3]));
-      for (std::int64_t d = 0; d < common; ++d) {
-        for (int t = 0; t < 4; ++t) {
-          const std::int64_t i = seg[t] + d;
-          acc[t] += B[k - i];
-          s[t] += A[i] * acc[t];
-        }
-      }
-      for (int t = 0; t < 4; ++t)
-        for (std::int64_t i = seg[t] + common; i < seg[t + 1]; ++i) {
-          acc[t] += B[k - i];
-          s[t] += A[i] * acc[t];
-        }
-    }
-    // i > i_end: the whole of B (k - i < 0), times the remaining mass of A
-    double rest = 0.0;
-    if (i_end + 1 <= ws - 1) {
-      double c0 = 0, c1 = 0;
-      std::int64_t i = i_end + 1;
-      for (; i + 1 <= ws - 1; i += 2) {
-        c0 += A[i];
-        c1 += A[i + 1];
-      }
-      for (; i <= ws - 1; ++i) c0 += A[i];
-      rest = (c0 + c1) * total;
-    }
-    return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
-  };
+  auto tail = [&](std::int64_t k_in) -> double { return tail_dot(A, ws, B, wl, k_in) * sc; };
   std::vector<double> lo_t, up_t;
   // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
   auto terms = [&](std::int64_t k1, std::int64_t k2) {
@@ -463,8 +527,8 @@ inline ClassBracket class_bracket(double eps0, double p, double q, double a, dou
     if (k2 < k1) return;
     for (std::int64_t k = k1 - 1; k <= k2; ++k)  // the values not yet known, four at a time
       if (k >= 0 && k < nk && !known(k)) {
-        U4(k);
-        k += 3;
+        Upass(k);
+        k += kPass - 1;
       }
     double X = U(k1 - 1);
     for (std::int64_t k = k1; k <= k2; ++k) {

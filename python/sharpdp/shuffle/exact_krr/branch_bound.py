@@ -77,12 +77,36 @@ def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
         t2 = (1 - x) * math.log((1 - x) / pi_c) if x < 1 else 0.0
         return m * (t1 + t2)
 
+    def exponent_real(k: float) -> float:  # the same expression at a real k (Newton's iterate)
+        x = k / m
+        return m * (x * math.log(x / pi) + (1 - x) * math.log((1 - x) / pi_c))
+
     if exponent(m) < need:
         return m
     a, b = math.ceil(m * pi), m  # exponent(b) >= need
     if exponent(a) >= need:
         return a - 1
     step = max(1, int(math.sqrt(2.0 * need * m * pi * pi_c)))
+    # krr7: Newton's method on the real k from the normal guess, then the answer checked by its
+    # definition (exponent(c) >= need > exponent(c - 1) for c = b; exponent increases above the mean,
+    # so c is the bisection's b); anything else falls back to the bisection below
+    k = float(a + step)
+    for _ in range(6):
+        if not a < k < m:
+            break
+        x = k / m
+        slope = math.log(x / pi) - math.log((1 - x) / pi_c)  # d exponent / dk
+        if not slope > 0:
+            break
+        k_next = k - (exponent_real(k) - need) / slope
+        done = abs(k_next - k) < 0.25
+        k = k_next
+        if done:
+            c = math.ceil(k)
+            for c in (c, c + 1, c - 1):
+                if a < c <= b and exponent(c) >= need and (c - 1 == a or exponent(c - 1) < need):
+                    return c - 1
+            break
     g = min(a + step, b)  # grow a bracket [a, b] with exponent(a) < need <= exponent(b) from the guess
     while exponent(g) < need:
         a, step = g, 2 * step
