@@ -225,20 +225,9 @@ class LognormalLaw(Law):
 
     def _vint(self, x1, x2):
         """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
-        lo = np.clip(self._v_end(x1), self._vlo, self._vhi)
-        hi = np.clip(self._v_end(x2), lo, self._vhi)
+        lo = np.clip(self._v(x1), self._vlo, self._vhi)
+        hi = np.clip(self._v(x2), lo, self._vhi)
         return lo, hi
-
-    def _v_end(self, x):
-        """_v(x), kept per law for the infinite ends (every tail asks for one: the same array)."""
-        if isinstance(x, float) and math.isinf(x):
-            memo = self.__dict__.setdefault("_v_end_memo", {})
-            v = memo.get(x)
-            if v is None:
-                v = memo[x] = self._v(x)
-                v.flags.writeable = False
-            return v
-        return self._v(x)
 
     def _at(self, v):
         """L at V = v (v = -inf/+inf gives the end of the range)."""
@@ -255,15 +244,8 @@ class LognormalLaw(Law):
         return self.weight * float(interval_prob(self._vlo, self._vhi)[0])
 
     def _shifted(self, t):
-        """P(v_lo - t < V < v_hi - t) = E[e^{t V - t^2/2}; v_lo < V < v_hi].
-
-        Kept per law and t (a law is immutable; _moments asks for the same five t = 0, +-r, +-2r
-        at every call, and the engine asks a law for its std and mean many times): the same floats."""
-        memo = self.__dict__.setdefault("_shifted_memo", {})
-        v = memo.get(t)
-        if v is None:
-            v = memo[t] = float(interval_prob(self._vlo - t, self._vhi - t)[0])
-        return v
+        """P(v_lo - t < V < v_hi - t) = E[e^{t V - t^2/2}; v_lo < V < v_hi]."""
+        return float(interval_prob(self._vlo - t, self._vhi - t)[0])
 
     def _moments(self, c=None, second=True):
         """(mass, E[L - c], E[(L - c)^2]) of the weighted sub-law (c = a by default), without
@@ -354,17 +336,10 @@ class LognormalLaw(Law):
         return float((max(sign * val, 0.0) + err) * (1 + 1e-12))
 
     def tail_upper(self, T):
-        # kept per law and T (the engine's threshold searches ask again for thresholds already seen):
-        # a law is immutable and the value a deterministic function of T, so the same float
-        memo = self.__dict__.setdefault("_tail_memo", {})
-        key = float(T)
-        v = memo.get(key)
-        if v is None:
-            if len(memo) > 4096:
-                memo.clear()
-            lo, hi = self._vint(T, math.inf)
-            v = memo[key] = 0.0 if hi <= lo else self._tail(lo, hi, T, 1.0)
-        return v
+        lo, hi = self._vint(T, math.inf)
+        if hi <= lo:
+            return 0.0
+        return self._tail(lo, hi, T, 1.0)
 
     def tail_upper_bracket(self, T):
         check_threshold(T)
@@ -375,16 +350,10 @@ class LognormalLaw(Law):
         return float(max(val - err, 0.0) * (1 - 1e-12)), float((max(val, 0.0) + err) * (1 + 1e-12))
 
     def tail_lower(self, B):
-        # kept per law and B, as tail_upper
-        memo = self.__dict__.setdefault("_tail_lower_memo", {})
-        key = float(B)
-        v = memo.get(key)
-        if v is None:
-            if len(memo) > 4096:
-                memo.clear()
-            lo, hi = self._vint(-math.inf, -B)
-            v = memo[key] = 0.0 if hi <= lo else self._tail(lo, hi, -B, -1.0)
-        return v
+        lo, hi = self._vint(-math.inf, -B)
+        if hi <= lo:
+            return 0.0
+        return self._tail(lo, hi, -B, -1.0)
 
     def cells(self, x0, h, K):
         # In blocks of _CELL_CHUNK cells: every cell is computed from its own two edges
