@@ -1,4 +1,4 @@
-"""Binary RR ``get_epsilon`` speed (issue 25, item 4): construction + ``get_epsilon(1e-6)`` of
+"""Binary RR ``get_epsilon`` speed: construction + ``get_epsilon(1e-6)`` of
 ``ShuffleAccountant(RandomizedResponse(2, eps0), n, adjacency=A)``, CPU time of the first call in a
 FRESH process after the imports (``cold``: block-law caches empty, what a script pays), and of the
 same call again with a new accountant (``warm``: process-wide caches filled), min / median over
