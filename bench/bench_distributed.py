@@ -182,7 +182,7 @@ def run(rows: int, workers: int, data: str | None, single_rows: int | None = Non
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rows", type=float, default=1e7, help="rows to generate (default 1e7; the issue's size: 1e8)")
+    p.add_argument("--rows", type=float, default=1e7, help="rows to generate (default 1e7; the documented large size: 1e8)")
     p.add_argument("--workers", type=int, default=2, help="Dask workers (default 2)")
     p.add_argument("--single-rows", type=float, default=None,
                    help="rows for the single-process path (default: --rows; it holds ~180 bytes per row in memory)")

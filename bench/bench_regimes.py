@@ -26,7 +26,7 @@ two calls of that cell use the optimal BMG at the asymptotic template's chi (``o
 marked with a dagger.
 
 Script mode (writes Markdown: a summary per randomizer against the goals, every cell, and every
-cell that misses a goal; ``--quick`` is the "before" subset of bench/README.md)::
+cell that misses a goal; ``--quick``, the default, is a representative subset of the full map)::
 
     python bench/bench_regimes.py --quick --timeout 60 --out regimes.md
     python bench/bench_regimes.py --full --timeout 5 --json regimes.jsonl --resume --out regimes.md

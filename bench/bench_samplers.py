@@ -7,7 +7,7 @@ Run: python -m pytest bench/bench_samplers.py --benchmark-only --benchmark-group
 
 Groups (same inputs, same run):
 - "BMG d=1 n=1e6": grid (release) vs float reference, gamma in {0.95, 0}, sigma0 = 4.6, one thread;
-  the goal (issue: >= 10 M messages/s per core, within 3x of the float sampler).
+  the goal (>= 10 M messages/s per core, within 3x of the float sampler).
 - "BMG d=10 n=1e5": grid vs float reference vs numpy.
 - "peer d=1 n=2e4": OpenDP 0.16 make_gaussian (float, exact: Canonne-Kamath-Steinke on a grid)
   and its discrete Gaussian on the integers, if ``import opendp`` works.
