@@ -54,7 +54,7 @@ def _run_recording(monkeypatch, J: int, sc) -> tuple[list[int], list[tuple[int, 
 
 
 def _true_value(ctx, scx, j: int):
-    """2^128 erf((j + 1/2) / scale) at ctx's precision (400 bits)."""
+    """2^128 erf((j + 1/2) / scale) at ctx's precision (400 or 600 bits)."""
     return ctx.ldexp(ctx.erf((2 * j + 1) / (2 * scx)), 128)
 
 
@@ -99,6 +99,28 @@ def test_each_taylor_value_is_within_2_to_minus_64_before_rounding(monkeypatch, 
         a, b = rec[j]
         worst = max(worst, abs(ctx.mpf(a - b // 2) / b - _true_value(ctx, scx, j)))
     assert worst <= ctx.ldexp(1, -64) + ctx.ldexp(1, -80), float(ctx.log(worst, 2))
+
+
+@pytest.mark.parametrize(("s", "every"), [(9.872909814593655, 1), (300.0, 97)])
+def test_coefficients_are_evaluated_far_beyond_the_budget(monkeypatch, s, every):
+    """The budget above charges the rounding of the c_k to 2^-W but not their evaluation at W + 128
+    bits (erf, exp, the Hermite recurrence, which cancels for x < sqrt(2k)). With the slack raised
+    to 200 bits (K and W grow with it) the values must be within 2^-200 + 2^-216: the evaluation
+    error is then below 2^-200, 136 bits under the 2^-64 budget. Measured: 2^-208.2 (s = 9.87) and 2^-207.2 (s = 300).
+    Catches a working precision tied to a constant (prec = 200 gives 2^-72 here) or a recurrence
+    that loses more than ~100 bits to cancellation."""
+    monkeypatch.setattr(_tables, "_TAYLOR_SLACK", 200)
+    J = 2 * _tables._TAYLOR_BLOCK + 1 if s < 10 else _tables._search_J(s)
+    sc = _scale(s)
+    _, rec = _run_recording(monkeypatch, J, sc)
+    ctx = mpmath.mp.clone()
+    ctx.prec = 600
+    scx = ctx.mpf(sc)
+    worst = ctx.mpf(0)
+    for j in [*range(0, J, every), J - 1]:
+        a, b = rec[j]
+        worst = max(worst, abs(ctx.mpf(a - b // 2) / b - _true_value(ctx, scx, j)))
+    assert worst <= ctx.ldexp(1, -200) + ctx.ldexp(1, -216), float(ctx.log(worst, 2))
 
 
 def _series_length(monkeypatch, s: float) -> int:
