@@ -123,10 +123,19 @@ def _erf_entries_range(J: int, scale) -> list[int]:
     rule on exact integers (the c_k rounded to 2^-W, W large enough that |m|^k times the rounding
     stays below the slack). The series stops at the first K whose remainder bound
     |erf^(K+1)| |m h|^(K+1) / (K+1)! <= 1.23 2^(K/2) sqrt(K!) |m h|^(K+1) / (K+1)! (Cramer's
-    inequality |H_K(x)| e^(-x^2/2) <= 1.0865 2^(K/2) sqrt(K!)) is below 2^-(128 + _TAYLOR_SLACK).
-    Each value is then within ~2^-60 of 2^128 erf(x_j), and so is the direct evaluation (190 bits):
-    the two round to the same integer unless the value lies within 2^-_TAYLOR_GUARD of a half-integer,
-    where the entry is recomputed by _erf_entries itself. The result is therefore _erf_entries'."""
+    inequality |H_K(x)| e^(-x^2/2) <= 1.0865 2^(K/2) sqrt(K!), so |erf^(K+1)| =
+    (2/sqrt(pi)) |H_K| e^(-x^2) <= 1.2260 2^(K/2) sqrt(K!) at every point, wherever the Lagrange
+    point lies) is below 2^-(128 + _TAYLOR_SLACK) for |m| = half_b: m runs over -half_b .. half_b - 1
+    in every block, fewer in the last one. Budget, in units of the last bit of an entry: remainder
+    <= 2^-64; rounding of the c_k <= (1/2) sum_k |m|^k 2^-W <= 2^-80 (the Horner sums are exact);
+    evaluation of the c_k at W + 128 bits and the roundings of x_c and h: far smaller (below 2^-200
+    when the slack is raised to 200, tests/test_review_tables8.py). So each Taylor value is within
+    2^-63 of 2^128 erf(x_j), and the direct evaluation within 2^-52 (2^-180 before the shift by 128):
+    a Taylor value farther than 2^-_TAYLOR_GUARD = 2^-40 from a half-integer has the true value and
+    the direct one on its side, so both round to the same integer (ties cannot differ: a value at a
+    boundary, r = 0, is recomputed); nearer, the entry is recomputed by _erf_entries itself. The
+    guard is 2^(shift - _TAYLOR_GUARD) with shift = _TAYLOR_SLACK + 16 + 5 K >= 85, never the
+    floor 1. The result is therefore _erf_entries'."""
     import mpmath
 
     if J <= 2 * _TAYLOR_BLOCK:
