@@ -238,8 +238,9 @@ def test_mid_n_sharp_accountant_against_float_reference():
     """mid_n.json: n = 4001, 6000, 9000 (above N_EXACT: the branch and bound of §4.11 on the krr7 kernel, the
     range bound of §2.3), eps0 0.3, 1, 3. get_delta_bounds contains the float64 maximum over every class
     (relative noise of the reference ~1e-12; compared where delta >= 1e-12), and get_epsilon(delta) >=
-    eps*(delta) of the reference and within xtol of it. Catches a range bound below a class inside it
-    (e.g. the Chernoff edge k1 one too large, or the mixture charge dropped) or an answer below eps*."""
+    eps*(delta) of the reference and within xtol of it. Catches an answer below eps* and a bracket that
+    misses the maximum; (a Chernoff edge k1 of §2.3 cut to 0.9 k1, too few users dropped, is caught by
+    test_get_epsilon_against_exact_eps_star[sharp], not here: get_delta's 1 % brackets absorb it)."""
     data = json.loads((DATA / "mid_n.json").read_text())
     bad = []
     accs = {}
