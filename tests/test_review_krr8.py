@@ -258,3 +258,23 @@ def test_mid_n_sharp_accountant_against_float_reference():
         if not (got >= rec["eps_lo"] * (1 - 1e-9) and got <= rec["eps_hi"] * (1 + 1e-3 + 1e-9) + 1e-12):
             bad.append(("eps", rec, got))
     assert not bad, bad[:5]
+
+
+def test_get_epsilon_at_the_edges_of_its_search():
+    """edge_targets.json: n = 64, 65, 66 (tables, then the branch and bound from n > 64), eps0 0.2, 1, 5,
+    delta = delta(0)(1 + 1e-9) (the answer must be exactly 0), delta(0)(1 - 1e-6) (eps* ~ 1e-8-4e-6: the
+    relative xtol at a tiny eps) and delta(0)/2; xtol 1e-3 and 1e-5 (the tables' path). Sharp: eps* <= answer
+    <= eps*(1 + xtol); general: answer >= eps*. Catches an answer of 0 where delta(0) is a hair above the
+    target, or a bracket whose 'safe' end is the unsafe one."""
+    bad = []
+    for rec in json.loads((DATA / "edge_targets.json").read_text()):
+        rr = RandomizedResponse(2, rec["e0"])
+        hi = rec["eps_hi"]
+        for xtol in (1e-3, 1e-5):
+            got = ExactShuffleAccountant(rr, rec["n"]).get_epsilon(rec["delta"], xtol=xtol)
+            if not (hi <= got <= hi * (1 + xtol + 1e-9)):
+                bad.append(("sharp", rec, xtol, got))
+        got = ShuffleAccountant(rr, rec["n"], adjacency="replace").get_epsilon(rec["delta"])
+        if not got >= hi:
+            bad.append(("general", rec, got))
+    assert not bad, bad[:4]
