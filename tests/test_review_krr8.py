@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import struct
 import sys
 from pathlib import Path
@@ -166,6 +167,14 @@ def test_upper_edge_newton_equals_bisection_at_extremes():
                 got = upper_edge(m, pi, pic, nats)
                 if got != want:
                     bad.append((e0, m, nats, got, want))
+    rng = random.Random(8)  # and random cases (1.1e6 of them offline, all equal)
+    for _ in range(3000):
+        e0 = math.exp(rng.uniform(math.log(1e-9), math.log(40.0)))
+        pi, pic = -math.expm1(-e0), math.exp(-e0)
+        m = int(math.exp(rng.uniform(0.0, math.log(1e9))))
+        nats = rng.uniform(0.01, 800.0)
+        if upper_edge(m, pi, pic, nats) != chernoff_edges(m, pi, pic, nats)[1]:
+            bad.append((e0, m, nats))
     assert not bad, bad[:5]
 
 
