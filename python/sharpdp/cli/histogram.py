@@ -268,6 +268,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         _warn(warnings, f"{info['rows_dropped_outside_domain']} row(s) with {info['keys_outside_domain']} "
                         "distinct key(s) outside the public key domain were dropped (counts only, keys not listed; "
                         "analyst only, not private)")
+        if info["rows_dropped_outside_domain"] == info["rows"] - info["rows_dropped_missing_key"]:
+            _warn(warnings, "no row has a key in the key domain, so every released group is empty: keys are "
+                            "compared as text, exactly as written (1 and 1.0, ATL and atl, ' ATL' and ATL differ); "
+                            "check that --keys writes them as the data does (analyst only, not private)")
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
     guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
@@ -507,7 +511,8 @@ def format_text(result: dict[str, Any]) -> str:
             lines.append(f"plot: {result['png']}")
         return "\n".join(lines)
     a = result["analyst_only_not_private"]
-    lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {result['groups']} groups released; "
+    groups = f"{result['groups']} group" + ("" if result["groups"] == 1 else "s")
+    lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {groups} released; "
              f"key domain {result['key_domain']}",
              f"rows (analyst only, not private): {a['rows']} read, {a['rows_dropped_missing_key']} dropped "
              f"for a missing key value, {a['rows_dropped_outside_domain']} dropped with "
