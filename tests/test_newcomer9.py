@@ -78,3 +78,40 @@ def test_histogram_text_says_one_group(tmp_path, capsys):
                           "--out", str(tmp_path / "out"))
     assert code == 0, err
     assert "grouped by h: 1 group released;" in out, out
+
+
+# 3. A CSV whose first data row has one field more than its header (a trailing comma on each line,
+#    as some exports write) made pandas take the first field as an index: every key column was
+#    shifted by one (the keys released were the next column's values), silently.
+def test_histogram_refuses_rows_with_more_fields_than_the_header(tmp_path, capsys):
+    data = tmp_path / "trailing.csv"
+    data.write_text("g,h\nx,1,\ny,2,\n")
+    keys = tmp_path / "keys.csv"
+    keys.write_text("g\nx\ny\n")
+    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "g", "--keys", str(keys), "--no-plot",
+                          "--out", str(tmp_path / "out"))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"sharpdp histogram: error: --csv: {data}: the first data row has more fields than the "
+                          "header"), err
+    assert not (tmp_path / "out" / "histogram_release.csv").exists()
+
+
+def test_histogram_refuses_a_key_file_with_trailing_commas(tmp_path, capsys):
+    data = tmp_path / "rows.csv"
+    data.write_text("g\nx\ny\n")
+    keys = tmp_path / "keys.csv"
+    keys.write_text("g\nx,\ny,\n")  # read as index 'x', 'y' and an all-empty g: the old error blamed blank keys
+    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "g", "--keys", str(keys), "--no-plot",
+                          "--out", str(tmp_path / "out"))
+    assert code == 2 and out == ""
+    assert err.startswith(f"sharpdp histogram: error: --keys: {keys}: the first data row has more fields"), err
+
+
+def test_histogram_well_formed_csv_keeps_its_columns(tmp_path, capsys):
+    data = tmp_path / "rows.csv"
+    data.write_text("g,h\nx,1\ny,2\nx,3\n")
+    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "g", "--keys-from-data", "--no-plot",
+                          "--out", str(tmp_path / "out"), "--json", "--seed", "1")
+    assert code == 0, err
+    released = (tmp_path / "out" / "histogram_release.csv").read_text().splitlines()
+    assert released[0] == "group,g,released" and [r.split(",")[0] for r in released[1:]] == ["x", "y"]

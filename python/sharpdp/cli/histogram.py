@@ -113,12 +113,18 @@ def _read_keys_csv(path: str, flag: str, usecols=None, skip_blank_lines: bool = 
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: file not found: {path}")
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols,
-                           skip_blank_lines=skip_blank_lines)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols,
+                            skip_blank_lines=skip_blank_lines)
     except ValueError as exc:  # usecols naming absent columns, bad dtype
         raise ValueError(f"{flag}: cannot read {path}: {str(exc).splitlines()[0]}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
         raise ValueError(f"{flag}: cannot parse {path}: {str(exc).splitlines()[0]}") from None
+    if not isinstance(frame.index, pd.RangeIndex):
+        # pandas takes the first field(s) of every row as an index when the first data row has more
+        # fields than the header (a trailing comma on each line): every column would be shifted by one
+        raise ValueError(f"{flag}: {path}: the first data row has more fields than the header (a trailing "
+                         "comma?), so every column would be shifted; give each row one field per header column")
+    return frame
 
 
 def _load_rows(path: str | None, by: list[str]):
