@@ -115,3 +115,12 @@ def test_histogram_well_formed_csv_keeps_its_columns(tmp_path, capsys):
     assert code == 0, err
     released = (tmp_path / "out" / "histogram_release.csv").read_text().splitlines()
     assert released[0] == "group,g,released" and [r.split(",")[0] for r in released[1:]] == ["x", "y"]
+
+
+# 4. "1 values clipped" in the text output of sharpdp mean.
+def test_mean_text_says_one_value_clipped(tmp_path, capsys):
+    f = tmp_path / "one.csv"
+    f.write_text("a\n" + "".join(f"{i % 4}\n" for i in range(40)) + "9\n")  # only the 9 lies outside [0, 5]
+    code, out, err = _run(capsys, "mean", "--csv", str(f), "--bounds", "0:5", "--seed", "3")
+    assert code == 0, err
+    assert "; 1 value clipped (analyst only, not private)" in out, out

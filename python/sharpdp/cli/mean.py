@@ -338,7 +338,7 @@ def format_text(r: dict[str, Any]) -> str:
         f"n, d       : {_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant certifies "
         f"the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values dropped: analyst only, "
         "not private)",
-        f"bounds     : {r['bounds_source']}; {a['values_clipped']} values clipped (analyst only, not private)",
+        f"bounds     : {r['bounds_source']}; {_count(a['values_clipped'], 'value')} clipped (analyst only, not private)",
         *(["             data min/max (analyst only, not private): "
            + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"]))] if from_data else []),
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
