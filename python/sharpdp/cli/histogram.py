@@ -113,12 +113,18 @@ def _read_keys_csv(path: str, flag: str, usecols=None, skip_blank_lines: bool = 
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: file not found: {path}")
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols,
-                           skip_blank_lines=skip_blank_lines)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols,
+                            skip_blank_lines=skip_blank_lines)
     except ValueError as exc:  # usecols naming absent columns, bad dtype
         raise ValueError(f"{flag}: cannot read {path}: {str(exc).splitlines()[0]}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
         raise ValueError(f"{flag}: cannot parse {path}: {str(exc).splitlines()[0]}") from None
+    if not isinstance(frame.index, pd.RangeIndex):
+        # pandas takes the first field(s) of every row as an index when the first data row has more
+        # fields than the header (a trailing comma on each line): every column would be shifted by one
+        raise ValueError(f"{flag}: {path}: the first data row has more fields than the header (a trailing "
+                         "comma?), so every column would be shifted; give each row one field per header column")
+    return frame
 
 
 def _load_rows(path: str | None, by: list[str]):
@@ -268,6 +274,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         _warn(warnings, f"{info['rows_dropped_outside_domain']} row(s) with {info['keys_outside_domain']} "
                         "distinct key(s) outside the public key domain were dropped (counts only, keys not listed; "
                         "analyst only, not private)")
+        if info["rows_dropped_outside_domain"] == info["rows"] - info["rows_dropped_missing_key"]:
+            _warn(warnings, "no row has a key in the key domain, so every released group is empty: keys are "
+                            "compared as text, exactly as written (1 and 1.0, ATL and atl, ' ATL' and ATL differ); "
+                            "check that --keys writes them as the data does (analyst only, not private)")
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
     guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
@@ -507,7 +517,8 @@ def format_text(result: dict[str, Any]) -> str:
             lines.append(f"plot: {result['png']}")
         return "\n".join(lines)
     a = result["analyst_only_not_private"]
-    lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {result['groups']} groups released; "
+    groups = f"{result['groups']} group" + ("" if result["groups"] == 1 else "s")
+    lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {groups} released; "
              f"key domain {result['key_domain']}",
              f"rows (analyst only, not private): {a['rows']} read, {a['rows_dropped_missing_key']} dropped "
              f"for a missing key value, {a['rows_dropped_outside_domain']} dropped with "

@@ -208,10 +208,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
     try:
         table = datasets.load_table(args.csv, columns)
-        n, d = table.data.shape
-        bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
     except ValueError as exc:
         raise option_error(exc, _OPTIONS) from None
+    n, d = table.data.shape
+    bounds = None if args.bounds is None else _parse_bounds(args, table.columns)
     warnings: list[str] = []
     choice = bounds_choice(args, table.columns)  # a bad --csv or --columns is reported before this
     if choice == "public":
@@ -296,6 +296,28 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _parse_bounds(args: argparse.Namespace, columns) -> Any:
+    """``--bounds`` as an array of shape (d, 2); a count that does not match names the columns in use.
+
+    With ``--csv`` and no ``--columns`` the mean is over the file's numeric columns only, so a
+    newcomer who counts every column of the file gets told which ones were taken.
+    """
+    from sharpdp.apps import datasets
+    from sharpdp.cli import CliError, option_error
+
+    given = len(str(args.bounds).split(","))
+    if given != len(columns):
+        shown = ", ".join(columns[:12]) + (f", ... ({len(columns)} columns)" if len(columns) > 12 else "")
+        skipped = ("; without --columns a CSV's numeric columns are used, its other columns are skipped"
+                   if args.csv is not None and args.columns is None else "")
+        raise CliError(f"--bounds: expected {_count(len(columns), 'lo:hi pair')}, one per column of the mean in "
+                       f"order ({shown}){skipped}; got {given}")
+    try:
+        return datasets.parse_bounds(args.bounds, len(columns))
+    except ValueError as exc:
+        raise option_error(exc, _OPTIONS) from None
+
+
 def _count(k: int, noun: str) -> str:
     """``"1 row"``, ``"2 rows"``."""
     return f"{k} {noun}" + ("" if k == 1 else "s")
@@ -316,7 +338,7 @@ def format_text(r: dict[str, Any]) -> str:
         f"n, d       : {_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant certifies "
         f"the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values dropped: analyst only, "
         "not private)",
-        f"bounds     : {r['bounds_source']}; {a['values_clipped']} values clipped (analyst only, not private)",
+        f"bounds     : {r['bounds_source']}; {_count(a['values_clipped'], 'value')} clipped (analyst only, not private)",
         *(["             data min/max (analyst only, not private): "
            + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"]))] if from_data else []),
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
