@@ -124,3 +124,14 @@ def test_mean_text_says_one_value_clipped(tmp_path, capsys):
     code, out, err = _run(capsys, "mean", "--csv", str(f), "--bounds", "0:5", "--seed", "3")
     assert code == 0, err
     assert "; 1 value clipped (analyst only, not private)" in out, out
+
+
+def test_mean_csv_row_with_more_fields_than_the_header_is_refused(tmp_path, capsys):
+    """An unquoted "1,000" makes a row one field longer than the header: pandas would take the first
+    data row's extra field as an index (shifting every column), or drop it with usecols (1,000 -> 1)."""
+    for body in ("a,b\n1,000,2\n3,4\n", "a,b\n1,2\n3,000,4\n5,6\n"):
+        f = tmp_path / "shift.csv"
+        f.write_text(body)
+        code, out, err = _run(capsys, "mean", "--csv", str(f), "--bounds", "0:5,0:5")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert "malformed CSV" in err, err

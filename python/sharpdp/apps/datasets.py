@@ -130,7 +130,11 @@ def load_table(csv: str | None = None, columns=None) -> Table:
         if missing:
             raise ValueError(f"columns: no column {missing[0]!r} in {source} "
                              f"(available: {', '.join(map(str, header.columns))})")
-    frame = _read_csv(path, usecols=wanted)
+    # a user's file is read whole: with usecols pandas would drop a row's extra fields silently
+    # (an unquoted "1,000" would become 1); the built-in table is trusted and read by columns
+    frame = _read_csv(path, usecols=wanted if csv is None else None)
+    if csv is not None and wanted is not None:
+        frame = frame[wanted]
     if len(frame) == 0:
         raise ValueError(f"csv: no data rows in {source} (empty data)")
     if wanted is None:
@@ -155,8 +159,17 @@ def _read_csv(path: str, **kwargs):
     """pandas.read_csv with its failures turned into one-line ValueErrors naming ``csv``."""
     import pandas as pd
 
+    import warnings
+
     try:
-        return pd.read_csv(path, **kwargs)
+        with warnings.catch_warnings():
+            # index_col=False: a first data row with more fields than the header is not taken as
+            # an index (which would shift every column); pandas warns instead, made an error here
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(path, index_col=False, **kwargs)
+    except pd.errors.ParserWarning:
+        raise ValueError(f"csv: malformed CSV in {path}: a data row has more fields than the header "
+                         "(an unquoted comma, or a trailing comma on each line?)") from None
     except FileNotFoundError:
         raise ValueError(f"csv: file not found: {path}") from None
     except IsADirectoryError:
