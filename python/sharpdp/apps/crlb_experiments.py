@@ -247,8 +247,17 @@ MECHANISMS_5_1 = ("gaussian", "laplace_data", "laplace_output", "cauchy_data", "
                   "multiplicative_data", "quantization_output")
 
 
+def _bar(items: Any, desc: str, progress: bool | None, total: int | None = None) -> Any:
+    """A progress bar on stderr over ``items`` (or, with ``items=None``, advanced by hand with
+    ``update(1)`` up to ``total``): shown after 1 s unless ``progress`` is False."""
+    from sharpdp._progress import progress_bar
+
+    return progress_bar(items, total=len(items) if total is None else total, desc=desc, delay=1.0,
+                        disable=progress is False)
+
+
 def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: float = 0.2, m: int = 10,
-                         rng: Any = None) -> dict[str, Any]:
+                         rng: Any = None, progress: bool | None = None) -> dict[str, Any]:
     """Section 5.1: MSE of mechanisms satisfying ``I_z(y) <= s I_m`` vs the PPCRLB.
 
     Setting of the paper: ``theta = (0.63, 0.81, -0.75, 0.83, 0.26)``, ``H``
@@ -292,6 +301,8 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
     m : int
         Number of measurements (paper: 10).
     rng : numpy.random.Generator, int, SeedSequence or None
+    progress : bool or None
+        A progress bar on stderr once the run takes more than 1 s (None, True), or never (False).
 
     Returns
     -------
@@ -315,7 +326,7 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
     mse = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
     se = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
     bound = np.empty(s_vals.size)
-    for j, s in enumerate(s_vals):
+    for j, s in enumerate(_bar(s_vals, "PPCRLB 5.1 (values of s)", progress)):
         S = s * np.eye(m)
         bound[j] = np.trace(ppcrlb(H, S, Sw))
         y = THETA_5_1 @ H.T + sig * g.standard_normal((R, m))
@@ -461,7 +472,7 @@ def _binary_probit(y: np.ndarray, H: np.ndarray, sig: float, tau: float, C: floa
 
 
 def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetitions: int = 10,
-                             rng: Any = None) -> dict[str, Any]:
+                             rng: Any = None, progress: bool | None = None) -> dict[str, Any]:
     """Section 5.2: Algorithm 3 on the diabetes data, bound vs empirical MSE.
 
     The 442 records are split at random into ``blocks * block_size``
@@ -484,7 +495,8 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
     (Algorithms 2-3 of the paper initialise at an invertible ``PI_k0``; the Laplace + RLS
     comparison uses the same rule on ``sum H_k H_k^T``). ``k0`` varies by block: when the first
     records of a block are collinear (for instance, all share the binary ``sex`` value, so that
-    column equals the intercept), the start is later. The curves average over blocks, so they
+    column equals the intercept), the start is later. ``progress``: a bar on stderr once the run
+    takes more than 1 s (None, True), or never (False). The curves average over blocks, so they
     start at the latest ``k0`` over the blocks (reported as ``k0``; before it some block has no
     estimate and an infinite bound).
 
@@ -532,6 +544,7 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
     sum_b, sum_e = np.zeros(L), np.zeros((B, L))  # sum_e per block: blocks are the independent units
     sum_bi, sum_ei, sum_l, sum_q = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
     k0s: list[int] = []  # first invertible step of every estimator in every block
+    runs = _bar(None, "PPCRLB 5.2 (runs: blocks x repetitions)", progress, total=B * Rp)
     for blk in range(B):
         idx = exp_idx[blk * L:(blk + 1) * L]
         y, H = y_all[idx], H_all[idx]
@@ -555,6 +568,8 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
             sum_l += np.nansum((lap - theta) ** 2, axis=1)
             q = _binary_probit(y, H, math.sqrt(sigma2), tau, C, g, np.r_[C, np.zeros(n - 1)], 1e-2)
             sum_q += np.sum((q - theta) ** 2, axis=1)
+            runs.update(1)
+    runs.close()
     # the curves average over blocks, so they start where every block has its estimates (the
     # latest first invertible step); before it the bound is infinite for some block
     k0 = max(k0s)
@@ -585,7 +600,7 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
 
 
 def laplacian_measurements(*, K_grid: Any = (50, 100, 200, 500, 1000), trials: int = 300, theta: float = 0.53,
-                           rng: Any = None) -> dict[str, Any]:
+                           rng: Any = None, progress: bool | None = None) -> dict[str, Any]:
     """Section 5.3: mean estimation under Laplace noise (variance 1), ``trace I_z / K -> 1``.
 
     ``y_k = theta + w_k``, ``w_k ~ Laplace(0, 1/sqrt 2)``; trace budget
@@ -596,7 +611,8 @@ def laplacian_measurements(*, K_grid: Any = (50, 100, 200, 500, 1000), trials: i
     ``1/(2K)`` and the privacy-preserving bound ``1/(2K) + 1/K^2`` (Corollary
     19's first inequality with ``trace I_z = K``). ``ml_trace_ratio`` reports the
     realised ``trace I_z / s_K`` of (21), which for the median is ``K`` (the
-    trace constraint holds only in the paper's asymptotic sense).
+    trace constraint holds only in the paper's asymptotic sense). ``progress``: a bar on stderr once
+    the run takes more than 1 s (None, True), or never (False).
 
     Returns
     -------
@@ -610,7 +626,7 @@ def laplacian_measurements(*, K_grid: Any = (50, 100, 200, 500, 1000), trials: i
     g = as_generator(rng)
     b = 1 / math.sqrt(2)
     out = {name: np.empty(Ks.size) for name in ("ml", "avg_gaussian", "avg_laplace", "ml_trace_ratio")}
-    for j, K in enumerate(Ks):
+    for j, K in enumerate(_bar(Ks, "PPCRLB 5.3 (values of K)", progress)):
         H = np.ones((K, 1))
         sq = {"ml": [], "avg_gaussian": [], "avg_laplace": []}
         ratio = []
