@@ -87,7 +87,7 @@ def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
     if exponent(a) >= need:
         return a - 1
     step = max(1, int(math.sqrt(2.0 * need * m * pi * pi_c)))
-    # krr7: Newton's method on the real k from the normal guess, then the answer checked by its
+    # Newton's method on the real k from the normal guess, then the answer checked by its
     # definition (exponent(c) >= need > exponent(c - 1) for c = b; exponent increases above the mean,
     # so c is the bisection's b); anything else falls back to the bisection below
     k = float(a + step)
