@@ -39,8 +39,8 @@ MAX_START = 1024
 #: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
 _WITNESS_EVALS = 64
 #: Fraction of a range's estimated margin below the target that BranchAndBound.split_size spends
-#: (the rest absorbs the estimate's error; only the number of evaluations depends on it).
-_SPARE = 0.93
+#: (the rest absorbs the estimate's error; only the number of evaluations depends on it: §4.15).
+_SPARE = 0.99
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
@@ -59,6 +59,21 @@ def decision_levels(target: float) -> tuple[float, ...]:
     if not target > 0:
         return FAST_TAIL_LEVELS
     first = float(min(max(math.ceil(math.log(4e6) - math.log(target)), 20), 40))
+    return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
+
+
+#: Truncation charge, relative to the target, of the first level of a *range* in a decision (§4.15):
+#: a range's upper value only has to fall below the target, whose margin is some 1e-3 relative.
+RANGE_CHARGE = 1e-4
+
+
+def range_levels(target: float) -> tuple[float, ...]:
+    """:func:`decision_levels` for the ranges of a decision: the first level L0 = ceil(log(4 /
+    (RANGE_CHARGE target))) nats (20-40: 25 at the target 1e-6), shorter windows (docs/sharp_krr.md §4.15)
+    where the charge 4 e^-L0 a stays below RANGE_CHARGE of the target; every level is certified."""
+    if not target > 0:
+        return FAST_TAIL_LEVELS
+    first = float(min(max(math.ceil(math.log(4.0 / RANGE_CHARGE) - math.log(target)), 20), 40))
     return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
 
 
@@ -190,7 +205,8 @@ class OneClass(RR):
         self.evaluations += 1
         if self.bar is not None:
             self.bar.update(1)
-        for nats in (FAST_TAIL_LEVELS if target is None else decision_levels(target)):
+        levels = FAST_TAIL_LEVELS if target is None else (range_levels if mix else decision_levels)(target)
+        for nats in levels:
             pop, extra = npop - mix, 0.0
             if mix > 0:
                 k1 = self._mix_edge(mix, nats)  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
@@ -205,6 +221,8 @@ class OneClass(RR):
             decided = target is not None and (up <= target or lo > target)
             if decided or (charge <= 1e-6 * up and nats >= FAST_TAIL_LEVELS[0]):
                 break  # (a shallower decision level that does not decide goes on at FAST_TAIL_LEVELS)
+            if mix and target is not None and up - 4.0 * charge > target:
+                break  # a deeper level would not bring this range below the target (§4.15; only cost)
             if nats >= _COMPILED_MAX_NATS and npop > DEEP_N and up <= DEEP_STOP:
                 break
         return lo, up
@@ -458,7 +476,7 @@ class BranchAndBound:
         just above the target, docs/sharp_krr.md §4.11)."""
         import heapq
 
-        self.edge_nats = decision_levels(target)[0]
+        self.edge_nats = range_levels(target)[0]
         s = self._start(eps, target, target)
         heap: list[tuple[float, int, int]] = []
         evals = 0
@@ -568,4 +586,4 @@ class BranchAndBound:
 
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass",
-           "decision_levels", "upper_edge"]
+           "decision_levels", "range_levels", "upper_edge"]
