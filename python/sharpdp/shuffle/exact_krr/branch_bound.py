@@ -195,7 +195,8 @@ class OneClass(RR):
                 mix: int = 0) -> tuple[float, float]:
         """(lower, upper) of delta_j(eps), class j of a population of npop users, 0 <= eps < eps0:
         at the first tail level whose truncation charge is below 1e-6 of the upper value, or that
-        decides upper <= target or lower > target.
+        decides upper <= target or lower > target (levels: decision_levels, or range_levels for a
+        range with a target, which also stops where a deeper level would not decide, §4.15).
 
         ``mix`` > 0: ``upper`` bounds every class j' in [j, j + mix] of the population npop (the
         range bound of docs/sharp_krr.md §2.3: class j of the population npop - k1 plus
