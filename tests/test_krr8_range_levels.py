@@ -21,19 +21,25 @@ TARGETS = (0.5, 1e-3, 1e-6, 1e-9, 1.7e-11, 1e-12, 1e-30, 5e-324)
 
 
 def test_range_levels_charge_at_most_range_charge_of_the_target():
-    """First level L0: 4 e^-L0 <= RANGE_CHARGE target (a <= 1) unless clamped at 20 or 40; never deeper
-    than decision_levels' first level; then the levels of an evaluation without a target."""
-    assert bb.RANGE_CHARGE == 1e-4
-    for target in TARGETS:
-        levels = bb.range_levels(target)
-        assert levels[-4:] == bb.FAST_TAIL_LEVELS and 20.0 <= levels[0] <= 40.0
-        assert levels[0] <= bb.decision_levels(target)[0]
-        if levels[0] < 40.0:
-            assert 4 * math.exp(-levels[0]) <= bb.RANGE_CHARGE * target or levels[0] == 20.0
-            assert levels[0] == 20.0 or 4 * math.exp(-(levels[0] - 1)) > bb.RANGE_CHARGE * target  # the smallest
-        else:
-            assert 4 * math.exp(-39.0) > bb.RANGE_CHARGE * target
-    assert bb.range_levels(1e-6)[0] == 25.0
+    """First level L0: 4 e^-L0 <= RANGE_CHARGE xtol target (a <= 1) unless clamped at 20, 40 or at
+    decision_levels' first level (never deeper); then the levels of an evaluation without a target."""
+    assert bb.RANGE_CHARGE == 0.1
+    for xtol in (0.5, 1e-2, 1e-3, 1e-4, 1e-6, 1e-9):
+        for target in TARGETS:
+            levels = bb.range_levels(target, xtol)
+            first_d = bb.decision_levels(target)[0]
+            assert levels[-4:] == bb.FAST_TAIL_LEVELS and 20.0 <= levels[0] <= 40.0
+            assert levels[0] <= first_d
+            charge = bb.RANGE_CHARGE * xtol * target
+            if levels[0] < min(40.0, first_d):
+                assert 4 * math.exp(-levels[0]) <= charge or levels[0] == 20.0
+                assert levels[0] == 20.0 or 4 * math.exp(-(levels[0] - 1)) > charge  # the smallest such
+            elif levels[0] == first_d < 40.0:
+                assert 4 * math.exp(-levels[0]) <= 1e-6 * target or levels[0] == 20.0  # decision_levels' own
+            else:
+                assert 4 * math.exp(-39.0) > charge
+    assert bb.range_levels(1e-6)[0] == bb.range_levels(1e-6, 1e-3)[0] == 25.0
+    assert bb.range_levels(1e-6, 1e-6) == bb.decision_levels(1e-6)  # small xtol: the decision's levels
     assert bb.range_levels(0.0) == bb.FAST_TAIL_LEVELS
 
 
@@ -114,3 +120,20 @@ def test_get_epsilon_large_n_against_the_all_equal_lower_bound(n, eps0):
     eps = ExactShuffleAccountant(RandomizedResponse(2, eps0), n).get_epsilon(1e-6)
     assert all_equal_delta_bounds(eps0, n, eps)[0] <= 1e-6
     assert all_equal_delta_bounds(eps0, n, eps / (1 + 2e-3))[0] > 1e-6
+
+
+@pytest.mark.parametrize("xtol, first", [(1e-3, 25.0), (1e-6, 30.0)])
+def test_get_epsilon_ranges_start_at_the_level_of_its_xtol(monkeypatch, xtol, first):
+    """get_epsilon passes its xtol to the ranges' first level (at xtol 1e-6 the charge of 1e-4 of the
+    target would exceed the decision's margin, ~3e-6: the ranges then start at decision_levels')."""
+    firsts: set[float] = set()
+    real = bb.OneClass.bracket
+
+    def spy(self, eps, npop, j, target=None, mix=0):
+        if mix and target is not None:
+            firsts.add((bb.range_levels(target, self.xtol))[0])
+        return real(self, eps, npop, j, target, mix)
+
+    monkeypatch.setattr(bb.OneClass, "bracket", spy)
+    ExactShuffleAccountant(RandomizedResponse(2, 1.0), 5001).get_epsilon(1e-6, xtol=xtol)
+    assert firsts == {first}

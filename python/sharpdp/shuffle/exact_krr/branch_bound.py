@@ -63,18 +63,21 @@ def decision_levels(target: float) -> tuple[float, ...]:
     return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
 
 
-#: Truncation charge, relative to the target, of the first level of a *range* in a decision (§4.15):
-#: a range's upper value only has to fall below the target, whose margin is some 1e-3 relative.
-RANGE_CHARGE = 1e-4
+#: Truncation charge of the first level of a *range* in a decision, relative to the target and to
+#: get_epsilon's xtol (§4.15): a range's upper value only has to fall below the target, whose margin
+#: is about |d log delta / d log eps| xtol >= ~3 xtol relative (1e-4 of the target at xtol = 1e-3).
+RANGE_CHARGE = 0.1
 
 
-def range_levels(target: float) -> tuple[float, ...]:
-    """:func:`decision_levels` for the ranges of a decision: the first level L0 = ceil(log(4 /
-    (RANGE_CHARGE target))) nats (20-40: 25 at the target 1e-6), shorter windows (docs/sharp_krr.md §4.15)
-    where the charge 4 e^-L0 a stays below RANGE_CHARGE of the target; every level is certified."""
+def range_levels(target: float, xtol: float = 1e-3) -> tuple[float, ...]:
+    """:func:`decision_levels` for the ranges of a decision at get_epsilon's xtol: the first level
+    L0 = ceil(log(4 / (RANGE_CHARGE xtol target))) nats (20-40: 25 at the target 1e-6 and xtol 1e-3),
+    never deeper than decision_levels' first, so shorter windows (docs/sharp_krr.md §4.15) where the
+    charge 4 e^-L0 a stays below RANGE_CHARGE xtol of the target; every level is certified."""
     if not target > 0:
         return FAST_TAIL_LEVELS
-    first = float(min(max(math.ceil(math.log(4.0 / RANGE_CHARGE) - math.log(target)), 20), 40))
+    first = float(min(max(math.ceil(math.log(4.0 / (RANGE_CHARGE * xtol)) - math.log(target)), 20), 40))
+    first = min(first, decision_levels(target)[0])
     return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
 
 
@@ -161,6 +164,7 @@ class OneClass(RR):
         self._conv = -math.expm1(-self.epsilon0)  # 1 - q/p
         self._conv_c = math.exp(-self.epsilon0)  # q/p
         self._edges: dict[tuple[int, float], int] = {}
+        self.xtol = 1e-3  # get_epsilon's xtol, set by it: the ranges' first level (range_levels, §4.15)
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -207,7 +211,8 @@ class OneClass(RR):
         self.evaluations += 1
         if self.bar is not None:
             self.bar.update(1)
-        levels = FAST_TAIL_LEVELS if target is None else (range_levels if mix else decision_levels)(target)
+        levels = (FAST_TAIL_LEVELS if target is None else
+                  range_levels(target, self.xtol) if mix else decision_levels(target))
         for nats in levels:
             pop, extra = npop - mix, 0.0
             if mix > 0:
@@ -478,7 +483,7 @@ class BranchAndBound:
         just above the target, docs/sharp_krr.md §4.11)."""
         import heapq
 
-        self.edge_nats = range_levels(target)[0]
+        self.edge_nats = range_levels(target, self.one.xtol)[0]
         s = self._start(eps, target, target)
         heap: list[tuple[float, int, int]] = []
         evals = 0
