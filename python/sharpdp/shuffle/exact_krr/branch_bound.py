@@ -165,6 +165,7 @@ class OneClass(RR):
         self._conv_c = math.exp(-self.epsilon0)  # q/p
         self._edges: dict[tuple[int, float], int] = {}
         self.xtol = 1e-3  # get_epsilon's xtol, set by it: the ranges' first level (range_levels, §4.15)
+        self._levels: dict[tuple[float | None, float, bool], tuple[float, ...]] = {}
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -211,8 +212,11 @@ class OneClass(RR):
         self.evaluations += 1
         if self.bar is not None:
             self.bar.update(1)
-        levels = (FAST_TAIL_LEVELS if target is None else
-                  range_levels(target, self.xtol) if mix else decision_levels(target))
+        key = (target, self.xtol, mix > 0)  # (the levels of a call are remembered: a decision asks often)
+        levels = FAST_TAIL_LEVELS if target is None else self._levels.get(key)
+        if levels is None:
+            self._levels = {} if len(self._levels) > 999 else self._levels
+            levels = self._levels[key] = range_levels(target or 0.0, self.xtol) if mix else decision_levels(target or 0.0)
         for nats in levels:
             pop, extra = npop - mix, 0.0
             if mix > 0:
