@@ -29,7 +29,7 @@ constexpr double kMaxNats = 300.0;             // deepest tail level served here
 // The hot functions are also compiled for AVX2 (four-lane vectors; no FMA, so no contraction of a
 // product and a sum into one rounding), chosen at load time where the CPU has it (GCC, x86-64 Linux).
 // Vectorisation does not reorder a floating-point sum (no -ffast-math), so both versions compute the
-// same doubles (krr7, §4.12).
+// same doubles (§4.12).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(SHARPDP_KRR_NO_CLONES)
 #define SHARPDP_KRR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
@@ -75,7 +75,7 @@ using PmfVector = std::vector<double, NoInitAllocator<double>>;
 
 struct Window {
   std::int64_t lo = 0;
-  PmfVector pmf;     // unnormalised: the pmf is pmf[i] * scale (krr7, §4.12)
+  PmfVector pmf;     // unnormalised: the pmf is pmf[i] * scale (§4.12)
   double scale = 1.0;
   double rel = 0.0;
 };
@@ -151,7 +151,7 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
   const double md = static_cast<double>(m);
   // The ratios pmf(k)/pmf(k - 1) = ((m - k + 1)/k) rho (k > k0) and pmf(k - 1)/pmf(k) =
   // (k/(m - k + 1)) rho_inv (lo < k <= k0), rho_inv = exp(-log_odds) = 1/rho within kUlpCall like rho
-  // (krr7: a product where a quotient by rho stood, one rounding each), two per division inside the
+  // (a product where a quotient by rho would stand, one rounding each), two per division inside the
   // groups below, one division each in the last steps. Two ratios from one division (the division is
   // the costly operation): x1/y1 = (x1 y2) (1/(y1 y2)), x2/y2 = (x2 y1) (1/(y1 y2)), then the product
   // with rho or rho_inv: five roundings per ratio (y1 y2, the reciprocal, x y, the product with it,
@@ -165,7 +165,7 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
   // integers below 2^53 are exact in double: kd counts k
   auto up_ratio = [&](double kd) { return ((md - kd + 1.0) / kd) * rho; };
   auto down_ratio = [&](double kd) { return (kd / (md - kd + 1.0)) * rho_inv; };
-  // The groups are formed in blocks of kBlockGroups (krr7): first the block's ratios (independent of
+  // The groups are formed in blocks of kBlockGroups: first the block's ratios (independent of
   // one another, so the loop vectorises: two-lane divisions), then its running products (the one
   // dependency chain); only the schedule differs from forming each ratio inside the product loop.
   constexpr std::int64_t kBlockGroups = 128;
@@ -252,7 +252,7 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
   }
   v[k0 - lo] = 1.0;
   const double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  // one reciprocal (charged below) instead of a division. krr7: the entries are not multiplied by it
+  // one reciprocal (charged below) instead of a division. The entries are not multiplied by it
   // (a pass over the window); the window's pmf is the entries times scale, and the consumer multiplies
   // each value by the product of its two windows' scales (§4.12: two roundings per value where the
   // product in each window had one per entry, charged below as before).
@@ -483,7 +483,7 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
   // U_win(kb .. kb + kPass - 1), kPass = 4, in one pass over A (four dot products sharing the loads of
   // A[i] and of the overlapping B[k - i]; each value is still a positive sum of its own products, whose
   // bound does not depend on the order, §4.3), remembered like U's values. Only values not yet
-  // remembered are stored (a remembered value keeps its double). krr7: four interleaved partial sums
+  // remembered are stored (a remembered value keeps its double). Four interleaved partial sums
   // per value (i mod 4), so the additions form sixteen short chains instead of four long ones.
   constexpr std::int64_t kPass = 4;
   auto Upass = [&](std::int64_t kb) {

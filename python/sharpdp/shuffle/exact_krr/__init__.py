@@ -361,6 +361,7 @@ class ExactShuffleAccountant:
         cand = sorted({0, N, N // 2})  # the all-equal classes and the middle one (often the maximum)
         max_evals = 200_000
         start = bb.one.evaluations
+        bb.one.xtol = xtol  # the decisions' ranges start at a level charging <= 0.1 xtol (§4.15)
         min_step = xtol * e0 * 2.0**-20
         # per decision: a share of the budget (an undecided point is followed by a higher one), but
         # enough for every range of the search tree at small n (<= 2n + the first partition)

@@ -39,7 +39,8 @@ MAX_START = 1024
 #: target, for a larger one (a class near the maximum: fewer rounds of get_epsilon).
 _WITNESS_EVALS = 64
 #: Fraction of a range's estimated margin below the target that BranchAndBound.split_size spends
-#: (the rest absorbs the estimate's error; only the number of evaluations depends on it).
+#: (the rest absorbs the estimate's error; only the number of evaluations depends on it. 0.97-0.99
+#: saved 2-5 % of the evaluations at n >= 1e7 but doubled them at some n <= 1e6, §4.15).
 _SPARE = 0.93
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
@@ -59,6 +60,24 @@ def decision_levels(target: float) -> tuple[float, ...]:
     if not target > 0:
         return FAST_TAIL_LEVELS
     first = float(min(max(math.ceil(math.log(4e6) - math.log(target)), 20), 40))
+    return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
+
+
+#: Truncation charge of the first level of a *range* in a decision, relative to the target and to
+#: get_epsilon's xtol (§4.15): a range's upper value only has to fall below the target, whose margin
+#: is about |d log delta / d log eps| xtol >= ~3 xtol relative (1e-4 of the target at xtol = 1e-3).
+RANGE_CHARGE = 0.1
+
+
+def range_levels(target: float, xtol: float = 1e-3) -> tuple[float, ...]:
+    """:func:`decision_levels` for the ranges of a decision at get_epsilon's xtol: the first level
+    L0 = ceil(log(4 / (RANGE_CHARGE xtol target))) nats (20-40: 25 at the target 1e-6 and xtol 1e-3),
+    never deeper than decision_levels' first, so shorter windows (docs/sharp_krr.md §4.15) where the
+    charge 4 e^-L0 a stays below RANGE_CHARGE xtol of the target; every level is certified."""
+    if not target > 0:
+        return FAST_TAIL_LEVELS
+    first = float(min(max(math.ceil(math.log(4.0 / (RANGE_CHARGE * xtol)) - math.log(target)), 20), 40))
+    first = min(first, decision_levels(target)[0])
     return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
 
 
@@ -87,7 +106,7 @@ def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
     if exponent(a) >= need:
         return a - 1
     step = max(1, int(math.sqrt(2.0 * need * m * pi * pi_c)))
-    # krr7: Newton's method on the real k from the normal guess, then the answer checked by its
+    # Newton's method on the real k from the normal guess, then the answer checked by its
     # definition (exponent(c) >= need > exponent(c - 1) for c = b; exponent increases above the mean,
     # so c is the bisection's b); anything else falls back to the bisection below
     k = float(a + step)
@@ -145,6 +164,8 @@ class OneClass(RR):
         self._conv = -math.expm1(-self.epsilon0)  # 1 - q/p
         self._conv_c = math.exp(-self.epsilon0)  # q/p
         self._edges: dict[tuple[int, float], int] = {}
+        self.xtol = 1e-3  # get_epsilon's xtol, set by it: the ranges' first level (range_levels, §4.15)
+        self._levels: dict[tuple[float | None, float, bool], tuple[float, ...]] = {}
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -179,7 +200,8 @@ class OneClass(RR):
                 mix: int = 0) -> tuple[float, float]:
         """(lower, upper) of delta_j(eps), class j of a population of npop users, 0 <= eps < eps0:
         at the first tail level whose truncation charge is below 1e-6 of the upper value, or that
-        decides upper <= target or lower > target.
+        decides upper <= target or lower > target (levels: decision_levels, or range_levels for a
+        range with a target, which also stops where a deeper level would not decide, §4.15).
 
         ``mix`` > 0: ``upper`` bounds every class j' in [j, j + mix] of the population npop (the
         range bound of docs/sharp_krr.md §2.3: class j of the population npop - k1 plus
@@ -190,7 +212,12 @@ class OneClass(RR):
         self.evaluations += 1
         if self.bar is not None:
             self.bar.update(1)
-        for nats in (FAST_TAIL_LEVELS if target is None else decision_levels(target)):
+        key = (target, self.xtol, mix > 0)  # (the levels of a call are remembered: a decision asks often)
+        levels = FAST_TAIL_LEVELS if target is None else self._levels.get(key)
+        if levels is None:
+            self._levels = {} if len(self._levels) > 999 else self._levels
+            levels = self._levels[key] = range_levels(target or 0.0, self.xtol) if mix else decision_levels(target or 0.0)
+        for nats in levels:
             pop, extra = npop - mix, 0.0
             if mix > 0:
                 k1 = self._mix_edge(mix, nats)  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
@@ -205,6 +232,8 @@ class OneClass(RR):
             decided = target is not None and (up <= target or lo > target)
             if decided or (charge <= 1e-6 * up and nats >= FAST_TAIL_LEVELS[0]):
                 break  # (a shallower decision level that does not decide goes on at FAST_TAIL_LEVELS)
+            if mix and target is not None and up - 4.0 * charge > target:
+                break  # a deeper level would not bring this range below the target (§4.15; only cost)
             if nats >= _COMPILED_MAX_NATS and npop > DEEP_N and up <= DEEP_STOP:
                 break
         return lo, up
@@ -458,7 +487,7 @@ class BranchAndBound:
         just above the target, docs/sharp_krr.md §4.11)."""
         import heapq
 
-        self.edge_nats = decision_levels(target)[0]
+        self.edge_nats = range_levels(target, self.one.xtol)[0]
         s = self._start(eps, target, target)
         heap: list[tuple[float, int, int]] = []
         evals = 0
@@ -568,4 +597,4 @@ class BranchAndBound:
 
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass",
-           "decision_levels", "upper_edge"]
+           "decision_levels", "range_levels", "upper_edge"]
