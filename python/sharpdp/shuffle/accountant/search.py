@@ -153,6 +153,21 @@ def _geometric_end(above: Callable[[float], bool], x: float, lo: float, hi: floa
     return lo, hi
 
 
+def _upward_end(below: Callable[[float], bool], x: float, cap: float) -> float:
+    """The first of x, 4x, 16x, ... (below cap) where ``below`` holds, else cap: an upper end of a
+    monotone predicate true at cap, in few evaluations when x is near the switch."""
+    while 0.0 < x < cap:
+        if below(x):
+            return x
+        x *= 4.0
+    return cap
+
+
+def _two_atoms(pairs: Any) -> bool:
+    """Every law a :class:`FiniteLaw` with two atoms (binary RR under either adjacency)."""
+    return all(isinstance(law, FiniteLaw) and law.values.size == 2 for _, law in pairs)
+
+
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
     """Starting point only (asymptotics of docs/accountant.md §11, not a bound).
 
@@ -361,10 +376,15 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # closeness only saves steps (docs/accountant_atoms.md §8)
     g = _guess_epsilon(acc, delta)
     c_hi = cap
+    # two-atom laws (binary RR): the closed forms are far from the root (cap 8-300x above it, the lower
+    # values 100x below), so the first bracket is only a safe frame: the upper end in steps of 4 from
+    # the guess, and 0 as the lower end when it is certified above (docs/accountant_atoms.md §10)
+    two = _two_atoms(laws_at(min(g, cap)))
     if cap_at(cap) <= delta:
-        c_hi = _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1]
-    j_lo, j_hi = 0.0, 0.0 if not known_above_0 else c_hi
-    if known_above_0:
+        c_hi = (_upward_end(lambda e: cap_at(e) <= delta, min(g, cap), cap) if two else
+                _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1])
+    j_lo, j_hi = 0.0, 0.0 if not known_above_0 or two else c_hi
+    if known_above_0 and not two:
         j_lo, j_hi = _geometric_end(lambda e: not lower_at(e) > delta, min(g, c_hi) / 4.0, 0.0, c_hi, 4.0)
 
     def lower_near(e: float) -> float:
