@@ -282,7 +282,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 beyond_cache[e] = hit
         return hit
 
-    lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
+    lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (any margin for two atoms)
 
     def up(e: float, model: bool = False) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
@@ -319,7 +319,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return u  # (a single law's value: not stored as the maximum)
         if model and len(vals) == len(items) > 1:
             top2 = sorted(vals.values())[-2:]
-            if top2[1] >= 1.1 * top2[0]:
+            # (two-atom laws: the larger law at once, docs/accountant_atoms.md §10; a model only)
+            if top2[1] >= (1.0 if _two_atoms(laws_at(e)) else 1.1) * top2[0]:
                 lead.append(max(vals, key=lambda i: vals[i]))
         if len(up_cache) < 512:
             up_cache[e] = u
