@@ -282,7 +282,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 beyond_cache[e] = hit
         return hit
 
-    lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (any margin for two atoms)
+    lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
 
     def up(e: float, model: bool = False) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
@@ -299,8 +299,13 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # below the maximum so far cannot change it, and one whose cap is far below delta or
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
+        pairs = laws_at(e)
+        if model and not lead and len(pairs) > 1 and _two_atoms(pairs):
+            # two-atom laws: the law of largest cap is the largest at every cell measured
+            # (docs/accountant_atoms.md §10); the model follows it alone from the first point
+            lead.append(max(range(len(pairs)), key=lambda i: trivial_cap(pairs[i][1])))
         items = []
-        for i, (gamma, law) in enumerate(laws_at(e)):
+        for i, (gamma, law) in enumerate(pairs):
             if model and lead and i != lead[0]:
                 continue
             items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law, i))
@@ -319,8 +324,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return u  # (a single law's value: not stored as the maximum)
         if model and len(vals) == len(items) > 1:
             top2 = sorted(vals.values())[-2:]
-            # (two-atom laws: the larger law at once, docs/accountant_atoms.md §10; a model only)
-            if top2[1] >= (1.0 if _two_atoms(laws_at(e)) else 1.1) * top2[0]:
+            if top2[1] >= 1.1 * top2[0]:
                 lead.append(max(vals, key=lambda i: vals[i]))
         if len(up_cache) < 512:
             up_cache[e] = u
