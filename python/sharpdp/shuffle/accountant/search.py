@@ -154,13 +154,16 @@ def _geometric_end(above: Callable[[float], bool], x: float, lo: float, hi: floa
 
 
 def _upward_end(below: Callable[[float], bool], x: float, cap: float) -> float:
-    """The first of x, 4x, 16x, ... (below cap) where ``below`` holds, else cap: an upper end of a
-    monotone predicate true at cap, in few evaluations when x is near the switch."""
-    while 0.0 < x < cap:
+    """The first of x, 4x, ..., 4^7 x (below cap) where ``below`` holds, else cap: an upper end of a
+    monotone predicate true at cap, in few evaluations when x is near the switch (past 4^7 x, the
+    geometric bisection of :func:`_geometric_end` from the last point where it failed)."""
+    for _ in range(8):
+        if not 0.0 < x < cap:
+            return cap
         if below(x):
             return x
         x *= 4.0
-    return cap
+    return _geometric_end(below, x, x / 4.0, cap, 1.25)[1]
 
 
 def _two_atoms(pairs: Any) -> bool:
