@@ -1,6 +1,7 @@
 """Binary RR get_epsilon after the search changes of docs/accountant_atoms.md §10 (the first bracket
 of two-atom laws in steps of 4 from the guess with 0 as its certified lower end, phase 1 following
-the law of largest cap alone, mstar's scan built in one step below 100): every answer certified
+the law of largest cap alone and stopping once its model root is within 2 % of its last point,
+mstar's scan built in one step below 100): every answer certified
 (get_delta of a fresh accountant at most delta; the exact blanket divergence, summed over the
 trinomial counts, at most delta) and tight (the exact value exceeds delta 0.3 % below it), and the
 measured fact phase 1's model relies on (the law of largest cap E[L_+] has the largest exact value
