@@ -333,6 +333,11 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
         seq = [int(math.ceil(d * gamma))]
         if min(seq[0], d) > top:
             return None
+        # (below 100 the scan's step max(1, M // 50) is 1: those M appended at once, the same list
+        # as the loop below builds: M0 + 1, M0 + 2, ... up to d, 100, or top when d > top)
+        end = min(d, 100, top) if d > top else min(d, 100)
+        if seq[0] < end:
+            seq.extend(range(seq[0] + 1, end + 1))
         while seq[-1] < d:
             nxt = seq[-1] + max(1, seq[-1] // 50)
             if min(nxt, d) > top:

@@ -30,6 +30,9 @@ _H_RATIO = 0.125
 #: ... for two-atom laws (binary RR), whose passes are cheap: a model root within ~0.03 % instead of
 #: ~0.1 % saves phase 2 a refined probe (docs/accountant_atoms.md §8)
 _H_RATIO_TWO = 0.0625
+#: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point
+#: (docs/accountant_atoms.md §10; a model only)
+_REACH_TWO = 0.02
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -153,6 +156,24 @@ def _geometric_end(above: Callable[[float], bool], x: float, lo: float, hi: floa
     return lo, hi
 
 
+def _upward_end(below: Callable[[float], bool], x: float, cap: float) -> float:
+    """The first of x, 4x, ..., 4^7 x (below cap) where ``below`` holds, else cap: an upper end of a
+    monotone predicate true at cap, in few evaluations when x is near the switch (past 4^7 x, the
+    geometric bisection of :func:`_geometric_end` from the last point where it failed)."""
+    for _ in range(8):
+        if not 0.0 < x < cap:
+            return cap
+        if below(x):
+            return x
+        x *= 4.0
+    return _geometric_end(below, x, x / 4.0, cap, 1.25)[1]
+
+
+def _two_atoms(pairs: Any) -> bool:
+    """Every law a :class:`FiniteLaw` with two atoms (binary RR under either adjacency)."""
+    return all(isinstance(law, FiniteLaw) and law.values.size == 2 for _, law in pairs)
+
+
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
     """Starting point only (asymptotics of docs/accountant.md §11, not a bound).
 
@@ -171,7 +192,7 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
 
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
-          converge: bool = False) -> tuple[float, float, float | None, float | None]:
+          converge: bool = False, reach: float = 0.0) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
     kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
     its slope -d log(-log fun) / d log eps (None when no model was formed).
@@ -185,7 +206,9 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     steps. ``lower(x) > delta`` (a certified lower value of fun) marks x as a lower end without
     evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
-    evaluations, on either side and within 20 % (the search only needs r and k then).
+    evaluations, on either side and within 20 % (the search only needs r and k then), or (``reach``
+    > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
+    extrapolation of two evaluations: docs/accountant_atoms.md §10).
     Stops at hi - lo <= tol hi, at hi <= 1e-15, or after SHRINK_ITERS steps."""
     ld = math.log(-math.log(delta))
     pts: list[tuple[float, float]] = []  # evaluations (log x, f(x)) with f = log(-log delta) - log(-log fun)
@@ -207,7 +230,8 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             r_new = math.exp(z) if z < 700.0 else math.inf
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
-                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= 0.2)):
+                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= 0.2)
+                or (reach > 0.0 and len(pts) >= 2 and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
             return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 20 % apart)
         if r_new is not None:
             r, k = r_new, kk
@@ -284,8 +308,13 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # below the maximum so far cannot change it, and one whose cap is far below delta or
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
+        pairs = laws_at(e)
+        if model and not lead and len(pairs) > 1 and _two_atoms(pairs):
+            # two-atom laws: the law of largest cap is the largest at every cell measured
+            # (docs/accountant_atoms.md §10); the model follows it alone from the first point
+            lead.append(max(range(len(pairs)), key=lambda i: trivial_cap(pairs[i][1])))
         items = []
-        for i, (gamma, law) in enumerate(laws_at(e)):
+        for i, (gamma, law) in enumerate(pairs):
             if model and lead and i != lead[0]:
                 continue
             items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law, i))
@@ -361,10 +390,15 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # closeness only saves steps (docs/accountant_atoms.md §8)
     g = _guess_epsilon(acc, delta)
     c_hi = cap
+    # two-atom laws (binary RR): the closed forms are far from the root (cap 8-300x above it, the lower
+    # values 100x below), so the first bracket is only a safe frame: the upper end in steps of 4 from
+    # the guess, and 0 as the lower end when it is certified above (docs/accountant_atoms.md §10)
+    two = _two_atoms(laws_at(min(g, cap)))
     if cap_at(cap) <= delta:
-        c_hi = _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1]
-    j_lo, j_hi = 0.0, 0.0 if not known_above_0 else c_hi
-    if known_above_0:
+        c_hi = (_upward_end(lambda e: cap_at(e) <= delta, min(g, cap), cap) if two else
+                _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1])
+    j_lo, j_hi = 0.0, 0.0 if not known_above_0 or two else c_hi
+    if known_above_0 and not two:
         j_lo, j_hi = _geometric_end(lambda e: not lower_at(e) > delta, min(g, c_hi) / 4.0, 0.0, c_hi, 4.0)
 
     def lower_near(e: float) -> float:
@@ -376,7 +410,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near,
-                             converge=True)
+                             converge=True, reach=_REACH_TWO if two else 0.0)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
     if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
