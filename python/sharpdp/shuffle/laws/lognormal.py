@@ -61,12 +61,14 @@ _NARROW = 0.25
 
 
 def _gl_sum(f):
-    """sum_g f[:, g] _GL_W[g] over the 8 nodes, accumulated in node order by elementwise operations: each
-    row's float result depends on that row alone (a matrix product's order may depend on the block's size and
-    alignment), so LognormalLaw.cells gives the same floats whatever its blocking."""
-    s = f[:, 0] * _GL_W[0]
+    """sum_g f[g] _GL_W[g] over the 8 nodes (f of shape (8, cells): one row per node), accumulated in node
+    order by elementwise operations: each cell's float result depends on that cell alone (a matrix product's
+    order may depend on the block's size and alignment), so LognormalLaw.cells gives the same floats whatever
+    its blocking. (Node-major rows: every elementwise pass runs over contiguous rows of the block, the same
+    operations per element as a cell-major layout.)"""
+    s = f[0] * _GL_W[0]
     for g in range(1, _GL_X.size):
-        s += f[:, g] * _GL_W[g]
+        s += f[g] * _GL_W[g]
     return s
 
 
@@ -202,20 +204,33 @@ class LognormalLaw(Law):
             d = lk - la  # log(kappa / |q|) (-inf when kappa = 0 or |q| = inf; +inf when q = 0)
             xs = np.exp(np.minimum(d, 0.0))
             lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
-            tk = np.where(aq == 0, 0.0, np.arcsinh(0.5 * np.exp(-np.maximum(d, 0.0))))
             onq = (d <= 0) & (aq > 0)  # larger root from |q|; else from kappa (log big = lk + tk)
+            # (each branch below is evaluated only where some element takes it: np.where of a branch taken
+            # everywhere is that branch, so the floats are the same; the one-term laws, kappa = 0, take
+            # the |q| root everywhere and one sign of q on most blocks)
+            all_q, any_pos, all_pos = bool(onq.all()), bool(pos.any()), bool(pos.all())
+            tk = None if all_q else np.where(aq == 0, 0.0, np.arcsinh(0.5 * np.exp(-np.maximum(d, 0.0))))
             # v without forming r^2 (finite for any finite r): with lb = lk + tk,
             # (lb - log G + r^2/2)/r = (log(S/G)/2 + tk)/r
             lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
-            if G > 0:
-                vP = np.where(onq, (lb_q - math.log(G)) / r + 0.5 * r, (lGS + tk) / r)
+            vP = vM = None
+            if not (any_pos or all_pos):  # (an empty block is all_pos: vP is its empty array)
+                pass
+            elif G > 0:
+                vP = (lb_q - math.log(G)) / r + 0.5 * r
+                if tk is not None:
+                    vP = np.where(onq, vP, (lGS + tk) / r)
             else:
                 vP = np.full(q.shape, math.inf)
-            if S > 0:
-                vM = np.where(onq, -(lb_q - math.log(S)) / r - 0.5 * r, (lGS - tk) / r)
+            if all_pos:
+                pass
+            elif S > 0:
+                vM = -(lb_q - math.log(S)) / r - 0.5 * r
+                if tk is not None:
+                    vM = np.where(onq, vM, (lGS - tk) / r)
             else:
                 vM = np.full(q.shape, -math.inf)
-            v = np.where(pos, vP, vM)
+            v = np.asarray(vP if all_pos else vM if not any_pos else np.where(pos, vP, vM))
         # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
         if G == 0:
             v = np.where(pos, math.inf, v)
@@ -409,9 +424,11 @@ class LognormalLaw(Law):
             wh[wide] = np.maximum(wh_w, 0.0)
         if np.any(nar):
             r = self.r
-            v_, a0, span, xj = vs[nar], u0[nar], u1[nar] - u0[nar], x[:-1][nar]
-            U = a0[:, None] + span[:, None] * _GL_X[None, :]
-            base = np.exp(-v_[:, None] * U - 0.5 * U * U)
+            sel = nar if np.any(wide) else slice(None)  # (every cell narrow: views, the same elements)
+            v_, a0, span, xj = vs[sel], u0[sel], u1[sel] - u0[sel], x[:-1][sel]
+            # node-major (8, cells) arrays: U[g, i] = u0_i + span_i x_g (see _gl_sum)
+            U = a0[None, :] + span[None, :] * _GL_X[:, None]
+            base = np.exp(-v_[None, :] * U - 0.5 * U * U)
             phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
             mm = phi * span * _gl_sum(base)
             with np.errstate(under="ignore"):
@@ -420,11 +437,11 @@ class LognormalLaw(Law):
             ru = r * U
             # (a term with a zero coefficient, S = 0 or G = 0 here, is left out: x - 0 * y = x exactly)
             if self._G > 0 and self._S > 0:
-                grow = P[:, None] * np.expm1(ru) - M[:, None] * np.expm1(-ru)
+                grow = P[None, :] * np.expm1(ru) - M[None, :] * np.expm1(-ru)
             elif self._S > 0:
-                grow = -(M[:, None] * np.expm1(-ru))
+                grow = -(M[None, :] * np.expm1(-ru))
             else:
-                grow = P[:, None] * np.expm1(ru)
+                grow = P[None, :] * np.expm1(ru)
             w0 = phi * span * _gl_sum(grow * base)
             d = (self.a - xj) + (P - M)
             # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
@@ -433,10 +450,10 @@ class LognormalLaw(Law):
             ww = w0 + d * mm
             # phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
             phi_rel = (0.5 * v_ * v_ + 4.0) * 2.0 * _U
-            m[nar] = mm
-            em[nar] = (_GL_REL + phi_rel) * mm
-            wh[nar] = np.maximum(ww, 0.0)
-            ew[nar] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
+            m[sel] = mm
+            em[sel] = (_GL_REL + phi_rel) * mm
+            wh[sel] = np.maximum(ww, 0.0)
+            ew[sel] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
                        + 4 * _U * np.abs(ww))
             # Where phi(v*) is subnormal or 0 (|v*| >~ 37.5) the relative bounds above say nothing, and the
             # weight may scale the lost mass up: charge, already weighted and in the log domain, the whole
