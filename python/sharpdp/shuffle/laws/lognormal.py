@@ -22,9 +22,12 @@ def _ndtr_flush(z):
     """Absolute error allowance of ndtr(z) where it goes subnormal or flushes to 0 (z < -37.5):
     the true value, at most phi(z)/|z| (Mills), plus the smallest subnormals."""
     z = np.asarray(z, float)
+    far = (z < -37.5) & np.isfinite(z)
+    if not far.any():  # (the common case: the same zeros as np.where below)
+        return np.zeros(z.shape)
     with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
         m = 1.01 * np.exp(-0.5 * z * z) / (np.abs(z) * _SQRT2PI) + 1e-323
-    return np.where((z < -37.5) & np.isfinite(z), m, 0.0)
+    return np.where(far, m, 0.0)
 
 
 def ndtr_rel(z):
