@@ -16,6 +16,7 @@ from sharpdp.shuffle.laws.base import Law, check_threshold
 # sharpdp.conversions). scipy's ndtr(z) is relatively accurate to about z^2 u in the far lower
 # tail (measured 2e-13 at z = -32), so its terms get (64 + 2 z^2) ulp (ndtr_rel).
 _RHO = 64.0 * np.finfo(float).eps
+_EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
 
 
 def _ndtr_flush(z):
@@ -38,7 +39,7 @@ def ndtr_rel(z):
     z = np.asarray(z, float)
     with np.errstate(invalid="ignore", over="ignore"):
         z2 = np.minimum(z * z, 1e4)
-        return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * np.finfo(float).eps, _RHO)
+        return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * _EPS, _RHO)
 _SQRT2PI = math.sqrt(2.0 * math.pi)
 
 # 8-point Gauss-Legendre rule on [0, 1].
@@ -79,8 +80,26 @@ _CELL_CHUNK = 4096  # cells per block of LognormalLaw.cells (bounds its temporar
 _GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
 
 
+def _rel_scalar(z):
+    """ndtr_rel at one float z (the same operations)."""
+    return (64.0 + 2.0 * min(z * z, 1e4)) * _EPS if (math.isfinite(z) and z < 0) else _RHO
+
+
+def _interval_prob_scalar(z1, z2):
+    """interval_prob at one pair of floats: the same operations on scalars (no 0-d arrays, whose
+    per-call overhead dominates the accountant's many scalar probabilities)."""
+    zA, zB = (-z1, -z2) if z1 > 0 else (z2, z1)
+    A, B = ndtr(zA), ndtr(zB)
+    p = np.maximum(A - B, 0.0)
+    fA = _ndtr_flush(zA) if zA < -37.5 and math.isfinite(zA) else 0.0
+    fB = _ndtr_flush(zB) if zB < -37.5 and math.isfinite(zB) else 0.0
+    return p, _rel_scalar(zA) * A + _rel_scalar(zB) * B + _U * p + fA + fB
+
+
 def interval_prob(z1, z2):
     """P(z1 < Z < z2) for Z ~ N(0,1), vectorised, using the small side; with error bound."""
+    if np.ndim(z1) == 0 and np.ndim(z2) == 0:
+        return _interval_prob_scalar(float(z1), float(z2))
     z1 = np.asarray(z1, float)
     z2 = np.asarray(z2, float)
     upper = z1 > 0  # both tails on the right: Phibar(z1) - Phibar(z2)
@@ -99,6 +118,8 @@ def _interval_prob_scaled(z1, z2, logc):
     ndtr_rel, no cap: the asymptotic series loses ~z^2 u / 2) and 64 ulp for z >= 0; the
     exponential adds 2u |argument| + 4u relative; the difference u; and each exponential that
     flushes below the normal range an absolute 1e-323 (docs/accountant_edges.md section 1)."""
+    if np.ndim(z1) == 0 and np.ndim(z2) == 0 and np.ndim(logc) == 0:
+        return _interval_prob_scaled_scalar(float(z1), float(z2), float(logc))
     z1 = np.asarray(z1, float)
     z2 = np.asarray(z2, float)
     upper = z1 > 0
@@ -108,11 +129,29 @@ def _interval_prob_scaled(z1, z2, logc):
         A, B = np.exp(lA), np.exp(lB)
 
         def rel(z, l):
-            e = np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z * z) * np.finfo(float).eps, _RHO)
+            e = np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z * z) * _EPS, _RHO)
             return np.expm1(e + 2.0 * _U * np.abs(l)) + 4.0 * _U
 
         tA = np.where(A > 0, rel(zA, lA) * A, 0.0)
         tB = np.where(B > 0, rel(zB, lB) * B, 0.0)
+        p = np.maximum(A - B, 0.0)
+        err = tA + tB + _U * p + 2e-323
+    return p, err
+
+
+def _interval_prob_scaled_scalar(z1, z2, logc):
+    """_interval_prob_scaled at one triple of floats: the same operations on scalars."""
+    zA, zB = (-z1, -z2) if z1 > 0 else (z2, z1)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+        lA, lB = log_ndtr(zA) + logc, log_ndtr(zB) + logc
+        A, B = np.exp(lA), np.exp(lB)
+
+        def rel(z, l):
+            e = (64.0 + 2.0 * z * z) * _EPS if (math.isfinite(z) and z < 0) else _RHO
+            return np.expm1(e + 2.0 * _U * abs(l)) + 4.0 * _U
+
+        tA = rel(zA, lA) * A if A > 0 else 0.0
+        tB = rel(zB, lB) * B if B > 0 else 0.0
         p = np.maximum(A - B, 0.0)
         err = tA + tB + _U * p + 2e-323
     return p, err
