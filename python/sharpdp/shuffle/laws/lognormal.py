@@ -237,6 +237,8 @@ class LognormalLaw(Law):
         log big = log|q| + log1p(2 x^2 / (1 + sqrt(1 + 4 x^2))) with x = kappa/|q| <= 1, else
         log kappa + asinh(|q| / (2 kappa)), so that neither kappa nor |q| need be representable
         as a ratio (kappa underflows for large r; |q| = inf gives inf)."""
+        if np.ndim(x) == 0:
+            return self._v_scalar(float(x))
         q = np.asarray(x, float) - self.a
         G, S, r, lk = self._G, self._S, self.r, self._logkappa
         pos = q >= 0
@@ -279,6 +281,35 @@ class LognormalLaw(Law):
         if S == 0:
             v = np.where(q <= 0, -math.inf, v)
         return v
+
+    def _v_scalar(self, x):
+        """_v at one float x: the same operations (numpy's log/exp/log1p/sqrt/arcsinh on scalars, the
+        arithmetic on floats), only the branch that x takes; a 0-d array as _v returns."""
+        q = x - self.a
+        G, S, r, lk = self._G, self._S, self.r, self._logkappa
+        aq = abs(q)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            la = np.log(aq)
+            d = lk - la
+            lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
+            if d <= 0 and aq > 0:  # the larger root from |q|
+                xs = np.exp(min(d, 0.0))
+                lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
+                if q >= 0:
+                    v = (lb_q - math.log(G)) / r + 0.5 * r if G > 0 else math.inf
+                else:
+                    v = -(lb_q - math.log(S)) / r - 0.5 * r if S > 0 else -math.inf
+            else:  # from kappa
+                tk = 0.0 if aq == 0 else np.arcsinh(0.5 * np.exp(-max(d, 0.0)))
+                if q >= 0:
+                    v = (lGS + tk) / r if G > 0 else math.inf
+                else:
+                    v = (lGS - tk) / r if S > 0 else -math.inf
+        if G == 0 and q >= 0:
+            v = math.inf
+        if S == 0 and q <= 0:
+            v = -math.inf
+        return np.asarray(v, float)
 
     def _vint(self, x1, x2):
         """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
