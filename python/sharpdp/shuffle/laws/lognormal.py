@@ -457,8 +457,11 @@ class LognormalLaw(Law):
         if K <= _CELL_CHUNK:
             out = self._cells(x0, h, 0, K)
         else:
-            parts = [self._cells(x0, h, s, min(s + _CELL_CHUNK, K)) for s in range(0, K, _CELL_CHUNK)]
-            out = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+            out = tuple(np.empty(K) for _ in range(4))  # (each block written in place: no list of parts)
+            for s in range(0, K, _CELL_CHUNK):
+                e = min(s + _CELL_CHUNK, K)
+                for o, p in zip(out, self._cells(x0, h, s, e)):
+                    o[s:e] = p
         for a in out:
             a.flags.writeable = False
         self._cells_memo = (key, out)
