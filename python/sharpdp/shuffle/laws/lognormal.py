@@ -22,6 +22,11 @@ _EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs mo
 def _ndtr_flush(z):
     """Absolute error allowance of ndtr(z) where it goes subnormal or flushes to 0 (z < -37.5):
     the true value, at most phi(z)/|z| (Mills), plus the smallest subnormals."""
+    if np.ndim(z) == 0 and not isinstance(z, np.ndarray):  # one float (interval_prob's scalar path)
+        if not (z < -37.5 and math.isfinite(z)):
+            return 0.0
+        with np.errstate(under="ignore", over="ignore"):
+            return 1.01 * np.exp(-0.5 * z * z) / (abs(z) * _SQRT2PI) + 1e-323
     z = np.asarray(z, float)
     far = (z < -37.5) & np.isfinite(z)
     if not far.any():  # (the common case: the same zeros as np.where below)
@@ -157,6 +162,13 @@ def _interval_prob_scaled_scalar(z1, z2, logc):
     return p, err
 
 
+def _clip_scalar(x, lo, hi):
+    """np.clip(x, lo, hi) for floats, by its rule min(max(x, lo), hi) with max(a, b) = a when a >= b
+    or a is NaN, else b (and min alike): a NaN anywhere propagates, -0.0 within [0.0, 1.0] stays."""
+    t = x if (x >= lo or x != x) else lo
+    return t if (t <= hi or t != t) else hi
+
+
 class LognormalLaw(Law):
     """Sub-probability law of ``L = a + b X+ + b_minus X-`` on ``{Z > z_lo}``, weighted.
 
@@ -238,7 +250,7 @@ class LognormalLaw(Law):
         log kappa + asinh(|q| / (2 kappa)), so that neither kappa nor |q| need be representable
         as a ratio (kappa underflows for large r; |q| = inf gives inf)."""
         if np.ndim(x) == 0:
-            return self._v_scalar(float(x))
+            return np.asarray(self._v_scalar(float(x)), float)
         q = np.asarray(x, float) - self.a
         G, S, r, lk = self._G, self._S, self.r, self._logkappa
         pos = q >= 0
@@ -283,8 +295,8 @@ class LognormalLaw(Law):
         return v
 
     def _v_scalar(self, x):
-        """_v at one float x: the same operations (numpy's log/exp/log1p/sqrt/arcsinh on scalars, the
-        arithmetic on floats), only the branch that x takes; a 0-d array as _v returns."""
+        """_v at one float x (a float): the same operations (numpy's log/exp/log1p/sqrt/arcsinh on
+        scalars, the arithmetic on floats), only the branch that x takes."""
         q = x - self.a
         G, S, r, lk = self._G, self._S, self.r, self._logkappa
         aq = abs(q)
@@ -309,10 +321,13 @@ class LognormalLaw(Law):
             v = math.inf
         if S == 0 and q <= 0:
             v = -math.inf
-        return np.asarray(v, float)
+        return float(v)
 
     def _vint(self, x1, x2):
         """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
+        if np.ndim(x1) == 0 and np.ndim(x2) == 0:  # (np.clip's rule on floats: the same numpy scalars)
+            lo = _clip_scalar(self._v_scalar(float(x1)), self._vlo, self._vhi)
+            return np.float64(lo), np.float64(_clip_scalar(self._v_scalar(float(x2)), lo, self._vhi))
         lo = np.clip(self._v(x1), self._vlo, self._vhi)
         hi = np.clip(self._v(x2), lo, self._vhi)
         return lo, hi
