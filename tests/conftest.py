@@ -79,45 +79,45 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # longest files (summed `--durations`, longest first) are therefore handed out first and the short
 # ones fill the end; the rest keep their collection order. pytest.ini passes
 # --no-loadscope-reorder so that xdist follows this order (its default orders files by test count).
-# Every file above ~7 s is listed, so that the unlisted tail (collection order) holds short files only.
+# Every file above ~6 s is listed, so that the unlisted tail (collection order) holds short files only.
 # Source: the per-file CPU time (self + children, plus 5 ms of xdist overhead per test) of a whole run of
-# 2026-12-03, 04:46-04:58 UTC (shared machine, load 2-6). A replay of xdist's loadfile schedule gives
-# ends within 0.3 s of each other on those times (296.3 / 296.6 s) and on the per-test wall times of an
-# earlier run (04:17-04:24 UTC: 404.0 / 403.9 s); the files listed below 7 s were tried and balance worse.
+# 2026-12-03, 08:10-08:26 UTC (shared machine, load 4-6). A replay of xdist's loadfile schedule gives
+# ends within 0.3 s of each other on those times (338.2 / 337.9 s); cut-offs of 4-10 s were tried and
+# balance within 1 s of it.
 LONGEST_FIRST = (
     "test_fuzz_public_api.py",
-    "test_shuffle_accountant_replace_gaussian.py",
     "test_shuffle_composition.py",
-    "test_review_viabot.py",
+    "test_shuffle_accountant_replace_gaussian.py",
     "test_review_krr_large.py",
+    "test_review_viabot.py",
     "test_distributed.py",
-    "test_interop_export_accuracy.py",
     "test_review_atoms_chernoff.py",
-    "test_histogram_cli.py",
-    "test_shuffle_randomizers_general.py",
-    "test_shuffle_bigjump_switch.py",
+    "test_interop_export_accuracy.py",
     "test_crlb_experiments.py",
-    "test_shuffle_exact_krr_bb.py",
+    "test_shuffle_accountant_large_n.py",
+    "test_histogram_cli.py",
+    "test_crlb_recursive.py",
+    "test_release_review.py",
+    "test_shuffle_randomizers_general.py",
+    "test_shuffle_calibration.py",
+    "test_shuffle_exact_krr_review.py",
     "test_cli_mean.py",
     "test_review_finite.py",
-    "test_review_heavy.py",
-    "test_shuffle_calibration.py",
-    "test_shuffle_accountant_replace.py",
-    "test_review_smalln.py",
-    "test_shuffle_accountant_large_n.py",
-    "test_release_review.py",
-    "test_shuffle_exact_krr_review.py",
-    "test_crlb_recursive.py",
-    "test_shuffle_bigjump_speed_choices.py",
+    "test_shuffle_bigjump_switch.py",
     "test_shuffle_bigjump_large_n.py",
-    "test_shuffle_privunit_replace.py",
-    "test_shuffle_calibration_rounds.py",
-    "test_shuffle_api_edges.py",
+    "test_review_heavy.py",
+    "test_shuffle_accountant_replace.py",
+    "test_shuffle_exact_krr_bb.py",
     "test_review_rev_krr6.py",
+    "test_shuffle_bigjump_speed_choices.py",
+    "test_review_smalln.py",
     "test_shuffle_bigjump_review.py",
-    "test_review_decide.py",
+    "test_shuffle_privunit_replace.py",
+    "test_shuffle_api_edges.py",
     "test_shuffle_bigjump.py",
     "test_finite_randomizer.py",
+    "test_review_rev_decide6.py",
+    "test_shuffle_exact_krr.py",
 )
 
 

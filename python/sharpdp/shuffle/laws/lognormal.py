@@ -16,15 +16,24 @@ from sharpdp.shuffle.laws.base import Law, check_threshold
 # sharpdp.conversions). scipy's ndtr(z) is relatively accurate to about z^2 u in the far lower
 # tail (measured 2e-13 at z = -32), so its terms get (64 + 2 z^2) ulp (ndtr_rel).
 _RHO = 64.0 * np.finfo(float).eps
+_EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
 
 
 def _ndtr_flush(z):
     """Absolute error allowance of ndtr(z) where it goes subnormal or flushes to 0 (z < -37.5):
     the true value, at most phi(z)/|z| (Mills), plus the smallest subnormals."""
+    if np.ndim(z) == 0 and not isinstance(z, np.ndarray):  # one float (interval_prob's scalar path)
+        if not (z < -37.5 and math.isfinite(z)):
+            return 0.0
+        with np.errstate(under="ignore", over="ignore"):
+            return 1.01 * np.exp(-0.5 * z * z) / (abs(z) * _SQRT2PI) + 1e-323
     z = np.asarray(z, float)
+    far = (z < -37.5) & np.isfinite(z)
+    if not far.any():  # (the common case: the same zeros as np.where below)
+        return np.zeros(z.shape)
     with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
         m = 1.01 * np.exp(-0.5 * z * z) / (np.abs(z) * _SQRT2PI) + 1e-323
-    return np.where((z < -37.5) & np.isfinite(z), m, 0.0)
+    return np.where(far, m, 0.0)
 
 
 def ndtr_rel(z):
@@ -35,7 +44,7 @@ def ndtr_rel(z):
     z = np.asarray(z, float)
     with np.errstate(invalid="ignore", over="ignore"):
         z2 = np.minimum(z * z, 1e4)
-        return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * np.finfo(float).eps, _RHO)
+        return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * _EPS, _RHO)
 _SQRT2PI = math.sqrt(2.0 * math.pi)
 
 # 8-point Gauss-Legendre rule on [0, 1].
@@ -61,12 +70,14 @@ _NARROW = 0.25
 
 
 def _gl_sum(f):
-    """sum_g f[:, g] _GL_W[g] over the 8 nodes, accumulated in node order by elementwise operations: each
-    row's float result depends on that row alone (a matrix product's order may depend on the block's size and
-    alignment), so LognormalLaw.cells gives the same floats whatever its blocking."""
-    s = f[:, 0] * _GL_W[0]
+    """sum_g f[g] _GL_W[g] over the 8 nodes (f of shape (8, cells): one row per node), accumulated in node
+    order by elementwise operations: each cell's float result depends on that cell alone (a matrix product's
+    order may depend on the block's size and alignment), so LognormalLaw.cells gives the same floats whatever
+    its blocking. (Node-major rows: every elementwise pass runs over contiguous rows of the block, the same
+    operations per element as a cell-major layout.)"""
+    s = f[0] * _GL_W[0]
     for g in range(1, _GL_X.size):
-        s += f[:, g] * _GL_W[g]
+        s += f[g] * _GL_W[g]
     return s
 
 
@@ -74,8 +85,26 @@ _CELL_CHUNK = 4096  # cells per block of LognormalLaw.cells (bounds its temporar
 _GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
 
 
+def _rel_scalar(z):
+    """ndtr_rel at one float z (the same operations)."""
+    return (64.0 + 2.0 * min(z * z, 1e4)) * _EPS if (math.isfinite(z) and z < 0) else _RHO
+
+
+def _interval_prob_scalar(z1, z2):
+    """interval_prob at one pair of floats: the same operations on scalars (no 0-d arrays, whose
+    per-call overhead dominates the accountant's many scalar probabilities)."""
+    zA, zB = (-z1, -z2) if z1 > 0 else (z2, z1)
+    A, B = ndtr(zA), ndtr(zB)
+    p = np.maximum(A - B, 0.0)
+    fA = _ndtr_flush(zA) if zA < -37.5 and math.isfinite(zA) else 0.0
+    fB = _ndtr_flush(zB) if zB < -37.5 and math.isfinite(zB) else 0.0
+    return p, _rel_scalar(zA) * A + _rel_scalar(zB) * B + _U * p + fA + fB
+
+
 def interval_prob(z1, z2):
     """P(z1 < Z < z2) for Z ~ N(0,1), vectorised, using the small side; with error bound."""
+    if np.ndim(z1) == 0 and np.ndim(z2) == 0:
+        return _interval_prob_scalar(float(z1), float(z2))
     z1 = np.asarray(z1, float)
     z2 = np.asarray(z2, float)
     upper = z1 > 0  # both tails on the right: Phibar(z1) - Phibar(z2)
@@ -94,6 +123,8 @@ def _interval_prob_scaled(z1, z2, logc):
     ndtr_rel, no cap: the asymptotic series loses ~z^2 u / 2) and 64 ulp for z >= 0; the
     exponential adds 2u |argument| + 4u relative; the difference u; and each exponential that
     flushes below the normal range an absolute 1e-323 (docs/accountant_edges.md section 1)."""
+    if np.ndim(z1) == 0 and np.ndim(z2) == 0 and np.ndim(logc) == 0:
+        return _interval_prob_scaled_scalar(float(z1), float(z2), float(logc))
     z1 = np.asarray(z1, float)
     z2 = np.asarray(z2, float)
     upper = z1 > 0
@@ -103,7 +134,7 @@ def _interval_prob_scaled(z1, z2, logc):
         A, B = np.exp(lA), np.exp(lB)
 
         def rel(z, l):
-            e = np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z * z) * np.finfo(float).eps, _RHO)
+            e = np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z * z) * _EPS, _RHO)
             return np.expm1(e + 2.0 * _U * np.abs(l)) + 4.0 * _U
 
         tA = np.where(A > 0, rel(zA, lA) * A, 0.0)
@@ -111,6 +142,31 @@ def _interval_prob_scaled(z1, z2, logc):
         p = np.maximum(A - B, 0.0)
         err = tA + tB + _U * p + 2e-323
     return p, err
+
+
+def _interval_prob_scaled_scalar(z1, z2, logc):
+    """_interval_prob_scaled at one triple of floats: the same operations on scalars."""
+    zA, zB = (-z1, -z2) if z1 > 0 else (z2, z1)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+        lA, lB = log_ndtr(zA) + logc, log_ndtr(zB) + logc
+        A, B = np.exp(lA), np.exp(lB)
+
+        def rel(z, l):
+            e = (64.0 + 2.0 * z * z) * _EPS if (math.isfinite(z) and z < 0) else _RHO
+            return np.expm1(e + 2.0 * _U * abs(l)) + 4.0 * _U
+
+        tA = rel(zA, lA) * A if A > 0 else 0.0
+        tB = rel(zB, lB) * B if B > 0 else 0.0
+        p = np.maximum(A - B, 0.0)
+        err = tA + tB + _U * p + 2e-323
+    return p, err
+
+
+def _clip_scalar(x, lo, hi):
+    """np.clip(x, lo, hi) for floats, by its rule min(max(x, lo), hi) with max(a, b) = a when a >= b
+    or a is NaN, else b (and min alike): a NaN anywhere propagates, -0.0 within [0.0, 1.0] stays."""
+    t = x if (x >= lo or x != x) else lo
+    return t if (t <= hi or t != t) else hi
 
 
 class LognormalLaw(Law):
@@ -193,6 +249,8 @@ class LognormalLaw(Law):
         log big = log|q| + log1p(2 x^2 / (1 + sqrt(1 + 4 x^2))) with x = kappa/|q| <= 1, else
         log kappa + asinh(|q| / (2 kappa)), so that neither kappa nor |q| need be representable
         as a ratio (kappa underflows for large r; |q| = inf gives inf)."""
+        if np.ndim(x) == 0:
+            return np.asarray(self._v_scalar(float(x)), float)
         q = np.asarray(x, float) - self.a
         G, S, r, lk = self._G, self._S, self.r, self._logkappa
         pos = q >= 0
@@ -202,20 +260,33 @@ class LognormalLaw(Law):
             d = lk - la  # log(kappa / |q|) (-inf when kappa = 0 or |q| = inf; +inf when q = 0)
             xs = np.exp(np.minimum(d, 0.0))
             lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
-            tk = np.where(aq == 0, 0.0, np.arcsinh(0.5 * np.exp(-np.maximum(d, 0.0))))
             onq = (d <= 0) & (aq > 0)  # larger root from |q|; else from kappa (log big = lk + tk)
+            # (each branch below is evaluated only where some element takes it: np.where of a branch taken
+            # everywhere is that branch, so the floats are the same; the one-term laws, kappa = 0, take
+            # the |q| root everywhere and one sign of q on most blocks)
+            all_q, any_pos, all_pos = bool(onq.all()), bool(pos.any()), bool(pos.all())
+            tk = None if all_q else np.where(aq == 0, 0.0, np.arcsinh(0.5 * np.exp(-np.maximum(d, 0.0))))
             # v without forming r^2 (finite for any finite r): with lb = lk + tk,
             # (lb - log G + r^2/2)/r = (log(S/G)/2 + tk)/r
             lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
-            if G > 0:
-                vP = np.where(onq, (lb_q - math.log(G)) / r + 0.5 * r, (lGS + tk) / r)
+            vP = vM = None
+            if not (any_pos or all_pos):  # (an empty block is all_pos: vP is its empty array)
+                pass
+            elif G > 0:
+                vP = (lb_q - math.log(G)) / r + 0.5 * r
+                if tk is not None:
+                    vP = np.where(onq, vP, (lGS + tk) / r)
             else:
                 vP = np.full(q.shape, math.inf)
-            if S > 0:
-                vM = np.where(onq, -(lb_q - math.log(S)) / r - 0.5 * r, (lGS - tk) / r)
+            if all_pos:
+                pass
+            elif S > 0:
+                vM = -(lb_q - math.log(S)) / r - 0.5 * r
+                if tk is not None:
+                    vM = np.where(onq, vM, (lGS - tk) / r)
             else:
                 vM = np.full(q.shape, -math.inf)
-            v = np.where(pos, vP, vM)
+            v = np.asarray(vP if all_pos else vM if not any_pos else np.where(pos, vP, vM))
         # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
         if G == 0:
             v = np.where(pos, math.inf, v)
@@ -223,8 +294,40 @@ class LognormalLaw(Law):
             v = np.where(q <= 0, -math.inf, v)
         return v
 
+    def _v_scalar(self, x):
+        """_v at one float x (a float): the same operations (numpy's log/exp/log1p/sqrt/arcsinh on
+        scalars, the arithmetic on floats), only the branch that x takes."""
+        q = x - self.a
+        G, S, r, lk = self._G, self._S, self.r, self._logkappa
+        aq = abs(q)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            la = np.log(aq)
+            d = lk - la
+            lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
+            if d <= 0 and aq > 0:  # the larger root from |q|
+                xs = np.exp(min(d, 0.0))
+                lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
+                if q >= 0:
+                    v = (lb_q - math.log(G)) / r + 0.5 * r if G > 0 else math.inf
+                else:
+                    v = -(lb_q - math.log(S)) / r - 0.5 * r if S > 0 else -math.inf
+            else:  # from kappa
+                tk = 0.0 if aq == 0 else np.arcsinh(0.5 * np.exp(-max(d, 0.0)))
+                if q >= 0:
+                    v = (lGS + tk) / r if G > 0 else math.inf
+                else:
+                    v = (lGS - tk) / r if S > 0 else -math.inf
+        if G == 0 and q >= 0:
+            v = math.inf
+        if S == 0 and q <= 0:
+            v = -math.inf
+        return float(v)
+
     def _vint(self, x1, x2):
         """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
+        if np.ndim(x1) == 0 and np.ndim(x2) == 0:  # (np.clip's rule on floats: the same numpy scalars)
+            lo = _clip_scalar(self._v_scalar(float(x1)), self._vlo, self._vhi)
+            return np.float64(lo), np.float64(_clip_scalar(self._v_scalar(float(x2)), lo, self._vhi))
         lo = np.clip(self._v(x1), self._vlo, self._vhi)
         hi = np.clip(self._v(x2), lo, self._vhi)
         return lo, hi
@@ -369,8 +472,11 @@ class LognormalLaw(Law):
         if K <= _CELL_CHUNK:
             out = self._cells(x0, h, 0, K)
         else:
-            parts = [self._cells(x0, h, s, min(s + _CELL_CHUNK, K)) for s in range(0, K, _CELL_CHUNK)]
-            out = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+            out = tuple(np.empty(K) for _ in range(4))  # (each block written in place: no list of parts)
+            for s in range(0, K, _CELL_CHUNK):
+                e = min(s + _CELL_CHUNK, K)
+                for o, p in zip(out, self._cells(x0, h, s, e)):
+                    o[s:e] = p
         for a in out:
             a.flags.writeable = False
         self._cells_memo = (key, out)
@@ -409,9 +515,11 @@ class LognormalLaw(Law):
             wh[wide] = np.maximum(wh_w, 0.0)
         if np.any(nar):
             r = self.r
-            v_, a0, span, xj = vs[nar], u0[nar], u1[nar] - u0[nar], x[:-1][nar]
-            U = a0[:, None] + span[:, None] * _GL_X[None, :]
-            base = np.exp(-v_[:, None] * U - 0.5 * U * U)
+            sel = nar if np.any(wide) else slice(None)  # (every cell narrow: views, the same elements)
+            v_, a0, span, xj = vs[sel], u0[sel], u1[sel] - u0[sel], x[:-1][sel]
+            # node-major (8, cells) arrays: U[g, i] = u0_i + span_i x_g (see _gl_sum)
+            U = a0[None, :] + span[None, :] * _GL_X[:, None]
+            base = np.exp(-v_[None, :] * U - 0.5 * U * U)
             phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
             mm = phi * span * _gl_sum(base)
             with np.errstate(under="ignore"):
@@ -420,11 +528,11 @@ class LognormalLaw(Law):
             ru = r * U
             # (a term with a zero coefficient, S = 0 or G = 0 here, is left out: x - 0 * y = x exactly)
             if self._G > 0 and self._S > 0:
-                grow = P[:, None] * np.expm1(ru) - M[:, None] * np.expm1(-ru)
+                grow = P[None, :] * np.expm1(ru) - M[None, :] * np.expm1(-ru)
             elif self._S > 0:
-                grow = -(M[:, None] * np.expm1(-ru))
+                grow = -(M[None, :] * np.expm1(-ru))
             else:
-                grow = P[:, None] * np.expm1(ru)
+                grow = P[None, :] * np.expm1(ru)
             w0 = phi * span * _gl_sum(grow * base)
             d = (self.a - xj) + (P - M)
             # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
@@ -433,10 +541,10 @@ class LognormalLaw(Law):
             ww = w0 + d * mm
             # phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
             phi_rel = (0.5 * v_ * v_ + 4.0) * 2.0 * _U
-            m[nar] = mm
-            em[nar] = (_GL_REL + phi_rel) * mm
-            wh[nar] = np.maximum(ww, 0.0)
-            ew[nar] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
+            m[sel] = mm
+            em[sel] = (_GL_REL + phi_rel) * mm
+            wh[sel] = np.maximum(ww, 0.0)
+            ew[sel] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
                        + 4 * _U * np.abs(ww))
             # Where phi(v*) is subnormal or 0 (|v*| >~ 37.5) the relative bounds above say nothing, and the
             # weight may scale the lost mass up: charge, already weighted and in the log domain, the whole
