@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 
+import mpmath as mp
 import numpy as np
 from scipy import stats
+from scipy.stats import binom
 
 U = 2.0**-53
 ULP = 8 * U
@@ -39,3 +41,37 @@ def exact_two_atom(gamma: float, values: np.ndarray, probs: np.ndarray, n: int, 
     k = np.floor(-M * a1 / (a2 - a1))
     cond = (a2 - a1) * M * p2 * stats.binom.sf(k - 1, M - 1, p2) + M * a1 * stats.binom.sf(k, M, p2)
     return float(np.sum(stats.binom.pmf(M, n, gamma) * np.maximum(cond, 0.0))) / (n * gamma)
+
+
+def class_delta_scipy(n: int, eps0: float, j: int, eps: float) -> float:
+    """delta_j(eps) of docs/sharp_krr.md §3 from full-support scipy pmfs (no threshold form assumed)."""
+    p = math.exp(eps0) / (1 + math.exp(eps0))
+    q = 1 - p
+    N = n - 1
+    u = np.convolve(binom.pmf(np.arange(j + 1), j, p), binom.pmf(np.arange(N - j + 1), N - j, q))
+    um1 = np.concatenate([[0.0], u])
+    u0 = np.concatenate([u, [0.0]])
+    a = -p * math.expm1(eps - eps0)
+    b = q * math.expm1(eps + eps0)
+    return float(np.maximum(a * um1 - b * u0, 0.0).sum())
+
+
+def class_deltas_mp(e0: float, eps: float, n: int) -> list:
+    """delta_j(eps) of every class j = 0..n-1 (docs/sharp_krr.md §3: sum_c (a U_j(c - 1) - b U_j(c))_+) by
+    enumeration, at the current mpmath precision; q from 1 / (1 + e^e0) (not 1 - p, which cancels at large e0)."""
+    E = mp.mpf(e0)
+    p, q = 1 / (1 + mp.e ** (-E)), 1 / (1 + mp.e**E)
+    t = mp.e ** mp.mpf(eps)
+    a, b = p - t * q, t * p - q
+    N = n - 1
+    out = []
+    for j in range(n):
+        A = [mp.binomial(j, i) * p**i * q ** (j - i) for i in range(j + 1)]
+        B = [mp.binomial(N - j, i) * q**i * p ** (N - j - i) for i in range(N - j + 1)]
+        U = [mp.mpf(0)] * (N + 1)
+        for i, x in enumerate(A):
+            for k, y in enumerate(B):
+                U[i + k] += x * y
+        out.append(mp.fsum(max(a * (U[c - 1] if c >= 1 else 0) - b * (U[c] if c <= N else 0), 0)
+                           for c in range(N + 2)))
+    return out

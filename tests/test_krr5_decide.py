@@ -5,27 +5,14 @@ and scipy pmfs of sampled classes at n = 1e4."""
 
 import functools
 
-import numpy as np
 import pytest
-from scipy.stats import binom
 
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse
 from sharpdp.shuffle.exact_krr import branch_bound as bb
 
+from _krr_reference import class_delta_scipy
+
 TARGET = 1e-6
-
-
-def _class_delta_scipy(n: int, eps0: float, j: int, eps: float) -> float:
-    """delta_j(eps) of docs/sharp_krr.md §3 from full-support scipy pmfs (threshold form not assumed)."""
-    p = np.exp(eps0) / (1 + np.exp(eps0))
-    q = 1 - p
-    N = n - 1
-    u = np.convolve(binom.pmf(np.arange(j + 1), j, p), binom.pmf(np.arange(N - j + 1), N - j, q))
-    um1 = np.concatenate([[0.0], u])
-    u0 = np.concatenate([u, [0.0]])
-    a = -p * np.expm1(eps - eps0)
-    b = q * np.expm1(eps + eps0)
-    return float(np.maximum(a * um1 - b * u0, 0.0).sum())
 
 
 @functools.lru_cache(maxsize=None)
@@ -71,10 +58,10 @@ def test_epsilon_at_n_1e4_against_scipy_classes():
     n, eps0 = 10**4, 1.0
     eps = ExactShuffleAccountant(RandomizedResponse(2, eps0), n).get_epsilon(TARGET)
     js = sorted({0, n // 2, n - 1, *range(0, n, 613)})
-    vals = [_class_delta_scipy(n, eps0, j, eps) for j in js]
+    vals = [class_delta_scipy(n, eps0, j, eps) for j in js]
     assert max(vals) <= TARGET
     low = eps / (1 + 3e-3)
-    assert max(_class_delta_scipy(n, eps0, j, low) for j in (0, n // 2, n - 1)) > TARGET
+    assert max(class_delta_scipy(n, eps0, j, low) for j in (0, n // 2, n - 1)) > TARGET
 
 
 def test_upper_edge_equals_the_full_bisection():

@@ -15,32 +15,7 @@ import pytest
 from sharpdp import _core
 from sharpdp.shuffle.exact_krr.branch_bound import OneClass
 
-from _krr_reference import kernel_args
-
-
-def _exact_deltas(e0: float, eps: float, n: int) -> list:
-    """delta_j(eps) of every class j = 0..n-1 (§3: sum_c (a U_j(c - 1) - b U_j(c))_+) in 40 digits."""
-    mp.mp.dps = 40
-    p = mp.e ** mp.mpf(e0) / (1 + mp.e ** mp.mpf(e0))
-    q = 1 - p
-    t = mp.e ** mp.mpf(eps)
-    a, b = p - t * q, t * p - q
-    out = []
-    N = n - 1
-    for j in range(n):
-        A = [mp.binomial(j, i) * p**i * q ** (j - i) for i in range(j + 1)]
-        B = [mp.binomial(N - j, i) * q**i * p ** (N - j - i) for i in range(N - j + 1)]
-        U = [mp.mpf(0)] * (N + 1)
-        for i, x in enumerate(A):
-            for k, y in enumerate(B):
-                U[i + k] += x * y
-        d = mp.mpf(0)
-        for c in range(N + 2):
-            prev = U[c - 1] if c >= 1 else 0
-            cur = U[c] if c <= N else 0
-            d += max(a * prev - b * cur, 0)
-        out.append(d)
-    return out
+from _krr_reference import class_deltas_mp, kernel_args
 
 
 @pytest.mark.parametrize("e0", [0.3, 3.0, 9.0])
@@ -51,7 +26,8 @@ def test_every_class_small_n_against_enumeration(e0):
     bad = []
     for frac in (0.0, 0.05, 0.3, 0.7, 0.97):
         eps = frac * e0
-        exact = _exact_deltas(e0, eps, n)
+        with mp.workdps(40):
+            exact = class_deltas_mp(e0, eps, n)
         for j in range(n):
             for nats in (6.0, 30.0, 80.0):
                 lo, up = _core.exact_krr.class_bracket(*kernel_args(e0, eps, n, j, nats))[:2]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 
 import mpmath as mp
-import numpy as np
 import pytest
-from scipy.stats import binom
 
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse
 from sharpdp.shuffle.exact_krr import all_equal_delta_bounds
 from sharpdp.shuffle.exact_krr import branch_bound as bb
+
+from _krr_reference import class_delta_scipy
 
 TARGETS = (0.5, 1e-3, 1e-6, 1e-9, 1.7e-11, 1e-12, 1e-30, 5e-324)
 
@@ -43,19 +43,6 @@ def test_range_levels_charge_at_most_range_charge_of_the_target():
     assert bb.range_levels(0.0) == bb.FAST_TAIL_LEVELS
 
 
-def _class_delta_scipy(n: int, eps0: float, j: int, eps: float) -> float:
-    """delta_j(eps) of docs/sharp_krr.md §3 from full-support scipy pmfs (no threshold form assumed)."""
-    p = math.exp(eps0) / (1 + math.exp(eps0))
-    q = 1 - p
-    N = n - 1
-    u = np.convolve(binom.pmf(np.arange(j + 1), j, p), binom.pmf(np.arange(N - j + 1), N - j, q))
-    um1 = np.concatenate([[0.0], u])
-    u0 = np.concatenate([u, [0.0]])
-    a = -p * math.expm1(eps - eps0)
-    b = q * math.expm1(eps + eps0)
-    return float(np.maximum(a * um1 - b * u0, 0.0).sum())
-
-
 @pytest.mark.parametrize("eps0", [0.5, 2.0])
 def test_range_upper_at_the_range_level_above_every_class_n_1e4(eps0):
     """The upper value of a range evaluated as in a decision (target given: the first level is
@@ -76,7 +63,7 @@ def test_range_upper_at_the_range_level_above_every_class_n_1e4(eps0):
         seen.clear()
         up = one.bracket(eps, n, j1, target=1e-6, mix=j2 - j1)[1]
         assert seen[0] == bb.range_levels(1e-6)[0]
-        worst = max(_class_delta_scipy(n, eps0, j, eps) for j in range(j1, j2 + 1))
+        worst = max(class_delta_scipy(n, eps0, j, eps) for j in range(j1, j2 + 1))
         assert worst <= up * (1 + 1e-9), (j1, j2, worst, up)
         assert up <= 1.5 * worst  # and not vacuous (the ranges drop up to 1.6 % of the users here)
 

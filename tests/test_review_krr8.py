@@ -30,7 +30,7 @@ from sharpdp.shuffle.exact_krr import ExactShuffleAccountant
 from sharpdp.shuffle.exact_krr.binomial import chernoff_edges
 from sharpdp.shuffle.exact_krr.branch_bound import upper_edge
 
-from _krr_reference import kernel_args
+from _krr_reference import class_deltas_mp, kernel_args
 
 DATA = Path(__file__).parent / "data" / "review_krr8"
 U = 2.0**-53
@@ -345,27 +345,6 @@ def test_block_truncation_at_mstar_is_charged():
     assert prev_over > 10  # (the check discriminates: one scan step less is not enough in many cases)
 
 
-def _class_deltas_mp(e0: float, eps: float, n: int) -> list:
-    """delta_j(eps) of every class j (docs/sharp_krr.md §3) by enumeration, at the current mpmath precision; q
-    from e^-e0 / (1 + e^-e0) (not 1 - p, which cancels at eps0 = 300)."""
-    E = mp.mpf(e0)
-    p, q = 1 / (1 + mp.e ** (-E)), 1 / (1 + mp.e**E)
-    t = mp.e ** mp.mpf(eps)
-    a, b = p - t * q, t * p - q
-    N = n - 1
-    out = []
-    for j in range(n):
-        A = [mp.binomial(j, i) * p**i * q ** (j - i) for i in range(j + 1)]
-        B = [mp.binomial(N - j, i) * q**i * p ** (N - j - i) for i in range(N - j + 1)]
-        U = [mp.mpf(0)] * (N + 1)
-        for i, x in enumerate(A):
-            for k, y in enumerate(B):
-                U[i + k] += x * y
-        out.append(mp.fsum(max(a * (U[c - 1] if c >= 1 else 0) - b * (U[c] if c <= N else 0), 0)
-                           for c in range(N + 2)))
-    return out
-
-
 def test_kernel_every_class_at_extreme_eps0():
     """The compiled kernel (krr7: rho^-1 = exp(-log_odds) as a product, unnormalised windows, band half-width
     1) at eps0 outside the ranges of the earlier kernel tests: 12 to 300 (p = 1 in double, q = e^-300; rho^-1
@@ -377,7 +356,7 @@ def test_kernel_every_class_at_extreme_eps0():
             n = 17
             for frac in (0.0, 0.3, 0.9, 0.999):
                 eps = frac * e0
-                exact = _class_deltas_mp(e0, eps, n)
+                exact = class_deltas_mp(e0, eps, n)
                 for j in range(n):
                     for nats in (6.0, 30.0, 80.0, 300.0):
                         lo, up = _core.exact_krr.class_bracket(*kernel_args(e0, eps, n, j, nats))[:2]
