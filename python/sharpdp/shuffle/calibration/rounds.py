@@ -38,11 +38,13 @@ _ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.9)
 _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
 
 
-def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float) -> tuple[float, float]:
-    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4)."""
+def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
+                     progress: bool | None = False) -> tuple[float, float]:
+    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4);
+    ``progress`` (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
     from sharpdp.shuffle.composition import ComposedAccountant
 
-    ca = ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], progress=False)
+    ca = ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], progress=progress)
     try:
         lo, up = ca.get_delta_bounds(epsilon)
     except RuntimeError as exc:
@@ -75,13 +77,16 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
     aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
     s = aim + half_log_k  # shift 0: the Gaussian start
     bar = Progress(f"calibrating BMG for {rounds} rounds", progress, _ROUNDS_CERTS, unit=" candidates")
+    # each candidate's composed certification builds a privacy profile (tens of seconds at n = 1e5 and
+    # more): its own bar, after 1 s, keeps the wait visible between two candidates
+    inner = None if progress is not False else False
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
     count = evals = fails = 0
     try:
         while count < _ROUNDS_CERTS:  # search on s
             rep = candidate(s)
-            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon)
+            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner)
             count, evals = count + 1, evals + rep.evaluations
             ok = bounds[1] <= delta
             if ok:
@@ -111,7 +116,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                 raise RuntimeError(f"calibration: no BMG with a certified {rounds}-round delta <= {delta} "
                                    f"found in {count} composed certifications")
             last = BlanketMixedGaussian(last.gamma, last.sigma0 * math.exp(step), dim)
-            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon)
+            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner)
             count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)
