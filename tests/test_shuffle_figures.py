@@ -45,14 +45,14 @@ def test_figures_regenerate_with_one_command(tmp_path):
     the text output of ``--quick`` is checked there without recomputing the figures)."""
     import json
 
-    from sharpdp.apps.shuffle_figures import _figure_jobs
+    from sharpdp.apps.shuffle_figures import figure_jobs
 
     r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "figures", "shuffle", "--quick", "--out", str(tmp_path),
                         "--json"], capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["quick"] is True and res["figures"] == "shuffle"
-    quick, full = (_figure_jobs(q)[0] for q in (True, False))
+    quick, full = (figure_jobs(q)[0] for q in (True, False))
     n1, n2 = (sum(1 for f, *_ in quick if f == k) for k in (1, 2))
     assert res["note"].startswith(f"quick run: REDUCED figures (Figure 1: {n1} epsilon points instead of "
                                   f"{sum(1 for f, *_ in full if f == 1)}, Figure 2: {n2} instead of "

@@ -120,14 +120,15 @@ def n_scaling(ns=(10**2, 10**3, 10**4), *, delta: float = 1e-5, gamma: float = F
     return pd.DataFrame(rows)
 
 
-def _figure_jobs(quick: bool):
+def figure_jobs(quick: bool):
     """Work units of write_figures as (figure, argument, relative cost) triples.
 
     Costs are process CPU seconds per unit measured on the reference machine (one run of every
     unit after a warm-up, 2 vCPU Xeon, 2026-12-01, with the far-tail treatment of the accountant;
     the full job is about 9 CPU s, 85 % of it Figure 1, about 1 CPU s per point); only their ratios
     matter: the progress bar's rate, and so its time estimate,
-    is observed on the machine that runs the job.
+    is observed on the machine that runs the job. Returns ``(jobs, eps2)``: the list of triples and
+    Figure 2's epsilon grid (float64 array). ``sharpdp figures`` counts its points from it.
     """
     eps1 = np.array([0.01, 0.05]) if quick else np.geomspace(0.005, 1.0, 8)
     eps2 = np.linspace(2e-4, 1.4e-3, 4) if quick else np.linspace(1e-4, 2e-3, 12)
@@ -174,7 +175,7 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
     ``quick`` uses fewer epsilon points (for tests). One progress bar covers the whole job
     (``progress=None``: shown on stderr when the job takes more than a second; False: never);
     it shows the percentage done, each step weighted by its estimated CPU cost on an idle core
-    (``_figure_jobs``), and a time estimate from the rate observed on the running machine.
+    (``figure_jobs``), and a time estimate from the rate observed on the running machine.
     Returns the written paths.
     """
     import matplotlib
@@ -185,7 +186,7 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    jobs, eps2 = _figure_jobs(quick)
+    jobs, eps2 = figure_jobs(quick)
     rows1, rows3 = [], []
     bmg2 = bmg_for_rmse(FIG23_GAMMA, FIG23_RMSE, FIG23_N)
     acc2 = ShuffleAccountant(bmg2, FIG23_N)

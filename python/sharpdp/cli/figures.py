@@ -32,14 +32,14 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from sharpdp.apps.shuffle_figures import _figure_jobs, write_figures
+    from sharpdp.apps.shuffle_figures import figure_jobs, write_figures
     from sharpdp.cli import make_out_dir
 
     out = args.out if args.out is not None else (_OUT_QUICK if args.quick else _OUT)
     make_out_dir(out)
     result: dict[str, Any] = {"figures": args.which, "quick": bool(args.quick)}
     if args.quick:
-        points = {q: [sum(1 for f, *_ in _figure_jobs(q)[0] if f == fig) for fig in (1, 2)] for q in (True, False)}
+        points = {q: [sum(1 for f, *_ in figure_jobs(q)[0] if f == fig) for fig in (1, 2)] for q in (True, False)}
         (q1, q2), (f1, f2) = points[True], points[False]
         result["note"] = (f"quick run: REDUCED figures (Figure 1: {q1} epsilon points instead of {f1}, Figure 2: "
                           f"{q2} instead of {f2}); a smoke test, not the paper's figures (run without --quick)")
