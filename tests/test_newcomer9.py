@@ -42,13 +42,14 @@ def test_mean_bounds_count_right_still_runs(tmp_path, capsys):
     assert r["columns"] == ["a", "b"] and r["n"] == 50 and r["d"] == 2
 
 
-def _hist(tmp_path, capsys, keys_text):
+def _hist(tmp_path, capsys, keys_text, *, data_text="h\n1\n2\n2\n3\n", by="h", json_out=True):
+    """sharpdp histogram on rows.csv grouped by ``by`` with the key domain keys.csv; (code, out, err)."""
     data = tmp_path / "rows.csv"
-    data.write_text("h\n1\n2\n2\n3\n")
+    data.write_text(data_text)
     keys = tmp_path / "keys.csv"
     keys.write_text(keys_text)
-    return _run(capsys, "histogram", "--csv", str(data), "--by", "h", "--keys", str(keys), "--no-plot",
-                "--out", str(tmp_path / "out"), "--json")
+    return _run(capsys, "histogram", "--csv", str(data), "--by", by, "--keys", str(keys), "--no-plot",
+                "--out", str(tmp_path / "out"), *(["--json"] if json_out else []))
 
 
 def test_histogram_warns_when_no_row_has_a_key_in_the_domain(tmp_path, capsys):
@@ -70,12 +71,7 @@ def test_histogram_no_such_warning_when_some_rows_match(tmp_path, capsys):
 
 
 def test_histogram_text_says_one_group(tmp_path, capsys):
-    data = tmp_path / "rows.csv"
-    data.write_text("h\n1\n1\n")
-    keys = tmp_path / "keys.csv"
-    keys.write_text("h\n1\n")
-    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "h", "--keys", str(keys), "--no-plot",
-                          "--out", str(tmp_path / "out"))
+    code, out, err = _hist(tmp_path, capsys, "h\n1\n", data_text="h\n1\n1\n", json_out=False)
     assert code == 0, err
     assert "grouped by h: 1 group released;" in out, out
 
@@ -84,12 +80,8 @@ def test_histogram_text_says_one_group(tmp_path, capsys):
 #    as some exports write) made pandas take the first field as an index: every key column was
 #    shifted by one (the keys released were the next column's values), silently.
 def test_histogram_refuses_rows_with_more_fields_than_the_header(tmp_path, capsys):
-    data = tmp_path / "trailing.csv"
-    data.write_text("g,h\nx,1,\ny,2,\n")
-    keys = tmp_path / "keys.csv"
-    keys.write_text("g\nx\ny\n")
-    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "g", "--keys", str(keys), "--no-plot",
-                          "--out", str(tmp_path / "out"))
+    code, out, err = _hist(tmp_path, capsys, "g\nx\ny\n", data_text="g,h\nx,1,\ny,2,\n", by="g", json_out=False)
+    data = tmp_path / "rows.csv"
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert err.startswith(f"sharpdp histogram: error: --csv: {data}: the first data row has more fields than the "
                           "header"), err
@@ -97,12 +89,9 @@ def test_histogram_refuses_rows_with_more_fields_than_the_header(tmp_path, capsy
 
 
 def test_histogram_refuses_a_key_file_with_trailing_commas(tmp_path, capsys):
-    data = tmp_path / "rows.csv"
-    data.write_text("g\nx\ny\n")
+    # the keys read as index 'x', 'y' and an all-empty g: the old error blamed blank keys
+    code, out, err = _hist(tmp_path, capsys, "g\nx,\ny,\n", data_text="g\nx\ny\n", by="g", json_out=False)
     keys = tmp_path / "keys.csv"
-    keys.write_text("g\nx,\ny,\n")  # read as index 'x', 'y' and an all-empty g: the old error blamed blank keys
-    code, out, err = _run(capsys, "histogram", "--csv", str(data), "--by", "g", "--keys", str(keys), "--no-plot",
-                          "--out", str(tmp_path / "out"))
     assert code == 2 and out == ""
     assert err.startswith(f"sharpdp histogram: error: --keys: {keys}: the first data row has more fields"), err
 

@@ -38,6 +38,19 @@ def _scale(s: float):
     return _tables._scale(_tables._context(), s)
 
 
+def _worst_error(rec, sc, J: int, every: int, prec: int):
+    """(ctx, largest |value before rounding - true value|) over every ``every``-th entry and the last,
+    the true value at ``prec`` bits."""
+    ctx = mpmath.mp.clone()
+    ctx.prec = prec
+    scx = ctx.mpf(sc)
+    worst = ctx.mpf(0)
+    for j in [*range(0, J, every), J - 1]:
+        a, b = rec[j]
+        worst = max(worst, abs(ctx.mpf(a - b // 2) / b - _true_value(ctx, scx, j)))
+    return ctx, worst
+
+
 def _run_recording(monkeypatch, J: int, sc) -> tuple[list[int], list[tuple[int, int]]]:
     """_erf_entries_range(J, sc) with every (acc + half, 2^shift) pair it rounds recorded (the module's
     own divmod is shadowed by a recording one: the code under test runs unchanged)."""
@@ -91,13 +104,7 @@ def test_each_taylor_value_is_within_2_to_minus_64_before_rounding(monkeypatch, 
     sc = _scale(s)
     fast, rec = _run_recording(monkeypatch, J, sc)
     assert len(rec) == J and fast == [(a >> (b.bit_length() - 1)) for a, b in rec]  # no redo happened
-    ctx = mpmath.mp.clone()
-    ctx.prec = 400
-    scx = ctx.mpf(sc)
-    worst = ctx.mpf(0)
-    for j in [*range(0, J, every), J - 1]:
-        a, b = rec[j]
-        worst = max(worst, abs(ctx.mpf(a - b // 2) / b - _true_value(ctx, scx, j)))
+    ctx, worst = _worst_error(rec, sc, J, every, 400)
     assert worst <= ctx.ldexp(1, -64) + ctx.ldexp(1, -80), float(ctx.log(worst, 2))
 
 
@@ -113,13 +120,7 @@ def test_coefficients_are_evaluated_far_beyond_the_budget(monkeypatch, s, every)
     J = 2 * _tables._TAYLOR_BLOCK + 1 if s < 10 else _tables._search_J(s)
     sc = _scale(s)
     _, rec = _run_recording(monkeypatch, J, sc)
-    ctx = mpmath.mp.clone()
-    ctx.prec = 600
-    scx = ctx.mpf(sc)
-    worst = ctx.mpf(0)
-    for j in [*range(0, J, every), J - 1]:
-        a, b = rec[j]
-        worst = max(worst, abs(ctx.mpf(a - b // 2) / b - _true_value(ctx, scx, j)))
+    ctx, worst = _worst_error(rec, sc, J, every, 600)
     assert worst <= ctx.ldexp(1, -200) + ctx.ldexp(1, -216), float(ctx.log(worst, 2))
 
 

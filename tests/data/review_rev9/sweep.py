@@ -5,26 +5,23 @@ import json
 import sys
 import time
 
-if len(sys.argv) > 2 and sys.argv[2] == "old":
-    sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower() and "skbc" not in repr(f).lower()]
+from common import GRID  # (first: the "old" mode acts before sharpdp is imported)
 
-from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant  # noqa: E402
+from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
 
 rows = []
-for adj in ("replace", "zero_out"):
-    for e0 in (1e-3, 0.1, 1.0, 4.0, 20.0):
-        for n in (1, 2, 3, 10, 100, 1000, 10**7):
-            for d in (0.5, 0.1, 1e-6, 1e-12, 1e-20):
-                t = time.process_time()
-                rr = RandomizedResponse(2, e0)
-                try:
-                    e = ShuffleAccountant(rr, n, adjacency=adj).get_epsilon(d)
-                    gd = float(ShuffleAccountant(rr, n, adjacency=adj).get_delta(e))
-                    d0 = float(ShuffleAccountant(rr, n, adjacency=adj).get_delta(0.0))
-                    err = None
-                except Exception as ex:  # noqa: BLE001
-                    e = gd = d0 = None
-                    err = repr(ex)
-                rows.append(dict(adj=adj, e0=e0, n=n, d=d, e=e, gd=gd, d0=d0, err=err, t=time.process_time() - t))
-                print(rows[-1], flush=True)
+for adj, e0, n in GRID:
+    for d in (0.5, 0.1, 1e-6, 1e-12, 1e-20):
+        t = time.process_time()
+        rr = RandomizedResponse(2, e0)
+        try:
+            e = ShuffleAccountant(rr, n, adjacency=adj).get_epsilon(d)
+            gd = float(ShuffleAccountant(rr, n, adjacency=adj).get_delta(e))
+            d0 = float(ShuffleAccountant(rr, n, adjacency=adj).get_delta(0.0))
+            err = None
+        except Exception as ex:  # noqa: BLE001
+            e = gd = d0 = None
+            err = repr(ex)
+        rows.append(dict(adj=adj, e0=e0, n=n, d=d, e=e, gd=gd, d0=d0, err=err, t=time.process_time() - t))
+        print(rows[-1], flush=True)
 json.dump(rows, open(sys.argv[1], "w"), indent=0)
