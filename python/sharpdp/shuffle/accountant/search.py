@@ -381,7 +381,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # the search never goes beyond cap: eps0 (delta = 0 there) or 700 (get_delta(700) <= delta
     # was checked above, so cap itself is a certified answer)
     cap = cap0 if cap0 is not None else EPS_MAX
-    if up(cap) > delta:  # the blanket bound is no better than the local guarantee (or than 700)
+    # (at 700 the value is final: nothing smaller below it. At eps0 it is not: delta there is 0 in exact
+    # arithmetic, but the atoms' rounding charge keeps the upper value positive (e.g. 2.6e-15 for binary RR,
+    # eps0 = 0.5), above values at smaller eps (4.9e-18 at 4e-4, n = 1e8); the search below still ends at eps0
+    # when nothing smaller is certified)
+    if cap0 is None and up(cap) > delta:
         return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
     # a first bracket from the closed forms, searched from the asymptotic guess g in steps of 4
     # (then to 25 % for the upper end): upper end where the cap E[L_+] (>= up, >= get_delta's
