@@ -124,3 +124,14 @@ def test_mean_csv_row_with_more_fields_than_the_header_is_refused(tmp_path, caps
         code, out, err = _run(capsys, "mean", "--csv", str(f), "--bounds", "0:5,0:5")
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
         assert "malformed CSV" in err, err
+
+
+def test_mean_csv_trailing_comma_rows_are_refused_not_misread(tmp_path, capsys):
+    """With a trailing comma pandas (index_col=False) drops the empty last field without a warning:
+    "1,000," was read as a = 1, b = 0. Every row longer than the header is refused, whatever its last field."""
+    for body in ("a,b\n1,000,\n3,4,\n", "a,b\n1,000,\n3,4\n", "a,b\n1,2,\n3,4,\n", "a,b\n1,2\n3,4\n5,6,7\n"):
+        f = tmp_path / "trail.csv"
+        f.write_text(body)
+        code, out, err = _run(capsys, "mean", "--csv", str(f), "--bounds", "0:5,0:5")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (body, err)
+        assert "malformed CSV" in err and "fields, the header 2" in err, err

@@ -132,6 +132,8 @@ def load_table(csv: str | None = None, columns=None) -> Table:
                              f"(available: {', '.join(map(str, header.columns))})")
     # a user's file is read whole: with usecols pandas would drop a row's extra fields silently
     # (an unquoted "1,000" would become 1); the built-in table is trusted and read by columns
+    if csv is not None:
+        _check_field_counts(path)
     frame = _read_csv(path, usecols=wanted if csv is None else None)
     if csv is not None and wanted is not None:
         frame = frame[wanted]
@@ -153,6 +155,23 @@ def load_table(csv: str | None = None, columns=None) -> Table:
     if data.shape[0] == 0:
         raise ValueError(f"csv: no complete rows in {source} for columns {', '.join(wanted)}")
     return Table(data, tuple(str(c) for c in wanted), source, int((~keep).sum()))
+
+
+def _check_field_counts(path: str) -> None:
+    """Refuse a CSV with a data row longer than its header (an unquoted "1,000", a trailing comma): pandas
+    would shift the columns, cut the row, or drop an empty last field, each silently (1,000 read as 1)."""
+    import csv as csvmod
+
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            rows = csvmod.reader(f)
+            width = len(next(rows, []))
+            for line, row in enumerate(rows, start=2):
+                if len(row) > width:
+                    raise ValueError(f"csv: malformed CSV in {path}: line {line} has {len(row)} fields, the header "
+                                     f"{width} (an unquoted comma such as 1,000, or a trailing comma?)")
+    except (OSError, csvmod.Error):
+        return  # unreadable or not CSV: _read_csv reports it
 
 
 def _read_csv(path: str, **kwargs):
