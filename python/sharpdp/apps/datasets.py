@@ -141,6 +141,14 @@ def load_table(csv: str | None = None, columns=None) -> Table:
         raise ValueError(f"csv: no data rows in {source} (empty data)")
     if wanted is None:
         numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+        for c in frame.columns:  # a numeric column with a stray text value would be skipped silently
+            if c not in numeric:
+                parsed = pd.to_numeric(frame[c], errors="coerce")
+                bad = frame[c][parsed.isna() & frame[c].notna()]
+                if parsed.notna().sum() > len(bad):
+                    raise ValueError(f"csv: column {c!r} of {source} is mostly numeric but holds {bad.iloc[0]!r} "
+                                     f"({len(bad)} non-numeric value(s)): fix the file, or choose columns with "
+                                     "--columns")
         if not numeric:
             raise ValueError(f"csv: no numeric column in {source}; choose columns with --columns")
         wanted = numeric
@@ -165,7 +173,12 @@ def _check_field_counts(path: str) -> None:
     try:
         with open(path, newline="", encoding="utf-8", errors="replace") as f:
             rows = csvmod.reader(f)
-            width = len(next(rows, []))
+            header = next(rows, [])
+            width = len(header)
+            empty = [i + 1 for i, name in enumerate(header) if not name.strip()]
+            if empty and width > 1:
+                raise ValueError(f"csv: malformed CSV in {path}: header field {empty[0]} of {width} has no name "
+                                 "(a trailing comma on the header line?)")
             for line, row in enumerate(rows, start=2):
                 if len(row) > width:
                     raise ValueError(f"csv: malformed CSV in {path}: line {line} has {len(row)} fields, the header "

@@ -1,0 +1,31 @@
+"""A user's CSV whose header has an unnamed field, or whose numeric column holds a stray text value, is refused with
+a message naming the problem (before: an "Unnamed: 2" column with no complete rows, or the column skipped silently)."""
+
+import pytest
+
+from sharpdp.apps.datasets import load_table
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "data.csv"
+    p.write_text(text)
+    return str(p)
+
+
+def test_header_with_trailing_comma_is_refused(tmp_path):
+    path = _write(tmp_path, "a,b,\n1,2,\n3,4,\n")
+    with pytest.raises(ValueError, match=r"header field 3 of 3 has no name"):
+        load_table(path)
+
+
+def test_stray_text_in_a_numeric_column_is_named(tmp_path):
+    path = _write(tmp_path, "a,b,name\n1,2,x\n3,oops,y\n5,6,z\n")
+    with pytest.raises(ValueError, match=r"column 'b' .* holds 'oops' \(1 non-numeric"):
+        load_table(path)
+
+
+def test_text_columns_are_still_skipped(tmp_path):
+    path = _write(tmp_path, "a,name,code\n1,x,12\n3,y,ab\n5,z,cd\n")
+    table = load_table(path)  # "code" is mostly text: a text column, skipped as before
+    assert table.columns == ("a",)
+    assert table.data[:, 0].tolist() == [1.0, 3.0, 5.0]
