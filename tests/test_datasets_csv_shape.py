@@ -29,3 +29,13 @@ def test_text_columns_are_still_skipped(tmp_path):
     table = load_table(path)  # "code" is mostly text: a text column, skipped as before
     assert table.columns == ("a",)
     assert table.data[:, 0].tolist() == [1.0, 3.0, 5.0]
+
+
+def test_skipped_text_columns_are_named_without_their_values(tmp_path):
+    path = _write(tmp_path, 'a,b,name\n"5,250",2,x\n"6,125",3,y\n')
+    table = load_table(path)
+    assert table.columns == ("b",)
+    (note,) = table.warnings
+    assert "'a', 'name' skipped" in note and "'a' holds numbers with thousands separators" in note
+    assert "5,250" not in note and "6,125" not in note
+    assert load_table(_write(tmp_path, "a,b\n1,2\n")).warnings == ()

@@ -20,6 +20,7 @@ import importlib.util
 import math
 import os
 from dataclasses import dataclass, field
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -60,12 +61,16 @@ class Table:
         Where the rows came from (a path or the built-in dataset's name).
     n_dropped : int
         Rows dropped because a selected column was missing/empty.
+    warnings : tuple of str
+        What the reader did that the user should know (text columns skipped by the default numeric
+        pick); no cell value in them.
     """
 
     data: np.ndarray
     columns: tuple
     source: str
     n_dropped: int = 0
+    warnings: tuple = ()
 
 
 def flights_path() -> str:
@@ -116,6 +121,7 @@ def load_table(csv: str | None = None, columns=None) -> Table:
 
     source = FLIGHTS_SOURCE if csv is None else str(csv)
     path = flights_path() if csv is None else str(csv)
+    notes: list[str] = []
     if csv is not None and columns is None:
         wanted = None
     else:
@@ -140,15 +146,10 @@ def load_table(csv: str | None = None, columns=None) -> Table:
     if len(frame) == 0:
         raise ValueError(f"csv: no data rows in {source} (empty data)")
     if wanted is None:
-        numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
-        for c in frame.columns:  # a numeric column with a stray text value would be skipped silently
-            if c not in numeric:
-                parsed = pd.to_numeric(frame[c], errors="coerce")
-                bad = frame[c][parsed.isna() & frame[c].notna()]
-                if parsed.notna().sum() > len(bad):
-                    raise ValueError(f"csv: column {c!r} of {source} is mostly numeric but holds {bad.iloc[0]!r} "
-                                     f"({len(bad)} non-numeric value(s)): fix the file, or choose columns with "
-                                     "--columns")
+        skipped = check_text_columns(frame, source)
+        numeric = [c for c in frame.columns if str(c) not in skipped]
+        if skipped and numeric:
+            notes.append(skipped_columns_warning(frame, skipped))
         if not numeric:
             raise ValueError(f"csv: no numeric column in {source}; choose columns with --columns")
         wanted = numeric
@@ -162,29 +163,83 @@ def load_table(csv: str | None = None, columns=None) -> Table:
     data = np.ascontiguousarray(values[keep])
     if data.shape[0] == 0:
         raise ValueError(f"csv: no complete rows in {source} for columns {', '.join(wanted)}")
-    return Table(data, tuple(str(c) for c in wanted), source, int((~keep).sum()))
+    return Table(data, tuple(str(c) for c in wanted), source, int((~keep).sum()), tuple(notes))
+
+
+def header_problem(header: Sequence[str]) -> str | None:
+    """What is wrong with a CSV header row (a field with no name: a trailing comma?), or None."""
+    empty = [i + 1 for i, name in enumerate(header) if not name.strip()]
+    if empty and len(header) > 1:
+        return f"header field {empty[0]} of {len(header)} has no name (a trailing comma on the header line?)"
+    return None
+
+
+def first_long_row(rows: Iterable[Sequence[str]], width: int) -> tuple[int, int] | None:
+    """(index in ``rows``, field count) of the first row with more than ``width`` fields, or None.
+
+    pandas reads such a row silently wrong (an unquoted "1,000" shifts or cuts it, a trailing comma's
+    empty last field is dropped), so both CSV readers (this module's and the Dask engine's) refuse it."""
+    for i, row in enumerate(rows):
+        if len(row) > width:
+            return i, len(row)
+    return None
+
+
+def long_row_message(path: str, line: int, fields: int, width: int) -> str:
+    """The one message both CSV readers give for :func:`first_long_row`'s finding (1-based file line)."""
+    return (f"malformed CSV in {path}: line {line} has {fields} fields, the header {width} (an unquoted comma "
+            "such as 1,000, or a trailing comma?)")
 
 
 def _check_field_counts(path: str) -> None:
-    """Refuse a CSV with a data row longer than its header (an unquoted "1,000", a trailing comma): pandas
-    would shift the columns, cut the row, or drop an empty last field, each silently (1,000 read as 1)."""
+    """Refuse a CSV whose header has an unnamed field or with a data row longer than its header."""
     import csv as csvmod
 
     try:
         with open(path, newline="", encoding="utf-8", errors="replace") as f:
             rows = csvmod.reader(f)
             header = next(rows, [])
-            width = len(header)
-            empty = [i + 1 for i, name in enumerate(header) if not name.strip()]
-            if empty and width > 1:
-                raise ValueError(f"csv: malformed CSV in {path}: header field {empty[0]} of {width} has no name "
-                                 "(a trailing comma on the header line?)")
-            for line, row in enumerate(rows, start=2):
-                if len(row) > width:
-                    raise ValueError(f"csv: malformed CSV in {path}: line {line} has {len(row)} fields, the header "
-                                     f"{width} (an unquoted comma such as 1,000, or a trailing comma?)")
+            problem = header_problem(header)
+            if problem:
+                raise ValueError(f"csv: malformed CSV in {path}: {problem}")
+            bad = first_long_row(rows, len(header))
+            if bad is not None:
+                raise ValueError("csv: " + long_row_message(path, bad[0] + 2, bad[1], len(header)))
     except (OSError, csvmod.Error):
         return  # unreadable or not CSV: _read_csv reports it
+
+
+def check_text_columns(frame, source: str, option: str = "csv") -> list[str]:
+    """The non-numeric columns of a pandas frame (a CSV's rows or a sample of them), which a reader that
+    picks the numeric columns skips; ValueError naming ``option`` if one of them is mostly numeric (a stray
+    text value would otherwise drop the whole column silently)."""
+    import pandas as pd
+
+    skipped = []
+    for c in frame.columns:
+        if pd.api.types.is_numeric_dtype(frame[c]):
+            continue
+        parsed = pd.to_numeric(frame[c], errors="coerce")
+        bad = frame[c][parsed.isna() & frame[c].notna()]
+        if parsed.notna().sum() > len(bad):
+            raise ValueError(f"{option}: column {c!r} of {source} is mostly numeric but holds {bad.iloc[0]!r} "
+                             f"({len(bad)} non-numeric value(s)): fix the file, or choose columns with --columns")
+        skipped.append(str(c))
+    return skipped
+
+
+def skipped_columns_warning(frame, skipped: Sequence[str]) -> str:
+    """A warning naming the text columns a numeric-column pick skipped (names only: no cell value, since
+    warnings are part of the printed result), with a hint where values look like 1,000 (thousands
+    separators are not read as numbers)."""
+    import re
+
+    pattern = re.compile(r"^\s*-?\d{1,3}(,\d{3})+(\.\d*)?\s*$")
+    grouped = [c for c in skipped if frame[c].dropna().astype(str).map(lambda v: bool(pattern.match(v))).any()]
+    hint = (f"; {', '.join(map(repr, grouped))} hold{'s' if len(grouped) == 1 else ''} numbers with thousands separators (such as 1,000), which are "
+            "read as text: remove the separators") if grouped else ""
+    return (f"column(s) {', '.join(map(repr, skipped))} skipped: not numeric{hint} (choose columns with "
+            "--columns)")
 
 
 def _read_csv(path: str, **kwargs):

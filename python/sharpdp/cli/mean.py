@@ -212,7 +212,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         raise option_error(exc, _OPTIONS) from None
     n, d = table.data.shape
     bounds = None if args.bounds is None else _parse_bounds(args, table.columns)
-    warnings: list[str] = []
+    warnings: list[str] = list(table.warnings)  # (a --bounds error above names the columns used)
     choice = bounds_choice(args, table.columns)  # a bad --csv or --columns is reported before this
     if choice == "public":
         assert bounds is not None  # bounds_choice returns "public" only when --bounds was given

@@ -113,8 +113,9 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     names = {"data": _path_flag(args), "columns": "--columns", "bounds": "--bounds", "workers": "--workers",
              "scheduler": "--scheduler", "randomizer": "--epsilon"}
     try:
+        skipped_notes: list[str] = []
         if columns is None:
-            columns = numeric_columns(path)
+            columns, skipped_notes = numeric_columns(path)
         open_table(path, columns)  # a bad path or column fails here, before a cluster is started
         bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
@@ -125,7 +126,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
                                client=engine.client, threads=args.threads or 1, progress=True)
     except ValueError as exc:
         raise option_error(exc, names) from None
-    warnings = [] if res.bounds_public else [datasets.data_bounds_warning("--bounds")]
+    warnings = skipped_notes + ([] if res.bounds_public else [datasets.data_bounds_warning("--bounds")])
     for w in warnings:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
     bmg, n = res.randomizer, res.n

@@ -90,6 +90,8 @@ def _read_path(path: str, columns: list[str], text: bool):
             path = os.path.join(path, "*.csv")
     else:
         parquet = not path.endswith((".csv", ".csv.gz", ".txt"))
+    if not parquet:
+        check_csv_files(sorted(glob.glob(path)) if any(ch in path for ch in "*?[") else [path])
     try:
         if parquet:
             frame = dd.read_parquet(path)
@@ -110,6 +112,67 @@ def _read_path(path: str, columns: list[str], text: bool):
     return frame, path
 
 
+# files already checked by check_csv_files in this process: (path, size, mtime_ns)
+_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def _block_rows(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None]:
+    """One block of a CSV file (whole lines): its header if ``width`` is None (the file's first block),
+    its number of rows, and the first row longer than the header (index among its data rows, fields)."""
+    import csv as csvmod
+
+    from sharpdp.apps.datasets import first_long_row
+
+    rows = list(csvmod.reader(block.decode("utf-8", errors="replace").splitlines()))
+    header = None
+    if width is None:
+        header = rows.pop(0) if rows else []
+        width = len(header)
+    return header, len(rows), first_long_row(rows, width)
+
+
+def check_csv_files(paths: Sequence[str]) -> None:
+    """ValueError naming ``data`` for a CSV file whose header has an unnamed field or with a data row longer
+    than its header: the checks of the single-process reader (``sharpdp.apps.datasets``), made here over
+    64 MB blocks in parallel (Dask's threaded scheduler) with the file line of the first such row. pandas
+    would read such a row silently wrong (an unquoted 1,000 becomes 1), so the Dask engine must refuse the
+    files the single-process path refuses. Each file is checked once per process (size and mtime)."""
+    import dask
+    from dask.bytes import read_bytes
+
+    from sharpdp.apps.datasets import header_problem, long_row_message
+
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue  # the reader reports it
+        key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+        if key in _CHECKED or st.st_size == 0:
+            continue
+        try:
+            packed = path.endswith(".gz")  # a compressed file is one block (not splittable)
+            _, (blocks,) = read_bytes(path, delimiter=b"\n", blocksize=None if packed else "64MB", sample=False,
+                                      compression="infer" if packed else None)
+            header, first_rows, first_bad = dask.compute(dask.delayed(_block_rows)(blocks[0], None))[0]
+            problem = header_problem(header)
+            if problem:
+                raise ValueError(f"data: malformed CSV in {path}: {problem}")
+            found = [(0, first_bad)]
+            counts = [first_rows]
+            if first_bad is None and len(blocks) > 1:
+                rest = dask.compute(*[dask.delayed(_block_rows)(b, len(header)) for b in blocks[1:]])
+                counts += [r[1] for r in rest]
+                found = [(i + 1, r[2]) for i, r in enumerate(rest) if r[2] is not None][:1]
+            if found and found[0][1] is not None:
+                i, (row, fields) = found[0]
+                line = 2 + sum(counts[:i]) + row  # header line 1, data rows from line 2
+                raise ValueError("data: " + long_row_message(path, line, fields, len(header)))
+        except (OSError, UnicodeError) as exc:
+            raise ValueError(f"data: cannot read {path} as CSV: {_one_line(exc)}") from None
+        _CHECKED.add(key)
+
+
 def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str) -> BaseException:
     """A ValueError naming ``columns`` for a parser's "could not convert" failure, else ``exc``."""
     text = _one_line(exc)
@@ -127,15 +190,22 @@ def check_numeric(frame, columns: Sequence[str], source: str) -> None:
             raise ValueError(f"columns: column {c!r} of {source} is not numeric (dtype {frame.dtypes[c]})")
 
 
-def numeric_columns(data: Any) -> list[str]:
-    """Names of the numeric columns of a table (Dask DataFrame or path), in order.
+def numeric_columns(data: Any) -> tuple[list[str], list[str]]:
+    """Names of the numeric columns of a table (Dask DataFrame or path), in order, and warnings.
+
+    The non-numeric columns are skipped with a warning naming them (as the single-process reader of
+    ``sharpdp.apps.datasets`` does); one that is mostly numeric in the first partition (a stray text
+    value) is refused.
 
     Raises
     ------
     ValueError
-        Naming ``data`` as :func:`open_table` does, or naming ``columns`` if none is numeric.
+        Naming ``data`` as :func:`open_table` does, naming ``csv`` for a mostly numeric column holding
+        text, or naming ``columns`` if none is numeric.
     """
     import pandas as pd
+
+    from sharpdp.apps.datasets import check_text_columns, skipped_columns_warning
 
     dd = _dd()
     if isinstance(data, dd.DataFrame):
@@ -145,9 +215,16 @@ def numeric_columns(data: Any) -> list[str]:
     else:
         raise TypeError(f"data must be a dask DataFrame or a path, got {type(data).__name__}")
     cols = [str(c) for c in full.columns if pd.api.types.is_numeric_dtype(full.dtypes[c])]
+    others = [c for c in full.columns if str(c) not in cols]
+    notes = []
+    if others:
+        sample = full[others].head(100_000, npartitions=1)
+        skipped = check_text_columns(sample, source, "data")
+        if cols:
+            notes.append(skipped_columns_warning(sample, skipped))
     if not cols:
         raise ValueError(f"columns: no numeric column in {source}; choose columns with --columns")
-    return cols
+    return cols, notes
 
 
 @dataclass
