@@ -20,7 +20,7 @@ import importlib.util
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -174,15 +174,40 @@ def header_problem(header: Sequence[str]) -> str | None:
     return None
 
 
-def first_long_row(rows: Iterable[Sequence[str]], width: int) -> tuple[int, int] | None:
-    """(index in ``rows``, field count) of the first row with more than ``width`` fields, or None.
+def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None]:
+    """Shape of a block of whole CSV lines: the header (the block's first row) if ``width`` is None, the
+    number of data rows, and the first data row with more fields than the header (its index among the
+    block's data rows, its field count) or None.
 
     pandas reads such a row silently wrong (an unquoted "1,000" shifts or cuts it, a trailing comma's
-    empty last field is dropped), so both CSV readers (this module's and the Dask engine's) refuse it."""
-    for i, row in enumerate(rows):
-        if len(row) > width:
-            return i, len(row)
-    return None
+    empty last field is dropped), so both CSV readers (this module's and the Dask engine's) refuse it.
+    Without a quote character in the block, fields are counted as commas per line by numpy (~10x faster
+    than the csv module, which handles quoted blocks)."""
+    import csv as csvmod
+
+    if b'"' in block:
+        rows = list(csvmod.reader(block.decode("utf-8", errors="replace").splitlines()))
+        header = None
+        if width is None:
+            header = rows.pop(0) if rows else []
+            width = len(header)
+        counts = np.array([len(r) for r in rows], dtype=np.int64)
+    else:
+        arr = np.frombuffer(block, dtype=np.uint8)
+        ends = np.flatnonzero(arr == 10)
+        if arr.size and arr[-1] != 10:
+            ends = np.append(ends, arr.size)
+        commas = np.concatenate(([0], np.cumsum(arr == 44)))
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        counts = commas[ends] - commas[starts] + 1
+        counts[ends == starts] = 0  # an empty line (the csv module's [] row)
+        header = None
+        if width is None:
+            header = next(csvmod.reader([block[:ends[0]].decode("utf-8", errors="replace")]), []) if ends.size else []
+            width = len(header)
+            counts = counts[1:]
+    bad = np.flatnonzero(counts > width)
+    return header, int(counts.size), (int(bad[0]), int(counts[bad[0]])) if bad.size else None
 
 
 def long_row_message(path: str, line: int, fields: int, width: int) -> str:
@@ -193,20 +218,16 @@ def long_row_message(path: str, line: int, fields: int, width: int) -> str:
 
 def _check_field_counts(path: str) -> None:
     """Refuse a CSV whose header has an unnamed field or with a data row longer than its header."""
-    import csv as csvmod
-
     try:
-        with open(path, newline="", encoding="utf-8", errors="replace") as f:
-            rows = csvmod.reader(f)
-            header = next(rows, [])
-            problem = header_problem(header)
-            if problem:
-                raise ValueError(f"csv: malformed CSV in {path}: {problem}")
-            bad = first_long_row(rows, len(header))
-            if bad is not None:
-                raise ValueError("csv: " + long_row_message(path, bad[0] + 2, bad[1], len(header)))
-    except (OSError, csvmod.Error):
-        return  # unreadable or not CSV: _read_csv reports it
+        with open(path, "rb") as f:
+            header, _, bad = csv_block_shape(f.read(), None)
+    except OSError:
+        return  # unreadable: _read_csv reports it
+    problem = header_problem(header or [])
+    if problem:
+        raise ValueError(f"csv: malformed CSV in {path}: {problem}")
+    if bad is not None:
+        raise ValueError("csv: " + long_row_message(path, bad[0] + 2, bad[1], len(header or [])))
 
 
 def check_text_columns(frame, source: str, option: str = "csv") -> list[str]:

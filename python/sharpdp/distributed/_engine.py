@@ -116,21 +116,6 @@ def _read_path(path: str, columns: list[str], text: bool):
 _CHECKED: set[tuple[str, int, int]] = set()
 
 
-def _block_rows(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None]:
-    """One block of a CSV file (whole lines): its header if ``width`` is None (the file's first block),
-    its number of rows, and the first row longer than the header (index among its data rows, fields)."""
-    import csv as csvmod
-
-    from sharpdp.apps.datasets import first_long_row
-
-    rows = list(csvmod.reader(block.decode("utf-8", errors="replace").splitlines()))
-    header = None
-    if width is None:
-        header = rows.pop(0) if rows else []
-        width = len(header)
-    return header, len(rows), first_long_row(rows, width)
-
-
 def check_csv_files(paths: Sequence[str]) -> None:
     """ValueError naming ``data`` for a CSV file whose header has an unnamed field or with a data row longer
     than its header: the checks of the single-process reader (``sharpdp.apps.datasets``), made here over
@@ -140,7 +125,7 @@ def check_csv_files(paths: Sequence[str]) -> None:
     import dask
     from dask.bytes import read_bytes
 
-    from sharpdp.apps.datasets import header_problem, long_row_message
+    from sharpdp.apps.datasets import csv_block_shape, header_problem, long_row_message
 
     for path in paths:
         try:
@@ -154,14 +139,14 @@ def check_csv_files(paths: Sequence[str]) -> None:
             packed = path.endswith(".gz")  # a compressed file is one block (not splittable)
             _, (blocks,) = read_bytes(path, delimiter=b"\n", blocksize=None if packed else "64MB", sample=False,
                                       compression="infer" if packed else None)
-            header, first_rows, first_bad = dask.compute(dask.delayed(_block_rows)(blocks[0], None))[0]
+            header, first_rows, first_bad = dask.compute(dask.delayed(csv_block_shape)(blocks[0], None))[0]
             problem = header_problem(header)
             if problem:
                 raise ValueError(f"data: malformed CSV in {path}: {problem}")
             found = [(0, first_bad)]
             counts = [first_rows]
             if first_bad is None and len(blocks) > 1:
-                rest = dask.compute(*[dask.delayed(_block_rows)(b, len(header)) for b in blocks[1:]])
+                rest = dask.compute(*[dask.delayed(csv_block_shape)(b, len(header)) for b in blocks[1:]])
                 counts += [r[1] for r in rest]
                 found = [(i + 1, r[2]) for i, r in enumerate(rest) if r[2] is not None][:1]
             if found and found[0][1] is not None:
