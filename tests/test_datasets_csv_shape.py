@@ -39,3 +39,30 @@ def test_skipped_text_columns_are_named_without_their_values(tmp_path):
     assert "'a', 'name' skipped" in note and "'a' holds numbers with thousands separators" in note
     assert "5,250" not in note and "6,125" not in note
     assert load_table(_write(tmp_path, "a,b\n1,2\n")).warnings == ()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sharpdp.apps.datasets import csv_block_shape  # noqa: E402
+
+_field = st.text(alphabet="ab1 .-\r", max_size=4)  # a CR alone ends a line too (csv module path)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.lists(_field, min_size=0, max_size=5), min_size=1, max_size=30),
+       trailing_newline=st.booleans(), crlf=st.booleans())
+def test_numpy_field_count_matches_the_csv_module(rows, trailing_newline, crlf):
+    """The quote-free fast path of csv_block_shape against the csv module on the same lines (reference)."""
+    import csv
+
+    end = "\r\n" if crlf else "\n"
+    text = end.join(",".join(r) for r in rows) + (end if trailing_newline else "")
+    ref_rows = list(csv.reader(text.splitlines()))
+    header = ref_rows[0] if ref_rows else []
+    width, data = len(header), ref_rows[1:]
+    bad = next(((i, len(r)) for i, r in enumerate(data) if len(r) > width), None)
+    got_header, got_n, got_bad = csv_block_shape(text.encode(), None)
+    assert (got_header, got_n, got_bad) == (header, len(data), bad)
+    assert csv_block_shape(text.encode(), width)[1:] == (len(ref_rows), next(
+        ((i, len(r)) for i, r in enumerate(ref_rows) if len(r) > width), None))

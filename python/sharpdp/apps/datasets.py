@@ -185,7 +185,7 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
     than the csv module, which handles quoted blocks)."""
     import csv as csvmod
 
-    if b'"' in block:
+    if b'"' in block or block.count(b"\r") != block.count(b"\r\n"):  # quotes, or a lone CR (a line end too)
         rows = list(csvmod.reader(block.decode("utf-8", errors="replace").splitlines()))
         header = None
         if width is None:
@@ -200,7 +200,8 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
         commas = np.concatenate(([0], np.cumsum(arr == 44)))
         starts = np.concatenate(([0], ends[:-1] + 1))
         counts = commas[ends] - commas[starts] + 1
-        counts[ends == starts] = 0  # an empty line (the csv module's [] row)
+        length = ends - starts - (arr[np.maximum(ends - 1, 0)] == 13) * (ends > starts)  # without a CR of CRLF
+        counts[length == 0] = 0  # an empty line (the csv module's [] row)
         header = None
         if width is None:
             header = next(csvmod.reader([block[:ends[0]].decode("utf-8", errors="replace")]), []) if ends.size else []
