@@ -41,12 +41,24 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--rounds", type=int, default=1,
                    help="number K >= 1 of such rounds composed (default 1); K > 1 reports the certified "
                         "composed delta (or epsilon) of the K rounds (sharpdp.shuffle.ComposedAccountant)")
+    p.add_argument("--bound", choices=("auto", "sharp", "blanket"), default="auto",
+                   help="k-RR: which bound (default auto: the sharp one where it applies, except --rounds > 1 at "
+                        f"n > {SHARP_ROUNDS_N:,}, where composing the sharp round costs minutes to hours and the "
+                        "blanket one seconds; the output says which and why); sharp: refuse where it does not "
+                        "apply; blanket: the privacy-blanket bound (ShuffleAccountant)")
     p.add_argument("--discretization", type=float, default=None,
                    help="privacy-loss lattice step (nats) for --rounds > 1 (default: the single-round "
                         "epsilon at delta 1e-10, / 400)")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="epsilon >= 0 (nats): report the certified delta")
     target.add_argument("--delta", type=float, help="delta in (0, 1): report the certified epsilon")
+
+
+# above this n, --bound auto composes the blanket round instead of the sharp one (k = 2, replace, --rounds > 1): the
+# sharp round's dominating pair costs one sharp value per profile sample (a few hundred), ~12 CPU s for 10 rounds at
+# n = 1e6, but 0.2-9 s per value at n = 1e9 (delta 1e-6 ... 1e-24) and over 12 CPU minutes in all; the blanket
+# pair there takes ~11 CPU s (3 rounds, epsilon0 = 1)
+SHARP_ROUNDS_N = 10**6
 
 
 def _number(text: str) -> int | float:
@@ -96,6 +108,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp.cli import CliError
     from sharpdp.shuffle.accountant import ShuffleAccountant
 
+    if getattr(args, "bound", "auto") == "sharp":
+        raise CliError("--bound sharp: the sharp bound covers k-ary randomized response (--k 2, --adjacency "
+                       "replace) only; the BMG is accounted by the blanket bound")
     try:
         acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
     except NotImplementedError as exc:
@@ -152,6 +167,7 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp.shuffle import RandomizedResponse
     from sharpdp.shuffle.accountant import ShuffleAccountant
+    from sharpdp.cli import CliError
     from sharpdp.shuffle.certified import sharp_applies
 
     k = V.integer("--k", args.k, lo=2)
@@ -164,7 +180,16 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
                            "n": n, "adjacency": args.adjacency}
     # --rounds K > 1 composes the same round (ComposedAccountant takes ExactShuffleAccountant through the
     # one-round contract, docs/sharp_krr.md §5 "Composition"): the sharp round where it applies
-    sharp = sharp_applies(rnd, n, args.adjacency)
+    applies = sharp_applies(rnd, n, args.adjacency)
+    choice = getattr(args, "bound", "auto")
+    if choice == "sharp" and not applies:
+        raise CliError(f"--bound sharp: not available here ({_why_not_sharp(k, n, args.adjacency)})")
+    slow = rounds > 1 and n > SHARP_ROUNDS_N
+    sharp = applies and (choice == "sharp" or (choice == "auto" and not slow))
+    if sharp and slow:
+        print(f"sharpdp account: warning: composing the sharp bound at n = {n}: its dominating pair needs a few "
+              "hundred sharp values, each 0.2-9 s at n = 1e9 (more than 12 CPU minutes in all there); --bound "
+              "blanket composes the looser blanket bound in seconds", file=sys.stderr, flush=True)
     if sharp:
         from sharpdp.shuffle import ExactShuffleAccountant
 
@@ -181,7 +206,11 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
                "the privacy-blanket upper bound (ShuffleAccountant)")
             + ", composed with a certified dominating pair (ComposedAccountant)")
     if not sharp:
-        out["bound_why_not_sharp"] = _why_not_sharp(k, n, args.adjacency)
+        out["bound_why_not_sharp"] = (
+            "--bound blanket" if choice == "blanket" else
+            f"--rounds {rounds} > 1 at n > {SHARP_ROUNDS_N:,}: composing the sharp round costs minutes to hours "
+            "(a few hundred sharp values of 0.2-9 s each at n = 1e9), the blanket one seconds; --bound sharp "
+            "composes the sharp one anyway" if applies else _why_not_sharp(k, n, args.adjacency))
     lower = "certified lower bound on the mechanism's delta" if sharp else _BLANKET_LOWER
     out.update(_answer(acc, rounds, eps, delta, args.discretization, lower))
     if rounds > 1 and "delta_lower" in out:
