@@ -98,11 +98,19 @@ class _PlainBar:
 
 
 def _is_terminal(file: IO[str]) -> bool:
-    """True when ``file`` is an interactive terminal (a closed or odd stream counts as not one)."""
+    """True when ``file`` is an interactive terminal with a width (a closed or odd stream, or a terminal
+    reporting 0 columns, where tqdm draws nothing, counts as not one)."""
+    import os
+
     try:
-        return bool(file.isatty())
+        if not file.isatty():
+            return False
     except (AttributeError, ValueError, OSError):
         return False
+    try:
+        return os.get_terminal_size(file.fileno()).columns > 0
+    except (AttributeError, ValueError, OSError):  # no file descriptor (a wrapped stream): trust isatty
+        return True
 
 
 def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
@@ -134,5 +142,8 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         return _PlainBar(iterable, **kwargs)
     file = kwargs.get("file")
     if chosen is not std_tqdm or _is_terminal(sys.stderr if file is None else file):  # notebook widget or a tty
+        # miniters=1: redraw at every update after mininterval; tqdm's adaptive default skips the updates
+        # that follow a fast burst (a bar froze for minutes once a batch of quick steps had passed)
+        kwargs.setdefault("miniters", 1)
         return tqdm(iterable, **kwargs)
     return _PlainBar(iterable, **kwargs)
