@@ -48,7 +48,7 @@ def test_histogram_warnings_once_on_stderr(tmp_path, capsys):
     assert len(warnings) == 2 and err.count(SEEDED_MODE_WARNING) == 1
     assert "5 row(s) with 1 distinct key(s) outside the public key domain" in warnings[0]
     assert "warning:" not in out and SEEDED_MODE_WARNING not in out
-    assert "dropped with 1 keys outside the domain" in out  # the count itself stays in the output
+    assert "dropped with 1 key outside the domain" in out  # the count itself stays in the output
 
 
 # ---------------------------------------------------------------- 2. progress: the rule of the --help epilog

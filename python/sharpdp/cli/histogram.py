@@ -368,7 +368,7 @@ def _plot_release(released, mech, args, path: str) -> str:
         _log_axis(a0, "x")
         _log_axis(a0, "y")
     a0.set(xlabel="rank of group", ylabel="released value",
-           title=f"Released values, sorted ({released.size} groups, {int((released == 0).sum())} are 0)")
+           title=f"Released values, sorted ({released.size} groups, {_zeros(int((released == 0).sum()))})")
     a1.plot(grid, mech.expected_abs_error(grid) / np.maximum(grid, 1), "k-",
             label="guaranteed E|error| / n (bound, any group of size n)")
     a1.axhline(mech.r, color="r", ls="--", label=f"target r = {mech.r:g}")
@@ -390,6 +390,11 @@ def _plot_release(released, mech, args, path: str) -> str:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _zeros(k: int) -> str:
+    """'k are 0' with the verb agreeing ('1 is 0')."""
+    return f"{k} {'is' if k == 1 else 'are'} 0"
 
 
 def _plot_diagnostics(diag, mech, args, path: str) -> str:
@@ -522,7 +527,7 @@ def format_text(result: dict[str, Any]) -> str:
              f"key domain {result['key_domain']}",
              f"rows (analyst only, not private): {a['rows']} read, {a['rows_dropped_missing_key']} dropped "
              f"for a missing key value, {a['rows_dropped_outside_domain']} dropped with "
-             f"{a['keys_outside_domain']} keys outside the domain",
+             f"{a['keys_outside_domain']} key{'' if a['keys_outside_domain'] == 1 else 's'} outside the domain",
              f"shifted-log Gaussian: r = {result['r']:g}, r0 = {result['r0']}, c = {result['c']:g}, "
              f"sigma = {result['sigma']:.6g}, integer = {result['integer']}",
              f"guarantee for a member of a group of size n (delta = {result['delta']:g}; "
