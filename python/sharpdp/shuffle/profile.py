@@ -265,8 +265,9 @@ def _k_limit(accountant, dx: float) -> int:
 def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
                     progress: bool | None = None, refine_floor: float = _REFINE_FLOOR, upper_first: bool = False):
     """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
-    ``evaluate(ks)`` giving them for an int64 array of lattice indices (``upper_first``: the last refinement
-    stage calls ``evaluate(ks, False)``, upper values first: lower values NaN where not computed).
+    ``evaluate(ks)`` giving them for an int64 array of lattice indices (``upper_first``: the doubling points
+    and the last refinement stage call ``evaluate(ks, False)``, upper values first: lower values NaN where not
+    computed; the 17 even points and the first stage keep their brackets for ``cover_upper``).
 
     eps_max by doubling (delta <= ``floor`` or the local epsilon), 17 even points up to the last
     doubling point above the floor (the profile's tail below the refinement floor is the costliest
@@ -296,7 +297,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     if vals[0][1] > floor:
         k = 1
         while True:
-            ev([k])
+            ev([k], not upper_first)  # (doubling and probe points: their upper values decide)
             if vals[k][1] <= floor or k >= k_lim:
                 break
             k_prev, k_top = k_top, k
@@ -309,7 +310,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                 k_p = None if e_p is None else int(math.ceil(e_p / dx))
                 if k_p is None or not k_top < k_p < k_next:
                     break
-                ev([k_p])
+                ev([k_p], not upper_first)
                 if vals[k_p][1] <= floor:
                     below = True
                     break

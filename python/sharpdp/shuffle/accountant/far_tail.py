@@ -217,6 +217,15 @@ def _body_lower(body: PassResult) -> float:
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
 
 
+class _BracketNeeded(Exception):
+    """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
+
+
+def body_chernoff(lat: LatticeLaws, h: float, n: int, gamma: float) -> float:
+    """Upper value of the body E[A_+]/(n gamma) by Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law."""
+    return capped_exp(Chernoff(lat.g, lat.eta, lat.k0, h, n).log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+
+
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
@@ -279,6 +288,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    if as_bracket and not lower and jt is None and not bounded and body_chernoff(lat_n, h, n, gamma) > \
+                            0.8 * rel_tol * est:
+                        raise _BracketNeeded  # the bracket's body pass will run (speed only: §15)
                     jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
                             jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
                 except TailCoarsen as exc:
@@ -313,8 +325,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if lower and not math.isfinite(lo_s):
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
-            ch = Chernoff(lat.g, lat.eta, lat.k0, h, n)
-            body_up = capped_exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+            body_up = body_chernoff(lat, h, n, gamma)
             body_lo, body = 0.0, None
             jlo = jt.lo
             jref = jt.up if as_bracket and not lower else jlo  # (the body pass's decision only)
@@ -405,9 +416,9 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
         try:
             r = certify_bigjump(law.shifted(up=True), gamma, n, rel_tol, workers, lower=False, negligible=negligible,
                                 as_bracket=True)
-        except TailCoarsen:
-            return None
-        if r.body is None and r.multi <= 1.2 * PAIR_FRAC * rel_tol * r.upper:
+        except (TailCoarsen, _BracketNeeded):
+            r = None
+        if r is not None and r.body is None and r.multi <= 1.2 * PAIR_FRAC * rel_tol * r.upper:
             return _bracket(replace(r, lower=0.0))
         # the body pass (or a second round) would use the lower value: the bracket itself
     # the stored law's rounding (value_error c, docs/accountant.md §3.2.2, accountant_tail.md §12): the
