@@ -211,7 +211,7 @@ class ShuffleAccountant:
         self._emem_d: list[float] = []  # deltas answered by get_epsilon, sorted (step M)
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
-        self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only)
+        self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only, upper_first)
         self._closed_only = False  # closed forms only (the twin of closed_form_bounds, docs/accountant.md §6.9)
         self._closed: ShuffleAccountant | None = None  # that twin
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
@@ -289,13 +289,13 @@ class ShuffleAccountant:
         # per-accountant cache of certified reports (a report depends only on the accountant's randomizer, n and
         # adjacency, and on the key; threads do not change values): a repeated evaluation, e.g. get_delta at
         # get_epsilon's answer, returns the same values at once
-        key = (eps, rel_tol, only)  # (a bracket's report serves an upper_first request too)
-        rep = self._reports.get(key) or (self._reports.get(key + (True,)) if upper_first else None)
+        key = (eps, rel_tol, only, False)  # (a bracket's report serves an upper_first request too)
+        rep = self._reports.get(key) or (self._reports.get((eps, rel_tol, only, True)) if upper_first else None)
         if rep is None:
             upper_first = upper_first and eps <= EPS_CAP
             rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
                 self._report_laws(eps, rel_tol, only, upper_first)
-            key = key + (True,) if upper_first else key
+            key = (eps, rel_tol, only, upper_first)
             charge = self.sampler_term(eps)
             if charge > 0.0:  # the release sampler's total-variation charge (docs/sampling.md §4)
                 rep = replace(rep, upper=min(1.0, plus(rep.upper, charge)), terms=dict(rep.terms, sampler=charge))
