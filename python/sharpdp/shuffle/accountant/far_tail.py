@@ -252,6 +252,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     # jump term (estimated by est) makes the value: the body's own refinement is then not needed
     # (docs/accountant_tail.md §8; a choice of speed only)
     v_bulk = _normal_value(law, gamma, n)
+    if as_bracket and not lower and v_bulk > 1e-3 * est:
+        raise _BracketNeeded  # the bulk is a visible part of the value: the body pass will run (speed only: §15)
     h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
