@@ -19,6 +19,7 @@ from sharpdp import _validation as V
 
 _U = 2.0**-53
 _CURVE_MARGIN = 1e-12  # relative margin on curve values computed in floats (error <= ~300 u)
+_AIM = 0.8  # refine_points splits a segment into parts aimed at this fraction of the target
 
 
 def swap(x_lo, x_hi, lo, up):
@@ -136,7 +137,7 @@ def via_bottom_eval(curve_a: Curve, curve_b: Curve):
     those splits is the minimum over every real split in the vertices' range."""
     dx = curve_a.dx
 
-    def evaluate(ks):
+    def evaluate(ks, need_lower=True):
         out = np.empty(len(ks))
         for i, k in enumerate(np.asarray(ks, dtype=np.int64).tolist()):
             k1 = np.unique(np.concatenate([curve_a.k, k - curve_b.k]))
@@ -151,12 +152,83 @@ def via_bottom_eval(curve_a: Curve, curve_b: Curve):
 
 
 
+def refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below: float = 0.0,
+                   loose_factor: float = 1.0):
+    """Integer grid points to add, worst segment first, as a list of lists (one per segment).
+
+    Between consecutive samples the convex curve lies above the supporting lines of the
+    neighbouring segments (extended chords), so the chord in t = e^eps exceeds it by at most the
+    height of the triangle they form. For a smooth curve sampled at roughly even steps the actual
+    interpolation error is about a quarter of that height (exactly a quarter for a parabola), and
+    it scales with the square of the step. A segment whose estimate e = height/4 (relative to the
+    chord) exceeds ``rel_tol`` and whose chord is above ``floor`` is split into
+    m = ceil(sqrt(e / (0.8 rel_tol))) even parts (m <= ``per_segment``), so one round usually
+    suffices instead of repeated halving (which ends between rel_tol/4 and rel_tol and so spends
+    up to twice the samples). Segments whose chord stays below ``loose_below`` use the target
+    ``loose_factor * rel_tol``. The choice of points only affects the accuracy of the pair, never
+    its validity (Claim A of ``docs/composition.md`` §2 holds for any set of samples)."""
+    t = np.exp(ks * dx)
+    new = []
+    m = len(ks)
+    for i in range(m - 1):
+        if ks[i + 1] - ks[i] < 2 or max(H[i], H[i + 1]) <= floor:
+            continue
+        t0, t1, h0, h1 = t[i], t[i + 1], H[i], H[i + 1]
+        lines = []
+        if i >= 1 and t[i] > t[i - 1]:
+            lines.append(((H[i] - H[i - 1]) / (t[i] - t[i - 1]), t[i], H[i]))
+        if i + 2 < m and t[i + 2] > t[i + 1]:
+            lines.append(((H[i + 2] - H[i + 1]) / (t[i + 2] - t[i + 1]), t[i + 1], H[i + 1]))
+        cands = [0.5 * (t0 + t1)]
+        if len(lines) == 2 and lines[0][0] != lines[1][0]:
+            (s1, a1, b1), (s2, a2, b2) = lines
+            ts = (b2 - b1 + s1 * a1 - s2 * a2) / (s1 - s2)
+            if t0 < ts < t1:
+                cands.append(ts)
+        worst = 0.0
+        for tc in cands:
+            chord = h0 + (h1 - h0) * (tc - t0) / (t1 - t0)
+            lb = max([0.0] + [s * (tc - a) + b for s, a, b in lines]) if lines else 0.5 * chord
+            g = (chord - lb) / chord if chord > 0 else 0.0
+            worst = max(worst, g)
+        est = 0.25 * worst
+        target = rel_tol * (loose_factor if max(h0, h1) < loose_below else 1.0)
+        if est > target:
+            k_end, extra = float(ks[i + 1]), []
+            if 0.0 < h1 < floor < h0:
+                # the segment crosses the refinement floor: split only the part above it (where
+                # log delta, interpolated linearly in eps, meets the floor; that point is added),
+                # since samples far below the floor are costly and refine nothing
+                k_end = ks[i] + (ks[i + 1] - ks[i]) * (math.log(h0) - math.log(floor)) / (math.log(h0) - math.log(h1))
+                k_end = float(min(max(round(k_end), ks[i] + 1), ks[i + 1] - 1))
+                est *= ((k_end - ks[i]) / (ks[i + 1] - ks[i])) ** 2
+                extra = [int(k_end)]
+            parts = min(per_segment, int(k_end - ks[i]), max(1, math.ceil(math.sqrt(est / (_AIM * target)))))
+            pts = np.round(np.linspace(ks[i], k_end, parts + 1)[1:-1]).astype(np.int64)
+            pts = np.unique(np.concatenate([pts, np.array(extra, dtype=np.int64)]))
+            pts = pts[(pts > ks[i]) & (pts < ks[i + 1])]
+            if pts.size:
+                new.append((est, pts.tolist()))
+    new.sort(key=lambda x: -x[0])
+    return [p for _, p in new]
+
+
 def cover(lo_v, up_v):
     """Upper values times 1 + g, g the largest bracket gap (upper - lower)/lower of the sample and
-    its two neighbours (<= 0.05): ``cover_upper`` of :func:`dominating_pair`."""
+    its two neighbours (<= 0.05): ``cover_upper`` of :func:`dominating_pair`. A sample without a
+    lower value (NaN: upper value first, docs/embedding.md §3.2) takes the larger gap of the nearest
+    samples with one on either side."""
+    lo_v = np.asarray(lo_v, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = np.where(lo_v > 0, (up_v - lo_v) / lo_v, 0.0)
     gap = np.clip(np.nan_to_num(gap), 0.0, 0.05)
+    known = ~np.isnan(lo_v)
+    if known.any() and not known.all():
+        idx = np.flatnonzero(known)
+        pos = np.searchsorted(idx, np.arange(lo_v.size))  # the first known sample at or after each one
+        right = gap[idx[np.minimum(pos, idx.size - 1)]]
+        left = gap[idx[np.maximum(pos - 1, 0)]]
+        gap = np.where(known, gap, np.maximum(left, right))
     g = np.maximum(gap, np.maximum(np.concatenate([gap[1:], [0.0]]), np.concatenate([[0.0], gap[:-1]])))
     return np.minimum(up_v * (1.0 + g) * (1 + 2 * _U), 1.0)
 
@@ -258,4 +330,5 @@ def build_pair(ks_full, H_full, dx, adjacency, certified, samples):
                           samples[0], samples[1], certified)
 
 
-__all__ = ["Curve", "DominatingPair", "build_pair", "cover", "hull", "leg_curve", "masses", "swap", "via_bottom_eval"]
+__all__ = ["Curve", "DominatingPair", "build_pair", "cover", "hull", "leg_curve", "masses", "refine_points", "swap",
+           "via_bottom_eval"]

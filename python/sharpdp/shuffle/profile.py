@@ -21,13 +21,14 @@ Dominating pairs compose (Zhu et al., Theorem 10), which :class:`ComposedAccount
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
-from sharpdp.shuffle.pair import DominatingPair, build_pair, cover, leg_curve, swap, via_bottom_eval
+from sharpdp.shuffle.pair import DominatingPair, build_pair, cover, leg_curve, refine_points, swap, via_bottom_eval
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get,
                                          round_key, value_cache)
 
@@ -36,22 +37,26 @@ _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.
 _LEG_FLOOR = 1e-15  # ... or below this for a round bounded through bot (legs and their split bound)
 _ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
 _LOOSE_FACTOR = 10.0  # ... by this factor
-_AIM = 0.8  # a segment is split into parts aimed at this fraction of the target
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
-def _positive_bounds(accountant, eps: np.ndarray):
+def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
     sweep: values already computed for this round (any accountant with the same
     :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so
     the accountant's grids and caches carry over), and the upper values are made non-increasing
-    in eps (delta is: Up(e') certifies every e >= e')."""
+    in eps (delta is: Up(e') certifies every e >= e'). ``need_lower`` False: upper values first
+    (``get_delta_bounds(lower=False)`` where the accountant has it; docs/embedding.md §3.2), a lower value
+    not computed is NaN (and such a value is computed again when a lower value is needed)."""
     cache = value_cache(accountant)
-    missing = np.array([e for e in eps.tolist() if e not in cache], dtype=float)
+    missing = np.array([e for e in eps.tolist() if e not in cache or (need_lower and math.isnan(cache[e][0]))],
+                       dtype=float)
     if missing.size:
-        lo, up = accountant.get_delta_bounds(missing)
+        fn = accountant.get_delta_bounds
+        upper_first = not need_lower and "lower" in inspect.signature(fn).parameters
+        lo, up = fn(missing, lower=False) if upper_first else fn(missing)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
-            cache[e] = (a, b)
+            cache[e] = (math.nan if upper_first and a == 0.0 else a, b)
     keys = np.array(sorted(cache), dtype=float)
     ups = np.minimum.accumulate(np.array([cache[k][1] for k in keys.tolist()]))
     idx = np.searchsorted(keys, eps)
@@ -83,12 +88,17 @@ def privacy_profile_bounds(accountant, epsilons):
     ValueError
         NaN in ``epsilons``.
     """
+    return _profile_bounds(accountant, epsilons, True)
+
+
+def _profile_bounds(accountant, epsilons, need_lower: bool):
+    """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed)."""
     check_accountant(accountant)
     arr = V.epsilon_values("epsilons", epsilons)
     flat = arr.ravel()
     a = np.abs(flat)
     uniq = np.unique(a)
-    lo_u, up_u = _positive_bounds(accountant, uniq) if uniq.size else (np.empty(0), np.empty(0))
+    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower) if uniq.size else (np.empty(0), np.empty(0))
     i = np.searchsorted(uniq, a)
     lo, up = lo_u[i] if uniq.size else np.empty(0), up_u[i] if uniq.size else np.empty(0)
     neg = flat < 0
@@ -114,14 +124,15 @@ def privacy_profile(accountant, epsilons):
     float or numpy.ndarray of float64
         Upper values of delta(eps) in [0, 1], shape of ``epsilons``; for eps < 0 through
         delta(eps) = 1 - e^eps + e^eps delta_swapped(-eps) (``docs/composition.md`` §1).
-        All eps share one sweep (:func:`privacy_profile_bounds`).
+        All eps share one sweep (:func:`privacy_profile_bounds`), upper values first (lower values
+        skipped where they cost extra: docs/embedding.md §3.2).
 
     Raises
     ------
     ValueError
         NaN in ``epsilons``.
     """
-    return privacy_profile_bounds(accountant, epsilons)[1]
+    return _profile_bounds(accountant, epsilons, False)[1]
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -232,73 +243,13 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
 
 
 
-def _grid_eval(accountant, ks: np.ndarray, dx: float):
+def _grid_eval(accountant, ks: np.ndarray, dx: float, need_lower: bool = True):
     """(lower, upper) at eps = k dx for integer k >= 0, evaluated a hair below the real product
-    k * dx (delta is non-increasing, so the value there certifies k * dx itself)."""
+    k * dx (delta is non-increasing, so the value there certifies k * dx itself); lower NaN where
+    not needed and not computed (:func:`_positive_bounds`)."""
     e = np.nextafter(ks.astype(float) * dx, 0.0)
     e[ks == 0] = 0.0
-    return _positive_bounds(accountant, e)
-
-
-def _refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below: float = 0.0,
-                   loose_factor: float = 1.0):
-    """Integer grid points to add, worst segment first, as a list of lists (one per segment).
-
-    Between consecutive samples the convex curve lies above the supporting lines of the
-    neighbouring segments (extended chords), so the chord in t = e^eps exceeds it by at most the
-    height of the triangle they form. For a smooth curve sampled at roughly even steps the actual
-    interpolation error is about a quarter of that height (exactly a quarter for a parabola), and
-    it scales with the square of the step. A segment whose estimate e = height/4 (relative to the
-    chord) exceeds ``rel_tol`` and whose chord is above ``floor`` is split into
-    m = ceil(sqrt(e / (0.8 rel_tol))) even parts (m <= ``per_segment``), so one round usually
-    suffices instead of repeated halving (which ends between rel_tol/4 and rel_tol and so spends
-    up to twice the samples). Segments whose chord stays below ``loose_below`` use the target
-    ``loose_factor * rel_tol``. The choice of points only affects the accuracy of the pair, never
-    its validity (Claim A of ``docs/composition.md`` §2 holds for any set of samples)."""
-    t = np.exp(ks * dx)
-    new = []
-    m = len(ks)
-    for i in range(m - 1):
-        if ks[i + 1] - ks[i] < 2 or max(H[i], H[i + 1]) <= floor:
-            continue
-        t0, t1, h0, h1 = t[i], t[i + 1], H[i], H[i + 1]
-        lines = []
-        if i >= 1 and t[i] > t[i - 1]:
-            lines.append(((H[i] - H[i - 1]) / (t[i] - t[i - 1]), t[i], H[i]))
-        if i + 2 < m and t[i + 2] > t[i + 1]:
-            lines.append(((H[i + 2] - H[i + 1]) / (t[i + 2] - t[i + 1]), t[i + 1], H[i + 1]))
-        cands = [0.5 * (t0 + t1)]
-        if len(lines) == 2 and lines[0][0] != lines[1][0]:
-            (s1, a1, b1), (s2, a2, b2) = lines
-            ts = (b2 - b1 + s1 * a1 - s2 * a2) / (s1 - s2)
-            if t0 < ts < t1:
-                cands.append(ts)
-        worst = 0.0
-        for tc in cands:
-            chord = h0 + (h1 - h0) * (tc - t0) / (t1 - t0)
-            lb = max([0.0] + [s * (tc - a) + b for s, a, b in lines]) if lines else 0.5 * chord
-            g = (chord - lb) / chord if chord > 0 else 0.0
-            worst = max(worst, g)
-        est = 0.25 * worst
-        target = rel_tol * (loose_factor if max(h0, h1) < loose_below else 1.0)
-        if est > target:
-            k_end, extra = float(ks[i + 1]), []
-            if 0.0 < h1 < floor < h0:
-                # the segment crosses the refinement floor: split only the part above it (where
-                # log delta, interpolated linearly in eps, meets the floor; that point is added),
-                # since samples far below the floor are costly and refine nothing
-                k_end = ks[i] + (ks[i + 1] - ks[i]) * (math.log(h0) - math.log(floor)) / (math.log(h0) - math.log(h1))
-                k_end = float(min(max(round(k_end), ks[i] + 1), ks[i + 1] - 1))
-                est *= ((k_end - ks[i]) / (ks[i + 1] - ks[i])) ** 2
-                extra = [int(k_end)]
-            parts = min(per_segment, int(k_end - ks[i]), max(1, math.ceil(math.sqrt(est / (_AIM * target)))))
-            pts = np.round(np.linspace(ks[i], k_end, parts + 1)[1:-1]).astype(np.int64)
-            pts = np.unique(np.concatenate([pts, np.array(extra, dtype=np.int64)]))
-            pts = pts[(pts > ks[i]) & (pts < ks[i + 1])]
-            if pts.size:
-                new.append((est, pts.tolist()))
-    new.sort(key=lambda x: -x[0])
-    return [p for _, p in new]
+    return _positive_bounds(accountant, e, need_lower)
 
 
 def _k_limit(accountant, dx: float) -> int:
@@ -312,9 +263,11 @@ def _k_limit(accountant, dx: float) -> int:
 
 
 def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
-                    progress: bool | None = None, refine_floor: float = _REFINE_FLOOR):
+                    progress: bool | None = None, refine_floor: float = _REFINE_FLOOR, upper_first: bool = False):
     """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
-    ``evaluate(ks)`` giving them for an int64 array of lattice indices.
+    ``evaluate(ks)`` giving them for an int64 array of lattice indices (``upper_first``: the doubling points
+    and the last refinement stage call ``evaluate(ks, False)``, upper values first: lower values NaN where not
+    computed; the 17 even points and the first stage keep their brackets for ``cover_upper``).
 
     eps_max by doubling (delta <= ``floor`` or the local epsilon), 17 even points up to the last
     doubling point above the floor (the profile's tail below the refinement floor is the costliest
@@ -331,10 +284,10 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                        unit=" values", file=sys.stderr, leave=True, disable=progress is False,
                        delay=0.0 if progress else 1.0)
 
-    def ev(klist):
+    def ev(klist, need_lower: bool = True):
         ks = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
         if ks.size:
-            lo, up = evaluate(ks)
+            lo, up = evaluate(ks) if need_lower else evaluate(ks, False)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
                 vals[k] = (a, b)
             bar.update(int(ks.size))
@@ -344,7 +297,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     if vals[0][1] > floor:
         k = 1
         while True:
-            ev([k])
+            ev([k], not upper_first)  # (doubling and probe points: their upper values decide)
             if vals[k][1] <= floor or k >= k_lim:
                 break
             k_prev, k_top = k_top, k
@@ -357,7 +310,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                 k_p = None if e_p is None else int(math.ceil(e_p / dx))
                 if k_p is None or not k_top < k_p < k_next:
                     break
-                ev([k_p])
+                ev([k_p], not upper_first)
                 if vals[k_p][1] <= floor:
                     below = True
                     break
@@ -373,7 +326,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             break
         ks = np.array(sorted(vals), dtype=np.int64)
         up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
-        new = _refine_points(ks, up, dx, rel_tol * levels[0], max(floor, refine_floor),
+        new = refine_points(ks, up, dx, rel_tol * levels[0], max(floor, refine_floor),
                              loose_below=_ACCURATE_FLOOR, loose_factor=_LOOSE_FACTOR)
         if not new:
             if len(levels) == 1:
@@ -388,7 +341,9 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             take.extend(pts)
             if len(take) >= room:
                 break
-        ev(take)
+        # the last stage's points need upper values only: the lower values (bracket gaps) of the earlier
+        # samples around them stand in for theirs in cover_upper (docs/embedding.md §3.2)
+        ev(take, not upper_first or len(levels) > 1)
     bar.total = bar.n  # finished: nothing more to come
     bar.close()
     ks = np.array(sorted(vals), dtype=np.int64)
@@ -404,7 +359,7 @@ def _leg_sampler(accountant, j: int, dx: float):
     leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
     rel_tol = accountant.rel_tol
 
-    def evaluate(ks):
+    def evaluate(ks, need_lower=True):
         e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
         e[np.asarray(ks) == 0] = 0.0
         if leg is None:
@@ -539,7 +494,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
-    evaluate = lambda k: _grid_eval(accountant, k, dx)  # noqa: E731
+    evaluate = lambda k, need_lower=True: _grid_eval(accountant, k, dx, need_lower)  # noqa: E731
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
@@ -571,7 +526,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         up_v = np.minimum.accumulate(up_v)
     else:
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
-                                         _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR)
+                                         _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
+                                         upper_first=not lower)
     if cover_upper and not lower:
         up_v = cover(lo_v, up_v)
     vals = lo_v if lower else up_v

@@ -131,28 +131,27 @@ class ShuffleAccountant:
         optionally ``privacy_amplification_surcharge(epsilon, adjacency)`` (added to the upper
         value, module docstring step K).
     n : int
-        Number of users, 1 <= n <= 1e9. An integer-valued float (``1e3``, as ``sharpdp account
-        --n 1e3`` accepts) is taken as that integer; any other float (``1.5``, NaN) is refused.
+        Number of users, 1 <= n <= 1e9. An integer-valued float (``1e3``, as ``sharpdp account --n 1e3`` accepts)
+        is taken as that integer; any other float (``1.5``, NaN) is refused.
     adjacency : {"zero_out", "replace"}, default "zero_out"
-        Neighbouring relation. "replace" (one input replaced by another, |x| <= 1) uses the
-        randomizer's own replace-one laws where a worst-case pair is proven (BlanketMixedGaussian
-        with gamma > 0: an antipodal unit pair, proof in ``sharpdp.shuffle.laws.bmg.bmg_laws``;
-        finite-output randomizers; PrivUnit; GeneralRandomizer). Otherwise (GaussianRandomizer,
-        gamma = 0) it is bounded through bot (Notes; ``via_bottom`` is then True).
+        Neighbouring relation. "replace" (one input replaced by another, |x| <= 1) uses the randomizer's own
+        replace-one laws where a worst-case pair is proven (BlanketMixedGaussian with gamma > 0: an antipodal unit
+        pair, proof in ``sharpdp.shuffle.laws.bmg.bmg_laws``; finite-output randomizers; PrivUnit;
+        GeneralRandomizer). Otherwise (GaussianRandomizer, gamma = 0) it is bounded through bot (Notes;
+        ``via_bottom`` is then True).
     rel_tol : float, default 1e-2
-        Target (upper - lower)/lower, in (0, 1). The upper value is certified whatever the
-        achieved accuracy; :meth:`report` shows the achieved one.
+        Target (upper - lower)/lower, in (0, 1). The upper value is certified whatever the achieved accuracy;
+        :meth:`report` shows the achieved one.
     threads : int or None
         Threads for scipy.fft, 1 <= threads <= 1024 (None: all cores). Does not change the values.
     workers : int or None
         Deprecated alias of ``threads`` (DeprecationWarning); same range.
     sampler_charge : bool, default True
-        Certify the messages the randomizer's ``sample`` releases: add (1 + e^eps) n ``sampler_tv``
-        (its sampler's per-message total-variation distance to the certified law; about 1e-35 per
-        coordinate for the grid samplers, 0 for k-RR) to every upper value, and above ``eps_tau`` =
-        ln(1/tau)/2 (tau = n ``sampler_tv``) report the value at ``eps_tau`` (docs/sampling.md §4).
-        False certifies the mathematical mechanism (the laws) alone, e.g. to study the accountant
-        at extreme epsilons or deltas; it is not a guarantee for released messages.
+        Certify the messages the randomizer's ``sample`` releases: add (1 + e^eps) n ``sampler_tv`` (its sampler's
+        per-message total-variation distance to the certified law; about 1e-35 per coordinate for the grid samplers,
+        0 for k-RR) to every upper value, and above ``eps_tau`` = ln(1/tau)/2 (tau = n ``sampler_tv``) report the
+        value at ``eps_tau`` (docs/sampling.md §4). False certifies the mathematical mechanism (the laws) alone,
+        e.g. to study the accountant at extreme epsilons or deltas; it is not a guarantee for released messages.
 
     Notes
     -----
@@ -160,29 +159,25 @@ class ShuffleAccountant:
     appendix (Balle et al. 2019, Lemma 5.3), maximised over both orders of the neighbouring pair (docs/papers.md
     §1.2), hence on the shuffled mechanism's delta(eps); algorithm, error terms: docs/accountant.md §3-§6.
 
-    The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^24,
-    per-user grid K <= 2^21 / 4; n = 1e9 meets it at delta ~ 1e-6 and ~ 1e-12 in the tested
-    cases): the upper value is still certified and :meth:`report` shows the achieved
-    (upper - lower)/lower. Values below 1e-24 are certified upper bounds only (the clamps and
-    grid are not refined for the relative target there). At n = 1 the value is the closed form
-    D_up = E[L_+]. Heavy-tailed laws (the Gaussian randomizer or a BMG with sigma0 <~ 2) at
-    small n or small delta are slow (tens of seconds per get_epsilon at sigma0 = 1, n = 2) and
-    at large n their upper value can stay far above the lower one (clamp term E[(L - T)_+] at
-    the largest grid): still certified, see :meth:`report`.
+    The accuracy target can be missed when the grid hits its size caps (FFT length N <= 2^24, per-user grid K <=
+    2^21 / 4; n = 1e9 meets it at delta ~ 1e-6 and ~ 1e-12 in the tested cases): the upper value is still certified
+    and :meth:`report` shows the achieved (upper - lower)/lower. Values below 1e-24 are certified upper bounds only
+    (the clamps and grid are not refined for the relative target there). At n = 1 the value is the closed form D_up
+    = E[L_+]. Heavy-tailed laws (the Gaussian randomizer or a BMG with sigma0 <~ 2) at small n or small delta are
+    slow (tens of seconds per get_epsilon at sigma0 = 1, n = 2) and at large n their upper value can stay far above
+    the lower one (clamp term E[(L - T)_+] at the largest grid): still certified, see :meth:`report`.
 
-    Replace-one through bot (randomizers without a proven worst-case replace pair): the datasets
-    D = (x1, ...) and D' = (x1', ...) are compared through D_bot = (bot, ...), bot reporting from
-    the blanket. The hockey-stick divergence satisfies the weak triangle inequality
-    delta_{P,R}(e1 + e2) <= delta_{P,Q}(e1) + e^{e1} delta_{Q,R}(e2) (P(S) <= e^{e1} Q(S) + d1 <=
-    e^{e1}(e^{e2} R(S) + d2) + d1), and both legs are zero-out pairs (x1 vs bot, bot vs x1'),
-    bounded by the zero-out laws of that order (A: x vs bot, B: bot vs x; for a randomizer
-    whose laws are not listed in that order, each by the maximum over all its zero-out laws).
-    The reported value is min(A(e1) + e^{e1} B(eps - e1), 1), rounded up, minimised over a
-    few splits e1 = f eps (f in 0.35 ... 0.8 and two refinements; any split is valid), and
-    ``get_delta_bounds`` brackets that quantity at the chosen split (``report().terms``
-    holds it). It is certified but looser than a direct replace law would be (at n = 1 and
-    sigma0 = 4.6 it is several times the exact delta of the Gaussian mechanism with
-    sensitivity 2), and each value costs up to 12 zero-out certifications.
+    Replace-one through bot (randomizers without a proven worst-case replace pair): the datasets D = (x1, ...) and
+    D' = (x1', ...) are compared through D_bot = (bot, ...), bot reporting from the blanket. The hockey-stick
+    divergence satisfies the weak triangle inequality delta_{P,R}(e1 + e2) <= delta_{P,Q}(e1) + e^{e1}
+    delta_{Q,R}(e2) (P(S) <= e^{e1} Q(S) + d1 <= e^{e1}(e^{e2} R(S) + d2) + d1), and both legs are zero-out pairs
+    (x1 vs bot, bot vs x1'), bounded by the zero-out laws of that order (A: x vs bot, B: bot vs x; for a randomizer
+    whose laws are not listed in that order, each by the maximum over all its zero-out laws). The reported value is
+    min(A(e1) + e^{e1} B(eps - e1), 1), rounded up, minimised over a few splits e1 = f eps (f in 0.35 ... 0.8 and
+    two refinements; any split is valid), and ``get_delta_bounds`` brackets that quantity at the chosen split
+    (``report().terms`` holds it). It is certified but looser than a direct replace law would be (at n = 1 and
+    sigma0 = 4.6 it is several times the exact delta of the Gaussian mechanism with sensitivity 2), and each value
+    costs up to 12 zero-out certifications.
 
     Raises
     ------
@@ -216,7 +211,7 @@ class ShuffleAccountant:
         self._emem_d: list[float] = []  # deltas answered by get_epsilon, sorted (step M)
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
-        self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only)
+        self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only, upper_first)
         self._closed_only = False  # closed forms only (the twin of closed_form_bounds, docs/accountant.md §6.9)
         self._closed: ShuffleAccountant | None = None  # that twin
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
@@ -276,27 +271,31 @@ class ShuffleAccountant:
         """Certified bracket and error budget at one epsilon (>= 0, nats)."""
         return self._report(epsilon, self.rel_tol)
 
-    def _report(self, epsilon: float, rel_tol: float, only: tuple[int, ...] | None = None) -> AccountantReport:
-        """Report over the laws with index in ``only`` (all when None)."""
+    def _report(self, epsilon: float, rel_tol: float, only: tuple[int, ...] | None = None,
+                upper_first: bool = False) -> AccountantReport:
+        """Report over the laws with index in ``only`` (all when None); ``upper_first``: far-tail laws give
+        their upper value alone where it comes first (driver ``certify``; docs/accountant_tail.md §15)."""
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if eps > self.eps_tau and self._bottom is None:
             # the sampled mechanism's delta is non-increasing in eps: its bound at eps_tau holds here,
             # where the sampler charge would exceed sqrt(tau) (docs/sampling.md §4)
-            r = self._report(self.eps_tau, rel_tol, only)
+            r = self._report(self.eps_tau, rel_tol, only, upper_first)
             return replace(r, epsilon=eps, terms=dict(r.terms, note=f"value at eps_tau = {self.eps_tau:.6g}"))
         if self._bottom is not None:  # (its own eps_tau rule, eps = inf included: docs/accountant.md §9.1)
             return self._bottom.report(eps, rel_tol)
         if math.isinf(eps):  # D_up(inf) = 0; only a surcharge (non-increasing in eps) remains
             s = contract.surcharge(self.randomizer, EPS_CAP, self.adjacency)
             return AccountantReport(eps, 0.0, plus(0.0, s), terms={"surcharge": s} if s else {})
-        # per-accountant cache of certified reports (a report depends only on the accountant's
-        # randomizer, n and adjacency, and on the key; threads do not change values): a repeated
-        # evaluation, e.g. get_delta at get_epsilon's answer, returns the same values at once
-        key = (eps, rel_tol, only)
-        rep = self._reports.get(key)
+        # per-accountant cache of certified reports (a report depends only on the accountant's randomizer, n and
+        # adjacency, and on the key; threads do not change values): a repeated evaluation, e.g. get_delta at
+        # get_epsilon's answer, returns the same values at once
+        key = (eps, rel_tol, only, False)  # (a bracket's report serves an upper_first request too)
+        rep = self._reports.get(key) or (self._reports.get((eps, rel_tol, only, True)) if upper_first else None)
         if rep is None:
+            upper_first = upper_first and eps <= EPS_CAP
             rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
-                self._report_laws(eps, rel_tol, only)
+                self._report_laws(eps, rel_tol, only, upper_first)
+            key = (eps, rel_tol, only, upper_first)
             charge = self.sampler_term(eps)
             if charge > 0.0:  # the release sampler's total-variation charge (docs/sampling.md §4)
                 rep = replace(rep, upper=min(1.0, plus(rep.upper, charge)), terms=dict(rep.terms, sampler=charge))
@@ -305,7 +304,8 @@ class ShuffleAccountant:
             self._reports[key] = rep
         return replace(rep, terms=dict(rep.terms))  # (a copy: callers may edit theirs)
 
-    def _report_laws(self, eps: float, rel_tol: float, only: tuple[int, ...] | None) -> AccountantReport:
+    def _report_laws(self, eps: float, rel_tol: float, only: tuple[int, ...] | None,
+                     upper_first: bool = False) -> AccountantReport:
         """The report at eps <= 60 (or over the laws in ``only``), computed law by law."""
         best = None
         lo_max = up_max = 0.0
@@ -317,7 +317,7 @@ class ShuffleAccountant:
             # a law whose certified upper value is already below the maximum so far cannot change
             # the reported (max) upper value: its refinement stops there
             r = certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max),
-                        closed_only=self._closed_only)
+                        closed_only=self._closed_only, upper_first=upper_first)
             lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
             if best is None or r.upper > best[1].upper:
                 best = (i, r)
@@ -360,29 +360,33 @@ class ShuffleAccountant:
         return AccountantReport(eps, min(lo, r60.upper), r60.upper, r60.h, r60.N, r60.T, r60.B, r60.theta,
                                 r60.n_log_mgf, r60.law_index, dict(r60.terms, note="epsilon > 60: value at 60"))
 
-    def get_delta_bounds(self, epsilon: Any) -> tuple[Any, Any]:
+    def get_delta_bounds(self, epsilon: Any, *, lower: bool = True) -> tuple[Any, Any]:
         """Certified (lower, upper) bracket of the blanket divergence.
 
         Parameters
         ----------
         epsilon : float or array_like
             epsilon >= 0 in nats, any shape.
+        lower : bool, default True
+            False: heavy-tailed laws skip their lower value (0) where the far-tail treatment's first round settles
+            the upper one (docs/accountant_tail.md §15); the upper value is certified either way.
 
         Returns
         -------
         (lower, upper) : floats or float64 arrays of epsilon's shape.
-            upper as :meth:`get_delta` (in [5e-324, 1], monotone per accountant object: module
-            step M); lower <= upper is a lower value of the blanket bound (0 where none is
-            computed, e.g. laws beyond the double range), not a lower bound on the mechanism's
-            delta (that is :meth:`get_delta_lower_form`).
+            upper as :meth:`get_delta` (in [5e-324, 1], monotone per accountant object: module step M); lower <=
+            upper is a lower value of the blanket bound (0 where none is computed, e.g. laws beyond the double
+            range), not a lower bound on the mechanism's delta (that is :meth:`get_delta_lower_form`).
 
         Raises
         ------
         TypeError
-            epsilon None, a string, complex or boolean.
+            epsilon None, a string, complex or boolean; lower not a bool.
         ValueError
             epsilon < 0 or NaN.
         """
+        if not isinstance(lower, (bool, np.bool_)):
+            raise TypeError(f"lower must be a bool, got {type(lower).__name__} {lower!r}")
         arr = self._eps(epsilon)
         flat = arr.ravel()
         lo = np.empty(flat.size)
@@ -400,7 +404,7 @@ class ShuffleAccountant:
                 else:
                     lo[j] = up[j] = 0.0
                 continue
-            rep = self.report(e)
+            rep = self.report(e) if lower else self._report(e, self.rel_tol, None, True)
             u = min(max(rep.upper, TINY), 1.0)  # a positive value below the double range: 5e-324
             u = self._memo_put(e, u)
             lo[j], up[j] = min(rep.lower, u), u
@@ -431,9 +435,9 @@ class ShuffleAccountant:
     def get_delta_lower_form(self, epsilon: Any) -> Any:
         """Certified lower value of the lower form D_lo(epsilon) (docs/accountant.md §1).
 
-        D_lo is the exact hockey-stick divergence of the shuffled outputs on the datasets
-        (x1, x0, ..., x0) vs (x1', x0, ..., x0), so ``get_delta_lower_form(eps) <= delta(eps) <=
-        get_delta(eps)``: users see the band around the true delta. Requires a randomizer with
+        D_lo is the exact hockey-stick divergence of the shuffled outputs on the datasets (x1, x0, ..., x0) vs (x1',
+        x0, ..., x0), so ``get_delta_lower_form(eps) <= delta(eps) <= get_delta(eps)``: users see the band around
+        the true delta. Requires a randomizer with
         ``lower_form()`` (e.g. :class:`RandomizedResponse`, :class:`PrivUnit`).
 
         Parameters
@@ -468,14 +472,13 @@ class ShuffleAccountant:
         Returns
         -------
         float or ndarray
-            Upper value in [5e-324, 1], max over both orders of the neighbouring pair; never
-            below the true blanket divergence. A positive value below the double range is
-            reported as 5e-324 (the smallest positive double, still an upper bound); exactly 0
-            only where delta is exactly 0 (epsilon >= eps0 of an eps0-LDP randomizer, or
-            epsilon = inf without a surcharge). For epsilon > 60: the smaller of the value at 60
-            and E[L_+] at epsilon (module step L). Values are monotone per accountant object
-            (module step M). The relative accuracy ``rel_tol`` is targeted for values >= 1e-24;
-            below that the upper value is certified but may be loose (still below 1e-24).
+            Upper value in [5e-324, 1], max over both orders of the neighbouring pair; never below the true blanket
+            divergence. A positive value below the double range is reported as 5e-324 (the smallest positive double,
+            still an upper bound); exactly 0 only where delta is exactly 0 (epsilon >= eps0 of an eps0-LDP
+            randomizer, or epsilon = inf without a surcharge). For epsilon > 60: the smaller of the value at 60 and
+            E[L_+] at epsilon (module step L). Values are monotone per accountant object (module step M). The
+            relative accuracy ``rel_tol`` is targeted for values >= 1e-24; below that the upper value is certified
+            but may be loose (still below 1e-24).
 
         Raises
         ------
@@ -503,29 +506,25 @@ class ShuffleAccountant:
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest epsilon (up to a relative ``xtol``) whose certified upper delta is <= delta.
 
-        Root search in two phases (docs/accountant.md §8): a first bracket from closed forms (the
-        cap E[L_+] above; the Jensen and single-active-user lower values below, §8.1), then (1) a
-        model of the root on the certified upper value alone at h = sd(L)/8 (the lower value is
-        not needed to certify an answer): a safeguarded secant on log delta against log epsilon;
-        (2) the same secant search on :meth:`get_delta` itself, started at the phase-1 root with
-        its slope, down to a bracket of relative width ``xtol``, so that ``get_delta(answer) <=
-        delta``. Returns the safe end of the final bracket (its lower end is a point where
-        get_delta, or a closed-form lower value of the blanket bound, exceeds delta); exactly 0.0
-        if the target already holds at 0. For pure eps0-LDP randomizers the answer never exceeds
-        eps0 (where delta = 0). Laws whose cap is below 1e-24 (where get_delta reports the cap)
-        are evaluated by their cap only, so tiny deltas (1e-100, 1e-300) take well under a second
-        for the blanket-mixed Gaussian.
+        Root search in two phases (docs/accountant.md §8): a first bracket from closed forms (the cap E[L_+] above;
+        the Jensen and single-active-user lower values below, §8.1), then (1) a model of the root on the certified
+        upper value alone at h = sd(L)/8 (the lower value is not needed to certify an answer): a safeguarded secant
+        on log delta against log epsilon; (2) the same secant search on :meth:`get_delta` itself, started at the
+        phase-1 root with its slope, down to a bracket of relative width ``xtol``, so that ``get_delta(answer) <=
+        delta``. Returns the safe end of the final bracket (its lower end is a point where get_delta, or a
+        closed-form lower value of the blanket bound, exceeds delta); exactly 0.0 if the target already holds at 0.
+        For pure eps0-LDP randomizers the answer never exceeds eps0 (where delta = 0). Laws whose cap is below 1e-24
+        (where get_delta reports the cap) are evaluated by their cap only, so tiny deltas (1e-100, 1e-300) take well
+        under a second for the blanket-mixed Gaussian.
         Answers are monotone: non-increasing in delta for queries in increasing delta (step M).
 
         Parameters
         ----------
         delta : float
-            Target, 0 < delta < 1.
-        xtol : float, default 1e-3
-            Relative width of the final bracket, in [1e-6, 0.5]. Every search loop is bounded
-            (at most 200 bracket-shrinking steps per phase, each loop of bracketing steps
-            bounded); if a bound is reached the safe end of the current bracket is returned
-            (certified, possibly less tight than ``xtol``).
+            Target, 0 < delta < 1. xtol : float, default 1e-3 Relative width of the final bracket, in [1e-6, 0.5].
+            Every search loop is bounded (at most 200 bracket-shrinking steps per phase, each loop of bracketing
+            steps bounded); if a bound is reached the safe end of the current bracket is returned (certified,
+            possibly less tight than ``xtol``).
 
         Returns
         -------

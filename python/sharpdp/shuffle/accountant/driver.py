@@ -35,7 +35,7 @@ from sharpdp.shuffle.laws import Law
 
 
 def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode = Bracket(), *,
-            closed_only: bool = False) -> LawBracket:
+            closed_only: bool = False, upper_first: bool = False) -> LawBracket:
     """Certified value of D_up for one law (module steps A-L of :mod:`sharpdp.shuffle.accountant`).
 
     Parameters
@@ -55,6 +55,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         Return after step 1 with the tightest closed-form bracket, whatever its width: the
         few-active-users and small-n brackets intersected with [0, E[L_+]] (docs/accountant.md §6.9);
         no lattice or far-tail work. Certified, possibly wide (lower 0 where no lower form applies).
+    upper_first : bool, default False
+        :class:`Bracket` of a heavy-tailed law (far-tail path): the upper value alone (lower 0) where the
+        far-tail bracket's first round would settle it without the body pass, else the bracket
+        (docs/accountant_tail.md §15). Other paths ignore it.
 
     Returns
     -------
@@ -102,7 +106,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     blk = block(gamma, law, n)
     if blk is None:
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
-        far = far_tail.try_certify(law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket))
+        far = far_tail.try_certify(law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket),
+                                   upper_first=upper_first)
         if far is None and isinstance(mode, Bracket) and mode.decide is not None:
             mode = replace(mode, unit=lambda lo, up, grid: (lo, min(up, cap)))
         r = certify_law_mode(law, gamma, n, rel_tol, threads, mode) if far is None else far

@@ -217,15 +217,26 @@ def _body_lower(body: PassResult) -> float:
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
 
 
+class _BracketNeeded(Exception):
+    """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
+
+
+def body_chernoff(lat: LatticeLaws, h: float, n: int, gamma: float) -> float:
+    """Upper value of the body E[A_+]/(n gamma) by Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law."""
+    return capped_exp(Chernoff(lat.g, lat.eta, lat.k0, h, n).log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+
+
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
-                    max_rounds: int = 8, negligible: float = 0.0) -> FarTailBracket:
+                    max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
     above (T0 = their top: no jump term) and laws with an unbounded left tail get the lower-tail
     penalty instead of the full E[(-B - L)_+]. Stops at a certified upper value below
     ``negligible`` (the caller's maximum over laws). Raises :class:`~.jump.TailCoarsen` when a size cap binds
-    (:func:`try_certify` then falls back to the plain engine)."""
+    (:func:`try_certify` then falls back to the plain engine). ``as_bracket`` (with ``lower`` False): the
+    upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
+    upper value standing in for its lower one; docs/accountant_tail.md §15)."""
 
     sd = law.std()
     mean = law.mean()
@@ -241,10 +252,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     # jump term (estimated by est) makes the value: the body's own refinement is then not needed
     # (docs/accountant_tail.md §8; a choice of speed only)
     v_bulk = _normal_value(law, gamma, n)
+    if as_bracket and not lower and v_bulk > 1e-3 * est:
+        raise _BracketNeeded  # the bulk is a visible part of the value: the body pass will run (speed only: §15)
     h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
-    if lower and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
+    if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
     best: FarTailBracket | None = None
@@ -277,6 +290,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    if as_bracket and not lower and jt is None and not bounded and body_chernoff(lat_n, h, n, gamma) > \
+                            0.8 * rel_tol * est:
+                        raise _BracketNeeded  # the bracket's body pass will run (speed only: §15)
                     jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
                             jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
                 except TailCoarsen as exc:
@@ -311,16 +327,16 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if lower and not math.isfinite(lo_s):
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
-            ch = Chernoff(lat.g, lat.eta, lat.k0, h, n)
-            body_up = capped_exp(ch.log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+            body_up = body_chernoff(lat, h, n, gamma)
             body_lo, body = 0.0, None
             jlo = jt.lo
+            jref = jt.up if as_bracket and not lower else jlo  # (the body pass's decision only)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
             # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
-            elif bounded or body_up > max(0.05 * rel_tol * max(jlo, est * 1e-3),
-                                          0.8 * rel_tol * jlo - (jt.up - jlo) - multi):
+            elif bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
+                                          0.8 * rel_tol * jref - (jt.up - jref) - multi):
                 hb = h
                 for _ in range(max_rounds):
                     body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
@@ -391,11 +407,22 @@ def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float
 
 
 def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, negligible: float = 0.0,
-                lower: bool = True) -> LawBracket | None:
+                lower: bool = True, upper_first: bool = False) -> LawBracket | None:
     """The accountant's per-law bracket by the far-tail treatment, or None where the treatment does
-    not apply or a size cap binds (the caller then runs the plain engine)."""
+    not apply or a size cap binds (the caller then runs the plain engine). ``upper_first`` (with ``lower``):
+    the upper value alone (lower 0) where the bracket's first round would settle it without the body pass,
+    else the bracket (docs/accountant_tail.md §15)."""
     if not applicable(law, n, rel_tol, gamma):
         return None
+    if lower and upper_first:
+        try:
+            r = certify_bigjump(law.shifted(up=True), gamma, n, rel_tol, workers, lower=False, negligible=negligible,
+                                as_bracket=True)
+        except (TailCoarsen, _BracketNeeded):
+            r = None
+        if r is not None and r.body is None and r.multi <= 1.2 * PAIR_FRAC * rel_tol * r.upper:
+            return _bracket(replace(r, lower=0.0))
+        # the body pass (or a second round) would use the lower value: the bracket itself
     # the stored law's rounding (value_error c, docs/accountant.md §3.2.2, accountant_tail.md §12): the
     # treatment runs on the law raised by c, whose values dominate the true ones user by user (its
     # upper value is one of the true law's); the true values are at most d = moved_by + c below the
@@ -416,6 +443,11 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
                                                      negligible=negligible).lower)
     except TailCoarsen:
         return None
+    return _bracket(r)
+
+
+def _bracket(r: FarTailBracket) -> LawBracket:
+    """The accountant's per-law bracket of a far-tail result."""
     terms = dict(bigjump_T0=r.T0, body_upper=r.body_up, body_lower=r.body_lo, jump_upper=r.jump.up,
                  jump_lower=r.jump.lo, pair_term=r.multi, lower_tail_penalty=r.penalty_B)
     return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
