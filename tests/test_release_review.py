@@ -180,7 +180,8 @@ def test_noise_law_chi_square_against_exact_rounded_gaussian(s):
         keep = [j for j in p if p[j] * N >= 20]
         a, z = min(keep), max(keep)
         tail = float(mpmath.ncdf((a - mpmath.mpf(0.5)) / s))
-    obs = np.array([np.sum(d < a)] + [np.sum(d == j) for j in range(a, z + 1)] + [np.sum(d > z)], float)
+    # counts below a, of each j in a..z, above z (one pass: np.sum(d == j) per cell cost 0.9 s at s = 256)
+    obs = np.bincount(np.clip(d, a - 1, z + 1) - (a - 1), minlength=z - a + 3).astype(float)
     exp = np.array([tail] + [p[j] for j in range(a, z + 1)] + [tail]) * N
     assert stats.chi2.sf(((obs - exp) ** 2 / exp).sum(), len(obs) - 1) > 1e-5
     assert binom_ok(int(np.sum(d > 0)), int(np.sum(d != 0)), 0.5)
