@@ -127,8 +127,12 @@ def test_cdt_table_entries_truncation_and_sampler_tv(s):
     guide = [next((j for j, e in enumerate(ent) if e > b * step), J) for b in range(4096)]
     assert [int(g) for g in t.guide] == guide
     with mpmath.workprec(300):
+        # Phi((j + 1/2)/s), j = 0..J, each once: rounded_gaussian_pmf(j, s) = cdf[j] - cdf[j - 1] for j >= 1
+        # (the same mpf operations: j - 1/2 = (j - 1) + 1/2 exactly)
+        cdf = [mpmath.ncdf((j + mpmath.mpf(0.5)) / mpmath.mpf(s)) for j in range(J + 1)]
+
         def exact(j):  # law of |D| under R_s
-            return rounded_gaussian_pmf(0, s) if j == 0 else 2 * rounded_gaussian_pmf(j, s)
+            return rounded_gaussian_pmf(0, s) if j == 0 else 2 * (cdf[j] - cdf[j - 1])
         tv, prev = mpmath.mpf(0), 0
         for j in range(J):  # |D| = j < J: table mass (T[j] - T[j-1]) 2^-128
             tv += abs(mpmath.ldexp(ent[j] - prev, -128) - exact(j))
