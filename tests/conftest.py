@@ -50,6 +50,15 @@ if "PYTEST_XDIST_WORKER" not in os.environ or "SHARPDP_CACHE_DIR" not in os.envi
     os.environ["SHARPDP_CACHE_DIR"] = tempfile.mkdtemp(prefix="sharpdp-test-cache-")
     atexit.register(shutil.rmtree, os.environ["SHARPDP_CACHE_DIR"], ignore_errors=True)
 
+# Bytecode caches are written even under PYTHONDONTWRITEBYTECODE (set on the suite's machine): without
+# them every xdist worker re-parses and re-rewrites all ~140 test modules (pytest's assertion rewriting)
+# and recompiles the package at each run, ~6 s of CPU per worker of its ~13 s collection (measured
+# 2026-12-03: 12.6 s -> 6.4 s per `--collect-only` process). The caches go where Python and pytest
+# put them by default (``__pycache__``, ignored by git; pytest writes its ``.pytest_cache`` anyway);
+# a fresh checkout pays the compilation once, on its first run. The test processes only:
+# subprocesses keep the user's environment (they read the caches written here).
+sys.dont_write_bytecode = False
+
 import numpy as np
 import pytest
 from hypothesis import settings
@@ -81,9 +90,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # --no-loadscope-reorder so that xdist follows this order (its default orders files by test count).
 # Every file above ~6 s is listed, so that the unlisted tail (collection order) holds short files only.
 # Source: the per-file CPU time (self + children, plus 5 ms of xdist overhead per test) of a whole run of
-# 2026-12-03, 08:10-08:26 UTC (shared machine, load 4-6). A replay of xdist's loadfile schedule gives
-# ends within 0.3 s of each other on those times (338.2 / 337.9 s); cut-offs of 4-10 s were tried and
-# balance within 1 s of it.
+# 2026-12-03, 10:42-11:04 UTC (shared machine, load 6-9; the two files changed during it corrected by
+# their separate measurement). A replay of xdist's loadfile schedule gives ends within 0.3 s of each
+# other on those times (344.4 / 344.1 s); cut-offs of 4-8 s were tried and balance within 0.3 s of it.
 LONGEST_FIRST = (
     "test_fuzz_public_api.py",
     "test_shuffle_composition.py",
@@ -92,32 +101,34 @@ LONGEST_FIRST = (
     "test_review_viabot.py",
     "test_distributed.py",
     "test_review_atoms_chernoff.py",
-    "test_interop_export_accuracy.py",
     "test_crlb_experiments.py",
+    "test_crlb_recursive.py",
     "test_shuffle_accountant_large_n.py",
     "test_histogram_cli.py",
-    "test_crlb_recursive.py",
-    "test_release_review.py",
+    "test_interop_export_accuracy.py",
     "test_shuffle_randomizers_general.py",
     "test_shuffle_calibration.py",
+    "test_shuffle_accountant_replace.py",
     "test_shuffle_exact_krr_review.py",
     "test_cli_mean.py",
+    "test_release_review.py",
     "test_review_finite.py",
     "test_shuffle_bigjump_switch.py",
-    "test_shuffle_bigjump_large_n.py",
-    "test_review_heavy.py",
-    "test_shuffle_accountant_replace.py",
-    "test_shuffle_exact_krr_bb.py",
     "test_review_rev_krr6.py",
-    "test_shuffle_bigjump_speed_choices.py",
+    "test_shuffle_exact_krr_bb.py",
     "test_review_smalln.py",
+    "test_review_heavy.py",
+    "test_shuffle_bigjump_large_n.py",
     "test_shuffle_bigjump_review.py",
+    "test_finite_randomizer.py",
     "test_shuffle_privunit_replace.py",
     "test_shuffle_api_edges.py",
-    "test_shuffle_bigjump.py",
-    "test_finite_randomizer.py",
-    "test_review_rev_decide6.py",
     "test_shuffle_exact_krr.py",
+    "test_shuffle_bigjump_speed_choices.py",
+    "test_binrr8_search.py",
+    "test_shuffle_bigjump.py",
+    "test_review_rev_decide6.py",
+    "test_review_tables8.py",
 )
 
 
