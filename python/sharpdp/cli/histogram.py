@@ -260,7 +260,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if n.size == 0:
         raise ValueError("--by: no row has a complete key (every row has a missing key value)")
     released = mech.release(n, rng=release_rng(args.seed), integer=args.integer)  # None: secure generator
-    group = keys[by].astype(str).agg("/".join, axis=1) if len(by) > 1 else keys[by[0]].astype(str)
+    group = keys[by[0]].astype(str)
+    if len(by) > 1:  # vectorised join (a row-wise agg took seconds over the flights domain's 23,328 keys)
+        group = group.str.cat([keys[c].astype(str) for c in by[1:]], sep="/")
     table = keys.copy()
     table.insert(0, "group", group.to_numpy())
     table["released"] = released
