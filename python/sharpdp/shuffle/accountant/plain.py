@@ -28,6 +28,8 @@ _CHEAP = 1 << 16
 #: largest refinement factor per round (docs/accountant_atoms.md §11)
 _P_ATOM = 1.25
 _AIM_MAX = 16.0
+#: ... for sums of at least this many terms (fewer: the gap was measured ~h^2, the rule of any law)
+_MANY = 256
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             # (docs/accountant_atoms.md §11)
             disc = up - res.tail_T - lo - res.tail_B
             ratio = disc / (0.7 * rel_tol * lo) if lo > 0 else 16.0
-            if law.atomic and lo > 0 and disc > 0:
+            if law.atomic and n >= _MANY and lo > 0 and disc > 0:
                 h /= _aim(ratio, disc / lo, res.grid.h, gaps)
                 gaps.append((res.grid.h, disc / lo))
             else:
