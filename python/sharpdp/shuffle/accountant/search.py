@@ -36,9 +36,6 @@ _REACH_TWO = 0.02
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
-#: a phase-1 point whose model value exceeds this many deltas serves the loose pass that rules out the
-#: answer 0 (docs/accountant_atoms.md §11; a choice of speed: the pass is certified wherever it runs)
-_LOOSE_AT = 1.5
 
 
 class _Evaluator(Protocol):
@@ -416,14 +413,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
-    seen: list[tuple[float, float]] = []  # phase 1's points (e, model value)
-
-    def up_model(e: float) -> float:
-        u = up(e, True)
-        seen.append((e, u))
-        return u
-
-    lo1, hi1, r1, k1 = _root(up_model, delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near,
+    lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near,
                              converge=True, reach=_REACH_TWO if two else 0.0)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
@@ -449,14 +439,10 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at, lows), delta, j_lo, c_hi, xtol, x0=r1,
                          slope=k1, lower=lower_far)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
-    # non-increasing in eps): one seen by phase 2, else the loose pass at phase 1's point of largest model
-    # value when that is well above delta (its laws and blocks are built), else at half the phase-1 root
-    # as before, then get_delta(0) (docs/accountant_atoms.md §11)
-    if not known_above_0 and not max(lows) > delta:
-        e1, u1 = max(seen, key=lambda t: t[1], default=(0.0, 0.0))
-        if not (u1 > _LOOSE_AT * delta and above_at(e1)) and not above_at(0.5 * r1) \
-                and acc.get_delta(0.0) <= delta:
-            return 0.0
+    # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
+    # then get_delta(0) (docs/accountant_atoms.md §11)
+    if not known_above_0 and not max(lows) > delta and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
+        return 0.0
     return min(hi, cap)
 
 
