@@ -8,7 +8,8 @@ Model, Theorem 3.1) is E[(sum_{i<=n} B_i L_i)_+] / (n gamma), B_i ~ Bernoulli(ga
 
 exact(): the sum over the counts of each nonzero atom, the last (positive) atom in closed form
 E[(A + b C)_+] = A P(C >= t) + b N q P(C' >= t - 1), C ~ Bin(N, q), C' ~ Bin(N - 1, q), t the first
-count with A + b t > 0; the outer counts over windows of +-14 sd (mass outside < 1e-40).
+count with A + b t > 0; the outer counts over windows of +-20 sd: valid for values >= ~1e-40 (deeper values need wider
+windows: at 1e-220 this window misses the counts that make the value).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def krr_laws(k: int, eps0: float, eps: float, adjacency: str) -> tuple[float, li
     return g, laws
 
 
-def _window(n: int, q: float, width: float = 14.0) -> np.ndarray:
+def _window(n: int, q: float, width: float = 20.0) -> np.ndarray:
     m, s = n * q, math.sqrt(max(n * q * (1.0 - q), 1e-300))
     lo, hi = max(0, int(m - width * s) - 2), min(n, int(m + width * s) + 3)
     return np.arange(lo, hi + 1)
