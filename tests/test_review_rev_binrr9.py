@@ -19,6 +19,7 @@ import pytest
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.accountant import plain
 from sharpdp.shuffle.accountant.plain import certify_law
+from sharpdp.shuffle.accountant.search import probe
 from sharpdp.shuffle.laws import laws_for
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "review_rev_binrr9"))
@@ -171,7 +172,7 @@ def test_zero_answer_on_an_object_that_already_searched() -> None:
 class _Degenerate:
     """A lattice_pass wrapper that keeps the true pass's certified upper value and lowers the lower
     value (still certified) so that the relative discretisation gap refine measures is degenerate:
-    "const" (about 8 % at every step: the measured power p is 0, clamped to 1), "grow" (the gap grows
+    "const" (about 15 % at every step: the measured power p is 0, clamped to 1), "grow" (the gap grows
     as h shrinks: p < 0, clamped to 1)."""
 
     def __init__(self, real, mode: str) -> None:
@@ -183,7 +184,7 @@ class _Degenerate:
             return res  # a Coarsen request
         self.hs.append(res.grid.h)
         if self.mode == "const":
-            lower = min(res.lower, (res.upper - res.tail_T - res.tail_B) / 1.08)
+            lower = min(res.lower, (res.upper - res.tail_T - res.tail_B) / 1.15)
         else:
             lower = min(res.lower, res.lower * (1.0 - 0.03 * len(self.hs)))
         return dataclasses.replace(res, lower=max(lower, 0.0))
@@ -203,10 +204,37 @@ def test_refine_degenerate_measured_power(monkeypatch: pytest.MonkeyPatch, mode:
     (gl, law), (v, p) = max(zip(laws_for(RandomizedResponse(k, eps0), x, adjacency), mine),
                             key=lambda t: law_value(g, t[1][0], t[1][1], n))
     ref = law_value(g, v, p, n)
-    # rel_tol 0.09 with a gap of 8 % or more: the aim factor stays small (grids stay cheap) and every
+    # rel_tol 0.09 with a gap of 15 % or more: the aim factor stays small (grids stay cheap) and every
     # round runs (at rel_tol 1e-2 the same gaps drive h from sd/4 to sd/6.4e5 in 6 passes, 17 s)
     r = certify_law(law, float(gl), n, 0.09, 1)
     assert r.lower <= ref <= r.upper
     assert 2 <= len(spy.hs) <= 12
     for h1, h2 in zip(spy.hs, spy.hs[1:]):
         assert h1 / h2 <= 16.0 * (1 + 1e-9)
+
+
+# Lemma 3 of docs/accountant_atoms.md §8 under the aimed schedule: a probe decided below delta
+# returns u >= get_delta(e) of a fresh accountant; decided above, a fresh get_delta(e) > delta. And the
+# lower values a probe appends to `lows` (the answer-0 check of §11) are <= the exact divergence at e.
+# Catches _aim reading the decision or the negligible bound (then a probe's passes are no longer a
+# prefix of get_delta's and its decided value can lie below get_delta's), and an upper value or a
+# decided value appended to `lows` instead of a certified lower value.
+PROBE_CELLS = [(2, "zero_out", 2.0, 1_000_000, 1e-6), (2, "replace", 0.5, 100_000, 1e-10),
+               (3, "zero_out", 1.0, 100_000, 1e-6), (10, "replace", 1.0, 1000, 1e-6)]
+
+
+@pytest.mark.parametrize("k, adjacency, eps0, n, delta", PROBE_CELLS)
+def test_probe_prefix_property_and_lows(k: int, adjacency: str, eps0: float, n: int, delta: float) -> None:
+    r = fresh(k, eps0, n, adjacency).get_epsilon(delta, xtol=1e-4)
+    cap0 = eps0 if adjacency == "replace" else None
+    for f in (0.3, 0.9, 0.994, 0.9985, 1.0, 1.0015, 1.006, 1.1):
+        e = r * f
+        lows: list[float] = []
+        u = probe(fresh(k, eps0, n, adjacency), e, delta, cap0, None, lows)
+        g = float(fresh(k, eps0, n, adjacency).get_delta(e))
+        if u <= delta:
+            assert g <= u
+        else:
+            assert g > delta
+        ref = exact(k, eps0, e, n, adjacency)
+        assert lows and max(lows) <= ref
