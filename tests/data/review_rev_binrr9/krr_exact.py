@@ -100,7 +100,7 @@ def brute(k: int, eps0: float, eps: float, n: int, adjacency: str) -> float:
         if len(vals) == 2:
             for c1 in range(n + 1):
                 c2 = np.arange(n - c1 + 1)
-                lp = (math.lgamma(n + 1) - math.lgamma(c1 + 1) - stats.norm.logpdf(0) * 0
+                lp = (math.lgamma(n + 1) - math.lgamma(c1 + 1)
                       - np.array([math.lgamma(c + 1) + math.lgamma(n - c1 - c + 1) for c in c2])
                       + c1 * math.log(q[0]) + c2 * math.log(q[1]) + (n - c1 - c2) * math.log1p(-q[0] - q[1]))
                 tot += float(np.dot(np.exp(lp), np.maximum(c1 * vals[0] + c2 * vals[1], 0.0)))

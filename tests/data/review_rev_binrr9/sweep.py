@@ -3,7 +3,6 @@ blanket divergence (krr_exact.py). Usage: python sweep.py SEED COUNT > out.jsonl
 from __future__ import annotations
 
 import json
-import math
 import random
 import sys
 import time
