@@ -62,7 +62,7 @@ def test_library_laws_are_the_mechanism_laws(k: int, adjacency: str) -> None:
 # bracket that no longer meets rel_tol after the 16x jumps, or a value outside its bracket at fine h.
 CELLS = [(2, "replace", 1.0, 255, 0.12), (2, "replace", 1.0, 256, 0.12), (2, "zero_out", 2.0, 300, 0.45),
          (3, "replace", 0.5, 300, 0.12), (3, "zero_out", 4.0, 1000, 1.1), (10, "replace", 1.0, 300, 0.3),
-         (10, "zero_out", 0.5, 3000, 0.05), (2, "zero_out", 8.0, 300, 6.0), (3, "replace", 2.0, 2000, 0.5)]
+         (10, "zero_out", 0.5, 3000, 0.05), (2, "zero_out", 8.0, 300, 6.0)]
 
 
 @pytest.mark.parametrize("k, adjacency, eps0, n, x", CELLS)
@@ -78,7 +78,7 @@ def test_refine_bracket_contains_exact_value_and_meets_rel_tol(k: int, adjacency
             assert r.upper - r.lower <= rel_tol * r.lower
 
 
-@pytest.mark.parametrize("k, adjacency, eps0, n, x", [CELLS[0], CELLS[1], CELLS[4], CELLS[3]])
+@pytest.mark.parametrize("k, adjacency, eps0, n, x", [CELLS[0], CELLS[1], CELLS[3]])
 def test_refine_bracket_at_rel_tol_1e_3(k: int, adjacency: str, eps0: float, n: int, x: float) -> None:
     test_refine_bracket_contains_exact_value_and_meets_rel_tol(k, adjacency, eps0, n, x, 1e-3)
 
