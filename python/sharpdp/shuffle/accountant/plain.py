@@ -24,6 +24,12 @@ _CLAMP_BOUND = 0.9
 #: start at a grid step sd/4 much coarser than the value needs (docs/accountant_atoms.md §2)
 _EXTRA_ROUNDS = 4
 _CHEAP = 1 << 16
+#: atom laws: the power of h assumed for the relative gap before two refined passes measure it, and the
+#: largest refinement factor per round (docs/accountant_atoms.md §11)
+_P_ATOM = 1.25
+_AIM_MAX = 16.0
+#: ... for sums of at least this many terms (fewer: the gap was measured ~h^2, the rule of any law)
+_MANY = 256
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,19 @@ def certify_law(law: Law, gamma: float, n: int, rel_tol: float, threads: int, ma
     return certify_law_mode(law, gamma, n, rel_tol, threads, Bracket(negligible, max_rounds, h0))
 
 
+def _aim(ratio: float, gap: float, h: float, gaps: list[tuple[float, float]]) -> float:
+    """The factor refine divides an atom law's step h by: the step where a relative gap ~ C h^p,
+    ``gap`` at h (``ratio`` = gap / target), meets the target, p measured between the last earlier
+    pass of ``gaps`` (step, relative gap) and this one (clamped to [1, 2]), or _P_ATOM without one;
+    times 1.05, within [1.3, _AIM_MAX] (docs/accountant_atoms.md §11)."""
+    p = _P_ATOM
+    if gaps:
+        h1, g1 = gaps[-1]
+        if h1 > h and g1 > 0.0 and gap > 0.0:
+            p = min(max(math.log(g1 / gap) / math.log(h1 / h), 1.0), 2.0)
+    return min(max(1.05 * ratio ** (1.0 / p), 1.3), _AIM_MAX)
+
+
 def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket) -> LawBracket:
     """Refinement of the grid and clamps (module step I) until the bracket meets rel_tol; stops
     refining once upper <= mode.negligible (the caller's maximum over laws is already certified
@@ -138,6 +157,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     best_lower = 0.0
     widened = False
     prev_upper: float | None = None  # the last certified pass's upper value
+    gaps: list[tuple[float, float]] = []  # atom laws: (h, relative discretisation gap) of the passes refined from
     cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
     for _rnd in range(mode.max_rounds + 1 + _EXTRA_ROUNDS):
         if _rnd > mode.max_rounds and not cheap:
@@ -200,10 +220,16 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
                 break
             # grid fine enough; only the clamp changes
         else:
-            # both discretisation biases are second order in h (the clamp terms excluded)
+            # both discretisation biases are second order in h for a smooth law (the clamp terms
+            # excluded); an atom law's gap shrinks more slowly: the step aims at the target at once
+            # (docs/accountant_atoms.md §11)
             disc = up - res.tail_T - lo - res.tail_B
             ratio = disc / (0.7 * rel_tol * lo) if lo > 0 else 16.0
-            h /= min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
+            if law.atomic and n >= _MANY and lo > 0 and disc > 0:
+                h /= _aim(ratio, disc / lo, res.grid.h, gaps)
+                gaps.append((res.grid.h, disc / lo))
+            else:
+                h /= min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)

@@ -417,8 +417,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                              converge=True, reach=_REACH_TWO if two else 0.0)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
-    if not known_above_0 and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
-        return 0.0
+    # (whether get_delta(0) <= delta, the answer 0, is settled after phase 2: a certified lower value
+    # above delta at any point phase 2 visits rules it out without a pass of its own, docs/accountant_atoms.md §11)
+    lows: list[float] = [0.0]  # certified lower values of D_up seen by phase 2 (probes and lower_far)
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
     # atom laws only (their loose pass is one cheap blocked pass; a heavy-tailed law's may cost
@@ -430,17 +431,23 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         the loose certified lower value of :func:`loose_lower`: a point far below the root is
         then settled by one cheap pass instead of a refined get_delta (docs/accountant_atoms.md §6)."""
         lo_e = lower_near(e)
-        if lo_e > delta or not atoms or (modelled and e > 0.0 and r1 > 0.0 and abs(math.log(e / r1)) <= 0.05):
-            return lo_e
-        return max(lo_e, loose_lower(e))
+        if not (lo_e > delta or not atoms or (modelled and e > 0.0 and r1 > 0.0 and abs(math.log(e / r1)) <= 0.05)):
+            lo_e = max(lo_e, loose_lower(e))
+        lows.append(lo_e)
+        return lo_e
 
-    lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at), delta, j_lo, c_hi, xtol, x0=r1, slope=k1,
-                         lower=lower_far)
+    lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at, lows), delta, j_lo, c_hi, xtol, x0=r1,
+                         slope=k1, lower=lower_far)
+    # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
+    # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
+    # then get_delta(0) (docs/accountant_atoms.md §11)
+    if not known_above_0 and not max(lows) > delta and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
+        return 0.0
     return min(hi, cap)
 
 
 def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
-          laws: Callable[[float], Any] | None = None) -> float:
+          laws: Callable[[float], Any] | None = None, lows: list[float] | None = None) -> float:
     """Phase 2's probe (docs/accountant_atoms.md §8, the decision mode): a value u with
     get_delta(e) <= u when u <= delta, and a certified upper value of D_up(e) above delta from
     get_delta's own refinement (or a certified lower value above delta) when u > delta.
@@ -455,7 +462,8 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     get_delta's running minimum (a fresh accountant's decision). Laws that are not all atom laws: the
     report's upper value; beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin:
     get_delta.
-    ``laws``: laws_for at e (the search's memo), by default built here."""
+    ``laws``: laws_for at e (the search's memo), by default built here. ``lows``: when given, the
+    largest certified lower value of D_up(e) of the atom laws' passes is appended to it."""
     if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
             or getattr(acc, "_closed_only", False)):
         return float(acc.get_delta(e))
@@ -493,6 +501,8 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
             # ended above delta: the probe's outcome is "above" whatever the laws left give
             # (docs/accountant_atoms.md §9)
             break
+    if lows is not None:
+        lows.append(lo_max)
     u = reported(up_max)
     # (the upper value, as get_delta returns, on the decided side: lo_max > delta implies u > delta)
     return max(u, lo_max) if lo_max > delta else u
