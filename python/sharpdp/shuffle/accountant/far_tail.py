@@ -330,7 +330,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             body_up = body_chernoff(lat, h, n, gamma)
             body_lo, body = 0.0, None
             jlo = jt.lo
-            jref = jt.up if as_bracket and not lower else jlo  # (the body pass's decision only)
+            # (the body pass's decision only) upper first: the lower value the bracket's first round would
+            # have where it stops there (gap <= rel_tol / 2), so that the rule runs the body pass (and
+            # try_certify falls back to the bracket) wherever the bracket's would (docs/accountant_tail.md §15)
+            jref = jt.up / (1.0 + 0.5 * rel_tol) if as_bracket and not lower else jlo
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
