@@ -340,6 +340,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
             elif bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
                                           0.8 * rel_tol * jref - (jt.up - jref) - multi):
+                if as_bracket and not lower:
+                    raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
                 hb = h
                 for _ in range(max_rounds):
                     body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
