@@ -66,21 +66,32 @@ def test_upper_first_is_above_the_bracket_and_within_rel_tol_of_its_lower_value(
 # ------------------------------------------------------------------ claim (1): certified against references
 
 
-def test_upper_first_against_stratified_monte_carlo():
-    # D_n(eps) by a stratified conditional Monte Carlo (mc_reference.py; 4.5-sigma interval, big values among the
-    # other users stratified: plain sampling misses a negative contribution as large as D itself). A certified
-    # upper value must be >= the interval's low end; it must also not be grossly loose (<= high end (1 + rel_tol)).
-    # Catches: a dropped term (jump term, pair term, shift of §12) or a clamp on the wrong side in the
-    # upper-only run (e.g. the n = 1e5 values at eps >= 0.5 are all upper-only).
-    refs = _load("mc_reference.json")
+def test_upper_first_against_fft_reference():
+    # D_n(eps) = E[g(S)], S's law by FFT of L's law on a fine grid, g in closed form (fft_reference.py, numpy only;
+    # it matches the n = 2 mpmath quadratures to 2e-7). A certified upper value must be >= value - err; it must
+    # not be loose beyond the accuracy target either. Catches a dropped term (jump term, pair term, the shift of
+    # §12) or a clamp on the wrong side in the upper-only run (the n = 1e5 values at eps >= 0.55 and n = 1000 at
+    # eps = 3 are upper-only values).
+    refs = [r for r in _load("fft_reference.json") if r["err"] < 1e-2 * r["value"]]
+    only = 0
     for n in sorted({r["n"] for r in refs}):
         rs = [r for r in refs if r["n"] == n]
-        eps = np.array([r["eps"] for r in rs])
-        lo1, up1 = _acc(n).get_delta_bounds(eps, lower=False)
-        for r, u, l1 in zip(rs, up1, lo1):
-            assert u >= r["lo"], (n, r["eps"], u, r["lo"])
-            assert u <= r["hi"] * (1 + 1e-2), (n, r["eps"], u, r["hi"])
-        assert np.any(lo1 == 0.0)  # (some of them were upper-only values)
+        lo1, up1 = _acc(n).get_delta_bounds(np.array([r["eps"] for r in rs]), lower=False)
+        only += int(np.sum(lo1 == 0.0))
+        for r, u in zip(rs, up1):
+            assert r["value"] - r["err"] <= u <= (r["value"] + r["err"]) * (1 + 1e-2), (n, r["eps"], u, r)
+    assert only >= 4  # (most of them were upper-only values)
+
+
+def test_upper_first_against_stratified_monte_carlo_at_n_1e5():
+    # second reference at n = 1e5 (mc_reference.py, 4.5-sigma intervals; eps = 3 where the FFT's round-off is too
+    # large). Its one-big-value quadrature (256 nodes) resolves the step of g coarsely: at n = 1000 its means are
+    # ~0.5 % above the FFT's (a bias upward, which can only make this check stricter), so n = 1000 is not used.
+    rs = [r for r in _load("mc_reference.json") if r["n"] == N]
+    _, up1 = _acc().get_delta_bounds(np.array([r["eps"] for r in rs]), lower=False)
+    for r, u in zip(rs, up1):
+        assert u >= r["lo"], (r["eps"], u, r["lo"])
+        assert u <= r["hi"] * (1 + 1e-2), (r["eps"], u, r["hi"])
 
 
 def test_upper_first_against_n2_quadrature():

@@ -36,7 +36,7 @@ def g_bx(c, gam, s, ee):
     return out
 
 
-def estimate(gam, s, n, eps, N, seed):
+def estimate(gam, s, n, eps, N, seed, tfac=0.5):
     rng = np.random.default_rng(seed)
     ee = math.exp(eps)
     res = {}
@@ -50,7 +50,7 @@ def estimate(gam, s, n, eps, N, seed):
         m = (n - 1) * gam * mean
         big = kind == "xb" and m < 0
         if big:
-            T = 0.5 * abs(m)
+            T = tfac * abs(m)
             yT = 0.5 + s * s * math.log((T - gam + ee) / (1 - gam))  # L > T  <=>  y > yT
             q = float(ndtr(-yT / s))
         else:
