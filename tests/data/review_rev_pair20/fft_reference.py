@@ -18,7 +18,7 @@ def fft_D(gam, s, n, eps, h=0.01, lo=None, LMAX=2.0e4):
     a, b = gam - ee, 1.0 - gam  # L = a + b exp((2y - 1)/(2 s^2)), y ~ N(0, s^2)
     M = int(round((LMAX - lo) / h)) + 1
     M2 = 1 << int(math.ceil(math.log2(M)))
-    x = lo + h * np.arange(M2)  # grid; S on the same circular grid (negatives wrap: lo chosen below min S)
+    # S lives on the circular grid of M2 steps h (negative values wrap: lo is below every S)
     def cdf(l):
         out = np.zeros_like(l)
         m = l > a
