@@ -48,6 +48,21 @@ def test_upper_first_falls_back_where_the_bracket_runs_its_body_pass():
         assert up1 == up, (e, up1, up)
 
 
+def test_no_upper_only_value_where_the_bracket_runs_its_body_pass_at_other_rel_tols():
+    # the fallback rule scales with rel_tol (jup / (1 + rel_tol / 2)): near each target's switch, an upper-only
+    # value (lower 0) must come with a bracket that did not run the body pass (its body_lower 0), and never lie
+    # below the bracket's upper value. Catches a rule that does not scale with rel_tol (these eps pass with the
+    # first merged jref = jt.up too: its mismatch is caught at rel_tol 1e-2 by the test above).
+    for rt, eps in ((2e-2, np.array([0.44, 0.46, 0.47, 0.48, 0.5])), (5e-3, np.array([0.58, 0.6, 0.62, 0.64]))):
+        a = _acc(rel_tol=rt)
+        lo, up = a.get_delta_bounds(eps)
+        lo1, up1 = _acc(rel_tol=rt).get_delta_bounds(eps, lower=False)
+        assert np.all(up1 >= up) and np.all((up1 - lo) / lo <= rt)
+        for e, l1 in zip(eps, lo1):
+            if l1 == 0.0:
+                assert a.report(e).terms["body_lower"] == 0.0, (rt, e)
+
+
 def test_upper_first_is_above_the_bracket_and_within_rel_tol_of_its_lower_value():
     # every eps of a pair-like sweep, zero-out and replace (the replace round's bracket widens B for its
     # lower-tail penalty: a second round the upper-first run does not start, 3.3e-4 / 8.3e-4 above at eps 1 / 2)
