@@ -330,13 +330,18 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             body_up = body_chernoff(lat, h, n, gamma)
             body_lo, body = 0.0, None
             jlo = jt.lo
-            jref = jt.up if as_bracket and not lower else jlo  # (the body pass's decision only)
+            # (the body pass's decision only) upper first: the lower value the bracket's first round would
+            # have where it stops there (gap <= rel_tol / 2), so that the rule runs the body pass (and
+            # try_certify falls back to the bracket) wherever the bracket's would (docs/accountant_tail.md §15)
+            jref = jt.up / (1.0 + 0.5 * rel_tol) if as_bracket and not lower else jlo
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
             # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
             elif bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
                                           0.8 * rel_tol * jref - (jt.up - jref) - multi):
+                if as_bracket and not lower:
+                    raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
                 hb = h
                 for _ in range(max_rounds):
                     body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
