@@ -39,6 +39,7 @@ _ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation ta
 _LOOSE_FACTOR = 10.0  # ... by this factor
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
+_CHUNK = 8  # values per evaluate call (and per progress update)
 _MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
 def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
@@ -282,11 +283,14 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     # said so) until then, and the values computed when the sampling stops (the bar is left at 100 %)
     bar = progress_bar(total=max_evaluations, desc="privacy profile (budget; stops when accurate)",
                        unit=" values", file=sys.stderr, leave=True, disable=progress is False,
-                       delay=0.0 if progress else 1.0)
+                       delay=1.0)
 
     def ev(klist, need_lower: bool = True):
-        ks = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
-        if ks.size:
+        ks_all = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
+        # in increasing chunks (the same order of evaluation as one call), so the bar moves during a
+        # stage of a hundred or more values (one update per stage froze it for minutes)
+        for start in range(0, ks_all.size, _CHUNK):
+            ks = ks_all[start:start + _CHUNK]
             lo, up = evaluate(ks) if need_lower else evaluate(ks, False)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
                 vals[k] = (a, b)

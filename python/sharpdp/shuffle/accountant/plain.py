@@ -135,7 +135,10 @@ def _aim(ratio: float, gap: float, h: float, gaps: list[tuple[float, float]]) ->
     if gaps:
         h1, g1 = gaps[-1]
         if h1 > h and g1 > 0.0 and gap > 0.0:
-            p = min(max(math.log(g1 / gap) / math.log(h1 / h), 1.0), 2.0)
+            p = math.log(g1 / gap) / math.log(h1 / h)
+            if p < 1.0:  # the gap does not follow a power of h (a grid in resonance with the atoms): the
+                return min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)  # general rule's smaller steps
+            p = min(p, 2.0)
     return min(max(1.05 * ratio ** (1.0 / p), 1.3), _AIM_MAX)
 
 
