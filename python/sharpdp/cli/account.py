@@ -258,7 +258,7 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     # sampling stops early) from the start
     print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from its certified "
           f"privacy profile (its bar counts the certified values against their budget; it stops when accurate)", file=sys.stderr, flush=True)
-    ca = ComposedAccountant([(acc, rounds)], dx, progress=True)
+    ca = ComposedAccountant([(acc, rounds)], dx, progress=None)  # a bar after 1 s; a quick step prints nothing
     out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval}
     if eps is not None:
         lo, up = ca.get_delta_bounds(eps)

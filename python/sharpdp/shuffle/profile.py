@@ -283,7 +283,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     # said so) until then, and the values computed when the sampling stops (the bar is left at 100 %)
     bar = progress_bar(total=max_evaluations, desc="privacy profile (budget; stops when accurate)",
                        unit=" values", file=sys.stderr, leave=True, disable=progress is False,
-                       delay=1.0)
+                       delay=0.0 if progress else 1.0)
 
     def ev(klist, need_lower: bool = True):
         ks_all = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
