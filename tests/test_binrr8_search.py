@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
-from _krr_reference import exact_two_atom
+from _krr_reference import exact_two_atom, trinomial
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.accountant.closed_forms import trivial_cap
 from sharpdp.shuffle.laws import laws_for
@@ -22,21 +21,6 @@ from sharpdp.shuffle.laws import laws_for
 DELTA = 1e-6
 
 
-def trinomial(gamma: float, values: np.ndarray, probs: np.ndarray, n: int) -> float:
-    """E[(sum_i B_i L_i)_+] / (n gamma) by summation over the trinomial counts (c1 users at a1 < 0,
-    c2 at a2 > 0, the rest inactive): c1 ~ Bin(n, gamma p1), then c2 ~ Bin(n - c1, gamma p2 / (1 -
-    gamma p1)), as bench/bench_krr.py's baseline sums it (O(n^2))."""
-    (a1, a2), (p1, p2) = values, probs
-    q1, q2 = gamma * p1, gamma * p2
-    total = 0.0
-    for c1 in range(n + 1):
-        w1 = stats.binom.pmf(c1, n, q1)
-        if w1 == 0.0:
-            continue
-        c2 = np.arange(n - c1 + 1)
-        w2 = stats.binom.pmf(c2, n - c1, q2 / (1.0 - q1))
-        total += w1 * float(np.dot(w2, np.maximum(c1 * a1 + c2 * a2, 0.0)))
-    return total / (n * gamma)
 
 
 def exact(rr: RandomizedResponse, x: float, n: int, adjacency: str) -> float:

@@ -12,11 +12,9 @@ at n where the blocks have >= 256 terms.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from scipy import stats
 
-from _krr_reference import exact_two_atom
+from _krr_reference import exact_two_atom, trinomial
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.accountant.plain import certify_law
 from sharpdp.shuffle.laws import laws_for
@@ -24,20 +22,6 @@ from sharpdp.shuffle.laws import laws_for
 DELTA = 1e-6
 
 
-def trinomial(gamma: float, values: np.ndarray, probs: np.ndarray, n: int) -> float:
-    """E[(sum_i B_i L_i)_+] / (n gamma) by summation over the trinomial counts: c1 ~ Bin(n, gamma p1),
-    then c2 ~ Bin(n - c1, gamma p2 / (1 - gamma p1)) (O(n^2))."""
-    (a1, a2), (p1, p2) = values, probs
-    q1, q2 = gamma * p1, gamma * p2
-    total = 0.0
-    for c1 in range(n + 1):
-        w1 = stats.binom.pmf(c1, n, q1)
-        if w1 == 0.0:
-            continue
-        c2 = np.arange(n - c1 + 1)
-        w2 = stats.binom.pmf(c2, n - c1, q2 / (1.0 - q1))
-        total += w1 * float(np.dot(w2, np.maximum(c1 * a1 + c2 * a2, 0.0)))
-    return total / (n * gamma)
 
 
 def exact(rr: RandomizedResponse, x: float, n: int, adjacency: str, small: bool) -> float:
