@@ -66,3 +66,11 @@ def test_numpy_field_count_matches_the_csv_module(rows, trailing_newline, crlf):
     assert (got_header, got_n, got_bad) == (header, len(data), bad)
     assert csv_block_shape(text.encode(), width)[1:] == (len(ref_rows), next(
         ((i, len(r)) for i, r in enumerate(ref_rows) if len(r) > width), None))
+
+
+def test_block_shape_refuses_bad_arguments():
+    with pytest.raises(TypeError, match="block must be bytes"):
+        csv_block_shape("a,b\n", None)
+    for width in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="width must be None or an integer >= 0"):
+            csv_block_shape(b"a,b\n", width)

@@ -167,7 +167,19 @@ def load_table(csv: str | None = None, columns=None) -> Table:
 
 
 def header_problem(header: Sequence[str]) -> str | None:
-    """What is wrong with a CSV header row (a field with no name: a trailing comma?), or None."""
+    """What is wrong with a CSV header row, or None.
+
+    Parameters
+    ----------
+    header : sequence of str
+        The header's field names, as the csv module splits them.
+
+    Returns
+    -------
+    str or None
+        "header field k of w has no name (...)" for the first empty name of a header of two or more
+        fields (a trailing comma on the header line gives one), else None.
+    """
     empty = [i + 1 for i, name in enumerate(header) if not name.strip()]
     if empty and len(header) > 1:
         return f"header field {empty[0]} of {len(header)} has no name (a trailing comma on the header line?)"
@@ -175,15 +187,43 @@ def header_problem(header: Sequence[str]) -> str | None:
 
 
 def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None]:
-    """Shape of a block of whole CSV lines: the header (the block's first row) if ``width`` is None, the
-    number of data rows, and the first data row with more fields than the header (its index among the
-    block's data rows, its field count) or None.
+    """Shape of a block of whole CSV lines (a file, or one of the Dask engine's 64 MB blocks).
 
-    pandas reads such a row silently wrong (an unquoted "1,000" shifts or cuts it, a trailing comma's
-    empty last field is dropped), so both CSV readers (this module's and the Dask engine's) refuse it.
-    Without a quote character in the block, fields are counted as commas per line by numpy (~10x faster
-    than the csv module, which handles quoted blocks)."""
+    pandas reads a data row longer than the header silently wrong (an unquoted "1,000" shifts or cuts
+    it, a trailing comma's empty last field is dropped), so both CSV readers (this module's and the
+    Dask engine's) refuse it. Without a quote character or a lone CR in the block, fields are counted
+    as commas per line by numpy (~10x faster than the csv module, which handles the other blocks; the
+    two agree, a property test checks it); a CRLF line is counted without its CR.
+
+    Parameters
+    ----------
+    block : bytes
+        Whole lines of UTF-8 text (undecodable bytes are replaced).
+    width : int >= 0 or None
+        The header's field count; None: the block's first row is the header.
+
+    Returns
+    -------
+    (header, rows, first_long)
+        header : list of str, or None when ``width`` was given; rows : int, the number of data rows
+        (an empty line counts as a row of no field, as the csv module reads it); first_long : None,
+        or (index among the block's data rows, field count) of the first row with more than
+        ``width`` fields.
+
+    Raises
+    ------
+    TypeError
+        ``block`` not bytes.
+    ValueError
+        ``width`` negative or not an integer.
+    """
     import csv as csvmod
+
+    if not isinstance(block, (bytes, bytearray, memoryview)):
+        raise TypeError(f"block must be bytes, got {type(block).__name__}")
+    block = bytes(block)
+    if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0):
+        raise ValueError(f"width must be None or an integer >= 0, got {width!r}")
 
     if b'"' in block or block.count(b"\r") != block.count(b"\r\n"):  # quotes, or a lone CR (a line end too)
         rows = list(csvmod.reader(block.decode("utf-8", errors="replace").splitlines()))
@@ -212,7 +252,10 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
 
 
 def long_row_message(path: str, line: int, fields: int, width: int) -> str:
-    """The one message both CSV readers give for :func:`first_long_row`'s finding (1-based file line)."""
+    """The one message both CSV readers give for the first long row :func:`csv_block_shape` finds.
+
+    ``line`` is the 1-based line of the file (the header is line 1), ``fields`` the row's field count,
+    ``width`` the header's."""
     return (f"malformed CSV in {path}: line {line} has {fields} fields, the header {width} (an unquoted comma "
             "such as 1,000, or a trailing comma?)")
 
@@ -232,9 +275,29 @@ def _check_field_counts(path: str) -> None:
 
 
 def check_text_columns(frame, source: str, option: str = "csv") -> list[str]:
-    """The non-numeric columns of a pandas frame (a CSV's rows or a sample of them), which a reader that
-    picks the numeric columns skips; ValueError naming ``option`` if one of them is mostly numeric (a stray
-    text value would otherwise drop the whole column silently)."""
+    """The non-numeric columns of a table, which a reader that picks the numeric columns skips.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A CSV's rows, or a sample of them (the Dask engine passes its first partition's head).
+    source : str
+        Where the rows come from (for the message).
+    option : str, default "csv"
+        The option the error names ("csv" or "data").
+
+    Returns
+    -------
+    list of str
+        The names of the non-numeric columns, in order.
+
+    Raises
+    ------
+    ValueError
+        Naming ``option`` if a non-numeric column is mostly numeric (more values parse as numbers than
+        not): one stray text value would otherwise drop the whole column silently. The message shows one
+        such value (an error, nothing is released).
+    """
     import pandas as pd
 
     skipped = []
@@ -251,15 +314,28 @@ def check_text_columns(frame, source: str, option: str = "csv") -> list[str]:
 
 
 def skipped_columns_warning(frame, skipped: Sequence[str]) -> str:
-    """A warning naming the text columns a numeric-column pick skipped (names only: no cell value, since
-    warnings are part of the printed result), with a hint where values look like 1,000 (thousands
-    separators are not read as numbers)."""
+    """A warning naming the text columns a numeric-column pick skipped.
+
+    Names only, no cell value (warnings are part of the printed result, ``--json`` included), with a
+    hint for columns whose values look like 1,000 (thousands separators are read as text).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The rows (or a sample) the columns come from.
+    skipped : sequence of str
+        Columns of ``frame`` that were skipped (:func:`check_text_columns`).
+
+    Returns
+    -------
+    str
+    """
     import re
 
     pattern = re.compile(r"^\s*-?\d{1,3}(,\d{3})+(\.\d*)?\s*$")
     grouped = [c for c in skipped if frame[c].dropna().astype(str).map(lambda v: bool(pattern.match(v))).any()]
-    hint = (f"; {', '.join(map(repr, grouped))} hold{'s' if len(grouped) == 1 else ''} numbers with thousands separators (such as 1,000), which are "
-            "read as text: remove the separators") if grouped else ""
+    hint = (f"; {', '.join(map(repr, grouped))} hold{'s' if len(grouped) == 1 else ''} numbers with thousands "
+            "separators (such as 1,000), which are read as text: remove the separators") if grouped else ""
     return (f"column(s) {', '.join(map(repr, skipped))} skipped: not numeric{hint} (choose columns with "
             "--columns)")
 
