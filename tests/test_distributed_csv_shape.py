@@ -53,3 +53,18 @@ def test_numeric_pick_refuses_a_stray_text_value_and_names_skipped_columns(tmp_p
     assert cols == ["b"]
     assert len(notes) == 1 and "'a', 'name' skipped" in notes[0] and "'a' holds numbers with thousands" in notes[0]
     assert "5,250" not in notes[0] and "6,125" not in notes[0]  # warnings are printed results: no cell value
+
+
+def test_bounds_count_error_is_the_same_on_both_engines_and_says_why_a_column_was_skipped(tmp_path, capsys):
+    from sharpdp.cli import main
+
+    path = _write(tmp_path, 'a,b\n"5,250",2\n"6,125",3\n"7,000",4\n', "q.csv")
+    errs = []
+    for engine in (["--csv", path], ["--data", path, "--engine", "dask", "--workers", "1"]):
+        assert main(["mean", *engine, "--bounds", "0:10,0:10", "--epsilon", "1"]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1
+        errs.append(err)
+    assert errs[0] == errs[1]
+    assert "order (b)" in errs[0] and "'a' holds numbers with thousands separators" in errs[0]
+    assert errs[0].rstrip().endswith("got 2") and "5,250" not in errs[0]

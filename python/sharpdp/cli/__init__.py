@@ -255,6 +255,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def parse_bounds_option(args: argparse.Namespace, columns, skipped_notes=()) -> Any:
+    """``--bounds`` as an array of shape (d, 2); a count that does not match names the columns in use.
+
+    With a CSV (``--csv`` or ``--data``) and no ``--columns`` the mean is over the file's numeric columns
+    only, so a newcomer who counts every column of the file gets told which ones were taken, and why the
+    others were skipped (``skipped_notes``: the readers' warnings naming them). Both engines use it.
+    """
+    from sharpdp.apps import datasets
+
+    given = len(str(args.bounds).split(","))
+    if given != len(columns):
+        shown = ", ".join(columns[:12]) + (f", ... ({len(columns)} columns)" if len(columns) > 12 else "")
+        from_csv = getattr(args, "csv", None) is not None or getattr(args, "data", None) is not None
+        skipped = ("; without --columns a CSV's numeric columns are used, its other columns are skipped"
+                   if from_csv and args.columns is None else "")
+        if skipped and skipped_notes:
+            skipped += " (" + "; ".join(skipped_notes) + ")"
+        raise CliError(f"--bounds: expected {len(columns)} lo:hi pair{'' if len(columns) == 1 else 's'}, one per column of the mean in "
+                       f"order ({shown}){skipped}; got {given}")
+    try:
+        return datasets.parse_bounds(args.bounds, len(columns))
+    except ValueError as exc:
+        raise option_error(exc, {"csv": "--csv", "columns": "--columns", "bounds": "--bounds"}) from None
+
+
 def _jsonable(obj: Any) -> Any:
     np = sys.modules.get("numpy")  # (no numpy object exists unless numpy was imported)
     if isinstance(obj, dict):

@@ -186,7 +186,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
-    from sharpdp.cli import CliError, bounds_choice, option_error, release_rng
+    from sharpdp.cli import CliError, bounds_choice, option_error, parse_bounds_option, release_rng
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
@@ -211,7 +211,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     except ValueError as exc:
         raise option_error(exc, _OPTIONS) from None
     n, d = table.data.shape
-    bounds = None if args.bounds is None else _parse_bounds(args, table.columns)
+    bounds = None if args.bounds is None else parse_bounds_option(args, table.columns, table.warnings)
     warnings: list[str] = list(table.warnings)  # (a --bounds error above names the columns used)
     choice = bounds_choice(args, table.columns)  # a bad --csv or --columns is reported before this
     if choice == "public":
@@ -294,28 +294,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         },
         "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
     }
-
-
-def _parse_bounds(args: argparse.Namespace, columns) -> Any:
-    """``--bounds`` as an array of shape (d, 2); a count that does not match names the columns in use.
-
-    With ``--csv`` and no ``--columns`` the mean is over the file's numeric columns only, so a
-    newcomer who counts every column of the file gets told which ones were taken.
-    """
-    from sharpdp.apps import datasets
-    from sharpdp.cli import CliError, option_error
-
-    given = len(str(args.bounds).split(","))
-    if given != len(columns):
-        shown = ", ".join(columns[:12]) + (f", ... ({len(columns)} columns)" if len(columns) > 12 else "")
-        skipped = ("; without --columns a CSV's numeric columns are used, its other columns are skipped"
-                   if args.csv is not None and args.columns is None else "")
-        raise CliError(f"--bounds: expected {_count(len(columns), 'lo:hi pair')}, one per column of the mean in "
-                       f"order ({shown}){skipped}; got {given}")
-    try:
-        return datasets.parse_bounds(args.bounds, len(columns))
-    except ValueError as exc:
-        raise option_error(exc, _OPTIONS) from None
 
 
 def _count(k: int, noun: str) -> str:

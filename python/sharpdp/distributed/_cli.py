@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from sharpdp.cli import bounds_choice, install_hint, option_error, release_rng
+from sharpdp.cli import bounds_choice, install_hint, option_error, parse_bounds_option, release_rng
 
 
 def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -119,7 +119,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         open_table(path, columns)  # a bad path or column fails here, before a cluster is started
         bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
-        bounds = None if args.bounds is None else datasets.parse_bounds(args.bounds, d)
+        bounds = None if args.bounds is None else parse_bounds_option(args, columns, skipped_notes)
         with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
             res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),
