@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "kernels/accountant.hpp"
+#include "kernels/two_atom.hpp"
 
 namespace py = pybind11;
 using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
@@ -132,6 +133,17 @@ py::tuple window_sums(Arr q, std::int64_t nk0, std::int64_t sa, double h, double
   return py::make_tuple(r.E, r.fnorm, r.gap, r.gnorm, r.Ea, r.ga);
 }
 
+// the certified bracket of a two-atom law's D_up (docs/accountant_atoms.md §12): (lower, upper, charge,
+// m_lo, m_hi, c_terms, ok); ok False: the start sum would need an unbounded walk (the caller falls back)
+py::tuple two_atom_bracket(double a1, double a2, double p2, double gamma, std::int64_t n) {
+  kernels::two_atom::Result r;
+  {
+    py::gil_scoped_release nogil;
+    r = kernels::two_atom::bracket(a1, a2, p2, gamma, n);
+  }
+  return py::make_tuple(r.lower, r.upper, r.charge, r.m_lo, r.m_hi, r.c_terms, r.ok);
+}
+
 }  // namespace
 
 void register_accountant(py::module_& m) {
@@ -145,6 +157,8 @@ void register_accountant(py::module_& m) {
         "chernoff_edge and the proven allowance a of its exponent: P(S beyond edge) <= exp(log_target + a)");
   m.def("power", &power, "z^n with its error bound");
   m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
+  m.def("two_atom_bracket", &two_atom_bracket,
+        "certified bracket of D_up of a two-atom law in O(sqrt n) (docs/accountant_atoms.md section 12)");
 }
 
 }  // namespace sharpdp

@@ -8,7 +8,9 @@ grid: get_epsilon's search). Order of the steps (module docstring of
 
 1. closed forms: L <= 0 a.s. (0), n = 1 (E[L_+] exactly), E[L_+] already below the value floor
    or the caller's maximum, the single-active-user lower value within rel_tol of E[L_+];
-2. exact blocks for atom laws (step J, :mod:`.blocks`), the far-tail treatment for heavy
+2. two-atom laws (binary RR, k-RR zero-out): the exact O(sqrt n) sum of :mod:`.two_atom`
+   (docs/accountant_atoms.md §12), unless :func:`lattice_for_two_atoms` is active or its bracket
+   misses the target; then exact blocks for atom laws (step J, :mod:`.blocks`), the far-tail treatment for heavy
    continuous laws (:mod:`.far_tail`, docs/accountant_tail.md), else the plain lattice path
    (:mod:`.plain`, :mod:`.lattice`, steps A-H) behind the law-shape closed forms of
    :func:`~.closed_forms.law_closed_form` (single atom, sd underflow, sd overflow);
@@ -22,9 +24,11 @@ members); the driver has no dispatch on law types.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import replace
 
-from sharpdp.shuffle.accountant import far_tail
+from sharpdp.shuffle.accountant import far_tail, two_atom
 from sharpdp.shuffle.accountant.blocks import block, one_block, unblock
 from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower, small_n_bracket, stop_loss_bracket, trivial_cap
@@ -32,6 +36,30 @@ from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket, Mode, UpperOnly, certify_law_mode
 from sharpdp.shuffle.accountant.results import Grid, LawBracket
 from sharpdp.shuffle.laws import Law
+
+
+#: the engine two-atom laws take: True, the exact sum of :mod:`.two_atom` (docs/accountant_atoms.md §12);
+#: False inside :func:`lattice_for_two_atoms` (the lattice/blocks engine, as for every other atom law)
+_TWO_ATOM = [True]
+
+
+@contextlib.contextmanager
+def lattice_for_two_atoms() -> Iterator[None]:
+    """Within this context two-atom laws are certified by the lattice/blocks engine (docs/accountant_atoms.md
+    §7-§11) instead of the exact sum of docs/accountant_atoms.md §12, and get_epsilon runs its lattice
+    phases for them: the switch of the tests and benchmarks that pin that engine on binary RR. Both engines
+    are certified; values differ within the lattice engine's bracket. Not thread-safe (a process-wide switch)."""
+    old = _TWO_ATOM[0]
+    _TWO_ATOM[0] = False
+    try:
+        yield
+    finally:
+        _TWO_ATOM[0] = old
+
+
+def exact_two_atoms() -> bool:
+    """True when two-atom laws take the exact sum (outside :func:`lattice_for_two_atoms`)."""
+    return _TWO_ATOM[0]
 
 
 def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Mode = Bracket(), *,
@@ -98,6 +126,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # grid spanning the whole bulk of a heavy-tailed law (seconds per pass)
         return LawBracket(jb[0], min(jb[1], cap), cap=cap, terms={"note": "small n: few-user terms "
                                                                             "(docs/accountant.md §6.8)"})
+    if _TWO_ATOM[0]:
+        r2 = _two_atom_value(law, gamma, n, rel_tol, mode, max(VALUE_FLOOR, neg))
+        if r2 is not None:
+            return replace(r2, upper=min(r2.upper, cap), cap=cap)
     if isinstance(mode, Bracket):
         thr = max(VALUE_FLOOR, neg)
         small = clamped_chernoff_cap(law, gamma, n, thr)
@@ -135,9 +167,30 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     return replace(r, upper=min(r.upper, cap), cap=cap)
 
 
+def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, floor: float) -> LawBracket | None:
+    """The exact two-atom bracket (docs/accountant_atoms.md §12) where it settles the mode: the upper value
+    alone in :class:`UpperOnly` mode and where a decision holds on it; else the bracket, when it meets
+    rel_tol or its upper value is below ``floor`` (the value floor, or the maximum so far). None: not a
+    two-atom law, or the engine must refine (the lattice path follows)."""
+    if not two_atom.is_two_atom(law):
+        return None
+    first = two_atom.bracket(law, gamma, n, lower=False)
+    if first is None:
+        return None
+    if isinstance(mode, UpperOnly) or first.upper < floor or (mode.decide is not None and mode.decide(0.0, first.upper)):
+        return first
+    full = two_atom.bracket(law, gamma, n, upper=False)
+    if full is None:
+        return None
+    r = replace(first, lower=min(full.lower, first.upper))
+    if r.upper - r.lower <= rel_tol * r.lower or (mode.decide is not None and mode.decide(r.lower, r.upper)):
+        return r
+    return None
+
+
 def upper_value(law: Law, gamma: float, n: int, rel_tol: float, threads: int, scale: float, h_ratio: float) -> float:
     """Certified upper value only (:func:`certify` in :class:`UpperOnly` mode), floored at 5e-324."""
     return max(certify(law, gamma, n, rel_tol, threads, UpperOnly(scale, h_ratio)).upper, TINY)
 
 
-__all__ = ["certify", "upper_value"]
+__all__ = ["certify", "exact_two_atoms", "lattice_for_two_atoms", "upper_value"]

@@ -1,0 +1,82 @@
+"""Two-atom laws in O(sqrt n): the certified bracket of D_up without the lattice (docs/accountant_atoms.md §12).
+
+A law with exactly two atoms a1 < 0 < a2 (binary RR under both adjacencies, k-RR under zero-out) has
+D_up = (a2 - a1)/(n gamma) sum_M P(N = M) G(M, M beta), N ~ Bin(n, gamma), beta = -a1/(a2 - a1),
+G(M, t) = E[(Bin(M, p2) - t)_+]; the C++ kernel ``_core.accountant.two_atom_bracket`` sums it by
+recurrences in M with outward-rounded intervals (§12.2-§12.4). The law's rounding (``value_error``) is
+handled by :meth:`~sharpdp.shuffle.laws.base.Law.shifted` (the upper value from the law shifted up, the
+lower one from the law shifted down, docs/accountant_tail.md §12), and stored probabilities that do not
+sum to 1 exactly by the monotonicity of D_up in p2 (§12.5).
+"""
+
+from __future__ import annotations
+
+import math
+
+from sharpdp import _core
+from sharpdp.shuffle.accountant.results import LawBracket
+from sharpdp.shuffle.laws import Law
+
+_NOTE = "two-atom law: exact O(sqrt n) sum (docs/accountant_atoms.md §12)"
+
+
+def atoms_of(law: Law) -> tuple[float, float, float, float] | None:
+    """(a1, a2, p2_lo, p2_hi) of a law with exactly two atoms of positive mass, a1 < 0 < a2 (asked of the law:
+    ``atomic`` and its ``values``/``probs``), else None. [p2_lo, p2_hi] holds both the stored p2 and 1 minus
+    the stored p1, outward-rounded (§12.5)."""
+    if not law.atomic:
+        return None
+    v, p = getattr(law, "values", None), getattr(law, "probs", None)
+    if v is None or p is None or len(v) != 2 or len(p) != 2:
+        return None
+    a1, a2, p1, p2 = float(v[0]), float(v[1]), float(p[0]), float(p[1])
+    if not (a1 < 0.0 < a2 and p1 > 0.0 and p2 > 0.0 and math.isfinite(a1) and math.isfinite(a2)):
+        return None
+    if math.fsum((p1, p2, -1.0)) == 0.0:  # (exact: fsum rounds the exact sum once)
+        return a1, a2, p2, p2
+    c = 1.0 - p1  # one rounding: the exact 1 - p1 lies between its neighbours
+    lo, hi = min(p2, math.nextafter(c, 0.0)), max(p2, math.nextafter(c, 1.0))
+    if not 0.0 < lo <= hi < 1.0:
+        return None
+    return a1, a2, lo, hi
+
+
+def is_two_atom(law: Law) -> bool:
+    """The law has exactly two atoms of positive mass, one below 0 and one above (§12)."""
+    return atoms_of(law) is not None
+
+
+def bracket(law: Law, gamma: float, n: int, *, lower: bool = True, upper: bool = True) -> LawBracket | None:
+    """Certified bracket of D_up of a two-atom law (§12); None when the law is not one or the kernel
+    declines (an unbounded start sum: the caller uses the lattice engine). ``lower`` / ``upper`` False:
+    that end is not computed (0 and inf)."""
+    if atoms_of(law) is None:
+        return None
+    lo_v, up_v = 0.0, math.inf
+    terms: dict[str, object] = {"note": _NOTE}
+    if upper:
+        hi_law = law.shifted(True)  # values at least the true ones, user by user
+        at = atoms_of(hi_law)
+        if at is None:
+            return None
+        a1, a2, _, p2 = at
+        r = _core.accountant.two_atom_bracket(a1, a2, p2, float(gamma), int(n))
+        if not r[6]:
+            return None
+        up_v = r[1]
+        terms.update(charge=r[2], m_window=(r[3], r[4]), start_terms=r[5])
+    if lower:
+        lo_law = law.shifted(False)
+        at = atoms_of(lo_law)
+        if at is not None:
+            a1, a2, p2, _ = at
+            r = _core.accountant.two_atom_bracket(a1, a2, p2, float(gamma), int(n))
+            if not r[6]:
+                return None
+            lo_v = r[0]
+        elif lo_law.support()[1] > 0.0:
+            return None  # (two atoms above 0: not a case of the kernel)
+    return LawBracket(lo_v, up_v, terms=terms)
+
+
+__all__ = ["atoms_of", "bracket", "is_two_atom"]
