@@ -26,11 +26,14 @@ namespace two_atom {
 constexpr double kU = 1.1102230246251565e-16;  // 2^-53
 constexpr double kTiny = 2.0 * 4.9406564584124654e-324;  // two subnormal quanta
 
-// Outward rounding of one computed result z of a single correctly rounded operation (§12.3):
-// |z - exact| <= ulp(z)/2 <= u |z| and z +- max(2u|z|, 2^-1073) rounds to a double at least one ulp
-// (or two subnormal quanta) beyond z.
-inline double up(double z) { return z + std::max(2.0 * kU * std::fabs(z), kTiny); }
-inline double dn(double z) { return z - std::max(2.0 * kU * std::fabs(z), kTiny); }
+// Outward rounding of one computed result z >= 0 of a single correctly rounded operation (§12.3):
+// |z - exact| <= ulp(z)/2 (subnormal: half a quantum); the exact z (1 + 2u) = z + m ulp(z) (z = m 2^e,
+// 1 <= m < 2) is at least the double z + ulp(z), so its rounding is too, and z (1 - 2u) = z - m ulp(z)
+// rounds to at most z - ulp(z) (exactly representable); two subnormal quanta cover the subnormal range.
+// (Used on z >= 0 only; a negative z in dn, where the exact value is known to be >= 0, ends at 0 by the
+// caller's max.)
+inline double up(double z) { return z * (1.0 + 2.0 * kU) + kTiny; }
+inline double dn(double z) { return z * (1.0 - 2.0 * kU) - kTiny; }
 
 struct Iv {
   double lo, hi;
@@ -194,7 +197,7 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
   res.m_lo = lo;
   res.m_hi = hi;
   // t(M) bracket: [tl, th] contains M beta
-  auto t_lo = [&](std::int64_t M) { return dn(static_cast<double>(M) * beta.lo); };
+  auto t_lo = [&](std::int64_t M) { return std::max(0.0, dn(static_cast<double>(M) * beta.lo)); };
   auto t_hi = [&](std::int64_t M) { return up(static_cast<double>(M) * beta.hi); };
   // start state at M = lo
   State s{0, exact(1.0), exact(0.0), exact(0.0)};  // M = 0: c = 0, k = 0

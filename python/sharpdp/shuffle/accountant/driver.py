@@ -177,13 +177,15 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
     first = two_atom.bracket(law, gamma, n, lower=False)
     if first is None:
         return None
-    if isinstance(mode, UpperOnly) or first.upper < floor or (mode.decide is not None and mode.decide(0.0, first.upper)):
+    if isinstance(mode, UpperOnly) or first.upper < floor or mode.decide is not None:
+        # (a decision: this upper value is get_delta's own, final whatever the lower one; a probe that ends
+        # above delta is a lower end of the search by it alone, docs/accountant_atoms.md §12.6)
         return first
     full = two_atom.bracket(law, gamma, n, upper=False)
     if full is None:
         return None
     r = replace(first, lower=min(full.lower, first.upper))
-    if r.upper - r.lower <= rel_tol * r.lower or (mode.decide is not None and mode.decide(r.lower, r.upper)):
+    if r.upper - r.lower <= rel_tol * r.lower:
         return r
     return None
 

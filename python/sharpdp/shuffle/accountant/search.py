@@ -19,7 +19,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
-from sharpdp.shuffle.accountant.driver import certify, upper_value
+from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.contract import surcharge
@@ -398,7 +398,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # values 100x below), so the first bracket is only a safe frame: the upper end in steps of 4 from
     # the guess, and 0 as the lower end when it is certified above (docs/accountant_atoms.md §10)
     two = _two_atoms(laws_at(min(g, cap)))
-    if cap_at(cap) <= delta:
+    if cap_at(cap) <= delta and not (two and exact_two_atoms()):  # (the exact sum's search needs no frame: §12.6)
         c_hi = (_upward_end(lambda e: cap_at(e) <= delta, min(g, cap), cap) if two else
                 _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1])
     j_lo, j_hi = 0.0, 0.0 if not known_above_0 or two else c_hi
@@ -413,8 +413,14 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
     # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
-    lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, lower=lower_near,
-                             converge=True, reach=_REACH_TWO if two else 0.0)
+    # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
+    # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
+    exact2 = two and exact_two_atoms()
+    if exact2:
+        lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
+    else:
+        lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
+                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else 0.0)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
     # (whether get_delta(0) <= delta, the answer 0, is settled after phase 2: a certified lower value
@@ -437,11 +443,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         return lo_e
 
     lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at, lows), delta, j_lo, c_hi, xtol, x0=r1,
-                         slope=k1, lower=lower_far)
+                         slope=k1, lower=None if exact2 else lower_far)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
-    if not known_above_0 and not max(lows) > delta and not above_at(0.5 * r1) and acc.get_delta(0.0) <= delta:
+    if not known_above_0 and not max(lows) > delta and not above_at(lo if exact2 and lo > 0.0 else 0.5 * r1) \
+            and acc.get_delta(0.0) <= delta:
         return 0.0
     return min(hi, cap)
 

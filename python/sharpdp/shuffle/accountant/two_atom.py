@@ -41,6 +41,22 @@ def atoms_of(law: Law) -> tuple[float, float, float, float] | None:
     return a1, a2, lo, hi
 
 
+#: the kernel's results by argument (a process-wide memo: the search, get_delta at its answer and the
+#: lower check revisit the same laws; the results are deterministic functions of the arguments)
+_MEMO: dict[tuple[float, float, float, float, int], tuple] = {}
+
+
+def _kernel(a1: float, a2: float, p2: float, gamma: float, n: int) -> tuple:
+    key = (a1, a2, p2, gamma, n)
+    hit = _MEMO.get(key)
+    if hit is None:
+        hit = _core.accountant.two_atom_bracket(a1, a2, p2, gamma, n)
+        if len(_MEMO) >= 256:
+            _MEMO.clear()
+        _MEMO[key] = hit
+    return hit
+
+
 def is_two_atom(law: Law) -> bool:
     """The law has exactly two atoms of positive mass, one below 0 and one above (§12)."""
     return atoms_of(law) is not None
@@ -60,7 +76,7 @@ def bracket(law: Law, gamma: float, n: int, *, lower: bool = True, upper: bool =
         if at is None:
             return None
         a1, a2, _, p2 = at
-        r = _core.accountant.two_atom_bracket(a1, a2, p2, float(gamma), int(n))
+        r = _kernel(a1, a2, p2, float(gamma), int(n))
         if not r[6]:
             return None
         up_v = r[1]
@@ -70,7 +86,7 @@ def bracket(law: Law, gamma: float, n: int, *, lower: bool = True, upper: bool =
         at = atoms_of(lo_law)
         if at is not None:
             a1, a2, p2, _ = at
-            r = _core.accountant.two_atom_bracket(a1, a2, p2, float(gamma), int(n))
+            r = _kernel(a1, a2, p2, float(gamma), int(n))
             if not r[6]:
                 return None
             lo_v = r[0]
