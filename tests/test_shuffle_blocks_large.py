@@ -14,6 +14,7 @@ from scipy.stats import binom
 from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.shuffle.accountant import blocks as BL
 from sharpdp.shuffle.accountant import limits as L
+from sharpdp.shuffle.accountant.driver import lattice_for_two_atoms
 from sharpdp.shuffle.randomizers import RandomizedResponse
 from _power_reference import l2_distance, power_case
 
@@ -62,7 +63,8 @@ def _exact_krr_mp(k: int, eps0: float, n: int, eps: float, cmax: int = 40) -> fl
 
 @pytest.mark.parametrize("k,eps0,n,eps", [(10, 8.0, 100, 2.0), (2, 8.0, 100, 4.0), (3, 6.0, 60, 1.0)])
 def test_one_block_of_all_users_matches_the_exact_multinomial_sum(k, eps0, n, eps):
-    rep = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace").report(eps)
+    with lattice_for_two_atoms():  # (binary RR: the blocks engine, not the exact two-atom sum)
+        rep = ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency="replace").report(eps)
     assert rep.terms["block_t"] == n  # one block: the closed form of §5.4, no lattice
     exact = _exact_krr_mp(k, eps0, n, eps)
     assert rep.lower <= exact <= rep.upper
@@ -100,7 +102,8 @@ def test_binary_rr_tail_reference_matches_the_trinomial_sum():
 @pytest.mark.parametrize("eps", [3e-4, 1e-3])
 def test_large_blocks_bracket_the_exact_value_at_n_1e8(eps):
     n = 10**8
-    rep = ShuffleAccountant(RandomizedResponse(2, 1.0), n, adjacency="replace").report(eps)
+    with lattice_for_two_atoms():  # (the blocks engine, not the exact two-atom sum)
+        rep = ShuffleAccountant(RandomizedResponse(2, 1.0), n, adjacency="replace").report(eps)
     assert rep.terms["block_t"] > 500  # the atom cap grows with n (docs/accountant.md §5.2)
     exact = _exact_binary_rr_tails(1.0, n, eps)
     assert rep.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= rep.upper

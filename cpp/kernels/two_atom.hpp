@@ -144,6 +144,38 @@ inline bool start_state(std::int64_t M, std::int64_t k, double p2, double q2, Iv
   return true;
 }
 
+// Fresh tail sums of c ~ Bin(m, p2) above k (§12.3, deep tails): T = P(c > k), G = E[(c - k)_+] from
+// P1 = P(c = k) by the pmf ratios r_j = P(c = j + 1)/P(c = j) = (m - j)/(j + 1) rho, decreasing in j,
+// until the geometric remainder bound (ratio r_j) is below 2^-60 of the sums or 2^-1000 absolute (used
+// where r_k <= 1/2: a few dozen terms, each with a relative error, where the subtractions of the k step
+// would carry a constant absolute error into values that decay geometrically).
+inline void fresh_tail(std::int64_t m, std::int64_t k, Iv P1, Iv rho, Iv& T, Iv& G) {
+  const double md = static_cast<double>(m);
+  T = exact(0.0);
+  G = exact(0.0);
+  Iv w = P1;
+  for (std::int64_t j = k; j < m; ++j) {
+    const double jd = static_cast<double>(j);
+    w = mul(mul(w, ratio(md - jd, jd + 1.0)), rho);  // P(c = j + 1)
+    T = add(T, w);
+    G = add(G, mulc(w, static_cast<double>(j + 1 - k)));
+    if (j + 1 < m) {
+      const Iv rn = mul(ratio(md - jd - 1.0, jd + 2.0), rho);  // bounds every later ratio
+      if (rn.hi < 1.0) {
+        const double om = dn(1.0 - rn.hi);
+        const double t1 = up(rn.hi / om), g1 = up(up(rn.hi / om) / om);
+        const double ex = static_cast<double>(j + 1 - k);
+        const double gr = up(w.hi * up(up(ex * t1) + g1)), tr = up(w.hi * t1);
+        if ((gr <= 0x1p-60 * G.lo && tr <= 0x1p-60 * T.lo) || gr < 0x1p-1000) {
+          G.hi = up(G.hi + gr);
+          T.hi = up(T.hi + tr);
+          return;
+        }
+      }
+    }
+  }
+}
+
 // D_up of the two-atom law (a1, a2; p2) with blanket mass gamma and n users (§12).
 inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_t n) {
   if (!(std::isfinite(a1) && a1 < 0.0)) throw std::invalid_argument("a1: must be finite and < 0, got " + std::to_string(a1));
@@ -245,9 +277,14 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
     while (static_cast<double>(s.k + 1) <= tn && s.k + 1 < M + 1) {
       const double kd = static_cast<double>(s.k);
       s.P = mul(mul(s.P, ratio(m1 - kd, kd + 1.0)), rho);
-      s.G = sub_nn(s.G, s.T);
-      s.T = sub_nn(s.T, s.P);
       ++s.k;
+      const Iv rk = mul(ratio(m1 - kd - 1.0, kd + 2.0), rho);  // P(k + 2)/P(k + 1) at M + 1
+      if (rk.hi <= 0.5) {
+        fresh_tail(M + 1, s.k, s.P, rho, s.T, s.G);
+      } else {
+        s.G = sub_nn(s.G, s.T);
+        s.T = sub_nn(s.T, s.P);
+      }
     }
   }
   // D = d acc / (n gamma Z), Z in [Sw, Sw/(1 - tN)] (the window holds the normalisation window)

@@ -177,6 +177,9 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
     first = two_atom.bracket(law, gamma, n, lower=False)
     if first is None:
         return None
+    own = float(first.terms["upper_run_lower"])
+    if not (first.upper < floor or first.upper - own <= 1e-3 * rel_tol * own):
+        return None  # (the run's own width, rounding and truncation, is not negligible: the lattice refines)
     if isinstance(mode, UpperOnly) or first.upper < floor or mode.decide is not None:
         # (a decision: this upper value is get_delta's own, final whatever the lower one; a probe that ends
         # above delta is a lower end of the search by it alone, docs/accountant_atoms.md §12.6)

@@ -416,6 +416,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
     # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
     exact2 = two and exact_two_atoms()
+    r1: float | None
+    k1: float | None
     if exact2:
         lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
     else:

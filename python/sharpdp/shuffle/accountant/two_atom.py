@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from sharpdp import _core
+from sharpdp._core_loader import core as _core
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -80,7 +80,8 @@ def bracket(law: Law, gamma: float, n: int, *, lower: bool = True, upper: bool =
         if not r[6]:
             return None
         up_v = r[1]
-        terms.update(charge=r[2], m_window=(r[3], r[4]), start_terms=r[5])
+        # (upper_run_lower: the same run's lower end, whose gap to up_v is the rounding and truncation width)
+        terms.update(charge=r[2], m_window=(r[3], r[4]), start_terms=r[5], upper_run_lower=r[0])
     if lower:
         lo_law = law.shifted(False)
         at = atoms_of(lo_law)
