@@ -169,9 +169,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
 
 def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, floor: float) -> LawBracket | None:
     """The exact two-atom bracket (docs/accountant_atoms.md §12) where it settles the mode: the upper value
-    alone in :class:`UpperOnly` mode and where a decision holds on it; else the bracket, when it meets
-    rel_tol or its upper value is below ``floor`` (the value floor, or the maximum so far). None: not a
-    two-atom law, or the engine must refine (the lattice path follows)."""
+    alone in :class:`UpperOnly` mode and in a decision mode (get_delta's own upper value, final: §12.6);
+    else the bracket, when it meets rel_tol or its upper value is below ``floor`` (the value floor, or the
+    maximum so far). None: not a two-atom law, a kernel run whose own width (rounding, truncation) exceeds
+    rel_tol / 1000 above the floor, or the kernel declined: the lattice path follows."""
     if not two_atom.is_two_atom(law):
         return None
     first = two_atom.bracket(law, gamma, n, lower=False)
@@ -180,7 +181,7 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
     own = float(first.terms["upper_run_lower"])
     if not (first.upper < floor or first.upper - own <= 1e-3 * rel_tol * own):
         return None  # (the run's own width, rounding and truncation, is not negligible: the lattice refines)
-    if isinstance(mode, UpperOnly) or first.upper < floor or mode.decide is not None:
+    if isinstance(mode, UpperOnly) or mode.decide is not None:
         # (a decision: this upper value is get_delta's own, final whatever the lower one; a probe that ends
         # above delta is a lower end of the search by it alone, docs/accountant_atoms.md §12.6)
         return first
@@ -188,7 +189,7 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
     if full is None:
         return None
     r = replace(first, lower=min(full.lower, first.upper))
-    if r.upper - r.lower <= rel_tol * r.lower:
+    if r.upper - r.lower <= rel_tol * r.lower or r.upper < floor:
         return r
     return None
 
