@@ -219,6 +219,15 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
       lo = std::min(lo, l2);
       hi = std::max(hi, h2);
       const double lf = nd * std::log1p(gamma * (phi - 1.0));  // log (1 - gamma + gamma phi)^n <= 0
+      // the same bound over every M: D_up <= (1 - gamma + gamma phi)^n / (e th n gamma); far below the
+      // double range's useful part (2^-996), it is the answer (lower 0) without the sum (§12.4)
+      const double whole = std::exp(lf * (1.0 - 1e-9) + 1e-9) / (std::exp(1.0) * th) / (nd * gamma) * (1.0 + 1e-6);
+      if (whole < 0x1p-996) {
+        res.upper = up(whole);
+        res.charge = res.upper;
+        res.m_lo = res.m_hi = 0;
+        return res;
+      }
       const double t2 = 2.0 * std::exp(-(lvl + 1.0));
       charge = std::exp(lf * (1.0 - 1e-9) + 1e-9) * t2 / (std::exp(1.0) * th) / (nd * gamma) * (1.0 + 1e-6);
     } else {
