@@ -170,9 +170,9 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
 def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, floor: float) -> LawBracket | None:
     """The exact two-atom bracket (docs/accountant_atoms.md §12) where it settles the mode: the upper value
     alone in :class:`UpperOnly` mode and in a decision mode (get_delta's own upper value, final: §12.6);
-    else the bracket, when it meets rel_tol or its upper value is below ``floor`` (the value floor, or the
-    maximum so far). None: not a two-atom law, a kernel run whose own width (rounding, truncation) exceeds
-    rel_tol / 1000 above the floor, or the kernel declined: the lattice path follows."""
+    else the bracket. None: not a two-atom law, an upper run whose own width (rounding, truncation)
+    exceeds rel_tol / 1000 while its value is above ``floor`` (the value floor, or the maximum so far), or
+    the kernel declined: the lattice path follows."""
     if not two_atom.is_two_atom(law):
         return None
     first = two_atom.bracket(law, gamma, n, lower=False)
@@ -185,13 +185,11 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
         # (a decision: this upper value is get_delta's own, final whatever the lower one; a probe that ends
         # above delta is a lower end of the search by it alone, docs/accountant_atoms.md §12.6)
         return first
+    # the lower run (~1e-8 below the upper value: the same sum on the law shifted down). Once the upper run
+    # passed, the bracket is returned whatever its width (lower 0 if the run declines), so the upper value
+    # is the same in every mode: get_delta's is the probe's (§12.6)
     full = two_atom.bracket(law, gamma, n, upper=False)
-    if full is None:
-        return None
-    r = replace(first, lower=min(full.lower, first.upper))
-    if r.upper - r.lower <= rel_tol * r.lower or r.upper < floor:
-        return r
-    return None
+    return replace(first, lower=min(full.lower, first.upper) if full is not None else 0.0)
 
 
 def upper_value(law: Law, gamma: float, n: int, rel_tol: float, threads: int, scale: float, h_ratio: float) -> float:
