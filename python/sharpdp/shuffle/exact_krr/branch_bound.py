@@ -43,6 +43,9 @@ _WITNESS_EVALS = 64
 #: (the rest absorbs the estimate's error; only the number of evaluations depends on it. 0.97-0.99
 #: saved 2-5 % of the evaluations at n >= 1e7 but doubled them at some n <= 1e6, §4.15).
 _SPARE = 0.93
+#: The two-ended sweep of BranchAndBound.decide pairs a range with its mirror image while the sizes
+#: predicted for the two sides are within this ratio (docs/sharp_krr.md §4.16; only the cost depends on it).
+_PAIR_RATIO = 2.5
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
@@ -168,7 +171,7 @@ class OneClass(RR):
                 if k1 < r:
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
                     extra = max(extra, 5e-324)  # exp(-746) underflows to 0: round the term up, never to 0
-            lo, up, charge = self._at(eps, pop, cls, nats)
+            lo, up, charge = self._at(eps, pop, cls, nats, mirror=mix > 0)
             if extra:
                 up = min((up + extra) * (1 + 2 * UROUND), 1.0)
                 charge = max(charge, extra)
@@ -181,7 +184,7 @@ class OneClass(RR):
                 break
         return lo, up
 
-    def _at(self, eps: float, npop: int, j: int, nats: float) -> tuple[float, float, float]:
+    def _at(self, eps: float, npop: int, j: int, nats: float, mirror: bool = False) -> tuple[float, float, float]:
         e0 = self.epsilon0
         a = -self._p * math.expm1(eps - e0)
         b = self._q * math.expm1(eps + e0)
@@ -189,8 +192,9 @@ class OneClass(RR):
         ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
         re = ULP_CALL + 2 * UROUND
         if self.compiled and nats <= _COMPILED_MAX_NATS:  # the same evaluation in C++ (§4.12)
-            lo_c, up_c, charge_c, *_ = core.exact_krr.class_bracket(
-                e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
+            # ranges: windows may be mirror images of cached ones (§4.16; a private binding, not in the stubs)
+            kernel = getattr(core.exact_krr, "_class_bracket_mirror") if mirror else core.exact_krr.class_bracket
+            lo_c, up_c, charge_c, *_ = kernel(e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
             return lo_c, up_c, charge_c
         return self._at_numpy(eps, npop, j, nats, a, b, e, ra, rb, re)
 
@@ -454,16 +458,34 @@ class BranchAndBound:
         # once; at least ceil(n / MAX_START) classes each. Every class is covered whatever the sizes.
         # (n <= N_EXACT: uniform sizes and halves, as the classes' delta are not flat there: they
         # fall away from the end classes, which are near the maximum, §2.2)
+        # n > N_EXACT: swept from both ends at once, each range followed by its mirror image
+        # [N - j2, N - j1], whose representative's windows are the mirror images of the range's (§4.16:
+        # no new windows for the mirror), sized from the larger of the two upper values.
         s_min = max(1, -(-self.n // MAX_START))
         adaptive = self.n > N_EXACT
-        j1 = 0
-        while j1 < self.n:
-            j2 = min(j1 + s - 1, self.n - 1)
+        N = self.n - 1
+        j1, top = 0, N  # the classes [j1, top] are not yet covered
+        pairing = adaptive
+        while j1 <= top:
+            j2 = min(j1 + s - 1, top)
+            # mirrored while what is left is symmetric ([j1, N - j1]) with room for more beyond the pair
+            mirrored = pairing and top == N - j1 and N - j2 > j2 + s
             up, got = push(j1, j2)
             if got is not None:
                 heapq.heappush(heap, got)
+            up_m = up
+            if mirrored:
+                up_m, got = push(N - j2, N - j1)
+                if got is not None:
+                    heapq.heappush(heap, got)
+                top = N - j2 - 1
             if adaptive:
-                s = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
+                s_left = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
+                s_right = max(min(self.split_size(j2 - j1, up_m, target), 2 * s), s_min)
+                # a pair takes the smaller size; where the two sides want sizes too far apart the rest is
+                # swept from the left alone (a mirror costs about 0.4 of a range with new windows)
+                pairing = pairing and max(s_left, s_right) <= _PAIR_RATIO * min(s_left, s_right)
+                s = min(s_left, s_right) if pairing else s_left
             j1 = j2 + 1
         current = None  # a dive: the child of larger upper value next, the others on the heap
         while current is not None or heap:

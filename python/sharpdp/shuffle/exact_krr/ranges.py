@@ -102,13 +102,17 @@ def reach(mix: int, pi: float, pi_c: float, nats: float) -> tuple[int, int]:
 def representative(j1: int, j2: int, top: int, r: int, k: int) -> int:
     """The class a of Proposition 4 (docs/sharp_krr.md §2.4) for the range [j1, j2] of the classes
     0..top (top = N): a + k - r <= j1, j2 <= a + r, 0 <= a and a + k <= top (the population of the
-    representative, N - k other users, has a of input 1 and N - k - a of input 0). The smallest such a.
-    Raises ValueError when no a qualifies (2 r - k < j2 - j1, or r, k out of range)."""
+    representative, N - k other users, has a of input 1 and N - k - a of input 0). The one closest to
+    (top - k)/2 (the lower one at a tie), so that the mirror range [top - j2, top - j1] gets the mirror
+    representative top - k - a (§4.16: its windows are the mirror images of this one's) wherever the
+    range lies on one side of the middle. Raises ValueError when no a qualifies (2 r - k < j2 - j1, or r, k
+    out of range)."""
     lo = max(0, j2 - r)
     hi = min(j1 + r - k, top - k)
     if not (0 <= k <= r and 0 <= j1 <= j2 <= top and lo <= hi):
         raise ValueError(f"no representative class for the range [{j1}, {j2}] with r = {r}, k = {k}")
-    return lo
+    twice_mid = top - k
+    return lo if 2 * lo >= twice_mid else (hi if 2 * hi <= twice_mid else twice_mid // 2)
 
 
 def dropped_estimate(mix: int, pi: float, nats: float) -> float:
