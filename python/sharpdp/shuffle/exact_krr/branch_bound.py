@@ -46,6 +46,9 @@ _SPARE = 0.93
 #: The two-ended sweep of BranchAndBound.decide pairs a range with its mirror image while the sizes
 #: predicted for the two sides are within this ratio (docs/sharp_krr.md §4.16; only the cost depends on it).
 _PAIR_RATIO = 2.5
+#: ... and only where n p q >= this (windows of >= ~6e4 entries, whose building outweighs the Python
+#: cost of an evaluation; at smaller windows the pairs' extra ranges cost more than they save, §4.16).
+_PAIR_MIN_VAR = 1e7
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
@@ -111,6 +114,9 @@ class OneClass(RR):
         self._edges: dict[tuple[int, float], tuple[int, int]] = {}
         self.xtol = 1e-3  # get_epsilon's xtol, set by it: the ranges' first level (range_levels, §4.15)
         self._levels: dict[tuple[float | None, float, bool], tuple[float, ...]] = {}
+        #: the ranges' kernel: windows may be mirror images of cached ones (§4.16; a private binding of
+        #: sharpdp._core.exact_krr, not in the stubs)
+        self._kernel_mirror: Any = getattr(core.exact_krr, "_class_bracket_mirror")
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -138,13 +144,13 @@ class OneClass(RR):
         # one too, for < 0.2 % more users dropped): the ranges of similar sizes share one edge computation
         # (and r <= mix, so that the representative lies in [j1, j2 - k1]: never above Proposition 2)
         shift = max(mix.bit_length() - 10, 0)
+        got = (0, 0)
         for m in (max(min(((mix - 1 >> shift) + 1) << shift, top), mix), mix):
-            key = (m, nats)
-            got = self._edges.get(key)
-            if got is None:
+            got = self._edges.get((m, nats)) or (0, 0)
+            if got == (0, 0):
                 if len(self._edges) > 100_000:
                     self._edges.clear()
-                got = self._edges[key] = reach(m, self._conv, self._conv_c, nats)
+                got = self._edges[(m, nats)] = reach(m, self._conv, self._conv_c, nats)
             if got[0] <= mix:
                 break
         return got
@@ -200,8 +206,7 @@ class OneClass(RR):
         ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
         re = ULP_CALL + 2 * UROUND
         if self.compiled and nats <= _COMPILED_MAX_NATS:  # the same evaluation in C++ (§4.12)
-            # ranges: windows may be mirror images of cached ones (§4.16; a private binding, not in the stubs)
-            kernel = getattr(core.exact_krr, "_class_bracket_mirror") if mirror else core.exact_krr.class_bracket
+            kernel = self._kernel_mirror if mirror else core.exact_krr.class_bracket
             lo_c, up_c, charge_c, *_ = kernel(e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
             return lo_c, up_c, charge_c
         return self._at_numpy(eps, npop, j, nats, a, b, e, ra, rb, re)
@@ -473,7 +478,7 @@ class BranchAndBound:
         adaptive = self.n > N_EXACT
         N = self.n - 1
         j1, top = 0, N  # the classes [j1, top] are not yet covered
-        pairing = adaptive
+        pairing = adaptive and self.n * self.one._p * self.one._q >= _PAIR_MIN_VAR
         while j1 <= top:
             j2 = min(j1 + s - 1, top)
             # mirrored while what is left is symmetric ([j1, N - j1]) with room for more beyond the pair
@@ -489,11 +494,13 @@ class BranchAndBound:
                 top = N - j2 - 1
             if adaptive:
                 s_left = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
-                s_right = max(min(self.split_size(j2 - j1, up_m, target), 2 * s), s_min)
-                # a pair takes the smaller size; where the two sides want sizes too far apart the rest is
-                # swept from the left alone (a mirror costs about 0.4 of a range with new windows)
-                pairing = pairing and max(s_left, s_right) <= _PAIR_RATIO * min(s_left, s_right)
-                s = min(s_left, s_right) if pairing else s_left
+                if mirrored:
+                    s_right = max(min(self.split_size(j2 - j1, up_m, target), 2 * s), s_min)
+                    # a pair takes the smaller size; where the two sides want sizes too far apart the rest
+                    # is swept from the left alone (a mirror costs about 0.4 of a range with new windows)
+                    pairing = max(s_left, s_right) <= _PAIR_RATIO * min(s_left, s_right)
+                    s_left = min(s_left, s_right) if pairing else s_left
+                s = s_left
             j1 = j2 + 1
         current = None  # a dive: the child of larger upper value next, the others on the heap
         while current is not None or heap:
