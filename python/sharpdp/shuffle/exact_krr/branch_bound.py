@@ -117,6 +117,7 @@ class OneClass(RR):
         #: the ranges' kernel: windows may be mirror images of cached ones (§4.16; a private binding of
         #: sharpdp._core.exact_krr, not in the stubs)
         self._kernel_mirror: Any = getattr(core.exact_krr, "_class_bracket_mirror")
+        self._ranged = False  # the evaluation under way is a range's (set by bracket)
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -185,7 +186,8 @@ class OneClass(RR):
                 if k1 < r:
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
                     extra = max(extra, 5e-324)  # exp(-746) underflows to 0: round the term up, never to 0
-            lo, up, charge = self._at(eps, pop, cls, nats, mirror=mix > 0)
+            self._ranged = mix > 0  # (read by _at: a range's windows may be mirror images, §4.16)
+            lo, up, charge = self._at(eps, pop, cls, nats)
             if extra:
                 up = min((up + extra) * (1 + 2 * UROUND), 1.0)
                 charge = max(charge, extra)
@@ -198,7 +200,7 @@ class OneClass(RR):
                 break
         return lo, up
 
-    def _at(self, eps: float, npop: int, j: int, nats: float, mirror: bool = False) -> tuple[float, float, float]:
+    def _at(self, eps: float, npop: int, j: int, nats: float) -> tuple[float, float, float]:
         e0 = self.epsilon0
         a = -self._p * math.expm1(eps - e0)
         b = self._q * math.expm1(eps + e0)
@@ -206,7 +208,7 @@ class OneClass(RR):
         ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
         re = ULP_CALL + 2 * UROUND
         if self.compiled and nats <= _COMPILED_MAX_NATS:  # the same evaluation in C++ (§4.12)
-            kernel = self._kernel_mirror if mirror else core.exact_krr.class_bracket
+            kernel = self._kernel_mirror if self._ranged else core.exact_krr.class_bracket
             lo_c, up_c, charge_c, *_ = kernel(e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
             return lo_c, up_c, charge_c
         return self._at_numpy(eps, npop, j, nats, a, b, e, ra, rb, re)
