@@ -137,23 +137,16 @@ class OneClass(RR):
             self._cached += 2 * pmf.size
         return got
 
-    def _reach(self, mix: int, nats: float, top: int) -> tuple[int, int]:
-        """(r, k1) of ranges.reach for a range of mix + 1 classes at the level ``nats`` (of the classes
-        0..top): k1 the upper Chernoff edge of Bin(r, 1 - q/p), 2 r - k1 >= mix (remembered: the branch
-        and bound meets the same range sizes at every eps of a search)."""
-        # mix rounded up to 10 significant bits, at most top = N (a reach for a longer range covers this
-        # one too, for < 0.2 % more users dropped): the ranges of similar sizes share one edge computation
-        # (and r <= mix, so that the representative lies in [j1, j2 - k1]: never above Proposition 2)
-        shift = max(mix.bit_length() - 10, 0)
-        got = (0, 0)
-        for m in (max(min(((mix - 1 >> shift) + 1) << shift, top), mix), mix):
-            got = self._edges.get((m, nats)) or (0, 0)
-            if got == (0, 0):
-                if len(self._edges) > 100_000:
-                    self._edges.clear()
-                got = self._edges[(m, nats)] = reach(m, self._conv, self._conv_c, nats)
-            if got[0] <= mix:
-                break
+    def _reach(self, mix: int, nats: float) -> tuple[int, int]:
+        """(r, k1) of ranges.reach for a range of mix + 1 classes at the level ``nats``: k1 the upper
+        Chernoff edge of Bin(r, 1 - q/p), 2 r - k1 >= mix, r <= mix (remembered: the branch and bound
+        meets the same range sizes at every eps of a search)."""
+        key = (mix, nats)
+        got = self._edges.get(key)
+        if got is None:
+            if len(self._edges) > 100_000:
+                self._edges.clear()
+            got = self._edges[key] = reach(mix, self._conv, self._conv_c, nats)
         return got
 
     def bracket(self, eps: float, npop: int, j: int, target: float | None = None,
@@ -181,7 +174,7 @@ class OneClass(RR):
         for nats in levels:
             pop, cls, extra = npop, j, 0.0
             if mix > 0:  # the class cls of npop - k1 users bounds [j, j + mix] (Proposition 4, §2.4)
-                r, k1 = self._reach(mix, nats, npop - 1)  # P(Bin(r, 1 - q/p) > k1) <= e^-(nats+1)
+                r, k1 = self._reach(mix, nats)  # P(Bin(r, 1 - q/p) > k1) <= e^-(nats+1)
                 cls, pop = representative(j, j + mix, npop - 1, r, k1), npop - k1
                 if k1 < r:
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
