@@ -45,7 +45,7 @@ _WITNESS_EVALS = 64
 _SPARE = 0.93
 #: The two-ended sweep of BranchAndBound.decide pairs a range with its mirror image while the sizes
 #: predicted for the two sides are within this ratio (docs/sharp_krr.md §4.16; only the cost depends on it).
-_PAIR_RATIO = 2.5
+_PAIR_RATIO = 1.5
 #: ... and only where n p q >= this (windows of >= ~6e4 entries, whose building outweighs the Python
 #: cost of an evaluation; at smaller windows the pairs' extra ranges cost more than they save, §4.16).
 _PAIR_MIN_VAR = 1e7
