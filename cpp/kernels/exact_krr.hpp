@@ -283,15 +283,17 @@ constexpr std::size_t kCacheWindows = 8;
 struct WindowKey {
   std::int64_t m;
   double pi, pi_c, log_odds, nats;
+  bool mirrored = false;  // a mirror image (cached_window_or_mirror), never returned by cached_window
   bool operator==(const WindowKey& o) const {
-    return m == o.m && pi == o.pi && pi_c == o.pi_c && log_odds == o.log_odds && nats == o.nats;
+    return m == o.m && pi == o.pi && pi_c == o.pi_c && log_odds == o.log_odds && nats == o.nats &&
+           mirrored == o.mirrored;
   }
 };
 struct WindowKeyHash {
   std::size_t operator()(const WindowKey& k) const {
     std::size_t h = std::hash<std::int64_t>()(k.m);
     for (double x : {k.pi, k.pi_c, k.log_odds, k.nats}) h = h * 1000003u ^ std::hash<double>()(x);
-    return h;
+    return h ^ static_cast<std::size_t>(k.mirrored);
   }
 };
 struct WindowCache {
@@ -300,18 +302,15 @@ struct WindowCache {
   std::vector<PmfVector> spare;  // storage of cleared windows, reused by binom_window
 };
 
-inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
-                                                   double nats) {
+// The per-thread cache itself (one per thread, shared by cached_window and cached_window_or_mirror).
+inline WindowCache& window_cache() {
   thread_local WindowCache cache;
-  const WindowKey key{m, pi, pi_c, log_odds, nats};
-  auto it = cache.map.find(key);
-  if (it != cache.map.end()) return it->second;
-  auto w = std::make_shared<Window>();
-  if (!cache.spare.empty()) {
-    w->pmf.swap(cache.spare.back());  // (binom_window overwrites every entry it keeps)
-    cache.spare.pop_back();
-  }
-  binom_window(m, pi, pi_c, log_odds, nats, *w);
+  return cache;
+}
+
+// Insert a built window into the cache, clearing it first when it would hold more than its cap (the
+// storage of cleared windows not in use kept as spares, under the same cap).
+inline void cache_insert(WindowCache& cache, const WindowKey& key, const std::shared_ptr<Window>& w) {
   // memory held, not the window's size: reused storage keeps its capacity, so counting sizes would let
   // alternating large and small windows accumulate large spares without bound
   const std::size_t add = w->pmf.capacity();
@@ -331,6 +330,57 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
   }
   cache.map.emplace(key, w);
   cache.elements += add;
+}
+
+inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
+                                                   double nats) {
+  WindowCache& cache = window_cache();
+  const WindowKey key{m, pi, pi_c, log_odds, nats};
+  auto it = cache.map.find(key);
+  if (it != cache.map.end()) return it->second;
+  auto w = std::make_shared<Window>();
+  if (!cache.spare.empty()) {
+    w->pmf.swap(cache.spare.back());  // (binom_window overwrites every entry it keeps)
+    cache.spare.pop_back();
+  }
+  binom_window(m, pi, pi_c, log_odds, nats, *w);
+  cache_insert(cache, key, w);
+  return w;
+}
+
+// The window of Bin(m, pi) as the mirror image of a cached window of Bin(m, pi_c) (docs/sharp_krr.md
+// §4.16): Bin(m, pi)(k) = Bin(m, 1 - pi)(m - k), so the entries reversed, first index m - (last index),
+// the same scale and entrywise bound rel, and each tail outside the window is the other window's
+// opposite tail (<= e^-(nats + 1)). Used where the mirror is cached (the two-ended sweep of the branch
+// and bound evaluates a range and its mirror image one after the other); else cached_window. The
+// doubles then differ from binom_window's for Bin(m, pi) (another anchor and direction), not the bounds;
+// mirror images are cached under their own key (mirrored = true), so cached_window never returns one
+// (its hits stay binom_window's doubles).
+inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, double pi, double pi_c,
+                                                             double log_odds, double nats) {
+  WindowCache& cache = window_cache();
+  auto it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats});  // built directly
+  if (it != cache.map.end()) return it->second;
+  const WindowKey key{m, pi, pi_c, log_odds, nats, true};  // a mirror image made before
+  it = cache.map.find(key);
+  if (it != cache.map.end()) return it->second;
+  auto mit = cache.map.find(WindowKey{m, pi_c, pi, -log_odds, nats});  // the other side, built directly
+  if (mit == cache.map.end()) return cached_window(m, pi, pi_c, log_odds, nats);
+  const std::shared_ptr<const Window> src = mit->second;  // kept alive through cache_insert's clearing
+  auto w = std::make_shared<Window>();
+  if (!cache.spare.empty()) {
+    w->pmf.swap(cache.spare.back());
+    cache.spare.pop_back();
+  }
+  const std::size_t size = src->pmf.size();
+  w->pmf.resize(size);  // every entry is written below
+  const double* from = src->pmf.data();
+  double* to = w->pmf.data();
+  for (std::size_t i = 0; i < size; ++i) to[i] = from[size - 1 - i];
+  w->lo = m - (src->lo + static_cast<std::int64_t>(size) - 1);
+  w->scale = src->scale;
+  w->rel = src->rel;
+  cache_insert(cache, key, w);
   return w;
 }
 
@@ -427,12 +477,17 @@ SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, cons
 // nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
 // error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
 // probabilities.
+// mirror: the windows may be mirror images of cached ones (cached_window_or_mirror, §4.16); false: the
+// windows of binom_window as before.
 SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
-                                  double rb, double re, std::int64_t npop, std::int64_t j, double nats) {
+                                  double rb, double re, std::int64_t npop, std::int64_t j, double nats,
+                                  bool mirror = false) {
   if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
   if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
-  const std::shared_ptr<const Window> pa = cached_window(j, p, q, eps0, nats);
-  const std::shared_ptr<const Window> pb = cached_window(npop - 1 - j, q, p, -eps0, nats);
+  const std::shared_ptr<const Window> pa =
+      mirror ? cached_window_or_mirror(j, p, q, eps0, nats) : cached_window(j, p, q, eps0, nats);
+  const std::shared_ptr<const Window> pb = mirror ? cached_window_or_mirror(npop - 1 - j, q, p, -eps0, nats)
+                                                  : cached_window(npop - 1 - j, q, p, -eps0, nats);
   const Window& WA = *pa;
   const Window& WB = *pb;
   const std::int64_t a0 = WA.lo, b0 = WB.lo;

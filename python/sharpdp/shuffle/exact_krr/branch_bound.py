@@ -9,6 +9,7 @@ import numpy as np
 
 from sharpdp._core_loader import core
 from sharpdp.shuffle.exact_krr.binomial import RR, UROUND, ULP_CALL, binom_window, chernoff_edges
+from sharpdp.shuffle.exact_krr.ranges import dropped_estimate, reach, representative, size_for_budget, upper_edge
 
 
 # ---------------------------------------------------------------------------------------------- n > N_EXACT
@@ -42,6 +43,12 @@ _WITNESS_EVALS = 64
 #: (the rest absorbs the estimate's error; only the number of evaluations depends on it. 0.97-0.99
 #: saved 2-5 % of the evaluations at n >= 1e7 but doubled them at some n <= 1e6, §4.15).
 _SPARE = 0.93
+#: The two-ended sweep of BranchAndBound.decide pairs a range with its mirror image while the sizes
+#: predicted for the two sides are within this ratio (docs/sharp_krr.md §4.16; only the cost depends on it).
+_PAIR_RATIO = 1.5
+#: ... and only where n p q >= this (windows of >= ~6e4 entries, whose building outweighs the Python
+#: cost of an evaluation; at smaller windows the pairs' extra ranges cost more than they save, §4.16).
+_PAIR_MIN_VAR = 1e7
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
@@ -81,65 +88,6 @@ def range_levels(target: float, xtol: float = 1e-3) -> tuple[float, ...]:
     return (first,) + FAST_TAIL_LEVELS if first < FAST_TAIL_LEVELS[0] else FAST_TAIL_LEVELS
 
 
-def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
-    """``chernoff_edges(m, pi, pi_c, nats)[1]`` (the same value): the smallest k above the mean with
-    m KL(k/m || pi) >= nats + 1, minus one, found by bisection in a bracket grown from the normal
-    guess instead of [mean, m] (m KL is increasing above the mean, so the smallest such k is the
-    same; about 10 exponent evaluations instead of 2 log2 m)."""
-    if m == 0:
-        return 0
-    need = nats + 1.0
-
-    def exponent(k: int) -> float:
-        x = k / m
-        t1 = x * math.log(x / pi) if x > 0 else 0.0
-        t2 = (1 - x) * math.log((1 - x) / pi_c) if x < 1 else 0.0
-        return m * (t1 + t2)
-
-    def exponent_real(k: float) -> float:  # the same expression at a real k (Newton's iterate)
-        x = k / m
-        return m * (x * math.log(x / pi) + (1 - x) * math.log((1 - x) / pi_c))
-
-    if exponent(m) < need:
-        return m
-    a, b = math.ceil(m * pi), m  # exponent(b) >= need
-    if exponent(a) >= need:
-        return a - 1
-    step = max(1, int(math.sqrt(2.0 * need * m * pi * pi_c)))
-    # Newton's method on the real k from the normal guess, then the answer checked by its
-    # definition (exponent(c) >= need > exponent(c - 1) for c = b; exponent increases above the mean,
-    # so c is the bisection's b); anything else falls back to the bisection below
-    k = float(a + step)
-    for _ in range(6):
-        if not a < k < m:
-            break
-        x = k / m
-        slope = math.log(x / pi) - math.log((1 - x) / pi_c)  # d exponent / dk
-        if not slope > 0:
-            break
-        k_next = k - (exponent_real(k) - need) / slope
-        done = abs(k_next - k) < 0.25
-        k = k_next
-        if done:
-            c = math.ceil(k)
-            for c in (c, c + 1, c - 1):
-                if a < c <= b and exponent(c) >= need and (c - 1 == a or exponent(c - 1) < need):
-                    return c - 1
-            break
-    g = min(a + step, b)  # grow a bracket [a, b] with exponent(a) < need <= exponent(b) from the guess
-    while exponent(g) < need:
-        a, step = g, 2 * step
-        g = min(a + step, b)
-    b = g
-    while b - a > 1:
-        mid = (a + b) // 2
-        if exponent(mid) >= need:
-            b = mid
-        else:
-            a = mid
-    return b - 1
-
-
 class OneClass(RR):
     """Certified bracket of delta_j(eps) of one class j of a population of any size, O(w) work.
 
@@ -163,9 +111,13 @@ class OneClass(RR):
         # (Bern(p) = (q/p) Bern(q) + (1 - q/p) delta_1, docs/sharp_krr.md §2.3)
         self._conv = -math.expm1(-self.epsilon0)  # 1 - q/p
         self._conv_c = math.exp(-self.epsilon0)  # q/p
-        self._edges: dict[tuple[int, float], int] = {}
+        self._edges: dict[tuple[int, float], tuple[int, int]] = {}
         self.xtol = 1e-3  # get_epsilon's xtol, set by it: the ranges' first level (range_levels, §4.15)
         self._levels: dict[tuple[float | None, float, bool], tuple[float, ...]] = {}
+        #: the ranges' kernel: windows may be mirror images of cached ones (§4.16; a private binding of
+        #: sharpdp._core.exact_krr, not in the stubs)
+        self._kernel_mirror: Any = getattr(core.exact_krr, "_class_bracket_mirror")
+        self._ranged = False  # the evaluation under way is a range's (set by bracket)
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -185,15 +137,16 @@ class OneClass(RR):
             self._cached += 2 * pmf.size
         return got
 
-    def _mix_edge(self, mix: int, nats: float) -> int:
-        """Upper Chernoff edge of Bin(mix, 1 - q/p) at the level ``nats`` (remembered: the branch and
-        bound meets the same range sizes at every eps of a search)."""
+    def _reach(self, mix: int, nats: float) -> tuple[int, int]:
+        """(r, k1) of ranges.reach for a range of mix + 1 classes at the level ``nats``: k1 the upper
+        Chernoff edge of Bin(r, 1 - q/p), 2 r - k1 >= mix, r <= mix (remembered: the branch and bound
+        meets the same range sizes at every eps of a search)."""
         key = (mix, nats)
         got = self._edges.get(key)
         if got is None:
             if len(self._edges) > 100_000:
                 self._edges.clear()
-            got = self._edges[key] = upper_edge(mix, self._conv, self._conv_c, nats)
+            got = self._edges[key] = reach(mix, self._conv, self._conv_c, nats)
         return got
 
     def bracket(self, eps: float, npop: int, j: int, target: float | None = None,
@@ -204,10 +157,11 @@ class OneClass(RR):
         range with a target, which also stops where a deeper level would not decide, §4.15).
 
         ``mix`` > 0: ``upper`` bounds every class j' in [j, j + mix] of the population npop (the
-        range bound of docs/sharp_krr.md §2.3: class j of the population npop - k1 plus
-        (p - q) e^-(nats + 1), k1 the Chernoff quantile of Bin(mix, 1 - q/p) at the level; never
-        above the bound of §2.2, class j of npop - mix); ``lower`` is then no lower bound of
-        anything (it only decides lower > target for the upper value).
+        range bound of docs/sharp_krr.md §2.4: a class a inside the range, of the population
+        npop - k1, plus (p - q) e^-(nats + 1), k1 the Chernoff quantile of Bin(r, 1 - q/p) at the level
+        and 2 r - k1 >= mix; never above the bound of §2.2, class j of npop - mix; its windows may be
+        mirror images of cached ones, §4.16); ``lower`` is then no lower bound of anything (it only
+        decides lower > target for the upper value).
         """
         self.evaluations += 1
         if self.bar is not None:
@@ -218,14 +172,15 @@ class OneClass(RR):
             self._levels = {} if len(self._levels) > 999 else self._levels
             levels = self._levels[key] = range_levels(target or 0.0, self.xtol) if mix else decision_levels(target or 0.0)
         for nats in levels:
-            pop, extra = npop - mix, 0.0
-            if mix > 0:
-                k1 = self._mix_edge(mix, nats)  # P(Bin(mix, 1 - q/p) > k1) <= e^-(nats+1)
-                if k1 < mix:
-                    pop = npop - k1
+            pop, cls, extra = npop, j, 0.0
+            if mix > 0:  # the class cls of npop - k1 users bounds [j, j + mix] (Proposition 4, §2.4)
+                r, k1 = self._reach(mix, nats)  # P(Bin(r, 1 - q/p) > k1) <= e^-(nats+1)
+                cls, pop = representative(j, j + mix, npop - 1, r, k1), npop - k1
+                if k1 < r:
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
                     extra = max(extra, 5e-324)  # exp(-746) underflows to 0: round the term up, never to 0
-            lo, up, charge = self._at(eps, pop, j, nats)
+            self._ranged = mix > 0  # (read by _at: a range's windows may be mirror images, §4.16)
+            lo, up, charge = self._at(eps, pop, cls, nats)
             if extra:
                 up = min((up + extra) * (1 + 2 * UROUND), 1.0)
                 charge = max(charge, extra)
@@ -246,8 +201,8 @@ class OneClass(RR):
         ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
         re = ULP_CALL + 2 * UROUND
         if self.compiled and nats <= _COMPILED_MAX_NATS:  # the same evaluation in C++ (§4.12)
-            lo_c, up_c, charge_c, *_ = core.exact_krr.class_bracket(
-                e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
+            kernel = self._kernel_mirror if self._ranged else core.exact_krr.class_bracket
+            lo_c, up_c, charge_c, *_ = kernel(e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
             return lo_c, up_c, charge_c
         return self._at_numpy(eps, npop, j, nats, a, b, e, ra, rb, re)
 
@@ -511,16 +466,36 @@ class BranchAndBound:
         # once; at least ceil(n / MAX_START) classes each. Every class is covered whatever the sizes.
         # (n <= N_EXACT: uniform sizes and halves, as the classes' delta are not flat there: they
         # fall away from the end classes, which are near the maximum, §2.2)
+        # n > N_EXACT: swept from both ends at once, each range followed by its mirror image
+        # [N - j2, N - j1], whose representative's windows are the mirror images of the range's (§4.16:
+        # no new windows for the mirror), sized from the larger of the two upper values.
         s_min = max(1, -(-self.n // MAX_START))
         adaptive = self.n > N_EXACT
-        j1 = 0
-        while j1 < self.n:
-            j2 = min(j1 + s - 1, self.n - 1)
+        N = self.n - 1
+        j1, top = 0, N  # the classes [j1, top] are not yet covered
+        pairing = adaptive and self.n * self.one._p * self.one._q >= _PAIR_MIN_VAR
+        while j1 <= top:
+            j2 = min(j1 + s - 1, top)
+            # mirrored while what is left is symmetric ([j1, N - j1]) with room for more beyond the pair
+            mirrored = pairing and top == N - j1 and N - j2 > j2 + s
             up, got = push(j1, j2)
             if got is not None:
                 heapq.heappush(heap, got)
+            up_m = up
+            if mirrored:
+                up_m, got = push(N - j2, N - j1)
+                if got is not None:
+                    heapq.heappush(heap, got)
+                top = N - j2 - 1
             if adaptive:
-                s = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
+                s_left = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
+                if mirrored:
+                    s_right = max(min(self.split_size(j2 - j1, up_m, target), 2 * s), s_min)
+                    # a pair takes the smaller size; where the two sides want sizes too far apart the rest
+                    # is swept from the left alone (a mirror costs about 0.4 of a range with new windows)
+                    pairing = max(s_left, s_right) <= _PAIR_RATIO * min(s_left, s_right)
+                    s_left = min(s_left, s_right) if pairing else s_left
+                s = s_left
             j1 = j2 + 1
         current = None  # a dive: the child of larger upper value next, the others on the heap
         while current is not None or heap:
@@ -553,8 +528,7 @@ class BranchAndBound:
     def _dropped(self, mix: int) -> float:
         """About how many users the range bound of a range of mix + 1 classes drops (docs/sharp_krr.md
         §2.3: the Chernoff edge of Bin(mix, 1 - q/p) at edge_nats, in closed form; an estimate)."""
-        pi = self.one._conv
-        return min(float(mix), pi * mix + math.sqrt(2.0 * (self.edge_nats + 1.0) * mix * pi * (1.0 - pi)))
+        return dropped_estimate(mix, self.one._conv, self.edge_nats)
 
     def _learn(self, mix: int, up: float, mix_child: int, up_child: float) -> None:
         """Update beta from a range and its first piece (same first class): up = d (1 + beta k) and
@@ -579,10 +553,7 @@ class BranchAndBound:
         if not d < target:
             return mix + 1
         budget = _SPARE * (target / d - 1.0) / beta  # users a range may drop
-        pi = self.one._conv
-        c = math.sqrt(2.0 * (self.edge_nats + 1.0) * pi * (1.0 - pi))
-        x = (-c + math.sqrt(c * c + 4.0 * pi * budget)) / (2.0 * pi) if pi > 0 else 0.0  # pi x^2 + c x = budget
-        return int(min(max(x * x, 0.0), 4.0 * self.n)) + 1
+        return int(min(size_for_budget(budget, self.one._conv, self.edge_nats), 4.0 * self.n)) + 1
 
     def split_count(self, mix: int, up: float, target: float) -> int:
         """Pieces to split a range of mix + 1 classes with upper value up > target into: 2 (halves)
@@ -597,4 +568,4 @@ class BranchAndBound:
 
 
 __all__ = ["MAX_BRACKET_EVALS", "MAX_EPSILON_EVALS", "MAX_START", "N_EXACT", "BranchAndBound", "OneClass",
-           "decision_levels", "range_levels", "upper_edge"]
+           "decision_levels", "range_levels", "upper_edge"]  # (upper_edge: defined in ranges, kept here for its callers)
