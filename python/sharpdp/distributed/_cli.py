@@ -148,7 +148,8 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         "observed_rmse_per_coordinate": observed_rmse,
         "observed_abs_error_original_units": np.abs(res.private_mean - res.true_mean_clipped).tolist(),
         "epsilon": epsilon, "delta_target": delta, "delta_certified": res.delta_certified,
-        "delta_bounds": list(res.delta_bounds), "adjacency": "zero_out",
+        "delta_bounds": list(res.delta_bounds), "adjacency": "zero_out", "rounds": 1,
+        "accountant_evaluations": res.accountant_evaluations,
         "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
         "central_gaussian": {"sigma": sigma_gm, "sensitivity": 1.0 / n, "rmse_per_coordinate": sigma_gm,
                              "rmse_original_units": (sigma_gm * scaling.scale).tolist()},
@@ -190,4 +191,5 @@ def engine_line(r: dict[str, Any]) -> str | None:
     if "engine" not in r:
         return None
     workers = "local threads" if r["workers"] is None else f"{r['workers']} workers"
-    return f"engine     : {r['engine']} ({r['partitions']} partitions, {workers})"
+    parts = r["partitions"]
+    return f"engine     : {r['engine']} ({parts} partition{'' if parts == 1 else 's'}, {workers})"

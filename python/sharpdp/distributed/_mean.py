@@ -65,6 +65,9 @@ class MeanResult:
         loaded machine the figure that does not depend on the load); with ``threads > 1`` the
         sampler's other threads are not counted.
     warnings : list of str
+    accountant_evaluations : int
+        Accountant evaluations (``get_delta_bounds`` calls) behind ``delta_bounds``: the calibration's
+        (``calibrate_bmg_report``), or 1 for a given ``randomizer``.
     """
 
     private_mean: np.ndarray
@@ -92,6 +95,7 @@ class MeanResult:
     warnings: list = field(default_factory=list)
     sample_seconds: float = 0.0
     sample_cpu_seconds: float = 0.0
+    accountant_evaluations: int = 0
 
     @property
     def expected_rmse_per_coordinate(self) -> float:
@@ -221,7 +225,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     from sharpdp._kernels.exact_sum import mean_from_exact_sums
     from sharpdp._rng import as_generator
     from sharpdp.apps.datasets import UnitBallScaling
-    from sharpdp.shuffle import BlanketMixedGaussian, calibrate_bmg
+    from sharpdp.shuffle import BlanketMixedGaussian, calibrate_bmg_report
     from sharpdp.shuffle.accountant import ShuffleAccountant
 
     import dask
@@ -266,13 +270,16 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     sum_raw = [sum(r["sum"][j] for r in first) for j in range(d)]
 
     if randomizer is None:
-        bmg = calibrate_bmg(n, epsilon, delta, d)
+        # the calibration's certified bracket is the release's (the local CLI reports the same one)
+        cal = calibrate_bmg_report(n, epsilon, delta, d)
+        bmg, evaluations = cal.randomizer, cal.evaluations
+        delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
     elif not isinstance(randomizer, BlanketMixedGaussian) or randomizer.dim != d:
         raise ValueError(f"randomizer must be a BlanketMixedGaussian of dim {d}, got {randomizer!r}")
     else:
-        bmg = randomizer
-    delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n).get_delta_bounds(epsilon))
-    if not delta_cert <= delta:  # calibrate_bmg verified this already; a given randomizer may fail
+        bmg, evaluations = randomizer, 1
+        delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n).get_delta_bounds(epsilon))
+    if not delta_cert <= delta:  # the calibration verified this already; a given randomizer may fail
         raise ValueError(f"randomizer: certified delta {delta_cert:.6g} at epsilon = {epsilon:g} and n = {n} "
                          f"exceeds the target {delta:g}")
 
@@ -301,4 +308,5 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         delta_bounds=(delta_lo, delta_cert), engine=engine.name, partitions=nparts,
         workers=engine.workers, source=source, messages=messages, warnings=warnings,
         sample_seconds=float(sum(r["sample_seconds"] for r in second)),
-        sample_cpu_seconds=float(sum(r["sample_cpu_seconds"] for r in second)))
+        sample_cpu_seconds=float(sum(r["sample_cpu_seconds"] for r in second)),
+        accountant_evaluations=evaluations)
