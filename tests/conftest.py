@@ -17,6 +17,7 @@ justified there.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import pathlib
@@ -134,6 +135,20 @@ LONGEST_FIRST = (
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept within a file
+
+
+# Garbage collection (CPU only; no test's values depend on it): after collection every xdist worker holds
+# ~140 imported test modules, their parametrized items and the libraries' objects, and each full (oldest
+# generation) pass of the cyclic collector walks all of them again. They are frozen (never collected:
+# they live to the end of the session anyway), and the youngest generation is collected every 20,000
+# net allocations instead of 700, the older ones every 20 instead of 10 (cycles are still freed, later;
+# reference counting frees the rest at once). Measured 2026-12-03 on test_shuffle_accountant_replace / _randomizers_general / _api_edges in
+# one process: 1.85 s of CPU in 849 collector passes -> 0.76 s in 35 passes (of ~40 s).
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 @pytest.fixture
