@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <utility>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace sharpdp {
@@ -36,7 +37,25 @@ constexpr double kMaxNats = 300.0;             // deepest tail level served here
 #define SHARPDP_KRR_CLONES
 #endif
 
+// Forces the body of a template into each of its callers' versions (the AVX2 and default clones).
+#if defined(__GNUC__)
+#define SHARPDP_KRR_INLINE inline __attribute__((always_inline))
+#else
+#define SHARPDP_KRR_INLINE inline
+#endif
+
 constexpr std::int64_t kBand = 1;              // half-width of the first band of terms (§4.10)
+
+// A stored window read in reverse order: Rev{last}[i] = last[-i], where last points at the window's
+// final entry. It reads a cached window as its mirror image (docs/sharp_krr.md §4.16: the entry i of
+// the mirror image is the entry size - 1 - i of the window) without copying it. The kernels below are
+// written once for a plain pointer and for Rev: the same operations on the same doubles in the same
+// order as on a reversed copy, so the same results.
+struct Rev {
+  const double* last;
+  double operator[](std::int64_t i) const { return last[-i]; }
+  Rev operator+(std::int64_t off) const { return Rev{last - off}; }
+};
 
 // Certified bracket of one class and the diagnostics of the evaluation.
 struct ClassBracket {
@@ -351,22 +370,15 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
 // The window of Bin(m, pi) as the mirror image of a cached window of Bin(m, pi_c) (docs/sharp_krr.md
 // §4.16): Bin(m, pi)(k) = Bin(m, 1 - pi)(m - k), so the entries reversed, first index m - (last index),
 // the same scale and entrywise bound rel, and each tail outside the window is the other window's
-// opposite tail (<= e^-(nats + 1)). Used where the mirror is cached (the two-ended sweep of the branch
-// and bound evaluates a range and its mirror image one after the other); else cached_window. The
-// doubles then differ from binom_window's for Bin(m, pi) (another anchor and direction), not the bounds;
-// mirror images are cached under their own key (mirrored = true), so cached_window never returns one
-// (its hits stay binom_window's doubles).
-inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, double pi, double pi_c,
-                                                             double log_odds, double nats) {
+// opposite tail (<= e^-(nats + 1)). The doubles differ from binom_window's for Bin(m, pi) (another
+// anchor and direction), not the bounds. A mirror image is either read in place (WindowView below,
+// class_bracket's mirror path: no copy) or copied (mirror_copy, cached_window_or_mirror); copies are
+// cached under their own key (mirrored = true), so cached_window never returns one (its hits stay
+// binom_window's doubles).
+inline std::shared_ptr<const Window> mirror_copy(std::int64_t m, double pi, double pi_c, double log_odds,
+                                                 double nats, const std::shared_ptr<const Window>& src) {
   WindowCache& cache = window_cache();
-  auto it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats});  // built directly
-  if (it != cache.map.end()) return it->second;
-  const WindowKey key{m, pi, pi_c, log_odds, nats, true};  // a mirror image made before
-  it = cache.map.find(key);
-  if (it != cache.map.end()) return it->second;
-  auto mit = cache.map.find(WindowKey{m, pi_c, pi, -log_odds, nats});  // the other side, built directly
-  if (mit == cache.map.end()) return cached_window(m, pi, pi_c, log_odds, nats);
-  const std::shared_ptr<const Window> src = mit->second;  // kept alive through cache_insert's clearing
+  const WindowKey key{m, pi, pi_c, log_odds, nats, true};
   auto w = std::make_shared<Window>();
   if (!cache.spare.empty()) {
     w->pmf.swap(cache.spare.back());
@@ -384,15 +396,48 @@ inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, dou
   return w;
 }
 
+// The window of Bin(m, pi) as class_bracket's mirror path finds it: built directly or copied before
+// (rev = false: w is the window), or the mirror image of the cached window w of Bin(m, pi_c), to be read
+// in reverse (rev = true; lo the mirror image's first index m - (w's last index)); else built
+// (cached_window). Nothing is inserted for a mirror image read in place.
+struct WindowView {
+  std::shared_ptr<const Window> w;
+  bool rev = false;
+  std::int64_t lo = 0;
+};
+inline WindowView mirror_view(std::int64_t m, double pi, double pi_c, double log_odds, double nats) {
+  WindowCache& cache = window_cache();
+  auto it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats});  // built directly
+  if (it == cache.map.end()) it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats, true});  // a copy
+  if (it != cache.map.end()) return WindowView{it->second, false, it->second->lo};
+  auto mit = cache.map.find(WindowKey{m, pi_c, pi, -log_odds, nats});  // the other side, built directly
+  if (mit != cache.map.end()) {
+    const std::shared_ptr<const Window>& src = mit->second;
+    return WindowView{src, true, m - (src->lo + static_cast<std::int64_t>(src->pmf.size()) - 1)};
+  }
+  std::shared_ptr<const Window> w = cached_window(m, pi, pi_c, log_odds, nats);
+  const std::int64_t lo = w->lo;
+  return WindowView{std::move(w), false, lo};
+}
+
+// The window of Bin(m, pi): built directly or a mirror image copied before, else a copy of the mirror
+// image of the cached window of Bin(m, pi_c), else cached_window.
+inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, double pi, double pi_c,
+                                                             double log_odds, double nats) {
+  WindowView v = mirror_view(m, pi, pi_c, log_odds, nats);
+  return v.rev ? mirror_copy(m, pi, pi_c, log_odds, nats, v.w) : v.w;
+}
+
 // The four values U_win(kb .. kb + 3) over the products i in [ilo, ihi] common to them, before the scale
 // sc, into s (class_bracket's four-value pass, §4.12): four interleaved partial sums per value (i mod 4),
 // so the additions form sixteen short chains (a positive sum in another order: §4.3's bound holds).
-SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int64_t kb, std::int64_t ilo,
+template <class PA, class PB>
+SHARPDP_KRR_INLINE void pass4_impl(PA A, PB B, std::int64_t kb, std::int64_t ilo,
                                      std::int64_t ihi, double* s) {
   double s0[4] = {}, s1[4] = {}, s2[4] = {}, s3[4] = {};
   std::int64_t i = ilo;
   for (; i + 3 <= ihi; i += 4) {
-    const double* bp = B + (kb - i);
+    const PB bp = B + (kb - i);
     for (int t = 0; t < 4; ++t) {
       s0[t] += A[i] * bp[t];
       s1[t] += A[i + 1] * bp[t - 1];
@@ -401,18 +446,28 @@ SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int6
     }
   }
   for (; i <= ihi; ++i) {
-    const double* bp = B + (kb - i);
+    const PB bp = B + (kb - i);
     const double a0 = A[i];
     for (int t = 0; t < 4; ++t) s0[t] += a0 * bp[t];
   }
   for (int t = 0; t < 4; ++t) s[t] = (s0[t] + s1[t]) + (s2[t] + s3[t]);
 }
 
+SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int64_t kb, std::int64_t ilo,
+                                     std::int64_t ihi, double* s) {
+  pass4_impl(A, B, kb, ilo, ihi, s);
+}
+// pass4 on the mirror images of two stored windows (Rev: a_last, b_last their final entries, §4.16).
+SHARPDP_KRR_CLONES inline void pass4_rev(const double* a_last, const double* b_last, std::int64_t kb,
+                                         std::int64_t ilo, std::int64_t ihi, double* s) {
+  pass4_impl(Rev{a_last}, Rev{b_last}, kb, ilo, ihi, s);
+}
+
 // The tail dot product of class_bracket (§4.10, §4.12): the sum over c >= k_in of U_win before the
 // scale sc, from the windows A (length ws) and B (length wl) as stored (a free function, so that it has
 // its AVX2 version too).
-SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, const double* B, std::int64_t wl,
-                                          std::int64_t k_in) {
+template <class PA, class PB>
+SHARPDP_KRR_INLINE double tail_dot_impl(PA A, std::int64_t ws, PB B, std::int64_t wl, std::int64_t k_in) {
   const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
   const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
   if (i_start > ws - 1) return 0.0;
@@ -473,38 +528,34 @@ SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, cons
   return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
 }
 
-// Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
-// nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
-// error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
-// probabilities.
-// mirror: the windows may be mirror images of cached ones (cached_window_or_mirror, §4.16); false: the
-// windows of binom_window as before.
-SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
-                                  double rb, double re, std::int64_t npop, std::int64_t j, double nats,
-                                  bool mirror = false) {
-  if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
-  if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
-  const std::shared_ptr<const Window> pa =
-      mirror ? cached_window_or_mirror(j, p, q, eps0, nats) : cached_window(j, p, q, eps0, nats);
-  const std::shared_ptr<const Window> pb = mirror ? cached_window_or_mirror(npop - 1 - j, q, p, -eps0, nats)
-                                                  : cached_window(npop - 1 - j, q, p, -eps0, nats);
-  const Window& WA = *pa;
-  const Window& WB = *pb;
-  const std::int64_t a0 = WA.lo, b0 = WB.lo;
-  const Window* SA = &WA;
-  const Window* SB = &WB;
-  if (WA.pmf.size() > WB.pmf.size()) std::swap(SA, SB);
-  const double* A = SA->pmf.data();
-  const double* B = SB->pmf.data();
-  const auto ws = static_cast<std::int64_t>(SA->pmf.size());
-  const auto wl = static_cast<std::int64_t>(SB->pmf.size());
+SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, const double* B, std::int64_t wl,
+                                          std::int64_t k_in) {
+  return tail_dot_impl(A, ws, B, wl, k_in);
+}
+// tail_dot on the mirror images of two stored windows (Rev: a_last, b_last their final entries, §4.16).
+SHARPDP_KRR_CLONES inline double tail_dot_rev(const double* a_last, std::int64_t ws, const double* b_last,
+                                              std::int64_t wl, std::int64_t k_in) {
+  return tail_dot_impl(Rev{a_last}, ws, Rev{b_last}, wl, k_in);
+}
+
+// The body of class_bracket on the two windows as read: A (length ws, the shorter) and B (length wl),
+// plain pointers to stored entries or Rev (mirror images read in place, §4.16); a0 + b0 the sum of the
+// two windows' first indices; scale and rel of each window.
+template <class PA, class PB>
+SHARPDP_KRR_INLINE ClassBracket class_bracket_body(PA A, std::int64_t ws, PB B, std::int64_t wl,
+                                                   std::int64_t a0b0, double scale_a, double scale_b,
+                                                   double rel_a, double rel_b, double p, double q, double a,
+                                                   double b, double e, double ra, double rb, double re,
+                                                   std::int64_t npop, std::int64_t j, double nats) {
+  constexpr bool kRev = std::is_same<PA, Rev>::value;
+  static_assert(std::is_same<PA, PB>::value, "both windows are read in the same order");
   const std::int64_t nk = ws + wl - 1;
   const double wsd = static_cast<double>(ws), wld = static_cast<double>(wl);
   // the windows hold unnormalised entries (binom_window): each value and tail is a sum of their
   // products times sc, two roundings (sc, the product) in place of the product by its window's scale
   // of each entry of A and of B, which rel_A and rel_B charge (§4.12)
-  const double sc = SA->scale * SB->scale;
-  const double r = 1.01 * (SA->rel + SB->rel + kU) + 1.02 * (wsd + wld + 2) * kU;
+  const double sc = scale_a * scale_b;
+  const double r = 1.01 * (rel_a + rel_b + kU) + 1.02 * (wsd + wld + 2) * kU;
   const double aP = a * (1 + ra + r + 16 * kU), aM = a * (1 - ra - r - 16 * kU);
   const double bP = b * (1 + rb + r + 16 * kU), bM = b * (1 - rb - r - 16 * kU);
   const double eP = e * (1 + re + r + 16 * kU), eM = e * (1 - re - r - 16 * kU);
@@ -545,7 +596,10 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
     const std::int64_t ilo = std::max<std::int64_t>(0, kb + kPass - 1 - (wl - 1));  // products i common
     const std::int64_t ihi = std::min(ws - 1, kb);                                // to the kPass values
     double s[kPass] = {};
-    if (ihi >= ilo) pass4(A, B, kb, ilo, ihi, s);
+    if (ihi >= ilo) {
+      if constexpr (kRev) pass4_rev(A.last, B.last, kb, ilo, ihi, s);
+      else pass4(A, B, kb, ilo, ihi, s);
+    }
     for (std::int64_t t = 0; t < kPass; ++t) {  // the products outside the common range
       const std::int64_t k = kb + t;
       if (k < 0 || k >= nk || known(k)) continue;
@@ -573,7 +627,10 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
   // (independent chains instead of one). Every tail sum is a positive sum of at most |B| entries,
   // every partial sum of products a positive sum of at most |A| products, whatever the order
   // (§4.3, §4.10: the bound r does not depend on it).
-  auto tail = [&](std::int64_t k_in) -> double { return tail_dot(A, ws, B, wl, k_in) * sc; };
+  auto tail = [&](std::int64_t k_in) -> double {
+    if constexpr (kRev) return tail_dot_rev(A.last, ws, B.last, wl, k_in) * sc;
+    else return tail_dot(A, ws, B, wl, k_in) * sc;
+  };
   std::vector<double> lo_t, up_t;
   // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
   auto terms = [&](std::int64_t k1, std::int64_t k2) {
@@ -595,7 +652,7 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
     nterms += k2 - k1 + 1;
   };
 
-  const double mu = static_cast<double>(j) * p + static_cast<double>(npop - 1 - j) * q - static_cast<double>(a0 + b0);
+  const double mu = static_cast<double>(j) * p + static_cast<double>(npop - 1 - j) * q - static_cast<double>(a0b0);
   const double var = static_cast<double>(npop - 1) * p * q;
   double guess = a > 0 ? mu + var * std::log(b / a) + 0.5 : static_cast<double>(nk);
   if (std::isnan(guess)) guess = 0.0;  // (0 * inf: any start is valid, the search is certified)
@@ -650,6 +707,45 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
   double lo = mid_lo * (1 - 1.01 * (nm + 2) * kU) + p_lo;
   lo = std::max(lo - lo_cut - 4 * kU * (std::fabs(lo) + lo_cut + tiny_phi), 0.0);
   return ClassBracket{lo, up, std::max(up_cut, lo_cut), ws, wl, nterms};
+}
+
+// Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
+// nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
+// error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
+// probabilities.
+// mirror: the windows may be mirror images of cached ones (§4.16); where both are, they are read in
+// reverse order in place (Rev), the same doubles as on reversed copies; where one is, it is copied
+// (mirror_copy). false: the windows of binom_window as before. copy_mirrors (a test hook's): every
+// mirror image copied, as before reading in place was built (the same doubles, the test of it).
+SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
+                                  double rb, double re, std::int64_t npop, std::int64_t j, double nats,
+                                  bool mirror = false, bool copy_mirrors = false) {
+  if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
+  if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
+  WindowView va, vb;
+  if (mirror) {
+    va = mirror_view(j, p, q, eps0, nats);
+    vb = mirror_view(npop - 1 - j, q, p, -eps0, nats);
+    if (va.rev != vb.rev || copy_mirrors) {  // one mirror image alone: copied (from the window held)
+      if (va.rev) va = WindowView{mirror_copy(j, p, q, eps0, nats, va.w), false, va.lo};
+      if (vb.rev) vb = WindowView{mirror_copy(npop - 1 - j, q, p, -eps0, nats, vb.w), false, vb.lo};
+    }
+  } else {
+    va.w = cached_window(j, p, q, eps0, nats);
+    va.lo = va.w->lo;
+    vb.w = cached_window(npop - 1 - j, q, p, -eps0, nats);
+    vb.lo = vb.w->lo;
+  }
+  const Window* SA = va.w.get();
+  const Window* SB = vb.w.get();
+  if (SA->pmf.size() > SB->pmf.size()) std::swap(SA, SB);
+  const auto ws = static_cast<std::int64_t>(SA->pmf.size());
+  const auto wl = static_cast<std::int64_t>(SB->pmf.size());
+  if (va.rev)
+    return class_bracket_body(Rev{SA->pmf.data() + (ws - 1)}, ws, Rev{SB->pmf.data() + (wl - 1)}, wl, va.lo + vb.lo,
+                              SA->scale, SB->scale, SA->rel, SB->rel, p, q, a, b, e, ra, rb, re, npop, j, nats);
+  return class_bracket_body(SA->pmf.data(), ws, SB->pmf.data(), wl, va.lo + vb.lo, SA->scale, SB->scale, SA->rel,
+                            SB->rel, p, q, a, b, e, ra, rb, re, npop, j, nats);
 }
 
 }  // namespace exact_krr
