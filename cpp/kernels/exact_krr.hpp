@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <unordered_map>
@@ -295,8 +296,13 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
 // new windows: fresh memory costs a page fault per 512 doubles, more than building the window
 // (measured: ~15 000 faults in one get_epsilon at n = 1e6 before), so the cap bounds the memory
 // touched, and the memory held (capacities, spares included, each under the cap): 6e5 doubles, or 8
-// windows of the size being built (n = 1e9:
-// windows of ~2.5e5 doubles, which are also the costly ones to rebuild).
+// windows of the largest size built in the thread (n = 1e9:
+// windows of ~2.5e5 doubles, which are also the costly ones to rebuild). The cap follows the largest
+// window, not the one being inserted: a class of a range pairs a short window (a few thousand entries)
+// with a long one, and a cap of 6e5 at each short insert kept only two long windows' storage as spares,
+// so most long windows were built in fresh memory (n = 1e9, eps0 = 1: ~19 000 page faults, a third of
+// the CPU time in the kernel, §4.16). A new window takes the smallest spare that holds it (best fit:
+// a short window no longer takes a long window's storage, which its resize would not shrink).
 constexpr std::size_t kCacheElements = 600000;
 constexpr std::size_t kCacheWindows = 8;
 struct WindowKey {
@@ -319,6 +325,8 @@ struct WindowCache {
   std::unordered_map<WindowKey, std::shared_ptr<Window>, WindowKeyHash> map;
   std::size_t elements = 0;
   std::vector<PmfVector> spare;  // storage of cleared windows, reused by binom_window
+  std::size_t largest = 0;       // the largest window capacity inserted (the cap's unit)
+  std::deque<WindowKey> order;   // the keys in the order of insertion (eviction: oldest first)
 };
 
 // The per-thread cache itself (one per thread, shared by cached_window and cached_window_or_mirror).
@@ -327,28 +335,52 @@ inline WindowCache& window_cache() {
   return cache;
 }
 
-// Insert a built window into the cache, clearing it first when it would hold more than its cap (the
-// storage of cleared windows not in use kept as spares, under the same cap).
+// Insert a built window into the cache, first evicting the oldest windows (first in, first out) while
+// it would hold more than its cap; the storage of evicted windows not in use is kept as spares, under
+// the same cap. (One window at a time, not the whole cache: a full clear put up to 8 windows' storage
+// out of use at once, so the storage in circulation, and the fresh memory touched at the start of a
+// call, was twice the cap.)
 inline void cache_insert(WindowCache& cache, const WindowKey& key, const std::shared_ptr<Window>& w) {
   // memory held, not the window's size: reused storage keeps its capacity, so counting sizes would let
   // alternating large and small windows accumulate large spares without bound
   const std::size_t add = w->pmf.capacity();
-  const std::size_t cap = std::max(kCacheElements, kCacheWindows * add);
-  if (cache.elements + add > cap) {
-    std::size_t kept = 0;  // the spares together also stay under the cap
-    for (const auto& s : cache.spare) kept += s.capacity();
-    for (auto& kv : cache.map) {  // windows in use stay alive through their shared_ptr, untouched
-      const std::size_t c = kv.second->pmf.capacity();
-      if (kv.second.use_count() == 1 && c > 0 && kept + c <= cap) {
-        kept += c;
-        cache.spare.push_back(std::move(kv.second->pmf));
-      }
+  cache.largest = std::max(cache.largest, add);
+  const std::size_t cap = std::max(kCacheElements, kCacheWindows * cache.largest);
+  while (cache.elements + add > cap && !cache.order.empty()) {
+    const auto it = cache.map.find(cache.order.front());
+    cache.order.pop_front();
+    if (it == cache.map.end()) continue;
+    const std::size_t c = it->second->pmf.capacity();
+    if (it->second.use_count() == 1 && c > 0) {  // a window in use stays alive through its shared_ptr
+      std::size_t kept = 0;  // the spares together also stay under the cap
+      for (const auto& sp : cache.spare) kept += sp.capacity();
+      if (kept + c <= cap) cache.spare.push_back(std::move(it->second->pmf));
     }
-    cache.map.clear();
-    cache.elements = 0;
+    cache.elements -= std::min(cache.elements, c);
+    cache.map.erase(it);
   }
-  cache.map.emplace(key, w);
-  cache.elements += add;
+  if (cache.map.emplace(key, w).second) {
+    cache.order.push_back(key);
+    cache.elements += add;
+  }
+}
+
+// The smallest spare storage that holds size entries, moved into out; if none does, new storage of
+// 1/8 more than size (the windows of a sweep's consecutive ranges grow by a few per cent: without the
+// slack, each slightly longer window missed every spare and was built in fresh memory).
+inline void take_spare(WindowCache& cache, std::size_t size, PmfVector& out) {
+  std::size_t best = cache.spare.size();
+  for (std::size_t i = 0; i < cache.spare.size(); ++i) {
+    const std::size_t c = cache.spare[i].capacity();
+    if (c >= size && (best == cache.spare.size() || c < cache.spare[best].capacity())) best = i;
+  }
+  if (best == cache.spare.size()) {
+    out.reserve(size + size / 8);
+    return;
+  }
+  out.swap(cache.spare[best]);
+  cache.spare[best].swap(cache.spare.back());
+  cache.spare.pop_back();
 }
 
 inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
@@ -358,10 +390,9 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
   auto it = cache.map.find(key);
   if (it != cache.map.end()) return it->second;
   auto w = std::make_shared<Window>();
-  if (!cache.spare.empty()) {
-    w->pmf.swap(cache.spare.back());  // (binom_window overwrites every entry it keeps)
-    cache.spare.pop_back();
-  }
+  std::int64_t lo = 0, hi = 0;
+  chernoff_edges(m, pi, pi_c, nats, lo, hi);  // the size binom_window will need (it finds the same edges)
+  take_spare(cache, static_cast<std::size_t>(hi - lo + 1), w->pmf);  // (binom_window overwrites every entry it keeps)
   binom_window(m, pi, pi_c, log_odds, nats, *w);
   cache_insert(cache, key, w);
   return w;
@@ -380,11 +411,8 @@ inline std::shared_ptr<const Window> mirror_copy(std::int64_t m, double pi, doub
   WindowCache& cache = window_cache();
   const WindowKey key{m, pi, pi_c, log_odds, nats, true};
   auto w = std::make_shared<Window>();
-  if (!cache.spare.empty()) {
-    w->pmf.swap(cache.spare.back());
-    cache.spare.pop_back();
-  }
   const std::size_t size = src->pmf.size();
+  take_spare(cache, size, w->pmf);
   w->pmf.resize(size);  // every entry is written below
   const double* from = src->pmf.data();
   double* to = w->pmf.data();
