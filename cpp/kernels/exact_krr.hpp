@@ -149,7 +149,10 @@ inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, 
 // (6u + kUlpCall) (§4.12).
 // Every w_k >= e^-(nats + 1) / (m + 1) (method of types at the window's edges, unimodality inside):
 // no underflow for nats <= 300.
-SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
+// binom_window_at: the same on the edges [lo, hi] that chernoff_edges gave for (m, pi, pi_c, nats)
+// (cached_window finds them first, to pick the spare storage that holds the window).
+SHARPDP_KRR_CLONES inline void binom_window_at(std::int64_t m, double pi, double log_odds, double nats,
+                                               std::int64_t lo, std::int64_t hi, Window& w) {
   w.pmf.clear();
   if (m == 0) {
     w.lo = 0;
@@ -158,8 +161,6 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
     w.rel = 0.0;
     return;
   }
-  std::int64_t lo, hi;
-  chernoff_edges(m, pi, pi_c, nats, lo, hi);
   const double rho = std::exp(log_odds);
   const double rho_inv = std::exp(-log_odds);  // 1/rho within kUlpCall, as rho: a product replaces the quotient
   const auto size = static_cast<std::size_t>(hi - lo + 1);
@@ -288,6 +289,12 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
   w.rel = (x + left) / (1.0 - left);  // (its own rounding, a few u of rel, is inside §4.10's 1.01 (rel_A + rel_B))
 }
 
+SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
+  std::int64_t lo = 0, hi = 0;
+  chernoff_edges(m, pi, pi_c, nats, lo, hi);
+  binom_window_at(m, pi, log_odds, nats, lo, hi, w);
+}
+
 // A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
 // same ranges at every eps of a search, and the two halves of a range each share one window with
 // it, §4.11), keyed by every input of binom_window, so a hit is the same doubles; cleared when it
@@ -365,9 +372,11 @@ inline void cache_insert(WindowCache& cache, const WindowKey& key, const std::sh
   }
 }
 
-// The smallest spare storage that holds size entries, moved into out; if none does, new storage of
-// 1/8 more than size (the windows of a sweep's consecutive ranges grow by a few per cent: without the
-// slack, each slightly longer window missed every spare and was built in fresh memory).
+// The smallest spare storage that holds size entries, moved into out; if none does, new storage, 1/8
+// more than size for a long window (>= kCacheElements / kCacheWindows entries: the long windows of a
+// sweep's consecutive ranges grow by a few per cent, and without the slack each slightly longer window
+// missed every spare and was built in fresh memory; shorter windows get none, since the cap counts
+// capacities and slack would let it hold fewer of them).
 inline void take_spare(WindowCache& cache, std::size_t size, PmfVector& out) {
   std::size_t best = cache.spare.size();
   for (std::size_t i = 0; i < cache.spare.size(); ++i) {
@@ -375,7 +384,7 @@ inline void take_spare(WindowCache& cache, std::size_t size, PmfVector& out) {
     if (c >= size && (best == cache.spare.size() || c < cache.spare[best].capacity())) best = i;
   }
   if (best == cache.spare.size()) {
-    out.reserve(size + size / 8);
+    out.reserve(size >= kCacheElements / kCacheWindows ? size + size / 8 : size);
     return;
   }
   out.swap(cache.spare[best]);
@@ -391,9 +400,9 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
   if (it != cache.map.end()) return it->second;
   auto w = std::make_shared<Window>();
   std::int64_t lo = 0, hi = 0;
-  chernoff_edges(m, pi, pi_c, nats, lo, hi);  // the size binom_window will need (it finds the same edges)
+  chernoff_edges(m, pi, pi_c, nats, lo, hi);  // the window's size, found once
   take_spare(cache, static_cast<std::size_t>(hi - lo + 1), w->pmf);  // (binom_window overwrites every entry it keeps)
-  binom_window(m, pi, pi_c, log_odds, nats, *w);
+  binom_window_at(m, pi, log_odds, nats, lo, hi, *w);
   cache_insert(cache, key, w);
   return w;
 }
