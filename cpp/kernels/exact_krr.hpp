@@ -298,20 +298,23 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
 // A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
 // same ranges at every eps of a search, and the two halves of a range each share one window with
 // it, §4.11), keyed by every input of binom_window, so a hit is the same doubles; cleared when it
-// holds more than its cap (below). A window is built before it is inserted (an exception
+// would hold more than its cap (below; oldest first). A window is built before it is inserted (an exception
 // leaves nothing behind). The storage of cleared windows no longer in use is kept and reused for
 // new windows: fresh memory costs a page fault per 512 doubles, more than building the window
 // (measured: ~15 000 faults in one get_epsilon at n = 1e6 before), so the cap bounds the memory
-// touched, and the memory held (capacities, spares included, each under the cap): 6e5 doubles, or 8
+// touched, and the memory held (capacities, spares included, each under the cap): 6e5 doubles, or 4
 // windows of the largest size built in the thread (n = 1e9:
-// windows of ~2.5e5 doubles, which are also the costly ones to rebuild). The cap follows the largest
+// windows of ~2.5e5 doubles, which are also the costly ones to rebuild; 4, not 8: a range, its mirror
+// image and its halves meet within a few evaluations, and 8 windows of storage in circulation cost
+// ≈ 2 500 more page faults at n = 1e9, eps0 = 0.5, 1, §4.16). The cap follows the largest
 // window, not the one being inserted: a class of a range pairs a short window (a few thousand entries)
 // with a long one, and a cap of 6e5 at each short insert kept only two long windows' storage as spares,
 // so most long windows were built in fresh memory (n = 1e9, eps0 = 1: ~19 000 page faults, a third of
 // the CPU time in the kernel, §4.16). A new window takes the smallest spare that holds it (best fit:
 // a short window no longer takes a long window's storage, which its resize would not shrink).
 constexpr std::size_t kCacheElements = 600000;
-constexpr std::size_t kCacheWindows = 8;
+constexpr std::size_t kCacheWindows = 4;
+constexpr std::size_t kSlackMin = 75000;  // windows at least this long get new storage with slack (take_spare)
 struct WindowKey {
   std::int64_t m;
   double pi, pi_c, log_odds, nats;
@@ -344,7 +347,7 @@ inline WindowCache& window_cache() {
 
 // Insert a built window into the cache, first evicting the oldest windows (first in, first out) while
 // it would hold more than its cap; the storage of evicted windows not in use is kept as spares, under
-// the same cap. (One window at a time, not the whole cache: a full clear put up to 8 windows' storage
+// the same cap. (One window at a time, not the whole cache: a full clear put a cache's worth of storage
 // out of use at once, so the storage in circulation, and the fresh memory touched at the start of a
 // call, was twice the cap.)
 inline void cache_insert(WindowCache& cache, const WindowKey& key, const std::shared_ptr<Window>& w) {
@@ -373,7 +376,7 @@ inline void cache_insert(WindowCache& cache, const WindowKey& key, const std::sh
 }
 
 // The smallest spare storage that holds size entries, moved into out; if none does, new storage, 1/8
-// more than size for a long window (>= kCacheElements / kCacheWindows entries: the long windows of a
+// more than size for a long window (>= kSlackMin entries: the long windows of a
 // sweep's consecutive ranges grow by a few per cent, and without the slack each slightly longer window
 // missed every spare and was built in fresh memory; shorter windows get none, since the cap counts
 // capacities and slack would let it hold fewer of them).
@@ -384,7 +387,7 @@ inline void take_spare(WindowCache& cache, std::size_t size, PmfVector& out) {
     if (c >= size && (best == cache.spare.size() || c < cache.spare[best].capacity())) best = i;
   }
   if (best == cache.spare.size()) {
-    out.reserve(size >= kCacheElements / kCacheWindows ? size + size / 8 : size);
+    out.reserve(size >= kSlackMin ? size + size / 8 : size);
     return;
   }
   out.swap(cache.spare[best]);
