@@ -288,19 +288,21 @@ INSTR_CASES = ((10**5, 1.0), (10**5, 0.5), (10**6, 1.0), (10**6, 2.0), (10**9, 4
 
 def speed_instr_table() -> None:
     """Callgrind instruction counts of the speed goal's call (bench/_instr.py; load-proof, blind to
-    page faults): ``python bench/bench_krr.py speed-instr``."""
+    page faults): ``python bench/bench_krr.py speed-instr [n_min]`` (only the cases with n >= n_min)."""
     import os
     import sys
 
     import _instr
 
     here = os.path.dirname(os.path.abspath(__file__))
-    argv = [sys.executable, "-c", _INSTR_CALL, here, *(str(x) for c in INSTR_CASES for x in c)]
+    n_min = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+    cases = [c for c in INSTR_CASES if c[0] >= n_min]
+    argv = [sys.executable, "-c", _INSTR_CALL, here, *(str(x) for c in cases for x in c)]
     counts, out = _instr.count(argv)
     evals = {(int(a), float(b)): int(d) for a, b, _, d in (line.split() for line in out.splitlines())}
     print("| n | eps0 | instructions (callgrind) | class evaluations |")
     print("|---|---|---|---|")
-    for n, e0 in INSTR_CASES:
+    for n, e0 in cases:
         print(f"| {n:.0e} | {e0:g} | {counts[f'{n}_{e0!r}'] / 1e6:.1f} M | {evals[(n, e0)]} |")
 
 

@@ -14,11 +14,12 @@ namespace sharpdp {
 namespace {
 
 py::tuple class_bracket_impl(double eps0, double p, double q, double a, double b, double e, double ra, double rb,
-                             double re, std::int64_t npop, std::int64_t j, double nats, bool mirror) {
+                             double re, std::int64_t npop, std::int64_t j, double nats, bool mirror,
+                             bool copy_mirrors = false) {
   kernels::exact_krr::ClassBracket r;
   {
     py::gil_scoped_release nogil;
-    r = kernels::exact_krr::class_bracket(eps0, p, q, a, b, e, ra, rb, re, npop, j, nats, mirror);
+    r = kernels::exact_krr::class_bracket(eps0, p, q, a, b, e, ra, rb, re, npop, j, nats, mirror, copy_mirrors);
   }
   return py::make_tuple(r.lower, r.upper, r.charge, r.ws, r.wl, r.terms);
 }
@@ -33,6 +34,13 @@ py::tuple class_bracket(double eps0, double p, double q, double a, double b, dou
 py::tuple class_bracket_mirror(double eps0, double p, double q, double a, double b, double e, double ra,
                                double rb, double re, std::int64_t npop, std::int64_t j, double nats) {
   return class_bracket_impl(eps0, p, q, a, b, e, ra, rb, re, npop, j, nats, true);
+}
+
+// Test hook (tests/test_krr21b_reverse.py): the mirror path with every mirror image copied instead of
+// read in place (docs/sharp_krr.md §4.16: the two give the same doubles).
+py::tuple class_bracket_mirror_copy(double eps0, double p, double q, double a, double b, double e, double ra,
+                                    double rb, double re, std::int64_t npop, std::int64_t j, double nats) {
+  return class_bracket_impl(eps0, p, q, a, b, e, ra, rb, re, npop, j, nats, true, true);
 }
 
 // Test hook (tests/test_review_rev_krr6.py): one binomial window of §4.12 as the kernel builds it,
@@ -60,6 +68,10 @@ void register_exact_krr(py::module_& m) {
         py::arg("b"), py::arg("e"), py::arg("ra"), py::arg("rb"), py::arg("re"), py::arg("npop"), py::arg("j"),
         py::arg("nats"),
         "class_bracket whose binomial windows may be mirror images of cached ones (docs/sharp_krr.md §4.16).");
+  m.def("_class_bracket_mirror_copy", &class_bracket_mirror_copy, py::arg("eps0"), py::arg("p"), py::arg("q"),
+        py::arg("a"), py::arg("b"), py::arg("e"), py::arg("ra"), py::arg("rb"), py::arg("re"), py::arg("npop"),
+        py::arg("j"), py::arg("nats"),
+        "Test hook: _class_bracket_mirror with mirror images copied, not read in place (docs/sharp_krr.md §4.16).");
   m.def("_binom_window", &binom_window, py::arg("m"), py::arg("pi"), py::arg("pi_c"), py::arg("log_odds"),
         py::arg("nats"),
         "Test hook: (lo, pmf, rel) of the kernel's window of Bin(m, pi) at the level nats, pi / pi_c = "

@@ -12,11 +12,13 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <unordered_map>
 #include <utility>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace sharpdp {
@@ -36,7 +38,25 @@ constexpr double kMaxNats = 300.0;             // deepest tail level served here
 #define SHARPDP_KRR_CLONES
 #endif
 
+// Forces the body of a template into each of its callers' versions (the AVX2 and default clones).
+#if defined(__GNUC__)
+#define SHARPDP_KRR_INLINE inline __attribute__((always_inline))
+#else
+#define SHARPDP_KRR_INLINE inline
+#endif
+
 constexpr std::int64_t kBand = 1;              // half-width of the first band of terms (§4.10)
+
+// A stored window read in reverse order: Rev{last}[i] = last[-i], where last points at the window's
+// final entry. It reads a cached window as its mirror image (docs/sharp_krr.md §4.16: the entry i of
+// the mirror image is the entry size - 1 - i of the window) without copying it. The kernels below are
+// written once for a plain pointer and for Rev: the same operations on the same doubles in the same
+// order as on a reversed copy, so the same results.
+struct Rev {
+  const double* last;
+  double operator[](std::int64_t i) const { return last[-i]; }
+  Rev operator+(std::int64_t off) const { return Rev{last - off}; }
+};
 
 // Certified bracket of one class and the diagnostics of the evaluation.
 struct ClassBracket {
@@ -129,7 +149,10 @@ inline void chernoff_edges(std::int64_t m, double pi, double pi_c, double nats, 
 // (6u + kUlpCall) (§4.12).
 // Every w_k >= e^-(nats + 1) / (m + 1) (method of types at the window's edges, unimodality inside):
 // no underflow for nats <= 300.
-SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
+// binom_window_at: the same on the edges [lo, hi] that chernoff_edges gave for (m, pi, pi_c, nats)
+// (cached_window finds them first, to pick the spare storage that holds the window).
+SHARPDP_KRR_CLONES inline void binom_window_at(std::int64_t m, double pi, double log_odds, double nats,
+                                               std::int64_t lo, std::int64_t hi, Window& w) {
   w.pmf.clear();
   if (m == 0) {
     w.lo = 0;
@@ -138,8 +161,6 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
     w.rel = 0.0;
     return;
   }
-  std::int64_t lo, hi;
-  chernoff_edges(m, pi, pi_c, nats, lo, hi);
   const double rho = std::exp(log_odds);
   const double rho_inv = std::exp(-log_odds);  // 1/rho within kUlpCall, as rho: a product replaces the quotient
   const auto size = static_cast<std::size_t>(hi - lo + 1);
@@ -268,18 +289,32 @@ SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi
   w.rel = (x + left) / (1.0 - left);  // (its own rounding, a few u of rel, is inside §4.10's 1.01 (rel_A + rel_B))
 }
 
+SHARPDP_KRR_CLONES inline void binom_window(std::int64_t m, double pi, double pi_c, double log_odds, double nats, Window& w) {
+  std::int64_t lo = 0, hi = 0;
+  chernoff_edges(m, pi, pi_c, nats, lo, hi);
+  binom_window_at(m, pi, log_odds, nats, lo, hi, w);
+}
+
 // A per-thread cache of binomial windows (they do not depend on eps: the branch and bound meets the
 // same ranges at every eps of a search, and the two halves of a range each share one window with
 // it, §4.11), keyed by every input of binom_window, so a hit is the same doubles; cleared when it
-// holds more than its cap (below). A window is built before it is inserted (an exception
+// would hold more than its cap (below; oldest first). A window is built before it is inserted (an exception
 // leaves nothing behind). The storage of cleared windows no longer in use is kept and reused for
 // new windows: fresh memory costs a page fault per 512 doubles, more than building the window
 // (measured: ~15 000 faults in one get_epsilon at n = 1e6 before), so the cap bounds the memory
-// touched, and the memory held (capacities, spares included, each under the cap): 6e5 doubles, or 8
-// windows of the size being built (n = 1e9:
-// windows of ~2.5e5 doubles, which are also the costly ones to rebuild).
+// touched, and the memory held (capacities, spares included, each under the cap): 6e5 doubles, or 4
+// windows of the largest size built in the thread (n = 1e9:
+// windows of ~2.5e5 doubles, which are also the costly ones to rebuild; 4, not 8: a range, its mirror
+// image and its halves meet within a few evaluations, and 8 windows of storage in circulation cost
+// ≈ 2 500 more page faults at n = 1e9, eps0 = 0.5, 1, §4.16). The cap follows the largest
+// window, not the one being inserted: a class of a range pairs a short window (a few thousand entries)
+// with a long one, and a cap of 6e5 at each short insert kept only two long windows' storage as spares,
+// so most long windows were built in fresh memory (n = 1e9, eps0 = 1: ~19 000 page faults, a third of
+// the CPU time in the kernel, §4.16). A new window takes the smallest spare that holds it (best fit:
+// a short window no longer takes a long window's storage, which its resize would not shrink).
 constexpr std::size_t kCacheElements = 600000;
-constexpr std::size_t kCacheWindows = 8;
+constexpr std::size_t kCacheWindows = 4;
+constexpr std::size_t kSlackMin = 75000;  // windows at least this long get new storage with slack (take_spare)
 struct WindowKey {
   std::int64_t m;
   double pi, pi_c, log_odds, nats;
@@ -300,6 +335,8 @@ struct WindowCache {
   std::unordered_map<WindowKey, std::shared_ptr<Window>, WindowKeyHash> map;
   std::size_t elements = 0;
   std::vector<PmfVector> spare;  // storage of cleared windows, reused by binom_window
+  std::size_t largest = 0;       // the largest window capacity inserted (the cap's unit)
+  std::deque<WindowKey> order;   // the keys in the order of insertion (eviction: oldest first)
 };
 
 // The per-thread cache itself (one per thread, shared by cached_window and cached_window_or_mirror).
@@ -308,28 +345,54 @@ inline WindowCache& window_cache() {
   return cache;
 }
 
-// Insert a built window into the cache, clearing it first when it would hold more than its cap (the
-// storage of cleared windows not in use kept as spares, under the same cap).
+// Insert a built window into the cache, first evicting the oldest windows (first in, first out) while
+// it would hold more than its cap; the storage of evicted windows not in use is kept as spares, under
+// the same cap. (One window at a time, not the whole cache: a full clear put a cache's worth of storage
+// out of use at once, so the storage in circulation, and the fresh memory touched at the start of a
+// call, was twice the cap.)
 inline void cache_insert(WindowCache& cache, const WindowKey& key, const std::shared_ptr<Window>& w) {
   // memory held, not the window's size: reused storage keeps its capacity, so counting sizes would let
   // alternating large and small windows accumulate large spares without bound
   const std::size_t add = w->pmf.capacity();
-  const std::size_t cap = std::max(kCacheElements, kCacheWindows * add);
-  if (cache.elements + add > cap) {
-    std::size_t kept = 0;  // the spares together also stay under the cap
-    for (const auto& s : cache.spare) kept += s.capacity();
-    for (auto& kv : cache.map) {  // windows in use stay alive through their shared_ptr, untouched
-      const std::size_t c = kv.second->pmf.capacity();
-      if (kv.second.use_count() == 1 && c > 0 && kept + c <= cap) {
-        kept += c;
-        cache.spare.push_back(std::move(kv.second->pmf));
-      }
+  cache.largest = std::max(cache.largest, add);
+  const std::size_t cap = std::max(kCacheElements, kCacheWindows * cache.largest);
+  while (cache.elements + add > cap && !cache.order.empty()) {
+    const auto it = cache.map.find(cache.order.front());
+    cache.order.pop_front();
+    if (it == cache.map.end()) continue;
+    const std::size_t c = it->second->pmf.capacity();
+    if (it->second.use_count() == 1 && c > 0) {  // a window in use stays alive through its shared_ptr
+      std::size_t kept = 0;  // the spares together also stay under the cap
+      for (const auto& sp : cache.spare) kept += sp.capacity();
+      if (kept + c <= cap) cache.spare.push_back(std::move(it->second->pmf));
     }
-    cache.map.clear();
-    cache.elements = 0;
+    cache.elements -= std::min(cache.elements, c);
+    cache.map.erase(it);
   }
-  cache.map.emplace(key, w);
-  cache.elements += add;
+  if (cache.map.emplace(key, w).second) {
+    cache.order.push_back(key);
+    cache.elements += add;
+  }
+}
+
+// The smallest spare storage that holds size entries, moved into out; if none does, new storage, 1/8
+// more than size for a long window (>= kSlackMin entries: the long windows of a
+// sweep's consecutive ranges grow by a few per cent, and without the slack each slightly longer window
+// missed every spare and was built in fresh memory; shorter windows get none, since the cap counts
+// capacities and slack would let it hold fewer of them).
+inline void take_spare(WindowCache& cache, std::size_t size, PmfVector& out) {
+  std::size_t best = cache.spare.size();
+  for (std::size_t i = 0; i < cache.spare.size(); ++i) {
+    const std::size_t c = cache.spare[i].capacity();
+    if (c >= size && (best == cache.spare.size() || c < cache.spare[best].capacity())) best = i;
+  }
+  if (best == cache.spare.size()) {
+    out.reserve(size >= kSlackMin ? size + size / 8 : size);
+    return;
+  }
+  out.swap(cache.spare[best]);
+  cache.spare[best].swap(cache.spare.back());
+  cache.spare.pop_back();
 }
 
 inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, double pi_c, double log_odds,
@@ -339,11 +402,10 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
   auto it = cache.map.find(key);
   if (it != cache.map.end()) return it->second;
   auto w = std::make_shared<Window>();
-  if (!cache.spare.empty()) {
-    w->pmf.swap(cache.spare.back());  // (binom_window overwrites every entry it keeps)
-    cache.spare.pop_back();
-  }
-  binom_window(m, pi, pi_c, log_odds, nats, *w);
+  std::int64_t lo = 0, hi = 0;
+  chernoff_edges(m, pi, pi_c, nats, lo, hi);  // the window's size, found once
+  take_spare(cache, static_cast<std::size_t>(hi - lo + 1), w->pmf);  // (binom_window overwrites every entry it keeps)
+  binom_window_at(m, pi, log_odds, nats, lo, hi, *w);
   cache_insert(cache, key, w);
   return w;
 }
@@ -351,28 +413,18 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
 // The window of Bin(m, pi) as the mirror image of a cached window of Bin(m, pi_c) (docs/sharp_krr.md
 // §4.16): Bin(m, pi)(k) = Bin(m, 1 - pi)(m - k), so the entries reversed, first index m - (last index),
 // the same scale and entrywise bound rel, and each tail outside the window is the other window's
-// opposite tail (<= e^-(nats + 1)). Used where the mirror is cached (the two-ended sweep of the branch
-// and bound evaluates a range and its mirror image one after the other); else cached_window. The
-// doubles then differ from binom_window's for Bin(m, pi) (another anchor and direction), not the bounds;
-// mirror images are cached under their own key (mirrored = true), so cached_window never returns one
-// (its hits stay binom_window's doubles).
-inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, double pi, double pi_c,
-                                                             double log_odds, double nats) {
+// opposite tail (<= e^-(nats + 1)). The doubles differ from binom_window's for Bin(m, pi) (another
+// anchor and direction), not the bounds. A mirror image is either read in place (WindowView below,
+// class_bracket's mirror path: no copy) or copied (mirror_copy, cached_window_or_mirror); copies are
+// cached under their own key (mirrored = true), so cached_window never returns one (its hits stay
+// binom_window's doubles).
+inline std::shared_ptr<const Window> mirror_copy(std::int64_t m, double pi, double pi_c, double log_odds,
+                                                 double nats, const std::shared_ptr<const Window>& src) {
   WindowCache& cache = window_cache();
-  auto it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats});  // built directly
-  if (it != cache.map.end()) return it->second;
-  const WindowKey key{m, pi, pi_c, log_odds, nats, true};  // a mirror image made before
-  it = cache.map.find(key);
-  if (it != cache.map.end()) return it->second;
-  auto mit = cache.map.find(WindowKey{m, pi_c, pi, -log_odds, nats});  // the other side, built directly
-  if (mit == cache.map.end()) return cached_window(m, pi, pi_c, log_odds, nats);
-  const std::shared_ptr<const Window> src = mit->second;  // kept alive through cache_insert's clearing
+  const WindowKey key{m, pi, pi_c, log_odds, nats, true};
   auto w = std::make_shared<Window>();
-  if (!cache.spare.empty()) {
-    w->pmf.swap(cache.spare.back());
-    cache.spare.pop_back();
-  }
   const std::size_t size = src->pmf.size();
+  take_spare(cache, size, w->pmf);
   w->pmf.resize(size);  // every entry is written below
   const double* from = src->pmf.data();
   double* to = w->pmf.data();
@@ -384,15 +436,48 @@ inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, dou
   return w;
 }
 
+// The window of Bin(m, pi) as class_bracket's mirror path finds it: built directly or copied before
+// (rev = false: w is the window), or the mirror image of the cached window w of Bin(m, pi_c), to be read
+// in reverse (rev = true; lo the mirror image's first index m - (w's last index)); else built
+// (cached_window). Nothing is inserted for a mirror image read in place.
+struct WindowView {
+  std::shared_ptr<const Window> w;
+  bool rev = false;
+  std::int64_t lo = 0;
+};
+inline WindowView mirror_view(std::int64_t m, double pi, double pi_c, double log_odds, double nats) {
+  WindowCache& cache = window_cache();
+  auto it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats});  // built directly
+  if (it == cache.map.end()) it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats, true});  // a copy
+  if (it != cache.map.end()) return WindowView{it->second, false, it->second->lo};
+  auto mit = cache.map.find(WindowKey{m, pi_c, pi, -log_odds, nats});  // the other side, built directly
+  if (mit != cache.map.end()) {
+    const std::shared_ptr<const Window>& src = mit->second;
+    return WindowView{src, true, m - (src->lo + static_cast<std::int64_t>(src->pmf.size()) - 1)};
+  }
+  std::shared_ptr<const Window> w = cached_window(m, pi, pi_c, log_odds, nats);
+  const std::int64_t lo = w->lo;
+  return WindowView{std::move(w), false, lo};
+}
+
+// The window of Bin(m, pi): built directly or a mirror image copied before, else a copy of the mirror
+// image of the cached window of Bin(m, pi_c), else cached_window.
+inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, double pi, double pi_c,
+                                                             double log_odds, double nats) {
+  WindowView v = mirror_view(m, pi, pi_c, log_odds, nats);
+  return v.rev ? mirror_copy(m, pi, pi_c, log_odds, nats, v.w) : v.w;
+}
+
 // The four values U_win(kb .. kb + 3) over the products i in [ilo, ihi] common to them, before the scale
 // sc, into s (class_bracket's four-value pass, §4.12): four interleaved partial sums per value (i mod 4),
 // so the additions form sixteen short chains (a positive sum in another order: §4.3's bound holds).
-SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int64_t kb, std::int64_t ilo,
+template <class PA, class PB>
+SHARPDP_KRR_INLINE void pass4_impl(PA A, PB B, std::int64_t kb, std::int64_t ilo,
                                      std::int64_t ihi, double* s) {
   double s0[4] = {}, s1[4] = {}, s2[4] = {}, s3[4] = {};
   std::int64_t i = ilo;
   for (; i + 3 <= ihi; i += 4) {
-    const double* bp = B + (kb - i);
+    const PB bp = B + (kb - i);
     for (int t = 0; t < 4; ++t) {
       s0[t] += A[i] * bp[t];
       s1[t] += A[i + 1] * bp[t - 1];
@@ -401,18 +486,28 @@ SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int6
     }
   }
   for (; i <= ihi; ++i) {
-    const double* bp = B + (kb - i);
+    const PB bp = B + (kb - i);
     const double a0 = A[i];
     for (int t = 0; t < 4; ++t) s0[t] += a0 * bp[t];
   }
   for (int t = 0; t < 4; ++t) s[t] = (s0[t] + s1[t]) + (s2[t] + s3[t]);
 }
 
+SHARPDP_KRR_CLONES inline void pass4(const double* A, const double* B, std::int64_t kb, std::int64_t ilo,
+                                     std::int64_t ihi, double* s) {
+  pass4_impl(A, B, kb, ilo, ihi, s);
+}
+// pass4 on the mirror images of two stored windows (Rev: a_last, b_last their final entries, §4.16).
+SHARPDP_KRR_CLONES inline void pass4_rev(const double* a_last, const double* b_last, std::int64_t kb,
+                                         std::int64_t ilo, std::int64_t ihi, double* s) {
+  pass4_impl(Rev{a_last}, Rev{b_last}, kb, ilo, ihi, s);
+}
+
 // The tail dot product of class_bracket (§4.10, §4.12): the sum over c >= k_in of U_win before the
 // scale sc, from the windows A (length ws) and B (length wl) as stored (a free function, so that it has
 // its AVX2 version too).
-SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, const double* B, std::int64_t wl,
-                                          std::int64_t k_in) {
+template <class PA, class PB>
+SHARPDP_KRR_INLINE double tail_dot_impl(PA A, std::int64_t ws, PB B, std::int64_t wl, std::int64_t k_in) {
   const std::int64_t k = std::max<std::int64_t>(k_in, 0);  // (U_win vanishes below 0)
   const std::int64_t i_start = std::max<std::int64_t>(0, k - (wl - 1));
   if (i_start > ws - 1) return 0.0;
@@ -473,38 +568,34 @@ SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, cons
   return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
 }
 
-// Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
-// nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
-// error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
-// probabilities.
-// mirror: the windows may be mirror images of cached ones (cached_window_or_mirror, §4.16); false: the
-// windows of binom_window as before.
-SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
-                                  double rb, double re, std::int64_t npop, std::int64_t j, double nats,
-                                  bool mirror = false) {
-  if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
-  if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
-  const std::shared_ptr<const Window> pa =
-      mirror ? cached_window_or_mirror(j, p, q, eps0, nats) : cached_window(j, p, q, eps0, nats);
-  const std::shared_ptr<const Window> pb = mirror ? cached_window_or_mirror(npop - 1 - j, q, p, -eps0, nats)
-                                                  : cached_window(npop - 1 - j, q, p, -eps0, nats);
-  const Window& WA = *pa;
-  const Window& WB = *pb;
-  const std::int64_t a0 = WA.lo, b0 = WB.lo;
-  const Window* SA = &WA;
-  const Window* SB = &WB;
-  if (WA.pmf.size() > WB.pmf.size()) std::swap(SA, SB);
-  const double* A = SA->pmf.data();
-  const double* B = SB->pmf.data();
-  const auto ws = static_cast<std::int64_t>(SA->pmf.size());
-  const auto wl = static_cast<std::int64_t>(SB->pmf.size());
+SHARPDP_KRR_CLONES inline double tail_dot(const double* A, std::int64_t ws, const double* B, std::int64_t wl,
+                                          std::int64_t k_in) {
+  return tail_dot_impl(A, ws, B, wl, k_in);
+}
+// tail_dot on the mirror images of two stored windows (Rev: a_last, b_last their final entries, §4.16).
+SHARPDP_KRR_CLONES inline double tail_dot_rev(const double* a_last, std::int64_t ws, const double* b_last,
+                                              std::int64_t wl, std::int64_t k_in) {
+  return tail_dot_impl(Rev{a_last}, ws, Rev{b_last}, wl, k_in);
+}
+
+// The body of class_bracket on the two windows as read: A (length ws, the shorter) and B (length wl),
+// plain pointers to stored entries or Rev (mirror images read in place, §4.16); a0 + b0 the sum of the
+// two windows' first indices; scale and rel of each window.
+template <class PA, class PB>
+SHARPDP_KRR_INLINE ClassBracket class_bracket_body(PA A, std::int64_t ws, PB B, std::int64_t wl,
+                                                   std::int64_t a0b0, double scale_a, double scale_b,
+                                                   double rel_a, double rel_b, double p, double q, double a,
+                                                   double b, double e, double ra, double rb, double re,
+                                                   std::int64_t npop, std::int64_t j, double nats) {
+  constexpr bool kRev = std::is_same<PA, Rev>::value;
+  static_assert(std::is_same<PA, PB>::value, "both windows are read in the same order");
   const std::int64_t nk = ws + wl - 1;
   const double wsd = static_cast<double>(ws), wld = static_cast<double>(wl);
   // the windows hold unnormalised entries (binom_window): each value and tail is a sum of their
   // products times sc, two roundings (sc, the product) in place of the product by its window's scale
   // of each entry of A and of B, which rel_A and rel_B charge (§4.12)
-  const double sc = SA->scale * SB->scale;
-  const double r = 1.01 * (SA->rel + SB->rel + kU) + 1.02 * (wsd + wld + 2) * kU;
+  const double sc = scale_a * scale_b;
+  const double r = 1.01 * (rel_a + rel_b + kU) + 1.02 * (wsd + wld + 2) * kU;
   const double aP = a * (1 + ra + r + 16 * kU), aM = a * (1 - ra - r - 16 * kU);
   const double bP = b * (1 + rb + r + 16 * kU), bM = b * (1 - rb - r - 16 * kU);
   const double eP = e * (1 + re + r + 16 * kU), eM = e * (1 - re - r - 16 * kU);
@@ -545,7 +636,10 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
     const std::int64_t ilo = std::max<std::int64_t>(0, kb + kPass - 1 - (wl - 1));  // products i common
     const std::int64_t ihi = std::min(ws - 1, kb);                                // to the kPass values
     double s[kPass] = {};
-    if (ihi >= ilo) pass4(A, B, kb, ilo, ihi, s);
+    if (ihi >= ilo) {
+      if constexpr (kRev) pass4_rev(A.last, B.last, kb, ilo, ihi, s);
+      else pass4(A, B, kb, ilo, ihi, s);
+    }
     for (std::int64_t t = 0; t < kPass; ++t) {  // the products outside the common range
       const std::int64_t k = kb + t;
       if (k < 0 || k >= nk || known(k)) continue;
@@ -573,7 +667,10 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
   // (independent chains instead of one). Every tail sum is a positive sum of at most |B| entries,
   // every partial sum of products a positive sum of at most |A| products, whatever the order
   // (§4.3, §4.10: the bound r does not depend on it).
-  auto tail = [&](std::int64_t k_in) -> double { return tail_dot(A, ws, B, wl, k_in) * sc; };
+  auto tail = [&](std::int64_t k_in) -> double {
+    if constexpr (kRev) return tail_dot_rev(A.last, ws, B.last, wl, k_in) * sc;
+    else return tail_dot(A, ws, B, wl, k_in) * sc;
+  };
   std::vector<double> lo_t, up_t;
   // (lower, upper) of the terms a U(k - 1) - b U(k), k = k1..k2 (§4.5)
   auto terms = [&](std::int64_t k1, std::int64_t k2) {
@@ -595,7 +692,7 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
     nterms += k2 - k1 + 1;
   };
 
-  const double mu = static_cast<double>(j) * p + static_cast<double>(npop - 1 - j) * q - static_cast<double>(a0 + b0);
+  const double mu = static_cast<double>(j) * p + static_cast<double>(npop - 1 - j) * q - static_cast<double>(a0b0);
   const double var = static_cast<double>(npop - 1) * p * q;
   double guess = a > 0 ? mu + var * std::log(b / a) + 0.5 : static_cast<double>(nk);
   if (std::isnan(guess)) guess = 0.0;  // (0 * inf: any start is valid, the search is certified)
@@ -650,6 +747,45 @@ SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, doub
   double lo = mid_lo * (1 - 1.01 * (nm + 2) * kU) + p_lo;
   lo = std::max(lo - lo_cut - 4 * kU * (std::fabs(lo) + lo_cut + tiny_phi), 0.0);
   return ClassBracket{lo, up, std::max(up_cut, lo_cut), ws, wl, nterms};
+}
+
+// Certified bracket of delta_j(eps) for the class j of a population of npop users at tail level
+// nats <= 300 (§4.10): a = -p expm1(eps - eps0), b = q expm1(eps + eps0), e = expm1(eps) with relative
+// error bounds ra, rb, re (computed by the caller, §4.4); p, q (and q, p as 1 - pi) the two report
+// probabilities.
+// mirror: the windows may be mirror images of cached ones (§4.16); where both are, they are read in
+// reverse order in place (Rev), the same doubles as on reversed copies; where one is, it is copied
+// (mirror_copy). false: the windows of binom_window as before. copy_mirrors (a test hook's): every
+// mirror image copied, as before reading in place was built (the same doubles, the test of it).
+SHARPDP_KRR_CLONES inline ClassBracket class_bracket(double eps0, double p, double q, double a, double b, double e, double ra,
+                                  double rb, double re, std::int64_t npop, std::int64_t j, double nats,
+                                  bool mirror = false, bool copy_mirrors = false) {
+  if (!(nats > 0 && nats <= kMaxNats)) throw std::invalid_argument("nats must be in (0, 300]");
+  if (npop < 1 || j < 0 || j > npop - 1) throw std::invalid_argument("need 0 <= j <= npop - 1");
+  WindowView va, vb;
+  if (mirror) {
+    va = mirror_view(j, p, q, eps0, nats);
+    vb = mirror_view(npop - 1 - j, q, p, -eps0, nats);
+    if (va.rev != vb.rev || copy_mirrors) {  // one mirror image alone: copied (from the window held)
+      if (va.rev) va = WindowView{mirror_copy(j, p, q, eps0, nats, va.w), false, va.lo};
+      if (vb.rev) vb = WindowView{mirror_copy(npop - 1 - j, q, p, -eps0, nats, vb.w), false, vb.lo};
+    }
+  } else {
+    va.w = cached_window(j, p, q, eps0, nats);
+    va.lo = va.w->lo;
+    vb.w = cached_window(npop - 1 - j, q, p, -eps0, nats);
+    vb.lo = vb.w->lo;
+  }
+  const Window* SA = va.w.get();
+  const Window* SB = vb.w.get();
+  if (SA->pmf.size() > SB->pmf.size()) std::swap(SA, SB);
+  const auto ws = static_cast<std::int64_t>(SA->pmf.size());
+  const auto wl = static_cast<std::int64_t>(SB->pmf.size());
+  if (va.rev)
+    return class_bracket_body(Rev{SA->pmf.data() + (ws - 1)}, ws, Rev{SB->pmf.data() + (wl - 1)}, wl, va.lo + vb.lo,
+                              SA->scale, SB->scale, SA->rel, SB->rel, p, q, a, b, e, ra, rb, re, npop, j, nats);
+  return class_bracket_body(SA->pmf.data(), ws, SB->pmf.data(), wl, va.lo + vb.lo, SA->scale, SB->scale, SA->rel,
+                            SB->rel, p, q, a, b, e, ra, rb, re, npop, j, nats);
 }
 
 }  // namespace exact_krr
