@@ -283,7 +283,7 @@ _INSTR_CALL = ("import sys; sys.path.insert(0, sys.argv[1]); import _instr\n"
                "    r.start(); acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)\n"
                "    e = acc.get_epsilon(1e-6); r.dump(f'{n}_{e0!r}')\n"
                "    print(n, e0, repr(e), acc._bb.one.evaluations, flush=True)\n")
-INSTR_CASES = ((10**5, 1.0), (10**5, 0.5), (10**6, 1.0), (10**6, 2.0), (10**9, 4.0), (10**9, 1.0))
+INSTR_CASES = ((10**5, 1.0), (10**5, 0.5), (10**6, 1.0), (10**6, 2.0), (10**9, 4.0), (10**9, 1.0), (10**9, 0.5), (10**9, 2.0))
 
 
 def speed_instr_table() -> None:

@@ -45,7 +45,10 @@ _WITNESS_EVALS = 64
 _SPARE = 0.93
 #: The two-ended sweep of BranchAndBound.decide pairs a range with its mirror image while the sizes
 #: predicted for the two sides are within this ratio (docs/sharp_krr.md §4.16; only the cost depends on it).
-_PAIR_RATIO = 2.5
+_PAIR_RATIO = 1.5
+#: ... and only where n p q >= this (windows of >= ~6e4 entries, whose building outweighs the Python
+#: cost of an evaluation; at smaller windows the pairs' extra ranges cost more than they save, §4.16).
+_PAIR_MIN_VAR = 1e7
 #: Class evaluations allowed to one max_bracket (get_delta, report) beyond N_EXACT: on reaching it
 #: the certified bracket found so far is returned, possibly wider than rel_tol (§4.11).
 MAX_BRACKET_EVALS = 3000
@@ -111,6 +114,10 @@ class OneClass(RR):
         self._edges: dict[tuple[int, float], tuple[int, int]] = {}
         self.xtol = 1e-3  # get_epsilon's xtol, set by it: the ranges' first level (range_levels, §4.15)
         self._levels: dict[tuple[float | None, float, bool], tuple[float, ...]] = {}
+        #: the ranges' kernel: windows may be mirror images of cached ones (§4.16; a private binding of
+        #: sharpdp._core.exact_krr, not in the stubs)
+        self._kernel_mirror: Any = getattr(core.exact_krr, "_class_bracket_mirror")
+        self._ranged = False  # the evaluation under way is a range's (set by bracket)
 
     def _window(self, m: int, side: int, nats: float) -> tuple[int, np.ndarray, float, np.ndarray]:
         """(first index, pmf, relative error bound, tail sums) of Bin(m, p) (side +1) or Bin(m, q) (-1)."""
@@ -130,23 +137,16 @@ class OneClass(RR):
             self._cached += 2 * pmf.size
         return got
 
-    def _reach(self, mix: int, nats: float, top: int) -> tuple[int, int]:
-        """(r, k1) of ranges.reach for a range of mix + 1 classes at the level ``nats`` (of the classes
-        0..top): k1 the upper Chernoff edge of Bin(r, 1 - q/p), 2 r - k1 >= mix (remembered: the branch
-        and bound meets the same range sizes at every eps of a search)."""
-        # mix rounded up to 10 significant bits, at most top = N (a reach for a longer range covers this
-        # one too, for < 0.2 % more users dropped): the ranges of similar sizes share one edge computation
-        # (and r <= mix, so that the representative lies in [j1, j2 - k1]: never above Proposition 2)
-        shift = max(mix.bit_length() - 10, 0)
-        for m in (max(min(((mix - 1 >> shift) + 1) << shift, top), mix), mix):
-            key = (m, nats)
-            got = self._edges.get(key)
-            if got is None:
-                if len(self._edges) > 100_000:
-                    self._edges.clear()
-                got = self._edges[key] = reach(m, self._conv, self._conv_c, nats)
-            if got[0] <= mix:
-                break
+    def _reach(self, mix: int, nats: float) -> tuple[int, int]:
+        """(r, k1) of ranges.reach for a range of mix + 1 classes at the level ``nats``: k1 the upper
+        Chernoff edge of Bin(r, 1 - q/p), 2 r - k1 >= mix, r <= mix (remembered: the branch and bound
+        meets the same range sizes at every eps of a search)."""
+        key = (mix, nats)
+        got = self._edges.get(key)
+        if got is None:
+            if len(self._edges) > 100_000:
+                self._edges.clear()
+            got = self._edges[key] = reach(mix, self._conv, self._conv_c, nats)
         return got
 
     def bracket(self, eps: float, npop: int, j: int, target: float | None = None,
@@ -174,12 +174,13 @@ class OneClass(RR):
         for nats in levels:
             pop, cls, extra = npop, j, 0.0
             if mix > 0:  # the class cls of npop - k1 users bounds [j, j + mix] (Proposition 4, §2.4)
-                r, k1 = self._reach(mix, nats, npop - 1)  # P(Bin(r, 1 - q/p) > k1) <= e^-(nats+1)
+                r, k1 = self._reach(mix, nats)  # P(Bin(r, 1 - q/p) > k1) <= e^-(nats+1)
                 cls, pop = representative(j, j + mix, npop - 1, r, k1), npop - k1
                 if k1 < r:
                     extra = (self._p - self._q) * math.exp(-(nats + 1.0)) * (1 + 4 * ULP_CALL + 4 * UROUND)
                     extra = max(extra, 5e-324)  # exp(-746) underflows to 0: round the term up, never to 0
-            lo, up, charge = self._at(eps, pop, cls, nats, mirror=mix > 0)
+            self._ranged = mix > 0  # (read by _at: a range's windows may be mirror images, §4.16)
+            lo, up, charge = self._at(eps, pop, cls, nats)
             if extra:
                 up = min((up + extra) * (1 + 2 * UROUND), 1.0)
                 charge = max(charge, extra)
@@ -192,7 +193,7 @@ class OneClass(RR):
                 break
         return lo, up
 
-    def _at(self, eps: float, npop: int, j: int, nats: float, mirror: bool = False) -> tuple[float, float, float]:
+    def _at(self, eps: float, npop: int, j: int, nats: float) -> tuple[float, float, float]:
         e0 = self.epsilon0
         a = -self._p * math.expm1(eps - e0)
         b = self._q * math.expm1(eps + e0)
@@ -200,8 +201,7 @@ class OneClass(RR):
         ra, rb = self._coef_rel(eps - e0), self._coef_rel(eps + e0)
         re = ULP_CALL + 2 * UROUND
         if self.compiled and nats <= _COMPILED_MAX_NATS:  # the same evaluation in C++ (§4.12)
-            # ranges: windows may be mirror images of cached ones (§4.16; a private binding, not in the stubs)
-            kernel = getattr(core.exact_krr, "_class_bracket_mirror") if mirror else core.exact_krr.class_bracket
+            kernel = self._kernel_mirror if self._ranged else core.exact_krr.class_bracket
             lo_c, up_c, charge_c, *_ = kernel(e0, self._p, self._q, a, b, e, ra, rb, re, npop, j, nats)
             return lo_c, up_c, charge_c
         return self._at_numpy(eps, npop, j, nats, a, b, e, ra, rb, re)
@@ -473,7 +473,7 @@ class BranchAndBound:
         adaptive = self.n > N_EXACT
         N = self.n - 1
         j1, top = 0, N  # the classes [j1, top] are not yet covered
-        pairing = adaptive
+        pairing = adaptive and self.n * self.one._p * self.one._q >= _PAIR_MIN_VAR
         while j1 <= top:
             j2 = min(j1 + s - 1, top)
             # mirrored while what is left is symmetric ([j1, N - j1]) with room for more beyond the pair
@@ -489,11 +489,13 @@ class BranchAndBound:
                 top = N - j2 - 1
             if adaptive:
                 s_left = max(min(self.split_size(j2 - j1, up, target), 2 * s), s_min)
-                s_right = max(min(self.split_size(j2 - j1, up_m, target), 2 * s), s_min)
-                # a pair takes the smaller size; where the two sides want sizes too far apart the rest is
-                # swept from the left alone (a mirror costs about 0.4 of a range with new windows)
-                pairing = pairing and max(s_left, s_right) <= _PAIR_RATIO * min(s_left, s_right)
-                s = min(s_left, s_right) if pairing else s_left
+                if mirrored:
+                    s_right = max(min(self.split_size(j2 - j1, up_m, target), 2 * s), s_min)
+                    # a pair takes the smaller size; where the two sides want sizes too far apart the rest
+                    # is swept from the left alone (a mirror costs about 0.4 of a range with new windows)
+                    pairing = max(s_left, s_right) <= _PAIR_RATIO * min(s_left, s_right)
+                    s_left = min(s_left, s_right) if pairing else s_left
+                s = s_left
             j1 = j2 + 1
         current = None  # a dive: the child of larger upper value next, the others on the heap
         while current is not None or heap:

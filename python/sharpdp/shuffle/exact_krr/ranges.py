@@ -70,6 +70,10 @@ def upper_edge(m: int, pi: float, pi_c: float, nats: float) -> int:
     return b - 1
 
 
+#: From this pi = 1 - q/p on (eps0 >= 3.0) :func:`reach` returns the one-sided reach of §2.3 (r = mix).
+ONE_SIDED_PI = 0.95
+
+
 def _shape(pi: float, nats: float) -> tuple[float, float]:
     """(c, o) of the closed-form edge pi r + c sqrt(r) + o of Bin(r, pi) at the level ``nats``: the
     normal guess and the skewness offset (L + 1)(1 - 2 pi)/3 (within a few users of upper_edge for
@@ -82,9 +86,13 @@ def reach(mix: int, pi: float, pi_c: float, nats: float) -> tuple[int, int]:
     §2.4): a representative class a bounds the classes [a + k - r, a + r], a range of 2 r - k + 1
     classes, dropping k users. r comes from the closed-form edge and is raised until 2 r - k >= mix
     (any such r is valid; a smaller one only drops fewer users: the guess aims one class above mix, and
-    r is not lowered afterwards, which would cost another edge); r = mix always qualifies (k <= r)."""
+    r is not lowered afterwards, which would cost another edge); r = mix always qualifies (k <= r) and is
+    taken where pi >= ONE_SIDED_PI (eps0 >= 3: the ranges would be at most 1/p < 1.05 times longer, for
+    more edge computations than the one of §2.3)."""
     if mix <= 0:
         return 0, 0
+    if pi >= ONE_SIDED_PI:
+        return mix, upper_edge(mix, pi, pi_c, nats)
     two = 2.0 - pi
     c, o = _shape(pi, nats)
     want = mix + 1.0 + o  # (2 - pi) x^2 - c x - o = mix + 1, x = sqrt(r)
@@ -124,6 +132,8 @@ def dropped_estimate(mix: int, pi: float, nats: float) -> float:
     c, o = _shape(pi, nats)
     x = (c + math.sqrt(c * c + 4.0 * two * max(mix + o, 0.0))) / (2.0 * two)
     one_sided = pi * mix + c * math.sqrt(mix)  # the representative at the range's first class (§2.3)
+    if pi >= ONE_SIDED_PI:
+        return min(float(mix), one_sided)
     return min(float(mix), max(pi * x * x + c * x + o, 0.0), one_sided)
 
 
@@ -133,8 +143,11 @@ def size_for_budget(budget: float, pi: float, nats: float) -> float:
     if not budget > 0:
         return 0.0
     c, o = _shape(pi, nats)
+    if pi >= ONE_SIDED_PI:  # pi x^2 + c x = budget, r = x^2 (§2.3)
+        x = (-c + math.sqrt(c * c + 4.0 * pi * budget)) / (2.0 * pi)
+        return x * x
     x = (-c + math.sqrt(c * c + 4.0 * pi * max(budget - o, 0.0))) / (2.0 * pi)  # pi x^2 + c x + o = budget
     return max((2.0 - pi) * x * x - c * x - o, x * x, 0.0)
 
 
-__all__ = ["dropped_estimate", "reach", "representative", "size_for_budget", "upper_edge"]
+__all__ = ["ONE_SIDED_PI", "dropped_estimate", "reach", "representative", "size_for_budget", "upper_edge"]
