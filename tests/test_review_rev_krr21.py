@@ -194,10 +194,13 @@ def test_ranges_at_n_4001_above_every_class(monkeypatch, e0):
         assert npop == 4001
         by_eps.setdefault(eps, []).append((j1, mix, up))
     assert 0 < len(by_eps) <= 3
+    acc = ExactShuffleAccountant(RandomizedResponse(2, e0), 4001)
     for eps, rs in by_eps.items():
         d = np.array([_delta_f64(4001, e0, j, eps) for j in range(4001)])
         for j1, mix, up in rs:
             assert float(d[j1:j1 + mix + 1].max()) <= up * (1 + 1e-12), (eps, j1, mix)
+        lo, up = acc.get_delta_bounds(eps)  # end to end: the bracket of the max over classes
+        assert lo <= float(d.max()) * (1 + 1e-10) and float(d.max()) <= up * (1 + 1e-10)
 
 
 # ------------------------------------------------------------------------------------- mirror windows
@@ -328,6 +331,26 @@ def test_branch_and_bound_with_mirror_sweep_brackets_exact_max(monkeypatch, n):
     # the sweep did pair ranges with their mirror images [N - j2, N - j1] (one right after the other)
     seq = [(r[3], r[3] + r[4]) for r in rec.ranges]
     assert sum(b == (n - 1 - a[1], n - 1 - a[0]) for a, b in zip(seq, seq[1:])) >= 3
+
+
+@pytest.mark.parametrize("key", ["61,8.0,7.992", "40,8.0,7.992", "61,4.0,3.996", "61,0.01,0.0", "61,1.0,0.4"])
+def test_range_bracket_every_level_above_exact_classes(key):
+    """OneClass.bracket(..., mix) without a target (levels 40, 80, 300, and 745 in numpy where the values
+    are below ~1e-125: n = 61, eps0 = 8, eps = 7.992 has 25 classes below 1e-125, down to 2.7e-211) for 150
+    random ranges and every range of <= 3 classes: upper >= every 40-digit class value in the range.
+    Catches a range bound below a class at the deep levels (the extra term rounded to 0 at 745 nats)."""
+    nn, e0, eps = key.split(",")
+    n, e0, eps = int(nn), float(e0), float(eps)
+    d = [mp.mpf(v) for v in _refs()["classes"][key]]
+    one = bb.OneClass(e0)
+    rng = np.random.default_rng(21)
+    ranges = {(j, j + m) for m in (1, 2) for j in range(n - m)}
+    ranges |= {tuple(sorted(int(x) for x in rng.integers(0, n, size=2))) for _ in range(150)}
+    for j1, j2 in sorted(ranges):
+        if j1 == j2:
+            continue
+        up = one.bracket(eps, n, j1, mix=j2 - j1)[1]
+        assert max(d[j1:j2 + 1]) <= up, (j1, j2)
 
 
 @pytest.mark.parametrize("e0", [0.5, 1.0, 2.0, 4.0])
