@@ -283,15 +283,17 @@ constexpr std::size_t kCacheWindows = 8;
 struct WindowKey {
   std::int64_t m;
   double pi, pi_c, log_odds, nats;
+  bool mirrored = false;  // a mirror image (cached_window_or_mirror), never returned by cached_window
   bool operator==(const WindowKey& o) const {
-    return m == o.m && pi == o.pi && pi_c == o.pi_c && log_odds == o.log_odds && nats == o.nats;
+    return m == o.m && pi == o.pi && pi_c == o.pi_c && log_odds == o.log_odds && nats == o.nats &&
+           mirrored == o.mirrored;
   }
 };
 struct WindowKeyHash {
   std::size_t operator()(const WindowKey& k) const {
     std::size_t h = std::hash<std::int64_t>()(k.m);
     for (double x : {k.pi, k.pi_c, k.log_odds, k.nats}) h = h * 1000003u ^ std::hash<double>()(x);
-    return h;
+    return h ^ static_cast<std::size_t>(k.mirrored);
   }
 };
 struct WindowCache {
@@ -351,15 +353,18 @@ inline std::shared_ptr<const Window> cached_window(std::int64_t m, double pi, do
 // the same scale and entrywise bound rel, and each tail outside the window is the other window's
 // opposite tail (<= e^-(nats + 1)). Used where the mirror is cached (the two-ended sweep of the branch
 // and bound evaluates a range and its mirror image one after the other); else cached_window. The
-// doubles then differ from binom_window's for Bin(m, pi) (another anchor and direction), not the bounds.
+// doubles then differ from binom_window's for Bin(m, pi) (another anchor and direction), not the bounds;
+// mirror images are cached under their own key (mirrored = true), so cached_window never returns one
+// (its hits stay binom_window's doubles).
 inline std::shared_ptr<const Window> cached_window_or_mirror(std::int64_t m, double pi, double pi_c,
                                                              double log_odds, double nats) {
   WindowCache& cache = window_cache();
-  const WindowKey key{m, pi, pi_c, log_odds, nats};
-  auto it = cache.map.find(key);
+  auto it = cache.map.find(WindowKey{m, pi, pi_c, log_odds, nats});  // built directly
   if (it != cache.map.end()) return it->second;
-  const WindowKey mkey{m, pi_c, pi, -log_odds, nats};
-  auto mit = cache.map.find(mkey);
+  const WindowKey key{m, pi, pi_c, log_odds, nats, true};  // a mirror image made before
+  it = cache.map.find(key);
+  if (it != cache.map.end()) return it->second;
+  auto mit = cache.map.find(WindowKey{m, pi_c, pi, -log_odds, nats});  // the other side, built directly
   if (mit == cache.map.end()) return cached_window(m, pi, pi_c, log_odds, nats);
   const std::shared_ptr<const Window> src = mit->second;  // kept alive through cache_insert's clearing
   auto w = std::make_shared<Window>();
