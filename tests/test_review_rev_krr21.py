@@ -270,19 +270,15 @@ def test_mirror_class_bracket_equals_direct_and_contains_exact():
                 assert lo <= d * (1 + mp.mpf(10) ** -25) and d <= up, c
 
 
-@pytest.mark.xfail(strict=True, reason="§4.16 says single classes keep the built windows (cached_window "
-                   "unchanged), but a range's mirror copy is cached under the built window's key, so a later "
-                   "single-class class_bracket returns other bits (still certified); fix: a mirror flag in WindowKey")
 def test_single_class_bits_do_not_depend_on_earlier_ranges():
-    """docs/sharp_krr.md §4.16: "OneClass asks for ranges only (single classes, and with them the bitwise
-    tests of §4.12, keep the built windows; cached_window is unchanged)". Reproducer: class N - j built,
-    then class j through the ranges' kernel (its windows become mirror copies, inserted under the keys of
-    the built windows), then class j as a single class (class_bracket): its six numbers differ from those
-    of a fresh process (e.g. eps0 = 1, eps = 0.02, n = 4001, j = 1500, 25 nats: upper 0.0009022142013075025
-    fresh, 0.0009022142013075029 after). Certified either way (test above); the claim of bitwise
-    reproducibility of single classes is what fails (e.g. tests/test_review_krr5.py::
-    test_kernel_cache_clear_and_storage_reuse_no_stale_value, whose recomputation after the cache is
-    cleared builds fresh windows, would fail if a range had left mirror copies of its windows)."""
+    """docs/sharp_krr.md §4.16: single classes keep the built windows (cached_window never returns a mirror
+    image). Class N - j built, then class j through the ranges' kernel (its windows are mirror copies),
+    then class j as a single class (class_bracket): the same numbers as in a fresh process. Found by this
+    review at 2de4f96 (mirror copies were cached under the built windows' keys: eps0 = 1, eps = 0.02,
+    n = 4001, j = 1500, 25 nats gave the upper 0.0009022142013075029 after a range, 0.0009022142013075025
+    fresh; certified either way, but the bitwise reproducibility of single classes failed, e.g. for
+    tests/test_review_krr5.py::test_kernel_cache_clear_and_storage_reuse_no_stale_value had a range left
+    mirror copies); fixed by the builder in 338ecc0 (a mirrored flag in WindowKey)."""
     cases = [(e0, f * e0, 4001, 1500, nats) for e0 in (0.5, 1.0) for f in (0.02,) for nats in (25.25, 40.25)]
     fresh = _fresh_brackets(cases)
     for e0, eps, n, j, nats in cases:
