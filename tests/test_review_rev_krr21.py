@@ -238,6 +238,46 @@ def test_mirror_pairs_at_n_1e9_above_their_classes(monkeypatch):
                 assert _delta_fft(10**9, 1.0, j, eps) <= up * (1 + 1e-9), (eps, j1, j2, j)
 
 
+@pytest.mark.parametrize("n,e0,pair_all", [(10**5, 1.0, True), (10**6, 0.5, False), (10**9, 2.0, False),
+                                            (4001, 4.0, True)])
+def test_every_ok_decision_is_covered_by_ranges_below_the_target(monkeypatch, n, e0, pair_all):
+    """Every BranchAndBound.decide of a get_epsilon(1e-6) that answers "ok" has evaluated ranges with
+    upper <= target whose union is every class 0..N (interval union of the recorded range_bracket calls;
+    independent of how the sweep pairs ranges). pair_all: the mirror sweep forced at every n
+    (_PAIR_MIN_VAR monkeypatched to 0); n = 1e9 pairs by itself. Catches a gap between the two ends of the
+    sweep (e.g. top = N - j2 instead of N - j2 - 1 leaves no gap but N - j2 + 1 does), a mirror range
+    [N - j2, N - j1] off by one, or a range dropped from the heap."""
+    if pair_all:
+        monkeypatch.setattr(bb, "_PAIR_MIN_VAR", 0.0)
+    calls: list[tuple[int, int, float]] = []
+    decisions: list[tuple[float, float, str, list]] = []
+    range_bracket, decide = bb.BranchAndBound.range_bracket, bb.BranchAndBound.decide
+
+    def w_range(self, eps, j1, j2, target=None):
+        out = range_bracket(self, eps, j1, j2, target)
+        calls.append((j1, j2, out[1]))
+        return out
+
+    def w_decide(self, eps, target, max_evals):
+        start = len(calls)
+        out = decide(self, eps, target, max_evals)
+        decisions.append((eps, target, out[0], calls[start:]))
+        return out
+
+    monkeypatch.setattr(bb.BranchAndBound, "range_bracket", w_range)
+    monkeypatch.setattr(bb.BranchAndBound, "decide", w_decide)
+    ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_epsilon(1e-6)
+    oks = [d for d in decisions if d[2] == "ok"]
+    assert oks
+    for eps, target, _, rs in oks:
+        covered = -1  # classes 0..covered are in a range below the target
+        for j1, j2, up in sorted(r for r in rs if r[2] <= target):
+            if j1 > covered + 1:
+                break
+            covered = max(covered, j2)
+        assert covered == n - 1, (eps, target, covered)
+
+
 # ------------------------------------------------------------------------------------- mirror windows
 @pytest.mark.parametrize("e0", [1e-6, 0.5, 16.0])
 def test_mirror_window_entries_and_tails_against_mpmath(e0):
