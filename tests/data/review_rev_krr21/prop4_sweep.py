@@ -98,7 +98,7 @@ def main():
                 print(rows[-1], flush=True)
                 assert min(worst[0], wt[0], wd[0]) >= -mp.mpf(10) ** -28, rows[-1]
     if not quick:
-        Path(__file__).with_name("prop4_margins.json").write_text(json.dumps(rows, indent=0))
+        Path(__file__).with_name("prop4_margins.json").write_text("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
 
 
 if __name__ == "__main__":
