@@ -374,7 +374,8 @@ def test_branch_and_bound_with_mirror_sweep_brackets_exact_max(monkeypatch, n):
     """The branch and bound forced onto its n > N_EXACT path with the two-ended mirror sweep at every n
     (N_EXACT and _PAIR_MIN_VAR monkeypatched; only which path runs changes) at n = 40, 61: max_report's
     bracket contains the exact max over classes (40 digits, refs_small_n.json), and decide at targets
-    around it agrees ("ok" only if every class <= target, "class" j only if delta_j > target). Catches a
+    around it agrees ("ok" only if every class <= target, "class" j only if delta_j > target); and
+    ExactShuffleAccountant.get_delta_bounds (n <= N_EXACT: the all-class tables) contains it. Catches a
     gap in the coverage of the two-ended sweep or a range bound below one of its classes."""
     monkeypatch.setattr(bb, "N_EXACT", 8)
     monkeypatch.setattr(bb, "_PAIR_MIN_VAR", 0.0)
@@ -389,6 +390,8 @@ def test_branch_and_bound_with_mirror_sweep_brackets_exact_max(monkeypatch, n):
         dmax = max(d)
         B = bb.BranchAndBound(e0, n)
         lo, up, _, _ = B.max_report(eps, 1e-3)
+        assert lo <= dmax * (1 + mp.mpf(10) ** -25) and dmax <= up, key
+        lo, up = ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_delta_bounds(eps)  # (the tables)
         assert lo <= dmax * (1 + mp.mpf(10) ** -25) and dmax <= up, key
         for t in (0.5, 1 - 1e-4, 1 + 1e-4, 2.0):
             target = float(dmax) * t
