@@ -8,6 +8,7 @@ kernel on windows built directly (``class_bracket``), and a fresh process for th
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 import sys
 
 import mpmath as mp
@@ -49,7 +50,8 @@ def test_every_class_on_mirror_windows_brackets_the_exact_delta(e0, nats):
         assert differ > 0
 
 
-_PLAIN = ("import sys; sys.path.insert(0, 'tests'); from _krr_reference import kernel_args; from sharpdp import _core\n"
+_PLAIN = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from _krr_reference import kernel_args; "
+          "from sharpdp import _core\n"
           "print([_core.exact_krr.class_bracket(*kernel_args(1.0, 0.1, 2001, j, 25.875))[:2] for j in (3, 1997)])\n")
 
 
