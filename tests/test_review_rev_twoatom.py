@@ -1,0 +1,228 @@
+"""Adversarial review of the exact two-atom engine (docs/accountant_atoms.md §12; cpp/kernels/two_atom.hpp,
+accountant/two_atom.py, driver.certify, search.search_epsilon) against independent references.
+
+References (tests/data/review_rev_twoatom/, made by make_refs.py there): D_up by direct double sums in
+mpmath at 40 digits (every M, every c above the threshold, no recurrence and no truncation), for the
+kernel's double inputs taken exactly, and for the exact k-RR laws (atoms from e^eps0, e^eps at 40 digits)
+for the accountant; get_epsilon's true roots by bisection on that exact profile. Live references here:
+the same double sum at small n (mpmath, < 0.1 s each), E[L] for laws where S > 0 surely.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from sharpdp import _core
+from sharpdp.shuffle import FiniteRandomizer, RandomizedResponse, ShuffleAccountant, clear_caches
+from sharpdp.shuffle.accountant import two_atom
+from sharpdp.shuffle.accountant.driver import certify, lattice_for_two_atoms
+from sharpdp.shuffle.accountant.plain import Bracket
+from sharpdp.shuffle.laws import FiniteLaw, laws_for
+
+REFS = json.loads((Path(__file__).parent / "data" / "review_rev_twoatom" / "refs.json").read_text())
+KERNEL = _core.accountant.two_atom_bracket
+
+
+def mpf(s: str) -> mp.mpf:
+    with mp.workdps(40):
+        return mp.mpf(s)
+
+
+def dup_direct(a1, a2, p2, gamma, n) -> mp.mpf:
+    """D_up by the double sum (as make_refs.dup_direct), at 40 digits; small n only."""
+    with mp.workdps(40):
+        a1, a2, p, g = mp.mpf(a1), mp.mpf(a2), mp.mpf(p2), mp.mpf(gamma)
+        q, beta, tot = 1 - p, -a1 / (a2 - a1), mp.mpf(0)
+        for M in range(1, n + 1):
+            pm = mp.binomial(n, M) * g**M * (1 - g) ** (n - M)
+            t = M * beta
+            for c in range(int(mp.floor(t)) + 1, M + 1):
+                tot += pm * (c - t) * mp.binomial(M, c) * p**c * q ** (M - c)
+        return (a2 - a1) * tot / (n * g)
+
+
+# ---------------------------------------------------------------------------------------------- the kernel
+
+
+@pytest.mark.parametrize("case", REFS["kernel"], ids=lambda c: "%g,%g,%.3g,%g,%d" % tuple(c[:5]))
+def test_kernel_bracket_holds_the_exact_sum(case):
+    """lower <= D_up <= upper on the corners of the brief (n = 1, 2, 3; beta = 1/3, 1/2, 3/4 with t_M on
+    integers; E[L] >= 0 and < 0; p2 = 1e-6, 1 - 1e-6, 1 - 2^-40; gamma = 1e-6, 1; beta near 0 and 1;
+    |a1| >> a2 and a2 >> |a1|; deep tails (fresh sums); D_up ~ 1e-307 .. 1e-317 (subnormal); n = 3000).
+    Catches: a wrong recurrence coefficient (e.g. P' with (M + 1 - k) replaced by (M - k)), G - T taken at
+    the wrong k, the start state's remainder dropped, a truncation charge dropped, rounding inwards."""
+    a1, a2, p2, g, n, ref = case
+    ref = mpf(ref)
+    lo, up, charge, m_lo, m_hi, _, ok = KERNEL(a1, a2, p2, g, n)
+    assert ok
+    assert mp.mpf(lo) <= ref <= mp.mpf(up), (lo, float(ref), up)
+    if ref > 1e-60:
+        # claimed ~1e-10 relative. Exception: |a1| >> a2 (beta = 1 - 1e-6): M - M beta is formed from the
+        # rounded beta, the relative error of 1 - beta is ~1e-13/1e-6 (2.4e-7 wide: looser, not wrong)
+        tol = 1e-6 if max(-a1, a2) >= 1e5 * min(-a1, a2) else 1e-9
+        assert up - lo <= tol * float(ref), (up - lo) / float(ref)
+    if ref < 1e-300:
+        assert up <= 1e-280  # (a useful upper value even where the exact sum underflows)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+@pytest.mark.parametrize("a1, a2, p2, g", [(-1.0, 1.0, 0.5, 0.3), (-2.0, 0.5, 0.9, 1.0), (-0.25, 3.0, 0.05, 0.7),
+                                           (-1.0, 3.0, 0.25, 1e-9)])
+def test_kernel_small_n_live(n, a1, a2, p2, g):
+    """n <= 7 against the live double sum (every term), including n = 1: E[L_+] exactly."""
+    lo, up, charge, *_ = KERNEL(a1, a2, p2, g, n)
+    ref = dup_direct(a1, a2, p2, g, n)
+    assert mp.mpf(lo) <= ref <= mp.mpf(up)
+    # (E[L] = 0 at (-1, 3, 0.25): the charge t p2 a2 / gamma of §12.4, 1.3e-7 at gamma = 1e-9, is charged
+    # even where N's window is all of [0, n] (n = 1): loose, not wrong)
+    assert up - lo <= 1e-12 * float(ref) + 1.01 * charge
+    if n == 1:
+        assert abs(float(ref) - a2 * p2) <= 1e-15 * a2 * p2
+
+
+def test_kernel_declines_or_holds_where_the_start_walk_is_long():
+    """p2 = 0.9, beta = 1e-3 at n = 5000, gamma = 1: k ~ 100 lies ~4500 steps below the mode, the start walk
+    declines (ok False); certify then falls back to the lattice path, whose bracket must still hold D_up =
+    E[L] + E[S_-]/n (S_- ~ P(c <= 100) ~ e^-1e4: D_up = E[L] to 1e-300). Catches a declined run whose (0, 0)
+    result were used as a bracket."""
+    a1, a2, p2, n = -1e-3, 1.0, 0.9, 5_000
+    r = KERNEL(a1, a2, p2, 1.0, n)
+    law = FiniteLaw(np.array([a1, a2]), np.array([1 - p2, p2]))
+    assert two_atom.bracket(law, 1.0, n) is None or r[6]
+    b = certify(law, 1.0, n, 1e-2, 1, Bracket())
+    mean = p2 * a2 + (1 - p2) * a1
+    assert b.lower <= mean * (1 + 1e-15) and mean * (1 - 1e-15) <= b.upper  # (lattice: lower 0 here)
+
+
+@pytest.mark.parametrize("n", [10**4, 10**6, 10**9])
+def test_kernel_large_n_mean_of_a_sure_sign(n):
+    """Large n where S > 0 surely (beta < p2 far beyond sd): D_up = E[L] up to e^-(huge); checks the window
+    of N and of c, the 2^-900 rescaling of N's pmf and the normalisation at n up to 1e9 (the lower end
+    cannot exceed E[L], the upper end cannot fall below it)."""
+    a1, a2, p2, g = -0.5, 1.0, 0.8, 0.3
+    lo, up, *_ , ok = KERNEL(a1, a2, p2, g, n)
+    if not ok:
+        return
+    mean = mp.mpf(p2) * a2 + (1 - mp.mpf(p2)) * a1  # E[S_+]/(n g) = E[L] + E[S_-]/(n g), E[S_-] < e^-1000
+    assert mp.mpf(lo) <= mean <= mp.mpf(up)
+    assert up - lo <= 1e-8 * float(mean)
+
+
+# ------------------------------------------------------------------------------------ the accountant's values
+
+
+@pytest.mark.parametrize("case", REFS["accountant"], ids=lambda c: "%d,%g,%d,%g,%s" % tuple(c[:5]))
+def test_get_delta_bounds_hold_the_exact_krr_profile(case):
+    """get_delta_bounds(eps) of ShuffleAccountant(RandomizedResponse(k, eps0), n, adjacency) against the
+    exact blanket divergence of the exact k-RR laws (40-digit atoms, not the stored doubles): the shifts by
+    value_error and the p2 interval (k = 3: 2/3 + 1/3) must cover the stored laws' rounding. Includes the
+    deep-tail cell of §12.2 (binary RR eps0 = 4, zero-out, n = 3000, eps = 1.21) and n = 2, 3.
+    Catches: value_error not applied (or applied with the wrong sign), p2 read from the wrong atom."""
+    k, e0, n, eps, adj, ref = case
+    ref = mpf(ref)
+    clear_caches()
+    lo, up = ShuffleAccountant(RandomizedResponse(k, e0), n, adj).get_delta_bounds(eps)
+    assert mp.mpf(lo) <= ref <= mp.mpf(up), (lo, float(ref), up)
+    if ref > 1e-24:
+        assert up - lo <= 1e-6 * float(ref)
+
+
+@pytest.mark.parametrize("k, e0, n, adj, eps", [(2, 1.0, 200, "zero_out", 0.2), (2, 0.5, 1000, "replace", 0.05),
+                                                (3, 2.0, 150, "zero_out", 0.5), (2, 4.0, 3000, "zero_out", 1.21)])
+def test_new_values_inside_the_lattice_brackets(k, e0, n, adj, eps):
+    """The values change only within the old engine's bracket (the switch lattice_for_two_atoms())."""
+    rr = RandomizedResponse(k, e0)
+    clear_caches()
+    lo, up = ShuffleAccountant(rr, n, adj).get_delta_bounds(eps)
+    clear_caches()
+    with lattice_for_two_atoms():
+        lo_o, up_o = ShuffleAccountant(rr, n, adj).get_delta_bounds(eps)
+    clear_caches()
+    assert lo_o <= lo <= up <= up_o
+
+
+@pytest.mark.parametrize("k, e0, n, adj", [(2, 1.0, 200, "zero_out"), (2, 4.0, 1000, "replace"), (5, 1.0, 300, "zero_out")])
+def test_uppers_consistent_along_eps(k, e0, n, adj):
+    """D_up is non-increasing in eps: the lower value at eps_{i+1} never exceeds the upper value at eps_i, law
+    by law, on a fine grid (the kernel called directly: no accountant memo in between). Catches a bracket
+    that is shifted (e.g. a wrong beta, or p2 and 1 - p2 swapped in one end)."""
+    rr = RandomizedResponse(k, e0)
+    prev = None
+    for eps in np.linspace(0.0, 0.95 * e0, 60):
+        cur = []
+        for g, law in laws_for(rr, float(eps), adj):
+            b = two_atom.bracket(law, float(g), n)
+            cur.append(None if b is None else (b.lower, b.upper))
+        if prev is not None:
+            for a, b in zip(prev, cur):
+                if a is not None and b is not None:
+                    assert b[0] <= a[1]
+        prev = cur
+
+
+# --------------------------------------------------------------------------------------------- get_epsilon
+
+
+@pytest.mark.parametrize("case", REFS["roots"], ids=lambda c: "%d,%g,%d,%s,%g" % tuple(c[:5]))
+def test_get_epsilon_within_xtol_of_the_exact_root(case):
+    """get_epsilon(delta) = e: the certified get_delta(e) <= delta (fresh accountant, caches cleared: the
+    search's probe and get_delta must agree) and r* <= e <= r* (1 + xtol) with r* the exact root. Cells
+    at small n and deep tails (10-RR eps0 = 2, n = 100, delta = 1e-16; 3-RR, 1e-20), where a first version
+    of the search answered 55 % and 14 % above the root (the decision mode took the exact sum's loose upper
+    value, 1e-15 against 1e-65, while get_delta refined on the lattice)."""
+    k, e0, n, adj, delta, root = case
+    root = float(mpf(root))
+    xtol = 1e-3
+    clear_caches()
+    e = ShuffleAccountant(RandomizedResponse(k, e0), n, adj).get_epsilon(delta, xtol=xtol)
+    clear_caches()
+    assert ShuffleAccountant(RandomizedResponse(k, e0), n, adj).get_delta(e) <= delta
+    assert root * (1 - 1e-9) <= e <= root * (1 + 1.05 * xtol), (e, root, e / root - 1)
+
+
+@pytest.mark.parametrize("k, e0, n, adj, delta", [(2, 1.0, 1000, "zero_out", 1e-11), (2, 1.0, 10**6, "replace", 1e-9),
+                                                  (3, 2.0, 10**5, "zero_out", 1e-7), (2, 0.5, 10**9, "zero_out", 1e-8)])
+def test_get_epsilon_answer_is_a_safe_end(k, e0, n, adj, delta):
+    """No phase 1 and no cap frame: the answer must still be a point where a fresh accountant's
+    get_delta is <= delta, at xtol = 1e-6 (the answer as close to the root as allowed)."""
+    clear_caches()
+    e = ShuffleAccountant(RandomizedResponse(k, e0), n, adj).get_epsilon(delta, xtol=1e-6)
+    clear_caches()
+    assert ShuffleAccountant(RandomizedResponse(k, e0), n, adj).get_delta(e) <= delta
+
+
+# ------------------------------------------------------------------------------------------------ routing
+
+
+def test_two_atom_finite_randomizer_and_value_error():
+    """A FiniteRandomizer whose zero-out laws have two atoms goes through the exact sum, and its bracket holds
+    the exact D_up of the table's laws; a synthetic law with value_error > 0 is shifted outwards: its bracket
+    holds D_up of the law moved up and down by value_error."""
+    fr = FiniteRandomizer.from_probabilities(np.array([[0.7, 0.2, 0.1], [0.1, 0.2, 0.7]]))
+    (g, law), *_ = fr.privacy_amplification_laws(0.2, "zero_out")  # (three outputs, two distinct atoms)
+    assert two_atom.is_two_atom(law)
+    r = certify(law, float(g), 40, 1e-2, 1, Bracket())
+    assert "two-atom" in r.terms.get("note", "")
+    v, p = law.values, law.probs
+    ref = dup_direct(float(v[0]), float(v[1]), float(p[1]), float(g), 40)  # (the stored law: inside the
+    assert mp.mpf(r.lower) <= ref <= mp.mpf(r.upper)  # bracket of the laws shifted by value_error)
+    e = 1e-3
+    syn = FiniteLaw(np.array([-1.0, 0.5]), np.array([0.6, 0.4]), value_error=e)
+    b = certify(syn, 0.5, 30, 1e-1, 1, Bracket())
+    assert mp.mpf(b.lower) <= dup_direct(-1.0 - e, 0.5 - e, 0.4, 0.5, 30)
+    assert dup_direct(-1.0 + e, 0.5 + e, 0.4, 0.5, 30) <= mp.mpf(b.upper)
+    assert b.upper - b.lower <= 0.1 * b.lower
+
+
+def test_three_atom_laws_stay_on_the_lattice():
+    """k-RR replace-one has three atoms: not a two-atom law (atoms_of None), the lattice path certifies it."""
+    (g, law), *_ = laws_for(RandomizedResponse(3, 1.0), 0.2, "replace")
+    assert law.values.size == 3 and not two_atom.is_two_atom(law)
+    assert two_atom.atoms_of(FiniteLaw(np.array([0.5, 1.0]), np.array([0.5, 0.5]))) is None  # (both > 0)
+    assert math.isfinite(certify(law, float(g), 100, 1e-2, 1, Bracket()).upper)
