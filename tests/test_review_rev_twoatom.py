@@ -226,3 +226,15 @@ def test_three_atom_laws_stay_on_the_lattice():
     assert law.values.size == 3 and not two_atom.is_two_atom(law)
     assert two_atom.atoms_of(FiniteLaw(np.array([0.5, 1.0]), np.array([0.5, 0.5]))) is None  # (both > 0)
     assert math.isfinite(certify(law, float(g), 100, 1e-2, 1, Bracket()).upper)
+
+
+@pytest.mark.xfail(strict=True, reason="kernel: a2 - a1 or d * acc overflows to inf and dn(inf) = inf is taken as the "
+                                       "lower end (lower = inf > D_up); unreachable from certify (its sd-overflow closed "
+                                       "form takes |atoms| > ~1e154 first) but the kernel's 'lower <= D_up always' fails")
+@pytest.mark.parametrize("a1, a2", [(-1e308, 1e308), (-1.0, 1e308)])
+def test_kernel_lower_end_at_huge_atoms(a1, a2):
+    """Kernel API at atoms near the double range's top: D_up <= E[L_+] = a2 p2 is finite (5e307 here), so a
+    lower end of +inf is wrong. Fix: in two_atom::bracket, res.lower = std::isfinite(D.lo) ? D.lo : 0.0 (or
+    decline/throw where a2 - a1 is not finite)."""
+    lo, up, *_ = KERNEL(a1, a2, 0.5, 0.5, 10)
+    assert lo <= 0.5 * a2
