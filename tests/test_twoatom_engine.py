@@ -44,8 +44,10 @@ def test_get_epsilon_certified_and_tight(e0, n, adj):
     assert ShuffleAccountant(rr, n, adj).get_delta(e) <= DELTA
     assert exact_delta(e0, n, adj, e) <= DELTA < exact_delta(e0, n, adj, e * (1 - 2e-3))
     # within the lattice engine's xtol bracket (docs/accountant_atoms.md §12.7)
-    with lattice_for_two_atoms():
+    with lattice_for_two_atoms():  # (and the lattice search of docs/accountant_atoms.md §10-§11 stays certified)
         e_old = ShuffleAccountant(rr, n, adj).get_epsilon(DELTA)
+        assert ShuffleAccountant(rr, n, adj).get_delta(e_old) <= DELTA
+    assert exact_delta(e0, n, adj, e_old) <= DELTA
     assert abs(e / e_old - 1) <= 1e-3
 
 
