@@ -200,6 +200,25 @@ def test_get_epsilon_answer_is_a_safe_end(k, e0, n, adj, delta):
     assert ShuffleAccountant(RandomizedResponse(k, e0), n, adj).get_delta(e) <= delta
 
 
+@pytest.mark.parametrize("rel_tol", [1e-2, 1e-3])
+@pytest.mark.parametrize("n, eps", [(2000, 0.2625), (3000, 0.2)])
+def test_probe_decides_as_get_delta(rel_tol, n, eps):
+    """search.probe (decision mode) against get_delta (Bracket mode) on fresh accountants, at delta just
+    above and just below get_delta(eps): where the upper run's own width (7e-6 at n = 2000, 7e-7 at 3000 on the
+    subtraction path) passes the gate at rel_tol = 1e-2 and fails it at 1e-3 (the lattice path in both modes).
+    Catches a mode-dependent engine choice (a probe deciding below delta where get_delta is above: an answer
+    that is not a safe end). Swept offline on 1050 cells (k-RR, n = 50..1e5, rel_tol 1e-2..1e-7): no mismatch."""
+    from sharpdp.shuffle.accountant.search import probe
+
+    rr = RandomizedResponse(2, 1.0)
+    clear_caches()
+    gd = ShuffleAccountant(rr, n, "replace", rel_tol=rel_tol).get_delta(eps)
+    for delta in (gd * (1 + 1e-9), gd * (1 - 1e-9)):
+        clear_caches()
+        u = probe(ShuffleAccountant(rr, n, "replace", rel_tol=rel_tol), eps, delta, 1.0)
+        assert (u <= delta) == (gd <= delta)
+
+
 # ------------------------------------------------------------------------------------------------ routing
 
 
