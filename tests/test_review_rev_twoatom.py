@@ -250,14 +250,10 @@ def test_three_atom_laws_stay_on_the_lattice():
     assert math.isfinite(certify(law, float(g), 100, 1e-2, 1, Bracket()).upper)
 
 
-@pytest.mark.xfail(strict=True, reason="kernel: a2 - a1 or d * acc overflows to inf and dn(inf) = inf is taken as the "
-                                       "lower end (lower = inf > D_up); unreachable from certify (its sd-overflow closed "
-                                       "form takes |atoms| > ~1e154 first) but the kernel's 'lower <= D_up always' fails")
 @pytest.mark.parametrize("a1, a2", [(-1e308, 1e308), (-1.0, 1e308)])
 def test_kernel_lower_end_at_huge_atoms(a1, a2):
     """Kernel API at atoms near the double range's top: D_up <= E[L_+] = a2 p2 is finite (5e307 here), so a
-    lower end of +inf is wrong. Fix: in two_atom::bracket, res.lower = std::isfinite(D.lo) ? D.lo : 0.0 (or
-    decline/throw where a2 - a1 is not finite)."""
+    lower end of +inf is wrong (it was, before two_atom::bracket took a non-finite lower end as 0)."""
     lo, up, *_ = KERNEL(a1, a2, 0.5, 0.5, 10)
     assert lo <= 0.5 * a2
 
@@ -267,31 +263,21 @@ def test_kernel_lower_end_at_huge_atoms(a1, a2):
 RR1_REPLACE = (-1.3631274788348837, 0.7627745424979014, 0.5, 0.5378828427399903)
 
 
-@pytest.mark.xfail(strict=True, reason="kernel: on the subtraction path (1/2 < r < 1) the absolute error of G carries "
-                                       "into values that decay with n: the width grows ~u D(start)/D(n) (2e-7 at n = 1000, "
-                                       "7e-6 at n = 2000, still under the 1e-5 gate); fresh sums only at r <= 1/2")
 @pytest.mark.parametrize("n", [1000, 2000])
 def test_kernel_width_on_the_subtraction_path(n):
     """The claimed relative width ~1e-10 (and docs §12.3's measured 1e-12-1e-8 at values down to 1e-22) on a
-    realistic cell: D_up = 1.8e-13 (n = 1000) and 2.8e-23 (n = 2000). Fix (tried in this review, all tests
-    of the kernel and engine pass, cost +0.01 ms): in the k step of two_atom::bracket, take fresh_tail also
-    where rk.hi <= 0.9 and G's interval has widened, e.g.
-        if (rk.hi <= 0.5 || (rk.hi <= 0.9 && s.G.hi - s.G.lo > 0x1p-36 * s.G.lo)) fresh_tail(...)
-    -> widths 1.5e-11 (n = 1000), 1.7e-11 (2000), 2.6e-11 (1e4, where it is now 13.5 = 1350 %).
-    (rk.hi < 1 instead of 0.9: fresh sums of O(sqrt M) terms per step at n ~ 1e9: O(n), minutes.)"""
+    realistic cell: D_up = 1.8e-13 (n = 1000) and 2.8e-23 (n = 2000). It failed (2e-7 / 7e-6 wide, 13.5 at
+    n = 1e4) before the k step of two_atom::bracket took fresh sums also where r <= 0.9 and G's interval has
+    widened; now ~1.5e-11 (docs/accountant_atoms.md §12.2)."""
     lo, up, *_ = KERNEL(*RR1_REPLACE, n)
     assert up - lo <= 1e-9 * lo
 
 
-@pytest.mark.xfail(strict=True, reason="small n: the exact sum's bracket (1.7e-10 wide at n = 100) is wider than the "
-                                       "one-block closed form's (2.8e-12): get_delta's upper value rises by 8e-11 relative, "
-                                       "outside the old engine's bracket (29 of 480 k-RR cells at n <= 300)")
 def test_small_n_values_inside_the_old_bracket():
     """The claim 'values change only within the old engine's brackets' at n = 100 (binary RR eps0 = 1,
-    replace-one, eps = 0.2625). With the kernel fix above the excess drops to ~1e-12 but stays (the kernel's
-    width 1.5e-11 against 2.8e-12); a full fix: where one block of all n users is exact (the old path's first
-    choice at small n), intersect the two-atom bracket with it in driver._two_atom_value, or keep the old path
-    for n below the one-block size."""
+    replace-one, eps = 0.2625). It failed (the upper value 8e-11 relative above the old one-block closed form's)
+    before driver._two_atom_value intersected the two-atom bracket with the one-block closed form where one
+    block holds all n users (docs/accountant_atoms.md §12.6)."""
     rr = RandomizedResponse(2, 1.0)
     clear_caches()
     lo, up = ShuffleAccountant(rr, 100, "replace").get_delta_bounds(0.2625)

@@ -48,7 +48,10 @@ inline Iv sub_nn(Iv a, Iv b) { return {std::max(0.0, dn(a.lo - b.hi)), std::max(
 inline Iv div(Iv a, Iv b) { return {std::max(0.0, dn(a.lo / b.hi)), up(a.hi / b.lo)}; }
 // the quotient x/y of two exact non-negative integers below 2^53 (one rounding)
 inline Iv ratio(double x, double y) { const double q = x / y; return {std::max(0.0, dn(q)), up(q)}; }
-inline Iv scale2(Iv a, int e) { return {std::ldexp(a.lo, e), std::ldexp(a.hi, e) + (e < 0 ? kTiny : 0.0)}; }
+// (a subnormal result of ldexp is rounded to nearest: the lower end moves down by a quantum, the upper up)
+inline Iv scale2(Iv a, int e) {
+  return {std::max(0.0, std::ldexp(a.lo, e) - (e < 0 ? kTiny : 0.0)), std::ldexp(a.hi, e) + (e < 0 ? kTiny : 0.0)};
+}
 
 struct Result {
   double lower, upper;      // lower <= D_up <= upper
@@ -60,6 +63,10 @@ struct Result {
 
 // Chernoff tail level (nats) of every window: its left-out mass is <= 2 e^-(nats + 1) (exact_krr §4.1)
 constexpr double kNormNats = 36.0;
+// factor e^1e-4 on every left-out mass: the edges' tail exponent in doubles is off by up to ~4e-5 nats at
+// n ~ 1e9-1e12 (cancellation), which the edges' extra nat does not cover since the charges use e^-(nats + 1)
+// itself (§12.4)
+constexpr double kEdgeMargin = 1.0002;  // >= e^1e-4 = 1.000100005...
 
 // State of c_M ~ Bin(M, p2) at the threshold k: P = P(c = k), T = P(c > k), G = E[(c - k)_+] (§12.2)
 struct State {
@@ -74,7 +81,7 @@ inline bool start_state(std::int64_t M, std::int64_t k, double p2, double q2, Iv
                         std::int64_t& terms) {
   std::int64_t lc, hc;
   exact_krr::chernoff_edges(M, p2, q2, kNormNats, lc, hc);
-  const double t = 2.0 * std::exp(-(kNormNats + 1.0)) * (1.0 + 1e-12);
+  const double t = 2.0 * std::exp(-(kNormNats + 1.0)) * kEdgeMargin;
   const double md = static_cast<double>(M);
   std::int64_t mode = static_cast<std::int64_t>(std::floor((md + 1.0) * p2));
   mode = std::min(std::max(mode, lc), hc);
@@ -197,7 +204,7 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
   // tilted law N'' ~ Bin(n, gamma phi/(1 - gamma + gamma phi)) that carries E[S_+; N = M] (§12.4)
   std::int64_t lo, hi;
   double charge = 0.0;
-  const double tN = gamma == 1.0 ? 0.0 : 2.0 * std::exp(-(kNormNats + 1.0)) * (1.0 + 1e-12);
+  const double tN = gamma == 1.0 ? 0.0 : 2.0 * std::exp(-(kNormNats + 1.0)) * kEdgeMargin;
   if (gamma == 1.0) {
     lo = hi = n;
   } else {
@@ -228,7 +235,7 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
         res.m_lo = res.m_hi = 0;
         return res;
       }
-      const double t2 = 2.0 * std::exp(-(lvl + 1.0));
+      const double t2 = 2.0 * std::exp(-(lvl + 1.0)) * kEdgeMargin;
       charge = std::exp(lf * (1.0 - 1e-9) + 1e-9) * t2 / (std::exp(1.0) * th) / (nd * gamma) * (1.0 + 1e-6);
     } else {
       // E[S_+ | M] <= M p2 a2 <= n p2 a2: the mass outside W times that
@@ -288,7 +295,10 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
       s.P = mul(mul(s.P, ratio(m1 - kd, kd + 1.0)), rho);
       ++s.k;
       const Iv rk = mul(ratio(m1 - kd - 1.0, kd + 2.0), rho);  // P(k + 2)/P(k + 1) at M + 1
-      if (rk.hi <= 0.5) {
+      // fresh sums where the subtraction would lose (r <= 1/2), and also up to r <= 0.9 once G's interval has
+      // widened (the subtraction carries G's absolute error into values that decay: §12.2); not up to r < 1,
+      // where the fresh sums would cost O(sqrt M) per step
+      if (rk.hi <= 0.5 || (rk.hi <= 0.9 && s.G.hi - s.G.lo > 0x1p-36 * s.G.lo)) {
         fresh_tail(M + 1, s.k, s.P, rho, s.T, s.G);
       } else {
         s.G = sub_nn(s.G, s.T);
@@ -300,7 +310,7 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
   const Iv ng = {dn(nd * gamma), up(nd * gamma)};
   const Iv Z = {Sw.lo, up(Sw.hi / dn(1.0 - tN))};
   const Iv D = div(mul(d, acc), mul(ng, Z));
-  res.lower = D.lo;
+  res.lower = std::isfinite(D.lo) ? D.lo : 0.0;  // (atoms near the double range's top: a2 - a1 overflows)
   res.charge = charge;
   res.upper = up(D.hi + charge);
   return res;

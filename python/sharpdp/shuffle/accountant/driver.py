@@ -181,6 +181,10 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
     own = float(first.terms["upper_run_lower"])
     if not (first.upper < floor or first.upper - own <= 1e-3 * rel_tol * own):
         return None  # (the run's own width, rounding and truncation, is not negligible: the lattice refines)
+    blk = block(gamma, law, n)
+    one = one_block(blk, gamma, n) if blk is not None and blk.t == n else None
+    if one is not None:  # small n: the exact one-block closed form (§5.4 of docs/accountant.md) is narrower
+        first = replace(first, upper=min(first.upper, one.upper))  # (both certified: their intersection is)
     if isinstance(mode, UpperOnly) or mode.decide is not None:
         # (a decision: this upper value is get_delta's own, final whatever the lower one; a probe that ends
         # above delta is a lower end of the search by it alone, docs/accountant_atoms.md §12.6)
@@ -189,7 +193,8 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
     # passed, the bracket is returned whatever its width (lower 0 if the run declines), so the upper value
     # is the same in every mode: get_delta's is the probe's (§12.6)
     full = two_atom.bracket(law, gamma, n, upper=False)
-    return replace(first, lower=min(full.lower, first.upper) if full is not None else 0.0)
+    lower = max(full.lower if full is not None else 0.0, one.lower if one is not None else 0.0)
+    return replace(first, lower=min(lower, first.upper))
 
 
 def upper_value(law: Law, gamma: float, n: int, rel_tol: float, threads: int, scale: float, h_ratio: float) -> float:
