@@ -190,6 +190,7 @@ def engine_line(r: dict[str, Any]) -> str | None:
     """The text line naming the engine (None for the single-process path)."""
     if "engine" not in r:
         return None
-    workers = "local threads" if r["workers"] is None else f"{r['workers']} workers"
+    w = r["workers"]
+    workers = "local threads" if w is None else f"{w} worker{'' if w == 1 else 's'}"
     parts = r["partitions"]
     return f"engine     : {r['engine']} ({parts} partition{'' if parts == 1 else 's'}, {workers})"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from sharpdp._core_loader import core as _core
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
@@ -27,8 +29,10 @@ def atoms_of(law: Law) -> tuple[float, float, float, float] | None:
     if not law.atomic:
         return None
     v, p = getattr(law, "values", None), getattr(law, "probs", None)
-    if v is None or p is None or len(v) != 2 or len(p) != 2:
+    if v is None or p is None or len(v) != len(p) or len(v) < 2:
         return None
+    if len(v) > 2:  # equal atoms listed apart (e.g. a finite randomizer's law, one atom per output)
+        return _merged_atoms(np.asarray(v, dtype=float), np.asarray(p, dtype=float))
     a1, a2, p1, p2 = float(v[0]), float(v[1]), float(p[0]), float(p[1])
     if not (a1 < 0.0 < a2 and p1 > 0.0 and p2 > 0.0 and math.isfinite(a1) and math.isfinite(a2)):
         return None
@@ -55,6 +59,22 @@ def _kernel(a1: float, a2: float, p2: float, gamma: float, n: int) -> tuple:
             _MEMO.clear()
         _MEMO[key] = hit
     return hit
+
+
+def _merged_atoms(v: np.ndarray, p: np.ndarray) -> tuple[float, float, float, float] | None:
+    """:func:`atoms_of` of a law whose positive-mass atoms take exactly two distinct values a1 < 0 < a2: the
+    masses at each value summed (math.fsum: the exact sum rounded once, so it lies between the neighbours of
+    the result), [p2_lo, p2_hi] holding both that sum at a2 and 1 minus the one at a1, outward-rounded."""
+    keep = p > 0.0
+    vals = np.unique(v[keep])
+    if vals.size != 2 or not (vals[0] < 0.0 < vals[1]) or not np.all(np.isfinite(vals)):
+        return None
+    s1, s2 = math.fsum(p[keep & (v == vals[0])].tolist()), math.fsum(p[keep & (v == vals[1])].tolist())
+    lo = min(math.nextafter(s2, 0.0), math.nextafter(1.0 - math.nextafter(s1, 1.0), 0.0))
+    hi = max(math.nextafter(s2, 1.0), math.nextafter(1.0 - math.nextafter(s1, 0.0), 1.0))
+    if not 0.0 < lo <= hi < 1.0:
+        return None
+    return float(vals[0]), float(vals[1]), lo, hi
 
 
 def is_two_atom(law: Law) -> bool:
