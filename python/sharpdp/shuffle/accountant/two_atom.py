@@ -22,7 +22,7 @@ from sharpdp.shuffle.laws import Law
 _NOTE = "two-atom law: exact O(sqrt n) sum (docs/accountant_atoms.md §12)"
 
 
-def atoms_of(law: Law) -> tuple[float, float, float, float] | None:
+def atoms_of(law: Law, up: bool = True) -> tuple[float, float, float, float] | None:
     """(a1, a2, p2_lo, p2_hi) of a law with exactly two atoms of positive mass, a1 < 0 < a2 (asked of the law:
     ``atomic`` and its ``values``/``probs``), else None. [p2_lo, p2_hi] holds both the stored p2 and 1 minus
     the stored p1, outward-rounded (§12.5)."""
@@ -31,8 +31,8 @@ def atoms_of(law: Law) -> tuple[float, float, float, float] | None:
     v, p = getattr(law, "values", None), getattr(law, "probs", None)
     if v is None or p is None or len(v) != len(p) or len(v) < 2:
         return None
-    if len(v) > 2:  # equal atoms listed apart (e.g. a finite randomizer's law, one atom per output)
-        return _merged_atoms(np.asarray(v, dtype=float), np.asarray(p, dtype=float))
+    if len(v) > 2:  # atoms equal up to rounding listed apart (a finite randomizer's law: one atom per output)
+        return _merged_atoms(np.asarray(v, dtype=float), np.asarray(p, dtype=float), up)
     a1, a2, p1, p2 = float(v[0]), float(v[1]), float(p[0]), float(p[1])
     if not (a1 < 0.0 < a2 and p1 > 0.0 and p2 > 0.0 and math.isfinite(a1) and math.isfinite(a2)):
         return None
@@ -61,20 +61,29 @@ def _kernel(a1: float, a2: float, p2: float, gamma: float, n: int) -> tuple:
     return hit
 
 
-def _merged_atoms(v: np.ndarray, p: np.ndarray) -> tuple[float, float, float, float] | None:
-    """:func:`atoms_of` of a law whose positive-mass atoms take exactly two distinct values a1 < 0 < a2: the
-    masses at each value summed (math.fsum: the exact sum rounded once, so it lies between the neighbours of
-    the result), [p2_lo, p2_hi] holding both that sum at a2 and 1 minus the one at a1, outward-rounded."""
+def _merged_atoms(v: np.ndarray, p: np.ndarray, up: bool) -> tuple[float, float, float, float] | None:
+    """:func:`atoms_of` of a law whose positive-mass atoms form two clusters, one below 0 and one above, each
+    of relative spread <= 1e-12 (values equal but for their rounding): every atom of a cluster moved to the
+    cluster's largest value (``up``: a law above the given one user by user, so its D_up is larger, D_up being
+    non-decreasing in every value) or smallest (below it), the masses summed (math.fsum: the exact sum rounded
+    once, between the neighbours of the result), [p2_lo, p2_hi] holding both that sum at a2 and 1 minus the
+    one at a1, outward-rounded (docs/accountant_atoms.md §12.5)."""
     keep = p > 0.0
-    vals = np.unique(v[keep])
-    if vals.size != 2 or not (vals[0] < 0.0 < vals[1]) or not np.all(np.isfinite(vals)):
+    v, p = v[keep], p[keep]
+    neg, pos = v < 0.0, v > 0.0
+    if not (np.all(np.isfinite(v)) and neg.any() and pos.any() and np.all(neg | pos)):
         return None
-    s1, s2 = math.fsum(p[keep & (v == vals[0])].tolist()), math.fsum(p[keep & (v == vals[1])].tolist())
+    for side in (v[neg], v[pos]):
+        if side.max() - side.min() > 1e-12 * np.abs(side).max():
+            return None
+    pick = np.max if up else np.min
+    a1, a2 = float(pick(v[neg])), float(pick(v[pos]))
+    s1, s2 = math.fsum(p[neg].tolist()), math.fsum(p[pos].tolist())
     lo = min(math.nextafter(s2, 0.0), math.nextafter(1.0 - math.nextafter(s1, 1.0), 0.0))
     hi = max(math.nextafter(s2, 1.0), math.nextafter(1.0 - math.nextafter(s1, 0.0), 1.0))
     if not 0.0 < lo <= hi < 1.0:
         return None
-    return float(vals[0]), float(vals[1]), lo, hi
+    return a1, a2, lo, hi
 
 
 def is_two_atom(law: Law) -> bool:
@@ -92,7 +101,7 @@ def bracket(law: Law, gamma: float, n: int, *, lower: bool = True, upper: bool =
     terms: dict[str, object] = {"note": _NOTE}
     if upper:
         hi_law = law.shifted(True)  # values at least the true ones, user by user
-        at = atoms_of(hi_law)
+        at = atoms_of(hi_law, up=True)
         if at is None:
             return None
         a1, a2, _, p2 = at
@@ -104,7 +113,7 @@ def bracket(law: Law, gamma: float, n: int, *, lower: bool = True, upper: bool =
         terms.update(charge=r[2], m_window=(r[3], r[4]), start_terms=r[5], upper_run_lower=r[0])
     if lower:
         lo_law = law.shifted(False)
-        at = atoms_of(lo_law)
+        at = atoms_of(lo_law, up=False)
         if at is not None:
             a1, a2, p2, _ = at
             r = _kernel(a1, a2, p2, float(gamma), int(n))
