@@ -167,6 +167,11 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     return replace(r, upper=min(r.upper, cap), cap=cap)
 
 
+#: the largest n at which a two-atom law looks for the one-block closed form (blocks of all n users fit up to
+#: n ~ 150 for binary RR: docs/accountant.md §5.2)
+_ONE_BLOCK_N = 256
+
+
 def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, floor: float) -> LawBracket | None:
     """The exact two-atom bracket (docs/accountant_atoms.md §12) where it settles the mode: the upper value
     alone in :class:`UpperOnly` mode and in a decision mode (get_delta's own upper value, final: §12.6);
@@ -181,7 +186,8 @@ def _two_atom_value(law: Law, gamma: float, n: int, rel_tol: float, mode: Mode, 
     own = float(first.terms["upper_run_lower"])
     if not (first.upper < floor or first.upper - own <= 1e-3 * rel_tol * own):
         return None  # (the run's own width, rounding and truncation, is not negligible: the lattice refines)
-    blk = block(gamma, law, n)
+    # (one block of all n users only fits at small n; building a block law costs ~0.2-1.5 ms at n = 1e6)
+    blk = block(gamma, law, n) if n <= _ONE_BLOCK_N else None
     one = one_block(blk, gamma, n) if blk is not None and blk.t == n else None
     if one is not None:  # small n: the exact one-block closed form (§5.4 of docs/accountant.md) is narrower
         first = replace(first, upper=min(first.upper, one.upper))  # (both certified: their intersection is)
