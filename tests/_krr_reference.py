@@ -77,6 +77,17 @@ def class_deltas_mp(e0: float, eps: float, n: int) -> list:
     return out
 
 
+def class_tables_mp(e0: float, fractions, n: int, dps: int = 40) -> list:
+    """[(eps, delta_j of every class j)] at eps = f e0 for each f in ``fractions``, by :func:`class_deltas_mp`
+    at ``dps`` digits."""
+    out = []
+    for f in fractions:
+        eps = f * e0
+        with mp.workdps(dps):
+            out.append((eps, class_deltas_mp(e0, eps, n)))
+    return out
+
+
 def trinomial(gamma: float, values: np.ndarray, probs: np.ndarray, n: int) -> float:
     """E[(sum_i B_i L_i)_+] / (n gamma) by summation over the trinomial counts (c1 users at a1 < 0,
     c2 at a2 > 0, the rest inactive): c1 ~ Bin(n, gamma p1), then c2 ~ Bin(n - c1, gamma p2 / (1 -

@@ -13,7 +13,7 @@ import pytest
 from sharpdp import _core
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse
 
-from _krr_reference import class_deltas_mp, kernel_args
+from _krr_reference import class_tables_mp, class_deltas_mp, kernel_args
 
 MIRROR = getattr(_core.exact_krr, "_class_bracket_mirror")
 MIRROR_COPY = getattr(_core.exact_krr, "_class_bracket_mirror_copy")
@@ -28,9 +28,7 @@ def test_in_place_mirror_is_certified_and_equals_the_copies(e0, nats):
     n = 37
     N = n - 1
     differ = 0
-    for eps in (0.0, 0.41 * e0, 0.85 * e0):
-        with mp.workdps(40):
-            exact = class_deltas_mp(e0, eps, n)
+    for eps, exact in class_tables_mp(e0, (0.0, 0.41, 0.85), n):
         for j in range(0, n // 2):
             lvl = nats + 0.0625 * j  # a level of its own per class: nothing else cached there
             built_j = MIRROR(*kernel_args(e0, eps, n, j, lvl))

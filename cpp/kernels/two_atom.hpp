@@ -214,7 +214,10 @@ inline Result bracket(double a1, double a2, double p2, double gamma, std::int64_
     double phi = 2.0;
     if (mean_l < 0.0 && th > 0.0 && std::isfinite(th)) {
       // phi(th) = (1 - p2) e^{th a1} + p2 e^{th a2}, rounded up: two exp calls (4 ulp each), three roundings
-      phi = ((1.0 - p2) * std::exp(th * a1) + p2 * std::exp(th * a2)) * (1.0 + 64.0 * kU);
+      // (the products th * a rounded before exp: a relative error |th a| u in each exponential, so the margin
+      // grows with them; below phi < 1 the exponents are at most ~log(1/p2))
+      const double ea = std::fabs(th * a1) + std::fabs(th * a2);
+      phi = ((1.0 - p2) * std::exp(th * a1) + p2 * std::exp(th * a2)) * (1.0 + (64.0 + 4.0 * ea) * kU);
     }
     if (phi < 1.0) {
       // E[S_+ | M] <= phi^M / (e th) (x_+ <= e^{th x}/(e th)); sum over M outside W of P(N = M) phi^M
