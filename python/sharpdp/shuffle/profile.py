@@ -355,6 +355,24 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
 
+def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None):
+    """``evaluate`` at the explicit lattice indices ``ks`` (sorted) in increasing chunks, the same order
+    of evaluation as one call; ``progress`` (None: after 1 s) shows a bar whose total is exact (the
+    number of points, known in advance)."""
+    import sys
+
+    from sharpdp._progress import progress_bar
+
+    bar = progress_bar(total=int(ks.size), desc="privacy profile (explicit points)", unit=" values",
+                       file=sys.stderr, leave=True, disable=progress is False, delay=0.0 if progress else 1.0)
+    lo, up = np.empty(ks.size), np.empty(ks.size)
+    for start in range(0, ks.size, _CHUNK):
+        lo[start:start + _CHUNK], up[start:start + _CHUNK] = evaluate(ks[start:start + _CHUNK])
+        bar.update(int(min(_CHUNK, ks.size - start)))
+    bar.close()
+    return lo, up
+
+
 def _leg_sampler(accountant, j: int, dx: float):
     """``evaluate(ks)`` of leg j (0: x vs bot, 1: bot vs x) of a replace-one round bounded through
     bot: the zero-out certification of that order (the accountant's own leg values, cached there),
@@ -429,8 +447,8 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         and benchmarks; ``certified`` is then False and the pair dominates nothing).
     progress : bool or None
         None (default): a progress bar on stderr (values computed out of ``max_evaluations``, an
-        upper bound on the work, until the sampling stops; then left at 100 %) appears only after 1 s;
-        True: at once; False: never.
+        upper bound on the work, until the sampling stops; then left at 100 %; with ``epsilons``:
+        out of their number, exact) appears only after 1 s; True: at once; False: never.
 
     Returns
     -------
@@ -526,7 +544,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
             raise ValueError(f"epsilons must lie on the discretisation grid (multiples of "
                              f"value_discretization_interval = {dx}); {bad} does not")
         ks = np.unique(np.concatenate([[0], ki.astype(np.int64)]))
-        lo_v, up_v = evaluate(ks)
+        lo_v, up_v = _explicit_eval(evaluate, ks, progress)
         up_v = np.minimum.accumulate(up_v)
     else:
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,

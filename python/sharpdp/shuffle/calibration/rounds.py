@@ -36,15 +36,55 @@ _ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.9)
 # Smallest safe-side step in s (and in log sigma0 in the fallback) after a failure, doubled after
 # each further failure up to _ROUNDS_MAX_STEP.
 _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
+# Each candidate's dominating pair (docs/composition.md §4.2): _PAIR_POINTS even lattice points
+# k Delta on [0, e_top], Delta = e_top / _PAIR_STEPS, e_top where the Gaussian model of the round
+# (noise sigma_1) has delta = _FLOOR_SHARE delta / rounds (the pair's infinity mass, charged in full
+# to the composed delta: about that share of it). A resolution choice only: a pair from certified
+# upper values at ANY points is a certified dominating pair (docs/composition.md §2, Claim A).
+_PAIR_POINTS, _PAIR_STEPS, _FLOOR_SHARE = 24, 400, 2e-3
+
+
+def _gauss_epsilon(sigma: float, d: float) -> float:
+    """The first eps (doubling from 1e-6, then bisection to 1e-3 relative, capped at 60 nats) with
+    delta_G(eps; sigma) <= d for the Gaussian mechanism of sensitivity 1 (a model: no certified value)."""
+    from sharpdp.conversions import gaussian_mechanism_delta
+
+    def below(e: float) -> bool:
+        return bool(float(gaussian_mechanism_delta(e, sigma)) <= d)
+
+    hi = 1e-6
+    while hi < 60.0 and not below(hi):
+        hi *= 2.0
+    if hi >= 60.0:
+        return 60.0
+    lo = 0.5 * hi if hi > 1e-6 else 0.0
+    while hi - lo > 1e-3 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if below(mid) else (mid, hi)
+    return hi
+
+
+def pair_points(sigma_1: float, delta: float, rounds: int) -> tuple[float, tuple[float, ...]]:
+    """(Delta, sample eps) of a candidate's dominating pair in the k-round search: the comment above
+    (``sigma_1`` the Gaussian model's noise for one round, ``delta`` the k-round target)."""
+    top = _gauss_epsilon(sigma_1, _FLOOR_SHARE * delta / rounds)
+    dx = min(max(top / _PAIR_STEPS, 1e-12), 1.0)
+    ks = sorted({round(i * top / dx / (_PAIR_POINTS - 1)) for i in range(_PAIR_POINTS)})
+    return dx, tuple(k * dx for k in ks)
 
 
 def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
-                     progress: bool | None = False) -> tuple[float, float]:
+                     progress: bool | None = False, grid: tuple | None = None) -> tuple[float, float]:
     """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4);
+    ``grid`` (Delta, sample eps) of its dominating pair (:func:`pair_points`; None: the default adaptive pair);
     ``progress`` (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
     from sharpdp.shuffle.composition import ComposedAccountant
 
-    ca = ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], progress=progress)
+    acc = make_accountant(bmg, n, adjacency)
+    if grid is None:
+        ca = ComposedAccountant([(acc, rounds)], progress=progress)
+    else:
+        ca = ComposedAccountant([(acc, rounds)], grid[0], epsilons=grid[1], progress=progress)
     try:
         lo, up = ca.get_delta_bounds(epsilon)
     except RuntimeError as exc:
@@ -76,17 +116,20 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
 
     aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
     s = aim + half_log_k  # shift 0: the Gaussian start
-    bar = Progress(f"calibrating BMG for {rounds} rounds", progress, _ROUNDS_CERTS, unit=" candidates")
-    # each candidate's composed certification builds a privacy profile (tens of seconds at n = 1e5 and
-    # more): its own bar, after 1 s, keeps the wait visible between two candidates
-    inner = None if progress is not False else False
+    bar = Progress(f"calibrating BMG for {rounds} rounds ({_ROUNDS_CERTS} candidates budgeted, more only if none "
+                   f"certifies; stops at the first certified one within 10 % of the target)", progress,
+                   _ROUNDS_CERTS, unit=" candidates")
+    # each candidate's composed certification builds a privacy profile (its explicit points: seconds): its
+    # own bar (exact total; with progress None after 1 s) keeps the wait visible between two candidates
+    inner = progress
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
     count = evals = fails = 0
     try:
         while count < _ROUNDS_CERTS:  # search on s
             rep = candidate(s)
-            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner)
+            grid = pair_points(math.exp(min(s, 600.0)), delta, rounds)
+            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner, grid)
             count, evals = count + 1, evals + rep.evaluations
             ok = bounds[1] <= delta
             if ok:
@@ -116,7 +159,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                 raise RuntimeError(f"calibration: no BMG with a certified {rounds}-round delta <= {delta} "
                                    f"found in {count} composed certifications")
             last = BlanketMixedGaussian(last.gamma, last.sigma0 * math.exp(step), dim)
-            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner)
+            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner, grid)
             count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)
