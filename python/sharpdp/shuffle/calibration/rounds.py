@@ -40,8 +40,11 @@ _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
 # k Delta on [0, e_top], Delta = e_top / _PAIR_STEPS, e_top where the Gaussian model of the round
 # (noise sigma_1) has delta = _FLOOR_SHARE delta / rounds (the pair's infinity mass, charged in full
 # to the composed delta: about that share of it). A resolution choice only: a pair from certified
-# upper values at ANY points is a certified dominating pair (docs/composition.md §2, Claim A).
-_PAIR_POINTS, _PAIR_STEPS, _FLOOR_SHARE = 24, 400, 2e-3
+# upper values at ANY points is a certified dominating pair (docs/composition.md §2, Claim A), at any
+# accountant accuracy: the values come from an accountant of rel_tol _PAIR_REL_TOL (a wider bracket,
+# the same certified upper-value contract; its far-tail values cost a fraction of those at 1e-2) and
+# are not covered by their bracket gaps (cover_upper=False: that cover is no part of the certificate).
+_PAIR_POINTS, _PAIR_STEPS, _FLOOR_SHARE, _PAIR_REL_TOL = 40, 400, 2e-3, 0.05
 
 
 def _gauss_epsilon(sigma: float, d: float) -> float:
@@ -80,11 +83,11 @@ def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: flo
     ``progress`` (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
     from sharpdp.shuffle.composition import ComposedAccountant
 
-    acc = make_accountant(bmg, n, adjacency)
     if grid is None:
-        ca = ComposedAccountant([(acc, rounds)], progress=progress)
+        ca = ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], progress=progress)
     else:
-        ca = ComposedAccountant([(acc, rounds)], grid[0], epsilons=grid[1], progress=progress)
+        ca = ComposedAccountant([(make_accountant(bmg, n, adjacency, _PAIR_REL_TOL), rounds)], grid[0],
+                                epsilons=grid[1], cover_upper=False, progress=progress)
     try:
         lo, up = ca.get_delta_bounds(epsilon)
     except RuntimeError as exc:
