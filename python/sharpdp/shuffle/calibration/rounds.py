@@ -37,57 +37,56 @@ _ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.9)
 # each further failure up to _ROUNDS_MAX_STEP.
 _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
 # Each candidate's dominating pair (docs/composition.md §4.2): _PAIR_POINTS even lattice points
-# k Delta on [0, e_top], Delta = e_top / _PAIR_STEPS, e_top where the Gaussian model of the round
-# (noise sigma_1) has delta = _FLOOR_SHARE delta / rounds (the pair's infinity mass, charged in full
-# to the composed delta: about that share of it). A resolution choice only: a pair from certified
-# upper values at ANY points is a certified dominating pair (docs/composition.md §2, Claim A), at any
-# accountant accuracy: the values come from an accountant of rel_tol _PAIR_REL_TOL (a wider bracket,
-# the same certified upper-value contract; its far-tail values cost a fraction of those at 1e-2) and
-# are not covered by their bracket gaps (cover_upper=False: that cover is no part of the certificate).
+# k Delta on [0, e_top], Delta = e_top / _PAIR_STEPS, e_top where the template model of the round
+# (template_delta_estimate at the BMG's chi_lo) is _FLOOR_SHARE D / rounds, D the model of the
+# composed delta (the template at chi_lo / sqrt(rounds), ~ the target in the search): the pair's
+# infinity mass, charged in full to the composed delta, is then about that share of it. Only a
+# resolution choice: a pair from certified upper values at ANY points is a certified dominating pair
+# (docs/composition.md §2, Claim A), at any accountant accuracy: the values come from an accountant of
+# rel_tol _PAIR_REL_TOL (a wider bracket, the same certified upper values; its far-tail values cost a
+# fraction of those at 1e-2) and are not covered by their bracket gaps (cover_upper=False: that cover
+# is no part of the certificate).
 _PAIR_POINTS, _PAIR_STEPS, _FLOOR_SHARE, _PAIR_REL_TOL = 40, 400, 2e-3, 0.05
 
 
-def _gauss_epsilon(sigma: float, d: float) -> float:
-    """The first eps (doubling from 1e-6, then bisection to 1e-3 relative, capped at 60 nats) with
-    delta_G(eps; sigma) <= d for the Gaussian mechanism of sensitivity 1 (a model: no certified value)."""
-    from sharpdp.conversions import gaussian_mechanism_delta
-
-    def below(e: float) -> bool:
-        return bool(float(gaussian_mechanism_delta(e, sigma)) <= d)
-
+def _first_below(f: Callable[[float], float], d: float) -> float:
+    """The first eps (doubling from 1e-6, then bisection to 1e-3 relative; capped at 60 nats) with
+    f(eps) <= d, for a non-increasing model f (no certified value)."""
     hi = 1e-6
-    while hi < 60.0 and not below(hi):
+    while hi < 60.0 and not f(hi) <= d:
         hi *= 2.0
     if hi >= 60.0:
         return 60.0
     lo = 0.5 * hi if hi > 1e-6 else 0.0
     while hi - lo > 1e-3 * hi:
         mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if below(mid) else (mid, hi)
+        lo, hi = (lo, mid) if f(mid) <= d else (mid, hi)
     return hi
 
 
-def pair_points(sigma_1: float, delta: float, rounds: int) -> tuple[float, tuple[float, ...]]:
-    """(Delta, sample eps) of a candidate's dominating pair in the k-round search: the comment above
-    (``sigma_1`` the Gaussian model's noise for one round, ``delta`` the k-round target)."""
-    top = _gauss_epsilon(sigma_1, _FLOOR_SHARE * delta / rounds)
+def _pair_points(bmg: Any, n: int, rounds: int, epsilon: float) -> tuple[float, tuple[float, ...]]:
+    """(Delta, sample eps) of a candidate's dominating pair in the k-round search (the comment above)."""
+    from sharpdp.shuffle.calibration.estimates import template_delta_estimate
+
+    chi = float(bmg.chi_lo)
+    composed = float(template_delta_estimate(chi / math.sqrt(rounds), n, epsilon))
+    floor = _FLOOR_SHARE * min(max(composed, 1e-300), 1.0) / rounds
+    top = _first_below(lambda e: float(template_delta_estimate(chi, n, e)), floor)
     dx = min(max(top / _PAIR_STEPS, 1e-12), 1.0)
     ks = sorted({round(i * top / dx / (_PAIR_POINTS - 1)) for i in range(_PAIR_POINTS)})
     return dx, tuple(k * dx for k in ks)
 
 
 def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
-                     progress: bool | None = False, grid: tuple | None = None) -> tuple[float, float]:
-    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4);
-    ``grid`` (Delta, sample eps) of its dominating pair (:func:`pair_points`; None: the default adaptive pair);
-    ``progress`` (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
+                     progress: bool | None = False) -> tuple[float, float]:
+    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4),
+    its dominating pair from the points of :func:`_pair_points` (docs/composition.md §4.2); ``progress``
+    (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
     from sharpdp.shuffle.composition import ComposedAccountant
 
-    if grid is None:
-        ca = ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], progress=progress)
-    else:
-        ca = ComposedAccountant([(make_accountant(bmg, n, adjacency, _PAIR_REL_TOL), rounds)], grid[0],
-                                epsilons=grid[1], cover_upper=False, progress=progress)
+    dx, points = _pair_points(bmg, n, rounds, epsilon)
+    ca = ComposedAccountant([(make_accountant(bmg, n, adjacency, _PAIR_REL_TOL), rounds)], dx, epsilons=points,
+                            cover_upper=False, progress=progress)
     try:
         lo, up = ca.get_delta_bounds(epsilon)
     except RuntimeError as exc:
@@ -122,17 +121,17 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
     bar = Progress(f"calibrating BMG for {rounds} rounds ({_ROUNDS_CERTS} candidates budgeted, more only if none "
                    f"certifies; stops at the first certified one within 10 % of the target)", progress,
                    _ROUNDS_CERTS, unit=" candidates")
+    bar.update(0)  # shown at once (a plain bar prints on updates only)
     # each candidate's composed certification builds a privacy profile (its explicit points: seconds): its
-    # own bar (exact total; with progress None after 1 s) keeps the wait visible between two candidates
-    inner = progress
+    # own bar (exact total; after 1 s) keeps the wait visible between two candidates
+    inner = None if progress is not False else False
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
     count = evals = fails = 0
     try:
         while count < _ROUNDS_CERTS:  # search on s
             rep = candidate(s)
-            grid = pair_points(math.exp(min(s, 600.0)), delta, rounds)
-            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner, grid)
+            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner)
             count, evals = count + 1, evals + rep.evaluations
             ok = bounds[1] <= delta
             if ok:
@@ -162,7 +161,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                 raise RuntimeError(f"calibration: no BMG with a certified {rounds}-round delta <= {delta} "
                                    f"found in {count} composed certifications")
             last = BlanketMixedGaussian(last.gamma, last.sigma0 * math.exp(step), dim)
-            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner, grid)
+            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner)
             count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)
