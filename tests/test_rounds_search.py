@@ -1,0 +1,84 @@
+"""The k-round calibration's search pairs (docs/composition.md §4.2): explicit model-placed points, the
+returned BMG re-checked by an independent full-accuracy composition, the progress output, K = 1 unchanged."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sharpdp.shuffle import ComposedAccountant, ShuffleAccountant, calibrate_bmg_report, dominating_pair
+from sharpdp.shuffle.calibration import rounds as CR
+from sharpdp.shuffle.calibration.estimates import template_delta_estimate
+from sharpdp.shuffle.randomizers import BlanketMixedGaussian
+
+
+@pytest.mark.parametrize("n,k,eps,delta,dim", [(1000, 3, 0.01, 1e-5, 1), (20000, 4, 0.05, 1e-6, 2)])
+def test_returned_bmg_rechecked_by_a_full_accuracy_composition(n, k, eps, delta, dim):
+    rep = calibrate_bmg_report(n, eps, delta, dim, rounds=k, progress=False)
+    b = rep.randomizer
+    lo, up = rep.delta_bounds
+    assert lo <= up <= delta
+    # independent: a fresh full-accuracy ComposedAccountant (the default adaptive pair at the accountant's
+    # default rel_tol, cover_upper on) of k rounds of the returned BMG
+    full_lo, full_up = ComposedAccountant([(ShuffleAccountant(b, n), k)]).get_delta_bounds(eps)
+    assert full_up <= delta
+    # the search's coarser pair is certified too, so it cannot be far below the full-accuracy reference lower
+    # value (both compose pairs of the same round), and it is only a little looser than the full-accuracy upper
+    assert up >= full_lo * (1 - 1e-3)
+    assert abs(up / full_up - 1.0) < 0.05, (up, full_up)
+
+
+def test_pair_points_follow_the_template_model():
+    b = BlanketMixedGaussian(0.48226355352271794, 1.1138945790416652, 4)
+    n, k, eps = 327346, 5, 0.01
+    dx, pts = CR._pair_points(b, n, k, eps)
+    pts = np.array(pts)
+    assert pts[0] == 0.0 and len(pts) == CR._PAIR_POINTS and np.all(np.diff(pts) > 0)
+    kf = pts / dx
+    assert np.allclose(kf, np.round(kf), rtol=0, atol=1e-9 * kf.max())  # on the lattice
+    assert round(kf[-1]) == CR._PAIR_STEPS
+    # the top is where the model reaches the floor share of the modelled composed delta (to the bisection's
+    # 1e-3 relative in eps)
+    floor = CR._FLOOR_SHARE * template_delta_estimate(b.chi_lo / math.sqrt(k), n, eps) / k
+    assert template_delta_estimate(b.chi_lo, n, pts[-1]) <= floor < template_delta_estimate(b.chi_lo, n,
+                                                                                             pts[-1] * 0.998)
+
+
+def test_explicit_pair_bar_has_an_exact_total(capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tqdm.auto", None)  # the plain bar: one line per update
+    from sharpdp._progress import _PlainBar
+
+    monkeypatch.setattr(_PlainBar, "interval", 0.0)
+    acc = ShuffleAccountant(BlanketMixedGaussian(0.9, 3.0, 1), 3000, rel_tol=0.05)
+    dx = 1e-3
+    eps = np.arange(0, 21) * dx
+    dominating_pair(acc, dx, epsilons=eps, progress=True)
+    err = capsys.readouterr().err.splitlines()
+    assert err and all("privacy profile (explicit points)" in line for line in err)
+    assert "8/21 values" in err[0] and "21/21 values (100%)" in err[-1] and err[-1].endswith("(done)")
+    assert not any("budget" in line for line in err)
+
+
+def test_rounds_progress_from_the_start_and_an_honest_end(capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tqdm.auto", None)
+    rep = calibrate_bmg_report(1000, 0.01, 1e-5, 1, rounds=2, progress=True)
+    err = capsys.readouterr().err.splitlines()
+    outer = [line for line in err if line.startswith("calibrating BMG for 2 rounds")]
+    # the first line is the candidates' bar at 0 (printed before any certification), the last its end
+    assert err[0] == outer[0] and "0/4 candidates (0%), 0 s" in err[0]
+    m = rep.composed_certifications
+    assert outer[-1].endswith("(done)") and f"{m}/{m} candidates" in outer[-1]
+    assert "more only if none certifies" in outer[0]
+
+
+def _key(rep):
+    b = rep.randomizer
+    return (b.gamma, b.sigma0, b.dim, rep.delta_bounds, rep.evaluations, rep.rounds, rep.composed_certifications)
+
+
+def test_one_round_is_unchanged():
+    a = calibrate_bmg_report(2000, 0.2, 1e-6, 3, progress=False)
+    b = calibrate_bmg_report(2000, 0.2, 1e-6, 3, progress=False, rounds=1)
+    assert _key(a) == _key(b) and b.composed_certifications == 0
+    # the single round's figure is the single-round accountant's (no composition, no search pair)
+    assert a.delta_bounds[1] <= 1e-6
