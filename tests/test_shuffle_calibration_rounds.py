@@ -18,7 +18,9 @@ def test_rounds_certified_by_an_independent_composition_and_beats_the_naive_spli
     assert rep.rounds == k and 1 <= rep.composed_certifications <= CR._ROUNDS_CERTS + CR._ROUNDS_FALLBACK
     # independent re-check: a fresh ComposedAccountant of k rounds of the returned BMG
     up = ComposedAccountant([(ShuffleAccountant(b, n), k)]).get_delta(eps)
-    assert up <= delta and up == rep.delta_bounds[1]
+    # (the search certifies each candidate with a coarser pair, docs/composition.md §4.2: its figure is a
+    # certified upper bound too, a little above this full-accuracy one, not equal to it)
+    assert up <= delta and rep.delta_bounds[1] <= delta
     # the naive split (basic composition: each round at (eps/k, delta/k)) needs more noise
     naive = calibrate_bmg(n, eps / k, delta / k, 1, progress=False)
     assert b.mse_single < naive.mse_single
@@ -26,7 +28,7 @@ def test_rounds_certified_by_an_independent_composition_and_beats_the_naive_spli
     # not over-noised beyond the composed target (within the search's stop rule)
     single = calibrate_bmg(n, eps, delta, 1, progress=False)
     assert single.mse_single < b.mse_single
-    assert up >= delta * math.exp(CR._ROUNDS_CLOSE) or rep.composed_certifications >= CR._ROUNDS_CERTS
+    assert rep.delta_bounds[1] >= delta * math.exp(CR._ROUNDS_CLOSE) or rep.composed_certifications >= CR._ROUNDS_CERTS
 
 
 def _key(rep):

@@ -256,9 +256,20 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     # the round's dominating pair costs up to a few hundred certified profile values (seconds to
     # minutes): say so at once, then its bar (total = the sampling budget, left at 100 % when the
     # sampling stops early) from the start
-    print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from its certified "
-          f"privacy profile (its bar counts the certified values against their budget; it stops when accurate)", file=sys.stderr, flush=True)
-    ca = ComposedAccountant([(acc, rounds)], dx, progress=None)  # a bar after 1 s; a quick step prints nothing
+    model = _model_route(acc, eps, dx)
+    how = ("40 certified values at model-placed points (its bar counts them)" if model else
+           "its certified privacy profile (its bar counts the certified values against their budget; it stops when "
+           "accurate)")
+    print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from {how}",
+          file=sys.stderr, flush=True)
+    if model:
+        # a BMG round at a given epsilon: the round's pair from 40 model-placed certified values
+        # (docs/composition.md §4.2; certified, within ~2 % of the default pair, seconds instead of minutes)
+        from sharpdp.shuffle.calibration.rounds import model_composition
+
+        ca = model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None)
+    else:
+        ca = ComposedAccountant([(acc, rounds)], dx, progress=None)  # a bar after 1 s; a quick step prints nothing
     out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval}
     if eps is not None:
         lo, up = ca.get_delta_bounds(eps)
@@ -266,6 +277,15 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     else:
         out.update(delta=delta, epsilon=float(ca.get_epsilon(delta)))
     return out
+
+
+def _model_route(acc: Any, eps, dx) -> bool:
+    """Whether ``--rounds`` composes through the model-placed pair (docs/composition.md §4.2): a BMG
+    round (not bounded through bot) asked at an epsilon > 0, with the default lattice step."""
+    from sharpdp.shuffle.randomizers import BlanketMixedGaussian
+
+    return (eps is not None and eps > 0 and dx is None and type(getattr(acc, "randomizer", None)) is BlanketMixedGaussian
+            and not getattr(acc, "via_bottom", False) and type(acc).__name__ == "ShuffleAccountant")
 
 
 def _format_krr(r: dict[str, Any]) -> str:

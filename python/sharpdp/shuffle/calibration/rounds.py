@@ -77,16 +77,24 @@ def _pair_points(bmg: Any, n: int, rounds: int, epsilon: float) -> tuple[float, 
     return dx, tuple(k * dx for k in ks)
 
 
-def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
-                     progress: bool | None = False) -> tuple[float, float]:
-    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4),
-    its dominating pair from the points of :func:`_pair_points` (docs/composition.md §4.2); ``progress``
+def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
+                      progress: bool | None = False) -> Any:
+    """The ComposedAccountant of ``rounds`` runs of the BMG ``bmg`` whose round's dominating pair is built
+    from the model-placed points of :func:`_pair_points` (docs/composition.md §4.2: certified, a little
+    looser than the default adaptive pair, a fraction of its cost); sharp near ``epsilon``. ``progress``
     (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
     from sharpdp.shuffle.composition import ComposedAccountant
 
     dx, points = _pair_points(bmg, n, rounds, epsilon)
-    ca = ComposedAccountant([(make_accountant(bmg, n, adjacency, _PAIR_REL_TOL), rounds)], dx, epsilons=points,
-                            cover_upper=False, progress=progress)
+    return ComposedAccountant([(make_accountant(bmg, n, adjacency, _PAIR_REL_TOL), rounds)], dx, epsilons=points,
+                              cover_upper=False, progress=progress)
+
+
+def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
+                     progress: bool | None = False) -> tuple[float, float]:
+    """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4)
+    at ``epsilon`` by :func:`model_composition` (``progress`` as there)."""
+    ca = model_composition(bmg, n, adjacency, rounds, epsilon, progress)
     try:
         lo, up = ca.get_delta_bounds(epsilon)
     except RuntimeError as exc:
