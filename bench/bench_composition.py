@@ -12,7 +12,8 @@ Two ways to run it:
   delta(eps) scale on the same lattice (what "fast" means to its users); (4) k-fold composition
   (k in ``--ks``) of the exported pair by sharpdp's certified ``ComposedAccountant`` and by
   dp_accounting's ``self_compose`` at the eps where dp_accounting's delta is 1e-6: both deltas,
-  their ratio and the times. Rounds: ``private`` = BMG(0.95, 4.6), n = 1e4 (eps ~ 5e-4 at delta =
+  their ratio and the times; (5) with ``--calibrate 2,5,10``: ``calibrate_bmg_report(..., rounds=K)`` at
+  the flights table's shape (what ``sharpdp mean --rounds K`` spends). Rounds: ``private`` = BMG(0.95, 4.6), n = 1e4 (eps ~ 5e-4 at delta =
   1e-6); ``heavy`` = the BMG calibrate_bmg picks at n = 1e5, eps = 1, delta = 1e-6 (slow: minutes).
 * ``python -m pytest bench/bench_composition.py --benchmark-only -s`` (pytest-benchmark): one
   BMG(0.95, 4.6) round at n = 1e6 (zero-out), its dominating pair built once from the certified
@@ -209,6 +210,22 @@ def _round(name: str, points: int, ks: list[int]) -> list[str]:
     return rows
 
 
+def _calibration_rows(ks: list[int]) -> list[str]:
+    """``sharpdp mean --rounds K``'s calibration on the default data's shape (n = 327 346, d = 4, eps = 0.01,
+    delta = 1e-6, zero-out): CPU s, candidates, the certified composed delta (docs/composition.md §4.2)."""
+    from sharpdp.shuffle import calibrate_bmg_report
+
+    rows = ["k-round calibration (n = 327346, d = 4, eps = 0.01, delta = 1e-6, zero-out; docs/composition.md §4.2)"]
+    for k in ks:
+        clear_caches()
+        rep, t = _cpu(calibrate_bmg_report, 327346, 0.01, 1e-6, 4, rounds=k, progress=False)
+        b = rep.randomizer
+        rows.append(f"  K = {k:3d}: {t:.2f} s CPU, {rep.composed_certifications} candidate(s); BMG({b.gamma:.6g}, "
+                    f"{b.sigma0:.6g}); certified composed delta {rep.delta_bounds[1]:.6g} "
+                    f"(reference lower {rep.delta_bounds[0]:.6g})")
+    return rows
+
+
 def main(argv=None) -> None:
     import argparse
     import os
@@ -217,11 +234,16 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", default="private", help="comma-separated: private, heavy")
     ap.add_argument("--points", type=int, default=300)
     ap.add_argument("--ks", default="1,10,100,1000")
+    ap.add_argument("--calibrate", default="", help="comma-separated K: rows of calibrate_bmg_report(..., rounds=K) at "
+                                                    "the flights table's shape (e.g. 2,5,10)")
     a = ap.parse_args(argv)
     ks = [int(x) for x in a.ks.split(",") if x]
     print(f"load average {os.getloadavg()}; CPU seconds (process_time)", flush=True)
-    for name in a.rounds.split(","):
-        for row in _round(name.strip(), a.points, ks):
+    for name in [x.strip() for x in a.rounds.split(",") if x.strip()]:  # (--rounds "": none)
+        for row in _round(name, a.points, ks):
+            print(row, flush=True)
+    if a.calibrate:
+        for row in _calibration_rows([int(x) for x in a.calibrate.split(",") if x]):
             print(row, flush=True)
     print(f"load average {os.getloadavg()}")
 
