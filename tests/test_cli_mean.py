@@ -210,7 +210,9 @@ def test_mean_rounds_calibrates_for_k_composed_rounds(tmp_path, capsys, accounta
     # the 2-round composition of the reported BMG, re-certified independently
     bmg = BlanketMixedGaussian(r["bmg"]["gamma"], r["bmg"]["sigma0"], d)
     up = ComposedAccountant([(accountant.ShuffleAccountant(bmg, n), 2)]).get_delta(0.01)
-    assert up <= 1e-5 and r["delta_certified"] == up
+    # (the calibration certifies with its search pair, docs/composition.md §4.2: a certified figure a little
+    # above this full-accuracy one)
+    assert up <= 1e-5 and up <= r["delta_certified"] * 1.05 and r["delta_certified"] <= 1e-5
     # one round at the same budget would need less noise: the budget is shared by the 2 rounds
     assert accountant.ShuffleAccountant(bmg, n).get_delta(0.01) < up
     # the central Gaussian reference is per round for the same 2-round budget
