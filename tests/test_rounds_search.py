@@ -82,3 +82,24 @@ def test_one_round_is_unchanged():
     assert _key(a) == _key(b) and b.composed_certifications == 0
     # the single round's figure is the single-round accountant's (no composition, no search pair)
     assert a.delta_bounds[1] <= 1e-6
+
+
+def test_account_rounds_at_an_epsilon_takes_the_model_pair_and_stays_certified(capsys):
+    import json
+
+    from _cli import run as _run
+
+    code, out, err = _run(capsys, "account", "--gamma", "0.9", "--sigma0", "3.0", "--n", "3000", "--rounds", "3",
+                          "--epsilon", "0.003", "--json")
+    assert code == 0, err
+    assert "40 certified values at model-placed points" in err.splitlines()[0]
+    r = json.loads(out)
+    b = BlanketMixedGaussian(0.9, 3.0, 1)
+    assert (r["delta_lower"], r["delta"]) == pytest.approx(CR.model_composition(b, 3000, "zero_out", 3, 0.003)
+                                                           .get_delta_bounds(0.003), rel=1e-12)
+    full_lo, full_up = ComposedAccountant([(ShuffleAccountant(b, 3000), 3)]).get_delta_bounds(0.003)
+    assert r["delta"] >= full_lo * (1 - 1e-3) and abs(r["delta"] / full_up - 1.0) < 0.05, (r["delta"], full_up)
+    # an explicit lattice step keeps the default pair
+    code, out, err = _run(capsys, "account", "--gamma", "0.9", "--sigma0", "3.0", "--n", "3000", "--rounds", "3",
+                          "--epsilon", "0.003", "--discretization", "1e-4", "--json")
+    assert code == 0 and "model-placed" not in err
