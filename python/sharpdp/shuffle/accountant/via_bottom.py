@@ -14,14 +14,19 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
+from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.search import shrink
+from sharpdp.shuffle.laws import laws_for
 
 
 class _ZeroOut(Protocol):
     """The zero-out accountant of the legs (a :class:`sharpdp.shuffle.ShuffleAccountant`)."""
 
+    randomizer: Any
+    n: int
+    threads: int
     rel_tol: float  # the legs' target accuracy
     sampler_tau: float  # n sampler_tv (0 without a charge, docs/sampling.md §4)
     eps_tau: float  # above it the value at eps_tau
@@ -65,12 +70,17 @@ class ViaBottom:
     CAP_MARGIN = 1.5
     # most steps of get_epsilon's local walk from the last best split (§9.2)
     WALK_STEPS = 8
+    # first legs e1 = k eps / CAP_GRID of the closed-form cap proof (§9.3) ...
+    CAP_GRID = 16
+    # ... and the most engine legs (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms
+    CAP_ENGINE_LEGS = 2
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
         self.legs = legs
         self._leg_cache: dict[tuple[int, float, float], AccountantReport] = {}
         self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
+        self._closed_cache: dict[tuple[int, float], tuple[float, float]] = {}
 
     def leg(self, j: int, e: float, rel_tol: float) -> AccountantReport:
         """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached. Where the engine refuses to
@@ -116,6 +126,9 @@ class ViaBottom:
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
+        proved = self._cap_closed(eps, rel_tol)
+        if proved is not None:  # every split's value is >= 1 (docs/accountant.md §9.3): the cap, exactly
+            return self._as_report(eps_in, proved)
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
@@ -256,6 +269,96 @@ class ViaBottom:
         if not (a_lo[0] >= 1.0 or self._interval_at_least_1(eps, 0.0, eps, a_lo[0], self.leg(1, eps, rel_tol).lower)):
             return False
         return self._interval_at_least_1(eps, e1s[-1], e2s[-1], self.leg(0, eps, rel_tol).lower, b_lo[-1])
+
+    def _leg_lower(self, j: int, e: float, rel_tol: float) -> float:
+        """A lower value of leg j's D_up at e from :meth:`leg`; 0 above the legs' eps_tau, where the leg
+        reports its bracket at eps_tau (docs/sampling.md §4), whose lower value is none at e."""
+        if e > float(getattr(self.bottom, "eps_tau", math.inf)):
+            return 0.0
+        return self.leg(j, e, rel_tol).lower
+
+    def _closed_leg(self, j: int, e: float, rel_tol: float) -> tuple[float, float]:
+        """(lower, upper) of the blanket divergence D_up of leg j (0: x vs bot, 1: bot vs x) at e from the
+        laws' closed forms alone (driver ``certify(closed_only=True)``, docs/accountant.md §6.9): the max
+        over the leg's laws of their lower and upper values, without the sampler charge or surcharge
+        (lower values of D_up only; the upper value serves as a bound on what a lower value can reach).
+        (0, 1) beyond 60 nats (a value at 60 is no lower value beyond) or where a law has none."""
+        key = (j, e)
+        hit = self._closed_cache.get(key)
+        if hit is not None:
+            return hit
+        lo, up = 0.0, 0.0
+        if not 0.0 <= e <= EPS_CAP:
+            lo, up = 0.0, 1.0
+        else:
+            zo, only = self.bottom, self.legs[j]
+            try:
+                for i, (gamma, law) in enumerate(laws_for(zo.randomizer, e, "zero_out")):
+                    if only is not None and i not in only:
+                        continue
+                    r = certify(law, float(gamma), zo.n, rel_tol, zo.threads, closed_only=True)
+                    lo, up = max(lo, float(r.lower)), max(up, float(r.upper))
+            except (RuntimeError, ValueError, ArithmeticError):
+                lo, up = 0.0, 1.0
+        if len(self._closed_cache) > 4096:
+            self._closed_cache.clear()
+        self._closed_cache[key] = (lo, up)
+        return lo, up
+
+    def _cap_closed(self, eps: float, rel_tol: float) -> Split | None:
+        """The cap proved before any split is certified (docs/accountant.md §9.3): a cover of the first
+        legs [0, eps] by intervals [a, b] of the grid e1 = k eps / CAP_GRID on which A_lo(b) + e^a B_lo(e2)
+        >= 1 (rounded down; e2 >= eps - a exactly), A_lo and B_lo lower values of the legs' D_up from the
+        closed forms (:meth:`_closed_leg`) or, at most CAP_ENGINE_LEGS times where they fall short and the
+        closed upper value shows that the engine could close the gap, the engine's leg at
+        max(rel_tol, 0.1) (the golden-section search's legs, cached). The intervals are taken greedily
+        from e1 = 0, each as long as the grid allows. Returns the split f = SPLITS[0] with bracket (1, 1)
+        (min(1, value) is 1 at every split), legs bracketed by their lower values and 1; None when the
+        cover fails (the split search follows, with nothing lost but the closed forms' few ms)."""
+        k_max = self.CAP_GRID
+        grid = [eps * k / k_max for k in range(k_max)] + [eps]
+        engine = self.CAP_ENGINE_LEGS
+        rt = max(rel_tol, 0.1)
+        a_lo: dict[int, float] = {}
+
+        def a_at(k: int) -> float:
+            if k not in a_lo:
+                a_lo[k] = self._closed_leg(0, grid[k], rel_tol)[0]
+            return a_lo[k]
+
+        def reach(k: int, e2: float, b_lo: float) -> int:
+            """The largest m >= k with A_lo(grid[m]) + e^{grid[k]} B_lo >= 1 (A_lo non-increasing: a scan)."""
+            m = k
+            while m < k_max and self._interval_at_least_1(eps, grid[k], e2, a_at(m + 1), b_lo):
+                m += 1
+            return m
+
+        k = 0
+        while k < k_max:
+            a = grid[k]
+            e2 = eps - a
+            while Fraction(e2) + Fraction(a) < Fraction(eps):  # (B at e2 >= eps - a: exactly)
+                e2 = math.nextafter(e2, math.inf)
+            b_lo, b_up = self._closed_leg(1, e2, rel_tol)
+            m = reach(k, e2, b_lo)
+            if m == k and engine > 0 and self._interval_at_least_1(eps, a, e2, a_at(k + 1), b_up):
+                engine -= 1  # (the closed upper value of B leaves room: the engine's lower value may close it)
+                b_lo = max(b_lo, self._leg_lower(1, e2, rt))
+                m = reach(k, e2, b_lo)
+            if m == k and engine > 0 and self._interval_at_least_1(eps, a, e2, self._closed_leg(0, grid[k + 1],
+                                                                                                rel_tol)[1], b_lo):
+                engine -= 1
+                a_lo[k + 1] = max(a_at(k + 1), self._leg_lower(0, grid[k + 1], rt))
+                m = reach(k, e2, b_lo)
+            if m == k:
+                return None
+            k = m
+        f = self.SPLITS[0]
+        e1 = f * eps
+        legs = (AccountantReport(e1, min(self._closed_leg(0, e1, rel_tol)[0], 1.0), 1.0),
+                AccountantReport(eps - e1, min(self._closed_leg(1, eps - e1, rel_tol)[0], 1.0), 1.0))
+        return Split(f, 1.0, 1.0, e1, replace(legs[0], terms={"note": "cap proved from the legs' lower values "
+                                                                      "(docs/accountant.md §9.3)"}), legs[1])
 
     @staticmethod
     def _interval_at_least_1(eps: float, a: float, e2: float, a_lo: float, b_lo: float) -> bool:
