@@ -282,18 +282,20 @@ class ViaBottom:
         laws' closed forms alone (driver ``certify(closed_only=True)``, docs/accountant.md §6.9): the max
         over the leg's laws of their lower and upper values, without the sampler charge or surcharge
         (lower values of D_up only; the upper value serves as a bound on what a lower value can reach).
-        (0, 1) beyond 60 nats (a value at 60 is no lower value beyond) or where a law has none."""
+        (0, 1) beyond 60 nats (a value at 60 is no lower value beyond), where a law has none or without
+        the randomizer."""
         key = (j, e)
         hit = self._closed_cache.get(key)
         if hit is not None:
             return hit
         lo, up = 0.0, 0.0
-        if not 0.0 <= e <= EPS_CAP:
-            lo, up = 0.0, 1.0
+        zo, only = self.bottom, self.legs[j]
+        rnd = getattr(zo, "randomizer", None)
+        if not 0.0 <= e <= EPS_CAP or rnd is None:
+            lo, up = 0.0, 1.0  # (no closed forms: a zero-out accountant without its randomizer, e.g. a test's)
         else:
-            zo, only = self.bottom, self.legs[j]
             try:
-                for i, (gamma, law) in enumerate(laws_for(zo.randomizer, e, "zero_out")):
+                for i, (gamma, law) in enumerate(laws_for(rnd, e, "zero_out")):
                     if only is not None and i not in only:
                         continue
                     r = certify(law, float(gamma), zo.n, rel_tol, zo.threads, closed_only=True)
