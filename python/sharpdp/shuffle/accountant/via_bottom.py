@@ -100,12 +100,19 @@ class ViaBottom:
     def split(self, eps: float, f: float, rel_tol: float) -> Split:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards."""
         e1 = f * eps
-        e2 = eps - e1
-        while Fraction(e1) + Fraction(e2) > Fraction(eps):  # certify at e1 + e2 <= eps exactly (delta is
-            e2 = math.nextafter(e2, 0.0)  # non-increasing); fl(e1 + e2) <= eps does not imply it
+        e2 = self._second(eps, e1)
         ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol)
         w = math.exp(e1)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
+
+    @staticmethod
+    def _second(eps: float, e1: float) -> float:
+        """The second leg e2 of the split at e1: eps - e1, lowered until e1 + e2 <= eps exactly (delta is
+        non-increasing); fl(e1 + e2) <= eps does not imply it."""
+        e2 = eps - e1
+        while Fraction(e1) + Fraction(e2) > Fraction(eps):
+            e2 = math.nextafter(e2, 0.0)
+        return e2
 
     def report(self, eps: float, rel_tol: float) -> AccountantReport:
         """Replace-one through bot (class Notes): min over the split e1 + e2 = eps of
@@ -129,6 +136,9 @@ class ViaBottom:
         proved = self._cap_closed(eps, rel_tol)
         if proved is not None:  # every split's value is >= 1 (docs/accountant.md §9.3): the cap, exactly
             return self._as_report(eps_in, proved)
+        one = self._cap_at_one_split(eps, rel_tol)
+        if one is not None:  # early stop (a) of §9 decided by one certified split (§9.3)
+            return self._as_report(eps_in, one)
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
@@ -306,6 +316,27 @@ class ViaBottom:
             self._closed_cache.clear()
         self._closed_cache[key] = (lo, up)
         return lo, up
+
+    def _cap_at_one_split(self, eps: float, rel_tol: float) -> Split | None:
+        """Early stop (a) of §9 from one certified split (docs/accountant.md §9.3): where the legs' closed-form
+        lower values put every split of SPLITS at or above 1 (so are their certified upper values: the search
+        of §9 would stop at the cap), the split of SPLITS with the largest closed-form chain is certified at
+        rel_tol; if its certified lower value is >= 1 it is returned with the bracket (1, 1), the report the
+        search of §9 gives there (its early stop (a) takes the split of largest lower value, >= this one's).
+        None otherwise (the search follows; the split's legs are cached)."""
+        best, best_lo = None, -math.inf
+        for f in self.SPLITS:
+            e1 = f * eps
+            e2 = self._second(eps, e1)
+            lo = (self._closed_leg(0, e1, rel_tol)[0] + math.exp(e1) * (1 - 4 * U) * self._closed_leg(1, e2, rel_tol)[0]) \
+                * (1 - 8 * U)
+            if not lo >= 1.0:
+                return None
+            if lo > best_lo:
+                best, best_lo = f, lo
+        assert best is not None
+        s = self.split(eps, best, rel_tol)
+        return replace(s, lower=1.0, upper=1.0) if s.lower >= 1.0 else None
 
     def _cap_closed(self, eps: float, rel_tol: float) -> Split | None:
         """The cap proved before any split is certified (docs/accountant.md §9.3): a cover of the first
