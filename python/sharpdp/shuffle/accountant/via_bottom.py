@@ -159,7 +159,11 @@ class ViaBottom:
             else:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
-        cands.append(self.split(eps, (c if c.upper <= d.upper else d).f, rel_tol))
+        found = c if c.upper <= d.upper else d
+        # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
+        # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
+        if not found.lower > min(x.upper for x in cands):
+            cands.append(self.split(eps, found.f, rel_tol))
         best = min(cands, key=lambda c: c.upper)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
