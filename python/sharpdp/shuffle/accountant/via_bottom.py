@@ -72,7 +72,8 @@ class ViaBottom:
     WALK_STEPS = 8
     # first legs e1 = k eps / CAP_GRID of the closed-form cap proof (§9.3) ...
     CAP_GRID = 16
-    # ... and the most engine legs (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms
+    # ... and the most engine legs B (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms (legs A
+    # from the engine then too, at the grid points a bisection visits)
     CAP_ENGINE_LEGS = 2
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
@@ -357,18 +358,26 @@ class ViaBottom:
         engine = self.CAP_ENGINE_LEGS
         rt = max(rel_tol, 0.1)
         a_lo: dict[int, float] = {}
+        engine_a = [False]  # A_lo from the engine's legs too (once the closed forms fell short)
 
         def a_at(k: int) -> float:
             if k not in a_lo:
-                a_lo[k] = self._closed_leg(0, grid[k], rel_tol)[0]
+                lo = self._closed_leg(0, grid[k], rel_tol)[0]
+                a_lo[k] = max(lo, self._leg_lower(0, grid[k], rt)) if engine_a[0] else lo
             return a_lo[k]
 
         def reach(k: int, e2: float, b_lo: float) -> int:
-            """The largest m >= k with A_lo(grid[m]) + e^{grid[k]} B_lo >= 1 (A_lo non-increasing: a scan)."""
-            m = k
-            while m < k_max and self._interval_at_least_1(eps, grid[k], e2, a_at(m + 1), b_lo):
-                m += 1
-            return m
+            """An m > k with A_lo(grid[m]) + e^{grid[k]} B_lo >= 1, the largest one a bisection finds (every
+            such m gives a valid interval [grid[k], grid[m]], whatever the shape of A_lo); k when none."""
+            def ok(m: int) -> bool:
+                return self._interval_at_least_1(eps, grid[k], e2, a_at(m), b_lo)
+            if ok(k_max):
+                return k_max
+            lo, hi = k, k_max
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+            return lo
 
         k = 0
         while k < k_max:
@@ -378,14 +387,14 @@ class ViaBottom:
                 e2 = math.nextafter(e2, math.inf)
             b_lo, b_up = self._closed_leg(1, e2, rel_tol)
             m = reach(k, e2, b_lo)
-            if m == k and engine > 0 and self._interval_at_least_1(eps, a, e2, a_at(k + 1), b_up):
-                engine -= 1  # (the closed upper value of B leaves room: the engine's lower value may close it)
-                b_lo = max(b_lo, self._leg_lower(1, e2, rt))
-                m = reach(k, e2, b_lo)
-            if m == k and engine > 0 and self._interval_at_least_1(eps, a, e2, self._closed_leg(0, grid[k + 1],
-                                                                                                rel_tol)[1], b_lo):
+            if m == k and engine > 0 and self._interval_at_least_1(
+                    eps, a, e2, self._closed_leg(0, grid[k + 1], rel_tol)[1], b_up):
+                # the legs' closed upper values leave room: the engine's lower values may close the interval
                 engine -= 1
-                a_lo[k + 1] = max(a_at(k + 1), self._leg_lower(0, grid[k + 1], rt))
+                b_lo = max(b_lo, self._leg_lower(1, e2, rt))
+                if not engine_a[0]:
+                    engine_a[0] = True
+                    a_lo.clear()
                 m = reach(k, e2, b_lo)
             if m == k:
                 return None
