@@ -136,3 +136,21 @@ def test_one_split_needs_every_split_of_splits_at_1():
     assert 0.5 + math.exp(0.35) * 0.3 < 1.0
     assert vb._cap_at_one_split(1.0, 1e-2) is None
     assert not vb._leg_cache
+
+
+@pytest.mark.slow
+def test_gaussian_n1000_cap_by_the_engine_legs():
+    """sigma0 = 0.46, n = 1000, eps = 1: no few-user terms (n > 500), the closed lower values are ~0; the
+    cover takes the engine's legs (docs/accountant.md §9.3) and reports (1, 1), the bracket the full split
+    search reported. Independent check: the chains of an independent zero-out accountant's certified upper
+    leg values (rel_tol 0.1) at splits across [0, eps] are >= 1."""
+    vb = _via(0.46, 1000)
+    assert vb._closed_leg(0, 0.5, 1e-2)[0] < 1e-6  # (the closed forms alone cannot)
+    rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 1000, "replace").report(1.0)
+    assert (rep.lower, rep.upper) == (1.0, 1.0)
+    assert "§9.3" in str(rep.terms.get("note", ""))
+    zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 1000)
+    for e1 in (0.0, 0.5, 1.0):
+        a = zo._report(e1, 0.1, only=(0,)).upper
+        b = zo._report(1.0 - e1, 0.1, only=(1,)).upper
+        assert a + math.exp(e1) * b >= 1.0
