@@ -347,10 +347,10 @@ class ViaBottom:
         """The cap proved before any split is certified (docs/accountant.md §9.3): a cover of the first
         legs [0, eps] by intervals [a, b] of the grid e1 = k eps / CAP_GRID on which A_lo(b) + e^a B_lo(e2)
         >= 1 (rounded down; e2 >= eps - a exactly), A_lo and B_lo lower values of the legs' D_up from the
-        closed forms (:meth:`_closed_leg`) or, at most CAP_ENGINE_LEGS times where they fall short and the
-        closed upper value shows that the engine could close the gap, the engine's leg at
-        max(rel_tol, 0.1) (the golden-section search's legs, cached). The intervals are taken greedily
-        from e1 = 0, each as long as the grid allows. Returns the split f = SPLITS[0] with bracket (1, 1)
+        closed forms (:meth:`_closed_leg`) or, where they fall short and the legs' closed upper values leave
+        room, the engine's legs at max(rel_tol, 0.1) (the golden-section search's, cached): B at most
+        CAP_ENGINE_LEGS times, A from then on at the grid points visited. The intervals are taken greedily
+        from e1 = 0, each to b = eps or the largest grid point a bisection finds. Returns the split f = SPLITS[0] with bracket (1, 1)
         (min(1, value) is 1 at every split), legs bracketed by their lower values and 1; None when the
         cover fails (the split search follows, with nothing lost but the closed forms' few ms)."""
         k_max = self.CAP_GRID
@@ -401,8 +401,9 @@ class ViaBottom:
             k = m
         f = self.SPLITS[0]
         e1 = f * eps
+        e2 = self._second(eps, e1)
         legs = (AccountantReport(e1, min(self._closed_leg(0, e1, rel_tol)[0], 1.0), 1.0),
-                AccountantReport(eps - e1, min(self._closed_leg(1, eps - e1, rel_tol)[0], 1.0), 1.0))
+                AccountantReport(e2, min(self._closed_leg(1, e2, rel_tol)[0], 1.0), 1.0))
         return Split(f, 1.0, 1.0, e1, replace(legs[0], terms={"note": "cap proved from the legs' lower values "
                                                                       "(docs/accountant.md §9.3)"}), legs[1])
 
