@@ -14,14 +14,19 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
+from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.search import shrink
+from sharpdp.shuffle.laws import laws_for
 
 
 class _ZeroOut(Protocol):
     """The zero-out accountant of the legs (a :class:`sharpdp.shuffle.ShuffleAccountant`)."""
 
+    randomizer: Any
+    n: int
+    threads: int
     rel_tol: float  # the legs' target accuracy
     sampler_tau: float  # n sampler_tv (0 without a charge, docs/sampling.md §4)
     eps_tau: float  # above it the value at eps_tau
@@ -65,12 +70,18 @@ class ViaBottom:
     CAP_MARGIN = 1.5
     # most steps of get_epsilon's local walk from the last best split (§9.2)
     WALK_STEPS = 8
+    # first legs e1 = k eps / CAP_GRID of the closed-form cap proof (§9.3) ...
+    CAP_GRID = 16
+    # ... and the most engine legs B (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms (legs A
+    # from the engine then too, at the grid points a bisection visits)
+    CAP_ENGINE_LEGS = 2
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
         self.legs = legs
         self._leg_cache: dict[tuple[int, float, float], AccountantReport] = {}
         self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
+        self._closed_cache: dict[tuple[int, float], tuple[float, float]] = {}
 
     def leg(self, j: int, e: float, rel_tol: float) -> AccountantReport:
         """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached. Where the engine refuses to
@@ -90,12 +101,19 @@ class ViaBottom:
     def split(self, eps: float, f: float, rel_tol: float) -> Split:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards."""
         e1 = f * eps
-        e2 = eps - e1
-        while Fraction(e1) + Fraction(e2) > Fraction(eps):  # certify at e1 + e2 <= eps exactly (delta is
-            e2 = math.nextafter(e2, 0.0)  # non-increasing); fl(e1 + e2) <= eps does not imply it
+        e2 = self._second(eps, e1)
         ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol)
         w = math.exp(e1)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
+
+    @staticmethod
+    def _second(eps: float, e1: float) -> float:
+        """The second leg e2 of the split at e1: eps - e1, lowered until e1 + e2 <= eps exactly (delta is
+        non-increasing); fl(e1 + e2) <= eps does not imply it."""
+        e2 = eps - e1
+        while Fraction(e1) + Fraction(e2) > Fraction(eps):
+            e2 = math.nextafter(e2, 0.0)
+        return e2
 
     def report(self, eps: float, rel_tol: float) -> AccountantReport:
         """Replace-one through bot (class Notes): min over the split e1 + e2 = eps of
@@ -116,6 +134,12 @@ class ViaBottom:
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
+        proved = self._cap_closed(eps, rel_tol)
+        if proved is not None:  # every split's value is >= 1 (docs/accountant.md §9.3): the cap, exactly
+            return self._as_report(eps_in, proved)
+        one = self._cap_at_one_split(eps, rel_tol)
+        if one is not None:  # early stop (a) of §9 decided by one certified split (§9.3)
+            return self._as_report(eps_in, one)
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
@@ -136,7 +160,11 @@ class ViaBottom:
             else:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
-        cands.append(self.split(eps, (c if c.upper <= d.upper else d).f, rel_tol))
+        found = c if c.upper <= d.upper else d
+        # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
+        # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
+        if not found.lower > min(x.upper for x in cands):
+            cands.append(self.split(eps, found.f, rel_tol))
         best = min(cands, key=lambda c: c.upper)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
@@ -256,6 +284,128 @@ class ViaBottom:
         if not (a_lo[0] >= 1.0 or self._interval_at_least_1(eps, 0.0, eps, a_lo[0], self.leg(1, eps, rel_tol).lower)):
             return False
         return self._interval_at_least_1(eps, e1s[-1], e2s[-1], self.leg(0, eps, rel_tol).lower, b_lo[-1])
+
+    def _leg_lower(self, j: int, e: float, rel_tol: float) -> float:
+        """A lower value of leg j's D_up at e from :meth:`leg`; 0 above the legs' eps_tau, where the leg
+        reports its bracket at eps_tau (docs/sampling.md §4), whose lower value is none at e."""
+        if e > float(getattr(self.bottom, "eps_tau", math.inf)):
+            return 0.0
+        return self.leg(j, e, rel_tol).lower
+
+    def _closed_leg(self, j: int, e: float, rel_tol: float) -> tuple[float, float]:
+        """(lower, upper) of the blanket divergence D_up of leg j (0: x vs bot, 1: bot vs x) at e from the
+        laws' closed forms alone (driver ``certify(closed_only=True)``, docs/accountant.md §6.9): the max
+        over the leg's laws of their lower and upper values, without the sampler charge or surcharge
+        (lower values of D_up only; the upper value serves as a bound on what a lower value can reach).
+        (0, 1) beyond 60 nats (a value at 60 is no lower value beyond), where a law has none or without
+        the randomizer."""
+        key = (j, e)
+        hit = self._closed_cache.get(key)
+        if hit is not None:
+            return hit
+        lo, up = 0.0, 0.0
+        zo, only = self.bottom, self.legs[j]
+        rnd = getattr(zo, "randomizer", None)
+        if not 0.0 <= e <= EPS_CAP or rnd is None:
+            lo, up = 0.0, 1.0  # (no closed forms: a zero-out accountant without its randomizer, e.g. a test's)
+        else:
+            try:
+                for i, (gamma, law) in enumerate(laws_for(rnd, e, "zero_out")):
+                    if only is not None and i not in only:
+                        continue
+                    r = certify(law, float(gamma), zo.n, rel_tol, zo.threads, closed_only=True)
+                    lo, up = max(lo, float(r.lower)), max(up, float(r.upper))
+            except (RuntimeError, ValueError, ArithmeticError):
+                lo, up = 0.0, 1.0
+        if len(self._closed_cache) > 4096:
+            self._closed_cache.clear()
+        self._closed_cache[key] = (lo, up)
+        return lo, up
+
+    def _cap_at_one_split(self, eps: float, rel_tol: float) -> Split | None:
+        """Early stop (a) of §9 from one certified split (docs/accountant.md §9.3): where the legs' closed-form
+        lower values put every split of SPLITS at or above 1 (so are their certified upper values: the search
+        of §9 would stop at the cap), the split of SPLITS with the largest closed-form chain is certified at
+        rel_tol; if its certified lower value is >= 1 it is returned with the bracket (1, 1), the report the
+        search of §9 gives there (its early stop (a) takes the split of largest lower value, >= this one's).
+        None otherwise (the search follows; the split's legs are cached)."""
+        best, best_lo = None, -math.inf
+        for f in self.SPLITS:
+            e1 = f * eps
+            e2 = self._second(eps, e1)
+            lo = (self._closed_leg(0, e1, rel_tol)[0] + math.exp(e1) * (1 - 4 * U) * self._closed_leg(1, e2, rel_tol)[0]) \
+                * (1 - 8 * U)
+            if not lo >= 1.0:
+                return None
+            if lo > best_lo:
+                best, best_lo = f, lo
+        assert best is not None
+        s = self.split(eps, best, rel_tol)
+        return replace(s, lower=1.0, upper=1.0) if s.lower >= 1.0 else None
+
+    def _cap_closed(self, eps: float, rel_tol: float) -> Split | None:
+        """The cap proved before any split is certified (docs/accountant.md §9.3): a cover of the first
+        legs [0, eps] by intervals [a, b] of the grid e1 = k eps / CAP_GRID on which A_lo(b) + e^a B_lo(e2)
+        >= 1 (rounded down; e2 >= eps - a exactly), A_lo and B_lo lower values of the legs' D_up from the
+        closed forms (:meth:`_closed_leg`) or, where they fall short and the legs' closed upper values leave
+        room, the engine's legs at max(rel_tol, 0.1) (the golden-section search's, cached): B at most
+        CAP_ENGINE_LEGS times, A from then on at the grid points visited. The intervals are taken greedily
+        from e1 = 0, each to b = eps or the largest grid point a bisection finds. Returns the split f = SPLITS[0] with bracket (1, 1)
+        (min(1, value) is 1 at every split), legs bracketed by their lower values and 1; None when the
+        cover fails (the split search follows, with nothing lost but the closed forms' few ms)."""
+        k_max = self.CAP_GRID
+        grid = [eps * k / k_max for k in range(k_max)] + [eps]
+        engine = self.CAP_ENGINE_LEGS
+        rt = max(rel_tol, 0.1)
+        a_lo: dict[int, float] = {}
+        engine_a = [False]  # A_lo from the engine's legs too (once the closed forms fell short)
+
+        def a_at(k: int) -> float:
+            if k not in a_lo:
+                lo = self._closed_leg(0, grid[k], rel_tol)[0]
+                a_lo[k] = max(lo, self._leg_lower(0, grid[k], rt)) if engine_a[0] else lo
+            return a_lo[k]
+
+        def reach(k: int, e2: float, b_lo: float) -> int:
+            """An m > k with A_lo(grid[m]) + e^{grid[k]} B_lo >= 1, the largest one a bisection finds (every
+            such m gives a valid interval [grid[k], grid[m]], whatever the shape of A_lo); k when none."""
+            def ok(m: int) -> bool:
+                return self._interval_at_least_1(eps, grid[k], e2, a_at(m), b_lo)
+            if ok(k_max):
+                return k_max
+            lo, hi = k, k_max
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+            return lo
+
+        k = 0
+        while k < k_max:
+            a = grid[k]
+            e2 = eps - a
+            while Fraction(e2) + Fraction(a) < Fraction(eps):  # (B at e2 >= eps - a: exactly)
+                e2 = math.nextafter(e2, math.inf)
+            b_lo, b_up = self._closed_leg(1, e2, rel_tol)
+            m = reach(k, e2, b_lo)
+            if m == k and engine > 0 and self._interval_at_least_1(
+                    eps, a, e2, self._closed_leg(0, grid[k + 1], rel_tol)[1], b_up):
+                # the legs' closed upper values leave room: the engine's lower values may close the interval
+                engine -= 1
+                b_lo = max(b_lo, self._leg_lower(1, e2, rt))
+                if not engine_a[0]:
+                    engine_a[0] = True
+                    a_lo.clear()
+                m = reach(k, e2, b_lo)
+            if m == k:
+                return None
+            k = m
+        f = self.SPLITS[0]
+        e1 = f * eps
+        e2 = self._second(eps, e1)
+        legs = (AccountantReport(e1, min(self._closed_leg(0, e1, rel_tol)[0], 1.0), 1.0),
+                AccountantReport(e2, min(self._closed_leg(1, e2, rel_tol)[0], 1.0), 1.0))
+        return Split(f, 1.0, 1.0, e1, replace(legs[0], terms={"note": "cap proved from the legs' lower values "
+                                                                      "(docs/accountant.md §9.3)"}), legs[1])
 
     @staticmethod
     def _interval_at_least_1(eps: float, a: float, e2: float, a_lo: float, b_lo: float) -> bool:
