@@ -10,8 +10,10 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/accountant.hpp"
+#include "kernels/lognormal_cells.hpp"
 #include "kernels/two_atom.hpp"
 
 namespace py = pybind11;
@@ -144,6 +146,41 @@ py::tuple two_atom_bracket(double a1, double a2, double p2, double gamma, std::i
   return py::make_tuple(r.lower, r.upper, r.charge, r.m_lo, r.m_hi, r.c_terms, r.ok);
 }
 
+// the certified hat-lattice cells of a lognormal law (kernels/lognormal_cells.hpp, docs/accountant.md §2.3):
+// (m, w, em, ew) of the cells k = 0..K-1 of the grid x0 + h k, weighted
+std::tuple<Arr, Arr, Arr, Arr> lognormal_cells(double a, double G, double S, double r, double v_lo, double v_hi,
+                                               double weight, double x0, double h, std::int64_t K) {
+  const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight);
+  kernels::lognormal::check_grid(x0, h, K);
+  const auto n = static_cast<py::ssize_t>(K);
+  Arr m(n), w(n), em(n), ew(n);
+  double *pm = m.mutable_data(), *pw = w.mutable_data(), *pem = em.mutable_data(), *pew = ew.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    law.cells(x0, h, 0, K, pm, pw, pem, pew);
+  }
+  return {m, w, em, ew};
+}
+
+// V where L = x, elementwise (the cells' edge formula), for an array x of any shape
+Arr lognormal_v(double a, double G, double S, double r, Arr x) {
+  const kernels::lognormal::Law law(a, G, S, r, -kernels::lognormal::kInf, kernels::lognormal::kInf, 1.0);
+  Arr out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+  const double* px = x.data();
+  double* po = out.mutable_data();
+  const auto n = static_cast<std::size_t>(x.size());
+  {
+    py::gil_scoped_release nogil;
+    for (std::size_t i = 0; i < n; ++i) po[i] = law.v(px[i]);
+  }
+  return out;
+}
+
+// the same at one float (no array round trip: the scalar probabilities and tails)
+double lognormal_v1(double a, double G, double S, double r, double x) {
+  return kernels::lognormal::Law(a, G, S, r, -kernels::lognormal::kInf, kernels::lognormal::kInf, 1.0).v(x);
+}
+
 }  // namespace
 
 void register_accountant(py::module_& m) {
@@ -159,6 +196,10 @@ void register_accountant(py::module_& m) {
   m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
   m.def("two_atom_bracket", &two_atom_bracket,
         "certified bracket of D_up of a two-atom law in O(sqrt n) (docs/accountant_atoms.md section 12)");
+  m.def("lognormal_cells", &lognormal_cells,
+        "certified (m, w, em, ew) of a lognormal law's hat-lattice cells (docs/accountant.md section 2.3)");
+  m.def("lognormal_v", &lognormal_v, "V where a lognormal law's L = x, elementwise");
+  m.def("lognormal_v1", &lognormal_v1, "V where a lognormal law's L = x, at one float");
 }
 
 }  // namespace sharpdp
