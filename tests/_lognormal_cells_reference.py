@@ -88,12 +88,13 @@ def _gl_sum(f):
     return s
 
 
-def cells_reference(law, x0, h, K):
-    """(m, w, em, ew) of the cells k = 0..K-1 of the grid x0 + h k (numpy reference)."""
+def cells_reference(law, x0, h, K, v_all=None):
+    """(m, w, em, ew) of the cells k = 0..K-1 of the grid x0 + h k (numpy reference). v_all: the V-edges at the
+    K + 1 grid points to use instead of v_reference's (to compare the cells on the same edges)."""
     G, S, vlo, vhi = oriented(law)
     r, a = law.r, law.a
     x = x0 + h * np.arange(0, K + 1, dtype=float)
-    v_all = v_reference(law, x)
+    v_all = v_reference(law, x) if v_all is None else np.asarray(v_all, float)
     lo = np.clip(v_all[:-1], vlo, vhi)
     hi = np.clip(v_all[1:], lo, vhi)
     vs = v_all[:-1]
