@@ -117,8 +117,9 @@ class Law {
     const double d = lk_ - la;  // log(kappa/|q|) (-inf when kappa = 0 or |q| = inf; +inf/NaN when q = 0)
     double v;
     if (d <= 0 && aq > 0) {
-      const double xs = std::exp(std::min(d, 0.0));
-      const double lb_q = la + std::log1p(2.0 * xs * xs / (1.0 + std::sqrt(1.0 + 4.0 * xs * xs)));
+      // (kappa = 0, the one-term laws: d = -inf, xs = 0 and log1p(0) = 0 exactly; the calls are skipped)
+      const double xs = d == -kInf ? 0.0 : std::exp(std::min(d, 0.0));
+      const double lb_q = xs == 0.0 ? la : la + std::log1p(2.0 * xs * xs / (1.0 + std::sqrt(1.0 + 4.0 * xs * xs)));
       if (q >= 0)
         v = G_ > 0 ? (lb_q - logG_) / r_ + 0.5 * r_ : kInf;
       else
@@ -135,6 +136,40 @@ class Law {
     return v;
   }
 
+  struct Local {
+    double p, ep, val, err;
+  };
+  // P(lo < V < hi) and E[L - c; lo < V < hi] = (a - c) p + G q+ - S q- by the closed forms (unweighted), with
+  // absolute error bounds (three products and two sums: 4u on the absolute terms)
+  Local local(double lo, double hi, double c) const {
+    const double r = r_;
+    const Prob P0 = interval_prob(lo, hi);
+    const Prob Pp = interval_prob(lo - r, hi - r);
+    const Prob Pm = interval_prob(lo + r, hi + r);
+    const double A = (a_ - c) * P0.p, Bp = G_ * Pp.p, Bm = S_ * Pm.p;
+    const double err = std::fabs(a_ - c) * P0.err + G_ * Pp.err + S_ * Pm.err + 4 * kU * (std::fabs(A) + Bp + Bm);
+    return {P0.p, P0.err, A + Bp - Bm, err};
+  }
+
+  // Bracket [lo, up] of E[(L - t)_+] (weighted) at each threshold t[i] (docs/accountant.md §2.3): the closed
+  // form on {L > t} = (v(t), v_hi), its error bound added/subtracted, then 1 -+ 1e-12; 0 where that is empty.
+  void stop_loss(const double* t, std::size_t n, double* lo_out, double* up_out) const {
+    const double v_top = v(kInf);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double lo = clip(v(t[i]), vlo_, vhi_);
+      const double hi = clip(v_top, lo, vhi_);
+      if (!(hi > lo)) {
+        lo_out[i] = up_out[i] = 0.0;
+        continue;
+      }
+      const Local l = local(lo, hi, t[i]);
+      const double pv = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
+      const double dv = l.val - l.err;
+      up_out[i] = w_ * (pv + l.err) * (1 + 1e-12);
+      lo_out[i] = w_ * ((dv >= 0.0 || dv != dv) ? dv : 0.0) * (1 - 1e-12);
+    }
+  }
+
   // One cell: x_j = xj, V-edges lo < hi (clipped), vs = v(x_j) unclipped; h the grid step.
   // Writes (m, w, em, ew), weighted.
   void cell(double xj, double vs, double lo, double hi, double h, double* m_out, double* w_out, double* em_out,
@@ -144,18 +179,11 @@ class Law {
     const bool nar = std::isfinite(vs) && (hi > lo) && (u1 * (std::fabs(vs) + r + 1.0) <= kNarrow) && (u0 >= 0);
     double m, em, wh, ew, flo = 0.0;
     if (!nar) {
-      // wide: closed forms, E[L - x_j; cell] = (a - x_j) p + G q+ - S q- (three products, two sums: 4u)
-      const Prob P0 = interval_prob(lo, hi);
-      const Prob Pp = interval_prob(lo - r, hi - r);
-      const Prob Pm = interval_prob(lo + r, hi + r);
-      const double A = (a_ - xj) * P0.p, Bp = G_ * Pp.p, Bm = S_ * Pm.p;
-      const double err = std::fabs(a_ - xj) * P0.err + G_ * Pp.err + S_ * Pm.err +
-                         4 * kU * (std::fabs(A) + Bp + Bm);
-      const double val = A + Bp - Bm;
-      m = P0.p;
-      em = P0.err;
-      wh = (val >= 0.0 || val != val) ? val : 0.0;
-      ew = err;
+      const Local l = local(lo, hi, xj);
+      m = l.p;
+      em = l.ep;
+      wh = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
+      ew = l.err;
     } else {
       // narrow: 8-point Gauss-Legendre in u = v - v* from the anchor v* (docs/accountant.md §2.3)
       const double a0 = u0, span = u1 - u0;
@@ -167,13 +195,17 @@ class Law {
         const double U = a0 + span * kGlX[g];
         const double base = std::exp(-vs * U - 0.5 * U * U);
         const double ru = r * U;
+        // e^{ru} - 1 and e^{-ru} - 1 = -(e^{ru} - 1)/e^{ru} from one expm1 (ru >= 0: U >= u0 >= 0): the
+        // quotient and the sum 1 + E add two roundings (2u) and E/(1 + E) is no more sensitive to E's own
+        // error than E itself (relative factor 1/(1 + E) <= 1), all inside the 64 ulp charged per exponential
+        const double E = std::expm1(ru);
         double grow;
         if (two)
-          grow = P * std::expm1(ru) - M * std::expm1(-ru);
+          grow = P * E - M * (-(E / (1.0 + E)));
         else if (S_ > 0)
-          grow = -(M * std::expm1(-ru));
+          grow = -(M * (-(E / (1.0 + E))));
         else
-          grow = P * std::expm1(ru);
+          grow = P * E;
         if (g == 0) {
           sb = base * kGlW[0];
           sg = (grow * base) * kGlW[0];

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr
 
 from sharpdp import _validation as V
 from sharpdp._core_loader import core as _core
@@ -14,73 +14,38 @@ from sharpdp.shuffle.laws.base import U as _U
 from sharpdp.shuffle.laws.base import Law, check_threshold
 
 # Assumed relative accuracy of exp/log (a few ulp in practice; 64 ulp taken, as in
-# sharpdp.conversions). scipy's ndtr(z) is relatively accurate to about z^2 u in the far lower
-# tail (measured 2e-13 at z = -32), so its terms get (64 + 2 z^2) ulp (ndtr_rel).
+# sharpdp.conversions). ndtr(z) is relatively accurate to about z^2 u in the far lower tail (the rounding of
+# its argument z/sqrt 2), so its terms get (64 + 2 z^2) ulp (ndtr_rel; proof for the compiled
+# ndtr in docs/accountant.md §2.3).
 _RHO = 64.0 * np.finfo(float).eps
 _EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
-
-
-def _ndtr_flush(z):
-    """Absolute error allowance of ndtr(z) where it goes subnormal or flushes to 0 (z < -37.5):
-    the true value, at most phi(z)/|z| (Mills), plus the smallest subnormals."""
-    if np.ndim(z) == 0 and not isinstance(z, np.ndarray):  # one float (interval_prob's scalar path)
-        if not (z < -37.5 and math.isfinite(z)):
-            return 0.0
-        with np.errstate(under="ignore", over="ignore"):
-            return 1.01 * np.exp(-0.5 * z * z) / (abs(z) * _SQRT2PI) + 1e-323
-    z = np.asarray(z, float)
-    far = (z < -37.5) & np.isfinite(z)
-    if not far.any():  # (the common case: the same zeros as np.where below)
-        return np.zeros(z.shape)
-    with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
-        m = 1.01 * np.exp(-0.5 * z * z) / (np.abs(z) * _SQRT2PI) + 1e-323
-    return np.where(far, m, 0.0)
 
 
 def ndtr_rel(z):
     """Assumed relative error bound of ndtr(z) (vectorised): (64 + 2 z^2) ulp in the lower tail
     (z^2 capped at 1e4: below z = -100 the value is 0 and the flush allowance covers it), 64 ulp
     for z >= 0 (there ndtr(z) = 1 - erfc(z/sqrt 2)/2 lies in [1/2, 1]: the erfc term's own
-    relative error is scaled down by it)."""
+    relative error is scaled down by it). (The compiled kernel's interval_prob charges the same.)"""
     z = np.asarray(z, float)
     with np.errstate(invalid="ignore", over="ignore"):
         z2 = np.minimum(z * z, 1e4)
         return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * _EPS, _RHO)
-_SQRT2PI = math.sqrt(2.0 * math.pi)
+
 
 # The cells (V-edges, closed forms of wide cells, the 8-point Gauss-Legendre rule of narrow cells and
-# their bounds) are computed by the compiled kernel cpp/kernels/lognormal_cells.hpp
-# (docs/accountant.md §2.3); the V-edge formula is the same kernel's (_v, _v_scalar).
-
-
-def _rel_scalar(z):
-    """ndtr_rel at one float z (the same operations)."""
-    return (64.0 + 2.0 * min(z * z, 1e4)) * _EPS if (math.isfinite(z) and z < 0) else _RHO
-
-
-def _interval_prob_scalar(z1, z2):
-    """interval_prob at one pair of floats: the same operations on scalars (no 0-d arrays, whose
-    per-call overhead dominates the accountant's many scalar probabilities)."""
-    zA, zB = (-z1, -z2) if z1 > 0 else (z2, z1)
-    A, B = ndtr(zA), ndtr(zB)
-    p = np.maximum(A - B, 0.0)
-    fA = _ndtr_flush(zA) if zA < -37.5 and math.isfinite(zA) else 0.0
-    fB = _ndtr_flush(zB) if zB < -37.5 and math.isfinite(zB) else 0.0
-    return p, _rel_scalar(zA) * A + _rel_scalar(zB) * B + _U * p + fA + fB
+# their bounds), the stop-loss brackets and interval_prob are computed by the compiled kernel
+# cpp/kernels/lognormal_cells.hpp (docs/accountant.md §2.3); the V-edge formula is the same kernel's (_v).
 
 
 def interval_prob(z1, z2):
-    """P(z1 < Z < z2) for Z ~ N(0,1), vectorised, using the small side; with error bound."""
+    """P(z1 < Z < z2) for Z ~ N(0,1), vectorised, using the small side; with error bound (absolute:
+    (64 + 2 z^2) ulp relative per ndtr term, u on the difference, and where ndtr flushes below z = -37.5
+    the Mills bound phi(z)/|z| plus the smallest subnormals; the compiled kernel's)."""
     if np.ndim(z1) == 0 and np.ndim(z2) == 0:
-        return _interval_prob_scalar(float(z1), float(z2))
-    z1 = np.asarray(z1, float)
-    z2 = np.asarray(z2, float)
-    upper = z1 > 0  # both tails on the right: Phibar(z1) - Phibar(z2)
-    zA, zB = np.where(upper, -z1, z2), np.where(upper, -z2, z1)
-    A, B = ndtr(zA), ndtr(zB)
-    p = np.maximum(A - B, 0.0)
-    err = ndtr_rel(zA) * A + ndtr_rel(zB) * B + _U * p + _ndtr_flush(zA) + _ndtr_flush(zB)
-    return p, err
+        p, e = _core.accountant.lognormal_interval_prob1(float(z1), float(z2))
+        return np.float64(p), np.float64(e)
+    z1, z2 = np.broadcast_arrays(np.asarray(z1, float), np.asarray(z2, float))
+    return _core.accountant.lognormal_interval_prob(z1, z2)
 
 
 def _interval_prob_scaled(z1, z2, logc):
@@ -292,14 +257,6 @@ class LognormalLaw(Law):
         mass, s1, s2 = self._moments()
         return math.sqrt(max(s2 / mass - (s1 / mass) ** 2, 0.0))
 
-    def _partial(self, lo, hi):
-        """(p, ep, q+, eq+, q-, eq-): P(V in (lo,hi)) and E[e^{+-rV - r^2/2}; V in (lo,hi)] with
-        error bounds (unweighted)."""
-        p, ep = interval_prob(lo, hi)
-        qp, eqp = interval_prob(lo - self.r, hi - self.r)
-        qm, eqm = interval_prob(lo + self.r, hi + self.r)
-        return p, ep, qp, eqp, qm, eqm
-
     def prob_below(self, x):
         lo, hi = self._vint(-math.inf, x)
         p, e = interval_prob(lo, hi)
@@ -309,14 +266,6 @@ class LognormalLaw(Law):
         lo, hi = self._vint(x, math.inf)
         p, e = interval_prob(lo, hi)
         return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
-
-    def _local(self, lo, hi, c):
-        """E[L - c; V in (lo, hi)] as (a - c) p + G q+ - S q-, with an absolute error bound
-        (three products and two sums: 4u on the absolute terms)."""
-        p, ep, qp, eqp, qm, eqm = self._partial(lo, hi)
-        A, Bp, Bm = (self.a - c) * p, self._G * qp, self._S * qm
-        err = np.abs(self.a - c) * ep + self._G * eqp + self._S * eqm + 4 * _U * (np.abs(A) + Bp + Bm)
-        return p, ep, A + Bp - Bm, err
 
     def _local_scaled(self, lo, hi, c):
         """weight E[L - c; V in (lo, hi)] = w ((a - c) p + G q+ - S q-) for scalar lo, hi, c, every
@@ -380,15 +329,10 @@ class LognormalLaw(Law):
     continuous = True
 
     def stop_loss(self, t):
+        # the closed form E[L - t; L > t] with its bound, per threshold, by the compiled kernel (§2.3)
         t = np.atleast_1d(np.asarray(t, dtype=float))
-        lo_v, hi_v = self._vint(t, math.inf)
-        _, _, val, err = self._local(lo_v, hi_v, t)
-        empty = ~(hi_v > lo_v)
-        up = self.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12)
-        lo = self.weight * np.maximum(val - err, 0.0) * (1 - 1e-12)
-        up = np.where(empty, 0.0, up)
-        lo = np.where(empty, 0.0, lo)
-        return lo, up
+        return _core.accountant.lognormal_stop_loss(self.a, self._G, self._S, self.r, self._vlo, self._vhi,
+                                                    self.weight, t)
 
     def prob_above_up(self, x):
         x = np.atleast_1d(np.asarray(x, dtype=float))
