@@ -147,3 +147,29 @@ def cells_reference(law, x0, h, K, v_all=None):
         w = np.minimum(wh / h, m)
         return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m + flo,
                 wt * (ew / h + 4 * _U * w) * (1 + 4 * _U) + 4 * _U * wt * w + flo)
+
+
+def interval_prob_reference(z1, z2):
+    """P(z1 < Z < z2) with its error bound (scipy's ndtr; the numpy path the kernel replaced)."""
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        return _interval_prob(z1, z2)
+
+
+def stop_loss_reference(law, t, v_t=None):
+    """(lo, up) bracket of weight E[(L - t)_+] (numpy reference); v_t: the V-edges v(t) to use."""
+    G, S, vlo, vhi = oriented(law)
+    r, a = law.r, law.a
+    t = np.atleast_1d(np.asarray(t, float))
+    lo = np.clip(v_reference(law, t) if v_t is None else np.asarray(v_t, float), vlo, vhi)
+    hi = np.clip(np.full(t.shape, math.inf), lo, vhi)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        p, ep = _interval_prob(lo, hi)
+        qp, eqp = _interval_prob(lo - r, hi - r)
+        qm, eqm = _interval_prob(lo + r, hi + r)
+        A, Bp, Bm = (a - t) * p, G * qp, S * qm
+        err = np.abs(a - t) * ep + G * eqp + S * eqm + 4 * _U * (np.abs(A) + Bp + Bm)
+        val = A + Bp - Bm
+        empty = ~(hi > lo)
+        up = np.where(empty, 0.0, law.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12))
+        dn = np.where(empty, 0.0, law.weight * np.maximum(val - err, 0.0) * (1 - 1e-12))
+    return dn, up

@@ -14,7 +14,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from _lognormal_cells_reference import cells_reference, oriented, v_reference
+from _lognormal_cells_reference import (cells_reference, interval_prob_reference, oriented, stop_loss_reference,
+                                        v_reference)
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -149,6 +150,51 @@ def test_edges_agree_with_the_numpy_reference_and_mpmath(data):
             wv = (q + mp.sqrt(q * q + 4 * A * B)) / (2 * A) if G > 0 else B / (-q)
             ve = mp.log(wv) / r
             assert abs(mp.mpf(vi) - ve) <= mp.mpf(1e-13) * (1 + abs(ve) + r + 1 / r), (xi, vi, float(ve))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_stop_loss_brackets_the_exact_value(data):
+    """E[(L - t)_+] (weighted) on {L > t} = (v(t), v_hi) as computed: the bracket holds the 80-digit closed
+    form, and overlaps the numpy reference's on the same edges."""
+    law = data.draw(laws())
+    x0, h, K = data.draw(grids(law))
+    t = x0 + h * np.arange(min(K, 8) + 1, dtype=float)
+    dn, up = law.stop_loss(t)
+    G, S, vlo, vhi = oriented(law)
+    lo_v, hi_v = law._vint(t, math.inf)
+    rdn, rup = stop_loss_reference(law, t, law._v(t))
+    assert np.all(dn <= rup) and np.all(rdn <= up)
+    with mp.workdps(DPS):
+        r = mp.mpf(law.r)
+        for j in range(t.size):
+            if not hi_v[j] > lo_v[j]:
+                assert dn[j] == 0 and up[j] == 0
+                continue
+            lo_ = mp.ninf if math.isinf(lo_v[j]) else mp.mpf(lo_v[j])
+            hi_ = mp.inf if math.isinf(hi_v[j]) else mp.mpf(hi_v[j])
+            e = ((mp.mpf(law.a) - mp.mpf(t[j])) * _P(lo_, hi_) + mp.mpf(G) * _P(lo_ - r, hi_ - r)
+                 - mp.mpf(S) * _P(lo_ + r, hi_ + r))
+            e = mp.mpf(law.weight) * max(e, 0)
+            assert mp.mpf(dn[j]) <= e <= mp.mpf(up[j]), (j, dn[j], float(e), up[j])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-45.0, 45.0), st.floats(1e-12, 60.0), st.booleans())
+def test_interval_prob_encloses_the_exact_probability(z1, width, to_inf):
+    """P(z1 < Z < z2) from the kernel (glibc erf/erfc) with its bound holds the 80-digit value, scalar and array
+    paths give the same floats, and the bound overlaps scipy's."""
+    from sharpdp.shuffle.laws.lognormal import interval_prob
+
+    z2 = math.inf if to_inf else z1 + width
+    p, e = interval_prob(z1, z2)
+    pa, ea = interval_prob(np.array([z1]), np.array([z2]))
+    assert p == pa[0] and e == ea[0]
+    rp, re = interval_prob_reference(np.array([z1]), np.array([z2]))
+    assert abs(p - rp[0]) <= e + re[0]
+    with mp.workdps(DPS):
+        ex = _P(mp.mpf(z1), mp.inf if to_inf else mp.mpf(z2))
+        assert abs(mp.mpf(p) - ex) <= mp.mpf(e), (z1, z2, p, e, float(ex))
 
 
 def test_cells_against_quadrature():
