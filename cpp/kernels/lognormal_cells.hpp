@@ -76,14 +76,43 @@ struct Prob {
   double p, err;
 };
 
+// ndtr(z) with its relative and flush allowances
+struct NdtrTerm {
+  double z, v, rel, flush;
+};
+
+// The last two ndtr terms, looked up by the argument's value: a wide cell's upper edge is the next cell's lower
+// edge, so half the terms of a run of wide cells are the previous cell's (the same argument gives the same
+// floats: a pure saving, no value changes; -0.0 and 0.0 give the same terms; NaN never matches).
+class NdtrMemo {
+ public:
+  NdtrTerm get(double z) {
+    if (t_[0].z == z) return t_[0];
+    if (t_[1].z == z) return t_[1];
+    NdtrTerm& t = t_[next_];
+    next_ ^= 1;
+    t = {z, ndtr(z), ndtr_rel(z), ndtr_flush(z)};
+    return t;
+  }
+
+ private:
+  NdtrTerm t_[2] = {{std::nan(""), 0, 0, 0}, {std::nan(""), 0, 0, 0}};
+  int next_ = 0;
+};
+
 // P(z1 < Z < z2) on the small side, with its absolute error bound
-inline Prob interval_prob(double z1, double z2) {
+inline Prob interval_prob(double z1, double z2, NdtrMemo& memo) {
   const bool upper = z1 > 0;
   const double zA = upper ? -z1 : z2, zB = upper ? -z2 : z1;
-  const double A = ndtr(zA), B = ndtr(zB);
-  const double d = A - B;
+  const NdtrTerm a = memo.get(zA), b = memo.get(zB);
+  const double d = a.v - b.v;
   const double p = (d >= 0.0 || d != d) ? d : 0.0;
-  return {p, ndtr_rel(zA) * A + ndtr_rel(zB) * B + kU * p + ndtr_flush(zA) + ndtr_flush(zB)};
+  return {p, a.rel * a.v + b.rel * b.v + kU * p + a.flush + b.flush};
+}
+
+inline Prob interval_prob(double z1, double z2) {
+  NdtrMemo memo;
+  return interval_prob(z1, z2, memo);
 }
 
 // A law, its parameters checked, with the logarithms the edge formula uses.
@@ -141,11 +170,12 @@ class Law {
   };
   // P(lo < V < hi) and E[L - c; lo < V < hi] = (a - c) p + G q+ - S q- by the closed forms (unweighted), with
   // absolute error bounds (three products and two sums: 4u on the absolute terms)
-  Local local(double lo, double hi, double c) const {
+  // (memo: three NdtrMemo, for the shifts 0, -r, +r)
+  Local local(double lo, double hi, double c, NdtrMemo* memo) const {
     const double r = r_;
-    const Prob P0 = interval_prob(lo, hi);
-    const Prob Pp = interval_prob(lo - r, hi - r);
-    const Prob Pm = interval_prob(lo + r, hi + r);
+    const Prob P0 = interval_prob(lo, hi, memo[0]);
+    const Prob Pp = interval_prob(lo - r, hi - r, memo[1]);
+    const Prob Pm = interval_prob(lo + r, hi + r, memo[2]);
     const double A = (a_ - c) * P0.p, Bp = G_ * Pp.p, Bm = S_ * Pm.p;
     const double err = std::fabs(a_ - c) * P0.err + G_ * Pp.err + S_ * Pm.err + 4 * kU * (std::fabs(A) + Bp + Bm);
     return {P0.p, P0.err, A + Bp - Bm, err};
@@ -155,6 +185,7 @@ class Law {
   // form on {L > t} = (v(t), v_hi), its error bound added/subtracted, then 1 -+ 1e-12; 0 where that is empty.
   void stop_loss(const double* t, std::size_t n, double* lo_out, double* up_out) const {
     const double v_top = v(kInf);
+    NdtrMemo memo[3];
     for (std::size_t i = 0; i < n; ++i) {
       const double lo = clip(v(t[i]), vlo_, vhi_);
       const double hi = clip(v_top, lo, vhi_);
@@ -162,7 +193,7 @@ class Law {
         lo_out[i] = up_out[i] = 0.0;
         continue;
       }
-      const Local l = local(lo, hi, t[i]);
+      const Local l = local(lo, hi, t[i], memo);
       const double pv = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
       const double dv = l.val - l.err;
       up_out[i] = w_ * (pv + l.err) * (1 + 1e-12);
@@ -172,14 +203,14 @@ class Law {
 
   // One cell: x_j = xj, V-edges lo < hi (clipped), vs = v(x_j) unclipped; h the grid step.
   // Writes (m, w, em, ew), weighted.
-  void cell(double xj, double vs, double lo, double hi, double h, double* m_out, double* w_out, double* em_out,
-            double* ew_out) const {
+  void cell(double xj, double vs, double lo, double hi, double h, NdtrMemo* memo, double* m_out, double* w_out,
+            double* em_out, double* ew_out) const {
     const double r = r_;
     const double u0 = lo - vs, u1 = hi - vs;
     const bool nar = std::isfinite(vs) && (hi > lo) && (u1 * (std::fabs(vs) + r + 1.0) <= kNarrow) && (u0 >= 0);
     double m, em, wh, ew, flo = 0.0;
     if (!nar) {
-      const Local l = local(lo, hi, xj);
+      const Local l = local(lo, hi, xj, memo);
       m = l.p;
       em = l.ep;
       wh = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
@@ -250,13 +281,14 @@ class Law {
     if (k_end <= k_start) return;
     double x_prev = x0 + h * static_cast<double>(k_start);
     double v_prev = v(x_prev);
+    NdtrMemo memo[3];
     for (std::int64_t k = k_start; k < k_end; ++k) {
       const double x_next = x0 + h * static_cast<double>(k + 1);
       const double v_next = v(x_next);
       const double lo = clip(v_prev, vlo_, vhi_);
       const double hi = clip(v_next, lo, vhi_);
       const auto i = static_cast<std::size_t>(k - k_start);
-      cell(x_prev, v_prev, lo, hi, h, m + i, w + i, em + i, ew + i);
+      cell(x_prev, v_prev, lo, hi, h, memo, m + i, w + i, em + i, ew + i);
       x_prev = x_next;
       v_prev = v_next;
     }
