@@ -47,7 +47,11 @@ inline double sqrt2pi() { return std::sqrt(2.0 * 3.141592653589793); }
 // Phi(z) on the accurate side of erf/erfc (cephes' ndtr form): 0.5 + 0.5 erf(z/sqrt 2) for |z| < 1,
 // else erfc(|z|/sqrt 2)/2 (or 1 minus it for z > 0). The argument z/sqrt 2 is z * fl(1/sqrt 2): two
 // roundings, relative 2u, which costs ~z^2 u relative in the far tail (§2.3).
+// Below z = -37.5 (Phi(z) < 4.6e-308: subnormal or 0) the value is returned as 0: the flush allowance charged
+// there (ndtr_flush) is at least the whole true value, so nothing is lost, and no subnormal masses reach the
+// lattice (docs/accountant.md §2.3).
 inline double ndtr(double z) {
+  if (z < -37.5) return 0.0;
   const double x = z * 0.70710678118654752440;
   if (std::fabs(x) < 0.70710678118654752440) return 0.5 + 0.5 * std::erf(x);
   const double y = 0.5 * std::erfc(std::fabs(x));
