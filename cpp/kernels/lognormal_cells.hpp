@@ -290,6 +290,11 @@ class Law {
     *w_out = wt * w;
     *em_out = wt * em * (1 + 4 * kU) + 4 * kU * wt * m + flo;
     *ew_out = wt * (ew / h + 4 * kU * w) * (1 + 4 * kU) + 4 * kU * wt * w + flo;
+    // Below the normal range the products above round absolutely (half a subnormal quantum each, at most six
+    // per bound, all of them lost when e.g. a weight < 1 scales a 1e-323 allowance to 0): 4 quanta added
+    // wherever a weighted bound is subnormal while the unweighted quantities are not all 0 (§2.3).
+    if (*em_out < 2.3e-308 && (em > 0 || m > 0)) *em_out += 2e-323;
+    if (*ew_out < 2.3e-308 && (ew > 0 || w > 0 || m > 0)) *ew_out += 2e-323;
   }
 
   // Cells k_start .. k_end - 1 of the grid x0 + h k, written to out[0 .. k_end - k_start).
