@@ -226,6 +226,7 @@ class Law {
     const double u0 = lo - vs, u1 = hi - vs;
     const bool nar = std::isfinite(vs) && (hi > lo) && (u1 * (std::fabs(vs) + r + 1.0) <= kNarrow) && (u0 >= 0);
     double m, em, wh, ew, flo = 0.0;
+    bool under = false;  // phi(v*) subnormal or 0 in a narrow cell
     if (!nar) {
       const Local l = local(lo, hi, xj, memo);
       m = l.p;
@@ -279,6 +280,7 @@ class Law {
             4 * kU * std::fabs(ww));
       // phi(v*) subnormal or 0: the whole true mass (weighted, log domain) plus phi's subnormal rounding
       if (phi < 1e-290) {
+        under = true;
         const double lf = std::log(w_) + std::log(span) + kNarrow - 0.5 * (vs * vs) - std::log(sqrt2pi());
         flo = 1.01 * std::exp(lf) + w_ * span * std::exp(kNarrow) * 1e-323;
       }
@@ -291,10 +293,11 @@ class Law {
     *em_out = wt * em * (1 + 4 * kU) + 4 * kU * wt * m + flo;
     *ew_out = wt * (ew / h + 4 * kU * w) * (1 + 4 * kU) + 4 * kU * wt * w + flo;
     // Below the normal range the products above round absolutely (half a subnormal quantum each, at most six
-    // per bound, all of them lost when e.g. a weight < 1 scales a 1e-323 allowance to 0): 4 quanta added
-    // wherever a weighted bound is subnormal while the unweighted quantities are not all 0 (§2.3).
-    if (*em_out < 2.3e-308 && (em > 0 || m > 0)) *em_out += 2e-323;
-    if (*ew_out < 2.3e-308 && (ew > 0 || w > 0 || m > 0)) *ew_out += 2e-323;
+    // per bound, and the far-tail allowance's exp(lf) may itself flush: all of them lost when e.g. a weight < 1
+    // scales a 1e-323 allowance to 0): 4 quanta added wherever a weighted bound is subnormal while the cell's
+    // unweighted quantities are not all 0 or its phi(v*) flushed (§2.3).
+    if (*em_out < 2.3e-308 && (em > 0 || m > 0 || under)) *em_out += 2e-323;
+    if (*ew_out < 2.3e-308 && (ew > 0 || w > 0 || m > 0 || under)) *ew_out += 2e-323;
   }
 
   // Cells k_start .. k_end - 1 of the grid x0 + h k, written to out[0 .. k_end - k_start).
