@@ -289,15 +289,33 @@ class Law {
     const double q = wh / h;
     const double w = (q <= m || q != q) ? q : m;  // np.minimum (NaN propagates)
     *m_out = wt * m;
-    *w_out = wt * w;
     *em_out = wt * em * (1 + 4 * kU) + 4 * kU * wt * m + flo;
-    *ew_out = wt * (ew / h + 4 * kU * w) * (1 + 4 * kU) + 4 * kU * wt * w + flo;
+    if ((wh > 0 && q < 2.3e-308) || (ew > 0 && ew / h < 2.3e-308)) {
+      // wh/h or ew/h below the normal range (h huge, values tiny) before a weight (up to ~1e243) scales them
+      // up: weigh first, then divide (each step relative u where normal; a subnormal result half a quantum,
+      // covered by the 4 quanta added; an overflow of wh wt gives inf and the min picks wt m, of ew wt an
+      // infinite, still valid, bound)
+      const double W0 = (wh * wt) / h, Wm = wt * m;
+      const double W = (W0 <= Wm || W0 != W0) ? W0 : Wm;
+      *w_out = W;
+      *ew_out = ((ew * wt) / h + 4 * kU * W) * (1 + 4 * kU) + 4 * kU * W + flo + 2e-323;
+    } else {
+      *w_out = wt * w;
+      *ew_out = wt * (ew / h + 4 * kU * w) * (1 + 4 * kU) + 4 * kU * wt * w + flo;
+    }
     // Below the normal range the products above round absolutely (half a subnormal quantum each, at most six
     // per bound, and the far-tail allowance's exp(lf) may itself flush: all of them lost when e.g. a weight < 1
     // scales a 1e-323 allowance to 0): 4 quanta added wherever a weighted bound is subnormal while the cell's
     // unweighted quantities are not all 0 or its phi(v*) flushed (§2.3).
     if (*em_out < 2.3e-308 && (em > 0 || m > 0 || under)) *em_out += 2e-323;
     if (*ew_out < 2.3e-308 && (ew > 0 || w > 0 || m > 0 || under)) *ew_out += 2e-323;
+    // An unweighted mass below the normal range is not resolved (its products with the coefficients of the
+    // moment may underflow before a large weight scales them up): there the hat weight, which lies in
+    // [0, mass], is bounded by the mass bound itself, |w - w_exact| <= m + em (§2.3).
+    if (m < 2.3e-308 && (em > 0 || under)) {
+      const double bm = (*m_out + *em_out) * (1 + 4 * kU);
+      if (!(*ew_out >= bm)) *ew_out = bm;
+    }
   }
 
   // Cells k_start .. k_end - 1 of the grid x0 + h k, written to out[0 .. k_end - k_start).
