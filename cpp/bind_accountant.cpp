@@ -5,13 +5,16 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/accountant.hpp"
+#include "kernels/lognormal_cells.hpp"
 #include "kernels/two_atom.hpp"
 
 namespace py = pybind11;
@@ -144,6 +147,81 @@ py::tuple two_atom_bracket(double a1, double a2, double p2, double gamma, std::i
   return py::make_tuple(r.lower, r.upper, r.charge, r.m_lo, r.m_hi, r.c_terms, r.ok);
 }
 
+// the certified hat-lattice cells of a lognormal law (kernels/lognormal_cells.hpp, docs/accountant.md §2.3):
+// (m, w, em, ew) of the cells k = 0..K-1 of the grid x0 + h k, weighted
+std::tuple<Arr, Arr, Arr, Arr> lognormal_cells(double a, double G, double S, double r, double v_lo, double v_hi,
+                                               double weight, double x0, double h, std::int64_t K) {
+  const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight);
+  kernels::lognormal::check_grid(x0, h, K);
+  const auto n = static_cast<py::ssize_t>(K);
+  Arr m(n), w(n), em(n), ew(n);
+  double *pm = m.mutable_data(), *pw = w.mutable_data(), *pem = em.mutable_data(), *pew = ew.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    law.cells(x0, h, 0, K, pm, pw, pem, pew);
+  }
+  return {m, w, em, ew};
+}
+
+// V where L = x, elementwise (the cells' edge formula), for an array x of any shape
+Arr lognormal_v(double a, double G, double S, double r, Arr x) {
+  const kernels::lognormal::Law law(a, G, S, r, -kernels::lognormal::kInf, kernels::lognormal::kInf, 1.0);
+  Arr out(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+  const double* px = x.data();
+  double* po = out.mutable_data();
+  const auto n = static_cast<std::size_t>(x.size());
+  {
+    py::gil_scoped_release nogil;
+    for (std::size_t i = 0; i < n; ++i) po[i] = law.v(px[i]);
+  }
+  return out;
+}
+
+// the bracket (lo, up) of E[(L - t)_+] at each threshold t, weighted
+std::tuple<Arr, Arr> lognormal_stop_loss(double a, double G, double S, double r, double v_lo, double v_hi,
+                                         double weight, Arr t) {
+  const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight);
+  const auto n = static_cast<py::ssize_t>(t.size());
+  Arr lo(n), up(n);
+  const double* pt = t.data();
+  double *pl = lo.mutable_data(), *pu = up.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    law.stop_loss(pt, static_cast<std::size_t>(n), pl, pu);
+  }
+  return {lo, up};
+}
+
+// P(z1 < Z < z2) on the small side with its error bound, elementwise over equal-shaped arrays
+std::tuple<Arr, Arr> lognormal_interval_prob(Arr z1, Arr z2) {
+  if (z1.ndim() != z2.ndim() || !std::equal(z1.shape(), z1.shape() + z1.ndim(), z2.shape()))
+    throw std::invalid_argument("lognormal_interval_prob: z1 and z2 must have the same shape");
+  const std::vector<py::ssize_t> shape(z1.shape(), z1.shape() + z1.ndim());
+  Arr p(shape), e(shape);
+  const double *a = z1.data(), *b = z2.data();
+  double *pp = p.mutable_data(), *pe = e.mutable_data();
+  const auto n = static_cast<std::size_t>(z1.size());
+  {
+    py::gil_scoped_release nogil;
+    for (std::size_t i = 0; i < n; ++i) {
+      const kernels::lognormal::Prob q = kernels::lognormal::interval_prob(a[i], b[i]);
+      pp[i] = q.p;
+      pe[i] = q.err;
+    }
+  }
+  return {p, e};
+}
+
+std::tuple<double, double> lognormal_interval_prob1(double z1, double z2) {
+  const kernels::lognormal::Prob q = kernels::lognormal::interval_prob(z1, z2);
+  return {q.p, q.err};
+}
+
+// the same at one float (no array round trip: the scalar probabilities and tails)
+double lognormal_v1(double a, double G, double S, double r, double x) {
+  return kernels::lognormal::Law(a, G, S, r, -kernels::lognormal::kInf, kernels::lognormal::kInf, 1.0).v(x);
+}
+
 }  // namespace
 
 void register_accountant(py::module_& m) {
@@ -159,6 +237,13 @@ void register_accountant(py::module_& m) {
   m.def("window_sums", &window_sums, "positive-part and gap sums over the window");
   m.def("two_atom_bracket", &two_atom_bracket,
         "certified bracket of D_up of a two-atom law in O(sqrt n) (docs/accountant_atoms.md section 12)");
+  m.def("lognormal_cells", &lognormal_cells,
+        "certified (m, w, em, ew) of a lognormal law's hat-lattice cells (docs/accountant.md section 2.3)");
+  m.def("lognormal_stop_loss", &lognormal_stop_loss, "bracket of a lognormal law's E[(L - t)_+], elementwise");
+  m.def("lognormal_interval_prob", &lognormal_interval_prob, "P(z1 < Z < z2) with its error bound, elementwise");
+  m.def("lognormal_interval_prob1", &lognormal_interval_prob1, "P(z1 < Z < z2) with its error bound, one pair");
+  m.def("lognormal_v", &lognormal_v, "V where a lognormal law's L = x, elementwise");
+  m.def("lognormal_v1", &lognormal_v1, "V where a lognormal law's L = x, at one float");
 }
 
 }  // namespace sharpdp

@@ -6,113 +6,46 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr
 
 from sharpdp import _validation as V
+from sharpdp._core_loader import core as _core
 from sharpdp.shuffle.laws.base import U as _U
 from sharpdp.shuffle.laws.base import Law, check_threshold
 
 # Assumed relative accuracy of exp/log (a few ulp in practice; 64 ulp taken, as in
-# sharpdp.conversions). scipy's ndtr(z) is relatively accurate to about z^2 u in the far lower
-# tail (measured 2e-13 at z = -32), so its terms get (64 + 2 z^2) ulp (ndtr_rel).
+# sharpdp.conversions). ndtr(z) is relatively accurate to about z^2 u in the far lower tail (the rounding of
+# its argument z/sqrt 2), so its terms get (64 + 2 z^2) ulp (ndtr_rel; proof for the compiled
+# ndtr in docs/accountant.md §2.3).
 _RHO = 64.0 * np.finfo(float).eps
 _EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
-
-
-def _ndtr_flush(z):
-    """Absolute error allowance of ndtr(z) where it goes subnormal or flushes to 0 (z < -37.5):
-    the true value, at most phi(z)/|z| (Mills), plus the smallest subnormals."""
-    if np.ndim(z) == 0 and not isinstance(z, np.ndarray):  # one float (interval_prob's scalar path)
-        if not (z < -37.5 and math.isfinite(z)):
-            return 0.0
-        with np.errstate(under="ignore", over="ignore"):
-            return 1.01 * np.exp(-0.5 * z * z) / (abs(z) * _SQRT2PI) + 1e-323
-    z = np.asarray(z, float)
-    far = (z < -37.5) & np.isfinite(z)
-    if not far.any():  # (the common case: the same zeros as np.where below)
-        return np.zeros(z.shape)
-    with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
-        m = 1.01 * np.exp(-0.5 * z * z) / (np.abs(z) * _SQRT2PI) + 1e-323
-    return np.where(far, m, 0.0)
 
 
 def ndtr_rel(z):
     """Assumed relative error bound of ndtr(z) (vectorised): (64 + 2 z^2) ulp in the lower tail
     (z^2 capped at 1e4: below z = -100 the value is 0 and the flush allowance covers it), 64 ulp
     for z >= 0 (there ndtr(z) = 1 - erfc(z/sqrt 2)/2 lies in [1/2, 1]: the erfc term's own
-    relative error is scaled down by it)."""
+    relative error is scaled down by it). (The compiled kernel's interval_prob charges the same.)"""
     z = np.asarray(z, float)
     with np.errstate(invalid="ignore", over="ignore"):
         z2 = np.minimum(z * z, 1e4)
         return np.where(np.isfinite(z) & (z < 0), (64.0 + 2.0 * z2) * _EPS, _RHO)
-_SQRT2PI = math.sqrt(2.0 * math.pi)
-
-# 8-point Gauss-Legendre rule on [0, 1].
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
-_GL_X = (_GL_X + 1.0) / 2.0
-_GL_W = _GL_W / 2.0
-# A cell is "narrow" when its length D in the oriented variable V (from the anchor v* where
-# L = x_j, so u = v - v* lies in [u0, u1] with 0 <= u0 < u1 =: D) satisfies
-# D (|v*| + r + 1) <= _NARROW = 1/4. Error of the 8-point Gauss-Legendre rule (Trefethen,
-# Approximation Theory and Approximation Practice, Thm 19.3: error <= (64/15) M rho^-16 /
-# (rho^2 - 1) on [-1, 1] for f analytic with |f| <= M in the Bernstein ellipse E_rho), rho = 8:
-# the ellipse of the cell lies in |u - c| <= 2.03 l (c the cell centre, l <= D its length), so
-# |u| <= 2.53 D there. Mass integrand e(u) = exp(-v* u - u^2/2): |e| on the ellipse over min e
-# on the cell <= exp(3.53 D|v*| + 3.7 D^2) <= e^0.89, and the [-1, 1] integral is >= 2 min e,
-# so the relative error is <= (64/15) e^0.89 8^-16 / 63 / 2 < 3e-16. Moment integrand
-# g(u) = [P expm1(ru) - M expm1(-ru)] e(u), P, M >= 0 (both terms >= 0 for real u >= 0):
-# |g| <= (P + M) r|u| e^{r|u|} |e| on the ellipse (|e^w - 1| <= e^|w| - 1 <= |w| e^|w|), while on
-# the cell g >= (P + M e^{-rD}) r u min e, whose integral is >= 2 c (P + M e^{-rD}) r min e with
-# c >= l/2 >= |u|max / 5.06. Hence M / integral <= 2.53 exp(3.53 (D|v*| + rD) + 3.7 D^2) < 6.2
-# and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is the
-# special case. We use 1e-14 plus 64 ulp for the rounding of the weights and exponentials.
-_NARROW = 0.25
 
 
-def _gl_sum(f):
-    """sum_g f[g] _GL_W[g] over the 8 nodes (f of shape (8, cells): one row per node), accumulated in node
-    order by elementwise operations: each cell's float result depends on that cell alone (a matrix product's
-    order may depend on the block's size and alignment), so LognormalLaw.cells gives the same floats whatever
-    its blocking. (Node-major rows: every elementwise pass runs over contiguous rows of the block, the same
-    operations per element as a cell-major layout.)"""
-    s = f[0] * _GL_W[0]
-    for g in range(1, _GL_X.size):
-        s += f[g] * _GL_W[g]
-    return s
-
-
-_CELL_CHUNK = 4096  # cells per block of LognormalLaw.cells (bounds its temporaries)
-_GL_REL = 1e-14 + 64.0 * np.finfo(float).eps
-
-
-def _rel_scalar(z):
-    """ndtr_rel at one float z (the same operations)."""
-    return (64.0 + 2.0 * min(z * z, 1e4)) * _EPS if (math.isfinite(z) and z < 0) else _RHO
-
-
-def _interval_prob_scalar(z1, z2):
-    """interval_prob at one pair of floats: the same operations on scalars (no 0-d arrays, whose
-    per-call overhead dominates the accountant's many scalar probabilities)."""
-    zA, zB = (-z1, -z2) if z1 > 0 else (z2, z1)
-    A, B = ndtr(zA), ndtr(zB)
-    p = np.maximum(A - B, 0.0)
-    fA = _ndtr_flush(zA) if zA < -37.5 and math.isfinite(zA) else 0.0
-    fB = _ndtr_flush(zB) if zB < -37.5 and math.isfinite(zB) else 0.0
-    return p, _rel_scalar(zA) * A + _rel_scalar(zB) * B + _U * p + fA + fB
+# The cells (V-edges, closed forms of wide cells, the 8-point Gauss-Legendre rule of narrow cells and
+# their bounds), the stop-loss brackets and interval_prob are computed by the compiled kernel
+# cpp/kernels/lognormal_cells.hpp (docs/accountant.md §2.3); the V-edge formula is the same kernel's (_v).
 
 
 def interval_prob(z1, z2):
-    """P(z1 < Z < z2) for Z ~ N(0,1), vectorised, using the small side; with error bound."""
+    """P(z1 < Z < z2) for Z ~ N(0,1), vectorised, using the small side; with error bound (absolute:
+    (64 + 2 z^2) ulp relative per ndtr term, u on the difference, and where ndtr flushes below z = -37.5
+    the Mills bound phi(z)/|z| plus the smallest subnormals; the compiled kernel's)."""
     if np.ndim(z1) == 0 and np.ndim(z2) == 0:
-        return _interval_prob_scalar(float(z1), float(z2))
-    z1 = np.asarray(z1, float)
-    z2 = np.asarray(z2, float)
-    upper = z1 > 0  # both tails on the right: Phibar(z1) - Phibar(z2)
-    zA, zB = np.where(upper, -z1, z2), np.where(upper, -z2, z1)
-    A, B = ndtr(zA), ndtr(zB)
-    p = np.maximum(A - B, 0.0)
-    err = ndtr_rel(zA) * A + ndtr_rel(zB) * B + _U * p + _ndtr_flush(zA) + _ndtr_flush(zB)
-    return p, err
+        p, e = _core.accountant.lognormal_interval_prob1(float(z1), float(z2))
+        return np.float64(p), np.float64(e)
+    z1, z2 = np.broadcast_arrays(np.asarray(z1, float), np.asarray(z2, float))
+    return _core.accountant.lognormal_interval_prob(z1, z2)
 
 
 def _interval_prob_scaled(z1, z2, logc):
@@ -239,7 +172,7 @@ class LognormalLaw(Law):
 
     # --- helpers -------------------------------------------------------------------
     def _v(self, x):
-        """V value where L = x (-inf/+inf beyond the range), vectorised.
+        """V value where L = x (-inf/+inf beyond the range), elementwise.
 
         With q = x - a, the terms P = G e^{r v - r^2/2} and M = S e^{-r v - r^2/2} satisfy
         P - M = q and P M = kappa^2, so w = e^{r v} is the positive root of a quadratic. Each
@@ -248,80 +181,15 @@ class LognormalLaw(Law):
         one (P when q >= 0, M when q < 0). The larger root is taken in the log domain,
         log big = log|q| + log1p(2 x^2 / (1 + sqrt(1 + 4 x^2))) with x = kappa/|q| <= 1, else
         log kappa + asinh(|q| / (2 kappa)), so that neither kappa nor |q| need be representable
-        as a ratio (kappa underflows for large r; |q| = inf gives inf)."""
+        as a ratio (kappa underflows for large r; |q| = inf gives inf). Evaluated by the compiled
+        kernel (cpp/kernels/lognormal_cells.hpp, the cells' own edges: one place for the formula)."""
         if np.ndim(x) == 0:
             return np.asarray(self._v_scalar(float(x)), float)
-        q = np.asarray(x, float) - self.a
-        G, S, r, lk = self._G, self._S, self.r, self._logkappa
-        pos = q >= 0
-        aq = np.abs(q)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            la = np.log(aq)
-            d = lk - la  # log(kappa / |q|) (-inf when kappa = 0 or |q| = inf; +inf when q = 0)
-            xs = np.exp(np.minimum(d, 0.0))
-            lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
-            onq = (d <= 0) & (aq > 0)  # larger root from |q|; else from kappa (log big = lk + tk)
-            # (each branch below is evaluated only where some element takes it: np.where of a branch taken
-            # everywhere is that branch, so the floats are the same; the one-term laws, kappa = 0, take
-            # the |q| root everywhere and one sign of q on most blocks)
-            all_q, any_pos, all_pos = bool(onq.all()), bool(pos.any()), bool(pos.all())
-            tk = None if all_q else np.where(aq == 0, 0.0, np.arcsinh(0.5 * np.exp(-np.maximum(d, 0.0))))
-            # v without forming r^2 (finite for any finite r): with lb = lk + tk,
-            # (lb - log G + r^2/2)/r = (log(S/G)/2 + tk)/r
-            lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
-            vP = vM = None
-            if not (any_pos or all_pos):  # (an empty block is all_pos: vP is its empty array)
-                pass
-            elif G > 0:
-                vP = (lb_q - math.log(G)) / r + 0.5 * r
-                if tk is not None:
-                    vP = np.where(onq, vP, (lGS + tk) / r)
-            else:
-                vP = np.full(q.shape, math.inf)
-            if all_pos:
-                pass
-            elif S > 0:
-                vM = -(lb_q - math.log(S)) / r - 0.5 * r
-                if tk is not None:
-                    vM = np.where(onq, vM, (lGS - tk) / r)
-            else:
-                vM = np.full(q.shape, -math.inf)
-            v = np.asarray(vP if all_pos else vM if not any_pos else np.where(pos, vP, vM))
-        # beyond the range: q >= 0 with G = 0 is above it, q <= 0 with S = 0 below it
-        if G == 0:
-            v = np.where(pos, math.inf, v)
-        if S == 0:
-            v = np.where(q <= 0, -math.inf, v)
-        return v
+        return _core.accountant.lognormal_v(self.a, self._G, self._S, self.r, np.asarray(x, float))
 
     def _v_scalar(self, x):
-        """_v at one float x (a float): the same operations (numpy's log/exp/log1p/sqrt/arcsinh on
-        scalars, the arithmetic on floats), only the branch that x takes."""
-        q = x - self.a
-        G, S, r, lk = self._G, self._S, self.r, self._logkappa
-        aq = abs(q)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            la = np.log(aq)
-            d = lk - la
-            lGS = 0.5 * (math.log(S) - math.log(G)) if G > 0 and S > 0 else 0.0
-            if d <= 0 and aq > 0:  # the larger root from |q|
-                xs = np.exp(min(d, 0.0))
-                lb_q = la + np.log1p(2.0 * xs * xs / (1.0 + np.sqrt(1.0 + 4.0 * xs * xs)))
-                if q >= 0:
-                    v = (lb_q - math.log(G)) / r + 0.5 * r if G > 0 else math.inf
-                else:
-                    v = -(lb_q - math.log(S)) / r - 0.5 * r if S > 0 else -math.inf
-            else:  # from kappa
-                tk = 0.0 if aq == 0 else np.arcsinh(0.5 * np.exp(-max(d, 0.0)))
-                if q >= 0:
-                    v = (lGS + tk) / r if G > 0 else math.inf
-                else:
-                    v = (lGS - tk) / r if S > 0 else -math.inf
-        if G == 0 and q >= 0:
-            v = math.inf
-        if S == 0 and q <= 0:
-            v = -math.inf
-        return float(v)
+        """_v at one float x (a float): the same kernel, the same floats."""
+        return float(_core.accountant.lognormal_v1(self.a, self._G, self._S, self.r, x))
 
     def _vint(self, x1, x2):
         """V-interval (lo, hi) of {x1 < L < x2}, intersected with (v_lo, v_hi)."""
@@ -389,14 +257,6 @@ class LognormalLaw(Law):
         mass, s1, s2 = self._moments()
         return math.sqrt(max(s2 / mass - (s1 / mass) ** 2, 0.0))
 
-    def _partial(self, lo, hi):
-        """(p, ep, q+, eq+, q-, eq-): P(V in (lo,hi)) and E[e^{+-rV - r^2/2}; V in (lo,hi)] with
-        error bounds (unweighted)."""
-        p, ep = interval_prob(lo, hi)
-        qp, eqp = interval_prob(lo - self.r, hi - self.r)
-        qm, eqm = interval_prob(lo + self.r, hi + self.r)
-        return p, ep, qp, eqp, qm, eqm
-
     def prob_below(self, x):
         lo, hi = self._vint(-math.inf, x)
         p, e = interval_prob(lo, hi)
@@ -406,14 +266,6 @@ class LognormalLaw(Law):
         lo, hi = self._vint(x, math.inf)
         p, e = interval_prob(lo, hi)
         return float(self.weight * p), float(self.weight * e * (1 + 4 * _U) + 4 * _U * self.weight * p)
-
-    def _local(self, lo, hi, c):
-        """E[L - c; V in (lo, hi)] as (a - c) p + G q+ - S q-, with an absolute error bound
-        (three products and two sums: 4u on the absolute terms)."""
-        p, ep, qp, eqp, qm, eqm = self._partial(lo, hi)
-        A, Bp, Bm = (self.a - c) * p, self._G * qp, self._S * qm
-        err = np.abs(self.a - c) * ep + self._G * eqp + self._S * eqm + 4 * _U * (np.abs(A) + Bp + Bm)
-        return p, ep, A + Bp - Bm, err
 
     def _local_scaled(self, lo, hi, c):
         """weight E[L - c; V in (lo, hi)] = w ((a - c) p + G q+ - S q-) for scalar lo, hi, c, every
@@ -459,121 +311,28 @@ class LognormalLaw(Law):
         return self._tail(lo, hi, -B, -1.0)
 
     def cells(self, x0, h, K):
-        # In blocks of _CELL_CHUNK cells: every cell is computed from its own two edges
-        # x0 + h k (the same floats whatever the blocking), so the result does not depend on the
-        # block size, and the temporaries (the 8-point quadrature arrays, about 1 kB per cell) stay
-        # bounded (docs/accountant_tail.md §11).
+        # The compiled kernel (cpp/kernels/lognormal_cells.hpp; docs/accountant.md §2.3): every cell from its
+        # own two edges x0 + h k (the same floats whatever the grid's extent), GIL released.
         # The far-tail treatment asks for the same grid twice (its jump term and the body pass): the
         # last result is kept (read-only arrays, so that no caller can alter the kept copy).
         key = (float(x0), float(h), int(K))
         memo = getattr(self, "_cells_memo", None)
         if memo is not None and memo[0] == key:
             return memo[1]
-        if K <= _CELL_CHUNK:
-            out = self._cells(x0, h, 0, K)
-        else:
-            out = tuple(np.empty(K) for _ in range(4))  # (each block written in place: no list of parts)
-            for s in range(0, K, _CELL_CHUNK):
-                e = min(s + _CELL_CHUNK, K)
-                for o, p in zip(out, self._cells(x0, h, s, e)):
-                    o[s:e] = p
+        out = _core.accountant.lognormal_cells(self.a, self._G, self._S, self.r, self._vlo, self._vhi,
+                                               self.weight, key[0], key[1], key[2])
         for a in out:
             a.flags.writeable = False
         self._cells_memo = (key, out)
         return out
 
-    def _cells(self, x0, h, k_start, k_end):
-        """cells() for the cells k_start..k_end-1 of the grid x0 + h k."""
-        x = x0 + h * np.arange(k_start, k_end + 1, dtype=float)
-        # V at every edge once (_v is elementwise: the same floats as _vint(x[:-1], x[1:]) and _v(x[:-1]))
-        v_all = self._v(x)
-        lo = np.clip(v_all[:-1], self._vlo, self._vhi)
-        hi = np.clip(v_all[1:], lo, self._vhi)
-        # Masses and moments (with the bounds em, ew) are those of the cells between the computed
-        # V-edges v(x_j), which partition the V-line consistently (cell j's upper edge is cell
-        # j+1's lower edge). Rounding of an edge (~u |log| / r) only moves a thin layer of mass to
-        # the neighbouring cell, where L overshoots the cell's range by ~u |x|: this changes
-        # D_up at second order (overshoot times layer mass), far below every other term.
-        # wide cells: closed forms, E[L - x_j; cell] = (a - x_j) m + G q+ - S q-, evaluated only where the
-        # narrow rule below does not replace them (elementwise: the same floats as over the whole block)
-        # Narrow cells: integrate in u = v - v* from the computed anchor v* (L(v*) = x_j up to
-        # rounding) with the terms P = G e^{r v* - r^2/2}, M = S e^{-r v* - r^2/2} evaluated at v*:
-        #   m = phi(v*) int e^{-v* u - u^2/2} du,
-        #   E[L - x_j; cell] = phi(v*) int [P (e^{ru} - 1) + M (1 - e^{-ru})] e^{-v* u - u^2/2} du
-        #                      + (L(v*) - x_j) m.
-        # Both integrand terms are >= 0 for u >= 0 (no cancellation; quadrature error: _NARROW).
-        # The correction (L(v*) - x_j) m makes the moment exact for the computed cell; without it
-        # the error of v* (~ u |v*|) would enter as a relative error ~ u |v*| / (cell length).
-        vs = v_all[:-1]
-        with np.errstate(invalid="ignore", over="ignore"):
-            u0, u1 = lo - vs, hi - vs
-            nar = np.isfinite(vs) & (hi > lo) & (u1 * (np.abs(vs) + self.r + 1.0) <= _NARROW) & (u0 >= 0)
-        m, em, wh, ew, flo = (np.zeros(lo.size) for _ in range(5))
-        wide = ~nar
-        if np.any(wide):
-            m[wide], em[wide], wh_w, ew[wide] = self._local(lo[wide], hi[wide], x[:-1][wide])
-            wh[wide] = np.maximum(wh_w, 0.0)
-        if np.any(nar):
-            r = self.r
-            sel = nar if np.any(wide) else slice(None)  # (every cell narrow: views, the same elements)
-            v_, a0, span, xj = vs[sel], u0[sel], u1[sel] - u0[sel], x[:-1][sel]
-            # node-major (8, cells) arrays: U[g, i] = u0_i + span_i x_g (see _gl_sum)
-            U = a0[None, :] + span[None, :] * _GL_X[:, None]
-            base = np.exp(-v_[None, :] * U - 0.5 * U * U)
-            phi = np.exp(-0.5 * v_ * v_) / _SQRT2PI
-            mm = phi * span * _gl_sum(base)
-            with np.errstate(under="ignore"):
-                P = self._G * np.exp(r * v_ - 0.5 * r * r)
-                M = self._S * np.exp(-r * v_ - 0.5 * r * r)
-            ru = r * U
-            # (a term with a zero coefficient, S = 0 or G = 0 here, is left out: x - 0 * y = x exactly)
-            if self._G > 0 and self._S > 0:
-                grow = P[None, :] * np.expm1(ru) - M[None, :] * np.expm1(-ru)
-            elif self._S > 0:
-                grow = -(M[None, :] * np.expm1(-ru))
-            else:
-                grow = P[None, :] * np.expm1(ru)
-            w0 = phi * span * _gl_sum(grow * base)
-            d = (self.a - xj) + (P - M)
-            # exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
-            rel_pm = 4 * _U * (np.abs(r * v_) + r * r) + _RHO
-            e_d = rel_pm * (P + M) + 3 * _U * (np.abs(self.a - xj) + P + M + np.abs(d))
-            ww = w0 + d * mm
-            # phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
-            phi_rel = (0.5 * v_ * v_ + 4.0) * 2.0 * _U
-            m[sel] = mm
-            em[sel] = (_GL_REL + phi_rel) * mm
-            wh[sel] = np.maximum(ww, 0.0)
-            ew[sel] = ((_GL_REL + rel_pm + phi_rel) * w0 + e_d * mm + np.abs(d) * (_GL_REL + phi_rel) * mm
-                       + 4 * _U * np.abs(ww))
-            # Where phi(v*) is subnormal or 0 (|v*| >~ 37.5) the relative bounds above say nothing, and the
-            # weight may scale the lost mass up: charge, already weighted and in the log domain, the whole
-            # true mass (phi(v*) span e^_NARROW bounds it: base <= e^_NARROW on a narrow cell) plus the
-            # subnormal rounding of phi. It bounds the error of the mass and of the moment (w <= m).
-            under = phi < 1e-290
-            if np.any(under):
-                with np.errstate(divide="ignore", under="ignore", over="ignore"):
-                    sp = span[under]
-                    lf = (math.log(self.weight) + np.log(sp) + _NARROW - 0.5 * v_[under] ** 2
-                          - math.log(_SQRT2PI))
-                    flo[np.flatnonzero(nar)[under]] = (1.01 * np.exp(lf)
-                                                       + self.weight * sp * math.exp(_NARROW) * 1e-323)
-        wt = self.weight
-        w = np.minimum(wh / h, m)
-        return (wt * m, wt * w, wt * em * (1 + 4 * _U) + 4 * _U * wt * m + flo,
-                wt * (ew / h + 4 * _U * w) * (1 + 4 * _U) + 4 * _U * wt * w + flo)
     continuous = True
 
     def stop_loss(self, t):
+        # the closed form E[L - t; L > t] with its bound, per threshold, by the compiled kernel (§2.3)
         t = np.atleast_1d(np.asarray(t, dtype=float))
-        lo_v, hi_v = self._vint(t, math.inf)
-        _, _, val, err = self._local(lo_v, hi_v, t)
-        empty = ~(hi_v > lo_v)
-        up = self.weight * (np.maximum(val, 0.0) + err) * (1 + 1e-12)
-        lo = self.weight * np.maximum(val - err, 0.0) * (1 - 1e-12)
-        up = np.where(empty, 0.0, up)
-        lo = np.where(empty, 0.0, lo)
-        return lo, up
+        return _core.accountant.lognormal_stop_loss(self.a, self._G, self._S, self.r, self._vlo, self._vhi,
+                                                    self.weight, t)
 
     def prob_above_up(self, x):
         x = np.atleast_1d(np.asarray(x, dtype=float))

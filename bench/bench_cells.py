@@ -1,0 +1,86 @@
+"""Microbenchmark of LognormalLaw.cells: the compiled kernel (cpp/kernels/lognormal_cells.hpp, the library's
+path) against the numpy reference it replaced (tests/_lognormal_cells_reference.py), side by side.
+
+``python bench/bench_cells.py [--ks 1000,10000,100000] [--repeat 5]`` prints, per grid size K, the best CPU
+time (``time.process_time``) of one ``cells`` call of each, on a heavy-tailed BMG replace law (two terms) and a
+zero-out law (one term), grids spanning the laws' bodies (mostly narrow cells at large K), and the load
+average. ``--pair`` times instead the heavy round's dominating pair alone (bench/bench_composition.py's
+``heavy`` round: export_interval, then dominating_pair; CPU seconds, caches cleared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+from sharpdp.shuffle.laws import LognormalLaw
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from _lognormal_cells_reference import cells_reference  # noqa: E402
+
+LAWS = {
+    "two-term (replace, r=1.3)": LognormalLaw(0.4, 0.9, 1.3, weight=2.0, b_minus=-0.7),
+    "one-term (zero-out, r=2.5)": LognormalLaw(-0.2, 1.5, 2.5, z_lo=-4.0),
+}
+
+
+def _best(fn, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def cells_table(ks, repeat):
+    rows = [f"load average {os.getloadavg()[0]:.2f}; best of {repeat} CPU seconds per call"]
+    rows.append(f"{'law':28s} {'K':>8s} {'numpy ref':>11s} {'C++':>11s} {'speed-up':>9s}")
+    for name, law in LAWS.items():
+        lo = law.a - 3.0 * law.std()
+        for K in ks:
+            h = 8.0 * law.std() / K
+
+            def lib(law=law, lo=lo, h=h, K=K):
+                law._cells_memo = None  # (a fresh grid each time: the per-call memo not measured)
+                law.cells(lo, h, K)
+
+            t_ref = _best(lambda law=law, lo=lo, h=h, K=K: cells_reference(law, lo, h, K), repeat)
+            t_cpp = _best(lib, repeat)
+            rows.append(f"{name:28s} {K:8d} {t_ref:11.5f} {t_cpp:11.5f} {t_ref / t_cpp:8.1f}x")
+    return rows
+
+
+def heavy_pair():
+    from sharpdp.interop.dp_accounting import export_interval
+    from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, clear_caches, dominating_pair
+
+    clear_caches()
+    acc = ShuffleAccountant(BlanketMixedGaussian(0.04089409561900239, 0.5960134902126553, 1), 10**5)
+    t = time.process_time()
+    dx = export_interval(acc)
+    t_dx = time.process_time() - t
+    t = time.process_time()
+    dominating_pair(acc, dx, progress=False)
+    return [f"load average {os.getloadavg()[0]:.2f}; heavy round pair: export_interval {t_dx:.2f} s + "
+            f"dominating_pair {time.process_time() - t:.2f} s CPU"]
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ks", default="1000,10000,100000")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--pair", action="store_true")
+    a = ap.parse_args(argv)
+    rows = heavy_pair() if a.pair else cells_table([int(k) for k in a.ks.split(",")], a.repeat)
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()

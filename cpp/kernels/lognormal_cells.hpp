@@ -1,0 +1,353 @@
+// Certified hat-lattice cells of a lognormal law (docs/accountant.md §2.3).
+//
+// L = a + G e^{rV - r^2/2} - S e^{-rV - r^2/2}, V ~ N(0, 1) restricted to (v_lo, v_hi), times a mass
+// multiplier `weight` (G, S >= 0, not both 0: L increases in V). For the grid x_k = x0 + h k, cell j is
+// {x_j < L < x_{j+1}}; for every cell the kernel returns its mass m_j, its hat weight
+// w_j = min(E[L - x_j; cell] / h, m_j) and absolute error bounds em_j, ew_j such that the exact values lie in
+// [m_j - em_j, m_j + em_j] and [w_j - ew_j, w_j + ew_j] (the cells being those between the computed V-edges).
+//
+// Every cell is computed from its own two edges by the same operations whatever K, x0 or the caller's
+// blocking, so the result does not depend on how a grid is split. The allowances for libm (glibc) are those
+// of docs/accountant.md §2.3 ("libm allowances"): exp, log, log1p, expm1, asinh within 64 ulp relative;
+// ndtr(z) = erfc(-z/sqrt 2)/2 (erf in the middle) within (64 + 2 z^2) ulp relative for z < 0 and 64 ulp for
+// z >= 0, and the flush allowance phi(z)/|z| + 1e-323 below z = -37.5.
+// Header-only, plain numbers and pointers in, caller-allocated arrays out; errors are std::invalid_argument
+// naming the parameter.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace sharpdp {
+namespace kernels {
+namespace lognormal {
+
+constexpr double kEps = 2.220446049250313e-16;  // 2^-52 (one ulp at 1)
+constexpr double kU = kEps / 2.0;                // unit roundoff 2^-53
+constexpr double kRho = 64.0 * kEps;             // exp/log/log1p/expm1/asinh allowance
+// A cell is "narrow" when its length D in the oriented variable V (from the anchor v* where L = x_j, so
+// u = v - v* lies in [u0, u1] with 0 <= u0 < u1 =: D) satisfies D (|v*| + r + 1) <= kNarrow = 1/4. Error of the
+// 8-point Gauss-Legendre rule (Trefethen, Approximation Theory and Approximation Practice, Thm 19.3: error <=
+// (64/15) M rho^-16 / (rho^2 - 1) on [-1, 1] for f analytic with |f| <= M in the Bernstein ellipse E_rho),
+// rho = 8: the ellipse of the cell lies in |u - c| <= 2.03 l (c the cell centre, l <= D its length), so
+// |u| <= 2.53 D there. Mass integrand e(u) = exp(-v* u - u^2/2): |e| on the ellipse over min e on the cell
+// <= exp(3.53 D|v*| + 3.7 D^2) <= e^0.89, and the [-1, 1] integral is >= 2 min e, so the relative error is
+// <= (64/15) e^0.89 8^-16 / 63 / 2 < 3e-16. Moment integrand g(u) = [P expm1(ru) - M expm1(-ru)] e(u),
+// P, M >= 0 (both terms >= 0 for real u >= 0): |g| <= (P + M) r|u| e^{r|u|} |e| on the ellipse
+// (|e^w - 1| <= e^|w| - 1 <= |w| e^|w|), while on the cell g >= (P + M e^{-rD}) r u min e, whose integral is
+// >= 2 c (P + M e^{-rD}) r min e with c >= l/2 >= |u|max / 5.06. Hence M / integral <= 2.53 exp(3.53 (D|v*| +
+// rD) + 3.7 D^2) < 6.2 and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is
+// the special case. kGlRel: 1e-14 plus 64 ulp for the rounding of the weights and exponentials (§2.3).
+constexpr double kNarrow = 0.25;
+constexpr double kGlRel = 1e-14 + 64.0 * kEps;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// 8-point Gauss-Legendre rule on [0, 1] (numpy.polynomial.legendre.leggauss(8), mapped: (x + 1)/2, w/2)
+constexpr double kGlX[8] = {0x1.454e34f5339a0p-6, 0x1.a06d536d82f88p-4, 0x1.e5dad4f9af698p-3,
+                            0x1.a214dac30e32fp-2, 0x1.2ef5929e78e68p-1, 0x1.86894ac19425ap-1,
+                            0x1.cbf255924fa0fp-1, 0x1.f5d58e5856633p-1};
+constexpr double kGlW[8] = {0x1.9ea1d04ca03aep-5, 0x1.c76fb531d2b94p-4, 0x1.413c50a25560ep-3,
+                            0x1.736360b19933dp-3, 0x1.736360b19933dp-3, 0x1.413c50a25560ep-3,
+                            0x1.c76fb531d2b94p-4, 0x1.9ea1d04ca03aep-5};
+
+inline double sqrt2pi() { return std::sqrt(2.0 * 3.141592653589793); }
+
+// Phi(z) on the accurate side of erf/erfc (cephes' ndtr form): 0.5 + 0.5 erf(z/sqrt 2) for |z| < 1,
+// else erfc(|z|/sqrt 2)/2 (or 1 minus it for z > 0). The argument z/sqrt 2 is z * fl(1/sqrt 2): two
+// roundings, relative 2u, which costs ~z^2 u relative in the far tail (§2.3).
+// Below z = -37.5 (Phi(z) < 4.6e-308: subnormal or 0) the value is returned as 0: the flush allowance charged
+// there (ndtr_flush) is at least the whole true value, so nothing is lost, and no subnormal masses reach the
+// lattice (docs/accountant.md §2.3).
+inline double ndtr(double z) {
+  if (z < -37.5) return 0.0;
+  const double x = z * 0.70710678118654752440;
+  if (std::fabs(x) < 0.70710678118654752440) return 0.5 + 0.5 * std::erf(x);
+  const double y = 0.5 * std::erfc(std::fabs(x));
+  return x > 0 ? 1.0 - y : y;
+}
+
+// relative error allowance of ndtr(z): (64 + 2 min(z^2, 1e4)) ulp for finite z < 0, 64 ulp otherwise
+inline double ndtr_rel(double z) {
+  return (std::isfinite(z) && z < 0) ? (64.0 + 2.0 * std::min(z * z, 1e4)) * kEps : kRho;
+}
+
+// absolute allowance where ndtr(z) goes subnormal or flushes (z < -37.5): Mills' phi(z)/|z| (1.01 times,
+// covering the exp's own error) plus the smallest subnormals
+inline double ndtr_flush(double z) {
+  if (!(z < -37.5 && std::isfinite(z))) return 0.0;
+  return 1.01 * std::exp(-0.5 * z * z) / (std::fabs(z) * sqrt2pi()) + 1e-323;
+}
+
+// np.clip(x, lo, hi)'s rule min(max(x, lo), hi), a NaN anywhere propagating
+inline double clip(double x, double lo, double hi) {
+  const double t = (x >= lo || x != x) ? x : lo;
+  return (t <= hi || t != t) ? t : hi;
+}
+
+struct Prob {
+  double p, err;
+};
+
+// ndtr(z) with its relative and flush allowances
+struct NdtrTerm {
+  double z, v, rel, flush;
+};
+
+// The last two ndtr terms, looked up by the argument's value: a wide cell's upper edge is the next cell's lower
+// edge, so half the terms of a run of wide cells are the previous cell's (the same argument gives the same
+// floats: a pure saving, no value changes; -0.0 and 0.0 give the same terms; NaN never matches).
+class NdtrMemo {
+ public:
+  NdtrTerm get(double z) {
+    if (t_[0].z == z) return t_[0];
+    if (t_[1].z == z) return t_[1];
+    NdtrTerm& t = t_[next_];
+    next_ ^= 1;
+    t = {z, ndtr(z), ndtr_rel(z), ndtr_flush(z)};
+    return t;
+  }
+
+ private:
+  NdtrTerm t_[2] = {{std::nan(""), 0, 0, 0}, {std::nan(""), 0, 0, 0}};
+  int next_ = 0;
+};
+
+// P(z1 < Z < z2) on the small side, with its absolute error bound
+inline Prob interval_prob(double z1, double z2, NdtrMemo& memo) {
+  const bool upper = z1 > 0;
+  const double zA = upper ? -z1 : z2, zB = upper ? -z2 : z1;
+  const NdtrTerm a = memo.get(zA), b = memo.get(zB);
+  const double d = a.v - b.v;
+  const double p = (d >= 0.0 || d != d) ? d : 0.0;
+  return {p, a.rel * a.v + b.rel * b.v + kU * p + a.flush + b.flush};
+}
+
+inline Prob interval_prob(double z1, double z2) {
+  NdtrMemo memo;
+  return interval_prob(z1, z2, memo);
+}
+
+// A law, its parameters checked, with the logarithms the edge formula uses.
+class Law {
+ public:
+  Law(double a, double G, double S, double r, double v_lo, double v_hi, double weight)
+      : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight) {
+    if (!std::isfinite(a)) throw std::invalid_argument("lognormal_cells: a must be finite, got " + std::to_string(a));
+    if (!(G >= 0 && std::isfinite(G))) throw std::invalid_argument("lognormal_cells: G must be finite and >= 0");
+    if (!(S >= 0 && std::isfinite(S))) throw std::invalid_argument("lognormal_cells: S must be finite and >= 0");
+    if (G == 0 && S == 0) throw std::invalid_argument("lognormal_cells: G and S must not both be 0");
+    if (!(r > 0 && std::isfinite(r))) throw std::invalid_argument("lognormal_cells: r must be finite and > 0");
+    if (std::isnan(v_lo) || std::isnan(v_hi) || !(v_lo <= v_hi))
+      throw std::invalid_argument("lognormal_cells: v_lo, v_hi must satisfy v_lo <= v_hi");
+    if (!(weight > 0 && std::isfinite(weight)))
+      throw std::invalid_argument("lognormal_cells: weight must be finite and > 0");
+    logG_ = G > 0 ? std::log(G) : 0.0;
+    logS_ = S > 0 ? std::log(S) : 0.0;
+    // log kappa, kappa^2 = G S e^{-r^2} (kept as a logarithm: kappa underflows for r > ~38.6)
+    lk_ = (G > 0 && S > 0) ? 0.5 * (logG_ + logS_) - 0.5 * r * r : -kInf;
+    lGS_ = (G > 0 && S > 0) ? 0.5 * (logS_ - logG_) : 0.0;
+  }
+
+  // V where L = x (-inf/+inf beyond the range): the cancellation-free root of the quadratic in e^{rv}
+  // (docs/accountant.md §2.3; the larger term from |q| in the log domain when kappa <= |q|, else from
+  // kappa by asinh).
+  double v(double x) const {
+    const double q = x - a_;
+    const double aq = std::fabs(q);
+    const double la = std::log(aq);
+    const double d = lk_ - la;  // log(kappa/|q|) (-inf when kappa = 0 or |q| = inf; +inf/NaN when q = 0)
+    double v;
+    if (d <= 0 && aq > 0) {
+      // (kappa = 0, the one-term laws: d = -inf, xs = 0 and log1p(0) = 0 exactly; the calls are skipped)
+      const double xs = d == -kInf ? 0.0 : std::exp(std::min(d, 0.0));
+      const double lb_q = xs == 0.0 ? la : la + std::log1p(2.0 * xs * xs / (1.0 + std::sqrt(1.0 + 4.0 * xs * xs)));
+      if (q >= 0)
+        v = G_ > 0 ? (lb_q - logG_) / r_ + 0.5 * r_ : kInf;
+      else
+        v = S_ > 0 ? -(lb_q - logS_) / r_ - 0.5 * r_ : -kInf;
+    } else {
+      const double tk = aq == 0 ? 0.0 : std::asinh(0.5 * std::exp(-std::max(d, 0.0)));
+      if (q >= 0)
+        v = G_ > 0 ? (lGS_ + tk) / r_ : kInf;
+      else
+        v = S_ > 0 ? (lGS_ - tk) / r_ : -kInf;
+    }
+    if (G_ == 0 && q >= 0) v = kInf;
+    if (S_ == 0 && q <= 0) v = -kInf;
+    return v;
+  }
+
+  struct Local {
+    double p, ep, val, err;
+  };
+  // P(lo < V < hi) and E[L - c; lo < V < hi] = (a - c) p + G q+ - S q- by the closed forms (unweighted), with
+  // absolute error bounds (three products and two sums: 4u on the absolute terms)
+  // (memo: three NdtrMemo, for the shifts 0, -r, +r)
+  Local local(double lo, double hi, double c, NdtrMemo* memo) const {
+    const double r = r_;
+    const Prob P0 = interval_prob(lo, hi, memo[0]);
+    const Prob Pp = interval_prob(lo - r, hi - r, memo[1]);
+    const Prob Pm = interval_prob(lo + r, hi + r, memo[2]);
+    const double A = (a_ - c) * P0.p, Bp = G_ * Pp.p, Bm = S_ * Pm.p;
+    const double err = std::fabs(a_ - c) * P0.err + G_ * Pp.err + S_ * Pm.err + 4 * kU * (std::fabs(A) + Bp + Bm);
+    return {P0.p, P0.err, A + Bp - Bm, err};
+  }
+
+  // Bracket [lo, up] of E[(L - t)_+] (weighted) at each threshold t[i] (docs/accountant.md §2.3): the closed
+  // form on {L > t} = (v(t), v_hi), its error bound added/subtracted, then 1 -+ 1e-12; 0 where that is empty.
+  void stop_loss(const double* t, std::size_t n, double* lo_out, double* up_out) const {
+    const double v_top = v(kInf);
+    NdtrMemo memo[3];
+    for (std::size_t i = 0; i < n; ++i) {
+      const double lo = clip(v(t[i]), vlo_, vhi_);
+      const double hi = clip(v_top, lo, vhi_);
+      if (!(hi > lo)) {
+        lo_out[i] = up_out[i] = 0.0;
+        continue;
+      }
+      const Local l = local(lo, hi, t[i], memo);
+      const double pv = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
+      const double dv = l.val - l.err;
+      up_out[i] = w_ * (pv + l.err) * (1 + 1e-12);
+      lo_out[i] = w_ * ((dv >= 0.0 || dv != dv) ? dv : 0.0) * (1 - 1e-12);
+    }
+  }
+
+  // One cell: x_j = xj, V-edges lo < hi (clipped), vs = v(x_j) unclipped; h the grid step.
+  // Writes (m, w, em, ew), weighted.
+  void cell(double xj, double vs, double lo, double hi, double h, NdtrMemo* memo, double* m_out, double* w_out,
+            double* em_out, double* ew_out) const {
+    const double r = r_;
+    const double u0 = lo - vs, u1 = hi - vs;
+    const bool nar = std::isfinite(vs) && (hi > lo) && (u1 * (std::fabs(vs) + r + 1.0) <= kNarrow) && (u0 >= 0);
+    double m, em, wh, ew, flo = 0.0;
+    bool under = false;  // phi(v*) subnormal or 0 in a narrow cell
+    if (!nar) {
+      const Local l = local(lo, hi, xj, memo);
+      m = l.p;
+      em = l.ep;
+      wh = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
+      ew = l.err;
+    } else {
+      // narrow: 8-point Gauss-Legendre in u = v - v* from the anchor v* (docs/accountant.md §2.3)
+      const double a0 = u0, span = u1 - u0;
+      const bool two = G_ > 0 && S_ > 0;
+      const double P = G_ * std::exp(r * vs - 0.5 * r * r);
+      const double M = S_ * std::exp(-r * vs - 0.5 * r * r);
+      double sb = 0.0, sg = 0.0;
+      for (int g = 0; g < 8; ++g) {
+        const double U = a0 + span * kGlX[g];
+        const double base = std::exp(-vs * U - 0.5 * U * U);
+        const double ru = r * U;
+        // e^{ru} - 1 and e^{-ru} - 1 = -(e^{ru} - 1)/e^{ru} from one expm1 (ru >= 0: U >= u0 >= 0): the
+        // quotient and the sum 1 + E add two roundings (2u) and E/(1 + E) is no more sensitive to E's own
+        // error than E itself (relative factor 1/(1 + E) <= 1), all inside the 64 ulp charged per exponential
+        const double E = std::expm1(ru);
+        double grow;
+        if (two)
+          grow = P * E - M * (-(E / (1.0 + E)));
+        else if (S_ > 0)
+          grow = -(M * (-(E / (1.0 + E))));
+        else
+          grow = P * E;
+        if (g == 0) {
+          sb = base * kGlW[0];
+          sg = (grow * base) * kGlW[0];
+        } else {
+          sb += base * kGlW[g];
+          sg += (grow * base) * kGlW[g];
+        }
+      }
+      const double phi = std::exp(-0.5 * vs * vs) / sqrt2pi();
+      const double mm = phi * span * sb;
+      const double w0 = phi * span * sg;
+      const double d = (a_ - xj) + (P - M);
+      // exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
+      const double rel_pm = 4 * kU * (std::fabs(r * vs) + r * r) + kRho;
+      const double e_d = rel_pm * (P + M) + 3 * kU * (std::fabs(a_ - xj) + P + M + std::fabs(d));
+      const double ww = w0 + d * mm;
+      // phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
+      const double phi_rel = (0.5 * vs * vs + 4.0) * 2.0 * kU;
+      m = mm;
+      em = (kGlRel + phi_rel) * mm;
+      wh = (ww >= 0.0 || ww != ww) ? ww : 0.0;
+      ew = ((kGlRel + rel_pm + phi_rel) * w0 + e_d * mm + std::fabs(d) * (kGlRel + phi_rel) * mm +
+            4 * kU * std::fabs(ww));
+      // phi(v*) subnormal or 0: the whole true mass (weighted, log domain) plus phi's subnormal rounding
+      if (phi < 1e-290) {
+        under = true;
+        const double lf = std::log(w_) + std::log(span) + kNarrow - 0.5 * (vs * vs) - std::log(sqrt2pi());
+        flo = 1.01 * std::exp(lf) + w_ * span * std::exp(kNarrow) * 1e-323;
+      }
+    }
+    const double wt = w_;
+    const double q = wh / h;
+    const double w = (q <= m || q != q) ? q : m;  // np.minimum (NaN propagates)
+    *m_out = wt * m;
+    *em_out = wt * em * (1 + 4 * kU) + 4 * kU * wt * m + flo;
+    if ((wh > 0 && q < 2.3e-308) || (ew > 0 && ew / h < 2.3e-308)) {
+      // wh/h or ew/h below the normal range (h huge, values tiny) before a weight (up to ~1e243) scales them
+      // up: weigh first, then divide (each step relative u where normal; a subnormal result half a quantum,
+      // covered by the 4 quanta added; an overflow of wh wt gives inf and the min picks wt m, of ew wt an
+      // infinite, still valid, bound)
+      const double W0 = (wh * wt) / h, Wm = wt * m;
+      const double W = (W0 <= Wm || W0 != W0) ? W0 : Wm;
+      *w_out = W;
+      *ew_out = ((ew * wt) / h + 4 * kU * W) * (1 + 4 * kU) + 4 * kU * W + flo + 2e-323;
+    } else {
+      *w_out = wt * w;
+      *ew_out = wt * (ew / h + 4 * kU * w) * (1 + 4 * kU) + 4 * kU * wt * w + flo;
+    }
+    // Below the normal range the products above round absolutely (half a subnormal quantum each, at most six
+    // per bound, and the far-tail allowance's exp(lf) may itself flush: all of them lost when e.g. a weight < 1
+    // scales a 1e-323 allowance to 0): 4 quanta added wherever a weighted bound is subnormal while the cell's
+    // unweighted quantities are not all 0 or its phi(v*) flushed (§2.3).
+    if (*em_out < 2.3e-308 && (em > 0 || m > 0 || under)) *em_out += 2e-323;
+    if (*ew_out < 2.3e-308 && (ew > 0 || w > 0 || m > 0 || under)) *ew_out += 2e-323;
+    // An unweighted mass below the normal range is not resolved (its products with the coefficients of the
+    // moment may underflow before a large weight scales them up): there the hat weight, which lies in
+    // [0, mass], is bounded by the mass bound itself, |w - w_exact| <= m + em (§2.3).
+    if (m < 2.3e-308 && (em > 0 || under)) {
+      const double bm = (*m_out + *em_out) * (1 + 4 * kU);
+      if (!(*ew_out >= bm)) *ew_out = bm;
+    }
+  }
+
+  // Cells k_start .. k_end - 1 of the grid x0 + h k, written to out[0 .. k_end - k_start).
+  void cells(double x0, double h, std::int64_t k_start, std::int64_t k_end, double* m, double* w, double* em,
+             double* ew) const {
+    if (k_end <= k_start) return;
+    double x_prev = x0 + h * static_cast<double>(k_start);
+    double v_prev = v(x_prev);
+    NdtrMemo memo[3];
+    for (std::int64_t k = k_start; k < k_end; ++k) {
+      const double x_next = x0 + h * static_cast<double>(k + 1);
+      const double v_next = v(x_next);
+      const double lo = clip(v_prev, vlo_, vhi_);
+      const double hi = clip(v_next, lo, vhi_);
+      const auto i = static_cast<std::size_t>(k - k_start);
+      cell(x_prev, v_prev, lo, hi, h, memo, m + i, w + i, em + i, ew + i);
+      x_prev = x_next;
+      v_prev = v_next;
+    }
+  }
+
+ private:
+  double a_, G_, S_, r_, vlo_, vhi_, w_;
+  double logG_ = 0.0, logS_ = 0.0, lk_ = 0.0, lGS_ = 0.0;
+};
+
+inline void check_grid(double x0, double h, std::int64_t K) {
+  if (!std::isfinite(x0)) throw std::invalid_argument("lognormal_cells: x0 must be finite");
+  if (!(h > 0 && std::isfinite(h))) throw std::invalid_argument("lognormal_cells: h must be finite and > 0");
+  if (K < 0) throw std::invalid_argument("lognormal_cells: K must be >= 0, got " + std::to_string(K));
+}
+
+}  // namespace lognormal
+}  // namespace kernels
+}  // namespace sharpdp
