@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any, Protocol
 
 from sharpdp.shuffle.accountant.driver import certify
-from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U
+from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.search import shrink
 from sharpdp.shuffle.laws import laws_for
@@ -180,9 +180,12 @@ class ViaBottom:
         return self._as_report(eps_in, best)
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
-        """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower,
-        else the same split with leg B certified to rel_tol alone (the bracket of before, docs/accountant.md §9.4)."""
-        if s.upper - s.lower <= rel_tol * s.lower or s.upper >= 1.0:
+        """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
+        at the cap, below VALUE_FLOOR, or leg B within rel_tol already), else the same split with leg B certified
+        to rel_tol alone (the bracket of before, docs/accountant.md §9.4)."""
+        rb = s.leg_b
+        if s.upper - s.lower <= rel_tol * s.lower or not VALUE_FLOOR <= s.upper < 1.0 \
+                or rb.upper - rb.lower <= rel_tol * rb.lower:
             return s
         return self.split(eps, s.f, rel_tol, absolute=False)
 
