@@ -83,7 +83,8 @@ class ViaBottom:
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
         self.legs = legs
-        self._leg_cache: dict[tuple[int, float, float], tuple[float, AccountantReport]] = {}
+        self._leg_cache: dict[tuple[int, float, float], AccountantReport] = {}
+        self._leg_neg: dict[tuple[int, float, float], float] = {}  # the absolute target each cached leg met
         self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
         self._closed_cache: dict[tuple[int, float], tuple[float, float]] = {}
 
@@ -95,15 +96,18 @@ class ViaBottom:
         distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
         key = (j, e, rel_tol)
         hit = self._leg_cache.get(key)
-        if hit is None or not (hit[0] <= negligible or hit[1].upper < negligible):
+        if hit is None or not (self._leg_neg.get(key, 0.0) <= negligible or hit.upper < negligible):
             if len(self._leg_cache) > 4096:
                 self._leg_cache.clear()
+                self._leg_neg.clear()
             try:
-                rep = self.bottom._report(e, rel_tol, only=self.legs[j], negligible=negligible)
+                rep = self.bottom._report(e, rel_tol, only=self.legs[j], negligible=negligible) if negligible > 0.0 \
+                    else self.bottom._report(e, rel_tol, only=self.legs[j])
             except RuntimeError as exc:
                 rep = AccountantReport(e, 0.0, 1.0, terms={"refused": str(exc)})
-            hit = self._leg_cache[key] = (negligible, rep)
-        return hit[1]
+            hit = self._leg_cache[key] = rep
+            self._leg_neg[key] = negligible
+        return hit
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True) -> Split:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards; ``absolute``: leg B to the absolute
@@ -112,7 +116,9 @@ class ViaBottom:
         e2 = self._second(eps, e1)
         w = math.exp(e1)
         ra = self.leg(0, e1, rel_tol)
-        neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute and math.isfinite(w) else 0.0
+        # (a zero-out accountant without its randomizer, e.g. a test's, has no absolute target: rel_tol alone)
+        absolute = absolute and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
+        neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute else 0.0
         rb = self.leg(1, e2, rel_tol, neg)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
