@@ -211,7 +211,7 @@ class ShuffleAccountant:
         self._emem_d: list[float] = []  # deltas answered by get_epsilon, sorted (step M)
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
-        self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only, upper_first)
+        self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only, upper_first, negligible)
         self._closed_only = False  # closed forms only (the twin of closed_form_bounds, docs/accountant.md §6.9)
         self._closed: ShuffleAccountant | None = None  # that twin
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
@@ -272,14 +272,15 @@ class ShuffleAccountant:
         return self._report(epsilon, self.rel_tol)
 
     def _report(self, epsilon: float, rel_tol: float, only: tuple[int, ...] | None = None,
-                upper_first: bool = False) -> AccountantReport:
+                upper_first: bool = False, negligible: float = 0.0) -> AccountantReport:
         """Report over the laws with index in ``only`` (all when None); ``upper_first``: far-tail laws give
-        their upper value alone where it comes first (driver ``certify``; docs/accountant_tail.md §15)."""
+        their upper value alone where it comes first (driver ``certify``; docs/accountant_tail.md §15);
+        ``negligible``: refinement stops once an upper value is below it (an absolute target, §9.4)."""
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if eps > self.eps_tau and self._bottom is None:
             # the sampled mechanism's delta is non-increasing in eps: its bound at eps_tau holds here,
             # where the sampler charge would exceed sqrt(tau) (docs/sampling.md §4)
-            r = self._report(self.eps_tau, rel_tol, only, upper_first)
+            r = self._report(self.eps_tau, rel_tol, only, upper_first, negligible)
             return replace(r, epsilon=eps, terms=dict(r.terms, note=f"value at eps_tau = {self.eps_tau:.6g}"))
         if self._bottom is not None:  # (its own eps_tau rule, eps = inf included: docs/accountant.md §9.1)
             return self._bottom.report(eps, rel_tol)
@@ -289,13 +290,13 @@ class ShuffleAccountant:
         # per-accountant cache of certified reports (a report depends only on the accountant's randomizer, n and
         # adjacency, and on the key; threads do not change values): a repeated evaluation, e.g. get_delta at
         # get_epsilon's answer, returns the same values at once
-        key = (eps, rel_tol, only, False)  # (a bracket's report serves an upper_first request too)
-        rep = self._reports.get(key) or (self._reports.get((eps, rel_tol, only, True)) if upper_first else None)
+        key = (eps, rel_tol, only, False, negligible)  # (a bracket's report serves an upper_first request too)
+        rep = self._reports.get(key) or (self._reports.get((eps, rel_tol, only, True, negligible)) if upper_first else None)
         if rep is None:
             upper_first = upper_first and eps <= EPS_CAP
             rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
-                self._report_laws(eps, rel_tol, only, upper_first)
-            key = (eps, rel_tol, only, upper_first)
+                self._report_laws(eps, rel_tol, only, upper_first, negligible)
+            key = (eps, rel_tol, only, upper_first, negligible)
             charge = self.sampler_term(eps)
             if charge > 0.0:  # the release sampler's total-variation charge (docs/sampling.md §4)
                 rep = replace(rep, upper=min(1.0, plus(rep.upper, charge)), terms=dict(rep.terms, sampler=charge))
@@ -305,10 +306,10 @@ class ShuffleAccountant:
         return replace(rep, terms=dict(rep.terms))  # (a copy: callers may edit theirs)
 
     def _report_laws(self, eps: float, rel_tol: float, only: tuple[int, ...] | None,
-                     upper_first: bool = False) -> AccountantReport:
+                     upper_first: bool = False, negligible: float = 0.0) -> AccountantReport:
         """The report at eps <= 60 (or over the laws in ``only``), computed law by law."""
         best = None
-        lo_max = up_max = 0.0
+        lo_max, up_max = 0.0, max(negligible, 0.0)
         # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
         for i, (gamma, law) in enumerate(laws_for(self.randomizer, min(eps, EPS_CAP), self.adjacency)):

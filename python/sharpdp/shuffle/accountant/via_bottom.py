@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any, Protocol
 
 from sharpdp.shuffle.accountant.driver import certify
-from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U
+from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.search import shrink
 from sharpdp.shuffle.laws import laws_for
@@ -32,7 +32,8 @@ class _ZeroOut(Protocol):
     eps_tau: float  # above it the value at eps_tau
     _closed_only: bool  # closed forms only (docs/accountant.md §6.9)
 
-    def _report(self, epsilon: float, rel_tol: float, only: Any = None) -> AccountantReport: ...
+    def _report(self, epsilon: float, rel_tol: float, only: Any = None, upper_first: bool = False,
+                negligible: float = 0.0) -> AccountantReport: ...
 
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float: ...
 
@@ -75,35 +76,50 @@ class ViaBottom:
     # ... and the most engine legs B (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms (legs A
     # from the engine then too, at the grid points a bisection visits)
     CAP_ENGINE_LEGS = 2
+    # a split's leg B is certified to the absolute target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (its refinement
+    # stops once its upper value is below it: a small share of the chain's rel_tol, docs/accountant.md §9.4)
+    ABS_SHARE = 0.1
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
         self.legs = legs
         self._leg_cache: dict[tuple[int, float, float], AccountantReport] = {}
+        self._leg_neg: dict[tuple[int, float, float], float] = {}  # the absolute target each cached leg met
         self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
         self._closed_cache: dict[tuple[int, float], tuple[float, float]] = {}
 
-    def leg(self, j: int, e: float, rel_tol: float) -> AccountantReport:
-        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached. Where the engine refuses to
+    def leg(self, j: int, e: float, rel_tol: float, negligible: float = 0.0) -> AccountantReport:
+        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached; its refinement stops once its upper
+        value is below ``negligible`` (an absolute target, docs/accountant.md §9.4; a cached report serves when
+        certified with no larger one or already below it). Where the engine refuses to
         certify the leg (RuntimeError), the bracket [0, 1] (a hockey-stick divergence of probability
         distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
         key = (j, e, rel_tol)
-        if key not in self._leg_cache:
+        hit = self._leg_cache.get(key)
+        if hit is None or not (self._leg_neg.get(key, 0.0) <= negligible or hit.upper < negligible):
             if len(self._leg_cache) > 4096:
                 self._leg_cache.clear()
+                self._leg_neg.clear()
             try:
-                rep = self.bottom._report(e, rel_tol, only=self.legs[j])
+                rep = self.bottom._report(e, rel_tol, only=self.legs[j], negligible=negligible) if negligible > 0.0 \
+                    else self.bottom._report(e, rel_tol, only=self.legs[j])
             except RuntimeError as exc:
                 rep = AccountantReport(e, 0.0, 1.0, terms={"refused": str(exc)})
-            self._leg_cache[key] = rep
-        return self._leg_cache[key]
+            hit = self._leg_cache[key] = rep
+            self._leg_neg[key] = negligible
+        return hit
 
-    def split(self, eps: float, f: float, rel_tol: float) -> Split:
-        """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards."""
+    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True) -> Split:
+        """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards; ``absolute``: leg B to the absolute
+        target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (docs/accountant.md §9.4), else to rel_tol alone."""
         e1 = f * eps
         e2 = self._second(eps, e1)
-        ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol)
         w = math.exp(e1)
+        ra = self.leg(0, e1, rel_tol)
+        # (a zero-out accountant without its randomizer, e.g. a test's, has no absolute target: rel_tol alone)
+        absolute = absolute and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
+        neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute else 0.0
+        rb = self.leg(1, e2, rel_tol, neg)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
     @staticmethod
@@ -165,9 +181,19 @@ class ViaBottom:
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
         if not found.lower > min(x.upper for x in cands):
             cands.append(self.split(eps, found.f, rel_tol))
-        best = min(cands, key=lambda c: c.upper)
+        best = self._contract(eps, min(cands, key=lambda c: c.upper), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
+
+    def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
+        """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
+        at the cap, below VALUE_FLOOR, or leg B within rel_tol already), else the same split with leg B certified
+        to rel_tol alone (the bracket of before, docs/accountant.md §9.4)."""
+        rb = s.leg_b
+        if s.upper - s.lower <= rel_tol * s.lower or not VALUE_FLOOR <= s.upper < 1.0 \
+                or rb.upper - rb.lower <= rel_tol * rb.lower:
+            return s
+        return self.split(eps, s.f, rel_tol, absolute=False)
 
     def decide(self, eps: float, target: float) -> float:
         """A certified upper value of delta at eps for get_epsilon's search against ``target``
@@ -340,7 +366,7 @@ class ViaBottom:
             if lo > best_lo:
                 best, best_lo = f, lo
         assert best is not None
-        s = self.split(eps, best, rel_tol)
+        s = self.split(eps, best, rel_tol, absolute=False)  # (lower values of before: the stop decides the same)
         return replace(s, lower=1.0, upper=1.0) if s.lower >= 1.0 else None
 
     def _cap_closed(self, eps: float, rel_tol: float) -> Split | None:

@@ -1,0 +1,89 @@
+"""Replace-one through bot: leg B of a split certified to an absolute target (docs/accountant.md §9.4;
+ViaBottom.split, ViaBottom.leg, ViaBottom._contract).
+
+The new values are checked against those of before (leg B to rel_tol alone: ABS_SHARE = 0 on a fresh
+accountant): the new upper value is at least the old certified lower value (both bound the same chain) and
+within 0.1 rel_tol (of A) of the old upper value; the reported bracket still meets rel_tol. The legs are
+checked against an independent zero-out accountant (its own caches), which shares no state with the replace
+accountant."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+
+# (sigma0, n, eps): cells where leg B is negligible at some split (cheap ones)
+CELLS = [(1.0, 1000, 0.1), (3.0, 1000, 1.0), (1.0, 50, 4.0), (2.0, 100, 0.5)]
+
+
+def _acc(sigma0: float, n: int, share: float | None = None, rel_tol: float = 1e-2) -> ShuffleAccountant:
+    acc = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "replace", rel_tol=rel_tol)
+    assert acc.via_bottom
+    if share is not None:
+        acc._bottom.ABS_SHARE = share  # (instance attribute: the class is untouched)
+    return acc
+
+
+@pytest.mark.parametrize("sigma0,n,eps", CELLS)
+def test_new_bracket_against_old(sigma0, n, eps):
+    new = _acc(sigma0, n).report(eps)
+    old = _acc(sigma0, n, share=0.0).report(eps)
+    rt = 1e-2
+    assert new.upper >= old.lower * (1 - 1e-12), (new, old)
+    assert new.upper <= old.upper * (1 + rt), (new.upper, old.upper)
+    assert old.lower <= new.upper and new.lower <= old.upper  # the brackets meet
+    if old.upper - old.lower <= rt * old.lower and new.lower >= 1e-24 and new.upper < 1.0:
+        # the contract (targeted for values >= 1e-24): the reported bracket within rel_tol where it was before
+        assert new.upper - new.lower <= rt * new.lower * (1 + 1e-9), (new.lower, new.upper)
+
+
+@pytest.mark.parametrize("sigma0,n,eps", CELLS[:2])
+def test_split_legs_against_an_independent_zero_out_accountant(sigma0, n, eps):
+    """At the reported split, the chain's upper value is >= the chain of the independent accountant's
+    certified lower legs (each leg's D_up >= its lower value): the new value is an upper bound of the same
+    chain, and leg B's upper value is either within rel_tol of its own lower value or below the absolute
+    target 0.1 rel_tol A_lo(e1) / e^{e1}."""
+    acc = _acc(sigma0, n)
+    rep = acc.report(eps)
+    e1 = float(rep.terms["epsilon_split"])
+    vb = acc._bottom
+    e2 = vb._second(eps, e1)
+    ref = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "zero_out")
+    la = ref._report(e1, 1e-2, only=vb.legs[0])
+    lb = ref._report(e2, 1e-2, only=vb.legs[1])
+    chain_lo = la.lower + math.exp(e1) * lb.lower
+    assert rep.upper >= chain_lo * (1 - 1e-12), (rep.upper, chain_lo)
+    ra, rb = vb.leg(0, e1, 1e-2), vb.leg(1, e2, 1e-2, math.inf)  # (math.inf: any cached report serves)
+    assert rb.upper >= lb.lower * (1 - 1e-12) and ra.upper >= la.lower * (1 - 1e-12)
+    t = vb.ABS_SHARE * 1e-2 * ra.lower / math.exp(e1)
+    assert rb.upper < t * (1 + 1e-9) or rb.upper - rb.lower <= 1e-2 * rb.lower * (1 + 1e-9), (rb, t)
+
+
+def test_negligible_leg_stops_early_and_stays_an_upper_bound():
+    """Gaussian sigma0 = 1, n = 1000, leg B at e2 = 0.66 (~5e-11; docs/accountant.md §9.2): with an absolute
+    target far above it the leg stops at its first certified upper value (below the target, above the value
+    certified to rel_tol); with target 0 it is the report of before."""
+    acc = _acc(1.0, 1000)
+    vb = acc._bottom
+    tight = ShuffleAccountant(GaussianRandomizer(1.0, 1), 1000, "zero_out")._report(0.66, 1e-2, only=vb.legs[1])
+    loose = vb.leg(1, 0.66, 1e-2, 1e-6)
+    assert loose.upper < 1e-6
+    assert loose.upper >= tight.lower * (1 - 1e-12)
+    again = vb.leg(1, 0.66, 1e-2, 0.0)  # a smaller target: certified again, the values of before
+    assert (again.lower, again.upper) == (tight.lower, tight.upper)
+    assert vb.leg(1, 0.66, 1e-2, 1e-6) is again  # (the tighter report serves a looser request)
+
+
+def test_decide_upper_values_against_old():
+    """get_epsilon's decide path (§9.2) uses the absolute target: its answer stays within the accountant's
+    rel_tol of the old one's delta and its get_delta at the answer is <= delta."""
+    delta = 1e-6
+    new = _acc(3.0, 1000)
+    e_new = new.get_epsilon(delta)
+    assert new.get_delta(e_new) <= delta
+    old = _acc(3.0, 1000, share=0.0)
+    e_old = old.get_epsilon(delta)
+    assert abs(e_new - e_old) <= 0.02 * e_old, (e_new, e_old)
