@@ -69,7 +69,7 @@ class _StandIn:
 
 def _composed_stand_in(factor, log):
     """Stand-in composition: k rounds as the template at chi_lo / sqrt(k), times ``factor``."""
-    def bounds(bmg, n, adjacency, rounds, epsilon, progress=False):
+    def bounds(bmg, n, adjacency, rounds, epsilon, progress=False, delta=None):
         d = 1.0 if math.isinf(factor) else \
             min(factor * template_delta_estimate(bmg.chi_lo / math.sqrt(rounds), n, epsilon), 1.0)
         log.append((bmg, d))
@@ -122,6 +122,6 @@ def test_rounds_show_each_candidates_profile_bar(monkeypatch, progress, inner):
     seen = []
     monkeypatch.setattr(CS, "make_accountant", lambda r, n, adjacency, rel_tol=CS.CERT_REL_TOL: _StandIn(r, n))
     monkeypatch.setattr(CR, "_composed_bounds",
-                        lambda bmg, n, adjacency, rounds, epsilon, progress=False: seen.append(progress) or (1e-7, 1e-7))
+                        lambda bmg, n, adjacency, rounds, epsilon, progress=False, delta=None: seen.append(progress) or (1e-7, 1e-7))
     calibrate_bmg_report(5000, 0.1, 1e-6, 1, rounds=4, progress=progress)
     assert seen and all(p is inner for p in seen), seen

@@ -10,6 +10,7 @@ from typing import Any
 from sharpdp.shuffle.calibration.search import (
     CalibrationReport,
     Progress,
+    delta_floor,
     make_accountant,
 )
 from sharpdp.shuffle.randomizers import BlanketMixedGaussian
@@ -68,12 +69,15 @@ def _first_below(f: Callable[[float], float], d: float) -> float:
     return hi
 
 
-def _pair_top(bmg: Any, n: int, rounds: int, epsilon: float) -> tuple[float, float]:
-    """(floor, e_top) of a candidate's dominating pair in the k-round search (the comment above)."""
+def _pair_top(bmg: Any, n: int, rounds: int, epsilon: float, delta: float | None = None) -> tuple[float, float]:
+    """(floor, e_top) of a candidate's dominating pair in the k-round search (the comment above); with the
+    search's target ``delta``, D is the target (the model of the composed delta can be far below the
+    certified value, e.g. ~1e-300 at epsilon = 1 for a round with delta(0) ~ 4e-3: its floor then put e_top
+    at tens of nats, the pair's step Delta = e_top / 400 far too coarse)."""
     from sharpdp.shuffle.calibration.estimates import template_delta_estimate
 
     chi = float(bmg.chi_lo)
-    composed = float(template_delta_estimate(chi / math.sqrt(rounds), n, epsilon))
+    composed = delta if delta is not None else float(template_delta_estimate(chi / math.sqrt(rounds), n, epsilon))
     floor = _FLOOR_SHARE * min(max(composed, 1e-300), 1.0) / rounds
     return floor, _first_below(lambda e: float(template_delta_estimate(chi, n, e)), floor)
 
@@ -86,16 +90,17 @@ def _pair_points(top: float) -> tuple[float, tuple[float, ...]]:
 
 
 def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
-                      progress: bool | None = False) -> Any:
+                      progress: bool | None = False, delta: float | None = None) -> Any:
     """The ComposedAccountant of ``rounds`` runs of the BMG ``bmg`` whose round's dominating pair is built
     from the model-placed points of :func:`_pair_points` (docs/composition.md §4.2: certified, a little
     looser than the default adaptive pair, a fraction of its cost); sharp near ``epsilon``. ``progress``
-    (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
+    (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part. ``delta``: the
+    calibration's composed target, which then sets the pair's floor (:func:`_pair_top`)."""
     from sharpdp.shuffle.composition import ComposedAccountant
     from sharpdp.shuffle.profile import doubling_epsilon
 
     acc = make_accountant(bmg, n, adjacency, _PAIR_REL_TOL)
-    floor, top = _pair_top(bmg, n, rounds, epsilon)
+    floor, top = _pair_top(bmg, n, rounds, epsilon, delta)
     for _ in range(2):
         dx, points = _pair_points(top)
         ca = ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
@@ -109,10 +114,10 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
 
 
 def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
-                     progress: bool | None = False) -> tuple[float, float]:
+                     progress: bool | None = False, delta: float | None = None) -> tuple[float, float]:
     """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4)
-    at ``epsilon`` by :func:`model_composition` (``progress`` as there)."""
-    ca = model_composition(bmg, n, adjacency, rounds, epsilon, progress)
+    at ``epsilon`` by :func:`model_composition` (``progress`` and the target ``delta`` as there)."""
+    ca = model_composition(bmg, n, adjacency, rounds, epsilon, progress, delta)
     try:
         lo, up = ca.get_delta_bounds(epsilon)
     except RuntimeError as exc:
@@ -136,11 +141,16 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
     def log_sigma_eff(d: float) -> float:  # Gaussian noise whose delta_G(epsilon) is d
         return math.log(gaussian_mechanism_sigma(epsilon, min(max(d, 1e-300), 1.0 - 1e-12)))
 
-    def candidate(s: float) -> CalibrationReport:
+    # per-round targets stay above 1e-9 delta and far above the release sampler's floor (near it no sigma0
+    # certifies, check_targets: the charge grows with sigma0); a candidate held at this bound is the
+    # noisiest of the search (a search choice, not part of any certificate): if it fails, only the fallback
+    # below adds noise
+    d1_min = max(1e-9 * delta, 1e6 * delta_floor(n, e1, dim))
+
+    def candidate(s: float) -> tuple[CalibrationReport, bool]:
         d1 = float(gaussian_mechanism_delta(e1, math.exp(min(s, 600.0))))
         d1 = min(d1, 0.5) if d1 > 1e-300 else 1e-300  # (NaN or underflow: the noisy end)
-        return single(n, e1, d1, dim,
-                                    adjacency=adjacency, progress=False)
+        return single(n, e1, max(d1, d1_min), dim, adjacency=adjacency, progress=False), d1 <= d1_min
 
     aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
     s = aim + half_log_k  # shift 0: the Gaussian start
@@ -156,8 +166,8 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
     count = evals = fails = 0
     try:
         while count < _ROUNDS_CERTS:  # search on s
-            rep = candidate(s)
-            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner)
+            rep, held = candidate(s)
+            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner, delta)
             count, evals = count + 1, evals + rep.evaluations
             ok = bounds[1] <= delta
             if ok:
@@ -168,6 +178,8 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                     break
             else:
                 fails, s_fail, last = fails + 1, max(s_fail, s), rep.randomizer
+                if held:  # larger s gives this same candidate: more noise comes from the fallback only
+                    break
             # next s: the shifted Gaussian model at the aim, kept strictly inside (s_fail, s_pass)
             if 0.0 < bounds[1] < 1.0:
                 nxt = aim + half_log_k - (log_sigma_eff(bounds[1]) - (s - half_log_k))
@@ -187,7 +199,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                 raise RuntimeError(f"calibration: no BMG with a certified {rounds}-round delta <= {delta} "
                                    f"found in {count} composed certifications")
             last = BlanketMixedGaussian(last.gamma, last.sigma0 * math.exp(step), dim)
-            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner)
+            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner, delta)
             count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)

@@ -141,6 +141,16 @@ def check_progress(progress: Any) -> bool | None:
     return progress
 
 
+def delta_floor(n: int, epsilon: float, dim: int) -> float:
+    """The release sampler's smallest charge g(n dim TAIL_BOUND) at ``epsilon``, rounded down: no sigma0
+    certifies a delta at or below it (:func:`check_targets`)."""
+    from sharpdp._tables import TAIL_BOUND
+
+    tau = n * dim * TAIL_BOUND
+    eps_c = min(epsilon, 60.0, 0.5 * math.log(1.0 / tau))
+    return (1.0 + math.exp(eps_c)) * tau * (1.0 - 1e-9)
+
+
 def check_targets(n: int, epsilon: float, delta: float, dim: int) -> None:
     """Refuse targets no calibrated grid release can meet, before any evaluation (ValueError naming
     the argument): epsilon above EPS_MAX (the laws need e^epsilon finite; a randomizer calibrated
@@ -158,9 +168,7 @@ def check_targets(n: int, epsilon: float, delta: float, dim: int) -> None:
         raise ValueError(f"epsilon: {epsilon!r} nats is above {EPS_MAX}, the largest epsilon the calibration "
                          f"supports (e^epsilon must be finite); delta(epsilon) is non-increasing, so a randomizer "
                          f"calibrated at epsilon = {EPS_MAX} is certified for every larger epsilon")
-    tau = n * dim * TAIL_BOUND
-    eps_c = min(epsilon, 60.0, 0.5 * math.log(1.0 / tau))
-    floor = (1.0 + math.exp(eps_c)) * tau * (1.0 - 1e-9)
+    floor = delta_floor(n, epsilon, dim)
     if delta <= floor:
         raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for at any "
                          f"sigma0 at epsilon = {epsilon!r}: the release sampler's charge is at least (1 + e^min("
