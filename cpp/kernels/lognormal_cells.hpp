@@ -30,8 +30,21 @@ namespace lognormal {
 constexpr double kEps = 2.220446049250313e-16;  // 2^-52 (one ulp at 1)
 constexpr double kU = kEps / 2.0;                // unit roundoff 2^-53
 constexpr double kRho = 64.0 * kEps;             // exp/log/log1p/expm1/asinh allowance
-constexpr double kNarrow = 0.25;                 // narrow-cell criterion D (|v*| + r + 1) <= 1/4
-constexpr double kGlRel = 1e-14 + 64.0 * kEps;   // 8-point Gauss-Legendre error + weight rounding
+// A cell is "narrow" when its length D in the oriented variable V (from the anchor v* where L = x_j, so
+// u = v - v* lies in [u0, u1] with 0 <= u0 < u1 =: D) satisfies D (|v*| + r + 1) <= kNarrow = 1/4. Error of the
+// 8-point Gauss-Legendre rule (Trefethen, Approximation Theory and Approximation Practice, Thm 19.3: error <=
+// (64/15) M rho^-16 / (rho^2 - 1) on [-1, 1] for f analytic with |f| <= M in the Bernstein ellipse E_rho),
+// rho = 8: the ellipse of the cell lies in |u - c| <= 2.03 l (c the cell centre, l <= D its length), so
+// |u| <= 2.53 D there. Mass integrand e(u) = exp(-v* u - u^2/2): |e| on the ellipse over min e on the cell
+// <= exp(3.53 D|v*| + 3.7 D^2) <= e^0.89, and the [-1, 1] integral is >= 2 min e, so the relative error is
+// <= (64/15) e^0.89 8^-16 / 63 / 2 < 3e-16. Moment integrand g(u) = [P expm1(ru) - M expm1(-ru)] e(u),
+// P, M >= 0 (both terms >= 0 for real u >= 0): |g| <= (P + M) r|u| e^{r|u|} |e| on the ellipse
+// (|e^w - 1| <= e^|w| - 1 <= |w| e^|w|), while on the cell g >= (P + M e^{-rD}) r u min e, whose integral is
+// >= 2 c (P + M e^{-rD}) r min e with c >= l/2 >= |u|max / 5.06. Hence M / integral <= 2.53 exp(3.53 (D|v*| +
+// rD) + 3.7 D^2) < 6.2 and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is
+// the special case. kGlRel: 1e-14 plus 64 ulp for the rounding of the weights and exponentials (§2.3).
+constexpr double kNarrow = 0.25;
+constexpr double kGlRel = 1e-14 + 64.0 * kEps;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // the smallest subnormal 2^-1074: a product or exp whose result is subnormal is off by up to 1/2 of it
 // (64 of it for exp), absolutely, which no relative allowance covers (review: tests/test_review_rev_cells.py)
@@ -51,7 +64,11 @@ inline double sqrt2pi() { return std::sqrt(2.0 * 3.141592653589793); }
 // Phi(z) on the accurate side of erf/erfc (cephes' ndtr form): 0.5 + 0.5 erf(z/sqrt 2) for |z| < 1,
 // else erfc(|z|/sqrt 2)/2 (or 1 minus it for z > 0). The argument z/sqrt 2 is z * fl(1/sqrt 2): two
 // roundings, relative 2u, which costs ~z^2 u relative in the far tail (§2.3).
+// Below z = -37.5 (Phi(z) < 4.6e-308: subnormal or 0) the value is returned as 0: the flush allowance charged
+// there (ndtr_flush) is at least the whole true value, so nothing is lost, and no subnormal masses reach the
+// lattice (docs/accountant.md §2.3).
 inline double ndtr(double z) {
+  if (z < -37.5) return 0.0;
   const double x = z * 0.70710678118654752440;
   if (std::fabs(x) < 0.70710678118654752440) return 0.5 + 0.5 * std::erf(x);
   const double y = 0.5 * std::erfc(std::fabs(x));
