@@ -215,10 +215,14 @@ class Law {
         continue;
       }
       const Local l = local(lo, hi, t[i], memo);
+      // (+ 4 kTiny, then +- 2 kTiny after weighting: the products that land subnormal, kTiny/2 each, which the
+      // relative 1 -+ 1e-12 does not cover: a tiny weight or coefficient gave up = 0 below a positive exact value)
+      const double err = l.err + 4 * kTiny;
       const double pv = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
-      const double dv = l.val - l.err;
-      up_out[i] = w_ * (pv + l.err) * (1 + 1e-12);
-      lo_out[i] = w_ * ((dv >= 0.0 || dv != dv) ? dv : 0.0) * (1 - 1e-12);
+      const double dv = l.val - err;
+      up_out[i] = w_ * (pv + err) * (1 + 1e-12) + 2 * kTiny;
+      const double lw = w_ * ((dv >= 0.0 || dv != dv) ? dv : 0.0) * (1 - 1e-12) - 2 * kTiny;
+      lo_out[i] = (lw >= 0.0 || lw != lw) ? lw : 0.0;
     }
   }
 
@@ -300,7 +304,13 @@ class Law {
     }
     const double wt = w_;
     const double q = wh / h;
-    const double w = (q <= m || q != q) ? q : m;  // np.minimum (NaN propagates)
+    double w = (q <= m || q != q) ? q : m;  // np.minimum (NaN propagates)
+    if (q != q) {
+      // no moment (|a - x_j| overflows for a and x_j of opposite signs near the double range: inf * 0): the hat
+      // weight is only known to lie in [-inf, m]; w = m with an infinite bound (review: a NaN here before)
+      w = m;
+      ew = kInf;
+    }
     *m_out = wt * m;
     *w_out = wt * w;
     // + 4 kTiny (wt + 1): the weighting's products (wt m, wt w, and wh/h, ew/h before them, scaled by wt) where
