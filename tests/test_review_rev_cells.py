@@ -189,7 +189,9 @@ def _stop_loss_exact(a, G, S, r, vlo, vhi, weight, t):
     elif G == 0:
         vt = mp.inf if q >= 0 else -(mp.log(-q / S) / r) - r / 2
     else:
-        vt = mp.log((q + mp.sqrt(q * q + 4 * G * S * mp.exp(-r * r))) / 2 / G) / r + r / 2
+        k2 = G * S * mp.exp(-r * r)  # P M = k2, P - M = q: P from the cancellation-free root
+        sq = mp.sqrt(q * q + 4 * k2)
+        vt = mp.log(((q + sq) / 2 if q >= 0 else 2 * k2 / (sq - q)) / G) / r + r / 2
     lo, hi = max(vt, _mpf(vlo)), _mpf(vhi)
     if not hi > lo:
         return mp.mpf(0)
@@ -202,7 +204,8 @@ def _stop_loss_exact(a, G, S, r, vlo, vhi, weight, t):
 
 
 # Catches: up = w (val + err)(1 + 1e-12) without an absolute subnormal term (tiny weight / tiny G: up = 0 below a
-# positive exact value), a stop-loss evaluated on the wrong side of v(t), sign errors of the shifted terms.
+# positive exact value), lo = inf above an exact value beyond the double range, a stop-loss evaluated on the wrong
+# side of v(t), sign errors of the shifted terms.
 @pytest.mark.parametrize("law, vs", [
     ((0.0, 1e300, 40.0, 0.0, -math.inf, 1.0), [1.0, 1.5, 2.0, 3.0]),
     ((0.0, 1.0, 40.0, -1.0, -math.inf, 1.0), [1.0, 2.0, 2.5, -2.0]),
@@ -212,6 +215,8 @@ def _stop_loss_exact(a, G, S, r, vlo, vhi, weight, t):
     ((-1.0, 1.0, 2.0, 0.0, -math.inf, 1e243), [30.0, 37.0, 38.0, 39.0]),
     ((0.0, 1.0, 1.0, 0.0, -math.inf, 1e-300), [0.0, 10.0, 20.0, 35.0]),
     ((0.0, 1e-300, 1.0, 0.0, -math.inf, 1.0), [0.0, 10.0, 20.0, 35.0]),
+    # the exact stop-loss beyond the double range (~1e340): lo was inf, now the largest double
+    ((0.0, 1.0088412832875871e171, 4.134691173332211, -0.03582147959757716, -math.inf, 8.25e169), [0.0, 2.0]),
 ])
 def test_stop_loss_brackets_the_exact_stop_loss(law, vs):
     a, b, r, bm, z_lo, wt = law

@@ -222,7 +222,8 @@ class Law {
       const double dv = l.val - err;
       up_out[i] = w_ * (pv + err) * (1 + 1e-12) + 2 * kTiny;
       const double lw = w_ * ((dv >= 0.0 || dv != dv) ? dv : 0.0) * (1 - 1e-12) - 2 * kTiny;
-      lo_out[i] = (lw >= 0.0 || lw != lw) ? lw : 0.0;
+      // (an overflowing lower bound is clamped to the largest double: the exact value is then at least that)
+      lo_out[i] = (lw >= 0.0 || lw != lw) ? std::min(lw, std::numeric_limits<double>::max()) : 0.0;
     }
   }
 
