@@ -321,3 +321,40 @@ def test_accountant_brackets_agree_with_main():
         lo, up = (float(x) for x in acc.get_delta_bounds(eps))
         assert lo <= up_m and lo_m <= up, (kind, p1, p2, n, eps)
         assert abs(up - up_m) <= 1e-11 * up_m and abs(lo - lo_m) <= 1e-11 * max(lo_m, 1e-300) + 1e-300
+
+
+# --- 9. the accountant at n = 2, 3 against an independent quadrature of D_up (§1.3) ----------------------------
+# D_up = sum_m C(n, m) g^m (1 - g)^(n - m) E[(L_1 + ... + L_m)_+] / (n g), max over the two zero-out laws of the
+# BMG (x vs bot: a = g - e^eps, b = 1 - g; bot vs x: a = 1 - e^eps g, b = -e^eps (1 - g); r = 1/sigma0). The
+# innermost expectation is the closed-form stop-loss of one lognormal; the outer ones Gauss-Hermite (200 and 300
+# nodes: their difference, times 10, is the quadrature's error allowance). Catches: a certified bracket that
+# misses the true value (a wrong cell moment, a bound of the wrong sign), beyond the quadrature's accuracy.
+def _sl_one_term(a, b, r, t):
+    from scipy.special import ndtr
+    c = (t - a) / b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zs = np.where(c > 0, (np.log(np.where(c > 0, c, 1.0)) + r * r / 2) / r, -np.inf)
+    if b > 0:
+        return (a - t) * ndtr(-zs) + b * ndtr(r - zs)
+    return np.where(c > 0, (a - t) * ndtr(zs) + b * ndtr(zs - r), 0.0)
+
+
+def _d_up(a, b, r, gam, n, N):
+    x, w = np.polynomial.hermite_e.hermegauss(N)
+    w = w / math.sqrt(2 * math.pi)
+    L1 = a + b * np.exp(r * x - r * r / 2)
+    E = {1: float(_sl_one_term(a, b, r, np.float64(0.0))), 2: float(np.sum(w * _sl_one_term(a, b, r, -L1)))}
+    if n >= 3:
+        E[3] = float(np.sum(w[:, None] * w[None, :] * _sl_one_term(a, b, r, -(L1[:, None] + L1[None, :]))))
+    return sum(math.comb(n, m) * gam ** m * (1 - gam) ** (n - m) * E[m] for m in range(1, n + 1)) / (n * gam)
+
+
+@pytest.mark.parametrize("gam, s0, n, eps", [(0.5, 1.0, 3, 0.5), (0.9, 2.0, 3, 0.2), (0.3, 1.5, 3, 0.1)])
+def test_accountant_contains_a_quadrature_of_d_up_at_small_n(gam, s0, n, eps):
+    r, ee = 1 / s0, math.exp(eps)
+    laws = [(gam - ee, 1 - gam), (1 - ee * gam, -ee * (1 - gam))]
+    refs = [max(_d_up(a, b, r, gam, n, N) for a, b in laws) for N in (200, 300)]
+    tol = 10 * abs(refs[1] - refs[0]) + 1e-12
+    lo, up = (float(x) for x in sh.ShuffleAccountant(sh.BlanketMixedGaussian(gam, s0, 1), n).get_delta_bounds(eps))
+    assert lo - tol <= refs[1] <= up + tol, (lo, refs, up)
+    assert tol < 0.5 * (up - lo)  # (the reference is sharper than the bracket: the test can fail)

@@ -235,12 +235,14 @@ class Law {
     const double u0 = lo - vs, u1 = hi - vs;
     const bool nar = std::isfinite(vs) && (hi > lo) && (u1 * (std::fabs(vs) + r + 1.0) <= kNarrow) && (u0 >= 0);
     double m, em, wh, ew, flo = 0.0;
+    bool under = false;  // phi(v*) subnormal or 0 in a narrow cell
     if (!nar) {
       const Local l = local(lo, hi, xj, memo);
       m = l.p;
       em = l.ep;
       wh = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
-      ew = l.err + 4 * kTiny;  // the three products (a - c) p, G q+, S q- where subnormal: kTiny/2 each
+      // the three products (a - c) p, G q+, S q- where subnormal: kTiny/2 each (none on an empty cell: exact 0s)
+      ew = l.err + (hi > lo ? 4 * kTiny : 0.0);
     } else {
       // narrow: 8-point Gauss-Legendre in u = v - v* from the anchor v* (docs/accountant.md §2.3)
       const double a0 = u0, span = u1 - u0;
@@ -299,6 +301,7 @@ class Law {
             4 * kU * std::fabs(ww)) + 256 * kTiny;
       // phi(v*) subnormal or 0: the whole true mass (weighted, log domain) plus phi's subnormal rounding
       if (phi < 1e-290) {
+        under = true;
         const double lf = std::log(w_) + std::log(span) + kNarrow - 0.5 * (vs * vs) - std::log(sqrt2pi());
         flo = 1.01 * std::exp(lf) + w_ * span * std::exp(kNarrow) * 1e-323;
       }
@@ -313,12 +316,33 @@ class Law {
       ew = kInf;
     }
     *m_out = wt * m;
-    *w_out = wt * w;
-    // + 4 kTiny (wt + 1): the weighting's products (wt m, wt w, and wh/h, ew/h before them, scaled by wt) where
-    // subnormal (a tiny weight, or h near the subnormal range): kTiny/2 each, not covered by the 4u terms
-    const double sub = 4 * kTiny * (wt + 1.0);
-    *em_out = wt * em * (1 + 4 * kU) + 4 * kU * wt * m + flo + sub;
-    *ew_out = wt * (ew / h + 4 * kU * w) * (1 + 4 * kU) + 4 * kU * wt * w + flo + sub;
+    *em_out = wt * em * (1 + 4 * kU) + 4 * kU * wt * m + flo;
+    if ((wh > 0 && q < 2.3e-308) || (ew > 0 && ew / h < 2.3e-308)) {
+      // wh/h or ew/h below the normal range (h huge, values tiny) before a weight (up to ~1e243) scales them
+      // up: weigh first, then divide (each step relative u where normal; a subnormal result half a quantum,
+      // covered by the 4 quanta added; an overflow of wh wt gives inf and the min picks wt m, of ew wt an
+      // infinite, still valid, bound)
+      const double W0 = (wh * wt) / h, Wm = wt * m;
+      const double W = (W0 <= Wm || W0 != W0) ? W0 : Wm;
+      *w_out = W;
+      *ew_out = ((ew * wt) / h + 4 * kU * W) * (1 + 4 * kU) + 4 * kU * W + flo + 2e-323;
+    } else {
+      *w_out = wt * w;
+      *ew_out = wt * (ew / h + 4 * kU * w) * (1 + 4 * kU) + 4 * kU * wt * w + flo;
+    }
+    // Below the normal range the products above round absolutely (half a subnormal quantum each, at most six
+    // per bound, and the far-tail allowance's exp(lf) may itself flush: all of them lost when e.g. a weight < 1
+    // scales a 1e-323 allowance to 0): 4 quanta added wherever a weighted bound is subnormal while the cell's
+    // unweighted quantities are not all 0 or its phi(v*) flushed (§2.3).
+    if (*em_out < 2.3e-308 && (em > 0 || m > 0 || under)) *em_out += 2e-323;
+    if (*ew_out < 2.3e-308 && (ew > 0 || w > 0 || m > 0 || under)) *ew_out += 2e-323;
+    // An unweighted mass below the normal range is not resolved (its products with the coefficients of the
+    // moment may underflow before a large weight scales them up): there the hat weight, which lies in
+    // [0, mass], is bounded by the mass bound itself, |w - w_exact| <= m + em (§2.3).
+    if (m < 2.3e-308 && (em > 0 || under)) {
+      const double bm = (*m_out + *em_out) * (1 + 4 * kU);
+      if (!(*ew_out >= bm)) *ew_out = bm;
+    }
   }
 
   // Cells k_start .. k_end - 1 of the grid x0 + h k, written to out[0 .. k_end - k_start).
