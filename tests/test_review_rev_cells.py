@@ -42,6 +42,9 @@ def _orient(a, b, bm, z_lo):
 
 
 def _P(lo, hi):
+    """P(lo < V < hi) without cancellation: erf differences near 0 (a cell [0, 1e-112] needs no 112 digits)."""
+    if (lo >= 0 or hi <= 0) and max(abs(lo), abs(hi)) < 1:
+        return (mp.erf(hi / mp.sqrt(2)) - mp.erf(lo / mp.sqrt(2))) / 2
     if lo > 0:
         return mp.ncdf(-lo) - mp.ncdf(-hi)
     return mp.ncdf(hi) - mp.ncdf(lo)
