@@ -46,6 +46,10 @@ constexpr double kRho = 64.0 * kEps;             // exp/log/log1p/expm1/asinh al
 constexpr double kNarrow = 0.25;
 constexpr double kGlRel = 1e-14 + 64.0 * kEps;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// the smallest subnormal 2^-1074: a product or exp whose result is subnormal is off by up to 1/2 of it
+// (64 of it for exp), absolutely, which no relative allowance covers (review: tests/test_review_rev_cells.py)
+constexpr double kTiny = 0x1p-1074;
+constexpr double kMinNormal = 0x1p-1022;
 
 // 8-point Gauss-Legendre rule on [0, 1] (numpy.polynomial.legendre.leggauss(8), mapped: (x + 1)/2, w/2)
 constexpr double kGlX[8] = {0x1.454e34f5339a0p-6, 0x1.a06d536d82f88p-4, 0x1.e5dad4f9af698p-3,
@@ -211,10 +215,15 @@ class Law {
         continue;
       }
       const Local l = local(lo, hi, t[i], memo);
+      // (+ 4 kTiny, then +- 2 kTiny after weighting: the products that land subnormal, kTiny/2 each, which the
+      // relative 1 -+ 1e-12 does not cover: a tiny weight or coefficient gave up = 0 below a positive exact value)
+      const double err = l.err + 4 * kTiny;
       const double pv = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
-      const double dv = l.val - l.err;
-      up_out[i] = w_ * (pv + l.err) * (1 + 1e-12);
-      lo_out[i] = w_ * ((dv >= 0.0 || dv != dv) ? dv : 0.0) * (1 - 1e-12);
+      const double dv = l.val - err;
+      up_out[i] = w_ * (pv + err) * (1 + 1e-12) + 2 * kTiny;
+      const double lw = w_ * ((dv >= 0.0 || dv != dv) ? dv : 0.0) * (1 - 1e-12) - 2 * kTiny;
+      // (an overflowing lower bound is clamped to the largest double: the exact value is then at least that)
+      lo_out[i] = (lw >= 0.0 || lw != lw) ? std::min(lw, std::numeric_limits<double>::max()) : 0.0;
     }
   }
 
@@ -232,13 +241,21 @@ class Law {
       m = l.p;
       em = l.ep;
       wh = (l.val >= 0.0 || l.val != l.val) ? l.val : 0.0;
-      ew = l.err;
+      // the three products (a - c) p, G q+, S q- where subnormal: kTiny/2 each (none on an empty cell: exact 0s)
+      ew = l.err + (hi > lo ? 4 * kTiny : 0.0);
     } else {
       // narrow: 8-point Gauss-Legendre in u = v - v* from the anchor v* (docs/accountant.md §2.3)
       const double a0 = u0, span = u1 - u0;
       const bool two = G_ > 0 && S_ > 0;
-      const double P = G_ * std::exp(r * vs - 0.5 * r * r);
-      const double M = S_ * std::exp(-r * vs - 0.5 * r * r);
+      // P = G e^{r v* - r^2/2}, M = S e^{-r v* - r^2/2}; where the exponential alone is below the normal range
+      // (subnormal or 0: its relative accuracy is lost, and a large G or S would scale the loss up, e.g.
+      // G = 1e300, r = 40, v* = 1.5 gives e^{-740} ~ 4e-322 with 1% error while P ~ 4e-22) the product is
+      // formed in the log domain, exp(log G + (r v* - r^2/2)), charged log's 64 ulp on log G and the sum's rounding
+      const double eP = G_ > 0 ? std::exp(r * vs - 0.5 * r * r) : 0.0;
+      const double eM = S_ > 0 ? std::exp(-r * vs - 0.5 * r * r) : 0.0;
+      const bool lP = G_ > 0 && eP < kMinNormal, lM = S_ > 0 && eM < kMinNormal;
+      const double P = lP ? std::exp(logG_ + (r * vs - 0.5 * r * r)) : G_ * eP;
+      const double M = lM ? std::exp(logS_ + (-r * vs - 0.5 * r * r)) : S_ * eM;
       double sb = 0.0, sg = 0.0;
       for (int g = 0; g < 8; ++g) {
         const double U = a0 + span * kGlX[g];
@@ -268,7 +285,8 @@ class Law {
       const double w0 = phi * span * sg;
       const double d = (a_ - xj) + (P - M);
       // exp of an argument rounded to u (|r v*| + r^2): relative error of P, M
-      const double rel_pm = 4 * kU * (std::fabs(r * vs) + r * r) + kRho;
+      const double lgs = std::max(lP ? std::fabs(logG_) : 0.0, lM ? std::fabs(logS_) : 0.0);
+      const double rel_pm = 4 * kU * (std::fabs(r * vs) + r * r) + kRho + (4 * kU + kRho) * lgs;
       const double e_d = rel_pm * (P + M) + 3 * kU * (std::fabs(a_ - xj) + P + M + std::fabs(d));
       const double ww = w0 + d * mm;
       // phi(v*) = exp(-v*^2/2) carries the rounding of its argument: (v*^2/2 + 4) 2u relative
@@ -276,8 +294,11 @@ class Law {
       m = mm;
       em = (kGlRel + phi_rel) * mm;
       wh = (ww >= 0.0 || ww != ww) ? ww : 0.0;
+      // + 256 kTiny: the subnormal roundings no relative term covers (P and M within 65 kTiny each where
+      // subnormal; per node P E, M E/(1 + E), the product with the node's weight and base; phi span sg, d mm):
+      // at most ~140 kTiny in all (review: tests/test_review_rev_cells.py; docs/accountant.md §2.3)
       ew = ((kGlRel + rel_pm + phi_rel) * w0 + e_d * mm + std::fabs(d) * (kGlRel + phi_rel) * mm +
-            4 * kU * std::fabs(ww));
+            4 * kU * std::fabs(ww)) + 256 * kTiny;
       // phi(v*) subnormal or 0: the whole true mass (weighted, log domain) plus phi's subnormal rounding
       if (phi < 1e-290) {
         under = true;
@@ -287,7 +308,13 @@ class Law {
     }
     const double wt = w_;
     const double q = wh / h;
-    const double w = (q <= m || q != q) ? q : m;  // np.minimum (NaN propagates)
+    double w = (q <= m || q != q) ? q : m;  // np.minimum (NaN propagates)
+    if (q != q) {
+      // no moment (|a - x_j| overflows for a and x_j of opposite signs near the double range: inf * 0): the hat
+      // weight is only known to lie in [-inf, m]; w = m with an infinite bound (review: a NaN here before)
+      w = m;
+      ew = kInf;
+    }
     *m_out = wt * m;
     *em_out = wt * em * (1 + 4 * kU) + 4 * kU * wt * m + flo;
     if ((wh > 0 && q < 2.3e-308) || (ew > 0 && ew / h < 2.3e-308)) {
