@@ -31,15 +31,18 @@ def test_returned_bmg_rechecked_by_a_full_accuracy_composition(n, k, eps, delta,
 def test_pair_points_follow_the_template_model():
     b = BlanketMixedGaussian(0.48226355352271794, 1.1138945790416652, 4)
     n, k, eps = 327346, 5, 0.01
-    dx, pts = CR._pair_points(b, n, k, eps)
+    floor, top = CR._pair_top(b, n, k, eps)
+    dx, pts = CR._pair_points(top)
     pts = np.array(pts)
+    assert pts[-1] == pytest.approx(top, rel=1e-12)
     assert pts[0] == 0.0 and len(pts) == CR._PAIR_POINTS and np.all(np.diff(pts) > 0)
     kf = pts / dx
     assert np.allclose(kf, np.round(kf), rtol=0, atol=1e-9 * kf.max())  # on the lattice
     assert round(kf[-1]) == CR._PAIR_STEPS
     # the top is where the model reaches the floor share of the modelled composed delta (to the bisection's
     # 1e-3 relative in eps)
-    floor = CR._FLOOR_SHARE * template_delta_estimate(b.chi_lo / math.sqrt(k), n, eps) / k
+    assert floor == pytest.approx(CR._FLOOR_SHARE * template_delta_estimate(b.chi_lo / math.sqrt(k), n, eps) / k,
+                                  rel=1e-12)
     assert template_delta_estimate(b.chi_lo, n, pts[-1]) <= floor < template_delta_estimate(b.chi_lo, n,
                                                                                              pts[-1] * 0.998)
 
@@ -82,3 +85,38 @@ def test_one_round_is_unchanged():
     assert _key(a) == _key(b) and b.composed_certifications == 0
     # the single round's figure is the single-round accountant's (no composition, no search pair)
     assert a.delta_bounds[1] <= 1e-6
+
+
+def test_account_rounds_at_an_epsilon_takes_the_model_pair_and_stays_certified(capsys):
+    import json
+
+    from _cli import run as _run
+
+    code, out, err = _run(capsys, "account", "--gamma", "0.9", "--sigma0", "3.0", "--n", "3000", "--rounds", "3",
+                          "--epsilon", "0.003", "--json")
+    assert code == 0, err
+    assert "40 certified values at model-placed points" in err.splitlines()[0]
+    r = json.loads(out)
+    b = BlanketMixedGaussian(0.9, 3.0, 1)
+    assert (r["delta_lower"], r["delta"]) == pytest.approx(CR.model_composition(b, 3000, "zero_out", 3, 0.003)
+                                                           .get_delta_bounds(0.003), rel=1e-12)
+    full_lo, full_up = ComposedAccountant([(ShuffleAccountant(b, 3000), 3)]).get_delta_bounds(0.003)
+    assert r["delta"] >= full_lo * (1 - 1e-3) and abs(r["delta"] / full_up - 1.0) < 0.05, (r["delta"], full_up)
+    # an explicit lattice step keeps the default pair
+    code, out, err = _run(capsys, "account", "--gamma", "0.9", "--sigma0", "3.0", "--n", "3000", "--rounds", "3",
+                          "--epsilon", "0.003", "--discretization", "1e-4", "--json")
+    assert code == 0 and "model-placed" not in err
+
+
+def test_a_model_that_misses_the_round_moves_the_top_by_certified_values(monkeypatch):
+    """A model placing e_top far too low (here 1/4 of it) is caught by the certified value there: the top moves
+    to a doubling point with a certified value <= the floor, so the infinity mass stays small."""
+    b = BlanketMixedGaussian(0.9, 3.0, 1)
+    n, k, eps = 3000, 3, 0.003
+    floor, top = CR._pair_top(b, n, k, eps)
+    good = CR.model_composition(b, n, "zero_out", k, eps).get_delta(eps)
+    monkeypatch.setattr(CR, "_pair_top", lambda *a: (floor, top / 4))
+    ca = CR.model_composition(b, n, "zero_out", k, eps)
+    pair = ca.pairs()[0]
+    assert pair.sample_epsilons[-1] >= top / 4 * 2 and pair.sample_deltas[-1] <= floor
+    assert ca.get_delta(eps) <= 1.2 * good

@@ -282,10 +282,11 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
 def _model_route(acc: Any, eps, dx) -> bool:
     """Whether ``--rounds`` composes through the model-placed pair (docs/composition.md §4.2): a BMG
     round (not bounded through bot) asked at an epsilon > 0, with the default lattice step."""
+    from sharpdp.shuffle import ShuffleAccountant
     from sharpdp.shuffle.randomizers import BlanketMixedGaussian
 
-    return (eps is not None and eps > 0 and dx is None and type(getattr(acc, "randomizer", None)) is BlanketMixedGaussian
-            and not getattr(acc, "via_bottom", False) and type(acc).__name__ == "ShuffleAccountant")
+    return (eps is not None and eps > 0 and dx is None and isinstance(acc, ShuffleAccountant)
+            and type(acc.randomizer) is BlanketMixedGaussian and not getattr(acc, "via_bottom", False))
 
 
 def _format_krr(r: dict[str, Any]) -> str:

@@ -206,6 +206,12 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError("--rounds > 1 is not supported with the distributed engine options")
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
+    if rounds > 1:
+        # a K-round calibration certifies each candidate by a composition (one dominating pair per
+        # candidate: seconds): say so at once (before the table loads), then the candidates' bar from the start
+        print(f"sharpdp mean: loading the data, then calibrating the randomizer for {rounds} rounds (each candidate "
+              f"is certified by a composition of its dominating pair from 40 certified profile values: seconds per "
+              f"candidate)", file=sys.stderr, flush=True)
     try:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
@@ -235,11 +241,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     # one progress bar (over the accountant evaluations); the calibration's last certified
     # evaluation (ShuffleAccountant(bmg, n).get_delta_bounds at its default accuracy) is reported
     # (rounds > 1: the bracket is the K-round composed one, ComposedAccountant.get_delta_bounds)
-    if rounds > 1:
-        # a K-round calibration certifies each candidate by a composition (one dominating pair per
-        # candidate: seconds to minutes): say so at once, and show the candidates' bar from the start
-        print(f"sharpdp mean: calibrating the randomizer for {rounds} rounds (each candidate is certified "
-              f"by a composition of its dominating pair; this can take minutes)", file=sys.stderr, flush=True)
     cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=True if rounds > 1 else None)
     bmg = cal.randomizer
     delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)

@@ -47,6 +47,10 @@ _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
 # fraction of those at 1e-2) and are not covered by their bracket gaps (cover_upper=False: that cover
 # is no part of the certificate).
 _PAIR_POINTS, _PAIR_STEPS, _FLOOR_SHARE, _PAIR_REL_TOL = 40, 400, 2e-3, 0.05
+# If the certified value at e_top is above _MODEL_MISS x the floor (the model misses the round), e_top
+# moves to the first doubling point from it with a certified value <= the floor (profile.doubling_epsilon),
+# and the 40 points are taken again (once).
+_MODEL_MISS = 10.0
 
 
 def _first_below(f: Callable[[float], float], d: float) -> float:
@@ -64,14 +68,18 @@ def _first_below(f: Callable[[float], float], d: float) -> float:
     return hi
 
 
-def _pair_points(bmg: Any, n: int, rounds: int, epsilon: float) -> tuple[float, tuple[float, ...]]:
-    """(Delta, sample eps) of a candidate's dominating pair in the k-round search (the comment above)."""
+def _pair_top(bmg: Any, n: int, rounds: int, epsilon: float) -> tuple[float, float]:
+    """(floor, e_top) of a candidate's dominating pair in the k-round search (the comment above)."""
     from sharpdp.shuffle.calibration.estimates import template_delta_estimate
 
     chi = float(bmg.chi_lo)
     composed = float(template_delta_estimate(chi / math.sqrt(rounds), n, epsilon))
     floor = _FLOOR_SHARE * min(max(composed, 1e-300), 1.0) / rounds
-    top = _first_below(lambda e: float(template_delta_estimate(chi, n, e)), floor)
+    return floor, _first_below(lambda e: float(template_delta_estimate(chi, n, e)), floor)
+
+
+def _pair_points(top: float) -> tuple[float, tuple[float, ...]]:
+    """(Delta, sample eps): _PAIR_POINTS even lattice points on [0, ``top``], Delta = top / _PAIR_STEPS."""
     dx = min(max(top / _PAIR_STEPS, 1e-12), 1.0)
     ks = sorted({round(i * top / dx / (_PAIR_POINTS - 1)) for i in range(_PAIR_POINTS)})
     return dx, tuple(k * dx for k in ks)
@@ -84,10 +92,20 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
     looser than the default adaptive pair, a fraction of its cost); sharp near ``epsilon``. ``progress``
     (None: after 1 s; False: never) shows the round's privacy-profile bar, the long part."""
     from sharpdp.shuffle.composition import ComposedAccountant
+    from sharpdp.shuffle.profile import doubling_epsilon
 
-    dx, points = _pair_points(bmg, n, rounds, epsilon)
-    return ComposedAccountant([(make_accountant(bmg, n, adjacency, _PAIR_REL_TOL), rounds)], dx, epsilons=points,
-                              cover_upper=False, progress=progress)
+    acc = make_accountant(bmg, n, adjacency, _PAIR_REL_TOL)
+    floor, top = _pair_top(bmg, n, rounds, epsilon)
+    for _ in range(2):
+        dx, points = _pair_points(top)
+        ca = ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
+        last = float(ca.pairs()[0].sample_deltas[-1])
+        if not (last > _MODEL_MISS * floor and top < 60.0):
+            break
+        # the model placed the top far above the floor (e.g. a heavy-tailed round the template misses): the
+        # first doubling point from there with a certified value <= the floor, and the points again
+        top = doubling_epsilon(acc, min(max(floor, 1e-300), 0.5), start=top)
+    return ca
 
 
 def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
