@@ -18,7 +18,6 @@ ANY pair whose curve is >= D, in particular of every certified dominating pair o
 Run:  python tests/data/review_rev_rounds/make_reference.py   (writes reference.json next to it; ~minutes)
 """
 import json
-import math
 import pathlib
 import sys
 import time
