@@ -8,6 +8,12 @@ Claims A/B, §4.2; docs/calibration.md §4.1) with references that do not use th
 - k = 1 against the single-round accountant's certified values;
 - adversarial explicit point sets (missing 0, duplicates, unsorted, one point, beyond the support, huge);
 - the infinity mass (Claim B) and the CLI's account --rounds K output.
+
+Held: every certified figure (model pair and default pair) is above the independent reference; the model
+pair's composition is what dp_accounting composes the same pair to (within 2 %); adversarial point sets
+dominate or are refused. Broke (tightness, not certification; xfail strict): replace-one rounds (the model
+ignores the replace index, 3.25x looser), doubling_epsilon's jump to 60 nats (21 orders looser for tiny
+composed deltas), the JSON of account --rounds K without the lower value's meaning.
 """
 
 import json
