@@ -236,3 +236,20 @@ def test_model_pair_for_a_tiny_composed_delta_is_not_spread_over_60_nats():
     ca = model_composition(_SMALL, 3000, "zero_out", 2, 0.008)
     # one round's certified value at 0.008 is ~1e-21; the default pair's composition ~1e-18 (its floor)
     assert ca.get_delta_bounds(0.008)[1] < 1e-15 and ca.value_discretization_interval < 1e-3
+
+
+def test_loose_accountant_upper_values_above_accurate_lower_values():
+    # the search pair's values come from an accountant at rel_tol 0.05: at the model's own points they must
+    # stay above the rel_tol 2e-3 accountant's certified LOWER values of the same blanket bound (measured
+    # margins at these points: >= +0.57 % here; +0.024 % at the flights table's K = 5 round, n = 327346).
+    # Catches a loose-accuracy shortcut that reports a midpoint or lower value as the upper one.
+    from sharpdp.shuffle.calibration import rounds as CR
+
+    b, n, k, eps = BlanketMixedGaussian(0.6912200971923376, 1.982156093119624, 1), 1000, 5, 0.05
+    _, top = CR._pair_top(b, n, k, eps)
+    _, pts = CR._pair_points(top)
+    e = np.nextafter(np.array(pts), 0.0)
+    e[0] = 0.0
+    u5 = np.asarray(ShuffleAccountant(b, n, rel_tol=0.05).get_delta_bounds(e)[1])
+    l2 = np.asarray(ShuffleAccountant(b, n, rel_tol=2e-3).get_delta_bounds(e)[0])
+    assert np.all(u5 >= l2), np.min(u5 / np.maximum(l2, 1e-300))
