@@ -243,11 +243,8 @@ def test_loose_accountant_upper_values_above_accurate_lower_values():
     # stay above the rel_tol 2e-3 accountant's certified LOWER values of the same blanket bound (measured
     # margins at these points: >= +0.57 % here; +0.024 % at the flights table's K = 5 round, n = 327346).
     # Catches a loose-accuracy shortcut that reports a midpoint or lower value as the upper one.
-    from sharpdp.shuffle.calibration import rounds as CR
-
     b, n, k, eps = BlanketMixedGaussian(0.6912200971923376, 1.982156093119624, 1), 1000, 5, 0.05
-    _, top = CR._pair_top(b, n, k, eps)
-    _, pts = CR._pair_points(top)
+    pts = model_composition(b, n, "zero_out", k, eps).pairs()[0].sample_epsilons
     e = np.nextafter(np.array(pts), 0.0)
     e[0] = 0.0
     u5 = np.asarray(ShuffleAccountant(b, n, rel_tol=0.05).get_delta_bounds(e)[1])
