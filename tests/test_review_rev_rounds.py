@@ -67,13 +67,9 @@ def test_model_composition_above_independent_lower_reference(case):
     assert up >= case["full_composition"][0] * (1 - 1e-3)
 
 
-_TIGHT = [pytest.param(c, marks=pytest.mark.xfail(
-    strict=True, reason="replace-one: _pair_top models the round by the template at chi_lo (the zero-out "
-    "shuffle index) whatever the adjacency; for replace the modelled composed delta is ~1e-14 instead of "
-    "~1e-6, the floor 1.7e-17, the model-miss rule moves e_top to 1.57 nats and the 40 even points are "
-    "0.039 apart: 3.25x the full composition (calibrate_bmg(500, 0.3, 1e-6, 2, rounds=3, adjacency='replace') "
-    "returns a BMG whose full composition is 1.96e-7, certified 9.03e-7). Fix: the template at chi_lo / 2 for "
-    "replace (as calibrate_bmg's own model, sensitivity 2)")) if c["adjacency"] == "replace" else c for c in REFS]
+# (replace-one was xfail here: _pair_top modelled every round by the zero-out chi_lo, 3.25x the full
+# composition; it now takes chi_lo / 2 for replace)
+_TIGHT = REFS
 
 
 @pytest.mark.parametrize("case", _TIGHT, ids=lambda c: f"n{c['n']}-{c['adjacency']}-k{c['k']}")
@@ -193,9 +189,7 @@ def test_account_cli_rounds_prints_the_certified_model_value(capsys, k):
     assert code == 0 and "certified delta" in out and ("not a lower bound" in out or k == 1)
 
 
-@pytest.mark.xfail(strict=True, reason="account --rounds K --json for a BMG round gives delta_lower without "
-                   "delta_lower_meaning (the k-RR path sets it to _COMPOSED_LOWER; the BMG path in "
-                   "cli/account.py does not): a JSON reader cannot tell it is not a lower bound on delta")
+# (was xfail: the BMG path of cli/account.py gave delta_lower without delta_lower_meaning; fixed)
 def test_account_cli_rounds_json_labels_the_reference_lower_value(capsys):
     base = ["account", "--gamma", "0.9", "--sigma0", "3.0", "--n", "3000", "--rounds", "2", "--epsilon", "0.004"]
     code, out, err = _run(capsys, *base, "--json")
@@ -216,7 +210,7 @@ _DOUBLING_REASON = (
     "delta(start 2^j) <= delta' means for a non-increasing delta)")
 
 
-@pytest.mark.xfail(strict=True, reason=_DOUBLING_REASON)
+# (was xfail, _DOUBLING_REASON: fixed in profile.doubling_epsilon, which certifies upward where the far point did not decrease)
 def test_doubling_epsilon_first_certified_point():
     from sharpdp.shuffle.profile import clear_caches, doubling_epsilon, privacy_profile
 
@@ -228,7 +222,7 @@ def test_doubling_epsilon_first_certified_point():
     assert got <= 2 * start, got
 
 
-@pytest.mark.xfail(strict=True, reason=_DOUBLING_REASON)
+# (was xfail, _DOUBLING_REASON: fixed in profile.doubling_epsilon, which certifies upward where the far point did not decrease)
 def test_model_pair_for_a_tiny_composed_delta_is_not_spread_over_60_nats():
     from sharpdp.shuffle.profile import clear_caches
 

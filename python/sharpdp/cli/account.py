@@ -273,7 +273,8 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval}
     if eps is not None:
         lo, up = ca.get_delta_bounds(eps)
-        out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up))
+        out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up),
+                   delta_lower_meaning=_COMPOSED_LOWER)
     else:
         out.update(delta=delta, epsilon=float(ca.get_epsilon(delta)))
     return out

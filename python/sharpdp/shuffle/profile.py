@@ -216,7 +216,14 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     if not above(0):
         return min(start, top)
     js = min(13, j_top)
-    if not above(js):  # the answer is at 0 < j <= js: binary search
+    if above(js) and up(math.ldexp(start, js)) >= up(start):
+        # no decrease over 13 doublings: the raw certified values rose again far out (valid but loose there,
+        # e.g. 2.1e-16 at 50 nats after 9.9e-28 at 0.012; privacy_profile's running minimum then gives the
+        # value at start): the far point says nothing about the nearer ones, so certify them upward
+        for j in range(1, js):
+            if not above(j):
+                return min(math.ldexp(start, j), top)
+    elif not above(js):  # the answer is at 0 < j <= js: binary search
         lo, hi = 0, js
         while hi - lo > 1:
             mid = (lo + hi) // 2

@@ -69,14 +69,17 @@ def _first_below(f: Callable[[float], float], d: float) -> float:
     return hi
 
 
-def _pair_top(bmg: Any, n: int, rounds: int, epsilon: float, delta: float | None = None) -> tuple[float, float]:
+def _pair_top(bmg: Any, n: int, rounds: int, epsilon: float, delta: float | None = None,
+              adjacency: str = "zero_out") -> tuple[float, float]:
     """(floor, e_top) of a candidate's dominating pair in the k-round search (the comment above); with the
     search's target ``delta``, D is the target (the model of the composed delta can be far below the
     certified value, e.g. ~1e-300 at epsilon = 1 for a round with delta(0) ~ 4e-3: its floor then put e_top
     at tens of nats, the pair's step Delta = e_top / 400 far too coarse)."""
     from sharpdp.shuffle.calibration.estimates import template_delta_estimate
 
-    chi = float(bmg.chi_lo)
+    # replace-one: the template at chi_lo / 2, as the single-round calibration's model (the zero-out chi_lo put
+    # a replace round's points 0.039 apart over 1.57 nats: 3.25x the default pair's composed value)
+    chi = float(bmg.chi_lo) / (2.0 if adjacency == "replace" else 1.0)
     composed = delta if delta is not None else float(template_delta_estimate(chi / math.sqrt(rounds), n, epsilon))
     floor = _FLOOR_SHARE * min(max(composed, 1e-300), 1.0) / rounds
     return floor, _first_below(lambda e: float(template_delta_estimate(chi, n, e)), floor)
@@ -100,7 +103,7 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
     from sharpdp.shuffle.profile import doubling_epsilon
 
     acc = make_accountant(bmg, n, adjacency, _PAIR_REL_TOL)
-    floor, top = _pair_top(bmg, n, rounds, epsilon, delta)
+    floor, top = _pair_top(bmg, n, rounds, epsilon, delta, adjacency)
     for _ in range(2):
         dx, points = _pair_points(top)
         ca = ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
