@@ -134,3 +134,58 @@ def test_search_on_synthetic_legs_matches_main_and_brute_force(pa, va, pb, vb, a
             assert m >= 1.0 * (1 - 1e-12), (m, steps_a, steps_b, eps)
     else:
         assert (rn.lower, rn.upper) == (ro.lower, ro.upper)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. Lemma 9.3's premise on the Gaussian randomizer: the closed forms' values are LOWER values of the legs' D_up.
+# ---------------------------------------------------------------------------------------------------------------
+
+_TIGHT = json.loads((DATA / "closed_vs_ref_tight.json").read_text())
+
+
+@pytest.mark.parametrize("cell", _TIGHT, ids=lambda c: f"n{c['n']}-s{c['s']}-e{c['e']}-leg{c['j']}")
+def test_closed_leg_lower_value_below_mpmath_d_up(cell):
+    """The closed-form lower value of leg j (x vs bot / bot vs x) at n = 2, 3 against D_up from the blanket's
+    definition by mpmath quadrature (gauss_ref.py; n = 3: the reference's upper end, E[S3_+] <=
+    E[(L1 + L2)_+] + E[L_+]). The 22 cells of check_closed_vs_ref.py's 200 (sigma0 0.3 ... 3, eps 0 ... 8) with the
+    smallest margins (leg A: down to 8.4e-9 relative at sigma0 = 0.3, eps = 8; leg B: the largest lower values).
+    Catches a few-user lower term that over-counts (e.g. P(L <= jA)^j dropped, or k E[(L - jA)_+] with A
+    unwidened): the cover would then cap cells whose splits are below 1."""
+    vb = ShuffleAccountant(GaussianRandomizer(cell["s"], 1), cell["n"], "replace")._bottom
+    lo, up = vb._closed_leg(cell["j"], cell["e"], 0.01)
+    ref_lo, ref_up = cell["ref"]
+    assert lo <= ref_up * (1 + 1e-10), (lo, ref_up)
+    assert up >= ref_lo * (1 - 1e-10), (up, ref_lo)  # (the closed upper value gates engine legs: an upper value)
+
+
+def test_engine_leg_b_lower_value_below_monte_carlo():
+    """The engine's leg B at max(rel_tol, 0.1) is the lower value the cover adds where the closed forms fall short
+    (sigma0 = 0.46, n = 50, eps = 1: B(1)). Against a Monte Carlo of D_up from the blanket's definition
+    (mc_leg_b.py, 400k draws of M ~ Bin(n, g) users; L <= 1, so 6 sigma is a sound margin):
+    0.68084 +- 0.00623, engine [0.66876, 0.68101]."""
+    zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
+    r = zo._report(1.0, 0.1, only=(1,))
+    mc, hw = 0.680837684453524, 0.0062294664269437645
+    assert r.lower <= mc + hw
+    assert r.upper >= mc - hw
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. The Gaussian randomizer end to end: the branch against main's search (stored, compare_main.py).
+# ---------------------------------------------------------------------------------------------------------------
+
+_CMP = {(d["s"], d["n"], d["eps"]): d for d in map(json.loads, (DATA / "compare_main.jsonl").read_text().splitlines())}
+
+
+@pytest.mark.parametrize("s,n,eps", [(0.3, 2, 1.0), (0.3, 500, 4.0), (0.46, 2, 8.0), (0.46, 10, 2.0), (0.46, 50, 1.0),
+                                     (0.46, 50, 4.0)])
+def test_gaussian_cells_against_main(s, n, eps):
+    """The branch's get_delta_bounds against main's (stored; a fresh accountant each). Upper values equal
+    (the caps: main's upper value is 1 too); lower values equal, or 1 where the branch proves the cap (main's
+    early stop (b) may report a lower value below 1: sigma0 = 0.3, n = 500, eps = 4, main (0.96707, 1)).
+    Cells: the cover from closed forms alone (0.3; 0.46 n = 10), the cover with one engine leg B (0.46, n = 50,
+    eps = 1), the one-split stop (0.46, n = 50, eps = 4), no short-cut (0.46, n = 2, eps = 8)."""
+    lo, up = ShuffleAccountant(GaussianRandomizer(s, 1), n, "replace").get_delta_bounds(eps)
+    old_lo, old_up = _CMP[(s, n, eps)]["old"]
+    assert float(up) == old_up
+    assert float(lo) == old_lo or (float(lo), float(up)) == (1.0, 1.0), (lo, up, old_lo, old_up)
