@@ -1,7 +1,7 @@
 """Closed-form leg lower values (ViaBottom._closed_leg, Lemma 9.3's premise) against the independent n = 2, 3
 mpmath reference of gauss_ref.py: lower <= D_up (n = 2 exact; n = 3: <= the reference's upper end).
 Prints the worst ratio closed_lower / reference per (n, leg)."""
-import json, sys
+import json
 from gauss_ref import leg_ref
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 

@@ -1,7 +1,10 @@
 """Which cells the new short-cuts (docs/accountant.md §9.3) fire on, and their closed-form leg lower values
 against an independent zero-out accountant's engine legs (upper values at rel_tol 0.1): a closed lower value
 above an engine upper value would break Lemma 9.3's premise. Writes JSON lines to stdout."""
-import json, math, sys, time
+import json
+import math
+import sys
+import time
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.randomizers import BlanketMixedGaussian
 

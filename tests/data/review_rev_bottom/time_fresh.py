@@ -1,6 +1,9 @@
 """CPU of one get_delta_bounds in a fresh process (after a warm-up zero-out call at another eps): branch or main.
 usage: time_fresh.py new|old sigma0 n eps"""
-import importlib.util, pathlib, sys, time
+import importlib.util
+import pathlib
+import sys
+import time
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 
 which, s, n, eps = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
