@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
@@ -101,6 +101,12 @@ def _steps(draw_pts, draw_vals):
 
 
 @settings(max_examples=120, deadline=None)
+# (the golden-section's split skipped on its loose UPPER value: main certifies it and finds a smaller value)
+@example(pa=[0.0], va=[0.0, 0.0, 0.0, 1.0], pb=[0.0], vb=[0.0] * 4, a1=1.0, b1=0.0, eps=1.0, wide=1.0, ka=1.0, kb=0.0,
+         wclosed=0.0, salt=0.0, rel_tol=0.01)
+# (A = 0, B = 1 below e2 = 1 and 0 from it: early stop (a) reports (1, 1) although the split e1 = 0 has value 0)
+@example(pa=[0.0], va=[0.0] * 4, pb=[1.0], vb=[0.0] * 4, a1=1.0, b1=1.0, eps=1.0, wide=0.0, ka=0.0, kb=0.0,
+         wclosed=0.0, salt=0.0, rel_tol=0.01)
 @given(pa=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4), va=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
        pb=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4), vb=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
        a1=st.floats(0.3, 1.0), b1=st.floats(0.0, 1.0), eps=st.floats(0.0, 5.0), wide=st.floats(0.0, 3.0),
@@ -112,7 +118,7 @@ def test_search_on_synthetic_legs_matches_main_and_brute_force(pa, va, pb, vb, a
     (1, 1) the brute-force minimum over splits is >= 1 (the lower value 1 is a lower value of the bound) and
     main's upper value is 1; elsewhere the bracket is main's, bit for bit. Catches: the cover using A at the
     interval's left end or B at eps - b (a cap where a split is below 1), a one-split stop without every closed
-    chain >= 1, the golden-section skip comparing against a lower instead of an upper value."""
+    chain >= 1, the golden-section skip decided on the loose split's upper value (explicit example)."""
     steps_a = [(0.0, a1)] + _steps(pa, va)
     steps_b = [(0.0, b1)] + _steps(pb, [min(v, b1) for v in vb])
     steps_a = [(c, min(v, a1)) for c, v in steps_a]
