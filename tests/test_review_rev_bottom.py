@@ -44,10 +44,10 @@ def _main_module():
 class _Fake:
     """A zero-out accountant stand-in (no randomizer: the branch's closed forms are replaced below)."""
 
-    def __init__(self, rel_tol: float) -> None:
+    def __init__(self, rel_tol: float, eps_tau: float = math.inf) -> None:
         self.rel_tol = rel_tol
         self.sampler_tau = 0.0
-        self.eps_tau = math.inf
+        self.eps_tau = eps_tau
         self.randomizer = None
         self.n = 2
         self.threads = 1
@@ -59,7 +59,7 @@ def _wobble(j: int, e: float, salt: float) -> float:
     return x - math.floor(x)
 
 
-def _legs(steps_a, steps_b, widths, salt, ka=0.0, kb=0.0):
+def _legs(steps_a, steps_b, widths, salt, ka=0.0, kb=0.0, eps_tau=math.inf):
     """Exact non-increasing legs (piecewise constant times e^{-k e}: value v_i from breakpoint c_i on,
     right-continuous, so a split exactly at a breakpoint sees the smaller value) and their certified brackets: at target rt the
     engine brackets [v (1 - w rt u), v (1 + w rt u')], the closed forms [v (1 - wc u''), v (1 + wc)] (u's in [0, 1)
@@ -72,7 +72,7 @@ def _legs(steps_a, steps_b, widths, salt, ka=0.0, kb=0.0):
         return v * math.exp(-(ka if j == 0 else kb) * e)
 
     def leg(j: int, e: float, rt: float) -> AccountantReport:
-        v = true(j, e)
+        v = true(j, min(e, eps_tau))  # (above eps_tau the accountant reports its bracket at eps_tau, §9.1)
         w = widths[0] * rt
         return AccountantReport(e, v * (1 - w * _wobble(j, e, salt + rt)), min(v * (1 + w * _wobble(j, e, salt - rt)), 1.0))
 
@@ -103,17 +103,22 @@ def _steps(draw_pts, draw_vals):
 @settings(max_examples=120, deadline=None)
 # (the golden-section's split skipped on its loose UPPER value: main certifies it and finds a smaller value)
 @example(pa=[0.0], va=[0.0, 0.0, 0.0, 1.0], pb=[0.0], vb=[0.0] * 4, a1=1.0, b1=0.0, eps=1.0, wide=1.0, ka=1.0, kb=0.0,
-         wclosed=0.0, salt=0.0, rel_tol=0.01)
+         wclosed=0.0, salt=0.0, rel_tol=0.01, eps_tau=math.inf)
 # (A = 0, B = 1 below e2 = 1 and 0 from it: early stop (a) reports (1, 1) although the split e1 = 0 has value 0)
 @example(pa=[0.0], va=[0.0] * 4, pb=[1.0], vb=[0.0] * 4, a1=1.0, b1=1.0, eps=1.0, wide=0.0, ka=0.0, kb=0.0,
-         wclosed=0.0, salt=0.0, rel_tol=0.01)
+         wclosed=0.0, salt=0.0, rel_tol=0.01, eps_tau=math.inf)
+# (eps > eps_tau: the engine's leg B at e2 = 3 is its bracket at eps_tau = 1, B(1) = 1, not a lower value of
+# B(3) = 0.05; used as one, the cover would claim A(0) + B(3) = 0.95 >= 1)
+@example(pa=[5.9], va=[0.9] * 4, pb=[2.0], vb=[0.05, 0.0, 0.0, 0.0], a1=0.9, b1=1.0, eps=3.0, wide=0.0, ka=0.0,
+         kb=0.0, wclosed=0.5, salt=0.0, rel_tol=0.01, eps_tau=1.0)
 @given(pa=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4), va=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
        pb=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4), vb=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
        a1=st.floats(0.3, 1.0), b1=st.floats(0.0, 1.0), eps=st.floats(0.0, 5.0), wide=st.floats(0.0, 3.0),
        ka=st.floats(0.0, 3.0), kb=st.floats(0.0, 3.0),
-       wclosed=st.floats(0.0, 0.9), salt=st.floats(0.0, 10.0), rel_tol=st.sampled_from([1e-2, 1e-3]))
+       wclosed=st.floats(0.0, 0.9), salt=st.floats(0.0, 10.0), rel_tol=st.sampled_from([1e-2, 1e-3]),
+       eps_tau=st.one_of(st.just(math.inf), st.floats(0.0, 5.0)))
 def test_search_on_synthetic_legs_matches_main_and_brute_force(pa, va, pb, vb, a1, b1, eps, wide, ka, kb, wclosed,
-                                                               salt, rel_tol):
+                                                               salt, rel_tol, eps_tau):
     """Every short-cut against main's search on the same certified legs: where the branch reports the cap
     (1, 1) the brute-force minimum over splits is >= 1 (the lower value 1 is a lower value of the bound) and
     main's upper value is 1; elsewhere the bracket is main's, bit for bit. Catches: the cover using A at the
@@ -122,15 +127,19 @@ def test_search_on_synthetic_legs_matches_main_and_brute_force(pa, va, pb, vb, a
     steps_a = [(0.0, a1)] + _steps(pa, va)
     steps_b = [(0.0, b1)] + _steps(pb, [min(v, b1) for v in vb])
     steps_a = [(c, min(v, a1)) for c, v in steps_a]
-    true, leg, closed = _legs(steps_a, steps_b, (wide, wclosed), salt, ka, kb)
-    new = ViaBottom(_Fake(rel_tol), (None, None))
+    true, leg, closed = _legs(steps_a, steps_b, (wide, wclosed), salt, ka, kb, eps_tau)
+    new = ViaBottom(_Fake(rel_tol, eps_tau), (None, None))
     new.leg = leg
     new._closed_leg = closed
-    old = _main_module().ViaBottom(_Fake(rel_tol), (None, None))
+    old = _main_module().ViaBottom(_Fake(rel_tol, eps_tau), (None, None))
     old.leg = leg
     rn, ro = new.report(eps, rel_tol), old.report(eps, rel_tol)
     m = _brute_min(true, eps, steps_a, steps_b)
     assert rn.upper >= min(m, 1.0) * (1 - 1e-12)  # (every split is a valid chain)
+    # the cover itself, also at eps > eps_tau (where report() returns the value at eps_tau instead): it claims
+    # every split's D_up chain >= 1, so no engine lower value at eps_tau may serve at e > eps_tau
+    if new._cap_closed(eps, rel_tol) is not None:
+        assert m >= 1.0 * (1 - 1e-12), (m, steps_a, steps_b, eps, eps_tau)
     if (rn.lower, rn.upper) == (1.0, 1.0):
         assert ro.upper == 1.0
         # the cover's cap claims every split >= 1; the one-split stop claims only main's early stop (a), whose
