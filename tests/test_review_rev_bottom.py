@@ -190,6 +190,20 @@ def test_engine_leg_b_lower_value_below_monte_carlo():
     assert r.upper >= mc - hw
 
 
+@pytest.mark.parametrize("key", ["0.46,10,0.1", "0.46,10,0.02", "0.3,500,0.1", "0.3,500,1.0", "0.46,50,0.5"])
+def test_closed_leg_b_against_monte_carlo(key):
+    """The closed-form bracket of leg B at n = 10 ... 500, where the engine has no lower value of B at all (far
+    tail: [0, 0.851] at sigma0 = 0.46, n = 10, eps = 0.1, even at target 1e-3) and the cover rests on the closed
+    forms' (0.653): it must lie below the Monte Carlo of D_up (mc_leg_b.py, 6 sigma), and the closed upper
+    value above it."""
+    s, n, e = (float(x) for x in key.split(","))
+    mc, hw = json.loads((DATA / "mc_leg_b.json").read_text())[key]
+    vb = ShuffleAccountant(GaussianRandomizer(s, 1), int(n), "replace")._bottom
+    lo, up = vb._closed_leg(1, e, 0.01)
+    assert lo <= mc + hw, (lo, mc, hw)
+    assert up >= mc - hw, (up, mc, hw)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # 3. The Gaussian randomizer end to end: the branch against main's search (stored, compare_main.py).
 # ---------------------------------------------------------------------------------------------------------------
