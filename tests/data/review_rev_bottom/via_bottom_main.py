@@ -1,0 +1,358 @@
+"""Replace-one through bot for randomizers without a proven worst-case replace pair
+(docs/accountant.md §9; the class Notes of :class:`sharpdp.shuffle.ShuffleAccountant`).
+
+The datasets D = (x1, ...) and D' = (x1', ...) are compared through D_bot = (bot, ...). The
+hockey-stick divergence satisfies delta_{P,R}(e1 + e2) <= delta_{P,Q}(e1) + e^{e1} delta_{Q,R}(e2),
+and both legs (x1 vs bot, bot vs x1') are zero-out pairs, bounded by a zero-out accountant.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, Protocol
+
+from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U
+from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.search import shrink
+
+
+class _ZeroOut(Protocol):
+    """The zero-out accountant of the legs (a :class:`sharpdp.shuffle.ShuffleAccountant`)."""
+
+    rel_tol: float  # the legs' target accuracy
+    sampler_tau: float  # n sampler_tv (0 without a charge, docs/sampling.md §4)
+    eps_tau: float  # above it the value at eps_tau
+    _closed_only: bool  # closed forms only (docs/accountant.md §6.9)
+
+    def _report(self, epsilon: float, rel_tol: float, only: Any = None) -> AccountantReport: ...
+
+    def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float: ...
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split e1 + e2 = eps of the chain A(e1) + e^{e1} B(e2), rounded outwards."""
+
+    f: float  # e1 / eps
+    upper: float
+    lower: float
+    e1: float
+    leg_a: AccountantReport  # x vs bot at e1
+    leg_b: AccountantReport  # bot vs x at e2
+
+
+class ViaBottom:
+    """The replace bound through bot, from a zero-out accountant and the randomizer's legs.
+
+    Parameters
+    ----------
+    bottom : ShuffleAccountant
+        Zero-out accountant of the same randomizer, n and rel_tol.
+    legs : (tuple of int or None, tuple of int or None)
+        Indices of the zero-out laws bounding leg A (x vs bot) and leg B (bot vs x); None: all
+        laws (:meth:`sharpdp.shuffle.LocalRandomizer.zero_out_legs`).
+    """
+
+    # fractions of epsilon given to the first leg (x1 vs bot) in the split search
+    SPLITS = (0.35, 0.5, 0.65, 0.8)
+    # width in f at which the golden-section refinement of the best split stops
+    SPLIT_TOL = 0.01
+    # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
+    # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
+    CAP_MARGIN = 1.5
+    # most steps of get_epsilon's local walk from the last best split (§9.2)
+    WALK_STEPS = 8
+
+    def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
+        self.bottom = bottom
+        self.legs = legs
+        self._leg_cache: dict[tuple[int, float, float], AccountantReport] = {}
+        self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
+
+    def leg(self, j: int, e: float, rel_tol: float) -> AccountantReport:
+        """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached. Where the engine refuses to
+        certify the leg (RuntimeError), the bracket [0, 1] (a hockey-stick divergence of probability
+        distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
+        key = (j, e, rel_tol)
+        if key not in self._leg_cache:
+            if len(self._leg_cache) > 4096:
+                self._leg_cache.clear()
+            try:
+                rep = self.bottom._report(e, rel_tol, only=self.legs[j])
+            except RuntimeError as exc:
+                rep = AccountantReport(e, 0.0, 1.0, terms={"refused": str(exc)})
+            self._leg_cache[key] = rep
+        return self._leg_cache[key]
+
+    def split(self, eps: float, f: float, rel_tol: float) -> Split:
+        """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards."""
+        e1 = f * eps
+        e2 = eps - e1
+        while Fraction(e1) + Fraction(e2) > Fraction(eps):  # certify at e1 + e2 <= eps exactly (delta is
+            e2 = math.nextafter(e2, 0.0)  # non-increasing); fl(e1 + e2) <= eps does not imply it
+        ra, rb = self.leg(0, e1, rel_tol), self.leg(1, e2, rel_tol)
+        w = math.exp(e1)
+        return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
+
+    def report(self, eps: float, rel_tol: float) -> AccountantReport:
+        """Replace-one through bot (class Notes): min over the split e1 + e2 = eps of
+        A(e1) + e^{e1} B(e2), rounded outwards, capped at 1. Above the legs' eps_tau (the release
+        sampler's charge, docs/sampling.md §4) the value at eps_tau is reported when it is within
+        rel_tol of the sampler floor, below which no split at eps reports (docs/accountant.md §9.1);
+        else the smaller of the two."""
+        eps_in, eps = eps, min(eps, EPS_CAP)  # delta is non-increasing: the value there holds beyond
+        et = float(getattr(self.bottom, "eps_tau", math.inf))
+        if eps > et:
+            at_tau = self.report(et, rel_tol)  # (valid at eps > et: delta is non-increasing)
+            at_tau = replace(at_tau, epsilon=eps_in, terms=dict(at_tau.terms, note=f"value at eps_tau = {et:.6g}"))
+            if at_tau.upper <= (1.0 + rel_tol) * self.sampler_floor(eps):
+                return at_tau
+            here = self._report_splits(eps, rel_tol, eps_in)
+            return here if here.upper < at_tau.upper else at_tau
+        return self._report_splits(eps, rel_tol, eps_in)
+
+    def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
+        """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
+        cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
+        capped = self._at_cap(eps, cands, rel_tol)
+        if capped is not None:
+            return self._as_report(eps_in, capped)
+        f0 = min(cands, key=lambda c: c.upper).f
+        cands += [self.split(eps, min(f0 + 0.06, 1.0), rel_tol), self.split(eps, max(f0 - 0.06, 0.0), rel_tol)]
+        best = min(cands, key=lambda c: c.upper)
+        # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
+        # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
+        # values, then the split it finds certified at rel_tol; every split is a valid bound
+        lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
+        g, rt = 0.5 * (math.sqrt(5.0) - 1.0), max(rel_tol, 0.1)
+        c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
+        while hi - lo > self.SPLIT_TOL:
+            if c.upper <= d.upper:
+                hi, d = d.f, c
+                c = self.split(eps, hi - g * (hi - lo), rt)
+            else:
+                lo, c = c.f, d
+                d = self.split(eps, lo + g * (hi - lo), rt)
+        cands.append(self.split(eps, (c if c.upper <= d.upper else d).f, rel_tol))
+        best = min(cands, key=lambda c: c.upper)
+        self._hint = eps - best.e1 if best.upper < 1.0 else None
+        return self._as_report(eps_in, best)
+
+    def decide(self, eps: float, target: float) -> float:
+        """A certified upper value of delta at eps for get_epsilon's search against ``target``
+        (docs/accountant.md §9.2): one split's value A(e1) + e^{e1} B(e2), rounded outwards, capped
+        at 1 and floored at 5e-324 as get_delta. With a best second leg e2 from an earlier search
+        (the hint), the split search is local: the split e2 = hint first, then a walk in steps of
+        SPLIT_TOL eps in e2 while the value decreases, stopping at the first split whose value is
+        <= target (the comparison is decided); the full search of :meth:`report` when there is no
+        hint, at eps above eps_tau or 60, or when the walk does not settle."""
+        rel_tol = self.bottom.rel_tol
+        h = self._hint
+        if h is None or not 0.0 < h < eps or eps > min(EPS_CAP, float(getattr(self.bottom, "eps_tau", math.inf))):
+            return min(max(self.report(eps, rel_tol).upper, TINY), 1.0)
+        best = self.split(eps, 1.0 - h / eps, rel_tol)
+        if best.upper > target:
+            walked = self._walk(eps, rel_tol, target, best)
+            if walked is None:  # the optimum is far from the hint: the full search (it sets the hint)
+                return min(max(self._report_splits(eps, rel_tol, eps).upper, TINY), 1.0)
+            best = walked
+        self._hint = eps - best.e1
+        return min(max(best.upper, TINY), 1.0)
+
+    def _walk(self, eps: float, rel_tol: float, target: float, first: Split) -> Split | None:
+        """From the split ``first``, steps of SPLIT_TOL eps in e2 in the direction where the value
+        decreases, while it decreases (at most WALK_STEPS), then one split at the vertex of the legs'
+        log-linear model through the best split's two neighbours (the value is sharply V-shaped in
+        e2, docs/accountant.md §9.2); the first split whose value is <= target as soon as one is
+        found, else the best split seen; None when the walk does not settle."""
+        step = self.SPLIT_TOL * eps
+        best, seen = first, [first]
+        for sgn in (1.0, -1.0):
+            moved = False
+            for _ in range(self.WALK_STEPS):
+                e2 = eps - best.e1 + sgn * step
+                if not 0.0 < e2 < eps:
+                    break
+                c = self.split(eps, 1.0 - e2 / eps, rel_tol)
+                seen.append(c)
+                if c.upper <= target:
+                    return c
+                if c.upper >= best.upper:
+                    break
+                best, moved = c, True
+            else:
+                return None
+            if moved:
+                break
+        x = self._vertex(best, seen, step)
+        if x is not None:
+            e2 = min(max(eps - best.e1 + x, 0.0), eps)  # (a split: 0 <= e2 <= eps)
+            c = self.split(eps, 1.0 - e2 / eps, rel_tol)
+            if c.upper < best.upper:
+                best = c
+        return best
+
+    @staticmethod
+    def _vertex(best: Split, seen: list[Split], step: float) -> float | None:
+        """The shift x of e2 (|x| < step) minimising A_c e^{a x} + W_c e^{-(b + 1) x}, the log-linear
+        model of A(e1 - x) + e^{e1 - x} B(e2 + x) around ``best`` (W_c = e^{e1} B(e2)), with a and b the
+        legs' log slopes by central differences from the splits of ``seen`` at e1 -+ step; None when
+        a neighbour is missing or a slope is not positive. Only a place to look: the split there is
+        certified like any other."""
+        p = [c for c in seen if abs((best.e1 - c.e1) - step) < 0.01 * step]
+        m = [c for c in seen if abs((c.e1 - best.e1) - step) < 0.01 * step]
+        if not (p and m):
+            return None
+        ap, am, bp, bm = p[0].leg_a.upper, m[0].leg_a.upper, p[0].leg_b.upper, m[0].leg_b.upper
+        ac, bc = best.leg_a.upper, best.leg_b.upper
+        if min(ap, am, bp, bm, ac, bc) <= 0.0:
+            return None
+        a = (math.log(ap) - math.log(am)) / (2.0 * step)
+        b = (math.log(bm) - math.log(bp)) / (2.0 * step)
+        if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
+            return None
+        x = math.log((b + 1.0) * math.exp(best.e1) * bc / (a * ac)) / (a + b + 1.0)
+        return min(max(x, -0.9 * step), 0.9 * step)
+
+    @staticmethod
+    def _as_report(eps: float, best: Split) -> AccountantReport:
+        """The report of one split, its values capped at 1."""
+        ra, rb = best.leg_a, best.leg_b
+        r = ra if ra.upper >= rb.upper else rb
+        terms = dict(r.terms, via_bottom=True, epsilon_split=best.e1, leg_upper=(ra.upper, rb.upper))
+        return AccountantReport(eps, min(best.lower, 1.0), min(best.upper, 1.0), r.h, r.N, r.T, r.B, r.theta,
+                                r.n_log_mgf, r.law_index, terms)
+
+    def _at_cap(self, eps: float, cands: list[Split], rel_tol: float) -> Split | None:
+        """The early stop at the cap (docs/accountant.md §9): when the split search cannot report
+        below 1, the split of ``cands`` with the largest lower value (its upper value replaced by
+        1 >= delta, its lower value by 1 where the legs' lower values prove A(e1) + e^{e1} B(e2) >= 1
+        at every split); None when the search must go on."""
+        if min(c.upper for c in cands) < 1.0:
+            return None
+        best = max(cands, key=lambda c: c.lower)
+        if best.lower >= 1.0 or self._cap_proved(eps, cands, rel_tol):
+            return replace(best, lower=1.0, upper=1.0)
+        if min(c.upper for c in cands) >= self.CAP_MARGIN:
+            return replace(best, upper=1.0)
+        return None
+
+    def _cap_proved(self, eps: float, cands: list[Split], rel_tol: float) -> bool:
+        """True when the legs' certified lower values prove A(e1) + e^{e1} B(e2) >= 1 for every split
+        e1 + e2 <= eps (docs/accountant.md §9): between consecutive first legs a <= e1 <= b,
+        A(e1) >= A(b) and B(e2) >= B(e2') for e2 <= eps - a <= e2' (A, B non-increasing)."""
+        pts = sorted(cands, key=lambda c: c.e1)
+        a_lo = [c.leg_a.lower for c in pts]
+        b_lo = [c.leg_b.lower for c in pts]
+        e1s = [c.e1 for c in pts]
+        e2s = [c.leg_b.epsilon for c in pts]
+        # interior intervals first (no new leg), then the ends [0, e1_first] and [e1_last, eps]
+        for i in range(len(pts) - 1):
+            if not self._interval_at_least_1(eps, e1s[i], e2s[i], a_lo[i + 1], b_lo[i]):
+                return False
+        if not (a_lo[0] >= 1.0 or self._interval_at_least_1(eps, 0.0, eps, a_lo[0], self.leg(1, eps, rel_tol).lower)):
+            return False
+        return self._interval_at_least_1(eps, e1s[-1], e2s[-1], self.leg(0, eps, rel_tol).lower, b_lo[-1])
+
+    @staticmethod
+    def _interval_at_least_1(eps: float, a: float, e2: float, a_lo: float, b_lo: float) -> bool:
+        """A_lo + e^a B_lo >= 1, rounded down, with B_lo a lower value of B at e2 >= eps - a
+        (checked exactly): a lower value of A(e1) + e^{e1} B(e2') on a <= e1 <= b, e2' <= eps - e1."""
+        if Fraction(e2) + Fraction(a) < Fraction(eps):
+            return False
+        return (a_lo + math.exp(a) * (1 - 4 * U) * b_lo) * (1 - 8 * U) >= 1.0
+
+    def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
+                put: Callable[[float, float], float] | None = None,
+                check: Callable[[], None] | None = None) -> float:
+        """get_epsilon through bot (below); ``check()`` (the accountant's get_delta(EPS_MAX) <= delta test,
+        a ValueError naming delta otherwise; a full split search) runs only where the answer needs it:
+        when the search reaches EPS_MAX, or when it fails with a ValueError (e.g. the zero-out answer at
+        delta / 2 does not exist), whose own message stands if the check passes."""
+        try:
+            e = self._epsilon(delta, xtol, get_delta, put)
+        except ValueError:
+            if check is not None:
+                check()
+            raise
+        if e >= EPS_MAX and check is not None:
+            check()  # get_delta(700) <= delta certifies EPS_MAX
+        return e
+
+    def _epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
+                 put: Callable[[float, float], float] | None = None) -> float:
+        """get_epsilon through bot: a search on certified values of the bound (docs/accountant.md §9,
+        §9.2). ``put(e, u)`` is the accountant's monotone memo (returns the reported value); with it,
+        each value is :meth:`decide`'s (a split search that stops once the comparison with delta is
+        decided) entered into the memo, so that get_delta at the answer reports it; without it,
+        get_delta. The upper end is first guessed at the split with a small e1, where the bound is about
+        A(e1) + B(eps) (1.02 x the zero-out answer at delta / 2); while the value there exceeds delta
+        the guess becomes the lower end and the next guess is the log-linear extrapolation of the
+        last two values to delta (a little past it), at least 2 % and at most a doubling step above;
+        if the first guess is already at most delta the zero-out answer at delta is the lower end
+        (every split has A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps))), checked too, halved while at
+        most delta."""
+        if get_delta(0.0) <= delta:
+            return 0.0
+        if put is None:
+            fun = get_delta
+        else:
+            def fun(e: float) -> float:
+                return put(e, self.decide(e, delta))
+        zo = self.bottom
+        lo, ulo = 0.0, math.inf
+        try:
+            hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * 1.02 + 1e-9, EPS_MAX)
+        except ValueError:  # delta / 2 below the zero-out floor: delta itself may still be reached
+            hi = EPS_MAX
+        uhi = fun(hi)
+        step, ld = 0.1, math.log(delta)
+        prev: tuple[float, float] | None = None
+        while uhi > delta:  # (bounded: the step doubles, at most ~20 steps to 700)
+            if hi >= EPS_MAX:
+                return EPS_MAX  # certified by get_delta(700) <= delta, checked by the caller (epsilon)
+            if lo > 0.0 and math.isfinite(ulo) and ulo > 0.0:
+                prev = (lo, math.log(ulo))
+            lo, ulo = hi, uhi
+            x = hi * (1.0 + step)
+            if prev is not None and prev[1] > math.log(uhi):  # secant in log delta, aimed 3 % past
+                x_sec = hi + (math.log(uhi) - ld) * (hi - prev[0]) / (prev[1] - math.log(uhi))
+                x = min(x, max(x_sec * 1.03, hi * 1.02))
+            hi = min(x, EPS_MAX)
+            step *= 2.0
+            uhi = fun(hi)
+        if lo == 0.0:
+            try:
+                lo = zo.get_epsilon(delta, xtol=xtol)
+            except ValueError:
+                lo = 0.0
+            lo = lo if 1e-15 < lo < hi else 0.5 * hi
+            ulo = fun(lo)
+            while ulo <= delta:
+                if lo <= 1e-15:
+                    return lo
+                hi, uhi, lo = lo, ulo, 0.5 * lo
+                ulo = fun(lo)
+        return shrink(fun, delta, lo, ulo, hi, uhi, xtol)[2]
+
+    def sampler_floor(self, eps: float) -> float:
+        """A certified lower value of every upper value :meth:`report` returns at ``eps`` (docs/accountant.md
+        §9.1): the release sampler's charge alone, min(1, (3 + e^{min(eps, 60, eps_tau)}) tau) rounded down
+        (tau = the zero-out accountant's ``sampler_tau``; 0 without a charge). No value reported at ``eps`` is
+        below it (the mechanism's own terms only add); it grows with eps up to eps_tau.
+
+        Each leg's upper value at e includes (1 + e^{min(e, eps_tau)}) tau (docs/sampling.md §4) or is 1,
+        and for e1 + e2 = e' (e' a hair below min(eps, 60) after the rounding of the split), e1, e2 >= 0:
+        e^{e1} (1 + e^{min(e2, eps_tau)}) >= 1 + e^{min(e', eps_tau)} (e2 >= eps_tau: e^{e1} >= 1; else
+        e^{e1} + e^{e'} >= 1 + e^{e'}); with A(e1) >= 2 tau the split's value A(e1) + e^{e1} B(e2) is at
+        least (3 + e^{min(e', eps_tau)}) tau."""
+        zo = self.bottom
+        tau = float(getattr(zo, "sampler_tau", 0.0))
+        if not tau > 0.0:
+            return 0.0
+        e = min(eps, EPS_CAP, float(getattr(zo, "eps_tau", math.inf)))
+        e = e * (1.0 - 1e-12) - 1e-300  # the split's nextafter and exp's rounding (a few ulp)
+        return min(1.0, tau * (3.0 + math.exp(max(e, 0.0))) * (1.0 - 1e-12))
