@@ -71,7 +71,7 @@ def _legs(steps_a, steps_b, widths, salt, ka=0.0, kb=0.0, eps_tau=math.inf):
                 v = val
         return v * math.exp(-(ka if j == 0 else kb) * e)
 
-    def leg(j: int, e: float, rt: float) -> AccountantReport:
+    def leg(j: int, e: float, rt: float, negligible: float = 0.0) -> AccountantReport:  # (negligible: a looser target; ignored)
         v = true(j, min(e, eps_tau))  # (above eps_tau the accountant reports its bracket at eps_tau, §9.1)
         w = widths[0] * rt
         return AccountantReport(e, v * (1 - w * _wobble(j, e, salt + rt)), min(v * (1 + w * _wobble(j, e, salt - rt)), 1.0))
