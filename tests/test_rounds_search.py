@@ -120,3 +120,14 @@ def test_a_model_that_misses_the_round_moves_the_top_by_certified_values(monkeyp
     pair = ca.pairs()[0]
     assert pair.sample_epsilons[-1] >= top / 4 * 2 and pair.sample_deltas[-1] <= floor
     assert ca.get_delta(eps) <= 1.2 * good
+
+
+@pytest.mark.parametrize("kw, exc, name", [
+    ({"n": 0}, ValueError, "n"), ({"rounds": 0}, ValueError, "rounds"), ({"epsilon": float("nan")}, ValueError, "epsilon"),
+    ({"epsilon": -1.0}, ValueError, "epsilon"), ({"delta": 1.0}, ValueError, "delta"), ({"delta": 0.0}, ValueError, "delta"),
+    ({"adjacency": "swap"}, ValueError, "adjacency"), ({"bmg": 1.0}, TypeError, "bmg")])
+def test_model_composition_refuses_bad_input_naming_it(kw, exc, name):
+    args = {"bmg": BlanketMixedGaussian(0.9, 3.0, 1), "n": 3000, "adjacency": "zero_out", "rounds": 2, "epsilon": 0.1}
+    args.update(kw)
+    with pytest.raises(exc, match=rf"^{name}\b"):
+        CR.model_composition(**args)

@@ -142,8 +142,8 @@ def check_progress(progress: Any) -> bool | None:
 
 
 def delta_floor(n: int, epsilon: float, dim: int) -> float:
-    """The release sampler's smallest charge g(n dim TAIL_BOUND) at ``epsilon``, rounded down: no sigma0
-    certifies a delta at or below it (:func:`check_targets`)."""
+    """Float (1 + e^min(epsilon, eps_tau)) n dim TAIL_BOUND rounded down (docs/sampling.md §4): no BMG of ``dim`` >= 1
+    for ``n`` >= 1 users certifies delta <= it at ``epsilon`` (nats, >= 0); :func:`check_targets` refuses those."""
     from sharpdp._tables import TAIL_BOUND
 
     tau = n * dim * TAIL_BOUND
