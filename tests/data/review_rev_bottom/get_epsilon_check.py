@@ -1,23 +1,10 @@
 """get_epsilon(delta) on the branch and on main (fresh accountants), and a fresh accountant's certified
 get_delta at each answer (branch and main code): <= delta is the promise. JSON lines."""
-import importlib.util
 import json
-import pathlib
 import sys
 import time
-from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 
-spec = importlib.util.spec_from_file_location("via_bottom_main", pathlib.Path(__file__).with_name("via_bottom_main.py"))
-vbm = importlib.util.module_from_spec(spec)
-sys.modules["via_bottom_main"] = vbm
-spec.loader.exec_module(vbm)
-
-
-def acc(s, n, old):
-    a = ShuffleAccountant(GaussianRandomizer(s, 1), n, "replace")
-    if old:
-        a._bottom = vbm.ViaBottom(a._bottom.bottom, a._bottom.legs)
-    return a
+from _old import accountant as acc
 
 
 for c in sys.argv[1:]:
