@@ -1,19 +1,17 @@
 """Adversarial review of the replace-one-through-bot short-cuts (docs/accountant.md §9.3: the cap from the legs'
 closed-form lower values on a cover, early stop (a) from one split, the golden-section's split not re-certified).
 
-References are independent of the code under review: main's split search (tests/data/review_rev_bottom/
-via_bottom_main.py, `git show main:python/sharpdp/shuffle/accountant/via_bottom.py`), exact synthetic legs with a
+References are independent of the code under review: the plain split search of §9 (`ViaBottom.SHORTCUTS = False`,
+main's search before the short-cuts), exact synthetic legs with a
 brute-force minimum over splits, an mpmath quadrature of the Gaussian legs' D_up at n = 2, 3 from the blanket's
 definition (tests/data/review_rev_bottom/gauss_ref.py), and a Monte Carlo of leg B (mc_leg_b.py). Expensive
 references are stored in tests/data/review_rev_bottom/ with the scripts that made them."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import pathlib
-import sys
 
 import numpy as np
 import pytest
@@ -27,14 +25,11 @@ from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 DATA = pathlib.Path(__file__).with_name("data") / "review_rev_bottom"
 
 
-def _main_module():
-    name = "review_rev_bottom_via_bottom_main"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, DATA / "via_bottom_main.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
+def _plain(vb: ViaBottom) -> ViaBottom:
+    """``vb`` without the short-cuts of docs/accountant.md §9.3-§9.4: the plain split search of §9 (main's search
+    before them; the review first compared against a frozen copy of that module, same results)."""
+    vb.SHORTCUTS = False
+    return vb
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -131,7 +126,7 @@ def test_search_on_synthetic_legs_matches_main_and_brute_force(pa, va, pb, vb, a
     new = ViaBottom(_Fake(rel_tol, eps_tau), (None, None))
     new.leg = leg
     new._closed_leg = closed
-    old = _main_module().ViaBottom(_Fake(rel_tol, eps_tau), (None, None))
+    old = _plain(ViaBottom(_Fake(rel_tol, eps_tau), (None, None)))
     old.leg = leg
     rn, ro = new.report(eps, rel_tol), old.report(eps, rel_tol)
     m = _brute_min(true, eps, steps_a, steps_b)

@@ -1,6 +1,5 @@
-"""Branch (docs/accountant.md §9.3 short-cuts) against main's split search (tests/data/review_rev_bottom/
-via_bottom_main.py = `git show main:python/sharpdp/shuffle/accountant/via_bottom.py`) on the same randomizer,
-n and eps, each with its own fresh accountant (no shared caches). JSON lines: brackets and CPU seconds."""
+"""With the short-cuts of docs/accountant.md §9.3-§9.4 against the plain split search of §9 (_old.py) on the same
+randomizer, n and eps, each with its own fresh accountant (no shared caches). JSON lines: brackets and CPU seconds."""
 import json
 import sys
 import time

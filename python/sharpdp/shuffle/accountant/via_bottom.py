@@ -79,6 +79,10 @@ class ViaBottom:
     # a split's leg B is certified to the absolute target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (its refinement
     # stops once its upper value is below it: a small share of the chain's rel_tol, docs/accountant.md §9.4)
     ABS_SHARE = 0.1
+    # the short-cuts of §9.3-§9.4 (the cap from a cover or one split, the golden-section split not certified
+    # again, leg B to an absolute target); False gives the plain split search of §9 (a test reference: the
+    # short-cuts must not change its values)
+    SHORTCUTS = True
 
     def __init__(self, bottom: _ZeroOut, legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]) -> None:
         self.bottom = bottom
@@ -117,7 +121,7 @@ class ViaBottom:
         w = math.exp(e1)
         ra = self.leg(0, e1, rel_tol)
         # (a zero-out accountant without its randomizer, e.g. a test's, has no absolute target: rel_tol alone)
-        absolute = absolute and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
+        absolute = absolute and self.SHORTCUTS and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
         neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute else 0.0
         rb = self.leg(1, e2, rel_tol, neg)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
@@ -150,10 +154,10 @@ class ViaBottom:
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
-        proved = self._cap_closed(eps, rel_tol)
+        proved = self._cap_closed(eps, rel_tol) if self.SHORTCUTS else None
         if proved is not None:  # every split's value is >= 1 (docs/accountant.md §9.3): the cap, exactly
             return self._as_report(eps_in, proved)
-        one = self._cap_at_one_split(eps, rel_tol)
+        one = self._cap_at_one_split(eps, rel_tol) if self.SHORTCUTS else None
         if one is not None:  # early stop (a) of §9 decided by one certified split (§9.3)
             return self._as_report(eps_in, one)
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
@@ -179,7 +183,7 @@ class ViaBottom:
         found = c if c.upper <= d.upper else d
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
-        if not found.lower > min(x.upper for x in cands):
+        if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
             cands.append(self.split(eps, found.f, rel_tol))
         best = self._contract(eps, min(cands, key=lambda c: c.upper), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
