@@ -328,6 +328,17 @@ def _as_option(parser: argparse.ArgumentParser, command: str, msg: str) -> str:
     return flag + msg[len(head):] if flag in sub.choices[command]._option_string_actions else msg
 
 
+def delta_bounds_meaning(rounds: int) -> str:
+    """What the release's ``delta_bounds`` are (``--json``): the certified upper value and a lower value that
+    is not a lower bound on delta (one round: the blanket bound's lower value; K rounds: the composition of
+    the rounds' lower values, a reference, docs/composition.md §4.2)."""
+    if rounds > 1:
+        return (f"[reference lower value, certified upper value] of the {rounds}-round composed delta: the lower value "
+                "composes the rounds' lower values and is not a lower bound on delta")
+    return ("[lower value, certified upper value] of the blanket bound: the lower value is the bound's accuracy, "
+            "not a lower bound on the mechanism's delta")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["--version"]:  # the full parser's own answer (argparse acts on its first option at once),

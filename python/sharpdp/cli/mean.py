@@ -186,7 +186,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
-    from sharpdp.cli import CliError, bounds_choice, option_error, parse_bounds_option, release_rng
+    from sharpdp.cli import CliError, bounds_choice, delta_bounds_meaning, option_error, parse_bounds_option, release_rng
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
@@ -283,6 +283,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "delta_target": delta,
         "delta_certified": delta_cert,
         "delta_bounds": [delta_lo, delta_up],
+        "delta_bounds_meaning": delta_bounds_meaning(rounds),
         "adjacency": "zero_out",
         "rounds": rounds,
         "accountant_evaluations": cal.evaluations,
@@ -321,8 +322,9 @@ def format_text(r: dict[str, Any]) -> str:
         *(["             data min/max (analyst only, not private): "
            + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"]))] if from_data else []),
         f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
-        f"(target {r['delta_target']:.3g}; blanket-bound bracket [{r['delta_bounds'][0]:.4g}, "
-        f"{r['delta_bounds'][1]:.4g}], whose lower value is not a lower bound on delta), zero-out adjacency"
+        f"(target {r['delta_target']:.3g}; {'composed' if r.get('rounds', 1) > 1 else 'blanket-bound'} bracket "
+        f"[{r['delta_bounds'][0]:.4g}, {r['delta_bounds'][1]:.4g}], whose lower value is "
+        f"{'a reference, ' if r.get('rounds', 1) > 1 else ''}not a lower bound on delta), zero-out adjacency"
         + (f"; the guarantee is for {r['rounds']} rounds of this release (K-fold composition: "
            f"this run is one of them)" if r.get("rounds", 1) > 1 else ""),
         f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "

@@ -12,7 +12,14 @@ import argparse
 import sys
 from typing import Any
 
-from sharpdp.cli import bounds_choice, install_hint, option_error, parse_bounds_option, release_rng
+from sharpdp.cli import (
+    bounds_choice,
+    delta_bounds_meaning,
+    install_hint,
+    option_error,
+    parse_bounds_option,
+    release_rng,
+)
 
 
 def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -148,7 +155,8 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         "observed_rmse_per_coordinate": observed_rmse,
         "observed_abs_error_original_units": np.abs(res.private_mean - res.true_mean_clipped).tolist(),
         "epsilon": epsilon, "delta_target": delta, "delta_certified": res.delta_certified,
-        "delta_bounds": list(res.delta_bounds), "adjacency": "zero_out", "rounds": 1,
+        "delta_bounds": list(res.delta_bounds), "delta_bounds_meaning": delta_bounds_meaning(1),
+        "adjacency": "zero_out", "rounds": 1,
         "accountant_evaluations": res.accountant_evaluations,
         "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
         "central_gaussian": {"sigma": sigma_gm, "sensitivity": 1.0 / n, "rmse_per_coordinate": sigma_gm,
