@@ -14,7 +14,7 @@ def chain_floor(sigma0, n, eps, legs, K=24):
     ref = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "zero_out")
     g = [eps * k / K for k in range(K + 1)]
     a = [ref._report(x, 1e-2, only=legs[0]).lower for x in g]
-    b = [ref._report(eps - x, 1e-2, only=legs[1]).lower for x in g]
+    b = [ref._report(max(eps - x, 0.0), 1e-2, only=legs[1]).lower for x in g]
     return min(a[k + 1] + math.exp(g[k]) * b[k] for k in range(K)) * (1 - 1e-12)
 
 
