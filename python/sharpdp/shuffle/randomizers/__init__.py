@@ -5,6 +5,8 @@ private vector mean estimation*, Section 4 and its appendix).
 - :mod:`~sharpdp.shuffle.randomizers.gaussian`: :class:`GaussianRandomizer`;
 - :mod:`~sharpdp.shuffle.randomizers.krr`: :class:`RandomizedResponse`;
 - :mod:`~sharpdp.shuffle.randomizers.privunit`: :class:`PrivUnit`, :func:`privunit_constant`;
+- :mod:`~sharpdp.shuffle.randomizers.privunit_lattice`: :class:`LatticePrivUnit` (PrivUnit's
+  floating-point-safe release on the integer lattice);
 - :mod:`~sharpdp.shuffle.randomizers.general`: :class:`GeneralRandomizer`;
 - :mod:`~sharpdp.shuffle.randomizers.finite`: :class:`FiniteRandomizer` (exact dyadic table, exact sampler).
 
@@ -20,8 +22,10 @@ from sharpdp.shuffle.randomizers.gaussian import GaussianRandomizer
 from sharpdp.shuffle.randomizers.general import GeneralRandomizer
 from sharpdp.shuffle.randomizers.krr import RandomizedResponse
 from sharpdp.shuffle.randomizers.privunit import PrivUnit, privunit_constant
+from sharpdp.shuffle.randomizers.privunit_lattice import LatticePrivUnit, lattice_sampler_tv
 
 _TableRandomizer = TableRandomizer  # former private name
 
-__all__ = ["BlanketMixedGaussian", "FiniteRandomizer", "GaussianRandomizer", "GeneralRandomizer", "LowerForm", "PrivUnit",
-           "RandomizedResponse", "RandomizerBase", "TableRandomizer", "privunit_constant"]
+__all__ = ["BlanketMixedGaussian", "FiniteRandomizer", "GaussianRandomizer", "GeneralRandomizer", "LatticePrivUnit",
+           "LowerForm", "PrivUnit", "RandomizedResponse", "RandomizerBase", "TableRandomizer", "lattice_sampler_tv",
+           "privunit_constant"]

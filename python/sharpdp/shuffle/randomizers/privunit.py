@@ -81,9 +81,10 @@ class PrivUnit(TableRandomizer):
     independent of the input. The accountant's figures cover the mathematical PrivUnit only, not
     these messages (docs/sampling.md §6). Use it for utility studies only. A release
     (``rng=None``) is therefore refused unless ``allow_unsafe_float=True`` is passed (research
-    only); a seeded call is not private either, even with a secret seed. No floating-point-safe
-    PrivUnit exists yet: it needs an exact cap coin, an inner product sampled exactly on a grid
-    and a direction that is a proved post-processing of the uniform one (docs/sampling.md §10.6).
+    only); a seeded call is not private either, even with a secret seed. The floating-point-safe
+    release is :class:`~sharpdp.shuffle.LatticePrivUnit` (same laws, integer messages, exact sampler
+    within a charged total variation eta, docs/sampling.md §10.6); build it with
+    ``LatticePrivUnit(p, theta, dim)`` or ``LatticePrivUnit.from_privunit(pu)``.
     """
 
     floating_point_safe = False
@@ -351,9 +352,8 @@ class PrivUnit(TableRandomizer):
         Hence:
 
         - ``rng=None`` (the secure generator, i.e. a release) is refused with a ``ValueError``
-          unless ``allow_unsafe_float=True``. There is no floating-point-safe PrivUnit yet: what
-          is missing (an exact cap coin, the inner product sampled exactly on a grid, a direction
-          proved to be a post-processing of the uniform one) is listed in docs/sampling.md §10.6.
+          unless ``allow_unsafe_float=True``. The floating-point-safe release is
+          :class:`~sharpdp.shuffle.LatticePrivUnit` (integer messages, docs/sampling.md §10.6).
         - ``rng=`` a seed or Generator (research mode) is allowed; it is not private unless the
           seed is secret, and even a secret seed does not make these float messages private.
 
@@ -399,8 +399,9 @@ class PrivUnit(TableRandomizer):
         refuse_unsafe_release(
             "PrivUnit.sample", rng, allow_unsafe_float,
             "its float messages leak the input through their low-order bits",
-            "No floating-point-safe PrivUnit exists yet (it needs an exact cap coin, the inner product sampled "
-            "exactly on a grid and a direction proved to be a post-processing, docs/sampling.md §10.6).")
+            "Release with LatticePrivUnit(p, theta, dim) or LatticePrivUnit.from_privunit(pu) instead (integer "
+            "messages from an exact sampler, same accountant figures plus a charged total variation, "
+            "docs/sampling.md §10.6).")
         gen = as_generator(rng)
         n = v.shape[0]
         in_cap = gen.random(n) < self.p

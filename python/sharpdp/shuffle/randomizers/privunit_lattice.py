@@ -1,0 +1,402 @@
+"""A floating-point-safe PrivUnit release on the integer lattice (docs/sampling.md §10.6).
+
+The released message of user x is an integer vector z: an exact discrete-Gaussian vector
+(Canonne, Kamath and Steinke, *The Discrete Gaussian for Differential Privacy*, Algorithms 1-3)
+conditioned, by exact rejection, on lying inside (cap coin 1) or outside (cap coin 0) the cone
+K_x = {z : <z, x> >= theta |z| |x|}. Every step is decided with Python integers; the message is
+within total variation ``sampler_tv`` of an x-independent post-processing of PrivUnit, so the
+accountant's PrivUnit figures plus its sampler charge certify it (docs/sampling.md §10.6).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from sharpdp import _validation as V
+from sharpdp._rng import core_key, core_threads
+from sharpdp.shuffle.randomizers.privunit import PrivUnit
+
+__all__ = ["LatticePrivUnit", "lattice_sampler_tv"]
+
+#: ChaCha20 stream of message i: this constant + i (domain separation from the block streams
+#: 0, 1, ... and from the histogram's extension streams 2^63 + i).
+LATTICE_STREAM = 0x4C41_5454_0000_0000
+#: Default scale exponent: sigma = 2^96.
+DEFAULT_SCALE_BITS = 96
+#: Allowed scale exponents (small values are legal, with a large charge: tests and illustrations).
+MIN_SCALE_BITS, MAX_SCALE_BITS = 1, 1024
+#: Refusal threshold for the expected number of proposals per message, p / s + (1 - p) / q.
+MAX_EXPECTED_PROPOSALS = 10_000.0
+#: Relative margin on the cap masses s, q (double vs 40-digit mpmath, see lattice_sampler_tv).
+_MASS_MARGIN = 1e-6
+
+
+def _tv_one_coordinate(sigma: float) -> float:
+    """tau_1 >= TV(N_Z(0, sigma^2), law of round(N(0, sigma^2))) (docs/sampling.md §10.6, step T)."""
+    return (0.97 / sigma**2 + 2.45 / sigma**3) / 48.0 + 1.5 * math.exp(-2.0 * math.pi**2 * sigma**2)
+
+
+def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAULT_SCALE_BITS) -> float:
+    """Certified bound eta on TV(message law, post-processed PrivUnit) per message.
+
+    eta = (2 d tau_1 + L) (p / s + (1 - p) / q), docs/sampling.md §10.6 (Steps T, L, C): tau_1 the
+    per-coordinate TV of the discrete Gaussian to the rounded Gaussian (<= 0.0203 / sigma^2 +
+    0.052 / sigma^3 + 1.5 exp(-2 pi^2 sigma^2)), L = sqrt(pi d / 8) / sigma the boundary layer,
+    s = 1 - q the cap mass and q its complement, each taken as the smaller of the double value and
+    a 40-digit mpmath value, times (1 - 1e-6). Rounded up, capped at 1.
+
+    Parameters
+    ----------
+    p : float
+        Cap probability in (0, 1).
+    theta : float
+        Cap threshold in (-1, 1).
+    dim : int
+        Dimension d >= 1.
+    scale_bits : int
+        sigma = 2^scale_bits, in [1, 1024] (default 96).
+
+    Returns
+    -------
+    float
+        eta in (0, 1], dimensionless.
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range or NaN (named), or the double cap mass disagreeing with mpmath's.
+    """
+    p = V.real("p", p, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    theta = V.real("theta", theta, lo=-1.0, hi=1.0, lo_open=True, hi_open=True)
+    d = V.integer("dim", dim, lo=1)
+    k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
+    s_lo, q_lo = _cap_masses_lower(theta, d)
+    sigma = math.ldexp(1.0, k)
+    layer = math.sqrt(math.pi * d / 8.0) / sigma
+    eps = 2.0 * d * _tv_one_coordinate(sigma) + layer
+    eta = eps * (p / s_lo + (1.0 - p) / q_lo) * (1.0 + 1e-9)
+    return min(1.0, math.nextafter(eta, math.inf))
+
+
+def _cap_masses_lower(theta: float, d: int) -> tuple[float, float]:
+    """Lower bounds on (s, q) = (P(T >= theta), P(T < theta)), T = <U, v>, U uniform on S^{d-1}.
+
+    (1 + T) / 2 ~ Beta(a, a), a = (d - 1) / 2, so q = I_{(1 + theta)/2}(a, a) and s = I_{(1 - theta)/2}(a, a)
+    (regularised incomplete beta). The double values (scipy) are checked against mpmath at 40 digits
+    (relative agreement 1e-9 required, else ValueError) and the smaller one, times 1 - 1e-6, is returned.
+    """
+    if d == 1:
+        return 0.5, 0.5
+    import mpmath
+    from scipy.special import betainc
+
+    a = 0.5 * (d - 1)
+    out = []
+    for xb in (0.5 * (1.0 - theta), 0.5 * (1.0 + theta)):
+        f = float(betainc(a, a, xb))
+        with mpmath.workdps(40):
+            m = float(mpmath.betainc(mpmath.mpf(a), mpmath.mpf(a), 0, mpmath.mpf(xb), regularized=True))
+        if not (f > 0.0 and m > 0.0) or abs(f - m) > 1e-9 * m:
+            raise ValueError(f"theta={theta}: the cap mass in dim={d} is not resolved (double {f}, mpmath {m})")
+        out.append(min(f, m) * (1.0 - _MASS_MARGIN))
+    return out[0], out[1]
+
+
+class _Bits:
+    """Exact uniform integers from one ChaCha20 stream (64-bit words, most significant bits first)."""
+
+    def __init__(self, key: bytes, stream: int) -> None:
+        from sharpdp._core_loader import core
+
+        self._ks = core.samplers.keystream_words
+        self.key, self.stream = key, stream
+        self.words: list[int] = []
+        self.used = 0
+        self.acc, self.nbits = 0, 0
+
+    def _word(self) -> int:
+        if self.used == len(self.words):  # the core returns a stream's first `count` words: extend
+            count = max(64, 2 * len(self.words))
+            self.words.extend(int(w) for w in self._ks(self.key, self.stream, count)[len(self.words):])
+        w = self.words[self.used]
+        self.used += 1
+        return w
+
+    def bits(self, k: int) -> int:
+        """k fresh uniform bits as an integer in [0, 2^k)."""
+        while self.nbits < k:
+            self.acc = (self.acc << 64) | self._word()
+            self.nbits += 64
+        self.nbits -= k
+        r = self.acc >> self.nbits
+        self.acc &= (1 << self.nbits) - 1
+        return r
+
+    def below(self, n: int) -> int:
+        """Uniform on {0, ..., n - 1} (n >= 1) by rejection: exact."""
+        k = (n - 1).bit_length()
+        while True:
+            r = self.bits(k)
+            if r < n:
+                return r
+
+    def bernoulli(self, num: int, den: int) -> bool:
+        """Bernoulli(num / den), 0 <= num <= den: exact."""
+        return self.below(den) < num
+
+    def bernoulli_exp(self, num: int, den: int) -> bool:
+        """Bernoulli(exp(-num / den)), num >= 0, den >= 1 (CKS Algorithm 1 and its extension to gamma > 1)."""
+        while num > den:  # exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))
+            if not self._bernoulli_exp_le1(1, 1):
+                return False
+            num -= den
+        return self._bernoulli_exp_le1(num, den)
+
+    def _bernoulli_exp_le1(self, num: int, den: int) -> bool:
+        k = 1  # K = first k with A_k = 0, A_k ~ Bernoulli(gamma / k); P(K odd) = exp(-gamma)
+        while self.bernoulli(num, den * k):
+            k += 1
+        return k % 2 == 1
+
+    def discrete_laplace(self, t: int) -> int:
+        """P(Y = y) proportional to exp(-|y| / t), integer t >= 1 (CKS Algorithm 2 with s = 1)."""
+        while True:
+            u = self.below(t)
+            if not self.bernoulli_exp(u, t):
+                continue
+            v = 0
+            while self.bernoulli_exp(1, 1):
+                v += 1
+            x = u + t * v
+            neg = self.bits(1)
+            if neg and x == 0:
+                continue
+            return -x if neg else x
+
+    def discrete_gaussian(self, sigma2: int, t: int) -> int:
+        """P(Y = y) proportional to exp(-y^2 / (2 sigma2)), t = floor(sqrt(sigma2)) + 1 (CKS Algorithm 3)."""
+        while True:
+            y = self.discrete_laplace(t)
+            a = abs(y) * t - sigma2  # (|y| - sigma^2 / t) t
+            if self.bernoulli_exp(a * a, 2 * sigma2 * t * t):
+                return y
+
+
+class _Cone:
+    """Exact membership in K_x = {z : <z, x> >= theta |z| |x|} for an integer vector z."""
+
+    def __init__(self, x_row: np.ndarray, theta: float) -> None:
+        ratios = [float(v).as_integer_ratio() for v in x_row]
+        den = max(r[1] for r in ratios)  # powers of two: X = den x is an exact integer vector
+        self.x = [n * (den // dd) for n, dd in ratios]
+        a, b = float(theta).as_integer_ratio()
+        self.nonneg = a >= 0
+        self.a2, self.b2 = a * a, b * b
+        self.xx = sum(v * v for v in self.x)
+
+    def contains(self, z: list[int]) -> bool:
+        s = sum(zi * xi for zi, xi in zip(z, self.x))
+        far = s * s * self.b2 >= self.a2 * sum(zi * zi for zi in z) * self.xx  # s^2 >= theta^2 |z|^2 |X|^2
+        if self.nonneg:
+            return s >= 0 and far
+        near = s * s * self.b2 <= self.a2 * sum(zi * zi for zi in z) * self.xx
+        return s >= 0 or near
+
+
+def _row_float(row) -> list[float]:
+    """An integer row scaled by a power of two into the double range (direction kept to 2^-60)."""
+    ints = [int(e) for e in row]
+    shift = max(0, max(abs(e).bit_length() for e in ints) - 62)
+    return [float(e >> shift) for e in ints]
+
+
+class LatticePrivUnit(PrivUnit):
+    """PrivUnit(p, theta) released as an integer vector, floating-point safe (docs/sampling.md §10.6).
+
+    Same parameters, laws and accountant figures as :class:`PrivUnit` (a subclass); the sampler is
+    exact on integers and within ``sampler_tv`` = eta of an x-independent post-processing of
+    PrivUnit, so ``ShuffleAccountant`` adds its charge (1 + e^eps) n eta (docs/sampling.md §4).
+
+    Mechanism, for an input x (a float64 unit row, read as its exact dyadic value; only its
+    direction matters): an exact coin B ~ Bernoulli(p) (p's dyadic value); then z ~ nu, the
+    product discrete Gaussian N_Z(0, sigma^2)^d with sigma = 2^scale_bits (Canonne, Kamath and
+    Steinke, *The Discrete Gaussian for Differential Privacy*, Algorithm 3), redrawn until z lies
+    in the cone K_x = {z : <z, x> >= theta |z| |x|} (B = 1) or outside it (B = 0), decided exactly
+    with integers. The server normalises (:meth:`estimate`).
+
+    Parameters
+    ----------
+    p, theta, dim
+        As :class:`PrivUnit`.
+    scale_bits : int, keyword-only
+        sigma = 2^scale_bits, in [1, 1024]; default 96 (eta about 1e-28 (p/s + (1-p)/q) sqrt(d)).
+        Small values are legal and charged honestly (eta grows like 2^-scale_bits; tests use them).
+
+    Attributes
+    ----------
+    sampler_tv : float
+        eta, :func:`lattice_sampler_tv` (rounded up).
+    expected_proposals : float
+        p / s + (1 - p) / q, the expected number of discrete-Gaussian vectors drawn per message.
+
+    Raises
+    ------
+    ValueError
+        As :class:`PrivUnit`; ``scale_bits`` out of range; ``expected_proposals`` above
+        ``MAX_EXPECTED_PROPOSALS`` = 1e4 (a cap or complement of mass below about 1e-4: the rejection
+        sampler would take too long, so it is refused rather than left to hang).
+    TypeError
+        ``scale_bits`` not an integer.
+
+    Notes
+    -----
+    Speed: pure Python integers (about 60 us per discrete-Gaussian coordinate on one core), so a
+    message costs about 60 us x d x ``expected_proposals``; ``bench/bench_privunit_lattice.py``.
+    """
+
+    floating_point_safe = True
+    """The release sampler is exact on integers, within eta of a post-processing (docs/sampling.md §10.6)."""
+
+    def __init__(self, p: float, theta: float, dim: int, *, scale_bits: int = DEFAULT_SCALE_BITS) -> None:
+        super().__init__(p, theta, dim)
+        self.scale_bits = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
+        self.expected_proposals = self.p / self._s + (1.0 - self.p) / self.q
+        if self.expected_proposals > MAX_EXPECTED_PROPOSALS:
+            raise ValueError(f"theta={self.theta}, p={self.p}: {self.expected_proposals:.3g} expected proposals "
+                             f"per message exceed {MAX_EXPECTED_PROPOSALS:g} (cap mass {self._s:.3g})")
+        self._eta = lattice_sampler_tv(self.p, self.theta, self.dim, self.scale_bits)
+        self._sigma2 = 1 << (2 * self.scale_bits)
+        self._t = (1 << self.scale_bits) + 1
+
+    @classmethod
+    def from_privunit(cls, privunit: PrivUnit, *, scale_bits: int = DEFAULT_SCALE_BITS) -> LatticePrivUnit:
+        """The floating-point-safe release of ``privunit`` (same p, theta, dim; same laws).
+
+        Parameters
+        ----------
+        privunit : PrivUnit
+            The randomizer whose figures the release keeps.
+        scale_bits : int, keyword-only
+            As the constructor.
+
+        Returns
+        -------
+        LatticePrivUnit
+
+        Raises
+        ------
+        TypeError
+            ``privunit`` is not a :class:`PrivUnit`.
+        ValueError
+            As the constructor.
+        """
+        if not isinstance(privunit, PrivUnit):
+            raise TypeError(f"privunit must be a PrivUnit, got {type(privunit).__name__}")
+        return cls(privunit.p, privunit.theta, privunit.dim, scale_bits=scale_bits)
+
+    @property
+    def sampler_tv(self) -> float:
+        """eta >= TV(message law, post-processed PrivUnit), per message (docs/sampling.md §10.6)."""
+        return self._eta
+
+    def _params(self) -> dict:
+        return dict(super()._params(), scale_bits=self.scale_bits)
+
+    def _message(self, key: bytes, index: int, cone: _Cone) -> list[int]:
+        rnd = _Bits(key, LATTICE_STREAM + index)
+        num, den = self.p.as_integer_ratio()
+        inside = rnd.bernoulli(num, den)
+        while True:
+            z = [rnd.discrete_gaussian(self._sigma2, self._t) for _ in range(self.dim)]
+            if cone.contains(z) == inside:
+                return z
+
+    def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:  # type: ignore[override]
+        """Release integer messages for unit rows ``x`` (floating-point safe).
+
+        Message i is drawn from ChaCha20 stream ``LATTICE_STREAM + i`` of one key, so the output
+        depends on (key, i, x_i) only: identical for any ``threads`` and any split of the rows.
+        Expected cost ``expected_proposals`` x dim discrete-Gaussian draws per message.
+
+        Parameters
+        ----------
+        x : array_like of float64, shape (n, dim)
+            Unit rows (|x_i| = 1 within 1e-9), n >= 1; the mechanism uses their exact direction.
+        rng : numpy.random.Generator, int, SeedSequence or None
+            None (default): a release, key from OS entropy (CSPRNG). A seed or Generator:
+            reproducible research mode, not private unless the seed is secret.
+        threads : int or None, keyword-only
+            Worker threads >= 1 (None: all cores). Pure Python: the GIL serialises them, so they
+            change neither the output nor, much, the speed.
+
+        Returns
+        -------
+        numpy.ndarray of object (Python int), shape (n, dim)
+            The integer vectors z (entries of magnitude about 2^scale_bits); normalise with
+            :meth:`estimate` or z / |z|.
+
+        Raises
+        ------
+        ValueError
+            ``x`` empty, of another shape, not finite or not unit rows; ``threads`` < 1; bad seed.
+        TypeError
+            ``x`` not real; ``threads`` or ``rng`` of another type.
+        """
+        v = V.real_array("x", x, ndim=2, shape=(None, self.dim))
+        if np.any(np.abs(np.linalg.norm(v, axis=1) - 1.0) > 1e-9):
+            raise ValueError("x must have unit-norm rows (PrivUnit's input domain is the sphere S^{d-1})")
+        nthreads = core_threads(threads) or (os.cpu_count() or 1)
+        key = core_key(rng)
+        n = v.shape[0]
+        out = np.empty((n, self.dim), dtype=object)
+
+        def run(lo: int, hi: int) -> None:
+            for i in range(lo, hi):
+                out[i, :] = self._message(key, i, _Cone(v[i], self.theta))
+
+        cuts = np.linspace(0, n, min(nthreads, n) + 1).astype(int)
+        if len(cuts) == 2:
+            run(0, n)
+        else:
+            with ThreadPoolExecutor(len(cuts) - 1) as ex:
+                list(ex.map(run, cuts[:-1], cuts[1:]))
+        return out
+
+    def estimate(self, messages) -> np.ndarray:
+        """Mean estimate (1 / m) mean(z_i / |z_i|), float64 shape (dim,) (post-processing).
+
+        Bias: |E[z / |z|] - m x| <= 2 eta + sqrt(d) E[1 / |G|] (TV, and the rounding moves G ~ N(0,
+        sigma^2 I) by at most sqrt(d) / 2, which turns its direction by at most sqrt(d) / |G|), with
+        E[1 / |G|] = Gamma((d - 1) / 2) / (sqrt(2) Gamma(d / 2) sigma) for d >= 2: of order 1 / sigma,
+        negligible. A zero vector (probability <= (2 pi sigma^2)^(-d/2) x expected_proposals) counts 0.
+
+        Parameters
+        ----------
+        messages : array_like of int (Python int objects or numpy integers), shape (m, dim)
+            Released vectors, m >= 1.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (dim,)
+
+        Raises
+        ------
+        ValueError
+            ``messages`` empty, of another shape, or with a non-integer entry.
+        """
+        try:
+            arr = np.asarray(messages, dtype=object)
+        except (TypeError, ValueError) as exc:  # ragged input
+            raise ValueError("messages must be an integer array of shape (m, dim)") from exc
+        if arr.ndim != 2 or arr.shape[1] != self.dim or arr.shape[0] == 0:
+            raise ValueError(f"messages must have shape (m >= 1, {self.dim}), got {arr.shape}")
+        if not all(isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_)) for e in arr.flat):
+            raise ValueError("messages must contain integers only (the released lattice vectors)")
+        y = np.array([_row_float(row) for row in arr], dtype=np.float64)
+        norms = np.linalg.norm(y, axis=1)
+        dirs = np.divide(y, norms[:, None], out=np.zeros_like(y), where=norms[:, None] > 0)
+        return dirs.mean(axis=0) / self.m
