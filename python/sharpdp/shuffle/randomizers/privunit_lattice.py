@@ -20,7 +20,7 @@ from sharpdp import _validation as V
 from sharpdp._rng import core_key, core_threads
 from sharpdp.shuffle.randomizers.privunit import PrivUnit
 
-__all__ = ["LatticePrivUnit", "lattice_sampler_tv"]
+__all__ = ["LatticePrivUnit", "cone_layer_bound", "lattice_sampler_tv", "rounding_tv_bound"]
 
 #: ChaCha20 stream of message i: this constant + i (domain separation from the block streams
 #: 0, 1, ... and from the histogram's extension streams 2^63 + i).
@@ -28,16 +28,67 @@ LATTICE_STREAM = 0x4C41_5454_0000_0000
 #: Default scale exponent: sigma = 2^96.
 DEFAULT_SCALE_BITS = 96
 #: Allowed scale exponents (small values are legal, with a large charge: tests and illustrations).
-MIN_SCALE_BITS, MAX_SCALE_BITS = 1, 1024
+MIN_SCALE_BITS, MAX_SCALE_BITS = 0, 1024
 #: Refusal threshold for the expected number of proposals per message, p / s + (1 - p) / q.
 MAX_EXPECTED_PROPOSALS = 10_000.0
 #: Relative margin on the cap masses s, q (double vs 40-digit mpmath, see lattice_sampler_tv).
 _MASS_MARGIN = 1e-6
 
 
-def _tv_one_coordinate(sigma: float) -> float:
-    """tau_1 >= TV(N_Z(0, sigma^2), law of round(N(0, sigma^2))) (docs/sampling.md §10.6, step T)."""
-    return (0.97 / sigma**2 + 2.45 / sigma**3) / 48.0 + 1.5 * math.exp(-2.0 * math.pi**2 * sigma**2)
+def rounding_tv_bound(scale_bits: int) -> float:
+    """tau_1 >= TV(N_Z(0, sigma^2), law of round(N(0, sigma^2))), sigma = 2^scale_bits.
+
+    docs/sampling.md §10.6, Step T: tau_1 = (0.97 / sigma^2 + 2.45 / sigma^3) / 48 + 1.5 exp(-2 pi^2 sigma^2)
+    (Poisson summation for the discrete Gaussian's normaliser, a second-order Taylor bound for the
+    rounded Gaussian's cell masses). Rounded up.
+
+    Parameters
+    ----------
+    scale_bits : int
+        In [0, 1024].
+
+    Returns
+    -------
+    float
+        tau_1, dimensionless.
+
+    Raises
+    ------
+    ValueError, TypeError
+        ``scale_bits`` out of range or not an integer.
+    """
+    k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
+    sigma = math.ldexp(1.0, k)
+    tau = (0.97 / sigma**2 + 2.45 / sigma**3) / 48.0 + 1.5 * math.exp(-2.0 * math.pi**2 * sigma**2)
+    return math.nextafter(tau * (1.0 + 1e-12), math.inf)
+
+
+def cone_layer_bound(dim: int, scale_bits: int) -> float:
+    """L >= P(dist(G, boundary of K) <= sqrt(d) / 2), G ~ N(0, sigma^2 I_d), any cone K_x of PrivUnit.
+
+    docs/sampling.md §10.6, Step L: L = sqrt(pi d / 8) / sigma, sigma = 2^scale_bits, for every theta in
+    (-1, 1) and every direction x. Rounded up (may exceed 1 at tiny sigma: then it says nothing).
+
+    Parameters
+    ----------
+    dim : int
+        d >= 1.
+    scale_bits : int
+        In [0, 1024].
+
+    Returns
+    -------
+    float
+        L, a probability bound.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A parameter out of range or not an integer (named).
+    """
+    d = V.integer("dim", dim, lo=1)
+    k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
+    return math.nextafter(math.sqrt(math.pi * d / 8.0) / math.ldexp(1.0, k) * (1.0 + 1e-12), math.inf)
 
 
 def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAULT_SCALE_BITS) -> float:
@@ -58,7 +109,7 @@ def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAU
     dim : int
         Dimension d >= 1.
     scale_bits : int
-        sigma = 2^scale_bits, in [1, 1024] (default 96).
+        sigma = 2^scale_bits, in [0, 1024] (default 96).
 
     Returns
     -------
@@ -75,9 +126,7 @@ def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAU
     d = V.integer("dim", dim, lo=1)
     k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
     s_lo, q_lo = _cap_masses_lower(theta, d)
-    sigma = math.ldexp(1.0, k)
-    layer = math.sqrt(math.pi * d / 8.0) / sigma
-    eps = 2.0 * d * _tv_one_coordinate(sigma) + layer
+    eps = 2.0 * d * rounding_tv_bound(k) + cone_layer_bound(d, k)
     eta = eps * (p / s_lo + (1.0 - p) / q_lo) * (1.0 + 1e-9)
     return min(1.0, math.nextafter(eta, math.inf))
 
@@ -207,6 +256,10 @@ class _Cone:
         return s >= 0 or near
 
 
+def _is_int(e: object) -> bool:
+    return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+
+
 def _row_float(row) -> list[float]:
     """An integer row scaled by a power of two into the double range (direction kept to 2^-60)."""
     ints = [int(e) for e in row]
@@ -233,7 +286,7 @@ class LatticePrivUnit(PrivUnit):
     p, theta, dim
         As :class:`PrivUnit`.
     scale_bits : int, keyword-only
-        sigma = 2^scale_bits, in [1, 1024]; default 96 (eta about 1e-28 (p/s + (1-p)/q) sqrt(d)).
+        sigma = 2^scale_bits, in [0, 1024]; default 96 (eta about 1e-28 (p/s + (1-p)/q) sqrt(d)).
         Small values are legal and charged honestly (eta grows like 2^-scale_bits; tests use them).
 
     Attributes
@@ -305,6 +358,36 @@ class LatticePrivUnit(PrivUnit):
 
     def _params(self) -> dict:
         return dict(super()._params(), scale_bits=self.scale_bits)
+
+    def in_cone(self, z, x) -> bool:
+        """Exact test z in K_x = {z : <z, x> >= theta |z| |x|} (the sampler's own decision).
+
+        Decided on integers: x's doubles read as exact dyadic rationals, theta's double likewise;
+        sign of <z, x>, then <z, x>^2 against theta^2 |z|^2 |x|^2. z = 0 is inside.
+
+        Parameters
+        ----------
+        z : sequence of int, length dim
+            An integer vector (Python or numpy integers).
+        x : array_like of float64, shape (dim,)
+            Any finite nonzero vector (only its direction matters).
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        ValueError
+            ``z`` not dim integers; ``x`` of another shape, not finite or zero.
+        """
+        zs = list(np.asarray(z, dtype=object).ravel()) if np.ndim(z) == 1 else None
+        if zs is None or len(zs) != self.dim or not all(_is_int(e) for e in zs):
+            raise ValueError(f"z must be a sequence of {self.dim} integers")
+        v = V.real_array("x", x, ndim=1, shape=(self.dim,))
+        if not np.any(v):
+            raise ValueError("x must be nonzero (only its direction is used)")
+        return _Cone(v, self.theta).contains([int(e) for e in zs])
 
     def _message(self, key: bytes, index: int, cone: _Cone) -> list[int]:
         rnd = _Bits(key, LATTICE_STREAM + index)
@@ -394,7 +477,7 @@ class LatticePrivUnit(PrivUnit):
             raise ValueError("messages must be an integer array of shape (m, dim)") from exc
         if arr.ndim != 2 or arr.shape[1] != self.dim or arr.shape[0] == 0:
             raise ValueError(f"messages must have shape (m >= 1, {self.dim}), got {arr.shape}")
-        if not all(isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_)) for e in arr.flat):
+        if not all(_is_int(e) for e in arr.flat):
             raise ValueError("messages must contain integers only (the released lattice vectors)")
         y = np.array([_row_float(row) for row in arr], dtype=np.float64)
         norms = np.linalg.norm(y, axis=1)
