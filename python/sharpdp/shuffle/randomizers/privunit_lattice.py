@@ -58,8 +58,9 @@ def rounding_tv_bound(scale_bits: int) -> float:
         ``scale_bits`` out of range or not an integer.
     """
     k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
-    sigma = math.ldexp(1.0, k)
-    tau = (0.97 / sigma**2 + 2.45 / sigma**3) / 48.0 + 1.5 * math.exp(-2.0 * math.pi**2 * sigma**2)
+    inv = math.ldexp(1.0, -k)  # 1 / sigma (subnormal or 0 terms at huge k: the final nextafter stays above)
+    poisson = 1.5 * math.exp(-2.0 * math.pi**2 * 4.0**k) if k < 8 else 0.0  # exp(-2 pi^2 2^16) underflows anyway
+    tau = (0.97 * inv * inv + 2.45 * inv * inv * inv) / 48.0 + poisson
     return math.nextafter(tau * (1.0 + 1e-12), math.inf)
 
 
@@ -88,7 +89,7 @@ def cone_layer_bound(dim: int, scale_bits: int) -> float:
     """
     d = V.integer("dim", dim, lo=1)
     k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
-    return math.nextafter(math.sqrt(math.pi * d / 8.0) / math.ldexp(1.0, k) * (1.0 + 1e-12), math.inf)
+    return math.nextafter(math.sqrt(math.pi * d / 8.0) * math.ldexp(1.0, -k) * (1.0 + 1e-12), math.inf)
 
 
 def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAULT_SCALE_BITS) -> float:

@@ -1,0 +1,311 @@
+"""LatticePrivUnit: the exact integer-lattice PrivUnit release (docs/sampling.md §10.6).
+
+References are independent of the sampler: the released law by brute-force enumeration with
+Fractions, the discrete Gaussian's pmf with mpmath at 50 digits, the cone test with mpmath square
+roots at 400 digits, the bound pieces against exact sums and Monte Carlo of the layer.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import stats
+from sharpdp.shuffle import LatticePrivUnit, PrivUnit, ShuffleAccountant
+from sharpdp.shuffle.randomizers.privunit_lattice import (
+    cone_layer_bound,
+    lattice_sampler_tv,
+    rounding_tv_bound,
+)
+
+
+def _in_cone_fraction(z, x, theta) -> bool:
+    """z in {<z, x> >= theta |z| |x|}, decided with Fractions (x, theta as exact doubles)."""
+    xs = [Fraction(v) for v in x]
+    th = Fraction(theta)
+    s = sum(Fraction(a) * b for a, b in zip(z, xs))
+    rhs2 = th * th * sum(Fraction(a) ** 2 for a in z) * sum(b * b for b in xs)
+    if th >= 0:
+        return s >= 0 and s * s >= rhs2
+    return s >= 0 or s * s <= rhs2
+
+
+def _dg_weights(sigma: int, reach: int):
+    """Discrete Gaussian weights exp(-k^2 / 2 sigma^2) on [-reach, reach] and their 50-digit sum over Z."""
+    with mpmath.workdps(50):
+        w = {k: mpmath.exp(-mpmath.mpf(k * k) / (2 * sigma * sigma)) for k in range(-reach, reach + 1)}
+        total = mpmath.nsum(lambda k: mpmath.exp(-k * k / (2 * mpmath.mpf(sigma) ** 2)), [-mpmath.inf, mpmath.inf])
+    return w, total
+
+
+def _chi2_pvalue(counts: dict, probs: dict, n: int) -> float:
+    """Pearson chi-square p-value, cells with expectation < 5 pooled into one."""
+    keys = sorted(probs, key=lambda k: -probs[k])
+    obs, exp, pool_o, pool_e = [], [], 0, 0.0
+    for k in keys:
+        e = n * probs[k]
+        if e >= 5:
+            obs.append(counts.get(k, 0))
+            exp.append(e)
+        else:
+            pool_o += counts.get(k, 0)
+            pool_e += e
+    pool_o += sum(c for k, c in counts.items() if k not in probs)
+    obs.append(pool_o)
+    exp.append(max(pool_e, 1e-300))
+    exp = np.array(exp) * (sum(obs) / sum(exp))
+    return float(stats.chisquare(obs, exp).pvalue)
+
+
+# ---------------------------------------------------------------- the released law, by enumeration
+def _exact_law(p, theta, x, sigma, reach):
+    w, _ = _dg_weights(sigma, reach)
+    cells = {}
+    for a in range(-reach, reach + 1):
+        for b in range(-reach, reach + 1):
+            cells[(a, b)] = (float(w[a] * w[b]), _in_cone_fraction((a, b), x, theta))
+    mass_in = sum(v for v, c in cells.values() if c)
+    mass_out = sum(v for v, c in cells.values() if not c)
+    return {k: (p * v / mass_in if c else (1 - p) * v / mass_out) for k, (v, c) in cells.items()}
+
+
+def test_released_law_matches_enumeration_at_tiny_sigma():
+    p, theta, sigma_bits = 0.7, 0.3, 1  # sigma = 2: the law is far from the continuous one, still exact
+    x = np.array([0.6, 0.8])
+    r = LatticePrivUnit(p, theta, 2, scale_bits=sigma_bits)
+    n = 8000
+    z = r.sample(np.tile(x, (n, 1)), rng=11)
+    counts: dict = {}
+    for row in z:
+        counts[(int(row[0]), int(row[1]))] = counts.get((int(row[0]), int(row[1])), 0) + 1
+    law = _exact_law(p, theta, x, 2, 24)
+    assert abs(sum(law.values()) - 1.0) < 1e-12
+    assert _chi2_pvalue(counts, law, n) > 1e-4
+    # the test can fail: the same messages against the law at another input are rejected
+    wrong = _exact_law(p, theta, np.array([0.8, 0.6]), 2, 24)
+    assert _chi2_pvalue(counts, wrong, n) < 1e-8
+
+
+@pytest.mark.parametrize("bits", [0, 2, 4])
+def test_discrete_gaussian_against_its_exact_pmf(bits):
+    # dim 1, input +1: B = 1 gives z ~ N_Z(0, sigma^2) restricted to z >= 0, B = 0 to z < 0, so
+    # the released law is p nu(z) / nu(z >= 0) on z >= 0 and (1 - p) nu(z) / nu(z < 0) below
+    sigma = 2**bits
+    p = 0.625
+    r = LatticePrivUnit(p, 0.1, 1, scale_bits=bits)
+    n = 6000
+    z = r.sample(np.ones((n, 1)), rng=20 + bits).ravel()
+    reach = 14 * sigma
+    w, total = _dg_weights(sigma, reach)
+    with mpmath.workdps(50):
+        pos = (total + w[0]) / 2  # nu(z >= 0) = (1 + nu(0)) / 2 by symmetry
+        law = {k: float((p * w[k] / pos) if k >= 0 else ((1 - p) * w[k] / (total - pos))) for k in w}
+    vals, cnt = np.unique(np.array([int(v) for v in z]), return_counts=True)
+    counts = dict(zip(vals.tolist(), cnt.tolist()))
+    assert _chi2_pvalue(counts, law, n) > 1e-4
+    assert abs(np.mean(np.array([int(v) for v in z]) >= 0) - p) < 5 * math.sqrt(p * (1 - p) / n)
+
+
+def test_discrete_gaussian_at_the_release_scale_is_standard_normal_after_scaling():
+    # sigma = 2^96: z / sigma against N(0, 1) per coordinate (KS), from messages with p = 0.6, theta = 0,
+    # x = e1 in dim 3: coordinates 2 and 3 are then exactly N_Z(0, sigma^2) (the cone is {z_1 >= 0})
+    r = LatticePrivUnit(0.6, 0.0, 3)
+    z = r.sample(np.tile([1.0, 0.0, 0.0], (1500, 1)), rng=3)
+    u = np.array([[math.ldexp(int(v), -96) for v in row] for row in z])
+    assert stats.kstest(u[:, 1:].ravel(), "norm").pvalue > 1e-4
+    assert stats.kstest(np.abs(u[:, 0]), stats.halfnorm.cdf).pvalue > 1e-4
+
+
+# ---------------------------------------------------------------- the cone test
+def _adversarial_cases():
+    rng = np.random.default_rng(5)
+    cases = []
+    # exactly on the real boundary: x = e1, z = (3, 4) scaled, theta = 0.6 (its double is just below 3/5)
+    cases.append(([3 * 2**90, 4 * 2**90], [1.0, 0.0], 0.6))
+    cases.append(([3 * 2**90, -4 * 2**90], [1.0, 0.0], 0.6))
+    cases.append(([-3 * 2**90, 4 * 2**90], [-1.0, 0.0], 0.6))
+    for _ in range(60):  # z a multiple of a near-unit x, rotated by one lattice step: |angle gap| ~ 2^-96
+        d = int(rng.integers(2, 6))
+        x = rng.normal(size=d)
+        x /= np.linalg.norm(x)
+        theta = float(rng.uniform(-0.95, 0.95))
+        # a unit vector at angle arccos(theta) from x, scaled to 2^96 and rounded, then nudged
+        e = rng.normal(size=d)
+        e -= e.dot(x) * x
+        e /= np.linalg.norm(e)
+        c = theta
+        with mpmath.workdps(60):
+            sn = mpmath.sqrt(1 - mpmath.mpf(c) ** 2)
+            zc = [int(mpmath.nint((mpmath.mpf(c) * float(xi) + sn * float(ei)) * mpmath.mpf(2) ** 96))
+                  for xi, ei in zip(x, e)]
+        j = int(rng.integers(0, d))
+        for step in (-1, 0, 1):
+            z = list(zc)
+            z[j] += step
+            cases.append((z, x.tolist(), theta))
+    return cases
+
+
+def test_cone_test_is_exact_on_adversarial_near_boundary_vectors():
+    float_wrong = 0
+    for z, x, theta in _adversarial_cases():
+        r = LatticePrivUnit(0.7, theta, len(z)) if len(z) > 1 else None
+        with mpmath.workdps(400):  # a different route: square roots at 400 digits
+            zz = [mpmath.mpf(v) for v in z]
+            xx = [mpmath.mpf(v) for v in x]
+            gap = mpmath.fsum(a * b for a, b in zip(zz, xx)) - mpmath.mpf(theta) * mpmath.sqrt(
+                mpmath.fsum(a * a for a in zz)) * mpmath.sqrt(mpmath.fsum(b * b for b in xx))
+            assert abs(gap) > mpmath.mpf(10) ** -300 or gap == 0
+            truth = gap >= 0
+        assert r.in_cone(z, x) == truth == _in_cone_fraction(z, x, theta)
+        zf = np.array(z, dtype=float)
+        xf = np.array(x)
+        float_wrong += bool(zf.dot(xf) >= theta * np.linalg.norm(zf) * np.linalg.norm(xf)) != truth
+    assert float_wrong > 0  # the cases are adversarial: a float test gets some of them wrong
+
+
+def test_in_cone_edge_cases():
+    r = LatticePrivUnit(0.7, -0.5, 2)
+    assert r.in_cone([0, 0], [1.0, 0.0])  # the apex is inside (closed cone)
+    assert r.in_cone([-1, 2], [1.0, 0.0]) and not r.in_cone([-2, 1], [1.0, 0.0])
+    with pytest.raises(ValueError, match="z"):
+        r.in_cone([1.5, 2], [1.0, 0.0])
+    with pytest.raises(ValueError, match="x"):
+        r.in_cone([1, 2], [0.0, 0.0])
+
+
+# ---------------------------------------------------------------- the bound pieces
+@pytest.mark.parametrize("bits", [0, 1, 2, 3])
+def test_rounding_tv_bound_holds_and_is_tight_in_order(bits):
+    sigma = 2**bits
+    with mpmath.workdps(50):
+        reach = 40 * sigma
+        w, total = _dg_weights(sigma, reach)
+        tv = mpmath.mpf(0)
+        for k in range(-reach, reach + 1):
+            rounded = mpmath.ncdf((k + mpmath.mpf(0.5)) / sigma) - mpmath.ncdf((k - mpmath.mpf(0.5)) / sigma)
+            tv += abs(w[k] / total - rounded)
+        tv /= 2
+    bound = rounding_tv_bound(bits)
+    assert float(tv) <= bound
+    assert bound <= 200 * float(tv) or float(tv) < 1e-30  # of the right order (both ~ 1 / sigma^2)
+
+
+@pytest.mark.parametrize("d,theta,bits", [(2, 0.0, 1), (2, 0.5, 2), (3, 0.2, 2), (10, -0.3, 3), (1, 0.0, 2)])
+def test_cone_layer_bound_against_monte_carlo(d, theta, bits):
+    sigma = 2.0**bits
+    n = 200_000
+    rng = np.random.default_rng(17)
+    g = rng.normal(scale=sigma, size=(n, d))
+    x = np.zeros(d)
+    x[0] = 1.0
+    rho = np.linalg.norm(g, axis=1)
+    if d == 1:
+        dist = np.abs(g[:, 0])
+    else:
+        phi = np.arccos(np.clip(g[:, 0] / rho, -1.0, 1.0))
+        psi = np.minimum(np.abs(phi - math.acos(theta)), math.pi / 2)
+        dist = np.minimum(rho * np.sin(psi), rho)
+    layer = np.mean(dist <= math.sqrt(d) / 2)
+    moved = np.mean((g[:, 0] >= theta * rho) != (np.round(g)[:, 0] >= theta * np.linalg.norm(np.round(g), axis=1)))
+    se = math.sqrt(layer * (1 - layer) / n)
+    bound = cone_layer_bound(d, bits)
+    assert moved <= layer + 5 * se  # the event the proof charges contains the rounding's crossings
+    assert layer - 5 * se <= bound  # the bound holds
+    assert bound <= 6 * layer  # and is not absurdly loose
+
+
+def test_eta_formula_and_figures():
+    # eta = (2 d tau_1 + L)(p / s + (1 - p) / q), s, q from an independent quadrature here
+    p, theta, d = 0.7, 0.2, 16
+    with mpmath.workdps(30):
+        f = lambda t: (1 - t * t) ** ((d - 3) / mpmath.mpf(2))  # noqa: E731 - density of <U, v>
+        q = mpmath.quad(f, [-1, theta]) / mpmath.quad(f, [-1, 1])
+    q = float(q)
+    s = 1 - q
+    for bits in (64, 96):
+        eta = lattice_sampler_tv(p, theta, d, bits)
+        core = (2 * d * rounding_tv_bound(bits) + cone_layer_bound(d, bits)) * (p / s + (1 - p) / q)
+        assert core <= eta <= core * (1 + 1e-5)
+    assert 1e-29 < lattice_sampler_tv(p, theta, d, 96) < 1e-27
+    assert LatticePrivUnit(p, theta, d).sampler_tv == lattice_sampler_tv(p, theta, d, 96)
+    assert lattice_sampler_tv(p, theta, d, 0) == 1.0  # capped: TV is at most 1
+
+
+def test_refuses_a_hopeless_rejection_and_bad_parameters():
+    with pytest.raises(ValueError, match="expected proposals"):
+        LatticePrivUnit(0.7, 0.9, 100)  # cap mass ~ 1e-42
+    for bad in (-1, 1025, 2.5):
+        with pytest.raises(ValueError, match="scale_bits"):
+            LatticePrivUnit(0.7, 0.2, 3, scale_bits=bad)
+    with pytest.raises(TypeError, match="scale_bits"):
+        LatticePrivUnit(0.7, 0.2, 3, scale_bits=True)
+    r = LatticePrivUnit(0.7, 0.2, 3)
+    with pytest.raises(ValueError, match="unit-norm"):
+        r.sample(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="x"):
+        r.sample(np.full((2, 3), np.nan))
+    with pytest.raises(ValueError, match="x"):
+        r.sample(np.ones((2, 4)) / 2)
+    with pytest.raises(ValueError, match="messages"):
+        r.estimate(np.ones((2, 3)) * 0.5)
+    with pytest.raises(TypeError, match="privunit"):
+        LatticePrivUnit.from_privunit("PrivUnit")
+
+
+# ---------------------------------------------------------------- reproducibility, threads, estimator
+def test_seeded_reproducible_and_independent_of_threads_and_rows():
+    r = LatticePrivUnit(0.6, 0.1, 4, scale_bits=64)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(9, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    a = r.sample(x, rng=7, threads=1)
+    b = r.sample(x, rng=7, threads=3)
+    assert np.array_equal(a, b) and a.dtype == object and all(isinstance(v, int) for v in a.flat)
+    # message i depends on (key, i, x_i) only: changing another row leaves it alone
+    x2 = x.copy()
+    x2[4] = -x2[4]
+    c = r.sample(x2, rng=7)
+    assert np.array_equal(np.delete(a, 4, axis=0), np.delete(c, 4, axis=0))
+    assert not np.array_equal(a, r.sample(x, rng=8))
+    # rng=None is a release (allowed: the sampler is floating-point safe)
+    assert r.sample(x[:2]).shape == (2, 4)
+    assert r.floating_point_safe and not PrivUnit.floating_point_safe
+
+
+def test_estimator_mean_against_the_input():
+    p, theta, d = 0.75, 0.3, 3
+    r = LatticePrivUnit(p, theta, d)
+    x = np.array([0.48, 0.6, 0.64])
+    n = 3000
+    est = r.estimate(r.sample(np.tile(x, (n, 1)), rng=4))
+    # per-message variance of Y / m is 1 / m^2 (|Y| = 1), so each coordinate has s.e. <= 1 / (m sqrt(n))
+    assert np.all(np.abs(est - x) <= 5.0 / (r.m * math.sqrt(n)))
+    # the same estimator on messages from -x is far away: the test can fail
+    far = r.estimate(r.sample(np.tile(-x, (n, 1)), rng=5))
+    assert np.linalg.norm(far - x) > 1.0
+    # huge integers (scale_bits = 1024) are normalised without overflow
+    big = LatticePrivUnit(p, theta, d, scale_bits=1024)
+    e = big.estimate(big.sample(np.tile(x, (200, 1)), rng=6))
+    assert np.all(np.isfinite(e))
+
+
+# ---------------------------------------------------------------- the accountant
+@pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
+def test_accountant_is_privunits_plus_the_sampler_charge(adjacency):
+    pu, lat = PrivUnit(0.7, 0.2, 3), LatticePrivUnit(0.7, 0.2, 3)
+    n = 1000
+    a_pu = ShuffleAccountant(pu, n, adjacency)
+    a_lat = ShuffleAccountant(lat, n, adjacency)
+    a_raw = ShuffleAccountant(lat, n, adjacency, sampler_charge=False)
+    assert a_lat.sampler_tau == n * lat.sampler_tv
+    for eps in (0.05, 0.3, 1.0):
+        base = a_pu.get_delta(eps)
+        assert a_raw.get_delta(eps) == base  # same laws, same figures
+        charge = a_lat.sampler_term(eps)
+        assert charge == pytest.approx((1 + math.exp(eps)) * n * lat.sampler_tv, rel=1e-11)
+        got = a_lat.get_delta(eps)
+        assert base + charge <= got <= (base + charge) * (1 + 1e-9)
