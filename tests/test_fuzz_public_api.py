@@ -26,6 +26,8 @@ import sharpdp.crlb as CR
 import sharpdp.histogram as HI
 import sharpdp.histogram.lower_bounds as LB
 import sharpdp.shuffle as SH
+import sharpdp.shuffle.randomizers as RZ
+import sharpdp.shuffle.randomizers.privunit_lattice as PL
 
 NAN, INF = math.nan, math.inf
 #: Per-call limit (seconds; CPU seconds for the forked extreme-input calls). Bad input must be refused at
@@ -89,6 +91,10 @@ def _pu():
 
 
 @functools.lru_cache(maxsize=None)
+def _lpu():
+    return SH.LatticePrivUnit(0.7, 0.2, 3)
+
+
 def _general_funcs():
     from numba import njit
 
@@ -207,6 +213,28 @@ ENTRIES = [
       dict(x="array", rng="rng", threads="threads")),
     E("sharpdp.shuffle:PrivUnit.estimate", lambda: (_pu().estimate, dict(messages=np.eye(3))),
       dict(messages="array")),
+    E("sharpdp.shuffle:LatticePrivUnit", lambda: (SH.LatticePrivUnit, dict(p=0.7, theta=0.2, dim=3)),
+      dict(p="prob_open", theta="open_pm1", dim="int_pos", scale_bits="int_nonneg"),
+      huge=[dict(theta=0.9999999999, dim=1000), dict(scale_bits=1024), dict(theta=0.9, dim=100),
+            dict(theta=0.01, dim=4096), dict(dim=10**7)]),
+    E("sharpdp.shuffle:LatticePrivUnit.sample", lambda: (_lpu().sample, dict(x=np.eye(3), rng=0)),
+      dict(x="array", rng="rng", threads="threads")),
+    E("sharpdp.shuffle:LatticePrivUnit.estimate",
+      lambda: (_lpu().estimate, dict(messages=np.array([[3, 4, 0], [1, -2, 2]]))), dict(messages="array")),
+    E("sharpdp.shuffle:LatticePrivUnit.in_cone", lambda: (_lpu().in_cone, dict(z=[3, 4, 0], x=np.eye(3)[0])),
+      dict(z="array", x="array")),
+    E("sharpdp.shuffle:LatticePrivUnit.from_privunit",
+      lambda: (SH.LatticePrivUnit.from_privunit, dict(privunit=_pu())),
+      dict(privunit="object", scale_bits="int_nonneg")),
+    E("sharpdp.shuffle.randomizers:lattice_sampler_tv",
+      lambda: (RZ.lattice_sampler_tv, dict(p=0.7, theta=0.2, dim=3, scale_bits=96)),
+      dict(p="prob_open", theta="open_pm1", dim="int_pos", scale_bits="int_nonneg"),
+      huge=[dict(dim=10**6), dict(dim=4096), dict(scale_bits=1024)]),
+    E("sharpdp.shuffle.randomizers.privunit_lattice:rounding_tv_bound",
+      lambda: (PL.rounding_tv_bound, dict(scale_bits=96)), dict(scale_bits="int_nonneg")),
+    E("sharpdp.shuffle.randomizers.privunit_lattice:cone_layer_bound",
+      lambda: (PL.cone_layer_bound, dict(dim=3, scale_bits=96)), dict(dim="int_pos", scale_bits="int_nonneg"),
+      huge=[dict(dim=10**12)]),
     E("sharpdp.shuffle:GeneralRandomizer",
       lambda: (SH.GeneralRandomizer, dict(density=_general_funcs()[0], inputs=[-1.0, 1.0], support=(-1.0, 1.0),
                                           blanket=_general_funcs()[1], gamma=0.5, cells=32)),

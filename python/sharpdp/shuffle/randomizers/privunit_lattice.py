@@ -29,6 +29,9 @@ LATTICE_STREAM = 0x4C41_5454_0000_0000
 DEFAULT_SCALE_BITS = 96
 #: Allowed scale exponents (small values are legal, with a large charge: tests and illustrations).
 MIN_SCALE_BITS, MAX_SCALE_BITS = 0, 1024
+#: Largest dimension: the cap-mass cross-check (mpmath's hypergeometric series) and the pure-Python
+#: sampler (about 50 us per coordinate and proposal) are kept within reach.
+MAX_DIM = 4096
 #: Refusal threshold for the expected number of proposals per message, p / s + (1 - p) / q.
 MAX_EXPECTED_PROPOSALS = 10_000.0
 #: Relative margin on the cap masses s, q (double vs 40-digit mpmath, see lattice_sampler_tv).
@@ -108,7 +111,7 @@ def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAU
     theta : float
         Cap threshold in (-1, 1).
     dim : int
-        Dimension d >= 1.
+        Dimension d in [1, 4096] (``MAX_DIM``).
     scale_bits : int
         sigma = 2^scale_bits, in [0, 1024] (default 96).
 
@@ -124,7 +127,7 @@ def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAU
     """
     p = V.real("p", p, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     theta = V.real("theta", theta, lo=-1.0, hi=1.0, lo_open=True, hi_open=True)
-    d = V.integer("dim", dim, lo=1)
+    d = V.integer("dim", dim, lo=1, hi=MAX_DIM)
     k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
     s_lo, q_lo = _cap_masses_lower(theta, d)
     eps = 2.0 * d * rounding_tv_bound(k) + cone_layer_bound(d, k)
@@ -285,7 +288,7 @@ class LatticePrivUnit(PrivUnit):
     Parameters
     ----------
     p, theta, dim
-        As :class:`PrivUnit`.
+        As :class:`PrivUnit`, with dim <= 4096 (``MAX_DIM``).
     scale_bits : int, keyword-only
         sigma = 2^scale_bits, in [0, 1024]; default 96 (eta about 1e-28 (p/s + (1-p)/q) sqrt(d)).
         Small values are legal and charged honestly (eta grows like 2^-scale_bits; tests use them).
@@ -300,7 +303,7 @@ class LatticePrivUnit(PrivUnit):
     Raises
     ------
     ValueError
-        As :class:`PrivUnit`; ``scale_bits`` out of range; ``expected_proposals`` above
+        As :class:`PrivUnit`; dim > 4096; ``scale_bits`` out of range; ``expected_proposals`` above
         ``MAX_EXPECTED_PROPOSALS`` = 1e4 (a cap or complement of mass below about 1e-4: the rejection
         sampler would take too long, so it is refused rather than left to hang).
     TypeError
@@ -316,6 +319,7 @@ class LatticePrivUnit(PrivUnit):
     """The release sampler is exact on integers, within eta of a post-processing (docs/sampling.md §10.6)."""
 
     def __init__(self, p: float, theta: float, dim: int, *, scale_bits: int = DEFAULT_SCALE_BITS) -> None:
+        V.integer("dim", dim, lo=1, hi=MAX_DIM)
         super().__init__(p, theta, dim)
         self.scale_bits = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
         self.expected_proposals = self.p / self._s + (1.0 - self.p) / self.q
