@@ -5,6 +5,8 @@ accountant certifies. With ``rng=None`` (the secure generator, i.e. a release) t
 ``allow_unsafe_float=True``; seeded calls (research mode) keep working. The last test shows why
 with a porosity attack (Mironov, "On Significance of the Least Significant Bits for Differential
 Privacy", 2012): a PrivUnit message from one input is impossible under a neighbouring input.
+PrivUnit's floating-point-safe release is ``LatticePrivUnit`` (docs/sampling.md §10.6; its
+attack tests, which this float sampler fails, are in tests/test_privunit_lattice_attacks.py).
 """
 
 from __future__ import annotations

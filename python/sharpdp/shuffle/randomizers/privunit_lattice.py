@@ -290,7 +290,7 @@ class LatticePrivUnit(PrivUnit):
     p, theta, dim
         As :class:`PrivUnit`, with dim <= 4096 (``MAX_DIM``).
     scale_bits : int, keyword-only
-        sigma = 2^scale_bits, in [0, 1024]; default 96 (eta about 1e-28 (p/s + (1-p)/q) sqrt(d)).
+        sigma = 2^scale_bits, in [0, 1024]; default 96 (eta about 8e-30 sqrt(d) (p/s + (1-p)/q)).
         Small values are legal and charged honestly (eta grows like 2^-scale_bits; tests use them).
 
     Attributes
@@ -311,7 +311,7 @@ class LatticePrivUnit(PrivUnit):
 
     Notes
     -----
-    Speed: pure Python integers (about 60 us per discrete-Gaussian coordinate on one core), so a
+    Speed: pure Python integers (about 50 us per discrete-Gaussian coordinate on one core), so a
     message costs about 60 us x d x ``expected_proposals``; ``bench/bench_privunit_lattice.py``.
     """
 
