@@ -27,8 +27,10 @@ __all__ = ["LatticePrivUnit", "cone_layer_bound", "lattice_sampler_tv", "roundin
 LATTICE_STREAM = 0x4C41_5454_0000_0000
 #: Default scale exponent: sigma = 2^96.
 DEFAULT_SCALE_BITS = 96
-#: Allowed scale exponents (small values are legal, with a large charge: tests and illustrations).
-MIN_SCALE_BITS, MAX_SCALE_BITS = 0, 1024
+#: Allowed scale exponents (small values are legal, with a large charge: tests and illustrations). Up to
+#: 480 every number in eta's formula is a normal double, so its rounding errors are relative (the margins cover
+#: them); the released integers themselves have no limit.
+MIN_SCALE_BITS, MAX_SCALE_BITS = 0, 480
 #: Largest dimension: the cap-mass cross-check (mpmath's hypergeometric series) and the pure-Python
 #: sampler (about 50 us per coordinate and proposal) are kept within reach.
 MAX_DIM = 4096
@@ -48,7 +50,7 @@ def rounding_tv_bound(scale_bits: int) -> float:
     Parameters
     ----------
     scale_bits : int
-        In [0, 1024].
+        In [0, 480].
 
     Returns
     -------
@@ -61,7 +63,7 @@ def rounding_tv_bound(scale_bits: int) -> float:
         ``scale_bits`` out of range or not an integer.
     """
     k = V.integer("scale_bits", scale_bits, lo=MIN_SCALE_BITS, hi=MAX_SCALE_BITS)
-    inv = math.ldexp(1.0, -k)  # 1 / sigma (subnormal or 0 terms at huge k: the final nextafter stays above)
+    inv = math.ldexp(1.0, -k)  # 1 / sigma; inv^3 >= 2^-1440 is subnormal or 0 only where it is 2^-480 of inv^2
     poisson = 1.5 * math.exp(-2.0 * math.pi**2 * 4.0**k) if k < 8 else 0.0  # exp(-2 pi^2 2^16) underflows anyway
     tau = (0.97 * inv * inv + 2.45 * inv * inv * inv) / 48.0 + poisson
     return math.nextafter(tau * (1.0 + 1e-12), math.inf)
@@ -78,7 +80,7 @@ def cone_layer_bound(dim: int, scale_bits: int) -> float:
     dim : int
         d >= 1.
     scale_bits : int
-        In [0, 1024].
+        In [0, 480].
 
     Returns
     -------
@@ -113,7 +115,7 @@ def lattice_sampler_tv(p: float, theta: float, dim: int, scale_bits: int = DEFAU
     dim : int
         Dimension d in [1, 4096] (``MAX_DIM``).
     scale_bits : int
-        sigma = 2^scale_bits, in [0, 1024] (default 96).
+        sigma = 2^scale_bits, in [0, 480] (default 96).
 
     Returns
     -------
@@ -290,7 +292,7 @@ class LatticePrivUnit(PrivUnit):
     p, theta, dim
         As :class:`PrivUnit`, with dim <= 4096 (``MAX_DIM``).
     scale_bits : int, keyword-only
-        sigma = 2^scale_bits, in [0, 1024]; default 96 (eta about 8e-30 sqrt(d) (p/s + (1-p)/q)).
+        sigma = 2^scale_bits, in [0, 480]; default 96 (eta about 8e-30 sqrt(d) (p/s + (1-p)/q)).
         Small values are legal and charged honestly (eta grows like 2^-scale_bits; tests use them).
 
     Attributes
