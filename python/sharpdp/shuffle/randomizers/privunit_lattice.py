@@ -1,7 +1,8 @@
 """A floating-point-safe PrivUnit release on the integer lattice (docs/sampling.md §10.6).
 
 The released message of user x is an integer vector z: an exact discrete-Gaussian vector
-(Canonne, Kamath and Steinke, *The Discrete Gaussian for Differential Privacy*, Algorithms 1-3)
+(Canonne, Kamath and Steinke, *The Discrete Gaussian for Differential Privacy*, Algorithms 1-3; the
+proposal scale t = sigma)
 conditioned, by exact rejection, on lying inside (cap coin 1) or outside (cap coin 0) the cone
 K_x = {z : <z, x> >= theta |z| |x|}. Every step is decided with Python integers; the message is
 within total variation ``sampler_tv`` of an x-independent post-processing of PrivUnit, so the
@@ -176,7 +177,7 @@ class _Bits:
     def _word(self) -> int:
         if self.used == len(self.words):  # the core returns a stream's first `count` words: extend
             count = max(64, 2 * len(self.words))
-            self.words.extend(int(w) for w in self._ks(self.key, self.stream, count)[len(self.words):])
+            self.words.extend(self._ks(self.key, self.stream, count)[len(self.words):].tolist())
         w = self.words[self.used]
         self.used += 1
         return w
@@ -200,8 +201,21 @@ class _Bits:
                 return r
 
     def bernoulli(self, num: int, den: int) -> bool:
-        """Bernoulli(num / den), 0 <= num <= den: exact."""
-        return self.below(den) < num
+        """Bernoulli(num / den), 0 <= num, 1 <= den: [U < num / den] for a uniform real U in [0, 1), exact.
+
+        U's base-2^64 digits (fresh words) are compared lazily with those of num / den (long division):
+        the first differing digit decides; if num / den's expansion ends with all digits equal, U >= num / den.
+        """
+        if num >= den:
+            return True
+        r = num
+        while True:
+            c, r = divmod(r << 64, den)
+            w = self._word()  # a whole fresh word (each word is used once, by bits() or here)
+            if w != c:
+                return w < c
+            if r == 0:
+                return False
 
     def bernoulli_exp(self, num: int, den: int) -> bool:
         """Bernoulli(exp(-num / den)), num >= 0, den >= 1 (CKS Algorithm 1 and its extension to gamma > 1)."""
@@ -232,12 +246,17 @@ class _Bits:
                 continue
             return -x if neg else x
 
-    def discrete_gaussian(self, sigma2: int, t: int) -> int:
-        """P(Y = y) proportional to exp(-y^2 / (2 sigma2)), t = floor(sqrt(sigma2)) + 1 (CKS Algorithm 3)."""
+    def discrete_gaussian(self, sigma: int) -> int:
+        """P(Y = y) proportional to exp(-y^2 / (2 sigma^2)), integer sigma >= 1 (CKS Algorithm 3 with t = sigma).
+
+        A discrete-Laplace proposal of scale t, accepted with probability exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2)),
+        gives the exact law for every t > 0 (target / proposal = exp(sigma^2 / (2 t^2)) times that probability);
+        t = sigma (a power of two here) makes the proposal's uniform part a plain draw of bits.
+        """
         while True:
-            y = self.discrete_laplace(t)
-            a = abs(y) * t - sigma2  # (|y| - sigma^2 / t) t
-            if self.bernoulli_exp(a * a, 2 * sigma2 * t * t):
+            y = self.discrete_laplace(sigma)
+            a = abs(y) - sigma
+            if self.bernoulli_exp(a * a, 2 * sigma * sigma):
                 return y
 
 
@@ -329,8 +348,7 @@ class LatticePrivUnit(PrivUnit):
             raise ValueError(f"theta={self.theta}, p={self.p}: {self.expected_proposals:.3g} expected proposals "
                              f"per message exceed {MAX_EXPECTED_PROPOSALS:g} (cap mass {self._s:.3g})")
         self._eta = lattice_sampler_tv(self.p, self.theta, self.dim, self.scale_bits)
-        self._sigma2 = 1 << (2 * self.scale_bits)
-        self._t = (1 << self.scale_bits) + 1
+        self._sigma = 1 << self.scale_bits
 
     @classmethod
     def from_privunit(cls, privunit: PrivUnit, *, scale_bits: int = DEFAULT_SCALE_BITS) -> LatticePrivUnit:
@@ -401,7 +419,7 @@ class LatticePrivUnit(PrivUnit):
         num, den = self.p.as_integer_ratio()
         inside = rnd.bernoulli(num, den)
         while True:
-            z = [rnd.discrete_gaussian(self._sigma2, self._t) for _ in range(self.dim)]
+            z = [rnd.discrete_gaussian(self._sigma) for _ in range(self.dim)]
             if cone.contains(z) == inside:
                 return z
 
