@@ -33,7 +33,7 @@ DEFAULT_SCALE_BITS = 96
 #: them); the released integers themselves have no limit.
 MIN_SCALE_BITS, MAX_SCALE_BITS = 0, 480
 #: Largest dimension: the cap-mass cross-check (mpmath's hypergeometric series) and the pure-Python
-#: sampler (about 50 us per coordinate and proposal) are kept within reach.
+#: sampler (about 8 us per coordinate and proposal) are kept within reach.
 MAX_DIM = 4096
 #: Refusal threshold for the expected number of proposals per message, p / s + (1 - p) / q.
 MAX_EXPECTED_PROPOSALS = 10_000.0
@@ -332,8 +332,8 @@ class LatticePrivUnit(PrivUnit):
 
     Notes
     -----
-    Speed: pure Python integers (about 50 us per discrete-Gaussian coordinate on one core), so a
-    message costs about 60 us x d x ``expected_proposals``; ``bench/bench_privunit_lattice.py``.
+    Speed: pure Python integers (about 8 us per discrete-Gaussian coordinate on one core), so a
+    message costs about 8 us x d x ``expected_proposals``; ``bench/bench_privunit_lattice.py``.
     """
 
     floating_point_safe = True
