@@ -152,10 +152,11 @@ def _cap_masses_lower(theta: float, d: int) -> tuple[float, float]:
 
     a = 0.5 * (d - 1)
     out = []
-    for xb in (0.5 * (1.0 - theta), 0.5 * (1.0 + theta)):
-        f = float(betainc(a, a, xb))
-        with mpmath.workdps(40):
-            m = float(mpmath.betainc(mpmath.mpf(a), mpmath.mpf(a), 0, mpmath.mpf(xb), regularized=True))
+    for sign in (-1, 1):
+        f = float(betainc(a, a, 0.5 * (1.0 + sign * theta)))
+        with mpmath.workdps(40):  # the argument (1 -+ theta) / 2 formed at 40 digits, not in double
+            m = float(mpmath.betainc(mpmath.mpf(a), mpmath.mpf(a), 0, (1 + sign * mpmath.mpf(theta)) / 2,
+                                     regularized=True))
         if not (f > 0.0 and m > 0.0) or abs(f - m) > 1e-9 * m:
             raise ValueError(f"theta={theta}: the cap mass in dim={d} is not resolved (double {f}, mpmath {m})")
         out.append(min(f, m) * (1.0 - _MASS_MARGIN))
