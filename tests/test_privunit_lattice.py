@@ -309,3 +309,31 @@ def test_accountant_is_privunits_plus_the_sampler_charge(adjacency):
         assert charge == pytest.approx((1 + math.exp(eps)) * n * lat.sampler_tv, rel=1e-11)
         got = a_lat.get_delta(eps)
         assert base + charge <= got <= (base + charge) * (1 + 1e-9)
+
+
+def test_eta_bounds_the_total_variation_end_to_end_at_small_sigma():
+    # TV(M_x, M'_x) at sigma = 8, d = 2: M_x by enumeration (exact cone test), M'_x = round(G) with G
+    # conditioned on the cone, its cell masses by a 32 x 32 midpoint rule per cell (box 6 sigma: mass
+    # outside < 1e-7). eta (0.25 here) must bound it; it is about 24 times the value (0.0103)
+    p, theta, bits = 0.7, 0.3, 3
+    sigma = 2**bits
+    r = LatticePrivUnit(p, theta, 2, scale_bits=bits)
+    x = np.array([0.6, 0.8])
+    ks = np.arange(-6 * sigma, 6 * sigma + 1)
+    w = np.exp(-ks.astype(float) ** 2 / (2 * sigma**2))
+    nu = np.outer(w, w)
+    inc = np.array([[r.in_cone([int(a), int(b)], x) for b in ks] for a in ks])
+    law = np.where(inc, p * nu / nu[inc].sum(), (1 - p) * nu / nu[~inc].sum())
+    a, b = np.meshgrid(ks, ks, indexing="ij")
+    g_in, g_all = np.zeros(a.shape), np.zeros(a.shape)
+    for u in (np.arange(32) + 0.5) / 32 - 0.5:
+        for v in (np.arange(32) + 0.5) / 32 - 0.5:
+            g0, g1 = a + u, b + v
+            dens = np.exp(-(g0**2 + g1**2) / (2 * sigma**2))
+            g_in += dens * ((g0 * x[0] + g1 * x[1]) >= theta * np.hypot(g0, g1))
+            g_all += dens
+    g_out = g_all - g_in
+X
+    rounded = p * g_in / g_in.sum() + (1 - p) * g_out / g_out.sum()
+    tv = 0.5 * np.abs(law - rounded).sum()
+    assert 0.005 < tv <= r.sampler_tv
