@@ -333,7 +333,7 @@ def test_eta_bounds_the_total_variation_end_to_end_at_small_sigma():
             g_in += dens * ((g0 * x[0] + g1 * x[1]) >= theta * np.hypot(g0, g1))
             g_all += dens
     g_out = g_all - g_in
-X
+    assert abs(g_in.sum() / g_all.sum() - (1 - r.q)) < 1e-4  # the quadrature sees PrivUnit's cap mass
     rounded = p * g_in / g_in.sum() + (1 - p) * g_out / g_out.sum()
     tv = 0.5 * np.abs(law - rounded).sum()
     assert 0.005 < tv <= r.sampler_tv
