@@ -337,3 +337,18 @@ def test_eta_bounds_the_total_variation_end_to_end_at_small_sigma():
     rounded = p * g_in / g_in.sum() + (1 - p) * g_out / g_out.sum()
     tv = 0.5 * np.abs(law - rounded).sum()
     assert 0.005 < tv <= r.sampler_tv
+
+
+def test_step_t_constants():
+    # E|He_2(N)| = 4 phi(1) <= 0.97, E|He_3(N)| <= 2.45, and the Riemann bound
+    # sum_k |phi_s''(k + v)| <= int |phi_s''| + int |phi_s'''| (docs/sampling.md §10.6, Step T)
+    with mpmath.workdps(30):
+        he2 = mpmath.quad(lambda t: abs(t * t - 1) * mpmath.npdf(t), [-mpmath.inf, -1, 1, mpmath.inf])
+        he3 = mpmath.quad(lambda t: abs(t**3 - 3 * t) * mpmath.npdf(t),
+                          [-mpmath.inf, -mpmath.sqrt(3), 0, mpmath.sqrt(3), mpmath.inf])
+        assert abs(he2 - 4 * mpmath.npdf(1)) < 1e-20 and he2 <= 0.97 and he3 <= 2.45
+        for s in (1, 2, 4):
+            for v in (-0.5, -0.2, 0.0, 0.31, 0.5):
+                total = mpmath.fsum(abs(((k + v) ** 2 / s**4 - 1 / mpmath.mpf(s) ** 2) * mpmath.npdf(k + v, 0, s))
+                                    for k in range(-30 * s, 30 * s + 1))
+                assert total <= he2 / s**2 + he3 / s**3
