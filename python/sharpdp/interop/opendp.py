@@ -182,7 +182,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     ValueError
         ``threads`` < 1, a bad seed; a randomizer whose law is not certified (a GeneralRandomizer
         in estimate mode, without ``log_curvature``) or whose sampler is not floating-point safe
-        (PrivUnit, GeneralRandomizer: docs/sampling.md §6).
+        (PrivUnit, GeneralRandomizer: docs/sampling.md §6; their safe routes are ``LatticePrivUnit``,
+        docs/sampling.md §10.6, and ``GeneralRandomizer.discretize()``, §10).
 
     Notes
     -----
@@ -200,7 +201,7 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
                          "safe (its float messages are not what the accountant certifies, docs/sampling.md §6); "
                          "an OpenDP measurement releases the messages, so it needs a grid-exact sampler "
                          "(BlanketMixedGaussian, GaussianRandomizer, RandomizedResponse, FiniteRandomizer, e.g. "
-                         "GeneralRandomizer.discretize())")
+                         "GeneralRandomizer.discretize(), LatticePrivUnit, e.g. LatticePrivUnit.from_privunit(...))")
     if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
         raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
     core_threads(threads)  # validate now, not at the first release
