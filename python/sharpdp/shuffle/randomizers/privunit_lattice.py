@@ -19,6 +19,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._rng import core_key, core_threads
+from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY
 from sharpdp.shuffle.randomizers.privunit import PrivUnit
 
 __all__ = ["LatticePrivUnit", "cone_layer_bound", "lattice_sampler_tv", "rounding_tv_bound"]
@@ -384,6 +385,63 @@ class LatticePrivUnit(PrivUnit):
 
     def _params(self) -> dict:
         return dict(super()._params(), scale_bits=self.scale_bits)
+
+    def lower_form(self):
+        """Refused: PrivUnit's lower form bounds the continuous mechanism's delta, not this release's.
+
+        Rounding to the lattice is a post-processing and can lower delta (at scale_bits = 0, dim 1 the
+        release's delta(0.3) is 0 where PrivUnit's D_lo is 0.295). A valid lower value is
+        :meth:`delta_lower_bound` (docs/sampling.md §10.6, "Lower values").
+
+        Raises
+        ------
+        NotImplementedError
+            Always (so ``ShuffleAccountant.get_delta_lower_form`` refuses this randomizer).
+        """
+        raise NotImplementedError("LatticePrivUnit has no lower form: PrivUnit's D_lo bounds the continuous "
+                                  "mechanism's delta, not the lattice release's; use "
+                                  "LatticePrivUnit.delta_lower_bound (docs/sampling.md §10.6)")
+
+    def lower_form_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
+        """Refused, as :meth:`lower_form`."""
+        return self.lower_form()
+
+    def delta_lower_bound(self, epsilon, n: int, adjacency: str = DEFAULT_ADJACENCY):
+        """Certified lower bound on the shuffled lattice release's delta(eps): D_lo - 3 (1 + e^eps) n eta.
+
+        D_lo is PrivUnit's certified lower-form value (``get_delta_lower_form``, datasets (x1, x0, ..., x0)
+        vs (x1', x0, ..., x0) with inputs v, -v); the messages' classes (z in C_v, z in C_-v), read exactly,
+        are within total variation 3 eta per message of PrivUnit's classes, which are sufficient for those
+        datasets (docs/sampling.md §10.6, "Lower values"). Rounded down, floored at 0.
+
+        Parameters
+        ----------
+        epsilon : float or array_like of float
+            eps >= 0 (nats).
+        n : int
+            Number of users, in [1, 1e9].
+        adjacency : {"zero_out", "replace"}
+            As :class:`~sharpdp.shuffle.ShuffleAccountant`.
+
+        Returns
+        -------
+        float or numpy.ndarray of float64
+            Same shape as ``epsilon``.
+
+        Raises
+        ------
+        ValueError
+            As ``ShuffleAccountant.get_delta_lower_form``.
+        """
+        from sharpdp.shuffle.accountant import ShuffleAccountant  # (a module-level import would be a cycle)
+
+        acc = ShuffleAccountant(PrivUnit(self.p, self.theta, self.dim), n, adjacency)
+        lo = np.asarray(acc.get_delta_lower_form(epsilon), dtype=np.float64)
+        eps = np.asarray(epsilon, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            charge = 3.0 * (1.0 + np.exp(eps)) * acc.n * self._eta * (1.0 + 1e-12)
+        out = np.maximum(0.0, np.nextafter(lo - charge, -np.inf))
+        return float(out) if out.ndim == 0 else out
 
     def in_cone(self, z, x) -> bool:
         """Exact test z in K_x = {z : <z, x> >= theta |z| |x|} (the sampler's own decision).
