@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 
 import numpy as np
 
@@ -162,6 +163,21 @@ def _cap_masses_lower(theta: float, d: int) -> tuple[float, float]:
             raise ValueError(f"theta={theta}: the cap mass in dim={d} is not resolved (double {f}, mpmath {m})")
         out.append(min(f, m) * (1.0 - _MASS_MARGIN))
     return out[0], out[1]
+
+
+def _lattice_local_epsilon(p: float, theta: float, d: int, k: int) -> float | None:
+    """Certified pure-LDP level of the lattice release (LatticePrivUnit.local_epsilon), exact rationals then
+    one rounding up; None when the masses are not resolved (e >= min(s, q))."""
+    s_lo, q_lo = (Fraction(v) for v in _cap_masses_lower(theta, d))
+    e = Fraction(d * rounding_tv_bound(k)) + Fraction(cone_layer_bound(d, k))  # >= |nu(A_x) - s|, any x
+    if e >= min(s_lo, q_lo):
+        return None
+    fp = Fraction(p)
+    s_hi, q_hi = 1 - q_lo, 1 - s_lo  # s + q = 1
+    top = max(fp / (s_lo - e), (1 - fp) / (q_lo - e))
+    bottom = min(fp / (s_hi + e), (1 - fp) / (q_hi + e))
+    eps = math.log1p(float(top / bottom - 1))  # top / bottom - 1 exact, one rounding, then log1p
+    return math.nextafter(eps * (1.0 + 1e-12), math.inf)
 
 
 class _Bits:
@@ -351,6 +367,7 @@ class LatticePrivUnit(PrivUnit):
                              f"per message exceed {MAX_EXPECTED_PROPOSALS:g} (cap mass {self._s:.3g})")
         self._eta = lattice_sampler_tv(self.p, self.theta, self.dim, self.scale_bits)
         self._sigma = 1 << self.scale_bits
+        self._eps0 = _lattice_local_epsilon(self.p, self.theta, self.dim, self.scale_bits)
 
     @classmethod
     def from_privunit(cls, privunit: PrivUnit, *, scale_bits: int = DEFAULT_SCALE_BITS) -> LatticePrivUnit:
@@ -377,6 +394,19 @@ class LatticePrivUnit(PrivUnit):
         if not isinstance(privunit, PrivUnit):
             raise TypeError(f"privunit must be a PrivUnit, got {type(privunit).__name__}")
         return cls(privunit.p, privunit.theta, privunit.dim, scale_bits=scale_bits)
+
+    @property
+    def local_epsilon(self) -> float | None:
+        """Certified pure-LDP level of the released lattice mechanism (not PrivUnit's eps0), or None.
+
+        The release is not eps0-LDP: its density ratios use the lattice masses nu(A_x), not s, q (review
+        rev-lattice: d = 2, theta just above cos(pi/4), sigma = 4, x = e1 vs -e1: delta(eps0) = 0.079 > 0).
+        With e = d tau_1 + L >= |nu(A_x) - s| (docs/sampling.md §10.6, "Local epsilon"), every ratio is at most
+        max(p / (s - e), (1 - p) / (q - e)) / min(p / (s + e), (1 - p) / (q + e)); its log, rounded up, is
+        returned (PrivUnit's eps0 plus about 2 e / min(s, q)); None when e >= min(s, q). The accountant reports
+        delta(eps) = 0 at eps >= this value (replace), and ``smallest_certified_delta`` uses it for the clones bound.
+        """
+        return self._eps0
 
     @property
     def sampler_tv(self) -> float:
