@@ -8,6 +8,7 @@ test against Fractions, leak statistics by two-sample chi-square. Each test name
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -31,6 +32,7 @@ def _load(name: str) -> dict:
 
 
 # ---------------------------------------------------------------- d = 1: everything in closed form
+@functools.lru_cache(maxsize=None)
 def _d1_laws(p: float, sigma: int, dps: int = 30):
     """Lattice M_{+1} on k in [-R, R] and the rounded continuous M'_{+1}; M_{-1} is M_{+1} mirrored.
 
@@ -39,7 +41,7 @@ def _d1_laws(p: float, sigma: int, dps: int = 30):
     """
     with mpmath.workdps(dps):
         S = mpmath.mpf(sigma)
-        R = 40 * sigma
+        R = 14 * sigma  # beyond: mass < 1e-43
         w = {k: mpmath.exp(-mpmath.mpf(k * k) / (2 * S * S)) for k in range(-R, R + 1)}
         pos = mpmath.fsum(w[k] for k in range(1, R + 1))
         ge = pos + w[0]
@@ -84,14 +86,14 @@ def test_privunit_lower_form_is_not_a_lower_bound_for_the_lattice_release(bits):
     lo = big.delta_lower_bound(eps, 1000, "zero_out")
     ref = ShuffleAccountant(PrivUnit(p, 0.2, 3), 1000, "zero_out").get_delta_lower_form(eps)
     charge = 3 * (1 + np.exp(eps)) * 1000 * big.sampler_tv
-    assert lo.shape == (2,) and np.all(lo <= ref) and np.all(lo >= ref - 1.01 * charge)
-    assert lo[1] == 0.0 < ref[1] < charge  # a lower value below the charge says nothing
+    assert lo.shape == (2,) and np.all(lo <= ref) and np.all(lo >= ref * (1 - 1e-15) - 1.01 * charge)
+    assert lo[1] == 0.0 < ref[1] < charge[1]  # a lower value below the charge says nothing
 
 
-@pytest.mark.parametrize("bits", [2, 4, 6, 10])
+@pytest.mark.parametrize("bits", [2, 4, 6])
 @pytest.mark.parametrize("p", [0.7, 0.05])
 def test_eta_bounds_the_exact_total_variation_at_d1(bits, p):
-    # TV(M_x, M'_x) exactly (Steps T, L, C end to end). Measured 3.3x to 5.6x below eta.
+    # TV(M_x, M'_x) exactly (Steps T, L, C end to end). Measured 3.3x to 5.6x below eta (and 4.5x at sigma = 1024).
     # Catches: a Step C lemma without the 1 / mass factor, a layer bound below P(|G| < 1/2).
     lat, rnd = _d1_laws(p, 2**bits)
     with mpmath.workdps(30):
@@ -342,7 +344,7 @@ def test_rng_none_reads_os_entropy_and_chunking_does_not_matter(monkeypatch):
 def test_get_epsilon_includes_the_charge(adjacency):
     # Catches: get_epsilon answered from PrivUnit's laws without the charge, or an answer that the lattice's own
     # get_delta does not certify.
-    lat, pu = LatticePrivUnit(0.7, 0.2, 3, scale_bits=30), PrivUnit(0.7, 0.2, 3)
+    lat, pu = LatticePrivUnit(0.7, 0.2, 3, scale_bits=60), PrivUnit(0.7, 0.2, 3)
     n = 10**4
     a, b = ShuffleAccountant(lat, n, adjacency), ShuffleAccountant(pu, n, adjacency)
     target = 1e-6
@@ -356,7 +358,56 @@ def test_hopeless_rejection_is_refused_fast():
     import time
 
     t0 = time.process_time()
-    for theta, d in ((0.5, 64), (-0.5, 64), (0.999, 3), (1 - 2**-40, 2)):
+    for theta, d in ((0.5, 64), (-0.5, 64), (0.9999, 3), (1 - 2**-40, 2), (0.3, 1001)):
         with pytest.raises(ValueError, match="expected proposals"):
             LatticePrivUnit(0.6, theta, d)
     assert time.process_time() - t0 < 2.0
+
+
+# ---------------------------------------------------------------- the release is not PrivUnit's eps0-LDP
+def _diagonal_cone_laws(bits: int):
+    """d = 2, x = e1 and -e1, theta = the double just above cos(pi/4): the cone of e1 is {|z1| < z0} plus the
+    apex for |z| < 2^40 (tan(phi0) = 1 - 2e-16 excludes the diagonals), checked against in_cone below."""
+    sigma = 2**bits
+    R = 12 * sigma
+    k = np.arange(-R, R + 1)
+    a, b = np.meshgrid(k, k, indexing="ij")
+    w = np.exp(-(a.astype(float) ** 2 + b.astype(float) ** 2) / (2 * sigma**2))
+    inc_p = (np.abs(b) < a) | ((a == 0) & (b == 0))
+    inc_m = np.flip(inc_p, 0)
+    p = 0.7
+
+    def law(inc):
+        return np.where(inc, p * w / w[inc].sum(), (1 - p) * w / w[~inc].sum())
+
+    return law(inc_p), law(inc_m), w[inc_p].sum() / w.sum(), (a, b, inc_p)
+
+
+@pytest.mark.parametrize("bits", [2, 5])
+def test_local_epsilon_covers_the_lattice_ratios(bits):
+    # The lattice cone of e1 misses the diagonals: nu(A) = 0.227 (sigma = 4), 0.246 (sigma = 32) < s = 1/4, so
+    # the release's ratios exceed PrivUnit's e^eps0 and its exact delta(eps0) at n = 1 (replace) is 0.079, 0.016.
+    # Before the review the accountant reported 0 there (eps0-LDP rule with PrivUnit's eps0). Catches: local_epsilon
+    # inherited from PrivUnit, or a level computed from s, q without the mass error e.
+    theta = float(np.nextafter(math.cos(math.pi / 4), 1.0))
+    r = LatticePrivUnit(0.7, theta, 2, scale_bits=bits)
+    P, Q, mass, (a, b, inc) = _diagonal_cone_laws(bits)
+    rng = np.random.default_rng(3)
+    for i, j in rng.integers(0, a.shape[0], size=(300, 2)).tolist() + [(a.shape[0] // 2, a.shape[0] // 2)]:
+        assert r.in_cone([int(a[i, j]), int(b[i, j])], [1.0, 0.0]) == inc[i, j]
+    for i in range(a.shape[0] // 2 - 3, a.shape[0] // 2 + 4):  # the diagonals and their neighbours
+        for j in range(a.shape[0] // 2 - 3, a.shape[0] // 2 + 4):
+            assert r.in_cone([int(a[i, j]), int(b[i, j])], [1.0, 0.0]) == inc[i, j]
+    eps0 = PrivUnit(0.7, theta, 2).local_epsilon
+    exact_level = float(np.log(np.max(np.maximum(P / Q, Q / P))))
+    assert mass < 0.2475 and exact_level > eps0 + 0.02
+    hs = float(np.maximum(P - math.exp(eps0) * Q, 0).sum())
+    assert hs > 0.01
+    acc = ShuffleAccountant(r, 1, "replace")
+    assert acc.get_delta(eps0) >= hs
+    assert r.local_epsilon is None or r.local_epsilon >= exact_level
+    if r.local_epsilon is not None:
+        assert acc.get_delta(r.local_epsilon) == 0.0
+    # at the default scale the level is PrivUnit's up to the 1e-6 margin of the cap masses, never below it
+    big = LatticePrivUnit(0.7, theta, 2)
+    assert eps0 < big.local_epsilon <= eps0 * (1 + 3e-6)
