@@ -150,8 +150,7 @@ def _tv_d2(p: float, theta: float, bits: int, x, m: int = 48) -> float:
 @pytest.mark.parametrize("theta,p,lo", [(0.95, 0.7, 0.02), (-0.9, 0.7, 0.004)])
 def test_eta_bounds_the_total_variation_at_d2_near_the_poles(theta, p, lo):
     # sigma = 16: thin cap (s = 0.10) and thin complement (q = 0.14); TV 0.023 against eta 0.40, 0.0047 against
-    # 0.16. Catches: a charge without the division by the smaller mass, a wrong branch of the cone test for
-    # theta < 0 (the enumeration's law would then not be the sampler's... and the TV would jump).
+    # 0.16. Catches: a charge without the division by the cap or complement mass (eta would fall below the TV).
     tv = _tv_d2(p, theta, 4, [0.6, 0.8])
     eta = LatticePrivUnit(p, theta, 2, scale_bits=4).sampler_tv
     assert lo < tv <= eta
@@ -233,9 +232,8 @@ def test_in_cone_on_subnormals_huge_values_and_extreme_thetas():
 
 
 class _Probe:
-    """in_cone at a theta whose PrivUnit would be refused (cap mass too small): the test is a method of the
-    class, independent of p and of the masses, so it is reached through an instance at a benign theta with
-    the theta attribute swapped (only the cone test reads it)."""
+    """in_cone at any theta, including those whose PrivUnit is refused (cap mass too small): an instance at
+    theta = 0 with its theta attribute replaced (in_cone reads only theta and dim)."""
 
     def __init__(self, theta: float, d: int) -> None:
         self.r = LatticePrivUnit(0.7, 0.0, d, scale_bits=0)
