@@ -223,6 +223,13 @@ ENTRIES = [
       lambda: (_lpu().estimate, dict(messages=np.array([[3, 4, 0], [1, -2, 2]]))), dict(messages="array")),
     E("sharpdp.shuffle:LatticePrivUnit.in_cone", lambda: (_lpu().in_cone, dict(z=[3, 4, 0], x=np.eye(3)[0])),
       dict(z="array", x="array")),
+    E("sharpdp.shuffle:LatticePrivUnit.delta_lower_bound",
+      lambda: (_lpu().delta_lower_bound, dict(epsilon=0.5, n=10)),
+      dict(epsilon="nonneg", n="int_pos", adjacency="choice")),
+    E("sharpdp.shuffle:LatticePrivUnit.lower_form", lambda: (_lpu().lower_form, {}),
+      {}),  # always refused (NotImplementedError): tests/test_review_rev-lattice.py
+    E("sharpdp.shuffle:LatticePrivUnit.lower_form_laws", lambda: (_lpu().lower_form_laws, dict(epsilon=0.5)),
+      {}),  # always refused, as lower_form
     E("sharpdp.shuffle:LatticePrivUnit.from_privunit",
       lambda: (SH.LatticePrivUnit.from_privunit, dict(privunit=_pu())),
       dict(privunit="object", scale_bits="int_nonneg")),
