@@ -157,18 +157,22 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
 
     acc = make_accountant(bmg, n, adjacency, _PAIR_REL_TOL)
     floor, top = _pair_top(bmg, n, rounds, epsilon, delta, adjacency)
-    top = _tail_top(acc, floor, top)
+    top = _tail_top(acc, floor, top, progress)
     dx, points = _pair_points(top)
     return ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
 
 
-def _tail_top(acc: Any, floor: float, top: float) -> float:
+def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False) -> float:
     """``top`` if its certified upper value is <= _MODEL_MISS x ``floor``; else (the model missed the round) a
     point with a certified value <= ``floor``, by secant steps on log delta through the certified values at 0 and
     ``top`` first, then the last two points (each step aims _TAIL_AIM x the floor, at least _TAIL_MIN_STEP x eps
     further, capped at 60 nats), profile.doubling_epsilon after _TAIL_STEPS. Only a resolution choice: the
     pair built on [0, top] is certified for any top (docs/composition.md §2, Claim A); a top far past the
-    floor costs time (values near delta 1e-13 cost ~1 s each), one short of it a looser composed value."""
+    floor costs time (values near delta 1e-13 cost ~1 s each), one short of it a looser composed value.
+    ``progress`` as :func:`model_composition`'s: a bar over the secant's values (its budget _TAIL_STEPS)."""
+    import sys
+
+    from sharpdp._progress import progress_bar
     from sharpdp.shuffle.profile import doubling_epsilon, privacy_profile_bounds
 
     def value(e: float) -> float:  # the certified value at the pair's last point for top e (cached for the pair)
@@ -177,17 +181,25 @@ def _tail_top(acc: Any, floor: float, top: float) -> float:
     up = value(top)
     if not (up > _MODEL_MISS * floor and top < 60.0):
         return top
-    pts = [(0.0, float(privacy_profile_bounds(acc, 0.0)[1])), (top, up)]
-    for _ in range(_TAIL_STEPS):
-        (e0, u0), (e1, u1) = pts[-2], pts[-1]
-        slope = (math.log(u1) - math.log(u0)) / (e1 - e0) if 0.0 < u1 < u0 else 0.0
-        nxt = e1 + (math.log(_TAIL_AIM * floor) - math.log(u1)) / slope if slope < 0.0 else 2.0 * e1
-        e = min(max(nxt, (1.0 + _TAIL_MIN_STEP) * e1), 60.0)
-        u = value(e)
-        if u <= floor or e >= 60.0:
-            return e
-        pts.append((e, u))
-    return doubling_epsilon(acc, min(max(floor, 1e-300), 0.5), start=pts[-1][0])
+    bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (model missed: secant on certified tail values; stops at "
+                       "the first <= the floor)", unit=" values", file=sys.stderr, leave=True,
+                       disable=progress is False, delay=0.0 if progress else 1.0)
+    try:
+        pts = [(0.0, float(privacy_profile_bounds(acc, 0.0)[1])), (top, up)]
+        for _ in range(_TAIL_STEPS):
+            (e0, u0), (e1, u1) = pts[-2], pts[-1]
+            slope = (math.log(u1) - math.log(u0)) / (e1 - e0) if 0.0 < u1 < u0 else 0.0
+            nxt = e1 + (math.log(_TAIL_AIM * floor) - math.log(u1)) / slope if slope < 0.0 else 2.0 * e1
+            e = min(max(nxt, (1.0 + _TAIL_MIN_STEP) * e1), 60.0)
+            u = value(e)
+            bar.update(1)
+            if u <= floor or e >= 60.0:
+                return e
+            pts.append((e, u))
+        return doubling_epsilon(acc, min(max(floor, 1e-300), 0.5), start=pts[-1][0])
+    finally:
+        bar.total = bar.n
+        bar.close()
 
 
 def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
@@ -210,18 +222,24 @@ def _next_s(s: float, up: float, ok: bool, fails: int, seen: list[tuple[float, f
             s_pass: float, gauss: Callable[[float, float], float], target: float) -> float:
     """The search's next s after a certification at s with upper value ``up`` (``ok``: <= delta), ``seen`` the
     (s, log D) of every certification with 0 < D < 1, ``gauss(s, D)`` the Gaussian-shift step, ``target`` the
-    log D aimed at: regula falsi between the nearest failed and passed s once both exist, else a secant
-    through the two last certified values (a non-decreasing one: the Gaussian shift), the Gaussian shift
+    log D aimed at (D not in (0, 1): bisection inside (s_fail, s_pass)): regula falsi between the nearest failed and passed s once both exist (Illinois: an end kept
+    for two steps counts half its distance to the target), else a secant
+    through the two last certified values (one not decreasing in s: the Gaussian shift), the Gaussian shift
     after the first; after a failure to the safe side by at least _ROUNDS_STEP 2^(fails - 1) and at most
     _ROUNDS_MAX_STEP; always strictly inside (s_fail, s_pass) (a search choice, no certificate)."""
     at = dict(seen)
     if s_fail in at and s_pass in at:  # bracketed: the chord of log D between its ends
         (a, va), (b, vb) = (s_fail, at[s_fail]), (s_pass, at[s_pass])
+        if len(seen) >= 2 and (seen[-1][0] <= a) == (seen[-2][0] <= a):  # one end kept twice (Illinois):
+            if seen[-1][0] <= a:  # the chord's far end moves half-way to the target in log D
+                vb = target + 0.5 * (vb - target)
+            else:
+                va = target + 0.5 * (va - target)
         nxt = a + (target - va) * (b - a) / (vb - va) if vb < va else 0.5 * (a + b)
         return min(max(nxt, a + 0.1 * (b - a)), b - 0.1 * (b - a))
-    if not 0.0 < up < 1.0:
-        nxt = s + _ROUNDS_STEP * 2.0 ** fails
-    elif len(seen) >= 2 and seen[-1][1] < seen[-2][1] and seen[-1][0] != seen[-2][0]:
+    if not 0.0 < up < 1.0:  # no slope information: bisection once bracketed, else a growing step
+        nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s + _ROUNDS_STEP * 2.0 ** fails
+    elif len(seen) >= 2 and seen[-1][0] != seen[-2][0] and (seen[-1][1] - seen[-2][1]) / (seen[-1][0] - seen[-2][0]) < 0.0:
         (s1, v1), (s2, v2) = seen[-2], seen[-1]
         nxt = s2 + (target - v2) * (s2 - s1) / (v2 - v1)
     else:
