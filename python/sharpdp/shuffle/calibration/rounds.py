@@ -169,7 +169,7 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
     further, capped at 60 nats), profile.doubling_epsilon after _TAIL_STEPS. Only a resolution choice: the
     pair built on [0, top] is certified for any top (docs/composition.md §2, Claim A); a top far past the
     floor costs time (values near delta 1e-13 cost ~1 s each), one short of it a looser composed value.
-    ``progress`` as :func:`model_composition`'s: a bar over the secant's values (its budget _TAIL_STEPS)."""
+    ``progress`` False: no bar; else a bar over the secant's values (its budget _TAIL_STEPS), shown at once."""
     import sys
 
     from sharpdp._progress import progress_bar
@@ -183,7 +183,7 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
         return top
     bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (model missed: secant on certified tail values; stops at "
                        "the first <= the floor)", unit=" values", file=sys.stderr, leave=True,
-                       disable=progress is False, delay=0.0 if progress else 1.0)
+                       disable=progress is False, delay=0.0)  # (shown at once: tail values are the costly ones)
     try:
         pts = [(0.0, float(privacy_profile_bounds(acc, 0.0)[1])), (top, up)]
         for _ in range(_TAIL_STEPS):
