@@ -220,15 +220,20 @@ def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: flo
 
 def _next_s(s: float, up: float, ok: bool, fails: int, seen: list[tuple[float, float]], s_fail: float,
             s_pass: float, gauss: Callable[[float, float], float], target: float) -> float:
-    """The search's next s after a certification at s with upper value ``up`` (``ok``: <= delta), ``seen`` the
-    (s, log D) of every certification with 0 < D < 1, ``gauss(s, D)`` the Gaussian-shift step, ``target`` the
-    log D aimed at (D not in (0, 1): bisection inside (s_fail, s_pass)): regula falsi between the nearest failed and passed s once both exist (Illinois: an end kept
-    for two steps counts half its distance to the target), else a secant
-    through the two last certified values (one not decreasing in s: the Gaussian shift), the Gaussian shift
-    after the first; after a failure to the safe side by at least _ROUNDS_STEP 2^(fails - 1) and at most
-    _ROUNDS_MAX_STEP; always strictly inside (s_fail, s_pass) (a search choice, no certificate)."""
+    """The search's next s after a certification at s with upper value ``up`` (``ok``: <= delta).
+
+    ``seen``: (s, v) of every certification with 0 < D < 1, v a decreasing function of D that the search
+    treats as locally linear in s (the search passes v = -log sigma_eff(D), sigma_eff the Gaussian noise
+    whose delta_G(epsilon) is D: the Gaussian model has slope -1 there); ``target`` the v aimed at;
+    ``gauss(s, D)`` the Gaussian-shift step. Regula falsi between the nearest failed and passed s once
+    both exist (Illinois: an end kept for two steps counts half its distance to the target; D not in
+    (0, 1): bisection), else a secant through the two last values (one not decreasing in s: the Gaussian
+    shift; after a pass, the larger s of the secant and the Gaussian shift), the Gaussian shift after the
+    first; after a failure to the safe side by at least _ROUNDS_STEP
+    2^(fails - 1) and at most _ROUNDS_MAX_STEP; always strictly inside (s_fail, s_pass). A search choice,
+    no certificate."""
     at = dict(seen)
-    if s_fail in at and s_pass in at:  # bracketed: the chord of log D between its ends
+    if s_fail in at and s_pass in at:  # bracketed: the chord between its ends
         (a, va), (b, vb) = (s_fail, at[s_fail]), (s_pass, at[s_pass])
         if len(seen) >= 2 and (seen[-1][0] <= a) == (seen[-2][0] <= a):  # one end kept twice (Illinois):
             if seen[-1][0] <= a:  # the chord's far end moves half-way to the target in log D
@@ -242,6 +247,8 @@ def _next_s(s: float, up: float, ok: bool, fails: int, seen: list[tuple[float, f
     elif len(seen) >= 2 and seen[-1][0] != seen[-2][0] and (seen[-1][1] - seen[-2][1]) / (seen[-1][0] - seen[-2][0]) < 0.0:
         (s1, v1), (s2, v2) = seen[-2], seen[-1]
         nxt = s2 + (target - v2) * (s2 - s1) / (v2 - v1)
+        if ok:  # towards more delta, unbracketed: the more cautious of the secant and the Gaussian shift (a
+            nxt = max(nxt, gauss(s, up))  # secant from two far points overshoots where D steepens near delta)
     else:
         nxt = gauss(s, up)
     if not ok:  # to the safe side, by at least a small step and at most _ROUNDS_MAX_STEP
@@ -290,7 +297,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
     bar.update(0)  # shown at once (a plain bar prints on updates only)
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
-    seen: list[tuple[float, float]] = []  # (s, log D) of the certifications with 0 < D < 1
+    seen: list[tuple[float, float]] = []  # (s, -log sigma_eff(D)) of the certifications with 0 < D < 1
     count = evals = fails = 0
     try:
         while count < _ROUNDS_CERTS:  # search on s
@@ -300,7 +307,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
             count, evals = count + 1, evals + rep.evaluations
             ok = bounds[1] <= delta
             if 0.0 < bounds[1] < 1.0:
-                seen.append((s, math.log(bounds[1])))
+                seen.append((s, -log_sigma_eff(bounds[1])))
             if ok:
                 s_pass = min(s_pass, s)
                 if best is None or rep.randomizer.mse_single < best[0]:
@@ -311,7 +318,8 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                 fails, s_fail, last = fails + 1, max(s_fail, s), rep.randomizer
                 if held:  # larger s gives this same candidate: more noise comes from the fallback only
                     break
-            s = _next_s(s, bounds[1], ok, fails, seen, s_fail, s_pass, gauss, math.log(delta) + _ROUNDS_STEP_AIM)
+            s = _next_s(s, bounds[1], ok, fails, seen, s_fail, s_pass, gauss,
+                        -log_sigma_eff(delta * math.exp(_ROUNDS_STEP_AIM)))
             bar.update(count)
         # fallback (no candidate certified): the last failed BMG with a larger sigma0 at the same
         # gamma (a post-processing of it: more Gaussian noise, a smaller delta), growing steps
