@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import sharpdp._progress as P
-from sharpdp.shuffle import ShuffleAccountant, calibrate_bmg_report
+from sharpdp.shuffle import ShuffleAccountant, calibrate_bmg_report, clear_caches
 
 _COST = 0.2  # fake seconds per certified value (ShuffleAccountant.get_delta_bounds, per epsilon)
 
@@ -33,6 +33,7 @@ class _Stamped:
 @pytest.fixture
 def fake_time(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # the plain bars
+    clear_caches()  # (values cached by an earlier test of the same case would cost no fake time)
     t = [0.0]
     monkeypatch.setattr(P, "clock", lambda: t[0])
     monkeypatch.setattr(P._PlainBar, "interval", 0.0)  # a line at every update (after the bar's delay)
