@@ -118,3 +118,39 @@ def test_next_s_secant_then_safe_side_after_a_failure():
     # a failure: to the safe side (larger s) by at least _ROUNDS_STEP, even if the model points the other way
     s = CR._next_s(0.0, 2e-6, False, 1, [(0.0, math.log(2e-6))], 0.0, math.inf, gauss, target)
     assert s == pytest.approx(CR._ROUNDS_STEP)
+
+
+def test_refined_points_keep_every_value_and_double_the_density():
+    dx, pts = CR._pair_points(0.2588)
+    d2, p2 = CR._refined(dx, pts)
+    d3, p3 = CR._refined(d2, p2)
+    assert d2 == dx / 2 and d3 == dx / 4
+    # every earlier point is again a point, as the same float (its certified value is reused from the cache)
+    assert set(pts) <= set(p2) <= set(p3) and len(p2) == 2 * len(pts) - 1 and len(p3) == 2 * len(p2) - 1
+    assert p3[0] == 0.0 and p3[-1] == pts[-1]
+    kf = [e / d3 for e in p3]
+    assert all(abs(k - round(k)) <= 1e-9 * max(1.0, k) for k in kf)  # on the refined lattice
+
+
+def test_a_narrow_failure_is_decided_on_a_sharper_pair_and_rechecked(monkeypatch):
+    """The flights table at eps = 0.1, 5 rounds: the 40-point pair of this BMG gives ~1.02e-6 (a failure at
+    delta = 1e-6, within _REFINE_WITHIN), the refined pair certifies it; an independent full-accuracy
+    ComposedAccountant (default adaptive pair) of the same rounds is below delta too, and its reference
+    lower value is below the refined figure (both compose pairs of the same round)."""
+    b = BlanketMixedGaussian(0.12914, 0.68816, 4)
+    n, k, eps, delta = 327346, 5, 0.1, 1e-6
+    coarse = CR.model_composition(b, n, "zero_out", k, eps, False, delta).get_delta_bounds(eps)[1]
+    assert delta < coarse <= CR._REFINE_WITHIN * delta
+    lo, up = CR._composed_bounds(b, n, "zero_out", k, eps, False, delta)
+    assert lo <= up <= delta and up <= coarse * (1 + 1e-9)
+    full_lo, full_up = ComposedAccountant([(ShuffleAccountant(b, n), k)], progress=False).get_delta_bounds(eps)
+    assert full_up <= delta and up >= full_lo * (1 - 1e-3), (up, full_lo, full_up)
+    # without a target (sharpdp account) or for a clear failure there is no refinement
+    calls = []
+    orig = CR._refined
+    monkeypatch.setattr(CR, "_refined", lambda dx, pts: calls.append(dx) or orig(dx, pts))
+    CR._composed_bounds(b, n, "zero_out", k, eps, False, None)
+    CR._composed_bounds(b, n, "zero_out", k, eps, False, 1e-7)
+    assert calls == []
+    CR._composed_bounds(b, n, "zero_out", k, eps, False, delta)
+    assert len(calls) == 1
