@@ -25,10 +25,11 @@ from sharpdp.shuffle.randomizers import BlanketMixedGaussian
 # a Gaussian round of noise sigma_1. k such Gaussian rounds compose to a Gaussian of noise
 # sigma_1 / sqrt(k) (mu-GDP), so the start is sigma_1 = sqrt(k) sigma_total. The second candidate
 # moves s by the Gaussian-equivalent shift of the first composed certification D (the s whose
-# shifted Gaussian model puts D at the aim); from then on the step is a secant of log D in s
-# through the two nearest certified values, regula falsi inside (s_fail, s_pass) once both sides
-# are known (where D is steep in s the Gaussian shift alone overshoots: the candidates bounced
-# around the target). These are estimates; only certified candidates are returned. Larger s: more
+# shifted Gaussian model puts D at the aim); from then on the step is a secant in s through the two
+# last certified values of -log sigma_eff(D) (the Gaussian-equivalent noise: the Gaussian model is a
+# line of slope -1 there), regula falsi inside (s_fail, s_pass) once both sides are known (where D is
+# steep in s the Gaussian shift alone overshoots: the candidates bounced around the target); see
+# _next_s and docs/composition.md §4.1. These are estimates; only certified candidates are returned. Larger s: more
 # noise, smaller D, larger Err_1. If no candidate certifies, the fallback raises sigma0 of the last
 # failed one at its gamma (a post-processing, so its true delta only drops).
 
@@ -37,7 +38,7 @@ _ROUNDS_CERTS = 4
 _ROUNDS_FALLBACK = 6
 # The Gaussian start aims a little below the target (the certified value's own accuracy is ~1e-2 relative); stop once
 # a certified value is within this factor of the target (the gain in Err_1 left is tiny: at eps = 4, 5 rounds, a
-# candidate at 0.81 delta and the next at 0.995 delta differ by 0.4 % in sigma0, and the next cost 10 CPU s).
+# candidate at 0.81 delta and the next at 0.995 delta differ by 0.4 % in sigma0).
 _ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.8)
 # The steps after the first aim at 0.95 delta, further inside the stop window than the start (the first
 # candidate's miss shows the Gaussian model is off there: a step past delta costs one more candidate; measured
