@@ -13,7 +13,9 @@ Two ways to run it:
   (k in ``--ks``) of the exported pair by sharpdp's certified ``ComposedAccountant`` and by
   dp_accounting's ``self_compose`` at the eps where dp_accounting's delta is 1e-6: both deltas,
   their ratio and the times; (5) with ``--calibrate 2,5,10``: ``calibrate_bmg_report(..., rounds=K)`` at
-  the flights table's shape (what ``sharpdp mean --rounds K`` spends). Rounds: ``private`` = BMG(0.95, 4.6), n = 1e4 (eps ~ 5e-4 at delta =
+  the flights table's shape (what ``sharpdp mean --rounds K`` spends; epsilons from ``--calibrate-eps``, e.g.
+  0.01,0.1,1,2,4); (6) with ``--cli 2,3,5,10``: ``python -m sharpdp mean --rounds K --epsilon E`` itself, a
+  fresh process per cell (wall, CPU, candidates). Rounds: ``private`` = BMG(0.95, 4.6), n = 1e4 (eps ~ 5e-4 at delta =
   1e-6); ``heavy`` = the BMG calibrate_bmg picks at n = 1e5, eps = 1, delta = 1e-6 (slow: minutes).
 * ``python -m pytest bench/bench_composition.py --benchmark-only -s`` (pytest-benchmark): one
   BMG(0.95, 4.6) round at n = 1e6 (zero-out), its dominating pair built once from the certified
@@ -210,19 +212,61 @@ def _round(name: str, points: int, ks: list[int]) -> list[str]:
     return rows
 
 
-def _calibration_rows(ks: list[int]) -> list[str]:
-    """``sharpdp mean --rounds K``'s calibration on the default data's shape (n = 327 346, d = 4, eps = 0.01,
-    delta = 1e-6, zero-out): CPU s, candidates, the certified composed delta (docs/composition.md §4.2)."""
+def _calibration_rows(ks: list[int], epsilons: list[float]) -> list[str]:
+    """``sharpdp mean --rounds K``'s calibration on the default data's shape (n = 327 346, d = 4, delta = 1e-6,
+    zero-out) at each epsilon: CPU s, candidates and certified profile values (load-independent), the
+    certified composed delta (docs/composition.md §4.1-§4.2)."""
     from sharpdp.shuffle import calibrate_bmg_report
 
-    rows = ["k-round calibration (n = 327346, d = 4, eps = 0.01, delta = 1e-6, zero-out; docs/composition.md §4.2)"]
-    for k in ks:
-        clear_caches()
-        rep, t = _cpu(calibrate_bmg_report, 327346, 0.01, 1e-6, 4, rounds=k, progress=False)
-        b = rep.randomizer
-        rows.append(f"  K = {k:3d}: {t:.2f} s CPU, {rep.composed_certifications} candidate(s); BMG({b.gamma:.6g}, "
-                    f"{b.sigma0:.6g}); certified composed delta {rep.delta_bounds[1]:.6g} "
-                    f"(reference lower {rep.delta_bounds[0]:.6g})")
+    rows = ["k-round calibration (n = 327346, d = 4, delta = 1e-6, zero-out; docs/composition.md §4.1-§4.2)"]
+    for eps in epsilons:
+        for k in ks:
+            clear_caches()
+            calls = [0]
+            orig = ShuffleAccountant.get_delta_bounds
+
+            def counted(self, epsilon, *a, **kw):
+                calls[0] += int(np.size(epsilon))
+                return orig(self, epsilon, *a, **kw)
+
+            ShuffleAccountant.get_delta_bounds = counted
+            try:
+                rep, t = _cpu(calibrate_bmg_report, 327346, eps, 1e-6, 4, rounds=k, progress=False)
+            finally:
+                ShuffleAccountant.get_delta_bounds = orig
+            b = rep.randomizer
+            rows.append(f"  eps = {eps:g}, K = {k:3d}: {t:.2f} s CPU, {rep.composed_certifications} candidate(s), "
+                        f"{calls[0]} certified values; BMG({b.gamma:.6g}, {b.sigma0:.6g}); certified composed "
+                        f"delta {rep.delta_bounds[1]:.6g} (reference lower {rep.delta_bounds[0]:.6g})")
+    return rows
+
+
+def _cli_rows(ks: list[int], epsilons: list[float]) -> list[str]:
+    """``python -m sharpdp mean --rounds K --epsilon E --seed 1`` in a fresh process per cell (what a user
+    waits for: imports, the table, the calibration, the release): wall and CPU s (the child's user + sys),
+    the load average before the cell, and the candidates the output reports (load-independent)."""
+    import os
+    import re
+    import resource
+    import subprocess
+    import sys
+
+    rows = ["sharpdp mean --rounds K --epsilon E (default data; fresh process per cell)"]
+    for eps in epsilons:
+        for k in ks:
+            load = os.getloadavg()[0]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.monotonic()
+            r = subprocess.run([sys.executable, "-m", "sharpdp", "mean", "--rounds", str(k), "--epsilon", str(eps),
+                                "--seed", "1"], capture_output=True, text=True)
+            wall = time.monotonic() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            cands = re.search(r"search +: (\d+) candidate", r.stdout)
+            cert = re.search(r"certified delta = ([0-9.e+-]+)", r.stdout)
+            rows.append(f"  eps = {eps:g}, K = {k:3d}: wall {wall:.1f} s, CPU {cpu:.1f} s (load {load:.1f}); "
+                        f"{cands.group(1) if cands else '?'} candidate(s); certified delta "
+                        f"{cert.group(1) if cert else '?'}" + ("" if r.returncode == 0 else f"; exit {r.returncode}"))
     return rows
 
 
@@ -236,14 +280,21 @@ def main(argv=None) -> None:
     ap.add_argument("--ks", default="1,10,100,1000")
     ap.add_argument("--calibrate", default="", help="comma-separated K: rows of calibrate_bmg_report(..., rounds=K) at "
                                                     "the flights table's shape (e.g. 2,5,10)")
+    ap.add_argument("--calibrate-eps", default="0.01", help="comma-separated epsilons for --calibrate and --cli")
+    ap.add_argument("--cli", default="", help="comma-separated K: `sharpdp mean --rounds K --epsilon E` in fresh "
+                                              "processes (wall, CPU, candidates), E from --calibrate-eps")
     a = ap.parse_args(argv)
     ks = [int(x) for x in a.ks.split(",") if x]
     print(f"load average {os.getloadavg()}; CPU seconds (process_time)", flush=True)
     for name in [x.strip() for x in a.rounds.split(",") if x.strip()]:  # (--rounds "": none)
         for row in _round(name, a.points, ks):
             print(row, flush=True)
+    epsilons = [float(x) for x in a.calibrate_eps.split(",") if x]
     if a.calibrate:
-        for row in _calibration_rows([int(x) for x in a.calibrate.split(",") if x]):
+        for row in _calibration_rows([int(x) for x in a.calibrate.split(",") if x], epsilons):
+            print(row, flush=True)
+    if a.cli:
+        for row in _cli_rows([int(x) for x in a.cli.split(",") if x], epsilons):
             print(row, flush=True)
     print(f"load average {os.getloadavg()}")
 

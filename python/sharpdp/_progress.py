@@ -15,9 +15,21 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["PROGRESS_RULE", "progress_bar"]
+__all__ = ["PROGRESS_RULE", "progress_bar", "progress_label"]
+
+
+
+def clock() -> float:
+    """The plain bar's clock (``time.monotonic``, seconds); a public test hook: a test may replace
+    ``sharpdp._progress.clock`` by a fake clock to check the lines' times without waiting."""
+    return time.monotonic()
+
+
+_LABEL: ContextVar[str] = ContextVar("sharpdp_progress_label", default="")
 
 #: The rule in one paragraph, for ``--help`` epilogs.
 PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
@@ -48,12 +60,12 @@ class _PlainBar:
         self.file = sys.stderr if file is None else file
         self.disable, self.delay = disable, delay
         self.n = 0
-        self._start = time.monotonic()
+        self._start = clock()
         self._last = -float("inf")
         self._shown = False
 
     def _line(self, done: bool = False) -> str:
-        el = time.monotonic() - self._start
+        el = clock() - self._start
         if self.total and self.unit == "it":  # no unit given: the steps are weights, only the percentage means much
             head = f"{self.desc}: {100.0 * self.n / self.total:.0f}%"
         else:
@@ -73,7 +85,10 @@ class _PlainBar:
         self.n += k
         if self.disable:
             return
-        now = time.monotonic()
+        now = clock()
+        if self.total and self.n >= self.total:  # finished: close() prints the "(done)" line (no "0 s left")
+            self._shown = self._shown or now - self._start >= self.delay
+            return
         if now - self._start >= self.delay and now - self._last >= self.interval:
             self._last = now
             self._shown = True
@@ -113,6 +128,23 @@ def _is_terminal(file: IO[str]) -> bool:
         return True
 
 
+@contextmanager
+def progress_label(prefix: str) -> Iterator[None]:
+    """Within the ``with`` block, every bar made by :func:`progress_bar` has ``prefix`` before its ``desc``
+    (nested labels add up), e.g. ``"candidate 2: "`` for the bars of one candidate of a search.
+
+    Parameters
+    ----------
+    prefix : str
+        Text put before each bar's description.
+    """
+    token = _LABEL.set(_LABEL.get() + str(prefix))
+    try:
+        yield
+    finally:
+        _LABEL.reset(token)
+
+
 def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
     """A progress bar on ``file`` (default stderr), by the rule of :data:`PROGRESS_RULE`.
 
@@ -134,6 +166,8 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         A tqdm bar, or the plain one with ``update(k)``, ``close()``, ``n``, ``total``, iteration
         and ``with``.
     """
+    if _LABEL.get():
+        kwargs["desc"] = _LABEL.get() + str(kwargs.get("desc") or "")
     try:
         from tqdm.auto import tqdm
         from tqdm.autonotebook import tqdm as chosen  # (imported by tqdm.auto: the notebook or the std class)

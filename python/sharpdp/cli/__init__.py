@@ -339,6 +339,18 @@ def delta_bounds_meaning(rounds: int) -> str:
             "not a lower bound on the mechanism's delta")
 
 
+def evaluations_meaning(rounds: int) -> str:
+    """What the release's ``accountant_evaluations`` counts (``--json``; K > 1 also in the text): the
+    single-round accountant evaluations of the calibration; for K rounds those of the candidates' single-round
+    calibrations, while each candidate's K-round certification is one of ``composed_certifications``
+    (docs/composition.md §4.1)."""
+    if rounds > 1:
+        return ("ShuffleAccountant.get_delta_bounds calls made by the candidates' single-round calibrations; each "
+                f"candidate was then certified by one {rounds}-round composition (composed_certifications: one per "
+                "candidate, each from its dominating pair's 40 certified profile values, not counted here)")
+    return "ShuffleAccountant.get_delta_bounds calls made by the calibration (its search and its certification)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["--version"]:  # the full parser's own answer (argparse acts on its first option at once),

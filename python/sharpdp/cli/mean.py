@@ -186,7 +186,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
-    from sharpdp.cli import CliError, bounds_choice, delta_bounds_meaning, option_error, parse_bounds_option, release_rng
+    from sharpdp.cli import (CliError, bounds_choice, delta_bounds_meaning, evaluations_meaning, option_error,
+                             parse_bounds_option, release_rng)
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
@@ -287,6 +288,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "adjacency": "zero_out",
         "rounds": rounds,
         "accountant_evaluations": cal.evaluations,
+        "accountant_evaluations_meaning": evaluations_meaning(rounds),
+        **({"composed_certifications": cal.composed_certifications} if rounds > 1 else {}),
         "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
         "central_gaussian": {
             "sigma": sigma_gm,
@@ -327,6 +330,9 @@ def format_text(r: dict[str, Any]) -> str:
         f"{'a reference, ' if r.get('rounds', 1) > 1 else ''}not a lower bound on delta), zero-out adjacency"
         + (f"; the guarantee is for {r['rounds']} rounds of this release (K-fold composition: "
            f"this run is one of them)" if r.get("rounds", 1) > 1 else ""),
+        *([f"search     : {_count(r['composed_certifications'], 'candidate')}, each certified by one "
+           f"{r['rounds']}-round composition; {_count(r['accountant_evaluations'], 'single-round accountant evaluation')} "
+           f"in the candidates' single-round calibrations"] if r.get("composed_certifications") else []),
         f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
         + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP),
         *(f"  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items()),

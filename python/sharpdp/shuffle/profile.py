@@ -40,6 +40,7 @@ _LOOSE_FACTOR = 10.0  # ... by this factor
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
+_SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
 _MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
 def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
@@ -365,17 +366,24 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
 def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None):
     """``evaluate`` at the explicit lattice indices ``ks`` (sorted) in increasing chunks, the same order
     of evaluation as one call; ``progress`` (None: after 1 s) shows a bar whose total is exact (the
-    number of points, known in advance)."""
+    number of points, known in advance). Once a chunk took over _SLOW_CHUNK s (far-tail values of a heavy
+    round: seconds each), the values are taken one per call, so the bar moves with each of them."""
     import sys
 
-    from sharpdp._progress import progress_bar
+    from sharpdp import _progress
 
-    bar = progress_bar(total=int(ks.size), desc="privacy profile (explicit points)", unit=" values",
-                       file=sys.stderr, leave=True, disable=progress is False, delay=0.0 if progress else 1.0)
+    bar = _progress.progress_bar(total=int(ks.size), desc="privacy profile (explicit points)", unit=" values",
+                                 file=sys.stderr, leave=True, disable=progress is False,
+                                 delay=0.0 if progress else 1.0)
     lo, up = np.empty(ks.size), np.empty(ks.size)
-    for start in range(0, ks.size, _CHUNK):
-        lo[start:start + _CHUNK], up[start:start + _CHUNK] = evaluate(ks[start:start + _CHUNK])
-        bar.update(int(min(_CHUNK, ks.size - start)))
+    start, size = 0, _CHUNK
+    while start < ks.size:
+        t0 = _progress.clock()
+        lo[start:start + size], up[start:start + size] = evaluate(ks[start:start + size])
+        bar.update(int(min(size, ks.size - start)))
+        start += size
+        if _progress.clock() - t0 > _SLOW_CHUNK:
+            size = 1
     bar.close()
     return lo, up
 

@@ -23,20 +23,27 @@ from sharpdp.shuffle.randomizers import BlanketMixedGaussian
 # One parameter s = log sigma_1: each candidate is the single-round calibration at the Gaussian
 # mechanism's (epsilon / sqrt(k), delta_G(epsilon / sqrt(k); sigma_1)), a point of the profile of
 # a Gaussian round of noise sigma_1. k such Gaussian rounds compose to a Gaussian of noise
-# sigma_1 / sqrt(k) (mu-GDP), so the start is sigma_1 = sqrt(k) sigma_total. Each composed
-# certification D (ComposedAccountant.get_delta(epsilon)) gives a shift c = log sigma_eff -
-# (s - log sqrt(k)), sigma_eff the Gaussian noise with delta_G(epsilon; sigma_eff) = D; the next s
-# puts the shifted Gaussian model at the target (an estimate; only certified candidates are
-# returned). Larger s: more noise, smaller D, larger Err_1. If no candidate certifies, the fallback
-# raises sigma0 of the last failed one at its gamma (a post-processing, so its true delta only drops).
+# sigma_1 / sqrt(k) (mu-GDP), so the start is sigma_1 = sqrt(k) sigma_total. The second candidate
+# moves s by the Gaussian-equivalent shift of the first composed certification D (the s whose
+# shifted Gaussian model puts D at the aim); from then on the step is a secant in s through the two
+# last certified values of -log sigma_eff(D) (the Gaussian-equivalent noise: the Gaussian model is a
+# line of slope -1 there), regula falsi inside (s_fail, s_pass) once both sides are known (where D is
+# steep in s the Gaussian shift alone overshoots: the candidates bounced around the target); see
+# _next_s and docs/composition.md §4.1. These are estimates; only certified candidates are returned. Larger s: more
+# noise, smaller D, larger Err_1. If no candidate certifies, the fallback raises sigma0 of the last
+# failed one at its gamma (a post-processing, so its true delta only drops).
 
 # Composed certifications of the search; fallback steps (only after failures) at most this many more.
 _ROUNDS_CERTS = 4
 _ROUNDS_FALLBACK = 6
-# Aim a little below the target (the certified value's own accuracy is ~1e-2 relative); stop once
+# The Gaussian start aims a little below the target (the certified value's own accuracy is ~1e-2 relative); stop once
 # a certified value is within this factor of the target (the gain in Err_1 left is tiny: at eps = 4, 5 rounds, a
-# candidate at 0.81 delta and the next at 0.995 delta differ by 0.4 % in sigma0, and the next cost 10 CPU s).
+# candidate at 0.81 delta and the next at 0.995 delta differ by 0.4 % in sigma0).
 _ROUNDS_AIM, _ROUNDS_CLOSE = math.log(0.97), math.log(0.8)
+# The steps after the first aim at 0.95 delta, further inside the stop window than the start (the first
+# candidate's miss shows the Gaussian model is off there: a step past delta costs one more candidate; measured
+# on the flights grid, 0.9 lost ~0.35 % in mse_single on the two-candidate cells and saved no candidate).
+_ROUNDS_STEP_AIM = math.log(0.95)
 # Smallest safe-side step in s (and in log sigma0 in the fallback) after a failure, doubled after
 # each further failure up to _ROUNDS_MAX_STEP.
 _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
@@ -51,10 +58,18 @@ _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
 # fraction of those at 1e-2) and are not covered by their bracket gaps (cover_upper=False: that cover
 # is no part of the certificate).
 _PAIR_POINTS, _PAIR_STEPS, _FLOOR_SHARE, _PAIR_REL_TOL = 40, 400, 2e-3, 0.05
-# If the certified value at e_top is above _MODEL_MISS x the floor (the model misses the round), e_top
-# moves to the first doubling point from it with a certified value <= the floor (profile.doubling_epsilon),
-# and the 40 points are taken again (once).
+# If the certified value at e_top is above _MODEL_MISS x the floor (the model misses the round: e.g. a heavy-tailed
+# round at large epsilon, 7e-4 where the model says 1e-9), e_top moves by secant steps on the log of certified upper
+# values (:func:`_tail_top`) to a point whose certified value is <= the floor, before the 40 points are taken.
 _MODEL_MISS = 10.0
+# A candidate whose composed value is above the target by at most this factor is certified again from a
+# pair of twice the point density (the same certified values plus the midpoints), at most _REFINE_TIMES times:
+# 40 points can be ~25 % looser than the default pair where the round's profile bends within their spacing.
+_REFINE_WITHIN, _REFINE_TIMES = 1.5, 2
+# _tail_top: secant steps aim this factor below the floor (the log-profile of a shuffled round is usually convex
+# in its tail, so a secant from the left falls short); at most _TAIL_STEPS of them, each at least _TAIL_MIN_STEP
+# x the current eps further, then profile.doubling_epsilon.
+_TAIL_AIM, _TAIL_STEPS, _TAIL_MIN_STEP = 0.5, 6, 0.1
 
 
 def _first_below(f: Callable[[float], float], d: float) -> float:
@@ -145,42 +160,143 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
         delta = V.real("delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     check_adjacency(adjacency)
     from sharpdp.shuffle.composition import ComposedAccountant
-    from sharpdp.shuffle.profile import doubling_epsilon
 
+    acc, dx, points = _model_points(bmg, n, adjacency, rounds, epsilon, delta, progress)
+    return ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
+
+
+def _model_points(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float, delta: float | None,
+                  progress: bool | None) -> tuple[Any, float, tuple[float, ...]]:
+    """(accountant at _PAIR_REL_TOL, Delta, sample eps) of :func:`model_composition` (validated arguments)."""
     acc = make_accountant(bmg, n, adjacency, _PAIR_REL_TOL)
     floor, top = _pair_top(bmg, n, rounds, epsilon, delta, adjacency)
-    for _ in range(2):
-        dx, points = _pair_points(top)
-        ca = ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
-        last = float(ca.pairs()[0].sample_deltas[-1])
-        if not (last > _MODEL_MISS * floor and top < 60.0):
-            break
-        # the model placed the top far above the floor (e.g. a heavy-tailed round the template misses): the
-        # first doubling point from there with a certified value <= the floor, and the points again
-        top = doubling_epsilon(acc, min(max(floor, 1e-300), 0.5), start=top)
-    return ca
+    top = _tail_top(acc, floor, top, progress)
+    dx, points = _pair_points(top)
+    return acc, dx, points
+
+
+def _refined(dx: float, points: tuple[float, ...]) -> tuple[float, tuple[float, ...]]:
+    """The points at twice the density: Delta / 2, every point kept (k Delta = 2k (Delta / 2) exactly in
+    floating point: the certified values already computed are reused) and the lattice point nearest each
+    midpoint added."""
+    ks = [round(e / dx) for e in points]
+    new = sorted({2 * k for k in ks} | {a + b for a, b in zip(ks, ks[1:])})
+    half = 0.5 * dx
+    return half, tuple(k * half for k in new)
+
+
+def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False) -> float:
+    """``top`` if its certified upper value is <= _MODEL_MISS x ``floor``; else (the model missed the round) a
+    point with a certified value <= ``floor``, by secant steps on log delta through the certified values at 0 and
+    ``top`` first, then the last two points (each step aims _TAIL_AIM x the floor, at least _TAIL_MIN_STEP x eps
+    further, capped at 60 nats), profile.doubling_epsilon after _TAIL_STEPS. Only a resolution choice: the
+    pair built on [0, top] is certified for any top (docs/composition.md §2, Claim A); a top far past the
+    floor costs time (values near delta 1e-13 cost ~1 s each), one short of it a looser composed value.
+    ``progress`` False: no bar; else a bar over the secant's values (its budget _TAIL_STEPS), None: after 0.5 s."""
+    import sys
+
+    from sharpdp._progress import progress_bar
+    from sharpdp.shuffle.profile import doubling_epsilon, privacy_profile_bounds
+
+    def value(e: float) -> float:  # the certified value at the pair's last point for top e (cached for the pair)
+        return float(privacy_profile_bounds(acc, math.nextafter(_pair_points(e)[1][-1], 0.0))[1])
+
+    up = value(top)
+    if not (up > _MODEL_MISS * floor and top < 60.0):
+        return top
+    bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (model missed: secant on certified tail values; stops at "
+                       "the first <= the floor)", unit=" values", file=sys.stderr, leave=True,
+                       disable=progress is False, delay=0.0 if progress else 0.5)  # (tail values: the costly ones)
+    try:
+        pts = [(0.0, float(privacy_profile_bounds(acc, 0.0)[1])), (top, up)]
+        for _ in range(_TAIL_STEPS):
+            (e0, u0), (e1, u1) = pts[-2], pts[-1]
+            slope = (math.log(u1) - math.log(u0)) / (e1 - e0) if 0.0 < u1 < u0 else 0.0
+            nxt = e1 + (math.log(_TAIL_AIM * floor) - math.log(u1)) / slope if slope < 0.0 else 2.0 * e1
+            e = min(max(nxt, (1.0 + _TAIL_MIN_STEP) * e1), 60.0)
+            u = value(e)
+            bar.update(1)
+            if u <= floor or e >= 60.0:
+                return e
+            pts.append((e, u))
+        return doubling_epsilon(acc, min(max(floor, 1e-300), 0.5), start=pts[-1][0])
+    finally:
+        bar.total = bar.n
+        bar.close()
 
 
 def _composed_bounds(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
                      progress: bool | None = False, delta: float | None = None) -> tuple[float, float]:
     """Certified (reference lower, upper) composed delta of ``rounds`` runs of ``bmg`` (docs/composition.md §4)
-    at ``epsilon`` by :func:`model_composition` (``progress`` and the target ``delta`` as there)."""
-    ca = model_composition(bmg, n, adjacency, rounds, epsilon, progress, delta)
-    try:
-        lo, up = ca.get_delta_bounds(epsilon)
-    except RuntimeError as exc:
-        if "FFT length" not in str(exc):
-            raise
-        # the composed law's spread grows as sqrt(rounds): its grid no longer fits the FFT cap
-        raise ValueError(f"rounds: {rounds} rounds are too many to certify: the composed privacy-loss grid "
-                         f"exceeds the accountant's FFT size cap ({str(exc).split(';')[0]})") from None
+    at ``epsilon`` by :func:`model_composition`'s pair (``progress`` and the target ``delta`` as there); a
+    value above ``delta`` by at most _REFINE_WITHIN x is decided again on a pair of twice the point density
+    (:func:`_refined`), at most _REFINE_TIMES times."""
+    from sharpdp.shuffle.composition import ComposedAccountant
+
+    acc, dx, points = _model_points(bmg, n, adjacency, rounds, epsilon, delta, progress)
+    for level in range(_REFINE_TIMES + 1):
+        ca = ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
+        try:
+            lo, up = ca.get_delta_bounds(epsilon)
+        except RuntimeError as exc:
+            if "FFT length" not in str(exc):
+                raise
+            # the composed law's spread grows as sqrt(rounds): its grid no longer fits the FFT cap
+            raise ValueError(f"rounds: {rounds} rounds are too many to certify: the composed privacy-loss grid "
+                             f"exceeds the accountant's FFT size cap ({str(exc).split(';')[0]})") from None
+        if delta is None or not delta < up <= _REFINE_WITHIN * delta or level == _REFINE_TIMES:
+            break
+        dx, points = _refined(dx, points)  # a narrow failure: the decision needs a sharper pair
     return float(lo), float(up)
+
+
+def _next_s(s: float, up: float, ok: bool, fails: int, seen: list[tuple[float, float]], s_fail: float,
+            s_pass: float, gauss: Callable[[float, float], float], target: float) -> float:
+    """The search's next s after a certification at s with upper value ``up`` (``ok``: <= delta).
+
+    ``seen``: (s, v) of every certification with 0 < D < 1, v a decreasing function of D that the search
+    treats as locally linear in s (the search passes v = -log sigma_eff(D), sigma_eff the Gaussian noise
+    whose delta_G(epsilon) is D: the Gaussian model has slope -1 there); ``target`` the v aimed at;
+    ``gauss(s, D)`` the Gaussian-shift step. Regula falsi between the nearest failed and passed s once
+    both exist (Illinois: an end kept for two steps counts half its distance to the target; D not in
+    (0, 1): bisection), else a secant through the two last values (one not decreasing in s: the Gaussian
+    shift; after a pass, the larger s of the secant and the Gaussian shift), the Gaussian shift after the
+    first; after a failure to the safe side by at least _ROUNDS_STEP
+    2^(fails - 1) and at most _ROUNDS_MAX_STEP; always strictly inside (s_fail, s_pass). A search choice,
+    no certificate."""
+    at = dict(seen)
+    if s_fail in at and s_pass in at:  # bracketed: the chord between its ends
+        (a, va), (b, vb) = (s_fail, at[s_fail]), (s_pass, at[s_pass])
+        if len(seen) >= 2 and (seen[-1][0] <= a) == (seen[-2][0] <= a):  # one end kept twice (Illinois):
+            if seen[-1][0] <= a:  # the chord's far end moves half-way to the target in log D
+                vb = target + 0.5 * (vb - target)
+            else:
+                va = target + 0.5 * (va - target)
+        nxt = a + (target - va) * (b - a) / (vb - va) if vb < va else 0.5 * (a + b)
+        return min(max(nxt, a + 0.1 * (b - a)), b - 0.1 * (b - a))
+    if not 0.0 < up < 1.0:  # no slope information: bisection once bracketed, else a growing step
+        nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s + _ROUNDS_STEP * 2.0 ** fails
+    elif len(seen) >= 2 and seen[-1][0] != seen[-2][0] and (seen[-1][1] - seen[-2][1]) / (seen[-1][0] - seen[-2][0]) < 0.0:
+        (s1, v1), (s2, v2) = seen[-2], seen[-1]
+        nxt = s2 + (target - v2) * (s2 - s1) / (v2 - v1)
+        if ok:  # towards more delta, unbracketed: the more cautious of the secant and the Gaussian shift (a
+            nxt = max(nxt, gauss(s, up))  # secant from two far points overshoots where D steepens near delta)
+    else:
+        nxt = gauss(s, up)
+    if not ok:  # to the safe side, by at least a small step and at most _ROUNDS_MAX_STEP
+        nxt = min(max(nxt, s + _ROUNDS_STEP * 2.0 ** (fails - 1)), s + _ROUNDS_MAX_STEP)
+    else:
+        nxt = max(nxt, s - _ROUNDS_MAX_STEP)
+    if not s_fail < nxt < s_pass:
+        nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s_pass - _ROUNDS_STEP
+    return nxt
 
 
 def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds: int, adjacency: str,
                          progress: bool | None, single: Callable[..., CalibrationReport]) -> CalibrationReport:
     """calibrate_bmg_report for rounds > 1 (validated arguments; method: the comment above); ``single`` is
     the single-round calibration (:func:`~sharpdp.shuffle.calibration.bmg.calibrate_bmg_report`)."""
+    from sharpdp._progress import progress_label
     from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_sigma
 
     half_log_k = 0.5 * math.log(rounds)
@@ -194,30 +310,36 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
     # noisiest of the search (a search choice, not part of any certificate): if it fails, only the fallback
     # below adds noise
     d1_min = max(1e-9 * delta, 1e6 * delta_floor(n, e1, dim))
+    # each phase of a candidate (its single-round calibration, its pair's privacy profile) has its own bar
+    # (after 1 s; labelled by the candidate), so no wait between two candidates' updates is silent
+    inner = None if progress is not False else False
 
     def candidate(s: float) -> tuple[CalibrationReport, bool]:
         d1 = float(gaussian_mechanism_delta(e1, math.exp(min(s, 600.0))))
         d1 = min(d1, 0.5) if d1 > 1e-300 else 1e-300  # (NaN or underflow: the noisy end)
-        return single(n, e1, max(d1, d1_min), dim, adjacency=adjacency, progress=False), d1 <= d1_min
+        return single(n, e1, max(d1, d1_min), dim, adjacency=adjacency, progress=inner), d1 <= d1_min
 
-    aim = log_sigma_eff(delta * math.exp(_ROUNDS_AIM))
-    s = aim + half_log_k  # shift 0: the Gaussian start
+    def gauss(s: float, d: float) -> float:  # the shifted Gaussian model of a certified d at the steps' aim
+        return log_sigma_eff(delta * math.exp(_ROUNDS_STEP_AIM)) + half_log_k - (log_sigma_eff(d) - (s - half_log_k))
+
+    s = log_sigma_eff(delta * math.exp(_ROUNDS_AIM)) + half_log_k  # shift 0: the Gaussian start
     bar = Progress(f"calibrating BMG for {rounds} rounds ({_ROUNDS_CERTS} candidates budgeted, more only if none "
                    f"certifies; stops at the first certified one within 20 % of the target)", progress,
                    _ROUNDS_CERTS, unit=" candidates")
     bar.update(0)  # shown at once (a plain bar prints on updates only)
-    # each candidate's composed certification builds a privacy profile (its explicit points: seconds): its
-    # own bar (exact total; after 1 s) keeps the wait visible between two candidates
-    inner = None if progress is not False else False
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
+    seen: list[tuple[float, float]] = []  # (s, -log sigma_eff(D)) of the certifications with 0 < D < 1
     count = evals = fails = 0
     try:
         while count < _ROUNDS_CERTS:  # search on s
-            rep, held = candidate(s)
-            bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner, delta)
+            with progress_label(f"candidate {count + 1}: "):
+                rep, held = candidate(s)
+                bounds = _composed_bounds(rep.randomizer, n, adjacency, rounds, epsilon, inner, delta)
             count, evals = count + 1, evals + rep.evaluations
             ok = bounds[1] <= delta
+            if 0.0 < bounds[1] < 1.0:
+                seen.append((s, -log_sigma_eff(bounds[1])))
             if ok:
                 s_pass = min(s_pass, s)
                 if best is None or rep.randomizer.mse_single < best[0]:
@@ -228,16 +350,8 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                 fails, s_fail, last = fails + 1, max(s_fail, s), rep.randomizer
                 if held:  # larger s gives this same candidate: more noise comes from the fallback only
                     break
-            # next s: the shifted Gaussian model at the aim, kept strictly inside (s_fail, s_pass)
-            if 0.0 < bounds[1] < 1.0:
-                nxt = aim + half_log_k - (log_sigma_eff(bounds[1]) - (s - half_log_k))
-            else:
-                nxt = s + _ROUNDS_STEP * 2.0 ** fails
-            if not ok:  # to the safe side, by at least a small step and at most _ROUNDS_MAX_STEP
-                nxt = min(max(nxt, s + _ROUNDS_STEP * 2.0 ** (fails - 1)), s + _ROUNDS_MAX_STEP)
-            if not s_fail < nxt < s_pass:
-                nxt = 0.5 * (s_fail + s_pass) if math.isfinite(s_fail + s_pass) else s_pass - _ROUNDS_STEP
-            s = nxt
+            s = _next_s(s, bounds[1], ok, fails, seen, s_fail, s_pass, gauss,
+                        -log_sigma_eff(delta * math.exp(_ROUNDS_STEP_AIM)))
             bar.update(count)
         # fallback (no candidate certified): the last failed BMG with a larger sigma0 at the same
         # gamma (a post-processing of it: more Gaussian noise, a smaller delta), growing steps
@@ -247,7 +361,8 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
                 raise RuntimeError(f"calibration: no BMG with a certified {rounds}-round delta <= {delta} "
                                    f"found in {count} composed certifications")
             last = BlanketMixedGaussian(last.gamma, last.sigma0 * math.exp(step), dim)
-            bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner, delta)
+            with progress_label(f"candidate {count + 1} (fallback): "):
+                bounds = _composed_bounds(last, n, adjacency, rounds, epsilon, inner, delta)
             count, step = count + 1, min(2.0 * step, _ROUNDS_MAX_STEP)
             if bounds[1] <= delta:
                 best = (last.mse_single, last, bounds)
