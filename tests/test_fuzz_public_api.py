@@ -224,8 +224,8 @@ ENTRIES = [
     E("sharpdp.shuffle:LatticePrivUnit.in_cone", lambda: (_lpu().in_cone, dict(z=[3, 4, 0], x=np.eye(3)[0])),
       dict(z="array", x="array")),
     E("sharpdp.shuffle:LatticePrivUnit.delta_lower_bound",
-      lambda: (_lpu().delta_lower_bound, dict(epsilon=0.5, n=10)),
-      dict(epsilon="nonneg", n="int_pos", adjacency="choice")),
+      lambda: (_lpu().delta_lower_bound, dict(privunit_lower=0.1, epsilon=0.5, n=10)),
+      dict(privunit_lower="unit_cc", epsilon="nonneg", n="int_pos")),
     E("sharpdp.shuffle:LatticePrivUnit.lower_form", lambda: (_lpu().lower_form, {}),
       {}),  # always refused (NotImplementedError): tests/test_review_rev-lattice.py
     E("sharpdp.shuffle:LatticePrivUnit.lower_form_laws", lambda: (_lpu().lower_form_laws, dict(epsilon=0.5)),

@@ -76,15 +76,15 @@ def test_privunit_lower_form_is_not_a_lower_bound_for_the_lattice_release(bits):
         r.lower_form_laws(0.3, "replace")
     for eps in (0.0, 0.3, 0.8):
         exact = float(max(_hs(lat, mirror, eps), _hs(mirror, lat, eps)))
-        lo = r.delta_lower_bound(eps, 1, "replace")
+        lo = r.delta_lower_bound(pu_lo.get_delta_lower_form(eps), eps, 1)
         assert 0.0 <= lo <= exact <= acc.get_delta(eps)
         if bits == 0 and eps == 0.3:
             assert exact == 0.0 and pu_lo.get_delta_lower_form(eps) > 0.29  # the reproducer
     # vectorised and at the default scale: D_lo minus a negligible charge
     big = LatticePrivUnit(p, 0.2, 3)
     eps = np.array([0.1, 0.5])
-    lo = big.delta_lower_bound(eps, 1000, "zero_out")
     ref = ShuffleAccountant(PrivUnit(p, 0.2, 3), 1000, "zero_out").get_delta_lower_form(eps)
+    lo = big.delta_lower_bound(ref, eps, 1000)
     charge = 3 * (1 + np.exp(eps)) * 1000 * big.sampler_tv
     assert lo.shape == (2,) and np.all(lo <= ref) and np.all(lo >= ref * (1 - 1e-15) - 1.01 * charge)
     assert lo[1] == 0.0 < ref[1] < charge[1]  # a lower value below the charge says nothing

@@ -436,22 +436,24 @@ class LatticePrivUnit(PrivUnit):
         """Refused, as :meth:`lower_form`."""
         return self.lower_form()
 
-    def delta_lower_bound(self, epsilon, n: int, adjacency: str = DEFAULT_ADJACENCY):
+    def delta_lower_bound(self, privunit_lower, epsilon, n: int):
         """Certified lower bound on the shuffled lattice release's delta(eps): D_lo - 3 (1 + e^eps) n eta.
 
-        D_lo is PrivUnit's certified lower-form value (``get_delta_lower_form``, datasets (x1, x0, ..., x0)
-        vs (x1', x0, ..., x0) with inputs v, -v); the messages' classes (z in C_v, z in C_-v), read exactly,
-        are within total variation 3 eta per message of PrivUnit's classes, which are sufficient for those
-        datasets (docs/sampling.md §10.6, "Lower values"). Rounded down, floored at 0.
+        D_lo is PrivUnit's certified lower-form value, ``privunit_lower = ShuffleAccountant(PrivUnit(p, theta,
+        dim), n, adjacency).get_delta_lower_form(epsilon)`` (passed in: the randomizers sit below the
+        accountant); the messages' classes (z in C_v, z in C_-v), read exactly, are within total variation
+        3 eta per message of PrivUnit's classes, which are sufficient for the lower form's datasets
+        (docs/sampling.md §10.6, "Lower values"). Rounded down, floored at 0.
 
         Parameters
         ----------
+        privunit_lower : float or array_like of float
+            D_lo(epsilon) of the continuous PrivUnit with this one's (p, theta, dim), same n and adjacency;
+            in [0, 1], same shape as ``epsilon``.
         epsilon : float or array_like of float
             eps >= 0 (nats).
         n : int
-            Number of users, in [1, 1e9].
-        adjacency : {"zero_out", "replace"}
-            As :class:`~sharpdp.shuffle.ShuffleAccountant`.
+            Number of users, >= 1.
 
         Returns
         -------
@@ -461,16 +463,15 @@ class LatticePrivUnit(PrivUnit):
         Raises
         ------
         ValueError
-            As ``ShuffleAccountant.get_delta_lower_form``.
+            ``privunit_lower`` outside [0, 1], NaN or of another shape; ``epsilon`` < 0 or NaN; ``n`` < 1.
         """
-        from sharpdp.shuffle.accountant import ShuffleAccountant  # (a module-level import would be a cycle)
-
-        acc = ShuffleAccountant(PrivUnit(self.p, self.theta, self.dim), n, adjacency)
-        lo = np.asarray(acc.get_delta_lower_form(epsilon), dtype=np.float64)
-        eps = np.asarray(epsilon, dtype=np.float64)
+        shape, nn = np.shape(epsilon), V.integer("n", n, lo=1)
+        eps, lo = V.real_array("epsilon", epsilon, lo=0.0), V.real_array("privunit_lower", privunit_lower, lo=0, hi=1)
+        if np.shape(privunit_lower) != shape:
+            raise ValueError(f"privunit_lower must have epsilon's shape {shape}, got {np.shape(privunit_lower)}")
         with np.errstate(over="ignore"):
-            charge = 3.0 * (1.0 + np.exp(eps)) * acc.n * self._eta * (1.0 + 1e-12)
-        out = np.maximum(0.0, np.nextafter(lo - charge, -np.inf))
+            charge = 3.0 * (1.0 + np.exp(eps)) * nn * self._eta * (1.0 + 1e-12)
+        out = np.maximum(0.0, np.nextafter(lo - charge, -np.inf)).reshape(shape)
         return float(out) if out.ndim == 0 else out
 
     def in_cone(self, z, x) -> bool:
