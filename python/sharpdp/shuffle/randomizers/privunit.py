@@ -331,8 +331,9 @@ class PrivUnit(TableRandomizer):
         return v, tuple(float(t) for t in c), "search"
 
     @property
-    def local_epsilon(self) -> float:
-        """Pure-LDP level eps0 = |log(h / l)| in nats (replace-one, density ratio on vs off the cap)."""
+    def local_epsilon(self) -> float | None:
+        """Pure-LDP level eps0 = |log(h / l)| in nats (replace-one, density ratio on vs off the cap); a float here,
+        None allowed for subclasses whose release has no certified level (`LatticePrivUnit`)."""
         return abs(math.log(self.h / self.l))
 
     @property
