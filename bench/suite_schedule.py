@@ -52,6 +52,24 @@ def pytest_addoption(parser: Any) -> None:
 
 def pytest_collection_finish(session: Any) -> None:
     _state["collect"] = _cpu() - _START
+    _time_table_builds()
+
+
+def _time_table_builds() -> None:
+    """Time spent building the samplers' noise tables (docs/sampling.md §4.1) in this process."""
+    import importlib
+
+    tables = importlib.import_module("sharpdp._tables")
+    build = getattr(tables, "_build_table")
+    _state["tables"] = []
+
+    def timed(s: float, J: int) -> Any:
+        t0 = _cpu()
+        out = build(s, J)
+        _state["tables"].append((s, J, _cpu() - t0))
+        return out
+
+    setattr(tables, "_build_table", timed)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -70,7 +88,8 @@ def pytest_sessionfinish(session: Any) -> None:
     if not out or not _state["tests"]:
         return
     rec = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "collect": _state["collect"],
-           "total": _cpu() - _START, "tests": _state["tests"]}
+           "total": _cpu() - _START, "tests": _state["tests"],
+           "tables": _state.get("tables", [])}
     with open(out, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
 
@@ -130,6 +149,12 @@ def main() -> None:
           f"worker start-up + collection {collect:.1f} s")
     for f in sorted(files, key=files.get, reverse=True)[: args.top]:  # type: ignore[arg-type]
         print(f"  {files[f]:7.1f} s  {counts[f]:5d}  {f}")
+    for path in args.json:
+        for line in pathlib.Path(path).read_text().splitlines():
+            rec = json.loads(line)
+            if rec.get("tables"):
+                print(f"  {path} {rec['worker']}: {len(rec['tables'])} noise tables built, "
+                      f"{sum(t[2] for t in rec['tables']):.1f} s CPU")
     ends, got = replay(files, counts, longest_first(), args.per_test_ms / 1000)
     print("replay of loadfile (LONGEST_FIRST):", " / ".join(f"{e:.1f}" for e in ends),
           f"s -> predicted pytest wall {max(ends) + collect:.1f} s (incl. collection)")
