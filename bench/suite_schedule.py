@@ -53,6 +53,29 @@ def pytest_addoption(parser: Any) -> None:
 def pytest_collection_finish(session: Any) -> None:
     _state["collect"] = _cpu() - _START
     _time_table_builds()
+    _time_numba_compiles()
+
+
+def _time_numba_compiles() -> None:
+    """Numba's compilations (wall time of the outermost "numba:compile" events) in this process."""
+    from numba.core import event
+
+    class Outer(event.Listener):
+        depth = 0
+        t0 = 0.0
+
+        def on_start(self, ev: Any) -> None:
+            if self.depth == 0:
+                self.t0 = time.perf_counter()
+            self.depth += 1
+
+        def on_end(self, ev: Any) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                _state["numba"] = _state.get("numba", 0.0) + time.perf_counter() - self.t0
+                _state["numba_n"] = _state.get("numba_n", 0) + 1
+
+    event.register("numba:compile", Outer())
 
 
 def _time_table_builds() -> None:
@@ -75,12 +98,16 @@ def _time_table_builds() -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: Any, nextitem: Any) -> None:
     _state["t0"] = _cpu()
+    _state["numba0"] = _state.get("numba", 0.0)
 
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     t0 = _state.pop("t0", None)
     if t0 is not None:
         _state["tests"][nodeid] = _cpu() - t0
+        compiled = _state.get("numba", 0.0) - _state.pop("numba0", 0.0)
+        if compiled > 0:
+            _state.setdefault("numba_tests", {})[nodeid] = compiled
 
 
 def pytest_sessionfinish(session: Any) -> None:
@@ -89,7 +116,8 @@ def pytest_sessionfinish(session: Any) -> None:
         return
     rec = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "collect": _state["collect"],
            "total": _cpu() - _START, "tests": _state["tests"],
-           "tables": _state.get("tables", [])}
+           "tables": _state.get("tables", []), "numba": [_state.get("numba_n", 0), _state.get("numba", 0.0)],
+           "numba_tests": _state.get("numba_tests", {})}
     with open(out, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
 
@@ -155,6 +183,8 @@ def main() -> None:
             if rec.get("tables"):
                 print(f"  {path} {rec['worker']}: {len(rec['tables'])} noise tables built, "
                       f"{sum(t[2] for t in rec['tables']):.1f} s CPU")
+            if rec.get("numba"):
+                print(f"  {path} {rec['worker']}: {rec['numba'][0]} numba compilations, {rec['numba'][1]:.1f} s")
     ends, got = replay(files, counts, longest_first(), args.per_test_ms / 1000)
     print("replay of loadfile (LONGEST_FIRST):", " / ".join(f"{e:.1f}" for e in ends),
           f"s -> predicted pytest wall {max(ends) + collect:.1f} s (incl. collection)")
