@@ -132,24 +132,59 @@ def longest_first() -> tuple[str, ...]:
         sys.path.pop(0)
 
 
+def per_test(paths: list[str]) -> dict[str, list[float]]:
+    """Per file, the CPU of each of its tests in run (= file) order; later JSON files override earlier ones."""
+    out: dict[str, list[float]] = {}
+    for p in paths:
+        these: dict[str, list[float]] = {}
+        for line in pathlib.Path(p).read_text().splitlines():
+            for nodeid, cpu in json.loads(line)["tests"].items():
+                these.setdefault(nodeid.split("::")[0].rsplit("/", 1)[-1], []).append(cpu)
+        out.update(these)
+    return out
+
+
 def per_file(paths: list[str]) -> tuple[dict[str, float], dict[str, int], float]:
-    files: dict[str, float] = {}
-    counts: dict[str, int] = {}
+    tests = per_test(paths)
     collect = 0.0
     for p in paths:
-        these: dict[str, float] = {}
-        these_n: dict[str, int] = {}
         for line in pathlib.Path(p).read_text().splitlines():
             rec = json.loads(line)
             if rec["worker"] != "main":
                 collect = max(collect, rec["collect"] or 0.0)
-            for nodeid, cpu in rec["tests"].items():
-                f = nodeid.split("::")[0].rsplit("/", 1)[-1]
-                these[f] = these.get(f, 0.0) + cpu
-                these_n[f] = these_n.get(f, 0) + 1
-        files.update(these)
-        counts.update(these_n)
-    return files, counts, collect
+    return {f: sum(v) for f, v in tests.items()}, {f: len(v) for f, v in tests.items()}, collect
+
+
+def replay_xdist(tests: dict[str, list[float]], order: tuple[str, ...], per_test: float,
+                 workers: int = 2) -> tuple[list[float], list[list[str]]]:
+    """xdist's LoadScopeScheduling itself (xdist/scheduler/loadscope.py): each worker gets one file, then
+    another while it has at most 2 tests pending; after each finished test, a worker with at most 2 pending
+    tests gets the next file. Test times are the measured CPU plus ``per_test``."""
+    from collections import deque
+
+    rank = {name: i for i, name in enumerate(order)}
+    queue = deque(sorted(sorted(tests), key=lambda f: rank.get(f, len(rank))))
+    pending: list[deque] = [deque() for _ in range(workers)]
+    clock = [0.0] * workers
+    got: list[list[str]] = [[] for _ in range(workers)]
+
+    def assign(w: int) -> None:
+        f = queue.popleft()
+        got[w].append(f)
+        pending[w].extend(t + per_test for t in tests[f])
+
+    for w in range(workers):
+        if queue:
+            assign(w)
+    for w in range(workers):
+        if queue and len(pending[w]) <= 2:
+            assign(w)
+    while any(pending):
+        w = min((i for i in range(workers) if pending[i]), key=lambda i: clock[i] + pending[i][0])
+        clock[w] += pending[w].popleft()
+        if queue and len(pending[w]) <= 2:
+            assign(w)
+    return clock, got
 
 
 def replay(files: dict[str, float], counts: dict[str, int], order: tuple[str, ...], per_test: float,
@@ -186,7 +221,11 @@ def main() -> None:
             if rec.get("numba"):
                 print(f"  {path} {rec['worker']}: {rec['numba'][0]} numba compilations, {rec['numba'][1]:.1f} s")
     ends, got = replay(files, counts, longest_first(), args.per_test_ms / 1000)
-    print("replay of loadfile (LONGEST_FIRST):", " / ".join(f"{e:.1f}" for e in ends),
+    print("replay, next file to the first free worker (LONGEST_FIRST):", " / ".join(f"{e:.1f}" for e in ends),
+          f"s -> predicted pytest wall {max(ends) + collect:.1f} s (incl. collection)")
+    print("  last file per worker:", [g[-1] if g else None for g in got])
+    ends, got = replay_xdist(per_test(args.json), longest_first(), args.per_test_ms / 1000)
+    print("replay of xdist's loadscope rule (a file when <= 2 tests pending):", " / ".join(f"{e:.1f}" for e in ends),
           f"s -> predicted pytest wall {max(ends) + collect:.1f} s (incl. collection)")
     print("  last file per worker:", [g[-1] if g else None for g in got])
 
