@@ -25,8 +25,11 @@ load, so compare files only within one run or by alternating fresh single-file r
 712 s (load ~5) of CPU in 3,661 tests; a worker's start-up + collection 4.5-10.5 s; noise tables built: 106
 (65 distinct scales, 9 s of CPU; the suite's cache directory is fresh per session); Numba compilations 26
 (~23 s, mostly one per test density of GeneralRandomizer: tests/test_shuffle_randomizers_general.py 6.8 s,
-tests/test_finite_randomizer.py 5.4 s). The tests' own reference code is a small share: the 70 slowest tests
-of the files under tests/ that this script's author could change spend < 10 % in test-side helpers.
+tests/test_finite_randomizer.py 5.4 s). Under cProfile, the 70 slowest tests (outside the fuzz, rounds,
+privunit, release4 and cli mean/account files) spend ~30 % (cumulative) in test-side helper functions, most of
+it in library calls those helpers make (independent accountants, PrivateRLS runs); pure reference sums are a
+few seconds in all (scipy class laws of test_review_krr_large, the mpmath cells of
+test_lognormal_cells_native, the trinomial sums of test_binrr9_schedule).
 """
 
 from __future__ import annotations
