@@ -89,49 +89,54 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # longest files (summed `--durations`, longest first) are therefore handed out first and the short
 # ones fill the end; the rest keep their collection order. pytest.ini passes
 # --no-loadscope-reorder so that xdist follows this order (its default orders files by test count).
-# Every file above ~7 s is listed, so that the unlisted tail (collection order) holds short files only.
+# Every file above ~5 s is listed, so that the unlisted tail (collection order) holds short files only.
 # Source: the per-file CPU time (self + children, plus 5 ms of xdist overhead per test) of a whole run of
-# 2026-12-03, 13:46-14:05 UTC (shared machine, load 4-9). A replay of xdist's loadfile schedule gives ends
-# within 0.3 s of each other on those times (396.6 / 396.3 s), and on those of a run at load 3-6 (12:56-13:06
-# UTC: 363.6 / 363.8 s; both runs' real worker ends were 0.4 s apart); cut-offs of 3-10 s balance within 3 s.
+# 2026-12-03, 18:52-19:02 UTC (shared machine, load 4-7), measured and replayed by bench/suite_schedule.py
+# (its docstring: `-p suite_schedule --suite-cpu-out=FILE`, then `python3 bench/suite_schedule.py FILE`);
+# the replay gives ends within 1 s of each other (322.7 / 323.4 s); cut-offs of 3-7 s balance within 1 s.
 LONGEST_FIRST = (
     "test_fuzz_public_api.py",
-    "test_shuffle_accountant_replace_gaussian.py",
     "test_shuffle_composition.py",
-    "test_review_krr_large.py",
-    "test_review_viabot.py",
+    "test_shuffle_accountant_replace_gaussian.py",
+    "test_rounds_search.py",
     "test_binrr9_schedule.py",
-    "test_review_atoms_chernoff.py",
+    "test_review_krr_large.py",
     "test_distributed.py",
     "test_crlb_experiments.py",
-    "test_review_rev_binrr9.py",
-    "test_crlb_recursive.py",
-    "test_shuffle_exact_krr_review.py",
-    "test_shuffle_accountant_replace.py",
-    "test_interop_export_accuracy.py",
-    "test_cli_mean.py",
+    "test_replace_speed_abs.py",
     "test_shuffle_accountant_large_n.py",
-    "test_shuffle_bigjump_switch.py",
-    "test_shuffle_calibration.py",
+    "test_review_viabot.py",
+    "test_review_atoms_chernoff.py",
     "test_review_finite.py",
+    "test_review_rev_binrr9.py",
     "test_shuffle_randomizers_general.py",
-    "test_review_heavy.py",
+    "test_shuffle_exact_krr_review.py",
+    "test_cli_mean.py",
+    "test_shuffle_bigjump_switch.py",
+    "test_crlb_recursive.py",
+    "test_shuffle_accountant_replace.py",
     "test_review_rev_krr6.py",
+    "test_replace_speed_cap.py",
+    "test_review_heavy.py",
     "test_release_review.py",
-    "test_histogram_cli.py",
-    "test_shuffle_exact_krr_bb.py",
-    "test_review_smalln.py",
-    "test_shuffle_api_edges.py",
     "test_shuffle_bigjump_large_n.py",
+    "test_shuffle_calibration.py",
+    "test_histogram_cli.py",
+    "test_interop_export_accuracy.py",
+    "test_review_rev_krr21.py",
+    "test_review_smalln.py",
+    "test_shuffle_exact_krr_bb.py",
+    "test_shuffle_bigjump.py",
+    "test_shuffle_bigjump_speed_choices.py",
     "test_shuffle_privunit_replace.py",
-    "test_review_rev_pair20.py",
     "test_shuffle_bigjump_review.py",
+    "test_review_rev_bottom2.py",
+    "test_smalln_jump.py",
     "test_finite_randomizer.py",
     "test_shuffle_exact_krr.py",
-    "test_shuffle_bigjump.py",
-    "test_binrr8_search.py",
-    "test_shuffle_bigjump_speed_choices.py",
+    "test_lognormal_cells_native.py",
     "test_krr8_range_levels.py",
+    "test_binrr8_search.py",
 )
 
 

@@ -144,6 +144,11 @@ def _brute_force_err(n, eps, delta, d, gammas):
         lo, hi = 1e-10, 1e14
         for _ in range(120):
             m = math.sqrt(lo * hi)
+            # lo and hi adjacent floats (after ~60 halvings of log(hi/lo)), both already evaluated: every later
+            # step re-evaluates one of them and keeps (lo, hi) as is (get_delta is a pure function of the
+            # randomizer), so stopping here returns exactly the result of all 120 steps, at half the calls
+            if (m == lo and lo != 1e-10) or (m == hi and hi != 1e14):
+                break
             if _StandIn(BlanketMixedGaussian(g, CO._sigma0_for_chi(g, m), d), n).get_delta(eps) <= delta:
                 hi = m
             else:
