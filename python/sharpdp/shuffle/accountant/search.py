@@ -192,7 +192,8 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
 
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
-          converge: bool = False, reach: float = 0.0) -> tuple[float, float, float | None, float | None]:
+          converge: bool = False, reach: float = 0.0,
+          pts0: list[tuple[float, float]] | None = None) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
     kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
     its slope -d log(-log fun) / d log eps (None when no model was formed).
@@ -209,9 +210,12 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     evaluations, on either side and within 20 % (the search only needs r and k then), or (``reach``
     > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
     extrapolation of two evaluations: docs/accountant_atoms.md §10).
+    ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
+    is then still the first point evaluated here.
     Stops at hi - lo <= tol hi, at hi <= 1e-15, or after SHRINK_ITERS steps."""
     ld = math.log(-math.log(delta))
-    pts: list[tuple[float, float]] = []  # evaluations (log x, f(x)) with f = log(-log delta) - log(-log fun)
+    pts: list[tuple[float, float]] = list(pts0 or [])  # evaluations (log x, f(x)), f = log(-log delta) - log(-log fun)
+    first = True
     r = k = None
     widths: list[float] = []
     for _ in range(SHRINK_ITERS):
@@ -237,7 +241,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             r, k = r_new, kk
         stalled = len(widths) > 5 and w > 0.5 * widths[-4]  # (the first two steps start the model)
         expect_lo = True  # (a point expected to be a lower end: worth a closed-form lower check)
-        if x0 is not None and not pts and lo < x0 < hi:
+        if x0 is not None and first and lo < x0 < hi:
             x = x0
         elif r_new is not None and lo < r_new < hi and not stalled:
             expect_lo = r_new - lo > hi - r_new
@@ -249,6 +253,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             x = math.sqrt(lo * hi) if lo > 0 and hi > 4.0 * lo else 0.5 * (lo + hi)
         m = min(0.02 * w, 0.1 * tol * max(x, lo)) if max(x, lo) > 0 else 0.02 * w
         x = min(max(x, lo + m), hi - m)
+        first = False
         if expect_lo and lower is not None and lower(x) > delta:
             lo = x
             continue
@@ -444,8 +449,15 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         lows.append(lo_e)
         return lo_e
 
-    lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at, lows), delta, j_lo, c_hi, xtol, x0=r1,
-                         slope=k1, lower=None if exact2 else lower_far)
+    def fun2(e: float) -> float:
+        return probe(acc, e, delta, cap0, laws_at, lows)
+
+    lo2, hi2, x2, k2, pts2 = j_lo, c_hi, r1, k1, None
+    if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
+            and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
+        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at)
+    lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
+                         pts0=pts2)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
@@ -453,6 +465,61 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             and acc.get_delta(0.0) <= delta:
         return 0.0
     return min(hi, cap)
+
+
+def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
+           k1: float, xtol: float, laws_at: Callable[[float], Any]) -> tuple[float, float, float | None, float,
+                                                                              list[tuple[float, float]]]:
+    """Phase 2's first evaluation at the phase-1 root r1 and, for laws that are not all atom laws, a model of
+    get_delta itself refitted on it (docs/accountant.md §8, step 6; a choice of points only).
+
+    The phase-1 model follows the maximum over laws of the coarse upper-only values, which may be led by
+    another law than get_delta's value and lie a few % (in eps) away from get_delta's root. The report at r1
+    names the law b that makes get_delta's value there; the model is then rho U_b(eps), U_b that law's
+    upper-only value on phase 1's grid and rho = get_delta(r1) / U_b(r1), solved by the secant of
+    :func:`_root`'s model (log(-log) against log eps) to 0.05 xtol. Returns the bracket after the
+    evaluation at r1, phase 2's first point (the refitted root moved 0.3 xtol towards the bracket end
+    farther from it; None when no refit is made), the slope, and the evaluation at r1 for the model."""
+    ld = math.log(-math.log(delta))
+    u = fun(r1)
+    lo, hi = (lo, r1) if u <= delta else (r1, hi)
+    if not 0.0 < u < 1.0:
+        return lo, hi, None, k1, []
+    f1 = ld - math.log(-math.log(u))
+    pts = [(math.log(r1), f1)]
+    b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
+    pairs = laws_at(r1)
+    if abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs):
+        return lo, hi, None, k1, pts  # (the phase-1 root is already within the model's reach: no refit)
+    gamma = float(pairs[b][0])
+
+    def ub(e: float) -> float:
+        law = laws_at(e)[b][1]
+        return upper_value(law, gamma, acc.n, acc.rel_tol, acc.threads, delta, phase1_h_ratio(law, gamma))
+
+    u_b = ub(r1)
+    if not 0.0 < u_b < 1.0:
+        return lo, hi, None, k1, pts
+    rho = u / u_b
+    z, k, zs, fs = math.log(r1), k1, [math.log(r1)], [f1]
+    for _ in range(6):
+        z_new = zs[-1] - fs[-1] / k
+        if not (lo < math.exp(z_new) < hi):
+            return lo, hi, None, k1, pts
+        z = z_new
+        if abs(z - zs[-1]) <= 0.05 * xtol:
+            break
+        m = min(rho * ub(math.exp(z)), 0.5)
+        if not m > 0.0:
+            return lo, hi, None, k1, pts
+        f = ld - math.log(-math.log(m))
+        if f != fs[-1] and (f - fs[-1]) / (z - zs[-1]) < 0:
+            k = (f - fs[-1]) / (z - zs[-1])
+        zs.append(z)
+        fs.append(f)
+    r2 = math.exp(z)
+    x = r2 * (1.0 - 0.3 * xtol) if r2 - lo > hi - r2 else r2 * (1.0 + 0.3 * xtol)
+    return lo, hi, x, k, pts
 
 
 def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
