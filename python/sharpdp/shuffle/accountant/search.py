@@ -193,7 +193,8 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
           converge: bool = False, reach: float = 0.0,
-          pts0: list[tuple[float, float]] | None = None) -> tuple[float, float, float | None, float | None]:
+          pts0: list[tuple[float, float]] | None = None,
+          snap: bool = False) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
     kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
     its slope -d log(-log fun) / d log eps (None when no model was formed).
@@ -211,7 +212,9 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
     extrapolation of two evaluations: docs/accountant_atoms.md §10).
     ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
-    is then still the first point evaluated here.
+    is then still the first point evaluated here. ``snap``: a point placed 0.3 tol r beyond the model root r
+    moves to the end's closing bound (0.95 tol from the other end) where that bound lies between r and the
+    point, so that a point on the expected side closes the bracket (docs/accountant.md §8, step 6).
     Stops at hi - lo <= tol hi, at hi <= 1e-15, or after SHRINK_ITERS steps."""
     ld = math.log(-math.log(delta))
     pts: list[tuple[float, float]] = list(pts0 or [])  # evaluations (log x, f(x)), f = log(-log delta) - log(-log fun)
@@ -246,6 +249,10 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
         elif r_new is not None and lo < r_new < hi and not stalled:
             expect_lo = r_new - lo > hi - r_new
             x = r_new * (1.0 - 0.3 * tol) if expect_lo else r_new * (1.0 + 0.3 * tol)
+            if snap and expect_lo and x < hi * (1.0 - 0.95 * tol) < r_new:
+                x = hi * (1.0 - 0.95 * tol)
+            elif snap and not expect_lo and x > lo / (1.0 - 0.95 * tol) > r_new:
+                x = lo / (1.0 - 0.95 * tol)
         elif len(pts) == 1 and kk is None and not stalled:
             expect_lo = pts[0][1] <= 0
             x = math.exp(pts[0][0]) * (1.02 if pts[0][1] > 0 else 0.98)
@@ -457,7 +464,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
         lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at)
     lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
-                         pts0=pts2)
+                         pts0=pts2, snap=not atoms and not exact2)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
