@@ -4,7 +4,8 @@
 :func:`search_epsilon` takes a first bracket from closed forms (the cap E[L_+] above, the lower
 values of docs/accountant.md §8.1 below), models the root on the certified upper value alone
 (phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
-``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`. It sees the
+``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`; for laws that are
+not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). It sees the
 accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
 :func:`shrink` is the bracket shrinker of replace-one through bot (:mod:`.via_bottom`).
 """
