@@ -460,7 +460,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     def fun2(e: float) -> float:
         return probe(acc, e, delta, cap0, laws_at, lows)
 
-    lo2, hi2, x2, k2, pts2 = j_lo, c_hi, r1, k1, None
+    x2: float | None = r1
+    pts2: list[tuple[float, float]] | None = None
+    lo2, hi2, k2 = j_lo, c_hi, k1
     if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
             and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
         lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at)
