@@ -514,7 +514,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     z, k, zs, fs = math.log(r1), k1, [math.log(r1)], [f1]
     for _ in range(6):
         z_new = zs[-1] - fs[-1] / k
-        if not (lo < math.exp(z_new) < hi):
+        if not (z_new < 700.0 and lo < math.exp(z_new) < hi):  # (a flat model: far outside)
             return lo, hi, None, k1, pts
         z = z_new
         if abs(z - zs[-1]) <= 0.05 * xtol:
