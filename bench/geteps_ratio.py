@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -37,6 +38,60 @@ SUBSET: tuple[tuple, ...] = (
     *(("c", "2-RR e0=1", dict(kind="krr", k=2, eps0=1.0), n, None) for n in (10**3,)),
     *(("d", "PrivUnit", dict(kind="privunit", params=list(BR.PRIVUNIT)), n, None) for n in (10**2, 10**4)),
 )
+
+
+def count_calls(spec: dict, n: int) -> dict:
+    """Deterministic cost of one ``get_epsilon(1e-6)`` on a fresh accountant (in a fork): the number of
+    reports computed (``_report_laws`` calls at the accountant's rel_tol: get_delta values; cache hits are
+    not counted), of loose reports (other rel_tol), of phase 2's probes and of upper-only passes (phase 1
+    and the refit)."""
+    from sharpdp.shuffle import ShuffleAccountant
+    from sharpdp.shuffle import accountant as A
+    from sharpdp.shuffle.accountant import search as S
+
+    c = {"reports": 0, "loose_reports": 0, "upper_only": 0, "probes": 0}
+    orig_rl, orig_uv, orig_pr = A.ShuffleAccountant._report_laws, S.upper_value, S.probe
+
+    def rl(self, eps, rel_tol, *a, **k):
+        c["reports" if rel_tol == self.rel_tol else "loose_reports"] += 1
+        return orig_rl(self, eps, rel_tol, *a, **k)
+
+    def uv(*a, **k):
+        c["upper_only"] += 1
+        return orig_uv(*a, **k)
+
+    def pr(*a, **k):
+        c["probes"] += 1
+        return orig_pr(*a, **k)
+
+    A.ShuffleAccountant._report_laws, S.upper_value, S.probe = rl, uv, pr
+    try:
+        acc = ShuffleAccountant(BR._randomizer(spec), n, BR._adjacency(spec))
+        c["answer"] = float(acc.get_epsilon(BR.DELTA))
+    finally:
+        A.ShuffleAccountant._report_laws, S.upper_value, S.probe = orig_rl, orig_uv, orig_pr
+    return c
+
+
+def _forked(fn, *args) -> dict:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            os.close(r)
+            os.write(w, json.dumps(fn(*args)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks).decode() or "{}")
 
 
 def _best(call: str, n: int, eps: float, spec: dict, reps: int, timeout: float) -> dict:
@@ -61,8 +116,10 @@ def run(reps: int, timeout: float, families: str, ns: set | None) -> list[dict]:
             spec = (dict(kind="bmg", gamma=cal["gamma"], sigma0=cal["sigma0"]) if "gamma" in cal
                     else BR._template_bmg(n, eps))
         row["spec"] = spec
-        e = _best("epsilon", n, 0.0, spec, reps, timeout)
+        row["counts"] = _forked(count_calls, spec, n)
+        e = _best("epsilon", n, 0.0, spec, reps, timeout) if reps > 0 else {}
         row["get_epsilon"] = e
+        row["answer"] = row["counts"].get("answer", math.nan)
         if "epsilon" in e:
             row["answer"] = e["epsilon"]
             row["delta_bounds"] = _best("delta_bounds", n, eps if fam == "a" else e["epsilon"], spec, reps,
@@ -77,34 +134,44 @@ def _ratio(r: dict) -> float:
     return e / d if e is not None and d else float("nan")
 
 
+def _counts(r: dict) -> str:
+    c = r.get("counts")
+    if not c:
+        return "-"
+    loose = f" (+{c['loose_reports']} loose)" if c.get("loose_reports") else ""
+    return f"{c['reports']}{loose} / {c['probes']} / {c['upper_only']}"
+
+
 def _key(r: dict) -> tuple:
     return (r["family"], r["label"], r["n"], r["eps"])
 
 
 def table(rows: list[dict], before: list[dict] | None) -> str:
     old = {_key(r): r for r in before or []}
-    head = "| family | randomizer | n | eps (a) | answer | get_epsilon | get_delta_bounds | ratio |"
-    sep = "|---|---|---|---|---|---|---|---|"
+    head = ("| family | randomizer | n | eps (a) | answer | get_epsilon | get_delta_bounds | ratio | reports / "
+            "probes / upper-only passes |")
+    sep = "|---|---|---|---|---|---|---|---|---|"
     if before is not None:
-        head += " answer before | ratio before |"
-        sep += "---|---|"
+        head += " answer before | ratio before | counts before |"
+        sep += "---|---|---|"
     out = [head, sep]
     for r in rows:
         e = r.get("get_epsilon", {})
         d = r.get("delta_bounds") or {}
         line = (f"| {r['family']} | {r['label']} | {r['n']:.0e} | {r['eps'] if r['eps'] is not None else '-'} | "
                 f"{r.get('answer', float('nan')):.6g} | {e.get('cpu', float('nan')):.3f} s | "
-                f"{d.get('cpu', float('nan')):.3f} s | {_ratio(r):.2f} |")
+                f"{d.get('cpu', float('nan')):.3f} s | {_ratio(r):.2f} | {_counts(r)} |")
         if before is not None:
             b = old.get(_key(r), {})
-            line += f" {b.get('answer', float('nan')):.6g} | {_ratio(b) if b else float('nan'):.2f} |"
+            line += f" {b.get('answer', float('nan')):.6g} | {_ratio(b) if b else float('nan'):.2f} | {_counts(b)} |"
         out.append(line)
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=3, help="fresh processes per call, best taken (default 3)")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="fresh processes per call, best taken (default 3; 0: the call counts only, no timing)")
     ap.add_argument("--timeout", type=float, default=20.0, help="CPU seconds per call (default 20)")
     ap.add_argument("--families", default="abcd")
     ap.add_argument("--ns", default=None, help="restrict to these n, comma separated")

@@ -305,6 +305,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         return hit
 
     lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
+    led_by: dict[float, int] = {}  # the law that made up(e)'s maximum (-1: a cap, or none) ...
+    last_led = [-1]  # ... and at the last point phase 1 evaluated
 
     def up(e: float, model: bool = False) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
@@ -316,6 +318,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
             return min(up(EPS_CAP, model), cap_beyond(e)[1])
         if e in up_cache:
+            last_led[0] = led_by.get(e, -1)
             return up_cache[e]
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
         # below the maximum so far cannot change it, and one whose cap is far below delta or
@@ -333,6 +336,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law, i))
         m = 0.0
         vals: dict[int, float] = {}
+        last_led[0] = -1
         for c, gamma, law, i in sorted(items, key=lambda t: -t[0]):
             if c <= m:
                 continue
@@ -340,7 +344,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 m = max(m, c)
             else:
                 vals[i] = upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma))
-                m = max(m, vals[i])
+                if vals[i] > m:
+                    m, last_led[0] = vals[i], i
+        led_by[e] = last_led[0]
         u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
         if model and lead:
             return u  # (a single law's value: not stored as the maximum)
@@ -457,15 +463,15 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         lows.append(lo_e)
         return lo_e
 
-    def fun2(e: float) -> float:
+    def fun2(e: float) -> float:  # (phase 2's function)
         return probe(acc, e, delta, cap0, laws_at, lows)
 
     x2: float | None = r1
     pts2: list[tuple[float, float]] | None = None
-    lo2, hi2, k2 = j_lo, c_hi, k1
+    lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
     if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
             and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
-        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at)
+        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at, last_led[0])
     lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
                          pts0=pts2, snap=not atoms and not exact2)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
@@ -478,18 +484,17 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
 
 def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
-           k1: float, xtol: float, laws_at: Callable[[float], Any]) -> tuple[float, float, float | None, float,
+           k1: float, xtol: float, laws_at: Callable[[float], Any], led: int) -> tuple[float, float, float | None, float,
                                                                               list[tuple[float, float]]]:
     """Phase 2's first evaluation at the phase-1 root r1 and, for laws that are not all atom laws, a model of
     get_delta itself refitted on it (docs/accountant.md §8, step 6; a choice of points only).
 
-    The phase-1 model follows the maximum over laws of the coarse upper-only values, which may be led by
-    another law than get_delta's value and lie a few % (in eps) away from get_delta's root. The report at r1
-    names the law b that makes get_delta's value there; the model is then rho U_b(eps), U_b that law's
+    Phase 1 follows the maximum over laws of coarse upper-only values, which may be led by another law than
+    get_delta's value, a few % (in eps) off its root. The report at r1 names the law b that makes get_delta's value there; where it is not the law that led phase 1's last
+    point (``led``; then k1 is another law's slope), the model is rho U_b(eps), U_b that law's
     upper-only value on phase 1's grid and rho = get_delta(r1) / U_b(r1), solved by the secant of
-    :func:`_root`'s model (log(-log) against log eps) to 0.05 xtol. Returns the bracket after the
-    evaluation at r1, phase 2's first point (the refitted root moved 0.3 xtol towards the bracket end
-    farther from it; None when no refit is made), the slope, and the evaluation at r1 for the model."""
+    :func:`_root`'s model (log(-log) against log eps) to 0.05 xtol. Returns the bracket, phase 2's first point
+    (the refitted root 0.3 xtol towards the farther end; None: no refit), the slope and the r1 point."""
     ld = math.log(-math.log(delta))
     u = fun(r1)
     lo, hi = (lo, r1) if u <= delta else (r1, hi)
@@ -499,8 +504,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     pts = [(math.log(r1), f1)]
     b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
     pairs = laws_at(r1)
-    if abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs):
-        return lo, hi, None, k1, pts  # (the phase-1 root is already within the model's reach: no refit)
+    if abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs) or b == led:
+        return lo, hi, None, k1, pts  # (r1 within the model's reach, or phase 1 followed law b: no refit)
     gamma = float(pairs[b][0])
 
     def ub(e: float) -> float:
