@@ -4,7 +4,8 @@
 :func:`search_epsilon` takes a first bracket from closed forms (the cap E[L_+] above, the lower
 values of docs/accountant.md §8.1 below), models the root on the certified upper value alone
 (phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
-``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`. It sees the
+``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`; for laws that are
+not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). It sees the
 accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
 :func:`shrink` is the bracket shrinker of replace-one through bot (:mod:`.via_bottom`).
 """
@@ -192,7 +193,9 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
 
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
-          converge: bool = False, reach: float = 0.0) -> tuple[float, float, float | None, float | None]:
+          converge: bool = False, reach: float = 0.0,
+          pts0: list[tuple[float, float]] | None = None,
+          snap: bool = False) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
     kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
     its slope -d log(-log fun) / d log eps (None when no model was formed).
@@ -209,9 +212,14 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     evaluations, on either side and within 20 % (the search only needs r and k then), or (``reach``
     > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
     extrapolation of two evaluations: docs/accountant_atoms.md §10).
+    ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
+    is then still the first point evaluated here. ``snap``: a point placed 0.3 tol r beyond the model root r
+    moves to the end's closing bound (0.95 tol from the other end) where that bound lies between r and the
+    point, so that a point on the expected side closes the bracket (docs/accountant.md §8, step 6).
     Stops at hi - lo <= tol hi, at hi <= 1e-15, or after SHRINK_ITERS steps."""
     ld = math.log(-math.log(delta))
-    pts: list[tuple[float, float]] = []  # evaluations (log x, f(x)) with f = log(-log delta) - log(-log fun)
+    pts: list[tuple[float, float]] = list(pts0 or [])  # evaluations (log x, f(x)), f = log(-log delta) - log(-log fun)
+    first = True
     r = k = None
     widths: list[float] = []
     for _ in range(SHRINK_ITERS):
@@ -237,11 +245,15 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             r, k = r_new, kk
         stalled = len(widths) > 5 and w > 0.5 * widths[-4]  # (the first two steps start the model)
         expect_lo = True  # (a point expected to be a lower end: worth a closed-form lower check)
-        if x0 is not None and not pts and lo < x0 < hi:
+        if x0 is not None and first and lo < x0 < hi:
             x = x0
         elif r_new is not None and lo < r_new < hi and not stalled:
             expect_lo = r_new - lo > hi - r_new
             x = r_new * (1.0 - 0.3 * tol) if expect_lo else r_new * (1.0 + 0.3 * tol)
+            if snap and expect_lo and x < hi * (1.0 - 0.95 * tol) < r_new:
+                x = hi * (1.0 - 0.95 * tol)
+            elif snap and not expect_lo and x > lo / (1.0 - 0.95 * tol) > r_new:
+                x = lo / (1.0 - 0.95 * tol)
         elif len(pts) == 1 and kk is None and not stalled:
             expect_lo = pts[0][1] <= 0
             x = math.exp(pts[0][0]) * (1.02 if pts[0][1] > 0 else 0.98)
@@ -249,6 +261,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             x = math.sqrt(lo * hi) if lo > 0 and hi > 4.0 * lo else 0.5 * (lo + hi)
         m = min(0.02 * w, 0.1 * tol * max(x, lo)) if max(x, lo) > 0 else 0.02 * w
         x = min(max(x, lo + m), hi - m)
+        first = False
         if expect_lo and lower is not None and lower(x) > delta:
             lo = x
             continue
@@ -292,6 +305,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         return hit
 
     lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
+    led_by: dict[float, int] = {}  # the law that made up(e)'s maximum (-1: a cap, or none) ...
+    last_led = [-1]  # ... and at the last point phase 1 evaluated
 
     def up(e: float, model: bool = False) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
@@ -303,6 +318,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
             return min(up(EPS_CAP, model), cap_beyond(e)[1])
         if e in up_cache:
+            last_led[0] = led_by.get(e, -1)
             return up_cache[e]
         # the laws in decreasing order of their cap E[L_+] (>= their value): a law whose cap is
         # below the maximum so far cannot change it, and one whose cap is far below delta or
@@ -320,6 +336,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             items.append((trivial_cap(law) if law.top_bound() > 0 else 0.0, float(gamma), law, i))
         m = 0.0
         vals: dict[int, float] = {}
+        last_led[0] = -1
         for c, gamma, law, i in sorted(items, key=lambda t: -t[0]):
             if c <= m:
                 continue
@@ -327,7 +344,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                 m = max(m, c)
             else:
                 vals[i] = upper_value(law, gamma, acc.n, rel, acc.threads, delta, phase1_h_ratio(law, gamma))
-                m = max(m, vals[i])
+                if vals[i] > m:
+                    m, last_led[0] = vals[i], i
+        led_by[e] = last_led[0]
         u = plus(plus(max(m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
         if model and lead:
             return u  # (a single law's value: not stored as the maximum)
@@ -444,8 +463,17 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         lows.append(lo_e)
         return lo_e
 
-    lo, hi, _, _ = _root(lambda e: probe(acc, e, delta, cap0, laws_at, lows), delta, j_lo, c_hi, xtol, x0=r1,
-                         slope=k1, lower=None if exact2 else lower_far)
+    def fun2(e: float) -> float:  # (phase 2's function)
+        return probe(acc, e, delta, cap0, laws_at, lows)
+
+    x2: float | None = r1
+    pts2: list[tuple[float, float]] | None = None
+    lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
+    if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
+            and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
+        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at, last_led[0])
+    lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
+                         pts0=pts2, snap=not atoms and not exact2)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
@@ -453,6 +481,60 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             and acc.get_delta(0.0) <= delta:
         return 0.0
     return min(hi, cap)
+
+
+def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
+           k1: float, xtol: float, laws_at: Callable[[float], Any], led: int) -> tuple[float, float, float | None, float,
+                                                                              list[tuple[float, float]]]:
+    """Phase 2's first evaluation at the phase-1 root r1 and, for laws that are not all atom laws, a model of
+    get_delta itself refitted on it (docs/accountant.md §8, step 6; a choice of points only).
+
+    Phase 1 follows the maximum over laws of coarse upper-only values, which may be led by another law than
+    get_delta's value, a few % (in eps) off its root. The report at r1 names the law b that makes get_delta's value there; where it is not the law that led phase 1's last
+    point (``led``; then k1 is another law's slope), the model is rho U_b(eps), U_b that law's
+    upper-only value on phase 1's grid and rho = get_delta(r1) / U_b(r1), solved by the secant of
+    :func:`_root`'s model (log(-log) against log eps) to 0.05 xtol. Returns the bracket, phase 2's first point
+    (the refitted root 0.3 xtol towards the farther end; None: no refit), the slope and the r1 point."""
+    ld = math.log(-math.log(delta))
+    u = fun(r1)
+    lo, hi = (lo, r1) if u <= delta else (r1, hi)
+    if not 0.0 < u < 1.0:
+        return lo, hi, None, k1, []
+    f1 = ld - math.log(-math.log(u))
+    pts = [(math.log(r1), f1)]
+    b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
+    pairs = laws_at(r1)
+    if abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs) or b == led:
+        return lo, hi, None, k1, pts  # (r1 within the model's reach, or phase 1 followed law b: no refit)
+    gamma = float(pairs[b][0])
+
+    def ub(e: float) -> float:
+        law = laws_at(e)[b][1]
+        return upper_value(law, gamma, acc.n, acc.rel_tol, acc.threads, delta, phase1_h_ratio(law, gamma))
+
+    u_b = ub(r1)
+    if not 0.0 < u_b < 1.0:
+        return lo, hi, None, k1, pts
+    rho = u / u_b
+    z, k, zs, fs = math.log(r1), k1, [math.log(r1)], [f1]
+    for _ in range(6):
+        z_new = zs[-1] - fs[-1] / k
+        if not (z_new < 700.0 and lo < math.exp(z_new) < hi):  # (a flat model: far outside)
+            return lo, hi, None, k1, pts
+        z = z_new
+        if abs(z - zs[-1]) <= 0.05 * xtol:
+            break
+        m = min(rho * ub(math.exp(z)), 0.5)
+        if not m > 0.0:
+            return lo, hi, None, k1, pts
+        f = ld - math.log(-math.log(m))
+        if f != fs[-1] and (f - fs[-1]) / (z - zs[-1]) < 0:
+            k = (f - fs[-1]) / (z - zs[-1])
+        zs.append(z)
+        fs.append(f)
+    r2 = math.exp(z)
+    x = r2 * (1.0 - 0.3 * xtol) if r2 - lo > hi - r2 else r2 * (1.0 + 0.3 * xtol)
+    return lo, hi, x, k, pts
 
 
 def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
