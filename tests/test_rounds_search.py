@@ -12,7 +12,9 @@ from sharpdp.shuffle.calibration.estimates import template_delta_estimate
 from sharpdp.shuffle.randomizers import BlanketMixedGaussian
 
 
-@pytest.mark.parametrize("n,k,eps,delta,dim", [(1000, 3, 0.01, 1e-5, 1), (20000, 4, 0.05, 1e-6, 2)])
+# the second case: four rounds of a 2-D BMG at delta = 1e-6 (n = 5000: the same search path, one pair top and two
+# pair grids, as n = 20000, whose full-accuracy reference composition alone cost ~18 s of CPU)
+@pytest.mark.parametrize("n,k,eps,delta,dim", [(1000, 3, 0.01, 1e-5, 1), (5000, 4, 0.05, 1e-6, 2)])
 def test_returned_bmg_rechecked_by_a_full_accuracy_composition(n, k, eps, delta, dim):
     rep = calibrate_bmg_report(n, eps, delta, dim, rounds=k, progress=False)
     b = rep.randomizer

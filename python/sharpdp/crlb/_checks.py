@@ -69,6 +69,9 @@ def psd_sqrt(a: np.ndarray) -> np.ndarray:
 
 def psd_pinv(a: np.ndarray) -> np.ndarray:
     """Moore-Penrose inverse of a PSD matrix (same relative cut-off as the C++ core)."""
+    if a.shape == (1, 1):  # one measurement per step: eigh gives ev = a, vec = +-1, so the same value
+        ev1 = float(a[0, 0])
+        return np.array([[1.0 / ev1 if ev1 > 1e-13 * max(abs(ev1), 1e-300) else 0.0]])
     ev, vec = np.linalg.eigh(a)
     tol = a.shape[0] * 1e-13 * max(float(np.max(np.abs(ev))), 1e-300)
     inv = np.where(ev > tol, 1.0 / np.where(ev > tol, ev, 1.0), 0.0)
