@@ -111,11 +111,14 @@ class CalibrationReport:
         ``rounds > 1``: those of the single-round calibrations of its candidates).
     rounds : int, default 1
         Number k of composed rounds the guarantee is for. For ``rounds > 1``, ``delta_bounds``
-        is ``ComposedAccountant([(ShuffleAccountant(randomizer, n, adjacency), k)])
-        .get_delta_bounds(epsilon)``: ``upper`` the certified composed delta (``<= delta_target``),
-        ``lower`` that class's reference value (not a lower bound on the mechanism's delta).
+        comes from the k-fold composition of the round's model pair (40 certified profile values,
+        refined on a narrow failure; docs/composition.md §4.2), not from a full-accuracy
+        ``ComposedAccountant``: ``upper`` the certified composed delta (``<= delta_target``; a
+        full-accuracy composition is lower by a few %), ``lower`` a reference value (not a lower
+        bound on the mechanism's delta).
     composed_certifications : int, default 0
-        Composed certifications (``ComposedAccountant`` evaluations) made (0 when ``rounds == 1``).
+        Composed certifications made: one per candidate, plus a re-decision on 80 or 160 points
+        for each narrow failure (0 when ``rounds == 1``).
     certificate : str, default "get_delta_bounds"
         The ``ShuffleAccountant`` method that gave ``delta_bounds`` (single round):
         ``"get_delta_bounds"`` or ``"closed_form_bounds"``.
