@@ -111,14 +111,11 @@ class CalibrationReport:
         ``rounds > 1``: those of the single-round calibrations of its candidates).
     rounds : int, default 1
         Number k of composed rounds the guarantee is for. For ``rounds > 1``, ``delta_bounds``
-        comes from the k-fold composition of the round's model pair (40 certified profile values,
-        refined on a narrow failure; docs/composition.md §4.2), not from a full-accuracy
-        ``ComposedAccountant``: ``upper`` the certified composed delta (``<= delta_target``; a
-        full-accuracy composition is lower by a few %), ``lower`` a reference value (not a lower
-        bound on the mechanism's delta).
+        is the k-fold composition of the round's 40-value model pair (docs/composition.md §4.2; a
+        full-accuracy ``ComposedAccountant`` is a few % lower): ``upper`` certified (``<= delta_target``),
+        ``lower`` a reference value (not a lower bound on the mechanism's delta).
     composed_certifications : int, default 0
-        Composed certifications made: one per candidate, plus a re-decision on 80 or 160 points
-        for each narrow failure (0 when ``rounds == 1``).
+        One per candidate, plus one per narrow failure re-decided on 80 or 160 points (0 if ``rounds == 1``).
     certificate : str, default "get_delta_bounds"
         The ``ShuffleAccountant`` method that gave ``delta_bounds`` (single round):
         ``"get_delta_bounds"`` or ``"closed_form_bounds"``.
