@@ -11,6 +11,7 @@ from sharpdp.shuffle.calibration import rounds as CR
 from sharpdp.shuffle.calibration import search as CS
 from sharpdp.shuffle.calibration.estimates import template_delta_estimate
 from sharpdp.shuffle.randomizers import BlanketMixedGaussian
+from test_shuffle_calibration_rounds import _StandIn  # the same single-round stand-in (the template)
 
 
 def test_model_miss_case_rechecked_by_an_independent_full_accuracy_composition(monkeypatch):
@@ -60,15 +61,6 @@ def test_tail_top_keeps_a_top_the_model_got_right():
 
 
 # ---------------------------------------------------------------- the search steps, on stand-ins (fast)
-class _StandIn:
-    def __init__(self, randomizer, n, adjacency="zero_out", rel_tol=1e-2):
-        self.r, self.n = randomizer, n
-
-    def get_delta_bounds(self, epsilon):
-        d = template_delta_estimate(self.r.chi_lo, self.n, epsilon)
-        return d, d
-
-
 def _steep(power, log):
     """Stand-in composition steep in sigma0: delta (T / delta)^power, T the template at chi_lo / sqrt(k)
     (power 1: the template's own slope; power 6: six times steeper in log, the Gaussian shift overshoots)."""
