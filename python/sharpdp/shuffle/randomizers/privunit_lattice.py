@@ -6,14 +6,14 @@ proposal scale t = sigma)
 conditioned, by exact rejection, on lying inside (cap coin 1) or outside (cap coin 0) the cone
 K_x = {z : <z, x> >= theta |z| |x|}. Every step is decided with Python integers; the message is
 within total variation ``sampler_tv`` of an x-independent post-processing of PrivUnit, so the
-accountant's PrivUnit figures plus its sampler charge certify it (docs/sampling.md §10.6).
+accountant's PrivUnit figures plus its sampler charge certify it (docs/sampling.md §10.6). The sampler runs
+in the compiled core (``sharpdp._core.samplers.lattice_privunit_sample``); the pure-Python reference of the
+same algorithm (``_lattice_reference``) draws the rows the core leaves undone.
 """
 
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 import numpy as np
@@ -21,6 +21,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp._rng import core_key, core_threads
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY
+from sharpdp.shuffle.randomizers._lattice_reference import ExactCone, reference_message
 from sharpdp.shuffle.randomizers.privunit import PrivUnit
 
 __all__ = ["LatticePrivUnit", "cone_layer_bound", "lattice_sampler_tv", "rounding_tv_bound"]
@@ -39,6 +40,9 @@ MIN_SCALE_BITS, MAX_SCALE_BITS = 0, 480
 MAX_DIM = 4096
 #: Refusal threshold for the expected number of proposals per message, p / s + (1 - p) / q.
 MAX_EXPECTED_PROPOSALS = 10_000.0
+#: Refusal threshold for dim x max(1 / s, 1 / q): the expected discrete-Gaussian coordinates drawn for a
+#: message whose cap coin is the rarer one (docs/sampling.md §10.6, "Running time").
+MAX_WORST_COORDINATES = 100_000.0
 #: Relative margin on the cap masses s, q (double vs 40-digit mpmath, see lattice_sampler_tv).
 _MASS_MARGIN = 1e-6
 
@@ -180,123 +184,14 @@ def _lattice_local_epsilon(p: float, theta: float, d: int, k: int) -> float | No
     return math.nextafter(eps * (1.0 + 1e-12), math.inf)
 
 
-class _Bits:
-    """Exact uniform integers from one ChaCha20 stream (64-bit words, most significant bits first)."""
-
-    def __init__(self, key: bytes, stream: int) -> None:
-        from sharpdp._core_loader import core
-
-        self._ks = core.samplers.keystream_words
-        self.key, self.stream = key, stream
-        self.words: list[int] = []
-        self.used = 0
-        self.acc, self.nbits = 0, 0
-
-    def _word(self) -> int:
-        if self.used == len(self.words):  # the core returns a stream's first `count` words: extend
-            count = max(64, 2 * len(self.words))
-            self.words.extend(self._ks(self.key, self.stream, count)[len(self.words):].tolist())
-        w = self.words[self.used]
-        self.used += 1
-        return w
-
-    def bits(self, k: int) -> int:
-        """k fresh uniform bits as an integer in [0, 2^k)."""
-        while self.nbits < k:
-            self.acc = (self.acc << 64) | self._word()
-            self.nbits += 64
-        self.nbits -= k
-        r = self.acc >> self.nbits
-        self.acc &= (1 << self.nbits) - 1
-        return r
-
-    def below(self, n: int) -> int:
-        """Uniform on {0, ..., n - 1} (n >= 1) by rejection: exact."""
-        k = (n - 1).bit_length()
-        while True:
-            r = self.bits(k)
-            if r < n:
-                return r
-
-    def bernoulli(self, num: int, den: int) -> bool:
-        """Bernoulli(num / den), 0 <= num, 1 <= den: [U < num / den] for a uniform real U in [0, 1), exact.
-
-        U's base-2^64 digits (fresh words) are compared lazily with those of num / den (long division):
-        the first differing digit decides; if num / den's expansion ends with all digits equal, U >= num / den.
-        """
-        if num >= den:
-            return True
-        r = num
-        while True:
-            c, r = divmod(r << 64, den)
-            w = self._word()  # a whole fresh word (each word is used once, by bits() or here)
-            if w != c:
-                return w < c
-            if r == 0:
-                return False
-
-    def bernoulli_exp(self, num: int, den: int) -> bool:
-        """Bernoulli(exp(-num / den)), num >= 0, den >= 1 (CKS Algorithm 1 and its extension to gamma > 1)."""
-        while num > den:  # exp(-gamma) = exp(-1)^floor(gamma) exp(-(gamma - floor(gamma)))
-            if not self._bernoulli_exp_le1(1, 1):
-                return False
-            num -= den
-        return self._bernoulli_exp_le1(num, den)
-
-    def _bernoulli_exp_le1(self, num: int, den: int) -> bool:
-        k = 1  # K = first k with A_k = 0, A_k ~ Bernoulli(gamma / k); P(K odd) = exp(-gamma)
-        while self.bernoulli(num, den * k):
-            k += 1
-        return k % 2 == 1
-
-    def discrete_laplace(self, t: int) -> int:
-        """P(Y = y) proportional to exp(-|y| / t), integer t >= 1 (CKS Algorithm 2 with s = 1)."""
-        while True:
-            u = self.below(t)
-            if not self.bernoulli_exp(u, t):
-                continue
-            v = 0
-            while self.bernoulli_exp(1, 1):
-                v += 1
-            x = u + t * v
-            neg = self.bits(1)
-            if neg and x == 0:
-                continue
-            return -x if neg else x
-
-    def discrete_gaussian(self, sigma: int) -> int:
-        """P(Y = y) proportional to exp(-y^2 / (2 sigma^2)), integer sigma >= 1 (CKS Algorithm 3 with t = sigma).
-
-        A discrete-Laplace proposal of scale t, accepted with probability exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2)),
-        gives the exact law for every t > 0 (target / proposal = exp(sigma^2 / (2 t^2)) times that probability);
-        t = sigma (a power of two here) makes the proposal's uniform part a plain draw of bits.
-        """
-        while True:
-            y = self.discrete_laplace(sigma)
-            a = abs(y) - sigma
-            if self.bernoulli_exp(a * a, 2 * sigma * sigma):
-                return y
-
-
-class _Cone:
-    """Exact membership in K_x = {z : <z, x> >= theta |z| |x|} for an integer vector z."""
-
-    def __init__(self, x_row: np.ndarray, theta: float) -> None:
-        ratios = [float(v).as_integer_ratio() for v in x_row]
-        den = max(r[1] for r in ratios)  # powers of two: X = den x is an exact integer vector
-        self.x = [n * (den // dd) for n, dd in ratios]
-        a, b = float(theta).as_integer_ratio()
-        self.nonneg = a >= 0
-        self.a2, self.b2 = a * a, b * b
-        self.xx = sum(v * v for v in self.x)
-
-    def contains(self, z: list[int]) -> bool:
-        s = sum(zi * xi for zi, xi in zip(z, self.x))
-        far = s * s * self.b2 >= self.a2 * sum(zi * zi for zi in z) * self.xx  # s^2 >= theta^2 |z|^2 |X|^2
-        if self.nonneg:
-            return s >= 0 and far
-        near = s * s * self.b2 <= self.a2 * sum(zi * zi for zi in z) * self.xx
-        return s >= 0 or near
+def _signed_limbs_to_ints(limbs: np.ndarray, max_bits: int) -> np.ndarray:
+    """Python ints (object array, shape limbs.shape[:-1]) of two's complement little-endian uint64 limbs
+    whose magnitudes have at most ``max_bits`` bits (only the limbs those need are read)."""
+    w = min(limbs.shape[-1], max(max_bits, 0) // 64 + 1)
+    val = np.ascontiguousarray(limbs[..., w - 1]).view(np.int64).astype(object)
+    for j in range(w - 2, -1, -1):
+        val = (val << 64) | limbs[..., j].astype(object)
+    return val
 
 
 def _is_int(e: object) -> bool:
@@ -343,15 +238,18 @@ class LatticePrivUnit(PrivUnit):
     ------
     ValueError
         As :class:`PrivUnit`; dim > 4096; ``scale_bits`` out of range; ``expected_proposals`` above
-        ``MAX_EXPECTED_PROPOSALS`` = 1e4 (a cap or complement of mass below about 1e-4: the rejection
-        sampler would take too long, so it is refused rather than left to hang).
+        ``MAX_EXPECTED_PROPOSALS`` = 1e4, or dim x max(1 / s, 1 / q) above ``MAX_WORST_COORDINATES`` = 1e5
+        (a cap or complement of small mass: the rejection sampler would take too long, and a message's
+        running time would tell its cap coin; refused rather than left to hang, docs/sampling.md §10.6).
     TypeError
         ``scale_bits`` not an integer.
 
     Notes
     -----
-    Speed: pure Python integers (about 8 us per discrete-Gaussian coordinate on one core), so a
-    message costs about 8 us x d x ``expected_proposals``; ``bench/bench_privunit_lattice.py``.
+    Speed: the compiled core's fixed-width exact integers (about 0.3 us per discrete-Gaussian coordinate
+    on one core at scale_bits = 96), so a message costs about d x ``expected_proposals`` such draws;
+    ``bench/bench_privunit_lattice.py``. Timing: a message's cost depends on its cap coin
+    (docs/sampling.md §10.6, "Running time").
     """
 
     floating_point_safe = True
@@ -365,6 +263,11 @@ class LatticePrivUnit(PrivUnit):
         if self.expected_proposals > MAX_EXPECTED_PROPOSALS:
             raise ValueError(f"theta={self.theta}, p={self.p}: {self.expected_proposals:.3g} expected proposals "
                              f"per message exceed {MAX_EXPECTED_PROPOSALS:g} (cap mass {self._s:.3g})")
+        worst = self.dim * max(1.0 / self._s, 1.0 / self.q)
+        if worst > MAX_WORST_COORDINATES:
+            raise ValueError(f"theta={self.theta}, dim={self.dim}: dim x max(1/s, 1/q) = {worst:.3g} expected proposals "
+                             f"(coordinates) for the rarer cap coin exceed {MAX_WORST_COORDINATES:g} (cap mass "
+                             f"{self._s:.3g})")
         self._eta = lattice_sampler_tv(self.p, self.theta, self.dim, self.scale_bits)
         self._sigma = 1 << self.scale_bits
         self._eps0 = _lattice_local_epsilon(self.p, self.theta, self.dim, self.scale_bits)
@@ -502,16 +405,7 @@ class LatticePrivUnit(PrivUnit):
         v = V.real_array("x", x, ndim=1, shape=(self.dim,))
         if not np.any(v):
             raise ValueError("x must be nonzero (only its direction is used)")
-        return _Cone(v, self.theta).contains([int(e) for e in zs])
-
-    def _message(self, key: bytes, index: int, cone: _Cone) -> list[int]:
-        rnd = _Bits(key, LATTICE_STREAM + index)
-        num, den = self.p.as_integer_ratio()
-        inside = rnd.bernoulli(num, den)
-        while True:
-            z = [rnd.discrete_gaussian(self._sigma) for _ in range(self.dim)]
-            if cone.contains(z) == inside:
-                return z
+        return ExactCone(v, self.theta).contains([int(e) for e in zs])
 
     def sample(self, x, rng=None, *, threads: int | None = None) -> np.ndarray:  # type: ignore[override]
         """Release integer messages for unit rows ``x`` (floating-point safe).
@@ -528,8 +422,8 @@ class LatticePrivUnit(PrivUnit):
             None (default): a release, key from OS entropy (CSPRNG). A seed or Generator:
             reproducible research mode, not private unless the seed is secret.
         threads : int or None, keyword-only
-            Worker threads >= 1 (None: all cores). Pure Python: the GIL serialises them, so they
-            change neither the output nor, much, the speed.
+            Worker threads >= 1 (None: all cores) of the compiled sampler, which releases the GIL; the
+            output never depends on them (one stream per message).
 
         Returns
         -------
@@ -547,21 +441,17 @@ class LatticePrivUnit(PrivUnit):
         v = V.real_array("x", x, ndim=2, shape=(None, self.dim))
         if np.any(np.abs(np.linalg.norm(v, axis=1) - 1.0) > 1e-9):
             raise ValueError("x must have unit-norm rows (PrivUnit's input domain is the sphere S^{d-1})")
-        nthreads = core_threads(threads) or (os.cpu_count() or 1)
+        from sharpdp._core_loader import core
+
         key = core_key(rng)
-        n = v.shape[0]
-        out = np.empty((n, self.dim), dtype=object)
-
-        def run(lo: int, hi: int) -> None:
-            for i in range(lo, hi):
-                out[i, :] = self._message(key, i, _Cone(v[i], self.theta))
-
-        cuts = np.linspace(0, n, min(nthreads, n) + 1).astype(int)
-        if len(cuts) == 2:
-            run(0, n)
-        else:
-            with ThreadPoolExecutor(len(cuts) - 1) as ex:
-                list(ex.map(run, cuts[:-1], cuts[1:]))
+        num, den = self.p.as_integer_ratio()
+        limbs, row_bits = core.samplers.lattice_privunit_sample(
+            v, num, den.bit_length() - 1, self.theta, self.scale_bits, key, LATTICE_STREAM, core_threads(threads),
+            self.scale_bits // 64 + 2)
+        out = _signed_limbs_to_ints(limbs, int(row_bits.max()))
+        for i in np.flatnonzero(row_bits < 0):  # an intermediate beyond the core's fixed width: the reference
+            out[i, :] = reference_message(key, LATTICE_STREAM + int(i), ExactCone(v[i], self.theta), self.p,
+                                          self._sigma, self.dim)
         return out
 
     def estimate(self, messages) -> np.ndarray:
