@@ -187,6 +187,40 @@ std::uint64_t divmod_small(const Big& a, std::uint64_t d, Big& q) {
   return static_cast<std::uint64_t>(rem);
 }
 
+// floor(a / 2^shift) as 128 bits, shift in (-128, 6144], the caller knowing that it is < 2^128.
+unsigned __int128 window128(const Big& a, int shift) {
+  if (shift < 0) {
+    unsigned __int128 v = 0;
+    for (int i = a.n - 1; i >= 0; --i) v = (v << 64) | a.l[i];  // a < 2^(128 + shift): at most two limbs
+    return v << (-shift);
+  }
+  const int w = shift / 64, b = shift % 64;
+  auto limb = [&](int i) -> std::uint64_t { return i < a.n ? a.l[i] : 0; };
+  const std::uint64_t l0 = limb(w), l1 = limb(w + 1), l2 = limb(w + 2);
+  std::uint64_t lo = l0, hi = l1;
+  if (b != 0) {
+    lo = (l0 >> b) | (l1 << (64 - b));
+    hi = (l1 >> b) | (l2 << (64 - b));
+  }
+  return (static_cast<unsigned __int128>(hi) << 64) | lo;
+}
+
+// floor(h / k) for h < k 2^64 (the quotient fits in 64 bits).
+inline std::uint64_t div128(unsigned __int128 h, std::uint64_t k) {
+  const auto hi = static_cast<std::uint64_t>(h >> 64), lo = static_cast<std::uint64_t>(h);
+  if (hi == 0) return lo / k;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  std::uint64_t q, r;
+  __asm__("divq %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), "rm"(k) : "cc");
+  (void)r;
+  return q;
+#else
+  return static_cast<std::uint64_t>(h / k);
+#endif
+}
+
+inline int bit_length64(std::uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
+
 // Exact uniform integers and Bernoulli coins from one ChaCha20 stream (the reference's _Bits):
 // 64-bit words most significant bits first; bits() keeps an accumulator of fewer than 64 bits across
 // calls; bernoulli() consumes whole fresh words.
@@ -229,10 +263,19 @@ class LatticeBits {
   // Bernoulli(num / (k 2^e)): the first differing base-2^64 digit of a uniform U (fresh words) and of
   // num / den decides [U < num / den]; equal digits to the end of num / den's expansion: false.
   bool bernoulli(const Big& num, std::uint64_t k, int e) {
+    // num >= k 2^e iff floor(num / 2^e) >= k (k 2^e has no bits below e)
+    const int bl = num.bit_length(), bk = bit_length64(k);
+    if (bl > e + bk) return true;
+    if (bl == e + bk && static_cast<std::uint64_t>(window128(num, e)) >= k) return true;
+    {  // first digit c = floor(num 2^64 / (k 2^e)) < 2^64 from a 128-bit window; the rest only on a tie
+      const unsigned __int128 h = window128(num, e - 64);  // < k 2^64
+      const std::uint64_t c = k == 1 ? static_cast<std::uint64_t>(h) : div128(h, k);
+      const std::uint64_t w = rng_.next();
+      if (w != c) return w < c;
+    }
     Big den, r, x, hi, lo;
-    shl(Big(k), e, den);
-    if (cmp(num, den) >= 0) return true;
     r = num;
+    bool first = true;
     while (true) {
       shl(r, 64, x);  // x = r 2^64 = c den + r', den = k 2^e
       shr(x, e, hi);
@@ -241,14 +284,24 @@ class LatticeBits {
       const std::uint64_t c = hi.n > 0 ? hi.l[0] : 0;
       shl(Big(rk), e, r);
       add(r, lo, r);
-      const std::uint64_t w = rng_.next();
-      if (w != c) return w < c;
+      if (!first) {
+        const std::uint64_t w = rng_.next();
+        if (w != c) return w < c;
+      }
+      first = false;  // the first digit's word was drawn (and tied) above
       if (r.zero()) return false;
     }
   }
 
   // Bernoulli(exp(-num / 2^e)) (CKS Algorithm 1 and its extension to gamma > 1).
   bool bernoulli_exp(const Big& num, int e) {
+    const int bl = num.bit_length();  // num <= 2^e: the common case, no copy
+    if (bl <= e || (bl == e + 1 && num.l[num.n - 1] == (std::uint64_t{1} << (e % 64)) && [&] {
+          for (int i = 0; i < num.n - 1; ++i)
+            if (num.l[i] != 0) return false;
+          return true;
+        }()))
+      return bernoulli_exp_le1(num, e);
     Big cur = num, den;
     shl(Big(1), e, den);
     const Big one(1);
