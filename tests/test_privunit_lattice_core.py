@@ -141,3 +141,8 @@ def test_refuses_when_the_rarer_coin_needs_too_many_draws():
     with pytest.raises(ValueError, match="rarer cap coin"):
         LatticePrivUnit(0.7, 0.35, 100)
     LatticePrivUnit(0.7, 0.3, 100)
+    # a rare coin on a tiny cap: mean p / s + (1 - p) / q about 101, but 1 / s = 1e11 proposals for that coin
+    r = None
+    with pytest.raises(ValueError, match="rarer cap coin"):
+        r = LatticePrivUnit(1e-9, 1 - 2e-11, 3)
+    assert r is None

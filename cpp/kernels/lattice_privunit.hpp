@@ -7,9 +7,9 @@
 // their used length. Every Bernoulli denominator of the algorithm is k 2^e with k < 2^64 (p's dyadic
 // denominator; t = sigma = 2^s; 2 sigma^2 = 2^(2s+1); k times those inside CKS Algorithm 1), so the long
 // division of the lazy comparison needs a multi-limb numerator and a single-limb divisor only. The cone
-// test's products (|z| ~ 2^(s+7), x's dyadic integers up to ~2^1128, theta's denominator up to 2^1074)
-// stay below 2^5450 for every scale_bits <= 480; a value that would not fit (a discrete-Laplace
-// geometric count beyond ~2^600, probability far below 2^-1000) aborts the row, which is then reported
+// test's products (|z| < 2^(s+65), x's reduced dyadic integers below 2^1076, theta's denominator up to
+// 2^1074) stay below 2^5520 for every scale_bits <= 480; a value that would not fit (it would take a discrete-Laplace
+// geometric count of 2^64, probability about exp(-2^64)) aborts the row, which is then reported
 // as not done (row_bits = -1) for the caller to draw with the reference (same stream: same message).
 #pragma once
 
