@@ -152,6 +152,13 @@ void mul(const Big& a, const Big& b, Big& r) {
     r.n = 0;
     return;
   }
+  if (a.n == 1 && b.n == 1) {
+    const unsigned __int128 p = static_cast<unsigned __int128>(a.l[0]) * b.l[0];
+    r.l[0] = static_cast<std::uint64_t>(p);
+    r.l[1] = static_cast<std::uint64_t>(p >> 64);
+    r.n = r.l[1] != 0 ? 2 : 1;
+    return;
+  }
   const int n = a.n + b.n;
   check_size(n - 1);
   const int cap = n < kLatticeLimbs ? n : kLatticeLimbs;
