@@ -4,7 +4,7 @@ The released message of user x is an integer vector z: an exact discrete-Gaussia
 (Canonne, Kamath and Steinke, *The Discrete Gaussian for Differential Privacy*, Algorithms 1-3; the
 proposal scale t = sigma)
 conditioned, by exact rejection, on lying inside (cap coin 1) or outside (cap coin 0) the cone
-K_x = {z : <z, x> >= theta |z| |x|}. Every step is decided with Python integers; the message is
+K_x = {z : <z, x> >= theta |z| |x|}. Every step is decided with exact integers; the message is
 within total variation ``sampler_tv`` of an x-independent post-processing of PrivUnit, so the
 accountant's PrivUnit figures plus its sampler charge certify it (docs/sampling.md §10.6). The sampler runs
 in the compiled core (``sharpdp._core.samplers.lattice_privunit_sample``); the pure-Python reference of the
@@ -35,8 +35,8 @@ DEFAULT_SCALE_BITS = 96
 #: 480 every number in eta's formula is a normal double, so its rounding errors are relative (the margins cover
 #: them); the released integers themselves have no limit.
 MIN_SCALE_BITS, MAX_SCALE_BITS = 0, 480
-#: Largest dimension: the cap-mass cross-check (mpmath's hypergeometric series) and the pure-Python
-#: sampler (about 8 us per coordinate and proposal) are kept within reach.
+#: Largest dimension: the cap-mass cross-check (mpmath's hypergeometric series) and the sampler
+#: (about 0.4 us per coordinate and proposal in the core, 8 us in the Python reference) are kept within reach.
 MAX_DIM = 4096
 #: Refusal threshold for the expected number of proposals per message, p / s + (1 - p) / q.
 MAX_EXPECTED_PROPOSALS = 10_000.0
