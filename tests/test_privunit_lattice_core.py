@@ -97,6 +97,25 @@ def test_rows_the_core_cannot_hold_are_flagged_and_drawn_by_the_reference():
     assert np.all((ok >= 90) & (ok <= 110))
 
 
+def test_sample_draws_the_undone_rows_with_the_reference(monkeypatch):
+    # Catches: undone rows released as zeros, or redrawn on another stream (then they would differ).
+    real = core.samplers.lattice_privunit_sample
+    undone, calls = [1, 4], []
+
+    def flagging(x, *args):
+        calls.append(len(x))
+        limbs, row_bits = real(x, *args)
+        limbs[undone] = 0
+        row_bits[undone] = -1
+        return limbs, row_bits
+
+    monkeypatch.setattr(core.samplers, "lattice_privunit_sample", flagging)
+    x, r = _rows(3, 6, seed=11), LatticePrivUnit(0.7, 0.2, 3)
+    z = r.sample(x, rng=12)
+    assert z.tolist() == _reference(core_key(12), x, 0.7, 0.2, 96)
+    assert calls == [6] and all(any(v != 0 for v in z[i]) for i in undone)
+
+
 @pytest.mark.parametrize("kw,match", [
     (dict(theta=1.0), "theta"), (dict(theta=float("nan")), "theta"), (dict(scale_bits=481), "scale_bits"),
     (dict(scale_bits=-1), "scale_bits"), (dict(p_num=8), "p"), (dict(p_num=0), "p"), (dict(p_exp=0), "p"),
