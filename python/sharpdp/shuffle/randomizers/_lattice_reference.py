@@ -17,7 +17,18 @@ __all__ = ["ExactBits", "ExactCone", "reference_message"]
 
 
 class ExactBits:
-    """Exact uniform integers from one ChaCha20 stream (64-bit words, most significant bits first)."""
+    """Exact uniform integers and coins from one ChaCha20 stream (64-bit words, most significant bits first).
+
+    ``bits`` keeps the unused low bits of its last word (fewer than 64) for the next call; ``bernoulli``
+    consumes whole fresh words (docs/sampling.md §10.6, steps E1-E5).
+
+    Parameters
+    ----------
+    key : bytes
+        32-byte ChaCha20 key (``sharpdp._rng.core_key``).
+    stream : int
+        Stream number in [0, 2^64) (message i of LatticePrivUnit: LATTICE_STREAM + i).
+    """
 
     def __init__(self, key: bytes, stream: int) -> None:
         from sharpdp._core_loader import core
@@ -115,7 +126,15 @@ class ExactBits:
 
 
 class ExactCone:
-    """Exact membership in K_x = {z : <z, x> >= theta |z| |x|} for an integer vector z."""
+    """Exact membership in K_x = {z : <z, x> >= theta |z| |x|} for an integer vector z.
+
+    Parameters
+    ----------
+    x_row : numpy.ndarray of float64, shape (dim,)
+        A nonzero finite vector, read as its exact dyadic values (only its direction matters).
+    theta : float
+        Cap threshold in (-1, 1), read as its exact dyadic value (docs/sampling.md §10.6, step E6).
+    """
 
     def __init__(self, x_row: np.ndarray, theta: float) -> None:
         ratios = [float(v).as_integer_ratio() for v in x_row]
