@@ -4,6 +4,7 @@ docs/calibration.md, docs/composition.md §4)."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -193,8 +194,6 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
     pair built on [0, top] is certified for any top (docs/composition.md §2, Claim A); a top far past the
     floor costs time (values near delta 1e-13 cost ~1 s each), one short of it a looser composed value.
     ``progress`` False: no bar; else a bar over the secant's values (its budget _TAIL_STEPS), None: after 0.5 s."""
-    import sys
-
     from sharpdp._progress import progress_bar
     from sharpdp.shuffle.profile import doubling_epsilon, privacy_profile_bounds
 
@@ -204,8 +203,8 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
     up = value(top)
     if not (up > _MODEL_MISS * floor and top < 60.0):
         return top
-    bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (model missed: secant on certified tail values; stops at "
-                       "the first <= the floor)", unit=" values", file=sys.stderr, leave=True,
+    # (the method: this docstring; the bar's description stays short for an 80-column terminal)
+    bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (tail secant)", unit=" values", file=sys.stderr, leave=True,
                        disable=progress is False, delay=0.0 if progress else 0.5)  # (tail values: the costly ones)
     try:
         pts = [(0.0, float(privacy_profile_bounds(acc, 0.0)[1])), (top, up)]
@@ -323,9 +322,12 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
         return log_sigma_eff(delta * math.exp(_ROUNDS_STEP_AIM)) + half_log_k - (log_sigma_eff(d) - (s - half_log_k))
 
     s = log_sigma_eff(delta * math.exp(_ROUNDS_AIM)) + half_log_k  # shift 0: the Gaussian start
-    bar = Progress(f"calibrating BMG for {rounds} rounds ({_ROUNDS_CERTS} candidates budgeted, more only if none "
-                   f"certifies; stops at the first certified one within 20 % of the target)", progress,
-                   _ROUNDS_CERTS, unit=" candidates")
+    desc = f"calibrating BMG for {rounds} rounds"  # short: an 80-column terminal shows the count and estimate
+    if progress:  # the detail, once (docs/composition.md §4.1)
+        print(f"{desc}: {_ROUNDS_CERTS} candidates budgeted (more only if none certifies), each certified by one "
+              f"{rounds}-round composition; stops at the first certified one within 20 % of the target",
+              file=sys.stderr, flush=True)
+    bar = Progress(desc, progress, _ROUNDS_CERTS, unit=" candidates")
     bar.update(0)  # shown at once (a plain bar prints on updates only)
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
