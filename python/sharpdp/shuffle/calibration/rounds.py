@@ -48,8 +48,8 @@ _ROUNDS_STEP_AIM = math.log(0.95)
 # Smallest safe-side step in s (and in log sigma0 in the fallback) after a failure, doubled after
 # each further failure up to _ROUNDS_MAX_STEP.
 _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
-# Each candidate's dominating pair (docs/composition.md §4.2): _PAIR_POINTS even lattice points
-# k Delta on [0, e_top], Delta = e_top / _PAIR_STEPS, e_top where the template model of the round
+# Each candidate's dominating pair (docs/composition.md §4.2): _PAIR_POINTS points spread evenly over [0, e_top],
+# each rounded to a multiple k Delta of the lattice step Delta = e_top / _PAIR_STEPS (about 10 Delta apart), e_top where the template model of the round
 # (template_delta_estimate at the BMG's chi_lo) is _FLOOR_SHARE D / rounds, D the model of the
 # composed delta (the template at chi_lo / sqrt(rounds), ~ the target in the search): the pair's
 # infinity mass, charged in full to the composed delta, is then about that share of it. Only a
@@ -105,7 +105,8 @@ def _pair_top(bmg: Any, n: int, rounds: int, epsilon: float, delta: float | None
 
 
 def _pair_points(top: float) -> tuple[float, tuple[float, ...]]:
-    """(Delta, sample eps): _PAIR_POINTS even lattice points on [0, ``top``], Delta = top / _PAIR_STEPS."""
+    """(Delta, sample eps): _PAIR_POINTS points spread evenly over [0, ``top``], each rounded to a multiple of the
+    lattice step Delta = top / _PAIR_STEPS (consecutive points about _PAIR_STEPS / (_PAIR_POINTS - 1) Delta apart)."""
     dx = min(max(top / _PAIR_STEPS, 1e-12), 1.0)
     ks = sorted({round(i * top / dx / (_PAIR_POINTS - 1)) for i in range(_PAIR_POINTS)})
     return dx, tuple(k * dx for k in ks)
@@ -115,7 +116,7 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
                       progress: bool | None = False, delta: float | None = None) -> Any:
     """Certified composition of ``rounds`` runs of a BMG round from a few model-placed profile points.
 
-    The round's dominating pair is built from 40 certified upper values at even points on [0, e_top]
+    The round's dominating pair is built from 40 certified upper values at points spread evenly over [0, e_top]
     (:func:`_pair_points`), e_top placed by the round's template model (docs/composition.md §4.2). A pair
     from certified upper values at any points is a certified dominating pair (docs/composition.md §2,
     Claim A), so the composition is certified; it is a little looser than the default adaptive pair's
