@@ -149,7 +149,7 @@ def test_ctrl_c_leaves_the_bars_at_their_true_count_and_says_interrupted(capsys,
     assert outer[-1].startswith("calibrating BMG for 2 rounds: 1/4 candidates (25%), ")
     assert outer[-1].endswith(" (interrupted)") and not any(x.endswith("(done)") for x in outer)
     inner = [x for x in lines if x.startswith("candidate 2: calibrating BMG: ")]
-    done = _StandIn.calls - 1 - sum(1 for _ in range(0))  # evaluations finished before the injected one
+    done = _StandIn.calls - 1  # evaluations finished before the injected one
     first = int(re.search(r"candidate 1: calibrating BMG: (\d+)/\1 .*\(done\)",
                           "\n".join(lines)).group(1))  # candidate 1 finished its evaluations
     assert inner[-1].startswith(f"candidate 2: calibrating BMG: {done - first}/10 accountant evaluations")
