@@ -48,7 +48,8 @@ _LABEL: ContextVar[str] = ContextVar("sharpdp_progress_label", default="")
 #: The rule in one paragraph, for ``--help`` epilogs.
 PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
                  "is a terminal, else (redirected, piped, CI) one plain line at most every 5 s and a final "
-                 "'(done)' line; a step that ends within its delay prints nothing. Warnings go to stderr once "
+                 "'(done)' line; a step that ends within its delay prints nothing; on Ctrl-C a bar stays at its "
+                 "true count and says 'interrupted' (exit status 130). Warnings go to stderr once "
                  "(with --json they are also in the result's \"warnings\").")
 
 

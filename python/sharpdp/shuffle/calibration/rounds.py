@@ -67,6 +67,10 @@ _MODEL_MISS = 10.0
 # pair of twice the point density (the same certified values plus the midpoints), at most _REFINE_TIMES times:
 # 40 points can be ~25 % looser than the default pair where the round's profile bends within their spacing.
 _REFINE_WITHIN, _REFINE_TIMES = 1.5, 2
+# Largest per-round epsilon / sqrt(k) the k-round search accepts (docs/composition.md §4.1, "Range"): beyond it a
+# round's composed delta is flat in the noise (a single-big-jump plateau) and then falls off a cliff, far from the
+# Gaussian model the search steps by, and each candidate's certified tail values cost tens of seconds.
+ROUNDS_EPS_PER_ROUND_MAX = 4.0
 # _tail_top: secant steps aim this factor below the floor (the log-profile of a shuffled round is usually convex
 # in its tail, so a secant from the left falls short); at most _TAIL_STEPS of them, each at least _TAIL_MIN_STEP
 # x the current eps further, then profile.doubling_epsilon.
@@ -301,6 +305,15 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
 
     half_log_k = 0.5 * math.log(rounds)
     e1 = epsilon / math.sqrt(rounds)
+    if e1 > ROUNDS_EPS_PER_ROUND_MAX:  # refused at once, before minutes of candidates (docs/composition.md §4.1)
+        raise ValueError(
+            f"epsilon: {epsilon:g} nats over {rounds} rounds is {e1:.3g} nats per round (epsilon / sqrt(rounds)), "
+            f"above {ROUNDS_EPS_PER_ROUND_MAX:g}, the most the {rounds}-round calibration supports: there the composed "
+            f"delta stays nearly flat as the noise drops, then jumps by orders of magnitude (flights table, epsilon = "
+            f"50, 5 rounds: 9e-13 to 1e-5 between two candidates), far from the Gaussian model the search steps by, "
+            f"and each candidate costs about a minute of certified tail values; calibrate one round at (epsilon / "
+            f"{rounds}, delta / {rounds}) instead ({rounds} such releases are (epsilon, delta)-DP by basic "
+            f"composition) or use a smaller epsilon")
 
     def log_sigma_eff(d: float) -> float:  # Gaussian noise whose delta_G(epsilon) is d
         return math.log(gaussian_mechanism_sigma(epsilon, min(max(d, 1e-300), 1.0 - 1e-12)))
