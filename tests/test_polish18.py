@@ -244,19 +244,19 @@ def test_rounds_refuse_at_once_beyond_the_per_round_epsilon_they_support(capsys,
 
     monkeypatch.setattr(CS, "make_accountant", no_evaluation)
     with pytest.raises(ValueError, match=r"^epsilon: 50 nats over 5 rounds is 22\.4 nats per round \(epsilon / "
-                                         r"sqrt\(rounds\)\), above 4,.*basic composition"):
+                                         r"sqrt\(rounds\)\), above 5,.*basic composition"):
         calibrate_bmg_report(327346, 50.0, 1e-6, 4, rounds=5)
     code, out, err = _run(capsys, "mean", "--csv", str(table), "--bounds", "0:1", "--epsilon", "50", "--rounds", "5")
     assert code == 2 and out == "" and "Traceback" not in err
     assert err.splitlines()[-1].startswith("sharpdp mean: error: --epsilon: 50 nats over 5 rounds is 22.4 nats per")
-    assert CR.ROUNDS_EPS_PER_ROUND_MAX == 4.0
+    assert CR.ROUNDS_EPS_PER_ROUND_MAX == 5.0
 
 
 def test_rounds_at_the_per_round_bound_are_calibrated(stand_ins):
     from sharpdp.shuffle import calibrate_bmg_report
 
-    # epsilon / sqrt(rounds) = 4 exactly: searched as before (stand-in accountants: the search, no certificate)
-    rep = calibrate_bmg_report(5000, 8.0, 1e-6, 1, rounds=4, progress=False)
+    # epsilon / sqrt(rounds) = 5 exactly: searched as before (stand-in accountants: the search, no certificate)
+    rep = calibrate_bmg_report(5000, 10.0, 1e-6, 1, rounds=4, progress=False)
     assert rep.rounds == 4 and rep.composed_certifications == len(stand_ins) >= 1 and rep.delta_bounds[1] <= 1e-6
 
 

@@ -70,8 +70,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="number K >= 1 of releases of this mean on the same data the (epsilon, delta) budget "
                         "must cover (default 1); K > 1 calibrates the BMG so that K rounds compose to "
                         "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K)); refused at once when epsilon / "
-                        "sqrt(K) > 4 nats, where that calibration does not converge in its budget "
-                        "(docs/composition.md §4.1)")
+                        "sqrt(K) > 5 nats, outside what that calibration supports (minutes per run, far from its "
+                        "model: docs/composition.md §4.1)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the randomizer and the shuffle, for reproducible research runs: the release is "
                         "then NOT private unless the seed is kept secret; never printed, written only to "

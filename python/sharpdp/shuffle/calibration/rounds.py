@@ -70,7 +70,7 @@ _REFINE_WITHIN, _REFINE_TIMES = 1.5, 2
 # Largest per-round epsilon / sqrt(k) the k-round search accepts (docs/composition.md §4.1, "Range"): beyond it a
 # round's composed delta is flat in the noise (a single-big-jump plateau) and then falls off a cliff, far from the
 # Gaussian model the search steps by, and each candidate's certified tail values cost tens of seconds.
-ROUNDS_EPS_PER_ROUND_MAX = 4.0
+ROUNDS_EPS_PER_ROUND_MAX = 5.0
 # _tail_top: secant steps aim this factor below the floor (the log-profile of a shuffled round is usually convex
 # in its tail, so a secant from the left falls short); at most _TAIL_STEPS of them, each at least _TAIL_MIN_STEP
 # x the current eps further, then profile.doubling_epsilon.
