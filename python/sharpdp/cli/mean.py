@@ -209,6 +209,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError("--rounds > 1 is not supported with the distributed engine options")
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
+    from sharpdp.shuffle.calibration.rounds import check_rounds_range
+
+    check_rounds_range(epsilon, rounds)  # (K > 1 outside its range: refused before the table loads)
     # say at once what comes (before the table loads: a second or more), then the calibration's bar from its
     # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
     if rounds > 1 or _stderr_is_terminal():

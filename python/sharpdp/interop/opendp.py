@@ -282,5 +282,5 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
                                           function=function, privacy_map=privacy_map)
 
 
-__all__ = ["UNIT_ROW_TOL", "ZERO_OUT_DISTANCE", "UnitRowsDescriptor", "default_input_domain", "input_metric",
-           "make_shuffled_round"]
+# (UnitRowsDescriptor and UNIT_ROW_TOL describe default_input_domain's unit-row domain; not exported)
+__all__ = ["ZERO_OUT_DISTANCE", "default_input_domain", "input_metric", "make_shuffled_round"]

@@ -296,6 +296,34 @@ def _next_s(s: float, up: float, ok: bool, fails: int, seen: list[tuple[float, f
     return nxt
 
 
+def check_rounds_range(epsilon: float, rounds: int) -> None:
+    """Refuse a k-round calibration outside its supported range (docs/composition.md §4.1, "Range").
+
+    Parameters
+    ----------
+    epsilon : float
+        Composed epsilon, nats (validated by the caller).
+    rounds : int
+        Number of rounds k >= 1 (validated by the caller); k = 1 is never refused here.
+
+    Raises
+    ------
+    ValueError
+        epsilon / sqrt(rounds) > ROUNDS_EPS_PER_ROUND_MAX (5 nats) for rounds > 1; the message names
+        ``epsilon``, gives the reason and the basic-composition alternative.
+    """
+    e1 = epsilon / math.sqrt(rounds)
+    if rounds > 1 and e1 > ROUNDS_EPS_PER_ROUND_MAX:
+        raise ValueError(
+            f"epsilon: {epsilon:g} nats over {rounds} rounds is {e1:.3g} nats per round (epsilon / sqrt(rounds)), "
+            f"above {ROUNDS_EPS_PER_ROUND_MAX:g}, the most the {rounds}-round calibration supports: there the composed "
+            f"delta stays nearly flat as the noise drops, then jumps by orders of magnitude (flights table, epsilon = "
+            f"50, 5 rounds: 9e-13 to 1e-5 between two candidates), far from the Gaussian model the search steps by, "
+            f"and each candidate costs up to about a minute of certified tail values; calibrate one round at "
+            f"(epsilon / {rounds}, delta / {rounds}) instead ({rounds} such releases are (epsilon, delta)-DP by basic "
+            f"composition) or use a smaller epsilon")
+
+
 def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds: int, adjacency: str,
                          progress: bool | None, single: Callable[..., CalibrationReport]) -> CalibrationReport:
     """calibrate_bmg_report for rounds > 1 (validated arguments; method: the comment above); ``single`` is
@@ -305,15 +333,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
 
     half_log_k = 0.5 * math.log(rounds)
     e1 = epsilon / math.sqrt(rounds)
-    if e1 > ROUNDS_EPS_PER_ROUND_MAX:  # refused at once, before minutes of candidates (docs/composition.md §4.1)
-        raise ValueError(
-            f"epsilon: {epsilon:g} nats over {rounds} rounds is {e1:.3g} nats per round (epsilon / sqrt(rounds)), "
-            f"above {ROUNDS_EPS_PER_ROUND_MAX:g}, the most the {rounds}-round calibration supports: there the composed "
-            f"delta stays nearly flat as the noise drops, then jumps by orders of magnitude (flights table, epsilon = "
-            f"50, 5 rounds: 9e-13 to 1e-5 between two candidates), far from the Gaussian model the search steps by, "
-            f"and each candidate costs about a minute of certified tail values; calibrate one round at (epsilon / "
-            f"{rounds}, delta / {rounds}) instead ({rounds} such releases are (epsilon, delta)-DP by basic "
-            f"composition) or use a smaller epsilon")
+    check_rounds_range(epsilon, rounds)  # refused at once, before minutes of candidates
 
     def log_sigma_eff(d: float) -> float:  # Gaussian noise whose delta_G(epsilon) is d
         return math.log(gaussian_mechanism_sigma(epsilon, min(max(d, 1e-300), 1.0 - 1e-12)))
