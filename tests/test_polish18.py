@@ -58,8 +58,8 @@ P_clock = [0.0]
 
 @pytest.fixture
 def plain(monkeypatch):
-    """Plain bars on a fake clock that stands still unless a stand-in evaluation advances it."""
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    """Plain bars (on a stream that is not a terminal) on a fake clock that stands still unless a stand-in
+    evaluation advances it."""
     P_clock[0] = 0.0
     monkeypatch.setattr(P, "clock", lambda: P_clock[0])
 
@@ -174,6 +174,20 @@ def test_tqdm_bar_keeps_its_count_when_interrupted():
     bar = P.progress_bar(total=10, desc="work", file=tty, disable=True)
     bar.total = 4  # outside an interrupt the total follows the caller
     assert bar.total == 4
+
+
+def test_bars_left_open_are_closed_as_interrupted_before_the_clis_line(plain):
+    pytest.importorskip("tqdm")
+    tty, log = _Tty(), io.StringIO()
+    live = P.progress_bar(total=40, desc="values", unit=" values", file=tty, leave=True, mininterval=0.0)
+    flat = P.progress_bar(total=40, desc="values", unit=" values", file=log)  # a plain bar (tqdm.auto hidden)
+    live.update(33)
+    flat.update(33)  # (shown at once: its first update, no delay)
+    P.close_interrupted()  # what `sharpdp` does on Ctrl-C for bars a caller closes only on success
+    last = tty.getvalue().rstrip("\n").split("\r")[-1].rstrip()  # (tqdm pads over the longer line before)
+    assert last.endswith("33/40 [00:00] interrupted") and " 82%|" in last and len(last) <= 80, repr(last)
+    assert log.getvalue().splitlines()[-1] == "values: 33/40 values (82%), 0 s (interrupted)"
+    assert not list(P._OPEN)
 
 
 # ------------------------------------------------------------------------------------ 4. LatticePrivUnit cache

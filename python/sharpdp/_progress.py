@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import sys
 import time
+import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["PROGRESS_RULE", "progress_bar", "progress_label"]
+__all__ = ["PROGRESS_RULE", "close_interrupted", "progress_bar", "progress_label"]
 
 
 
@@ -37,6 +38,22 @@ def clock() -> float:
 def _interrupted() -> bool:
     """True while a ``KeyboardInterrupt`` is being handled (a ``finally`` or ``__exit__`` run by Ctrl-C)."""
     return isinstance(sys.exc_info()[1], KeyboardInterrupt)
+
+
+#: Bars not closed yet (plain and tqdm ones made here), for :func:`close_interrupted`.
+_OPEN: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def close_interrupted() -> None:
+    """Close every bar still open after a ``KeyboardInterrupt`` (one whose caller closes it only on success),
+    at its true count and marked interrupted, so nothing is drawn after the caller's "interrupted" line.
+
+    Returns
+    -------
+    None
+    """
+    for bar in list(_OPEN):
+        bar.close(interrupted=True)
 
 
 #: Room kept on a terminal line for the count, the percentage and the time estimate (see the module doc).
@@ -88,6 +105,7 @@ class _PlainBar:
         self._start = clock()
         self._last = -float("inf")
         self._shown = False
+        _OPEN.add(self)
 
     def _line(self, done: bool = False, interrupted: bool = False) -> str:
         el = clock() - self._start
@@ -121,9 +139,10 @@ class _PlainBar:
             self._shown = True
             print(self._line(), file=self.file, flush=True)
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        _OPEN.discard(self)
         if self._shown and not self.disable:
-            stop = _interrupted()
+            stop = interrupted or _interrupted()
             print(self._line(done=not stop, interrupted=stop), file=self.file, flush=True)
         self._shown = False
 
@@ -209,7 +228,9 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         kwargs.setdefault("miniters", 1)
         if chosen is std_tqdm:
             kwargs["desc"] = _fit(str(kwargs.get("desc") or ""), _columns(file))
-        return _tqdm_class(tqdm)(iterable, **kwargs)
+        bar = _tqdm_class(tqdm)(iterable, **kwargs)
+        _OPEN.add(bar)
+        return bar
     return _PlainBar(iterable, **kwargs)
 
 
@@ -248,9 +269,11 @@ def _tqdm_class(base: type) -> type:
                     return
                 self._sharpdp_total = value
 
-            def close(self) -> None:
-                if _interrupted() and not getattr(self, "disable", True):
-                    self.set_postfix_str("interrupted", refresh=False)
+            def close(self, interrupted: bool = False) -> None:
+                _OPEN.discard(self)
+                if (interrupted or _interrupted()) and not getattr(self, "disable", True):
+                    # the true count, no rate: "interrupted" fits in 80 columns
+                    self.bar_format = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}] interrupted"
                 super().close()
 
         Bar.__name__ = Bar.__qualname__ = base.__name__
