@@ -113,7 +113,7 @@ def test_mean_k1_on_a_terminal_says_what_comes_then_draws_the_bar(capsys, monkey
 def test_long_descriptions_leave_the_count_and_estimate_visible_at_80_columns(monkeypatch):
     tqdm = pytest.importorskip("tqdm")
     tty = _Tty()
-    bar = P.progress_bar(total=4, desc="calibrating BMG for 5 rounds (" + "detail " * 20 + ")", unit=" candidates",
+    bar = P.progress_bar(total=4, desc="calibrating BMG for 5 rounds, " + "detail " * 20, unit=" candidates",
                          file=tty, ncols=80, mininterval=0.0)
     assert isinstance(bar, tqdm.std.tqdm) and len(bar.desc) <= 80 - P._ROOM and bar.desc.endswith("...")
     bar.update(1)
@@ -121,6 +121,7 @@ def test_long_descriptions_leave_the_count_and_estimate_visible_at_80_columns(mo
     last = [x.rstrip("\n") for x in tty.getvalue().split("\r") if "1/4" in x][-1]
     assert len(last) <= 80 and " 25%|" in last and "1/4 [" in last and "<" in last, repr(last)
     assert P._fit("calibrating BMG for 5 rounds", 80) == "calibrating BMG for 5 rounds"  # a short one is kept whole
+    assert P._fit("candidate 2: privacy profile (explicit points)", 80) == "candidate 2: privacy profile"
     assert P._fit("x" * 100, 200) == "x" * 100 and len(P._fit("x" * 100, 30)) == 20  # at least 20 characters
 
 

@@ -9,8 +9,10 @@ redirected to a file or a pipe, a CI log, no tqdm) one plain line at most every
 
 Interruption: a bar closed while a ``KeyboardInterrupt`` propagates (Ctrl-C) keeps its true count
 and total (a caller's "finished: total = count" is ignored then), and says ``(interrupted)``
-instead of ``(done)``. On a terminal a description longer than the room left for the count, the
-percentage and the time estimate (``columns - 40`` characters, at least 20) is cut with ``...``.
+instead of ``(done)``; :func:`close_interrupted` closes the same way the bars a caller closes only on
+success (``sharpdp`` calls it before its "interrupted" line). On a terminal a description longer than the room left for the count, the
+percentage and the time estimate (``columns - 40`` characters, at least 20) loses its closing
+parenthesised asides, then is cut with ``...``.
 
 The core install (numpy, scipy, numba) does not need tqdm; ``progress_bar`` takes the subset
 of ``tqdm.tqdm``'s arguments that sharpdp uses, so callers write one line either way.
@@ -245,9 +247,14 @@ def _columns(file: IO[str]) -> int:
 
 
 def _fit(desc: str, columns: int) -> str:
-    """``desc`` cut to ``columns - _ROOM`` characters (at least 20), ending in "...", so that a terminal of
-    ``columns`` still shows the bar's count, percentage and time estimate."""
+    """``desc`` cut to ``columns - _ROOM`` characters (at least 20), so that a terminal of ``columns`` still
+    shows the bar's count, percentage and time estimate: closing parenthesised asides are dropped first, then
+    the rest is cut, ending in "..."."""
+    import re
+
     room = max(columns - _ROOM, 20)
+    while len(desc) > room and re.search(r"\s*\([^()]*\)$", desc):  # a closing aside goes first
+        desc = re.sub(r"\s*\([^()]*\)$", "", desc)
     return desc if len(desc) <= room else desc[:room - 3].rstrip() + "..."
 
 
