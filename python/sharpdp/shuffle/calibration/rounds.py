@@ -53,8 +53,7 @@ _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
 # 10 Delta apart), e_top where the template model of the round (template_delta_estimate at the BMG's
 # chi_lo) is _FLOOR_SHARE D / rounds, D the model of the composed delta (the template at chi_lo / sqrt(rounds),
 # ~ the target in the search): the pair's infinity mass, charged in full to the composed delta, is then about
-# that share of it. Only a
-# resolution choice: a pair from certified upper values at ANY points is a certified dominating pair
+# that share of it. Only a resolution choice: a pair from certified upper values at ANY points is a certified dominating pair
 # (docs/composition.md §2, Claim A), at any accountant accuracy: the values come from an accountant of
 # rel_tol _PAIR_REL_TOL (a wider bracket, the same certified upper values; its far-tail values cost a
 # fraction of those at 1e-2) and are not covered by their bracket gaps (cover_upper=False: that cover
