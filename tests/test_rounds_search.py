@@ -69,8 +69,9 @@ def test_rounds_progress_from_the_start_and_an_honest_end(capsys, monkeypatch):
     rep = calibrate_bmg_report(1000, 0.01, 1e-5, 1, rounds=2, progress=True)
     err = capsys.readouterr().err.splitlines()
     outer = [line for line in err if line.startswith("calibrating BMG for 2 rounds")]
-    # the first line is the candidates' bar at 0 (printed before any certification), the last its end
-    assert err[0] == outer[0] and "0/4 candidates (0%), 0 s" in err[0]
+    # the first line is the search's detail (printed once), the second the candidates' bar at 0 (printed before
+    # any certification), the last its end
+    assert err[1] == outer[1] and "0/4 candidates (0%), 0 s" in err[1]
     m = rep.composed_certifications
     assert outer[-1].endswith("(done)") and f"{m}/{m} candidates" in outer[-1]
     assert "more only if none certifies" in outer[0]

@@ -7,6 +7,13 @@ redirected to a file or a pipe, a CI log, no tqdm) one plain line at most every
 :attr:`_PlainBar.interval` seconds (5 s) and a final ``(done)`` line, nothing for a bar whose
 ``delay`` has not passed. Progress never goes to stdout, so ``--json`` output is unaffected.
 
+Interruption: a bar closed while a ``KeyboardInterrupt`` propagates (Ctrl-C) keeps its true count
+and total (a caller's "finished: total = count" is ignored then), and says ``(interrupted)``
+instead of ``(done)``; :func:`close_interrupted` closes the same way the bars a caller closes only on
+success (``sharpdp`` calls it before its "interrupted" line). On a terminal a description longer than the room left for the count, the
+percentage and the time estimate (``columns - 40`` characters, at least 20) loses its closing
+parenthesised asides, then is cut with ``...``.
+
 The core install (numpy, scipy, numba) does not need tqdm; ``progress_bar`` takes the subset
 of ``tqdm.tqdm``'s arguments that sharpdp uses, so callers write one line either way.
 """
@@ -15,11 +22,12 @@ from __future__ import annotations
 
 import sys
 import time
+import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["PROGRESS_RULE", "progress_bar", "progress_label"]
+__all__ = ["PROGRESS_RULE", "close_interrupted", "progress_bar", "progress_label"]
 
 
 
@@ -29,12 +37,38 @@ def clock() -> float:
     return time.monotonic()
 
 
+def _interrupted() -> bool:
+    """True while a ``KeyboardInterrupt`` is being handled (a ``finally`` or ``__exit__`` run by Ctrl-C)."""
+    return isinstance(sys.exc_info()[1], KeyboardInterrupt)
+
+
+#: Bars not closed yet (plain and tqdm ones made here), for :func:`close_interrupted`.
+_OPEN: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def close_interrupted() -> None:
+    """Close every bar still open after a ``KeyboardInterrupt`` (one whose caller closes it only on success),
+    at its true count and marked interrupted, so nothing is drawn after the caller's "interrupted" line.
+
+    Returns
+    -------
+    None
+    """
+    for bar in list(_OPEN):
+        bar.close(interrupted=True)
+
+
+#: Room kept on a terminal line for the count, the percentage and the time estimate (see the module doc).
+_ROOM = 40
+
+
 _LABEL: ContextVar[str] = ContextVar("sharpdp_progress_label", default="")
 
 #: The rule in one paragraph, for ``--help`` epilogs.
 PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
                  "is a terminal, else (redirected, piped, CI) one plain line at most every 5 s and a final "
-                 "'(done)' line; a step that ends within its delay prints nothing. Warnings go to stderr once "
+                 "'(done)' line; a step that ends within its delay prints nothing; on Ctrl-C a bar stays at its "
+                 "true count and says 'interrupted' (exit status 130). Warnings go to stderr once "
                  "(with --json they are also in the result's \"warnings\").")
 
 
@@ -48,6 +82,16 @@ class _PlainBar:
     """
 
     interval = 5.0
+
+    @property
+    def total(self) -> int | None:
+        return self._total
+
+    @total.setter
+    def total(self, value: int | None) -> None:
+        if _interrupted() and hasattr(self, "_total"):  # Ctrl-C: the bar keeps its true total
+            return
+        self._total = value
 
     def __init__(self, iterable: Iterable[Any] | None = None, *, desc: str = "", total: int | None = None,
                  unit: str = "it", file: IO[str] | None = None, leave: bool = True, disable: bool = False,
@@ -63,8 +107,9 @@ class _PlainBar:
         self._start = clock()
         self._last = -float("inf")
         self._shown = False
+        _OPEN.add(self)
 
-    def _line(self, done: bool = False) -> str:
+    def _line(self, done: bool = False, interrupted: bool = False) -> str:
         el = clock() - self._start
         if self.total and self.unit == "it":  # no unit given: the steps are weights, only the percentage means much
             head = f"{self.desc}: {100.0 * self.n / self.total:.0f}%"
@@ -75,6 +120,8 @@ class _PlainBar:
         if done and self._budget and self.total != self._budget:  # say why the denominator changed
             head += f" ({self._budget} budgeted at the start)"
         head += f", {el:.0f} s"
+        if interrupted:
+            return head + " (interrupted)"
         if done:
             return head + " (done)"
         if self.total and self.n:
@@ -94,9 +141,11 @@ class _PlainBar:
             self._shown = True
             print(self._line(), file=self.file, flush=True)
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        _OPEN.discard(self)
         if self._shown and not self.disable:
-            print(self._line(done=True), file=self.file, flush=True)
+            stop = interrupted or _interrupted()
+            print(self._line(done=not stop, interrupted=stop), file=self.file, flush=True)
         self._shown = False
 
     def __iter__(self) -> Iterator[Any]:
@@ -174,10 +223,66 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         from tqdm.std import tqdm as std_tqdm
     except ImportError:
         return _PlainBar(iterable, **kwargs)
-    file = kwargs.get("file")
-    if chosen is not std_tqdm or _is_terminal(sys.stderr if file is None else file):  # notebook widget or a tty
+    file = sys.stderr if kwargs.get("file") is None else kwargs["file"]
+    if chosen is not std_tqdm or _is_terminal(file):  # notebook widget or a tty
         # miniters=1: redraw at every update after mininterval; tqdm's adaptive default skips the updates
         # that follow a fast burst (a bar froze for minutes once a batch of quick steps had passed)
         kwargs.setdefault("miniters", 1)
-        return tqdm(iterable, **kwargs)
+        if chosen is std_tqdm:
+            kwargs["desc"] = _fit(str(kwargs.get("desc") or ""), _columns(file))
+        bar = _tqdm_class(tqdm)(iterable, **kwargs)
+        _OPEN.add(bar)
+        return bar
     return _PlainBar(iterable, **kwargs)
+
+
+def _columns(file: IO[str]) -> int:
+    """The terminal's width in columns (80 if unknown)."""
+    import os
+
+    try:
+        return os.get_terminal_size(file.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def _fit(desc: str, columns: int) -> str:
+    """``desc`` cut to ``columns - _ROOM`` characters (at least 20), so that a terminal of ``columns`` still
+    shows the bar's count, percentage and time estimate: closing parenthesised asides are dropped first, then
+    the rest is cut, ending in "..."."""
+    import re
+
+    room = max(columns - _ROOM, 20)
+    while len(desc) > room and re.search(r"\s*\([^()]*\)$", desc):  # a closing aside goes first
+        desc = re.sub(r"\s*\([^()]*\)$", "", desc)
+    return desc if len(desc) <= room else desc[:room - 3].rstrip() + "..."
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def _tqdm_class(base: type) -> type:
+    """``base`` (a tqdm class) whose total is frozen while a ``KeyboardInterrupt`` is handled and whose close
+    then shows "interrupted" (the count stays the true one: not the 100 % of a finished bar)."""
+    if base not in _CLASSES:
+        class Bar(base):  # type: ignore[misc, valid-type]
+            @property
+            def total(self) -> Any:
+                return self._sharpdp_total
+
+            @total.setter
+            def total(self, value: Any) -> None:
+                if _interrupted() and hasattr(self, "_sharpdp_total"):
+                    return
+                self._sharpdp_total = value
+
+            def close(self, interrupted: bool = False) -> None:
+                _OPEN.discard(self)
+                if (interrupted or _interrupted()) and not getattr(self, "disable", True):
+                    # the true count, no rate: "interrupted" fits in 80 columns
+                    self.bar_format = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}] interrupted"
+                super().close()
+
+        Bar.__name__ = Bar.__qualname__ = base.__name__
+        _CLASSES[base] = Bar
+    return _CLASSES[base]

@@ -383,6 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               "no value is reported for these arguments", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        from sharpdp._progress import close_interrupted
+
+        close_interrupted()  # bars their callers close only on success: at their true count, before the line
         print(f"sharpdp {args.command}: interrupted", file=sys.stderr)
         return 130
     text = json.dumps(_jsonable(result), indent=2, allow_nan=False) if args.json else module.format_text(result)

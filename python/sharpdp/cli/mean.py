@@ -69,7 +69,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--rounds", type=int, default=1,
                    help="number K >= 1 of releases of this mean on the same data the (epsilon, delta) budget "
                         "must cover (default 1); K > 1 calibrates the BMG so that K rounds compose to "
-                        "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K))")
+                        "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K)); refused at once when epsilon / "
+                        "sqrt(K) > 5 nats, outside what that calibration supports (minutes per run, far from its "
+                        "model: docs/composition.md §4.1)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the randomizer and the shuffle, for reproducible research runs: the release is "
                         "then NOT private unless the seed is kept secret; never printed, written only to "
@@ -207,12 +209,14 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError("--rounds > 1 is not supported with the distributed engine options")
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
-    if rounds > 1:
-        # a K-round calibration certifies each candidate by a composition (one dominating pair per
-        # candidate: seconds): say so at once (before the table loads), then the candidates' bar from the start
-        print(f"sharpdp mean: loading the data, then calibrating the randomizer for {rounds} rounds (each candidate "
-              f"is certified by a composition of its dominating pair from 40 certified profile values: seconds per "
-              f"candidate)", file=sys.stderr, flush=True)
+    from sharpdp.shuffle.calibration.rounds import check_rounds_range
+
+    check_rounds_range(epsilon, rounds)  # (K > 1 outside its range: refused before the table loads)
+    # say at once what comes (before the table loads: a second or more), then the calibration's bar from its
+    # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
+    if rounds > 1 or _stderr_is_terminal():
+        print("sharpdp mean: loading the data, then calibrating the randomizer"
+              + (f" for {rounds} rounds (seconds per candidate)" if rounds > 1 else ""), file=sys.stderr, flush=True)
     try:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
@@ -239,10 +243,11 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     scaling = datasets.UnitBallScaling(bounds)
     z, n_clipped = scaling.to_unit_ball(table.data)
 
-    # one progress bar (over the accountant evaluations); the calibration's last certified
-    # evaluation (ShuffleAccountant(bmg, n).get_delta_bounds at its default accuracy) is reported
-    # (rounds > 1: the bracket is the K-round composed one, ComposedAccountant.get_delta_bounds)
-    cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=True if rounds > 1 else None)
+    # one progress bar from the start (over the accountant evaluations; K > 1: over the candidates, each phase
+    # of a candidate with its own bar); the calibration's last certified evaluation (ShuffleAccountant(bmg,
+    # n).get_delta_bounds at its default accuracy) is reported (rounds > 1: the bracket is the K-round composed
+    # one, ComposedAccountant.get_delta_bounds)
+    cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=True)
     bmg = cal.randomizer
     delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
     delta_up = delta_cert
@@ -299,6 +304,14 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         },
         "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
     }
+
+
+def _stderr_is_terminal() -> bool:
+    """True when stderr is an interactive terminal (a closed or odd stream counts as not one)."""
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _count(k: int, noun: str) -> str:

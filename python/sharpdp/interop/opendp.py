@@ -32,6 +32,7 @@ OpenDP feature set is left as it was.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -47,13 +48,50 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp._rng import as_generator, core_threads
-from sharpdp.shuffle import FiniteRandomizer, RandomizedResponse, ShuffleAccountant
+from sharpdp.shuffle import FiniteRandomizer, PrivUnit, RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.profile import check_accountant, privacy_profile
 
 #: OpenDP features a user measurement and a user privacy profile need.
 _FEATURES = ("contrib", "honest-but-curious")
 #: The user metric of zero-out adjacency (see the module docstring).
 ZERO_OUT_DISTANCE = "ZeroOutDistance()"
+#: Tolerance on |x_i| = 1 of PrivUnit's input rows (the samplers' own check, ``PrivUnit.sample``).
+UNIT_ROW_TOL = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class UnitRowsDescriptor:
+    """Descriptor of the unit-row domain of :func:`default_input_domain` (PrivUnit, LatticePrivUnit): n x d
+    float64 numpy arrays whose rows have L2 norm 1 within ``tol`` (the sphere S^{d-1})."""
+
+    size: int
+    num_columns: int
+    tol: float = UNIT_ROW_TOL
+
+
+def _unit_rows_domain(n: int, d: int):
+    """OpenDP user domain of n x d float64 arrays with unit L2 rows (a pure, sound membership test)."""
+    desc = UnitRowsDescriptor(n, d)
+
+    def member(x: Any) -> bool:
+        if not isinstance(x, np.ndarray) or x.dtype != np.float64 or x.shape != (n, d):
+            return False
+        return bool(np.all(np.isfinite(x)) and np.all(np.abs(np.linalg.norm(x, axis=1) - 1.0) <= desc.tol))
+
+    with _features():
+        return dp.user_domain(f"UnitRows(size={n}, num_columns={d}, p=2, tol={desc.tol:g}, T=f64)", member, desc)
+
+
+def _check_domain(randomizer: Any, domain: Any) -> None:
+    """ValueError naming ``input_domain`` when a PrivUnit-family randomizer (unit rows only) is given OpenDP's
+    bounded-norm array domain: it admits rows inside the ball, which the sampler refuses only at invocation."""
+    desc = getattr(domain, "descriptor", None)
+    if isinstance(randomizer, PrivUnit) and type(desc).__name__ == "NPArray2Domain" \
+            and getattr(desc, "norm", None) is not None:
+        raise ValueError(f"input_domain: {type(randomizer).__name__} needs unit rows (|x_i| = 1 within "
+                         f"{UNIT_ROW_TOL:g}, the sphere S^(d-1)), but {domain} admits rows of norm below "
+                         f"{desc.norm} (its sampler would refuse them only when the measurement is invoked); pass "
+                         "input_domain=None for the unit-row domain (default_input_domain)")
 
 
 @contextlib.contextmanager
@@ -99,11 +137,15 @@ def default_input_domain(accountant: ShuffleAccountant):
 
     ``RandomizedResponse(k)``: ``dp.vector_domain(dp.atom_domain(bounds=(0, k - 1), T="i64"),
     size=n)`` (one category per user); ``FiniteRandomizer``: the same with its r row indices, or
-    ``dp.vector_domain(dp.atom_domain(bounds=(x_1, x_r), T=float), size=n)`` for numeric inputs; any other randomizer of dimension d: OpenDP's numpy domain
-    of n x d float arrays whose rows lie in the unit L2 ball,
+    ``dp.vector_domain(dp.atom_domain(bounds=(x_1, x_r), T=float), size=n)`` for numeric inputs;
+    ``PrivUnit`` and ``LatticePrivUnit`` of dimension d: an OpenDP user domain ``UnitRows(size=n,
+    num_columns=d, p=2, tol=1e-09, T=f64)`` of n x d float64 numpy arrays whose rows have L2 norm 1
+    within 1e-9 (the sphere S^{d-1}, the samplers' own input check; descriptor
+    :class:`UnitRowsDescriptor`); any other randomizer of dimension d: OpenDP's numpy domain of n x d
+    float arrays whose rows lie in the unit L2 ball,
     ``dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=d, nan=False, T=float)`` (the input domain of
-    the blanket-mixed Gaussian and Gaussian randomizers; PrivUnit needs unit rows, and a
-    GeneralRandomizer its own input range: pass ``input_domain`` for those).
+    the blanket-mixed Gaussian and Gaussian randomizers; a GeneralRandomizer has its own input range:
+    pass ``input_domain`` for it).
 
     Raises
     ------
@@ -119,6 +161,8 @@ def default_input_domain(accountant: ShuffleAccountant):
             return dp.vector_domain(dp.atom_domain(bounds=(0, int(randomizer.n_inputs) - 1), T="i64"), size=n)
         lo, hi = float(randomizer.inputs[0]), float(randomizer.inputs[-1])
         return dp.vector_domain(dp.atom_domain(bounds=(lo, hi), T=float), size=n)
+    if isinstance(randomizer, PrivUnit):  # (LatticePrivUnit too): unit rows, not the ball
+        return _unit_rows_domain(n, int(randomizer.dim))
     with _features():
         return dp.numpy.array2_domain(norm=1.0, p=2, size=n, num_columns=int(randomizer.dim), nan=False,
                                          T=float)
@@ -153,9 +197,12 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     accountant : ShuffleAccountant
         The round: randomizer, number of users n and adjacency ("zero_out" or "replace").
     input_domain : opendp.mod.Domain, optional
-        Domain of the dataset of n records (default :func:`default_input_domain`). The function
-        hands the records to ``randomizer.sample``, which refuses records outside its own input
-        domain with a ValueError.
+        Domain of the dataset of n records (default :func:`default_input_domain`; for PrivUnit's
+        lattice release the unit-row domain). The function hands the records to
+        ``randomizer.sample``, which refuses records outside its own input domain with a ValueError
+        (OpenDP does not check membership at invocation); OpenDP's bounded-norm
+        ``dp.numpy.array2_domain(norm=...)`` is refused at construction for a PrivUnit-family
+        randomizer, which needs unit rows.
     rng : numpy.random.Generator, int, SeedSequence or None, keyword-only
         Source of the randomizer's noise and of the shuffle. None (default): fresh secure
         randomness for every invocation (``sharpdp._rng``). A seed gives a reproducible
@@ -180,7 +227,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         ``accountant`` is not a ShuffleAccountant, ``input_domain`` not an OpenDP Domain; ``rng``
         or ``threads`` of the wrong type.
     ValueError
-        ``threads`` < 1, a bad seed; a randomizer whose law is not certified (a GeneralRandomizer
+        ``threads`` < 1, a bad seed; ``input_domain`` a bounded-norm array domain (rows inside the
+        ball) for a PrivUnit-family randomizer (unit rows only); a randomizer whose law is not certified (a GeneralRandomizer
         in estimate mode, without ``log_curvature``) or whose sampler is not floating-point safe
         (PrivUnit, GeneralRandomizer: docs/sampling.md §6; their safe routes are ``LatticePrivUnit``,
         docs/sampling.md §10.6, and ``GeneralRandomizer.discretize()``, §10).
@@ -204,6 +252,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
                          "GeneralRandomizer.discretize(), LatticePrivUnit, e.g. LatticePrivUnit.from_privunit(...))")
     if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
         raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
+    if input_domain is not None:
+        _check_domain(accountant.randomizer, input_domain)
     core_threads(threads)  # validate now, not at the first release
     seeded = None if rng is None else as_generator(rng)
     metric = input_metric(accountant.adjacency)
@@ -232,4 +282,5 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
                                           function=function, privacy_map=privacy_map)
 
 
+# (UnitRowsDescriptor and UNIT_ROW_TOL describe default_input_domain's unit-row domain; not exported)
 __all__ = ["ZERO_OUT_DISTANCE", "default_input_domain", "input_metric", "make_shuffled_round"]

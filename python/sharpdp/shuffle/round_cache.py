@@ -49,16 +49,24 @@ def randomizer_key(randomizer):
 
     sharpdp's own parametric randomizers (exact type, not a subclass) are fully determined by
     their type and constructor parameters (``repr``, i.e. ``_params()``) plus the sampler grid
-    (``grid_bits``, also when defaulted): equal keys mean equal certified values. Any other
-    randomizer (GeneralRandomizer, whose density is a callable; user classes; subclasses) is keyed
-    by the object itself: the cache entry then holds a strong reference to it, so its ``id`` cannot
-    be reused while the entry lives."""
-    from sharpdp.shuffle.randomizers import BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse
+    (``grid_bits``, also when defaulted): equal keys mean equal certified values.
+    :class:`~sharpdp.shuffle.LatticePrivUnit` (exact type) is keyed the same way plus its public
+    ``p``, ``theta``, ``dim`` and ``scale_bits``: the type keeps it apart from a PrivUnit of equal
+    (p, theta, d), whose accountant adds no sampler charge and uses PrivUnit's eps0, not the lattice
+    release's ``local_epsilon`` (docs/sampling.md §10.6); ``scale_bits`` fixes both. Any other
+    randomizer (GeneralRandomizer, whose density is a callable; user classes; other subclasses) is
+    keyed by the object itself: the cache entry then holds a strong reference to it, so its ``id``
+    cannot be reused while the entry lives."""
+    from sharpdp.shuffle.randomizers import (BlanketMixedGaussian, GaussianRandomizer, LatticePrivUnit, PrivUnit,
+                                             RandomizedResponse)
 
     t = type(randomizer)
     if t in (BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse):
         return ("params", t, repr(randomizer), getattr(randomizer, "grid_bits", None),
                 getattr(randomizer, "dim", None))
+    if t is LatticePrivUnit:
+        return ("params", t, repr(randomizer), float(randomizer.p), float(randomizer.theta), int(randomizer.dim),
+                int(randomizer.scale_bits))
     return ("object", id(randomizer))
 
 

@@ -4,6 +4,7 @@ docs/calibration.md, docs/composition.md §4)."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -47,12 +48,12 @@ _ROUNDS_STEP_AIM = math.log(0.95)
 # Smallest safe-side step in s (and in log sigma0 in the fallback) after a failure, doubled after
 # each further failure up to _ROUNDS_MAX_STEP.
 _ROUNDS_STEP, _ROUNDS_MAX_STEP = 0.02, 0.5
-# Each candidate's dominating pair (docs/composition.md §4.2): _PAIR_POINTS even lattice points
-# k Delta on [0, e_top], Delta = e_top / _PAIR_STEPS, e_top where the template model of the round
-# (template_delta_estimate at the BMG's chi_lo) is _FLOOR_SHARE D / rounds, D the model of the
-# composed delta (the template at chi_lo / sqrt(rounds), ~ the target in the search): the pair's
-# infinity mass, charged in full to the composed delta, is then about that share of it. Only a
-# resolution choice: a pair from certified upper values at ANY points is a certified dominating pair
+# Each candidate's dominating pair (docs/composition.md §4.2): _PAIR_POINTS points spread evenly over
+# [0, e_top], each rounded to a multiple k Delta of the lattice step Delta = e_top / _PAIR_STEPS (so about
+# 10 Delta apart), e_top where the template model of the round (template_delta_estimate at the BMG's
+# chi_lo) is _FLOOR_SHARE D / rounds, D the model of the composed delta (the template at chi_lo / sqrt(rounds),
+# ~ the target in the search): the pair's infinity mass, charged in full to the composed delta, is then about
+# that share of it. Only a resolution choice: a pair from certified upper values at ANY points is a certified dominating pair
 # (docs/composition.md §2, Claim A), at any accountant accuracy: the values come from an accountant of
 # rel_tol _PAIR_REL_TOL (a wider bracket, the same certified upper values; its far-tail values cost a
 # fraction of those at 1e-2) and are not covered by their bracket gaps (cover_upper=False: that cover
@@ -66,6 +67,10 @@ _MODEL_MISS = 10.0
 # pair of twice the point density (the same certified values plus the midpoints), at most _REFINE_TIMES times:
 # 40 points can be ~25 % looser than the default pair where the round's profile bends within their spacing.
 _REFINE_WITHIN, _REFINE_TIMES = 1.5, 2
+# Largest per-round epsilon / sqrt(k) the k-round search accepts (docs/composition.md §4.1, "Range"): beyond it a
+# round's composed delta is flat in the noise (a single-big-jump plateau) and then falls off a cliff, far from the
+# Gaussian model the search steps by, and each candidate's certified tail values cost tens of seconds.
+ROUNDS_EPS_PER_ROUND_MAX = 5.0
 # _tail_top: secant steps aim this factor below the floor (the log-profile of a shuffled round is usually convex
 # in its tail, so a secant from the left falls short); at most _TAIL_STEPS of them, each at least _TAIL_MIN_STEP
 # x the current eps further, then profile.doubling_epsilon.
@@ -104,7 +109,8 @@ def _pair_top(bmg: Any, n: int, rounds: int, epsilon: float, delta: float | None
 
 
 def _pair_points(top: float) -> tuple[float, tuple[float, ...]]:
-    """(Delta, sample eps): _PAIR_POINTS even lattice points on [0, ``top``], Delta = top / _PAIR_STEPS."""
+    """(Delta, sample eps): _PAIR_POINTS points spread evenly over [0, ``top``], each rounded to a multiple of the
+    lattice step Delta = top / _PAIR_STEPS (consecutive points about _PAIR_STEPS / (_PAIR_POINTS - 1) Delta apart)."""
     dx = min(max(top / _PAIR_STEPS, 1e-12), 1.0)
     ks = sorted({round(i * top / dx / (_PAIR_POINTS - 1)) for i in range(_PAIR_POINTS)})
     return dx, tuple(k * dx for k in ks)
@@ -114,7 +120,7 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
                       progress: bool | None = False, delta: float | None = None) -> Any:
     """Certified composition of ``rounds`` runs of a BMG round from a few model-placed profile points.
 
-    The round's dominating pair is built from 40 certified upper values at even points on [0, e_top]
+    The round's dominating pair is built from 40 certified upper values at points spread evenly over [0, e_top]
     (:func:`_pair_points`), e_top placed by the round's template model (docs/composition.md §4.2). A pair
     from certified upper values at any points is a certified dominating pair (docs/composition.md §2,
     Claim A), so the composition is certified; it is a little looser than the default adaptive pair's
@@ -193,8 +199,6 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
     pair built on [0, top] is certified for any top (docs/composition.md §2, Claim A); a top far past the
     floor costs time (values near delta 1e-13 cost ~1 s each), one short of it a looser composed value.
     ``progress`` False: no bar; else a bar over the secant's values (its budget _TAIL_STEPS), None: after 0.5 s."""
-    import sys
-
     from sharpdp._progress import progress_bar
     from sharpdp.shuffle.profile import doubling_epsilon, privacy_profile_bounds
 
@@ -204,8 +208,8 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
     up = value(top)
     if not (up > _MODEL_MISS * floor and top < 60.0):
         return top
-    bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (model missed: secant on certified tail values; stops at "
-                       "the first <= the floor)", unit=" values", file=sys.stderr, leave=True,
+    # (the method: this docstring; the bar's description stays short for an 80-column terminal)
+    bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (tail secant)", unit=" values", file=sys.stderr, leave=True,
                        disable=progress is False, delay=0.0 if progress else 0.5)  # (tail values: the costly ones)
     try:
         pts = [(0.0, float(privacy_profile_bounds(acc, 0.0)[1])), (top, up)]
@@ -292,6 +296,34 @@ def _next_s(s: float, up: float, ok: bool, fails: int, seen: list[tuple[float, f
     return nxt
 
 
+def check_rounds_range(epsilon: float, rounds: int) -> None:
+    """Refuse a k-round calibration outside its supported range (docs/composition.md §4.1, "Range").
+
+    Parameters
+    ----------
+    epsilon : float
+        Composed epsilon, nats (validated by the caller).
+    rounds : int
+        Number of rounds k >= 1 (validated by the caller); k = 1 is never refused here.
+
+    Raises
+    ------
+    ValueError
+        epsilon / sqrt(rounds) > ROUNDS_EPS_PER_ROUND_MAX (5 nats) for rounds > 1; the message names
+        ``epsilon``, gives the reason and the basic-composition alternative.
+    """
+    e1 = epsilon / math.sqrt(rounds)
+    if rounds > 1 and e1 > ROUNDS_EPS_PER_ROUND_MAX:
+        raise ValueError(
+            f"epsilon: {epsilon:g} nats over {rounds} rounds is {e1:.3g} nats per round (epsilon / sqrt(rounds)), "
+            f"above {ROUNDS_EPS_PER_ROUND_MAX:g}, the most the {rounds}-round calibration supports: there the composed "
+            f"delta stays nearly flat as the noise drops, then jumps by orders of magnitude (flights table, epsilon = "
+            f"50, 5 rounds: 9e-13 to 1e-5 between two candidates), far from the Gaussian model the search steps by, "
+            f"and each candidate costs up to about a minute of certified tail values; calibrate one round at "
+            f"(epsilon / {rounds}, delta / {rounds}) instead ({rounds} such releases are (epsilon, delta)-DP by basic "
+            f"composition) or use a smaller epsilon")
+
+
 def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds: int, adjacency: str,
                          progress: bool | None, single: Callable[..., CalibrationReport]) -> CalibrationReport:
     """calibrate_bmg_report for rounds > 1 (validated arguments; method: the comment above); ``single`` is
@@ -301,6 +333,7 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
 
     half_log_k = 0.5 * math.log(rounds)
     e1 = epsilon / math.sqrt(rounds)
+    check_rounds_range(epsilon, rounds)  # refused at once, before minutes of candidates
 
     def log_sigma_eff(d: float) -> float:  # Gaussian noise whose delta_G(epsilon) is d
         return math.log(gaussian_mechanism_sigma(epsilon, min(max(d, 1e-300), 1.0 - 1e-12)))
@@ -323,9 +356,12 @@ def calibrate_bmg_rounds(n: int, epsilon: float, delta: float, dim: int, rounds:
         return log_sigma_eff(delta * math.exp(_ROUNDS_STEP_AIM)) + half_log_k - (log_sigma_eff(d) - (s - half_log_k))
 
     s = log_sigma_eff(delta * math.exp(_ROUNDS_AIM)) + half_log_k  # shift 0: the Gaussian start
-    bar = Progress(f"calibrating BMG for {rounds} rounds ({_ROUNDS_CERTS} candidates budgeted, more only if none "
-                   f"certifies; stops at the first certified one within 20 % of the target)", progress,
-                   _ROUNDS_CERTS, unit=" candidates")
+    desc = f"calibrating BMG for {rounds} rounds"  # short: an 80-column terminal shows the count and estimate
+    if progress:  # the detail, once (docs/composition.md §4.1)
+        print(f"{desc}: {_ROUNDS_CERTS} candidates budgeted (more only if none certifies), each certified by one "
+              f"{rounds}-round composition; stops at the first certified one within 20 % of the target",
+              file=sys.stderr, flush=True)
+    bar = Progress(desc, progress, _ROUNDS_CERTS, unit=" candidates")
     bar.update(0)  # shown at once (a plain bar prints on updates only)
     best = None  # (Err_1, randomizer, composed bounds) of the best certified candidate
     s_pass, s_fail = math.inf, -math.inf  # smallest certified s, largest failed s
