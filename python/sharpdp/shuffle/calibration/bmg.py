@@ -224,7 +224,9 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
         ``adjacency`` is not one of the above, or ``rounds`` is not an integer >= 1; if epsilon >
         700 (a randomizer calibrated at 700 is certified for every larger epsilon); if delta <= n
         dim 1e-38, below the release sampler's smallest charge at any sigma0 (docs/sampling.md §4);
-        if ``rounds`` is so large that the composed grid exceeds the FFT size cap.
+        if ``rounds`` is so large that the composed grid exceeds the FFT size cap; if rounds > 1 and
+        epsilon / sqrt(rounds) > 5 nats (outside the k-round search's range, docs/composition.md §4.1
+        "Range": calibrate one round at (epsilon / rounds, delta / rounds) instead).
     TypeError
         If ``adjacency`` is not a string, ``rounds`` is not a number (e.g. a bool), or
         ``progress`` is not True, False or None.
