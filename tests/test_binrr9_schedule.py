@@ -38,10 +38,12 @@ def test_references_agree(eps0: float, x: float, adjacency: str) -> None:
             trinomial(float(g), law.values, law.probs, 1500), rel=1e-9)
 
 
-@pytest.mark.parametrize("eps0, x, n", [(0.5, 0.06, 1500), (1.0, 0.12, 1500), (2.0, 0.3, 1200), (4.0, 1.0, 1000)])
+@pytest.mark.parametrize("eps0, x, n", [(0.5, 0.06, 600), (1.0, 0.12, 600), (2.0, 0.3, 1200), (4.0, 1.0, 1000)])
 def test_plain_refine_of_many_terms_brackets_the_exact_value(eps0: float, x: float, n: int) -> None:
     """certify_law on the two-atom law itself (n >= 256 terms: the aimed schedule, no blocks): the
-    bracket contains the exact value and meets rel_tol = 1e-2."""
+    bracket contains the exact value and meets rel_tol = 1e-2. At n = 600 the first two cells' values are
+    3e-5 to 7e-11 (at n = 1500 the zero-out ones were 1e-19 to 1e-21, 8 s of CPU for the same checks); each
+    law there still fails the bracket at n - 1 and the rel_tol check when refined to 1e-1 only."""
     rr = RandomizedResponse(2, eps0)
     for adjacency in ("replace", "zero_out"):
         for g, law in laws_for(rr, x, adjacency):

@@ -22,12 +22,26 @@ def test_returned_bmg_rechecked_by_a_full_accuracy_composition(n, k, eps, delta,
     assert lo <= up <= delta
     # independent: a fresh full-accuracy ComposedAccountant (the default adaptive pair at the accountant's
     # default rel_tol, cover_upper on) of k rounds of the returned BMG
-    full_lo, full_up = ComposedAccountant([(ShuffleAccountant(b, n), k)]).get_delta_bounds(eps)
+    stored = FULL_REFERENCE.get((n, k, eps, dim))
+    if stored is not None and stored[0] == (b.gamma, b.sigma0):  # this BMG's stored reference (below)
+        full_lo, full_up = stored[1]
+    else:  # another search result: its own reference, live
+        full_lo, full_up = ComposedAccountant([(ShuffleAccountant(b, n), k)]).get_delta_bounds(eps)
     assert full_up <= delta
     # the search's coarser pair is certified too, so it cannot be far below the full-accuracy reference lower
     # value (both compose pairs of the same round), and it is only a little looser than the full-accuracy upper
     assert up >= full_lo * (1 - 1e-3)
     assert abs(up / full_up - 1.0) < 0.05, (up, full_up)
+
+
+# test_returned_bmg_rechecked_by_a_full_accuracy_composition: per case (n, k, eps, dim), the search's BMG (gamma,
+# sigma0) and the bounds of its k-fold composition (certified values of a fixed quantity; 1.4 s and 4.1 s of CPU),
+# made by
+#   ComposedAccountant([(ShuffleAccountant(BlanketMixedGaussian(gamma, sigma0, dim), n), k)]).get_delta_bounds(eps)
+FULL_REFERENCE = {
+    (1000, 3, 0.01, 1): ((0.8298734767991937, 2.635914887794148), (9.126076040558663e-06, 9.457167442772217e-06)),
+    (5000, 4, 0.05, 2): ((0.5500316831502032, 1.3930048245907158), (8.164655853912811e-07, 8.50013252631975e-07)),
+}
 
 
 def test_pair_points_follow_the_template_model():

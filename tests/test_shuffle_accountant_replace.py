@@ -274,8 +274,10 @@ def test_replace_monte_carlo(gamma, sigma0, n, eps):
 
 
 # ------------------------------------------------------------------ the worst-case claim
-def pair_quadrature_2d(gamma, sigma0, eps, a, b, theta, m=1400):
-    """Law of L for x1 = a e1, x1' = b (cos theta, sin theta) in dim 2: tensor midpoint rule in Y/sigma0."""
+def pair_quadrature_2d(gamma, sigma0, eps, a, b, theta, m=700):
+    """Law of L for x1 = a e1, x1' = b (cos theta, sin theta) in dim 2: tensor midpoint rule in Y/sigma0 (m = 700
+    per axis: the brackets of test_worst_case_pair_dominates_other_pairs agree with m = 1400's to 1.3e-6
+    relative, at a sixth of the CPU)."""
     z = np.linspace(-9.0, 9.0, m + 1)
     z = (z[:-1] + z[1:]) / 2
     w1 = np.exp(-z * z / 2)
