@@ -169,7 +169,8 @@ py::array_t<std::int64_t> finite_sample(const IArr& lo, const U64Arr& up, const 
 }
 
 py::tuple lattice_privunit_sample(const DArr& x, std::uint64_t p_num, int p_exp, double theta, int scale_bits,
-                                  const py::bytes& key_bytes, std::uint64_t stream0, int threads, std::size_t width) {
+                                  const py::bytes& key_bytes, std::uint64_t stream0, int threads, std::size_t width,
+                                  std::uint64_t max_proposals) {
   if (x.ndim() != 2) throw std::invalid_argument("x must be 2-dimensional (n, dim)");
   if (width < 1 || width > static_cast<std::size_t>(kernels::kLatticeLimbs))
     throw std::invalid_argument("width must be in [1, 96]");
@@ -183,7 +184,7 @@ py::tuple lattice_privunit_sample(const DArr& x, std::uint64_t p_num, int p_exp,
     const StreamKey key = stream_key(key_bytes);
     py::gil_scoped_release release;
     kernels::lattice_privunit_sample(in, n, d, p_num, p_exp, theta, scale_bits, key, stream0, threads, width, out,
-                                     bits);
+                                     bits, max_proposals);
   }
   return py::make_tuple(limbs, row_bits);
 }
@@ -231,13 +232,13 @@ void register_samplers(py::module_& m) {
         "(rows,) int64 -> (n,) int64. Raises ValueError on a row index outside the table.");
   m.def("lattice_privunit_sample", &lattice_privunit_sample, py::arg("x"), py::arg("p_num"), py::arg("p_exp"),
         py::arg("theta"), py::arg("scale_bits"), py::arg("key"), py::arg("stream0"), py::arg("threads") = 0,
-        py::arg("width") = 2,
+        py::arg("width") = 2, py::arg("max_proposals") = 0,
         "LatticePrivUnit's exact sampler (docs/sampling.md §10.6): message i of the rows of x (n, dim) float64 "
         "from ChaCha20 stream stream0 + i, p = p_num 2^-p_exp, theta in (-1, 1), sigma = 2^scale_bits. Returns "
         "(limbs, row_bits): limbs (n, dim, width) uint64, each entry in two's complement over `width` "
         "little-endian limbs; row_bits (n,) int32 the largest bit length of |z_ij| in the row, or -1 for a row "
         "not done (an intermediate beyond 6144 bits or an entry beyond `width` limbs: draw it with the "
-        "reference, same stream). Raises ValueError on bad parameters or a zero or non-finite row.");
+        "reference, same stream), or -2 for a row abandoned after max_proposals proposed vectors (0: no cap). Raises ValueError on bad parameters or a zero or non-finite row.");
 }
 
 }  // namespace sharpdp

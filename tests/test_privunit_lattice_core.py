@@ -165,3 +165,38 @@ def test_refuses_when_the_rarer_coin_needs_too_many_draws():
     with pytest.raises(ValueError, match="rarer cap coin"):
         r = LatticePrivUnit(1e-9, 1 - 2e-11, 3)
     assert r is None
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3])
+def test_proposal_cap_gives_up_at_the_same_proposal_as_the_reference(cap):
+    # scale_bits = 1, theta = 0.3: about a third of the messages need more than one proposal, so a cap of
+    # 1-3 abandons some rows; the core abandons (row_bits -2) exactly the rows the reference gives up on
+    # (None), and the others are the same messages as without a cap
+    key, bits, p, theta = bytes(range(32)), 1, 0.7, 0.3
+    x = _rows(2, 64, 5)
+    num, den = p.as_integer_ratio()
+    limbs, row_bits = core.samplers.lattice_privunit_sample(x, num, den.bit_length() - 1, theta, bits, key,
+                                                           LATTICE_STREAM, 1, 2, cap)
+    uncapped, _ = _core_raw(key, x, p, theta, bits)
+    ref = [reference_message(key, LATTICE_STREAM + i, ExactCone(row, theta), p, 1 << bits, 2, cap)
+           for i, row in enumerate(x)]
+    gave_up = [z is None for z in ref]
+    assert 0 < sum(gave_up) < len(ref)
+    assert list(row_bits == -2) == gave_up
+    for i, z in enumerate(ref):
+        if z is not None:
+            assert [int.from_bytes(limbs[i, j].astype("<u8").tobytes(), "little", signed=True)
+                    for j in range(2)] == z == uncapped[i]
+
+
+def test_uncertified_sampler_raises_at_its_cap_and_certified_ones_have_none():
+    # without a certificate a thin cone at a small scale can hold no lattice point of moderate norm (here the
+    # complement of K_x, half-angle 4.5e-4, at sigma = 8: mass ~ exp(-30)): sample raises instead of running
+    # for ever; a certified LatticePrivUnit is the exact, uncapped algorithm
+    r = LatticePrivUnit(0.5, -0.9999999, 2, scale_bits=3)
+    assert r.local_epsilon is None
+    r._max_proposals = 20_000  # the real cap, max(1e6, 1000 expected_proposals) = 3.5e6, takes seconds
+    with pytest.raises(RuntimeError, match="nothing was released"):
+        r.sample(np.array([[math.cos(1.0), math.sin(1.0)]] * 4), rng=1, threads=1)
+    assert LatticePrivUnit(0.5, -0.9999999, 2)._max_proposals == 0
+    assert LatticePrivUnit(0.7, 0.2, 3)._max_proposals == 0

@@ -363,7 +363,8 @@ def test_small_limb_build_flags_rows_and_sample_redraws_them_with_the_reference(
                 assert got[i] == ref[i]
     assert done > 100 and undone > 100
 
-    def small_core(x, num, p_exp, theta, bits, key, stream0, threads, width):
+    def small_core(x, num, p_exp, theta, bits, key, stream0, threads, width, max_proposals=0):
+        # the harness has no proposal cap: these rows need a handful of proposals, far below any cap
         return _hsample(L, x, num / 2.0**p_exp, theta, bits, key, stream0, threads, min(width, 8))
 
     monkeypatch.setattr(core.samplers, "lattice_privunit_sample", small_core)
@@ -453,26 +454,3 @@ def test_lattice_streams_are_chacha20():
         nonce = (0).to_bytes(8, "little") + stream.to_bytes(8, "little")
         ks = cryptography.Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor().update(bytes(8 * 40))
         assert core.samplers.keystream_words(key, stream, 40).astype("<u8").tobytes() == ks
-
-
-# ---------------------------------------------------------------- running time at small scale_bits
-_HANG = """
-import numpy as np
-from sharpdp.shuffle import LatticePrivUnit
-r = LatticePrivUnit(0.5, -0.9999999, 2, scale_bits=3)  # admitted: expected_proposals about 3.5e3 (continuous q)
-r.sample(np.array([[np.cos(1.0), np.sin(1.0)]] * 4), rng=1, threads=1)
-"""
-
-
-@pytest.mark.xfail(strict=True, reason="the constructor's refusal reads the continuous masses s, q; at small "
-                   "scale_bits the lattice mass of a thin cone can be ~0 (here nu(A_x^c) ~ exp(-30): the nearest "
-                   "lattice points of the cone around -x have |z| = 63 at sigma = 8), so an admitted sampler never "
-                   "returns (in C++, GIL released, not interruptible)")
-def test_admitted_small_scale_sampler_returns():
-    # the complement of the cone is the cone of half-angle 4.5e-4 around -x, x = (cos 1, sin 1); it has
-    # continuous mass q = 1.4e-4, and the constructor admits it, but at sigma = 8 no lattice point of
-    # moderate norm lies in it
-    try:
-        subprocess.run([os.sys.executable, "-c", _HANG], check=True, timeout=4, capture_output=True)
-    except subprocess.TimeoutExpired:
-        pytest.fail("sample() did not return within 4 s")

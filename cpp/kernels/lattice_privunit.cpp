@@ -470,7 +470,8 @@ constexpr std::size_t kLatticeBlockRows = 16;
 
 void lattice_privunit_sample(const double* x, std::size_t n, std::size_t dim, std::uint64_t p_num, int p_exp,
                              double theta, int scale_bits, const StreamKey& key, std::uint64_t stream0,
-                             int threads, std::size_t width, std::uint64_t* limbs, std::int32_t* row_bits) {
+                             int threads, std::size_t width, std::uint64_t* limbs, std::int32_t* row_bits,
+                             std::uint64_t max_proposals) {
   if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0: all cores)");
   if (dim < 1) throw std::invalid_argument("dim must be >= 1");
   if (p_exp < 1 || p_exp > 1074 || p_num == 0 || (p_num >> 53) != 0 || (p_exp < 64 && p_num >= (std::uint64_t{1} << p_exp)))
@@ -499,15 +500,19 @@ void lattice_privunit_sample(const double* x, std::size_t n, std::size_t dim, st
         const LatticeCone cone(x + i * dim, dim, theta);
         LatticeBits rnd(key, stream0 + i);
         const bool inside = rnd.bernoulli(p_big, 1, p_exp);
-        while (true) {
+        bool found = false;
+        for (std::uint64_t tries = 0; max_proposals == 0 || tries < max_proposals; ++tries) {
           for (std::size_t j = 0; j < dim; ++j) {
             bool ng = false;
             rnd.discrete_gaussian(scale_bits, ng, z[j]);
             zneg[j] = ng ? 1 : 0;
           }
-          if (cone.contains(z, zneg) == inside) break;
+          if (cone.contains(z, zneg) == inside) {
+            found = true;
+            break;
+          }
         }
-        bits = 0;
+        bits = found ? 0 : -2;
         for (std::size_t j = 0; j < dim && bits >= 0; ++j) {
           if (!store(z[j], zneg[j] != 0, width, limbs + (i * dim + j) * width)) bits = -1;
           else bits = std::max(bits, static_cast<std::int32_t>(z[j].bit_length()));

@@ -29,10 +29,13 @@ constexpr int kLatticeLimbs = 96;
 // scale_bits in [0, 480]. Output: limbs (n, dim, width) uint64, each entry z_ij in two's complement
 // over `width` little-endian limbs; row_bits (n,) int32 = max_j bit_length(|z_ij|), or -1 when the
 // row was not done (an intermediate beyond the fixed width or z_ij not representable in `width`
-// limbs). Throws std::invalid_argument on bad parameters or a row that is not finite or is zero.
+// limbs). max_proposals > 0 caps the vectors proposed per message: a row that reaches the cap is
+// abandoned with row_bits = -2 (the caller refuses the release; 0: no cap, the exact algorithm).
+// Throws std::invalid_argument on bad parameters or a row that is not finite or is zero.
 void lattice_privunit_sample(const double* x, std::size_t n, std::size_t dim, std::uint64_t p_num, int p_exp,
                              double theta, int scale_bits, const StreamKey& key, std::uint64_t stream0,
-                             int threads, std::size_t width, std::uint64_t* limbs, std::int32_t* row_bits);
+                             int threads, std::size_t width, std::uint64_t* limbs, std::int32_t* row_bits,
+                             std::uint64_t max_proposals = 0);
 
 }  // namespace kernels
 }  // namespace sharpdp

@@ -74,7 +74,8 @@ class _Samplers:
     # LatticePrivUnit's exact sampler (docs/sampling.md §10.6): (limbs (n, dim, width) uint64, row_bits (n,) int32)
     def lattice_privunit_sample(self, x: _ArrayIn, p_num: int, p_exp: int, theta: float, scale_bits: int, key: bytes,
                                 stream0: int, threads: int = 0,
-                                width: int = 2) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]: ...
+                                width: int = 2,
+                                max_proposals: int = 0) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]: ...
 
 class _Histogram:
     """Shifted-log Gaussian release (``cpp/bind_histogram.cpp``): exact grid release and the float reference."""

@@ -154,7 +154,8 @@ class ExactCone:
         return s >= 0 or near
 
 
-def reference_message(key: bytes, stream: int, cone: ExactCone, p: float, sigma: int, dim: int) -> list[int]:
+def reference_message(key: bytes, stream: int, cone: ExactCone, p: float, sigma: int, dim: int,
+                      max_proposals: int = 0) -> list[int] | None:
     """One LatticePrivUnit message from ChaCha20 stream ``stream`` of ``key`` (the reference algorithm).
 
     An exact coin B ~ Bernoulli(p) (p's dyadic value), then vectors of ``dim`` independent discrete Gaussians
@@ -174,16 +175,21 @@ def reference_message(key: bytes, stream: int, cone: ExactCone, p: float, sigma:
         Discrete-Gaussian scale, a power of two >= 1.
     dim : int
         Dimension >= 1.
+    max_proposals : int, optional
+        Give up after this many proposed vectors (0, the default: never; the exact algorithm).
 
     Returns
     -------
-    list of int
-        The message z, ``dim`` Python integers.
+    list of int or None
+        The message z, ``dim`` Python integers; None when ``max_proposals`` vectors were proposed in vain.
     """
     rnd = ExactBits(key, stream)
     num, den = float(p).as_integer_ratio()
     inside = rnd.bernoulli(num, den)
-    while True:
+    tries = 0
+    while max_proposals == 0 or tries < max_proposals:
+        tries += 1
         z = [rnd.discrete_gaussian(sigma) for _ in range(dim)]
         if cone.contains(z) == inside:
             return z
+    return None

@@ -43,6 +43,11 @@ MAX_EXPECTED_PROPOSALS = 10_000.0
 #: Refusal threshold for dim x max(1 / s, 1 / q): the expected discrete-Gaussian coordinates drawn for a
 #: message whose cap coin is the rarer one (docs/sampling.md §10.6, "Running time").
 MAX_WORST_COORDINATES = 100_000.0
+#: Proposals per message after which a sampler WITHOUT a certificate (local_epsilon None: the lattice cone
+#: masses are not bounded away from 0, e.g. a thin cone at a small scale holds no lattice point of moderate
+#: norm) gives up and ``sample`` raises instead of running for ever: max(this, 1000 expected_proposals).
+#: Certified parameters are never capped (their masses are at least s - e, q - e > 0).
+UNCERTIFIED_MIN_PROPOSALS = 1_000_000
 #: Relative margin on the cap masses s, q (double vs 40-digit mpmath, see lattice_sampler_tv).
 _MASS_MARGIN = 1e-6
 
@@ -271,6 +276,8 @@ class LatticePrivUnit(PrivUnit):
         self._eta = lattice_sampler_tv(self.p, self.theta, self.dim, self.scale_bits)
         self._sigma = 1 << self.scale_bits
         self._eps0 = _lattice_local_epsilon(self.p, self.theta, self.dim, self.scale_bits)
+        self._max_proposals = 0 if self._eps0 is not None else \
+            max(UNCERTIFIED_MIN_PROPOSALS, math.ceil(1000 * self.expected_proposals))
 
     @classmethod
     def from_privunit(cls, privunit: PrivUnit, *, scale_bits: int = DEFAULT_SCALE_BITS) -> LatticePrivUnit:
@@ -437,6 +444,10 @@ class LatticePrivUnit(PrivUnit):
             ``x`` empty, of another shape, not finite or not unit rows; ``threads`` < 1; bad seed.
         TypeError
             ``x`` not real; ``threads`` or ``rng`` of another type.
+        RuntimeError
+            Only for parameters without a certificate (``local_epsilon`` None, small scale_bits): a message
+            found no lattice vector on its side of the cone within max(10^6, 1000 ``expected_proposals``)
+            proposals (docs/sampling.md §10.6, "Running time"); nothing is released.
         """
         v = V.real_array("x", x, ndim=2, shape=(None, self.dim))
         if np.any(np.abs(np.linalg.norm(v, axis=1) - 1.0) > 1e-9):
@@ -447,11 +458,21 @@ class LatticePrivUnit(PrivUnit):
         num, den = self.p.as_integer_ratio()
         limbs, row_bits = core.samplers.lattice_privunit_sample(
             v, num, den.bit_length() - 1, self.theta, self.scale_bits, key, LATTICE_STREAM, core_threads(threads),
-            self.scale_bits // 64 + 2)
+            self.scale_bits // 64 + 2, self._max_proposals)
         out = _signed_limbs_to_ints(limbs, int(row_bits.max()))
-        for i in np.flatnonzero(row_bits < 0):  # an intermediate beyond the core's fixed width: the reference
-            out[i, :] = reference_message(key, LATTICE_STREAM + int(i), ExactCone(v[i], self.theta), self.p,
-                                          self._sigma, self.dim)
+        for i in np.flatnonzero(row_bits == -1):  # an intermediate beyond the core's fixed width: the reference
+            z = reference_message(key, LATTICE_STREAM + int(i), ExactCone(v[i], self.theta), self.p, self._sigma,
+                                  self.dim, self._max_proposals)
+            if z is None:
+                row_bits[i] = -2
+            else:
+                out[i, :] = z
+        if np.any(row_bits == -2):
+            raise RuntimeError(
+                f"LatticePrivUnit(p={self.p}, theta={self.theta}, dim={self.dim}, scale_bits={self.scale_bits}) has no "
+                f"certificate (local_epsilon is None) and a message found no lattice vector on its side of the cone "
+                f"within {self._max_proposals} proposals: at this scale the cone's lattice mass is about 0; use a "
+                f"larger scale_bits (docs/sampling.md §10.6, 'Running time'); nothing was released")
         return out
 
     def estimate(self, messages) -> np.ndarray:
