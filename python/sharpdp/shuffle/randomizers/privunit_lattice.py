@@ -309,8 +309,8 @@ class LatticePrivUnit(PrivUnit):
     def local_epsilon(self) -> float | None:
         """Certified pure-LDP level of the released lattice mechanism (not PrivUnit's eps0), or None.
 
-        The release is not eps0-LDP: its density ratios use the lattice masses nu(A_x), not s, q (review
-        rev-lattice: d = 2, theta just above cos(pi/4), sigma = 4, x = e1 vs -e1: delta(eps0) = 0.079 > 0).
+        The release is not eps0-LDP: its density ratios use the lattice masses nu(A_x), not s, q (e.g.
+        d = 2, theta just above cos(pi/4), sigma = 4, x = e1 vs -e1: delta(eps0) = 0.079 > 0).
         With e = d tau_1 + L >= |nu(A_x) - s| (docs/sampling.md §10.6, "Local epsilon"), every ratio is at most
         max(p / (s - e), (1 - p) / (q - e)) / min(p / (s + e), (1 - p) / (q + e)); its log, rounded up, is
         returned (PrivUnit's eps0 plus about 2 e / min(s, q)); None when e >= min(s, q). The accountant reports
