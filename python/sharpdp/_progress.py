@@ -281,6 +281,7 @@ def _tqdm_class(base: type) -> type:
                 if (interrupted or _interrupted()) and not getattr(self, "disable", True):
                     # the true count, no rate: "interrupted" fits in 80 columns
                     self.bar_format = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}] interrupted"
+                    self.leave = True  # (a leave=False bar would erase itself: nothing would say where it stopped)
                 super().close()
 
         Bar.__name__ = Bar.__qualname__ = base.__name__

@@ -325,9 +325,10 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
         png = os.path.splitext(path)[0] + ".png"
         _plot_diagnostics(diag, mech, args, png)
         os.chmod(png, 0o600)
-    _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} hold the TRUE counts and values "
-                    "computed from them" + (" and the seed" if args.seed is not None else "")
-                    + " (not private): do not publish them")
+    _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} (readable by you only) "
+                    + ("hold" if png else "holds") + " the TRUE counts and values computed from them"
+                    + (" and the seed" if args.seed is not None else "")
+                    + " (not private): do not publish " + ("them" if png else "it"))
     # summaries of the true counts (realised errors, v(n) range) stay in the file: the printed output
     # holds only publishable values
     return {"csv": path, "png": png}
