@@ -286,3 +286,17 @@ def test_pair_points_are_spread_evenly_about_ten_lattice_steps_apart():
     sec42 = text[text.index("### 4.2"):text.index("## 5.")]
     assert "40 even lattice points" not in sec42 and "about 10 Delta" in sec42
     assert 'Dong, Roth & Su, "Gaussian Differential Privacy"' in sec41 and "Corollary 3.3" in sec41
+
+
+def test_terminal_bar_with_a_long_unit_fits_80_columns(monkeypatch):
+    # the calibration's unit " accountant evaluations" made the rate run past column 80; on a terminal a
+    # long unit keeps its last word and the description leaves room for it
+    monkeypatch.setattr(P, "_is_terminal", lambda f: True)
+    buf = io.StringIO()
+    bar = P.progress_bar(total=10, desc="candidate 1: calibrating BMG", unit=" accountant evaluations",
+                                 file=buf, mininterval=0, ncols=80)
+    bar.update(5)
+    bar.close()
+    lines = [ln for ln in buf.getvalue().replace("\r", "\n").split("\n") if ln.strip()]
+    assert lines and all(len(ln) <= 80 for ln in lines), lines
+    assert "candidate 1: calibrating BMG" in lines[-1] and "5/10" in lines[-1] and "evaluations/s" in lines[-1]

@@ -228,8 +228,11 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         # miniters=1: redraw at every update after mininterval; tqdm's adaptive default skips the updates
         # that follow a fast burst (a bar froze for minutes once a batch of quick steps had passed)
         kwargs.setdefault("miniters", 1)
-        if chosen is std_tqdm:
-            kwargs["desc"] = _fit(str(kwargs.get("desc") or ""), _columns(file))
+        if chosen is std_tqdm:  # a long unit ("accountant evaluations") keeps its last word: the rate fits
+            unit = str(kwargs.get("unit") or "")
+            if len(unit) > 12:
+                kwargs["unit"] = " " + unit.split()[-1]
+            kwargs["desc"] = _fit(str(kwargs.get("desc") or ""), _columns(file) - len(str(kwargs.get("unit") or "")))
         bar = _tqdm_class(tqdm)(iterable, **kwargs)
         _OPEN.add(bar)
         return bar
@@ -277,8 +280,12 @@ def _tqdm_class(base: type) -> type:
                 self._sharpdp_total = value
 
             def close(self, interrupted: bool = False) -> None:
-                _OPEN.discard(self)
-                if (interrupted or _interrupted()) and not getattr(self, "disable", True):
+                try:
+                    _OPEN.discard(self)
+                    interrupted = interrupted or _interrupted()
+                except (AttributeError, TypeError):  # tqdm's __del__ at interpreter exit: module globals gone
+                    pass
+                if interrupted and not getattr(self, "disable", True):
                     # the true count, no rate: "interrupted" fits in 80 columns
                     self.bar_format = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}] interrupted"
                     self.leave = True  # (a leave=False bar would erase itself: nothing would say where it stopped)
