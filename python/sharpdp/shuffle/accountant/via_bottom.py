@@ -66,6 +66,12 @@ class ViaBottom:
     SPLITS = (0.35, 0.5, 0.65, 0.8)
     # width in f at which the golden-section refinement of the best split stops
     SPLIT_TOL = 0.01
+    # the search beyond the golden-section window when its minimum is at an inner end (§9.5): at most
+    # SLIDES steps out, its probes' legs first at the loose rel_tol PROBE_TOL (a cheap lower value), its
+    # bracket shrunk to BEYOND_TOL in f (finer than SPLIT_TOL: the vertex there is a cliff of leg B)
+    SLIDES = 6
+    PROBE_TOL = 3.0
+    BEYOND_TOL = 0.00125
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
@@ -169,9 +175,26 @@ class ViaBottom:
         best = min(cands, key=lambda c: c.upper)
         # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
         # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
-        # values, then the split it finds certified at rel_tol; every split is a valid bound
+        # values, continued beyond its window when its minimum is at an inner end (the vertex is then
+        # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
+        rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        g, rt = 0.5 * (math.sqrt(5.0) - 1.0), max(rel_tol, 0.1)
+        found = self._golden(eps, lo, hi, rt)
+        sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
+        if sgn != 0.0:
+            found = self._beyond(eps, found, sgn, rt)
+        # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
+        # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
+        if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
+            cands.append(self.split(eps, found.f, rel_tol))
+        best = self._contract(eps, min(cands, key=lambda c: c.upper), rel_tol)
+        self._hint = eps - best.e1 if best.upper < 1.0 else None
+        return self._as_report(eps_in, best)
+
+    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> Split:
+        """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
+        ``rt``) down to the width SPLIT_TOL."""
+        g = 0.5 * (math.sqrt(5.0) - 1.0)
         c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
         while hi - lo > self.SPLIT_TOL:
             if c.upper <= d.upper:
@@ -180,14 +203,39 @@ class ViaBottom:
             else:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
-        found = c if c.upper <= d.upper else d
-        # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
-        # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
-        if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
-            cands.append(self.split(eps, found.f, rel_tol))
-        best = self._contract(eps, min(cands, key=lambda c: c.upper), rel_tol)
-        self._hint = eps - best.e1 if best.upper < 1.0 else None
-        return self._as_report(eps_in, best)
+        return c if c.upper <= d.upper else d
+
+    def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
+        """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
+        ``rt``): steps in f of SPLIT_TOL, 2 SPLIT_TOL, 4 SPLIT_TOL, ... in direction ``sgn`` while the value
+        decreases (at most SLIDES), then the bracket around the best split shrunk to BEYOND_TOL by probing
+        the midpoint of its wider side (:meth:`_probe`); the best split seen."""
+        a, step = best.f, self.SPLIT_TOL
+        for _ in range(self.SLIDES):
+            f = min(max(best.f + sgn * step, 0.0), 1.0)
+            c = self._probe(eps, f, rt, best.upper) if f != best.f else None
+            if c is None:
+                break
+            a, best, step = best.f, c, 2.0 * step
+        lo, hi = max(min(a, best.f + sgn * step), 0.0), min(max(a, best.f + sgn * step), 1.0)
+        while hi - lo > self.BEYOND_TOL:
+            f = 0.5 * (best.f + hi) if hi - best.f >= best.f - lo else 0.5 * (lo + best.f)
+            c = self._probe(eps, f, rt, best.upper)
+            if c is not None:
+                lo, hi = (best.f, hi) if f > best.f else (lo, best.f)
+                best = c
+            else:
+                lo, hi = (lo, f) if f > best.f else (f, hi)
+        return best
+
+    def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
+        """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first
+        its legs at the loose PROBE_TOL (cheap where leg B is large), whose lower value at or above ``bar``
+        decides None at once (the chain's value is >= that lower value; docs/accountant.md §9.5)."""
+        if self.split(eps, f, self.PROBE_TOL, absolute=False).lower >= bar:
+            return None
+        c = self.split(eps, f, rt)
+        return c if c.upper < bar else None
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
