@@ -72,6 +72,8 @@ class ViaBottom:
     SLIDES = 6
     PROBE_TOL = 3.0
     BEYOND_TOL = 0.00125
+    # a best split with e^{e1} B(e2) <= CLIFF x its value sits at a cliff of leg B: its bracket is shrunk (§9.5)
+    CLIFF = 0.01
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
@@ -179,10 +181,12 @@ class ViaBottom:
         # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
         rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        found = self._golden(eps, lo, hi, rt)
+        found, a, b = self._golden(eps, lo, hi, rt)
         sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
         if sgn != 0.0:
             found = self._beyond(eps, found, sgn, rt)
+        elif self._cliff(found):  # the vertex inside the last bracket is a cliff of leg B: shrunk further
+            found = self._shrink(eps, found, a, b, rt)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
         if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
@@ -191,9 +195,9 @@ class ViaBottom:
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
 
-    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> Split:
+    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float, float]:
         """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
-        ``rt``) down to the width SPLIT_TOL."""
+        ``rt``) down to the width SPLIT_TOL, and its last bracket."""
         g = 0.5 * (math.sqrt(5.0) - 1.0)
         c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
         while hi - lo > self.SPLIT_TOL:
@@ -203,7 +207,7 @@ class ViaBottom:
             else:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
-        return c if c.upper <= d.upper else d
+        return (c if c.upper <= d.upper else d), lo, hi
 
     def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
         """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
@@ -217,7 +221,12 @@ class ViaBottom:
             if c is None:
                 break
             a, best, step = best.f, c, 2.0 * step
-        lo, hi = max(min(a, best.f + sgn * step), 0.0), min(max(a, best.f + sgn * step), 1.0)
+        return self._shrink(eps, best, min(a, best.f + sgn * step), max(a, best.f + sgn * step), rt)
+
+    def _shrink(self, eps: float, best: Split, lo: float, hi: float, rt: float) -> Split:
+        """The bracket [lo, hi] in f around ``best`` (legs at rel_tol ``rt``) shrunk to BEYOND_TOL by probing
+        the midpoint of its wider side (:meth:`_probe`); the best split seen (docs/accountant.md §9.5)."""
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
         while hi - lo > self.BEYOND_TOL:
             f = 0.5 * (best.f + hi) if hi - best.f >= best.f - lo else 0.5 * (lo + best.f)
             c = self._probe(eps, f, rt, best.upper)
@@ -298,8 +307,19 @@ class ViaBottom:
             e2 = min(max(eps - best.e1 + x, 0.0), eps)  # (a split: 0 <= e2 <= eps)
             c = self.split(eps, 1.0 - e2 / eps, rel_tol)
             if c.upper < best.upper:
-                best = c
+                return c
+        if self._cliff(best):
+            # no gain from the model, leg B negligible at the best split: the vertex is a cliff of leg B (§9.5),
+            # on the side of larger e1: the bracket up to the neighbour there shrunk on cheap legs, then certified
+            rt = max(rel_tol, 0.1)
+            c = self._shrink(eps, self.split(eps, best.f, rt), best.f, best.f + self.SPLIT_TOL, rt)
+            c = self.split(eps, c.f, rel_tol) if c.f != best.f else best
+            best = c if c.upper < best.upper else best
         return best
+
+    def _cliff(self, s: Split) -> bool:
+        """Leg B's term e^{e1} B(e2) is below CLIFF x the value of the split ``s`` (§9.5)."""
+        return math.exp(s.e1) * s.leg_b.upper <= self.CLIFF * s.upper
 
     @staticmethod
     def _vertex(best: Split, seen: list[Split], step: float) -> float | None:
