@@ -71,7 +71,8 @@ class ViaBottom:
     # bracket shrunk to BEYOND_TOL in f (finer than SPLIT_TOL: the vertex there is a cliff of leg B)
     SLIDES = 6
     PROBE_TOL = 3.0
-    BEYOND_TOL = 0.00125
+    BEYOND_TOL = 0.000625
+    SHRINK_GAIN = 0.03
     # a best split with e^{e1} B(e2) <= CLIFF x its value sits at a cliff of leg B: its bracket is shrunk (§9.5)
     CLIFF = 0.01
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
@@ -181,12 +182,12 @@ class ViaBottom:
         # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
         rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        found, a, b = self._golden(eps, lo, hi, rt)
+        found, _, b = self._golden(eps, lo, hi, rt)
         sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
         if sgn != 0.0:
             found = self._beyond(eps, found, sgn, rt)
         elif self._cliff(found):  # the vertex inside the last bracket is a cliff of leg B: shrunk further
-            found = self._shrink(eps, found, a, b, rt)
+            found = self._shrink(eps, found, b, rt)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
         if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
@@ -214,27 +215,32 @@ class ViaBottom:
         ``rt``): steps in f of SPLIT_TOL, 2 SPLIT_TOL, 4 SPLIT_TOL, ... in direction ``sgn`` while the value
         decreases (at most SLIDES), then the bracket around the best split shrunk to BEYOND_TOL by probing
         the midpoint of its wider side (:meth:`_probe`); the best split seen."""
-        a, step = best.f, self.SPLIT_TOL
+        step = self.SPLIT_TOL
         for _ in range(self.SLIDES):
             f = min(max(best.f + sgn * step, 0.0), 1.0)
             c = self._probe(eps, f, rt, best.upper) if f != best.f else None
             if c is None:
                 break
-            a, best, step = best.f, c, 2.0 * step
-        return self._shrink(eps, best, min(a, best.f + sgn * step), max(a, best.f + sgn * step), rt)
+            best, step = c, 2.0 * step
+        return self._shrink(eps, best, best.f + sgn * step, rt)
 
-    def _shrink(self, eps: float, best: Split, lo: float, hi: float, rt: float) -> Split:
-        """The bracket [lo, hi] in f around ``best`` (legs at rel_tol ``rt``) shrunk to BEYOND_TOL by probing
-        the midpoint of its wider side (:meth:`_probe`); the best split seen (docs/accountant.md §9.5)."""
-        lo, hi = max(lo, 0.0), min(hi, 1.0)
-        while hi - lo > self.BEYOND_TOL:
-            f = 0.5 * (best.f + hi) if hi - best.f >= best.f - lo else 0.5 * (lo + best.f)
+    def _shrink(self, eps: float, best: Split, other: float, rt: float) -> Split:
+        """The bracket from ``best`` (legs at rel_tol ``rt``) to the worse split at f = ``other`` shrunk to
+        BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a cached lower value of leg A at
+        ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5)."""
+        other = min(max(other, 0.0), 1.0)
+        # every split between has value >= A(e1 at other) (A non-increasing): a cached lower value of it
+        # within SHRINK_GAIN of the best value leaves nothing worth the probes
+        a_lo = max((r.lower for t in (rt, self.PROBE_TOL) if (r := self._leg_cache.get((0, other * eps, t)))), default=0.0)
+        if a_lo >= (1.0 - self.SHRINK_GAIN) * best.upper:
+            return best
+        while abs(other - best.f) > self.BEYOND_TOL:
+            f = 0.5 * (best.f + other)
             c = self._probe(eps, f, rt, best.upper)
-            if c is not None:
-                lo, hi = (best.f, hi) if f > best.f else (lo, best.f)
-                best = c
+            if c is None:
+                other = f
             else:
-                lo, hi = (lo, f) if f > best.f else (f, hi)
+                best = c
         return best
 
     def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
@@ -312,7 +318,7 @@ class ViaBottom:
             # no gain from the model, leg B negligible at the best split: the vertex is a cliff of leg B (§9.5),
             # on the side of larger e1: the bracket up to the neighbour there shrunk on cheap legs, then certified
             rt = max(rel_tol, 0.1)
-            c = self._shrink(eps, self.split(eps, best.f, rt), best.f, best.f + self.SPLIT_TOL, rt)
+            c = self._shrink(eps, self.split(eps, best.f, rt), best.f + self.SPLIT_TOL, rt)
             c = self.split(eps, c.f, rel_tol) if c.f != best.f else best
             best = c if c.upper < best.upper else best
         return best
