@@ -182,7 +182,7 @@ class ViaBottom:
         # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
         rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        found, _, b = self._golden(eps, lo, hi, rt)
+        found, b = self._golden(eps, lo, hi, rt)
         sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
         if sgn != 0.0:
             found = self._beyond(eps, found, sgn, rt)
@@ -196,9 +196,9 @@ class ViaBottom:
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
 
-    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float, float]:
+    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
         """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
-        ``rt``) down to the width SPLIT_TOL, and its last bracket."""
+        ``rt``) down to the width SPLIT_TOL, and the nearest f above it of a worse split or the bracket's end."""
         g = 0.5 * (math.sqrt(5.0) - 1.0)
         c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
         while hi - lo > self.SPLIT_TOL:
@@ -208,7 +208,8 @@ class ViaBottom:
             else:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
-        return (c if c.upper <= d.upper else d), lo, hi
+        best, other = (c, d) if c.upper <= d.upper else (d, c)
+        return best, (other.f if other.f > best.f else hi)
 
     def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
         """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
