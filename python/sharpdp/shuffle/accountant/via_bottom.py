@@ -184,7 +184,9 @@ class ViaBottom:
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
         found, b = self._golden(eps, lo, hi, rt)
         sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
-        if sgn != 0.0:
+        if found.upper < VALUE_FLOOR:  # (no rel_tol targeted there, §6.3: nothing to search for)
+            pass
+        elif sgn != 0.0:
             found = self._beyond(eps, found, sgn, rt)
         elif self._cliff(found):  # the vertex inside the last bracket is a cliff of leg B: shrunk further
             found = self._shrink(eps, found, b, rt)
@@ -246,9 +248,11 @@ class ViaBottom:
 
     def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
         """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first
-        its legs at the loose PROBE_TOL (cheap where leg B is large), whose lower value at or above ``bar``
-        decides None at once (the chain's value is >= that lower value; docs/accountant.md §9.5)."""
-        if self.split(eps, f, self.PROBE_TOL, absolute=False).lower >= bar:
+        leg A at rt and leg B at the loose PROBE_TOL (cheap where leg B is large), whose chain's lower value
+        (rounded down) at or above ``bar`` decides None at once (docs/accountant.md §9.5)."""
+        e1 = f * eps
+        lower = self.leg(0, e1, rt).lower + math.exp(e1) * self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
+        if lower * (1 - 8 * U) >= bar:
             return None
         c = self.split(eps, f, rt)
         return c if c.upper < bar else None
