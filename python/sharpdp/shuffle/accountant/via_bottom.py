@@ -66,15 +66,10 @@ class ViaBottom:
     SPLITS = (0.35, 0.5, 0.65, 0.8)
     # width in f at which the golden-section refinement of the best split stops
     SPLIT_TOL = 0.01
-    # the search beyond the golden-section window when its minimum is at an inner end (§9.5): at most
-    # SLIDES steps out, its probes' legs first at the loose rel_tol PROBE_TOL (a cheap lower value), its
-    # bracket shrunk to BEYOND_TOL in f (finer than SPLIT_TOL: the vertex there is a cliff of leg B)
-    SLIDES = 6
-    PROBE_TOL = 3.0
-    BEYOND_TOL = 0.000625
-    SHRINK_GAIN = 0.03
-    # a best split with e^{e1} B(e2) <= CLIFF x its value sits at a cliff of leg B: its bracket is shrunk (§9.5)
-    CLIFF = 0.01
+    # cliff vertices of leg B (docs/accountant.md §9.5): at most SLIDES steps beyond the golden-section window,
+    # probes' leg B first at the loose rel_tol PROBE_TOL, bisection to BEYOND_TOL in f unless it can gain less
+    # than SHRINK_GAIN; a golden-section best split with e^{e1} B(e2) <= CLIFF x its value is at a cliff
+    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 3.0, 0.000625, 0.03, 0.01
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
@@ -184,12 +179,11 @@ class ViaBottom:
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
         found, b = self._golden(eps, lo, hi, rt)
         sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
-        if found.upper < VALUE_FLOOR:  # (no rel_tol targeted there, §6.3: nothing to search for)
-            pass
-        elif sgn != 0.0:
-            found = self._beyond(eps, found, sgn, rt)
-        elif self._cliff(found):  # the vertex inside the last bracket is a cliff of leg B: shrunk further
-            found = self._shrink(eps, found, b, rt)
+        if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)
+            if sgn != 0.0:
+                found = self._beyond(eps, found, sgn, rt)
+            elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
+                found = self._shrink(eps, found, b, rt)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
         if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
@@ -216,8 +210,7 @@ class ViaBottom:
     def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
         """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
         ``rt``): steps in f of SPLIT_TOL, 2 SPLIT_TOL, 4 SPLIT_TOL, ... in direction ``sgn`` while the value
-        decreases (at most SLIDES), then the bracket around the best split shrunk to BEYOND_TOL by probing
-        the midpoint of its wider side (:meth:`_probe`); the best split seen."""
+        decreases (at most SLIDES), then :meth:`_shrink` toward the first worse split; the best split seen."""
         step = self.SPLIT_TOL
         for _ in range(self.SLIDES):
             f = min(max(best.f + sgn * step, 0.0), 1.0)
@@ -232,10 +225,9 @@ class ViaBottom:
         BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a cached lower value of leg A at
         ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5)."""
         other = min(max(other, 0.0), 1.0)
-        # every split between has value >= A(e1 at other) (A non-increasing): a cached lower value of it
-        # within SHRINK_GAIN of the best value leaves nothing worth the probes
-        a_lo = max((r.lower for t in (rt, self.PROBE_TOL) if (r := self._leg_cache.get((0, other * eps, t)))), default=0.0)
-        if a_lo >= (1.0 - self.SHRINK_GAIN) * best.upper:
+        # every split between has value >= A(e1 at other) (A non-increasing in e1)
+        a_at = self._leg_cache.get((0, other * eps, rt))
+        if a_at is not None and a_at.lower >= (1.0 - self.SHRINK_GAIN) * best.upper:
             return best
         while abs(other - best.f) > self.BEYOND_TOL:
             f = 0.5 * (best.f + other)
@@ -318,19 +310,8 @@ class ViaBottom:
             e2 = min(max(eps - best.e1 + x, 0.0), eps)  # (a split: 0 <= e2 <= eps)
             c = self.split(eps, 1.0 - e2 / eps, rel_tol)
             if c.upper < best.upper:
-                return c
-        if self._cliff(best):
-            # no gain from the model, leg B negligible at the best split: the vertex is a cliff of leg B (§9.5),
-            # on the side of larger e1: the bracket up to the neighbour there shrunk on cheap legs, then certified
-            rt = max(rel_tol, 0.1)
-            c = self._shrink(eps, self.split(eps, best.f, rt), best.f + self.SPLIT_TOL, rt)
-            c = self.split(eps, c.f, rel_tol) if c.f != best.f else best
-            best = c if c.upper < best.upper else best
+                best = c
         return best
-
-    def _cliff(self, s: Split) -> bool:
-        """Leg B's term e^{e1} B(e2) is below CLIFF x the value of the split ``s`` (§9.5)."""
-        return math.exp(s.e1) * s.leg_b.upper <= self.CLIFF * s.upper
 
     @staticmethod
     def _vertex(best: Split, seen: list[Split], step: float) -> float | None:
