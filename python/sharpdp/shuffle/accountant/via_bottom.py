@@ -69,7 +69,7 @@ class ViaBottom:
     # cliff vertices of leg B (docs/accountant.md §9.5): at most SLIDES steps beyond the golden-section window,
     # probes' leg B first at the loose rel_tol PROBE_TOL, bisection to BEYOND_TOL in f unless it can gain less
     # than SHRINK_GAIN; a golden-section best split with e^{e1} B(e2) <= CLIFF x its value is at a cliff
-    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 3.0, 0.000625, 0.03, 0.01
+    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 30.0, 0.000625, 0.03, 0.01
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
