@@ -445,8 +445,6 @@ def test_through_bot_answer_is_certified_by_a_valid_split():
     assert _dup_mix("gauss", None, 2.0, s.e1, 2, "zero_out") <= s.leg_a.upper
 
 
-@pytest.mark.xfail(strict=True, reason="through bot, get_delta's full split search (ViaBottom._report_splits) misses "
-                   "the split the search certified: a fresh get_delta at the answer is 1.85e-12 for delta = 1e-12")
 def test_through_bot_fresh_get_delta_at_the_answer():
     make = lambda: GaussianRandomizer(2.0, 1)  # noqa: E731
     e = _fresh_epsilon(make, 2, "replace", 1e-12)

@@ -66,6 +66,10 @@ class ViaBottom:
     SPLITS = (0.35, 0.5, 0.65, 0.8)
     # width in f at which the golden-section refinement of the best split stops
     SPLIT_TOL = 0.01
+    # cliff vertices of leg B (docs/accountant.md §9.5): at most SLIDES steps beyond the golden-section window,
+    # probes' leg B first at the loose rel_tol PROBE_TOL, bisection to BEYOND_TOL in f unless it can gain less
+    # than SHRINK_GAIN; a golden-section best split with e^{e1} B(e2) <= CLIFF x its value is at a cliff
+    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 30.0, 0.000625, 0.03, 0.01
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
@@ -169,9 +173,29 @@ class ViaBottom:
         best = min(cands, key=lambda c: c.upper)
         # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
         # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
-        # values, then the split it finds certified at rel_tol; every split is a valid bound
+        # values, continued beyond its window when its minimum is at an inner end (the vertex is then
+        # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
+        rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        g, rt = 0.5 * (math.sqrt(5.0) - 1.0), max(rel_tol, 0.1)
+        found, b = self._golden(eps, lo, hi, rt)
+        sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
+        if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)
+            if sgn != 0.0:
+                found = self._beyond(eps, found, sgn, rt)
+            elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
+                found = self._shrink(eps, found, b, rt)
+        # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
+        # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
+        if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
+            cands.append(self.split(eps, found.f, rel_tol))
+        best = self._contract(eps, min(cands, key=lambda c: c.upper), rel_tol)
+        self._hint = eps - best.e1 if best.upper < 1.0 else None
+        return self._as_report(eps_in, best)
+
+    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
+        """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
+        ``rt``) down to the width SPLIT_TOL, and the nearest f above it of a worse split or the bracket's end."""
+        g = 0.5 * (math.sqrt(5.0) - 1.0)
         c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
         while hi - lo > self.SPLIT_TOL:
             if c.upper <= d.upper:
@@ -180,14 +204,50 @@ class ViaBottom:
             else:
                 lo, c = c.f, d
                 d = self.split(eps, lo + g * (hi - lo), rt)
-        found = c if c.upper <= d.upper else d
-        # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
-        # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
-        if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
-            cands.append(self.split(eps, found.f, rel_tol))
-        best = self._contract(eps, min(cands, key=lambda c: c.upper), rel_tol)
-        self._hint = eps - best.e1 if best.upper < 1.0 else None
-        return self._as_report(eps_in, best)
+        best, other = (c, d) if c.upper <= d.upper else (d, c)
+        return best, (other.f if other.f > best.f else hi)
+
+    def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
+        """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
+        ``rt``): steps in f of SPLIT_TOL, 2 SPLIT_TOL, 4 SPLIT_TOL, ... in direction ``sgn`` while the value
+        decreases (at most SLIDES), then :meth:`_shrink` toward the first worse split; the best split seen."""
+        step = self.SPLIT_TOL
+        for _ in range(self.SLIDES):
+            f = min(max(best.f + sgn * step, 0.0), 1.0)
+            c = self._probe(eps, f, rt, best.upper) if f != best.f else None
+            if c is None:
+                break
+            best, step = c, 2.0 * step
+        return self._shrink(eps, best, best.f + sgn * step, rt)
+
+    def _shrink(self, eps: float, best: Split, other: float, rt: float) -> Split:
+        """The bracket from ``best`` (legs at rel_tol ``rt``) to the worse split at f = ``other`` shrunk to
+        BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a cached lower value of leg A at
+        ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5)."""
+        other = min(max(other, 0.0), 1.0)
+        # every split between has value >= A(e1 at other) (A non-increasing in e1)
+        a_at = self._leg_cache.get((0, other * eps, rt))
+        if a_at is not None and a_at.lower >= (1.0 - self.SHRINK_GAIN) * best.upper:
+            return best
+        while abs(other - best.f) > self.BEYOND_TOL:
+            f = 0.5 * (best.f + other)
+            c = self._probe(eps, f, rt, best.upper)
+            if c is None:
+                other = f
+            else:
+                best = c
+        return best
+
+    def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
+        """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first
+        leg A at rt and leg B at the loose PROBE_TOL (cheap where leg B is large), whose chain's lower value
+        (rounded down) at or above ``bar`` decides None at once (docs/accountant.md §9.5)."""
+        e1 = f * eps
+        lower = self.leg(0, e1, rt).lower + math.exp(e1) * self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
+        if lower * (1 - 8 * U) >= bar:
+            return None
+        c = self.split(eps, f, rt)
+        return c if c.upper < bar else None
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
