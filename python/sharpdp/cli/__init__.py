@@ -9,12 +9,13 @@ no subcommand (nor numpy) at all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,6 +107,32 @@ def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outpu
         raise CliError(f"--diagnostics: directory {os.path.dirname(path) or parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(full) and not os.access(full, os.W_OK)):
         raise CliError(f"--diagnostics: {path} is not writable")
+
+
+WRITTEN: list[str] = []  # files this command has completed so far (named on Ctrl-C)
+
+
+@contextlib.contextmanager
+def release_file(path: str, mode: int | None = None) -> Iterator[str]:
+    """Write a file all at once: the caller writes the temporary path yielded (same directory), which
+    replaces ``path`` only when the block ends without an exception, and is then recorded in
+    :data:`WRITTEN`; on an exception (Ctrl-C included) the temporary file is removed and ``path`` is left
+    as it was. So an interrupted command leaves no half-written release, and its "interrupted" line can
+    name the files that are complete (a release in them is out). ``mode``: permissions set before the
+    file appears under ``path`` (0o600 for diagnostics)."""
+    head, tail = os.path.split(path)
+    tmp = os.path.join(head, f".{tail}.partial-{os.getpid()}")
+    try:
+        if mode is not None:  # created with its mode before anything is written (writers keep an inode's mode)
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode))
+            os.chmod(tmp, mode)  # (the umask may have cleared bits of ``mode``)
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    WRITTEN.append(path)
 
 
 def open_private(path: str):
@@ -365,6 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     module = importlib.import_module(f"{__name__}.{args.command}")
+    WRITTEN.clear()
     try:
         result = module.run(args)
     except ImportError as exc:  # an optional dependency of the [cli] extra is not installed
@@ -386,7 +414,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sharpdp._progress import close_interrupted
 
         close_interrupted()  # bars their callers close only on success: at their true count, before the line
-        print(f"sharpdp {args.command}: interrupted", file=sys.stderr)
+        done = ""
+        if WRITTEN:  # a release already on disk is out: running the command again releases the data again
+            done = (f" after writing {', '.join(WRITTEN)}: "
+                    + ("that file is" if len(WRITTEN) == 1 else "those files are")
+                    + " complete (a release in them is out: running the command again releases the data again)")
+        print(f"sharpdp {args.command}: interrupted{done}", file=sys.stderr)
         return 130
     text = json.dumps(_jsonable(result), indent=2, allow_nan=False) if args.json else module.format_text(result)
     try:

@@ -21,7 +21,7 @@ import os
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from sharpdp.cli import check_out_dir, make_out_dir
+from sharpdp.cli import check_out_dir, make_out_dir, release_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,7 +60,7 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dic
 
     make_out_dir(out_dir)
     csv_path = os.path.join(out_dir, f"{stem}.csv")
-    with open(csv_path, "w", newline="") as fh:
+    with release_file(csv_path) as tmp, open(tmp, "w", newline="") as fh:  # whole or not at all
         w = csv.writer(fh)
         w.writerow(list(columns))
         for row in zip(*columns.values()):
@@ -72,7 +72,8 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dic
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)  # below the axes: hides no data
     fig.tight_layout()
     png_path = os.path.join(out_dir, f"{stem}.png")
-    fig.savefig(png_path, dpi=120)
+    with release_file(png_path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
     return {"csv": csv_path, "png": png_path}
 

@@ -41,7 +41,7 @@ import sys
 from typing import Any
 
 from sharpdp.cli import (SEEDED_MODE_WARNING, check_diagnostics_path, check_out_dir, check_releases_not_inputs,
-                         make_out_dir, option_error, release_rng)
+                         make_out_dir, option_error, release_file, release_rng)
 
 DEFAULT_OUT = "sharpdp_histogram_out"
 PAPER = "Better Privacy Guarantees for Larger Groups"
@@ -268,7 +268,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     table["released"] = released
     make_out_dir(args.out)
     csv_path = os.path.join(args.out, "histogram_release.csv")
-    table.to_csv(csv_path, index=False)  # publishable: keys (public) and released values only
+    with release_file(csv_path) as tmp:  # whole or not at all (Ctrl-C: cli.release_file)
+        table.to_csv(tmp, index=False)  # publishable: keys (public) and released values only
     if info["rows_dropped_missing_key"]:
         _warn(warnings, f"{info['rows_dropped_missing_key']} row(s) with a missing key value were dropped "
                         "(analyst only, not private)")
@@ -318,13 +319,12 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
         diag["seed"] = str(args.seed)
     from sharpdp.cli import open_private
 
-    with open_private(path) as f:  # mode 0600: true counts (and the seed)
+    with release_file(path) as tmp, open_private(tmp) as f:  # mode 0600: true counts (and the seed)
         diag.to_csv(f, index=False)
     png = None
     if not args.no_plot:
         png = os.path.splitext(path)[0] + ".png"
         _plot_diagnostics(diag, mech, args, png)
-        os.chmod(png, 0o600)
     _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} (readable by you only) "
                     + ("hold" if png else "holds") + " the TRUE counts and values computed from them"
                     + (" and the seed" if args.seed is not None else "")
@@ -390,7 +390,8 @@ def _plot_release(released, mech, args, path: str) -> str:
     a2.legend(fontsize=8)
     fig.suptitle(f"Shifted-log Gaussian histogram ('{PAPER}'): larger groups get stronger privacy")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with release_file(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
     return path
 
@@ -429,7 +430,8 @@ def _plot_diagnostics(diag, mech, args, path: str) -> str:
     a2.legend(fontsize=8)
     fig.suptitle("DIAGNOSTIC (true counts; not for publication)", color="r")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with release_file(path, mode=0o600) as tmp:  # true counts: readable by the user only
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
     return path
 _TABLE2 = [
@@ -480,7 +482,8 @@ def _table2(args: argparse.Namespace) -> dict[str, Any]:
         _log_axis(ax)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: hides no data
         fig.tight_layout()
-        fig.savefig(png, dpi=120)
+        with release_file(png) as tmp:
+            fig.savefig(tmp, dpi=120, format="png")
         plt.close(fig)
     return {"mode": "table2", "table2": rows, "r": mech.r, "r0": mech.r0, "c": mech.c,
             "n": ns.tolist(), "curves": {k: v.tolist() for k, v in curves.items()}, "png": png}

@@ -163,9 +163,9 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
     the seed of a seeded run (column ``seed``; empty without ``--seed``: no seed exists)."""
     import csv
 
-    from sharpdp.cli import open_private
+    from sharpdp.cli import open_private, release_file
 
-    with open_private(path) as f:  # mode 0600: true values (and the seed)
+    with release_file(path) as tmp, open_private(tmp) as f:  # mode 0600: true values (and the seed)
         w = csv.writer(f)
         w.writerow(["column", "true_mean", "true_mean_clipped", "private_mean", "abs_error",
                     "expected_rmse", "observed_rmse_per_coordinate", "seed"])
