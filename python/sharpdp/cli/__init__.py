@@ -355,6 +355,19 @@ def _as_option(parser: argparse.ArgumentParser, command: str, msg: str) -> str:
     return flag + msg[len(head):] if flag in sub.choices[command]._option_string_actions else msg
 
 
+def bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
+    """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds)."""
+    if up == 0.0:
+        return "delta is 0 (epsilon at or above the randomizer's local epsilon)"
+    if gap <= rel_tol:
+        return f"relative gap <= {rel_tol:g} (the accountant's target)"
+    if up < 1e-24:
+        return ("value below the accountant's floor 1e-24: only the upper value is certified and refined there "
+                "(the lower value may be far below it, or 0)")
+    return (f"relative gap above the target {rel_tol:g}: the grid hit its size caps or the law is heavy-tailed; "
+            "the upper value is still certified")
+
+
 def delta_bounds_meaning(rounds: int) -> str:
     """What the release's ``delta_bounds`` are (``--json``): the certified upper value and a lower value that
     is not a lower bound on delta (one round: the blanket bound's lower value; K rounds: the composition of

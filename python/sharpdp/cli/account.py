@@ -147,12 +147,14 @@ def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: st
     if rounds > 1:
         return _rounds(acc, rounds, eps, delta, discretization)
     if eps is not None:
+        from sharpdp.cli import bracket_note
+
         lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
         lo, up = float(lo), float(up)
         gap = (up - lo) / lo if lo > 0 else math.inf
         return {"epsilon": eps, "delta": up, "delta_lower": lo, "delta_upper": up, "delta_lower_meaning": lower_meaning,
                     "bracket_relative_gap": gap if math.isfinite(gap) else None,
-                    "bracket_note": _bracket_note(lo, up, gap, acc.rel_tol)}
+                    "bracket_note": bracket_note(lo, up, gap, acc.rel_tol)}
     return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
 
 
@@ -231,19 +233,6 @@ def _why_not_sharp(k: int, n: int, adjacency: str) -> str:
     if adjacency != "replace":
         return "the sharp bound covers --adjacency replace only"
     return f"n = {n} > {N_MAX}: the sharp bound covers n <= {N_MAX} (branch and bound over classes, docs/sharp_krr.md §4.11)"
-
-
-def _bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
-    """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds)."""
-    if up == 0.0:
-        return "delta is 0 (epsilon at or above the randomizer's local epsilon)"
-    if gap <= rel_tol:
-        return f"relative gap <= {rel_tol:g} (the accountant's target)"
-    if up < 1e-24:
-        return ("value below the accountant's floor 1e-24: only the upper value is certified and refined there "
-                "(the lower value may be far below it, or 0)")
-    return (f"relative gap above the target {rel_tol:g}: the grid hit its size caps or the law is heavy-tailed; "
-            "the upper value is still certified")
 
 
 def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:

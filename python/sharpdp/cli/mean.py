@@ -188,8 +188,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
-    from sharpdp.cli import (CliError, bounds_choice, delta_bounds_meaning, evaluations_meaning, option_error,
-                             parse_bounds_option, release_rng)
+    from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
+                             option_error, parse_bounds_option, release_rng)
     from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
@@ -290,6 +290,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "delta_certified": delta_cert,
         "delta_bounds": [delta_lo, delta_up],
         "delta_bounds_meaning": delta_bounds_meaning(rounds),
+        # one round: why the bracket is as wide as it is (the calibration's accountant runs at rel_tol 1e-2)
+        "delta_bounds_note": None if rounds > 1 else bracket_note(
+            delta_lo, delta_up, (delta_up - delta_lo) / delta_lo if delta_lo > 0 else math.inf, 1e-2),
         "adjacency": "zero_out",
         "rounds": rounds,
         "accountant_evaluations": cal.evaluations,
@@ -341,6 +344,8 @@ def format_text(r: dict[str, Any]) -> str:
         f"(target {r['delta_target']:.3g}; {'composed' if r.get('rounds', 1) > 1 else 'blanket-bound'} bracket "
         f"[{r['delta_bounds'][0]:.4g}, {r['delta_bounds'][1]:.4g}], whose lower value is "
         f"{'a reference, ' if r.get('rounds', 1) > 1 else ''}not a lower bound on delta), zero-out adjacency"
+        + (f"; bracket: {r['delta_bounds_note']}" if r.get("delta_bounds_note")
+           and not r["delta_bounds_note"].startswith("relative gap <=") else "")
         + (f"; the guarantee is for {r['rounds']} rounds of this release (K-fold composition: "
            f"this run is one of them)" if r.get("rounds", 1) > 1 else ""),
         *([f"search     : {_count(r['composed_certifications'], 'candidate')}, each certified by one "
