@@ -42,23 +42,34 @@ _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
 _SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
 _MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
-def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True):
+def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
     sweep: values already computed for this round (any accountant with the same
     :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so
     the accountant's grids and caches carry over), and the upper values are made non-increasing
     in eps (delta is: Up(e') certifies every e >= e'). ``need_lower`` False: upper values first
     (``get_delta_bounds(lower=False)`` where the accountant has it; docs/embedding.md §3.2), a lower value
-    not computed is NaN (and such a value is computed again when a lower value is needed)."""
+    not computed is NaN (and such a value is computed again when a lower value is needed).
+    ``negligible`` > 0 (with ``need_lower`` False): an upper value below it may be a cheap, looser one
+    (``get_delta_bounds(negligible=...)``, docs/accountant_tail.md §16); such a value is kept marked, and
+    computed again for a request that needs it more accurate."""
     cache = value_cache(accountant)
-    missing = np.array([e for e in eps.tolist() if e not in cache or (need_lower and math.isnan(cache[e][0]))],
-                       dtype=float)
+    fn = accountant.get_delta_bounds
+    params = inspect.signature(fn).parameters
+    upper_first = not need_lower and "lower" in params
+    neg = negligible if upper_first and negligible > 0.0 and "negligible" in params else 0.0
+
+    def stale(e: float) -> bool:  # no usable value at e for this request
+        v = cache.get(e)
+        return v is None or (need_lower and math.isnan(v[0])) or (len(v) > 2 and v[2] > neg)
+
+    missing = np.array([e for e in eps.tolist() if stale(e)], dtype=float)
     if missing.size:
-        fn = accountant.get_delta_bounds
-        upper_first = not need_lower and "lower" in inspect.signature(fn).parameters
-        lo, up = fn(missing, lower=False) if upper_first else fn(missing)
+        kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
+        lo, up = fn(missing, **kw)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
-            cache[e] = (math.nan if upper_first and a == 0.0 else a, b)
+            # (a value near or below the negligible level may be coarse: marked by a third entry, that level)
+            cache[e] = (math.nan if upper_first and a == 0.0 else a, b) + ((neg,) if 0.0 < neg and b <= 2.0 * neg else ())
     keys = np.array(sorted(cache), dtype=float)
     ups = np.minimum.accumulate(np.array([cache[k][1] for k in keys.tolist()]))
     idx = np.searchsorted(keys, eps)
@@ -252,18 +263,17 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
 
 
 
-def _grid_eval(accountant, ks: np.ndarray, dx: float, need_lower: bool = True):
+def _grid_eval(accountant, ks: np.ndarray, dx: float, need_lower: bool = True, negligible: float = 0.0):
     """(lower, upper) at eps = k dx for integer k >= 0, evaluated a hair below the real product
     k * dx (delta is non-increasing, so the value there certifies k * dx itself); lower NaN where
-    not needed and not computed (:func:`_positive_bounds`)."""
+    not needed and not computed, upper values below ``negligible`` possibly coarse (:func:`_positive_bounds`)."""
     e = np.nextafter(ks.astype(float) * dx, 0.0)
     e[ks == 0] = 0.0
-    return _positive_bounds(accountant, e, need_lower)
+    return _positive_bounds(accountant, e, need_lower, negligible)
 
 
 def _k_limit(accountant, dx: float) -> int:
-    """Largest lattice index worth sampling: the accountant's values at eps >= 60 are constant,
-    and an eps0-LDP randomizer's are 0 from eps0 on."""
+    """Largest lattice index worth sampling: values at eps >= 60 are constant, an eps0-LDP randomizer's 0 from eps0."""
     k_lim = int(math.ceil(60.0 / dx))
     cap = contract.local_epsilon(getattr(accountant, "randomizer", None))
     if cap is not None:
@@ -293,13 +303,14 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                        unit=" values", file=sys.stderr, leave=True, disable=progress is False,
                        delay=0.0 if progress else 1.0)
 
-    def ev(klist, need_lower: bool = True):
+    def ev(klist, need_lower: bool = True, negligible: float = 0.0):
         ks_all = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
         # in increasing chunks (the same order of evaluation as one call), so the bar moves during a
         # stage of a hundred or more values (one update per stage froze it for minutes)
         for start in range(0, ks_all.size, _CHUNK):
             ks = ks_all[start:start + _CHUNK]
-            lo, up = evaluate(ks) if need_lower else evaluate(ks, False)
+            lo, up = evaluate(ks) if need_lower else evaluate(ks, False, negligible) if negligible > 0.0 else \
+                evaluate(ks, False)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
                 vals[k] = (a, b)
             bar.update(int(ks.size))
@@ -309,7 +320,8 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     if vals[0][1] > floor:
         k = 1
         while True:
-            ev([k], not upper_first)  # (doubling and probe points: their upper values decide)
+            # (doubling and probe points: their upper values decide; below the floor a cheap one suffices)
+            ev([k], not upper_first, floor if upper_first else 0.0)
             if vals[k][1] <= floor or k >= k_lim:
                 break
             k_prev, k_top = k_top, k
@@ -322,7 +334,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                 k_p = None if e_p is None else int(math.ceil(e_p / dx))
                 if k_p is None or not k_top < k_p < k_next:
                     break
-                ev([k_p], not upper_first)
+                ev([k_p], not upper_first, floor if upper_first else 0.0)
                 if vals[k_p][1] <= floor:
                     below = True
                     break
@@ -396,7 +408,7 @@ def _leg_sampler(accountant, j: int, dx: float):
     leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
     rel_tol = accountant.rel_tol
 
-    def evaluate(ks, need_lower=True):
+    def evaluate(ks, need_lower=True, negligible=0.0):  # (legs are sampled as brackets: negligible unused)
         e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
         e[np.asarray(ks) == 0] = 0.0
         if leg is None:
@@ -411,8 +423,7 @@ def _leg_sampler(accountant, j: int, dx: float):
 
 
 def _zero_out_twin(accountant):
-    """The zero-out accountant of a replace-one round bounded through bot (same randomizer, n,
-    rel_tol), kept per accountant so its profile values are computed once."""
+    """The zero-out accountant of a round bounded through bot (same randomizer, n, rel_tol), kept per accountant."""
     twin = TWINS.get(accountant)
     if twin is None:
         twin = getattr(getattr(accountant, "_bottom", None), "bottom", None)
@@ -531,7 +542,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
-    evaluate = lambda k, need_lower=True: _grid_eval(accountant, k, dx, need_lower)  # noqa: E731
+    evaluate = lambda k, need_lower=True, negligible=0.0: _grid_eval(accountant, k, dx, need_lower,  # noqa: E731
+                                                                      negligible)
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
