@@ -91,18 +91,6 @@ py::tuple log_mgf(Arr g, std::int64_t k0, double h, double lam) {
   return py::make_tuple(r.L, r.d1, r.d2);
 }
 
-py::tuple mgf_steer(Arr lg, Arr x, double lam) {
-  if (size0(x) != size0(lg)) throw std::invalid_argument("mgf_steer: lg and x must have equal length");
-  const double *a = lg.data(), *b = x.data();
-  const std::size_t K = size0(lg);
-  kernels::Steer r;
-  {
-    py::gil_scoped_release nogil;
-    r = kernels::mgf_steer(a, b, K, lam);
-  }
-  return py::make_tuple(r.L, r.d1, r.d2);
-}
-
 double chernoff_edge(Arr gt, std::int64_t k0, double h, double n, double log_target, int dir, double lam_scale) {
   const double* p = gt.data();
   const std::size_t K = size0(gt);
@@ -242,7 +230,6 @@ void register_accountant(py::module_& m) {
   m.def("solve_theta", &solve_theta, "tilt parameter (Lambda'(theta)=0, floored)");
   m.def("tilt", &tilt, "tilted pmf, Lambda, mean, variance, tau, mass bound");
   m.def("log_mgf", &log_mgf, "log-mgf of a lattice pmf and its first two derivatives");
-  m.def("mgf_steer", &mgf_steer, "plain-float log-mgf and its two derivatives (steering only, no bound)");
   m.def("chernoff_edge", &chernoff_edge, "edge of the window certified by a Chernoff bound");
   m.def("chernoff_edge_bound", &chernoff_edge_bound,
         "chernoff_edge and the proven allowance a of its exponent: P(S beyond edge) <= exp(log_target + a)");

@@ -269,26 +269,6 @@ void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, 
   }
 }
 
-Steer mgf_steer(const double* lg, const double* x, std::size_t K, double lam) {
-  double m = -std::numeric_limits<double>::infinity();
-  for (std::size_t k = 0; k < K; ++k) {
-    const double z = lg[k] + lam * x[k];
-    if (!(z <= m)) m = z;  // (a NaN term makes m NaN, as numpy's max: the caller then falls back)
-  }
-  double s0 = 0, s1 = 0, s2 = 0;
-  for (std::size_t k = 0; k < K; ++k) {
-    const double d = (lg[k] + lam * x[k]) - m;
-    const double e = std::exp(d >= -700.0 || d != d ? d : -700.0);
-    const double ex = e * x[k];
-    s0 += e;
-    s1 += ex;
-    s2 += ex * x[k];
-  }
-  const double m1 = s1 / s0;
-  const double v = s2 / s0 - m1 * m1;
-  return {m + std::log(s0), m1, (v >= 0.0 || v != v) ? v : 0.0};
-}
-
 Mgf log_mgf(const double* g, std::size_t K, std::int64_t k0, double h, double lam) {
   return log_mgf_logs(logs(g, static_cast<ssize>(K)), k0, h, lam);
 }

@@ -72,15 +72,6 @@ struct ChernoffEdge {
 ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
                                  double log_target, int dir, double lam_scale);
 
-// Plain-float (Lambda, Lambda', Lambda'') of sum_k exp(lg_k + lam x_k) over the given log-masses lg and nodes x
-// (length K), no error bound: it only steers the choice of lam in the Chernoff searches of
-// python/sharpdp/shuffle/accountant/chernoff.py (docs/accountant_tail.md §13), where any lam is valid. Terms are
-// exp(max(lg + lam x - max, -700)) (no subnormals), summed in order.
-struct Steer {
-  double L, d1, d2;
-};
-Steer mgf_steer(const double* lg, const double* x, std::size_t K, double lam);
-
 // Power step Q = exp(n Log z) per frequency with its error bound (docs/accountant.md §3.6.3-3.6.4).
 // z, out: length M (rfft of the folded tilted pmf y of length N); e: the FFT's componentwise bound.
 struct Power {
