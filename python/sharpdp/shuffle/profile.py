@@ -45,14 +45,13 @@ _MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices s
 def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
     sweep: values already computed for this round (any accountant with the same
-    :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so
-    the accountant's grids and caches carry over), and the upper values are made non-increasing
-    in eps (delta is: Up(e') certifies every e >= e'). ``need_lower`` False: upper values first
-    (``get_delta_bounds(lower=False)`` where the accountant has it; docs/embedding.md §3.2), a lower value
-    not computed is NaN (and such a value is computed again when a lower value is needed).
+    :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so the accountant's
+    grids and caches carry over), and the upper values are made non-increasing in eps (delta is: Up(e') certifies
+    every e >= e'). ``need_lower`` False: upper values first (``get_delta_bounds(lower=False)`` where the
+    accountant has it; docs/embedding.md §3.2), a lower value not computed is NaN (computed again when needed).
     ``negligible`` > 0 (with ``need_lower`` False): an upper value below it may be a cheap, looser one
-    (``get_delta_bounds(negligible=...)``, docs/accountant_tail.md §16); such a value is kept marked, and
-    computed again for a request that needs it more accurate."""
+    (``get_delta_bounds(negligible=...)``, docs/accountant_tail.md §16), kept marked and computed again for a
+    request that needs it more accurate."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -104,14 +103,15 @@ def privacy_profile_bounds(accountant, epsilons):
     return _profile_bounds(accountant, epsilons, True)
 
 
-def _profile_bounds(accountant, epsilons, need_lower: bool):
-    """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed)."""
+def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 0.0):
+    """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed), upper
+    values below ``negligible`` coarse (:func:`_positive_bounds`)."""
     check_accountant(accountant)
     arr = V.epsilon_values("epsilons", epsilons)
     flat = arr.ravel()
     a = np.abs(flat)
     uniq = np.unique(a)
-    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower) if uniq.size else (np.empty(0), np.empty(0))
+    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower, negligible) if uniq.size else (uniq, uniq)
     i = np.searchsorted(uniq, a)
     lo, up = lo_u[i] if uniq.size else np.empty(0), up_u[i] if uniq.size else np.empty(0)
     neg = flat < 0
@@ -182,13 +182,15 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     """The first eps = start 2^j (j = 0, 1, ...) whose certified upper delta(eps) is <= ``delta``,
     capped at the randomizer's local epsilon (pure LDP) and at 60 nats.
 
-    The same point as the plain doubling search (``while privacy_profile(acc, e) > delta: e *=
+    The plain doubling search's point (``while privacy_profile(acc, e) > delta: e *=
     2``) on the round's monotone certified values, found with fewer and cheaper values: delta is
     non-increasing, so after j = 0, j = 13 is tried (all smaller j are above ``delta`` when it is)
     and binary search below it; above it, before certifying a doubling point predicted far below
     ``delta`` (costly), a nearer point (:func:`_probe`) whose certified value <= ``delta`` settles
-    the answer. Only a resolution choice (lattice steps of :func:`dominating_pair`), never a
-    certified value itself.
+    the answer; values below ``delta`` may be coarse (``get_delta_bounds(negligible=delta)``: still
+    certified, so the point found is a valid answer, and the same one unless a coarse value falls below
+    ``delta`` where the fine one does not). Only a resolution choice (lattice steps of
+    :func:`dominating_pair`), never a certified value itself.
 
     Parameters
     ----------
@@ -219,8 +221,8 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     while math.ldexp(start, j_top) < top:
         j_top += 1
 
-    def up(e: float) -> float:
-        return float(privacy_profile(accountant, e))
+    def up(e: float) -> float:  # (a value below delta may be a coarse one: it decides the comparison alike)
+        return float(_profile_bounds(accountant, e, False, delta)[1])
 
     def above(j: int) -> bool:
         return j < j_top and up(math.ldexp(start, j)) > delta
@@ -264,9 +266,9 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
 
 
 def _grid_eval(accountant, ks: np.ndarray, dx: float, need_lower: bool = True, negligible: float = 0.0):
-    """(lower, upper) at eps = k dx for integer k >= 0, evaluated a hair below the real product
-    k * dx (delta is non-increasing, so the value there certifies k * dx itself); lower NaN where
-    not needed and not computed, upper values below ``negligible`` possibly coarse (:func:`_positive_bounds`)."""
+    """(lower, upper) at eps = k dx for integer k >= 0, evaluated a hair below the real product k * dx (delta is
+    non-increasing: the value there certifies k * dx); lower NaN where not needed and not computed, upper values
+    below ``negligible`` possibly coarse (:func:`_positive_bounds`)."""
     e = np.nextafter(ks.astype(float) * dx, 0.0)
     e[ks == 0] = 0.0
     return _positive_bounds(accountant, e, need_lower, negligible)
@@ -480,11 +482,10 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     -------
     DominatingPair
         Masses on multiples of Delta for both signs of the loss: eps samples on the negative side
-        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3. For a
-        replace-one round bounded through bot (``accountant.via_bottom``) the samples are the
-        triangle-inequality bound over every lattice split of the two legs' hull curves
-        (``docs/composition.md`` §2.1), each leg sampled as above: certified, and tighter than
-        ``get_delta`` (whose split search is coarser) by up to ~20 %.
+        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3. For a replace-one
+        round bounded through bot (``accountant.via_bottom``) the samples are the triangle-inequality bound over
+        every lattice split of the two legs' hull curves (``docs/composition.md`` §2.1), each leg sampled as
+        above: certified, and tighter than ``get_delta`` (whose split search is coarser) by up to ~20 %.
 
         Built once per process for each round and options: every accountant of the same round
         (:func:`round_key`) gets the same object (its arrays read-only) from a bounded cache
@@ -542,8 +543,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
-    evaluate = lambda k, need_lower=True, negligible=0.0: _grid_eval(accountant, k, dx, need_lower,  # noqa: E731
-                                                                      negligible)
+    evaluate = lambda k, need_lower=True, negligible=0.0: _grid_eval(accountant, k, dx, need_lower, negligible)  # noqa
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
