@@ -20,7 +20,7 @@ from sharpdp.shuffle.accountant.chernoff import Chernoff
 from sharpdp.shuffle.accountant.jump import stop_loss_grid
 from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.randomizers import BlanketMixedGaussian
-from sharpdp.shuffle.round_cache import clear_caches
+from sharpdp.shuffle.round_cache import clear_caches, value_cache
 
 U = 2.0**-53
 BMG = (0.04089409561900239, 0.5960134902126553, 1)  # the heavy round of bench/bench_composition.py
@@ -65,7 +65,10 @@ def test_profile_cache_does_not_serve_coarse_values():
     acc = _acc()
     e = np.array([6.0])
     coarse = P._positive_bounds(acc, e, False, 1e-13)[1][0]
+    kept = value_cache(acc)[6.0]
+    assert math.isnan(kept[0]) and kept[1:] == (coarse, 1e-13)  # marked, its lower value dropped
     fine = float(P.privacy_profile(acc, 6.0))
+    assert len(value_cache(acc)[6.0]) == 2  # replaced by the usual value
     ref = float(_acc().get_delta_bounds(6.0, lower=False)[1])
     assert coarse < 1e-13
     assert fine == ref

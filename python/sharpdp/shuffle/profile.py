@@ -29,8 +29,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.pair import DominatingPair, build_pair, cover, leg_curve, refine_points, swap, via_bottom_eval
-from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get,
-                                         round_key, value_cache)
+from sharpdp.shuffle.round_cache import LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get, round_key, value_cache
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
@@ -59,16 +58,17 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     neg = negligible if upper_first and negligible > 0.0 and "negligible" in params else 0.0
 
     def stale(e: float) -> bool:  # no usable value at e for this request
-        v = cache.get(e)
-        return v is None or (need_lower and math.isnan(v[0])) or (len(v) > 2 and v[2] > neg)
+        return (v := cache.get(e)) is None or (need_lower and math.isnan(v[0])) or (len(v) > 2 and v[2] > neg)
 
     missing = np.array([e for e in eps.tolist() if stale(e)], dtype=float)
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         lo, up = fn(missing, **kw)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
-            # (a value near or below the negligible level may be coarse: marked by a third entry, that level)
-            cache[e] = (math.nan if upper_first and a == 0.0 else a, b) + ((neg,) if 0.0 < neg and b <= 2.0 * neg else ())
+            # a value near or below the negligible level may be coarse: marked by a third entry (that level), its
+            # lower value dropped (NaN: its bracket gap would widen the neighbours' cover_upper factors)
+            c = 0.0 < neg and b <= 2.0 * neg
+            cache[e] = (math.nan if (upper_first and a == 0.0) or c else a, b) + ((neg,) if c else ())
     keys = np.array(sorted(cache), dtype=float)
     ups = np.minimum.accumulate(np.array([cache[k][1] for k in keys.tolist()]))
     idx = np.searchsorted(keys, eps)
