@@ -80,6 +80,8 @@ class ViaBottom:
     # ... and the most engine legs B (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms (legs A
     # from the engine then too, at the grid points a bisection visits)
     CAP_ENGINE_LEGS = 2
+    # ... each leg B first at these loose rel_tols (§9.3: a lower value that closes the interval is enough)
+    COVER_TOLS = (30.0,)
     # a split's leg B is certified to the absolute target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (its refinement
     # stops once its upper value is below it: a small share of the chain's rel_tol, docs/accountant.md §9.4)
     ABS_SHARE = 0.1
@@ -117,9 +119,10 @@ class ViaBottom:
             self._leg_neg[key] = negligible
         return hit
 
-    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True) -> Split:
+    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None) -> Split:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards; ``absolute``: leg B to the absolute
-        target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (docs/accountant.md §9.4), else to rel_tol alone."""
+        target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (docs/accountant.md §9.4), else to rel_tol alone (or to
+        ``b_tol`` when given, without the absolute target)."""
         e1 = f * eps
         e2 = self._second(eps, e1)
         w = math.exp(e1)
@@ -127,7 +130,7 @@ class ViaBottom:
         # (a zero-out accountant without its randomizer, e.g. a test's, has no absolute target: rel_tol alone)
         absolute = absolute and self.SHORTCUTS and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
         neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute else 0.0
-        rb = self.leg(1, e2, rel_tol, neg)
+        rb = self.leg(1, e2, rel_tol, neg) if b_tol is None else self.leg(1, e2, b_tol)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
     @staticmethod
@@ -158,12 +161,15 @@ class ViaBottom:
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
-        proved = self._cap_closed(eps, rel_tol) if self.SHORTCUTS else None
-        if proved is not None:  # every split's value is >= 1 (docs/accountant.md §9.3): the cap, exactly
-            return self._as_report(eps_in, proved)
-        one = self._cap_at_one_split(eps, rel_tol) if self.SHORTCUTS else None
-        if one is not None:  # early stop (a) of §9 decided by one certified split (§9.3)
-            return self._as_report(eps_in, one)
+        if self.SHORTCUTS:
+            # early stop (a) of §9 decided by one certified split on loose legs, the cover (every split's value
+            # is >= 1: the cap, exactly), the same split on legs at rel_tol (docs/accountant.md §9.3)
+            loose = (max(rel_tol, 0.1), self.PROBE_TOL)
+            for proof in (lambda: self._cap_at_one_split(eps, rel_tol, loose), lambda: self._cap_closed(eps, rel_tol),
+                          lambda: self._cap_at_one_split(eps, rel_tol, (rel_tol, rel_tol))):
+                proved = proof()
+                if proved is not None:
+                    return self._as_report(eps_in, proved)
         cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
@@ -412,13 +418,13 @@ class ViaBottom:
         self._closed_cache[key] = (lo, up)
         return lo, up
 
-    def _cap_at_one_split(self, eps: float, rel_tol: float) -> Split | None:
+    def _cap_at_one_split(self, eps: float, rel_tol: float, tols: tuple[float, float]) -> Split | None:
         """Early stop (a) of §9 from one certified split (docs/accountant.md §9.3): where the legs' closed-form
         lower values put every split of SPLITS at or above 1 (so are their certified upper values: the search
-        of §9 would stop at the cap), the split of SPLITS with the largest closed-form chain is certified at
-        rel_tol; if its certified lower value is >= 1 it is returned with the bracket (1, 1), the report the
-        search of §9 gives there (its early stop (a) takes the split of largest lower value, >= this one's).
-        None otherwise (the search follows; the split's legs are cached)."""
+        of §9 would stop at the cap), the split of SPLITS with the largest closed-form chain is certified with
+        legs A and B at the rel_tols ``tols``; if its certified lower value is >= 1 it is returned with the
+        bracket (1, 1), the report the search of §9 gives there (its early stop (a) takes the split of largest
+        lower value, >= this one's). None otherwise (the split's legs are cached)."""
         best, best_lo = None, -math.inf
         for f in self.SPLITS:
             e1 = f * eps
@@ -430,10 +436,10 @@ class ViaBottom:
             if lo > best_lo:
                 best, best_lo = f, lo
         assert best is not None
-        s = self.split(eps, best, rel_tol, absolute=False)  # (lower values of before: the stop decides the same)
+        s = self.split(eps, best, tols[0], absolute=False, b_tol=tols[1])
         return replace(s, lower=1.0, upper=1.0) if s.lower >= 1.0 else None
 
-    def _cap_closed(self, eps: float, rel_tol: float) -> Split | None:
+    def _cap_closed(self, eps: float, rel_tol: float, tols: tuple[float, ...] | None = None) -> Split | None:
         """The cap proved before any split is certified (docs/accountant.md §9.3): a cover of the first
         legs [0, eps] by intervals [a, b] of the grid e1 = k eps / CAP_GRID on which A_lo(b) + e^a B_lo(e2)
         >= 1 (rounded down; e2 >= eps - a exactly), A_lo and B_lo lower values of the legs' D_up from the
@@ -443,6 +449,8 @@ class ViaBottom:
         from e1 = 0, each to b = eps or the largest grid point a bisection finds. Returns the split f = SPLITS[0] with bracket (1, 1)
         (min(1, value) is 1 at every split), legs bracketed by their lower values and 1; None when the
         cover fails (the split search follows, with nothing lost but the closed forms' few ms)."""
+        tols = self.COVER_TOLS if tols is None else tols
+        loose = [False]  # an interval closed by a leg B looser than rt
         k_max = self.CAP_GRID
         grid = [eps * k / k_max for k in range(k_max)] + [eps]
         engine = self.CAP_ENGINE_LEGS
@@ -481,13 +489,19 @@ class ViaBottom:
                     eps, a, e2, self._closed_leg(0, grid[k + 1], rel_tol)[1], b_up):
                 # the legs' closed upper values leave room: the engine's lower values may close the interval
                 engine -= 1
-                b_lo = max(b_lo, self._leg_lower(1, e2, rt))
                 if not engine_a[0]:
                     engine_a[0] = True
                     a_lo.clear()
-                m = reach(k, e2, b_lo)
+                for t in (*tols, rt):  # leg B loose first; the next target only where it may close more
+                    lo_t = max(b_lo, self._leg_lower(1, e2, t))
+                    m = reach(k, e2, lo_t)
+                    if m > k or t == rt or reach(k, e2, max(b_lo, self.leg(1, e2, t).upper)) == k:
+                        loose[0] = loose[0] or (m > k and t != rt)
+                        break
+                b_lo = lo_t
             if m == k:
-                return None
+                # a failure after a loose interval may be the loose path's alone: the cover of before decides
+                return self._cap_closed(eps, rel_tol, ()) if loose[0] else None
             k = m
         f = self.SPLITS[0]
         e1 = f * eps
