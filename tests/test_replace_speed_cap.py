@@ -73,16 +73,19 @@ def test_a_vanishing_second_leg_blocks_the_proof():
 
 def test_gaussian_cap_at_eps_1_is_proved_and_every_split_is_above_1():
     """sigma0 = 0.46, n = 50, eps = 1: the cap (1, 1) from the closed forms and one engine leg (B at eps);
-    the same bracket as the full split search before (docs/accountant.md §9.3, table). Independent check:
-    the engine's certified leg values (a fresh zero-out accountant, rel_tol 0.1) at splits spread over
-    [0, eps] give chains of upper values >= 1, so no split search could report below 1."""
+    the same bracket as the full split search before (docs/accountant.md §9.3, table), now decided first by
+    one split on loose legs (early stop (a)). Independent check: the engine's certified leg values (a fresh
+    zero-out accountant, rel_tol 0.1) at splits spread over [0, eps] give chains of upper values >= 1, so no
+    split search could report below 1; at the reported split its loose legs' lower values give a chain >= 1."""
     vb = _via()
     proved = vb._cap_closed(1.0, 1e-2)
     assert proved is not None
     rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace").report(1.0)
     assert (rep.lower, rep.upper) == (1.0, 1.0)
-    assert "§9.3" in str(rep.terms.get("note", ""))
+    e1 = rep.terms["epsilon_split"]
     zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
+    e2 = vb._second(1.0, e1)
+    assert zo._report(e1, 0.1, only=(0,)).lower + math.exp(e1) * zo._report(e2, 30.0, only=(1,)).lower >= 1.0
     for f in (0.0, 0.3, 0.9):
         e1 = f
         e2 = 1.0 - e1
@@ -134,7 +137,8 @@ def test_one_split_needs_every_split_of_splits_at_1():
     vb = _via()
     _synthetic(vb, 0.5, 0.0, 0.3, 0.0, 100.0)  # chain 0.5 + e^{e1} 0.3: below 1 at e1 = 0.35 eps for eps = 1
     assert 0.5 + math.exp(0.35) * 0.3 < 1.0
-    assert vb._cap_at_one_split(1.0, 1e-2) is None
+    assert vb._cap_at_one_split(1.0, 1e-2, (1e-2, 1e-2)) is None
+    assert vb._cap_at_one_split(1.0, 1e-2, (0.1, vb.PROBE_TOL)) is None
     assert not vb._leg_cache
 
 
