@@ -116,16 +116,17 @@ def test_small_values_do_not_spend_engine_legs(sigma0, n, eps):
 def test_gaussian_eps_4_cap_from_one_split_is_the_old_early_stop():
     """sigma0 = 0.46, n = 50, eps = 4: the closed forms put every split of SPLITS at or above 1, and the
     split of largest closed chain (f = 0.8) has a certified lower value >= 1: the report (1, 1) of the old
-    early stop (a), by one certified split instead of four. Independent check: an independent zero-out
-    accountant's rel_tol legs at the reported split give a chain lower value >= 1, and the chain of upper
-    values at f = 0.35 (the smallest of SPLITS' chains) is >= 1 (so the search of §9 stops at the cap too)."""
+    early stop (a), by one certified split instead of four (on loose legs: A at 0.1, B at 30). Independent
+    check: an independent zero-out accountant's legs at those targets at the reported split give a chain
+    lower value >= 1, and the chain of upper values at f = 0.35 (the smallest of SPLITS' chains) is >= 1 (so
+    the search of §9 stops at the cap too)."""
     rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace").report(4.0)
     assert (rep.lower, rep.upper) == (1.0, 1.0)
     e1 = rep.terms["epsilon_split"]
     assert e1 == pytest.approx(0.8 * 4.0)
     e2 = 4.0 - e1 if e1 + (4.0 - e1) <= 4.0 else math.nextafter(4.0 - e1, 0.0)
     zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
-    la, lb = zo._report(e1, 1e-2, only=(0,)).lower, zo._report(e2, 1e-2, only=(1,)).lower
+    la, lb = zo._report(e1, 0.1, only=(0,)).lower, zo._report(e2, 30.0, only=(1,)).lower
     assert la + math.exp(e1) * lb >= 1.0
     ua, ub = zo._report(1.4, 0.1, only=(0,)).upper, zo._report(2.6, 0.1, only=(1,)).upper
     assert ua + math.exp(1.4) * ub >= 1.0

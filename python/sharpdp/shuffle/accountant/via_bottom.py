@@ -175,7 +175,11 @@ class ViaBottom:
         if capped is not None:
             return self._as_report(eps_in, capped)
         f0 = min(cands, key=lambda c: c.upper).f
-        cands += [self.split(eps, min(f0 + 0.06, 1.0), rel_tol), self.split(eps, max(f0 - 0.06, 0.0), rel_tol)]
+        for f in (min(f0 + 0.06, 1.0), max(f0 - 0.06, 0.0)):
+            # a chain bounded below by known legs at or above the smallest upper value is not the minimum (nor a
+            # tie that min() would take: it comes later), so it is not certified (docs/accountant.md §9.4)
+            if not self._worse(eps, f, rel_tol, min(c.upper for c in cands)):
+                cands.append(self.split(eps, f, rel_tol))
         best = min(cands, key=lambda c: c.upper)
         # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
         # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
@@ -254,6 +258,31 @@ class ViaBottom:
             return None
         c = self.split(eps, f, rt)
         return c if c.upper < bar else None
+
+    def _worse(self, eps: float, f: float, rel_tol: float, bar: float) -> bool:
+        """True when a lower value of the split's chain at f is >= ``bar``: from the legs known already
+        (:meth:`_known_floor`), else from leg A at rel_tol and leg B at the loose PROBE_TOL (as :meth:`_probe`)."""
+        if self._known_floor(eps, f) >= bar:
+            return True
+        e1 = f * eps
+        b = self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
+        return (self.leg(0, e1, rel_tol).lower + math.exp(e1) * (1 - 4 * U) * b) * (1 - 8 * U) >= bar
+
+    def _known_floor(self, eps: float, f: float) -> float:
+        """A lower value of the split's chain A(e1) + e^{e1} B(e2) at e1 = f eps from legs known already (no
+        new certification): A(e1) >= the lower value of a cached or closed-form leg A at some e >= e1, B(e2)
+        likewise (both legs non-increasing, §1.6; legs above eps_tau excluded, §9.1), rounded down."""
+        e1 = f * eps
+        e2 = self._second(eps, e1)
+        et = float(getattr(self.bottom, "eps_tau", math.inf))
+        lo = [0.0, 0.0]
+        for (j, e, _), r in self._leg_cache.items():
+            if (e1, e2)[j] <= e <= et:
+                lo[j] = max(lo[j], r.lower)
+        for (j, e), (c_lo, _) in self._closed_cache.items():
+            if (e1, e2)[j] <= e <= et:
+                lo[j] = max(lo[j], c_lo)
+        return (lo[0] + math.exp(e1) * (1 - 4 * U) * lo[1]) * (1 - 8 * U)
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
