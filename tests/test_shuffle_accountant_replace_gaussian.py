@@ -249,7 +249,6 @@ def test_cap_stop_keeps_the_chain_lower_value():
     e2 = eps - e1 if e1 + (eps - e1) <= eps else math.nextafter(eps - e1, 0.0)
     a, b = zo._report(e1, 0.1, only=(0,)), zo._report(e2, 30.0, only=(1,))
     assert a.lower + math.exp(e1) * b.lower >= 1.0
-    assert zo._report(e2, 1e-2, only=(1,)).lower == 0.0  # (why the full search could not stop at the cap)
     # every split's chain of certified upper values is above the cap (so is the search's result): stored
     # (CAP_STOP_CHAINS, ~2 s of CPU); the split f = 0.35 (the reported one) is recomputed live and must match
     ua = zo._report(0.35 * eps, 1e-2, only=(0,)).upper

@@ -170,7 +170,11 @@ class ViaBottom:
                 proved = proof()
                 if proved is not None:
                     return self._as_report(eps_in, proved)
-        cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
+        cands: list[Split] = []
+        for f in self.SPLITS:  # (below 1 the cap stop cannot fire: only the minimum matters, as below)
+            bar = min((c.upper for c in cands), default=math.inf)
+            if not (bar < 1.0 and self._worse(eps, f, rel_tol, bar)):
+                cands.append(self.split(eps, f, rel_tol))
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
             return self._as_report(eps_in, capped)
