@@ -73,16 +73,19 @@ def test_a_vanishing_second_leg_blocks_the_proof():
 
 def test_gaussian_cap_at_eps_1_is_proved_and_every_split_is_above_1():
     """sigma0 = 0.46, n = 50, eps = 1: the cap (1, 1) from the closed forms and one engine leg (B at eps);
-    the same bracket as the full split search before (docs/accountant.md §9.3, table). Independent check:
-    the engine's certified leg values (a fresh zero-out accountant, rel_tol 0.1) at splits spread over
-    [0, eps] give chains of upper values >= 1, so no split search could report below 1."""
+    the same bracket as the full split search before (docs/accountant.md §9.3, table), now decided first by
+    one split on loose legs (early stop (a)). Independent check: the engine's certified leg values (a fresh
+    zero-out accountant, rel_tol 0.1) at splits spread over [0, eps] give chains of upper values >= 1, so no
+    split search could report below 1; at the reported split its loose legs' lower values give a chain >= 1."""
     vb = _via()
     proved = vb._cap_closed(1.0, 1e-2)
     assert proved is not None
     rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace").report(1.0)
     assert (rep.lower, rep.upper) == (1.0, 1.0)
-    assert "§9.3" in str(rep.terms.get("note", ""))
+    e1 = rep.terms["epsilon_split"]
     zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
+    e2 = vb._second(1.0, e1)
+    assert zo._report(e1, 0.1, only=(0,)).lower + math.exp(e1) * zo._report(e2, 30.0, only=(1,)).lower >= 1.0
     for f in (0.0, 0.3, 0.9):
         e1 = f
         e2 = 1.0 - e1
@@ -113,16 +116,17 @@ def test_small_values_do_not_spend_engine_legs(sigma0, n, eps):
 def test_gaussian_eps_4_cap_from_one_split_is_the_old_early_stop():
     """sigma0 = 0.46, n = 50, eps = 4: the closed forms put every split of SPLITS at or above 1, and the
     split of largest closed chain (f = 0.8) has a certified lower value >= 1: the report (1, 1) of the old
-    early stop (a), by one certified split instead of four. Independent check: an independent zero-out
-    accountant's rel_tol legs at the reported split give a chain lower value >= 1, and the chain of upper
-    values at f = 0.35 (the smallest of SPLITS' chains) is >= 1 (so the search of §9 stops at the cap too)."""
+    early stop (a), by one certified split instead of four (on loose legs: A at 0.1, B at 30). Independent
+    check: an independent zero-out accountant's legs at those targets at the reported split give a chain
+    lower value >= 1, and the chain of upper values at f = 0.35 (the smallest of SPLITS' chains) is >= 1 (so
+    the search of §9 stops at the cap too)."""
     rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace").report(4.0)
     assert (rep.lower, rep.upper) == (1.0, 1.0)
     e1 = rep.terms["epsilon_split"]
     assert e1 == pytest.approx(0.8 * 4.0)
     e2 = 4.0 - e1 if e1 + (4.0 - e1) <= 4.0 else math.nextafter(4.0 - e1, 0.0)
     zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
-    la, lb = zo._report(e1, 1e-2, only=(0,)).lower, zo._report(e2, 1e-2, only=(1,)).lower
+    la, lb = zo._report(e1, 0.1, only=(0,)).lower, zo._report(e2, 30.0, only=(1,)).lower
     assert la + math.exp(e1) * lb >= 1.0
     ua, ub = zo._report(1.4, 0.1, only=(0,)).upper, zo._report(2.6, 0.1, only=(1,)).upper
     assert ua + math.exp(1.4) * ub >= 1.0
@@ -134,7 +138,8 @@ def test_one_split_needs_every_split_of_splits_at_1():
     vb = _via()
     _synthetic(vb, 0.5, 0.0, 0.3, 0.0, 100.0)  # chain 0.5 + e^{e1} 0.3: below 1 at e1 = 0.35 eps for eps = 1
     assert 0.5 + math.exp(0.35) * 0.3 < 1.0
-    assert vb._cap_at_one_split(1.0, 1e-2) is None
+    assert vb._cap_at_one_split(1.0, 1e-2, (1e-2, 1e-2)) is None
+    assert vb._cap_at_one_split(1.0, 1e-2, (0.1, vb.PROBE_TOL)) is None
     assert not vb._leg_cache
 
 

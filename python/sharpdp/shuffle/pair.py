@@ -137,7 +137,7 @@ def via_bottom_eval(curve_a: Curve, curve_b: Curve):
     those splits is the minimum over every real split in the vertices' range."""
     dx = curve_a.dx
 
-    def evaluate(ks, need_lower=True):
+    def evaluate(ks, need_lower=True, negligible=0.0):  # (exact values of the hull curves: nothing to coarsen)
         out = np.empty(len(ks))
         for i, k in enumerate(np.asarray(ks, dtype=np.int64).tolist()):
             k1 = np.unique(np.concatenate([curve_a.k, k - curve_b.k]))

@@ -29,8 +29,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.pair import DominatingPair, build_pair, cover, leg_curve, refine_points, swap, via_bottom_eval
-from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get,
-                                         round_key, value_cache)
+from sharpdp.shuffle.round_cache import LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get, round_key, value_cache
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
@@ -42,23 +41,34 @@ _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
 _SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
 _MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
-def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True):
+def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
     sweep: values already computed for this round (any accountant with the same
-    :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so
-    the accountant's grids and caches carry over), and the upper values are made non-increasing
-    in eps (delta is: Up(e') certifies every e >= e'). ``need_lower`` False: upper values first
-    (``get_delta_bounds(lower=False)`` where the accountant has it; docs/embedding.md §3.2), a lower value
-    not computed is NaN (and such a value is computed again when a lower value is needed)."""
+    :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so the accountant's
+    grids and caches carry over), and the upper values are made non-increasing in eps (delta is: Up(e') certifies
+    every e >= e'). ``need_lower`` False: upper values first (``get_delta_bounds(lower=False)`` where the
+    accountant has it; docs/embedding.md §3.2), a lower value not computed is NaN (computed again when needed).
+    ``negligible`` > 0 (with ``need_lower`` False): an upper value below it may be a cheap, looser one
+    (``get_delta_bounds(negligible=...)``, docs/accountant_tail.md §16), kept marked and computed again for a
+    request that needs it more accurate."""
     cache = value_cache(accountant)
-    missing = np.array([e for e in eps.tolist() if e not in cache or (need_lower and math.isnan(cache[e][0]))],
-                       dtype=float)
+    fn = accountant.get_delta_bounds
+    params = inspect.signature(fn).parameters
+    upper_first = not need_lower and "lower" in params
+    neg = negligible if upper_first and negligible > 0.0 and "negligible" in params else 0.0
+
+    def stale(e: float) -> bool:  # no usable value at e for this request
+        return (v := cache.get(e)) is None or (need_lower and math.isnan(v[0])) or (len(v) > 2 and v[2] > neg)
+
+    missing = np.array([e for e in eps.tolist() if stale(e)], dtype=float)
     if missing.size:
-        fn = accountant.get_delta_bounds
-        upper_first = not need_lower and "lower" in inspect.signature(fn).parameters
-        lo, up = fn(missing, lower=False) if upper_first else fn(missing)
+        kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
+        lo, up = fn(missing, **kw)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
-            cache[e] = (math.nan if upper_first and a == 0.0 else a, b)
+            # a value near or below the negligible level may be coarse: marked by a third entry (that level), its
+            # lower value dropped (NaN: its bracket gap would widen the neighbours' cover_upper factors)
+            c = 0.0 < neg and b <= 2.0 * neg
+            cache[e] = (math.nan if (upper_first and a == 0.0) or c else a, b) + ((neg,) if c else ())
     keys = np.array(sorted(cache), dtype=float)
     ups = np.minimum.accumulate(np.array([cache[k][1] for k in keys.tolist()]))
     idx = np.searchsorted(keys, eps)
@@ -93,14 +103,15 @@ def privacy_profile_bounds(accountant, epsilons):
     return _profile_bounds(accountant, epsilons, True)
 
 
-def _profile_bounds(accountant, epsilons, need_lower: bool):
-    """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed)."""
+def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 0.0):
+    """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed), upper
+    values below ``negligible`` coarse (:func:`_positive_bounds`)."""
     check_accountant(accountant)
     arr = V.epsilon_values("epsilons", epsilons)
     flat = arr.ravel()
     a = np.abs(flat)
     uniq = np.unique(a)
-    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower) if uniq.size else (np.empty(0), np.empty(0))
+    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower, negligible) if uniq.size else (uniq, uniq)
     i = np.searchsorted(uniq, a)
     lo, up = lo_u[i] if uniq.size else np.empty(0), up_u[i] if uniq.size else np.empty(0)
     neg = flat < 0
@@ -171,13 +182,15 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     """The first eps = start 2^j (j = 0, 1, ...) whose certified upper delta(eps) is <= ``delta``,
     capped at the randomizer's local epsilon (pure LDP) and at 60 nats.
 
-    The same point as the plain doubling search (``while privacy_profile(acc, e) > delta: e *=
+    The plain doubling search's point (``while privacy_profile(acc, e) > delta: e *=
     2``) on the round's monotone certified values, found with fewer and cheaper values: delta is
     non-increasing, so after j = 0, j = 13 is tried (all smaller j are above ``delta`` when it is)
     and binary search below it; above it, before certifying a doubling point predicted far below
     ``delta`` (costly), a nearer point (:func:`_probe`) whose certified value <= ``delta`` settles
-    the answer. Only a resolution choice (lattice steps of :func:`dominating_pair`), never a
-    certified value itself.
+    the answer; values below ``delta`` may be coarse (``get_delta_bounds(negligible=delta)``: still
+    certified, so the point found is a valid answer, and the same one unless a coarse value falls below
+    ``delta`` where the fine one does not). Only a resolution choice (lattice steps of
+    :func:`dominating_pair`), never a certified value itself.
 
     Parameters
     ----------
@@ -208,8 +221,8 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     while math.ldexp(start, j_top) < top:
         j_top += 1
 
-    def up(e: float) -> float:
-        return float(privacy_profile(accountant, e))
+    def up(e: float) -> float:  # (a value below delta may be a coarse one: it decides the comparison alike)
+        return float(_profile_bounds(accountant, e, False, delta)[1])
 
     def above(j: int) -> bool:
         return j < j_top and up(math.ldexp(start, j)) > delta
@@ -252,18 +265,17 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
 
 
 
-def _grid_eval(accountant, ks: np.ndarray, dx: float, need_lower: bool = True):
-    """(lower, upper) at eps = k dx for integer k >= 0, evaluated a hair below the real product
-    k * dx (delta is non-increasing, so the value there certifies k * dx itself); lower NaN where
-    not needed and not computed (:func:`_positive_bounds`)."""
+def _grid_eval(accountant, ks: np.ndarray, dx: float, need_lower: bool = True, negligible: float = 0.0):
+    """(lower, upper) at eps = k dx for integer k >= 0, evaluated a hair below the real product k * dx (delta is
+    non-increasing: the value there certifies k * dx); lower NaN where not needed and not computed, upper values
+    below ``negligible`` possibly coarse (:func:`_positive_bounds`)."""
     e = np.nextafter(ks.astype(float) * dx, 0.0)
     e[ks == 0] = 0.0
-    return _positive_bounds(accountant, e, need_lower)
+    return _positive_bounds(accountant, e, need_lower, negligible)
 
 
 def _k_limit(accountant, dx: float) -> int:
-    """Largest lattice index worth sampling: the accountant's values at eps >= 60 are constant,
-    and an eps0-LDP randomizer's are 0 from eps0 on."""
+    """Largest lattice index worth sampling: values at eps >= 60 are constant, an eps0-LDP randomizer's 0 from eps0."""
     k_lim = int(math.ceil(60.0 / dx))
     cap = contract.local_epsilon(getattr(accountant, "randomizer", None))
     if cap is not None:
@@ -293,13 +305,14 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                        unit=" values", file=sys.stderr, leave=True, disable=progress is False,
                        delay=0.0 if progress else 1.0)
 
-    def ev(klist, need_lower: bool = True):
+    def ev(klist, need_lower: bool = True, negligible: float = 0.0):
         ks_all = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
         # in increasing chunks (the same order of evaluation as one call), so the bar moves during a
         # stage of a hundred or more values (one update per stage froze it for minutes)
         for start in range(0, ks_all.size, _CHUNK):
             ks = ks_all[start:start + _CHUNK]
-            lo, up = evaluate(ks) if need_lower else evaluate(ks, False)
+            lo, up = evaluate(ks) if need_lower else evaluate(ks, False, negligible) if negligible > 0.0 else \
+                evaluate(ks, False)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
                 vals[k] = (a, b)
             bar.update(int(ks.size))
@@ -309,7 +322,8 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     if vals[0][1] > floor:
         k = 1
         while True:
-            ev([k], not upper_first)  # (doubling and probe points: their upper values decide)
+            # (doubling and probe points: their upper values decide; below the floor a cheap one suffices)
+            ev([k], not upper_first, floor if upper_first else 0.0)
             if vals[k][1] <= floor or k >= k_lim:
                 break
             k_prev, k_top = k_top, k
@@ -322,7 +336,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                 k_p = None if e_p is None else int(math.ceil(e_p / dx))
                 if k_p is None or not k_top < k_p < k_next:
                     break
-                ev([k_p], not upper_first)
+                ev([k_p], not upper_first, floor if upper_first else 0.0)
                 if vals[k_p][1] <= floor:
                     below = True
                     break
@@ -396,7 +410,7 @@ def _leg_sampler(accountant, j: int, dx: float):
     leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
     rel_tol = accountant.rel_tol
 
-    def evaluate(ks, need_lower=True):
+    def evaluate(ks, need_lower=True, negligible=0.0):  # (legs are sampled as brackets: negligible unused)
         e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
         e[np.asarray(ks) == 0] = 0.0
         if leg is None:
@@ -411,8 +425,7 @@ def _leg_sampler(accountant, j: int, dx: float):
 
 
 def _zero_out_twin(accountant):
-    """The zero-out accountant of a replace-one round bounded through bot (same randomizer, n,
-    rel_tol), kept per accountant so its profile values are computed once."""
+    """The zero-out accountant of a round bounded through bot (same randomizer, n, rel_tol), kept per accountant."""
     twin = TWINS.get(accountant)
     if twin is None:
         twin = getattr(getattr(accountant, "_bottom", None), "bottom", None)
@@ -469,11 +482,10 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     -------
     DominatingPair
         Masses on multiples of Delta for both signs of the loss: eps samples on the negative side
-        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3. For a
-        replace-one round bounded through bot (``accountant.via_bottom``) the samples are the
-        triangle-inequality bound over every lattice split of the two legs' hull curves
-        (``docs/composition.md`` §2.1), each leg sampled as above: certified, and tighter than
-        ``get_delta`` (whose split search is coarser) by up to ~20 %.
+        come from the swap identity. Certified construction: ``docs/composition.md`` §2-§3. For a replace-one
+        round bounded through bot (``accountant.via_bottom``) the samples are the triangle-inequality bound over
+        every lattice split of the two legs' hull curves (``docs/composition.md`` §2.1), each leg sampled as
+        above: certified, and tighter than ``get_delta`` (whose split search is coarser) by up to ~20 %.
 
         Built once per process for each round and options: every accountant of the same round
         (:func:`round_key`) gets the same object (its arrays read-only) from a bounded cache
@@ -531,7 +543,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
-    evaluate = lambda k, need_lower=True: _grid_eval(accountant, k, dx, need_lower)  # noqa: E731
+    evaluate = lambda k, need_lower=True, negligible=0.0: _grid_eval(accountant, k, dx, need_lower, negligible)  # noqa
     k_lim = _k_limit(accountant, dx) if epsilons is None else 0
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every

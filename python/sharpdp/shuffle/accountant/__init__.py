@@ -233,8 +233,8 @@ class ShuffleAccountant:
             self._bottom = ViaBottom(zero_out, contract.zero_out_legs(randomizer))
 
     def sampler_term(self, epsilon: float) -> float:
-        """(1 + e^eps) tau rounded up, tau = :attr:`sampler_tau`: what the release sampler's total
-        variation adds to delta(eps) (docs/sampling.md §4); 0.0 without a charge, inf beyond eps = 700.
+        """(1 + e^eps) tau rounded up, tau = :attr:`sampler_tau`: what the release sampler's total variation adds to
+        delta(eps) (docs/sampling.md §4); 0.0 without a charge, inf beyond eps = 700.
 
         Raises
         ------
@@ -249,8 +249,7 @@ class ShuffleAccountant:
         return self.sampler_tau * (1.0 + math.exp(epsilon)) * (1.0 + 1e-12)
 
     @property
-    def via_bottom(self) -> bool:
-        """True when replace-one is bounded through bot (see the class Notes), not by its own law."""
+    def via_bottom(self) -> bool:  # True when replace-one is bounded through bot (the class Notes), not its own law
         return self._bottom is not None
 
     @staticmethod
@@ -273,9 +272,9 @@ class ShuffleAccountant:
 
     def _report(self, epsilon: float, rel_tol: float, only: tuple[int, ...] | None = None,
                 upper_first: bool = False, negligible: float = 0.0) -> AccountantReport:
-        """Report over the laws with index in ``only`` (all when None); ``upper_first``: far-tail laws give
-        their upper value alone where it comes first (driver ``certify``; docs/accountant_tail.md §15);
-        ``negligible``: refinement stops once an upper value is below it (an absolute target, §9.4)."""
+        """Report over the laws with index in ``only`` (all when None); ``upper_first``: far-tail laws give their upper
+        value alone where it comes first (driver ``certify``; docs/accountant_tail.md §15); ``negligible``:
+        refinement stops once an upper value is below it (an absolute target, §9.4)."""
         eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if eps > self.eps_tau and self._bottom is None:
             # the sampled mechanism's delta is non-increasing in eps: its bound at eps_tau holds here,
@@ -334,9 +333,8 @@ class ShuffleAccountant:
         return AccountantReport(eps, lo_max, upper, g.h, g.N, g.T, g.B, g.theta, g.n_log_mgf, i, terms)
 
     def _cap_beyond(self, eps: float) -> tuple[float, float]:
-        """(lower, upper) closed-form values at eps > 60 from the laws built at min(eps, 700) (step L):
-        upper = max over laws of E[L_+] plus the surcharge, lower = max of the Jensen bounds; (0, inf)
-        when the laws cannot be built there."""
+        """(lower, upper) closed-form values at eps > 60 from the laws built at min(eps, 700) (step L): upper = max
+        over laws of E[L_+] plus the surcharge, lower = max of the Jensen bounds; (0, inf) if they cannot be built."""
         e = min(eps, EPS_MAX)
         try:
             laws = laws_for(self.randomizer, e, self.adjacency)
@@ -361,7 +359,7 @@ class ShuffleAccountant:
         return AccountantReport(eps, min(lo, r60.upper), r60.upper, r60.h, r60.N, r60.T, r60.B, r60.theta,
                                 r60.n_log_mgf, r60.law_index, dict(r60.terms, note="epsilon > 60: value at 60"))
 
-    def get_delta_bounds(self, epsilon: Any, *, lower: bool = True) -> tuple[Any, Any]:
+    def get_delta_bounds(self, epsilon: Any, *, lower: bool = True, negligible: float = 0.0) -> tuple[Any, Any]:
         """Certified (lower, upper) bracket of the blanket divergence.
 
         Parameters
@@ -371,6 +369,9 @@ class ShuffleAccountant:
         lower : bool, default True
             False: heavy-tailed laws skip their lower value (0) where the far-tail treatment's first round settles
             the upper one (docs/accountant_tail.md §15); the upper value is certified either way.
+        negligible : float, default 0.0
+            In [0, 1]: refinement stops once a certified upper value is below it (a cheap, looser value, still
+            certified and below ``negligible``; values above it are unaffected: docs/accountant_tail.md §16).
 
         Returns
         -------
@@ -382,12 +383,13 @@ class ShuffleAccountant:
         Raises
         ------
         TypeError
-            epsilon None, a string, complex or boolean; lower not a bool.
+            epsilon None, a string, complex or boolean; lower not a bool; negligible not a real number.
         ValueError
-            epsilon < 0 or NaN.
+            epsilon < 0 or NaN; negligible outside [0, 1].
         """
         if not isinstance(lower, (bool, np.bool_)):
             raise TypeError(f"lower must be a bool, got {type(lower).__name__} {lower!r}")
+        neg = V.real("negligible", negligible, lo=0.0, hi=1.0)
         arr = self._eps(epsilon)
         flat = arr.ravel()
         lo = np.empty(flat.size)
@@ -405,7 +407,7 @@ class ShuffleAccountant:
                 else:
                     lo[j] = up[j] = 0.0
                 continue
-            rep = self.report(e) if lower else self._report(e, self.rel_tol, None, True)
+            rep = self._report(e, self.rel_tol, None, not lower, neg)  # (report(e) when lower and neg = 0)
             u = min(max(rep.upper, TINY), 1.0)  # a positive value below the double range: 5e-324
             u = self._memo_put(e, u)
             lo[j], up[j] = min(rep.lower, u), u
@@ -438,8 +440,7 @@ class ShuffleAccountant:
 
         D_lo is the exact hockey-stick divergence of the shuffled outputs on the datasets (x1, x0, ..., x0) vs (x1',
         x0, ..., x0), so ``get_delta_lower_form(eps) <= delta(eps) <= get_delta(eps)``: users see the band around
-        the true delta. Requires a randomizer with
-        ``lower_form()`` (e.g. :class:`RandomizedResponse`, :class:`PrivUnit`).
+        the true delta. Needs a randomizer with ``lower_form()`` (e.g. :class:`RandomizedResponse`, :class:`PrivUnit`).
 
         Parameters
         ----------
@@ -546,10 +547,9 @@ class ShuffleAccountant:
         return self._eps_memo_put(delta, self._epsilon_search(delta, xtol))
 
     def _eps_memo_put(self, delta: float, e: float) -> float:
-        """Monotone get_epsilon (module step M): an answer e' for delta' <= delta is also an answer
-        for delta (get_delta(e') <= delta' <= delta, and get_delta values only decrease over
-        time), so min(e, answers for delta' <= delta) is returned and stored; stored answers for
-        larger deltas are lowered to it, keeping the memo non-increasing in delta."""
+        """Monotone get_epsilon (module step M): an answer e' for delta' <= delta is also one for delta (get_delta(e')
+        <= delta' <= delta, and get_delta values only decrease over time), so min(e, answers for delta' <= delta)
+        is returned and stored; stored answers for larger deltas are lowered to it (the memo stays monotone)."""
         return envelope_put(self._emem_d, self._emem_e, delta, e)
 
     def _epsilon_search(self, delta: float, xtol: float) -> float:

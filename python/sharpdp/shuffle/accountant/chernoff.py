@@ -39,6 +39,8 @@ class Chernoff:
         self.scale = 1.0 / (math.sqrt(max(nn * var, h * h)))
         self._lg: np.ndarray | None = None  # (log pmf, nodes) of the upper pmf's support, for _approx
         self._x: np.ndarray | None = None
+        self._steer: dict[float, tuple[float, float, float]] = {}  # _approx by lam
+        self._buf: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))  # _approx's work arrays
 
     def log_mgf(self, lam: float) -> float:
         L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
@@ -47,19 +49,30 @@ class Chernoff:
     def _approx(self, lam: float) -> tuple[float, float, float]:
         """(Lambda, Lambda', Lambda'') of the upper pmf at lam in plain floats (no error bound): it only steers
         the choice of lam in :meth:`_search`; the value returned there is :meth:`log_mgf`'s."""
+        r = self._steer.get(lam)  # (the searches of one side start from the same bracket ends and midpoint)
+        if r is not None:
+            return r
         if self._lg is None or self._x is None:
             k = np.nonzero(self.gp > 0)[0]
             self._lg, self._x = np.log(self.gp[k]), (self.k0 + k).astype(float) * self.h
+            self._buf = (np.empty(k.size), np.empty(k.size))
         lg, x = self._lg, self._x
         if lg.size == 0:
             return math.nan, math.nan, math.nan
-        z = lg + lam * x
+        # the floating-point operations of lg + lam x, exp(max(z - m, -700)) (no subnormals: slow, and negligible
+        # here), e x, e x x, in two reused buffers (fresh temporaries of this size cost several times the arithmetic)
+        z, w = self._buf
+        np.multiply(x, lam, out=z)
+        np.add(lg, z, out=z)
         m = float(z.max())
-        e = np.exp(np.maximum(z - m, -700.0))  # (no subnormals: slow, and negligible here)
+        np.subtract(z, m, out=z)
+        np.maximum(z, -700.0, out=z)
+        e = np.exp(z, out=z)
         s0 = float(e.sum())
-        ex = e * x
+        ex = np.multiply(e, x, out=z)
         m1 = float(ex.sum()) / s0
-        return m + math.log(s0), m1, max(float((ex * x).sum()) / s0 - m1 * m1, 0.0)
+        r = self._steer[lam] = (m + math.log(s0), m1, max(float(np.multiply(ex, x, out=w).sum()) / s0 - m1 * m1, 0.0))
+        return r
 
     def _search(self, b: float, side: int, excess: bool) -> float:
         """min over lam > 0 of F(lam) = -side lam b + nn Lambda(side lam) [- 1 - log lam when ``excess``], a convex

@@ -285,13 +285,15 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             h = min(h_start, H)
             jt: JumpTerm | None = None
             lat: LatticeLaws | None = None
+            bc: float | None = None  # body_chernoff of lat, where already computed (the same value)
             h_used = h
             lo_best, gap_prev = 0.0, math.inf
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
-                    if as_bracket and not lower and jt is None and not bounded and body_chernoff(lat_n, h, n, gamma) > \
-                            0.8 * rel_tol * est:
+                    bc_n = body_chernoff(lat_n, h, n, gamma) if as_bracket and not lower and jt is None and \
+                        not bounded else None
+                    if bc_n is not None and bc_n > 0.8 * rel_tol * est:
                         raise _BracketNeeded  # the bracket's body pass will run (speed only: §15)
                     jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
                             jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
@@ -307,7 +309,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
                 if jt is None or jt_n.up <= jt.up:
-                    lat, jt, h_used = lat_n, jt_n, h
+                    lat, jt, h_used, bc = lat_n, jt_n, h, bc_n
                 lo_best = max(lo_best, jt_n.lo)  # every round's values are certified
                 if not lower or bounded or jt.up + multi < max(negligible, VALUE_FLOOR):
                     break  # (below the value floor only the upper value is certified, as in the engine)
@@ -327,7 +329,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if lower and not math.isfinite(lo_s):
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
-            body_up = body_chernoff(lat, h, n, gamma)
+            body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
             body_lo, body = 0.0, None
             jlo = jt.lo
             # (the body pass's decision only) upper first: the lower value the bracket's first round would

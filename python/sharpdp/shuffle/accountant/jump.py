@@ -70,7 +70,8 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     -P(L >= t) at t, so between two evaluated nodes a < b the chord of the upper values lies above tau, and the
     tangent at a lies below it: tau(t) >= tau_lo(a) - P(L >= a) (t - a), with P(L >= a) <= P(L > a'), a' < a."""
     j = np.arange(k, dtype=float)
-    t = t0 + j * dt
+    t = np.multiply(j, dt)
+    t += t0  # (t0 + j dt, in place)
     # the interpolation interval s dt is kept below t0 / 1024 (the bracket's width is at most s dt times the
     # drop of P(L > t) over it)
     s = int(min(GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
@@ -90,12 +91,24 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     F = nfull * s
     up, lo = np.empty(k), np.empty(k)
     if nfull > 0:
+        # in place on views of up and lo, the operations (and their order) of
+        # up = ((1 - fr) ua + fr ub + 8u max(ua, ub)) (1 + 1e-12),
+        # lo = max(la - pa (t - ta) (1 + 1e-12) - 8u la, 0) (1 - 1e-12): the same floats, no temporaries of size F
         fr = np.clip(np.arange(s, dtype=float) / s, 0.0, 1.0)[None, :]
         ua, ub = up_c[:nfull, None], up_c[1:nfull + 1, None]
-        up[:F] = (((1.0 - fr) * ua + fr * ub + 8 * U * np.maximum(ua, ub)) * (1 + 1e-12)).ravel()
+        u2, l2 = up[:F].reshape(nfull, s), lo[:F].reshape(nfull, s)
+        np.multiply(1.0 - fr, ua, out=u2)
+        u2 += np.multiply(fr, ub, out=l2)
+        u2 += 8 * U * np.maximum(ua, ub)
+        u2 *= 1 + 1e-12
         la, pa_, ta_ = lo_c[:nfull, None], pa[:nfull, None], ta[:nfull, None]
-        t2 = t[:F].reshape(nfull, s)
-        lo[:F] = (np.maximum(la - pa_ * (t2 - ta_) * (1 + 1e-12) - 8 * U * la, 0.0) * (1 - 1e-12)).ravel()
+        np.subtract(t[:F].reshape(nfull, s), ta_, out=l2)
+        np.multiply(pa_, l2, out=l2)
+        l2 *= 1 + 1e-12
+        np.subtract(la, l2, out=l2)
+        l2 -= 8 * U * la
+        np.maximum(l2, 0.0, out=l2)
+        l2 *= 1 - 1e-12
     seg = np.full(k - F, idx.size - 2)
     ia, ib = idx[seg], idx[seg + 1]
     fa = (j[F:] - ia) / (ib - ia)  # in [0, 1]; its rounding is covered by the margins below
@@ -194,9 +207,9 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
 
 def _wsum(w: np.ndarray, F: FftWindow) -> tuple[float, float]:
     """(sum_W w q, round-off bound) for non-negative weights w on the window of F."""
-    q = F.q
-    s = float(np.sum(w * q))
-    fp = math.sqrt(float(np.sum(w * w))) * F.err_q + w.size * U * float(np.sum(np.abs(w * q)))
+    wq = w * F.q  # (one product for both sums: the same floats)
+    s = float(np.sum(wq))
+    fp = math.sqrt(float(np.sum(w * w))) * F.err_q + w.size * U * float(np.sum(np.abs(wq, out=wq)))
     return s, fp
 
 

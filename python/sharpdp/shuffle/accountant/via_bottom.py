@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
-from sharpdp.shuffle.accountant.search import shrink
+from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search
 from sharpdp.shuffle.laws import laws_for
 
 
@@ -80,6 +80,8 @@ class ViaBottom:
     # ... and the most engine legs B (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms (legs A
     # from the engine then too, at the grid points a bisection visits)
     CAP_ENGINE_LEGS = 2
+    # ... each leg B first at these loose rel_tols (§9.3: a lower value that closes the interval is enough)
+    COVER_TOLS = (30.0,)
     # a split's leg B is certified to the absolute target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (its refinement
     # stops once its upper value is below it: a small share of the chain's rel_tol, docs/accountant.md §9.4)
     ABS_SHARE = 0.1
@@ -117,9 +119,10 @@ class ViaBottom:
             self._leg_neg[key] = negligible
         return hit
 
-    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True) -> Split:
+    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None) -> Split:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards; ``absolute``: leg B to the absolute
-        target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (docs/accountant.md §9.4), else to rel_tol alone."""
+        target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (docs/accountant.md §9.4), else to rel_tol alone (or to
+        ``b_tol`` when given, without the absolute target)."""
         e1 = f * eps
         e2 = self._second(eps, e1)
         w = math.exp(e1)
@@ -127,7 +130,7 @@ class ViaBottom:
         # (a zero-out accountant without its randomizer, e.g. a test's, has no absolute target: rel_tol alone)
         absolute = absolute and self.SHORTCUTS and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
         neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute else 0.0
-        rb = self.leg(1, e2, rel_tol, neg)
+        rb = self.leg(1, e2, rel_tol, neg) if b_tol is None else self.leg(1, e2, b_tol)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
     @staticmethod
@@ -158,18 +161,29 @@ class ViaBottom:
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
-        proved = self._cap_closed(eps, rel_tol) if self.SHORTCUTS else None
-        if proved is not None:  # every split's value is >= 1 (docs/accountant.md §9.3): the cap, exactly
-            return self._as_report(eps_in, proved)
-        one = self._cap_at_one_split(eps, rel_tol) if self.SHORTCUTS else None
-        if one is not None:  # early stop (a) of §9 decided by one certified split (§9.3)
-            return self._as_report(eps_in, one)
-        cands = [self.split(eps, f, rel_tol) for f in self.SPLITS]
+        if self.SHORTCUTS:
+            # early stop (a) of §9 decided by one certified split on loose legs, the cover (every split's value
+            # is >= 1: the cap, exactly), the same split on legs at rel_tol (docs/accountant.md §9.3)
+            loose = (max(rel_tol, 0.1), self.PROBE_TOL)
+            for proof in (lambda: self._cap_at_one_split(eps, rel_tol, loose), lambda: self._cap_closed(eps, rel_tol),
+                          lambda: self._cap_at_one_split(eps, rel_tol, (rel_tol, rel_tol))):
+                proved = proof()
+                if proved is not None:
+                    return self._as_report(eps_in, proved)
+        cands: list[Split] = []
+        for f in self.SPLITS:  # (below 1 the cap stop cannot fire: only the minimum matters, as below)
+            bar = min((c.upper for c in cands), default=math.inf)
+            if not (bar < 1.0 and self._worse(eps, f, rel_tol, bar)):
+                cands.append(self.split(eps, f, rel_tol))
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
             return self._as_report(eps_in, capped)
         f0 = min(cands, key=lambda c: c.upper).f
-        cands += [self.split(eps, min(f0 + 0.06, 1.0), rel_tol), self.split(eps, max(f0 - 0.06, 0.0), rel_tol)]
+        for f in (min(f0 + 0.06, 1.0), max(f0 - 0.06, 0.0)):
+            # a chain bounded below by known legs at or above the smallest upper value is not the minimum (nor a
+            # tie that min() would take: it comes later), so it is not certified (docs/accountant.md §9.4)
+            if not self._worse(eps, f, rel_tol, min(c.upper for c in cands)):
+                cands.append(self.split(eps, f, rel_tol))
         best = min(cands, key=lambda c: c.upper)
         # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
         # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
@@ -248,6 +262,31 @@ class ViaBottom:
             return None
         c = self.split(eps, f, rt)
         return c if c.upper < bar else None
+
+    def _worse(self, eps: float, f: float, rel_tol: float, bar: float) -> bool:
+        """True when a lower value of the split's chain at f is >= ``bar``: from the legs known already
+        (:meth:`_known_floor`), else from leg A at rel_tol and leg B at the loose PROBE_TOL (as :meth:`_probe`)."""
+        if self._known_floor(eps, f) >= bar:
+            return True
+        e1 = f * eps
+        b = self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
+        return (self.leg(0, e1, rel_tol).lower + math.exp(e1) * (1 - 4 * U) * b) * (1 - 8 * U) >= bar
+
+    def _known_floor(self, eps: float, f: float) -> float:
+        """A lower value of the split's chain A(e1) + e^{e1} B(e2) at e1 = f eps from legs known already (no
+        new certification): A(e1) >= the lower value of a cached or closed-form leg A at some e >= e1, B(e2)
+        likewise (both legs non-increasing, §1.6; legs above eps_tau excluded, §9.1), rounded down."""
+        e1 = f * eps
+        e2 = self._second(eps, e1)
+        et = float(getattr(self.bottom, "eps_tau", math.inf))
+        lo = [0.0, 0.0]
+        for (j, e, _), r in self._leg_cache.items():
+            if (e1, e2)[j] <= e <= et:
+                lo[j] = max(lo[j], r.lower)
+        for (j, e), (c_lo, _) in self._closed_cache.items():
+            if (e1, e2)[j] <= e <= et:
+                lo[j] = max(lo[j], c_lo)
+        return (lo[0] + math.exp(e1) * (1 - 4 * U) * lo[1]) * (1 - 8 * U)
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
@@ -412,13 +451,13 @@ class ViaBottom:
         self._closed_cache[key] = (lo, up)
         return lo, up
 
-    def _cap_at_one_split(self, eps: float, rel_tol: float) -> Split | None:
+    def _cap_at_one_split(self, eps: float, rel_tol: float, tols: tuple[float, float]) -> Split | None:
         """Early stop (a) of §9 from one certified split (docs/accountant.md §9.3): where the legs' closed-form
         lower values put every split of SPLITS at or above 1 (so are their certified upper values: the search
-        of §9 would stop at the cap), the split of SPLITS with the largest closed-form chain is certified at
-        rel_tol; if its certified lower value is >= 1 it is returned with the bracket (1, 1), the report the
-        search of §9 gives there (its early stop (a) takes the split of largest lower value, >= this one's).
-        None otherwise (the search follows; the split's legs are cached)."""
+        of §9 would stop at the cap), the split of SPLITS with the largest closed-form chain is certified with
+        legs A and B at the rel_tols ``tols``; if its certified lower value is >= 1 it is returned with the
+        bracket (1, 1), the report the search of §9 gives there (its early stop (a) takes the split of largest
+        lower value, >= this one's). None otherwise (the split's legs are cached)."""
         best, best_lo = None, -math.inf
         for f in self.SPLITS:
             e1 = f * eps
@@ -430,10 +469,10 @@ class ViaBottom:
             if lo > best_lo:
                 best, best_lo = f, lo
         assert best is not None
-        s = self.split(eps, best, rel_tol, absolute=False)  # (lower values of before: the stop decides the same)
+        s = self.split(eps, best, tols[0], absolute=False, b_tol=tols[1])
         return replace(s, lower=1.0, upper=1.0) if s.lower >= 1.0 else None
 
-    def _cap_closed(self, eps: float, rel_tol: float) -> Split | None:
+    def _cap_closed(self, eps: float, rel_tol: float, tols: tuple[float, ...] | None = None) -> Split | None:
         """The cap proved before any split is certified (docs/accountant.md §9.3): a cover of the first
         legs [0, eps] by intervals [a, b] of the grid e1 = k eps / CAP_GRID on which A_lo(b) + e^a B_lo(e2)
         >= 1 (rounded down; e2 >= eps - a exactly), A_lo and B_lo lower values of the legs' D_up from the
@@ -443,6 +482,8 @@ class ViaBottom:
         from e1 = 0, each to b = eps or the largest grid point a bisection finds. Returns the split f = SPLITS[0] with bracket (1, 1)
         (min(1, value) is 1 at every split), legs bracketed by their lower values and 1; None when the
         cover fails (the split search follows, with nothing lost but the closed forms' few ms)."""
+        tols = self.COVER_TOLS if tols is None else tols
+        loose = [False]  # an interval closed by a leg B looser than rt
         k_max = self.CAP_GRID
         grid = [eps * k / k_max for k in range(k_max)] + [eps]
         engine = self.CAP_ENGINE_LEGS
@@ -481,13 +522,19 @@ class ViaBottom:
                     eps, a, e2, self._closed_leg(0, grid[k + 1], rel_tol)[1], b_up):
                 # the legs' closed upper values leave room: the engine's lower values may close the interval
                 engine -= 1
-                b_lo = max(b_lo, self._leg_lower(1, e2, rt))
                 if not engine_a[0]:
                     engine_a[0] = True
                     a_lo.clear()
-                m = reach(k, e2, b_lo)
+                for t in (*tols, rt):  # leg B loose first; the next target only where it may close more
+                    lo_t = max(b_lo, self._leg_lower(1, e2, t))
+                    m = reach(k, e2, lo_t)
+                    if m > k or t == rt or reach(k, e2, max(b_lo, self.leg(1, e2, t).upper)) == k:
+                        loose[0] = loose[0] or (m > k and t != rt)
+                        break
+                b_lo = lo_t
             if m == k:
-                return None
+                # a failure after a loose interval may be the loose path's alone: the cover of before decides
+                return self._cap_closed(eps, rel_tol, ()) if loose[0] else None
             k = m
         f = self.SPLITS[0]
         e1 = f * eps
@@ -508,12 +555,12 @@ class ViaBottom:
     def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
                 put: Callable[[float, float], float] | None = None,
                 check: Callable[[], None] | None = None) -> float:
-        """get_epsilon through bot (below); ``check()`` (the accountant's get_delta(EPS_MAX) <= delta test,
+        """get_epsilon through bot (:func:`sharpdp.shuffle.accountant.via_bottom_search.epsilon_search`); ``check()`` (the accountant's get_delta(EPS_MAX) <= delta test,
         a ValueError naming delta otherwise; a full split search) runs only where the answer needs it:
         when the search reaches EPS_MAX, or when it fails with a ValueError (e.g. the zero-out answer at
         delta / 2 does not exist), whose own message stands if the check passes."""
         try:
-            e = self._epsilon(delta, xtol, get_delta, put)
+            e = epsilon_search(self, delta, xtol, get_delta, put)
         except ValueError:
             if check is not None:
                 check()
@@ -521,62 +568,6 @@ class ViaBottom:
         if e >= EPS_MAX and check is not None:
             check()  # get_delta(700) <= delta certifies EPS_MAX
         return e
-
-    def _epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
-                 put: Callable[[float, float], float] | None = None) -> float:
-        """get_epsilon through bot: a search on certified values of the bound (docs/accountant.md §9,
-        §9.2). ``put(e, u)`` is the accountant's monotone memo (returns the reported value); with it,
-        each value is :meth:`decide`'s (a split search that stops once the comparison with delta is
-        decided) entered into the memo, so that get_delta at the answer reports it; without it,
-        get_delta. The upper end is first guessed at the split with a small e1, where the bound is about
-        A(e1) + B(eps) (1.02 x the zero-out answer at delta / 2); while the value there exceeds delta
-        the guess becomes the lower end and the next guess is the log-linear extrapolation of the
-        last two values to delta (a little past it), at least 2 % and at most a doubling step above;
-        if the first guess is already at most delta the zero-out answer at delta is the lower end
-        (every split has A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps))), checked too, halved while at
-        most delta."""
-        if get_delta(0.0) <= delta:
-            return 0.0
-        if put is None:
-            fun = get_delta
-        else:
-            def fun(e: float) -> float:
-                return put(e, self.decide(e, delta))
-        zo = self.bottom
-        lo, ulo = 0.0, math.inf
-        try:
-            hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * 1.02 + 1e-9, EPS_MAX)
-        except ValueError:  # delta / 2 below the zero-out floor: delta itself may still be reached
-            hi = EPS_MAX
-        uhi = fun(hi)
-        step, ld = 0.1, math.log(delta)
-        prev: tuple[float, float] | None = None
-        while uhi > delta:  # (bounded: the step doubles, at most ~20 steps to 700)
-            if hi >= EPS_MAX:
-                return EPS_MAX  # certified by get_delta(700) <= delta, checked by the caller (epsilon)
-            if lo > 0.0 and math.isfinite(ulo) and ulo > 0.0:
-                prev = (lo, math.log(ulo))
-            lo, ulo = hi, uhi
-            x = hi * (1.0 + step)
-            if prev is not None and prev[1] > math.log(uhi):  # secant in log delta, aimed 3 % past
-                x_sec = hi + (math.log(uhi) - ld) * (hi - prev[0]) / (prev[1] - math.log(uhi))
-                x = min(x, max(x_sec * 1.03, hi * 1.02))
-            hi = min(x, EPS_MAX)
-            step *= 2.0
-            uhi = fun(hi)
-        if lo == 0.0:
-            try:
-                lo = zo.get_epsilon(delta, xtol=xtol)
-            except ValueError:
-                lo = 0.0
-            lo = lo if 1e-15 < lo < hi else 0.5 * hi
-            ulo = fun(lo)
-            while ulo <= delta:
-                if lo <= 1e-15:
-                    return lo
-                hi, uhi, lo = lo, ulo, 0.5 * lo
-                ulo = fun(lo)
-        return shrink(fun, delta, lo, ulo, hi, uhi, xtol)[2]
 
     def sampler_floor(self, eps: float) -> float:
         """A certified lower value of every upper value :meth:`report` returns at ``eps`` (docs/accountant.md
