@@ -1,0 +1,372 @@
+"""Coarse values below a negligible level, the same-float rewrites of the far tail, and replace-one through bot
+(docs/accountant_tail.md §16-§17, docs/accountant.md §9.3-§9.4), against references that do not use sharpdp.
+
+* ``get_delta_bounds(eps, negligible=x)``: every upper value (x up to 1, where refinement stops at the first
+  certified value below 1) is at least the blanket bound D_up computed independently at n = 2, 3: Gauss-Legendre
+  quadrature of the closed-form stop-loss of one user's loss (Gaussian randomizer, blanket-mixed Gaussian) and
+  exact enumeration in mpmath of finite randomizers (k-RR); at large n at least the lower value of a fresh plain
+  bracket. A value above x is expected to be the float of the plain call; a cell where it is not is pinned.
+* The floats of the accountant before the §17 rewrites (stored as hex literals, computed at 350ee31) on cells of
+  the far-tail path (Chernoff steering, stop-loss grid, window sums, the body's Chernoff value) and of the other
+  paths.
+* Replace-one through bot: each leg of the reported split recomputed by quadrature at n = 2 (x vs bot and bot vs
+  x of the Gaussian randomizer), so the reported upper value is at least the split's true chain
+  A(e1) + e^{e1} B(e2); get_epsilon's answer: a fresh get_delta there <= the target and the true chain at the
+  split it reports <= the target; every reported value at least a rigorous lower bound of the chain's minimum
+  over all splits (legs non-increasing).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy.special import ndtr
+
+import sharpdp.shuffle as sh
+from sharpdp.shuffle import profile as P
+from sharpdp.shuffle.round_cache import value_cache
+
+
+# ---------------------------------------------------------------------------------------------------- references
+
+def _Q(z):
+    return ndtr(-z)
+
+
+def _gauss_pieces(s, eps, kind):
+    """GaussianRandomizer(s), one dimension, inputs in [-1, 1]: blanket phi_s(|y| + 1) / gamma, gamma = 2 Q(1/s),
+    R_1 / R_BG = gamma e^{2 y_+ / s^2}. kind "x_bot": l(y) = R_1/R_BG - e^eps; "bot_x": l(y) = 1 - e^eps R_1/R_BG.
+    Returns gamma, the blanket density, l and SL(t) = E[(l(Y) - t)_+] in closed form."""
+    E = math.exp(eps)
+    g = 2 * _Q(1 / s)
+
+    def ratio(y):
+        return g * np.exp(2 * np.maximum(y, 0) / (s * s))
+
+    if kind == "x_bot":
+        def lf(y):
+            return ratio(y) - E
+
+        def sl(t):
+            ys = s * s / 2 * np.log(np.maximum((t + E) / g, 1.0))
+            return np.where(t < g - E, 1 - E - t, _Q((ys - 1) / s) - (E + t) * _Q((ys + 1) / s) / g)
+    else:
+        def lf(y):
+            return 1 - E * ratio(y)
+
+        def sl(t):
+            ys = s * s / 2 * np.log(np.where(t < 1 - E * g, (1 - t) / (E * g), 1.0))
+            v = (1 - t) * (1 - _Q((ys + 1) / s) / g) - E * (1 - _Q((ys - 1) / s))
+            return np.where(t < 1 - E * g, v, 0.0)
+
+    def dens(y):
+        return np.exp(-0.5 * ((np.abs(y) + 1) / s) ** 2) / (s * math.sqrt(2 * math.pi)) / g
+
+    return g, dens, lf, sl
+
+
+def _bmg_pieces(gamma, s, eps, kind):
+    """BlanketMixedGaussian(gamma, s), one dimension, R_BG = N(0, s^2): l(y) = c0 + sum c_a e^{(2ay - a^2)/2s^2};
+    SL in closed form (l monotone in y)."""
+    E, w = math.exp(eps), math.exp(-1 / (2 * s * s))
+    if kind == "x_bot":
+        c0, terms = gamma - E, [(1 - gamma, 1)]
+    elif kind == "bot_x":
+        c0, terms = 1 - E * gamma, [(-E * (1 - gamma), 1)]
+    else:
+        c0, terms = gamma * (1 - E), [(1 - gamma, 1), (-E * (1 - gamma), -1)]
+
+    def lf(y):
+        return c0 + sum(c * np.exp((2 * a * y - a * a) / (2 * s * s)) for c, a in terms)
+
+    def sl(t):
+        if kind == "x_bot":
+            ys = s * s * np.log(np.maximum(t - c0, 1e-300) / (terms[0][0] * w))
+            return np.where(t <= c0, c0 - t + terms[0][0], (c0 - t) * _Q(ys / s) + terms[0][0] * _Q((ys - 1) / s))
+        if kind == "bot_x":
+            ys = s * s * np.log(np.maximum(c0 - t, 1e-300) / (-terms[0][0] * w))
+            return np.where(t >= c0, 0.0, (c0 - t) * _Q(-ys / s) + terms[0][0] * _Q((1 - ys) / s))
+        A, B = terms[0][0] * w, -terms[1][0] * w
+        d = t - c0
+        ys = s * s * np.log((d + np.sqrt(d * d + 4 * A * B)) / (2 * A))
+        return (c0 - t) * _Q(ys / s) + sum(c * _Q((ys - a) / s) for c, a in terms)
+
+    def dens(y):
+        return np.exp(-0.5 * (y / s) ** 2) / (s * math.sqrt(2 * math.pi))
+
+    return gamma, dens, lf, sl
+
+
+def _nodes(s, width=0.25, span=14.0, k=16):
+    """Gauss-Legendre nodes on panels of width ``width`` s over [-span s, span s] (0 is a panel edge)."""
+    x, w = np.polynomial.legendre.leggauss(k)
+    edges = np.arange(-span, span + 1e-9, width) * s
+    a, b = edges[:-1, None], edges[1:, None]
+    return ((a + b) / 2 + (b - a) / 2 * x).ravel(), ((b - a) / 2 * w).ravel()
+
+
+def _dup_kind(pieces, s, n, width=0.25):
+    """D_up = E[(L_1 + ... + L_M)_+] / (n gamma), M ~ Bin(n, gamma), at n = 2 or 3 for one order of the pair:
+    E[(L1 + L2)_+] = E[SL(-l(Y1))], and the 2-D product rule for three users."""
+    g, dens, lf, sl = pieces
+    y, w = _nodes(s, width)
+    wd, ly = w * dens(y), lf(y)
+    e1 = float(sl(np.array(0.0)))
+    e2 = float(np.sum(wd * sl(-ly)))
+    if n == 2:
+        return (1 - g) * e1 + g / 2 * e2
+    e3 = float(np.sum(wd[:, None] * wd[None, :] * sl(-ly[:, None] - ly[None, :])))
+    return (3 * g * (1 - g) ** 2 * e1 + 3 * g * g * (1 - g) * e2 + g**3 * e3) / (3 * g)
+
+
+def _dup_mix(family, gamma, s, eps, n, adjacency, width=0.25):
+    kinds = ("x_bot", "bot_x") if adjacency == "zero_out" else ("replace",)
+    return max(_dup_kind(_gauss_pieces(s, eps, k) if family == "gauss" else _bmg_pieces(gamma, s, eps, k), s, n,
+                         width) for k in kinds)
+
+
+def _dup_atoms(gamma, atoms, n):
+    """Exact D_up of a finite law (atoms [(value, prob)], mpmath): enumeration of M and of every M-tuple."""
+    tot = mp.mpf(0)
+    for m in range(1, n + 1):
+        e = mp.mpf(0)
+        for combo in itertools.product(atoms, repeat=m):
+            v = mp.fsum(a for a, _ in combo)
+            if v > 0:
+                e += mp.fprod(q for _, q in combo) * v
+        tot += mp.binomial(n, m) * gamma**m * (1 - gamma) ** (n - m) * e
+    return tot / (n * gamma)
+
+
+def _dup_krr(k, e0, eps, n, adjacency):
+    """Exact D_up of k-RR (max over the ordered pairs / orders; blanket the normalised row minimum)."""
+    with mp.workdps(30):
+        z = mp.exp(e0) + k - 1
+        P_ = [[(mp.exp(e0) if i == j else 1) / z for j in range(k)] for i in range(k)]
+        b = [min(P_[x][y] for x in range(k)) for y in range(k)]
+        gamma = mp.fsum(b)
+        bg = [v / gamma for v in b]
+        E = mp.exp(mp.mpf(eps))
+        if adjacency == "replace":
+            laws = [[((P_[0][y] - E * P_[1][y]) / bg[y], bg[y]) for y in range(k)]]
+        else:
+            laws = [[(P_[0][y] / bg[y] - E, bg[y]) for y in range(k)],
+                    [(1 - E * P_[0][y] / bg[y], bg[y]) for y in range(k)]]
+        return float(max(_dup_atoms(gamma, a, n) for a in laws))
+
+
+def _fresh(rz, n, adjacency="zero_out", **kw):
+    sh.clear_caches()
+    return sh.ShuffleAccountant(rz, n, adjacency, threads=1, **kw)
+
+
+# ------------------------------------------------------------------- coarse values: certified against references
+
+# (family, gamma, sigma0, n, eps, width of the reference panels): cells where a level coarsens the value (the
+# plain value is below the level) and cells where the reference is within 1e-4 of the plain value
+QUAD_CELLS = [("gauss", None, 1.0, 2, 4.0, 0.1), ("gauss", None, 2.0, 2, 1.0, 0.1), ("gauss", None, 2.0, 2, 4.0, 0.1),
+              ("gauss", None, 0.46, 2, 2.0, 0.1), ("bmg", 0.7, 1.5, 2, 1.0, 0.1), ("bmg", 0.7, 1.5, 2, 4.0, 0.1),
+              ("bmg", 0.04, 0.6, 3, 4.0, 0.25), ("bmg", 0.7, 1.5, 3, 2.0, 0.25), ("gauss", None, 2.0, 3, 1.0, 0.25)]
+
+
+@pytest.mark.parametrize("family,gamma,s,n,eps,width", QUAD_CELLS)
+def test_coarse_values_cover_quadrature_at_n_2_3(family, gamma, s, n, eps, width):
+    ref = _dup_mix(family, gamma, s, eps, n, "zero_out", width)
+    rz = sh.GaussianRandomizer(s, 1) if family == "gauss" else sh.BlanketMixedGaussian(gamma, s, 1)
+    plain = float(_fresh(rz, n).get_delta_bounds(eps)[1])
+    assert plain >= ref
+    for level in (1e-3, 0.1, 1.0):
+        for lower in (True, False):
+            lo, up = (float(v) for v in _fresh(rz, n).get_delta_bounds(eps, lower=lower, negligible=level))
+            assert up >= ref, (level, lower, up, ref)
+            assert lo <= up <= 1.0
+            assert up < level or up == plain  # below the level, or the plain value
+
+
+@pytest.mark.parametrize("k,e0,n,adjacency", [(2, 1.0, 3, "zero_out"), (4, 2.0, 2, "zero_out"),
+                                               (3, 1.5, 3, "replace"), (5, 3.0, 2, "replace")])
+def test_coarse_values_cover_exact_enumeration_krr(k, e0, n, adjacency):
+    for eps in (0.05, 0.3, 0.9 * e0):
+        ref = _dup_krr(k, e0, eps, n, adjacency)
+        for level in (1e-6, 1.0):
+            _, up = _fresh(sh.RandomizedResponse(k, e0), n, adjacency).get_delta_bounds(eps, lower=False,
+                                                                                        negligible=level)
+            assert float(up) >= ref * (1 - 1e-12), (eps, level, float(up), ref)
+
+
+@pytest.mark.parametrize("rz,n,eps,level", [
+    (sh.BlanketMixedGaussian(0.02, 0.5, 1), 1000, 4.0, 0.1),  # coarse 0.0818 (plain 0.00248)
+    (sh.BlanketMixedGaussian(0.02, 0.5, 1), 1000, 8.0, 1e-3),  # coarse 4.7e-4 (plain 1.02e-6)
+    (sh.BlanketMixedGaussian(0.04089409561900239, 0.5960134902126553, 1), 10**5, 3.0, 1e-6),  # 1.0e-9 (3.7e-10)
+    (sh.GaussianRandomizer(1.0, 1), 1000, 4.0, 1e-2),  # 1.0e-5 (1.3e-6)
+    (sh.RandomizedResponse(10, 1.0), 10**5, 0.02, 1.0),  # 0.13 (9.1e-44)
+])
+def test_coarse_value_between_fresh_lower_value_and_level(rz, n, eps, level):
+    lo_f, up_f = (float(v) for v in _fresh(rz, n).get_delta_bounds(eps))
+    assert up_f < level
+    for lower in (True, False):
+        lo_c, up_c = (float(v) for v in _fresh(rz, n).get_delta_bounds(eps, lower=lower, negligible=level))
+        assert lo_f <= up_c < level
+        assert lo_c <= up_c
+
+
+def test_level_then_plain_call_on_one_accountant_gives_the_plain_value():
+    """The monotone memo takes the minimum: a plain call after a coarse one reports the plain value, and a
+    coarse call after a plain one reports it too (the memo's value is smaller)."""
+    rz = sh.BlanketMixedGaussian(0.02, 0.5, 1)
+    plain = float(_fresh(rz, 1000).get_delta_bounds(4.0)[1])
+    acc = _fresh(rz, 1000)
+    coarse = float(acc.get_delta_bounds(4.0, lower=False, negligible=0.1)[1])
+    assert plain < coarse < 0.1  # (0.0818 against 0.00248)
+    assert float(acc.get_delta_bounds(4.0)[1]) == plain
+    assert float(acc.get_delta_bounds(4.0, lower=False, negligible=0.1)[1]) == plain
+
+
+# a level below the plain value, above the body term of the far-tail bracket (body 5.07e-3 + jump 3.11e-2)
+_ABOVE = (sh.BlanketMixedGaussian(0.02, 0.5, 1), 1000, 2.0, 0.018)
+
+
+@pytest.mark.xfail(strict=True, reason="a level above the far-tail body term stops the body pass (body_up < "
+                   "negligible) while the law's total is above the level: 0.03619894576658962 against the plain "
+                   "0.03619617137312911 (+7.7e-5 relative; lower value 0.035988 against 0.036075), certified")
+def test_value_above_level_is_the_plain_float():
+    rz, n, eps, level = _ABOVE
+    plain = float(_fresh(rz, n).get_delta_bounds(eps)[1])
+    for lower in (True, False):
+        up = float(_fresh(rz, n).get_delta_bounds(eps, lower=lower, negligible=level)[1])
+        assert up > level
+        assert up == plain
+
+
+def test_value_above_level_is_still_certified():
+    rz, n, eps, level = _ABOVE
+    lo_f, up_f = (float(v) for v in _fresh(rz, n).get_delta_bounds(eps))
+    lo_c, up_c = (float(v) for v in _fresh(rz, n).get_delta_bounds(eps, negligible=level))
+    assert lo_f <= up_c and lo_c <= lo_f and up_c <= up_f * (1 + 1e-4)
+
+
+@pytest.mark.xfail(strict=True, reason="the profile's value cache marks a value computed with a level only when "
+                   "it is <= 2 x the level: the cell above gives 0.036198946 > 2 x 0.018, kept unmarked (with its "
+                   "lower value 0.035988) and served to a plain request, 7.7e-5 relative above the plain value")
+def test_profile_cache_serves_the_plain_float_after_a_level_request():
+    rz, n, eps, level = _ABOVE
+    plain = float(sh.privacy_profile(_fresh(rz, n), eps))
+    acc = _fresh(rz, n)
+    P._positive_bounds(acc, np.array([eps]), False, level)
+    assert float(sh.privacy_profile(acc, eps)) == plain
+    sh.clear_caches()
+
+
+def test_profile_cache_level_request_certified_and_marked_below_twice_the_level():
+    rz, n, eps = sh.BlanketMixedGaussian(0.02, 0.5, 1), 1000, 4.0
+    lo_f, up_f = (float(v) for v in _fresh(rz, n).get_delta_bounds(eps))
+    acc = _fresh(rz, n)
+    up = float(P._positive_bounds(acc, np.array([eps]), False, 1e-2)[1][0])
+    kept = value_cache(acc)[eps]
+    assert math.isnan(kept[0]) and kept[1:] == (up, 1e-2) and lo_f <= up < 1e-2
+    assert float(P._positive_bounds(acc, np.array([eps]), False, 2e-2)[1][0]) == up  # a larger level: served
+    up2 = float(P._positive_bounds(acc, np.array([eps]), False, 5e-3)[1][0])  # a smaller level: computed again
+    assert value_cache(acc)[eps][2] == 5e-3 and lo_f <= up2 < 5e-3
+    assert float(sh.privacy_profile(acc, eps)) == up_f
+    sh.clear_caches()
+
+
+# ------------------------------------------------------------------- the floats before the far tail's rewrites
+
+# get_delta_bounds on a fresh accountant (process caches emptied), lower=True then lower=False: (lower, upper,
+# lower, upper) as hex, computed with the accountant before the §17 rewrites and the level (commit 350ee31)
+PINS = [
+    ("BlanketMixedGaussian(0.04089409561900239, 0.5960134902126553, 1)", 10**5, "zero_out", 1.0,
+     ("0x1.0bf2b04bf9250p-20", "0x1.0c2afd285aa77p-20", "0x0.0p+0", "0x1.0c2afd285aa77p-20")),
+    ("BlanketMixedGaussian(0.04089409561900239, 0.5960134902126553, 1)", 10**5, "zero_out", 4.3,
+     ("0x1.171780e1c6779p-39", "0x1.174f4ea2946c5p-39", "0x0.0p+0", "0x1.174f4ea2946c5p-39")),
+    ("BlanketMixedGaussian(0.02, 0.5, 1)", 1000, "zero_out", 2.0,
+     ("0x1.2786a2fdbc981p-5", "0x1.2884df89374dcp-5", "0x1.2786a2fdbc981p-5", "0x1.2884df89374dcp-5")),
+    ("BlanketMixedGaussian(0.02, 0.5, 1)", 1000, "zero_out", 4.0,
+     ("0x1.443734db27bf9p-9", "0x1.44a19d9c8cffbp-9", "0x1.443734db27bf9p-9", "0x1.44a19d9c8cffbp-9")),
+    ("BlanketMixedGaussian(0.02, 0.5, 1)", 1000, "replace", 4.0,
+     ("0x1.ca1e83e7cb5ebp-8", "0x1.cb7a3a2519e11p-8", "0x1.ca1e83e7cb5ebp-8", "0x1.cb7a3a2519e11p-8")),
+    ("BlanketMixedGaussian(0.056, 0.52, 1)", 327_346, "zero_out", 1.0,
+     ("0x1.31a2977b8c827p-20", "0x1.31f2747b63aeap-20", "0x0.0p+0", "0x1.31f2747b63aeap-20")),
+    ("GaussianRandomizer(0.46, 1)", 50, "zero_out", 3.0,
+     ("0x1.3545ab02d7a2cp-1", "0x1.35485f4664a3cp-1", "0x1.3545ab02d7a2cp-1", "0x1.35485f4664a3cp-1")),
+    ("GaussianRandomizer(1.0, 1)", 1000, "zero_out", 2.0,
+     ("0x1.0606f5fc1c68cp-13", "0x1.0640796e12a10p-13", "0x0.0p+0", "0x1.064080d968296p-13")),
+    ("GaussianRandomizer(2.0, 1)", 3, "zero_out", 4.0,
+     ("0x1.1bca6d13c30d9p-20", "0x1.1c9501ac5d165p-20", "0x1.1bca6d13c30d9p-20", "0x1.1c9501ac5d165p-20")),
+    ("GaussianRandomizer(3.0, 1)", 10**8, "zero_out", 0.01,
+     ("0x0.0p+0", "0x1.3c55e4beabdcap-88", "0x0.0p+0", "0x1.3c55e4beabdcap-88")),
+    ("BlanketMixedGaussian(0.9, 3.0, 1)", 100, "zero_out", 0.02,
+     ("0x1.5ce8ce718011ap-33", "0x1.605c0c23f3b47p-33", "0x1.5ce8ce718011ap-33", "0x1.605c0c23f3b47p-33")),
+    ("BlanketMixedGaussian(0.7, 1.5, 1)", 100, "replace", 0.1,
+     ("0x1.8d9b38054f588p-12", "0x1.9045f0fe9ff06p-12", "0x1.8d9b38054f588p-12", "0x1.9045f0fe9ff06p-12")),
+    ("RandomizedResponse(4, 2.0)", 2000, "zero_out", 0.3,
+     ("0x1.f8ac5deb8c6b5p-49", "0x1.f8ac5debbdca2p-49", "0x1.f8ac5deb8c6b5p-49", "0x1.f8ac5debbdca2p-49")),
+    ("RandomizedResponse(10, 1.0)", 10**5, "replace", 0.0066,
+     ("0x1.1b264d9b04a57p-20", "0x1.1d070ece59adbp-20", "0x1.1b264d9b04a57p-20", "0x1.1d070ece59adbp-20")),
+    ("PrivUnit(0.7, 0.2, 4)", 1000, "replace", 0.2,
+     ("0x1.2478288b760ecp-19", "0x1.2624e99fa8163p-19", "0x1.2478288b760ecp-19", "0x1.2624e99fa8163p-19")),
+]
+
+
+@pytest.mark.parametrize("rz,n,adjacency,eps,hexes", PINS)
+def test_floats_of_the_accountant_before_the_rewrites(rz, n, adjacency, eps, hexes):
+    got = []
+    for lower in (True, False):
+        got += [float(v).hex() for v in _fresh(eval("sh." + rz), n, adjacency).get_delta_bounds(eps, lower=lower)]
+    assert tuple(got) == hexes
+
+
+# ------------------------------------------------------------------- replace-one through bot, n = 2 legs
+
+def _leg(kind, s, e, n=2):
+    """One leg of the Gaussian randomizer at n (x = 1 vs bot: "x_bot", leg A; bot vs x = 1: "bot_x", leg B):
+    a lower bound on the sup over x the accountant certifies."""
+    return _dup_kind(_gauss_pieces(s, max(e, 0.0), kind), s, n, 0.1)
+
+
+def _chain_floor(s, eps, n=2, m=200):
+    """A lower bound on min over real splits e1 + e2 = eps of A(e1) + e^{e1} B(e2): on [a_i, a_{i+1}],
+    A(e1) >= A(a_{i+1}), e^{e1} >= e^{a_i}, B(eps - e1) >= B(eps - a_i) (both legs non-increasing)."""
+    a = np.linspace(0.0, eps, m + 1)
+    A = np.array([_leg("x_bot", s, x, n) for x in a])
+    B = np.array([_leg("bot_x", s, eps - x, n) for x in a])
+    return float(np.min(A[1:] + np.exp(a[:-1]) * B[:-1]))
+
+
+@pytest.mark.parametrize("s,eps", [(0.46, 1.0), (1.0, 0.6), (2.0, 1.0), (2.0, 3.0), (4.0, 0.3)])
+def test_through_bot_reported_split_covers_its_true_chain(s, eps):
+    acc = _fresh(sh.GaussianRandomizer(s, 1), 2, "replace")
+    rep = acc.report(eps)
+    lo, up = (float(v) for v in acc.get_delta_bounds(eps))
+    assert up == min(rep.upper, 1.0)
+    if up < 1.0:
+        e1 = rep.terms["epsilon_split"]
+        chain = _leg("x_bot", s, e1) + math.exp(e1) * _leg("bot_x", s, eps - e1)
+        assert up >= chain, (up, chain, e1)
+        la, lb = rep.terms["leg_upper"]
+        assert la >= _leg("x_bot", s, e1) and lb >= _leg("bot_x", s, eps - e1)
+    assert up >= min(_chain_floor(s, eps, m=60), 1.0)
+
+
+@pytest.mark.parametrize("s,delta", [(2.0, 1e-3), (2.0, 1e-8), (1.0, 0.05), (4.0, 1e-5)])
+def test_through_bot_get_epsilon_certified_by_its_true_chain(s, delta):
+    """The answer e is certified by the split the search ended on (second leg e2 = the hint): the searching
+    accountant's get_delta(e) <= delta, a fresh object's value of that split <= delta, and the true chain
+    A(e - e2) + e^{e - e2} B(e2) <= delta. A fresh get_delta(e) runs the full split search, whose minimisation
+    is coarser: up to 0.6 % above delta in these cells (the same floats as before the changes)."""
+    acc = _fresh(sh.GaussianRandomizer(s, 1), 2, "replace")
+    e = float(acc.get_epsilon(delta))
+    e2 = acc._bottom._hint
+    assert 0.0 < e2 < e
+    assert float(acc.get_delta(e)) <= delta
+    fresh = _fresh(sh.GaussianRandomizer(s, 1), 2, "replace")
+    assert fresh._bottom.split(e, 1.0 - e2 / e, fresh.rel_tol).upper <= delta
+    assert _leg("x_bot", s, e - e2) + math.exp(e - e2) * _leg("bot_x", s, e2) <= delta
+    assert float(fresh.get_delta(e)) <= 1.01 * delta
+    # and not far above the crossing of the chain's minimum: at 0.9 e the true chain exceeds delta at every split
+    assert _chain_floor(s, 0.9 * e, m=80) > delta
