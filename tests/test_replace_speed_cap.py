@@ -148,7 +148,8 @@ def test_gaussian_n1000_cap_by_the_engine_legs():
     """sigma0 = 0.46, n = 1000, eps = 1: no few-user terms (n > 500), the closed lower values are ~0; the
     cover takes the engine's legs (docs/accountant.md §9.3) and reports (1, 1), the bracket the full split
     search reported. Independent check: the chains of an independent zero-out accountant's certified upper
-    leg values (rel_tol 0.1) at splits across [0, eps] are >= 1."""
+    leg values (A at rel_tol 0.1, B at 30: within 0.3 % of B at 0.1 here, 0.5 -> 0.6 s against 2.4 s) at splits
+    across [0, eps] are >= 1 (chains 1.049, 1.500, 2.374)."""
     vb = _via(0.46, 1000)
     assert vb._closed_leg(0, 0.5, 1e-2)[0] < 1e-6  # (the closed forms alone cannot)
     rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 1000, "replace").report(1.0)
@@ -157,5 +158,5 @@ def test_gaussian_n1000_cap_by_the_engine_legs():
     zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 1000)
     for e1 in (0.0, 0.5, 1.0):
         a = zo._report(e1, 0.1, only=(0,)).upper
-        b = zo._report(1.0 - e1, 0.1, only=(1,)).upper
+        b = zo._report(1.0 - e1, 30.0, only=(1,)).upper
         assert a + math.exp(e1) * b >= 1.0

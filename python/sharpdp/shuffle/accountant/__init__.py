@@ -371,7 +371,7 @@ class ShuffleAccountant:
             the upper one (docs/accountant_tail.md §15); the upper value is certified either way.
         negligible : float, default 0.0
             In [0, 1]: refinement stops once a certified upper value is below it (a cheap, looser value, still
-            certified and below ``negligible``; values above it are unaffected: docs/accountant_tail.md §16).
+            certified and below it; values above it are in practice the usual ones: docs/accountant_tail.md §16).
 
         Returns
         -------
