@@ -65,10 +65,11 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         lo, up = fn(missing, **kw)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
-            # a value near or below the negligible level may be coarse: marked by a third entry (that level), its
-            # lower value dropped (NaN: its bracket gap would widen the neighbours' cover_upper factors)
+            # a value computed with a level may be coarse (below it, or above it where a part of the value stopped
+            # below it: docs/accountant_tail.md §16): marked by a third entry (that level); near or below the level
+            # its lower value is dropped (NaN: its bracket gap would widen the neighbours' cover_upper factors)
             c = 0.0 < neg and b <= 2.0 * neg
-            cache[e] = (math.nan if (upper_first and a == 0.0) or c else a, b) + ((neg,) if c else ())
+            cache[e] = (math.nan if (upper_first and a == 0.0) or c else a, b) + ((neg,) if neg > 0.0 else ())
     keys = np.array(sorted(cache), dtype=float)
     ups = np.minimum.accumulate(np.array([cache[k][1] for k in keys.tolist()]))
     idx = np.searchsorted(keys, eps)
