@@ -2,8 +2,6 @@
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -80,13 +78,13 @@ def test_cli_default_runs_on_real_data(tmp_path, capsys):
 
 
 def test_cli_5_3_text_and_errors(tmp_path, capsys):
-    """A real run in a fresh interpreter; the bad arguments in-process through the same main() (an
-    exception escaping main would fail the test where the subprocess printed a traceback; the exit status
-    is main's return value or argparse's SystemExit code)."""
-    ok = subprocess.run([sys.executable, "-m", "sharpdp.cli", "crlb", "--experiment", "5.3", "--trials", "5",
-                         "--seed", "2", "--out", str(tmp_path)], capture_output=True, text=True)
-    assert ok.returncode == 0 and "Section 5.3" in ok.stdout and (tmp_path / "crlb_5_3.csv").exists()
+    """A real run and the bad arguments, in-process through main() (an exception escaping main would fail
+    the test where a subprocess printed a traceback; the exit status is main's return value or argparse's
+    SystemExit code; the ``python -m sharpdp.cli`` entry point is run by tests/test_cli_mean.py)."""
     capsys.readouterr()
+    code = main(["crlb", "--experiment", "5.3", "--trials", "5", "--seed", "2", "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "Section 5.3" in out and (tmp_path / "crlb_5_3.csv").exists(), err
     for bad in (["--trials", "0"], ["--seed", "-3"], ["--experiment", "9.9"]):
         try:
             code = main(["crlb", "--out", str(tmp_path), *bad])

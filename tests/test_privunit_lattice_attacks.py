@@ -31,9 +31,16 @@ def _int_stats(r: LatticePrivUnit, x: np.ndarray, seed: int, chunk: int = 250_00
     lows, smalls = [], []
     for k in range(0, N, chunk):
         z = r.sample(np.tile(x, (min(chunk, N - k), 1)), rng=seed * 1000 + k // chunk)
-        # exact and vectorised over the object array of Python ints: |z_0| < |z| / 4 iff 16 z_0^2 < |z|^2
+        # exact: |z_0| < |z| / 4 iff 16 z_0^2 < |z|^2 (as the float attack's |y_0| < 1/4), decided in
+        # doubles where the two sides differ by more than 1e-9 relative (the doubles' error is ~1e-15) and
+        # on the Python ints elsewhere
         c0 = z[:, 0]
-        smalls.append((16 * c0 * c0 < (z * z).sum(axis=1)).astype(bool))  # as the float attack's |y_0| < 1/4
+        zf = z.astype(np.float64)
+        lhs, rhs = 16 * zf[:, 0] ** 2, (zf * zf).sum(axis=1)
+        small = lhs < rhs
+        near = np.flatnonzero(np.abs(lhs - rhs) <= 1e-9 * rhs)
+        small[near] = [16 * int(z[i, 0]) ** 2 < sum(int(v) ** 2 for v in z[i]) for i in near]
+        smalls.append(small)
         lows.append((c0 & 0xFF).astype(np.int64))  # Python's & on negative ints: two's complement low bits
     return _stats(np.concatenate(lows), np.concatenate(smalls))
 

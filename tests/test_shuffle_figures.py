@@ -2,8 +2,6 @@
 parameters, certified safe side, and the one-command regeneration."""
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -38,19 +36,22 @@ def test_n_scaling_epsilon_is_on_the_safe_side():
     assert df.rmse_bmg[0] == pytest.approx(math.sqrt(bmg.mse_single / 100))
 
 
-def test_figures_regenerate_with_one_command(tmp_path):
-    """One real run of the command in a fresh interpreter (``--json``); it also serves the checks that
+def test_figures_regenerate_with_one_command(tmp_path, capsys):
+    """One real run of the command (``--json``, in-process through the CLI's main(); the ``python -m
+    sharpdp.cli`` entry point is run by tests/test_cli_mean.py); it also serves the checks that
     ``figures --quick`` is marked as reduced and that its note counts the points of the written files
     (formerly a second, in-process run of the same computation in tests/test_cli_output_streams.py;
     the text output of ``--quick`` is checked there without recomputing the figures)."""
     import json
 
     from sharpdp.apps.shuffle_figures import figure_jobs
+    from sharpdp.cli import main
 
-    r = subprocess.run([sys.executable, "-m", "sharpdp.cli", "figures", "shuffle", "--quick", "--out", str(tmp_path),
-                        "--json"], capture_output=True, text=True, timeout=1200)
-    assert r.returncode == 0, r.stderr
-    res = json.loads(r.stdout)
+    capsys.readouterr()
+    code = main(["figures", "shuffle", "--quick", "--out", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    res = json.loads(out)
     assert res["quick"] is True and res["figures"] == "shuffle"
     quick, full = (figure_jobs(q)[0] for q in (True, False))
     n1, n2 = (sum(1 for f, *_ in quick if f == k) for k in (1, 2))
@@ -69,6 +70,6 @@ def test_figures_regenerate_with_one_command(tmp_path):
     assert np.all(f1.rmse_gm <= f1.rmse_bmg)  # the central mechanism is the benchmark
     # one progress bar for the whole job (weighted by estimated CPU seconds), not one per figure; it
     # appears after 1 s (delay), which a quick run on an idle machine may not reach
-    assert "Figure 1:" not in r.stderr and ("Figures 1-3" in r.stderr or not r.stderr.strip())
+    assert "Figure 1:" not in err and ("Figures 1-3" in err or not err.strip())
     f2 = pd.read_csv(tmp_path / "figure2_privacy_profile.csv")
     assert np.all(np.diff(f2.delta_bmg) <= 0) and np.all(f2.delta_bmg_lower <= f2.delta_bmg)

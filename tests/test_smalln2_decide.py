@@ -9,12 +9,13 @@ import pytest
 import sharpdp.shuffle as sh
 import sharpdp.shuffle.calibration.search as S
 from sharpdp.shuffle.calibration.gaussian import calibrate_gaussian_report
-from test_smalln_jump import gaussian_n2_reference
+from test_smalln_jump import GAUSSIAN_N2_CASES, stored_gaussian_n2_reference
 
 
-@pytest.mark.parametrize("sigma0,eps", [(0.5618552429224032, 20.0), (1.0, 8.0), (2.5827, 5.0)])
+@pytest.mark.parametrize("sigma0,eps", GAUSSIAN_N2_CASES)
 def test_closed_form_bounds_contain_the_n2_quadrature(sigma0, eps):
-    ref = gaussian_n2_reference(sigma0, eps)
+    # the mpmath value from the definition (tests/test_smalln_jump.py recomputes it and checks the store)
+    ref = stored_gaussian_n2_reference(sigma0, eps)
     lo, up = sh.ShuffleAccountant(sh.GaussianRandomizer(sigma0, 1), 2, sampler_charge=False).closed_form_bounds(eps)
     assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (lo, ref, up)
 

@@ -157,9 +157,22 @@ def gaussian_bot_vs_x_n2_reference(sigma0, eps):
     return float((1 - g) * EL + g / 2 * E2)
 
 
-@pytest.mark.parametrize("sigma0,eps", [(0.5618552429224032, 20.0), (1.0, 8.0), (2.5827, 5.0)])
+GAUSSIAN_N2_CASES = [(0.5618552429224032, 20.0), (1.0, 8.0), (2.5827, 5.0)]
+
+
+def stored_gaussian_n2_reference(sigma0, eps):
+    """gaussian_n2_reference(sigma0, eps) as stored by tests/data/make_gaussian_n2_reference.py."""
+    from conftest import load_reference
+
+    rows = load_reference("gaussian_n2_reference.json")["rows"]
+    return next(float.fromhex(r["d_up"]) for r in rows
+                if (float.fromhex(r["sigma0"]), float.fromhex(r["epsilon"])) == (sigma0, eps))
+
+
+@pytest.mark.parametrize("sigma0,eps", GAUSSIAN_N2_CASES)
 def test_gaussian_n2_against_mpmath(sigma0, eps):
     ref = gaussian_n2_reference(sigma0, eps)
+    assert ref == stored_gaussian_n2_reference(sigma0, eps)  # the store read by test_smalln2_decide is current
     acc = sh.ShuffleAccountant(sh.GaussianRandomizer(sigma0, 1), 2, sampler_charge=False)
     lo, up = acc.get_delta_bounds(eps)
     assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (lo, ref, up)

@@ -75,7 +75,7 @@ def real_array(name: str, value: Any, *, ndim: int | None = None, shape: tuple[i
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():  # (the method: np.all's dispatch costs more than the check on small arrays)
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
     if lo is not None and arr.size and arr.min() < lo:
         raise ValueError(f"{name} must be >= {lo} everywhere, found {arr.min()}")
@@ -106,7 +106,7 @@ def epsilon_values(name: str, value: Any) -> np.ndarray:
     if raw.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {raw.dtype}")
     arr = raw.astype(np.float64)
-    if np.any(np.isnan(arr)):
+    if np.isnan(arr).any():
         raise ValueError(f"{name} must not be NaN")
     return arr
 

@@ -156,11 +156,23 @@ def _mult_loglik(z: np.ndarray, mu: np.ndarray, sig: float, eps: float) -> np.nd
         return c - (v - 1.0) ** 2 / (2 * MULT_TAU**2)
 
     lz2 = 2.0 * np.log(np.abs(zz))
-    out_outside = logfv(y / zz) + np.log(np.maximum(np.abs(y), 1e-300)) - lz2
-    p = np.clip((y + eps) / (2 * eps), 0.0, 1.0)
+    shape = np.broadcast_shapes(y.shape, zz.shape)
+    y = np.broadcast_to(y, shape)
+    # each branch only where it is used (the same elementwise operations as evaluating both
+    # everywhere and choosing with np.where, so the same values)
+    outside = np.abs(y) >= eps
+    lp = np.empty(shape)
+    yo, zo, lo = y[outside], np.broadcast_to(zz, shape)[outside], np.broadcast_to(lz2, shape)[outside]
+    lp[outside] = logfv(yo / zo) + np.log(np.maximum(np.abs(yo), 1e-300)) - lo
+    inside = ~outside
+    yi = y[inside]
+    p = np.clip((yi + eps) / (2 * eps), 0.0, 1.0)
+    a_in = np.broadcast_to(logfv(eps / zz), shape)[inside]
+    b_in = np.broadcast_to(logfv(-eps / zz), shape)[inside]
     with np.errstate(divide="ignore"):
-        out_inside = np.logaddexp(np.log(p) + logfv(eps / zz), np.log1p(-p) + logfv(-eps / zz)) + math.log(eps) - lz2
-    lp = np.where(np.abs(y) >= eps, out_outside, out_inside) + _GH_LOGW
+        lp[inside] = (np.logaddexp(np.log(p) + a_in, np.log1p(-p) + b_in) + math.log(eps)
+                      - np.broadcast_to(lz2, shape)[inside])
+    lp += _GH_LOGW
     top = lp.max(axis=-1)
     return top + np.log(np.sum(np.exp(lp - top[..., None]), axis=-1))
 

@@ -18,7 +18,7 @@ def matrix(name: str, value: Any, rows: int | None = None, cols: int | None = No
 
 
 def _scale(a: np.ndarray) -> float:
-    return max(float(np.max(np.abs(a))), 1e-300)
+    return max(float(np.abs(a).max()), 1e-300)
 
 
 def symmetric(name: str, value: Any, size: int | None = None) -> np.ndarray:
@@ -28,7 +28,7 @@ def symmetric(name: str, value: Any, size: int | None = None) -> np.ndarray:
         return a
     if a.shape[0] != a.shape[1]:
         raise ValueError(f"{name} must be square, got shape {a.shape}")
-    if np.max(np.abs(a - a.T)) > SYM_RTOL * _scale(a):
+    if np.abs(a - a.T).max() > SYM_RTOL * _scale(a):
         raise ValueError(f"{name} must be symmetric")
     return 0.5 * (a + a.T)
 
@@ -87,10 +87,10 @@ def cross_term(name: str, U: Any, rows: int, S: np.ndarray) -> np.ndarray | None
     if U is None:
         return None
     u = real_array(name, U, ndim=2, shape=(rows, m), allow_empty=True)
-    if u.size == 0 or not np.any(u):
+    if u.size == 0 or not u.any():
         return None
     proj = u @ psd_pinv(S) @ S
-    if np.max(np.abs(proj - u)) > 1e-8 * max(_scale(u), 1.0):
+    if np.abs(proj - u).max() > 1e-8 * max(_scale(u), 1.0):
         raise ValueError(
             f"{name} must satisfy U_k = U_k S_k^+ S_k (its columns outside the range of S_k make the "
             "privacy level of recursion (16) invalid)"

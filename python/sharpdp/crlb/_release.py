@@ -206,7 +206,7 @@ def release_gaussian(w: np.ndarray, L: np.ndarray, *, grid_bits: int | None, rng
     key = core_key(rng)
     flat = np.ascontiguousarray(w, dtype=float).reshape(-1)
     limit = math.ldexp(1.0, 52 - k)
-    if flat.size and not np.max(np.abs(flat)) < limit:
+    if flat.size and not np.abs(flat).max() < limit:
         raise ValueError(f"the whitened statistic has a value of magnitude >= 2^{52 - k} = {limit:.3g} noise standard "
                          "deviations: too large for the grid (lower grid_bits or centre the data)")
     if flat.size == 0:

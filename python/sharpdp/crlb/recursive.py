@@ -305,9 +305,12 @@ class PrivateRLS(RecursivePPCRLB):
         """
         self._ensure(H_k)
         H, Sw, S, U = _step_args(self._n, self.rows, H_k, Sigma_w_k, S_k, U_k)
-        y = np.atleast_1d(V.real_array("y_k", y_k, allow_empty=True))  # rejects complex, text
+        y = np.atleast_1d(V.real_array("y_k", y_k, allow_empty=True))  # rejects complex, text, NaN, inf
         m = H.shape[0]
-        y = V.real_array("y_k", y, ndim=1, shape=(m,))
+        if y.ndim != 1:  # (real_array's shape messages, without validating y a second time)
+            raise ValueError(f"y_k must be 1-dimensional, got shape {y.shape}")
+        if y.shape != (m,):
+            raise ValueError(f"y_k must have shape ({m}), got {y.shape}")
         # Phase 1 (released): theta = U_k^T Ybar_{k-1} + S_k y_k, whitened and released on the grid.
         L = G.whitener("S_k", S)
         w = y @ L

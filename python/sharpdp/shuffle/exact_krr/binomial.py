@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -16,6 +19,7 @@ UROUND = 2.0**-53  # unit roundoff
 ULP_CALL = 8 * UROUND
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def chernoff_edges(m: int, pi: float, pi_c: float, nats: float) -> tuple[int, int]:
     """Smallest window [lo, hi] of Bin(m, pi) whose two tails each have mass <= exp(-(nats + 1)).
 
@@ -58,9 +62,39 @@ def chernoff_edges(m: int, pi: float, pi_c: float, nats: float) -> tuple[int, in
     return lo, hi
 
 
+#: Windows already computed in this process, shared by every accountant (a window is a pure function of
+#: its arguments, and accountants of one eps0 at different n, or made afresh for each call, ask for the
+#: same ones); the least recently used are dropped beyond _WINDOW_ELEMENTS pmf entries in all.
+_WINDOWS: OrderedDict[tuple[int, float, int, int, float], tuple[np.ndarray, float]] = OrderedDict()
+_WINDOW_ELEMENTS = 8_000_000  # 64 MB
+_window_elements = [0]
+_WINDOWS_LOCK = threading.Lock()
+
+
 def binom_window(m: int, log_odds: float, lo: int, hi: int, nats: float) -> tuple[np.ndarray, float]:
     """Bin(m, pi) pmf on [lo, hi] (a window leaving out <= e^-(nats + 1) per tail) and a bound on its
-    entrywise relative error; log_odds = log(pi / (1 - pi)) (+-eps0 for RR, exact).
+    entrywise relative error; log_odds = log(pi / (1 - pi)) (+-eps0 for RR, exact). The pmf returned is
+    read-only (it may be shared with other callers: the windows are memoised).
+    """
+    key = (m, log_odds, lo, hi, nats)
+    with _WINDOWS_LOCK:
+        got = _WINDOWS.get(key)
+        if got is not None:
+            _WINDOWS.move_to_end(key)
+            return got
+    got = _binom_window(m, log_odds, lo, hi, nats)
+    got[0].flags.writeable = False
+    with _WINDOWS_LOCK:
+        if key not in _WINDOWS:
+            _WINDOWS[key] = got
+            _window_elements[0] += got[0].size
+        while _window_elements[0] > _WINDOW_ELEMENTS and len(_WINDOWS) > 1:
+            _window_elements[0] -= _WINDOWS.popitem(last=False)[1][0].size
+    return got
+
+
+def _binom_window(m: int, log_odds: float, lo: int, hi: int, nats: float) -> tuple[np.ndarray, float]:
+    """:func:`binom_window` computed.
 
     docs/sharp_krr.md §4.2: the log-ratios log pmf(i) - log pmf(i - 1) = log((m - i + 1)/i) + log_odds
     are summed outward from the mode (no log-gamma: its cancellation costs ~ u log-gamma(m) in the
