@@ -15,9 +15,7 @@ Definition 7): the lower convex hull of the samples in t = e^eps, then the pessi
 connect-the-dots distribution of Doroshenko, Ghazi, Kamath, Kumar & Manurangsi, "Connect the
 Dots: Tighter Discrete Approximations of Privacy Loss Distributions" (Algorithm 1), with its
 masses rounded so that the stored pair still dominates (``docs/composition.md`` §2-§3).
-Dominating pairs compose (Zhu et al., Theorem 10), which :class:`ComposedAccountant` and
-:mod:`sharpdp.interop.dp_accounting` use.
-"""
+Dominating pairs compose (Zhu et al., Theorem 10): :class:`ComposedAccountant`, :mod:`sharpdp.interop.dp_accounting`."""
 
 from __future__ import annotations
 
