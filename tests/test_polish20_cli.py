@@ -1,0 +1,92 @@
+"""Operator frictions of the CLI found by walking README: the PPCRLB bars on Ctrl-C and their unit, the
+large-epsilon note and the K-round note of ``sharpdp mean``, its 80-column text, machine-readable --json
+errors, and its diagnostics file. Every test here stays well under 2 s of CPU: the ``sharpdp mean`` runs use
+a small CSV, and the Ctrl-C is injected."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+import numpy as np
+import pytest
+
+import sharpdp._progress as P
+from sharpdp.apps import crlb_experiments as E
+
+from _cli import run as _run
+
+
+class _Tty(io.StringIO):
+    """A terminal stand-in (isatty, no file descriptor: 80 columns by the progress service's rule)."""
+
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def shown_at_once(monkeypatch):
+    """Bars drawn from their start (no 1 s delay) and plain ones at every update."""
+    real = P.progress_bar
+    monkeypatch.setattr(P, "progress_bar", lambda items=None, **kw: real(items, **{**kw, "delay": 0.0}))
+    monkeypatch.setattr(P._PlainBar, "interval", 0.0)
+
+
+def _stop_at(monkeypatch, name, call):
+    """Replace ``crlb_experiments.<name>`` by itself raising KeyboardInterrupt at its ``call``-th call."""
+    real, calls = getattr(E, name), [0]
+
+    def stub(*a, **k):
+        calls[0] += 1
+        if calls[0] >= call:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(E, name, stub)
+
+
+# ------------------------------------------------------------- 1. PPCRLB bars: Ctrl-C and their unit
+@pytest.mark.parametrize("experiment, name, call, count", [
+    ("5.3", "ml_private_estimator", 5, "2/5 values (40%)"),  # 2 trials per K: the 5th call is at the 3rd K
+    ("5.1", "efficient_estimator", 3, "2/10 values (20%)"),  # one call per s
+])
+def test_crlb_bar_says_interrupted_at_its_true_count(tmp_path, capsys, monkeypatch, shown_at_once,
+                                                      experiment, name, call, count):
+    # the bar was iterated: on Ctrl-C its generator was closed as if done, and a plain bar printed nothing
+    _stop_at(monkeypatch, name, call)
+    code, out, err = _run(capsys, "crlb", "--experiment", experiment, "--trials", "2", "--seed", "1",
+                          "--out", str(tmp_path / "o"))
+    lines = err.strip().splitlines()
+    assert code == 130 and out == "", err
+    assert lines[-1] == "sharpdp crlb: interrupted", err
+    assert lines[-2].startswith(f"PPCRLB {experiment} (values of ") and count in lines[-2], err
+    assert lines[-2].endswith("(interrupted)") and "(done)" not in err, err
+
+
+def test_crlb_5_2_bar_says_interrupted(tmp_path, capsys, monkeypatch, shown_at_once):
+    _stop_at(monkeypatch, "_binary_probit", 2)  # one call per run: the 2nd run
+    code, _, err = _run(capsys, "crlb", "--trials", "1", "--seed", "1", "--out", str(tmp_path / "o"))
+    lines = err.strip().splitlines()
+    assert code == 130 and lines[-1] == "sharpdp crlb: interrupted", err
+    assert lines[-2].startswith("PPCRLB 5.2 (runs: blocks x repetitions): 1/") and " runs (" in lines[-2], err
+    assert lines[-2].endswith("(interrupted)"), err
+
+
+def test_crlb_bars_name_their_unit_on_a_terminal(monkeypatch, shown_at_once):
+    pytest.importorskip("tqdm")
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    E.laplacian_measurements(K_grid=(50, 100), trials=2, rng=1)
+    frames = [f for f in tty.getvalue().split("\r") if "PPCRLB 5.3" in f]
+    assert frames and "2/2" in frames[-1], frames
+    # the rate names the unit ("values/s" or "s/ values"), never tqdm's anonymous "it"
+    assert ("values/s" in frames[-1] or "s/ values" in frames[-1]) and "it/s" not in tty.getvalue() \
+        and "s/it" not in tty.getvalue(), frames[-1]
+    monkeypatch.setattr(sys, "stderr", _Tty())
+    _stop_at(monkeypatch, "ml_private_estimator", 3)
+    with pytest.raises(KeyboardInterrupt):
+        E.laplacian_measurements(K_grid=(50, 100), trials=2, rng=1)  # a library call: no CLI closes it
+    last = sys.stderr.getvalue().split("\r")[-1]
+    assert "1/2" in last and last.rstrip().endswith("interrupted"), repr(last)
