@@ -90,3 +90,44 @@ def test_crlb_bars_name_their_unit_on_a_terminal(monkeypatch, shown_at_once):
         E.laplacian_measurements(K_grid=(50, 100), trials=2, rng=1)  # a library call: no CLI closes it
     last = sys.stderr.getvalue().split("\r")[-1]
     assert "1/2" in last and last.rstrip().endswith("interrupted"), repr(last)
+
+
+# --------------------------------------------------------------------- sharpdp mean on a small table
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """800 rows, two columns in [0, 100) and [-50, 50) with 10 values per column (float64 repr), public bounds
+    that clip nothing (--bounds 0:100,-50:50) or clip some (-10:60,-40:40)."""
+    p = tmp_path_factory.mktemp("p20") / "t.csv"
+    g = np.random.default_rng(7)
+    x = np.round(np.c_[g.uniform(0.0, 100.0, 800), g.uniform(-50.0, 50.0, 800)], 6)
+    p.write_text("a,b\n" + "\n".join(f"{float(u)!r},{float(v)!r}" for u, v in x) + "\n")
+    return p, x
+
+
+def _diagnostics(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_diagnostics_clipped_mean_equals_the_true_mean_when_nothing_is_clipped(tmp_path, capsys, table):
+    # the clipped mean came back from the unit ball (to_original of the mean of z): off in the 10th digit
+    p, x = table
+    diag = tmp_path / "diag.csv"
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--bounds", "0:100,-50:50", "--epsilon", "1",
+                          "--diagnostics", str(diag))
+    assert code == 0, err
+    rows = _diagnostics(diag)
+    assert [r["column"] for r in rows] == ["a", "b"]
+    for j, r in enumerate(rows):
+        assert r["true_mean"] == r["true_mean_clipped"], r  # the same float, digit for digit
+        assert float(r["true_mean"]) == pytest.approx(np.mean(x[:, j]), rel=1e-14)
+        assert float(r["abs_error"]) == abs(float(r["private_mean"]) - float(r["true_mean"]))
+    # some values clipped: the mean of the clipped rows, to the last digit
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--bounds=-10:60,-40:40", "--epsilon", "1",
+                          "--diagnostics", str(diag))
+    assert code == 0, err
+    lo, hi = np.array([-10.0, -40.0]), np.array([60.0, 40.0])
+    for j, r in enumerate(_diagnostics(diag)):
+        ref = np.mean(np.minimum(np.maximum(x[:, j], lo[j]), hi[j]))
+        assert float(r["true_mean_clipped"]) == pytest.approx(ref, rel=1e-14)  # (the round trip: ~1e-11)
+        assert float(r["true_mean_clipped"]) != float(r["true_mean"])
