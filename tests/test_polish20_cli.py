@@ -15,6 +15,7 @@ import pytest
 
 import sharpdp._progress as P
 from sharpdp.apps import crlb_experiments as E
+from sharpdp.cli import main
 
 from _cli import run as _run
 
@@ -131,3 +132,58 @@ def test_diagnostics_clipped_mean_equals_the_true_mean_when_nothing_is_clipped(t
         ref = np.mean(np.minimum(np.maximum(x[:, j], lo[j]), hi[j]))
         assert float(r["true_mean_clipped"]) == pytest.approx(ref, rel=1e-14)  # (the round trip: ~1e-11)
         assert float(r["true_mean_clipped"]) != float(r["true_mean"])
+
+
+# ------------------------------------------------------------------------ 4. --json errors are JSON
+@pytest.mark.parametrize("argv, parameter, command", [
+    (["mean", "--epsilon", "abc"], "--epsilon", "mean"),  # argparse's type check
+    (["mean", "--epsilon", "-1"], "--epsilon", "mean"),  # the validator, inside run
+    (["mean", "--csv", "/nonexistent/x.csv"], "--csv", "mean"),
+    (["mean", "--foo"], "--foo", "mean"),
+    (["account"], "--n", "account"),  # a required option missing
+    (["crlb", "--experiment", "9"], "--experiment", "crlb"),
+    (["histogram", "--by"], "--by", "histogram"),
+    (["nope"], "COMMAND", None),
+])
+def test_json_mode_errors_are_a_json_object_on_stdout(capsys, argv, parameter, command):
+    # was: stdout empty, only the one-line error on stderr
+    try:
+        code = main([*argv, "--json"])
+    except SystemExit as exc:  # argparse's errors exit
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    obj = json.loads(out)  # one object, nothing else on stdout
+    assert obj["parameter"] == parameter and obj["command"] == command and obj["exit_status"] == 2, obj
+    assert parameter in obj["error"] and obj["error"] in err, (obj, err)  # the stderr line stays, same words
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_text_mode_errors_stay_off_stdout(capsys):
+    try:
+        code = main(["mean", "--epsilon", "abc"])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.startswith("sharpdp mean: error: argument --epsilon: "), err
+    code, out, err = _run(capsys, "mean", "--epsilon", "-1")
+    assert code == 2 and out == "" and err.startswith("sharpdp mean: error: --epsilon must be"), err
+
+
+def test_json_mode_ctrl_c_is_a_json_object(tmp_path, capsys, monkeypatch):
+    _stop_at(monkeypatch, "ml_private_estimator", 1)
+    code, out, err = _run(capsys, "crlb", "--experiment", "5.3", "--trials", "2", "--out", str(tmp_path), "--json")
+    obj = json.loads(out)
+    assert code == 130 and obj == {"error": "interrupted", "parameter": None, "command": "crlb",
+                                   "exit_status": 130, "files_written": []}, obj
+    assert err.strip().splitlines()[-1] == "sharpdp crlb: interrupted", err
+
+
+def test_error_parameter_reads_every_form():
+    from sharpdp.cli import error_parameter
+
+    assert error_parameter("argument -h/--help: ignored explicit argument 'x'") == "-h"
+    assert error_parameter("the following arguments are required: --n, --epsilon") == "--n"
+    assert error_parameter("--delta: must be in (0, 1)") == "--delta"
+    assert error_parameter("numerical failure (OverflowError: x)") is None
+    assert error_parameter("interrupted") is None
