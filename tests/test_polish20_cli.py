@@ -187,3 +187,42 @@ def test_error_parameter_reads_every_form():
     assert error_parameter("--delta: must be in (0, 1)") == "--delta"
     assert error_parameter("numerical failure (OverflowError: x)") is None
     assert error_parameter("interrupted") is None
+
+
+# ----------------------------------------------------------------- 3. sharpdp mean's text fits 80 columns
+def _figures(r):
+    """The figures the text shows, as it formats them."""
+    a = r["analyst_only_not_private"]
+    units = a.get("expected_rmse_original_units") or r["expected_rmse_original_units"]
+    return ([f"{r['delta_certified']:.6g}", f"{r['delta_bounds'][0]:.4g}", f"{r['delta_bounds'][1]:.4g}",
+             f"{r['epsilon']:.6g}", f"{r['expected_rmse_per_coordinate']:.4g}",
+             f"{r['central_gaussian']['rmse_per_coordinate']:.4g}", f"{r['rmse_ratio_bmg_over_central']:.3f}",
+             f"{r['n']} rows", f"{a['rows_dropped_missing']} rows", f"{a['values_clipped']} value"]
+            + [f"{k} = {v:.6g}" for k, v in r["bmg"].items()]
+            + [f"{v:.5g}" for v in r["private_mean"]] + [f"{v:.3g}" for v in units])
+
+
+def test_mean_text_lines_fit_80_columns_and_keep_every_figure(tmp_path, capsys, table):
+    from sharpdp.cli.mean import format_text
+
+    # was: 6 lines over 80 columns (n, d; bounds; privacy up to 300; mse_single; RMSE/coord and its note)
+    p, _ = table
+    argv = ["mean", "--csv", str(p), "--bounds-from-data", "--epsilon", "1", "--seed", "3",
+            "--diagnostics", str(tmp_path / "d.csv")]
+    code, out, err = _run(capsys, *argv, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    code, text, err = _run(capsys, *argv)
+    assert code == 0, err
+    k3 = {**r, "rounds": 3, "composed_certifications": 2}  # the K-round lines (search, the composition)
+    for res, txt in ((r, text), (k3, format_text(k3))):
+        long = [ln for ln in txt.splitlines() if len(ln) > 80]
+        assert not long, long
+        flat = " ".join(txt.split())  # (a wrapped line joined again)
+        for fig in _figures(res):
+            assert fig in flat, fig
+        for phrase in ("not a lower bound on delta", "data min/max (analyst only, not private): a [",
+                       "diagnostics (TRUE means and realised errors, do not publish): " + str(tmp_path / "d.csv"),
+                       "randomness : seeded, reproducible"):
+            assert phrase in flat, phrase
+    assert "the guarantee is for 3 rounds of this release" in flat and "search : 2 candidates" in flat, flat
