@@ -226,3 +226,42 @@ def test_mean_text_lines_fit_80_columns_and_keep_every_figure(tmp_path, capsys, 
                        "randomness : seeded, reproducible"):
             assert phrase in flat, phrase
     assert "the guarantee is for 3 rounds of this release" in flat and "search : 2 candidates" in flat, flat
+
+
+# ----------------------------------------------------- 2. a large epsilon says up front why it takes long
+@pytest.mark.parametrize("epsilon, noted", [("20", True), ("8", False), ("1", False)])
+def test_mean_large_epsilon_says_why_before_the_calibration(capsys, monkeypatch, table, epsilon, noted):
+    # was: only the bar, 35-40 s at --epsilon 20 on the flights table, without a word on why
+    import sharpdp.shuffle
+
+    before = []
+
+    def calibration(*a, **k):  # stands in for the calibration: records what was said before it started
+        before.append(capsys.readouterr().err)
+        raise ValueError("stand-in calibration")
+
+    monkeypatch.setattr(sharpdp.shuffle, "calibrate_bmg_report", calibration)
+    p, _ = table
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--bounds", "0:100,-50:50", "--epsilon", epsilon)
+    assert code == 2 and "stand-in calibration" in err and len(before) == 1, err
+    notes = [ln for ln in before[0].splitlines() if ln.startswith("sharpdp mean: note: ")]
+    if not noted:
+        assert notes == [], before
+        return
+    assert len(notes) == 1, before
+    for words in ("epsilon = 20 is large", "tens of seconds", "accountant evaluations", "heavy (lognormal) tail",
+                  "size caps", "docs/accountant_tail.md §1", "docs/accountant.md §6.2"):
+        assert words in notes[0], words
+
+
+def test_large_epsilon_note_cites_sections_that_exist():
+    import pathlib
+    import re
+
+    from sharpdp.cli.mean import large_epsilon_note
+
+    docs = pathlib.Path(__file__).resolve().parents[1] / "docs"
+    cited = re.findall(r"docs/(\w+\.md) §([\d.]+)", large_epsilon_note(20.0))
+    assert len(cited) == 2
+    for name, sec in cited:
+        assert re.search(rf"^#+ {re.escape(sec)}\.? ", (docs / name).read_text(), re.M), (name, sec)
