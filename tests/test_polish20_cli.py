@@ -265,3 +265,28 @@ def test_large_epsilon_note_cites_sections_that_exist():
     assert len(cited) == 2
     for name, sec in cited:
         assert re.search(rf"^#+ {re.escape(sec)}\.? ", (docs / name).read_text(), re.M), (name, sec)
+
+
+# --------------------------------------------- 5. K rounds: the candidates' time left is an upper value
+def test_mean_rounds_says_the_time_left_counts_every_budgeted_candidate(capsys, monkeypatch, table):
+    # was: "(seconds per candidate)", then "1/4 candidates (25%), 21 s, about 64 s left (estimate)" just
+    # before finishing at the first candidate, with nothing saying the 64 s assumed all 4 would run
+    import sharpdp.shuffle
+    from sharpdp.cli.mean import ROUNDS_TIME_NOTE
+
+    before = []
+
+    def calibration(*a, **k):
+        before.append(capsys.readouterr().err)
+        assert k.get("rounds") == 3
+        raise ValueError("stand-in calibration")
+
+    monkeypatch.setattr(sharpdp.shuffle, "calibrate_bmg_report", calibration)
+    p, _ = table
+    code, _, err = _run(capsys, "mean", "--csv", str(p), "--bounds", "0:100,-50:50", "--rounds", "3")
+    assert code == 2 and len(before) == 1, err
+    first = before[0].splitlines()[0]
+    assert first == f"sharpdp mean: loading the data, then calibrating the randomizer for 3 rounds: {ROUNDS_TIME_NOTE}"
+    for words in ("stops at its first certified candidate", "counts every budgeted candidate", "upper value"):
+        assert words in first, words
+    assert "note:" not in before[0]  # (epsilon 0.01: no large-epsilon note)

@@ -182,6 +182,14 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
     return {"csv": path}
 
 
+#: What ``sharpdp mean --rounds K`` says up front of the K-round calibration's time: its candidates' bar counts
+#: every budgeted candidate, so its time left is an upper value. Measured on the flights table (2 busy cores,
+#: 2026-12-04): K = 4 at epsilon 0.01 stopped at its 1st candidate (33 s wall, 7 s of CPU), K = 2 at 1 and K = 3
+#: at 0.5 at their 2nd (9 s, 13 s), K = 10 at 4 at its 3rd (22 s).
+ROUNDS_TIME_NOTE = ("seconds to a minute per candidate; the search stops at its first certified candidate close "
+                    "to the target (the 1st to 3rd in the runs measured), so the time left on the candidates' bar, "
+                    "which counts every budgeted candidate, is an upper value")
+
 #: Above this epsilon (nats) ``sharpdp mean`` says up front why its calibration takes tens of seconds.
 LARGE_EPSILON = 8.0
 
@@ -237,7 +245,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
     if rounds > 1 or _stderr_is_terminal():
         print("sharpdp mean: loading the data, then calibrating the randomizer"
-              + (f" for {rounds} rounds (seconds per candidate)" if rounds > 1 else ""), file=sys.stderr, flush=True)
+              + (f" for {rounds} rounds: {ROUNDS_TIME_NOTE}" if rounds > 1 else ""), file=sys.stderr, flush=True)
     try:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
