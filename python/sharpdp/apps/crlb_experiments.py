@@ -273,7 +273,8 @@ def _bar(desc: str, progress: bool | None, total: int, unit: str) -> Any:
 
 
 def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: float = 0.2, m: int = 10,
-                         rng: Any = None, progress: bool | None = None) -> dict[str, Any]:
+                         rng: Any = None, progress: bool | None = None,
+                         mechanisms: Any = None) -> dict[str, Any]:
     """Section 5.1: MSE of mechanisms satisfying ``I_z(y) <= s I_m`` vs the PPCRLB.
 
     Setting of the paper: ``theta = (0.63, 0.81, -0.75, 0.83, 0.26)``, ``H``
@@ -319,12 +320,22 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
     rng : numpy.random.Generator, int, SeedSequence or None
     progress : bool or None
         A progress bar on stderr once the run takes more than 1 s (None, True), or never (False).
+    mechanisms : sequence of str, optional
+        The mechanisms to run, names of :data:`MECHANISMS_5_1` (default: all, in that order). The
+        mechanisms draw from one generator in that order, so a subset draws other noise than the full
+        run does for the same ``rng`` (the full run is unchanged by this option).
 
     Returns
     -------
     dict
         ``s``, ``bound`` (trace of Sigma_PPCR), ``classical`` (trace of Sigma_CR),
-        ``mse`` and ``stderr`` (dicts mechanism -> array over ``s``).
+        ``mse`` and ``stderr`` (dicts mechanism -> array over ``s``, the mechanisms run only).
+
+    Raises
+    ------
+    ValueError
+        A bad ``s_grid``, ``trials``, ``sigma_w`` or ``m``, or a name of ``mechanisms`` not in
+        :data:`MECHANISMS_5_1`.
     """
     s_vals = np.geomspace(0.1, 10.0, 10) if s_grid is None else V.real_array("s_grid", s_grid, ndim=1)
     if np.any(s_vals <= 0):
@@ -339,36 +350,47 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
     lam_min = float(np.linalg.eigvalsh(H.T @ H)[0])
     pinvH = np.linalg.pinv(H)
     quant_c = _quant_info_constant()
-    mse = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
-    se = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
+    run = MECHANISMS_5_1 if mechanisms is None else tuple(mechanisms)
+    unknown = [k for k in run if k not in MECHANISMS_5_1]
+    if unknown or not run:
+        raise ValueError(f"mechanisms: {unknown or 'none'} not among {', '.join(MECHANISMS_5_1)}")
+    run = tuple(k for k in MECHANISMS_5_1 if k in run)  # (the draws' order)
+    mse = {k: np.empty(s_vals.size) for k in run}
+    se = {k: np.empty(s_vals.size) for k in run}
     bound = np.empty(s_vals.size)
     with _bar("PPCRLB 5.1 (values of s)", progress, int(s_vals.size), " values") as bar:
         for j, s in enumerate(s_vals):
             S = s * np.eye(m)
             bound[j] = np.trace(ppcrlb(H, S, Sw))
             y = THETA_5_1 @ H.T + sig * g.standard_normal((R, m))
-            est = {
-                "gaussian": efficient_estimator(gaussian_mechanism(y, S, rng=g), H, S, Sw),
-                "laplace_data": _ml_additive(y + g.laplace(0.0, 1 / math.sqrt(s), (R, m)), H,
-                                             _log_gauss_laplace(sig, 1 / math.sqrt(s)), sig + 1 / math.sqrt(s), g),
-                "laplace_output": y @ pinvH.T + g.laplace(0.0, 1 / math.sqrt(s * lam_min), (R, n)),
-                "cauchy_data": _ml_additive(y + g.standard_cauchy((R, m)) / math.sqrt(2 * s), H,
-                                            _log_voigt(sig, 1 / math.sqrt(2 * s)), sig + 1 / math.sqrt(s), g),
-                "trigonometric_output": y @ pinvH.T
-                + _sample_raised_cosine(g, 2 * math.pi / math.sqrt(s * lam_min), (R, n)),
-            }
-            z_mult, eps_mult = _multiplicative_mechanism(y, s, g)
-            zc = np.clip(z_mult, -3 * eps_mult, 3 * eps_mult)
-            starts = [np.zeros((R, n)), zc @ pinvH.T]
-            for _ in range(12):
-                rows = g.choice(m, n, replace=False)
-                if abs(np.linalg.det(H[rows])) > 1e-8:
-                    starts.append(zc[:, rows] @ np.linalg.inv(H[rows]).T)
-            starts = np.stack(starts, axis=1)
-            est["multiplicative_data"] = _ml_bhhh(z_mult, H, lambda zz, mu: _mult_loglik(zz, mu, sig, eps_mult),
-                                                  starts, sig + eps_mult)
-            est["quantization_output"] = _probabilistic_quantiser(
-                y @ pinvH.T, math.sqrt(quant_c / (s * lam_min)), g)
+            est = {}
+            if "gaussian" in run:
+                est["gaussian"] = efficient_estimator(gaussian_mechanism(y, S, rng=g), H, S, Sw)
+            if "laplace_data" in run:
+                est["laplace_data"] = _ml_additive(y + g.laplace(0.0, 1 / math.sqrt(s), (R, m)), H,
+                                                   _log_gauss_laplace(sig, 1 / math.sqrt(s)), sig + 1 / math.sqrt(s), g)
+            if "laplace_output" in run:
+                est["laplace_output"] = y @ pinvH.T + g.laplace(0.0, 1 / math.sqrt(s * lam_min), (R, n))
+            if "cauchy_data" in run:
+                est["cauchy_data"] = _ml_additive(y + g.standard_cauchy((R, m)) / math.sqrt(2 * s), H,
+                                                  _log_voigt(sig, 1 / math.sqrt(2 * s)), sig + 1 / math.sqrt(s), g)
+            if "trigonometric_output" in run:
+                est["trigonometric_output"] = y @ pinvH.T + _sample_raised_cosine(
+                    g, 2 * math.pi / math.sqrt(s * lam_min), (R, n))
+            if "multiplicative_data" in run:
+                z_mult, eps_mult = _multiplicative_mechanism(y, s, g)
+                zc = np.clip(z_mult, -3 * eps_mult, 3 * eps_mult)
+                starts = [np.zeros((R, n)), zc @ pinvH.T]
+                for _ in range(12):
+                    rows = g.choice(m, n, replace=False)
+                    if abs(np.linalg.det(H[rows])) > 1e-8:
+                        starts.append(zc[:, rows] @ np.linalg.inv(H[rows]).T)
+                est["multiplicative_data"] = _ml_bhhh(
+                    z_mult, H, lambda zz, mu: _mult_loglik(zz, mu, sig, eps_mult), np.stack(starts, axis=1),
+                    sig + eps_mult)
+            if "quantization_output" in run:
+                est["quantization_output"] = _probabilistic_quantiser(
+                    y @ pinvH.T, math.sqrt(quant_c / (s * lam_min)), g)
             for name, e in est.items():
                 sq = np.sum((e - THETA_5_1) ** 2, axis=1)
                 mse[name][j] = sq.mean()
