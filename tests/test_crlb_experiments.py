@@ -10,19 +10,33 @@ from sharpdp.cli import main
 from sharpdp.apps import crlb_experiments as E
 
 
+def _check_5_1(r):
+    for j, s in enumerate(r["s"]):
+        b = r["bound"][j]
+        assert b == pytest.approx((0.04 + 1 / s) * r["classical"][j] / 0.04, rel=1e-10)  # isotropic closed form
+        if "gaussian" in r["mse"]:
+            g, se = r["mse"]["gaussian"][j], r["stderr"]["gaussian"][j]
+            assert abs(g - b) < 5 * se, "Gaussian mechanism (18)-(19) must attain the bound"
+        for name in set(r["mse"]) - {"gaussian"}:
+            assert r["mse"][name][j] - b > 3 * r["stderr"][name][j], f"{name} should lie above the bound at s={s}"
+
+
 def test_5_1_gaussian_on_the_bound_others_above():
     # Seed 1: the grid release of gaussian_mechanism (docs/sampling.md §9) draws 4 words from the shared
     # generator instead of R m normals, which shifted every later draw; at the former seed 20240601 the
     # heavy-tailed cauchy_data MSE missed the 3-stderr margin by 0.1 (89.3 - 5.1 vs 3 x 28.1; seeds 1, 2, 3
     # clear it by 87 vs 45, 67 vs 40, 124 vs 98): an outlier-driven stderr, not a change of the mechanism.
-    r = E.mechanism_comparison(s_grid=[0.5, 5.0], trials=1000, rng=1)
-    for j, s in enumerate(r["s"]):
-        b = r["bound"][j]
-        assert b == pytest.approx((0.04 + 1 / s) * r["classical"][j] / 0.04, rel=1e-10)  # isotropic closed form
-        g, se = r["mse"]["gaussian"][j], r["stderr"]["gaussian"][j]
-        assert abs(g - b) < 5 * se, "Gaussian mechanism (18)-(19) must attain the bound"
-        for name in E.MECHANISMS_5_1[1:]:
-            assert r["mse"][name][j] - b > 3 * r["stderr"][name][j], f"{name} should lie above the bound at s={s}"
+    # The multiplicative mechanism (2/3 of the CPU at 1000 trials) runs apart at 150 trials: its margin is
+    # 9.5 and 8.7 stderr at seed 1 (5.6-11.8 at seeds 2, 3), where the heavy-tailed cauchy_data needs the 1000.
+    rest = [k for k in E.MECHANISMS_5_1 if k != "multiplicative_data"]
+    r = E.mechanism_comparison(s_grid=[0.5, 5.0], trials=1000, rng=1, mechanisms=rest)
+    assert list(r["mse"]) == rest
+    _check_5_1(r)
+    r = E.mechanism_comparison(s_grid=[0.5, 5.0], trials=150, rng=1, mechanisms=["multiplicative_data"])
+    assert list(r["mse"]) == ["multiplicative_data"]
+    _check_5_1(r)
+    with pytest.raises(ValueError, match="mechanisms"):
+        E.mechanism_comparison(s_grid=[1.0], trials=2, mechanisms=["gaussian", "nope"])
 
 
 def test_gauss_laplace_density_normalised():
