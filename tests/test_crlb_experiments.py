@@ -82,12 +82,30 @@ def test_5_3_ml_beats_direct_averaging():
     np.testing.assert_allclose(r["ml_trace_ratio"], K)
 
 
-def test_cli_default_runs_on_real_data(tmp_path, capsys):
-    assert main(["crlb", "--trials", "1", "--seed", "1", "--out", str(tmp_path), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    """One run of the default experiment (5.2) through the CLI, ``--json``: (result, its text, the out dir).
+
+    The text is the command's text mode of the same result (``sharpdp.cli.crlb.format_text``, which
+    ``main`` prints without ``--json``), so the 5.2 experiment and its plot run once for both tests."""
+    import contextlib
+    import io
+
+    from sharpdp.cli.crlb import format_text
+
+    out_dir = tmp_path_factory.mktemp("crlb52")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["crlb", "--trials", "2", "--seed", "1", "--out", str(out_dir), "--json"]) == 0
+    r = json.loads(buf.getvalue())
+    return r, format_text(r), out_dir
+
+
+def test_cli_default_runs_on_real_data(default_run):
+    out, _, out_dir = default_run
     assert out["experiment"] == "5.2" and out["k0"] == 5 and len(out["k"]) == 100
-    assert (tmp_path / "crlb_5_2.png").stat().st_size > 1000
-    header = (tmp_path / "crlb_5_2.csv").read_text().splitlines()[0]
+    assert (out_dir / "crlb_5_2.png").stat().st_size > 1000
+    header = (out_dir / "crlb_5_2.csv").read_text().splitlines()[0]
     assert header.startswith("k,bound,mse")
 
 
@@ -176,11 +194,11 @@ def test_5_2_mse_below_bound_is_monte_carlo_error():
     assert np.mean(covered) >= 0.8 and min(covered) >= 0.6  # steps are correlated: coverage varies by seed
 
 
-def test_cli_5_2_explains_mse_below_bound(tmp_path, capsys):
-    assert main(["crlb", "--trials", "2", "--seed", "1", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+def test_cli_5_2_explains_mse_below_bound(default_run):
+    r, out, out_dir = default_run
     assert "Monte Carlo error" in out and "unbiased" in out and "Privacy-Preserving Cramer-Rao Lower Bound" in out
-    header = (tmp_path / "crlb_5_2.csv").read_text().splitlines()[0]
+    assert r["why_mse_below_bound"] in out and f"seed {r['seed']} (rerun with --seed" in out
+    header = (out_dir / "crlb_5_2.csv").read_text().splitlines()[0]
     assert "mse_stderr" in header
 
 
