@@ -141,6 +141,10 @@ def test_diagnostics_clipped_mean_equals_the_true_mean_when_nothing_is_clipped(t
     (["mean", "--csv", "/nonexistent/x.csv"], "--csv", "mean"),
     (["mean", "--foo"], "--foo", "mean"),
     (["account"], "--n", "account"),  # a required option missing
+    (["account", "--gamma", "0.5", "--n", "10"], "--epsilon", "account"),  # one of a group required
+    (["account", "--gamma", "0.5", "--n", "10", "--epsilon", "1"], "--sigma0", "account"),  # account's own check
+    (["account", "--k", "2", "--epsilon0", "1", "--gamma", "0.5", "--n", "10", "--epsilon", "1"], "--gamma",
+     "account"),
     (["crlb", "--experiment", "9"], "--experiment", "crlb"),
     (["histogram", "--by"], "--by", "histogram"),
     (["nope"], "COMMAND", None),

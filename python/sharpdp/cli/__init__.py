@@ -297,18 +297,30 @@ def error_parameter(message: str) -> str | None:
     """The option (``--epsilon``) or argument (``COMMAND``) an error message of the CLI names first, or None.
 
     Reads argparse's forms ("argument --epsilon: invalid float value", "unrecognized arguments: --foo",
-    "the following arguments are required: --n", "unrecognized option --json: ...") and the validators'
-    ("--delta must be > 0", "--csv: file not found: x.csv").
+    "the following arguments are required: --n", "one of the arguments --epsilon --delta is required",
+    "unrecognized option --json: ...") and the validators' ("--delta must be > 0", "--csv: file not found").
     """
     m = _ARGPARSE_PARAMETER.match(message)
     if m:
         return m.group(1)
-    for head in ("unrecognized arguments: ", "the following arguments are required: ", "unrecognized option "):
+    for head in ("unrecognized arguments: ", "the following arguments are required: ", "unrecognized option ",
+                 "one of the arguments "):
         if message.startswith(head):
             rest = message[len(head):].split()
             return rest[0].rstrip(",:") if rest else None
     m = _FLAG.match(message)
     return m.group(1) if m else None
+
+
+def usage_error(command: str, message: str, parameter: str | None = None) -> NoReturn:
+    """Report a usage error of ``sharpdp COMMAND`` found after parsing as argparse reports its own: one line
+    on stderr, with ``--json`` also the JSON object on stdout (``parameter`` given, else read from
+    ``message``), exit status 2 through SystemExit."""
+    if _JSON_ERRORS.get():
+        _emit_json_error(f"sharpdp {command}", message, 2,
+                         **({} if parameter is None else {"parameter": parameter}))
+    print(f"sharpdp {command}: error: {message} (see --help)", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def json_error(prog: str, message: str, status: int, **extra: Any) -> str:
@@ -321,7 +333,7 @@ def json_error(prog: str, message: str, status: int, **extra: Any) -> str:
     """
     command = prog.split(" ", 1)[1] if " " in prog else None
     return json.dumps({"error": message, "parameter": error_parameter(message), "command": command,
-                       "exit_status": status, **extra})
+                       "exit_status": status, **extra})  # (an ``extra`` parameter replaces the one read)
 
 
 def _emit_json_error(prog: str, message: str, status: int, **extra: Any) -> None:
