@@ -189,6 +189,8 @@ def test_error_parameter_reads_every_form():
     assert error_parameter("argument -h/--help: ignored explicit argument 'x'") == "-h"
     assert error_parameter("the following arguments are required: --n, --epsilon") == "--n"
     assert error_parameter("--delta: must be in (0, 1)") == "--delta"
+    assert error_parameter("unrecognized arguments: -- --epsilon") == "--epsilon"
+    assert error_parameter("one of the arguments --epsilon --delta is required") == "--epsilon"
     assert error_parameter("numerical failure (OverflowError: x)") is None
     assert error_parameter("interrupted") is None
 

@@ -306,7 +306,7 @@ def error_parameter(message: str) -> str | None:
     for head in ("unrecognized arguments: ", "the following arguments are required: ", "unrecognized option ",
                  "one of the arguments "):
         if message.startswith(head):
-            rest = message[len(head):].split()
+            rest = [w for w in message[len(head):].split() if w != "--"]  # ("--" ends the options: not one)
             return rest[0].rstrip(",:") if rest else None
     m = _FLAG.match(message)
     return m.group(1) if m else None
