@@ -206,9 +206,9 @@ def large_epsilon_note(epsilon: float) -> str:
     """
     return (f"epsilon = {epsilon:g} is large: the calibration can take tens of seconds (flights table, 2 busy "
             "cores: 3 s at epsilon 10, 15-50 s at 11-50; at 20, 19 s of CPU, 38-48 s wall). Large epsilon means "
-            "little noise, so the "
-            "privacy loss has a heavy (lognormal) tail that each of its ~10 certified accountant evaluations must "
-            "bound far out, on a grid at its size caps (docs/accountant_tail.md §1, docs/accountant.md §6.2)")
+            "little noise, so the privacy loss has a heavy (lognormal) tail that each of its ~10 certified "
+            "accountant evaluations must bound far out, on a grid at its size caps (docs/accountant_tail.md §1, "
+            "docs/accountant.md §6.2)")
 
 
 def _release(args: argparse.Namespace) -> dict[str, Any]:
