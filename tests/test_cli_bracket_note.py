@@ -35,7 +35,8 @@ def test_mean_text_says_why_the_bracket_is_wide_and_is_quiet_otherwise():
     from sharpdp.cli.mean import format_text
 
     wide = bracket_note(0.0, 9.8e-7, math.inf, 1e-2)
-    assert f"zero-out adjacency; bracket: {wide}" in format_text(_mean_result({"delta_bounds_note": wide}))
+    text = " ".join(format_text(_mean_result({"delta_bounds_note": wide})).split())  # (wrapped at 80 columns)
+    assert f"zero-out adjacency; bracket: {wide}" in text
     tight = bracket_note(9.75e-7, 9.8e-7, 0.005, 1e-2)
     assert "bracket:" not in format_text(_mean_result({"delta_bounds": [9.75e-7, 9.8e-7], "delta_bounds_note": tight}))
 

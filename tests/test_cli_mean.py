@@ -184,13 +184,19 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert r2["private_mean"] == r["private_mean"] and r2["diagnostics"] is None and r2["warnings"] == r["warnings"][:1]
     assert "observed_rmse_per_coordinate" not in r2["analyst_only_not_private"]
     assert "TRUE" not in err2
-    code, text, _ = _run(capsys, *argv[:-3])
-    assert code == 0 and "true mean" not in text.lower() and "diagnostics" not in text
+    # the text mode of the same two releases (main prints format_text(result) without --json; the same seed
+    # gives the same release, test above): not computed again
+    from sharpdp.cli.mean import format_text
+
+    text = format_text(r2)
+    assert "true mean" not in text.lower() and "diagnostics" not in text
+    assert f"{r2['private_mean'][0]:.5g}" in text
     for j, true in enumerate(diag["true_mean_clipped"]):
         assert f"{true:.5g}" not in text, j  # (the private values differ from the true ones at 5 digits here)
-    code, text, _ = _run(capsys, *argv[:-3], "--diagnostics", str(diag_path))
-    assert code == 0 and f"diagnostics (TRUE means and realised errors, do not publish): {diag_path}" in text
-    assert "RMSE/coord" not in text.split("diagnostics (TRUE")[1].splitlines()[0]  # no realised error printed
+    text = format_text(r)
+    flat = " ".join(text.split())  # (the text is wrapped at 80 columns)
+    assert code == 0 and f"diagnostics (TRUE means and realised errors, do not publish): {diag_path}" in flat
+    assert "RMSE/coord" not in text.split("diagnostics (TRUE")[1].split("randomness")[0]  # no realised error printed
     code, _, err = _run(capsys, *argv[:-2], "--diagnostics", str(tmp_path))
     assert code == 2 and "--diagnostics" in err and len(err.strip().splitlines()) == 1
 
@@ -218,7 +224,7 @@ def test_mean_rounds_calibrates_for_k_composed_rounds(tmp_path, capsys, accounta
     # the central Gaussian reference is per round for the same 2-round budget
     sig = gaussian_mechanism_sigma(0.01, 1e-5, 1.0 / n) * math.sqrt(2)
     assert r["central_gaussian"]["rmse_per_coordinate"] == pytest.approx(sig, rel=1e-12)
-    text = format_text(r)
+    text = " ".join(format_text(r).split())  # (wrapped at 80 columns)
     assert "the guarantee is for 2 rounds of this release" in text
 
 
@@ -271,6 +277,6 @@ def test_mean_text_plurals():
          "central_gaussian": {"rmse_per_coordinate": 0.05, "rmse_original_units": [0.05]},
          "rmse_ratio_bmg_over_central": 2.0, "private_mean": [1.0], "expected_rmse_original_units": [0.1],
          "warnings": [], "reproducible_seeded_mode": True}
-    text = format_text(r)
+    text = " ".join(format_text(r).split())  # (wrapped at 80 columns)
     assert "2 rows, 1 column (n is public: the accountant certifies the round for it; 1 row with missing" in text
     assert "1 rows" not in text and "1 columns" not in text

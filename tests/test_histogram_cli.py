@@ -168,8 +168,12 @@ def test_table2(tmp_path, capsys):
     for k, v in res["curves"].items():
         assert np.all(np.array(v) <= mech), k
     assert (tmp_path / "table2_bounds.png").exists()
-    code, out, _ = _run(["histogram", "--table2", "--r", "0.05", "--out", str(tmp_path), "--no-plot"], capsys)
-    assert "1/128" in out and "pi/(4e^2)" in out
+    # the text mode of the same result (main prints format_text(result) without --json): not computed again
+    from sharpdp.cli.histogram import format_text
+
+    out = format_text(res)
+    assert "1/128" in out and "pi/(4e^2)" in out and f"plot: {res['png']}" in out
+    assert f"{got['two_count']:14.10f}  1/128 = {1 / 128:.10f}" in out
 
 
 @pytest.mark.parametrize("argv,needle", [

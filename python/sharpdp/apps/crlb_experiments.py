@@ -259,17 +259,22 @@ MECHANISMS_5_1 = ("gaussian", "laplace_data", "laplace_output", "cauchy_data", "
                   "multiplicative_data", "quantization_output")
 
 
-def _bar(items: Any, desc: str, progress: bool | None, total: int | None = None) -> Any:
-    """A progress bar on stderr over ``items`` (or, with ``items=None``, advanced by hand with
-    ``update(1)`` up to ``total``): shown after 1 s unless ``progress`` is False."""
+def _bar(desc: str, progress: bool | None, total: int, unit: str) -> Any:
+    """A progress bar on stderr advanced by hand (``update(1)``) up to ``total`` steps named by ``unit``
+    (its rate reads "values/s", not tqdm's "it/s"): shown after 1 s unless ``progress`` is False.
+
+    Used as ``with _bar(...) as bar:`` around the loop, never iterated: a Ctrl-C in the loop then closes
+    it in ``__exit__`` while the ``KeyboardInterrupt`` is handled, so it stays at its true count and says
+    "interrupted" (an iterated bar is closed by its generator's ``GeneratorExit`` instead, as if done).
+    """
     from sharpdp._progress import progress_bar
 
-    return progress_bar(items, total=len(items) if total is None else total, desc=desc, delay=1.0,
-                        disable=progress is False)
+    return progress_bar(None, total=total, desc=desc, unit=unit, delay=1.0, disable=progress is False)
 
 
 def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: float = 0.2, m: int = 10,
-                         rng: Any = None, progress: bool | None = None) -> dict[str, Any]:
+                         rng: Any = None, progress: bool | None = None,
+                         mechanisms: Any = None) -> dict[str, Any]:
     """Section 5.1: MSE of mechanisms satisfying ``I_z(y) <= s I_m`` vs the PPCRLB.
 
     Setting of the paper: ``theta = (0.63, 0.81, -0.75, 0.83, 0.26)``, ``H``
@@ -315,12 +320,22 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
     rng : numpy.random.Generator, int, SeedSequence or None
     progress : bool or None
         A progress bar on stderr once the run takes more than 1 s (None, True), or never (False).
+    mechanisms : sequence of str, optional
+        The mechanisms to run, names of :data:`MECHANISMS_5_1` (default: all, in that order). The
+        mechanisms draw from one generator in that order, so a subset draws other noise than the full
+        run does for the same ``rng`` (the full run is unchanged by this option).
 
     Returns
     -------
     dict
         ``s``, ``bound`` (trace of Sigma_PPCR), ``classical`` (trace of Sigma_CR),
-        ``mse`` and ``stderr`` (dicts mechanism -> array over ``s``).
+        ``mse`` and ``stderr`` (dicts mechanism -> array over ``s``, the mechanisms run only).
+
+    Raises
+    ------
+    ValueError
+        A bad ``s_grid``, ``trials``, ``sigma_w`` or ``m``, or a name of ``mechanisms`` not in
+        :data:`MECHANISMS_5_1`.
     """
     s_vals = np.geomspace(0.1, 10.0, 10) if s_grid is None else V.real_array("s_grid", s_grid, ndim=1)
     if np.any(s_vals <= 0):
@@ -335,39 +350,52 @@ def mechanism_comparison(*, s_grid: Any = None, trials: int = 200, sigma_w: floa
     lam_min = float(np.linalg.eigvalsh(H.T @ H)[0])
     pinvH = np.linalg.pinv(H)
     quant_c = _quant_info_constant()
-    mse = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
-    se = {k: np.empty(s_vals.size) for k in MECHANISMS_5_1}
+    run = MECHANISMS_5_1 if mechanisms is None else tuple(mechanisms)
+    unknown = [k for k in run if k not in MECHANISMS_5_1]
+    if unknown or not run:
+        raise ValueError(f"mechanisms: {unknown or 'none'} not among {', '.join(MECHANISMS_5_1)}")
+    run = tuple(k for k in MECHANISMS_5_1 if k in run)  # (the draws' order)
+    mse = {k: np.empty(s_vals.size) for k in run}
+    se = {k: np.empty(s_vals.size) for k in run}
     bound = np.empty(s_vals.size)
-    for j, s in enumerate(_bar(s_vals, "PPCRLB 5.1 (values of s)", progress)):
-        S = s * np.eye(m)
-        bound[j] = np.trace(ppcrlb(H, S, Sw))
-        y = THETA_5_1 @ H.T + sig * g.standard_normal((R, m))
-        est = {
-            "gaussian": efficient_estimator(gaussian_mechanism(y, S, rng=g), H, S, Sw),
-            "laplace_data": _ml_additive(y + g.laplace(0.0, 1 / math.sqrt(s), (R, m)), H,
-                                         _log_gauss_laplace(sig, 1 / math.sqrt(s)), sig + 1 / math.sqrt(s), g),
-            "laplace_output": y @ pinvH.T + g.laplace(0.0, 1 / math.sqrt(s * lam_min), (R, n)),
-            "cauchy_data": _ml_additive(y + g.standard_cauchy((R, m)) / math.sqrt(2 * s), H,
-                                        _log_voigt(sig, 1 / math.sqrt(2 * s)), sig + 1 / math.sqrt(s), g),
-            "trigonometric_output": y @ pinvH.T
-            + _sample_raised_cosine(g, 2 * math.pi / math.sqrt(s * lam_min), (R, n)),
-        }
-        z_mult, eps_mult = _multiplicative_mechanism(y, s, g)
-        zc = np.clip(z_mult, -3 * eps_mult, 3 * eps_mult)
-        starts = [np.zeros((R, n)), zc @ pinvH.T]
-        for _ in range(12):
-            rows = g.choice(m, n, replace=False)
-            if abs(np.linalg.det(H[rows])) > 1e-8:
-                starts.append(zc[:, rows] @ np.linalg.inv(H[rows]).T)
-        starts = np.stack(starts, axis=1)
-        est["multiplicative_data"] = _ml_bhhh(z_mult, H, lambda zz, mu: _mult_loglik(zz, mu, sig, eps_mult),
-                                              starts, sig + eps_mult)
-        est["quantization_output"] = _probabilistic_quantiser(
-            y @ pinvH.T, math.sqrt(quant_c / (s * lam_min)), g)
-        for name, e in est.items():
-            sq = np.sum((e - THETA_5_1) ** 2, axis=1)
-            mse[name][j] = sq.mean()
-            se[name][j] = sq.std(ddof=1) / math.sqrt(R)
+    with _bar("PPCRLB 5.1 (values of s)", progress, int(s_vals.size), " values") as bar:
+        for j, s in enumerate(s_vals):
+            S = s * np.eye(m)
+            bound[j] = np.trace(ppcrlb(H, S, Sw))
+            y = THETA_5_1 @ H.T + sig * g.standard_normal((R, m))
+            est = {}
+            if "gaussian" in run:
+                est["gaussian"] = efficient_estimator(gaussian_mechanism(y, S, rng=g), H, S, Sw)
+            if "laplace_data" in run:
+                est["laplace_data"] = _ml_additive(y + g.laplace(0.0, 1 / math.sqrt(s), (R, m)), H,
+                                                   _log_gauss_laplace(sig, 1 / math.sqrt(s)), sig + 1 / math.sqrt(s), g)
+            if "laplace_output" in run:
+                est["laplace_output"] = y @ pinvH.T + g.laplace(0.0, 1 / math.sqrt(s * lam_min), (R, n))
+            if "cauchy_data" in run:
+                est["cauchy_data"] = _ml_additive(y + g.standard_cauchy((R, m)) / math.sqrt(2 * s), H,
+                                                  _log_voigt(sig, 1 / math.sqrt(2 * s)), sig + 1 / math.sqrt(s), g)
+            if "trigonometric_output" in run:
+                est["trigonometric_output"] = y @ pinvH.T + _sample_raised_cosine(
+                    g, 2 * math.pi / math.sqrt(s * lam_min), (R, n))
+            if "multiplicative_data" in run:
+                z_mult, eps_mult = _multiplicative_mechanism(y, s, g)
+                zc = np.clip(z_mult, -3 * eps_mult, 3 * eps_mult)
+                starts = [np.zeros((R, n)), zc @ pinvH.T]
+                for _ in range(12):
+                    rows = g.choice(m, n, replace=False)
+                    if abs(np.linalg.det(H[rows])) > 1e-8:
+                        starts.append(zc[:, rows] @ np.linalg.inv(H[rows]).T)
+                est["multiplicative_data"] = _ml_bhhh(
+                    z_mult, H, lambda zz, mu: _mult_loglik(zz, mu, sig, eps_mult), np.stack(starts, axis=1),
+                    sig + eps_mult)
+            if "quantization_output" in run:
+                est["quantization_output"] = _probabilistic_quantiser(
+                    y @ pinvH.T, math.sqrt(quant_c / (s * lam_min)), g)
+            for name, e in est.items():
+                sq = np.sum((e - THETA_5_1) ** 2, axis=1)
+                mse[name][j] = sq.mean()
+                se[name][j] = sq.std(ddof=1) / math.sqrt(R)
+            bar.update(1)
     return {
         "s": s_vals,
         "bound": bound,
@@ -556,32 +584,31 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
     sum_b, sum_e = np.zeros(L), np.zeros((B, L))  # sum_e per block: blocks are the independent units
     sum_bi, sum_ei, sum_l, sum_q = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
     k0s: list[int] = []  # first invertible step of every estimator in every block
-    runs = _bar(None, "PPCRLB 5.2 (runs: blocks x repetitions)", progress, total=B * Rp)
-    for blk in range(B):
-        idx = exp_idx[blk * L:(blk + 1) * L]
-        y, H = y_all[idx], H_all[idx]
-        S = g.uniform(0.2, 2.0, L)
-        U = [None] + [0.1 * math.sqrt(S[k]) * g.standard_normal(k) for k in range(1, L)]
-        for rep in range(Rp):
-            alg, ident = PrivateRLS(n, rng=g), PrivateRLS(n, rng=g)
-            for k in range(L):
-                alg.update(y[k], H[k], sigma2, S[k], U[k])
-                ident.update(y[k], H[k], sigma2, 1.0)
-                if alg.estimate is not None:
-                    sum_e[blk, k] += np.sum((alg.estimate - theta) ** 2)
-                    if rep == 0:
-                        sum_b[k] += np.trace(alg.covariance)
-                if ident.estimate is not None:
-                    sum_ei[k] += np.sum((ident.estimate - theta) ** 2)
-                    if rep == 0:
-                        sum_bi[k] += np.trace(ident.covariance)
-            lap, lap_k0 = _laplace_rls(y, H, 1.0, g)
-            k0s += [L + 1 if v is None else int(v) for v in (alg.k0, ident.k0, lap_k0)]
-            sum_l += np.nansum((lap - theta) ** 2, axis=1)
-            q = _binary_probit(y, H, math.sqrt(sigma2), tau, C, g, np.r_[C, np.zeros(n - 1)], 1e-2)
-            sum_q += np.sum((q - theta) ** 2, axis=1)
-            runs.update(1)
-    runs.close()
+    with _bar("PPCRLB 5.2 (runs: blocks x repetitions)", progress, B * Rp, " runs") as bar:
+        for blk in range(B):
+            idx = exp_idx[blk * L:(blk + 1) * L]
+            y, H = y_all[idx], H_all[idx]
+            S = g.uniform(0.2, 2.0, L)
+            U = [None] + [0.1 * math.sqrt(S[k]) * g.standard_normal(k) for k in range(1, L)]
+            for rep in range(Rp):
+                alg, ident = PrivateRLS(n, rng=g), PrivateRLS(n, rng=g)
+                for k in range(L):
+                    alg.update(y[k], H[k], sigma2, S[k], U[k])
+                    ident.update(y[k], H[k], sigma2, 1.0)
+                    if alg.estimate is not None:
+                        sum_e[blk, k] += np.sum((alg.estimate - theta) ** 2)
+                        if rep == 0:
+                            sum_b[k] += np.trace(alg.covariance)
+                    if ident.estimate is not None:
+                        sum_ei[k] += np.sum((ident.estimate - theta) ** 2)
+                        if rep == 0:
+                            sum_bi[k] += np.trace(ident.covariance)
+                lap, lap_k0 = _laplace_rls(y, H, 1.0, g)
+                k0s += [L + 1 if v is None else int(v) for v in (alg.k0, ident.k0, lap_k0)]
+                sum_l += np.nansum((lap - theta) ** 2, axis=1)
+                q = _binary_probit(y, H, math.sqrt(sigma2), tau, C, g, np.r_[C, np.zeros(n - 1)], 1e-2)
+                sum_q += np.sum((q - theta) ** 2, axis=1)
+                bar.update(1)
     # the curves average over blocks, so they start where every block has its estimates (the
     # latest first invertible step); before it the bound is infinite for some block
     k0 = max(k0s)
@@ -638,20 +665,22 @@ def laplacian_measurements(*, K_grid: Any = (50, 100, 200, 500, 1000), trials: i
     g = as_generator(rng)
     b = 1 / math.sqrt(2)
     out = {name: np.empty(Ks.size) for name in ("ml", "avg_gaussian", "avg_laplace", "ml_trace_ratio")}
-    for j, K in enumerate(_bar(Ks, "PPCRLB 5.3 (values of K)", progress)):
-        H = np.ones((K, 1))
-        sq = {"ml": [], "avg_gaussian": [], "avg_laplace": []}
-        ratio = []
-        for _ in range(R):
-            y = th + g.laplace(0.0, b, K)
-            res = ml_private_estimator(y, H, float(K), noise="laplace", rng=g)
-            sq["ml"].append((res.estimate[0] - th) ** 2)
-            ratio.append(res.fisher_trace / K)
-            sq["avg_gaussian"].append((y.mean() + g.normal(0.0, 1 / K) - th) ** 2)
-            sq["avg_laplace"].append((y.mean() + g.laplace(0.0, 1 / K) - th) ** 2)
-        for name, v in sq.items():
-            out[name][j] = np.mean(v)
-        out["ml_trace_ratio"][j] = np.mean(ratio)
+    with _bar("PPCRLB 5.3 (values of K)", progress, int(Ks.size), " values") as bar:
+        for j, K in enumerate(Ks):
+            H = np.ones((K, 1))
+            sq = {"ml": [], "avg_gaussian": [], "avg_laplace": []}
+            ratio = []
+            for _ in range(R):
+                y = th + g.laplace(0.0, b, K)
+                res = ml_private_estimator(y, H, float(K), noise="laplace", rng=g)
+                sq["ml"].append((res.estimate[0] - th) ** 2)
+                ratio.append(res.fisher_trace / K)
+                sq["avg_gaussian"].append((y.mean() + g.normal(0.0, 1 / K) - th) ** 2)
+                sq["avg_laplace"].append((y.mean() + g.laplace(0.0, 1 / K) - th) ** 2)
+            for name, v in sq.items():
+                out[name][j] = np.mean(v)
+            out["ml_trace_ratio"][j] = np.mean(ratio)
+            bar.update(1)
     return {
         "K": Ks,
         "bound": 1 / (2 * Ks) + 1 / Ks.astype(float) ** 2,

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
 
 if TYPE_CHECKING:
@@ -273,12 +274,83 @@ def bounds_choice(args: argparse.Namespace, columns) -> str:
 _NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
 
 
+#: True while ``main`` runs with ``--json`` among its arguments: errors are then also a JSON object on stdout.
+_JSON_ERRORS: ContextVar[bool] = ContextVar("sharpdp_cli_json_errors", default=False)
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """True when ``argv`` asks for ``--json`` (or an abbreviation argparse takes for it, ``--js``), before
+    ``--`` ends the options; known before parsing, so that a parse error can be reported as JSON too."""
+    for a in argv:
+        if a == "--":
+            return False
+        if len(a) > 3 and "--json".startswith(a):
+            return True
+    return False
+
+
+_ARGPARSE_PARAMETER = re.compile(r"^argument ([^:/ ]+)(?:/[^: ]+)*: ")
+_FLAG = re.compile(r"^(--?[A-Za-z][\w-]*)")
+
+
+def error_parameter(message: str) -> str | None:
+    """The option (``--epsilon``) or argument (``COMMAND``) an error message of the CLI names first, or None.
+
+    Reads argparse's forms ("argument --epsilon: invalid float value", "unrecognized arguments: --foo",
+    "the following arguments are required: --n", "one of the arguments --epsilon --delta is required",
+    "unrecognized option --json: ...") and the validators' ("--delta must be > 0", "--csv: file not found").
+    """
+    m = _ARGPARSE_PARAMETER.match(message)
+    if m:
+        return m.group(1)
+    for head in ("unrecognized arguments: ", "the following arguments are required: ", "unrecognized option ",
+                 "one of the arguments "):
+        if message.startswith(head):
+            rest = [w for w in message[len(head):].split() if w != "--"]  # ("--" ends the options: not one)
+            return rest[0].rstrip(",:") if rest else None
+    m = _FLAG.match(message)
+    return m.group(1) if m else None
+
+
+def usage_error(command: str, message: str, parameter: str | None = None) -> NoReturn:
+    """Report a usage error of ``sharpdp COMMAND`` found after parsing as argparse reports its own: one line
+    on stderr, with ``--json`` also the JSON object on stdout (``parameter`` given, else read from
+    ``message``), exit status 2 through SystemExit."""
+    if _JSON_ERRORS.get():
+        _emit_json_error(f"sharpdp {command}", message, 2,
+                         **({} if parameter is None else {"parameter": parameter}))
+    print(f"sharpdp {command}: error: {message} (see --help)", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def json_error(prog: str, message: str, status: int, **extra: Any) -> str:
+    """The JSON object that ``--json`` prints on stdout for an error (and for Ctrl-C), one line.
+
+    Keys: ``error`` (the message of the stderr line, without its ``sharpdp COMMAND: error:`` prefix),
+    ``parameter`` (the option or argument it names, :func:`error_parameter`; null when none is at fault),
+    ``command`` (``"mean"``; null for an error before the subcommand), ``exit_status`` (2; 130 for Ctrl-C)
+    and any ``extra`` keys.
+    """
+    command = prog.split(" ", 1)[1] if " " in prog else None
+    return json.dumps({"error": message, "parameter": error_parameter(message), "command": command,
+                       "exit_status": status, **extra})  # (an ``extra`` parameter replaces the one read)
+
+
+def _emit_json_error(prog: str, message: str, status: int, **extra: Any) -> None:
+    try:
+        print(json_error(prog, message, status, **extra), flush=True)
+    except BrokenPipeError:  # (a reader that went away: the stderr line and the exit status remain)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE_NUMBER
 
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump (with --json: also a JSON object)
+        if _JSON_ERRORS.get():
+            _emit_json_error(self.prog, message, 2)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
@@ -393,6 +465,22 @@ def evaluations_meaning(rounds: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
+    token = _JSON_ERRORS.set(_wants_json(given))
+    try:
+        return _main(given)
+    finally:
+        _JSON_ERRORS.reset(token)
+
+
+def _fail(command: str, message: str, status: int = 2, **extra: Any) -> int:
+    """Report an error of ``sharpdp COMMAND``: one line on stderr and, with --json, a JSON object on stdout."""
+    if _JSON_ERRORS.get():
+        _emit_json_error(f"sharpdp {command}", message, status, **extra)
+    print(f"sharpdp {command}: {'' if status == 130 else 'error: '}{message}", file=sys.stderr)
+    return status
+
+
+def _main(given: list[str]) -> int:
     if given[:1] == ["--version"]:  # the full parser's own answer (argparse acts on its first option at once),
         version_only = _Parser(prog="sharpdp", add_help=False)  # without importing the subcommands
         _add_version(version_only)
@@ -400,29 +488,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     if given and given[0].startswith("-") and given[0] not in ("-h", "--help", "--version"):
         parser.error(f"unrecognized option {given[0]}: options go after the subcommand (sharpdp COMMAND --help)")
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(given)
     if extra:  # reported by the subcommand's parser, so the message names the subcommand
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    _JSON_ERRORS.set(bool(args.json))  # (the parsed flag decides from here on)
     module = importlib.import_module(f"{__name__}.{args.command}")
     WRITTEN.clear()
     try:
         result = module.run(args)
     except ImportError as exc:  # an optional dependency of the [cli] extra is not installed
         missing = exc.name or str(exc)
-        print(f"sharpdp {args.command}: error: {missing} is not installed; the command-line tool needs the "
-              f"[cli] extra: {install_hint('cli')}", file=sys.stderr)
-        return 2
+        return _fail(args.command, f"{missing} is not installed; the command-line tool needs the "
+                                   f"[cli] extra: {install_hint('cli')}")
     except (CliError, ValueError, TypeError, OSError, KeyError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        msg = _as_option(parser, args.command, msg)
-        print(f"sharpdp {args.command}: error: {msg}", file=sys.stderr)
-        return 2
+        return _fail(args.command, _as_option(parser, args.command, msg))
     except ArithmeticError as exc:  # overflow / division by zero inside a computation: one line, no traceback
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
-        print(f"sharpdp {args.command}: error: numerical failure ({type(exc).__name__}: {msg}); "
-              "no value is reported for these arguments", file=sys.stderr)
-        return 2
+        return _fail(args.command, f"numerical failure ({type(exc).__name__}: {msg}); "
+                                   "no value is reported for these arguments")
     except KeyboardInterrupt:
         from sharpdp._progress import close_interrupted
 
@@ -432,8 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             done = (f" after writing {', '.join(WRITTEN)}: "
                     + ("that file is" if len(WRITTEN) == 1 else "those files are")
                     + " complete (a release in them is out: running the command again releases the data again)")
-        print(f"sharpdp {args.command}: interrupted{done}", file=sys.stderr)
-        return 130
+        return _fail(args.command, f"interrupted{done}", 130, files_written=list(WRITTEN))
     text = json.dumps(_jsonable(result), indent=2, allow_nan=False) if args.json else module.format_text(result)
     try:
         print(text)

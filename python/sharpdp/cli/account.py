@@ -73,12 +73,14 @@ def _number(text: str) -> int | float:
 _number.__name__ = "number"  # argparse's message for a bad value: "invalid number value: 'abc'"
 
 
-def _usage_error(message: str) -> NoReturn:
+def _usage_error(message: str, parameter: str | None = None) -> NoReturn:
     """A missing or conflicting option, reported as argparse reports a missing required one (one
-    line on stderr, exit status 2 through SystemExit): the randomizer options are required as a
-    group (--gamma/--sigma0 or --k/--epsilon0), which argparse cannot express."""
-    print(f"sharpdp account: error: {message} (see --help)", file=sys.stderr)
-    raise SystemExit(2)
+    line on stderr, with --json also a JSON object on stdout, exit status 2 through SystemExit): the
+    randomizer options are required as a group (--gamma/--sigma0 or --k/--epsilon0), which argparse
+    cannot express."""
+    from sharpdp.cli import usage_error
+
+    usage_error("account", message, parameter)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -86,7 +88,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.k is not None or args.epsilon0 is not None:
         if args.gamma is not None or args.sigma0 is not None:
-            _usage_error("give either --k/--epsilon0 (k-ary randomized response) or --gamma/--sigma0 (BMG), not both")
+            _usage_error("give either --k/--epsilon0 (k-ary randomized response) or --gamma/--sigma0 (BMG), not both",
+                         "--gamma" if args.gamma is not None else "--sigma0")
         if args.k is None or args.epsilon0 is None:
             _usage_error(f"the following arguments are required: {'--k' if args.k is None else '--epsilon0'} "
                          f"(k-ary randomized response needs both --k and --epsilon0)")

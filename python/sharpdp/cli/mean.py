@@ -182,6 +182,35 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
     return {"csv": path}
 
 
+#: What ``sharpdp mean --rounds K`` says up front of the K-round calibration's time: its candidates' bar counts
+#: every budgeted candidate, so its time left is an upper value. Measured on the flights table (2 busy cores,
+#: 2026-12-04): K = 4 at epsilon 0.01 stopped at its 1st candidate (33 s wall, 7 s of CPU), K = 2 at 1 and K = 3
+#: at 0.5 at their 2nd (9 s, 13 s), K = 10 at 4 at its 3rd (22 s).
+ROUNDS_TIME_NOTE = ("seconds to a minute per candidate; the search stops at its first certified candidate close "
+                    "to the target (the 1st to 3rd in the runs measured), so the time left on the candidates' bar, "
+                    "which counts every budgeted candidate, is an upper value")
+
+#: Above this epsilon (nats) ``sharpdp mean`` says up front why its calibration takes tens of seconds.
+LARGE_EPSILON = 8.0
+
+
+def large_epsilon_note(epsilon: float) -> str:
+    """Why the calibration at a large ``epsilon`` (one round) is slow, and roughly how long it takes.
+
+    Measured (``calibrate_bmg_report(n, epsilon, 1e-6, d=4)``, 2 cores shared with other jobs, load 3-6,
+    2026-12-04): epsilon <= 8 takes at most 2 s of CPU at n = 1e3, 1e4 and 327 346; epsilon 11-50 takes
+    9-26 s of CPU (15-50 s wall) at n = 327 346, epsilon 10-20 takes 13-21 s of CPU at n = 1e3 and 1e4
+    (epsilon 10 at n = 327 346: 2.4 s); ``sharpdp mean --epsilon 20`` on the flights table: 19 s of CPU, 38 s
+    wall at load 3, 47.5 s at load 7.5.
+    The cost is in the accountant (docs/accountant_tail.md §1, docs/accountant.md §6.2).
+    """
+    return (f"epsilon = {epsilon:g} is large: the calibration can take tens of seconds (flights table, 2 busy "
+            "cores: 3 s at epsilon 10, 15-50 s at 11-50; at 20, 19 s of CPU, 38-48 s wall). Large epsilon means "
+            "little noise, so the privacy loss has a heavy (lognormal) tail that each of its ~10 certified "
+            "accountant evaluations must bound far out, on a grid at its size caps (docs/accountant_tail.md §1, "
+            "docs/accountant.md §6.2)")
+
+
 def _release(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
@@ -216,7 +245,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
     if rounds > 1 or _stderr_is_terminal():
         print("sharpdp mean: loading the data, then calibrating the randomizer"
-              + (f" for {rounds} rounds (seconds per candidate)" if rounds > 1 else ""), file=sys.stderr, flush=True)
+              + (f" for {rounds} rounds: {ROUNDS_TIME_NOTE}" if rounds > 1 else ""), file=sys.stderr, flush=True)
     try:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
@@ -242,6 +271,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
     scaling = datasets.UnitBallScaling(bounds)
     z, n_clipped = scaling.to_unit_ball(table.data)
+    if rounds == 1 and epsilon > LARGE_EPSILON:  # said before the wait (after any input error)
+        print(f"sharpdp mean: note: {large_epsilon_note(epsilon)}", file=sys.stderr, flush=True)
 
     # one progress bar from the start (over the accountant evaluations; K > 1: over the candidates, each phase
     # of a candidate with its own bar); the calibration's last certified evaluation (ShuffleAccountant(bmg,
@@ -267,7 +298,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     # compose exactly to one of sigma / sqrt(K)
     sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n) * math.sqrt(rounds)
     est = scaling.to_original(est_z)
-    true_clipped = scaling.to_original(true_z)
+    # the mean of the clipped rows in original units, not to_original(true_z): the round trip through the
+    # unit ball moved it in the 10th digit, so with nothing clipped it differed from the true mean
+    true_clipped = np.clip(table.data, bounds[:, 0], bounds[:, 1]).mean(axis=0)
     return {
         "source": table.source,
         "n": n,
@@ -322,6 +355,22 @@ def _count(k: int, noun: str) -> str:
     return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
+#: Width of the text output (``sharpdp mean``): every line fits an 80-column terminal (a long data path or
+#: column name excepted: words are never cut).
+TEXT_WIDTH = 80
+
+
+def _wrap(label: str | None, text: str, indent: int = 13) -> list[str]:
+    """``label`` padded to ``indent - 2`` columns and ``": "``, then ``text``, wrapped at :data:`TEXT_WIDTH`
+    under a hanging indent of ``indent``; ``label`` "": the first line indented too (a continuation of the
+    entry above), None: the first line starts at column 0."""
+    import textwrap
+
+    head = "" if label is None else f"{label:<{indent - 2}}: " if label else " " * indent
+    return textwrap.wrap(text, TEXT_WIDTH, initial_indent=head, subsequent_indent=" " * indent,
+                         break_long_words=False, break_on_hyphens=False)
+
+
 def format_text(r: dict[str, Any]) -> str:
     from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE
 
@@ -331,49 +380,54 @@ def format_text(r: dict[str, Any]) -> str:
     exp_units = a["expected_rmse_original_units"] if from_data else r["expected_rmse_original_units"]
     central_units = a["central_rmse_original_units"] if from_data else r["central_gaussian"]["rmse_original_units"]
     w = max(12, *(len(c) for c in cols))
+    rounds = r.get("rounds", 1)
+    privacy = (f"epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
+               f"(target {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
+               f"[{r['delta_bounds'][0]:.4g}, {r['delta_bounds'][1]:.4g}], whose lower value is "
+               f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), zero-out adjacency"
+               + (f"; bracket: {r['delta_bounds_note']}" if r.get("delta_bounds_note")
+                  and not r["delta_bounds_note"].startswith("relative gap <=") else "")
+               + (f"; the guarantee is for {rounds} rounds of this release (K-fold composition: "
+                  f"this run is one of them)" if rounds > 1 else ""))
     lines = [
-        "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified accountant)",
-        f"data       : {r['source']}",
-        f"n, d       : {_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant certifies "
-        f"the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values dropped: analyst only, "
-        "not private)",
-        f"bounds     : {r['bounds_source']}; {_count(a['values_clipped'], 'value')} clipped (analyst only, not private)",
-        *(["             data min/max (analyst only, not private): "
-           + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"]))] if from_data else []),
-        f"privacy    : epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
-        f"(target {r['delta_target']:.3g}; {'composed' if r.get('rounds', 1) > 1 else 'blanket-bound'} bracket "
-        f"[{r['delta_bounds'][0]:.4g}, {r['delta_bounds'][1]:.4g}], whose lower value is "
-        f"{'a reference, ' if r.get('rounds', 1) > 1 else ''}not a lower bound on delta), zero-out adjacency"
-        + (f"; bracket: {r['delta_bounds_note']}" if r.get("delta_bounds_note")
-           and not r["delta_bounds_note"].startswith("relative gap <=") else "")
-        + (f"; the guarantee is for {r['rounds']} rounds of this release (K-fold composition: "
-           f"this run is one of them)" if r.get("rounds", 1) > 1 else ""),
-        *([f"search     : {_count(r['composed_certifications'], 'candidate')}, each certified by one "
-           f"{r['rounds']}-round composition; {_count(r['accountant_evaluations'], 'single-round accountant evaluation')} "
-           f"in the candidates' single-round calibrations"] if r.get("composed_certifications") else []),
-        f"BMG        : gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
-        + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP),
-        *(f"  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items()),
-        f"RMSE/coord : expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity 1/n) "
-        f"{r['central_gaussian']['rmse_per_coordinate']:.4g}  (scaled units; ratio "
-        f"{r['rmse_ratio_bmg_over_central']:.3f})",
-        f"             ({MEAN_RMSE_NOTE})",
+        "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified delta)",
+        *_wrap("data", r["source"]),
+        *_wrap("n, d", f"{_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant "
+                       f"certifies the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values "
+                       "dropped: analyst only, not private)"),
+        *_wrap("bounds", f"{r['bounds_source']}; {_count(a['values_clipped'], 'value')} clipped (analyst only, "
+                         "not private)"),
+        *(_wrap("", "data min/max (analyst only, not private): "
+                + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"])))
+          if from_data else []),
+        *_wrap("privacy", privacy),
+        *(_wrap("search", f"{_count(r['composed_certifications'], 'candidate')}, each certified by one "
+                          f"{rounds}-round composition; "
+                          f"{_count(r['accountant_evaluations'], 'single-round accountant evaluation')} in the "
+                          "candidates' single-round calibrations")
+          if r.get("composed_certifications") else []),
+        *_wrap("BMG", f"gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
+                      + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP)),
+        *(line for k, text in BMG_FIELD_HELP.items() for line in _wrap(f"  {k}", text, indent=14)),
+        *_wrap("RMSE/coord", f"expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity "
+                             f"1/n) {r['central_gaussian']['rmse_per_coordinate']:.4g} (scaled units; ratio "
+                             f"{r['rmse_ratio_bmg_over_central']:.3f})"),
+        *_wrap("", f"({MEAN_RMSE_NOTE})"),
         "",
         f"{'column':<{w}} {'private':>12} {'exp. RMSE':>11} {'central RMSE':>13}",
     ]
     for j, c in enumerate(cols):
         lines.append(
             f"{c:<{w}} {r['private_mean'][j]:>12.5g} {exp_units[j]:>11.3g} {central_units[j]:>13.3g}")
-    lines.append("(original units; the estimate targets the mean of the clipped data"
-                 + ("; the RMSE columns are computed from the data's min/max: analyst only, not private)"
-                    if from_data else ")"))
+    lines += _wrap(None, "(original units; the estimate targets the mean of the clipped data"
+                   + ("; the RMSE columns are computed from the data's min/max: analyst only, not private)"
+                      if from_data else ")"), indent=1)
     d = r.get("diagnostics")
     if d:
-        lines.append(f"diagnostics (TRUE means and realised errors, do not publish): {d['csv']}")
+        lines += _wrap(None, f"diagnostics (TRUE means and realised errors, do not publish): {d['csv']}", indent=2)
     # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
-    lines.append("randomness : " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
-                                    if r.get("reproducible_seeded_mode") else
-                                    "cryptographically secure generator keyed by OS entropy"))
+    lines += _wrap("randomness", "seeded, reproducible (NOT private unless the seed is kept secret)"
+                   if r.get("reproducible_seeded_mode") else "cryptographically secure generator keyed by OS entropy")
     from sharpdp.distributed._cli import engine_line
 
     engine = engine_line(r)
