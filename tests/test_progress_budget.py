@@ -25,3 +25,21 @@ def test_done_line_names_the_budget_when_the_total_moved():
 def test_done_line_is_plain_when_the_total_held():
     lines = _run(10, 10, 10, io.StringIO())
     assert "budgeted" not in lines[-1] and lines[-1].startswith("calibrating: 10/10 evaluations (100%), ")
+
+
+def test_a_budget_bar_says_its_time_left_is_an_upper_value(monkeypatch):
+    # the calibrations' bars count a budget the search usually stops short of: "about N s left" would promise
+    # the whole budget's time
+    import sharpdp._progress as P
+
+    t = [0.0]
+    monkeypatch.setattr(P, "clock", lambda: t[0])
+    for budget, want in ((True, "up to about 18 s left (estimate; may stop sooner)"), (False, ", about 18 s left (estimate)")):
+        f = io.StringIO()
+        t[0] = 0.0
+        bar = progress_bar(total=4, desc="work", unit=" items", file=f, delay=0.0, budget=budget)
+        t[0] = 6.0
+        bar.update(1)
+        line = f.getvalue().splitlines()[0]
+        assert line.endswith(want) and (("up to" in line) == budget), line
+        bar.close()

@@ -95,12 +95,13 @@ class _PlainBar:
 
     def __init__(self, iterable: Iterable[Any] | None = None, *, desc: str = "", total: int | None = None,
                  unit: str = "it", file: IO[str] | None = None, leave: bool = True, disable: bool = False,
-                 delay: float = 0.0, **_: Any) -> None:
+                 delay: float = 0.0, budget: bool = False, **_: Any) -> None:
         self.iterable = iterable
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
         self.total, self.desc, self.unit = total, desc, unit
         self._budget = total  # the total announced at the start (a caller may change it when it stops early)
+        self._upto = budget  # the total is a budget the work may stop short of: the time left is an upper value
         self.file = sys.stderr if file is None else file
         self.disable, self.delay = disable, delay
         self.n = 0
@@ -125,7 +126,9 @@ class _PlainBar:
         if done:
             return head + " (done)"
         if self.total and self.n:
-            head += f", about {el / self.n * max(self.total - self.n, 0):.0f} s left (estimate)"
+            left = el / self.n * max(self.total - self.n, 0)
+            head += f", up to about {left:.0f} s left (estimate; may stop sooner)" if self._upto else \
+                f", about {left:.0f} s left (estimate)"
         return head
 
     def update(self, k: int = 1) -> None:
@@ -207,7 +210,9 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         Wrapped and iterated as by tqdm.
     **kwargs
         ``desc``, ``total``, ``unit``, ``file``, ``leave``, ``disable``, ``delay`` (seconds
-        before anything is shown); other tqdm options are ignored by the fallback.
+        before anything is shown), ``budget`` (sharpdp's: True when the total is a budget the work
+        may stop short of, so that the time left is shown as an upper value: "up to about N s left"
+        in a log, "<=" before tqdm's remaining time); other tqdm options are ignored by the fallback.
 
     Returns
     -------
@@ -217,12 +222,13 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
     """
     if _LABEL.get():
         kwargs["desc"] = _LABEL.get() + str(kwargs.get("desc") or "")
+    budget = bool(kwargs.pop("budget", False))
     try:
         from tqdm.auto import tqdm
         from tqdm.autonotebook import tqdm as chosen  # (imported by tqdm.auto: the notebook or the std class)
         from tqdm.std import tqdm as std_tqdm
     except ImportError:
-        return _PlainBar(iterable, **kwargs)
+        return _PlainBar(iterable, budget=budget, **kwargs)
     file = sys.stderr if kwargs.get("file") is None else kwargs["file"]
     if chosen is not std_tqdm or _is_terminal(file):  # notebook widget or a tty
         # miniters=1: redraw at every update after mininterval; tqdm's adaptive default skips the updates
@@ -232,11 +238,14 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
             unit = str(kwargs.get("unit") or "")
             if len(unit) > 12:
                 kwargs["unit"] = " " + unit.split()[-1]
-            kwargs["desc"] = _fit(str(kwargs.get("desc") or ""), _columns(file) - len(str(kwargs.get("unit") or "")))
+            kwargs["desc"] = _fit(str(kwargs.get("desc") or ""),
+                                  _columns(file) - len(str(kwargs.get("unit") or "")) - budget)  # ("<=": 1 more)
+        if budget:  # the time left is the whole budget's: an upper value ("<=")
+            kwargs.setdefault("bar_format", "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<={remaining}, {rate_fmt}{postfix}]")
         bar = _tqdm_class(tqdm)(iterable, **kwargs)
         _OPEN.add(bar)
         return bar
-    return _PlainBar(iterable, **kwargs)
+    return _PlainBar(iterable, budget=budget, **kwargs)
 
 
 def _columns(file: IO[str]) -> int:

@@ -185,7 +185,7 @@ class Progress:
 
     def __init__(self, desc: str, progress: bool | None, budget: int, unit: str = " accountant evaluations") -> None:
         self.bar = progress_bar(desc=desc, total=budget, unit=unit, file=sys.stderr,
-                                leave=False, disable=progress is False, delay=0.0 if progress else 1.0)
+                                leave=False, disable=progress is False, delay=0.0 if progress else 1.0, budget=True)
 
     def update(self, done: int) -> None:
         """``done`` evaluations made (the total grows past the budget only in a fallback)."""
