@@ -131,15 +131,17 @@ def _randomize_task(part, ncols: int, scaling, randomizer, rng_state, offset: in
 
     values, _ = _complete(part, ncols)
     if values.shape[0] == 0:
-        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "clipped": 0, "messages": None, "sample_seconds": 0.0,
-                "sample_cpu_seconds": 0.0}
+        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "sum_c": [0] * ncols, "clipped": 0, "messages": None,
+                "sample_seconds": 0.0, "sample_cpu_seconds": 0.0}
     z, clipped = scaling.to_unit_ball(values)
     # a private copy of the driver's generator: every partition derives the same 64-bit seed
     start, cpu = time.perf_counter(), time.thread_time()
     messages = randomizer.sample(z, rng=copy.deepcopy(rng_state), threads=threads, row_offset=offset,
                                  total_rows=total)
     seconds, cpu_seconds = time.perf_counter() - start, time.thread_time() - cpu
-    return {"sum_y": exact_column_sums(messages), "sum_z": exact_column_sums(z), "clipped": clipped,
+    # the clipped rows' sums in original units (a diagnostic): equal to pass 1's when nothing is clipped
+    sum_c = exact_column_sums(np.clip(values, scaling.bounds[:, 0], scaling.bounds[:, 1]))
+    return {"sum_y": exact_column_sums(messages), "sum_z": exact_column_sums(z), "sum_c": sum_c, "clipped": clipped,
             "messages": messages if keep else None, "sample_seconds": seconds, "sample_cpu_seconds": cpu_seconds}
 
 
@@ -293,6 +295,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     core_key(gen)  # advance the caller's generator by the draw the sampler made
     sum_y = [sum(r["sum_y"][j] for r in second) for j in range(d)]
     sum_z = [sum(r["sum_z"][j] for r in second) for j in range(d)]
+    sum_c = [sum(r["sum_c"][j] for r in second) for j in range(d)]
     est_z = mean_from_exact_sums(sum_y, n) / bmg.estimate_scale
     true_z = mean_from_exact_sums(sum_z, n)
     messages = None
@@ -300,7 +303,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         messages = np.concatenate([r["messages"] for r in second if r["messages"] is not None])
     return MeanResult(
         private_mean=scaling.to_original(est_z), private_mean_scaled=est_z,
-        true_mean=mean_from_exact_sums(sum_raw, n), true_mean_clipped=scaling.to_original(true_z),
+        true_mean=mean_from_exact_sums(sum_raw, n), true_mean_clipped=mean_from_exact_sums(sum_c, n),
         true_mean_clipped_scaled=true_z,
         n=n, d=d, columns=columns, bounds=scaling.bounds, bounds_public=not warnings,
         rows_dropped_missing=dropped, values_clipped=int(sum(r["clipped"] for r in second)),
