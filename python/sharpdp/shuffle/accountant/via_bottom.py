@@ -278,15 +278,21 @@ class ViaBottom:
         likewise (both legs non-increasing, §1.6; legs above eps_tau excluded, §9.1), rounded down."""
         e1 = f * eps
         e2 = self._second(eps, e1)
+        return (self._known_lower(0, e1) + math.exp(e1) * (1 - 4 * U) * self._known_lower(1, e2)) * (1 - 8 * U)
+
+    def _known_lower(self, j: int, at: float) -> float:
+        """A lower value of leg j's D_up at ``at`` from the legs known already (no new certification): the
+        largest lower value of a cached engine leg or closed form of leg j at some e >= at (legs non-increasing,
+        §1.6), none above eps_tau (§9.1); 0 when there is none."""
         et = float(getattr(self.bottom, "eps_tau", math.inf))
-        lo = [0.0, 0.0]
-        for (j, e, _), r in self._leg_cache.items():
-            if (e1, e2)[j] <= e <= et:
-                lo[j] = max(lo[j], r.lower)
-        for (j, e), (c_lo, _) in self._closed_cache.items():
-            if (e1, e2)[j] <= e <= et:
-                lo[j] = max(lo[j], c_lo)
-        return (lo[0] + math.exp(e1) * (1 - 4 * U) * lo[1]) * (1 - 8 * U)
+        lo = 0.0
+        for (i, e, _), r in self._leg_cache.items():
+            if i == j and at <= e <= et:
+                lo = max(lo, r.lower)
+        for (i, e), (c_lo, _) in self._closed_cache.items():
+            if i == j and at <= e <= et:
+                lo = max(lo, c_lo)
+        return lo
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
@@ -517,6 +523,11 @@ class ViaBottom:
             while Fraction(e2) + Fraction(a) < Fraction(eps):  # (B at e2 >= eps - a: exactly)
                 e2 = math.nextafter(e2, math.inf)
             b_lo, b_up = self._closed_leg(1, e2, rel_tol)
+            # a known lower value of B at some e >= e2 (a cached leg: B is non-increasing) that closes [a, eps]
+            # ends the cover at once (the check reach() makes first, with the same A_lo at eps: no new leg)
+            known = self._known_lower(1, e2)
+            if known > b_lo and self._interval_at_least_1(eps, a, e2, a_at(k_max), known):
+                break
             m = reach(k, e2, b_lo)
             if m == k and engine > 0 and self._interval_at_least_1(
                     eps, a, e2, self._closed_leg(0, grid[k + 1], rel_tol)[1], b_up):
