@@ -269,30 +269,27 @@ class ViaBottom:
         if self._known_floor(eps, f) >= bar:
             return True
         e1 = f * eps
-        b = self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
-        return (self.leg(0, e1, rel_tol).lower + math.exp(e1) * (1 - 4 * U) * b) * (1 - 8 * U) >= bar
+        a, w = self.leg(0, e1, rel_tol).lower, math.exp(e1) * (1 - 4 * U)
+        if a * (1 - 8 * U) >= bar:  # (B >= 0)
+            return True
+        # leg B stops once its upper value is below t, a hair below the B that decides: the same answer (§9.4)
+        t = (bar / (1 - 8 * U) - a) / w * (1 - 1e-9) if self.SHORTCUTS and math.isfinite(w) else 0.0
+        b = self.leg(1, self._second(eps, e1), self.PROBE_TOL, max(t, 0.0)).lower
+        return (a + w * b) * (1 - 8 * U) >= bar
 
     def _known_floor(self, eps: float, f: float) -> float:
-        """A lower value of the split's chain A(e1) + e^{e1} B(e2) at e1 = f eps from legs known already (no
-        new certification): A(e1) >= the lower value of a cached or closed-form leg A at some e >= e1, B(e2)
-        likewise (both legs non-increasing, §1.6; legs above eps_tau excluded, §9.1), rounded down."""
+        """A lower value of the split's chain A(e1) + e^{e1} B(e2) at e1 = f eps from legs known already, rounded down."""
         e1 = f * eps
-        e2 = self._second(eps, e1)
-        return (self._known_lower(0, e1) + math.exp(e1) * (1 - 4 * U) * self._known_lower(1, e2)) * (1 - 8 * U)
+        return (self._known_lower(0, e1) + math.exp(e1) * (1 - 4 * U) * self._known_lower(1, self._second(eps, e1))) \
+            * (1 - 8 * U)
 
     def _known_lower(self, j: int, at: float) -> float:
-        """A lower value of leg j's D_up at ``at`` from the legs known already (no new certification): the
-        largest lower value of a cached engine leg or closed form of leg j at some e >= at (legs non-increasing,
-        §1.6), none above eps_tau (§9.1); 0 when there is none."""
+        """A lower value of leg j's D_up at ``at`` from the legs known already (no new certification): the largest
+        lower value of a cached or closed-form leg j at some e >= at (legs non-increasing, §1.6), none above eps_tau
+        (§9.1); 0 when there is none."""
         et = float(getattr(self.bottom, "eps_tau", math.inf))
-        lo = 0.0
-        for (i, e, _), r in self._leg_cache.items():
-            if i == j and at <= e <= et:
-                lo = max(lo, r.lower)
-        for (i, e), (c_lo, _) in self._closed_cache.items():
-            if i == j and at <= e <= et:
-                lo = max(lo, c_lo)
-        return lo
+        los = [r.lower for (i, e, _), r in self._leg_cache.items() if i == j and at <= e <= et]
+        return max([0.0, *los, *(c[0] for (i, e), c in self._closed_cache.items() if i == j and at <= e <= et)])
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
@@ -523,8 +520,7 @@ class ViaBottom:
             while Fraction(e2) + Fraction(a) < Fraction(eps):  # (B at e2 >= eps - a: exactly)
                 e2 = math.nextafter(e2, math.inf)
             b_lo, b_up = self._closed_leg(1, e2, rel_tol)
-            # a known lower value of B at some e >= e2 (a cached leg: B is non-increasing) that closes [a, eps]
-            # ends the cover at once (the check reach() makes first, with the same A_lo at eps: no new leg)
+            # a known lower value of B at some e >= e2 (B non-increasing) closing [a, eps] ends the cover (§9.3)
             known = self._known_lower(1, e2)
             if known > b_lo and self._interval_at_least_1(eps, a, e2, a_at(k_max), known):
                 break
