@@ -273,7 +273,8 @@ class ViaBottom:
         if a * (1 - 8 * U) >= bar:  # (B >= 0)
             return True
         # leg B stops once its upper value is below t, a hair below the B that decides: the same answer (§9.4)
-        t = (bar / (1 - 8 * U) - a) / w * (1 - 1e-9) if self.SHORTCUTS and math.isfinite(w) else 0.0
+        t = (bar / (1 - 8 * U) - a) / w * (1 - 1e-9) if self.SHORTCUTS and math.isfinite(w) \
+            and getattr(self.bottom, "randomizer", None) is not None else 0.0  # (as split: a test's has no target)
         b = self.leg(1, self._second(eps, e1), self.PROBE_TOL, max(t, 0.0)).lower
         return (a + w * b) * (1 - 8 * U) >= bar
 
