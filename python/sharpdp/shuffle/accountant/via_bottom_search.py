@@ -132,3 +132,25 @@ def close(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi
             above.append((lo, ulo))
         slow = slow + 1 if hi - lo > 0.5 * width else 0
     return hi
+
+
+def vertex(best: Any, seen: list[Any], step: float) -> float | None:
+    """The shift x of e2 (|x| < step) minimising A_c e^{a x} + W_c e^{-(b + 1) x}, the log-linear
+    model of A(e1 - x) + e^{e1 - x} B(e2 + x) around ``best`` (W_c = e^{e1} B(e2)), with a and b the
+    legs' log slopes by central differences from the splits of ``seen`` at e1 -+ step; None when
+    a neighbour is missing or a slope is not positive. Only a place to look: the split there is
+    certified like any other."""
+    p = [c for c in seen if abs((best.e1 - c.e1) - step) < 0.01 * step]
+    m = [c for c in seen if abs((c.e1 - best.e1) - step) < 0.01 * step]
+    if not (p and m):
+        return None
+    ap, am, bp, bm = p[0].leg_a.upper, m[0].leg_a.upper, p[0].leg_b.upper, m[0].leg_b.upper
+    ac, bc = best.leg_a.upper, best.leg_b.upper
+    if min(ap, am, bp, bm, ac, bc) <= 0.0:
+        return None
+    a = (math.log(ap) - math.log(am)) / (2.0 * step)
+    b = (math.log(bm) - math.log(bp)) / (2.0 * step)
+    if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
+        return None
+    x = math.log((b + 1.0) * math.exp(best.e1) * bc / (a * ac)) / (a + b + 1.0)
+    return min(max(x, -0.9 * step), 0.9 * step)
