@@ -109,3 +109,24 @@ def test_close_answers_within_xtol_above_the_root(root, slope, curv, bias):
     fun2(0.7 * root)
     shrink(fun2, delta, lo, fun2(lo), hi, fun2(hi), xtol)
     assert n_new <= len(seen2), (n_new, len(seen2))
+
+
+def test_decide_far_from_the_target_is_one_splits_certified_value():
+    """GaussianRandomizer(2), n = 100: a hint from the split search at eps = 0.4, then decide at eps = 0.45 against
+    a target 20x below the value (far: the walk on legs at rel_tol 0.1, docs/accountant.md §9.2). Its value is the
+    certified upper value of the split it names (the hint): at least the lower value of that split's chain by an
+    independent zero-out accountant at rel_tol 1e-3, and within 10 % of a fresh get_delta there. Catches the loose
+    split's lower value returned instead of its upper value (tried: below the chain's lower value)."""
+    acc = ShuffleAccountant(GaussianRandomizer(2.0, 1), 100, "replace")
+    vb = acc._bottom
+    r = acc.report(0.4)
+    eps = 0.45
+    v = vb.decide(eps, r.upper / 20)
+    e2 = vb._hint
+    e1 = eps - e2
+    assert (1, e2, 0.1) in vb._leg_cache  # (the far path: leg B of the named split at rel_tol 0.1)
+    zo = ShuffleAccountant(GaussianRandomizer(2.0, 1), 100)
+    a, b = zo._report(e1, 1e-3, only=vb.legs[0]), zo._report(e2, 1e-3, only=vb.legs[1])
+    assert v >= a.lower + math.exp(e1) * b.lower * (1 - 1e-12)
+    fresh = ShuffleAccountant(GaussianRandomizer(2.0, 1), 100, "replace").get_delta(eps)
+    assert fresh <= v <= 1.1 * fresh, (v, fresh)
