@@ -133,10 +133,17 @@ class ViaBottom:
         # (a zero-out accountant without its randomizer, e.g. a test's, has no absolute target: rel_tol alone)
         absolute = absolute and self.SHORTCUTS and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
         neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute else 0.0
-        rb = self.leg(1, e2, 0.1, neg) if rough_b and absolute and rel_tol < 0.1 and b_tol is None else None
+        rough_b = rough_b and absolute and rel_tol < 0.1 and b_tol is None and self._small_b(e2, neg / rel_tol)
+        rb = self.leg(1, e2, 0.1, neg) if rough_b else None
         if rb is None or not (rb.upper < neg or rb.upper - rb.lower <= neg):
             rb = self.leg(1, e2, rel_tol, neg) if b_tol is None else self.leg(1, e2, b_tol)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
+
+    def _small_b(self, e2: float, share: float) -> bool:
+        """A guess (speed only) that e^{e1} B(e2) is at most 20 % of A(e1) (share = ABS_SHARE A_lo / e^{e1}): the
+        upper value of the cached leg B nearest e2 (within 5 %) at most 2 share; False without one."""
+        near = [(abs(e - e2), r.upper) for (j, e, _), r in self._leg_cache.items() if j == 1 and abs(e - e2) <= 0.05 * e2]
+        return bool(near) and min(near)[1] <= 2.0 * share
 
     @staticmethod
     def _second(eps: float, e1: float) -> float:
