@@ -79,9 +79,10 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
 
 
 def _model_root(above: list[tuple[float, float]], ld: float, lo: float, hi: float) -> float | None:
-    """The root of the secant (log value against eps) through the two points of ``above`` nearest the
-    bracket's lower end (values above delta: each a minimised split value, unlike the first split <= delta
-    that ends an evaluation below it), None without two such points or a decreasing secant."""
+    """The model root from the points of ``above`` nearest the bracket's lower end (values above delta: each a
+    minimised split value, unlike the first split <= delta that ends an evaluation below it): the root beyond
+    the nearest of the parabola (log value against eps) through three of them where it has one, else of the
+    secant through two; None without two such points or a decreasing secant."""
     pts = sorted((p for p in above if p[1] > 0.0 and p[0] <= lo), key=lambda p: -p[0])[:2]
     if len(pts) < 2 or not pts[0][0] > pts[1][0]:
         return None
@@ -89,13 +90,25 @@ def _model_root(above: list[tuple[float, float]], ld: float, lo: float, hi: floa
     f1, f0 = math.log(u1) - ld, math.log(u0) - ld
     if not f0 > f1 > 0.0:
         return None
-    return x1 + f1 * (x1 - x0) / (f0 - f1)
+    r = x1 + f1 * (x1 - x0) / (f0 - f1)
+    third = sorted((p for p in above if p[1] > 0.0 and p[0] < x0), key=lambda p: -p[0])[:1]
+    if third:  # the parabola through three points (log value against eps): its root beyond x1, if any
+        x2, f2 = third[0][0], math.log(third[0][1]) - ld
+        s1, s0 = (f1 - f0) / (x1 - x0), (f0 - f2) / (x0 - x2)
+        c = (s1 - s0) / (x1 - x2)
+        b = s1 + c * (x1 - x0)  # the slope at x1
+        disc = b * b - 4.0 * c * f1
+        if disc >= 0.0 and b < 0.0:
+            d = 2.0 * f1 / (-b + math.sqrt(disc))  # (f1 + b d + c d^2 = 0: the root nearest x1, stable form)
+            if d > 0.0 and math.isfinite(d):
+                r = x1 + d
+    return r
 
 
 def close(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
           tol: float, above: list[tuple[float, float]]) -> float:
     """The safe end hi of the final bracket (hi - lo <= tol hi, fun(hi) <= delta < fun(lo), hi evaluated or
-    the caller's): the secant of :func:`_model_root` forward from the lower end, else regula falsi on the bracket's
+    the caller's): the root of :func:`_model_root` (points above delta), else regula falsi on the bracket's
     ends; each point aimed 0.3 tol hi past the model root, a point <= delta followed by one 0.7 tol below it
     (an accurate model closes the bracket in two evaluations); bisection after two steps that do not halve it."""
     ld = math.log(delta)
