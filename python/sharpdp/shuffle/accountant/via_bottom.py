@@ -140,8 +140,7 @@ class ViaBottom:
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
     def _small_b(self, e2: float, share: float) -> bool:
-        """A guess (speed only) that e^{e1} B(e2) is at most 20 % of A(e1) (share = ABS_SHARE A_lo / e^{e1}): the
-        upper value of the cached leg B nearest e2 (within 5 %) at most 2 share; False without one."""
+        """A guess (speed only) that e^{e1} B(e2) <= 0.2 A(e1) (share = ABS_SHARE A_lo / e^{e1}): from the nearest cached leg B."""
         near = [(abs(e - e2), r.upper) for (j, e, _), r in self._leg_cache.items() if j == 1 and abs(e - e2) <= 0.05 * e2]
         return bool(near) and min(near)[1] <= 2.0 * share
 
@@ -527,8 +526,7 @@ class ViaBottom:
                 e2 = math.nextafter(e2, math.inf)
             b_lo, b_up = self._closed_leg(1, e2, rel_tol)
             # a known lower value of B at some e >= e2 (B non-increasing) closing [a, eps] ends the cover (§9.3)
-            known = self._known_lower(1, e2)
-            if known > b_lo and self._interval_at_least_1(eps, a, e2, a_at(k_max), known):
+            if self._interval_at_least_1(eps, a, e2, a_at(k_max), max(b_lo, self._known_lower(1, e2))):
                 break
             m = reach(k, e2, b_lo)
             if m == k and engine > 0 and self._interval_at_least_1(
