@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
-from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search
+from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
 
@@ -73,8 +73,9 @@ class ViaBottom:
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
-    # most steps of get_epsilon's local walk from the last best split (§9.2)
-    WALK_STEPS = 8
+    # most steps of get_epsilon's local walk from the last best split, on legs at rel_tol 0.1 first where the first
+    # split's lower value there exceeds FAR x the target (§9.2)
+    WALK_STEPS, FAR = 8, 2.0
     # first legs e1 = k eps / CAP_GRID of the closed-form cap proof (§9.3) ...
     CAP_GRID = 16
     # ... and the most engine legs B (at rel_tol max(rel_tol, 0.1)) it may add to the closed forms (legs A
@@ -119,10 +120,12 @@ class ViaBottom:
             self._leg_neg[key] = negligible
         return hit
 
-    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None) -> Split:
+    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
+              rough_b: bool = False) -> Split:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards; ``absolute``: leg B to the absolute
         target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (docs/accountant.md §9.4), else to rel_tol alone (or to
-        ``b_tol`` when given, without the absolute target)."""
+        ``b_tol`` when given, without the absolute target); ``rough_b`` (get_epsilon's decide, §9.2): leg B at
+        rel_tol 0.1 first, kept where its bracket's width is within that target."""
         e1 = f * eps
         e2 = self._second(eps, e1)
         w = math.exp(e1)
@@ -130,8 +133,16 @@ class ViaBottom:
         # (a zero-out accountant without its randomizer, e.g. a test's, has no absolute target: rel_tol alone)
         absolute = absolute and self.SHORTCUTS and math.isfinite(w) and getattr(self.bottom, "randomizer", None) is not None
         neg = self.ABS_SHARE * rel_tol * ra.lower / (w * (1 + 4 * U)) if absolute else 0.0
-        rb = self.leg(1, e2, rel_tol, neg) if b_tol is None else self.leg(1, e2, b_tol)
+        rough_b = rough_b and absolute and rel_tol < 0.1 and b_tol is None and self._small_b(e2, neg / rel_tol)
+        rb = self.leg(1, e2, 0.1, neg) if rough_b else None
+        if rb is None or not (rb.upper < neg or rb.upper - rb.lower <= neg):
+            rb = self.leg(1, e2, rel_tol, neg) if b_tol is None else self.leg(1, e2, b_tol)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
+
+    def _small_b(self, e2: float, share: float) -> bool:
+        """A guess (speed only) that e^{e1} B(e2) <= 0.2 A(e1) (share = ABS_SHARE A_lo / e^{e1}): from the nearest cached leg B."""
+        near = [(abs(e - e2), r.upper) for (j, e, _), r in self._leg_cache.items() if j == 1 and abs(e - e2) <= 0.05 * e2]
+        return bool(near) and min(near)[1] <= 2.0 * share
 
     @staticmethod
     def _second(eps: float, e1: float) -> float:
@@ -269,24 +280,28 @@ class ViaBottom:
         if self._known_floor(eps, f) >= bar:
             return True
         e1 = f * eps
-        b = self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
-        return (self.leg(0, e1, rel_tol).lower + math.exp(e1) * (1 - 4 * U) * b) * (1 - 8 * U) >= bar
+        a, w = self.leg(0, e1, rel_tol).lower, math.exp(e1) * (1 - 4 * U)
+        if a * (1 - 8 * U) >= bar:  # (B >= 0)
+            return True
+        # leg B stops once its upper value is below t, a hair below the B that decides: the same answer (§9.4)
+        t = (bar / (1 - 8 * U) - a) / w * (1 - 1e-9) if self.SHORTCUTS and math.isfinite(w) \
+            and getattr(self.bottom, "randomizer", None) is not None else 0.0  # (as split: a test's has no target)
+        b = self.leg(1, self._second(eps, e1), self.PROBE_TOL, max(t, 0.0)).lower
+        return (a + w * b) * (1 - 8 * U) >= bar
 
     def _known_floor(self, eps: float, f: float) -> float:
-        """A lower value of the split's chain A(e1) + e^{e1} B(e2) at e1 = f eps from legs known already (no
-        new certification): A(e1) >= the lower value of a cached or closed-form leg A at some e >= e1, B(e2)
-        likewise (both legs non-increasing, §1.6; legs above eps_tau excluded, §9.1), rounded down."""
+        """A lower value of the split's chain A(e1) + e^{e1} B(e2) at e1 = f eps from legs known already, rounded down."""
         e1 = f * eps
-        e2 = self._second(eps, e1)
+        return (self._known_lower(0, e1) + math.exp(e1) * (1 - 4 * U) * self._known_lower(1, self._second(eps, e1))) \
+            * (1 - 8 * U)
+
+    def _known_lower(self, j: int, at: float) -> float:
+        """A lower value of leg j's D_up at ``at`` from the legs known already (no new certification): the largest
+        lower value of a cached or closed-form leg j at some e >= at (legs non-increasing, §1.6), none above eps_tau
+        (§9.1); 0 when there is none."""
         et = float(getattr(self.bottom, "eps_tau", math.inf))
-        lo = [0.0, 0.0]
-        for (j, e, _), r in self._leg_cache.items():
-            if (e1, e2)[j] <= e <= et:
-                lo[j] = max(lo[j], r.lower)
-        for (j, e), (c_lo, _) in self._closed_cache.items():
-            if (e1, e2)[j] <= e <= et:
-                lo[j] = max(lo[j], c_lo)
-        return (lo[0] + math.exp(e1) * (1 - 4 * U) * lo[1]) * (1 - 8 * U)
+        los = [r.lower for (i, e, _), r in self._leg_cache.items() if i == j and at <= e <= et]
+        return max([0.0, *los, *(c[0] for (i, e), c in self._closed_cache.items() if i == j and at <= e <= et)])
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         """The reported split with its bracket within rel_tol: ``s`` when (upper - lower) <= rel_tol lower (or
@@ -306,11 +321,24 @@ class ViaBottom:
         SPLIT_TOL eps in e2 while the value decreases, stopping at the first split whose value is
         <= target (the comparison is decided); the full search of :meth:`report` when there is no
         hint, at eps above eps_tau or 60, or when the walk does not settle."""
-        rel_tol = self.bottom.rel_tol
+        rel_tol, rough = self.bottom.rel_tol, max(self.bottom.rel_tol, 0.1)
         h = self._hint
         if h is None or not 0.0 < h < eps or eps > min(EPS_CAP, float(getattr(self.bottom, "eps_tau", math.inf))):
+            if self.SHORTCUTS and rough > rel_tol and eps <= EPS_CAP:
+                rep = self.report(eps, rough)
+                if rep.lower > self.FAR * target:
+                    return min(max(rep.upper, TINY), 1.0)
             return min(max(self.report(eps, rel_tol).upper, TINY), 1.0)
-        best = self.split(eps, 1.0 - h / eps, rel_tol)
+        if self.SHORTCUTS and rough > rel_tol:  # far from the target: decided on legs at rel_tol 0.1 (§9.2)
+            first = self.split(eps, 1.0 - h / eps, rough)
+            if first.lower > self.FAR * target:
+                walked = self._walk(eps, rough, target, first)  # (None: the full search at rel_tol 0.1, as below)
+                rep = self._report_splits(eps, rough, eps) if walked is None else self._as_report(eps, walked)
+                if rep.lower > target or rep.upper <= target:
+                    if walked is not None:
+                        self._hint = eps - walked.e1
+                    return min(max(rep.upper, TINY), 1.0)
+        best = self.split(eps, 1.0 - h / eps, rel_tol, rough_b=True)
         if best.upper > target:
             walked = self._walk(eps, rel_tol, target, best)
             if walked is None:  # the optimum is far from the hint: the full search (it sets the hint)
@@ -333,7 +361,7 @@ class ViaBottom:
                 e2 = eps - best.e1 + sgn * step
                 if not 0.0 < e2 < eps:
                     break
-                c = self.split(eps, 1.0 - e2 / eps, rel_tol)
+                c = self.split(eps, 1.0 - e2 / eps, rel_tol, rough_b=True)
                 seen.append(c)
                 if c.upper <= target:
                     return c
@@ -347,32 +375,12 @@ class ViaBottom:
         x = self._vertex(best, seen, step)
         if x is not None:
             e2 = min(max(eps - best.e1 + x, 0.0), eps)  # (a split: 0 <= e2 <= eps)
-            c = self.split(eps, 1.0 - e2 / eps, rel_tol)
+            c = self.split(eps, 1.0 - e2 / eps, rel_tol, rough_b=True)
             if c.upper < best.upper:
                 best = c
         return best
 
-    @staticmethod
-    def _vertex(best: Split, seen: list[Split], step: float) -> float | None:
-        """The shift x of e2 (|x| < step) minimising A_c e^{a x} + W_c e^{-(b + 1) x}, the log-linear
-        model of A(e1 - x) + e^{e1 - x} B(e2 + x) around ``best`` (W_c = e^{e1} B(e2)), with a and b the
-        legs' log slopes by central differences from the splits of ``seen`` at e1 -+ step; None when
-        a neighbour is missing or a slope is not positive. Only a place to look: the split there is
-        certified like any other."""
-        p = [c for c in seen if abs((best.e1 - c.e1) - step) < 0.01 * step]
-        m = [c for c in seen if abs((c.e1 - best.e1) - step) < 0.01 * step]
-        if not (p and m):
-            return None
-        ap, am, bp, bm = p[0].leg_a.upper, m[0].leg_a.upper, p[0].leg_b.upper, m[0].leg_b.upper
-        ac, bc = best.leg_a.upper, best.leg_b.upper
-        if min(ap, am, bp, bm, ac, bc) <= 0.0:
-            return None
-        a = (math.log(ap) - math.log(am)) / (2.0 * step)
-        b = (math.log(bm) - math.log(bp)) / (2.0 * step)
-        if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
-            return None
-        x = math.log((b + 1.0) * math.exp(best.e1) * bc / (a * ac)) / (a + b + 1.0)
-        return min(max(x, -0.9 * step), 0.9 * step)
+    _vertex = staticmethod(vertex)  # (the vertex model of the walk: via_bottom_search.vertex)
 
     @staticmethod
     def _as_report(eps: float, best: Split) -> AccountantReport:
@@ -517,6 +525,9 @@ class ViaBottom:
             while Fraction(e2) + Fraction(a) < Fraction(eps):  # (B at e2 >= eps - a: exactly)
                 e2 = math.nextafter(e2, math.inf)
             b_lo, b_up = self._closed_leg(1, e2, rel_tol)
+            # a known lower value of B at some e >= e2 (B non-increasing) closing [a, eps] ends the cover (§9.3)
+            if self._interval_at_least_1(eps, a, e2, a_at(k_max), max(b_lo, self._known_lower(1, e2))):
+                break
             m = reach(k, e2, b_lo)
             if m == k and engine > 0 and self._interval_at_least_1(
                     eps, a, e2, self._closed_leg(0, grid[k + 1], rel_tol)[1], b_up):

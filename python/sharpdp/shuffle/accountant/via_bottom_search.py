@@ -7,8 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle.accountant.limits import EPS_MAX
-from sharpdp.shuffle.accountant.search import shrink
+from sharpdp.shuffle.accountant.limits import EPS_MAX, SHRINK_ITERS
 
 
 class Decider(Protocol):
@@ -46,6 +45,7 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
     except ValueError:  # delta / 2 below the zero-out floor: delta itself may still be reached
         hi = EPS_MAX
     uhi = fun(hi)
+    above: list[tuple[float, float]] = []  # the evaluated points whose value exceeds delta (the model's)
     step, ld = 0.1, math.log(delta)
     prev: tuple[float, float] | None = None
     while uhi > delta:  # (bounded: the step doubles, at most ~20 steps to 700)
@@ -54,6 +54,7 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
         if lo > 0.0 and math.isfinite(ulo) and ulo > 0.0:
             prev = (lo, math.log(ulo))
         lo, ulo = hi, uhi
+        above.append((lo, ulo))
         x = hi * (1.0 + step)
         if prev is not None and prev[1] > math.log(uhi):  # secant in log delta, aimed 3 % past
             x_sec = hi + (math.log(uhi) - ld) * (hi - prev[0]) / (prev[1] - math.log(uhi))
@@ -73,4 +74,96 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
                 return lo
             hi, uhi, lo = lo, ulo, 0.5 * lo
             ulo = fun(lo)
-    return shrink(fun, delta, lo, ulo, hi, uhi, xtol)[2]
+        above.append((lo, ulo))
+    return close(fun, delta, lo, ulo, hi, uhi, xtol, above)
+
+
+def _model_root(above: list[tuple[float, float]], ld: float, lo: float, hi: float) -> float | None:
+    """The model root from the points of ``above`` nearest the bracket's lower end (values above delta: each a
+    minimised split value, unlike the first split <= delta that ends an evaluation below it): the root beyond
+    the nearest of the parabola (log value against eps) through three of them where it has one, else of the
+    secant through two; None without two such points or a decreasing secant."""
+    pts = sorted((p for p in above if p[1] > 0.0 and p[0] <= lo), key=lambda p: -p[0])[:2]
+    if len(pts) < 2 or not pts[0][0] > pts[1][0]:
+        return None
+    (x1, u1), (x0, u0) = pts
+    f1, f0 = math.log(u1) - ld, math.log(u0) - ld
+    if not f0 > f1 > 0.0:
+        return None
+    r = x1 + f1 * (x1 - x0) / (f0 - f1)
+    third = sorted((p for p in above if p[1] > 0.0 and p[0] < x0), key=lambda p: -p[0])[:1]
+    if third:  # the parabola through three points (log value against eps): its root beyond x1, if any
+        x2, f2 = third[0][0], math.log(third[0][1]) - ld
+        s1, s0 = (f1 - f0) / (x1 - x0), (f0 - f2) / (x0 - x2)
+        c = (s1 - s0) / (x1 - x2)
+        b = s1 + c * (x1 - x0)  # the slope at x1
+        disc = b * b - 4.0 * c * f1
+        if disc >= 0.0 and b < 0.0:
+            d = 2.0 * f1 / (-b + math.sqrt(disc))  # (f1 + b d + c d^2 = 0: the root nearest x1, stable form)
+            if d > 0.0 and math.isfinite(d):
+                r = x1 + d
+    return r
+
+
+def close(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
+          tol: float, above: list[tuple[float, float]]) -> float:
+    """The safe end hi of the final bracket (hi - lo <= tol hi, fun(hi) <= delta < fun(lo), hi evaluated or
+    the caller's): the root of :func:`_model_root` (points above delta), else regula falsi on the bracket's
+    ends; each point aimed 0.3 tol hi past the model root, a point <= delta followed by one 0.7 tol below it
+    (an accurate model closes the bracket in two evaluations); bisection after two steps that do not halve it."""
+    ld = math.log(delta)
+    slow = 0
+    for _ in range(SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
+        if not (hi - lo > tol * hi and hi > 1e-15):
+            break
+        width = hi - lo
+        r = _model_root(above, ld, lo, hi)
+        if slow >= 2 or not (ulo > 0 and uhi > 0):
+            x, slow = 0.5 * (lo + hi), 0
+        else:
+            if r is None or not lo < r < hi:
+                flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
+                r = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
+            x = min(max(r + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
+        u = fun(x)
+        if u <= delta:
+            hi, uhi = x, u
+            x2 = x * (1.0 - 0.7 * tol)
+            # the probe just below only where the bracket's secant puts the root above it (a value <= delta is
+            # the first split found below it, not the least: the distance to the root is underestimated)
+            flo, fhi = math.log(ulo) - ld, math.log(max(uhi, 1e-300)) - ld
+            near = fhi < flo and hi - fhi * (hi - lo) / (fhi - flo) >= x2
+            if near and x2 > lo and hi - lo > tol * hi:
+                u2 = fun(x2)
+                if u2 > delta:
+                    lo, ulo = x2, u2
+                    above.append((lo, ulo))
+                else:
+                    hi, uhi = x2, u2
+        else:
+            lo, ulo = x, u
+            above.append((lo, ulo))
+        slow = slow + 1 if hi - lo > 0.5 * width else 0
+    return hi
+
+
+def vertex(best: Any, seen: list[Any], step: float) -> float | None:
+    """The shift x of e2 (|x| < step) minimising A_c e^{a x} + W_c e^{-(b + 1) x}, the log-linear
+    model of A(e1 - x) + e^{e1 - x} B(e2 + x) around ``best`` (W_c = e^{e1} B(e2)), with a and b the
+    legs' log slopes by central differences from the splits of ``seen`` at e1 -+ step; None when
+    a neighbour is missing or a slope is not positive. Only a place to look: the split there is
+    certified like any other."""
+    p = [c for c in seen if abs((best.e1 - c.e1) - step) < 0.01 * step]
+    m = [c for c in seen if abs((c.e1 - best.e1) - step) < 0.01 * step]
+    if not (p and m):
+        return None
+    ap, am, bp, bm = p[0].leg_a.upper, m[0].leg_a.upper, p[0].leg_b.upper, m[0].leg_b.upper
+    ac, bc = best.leg_a.upper, best.leg_b.upper
+    if min(ap, am, bp, bm, ac, bc) <= 0.0:
+        return None
+    a = (math.log(ap) - math.log(am)) / (2.0 * step)
+    b = (math.log(bm) - math.log(bp)) / (2.0 * step)
+    if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
+        return None
+    x = math.log((b + 1.0) * math.exp(best.e1) * bc / (a * ac)) / (a + b + 1.0)
+    return min(max(x, -0.9 * step), 0.9 * step)
