@@ -19,8 +19,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from _blanket_pieces import bmg_pieces, gauss_pieces, nodes
 from hypothesis import strategies as st
-from scipy.special import ndtr
 
 from sharpdp.shuffle import (BlanketMixedGaussian, FiniteRandomizer, GaussianRandomizer, RandomizedResponse,
                              ShuffleAccountant, clear_caches)
@@ -90,89 +90,17 @@ with mp.workdps(30):
     _DL = [[mp.mpf(v) / mp.mpf(2) ** 64 for v in row] for row in _DL_ROWS]
 
 
-def _Q(z):
-    return ndtr(-z)
-
-
-def _bmg_pieces(gamma, s, eps, kind):
-    """BMG(gamma, s) in one dimension, inputs in [-1, 1], R_BG = N(0, s^2): l(y) = c0 + sum c_a e^{(2ay - a^2)/2s^2}
-    (x = 1 vs bot, bot vs x = 1, replace 1 by -1), and SL(t) = E[(l(Y) - t)_+] in closed form (l is monotone in y:
-    the region {l > t} is a half-line whose end solves a linear or quadratic equation in e^{y/s^2})."""
-    E, w = math.exp(eps), math.exp(-1 / (2 * s * s))
-    if kind == "x_bot":
-        c0, terms = gamma - E, [(1 - gamma, 1)]
-    elif kind == "bot_x":
-        c0, terms = 1 - E * gamma, [(-E * (1 - gamma), 1)]
-    else:
-        c0, terms = gamma * (1 - E), [(1 - gamma, 1), (-E * (1 - gamma), -1)]
-
-    def lf(y):
-        return c0 + sum(c * np.exp((2 * a * y - a * a) / (2 * s * s)) for c, a in terms)
-
-    def sl(t):
-        if kind == "x_bot":
-            ys = s * s * np.log(np.maximum(t - c0, 1e-300) / (terms[0][0] * w))
-            return np.where(t <= c0, c0 - t + terms[0][0], (c0 - t) * _Q(ys / s) + terms[0][0] * _Q((ys - 1) / s))
-        if kind == "bot_x":
-            ys = s * s * np.log(np.maximum(c0 - t, 1e-300) / (-terms[0][0] * w))
-            return np.where(t >= c0, 0.0, (c0 - t) * _Q(-ys / s) + terms[0][0] * _Q((1 - ys) / s))
-        A, B = terms[0][0] * w, -terms[1][0] * w
-        d = t - c0
-        ys = s * s * np.log((d + np.sqrt(d * d + 4 * A * B)) / (2 * A))
-        return (c0 - t) * _Q(ys / s) + sum(c * _Q((ys - a) / s) for c, a in terms)
-
-    dens = lambda y: np.exp(-0.5 * (y / s) ** 2) / (s * math.sqrt(2 * math.pi))  # noqa: E731
-    return dens, lf, sl
-
-
-def _gauss_pieces(s, eps, kind):
-    """GaussianRandomizer(s) in one dimension: blanket the normalised infimum phi_s(|y| + 1) / gamma,
-    gamma = 2 Q(1/s); R_x / R_BG = gamma e^{2 y_+ / s^2} for x = 1."""
-    E = math.exp(eps)
-    g = 2 * _Q(1 / s)
-
-    def ratio(y):
-        return g * np.exp(2 * np.maximum(y, 0) / (s * s))
-
-    if kind == "x_bot":
-        def lf(y):
-            return ratio(y) - E
-
-        def sl(t):
-            ys = s * s / 2 * np.log(np.maximum((t + E) / g, 1.0))
-            return np.where(t < g - E, 1 - E - t, _Q((ys - 1) / s) - (E + t) * _Q((ys + 1) / s) / g)
-    else:
-        def lf(y):
-            return 1 - E * ratio(y)
-
-        def sl(t):
-            ys = s * s / 2 * np.log(np.where(t < 1 - E * g, (1 - t) / (E * g), 1.0))
-            v = (1 - t) * (1 - _Q((ys + 1) / s) / g) - E * (1 - _Q((ys - 1) / s))
-            return np.where(t < 1 - E * g, v, 0.0)
-
-    dens = lambda y: np.exp(-0.5 * ((np.abs(y) + 1) / s) ** 2) / (s * math.sqrt(2 * math.pi)) / g  # noqa: E731
-    return g, dens, lf, sl
-
-
-def _nodes(s, width=0.25, span=14.0, k=16):
-    """Gauss-Legendre nodes on panels of width `width` s over [-span s, span s]."""
-    x, w = np.polynomial.legendre.leggauss(k)
-    edges = np.arange(-span, span + 1e-9, width) * s
-    a, b = edges[:-1, None], edges[1:, None]
-    return ((a + b) / 2 + (b - a) / 2 * x).ravel(), ((b - a) / 2 * w).ravel()
-
-
 def _dup_mix(kind_of, gamma, s, eps, n, adjacency):
     """D_up at n = 2 or 3 of BMG (kind_of 'bmg') or GaussianRandomizer ('gauss'), max over the orders:
     E[(L1 + L2)_+] = E[SL(-l(Y1))] (and a product rule in 2-D for n = 3)."""
     best = 0.0
     for kind in (("x_bot", "bot_x") if adjacency == "zero_out" else ("replace",)):
         if kind_of == "gauss":
-            g, dens, lf, sl = _gauss_pieces(s, eps, kind)
+            g, dens, lf, sl = gauss_pieces(s, eps, kind)
         else:
             g = gamma
-            dens, lf, sl = _bmg_pieces(gamma, s, eps, kind)
-        y, w = _nodes(s)
+            _, dens, lf, sl = bmg_pieces(gamma, s, eps, kind)
+        y, w = nodes(s)
         wd, ly = w * dens(y), lf(y)
         e1 = float(sl(np.array(0.0)))
         e2 = float(np.sum(wd * sl(-ly)))
