@@ -514,9 +514,11 @@ def _main(given: list[str]) -> int:
         close_interrupted()  # bars their callers close only on success: at their true count, before the line
         done = ""
         if WRITTEN:  # a release already on disk is out: running the command again releases the data again
+            one = len(WRITTEN) == 1
             done = (f" after writing {', '.join(WRITTEN)}: "
-                    + ("that file is" if len(WRITTEN) == 1 else "those files are")
-                    + " complete (a release in them is out: running the command again releases the data again)")
+                    + ("that file is complete (the release in it is out" if one else
+                       "those files are complete (the releases in them are out")
+                    + ": running the command again releases the data again)")
         return _fail(args.command, f"interrupted{done}", 130, files_written=list(WRITTEN))
     text = json.dumps(_jsonable(result), indent=2, allow_nan=False) if args.json else module.format_text(result)
     try:

@@ -35,7 +35,7 @@ def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
                              "(default: the machine's cores)")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="--engine dask: join the running Dask cluster at ADDRESS (e.g. tcp://host:8786) "
-                             "instead; connection timeout: Dask's distributed.comm.timeouts.connect")
+                             "instead; refused if the scheduler does not answer within 5 s")
 
 
 def check_engine_options(args: argparse.Namespace) -> bool:

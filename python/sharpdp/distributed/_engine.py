@@ -339,13 +339,38 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
     n = (os.cpu_count() or 1) if workers is None else int(workers)
     if n < 1:
         raise ValueError(f"workers must be >= 1, got {n}")
+    with contextlib.ExitStack() as stack:
+        try:
+            try:
+                # workers' own log lines silenced: their failures reach the caller as one-line errors (and
+                # after Ctrl-C they were tracebacks of heartbeats to the closed scheduler)
+                local = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                                                         dashboard_address=":0", silence_logs=logging.CRITICAL))
+            except (RuntimeError, OSError, TimeoutError) as exc:
+                raise ValueError(f"workers: cannot start a local Dask cluster of {n} workers: "
+                                 f"{_one_line(exc)}") from None
+            yield Engine(stack.enter_context(Client(local, set_as_default=False)))
+        except KeyboardInterrupt:
+            quiet_shutdown()  # before the cluster closes: its logs would be tracebacks
+            raise
+
+
+def quiet_shutdown() -> None:
+    """After Ctrl-C: the cluster's shutdown without Dask's log lines and tracebacks (heartbeats to a closed
+    scheduler, a cluster interrupted while starting that the exit hook fails to close): the interrupt is
+    the one message. Dask's exit hook ``close_clusters`` runs now, its errors ignored."""
+    import atexit
+    import logging
+
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     try:
-        local = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0",
-                             silence_logs=logging.ERROR)
-    except (RuntimeError, OSError, TimeoutError) as exc:
-        raise ValueError(f"workers: cannot start a local Dask cluster of {n} workers: {_one_line(exc)}") from None
-    with local, Client(local, set_as_default=False) as client:
-        yield Engine(client)
+        from distributed.deploy import spec
+    except ImportError:
+        return
+    atexit.unregister(spec.close_clusters)
+    with contextlib.suppress(Exception):
+        spec.close_clusters()
 
 
 def engine_for(client: Any) -> Engine:
