@@ -15,7 +15,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse, ShuffleAccountant
 from sharpdp.shuffle.exact_krr import N_EXACT
 from sharpdp.shuffle.exact_krr.branch_bound import BranchAndBound as _BranchAndBound
@@ -23,11 +23,34 @@ from sharpdp.shuffle.exact_krr.branch_bound import BranchAndBound as _BranchAndB
 # ---------------------------------------------------------------------------------------------- references
 
 
+_LGAMMA = np.zeros(0)  # gammaln(0), gammaln(1), ...: grown on demand
+
+
+def _binom_logpmf(m: int, pi: float) -> np.ndarray:
+    """scipy.stats.binom.logpmf(arange(m + 1), m, pi), bit for bit: scipy 1.17's formula (binom_gen._logpmf:
+    gammaln(m + 1) - (gammaln(k + 1) + gammaln(m - k + 1)) + xlogy(k, pi) + xlog1py(m - k, -pi)) with the
+    gammaln values of the integers read from one table instead of evaluated per window (~3x less CPU);
+    test_binom_logpmf_is_scipys checks the equality."""
+    global _LGAMMA
+    if _LGAMMA.size < m + 2:
+        _LGAMMA = special.gammaln(np.arange(max(m + 2, 2 * _LGAMMA.size, 4096), dtype=np.float64))
+    i = np.arange(m + 1)
+    k = i.astype(np.float64)
+    combiln = _LGAMMA[m + 1] - (_LGAMMA[i + 1] + _LGAMMA[m - i + 1])
+    return combiln + special.xlogy(k, pi) + special.xlog1py(m - k, -pi)
+
+
+def test_binom_logpmf_is_scipys():
+    for m, pi in ((1, 0.3), (2, 0.5), (7, 1e-300), (4000, 1 / (1 + math.exp(-1.0))),
+                  (3999, math.exp(-4.0) / (1 + math.exp(-4.0))), (10**6, 1 / (1 + math.exp(-30.0)))):
+        assert np.array_equal(_binom_logpmf(m, pi), stats.binom.logpmf(np.arange(m + 1), m, pi)), (m, pi)
+
+
 def _window(m: int, pi: float) -> np.ndarray:
     """Bin(m, pi) pmf (scipy logpmf, full support) without the entries below e^-740 of the mode."""
     if m == 0:
         return np.ones(1)
-    lp = stats.binom.logpmf(np.arange(m + 1), m, pi)
+    lp = _binom_logpmf(m, pi)
     keep = np.nonzero(lp >= lp.max() - 740.0)[0]
     return np.exp(lp[keep[0]:keep[-1] + 1])
 
