@@ -95,11 +95,19 @@ def trinomial(gamma: float, values: np.ndarray, probs: np.ndarray, n: int) -> fl
     (a1, a2), (p1, p2) = values, probs
     q1, q2 = gamma * p1, gamma * p2
     total = 0.0
-    for c1 in range(n + 1):
-        w1 = stats.binom.pmf(c1, n, q1)
-        if w1 == 0.0:
-            continue
-        c2 = np.arange(n - c1 + 1)
-        w2 = stats.binom.pmf(c2, n - c1, q2 / (1.0 - q1))
-        total += w1 * float(np.dot(w2, np.maximum(c1 * a1 + c2 * a2, 0.0)))
+    # scipy's pmf is elementwise: one call for every c1 and one for all the c2 ranges (concatenated) give the
+    # same doubles as two calls per c1 (~100 us); the per-c1 dot products are as before (fresh arrays, in order)
+    w1s = stats.binom.pmf(np.arange(n + 1), n, q1)
+    c1s = [c1 for c1 in range(n + 1) if w1s[c1] != 0.0]
+    if not c1s:
+        return total / (n * gamma)
+    sizes = [n - c1 + 1 for c1 in c1s]
+    c2r = np.concatenate([np.arange(m) for m in sizes])
+    w2r = stats.binom.pmf(c2r, np.repeat(n - np.array(c1s), sizes), q2 / (1.0 - q1))
+    at = 0
+    for c1, m in zip(c1s, sizes):
+        c2 = np.arange(m)
+        w2 = w2r[at:at + m].copy()
+        at += m
+        total += w1s[c1] * float(np.dot(w2, np.maximum(c1 * a1 + c2 * a2, 0.0)))
     return total / (n * gamma)
