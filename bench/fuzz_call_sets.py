@@ -46,6 +46,9 @@ def main() -> None:
     if kind == "bmg":
         args = dict(dict(n=100, epsilon=1.0, delta=1e-6, dim=1, adjacency="replace"), **kw)
         seen, out, cpu = _calls(lambda: SH.calibrate_bmg(**args))
+    elif kind == "calg":
+        args = dict(dict(n=100, epsilon=1.0, delta=1e-6, adjacency="replace"), **kw)
+        seen, out, cpu = _calls(lambda: SH.calibrate_gaussian(**args))
     else:
         d = dict(dict(sigma0=4.0, n=2, delta=1e-3), **kw)
         acc = SH.ShuffleAccountant(SH.GaussianRandomizer(d["sigma0"], 1), d["n"], adjacency="replace")

@@ -24,13 +24,13 @@ EPS0 = 1.0
 T = math.tanh(EPS0 / 2)
 
 
-@njit
+@njit(cache=True)
 def lifted_rr(y, x):
     """Density at y in [-1, 1] of the lifted binary RR for input x in [-1, 1]."""
     return 0.5 * (1 + T * x * (1.0 if y >= 0 else -1.0))
 
 
-@njit
+@njit(cache=True)
 def half(y):
     """The blanket of ``lifted_rr``: the uniform density 1/2 on [-1, 1]."""
     return 0.5

@@ -3,6 +3,8 @@ agreement with the single-machine path, and failure modes."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import math
 import os
@@ -10,9 +12,22 @@ import os
 import numpy as np
 import pytest
 
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
-pd = pytest.importorskip("pandas")
+if any(importlib.util.find_spec(m) is None for m in ("dask", "distributed", "pandas")):
+    pytest.skip("needs dask, distributed and pandas", allow_module_level=True)
+
+
+class _Lazy:
+    """A module imported at its first use: collecting this file does not import Dask and pandas (~1 s of CPU in
+    every xdist worker, while one worker runs these tests)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+dd, pd = _Lazy("dask.dataframe"), _Lazy("pandas")
 
 from sharpdp.cli import main  # noqa: E402
 from sharpdp.apps.datasets import UnitBallScaling  # noqa: E402

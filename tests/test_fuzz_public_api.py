@@ -430,16 +430,19 @@ ENTRIES = [
             dict(n=3, epsilon=5.0, delta=1e-15), dict(n=5, epsilon=1.0, delta=1e-15)]),
     # replace-one through bot at small n: the split search that decides (docs/accountant.md §9.2) and the
     # calibration's learned gain (§6.10); 3-10 s CPU on an idle machine (12.5 s to > 400 s before).
-    # get_epsilon at n = 30 (1e-16) and n = 100 (sigma0 = 1) calls every sharpdp function that n = 100 and
-    # n = 1000 call (a call-event trace of both, compared as sets), at 1.2 s and 3 s of CPU instead of 3 s and 6.5 s
+    # get_epsilon at n = 30 (1e-16) and n = 100 (sigma0 = 1.5) calls every sharpdp function that n = 100 and
+    # n = 1000 call (a call-event trace of both, compared as sets; sigma0 = 1.5 misses only the multi-worker FFT
+    # wrapper, which n = 30 calls), at 1.2 s and 1.2 s of CPU instead of 3 s and 6.5 s
     E("sharpdp.shuffle:ShuffleAccountant.get_epsilon#gauss_replace",
       lambda: (lambda sigma0, n, delta: SH.ShuffleAccountant(SH.GaussianRandomizer(sigma0, 1), n,
                                                              adjacency="replace").get_epsilon(delta),
                dict(sigma0=4.0, n=2, delta=1e-3)), {},
-      huge=[dict(n=30, delta=1e-16), dict(sigma0=1.0, n=100, delta=1e-6)]),
+      huge=[dict(n=30, delta=1e-16), dict(sigma0=1.5, n=100, delta=1e-6)]),
+    # calibrate_bmg at n = 5 calls every sharpdp function that n = 10 calls except the multi-threaded FFT's
+    # wrapper (bench/fuzz_call_sets.py), at ~0.9 s of CPU instead of ~9 s
     E("sharpdp.shuffle:calibrate_bmg#small_n_replace",
       lambda: (SH.calibrate_bmg, dict(n=100, epsilon=1.0, delta=1e-6, dim=1, adjacency="replace")), {},
-      huge=[dict(n=10, epsilon=5.0, delta=1e-15)]),
+      huge=[dict(n=5, epsilon=5.0, delta=1e-15)]),
     E("sharpdp.shuffle:ShuffleAccountant.get_delta#gauss_small_n",
       lambda: (lambda n, epsilon: SH.ShuffleAccountant(SH.GaussianRandomizer(0.5, 1), n).get_delta(epsilon),
                dict(n=2, epsilon=20.0)), {},

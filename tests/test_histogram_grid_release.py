@@ -34,8 +34,21 @@ def ref_value(j: int, k: int) -> mpmath.mpf:
     return mpmath.ldexp(2**P + r, e - k)
 
 
+_REF_CDF: dict = {}
+
+
 def ref_cdf(j: int, n: float, c: float, sigma: float, k: int) -> mpmath.mpf:
-    """F(j) = P(bin < j) = Phi(b(t_j)), t_j the midpoint of grid values j - 1 and j."""
+    """F(j) = P(bin < j) = Phi(b(t_j)), t_j the midpoint of grid values j - 1 and j. Memoised on the arguments
+    and mpmath's working precision (a pure function of them; the boundary walks ask for the same bins again:
+    21,497 calls, 7,483 distinct, in this module)."""
+    key = (j, n, c, sigma, k, mpmath.mp.prec)
+    got = _REF_CDF.get(key)
+    if got is None:
+        got = _REF_CDF[key] = _ref_cdf(j, n, c, sigma, k)
+    return got
+
+
+def _ref_cdf(j: int, n: float, c: float, sigma: float, k: int) -> mpmath.mpf:
     if j <= 0:
         return mpmath.mpf(0)
     t = (ref_value(j - 1, k) + ref_value(j, k)) / 2

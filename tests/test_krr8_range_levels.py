@@ -6,6 +6,7 @@ and the certified all-equal lower bound at n = 1e7 and 1e9."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath as mp
@@ -68,21 +69,34 @@ def test_range_upper_at_the_range_level_above_every_class_n_1e4(eps0):
         assert up <= 1.5 * worst  # and not vacuous (the ranges drop up to 1.6 % of the users here)
 
 
-def _exact_max_delta(n: int, eps0: float, eps: float) -> mp.mpf:
-    """max over every class of delta_j(eps) (Proposition 1), 40-digit mpmath sums of exact pmfs."""
+@functools.lru_cache(maxsize=4)
+def _exact_class_laws(n: int, eps0: float) -> tuple:
+    """(p, q, [U_j for every class j]) of _exact_max_delta at 40 digits: independent of eps, so computed once
+    for the two eps of a test (a pure function of its arguments; mpf values are immutable)."""
     with mp.workdps(40):
         e0 = mp.mpf(eps0)
         p = mp.e**e0 / (1 + mp.e**e0)
         q = 1 - p
+        N = n - 1
+        pp = [[mp.binomial(m, k) * p**k * q**(m - k) for k in range(m + 1)] for m in range(N + 1)]
+        qq = [[mp.binomial(m, k) * q**k * p**(m - k) for k in range(m + 1)] for m in range(N + 1)]
+        laws = []
+        for j in range(N + 1):
+            A, B = pp[j], qq[N - j]
+            laws.append(tuple(mp.fsum(A[i] * B[c - i] for i in range(max(0, c - (N - j)), min(j, c) + 1))
+                              for c in range(N + 1)))
+        return p, q, tuple(laws)
+
+
+def _exact_max_delta(n: int, eps0: float, eps: float) -> mp.mpf:
+    """max over every class of delta_j(eps) (Proposition 1), 40-digit mpmath sums of exact pmfs."""
+    p, q, laws = _exact_class_laws(n, eps0)
+    with mp.workdps(40):
         a = p - mp.e**mp.mpf(eps) * q
         b = mp.e**mp.mpf(eps) * p - q
         N = n - 1
         best = mp.mpf(0)
-        pp = [[mp.binomial(m, k) * p**k * q**(m - k) for k in range(m + 1)] for m in range(N + 1)]
-        qq = [[mp.binomial(m, k) * q**k * p**(m - k) for k in range(m + 1)] for m in range(N + 1)]
-        for j in range(N + 1):
-            A, B = pp[j], qq[N - j]
-            U = [mp.fsum(A[i] * B[c - i] for i in range(max(0, c - (N - j)), min(j, c) + 1)) for c in range(N + 1)]
+        for U in laws:
             d = mp.fsum(max(a * (U[c - 1] if c >= 1 else 0) - b * (U[c] if c <= N else 0), 0) for c in range(N + 2))
             best = max(best, d)
         return best

@@ -11,6 +11,7 @@ stay here as regression tests.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -42,8 +43,10 @@ def rounded_gaussian_pmf(j: int, s: float) -> mpmath.mpf:
     return mpmath.ncdf((j + mpmath.mpf(0.5)) / s) - mpmath.ncdf((j - mpmath.mpf(0.5)) / s)
 
 
+@functools.lru_cache(maxsize=None)
 def ref_cdt(s: float) -> tuple[list[int], int, mpmath.mpf]:
-    """(entries T[0..J-1], J, tail) of |round(s Z)| from the definition, at 300 bits."""
+    """(entries T[0..J-1], J, tail) of |round(s Z)| from the definition, at 300 bits (a pure function of s,
+    computed once per scale: s = 256 serves two tests, ~0.7 s of CPU each; callers only read the list)."""
     with mpmath.workprec(300):
         sc = mpmath.mpf(s) * mpmath.sqrt(2)
         J = 0
@@ -307,8 +310,21 @@ def test_krr_uniform_is_exact_for_huge_k():
 LAST = 902 * 2**30 - 1
 
 
+_REF_F: dict = {}
+
+
 def ref_F(j: int, n: float, c: float, s: float, k: int) -> mpmath.mpf:
-    """F(j) = Phi(b(t_j)), L = log1p((t - n)/(n + c)) (no cancellation), current precision."""
+    """F(j) = Phi(b(t_j)), L = log1p((t - n)/(n + c)) (no cancellation), current precision. Memoised on the
+    arguments and the working precision (a pure function of them; the boundary scans ask for the same
+    bins again: 12,561 calls, 3,593 distinct, in this module)."""
+    key = (j, n, c, s, k, mpmath.mp.prec)
+    got = _REF_F.get(key)
+    if got is None:
+        got = _REF_F[key] = _ref_F(j, n, c, s, k)
+    return got
+
+
+def _ref_F(j: int, n: float, c: float, s: float, k: int) -> mpmath.mpf:
     if j <= 0:
         return mpmath.mpf(0)
     if j > LAST:

@@ -12,6 +12,7 @@ References (none of them uses the accountant or the randomizer's own laws):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -61,13 +62,16 @@ def _add_user(law: tuple[list[int], int], dist: dict, den: int) -> tuple[dict, i
     return out, den * d
 
 
-def exact_delta(N: list[list[int]], n: int, adjacency: str, a: Fraction) -> Fraction:
-    """max over neighbouring datasets of H_a(shuffled D || shuffled D'), exactly (a in place of e^eps)."""
-    laws = _user_laws(N)
+@functools.lru_cache(maxsize=64)
+def _pair_laws(N: tuple[tuple[int, ...], ...], n: int, adjacency: str) -> list[tuple[list[tuple[int, int]], int, int]]:
+    """For every dataset's n - 1 other users and every neighbouring pair (x, y) of the last user: the
+    joint support of the two shuffled laws as (P numerator, Q numerator) pairs and the denominators (P, Q);
+    independent of e^eps, so shared by every eps of one table (a pure function of its arguments)."""
+    laws = _user_laws([list(row) for row in N])
     r, m = len(N), len(N[0])
     pairs = ([(x, r) for x in range(r)] + [(r, x) for x in range(r)] if adjacency == "zero_out"
              else [(x, y) for x in range(r) for y in range(r) if x != y])
-    best = Fraction(0)
+    out = []
     for rest in itertools.combinations_with_replacement(range(r), n - 1):
         dist, den = {(0,) * m: 1}, 1
         for z in rest:
@@ -75,12 +79,22 @@ def exact_delta(N: list[list[int]], n: int, adjacency: str, a: Fraction) -> Frac
         last = {x: _add_user(laws[x], dist, den) for x in {p for pr in pairs for p in pr}}
         for x, y in pairs:
             (P, dp), (Q, dq) = last[x], last[y]
-            s = 0
-            for key, p in P.items():
-                t = p * dq * a.denominator - Q.get(key, 0) * dp * a.numerator
-                if t > 0:
-                    s += t
-            best = max(best, Fraction(s, dp * dq * a.denominator))
+            out.append(([(p, Q.get(key, 0)) for key, p in P.items()], dp, dq))
+    return out
+
+
+def exact_delta(N: list[list[int]], n: int, adjacency: str, a: Fraction) -> Fraction:
+    """max over neighbouring datasets of H_a(shuffled D || shuffled D'), exactly (a in place of e^eps)."""
+    best = Fraction(0)
+    an, ad = a.numerator, a.denominator
+    for pq, dp, dq in _pair_laws(tuple(tuple(row) for row in N), n, adjacency):
+        u, v = dq * ad, dp * an
+        s = 0
+        for p, q in pq:
+            t = p * u - q * v
+            if t > 0:
+                s += t
+        best = max(best, Fraction(s, dp * dq * ad))
     return best
 
 

@@ -34,8 +34,20 @@ def _t(j: int, k: int) -> mpmath.mpf:
     return (_grid(j - 1, k) + _grid(j, k)) / 2
 
 
+_CDF: dict = {}
+
+
 def _cdf(j: int, n: float, c: float, sigma: float, k: int) -> mpmath.mpf:
-    """F(j) = P(bin < j) exactly (F(0) = 0)."""
+    """F(j) = P(bin < j) exactly (F(0) = 0). Memoised on the arguments and mpmath's working precision (a pure
+    function of them; the checks ask for the same bins again: 21,603 calls, 3,087 distinct, in this module)."""
+    key = (j, n, c, sigma, k, mpmath.mp.prec)
+    got = _CDF.get(key)
+    if got is None:
+        got = _CDF[key] = _cdf_computed(j, n, c, sigma, k)
+    return got
+
+
+def _cdf_computed(j: int, n: float, c: float, sigma: float, k: int) -> mpmath.mpf:
     if j <= 0:
         return mpmath.mpf(0)
     t = _t(j, k)

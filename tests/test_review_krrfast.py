@@ -10,6 +10,7 @@ accurate to ~1e-9 relative, checked against mpmath on the end classes), and an e
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -51,11 +52,20 @@ def _conv(a, b):
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _class_law(e0, n, j):
+    """(p, q, U_j) of _class_delta at its precision: independent of eps, so computed once for the several eps
+    asked of a class (a pure function of its arguments; mpf values are immutable)."""
+    with mp.workdps(DPS + int(e0 / 2.2)):
+        p, q = _pq(e0)
+        return p, q, tuple(_conv(_binom(j, p, q), _binom(n - 1 - j, q, p)))
+
+
 def _class_delta(e0, n, j, eps):
     """delta_j(eps) exactly: sum_c (P(c) - e^eps Q(c))_+ over the FULL support (no window)."""
     with mp.workdps(DPS + int(e0 / 2.2)):  # p = 1 - e^-eps0 exactly enough at eps0 = 300
-        p, q = _pq(e0)
-        U = _conv(_binom(j, p, q), _binom(n - 1 - j, q, p))
+        p, q, U = _class_law(e0, n, j)
+        U = list(U)
         t = mp.e ** mp.mpf(eps)
         a, b = p - t * q, t * p - q
         U = [mp.mpf(0)] + U + [mp.mpf(0)]

@@ -9,6 +9,7 @@ Expensive references are stored in tests/data/review_rev_krr21/ with the scripts
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import subprocess
@@ -51,6 +52,16 @@ def _mp_pop(e0: float, eps: float, ones: int, zeros: int) -> mp.mpf:
 def _delta_f64(n: int, e0: float, j: int, eps: float, width: float = 14.0) -> float:
     """delta_j(eps) from scipy pmfs on windows of +-width sd (mass left out < 1e-40), float64: a reference
     for values >= ~1e-12 (below, the cancellation of a U(c - 1) - b U(c) leaves float noise)."""
+    p, q = 1 / (1 + math.exp(-e0)), 1 / (1 + math.exp(e0))
+    u = _class_law_f64(n, e0, j, width)
+    a, b = -p * math.expm1(eps - e0), q * math.expm1(eps + e0)
+    return float(np.maximum(a * np.concatenate([[0.0], u]) - b * np.concatenate([u, [0.0]]), 0.0).sum())
+
+
+@functools.lru_cache(maxsize=16384)
+def _class_law_f64(n: int, e0: float, j: int, width: float) -> np.ndarray:
+    """The count law U_j of _delta_f64 (scipy pmfs convolved): independent of eps, so computed once per class
+    for the several eps of a test (a pure function of its arguments; read-only)."""
     p, q, N = 1 / (1 + math.exp(-e0)), 1 / (1 + math.exp(e0)), n - 1
 
     def win(m: int, pr: float) -> np.ndarray:
@@ -61,8 +72,8 @@ def _delta_f64(n: int, e0: float, j: int, eps: float, width: float = 14.0) -> fl
         return binom.pmf(np.arange(lo, hi + 1), m, pr)
 
     u = np.convolve(win(j, p), win(N - j, q))
-    a, b = -p * math.expm1(eps - e0), q * math.expm1(eps + e0)
-    return float(np.maximum(a * np.concatenate([[0.0], u]) - b * np.concatenate([u, [0.0]]), 0.0).sum())
+    u.flags.writeable = False
+    return u
 
 
 # ------------------------------------------------------------------------------------ Proposition 4 itself

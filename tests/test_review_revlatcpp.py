@@ -12,6 +12,7 @@ whose overflowing rows go through the "undone" path; the exact law of the messag
 from __future__ import annotations
 
 import ctypes as C
+import hashlib
 import math
 import os
 import shutil
@@ -146,18 +147,41 @@ def test_public_sample_equals_reference_at_limb_boundaries(bits):
 
 
 # ---------------------------------------------------------------- (b), (c) the kernel source in a harness
+def _build_key(gxx: str, argv: list) -> str:
+    """sha256 of everything a harness build reads: the compiler (path and --version), the command line, the
+    harness source and every file of cpp/kernels (the kernel source it includes)."""
+    h = hashlib.sha256()
+    h.update(gxx.encode() + b"\0" + subprocess.run([gxx, "--version"], capture_output=True, check=True).stdout)
+    h.update("\0".join(argv).encode())
+    for f in [HARNESS, *sorted((ROOT / "cpp" / "kernels").iterdir())]:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 @pytest.fixture(scope="module")
-def harness(tmp_path_factory):
+def harness(tmp_path_factory, request):
+    """The three builds of the harness (~1 s of g++ CPU each). A build is kept in pytest's cache directory under
+    the sha256 of its inputs (_build_key) and reused by later runs while none of them changed."""
     gxx = shutil.which("g++") or shutil.which("c++")
     if gxx is None:
         pytest.skip("no C++ compiler")
     out = tmp_path_factory.mktemp("lattice_harness")
+    cache = request.config.cache.mkdir("lattice_harness") if getattr(request.config, "cache", None) else None
     libs = {}
     for name, flags in (("asm96", []), ("port8", ["-DHARNESS_PORTABLE", "-DHARNESS_LIMBS=8"]),
                         ("port96", ["-DHARNESS_PORTABLE"])):
         so = out / f"{name}.so"
-        subprocess.run([gxx, "-std=c++17", "-O1", "-fPIC", "-shared", "-pthread", f"-I{ROOT / 'cpp' / 'kernels'}",
-                        *flags, str(HARNESS), "-o", str(so)], check=True)
+        argv = ["-std=c++17", "-O1", "-fPIC", "-shared", "-pthread", f"-I{ROOT / 'cpp' / 'kernels'}", *flags,
+                str(HARNESS)]
+        kept = None if cache is None else Path(cache) / f"{name}-{_build_key(gxx, argv)}.so"
+        if kept is not None and kept.exists():
+            shutil.copyfile(kept, so)
+        else:
+            subprocess.run([gxx, *argv, "-o", str(so)], check=True)
+            if kept is not None:  # (written under another name first: xdist workers may build at once)
+                part = kept.with_suffix(f".{os.getpid()}.part")
+                shutil.copyfile(so, part)
+                os.replace(part, kept)
         libs[name] = _bind(C.CDLL(str(so)))
     assert libs["asm96"].h_limbs() == 96 and libs["port8"].h_limbs() == 8
     return libs

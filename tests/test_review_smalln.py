@@ -274,15 +274,33 @@ def test_gaussian_monte_carlo_n5_to_50(s, eps, n, m_xb, se_xb, m_bx, se_bx):
     assert lo <= m + 5 * se and m - 5 * se <= up
 
 
-@pytest.mark.parametrize("s,delta", [(0.5, 1e-6), (0.6, 1e-15)])
-def test_get_epsilon_is_certified_n2(s, delta):
-    """get_epsilon at n = 2 (the few-user bracket decides): the true D_up at the answer is <= delta, and the
-    answer is tight (0.5 % below it, the true D_up exceeds delta)."""
-    eps = sh.ShuffleAccountant(sh.GaussianRandomizer(s, 1), 2, sampler_charge=False).get_epsilon(delta)
+GETEPS_N2 = [(0.5, 1e-6), (0.6, 1e-15)]
+
+
+def geteps_n2_refs(s, eps):
+    """(D_up at eps, D_up at 0.995 eps), each the max over both orders, of _gauss_dup2 at mp.dps = 20."""
     mp.mp.dps = 20
     ref = max(float(_gauss_dup2(s, eps, "xb")), float(_gauss_dup2(s, eps, "bx")))
-    assert ref <= delta
     ref2 = max(float(_gauss_dup2(s, eps * 0.995, "xb")), float(_gauss_dup2(s, eps * 0.995, "bx")))
+    return ref, ref2
+
+
+@pytest.mark.parametrize("s,delta", GETEPS_N2)
+def test_get_epsilon_is_certified_n2(s, delta):
+    """get_epsilon at n = 2 (the few-user bracket decides): the true D_up at the answer is <= delta, and the
+    answer is tight (0.5 % below it, the true D_up exceeds delta). The references at the answer this code
+    gives are stored (tests/data/make_smalln_geteps_reference.py, ~1.3 s of mpmath quadrature per case); an
+    answer of another eps (the library changed) has them computed here; test_gaussian_n2_reference_live keeps
+    _gauss_dup2 itself checked against a stored value."""
+    eps = sh.ShuffleAccountant(sh.GaussianRandomizer(s, 1), 2, sampler_charge=False).get_epsilon(delta)
+    stored = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "smalln_geteps_reference.json").read_text())
+    row = stored["cases"].get(f"{s!r}-{delta!r}")
+    mp.mp.dps = 20
+    if row is not None and float.fromhex(row["eps"]) == eps:
+        ref, ref2 = row["ref"], row["ref_995"]
+    else:
+        ref, ref2 = geteps_n2_refs(s, eps)
+    assert ref <= delta
     assert ref2 > delta
 
 

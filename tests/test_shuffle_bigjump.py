@@ -6,7 +6,10 @@ error bounded when delta is small), Gauss-Hermite quadrature at n = 2, 3, and th
 
 from __future__ import annotations
 
+import functools
+import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -139,6 +142,30 @@ def law_of(gamma, sigma0, eps, which):
 
 
 CASES = [(s0, n, w) for s0 in (0.5, 0.7) for n in (100, 1000, 10000) for w in ("x_bot", "bot_x", "replace")]
+LIVE_CASES = [c for c in CASES if c[1] == 100]  # recomputed live (~0.2 s in all; both estimators)
+# the Monte Carlo references of this module and of test_shuffle_bigjump_large_n (~5 s of CPU), computed by the
+# functions below (tests/data/make_bigjump_mc_cases_reference.py)
+@functools.lru_cache(maxsize=1)
+def mc_store() -> dict:
+    return json.loads((pathlib.Path(__file__).resolve().parent / "data" / "bigjump_mc_cases_reference.json").read_text())
+
+
+def case_key(sigma0, n, which):
+    return f"{sigma0}-{n}-{which}"
+
+
+def case_mc(sigma0, n, which):
+    """(mean, se) of the reference of test_bracket_against_conditional_monte_carlo."""
+    gamma, eps = 0.3, 1.0
+    rng = np.random.default_rng(1000 * n + int(100 * sigma0) + len(which))
+    samples = 1500 if n == 10000 else 15000
+    est = is_estimate if which == "bot_x" else ak_estimate
+    return est(LN.bmg(gamma, sigma0, eps, which), gamma, n, samples, rng)
+
+
+@pytest.mark.parametrize("sigma0,n,which", LIVE_CASES)
+def test_stored_monte_carlo_references_are_current(sigma0, n, which):
+    assert list(case_mc(sigma0, n, which)) == mc_store()["cases"][case_key(sigma0, n, which)]
 
 
 @pytest.mark.parametrize("sigma0,n,which", CASES)
@@ -146,10 +173,7 @@ def test_bracket_against_conditional_monte_carlo(sigma0, n, which):
     gamma, eps = 0.3, 1.0
     gl, law = law_of(gamma, sigma0, eps, which)
     lo, up = bracket(law, gl, n)
-    rng = np.random.default_rng(1000 * n + int(100 * sigma0) + len(which))
-    samples = 1500 if n == 10000 else 15000
-    est = is_estimate if which == "bot_x" else ak_estimate
-    mean, se = est(LN.bmg(gamma, sigma0, eps, which), gamma, n, samples, rng)
+    mean, se = mc_store()["cases"][case_key(sigma0, n, which)]
     assert up >= mean - 4 * se, (lo, up, mean, se)
     if up < 1e-24:  # below the value floor only the upper value is refined (class Notes)
         return
@@ -267,5 +291,11 @@ def test_accountant_uses_the_treatment_at_production_size():
     assert "bigjump_T0" in rep.terms
     lo, up = rep.lower, rep.upper
     assert up - lo <= 1e-2 * lo
-    mean, se = ak_estimate(LN.bmg(gamma, sigma0, eps, "x_bot"), gamma, n, 600, np.random.default_rng(3))
+    mean, se = mc_store()["production"]  # production_mc(), stored (~1 s of CPU)
     assert up >= mean - 4 * se and lo <= mean + 4 * se, (lo, up, mean, se)
+
+
+def production_mc():
+    """(mean, se) of the reference of test_accountant_uses_the_treatment_at_production_size."""
+    gamma, sigma0, n, eps = 0.056, 0.52, 327_346, 1.0
+    return ak_estimate(LN.bmg(gamma, sigma0, eps, "x_bot"), gamma, n, 600, np.random.default_rng(3))

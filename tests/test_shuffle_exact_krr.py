@@ -8,6 +8,7 @@ clones bound (sharp <= both), and the pinned counterexample to "all other users 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -49,13 +50,19 @@ def _mp_hockey(P, Q, eps: float):
     return mp.fsum(max(a - t * b, 0) for a, b in zip(P, Q))
 
 
+@functools.lru_cache(maxsize=8)
+def _mp_dataset_laws(n: int, e0: float, prec: int) -> dict:
+    """The count law of every dataset x in {0,1}^n at ``prec`` bits (the caller's precision): independent of
+    eps, so shared by the eps of a test (a pure function of its arguments; lists of immutable mpf, read only)."""
+    with mp.workprec(prec):
+        p = _mp_p(e0)
+        return {x: _mp_law([p if v else 1 - p for v in x]) for x in itertools.product((0, 1), repeat=n)}
+
+
 def _mp_every_dataset(n: int, e0: float, eps: float):
     """max over every dataset x in {0,1}^n and every user i of delta(M(x) || M(x with x_i flipped))."""
-    p = _mp_p(e0)
     best = mp.mpf(0)
-    laws = {}
-    for x in itertools.product((0, 1), repeat=n):
-        laws[x] = _mp_law([p if v else 1 - p for v in x])
+    laws = _mp_dataset_laws(n, e0, mp.mp.prec)
     for x, law in laws.items():
         for i in range(n):
             y = x[:i] + (1 - x[i],) + x[i + 1:]

@@ -16,18 +16,18 @@ from _densities import EPS0, T, half, lifted_rr
 SIG, GAM = 1.0, 0.9
 
 
-@njit
+@njit(cache=True)
 def bmg1(y, x):
     c = 1 / (SIG * math.sqrt(2 * math.pi))
     return c * (GAM * math.exp(-0.5 * (y / SIG) ** 2) + (1 - GAM) * math.exp(-0.5 * ((y - x) / SIG) ** 2))
 
 
-@njit
+@njit(cache=True)
 def phi0(y):
     return math.exp(-0.5 * (y / SIG) ** 2) / (SIG * math.sqrt(2 * math.pi))
 
 
-@njit
+@njit(cache=True)
 def gauss(y, x):
     return math.exp(-0.5 * ((y - x) / SIG) ** 2) / (SIG * math.sqrt(2 * math.pi))
 
@@ -145,29 +145,29 @@ Z0 = norm.cdf(TR) - norm.cdf(-TR)
 ZX = GAM * Z0 + (1 - GAM) * (norm.cdf(TR - 1) - norm.cdf(-TR - 1))  # equal for x = +-1
 
 
-@njit
+@njit(cache=True)
 def tbmg(y, x):
     c = 1 / (SIG * math.sqrt(2 * math.pi) * ZX)
     return c * (GAM * math.exp(-0.5 * (y / SIG) ** 2) + (1 - GAM) * math.exp(-0.5 * ((y - x) / SIG) ** 2))
 
 
-@njit
+@njit(cache=True)
 def tphi(y):
     return math.exp(-0.5 * (y / SIG) ** 2) / (SIG * math.sqrt(2 * math.pi) * Z0)
 
 
-@njit
+@njit(cache=True)
 def quad_mean(y, x):
     # on [0, 1]: E[Y | x] = 1/2 + x^2 / 12, not affine in x
     return 1.0 + 0.5 * x * x * (2 * y - 1)
 
 
-@njit
+@njit(cache=True)
 def zero_half(y, x):
     return 8.0 * max(y - 0.5, 0.0) * (1 + 0.1 * x)
 
 
-@njit
+@njit(cache=True)
 def flat(y):
     return 1.0
 
@@ -317,7 +317,7 @@ def test_estimate_mode_warns_that_the_accountant_value_is_not_certified(bmg):
 RT = 0.5  # ramp mechanism on [0, 1]: R_x(y) = 1 + RT x (2y - 1), blanket uniform with gamma = 1 - RT
 
 
-@njit
+@njit(cache=True)
 def ramp(y, x):
     return 1.0 + RT * x * (2 * y - 1)
 
@@ -360,7 +360,7 @@ ON, CN = 1e6, 3.0  # support far from 0: the one-ulp nudge at a knot is ~1e-10, 
 AN = 2.0 / (1.0 + math.expm1(CN) / CN)
 
 
-@njit
+@njit(cache=True)
 def far_jump(y, x):
     # flat on (ON, ON + 1), then AN/2 e^{CN (y - ON - 1)}: integrates to 1 over (ON, ON + 2)
     t = y - ON - 1.0
@@ -386,22 +386,22 @@ def test_certified_nudge_at_a_far_knot_is_covered():
         assert lo_m <= 1.0 <= hi_m
 
 
-@njit
+@njit(cache=True)
 def short_flat(y, x):
     return 1.0 - 1.5e-11  # mass 1 - 1.5e-11 on (0, 1): within the old 1e-11 tolerance of the enclosure
 
 
-@njit
+@njit(cache=True)
 def heavy_gauss(y, x):
     return (1 + 1e-4) * math.exp(-0.5 * ((y - x) / SIG) ** 2) / (SIG * math.sqrt(2 * math.pi))
 
 
-@njit
+@njit(cache=True)
 def tiny_blanket(y):
     return 1e-310 if 0.0 < y < 1e-300 else 0.5  # subnormal on a negligible piece: mass still 1
 
 
-@njit
+@njit(cache=True)
 def tiny_density(y, x):
     return 1e-310 if 0.0 < y < 1e-300 else 0.5
 
@@ -504,12 +504,12 @@ def test_full_support_surcharge_is_tiny(cbmg):
                              cells=64).privacy_amplification_surcharge(0.1) == 0.0
 
 
-@njit("float32(float32, float32)")
+@njit("float32(float32, float32)", cache=True)
 def tilt32(y, x):  # its own explicit float32 signature: not a float64(float64, float64) function
     return np.float32(0.5) + np.float32(0.25) * x * y
 
 
-@njit
+@njit(cache=True)
 def tilt32_in_float64(y, x):  # the same float32 arithmetic, as a float64(float64, float64) density
     return float(np.float32(0.5) + np.float32(0.25) * np.float32(x) * np.float32(y))
 

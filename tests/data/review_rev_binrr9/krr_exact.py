@@ -74,13 +74,20 @@ def law_value(g: float, values: list[float], probs: list[float], n: int) -> floa
     c1s = _window(n, q[0])
     w1s = stats.binom.pmf(c1s, n, q[0])
     q2 = q[1] / (1.0 - q[0])
-    for c1, w1 in zip(c1s, w1s):
-        if w1 < 1e-300:
-            continue
-        c2 = _window(n - int(c1), q2)
-        w2 = stats.binom.pmf(c2, n - c1, q2)
-        e = _pos_part(c1 * v[0] + c2 * v[1], v[2], n - c1 - c2, q[2] / (1.0 - q[0] - q[1]))
-        tot += w1 * float(np.dot(w2, e))
+    # the inner windows of every outer count c1 (w1 >= 1e-300) concatenated: scipy's pmf and sf are
+    # elementwise, so one call on all of them gives the same doubles as one call per c1 (~100 us each)
+    keep = [(c1, w1) for c1, w1 in zip(c1s, w1s) if not w1 < 1e-300]
+    if not keep:
+        return tot / (n * g)
+    c2s = [_window(n - int(c1), q2) for c1, _ in keep]
+    c1r = np.concatenate([np.full(c2.size, c1) for (c1, _), c2 in zip(keep, c2s)])
+    c2r = np.concatenate(c2s)
+    w2r = stats.binom.pmf(c2r, n - c1r, q2)
+    er = _pos_part(c1r * v[0] + c2r * v[1], v[2], n - c1r - c2r, q[2] / (1.0 - q[0] - q[1]))
+    at = 0
+    for (c1, w1), c2 in zip(keep, c2s):  # the same per-c1 dot products, in the same order
+        tot += w1 * float(np.dot(w2r[at:at + c2.size], er[at:at + c2.size]))
+        at += c2.size
     return tot / (n * g)
 
 

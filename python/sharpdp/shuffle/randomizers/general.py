@@ -5,6 +5,7 @@ Source: *Shuffling-Aware Optimization for Private Vector Mean Estimation*, Secti
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -19,6 +20,15 @@ from sharpdp.shuffle.randomizers._base import RandomizerBase
 from sharpdp.shuffle.randomizers.finite import FiniteRandomizer, affine_mean_map
 
 __all__ = ["GeneralRandomizer"]
+
+
+@functools.lru_cache(maxsize=1)
+def _zero_blanket():
+    """The blanket density 0 (no blanket), compiled once per process and shared (it was compiled again for
+    every GeneralRandomizer without a blanket, ~0.07 s of CPU each)."""
+    from numba import njit
+
+    return njit(lambda y: 0.0)
 
 #: Largest ``cells`` accepted (the tables hold cells x order x inputs doubles; beyond this the
 #: memory runs to gigabytes before any check could fail).
@@ -190,9 +200,7 @@ class GeneralRandomizer(RandomizerBase):
         self.dim = 1
         self._has_blanket = blanket is not None
         if blanket is None:
-            from numba import njit
-
-            blanket = njit(lambda y: 0.0)
+            blanket = _zero_blanket()
         self._density, self._blanket = density, blanket
         try:
             tabs = {}
