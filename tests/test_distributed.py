@@ -389,3 +389,72 @@ def test_cli_histogram_dask_matches_cli_histogram_csv(tmp_path, table, clients, 
     a = pd.read_csv(tmp_path / "local" / "histogram_release.csv")
     b = pd.read_csv(tmp_path / "dask" / "histogram_release.csv")
     pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+# ---------------------------------------------------------------- diagnostics and Ctrl-C
+# the diagnostic true_mean_clipped: the exact mean of the clipped rows in original units (true_mean when nothing
+# is clipped; it was the unit-ball round trip, off in the last digits)
+N_CLIP = 400
+
+
+@pytest.fixture(scope="module")
+def clip_frame():
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.uniform(0.1, 9.7, N_CLIP), "b": rng.normal(0.3, 2.0, N_CLIP)})
+    return dd.from_pandas(df, npartitions=3, sort=False), df.to_numpy(dtype=np.float64)
+
+
+@pytest.fixture(scope="module")
+def clip_bmg():
+    from sharpdp.shuffle import calibrate_bmg
+
+    return calibrate_bmg(N_CLIP, 2.0, 1e-6, 2)
+
+
+def _exact_mean(x):
+    from fractions import Fraction
+
+    return np.array([float(sum(Fraction(v) for v in col) / len(col)) for col in x.T])
+
+
+@pytest.mark.parametrize("bounds", [[[0.0, 10.0], [-20.0, 20.0]], [[0.0, 5.0], [-1.0, 1.0]]])
+def test_true_mean_clipped_is_the_clipped_rows_mean(clip_frame, clip_bmg, bounds):
+    ddf, x = clip_frame
+    b = np.array(bounds)
+    res = private_mean(ddf, ["a", "b"], b, 2.0, 1e-6, rng=1, randomizer=clip_bmg)
+    clipped = np.clip(x, b[:, 0], b[:, 1])
+    assert np.array_equal(res.true_mean_clipped, _exact_mean(clipped))  # correctly rounded, like true_mean
+    assert np.array_equal(res.true_mean, _exact_mean(x))
+    if res.values_clipped == 0:
+        assert np.array_equal(res.true_mean_clipped, res.true_mean)
+    else:
+        assert not np.array_equal(res.true_mean_clipped, res.true_mean)
+
+
+def test_keyboard_interrupt_propagates_and_the_shutdown_is_quiet(monkeypatch):
+    # Ctrl-C inside a local cluster: the interrupt propagates and Dask's shutdown is quiet (loggers silenced, its
+    # exit hook run at once with errors ignored: at exit a cluster interrupted while starting printed a traceback)
+    import atexit
+    import logging
+
+    from distributed.deploy import spec
+
+    names = ("distributed", "tornado", "asyncio")
+    levels = {n: logging.getLogger(n).level for n in names}
+    calls = []
+
+    def hook():
+        calls.append("hook")
+        raise AssertionError("Status.init")  # what the exit hook raised on a cluster interrupted while starting
+
+    monkeypatch.setattr(spec, "close_clusters", hook)
+    monkeypatch.setattr(atexit, "unregister", lambda f: calls.append(("unregister", f)))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with cluster(workers=1, processes=False):
+                raise KeyboardInterrupt
+        assert all(logging.getLogger(n).level > logging.CRITICAL for n in names)
+        assert calls == [("unregister", hook), "hook"]
+    finally:
+        for n, lv in levels.items():
+            logging.getLogger(n).setLevel(lv)
