@@ -427,6 +427,21 @@ def _as_option(parser: argparse.ArgumentParser, command: str, msg: str) -> str:
     return flag + msg[len(head):] if flag in sub.choices[command]._option_string_actions else msg
 
 
+@contextlib.contextmanager
+def slow_note(command: str, text: str, after: float = 5.0) -> Iterator[None]:
+    """Print ``sharpdp COMMAND: note: TEXT`` on stderr once if the block is still running after ``after``
+    seconds: a step with nothing to count (one certified value) says why it takes long instead of a bar."""
+    import threading
+
+    timer = threading.Timer(after, lambda: print(f"sharpdp {command}: note: {text}", file=sys.stderr, flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
 def bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
     """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds)."""
     if up == 0.0:

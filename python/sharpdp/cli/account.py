@@ -149,16 +149,21 @@ def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: st
     epsilon at ``delta``; ``lower_meaning`` says what the bracket's lower end is."""
     if rounds > 1:
         return _rounds(acc, rounds, eps, delta, discretization)
-    if eps is not None:
-        from sharpdp.cli import bracket_note
+    from sharpdp.cli import bracket_note, slow_note
 
-        lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
+    note = ("still computing after 5 s: one certified value, with no count to show progress on (a Gaussian "
+            "randomizer at a small epsilon or a large n can take minutes: its grids reach their size caps, "
+            "docs/accountant.md §6.2); Ctrl-C stops it")
+    if eps is not None:
+        with slow_note("account", note):
+            lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
         lo, up = float(lo), float(up)
         gap = (up - lo) / lo if lo > 0 else math.inf
         return {"epsilon": eps, "delta": up, "delta_lower": lo, "delta_upper": up, "delta_lower_meaning": lower_meaning,
                     "bracket_relative_gap": gap if math.isfinite(gap) else None,
                     "bracket_note": bracket_note(lo, up, gap, acc.rel_tol)}
-    return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
+    with slow_note("account", note.replace("one certified value", "a search on certified values")):
+        return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
 
 
 _SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over all neighbouring datasets "
