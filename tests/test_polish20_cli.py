@@ -296,3 +296,19 @@ def test_mean_rounds_says_the_time_left_counts_every_budgeted_candidate(capsys, 
     for words in ("stops at its first certified candidate", "counts every budgeted candidate", "upper value"):
         assert words in first, words
     assert "note:" not in before[0]  # (epsilon 0.01: no large-epsilon note)
+
+
+def test_mean_rounds_says_when_no_candidate_came_within_20_percent_of_the_target(capsys, table):
+    # was: "4 candidates" only, for a certified delta of 3.8e-7 against a target of 1e-6 (more noise than needed)
+    from sharpdp.cli.mean import format_text
+
+    p, _ = table
+    code, out, err = _run(capsys, "mean", "--csv", str(p), "--bounds-from-data", "--epsilon", "1", "--seed", "3",
+                          "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    k = {**r, "rounds": 3, "composed_certifications": 4}
+    far = " ".join(format_text({**k, "delta_certified": 0.5 * r["delta_target"]}).split())
+    near = " ".join(format_text({**k, "delta_certified": 0.85 * r["delta_target"]}).split())
+    assert "none within 20 % of the target delta" in far and "none within 20 %" not in near
+    assert all(len(ln) <= 80 for ln in format_text({**k, "delta_certified": 0.5 * r["delta_target"]}).splitlines())

@@ -67,7 +67,8 @@ _LABEL: ContextVar[str] = ContextVar("sharpdp_progress_label", default="")
 #: The rule in one paragraph, for ``--help`` epilogs.
 PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
                  "is a terminal, else (redirected, piped, CI) one plain line at most every 5 s and a final "
-                 "'(done)' line; a step that ends within its delay prints nothing; on Ctrl-C a bar stays at its "
+                 "'(done)' line; a bar shows after its delay (none for mean's calibration, 0.5-1 s for most other "
+                 "steps), so a quicker step prints nothing; on Ctrl-C a bar stays at its "
                  "true count and says 'interrupted' (exit status 130). Warnings go to stderr once "
                  "(with --json they are also in the result's \"warnings\").")
 
@@ -241,7 +242,8 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
             kwargs["desc"] = _fit(str(kwargs.get("desc") or ""),
                                   _columns(file) - len(str(kwargs.get("unit") or "")) - budget)  # ("<=": 1 more)
         if budget:  # the time left is the whole budget's: an upper value ("<=")
-            kwargs.setdefault("bar_format", "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<={remaining}, {rate_fmt}{postfix}]")
+            kwargs.setdefault("bar_format",
+                              "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<={remaining}, {rate_fmt}{postfix}]")
         bar = _tqdm_class(tqdm)(iterable, **kwargs)
         _OPEN.add(bar)
         return bar

@@ -404,7 +404,10 @@ def format_text(r: dict[str, Any]) -> str:
         *(_wrap("search", f"{_count(r['composed_certifications'], 'candidate')}, each certified by one "
                           f"{rounds}-round composition; "
                           f"{_count(r['accountant_evaluations'], 'single-round accountant evaluation')} in the "
-                          "candidates' single-round calibrations")
+                          "candidates' single-round calibrations"
+                          + ("; none within 20 % of the target delta: the release carries more noise than the "
+                             "target needs (the search's budget ran out)"
+                             if r["delta_certified"] < 0.8 * r["delta_target"] else ""))
           if r.get("composed_certifications") else []),
         *_wrap("BMG", f"gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
                       + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP)),
