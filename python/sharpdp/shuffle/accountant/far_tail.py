@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_integral_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
@@ -421,6 +422,14 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     else the bracket (docs/accountant_tail.md §15)."""
     if not applicable(law, n, rel_tol, gamma):
         return None
+    # the deep tail in closed form where its bracket is narrow (docs/accountant_tail.md §18): the laws raised and
+    # lowered by the stored rounding (§12) give its upper and lower values; upper first: the lower value 0
+    cb = concentrated.certify(law.shifted(up=True), law.shifted(up=False), gamma, n, rel_tol, choose_T0)
+    if cb is not None:
+        terms = dict(bigjump_T0=cb.T0, body_upper=cb.body, jump_upper=cb.jump_up, jump_lower=cb.jump_lo,
+                     pair_term=cb.multi, note="far tail given the number of active users (accountant_tail.md §18)")
+        return LawBracket(cb.lower if lower and not upper_first else 0.0, max(cb.upper, TINY),
+                          grid=Grid(h=math.nan, N=0, T=cb.T0, B=math.nan), terms=terms)
     if lower and upper_first:
         try:
             r = certify_bigjump(law.shifted(up=True), gamma, n, rel_tol, workers, lower=False, negligible=negligible,

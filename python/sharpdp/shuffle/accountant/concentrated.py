@@ -1,0 +1,201 @@
+"""The far-tail treatment's deep tail in closed form: the jump term given the number of active users
+(proof: docs/accountant_tail.md §18).
+
+Deep in the tail of a heavy round (delta ~ 1e-10 ... 1e-21 for the heavy round of bench/bench_composition.py) the
+far-tail treatment's FFTs hold the spread of the number of active users times e^eps (millions of lattice nodes),
+while the value is one user's jump over a drift that, given that number m, is almost deterministic. With
+V = min(L, T0), X_m the sum of m i.i.d. V and M' ~ Bin(n - 1, gamma),
+
+    E phi(A') = sum_m P(M' = m) E phi(X_m),   phi(x) = tau(max(T0, -x)),
+
+and on x <= -T0, phi(x) = tau(-x) is convex with second derivative the density of L at -x: a second-order
+expansion of E phi(X_m) around (an upper value of) its mean, with the density's sup on a window, Bennett's
+inequality outside it and phi <= tau(T0) beyond it, bounds it from above; Jensen's inequality from below. The body
+E[A_+]/(n gamma) is bounded by Bennett's exponential moment, the pair term as in §3. Laws: the increasing
+one-term lognormal laws (the BMG's x vs bot order) with their whole range (E L = a + b exactly). A value is
+returned only when its bracket is narrow; otherwise the FFT treatment computes it (:mod:`.far_tail`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln
+
+from sharpdp.shuffle.accountant.jump import pair_integral_up
+from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.laws import Law
+from sharpdp.shuffle.laws.lognormal import LognormalLaw
+
+_SDS = 20.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
+_FRACS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9)  # windows tried: this fraction of the distance from the mean to -T0 (each is valid)
+ACCEPT = 0.25  # a closed-form bracket is returned when its gap is at most ACCEPT rel_tol (§18, a choice of speed)
+T0_FRAC = 0.02  # its clamp T0: the pair term at most this fraction of rel_tol times the one-jump estimate
+
+
+@dataclass(frozen=True)
+class ConcentratedBracket:
+    """Certified bracket of D_up by §18: the values, the clamp T0 and the terms (D units)."""
+
+    lower: float
+    upper: float
+    T0: float
+    body: float
+    jump_up: float
+    jump_lo: float
+    multi: float
+
+
+def eligible(law: Law, gamma: float, n: int) -> bool:
+    """The law is an increasing one-term lognormal law on its whole range, with a negative mean, and n >= 2."""
+    one = law.one_term() if isinstance(law, LognormalLaw) else None
+    return one is not None and n >= 2 and 0.0 < gamma <= 1.0 and one[0] + one[1] < 0.0
+
+
+def _dn(x):
+    return x - 4 * U * np.abs(x) - 1e-300
+
+
+def _up(x):
+    return x + 4 * U * np.abs(x) + 1e-300
+
+
+def _mean_v(law: LognormalLaw, T0: float) -> tuple[float, float]:
+    """[lo, hi] containing E min(L, T0) = a + G - tau(T0) (E exp(r V - r^2/2) = 1 on the whole range)."""
+    a, G, _ = law.one_term()
+    s = a + G
+    tl, tu = law.tail_upper_bracket(T0)
+    return float(_dn(_dn(s) - tu)), float(_up(_up(s) - tl))
+
+
+def _bennett_exp(v, b, w):
+    """Lower value of (v / b^2) h(b w / v), h(u) = (1 + u) log(1 + u) - u (elementwise; v, b, w > 0):
+    P(Z > w) <= exp(-it) and E(Z - w)_+ <= exp(-it) / (e lam), lam = log(1 + b w / v) / b, for a sum Z of
+    centred terms each <= b with variances summing to at most v (Bennett's inequality)."""
+    u = b * w / v
+    hu = (1 + u) * np.log1p(u) * (1 - 8 * U) - u * (1 + 4 * U)
+    return np.maximum(v / (b * b) * hu * (1 - 1e-12), 0.0)
+
+
+def _log_binom(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """log P(M = m), M ~ Bin(N, gamma), and a bound on its rounding (1e-13 of the magnitudes combined: some
+    450 ulp, against a few ulp for gammaln, the logs and the sums)."""
+    lg, l1 = math.log(gamma), math.log1p(-gamma) if gamma < 1 else 0.0
+    a, b, c = gammaln(N + 1.0), gammaln(m + 1.0), gammaln(N - m + 1.0)
+    val = a - b - c + m * lg + (N - m) * l1
+    err = 1e-13 * (abs(a) + b + c + m * abs(lg) + (N - m) * abs(l1)) + 1e-13
+    return val, err
+
+
+def _binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
+    """Upper bound on P(M <= k) (``below``) or P(M >= k), M ~ Bin(N, gamma), by Chernoff: exp(-N KL(k/N || gamma))
+    when k lies on that side of the mean, else 1."""
+    if below and k < 0 or not below and k > N:
+        return 0.0
+    p = k / N
+    if (below and p >= gamma) or (not below and p <= gamma):
+        return 1.0
+    kl = 0.0
+    if p > 0:
+        kl += p * math.log(p / gamma)
+    if p < 1:
+        kl += (1 - p) * math.log((1 - p) / (1 - gamma))
+    e = N * kl * (1 - 1e-10) - 1e-10
+    return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
+
+
+def _jump(law: LognormalLaw, lawd: LognormalLaw, gamma: float, n: int, T0: float):
+    """(upper, lower) of E phi(A') (D units) for the law raised (``law``) and lowered (``lawd``) by the stored
+    rounding (docs/accountant_tail.md §12): §18 (a)-(d)."""
+    N = n - 1
+    mu_lo, mu_hi = _mean_v(law, T0)
+    mu_lod = _mean_v(lawd, T0)[0]
+    _, G, r = law.one_term()
+    sig2 = float(_up(G * G * math.exp(r * r) * (1 + 1e-12)))  # Var min(L, T0) <= E (L - a)^2 = G^2 e^{r^2}
+    b = float(_up(T0 - mu_lo))  # V - E V <= T0 - E V
+    mean, sd = N * gamma, math.sqrt(N * gamma * (1 - gamma))
+    m1, m2 = max(int(math.floor(mean - _SDS * sd - 1)), 0), min(int(math.ceil(mean + _SDS * sd + 1)), N)
+    m = np.arange(m1, m2 + 1, dtype=float)
+    lp, lerr = _log_binom(N, m, gamma)
+    p_up, p_lo = np.exp(lp + lerr) * (1 + 8 * U), np.exp(lp - lerr) * (1 - 8 * U)
+    tT_lo, tT_up = law.tail_upper_bracket(T0)
+    outside = _binom_tail_up(N, m1 - 1, gamma, True) + _binom_tail_up(N, m2 + 1, gamma, False)
+    # (a) upper: phi <= tau(T0) everywhere; on windows below -T0 the expansion of §18 (b)
+    mh = _up(m * mu_hi)  # >= E X_m
+    Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
+    best = np.full(m.shape, tT_up)
+    room = -T0 - mh
+    ok = room > 0
+    if np.any(ok):
+        mo, Qo, ro = mh[ok], Q[ok], room[ok]
+        f_up = law.stop_loss(-mo)[1]
+        fp_up = law.prob_above_up(-mo)
+        cand = np.full(mo.shape, np.inf)
+        for fr in _FRACS:
+            top = mo + fr * ro  # the window [mo - w, top], w = top - mo, lies below -T0
+            good = top <= -T0
+            w = _dn(top - mo)
+            F = law.density_up(-top)
+            tail = np.exp(-_bennett_exp(Qo, b, w)) * (1 + 1e-12)  # P(X_m - E X_m > w)
+            val = f_up + (0.5 * F + fp_up / w) * Qo + tT_up * tail
+            cand = np.where(good & np.isfinite(val) & (w > 0), np.minimum(cand, val), cand)
+        best[ok] = np.minimum(best[ok], _up(cand))
+    up = float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
+    # (c) lower, on the lowered law: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
+    c = float(lawd.prob_above_up([T0])[0])
+    ml = _dn(m * mu_lod)  # <= E X_m
+    lo_m = lawd.stop_loss(np.maximum(-ml, T0))[0]
+    w0 = _dn(-T0 - mh)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        lam = np.log1p(b * w0 / Q) / b
+        exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam), np.inf)
+    lo_m = np.where(w0 > 0, np.maximum(lo_m - c * _up(exc), 0.0), 0.0)
+    lo = float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
+    return up, lo
+
+
+def _body_up(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
+    """Upper value of E[A_+] / (n gamma), A = sum_i B_i min(L_i, T0), by Bennett's exponential moment (§18 (e))."""
+    mu_lo, mu_hi = _mean_v(law, T0)
+    if not mu_hi < 0:
+        return math.inf
+    _, G, r = law.one_term()
+    sig2 = G * G * math.exp(r * r) * (1 + 1e-12)
+    v1 = float(_up(gamma * (sig2 + max(mu_lo * mu_lo, mu_hi * mu_hi)) * (1 + 1e-12)))  # >= Var(B min(L, T0))
+    b1 = float(_up(T0 - gamma * mu_lo))
+    ea = -float(_dn(n * gamma * -mu_hi))  # >= E A (negative)
+    nv = n * v1 * (1 + 4 * U)
+    lam = math.log1p(b1 * -ea / nv) / b1
+    e = float(_bennett_exp(np.array(nv), b1, -ea))
+    return math.exp(-e) / (math.e * lam * n * gamma) * (1 + 1e-12) if lam > 0 else math.inf
+
+
+def certify(law: Law, lawd: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
+    """The bracket of §18 for ``law`` (the stored law raised by its rounding) and ``lawd`` (lowered), or None where
+    the laws are not eligible or the bracket is wider than ACCEPT rel_tol. ``choose_T0(law, gamma, n, target)``:
+    the far-tail treatment's choice of the clamp (any T0 > 0 is valid)."""
+    if not (eligible(law, gamma, n) and eligible(lawd, gamma, n)):
+        return None
+    m_est = (n - 1) * gamma * law.mean()
+    est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
+    if not est > 0:
+        return None
+    T0 = choose_T0(law, gamma, n, T0_FRAC * rel_tol * est)
+    multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
+    if multi > 0.1 * ACCEPT * rel_tol * est:
+        return None
+    body = _body_up(law, gamma, n, T0)
+    if not body <= 0.1 * ACCEPT * rel_tol * est:
+        return None
+    jup, jlo = _jump(law, lawd, gamma, n, T0)
+    up = (body + jup + multi) * (1 + 1e-9)
+    lo = jlo * (1 - 1e-9)
+    if not (lo > 0 and up - lo <= ACCEPT * rel_tol * lo):
+        return None
+    return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
+                               jump_lo=jlo, multi=multi)
+
+
+__all__ = ["ACCEPT", "ConcentratedBracket", "certify", "eligible"]
