@@ -30,7 +30,9 @@ from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
 
 _SDS = 20.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
-_FRACS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9)  # windows tried: this fraction of the distance from the mean to -T0 (each is valid)
+_FRACS = (0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
+          0.85, 0.9, 0.95, 0.98)  # windows tried: this fraction of the distance from the mean to -T0 (each is valid)
+_GRID = 2048  # points of the geometric grid of s in [T0, max |E X_m|] for the band edges' tau and density
 ACCEPT = 0.25  # a closed-form bracket is returned when its gap is at most ACCEPT rel_tol (§18, a choice of speed)
 T0_FRAC = 0.02  # its clamp T0: the pair term at most this fraction of rel_tol times the one-jump estimate
 
@@ -106,23 +108,32 @@ def _binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
     return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
 
 
-def _jump(law: LognormalLaw, lawd: LognormalLaw, gamma: float, n: int, T0: float):
-    """(upper, lower) of E phi(A') (D units) for the law raised (``law``) and lowered (``lawd``) by the stored
-    rounding (docs/accountant_tail.md §12): §18 (a)-(d)."""
-    N = n - 1
-    mu_lo, mu_hi = _mean_v(law, T0)
-    mu_lod = _mean_v(lawd, T0)[0]
-    _, G, r = law.one_term()
-    sig2 = float(_up(G * G * math.exp(r * r) * (1 + 1e-12)))  # Var min(L, T0) <= E (L - a)^2 = G^2 e^{r^2}
-    b = float(_up(T0 - mu_lo))  # V - E V <= T0 - E V
+def _m_range(N: int, gamma: float):
+    """The numbers of active users m within _SDS sd of the mean, their (upper, lower) probabilities and an upper
+    bound on the probability of the others (Chernoff)."""
     mean, sd = N * gamma, math.sqrt(N * gamma * (1 - gamma))
     m1, m2 = max(int(math.floor(mean - _SDS * sd - 1)), 0), min(int(math.ceil(mean + _SDS * sd + 1)), N)
     m = np.arange(m1, m2 + 1, dtype=float)
     lp, lerr = _log_binom(N, m, gamma)
-    p_up, p_lo = np.exp(lp + lerr) * (1 + 8 * U), np.exp(lp - lerr) * (1 - 8 * U)
-    tT_lo, tT_up = law.tail_upper_bracket(T0)
     outside = _binom_tail_up(N, m1 - 1, gamma, True) + _binom_tail_up(N, m2 + 1, gamma, False)
-    # (a) upper: phi <= tau(T0) everywhere; on windows below -T0 the expansion of §18 (b)
+    return m, np.exp(lp + lerr) * (1 + 8 * U), np.exp(lp - lerr) * (1 - 8 * U), outside
+
+
+def _moments(law: LognormalLaw, T0: float):
+    """(mu_lo, mu_hi, sig2, b): E V in [mu_lo, mu_hi], Var V <= sig2, V - E V <= b for V = min(L, T0)."""
+    mu_lo, mu_hi = _mean_v(law, T0)
+    _, G, r = law.one_term()
+    sig2 = float(_up(G * G * math.exp(r * r) * (1 + 1e-12)))  # Var min(L, T0) <= E (L - a)^2 = G^2 e^{r^2}
+    return mu_lo, mu_hi, sig2, float(_up(T0 - mu_lo))
+
+
+def _jump(law: LognormalLaw, gamma: float, n: int, T0: float):
+    """(upper, lower) of E phi(A') (D units): docs/accountant_tail.md §18 (a)-(d)."""
+    mu_lo, mu_hi, sig2, b = _moments(law, T0)
+    m, p_up, p_lo, outside = _m_range(n - 1, gamma)
+    tT_lo, tT_up = law.tail_upper_bracket(T0)
+    # (b) upper: E phi(X_m) <= f(mh) + F(x_j) Q / 2 + sum_{k >= j} tau(-x_{k+1}) P(X_m > x_k) + tau(T0) P(X_m > -T0)
+    # for each cut x_j of the bands x_0 < ... < x_K = -T0 (the smallest over j is taken); phi <= tau(T0) always
     mh = _up(m * mu_hi)  # >= E X_m
     Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
     best = np.full(m.shape, tT_up)
@@ -131,22 +142,31 @@ def _jump(law: LognormalLaw, lawd: LognormalLaw, gamma: float, n: int, T0: float
     if np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
-        fp_up = law.prob_above_up(-mo)
-        cand = np.full(mo.shape, np.inf)
-        for fr in _FRACS:
-            top = mo + fr * ro  # the window [mo - w, top], w = top - mo, lies below -T0
-            good = top <= -T0
-            w = _dn(top - mo)
-            F = law.density_up(-top)
-            tail = np.exp(-_bennett_exp(Qo, b, w)) * (1 + 1e-12)  # P(X_m - E X_m > w)
-            val = f_up + (0.5 * F + fp_up / w) * Qo + tT_up * tail
-            cand = np.where(good & np.isfinite(val) & (w > 0), np.minimum(cand, val), cand)
-        best[ok] = np.minimum(best[ok], _up(cand))
+        fr = np.array(_FRACS)[:, None]
+        x = np.minimum(mo + fr * ro, -T0)  # band edges (rows), below -T0
+        w = _dn(x - mo)
+        good = w > 0
+        tail = np.where(good, np.exp(-_bennett_exp(Qo, b, np.where(good, w, 1.0))) * (1 + 1e-12), 1.0)  # P(X > x_k)
+        tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
+        # tau and the density's sup at the band edges from one geometric grid of s >= T0: both are non-increasing in
+        # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
+        grid = T0 * np.exp(np.linspace(0.0, math.log(max(float(np.max(-mo)), T0 * 1.001) / T0), _GRID))
+        grid[0] = T0
+        gi = np.clip(np.searchsorted(grid, -x.ravel(), side="right") - 1, 0, _GRID - 1)
+        gi = np.where(grid[gi] <= -x.ravel(), gi, 0)
+        tau_x = law.stop_loss(grid)[1][gi].reshape(x.shape)  # phi at the band edges
+        tau_next = np.vstack([tau_x[1:], np.full((1, mo.size), tT_up)])
+        band = np.minimum(tau_next * tail, tau_next)
+        suffix = np.cumsum(band[::-1], axis=0)[::-1] * (1 + 1e-12)  # sum over k >= j
+        F = law.density_up(grid)[gi].reshape(x.shape)
+        val = f_up + 0.5 * F * Qo + suffix + tT_up * tails_T
+        val = np.where(good & np.isfinite(val), val, np.inf)
+        best[ok] = np.minimum(best[ok], _up(np.min(val, axis=0)))
     up = float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
-    # (c) lower, on the lowered law: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
-    c = float(lawd.prob_above_up([T0])[0])
-    ml = _dn(m * mu_lod)  # <= E X_m
-    lo_m = lawd.stop_loss(np.maximum(-ml, T0))[0]
+    # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
+    c = float(law.prob_above_up([T0])[0])
+    ml = _dn(m * mu_lo)  # <= E X_m
+    lo_m = law.stop_loss(np.maximum(-ml, T0))[0]
     w0 = _dn(-T0 - mh)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lam = np.log1p(b * w0 / Q) / b
@@ -154,6 +174,28 @@ def _jump(law: LognormalLaw, lawd: LognormalLaw, gamma: float, n: int, T0: float
     lo_m = np.where(w0 > 0, np.maximum(lo_m - c * _up(exc), 0.0), 0.0)
     lo = float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
     return up, lo
+
+
+def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
+    """Upper bound on P(L_1 + S_{n-1} > 0) for the far-tail lemma of docs/accountant_tail.md §14 with the clamp T0
+    of a §18 value: the same four terms, P(A' > -t - y) given the number of active users by Bennett (§18 (f));
+    1.0 where not available."""
+    if not eligible(law, gamma, n):
+        return 1.0
+    mean_l = law.one_term()[0] + law.one_term()[1]
+    mm = (n - 1) * gamma * mean_l
+    t, y = 0.5 * abs(mm), 0.25 * abs(mm)
+    mu_lo, mu_hi, sig2, b = _moments(law, T0)
+    m, p_up, _, outside = _m_range(n - 1, gamma)
+    mh = _up(m * mu_hi)
+    Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)
+    w = _dn(-t - y - mh)  # P(X_m > -t - y) <= P(X_m - E X_m > w)
+    pm = np.where(w > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w, 1e-300))) * (1 + 1e-12), 1.0)
+    p_body = min(float(np.sum(p_up * np.minimum(pm, 1.0))) * (1 + 1e-12) + outside, 1.0)
+    p_one = float(law.prob_above_up([t])[0])
+    pT, pTy = (float(v) for v in law.prob_above_up([T0, T0 + y]))
+    p_jump = (n - 1) * gamma * pTy + ((n - 1) * gamma * pT) ** 2 / 2.0
+    return min((p_one + p_body + p_jump) * (1 + 1e-9), 1.0)
 
 
 def _body_up(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
@@ -172,11 +214,11 @@ def _body_up(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
     return math.exp(-e) / (math.e * lam * n * gamma) * (1 + 1e-12) if lam > 0 else math.inf
 
 
-def certify(law: Law, lawd: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
-    """The bracket of §18 for ``law`` (the stored law raised by its rounding) and ``lawd`` (lowered), or None where
-    the laws are not eligible or the bracket is wider than ACCEPT rel_tol. ``choose_T0(law, gamma, n, target)``:
-    the far-tail treatment's choice of the clamp (any T0 > 0 is valid)."""
-    if not (eligible(law, gamma, n) and eligible(lawd, gamma, n)):
+def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
+    """The bracket of D_up of §18 for ``law``, or None where the law is not eligible or the bracket is wider than
+    ACCEPT rel_tol. ``choose_T0(law, gamma, n, target)``: the far-tail treatment's choice of the clamp (any T0 > 0
+    is valid)."""
+    if not eligible(law, gamma, n):
         return None
     m_est = (n - 1) * gamma * law.mean()
     est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
@@ -189,7 +231,7 @@ def certify(law: Law, lawd: Law, gamma: float, n: int, rel_tol: float, choose_T0
     body = _body_up(law, gamma, n, T0)
     if not body <= 0.1 * ACCEPT * rel_tol * est:
         return None
-    jup, jlo = _jump(law, lawd, gamma, n, T0)
+    jup, jlo = _jump(law, gamma, n, T0)
     up = (body + jup + multi) * (1 + 1e-9)
     lo = jlo * (1 - 1e-9)
     if not (lo > 0 and up - lo <= ACCEPT * rel_tol * lo):
@@ -198,4 +240,4 @@ def certify(law: Law, lawd: Law, gamma: float, n: int, rel_tol: float, choose_T0
                                jump_lo=jlo, multi=multi)
 
 
-__all__ = ["ACCEPT", "ConcentratedBracket", "certify", "eligible"]
+__all__ = ["ACCEPT", "ConcentratedBracket", "certify", "eligible", "positive_prob_up"]

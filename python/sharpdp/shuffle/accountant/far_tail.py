@@ -239,6 +239,13 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
     upper value standing in for its lower one; docs/accountant_tail.md §15)."""
 
+    # the deep tail in closed form, given the number of active users, where its bracket is narrow
+    # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
+    cb = concentrated.certify(law, gamma, n, rel_tol, choose_T0)
+    if cb is not None:
+        return FarTailBracket(lower=cb.lower if lower else 0.0, upper=cb.upper, T0=cb.T0, h=math.nan, B=math.nan,
+                              N=0, multi=cb.multi, body_up=cb.body, body_lo=0.0, penalty_B=0.0,
+                              jump=JumpTerm(up=cb.jump_up, lo=cb.jump_lo if lower else 0.0, N=0))
     sd = law.std()
     mean = law.mean()
     lo_s, hi_s = law.support()
@@ -402,6 +409,8 @@ def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float
 
     P(A'_B > .) by the Chernoff bound of the round's hat lattice law. 1.0 where not available (m >= 0, no
     hat law)."""
+    if r.hat is None and r.N == 0 and math.isnan(r.h):  # a value of §18: its own bound (§18 (f))
+        return concentrated.positive_prob_up(law, gamma, n, r.T0)
     m = (n - 1) * gamma * law.mean()
     if r.hat is None or not (m < 0.0 and math.isfinite(m)) or n < 2:
         return 1.0
@@ -422,14 +431,6 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     else the bracket (docs/accountant_tail.md §15)."""
     if not applicable(law, n, rel_tol, gamma):
         return None
-    # the deep tail in closed form where its bracket is narrow (docs/accountant_tail.md §18): the laws raised and
-    # lowered by the stored rounding (§12) give its upper and lower values; upper first: the lower value 0
-    cb = concentrated.certify(law.shifted(up=True), law.shifted(up=False), gamma, n, rel_tol, choose_T0)
-    if cb is not None:
-        terms = dict(bigjump_T0=cb.T0, body_upper=cb.body, jump_upper=cb.jump_up, jump_lower=cb.jump_lo,
-                     pair_term=cb.multi, note="far tail given the number of active users (accountant_tail.md §18)")
-        return LawBracket(cb.lower if lower and not upper_first else 0.0, max(cb.upper, TINY),
-                          grid=Grid(h=math.nan, N=0, T=cb.T0, B=math.nan), terms=terms)
     if lower and upper_first:
         try:
             r = certify_bigjump(law.shifted(up=True), gamma, n, rel_tol, workers, lower=False, negligible=negligible,
