@@ -29,10 +29,12 @@ from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
 
-_SDS = 20.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
-_FRACS = (0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
-          0.85, 0.9, 0.95, 0.98)  # windows tried: this fraction of the distance from the mean to -T0 (each is valid)
-_GRID = 2048  # points of the geometric grid of s in [T0, max |E X_m|] for the band edges' tau and density
+_SDS = 12.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
+# band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
+_FRACS = (0.01, 0.03, 0.07, 0.12, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
+_FRACS_QUICK = (0.05, 0.2, 0.5, 0.9)  # the first, cheaper pass (deep in the tail it is already within 1e-3)
+_GRID = 2048  # points of the geometric grids of s (band edges) and of the truncation levels l
+_TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bounds (each is valid: §18 (g))
 ACCEPT = 0.25  # a closed-form bracket is returned when its gap is at most ACCEPT rel_tol (§18, a choice of speed)
 T0_FRAC = 0.02  # its clamp T0: the pair term at most this fraction of rel_tol times the one-jump estimate
 
@@ -127,7 +129,40 @@ def _moments(law: LognormalLaw, T0: float):
     return mu_lo, mu_hi, sig2, float(_up(T0 - mu_lo))
 
 
-def _jump(law: LognormalLaw, gamma: float, n: int, T0: float):
+def _tails(law: LognormalLaw, T0: float, mu_hi: float, m, Q, b: float, w, trunc: tuple[float, ...]):
+    """Upper bounds (P(Z > w), E[Z^2; Z > w]) for Z = X_m - E X_m, elementwise over the rows w (bands) and columns
+    (m, Q): Bennett's inequality on the clamped terms (each <= b), and on terms truncated at l = mu_hi + c w
+    (l < T0) plus the event that some term exceeds l (docs/accountant_tail.md §18 (g)); the smallest is kept."""
+    lam = np.log1p(b * 0.5 * w / Q) / b
+    p_best = np.exp(-_bennett_exp(Q, b, w)) * (1 + 1e-12)
+    e_best = np.minimum(_up((4.0 / (math.e * lam)) ** 2 * np.exp(-_bennett_exp(Q, b, 0.5 * w)) * (1 + 1e-12)), Q)
+    a, G, _ = law.one_term()
+    d_hi = T0 - mu_hi
+    if not d_hi > 0:
+        return p_best, e_best
+    # the truncation levels' closed forms on one geometric grid of l - mu_hi in (0, T0 - mu_hi]: P(L > l),
+    # tau(l) and E[(L - a)^2; L > l] are non-increasing in l, so the grid point at or below l bounds them
+    dg = d_hi * np.exp(np.linspace(math.log(1e-9), 0.0, _GRID))
+    lg = mu_hi + dg
+    pg, tg, sg = law.prob_above_up(lg), law.stop_loss(lg)[1], law.second_moment_above_up(lg)
+    sig2 = Q / np.maximum(m, 1.0)  # (Q >= m sig2: per term at most this)
+    for c in trunc:
+        lev = mu_hi + c * w
+        inside = lev < T0
+        gi = np.clip(np.searchsorted(lg, lev, side="right") - 1, 0, _GRID - 1)
+        okg = inside & (lg[gi] <= lev)
+        p_l, t_l, s_l = pg[gi], tg[gi], sg[gi]
+        b_l = _up(lev - a - G + t_l)  # >= l - E min(L, l)
+        lam_l = np.log1p(b_l * 0.5 * w / Q) / b_l
+        p_c = m * p_l * (1 + 4 * U) + np.exp(-_bennett_exp(Q, b_l, w)) * (1 + 1e-12)
+        e_c = _up(m * (s_l + p_l * (m - 1) * sig2) * (1 + 1e-12)
+                  + (4.0 / (math.e * lam_l)) ** 2 * np.exp(-_bennett_exp(Q, b_l, 0.5 * w)) * (1 + 1e-12))
+        p_best = np.where(okg & (b_l > 0), np.minimum(p_best, p_c), p_best)
+        e_best = np.where(okg & (b_l > 0), np.minimum(e_best, e_c), e_best)
+    return np.minimum(p_best, 1.0), e_best
+
+
+def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True):
     """(upper, lower) of E phi(A') (D units): docs/accountant_tail.md §18 (a)-(d)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
@@ -142,11 +177,13 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float):
     if np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
-        fr = np.array(_FRACS)[:, None]
+        fr = np.array(_FRACS if fine else _FRACS_QUICK)[:, None]
         x = np.minimum(mo + fr * ro, -T0)  # band edges (rows), below -T0
         w = _dn(x - mo)
         good = w > 0
-        tail = np.where(good, np.exp(-_bennett_exp(Qo, b, np.where(good, w, 1.0))) * (1 + 1e-12), 1.0)  # P(X > x_k)
+        tail, e2 = _tails(law, T0, mu_hi, m[ok], Qo, b, np.where(good, w, 1.0),
+                          _TRUNC if fine else ())  # P(X > x_k), E[Z^2; Z > w_k]
+        tail, e2 = np.where(good, tail, 1.0), np.where(good, e2, Qo)
         tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
         # tau and the density's sup at the band edges from one geometric grid of s >= T0: both are non-increasing in
         # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
@@ -158,8 +195,16 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float):
         tau_next = np.vstack([tau_x[1:], np.full((1, mo.size), tT_up)])
         band = np.minimum(tau_next * tail, tau_next)
         suffix = np.cumsum(band[::-1], axis=0)[::-1] * (1 + 1e-12)  # sum over k >= j
-        F = law.density_up(grid)[gi].reshape(x.shape)
-        val = f_up + 0.5 * F * Qo + suffix + tT_up * tails_T
+        dens = law.density_up(grid)
+        g0 = np.clip(np.searchsorted(grid, -mo, side="right") - 1, 0, _GRID - 1)
+        g0 = np.where(grid[g0] <= -mo, g0, 0)
+        # the density's sup beyond s = -y at y = mh, x_0, x_1, ... (non-decreasing in y: made so, upwards)
+        F = np.maximum.accumulate(np.vstack([dens[g0][None, :], dens[gi].reshape(x.shape)]), axis=0)
+        # curvature by bands: R(X) <= (X - mh)^2 / 2 [F(mh) + sum_i (F(y_i) - F(y_{i-1})) 1{X > y_{i-1}}], and
+        # E[(X - mh)^2; X > x_k] <= E[Z^2; Z > w_k] <= (4 / (e lam))^2 e^{-Bennett(w_k / 2)} (Z = X - E X)
+        wts = np.vstack([Qo[None, :], e2[:-1]])  # E[(X - mh)^2; X > y_{i-1}] for the increment at row i
+        curv = 0.5 * F[0] * Qo + np.cumsum(0.5 * np.diff(F, axis=0) * wts, axis=0) * (1 + 1e-12)
+        val = f_up + _up(curv) + suffix + tT_up * tails_T
         val = np.where(good & np.isfinite(val), val, np.inf)
         best[ok] = np.minimum(best[ok], _up(np.min(val, axis=0)))
     up = float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
@@ -231,9 +276,12 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     body = _body_up(law, gamma, n, T0)
     if not body <= 0.1 * ACCEPT * rel_tol * est:
         return None
-    jup, jlo = _jump(law, gamma, n, T0)
-    up = (body + jup + multi) * (1 + 1e-9)
-    lo = jlo * (1 - 1e-9)
+    for fine in (False, True):  # a quick pass, then the finer bands and truncations where it is not narrow enough
+        jup, jlo = _jump(law, gamma, n, T0, fine)
+        up = (body + jup + multi) * (1 + 1e-9)
+        lo = jlo * (1 - 1e-9)
+        if lo > 0 and up - lo <= 0.1 * rel_tol * lo:
+            break
     if not (lo > 0 and up - lo <= ACCEPT * rel_tol * lo):
         return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,

@@ -348,6 +348,19 @@ class LognormalLaw(Law):
             return self.a, self._G, self.r
         return None
 
+    def second_moment_above_up(self, x):
+        """Upper bounds (elementwise, float64 array) on E[(L - a)^2; L > x] for the one-term law of
+        :meth:`one_term`: G^2 e^{r^2} P(V > v(x) - 2r) (the shift by 2r turns e^{2 r V - r^2} into a probability),
+        with the probability's error bound and 1e-12 relative for the products. ``inf`` for other laws."""
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        one = self.one_term()
+        if one is None:
+            return np.full(x.shape, np.inf)
+        _, G, r = one
+        lo_v, hi_v = self._vint(x, math.inf)
+        p, e = interval_prob(lo_v - 2 * r, hi_v - 2 * r)
+        return G * G * math.exp(r * r) * (p + e) * (1 + 1e-12)
+
     def density_up(self, s):
         """Upper bounds (elementwise, float64 array) on the sup of the density of L over [s, inf), for the
         increasing one-term law (``b > 0 = b_minus``, any ``z_lo`` and ``weight``): there
