@@ -211,14 +211,25 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True)
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
     ml = _dn(m * mu_lo)  # <= E X_m
-    lo_m = law.stop_loss(np.maximum(-ml, T0))[0]
+    lo_m = law.stop_loss(np.maximum(-ml, T0))[0] + c * _dn(np.maximum(ml + T0, 0.0))  # phi_c(m mu_lo)
     w0 = _dn(-T0 - mh)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lam = np.log1p(b * w0 / Q) / b
-        exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam), np.inf)
-    lo_m = np.where(w0 > 0, np.maximum(lo_m - c * _up(exc), 0.0), 0.0)
+        # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
+        exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam),
+                       np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+    lo_m = np.maximum(_dn(lo_m - c * _up(exc)), 0.0)
     lo = float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
     return up, lo
+
+
+def jump_bracket(law: Law, gamma: float, n: int, T0: float) -> tuple[float, float]:
+    """(lower, upper) of E phi(A') (D units) at the clamp T0 > 0 for an eligible law: §18 (a)-(d) and (g), the finer
+    pass. ValueError for a law that is not eligible."""
+    if not eligible(law, gamma, n) or not T0 > 0:
+        raise ValueError("jump_bracket needs an eligible law (LognormalLaw.one_term, negative mean), n >= 2, T0 > 0")
+    up, lo = _jump(law, gamma, n, float(T0), True)  # type: ignore[arg-type]
+    return lo, up
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
@@ -288,4 +299,4 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
                                jump_lo=jlo, multi=multi)
 
 
-__all__ = ["ACCEPT", "ConcentratedBracket", "certify", "eligible", "positive_prob_up"]
+__all__ = ["ACCEPT", "ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up"]
