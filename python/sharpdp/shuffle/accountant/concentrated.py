@@ -84,12 +84,13 @@ def _bennett_exp(v, b, w):
 
 
 def _log_binom(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
-    """log P(M = m), M ~ Bin(N, gamma), and a bound on its rounding (1e-13 of the magnitudes combined: some
-    450 ulp, against a few ulp for gammaln, the logs and the sums)."""
+    """log P(M = m), M ~ Bin(N, gamma), and a bound on its rounding: 64 ulp of the magnitudes combined (assumed:
+    gammaln within 8 ulp of its magnitude, Stirling's series at large arguments; the logs and products 2 ulp, the
+    four sums 1 ulp each of the running magnitude; docs/accountant_tail.md §18 (h)), plus 1e-13."""
     lg, l1 = math.log(gamma), math.log1p(-gamma) if gamma < 1 else 0.0
     a, b, c = gammaln(N + 1.0), gammaln(m + 1.0), gammaln(N - m + 1.0)
     val = a - b - c + m * lg + (N - m) * l1
-    err = 1e-13 * (abs(a) + b + c + m * abs(lg) + (N - m) * abs(l1)) + 1e-13
+    err = 64 * U * (abs(a) + b + c + m * abs(lg) + (N - m) * abs(l1)) + 1e-13
     return val, err
 
 
@@ -101,12 +102,10 @@ def _binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
     p = k / N
     if (below and p >= gamma) or (not below and p <= gamma):
         return 1.0
-    kl = 0.0
-    if p > 0:
-        kl += p * math.log(p / gamma)
-    if p < 1:
-        kl += (1 - p) * math.log((1 - p) / (1 - gamma))
-    e = N * kl * (1 - 1e-10) - 1e-10
+    t1 = p * math.log(p / gamma) if p > 0 else 0.0
+    t2 = (1 - p) * math.log((1 - p) / (1 - gamma)) if p < 1 else 0.0
+    # (the terms cancel near the mean: the margin is taken on their magnitudes, 16 ulp, not on the sum)
+    e = N * (t1 + t2) - 16 * U * N * (abs(t1) + abs(t2) + 1.0) - 1e-10
     return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
 
 
