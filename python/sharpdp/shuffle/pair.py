@@ -330,5 +330,20 @@ def build_pair(ks_full, H_full, dx, adjacency, certified, samples):
                           samples[0], samples[1], certified)
 
 
-__all__ = ["Curve", "DominatingPair", "build_pair", "cover", "hull", "leg_curve", "masses", "refine_points", "swap",
-           "via_bottom_eval"]
+
+_MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
+
+
+def check_interval(value_discretization_interval) -> float:
+    """The lattice step Delta as a float in [1e-12, 1] (nats), or ValueError naming
+    ``value_discretization_interval``: a finer step makes the lattice indices of the privacy
+    losses (up to 60 nats) exceed what the pair's int64 indices and the FFT lengths can hold."""
+    dx = V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
+    if dx < _MIN_INTERVAL:
+        raise ValueError(f"value_discretization_interval must be >= {_MIN_INTERVAL} nats (a finer lattice cannot "
+                         f"index losses up to 60 nats), got {value_discretization_interval!r}")
+    return dx
+
+
+__all__ = ["Curve", "DominatingPair", "build_pair", "check_interval", "cover", "hull", "leg_curve", "masses",
+           "refine_points", "swap", "via_bottom_eval"]

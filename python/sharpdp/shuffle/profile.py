@@ -26,8 +26,10 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
-from sharpdp.shuffle.pair import DominatingPair, build_pair, cover, leg_curve, refine_points, swap, via_bottom_eval
-from sharpdp.shuffle.round_cache import LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get, round_key, value_cache
+from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points, swap,
+                                  via_bottom_eval)
+from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get, round_key,
+                                         round_label, value_cache)
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
@@ -38,7 +40,6 @@ _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
 _SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
-_MIN_INTERVAL = 1e-12  # smallest lattice step (nats): 60 nats / 1e-12 indices still fit comfortably
 def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
     sweep: values already computed for this round (any accountant with the same
@@ -283,7 +284,8 @@ def _k_limit(accountant, dx: float) -> int:
 
 
 def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
-                    progress: bool | None = None, refine_floor: float = _REFINE_FLOOR, upper_first: bool = False):
+                    progress: bool | None = None, refine_floor: float = _REFINE_FLOOR, upper_first: bool = False,
+                    label: str = ""):
     """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
     ``evaluate(ks)`` giving them for an int64 array of lattice indices (``upper_first``: the doubling points
     and the last refinement stage call ``evaluate(ks, False)``, upper values first: lower values NaN where not
@@ -300,7 +302,8 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     vals: dict = {}
     # the number of values is known only at the end: the bar's total is the budget (an upper bound,
     # said so) until then, and the values computed when the sampling stops (the bar is left at 100 %)
-    bar = progress_bar(total=max_evaluations, desc="privacy profile (budget; stops when accurate)",
+    bar = progress_bar(total=max_evaluations, desc=f"privacy profile{' of ' * bool(label)}{label} (budget; stops "
+                       "when accurate)",
                        unit=" values", file=sys.stderr, leave=True, disable=progress is False,
                        delay=0.0 if progress else 1.0)
 
@@ -376,7 +379,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
 
-def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None):
+def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str = ""):
     """``evaluate`` at the explicit lattice indices ``ks`` (sorted) in increasing chunks, the same order
     of evaluation as one call; ``progress`` (None: after 1 s) shows a bar whose total is exact (the
     number of points, known in advance). Once a chunk took over _SLOW_CHUNK s (far-tail values of a heavy
@@ -385,7 +388,8 @@ def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None):
 
     from sharpdp import _progress
 
-    bar = _progress.progress_bar(total=int(ks.size), desc="privacy profile (explicit points)", unit=" values",
+    bar = _progress.progress_bar(total=int(ks.size), desc=f"privacy profile (explicit points){' of ' * bool(label)}"
+                                 f"{label}", unit=" values",
                                  file=sys.stderr, leave=True, disable=progress is False,
                                  delay=0.0 if progress else 1.0)
     lo, up = np.empty(ks.size), np.empty(ks.size)
@@ -527,17 +531,6 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     return lru_get(PAIRS, pkey, round_cache.MAX_PAIRS, lambda: (pair, accountant.randomizer))[0]
 
 
-def check_interval(value_discretization_interval) -> float:
-    """The lattice step Delta as a float in [1e-12, 1] (nats), or ValueError naming
-    ``value_discretization_interval``: a finer step makes the lattice indices of the privacy
-    losses (up to 60 nats) exceed what the pair's int64 indices and the FFT lengths can hold."""
-    dx = V.real("value_discretization_interval", value_discretization_interval, lo=0.0, hi=1.0, lo_open=True)
-    if dx < _MIN_INTERVAL:
-        raise ValueError(f"value_discretization_interval must be >= {_MIN_INTERVAL} nats (a finer lattice cannot "
-                         f"index losses up to 60 nats), got {value_discretization_interval!r}")
-    return dx
-
-
 def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progress) -> DominatingPair:
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
@@ -550,7 +543,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         legs = []
         for j in (0, 1):
             ev_j = _leg_sampler(accountant, j, dx)
-            legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress, _LEG_FLOOR))
+            legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress, _LEG_FLOOR,
+                                        label=f"leg {j + 1} of " + round_label(accountant, 36)))
         (ka, la, ua), (kb, lb, ub) = legs
         if lower:
             ua, ub = la, lb
@@ -570,12 +564,12 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
             raise ValueError(f"epsilons must lie on the discretisation grid (multiples of "
                              f"value_discretization_interval = {dx}); {bad} does not")
         ks = np.unique(np.concatenate([[0], ki.astype(np.int64)]))
-        lo_v, up_v = _explicit_eval(evaluate, ks, progress)
+        lo_v, up_v = _explicit_eval(evaluate, ks, progress, round_label(accountant))
         up_v = np.minimum.accumulate(up_v)
     else:
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
                                          _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
-                                         upper_first=not lower)
+                                         upper_first=not lower, label=round_label(accountant))
     if cover_upper and not lower:
         up_v = cover(lo_v, up_v)
     vals = lo_v if lower else up_v

@@ -133,5 +133,34 @@ def clear_caches() -> None:
         TWINS.clear()
 
 
+_SHORT = {"BlanketMixedGaussian": "BMG", "GaussianRandomizer": "Gaussian", "RandomizedResponse": "RR"}
+
+
+def round_label(accountant, width: int = 44) -> str:
+    """A short name of the round for progress bars, e.g. ``BMG(0.0409, 0.596, 1) n=1e5 zero-out``: the randomizer's
+    ``repr`` with its numbers to 3 significant digits (its type's short name where known), n, the adjacency; the
+    randomizer part cut with "..." so that the whole fits ``width`` characters. No value of the round, only its
+    public parameters."""
+    import re
+
+    rz = getattr(accountant, "randomizer", None)
+    text = re.sub(r"-?\d+\.\d+(?:[eE][-+]?\d+)?", lambda m: f"{float(m.group()):.3g}", repr(rz))
+    head, paren, rest = text.partition("(")
+    text = _SHORT.get(head, head) + paren + rest
+    text = re.sub(r"\b[A-Za-z_]\w*=", "", text)  # (keyword names dropped: the values say enough)
+    n = getattr(accountant, "n", None)
+    ns = "" if n is None else f" n={n}"
+    if isinstance(n, int) and n >= 10**4:
+        k = len(str(n)) - 1
+        if n % 10**k == 0:  # one significant digit: 1e5, 3e4
+            ns = f" n={n // 10**k}e{k}"
+    adj = str(getattr(accountant, "adjacency", "")).replace("_", "-")
+    tail = f"{ns} {adj}".rstrip()
+    room = max(width - len(tail), 12)
+    if len(text) > room:
+        text = text[:room - 3] + "..."
+    return text + tail
+
+
 __all__ = ["LOCK", "MAX_PAIRS", "MAX_ROUNDS", "OBJECT_VALUES", "PAIRS", "TWINS", "VALUES", "check_accountant",
-           "clear_caches", "lru_get", "randomizer_key", "round_key", "value_cache"]
+           "clear_caches", "lru_get", "randomizer_key", "round_key", "round_label", "value_cache"]

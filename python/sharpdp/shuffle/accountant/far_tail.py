@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_integral_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
@@ -238,6 +239,13 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
     upper value standing in for its lower one; docs/accountant_tail.md §15)."""
 
+    # the deep tail in closed form, given the number of active users, where its bracket is narrow
+    # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
+    cb = concentrated.certify(law, gamma, n, rel_tol, choose_T0)
+    if cb is not None:
+        return FarTailBracket(lower=cb.lower if lower else 0.0, upper=cb.upper, T0=cb.T0, h=math.nan, B=math.nan,
+                              N=0, multi=cb.multi, body_up=cb.body, body_lo=0.0, penalty_B=0.0,
+                              jump=JumpTerm(up=cb.jump_up, lo=cb.jump_lo if lower else 0.0, N=0))
     sd = law.std()
     mean = law.mean()
     lo_s, hi_s = law.support()
@@ -401,6 +409,8 @@ def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float
 
     P(A'_B > .) by the Chernoff bound of the round's hat lattice law. 1.0 where not available (m >= 0, no
     hat law)."""
+    if r.hat is None and r.N == 0 and math.isnan(r.h):  # a value of §18: its own bound (§18 (f))
+        return concentrated.positive_prob_up(law, gamma, n, r.T0)
     m = (n - 1) * gamma * law.mean()
     if r.hat is None or not (m < 0.0 and math.isfinite(m)) or n < 2:
         return 1.0

@@ -340,6 +340,51 @@ class LognormalLaw(Law):
         p, e = interval_prob(lo_v, hi_v)
         return self.weight * (p + e) * (1 + 8 * _U)
 
+    def one_term(self):
+        """(a, G, r) when L = a + G exp(r V - r^2/2) with G > 0 on the whole normal range with weight 1 (then
+        E L = a + G exactly and E (L - a)^2 = G^2 e^{r^2}), else None."""
+        if (self._S == 0 and self._G > 0 and self._sign > 0 and self.weight == 1.0 and self._vlo == -math.inf
+                and self._vhi == math.inf):
+            return self.a, self._G, self.r
+        return None
+
+    def second_moment_above_up(self, x):
+        """Upper bounds (elementwise, float64 array) on E[(L - a)^2; L > x] for the one-term law of
+        :meth:`one_term`: G^2 e^{r^2} P(V > v(x) - 2r) (the shift by 2r turns e^{2 r V - r^2} into a probability),
+        with the probability's error bound and 1e-12 relative for the products. ``inf`` for other laws."""
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        one = self.one_term()
+        if one is None:
+            return np.full(x.shape, np.inf)
+        _, G, r = one
+        lo_v, hi_v = self._vint(x, math.inf)
+        p, e = interval_prob(lo_v - 2 * r, hi_v - 2 * r)
+        return G * G * math.exp(r * r) * (p + e) * (1 + 1e-12)
+
+    def density_up(self, s):
+        """Upper bounds (elementwise, float64 array) on the sup of the density of L over [s, inf), for the
+        increasing one-term law (``b > 0 = b_minus``, any ``z_lo`` and ``weight``): there
+        f(x) = weight phi(v(x)) / (r (x - a)) (0 below the range), non-increasing in x wherever v(x) >= -r
+        (docs/accountant_tail.md §18), so f(s) with v computed at a smaller q = s - a bounds the sup; ``inf`` where
+        that does not hold (s <= a, v(s) < -r after the margin, another law). Roundings covered: q (2u), v (64 ulp
+        of the magnitudes, absolute), phi and the quotient (1e-12 relative)."""
+        s = np.atleast_1d(np.asarray(s, dtype=float))
+        out = np.full(s.shape, np.inf)
+        if not (self._S == 0 and self._G > 0 and self._sign > 0):
+            return out
+        r = self.r
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            q_lo = (s - self.a) * (1 - 2 * _U)
+            lq = np.log(q_lo / self._G)
+            v = (lq + 0.5 * r * r) / r
+            dv = 64 * _U * (2.0 + np.abs(lq) + abs(math.log(self._G)) + r * r + np.abs(np.log(q_lo))) / r \
+                + 64 * _U * np.abs(v)
+            vb = np.maximum(v - dv, 0.0)  # phi is non-increasing on [0, inf)
+            f = self.weight * np.exp(-0.5 * vb * vb) / (math.sqrt(2 * math.pi) * r * q_lo) * (1 + 1e-12)
+        good = np.isfinite(s) & (q_lo > 0) & np.isfinite(v) & (v - dv >= -r)
+        out[good] = f[good]
+        return out
+
     def spread(self):
         sd = self.std()
         q = abs(self._at(0.6745 * self._sign) - self._at(-0.6745 * self._sign))
