@@ -8,8 +8,8 @@
   bracket. A value above x is expected to be the float of the plain call; cells where it is not are pinned
   (xfail), with the privacy profile's value cache that serves such a value to a request without the level.
 * The floats of the accountant before the §17 rewrites (stored as hex literals, computed at 350ee31) on cells of
-  the far-tail path (Chernoff steering, stop-loss grid, window sums, the body's Chernoff value) and of the other
-  paths.
+  the far-tail path (Chernoff steering, stop-loss grid, window sums, the body's Chernoff value; the closed-form deep
+  tail of §18, which now answers one of them, switched off) and of the other paths.
 * Replace-one through bot: each leg of the reported split recomputed by quadrature at n = 2 (x vs bot and bot vs
   x of the Gaussian randomizer), so the reported upper value is at least the split's true chain
   A(e1) + e^{e1} B(e2); get_epsilon's answer: a fresh get_delta there <= the target and the true chain at the
@@ -230,12 +230,30 @@ PINS = [
 ]
 
 
+def _no_closed_form(monkeypatch):
+    """The far tail's FFT treatment alone (the closed-form deep tail of docs/accountant_tail.md §18, tried first
+    where it applies, switched off)."""
+    from sharpdp.shuffle.accountant import concentrated
+
+    monkeypatch.setattr(concentrated, "certify", lambda *a, **k: None)
+
+
 @pytest.mark.parametrize("rz,n,adjacency,eps,hexes", PINS)
-def test_floats_of_the_accountant_before_the_rewrites(rz, n, adjacency, eps, hexes):
+def test_floats_of_the_accountant_before_the_rewrites(rz, n, adjacency, eps, hexes, monkeypatch):
+    _no_closed_form(monkeypatch)
     got = []
     for lower in (True, False):
         got += [float(v).hex() for v in _fresh(eval("sh." + rz), n, adjacency).get_delta_bounds(eps, lower=lower)]
     assert tuple(got) == hexes
+
+
+def test_the_closed_form_deep_tail_overlaps_the_pinned_fft_bracket():
+    # the heavy round at eps 4.3, where the closed form (§18) now answers: two certified brackets of one value
+    rz, n, adjacency, eps, hexes = PINS[1]
+    lo, up = _fresh(eval("sh." + rz), n, adjacency).get_delta_bounds(eps)
+    f_lo, f_up = float.fromhex(hexes[0]), float.fromhex(hexes[1])
+    assert max(lo, f_lo) <= min(up, f_up) and (lo, up) != (f_lo, f_up)
+    assert up <= f_up and (up - lo) <= 1e-2 * lo
 
 
 # ------------------------------------------------------------------- replace-one through bot, n = 2 legs
