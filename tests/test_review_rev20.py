@@ -103,7 +103,8 @@ def _forced(law, gamma, n, T0):
 
 def _default_T0(law, gamma, n, rel_tol=1e-2):
     est = float(law.stop_loss([max(-(n - 1) * gamma * law.mean(), 0.0)])[0][0])
-    return far_tail.choose_T0(law, gamma, n, C.T0_FRAC * rel_tol * est)
+    frac = 0.02  # (the module's own choice; any T0 > 0 is valid)
+    return far_tail.choose_T0(law, gamma, n, frac * rel_tol * est)
 
 
 N2_CELLS = [(0.0409, 0.596, 3), (0.0409, 0.596, 8), (0.3, 0.6, 6), (0.9, 0.55, 10), (0.002, 0.45, 12), (0.2, 1.0, 4),
