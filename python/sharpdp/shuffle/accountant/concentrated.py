@@ -25,6 +25,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from sharpdp.shuffle.accountant.jump import pair_integral_up
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
@@ -35,8 +36,6 @@ _FRACS = (0.01, 0.03, 0.07, 0.12, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
 _FRACS_QUICK = (0.05, 0.2, 0.5, 0.9)  # the first, cheaper pass (deep in the tail it is already within 1e-3)
 _GRID = 2048  # points of the geometric grids of s (band edges) and of the truncation levels l
 _TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bounds (each is valid: §18 (g))
-ACCEPT = 0.25  # a closed-form bracket is returned when its gap is at most ACCEPT rel_tol (§18, a choice of speed)
-T0_FRAC = 0.02  # its clamp T0: the pair term at most this fraction of rel_tol times the one-jump estimate
 
 
 @dataclass(frozen=True)
@@ -273,13 +272,13 @@ def _body_up(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
 
 def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
     """The bracket of D_up of §18 for ``law``, or None where the law is not eligible or the bracket is wider than
-    ACCEPT rel_tol. ``choose_T0(law, gamma, n, target)``: the far-tail treatment's choice of the clamp (any T0 > 0
-    is valid)."""
+    CLOSED_ACCEPT rel_tol (:mod:`.limits`). ``choose_T0(law, gamma, n, target)``: the far-tail treatment's choice of
+    the clamp (any T0 > 0 is valid)."""
     if not eligible(law, gamma, n):
         return None
     assert isinstance(law, LognormalLaw)  # (eligible)
     a, G, r = law.one_term()
-    key = (a, G, r, gamma, n, rel_tol, ACCEPT)
+    key = (a, G, r, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: the bracket's width is 3.2-4.5 times the Jensen gap p(-mu) m sigma^2 / 2 (relative to tau(-mu),
@@ -289,7 +288,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     mu = mbar * (a + G)
     if mbar >= 1 and mu < 0:
         rho = float(law.density_up([-mu])[0]) * mbar * G * G * math.exp(r * r) / 2 / float(law.stop_loss([-mu])[1][0])
-        if not rho <= 0.26 * ACCEPT * rel_tol:
+        if not rho <= 0.26 * limits.CLOSED_ACCEPT * rel_tol:
             return _remember(key, None)
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
 
@@ -309,12 +308,12 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
     est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
     if not est > 0:
         return None
-    T0 = choose_T0(law, gamma, n, T0_FRAC * rel_tol * est)
+    T0 = choose_T0(law, gamma, n, limits.CLOSED_T0_FRAC * rel_tol * est)
     multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
-    if multi > 0.1 * ACCEPT * rel_tol * est:
+    if multi > 0.1 * limits.CLOSED_ACCEPT * rel_tol * est:
         return None
     body = _body_up(law, gamma, n, T0)
-    if not body <= 0.1 * ACCEPT * rel_tol * est:
+    if not body <= 0.1 * limits.CLOSED_ACCEPT * rel_tol * est:
         return None
     for fine in (False, True):  # a quick pass, then the finer bands and truncations where it is not narrow enough
         jup, jlo = _jump(law, gamma, n, T0, fine)
@@ -322,10 +321,10 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
         lo = jlo * (1 - 1e-9)
         if lo > 0 and up - lo <= 0.1 * rel_tol * lo:
             break
-    if not (lo > 0 and up - lo <= ACCEPT * rel_tol * lo):
+    if not (lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo):
         return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
                                jump_lo=jlo, multi=multi)
 
 
-__all__ = ["ACCEPT", "ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up"]
+__all__ = ["ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up"]

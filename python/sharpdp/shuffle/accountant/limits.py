@@ -53,3 +53,7 @@ PLAIN_NODES_MAX = 1 << 11
 # makes the value), and the pair term is sized to PAIR_FRAC rel_tol of the value (§8)
 H_BULK = 4096.0
 PAIR_FRAC = 0.1
+# the deep tail in closed form (§18): its bracket is returned when its gap is at most CLOSED_ACCEPT rel_tol, and its
+# clamp T0 makes the pair term at most CLOSED_T0_FRAC rel_tol times the one-jump estimate
+CLOSED_ACCEPT = 0.25
+CLOSED_T0_FRAC = 0.02
