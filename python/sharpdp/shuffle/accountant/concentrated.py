@@ -52,9 +52,12 @@ class ConcentratedBracket:
 
 
 def eligible(law: Law, gamma: float, n: int) -> bool:
-    """The law is an increasing one-term lognormal law on its whole range, with a negative mean, and n >= 2."""
+    """The law is an increasing one-term lognormal law on its whole range, with a negative mean, n >= 2 and
+    0 < gamma < 1 (the binomial's Chernoff tails divide by log(1 - gamma)); r^2 < 700 (e^{r^2}, the second moment,
+    stays finite)."""
     one = law.one_term() if isinstance(law, LognormalLaw) else None
-    return one is not None and n >= 2 and 0.0 < gamma <= 1.0 and one[0] + one[1] < 0.0
+    return (one is not None and n >= 2 and 0.0 < gamma < 1.0 and one[0] + one[1] < 0.0
+            and one[2] * one[2] < 700.0)
 
 
 def _dn(x):
