@@ -30,7 +30,7 @@ class HistogramResult:
     released : numpy.ndarray of float64, shape (groups,)
         The released values (publishable with ``keys``).
     true_counts : numpy.ndarray of int64, shape (groups,)
-        The true counts: NOT publishable (diagnostics only).
+        The true counts: NOT publishable (diagnostics only; left out of the repr).
     by : list of str
     rows : int
         Rows read.
@@ -51,7 +51,7 @@ class HistogramResult:
 
     keys: Any
     released: np.ndarray
-    true_counts: np.ndarray
+    true_counts: np.ndarray = field(repr=False)  # not publishable: kept out of the repr
     by: list
     rows: int
     rows_dropped_missing_key: int

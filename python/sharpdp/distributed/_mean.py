@@ -35,7 +35,8 @@ class MeanResult:
     private_mean_scaled : numpy.ndarray of float64, shape (d,)
         The same in unit-ball coordinates: the randomizer's unbiased estimate.
     true_mean, true_mean_clipped : numpy.ndarray of float64, shape (d,)
-        Mean of the complete rows, before and after clipping (NOT private: for evaluation).
+        Mean of the complete rows, before and after clipping (NOT private: for evaluation; left out
+        of the repr, like ``true_mean_clipped_scaled`` and ``messages``).
     true_mean_clipped_scaled : numpy.ndarray of float64, shape (d,)
         The clipped mean in unit-ball coordinates (NOT private), the estimate's target.
     n, d : int
@@ -57,6 +58,7 @@ class MeanResult:
         Workers of the Dask cluster (None: Dask's local threaded scheduler).
     messages : numpy.ndarray of float64, shape (n, d), or None
         The messages in global row order (not shuffled), only with ``keep_messages=True``.
+        Not covered by the shuffled guarantee (they are linked to rows).
     sample_seconds : float
         Wall time spent in the randomizer, summed over the tasks (seconds of one thread each).
     sample_cpu_seconds : float
@@ -72,9 +74,11 @@ class MeanResult:
 
     private_mean: np.ndarray
     private_mean_scaled: np.ndarray
-    true_mean: np.ndarray
-    true_mean_clipped: np.ndarray
-    true_mean_clipped_scaled: np.ndarray
+    # Not private (evaluation only): kept out of the repr, so that printing or logging a result
+    # does not put them next to the release.
+    true_mean: np.ndarray = field(repr=False)
+    true_mean_clipped: np.ndarray = field(repr=False)
+    true_mean_clipped_scaled: np.ndarray = field(repr=False)
     n: int
     d: int
     columns: list
@@ -91,7 +95,7 @@ class MeanResult:
     partitions: int
     workers: int | None
     source: str = ""
-    messages: np.ndarray | None = None
+    messages: np.ndarray | None = field(default=None, repr=False)
     warnings: list = field(default_factory=list)
     sample_seconds: float = 0.0
     sample_cpu_seconds: float = 0.0
