@@ -69,7 +69,9 @@ class ViaBottom:
     # cliff vertices of leg B (docs/accountant.md §9.5): at most SLIDES steps beyond the golden-section window,
     # probes' leg B first at the loose rel_tol PROBE_TOL, bisection to BEYOND_TOL in f unless it can gain less
     # than SHRINK_GAIN; a golden-section best split with e^{e1} B(e2) <= CLIFF x its value is at a cliff
-    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 30.0, 0.000625, 0.03, 0.01
+    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 30.0, 0.000078125, 0.005, 0.01
+    # a split with e^{e1} B(e2) <= EDGE x its value is before the edge of a cliff of leg B (the bisection of _shrink)
+    EDGE = 1e-6
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
@@ -208,7 +210,7 @@ class ViaBottom:
             if sgn != 0.0:
                 found = self._beyond(eps, found, sgn, rt)
             elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
-                found = self._shrink(eps, found, b, rt)
+                found = self._edge(eps, found, rt) if self._past_cliff(found) else self._shrink(eps, found, b, rt)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
         if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
@@ -248,20 +250,48 @@ class ViaBottom:
     def _shrink(self, eps: float, best: Split, other: float, rt: float) -> Split:
         """The bracket from ``best`` (legs at rel_tol ``rt``) to the worse split at f = ``other`` shrunk to
         BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a cached lower value of leg A at
-        ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5)."""
+        ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5).
+        From a split before a cliff of leg B (e^{e1} B(e2) <= EDGE x its value), a better midpoint past the
+        cliff's edge (leg B's share above EDGE) ends the bracket there: the edge lies between."""
         other = min(max(other, 0.0), 1.0)
         # every split between has value >= A(e1 at other) (A non-increasing in e1)
         a_at = self._leg_cache.get((0, other * eps, rt))
         if a_at is not None and a_at.lower >= (1.0 - self.SHRINK_GAIN) * best.upper:
             return best
+        seen = best
         while abs(other - best.f) > self.BEYOND_TOL:
             f = 0.5 * (best.f + other)
             c = self._probe(eps, f, rt, best.upper)
             if c is None:
                 other = f
-            else:
+            elif self._past_cliff(best) or not self._past_cliff(c):
                 best = c
+            else:
+                other = f  # (the edge is between best and c)
+                seen = c if c.upper < seen.upper else seen
+        return best if best.upper <= seen.upper else seen
+
+    def _edge(self, eps: float, past: Split, rt: float) -> Split:
+        """From a split ``past`` beyond the edge of a cliff of leg B (:meth:`_past_cliff`; the edge is at a smaller
+        f, where B(e2) falls to nothing), the split SPLIT_TOL below it and, when that one is before the edge, a
+        bisection on which side of the edge the midpoint lies down to BEYOND_TOL (legs at rel_tol ``rt``); the
+        best split seen (docs/accountant.md §9.5)."""
+        if past.f <= 0.0:
+            return past
+        before = self.split(eps, max(past.f - self.SPLIT_TOL, 0.0), rt)
+        best = min(past, before, key=lambda c: c.upper)
+        if self._past_cliff(before):
+            return best
+        lo, hi = before.f, past.f
+        while hi - lo > self.BEYOND_TOL:
+            c = self.split(eps, 0.5 * (lo + hi), rt)
+            best = c if c.upper < best.upper else best
+            lo, hi = (lo, c.f) if self._past_cliff(c) else (c.f, hi)
         return best
+
+    def _past_cliff(self, s: Split) -> bool:
+        """Leg B's share of the split's value is above EDGE (not before the edge of a cliff of leg B, §9.5)."""
+        return math.exp(s.e1) * s.leg_b.upper > self.EDGE * s.upper
 
     def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
         """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first
@@ -378,6 +408,11 @@ class ViaBottom:
             c = self.split(eps, 1.0 - e2 / eps, rel_tol, rough_b=True)
             if c.upper < best.upper:
                 best = c
+        if VALUE_FLOOR <= best.upper < 1.0 and math.exp(best.e1) * best.leg_b.upper <= self.CLIFF * best.upper:
+            # at a cliff of leg B (§9.5): the bisection toward its edge (a cliff's vertex lies within a step: the
+            # walk's step alone misses it), on legs at rel_tol (loose legs' noise moves the vertex found)
+            best = self._edge(eps, best, rel_tol) if self._past_cliff(best) else \
+                self._shrink(eps, best, min(best.f + self.SPLIT_TOL, 1.0), rel_tol)
         return best
 
     _vertex = staticmethod(vertex)  # (the vertex model of the walk: via_bottom_search.vertex)
