@@ -409,10 +409,15 @@ class ViaBottom:
             if c.upper < best.upper:
                 best = c
         if VALUE_FLOOR <= best.upper < 1.0 and math.exp(best.e1) * best.leg_b.upper <= self.CLIFF * best.upper:
-            # at a cliff of leg B (§9.5): the bisection toward its edge (a cliff's vertex lies within a step: the
-            # walk's step alone misses it), on legs at rel_tol (loose legs' noise moves the vertex found)
-            best = self._edge(eps, best, rel_tol) if self._past_cliff(best) else \
-                self._shrink(eps, best, min(best.f + self.SPLIT_TOL, 1.0), rel_tol)
+            # at a cliff of leg B (§9.5): the bisection toward its edge on legs at rel_tol 0.1 (a cliff's vertex
+            # lies within a step: the walk's step alone misses it), its split certified at rel_tol where better
+            rt = max(rel_tol, 0.1)
+            s = self.split(eps, best.f, rt) if rt != rel_tol else best
+            edge = self._edge(eps, s, rt) if self._past_cliff(s) else \
+                self._shrink(eps, s, min(best.f + self.SPLIT_TOL, 1.0), rt)
+            if edge.f != best.f:
+                c = self.split(eps, edge.f, rel_tol, rough_b=True)
+                best = c if c.upper < best.upper else best
         return best
 
     _vertex = staticmethod(vertex)  # (the vertex model of the walk: via_bottom_search.vertex)
