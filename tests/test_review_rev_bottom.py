@@ -221,14 +221,3 @@ def test_gaussian_cells_against_main(s, n, eps):
         return
     assert float(up) == old_up
     assert float(lo) == old_lo or (float(lo), float(up)) == (1.0, 1.0), (lo, up, old_lo, old_up)
-
-
-def test_get_epsilon_answer_certified_and_main_s():
-    """get_epsilon(1e-6), sigma0 = 0.46, n = 50 (its search evaluates capped cells: the cover at eps = 0): the
-    branch's answer is main's (stored, get_epsilon_check.py: 28.872512087742923) and a fresh accountant's
-    certified get_delta there is <= delta (9.785e-7). Catches a cap that moves the search (a wrong (1, 1) where
-    main had a value below 1 would push the answer up; a cap below a true split value would pull it down)."""
-    ref = json.loads((DATA / "get_epsilon_check.jsonl").read_text().splitlines()[0])
-    e = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace").get_epsilon(1e-6)
-    assert 28.8 < e <= ref["old"]  # (tighter: the split search of docs/accountant.md §9.5 leaves a better hint)
-    assert ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace").get_delta(e) <= 1e-6

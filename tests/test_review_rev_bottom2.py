@@ -79,10 +79,11 @@ def test_get_epsilon_first_then_brackets_above_the_certified_chain_floor():
     legs = acc._bottom.legs
     for x in (e, 0.98 * e, 1.02 * e):
         lo, up = acc.get_delta_bounds(x)
-        # step 0.004 within 0.2 of the optimum, 0.02 out to 0.6 (the floor is that of step 0.004 throughout to
-        # 1e-14 relative: its minimum interval lies near the optimum; half the legs)
+        # step 0.004 within 0.04 of the optimum, 0.02 out to 0.3 (the floor is that of step 0.004 throughout to
+        # 1e-14 relative: its minimum interval lies near the optimum; the same floats as 0.004 within 0.2 and 0.02
+        # out to 0.6, 177 grid points against 72 here)
         c = e1 + (x - e)
-        floor = _chain_floor(0.46, 2, x, legs, sorted(set(_grid(x, c, 0.2, 0.004)) | set(_grid(x, c, 0.6, 0.02))))
+        floor = _chain_floor(0.46, 2, x, legs, sorted(set(_grid(x, c, 0.04, 0.004)) | set(_grid(x, c, 0.3, 0.02))))
         assert lo <= up and up >= floor, (x, lo, up, floor)
     # the reverse order on a fresh accountant: brackets first (full searches), then get_epsilon
     acc2 = _acc(0.46, 2)

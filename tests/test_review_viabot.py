@@ -16,7 +16,9 @@ A true value of one neighbouring pair is a lower bound on the mechanism's delta,
 value below it is a violation. The tests marked "was a violation" reproduce violations found and fixed.
 """
 
+import json
 import math
+import pathlib
 
 import mpmath as mp
 import numpy as np
@@ -222,6 +224,15 @@ def test_moderate_n_answer_against_monte_carlo(sigma, n, eps_ref, delta):
     assert e >= eps_ref and acc.get_delta(e) <= delta
     if sigma == 0.46:
         assert any("refused" in r.terms for r in acc._bottom._leg_cache.values())
+        # its search evaluates capped cells (the cover at eps = 0, docs/accountant.md §9.3): the answer is at most
+        # the plain split search's (stored by tests/data/review_rev_bottom/get_epsilon_check.py: 28.872512087742923;
+        # a wrong (1, 1) cap where a split is below 1 pushes it up) and a fresh accountant's certified get_delta
+        # there is <= delta (a cap below a true split value pulls the answer down, below what a fresh search certifies)
+        stored = json.loads((pathlib.Path(__file__).with_name("data") / "review_rev_bottom" / "get_epsilon_check.jsonl")
+                            .read_text().splitlines()[0])
+        assert (stored["s"], stored["n"], stored["delta"]) == (sigma, n, delta)
+        assert 28.8 < e <= stored["old"]
+        assert _acc(sigma, n).get_delta(e) <= delta
 
 
 # ----------------------------------------------------------------------------- memo, call order, hints

@@ -7,7 +7,7 @@ values of docs/accountant.md §8.1 below), models the root on the certified uppe
 ``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`; for laws that are
 not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). It sees the
 accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
-:func:`shrink` is the bracket shrinker of replace-one through bot (:mod:`.via_bottom`).
+:func:`shrink` (re-exported from :mod:`.secant`) is the plain bracket shrinker, a reference of the tests.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
+from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (re-exported: the tests' reference)
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import FiniteLaw, laws_for
 
@@ -56,41 +57,6 @@ class _Evaluator(Protocol):
     def sampler_term(self, epsilon: float) -> float: ...
 
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
-
-
-def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
-            tol: float) -> tuple[float, float, float, float]:
-    """Root search of get_epsilon: secant on log delta (aimed a little past the root, then a
-    probe just below it) with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <=
-    delta < fun(lo).
-    Stops at hi <= 1e-15 nats (a verified answer; only reached when fun drops below delta
-    right after 0, e.g. a coarse upper value below get_delta(0))."""
-    ld = math.log(delta)
-    slow = 0
-    for _ in range(SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
-        if not (hi - lo > tol * hi and hi > 1e-15):
-            break
-        width = hi - lo
-        if slow >= 2 or not (ulo > 0 and uhi > 0):
-            x, slow = 0.5 * (lo + hi), 0
-        else:
-            flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
-            x = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
-            x = min(max(x + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
-        u = fun(x)
-        if u <= delta:
-            hi, uhi = x, u
-            x2 = x * (1.0 - 0.7 * tol)
-            if x2 > lo and hi - lo > tol * hi:
-                u2 = fun(x2)
-                if u2 > delta:
-                    lo, ulo = x2, u2
-                else:
-                    hi, uhi = x2, u2
-        else:
-            lo, ulo = x, u
-        slow = slow + 1 if hi - lo > 0.5 * width else 0
-    return lo, ulo, hi, uhi
 
 
 def phase1_h_ratio(law: Any, gamma: float) -> float:

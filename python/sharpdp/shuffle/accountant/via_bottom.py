@@ -3,20 +3,22 @@
 
 The datasets D = (x1, ...) and D' = (x1', ...) are compared through D_bot = (bot, ...). The
 hockey-stick divergence satisfies delta_{P,R}(e1 + e2) <= delta_{P,Q}(e1) + e^{e1} delta_{Q,R}(e2),
-and both legs (x1 vs bot, bot vs x1') are zero-out pairs, bounded by a zero-out accountant.
+and both legs (x1 vs bot, bot vs x1') are zero-out pairs, bounded by a zero-out accountant. The golden section
+and the cliff searches near the optimum (§9.5) are in :mod:`.via_bottom_cliff`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Protocol
 
 from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
@@ -38,19 +40,7 @@ class _ZeroOut(Protocol):
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float: ...
 
 
-@dataclass(frozen=True)
-class Split:
-    """One split e1 + e2 = eps of the chain A(e1) + e^{e1} B(e2), rounded outwards."""
-
-    f: float  # e1 / eps
-    upper: float
-    lower: float
-    e1: float
-    leg_a: AccountantReport  # x vs bot at e1
-    leg_b: AccountantReport  # bot vs x at e2
-
-
-class ViaBottom:
+class ViaBottom(CliffSearch):
     """The replace bound through bot, from a zero-out accountant and the randomizer's legs.
 
     Parameters
@@ -69,7 +59,9 @@ class ViaBottom:
     # cliff vertices of leg B (docs/accountant.md §9.5): at most SLIDES steps beyond the golden-section window,
     # probes' leg B first at the loose rel_tol PROBE_TOL, bisection to BEYOND_TOL in f unless it can gain less
     # than SHRINK_GAIN; a golden-section best split with e^{e1} B(e2) <= CLIFF x its value is at a cliff
-    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 30.0, 0.000625, 0.03, 0.01
+    SLIDES, PROBE_TOL, BEYOND_TOL, SHRINK_GAIN, CLIFF = 6, 30.0, 0.000078125, 0.005, 0.01
+    # a split with e^{e1} B(e2) <= EDGE x its value is before the edge of a cliff of leg B (the bisection of _shrink)
+    EDGE = 1e-6
     # early stop at the cap (docs/accountant.md §9): every split of SPLITS has a certified upper
     # value at least this (the refinements gain at most ~20 % over SPLITS: the result is the cap 1)
     CAP_MARGIN = 1.5
@@ -208,7 +200,7 @@ class ViaBottom:
             if sgn != 0.0:
                 found = self._beyond(eps, found, sgn, rt)
             elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
-                found = self._shrink(eps, found, b, rt)
+                found = self._edge(eps, found, rt) if self._past_cliff(found) else self._shrink(eps, found, b, rt)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
         if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
@@ -216,63 +208,6 @@ class ViaBottom:
         best = self._contract(eps, min(cands, key=lambda c: c.upper), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
-
-    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
-        """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
-        ``rt``) down to the width SPLIT_TOL, and the nearest f above it of a worse split or the bracket's end."""
-        g = 0.5 * (math.sqrt(5.0) - 1.0)
-        c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
-        while hi - lo > self.SPLIT_TOL:
-            if c.upper <= d.upper:
-                hi, d = d.f, c
-                c = self.split(eps, hi - g * (hi - lo), rt)
-            else:
-                lo, c = c.f, d
-                d = self.split(eps, lo + g * (hi - lo), rt)
-        best, other = (c, d) if c.upper <= d.upper else (d, c)
-        return best, (other.f if other.f > best.f else hi)
-
-    def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
-        """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
-        ``rt``): steps in f of SPLIT_TOL, 2 SPLIT_TOL, 4 SPLIT_TOL, ... in direction ``sgn`` while the value
-        decreases (at most SLIDES), then :meth:`_shrink` toward the first worse split; the best split seen."""
-        step = self.SPLIT_TOL
-        for _ in range(self.SLIDES):
-            f = min(max(best.f + sgn * step, 0.0), 1.0)
-            c = self._probe(eps, f, rt, best.upper) if f != best.f else None
-            if c is None:
-                break
-            best, step = c, 2.0 * step
-        return self._shrink(eps, best, best.f + sgn * step, rt)
-
-    def _shrink(self, eps: float, best: Split, other: float, rt: float) -> Split:
-        """The bracket from ``best`` (legs at rel_tol ``rt``) to the worse split at f = ``other`` shrunk to
-        BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a cached lower value of leg A at
-        ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5)."""
-        other = min(max(other, 0.0), 1.0)
-        # every split between has value >= A(e1 at other) (A non-increasing in e1)
-        a_at = self._leg_cache.get((0, other * eps, rt))
-        if a_at is not None and a_at.lower >= (1.0 - self.SHRINK_GAIN) * best.upper:
-            return best
-        while abs(other - best.f) > self.BEYOND_TOL:
-            f = 0.5 * (best.f + other)
-            c = self._probe(eps, f, rt, best.upper)
-            if c is None:
-                other = f
-            else:
-                best = c
-        return best
-
-    def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
-        """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first
-        leg A at rt and leg B at the loose PROBE_TOL (cheap where leg B is large), whose chain's lower value
-        (rounded down) at or above ``bar`` decides None at once (docs/accountant.md §9.5)."""
-        e1 = f * eps
-        lower = self.leg(0, e1, rt).lower + math.exp(e1) * self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
-        if lower * (1 - 8 * U) >= bar:
-            return None
-        c = self.split(eps, f, rt)
-        return c if c.upper < bar else None
 
     def _worse(self, eps: float, f: float, rel_tol: float, bar: float) -> bool:
         """True when a lower value of the split's chain at f is >= ``bar``: from the legs known already
@@ -378,6 +313,16 @@ class ViaBottom:
             c = self.split(eps, 1.0 - e2 / eps, rel_tol, rough_b=True)
             if c.upper < best.upper:
                 best = c
+        if VALUE_FLOOR <= best.upper < 1.0 and math.exp(best.e1) * best.leg_b.upper <= self.CLIFF * best.upper:
+            # at a cliff of leg B (§9.5): the bisection toward its edge on legs at rel_tol 0.1 (a cliff's vertex
+            # lies within a step: the walk's step alone misses it), its split certified at rel_tol where better
+            rt = max(rel_tol, 0.1)
+            s = self.split(eps, best.f, rt) if rt != rel_tol else best
+            edge = self._edge(eps, s, rt) if self._past_cliff(s) else \
+                self._shrink(eps, s, min(best.f + self.SPLIT_TOL, 1.0), rt)
+            if edge.f != best.f:
+                c = self.split(eps, edge.f, rel_tol, rough_b=True)
+                best = c if c.upper < best.upper else best
         return best
 
     _vertex = staticmethod(vertex)  # (the vertex model of the walk: via_bottom_search.vertex)

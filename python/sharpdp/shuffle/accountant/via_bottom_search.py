@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from sharpdp.shuffle.accountant.limits import EPS_MAX, SHRINK_ITERS
+from sharpdp.shuffle.accountant.secant import secant_point
 
 
 class Decider(Protocol):
@@ -121,10 +122,7 @@ def close(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi
         if slow >= 2 or not (ulo > 0 and uhi > 0):
             x, slow = 0.5 * (lo + hi), 0
         else:
-            if r is None or not lo < r < hi:
-                flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
-                r = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
-            x = min(max(r + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
+            x = secant_point(ld, lo, ulo, hi, uhi, tol, r)
         u = fun(x)
         if u <= delta:
             hi, uhi = x, u

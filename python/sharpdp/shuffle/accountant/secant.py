@@ -1,0 +1,74 @@
+"""The secant step of get_epsilon's bracket shrinkers (docs/accountant.md §8, §9.2): :func:`secant_point`, shared by
+the plain shrinker :func:`shrink` (a reference of the tests) and by
+:func:`sharpdp.shuffle.accountant.via_bottom_search.close`, the shrinker of replace-one through bot."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from sharpdp.shuffle.accountant.limits import SHRINK_ITERS
+
+
+def secant_point(ld: float, lo: float, ulo: float, hi: float, uhi: float, tol: float,
+                 root: float | None = None) -> float:
+    """The next point of a bracket [lo, hi] with values ulo > delta >= uhi (both > 0; ``ld`` = log delta):
+    ``root`` where it lies strictly inside the bracket, else the secant root in log delta against eps (the
+    midpoint where the values do not decrease), aimed 0.3 ``tol`` hi above it (the safe side) and clamped to
+    1 % of the bracket's width inside its ends.
+
+    Parameters
+    ----------
+    ld : float
+        log delta, the target in log.
+    lo, ulo, hi, uhi : float
+        The bracket's ends (nats) and their certified values (> 0).
+    tol : float
+        The search's relative tolerance xtol.
+    root : float or None
+        A model's root to aim at instead of the secant's (ignored outside (lo, hi)).
+
+    Returns
+    -------
+    float
+        A point strictly inside [lo, hi] (nats) where hi - lo > 0.
+    """
+    width = hi - lo
+    r = root
+    if r is None or not lo < r < hi:
+        flo, fhi = math.log(ulo) - ld, math.log(uhi) - ld
+        r = hi - fhi * (hi - lo) / (fhi - flo) if fhi < flo else 0.5 * (lo + hi)
+    return min(max(r + 0.3 * tol * hi, lo + 0.01 * width), hi - 0.01 * width)
+
+
+def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
+           tol: float) -> tuple[float, float, float, float]:
+    """Root search of get_epsilon: secant on log delta (aimed a little past the root, then a
+    probe just below it) with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <=
+    delta < fun(lo).
+    Stops at hi <= 1e-15 nats (a verified answer; only reached when fun drops below delta
+    right after 0, e.g. a coarse upper value below get_delta(0))."""
+    ld = math.log(delta)
+    slow = 0
+    for _ in range(SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
+        if not (hi - lo > tol * hi and hi > 1e-15):
+            break
+        width = hi - lo
+        if slow >= 2 or not (ulo > 0 and uhi > 0):
+            x, slow = 0.5 * (lo + hi), 0
+        else:
+            x = secant_point(ld, lo, ulo, hi, uhi, tol)
+        u = fun(x)
+        if u <= delta:
+            hi, uhi = x, u
+            x2 = x * (1.0 - 0.7 * tol)
+            if x2 > lo and hi - lo > tol * hi:
+                u2 = fun(x2)
+                if u2 > delta:
+                    lo, ulo = x2, u2
+                else:
+                    hi, uhi = x2, u2
+        else:
+            lo, ulo = x, u
+        slow = slow + 1 if hi - lo > 0.5 * width else 0
+    return lo, ulo, hi, uhi

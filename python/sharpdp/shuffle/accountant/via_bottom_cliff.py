@@ -1,0 +1,131 @@
+"""The split search of replace-one through bot near its optimum (docs/accountant.md §9, §9.5): the golden section
+on loose legs and the cliff vertices of leg B (:class:`CliffSearch`, a part of
+:class:`sharpdp.shuffle.accountant.via_bottom.ViaBottom`), and :class:`Split`, one split's certified value."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.accountant.results import AccountantReport
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split e1 + e2 = eps of the chain A(e1) + e^{e1} B(e2), rounded outwards."""
+
+    f: float  # e1 / eps
+    upper: float
+    lower: float
+    e1: float
+    leg_a: AccountantReport  # x vs bot at e1
+    leg_b: AccountantReport  # bot vs x at e2
+
+
+class CliffSearch:
+    """The golden section and the cliff searches of §9.5 (methods of ViaBottom; its constants and legs)."""
+
+    SPLIT_TOL: float
+    SLIDES: int
+    PROBE_TOL: float
+    BEYOND_TOL: float
+    SHRINK_GAIN: float
+    EDGE: float
+    _leg_cache: dict[tuple[int, float, float], AccountantReport]
+
+    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
+              rough_b: bool = False) -> Split:
+        raise NotImplementedError  # (ViaBottom.split)
+
+    def leg(self, j: int, e: float, rel_tol: float, negligible: float = 0.0) -> AccountantReport:
+        raise NotImplementedError  # (ViaBottom.leg)
+
+    @staticmethod
+    def _second(eps: float, e1: float) -> float:
+        raise NotImplementedError  # (ViaBottom._second)
+
+    def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
+        """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
+        ``rt``) down to the width SPLIT_TOL, and the nearest f above it of a worse split or the bracket's end."""
+        g = 0.5 * (math.sqrt(5.0) - 1.0)
+        c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
+        while hi - lo > self.SPLIT_TOL:
+            if c.upper <= d.upper:
+                hi, d = d.f, c
+                c = self.split(eps, hi - g * (hi - lo), rt)
+            else:
+                lo, c = c.f, d
+                d = self.split(eps, lo + g * (hi - lo), rt)
+        best, other = (c, d) if c.upper <= d.upper else (d, c)
+        return best, (other.f if other.f > best.f else hi)
+
+    def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
+        """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
+        ``rt``): steps in f of SPLIT_TOL, 2 SPLIT_TOL, 4 SPLIT_TOL, ... in direction ``sgn`` while the value
+        decreases (at most SLIDES), then :meth:`_shrink` toward the first worse split; the best split seen."""
+        step = self.SPLIT_TOL
+        for _ in range(self.SLIDES):
+            f = min(max(best.f + sgn * step, 0.0), 1.0)
+            c = self._probe(eps, f, rt, best.upper) if f != best.f else None
+            if c is None:
+                break
+            best, step = c, 2.0 * step
+        return self._shrink(eps, best, best.f + sgn * step, rt)
+
+    def _shrink(self, eps: float, best: Split, other: float, rt: float) -> Split:
+        """The bracket from ``best`` (legs at rel_tol ``rt``) to the worse split at f = ``other`` shrunk to
+        BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a cached lower value of leg A at
+        ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5).
+        From a split before a cliff of leg B (e^{e1} B(e2) <= EDGE x its value), a better midpoint past the
+        cliff's edge (leg B's share above EDGE) ends the bracket there: the edge lies between."""
+        other = min(max(other, 0.0), 1.0)
+        # every split between has value >= A(e1 at other) (A non-increasing in e1)
+        a_at = self._leg_cache.get((0, other * eps, rt))
+        if a_at is not None and a_at.lower >= (1.0 - self.SHRINK_GAIN) * best.upper:
+            return best
+        seen = best
+        while abs(other - best.f) > self.BEYOND_TOL:
+            f = 0.5 * (best.f + other)
+            c = self._probe(eps, f, rt, best.upper)
+            if c is None:
+                other = f
+            elif self._past_cliff(best) or not self._past_cliff(c):
+                best = c
+            else:
+                other = f  # (the edge is between best and c)
+                seen = c if c.upper < seen.upper else seen
+        return best if best.upper <= seen.upper else seen
+
+    def _edge(self, eps: float, past: Split, rt: float) -> Split:
+        """From a split ``past`` beyond the edge of a cliff of leg B (:meth:`_past_cliff`; the edge is at a smaller
+        f, where B(e2) falls to nothing), the split SPLIT_TOL below it and, when that one is before the edge, a
+        bisection on which side of the edge the midpoint lies down to BEYOND_TOL (legs at rel_tol ``rt``); the
+        best split seen (docs/accountant.md §9.5)."""
+        if past.f <= 0.0:
+            return past
+        before = self.split(eps, max(past.f - self.SPLIT_TOL, 0.0), rt)
+        best = min(past, before, key=lambda c: c.upper)
+        if self._past_cliff(before):
+            return best
+        lo, hi = before.f, past.f
+        while hi - lo > self.BEYOND_TOL:
+            c = self.split(eps, 0.5 * (lo + hi), rt)
+            best = c if c.upper < best.upper else best
+            lo, hi = (lo, c.f) if self._past_cliff(c) else (c.f, hi)
+        return best
+
+    def _past_cliff(self, s: Split) -> bool:
+        """Leg B's share of the split's value is above EDGE (not before the edge of a cliff of leg B, §9.5)."""
+        return math.exp(s.e1) * s.leg_b.upper > self.EDGE * s.upper
+
+    def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
+        """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first
+        leg A at rt and leg B at the loose PROBE_TOL (cheap where leg B is large), whose chain's lower value
+        (rounded down) at or above ``bar`` decides None at once (docs/accountant.md §9.5)."""
+        e1 = f * eps
+        lower = self.leg(0, e1, rt).lower + math.exp(e1) * self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
+        if lower * (1 - 8 * U) >= bar:
+            return None
+        c = self.split(eps, f, rt)
+        return c if c.upper < bar else None
