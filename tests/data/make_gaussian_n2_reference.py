@@ -1,10 +1,8 @@
 """Generate tests/data/gaussian_n2_reference.json: D_up at n = 2 of the Gaussian randomizer's zero-out
 pair x vs bot from its definition (mpmath, 40 digits): ``gaussian_n2_reference`` of tests/test_smalln_jump.py
-at the three (sigma0, eps) of its test_gaussian_n2_against_mpmath ("rows"), and of the pair bot vs x,
-``gaussian_bot_vs_x_n2_reference`` at the three of its test_gaussian_bot_vs_x_n2_against_mpmath
-("rows_bot_vs_x"); each test recomputes one of its values and requires it to equal the stored one (the
-store is current); tests/test_smalln2_decide.py reads "rows" (~0.4-0.9 s of CPU each value). Run from the
-repository root:
+at the three (sigma0, eps) of its test_gaussian_n2_against_mpmath, which reads them and recomputes one
+(the cheapest), requiring it to equal the stored value (the store is current); tests/test_smalln2_decide.py
+reads them too (0.25-0.4 s of CPU each). Run from the repository root:
 
     python tests/data/make_gaussian_n2_reference.py
 """
@@ -18,18 +16,14 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from test_smalln_jump import (GAUSSIAN_BOT_VS_X_N2_CASES, GAUSSIAN_N2_CASES,  # noqa: E402
-                              gaussian_bot_vs_x_n2_reference, gaussian_n2_reference)
+from test_smalln_jump import GAUSSIAN_N2_CASES, gaussian_n2_reference  # noqa: E402
 
 
 def main() -> None:
     rows = [{"sigma0": s.hex(), "epsilon": e.hex(), "d_up": gaussian_n2_reference(s, e).hex()}
             for s, e in GAUSSIAN_N2_CASES]
-    rows_bx = [{"sigma0": s.hex(), "epsilon": e.hex(), "d_up": gaussian_bot_vs_x_n2_reference(s, e).hex()}
-               for s, e in GAUSSIAN_BOT_VS_X_N2_CASES]
-    source = ("tests/data/make_gaussian_n2_reference.py (gaussian_n2_reference and gaussian_bot_vs_x_n2_reference "
-              "of tests/test_smalln_jump.py)")
-    text = json.dumps({"source": source, "rows": rows, "rows_bot_vs_x": rows_bx}, indent=1) + "\n"
+    source = "tests/data/make_gaussian_n2_reference.py (gaussian_n2_reference of tests/test_smalln_jump.py)"
+    text = json.dumps({"source": source, "rows": rows}, indent=1) + "\n"
     (HERE / "gaussian_n2_reference.json").write_text(text)
     print(text)
 
