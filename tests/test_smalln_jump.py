@@ -216,19 +216,32 @@ def test_calibrate_gaussian_small_n_certified(n, eps, delta):
     assert sh.ShuffleAccountant(sh.GaussianRandomizer(rz.sigma0 * 0.97, 1), n).get_delta(eps) > delta
 
 
-@pytest.mark.parametrize("s,g,e,adj", [(1.0, 0.5, 1.0, "replace"), (0.5, 0.3, 2.0, "zero_out"),
-                                       (0.7, 0.2, 3.0, "replace")])
-def test_bmg_n2_two_user_quadrature_against_mpmath(s, g, e, adj):
-    """Laws unbounded on both sides (the blanket-mixed Gaussian): the two-user quadrature (cut tails
-    charged) against the mpmath reference of tests/test_shuffle_accountant_edges.py."""
+BMG_N2_CASES = [(1.0, 0.5, 1.0, "replace"), (0.5, 0.3, 2.0, "zero_out"), (0.7, 0.2, 3.0, "replace")]
+
+
+def bmg_n2_reference(s, g, e, adj):
+    """D_up at n = 2 of BMG(g, s), eps = e: the mpmath reference of tests/test_shuffle_accountant_edges.py (25 digits),
+    rounded to a double."""
     from test_shuffle_accountant_edges import reference
 
+    with mp.workdps(25):
+        return float(reference(g, s, e, adj, 2))
+
+
+@pytest.mark.parametrize("s,g,e,adj", BMG_N2_CASES)
+def test_bmg_n2_two_user_quadrature_against_mpmath(s, g, e, adj):
+    """Laws unbounded on both sides (the blanket-mixed Gaussian): the two-user quadrature (cut tails
+    charged) against the mpmath reference of tests/test_shuffle_accountant_edges.py (stored by
+    tests/data/make_bmg_n2_reference.py; the cheapest case, ~0.3 s of CPU, recomputed: the store is current)."""
+    from conftest import load_reference
+
+    ref = float.fromhex(load_reference("bmg_n2_reference.json")[repr((s, g, e, adj))])
+    if (s, g, e, adj) == BMG_N2_CASES[1]:
+        assert bmg_n2_reference(s, g, e, adj) == ref
     brackets = [small_n_bracket(law, float(gamma), 2) for gamma, law in laws_for(sh.BlanketMixedGaussian(g, s, 1),
                                                                                    e, adj)]
     brackets = [b for b in brackets if b is not None]  # (None: a law with L <= 0)
     assert brackets and all(b[0] <= b[1] for b in brackets)
     lo, up = max(brackets, key=lambda b: b[1])
-    with mp.workdps(25):
-        ref = float(reference(g, s, e, adj, 2))
     assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (lo, ref, up)
     assert up - lo <= 5e-2 * lo  # (the driver uses it only within rel_tol; else the engine)
