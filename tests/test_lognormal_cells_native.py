@@ -25,11 +25,23 @@ from sharpdp.shuffle.laws import LognormalLaw
 DPS = 80
 
 
-def _P(lo, hi):
-    """P(lo < V < hi) exactly (mpmath), on the small side."""
+def _P(lo, hi, cdf=mp.ncdf):
+    """P(lo < V < hi) exactly (mpmath), on the small side (``cdf``: mp.ncdf or a memo of it)."""
     if lo > 0:
-        return mp.ncdf(-lo) - mp.ncdf(-hi)
-    return mp.ncdf(hi) - mp.ncdf(lo)
+        return cdf(-lo) - cdf(-hi)
+    return cdf(hi) - cdf(lo)
+
+
+def _ncdf_memo():
+    """mp.ncdf memoised by (argument, working precision): the same values (adjacent cells share their edges)."""
+    memo: dict = {}
+
+    def cdf(v):
+        key = (v, mp.mp.prec)
+        if key not in memo:
+            memo[key] = mp.ncdf(v)
+        return memo[key]
+    return cdf
 
 
 def exact_cells(law, x0, h, K):
@@ -39,6 +51,7 @@ def exact_cells(law, x0, h, K):
     x = x0 + h * np.arange(K + 1, dtype=float)
     lo, hi = law._vint(x[:-1], x[1:])
     out_m, out_w = [], []
+    cdf = _ncdf_memo()
     for j in range(K):
         # digits lost to cancellation: Phi(hi) - Phi(lo) over a tiny interval, E[L - x_j] ~ h m from terms ~ |x_j| m
         lost = 0
@@ -53,8 +66,8 @@ def exact_cells(law, x0, h, K):
                 continue
             lo_ = mp.ninf if math.isinf(lo[j]) else mp.mpf(lo[j])
             hi_ = mp.inf if math.isinf(hi[j]) else mp.mpf(hi[j])
-            m = _P(lo_, hi_)
-            e = (a - mp.mpf(x[j])) * m + mp.mpf(G) * _P(lo_ - r, hi_ - r) - mp.mpf(S) * _P(lo_ + r, hi_ + r)
+            m = _P(lo_, hi_, cdf)
+            e = (a - mp.mpf(x[j])) * m + mp.mpf(G) * _P(lo_ - r, hi_ - r, cdf) - mp.mpf(S) * _P(lo_ + r, hi_ + r, cdf)
             out_m.append(wt * m)
             out_w.append(wt * min(max(e, 0) / hh, m))
     return out_m, out_w

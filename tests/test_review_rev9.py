@@ -158,18 +158,31 @@ def _exact_class_laws(n: int, eps0: float) -> tuple:
         return p, q, tuple(laws)
 
 
-def exact_shuffle(n: int, eps0: float, eps: float) -> mp.mpf:
-    """Binary RR under replace-one: max over classes j (j of the n - 1 others hold 1) and both directions
-    of sum_c (P(c) - e^eps Q(c))_+, 30 digits."""
+@functools.lru_cache(maxsize=4)
+def _exact_pairs(n: int, eps0: float) -> tuple:
+    """The (P, Q) count laws of exact_shuffle, per class j and direction, at 30 digits: independent of eps, so
+    computed once per (n, eps0) (P(c) = x U(c - 1) + (1 - x) U(c), Q likewise with y; (x, y) = (p, q), (q, p))."""
     p, q, laws = _exact_class_laws(n, eps0)
+    N = n - 1
+    out = []
     with mp.workdps(30):
-        E, N = mp.exp(mp.mpf(eps)), n - 1
-        best = mp.mpf(0)
         for U in laws:
             for x, y in ((p, q), (q, p)):
                 def w(c, z):
                     return z * (U[c - 1] if c >= 1 else 0) + (1 - z) * (U[c] if c <= N else 0)
-                best = max(best, mp.fsum(max(w(c, x) - E * w(c, y), 0) for c in range(N + 2)))
+                out.append((tuple(w(c, x) for c in range(N + 2)), tuple(w(c, y) for c in range(N + 2))))
+    return tuple(out)
+
+
+def exact_shuffle(n: int, eps0: float, eps: float) -> mp.mpf:
+    """Binary RR under replace-one: max over classes j (j of the n - 1 others hold 1) and both directions
+    of sum_c (P(c) - e^eps Q(c))_+, 30 digits."""
+    pairs = _exact_pairs(n, eps0)
+    with mp.workdps(30):
+        E = mp.exp(mp.mpf(eps))
+        best = mp.mpf(0)
+        for P, Q in pairs:
+            best = max(best, mp.fsum(max(a - E * b, 0) for a, b in zip(P, Q)))
         return best
 
 

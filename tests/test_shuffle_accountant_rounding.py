@@ -21,15 +21,21 @@ C = _core.accountant
 
 def _exact_min_exponent(g, k0, h, n, b, dir_):
     """min over lam > 0 of -dir lam b + n log sum_k g_k e^{dir lam (k0 + k) h}, in 30-digit arithmetic
-    (convex in lam: golden section on log lam)."""
+    (convex in lam: golden section on log lam). The lattice values (k0 + k) h make e^{dir lam (k0 + k) h} the
+    powers z^(k0 + k) of z = e^{dir lam h}: one exponential and K products per evaluation (relative rounding
+    ~K 1e-30)."""
     mpmath.mp.dps = 30
     gs = [mpmath.mpf(float(x)) for x in g]
-    xs = [mpmath.mpf(k0 + k) * mpmath.mpf(h) for k in range(len(g))]
 
     def f(loglam):
         lam = mpmath.e ** loglam
-        s = mpmath.fsum(gk * mpmath.e ** (dir_ * lam * xk) for gk, xk in zip(gs, xs) if gk > 0)
-        return -dir_ * lam * mpmath.mpf(b) + n * mpmath.log(s)
+        z = mpmath.e ** (dir_ * lam * mpmath.mpf(h))
+        p, s = z ** k0, []
+        for gk in gs:
+            if gk > 0:
+                s.append(gk * p)
+            p *= z
+        return -dir_ * lam * mpmath.mpf(b) + n * mpmath.log(mpmath.fsum(s))
 
     return golden_min(f, -40, 20, 90)
 

@@ -183,8 +183,8 @@ def ref(fam, gamma, sigma0, eps, which):
 
 
 # ------------------------------------------------------------------------ references
-def kfold_terms(law, m=20, panels=40):
-    """E[(L_1 + ... + L_k)_+] for k = 1, 2, 3, split by which component (atom or piece) each user
+def kfold_terms(law, m=20, panels=40, kmax=3):
+    """E[(L_1 + ... + L_k)_+] for k = 1 ... kmax (<= 3), split by which component (atom or piece) each user
     falls in, so that every integrand is smooth (an atom puts a kink in the stop-loss): atoms add a
     constant c, the last piece is integrated in closed form, the others by Gauss-Legendre in z."""
     comps = [("atom", v, q) for v, q in zip(law.av, law.ap)] + [("piece", p, q) for p, q in zip(law.pieces, law.pm)]
@@ -219,14 +219,27 @@ def kfold_terms(law, m=20, panels=40):
     import itertools
 
     out = {}
-    for k in (1, 2, 3):
+    for k in range(1, kmax + 1):
         out[k] = sum(math.prod(q for _, _, q in tup) * term(tup) for tup in itertools.product(comps, repeat=k))
     return out
 
 
+_KFOLD: dict = {}
+
+
+def _law_key(law):
+    """The parameters that define a RefLaw (its atoms and pieces)."""
+    return (tuple(law.av), tuple(law.ap), tuple((p.a, p.b, p.c, p.r, p.z0, p.w) for p in law.pieces))
+
+
 def small_n_bracket(law, g, n):
-    """Deterministic bracket of D_up: exact for n <= 3, else the k <= 3 terms and the k >= 4 bound."""
-    e = kfold_terms(law)
+    """Deterministic bracket of D_up: exact for n <= 3, else the k <= 3 terms and the k >= 4 bound (the terms
+    up to k = min(n, 3) only, computed once per law: several tests here and in test_shuffle_bigjump_switch use
+    the same laws)."""
+    key, kmax = _law_key(law), min(n, 3)
+    if len(_KFOLD.get(key, ())) < kmax:
+        _KFOLD[key] = kfold_terms(law, kmax=kmax)
+    e = _KFOLD[key]
     lo = sum(binom.pmf(k, n, g) * e[k] for k in range(1, min(n, 3) + 1))
     up = lo
     if n > 3:

@@ -35,18 +35,21 @@ def _exact_krr_mp(k: int, eps0: float, n: int, eps: float, cmax: int = 40) -> fl
     a1, q1 = vals[pos[0]], pr[pos[0]]
     total = mp.mpf(0)
     lf = [mp.loggamma(i + 1) for i in range(n + 1)]
+    lq1, lp0 = mp.log(q1), mp.log(p0)  # (the logarithms once: the same values as in the loops)
     for c1 in range(1, min(n, cmax) + 1):
         if len(neg) == 1:
             a2, q2 = vals[neg[0]], pr[neg[0]]
+            lq2 = mp.log(q2)
             for c2 in range(0, n - c1 + 1):
                 s = c1 * a1 + c2 * a2
                 if s <= 0:
                     break
                 c0 = n - c1 - c2
-                lw = lf[n] - lf[c1] - lf[c2] - lf[c0] + c1 * mp.log(q1) + c2 * mp.log(q2) + c0 * mp.log(p0)
+                lw = lf[n] - lf[c1] - lf[c2] - lf[c0] + c1 * lq1 + c2 * lq2 + c0 * lp0
                 total += mp.exp(lw) * s
         else:
             (a2, q2), (a3, q3) = [(vals[i], pr[i]) for i in neg]
+            lq2, lq3 = mp.log(q2), mp.log(q3)
             for c2 in range(0, n - c1 + 1):
                 if c1 * a1 + c2 * a2 <= 0:
                     break
@@ -55,8 +58,8 @@ def _exact_krr_mp(k: int, eps0: float, n: int, eps: float, cmax: int = 40) -> fl
                     if s <= 0:
                         break
                     c0 = n - c1 - c2 - c3
-                    lw = (lf[n] - lf[c1] - lf[c2] - lf[c3] - lf[c0] + c1 * mp.log(q1) + c2 * mp.log(q2)
-                          + c3 * mp.log(q3) + c0 * mp.log(p0))
+                    lw = (lf[n] - lf[c1] - lf[c2] - lf[c3] - lf[c0] + c1 * lq1 + c2 * lq2
+                          + c3 * lq3 + c0 * lp0)
                     total += mp.exp(lw) * s
     return float(total / (n * mp.mpf(float(g))))
 

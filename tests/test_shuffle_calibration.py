@@ -139,22 +139,20 @@ def _certified_at_full_accuracy(calls, b, delta):
 
 
 def _brute_force_err(n, eps, delta, d, gammas):
-    best = math.inf
-    for g in gammas:
-        lo, hi = 1e-10, 1e14
-        for _ in range(120):
-            m = math.sqrt(lo * hi)
-            # lo and hi adjacent floats (after ~60 halvings of log(hi/lo)), both already evaluated: every later
-            # step re-evaluates one of them and keeps (lo, hi) as is (get_delta is a pure function of the
-            # randomizer), so stopping here returns exactly the result of all 120 steps, at half the calls
-            if (m == lo and lo != 1e-10) or (m == hi and hi != 1e14):
-                break
-            if _StandIn(BlanketMixedGaussian(g, CO._sigma0_for_chi(g, m), d), n).get_delta(eps) <= delta:
-                hi = m
-            else:
-                lo = m
-        best = min(best, BlanketMixedGaussian(g, CO._sigma0_for_chi(g, hi), d).mse_single)
-    return best
+    """The smallest Err_1 over ``gammas`` of the BMG at the smallest chi meeting the stand-in's delta <= delta.
+
+    Per gamma, a bisection in log chi over [1e-10, 1e14] (all gammas at once, as arrays) on the stand-in's
+    value at chi (_StandIn.value: the template estimate at chi_lo times 1 + (1 - gamma)/2; chi_lo of the BMG at
+    _sigma0_for_chi(gamma, chi) is chi up to a few ulps), 120 steps (to adjacent floats after ~60); then
+    Err_1 of the BMG at _sigma0_for_chi(gamma, hi), the feasible end."""
+    g = np.asarray(gammas, dtype=float)
+    lo, hi = np.full(g.shape, 1e-10), np.full(g.shape, 1e14)
+    for _ in range(120):
+        m = np.sqrt(lo * hi)
+        ok = template_delta_estimate(m, n, eps) * (1.0 + 0.5 * (1.0 - g)) <= delta
+        hi, lo = np.where(ok, m, hi), np.where(ok, lo, m)
+    return min(BlanketMixedGaussian(float(gi), CO._sigma0_for_chi(float(gi), float(h)), d).mse_single
+               for gi, h in zip(g, hi))
 
 
 @pytest.mark.parametrize("n,eps,delta,d", [(1000, 1.0, 1e-5, 1), (10**5, 0.3, 1e-8, 4), (10, 2.0, 1e-3, 2),

@@ -16,8 +16,12 @@ def test_rounds_certified_by_an_independent_composition_and_beats_the_naive_spli
     rep = calibrate_bmg_report(n, eps, delta, 1, rounds=k, progress=False)
     b = rep.randomizer
     assert rep.rounds == k and 1 <= rep.composed_certifications <= CR._ROUNDS_CERTS + CR._ROUNDS_FALLBACK
-    # independent re-check: a fresh ComposedAccountant of k rounds of the returned BMG
-    up = ComposedAccountant([(ShuffleAccountant(b, n), k)]).get_delta(eps)
+    # independent re-check: a fresh ComposedAccountant of k rounds of the returned BMG (stored for this BMG below)
+    stored = FULL_REFERENCE.get((n, k, eps))
+    if stored is not None and stored[0] == (b.gamma, b.sigma0):
+        up = stored[1][1]
+    else:  # another search result: its own reference, live
+        up = ComposedAccountant([(ShuffleAccountant(b, n), k)]).get_delta(eps)
     # (the search certifies each candidate with a coarser pair, docs/composition.md §4.2: its figure is a
     # certified upper bound too, a little above this full-accuracy one, not equal to it)
     assert up <= delta and rep.delta_bounds[1] <= delta and up <= rep.delta_bounds[1] * 1.05
@@ -29,6 +33,15 @@ def test_rounds_certified_by_an_independent_composition_and_beats_the_naive_spli
     single = calibrate_bmg(n, eps, delta, 1, progress=False)
     assert single.mse_single < b.mse_single
     assert rep.delta_bounds[1] >= delta * math.exp(CR._ROUNDS_CLOSE) or rep.composed_certifications >= CR._ROUNDS_CERTS
+
+
+# test_rounds_certified_by_an_independent_composition_and_beats_the_naive_split: per case (n, k, eps), the search's
+# BMG (gamma, sigma0) and the bounds of its k-fold composition (certified values of a fixed quantity; ~1.6 s of CPU),
+# made by
+#   ComposedAccountant([(ShuffleAccountant(BlanketMixedGaussian(gamma, sigma0, 1), n), k)]).get_delta_bounds(eps)
+FULL_REFERENCE = {
+    (1000, 2, 0.01): ((0.808229729784994, 2.473188459696052), (9.25232099343758e-06, 9.498170883276596e-06)),
+}
 
 
 def _key(rep):

@@ -1,8 +1,8 @@
 """Generate tests/data/gaussian_n2_reference.json: D_up at n = 2 of the Gaussian randomizer's zero-out
 pair x vs bot from its definition (mpmath, 40 digits): ``gaussian_n2_reference`` of tests/test_smalln_jump.py
-at the three (sigma0, eps) of its test_gaussian_n2_against_mpmath, which recomputes them and requires
-the stored values to be equal (the store is current); tests/test_smalln2_decide.py reads them (~0.6 s
-of CPU each). Run from the repository root:
+at the three (sigma0, eps) of its test_gaussian_n2_against_mpmath, which reads them and recomputes one
+(the cheapest), requiring it to equal the stored value (the store is current); tests/test_smalln2_decide.py
+reads them too (0.25-0.4 s of CPU each). Run from the repository root:
 
     python tests/data/make_gaussian_n2_reference.py
 """
