@@ -87,13 +87,17 @@ def _ml_additive(z: np.ndarray, H: np.ndarray, logf: Callable[[np.ndarray], np.n
         zi, th, cu = z[active], theta[active], cur[active]
         d = -_score(logf, zi - th @ H.T, h) @ step.T
         t = np.ones(zi.shape[0])
-        for _ in range(20):
-            trial = th + t[:, None] * d
-            new = np.sum(logf(zi - trial @ H.T), axis=1)
-            ok = new >= cu - 1e-12 * np.abs(cu)
-            if ok.all():
+        trial = th + d
+        new = np.sum(logf(zi - trial @ H.T), axis=1)
+        ok = new >= cu - 1e-12 * np.abs(cu)
+        for _ in range(19):  # halve the step only where the likelihood went down (the rows are independent)
+            bad = np.flatnonzero(~ok)
+            if bad.size == 0:
                 break
-            t = np.where(ok, t, 0.5 * t)
+            t[bad] *= 0.5
+            trial[bad] = th[bad] + t[bad, None] * d[bad]
+            new[bad] = np.sum(logf(zi[bad] - trial[bad] @ H.T), axis=1)
+            ok[bad] = new[bad] >= cu[bad] - 1e-12 * np.abs(cu[bad])
         theta[active] = np.where(ok[:, None], trial, th)
         cur[active] = np.where(ok, new, cu)
         # converged rows (step below 1e-10 of the noise scale) drop out
