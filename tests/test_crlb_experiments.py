@@ -28,10 +28,16 @@ def test_5_1_gaussian_on_the_bound_others_above():
     # clear it by 87 vs 45, 67 vs 40, 124 vs 98): an outlier-driven stderr, not a change of the mechanism.
     # The multiplicative mechanism (2/3 of the CPU at 1000 trials) runs apart at 150 trials: its margin is
     # 9.5 and 8.7 stderr at seed 1 (5.6-11.8 at seeds 2, 3), where the heavy-tailed cauchy_data needs the 1000.
-    rest = [k for k in E.MECHANISMS_5_1 if k != "multiplicative_data"]
-    r = E.mechanism_comparison(s_grid=[0.5, 5.0], trials=1000, rng=1, mechanisms=rest)
-    assert list(r["mse"]) == rest
-    _check_5_1(r)
+    # laplace_data (an ML fit, a third of the rest's CPU at 1000 trials) runs apart at 300: 7.7 and 8.4 stderr
+    # above the bound at seed 1 (3 needed; 7.1-9.4 at seeds 2, 3; cauchy_data 5.7 then). The Gaussian mechanism
+    # keeps its 1000 trials (cheap): 0.8 stderr from the bound at seed 1, and a 15 % error of its noise variance
+    # fails (at 300 trials it passed).
+    runs = [(["gaussian", "laplace_output", "cauchy_data", "trigonometric_output", "quantization_output"], 1000),
+            (["laplace_data"], 300)]
+    for names, trials in runs:
+        r = E.mechanism_comparison(s_grid=[0.5, 5.0], trials=trials, rng=1, mechanisms=names)
+        assert list(r["mse"]) == names
+        _check_5_1(r)
     r = E.mechanism_comparison(s_grid=[0.5, 5.0], trials=150, rng=1, mechanisms=["multiplicative_data"])
     assert list(r["mse"]) == ["multiplicative_data"]
     _check_5_1(r)
