@@ -181,7 +181,8 @@ def test_table2(tmp_path, capsys):
 
     out = format_text(res)
     assert "1/128" in out and "pi/(4e^2)" in out and f"plot: {res['png']}" in out
-    assert f"{got['two_count']:14.10f}  1/128 = {1 / 128:.10f}" in out
+    assert f" {got['two_count']:12.10f}  1/128 = {1 / 128:.10f}" in out
+    assert max(len(line) for line in out.splitlines()) <= 80  # (wrapped at 80 columns, the table unbroken)
 
 
 @pytest.mark.parametrize("argv,needle", [

@@ -41,6 +41,43 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+#: Width of the commands' text output: every line fits an 80-column terminal (a long data path or column
+#: name excepted: words are never cut).
+TEXT_WIDTH = 80
+
+
+def wrap_entry(label: str | None, text: str, indent: int = 13) -> list[str]:
+    """``label`` padded to ``indent - 2`` columns and ``": "``, then ``text``, wrapped at :data:`TEXT_WIDTH`
+    under a hanging indent of ``indent``; ``label`` "": the first line indented too (a continuation of the
+    entry above), None: the first line starts at column 0 (``sharpdp mean``'s layout)."""
+    import textwrap
+
+    head = "" if label is None else f"{label:<{indent - 2}}: " if label else " " * indent
+    return textwrap.wrap(text, TEXT_WIDTH, initial_indent=head, subsequent_indent=" " * indent,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def wrap_text(text: str) -> str:
+    """Every line of ``text`` longer than :data:`TEXT_WIDTH` wrapped (``sharpdp histogram`` and ``sharpdp
+    account``): the continuation lines hang under the text after a short ``"label: "`` (within the first 16
+    columns), else 2 columns right of the line's own indent. Words are never cut (a long path stays whole), nor
+    is ``name = value`` (kept on one line, where a search of the output expects it)."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= TEXT_WIDTH:
+            out.append(line)
+            continue
+        colon = line.find(": ")
+        hang = colon + 2 if 0 < colon < 16 else len(line) - len(line.lstrip(" ")) + 2
+        glued = line.replace(" = ", "\xa0=\xa0")  # (textwrap breaks at ASCII whitespace only)
+        out += [part.replace("\xa0=\xa0", " = ") for part in
+                textwrap.wrap(glued, TEXT_WIDTH, subsequent_indent=" " * hang, break_long_words=False,
+                              break_on_hyphens=False)]
+    return "\n".join(out)
+
+
 def option_error(exc: ValueError, names: dict[str, str]) -> ValueError:
     """``exc`` with the library parameter that starts its message renamed to the CLI option.
 

@@ -308,10 +308,11 @@ def _format_krr(r: dict[str, Any]) -> str:
 
 
 def format_text(r: dict[str, Any]) -> str:
-    from sharpdp.cli import BMG_FIELD_HELP
+    """The text output of ``sharpdp account`` (lines wrapped at 80 columns: :func:`sharpdp.cli.wrap_text`)."""
+    from sharpdp.cli import BMG_FIELD_HELP, wrap_text
 
     if "k" in r["randomizer"]:
-        return _format_krr(r)
+        return wrap_text(_format_krr(r))
     rd = r["randomizer"]
     figures = ", ".join(f"{k} = {_g(rd[k])}" for k in BMG_FIELD_HELP)
     head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
@@ -332,4 +333,4 @@ def format_text(r: dict[str, Any]) -> str:
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
-    return head + "\n" + body + notes
+    return wrap_text(head + "\n" + body + notes)

@@ -516,15 +516,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def format_text(result: dict[str, Any]) -> str:
+    """The text output of ``sharpdp histogram`` (lines wrapped at 80 columns: :func:`sharpdp.cli.wrap_text`)."""
+    from sharpdp.cli import wrap_text
+
+    return wrap_text(_format_lines(result))
+
+
+def _format_lines(result: dict[str, Any]) -> str:
     if result["mode"] == "table2":
         lines = [f"Table 2 of '{PAPER}': small-r leading coefficients, each computed by its defining optimisation",
-                 f"{'argument':40s} {'role':6s} {'computed':>14s}  closed form"]
-        for row in result["table2"]:
-            lines.append(f"{row['argument']:40s} {row['role']:6s} {row['computed']:14.10f}  "
+                 f"{'argument':34s} {'role':5s} {'computed':>12s}  closed form"]
+        for row in result["table2"]:  # (79 columns)
+            lines.append(f"{row['argument']:34s} {row['role']:5s} {row['computed']:12.10f}  "
                          f"{row['closed_form']} = {row['closed_form_value']:.10f}")
         lines.append(f"n^2 v(n) vs lower bounds at r = {result['r']:g}: n = {result['n']}")
-        for k, v in result["curves"].items():
-            lines.append(f"  {k:48s} " + " ".join(f"{x:.3g}" for x in v))
+        for k, v in result["curves"].items():  # (the values wrapped under their name)
+            lines += [f"  {k}:", "    " + " ".join(f"{x:.3g}" for x in v)]
         if result["png"]:
             lines.append(f"plot: {result['png']}")
         return "\n".join(lines)
