@@ -429,6 +429,11 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
+#: The first line of ``sharpdp --help``'s epilog, and what ``sharpdp`` alone prints with the help.
+START_HINT = ("Start with 'sharpdp mean' (the main job: a private mean of a built-in real table); "
+              "'sharpdp COMMAND --help' shows a command's options.")
+
+
 def _add_version(parser: argparse.ArgumentParser) -> None:
     from sharpdp import __version__
 
@@ -439,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     from sharpdp._progress import PROGRESS_RULE
 
     parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.",
-                     epilog=PROGRESS_RULE)
+                     epilog=f"{START_HINT} {PROGRESS_RULE}")
     _add_version(parser)
     parent = _Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -538,6 +543,9 @@ def _main(given: list[str]) -> int:
         _add_version(version_only)
         version_only.parse_known_args(given[:1])
     parser = build_parser()
+    if not given:  # `sharpdp` alone: the commands and where to start (on stderr: stdout holds results only)
+        parser.print_help(sys.stderr)
+        return 2
     if given and given[0].startswith("-") and given[0] not in ("-h", "--help", "--version"):
         parser.error(f"unrecognized option {given[0]}: options go after the subcommand (sharpdp COMMAND --help)")
     args, extra = parser.parse_known_args(given)

@@ -11,7 +11,10 @@ from typing import Any, NoReturn
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "account", parents=[parent],
-        help="certified delta for an epsilon (or epsilon for a delta) of a shuffled BMG or k-RR at n users",
+        help="certified delta for an epsilon (or epsilon for a delta) of n shuffled messages of a "
+             "blanket-mixed Gaussian (BMG) or k-ary randomized response (k-RR) randomizer",
+        epilog=("examples: sharpdp account --gamma 0.95 --sigma0 4.6 --n 1000000 --epsilon 1e-5 (BMG: delta); "
+                "sharpdp account --k 2 --epsilon0 1 --n 1000 --adjacency replace --delta 1e-6 (k-RR: epsilon)."),
         description=(
             "Certified privacy profile of n shuffled messages of the blanket-mixed Gaussian "
             "randomizer (gamma, sigma0) of 'Shuffling-Aware Optimization for Private Vector Mean Estimation'. With "
