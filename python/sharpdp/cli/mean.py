@@ -219,7 +219,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp.apps import datasets
     from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
                              option_error, parse_bounds_option, release_rng)
-    from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
@@ -238,9 +237,13 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError("--rounds > 1 is not supported with the distributed engine options")
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
-    from sharpdp.shuffle.calibration.rounds import check_rounds_range
+    # the calibration's modules (scipy.optimize: ~0.5 s of CPU) are imported once the input has loaded, so that
+    # a bad --csv or --columns is reported without that wait; K > 1 outside its range is refused before the table
+    # loads (k = 1 never is)
+    if rounds > 1:
+        from sharpdp.shuffle.calibration.rounds import check_rounds_range
 
-    check_rounds_range(epsilon, rounds)  # (K > 1 outside its range: refused before the table loads)
+        check_rounds_range(epsilon, rounds)
     # say at once what comes (before the table loads: a second or more), then the calibration's bar from its
     # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
     if rounds > 1 or _stderr_is_terminal():
@@ -250,6 +253,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
         raise option_error(exc, _OPTIONS) from None
+    from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
+
     n, d = table.data.shape
     bounds = None if args.bounds is None else parse_bounds_option(args, table.columns, table.warnings)
     warnings: list[str] = list(table.warnings)  # (a --bounds error above names the columns used)
