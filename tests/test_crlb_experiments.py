@@ -120,9 +120,11 @@ def test_cli_5_3_text_and_errors(tmp_path, capsys):
     the test where a subprocess printed a traceback; the exit status is main's return value or argparse's
     SystemExit code; the ``python -m sharpdp.cli`` entry point is run by tests/test_cli_mean.py)."""
     capsys.readouterr()
-    code = main(["crlb", "--experiment", "5.3", "--trials", "5", "--seed", "2", "--out", str(tmp_path)])
+    code = main(["crlb", "--experiment", "5.3", "--trials", "5", "--seed", "2", "--out", str(tmp_path), "--no-plot"])
     out, err = capsys.readouterr()
     assert code == 0 and "Section 5.3" in out and (tmp_path / "crlb_5_3.csv").exists(), err
+    # --no-plot: the CSV only, and the text says so (the PNG: test_cli_default_runs_on_real_data)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crlb_5_3.csv"] and "(--no-plot)" in out
     for bad in (["--trials", "0"], ["--seed", "-3"], ["--experiment", "9.9"]):
         try:
             code = main(["crlb", "--out", str(tmp_path), *bad])
@@ -236,11 +238,13 @@ def test_laplace_rls_starts_at_full_rank_and_is_least_squares():
 
 def test_cli_reports_the_seed_it_used(tmp_path, capsys):
     """An experiment on public data: the seed drawn without --seed is printed and reproduces the run."""
-    assert main(["crlb", "--experiment", "5.3", "--trials", "3", "--out", str(tmp_path / "a"), "--json"]) == 0
+    assert main(["crlb", "--experiment", "5.3", "--trials", "3", "--out", str(tmp_path / "a"), "--json",
+                 "--no-plot"]) == 0
     r = json.loads(capsys.readouterr().out)
     seed = r["seed"]
-    assert isinstance(seed, int) and seed >= 0
-    assert main(["crlb", "--experiment", "5.3", "--trials", "3", "--seed", str(seed), "--out", str(tmp_path / "b")]) == 0
+    assert isinstance(seed, int) and seed >= 0 and r["files"]["png"] is None
+    assert main(["crlb", "--experiment", "5.3", "--trials", "3", "--seed", str(seed), "--out", str(tmp_path / "b"),
+                 "--no-plot"]) == 0
     text = capsys.readouterr().out
     assert f"seed {seed} (rerun with --seed {seed} to reproduce" in text
     assert (tmp_path / "a" / "crlb_5_3.csv").read_text() == (tmp_path / "b" / "crlb_5_3.csv").read_text()
