@@ -127,8 +127,9 @@ def _read_keys_csv(path: str, flag: str, usecols=None, skip_blank_lines: bool = 
     return frame
 
 
-def _load_rows(path: str | None, by: list[str]):
-    """Key columns of the input as text (missing values as NaN), and the source name."""
+def _load_rows(path: str | None, by: list[str], read: bool = True):
+    """Key columns of the input as text (missing values as NaN), and the source name; ``read`` False: the
+    columns checked against the header only (rows None)."""
     import pandas as pd
 
     from sharpdp.apps import datasets
@@ -149,6 +150,8 @@ def _load_rows(path: str | None, by: list[str]):
     if missing:  # all the columns (the first 12 only, unsaid, hid most of the table's)
         shown = ", ".join(columns[:40]) + (f", ... ({len(columns)} columns)" if len(columns) > 40 else "")
         raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
+    if not read:
+        return None, source
     rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
     if len(rows) == 0:
         raise ValueError("--csv: the table has no rows")
@@ -250,12 +253,15 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     warnings: list[str] = []
     engine: dict[str, Any] = {}
     use_dask = dask_cli.check_engine_options(args)
-    if not use_dask:
-        rows, source = _load_rows(args.csv, by)  # a bad --csv is reported before the key domain
+    if not use_dask:  # a bad --csv or --by is reported before the key domain (the built-in table: by its header
+        # line, its rows read after the key domain, so that a bad --keys or --by is reported without that wait)
+        rows, source = _load_rows(args.csv, by, read=args.csv is not None)
     domain, domain_desc = _key_domain(args, by, warnings)
     if use_dask:  # counts on a Dask cluster (same key-domain rules)
         keys, n, info, source, engine = dask_cli.histogram_group_counts(args, by, domain)
     else:
+        if rows is None:
+            rows, source = _load_rows(args.csv, by)
         keys, n, info = _count(rows, by, domain)
     n = np.asarray(n, dtype=np.int64)
     if n.size == 0:
