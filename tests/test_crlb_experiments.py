@@ -57,9 +57,22 @@ def test_gauss_laplace_density_normalised():
         assert f(np.array(x)) == pytest.approx(math.log(1 / (2 * b)) + sig**2 / (2 * b * b) - x / b, rel=1e-9)
 
 
-def test_real_data_loader():
+def test_real_data_loader(monkeypatch):
     y, H = E.load_triglyceride_data()
     assert y.shape == (442,) and H.shape == (442, 5)
+    # reference: records of sklearn.datasets.load_diabetes(scaled=False) (age, sex, bmi, bp, ..., s5, s6), taken
+    # from scikit-learn's loader (the module reads its data file without importing it)
+    first, second, last = ([59.0, 2.0, 32.1, 101.0, 4.8598], [48.0, 1.0, 21.6, 87.0, 3.8918],
+                           [36.0, 1.0, 19.6, 71.0, 4.5951])
+    for i, (age, sex, bmi, bp, s5) in ((0, first), (1, second), (441, last)):
+        assert H[i].tolist() == [1.0, age, bmi, sex, bp] and y[i] == s5, i
+    assert y.mean() == pytest.approx(4.641410859728507, rel=1e-14)
+    # without the data file where it is expected: scikit-learn's loader, the same table
+    import os
+
+    monkeypatch.setattr(os.path, "isfile", lambda path: False)
+    y2, H2 = E.load_triglyceride_data()
+    assert np.array_equal(y2, y) and np.array_equal(H2, H)
     assert np.all(H[:, 0] == 1.0) and set(np.unique(H[:, 3])) == {1.0, 2.0}
     assert 3.0 < y.min() and y.max() < 7.0  # log scale
     assert 15 < H[:, 1].mean() < 80 and 15 < H[:, 2].mean() < 40  # raw age, BMI
