@@ -27,7 +27,11 @@ def test_cost_weights_match_the_far_tail_engine():
 
 
 def _titles_inside(monkeypatch):
-    """Check, at every savefig, that each title and tick label lies inside the figure (nothing cut off)."""
+    """Check, at every savefig, that each title and tick label lies inside the figure (nothing cut off).
+
+    Before the real savefig, with no draw of its own: the figure's tight_layout has placed the texts, and the
+    extents are computed on demand at the figure's dpi (a draw here cost a third of the test; a title at twice
+    its font size still fails)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -37,7 +41,6 @@ def _titles_inside(monkeypatch):
     real = Figure.savefig
 
     def savefig(self, *args, **kwargs):
-        self.canvas.draw()
         box = self.bbox
         for ax in self.axes:
             lo, hi = sorted(ax.get_ylim())
@@ -61,7 +64,11 @@ def test_shuffle_figure_titles_are_not_cut_off(tmp_path, monkeypatch):
 
 
 def test_histogram_plot_has_y_labels_under_a_decade(tmp_path, monkeypatch, capsys):
-    """Released values within one decade: the left panel still gets y tick labels (it had none)."""
+    """Released values within one decade: the left panel still gets y tick labels (it had none). The
+    release and --diagnostics figures are written (the default-dataset test runs with --no-plot), their
+    titles and tick labels inside the figure."""
+    import os
+
     import pandas as pd
 
     from sharpdp.cli import main
@@ -73,16 +80,22 @@ def test_histogram_plot_has_y_labels_under_a_decade(tmp_path, monkeypatch, capsy
     inner = Figure.savefig
 
     def record(self, *args, **kwargs):
-        self.canvas.draw()
+        result = inner(self, *args, **kwargs)  # (the title check, then the real savefig, which draws it)
         lo, hi = sorted(self.axes[0].get_ylim())
         labels.append([t.get_text() for t in self.axes[0].get_yticklabels()
                        if t.get_text() and lo <= t.get_position()[1] <= hi])
-        return inner(self, *args, **kwargs)
+        return result
 
     monkeypatch.setattr(Figure, "savefig", record)
     data, keys = tmp_path / "d.csv", tmp_path / "k.csv"
     pd.DataFrame({"g": ["a"] * 200 + ["b"] * 300 + ["c"] * 250}).to_csv(data, index=False)
     pd.DataFrame({"g": ["a", "b", "c"]}).to_csv(keys, index=False)
+    (tmp_path / "p").mkdir()
     assert main(["histogram", "--csv", str(data), "--by", "g", "--keys", str(keys), "--seed", "1",
-                 "--out", str(tmp_path / "o")]) == 0
-    assert len(checked) == 3 and len(labels) == 1 and len(labels[0]) >= 2, labels
+                 "--out", str(tmp_path / "o"), "--diagnostics", str(tmp_path / "p" / "diag.csv")]) == 0
+    assert len(checked) == 5 and len(labels) == 2 and len(labels[0]) >= 2, labels  # release (3 axes), diagnostics (2)
+    assert (tmp_path / "o" / "histogram_release.png").stat().st_size > 10_000
+    diag_png = tmp_path / "p" / "diag.png"
+    assert diag_png.stat().st_size > 10_000 and os.stat(diag_png).st_mode & 0o777 == 0o600  # true counts: private
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'p' / 'diag.csv'} and {diag_png} (readable by you only) hold the TRUE counts" in err

@@ -41,6 +41,43 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+#: Width of the commands' text output: every line fits an 80-column terminal (a long data path or column
+#: name excepted: words are never cut).
+TEXT_WIDTH = 80
+
+
+def wrap_entry(label: str | None, text: str, indent: int = 13) -> list[str]:
+    """``label`` padded to ``indent - 2`` columns and ``": "``, then ``text``, wrapped at :data:`TEXT_WIDTH`
+    under a hanging indent of ``indent``; ``label`` "": the first line indented too (a continuation of the
+    entry above), None: the first line starts at column 0 (``sharpdp mean``'s layout)."""
+    import textwrap
+
+    head = "" if label is None else f"{label:<{indent - 2}}: " if label else " " * indent
+    return textwrap.wrap(text, TEXT_WIDTH, initial_indent=head, subsequent_indent=" " * indent,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def wrap_text(text: str) -> str:
+    """Every line of ``text`` longer than :data:`TEXT_WIDTH` wrapped (``sharpdp histogram`` and ``sharpdp
+    account``): the continuation lines hang under the text after a short ``"label: "`` (within the first 16
+    columns), else 2 columns right of the line's own indent. Words are never cut (a long path stays whole), nor
+    is ``name = value`` (kept on one line, where a search of the output expects it)."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= TEXT_WIDTH:
+            out.append(line)
+            continue
+        colon = line.find(": ")
+        hang = colon + 2 if 0 < colon < 16 else len(line) - len(line.lstrip(" ")) + 2
+        glued = line.replace(" = ", "\xa0=\xa0")  # (textwrap breaks at ASCII whitespace only)
+        out += [part.replace("\xa0=\xa0", " = ") for part in
+                textwrap.wrap(glued, TEXT_WIDTH, subsequent_indent=" " * hang, break_long_words=False,
+                              break_on_hyphens=False)]
+    return "\n".join(out)
+
+
 def option_error(exc: ValueError, names: dict[str, str]) -> ValueError:
     """``exc`` with the library parameter that starts its message renamed to the CLI option.
 
@@ -392,6 +429,11 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
+#: The first line of ``sharpdp --help``'s epilog, and what ``sharpdp`` alone prints with the help.
+START_HINT = ("Start with 'sharpdp mean' (the main job: a private mean of a built-in real table); "
+              "'sharpdp COMMAND --help' shows a command's options.")
+
+
 def _add_version(parser: argparse.ArgumentParser) -> None:
     from sharpdp import __version__
 
@@ -402,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     from sharpdp._progress import PROGRESS_RULE
 
     parser = _Parser(prog="sharpdp", description="Sharp, certified differential-privacy tools.",
-                     epilog=PROGRESS_RULE)
+                     epilog=f"{START_HINT} {PROGRESS_RULE}")
     _add_version(parser)
     parent = _Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -501,6 +543,9 @@ def _main(given: list[str]) -> int:
         _add_version(version_only)
         version_only.parse_known_args(given[:1])
     parser = build_parser()
+    if not given:  # `sharpdp` alone: the commands and where to start (on stderr: stdout holds results only)
+        parser.print_help(sys.stderr)
+        return 2
     if given and given[0].startswith("-") and given[0] not in ("-h", "--help", "--version"):
         parser.error(f"unrecognized option {given[0]}: options go after the subcommand (sharpdp COMMAND --help)")
     args, extra = parser.parse_known_args(given)

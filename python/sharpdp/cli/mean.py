@@ -219,7 +219,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp.apps import datasets
     from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
                              option_error, parse_bounds_option, release_rng)
-    from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
@@ -238,9 +237,13 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError("--rounds > 1 is not supported with the distributed engine options")
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
-    from sharpdp.shuffle.calibration.rounds import check_rounds_range
+    # the calibration's modules (scipy.optimize: ~0.5 s of CPU) are imported once the input has loaded, so that
+    # a bad --csv or --columns is reported without that wait; K > 1 outside its range is refused before the table
+    # loads (k = 1 never is)
+    if rounds > 1:
+        from sharpdp.shuffle.calibration.rounds import check_rounds_range
 
-    check_rounds_range(epsilon, rounds)  # (K > 1 outside its range: refused before the table loads)
+        check_rounds_range(epsilon, rounds)
     # say at once what comes (before the table loads: a second or more), then the calibration's bar from its
     # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
     if rounds > 1 or _stderr_is_terminal():
@@ -250,6 +253,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
         raise option_error(exc, _OPTIONS) from None
+    from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
+
     n, d = table.data.shape
     bounds = None if args.bounds is None else parse_bounds_option(args, table.columns, table.warnings)
     warnings: list[str] = list(table.warnings)  # (a --bounds error above names the columns used)
@@ -355,24 +360,9 @@ def _count(k: int, noun: str) -> str:
     return f"{k} {noun}" + ("" if k == 1 else "s")
 
 
-#: Width of the text output (``sharpdp mean``): every line fits an 80-column terminal (a long data path or
-#: column name excepted: words are never cut).
-TEXT_WIDTH = 80
-
-
-def _wrap(label: str | None, text: str, indent: int = 13) -> list[str]:
-    """``label`` padded to ``indent - 2`` columns and ``": "``, then ``text``, wrapped at :data:`TEXT_WIDTH`
-    under a hanging indent of ``indent``; ``label`` "": the first line indented too (a continuation of the
-    entry above), None: the first line starts at column 0."""
-    import textwrap
-
-    head = "" if label is None else f"{label:<{indent - 2}}: " if label else " " * indent
-    return textwrap.wrap(text, TEXT_WIDTH, initial_indent=head, subsequent_indent=" " * indent,
-                         break_long_words=False, break_on_hyphens=False)
-
-
 def format_text(r: dict[str, Any]) -> str:
     from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE
+    from sharpdp.cli import wrap_entry
 
     cols = r["columns"]
     a = r[ANALYST_ONLY]
@@ -391,17 +381,17 @@ def format_text(r: dict[str, Any]) -> str:
                   f"this run is one of them)" if rounds > 1 else ""))
     lines = [
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified delta)",
-        *_wrap("data", r["source"]),
-        *_wrap("n, d", f"{_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant "
+        *wrap_entry("data", r["source"]),
+        *wrap_entry("n, d", f"{_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant "
                        f"certifies the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values "
                        "dropped: analyst only, not private)"),
-        *_wrap("bounds", f"{r['bounds_source']}; {_count(a['values_clipped'], 'value')} clipped (analyst only, "
+        *wrap_entry("bounds", f"{r['bounds_source']}; {_count(a['values_clipped'], 'value')} clipped (analyst only, "
                          "not private)"),
-        *(_wrap("", "data min/max (analyst only, not private): "
+        *(wrap_entry("", "data min/max (analyst only, not private): "
                 + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"])))
           if from_data else []),
-        *_wrap("privacy", privacy),
-        *(_wrap("search", f"{_count(r['composed_certifications'], 'candidate')}, each certified by one "
+        *wrap_entry("privacy", privacy),
+        *(wrap_entry("search", f"{_count(r['composed_certifications'], 'candidate')}, each certified by one "
                           f"{rounds}-round composition; "
                           f"{_count(r['accountant_evaluations'], 'single-round accountant evaluation')} in the "
                           "candidates' single-round calibrations"
@@ -409,27 +399,27 @@ def format_text(r: dict[str, Any]) -> str:
                              "target needs (the search's budget ran out)"
                              if r["delta_certified"] < 0.8 * r["delta_target"] else ""))
           if r.get("composed_certifications") else []),
-        *_wrap("BMG", f"gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
+        *wrap_entry("BMG", f"gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
                       + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP)),
-        *(line for k, text in BMG_FIELD_HELP.items() for line in _wrap(f"  {k}", text, indent=14)),
-        *_wrap("RMSE/coord", f"expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity "
+        *(line for k, text in BMG_FIELD_HELP.items() for line in wrap_entry(f"  {k}", text, indent=14)),
+        *wrap_entry("RMSE/coord", f"expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity "
                              f"1/n) {r['central_gaussian']['rmse_per_coordinate']:.4g} (scaled units; ratio "
                              f"{r['rmse_ratio_bmg_over_central']:.3f})"),
-        *_wrap("", f"({MEAN_RMSE_NOTE})"),
+        *wrap_entry("", f"({MEAN_RMSE_NOTE})"),
         "",
         f"{'column':<{w}} {'private':>12} {'exp. RMSE':>11} {'central RMSE':>13}",
     ]
     for j, c in enumerate(cols):
         lines.append(
             f"{c:<{w}} {r['private_mean'][j]:>12.5g} {exp_units[j]:>11.3g} {central_units[j]:>13.3g}")
-    lines += _wrap(None, "(original units; the estimate targets the mean of the clipped data"
+    lines += wrap_entry(None, "(original units; the estimate targets the mean of the clipped data"
                    + ("; the RMSE columns are computed from the data's min/max: analyst only, not private)"
                       if from_data else ")"), indent=1)
     d = r.get("diagnostics")
     if d:
-        lines += _wrap(None, f"diagnostics (TRUE means and realised errors, do not publish): {d['csv']}", indent=2)
+        lines += wrap_entry(None, f"diagnostics (TRUE means and realised errors, do not publish): {d['csv']}", indent=2)
     # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
-    lines += _wrap("randomness", "seeded, reproducible (NOT private unless the seed is kept secret)"
+    lines += wrap_entry("randomness", "seeded, reproducible (NOT private unless the seed is kept secret)"
                    if r.get("reproducible_seeded_mode") else "cryptographically secure generator keyed by OS entropy")
     from sharpdp.distributed._cli import engine_line
 

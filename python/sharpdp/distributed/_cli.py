@@ -9,8 +9,9 @@ naming the option (the CLI prints them and exits with status 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 from sharpdp.cli import (
     bounds_choice,
@@ -19,6 +20,7 @@ from sharpdp.cli import (
     option_error,
     parse_bounds_option,
     release_rng,
+    slow_note,
 )
 
 
@@ -102,6 +104,21 @@ def check_scheduler(address: str, timeout: float = SCHEDULER_PROBE_TIMEOUT) -> N
                          f"{exc.strerror or type(exc).__name__}") from None
 
 
+@contextlib.contextmanager
+def _engine(args: argparse.Namespace, command: str) -> Iterator[Any]:
+    """``distributed.cluster`` for the options, saying on stderr (after 2 s) what the wait is: a local
+    cluster's start-up (worker processes, seconds) is in no progress bar, and the partition bars count
+    from the first partition's end (``Engine.compute``)."""
+    from sharpdp.distributed import cluster
+
+    where = (f"connecting to the Dask scheduler {args.scheduler}" if args.scheduler is not None else
+             "starting a local Dask cluster" + (f" of {args.workers} workers" if args.workers else ""))
+    with contextlib.ExitStack() as stack:
+        with slow_note(command, f"{where} (its start-up is in no progress bar)", after=2.0):
+            engine = stack.enter_context(cluster(workers=args.workers, scheduler=args.scheduler))
+        yield engine
+
+
 def _path_flag(args: argparse.Namespace) -> str:
     """The option that named the input: ``--data``, or ``--csv`` (also read by the Dask engine)."""
     return "--data" if args.data is not None else "--csv"
@@ -112,7 +129,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     import numpy as np
 
     from sharpdp.apps import datasets
-    from sharpdp.distributed import cluster, private_mean
+    from sharpdp.distributed import private_mean
     from sharpdp.distributed._engine import numeric_columns, open_table
     from sharpdp.shuffle import gaussian_mechanism_sigma
 
@@ -127,7 +144,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
         bounds = None if args.bounds is None else parse_bounds_option(args, columns, skipped_notes)
-        with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
+        with _engine(args, "mean") as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
             res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),
                                client=engine.client, threads=args.threads or 1, progress=True)
@@ -175,7 +192,7 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
     ``counts`` int64 true counts (NOT publishable), ``info`` the dropped-row figures, ``engine``
     the engine figures for the output.
     """
-    from sharpdp.distributed import cluster, group_counts
+    from sharpdp.distributed import group_counts
     from sharpdp.distributed._engine import open_table
 
     path = args.data if args.data is not None else args.csv
@@ -183,7 +200,7 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
              "scheduler": "--scheduler"}
     try:
         open_table(path, by, text=True)  # a bad path or column fails here, before a cluster is started
-        with cluster(workers=args.workers, scheduler=args.scheduler) as engine:
+        with _engine(args, "histogram") as engine:
             keys, counts, info = group_counts(path, by, keys=domain, keys_from_data=domain is None,
                                               client=engine.client, progress=True)
     except ValueError as exc:

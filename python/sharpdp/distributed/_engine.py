@@ -236,31 +236,41 @@ class Engine:
     def compute(self, tasks: list, what: str, progress: bool = False) -> list:
         """Run delayed ``tasks`` (one per partition) and return their results in order.
 
-        With ``progress``, a bar on stderr (:func:`sharpdp._progress.progress_bar`, shown at once:
-        a pass's first tasks include the workers' start-up) counts the tasks finished out of
-        ``len(tasks)``, on a cluster and on the local threaded scheduler.
+        With ``progress``, a bar on stderr (:func:`sharpdp._progress.progress_bar`, shown at once)
+        counts the tasks finished out of ``len(tasks)``, on a cluster and on the local threaded
+        scheduler. On a cluster a pass's first task carries the workers' start-up (imports, the
+        first reads: seconds, where a partition may take a fraction of one), so a bar labelled
+        ``"<what>: workers starting (first partition)"`` runs until it finishes, and the pass's
+        bar opens then at 1 done: its rate and time left count the partitions after the start-up
+        only (a first estimate from the start-up's time was ~8x too long).
         A worker that dies, a lost connection or a cancelled task aborts the whole job with
         one ValueError (no partial result); exceptions raised by a task are re-raised as is.
         """
         from sharpdp._progress import progress_bar
 
-        with progress_bar(total=len(tasks), desc=what, unit=" partitions", leave=False,
-                          disable=not progress) as bar:
-            if self.client is None:
-                import dask
+        if self.client is None:
+            import dask
 
-                with _task_counter({t.key for t in tasks}, bar):
-                    return list(dask.compute(*tasks, scheduler="threads"))
-            from distributed import as_completed
+            with progress_bar(total=len(tasks), desc=what, unit=" partitions", leave=False,
+                              disable=not progress) as bar, _task_counter({t.key for t in tasks}, bar):
+                return list(dask.compute(*tasks, scheduler="threads"))
+        from distributed import as_completed
 
-            futures = self.client.compute(tasks)
-            try:
-                for _ in as_completed(futures, loop=self.client.loop):
+        futures = self.client.compute(tasks)
+        try:
+            done = as_completed(futures, loop=self.client.loop)
+            with progress_bar(total=None, desc=f"{what}: workers starting (first partition)",
+                              bar_format="{desc}: {elapsed}", leave=False, disable=not progress or not tasks):
+                next(done, None)
+            with progress_bar(total=len(tasks), initial=min(1, len(tasks)), desc=what, unit=" partitions",
+                              leave=False, disable=not progress) as bar:
+                bar.n = min(1, len(tasks))  # (tqdm starts at initial; the plain bar takes no initial)
+                for _ in done:
                     bar.update(1)
-                return self.client.gather(futures)
-            except BaseException as exc:
-                self.client.cancel(futures)
-                raise translate_error(exc, what) from None
+            return self.client.gather(futures)
+        except BaseException as exc:
+            self.client.cancel(futures)
+            raise translate_error(exc, what) from None
 
 
 def _task_counter(keys: set, bar):
