@@ -8,12 +8,19 @@ Definition 2.5 (Section 2.4)).
 
 from __future__ import annotations
 
+import weakref
+
 from sharpdp import _validation as V
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.randomizers._base import RandomizerBase
 
 __all__ = ["LowerForm", "TableRandomizer"]
+
+# lower_form_laws per randomizer object (weak: dropped with it), keyed by eps, adjacency and the table's bytes
+# (a randomizer whose attributes were changed gets new laws); at most _MEMO_SIZE entries per randomizer
+_LOWER_MEMO: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_MEMO_SIZE = 64
 
 
 class TableRandomizer(RandomizerBase):
@@ -74,8 +81,22 @@ class TableRandomizer(RandomizerBase):
 
     def lower_form_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
         """``(1.0, FiniteLaw)`` pairs of the lower form D_lo (`docs/accountant.md` §1.8); see
-        :meth:`_lower_form_atoms`; each law carries its rounding bound ``value_error``)."""
-        return [(g, TB.table_pav_law(*row)) for g, *row in self._rows(epsilon, adjacency, True)]
+        :meth:`_lower_form_atoms`; each law carries its rounding bound ``value_error``).
+
+        The laws do not depend on n: they are kept per randomizer, epsilon, adjacency and table (an
+        accountant per n of one randomizer builds them once; the same law objects, never modified)."""
+        rows = self._rows(epsilon, adjacency, True)  # (validates epsilon and adjacency)
+        R, w, bg, pairs = self._table()
+        key = (rows[0][-1] if rows else None, adjacency, R.shape, R.tobytes(), w.tobytes(), bg.tobytes(),
+               repr(pairs[adjacency]))
+        memo = _LOWER_MEMO.setdefault(self, {})
+        hit = memo.get(key)
+        if hit is None:
+            hit = [(g, TB.table_pav_law(*row)) for g, *row in rows]
+            if len(memo) >= _MEMO_SIZE:
+                memo.pop(next(iter(memo)))
+            memo[key] = hit
+        return list(hit)
 
     def lower_form(self) -> "LowerForm":
         """This randomizer's lower form as an accountant input: see :class:`LowerForm`."""
