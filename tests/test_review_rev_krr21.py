@@ -352,13 +352,27 @@ _MIRROR_CASES = [(e0, f * e0, n, j, nats) for e0 in (1e-3, 0.5, 1.0, 4.0)
                  for (f, nats) in ((0.05, 25.125), (0.3, 40.375), (0.9, 299.5))]
 
 
+#: single classes at n = 4001, j = 1500 (test_single_class_bits_do_not_depend_on_earlier_ranges)
+_SINGLE_CASES = [(e0, f * e0, 4001, 1500, nats) for e0 in (0.5, 1.0) for f in (0.02,) for nats in (25.25, 40.25)]
+
+
+@functools.lru_cache(maxsize=1)
+def _fresh_both() -> tuple[list, list]:
+    """class_bracket of _MIRROR_CASES and of _SINGLE_CASES in ONE fresh process (one interpreter start-up, ~0.8 s
+    of CPU, for both tests): it evaluates single classes only, so its window cache holds only built windows,
+    as a process per test would (the two lists use different levels: no window of one is a window of the
+    other)."""
+    got = _fresh_brackets(_MIRROR_CASES + _SINGLE_CASES)
+    return got[:len(_MIRROR_CASES)], got[len(_MIRROR_CASES):]
+
+
 def test_mirror_class_bracket_equals_direct_and_contains_exact():
     """A class evaluated on mirror windows (_class_bracket_mirror after its mirror class) against the same
     class on built windows in a fresh process: lower and upper within 1e-13 relative (measured 1.1e-15),
     and at n = 60, 61 both contain the 40-digit class value. Catches a mirrored window with another scale,
     rel or first index, or a mirror of the wrong window (Bin(m, p) for Bin(m, q))."""
     cases = [c for c in _MIRROR_CASES]
-    direct = _fresh_brackets(cases)
+    direct = _fresh_both()[0]
     for e0, eps, n, j, nats in cases:
         _core.exact_krr.class_bracket(*kernel_args(e0, eps, n, n - 1 - j, nats))
     with mp.workdps(40):
@@ -380,8 +394,8 @@ def test_single_class_bits_do_not_depend_on_earlier_ranges():
     fresh; certified either way, but the bitwise reproducibility of single classes failed, e.g. for
     tests/test_review_krr5.py::test_kernel_cache_clear_and_storage_reuse_no_stale_value had a range left
     mirror copies); fixed by the builder in 338ecc0 (a mirrored flag in WindowKey)."""
-    cases = [(e0, f * e0, 4001, 1500, nats) for e0 in (0.5, 1.0) for f in (0.02,) for nats in (25.25, 40.25)]
-    fresh = _fresh_brackets(cases)
+    cases = _SINGLE_CASES
+    fresh = _fresh_both()[1]
     for e0, eps, n, j, nats in cases:
         _core.exact_krr.class_bracket(*kernel_args(e0, eps, n, n - 1 - j, nats))
     for c in cases:
