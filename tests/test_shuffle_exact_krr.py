@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
+import pathlib
 
 import mpmath as mp
 import numpy as np
@@ -112,9 +114,9 @@ def test_all_equal_is_not_the_worst_case():
     assert float(max(ref[0], ref[5])) == pytest.approx(0.0888479096289, rel=1e-10)
 
 
-def _scipy_threshold_form(n: int, e0: float, eps: float) -> np.ndarray:
+def _scipy_threshold_form(n: int, e0: float, eps: float, classes=None) -> np.ndarray:
     """delta_j = max_t [a U_j(t - 1) - expm1(eps) P(U_j >= t)] (docs/sharp_krr.md §3, the threshold
-    form) from full-support pmfs (scipy binom.pmf + FFT convolution), every class j."""
+    form) from full-support pmfs (scipy binom.pmf + FFT convolution), every class j (or the given ones)."""
     from scipy.signal import fftconvolve
     from scipy.stats import binom
 
@@ -122,26 +124,37 @@ def _scipy_threshold_form(n: int, e0: float, eps: float) -> np.ndarray:
     q = 1.0 - p
     N = n - 1
     a = p - math.exp(eps) * q
-    out = np.empty(N + 1)
-    for j in range(N + 1):
+    js = range(N + 1) if classes is None else classes
+    out = np.empty(len(js))
+    for i, j in enumerate(js):
         u = np.maximum(fftconvolve(binom.pmf(np.arange(j + 1), j, p), binom.pmf(np.arange(N - j + 1), N - j, q)),
                        0.0)
         sf = np.concatenate([np.cumsum(u[::-1])[::-1], [0.0]])  # P(U >= t), t = 0..N+1
         t = np.arange(1, N + 2)
-        out[j] = np.max(a * u[t - 1] - math.expm1(eps) * sf[t])
+        out[i] = np.max(a * u[t - 1] - math.expm1(eps) * sf[t])
     return out
+
+
+#: _scipy_threshold_form over every class (0.4-0.9 s of CPU per case) stored by
+#: tests/data/make_exact_krr_scipy_reference.py: the maximum, its class, and the classes the test reads (0, 1,
+#: n // 2, n - 1, the maximum's mirror and every class within 1e-6 of the maximum); the maximum's class is
+#: recomputed live and must equal the store (a stale store or a changed reference function fails).
+_SCIPY = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "exact_krr_scipy_reference.json").read_text())
 
 
 @pytest.mark.parametrize("n,e0,eps", [(1000, 1.0, 0.1), (1000, 4.0, 1.2), (2000, 1.0, 0.06)])
 def test_brute_force_every_class_scipy(n, e0, eps):
     acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
-    ref = _scipy_threshold_form(n, e0, eps)
+    (case,) = [c for c in _SCIPY["cases"] if (c["n"], c["e0"], c["eps"]) == (n, e0, eps)]
+    ref = {int(k): v for k, v in case["classes"].items()}
+    top, j = case["max"], case["argmax"]
+    assert _scipy_threshold_form(n, e0, eps, [j])[0] == pytest.approx(top, rel=1e-12)  # live
     up = acc.get_delta(eps)
-    assert ref.max() > 1e-8
-    assert ref.max() == pytest.approx(up, rel=1e-7)
-    j = int(np.argmax(ref))
-    assert acc.report(eps).terms["worst_class_j"] in (j, n - 1 - j) or ref[acc.report(eps).law_index] == \
-        pytest.approx(ref[j], rel=1e-7)
+    assert top > 1e-8
+    assert top == pytest.approx(up, rel=1e-7)
+    rep = acc.report(eps)
+    assert rep.terms["worst_class_j"] in (j, n - 1 - j) or (
+        rep.law_index in ref and ref[rep.law_index] == pytest.approx(top, rel=1e-7))
     for jj in (0, 1, n // 2, n - 1):
         assert acc.delta_at_class(eps, jj)[1] == pytest.approx(ref[jj], rel=1e-6, abs=1e-14)
 
