@@ -84,6 +84,23 @@ def _mp_classes(n: int, e0: float, eps: float, classes=None):
     return out
 
 
+def _mp_end_classes(n: int, e0: float, eps: float):
+    """delta_0 and delta_{n-1} as _mp_classes computes them, with the law of the others in closed form: the n - 1
+    others all hold 0 (class 0) or all hold 1 (class n - 1), so their count is Bin(n - 1, pi) and user 1's
+    Bernoulli shifts it (O(n) mpmath terms instead of the O(n^2) convolution)."""
+    p = _mp_p(e0)
+    N = n - 1
+    out = []
+    for pi in (1 - p, p):  # the others' probability of a 1: class 0, class n - 1
+        B = [mp.binomial(N, k) * pi**k * (1 - pi) ** (N - k) for k in range(N + 1)]
+
+        def law(r):  # user 1 holds 1 with probability r
+            return [(B[c] if c <= N else 0) * (1 - r) + (B[c - 1] if c >= 1 else 0) * r for c in range(N + 2)]
+
+        out.append(_mp_hockey(law(p), law(1 - p), eps))
+    return out
+
+
 def _contains(lo: float, up: float, ref, slack: float = 1e-30) -> bool:
     """lo <= ref <= up up to the 40-digit reference's own rounding (1e-30 relative, 1e-35 absolute:
     at eps = eps0 the exact delta is 0 and the reference is a rounding residue)."""
@@ -252,7 +269,10 @@ def test_n_as_integer_valued_float():
 def test_all_equal_bounds_are_the_end_classes(e0, n, eps):
     """all_equal_delta_bounds brackets max(delta_0, delta_{n-1}) (mpmath) and is below the sharp value."""
     lo, up = all_equal_delta_bounds(e0, n, eps)
-    ref = _mp_classes(n, e0, eps, classes=(0, n - 1))
+    ref = _mp_end_classes(n, e0, eps)
+    if n <= 40:  # the closed form against the Bernoulli-by-Bernoulli convolution of _mp_classes
+        for r, c in zip(ref, _mp_classes(n, e0, eps, classes=(0, n - 1))):
+            assert abs(r - c) <= mp.mpf(10) ** -35 * (1 + abs(c))
     assert _contains(lo, up, max(ref))
     assert up <= ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_delta(eps) * (1 + 1e-9)
 
