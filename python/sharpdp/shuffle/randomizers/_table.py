@@ -8,19 +8,12 @@ Definition 2.5 (Section 2.4)).
 
 from __future__ import annotations
 
-import weakref
-
 from sharpdp import _validation as V
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
-from sharpdp.shuffle.randomizers._base import RandomizerBase
+from sharpdp.shuffle.randomizers._base import RandomizerBase, memo_laws
 
 __all__ = ["LowerForm", "TableRandomizer"]
-
-# lower_form_laws per randomizer object (weak: dropped with it), keyed by eps, adjacency and the table's bytes
-# (a randomizer whose attributes were changed gets new laws); at most _MEMO_SIZE entries per randomizer
-_LOWER_MEMO: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_MEMO_SIZE = 64
 
 
 class TableRandomizer(RandomizerBase):
@@ -86,17 +79,10 @@ class TableRandomizer(RandomizerBase):
         The laws do not depend on n: they are kept per randomizer, epsilon, adjacency and table (an
         accountant per n of one randomizer builds them once; the same law objects, never modified)."""
         rows = self._rows(epsilon, adjacency, True)  # (validates epsilon and adjacency)
-        R, w, bg, pairs = self._table()
-        key = (rows[0][-1] if rows else None, adjacency, R.shape, R.tobytes(), w.tobytes(), bg.tobytes(),
-               repr(pairs[adjacency]))
-        memo = _LOWER_MEMO.setdefault(self, {})
-        hit = memo.get(key)
-        if hit is None:
-            hit = [(g, TB.table_pav_law(*row)) for g, *row in rows]
-            if len(memo) >= _MEMO_SIZE:
-                memo.pop(next(iter(memo)))
-            memo[key] = hit
-        return list(hit)
+        R, w, bg, pairs = self._table()  # (in the key: a randomizer whose attributes changed gets new laws)
+        key = ("lower form", rows[0][-1] if rows else None, adjacency, R.shape, R.tobytes(), w.tobytes(),
+               bg.tobytes(), repr(pairs[adjacency]))
+        return memo_laws(self, key, lambda: [(g, TB.table_pav_law(*row)) for g, *row in rows])
 
     def lower_form(self) -> "LowerForm":
         """This randomizer's lower form as an accountant input: see :class:`LowerForm`."""
