@@ -332,15 +332,18 @@ def test_mirror_window_entries_and_tails_against_mpmath(e0):
                     assert mp.betainc(hi + 1, m - hi, 0, ps, regularized=True) <= cut * (1 + 1e-9)
 
 
-_FRESH = ("import sys, json; sys.path.insert(0, sys.argv[2]); from _krr_reference import kernel_args; "
-          "from sharpdp import _core; print(json.dumps([[x.hex() if isinstance(x, float) else x for x in "
-          "_core.exact_krr.class_bracket(*kernel_args(*c))[:3]] for c in json.loads(sys.argv[1])]))")
+# the child gets the kernel arguments formed here (float.hex: the same doubles) and imports only the core, not
+# _krr_reference (scipy, mpmath: ~0.9 s of CPU per interpreter)
+_FRESH = ("import sys, json; from sharpdp import _core; print(json.dumps([[x.hex() if isinstance(x, float) else x "
+          "for x in _core.exact_krr.class_bracket(*[float.fromhex(a) if isinstance(a, str) else a for a in c])[:3]] "
+          "for c in json.loads(sys.argv[1])]))")
 
 
 def _fresh_brackets(cases: list) -> list:
     """class_bracket of each case in a fresh process (its window cache holds only built windows)."""
-    out = subprocess.run([sys.executable, "-c", _FRESH, json.dumps(cases), str(Path(__file__).resolve().parent)],
-                         capture_output=True, text=True, check=True).stdout
+    args = [[x.hex() if isinstance(x, float) else x for x in kernel_args(*c)] for c in cases]
+    out = subprocess.run([sys.executable, "-c", _FRESH, json.dumps(args)], capture_output=True, text=True,
+                         check=True).stdout
     return [[float.fromhex(x) for x in row] for row in json.loads(out)]
 
 
