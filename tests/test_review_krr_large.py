@@ -498,12 +498,20 @@ def test_get_delta_upper_out_of_order_only_at_the_documented_level():
 def test_range_bound_against_every_class_of_the_range(e0, n, eps):
     """Proposition 2 (docs/sharp_krr.md §2.2) at n <= 2000 against the scipy value of every class of
     each range (ranges at the ends, around the interior maximum, random, and the whole [0, N])."""
-    ref = _ref_all(e0, n, eps)
+    (case,) = [c for c in _EVERY_CLASS["ranges"] if (c["e0"], c["n"], c["eps"]) == (e0, n, eps)]
     bb = _BranchAndBound(e0, n)
-    N, jm = n - 1, int(np.argmax(ref))
+    maxima = {tuple(int(t) for t in k.split()): v for k, v in case["ranges"].items()}  # stored: _EVERY_CLASS
+    for j1, j2 in range_bound_ranges(n, case["argmax"]):
+        top, jt = maxima[(j1, j2)]
+        if (j1, j2) in ((0, n - 1), (case["argmax"], case["argmax"])):  # live: the maximum's class
+            _live_equals_stored(e0, n, eps, jt, top)
+        _, up = bb.range_bracket(eps, j1, j2)
+        assert top <= up * (1 + 1e-7), (j1, j2)
+
+
+def range_bound_ranges(n: int, jm: int) -> list[tuple[int, int]]:
+    """The ranges of test_range_bound_against_every_class_of_the_range (jm: the class of the maximum)."""
+    N = n - 1
     rng = np.random.default_rng(11)
     ranges = [(0, N), (0, 0), (N, N), (max(0, jm - 3), min(N, jm + 3)), (jm, jm), (N - 40, N), (0, 40)]
-    ranges += [tuple(sorted(int(x) for x in rng.integers(0, n, size=2))) for _ in range(15)]
-    for j1, j2 in ranges:
-        _, up = bb.range_bracket(eps, j1, j2)
-        assert ref[j1:j2 + 1].max() <= up * (1 + 1e-7), (j1, j2)
+    return ranges + [tuple(sorted(int(x) for x in rng.integers(0, n, size=2))) for _ in range(15)]

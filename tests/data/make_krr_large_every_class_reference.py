@@ -4,6 +4,8 @@
 * test_bracket_contains_the_max_over_every_class (three (eps0, eps)): max_j delta_j(eps), its class, and every
   class whose value is >= 0.9 of the maximum (the class a report names must reach its lower value, within
   rel_tol = 1e-2 of the maximum, so it is among these: a class not stored fails that check, as it would live);
+* test_range_bound_against_every_class_of_the_range (n = 1200 .. 2000): the class of the maximum and the
+  maximum over each range of the test (with its class);
 * test_get_epsilon_certificate_against_every_class (four (eps0, d, xtol)): max_j delta_j and its class at a grid
   of eps around the answer get_epsilon gave when this file was made (the answer, answer / (1 + xtol), and steps
   of xtol / 4 from -1.5 xtol to +0.5 xtol): each delta_j is non-increasing in eps, so a stored point p <= answer
@@ -30,18 +32,26 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from test_review_krr_large import N_EXACT, _ALL_LAWS, _ref_all  # noqa: E402
+from test_review_krr_large import N_EXACT, _ALL_LAWS, _ref_all, range_bound_ranges  # noqa: E402
 
 from sharpdp.shuffle import ExactShuffleAccountant, RandomizedResponse  # noqa: E402
 
 N = N_EXACT + 1
 BRACKET_CASES = [(4.0, 0.3), (0.3, 0.1), (30.0, 10.0)]
 EPSILON_CASES = [(4.0, 4.3e-4, 1e-6), (1.0, 1e-300, 1e-3), (0.3, 1e-6, 1e-3), (30.0, 1e-9, 1e-3)]
+RANGE_CASES = [(4.0, 1500, 0.3), (0.3, 2000, 0.05), (1.0, 1200, 0.0)]
 
 
 def main() -> None:
     out: dict = {"source": "tests/data/make_krr_large_every_class_reference.py", "n": N, "bracket": [],
-                 "epsilon": []}
+                 "epsilon": [], "ranges": []}
+    for e0, n, eps in RANGE_CASES:  # test_range_bound_against_every_class_of_the_range: each range's maximum
+        ref = _ref_all(e0, n, eps)
+        jm = int(np.argmax(ref))
+        rows = {f"{j1} {j2}": [float(ref[j1:j2 + 1].max()), j1 + int(np.argmax(ref[j1:j2 + 1]))]
+                for j1, j2 in range_bound_ranges(n, jm)}
+        out["ranges"].append({"e0": e0, "n": n, "eps": eps, "argmax": jm, "ranges": rows})
+        print("ranges", e0, n, eps, jm, flush=True)
     for e0, eps in BRACKET_CASES:
         ref = _ref_all(e0, N, eps)
         top = float(ref.max())
