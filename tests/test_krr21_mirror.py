@@ -8,7 +8,6 @@ kernel on windows built directly (``class_bracket``), and a fresh process for th
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 import sys
 
 import pytest
@@ -47,9 +46,10 @@ def test_every_class_on_mirror_windows_brackets_the_exact_delta(e0, nats):
         assert differ > 0
 
 
-_PLAIN = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from _krr_reference import kernel_args; "
-          "from sharpdp import _core\n"
-          "print([_core.exact_krr.class_bracket(*kernel_args(1.0, 0.1, 2001, j, 25.875))[:2] for j in (3, 1997)])\n")
+# the child gets the kernel arguments formed here (repr: the same doubles) and imports only the core, not
+# _krr_reference (scipy, mpmath: ~0.9 s of CPU per interpreter)
+_PLAIN = ("from sharpdp import _core\n"
+          f"print([_core.exact_krr.class_bracket(*a)[:2] for a in {[kernel_args(1.0, 0.1, 2001, j, 25.875) for j in (3, 1997)]!r}])\n")
 
 
 def test_cached_window_never_returns_a_mirror_image():

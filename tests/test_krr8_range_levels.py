@@ -7,7 +7,9 @@ and the certified all-equal lower bound at n = 1e7 and 1e9."""
 from __future__ import annotations
 
 import functools
+import json
 import math
+import pathlib
 
 import mpmath as mp
 import pytest
@@ -44,6 +46,19 @@ def test_range_levels_charge_at_most_range_charge_of_the_target():
     assert bb.range_levels(0.0) == bb.FAST_TAIL_LEVELS
 
 
+#: The references over every class of the fixed ranges at n = 1e4 + 1 (scipy, 0.1-25 M multiply-adds per class) and
+#: over every class at n = 80, 97 (40-digit mpmath) at the points this file's tests ask for, stored by
+#: tests/data/make_krr8_range_levels_reference.py from this module's own reference functions; the tests use them
+#: where the answer get_epsilon gives is the stored one (else they compute every class live, as before) and
+#: recompute the deciding classes live (a stale store or a changed reference function fails).
+_STORE = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "krr8_range_levels_reference.json").read_text())
+RANGES_N = 10**4 + 1
+
+
+def range_list(n: int) -> tuple[tuple[int, int], ...]:
+    return ((0, 249), (n // 2 - 30, n // 2 + 30), (n - 120, n - 1))
+
+
 @pytest.mark.parametrize("eps0", [0.5, 2.0])
 def test_range_upper_at_the_range_level_above_every_class_n_1e4(eps0):
     """The upper value of a range evaluated as in a decision (target given: the first level is
@@ -60,11 +75,17 @@ def test_range_upper_at_the_range_level_above_every_class_n_1e4(eps0):
         return real(e, npop, j, nats)
 
     one._at = spy  # type: ignore[method-assign]
-    for j1, j2 in ((0, 249), (n // 2 - 30, n // 2 + 30), (n - 120, n - 1)):
+    for j1, j2 in range_list(n):
         seen.clear()
         up = one.bracket(eps, n, j1, target=1e-6, mix=j2 - j1)[1]
         assert seen[0] == bb.range_levels(1e-6)[0]
-        worst = max(class_delta_scipy(n, eps0, j, eps) for j in range(j1, j2 + 1))
+        key = f"{eps0!r} {j1} {j2}"
+        st = _STORE["ranges"].get(key)
+        if st is not None and st["eps"] == eps:  # stored at this eps: the maximum's class recomputed live
+            worst = st["max"]
+            assert class_delta_scipy(n, eps0, st["argmax"], eps) == pytest.approx(worst, rel=1e-12)
+        else:
+            worst = max(class_delta_scipy(n, eps0, j, eps) for j in range(j1, j2 + 1))
         assert worst <= up * (1 + 1e-9), (j1, j2, worst, up)
         assert up <= 1.5 * worst  # and not vacuous (the ranges drop up to 1.6 % of the users here)
 
@@ -102,14 +123,49 @@ def _exact_max_delta(n: int, eps0: float, eps: float) -> mp.mpf:
         return best
 
 
-@pytest.mark.parametrize("n, eps0, target", [(80, 1.0, 1e-3), (97, 2.0, 1e-2), (97, 0.5, 1e-4)])
+def _exact_class_delta(n: int, eps0: float, j: int, eps: float) -> mp.mpf:
+    """delta_j(eps) of one class as _exact_max_delta sums it (40 digits): the live spot check of the store."""
+    with mp.workdps(40):
+        e0 = mp.mpf(eps0)
+        p = mp.e**e0 / (1 + mp.e**e0)
+        q = 1 - p
+        N = n - 1
+        A = [mp.binomial(j, k) * p**k * q**(j - k) for k in range(j + 1)]
+        B = [mp.binomial(N - j, k) * q**k * p**(N - j - k) for k in range(N - j + 1)]
+        U = [mp.fsum(A[i] * B[c - i] for i in range(max(0, c - (N - j)), min(j, c) + 1)) for c in range(N + 1)]
+        a = p - mp.e**mp.mpf(eps) * q
+        b = mp.e**mp.mpf(eps) * p - q
+        return mp.fsum(max(a * (U[c - 1] if c >= 1 else 0) - b * (U[c] if c <= N else 0), 0) for c in range(N + 2))
+
+
+SMALL_N_CASES = [(80, 1.0, 1e-3), (97, 2.0, 1e-2), (97, 0.5, 1e-4)]
+
+
+@pytest.mark.parametrize("n, eps0, target", SMALL_N_CASES)
 def test_get_epsilon_against_exact_enumeration_small_n(n, eps0, target):
     """n > N_EPSILON_TABLES: get_epsilon is the branch and bound with the range levels of §4.15. The answer
-    meets the target over every class (40-digit sums) and is within xtol of the exact epsilon."""
+    meets the target over every class (40-digit sums) and is within xtol of the exact epsilon.
+    The maximum over every class is stored on a grid of eps around the answer (_STORE; every delta_j is
+    non-increasing in eps): a stored point p <= answer with max <= target certifies the answer, a stored point
+    q >= answer / (1 + xtol) (1 - 1e-9) with max > target shows the bracket tight; the deciding classes are
+    recomputed live there and at the answer. An answer off the grid falls back to the live maximum."""
     eps = ExactShuffleAccountant(RandomizedResponse(2, eps0), n).get_epsilon(target)
     assert 0 < eps < eps0
-    assert _exact_max_delta(n, eps0, eps) <= target
-    assert _exact_max_delta(n, eps0, eps / (1 + 1e-3) * (1 - 1e-9)) > target
+    low = eps / (1 + 1e-3) * (1 - 1e-9)
+    with mp.workdps(40):
+        pts = [(x["eps"], mp.mpf(x["max"]), x["argmax"]) for x in _STORE["small_n"][f"{n} {eps0!r} {target!r}"]]
+    below = [x for x in pts if x[0] <= eps and x[1] <= target]
+    above = [x for x in pts if low <= x[0] and x[1] > target]
+    if not below or not above:  # an answer the grid does not cover: every class live
+        assert _exact_max_delta(n, eps0, eps) <= target
+        assert _exact_max_delta(n, eps0, low) > target
+        return
+    p, q = max(below), min(above)
+    with mp.workdps(40):
+        assert abs(_exact_class_delta(n, eps0, p[2], p[0]) - p[1]) <= mp.mpf(10) ** -30 * p[1]
+        assert abs(_exact_class_delta(n, eps0, q[2], q[0]) - q[1]) <= mp.mpf(10) ** -30 * q[1]
+        assert _exact_class_delta(n, eps0, p[2], eps) <= target
+        assert _exact_class_delta(n, eps0, q[2], low) > target
 
 
 @pytest.mark.parametrize("n, eps0", [(10**7, 1.0), (10**9, 2.0)])

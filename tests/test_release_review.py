@@ -11,8 +11,12 @@ stay here as regression tests.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import hashlib
+import json
 import math
+import pathlib
 from fractions import Fraction
 
 import mpmath
@@ -43,10 +47,13 @@ def rounded_gaussian_pmf(j: int, s: float) -> mpmath.mpf:
     return mpmath.ncdf((j + mpmath.mpf(0.5)) / s) - mpmath.ncdf((j - mpmath.mpf(0.5)) / s)
 
 
-@functools.lru_cache(maxsize=None)
-def ref_cdt(s: float) -> tuple[list[int], int, mpmath.mpf]:
-    """(entries T[0..J-1], J, tail) of |round(s Z)| from the definition, at 300 bits (a pure function of s,
-    computed once per scale: s = 256 serves two tests, ~0.7 s of CPU each; callers only read the list)."""
+def cdt_digest(ent: list[int]) -> str:
+    """sha256 of the 128-bit entries (16 bytes each, little-endian), in order."""
+    return hashlib.sha256(b"".join(e.to_bytes(16, "little") for e in ent)).hexdigest()
+
+
+def ref_cdt_live(s: float) -> tuple[list[int], int, mpmath.mpf]:
+    """(entries T[0..J-1], J, tail) of |round(s Z)| from the definition, at 300 bits."""
     with mpmath.workprec(300):
         sc = mpmath.mpf(s) * mpmath.sqrt(2)
         J = 0
@@ -54,6 +61,53 @@ def ref_cdt(s: float) -> tuple[list[int], int, mpmath.mpf]:
             J += 1
         ent = [int(mpmath.nint(mpmath.erf((j + mpmath.mpf(0.5)) / sc) * mpmath.mpf(2) ** 128)) for j in range(J)]
         return ent, J, mpmath.erfc((J + mpmath.mpf(0.5)) / sc)
+
+
+#: ref_cdt_live's tables at the large scales (0.1-1.1 s of 300-bit erf each), stored as (J, sha256 of the entries,
+#: tail, the TV of test_cdt_table_entries_truncation_and_sampler_tv) by tests/data/make_release_review_cdt_reference.py
+CDT_STORE = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "release_review_cdt_reference.json")
+                       .read_text())["scales"]
+
+
+@functools.lru_cache(maxsize=None)
+def ref_cdt(s: float) -> tuple[list[int], int, mpmath.mpf]:
+    """ref_cdt_live(s) (a pure function of s, computed once per scale; callers only read the list). At a stored
+    scale: the library's entries when their sha256 is the stored digest of the definition's (so they ARE the
+    definition's entries), with 24 of them, J's minimality (two erfc) and the tail recomputed live from the
+    definition; else (another scale, or a library table that differs) the definition live."""
+    st = CDT_STORE.get(repr(s))
+    if st is not None:
+        from sharpdp._tables import rounded_gaussian_cdt
+
+        ent = rounded_gaussian_cdt(s).entries()
+        if len(ent) == st["J"] and cdt_digest(ent) == st["sha256"]:
+            J = st["J"]
+            with mpmath.workprec(300):
+                sc = mpmath.mpf(s) * mpmath.sqrt(2)
+                for j in sorted({0, 1, J // 2, J - 2, J - 1} | set(range(0, J, max(1, J // 19)))):
+                    assert ent[j] == int(mpmath.nint(mpmath.erf((j + mpmath.mpf(0.5)) / sc) * mpmath.mpf(2) ** 128))
+                assert mpmath.erfc((J - 1 + mpmath.mpf(0.5)) / sc) > mpmath.mpf("1e-38")
+                tail = mpmath.erfc((J + mpmath.mpf(0.5)) / sc)
+                assert tail <= mpmath.mpf("1e-38") and mpmath.almosteq(tail, mpmath.mpf(st["tail"]), 1e-60)
+            return ent, J, tail
+    return ref_cdt_live(s)
+
+
+def ref_table_tv(s: float, ent: list[int], J: int, tail: mpmath.mpf) -> mpmath.mpf:
+    """The exact TV between the table's law of |D| (entries ``ent``, J, tail) and R_s, at 300 bits."""
+    with mpmath.workprec(300):
+        # Phi((j + 1/2)/s), j = 0..J, each once: rounded_gaussian_pmf(j, s) = cdf[j] - cdf[j - 1] for j >= 1
+        # (the same mpf operations: j - 1/2 = (j - 1) + 1/2 exactly)
+        cdf = [mpmath.ncdf((j + mpmath.mpf(0.5)) / mpmath.mpf(s)) for j in range(J + 1)]
+
+        def exact(j):  # law of |D| under R_s
+            return rounded_gaussian_pmf(0, s) if j == 0 else 2 * (cdf[j] - cdf[j - 1])
+        tv, prev = mpmath.mpf(0), 0
+        for j in range(J):  # |D| = j < J: table mass (T[j] - T[j-1]) 2^-128
+            tv += abs(mpmath.ldexp(ent[j] - prev, -128) - exact(j))
+            prev = ent[j]
+        tv += abs(1 - mpmath.ldexp(prev, -128) - exact(J)) + tail  # |D| = J, and the mass beyond J
+        return tv / 2
 
 
 class Words:
@@ -77,24 +131,22 @@ def emulate_bmg_block(x: np.ndarray, gamma: float, sigma0: float, k: int, scale:
     n, d = x.shape
     s = math.ldexp(sigma0, k)
     ent, J, _ = ref_cdt(s)
+    his = [t >> 64 for t in ent]
     rng = Words(key, 0, 8 * n * (d + 1) + 64)
     sign_word, left = 0, 0
     D = np.zeros((n, d), dtype=object)
     for i in range(n):
         for j in range(d):
-            u1, u2 = rng.next(), None
-            mag = J
-            for m, t in enumerate(ent):  # smallest m with U < T[m] (the guide only skips entries <= U)
-                hi, lo = t >> 64, t & (TWO64 - 1)
-                if u1 < hi:
-                    mag = m
-                    break
-                if u1 == hi:
-                    if u2 is None:
-                        u2 = rng.next()
-                    if u2 < lo:
-                        mag = m
-                        break
+            u1 = rng.next()
+            # smallest m with U < T[m] (the guide only skips entries <= U); the entries increase, so those with
+            # high word u1 form one block [m0, m1): a scan from 0 draws the second word u2 iff that block is not
+            # empty (every entry before it has a high word < u1) and stops in it at the first u2 < low word, else
+            # at m1 (high word > u1), else at J
+            m0, m1 = bisect.bisect_left(his, u1), bisect.bisect_right(his, u1)
+            mag = m1 if m1 < J else J
+            if m0 < m1:
+                u2 = rng.next()
+                mag = next((m for m in range(m0, m1) if u2 < ent[m] & (TWO64 - 1)), mag)
             if left == 0:
                 sign_word, left = rng.next(), 64
             bit, sign_word, left = sign_word & 1, sign_word >> 1, left - 1
@@ -130,18 +182,10 @@ def test_cdt_table_entries_truncation_and_sampler_tv(s):
     guide = [next((j for j, e in enumerate(ent) if e > b * step), J) for b in range(4096)]
     assert [int(g) for g in t.guide] == guide
     with mpmath.workprec(300):
-        # Phi((j + 1/2)/s), j = 0..J, each once: rounded_gaussian_pmf(j, s) = cdf[j] - cdf[j - 1] for j >= 1
-        # (the same mpf operations: j - 1/2 = (j - 1) + 1/2 exactly)
-        cdf = [mpmath.ncdf((j + mpmath.mpf(0.5)) / mpmath.mpf(s)) for j in range(J + 1)]
-
-        def exact(j):  # law of |D| under R_s
-            return rounded_gaussian_pmf(0, s) if j == 0 else 2 * (cdf[j] - cdf[j - 1])
-        tv, prev = mpmath.mpf(0), 0
-        for j in range(J):  # |D| = j < J: table mass (T[j] - T[j-1]) 2^-128
-            tv += abs(mpmath.ldexp(ent[j] - prev, -128) - exact(j))
-            prev = ent[j]
-        tv += abs(1 - mpmath.ldexp(prev, -128) - exact(J)) + tail  # |D| = J, and the mass beyond J
-        tv /= 2
+        # the TV from the entries: stored with the digest at the large scales (the entries are the stored
+        # definition's, checked in ref_cdt), else computed (ref_table_tv)
+        st = CDT_STORE.get(repr(s))
+        tv = mpmath.mpf(st["tv"]) if st is not None and cdt_digest(ent) == st["sha256"] else ref_table_tv(s, ent, J, tail)
         b = BlanketMixedGaussian(0.0, s, 1, grid_bits=0)
         assert tv <= b.sampler_tv, (float(tv), b.sampler_tv)
         assert J <= math.ceil(13.2 * s)
@@ -183,7 +227,11 @@ def test_noise_law_chi_square_against_exact_rounded_gaussian(s):
     d = d.astype(np.int64)
     J = int(13.2 * s) + 2
     with mpmath.workprec(120):
-        p = {j: float(rounded_gaussian_pmf(j, s)) for j in range(-J, J + 1)}
+        # rounded_gaussian_pmf(j, s) = Phi((j + 1/2)/s) - Phi((j - 1/2)/s) with each Phi evaluated once (the same
+        # mpf operations: j - 1/2 = (j - 1) + 1/2 exactly, so the same doubles)
+        half = mpmath.mpf(0.5)
+        cdf = {j: mpmath.ncdf((j + half) / mpmath.mpf(s)) for j in range(-J - 1, J + 1)}
+        p = {j: float(cdf[j] - cdf[j - 1]) for j in range(-J, J + 1)}
         keep = [j for j in p if p[j] * N >= 20]
         a, z = min(keep), max(keep)
         tail = float(mpmath.ncdf((a - mpmath.mpf(0.5)) / s))

@@ -30,8 +30,10 @@ U = 2.0**-53
 
 
 # ------------------------------------------------------------------ exact references
+@functools.lru_cache(maxsize=256)
 def _exp_bracket(eps: float) -> tuple[Fraction, Fraction]:
-    """Rationals lo <= e^eps <= hi (relative width 2^-179; exactly 1 at eps = 0)."""
+    """Rationals lo <= e^eps <= hi (relative width 2^-179; exactly 1 at eps = 0); a pure function of eps, kept
+    per eps (every n and adjacency of a table asks the same eps)."""
     if eps == 0:
         return Fraction(1), Fraction(1)
     ctx = mpmath.mp.clone()

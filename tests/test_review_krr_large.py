@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
+import pathlib
 
 import mpmath as mp
 import numpy as np
@@ -208,6 +210,20 @@ def test_report_worst_class_is_not_contradicted_by_its_own_brackets():
 # ---------------------------------------------------------------------------------------------- brackets vs references
 
 
+# The scipy reference over every class at n = N_EXACT + 1 (4001 count laws: 1.2-3.2 s of CPU per eps0) is stored
+# for the fixed cases below by tests/data/make_krr_large_every_class_reference.py (_ref_all of this module); the
+# tests recompute the classes they read (the stored maxima's classes, the named class, the ends) live and require
+# them to equal the stored values, so a stale store or a changed reference function fails.
+_EVERY_CLASS = json.loads((pathlib.Path(__file__).resolve().parent / "data"
+                           / "krr_large_every_class_reference.json").read_text())
+
+
+def _live_equals_stored(e0: float, n: int, eps: float, j: int, stored: float) -> float:
+    live = _ref_class(e0, n, j, eps)
+    assert live == pytest.approx(stored, rel=1e-12, abs=1e-300), (e0, n, eps, j, live, stored)
+    return live
+
+
 @pytest.mark.parametrize("e0,n,eps", [
     (4.0, N_EXACT + 1, 0.3),    # interior maximum (class 3989)
     (0.3, N_EXACT + 1, 0.1),    # deep tail (2e-97): threshold beyond the first level's windows
@@ -215,13 +231,20 @@ def test_report_worst_class_is_not_contradicted_by_its_own_brackets():
 ])
 def test_bracket_contains_the_max_over_every_class(e0, n, eps):
     """get_delta_bounds at n just above N_EXACT against the max over all n classes of the scipy
-    reference (every class summed term by term); the named class attains at least the lower value."""
-    ref = _ref_all(e0, n, eps)
+    reference (every class summed term by term, stored: see _EVERY_CLASS); the named class attains at least
+    the lower value (the store holds every class within 0.9 of the maximum, which the named class must be)."""
+    (case,) = [c for c in _EVERY_CLASS["bracket"] if (c["e0"], c["eps"]) == (e0, eps) and _EVERY_CLASS["n"] == n]
+    top, classes = case["max"], {int(j): v for j, v in case["classes"].items()}
+    for j in (case["argmax"], 0, n - 1):  # live spot checks (the ends are stored when they are within 0.9)
+        if j in classes:
+            _live_equals_stored(e0, n, eps, j, classes[j])
     acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
     rep = acc.report(eps)
-    assert rep.lower <= ref.max() * (1 + 1e-9)
-    assert ref.max() <= rep.upper * (1 + 1e-9)
-    assert ref[rep.terms["worst_class_j"]] >= rep.lower * (1 - 1e-9)
+    assert rep.lower <= top * (1 + 1e-9)
+    assert top <= rep.upper * (1 + 1e-9)
+    named = rep.terms["worst_class_j"]
+    assert named in classes, (named, case["argmax"])  # else its value is < 0.9 max < the lower value
+    assert _live_equals_stored(e0, n, eps, named, classes[named]) >= rep.lower * (1 - 1e-9)
     assert rep.upper <= rep.lower * (1 + acc.rel_tol) or rep.upper <= 1e-290
 
 
@@ -328,13 +351,29 @@ def test_nasty_inputs_against_scipy_at_selected_classes(e0, n, eps):
 def test_get_epsilon_certificate_against_every_class(e0, n, d, xtol):
     """The answer's delta over all n classes (scipy) is <= d; just below the bracket (answer /
     (1 + xtol)) some class exceeds d; get_delta at the answer is <= d. Includes the interior
-    maximum (eps0 = 4: classes ~3990) and targets near the floor (1e-290, 1e-300)."""
+    maximum (eps0 = 4: classes ~3990) and targets near the floor (1e-290, 1e-300).
+    The maximum over every class is stored on a grid of eps around the answer (_EVERY_CLASS); every delta_j is
+    non-increasing in eps, so a stored point p <= answer with max <= d certifies the answer, and a stored point
+    q >= answer / (1 + xtol) with max > d puts some class above d at answer / (1 + xtol). The deciding classes are
+    recomputed live at the answer and at answer / (1 + xtol)."""
     acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
     eps = acc.get_epsilon(d, xtol=xtol)
     assert acc.get_delta(eps) <= d
+    (case,) = [c for c in _EVERY_CLASS["epsilon"] if (c["e0"], c["d"], c["xtol"]) == (e0, d, xtol)
+               and _EVERY_CLASS["n"] == n]
+    pts = case["points"]
     if eps < e0:
-        assert _ref_all(e0, n, eps).max() <= d
-    assert _ref_all(e0, n, eps / (1 + xtol)).max() > d
+        ok = [p for p in pts if p["eps"] <= eps and p["max"] <= d]
+        assert ok, (e0, d, eps, case["eps_made"])
+        p = max(ok, key=lambda p: p["eps"])
+        _live_equals_stored(e0, n, p["eps"], p["argmax"], p["max"])
+        assert _ref_class(e0, n, p["argmax"], eps) <= d
+    low = eps / (1 + xtol)
+    above = [q for q in pts if q["eps"] >= low and q["max"] > d]
+    assert above, (e0, d, eps, case["eps_made"])
+    q = min(above, key=lambda q: q["eps"])
+    assert _live_equals_stored(e0, n, q["eps"], q["argmax"], q["max"]) > d
+    assert _ref_class(e0, n, q["argmax"], low) > d
 
 
 def _limit_evaluations(acc: ExactShuffleAccountant, limit: int) -> None:
@@ -459,12 +498,20 @@ def test_get_delta_upper_out_of_order_only_at_the_documented_level():
 def test_range_bound_against_every_class_of_the_range(e0, n, eps):
     """Proposition 2 (docs/sharp_krr.md §2.2) at n <= 2000 against the scipy value of every class of
     each range (ranges at the ends, around the interior maximum, random, and the whole [0, N])."""
-    ref = _ref_all(e0, n, eps)
+    (case,) = [c for c in _EVERY_CLASS["ranges"] if (c["e0"], c["n"], c["eps"]) == (e0, n, eps)]
     bb = _BranchAndBound(e0, n)
-    N, jm = n - 1, int(np.argmax(ref))
+    maxima = {tuple(int(t) for t in k.split()): v for k, v in case["ranges"].items()}  # stored: _EVERY_CLASS
+    for j1, j2 in range_bound_ranges(n, case["argmax"]):
+        top, jt = maxima[(j1, j2)]
+        if (j1, j2) in ((0, n - 1), (case["argmax"], case["argmax"])):  # live: the maximum's class
+            _live_equals_stored(e0, n, eps, jt, top)
+        _, up = bb.range_bracket(eps, j1, j2)
+        assert top <= up * (1 + 1e-7), (j1, j2)
+
+
+def range_bound_ranges(n: int, jm: int) -> list[tuple[int, int]]:
+    """The ranges of test_range_bound_against_every_class_of_the_range (jm: the class of the maximum)."""
+    N = n - 1
     rng = np.random.default_rng(11)
     ranges = [(0, N), (0, 0), (N, N), (max(0, jm - 3), min(N, jm + 3)), (jm, jm), (N - 40, N), (0, 40)]
-    ranges += [tuple(sorted(int(x) for x in rng.integers(0, n, size=2))) for _ in range(15)]
-    for j1, j2 in ranges:
-        _, up = bb.range_bracket(eps, j1, j2)
-        assert ref[j1:j2 + 1].max() <= up * (1 + 1e-7), (j1, j2)
+    return ranges + [tuple(sorted(int(x) for x in rng.integers(0, n, size=2))) for _ in range(15)]

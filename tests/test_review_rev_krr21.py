@@ -206,12 +206,27 @@ def test_ranges_at_n_4001_above_every_class(monkeypatch, e0):
         by_eps.setdefault(eps, []).append((j1, mix, up))
     assert 0 < len(by_eps) <= 3
     acc = ExactShuffleAccountant(RandomizedResponse(2, e0), 4001)
+    # the maxima over every class (1-1.5 s of CPU per eps0) are stored for the ranges this search evaluated when
+    # tests/data/review_rev_krr21/make_ranges_4001.py ran (_delta_f64 of this module); a search that evaluates
+    # other ranges or eps gets them computed live; the deciding classes are recomputed live either way
+    stored = json.loads((DATA / "ranges_4001.json").read_text())["cases"][repr(e0)]
     for eps, rs in by_eps.items():
-        d = np.array([_delta_f64(4001, e0, j, eps) for j in range(4001)])
-        for j1, mix, up in rs:
-            assert float(d[j1:j1 + mix + 1].max()) <= up * (1 + 1e-12), (eps, j1, mix)
+        st = stored.get(eps.hex())
+        if st is None or any(f"{j1} {mix}" not in st["ranges"] for j1, mix, _ in rs):
+            d = np.array([_delta_f64(4001, e0, j, eps) for j in range(4001)])
+            top = float(d.max())
+            maxima = [(float(d[j1:j1 + mix + 1].max()), None) for j1, mix, _ in rs]
+        else:
+            top = st["max"]
+            assert _delta_f64(4001, e0, st["argmax"], eps) == pytest.approx(top, rel=1e-12)
+            maxima = [tuple(st["ranges"][f"{j1} {mix}"]) for j1, mix, _ in rs]
+            # the five tightest ranges' maxima recomputed live (equal to the store)
+            for k in sorted(range(len(rs)), key=lambda k: -maxima[k][0] / rs[k][2])[:5]:
+                assert _delta_f64(4001, e0, maxima[k][1], eps) == pytest.approx(maxima[k][0], rel=1e-12)
+        for (j1, mix, up), (m, _) in zip(rs, maxima):
+            assert m <= up * (1 + 1e-12), (eps, j1, mix)
         lo, up = acc.get_delta_bounds(eps)  # end to end: the bracket of the max over classes
-        assert lo <= float(d.max()) * (1 + 1e-10) and float(d.max()) <= up * (1 + 1e-10)
+        assert lo <= top * (1 + 1e-10) and top <= up * (1 + 1e-10)
 
 
 def _delta_fft(n: int, e0: float, j: int, eps: float, width: float = 9.0) -> float:
@@ -317,15 +332,18 @@ def test_mirror_window_entries_and_tails_against_mpmath(e0):
                     assert mp.betainc(hi + 1, m - hi, 0, ps, regularized=True) <= cut * (1 + 1e-9)
 
 
-_FRESH = ("import sys, json; sys.path.insert(0, sys.argv[2]); from _krr_reference import kernel_args; "
-          "from sharpdp import _core; print(json.dumps([[x.hex() if isinstance(x, float) else x for x in "
-          "_core.exact_krr.class_bracket(*kernel_args(*c))[:3]] for c in json.loads(sys.argv[1])]))")
+# the child gets the kernel arguments formed here (float.hex: the same doubles) and imports only the core, not
+# _krr_reference (scipy, mpmath: ~0.9 s of CPU per interpreter)
+_FRESH = ("import sys, json; from sharpdp import _core; print(json.dumps([[x.hex() if isinstance(x, float) else x "
+          "for x in _core.exact_krr.class_bracket(*[float.fromhex(a) if isinstance(a, str) else a for a in c])[:3]] "
+          "for c in json.loads(sys.argv[1])]))")
 
 
 def _fresh_brackets(cases: list) -> list:
     """class_bracket of each case in a fresh process (its window cache holds only built windows)."""
-    out = subprocess.run([sys.executable, "-c", _FRESH, json.dumps(cases), str(Path(__file__).resolve().parent)],
-                         capture_output=True, text=True, check=True).stdout
+    args = [[x.hex() if isinstance(x, float) else x for x in kernel_args(*c)] for c in cases]
+    out = subprocess.run([sys.executable, "-c", _FRESH, json.dumps(args)], capture_output=True, text=True,
+                         check=True).stdout
     return [[float.fromhex(x) for x in row] for row in json.loads(out)]
 
 
@@ -337,13 +355,27 @@ _MIRROR_CASES = [(e0, f * e0, n, j, nats) for e0 in (1e-3, 0.5, 1.0, 4.0)
                  for (f, nats) in ((0.05, 25.125), (0.3, 40.375), (0.9, 299.5))]
 
 
+#: single classes at n = 4001, j = 1500 (test_single_class_bits_do_not_depend_on_earlier_ranges)
+_SINGLE_CASES = [(e0, f * e0, 4001, 1500, nats) for e0 in (0.5, 1.0) for f in (0.02,) for nats in (25.25, 40.25)]
+
+
+@functools.lru_cache(maxsize=1)
+def _fresh_both() -> tuple[list, list]:
+    """class_bracket of _MIRROR_CASES and of _SINGLE_CASES in ONE fresh process (one interpreter start-up, ~0.8 s
+    of CPU, for both tests): it evaluates single classes only, so its window cache holds only built windows,
+    as a process per test would (the two lists use different levels: no window of one is a window of the
+    other)."""
+    got = _fresh_brackets(_MIRROR_CASES + _SINGLE_CASES)
+    return got[:len(_MIRROR_CASES)], got[len(_MIRROR_CASES):]
+
+
 def test_mirror_class_bracket_equals_direct_and_contains_exact():
     """A class evaluated on mirror windows (_class_bracket_mirror after its mirror class) against the same
     class on built windows in a fresh process: lower and upper within 1e-13 relative (measured 1.1e-15),
     and at n = 60, 61 both contain the 40-digit class value. Catches a mirrored window with another scale,
     rel or first index, or a mirror of the wrong window (Bin(m, p) for Bin(m, q))."""
     cases = [c for c in _MIRROR_CASES]
-    direct = _fresh_brackets(cases)
+    direct = _fresh_both()[0]
     for e0, eps, n, j, nats in cases:
         _core.exact_krr.class_bracket(*kernel_args(e0, eps, n, n - 1 - j, nats))
     with mp.workdps(40):
@@ -365,8 +397,8 @@ def test_single_class_bits_do_not_depend_on_earlier_ranges():
     fresh; certified either way, but the bitwise reproducibility of single classes failed, e.g. for
     tests/test_review_krr5.py::test_kernel_cache_clear_and_storage_reuse_no_stale_value had a range left
     mirror copies); fixed by the builder in 338ecc0 (a mirrored flag in WindowKey)."""
-    cases = [(e0, f * e0, 4001, 1500, nats) for e0 in (0.5, 1.0) for f in (0.02,) for nats in (25.25, 40.25)]
-    fresh = _fresh_brackets(cases)
+    cases = _SINGLE_CASES
+    fresh = _fresh_both()[1]
     for e0, eps, n, j, nats in cases:
         _core.exact_krr.class_bracket(*kernel_args(e0, eps, n, n - 1 - j, nats))
     for c in cases:

@@ -238,8 +238,13 @@ def test_get_epsilon_against_fresh_tables(n):
     upper delta at the answer is <= d (every class certified by an independent evaluation), and their
     lower delta at answer/(1 + xtol) is > d (the answer within xtol of the true eps, §4.11, §4.14).
     Catches: a class bracket of the kernel that is too low, a decision at a point below lo (1 + xtol)
-    whose ranges were pruned wrongly, a search end moved to a point on the wrong side."""
+    whose ranges were pruned wrongly, a search end moved to a point on the wrong side.
+    At n = 3999 the tables (0.4-1.5 s of CPU per eps0) are built live for eps0 = 4 only; the other eps0
+    use the tables' values stored by tests/data/review_rev_krr6/make_tables_3999.py on a grid around the
+    answer (see _check_against_stored_tables)."""
     for e0 in E0S:
+        if n == 3999 and e0 != 4.0:
+            continue
         tab = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
         for d in (1e-3, 1e-9, 1e-20):
             er = ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_epsilon(d)
@@ -252,6 +257,31 @@ def test_get_epsilon_against_fresh_tables(n):
             lo_a, up_a = tab.get_delta_bounds(np.array([er / (1 + 1e-3) * (1 - 1e-12), er]))
             assert up_a[1] <= d, (e0, d, er, up_a)
             assert lo_a[0] > d, (e0, d, er, lo_a)
+    if n == 3999:
+        _check_against_stored_tables()
+
+
+def _check_against_stored_tables():
+    """The n = 3999 answers of get_epsilon against the fresh tables' lower and upper delta stored on a grid
+    around the answer (tests/data/review_rev_krr6/tables_3999.json). The exact delta is non-increasing in
+    eps, so a stored point p <= answer with upper(p) <= d certifies the answer, and a stored point q in
+    [answer / (1 + xtol) (1 - 1e-12), answer) with lower(q) > d puts the true eps above answer / (1 + xtol):
+    the same two claims as the live check (which the stored grid contains at the answer it was made
+    around). Catches the same too-low kernel bracket (a lower answer leaves no certified stored point at or
+    below it; tried: the answer scaled by 1 - 2e-3 fails) and a too-high answer."""
+    with open(os.path.join(os.path.dirname(__file__), "data", "review_rev_krr6", "tables_3999.json")) as f:
+        stored = json.load(f)
+    n, xtol = stored["n"], stored["xtol"]
+    for c in stored["cases"]:
+        e0, d = c["e0"], c["d"]
+        if e0 == 4.0:
+            continue  # built live above
+        er = ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_epsilon(d)
+        assert 0.0 <= er <= e0
+        pts = [(p["eps"], p["lower"], p["upper"]) for p in c["points"]]
+        assert any(p <= er and up <= d for p, _, up in pts), (e0, d, er, c["eps_made"])
+        if er > 0.0:
+            assert any(er / (1 + xtol) * (1 - 1e-12) <= p < er and lo > d for p, lo, _ in pts), (e0, d, er)
 
 
 def test_kernel_large_eps0_against_enumeration():

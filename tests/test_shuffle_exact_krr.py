@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
+import pathlib
 
 import mpmath as mp
 import numpy as np
@@ -82,6 +84,23 @@ def _mp_classes(n: int, e0: float, eps: float, classes=None):
     return out
 
 
+def _mp_end_classes(n: int, e0: float, eps: float):
+    """delta_0 and delta_{n-1} as _mp_classes computes them, with the law of the others in closed form: the n - 1
+    others all hold 0 (class 0) or all hold 1 (class n - 1), so their count is Bin(n - 1, pi) and user 1's
+    Bernoulli shifts it (O(n) mpmath terms instead of the O(n^2) convolution)."""
+    p = _mp_p(e0)
+    N = n - 1
+    out = []
+    for pi in (1 - p, p):  # the others' probability of a 1: class 0, class n - 1
+        B = [mp.binomial(N, k) * pi**k * (1 - pi) ** (N - k) for k in range(N + 1)]
+
+        def law(r):  # user 1 holds 1 with probability r
+            return [(B[c] if c <= N else 0) * (1 - r) + (B[c - 1] if c >= 1 else 0) * r for c in range(N + 2)]
+
+        out.append(_mp_hockey(law(p), law(1 - p), eps))
+    return out
+
+
 def _contains(lo: float, up: float, ref, slack: float = 1e-30) -> bool:
     """lo <= ref <= up up to the 40-digit reference's own rounding (1e-30 relative, 1e-35 absolute:
     at eps = eps0 the exact delta is 0 and the reference is a rounding residue)."""
@@ -112,9 +131,9 @@ def test_all_equal_is_not_the_worst_case():
     assert float(max(ref[0], ref[5])) == pytest.approx(0.0888479096289, rel=1e-10)
 
 
-def _scipy_threshold_form(n: int, e0: float, eps: float) -> np.ndarray:
+def _scipy_threshold_form(n: int, e0: float, eps: float, classes=None) -> np.ndarray:
     """delta_j = max_t [a U_j(t - 1) - expm1(eps) P(U_j >= t)] (docs/sharp_krr.md §3, the threshold
-    form) from full-support pmfs (scipy binom.pmf + FFT convolution), every class j."""
+    form) from full-support pmfs (scipy binom.pmf + FFT convolution), every class j (or the given ones)."""
     from scipy.signal import fftconvolve
     from scipy.stats import binom
 
@@ -122,26 +141,37 @@ def _scipy_threshold_form(n: int, e0: float, eps: float) -> np.ndarray:
     q = 1.0 - p
     N = n - 1
     a = p - math.exp(eps) * q
-    out = np.empty(N + 1)
-    for j in range(N + 1):
+    js = range(N + 1) if classes is None else classes
+    out = np.empty(len(js))
+    for i, j in enumerate(js):
         u = np.maximum(fftconvolve(binom.pmf(np.arange(j + 1), j, p), binom.pmf(np.arange(N - j + 1), N - j, q)),
                        0.0)
         sf = np.concatenate([np.cumsum(u[::-1])[::-1], [0.0]])  # P(U >= t), t = 0..N+1
         t = np.arange(1, N + 2)
-        out[j] = np.max(a * u[t - 1] - math.expm1(eps) * sf[t])
+        out[i] = np.max(a * u[t - 1] - math.expm1(eps) * sf[t])
     return out
+
+
+#: _scipy_threshold_form over every class (0.4-0.9 s of CPU per case) stored by
+#: tests/data/make_exact_krr_scipy_reference.py: the maximum, its class, and the classes the test reads (0, 1,
+#: n // 2, n - 1, the maximum's mirror and every class within 1e-6 of the maximum); the maximum's class is
+#: recomputed live and must equal the store (a stale store or a changed reference function fails).
+_SCIPY = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "exact_krr_scipy_reference.json").read_text())
 
 
 @pytest.mark.parametrize("n,e0,eps", [(1000, 1.0, 0.1), (1000, 4.0, 1.2), (2000, 1.0, 0.06)])
 def test_brute_force_every_class_scipy(n, e0, eps):
     acc = ExactShuffleAccountant(RandomizedResponse(2, e0), n)
-    ref = _scipy_threshold_form(n, e0, eps)
+    (case,) = [c for c in _SCIPY["cases"] if (c["n"], c["e0"], c["eps"]) == (n, e0, eps)]
+    ref = {int(k): v for k, v in case["classes"].items()}
+    top, j = case["max"], case["argmax"]
+    assert _scipy_threshold_form(n, e0, eps, [j])[0] == pytest.approx(top, rel=1e-12)  # live
     up = acc.get_delta(eps)
-    assert ref.max() > 1e-8
-    assert ref.max() == pytest.approx(up, rel=1e-7)
-    j = int(np.argmax(ref))
-    assert acc.report(eps).terms["worst_class_j"] in (j, n - 1 - j) or ref[acc.report(eps).law_index] == \
-        pytest.approx(ref[j], rel=1e-7)
+    assert top > 1e-8
+    assert top == pytest.approx(up, rel=1e-7)
+    rep = acc.report(eps)
+    assert rep.terms["worst_class_j"] in (j, n - 1 - j) or (
+        rep.law_index in ref and ref[rep.law_index] == pytest.approx(top, rel=1e-7))
     for jj in (0, 1, n // 2, n - 1):
         assert acc.delta_at_class(eps, jj)[1] == pytest.approx(ref[jj], rel=1e-6, abs=1e-14)
 
@@ -239,7 +269,10 @@ def test_n_as_integer_valued_float():
 def test_all_equal_bounds_are_the_end_classes(e0, n, eps):
     """all_equal_delta_bounds brackets max(delta_0, delta_{n-1}) (mpmath) and is below the sharp value."""
     lo, up = all_equal_delta_bounds(e0, n, eps)
-    ref = _mp_classes(n, e0, eps, classes=(0, n - 1))
+    ref = _mp_end_classes(n, e0, eps)
+    if n <= 40:  # the closed form against the Bernoulli-by-Bernoulli convolution of _mp_classes
+        for r, c in zip(ref, _mp_classes(n, e0, eps, classes=(0, n - 1))):
+            assert abs(r - c) <= mp.mpf(10) ** -35 * (1 + abs(c))
     assert _contains(lo, up, max(ref))
     assert up <= ExactShuffleAccountant(RandomizedResponse(2, e0), n).get_delta(eps) * (1 + 1e-9)
 

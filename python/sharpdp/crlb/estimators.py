@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.optimize
-import scipy.sparse.csgraph
 
 from sharpdp import _validation as V
 from sharpdp.crlb import _checks as C
@@ -276,6 +274,31 @@ class DistributedResult:
     outputs: list
 
 
+def _connected(adj: np.ndarray) -> bool:
+    """Whether the undirected graph of the symmetric boolean adjacency matrix ``adj`` is connected (a search
+    from node 0; what scipy.sparse.csgraph.connected_components(adj, directed=False)[0] == 1 says, without its
+    per-call overhead)."""
+    seen = np.zeros(adj.shape[0], dtype=bool)
+    seen[0] = True
+    todo = [0]
+    while todo:
+        new = np.flatnonzero(adj[todo.pop()] & ~seen)
+        seen[new] = True
+        todo.extend(new.tolist())
+    return bool(seen.all())
+
+
+def _block_diag(blocks: list[np.ndarray]) -> np.ndarray:
+    """The block-diagonal matrix of 2-D float blocks (as scipy.linalg.block_diag: zeros elsewhere, the same
+    entries), without its per-call overhead."""
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=np.result_type(*blocks))
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
 def distributed_identification(
     y: Any,
     H: Any,
@@ -335,7 +358,7 @@ def distributed_identification(
     if np.max(np.abs(A.sum(axis=1) - 1.0)) > 1e-12:
         raise ValueError("weights: every row must sum to 1")
     adj = (A - np.diag(np.diag(A))) > 0
-    if N > 1 and scipy.sparse.csgraph.connected_components(adj, directed=False)[0] != 1:
+    if N > 1 and not _connected(adj | adj.T):
         raise ValueError("weights: the communication graph must be connected")
     iters = V.integer("iterations", iterations, lo=0)
     G.check_grid_bits(grid_bits)
@@ -350,12 +373,12 @@ def distributed_identification(
         Sws.append(C.pd(f"Sigma_w[{i}]", np.atleast_2d(Sigma_w[i]), m))
         Ss.append(C.psd(f"S[{i}]", np.atleast_2d(S[i]), m))
     n = Hs[0].shape[1]
-    _require_identifiable(np.vstack(Hs), scipy.linalg.block_diag(*Ss))
+    _require_identifiable(np.vstack(Hs), _block_diag(Ss))
     x = np.zeros((N, n))
     r = np.zeros((N, n, n))
     # (32) for every node at once: one grid release of the stacked whitened statistics
     Ls = [G.whitener(f"S[{i}]", Ss[i]) for i in range(N)]
-    L_all = scipy.linalg.block_diag(*Ls)
+    L_all = _block_diag(Ls)
     z_all = G.release_gaussian(np.concatenate([ys[i] @ Ls[i] for i in range(N)]), L_all, grid_bits=grid_bits,
                                rng=rng, threads=threads)
     zs = np.split(z_all, np.cumsum([h.shape[0] for h in Hs])[:-1])

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from sharpdp.shuffle.exact_krr.binomial import RR, TAIL_LEVELS, UROUND, ULP_CALL, binom_window, chernoff_edges
+
+#: Tables already built in this process, shared by every Classes of the same (eps0, n, classes) (a table is a
+#: pure function of them and of the level: accountants made afresh for each call, or one per n of a sweep that
+#: returns to an n, ask for the same ones); the least recently used are dropped beyond _TABLE_ELEMENTS entries
+#: in all, and a table larger than that is not kept here (its Classes keeps it).
+_TABLES: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, float]] = OrderedDict()
+_TABLE_ELEMENTS = 8_000_000  # 64 MB
+_table_elements = [0]
+_TABLES_LOCK = threading.Lock()
 
 
 class Classes(RR):
@@ -27,6 +38,26 @@ class Classes(RR):
         got = self._levels.get(nats)
         if got is not None:
             return got
+        key = (self.epsilon0, self.n, tuple(self.classes), nats)
+        with _TABLES_LOCK:
+            got = _TABLES.get(key)
+            if got is not None:
+                _TABLES.move_to_end(key)
+        if got is None:
+            got = self._build_level(nats)
+            got[0].flags.writeable = False  # (shared: read only)
+            got[1].flags.writeable = False
+            with _TABLES_LOCK:
+                if key not in _TABLES and got[0].size <= _TABLE_ELEMENTS:
+                    _TABLES[key] = got
+                    _table_elements[0] += got[0].size
+                while _table_elements[0] > _TABLE_ELEMENTS and len(_TABLES) > 1:
+                    _table_elements[0] -= _TABLES.popitem(last=False)[1][0].size
+        self._levels[nats] = got
+        return got
+
+    def _build_level(self, nats: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """:meth:`_level` computed."""
         N, e0 = self.n - 1, self.epsilon0
         rows, rels = [], []
         edges_p: dict[int, tuple[int, int]] = {}
@@ -50,9 +81,7 @@ class Classes(RR):
             table[j, 1:1 + r.size] = r
         # mass left out of row j's window (each binomial: two tails of <= e^-(nats + 1))
         cut = 4.0 * math.exp(-nats) * (1 + 4 * ULP_CALL)
-        got = (table, np.array(rels), cut)
-        self._levels[nats] = got
-        return got
+        return table, np.array(rels), cut
 
     # ------------------------------------------------------------------ one epsilon
     def bracket(self, eps: float, rows: Any = slice(None), target: float | None = None) -> tuple[float, float, int]:

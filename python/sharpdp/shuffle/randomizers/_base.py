@@ -9,12 +9,31 @@ zero-out law, and ``shuffle_indices`` from ``chi_lo_for`` / ``chi_up_for``.
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
+from typing import Any, Callable
 
 from sharpdp import _validation as V
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 
-__all__ = ["RandomizerBase"]
+__all__ = ["RandomizerBase", "memo_laws"]
+
+# laws per randomizer object (weak: dropped with it) and key; at most _MEMO_SIZE keys per randomizer
+_LAW_MEMO: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_MEMO_SIZE = 64
+
+
+def memo_laws(owner: Any, key: tuple, compute: Callable[[], list]) -> list:
+    """``compute()`` (a list of (gamma, law) pairs) kept per ``owner`` and ``key``: a randomizer's laws at one
+    epsilon and adjacency do not depend on n, and an accountant's search, or accountants of one randomizer at
+    several n, ask for the same ones. Returns a new list of the same (never modified) law objects."""
+    memo = _LAW_MEMO.setdefault(owner, {})
+    hit = memo.get(key)
+    if hit is None:
+        hit = compute()
+        if len(memo) >= _MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[key] = hit
+    return list(hit)
 
 
 class RandomizerBase:

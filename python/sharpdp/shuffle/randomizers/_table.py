@@ -11,7 +11,7 @@ from __future__ import annotations
 from sharpdp import _validation as V
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
-from sharpdp.shuffle.randomizers._base import RandomizerBase
+from sharpdp.shuffle.randomizers._base import RandomizerBase, memo_laws
 
 __all__ = ["LowerForm", "TableRandomizer"]
 
@@ -74,8 +74,15 @@ class TableRandomizer(RandomizerBase):
 
     def lower_form_laws(self, epsilon: float, adjacency: str = DEFAULT_ADJACENCY):
         """``(1.0, FiniteLaw)`` pairs of the lower form D_lo (`docs/accountant.md` §1.8); see
-        :meth:`_lower_form_atoms`; each law carries its rounding bound ``value_error``)."""
-        return [(g, TB.table_pav_law(*row)) for g, *row in self._rows(epsilon, adjacency, True)]
+        :meth:`_lower_form_atoms`; each law carries its rounding bound ``value_error``).
+
+        The laws do not depend on n: they are kept per randomizer, epsilon, adjacency and table (an
+        accountant per n of one randomizer builds them once; the same law objects, never modified)."""
+        rows = self._rows(epsilon, adjacency, True)  # (validates epsilon and adjacency)
+        R, w, bg, pairs = self._table()  # (in the key: a randomizer whose attributes changed gets new laws)
+        key = ("lower form", rows[0][-1] if rows else None, adjacency, R.shape, R.tobytes(), w.tobytes(),
+               bg.tobytes(), repr(pairs[adjacency]))
+        return memo_laws(self, key, lambda: [(g, TB.table_pav_law(*row)) for g, *row in rows])
 
     def lower_form(self) -> "LowerForm":
         """This randomizer's lower form as an accountant input: see :class:`LowerForm`."""

@@ -21,6 +21,7 @@ from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.laws import FiniteLaw
 from sharpdp.shuffle.laws import U as _U
+from sharpdp.shuffle.randomizers._base import memo_laws
 from sharpdp.shuffle.randomizers._table import TableRandomizer
 
 __all__ = ["FiniteRandomizer", "affine_mean_map"]
@@ -377,6 +378,9 @@ class FiniteRandomizer(TableRandomizer):
             Bad ``epsilon`` (negative, NaN, above 700) or ``adjacency``; replace with a single input.
         """
         eps = V.real("epsilon", epsilon, lo=0.0, hi=700.0)
+        return memo_laws(self, ("laws", eps, adjacency), lambda: self._laws(eps, adjacency))  # (the table is fixed)
+
+    def _laws(self, eps: float, adjacency: str):
         out = []
         for a, b in self._pairs(adjacency):
             law = self._dominating_law(a, b, eps)

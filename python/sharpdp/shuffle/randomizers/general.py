@@ -16,7 +16,7 @@ from sharpdp._rng import as_generator, core_threads, refuse_unsafe_release
 from sharpdp.shuffle import quadrature as Q
 from sharpdp.shuffle import tables as TB
 from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY, check_adjacency
-from sharpdp.shuffle.randomizers._base import RandomizerBase
+from sharpdp.shuffle.randomizers._base import RandomizerBase, memo_laws
 from sharpdp.shuffle.randomizers.finite import FiniteRandomizer, affine_mean_map
 
 __all__ = ["GeneralRandomizer"]
@@ -491,7 +491,8 @@ class GeneralRandomizer(RandomizerBase):
                           "quadrature estimate, so the accountant's delta is an estimate, not certified",
                           UserWarning, stacklevel=2)
             self._warned = True
-        return TB.finite_laws(self._pav_atoms(epsilon, adjacency))
+        key = ("laws", V.real("epsilon", epsilon, lo=0.0), check_adjacency(adjacency))  # (built at construction)
+        return memo_laws(self, key, lambda: TB.finite_laws(self._pav_atoms(epsilon, adjacency)))
 
     # --- sampler and estimator -----------------------------------------------------------
     def _inputs_column(self, name: str, x) -> tuple[np.ndarray, tuple]:

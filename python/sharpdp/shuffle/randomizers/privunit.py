@@ -411,9 +411,11 @@ class PrivUnit(TableRandomizer):
             t = np.where(in_cap, 1.0, -1.0)
         else:
             a = 0.5 * (self.dim - 1)
-            # (1 - T)/2 and (1 + T)/2 are Beta(a, a): sample each side from its own small tail.
-            t = np.where(in_cap, 1.0 - 2.0 * betaincinv(a, a, u * self._s),
-                         2.0 * betaincinv(a, a, u * self.q) - 1.0)
+            # (1 - T)/2 and (1 + T)/2 are Beta(a, a): sample each side from its own small tail (each row's
+            # side only: betaincinv is elementwise, so the same doubles as evaluating both sides everywhere)
+            t = np.empty(n)
+            t[in_cap] = 1.0 - 2.0 * betaincinv(a, a, u[in_cap] * self._s)
+            t[~in_cap] = 2.0 * betaincinv(a, a, u[~in_cap] * self.q) - 1.0
         return core.samplers.sphere_complete(v, np.ascontiguousarray(t), core_key(gen), nthreads)
 
     def estimate(self, messages) -> np.ndarray:
