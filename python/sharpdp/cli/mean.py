@@ -190,25 +190,26 @@ ROUNDS_TIME_NOTE = ("seconds to a minute per candidate; the search stops at its 
                     "to the target (the 1st to 3rd in the runs measured), so the time left on the candidates' bar, "
                     "which counts every budgeted candidate, is an upper value")
 
-#: Above this epsilon (nats) ``sharpdp mean`` says up front why its calibration takes tens of seconds.
+#: Above this epsilon (nats) and below LARGE_EPSILON_N rows, ``sharpdp mean`` says up front why its
+#: calibration can take tens of seconds.
 LARGE_EPSILON = 8.0
+LARGE_EPSILON_N = 100_000
 
 
 def large_epsilon_note(epsilon: float) -> str:
-    """Why the calibration at a large ``epsilon`` (one round) is slow, and roughly how long it takes.
+    """Why the calibration at a large ``epsilon`` (one round) on few rows is slow, and roughly how long it takes.
 
-    Measured (``calibrate_bmg_report(n, epsilon, 1e-6, d=4)``, 2 cores shared with other jobs, load 3-6,
-    2026-12-04): epsilon <= 8 takes at most 2 s of CPU at n = 1e3, 1e4 and 327 346; epsilon 11-50 takes
-    9-26 s of CPU (15-50 s wall) at n = 327 346, epsilon 10-20 takes 13-21 s of CPU at n = 1e3 and 1e4
-    (epsilon 10 at n = 327 346: 2.4 s); ``sharpdp mean --epsilon 20`` on the flights table: 19 s of CPU, 38 s
-    wall at load 3, 47.5 s at load 7.5.
-    The cost is in the accountant (docs/accountant_tail.md §1, docs/accountant.md §6.2).
+    Measured (``calibrate_bmg_report(n, epsilon, 1e-6, 4)``, 2 cores shared with other jobs, load 6-7,
+    2026-12-04): n = 1e3, epsilon 10-50: 21-28 s of CPU (33-43 s wall); n = 1e4: under 0.2 s up to
+    epsilon 20, 4 s at 50; n = 327 346 (the flights table): 0.1 s at epsilon 10-50, so the note is only
+    given below ``LARGE_EPSILON_N`` rows. The cost is in the accountant (docs/accountant_tail.md §1,
+    docs/accountant.md §6.2).
     """
-    return (f"epsilon = {epsilon:g} is large: the calibration can take tens of seconds (flights table, 2 busy "
-            "cores: 3 s at epsilon 10, 15-50 s at 11-50; at 20, 19 s of CPU, 38-48 s wall). Large epsilon means "
-            "little noise, so the privacy loss has a heavy (lognormal) tail that each of its ~10 certified "
-            "accountant evaluations must bound far out, on a grid at its size caps (docs/accountant_tail.md §1, "
-            "docs/accountant.md §6.2)")
+    return (f"epsilon = {epsilon:g} is large: on fewer than {LARGE_EPSILON_N:,} rows the calibration can take "
+            "tens of seconds (2 busy cores: 20-30 s of CPU at 1,000 rows and epsilon 10-50; under a second at "
+            "10,000 rows up to epsilon 20). Large epsilon means little noise, so the privacy loss has a heavy "
+            "(lognormal) tail that each of its ~10 certified accountant evaluations must bound far out, on a "
+            "grid at its size caps (docs/accountant_tail.md §1, docs/accountant.md §6.2)")
 
 
 def _release(args: argparse.Namespace) -> dict[str, Any]:
@@ -276,7 +277,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
     scaling = datasets.UnitBallScaling(bounds)
     z, n_clipped = scaling.to_unit_ball(table.data)
-    if rounds == 1 and epsilon > LARGE_EPSILON:  # said before the wait (after any input error)
+    if rounds == 1 and epsilon > LARGE_EPSILON and n < LARGE_EPSILON_N:  # said before the wait
         print(f"sharpdp mean: note: {large_epsilon_note(epsilon)}", file=sys.stderr, flush=True)
 
     # one progress bar from the start (over the accountant evaluations; K > 1: over the candidates, each phase
