@@ -1,5 +1,5 @@
 """`sharpdp account --bound`: the sharp k-RR bound where it applies, the blanket bound on request, and the blanket
-one by default for --rounds > 1 at large n (composing the sharp round there costs minutes to hours)."""
+one by default for --rounds > 1 at large n (composing the sharp round there costs tens of seconds and more)."""
 
 import json
 
