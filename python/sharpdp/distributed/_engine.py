@@ -357,8 +357,11 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
                 local = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
                                                          dashboard_address=":0", silence_logs=logging.CRITICAL))
             except (RuntimeError, OSError, TimeoutError) as exc:
+                # the usual cause in a script: worker processes are spawned and re-import the main module
+                guard = ("; in a script, start the cluster under `if __name__ == \"__main__\":` (the worker "
+                         "processes import the script again)" if processes else "")
                 raise ValueError(f"workers: cannot start a local Dask cluster of {n} workers: "
-                                 f"{_one_line(exc)}") from None
+                                 f"{_one_line(exc)}{guard}") from None
             yield Engine(stack.enter_context(Client(local, set_as_default=False)))
         except KeyboardInterrupt:
             quiet_shutdown()  # before the cluster closes: its logs would be tracebacks

@@ -41,18 +41,35 @@ def chunk(rows: int, seed: int, index: int):
     })
 
 
-def write(out: str, rows: int, *, rows_per_file: int = 1_000_000, seed: int = 0, progress: bool = True) -> int:
+def _earlier_run(names: list[str]) -> bool:
+    """True if every name is a part file this generator writes (``part-NNNNN.parquet``)."""
+    return all(len(x) == 18 and x.startswith("part-") and x.endswith(".parquet") and x[5:10].isdigit()
+               for x in names)
+
+
+def write(out: str, rows: int, *, rows_per_file: int = 1_000_000, seed: int = 0, progress: bool = True,
+          overwrite: bool = False) -> int:
     """Write ``rows`` rows as Parquet files under the directory ``out``; returns the number of files.
+
+    With ``overwrite=True`` a directory holding only the part files of an earlier run
+    (``part-NNNNN.parquet``) is emptied first; anything else in it is left alone and refused.
 
     Raises
     ------
     ValueError
-        If ``rows`` or ``rows_per_file`` < 1, or ``out`` exists and is not an empty directory.
+        If ``rows`` or ``rows_per_file`` < 1, or ``out`` exists and is not an empty directory
+        (with ``overwrite``: not a directory of part files only).
     """
     if rows < 1 or rows_per_file < 1:
         raise ValueError("rows and rows_per_file must be >= 1")
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise ValueError(f"out: {out} exists and is not an empty directory")
+        names = os.listdir(out) if os.path.isdir(out) else []
+        if not (overwrite and names and _earlier_run(names)):
+            hint = (" holding other files than an earlier run's part-NNNNN.parquet" if overwrite else
+                    " (--overwrite replaces an earlier run's part files)")
+            raise ValueError(f"--out: {out} exists and is not an empty directory{hint}")
+        for x in names:
+            os.remove(os.path.join(out, x))
     os.makedirs(out, exist_ok=True)
     nfiles = -(-rows // rows_per_file)
     start = time.time()
@@ -73,9 +90,11 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="output directory (created; must be new or empty)")
     p.add_argument("--rows-per-file", type=float, default=1e6, help="rows per Parquet file (default 1e6)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the part files of an earlier run in --out (nothing else is removed)")
     a = p.parse_args(argv)
     try:
-        n = write(a.out, int(a.rows), rows_per_file=int(a.rows_per_file), seed=a.seed)
+        n = write(a.out, int(a.rows), rows_per_file=int(a.rows_per_file), seed=a.seed, overwrite=a.overwrite)
     except (ValueError, OSError) as exc:
         print(f"generate: error: {exc}", file=sys.stderr)
         return 2
