@@ -353,7 +353,7 @@ ENTRIES = [
     E("sharpdp.shuffle:calibrate_gaussian_report",
       lambda: (SH.calibrate_gaussian_report, dict(n=100, epsilon=1.0, delta=1e-6)),
       dict(n="int_pos", epsilon="nonneg_finite", delta="prob_open", adjacency="choice")),
-    # ------------------------------------------------ engine edges (issue 26: accountant, calibration, laws)
+    # ------------------------------------------------ engine edges (accountant, calibration, laws)
     E("sharpdp.shuffle:calibrate_bmg", lambda: (SH.calibrate_bmg, dict(n=100, epsilon=1.0, delta=1e-6, dim=1)),
       dict(progress="flag", rounds="int_pos"), none_ok=["progress"],
       huge=[dict(epsilon=1e6), dict(n=1000, epsilon=1e6), dict(delta=5e-324), dict(rounds=10**9)]),
@@ -386,7 +386,7 @@ ENTRIES = [
     E("sharpdp.shuffle:ComposedAccountant.get_epsilon", lambda: (_composed().get_epsilon, dict(delta=1e-6)),
       dict(delta="prob_open", xtol="prob_open")),
     E("sharpdp.shuffle:ComposedAccountant.pairs", lambda: (_composed().pairs, {}), dict(lower="flag")),
-    # issue 26: the pair's flags, a lattice step too fine to index (ValueError, not OverflowError), a
+    # the pair's flags, a lattice step too fine to index (ValueError, not OverflowError), a
     # bisection width below float resolution (no hang), the counts of a composition; the caches
     E("sharpdp.shuffle:dominating_pair#options",
       lambda: (SH.dominating_pair, dict(accountant=_acc(), value_discretization_interval=1e-2, max_evaluations=30,
@@ -401,7 +401,7 @@ ENTRIES = [
     E("sharpdp.shuffle:ComposedAccountant.get_epsilon#xtol", lambda: (_composed().get_epsilon, dict(delta=1e-6)),
       {}, huge=[dict(xtol=1e-300)]),
     E("sharpdp.shuffle:clear_caches", lambda: (SH.clear_caches, {}), {}),
-    # issue 26, the remaining items: the BMG indices at tiny and huge sigma0 (0.0 / the leading term, no
+    # the BMG indices at tiny and huge sigma0 (0.0 / the leading term, no
     # ZeroDivisionError), calibrate_gaussian at n = 2 and epsilon 50 (a minute before: the closed-form
     # bracket of few active users, docs/accountant.md §6.7)
     E("sharpdp.shuffle.randomizers.bmg:bmg_chi_up",
@@ -416,7 +416,7 @@ ENTRIES = [
     E("sharpdp.shuffle:calibrate_gaussian#few_users",
       lambda: (SH.calibrate_gaussian, dict(n=100, epsilon=1.0, delta=1e-6)), {},
       huge=[dict(n=2, epsilon=50.0)]),
-    # issue 26, last clause: heavy-tailed laws at small n (minutes before; now the few-user terms of
+    # heavy-tailed laws at small n (minutes before; now the few-user terms of
     # docs/accountant.md §6.8, well under a second CPU for zero-out, a few seconds through bot)
     E("sharpdp.shuffle:calibrate_gaussian#small_n",
       lambda: (SH.calibrate_gaussian, dict(n=100, epsilon=1.0, delta=1e-6)), {},
@@ -850,6 +850,6 @@ def test_compose_rejects_non_mechanisms():
 
 
 def test_dominating_pair_refuses_a_composition():
-    """issue 26: dominating_pair(ComposedAccountant(...)) is refused with a clear message."""
+    """dominating_pair(ComposedAccountant(...)) is refused with a clear message."""
     with pytest.raises(TypeError, match="ONE shuffled round"):
         SH.dominating_pair(_composed())

@@ -29,6 +29,6 @@ def test_every_public_name_resolves_to_its_defining_object(package):
 
 def test_submodules_are_attributes_after_importing_the_package():
     code = ("import sharpdp.shuffle as S, sharpdp.distributed as D; "
-            "print(S.randomizers.bmg.bmg_chi_up.__name__, S.accountant.ShuffleAccountant.__name__, D._cli.__name__)")
+            "print(S.randomizers.bmg.bmg_chi_up.__name__, S.accountant.ShuffleAccountant.__name__, D._mean.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["bmg_chi_up", "ShuffleAccountant", "sharpdp.distributed._cli"]
+    assert out.split() == ["bmg_chi_up", "ShuffleAccountant", "sharpdp.distributed._mean"]

@@ -1,4 +1,4 @@
-"""Attacks on the released histogram values (issue 19): what an adversary does with the output bits.
+"""Attacks on the released histogram values: what an adversary does with the output bits.
 
 The certificate of ``ShiftedLogGaussian`` is for the real-valued mechanism ("Better Privacy
 Guarantees for Larger Groups", eq. (4)); these tests attack the values ``release`` actually
@@ -158,7 +158,7 @@ class _FloatRelease:
 
 
 def test_the_attacks_break_the_float_release():
-    """The same attacks on the floating-point release: they are not vacuous (issue 19's figures)."""
+    """The same attacks on the floating-point release: they are not vacuous (the measured figures)."""
     flt = _FloatRelease(MECH)
     assert _impossible_fraction(flt, 12_345, seed=1) > 0.1  # 0.16 measured
     n = 2**14 - 1

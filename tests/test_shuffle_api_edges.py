@@ -231,7 +231,7 @@ def test_few_active_users_property(seed, n, log_gamma):
 
 
 def test_calibrate_gaussian_two_users_large_epsilon():
-    """issue 26: calibrate_gaussian(2, 50, 1e-6) took ~57 s (every evaluation a heavy-tailed lattice
+    """calibrate_gaussian(2, 50, 1e-6) took ~57 s (every evaluation a heavy-tailed lattice
     refinement). At n = 2 the blanket weight 2 Phibar(1/sigma0) ~ 3e-3 makes the closed-form bracket
     meet the target: a certified sigma0 at once, and a 1 % smaller one is certified infeasible."""
     rep = SH.calibrate_gaussian_report(2, 50.0, 1e-6)
@@ -266,7 +266,7 @@ def test_via_bottom_sampler_floor_below_reported_values():
 
 
 def test_via_bottom_delta_below_sampler_floor_refused_at_once(monkeypatch):
-    """issue 26: replace get_epsilon(1e-30) of the Gaussian randomizer at n = 1000 certified legs for
+    """replace get_epsilon(1e-30) of the Gaussian randomizer at n = 1000 certified legs for
     ~22 s before refusing; 1e-30 is below the legs' sampler floor (~1e-16), so it is refused first."""
     acc = SH.ShuffleAccountant(SH.GaussianRandomizer(1.0, 1), 1000, adjacency="replace")
 

@@ -1,6 +1,6 @@
 """Native block construction and the exact lower clamp (docs/accountant_atoms.md §1-§3): each kernel
 against the numpy expression it replaced (bit for bit), the clamp lemma pointwise and against exact
-sums, and the 10-RR eps0 = 8 cells of issue 25 against the exact multinomial sum."""
+sums, and the slow 10-RR eps0 = 8 cells against the exact multinomial sum."""
 
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def test_clamp_charge_bounds_the_enumerated_gap(B):
         assert charge <= 20 * gap + 1e-12  # (not vacuous: within a small factor where it matters)
 
 
-# --- the 10-RR eps0 = 8 cells of issue 25 ---
+# --- the slow 10-RR eps0 = 8 cells ---
 
 def test_krr10_eps0_8_brackets_the_exact_sum_within_rel_tol():
     n, eps = 10**4, 7.0258

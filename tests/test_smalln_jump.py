@@ -209,7 +209,7 @@ def test_gaussian_n2_against_mpmath(sigma0, eps):
 
 @pytest.mark.parametrize("n,eps,delta", [(2, 20.0, 1e-6), (10, 50.0, 1e-6), (2, 5.0, 1e-12)])
 def test_calibrate_gaussian_small_n_certified(n, eps, delta):
-    """The calls of issue 26 that took minutes: the answer is certified at its epsilon."""
+    """The calls that took minutes: the answer is certified at its epsilon."""
     rz = sh.calibrate_gaussian(n, eps, delta)
     assert sh.ShuffleAccountant(rz, n).get_delta(eps) <= delta
     # and not far from the smallest sigma0: 1 % smaller fails (the zero-out value is tight here)

@@ -93,7 +93,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "
                         "paper's lower bounds at --r")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    from sharpdp.distributed._cli import add_engine_options
+    from sharpdp.cli.dask_engine import add_engine_options
 
     add_engine_options(p, "histogram")
 
@@ -248,7 +248,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if len(set(by)) != len(by):
         raise ValueError(f"--by: duplicated column in {by}")
     mech = ShiftedLogGaussian(args.r, args.r0, args.c)
-    from sharpdp.distributed import _cli as dask_cli
+    from sharpdp.cli import dask_engine as dask_cli
 
     warnings: list[str] = []
     engine: dict[str, Any] = {}
@@ -568,7 +568,7 @@ def _format_lines(result: dict[str, Any]) -> str:
     lines.append("randomness: " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
                                    if result["reproducible_seeded_mode"] else
                                    "cryptographically secure generator keyed by OS entropy"))
-    from sharpdp.distributed._cli import engine_line
+    from sharpdp.cli.dask_engine import engine_line
 
     engine = engine_line(result)
     if engine is not None:

@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--diagnostics", metavar="FILE", default=None,
                    help="also write the TRUE means (raw and clipped) and the realised errors of the release to "
                         "this CSV; not for publication (the printed output holds only publishable values)")
-    from sharpdp.distributed._cli import add_engine_options
+    from sharpdp.cli.dask_engine import add_engine_options
 
     add_engine_options(p, "mean")
 
@@ -231,7 +231,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         columns = [c.strip() for c in args.columns.split(",")]
         if any(not c for c in columns):
             raise CliError(f"--columns: empty column name in {args.columns!r}")
-    from sharpdp.distributed import _cli as dask_cli
+    from sharpdp.cli import dask_engine as dask_cli
 
     if dask_cli.check_engine_options(args):
         if rounds > 1:
@@ -422,7 +422,7 @@ def format_text(r: dict[str, Any]) -> str:
     # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
     lines += wrap_entry("randomness", "seeded, reproducible (NOT private unless the seed is kept secret)"
                    if r.get("reproducible_seeded_mode") else "cryptographically secure generator keyed by OS entropy")
-    from sharpdp.distributed._cli import engine_line
+    from sharpdp.cli.dask_engine import engine_line
 
     engine = engine_line(r)
     if engine is not None:

@@ -42,7 +42,7 @@ def _model(H: Any, S: Any, Sigma_w: Any | None, *, noise_pd: bool = True) -> tup
     return H, S, Sw
 
 
-def _spd_inverse(name: str, a: np.ndarray) -> np.ndarray:
+def spd_inverse(name: str, a: np.ndarray) -> np.ndarray:
     try:
         c = scipy.linalg.cho_factor(a, lower=True)
     except np.linalg.LinAlgError as exc:
@@ -113,7 +113,7 @@ def is_identifiable(H: Any, S: Any) -> bool:
     return int(np.linalg.matrix_rank(C.psd_sqrt(S) @ H)) == H.shape[1]
 
 
-def _require_identifiable(H: np.ndarray, S: np.ndarray) -> None:
+def require_identifiable(H: np.ndarray, S: np.ndarray) -> None:
     if int(np.linalg.matrix_rank(C.psd_sqrt(S) @ H)) != H.shape[1]:
         raise ValueError(
             "H^T S H is singular: theta is not identifiable under privacy level S (Theorem 12), "
@@ -148,8 +148,8 @@ def ppcrlb(H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
         (not identifiable, Theorem 12) -- no pseudo-inverse is substituted.
     """
     H, S, Sw = _model(H, S, Sigma_w, noise_pd=False)
-    _require_identifiable(H, S)
-    return _spd_inverse("the privacy-preserving Fisher information", _pp_info(H, S, Sw))
+    require_identifiable(H, S)
+    return spd_inverse("the privacy-preserving Fisher information", _pp_info(H, S, Sw))
 
 
 def classical_crlb(H: Any, Sigma_w: Any) -> np.ndarray:
@@ -169,7 +169,7 @@ def classical_crlb(H: Any, Sigma_w: Any) -> np.ndarray:
     if int(np.linalg.matrix_rank(H)) != H.shape[1]:
         raise ValueError("H must have full column rank for the classical CRLB")
     info = H.T @ scipy.linalg.solve(Sw, H, assume_a="pos")
-    return _spd_inverse("H^T Sigma_w^{-1} H", 0.5 * (info + info.T))
+    return spd_inverse("H^T Sigma_w^{-1} H", 0.5 * (info + info.T))
 
 
 def crlb_gap_lower_bound(H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
@@ -201,9 +201,9 @@ def crlb_gap_lower_bound(H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
         Bad input, or ``H^T S H`` singular (Theorem 12).
     """
     H, S, Sw = _model(H, S, Sigma_w)
-    _require_identifiable(H, S)
+    require_identifiable(H, S)
     hsh = H.T @ S @ H
-    return classical_crlb(H, Sw) + _spd_inverse("H^T S H", 0.5 * (hsh + hsh.T))
+    return classical_crlb(H, Sw) + spd_inverse("H^T S H", 0.5 * (hsh + hsh.T))
 
 
 def _h_stack(H_list: Any) -> tuple[np.ndarray, int]:
@@ -267,7 +267,7 @@ def dp_lower_bound(H_list: Any, Sigma_cr: Any, epsilon: float) -> np.ndarray:
     Scr = C.psd("Sigma_cr", Sigma_cr, n)
     if int(np.linalg.matrix_rank(Hs)) != n:
         raise ValueError("H_list: sum_k H_k^T H_k must be invertible (Corollary 19)")
-    return Scr + _spd_inverse("sum_k H_k^T H_k", Hs.T @ Hs) / (K * eps * eps)
+    return Scr + spd_inverse("sum_k H_k^T H_k", Hs.T @ Hs) / (K * eps * eps)
 
 
 def bayesian_ppcrlb(H: Any, S: Any, Sigma_w: Any, prior_cov: Any) -> np.ndarray:
@@ -304,8 +304,8 @@ def bayesian_ppcrlb(H: Any, S: Any, Sigma_w: Any, prior_cov: Any) -> np.ndarray:
     """
     H, S, Sw = _model(H, S, Sigma_w)
     P = C.pd("prior_cov", prior_cov, H.shape[1])
-    J_theta = _spd_inverse("prior_cov", P)
-    J_Y = _spd_inverse("H P H^T + Sigma_w", H @ P @ H.T + Sw)
+    J_theta = spd_inverse("prior_cov", P)
+    J_Y = spd_inverse("H P H^T + Sigma_w", H @ P @ H.T + Sw)
     S_eff = S - J_Y
     ev = np.linalg.eigvalsh(0.5 * (S_eff + S_eff.T))
     if ev[0] < -C.SYM_RTOL * max(abs(ev[-1]), float(np.max(np.abs(S))), 1e-300):
@@ -314,7 +314,7 @@ def bayesian_ppcrlb(H: Any, S: Any, Sigma_w: Any, prior_cov: Any) -> np.ndarray:
             f"S - J_Y is {ev[0]:.3g}); the Bayesian constraint BI_z(Y) <= S is infeasible"
         )
     S_eff = 0.5 * (S_eff + S_eff.T)  # tiny negative eigenvalues are clipped by the square root
-    return _spd_inverse("the Bayesian information", _pp_info(H, S_eff, Sw) + J_theta)
+    return spd_inverse("the Bayesian information", _pp_info(H, S_eff, Sw) + J_theta)
 
 
 def consensus_lower_bound(S: Any, sigma_w: float = math.inf) -> float:

@@ -21,7 +21,7 @@ import scipy.optimize
 from sharpdp import _validation as V
 from sharpdp.crlb import _checks as C
 from sharpdp.crlb import _release as G
-from sharpdp.crlb.bounds import _require_identifiable, _spd_inverse, ppcrlb
+from sharpdp.crlb.bounds import require_identifiable, spd_inverse, ppcrlb
 
 __all__ = [
     "gaussian_mechanism",
@@ -238,7 +238,7 @@ def ml_private_estimator(
         raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r}")
     if int(np.linalg.matrix_rank(Hm)) != n:
         raise ValueError("H must have full column rank")
-    gram_inv = _spd_inverse("H^T H", Hm.T @ Hm)
+    gram_inv = spd_inverse("H^T H", Hm.T @ Hm)
     if noise == "gaussian":
         theta = gram_inv @ (Hm.T @ yy)
         J = gram_inv @ Hm.T
@@ -373,7 +373,7 @@ def distributed_identification(
         Sws.append(C.pd(f"Sigma_w[{i}]", np.atleast_2d(Sigma_w[i]), m))
         Ss.append(C.psd(f"S[{i}]", np.atleast_2d(S[i]), m))
     n = Hs[0].shape[1]
-    _require_identifiable(np.vstack(Hs), _block_diag(Ss))
+    require_identifiable(np.vstack(Hs), _block_diag(Ss))
     x = np.zeros((N, n))
     r = np.zeros((N, n, n))
     # (32) for every node at once: one grid release of the stacked whitened statistics
@@ -388,7 +388,7 @@ def distributed_identification(
         W = Hs[i].T @ np.linalg.inv(Ss[i] @ Sws[i] + np.eye(m))
         x[i], r[i] = W @ z, W @ Ss[i] @ Hs[i]
     r_sum, x_sum = r.sum(axis=0), x.sum(axis=0)
-    cov = _spd_inverse("sum_i H_i^T (S_i Sigma_w,i + I)^{-1} S_i H_i", 0.5 * (r_sum + r_sum.T))
+    cov = spd_inverse("sum_i H_i^T (S_i Sigma_w,i + I)^{-1} S_i H_i", 0.5 * (r_sum + r_sum.T))
     out = np.full((iters + 1, N, n), np.nan)
     for k in range(iters + 1):
         if k:

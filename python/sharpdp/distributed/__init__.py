@@ -19,17 +19,19 @@ from typing import TYPE_CHECKING
 from sharpdp._lazy import lazy_namespace
 
 if TYPE_CHECKING:  # the same names, for type checkers and IDEs
-    from sharpdp.distributed._engine import Engine, cluster
+    from sharpdp.distributed._engine import Engine, cluster, numeric_columns, open_table
     from sharpdp.distributed._histogram import HistogramResult, group_counts, release_histogram
     from sharpdp.distributed._mean import MeanResult, private_mean
 
 # imported on first use (PEP 562): the command line registers its engine options from
-# sharpdp.distributed._cli without loading numpy, scipy or the engines
+# sharpdp.cli.dask_engine without loading numpy, scipy or the engines
 _P = "sharpdp.distributed."
-_MODULES = {"Engine": _P + "_engine", "cluster": _P + "_engine", "HistogramResult": _P + "_histogram",
+_MODULES = {"Engine": _P + "_engine", "cluster": _P + "_engine", "numeric_columns": _P + "_engine",
+            "open_table": _P + "_engine", "HistogramResult": _P + "_histogram",
             "group_counts": _P + "_histogram", "release_histogram": _P + "_histogram", "MeanResult": _P + "_mean",
             "private_mean": _P + "_mean"}
 
-__all__ = ["Engine", "HistogramResult", "MeanResult", "cluster", "group_counts", "private_mean", "release_histogram"]
+__all__ = ["Engine", "HistogramResult", "MeanResult", "cluster", "group_counts", "numeric_columns", "open_table",
+           "private_mean", "release_histogram"]
 
 __getattr__, __dir__ = lazy_namespace(__name__, _MODULES, globals())

@@ -129,8 +129,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
     import numpy as np
 
     from sharpdp.apps import datasets
-    from sharpdp.distributed import private_mean
-    from sharpdp.distributed._engine import numeric_columns, open_table
+    from sharpdp.distributed import numeric_columns, open_table, private_mean
     from sharpdp.shuffle import gaussian_mechanism_sigma
 
     path = args.data if args.data is not None else args.csv
@@ -192,8 +191,7 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
     ``counts`` int64 true counts (NOT publishable), ``info`` the dropped-row figures, ``engine``
     the engine figures for the output.
     """
-    from sharpdp.distributed import group_counts
-    from sharpdp.distributed._engine import open_table
+    from sharpdp.distributed import group_counts, open_table
 
     path = args.data if args.data is not None else args.csv
     names = {"data": _path_flag(args), "columns": "--by", "by": "--by", "keys": "--keys", "workers": "--workers",
