@@ -1,5 +1,5 @@
 """The far-tail treatment's deep tail in closed form: the jump term given the number of active users
-(proof: docs/accountant_tail.md §18).
+(proof: docs/accountant_tail.md §18; the lower value's curvature term: §19).
 
 Deep in the tail of a heavy round (delta ~ 1e-10 ... 1e-21 for the heavy round of bench/bench_composition.py) the
 far-tail treatment's FFTs hold the spread of the number of active users times e^eps (millions of lattice nodes),
@@ -35,6 +35,8 @@ _SDS = 12.0  # the number of active users m within this many sd of (n - 1) gamma
 _FRACS = (0.01, 0.03, 0.07, 0.12, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
 _FRACS_QUICK = (0.05, 0.2, 0.5, 0.9)  # the first, cheaper pass (deep in the tail it is already within 1e-3)
 _GRID = 2048  # points of the geometric grids of s (band edges) and of the truncation levels l
+# widths (in sd of X_m) of the bands below nu where the lower value's curvature uses the density's lower values
+_BANDS_LO = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 _TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bounds (each is valid: §18 (g))
 
 
@@ -209,6 +211,15 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True)
         val = np.where(good & np.isfinite(val), val, np.inf)
         best[ok] = np.minimum(best[ok], _up(np.min(val, axis=0)))
     up = float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
+    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b)
+    lo = float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
+    return up, lo
+
+
+def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float):
+    """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
+    V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
+    nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19)."""
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
     ml = _dn(m * mu_lo)  # <= E X_m
@@ -219,9 +230,51 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True)
         # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
         exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam),
                        np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+    lo_m = lo_m + _curvature_lo(law, T0, m, ml, mh, Q, mu_hi)
     lo_m = np.maximum(_dn(lo_m - c * _up(exc)), 0.0)
-    lo = float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
-    return up, lo
+    return lo_m
+
+
+def _z2_tail(Q, b: float, w):
+    """Upper bound on E[Z^2; Z > w] (w > 0) for a sum Z of centred terms each <= b with variances summing to at
+    most Q: (4 / (e lam))^2 e^{-Bennett(w / 2)}, lam = log(1 + b w / (2 Q)) / b, and at most Q (§18 (g))."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        lam = np.log1p(b * 0.5 * w / Q) / b
+        e = _up((4.0 / (math.e * lam)) ** 2 * np.exp(-_bennett_exp(Q, b, 0.5 * w)) * (1 + 1e-12))
+    return np.where((w > 0) & np.isfinite(e), np.minimum(e, Q), Q)
+
+
+def _curvature_lo(law: LognormalLaw, T0: float, m, nu, mh, Q, mu_hi: float):
+    """Lower value of E R_nu(X_m), the second-order remainder of phi_c around nu <= E X_m (elementwise over m):
+    1/2 sum_i Delta_i max(0, m Var_lo V - E[(X - nu)^2; X > -T0] - E[(X - nu)^2; X < nu - w_i]) with the density's
+    lower values by bands below nu (docs/accountant_tail.md §19); 0 where not available."""
+    out = np.zeros(m.shape)
+    a, G, r = law.one_term()
+    if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a):  # (v(T0) >= -r: p non-increasing on s >= T0)
+        return out
+    # Var V >= Var L - 2 E[(L - a)^2; L > T0] (V = min(L, T0), §19 (b))
+    var_lo = float(_dn(_dn(G * G * math.expm1(r * r) * (1 - 1e-12)) * (1 - 4 * U)
+                       - 2.0 * float(law.second_moment_above_up([T0])[0]) * (1 + 4 * U)))
+    ok = (nu < -T0) & (mh < -T0)
+    if not var_lo > 0 or not np.any(ok):
+        return out
+    m, nu, mh, Q = m[ok], nu[ok], mh[ok], Q[ok]
+    sd = np.sqrt(Q)
+    b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a
+    b_plus = float(_up(T0 - a))  # V - E V <= T0 - a
+    d_max = _up(mh - nu)  # >= E X_m - nu
+    w_T = _dn(-T0 - mh)  # X_m > -T0 implies Z > w_T
+    e2_T = _up(2.0 * _z2_tail(Q, b_plus, w_T) + 2.0 * d_max * d_max)  # (Z + d)^2 <= 2 Z^2 + 2 d^2
+    e2_T = np.where(w_T > 0, e2_T, np.inf)
+    w = _dn(np.array(_BANDS_LO)[:, None] * sd[None, :])  # band widths below nu (rows), w_0 = 0
+    e2_lo = np.vstack([Q[None, :], _z2_tail(Q, b_minus, np.maximum(w[1:], 1e-300))])  # E[Z^2; -Z > w_i]
+    s = _up(-nu[None, :] + w)  # the bands' far ends in s = -y
+    dens = np.minimum.accumulate(law.density_lo(s.ravel()).reshape(s.shape), axis=0)  # <= inf of p on [-nu, s_i]
+    delta = _dn(dens - np.vstack([dens[1:], np.zeros((1, m.size))]))  # telescoping increments, >= 0
+    mass = _dn(_dn(m * var_lo * (1 - 4 * U)) - e2_T[None, :] - e2_lo)  # <= E[(X - nu)^2; nu - w_i <= X <= -T0]
+    cur = 0.5 * np.sum(np.maximum(delta, 0.0) * np.maximum(mass, 0.0) * (1 - 4 * U), axis=0) * (1 - 1e-12)
+    out[ok] = np.where(np.isfinite(cur), np.maximum(cur, 0.0), 0.0)
+    return out
 
 
 def jump_bracket(law: Law, gamma: float, n: int, T0: float) -> tuple[float, float]:
