@@ -71,13 +71,14 @@ def test_heavy_round_bracket_upper_unchanged_lower_raised(monkeypatch):
     gamma, law = bmg_laws(*HEAVY[0], 2.0, "zero_out")[0]
     gamma = float(gamma)
     concentrated._MEMO.clear()
-    new = concentrated.certify(law, gamma, HEAVY[1], 1e-2, far_tail.choose_T0)
+    old = concentrated.certify(law, gamma, HEAVY[1], 1e-2, far_tail.choose_T0)  # (accepted without the term)
+    new = concentrated.with_curvature(old, law, gamma, HEAVY[1])
+    assert concentrated.certify(law, gamma, HEAVY[1], 1e-2, far_tail.choose_T0) is new  # (the memo keeps it)
     concentrated._MEMO.clear()
+    assert old is not None and not old.curved and new.curved
+    assert new.upper == old.upper and new.T0 == old.T0 and new.lower > old.lower * (1 + 3e-4)
     monkeypatch.setattr(concentrated, "_curvature_lo", lambda law, T0, m, *a: np.zeros(m.shape))
-    old = concentrated.certify(law, gamma, HEAVY[1], 1e-2, far_tail.choose_T0)
-    concentrated._MEMO.clear()
-    assert new is not None and old is not None and new.upper == old.upper and new.T0 == old.T0
-    assert new.lower > old.lower * (1 + 3e-4)
+    assert concentrated.with_curvature(old, law, gamma, HEAVY[1]).lower == old.lower  # (old is Jensen's alone)
     monkeypatch.setattr(concentrated, "certify", lambda *a, **k: None)  # the FFT treatment alone
     fft = far_tail.certify_bigjump(law, gamma, HEAVY[1], 1e-2)
     assert fft.N > 0 and new.lower <= fft.upper and new.lower >= fft.lower * (1 - 1e-3)

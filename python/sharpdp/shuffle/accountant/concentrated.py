@@ -19,7 +19,7 @@ returned only when its bracket is narrow; otherwise the FFT treatment computes i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import gammaln
@@ -51,6 +51,7 @@ class ConcentratedBracket:
     jump_up: float
     jump_lo: float
     multi: float
+    curved: bool = True  # the lower value carries the curvature term of §19
 
 
 def eligible(law: Law, gamma: float, n: int) -> bool:
@@ -165,8 +166,14 @@ def _tails(law: LognormalLaw, T0: float, mu_hi: float, m, Q, b: float, w, trunc:
     return np.minimum(p_best, 1.0), e_best
 
 
-def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True):
-    """(upper, lower) of E phi(A') (D units): docs/accountant_tail.md §18 (a)-(d)."""
+def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True, curvature: bool = True):
+    """(upper, lower) of E phi(A') (D units): docs/accountant_tail.md §18 (a)-(d); ``curvature``: the lower value
+    with the curvature term of §19."""
+    return _jump_upper(law, gamma, n, T0, fine), _jump_lower(law, gamma, n, T0, curvature)
+
+
+def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True) -> float:
+    """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
     tT_lo, tT_up = law.tail_upper_bracket(T0)
@@ -210,16 +217,25 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True)
         val = f_up + _up(curv) + suffix + tT_up * tails_T
         val = np.where(good & np.isfinite(val), val, np.inf)
         best[ok] = np.minimum(best[ok], _up(np.min(val, axis=0)))
-    up = float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
-    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b)
-    lo = float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
-    return up, lo
+    return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
 
 
-def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float):
+def _jump_lower(law: LognormalLaw, gamma: float, n: int, T0: float, curvature: bool = True) -> float:
+    """Lower value of E phi(A') (D units): §18 (c)-(d), with the curvature term of §19 when ``curvature``."""
+    mu_lo, mu_hi, sig2, b = _moments(law, T0)
+    m, _, p_lo, _ = _m_range(n - 1, gamma)
+    mh = _up(m * mu_hi)  # >= E X_m
+    Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
+    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo)
+    return float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
+
+
+def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
+             weight=None):
     """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
     V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
-    nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19)."""
+    nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19) where ``curvature`` (for the m
+    whose ``weight`` is at least 1e-20 of the largest, when given: the term is 0 or more, so any subset is valid)."""
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
     ml = _dn(m * mu_lo)  # <= E X_m
@@ -230,7 +246,11 @@ def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q,
         # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
         exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam),
                        np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
-    lo_m = lo_m + _curvature_lo(law, T0, m, ml, mh, Q, mu_hi)
+    if curvature:
+        sel = np.ones(m.shape, bool) if weight is None else weight >= 1e-20 * float(np.max(weight))
+        add = np.zeros(m.shape)
+        add[sel] = _curvature_lo(law, T0, m[sel], ml[sel], mh[sel], Q[sel], mu_hi)
+        lo_m = lo_m + add
     lo_m = np.maximum(_dn(lo_m - c * _up(exc)), 0.0)
     return lo_m
 
@@ -371,16 +391,39 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
     body = _body_up(law, gamma, n, T0)
     if not body <= 0.1 * limits.CLOSED_ACCEPT * rel_tol * est:
         return None
+    # (the lower value of §18 (c) first, the same in both passes; the curvature term of §19 is added where the
+    # bracket would be refused without it, and for a returned lower value: upper values never depend on it)
+    jlo = _jump_lower(law, gamma, n, T0, curvature=False)
+    curved = False
     for fine in (False, True):  # a quick pass, then the finer bands and truncations where it is not narrow enough
-        jup, jlo = _jump(law, gamma, n, T0, fine)
+        jup = _jump_upper(law, gamma, n, T0, fine)
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         if lo > 0 and up - lo <= 0.1 * rel_tol * lo:
             break
     if not (lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo):
-        return None
+        jlo, curved = max(jlo, _jump_lower(law, gamma, n, T0)), True
+        lo = jlo * (1 - 1e-9)
+        if not (lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo):
+            return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
-                               jump_lo=jlo, multi=multi)
+                               jump_lo=jlo, multi=multi, curved=curved)
 
 
-__all__ = ["ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up"]
+def with_curvature(cb: ConcentratedBracket, law: Law, gamma: float, n: int) -> ConcentratedBracket:
+    """``cb`` (a bracket of :func:`certify` for ``law``) with the curvature term of §19 in its lower value (the same
+    upper value); kept in the memo."""
+    if cb.curved:
+        return cb
+    assert isinstance(law, LognormalLaw)  # (eligible: certify returned a bracket)
+    jlo = max(cb.jump_lo, _jump_lower(law, gamma, n, cb.T0))
+    out = replace(cb, lower=max(cb.lower, jlo * (1 - 1e-9)), jump_lo=jlo, curved=True)
+    a, G, r = law.one_term()
+    key = (a, G, r, gamma, n)
+    for k, v in list(_MEMO.items()):
+        if k[:5] == key and v is cb:
+            _MEMO[k] = out
+    return out
+
+
+__all__ = ["ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up", "with_curvature"]
