@@ -291,7 +291,9 @@ def _curvature_lo(law: LognormalLaw, T0: float, m, nu, mh, Q, mu_hi: float):
     s = _up(-nu[None, :] + w)  # the bands' far ends in s = -y
     dens = np.minimum.accumulate(law.density_lo(s.ravel()).reshape(s.shape), axis=0)  # <= inf of p on [-nu, s_i]
     delta = _dn(dens - np.vstack([dens[1:], np.zeros((1, m.size))]))  # telescoping increments, >= 0
-    mass = _dn(_dn(m * var_lo * (1 - 4 * U)) - e2_T[None, :] - e2_lo)  # <= E[(X - nu)^2; nu - w_i <= X <= -T0]
+    # <= E[(X - nu)^2; nu - w_i <= X <= -T0] (rounded down after each subtraction: its error is relative to its own
+    # result, which may be far above the final one)
+    mass = _dn(_dn(_dn(m * var_lo * (1 - 4 * U)) - e2_T)[None, :] - e2_lo)
     cur = 0.5 * np.sum(np.maximum(delta, 0.0) * np.maximum(mass, 0.0) * (1 - 4 * U), axis=0) * (1 - 1e-12)
     out[ok] = np.where(np.isfinite(cur), np.maximum(cur, 0.0), 0.0)
     return out
