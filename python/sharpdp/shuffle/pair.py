@@ -213,6 +213,32 @@ def refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below:
     return [p for _, p in new]
 
 
+def seed_points(cache: dict, points, dx: float, k_lim: int, rel_tol: float, floor: float = 0.0) -> dict:
+    """Lattice samples {k: (lower, upper)} on the step ``dx`` from certified values already computed at ``points``
+    (eps >= 0, sorted; their entries of the round's value ``cache``): the value at e certifies delta at every
+    eps >= e, so it stands for the first lattice point k with nextafter(k dx, 0) >= e (``docs/composition.md`` §2.4).
+    Only a choice of samples: a point is taken where the shift costs at most rel_tol / 4 by the local slope of
+    log delta between its neighbours (exp(s (k dx - e)) - 1), or where its value is at most ``floor`` (not refined),
+    the larger e where two share a k."""
+    pts = [(e, cache[e]) for e in points if e in cache]
+    pts = [(e, v) for e, v in pts if v[1] > 0.0 and math.isfinite(v[1])]
+    out: dict = {}
+    for i, (e, (lo, up)) in enumerate((e, v[:2]) for e, v in pts):
+        k = 0 if e == 0.0 else int(math.ceil(e / dx))
+        while k > 0 and float(np.nextafter(float(k) * dx, 0.0)) < e:
+            k += 1
+        if k > k_lim:
+            continue
+        slope = 0.0
+        for j in (i - 1, i + 1):  # |d log delta / d eps| on the neighbouring segments
+            if 0 <= j < len(pts) and pts[j][0] != e:
+                slope = max(slope, abs(math.log(pts[j][1][1] / up) / (pts[j][0] - e)))
+        shift = 0.0 if k == 0 else float(np.nextafter(float(k) * dx, 0.0)) - e
+        if math.expm1(slope * shift) <= 0.25 * rel_tol or up <= floor:
+            out[k] = (lo, up)  # (points are sorted: a later e with the same k is the nearer one)
+    return out
+
+
 def cover(lo_v, up_v):
     """Upper values times 1 + g, g the largest bracket gap (upper - lower)/lower of the sample and
     its two neighbours (<= 0.05): ``cover_upper`` of :func:`dominating_pair`. A sample without a

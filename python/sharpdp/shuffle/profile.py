@@ -26,10 +26,10 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
-from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points, swap,
-                                  via_bottom_eval)
+from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
+                                  seed_points, swap, via_bottom_eval)
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get, round_key,
-                                         round_label, value_cache)
+                                         round_label, sibling_samples, value_cache)
 
 _U = 2.0**-53
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
@@ -285,7 +285,7 @@ def _k_limit(accountant, dx: float) -> int:
 
 def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
                     progress: bool | None = None, refine_floor: float = _REFINE_FLOOR, upper_first: bool = False,
-                    label: str = ""):
+                    label: str = "", seed: dict | None = None):
     """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
     ``evaluate(ks)`` giving them for an int64 array of lattice indices (``upper_first``: the doubling points
     and the last refinement stage call ``evaluate(ks, False)``, upper values first: lower values NaN where not
@@ -294,7 +294,9 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     eps_max by doubling (delta <= ``floor`` or the local epsilon), 17 even points up to the last
     doubling point above the floor (the profile's tail below the refinement floor is the costliest
     part to certify and needs few samples), then rounds of :func:`_refine_points` (worst segments first) until every segment above the
-    refinement floor meets ``rel_tol`` or the budget is spent."""
+    refinement floor meets ``rel_tol`` or the budget is spent. ``seed`` {k: (lower, upper)}: samples taken as they are
+    (:func:`~sharpdp.shuffle.pair.seed_points`); when one is at or below the floor the doubling and the even points
+    are skipped and the refinement starts from them (docs/composition.md §2.4)."""
     import sys
 
     from sharpdp._progress import progress_bar
@@ -319,9 +321,11 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                 vals[k] = (a, b)
             bar.update(int(ks.size))
 
+    seeded = bool(seed) and min(u for _, u in seed.values()) <= floor
+    vals.update(seed if seed and seeded else {})
     ev([0])
     k_top = 0  # the last doubling point above the floor (samples beyond it are costly, few needed)
-    if vals[0][1] > floor:
+    if vals[0][1] > floor and not seeded:
         k = 1
         while True:
             # (doubling and probe points: their upper values decide; below the floor a cheap one suffices)
@@ -524,14 +528,17 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         if hit is not None:
             PAIRS.move_to_end(pkey)
             return hit[0]
-    pair = _build(accountant, dx, e_arr, floor, max_ev, rtol, bool(cover_upper), bool(lower), progress)
+    # values of this round's pairs on other steps seed this one (docs/composition.md §2.4)
+    seed = None if e_arr is not None or lower or getattr(accountant, "via_bottom", False) else seed_points(
+        value_cache(accountant), sibling_samples(pkey), dx, _k_limit(accountant, dx), rtol, floor)
+    pair = _build(accountant, dx, e_arr, floor, max_ev, rtol, bool(cover_upper), bool(lower), progress, seed)
     for a in (pair.losses, pair.probs, pair.sample_epsilons, pair.sample_deltas):
         a.setflags(write=False)  # shared by every caller: read-only
     # (the randomizer rides along so an object-keyed entry keeps its id alive)
     return lru_get(PAIRS, pkey, round_cache.MAX_PAIRS, lambda: (pair, accountant.randomizer))[0]
 
 
-def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progress) -> DominatingPair:
+def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progress, seed=None) -> DominatingPair:
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
     adjacency = getattr(accountant, "adjacency", "zero_out")
@@ -569,7 +576,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     else:
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
                                          _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
-                                         upper_first=not lower, label=round_label(accountant))
+                                         upper_first=not lower, label=round_label(accountant), seed=seed)
     if cover_upper and not lower:
         up_v = cover(lo_v, up_v)
     vals = lo_v if lower else up_v

@@ -13,6 +13,8 @@ import threading
 import weakref
 from collections import OrderedDict
 
+import numpy as np
+
 # Process-wide caches (docs/composition.md §2.3), shared by every accountant OBJECT of the same
 # round (equal ``round_key``): the certified (lower, upper) profile values by eps, and the built
 # dominating pairs (so to_pld, ComposedAccountant and ShufflePLDAccountant build a round's pair once
@@ -112,6 +114,21 @@ def value_cache(accountant) -> dict:
         return {}
 
 
+def sibling_samples(pkey) -> list:
+    """The evaluation points (eps >= 0, sorted) of the cached pairs of the same round and options as the pair key
+    ``pkey`` (round key, Delta, epsilons, pair options) on another lattice step: points whose certified values are
+    in the round's value cache and may seed a pair on Delta (``docs/composition.md`` §2.4)."""
+    key, dx, eps, rest = pkey[0], pkey[1], pkey[2], pkey[3:]
+    out: set = set()
+    with LOCK:
+        for k, hit in PAIRS.items():
+            if k[0] == key and k[2] is None and eps is None and k[3:] == rest and k[1] != dx:
+                e = np.asarray(hit[0].sample_epsilons, dtype=float)
+                # (the points _grid_eval evaluated: a hair below k Delta', 0 itself at k = 0)
+                out.update(np.where(e > 0, np.nextafter(e, 0.0), 0.0).tolist())
+    return sorted(out)
+
+
 def clear_caches() -> None:
     """Empty the process-wide caches of privacy-profile values and dominating pairs.
 
@@ -163,4 +180,5 @@ def round_label(accountant, width: int = 44) -> str:
 
 
 __all__ = ["LOCK", "MAX_PAIRS", "MAX_ROUNDS", "OBJECT_VALUES", "PAIRS", "TWINS", "VALUES", "check_accountant",
+           "sibling_samples",
            "clear_caches", "lru_get", "randomizer_key", "round_key", "round_label", "value_cache"]

@@ -1,5 +1,5 @@
 """The far-tail treatment's deep tail in closed form: the jump term given the number of active users
-(proof: docs/accountant_tail.md §18).
+(proof: docs/accountant_tail.md §18; the lower value's curvature term: §19).
 
 Deep in the tail of a heavy round (delta ~ 1e-10 ... 1e-21 for the heavy round of bench/bench_composition.py) the
 far-tail treatment's FFTs hold the spread of the number of active users times e^eps (millions of lattice nodes),
@@ -19,7 +19,7 @@ returned only when its bracket is narrow; otherwise the FFT treatment computes i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import gammaln
@@ -35,6 +35,8 @@ _SDS = 12.0  # the number of active users m within this many sd of (n - 1) gamma
 _FRACS = (0.01, 0.03, 0.07, 0.12, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
 _FRACS_QUICK = (0.05, 0.2, 0.5, 0.9)  # the first, cheaper pass (deep in the tail it is already within 1e-3)
 _GRID = 2048  # points of the geometric grids of s (band edges) and of the truncation levels l
+# widths (in sd of X_m) of the bands below nu where the lower value's curvature uses the density's lower values
+_BANDS_LO = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 _TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bounds (each is valid: §18 (g))
 
 
@@ -49,6 +51,7 @@ class ConcentratedBracket:
     jump_up: float
     jump_lo: float
     multi: float
+    curved: bool = True  # the lower value carries the curvature term of §19
 
 
 def eligible(law: Law, gamma: float, n: int) -> bool:
@@ -163,8 +166,14 @@ def _tails(law: LognormalLaw, T0: float, mu_hi: float, m, Q, b: float, w, trunc:
     return np.minimum(p_best, 1.0), e_best
 
 
-def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True):
-    """(upper, lower) of E phi(A') (D units): docs/accountant_tail.md §18 (a)-(d)."""
+def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True, curvature: bool = True):
+    """(upper, lower) of E phi(A') (D units): docs/accountant_tail.md §18 (a)-(d); ``curvature``: the lower value
+    with the curvature term of §19."""
+    return _jump_upper(law, gamma, n, T0, fine), _jump_lower(law, gamma, n, T0, curvature)
+
+
+def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True) -> float:
+    """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
     tT_lo, tT_up = law.tail_upper_bracket(T0)
@@ -208,7 +217,25 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True)
         val = f_up + _up(curv) + suffix + tT_up * tails_T
         val = np.where(good & np.isfinite(val), val, np.inf)
         best[ok] = np.minimum(best[ok], _up(np.min(val, axis=0)))
-    up = float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
+    return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
+
+
+def _jump_lower(law: LognormalLaw, gamma: float, n: int, T0: float, curvature: bool = True) -> float:
+    """Lower value of E phi(A') (D units): §18 (c)-(d), with the curvature term of §19 when ``curvature``."""
+    mu_lo, mu_hi, sig2, b = _moments(law, T0)
+    m, _, p_lo, _ = _m_range(n - 1, gamma)
+    mh = _up(m * mu_hi)  # >= E X_m
+    Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
+    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo)
+    return float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
+
+
+def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
+             weight=None):
+    """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
+    V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
+    nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19) where ``curvature`` (for the m
+    whose ``weight`` is at least 1e-20 of the largest, when given: the term is 0 or more, so any subset is valid)."""
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
     ml = _dn(m * mu_lo)  # <= E X_m
@@ -219,9 +246,57 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True)
         # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
         exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam),
                        np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+    if curvature:
+        sel = np.ones(m.shape, bool) if weight is None else weight >= 1e-20 * float(np.max(weight))
+        add = np.zeros(m.shape)
+        add[sel] = _curvature_lo(law, T0, m[sel], ml[sel], mh[sel], Q[sel], mu_hi)
+        lo_m = lo_m + add
     lo_m = np.maximum(_dn(lo_m - c * _up(exc)), 0.0)
-    lo = float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
-    return up, lo
+    return lo_m
+
+
+def _z2_tail(Q, b: float, w):
+    """Upper bound on E[Z^2; Z > w] (w > 0) for a sum Z of centred terms each <= b with variances summing to at
+    most Q: (4 / (e lam))^2 e^{-Bennett(w / 2)}, lam = log(1 + b w / (2 Q)) / b, and at most Q (§18 (g))."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        lam = np.log1p(b * 0.5 * w / Q) / b
+        e = _up((4.0 / (math.e * lam)) ** 2 * np.exp(-_bennett_exp(Q, b, 0.5 * w)) * (1 + 1e-12))
+    return np.where((w > 0) & np.isfinite(e), np.minimum(e, Q), Q)
+
+
+def _curvature_lo(law: LognormalLaw, T0: float, m, nu, mh, Q, mu_hi: float):
+    """Lower value of E R_nu(X_m), the second-order remainder of phi_c around nu <= E X_m (elementwise over m):
+    1/2 sum_i Delta_i max(0, m Var_lo V - E[(X - nu)^2; X > -T0] - E[(X - nu)^2; X < nu - w_i]) with the density's
+    lower values by bands below nu (docs/accountant_tail.md §19); 0 where not available."""
+    out = np.zeros(m.shape)
+    a, G, r = law.one_term()
+    if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a):  # (v(T0) >= -r: p non-increasing on s >= T0)
+        return out
+    # Var V >= Var L - 2 E[(L - a)^2; L > T0] (V = min(L, T0), §19 (b))
+    var_lo = float(_dn(_dn(G * G * math.expm1(r * r) * (1 - 1e-12)) * (1 - 4 * U)
+                       - 2.0 * float(law.second_moment_above_up([T0])[0]) * (1 + 4 * U)))
+    ok = (nu < -T0) & (mh < -T0)
+    if not var_lo > 0 or not np.any(ok):
+        return out
+    m, nu, mh, Q = m[ok], nu[ok], mh[ok], Q[ok]
+    sd = np.sqrt(Q)
+    b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a
+    b_plus = float(_up(T0 - a))  # V - E V <= T0 - a
+    d_max = _up(mh - nu)  # >= E X_m - nu
+    w_T = _dn(-T0 - mh)  # X_m > -T0 implies Z > w_T
+    e2_T = _up(2.0 * _z2_tail(Q, b_plus, w_T) + 2.0 * d_max * d_max)  # (Z + d)^2 <= 2 Z^2 + 2 d^2
+    e2_T = np.where(w_T > 0, e2_T, np.inf)
+    w = _dn(np.array(_BANDS_LO)[:, None] * sd[None, :])  # band widths below nu (rows), w_0 = 0
+    e2_lo = np.vstack([Q[None, :], _z2_tail(Q, b_minus, np.maximum(w[1:], 1e-300))])  # E[Z^2; -Z > w_i]
+    s = _up(-nu[None, :] + w)  # the bands' far ends in s = -y
+    dens = np.minimum.accumulate(law.density_lo(s.ravel()).reshape(s.shape), axis=0)  # <= inf of p on [-nu, s_i]
+    delta = _dn(dens - np.vstack([dens[1:], np.zeros((1, m.size))]))  # telescoping increments, >= 0
+    # <= E[(X - nu)^2; nu - w_i <= X <= -T0] (rounded down after each subtraction: its error is relative to its own
+    # result, which may be far above the final one)
+    mass = _dn(_dn(_dn(m * var_lo * (1 - 4 * U)) - e2_T)[None, :] - e2_lo)
+    cur = 0.5 * np.sum(np.maximum(delta, 0.0) * np.maximum(mass, 0.0) * (1 - 4 * U), axis=0) * (1 - 1e-12)
+    out[ok] = np.where(np.isfinite(cur), np.maximum(cur, 0.0), 0.0)
+    return out
 
 
 def jump_bracket(law: Law, gamma: float, n: int, T0: float) -> tuple[float, float]:
@@ -318,16 +393,39 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
     body = _body_up(law, gamma, n, T0)
     if not body <= 0.1 * limits.CLOSED_ACCEPT * rel_tol * est:
         return None
+    # (the lower value of §18 (c) first, the same in both passes; the curvature term of §19 is added where the
+    # bracket would be refused without it, and for a returned lower value: upper values never depend on it)
+    jlo = _jump_lower(law, gamma, n, T0, curvature=False)
+    curved = False
     for fine in (False, True):  # a quick pass, then the finer bands and truncations where it is not narrow enough
-        jup, jlo = _jump(law, gamma, n, T0, fine)
+        jup = _jump_upper(law, gamma, n, T0, fine)
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         if lo > 0 and up - lo <= 0.1 * rel_tol * lo:
             break
     if not (lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo):
-        return None
+        jlo, curved = max(jlo, _jump_lower(law, gamma, n, T0)), True
+        lo = jlo * (1 - 1e-9)
+        if not (lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo):
+            return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
-                               jump_lo=jlo, multi=multi)
+                               jump_lo=jlo, multi=multi, curved=curved)
 
 
-__all__ = ["ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up"]
+def with_curvature(cb: ConcentratedBracket, law: Law, gamma: float, n: int) -> ConcentratedBracket:
+    """``cb`` (a bracket of :func:`certify` for ``law``) with the curvature term of §19 in its lower value (the same
+    upper value); kept in the memo."""
+    if cb.curved:
+        return cb
+    assert isinstance(law, LognormalLaw)  # (eligible: certify returned a bracket)
+    jlo = max(cb.jump_lo, _jump_lower(law, gamma, n, cb.T0))
+    out = replace(cb, lower=max(cb.lower, jlo * (1 - 1e-9)), jump_lo=jlo, curved=True)
+    a, G, r = law.one_term()
+    key = (a, G, r, gamma, n)
+    for k, v in list(_MEMO.items()):
+        if k[:5] == key and v is cb:
+            _MEMO[k] = out
+    return out
+
+
+__all__ = ["ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up", "with_curvature"]

@@ -243,6 +243,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
     cb = concentrated.certify(law, gamma, n, rel_tol, choose_T0)
     if cb is not None:
+        if lower:  # (the lower value with the curvature term of §19: computed only where it is returned)
+            cb = concentrated.with_curvature(cb, law, gamma, n)
         return FarTailBracket(lower=cb.lower if lower else 0.0, upper=cb.upper, T0=cb.T0, h=math.nan, B=math.nan,
                               N=0, multi=cb.multi, body_up=cb.body, body_lo=0.0, penalty_B=0.0,
                               jump=JumpTerm(up=cb.jump_up, lo=cb.jump_lo if lower else 0.0, N=0))

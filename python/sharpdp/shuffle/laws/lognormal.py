@@ -385,6 +385,31 @@ class LognormalLaw(Law):
         out[good] = f[good]
         return out
 
+    def density_lo(self, s):
+        """Lower bounds (elementwise, float64 array) on the density of L at s for the increasing one-term law
+        (``b > 0 = b_minus``, any ``z_lo`` and ``weight``, s inside the range): weight phi(v(s)) / (r (s - a)) with
+        v computed at a larger q = s - a and raised by the margin of :meth:`density_up`; 0 where that does not
+        hold (v(s) < 0 after the margin, s <= a, another law), a valid lower bound. Where v(s) >= 0 the density is
+        non-increasing beyond s (docs/accountant_tail.md §18), so this also bounds its inf over [s', s] for
+        every s' <= s with v(s') >= -r."""
+        s = np.atleast_1d(np.asarray(s, dtype=float))
+        out = np.zeros(s.shape)
+        if not (self._S == 0 and self._G > 0 and self._sign > 0):
+            return out
+        r = self.r
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            q_hi = (s - self.a) * (1 + 2 * _U)
+            lq = np.log(q_hi / self._G)
+            v = (lq + 0.5 * r * r) / r
+            dv = 64 * _U * (2.0 + np.abs(lq) + abs(math.log(self._G)) + r * r + np.abs(np.log(q_hi))) / r \
+                + 64 * _U * np.abs(v)
+            vb = v + dv  # phi is non-increasing on [0, inf)
+            f = self.weight * np.exp(-0.5 * vb * vb) / (math.sqrt(2 * math.pi) * r * q_hi) * (1 - 1e-12)
+            good = np.isfinite(s) & (s > self.a) & np.isfinite(v) & (v - dv >= 0.0) & (v - dv > self._vlo) & \
+                (v + dv < self._vhi) & np.isfinite(f)
+        out[good] = np.maximum(f[good], 0.0)
+        return out
+
     def spread(self):
         sd = self.std()
         q = abs(self._at(0.6745 * self._sign) - self._at(-0.6745 * self._sign))
