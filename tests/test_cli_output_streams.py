@@ -28,6 +28,8 @@ def test_mean_seeded_warning_once_on_stderr(tmp_path, capsys):
     code, out, err = _run(capsys, *argv)
     assert code == 0, err
     assert err.count(SEEDED_MODE_WARNING) == 1 and f"sharpdp mean: warning: {SEEDED_MODE_WARNING}" in err
+    # said before the calibration's bar, not after the wait
+    assert err.index(SEEDED_MODE_WARNING) < err.index("calibrating"), err
     assert SEEDED_MODE_WARNING not in out and "warning:" not in out
     # the status line stays in the output (it is the run's mode, not the warning)
     assert "randomness : seeded, reproducible (NOT private unless the seed is kept secret)" in out

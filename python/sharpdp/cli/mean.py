@@ -114,11 +114,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                        "not both")
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.seed is not None:  # said before the wait, not after the bars
+        print(f"sharpdp mean: warning: {SEEDED_MODE_WARNING}", file=sys.stderr, flush=True)
     result = _release(args)
     result["reproducible_seeded_mode"] = args.seed is not None
     if args.seed is not None:
         result["warnings"].append(SEEDED_MODE_WARNING)
-        print(f"sharpdp mean: warning: {SEEDED_MODE_WARNING}", file=sys.stderr)
     diagnostics = {k: result.pop(k) for k in DIAGNOSTIC_FIELDS}
     expected_rmse_units = result["expected_rmse_original_units"]
     _warn_outside_bounds(result, from_data=args.bounds_from_data)
