@@ -251,7 +251,7 @@ def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q,
         add = np.zeros(m.shape)
         add[sel] = _curvature_lo(law, T0, m[sel], ml[sel], mh[sel], Q[sel], mu_hi)
         lo_m = lo_m + add
-    lo_m = np.maximum(_dn(lo_m - c * _up(exc)), 0.0)
+    lo_m = np.maximum(_dn(lo_m - _up(c * _up(exc))), 0.0)  # the product rounded up too
     return lo_m
 
 
