@@ -171,3 +171,21 @@ def test_large_n_lower_value_with_the_term_against_the_fft_bracket(monkeypatch, 
     fft = F.certify_bigjump(law, gamma, n, 2e-3)
     assert fft.N > 0 and jlo * (1 - 1e-9) <= fft.upper
     assert jlo >= fft.lower * (1 - 2e-2)
+
+
+def test_upper_values_do_not_depend_on_the_term(monkeypatch):
+    """certify's upper values (and whether it returns a bracket) with the term and with it replaced by 0."""
+    laws = [(HEAVY, 10**5, e) for e in (1.5, 1.9, 2.0, 2.5, 4.0)] + [((0.3, 0.7), 10**6, e) for e in (0.5, 1.0)]
+    got = []
+    for zero in (False, True):
+        if zero:
+            monkeypatch.setattr(C, "_curvature_lo", lambda law, T0, m, *a: np.zeros(m.shape))
+        row = []
+        for g, n, eps in laws:
+            gamma, law = bmg_laws(*g, eps, "zero_out")[0]
+            C._MEMO.clear()
+            cb = C.certify(law, float(gamma), n, 1e-2, F.choose_T0)
+            row.append(None if cb is None else (cb.upper, cb.jump_up, cb.T0))
+        got.append(row)
+    C._MEMO.clear()
+    assert got[0] == got[1] and any(x is not None for x in got[0])
