@@ -404,9 +404,11 @@ class LognormalLaw(Law):
             dv = 64 * _U * (2.0 + np.abs(lq) + abs(math.log(self._G)) + r * r + np.abs(np.log(q_hi))) / r \
                 + 64 * _U * np.abs(v)
             vb = v + dv  # phi is non-increasing on [0, inf)
-            f = self.weight * np.exp(-0.5 * vb * vb) / (math.sqrt(2 * math.pi) * r * q_hi) * (1 - 1e-12)
+            ex = np.exp(-0.5 * vb * vb)
+            f = self.weight * ex / (math.sqrt(2 * math.pi) * r * q_hi) * (1 - 1e-12)
+            # (subnormal intermediates or results lose the relative accuracy the 1e-12 margin covers: 0 there)
             good = np.isfinite(s) & (s > self.a) & np.isfinite(v) & (v - dv >= 0.0) & (v - dv > self._vlo) & \
-                (v + dv < self._vhi) & np.isfinite(f)
+                (v + dv < self._vhi) & np.isfinite(f) & (ex >= 1e-300) & (f >= 1e-300)
         out[good] = np.maximum(f[good], 0.0)
         return out
 
