@@ -34,8 +34,9 @@ _MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below fl
 
 
 def _lse(logs: np.ndarray) -> float:
-    top = float(np.max(logs))
-    return top + math.log(float(np.sum(np.exp(logs - top)))) if math.isfinite(top) else top
+    # (the array methods: the same reductions as np.max / np.sum without their dispatch, a hot path)
+    top = float(logs.max())
+    return top + math.log(float(np.exp(logs - top).sum())) if math.isfinite(top) else top
 
 
 def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
