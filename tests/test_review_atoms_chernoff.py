@@ -318,8 +318,27 @@ def _rr_hs(m: int, h: float, k: int, eps: float) -> float:
 _BISECT_PATHS: dict = {}
 
 
-def _bisect(ca, delta: float, xtol: float) -> float:
-    """Plain bisection on the certified get_delta (the former get_epsilon), from [0, top of the support].
+def _exact_start(ca, delta: float, top: float, exact) -> tuple[float, float]:
+    """A start for _bisect's bracket from the exact divergence: lo where the exact value exceeds delta (so the
+    certified get_delta, never below it, must too: asserted) and hi, 0.1 % above the exact crossing, the gap
+    multiplied by 4 until get_delta(hi) <= delta (at most top). (0, top) when the exact value at 0 is already <= delta."""
+    if exact(0.0) <= delta:
+        return 0.0, top
+    a, b = 0.0, top
+    while b - a > 1e-4 * b:  # the exact crossing (cheap calls), to 1e-4 relative
+        mid = 0.5 * (a + b)
+        a, b = (a, mid) if exact(mid) <= delta else (mid, b)
+    assert ca.get_delta(a) > delta, (delta, a, ca.get_delta(a), exact(a))  # certified >= exact > delta
+    gap = 1e-3 * b
+    while b + gap < top and ca.get_delta(b + gap) > delta:
+        gap *= 4.0
+    return a, min(b + gap, top)
+
+
+def _bisect(ca, delta: float, xtol: float, exact=None) -> float:
+    """Plain bisection on the certified get_delta (the former get_epsilon), from [0, top of the support],
+    or, given the exact divergence, from the bracket :func:`_exact_start` finds (get_delta checked at its
+    ends: fewer halvings, the same kind of reference).
 
     The brackets (lo, hi) visited depend on (ca, delta) only, not on xtol (xtol only says when to stop), so
     the path is kept per (ca, delta) and extended as needed: the answer for any xtol is exactly that of a
@@ -331,7 +350,8 @@ def _bisect(ca, delta: float, xtol: float) -> float:
             _BISECT_PATHS[key] = (ca, None)
         else:
             top = max(sum(c * int(p.losses[-1]) for p, c in zip(ca.pairs(), [c for _, c in ca.parts])) * h, h)
-            _BISECT_PATHS[key] = (ca, [(0.0, top)])  # (ca kept alive: its id is not reused)
+            start = (0.0, top) if exact is None else _exact_start(ca, delta, top, exact)
+            _BISECT_PATHS[key] = (ca, [start])  # (ca kept alive: its id is not reused)
     path = _BISECT_PATHS[key][1]
     if path is None:
         return 0.0
@@ -353,7 +373,7 @@ def _check_epsilon(ca, delta: float, xtol: float, exact=None) -> float:
     assert ca.get_delta(ans) <= delta, (delta, xtol, ans, ca.get_delta(ans))
     if ans > 0:
         assert ca.get_delta(ans * (1 - xtol)) > delta, (delta, xtol, ans, ca.get_delta(ans * (1 - xtol)))
-    bis = _bisect(ca, delta, xtol)
+    bis = _bisect(ca, delta, xtol, exact)
     assert ans * (1 - xtol) <= bis and bis * (1 - xtol) <= ans, (delta, xtol, ans, bis)
     if exact is not None:
         assert exact(ans) <= delta * (1 + 1e-12), (delta, xtol, ans, exact(ans))

@@ -159,11 +159,28 @@ def test_switched_law_large_n_monte_carlo(gamma, sigma0):
     assert r.lower > 0 and r.upper - r.lower <= 0.02 * r.lower
 
 
+PLAIN_CASE = (0.02, 0.5, 4.0, "replace", 100)  # (gamma, sigma0, eps, adjacency, n) of the test below
+
+
+def plain_reference() -> list:
+    """[lower, upper] of the plain engine (``certify_law``, rel_tol 1e-2) on PLAIN_CASE's BMG law."""
+    gamma, sigma0, eps, adjacency, n = PLAIN_CASE
+    g, law = _law(BlanketMixedGaussian(gamma, sigma0, 1), eps, adjacency)
+    old = certify_law(law, g, n, 1e-2, 1)
+    return [old.lower, old.upper]
+
+
 @pytest.mark.slow
 def test_switched_law_against_the_plain_engine():
     """The same law at n = 100: the far-tail bracket and the plain engine's (the old path), both
-    certified, must intersect."""
-    g, law = _law(BlanketMixedGaussian(0.02, 0.5, 1), 4.0, "replace")
-    r = certify(law, g, 100, 1e-2, 1)
-    old = certify_law(law, g, 100, 1e-2, 1)
-    assert r.lower > 0 and max(r.lower, old.lower) <= min(r.upper, old.upper), (r, old)
+    certified, must intersect. The plain engine's bracket (~3.6 s of CPU) is stored
+    (tests/data/make_bigjump_switch_plain_reference.py)."""
+    stored = json.loads((pathlib.Path(__file__).resolve().parent / "data"
+                         / "bigjump_switch_plain_reference.json").read_text())
+    assert tuple(stored["case"]) == PLAIN_CASE
+    old_lower, old_upper = stored["plain"]
+    gamma, sigma0, eps, adjacency, n = PLAIN_CASE
+    g, law = _law(BlanketMixedGaussian(gamma, sigma0, 1), eps, adjacency)
+    r = certify(law, g, n, 1e-2, 1)
+    assert 0 < old_lower <= old_upper
+    assert r.lower > 0 and max(r.lower, old_lower) <= min(r.upper, old_upper), (r, old_lower, old_upper)

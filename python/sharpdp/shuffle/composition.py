@@ -34,8 +34,9 @@ _MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below fl
 
 
 def _lse(logs: np.ndarray) -> float:
-    top = float(np.max(logs))
-    return top + math.log(float(np.sum(np.exp(logs - top)))) if math.isfinite(top) else top
+    # (the array methods: the same reductions as np.max / np.sum without their dispatch, a hot path)
+    top = float(logs.max())
+    return top + math.log(float(np.exp(logs - top).sum())) if math.isfinite(top) else top
 
 
 def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
@@ -492,19 +493,13 @@ class ComposedAccountant:
         if xtol < _MIN_XTOL:
             raise ValueError(f"xtol must be in [{_MIN_XTOL}, 1) (a relative width below float resolution never "
                              f"ends the bisection), got {xtol!r}")
-        prep0 = self._prepare(0.0)
-        # get_delta(0) exceeds delta when a lower value of the same divergence at 0 does (no need to compute it)
-        above0 = isinstance(prep0, _Prepared) and self._finish(0.0, prep0)[0] > delta
-        if not above0 and self.get_delta(0.0) <= delta:
+        prep0, bracket0, beyond, delta_beyond = self._edges()
+        # get_delta(0) exceeds delta when a lower value of the same divergence at 0 does
+        if not bracket0[0] > delta and bracket0[1] <= delta:
             return 0.0
-        h = self.value_discretization_interval
-        # just beyond the top of the composed support only the infinity mass is left (the engine's error
-        # terms of a window that still touches the support would be charged at the top itself)
-        top = sum(part.count * part.kmax for part in self._parts(False)) * h
-        beyond = max(top * (1.0 + 1e-12) + h, h)
-        if self.get_delta(beyond) > delta:
+        if delta_beyond > delta:
             raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
-                             f"{self.get_delta(beyond)!r}; no epsilon reaches it")
+                             f"{delta_beyond!r}; no epsilon reaches it")
         lo, hi = 0.0, beyond
         model = self._model_root(delta, lo, hi, xtol, prep0) if isinstance(prep0, _Prepared) else None
         if model is not None:
@@ -527,6 +522,22 @@ class ComposedAccountant:
             else:
                 lo = mid
         return hi
+
+    def _edges(self) -> tuple:
+        """get_epsilon's delta-independent start, memoised per instance (like the parts): the window
+        prepared at eps = 0, its (lower, upper) value there (:meth:`_bracket` at 0, so the upper one
+        is ``get_delta(0)``), a point beyond the top of the composed support and ``get_delta`` there."""
+        memo = self.__dict__.setdefault("_parts_cache", {})
+        if "edges" not in memo:
+            prep0 = self._prepare(0.0)
+            bracket0 = self._finish(0.0, prep0) if isinstance(prep0, _Prepared) else prep0
+            h = self.value_discretization_interval
+            # just beyond the top of the composed support only the infinity mass is left (the engine's
+            # error terms of a window that still touches the support would be charged at the top itself)
+            top = sum(part.count * part.kmax for part in self._parts(False)) * h
+            beyond = max(top * (1.0 + 1e-12) + h, h)
+            memo["edges"] = (prep0, bracket0, beyond, self.get_delta(beyond))
+        return memo["edges"]
 
     def _model_root(self, delta: float, lo: float, hi: float, xtol: float,
                     prep: _Prepared) -> tuple[float, _Prepared] | None:

@@ -141,14 +141,23 @@ def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _compositions(total: int, parts: int) -> np.ndarray:
     """All count vectors c >= 0 of length ``parts`` with sum(c) <= total (int64, one per row)."""
-    counts = np.zeros((1, 0), dtype=np.int64)
-    used = np.zeros(1, dtype=np.int64)  # row sums so far (column by column: numpy's axis-1 sum is slow)
+    # column by column, each row of the prefix repeated once per value of the next column; the
+    # parent of every final row is tracked instead of copying the growing matrix at every step
+    cols = []
+    used = np.zeros(1, dtype=np.int64)  # row sums so far (numpy's axis-1 sum is slow)
+    parents = []
     for _ in range(parts):
         reps = total - used + 1
-        idx = np.repeat(np.arange(counts.shape[0]), reps)
+        idx = np.repeat(np.arange(used.size), reps)
         cj = np.arange(idx.size) - np.repeat(np.cumsum(reps) - reps, reps)  # 0 .. reps - 1 per row
-        counts = np.column_stack([counts[idx], cj])
+        parents.append(idx)
+        cols.append(cj)
         used = used[idx] + cj
+    counts = np.empty((used.size, parts), dtype=np.int64)
+    rows = np.arange(used.size)
+    for j in range(parts - 1, -1, -1):  # the last column first, then up through the parents
+        counts[:, j] = cols[j][rows]
+        rows = parents[j][rows]
     return counts
 
 
