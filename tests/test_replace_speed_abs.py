@@ -3,14 +3,19 @@ ViaBottom.split, ViaBottom.leg, ViaBottom._contract).
 
 The new values are checked against those of before (leg B to rel_tol alone: ABS_SHARE = 0 on a fresh
 accountant): the new upper value is at least the old certified lower value (both bound the same chain) and
-within 0.1 rel_tol (of A) of the old upper value; the reported bracket still meets rel_tol. The legs are
+within 0.1 rel_tol (of A) of the old upper value; the reported bracket still meets rel_tol. The old values
+are stored (tests/data/make_replace_speed_abs_reference.py); the cheapest is recomputed live and must match.
+The legs are
 checked against an independent zero-out accountant (its own caches), which shares no state with the replace
 accountant."""
 
 from __future__ import annotations
 
 import functools
+import json
 import math
+import pathlib
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,6 +23,8 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 
 # (sigma0, n, eps): cells where leg B is negligible at some split (cheap ones)
 CELLS = [(1.0, 1000, 0.1), (3.0, 1000, 1.0), (1.0, 50, 4.0), (2.0, 100, 0.5)]
+# (sigma0, n, delta) of the get_epsilon check
+DECIDE = (3.0, 1000, 1e-6)
 
 
 def _acc(sigma0: float, n: int, share: float | None = None, rel_tol: float = 1e-2) -> ShuffleAccountant:
@@ -37,10 +44,31 @@ def _new_report(sigma0: float, n: int, eps: float):
     return acc, acc.report(eps)
 
 
+@functools.lru_cache(maxsize=None)
+def _stored() -> dict:
+    """The old values (ABS_SHARE = 0 on a fresh accountant), stored by
+    tests/data/make_replace_speed_abs_reference.py."""
+    path = pathlib.Path(__file__).resolve().parent / "data" / "replace_speed_abs_reference.json"
+    return json.loads(path.read_text())
+
+
+def test_stored_old_values_are_current():
+    """The cheapest stored old report (sigma0 = 3, n = 1000, eps = 1) recomputed live: a change of the
+    engine's values shows up as a stale reference."""
+    data = _stored()
+    assert data["rel_tol"] == 1e-2
+    assert [(r["sigma0"], r["n"], r["epsilon"]) for r in data["reports"]] == CELLS
+    g = data["get_epsilon"]
+    assert (g["sigma0"], g["n"], g["delta"]) == DECIDE
+    row = data["reports"][1]
+    live = _acc(row["sigma0"], row["n"], share=0.0).report(row["epsilon"])
+    assert live.lower == pytest.approx(row["lower"], rel=1e-9) and live.upper == pytest.approx(row["upper"], rel=1e-9)
+
+
 @pytest.mark.parametrize("sigma0,n,eps", CELLS)
 def test_new_bracket_against_old(sigma0, n, eps):
     new = _new_report(sigma0, n, eps)[1]
-    old = _acc(sigma0, n, share=0.0).report(eps)
+    old = next(SimpleNamespace(**r) for r in _stored()["reports"] if (r["sigma0"], r["n"], r["epsilon"]) == (sigma0, n, eps))
     rt = 1e-2
     assert new.upper >= old.lower * (1 - 1e-12), (new, old)
     assert new.upper <= old.upper * (1 + rt), (new.upper, old.upper)
@@ -91,10 +119,9 @@ def test_negligible_leg_stops_early_and_stays_an_upper_bound():
 def test_decide_upper_values_against_old():
     """get_epsilon's decide path (§9.2) uses the absolute target: its answer stays within the accountant's
     rel_tol of the old one's delta and its get_delta at the answer is <= delta."""
-    delta = 1e-6
-    new = _acc(3.0, 1000)
+    sigma0, n, delta = DECIDE
+    new = _acc(sigma0, n)
     e_new = new.get_epsilon(delta)
     assert new.get_delta(e_new) <= delta
-    old = _acc(3.0, 1000, share=0.0)
-    e_old = old.get_epsilon(delta)
+    e_old = _stored()["get_epsilon"]["epsilon"]  # (stored; ABS_SHARE = 0 on a fresh accountant)
     assert abs(e_new - e_old) <= 0.02 * e_old, (e_new, e_old)

@@ -64,8 +64,11 @@ def _table_laws(P, eps, adjacency):
 
 
 def _dup_table(P, eps, n, adjacency):
+    """Max of the exact D_up over the table's laws. D_up is a symmetric function of the atoms (a sum over all
+    M-tuples), so laws whose atom multisets are equal (every ordered pair of k-RR) are enumerated once."""
     with mp.workdps(30):
-        return float(max(_dup_atoms(g, a, n) for g, a in _table_laws(P, eps, adjacency)))
+        laws = {(g, tuple(sorted(a))) for g, a in _table_laws(P, eps, adjacency)}
+        return float(max(_dup_atoms(g, list(a), n) for g, a in laws))
 
 
 def _krr_table(k, e0):
