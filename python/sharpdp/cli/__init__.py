@@ -104,6 +104,13 @@ SEEDED_MODE_WARNING = ("--seed: seeded, reproducible mode: anyone who knows the 
                        "by fresh OS entropy")
 
 
+def warn_seeded(command: str, seed: int | None) -> None:
+    """Print :data:`SEEDED_MODE_WARNING` on stderr when ``seed`` is given: once the input is known to be valid
+    and before the wait (calibration bars), so that it is not lost after them."""
+    if seed is not None:
+        print(f"sharpdp {command}: warning: {SEEDED_MODE_WARNING}", file=sys.stderr, flush=True)
+
+
 def release_rng(seed: int | None) -> np.random.Generator | None:
     """The ``rng`` a CLI release hands to the library: None (the library's secure generator, keyed by
     fresh OS entropy; no seed exists) without ``--seed``, a seeded numpy Generator with it.

@@ -21,6 +21,7 @@ from sharpdp.cli import (
     parse_bounds_option,
     release_rng,
     slow_note,
+    warn_seeded,
 )
 
 
@@ -143,6 +144,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
         bounds = None if args.bounds is None else parse_bounds_option(args, columns, skipped_notes)
+        warn_seeded("mean", args.seed)
         with _engine(args, "mean") as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
             res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),

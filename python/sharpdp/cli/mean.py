@@ -114,9 +114,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                        "not both")
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
-    if args.seed is not None:  # said before the wait, not after the bars
-        print(f"sharpdp mean: warning: {SEEDED_MODE_WARNING}", file=sys.stderr, flush=True)
-    result = _release(args)
+    result = _release(args)  # (says the seeded-mode warning once the input is valid, before the bars)
     result["reproducible_seeded_mode"] = args.seed is not None
     if args.seed is not None:
         result["warnings"].append(SEEDED_MODE_WARNING)
@@ -220,7 +218,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
     from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
-                             option_error, parse_bounds_option, release_rng)
+                             option_error, parse_bounds_option, release_rng, warn_seeded)
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
@@ -276,6 +274,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
                         "output nearly independent of every row; the estimate is useless (pick epsilon > 0)")
     for w in warnings:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
+    warn_seeded("mean", args.seed)
     scaling = datasets.UnitBallScaling(bounds)
     z, n_clipped = scaling.to_unit_ball(table.data)
     if rounds == 1 and epsilon > LARGE_EPSILON and n < LARGE_EPSILON_N:  # said before the wait
