@@ -358,3 +358,14 @@ def test_no_citation_of_the_tracker():
             if p.suffix in (".py", ".md", ".cpp", ".hpp") and p != pathlib.Path(__file__)
             for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if pattern.search(line)]
     assert hits == []
+
+
+def test_engine_never_dispatches_on_a_law_class():
+    """A law family plugs into the engine through the ``Law`` interface alone (``atoms()``, ``one_term()``,
+    stop-loss and tail bounds): no ``isinstance(x, SomeLaw)`` in the accountant, profile or pair modules."""
+    pattern = re.compile(r"isinstance\([^)]*\b\w*Law\b")
+    engine = sorted((PKG / "shuffle" / "accountant").glob("*.py")) + [PKG / "shuffle" / "profile.py",
+                                                                       PKG / "shuffle" / "pair.py"]
+    hits = [f"{p.name}:{i}" for p in engine for i, line in enumerate(p.read_text().splitlines(), 1)
+            if pattern.search(line)]
+    assert hits == []

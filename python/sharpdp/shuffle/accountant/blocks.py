@@ -276,9 +276,10 @@ class Blocks:
 
 def block(gamma: float, law: Law, n: int) -> Blocks | None:
     """_block_law, memoised on (gamma, atoms, n): get_epsilon's phases revisit the same epsilons."""
-    if not isinstance(law, FiniteLaw) or n < 2:
+    at = law.atoms()
+    if at is None or n < 2:
         return None
-    key = (gamma, law.values.tobytes(), law.probs.tobytes(), n, law.value_error)
+    key = (gamma, at[0].tobytes(), at[1].tobytes(), n, law.value_error)
     if key in _BLOCK_CACHE:
         return _BLOCK_CACHE[key]
     out = _block_law(gamma, law, n)
@@ -304,10 +305,11 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     values as compensated sums of exact products. E|S - S'| <= (n/t) t max|L| P(M > M*) gives
     the truncation term, charged in D units (divided by n gamma).
     """
-    if not isinstance(law, FiniteLaw) or n < 2:
+    at = law.atoms()
+    if at is None or n < 2:
         return None
-    keep = law.probs > 0
-    a, pa = law.values[keep], law.probs[keep]
+    keep = at[1] > 0
+    a, pa = at[0][keep], at[1][keep]
     m1 = a.size
     if m1 < 1 or not (0.0 < gamma <= 1.0):
         return None

@@ -19,6 +19,7 @@ returned only when its bracket is narrow; otherwise the FFT treatment computes i
 from __future__ import annotations
 
 import math
+from typing import cast
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -58,7 +59,7 @@ def eligible(law: Law, gamma: float, n: int) -> bool:
     """The law is an increasing one-term lognormal law on its whole range, with a negative mean, n >= 2 and
     0 < gamma < 1 (the binomial's Chernoff tails divide by log(1 - gamma)); r^2 < 700 (e^{r^2}, the second moment,
     stays finite)."""
-    one = law.one_term() if isinstance(law, LognormalLaw) else None
+    one = law.one_term()
     return (one is not None and n >= 2 and 0.0 < gamma < 1.0 and one[0] + one[1] < 0.0
             and one[2] * one[2] < 700.0)
 
@@ -304,7 +305,7 @@ def jump_bracket(law: Law, gamma: float, n: int, T0: float) -> tuple[float, floa
     pass. ValueError for a law that is not eligible."""
     if not eligible(law, gamma, n) or not T0 > 0:
         raise ValueError("jump_bracket needs an eligible law (LognormalLaw.one_term, negative mean), n >= 2, T0 > 0")
-    assert isinstance(law, LognormalLaw)  # (eligible)
+    law = cast(LognormalLaw, law)  # (eligible: one_term() is the lognormal family's)
     up, lo = _jump(law, gamma, n, float(T0), True)
     return lo, up
 
@@ -315,7 +316,7 @@ def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
     1.0 where not available."""
     if not eligible(law, gamma, n):
         return 1.0
-    assert isinstance(law, LognormalLaw)  # (eligible)
+    law = cast(LognormalLaw, law)  # (eligible: one_term() is the lognormal family's)
     mean_l = law.one_term()[0] + law.one_term()[1]
     mm = (n - 1) * gamma * mean_l
     t, y = 0.5 * abs(mm), 0.25 * abs(mm)
@@ -354,7 +355,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     the clamp (any T0 > 0 is valid)."""
     if not eligible(law, gamma, n):
         return None
-    assert isinstance(law, LognormalLaw)  # (eligible)
+    law = cast(LognormalLaw, law)  # (eligible: one_term() is the lognormal family's)
     a, G, r = law.one_term()
     key = (a, G, r, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC)
     if key in _MEMO:  # (the same floats: the value depends on these only)
@@ -417,7 +418,7 @@ def with_curvature(cb: ConcentratedBracket, law: Law, gamma: float, n: int) -> C
     upper value); kept in the memo."""
     if cb.curved:
         return cb
-    assert isinstance(law, LognormalLaw)  # (eligible: certify returned a bracket)
+    law = cast(LognormalLaw, law)  # (eligible: certify returned a bracket; one_term() is the lognormal family's)
     jlo = max(cb.jump_lo, _jump_lower(law, gamma, n, cb.T0))
     out = replace(cb, lower=max(cb.lower, jlo * (1 - 1e-9)), jump_lo=jlo, curved=True)
     a, G, r = law.one_term()

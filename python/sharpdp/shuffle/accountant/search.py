@@ -25,7 +25,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TI
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (re-exported: the tests' reference)
 from sharpdp.shuffle.contract import surcharge
-from sharpdp.shuffle.laws import FiniteLaw, laws_for
+from sharpdp.shuffle.laws import laws_for
 
 #: phase 1's grid step over sd (docs/accountant.md §8) ...
 _H_RATIO = 0.125
@@ -66,10 +66,11 @@ def phase1_h_ratio(law: Any, gamma: float) -> float:
     at large eps0: one near -e^eps k) make sd, and a step sd/8, far coarser than the atoms near 0
     that decide the value; the blocks' sd scales the same way (variances add), so the ratio
     carries over to the block law."""
-    if not isinstance(law, FiniteLaw) or law.values.size < 2:
+    at = law.atoms()
+    if at is None or at[0].size < 2:
         return _H_RATIO
-    base = _H_RATIO_TWO if law.values.size == 2 else _H_RATIO  # (binary RR: docs/accountant_atoms.md §8)
-    v, p = law.values, law.probs
+    v, p = at
+    base = _H_RATIO_TWO if v.size == 2 else _H_RATIO  # (binary RR: docs/accountant_atoms.md §8)
     top = float(np.max(v))
     if not top > 0.0:
         return base
@@ -137,8 +138,8 @@ def _upward_end(below: Callable[[float], bool], x: float, cap: float) -> float:
 
 
 def _two_atoms(pairs: Any) -> bool:
-    """Every law a :class:`FiniteLaw` with two atoms (binary RR under either adjacency)."""
-    return all(isinstance(law, FiniteLaw) and law.values.size == 2 for _, law in pairs)
+    """Every law one of two atoms (binary RR under either adjacency)."""
+    return all((at := law.atoms()) is not None and at[0].size == 2 for _, law in pairs)
 
 
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
@@ -417,7 +418,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
     # atom laws only (their loose pass is one cheap blocked pass; a heavy-tailed law's may cost
     # as much as get_delta itself)
-    atoms = all(isinstance(law, FiniteLaw) for _, law in laws_at(min(r1, EPS_CAP)))
+    atoms = all(law.atoms() is not None for _, law in laws_at(min(r1, EPS_CAP)))
 
     def lower_far(e: float) -> float:
         """lower_near, and for atom laws away from the phase-1 model's root (or without a model)
@@ -544,7 +545,7 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     # the law of largest cap first: where it decides "above", the others are not certified (no
     # law's run depends on the others: no negligible stop here, docs/accountant_atoms.md §8)
     pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
-    if not all(isinstance(law, FiniteLaw) for _, law in pairs):
+    if not all(law.atoms() is not None for _, law in pairs):
         # (the far-tail treatment's refinement is not a sequence of passes): get_delta's value before its
         # running minimum, as for the atom laws (docs/accountant_atoms.md §8)
         return min(max(float(acc.report(e).upper), TINY), 1.0)

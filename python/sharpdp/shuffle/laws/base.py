@@ -171,6 +171,18 @@ class Law:
         """(mass, E[L - c; part], E[(L - c)^2; part]) of the (sub-)law (``second=False``: the last one NaN)."""
         raise NotImplementedError
 
+    # capabilities the engine's special treatments ask for (a law family opts in by overriding them; the engine
+    # never dispatches on the class)
+    def atoms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(values, probs) of a law with finitely many atoms (the blocks and exact atom sums of
+        docs/accountant.md §5 use them), else None."""
+        return None
+
+    def one_term(self) -> tuple[float, float, float] | None:
+        """(a, G, r) when L = a + G exp(r V - r^2/2), V standard normal, on the whole range with weight 1
+        (the closed-form deep tail of docs/accountant_tail.md §18 uses it), else None."""
+        return None
+
 
 class UnitBoundLaw(Law):
     """Stand-in for a law whose closed forms leave the double range but whose blanket divergence

@@ -28,6 +28,9 @@ class FiniteLaw(Law):
         value_error negative or not finite.
     """
 
+    def atoms(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.values, self.probs
+
     def __init__(self, values, probs, value_error=0.0):
         self.value_error = V.real("value_error", value_error, lo=0.0)
         v = V.real_array("values", values, ndim=1, allow_empty=True)
