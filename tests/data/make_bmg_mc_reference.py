@@ -9,12 +9,7 @@ from the repository root:
 
 from __future__ import annotations
 
-import json
-import pathlib
-import sys
-
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from _store import DATA as HERE, write_store  # noqa: E402  (puts tests/ on sys.path)
 
 from test_shuffle_accountant import BMG_MC_CASES, bmg_mc  # noqa: E402
 
@@ -22,8 +17,7 @@ from test_shuffle_accountant import BMG_MC_CASES, bmg_mc  # noqa: E402
 def main() -> None:
     out = HERE / "bmg_mc_reference.json"
     rows = {repr(c): bmg_mc(*c) for c in BMG_MC_CASES}
-    out.write_text(json.dumps({"source": "tests/data/make_bmg_mc_reference.py", **rows}, indent=1) + "\n")
-    print(f"wrote {out} ({out.stat().st_size} bytes)")
+    write_store(out, {"source": "tests/data/make_bmg_mc_reference.py", **rows})
 
 
 if __name__ == "__main__":

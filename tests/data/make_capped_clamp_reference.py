@@ -8,12 +8,7 @@ and of the result, ~3.5 s of CPU), which the test computed live before. Run from
 
 from __future__ import annotations
 
-import json
-import pathlib
-import sys
-
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from _store import DATA as HERE, write_store  # noqa: E402  (puts tests/ on sys.path)
 
 from test_shuffle_api_edges import CAPPED_CLAMP_CASE, capped_clamp_reference  # noqa: E402
 
@@ -22,8 +17,7 @@ def main() -> None:
     out = HERE / "capped_clamp_reference.json"
     row = {"source": "tests/data/make_capped_clamp_reference.py", "case": list(CAPPED_CLAMP_CASE),
            **capped_clamp_reference()}
-    out.write_text(json.dumps(row, indent=1) + "\n")
-    print(f"wrote {out} ({out.stat().st_size} bytes)")
+    write_store(out, row)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,7 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import json
-import pathlib
-import sys
-
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from _store import DATA as HERE, write_store  # noqa: E402  (puts tests/ on sys.path)
 
 from test_shuffle_accountant_edges import N2_CASES, n2_reference  # noqa: E402
 
@@ -22,8 +17,7 @@ from test_shuffle_accountant_edges import N2_CASES, n2_reference  # noqa: E402
 def main() -> None:
     out = HERE / "n2_quadrature_reference.json"
     rows = {repr(c): n2_reference(*c) for c in N2_CASES}
-    out.write_text(json.dumps({"source": "tests/data/make_n2_quadrature_reference.py", **rows}, indent=1) + "\n")
-    print(f"wrote {out} ({out.stat().st_size} bytes)")
+    write_store(out, {"source": "tests/data/make_n2_quadrature_reference.py", **rows})
 
 
 if __name__ == "__main__":

@@ -10,14 +10,9 @@ Run from the repository root (~1.5 s of CPU):
 
 from __future__ import annotations
 
-import json
-import pathlib
-import sys
-
 import mpmath
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from _store import DATA as HERE, write_store  # noqa: E402  (puts tests/ on sys.path)
 
 from test_samplers_exact import _cdf60, entries_digest  # noqa: E402
 
@@ -34,9 +29,7 @@ def main() -> None:
             ref = [int(mpmath.nint(_cdf60(s, j) * mpmath.mpf(2) ** 128)) for j in range(J)]
         out["scales"][repr(s)] = {"size": J, "sha256": entries_digest(ref)}
         print(s, J, flush=True)
-    path = HERE / "samplers_exact_reference.json"
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path} ({path.stat().st_size} bytes)")
+    write_store(HERE / "samplers_exact_reference.json", out)
 
 
 if __name__ == "__main__":

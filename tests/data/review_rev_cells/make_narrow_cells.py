@@ -8,7 +8,6 @@ test uses the store only when the kernel's edges are these) and the exact (mass,
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 import sys
@@ -16,7 +15,9 @@ import sys
 import mpmath as mp
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))
+sys.path.insert(0, str(HERE.parent))
+
+from _store import write_store  # noqa: E402  (puts tests/ on sys.path)
 
 from test_review_rev_cells import exact_cells, kernel_cells, narrow_case  # noqa: E402
 
@@ -31,9 +32,7 @@ def main() -> None:
             out["cases"][f"{kind} {v0!r}"] = {"v": [float(e).hex() for e in v],
                                               "cells": [[mp.nstr(me, 70), mp.nstr(we, 70)] for me, we in cells]}
             print(kind, v0, flush=True)
-    path = HERE / "narrow_cells.json"
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path} ({path.stat().st_size} bytes)")
+    write_store(HERE / "narrow_cells.json", out)
 
 
 if __name__ == "__main__":

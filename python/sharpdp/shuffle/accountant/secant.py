@@ -42,33 +42,47 @@ def secant_point(ld: float, lo: float, ulo: float, hi: float, uhi: float, tol: f
 
 
 def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
-           tol: float) -> tuple[float, float, float, float]:
+           tol: float, *, model: Callable[..., float | None] | None = None,
+           above: list[tuple[float, float]] | None = None) -> tuple[float, float, float, float]:
     """Root search of get_epsilon: secant on log delta (aimed a little past the root, then a
     probe just below it) with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <=
     delta < fun(lo).
     Stops at hi <= 1e-15 nats (a verified answer; only reached when fun drops below delta
-    right after 0, e.g. a coarse upper value below get_delta(0))."""
+    right after 0, e.g. a coarse upper value below get_delta(0)).
+    With ``above`` (a list, the close of replace-one through bot): every point found above delta is
+    appended to it, the secant aims at ``model(above, log delta, lo, hi)`` where that is a root inside
+    the bracket, and the probe below a point <= delta is made only where the bracket's secant puts the
+    root above the probe (a value <= delta there is the first split found below it, not the least)."""
     ld = math.log(delta)
     slow = 0
     for _ in range(SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
         if not (hi - lo > tol * hi and hi > 1e-15):
             break
         width = hi - lo
+        r = None if model is None else model(above, ld, lo, hi)
         if slow >= 2 or not (ulo > 0 and uhi > 0):
             x, slow = 0.5 * (lo + hi), 0
         else:
-            x = secant_point(ld, lo, ulo, hi, uhi, tol)
+            x = secant_point(ld, lo, ulo, hi, uhi, tol, r)
         u = fun(x)
         if u <= delta:
             hi, uhi = x, u
             x2 = x * (1.0 - 0.7 * tol)
-            if x2 > lo and hi - lo > tol * hi:
+            near = True
+            if above is not None:
+                flo, fhi = math.log(ulo) - ld, math.log(max(uhi, 1e-300)) - ld
+                near = fhi < flo and hi - fhi * (hi - lo) / (fhi - flo) >= x2
+            if near and x2 > lo and hi - lo > tol * hi:
                 u2 = fun(x2)
                 if u2 > delta:
                     lo, ulo = x2, u2
+                    if above is not None:
+                        above.append((lo, ulo))
                 else:
                     hi, uhi = x2, u2
         else:
             lo, ulo = x, u
+            if above is not None:
+                above.append((lo, ulo))
         slow = slow + 1 if hi - lo > 0.5 * width else 0
     return lo, ulo, hi, uhi

@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle.accountant.limits import EPS_MAX, SHRINK_ITERS
-from sharpdp.shuffle.accountant.secant import secant_point
+from sharpdp.shuffle.accountant.limits import EPS_MAX
+from sharpdp.shuffle.accountant.secant import shrink
 
 
 class Decider(Protocol):
@@ -112,37 +112,7 @@ def close(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi
     the caller's): the root of :func:`_model_root` (points above delta), else regula falsi on the bracket's
     ends; each point aimed 0.3 tol hi past the model root, a point <= delta followed by one 0.7 tol below it
     (an accurate model closes the bracket in two evaluations); bisection after two steps that do not halve it."""
-    ld = math.log(delta)
-    slow = 0
-    for _ in range(SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
-        if not (hi - lo > tol * hi and hi > 1e-15):
-            break
-        width = hi - lo
-        r = _model_root(above, ld, lo, hi)
-        if slow >= 2 or not (ulo > 0 and uhi > 0):
-            x, slow = 0.5 * (lo + hi), 0
-        else:
-            x = secant_point(ld, lo, ulo, hi, uhi, tol, r)
-        u = fun(x)
-        if u <= delta:
-            hi, uhi = x, u
-            x2 = x * (1.0 - 0.7 * tol)
-            # the probe just below only where the bracket's secant puts the root above it (a value <= delta is
-            # the first split found below it, not the least: the distance to the root is underestimated)
-            flo, fhi = math.log(ulo) - ld, math.log(max(uhi, 1e-300)) - ld
-            near = fhi < flo and hi - fhi * (hi - lo) / (fhi - flo) >= x2
-            if near and x2 > lo and hi - lo > tol * hi:
-                u2 = fun(x2)
-                if u2 > delta:
-                    lo, ulo = x2, u2
-                    above.append((lo, ulo))
-                else:
-                    hi, uhi = x2, u2
-        else:
-            lo, ulo = x, u
-            above.append((lo, ulo))
-        slow = slow + 1 if hi - lo > 0.5 * width else 0
-    return hi
+    return shrink(fun, delta, lo, ulo, hi, uhi, tol, model=_model_root, above=above)[2]
 
 
 def vertex(best: Any, seen: list[Any], step: float) -> float | None:
