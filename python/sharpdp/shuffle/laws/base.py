@@ -148,7 +148,11 @@ class Law:
 
     # --- the vectorised interface of the far-tail treatment (docs/accountant_tail.md §4) ---
     continuous = False  # a law with a density part (the far-tail treatment and the clamped cap apply)
-    atomic = False  # finitely many atoms (exact blocks apply, docs/accountant.md §5)
+
+    @property
+    def atomic(self) -> bool:
+        """Finitely many atoms (exact blocks apply, docs/accountant.md §5): :meth:`atoms` is not None."""
+        return self.atoms() is not None
 
     def stop_loss(self, t) -> tuple[np.ndarray, np.ndarray]:
         """Vectorised rigorous bracket (lo, up) of tau(t) = E[(L - t)_+] for an array t (float64,

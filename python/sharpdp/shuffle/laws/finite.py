@@ -29,6 +29,7 @@ class FiniteLaw(Law):
     """
 
     def atoms(self) -> tuple[np.ndarray, np.ndarray]:
+        """(values, probs): the law's atoms (so ``atomic`` is True)."""
         return self.values, self.probs
 
     def __init__(self, values, probs, value_error=0.0):
@@ -115,7 +116,6 @@ class FiniteLaw(Law):
         s = float(np.dot(np.maximum(-B - self.values, 0.0), self.probs))
         return s * (1.0 + 1e-12)
 
-    atomic = True
 
     def stop_loss(self, t):
         t = np.atleast_1d(np.asarray(t, dtype=float))
