@@ -144,6 +144,8 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         bounds_choice(args, columns)  # data-derived bounds only with --bounds-from-data (CliError otherwise)
         d = len(columns)
         bounds = None if args.bounds is None else parse_bounds_option(args, columns, skipped_notes)
+        for w in skipped_notes:  # before any pass over the data (a --columns can still be given)
+            print(f"sharpdp mean: warning: {w}", file=sys.stderr, flush=True)
         warn_seeded("mean", args.seed)
         with _engine(args, "mean") as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
@@ -151,9 +153,10 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
                                client=engine.client, threads=args.threads or 1, progress=True)
     except ValueError as exc:
         raise option_error(exc, names) from None
-    warnings = skipped_notes + ([] if res.bounds_public else [datasets.data_bounds_warning("--bounds")])
-    for w in warnings:
+    late = [] if res.bounds_public else [datasets.data_bounds_warning("--bounds")]
+    for w in late:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
+    warnings = skipped_notes + late
     bmg, n = res.randomizer, res.n
     scaling = datasets.UnitBallScaling(res.bounds)
     true_z = res.true_mean_clipped_scaled
