@@ -97,9 +97,9 @@ def test_metric_domain_and_map_conventions():
     z = make_shuffled_round(sh.ShuffleAccountant(rr, 40, "zero_out"))
     assert str(z.input_metric) == ZERO_OUT_DISTANCE
     assert z.map(0).delta(0.0) == 0.0
-    with pytest.raises(odp_mod.OpenDPException, match="d_in"):
+    with pytest.raises(ValueError, match="^d_in"):
         z.map(2)
-    with pytest.raises(odp_mod.OpenDPException, match="epsilon must be >= 0"):
+    with pytest.raises(ValueError, match="^epsilon must be >= 0"):
         z.map(1).delta(-0.1)
     with pytest.raises(TypeError, match="accountant"):
         make_shuffled_round(rr)
@@ -121,7 +121,7 @@ def test_release_is_the_randomizer_then_a_shuffle():
     g = np.random.default_rng(11)
     expected = BMG.sample(x, rng=g)[g.permutation(500)]
     np.testing.assert_array_equal(got, expected)
-    with pytest.raises(odp_mod.OpenDPException, match="x must hold"):
+    with pytest.raises(ValueError, match="^x must hold"):
         make_shuffled_round(acc, rng=11)(x[:10])
 
 
@@ -160,6 +160,45 @@ def test_profile_is_non_increasing(e1, e2):
 
 
 _RR_PROFILE = make_shuffled_round(sh.ShuffleAccountant(sh.RandomizedResponse(k=2, epsilon0=1.0), 30)).map(1)
+
+
+def test_sharpdp_errors_arrive_as_themselves():
+    """sharpdp's own errors reach the caller with sharpdp's type and message (not OpenDP's FFI wrapper whose
+    message is a trace ending in them): checked before OpenDP runs (record count, d_in, epsilon) or raised
+    by the sampler inside OpenDP's call (a category outside [0, k)) and re-raised as itself. Through an
+    OpenDP combinator the call is OpenDP's: its OpenDPException, sharpdp's message at the end."""
+    rr = sh.RandomizedResponse(k=2, epsilon0=1.0)
+    m = make_shuffled_round(sh.ShuffleAccountant(rr, 30), rng=2)
+    cases = [(lambda: m(np.zeros(29, dtype=np.int64)), "x must hold the n = 30 users' records, got 29"),
+             (lambda: m.invoke(np.full(30, 5, dtype=np.int64)), "x must hold categories in [0, 2), found 5"),
+             (lambda: m.map(3), "d_in: the shuffle accountant bounds one differing user (d_in <= 1), got 3"),
+             (lambda: m.map(-1), "d_in must be >= 0, got -1"),
+             (lambda: m.check(2, 1.0), "d_in: the shuffle accountant bounds one differing user"),
+             (lambda: m.map(1).delta(-0.5), "epsilon must be >= 0, got -0.5"),
+             (lambda: m.map(0).delta(float("nan")), "epsilon must be >= 0, got nan")]
+    for call, message in cases:
+        with pytest.raises(ValueError) as info:
+            call()
+        assert not isinstance(info.value, odp_mod.OpenDPException)
+        assert str(info.value).startswith(message), str(info.value)
+    with pytest.raises(ValueError, match="^d_in must be an integer"):
+        m.map(1.5)
+    with pytest.raises(TypeError, match="^epsilon must be a real number"):
+        m.map(1).delta("0.5")
+    # the measurement still works, directly and in OpenDP's combinators
+    assert sorted(set(m(np.ones(30, dtype=np.int64)).tolist())) <= [0, 1]
+    assert 0.0 < m.map(1).delta(0.5) == sh.privacy_profile(sh.ShuffleAccountant(rr, 30), 0.5)
+    dp.enable_features("contrib")
+    try:
+        both = dp.c.make_composition([dp.c.make_fix_delta(m, 1e-6)] * 2)
+        with pytest.raises(odp_mod.OpenDPException) as info:
+            both(np.full(30, 5, dtype=np.int64))
+        assert str(info.value).rstrip().endswith('found 5\n")'), str(info.value)[-200:]
+    finally:
+        dp.disable_features("contrib")
+    # OpenDP's own errors stay OpenDP's (no stale sharpdp error from the failed composed call above)
+    with pytest.raises(odp_mod.OpenDPException, match="between zero and one"):
+        m.map(1).epsilon(2.0)
 
 
 def test_uncertified_randomizer_is_refused():

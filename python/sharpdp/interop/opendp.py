@@ -23,6 +23,14 @@ bounds one differing user; group privacy is not certified by it). OpenDP's
 the target, so its epsilon is certified too (``docs/embedding.md`` §2). Each curve value is one
 certified accountant evaluation (cached per epsilon): ``epsilon(delta)`` costs about 60 of them.
 
+Errors: OpenDP reports an exception raised inside a user callback as an ``OpenDPException`` whose
+message is an FFI trace with the callback's own message at its end. The measurement returned here checks
+what it can before OpenDP runs (the number of records at ``invoke``, ``d_in`` at ``map`` and ``check``,
+epsilon at the profile's ``delta``) and re-raises sharpdp's own exception (e.g. the sampler's ValueError
+for a record outside its input domain) in place of OpenDP's wrapper, so the caller sees sharpdp's type and
+message. Inside OpenDP's combinators (``make_composition``, ``make_fix_delta``, chains) the call is
+OpenDP's and the ``OpenDPException`` stays, sharpdp's message at the end of its trace.
+
 OpenDP marks measurements built from user callbacks with its ``honest-but-curious`` feature:
 OpenDP does not vouch for the map; sharpdp's certificate does. The feature (and ``contrib``) is
 enabled only while the measurement and each profile are built, then restored; the caller's
@@ -34,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -175,17 +184,100 @@ class _RoundCurve:
         self.accountant = accountant
 
     def __call__(self, epsilon: float) -> float:
-        eps = float(epsilon)
-        if math.isnan(eps) or eps < 0.0:
-            raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+        eps = _check_epsilon(epsilon)
         return min(max(float(privacy_profile(self.accountant, eps)), 0.0), 1.0)
 
 
 def _zero_curve(epsilon: float) -> float:
     """The profile of d_in = 0 (the same dataset): delta(eps) = 0 for every eps >= 0."""
-    if math.isnan(float(epsilon)) or float(epsilon) < 0.0:
-        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+    _check_epsilon(epsilon)
     return 0.0
+
+
+def _check_epsilon(epsilon: Any) -> float:
+    """The profile's epsilon as a float, ValueError unless it is a number >= 0 (OpenDP's contract for a
+    privacy profile: no negative or NaN epsilon)."""
+    try:
+        if isinstance(epsilon, (str, bytes, bool, np.bool_)):
+            raise TypeError
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__}") from None
+    if math.isnan(eps) or eps < 0.0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+    return eps
+
+
+def _check_d_in(d_in: Any) -> int:
+    """d_in of the privacy map: an integer 0 or 1 (ValueError naming ``d_in`` otherwise)."""
+    d = V.integer("d_in", d_in, lo=0)
+    if d > 1:
+        raise ValueError(f"d_in: the shuffle accountant bounds one differing user (d_in <= 1), got {d}; "
+                         "group privacy is not certified by it")
+    return d
+
+
+class _Raised(threading.local):
+    """The last exception a callback of one measurement raised in this thread (None once reported)."""
+
+    error: BaseException | None = None
+
+
+def _unwrapped(raised: _Raised, call):
+    """``call()``; an ``OpenDPException`` that wraps an exception of one of our callbacks (raised during this
+    call) is replaced by that exception itself, whose message is sharpdp's."""
+    raised.error = None
+    try:
+        return call()
+    except _odp_mod.OpenDPException:
+        inner, raised.error = raised.error, None
+        if inner is None:
+            raise
+        raise inner from None
+
+
+class _RoundProfile(_odp_mod.PrivacyProfile):
+    """OpenDP's PrivacyProfile of one round, with epsilon checked before OpenDP's call and the callback's
+    own exception re-raised (module docstring, Errors)."""
+
+    _raised: _Raised
+
+    def delta(self, epsilon):
+        eps = _check_epsilon(epsilon)
+        return _unwrapped(self._raised, lambda: super(_RoundProfile, self).delta(eps))
+
+    def epsilon(self, delta):
+        return _unwrapped(self._raised, lambda: super(_RoundProfile, self).epsilon(delta))
+
+
+class _RoundMeasurement(_odp_mod.Measurement):
+    """The OpenDP Measurement of :func:`make_shuffled_round` (a ``Measurement``: every OpenDP combinator
+    takes it) whose ``invoke``, ``map`` and ``check`` check their argument first and re-raise the callback's
+    own exception in place of OpenDP's wrapper (module docstring, Errors)."""
+
+    _type_ = _odp_mod.Measurement._type_  # (the same ctypes pointer: OpenDP's functions take it unchanged)
+    _n: int
+    _raised: _Raised
+
+    def invoke(self, arg):
+        if hasattr(arg, "__len__") and not isinstance(arg, (str, bytes)) and len(arg) != self._n:
+            raise ValueError(f"x must hold the n = {self._n} users' records, got {len(arg)}")
+        return _unwrapped(self._raised, lambda: super(_RoundMeasurement, self).invoke(arg))
+
+    def __call__(self, arg):
+        return self.invoke(arg)
+
+    def map(self, d_in):
+        _check_d_in(d_in)
+        out = _unwrapped(self._raised, lambda: super(_RoundMeasurement, self).map(d_in))
+        if type(out) is _odp_mod.PrivacyProfile:
+            out.__class__ = _RoundProfile
+            out._raised = self._raised
+        return out
+
+    def check(self, d_in, d_out, *, debug=False) -> bool:
+        _check_d_in(d_in)
+        return _unwrapped(self._raised, lambda: super(_RoundMeasurement, self).check(d_in, d_out, debug=debug))
 
 
 def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng: Any = None,
@@ -219,7 +311,12 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         profile, d_in = 1 -> an OpenDP ``PrivacyProfile`` whose ``delta(eps)`` is the
         accountant's certified upper value ``privacy_profile(accountant, eps)`` and whose
         ``epsilon(delta)`` is OpenDP's bisection on it (certified: ``docs/embedding.md`` §2);
-        d_in >= 2 raises.
+        d_in >= 2 raises. Called directly (``invoke`` or ``m(x)``, ``map``, ``check``, the
+        profile's ``delta`` and ``epsilon``), it raises sharpdp's own exceptions: a ValueError for
+        x without n records (checked before OpenDP runs), for a record the sampler refuses, for a
+        d_in that is not an integer 0 or 1 (checked first) or a profile epsilon < 0 or NaN
+        (checked first); a TypeError for a non-numeric epsilon. Through OpenDP's combinators
+        the same errors arrive as ``OpenDPException`` (module docstring, Errors).
 
     Raises
     ------
@@ -259,27 +356,38 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     metric = input_metric(accountant.adjacency)
     domain = default_input_domain(accountant) if input_domain is None else input_domain
     randomizer, n = accountant.randomizer, int(accountant.n)
+    raised = _Raised()
     curve = _RoundCurve(accountant)
+
+    def recorded(fn):
+        """``fn`` with its exception kept for :func:`_unwrapped` (OpenDP sees it raised as before)."""
+        def call(arg):
+            try:
+                return fn(arg)
+            except Exception as exc:
+                raised.error = exc
+                raise
+        return call
 
     def function(x: Any) -> np.ndarray:
         data = np.asarray(x)
-        if data.shape[0] != n:
-            raise ValueError(f"x must hold the n = {n} users' records, got {data.shape[0]}")
+        if data.ndim == 0 or data.shape[0] != n:
+            raise ValueError(f"x must hold the n = {n} users' records, got {data.shape[0] if data.ndim else 0}")
         gen = as_generator(None) if seeded is None else seeded
         messages = randomizer.sample(data, rng=gen, threads=threads)
         return messages[gen.permutation(n)]  # the shuffler
 
     def privacy_map(d_in: Any):
-        d = V.integer("d_in", d_in, lo=0)
-        if d > 1:
-            raise ValueError(f"d_in: the shuffle accountant bounds one differing user (d_in <= 1), got {d}; "
-                             "group privacy is not certified by it")
-        with _features():
-            return dp.new_privacy_profile(curve if d == 1 else _zero_curve).curve  # raw object: OpenDP owns it
+        d = _check_d_in(d_in)
+        with _features():  # (the raw object: OpenDP owns it)
+            return dp.new_privacy_profile(recorded(curve if d == 1 else _zero_curve)).curve
 
     with _features():
-        return dp.m.make_user_measurement(domain, metric, output_measure=dp.smoothed_max_divergence(),
-                                          function=function, privacy_map=privacy_map)
+        meas = dp.m.make_user_measurement(domain, metric, output_measure=dp.smoothed_max_divergence(),
+                                          function=recorded(function), privacy_map=recorded(privacy_map))
+    meas.__class__ = _RoundMeasurement  # (the same pointer; checks first, sharpdp's exceptions as themselves)
+    meas._n, meas._raised = n, raised
+    return meas
 
 
 # (UnitRowsDescriptor and UNIT_ROW_TOL describe default_input_domain's unit-row domain; not exported)
