@@ -431,8 +431,16 @@ class ComposedAccountant:
     def get_delta_bounds(self, epsilon):
         """(lower, upper) of the composed delta at epsilon (nats, any sign; scalar or array).
 
-        ``upper`` is the certified upper bound (see :meth:`get_delta`); ``lower`` the reference
-        of the class Notes. Shapes follow ``epsilon``.
+        ``upper`` is the certified upper bound (see :meth:`get_delta`, also for eps < 0 and +-inf);
+        ``lower`` the reference of the class Notes; both are 1 at eps = -inf. Shapes follow
+        ``epsilon``.
+
+        Raises
+        ------
+        TypeError
+            epsilon None, a string, complex or boolean.
+        ValueError
+            NaN in epsilon.
         """
         arr = self._eps(epsilon)
         flat = arr.ravel()
@@ -452,16 +460,25 @@ class ComposedAccountant:
         Parameters
         ----------
         epsilon : float or array_like of float
-            eps in nats, any sign, any shape.
+            eps in nats, any sign (+-inf included), any shape.
 
         Returns
         -------
         float or numpy.ndarray of float64
             Upper value in [0, 1], never below the true delta of the composition (rounds'
-            pairs: ``docs/composition.md`` §3; FFT error terms: §4).
+            pairs: ``docs/composition.md`` §3; FFT error terms: §4). Every eps is a point of the
+            composed privacy profile delta(eps) = sup H_{e^eps} over ordered neighbouring pairs
+            (``docs/composition.md`` §1): for eps < 0 (t = e^eps < 1) the value is the product pair's
+            divergence there, certified like the rest (the rounds' pairs dominate at every t >= 0,
+            §2), and at least 1 - e^eps; eps = -inf gives 1 (H_0 = 1); eps = +inf the composed
+            infinity mass 1 - prod (1 - P_j(+inf))^{n_j} rounded up (the limit). A negative eps is
+            what a composition of profiles needs (e.g. the mirrored samples of §1); a single round
+            answers it by :func:`sharpdp.shuffle.privacy_profile`.
 
         Raises
         ------
+        TypeError
+            epsilon None, a string, complex or boolean.
         ValueError
             NaN in epsilon.
         """
