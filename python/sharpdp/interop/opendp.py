@@ -218,15 +218,17 @@ def _check_d_in(d_in: Any) -> int:
 
 
 class _Raised(threading.local):
-    """The last exception a callback of one measurement raised in this thread (None once reported)."""
+    """The exception a callback of one measurement raised in this thread during a direct call (``active``);
+    none is kept otherwise (a combinator's call: its traceback would hold the records)."""
 
     error: BaseException | None = None
+    active: bool = False
 
 
 def _unwrapped(raised: _Raised, call):
     """``call()``; an ``OpenDPException`` that wraps an exception of one of our callbacks (raised during this
     call) is replaced by that exception itself, whose message is sharpdp's."""
-    raised.error = None
+    raised.error, raised.active = None, True
     try:
         return call()
     except _odp_mod.OpenDPException:
@@ -234,6 +236,8 @@ def _unwrapped(raised: _Raised, call):
         if inner is None:
             raise
         raise inner from None
+    finally:
+        raised.error, raised.active = None, False
 
 
 class _RoundProfile(_odp_mod.PrivacyProfile):
@@ -365,7 +369,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
             try:
                 return fn(arg)
             except Exception as exc:
-                raised.error = exc
+                if raised.active:
+                    raised.error = exc
                 raise
         return call
 
