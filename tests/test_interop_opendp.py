@@ -163,10 +163,11 @@ _RR_PROFILE = make_shuffled_round(sh.ShuffleAccountant(sh.RandomizedResponse(k=2
 
 
 def test_sharpdp_errors_arrive_as_themselves():
-    """sharpdp's own errors reach the caller with sharpdp's type and message (not OpenDP's FFI wrapper whose
-    message is a trace ending in them): checked before OpenDP runs (record count, d_in, epsilon) or raised
-    by the sampler inside OpenDP's call (a category outside [0, k)) and re-raised as itself. Through an
-    OpenDP combinator the call is OpenDP's: its OpenDPException, sharpdp's message at the end."""
+    """sharpdp's own errors reach the caller with sharpdp's type and message alone (not OpenDP's FFI wrapper
+    whose message is a trace ending in them), as an OpenDPException too (what OpenDP documents for these
+    calls): checked before OpenDP runs (record count, d_in, epsilon) or raised by the sampler inside OpenDP's
+    call (a category outside [0, k)). Through an OpenDP combinator the call is OpenDP's: its OpenDPException,
+    sharpdp's message at the end."""
     rr = sh.RandomizedResponse(k=2, epsilon0=1.0)
     m = make_shuffled_round(sh.ShuffleAccountant(rr, 30), rng=2)
     cases = [(lambda: m(np.zeros(29, dtype=np.int64)), "x must hold the n = 30 users' records, got 29"),
@@ -176,15 +177,18 @@ def test_sharpdp_errors_arrive_as_themselves():
              (lambda: m.check(2, 1.0), "d_in: the shuffle accountant bounds one differing user"),
              (lambda: m.map(1).delta(-0.5), "epsilon must be >= 0, got -0.5"),
              (lambda: m.map(0).delta(float("nan")), "epsilon must be >= 0, got nan")]
-    for call, message in cases:
+    for j, (call, message) in enumerate(cases):
         with pytest.raises(ValueError) as info:
             call()
-        assert not isinstance(info.value, odp_mod.OpenDPException)
+        assert isinstance(info.value, odp_mod.OpenDPException)
+        assert info.value.variant == ("FailedFunction" if j < 2 else "FailedMap")
         assert str(info.value).startswith(message), str(info.value)
+        assert "FFI" not in str(info.value) and "Traceback" not in str(info.value)
     with pytest.raises(ValueError, match="^d_in must be an integer"):
         m.map(1.5)
-    with pytest.raises(TypeError, match="^epsilon must be a real number"):
+    with pytest.raises(TypeError, match="^epsilon must be a real number") as info:
         m.map(1).delta("0.5")
+    assert isinstance(info.value, odp_mod.OpenDPException)
     # the measurement still works, directly and in OpenDP's combinators
     assert sorted(set(m(np.ones(30, dtype=np.int64)).tolist())) <= [0, 1]
     assert 0.0 < m.map(1).delta(0.5) == sh.privacy_profile(sh.ShuffleAccountant(rr, 30), 0.5)

@@ -26,9 +26,10 @@ certified accountant evaluation (cached per epsilon): ``epsilon(delta)`` costs a
 Errors: OpenDP reports an exception raised inside a user callback as an ``OpenDPException`` whose
 message is an FFI trace with the callback's own message at its end. The measurement returned here checks
 what it can before OpenDP runs (the number of records at ``invoke``, ``d_in`` at ``map`` and ``check``,
-epsilon at the profile's ``delta``) and re-raises sharpdp's own exception (e.g. the sampler's ValueError
-for a record outside its input domain) in place of OpenDP's wrapper, so the caller sees sharpdp's type and
-message. Inside OpenDP's combinators (``make_composition``, ``make_fix_delta``, chains) the call is
+epsilon at the profile's ``delta``) and raises sharpdp's own exception (e.g. the sampler's ValueError for a
+record outside its input domain) in place of OpenDP's wrapper: its type (a subclass of it that is also an
+``OpenDPException``, which OpenDP documents for these calls, so either ``except`` catches it) and its message
+alone. Inside OpenDP's combinators (``make_composition``, ``make_fix_delta``, chains) the call is
 OpenDP's and the ``OpenDPException`` stays, sharpdp's message at the end of its trace.
 
 OpenDP marks measurements built from user callbacks with its ``honest-but-curious`` feature:
@@ -225,63 +226,103 @@ class _Raised(threading.local):
     active: bool = False
 
 
-def _unwrapped(raised: _Raised, call):
-    """``call()``; an ``OpenDPException`` that wraps an exception of one of our callbacks (raised during this
-    call) is replaced by that exception itself, whose message is sharpdp's."""
+#: (sharpdp's exception type) -> its subclass that is also an OpenDPException (:func:`_as_opendp`)
+_DUAL: dict = {}
+
+
+def _as_opendp(exc: Exception, variant: str) -> Exception:
+    """``exc`` as an instance of a subclass of its own type that is also an ``OpenDPException`` (``variant``,
+    ``message`` its text): ``except ValueError`` and OpenDP's documented ``except OpenDPException`` both catch
+    it, and its text is sharpdp's message alone (same args, same traceback). ``exc`` itself where no such
+    subclass can be made."""
+    base = type(exc)
+    if isinstance(exc, _odp_mod.OpenDPException):
+        return exc
+    cls = _DUAL.get(base)
+    if cls is None:
+        try:  # (named and printed as its base: "ValueError: <sharpdp's message>")
+            cls = type(base.__name__, (base, _odp_mod.OpenDPException),
+                       {"__str__": base.__str__, "__module__": base.__module__, "__qualname__": base.__qualname__})
+        except TypeError:  # (a base whose layout OpenDPException cannot share)
+            return exc
+        _DUAL[base] = cls
+    try:
+        new = cls(*exc.args)
+    except Exception:  # (a base with another constructor)
+        return exc
+    new.variant, new.message, new.raw_traceback = variant, str(exc), None
+    return new.with_traceback(exc.__traceback__)
+
+
+def _unwrapped(raised: _Raised, variant: str, check, call):
+    """``check()`` then ``call()``, raising sharpdp's exceptions as themselves (:func:`_as_opendp`): one of
+    ``check`` (before OpenDP runs), or one of our callbacks that OpenDP wrapped in an ``OpenDPException``
+    (an FFI trace ending in sharpdp's message) during this ``call``."""
+    try:
+        check()
+    except (TypeError, ValueError) as exc:
+        raise _as_opendp(exc, variant) from None
     raised.error, raised.active = None, True
     try:
         return call()
     except _odp_mod.OpenDPException:
         inner, raised.error = raised.error, None
-        if inner is None:
+        if not isinstance(inner, Exception):
             raise
-        raise inner from None
+        raise _as_opendp(inner, variant) from None
     finally:
         raised.error, raised.active = None, False
 
 
+def _nothing() -> None:
+    """No check."""
+
+
 class _RoundProfile(_odp_mod.PrivacyProfile):
     """OpenDP's PrivacyProfile of one round, with epsilon checked before OpenDP's call and the callback's
-    own exception re-raised (module docstring, Errors)."""
+    own exception raised as itself (module docstring, Errors)."""
 
     _raised: _Raised
 
     def delta(self, epsilon):
-        eps = _check_epsilon(epsilon)
-        return _unwrapped(self._raised, lambda: super(_RoundProfile, self).delta(eps))
+        return _unwrapped(self._raised, "FailedMap", lambda: _check_epsilon(epsilon),
+                          lambda: super(_RoundProfile, self).delta(epsilon))
 
     def epsilon(self, delta):
-        return _unwrapped(self._raised, lambda: super(_RoundProfile, self).epsilon(delta))
+        return _unwrapped(self._raised, "FailedMap", _nothing, lambda: super(_RoundProfile, self).epsilon(delta))
 
 
 class _RoundMeasurement(_odp_mod.Measurement):
     """The OpenDP Measurement of :func:`make_shuffled_round` (a ``Measurement``: every OpenDP combinator
-    takes it) whose ``invoke``, ``map`` and ``check`` check their argument first and re-raise the callback's
-    own exception in place of OpenDP's wrapper (module docstring, Errors)."""
+    takes it) whose ``invoke``, ``map`` and ``check`` check their argument first and raise the callback's
+    own exception as itself in place of OpenDP's wrapper (module docstring, Errors)."""
 
     _type_ = _odp_mod.Measurement._type_  # (the same ctypes pointer: OpenDP's functions take it unchanged)
     _n: int
     _raised: _Raised
 
-    def invoke(self, arg):
+    def _check_records(self, arg) -> None:
         if hasattr(arg, "__len__") and not isinstance(arg, (str, bytes)) and len(arg) != self._n:
             raise ValueError(f"x must hold the n = {self._n} users' records, got {len(arg)}")
-        return _unwrapped(self._raised, lambda: super(_RoundMeasurement, self).invoke(arg))
+
+    def invoke(self, arg):
+        return _unwrapped(self._raised, "FailedFunction", lambda: self._check_records(arg),
+                          lambda: super(_RoundMeasurement, self).invoke(arg))
 
     def __call__(self, arg):
         return self.invoke(arg)
 
     def map(self, d_in):
-        _check_d_in(d_in)
-        out = _unwrapped(self._raised, lambda: super(_RoundMeasurement, self).map(d_in))
+        out = _unwrapped(self._raised, "FailedMap", lambda: _check_d_in(d_in),
+                         lambda: super(_RoundMeasurement, self).map(d_in))
         if type(out) is _odp_mod.PrivacyProfile:
             out.__class__ = _RoundProfile
             out._raised = self._raised
         return out
 
     def check(self, d_in, d_out, *, debug=False) -> bool:
-        _check_d_in(d_in)
-        return _unwrapped(self._raised, lambda: super(_RoundMeasurement, self).check(d_in, d_out, debug=debug))
+        return _unwrapped(self._raised, "FailedMap", lambda: _check_d_in(d_in),
+                          lambda: super(_RoundMeasurement, self).check(d_in, d_out, debug=debug))
 
 
 def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng: Any = None,
@@ -316,7 +357,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         accountant's certified upper value ``privacy_profile(accountant, eps)`` and whose
         ``epsilon(delta)`` is OpenDP's bisection on it (certified: ``docs/embedding.md`` §2);
         d_in >= 2 raises. Called directly (``invoke`` or ``m(x)``, ``map``, ``check``, the
-        profile's ``delta`` and ``epsilon``), it raises sharpdp's own exceptions: a ValueError for
+        profile's ``delta`` and ``epsilon``), it raises sharpdp's own exceptions (each also an
+        ``OpenDPException``, its message sharpdp's alone: module docstring, Errors): a ValueError for
         x without n records (checked before OpenDP runs), for a record the sampler refuses, for a
         d_in that is not an integer 0 or 1 (checked first) or a profile epsilon < 0 or NaN
         (checked first); a TypeError for a non-numeric epsilon. Through OpenDP's combinators
