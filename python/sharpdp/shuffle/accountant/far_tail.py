@@ -116,7 +116,8 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     or the plain engine's clamps on the unbounded sides more than PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
     left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
     §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times an estimate of the value: the larger of the
-    one-jump value tau((n - 1) gamma |E L|) and the normal approximation of E[S_+]/(n gamma) (floored at 1e-24).
+    one-jump value tau((n - 1) gamma |E L|) (counted only where the first round's clamp reaches that point) and
+    the normal approximation of E[S_+]/(n gamma) (floored at 1e-24).
     Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
     """
 
@@ -140,7 +141,11 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
         # the engine's later rounds clamp for 0.05 rel_tol of the value; the one-jump value tau(|m|),
         # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)
 
-        est = float(law.stop_loss([max(-(n - 1) * gamma * mu, 0.0)])[1][0])
+        # ... but only where the plain engine's first pass sees the jump (its clamp at the first target reaches
+        # the jump point): beyond it that pass's value is the body's, and its later clamps are aimed at that
+        jump_at = max(-(n - 1) * gamma * mu, 0.0)
+        seen = not math.isinf(hi_s) or jump_at <= choose_T(law, tgt)
+        est = float(law.stop_loss([jump_at])[1][0]) if seen else 0.0
         # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
         tgt = min(tgt, 0.05 * rel_tol * max(est, _normal_value(law, gamma, n, mu, sd), VALUE_FLOOR))
     if not tgt > 0.0:
