@@ -20,7 +20,6 @@ from sharpdp.cli import (
     option_error,
     parse_bounds_option,
     release_rng,
-    slow_note,
     warn_seeded,
 )
 
@@ -41,31 +40,63 @@ def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
                              "instead; refused if the scheduler does not answer within 5 s")
 
 
-def check_engine_options(args: argparse.Namespace) -> bool:
-    """Validate the engine options; True if the Dask path is asked for."""
+def check_engine_options(args: argparse.Namespace, command: str | None = None) -> bool:
+    """Validate the engine options; True if the Dask path is asked for.
+
+    With ``command`` (``"mean"``, ``"histogram"``), once the options are known to be consistent and before Dask
+    is imported (2 s or more), one line on stderr says what the run does, in order (:func:`start_line`): a log
+    is never silent while Dask loads and the cluster starts.
+    """
     if args.engine != "dask":
         for flag in ("data", "workers", "scheduler"):
             if getattr(args, flag) is not None:
                 raise ValueError(f"--{flag} needs --engine dask")
         return False
-    try:
-        import dask.dataframe  # noqa: F401
-        import distributed  # noqa: F401
-    except ImportError as exc:
-        raise ValueError(f"--engine dask: {exc.name or exc} is not installed; the Dask engine needs the [dask] "
-                         f"extra: {install_hint('dask')}") from None
     if args.workers is not None and args.scheduler is not None:
         raise ValueError("--workers: give either --workers (a new local cluster) or --scheduler, not both")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
-    if args.scheduler is not None:
-        check_scheduler(args.scheduler)
     if args.data is None and args.csv is None:
         raise ValueError("--data: --engine dask needs a dataset (--data PATH: Parquet file or directory, "
                          "or CSV file or glob)")
     if args.data is not None and args.csv is not None:
         raise ValueError("--data: give either --data or --csv, not both")
+    import importlib.util
+
+    from sharpdp._progress import progress_step
+
+    missing = next((m for m in ("dask", "distributed") if importlib.util.find_spec(m) is None), None)
+    if missing is not None:  # (said before the start line: nothing will start)
+        raise ValueError(f"--engine dask: {missing} is not installed; the Dask engine needs the [dask] "
+                         f"extra: {install_hint('dask')}")
+    if command is not None:
+        print(start_line(args, command), file=sys.stderr, flush=True)
+    try:
+        with progress_step("loading Dask", disable=command is None):  # (~2 s of imports; Ctrl-C says so)
+            import dask.dataframe  # noqa: F401
+            import distributed  # noqa: F401
+    except ImportError as exc:
+        raise ValueError(f"--engine dask: {exc.name or exc} is not installed; the Dask engine needs the [dask] "
+                         f"extra: {install_hint('dask')}") from None
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
     return True
+
+
+def _cluster_step(args: argparse.Namespace) -> str:
+    """What the cluster step is: ``"starting a local Dask cluster of 2 workers"`` or joining ``--scheduler``."""
+    if args.scheduler is not None:
+        return f"connecting to the Dask scheduler {args.scheduler}"
+    return "starting a local Dask cluster" + (f" of {args.workers} workers" if args.workers else "")
+
+
+def start_line(args: argparse.Namespace, command: str) -> str:
+    """The line ``sharpdp COMMAND --engine dask`` prints first: its steps in order, each of which then says
+    itself on stderr by the progress rule (:data:`sharpdp._progress.PROGRESS_RULE`)."""
+    passes = ("pass 1 over the partitions (count rows), the calibration, pass 2 (randomize)" if command == "mean"
+              else "one pass over the partitions (group counts)")
+    return (f"sharpdp {command}: --engine dask: loading Dask and checking the data, {_cluster_step(args)} "
+            f"(seconds), then {passes}; each pass waits for the workers' first partition (their start-up)")
 
 
 #: Seconds the CLI waits for a TCP connection to ``--scheduler`` before any work (Dask itself retries
@@ -107,15 +138,15 @@ def check_scheduler(address: str, timeout: float = SCHEDULER_PROBE_TIMEOUT) -> N
 
 @contextlib.contextmanager
 def _engine(args: argparse.Namespace, command: str) -> Iterator[Any]:
-    """``distributed.cluster`` for the options, saying on stderr (after 2 s) what the wait is: a local
-    cluster's start-up (worker processes, seconds) is in no progress bar, and the partition bars count
-    from the first partition's end (``Engine.compute``)."""
+    """``distributed.cluster`` for the options; its start-up (worker processes, seconds) is a progress step
+    (:func:`sharpdp._progress.progress_step`: in a log "starting a local Dask cluster of 2 workers: N s" lines
+    after 2 s, and on Ctrl-C "... (interrupted)" on a terminal too); the start line said it was coming. The
+    partition bars count from the first partition's end (``Engine.compute``)."""
+    from sharpdp._progress import progress_step
     from sharpdp.distributed import cluster
 
-    where = (f"connecting to the Dask scheduler {args.scheduler}" if args.scheduler is not None else
-             "starting a local Dask cluster" + (f" of {args.workers} workers" if args.workers else ""))
     with contextlib.ExitStack() as stack:
-        with slow_note(command, f"{where} (its start-up is in no progress bar)", after=2.0):
+        with progress_step(_cluster_step(args)):
             engine = stack.enter_context(cluster(workers=args.workers, scheduler=args.scheduler))
         yield engine
 

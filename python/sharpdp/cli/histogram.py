@@ -252,7 +252,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
     warnings: list[str] = []
     engine: dict[str, Any] = {}
-    use_dask = dask_cli.check_engine_options(args)
+    use_dask = dask_cli.check_engine_options(args, "histogram")
     if not use_dask:  # a bad --csv or --by is reported before the key domain (the built-in table: by its header
         # line, its rows read after the key domain, so that a bad --keys or --by is reported without that wait)
         rows, source = _load_rows(args.csv, by, read=args.csv is not None)

@@ -232,9 +232,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError(f"--columns: empty column name in {args.columns!r}")
     from sharpdp.cli import dask_engine as dask_cli
 
-    if dask_cli.check_engine_options(args):
-        if rounds > 1:
-            raise CliError("--rounds > 1 is not supported with the distributed engine options")
+    if args.engine == "dask" and rounds > 1:
+        raise CliError("--rounds > 1 is not supported with the distributed engine options")
+    if dask_cli.check_engine_options(args, "mean"):
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
     # the calibration's modules (scipy.optimize: ~0.5 s of CPU) are imported once the input has loaded, so that
