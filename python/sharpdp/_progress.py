@@ -211,7 +211,8 @@ class _PlainBar:
 
 
 @contextmanager
-def progress_step(desc: str, file: IO[str] | None = None, disable: bool = False) -> Iterator[None]:
+def progress_step(desc: str, file: IO[str] | None = None, disable: bool = False,
+                  silent: bool = False) -> Iterator[None]:
     """A step with nothing to count (a cluster's start-up), by the rule of :data:`PROGRESS_RULE`.
 
     Where stderr is not a terminal, ``"DESC: N s"`` lines (the first after 2 s, then every 5 s) and, once one was
@@ -226,11 +227,14 @@ def progress_step(desc: str, file: IO[str] | None = None, disable: bool = False)
         Where the lines go (default stderr).
     disable : bool, default False
         Print nothing at all.
+    silent : bool, default False
+        Print only the interrupted line (a step before the input is validated, so that an error is the first
+        line on stderr).
     """
     stream = sys.stderr if file is None else file
     if _LABEL.get():
         desc = _LABEL.get() + desc
-    bar = _PlainBar(desc=desc, total=None, file=stream, disable=disable, silent=_is_terminal(stream))
+    bar = _PlainBar(desc=desc, total=None, file=stream, disable=disable, silent=silent or _is_terminal(stream))
     try:
         yield
     finally:

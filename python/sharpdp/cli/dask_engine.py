@@ -43,9 +43,8 @@ def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
 def check_engine_options(args: argparse.Namespace, command: str | None = None) -> bool:
     """Validate the engine options; True if the Dask path is asked for.
 
-    With ``command`` (``"mean"``, ``"histogram"``), once the options are known to be consistent and before Dask
-    is imported (2 s or more), one line on stderr says what the run does, in order (:func:`start_line`): a log
-    is never silent while Dask loads and the cluster starts.
+    Dask's import (1-2 s) is a progress step that says nothing unless interrupted (an error stays the first
+    line on stderr); ``command`` (``"mean"``, ``"histogram"``) names the run (None: no step).
     """
     if args.engine != "dask":
         for flag in ("data", "workers", "scheduler"):
@@ -66,13 +65,11 @@ def check_engine_options(args: argparse.Namespace, command: str | None = None) -
     from sharpdp._progress import progress_step
 
     missing = next((m for m in ("dask", "distributed") if importlib.util.find_spec(m) is None), None)
-    if missing is not None:  # (said before the start line: nothing will start)
+    if missing is not None:
         raise ValueError(f"--engine dask: {missing} is not installed; the Dask engine needs the [dask] "
                          f"extra: {install_hint('dask')}")
-    if command is not None:
-        print(start_line(args, command), file=sys.stderr, flush=True)
     try:
-        with progress_step("loading Dask", disable=command is None):  # (~2 s of imports; Ctrl-C says so)
+        with progress_step("loading Dask", disable=command is None, silent=True):  # (Ctrl-C says so)
             import dask.dataframe  # noqa: F401
             import distributed  # noqa: F401
     except ImportError as exc:
@@ -91,12 +88,13 @@ def _cluster_step(args: argparse.Namespace) -> str:
 
 
 def start_line(args: argparse.Namespace, command: str) -> str:
-    """The line ``sharpdp COMMAND --engine dask`` prints first: its steps in order, each of which then says
-    itself on stderr by the progress rule (:data:`sharpdp._progress.PROGRESS_RULE`)."""
+    """The line ``sharpdp COMMAND --engine dask`` prints once its input is checked (an error comes alone, before
+    it), before the cluster starts: the steps to come in order, each of which then says itself on stderr by the
+    progress rule (:data:`sharpdp._progress.PROGRESS_RULE`)."""
     passes = ("pass 1 over the partitions (count rows), the calibration, pass 2 (randomize)" if command == "mean"
               else "one pass over the partitions (group counts)")
-    return (f"sharpdp {command}: --engine dask: loading Dask and checking the data, {_cluster_step(args)} "
-            f"(seconds), then {passes}; each pass waits for the workers' first partition (their start-up)")
+    return (f"sharpdp {command}: --engine dask: {_cluster_step(args)} (seconds), then {passes}; each pass first "
+            "waits for the workers' first partition (their start-up)")
 
 
 #: Seconds the CLI waits for a TCP connection to ``--scheduler`` before any work (Dask itself retries
@@ -178,6 +176,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         for w in skipped_notes:  # before any pass over the data (a --columns can still be given)
             print(f"sharpdp mean: warning: {w}", file=sys.stderr, flush=True)
         warn_seeded("mean", args.seed)
+        print(start_line(args, "mean"), file=sys.stderr, flush=True)
         with _engine(args, "mean") as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
             res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),
@@ -234,6 +233,7 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
              "scheduler": "--scheduler"}
     try:
         open_table(path, by, text=True)  # a bad path or column fails here, before a cluster is started
+        print(start_line(args, "histogram"), file=sys.stderr, flush=True)
         with _engine(args, "histogram") as engine:
             keys, counts, info = group_counts(path, by, keys=domain, keys_from_data=domain is None,
                                               client=engine.client, progress=True)
