@@ -40,8 +40,8 @@ import os
 import sys
 from typing import Any
 
-from sharpdp.cli import (SEEDED_MODE_WARNING, check_diagnostics_path, check_out_dir, check_releases_not_inputs,
-                         make_out_dir, option_error, release_file, release_rng)
+from sharpdp.cli import (SEEDED_MODE_WARNING, check_out_dir, check_releases_not_inputs, make_out_dir, option_error,
+                         release_file, release_rng)
 
 DEFAULT_OUT = "sharpdp_histogram_out"
 PAPER = "Better Privacy Guarantees for Larger Groups"
@@ -77,8 +77,11 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="take the key set from the data (NOT protected: a released group shows that some row "
                         "has that key); refused unless given")
     p.add_argument("--diagnostics", metavar="FILE", default=None,
-                   help="also write the TRUE counts (with v(n), epsilon and error bound per group) to this CSV, "
-                        "and the realised errors to FILE with a .png suffix; not for publication")
+                   help="also write the TRUE counts (with v(n), epsilon and error bound per group) to this file, CSV "
+                        "or JSON by its suffix (.csv, .json), and the realised errors to FILE with a .png suffix; "
+                        "readable by you only; not for publication")
+    p.add_argument("--overwrite", action="store_true",
+                   help="let --diagnostics replace an existing file (and its .png); refused without it")
     p.add_argument("--r", type=float, default=0.1, help="target relative expected error, in (0, 1] (default 0.1)")
     p.add_argument("--r0", type=float, default=None, help="design slack in (0, r) (default r/2)")
     p.add_argument("--c", type=float, default=1.0, help="log shift c > 0 (default 1)")
@@ -324,21 +327,23 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
     diag["expected_abs_error_bound"] = mech.expected_abs_error(n)
     if args.seed is not None:
         diag["seed"] = str(args.seed)
-    from sharpdp.cli import open_private
+    from sharpdp.cli.diagnostics import write_diagnostics
 
-    with release_file(path) as tmp, open_private(tmp) as f:  # mode 0600: true counts (and the seed)
-        diag.to_csv(f, index=False)
+    # mode 0600, whole or not at all: true counts (and the seed); CSV or JSON by the suffix
+    fmt = write_diagnostics(path, {str(c): diag[c].tolist() for c in diag.columns},
+                            {"command": "sharpdp histogram", "by": [b.strip() for b in args.by.split(",") if b.strip()], "r": mech.r,
+                             "r0": mech.r0, "c": mech.c, "delta": args.delta, "seed": args.seed})
     png = None
     if not args.no_plot:
         png = os.path.splitext(path)[0] + ".png"
         _plot_diagnostics(diag, mech, args, png)
-    _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} (readable by you only) "
+    _warn(warnings, f"--diagnostics: {path} ({fmt.upper()}){' and ' + png if png else ''} (readable by you only) "
                     + ("hold" if png else "holds") + " the TRUE counts and values computed from them"
                     + (" and the seed" if args.seed is not None else "")
                     + " (not private): do not publish " + ("them" if png else "it"))
     # summaries of the true counts (realised errors, v(n) range) stay in the file: the printed output
     # holds only publishable values
-    return {"csv": path, "png": png}
+    return {"file": path, "format": fmt, "csv": path if fmt == "csv" else None, "png": png}
 
 
 def _log_axis(ax, axis: str = "x") -> None:
@@ -508,13 +513,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     inputs = [args.csv, getattr(args, "data", None), *(args.keys or [])]
     releases = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
     check_releases_not_inputs(releases, [args.csv, *(args.keys or [])], [getattr(args, "data", None)])
-    if not args.table2 and args.diagnostics is not None:
-        check_diagnostics_path(args.diagnostics, inputs, releases)
-        if not args.no_plot:
-            if os.path.splitext(args.diagnostics)[1].lower() == ".png":
-                raise ValueError("--diagnostics: FILE is a CSV and its plot goes to FILE with a .png suffix; "
-                                 f"{args.diagnostics} would be both: name a .csv file (or pass --no-plot)")
-            check_diagnostics_path(os.path.splitext(args.diagnostics)[0] + ".png", inputs, releases)
+    if not args.table2 and args.diagnostics is not None:  # (a .png FILE is refused: the format follows the suffix)
+        from sharpdp.cli.diagnostics import check_diagnostics
+
+        check_diagnostics(args.diagnostics, inputs, releases, overwrite=args.overwrite,
+                          extra=[] if args.no_plot else [os.path.splitext(args.diagnostics)[0] + ".png"])
     try:
         return _table2(args) if args.table2 else _release(args)
     except ValueError as exc:  # the API's parameter names (and the dataset loader's "csv") -> the CLI options
@@ -563,7 +566,7 @@ def _format_lines(result: dict[str, Any]) -> str:
         lines.append(f"plot (publishable): {result['png']}")
     d = result["diagnostics"]
     if d:
-        lines.append(f"diagnostics (TRUE counts, do not publish): {d['csv']}" + (f", {d['png']}" if d["png"] else ""))
+        lines.append(f"diagnostics (TRUE counts, do not publish): {d['file']}" + (f", {d['png']}" if d["png"] else ""))
     # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
     lines.append("randomness: " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
                                    if result["reproducible_seeded_mode"] else
