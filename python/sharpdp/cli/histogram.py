@@ -49,6 +49,43 @@ PAPER = "Better Privacy Guarantees for Larger Groups"
 MAX_GROUPS = 10_000_000
 #: Public counts at which the guarantee is printed (functions of n only, not of the data).
 GUARANTEE_COUNTS = (0, 1, 2, 5, 10, 100, 1_000, 10_000, 100_000)
+#: Per-member epsilon (nats) above which a group counts as small in the warning of :func:`small_groups_warning`:
+#: beyond it the guarantee means little or no protection.
+SMALL_GROUP_EPSILON = 10.0
+
+
+def small_group_count(mech, delta: float, epsilon: float = SMALL_GROUP_EPSILON) -> int:
+    """The largest count n whose per-member epsilon ``mech.epsilon(n, delta)`` exceeds ``epsilon`` (-1 if none;
+    epsilon falls as n grows): a function of the mechanism's public parameters only. Found by doubling, then
+    bisection on the integers (about 2 log2(n) evaluations of the exact profile)."""
+    import numpy as np
+
+    def eps(n: int) -> float:
+        return float(np.asarray(mech.epsilon(np.array([n], dtype=np.int64), delta)).ravel()[0])
+
+    if getattr(mech, "data_independent", False) or not eps(0) > epsilon:
+        return -1
+    lo, hi = 0, 1  # eps(lo) > epsilon; look for eps(hi) <= epsilon
+    while eps(hi) > epsilon:
+        lo, hi = hi, 2 * hi
+        if hi > 10**12:
+            return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if eps(mid) > epsilon else (lo, mid)
+    return lo
+
+
+def small_groups_warning(small: int, groups: int, count: int, eps_top: float, delta: float) -> str:
+    """The warning line on the groups of at most ``count`` members (``small`` of ``groups``; a count of the data:
+    analyst only), where the count-dependent mechanism adds little noise by design: the per-member epsilon they
+    get (above :data:`SMALL_GROUP_EPSILON`, ``eps_top`` for counts 0-1)."""
+    return (f"{small} of {groups} released group{'' if groups == 1 else 's'} (analyst only, not private) "
+            f"{'has' if small == 1 else 'have'} a true count of at most {count}, where by design the count-dependent "
+            f"mechanism adds little noise: a member of such a group has per-member epsilon above "
+            f"{SMALL_GROUP_EPSILON:g} (up to {eps_top:.3g} for a count of 0 or 1) at delta = {delta:g}, i.e. little "
+            f"or no protection; groups of more than {count} get epsilon <= {SMALL_GROUP_EPSILON:g}, less the larger "
+            f"they are (the guarantee table; '{PAPER}')")
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -292,6 +329,11 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
                             "compared as text, exactly as written (1 and 1.0, ATL and atl, ' ATL' and ATL differ); "
                             "check that --keys writes them as the data does (analyst only, not private)")
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
+    small_count = small_group_count(mech, args.delta)  # (public: the mechanism's parameters only)
+    info["groups_small"] = int((n <= small_count).sum())  # a count of the data: analyst only
+    if info["groups_small"]:
+        eps_top = float(np.asarray(mech.epsilon(np.array([0, 1], dtype=np.int64), args.delta)).max())
+        _warn(warnings, small_groups_warning(info["groups_small"], int(n.size), small_count, eps_top, args.delta))
     guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
                  "expected_abs_error_bound": np.asarray(mech.expected_abs_error(grid)).tolist()}
@@ -306,6 +348,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
                           "section 4; Balle & Wang 2018)",
         "guarantee": guarantee,
+        "small_group": {"count_at_most": small_count, "epsilon_above": SMALL_GROUP_EPSILON,
+                        "meaning": "groups of at most count_at_most members get per-member epsilon above "
+                                   "epsilon_above (at delta): little or no protection, by design of the "
+                                   "count-dependent mechanism; their number is analyst_only_not_private.groups_small"},
         "largest_released": [{"group": str(table["group"].iloc[i]), "released": float(released[i])} for i in top],
         "csv": csv_path, "warnings": warnings, "diagnostics": None, **engine,
     }
