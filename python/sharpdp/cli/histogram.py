@@ -413,7 +413,15 @@ def _log_axis(ax, axis: str = "x") -> None:
 
 
 def _plot_release(released, mech, args, path: str) -> str:
-    """Publishable figure: guarantees as functions of n (public) and the released values."""
+    """Publishable figure: guarantees as functions of n (public) and the released values (a progress step: a
+    log says so after 2 s, with matplotlib's import and the exact profiles on the grid, 2-5 s)."""
+    from sharpdp._progress import progress_step
+
+    with progress_step(f"drawing {path}"):
+        return _draw_release(released, mech, args, path)
+
+
+def _draw_release(released, mech, args, path: str) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -460,7 +468,14 @@ def _zeros(k: int) -> str:
 
 
 def _plot_diagnostics(diag, mech, args, path: str) -> str:
-    """Not publishable: realised errors and per-count epsilon at the true counts."""
+    """Not publishable: realised errors and per-count epsilon at the true counts (a progress step)."""
+    from sharpdp._progress import progress_step
+
+    with progress_step(f"drawing {path}"):
+        return _draw_diagnostics(diag, mech, args, path)
+
+
+def _draw_diagnostics(diag, mech, args, path: str) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
