@@ -383,7 +383,7 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
     if not args.no_plot:
         png = os.path.splitext(path)[0] + ".png"
         _plot_diagnostics(diag, mech, args, png)
-    _warn(warnings, f"--diagnostics: {path} ({fmt.upper()}){' and ' + png if png else ''} (readable by you only) "
+    _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} (readable by you only) "
                     + ("hold" if png else "holds") + " the TRUE counts and values computed from them"
                     + (" and the seed" if args.seed is not None else "")
                     + " (not private): do not publish " + ("them" if png else "it"))
