@@ -129,8 +129,16 @@ class _PlainBar:
         return max(self.delay, min(self.quiet, self.interval))
 
     def _tick_at(self, after: float) -> None:
-        """A wait's next line, ``after`` seconds from now (a daemon timer: it never holds the program open)."""
-        self._timer = threading.Timer(max(after, 0.0), self._tick)
+        """A wait's next line, ``after`` seconds from now (a daemon timer: it never holds the program open, nor
+        the bar: a bar dropped without being closed stops its lines)."""
+        ref = weakref.ref(self)
+
+        def tick() -> None:
+            bar = ref()
+            if bar is not None:
+                bar._tick()
+
+        self._timer = threading.Timer(max(after, 0.0), tick)
         self._timer.daemon = True
         self._timer.start()
 
