@@ -84,7 +84,8 @@ def _cluster_step(args: argparse.Namespace) -> str:
     """What the cluster step is: ``"starting a local Dask cluster of 2 workers"`` or joining ``--scheduler``."""
     if args.scheduler is not None:
         return f"connecting to the Dask scheduler {args.scheduler}"
-    return "starting a local Dask cluster" + (f" of {args.workers} workers" if args.workers else "")
+    return "starting a local Dask cluster" + (f" of {args.workers} worker{'s' * (args.workers != 1)}"
+                                              if args.workers else "")
 
 
 def start_line(args: argparse.Namespace, command: str) -> str:

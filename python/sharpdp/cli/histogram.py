@@ -376,9 +376,10 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
     from sharpdp.cli.diagnostics import write_diagnostics
 
     # mode 0600, whole or not at all: true counts (and the seed); CSV or JSON by the suffix
+    by = [b.strip() for b in args.by.split(",") if b.strip()]
     fmt = write_diagnostics(path, {str(c): diag[c].tolist() for c in diag.columns},
-                            {"command": "sharpdp histogram", "by": [b.strip() for b in args.by.split(",") if b.strip()], "r": mech.r,
-                             "r0": mech.r0, "c": mech.c, "delta": args.delta, "seed": args.seed})
+                            {"command": "sharpdp histogram", "by": by, "r": mech.r, "r0": mech.r0, "c": mech.c,
+                             "delta": args.delta, "seed": args.seed})
     png = None
     if not args.no_plot:
         png = os.path.splitext(path)[0] + ".png"

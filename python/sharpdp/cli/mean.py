@@ -163,8 +163,8 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
 def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
                        expected_rmse_units: list[float], seed: int | None) -> dict[str, Any]:
     """Write the true means and realised errors (one row per column) to the file the user named, CSV or JSON by
-    its suffix (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (``seed``; empty in the CSV, null
-    in the JSON without ``--seed``: no seed exists)."""
+    its suffix (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (column ``seed``, empty without
+    ``--seed``: no seed exists; in the JSON also the top-level ``"seed"``, null then)."""
     from sharpdp.cli.diagnostics import write_diagnostics
 
     k = len(result["columns"])
