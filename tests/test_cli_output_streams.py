@@ -22,9 +22,10 @@ def _csv(path, n=300):
 
 
 # ---------------------------------------------------------------- 1. the seeded-mode warning: stderr, once
-def test_mean_seeded_warning_once_on_stderr(tmp_path, capsys):
+def test_mean_seeded_warning_once_on_stderr(tmp_path, capsys, monkeypatch):
     f = _csv(tmp_path / "t.csv")
     argv = ["mean", "--csv", str(f), "--bounds", "0:10,0:13", "--epsilon", "1", "--seed", "7"]
+    monkeypatch.setattr(P._PlainBar, "quiet", 0.0)  # the calibration's bar prints from its first update
     code, out, err = _run(capsys, *argv)
     assert code == 0, err
     assert err.count(SEEDED_MODE_WARNING) == 1 and f"sharpdp mean: warning: {SEEDED_MODE_WARNING}" in err
@@ -95,11 +96,17 @@ def test_plain_bar_at_most_one_line_per_interval(monkeypatch):
     bar.close()
     lines = buf.getvalue().splitlines()
     assert "\r" not in buf.getvalue()
-    # at t = 0.1, 5.1, 10.1, 15.1 s (one per 5 s), then the (done) line
+    # nothing in the first 2 s, then at t = 2, 7, 12, 17 s (one per 5 s), then the (done) line
     assert len(lines) == 5, lines
-    assert lines[0].startswith("work: 1/200 items (0%), 0 s, about 20 s left (estimate)"), lines[0]
-    assert lines[1].startswith("work: 51/200 items (26%), 5 s")
+    assert lines[0].startswith("work: 20/200 items (10%), 2 s, about 18 s left (estimate)"), lines[0]
+    assert re.match(r"work: 7\d/200 items \(3\d%\), 7 s", lines[1]), lines[1]
     assert lines[-1] == "work: 200/200 items (100%), 20 s (done)"
+    buf = io.StringIO()  # a step that ends within 2 s: nothing, not even a (done) line
+    with P._PlainBar(total=19, desc="quick", unit=" items", file=buf) as bar:
+        for _ in range(19):
+            clock.t += 0.1
+            bar.update(1)
+    assert buf.getvalue() == ""
 
 
 def test_plain_bar_silent_within_its_delay_and_percent_only_without_unit(monkeypatch):
@@ -124,6 +131,7 @@ def test_account_rounds_progress_is_plain_lines_when_stderr_is_not_a_terminal(ca
     pytest.importorskip("tqdm")  # installed, yet not used: captured stderr is not a terminal
     init = P._PlainBar.__init__  # shown from the first value on (no 1 s delay): a cheap round (~1 s) suffices
     monkeypatch.setattr(P._PlainBar, "__init__", lambda self, *a, **k: init(self, *a, **dict(k, delay=0.0)))
+    monkeypatch.setattr(P._PlainBar, "quiet", 0.0)  # (and not the 2 s quiet period of a log's bar)
     from sharpdp.shuffle import clear_caches
 
     clear_caches()  # the pair is built here, not taken from another test's cached one

@@ -87,7 +87,7 @@ def test_histogram_never_writes_the_seed(tmp_path, capsys):
     diag = tmp_path / "diag.csv"
     for fmt in ([], ["--json"]):
         code, out, err = run(capsys, *base, "--out", str(tmp_path / "o2"), "--seed", str(SEED), "--no-plot",
-                             "--diagnostics", str(diag), *fmt)
+                             "--diagnostics", str(diag), "--overwrite", *fmt)
         assert code == 0, err
         _no_seed_in(out, err, (tmp_path / "o2" / "histogram_release.csv").read_text())
         assert "NOT private unless the seed is kept secret" in err

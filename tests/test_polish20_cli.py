@@ -125,7 +125,7 @@ def test_diagnostics_clipped_mean_equals_the_true_mean_when_nothing_is_clipped(t
         assert float(r["abs_error"]) == abs(float(r["private_mean"]) - float(r["true_mean"]))
     # some values clipped: the mean of the clipped rows, to the last digit
     code, out, err = _run(capsys, "mean", "--csv", str(p), "--bounds=-10:60,-40:40", "--epsilon", "1",
-                          "--diagnostics", str(diag))
+                          "--diagnostics", str(diag), "--overwrite")
     assert code == 0, err
     lo, hi = np.array([-10.0, -40.0]), np.array([60.0, 40.0])
     for j, r in enumerate(_diagnostics(diag)):
@@ -214,7 +214,7 @@ def test_mean_text_lines_fit_80_columns_and_keep_every_figure(tmp_path, capsys, 
     # was: 6 lines over 80 columns (n, d; bounds; privacy up to 300; mse_single; RMSE/coord and its note)
     p, _ = table
     argv = ["mean", "--csv", str(p), "--bounds-from-data", "--epsilon", "1", "--seed", "3",
-            "--diagnostics", str(tmp_path / "d.csv")]
+            "--diagnostics", str(tmp_path / "d.csv"), "--overwrite"]  # (run twice)
     code, out, err = _run(capsys, *argv, "--json")
     assert code == 0, err
     r = json.loads(out)

@@ -3,7 +3,14 @@
 
 import io
 
-from sharpdp._progress import progress_bar
+import pytest
+
+from sharpdp._progress import _PlainBar, progress_bar
+
+
+@pytest.fixture(autouse=True)
+def _lines_from_the_first_update(monkeypatch):
+    monkeypatch.setattr(_PlainBar, "quiet", 0.0)  # (a log's bar is otherwise silent for its first 2 s)
 
 
 def _run(total, steps, final_total, file):

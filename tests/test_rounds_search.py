@@ -80,6 +80,9 @@ def test_explicit_pair_bar_has_an_exact_total(capsys, monkeypatch):
 
 def test_rounds_progress_from_the_start_and_an_honest_end(capsys, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "tqdm.auto", None)
+    from sharpdp._progress import _PlainBar
+
+    monkeypatch.setattr(_PlainBar, "quiet", 0.0)  # lines from the first update (a log's bar: silent for 2 s)
     rep = calibrate_bmg_report(1000, 0.01, 1e-5, 1, rounds=2, progress=True)
     err = capsys.readouterr().err.splitlines()
     outer = [line for line in err if line.startswith("calibrating BMG for 2 rounds")]

@@ -211,6 +211,7 @@ def test_calibrate_near_optimal_at_large_eps_tiny_delta(stand_in):
 
 
 def test_calibrate_progress_bar(stand_in, capsys, monkeypatch):
+    monkeypatch.setattr(__import__("sharpdp._progress")._progress._PlainBar, "quiet", 0.0)  # lines from the 1st update, not after 2 s
     calibrate_bmg(1000, 1.0, 1e-5, 1, progress=False)
     assert capsys.readouterr().err == ""
     calibrate_bmg(1000, 1.0, 1e-5, 1, progress=None)  # fast: the delayed bar never shows

@@ -122,6 +122,7 @@ def test_rounds_refuses_when_nothing_certifies(stand_ins):
 def test_rounds_progress_bar(stand_ins, capsys, monkeypatch):
     stand_ins(1.0)
     monkeypatch.setitem(__import__("sys").modules, "tqdm.auto", None)
+    monkeypatch.setattr(__import__("sharpdp._progress")._progress._PlainBar, "quiet", 0.0)  # lines from the 1st update
     rep = calibrate_bmg_report(5000, 0.1, 1e-6, 1, rounds=4, progress=True)
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("calibrating BMG for 4 rounds") and err[-1].endswith("(done)")

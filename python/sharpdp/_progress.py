@@ -1,15 +1,18 @@
 """Progress bars on stderr: a live tqdm bar on a terminal, plain lines elsewhere.
 
 The rule (the same for every subcommand and library call; stated in ``sharpdp --help``,
-:data:`PROGRESS_RULE`): when the bar's stream is a terminal and tqdm is installed (the ``[cli]``
-extra), a live tqdm bar; in a Jupyter notebook, tqdm's notebook widget; otherwise (stderr
-redirected to a file or a pipe, a CI log, no tqdm) one plain line at most every
-:attr:`_PlainBar.interval` seconds (5 s) and a final ``(done)`` line, nothing for a bar whose
-``delay`` has not passed. Progress never goes to stdout, so ``--json`` output is unaffected.
+:data:`PROGRESS_RULE`, and kept here only): when the bar's stream is a terminal and tqdm is installed (the ``[cli]``
+extra), a live tqdm bar, shown after the bar's ``delay``; in a Jupyter notebook, tqdm's notebook widget; otherwise
+(stderr redirected to a file or a pipe, a CI log, no tqdm) plain lines: nothing for a step that ends within
+:attr:`_PlainBar.quiet` seconds (2 s, or the bar's ``delay`` if longer), then one line at most every
+:attr:`_PlainBar.interval` seconds (5 s) and a final ``(done)`` line. A wait with nothing to count (a bar with no
+total, :func:`progress_step`) prints its ``"STEP: N s"`` line from a timer, at the same times, since no update
+comes to print it. Progress never goes to stdout, so ``--json`` output is unaffected.
 
 Interruption: a bar closed while a ``KeyboardInterrupt`` propagates (Ctrl-C) keeps its true count
 and total (a caller's "finished: total = count" is ignored then), and says ``(interrupted)``
-instead of ``(done)``; :func:`close_interrupted` closes the same way the bars a caller closes only on
+instead of ``(done)``; a plain bar or step says so even if it had printed nothing yet (the log then says where
+the run stopped); :func:`close_interrupted` closes the same way the bars a caller closes only on
 success (``sharpdp`` calls it before its "interrupted" line). On a terminal a description longer than the room left for the count, the
 percentage and the time estimate (``columns - 40`` characters, at least 20) loses its closing
 parenthesised asides, then is cut with ``...``.
@@ -21,14 +24,14 @@ of ``tqdm.tqdm``'s arguments that sharpdp uses, so callers write one line either
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["PROGRESS_RULE", "close_interrupted", "progress_bar", "progress_label"]
-
+__all__ = ["PROGRESS_RULE", "close_interrupted", "progress_bar", "progress_label", "progress_step"]
 
 
 def clock() -> float:
@@ -66,23 +69,26 @@ _LABEL: ContextVar[str] = ContextVar("sharpdp_progress_label", default="")
 
 #: The rule in one paragraph, for ``--help`` epilogs.
 PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
-                 "is a terminal, else (redirected, piped, CI) one plain line at most every 5 s and a final "
-                 "'(done)' line; a bar shows after its delay (none for mean's calibration, 0.5-1 s for most other "
-                 "steps), so a quicker step prints nothing; on Ctrl-C a bar stays at its "
-                 "true count and says 'interrupted' (exit status 130). Warnings go to stderr once "
-                 "(with --json they are also in the result's \"warnings\").")
+                 "is a terminal (after its delay: none for mean's calibration, 0.5-1 s for most other steps), else "
+                 "(redirected, piped, CI) plain lines: nothing for a step that ends within 2 s, then one line at most "
+                 "every 5 s and a final '(done)' line (a wait with nothing to count says 'STEP: N s'); on Ctrl-C "
+                 "the open bars stay at their true count and say 'interrupted' (a log too: where it stopped; exit "
+                 "status 130). Warnings go to stderr once (with --json they are also in the result's \"warnings\").")
 
 
 class _PlainBar:
-    """Minimal stand-in for ``tqdm.tqdm``: one line on ``file`` at most every ``interval`` seconds.
+    """Minimal stand-in for ``tqdm.tqdm``: plain lines on ``file``, by the rule of the module doc.
 
     Shows the count, the elapsed time and, when ``total`` is known, the percentage done and a
     linear estimate of the time remaining (elapsed / done * (total - done): an estimate, said so
     in the line). Used when the stream is not a terminal (no carriage-return redraws in a log
-    file) or tqdm is not installed.
+    file) or tqdm is not installed. Nothing is printed before ``max(delay, quiet)`` seconds; a bar
+    with no total (a wait) prints from a timer thread, since it may get no update at all.
     """
 
     interval = 5.0
+    #: Seconds a plain bar stays silent (a quicker step prints nothing), whatever its ``delay``.
+    quiet = 2.0
 
     @property
     def total(self) -> int | None:
@@ -96,7 +102,7 @@ class _PlainBar:
 
     def __init__(self, iterable: Iterable[Any] | None = None, *, desc: str = "", total: int | None = None,
                  unit: str = "it", file: IO[str] | None = None, leave: bool = True, disable: bool = False,
-                 delay: float = 0.0, budget: bool = False, **_: Any) -> None:
+                 delay: float = 0.0, budget: bool = False, silent: bool = False, **_: Any) -> None:
         self.iterable = iterable
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
@@ -105,14 +111,52 @@ class _PlainBar:
         self._upto = budget  # the total is a budget the work may stop short of: the time left is an upper value
         self.file = sys.stderr if file is None else file
         self.disable, self.delay = disable, delay
+        self._silent = silent  # (progress_step on a terminal: only the interrupted line)
         self.n = 0
         self._start = clock()
         self._last = -float("inf")
         self._shown = False
+        self._closed = False
+        self._lock = threading.RLock()
+        self._timer: threading.Timer | None = None
         _OPEN.add(self)
+        if total is None and not disable and not silent:
+            self._tick_at(self._wait())
+
+    def _wait(self) -> float:
+        """Seconds from the start before the first line: the larger of the bar's delay and :attr:`quiet` (a
+        quiet period never longer than :attr:`interval`, the time between two lines)."""
+        return max(self.delay, min(self.quiet, self.interval))
+
+    def _tick_at(self, after: float) -> None:
+        """A wait's next line, ``after`` seconds from now (a daemon timer: it never holds the program open, nor
+        the bar: a bar dropped without being closed stops its lines)."""
+        ref = weakref.ref(self)
+
+        def tick() -> None:
+            bar = ref()
+            if bar is not None:
+                bar._tick()
+
+        self._timer = threading.Timer(max(after, 0.0), tick)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _tick(self) -> None:
+        with self._lock:
+            if self._closed or self.total is not None:
+                return
+            now = clock()
+            if now - self._start >= self._wait() and now - self._last >= self.interval:
+                self._last = now
+                self._shown = True
+                print(self._line(), file=self.file, flush=True)
+            self._tick_at(self.interval)
 
     def _line(self, done: bool = False, interrupted: bool = False) -> str:
         el = clock() - self._start
+        if self.total is None and not self.n:  # a wait: nothing counted, only the time
+            return f"{self.desc}: {el:.0f} s" + (" (interrupted)" if interrupted else " (done)" if done else "")
         if self.total and self.unit == "it":  # no unit given: the steps are weights, only the percentage means much
             head = f"{self.desc}: {100.0 * self.n / self.total:.0f}%"
         else:
@@ -134,23 +178,32 @@ class _PlainBar:
 
     def update(self, k: int = 1) -> None:
         self.n += k
-        if self.disable:
+        if self.disable or self._silent:
             return
         now = clock()
+        due = now - self._start >= self._wait()
         if self.total and self.n >= self.total:  # finished: close() prints the "(done)" line (no "0 s left")
-            self._shown = self._shown or now - self._start >= self.delay
+            self._shown = self._shown or due
             return
-        if now - self._start >= self.delay and now - self._last >= self.interval:
-            self._last = now
-            self._shown = True
-            print(self._line(), file=self.file, flush=True)
+        if due and now - self._last >= self.interval:
+            with self._lock:
+                self._last = now
+                self._shown = True
+                print(self._line(), file=self.file, flush=True)
 
     def close(self, interrupted: bool = False) -> None:
         _OPEN.discard(self)
-        if self._shown and not self.disable:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
             stop = interrupted or _interrupted()
-            print(self._line(done=not stop, interrupted=stop), file=self.file, flush=True)
-        self._shown = False
+            if not self.disable and (stop or (self._shown and not self._silent)):
+                # (interrupted: said even if nothing was printed yet, so that a log says where the run stopped)
+                print(self._line(done=not stop, interrupted=stop), file=self.file, flush=True)
+            self._shown = False
 
     def __iter__(self) -> Iterator[Any]:
         for item in self.iterable if self.iterable is not None else ():
@@ -163,6 +216,37 @@ class _PlainBar:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+@contextmanager
+def progress_step(desc: str, file: IO[str] | None = None, disable: bool = False,
+                  silent: bool = False) -> Iterator[None]:
+    """A step with nothing to count (a cluster's start-up), by the rule of :data:`PROGRESS_RULE`.
+
+    Where stderr is not a terminal, ``"DESC: N s"`` lines (the first after 2 s, then every 5 s) and, once one was
+    printed, ``"DESC: N s (done)"``; on a terminal nothing (the caller says up front what the wait is). On Ctrl-C,
+    ``"DESC: N s (interrupted)"`` on either, so that the output says where the run stopped.
+
+    Parameters
+    ----------
+    desc : str
+        What the step is, e.g. ``"starting a local Dask cluster of 2 workers"``.
+    file : text stream, optional
+        Where the lines go (default stderr).
+    disable : bool, default False
+        Print nothing at all.
+    silent : bool, default False
+        Print only the interrupted line (a step before the input is validated, so that an error is the first
+        line on stderr).
+    """
+    stream = sys.stderr if file is None else file
+    if _LABEL.get():
+        desc = _LABEL.get() + desc
+    bar = _PlainBar(desc=desc, total=None, file=stream, disable=disable, silent=silent or _is_terminal(stream))
+    try:
+        yield
+    finally:
+        bar.close()
 
 
 def _is_terminal(file: IO[str]) -> bool:
@@ -239,8 +323,14 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
             unit = str(kwargs.get("unit") or "")
             if len(unit) > 12:
                 kwargs["unit"] = " " + unit.split()[-1]
-            kwargs["desc"] = _fit(str(kwargs.get("desc") or ""),
-                                  _columns(file) - len(str(kwargs.get("unit") or "")) - budget)  # ("<=": 1 more)
+            desc = str(kwargs.get("desc") or "")
+            kwargs["desc"] = _fit(desc, _columns(file) - len(str(kwargs.get("unit") or "")) - budget)  # "<=": 1 more
+            total = kwargs.get("total", len(iterable) if hasattr(iterable, "__len__") else None)  # type: ignore[arg-type]
+            if kwargs["desc"] != desc and total is not None and "bar_format" not in kwargs:
+                # the label would be cut: the rate goes first (the count, the percentage and the time left
+                # stay), which leaves the unit's room to the label (a nested "candidate 2: ..." one is whole)
+                kwargs["desc"] = _fit(desc, _columns(file))
+                kwargs["bar_format"] = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<" + "=" * budget + "{remaining}]"
         if budget:  # the time left is the whole budget's: an upper value ("<=")
             kwargs.setdefault("bar_format",
                               "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<={remaining}, {rate_fmt}{postfix}]")
@@ -261,14 +351,21 @@ def _columns(file: IO[str]) -> int:
 
 
 def _fit(desc: str, columns: int) -> str:
-    """``desc`` cut to ``columns - _ROOM`` characters (at least 20), so that a terminal of ``columns`` still
-    shows the bar's count, percentage and time estimate: closing parenthesised asides are dropped first, then
-    the rest is cut, ending in "..."."""
+    """``desc`` shortened to ``columns - _ROOM`` characters (at least 20), so that a terminal of ``columns`` still
+    shows the bar's count, percentage and time estimate. Shortened in this order, each step only while it is too
+    long: closing parenthesised asides are dropped, then the other asides (the last first), then trailing
+    ``" of ..."`` phrases (the last first: "candidate 2: privacy profile of BMG(...) n=1e5" keeps "candidate 2:
+    privacy profile"); only then is the rest cut, ending in "..."."""
     import re
 
     room = max(columns - _ROOM, 20)
     while len(desc) > room and re.search(r"\s*\([^()]*\)$", desc):  # a closing aside goes first
         desc = re.sub(r"\s*\([^()]*\)$", "", desc)
+    while len(desc) > room and re.search(r"\s*\([^()]*\)", desc):  # then the others, the last first
+        head, _, tail = desc.rpartition("(")
+        desc = head.rstrip() + tail[tail.index(")") + 1:] if ")" in tail else head.rstrip()
+    while len(desc) > room and " of " in desc:
+        desc = desc[:desc.rindex(" of ")]
     return desc if len(desc) <= room else desc[:room - 3].rstrip() + "..."
 
 

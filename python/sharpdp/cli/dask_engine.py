@@ -20,7 +20,6 @@ from sharpdp.cli import (
     option_error,
     parse_bounds_option,
     release_rng,
-    slow_note,
     warn_seeded,
 )
 
@@ -41,31 +40,62 @@ def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
                              "instead; refused if the scheduler does not answer within 5 s")
 
 
-def check_engine_options(args: argparse.Namespace) -> bool:
-    """Validate the engine options; True if the Dask path is asked for."""
+def check_engine_options(args: argparse.Namespace, command: str | None = None) -> bool:
+    """Validate the engine options; True if the Dask path is asked for.
+
+    Dask's import (1-2 s) is a progress step that says nothing unless interrupted (an error stays the first
+    line on stderr); ``command`` (``"mean"``, ``"histogram"``) names the run (None: no step).
+    """
     if args.engine != "dask":
         for flag in ("data", "workers", "scheduler"):
             if getattr(args, flag) is not None:
                 raise ValueError(f"--{flag} needs --engine dask")
         return False
-    try:
-        import dask.dataframe  # noqa: F401
-        import distributed  # noqa: F401
-    except ImportError as exc:
-        raise ValueError(f"--engine dask: {exc.name or exc} is not installed; the Dask engine needs the [dask] "
-                         f"extra: {install_hint('dask')}") from None
     if args.workers is not None and args.scheduler is not None:
         raise ValueError("--workers: give either --workers (a new local cluster) or --scheduler, not both")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
-    if args.scheduler is not None:
-        check_scheduler(args.scheduler)
     if args.data is None and args.csv is None:
         raise ValueError("--data: --engine dask needs a dataset (--data PATH: Parquet file or directory, "
                          "or CSV file or glob)")
     if args.data is not None and args.csv is not None:
         raise ValueError("--data: give either --data or --csv, not both")
+    import importlib.util
+
+    from sharpdp._progress import progress_step
+
+    missing = next((m for m in ("dask", "distributed") if importlib.util.find_spec(m) is None), None)
+    if missing is not None:
+        raise ValueError(f"--engine dask: {missing} is not installed; the Dask engine needs the [dask] "
+                         f"extra: {install_hint('dask')}")
+    try:
+        with progress_step("loading Dask", disable=command is None, silent=True):  # (Ctrl-C says so)
+            import dask.dataframe  # noqa: F401
+            import distributed  # noqa: F401
+    except ImportError as exc:
+        raise ValueError(f"--engine dask: {exc.name or exc} is not installed; the Dask engine needs the [dask] "
+                         f"extra: {install_hint('dask')}") from None
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
     return True
+
+
+def _cluster_step(args: argparse.Namespace) -> str:
+    """What the cluster step is: ``"starting a local Dask cluster of 2 workers"`` or joining ``--scheduler``."""
+    if args.scheduler is not None:
+        return f"connecting to the Dask scheduler {args.scheduler}"
+    return "starting a local Dask cluster" + (f" of {args.workers} worker{'s' * (args.workers != 1)}"
+                                              if args.workers else "")
+
+
+def start_line(args: argparse.Namespace, command: str) -> str:
+    """The line ``sharpdp COMMAND --engine dask`` prints once its input is checked (an error comes alone, before
+    it), before the cluster starts: the steps to come in order, each of which then says itself on stderr by the
+    progress rule (:data:`sharpdp._progress.PROGRESS_RULE`)."""
+    passes = ("pass 1 over the partitions (count rows), the calibration, pass 2 (randomize)" if command == "mean"
+              else "one pass over the partitions (group counts)")
+    return (f"sharpdp {command}: --engine dask: {_cluster_step(args)} (seconds), then {passes}; each pass first "
+            "waits for the workers' first partition (their start-up)")
 
 
 #: Seconds the CLI waits for a TCP connection to ``--scheduler`` before any work (Dask itself retries
@@ -107,15 +137,15 @@ def check_scheduler(address: str, timeout: float = SCHEDULER_PROBE_TIMEOUT) -> N
 
 @contextlib.contextmanager
 def _engine(args: argparse.Namespace, command: str) -> Iterator[Any]:
-    """``distributed.cluster`` for the options, saying on stderr (after 2 s) what the wait is: a local
-    cluster's start-up (worker processes, seconds) is in no progress bar, and the partition bars count
-    from the first partition's end (``Engine.compute``)."""
+    """``distributed.cluster`` for the options; its start-up (worker processes, seconds) is a progress step
+    (:func:`sharpdp._progress.progress_step`: in a log "starting a local Dask cluster of 2 workers: N s" lines
+    after 2 s, and on Ctrl-C "... (interrupted)" on a terminal too); the start line said it was coming. The
+    partition bars count from the first partition's end (``Engine.compute``)."""
+    from sharpdp._progress import progress_step
     from sharpdp.distributed import cluster
 
-    where = (f"connecting to the Dask scheduler {args.scheduler}" if args.scheduler is not None else
-             "starting a local Dask cluster" + (f" of {args.workers} workers" if args.workers else ""))
     with contextlib.ExitStack() as stack:
-        with slow_note(command, f"{where} (its start-up is in no progress bar)", after=2.0):
+        with progress_step(_cluster_step(args)):
             engine = stack.enter_context(cluster(workers=args.workers, scheduler=args.scheduler))
         yield engine
 
@@ -147,6 +177,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         for w in skipped_notes:  # before any pass over the data (a --columns can still be given)
             print(f"sharpdp mean: warning: {w}", file=sys.stderr, flush=True)
         warn_seeded("mean", args.seed)
+        print(start_line(args, "mean"), file=sys.stderr, flush=True)
         with _engine(args, "mean") as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
             res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),
@@ -203,6 +234,7 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
              "scheduler": "--scheduler"}
     try:
         open_table(path, by, text=True)  # a bad path or column fails here, before a cluster is started
+        print(start_line(args, "histogram"), file=sys.stderr, flush=True)
         with _engine(args, "histogram") as engine:
             keys, counts, info = group_counts(path, by, keys=domain, keys_from_data=domain is None,
                                               client=engine.client, progress=True)

