@@ -35,6 +35,7 @@ cell that misses a goal; ``--quick``, the default, is a representative subset of
     python bench/bench_regimes.py --full --timeout 5 --json regimes.jsonl --resume --out regimes.md
     python bench/bench_regimes.py --full --families b --labels "Gauss s0=4.6" --ns 1e8,1e9 ...
     python bench/bench_regimes.py --full --render --json regimes.jsonl   # tables only, runs nothing
+    python bench/bench_regimes.py --families e --ns 1e3 --eps 1 --isolate instr  # instructions (1e9), load-proof
 
 Benchmark mode (pytest-benchmark, a few representative cells; not run in CI)::
 
@@ -234,6 +235,41 @@ def _watch(pid: int, fd: int, timeout: float, base: float | None) -> tuple[bytes
     return b"".join(chunks), None
 
 
+def _timed_instr(task: dict, timeout: float) -> dict:
+    """``--isolate instr``: the call in a fresh interpreter under callgrind (bench/_instr.py, imports not counted);
+    its "cpu" is the instructions executed divided by 1e9 (load-proof; the ratios of the map are then instruction
+    ratios). ``timeout`` bounds the wall time at 100 x (callgrind runs ~50 x slower)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _instr
+
+    try:
+        counts, stdout = _instr.count([sys.executable, os.path.abspath(__file__), "--child-instr", json.dumps(task)],
+                                      timeout=100.0 * timeout)
+    except subprocess.TimeoutExpired:
+        return {"timeout": True}
+    except RuntimeError as exc:
+        return {"error": str(exc).splitlines()[0]}
+    out = json.loads(stdout.strip().splitlines()[-1])
+    if "call" in counts and "cpu" in out:
+        out.update(cpu=counts["call"] * 1e-9, instructions=counts["call"])
+    return out
+
+
+def _child_instr(task_json: str) -> None:
+    """The call between the callgrind client requests (bench/_instr.Region), its result as JSON on stdout."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _instr
+
+    import sharpdp.shuffle  # noqa: F401  (imports are not counted)
+
+    task = json.loads(task_json)
+    region = _instr.Region()
+    region.start()
+    out = _guarded_call(task)
+    region.dump("call")
+    print(json.dumps(out))
+
+
 def _timed_subprocess(task: dict, timeout: float) -> dict:
     import tempfile
 
@@ -306,6 +342,8 @@ def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> d
     watchdog, :func:`_watch`) and an address-space limit; {"timeout": True} / {"oom": True} if it
     hit one."""
     task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout, mem_gb=_ISOLATION["mem_gb"])
+    if _ISOLATION["mode"] == "instr":
+        return _timed_instr(task, timeout)
     if _ISOLATION["mode"] == "fork":
         return _timed_fork(task, timeout)
     return _timed_subprocess(task, timeout)
@@ -651,9 +689,11 @@ def main(argv=None) -> int:
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --json, run the others")
     ap.add_argument("--mem-gb", type=float, default=3.0,
                     help="address-space limit per call in GB (RLIMIT_AS; 0: none; default 3)")
-    ap.add_argument("--isolate", choices=("fork", "subprocess"), default="fork" if hasattr(os, "fork") else
-                    "subprocess", help="run each call in a fork of this process (default on POSIX) or "
-                    "in a fresh interpreter")
+    ap.add_argument("--isolate", choices=("fork", "subprocess", "instr"), default="fork" if hasattr(os, "fork") else
+                    "subprocess", help="run each call in a fork of this process (default on POSIX), in a fresh "
+                    "interpreter, or in a fresh interpreter under callgrind (instr: every 'CPU s' figure is then "
+                    "1e9 instructions executed, load-proof; bench/_instr.py)")
+    ap.add_argument("--child-instr", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
     ap.add_argument("--eps", default=None, help="restrict to these epsilons, comma separated (e.g. 8)")
     ap.add_argument("--labels", default=None,
@@ -665,6 +705,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.child is not None:
         _child(args.child)
+        return 0
+    if args.child_instr is not None:
+        _child_instr(args.child_instr)
         return 0
     _ISOLATION.update(mode=args.isolate, mem_gb=args.mem_gb)
     if args.isolate == "fork" and not args.render:
