@@ -6,14 +6,17 @@ Families (delta = 1e-6 throughout):
 (b) ``gaussian``: ``GaussianRandomizer(sigma0, 1)``, sigma0 in {0.5, 1, 2, 4.6} (zero-out);
                   its calibration column is ``calibrate_gaussian(n, eps, 1e-6)``;
 (c) ``krr``:      ``RandomizedResponse(k, eps0)``, k in {2, 10}, eps0 in {1, 4, 8} (replace);
-(d) ``privunit``: ``PrivUnit(0.75, 0.2, 10)`` (replace).
+(d) ``privunit``: ``PrivUnit(0.75, 0.2, 10)`` (replace);
+(e) ``via-bot``:  ``GaussianRandomizer(sigma0, 1)`` under replace-one, bounded through bot (docs/accountant.md §9),
+                  sigma0 in {0.46, 1, 2, 4.6}; each cell also times the zero-out ``get_delta_bounds`` at the same
+                  (n, eps), the reference of the "replace through bot within 3 x zero-out" goal.
 
 Per cell (n, eps) it reports the process CPU time (``time.process_time``, all threads) of
 ``get_delta_bounds(eps)``, of ``get_epsilon(1e-6)`` and of the calibration, the achieved
 (Up - Lo)/Lo, and the number of accountant evaluations the calibration made (calls of
 ``ShuffleAccountant.get_delta_bounds``, which ``get_delta`` goes through). ``get_epsilon`` does
 not depend on eps, so for (b)-(d) it is timed once per (randomizer, n), together with one
-``get_delta_bounds`` at the epsilon it returns (the reference of the "get_epsilon <= 5 x one
+``get_delta_bounds`` at the epsilon it returns (the reference of the "get_epsilon <= 3 x one
 get_delta" goal); ``calibrate_gaussian`` does not depend on sigma0 and is timed once per
 (n, eps). Every timed call runs in its own process (``--isolate fork``, the default on POSIX: a
 fork of this process after ``import sharpdp.shuffle``, whose CPU clock starts at zero; or
@@ -32,6 +35,7 @@ cell that misses a goal; ``--quick``, the default, is a representative subset of
     python bench/bench_regimes.py --full --timeout 5 --json regimes.jsonl --resume --out regimes.md
     python bench/bench_regimes.py --full --families b --labels "Gauss s0=4.6" --ns 1e8,1e9 ...
     python bench/bench_regimes.py --full --render --json regimes.jsonl   # tables only, runs nothing
+    python bench/bench_regimes.py --families e --ns 1e3 --eps 1 --isolate instr  # instructions (1e9), load-proof
 
 Benchmark mode (pytest-benchmark, a few representative cells; not run in CI)::
 
@@ -52,6 +56,8 @@ DELTA = 1e-6
 NS_FULL = (10**2, 10**3, 10**4, 10**5, 10**6, 10**8, 10**9)
 EPS_FULL = (1e-3, 0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0)
 GAUSS_SIGMAS = (0.5, 1.0, 2.0, 4.6)
+VIA_BOT_SIGMAS = (0.46, 1.0, 2.0, 4.6)
+NS_VIA_BOT = (10, 10**3, 10**5)  # (replace through bot at n >= 1e6: tens of seconds per cell)
 KRR = ((2, 1.0), (2, 4.0), (2, 8.0), (10, 1.0), (10, 4.0), (10, 8.0))
 PRIVUNIT = (0.75, 0.2, 10)
 
@@ -73,6 +79,8 @@ def _randomizer(spec: dict):
 
 
 def _adjacency(spec: dict) -> str:
+    if "adjacency" in spec:  # (family e: replace through bot, and its zero-out reference)
+        return spec["adjacency"]
     return "replace" if spec["kind"] in ("krr", "privunit") else "zero_out"
 
 
@@ -227,6 +235,41 @@ def _watch(pid: int, fd: int, timeout: float, base: float | None) -> tuple[bytes
     return b"".join(chunks), None
 
 
+def _timed_instr(task: dict, timeout: float) -> dict:
+    """``--isolate instr``: the call in a fresh interpreter under callgrind (bench/_instr.py, imports not counted);
+    its "cpu" is the instructions executed divided by 1e9 (load-proof; the ratios of the map are then instruction
+    ratios). ``timeout`` bounds the wall time at 100 x (callgrind runs ~50 x slower)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _instr
+
+    try:
+        counts, stdout = _instr.count([sys.executable, os.path.abspath(__file__), "--child-instr", json.dumps(task)],
+                                      timeout=100.0 * timeout)
+    except subprocess.TimeoutExpired:
+        return {"timeout": True}
+    except RuntimeError as exc:
+        return {"error": str(exc).splitlines()[0]}
+    out = json.loads(stdout.strip().splitlines()[-1])
+    if "call" in counts and "cpu" in out:
+        out.update(cpu=counts["call"] * 1e-9, instructions=counts["call"])
+    return out
+
+
+def _child_instr(task_json: str) -> None:
+    """The call between the callgrind client requests (bench/_instr.Region), its result as JSON on stdout."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _instr
+
+    import sharpdp.shuffle  # noqa: F401  (imports are not counted)
+
+    task = json.loads(task_json)
+    region = _instr.Region()
+    region.start()
+    out = _guarded_call(task)
+    region.dump("call")
+    print(json.dumps(out))
+
+
 def _timed_subprocess(task: dict, timeout: float) -> dict:
     import tempfile
 
@@ -299,6 +342,8 @@ def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> d
     watchdog, :func:`_watch`) and an address-space limit; {"timeout": True} / {"oom": True} if it
     hit one."""
     task = dict(call=call, n=n, eps=eps, spec=spec, timeout=timeout, mem_gb=_ISOLATION["mem_gb"])
+    if _ISOLATION["mode"] == "instr":
+        return _timed_instr(task, timeout)
     if _ISOLATION["mode"] == "fork":
         return _timed_fork(task, timeout)
     return _timed_subprocess(task, timeout)
@@ -328,6 +373,9 @@ def cells(mode: str) -> list[tuple]:
                 out.append(("c", f"{k}-RR e0={e0:g}", dict(kind="krr", k=k, eps0=e0), n, eps))
         for n, eps in ((10**4, 0.1), (10**6, 0.01)):
             out.append(("d", "PrivUnit", dict(kind="privunit", params=list(PRIVUNIT)), n, eps))
+        for s in (0.46, 1.0, 4.6):
+            for n, eps in ((10, 1.0), (10**3, 1.0), (10**5, 0.1)):
+                out.append(("e", f"Gauss s0={s} via bot", dict(kind="gaussian", sigma0=s, adjacency="replace"), n, eps))
         return out
     for n in NS_FULL:
         for eps in EPS_FULL:
@@ -343,6 +391,10 @@ def cells(mode: str) -> list[tuple]:
     for n in NS_FULL:
         for eps in EPS_FULL:
             out.append(("d", "PrivUnit", dict(kind="privunit", params=list(PRIVUNIT)), n, eps))
+    for s in VIA_BOT_SIGMAS:
+        for n in NS_VIA_BOT:
+            for eps in EPS_FULL:
+                out.append(("e", f"Gauss s0={s} via bot", dict(kind="gaussian", sigma0=s, adjacency="replace"), n, eps))
     return out
 
 
@@ -365,6 +417,8 @@ def run_cell(family, label, spec, n, eps, timeout, eps_cache) -> dict:
         row["calibration"] = eps_cache[ckey]
     row["spec"] = spec
     row["delta_bounds"] = timed("delta_bounds", n, eps, spec, timeout)
+    if family == "e":  # the zero-out reference at the same (randomizer, n, eps)
+        row["zero_out"] = timed("delta_bounds", n, eps, dict(spec, adjacency="zero_out"), timeout)
     key = (json.dumps(spec, sort_keys=True), n)
     if row["delta_bounds"].get("timeout") or row["delta_bounds"].get("oom"):
         # get_epsilon makes several such calls: not worth running
@@ -419,6 +473,8 @@ def markdown(rows: list[dict]) -> str:
         else:
             what = "-"
         label = r["label"]
+        if r["family"] == "e" and "zero_out" in r:
+            label += f" (zero-out {_t(r['zero_out'], timeout)})"
         if r["family"] == "a":
             label = f"BMG {r['params']}" + (" †" if r.get("template_pick") else "")
         e = r["epsilon"]
@@ -440,7 +496,8 @@ def markdown(rows: list[dict]) -> str:
 # ----------------------------------------------------------------------------- goals of the map
 GOAL_DB_MEDIAN, GOAL_DB_WORST, GOAL_DB_1E9 = 0.05, 0.1, 1.0   # get_delta_bounds, CPU s
 GOAL_GAP, GOAL_GAP_FLOOR = 1e-2, 1e-15                         # (Up-Lo)/Lo wherever delta >= floor
-GOAL_EPS_RATIO = 5.0                                           # get_epsilon / one get_delta
+GOAL_EPS_RATIO = 3.0                                           # get_epsilon / one get_delta
+GOAL_VIA_BOT = 3.0                                             # replace through bot / zero-out, same cell
 GOAL_CAL, GOAL_CAL_EVALS = 1.0, 10                             # calibration, CPU s / evaluations
 GOAL_RSS_MB = 1024.0                                           # peak memory per call
 
@@ -492,6 +549,30 @@ def _eps_ratio(r: dict, rs: list[dict]) -> float:
         ds = [x for x in ds if not math.isnan(x)]
         d = max(ds) if ds else math.nan
     return e / d if d > 0 and not math.isinf(d) and not math.isnan(e) else math.nan
+
+
+def _via_bot_ratio(r: dict) -> float:
+    """Family (e): replace-through-bot get_delta_bounds CPU over the zero-out one at the same cell (inf when the
+    replace call stopped, nan elsewhere)."""
+    if r["family"] != "e" or "zero_out" not in r:
+        return math.nan
+    z, t = _cpu(r["zero_out"]), _cpu(r["delta_bounds"])
+    return t / z if z > 0 and not math.isinf(z) else math.nan
+
+
+def via_bot_summary(rows: list[dict]) -> str:
+    """Family (e), one line per sigma0: replace through bot against zero-out at the same cells."""
+    import statistics
+
+    lines = ["| randomizer | cells | replace / zero-out median / worst | cells over 3 x |", "|---|---|---|---|"]
+    for fam, label, rs in _groups(rows):
+        if fam != "e":
+            continue
+        ratios = [x for x in (_via_bot_ratio(r) for r in rs) if not math.isnan(x)]
+        if ratios:
+            lines.append(f"| {label} | {len(rs)} | {statistics.median(ratios):.3g} / {max(ratios):.3g} "
+                         f"| {sum(1 for x in ratios if x > GOAL_VIA_BOT)} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def summary(rows: list[dict]) -> str:
@@ -567,7 +648,11 @@ def misses(rows: list[dict]) -> str:
                 if not math.isinf(_cpu(e)):
                     what += f" = {ratio:.3g} x" + (f" (epsilon {e['epsilon']:.4g}, get_delta_bounds there "
                                                    f"{_t(e['delta_at'], r['timeout'])})" if "delta_at" in e else "")
-                add("get_epsilon(1e-6) over 5 x get_delta", r, what, per_cell=r["family"] == "a")
+                add(f"get_epsilon(1e-6) over {GOAL_EPS_RATIO:g} x get_delta", r, what, per_cell=r["family"] == "a")
+        vb = _via_bot_ratio(r)
+        if vb > GOAL_VIA_BOT:
+            add(f"replace through bot over {GOAL_VIA_BOT:g} x zero-out", r,
+                f"{_t(d, r['timeout'])} vs {_t(r['zero_out'], r['timeout'])} = {vb:.3g} x")
         c = r.get("calibration")
         if c is not None and r["n"] <= 10**8 and r["family"] in "ab":
             ckey = ("cal", r["family"], r["n"], r["eps"])
@@ -604,9 +689,11 @@ def main(argv=None) -> int:
     ap.add_argument("--resume", action="store_true", help="keep the cells already in --json, run the others")
     ap.add_argument("--mem-gb", type=float, default=3.0,
                     help="address-space limit per call in GB (RLIMIT_AS; 0: none; default 3)")
-    ap.add_argument("--isolate", choices=("fork", "subprocess"), default="fork" if hasattr(os, "fork") else
-                    "subprocess", help="run each call in a fork of this process (default on POSIX) or "
-                    "in a fresh interpreter")
+    ap.add_argument("--isolate", choices=("fork", "subprocess", "instr"), default="fork" if hasattr(os, "fork") else
+                    "subprocess", help="run each call in a fork of this process (default on POSIX), in a fresh "
+                    "interpreter, or in a fresh interpreter under callgrind (instr: every 'CPU s' figure is then "
+                    "1e9 instructions executed, load-proof; bench/_instr.py)")
+    ap.add_argument("--child-instr", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
     ap.add_argument("--eps", default=None, help="restrict to these epsilons, comma separated (e.g. 8)")
     ap.add_argument("--labels", default=None,
@@ -618,6 +705,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.child is not None:
         _child(args.child)
+        return 0
+    if args.child_instr is not None:
+        _child_instr(args.child_instr)
         return 0
     _ISOLATION.update(mode=args.isolate, mem_gb=args.mem_gb)
     if args.isolate == "fork" and not args.render:
@@ -654,7 +744,8 @@ def main(argv=None) -> int:
         if args.json:
             with open(args.json, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
-    md = "\n\n".join([summary(rows), markdown(rows), "Cells that miss a goal:\n", misses(rows)])
+    md = "\n\n".join([x for x in (summary(rows), via_bot_summary(rows), markdown(rows), "Cells that miss a goal:\n",
+                                  misses(rows)) if x])
     print(md)
     if args.out:
         with open(args.out, "w") as fh:

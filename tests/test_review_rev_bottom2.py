@@ -70,8 +70,11 @@ def test_get_epsilon_first_then_brackets_above_the_certified_chain_floor():
     target), then get_delta_bounds at the answer and near it. At the answer the reported 9.9006e-7 comes from
     decide's split, below the fresh full search's bracket (1.06650e-6, 1.06650e-6) at e1 = 25.857 (the full
     search's golden section misses the optimum near e1 = 25.9; the same with ABS_SHARE = 0: not from §9.4);
-    it is still above the certified floor 9.850e-7 of min over splits (0.5 % margin). Catches: any upper value
-    below the independent chain floor (e.g. a split's upper value taken from B's lower value)."""
+    it is still above the certified floor 9.850e-7 of min over splits (0.5 % margin). Catches: an upper value
+    below the independent chain floor (e.g. a memo or a cached leg served at the wrong epsilon). Not a split's
+    upper value taken from a leg's lower value: here e^{e1} B(e2) is below 1e-15 of the value at every split
+    reported (leg B's cliff), and the floor's legs have the same rel_tol as the accountant's, so such a value
+    stays above it; test_split_values_bracket_tight_independent_legs catches that."""
     acc = _acc(0.46, 2)
     e = acc.get_epsilon(1e-6)
     assert acc.get_delta(e) <= 1e-6
@@ -92,6 +95,28 @@ def test_get_epsilon_first_then_brackets_above_the_certified_chain_floor():
     assert acc2.get_delta(e_2) <= 1e-6
     assert acc2.get_delta_bounds(e)[1] <= b[0][1]  # the monotone memo: no value moved up
     assert abs(e_2 - e) <= 0.01 * e, (e, e_2)  # (29.44 vs 29.60: the order matters, within 0.6 %)
+
+
+def test_split_values_bracket_tight_independent_legs():
+    """GaussianRandomizer(1), n = 2, eps = 2, where e^{e1} B(e2) is 1e-34 A(e1) at f = 0.35 and 3x A(e1) at f = 0.65: each split's
+    certified bracket (legs at RT, leg B to its absolute target) must contain the chain of an independent zero-out
+    accountant's legs at rel_tol 1e-4 (lower values 100x tighter than the split's: its upper value must be >= their
+    chain, its lower value <= the chain of their upper values). After get_epsilon (its walk's legs in the cache).
+    Catches (each checked by mutation): a split's upper value taken from leg B's lower value (0.13 % below the chain
+    at f = 0.65) or from leg A's lower value (f = 0.35), its lower value taken from leg A's upper value."""
+    sigma0, n, eps = 1.0, 2, 2.0
+    acc = _acc(sigma0, n)
+    acc.get_epsilon(1e-3)
+    vb = acc._bottom
+    ref = ShuffleAccountant(GaussianRandomizer(sigma0, 1), n, "zero_out")
+    for f in (0.35, 0.65):
+        s = vb.split(eps, f, RT)
+        e2 = vb._second(eps, s.e1)
+        w = math.exp(s.e1)
+        a, b = ref._report(s.e1, 1e-4, only=vb.legs[0]), ref._report(e2, 1e-4, only=vb.legs[1])
+        floor = (a.lower + w * (1 - 1e-15) * b.lower) * (1 - 1e-12)
+        ceil = (a.upper + w * (1 + 1e-15) * b.upper) * (1 + 1e-12)
+        assert s.lower <= ceil and s.upper >= floor, (f, s.lower, s.upper, floor, ceil)
 
 
 @pytest.mark.parametrize("eps", [0.1, 2.0])

@@ -35,6 +35,9 @@ _H_RATIO_TWO = 0.0625
 #: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point
 #: (docs/accountant_atoms.md §10; a model only)
 _REACH_TWO = 0.02
+#: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
+#: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
+_STRADDLE = 0.3
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -158,11 +161,27 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
         return 0.1
 
 
+def _guess_slope(acc: _Evaluator, x: float) -> float | None:
+    """The slope -d log(-log delta) / d log eps of :func:`_guess_epsilon`'s model at x (a starting slope of
+    phase 1 only, not a bound; None where the model is not formed).
+
+    The model delta(eps) = phi(a) / (a^2 chi sqrt(n)), a = eps chi sqrt(n) (docs/accountant.md §11) has
+    d log delta / d log eps = -(a^2 + 2), so the slope of :func:`_root`'s model is (a^2 + 2) / log delta(x)."""
+    try:
+        pairs = laws_for(acc.randomizer, 0.0, acc.adjacency)
+        chi = min(math.sqrt(g) / law.std() for g, law in pairs)
+        a = x * chi * math.sqrt(acc.n)
+        ld = -0.5 * a * a - 0.5 * math.log(2 * math.pi) - 2 * math.log(a) - math.log(chi * math.sqrt(acc.n))
+    except (ValueError, ZeroDivisionError, ArithmeticError):
+        return None
+    return (a * a + 2.0) / ld if math.isfinite(ld) and ld < -1.0 and math.isfinite(a) else None
+
+
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
           converge: bool = False, reach: float = 0.0,
           pts0: list[tuple[float, float]] | None = None,
-          snap: bool = False) -> tuple[float, float, float | None, float | None]:
+          snap: bool = False, straddle: float = 0.0) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
     kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
     its slope -d log(-log fun) / d log eps (None when no model was formed).
@@ -217,7 +236,13 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
         elif r_new is not None and lo < r_new < hi and not stalled:
             expect_lo = r_new - lo > hi - r_new
             x = r_new * (1.0 - 0.3 * tol) if expect_lo else r_new * (1.0 + 0.3 * tol)
-            if snap and expect_lo and x < hi * (1.0 - 0.95 * tol) < r_new:
+            if straddle > 0.0 and len(pts) == 1:
+                # beyond the model root, away from the last point by ``straddle`` times the step to it (at least
+                # 0.3 tol): an error of the model's slope up to that fraction still gives a straddling pair
+                z_r, z_l = math.log(r_new), pts[-1][0]
+                x = math.exp(z_r + math.copysign(max(straddle * abs(z_r - z_l), 0.3 * tol), z_r - z_l))
+                expect_lo = x < r_new
+            elif snap and expect_lo and x < hi * (1.0 - 0.95 * tol) < r_new:
                 x = hi * (1.0 - 0.95 * tol)
             elif snap and not expect_lo and x > lo / (1.0 - 0.95 * tol) > r_new:
                 x = lo / (1.0 - 0.95 * tol)
@@ -407,8 +432,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     if exact2:
         lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
     else:
-        lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
-                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else 0.0)
+        # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
+        k0 = _guess_slope(acc, g) if x0 == g and not two else None
+        lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, slope=k0,
+                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else 0.0,
+                                 straddle=0.0 if two else _STRADDLE)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
     # (whether get_delta(0) <= delta, the answer 0, is settled after phase 2: a certified lower value
@@ -521,7 +549,8 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     report's upper value; beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin:
     get_delta.
     ``laws``: laws_for at e (the search's memo), by default built here. ``lows``: when given, the
-    largest certified lower value of D_up(e) of the atom laws' passes is appended to it."""
+    largest certified lower value of D_up(e) of the atom laws' passes (of the report, for other laws) is appended
+    to it."""
     if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
             or getattr(acc, "_closed_only", False)):
         return float(acc.get_delta(e))
@@ -547,8 +576,12 @@ def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
     pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
     if not all(law.atoms() is not None for _, law in pairs):
         # (the far-tail treatment's refinement is not a sequence of passes): get_delta's value before its
-        # running minimum, as for the atom laws (docs/accountant_atoms.md §8)
-        return min(max(float(acc.report(e).upper), TINY), 1.0)
+        # running minimum, as for the atom laws (docs/accountant_atoms.md §8); its lower value (of D_up(e), the
+        # maximum over the laws' certified lower values) joins ``lows`` too
+        rep = acc.report(e)
+        if lows is not None:
+            lows.append(float(rep.lower))
+        return min(max(float(rep.upper), TINY), 1.0)
     for gamma, law in sorted(pairs, key=lambda gl: -trivial_cap(gl[1])):
         r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(decide=decide))
         lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
