@@ -39,7 +39,8 @@ def test_negative_epsilon_is_the_product_pairs_divergence(rr):
         assert ref * (1 - 1e-13) <= got <= ref * (1 + 1e-5) + 1e-9, (eps, got, ref)
         assert got >= -math.expm1(eps)  # H_t >= 1 - t
         lo, up = ca.get_delta_bounds(eps)
-        assert up == got and 0.0 <= lo <= up
+        assert up == got and -math.expm1(eps) * (1 - 1e-15) <= lo <= up
+    assert ca.get_delta_bounds(-1e300)[0] >= 1 - 1e-15  # (the lower pairs alone gave 1e-22 there)
 
 
 def test_infinities_and_nan(rr):

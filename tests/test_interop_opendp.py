@@ -176,7 +176,7 @@ def test_sharpdp_errors_arrive_as_themselves():
              (lambda: m.map(-1), "d_in must be >= 0, got -1"),
              (lambda: m.check(2, 1.0), "d_in: the shuffle accountant bounds one differing user"),
              (lambda: m.map(1).delta(-0.5), "epsilon must be >= 0, got -0.5"),
-             (lambda: m.map(0).delta(float("nan")), "epsilon must be >= 0, got nan")]
+             (lambda: m.map(0).delta(float("nan")), "epsilon is NaN")]
     for j, (call, message) in enumerate(cases):
         with pytest.raises(ValueError) as info:
             call()
@@ -213,3 +213,15 @@ def test_uncertified_randomizer_is_refused():
     assert rnd.certified is False
     with pytest.raises(ValueError, match="not certified"):
         make_shuffled_round(sh.ShuffleAccountant(rnd, 100))
+
+
+def test_an_input_domain_of_another_size_or_of_single_values_is_refused_when_built():
+    """The accountant certifies a dataset of exactly n records: a vector domain of another size, or a domain of
+    single values, is refused by make_shuffled_round naming input_domain (not at the first invocation)."""
+    rr = sh.ShuffleAccountant(sh.RandomizedResponse(k=2, epsilon0=1.0), 100)
+    for dom, msg in ((dp.vector_domain(dp.atom_domain(T="i64"), size=50), "holds datasets of 50 records"),
+                     (dp.atom_domain(T=float), "domain of single values")):
+        with pytest.raises(ValueError, match=f"^input_domain: .*{msg}"):
+            make_shuffled_round(rr, input_domain=dom)
+    m = make_shuffled_round(rr, input_domain=dp.vector_domain(dp.atom_domain(T="i64"), size=100))
+    assert m.map(1).delta(1.0) > 0.0

@@ -92,10 +92,18 @@ def _unit_rows_domain(n: int, d: int):
         return dp.user_domain(f"UnitRows(size={n}, num_columns={d}, p=2, tol={desc.tol:g}, T=f64)", member, desc)
 
 
-def _check_domain(randomizer: Any, domain: Any) -> None:
-    """ValueError naming ``input_domain`` when a PrivUnit-family randomizer (unit rows only) is given OpenDP's
+def _check_domain(randomizer: Any, domain: Any, n: int) -> None:
+    """ValueError naming ``input_domain`` when it is not a domain of datasets of n records (a single value, or
+    a known size other than n), or when a PrivUnit-family randomizer (unit rows only) is given OpenDP's
     bounded-norm array domain: it admits rows inside the ball, which the sampler refuses only at invocation."""
     desc = getattr(domain, "descriptor", None)
+    if isinstance(domain, _odp_mod.AtomDomain):
+        raise ValueError(f"input_domain: {domain} is a domain of single values; the round takes a dataset of the "
+                         f"n = {n} users' records (e.g. default_input_domain(accountant))")
+    size = domain.size if isinstance(domain, _odp_mod.VectorDomain) else getattr(desc, "size", None)
+    if size is not None and int(size) != n:
+        raise ValueError(f"input_domain: {domain} holds datasets of {size} records, but the accountant is "
+                         f"certified for n = {n} users")
     if isinstance(randomizer, PrivUnit) and type(desc).__name__ == "NPArray2Domain" \
             and getattr(desc, "norm", None) is not None:
         raise ValueError(f"input_domain: {type(randomizer).__name__} needs unit rows (|x_i| = 1 within "
@@ -204,7 +212,9 @@ def _check_epsilon(epsilon: Any) -> float:
         eps = float(epsilon)
     except (TypeError, ValueError):
         raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__}") from None
-    if math.isnan(eps) or eps < 0.0:
+    if math.isnan(eps):
+        raise ValueError("epsilon is NaN; a privacy profile takes a number >= 0")
+    if eps < 0.0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon}")
     return eps
 
@@ -370,7 +380,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         ``accountant`` is not a ShuffleAccountant, ``input_domain`` not an OpenDP Domain; ``rng``
         or ``threads`` of the wrong type.
     ValueError
-        ``threads`` < 1, a bad seed; ``input_domain`` a bounded-norm array domain (rows inside the
+        ``threads`` < 1, a bad seed; ``input_domain`` a domain of single values or of datasets of
+        another size than ``accountant.n``, or a bounded-norm array domain (rows inside the
         ball) for a PrivUnit-family randomizer (unit rows only); a randomizer whose law is not certified (a GeneralRandomizer
         in estimate mode, without ``log_curvature``) or whose sampler is not floating-point safe
         (PrivUnit, GeneralRandomizer: docs/sampling.md §6; their safe routes are ``LatticePrivUnit``,
@@ -396,7 +407,7 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     if input_domain is not None and not isinstance(input_domain, _odp_mod.Domain):
         raise TypeError(f"input_domain must be an OpenDP Domain (or None), got {type(input_domain).__name__}")
     if input_domain is not None:
-        _check_domain(accountant.randomizer, input_domain)
+        _check_domain(accountant.randomizer, input_domain, int(accountant.n))
     core_threads(threads)  # validate now, not at the first release
     seeded = None if rng is None else as_generator(rng)
     metric = input_metric(accountant.adjacency)

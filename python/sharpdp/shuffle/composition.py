@@ -432,8 +432,8 @@ class ComposedAccountant:
         """(lower, upper) of the composed delta at epsilon (nats, any sign; scalar or array).
 
         ``upper`` is the certified upper bound (see :meth:`get_delta`, also for eps < 0 and +-inf);
-        ``lower`` the reference of the class Notes; both are 1 at eps = -inf. Shapes follow
-        ``epsilon``.
+        ``lower`` the reference of the class Notes, at least 1 - e^eps; both are 1 at eps = -inf.
+        Shapes follow ``epsilon``.
 
         Raises
         ------
@@ -444,14 +444,14 @@ class ComposedAccountant:
         """
         arr = self._eps(epsilon)
         flat = arr.ravel()
-        lo = np.empty(flat.size)
-        up = np.empty(flat.size)
+        lo, up = np.empty(flat.size), np.empty(flat.size)
         for j, e in enumerate(flat.tolist()):
             if math.isinf(e):
                 lo[j], up[j] = (1.0, 1.0) if e < 0 else self._bracket(1e300)
                 continue
             up[j] = self._bracket(e)[1]
-            lo[j] = min(self._bracket(e, lower_pairs=True)[0], up[j])
+            trivial = math.nextafter(-math.expm1(e), 0.0) if e < 0 else 0.0  # H_t >= 1 - t (the whole space)
+            lo[j] = min(max(self._bracket(e, lower_pairs=True)[0], trivial), up[j])
         return V.pair_like(arr, lo, up)
 
     def get_delta(self, epsilon):
