@@ -198,12 +198,9 @@ class ComposedAccountant:
         if not isinstance(lower, (bool, np.bool_)):
             raise TypeError(f"lower must be a bool, got {type(lower).__name__}")
         if lower:
-            if self._lower_pairs is None:
-                opts = dict(self._pair_options)
-                if self._pairs is not None:  # the reference pairs reuse the cached values: no second bar
-                    opts["progress"] = False
-                self._lower_pairs = [dominating_pair(a, self.value_discretization_interval, lower=True, **opts)
-                                     for a, _ in self.parts]
+            if self._lower_pairs is None:  # (reuses the cached values; its bar shows only if it still takes a while)
+                self._lower_pairs = [dominating_pair(a, self.value_discretization_interval, lower=True,
+                                                     **self._pair_options) for a, _ in self.parts]
             return self._lower_pairs
         if self._pairs is None:
             self._pairs = [dominating_pair(a, self.value_discretization_interval, **self._pair_options)
