@@ -145,7 +145,8 @@ def _aim(ratio: float, gap: float, h: float, gaps: list[tuple[float, float]]) ->
 def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket) -> LawBracket:
     """Refinement of the grid and clamps (module step I) until the bracket meets rel_tol; stops
     refining once upper <= mode.negligible (the caller's maximum over laws is already certified
-    to be larger by a wide margin)."""
+    to be larger by a wide margin), and once a pass's FFT round-off alone exceeds the rel_tol budget
+    (docs/accountant.md §6.3: the best certified bracket so far, possibly wider than rel_tol)."""
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
