@@ -218,10 +218,11 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             # rel_tol: stop with the certified upper value (the bracket stays open, see report())
             break
         if not redo and res.terms.get("fft_roundoff", 0.0) + res.terms.get("lower_fft_roundoff", 0.0) \
-                > rel_tol * max(best_lower, est):
+                > rel_tol * best.upper:
             # the clamps are set and this pass's round-off alone (upper plus lower) is already wider than
-            # rel_tol allows; it grows with the FFT length, which a finer step or a wider clamp only
-            # increases: stop with the best certified bracket so far (docs/accountant.md §6.3)
+            # rel_tol allows for any value below the best upper value; it grows with the FFT length, which
+            # a finer step or a wider clamp only increases: stop with the best certified bracket so far
+            # (docs/accountant.md §6.3)
             break
         prev_upper = res.upper
         lo, up = res.lower, res.upper
