@@ -145,7 +145,8 @@ def _aim(ratio: float, gap: float, h: float, gaps: list[tuple[float, float]]) ->
 def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket) -> LawBracket:
     """Refinement of the grid and clamps (module step I) until the bracket meets rel_tol; stops
     refining once upper <= mode.negligible (the caller's maximum over laws is already certified
-    to be larger by a wide margin)."""
+    to be larger by a wide margin), and once a pass's FFT round-off alone exceeds the rel_tol budget
+    (docs/accountant.md §6.3: the best certified bracket so far, possibly wider than rel_tol)."""
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
@@ -215,6 +216,13 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             # lower value is 0; a finer step lowers that cap (its term E[(-L - B)_+]-type bound is
             # non-increasing in B), and the last refinement moved the upper value by less than
             # rel_tol: stop with the certified upper value (the bracket stays open, see report())
+            break
+        if not redo and res.terms.get("fft_roundoff", 0.0) + res.terms.get("lower_fft_roundoff", 0.0) \
+                > rel_tol * best.upper:
+            # the clamps are set and this pass's round-off alone (upper plus lower) is already wider than
+            # rel_tol allows for any value below the best upper value; it grows with the FFT length, which
+            # a finer step or a wider clamp only increases: stop with the best certified bracket so far
+            # (docs/accountant.md §6.3)
             break
         prev_upper = res.upper
         lo, up = res.lower, res.upper
