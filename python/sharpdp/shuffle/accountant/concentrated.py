@@ -40,6 +40,8 @@ _GRID = 2048  # points of the geometric grids of s (band edges) and of the trunc
 _BANDS_LO = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 _MGF_CELLS = 4096  # cells of L's normal variable in the numerical mgf of V (§20)
 _MGF_Z0 = -9.0  # the first cell's upper end in L's normal variable (every choice is valid)
+_BODY_CELLS = 1024  # cells of the body's numerical mgf (§20 (e))
+_BODY_STEPS = 10  # golden-section steps of the body's lam (speed only)
 _RATE_GRID = 64  # points of the geometric grid bounding the density's log-derivative (§20)
 _TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bounds (each is valid: §18 (g))
 
@@ -176,8 +178,9 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True,
     return _jump_upper(law, gamma, n, T0, fine), _jump_lower(law, gamma, n, T0, curvature)
 
 
-def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True) -> float:
-    """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d)."""
+def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True) -> float:
+    """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
+    (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
     tT_lo, tT_up = law.tail_upper_bracket(T0)
@@ -191,6 +194,11 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
     if np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
+        tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
+        # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
+        tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi) + tT_up * tails_T
+        best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
+    if np.any(ok) and bands:
         fr = np.array(_FRACS if fine else _FRACS_QUICK)[:, None]
         x = np.minimum(mo + fr * ro, -T0)  # band edges (rows), below -T0
         w = _dn(x - mo)
@@ -198,7 +206,6 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
         tail, e2 = _tails(law, T0, mu_hi, m[ok], Qo, b, np.where(good, w, 1.0),
                           _TRUNC if fine else ())  # P(X > x_k), E[Z^2; Z > w_k]
         tail, e2 = np.where(good, tail, 1.0), np.where(good, e2, Qo)
-        tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
         # tau and the density's sup at the band edges from one geometric grid of s >= T0: both are non-increasing in
         # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
         grid = T0 * np.exp(np.linspace(0.0, math.log(max(float(np.max(-mo)), T0 * 1.001) / T0), _GRID))
@@ -220,10 +227,7 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
         curv = 0.5 * F[0] * Qo + np.cumsum(0.5 * np.diff(F, axis=0) * wts, axis=0) * (1 + 1e-12)
         val = f_up + _up(curv) + suffix + tT_up * tails_T
         val = np.where(good & np.isfinite(val), val, np.inf)
-        # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
-        tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi) + tT_up * tails_T
-        best[ok] = np.minimum(best[ok], _up(np.minimum(np.min(val, axis=0), np.where(np.isfinite(tilt), tilt,
-                                                                                      np.inf))))
+        best[ok] = np.minimum(best[ok], _up(np.min(val, axis=0)))
     return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
 
 
@@ -245,11 +249,11 @@ def _h_exp(u):
     return out
 
 
-def _mgf_h_up(law: LognormalLaw, T0: float, kap: float, c: float) -> float:
+def _mgf_h_up(law: LognormalLaw, T0: float, kap: float, c: float, cells: int = 0) -> float:
     """Upper value of E h(kap (V - c)), h(u) = e^u - 1 - u, V = min(L, T0), by an upper Riemann sum over cells of
     L's normal variable (h is convex: its max over a cell is at an end; docs/accountant_tail.md §20 (c))."""
     a, G, r = law.one_term()
-    z = np.linspace(_MGF_Z0, max(float(law._v(T0)), _MGF_Z0 + 1.0), _MGF_CELLS + 1)
+    z = np.linspace(_MGF_Z0, max(float(law._v(T0)), _MGF_Z0 + 1.0), (cells or _MGF_CELLS) + 1)
     e = G * np.exp(r * z - 0.5 * r * r)
     err = 128 * U * (abs(a) + e) + 1e-300  # exp (64 ulp assumed) and the sum
     lo = np.clip(np.concatenate([[a], a + e - err]), a, T0)  # V over the cells (-inf, z_0], [z_i, z_i+1], [z_K, inf)
@@ -430,6 +434,53 @@ def _body_up(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
     return math.exp(-e) / (math.e * lam * n * gamma) * (1 + 1e-12) if lam > 0 else math.inf
 
 
+def _body_lam(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
+    """Bennett's optimal lam for the body (§18 (e)): the start of :func:`_body_mgf_up`'s search (speed only)."""
+    mu_lo, mu_hi = _mean_v(law, T0)
+    _, G, r = law.one_term()
+    v1 = gamma * (G * G * math.exp(r * r) + max(mu_lo * mu_lo, mu_hi * mu_hi))
+    b1 = T0 - gamma * mu_lo
+    return math.log1p(b1 * n * gamma * abs(mu_hi) / (n * v1)) / b1 if mu_hi < 0 else 1.0 / max(T0, 1.0)
+
+
+def _body_mgf_up(law: LognormalLaw, gamma: float, n: int, T0: float, lam0: float) -> float:
+    """Upper value of E[A_+] / (n gamma) by Chernoff with the numerical mgf of V (docs/accountant_tail.md §20 (e)):
+    E e^{lam A} <= exp(n gamma expm1(lam mu_hi + log1p H(lam))), the smallest over a golden-section search of lam
+    around ``lam0`` (every lam > 0 is valid)."""
+    _, mu_hi = _mean_v(law, T0)
+    ng = n * gamma * (1 - 4 * U)  # (a lower value: the exponent's factor is rounded up separately)
+    ng_up = n * gamma * (1 + 4 * U)
+
+    def val(lam: float) -> float:
+        if not lam > 0:
+            return math.inf
+        h = _mgf_h_up(law, T0, lam, mu_hi, _BODY_CELLS)
+        w = float(_up(lam * mu_hi + math.log1p(h) * (1 + 4 * U)))
+        e = float(_up(math.expm1(w) * (1 + 4 * U) if w < 0 else math.expm1(w) * (1 + 4 * U)))
+        ex = float(_up(ng_up * e)) if e >= 0 else float(_up(ng * e))
+        if not ex < 700:
+            return math.inf
+        return math.exp(ex) * (1 + 8 * U) / (math.e * lam * ng * (1 - 4 * U)) * (1 + 1e-12)
+
+    # golden-section search of log lam in [lam0 / 8, 8 lam0] (the bound is log-convex in lam: speed only)
+    lo, hi = math.log(lam0 / 8.0), math.log(lam0 * 8.0)
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = val(math.exp(x1)), val(math.exp(x2))
+    best = min(f1, f2)
+    for _ in range(_BODY_STEPS):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = val(math.exp(x1))
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = val(math.exp(x2))
+        best = min(best, f1, f2)
+    return best
+
+
 def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
     """The bracket of D_up of §18 for ``law``, or None where the law is not eligible or the bracket is wider than
     CLOSED_ACCEPT rel_tol (:mod:`.limits`). ``choose_T0(law, gamma, n, target)``: the far-tail treatment's choice of
@@ -474,22 +525,27 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
     if multi > 0.1 * limits.CLOSED_ACCEPT * rel_tol * est:
         return None
     body = _body_up(law, gamma, n, T0)
+    if body > 0.01 * limits.CLOSED_ACCEPT * rel_tol * est:  # Bennett's is loose there: the numerical mgf (§20 (e))
+        body = min(body, _body_mgf_up(law, gamma, n, T0, _body_lam(law, gamma, n, T0)))
     if not body <= 0.1 * limits.CLOSED_ACCEPT * rel_tol * est:
         return None
     # (the lower value of §18 (c) first, the same in both passes; the curvature term of §19 is added where the
     # bracket would be refused without it, and for a returned lower value: upper values never depend on it)
     jlo = _jump_lower(law, gamma, n, T0, curvature=False)
     curved = False
-    for fine in (False, True):  # a quick pass, then the finer bands and truncations where it is not narrow enough
-        jup = _jump_upper(law, gamma, n, T0, fine)
+    # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
+    # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
+    jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False)
+    for stage in range(3):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
-        if lo > 0 and up - lo <= 0.1 * rel_tol * lo:
+        if lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo:
             break
-    if not (lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo):
-        jlo, curved = max(jlo, _jump_lower(law, gamma, n, T0)), True
-        lo = jlo * (1 - 1e-9)
-        if not (lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo):
+        if stage == 0:
+            jlo, curved = max(jlo, _jump_lower(law, gamma, n, T0)), True
+        elif stage == 1:
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True))
+        else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
                                jump_lo=jlo, multi=multi, curved=curved)
