@@ -40,6 +40,7 @@ _GRID = 2048  # points of the geometric grids of s (band edges) and of the trunc
 _BANDS_LO = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 _MGF_CELLS = 4096  # cells of L's normal variable in the numerical mgf of V (§20)
 _MGF_Z0 = -9.0  # the first cell's upper end in L's normal variable (every choice is valid)
+_MOM_CELLS = 4096  # cells of the moments of V in the tilted lower value (§21)
 _BODY_CELLS = 1024  # cells of the body's numerical mgf (§20 (e))
 _BODY_STEPS = 10  # golden-section steps of the body's lam (speed only)
 _RATE_GRID = 64  # points of the geometric grid bounding the density's log-derivative (§20)
@@ -249,19 +250,89 @@ def _h_exp(u):
     return out
 
 
-def _mgf_h_up(law: LognormalLaw, T0: float, kap: float, c: float, cells: int = 0) -> float:
-    """Upper value of E h(kap (V - c)), h(u) = e^u - 1 - u, V = min(L, T0), by an upper Riemann sum over cells of
-    L's normal variable (h is convex: its max over a cell is at an end; docs/accountant_tail.md §20 (c))."""
+def _v_cells(law: LognormalLaw, T0: float, cells: int = 0):
+    """Cells of L's normal variable N: (-inf, z_0], [z_i, z_{i+1}] (uniform up to the computed v(T0)), [z_K, inf);
+    (lo, hi, p_lo, p_up): V = min(L, T0) lies in [lo, hi] on each cell (L(z) with 128 ulp of |a| + G e^{...} each way,
+    exp assumed within 64 ulp), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound;
+    docs/accountant_tail.md §20 (c))."""
     a, G, r = law.one_term()
     z = np.linspace(_MGF_Z0, max(float(law._v(T0)), _MGF_Z0 + 1.0), (cells or _MGF_CELLS) + 1)
     e = G * np.exp(r * z - 0.5 * r * r)
-    err = 128 * U * (abs(a) + e) + 1e-300  # exp (64 ulp assumed) and the sum
-    lo = np.clip(np.concatenate([[a], a + e - err]), a, T0)  # V over the cells (-inf, z_0], [z_i, z_i+1], [z_K, inf)
+    err = 128 * U * (abs(a) + e) + 1e-300
+    lo = np.clip(np.concatenate([[a], a + e - err]), a, T0)
     hi = np.clip(np.concatenate([a + e + err, [T0]]), a, T0)
     zz = np.concatenate([[-np.inf], z, [np.inf]])
     p, pe = interval_prob(zz[:-1], zz[1:])
+    return lo, hi, np.maximum(p - pe, 0.0), p + pe
+
+
+def _mgf_h_up(law: LognormalLaw, T0: float, kap: float, c: float, cells: int = 0) -> float:
+    """Upper value of E h(kap (V - c)), h(u) = e^u - 1 - u, V = min(L, T0), by an upper Riemann sum over cells of
+    L's normal variable (h is convex: its max over a cell is at an end; docs/accountant_tail.md §20 (c))."""
+    lo, hi, _, p_up = _v_cells(law, T0, cells)
     hm = np.maximum(_h_exp(kap * (lo - c)), _h_exp(kap * (hi - c))) * (1 + 1e-11) + 1e-300
-    return float(np.sum(hm * (p + pe))) * (1 + 1e-10) + 1e-300
+    return float(np.sum(hm * p_up)) * (1 + 1e-10) + 1e-300
+
+
+def _v_moments(law: LognormalLaw, T0: float, c: float):
+    """(S2_lo, S2_up, S3_lo, S4_up): bounds on E (V - c)^k, V = min(L, T0), by lower and upper Riemann sums over
+    :func:`_v_cells` ((V - c)^2 and ^4 are convex in V, ^3 increasing; docs/accountant_tail.md §21 (c))."""
+    lo, hi, p_lo, p_up = _v_cells(law, T0, _MOM_CELLS)
+    dl, dh = _dn(lo - c), _up(hi - c)
+    sq_min = np.where((dl <= 0) & (dh >= 0), 0.0, np.minimum(dl * dl, dh * dh)) * (1 - 4 * U)
+    sq_max = np.maximum(dl * dl, dh * dh) * (1 + 4 * U)
+    cube_lo = dl * dl * dl
+    cube_lo = np.where(cube_lo >= 0, cube_lo * (1 - 8 * U) * p_lo, cube_lo * (1 + 8 * U) * p_up)
+    s2_lo = float(np.sum(sq_min * p_lo)) * (1 - 1e-10)
+    s2_up = float(np.sum(sq_max * p_up)) * (1 + 1e-10) + 1e-300
+    pos, neg = float(np.sum(np.maximum(cube_lo, 0.0))), float(np.sum(np.minimum(cube_lo, 0.0)))
+    s3_lo = pos * (1 - 1e-10) + neg * (1 + 1e-10) - 1e-300
+    s4_up = float(np.sum(sq_max * sq_max * (1 + 4 * U) * p_up)) * (1 + 1e-10) + 1e-300
+    return s2_lo, s2_up, s3_lo, s4_up
+
+
+def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: float):
+    """Lower values of E R_nu(X_m), the remainder of phi_c's first-order expansion around nu <= E X_m (elementwise
+    over m): the tangent of the convex log p(-y) at nu bounds the density from below, R_nu(x) >= p(-nu) g(x - nu),
+    g(z) = z^2/2 + kap z^3/6, up to -T0, and the means by the moments of V (docs/accountant_tail.md §21); 0 where
+    not available."""
+    out = np.zeros(m.shape)
+    a, G, r = law.one_term()
+    ok = (nu < -T0) & (mh < -T0)
+    if not (T0 > a and np.any(ok)):
+        return out
+    # log p(-y) is convex in y on -y >= T0 where v >= 1/r - r (its slope rho(s) decreases in s there)
+    vT = (math.log((T0 - a) * (1 - 4 * U) / G) + 0.5 * r * r) / r
+    if not vT - 1e-9 * (abs(vT) + r * r + 1.0) > 1.0 / r - r + 1e-9:
+        return out
+    m, nu, mh = m[ok], nu[ok], mh[ok]
+    s = -nu
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = (np.log((s - a) / G) + 0.5 * r * r) / r
+        dv = 1e-9 * (np.abs(v) + r * r + 1.0)
+        rho = (v / r + 1.0) / (s - a)
+        k_lo = np.maximum(((v - dv) / r + 1.0) / ((s - a) * (1 + 4 * U)) * (1 - 1e-9), 0.0)
+        k_hi = ((v + dv) / r + 1.0) / ((s - a) * (1 - 4 * U)) * (1 + 1e-9)
+    p_lo = law.density_lo(s)
+    s2_lo, s2_up, s3_lo, s4_up = _v_moments(law, T0, mu_lo)
+    dmax = float(_up(mu_hi - mu_lo))  # >= E V - mu_lo >= 0
+    var_lo = float(_dn(s2_lo - dmax * dmax * (1 + 4 * U)))  # Var V = E (V - mu_lo)^2 - (E V - mu_lo)^2
+    mu3_lo = float(_dn(s3_lo - 3.0 * dmax * s2_up * (1 + 4 * U)))  # E (V - E V)^3 >= S3 - 3 d S2
+    mu4_up = float(_up((s4_up ** 0.25 * (1 + 4 * U) + dmax) ** 4 * (1 + 8 * U)))  # Minkowski
+    ez4 = _up(m * mu4_up + 3.0 * m * m * s2_up * s2_up * (1 + 8 * U))  # E Z^4 (Var V <= S2_up)
+    d = _up(mh - nu)  # >= E X_m - nu >= 0
+    ez4 = _up((ez4 ** 0.25 * (1 + 4 * U) + d) ** 4 * (1 + 8 * U))  # E (X_m - nu)^4
+    w = _dn(-T0 - nu)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        tail = _up(ez4 * (0.5 / (w * w) + k_hi / (6.0 * w)) * (1 + 8 * U))  # E[g(Z''); Z'' > w]
+        skew = _up((k_hi - k_lo) / 6.0 * ez4 ** 0.75 * (1 + 8 * U))  # the tangent's rounding below nu
+        third = k_lo * m * mu3_lo / 6.0
+        third = np.where(third >= 0, third * (1 - 8 * U), third * (1 + 8 * U))
+        core = _dn(_dn(_dn(m * var_lo * 0.5 * (1 - 4 * U)) + third) - tail - skew)
+        val = _dn(p_lo * np.maximum(core, 0.0) * (1 - 1e-10))
+    good = np.isfinite(val) & (val > 0) & np.isfinite(rho) & (w > 0)
+    out[ok] = np.where(good, val, 0.0)
+    return out
 
 
 def _rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
@@ -306,22 +377,25 @@ def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: fl
     return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
 
 
-def _jump_lower(law: LognormalLaw, gamma: float, n: int, T0: float, curvature: bool = True) -> float:
-    """Lower value of E phi(A') (D units): §18 (c)-(d), with the curvature term of §19 when ``curvature``."""
+def _jump_lower(law: LognormalLaw, gamma: float, n: int, T0: float, curvature: bool = True,
+                tilted: bool = False) -> float:
+    """Lower value of E phi(A') (D units): §18 (c)-(d), with the larger of the curvature term of §19 (when
+    ``curvature``) and the tilted term of §21 (when ``tilted``)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, _, p_lo, _ = _m_range(n - 1, gamma)
     mh = _up(m * mu_hi)  # >= E X_m
     Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
-    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo)
+    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted)
     return float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
 
 
 def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
-             weight=None):
+             weight=None, tilted: bool = False):
     """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
     V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
     nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19) where ``curvature`` (for the m
-    whose ``weight`` is at least 1e-20 of the largest, when given: the term is 0 or more, so any subset is valid)."""
+    whose ``weight`` is at least 1e-20 of the largest, when given: the term is 0 or more, so any subset is valid), or
+    the tilted term of §21 where ``tilted`` (both lower E R_nu(X_m): the larger is added)."""
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
     ml = _dn(m * mu_lo)  # <= E X_m
@@ -336,7 +410,11 @@ def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q,
         sel = np.ones(m.shape, bool) if weight is None else weight >= 1e-20 * float(np.max(weight))
         add = np.zeros(m.shape)
         add[sel] = _curvature_lo(law, T0, m[sel], ml[sel], mh[sel], Q[sel], mu_hi)
-        lo_m = lo_m + add
+    else:
+        add = np.zeros(m.shape)
+    if tilted:
+        add = np.maximum(add, _tilted_lo(law, T0, m, ml, mh, mu_lo, mu_hi))
+    lo_m = lo_m + add
     lo_m = np.maximum(_dn(lo_m - _up(c * _up(exc))), 0.0)  # the product rounded up too
     return lo_m
 
@@ -500,7 +578,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     mu = mbar * (a + G)
     if mbar >= 1 and mu < 0:
         rho = float(law.density_up([-mu])[0]) * mbar * G * G * math.exp(r * r) / 2 / float(law.stop_loss([-mu])[1][0])
-        if not rho <= 1.2 * limits.CLOSED_ACCEPT * rel_tol:
+        if not rho <= 1.8 * limits.CLOSED_ACCEPT * rel_tol:
             return _remember(key, None)
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
 
@@ -531,7 +609,7 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
         return None
     # (the lower value of §18 (c) first, the same in both passes; the curvature term of §19 is added where the
     # bracket would be refused without it, and for a returned lower value: upper values never depend on it)
-    jlo = _jump_lower(law, gamma, n, T0, curvature=False)
+    jlo = _jump_lower(law, gamma, n, T0, curvature=False, tilted=False)
     curved = False
     # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
@@ -541,8 +619,8 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
         lo = jlo * (1 - 1e-9)
         if lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo:
             break
-        if stage == 0:
-            jlo, curved = max(jlo, _jump_lower(law, gamma, n, T0)), True
+        if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)
+            jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
         elif stage == 1:
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True))
         else:
@@ -553,7 +631,8 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
 
 def with_curvature(cb: ConcentratedBracket, law: Law, gamma: float, n: int) -> ConcentratedBracket:
     """``cb`` (a bracket of :func:`certify` for ``law``) with the curvature term of §19 in its lower value (the same
-    upper value); kept in the memo."""
+    upper value; a lower value with §21's tilted term, where ``certify`` needed it, stays when larger); kept in the
+    memo."""
     if cb.curved:
         return cb
     law = cast(LognormalLaw, law)  # (eligible: certify returned a bracket; one_term() is the lognormal family's)
