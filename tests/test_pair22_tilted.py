@@ -134,3 +134,28 @@ def test_density_up_at_least_the_density_below_the_normal_range():
         for x, u in zip(s, law.density_up(s)):
             v = (mp.log((mp.mpf(x) - a) / G) + mp.mpf(r) ** 2 / 2) / r
             assert u >= mp.npdf(v) / (mp.mpf(r) * (mp.mpf(x) - a)), (a, G, r, x)
+
+
+def test_to_pld_above_get_delta_where_the_gap_condition_holds():
+    """to_pld's documented claim: above get_delta(eps) wherever get_delta's bracket gap at eps is at most the cover
+    factors of the samples around eps (here the brackets are nearly exact, so the condition holds at every eps)."""
+    pytest.importorskip("dp_accounting")
+    from sharpdp.interop.dp_accounting import to_pld
+    from sharpdp.shuffle import RandomizedResponse
+    from sharpdp.shuffle.profile import dominating_pair
+
+    acc = ShuffleAccountant(RandomizedResponse(2, 1.0), 50, "replace")
+    pair = dominating_pair(acc, 5e-3, progress=False)
+    pld = to_pld(acc, 5e-3, progress=False)
+    se = np.asarray(pair.sample_epsilons)
+    sb = [acc.get_delta_bounds(float(e)) for e in se]
+    sg = np.array([(u - lo) / lo if lo > 0 else np.inf for lo, u in sb])
+    g = np.maximum(sg, np.maximum(np.r_[sg[1:], 0.0], np.r_[0.0, sg[:-1]]))  # the cover factors (docs §2)
+    checked = 0
+    for e in np.linspace(0.0, float(se[-1]) * 0.99, 60):
+        lo, up = acc.get_delta_bounds(float(e))
+        k = int(np.searchsorted(se, e, side="right"))
+        if lo > 0 and k < se.size and (up - lo) / lo <= min(g[k - 1], g[k]):
+            checked += 1
+            assert pld.get_delta_for_epsilon(float(e)) >= up * (1 - 1e-12), e
+    assert checked >= 40
