@@ -252,13 +252,16 @@ def _h_exp(u):
 
 def _v_cells(law: LognormalLaw, T0: float, cells: int = 0):
     """Cells of L's normal variable N: (-inf, z_0], [z_i, z_{i+1}] (uniform up to the computed v(T0)), [z_K, inf);
-    (lo, hi, p_lo, p_up): V = min(L, T0) lies in [lo, hi] on each cell (L(z) with 128 ulp of |a| + G e^{...} each way,
-    exp assumed within 64 ulp), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound;
-    docs/accountant_tail.md §20 (c))."""
+    (lo, hi, p_lo, p_up): V = min(L, T0) lies in [lo, hi] on each cell (L(z) = a + G e^{r z - r^2/2} widened by
+    (72 + 4 (|r z| + r^2/2)) ulp of G e^{...} plus 4 ulp of |a|: exp assumed within 64 ulp, its argument's and the
+    sum's roundings), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound; docs/accountant_tail.md
+    §20 (c))."""
     a, G, r = law.one_term()
-    z = np.linspace(_MGF_Z0, max(float(law._v(T0)), _MGF_Z0 + 1.0), (cells or _MGF_CELLS) + 1)
+    vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r if T0 > a else _MGF_Z0  # (any grid end is valid)
+    z = np.linspace(_MGF_Z0, max(vT, _MGF_Z0 + 1.0), (cells or _MGF_CELLS) + 1)
     e = G * np.exp(r * z - 0.5 * r * r)
-    err = 128 * U * (abs(a) + e) + 1e-300
+    # exp within 64 ulp (assumed), its argument's rounding 2 ulp of |r z| + r^2/2 (relative in e), the sum 2 ulp
+    err = U * ((72.0 + 4.0 * (np.abs(r * z) + 0.5 * r * r)) * e + 4.0 * abs(a)) + 1e-300
     lo = np.clip(np.concatenate([[a], a + e - err]), a, T0)
     hi = np.clip(np.concatenate([a + e + err, [T0]]), a, T0)
     zz = np.concatenate([[-np.inf], z, [np.inf]])
@@ -535,11 +538,12 @@ def _body_mgf_up(law: LognormalLaw, gamma: float, n: int, T0: float, lam0: float
             return math.inf
         h = _mgf_h_up(law, T0, lam, mu_hi, _BODY_CELLS)
         w = float(_up(lam * mu_hi + math.log1p(h) * (1 + 4 * U)))
-        e = float(_up(math.expm1(w) * (1 + 4 * U) if w < 0 else math.expm1(w) * (1 + 4 * U)))
+        e = math.expm1(w)
+        e = e + 64 * U * abs(e) + 1e-300  # (expm1 within 64 ulp, assumed)
         ex = float(_up(ng_up * e)) if e >= 0 else float(_up(ng * e))
         if not ex < 700:
             return math.inf
-        return math.exp(ex) * (1 + 8 * U) / (math.e * lam * ng * (1 - 4 * U)) * (1 + 1e-12)
+        return math.exp(ex) * (1 + 128 * U) / (math.e * lam * ng * (1 - 4 * U)) * (1 + 1e-9)
 
     # golden-section search of log lam in [lam0 / 8, 8 lam0] (the bound is log-convex in lam: speed only)
     lo, hi = math.log(lam0 / 8.0), math.log(lam0 * 8.0)
