@@ -100,14 +100,14 @@ def test_body_by_the_mgf_against_an_exact_convolution():
     assert exact * 1.05 <= mgf < bennett  # valid above the (upper) reference with its error, and tighter
 
 
-@pytest.mark.parametrize("eps", [1.3, 1.45])
+@pytest.mark.parametrize("eps", [1.45, 1.6])
 def test_heavy_round_closed_form_below_eps_2_against_the_fft_treatment(eps, monkeypatch):
     gamma, law = bmg_laws(*HEAVY, eps, "zero_out")[0]
     gamma = float(gamma)
     C._MEMO.clear()
     cb = C.certify(law, gamma, 10**5, 1e-2, F.choose_T0)
     C._MEMO.clear()
-    assert cb is not None and cb.upper - cb.lower <= limits.CLOSED_ACCEPT * 1e-2 * cb.lower
+    assert cb is not None and cb.upper - cb.lower <= limits.CLOSED_ACCEPT_TILTED * 1e-2 * cb.lower
     monkeypatch.setattr(C, "certify", lambda *a, **k: None)  # the FFT treatment alone
     fft = F.certify_bigjump(law, gamma, 10**5, 2e-3)
     assert fft.N > 0 and cb.lower <= fft.upper and cb.upper >= fft.lower
@@ -116,8 +116,8 @@ def test_heavy_round_closed_form_below_eps_2_against_the_fft_treatment(eps, monk
 
 def test_profile_sweep_value_certifies_like_a_fresh_get_delta():
     acc = ShuffleAccountant(BlanketMixedGaussian(*HEAVY, 1), 10**5)
-    sweep = privacy_profile(acc, [1.3, 1.45])
-    for e, d in zip([1.3, 1.45], sweep):
+    sweep = privacy_profile(acc, [1.45, 1.6])
+    for e, d in zip([1.45, 1.6], sweep):
         C._MEMO.clear()  # (a fresh value: not the sweep's memo entry)
         lo, up = ShuffleAccountant(BlanketMixedGaussian(*HEAVY, 1), 10**5).get_delta_bounds(e)
         assert lo <= d and lo <= up and d <= lo * (1 + 1e-2) and up <= lo * (1 + 1e-2)

@@ -577,15 +577,15 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     key = (a, G, r, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
-    # speed only: with the tilted upper value of §20 the bracket's width is 0.5-0.85 times the Jensen gap
-    # p(-mu) m sigma^2 / 2 (relative to tau(-mu), at the mean number of active users; measured on the heavy round at
-    # n = 1e5, eps 1.3-1.6): where that gap exceeds 1.2 times the acceptance the bracket would be refused, and is not
-    # computed
+    # speed only: with the values of §20-§21 the bracket's width is 0.4-0.5 times the Jensen gap p(-mu) m sigma^2 / 2
+    # (relative to tau(-mu), at the mean number of active users; measured on the heavy round at n = 1e5, eps 1.3-1.6):
+    # where that gap exceeds 1.2 CLOSED_ACCEPT rel_tol (about 2.5 CLOSED_ACCEPT_TILTED rel_tol) the bracket would be
+    # refused, and is not computed
     mbar = round((n - 1) * gamma)
     mu = mbar * (a + G)
     if mbar >= 1 and mu < 0:
         rho = float(law.density_up([-mu])[0]) * mbar * G * G * math.exp(r * r) / 2 / float(law.stop_loss([-mu])[1][0])
-        if not rho <= 1.8 * limits.CLOSED_ACCEPT * rel_tol:
+        if not rho <= 1.2 * limits.CLOSED_ACCEPT * rel_tol:
             return _remember(key, None)
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
 
@@ -625,7 +625,8 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
     for stage in range(3):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
-        if lo > 0 and up - lo <= limits.CLOSED_ACCEPT * rel_tol * lo:
+        accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
+        if lo > 0 and up - lo <= accept * rel_tol * lo:
             break
         if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
