@@ -29,7 +29,8 @@ from sharpdp.shuffle.accountant.jump import pair_integral_up
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
-from sharpdp.shuffle.laws.lognormal import LognormalLaw, interval_prob
+from sharpdp.shuffle.laws.lognormal import LognormalLaw
+from sharpdp.shuffle.accountant.mgf import h_exp, mgf_h_up, rate_up, v_moments
 
 _SDS = 12.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
@@ -38,12 +39,8 @@ _FRACS_QUICK = (0.05, 0.2, 0.5, 0.9)  # the first, cheaper pass (deep in the tai
 _GRID = 2048  # points of the geometric grids of s (band edges) and of the truncation levels l
 # widths (in sd of X_m) of the bands below nu where the lower value's curvature uses the density's lower values
 _BANDS_LO = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
-_MGF_CELLS = 4096  # cells of L's normal variable in the numerical mgf of V (§20)
-_MGF_Z0 = -9.0  # the first cell's upper end in L's normal variable (every choice is valid)
-_MOM_CELLS = 4096  # cells of the moments of V in the tilted lower value (§21)
 _BODY_CELLS = 1024  # cells of the body's numerical mgf (§20 (e))
 _BODY_STEPS = 10  # golden-section steps of the body's lam (speed only)
-_RATE_GRID = 64  # points of the geometric grid bounding the density's log-derivative (§20)
 _TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bounds (each is valid: §18 (g))
 
 
@@ -232,68 +229,6 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
     return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
 
 
-def _h_exp(u):
-    """e^u - 1 - u >= 0 (elementwise): a series where |u| <= 0.1, else expm1(u) - u (docs/accountant_tail.md §20
-    (c): within 1e-11 relative; callers apply that factor)."""
-    u = np.asarray(u, float)
-    out = np.empty(u.shape)
-    small = np.abs(u) <= 0.1
-    us = u[small]
-    term, acc = 0.5 * us * us, np.zeros(us.shape)
-    for k in range(3, 13):  # (terms u^2/2 ... u^11/11!: the rest is below 1e-16 of u^2/2 for |u| <= 0.1)
-        acc += term
-        term = term * us / k
-    out[small] = acc
-    ub = u[~small]
-    with np.errstate(over="ignore", invalid="ignore"):
-        out[~small] = np.expm1(ub) - ub
-    return out
-
-
-def _v_cells(law: LognormalLaw, T0: float, cells: int = 0):
-    """Cells of L's normal variable N: (-inf, z_0], [z_i, z_{i+1}] (uniform up to the computed v(T0)), [z_K, inf);
-    (lo, hi, p_lo, p_up): V = min(L, T0) lies in [lo, hi] on each cell (L(z) = a + G e^{r z - r^2/2} widened by
-    (72 + 4 (|r z| + r^2/2)) ulp of G e^{...} plus 4 ulp of |a|: exp assumed within 64 ulp, its argument's and the
-    sum's roundings), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound; docs/accountant_tail.md
-    §20 (c))."""
-    a, G, r = law.one_term()
-    vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r if T0 > a else _MGF_Z0  # (any grid end is valid)
-    z = np.linspace(_MGF_Z0, max(vT, _MGF_Z0 + 1.0), (cells or _MGF_CELLS) + 1)
-    e = G * np.exp(r * z - 0.5 * r * r)
-    # exp within 64 ulp (assumed), its argument's rounding 2 ulp of |r z| + r^2/2 (relative in e), the sum 2 ulp
-    err = U * ((72.0 + 4.0 * (np.abs(r * z) + 0.5 * r * r)) * e + 4.0 * abs(a)) + 1e-300
-    lo = np.clip(np.concatenate([[a], a + e - err]), a, T0)
-    hi = np.clip(np.concatenate([a + e + err, [T0]]), a, T0)
-    zz = np.concatenate([[-np.inf], z, [np.inf]])
-    p, pe = interval_prob(zz[:-1], zz[1:])
-    return lo, hi, np.maximum(p - pe, 0.0), p + pe
-
-
-def _mgf_h_up(law: LognormalLaw, T0: float, kap: float, c: float, cells: int = 0) -> float:
-    """Upper value of E h(kap (V - c)), h(u) = e^u - 1 - u, V = min(L, T0), by an upper Riemann sum over cells of
-    L's normal variable (h is convex: its max over a cell is at an end; docs/accountant_tail.md §20 (c))."""
-    lo, hi, _, p_up = _v_cells(law, T0, cells)
-    hm = np.maximum(_h_exp(kap * (lo - c)), _h_exp(kap * (hi - c))) * (1 + 1e-11) + 1e-300
-    return float(np.sum(hm * p_up)) * (1 + 1e-10) + 1e-300
-
-
-def _v_moments(law: LognormalLaw, T0: float, c: float):
-    """(S2_lo, S2_up, S3_lo, S4_up): bounds on E (V - c)^k, V = min(L, T0), by lower and upper Riemann sums over
-    :func:`_v_cells` ((V - c)^2 and ^4 are convex in V, ^3 increasing; docs/accountant_tail.md §21 (c))."""
-    lo, hi, p_lo, p_up = _v_cells(law, T0, _MOM_CELLS)
-    dl, dh = _dn(lo - c), _up(hi - c)
-    sq_min = np.where((dl <= 0) & (dh >= 0), 0.0, np.minimum(dl * dl, dh * dh)) * (1 - 4 * U)
-    sq_max = np.maximum(dl * dl, dh * dh) * (1 + 4 * U)
-    cube_lo = dl * dl * dl
-    cube_lo = np.where(cube_lo >= 0, cube_lo * (1 - 8 * U) * p_lo, cube_lo * (1 + 8 * U) * p_up)
-    s2_lo = float(np.sum(sq_min * p_lo)) * (1 - 1e-10)
-    s2_up = float(np.sum(sq_max * p_up)) * (1 + 1e-10) + 1e-300
-    pos, neg = float(np.sum(np.maximum(cube_lo, 0.0))), float(np.sum(np.minimum(cube_lo, 0.0)))
-    s3_lo = pos * (1 - 1e-10) + neg * (1 + 1e-10) - 1e-300
-    s4_up = float(np.sum(sq_max * sq_max * (1 + 4 * U) * p_up)) * (1 + 1e-10) + 1e-300
-    return s2_lo, s2_up, s3_lo, s4_up
-
-
 def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: float):
     """Lower values of E R_nu(X_m), the remainder of phi_c's first-order expansion around nu <= E X_m (elementwise
     over m): the tangent of the convex log p(-y) at nu bounds the density from below, R_nu(x) >= p(-nu) g(x - nu),
@@ -317,7 +252,7 @@ def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: flo
         k_lo = np.maximum(((v - dv) / r + 1.0) / ((s - a) * (1 + 4 * U)) * (1 - 1e-9), 0.0)
         k_hi = ((v + dv) / r + 1.0) / ((s - a) * (1 - 4 * U)) * (1 + 1e-9)
     p_lo = law.density_lo(s)
-    s2_lo, s2_up, s3_lo, s4_up = _v_moments(law, T0, mu_lo)
+    s2_lo, s2_up, s3_lo, s4_up = v_moments(law, T0, mu_lo)
     dmax = float(_up(mu_hi - mu_lo))  # >= E V - mu_lo >= 0
     var_lo = float(_dn(s2_lo - dmax * dmax * (1 + 4 * U)))  # Var V = E (V - mu_lo)^2 - (E V - mu_lo)^2
     mu3_lo = float(_dn(s3_lo - 3.0 * dmax * s2_up * (1 + 4 * U)))  # E (V - E V)^3 >= S3 - 3 d S2
@@ -338,21 +273,6 @@ def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: flo
     return out
 
 
-def _rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
-    """Upper value of sup over s in [s1, s2] (T0 <= s1 < s2, v(s1) >= -r) of -d log p / ds = (v(s)/r + 1)/(s - a),
-    p the density of L: on a geometric grid, v at each cell's upper end over s - a at its lower end (v increases
-    in s); the margins cover the roundings of log and the quotients (§20 (a))."""
-    a, G, r = law.one_term()
-    s = s1 * np.exp(np.linspace(0.0, math.log(s2 / s1), _RATE_GRID))
-    s[0], s[-1] = s1, s2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v = (np.log((s[1:] - a) * (1 + 4 * U) / G) + 0.5 * r * r) / r
-        v = v + 1e-9 * (np.abs(v) + r * r + 1.0)
-        rate = (v / r + 1.0) / ((s[:-1] - a) * (1 - 4 * U)) * (1 + 1e-9)
-    out = float(np.max(rate))
-    return out if math.isfinite(out) and out > 0 else math.inf
-
-
 def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: float):
     """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
     (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
@@ -362,11 +282,11 @@ def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: fl
     a, G, r = law.one_term()
     if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a and m.size):  # (v(T0) >= -r)
         return out
-    kap = _rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
+    kap = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
     if not math.isfinite(kap):
         return out
     p0 = law.density_up(-mh)  # >= the sup of p on [-mh, inf)
-    h1 = _mgf_h_up(law, T0, kap, mu_hi)  # >= E h(kap (V - mu_hi))
+    h1 = mgf_h_up(law, T0, kap, mu_hi)  # >= E h(kap (V - mu_hi))
     d_mu = _up(mh - _dn(m * mu_lo))  # >= mh - E X_m
     t = math.sqrt(3.0 / float(np.median(Q)))
     b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a: Bennett's mgf bound for -Z (§20 (c))
@@ -374,7 +294,7 @@ def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: fl
     with np.errstate(over="ignore", invalid="ignore"):
         k2 = kap * kap * (1 - 4 * U)
         A = _up((_up(np.expm1(_up(m * math.log1p(h1) * (1 + 4 * U)))) + kap * d_mu) / k2)  # E psi_kap(X - mh)
-        ben = _up(Q * _up(_h_exp(np.array([tb]))[0] * (1 + 1e-11)) / (b_minus * b_minus * (1 - 4 * U)))
+        ben = _up(Q * _up(h_exp(np.array([tb]))[0] * (1 + 1e-11)) / (b_minus * b_minus * (1 - 4 * U)))
         mgf_minus = np.exp(_up(t * d_mu + ben))  # E e^{-t Z'} <= e^{t (mh - E X)} E e^{-t Z}
         B = _up(kap / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))  # kap/6 E[|X - mh|^3; X < mh]
         val = _up(p0 * (A + B) * (1 + 1e-10))
@@ -536,7 +456,7 @@ def _body_mgf_up(law: LognormalLaw, gamma: float, n: int, T0: float, lam0: float
     def val(lam: float) -> float:
         if not lam > 0:
             return math.inf
-        h = _mgf_h_up(law, T0, lam, mu_hi, _BODY_CELLS)
+        h = mgf_h_up(law, T0, lam, mu_hi, _BODY_CELLS)
         w = float(_up(lam * mu_hi + math.log1p(h) * (1 + 4 * U)))
         e = math.expm1(w)
         e = e + 64 * U * abs(e) + 1e-300  # (expm1 within 64 ulp, assumed)
