@@ -126,9 +126,13 @@ def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discret
         at every eps of either sign (lower convex hull in t = e^eps of certified upper values, then
         the pessimistic connect-the-dots distribution of Doroshenko et al., "Connect the Dots:
         Tighter Discrete Approximations of Privacy Loss Distributions"; proof in
-        ``docs/composition.md`` §2-§3), and above the accountant's own ``get_delta`` wherever its
-        bracket meets the gap it achieved at the samples (``cover_upper``). dp_accounting's
-        arithmetic on it is not interval-certified (module docstring).
+        ``docs/composition.md`` §2-§3). With ``cover_upper`` (the default) it also lies above the
+        accountant's own ``get_delta(eps)`` at every eps where that value's bracket gap
+        (upper - lower)/lower is at most min(g_a, g_b), g the cover factors of the pair's samples a, b
+        around eps (``docs/composition.md`` §2, "Covering U itself"); elsewhere, e.g. below
+        delta = 1e-12 where a bracket can be wider than its neighbours' (outside the accuracy range of
+        §5.1), it can be below ``get_delta`` (both are certified upper values of the profile).
+        dp_accounting's arithmetic on it is not interval-certified (module docstring).
 
     Raises
     ------

@@ -56,4 +56,7 @@ PAIR_FRAC = 0.1
 # the deep tail in closed form (§18): its bracket is returned when its gap is at most CLOSED_ACCEPT rel_tol, and its
 # clamp T0 makes the pair term at most CLOSED_T0_FRAC rel_tol times the one-jump estimate
 CLOSED_ACCEPT = 0.25
+# ... and at most CLOSED_ACCEPT_TILTED rel_tol where its lower value needs the tilted term of §21 (near the boundary
+# of the closed form's range: there its values stay within about 0.1 rel_tol of the FFT treatment's)
+CLOSED_ACCEPT_TILTED = 0.12
 CLOSED_T0_FRAC = 0.02

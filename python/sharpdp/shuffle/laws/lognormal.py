@@ -380,7 +380,16 @@ class LognormalLaw(Law):
             dv = 64 * _U * (2.0 + np.abs(lq) + abs(math.log(self._G)) + r * r + np.abs(np.log(q_lo))) / r \
                 + 64 * _U * np.abs(v)
             vb = np.maximum(v - dv, 0.0)  # phi is non-increasing on [0, inf)
-            f = self.weight * np.exp(-0.5 * vb * vb) / (math.sqrt(2 * math.pi) * r * q_lo) * (1 + 1e-12)
+            ex = np.exp(-0.5 * vb * vb)
+            f = self.weight * ex / (math.sqrt(2 * math.pi) * r * q_lo) * (1 + 1e-12)
+            # below the normal range a product or quotient loses the relative accuracy the 1e-12 margin covers:
+            # there the log-domain value, raised by 1e-9 of its terms' magnitudes, and at least 1e-300
+            low = ~((ex >= 1e-300) & (f >= 1e-300))
+            if np.any(low):
+                lt = math.log(self.weight) - 0.5 * vb * vb - math.log(math.sqrt(2 * math.pi) * r) - np.log(q_lo)
+                lt = lt + 1e-9 * (abs(math.log(self.weight)) + 0.5 * vb * vb + abs(math.log(r)) + np.abs(np.log(q_lo))
+                                  + 1.0)
+                f = np.where(low, np.maximum(np.exp(np.minimum(lt, 700.0)), 1e-300), f)
         good = np.isfinite(s) & (q_lo > 0) & np.isfinite(v) & (v - dv >= -r)
         out[good] = f[good]
         return out
