@@ -253,12 +253,15 @@ def _h_exp(u):
 def _v_cells(law: LognormalLaw, T0: float, cells: int = 0):
     """Cells of L's normal variable N: (-inf, z_0], [z_i, z_{i+1}] (uniform up to the computed v(T0)), [z_K, inf);
     (lo, hi, p_lo, p_up): V = min(L, T0) lies in [lo, hi] on each cell (L(z) with 128 ulp of |a| + G e^{...} each way,
-    exp assumed within 64 ulp), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound;
+    exp assumed within 64 ulp, plus 4 ulp of |r z| + r^2/2 + 1 relative on G e^{...} for the exponent's rounded
+    argument), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound;
     docs/accountant_tail.md §20 (c))."""
     a, G, r = law.one_term()
     z = np.linspace(_MGF_Z0, max(float(law._v(T0)), _MGF_Z0 + 1.0), (cells or _MGF_CELLS) + 1)
     e = G * np.exp(r * z - 0.5 * r * r)
-    err = 128 * U * (abs(a) + e) + 1e-300
+    # (the exponent's argument r z - r^2/2 is rounded by up to 2 u of |r z| + r^2/2 in absolute terms: a relative
+    # error of e of that size, 4 u of it taken; beyond the 128 ulp once r^2/2 is large)
+    err = 128 * U * (abs(a) + e) + 4 * U * (np.abs(r * z) + 0.5 * r * r + 1.0) * e + 1e-300
     lo = np.clip(np.concatenate([[a], a + e - err]), a, T0)
     hi = np.clip(np.concatenate([a + e + err, [T0]]), a, T0)
     zz = np.concatenate([[-np.inf], z, [np.inf]])
