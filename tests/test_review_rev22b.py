@@ -164,3 +164,27 @@ def test_new_region_rounds_against_the_fft_treatment(g, s0, n, eps, monkeypatch)
     assert fft.lower > 0
     assert cb.upper >= fft.lower and lo <= fft.upper
     assert cb.upper - cb.lower <= limits.CLOSED_ACCEPT * 1e-2 * cb.lower * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("g, s0, n, eps", [(0.9, 0.5, 10**8, 3.0), (*HEAVY, 10**8, 5.0), (*HEAVY, 10**5, 1.3)])
+def test_body_values_are_positive_upper_values_below_the_normal_range(g, s0, n, eps):
+    """The body's Bennett value exp(-(n v1/b1^2) h(b1 |E A|/(n v1))) / (e lam n gamma) (exact, mpmath, with the
+    code's inputs) is positive however small; the returned values (Bennett's and the numerical mgf's) lie above it
+    and above the exact Chernoff value at the same lam (they are not 0 where exp underflows)."""
+    gamma, law = bmg_laws(g, s0, eps, "zero_out")[0]
+    gamma = float(gamma)
+    C._MEMO.clear()
+    cb = C.certify(law, gamma, n, 1e-2, F.choose_T0)
+    assert cb is not None and cb.body > 0
+    T0 = cb.T0
+    mp.mp.dps = 30
+    mu_lo, mu_hi = C._mean_v(law, T0)
+    _, G, r = law.one_term()
+    v1 = mp.mpf(gamma) * (mp.mpf(G) ** 2 * mp.e ** (mp.mpf(r) ** 2) + max(mu_lo * mu_lo, mu_hi * mu_hi))
+    b1 = mp.mpf(T0) - gamma * mp.mpf(mu_lo)
+    ea = n * mp.mpf(gamma) * mp.mpf(mu_hi)
+    u = b1 * -ea / (n * v1)
+    lam = mp.log1p(u) / b1
+    exact = mp.exp(-(n * v1 / b1 ** 2) * ((1 + u) * mp.log1p(u) - u)) / (mp.e * lam * n * gamma)
+    assert C._body_up(law, gamma, n, T0) >= exact
+    assert C._body_mgf_up(law, gamma, n, T0, C._body_lam(law, gamma, n, T0)) > 0
