@@ -433,7 +433,18 @@ def _body_up(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
     nv = n * v1 * (1 + 4 * U)
     lam = math.log1p(b1 * -ea / nv) / b1
     e = float(_bennett_exp(np.array(nv), b1, -ea))
-    return math.exp(-e) / (math.e * lam * n * gamma) * (1 + 1e-12) if lam > 0 else math.inf
+    return _exp_quot_up(-e, math.e * lam * n * gamma * (1 - 4 * U)) * (1 + 1e-12) if lam > 0 else math.inf
+
+
+def _exp_quot_up(x: float, den: float) -> float:
+    """Upper value of e^x / den (den > 0 a lower value of the denominator) in the log domain, so that neither an
+    underflow of e^x nor a small den makes it 0 or too small: 1e-299 where x - log den < -690 (e^{-690} < 3e-300;
+    docs/accountant_tail.md §18 (e)), else exp(x - log den) with 1e-11 relative for the roundings of log, the
+    difference and exp (each within a few ulp of |x - log den| <= 690, or of the result)."""
+    lv = x - math.log(den)
+    if not lv >= -690.0:
+        return 1e-299 if lv == lv else math.inf
+    return math.exp(lv) * (1 + 1e-11)
 
 
 def _body_lam(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
@@ -463,7 +474,7 @@ def _body_mgf_up(law: LognormalLaw, gamma: float, n: int, T0: float, lam0: float
         ex = float(_up(ng_up * e)) if e >= 0 else float(_up(ng * e))
         if not ex < 700:
             return math.inf
-        return math.exp(ex) * (1 + 128 * U) / (math.e * lam * ng * (1 - 4 * U)) * (1 + 1e-9)
+        return _exp_quot_up(ex, math.e * lam * ng * (1 - 4 * U)) * (1 + 128 * U) * (1 + 1e-9)
 
     # golden-section search of log lam in [lam0 / 8, 8 lam0] (the bound is log-convex in lam: speed only)
     lo, hi = math.log(lam0 / 8.0), math.log(lam0 * 8.0)
