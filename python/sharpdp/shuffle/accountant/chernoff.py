@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sharpdp.shuffle.accountant.fft import kernels
+from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.lattice import choose_B, choose_T, lattice_laws
 from sharpdp.shuffle.accountant.limits import CAP_NODES, TINY, U
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -133,23 +134,8 @@ class Chernoff:
     def _min(self, f: Callable[[float], float], sign: str) -> float:
         """min over lam > 0 of f(lam) (convex in lam): golden section on log lam (the fallback of :meth:`_search`)."""
         a, b = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
-        best = math.inf
-        gr = 0.5 * (math.sqrt(5.0) - 1.0)
-        c, d = b - gr * (b - a), a + gr * (b - a)
-        fc, fd = f(math.exp(c)), f(math.exp(d))
-        for _ in range(70):
-            best = min(best, fc, fd)
-            if fc < fd:
-                b, d, fd = d, c, fc
-                c = b - gr * (b - a)
-                fc = f(math.exp(c))
-            else:
-                a, c, fc = c, d, fd
-                d = a + gr * (b - a)
-                fd = f(math.exp(d))
-            if b - a < 0.02:
-                break
-        return min(best, fc, fd, 0.0 if sign == "p" else math.inf)
+        best = golden_min(lambda x: f(math.exp(x)), a, b, 70, tol=0.02, left_on_tie=False)
+        return min(best, 0.0 if sign == "p" else math.inf)
 
     def log_p_above(self, b: float) -> float:
         """log of an upper bound on P(S >= b) (<= 0)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import gammaln
 
+from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.jump import pair_integral_up
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
@@ -477,24 +478,8 @@ def _body_mgf_up(law: LognormalLaw, gamma: float, n: int, T0: float, lam0: float
         return _exp_quot_up(ex, math.e * lam * ng * (1 - 4 * U)) * (1 + 128 * U) * (1 + 1e-9)
 
     # golden-section search of log lam in [lam0 / 8, 8 lam0] (the bound is log-convex in lam: speed only)
-    lo, hi = math.log(lam0 / 8.0), math.log(lam0 * 8.0)
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
-    f1, f2 = val(math.exp(x1)), val(math.exp(x2))
-    best = min(f1, f2)
-    for _ in range(_BODY_STEPS):
-        if best <= enough:
-            break
-        if f1 <= f2:
-            hi, x2, f2 = x2, x1, f1
-            x1 = hi - g * (hi - lo)
-            f1 = val(math.exp(x1))
-        else:
-            lo, x1, f1 = x1, x2, f2
-            x2 = lo + g * (hi - lo)
-            f2 = val(math.exp(x2))
-        best = min(best, f1, f2)
-    return best
+    return golden_min(lambda x: val(math.exp(x)), math.log(lam0 / 8.0), math.log(lam0 * 8.0), _BODY_STEPS,
+                      enough=enough)
 
 
 def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
