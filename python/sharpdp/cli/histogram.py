@@ -571,6 +571,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--delta must be in (0, 1), got {args.delta}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    if args.table2:  # (Table 2 is computed from the mechanism's constants alone: no data is read or released)
+        given = [opt for opt, on in (("--csv", args.csv is not None), ("--data", getattr(args, "data", None) is not None),
+                                     ("--by", args.by != "carrier,dest"), ("--keys", bool(args.keys)),
+                                     ("--seed", args.seed is not None), ("--diagnostics", args.diagnostics is not None),
+                                     ("--engine", getattr(args, "engine", "local") != "local")) if on]
+        if given:
+            raise ValueError(f"{given[0]}: --table2 prints the paper's Table 2 from the mechanism's constants and "
+                             f"reads no data; {', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply (drop "
+                             f"{'it' if len(given) == 1 else 'them'}, or drop --table2)")
     check_out_dir(args.out)
     inputs = [args.csv, getattr(args, "data", None), *(args.keys or [])]
     releases = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
