@@ -140,14 +140,20 @@ def _engine(args: argparse.Namespace, command: str) -> Iterator[Any]:
     """``distributed.cluster`` for the options; its start-up (worker processes, seconds) is a progress step
     (:func:`sharpdp._progress.progress_step`: in a log "starting a local Dask cluster of 2 workers: N s" lines
     after 2 s, and on Ctrl-C "... (interrupted)" on a terminal too); the start line said it was coming. The
-    partition bars count from the first partition's end (``Engine.compute``)."""
+    partition bars count from the first partition's end (``Engine.compute``). Ctrl-C once the cluster is up
+    says first that the local cluster is being stopped (its worker processes take seconds to close)."""
     from sharpdp._progress import progress_step
     from sharpdp.distributed import cluster
 
     with contextlib.ExitStack() as stack:
         with progress_step(_cluster_step(args)):
             engine = stack.enter_context(cluster(workers=args.workers, scheduler=args.scheduler))
-        yield engine
+        try:
+            yield engine
+        except KeyboardInterrupt:  # (closing a local cluster's worker processes takes seconds: say so first)
+            if args.scheduler is None:
+                print("interrupted: stopping the local Dask cluster (a few seconds)", file=sys.stderr, flush=True)
+            raise
 
 
 def _path_flag(args: argparse.Namespace) -> str:
