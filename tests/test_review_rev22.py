@@ -23,6 +23,7 @@ from scipy.special import gammaln, ndtr
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
 from sharpdp.shuffle.accountant import concentrated as C
 from sharpdp.shuffle.accountant import far_tail as F
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant import mgf as M
 from sharpdp.shuffle.laws.bmg import bmg_laws
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
@@ -127,7 +128,10 @@ def test_n30_jump_term_against_the_exact_binomial_mixture():
 
 
 @pytest.mark.parametrize("g, s0, n, eps", [(0.99, 0.3, 30, 7.0), (*HEAVY, 10**5, 1.45), (0.2, 0.45, 10**6, 0.75),
-                                           (0.5, 0.3, 30, 6.0), (0.3, 0.7, 10**5, 2.0)])
+                                           (0.5, 0.3, 30, 6.0), (0.3, 0.7, 10**5, 2.0),
+                                           # the region accepted since the tilted values (eps 1.2-2, n 3e4-1e8)
+                                           (*HEAVY, 3 * 10**4, 1.9), (0.06, 0.596, 3 * 10**4, 1.7),
+                                           (*HEAVY, 10**8, 1.2), (0.03, 0.596, 10**6, 1.2)])
 def test_round_bracket_against_the_fft_treatment_at_rel_tol_1e4(g, s0, n, eps, monkeypatch):
     gamma, law = bmg_laws(g, s0, eps, "zero_out")[0]
     gamma = float(gamma)
@@ -140,6 +144,7 @@ def test_round_bracket_against_the_fft_treatment_at_rel_tol_1e4(g, s0, n, eps, m
     fft = F.certify_bigjump(law, gamma, n, 1e-4)
     assert fft.N > 0 and fft.lower > 0
     assert cb.upper >= fft.lower and lo <= fft.upper
+    assert cb.upper - cb.lower <= limits.CLOSED_ACCEPT * 1e-2 * cb.lower * (1 + 1e-9)  # accepted within its tolerance
     assert cb.upper <= fft.upper * (1 + 2e-3)
 
 
@@ -154,7 +159,8 @@ def test_v_cells_contain_v_at_the_cell_ends_for_large_r():
         K = 4096
         vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r
         z = np.linspace(M.MGF_Z0, max(vT, M.MGF_Z0 + 1.0), K + 1)
-        lo, hi, _, _ = M.v_cells(law, T0, K)
+        lo, hi, p_lo, p_up = M.v_cells(law, T0, K)
+        assert np.all(p_lo <= p_up) and abs(float(np.sum(p_up)) - 1) < 1e-9  # the cells' probabilities
         for i in list(range(0, K + 1, 97)) + list(range(K - 40, K + 1)):
             V = min(mp.mpf(a) + mp.mpf(G) * mp.e ** (mp.mpf(r) * mp.mpf(z[i]) - mp.mpf(r) ** 2 / 2), mp.mpf(T0))
             assert lo[i + 1] <= V <= hi[i], (a, G, r, T0, i)

@@ -23,7 +23,6 @@ from sharpdp.shuffle.accountant import far_tail as F
 from sharpdp.shuffle.accountant import mgf as M
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.laws.bmg import bmg_laws
-from sharpdp.shuffle.laws.lognormal import LognormalLaw
 
 HEAVY = (0.04089409561900239, 0.5960134902126553)
 
@@ -132,39 +131,6 @@ def test_body_mgf_value_against_the_exact_chernoff_minimum(g, s0, n, eps):
     assert full >= ref and stopped >= full
     assert stopped <= max(enough, 1.1 * full)  # (the early stop is where the value is already negligible)
     assert full <= ref * 1.3  # (the search finds nearly the best lam)
-
-
-def test_v_cells_contain_v_on_the_codes_grid():
-    mp.mp.dps = 50
-    for a, G, r, T0 in [(-3.0, 1.0, 26.0, 1e3), (-0.5, 0.4, 26.4, 1e8), (-7.348162003311648, 0.9591059043809976,
-                                                                        1.6778143723612764, 3222.0)]:
-        law = LognormalLaw(a, G, r)
-        a, G, r = law.one_term()
-        K = 2048
-        vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r
-        z = np.linspace(M.MGF_Z0, max(vT, M.MGF_Z0 + 1.0), K + 1)
-        lo, hi, p_lo, p_up = M.v_cells(law, T0, K)
-        assert np.all(p_lo <= p_up) and abs(float(np.sum(p_up)) - 1) < 1e-9
-        for i in list(range(0, K + 1, 53)) + list(range(K - 30, K + 1)):
-            V = min(mp.mpf(a) + mp.mpf(G) * mp.e ** (mp.mpf(r) * mp.mpf(z[i]) - mp.mpf(r) ** 2 / 2), mp.mpf(T0))
-            assert lo[i + 1] <= V <= hi[i], (a, G, r, T0, i)
-
-
-@pytest.mark.parametrize("g, s0, n, eps", [(*HEAVY, 3 * 10**4, 1.9), (0.06, 0.596, 3 * 10**4, 1.7),
-                                           (*HEAVY, 10**8, 1.2), (0.03, 0.596, 10**6, 1.2)])
-def test_new_region_rounds_against_the_fft_treatment(g, s0, n, eps, monkeypatch):
-    gamma, law = bmg_laws(g, s0, eps, "zero_out")[0]
-    gamma = float(gamma)
-    C._MEMO.clear()
-    cb = C.certify(law, gamma, n, 1e-2, F.choose_T0)
-    assert cb is not None
-    lo = C.with_curvature(cb, law, gamma, n).lower
-    C._MEMO.clear()
-    monkeypatch.setattr(C, "certify", lambda *a, **k: None)
-    fft = F.certify_bigjump(law, gamma, n, 1e-4)
-    assert fft.lower > 0
-    assert cb.upper >= fft.lower and lo <= fft.upper
-    assert cb.upper - cb.lower <= limits.CLOSED_ACCEPT * 1e-2 * cb.lower * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("g, s0, n, eps", [(0.9, 0.5, 10**8, 3.0), (*HEAVY, 10**8, 5.0), (*HEAVY, 10**5, 1.4)])

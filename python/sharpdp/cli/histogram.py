@@ -77,12 +77,14 @@ def small_group_count(mech, delta: float, epsilon: float = SMALL_GROUP_EPSILON) 
 
 
 def small_groups_warning(small: int, groups: int, count: int, eps_top: float, delta: float) -> str:
-    """The warning line on the groups of at most ``count`` members (``small`` of ``groups``; a count of the data:
-    analyst only), where the count-dependent mechanism adds little noise by design: the per-member epsilon they
-    get (above :data:`SMALL_GROUP_EPSILON`, ``eps_top`` for counts 0-1)."""
-    return (f"{small} of {groups} released group{'' if groups == 1 else 's'} (analyst only, not private) "
-            f"{'has' if small == 1 else 'have'} a true count of at most {count}, where by design the count-dependent "
-            f"mechanism adds little noise: a member of such a group has per-member epsilon above "
+    """The warning line on the groups of at most ``count`` members, where the count-dependent mechanism adds little
+    noise by design: how many there are (``small`` of ``groups``, counted on the RELEASED values: a post-processing
+    of the release, publishable) and the per-member epsilon a true group of that size gets (above
+    :data:`SMALL_GROUP_EPSILON`, ``eps_top`` for counts 0-1)."""
+    return (f"{small} of {groups} released group{'' if groups == 1 else 's'} "
+            f"{'has' if small == 1 else 'have'} a released value of at most {count}; in groups with a true count of "
+            f"at most {count} the count-dependent mechanism adds little noise by design: a member of such a group has "
+            f"per-member epsilon above "
             f"{SMALL_GROUP_EPSILON:g} (up to {eps_top:.3g} for a count of 0 or 1) at delta = {delta:g}, i.e. little "
             f"or no protection; groups of more than {count} get epsilon <= {SMALL_GROUP_EPSILON:g}, less the larger "
             f"they are (the guarantee table; '{PAPER}')")
@@ -330,10 +332,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
                             "check that --keys writes them as the data does (analyst only, not private)")
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
     small_count = small_group_count(mech, args.delta)  # (public: the mechanism's parameters only)
-    info["groups_small"] = int((n <= small_count).sum())  # a count of the data: analyst only
-    if info["groups_small"]:
+    small_released = int((np.asarray(released) <= small_count).sum())  # (released values only: publishable)
+    if small_released:
         eps_top = float(np.asarray(mech.epsilon(np.array([0, 1], dtype=np.int64), args.delta)).max())
-        _warn(warnings, small_groups_warning(info["groups_small"], int(n.size), small_count, eps_top, args.delta))
+        _warn(warnings, small_groups_warning(small_released, int(n.size), small_count, eps_top, args.delta))
     guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
                  "expected_abs_error_bound": np.asarray(mech.expected_abs_error(grid)).tolist()}
@@ -351,7 +353,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "small_group": {"count_at_most": small_count, "epsilon_above": SMALL_GROUP_EPSILON,
                         "meaning": "groups of at most count_at_most members get per-member epsilon above "
                                    "epsilon_above (at delta): little or no protection, by design of the "
-                                   "count-dependent mechanism; their number is analyst_only_not_private.groups_small"},
+                                   "count-dependent mechanism; released_at_most counts the released values at "
+                                   "most count_at_most (post-processing of the release)",
+                        "released_at_most": small_released},
         "largest_released": [{"group": str(table["group"].iloc[i]), "released": float(released[i])} for i in top],
         "csv": csv_path, "warnings": warnings, "diagnostics": None, **engine,
     }

@@ -430,14 +430,8 @@ class ComposedAccountant:
 
         ``upper`` is the certified upper bound (see :meth:`get_delta`, also for eps < 0 and +-inf);
         ``lower`` the reference of the class Notes, at least 1 - e^eps; both are 1 at eps = -inf.
-        Shapes follow ``epsilon``.
-
-        Raises
-        ------
-        TypeError
-            epsilon None, a string, complex or boolean.
-        ValueError
-            NaN in epsilon.
+        Shapes follow ``epsilon``. Raises as :meth:`get_delta` (TypeError for a non-real epsilon, ValueError
+        for NaN).
         """
         arr = self._eps(epsilon)
         flat = arr.ravel()
