@@ -261,7 +261,7 @@ def test_histogram_small_groups_warning_and_json_diagnostics(tmp_path, capsys):
                                f"at most {k}; ")  # counted on the release (post-processing), not on true counts
     assert f"up to {eps[0]:.3g} for a count of 0 or 1" in lines[0] and "349" in lines[0]
     r = json.loads(out)
-    assert r["small_group"]["released_at_most"] == small and "groups_small" not in r["analyst_only_not_private"]
+    assert r["small_group"]["released_at_most"] == small and "analyst_only_not_private" not in r
     assert r["small_group"]["count_at_most"] == k and lines[0].split("warning: ", 1)[1] in r["warnings"]
     d = json.loads(diag.read_text())
     assert d["diagnostics"].startswith("TRUE values")

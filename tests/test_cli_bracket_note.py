@@ -20,7 +20,7 @@ def test_bracket_note_branches():
 
 def _mean_result(extra):
     r = {"columns": ["a"], "source": "x.csv", "d": 1, "n": 2000,
-         "analyst_only_not_private": {"rows_dropped_missing": 0, "values_clipped": 0},
+         "analyst_only_not_private": {},
          "bounds_source": "--bounds", "epsilon": 20.0, "delta_certified": 9.8e-7, "delta_target": 1e-6,
          "delta_bounds": [0.0, 9.8e-7], "bmg": {"gamma": 0.5, "sigma0": 1.0, "chi_lo": 0.1, "mse_single": 1.0},
          "expected_rmse_per_coordinate": 0.1,

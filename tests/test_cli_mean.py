@@ -142,14 +142,16 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert diag["column"].tolist() == ["a", "b", "c"]
     assert r["diagnostics"]["csv"] == str(diag_path)
     n, d = x.shape
-    analyst = r["analyst_only_not_private"]
     assert (r["n"], r["d"], r["columns"]) == (n, d, ["a", "b", "c"])  # n is public in the shuffle model
     assert r["central_gaussian"]["sensitivity"] == 1.0 / n
-    assert analyst["rows_dropped_missing"] == 3000 - n and len(r["warnings"]) == 2 and "TRUE" in r["warnings"][1]
+    # the data-dependent counts: in the diagnostics file only (docs/histogram_release.md §10)
+    assert r["analyst_only_not_private"] == {} and not {"rows_dropped_missing", "values_clipped"} & set(r)
+    assert diag["rows_dropped_missing"].tolist() == [3000 - n] * 3
+    assert len(r["warnings"]) == 2 and "TRUE" in r["warnings"][1]
     assert r["reproducible_seeded_mode"] is True and "NOT private" in r["warnings"][0]
     b = datasets.parse_bounds(bounds, 3)
     clipped = np.clip(x, b[:, 0], b[:, 1])
-    assert analyst["values_clipped"] == np.count_nonzero(clipped != x)
+    assert diag["values_clipped"].tolist() == [np.count_nonzero(clipped != x)] * 3
     assert np.allclose(diag["true_mean"], x.mean(axis=0), rtol=1e-12)
     assert np.allclose(diag["true_mean_clipped"], clipped.mean(axis=0), rtol=1e-12)
     # certified privacy at the reported parameters, re-computed here
@@ -171,7 +173,7 @@ def test_mean_on_small_csv(tmp_path, capsys, accountant):
     assert np.allclose(diag["abs_error"], err_orig, rtol=1e-9, atol=1e-12)
     assert np.allclose(diag["expected_rmse"], exp_rmse * scale)
     # the realised error lives in the diagnostics file only (never next to the release), mode 0600
-    assert "observed_rmse_per_coordinate" not in analyst
+    assert "observed_rmse_per_coordinate" not in r["analyst_only_not_private"]
     assert np.allclose(diag["observed_rmse_per_coordinate"], math.sqrt(np.mean((err_orig / scale) ** 2)), rtol=1e-9)
     assert (os.stat(r["diagnostics"]["csv"]).st_mode & 0o777) == 0o600
     assert np.all(err_orig < 6 * exp_rmse * scale)  # the estimate is where it should be
@@ -245,7 +247,8 @@ def test_readme_command_default_run(capsys):
     # warnings are errors here, so "no warning" is asserted more strictly than on a child's stderr.
     code, out, err = _run(capsys, "mean")
     assert code == 0, err
-    for field in ("n, d", "327346 rows, 4 columns", "9430 rows with missing values dropped", "0 values clipped",
+    assert "9430" not in out  # the rows dropped for a missing value: only in a --diagnostics file
+    for field in ("n, d", "327346 rows, 4 columns", "dropped    : rows with a missing value",
                   "certified delta", "BMG", "gamma", "sigma0", "chi_lo", "expected",
                   "central Gaussian", "private", "randomness : cryptographically secure"):
         assert field in out, field
@@ -270,7 +273,7 @@ def test_mean_text_plurals():
     from sharpdp.cli.mean import format_text
 
     r = {"columns": ["a"], "source": "x.csv", "d": 1,
-         "n": 2, "analyst_only_not_private": {"rows_dropped_missing": 1, "values_clipped": 0},
+         "n": 2, "analyst_only_not_private": {},
          "bounds_source": "--bounds", "epsilon": 1.0, "delta_certified": 1e-6,
          "delta_target": 1e-5, "delta_bounds": [9e-7, 1e-6], "bmg": {"gamma": 0.5, "sigma0": 1.0,
          "chi_lo": 0.1, "mse_single": 1.0}, "expected_rmse_per_coordinate": 0.1,
@@ -278,5 +281,5 @@ def test_mean_text_plurals():
          "rmse_ratio_bmg_over_central": 2.0, "private_mean": [1.0], "expected_rmse_original_units": [0.1],
          "warnings": [], "reproducible_seeded_mode": True}
     text = " ".join(format_text(r).split())  # (wrapped at 80 columns)
-    assert "2 rows, 1 column (n is public: the accountant certifies the round for it; 1 row with missing" in text
+    assert "2 rows, 1 column (n is public: the accountant certifies the round for it) dropped" in text
     assert "1 rows" not in text and "1 columns" not in text

@@ -96,7 +96,8 @@ def test_mean_json_groups_data_dependent_counts_as_analyst_only(tmp_path, capsys
     assert code == 0
     r = json.loads(out)
     clipped = int(np.count_nonzero(np.clip(x, [0, -1], [5, 1]) != x))
-    assert r["analyst_only_not_private"] == {"rows_dropped_missing": 1, "values_clipped": clipped}
+    # not printed at all since the release-safety rule (docs/histogram_release.md §10): --diagnostics only
+    assert r["analyst_only_not_private"] == {} and "dropped" in r["missing_value_policy"]
     assert clipped > 0 and not {"rows_dropped_missing", "values_clipped"} & set(r)
     assert r["n"] == 300 and r["central_gaussian"]["sensitivity"] == 1 / 300  # n is public in the shuffle model
 

@@ -46,10 +46,12 @@ def test_default_dataset_release(tmp_path, capsys):
     truth, outside, rows = _flights_in_domain()
     # the public domain: 16 BTS carriers x 1458 OpenFlights airports, empty groups included
     assert res["groups"] == 16 * 1458
-    a = res["analyst_only_not_private"]  # row counts: analyst only, never at the top level
-    assert a["rows"] == rows and a["rows_dropped_outside_domain"] == outside == 7602
-    assert a["keys_outside_domain"] == 10 and a["rows_dropped_missing_key"] == 0
+    # row counts: only in the diagnostics file, never printed (docs/histogram_release.md §10)
+    assert "analyst_only_not_private" not in res and "7602" not in out + err
     assert not {"rows", "rows_dropped_outside_domain", "keys_outside_domain", "rows_dropped_missing_key"} & set(res)
+    a = pd.read_csv(diag_path, keep_default_na=False).iloc[0]
+    assert a["rows_read"] == rows and a["rows_dropped_outside_domain"] == outside == 7602
+    assert a["keys_outside_domain"] == 10 and a["rows_dropped_missing_key"] == 0
     # the release holds only publishable columns: no true count, nor any function of it
     table = pd.read_csv(res["csv"], keep_default_na=False)
     assert list(table.columns) == ["group", "carrier", "dest", "released"]
@@ -124,8 +126,9 @@ def test_missing_key_values_dropped_and_counted(tmp_path, capsys):
                            "--out", str(tmp_path), "--json", "--diagnostics", str(tmp_path / "diag.csv")], capsys)
     assert code == 0, err
     res = json.loads(out)
-    assert res["analyst_only_not_private"]["rows_dropped_missing_key"] == 3 and "3 row(s) with a missing key value" in err
-    assert res["missing_key_policy"].startswith("rows with a missing key value are dropped")
+    assert pd.read_csv(tmp_path / "diag.csv")["rows_dropped_missing_key"].tolist() == [3, 3]
+    assert "3 row" not in err and "missing key value" not in err  # the count: in the diagnostics file only
+    assert res["missing_key_policy"].startswith("rows with a missing key value")
     table = pd.read_csv(tmp_path / "histogram_release.csv", dtype=str)
     assert table["group"].tolist() == ["1.0/x", "2.0/x"]
     assert pd.read_csv(tmp_path / "diag.csv")["true_count"].tolist() == [1, 1]
@@ -142,7 +145,7 @@ def test_public_key_domain_cross_product(tmp_path, capsys):
                            "--diagnostics", str(tmp_path / "diag.csv")], capsys)
     assert code == 0, err
     res = json.loads(out)
-    a = res["analyst_only_not_private"]
+    a = pd.read_csv(tmp_path / "diag.csv").iloc[0]  # (the counts: in the diagnostics file only)
     assert res["groups"] == 6 and a["rows_dropped_outside_domain"] == 2 and a["keys_outside_domain"] == 1
     assert "q" not in out + err  # the dropped key is counted, never listed
     table = pd.read_csv(tmp_path / "histogram_release.csv")

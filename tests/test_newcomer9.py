@@ -53,21 +53,22 @@ def _hist(tmp_path, capsys, keys_text, *, data_text="h\n1\n2\n2\n3\n", by="h", j
 
 
 def test_histogram_warns_when_no_row_has_a_key_in_the_domain(tmp_path, capsys):
+    """The hint now comes from the release (every released value small: docs/histogram_release.md §10), not from
+    the number of rows outside the domain, which is written only to a --diagnostics file."""
     code, out, err = _hist(tmp_path, capsys, "h\n1.0\n2.0\n3.0\n")
     assert code == 0, err
     r = json.loads(out)
-    assert r["analyst_only_not_private"]["rows_dropped_outside_domain"] == 4
-    hint = [w for w in r["warnings"] if w.startswith("no row has a key in the key domain")]
+    assert "analyst_only_not_private" not in r and "no row has a key" not in out + err
+    hint = [w for w in r["warnings"] if w.startswith("every released value is at most")]
     assert len(hint) == 1 and "compared as text" in hint[0] and "1 and 1.0" in hint[0]
-    assert err.count("no row has a key in the key domain") == 1  # on stderr once
+    assert err.count("every released value is at most") == 1  # on stderr once
 
 
 def test_histogram_no_such_warning_when_some_rows_match(tmp_path, capsys):
-    code, out, err = _hist(tmp_path, capsys, "h\n1\n2.0\n")  # the two rows with h = 2 fall outside
-    assert code == 0, err
+    code, out, err = _hist(tmp_path, capsys, "h\n1\n2.0\n", data_text="h\n" + "1\n" * 40 + "2\n" * 2)
+    assert code == 0, err  # (the rows with h = 2 fall outside; the 40 with h = 1 give a large released value)
     r = json.loads(out)
-    assert r["analyst_only_not_private"]["rows_dropped_outside_domain"] == 3
-    assert not any(w.startswith("no row has a key") for w in r["warnings"]) and "no row has a key" not in err
+    assert not any(w.startswith("every released value") for w in r["warnings"]) and "every released" not in err
 
 
 def test_histogram_text_says_one_group(tmp_path, capsys):
@@ -106,13 +107,17 @@ def test_histogram_well_formed_csv_keeps_its_columns(tmp_path, capsys):
     assert released[0] == "group,g,released" and [r.split(",")[0] for r in released[1:]] == ["x", "y"]
 
 
-# 4. "1 values clipped" in the text output of sharpdp mean.
+# 4. "1 values clipped" in the text output of sharpdp mean; since the release-safety rule (docs/histogram_release.md
+# §10) the count is written only to a --diagnostics file.
 def test_mean_text_says_one_value_clipped(tmp_path, capsys):
     f = tmp_path / "one.csv"
     f.write_text("a\n" + "".join(f"{i % 4}\n" for i in range(40)) + "9\n")  # only the 9 lies outside [0, 5]
-    code, out, err = _run(capsys, "mean", "--csv", str(f), "--bounds", "0:5", "--seed", "3")
+    diag = tmp_path / "d.csv"
+    code, out, err = _run(capsys, "mean", "--csv", str(f), "--bounds", "0:5", "--seed", "3", "--diagnostics", str(diag))
     assert code == 0, err
-    assert "; 1 value clipped (analyst only, not private)" in out, out
+    assert "value clipped" not in out and "values clipped" not in out, out
+    assert diag.read_text().splitlines()[0].split(",")[-2:] == ["values_clipped", "seed"]
+    assert diag.read_text().splitlines()[1].split(",")[-2:] == ["1", "3"]
 
 
 def test_mean_csv_row_with_more_fields_than_the_header_is_refused(tmp_path, capsys):

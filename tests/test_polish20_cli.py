@@ -203,7 +203,7 @@ def _figures(r):
     return ([f"{r['delta_certified']:.6g}", f"{r['delta_bounds'][0]:.4g}", f"{r['delta_bounds'][1]:.4g}",
              f"{r['epsilon']:.6g}", f"{r['expected_rmse_per_coordinate']:.4g}",
              f"{r['central_gaussian']['rmse_per_coordinate']:.4g}", f"{r['rmse_ratio_bmg_over_central']:.3f}",
-             f"{r['n']} rows", f"{a['rows_dropped_missing']} rows", f"{a['values_clipped']} value"]
+             f"{r['n']} rows"]
             + [f"{k} = {v:.6g}" for k, v in r["bmg"].items()]
             + [f"{v:.5g}" for v in r["private_mean"]] + [f"{v:.3g}" for v in units])
 

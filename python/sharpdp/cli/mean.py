@@ -6,13 +6,16 @@ randomizer so that the shuffled protocol is certified (epsilon, delta)-DP at the
 (zero-out adjacency), randomize every row in C++, shuffle, estimate the mean, and compare
 with the central Gaussian mechanism at the same (epsilon, delta) (sensitivity 1/n).
 
-What is printed (text and ``--json``) is publishable: the private mean, the privacy figures and
+What is printed (text, ``--json`` and stderr) is publishable: the private mean, the privacy figures and
 the expected errors (functions of n, d, the bounds and the randomizer). n itself is public in the
-shuffle model: the accountant certifies the round for this n (the calibrated randomizer and the
-central Gaussian's sensitivity 1/n depend on it), so it is reported as public. The true means,
-and every figure computed from them (the realised errors), are written only to a file the user
-names with ``--diagnostics FILE``, with a warning not to publish it (as ``sharpdp histogram``
-does for its true counts); the realised RMSE is echoed only inside the analyst-only group.
+shuffle model (docs/embedding.md §1): neighbouring datasets differ in one user's record (zero-out:
+replaced by the special element), never in n, and the accountant certifies the round for this n
+(the calibrated randomizer and the central Gaussian's sensitivity 1/n depend on it), so it is
+reported as public. The true means, every figure computed from them (the realised errors, the
+realised RMSE included), and the data-dependent counts (rows dropped for a missing value, values
+clipped; not even whether there were any is printed) are written only to a file the user names
+with ``--diagnostics FILE``, with a warning not to publish it (as ``sharpdp histogram`` does for
+its true counts, docs/histogram_release.md §10).
 
 Randomness: without ``--seed`` the library's secure generator (fresh OS entropy) is used and no
 seed exists; with ``--seed`` the run is reproducible and says that it is not private unless the
@@ -43,7 +46,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "Private mean estimation in the shuffle model with a calibrated blanket-mixed Gaussian "
             "randomizer. Each row is clipped to public per-column bounds [lo, hi] and mapped "
             "affinely onto [-1/sqrt(d), 1/sqrt(d)] per coordinate (so it lies in the unit L2 "
-            "ball); the estimate targets the mean of the clipped data. A custom CSV (or --data) "
+            "ball); the estimate targets the mean of the clipped data. The number n of rows used is "
+            "taken as public (the shuffle model's neighbours differ in one row's content, not in n); how many "
+            "rows were dropped for a missing value and how many values were clipped is written only to a "
+            "--diagnostics file. A custom CSV (or --data) "
             "needs public --bounds, fixed without looking at the data; bounds taken from the "
             "data's min/max are refused unless --bounds-from-data is given, and are then NOT "
             "covered by the privacy guarantee (printed only as analyst-only values)."))
@@ -88,16 +94,20 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     add_engine_options(p, "mean")
 
 
-#: Result fields computed from the true (non-private) means: never printed, only written to the
-#: --diagnostics file when asked for.
+#: Result fields computed from the true (non-private) means, and the data-dependent counts the privacy guarantee
+#: does not protect (rows dropped for a missing value, values clipped): never printed, not even whether there were
+#: any, only written to the --diagnostics file when asked for (docs/histogram_release.md §10 gives the rule for
+#: both commands). n is not among them: it is public in the shuffle model (docs/embedding.md §1).
 DIAGNOSTIC_FIELDS = ("true_mean", "true_mean_clipped", "observed_rmse_per_coordinate",
-                     "observed_abs_error_original_units")
+                     "observed_abs_error_original_units", "rows_dropped_missing", "values_clipped")
 
-#: Data-dependent counts the privacy guarantee does not protect (the analyst's view of the input):
-#: printed, but grouped under ANALYST_ONLY in --json and marked "analyst only, not private" in the text.
-#: (n is not among them: it is public in the shuffle model, see the module docstring.)
-ANALYST_FIELDS = ("rows_dropped_missing", "values_clipped")
+#: ``--json`` key of the values taken from the data with ``--bounds-from-data`` (empty without it).
 ANALYST_ONLY = "analyst_only_not_private"
+
+#: What happens to the rows with a missing value and to the values outside the bounds (``missing_value_policy`` in
+#: ``--json``, a line of the text): the same words for every dataset.
+MISSING_VALUE_POLICY = ("rows with a missing value in a chosen column are dropped and values outside the bounds are "
+                        "clipped; how many (data-dependent, not private): only in a diagnostic file, when one is asked for")
 
 #: The library parameters named by sharpdp.apps.datasets errors -> the options of this command.
 _OPTIONS = {"csv": "--csv", "columns": "--columns", "bounds": "--bounds"}
@@ -125,7 +135,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     diagnostics = {k: result.pop(k) for k in DIAGNOSTIC_FIELDS}
     expected_rmse_units = result["expected_rmse_original_units"]
     _warn_outside_bounds(result, from_data=args.bounds_from_data)
-    analyst = {k: result.pop(k) for k in ANALYST_FIELDS}
+    analyst: dict[str, Any] = {}
+    result["missing_value_policy"] = MISSING_VALUE_POLICY
     if args.bounds_from_data:  # data-dependent: analyst only, never at the top level as if public
         analyst["bounds"], result["bounds"] = result["bounds"], None
         analyst["expected_rmse_original_units"], result["expected_rmse_original_units"] = expected_rmse_units, None
@@ -162,8 +173,8 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
 
 def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
                        expected_rmse_units: list[float], seed: int | None) -> dict[str, Any]:
-    """Write the true means and realised errors (one row per column) to the file the user named, CSV or JSON by
-    its suffix (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (column ``seed``, empty without
+    """Write the true means and realised errors (one row per column) and the rows dropped for a missing value and
+    values clipped (the same on every row) to the file the user named, CSV or JSON by its suffix (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (column ``seed``, empty without
     ``--seed``: no seed exists; in the JSON also the top-level ``"seed"``, null then)."""
     from sharpdp.cli.diagnostics import write_diagnostics
 
@@ -173,11 +184,13 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
         "true_mean_clipped": list(diag["true_mean_clipped"]), "private_mean": list(result["private_mean"]),
         "abs_error": list(diag["observed_abs_error_original_units"]), "expected_rmse": list(expected_rmse_units),
         "observed_rmse_per_coordinate": [diag["observed_rmse_per_coordinate"]] * k,
+        "rows_dropped_missing": [int(diag["rows_dropped_missing"])] * k,
+        "values_clipped": [int(diag["values_clipped"])] * k,
         "seed": ["" if seed is None else str(seed)] * k,
     }, {"command": "sharpdp mean", "source": result["source"], "n": result["n"], "epsilon": result["epsilon"],
         "delta_target": result["delta_target"], "seed": seed})
     msg = (f"--diagnostics: {path} ({fmt.upper()}, readable by you only) holds the TRUE means"
-           + (", the realised errors and the seed" if seed is not None else " and the realised errors")
+           + ", the realised errors, the rows dropped and values clipped" + (" and the seed" if seed is not None else "")
            + " (not private): do not publish it")
     result["warnings"].append(msg)
     print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
@@ -387,10 +400,9 @@ def format_text(r: dict[str, Any]) -> str:
         "Shuffle-model private mean (blanket-mixed Gaussian randomizer, certified delta)",
         *wrap_entry("data", r["source"]),
         *wrap_entry("n, d", f"{_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant "
-                       f"certifies the round for it; {_count(a['rows_dropped_missing'], 'row')} with missing values "
-                       "dropped: analyst only, not private)"),
-        *wrap_entry("bounds", f"{r['bounds_source']}; {_count(a['values_clipped'], 'value')} clipped (analyst only, "
-                         "not private)"),
+                       "certifies the round for it)"),
+        *wrap_entry("dropped", MISSING_VALUE_POLICY),
+        *wrap_entry("bounds", r["bounds_source"]),
         *(wrap_entry("", "data min/max (analyst only, not private): "
                 + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"])))
           if from_data else []),
