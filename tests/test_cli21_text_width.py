@@ -59,5 +59,6 @@ def test_histogram_text_fits_80_columns(capsys, monkeypatch, tmp_path):
     argv = ["histogram", "--csv", "d.csv", "--by", "carrier", "--keys-from-data", "--no-plot", "--seed", "1",
             "--out", "o"]
     out = _run(capsys, *argv)
-    _check(out, histogram, json.loads(_run(capsys, *argv, "--json")), monkeypatch)  # (the same seeded release)
+    _check(out, histogram, json.loads(_run(capsys, *argv, "--json", "--overwrite")),  # (the same seeded release;
+           monkeypatch)  # --overwrite: the first run's release file is there)
     # (--table2's text: tests/test_histogram_cli.py::test_table2)

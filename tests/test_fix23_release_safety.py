@@ -155,3 +155,27 @@ def test_mean_prints_the_same_on_neighbouring_datasets(tmp_path, monkeypatch, ca
     text0, _, _ = _mean(tmp_path, monkeypatch, capsys, "base_text", base, False)
     text1, _, _ = _mean(tmp_path, monkeypatch, capsys, "missing_text", missing, False)
     assert text1 == text0 and "dropped    : rows with a missing value" in text0
+
+
+# ---------------------------------------------------------------- an earlier release is not replaced silently
+
+def test_histogram_refuses_to_replace_an_earlier_release_without_overwrite(tmp_path, monkeypatch, capsys):
+    (tmp_path / "rows.csv").write_text("g\n" + "a\n" * 30 + "b\n" * 40)
+    (tmp_path / "keys.csv").write_text("g\na\nb\n")
+    argv = ["histogram", "--csv", "rows.csv", "--by", "g", "--keys", "keys.csv", "--no-plot", "--out", "o"]
+    _run_in(tmp_path, monkeypatch, capsys, argv)
+    first = (tmp_path / "o" / "histogram_release.csv").read_bytes()
+    for extra in ([], ["--json"]):
+        code = main([*argv, *extra])
+        out, err = capsys.readouterr()
+        assert code == 2 and "o/histogram_release.csv exists" in err and "--overwrite" in err, err
+        assert (json.loads(out)["parameter"] == "--out") if extra else out == ""
+    assert (tmp_path / "o" / "histogram_release.csv").read_bytes() == first  # untouched
+    _run_in(tmp_path, monkeypatch, capsys, [*argv, "--overwrite"])
+    assert (tmp_path / "o" / "histogram_release.csv").read_bytes() != first  # a new release (fresh noise)
+    # the figure is a release file too: an existing one is refused when the run would draw it
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "histogram_release.png").write_bytes(b"x")
+    code = main([*argv[:-3], "--out", "p"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "p/histogram_release.png exists" in err and not (tmp_path / "p" / "histogram_release.csv").exists()

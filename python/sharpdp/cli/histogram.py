@@ -11,6 +11,8 @@ What is written, and what may be published:
   v(n), the per-count epsilon, the error bound at n), stays out of the release.
 - ``histogram_release.png`` (publishable): the guarantees as functions of a group's size n
   (public functions of the mechanism's parameters) and the released values.
+- An existing release file in ``--out`` is refused (naming it) unless ``--overwrite`` is given: a
+  second release of the same data composes with the first.
 - ``--diagnostics FILE`` (NOT publishable, only when asked for by name): true counts, released
   values, v(n), per-count epsilon and error bound per group (and the seed of a ``--seed`` run),
   the rows read and dropped (for a missing key, outside the key domain: data-dependent figures),
@@ -142,7 +144,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "or JSON by its suffix (.csv, .json), and the realised errors to FILE with a .png suffix; "
                         "readable by you only; not for publication")
     p.add_argument("--overwrite", action="store_true",
-                   help="let --diagnostics replace an existing file (and its .png); refused without it")
+                   help="let the release (histogram_release.csv/.png in --out) and --diagnostics replace existing "
+                        "files (and the diagnostics' .png); refused without it: a second release of the same data "
+                        "composes with the first")
     p.add_argument("--r", type=float, default=0.1, help="target relative expected error, in (0, 1] (default 0.1)")
     p.add_argument("--r0", type=float, default=None, help="design slack in (0, r) (default r/2)")
     p.add_argument("--c", type=float, default=1.0, help="log shift c > 0 (default 1)")
@@ -321,6 +325,13 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         # line, its rows read after the key domain, so that a bad --keys or --by is reported without that wait)
         rows, source = _load_rows(args.csv, by, read=args.csv is not None)
     domain, domain_desc = _key_domain(args, by, warnings)
+    existing = [] if args.overwrite else [f for f in (os.path.join(args.out, "histogram_release.csv"),
+                                                        os.path.join(args.out, "histogram_release.png"))[:2 - args.no_plot]
+                                          if os.path.exists(f)]
+    if existing:  # refused once the options are known good, before the counts: a release already out composes
+        raise ValueError(f"--out: {existing[0]} exists (an earlier release): a second release of the same data "
+                         "composes with the first, so its privacy loss adds up; pass --overwrite to replace it, "
+                         "or choose another --out directory")
     if use_dask:  # counts on a Dask cluster (same key-domain rules)
         keys, n, info, source, engine = dask_cli.histogram_group_counts(args, by, domain)
     else:
