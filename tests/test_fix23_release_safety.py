@@ -179,3 +179,29 @@ def test_histogram_refuses_to_replace_an_earlier_release_without_overwrite(tmp_p
     code = main([*argv[:-3], "--out", "p"])
     _, err = capsys.readouterr()
     assert code == 2 and "p/histogram_release.png exists" in err and not (tmp_path / "p" / "histogram_release.csv").exists()
+
+
+# ---------------------------------------------------------------- --table2 refuses every option it ignores
+
+@pytest.mark.parametrize("extra", [["--keys-from-data"], ["--integer"], ["--workers", "2"], ["--delta", "1e-5"],
+                                   ["--overwrite"], ["--scheduler", "tcp://127.0.0.1:1"]])
+def test_table2_refuses_the_options_it_ignores(tmp_path, monkeypatch, capsys, extra):
+    monkeypatch.chdir(tmp_path)
+    code = main(["histogram", "--table2", "--out", "o", "--json", *extra])
+    out, err = capsys.readouterr()
+    obj = json.loads(out)
+    assert code == 2 and obj["parameter"] == extra[0] and "--table2" in obj["error"], (out, err)
+    assert not any(tmp_path.iterdir())  # refused before anything is written
+
+
+def test_table2_every_option_is_used_or_refused():
+    """Each option of sharpdp histogram either enters Table 2 (--r, --r0, --c, --out, --no-plot, --json) or is in
+    the one list --table2 refuses: a new option must be put in one or the other."""
+    from sharpdp.cli import build_parser
+    from sharpdp.cli.histogram import TABLE2_IGNORED
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["histogram"]
+    dests = {a.dest for a in sub._actions} - {"help", "table2_ignored"}
+    assert dests - set(TABLE2_IGNORED) == {"r", "r0", "c", "out", "no_plot", "json", "table2"}
+    assert sub.get_default("table2_ignored").keys() == {"--" + d.replace("_", "-") for d in TABLE2_IGNORED}

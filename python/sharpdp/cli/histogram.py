@@ -61,6 +61,10 @@ SMALL_GROUP_EPSILON = 10.0
 #: (docs/histogram_release.md §10), never printed beside the release, not even as "some rows were dropped".
 DROPPED_ROWS_POLICY = ("rows with a missing key value, and rows whose key is outside the key domain, are dropped; "
                        "how many (data-dependent, not private): only in a diagnostic file, when one is asked for")
+#: The options ``--table2`` ignores (it reads no data and releases nothing), refused with it when given (differing
+#: from their defaults), named in this order.
+TABLE2_IGNORED = ("csv", "data", "by", "keys", "seed", "diagnostics", "engine", "keys_from_data", "integer", "workers",
+                  "scheduler", "delta", "overwrite")
 #: Columns of the ``--diagnostics`` file holding the dropped-row figures (the same on every row) -> their names in
 #: the counting's figures.
 DIAGNOSTIC_ROW_FIGURES = {"rows_read": "rows", "rows_dropped_missing_key": "rows_dropped_missing_key",
@@ -164,6 +168,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     from sharpdp.cli.dask_engine import add_engine_options
 
     add_engine_options(p, "histogram")
+    p.set_defaults(table2_ignored={a.option_strings[0]: (a.dest, a.default) for dest in TABLE2_IGNORED
+                                   for a in p._actions if a.dest == dest})
 
 
 def _warn(warnings: list[str], msg: str) -> None:
@@ -603,10 +609,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     if args.table2:  # (Table 2 is computed from the mechanism's constants alone: no data is read or released)
-        given = [opt for opt, on in (("--csv", args.csv is not None), ("--data", getattr(args, "data", None) is not None),
-                                     ("--by", args.by != "carrier,dest"), ("--keys", bool(args.keys)),
-                                     ("--seed", args.seed is not None), ("--diagnostics", args.diagnostics is not None),
-                                     ("--engine", getattr(args, "engine", "local") != "local")) if on]
+        given = [opt for opt, (dest, default) in args.table2_ignored.items() if getattr(args, dest) != default]
         if given:
             raise ValueError(f"{given[0]}: --table2 prints the paper's Table 2 from the mechanism's constants and "
                              f"reads no data; {', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply (drop "
