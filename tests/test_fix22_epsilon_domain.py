@@ -78,8 +78,6 @@ def test_one_round_matches_the_single_round_profile_at_both_signs(rr):
         assert got == pytest.approx(ref, rel=2e-3), eps
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="ShuffleAccountant.get_delta refuses eps < 0; the any-sign value is privacy_profile's")
 def test_single_round_accountant_takes_a_negative_epsilon(rr):
     """The decision for every public accountant: a negative eps is answered, not refused. For a single
     round the answer is the swap identity on the certified value at -eps (privacy_profile)."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
+from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, privacy_profile
 
 BMG = BlanketMixedGaussian(0.9, 3.0, 1)
 
@@ -59,8 +59,8 @@ def test_bad_inputs_name_the_parameter():
     with pytest.raises(ValueError, match="rel_tol"):
         ShuffleAccountant(BMG, 10, rel_tol=0.0)
     acc = ShuffleAccountant(BMG, 10)
-    with pytest.raises(ValueError, match="epsilon"):
-        acc.get_delta(-0.1)
+    d = acc.get_delta(-0.1)  # eps < 0 is answered, not refused: the swap identity (docs/composition.md §8)
+    assert d == privacy_profile(acc, -0.1) and -math.expm1(-0.1) < d <= 1.0
     with pytest.raises(ValueError, match="epsilon"):
         acc.get_delta(float("nan"))
     with pytest.raises(ValueError, match="delta"):

@@ -158,8 +158,11 @@ def test_get_delta_lower_form_band(k):
     lo_form = acc.get_delta_lower_form(eps)
     assert lo_form.shape == eps.shape
     assert np.all(lo_form <= acc.get_delta(eps)) and np.all(lo_form[:2] > 0)
+    # eps < 0 is answered (the swap identity on the lower values at -eps, docs/composition.md §8), within the band
+    lo_neg = acc.get_delta_lower_form(-1.0)
+    assert -math.expm1(-1.0) * (1 - 1e-15) <= lo_neg <= acc.get_delta(-1.0)
     with pytest.raises(ValueError, match="epsilon"):
-        acc.get_delta_lower_form(-1.0)
+        acc.get_delta_lower_form(math.nan)
 
 
 def test_pure_ldp_epsilon_never_exceeds_local_level():

@@ -112,6 +112,7 @@ from sharpdp.shuffle import contract
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.driver import certify
+from sharpdp.shuffle.accountant.epsilon_domain import by_sign, epsilon_array
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, XTOL_RANGE
 from sharpdp.shuffle.accountant.memo import envelope_put
 from sharpdp.shuffle.accountant.plain import Bracket
@@ -252,20 +253,6 @@ class ShuffleAccountant:
     def via_bottom(self) -> bool:  # True when replace-one is bounded through bot (the class Notes), not its own law
         return self._bottom is not None
 
-    @staticmethod
-    def _eps(epsilon: Any) -> np.ndarray:
-        if epsilon is None or isinstance(epsilon, (str, bytes)):
-            raise TypeError(f"epsilon must be a real number or an array of them, got {type(epsilon).__name__}")
-        arr = np.asarray(epsilon)
-        if arr.dtype.kind not in "iuf":  # complex, bool, object, strings
-            raise TypeError(f"epsilon must be real (int or float), got dtype {arr.dtype}")
-        arr = arr.astype(float)
-        if np.any(np.isnan(arr)):
-            raise ValueError("epsilon must not be NaN")
-        if np.any(arr < 0):
-            raise ValueError(f"epsilon must be >= 0, got {arr.min()}")
-        return arr
-
     def report(self, epsilon: float) -> AccountantReport:
         """Certified bracket and error budget at one epsilon (>= 0, nats)."""
         return self._report(epsilon, self.rel_tol)
@@ -275,7 +262,7 @@ class ShuffleAccountant:
         """Report over the laws with index in ``only`` (all when None); ``upper_first``: far-tail laws give their upper
         value alone where it comes first (driver ``certify``; docs/accountant_tail.md §15); ``negligible``:
         refinement stops once an upper value is below it (an absolute target, §9.4)."""
-        eps = float(self._eps(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
+        eps = float(epsilon_array(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if eps > self.eps_tau and self._bottom is None:
             # the sampled mechanism's delta is non-increasing in eps: its bound at eps_tau holds here,
             # where the sampler charge would exceed sqrt(tau) (docs/sampling.md §4)
@@ -365,7 +352,8 @@ class ShuffleAccountant:
         Parameters
         ----------
         epsilon : float or array_like
-            epsilon >= 0 in nats, any shape.
+            epsilon in nats, any sign (+-inf included), any shape; for epsilon < 0 the swap identity on the values
+            at -epsilon (:func:`sharpdp.shuffle.privacy_profile_bounds`, docs/composition.md §1, §8).
         lower : bool, default True
             False: heavy-tailed laws skip their lower value (0) where the far-tail treatment's first round settles
             the upper one (docs/accountant_tail.md §15); the upper value is certified either way.
@@ -385,12 +373,17 @@ class ShuffleAccountant:
         TypeError
             epsilon None, a string, complex or boolean; lower not a bool; negligible not a real number.
         ValueError
-            epsilon < 0 or NaN; negligible outside [0, 1].
+            epsilon NaN; negligible outside [0, 1].
         """
         if not isinstance(lower, (bool, np.bool_)):
             raise TypeError(f"lower must be a bool, got {type(lower).__name__} {lower!r}")
         neg = V.real("negligible", negligible, lo=0.0, hi=1.0)
-        arr = self._eps(epsilon)
+        arr = epsilon_array(epsilon)
+        if np.any(arr < 0):  # the swap identity on the values at -eps: privacy_profile's (docs/composition.md §8)
+            from sharpdp.shuffle.profile import privacy_profile_bounds
+
+            return by_sign(arr, lambda a: self.get_delta_bounds(a, lower=lower, negligible=neg),
+                           lambda a: privacy_profile_bounds(self, a))
         flat = arr.ravel()
         lo = np.empty(flat.size)
         up = np.empty(flat.size)
@@ -445,7 +438,8 @@ class ShuffleAccountant:
         Parameters
         ----------
         epsilon : float or array_like of float
-            epsilon >= 0 (nats).
+            epsilon (nats), any sign (epsilon < 0: the swap identity on the lower values at -epsilon, still a lower
+            value of the mechanism's delta: docs/composition.md §8).
 
         Returns
         -------
@@ -457,7 +451,7 @@ class ShuffleAccountant:
         NotImplementedError
             If the randomizer has no lower form (e.g. the Gaussian types).
         ValueError
-            If epsilon < 0 or NaN.
+            If epsilon is NaN.
         """
         acc = ShuffleAccountant(contract.lower_form(self.randomizer), self.n, self.adjacency,
                                 rel_tol=self.rel_tol, threads=None if self.threads == -1 else self.threads)
@@ -469,7 +463,8 @@ class ShuffleAccountant:
         Parameters
         ----------
         epsilon : float or array_like
-            epsilon >= 0 in nats.
+            epsilon in nats, any sign (+-inf included); for epsilon < 0 the swap identity on the certified value at
+            -epsilon, rounded up (:func:`sharpdp.shuffle.privacy_profile`'s value, docs/composition.md §1, §8).
 
         Returns
         -------
@@ -487,7 +482,7 @@ class ShuffleAccountant:
         TypeError
             epsilon None, a string, complex or boolean.
         ValueError
-            epsilon < 0 or NaN.
+            epsilon NaN.
         """
         return self.get_delta_bounds(epsilon)[1]
 
