@@ -68,3 +68,10 @@ def test_lower_form_at_a_negative_epsilon_stays_below_the_upper_value(acc):
     lo = acc.get_delta_lower_form(np.array([-0.5, -0.1]))
     up = acc.get_delta([-0.5, -0.1])
     assert np.all(lo <= up) and np.all(lo >= -np.expm1([-0.5, -0.1]) * (1 - 1e-15))
+
+
+def test_dominating_pair_refuses_a_point_whose_lattice_index_would_wrap(acc):
+    """eps / Delta beyond int64 wrapped to a negative index, which the accountant refused (eps < 0); it now answers
+    eps < 0, so dominating_pair refuses such a point itself, naming it, before sampling anything."""
+    with pytest.raises(ValueError, match="^epsilons must be <= 4611686.01"):
+        sh.dominating_pair(acc, 1e-12, epsilons=[0.0, 1e-6, 1e8], progress=False)

@@ -504,7 +504,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         ``accountant`` not the accountant of one shuffled round (a ``ComposedAccountant`` too);
         ``cover_upper`` or ``lower`` not a bool, ``progress`` not None or a bool.
     ValueError
-        Delta not in [1e-12, 1], ``epsilons`` negative, not finite, or not on the Delta grid,
+        Delta not in [1e-12, 1], ``epsilons`` negative, not finite, above 2^62 Delta (int64 lattice) or off grid,
         ``delta_floor`` not in (0, 1), ``max_evaluations`` < 2, ``rel_tol`` not in (0, 1).
     """
     check_accountant(accountant)
@@ -517,7 +517,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__} {flag!r}")
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be None, True or False, got {type(progress).__name__} {progress!r}")
-    e_arr = None if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0)
+    e_arr = None if epsilons is None else V.real_array("epsilons", epsilons, ndim=1, lo=0.0, hi=2.0**62 * dx)
     key = round_key(accountant)
     if key is None:
         return _build(accountant, dx, e_arr, floor, max_ev, rtol, bool(cover_upper), bool(lower), progress)
