@@ -152,6 +152,8 @@ def test_mean_prints_the_same_on_neighbouring_datasets(tmp_path, monkeypatch, ca
         r.pop("private_mean")
     assert r0 == r2 and err0 == err2
     assert r0["analyst_only_not_private"] == {} and "clipped" in r0["missing_value_policy"]
+    # every figure of the bmg block is explained under bmg_meaning (the text explains chi_lo and mse_single too)
+    assert r0["bmg_meaning"].keys() == r0["bmg"].keys() and all(len(v) > 20 for v in r0["bmg_meaning"].values())
     text0, _, _ = _mean(tmp_path, monkeypatch, capsys, "base_text", base, False)
     text1, _, _ = _mean(tmp_path, monkeypatch, capsys, "missing_text", missing, False)
     assert text1 == text0 and "dropped    : rows with a missing value" in text0
@@ -178,7 +180,8 @@ def test_histogram_refuses_to_replace_an_earlier_release_without_overwrite(tmp_p
     (tmp_path / "p" / "histogram_release.png").write_bytes(b"x")
     code = main([*argv[:-3], "--out", "p"])
     _, err = capsys.readouterr()
-    assert code == 2 and "p/histogram_release.png exists" in err and not (tmp_path / "p" / "histogram_release.csv").exists()
+    assert code == 2 and "p/histogram_release.png exists" in err
+    assert not (tmp_path / "p" / "histogram_release.csv").exists()
 
 
 # ---------------------------------------------------------------- --table2 refuses every option it ignores

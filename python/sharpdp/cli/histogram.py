@@ -46,9 +46,9 @@ from typing import Any
 
 from sharpdp.cli import (SEEDED_MODE_WARNING, check_out_dir, check_releases_not_inputs, make_out_dir, option_error,
                          release_file, release_rng)
+from sharpdp.cli.histogram_plots import PAPER, draw_diagnostics, draw_release, table2
 
 DEFAULT_OUT = "sharpdp_histogram_out"
-PAPER = "Better Privacy Guarantees for Larger Groups"
 #: Largest key domain (number of groups) accepted.
 MAX_GROUPS = 10_000_000
 #: Public counts at which the guarantee is printed (functions of n only, not of the data).
@@ -144,9 +144,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="take the key set from the data (NOT protected: a released group shows that some row "
                         "has that key); refused unless given")
     p.add_argument("--diagnostics", metavar="FILE", default=None,
-                   help="also write the TRUE counts (with v(n), epsilon and error bound per group) to this file, CSV "
-                        "or JSON by its suffix (.csv, .json), and the realised errors to FILE with a .png suffix; "
-                        "readable by you only; not for publication")
+                   help="also write the TRUE counts (with v(n), epsilon and error bound per group) and the rows read "
+                        "and dropped (for a missing key, outside the key domain) to this file, CSV or JSON by its "
+                        "suffix (.csv, .json), and the realised errors to FILE with a .png suffix; readable by you "
+                        "only; not for publication (none of these figures is ever printed)")
     p.add_argument("--overwrite", action="store_true",
                    help="let the release (histogram_release.csv/.png in --out) and --diagnostics replace existing "
                         "files (and the diagnostics' .png); refused without it: a second release of the same data "
@@ -163,7 +164,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
                    help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "
-                        "paper's lower bounds at --r")
+                        "paper's lower bounds at --r (with --r0, --c, --out, --no-plot); reads no data and releases "
+                        "nothing, so the data and release options are refused with it")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
     from sharpdp.cli.dask_engine import add_engine_options
 
@@ -331,9 +333,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         # line, its rows read after the key domain, so that a bad --keys or --by is reported without that wait)
         rows, source = _load_rows(args.csv, by, read=args.csv is not None)
     domain, domain_desc = _key_domain(args, by, warnings)
-    existing = [] if args.overwrite else [f for f in (os.path.join(args.out, "histogram_release.csv"),
-                                                        os.path.join(args.out, "histogram_release.png"))[:2 - args.no_plot]
-                                          if os.path.exists(f)]
+    written = [os.path.join(args.out, "histogram_release.csv")] + (
+        [] if args.no_plot else [os.path.join(args.out, "histogram_release.png")])
+    existing = [] if args.overwrite else [f for f in written if os.path.exists(f)]
     if existing:  # refused once the options are known good, before the counts: a release already out composes
         raise ValueError(f"--out: {existing[0]} exists (an earlier release): a second release of the same data "
                          "composes with the first, so its privacy loss adds up; pass --overwrite to replace it, "
@@ -374,7 +376,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         _warn(warnings, SEEDED_MODE_WARNING)
     result: dict[str, Any] = {
         "mode": "release", "source": source, "by": by, "groups": int(n.size), "key_domain": domain_desc,
-        "missing_key_policy": DROPPED_ROWS_POLICY, "reproducible_seeded_mode": args.seed is not None, "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
+        "missing_key_policy": DROPPED_ROWS_POLICY, "reproducible_seeded_mode": args.seed is not None,
+        "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
         "delta": args.delta,
         "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
                           "section 4; Balle & Wang 2018)",
@@ -430,79 +433,13 @@ def _diagnostics(table, n, info: dict[str, int], released, mech, args, warnings:
     return {"file": path, "format": fmt, "csv": path if fmt == "csv" else None, "png": png}
 
 
-def _log_axis(ax, axis: str = "x") -> None:
-    """Log axis labelled at whole decades (no crowded minor labels); call it after plotting.
-
-    When the axis spans less than a decade (no whole decade, or just one, inside it), the labels
-    are put at 1, 2 and 5 times the powers of ten instead, so the axis is never left without
-    labels.
-    """
-    from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
-
-    a = ax.xaxis if axis == "x" else ax.yaxis
-    lo, hi = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
-    if lo > 0 and hi / lo < 10.0:
-        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-        a.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
-    else:
-        a.set_major_locator(LogLocator(base=10, numticks=8))
-    a.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=100))
-    a.set_minor_formatter(NullFormatter())
-
-
 def _plot_release(released, mech, args, path: str) -> str:
     """Publishable figure: guarantees as functions of n (public) and the released values (a progress step: a
     log says so after 2 s, with matplotlib's import and the exact profiles on the grid, 2-5 s)."""
     from sharpdp._progress import progress_step
 
     with progress_step(f"drawing {path}"):
-        return _draw_release(released, mech, args, path)
-
-
-def _draw_release(released, mech, args, path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    grid = np.unique(np.geomspace(1, 1e6, 80).round())
-    fig, (a0, a1, a2) = plt.subplots(1, 3, figsize=(15, 4.3))
-    pos = np.sort(released[released > 0])[::-1]
-    if pos.size:
-        a0.plot(np.arange(1, pos.size + 1), pos, "k.", ms=3)
-        a0.set(xscale="log", yscale="log")
-        _log_axis(a0, "x")
-        _log_axis(a0, "y")
-    a0.set(xlabel="rank of group", ylabel="released value",
-           title=f"Released values, sorted ({released.size} groups, {_zeros(int((released == 0).sum()))})")
-    a1.plot(grid, mech.expected_abs_error(grid) / np.maximum(grid, 1), "k-",
-            label="guaranteed E|error| / n (bound, any group of size n)")
-    a1.axhline(mech.r, color="r", ls="--", label=f"target r = {mech.r:g}")
-    a1.set(xscale="log", xlabel="group size n", ylabel="relative expected error", title="Utility guarantee")
-    _log_axis(a1)
-    a1.legend(fontsize=8)
-    a2.plot(grid, mech.epsilon(grid, args.delta), "k-", label="exact Gaussian profile")
-    if not mech.data_independent:
-        a2.plot(grid, mech.epsilon(grid, args.delta, method="cks20"), "g--", lw=1, label="via zCDP (CKS20)")
-        a2.plot(grid, mech.epsilon(grid, args.delta, method="bun_steinke"), "m:", lw=1,
-                label="via zCDP (Bun-Steinke)")
-        a2.set_yscale("log")
-    a2.set(xscale="log", xlabel="group size n", ylabel="epsilon (nats)",
-           title=f"Per-member epsilon by group size (delta = {args.delta:g})")
-    _log_axis(a2)
-    a2.legend(fontsize=8)
-    fig.suptitle(f"Shifted-log Gaussian histogram ('{PAPER}'): larger groups get stronger privacy")
-    fig.tight_layout()
-    with release_file(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return path
-
-
-def _zeros(k: int) -> str:
-    """'k are 0' with the verb agreeing ('1 is 0')."""
-    return f"{k} {'is' if k == 1 else 'are'} 0"
+        return draw_release(released, mech, args, path)
 
 
 def _plot_diagnostics(diag, mech, args, path: str) -> str:
@@ -510,94 +447,7 @@ def _plot_diagnostics(diag, mech, args, path: str) -> str:
     from sharpdp._progress import progress_step
 
     with progress_step(f"drawing {path}"):
-        return _draw_diagnostics(diag, mech, args, path)
-
-
-def _draw_diagnostics(diag, mech, args, path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    n = diag["true_count"].to_numpy(dtype=float)
-    pos = n > 0
-    rel = np.abs(diag["released"].to_numpy() - n) / np.maximum(n, 1)
-    grid = np.unique(np.geomspace(1, max(n.max(), 2), 60).round())
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.3))
-    floor = 1e-4
-    a1.scatter(n[pos], np.maximum(rel[pos], floor), s=10, alpha=0.6, label="|released - n| / n (non-empty groups)")
-    a1.plot(grid, mech.expected_abs_error(grid) / grid, "k-", label="bound on E|error| / n")
-    a1.axhline(mech.r, color="r", ls="--", label=f"target r = {mech.r:g}")
-    a1.set(xscale="log", yscale="log", xlabel="true count n", ylabel=f"relative error (floored at {floor:g})",
-           title="Realised relative error (diagnostic)")
-    _log_axis(a1)
-    a1.legend(fontsize=8)
-    a2.scatter(n[pos], diag["epsilon"].to_numpy()[pos], s=10, alpha=0.6, label="per-count epsilon at the true n")
-    if not mech.data_independent:
-        a2.set_yscale("log")
-    a2.set(xscale="log", xlabel="true count n", ylabel="epsilon (nats)", title=f"delta = {args.delta:g}")
-    _log_axis(a2)
-    a2.legend(fontsize=8)
-    fig.suptitle("DIAGNOSTIC (true counts; not for publication)", color="r")
-    fig.tight_layout()
-    with release_file(path, mode=0o600) as tmp:  # true counts: readable by the user only
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return path
-_TABLE2 = [
-    ("two_count", "Two-count proof (Markov + Pinsker)", "lower", "1/128", 1 / 128),
-    ("uniform_prior", "Uniform many-count prior", "lower", "3/(2e^3)", 3 / (2 * math.e**3)),
-    ("truncated_gaussian_prior", "Truncated Gaussian prior", "lower", "pi/(4e^2)", math.pi / (4 * math.e**2)),
-    ("shifted_log_gaussian", "Shifted log-Gaussian mechanism", "upper", "1/pi", 1 / math.pi),
-]
-
-
-def _table2(args: argparse.Namespace) -> dict[str, Any]:
-    import numpy as np
-
-    from sharpdp.histogram import ShiftedLogGaussian
-    from sharpdp.histogram import lower_bounds as LB
-
-    consts = LB.small_error_constants()
-    rows = [{"key": k, "argument": name, "role": role, "closed_form": cf, "computed": consts[k], "closed_form_value": val}
-            for k, name, role, cf, val in _TABLE2]
-    mech = ShiftedLogGaussian(args.r, args.r0, args.c)
-    r = min(mech.r, 1.0 - 1e-9)
-    ns = np.unique(np.geomspace(1, 1e4, 13).round()).astype(np.int64)
-    curves = {
-        "mechanism n^2 v(n)": ns.astype(float) ** 2 * np.asarray(mech.budget(ns)),
-        "two-count bound (Prop. 6.2, eq. 14)": ns.astype(float) ** 2 * LB.two_count(ns, r),
-        "uniform prior bound (Cor. 6.5, eq. 23)": ns.astype(float) ** 2 * LB.uniform_prior(ns, r),
-        "truncated Gaussian prior bound (Cor. 6.7)": ns.astype(float) ** 2 * LB.truncated_gaussian_prior(ns, r),
-    }
-    png = None
-    if not args.no_plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        make_out_dir(args.out)
-        png = os.path.join(args.out, "table2_bounds.png")
-        fig, ax = plt.subplots(figsize=(7.5, 6))
-        for (label, y), style in zip(curves.items(), ["k-o", "b--s", "g-.^", "r:v"]):
-            pos = y > 0
-            ax.plot(ns[pos], y[pos], style, ms=4, label=label)
-        if not mech.data_independent:
-            ax.axhline(1 / (2 * mech.sigma**2), color="gray", lw=0.8, label="large-n limit 1/(2 sigma^2) (eq. 7)")
-        ax.axhline(LB.two_count_limit(r), color="b", lw=0.6, ls=":", label="two-count limit (eq. 15)")
-        ax.set(xscale="log", yscale="log", xlabel="count n", ylabel="n^2 v(n)  (nats)",
-               title=f"'{PAPER}':\nbudget vs lower bounds, r = {mech.r:g}"
-                     + (" (many-count bounds are 0 for r >= 1/e)" if r >= 1 / math.e else ""))
-        _log_axis(ax)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: hides no data
-        fig.tight_layout()
-        with release_file(png) as tmp:
-            fig.savefig(tmp, dpi=120, format="png")
-        plt.close(fig)
-    return {"mode": "table2", "table2": rows, "r": mech.r, "r0": mech.r0, "c": mech.c,
-            "n": ns.tolist(), "curves": {k: v.tolist() for k, v in curves.items()}, "png": png}
+        return draw_diagnostics(diag, mech, args, path)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -624,7 +474,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         check_diagnostics(args.diagnostics, inputs, releases, overwrite=args.overwrite,
                           extra=[] if args.no_plot else [os.path.splitext(args.diagnostics)[0] + ".png"])
     try:
-        return _table2(args) if args.table2 else _release(args)
+        return table2(args) if args.table2 else _release(args)
     except ValueError as exc:  # the API's parameter names (and the dataset loader's "csv") -> the CLI options
         raise option_error(exc, {name: f"--{name}" for name in ("r0", "r", "c", "delta", "csv")}) from None
 

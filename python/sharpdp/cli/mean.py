@@ -84,8 +84,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "--diagnostics (default: a cryptographically secure generator keyed by OS entropy)")
     p.add_argument("--threads", type=int, default=None, help="sampler threads (default: all cores)")
     p.add_argument("--diagnostics", metavar="FILE", default=None,
-                   help="also write the TRUE means (raw and clipped) and the realised errors of the release to "
-                        "this file, CSV or JSON by its suffix (.csv, .json), readable by you only; not for "
+                   help="also write the TRUE means (raw and clipped), the realised errors of the release and the "
+                        "rows dropped for a missing value and values clipped to this file, CSV or JSON by its "
+                        "suffix (.csv, .json), readable by you only; not for "
                         "publication (the printed output holds only publishable values)")
     p.add_argument("--overwrite", action="store_true",
                    help="let --diagnostics replace an existing file (refused without it)")
@@ -107,7 +108,17 @@ ANALYST_ONLY = "analyst_only_not_private"
 #: What happens to the rows with a missing value and to the values outside the bounds (``missing_value_policy`` in
 #: ``--json``, a line of the text): the same words for every dataset.
 MISSING_VALUE_POLICY = ("rows with a missing value in a chosen column are dropped and values outside the bounds are "
-                        "clipped; how many (data-dependent, not private): only in a diagnostic file, when one is asked for")
+                        "clipped; how many (data-dependent, not private): only in a diagnostic file, when one is "
+                        "asked for")
+
+#: What the ``bmg`` block of ``--json`` holds, field by field (``bmg_meaning``; the text prints the last two the
+#: same way, :data:`sharpdp.cli.BMG_FIELD_HELP`).
+BMG_MEANING = {
+    "gamma": "blanket mass in [0, 1): the probability that a user's message is a blanket draw N(0, sigma0^2 I_d), "
+             "independent of the user's row",
+    "sigma0": "Gaussian scale of every message, in the scaled units of the unit ball (each row is mapped into it "
+              "from the bounds); a message is N(z, sigma0^2 I_d) or, with probability gamma, N(0, sigma0^2 I_d)",
+}
 
 #: The library parameters named by sharpdp.apps.datasets errors -> the options of this command.
 _OPTIONS = {"csv": "--csv", "columns": "--columns", "bounds": "--bounds"}
@@ -129,6 +140,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     result = _release(args)  # (says the seeded-mode warning once the input is valid, before the bars)
+    from sharpdp.cli import BMG_FIELD_HELP
+
+    result["bmg_meaning"] = {**BMG_MEANING, **BMG_FIELD_HELP}  # (both engines)
     result["reproducible_seeded_mode"] = args.seed is not None
     if args.seed is not None:
         result["warnings"].append(SEEDED_MODE_WARNING)
@@ -174,7 +188,8 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
 def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
                        expected_rmse_units: list[float], seed: int | None) -> dict[str, Any]:
     """Write the true means and realised errors (one row per column) and the rows dropped for a missing value and
-    values clipped (the same on every row) to the file the user named, CSV or JSON by its suffix (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (column ``seed``, empty without
+    values clipped (the same on every row) to the file the user named, CSV or JSON by its suffix
+    (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (column ``seed``, empty without
     ``--seed``: no seed exists; in the JSON also the top-level ``"seed"``, null then)."""
     from sharpdp.cli.diagnostics import write_diagnostics
 
@@ -190,7 +205,8 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
     }, {"command": "sharpdp mean", "source": result["source"], "n": result["n"], "epsilon": result["epsilon"],
         "delta_target": result["delta_target"], "seed": seed})
     msg = (f"--diagnostics: {path} ({fmt.upper()}, readable by you only) holds the TRUE means"
-           + ", the realised errors, the rows dropped and values clipped" + (" and the seed" if seed is not None else "")
+           + ", the realised errors, the rows dropped and values clipped"
+           + (" and the seed" if seed is not None else "")
            + " (not private): do not publish it")
     result["warnings"].append(msg)
     print(f"sharpdp mean: warning: {msg}", file=sys.stderr)
