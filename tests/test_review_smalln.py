@@ -326,9 +326,11 @@ def test_large_epsilon_monotone_and_finite():
         assert 0.0 <= lo <= up <= 1.0 and math.isfinite(up)
         ups.append(up)
     assert all(a >= b for a, b in zip(ups, ups[1:]))
-    for bad in (-1.0, math.nan):
-        with pytest.raises(ValueError, match="epsilon"):
-            acc.get_delta_bounds(bad)
+    # eps < 0 is answered (the swap identity, privacy_profile's value: docs/composition.md §8); NaN is refused
+    lo, up = acc.get_delta_bounds(-1.0)
+    assert up == float(sh.privacy_profile(acc, -1.0)) and -math.expm1(-1.0) <= up <= 1.0 and 0.0 <= lo <= up
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.get_delta_bounds(math.nan)
 
 
 @pytest.mark.parametrize("n", [1, 2])
