@@ -361,7 +361,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
                 hb = h
                 for _ in range(max_rounds):
-                    body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                    # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
+                    body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower,
+                                          lat=lat if hb == h and not bounded else None)
                     if isinstance(body_n, Coarsen):
                         if body is None and bounded:
                             raise TailCoarsen(body_n.h_fit)
