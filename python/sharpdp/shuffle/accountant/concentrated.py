@@ -31,8 +31,8 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
-from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_up, mgf_h_ups, rate_up,
-                                             tilt_rates, v_moments)
+from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_up, mgf_h_ups, mgf_tail_up,
+                                             rate_up, tilt_rates, v_moments)
 
 _SDS = 12.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
@@ -337,6 +337,8 @@ def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q,
         # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
         exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam),
                        np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+    if tilted and np.any(w0 > 0):  # (with §21's term: the smaller with the numerical mgf's, §22 (b))
+        exc = np.where(w0 > 0, np.minimum(exc, mgf_tail_up(law, T0, m, mh, mu_hi, _BODY_CELLS, excess=True)), exc)
     if curvature:
         sel = np.ones(m.shape, bool) if weight is None else weight >= 1e-20 * float(np.max(weight))
         add = np.zeros(m.shape)
@@ -499,9 +501,9 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     key = (a, G, r, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
-    # speed only: with the values of §20-§22 the bracket's width is 0.2-0.25 times the Jensen gap p(-mu) m sigma^2 / 2
-    # (relative to tau(-mu), at the mean number of active users; measured on the heavy round at n = 1e5, eps 1.2-1.4):
-    # where that gap exceeds CLOSED_PRECHECK rel_tol (about 3.6 CLOSED_ACCEPT_TILTED rel_tol) the bracket would be
+    # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
+    # (relative to tau(-mu), at the mean number of active users; measured on the heavy round at n = 1e5, eps 1.1-1.4):
+    # where that gap exceeds CLOSED_PRECHECK rel_tol (about 4.4 CLOSED_ACCEPT_TILTED rel_tol) the bracket would be
     # refused, and is not computed
     mbar = round((n - 1) * gamma)
     mu = mbar * (a + G)

@@ -126,8 +126,13 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     return lo, up
 
 
-def _pair_grid(T0: float) -> np.ndarray:
-    return T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+_PAIR_UNIT = np.expm1(np.linspace(0.0, math.log(4096.0), 769))  # (computed once: the same floats every call)
+_PAIR_UNIT.setflags(write=False)
+
+
+def _pair_grid(T0: float, k: int = 769) -> np.ndarray:
+    """The first ``k`` points of the pair term's geometric grid from T0."""
+    return T0 + max(T0, 1.0) * _PAIR_UNIT[:k]
 
 
 def pair_first_term(law: Law, T0: float, scale: float) -> float:
@@ -135,7 +140,7 @@ def pair_first_term(law: Law, T0: float, scale: float) -> float:
     expression with the Riemann sum replaced by its first term (the same floats: elementwise operations on the
     first two grid points). The computed sum of non-negative terms is at least any one of them (rounding is
     monotone), and so is every later operation (products by non-negative factors)."""
-    x = _pair_grid(T0)[:2]
+    x = _pair_grid(T0, 2)
     p = law.prob_above_up(x)
     return scale * ((float((np.diff(x) * p[:-1] ** 2)[0])) * (1 + 1e-9))
 

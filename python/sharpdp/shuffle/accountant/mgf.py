@@ -165,26 +165,36 @@ def tilt_rates(law: LognormalLaw, T0: float, mh, kap0: float):
 
 def beyond_up(law: LognormalLaw, T0: float, m, mh, ben, mu_hi: float, enough, cells: int = 0):
     """Upper bounds on P(X_m > -T0) (elementwise over m, mh < -T0): the smaller of Bennett's ``ben`` (§18 (b)) and
-    e^{-t w} (1 + H(t))^m, w = -T0 - mh, at the rates t of ``TAIL_RATES`` times §20's kappa (docs/accountant_tail.md
-    §22 (b); H on ``cells`` cells: any grid is valid); the latter only where ``ben`` exceeds ``enough`` for some m
-    (speed only)."""
+    :func:`mgf_tail_up`'s (docs/accountant_tail.md §22 (b)), the latter only where ``ben`` exceeds ``enough`` for
+    some m (speed only)."""
+    if not np.any(ben > enough):
+        return ben
+    return np.minimum(ben, mgf_tail_up(law, T0, m, mh, mu_hi, cells))
+
+
+def mgf_tail_up(law: LognormalLaw, T0: float, m, mh, mu_hi: float, cells: int = 0, excess: bool = False):
+    """Upper bounds (elementwise over m, mh < -T0) on P(X_m > -T0), or with ``excess`` on E(X_m + T0)_+, by
+    e^{-t w} (1 + H(t))^m, or that over e t, w = -T0 - mh, the smallest over the rates t of ``TAIL_RATES`` times
+    §20's kappa (docs/accountant_tail.md §22 (b); H on ``cells`` cells: any grid is valid); inf where not
+    available."""
     a = law.one_term()[0]
-    if not (np.any(ben > enough) and T0 > a):
-        return ben
-    kap = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
+    best = np.full(np.shape(m), np.inf)
+    kap = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12)) if T0 > a and np.size(m) else math.inf
     if not (math.isfinite(kap) and kap > 0):
-        return ben
+        return best
     w = np.maximum(_dn(-T0 - mh), 1e-300)
     ts = [c * kap for c in TAIL_RATES]
-    best = np.full(m.shape, np.inf)
     with np.errstate(over="ignore", invalid="ignore"):
         for t, h in zip(ts, mgf_h_ups(law, T0, ts, mu_hi, cells)):
             if math.isfinite(h) and h >= 0:
                 lg = _up(_up(m * math.log1p(h) * (1 + 4 * U)) - _dn(t * w))  # log1p within 4 ulp (assumed)
+                if excess:  # x_+ <= e^{t x - 1} / t: the log of 1/(e t) rounded up (log within 4 ulp, assumed)
+                    lt = math.log(t)
+                    lg = _up(lg - 1.0 - (lt - 4 * U * abs(lt)))
                 best = np.minimum(best, np.where(np.isfinite(lg), lg, np.inf))
-        ch = np.exp(np.minimum(best, 0.0)) * (1 + 1e-12)
-    return np.minimum(ben, ch)
+        return np.where(np.isfinite(best), np.exp(np.minimum(best, 700.0)) * (1 + 1e-12), np.inf)
 
 
 __all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "beyond_up", "chord_rate_up",
-           "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "rate_up", "tilt_rates", "v_cells", "v_moments"]
+           "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "rate_up", "tilt_rates", "v_cells",
+           "v_moments"]
