@@ -145,6 +145,14 @@ def pair_first_term(law: Law, T0: float, scale: float) -> float:
     return scale * ((float((np.diff(x) * p[:-1] ** 2)[0])) * (1 + 1e-9))
 
 
+def pair_first_terms(law: Law, T0s: np.ndarray, scale: float) -> np.ndarray:
+    """:func:`pair_first_term` at each clamp of ``T0s`` (the same floats, elementwise; one call of the law)."""
+    T0s = np.asarray(T0s, float)
+    x = T0s[:, None] + np.maximum(T0s, 1.0)[:, None] * _PAIR_UNIT[None, :2]
+    p = law.prob_above_up(x.ravel()).reshape(x.shape)
+    return scale * (((x[:, 1] - x[:, 0]) * p[:, 0] ** 2) * (1 + 1e-9))
+
+
 def pair_integral_up(law: Law, T0: float) -> float:
     """Upper bound on I2(T0) = int_0^inf P(L > T0 + t)^2 dt (docs/accountant_tail.md §3).
 
@@ -307,5 +315,5 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
 
 
-__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_integral_up",
-           "stop_loss_grid"]
+__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_first_terms",
+           "pair_integral_up", "stop_loss_grid"]
