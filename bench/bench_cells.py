@@ -5,7 +5,10 @@ path) against the numpy reference it replaced (tests/_lognormal_cells_reference.
 time (``time.process_time``) of one ``cells`` call of each, on a heavy-tailed BMG replace law (two terms) and a
 zero-out law (one term), grids spanning the laws' bodies (mostly narrow cells at large K), and the load
 average. ``--pair`` times instead the heavy round's dominating pair alone (bench/bench_composition.py's
-``heavy`` round: export_interval, then dominating_pair; CPU seconds, caches cleared).
+``heavy`` round: export_interval, then dominating_pair; CPU seconds, caches cleared), ``--profile`` its
+``privacy_profile`` on 300 points of [0, 5] (a fresh accountant); with ``--instr`` each of them is counted instead
+in a fresh process under callgrind (instructions, load-proof: bench/_instr.py), e.g.
+``python bench/bench_cells.py --pair --profile --instr``.
 """
 
 from __future__ import annotations
@@ -56,19 +59,66 @@ def cells_table(ks, repeat):
     return rows
 
 
-def heavy_pair():
-    from sharpdp.interop.dp_accounting import export_interval
-    from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, clear_caches, dominating_pair
+def _heavy_accountant():
+    from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, clear_caches
 
     clear_caches()
-    acc = ShuffleAccountant(BlanketMixedGaussian(0.04089409561900239, 0.5960134902126553, 1), 10**5)
+    return ShuffleAccountant(BlanketMixedGaussian(0.04089409561900239, 0.5960134902126553, 1), 10**5)
+
+
+def _export_and_pair(acc) -> float:
+    """export_interval then dominating_pair; returns export_interval's CPU seconds."""
+    from sharpdp.interop.dp_accounting import export_interval
+    from sharpdp.shuffle import dominating_pair
+
     t = time.process_time()
     dx = export_interval(acc)
     t_dx = time.process_time() - t
-    t = time.process_time()
     dominating_pair(acc, dx, progress=False)
+    return t_dx
+
+
+def _profile(acc) -> None:
+    acc.privacy_profile(np.linspace(0.0, 5.0, 300))
+
+
+def heavy_pair():
+    acc = _heavy_accountant()
+    t = time.process_time()
+    t_dx = _export_and_pair(acc)
+    total = time.process_time() - t
     return [f"load average {os.getloadavg()[0]:.2f}; heavy round pair: export_interval {t_dx:.2f} s + "
-            f"dominating_pair {time.process_time() - t:.2f} s CPU"]
+            f"dominating_pair {total - t_dx:.2f} s CPU"]
+
+
+def heavy_profile():
+    acc = _heavy_accountant()
+    t = time.process_time()
+    _profile(acc)
+    return [f"load average {os.getloadavg()[0]:.2f}; heavy round privacy_profile (300 points of [0, 5]): "
+            f"{time.process_time() - t:.2f} s CPU"]
+
+
+def _instr_worker(what: str) -> None:
+    """Counted child (under callgrind): the call alone between the counters' start and dump."""
+    import _instr
+
+    acc = _heavy_accountant()
+    region = _instr.Region()
+    region.start()
+    _export_and_pair(acc) if what == "pair" else _profile(acc)
+    region.dump(what)
+
+
+def heavy_instr(whats):
+    import _instr
+
+    rows = []
+    for what in whats:
+        got, _ = _instr.count([sys.executable, __file__, "--instr-worker", what])
+        label = "export + pair" if what == "pair" else "300-point profile"
+        rows.append(f"heavy round {label}: {got[what] / 1e9:.2f} G instructions (callgrind)")
+    return rows
 
 
 def main(argv=None) -> None:
@@ -76,11 +126,23 @@ def main(argv=None) -> None:
     ap.add_argument("--ks", default="1000,10000,100000")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--pair", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--instr", action="store_true", help="with --pair / --profile: callgrind instruction counts")
     a = ap.parse_args(argv)
-    rows = heavy_pair() if a.pair else cells_table([int(k) for k in a.ks.split(",")], a.repeat)
+    whats = [w for w, on in (("pair", a.pair), ("profile", a.profile)) if on]
+    if a.instr and whats:
+        rows = heavy_instr(whats)
+    elif whats:
+        rows = [r for w in whats for r in (heavy_pair() if w == "pair" else heavy_profile())]
+    else:
+        rows = cells_table([int(k) for k in a.ks.split(",")], a.repeat)
     print("\n".join(rows))
 
 
 if __name__ == "__main__":
     np.seterr(all="ignore")
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--instr-worker":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        _instr_worker(sys.argv[2])
+    else:
+        main()

@@ -31,7 +31,8 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
-from sharpdp.shuffle.accountant.mgf import h_exp, mgf_h_up, rate_up, v_moments
+from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_up, mgf_h_ups, mgf_tail_up,
+                                             rate_up, tilt_rates, v_moments)
 
 _SDS = 12.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
@@ -177,9 +178,11 @@ def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True,
     return _jump_upper(law, gamma, n, T0, fine), _jump_lower(law, gamma, n, T0, curvature)
 
 
-def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True) -> float:
+def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
+                sharp: bool = False) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
-    (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m."""
+    (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
+    §22's chord slopes and tail bound)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
     tT_lo, tT_up = law.tail_upper_bracket(T0)
@@ -194,8 +197,10 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
         tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
+        if sharp:  # (§22 (b), where Bennett's is not negligible)
+            tails_T = beyond_up(law, T0, m[ok], mo, tails_T, mu_hi, 1e-6 * f_up / tT_up, _BODY_CELLS)
         # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
-        tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi) + tT_up * tails_T
+        tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     if np.any(ok) and bands:
         fr = np.array(_FRACS if fine else _FRACS_QUICK)[:, None]
@@ -240,9 +245,7 @@ def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: flo
     ok = (nu < -T0) & (mh < -T0)
     if not (T0 > a and np.any(ok)):
         return out
-    # log p(-y) is convex in y on -y >= T0 where v >= 1/r - r (its slope rho(s) decreases in s there)
-    vT = (math.log((T0 - a) * (1 - 4 * U) / G) + 0.5 * r * r) / r
-    if not vT - 1e-9 * (abs(vT) + r * r + 1.0) > 1.0 / r - r + 1e-9:
+    if not log_convex_from(law, T0):  # log p(-y) convex in y on -y >= T0 (its slope rho(s) decreases in s there)
         return out
     m, nu, mh = m[ok], nu[ok], mh[ok]
     s = -nu
@@ -274,7 +277,7 @@ def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: flo
     return out
 
 
-def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: float):
+def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False):
     """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
     (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
     p(-mh) psi_kap(X - mh), psi_kap(z) = (e^{kap z} - 1 - kap z)/kap^2, plus kap |z|^3/6 below mh, whose means
@@ -283,18 +286,21 @@ def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: fl
     a, G, r = law.one_term()
     if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a and m.size):  # (v(T0) >= -r)
         return out
-    kap = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
-    if not math.isfinite(kap):
+    kap0 = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
+    if not math.isfinite(kap0):
         return out
+    # per m: kap0, or with ``chords`` the chord slope of log p where smaller (§22 (a))
+    kap = tilt_rates(law, T0, mh, kap0) if chords else np.full(mh.shape, kap0)
     p0 = law.density_up(-mh)  # >= the sup of p on [-mh, inf)
-    h1 = mgf_h_up(law, T0, kap, mu_hi)  # >= E h(kap (V - mu_hi))
+    ks, inv = np.unique(kap, return_inverse=True)
+    h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
     d_mu = _up(mh - _dn(m * mu_lo))  # >= mh - E X_m
     t = math.sqrt(3.0 / float(np.median(Q)))
     b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a: Bennett's mgf bound for -Z (§20 (c))
     tb = t * b_minus
     with np.errstate(over="ignore", invalid="ignore"):
         k2 = kap * kap * (1 - 4 * U)
-        A = _up((_up(np.expm1(_up(m * math.log1p(h1) * (1 + 4 * U)))) + kap * d_mu) / k2)  # E psi_kap(X - mh)
+        A = _up((_up(np.expm1(_up(m * np.log1p(h1) * (1 + 4 * U)))) + kap * d_mu) / k2)  # E psi_kap(X - mh)
         ben = _up(Q * _up(h_exp(np.array([tb]))[0] * (1 + 1e-11)) / (b_minus * b_minus * (1 - 4 * U)))
         mgf_minus = np.exp(_up(t * d_mu + ben))  # E e^{-t Z'} <= e^{t (mh - E X)} E e^{-t Z}
         B = _up(kap / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))  # kap/6 E[|X - mh|^3; X < mh]
@@ -331,6 +337,8 @@ def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q,
         # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
         exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam),
                        np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+    if tilted and np.any(w0 > 0):  # (with §21's term: the smaller with the numerical mgf's, §22 (b))
+        exc = np.where(w0 > 0, np.minimum(exc, mgf_tail_up(law, T0, m, mh, mu_hi, _BODY_CELLS, excess=True)), exc)
     if curvature:
         sel = np.ones(m.shape, bool) if weight is None else weight >= 1e-20 * float(np.max(weight))
         add = np.zeros(m.shape)
@@ -490,18 +498,18 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
         return None
     law = cast(LognormalLaw, law)  # (eligible: one_term() is the lognormal family's)
     a, G, r = law.one_term()
-    key = (a, G, r, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC)
+    key = (a, G, r, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
-    # speed only: with the values of §20-§21 the bracket's width is 0.4-0.5 times the Jensen gap p(-mu) m sigma^2 / 2
-    # (relative to tau(-mu), at the mean number of active users; measured on the heavy round at n = 1e5, eps 1.3-1.6):
-    # where that gap exceeds 1.2 CLOSED_ACCEPT rel_tol (about 2.5 CLOSED_ACCEPT_TILTED rel_tol) the bracket would be
+    # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
+    # (relative to tau(-mu), at the mean number of active users; measured on the heavy round at n = 1e5, eps 1.1-1.4):
+    # where that gap exceeds CLOSED_PRECHECK rel_tol (about 4.4 CLOSED_ACCEPT_TILTED rel_tol) the bracket would be
     # refused, and is not computed
     mbar = round((n - 1) * gamma)
     mu = mbar * (a + G)
     if mbar >= 1 and mu < 0:
         rho = float(law.density_up([-mu])[0]) * mbar * G * G * math.exp(r * r) / 2 / float(law.stop_loss([-mu])[1][0])
-        if not rho <= 1.2 * limits.CLOSED_ACCEPT * rel_tol:
+        if not rho <= limits.CLOSED_PRECHECK * rel_tol:
             return _remember(key, None)
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
 
@@ -538,7 +546,7 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
     # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False)
-    for stage in range(3):
+    for stage in range(4):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
@@ -546,7 +554,9 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
             break
         if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
-        elif stage == 1:
+        elif stage == 1:  # §22's chords and tail (near the boundary of the closed form's range)
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True))
+        elif stage == 2:
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True))
         else:
             return None

@@ -29,9 +29,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
-from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_integral_up
+from sharpdp.shuffle.accountant.jump import (JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_first_terms,
+                                             pair_integral_up)
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -81,10 +84,12 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
         return 0.5 * (n - 1) * gamma * pair_integral_up(law, T)
 
     T = base
-    for _ in range(200):
-        # (pair_integral_up's first Riemann term alone shows pair(T) > target where it is large: the same floats
-        # as the full call, whose sum of non-negative terms is at least that term, rounding being monotone)
-        if pair_first_term(law, T, 0.5 * (n - 1) * gamma) > target:
+    # (pair_integral_up's first Riemann term alone shows pair(T) > target where it is large: the same floats
+    # as the full call, whose sum of non-negative terms is at least that term, rounding being monotone; the first
+    # terms of the doubling points T = base 2^j, j < 64, in one call: the same floats, elementwise)
+    first = pair_first_terms(law, base * 2.0 ** np.arange(64.0), 0.5 * (n - 1) * gamma)
+    for j in range(200):
+        if (first[j] if j < first.size else pair_first_term(law, T, 0.5 * (n - 1) * gamma)) > target:
             T *= 2.0
             continue
         if pair(T) <= target:
@@ -361,7 +366,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
                 hb = h
                 for _ in range(max_rounds):
-                    body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower)
+                    # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
+                    body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower,
+                                          lat=lat if hb == h and not bounded else None)
                     if isinstance(body_n, Coarsen):
                         if body is None and bounded:
                             raise TailCoarsen(body_n.h_fit)

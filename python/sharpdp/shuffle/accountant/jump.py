@@ -126,8 +126,13 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     return lo, up
 
 
-def _pair_grid(T0: float) -> np.ndarray:
-    return T0 + max(T0, 1.0) * np.expm1(np.linspace(0.0, math.log(4096.0), 769))
+_PAIR_UNIT = np.expm1(np.linspace(0.0, math.log(4096.0), 769))  # (computed once: the same floats every call)
+_PAIR_UNIT.setflags(write=False)
+
+
+def _pair_grid(T0: float, k: int = 769) -> np.ndarray:
+    """The first ``k`` points of the pair term's geometric grid from T0."""
+    return T0 + max(T0, 1.0) * _PAIR_UNIT[:k]
 
 
 def pair_first_term(law: Law, T0: float, scale: float) -> float:
@@ -135,9 +140,17 @@ def pair_first_term(law: Law, T0: float, scale: float) -> float:
     expression with the Riemann sum replaced by its first term (the same floats: elementwise operations on the
     first two grid points). The computed sum of non-negative terms is at least any one of them (rounding is
     monotone), and so is every later operation (products by non-negative factors)."""
-    x = _pair_grid(T0)[:2]
+    x = _pair_grid(T0, 2)
     p = law.prob_above_up(x)
     return scale * ((float((np.diff(x) * p[:-1] ** 2)[0])) * (1 + 1e-9))
+
+
+def pair_first_terms(law: Law, T0s: np.ndarray, scale: float) -> np.ndarray:
+    """:func:`pair_first_term` at each clamp of ``T0s`` (the same floats, elementwise; one call of the law)."""
+    T0s = np.asarray(T0s, float)
+    x = T0s[:, None] + np.maximum(T0s, 1.0)[:, None] * _PAIR_UNIT[None, :2]
+    p = law.prob_above_up(x.ravel()).reshape(x.shape)
+    return scale * (((x[:, 1] - x[:, 0]) * p[:, 0] ** 2) * (1 + 1e-9))
 
 
 def pair_integral_up(law: Law, T0: float) -> float:
@@ -302,5 +315,5 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
 
 
-__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_integral_up",
-           "stop_loss_grid"]
+__all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_first_terms",
+           "pair_integral_up", "stop_loss_grid"]

@@ -318,10 +318,12 @@ def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bo
 
 
 def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
-                 lower: bool = True) -> PassResult | Coarsen:
+                 lower: bool = True, lat: LatticeLaws | None = None) -> PassResult | Coarsen:
     """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
-    :class:`Coarsen` outcome when the grid exceeds a size cap."""
-    lat = lattice_laws(law, gamma, h, T, B, lower)
+    :class:`Coarsen` outcome when the grid exceeds a size cap. ``lat``: ``lattice_laws(law, gamma, h, T, B, lower)``
+    where the caller already has it (the same floats; not modified here)."""
+    if lat is None:
+        lat = lattice_laws(law, gamma, h, T, B, lower)
     if isinstance(lat, Coarsen):
         return lat
     kT, kB = lat.kT, lat.kB

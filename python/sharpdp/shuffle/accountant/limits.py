@@ -60,3 +60,7 @@ CLOSED_ACCEPT = 0.25
 # of the closed form's range: there its values stay within about 0.1 rel_tol of the FFT treatment's)
 CLOSED_ACCEPT_TILTED = 0.12
 CLOSED_T0_FRAC = 0.02
+# certify's pre-check (speed only): the closed form is not computed where the Jensen gap at the mean number of active
+# users, p(-mu) m sigma^2 / 2 relative to tau(-mu), exceeds CLOSED_PRECHECK rel_tol (with §22's values the bracket's
+# width is 0.2-0.22 times that gap on the heavy round at n = 1e5, about 0.3 at n = 1e4; §18 (j), §22 (d))
+CLOSED_PRECHECK = 0.53

@@ -1,5 +1,6 @@
-"""The numerical moment generating function and moments of V = min(L, T0) for the closed form's tilted values, and a
-bound on the density's log-derivative (docs/accountant_tail.md §20 (a), (c), §21 (c)).
+"""The numerical moment generating function and moments of V = min(L, T0) for the closed form's tilted values, bounds
+on the density's log-derivative and chord slopes, and the mgf's tail bound (docs/accountant_tail.md §20 (a), (c),
+§21 (c), §22).
 
 For the increasing one-term lognormal laws of :func:`.concentrated.eligible` (L = a + G e^{r N - r^2/2}): upper and
 lower Riemann sums over cells of L's normal variable N, each cell's V-interval widened by the roundings and its
@@ -19,6 +20,10 @@ MGF_CELLS = 4096  # cells of L's normal variable in the numerical mgf of V (§20
 MGF_Z0 = -9.0  # the first cell's upper end in L's normal variable (every choice is valid)
 MOM_CELLS = 4096  # cells of the moments of V in the tilted lower value (§21)
 RATE_GRID = 64  # points of the geometric grid bounding the density's log-derivative (§20)
+# §22 (a): the chord slopes of log p are taken at the numbers of active users at these fractions of the range of m
+# (0.25: about 6 sd below the mean, 0.5: the mean); each m takes the one at the largest such m at or below it
+CHORD_EDGES = (0.0, 0.25, 0.375, 0.4375, 0.5)
+TAIL_RATES = (1.5, 2.0, 2.5, 3.0)  # §22 (b): the rates t tried in P(X_m > -T0), multiples of kappa
 
 
 def _dn(x):
@@ -69,9 +74,16 @@ def v_cells(law: LognormalLaw, T0: float, cells: int = 0):
 def mgf_h_up(law: LognormalLaw, T0: float, kap: float, c: float, cells: int = 0) -> float:
     """Upper value of E h(kap (V - c)), h(u) = e^u - 1 - u, V = min(L, T0), by an upper Riemann sum over cells of
     L's normal variable (h is convex: its max over a cell is at an end; docs/accountant_tail.md §20 (c))."""
+    return float(mgf_h_ups(law, T0, [kap], c, cells)[0])
+
+
+def mgf_h_ups(law: LognormalLaw, T0: float, kaps, c: float, cells: int = 0) -> np.ndarray:
+    """:func:`mgf_h_up` at each rate of ``kaps`` (one set of cells; float64 array, entries inf or nan where h
+    overflows: not used by the callers)."""
     lo, hi, _, p_up = v_cells(law, T0, cells)
-    hm = np.maximum(h_exp(kap * (lo - c)), h_exp(kap * (hi - c))) * (1 + 1e-11) + 1e-300
-    return float(np.sum(hm * p_up)) * (1 + 1e-10) + 1e-300
+    k = np.asarray(kaps, float)[:, None]
+    hm = np.maximum(h_exp(k * (lo - c)), h_exp(k * (hi - c))) * (1 + 1e-11) + 1e-300
+    return np.sum(hm * p_up, axis=1) * (1 + 1e-10) + 1e-300
 
 
 def v_moments(law: LognormalLaw, T0: float, c: float):
@@ -91,6 +103,36 @@ def v_moments(law: LognormalLaw, T0: float, c: float):
     return s2_lo, s2_up, s3_lo, s4_up
 
 
+def log_convex_from(law: LognormalLaw, s: float) -> bool:
+    """True where log p is (certainly) convex on [s, inf), p the density of L: its slope -rho(s') decreases in s'
+    where v(s') > 1/r - r (docs/accountant_tail.md §21 (a)), checked at s with margins of 4 ulp on s - a and 1e-9 of
+    the terms' magnitudes on v (v increases in s')."""
+    a, G, r = law.one_term()
+    if not s > a:
+        return False
+    v = (math.log((s - a) * (1 - 4 * U) / G) + 0.5 * r * r) / r
+    return v - 1e-9 * (abs(v) + r * r + 1.0) > 1.0 / r - r + 1e-9
+
+
+def chord_rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
+    """Upper value of the chord slope (log p(s1) - log p(s2)) / (s2 - s1) of log p, p the density of L, for
+    s2 > s1 > a (docs/accountant_tail.md §22 (a): where log p is convex on [s1, s2] (:func:`log_convex_from`),
+    p(s) <= p(s2) e^{k (s2 - s) } on [s1, s2] for every k at least this slope). p(s1) from ``density_up``, p(s2) from
+    ``density_lo``, the logs' roundings 8 ulp of their magnitudes, the difference s2 - s1 rounded down, the quotient
+    4 ulp; inf where not available (p(s2)'s lower value 0, a slope <= 0)."""
+    if not s2 > s1:
+        return math.inf
+    p1, p2 = float(law.density_up([s1])[0]), float(law.density_lo([s2])[0])
+    if not (0.0 < p2 and math.isfinite(p1) and p1 > 0.0):
+        return math.inf
+    l1, l2 = math.log(p1), math.log(p2)
+    num = (l1 - l2) + 8 * U * (abs(l1) + abs(l2)) + 1e-300
+    if not num > 0:
+        return math.inf  # (a density not decreasing on [s1, s2]: no positive rate; the callers take kappa then)
+    k = num / ((s2 - s1) * (1 - 4 * U)) * (1 + 4 * U)
+    return k if math.isfinite(k) else math.inf
+
+
 def rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
     """Upper value of sup over s in [s1, s2] (T0 <= s1 < s2, v(s1) >= -r) of -d log p / ds = (v(s)/r + 1)/(s - a),
     p the density of L: on a geometric grid, v at each cell's upper end over s - a at its lower end (v increases
@@ -106,4 +148,53 @@ def rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
     return out if math.isfinite(out) and out > 0 else math.inf
 
 
-__all__ = ["MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "h_exp", "mgf_h_up", "rate_up", "v_cells", "v_moments"]
+def tilt_rates(law: LognormalLaw, T0: float, mh, kap0: float):
+    """The rate of §20 (a)'s tilt for each m (mh = its mean's upper value, mh < -T0): ``kap0`` (the sup of rho over
+    [T0, max(-mh)]), or where log p is convex beyond T0 the chord slope of log p over [T0, S] at the largest edge S
+    <= -mh of ``CHORD_EDGES`` (docs/accountant_tail.md §22 (a)), the smaller."""
+    kap = np.full(mh.shape, kap0)
+    if not (mh.size and log_convex_from(law, T0)):
+        return kap
+    s_m = -mh
+    srt = np.sort(s_m)
+    edges = np.unique(srt[[int(f * (srt.size - 1)) for f in CHORD_EDGES]])  # increasing
+    k_e = np.array([chord_rate_up(law, T0, float(e)) for e in edges])
+    j = np.searchsorted(edges, s_m, side="right") - 1  # the largest edge at or below -mh (edges[0] = min(-mh))
+    return np.minimum(kap, k_e[np.clip(j, 0, edges.size - 1)])
+
+
+def beyond_up(law: LognormalLaw, T0: float, m, mh, ben, mu_hi: float, enough, cells: int = 0):
+    """Upper bounds on P(X_m > -T0) (elementwise over m, mh < -T0): the smaller of Bennett's ``ben`` (§18 (b)) and
+    :func:`mgf_tail_up`'s (docs/accountant_tail.md §22 (b)), the latter only where ``ben`` exceeds ``enough`` for
+    some m (speed only)."""
+    if not np.any(ben > enough):
+        return ben
+    return np.minimum(ben, mgf_tail_up(law, T0, m, mh, mu_hi, cells))
+
+
+def mgf_tail_up(law: LognormalLaw, T0: float, m, mh, mu_hi: float, cells: int = 0, excess: bool = False):
+    """Upper bounds (elementwise over m, mh < -T0) on P(X_m > -T0), or with ``excess`` on E(X_m + T0)_+, by
+    e^{-t w} (1 + H(t))^m, or that over e t, w = -T0 - mh, the smallest over the rates t of ``TAIL_RATES`` times
+    §20's kappa (docs/accountant_tail.md §22 (b); H on ``cells`` cells: any grid is valid); inf where not
+    available."""
+    a = law.one_term()[0]
+    best = np.full(np.shape(m), np.inf)
+    kap = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12)) if T0 > a and np.size(m) else math.inf
+    if not (math.isfinite(kap) and kap > 0):
+        return best
+    w = np.maximum(_dn(-T0 - mh), 1e-300)
+    ts = [c * kap for c in TAIL_RATES]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t, h in zip(ts, mgf_h_ups(law, T0, ts, mu_hi, cells)):
+            if math.isfinite(h) and h >= 0:
+                lg = _up(_up(m * math.log1p(h) * (1 + 4 * U)) - _dn(t * w))  # log1p within 4 ulp (assumed)
+                if excess:  # x_+ <= e^{t x - 1} / t: the log of 1/(e t) rounded up (log within 4 ulp, assumed)
+                    lt = math.log(t)
+                    lg = _up(lg - 1.0 - (lt - 4 * U * abs(lt)))
+                best = np.minimum(best, np.where(np.isfinite(lg), lg, np.inf))
+        return np.where(np.isfinite(best), np.exp(np.minimum(best, 700.0)) * (1 + 1e-12), np.inf)
+
+
+__all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "beyond_up", "chord_rate_up",
+           "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "rate_up", "tilt_rates", "v_cells",
+           "v_moments"]
