@@ -80,3 +80,27 @@ def test_ctrl_c_between_the_passes_names_the_step(table, tmp_path):
     assert any(ln.startswith("calibrating BMG") and ln.endswith("(interrupted)") for ln in lines), text
     assert "interrupted: stopping the local Dask cluster (a few seconds)" in text, text
     assert took < 20, (took, text)  # (2.3-4.4 s at load 12 on 2 cores)
+
+
+def test_ctrl_c_while_the_cluster_closes_lets_the_close_finish(monkeypatch):
+    """A Ctrl-C that comes while the local cluster closes is held until it has closed, then raised: an interrupted
+    close stayed "closing" and Dask's exit hook waited 10 s for it (silence before the process ended)."""
+    import distributed
+    from distributed.core import Status
+
+    from sharpdp.distributed import cluster
+
+    seen = []
+    original = distributed.LocalCluster.close
+
+    def close_with_ctrl_c(self, *a, **k):
+        seen.append(self)
+        os.kill(os.getpid(), signal.SIGINT)  # (held: the close runs to its end)
+        time.sleep(0.2)  # (without the hold, the KeyboardInterrupt comes here or in the close's wait)
+        return original(self, *a, **k)
+
+    monkeypatch.setattr(distributed.LocalCluster, "close", close_with_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        with cluster(workers=1, processes=False) as engine:
+            assert engine.workers == 1
+    assert seen and seen[0].status == Status.closed

@@ -412,7 +412,15 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
     n = (os.cpu_count() or 1) if workers is None else int(workers)
     if n < 1:
         raise ValueError(f"workers must be >= 1, got {n}")
-    with contextlib.ExitStack() as stack:
+    # A Ctrl-C while the cluster closes is held until it has closed: Dask's close interrupted half-way stays
+    # "closing", and its exit hook then waited 10 s (its timeout) for it, in silence, before the process ended.
+    closing, held = contextlib.ExitStack(), []  # (closing is left after the cluster's own exit stack)
+
+    def hold_while_closing() -> None:
+        if not held:  # (once)
+            held.append(closing.enter_context(sigint_held()))
+
+    with closing, contextlib.ExitStack() as stack:
         try:
             try:
                 # workers' own log lines silenced: their failures reach the caller as one-line errors (and
@@ -429,8 +437,11 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
                                  f"{_one_line(exc)}{guard}") from None
             yield Engine(stack.enter_context(Client(local, set_as_default=False)))
         except KeyboardInterrupt:
+            hold_while_closing()
             quiet_shutdown()  # before the cluster closes: its logs would be tracebacks
             raise
+        finally:
+            hold_while_closing()
 
 
 def quiet_shutdown() -> None:
