@@ -146,8 +146,13 @@ def _engine(args: argparse.Namespace, command: str) -> Iterator[Any]:
     from sharpdp.distributed import cluster
 
     with contextlib.ExitStack() as stack:
+        def waiting() -> None:  # (Ctrl-C while the workers start is held until they are up: say so at once)
+            print("\n" * sys.stderr.isatty() + "interrupted: the local Dask cluster is still starting; stopping it "
+                  "once it is up (a few seconds)", file=sys.stderr, flush=True)
+
         with progress_step(_cluster_step(args)):
-            engine = stack.enter_context(cluster(workers=args.workers, scheduler=args.scheduler))
+            engine = stack.enter_context(cluster(workers=args.workers, scheduler=args.scheduler,
+                                                 on_start_interrupt=waiting))
         try:
             yield engine
         except KeyboardInterrupt:  # (closing a local cluster's worker processes takes seconds: say so first)

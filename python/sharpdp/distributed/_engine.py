@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import signal
+import threading
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 
@@ -307,8 +309,64 @@ def translate_error(exc: BaseException, what: str) -> BaseException:
 
 
 @contextlib.contextmanager
+def sigint_held(on_interrupt: Callable[[], None] | None = None) -> Iterator[None]:
+    """SIGINT blocked in the calling (main) thread while the body runs, then delivered if it came.
+
+    A local cluster started in the body creates its event-loop thread, its process-watching threads and, from
+    them, its worker processes; each inherits the signal mask of the thread that created it, so the worker
+    processes keep SIGINT blocked for their whole life. A Ctrl-C in a terminal goes to the whole process group:
+    without this, each worker process raised its own KeyboardInterrupt and printed a traceback on the terminal,
+    and its nanny then waited for it. The cluster's owner (this process) still gets the interrupt: pending while
+    blocked, raised as KeyboardInterrupt when the body ends (the cluster then closes its workers itself).
+    ``on_interrupt`` (called once, from a helper thread) says that a Ctrl-C came during the body. Outside the
+    main thread, or without ``pthread_sigmask`` (Windows), the body runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # the spawned processes' resource tracker, started first: starting it unblocks SIGINT in the thread that does
+    # it (which then spawned the workers unblocked)
+    resource_tracker.ensure_running()
+    import select
+    import socket
+
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # a thread started earlier (a progress ticker) may take the signal instead (then Python's handler records it
+    # for the main thread, which sees it when the body ends): its number arrives on the wakeup fd
+    r, w = socket.socketpair()
+    r.setblocking(False)
+    w.setblocking(False)
+    old_fd = signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
+    done = threading.Event()
+
+    def watch() -> None:  # (created while SIGINT is blocked: it keeps it blocked too)
+        while not done.is_set():
+            ready = select.select([r], [], [], 0.1)[0]
+            came = bool(ready) and signal.SIGINT in r.recv(64)
+            if came or signal.SIGINT in signal.sigpending():
+                if on_interrupt is not None:
+                    on_interrupt()
+                return
+
+    watcher = threading.Thread(target=watch, name="sharpdp-sigint-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        signal.set_wakeup_fd(old_fd)
+        r.close()
+        w.close()
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a pending SIGINT is raised here
+
+
+@contextlib.contextmanager
 def cluster(workers: int | None = None, scheduler: str | None = None, *, processes: bool = True,
-            timeout: float | str | None = None) -> Iterator[Engine]:
+            timeout: float | str | None = None,
+            on_start_interrupt: Callable[[], None] | None = None) -> Iterator[Engine]:
     """Context manager yielding an :class:`Engine` on a new LocalCluster or an existing scheduler.
 
     Parameters
@@ -322,6 +380,11 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
         Worker processes (True) or threads in this process (False; for tests).
     timeout : float or str or None
         Connection timeout (default: Dask's ``distributed.comm.timeouts.connect``).
+    on_start_interrupt : callable or None
+        A new local cluster starts with SIGINT held (:func:`sigint_held`: its worker processes never see a
+        terminal's Ctrl-C, which would print their tracebacks); a Ctrl-C during the start calls this at once
+        (e.g. to say that the interrupt waits for the start) and is raised as KeyboardInterrupt when the start
+        ends, after which the cluster is closed.
 
     Raises
     ------
@@ -349,13 +412,23 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
     n = (os.cpu_count() or 1) if workers is None else int(workers)
     if n < 1:
         raise ValueError(f"workers must be >= 1, got {n}")
-    with contextlib.ExitStack() as stack:
+    # A Ctrl-C while the cluster closes is held until it has closed: Dask's close interrupted half-way stays
+    # "closing", and its exit hook then waited 10 s (its timeout) for it, in silence, before the process ended.
+    closing, held = contextlib.ExitStack(), []  # (closing is left after the cluster's own exit stack)
+
+    def hold_while_closing() -> None:
+        if not held:  # (once)
+            held.append(closing.enter_context(sigint_held()))
+
+    with closing, contextlib.ExitStack() as stack:
         try:
             try:
                 # workers' own log lines silenced: their failures reach the caller as one-line errors (and
                 # after Ctrl-C they were tracebacks of heartbeats to the closed scheduler)
-                local = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                                         dashboard_address=":0", silence_logs=logging.CRITICAL))
+                with sigint_held(on_start_interrupt):  # (a Ctrl-C is raised at its end, the cluster registered)
+                    local = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1,
+                                                             processes=processes, dashboard_address=":0",
+                                                             silence_logs=logging.CRITICAL))
             except (RuntimeError, OSError, TimeoutError) as exc:
                 # the usual cause in a script: worker processes are spawned and re-import the main module
                 guard = ("; in a script, start the cluster under `if __name__ == \"__main__\":` (the worker "
@@ -364,8 +437,11 @@ def cluster(workers: int | None = None, scheduler: str | None = None, *, process
                                  f"{_one_line(exc)}{guard}") from None
             yield Engine(stack.enter_context(Client(local, set_as_default=False)))
         except KeyboardInterrupt:
+            hold_while_closing()
             quiet_shutdown()  # before the cluster closes: its logs would be tracebacks
             raise
+        finally:
+            hold_while_closing()
 
 
 def quiet_shutdown() -> None:

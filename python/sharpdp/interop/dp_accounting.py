@@ -21,6 +21,7 @@ bot) is dp_accounting's ``REPLACE_SPECIAL``; ``"replace"`` is ``REPLACE_ONE``.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 try:
@@ -255,7 +256,8 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     ``compose(event, count)``, ``get_epsilon(target_delta)``, ``get_delta(target_epsilon)`` and
     ``supports(event)`` are dp_accounting's, with their arguments checked as the native
     accountants check theirs (``count`` an integer >= 1, ``target_delta`` in (0, 1),
-    ``target_epsilon`` >= 0 or +inf: ValueError/TypeError naming the argument), and a
+    ``target_epsilon`` real, +-inf allowed (any sign, as dp_accounting's; docs/composition.md §8): ValueError/TypeError
+    naming the argument), and a
     ShuffledRoundEvent whose adjacency does not match ``neighboring_relation`` refused by
     ``compose`` with a ValueError saying so (``supports`` returns False). A shuffled round enters as the PLD of
     :func:`to_pld` (certified domination); the composition and the final numbers are
@@ -317,8 +319,17 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         return super().get_epsilon(V.probability_open("target_delta", target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
-        """dp_accounting's delta at ``target_epsilon`` >= 0 (nats, +inf allowed; an uncertified estimate)."""
-        return super().get_delta(V.real("target_epsilon", target_epsilon, lo=0.0, allow_inf=True))
+        """dp_accounting's delta at ``target_epsilon`` (nats, any sign, +-inf allowed; an uncertified estimate).
+
+        For ``target_epsilon`` < 0 the composed PLD's hockey stick at e^eps < 1, as dp_accounting's own
+        ``PLDAccountant`` answers it, kept within [1 - e^eps, 1] (every hockey stick H_t is; its float sum can
+        leave that range by a few ulp); 1 at -inf (``docs/composition.md`` §8). NaN: ValueError.
+        """
+        eps = V.real("target_epsilon", target_epsilon, allow_inf=True)
+        if eps == -math.inf:
+            return 1.0
+        delta = super().get_delta(eps)
+        return min(1.0, max(delta, -math.expm1(eps))) if eps < 0 else delta
 
     def _round_pld(self, event: ShuffledRoundEvent):
         key = (id(event.randomizer), event.n, event.adjacency, event.bound)

@@ -190,7 +190,7 @@ class ExactShuffleAccountant:
         Parameters
         ----------
         epsilon : float or array_like
-            Privacy loss in nats, >= 0 (+inf allowed), scalar or array of any shape.
+            Privacy loss in nats, any sign (+-inf allowed), scalar or array of any shape.
 
         Returns
         -------
@@ -198,7 +198,10 @@ class ExactShuffleAccountant:
             ``lower <= delta(eps) <= upper`` where delta is the largest hockey-stick divergence
             over all replace-one neighbouring datasets and both orders (a true lower bound on the
             mechanism's delta, unlike the blanket accountant's lower value); both exactly 0 for
-            eps >= eps0.
+            eps >= eps0 (+inf included). For eps < 0 the swap identity
+            delta(eps) = 1 - e^eps + e^eps delta(-eps) on the bracket at -eps, rounded outwards
+            (:func:`sharpdp.shuffle.privacy_profile_bounds`' values; both ends stay bounds of the
+            mechanism's delta, docs/sharp_krr.md §7); (1, 1) at -inf.
 
         Notes
         -----
@@ -215,11 +218,14 @@ class ExactShuffleAccountant:
         TypeError
             epsilon not real.
         ValueError
-            epsilon < 0 or NaN.
+            epsilon NaN.
         """
         arr = V.epsilon_values("epsilon", epsilon)
-        if np.any(arr < 0):
-            raise ValueError(f"epsilon must be >= 0, got {arr.min()}")
+        if np.any(arr < 0):  # the swap identity on the brackets at -eps (docs/sharp_krr.md §7, composition.md §8)
+            from sharpdp.shuffle.accountant.epsilon_domain import by_sign
+            from sharpdp.shuffle.profile import privacy_profile_bounds
+
+            return by_sign(arr, self.get_delta_bounds, lambda a: privacy_profile_bounds(self, a))
         flat = arr.ravel()
         lo, up = np.empty(flat.size), np.empty(flat.size)
         for i in np.argsort(flat, kind="stable").tolist():  # increasing eps: see Notes
