@@ -105,10 +105,10 @@ def _best(call: str, n: int, eps: float, spec: dict, reps: int, timeout: float) 
     return best
 
 
-def run(reps: int, timeout: float, families: str, ns: set | None) -> list[dict]:
+def run(reps: int, timeout: float, families: str, ns: set | None, labels: set | None = None) -> list[dict]:
     rows = []
     for fam, label, spec, n, eps in SUBSET:
-        if fam not in families or (ns is not None and n not in ns):
+        if fam not in families or (ns is not None and n not in ns) or (labels is not None and label not in labels):
             continue
         row: dict = dict(family=fam, label=label, n=n, eps=eps)
         if fam == "a":
@@ -178,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write this run's rows here")
     ap.add_argument("--against", default=None, help="a stored run (--json) to print side by side")
     ap.add_argument("--render", default=None, help="run nothing: print the stored run in this file")
+    ap.add_argument("--isolate", choices=("fork", "instr"), default="fork",
+                    help="fork (CPU seconds, default) or instr: each timed call in a fresh interpreter under callgrind "
+                    "(bench/_instr.py), every 'CPU s' figure then 1e9 instructions (load-proof)")
+    ap.add_argument("--labels", default=None, help="restrict to these randomizer labels, comma separated")
     args = ap.parse_args(argv)
     before = None
     if args.against:
@@ -189,11 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         import sharpdp.shuffle  # noqa: F401  (imported once, before any fork)
 
-        BR._ISOLATION.update(mode="fork", mem_gb=3.0)
+        BR._ISOLATION.update(mode=args.isolate, mem_gb=3.0)
         ns = None if args.ns is None else {int(float(x)) for x in args.ns.split(",")}
         t0 = time.time()
         load0 = os.getloadavg()
-        rows = run(args.reps, args.timeout, args.families, ns)
+        rows = run(args.reps, args.timeout, args.families, ns,
+                   None if args.labels is None else set(args.labels.split(",")))
         print(f"wall {time.time() - t0:.0f} s, load average {load0[0]:.1f} -> {os.getloadavg()[0]:.1f}")
         if args.json:
             with open(args.json, "w") as fh:

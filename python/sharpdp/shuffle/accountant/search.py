@@ -18,12 +18,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
-from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (re-exported: the tests' reference)
+from sharpdp.shuffle.accountant.secant import sharpened_root, shrink  # noqa: F401  (shrink: the tests' reference)
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
@@ -54,11 +55,8 @@ class _Evaluator(Protocol):
     eps_tau: float  # above it the value at eps_tau (the release sampler's charge, docs/sampling.md §4)
 
     def get_delta(self, epsilon: Any) -> Any: ...
-
     def report(self, epsilon: float) -> Any: ...
-
     def sampler_term(self, epsilon: float) -> float: ...
-
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
 
 
@@ -267,34 +265,29 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     return lo, hi, r, k
 
 
+def _memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:
+    """fn memoised by its argument (at most ``size`` values kept): one search's cache."""
+    cache: dict[float, Any] = {}
+
+    def get(e: float) -> Any:
+        hit = cache.get(e)
+        if hit is None:
+            hit = fn(e)
+            if len(cache) < size:
+                cache[e] = hit
+        return hit
+    return get
+
+
 def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
     eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked).
     docs/accountant.md §8."""
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
-    laws_cache: dict[float, Any] = {}
-
-    def laws_at(e: float) -> Any:
-        """laws_for at e, memoised for this search (its closed forms, phase 1 and the lower checks
-        revisit the same epsilons; the laws are immutable)."""
-        hit = laws_cache.get(e)
-        if hit is None:
-            hit = laws_for(acc.randomizer, e, acc.adjacency)
-            if len(laws_cache) < 256:
-                laws_cache[e] = hit
-        return hit
-
-    beyond_cache: dict[float, tuple[float, float]] = {}
-
-    def cap_beyond(e: float) -> tuple[float, float]:
-        """acc._cap_beyond, memoised for this search (the bracket and phase 1 revisit eps = 700)."""
-        hit = beyond_cache.get(e)
-        if hit is None:
-            hit = acc._cap_beyond(e)
-            if len(beyond_cache) < 64:
-                beyond_cache[e] = hit
-        return hit
+    # laws_for (immutable laws; the search revisits epsilons) and acc._cap_beyond (eps = 700), memoised per search
+    laws_at = _memoised(lambda e: laws_for(acc.randomizer, e, acc.adjacency), 256)
+    cap_beyond: Callable[[float], tuple[float, float]] = _memoised(acc._cap_beyond, 64)
 
     lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
     led_by: dict[float, int] = {}  # the law that made up(e)'s maximum (-1: a cap, or none) ...
@@ -349,6 +342,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         if len(up_cache) < 512:
             up_cache[e] = u
         return u
+
+    def up_at(e: float, f: float) -> float:
+        """Phase 1's upper value at e, step times f, of the law that led its last point (sharpened_root's model)."""
+        gamma, law = laws_at(e)[last_led[0]]
+        u = upper_value(law, float(gamma), acc.n, rel, acc.threads, delta, f * phase1_h_ratio(law, float(gamma)))
+        return plus(plus(u, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
 
     def lower_at(e: float) -> float:
         """max over laws of the closed-form lower values at e (Jensen, single active user):
@@ -447,6 +446,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # atom laws only (their loose pass is one cheap blocked pass; a heavy-tailed law's may cost
     # as much as get_delta itself)
     atoms = all(law.atoms() is not None for _, law in laws_at(min(r1, EPS_CAP)))
+    if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and cap0 is None \
+            and j_lo < r1 < c_hi and r1 <= min(EPS_CAP, acc.eps_tau) and 0 <= last_led[0] < len(laws_at(r1)) \
+            and not any(far_tail.applicable(law, acc.n, rel, float(g)) for g, law in laws_at(r1)):
+        # plain lattice laws: phase 2 starts at the root of a Richardson value at r1 (docs/accountant.md §8.2)
+        r_s = sharpened_root(delta, r1, up_at(r1, 1.0), up_at(r1, 0.5), k1)
+        r1 = r_s if r_s is not None and j_lo < r_s < c_hi else r1
 
     def lower_far(e: float) -> float:
         """lower_near, and for atom laws away from the phase-1 model's root (or without a model)
