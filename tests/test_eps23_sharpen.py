@@ -1,5 +1,5 @@
-"""get_epsilon's phase 2 from a Richardson value (docs/accountant.md §8.2; issue 23): the model step
-``secant.sharpened_root`` against closed forms, answers on the cells the rule applies to against a bisection on
+"""get_epsilon's phase 2 from an upper value on half phase 1's step (docs/accountant.md §8.2; issue 23): the model
+step ``secant.sharpened_root`` against closed forms, answers on the cells the rule applies to against a bisection on
 fresh ``get_delta`` at a tighter tolerance (both adjacencies), the first probe's placement, and the certificate
 (fresh ``get_delta(answer) <= delta``) as a property over targets."""
 
@@ -33,22 +33,18 @@ def _fresh_epsilon(make, n, adjacency, delta, xtol=XTOL):
 @pytest.mark.parametrize("c, p, x_over_root", [(2.0, 3.0, 1.1), (0.5, 2.0, 0.93), (40.0, 1.5, 1.002)])
 def test_sharpened_root_is_exact_for_its_model(c, p, x_over_root):
     """u(eps) = exp(-c eps^p) is the model itself (log(-log u) = log c + p log eps, slope -p): from one value at
-    x the step lands on the root (-log delta / c)^(1/p); values on steps h and h/2 with a bias b h^2 (u (1 + 4b),
-    u (1 + b)) extrapolate to u exactly, so the root is the same. Caught: the Richardson divisor 3 replaced by 2
-    or 4, the step's sign flipped."""
+    x the step lands on the root (-log delta / c)^(1/p), from either side. Caught: the step's sign flipped, the
+    model taken on log u instead of log(-log u)."""
     delta = 1e-6
     root = (-math.log(delta) / c) ** (1.0 / p)
     x = root * x_over_root
-    u = math.exp(-c * x**p)
-    assert sharpened_root(delta, x, u, u, -p) == pytest.approx(root, rel=1e-12)
-    for b in (1e-3, 1.6e-2, -4e-3):
-        assert sharpened_root(delta, x, u * (1 + 4 * b), u * (1 + b), -p) == pytest.approx(root, rel=1e-11)
+    assert sharpened_root(delta, x, math.exp(-c * x**p), -p) == pytest.approx(root, rel=1e-12)
 
 
 def test_sharpened_root_declines_without_a_model():
-    assert sharpened_root(1e-6, 0.1, 1.2, 1.1, -2.0) is None  # (U* >= 1)
-    assert sharpened_root(1e-6, 0.1, 1e-6, 1e-6, 0.0) is None  # (no slope)
-    assert sharpened_root(1e-6, 0.1, 4e-6, 1e-6, -2.0) is None  # (U* = 1e-6 - 1e-6 = 0)
+    assert sharpened_root(1e-6, 0.1, 1.0, -2.0) is None  # (u not below 1)
+    assert sharpened_root(1e-6, 0.1, 0.0, -2.0) is None  # (u not above 0)
+    assert sharpened_root(1e-6, 0.1, 1e-6, 0.0) is None  # (no slope)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -105,8 +101,8 @@ def _bisect(make, n, adjacency, delta, lo, hi, tol):
 @pytest.mark.parametrize("cell", range(len(CELLS)), ids=[f"{c[0]} {c[2]} n={c[3]}" for c in CELLS])
 def test_answer_against_bisection_on_fresh_get_delta(cell):
     """The rule ran (a sharpened start), the answer is certified for a fresh accountant and lies within xtol of the
-    crossing that a bisection on fresh get_delta finds to xtol / 20. Caught (every cell): phase 2 returning the
-    lower end of its bracket, and the sharpened point r1' returned without a probe."""
+    crossing that a bisection on fresh get_delta finds to xtol / 20. Caught: phase 2 returning the lower end of its
+    bracket (every cell), the sharpened point r1' returned without a probe (three of the five cells)."""
     _, make, adjacency, n = CELLS[cell]
     delta = 1e-6
     e, seen = _traced(make, n, adjacency, delta)

@@ -449,8 +449,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and cap0 is None \
             and j_lo < r1 < c_hi and r1 <= min(EPS_CAP, acc.eps_tau) and 0 <= last_led[0] < len(laws_at(r1)) \
             and not any(far_tail.applicable(law, acc.n, rel, float(g)) for g, law in laws_at(r1)):
-        # plain lattice laws: phase 2 starts at the root of a Richardson value at r1 (docs/accountant.md §8.2)
-        r_s = sharpened_root(delta, r1, up_at(r1, 1.0), up_at(r1, 0.5), k1)
+        # plain lattice laws: phase 2 from the model root of the value at r1 on step h/2 (docs/accountant.md §8.2)
+        r_s = sharpened_root(delta, r1, up_at(r1, 0.5), k1)
         r1 = r_s if r_s is not None and j_lo < r_s < c_hi else r1
 
     def lower_far(e: float) -> float:
