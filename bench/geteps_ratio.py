@@ -38,6 +38,11 @@ SUBSET: tuple[tuple, ...] = (
     *(("c", "2-RR e0=1", dict(kind="krr", k=2, eps0=1.0), n, None) for n in (10**3,)),
     *(("d", "PrivUnit", dict(kind="privunit", params=list(BR.PRIVUNIT)), n, None) for n in (10**2, 10**4)),
 )
+#: ``--large``: the regime map's cells at n = 1e8 and 1e9 of the Gaussian randomizer and PrivUnit (seconds per call)
+LARGE: tuple[tuple, ...] = (
+    *(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, None) for s in (1.0, 2.0, 4.6) for n in (10**8, 10**9)),
+    *(("d", "PrivUnit", dict(kind="privunit", params=list(BR.PRIVUNIT)), n, None) for n in (10**8, 10**9)),
+)
 
 
 def count_calls(spec: dict, n: int) -> dict:
@@ -105,9 +110,10 @@ def _best(call: str, n: int, eps: float, spec: dict, reps: int, timeout: float) 
     return best
 
 
-def run(reps: int, timeout: float, families: str, ns: set | None, labels: set | None = None) -> list[dict]:
+def run(reps: int, timeout: float, families: str, ns: set | None, labels: set | None = None,
+        large: bool = False) -> list[dict]:
     rows = []
-    for fam, label, spec, n, eps in SUBSET:
+    for fam, label, spec, n, eps in SUBSET + (LARGE if large else ()):
         if fam not in families or (ns is not None and n not in ns) or (labels is not None and label not in labels):
             continue
         row: dict = dict(family=fam, label=label, n=n, eps=eps)
@@ -182,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="fork (CPU seconds, default) or instr: each timed call in a fresh interpreter under callgrind "
                     "(bench/_instr.py), every 'CPU s' figure then 1e9 instructions (load-proof)")
     ap.add_argument("--labels", default=None, help="restrict to these randomizer labels, comma separated")
+    ap.add_argument("--large", action="store_true", help="add the cells at n = 1e8 and 1e9 of (b) and (d)")
     args = ap.parse_args(argv)
     before = None
     if args.against:
@@ -198,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         load0 = os.getloadavg()
         rows = run(args.reps, args.timeout, args.families, ns,
-                   None if args.labels is None else set(args.labels.split(",")))
+                   None if args.labels is None else set(args.labels.split(",")), args.large)
         print(f"wall {time.time() - t0:.0f} s, load average {load0[0]:.1f} -> {os.getloadavg()[0]:.1f}")
         if args.json:
             with open(args.json, "w") as fh:

@@ -1,4 +1,4 @@
-"""get_epsilon's phase 2 from an upper value on half phase 1's step (docs/accountant.md §8.2; issue 23): the model
+"""get_epsilon's phase 2 from an upper value on half phase 1's step (docs/accountant.md §8.2): the model
 step ``secant.sharpened_root`` against closed forms, answers on the cells the rule applies to against a bisection on
 fresh ``get_delta`` at a tighter tolerance (both adjacencies), the first probe's placement, and the certificate
 (fresh ``get_delta(answer) <= delta``) as a property over targets."""
@@ -144,3 +144,43 @@ def test_certified_delta_at_the_answer_is_at_most_the_target(log10_delta, which)
     assert _fresh_delta(make, n, adjacency, e) <= delta
     if e > 0.0:  # (0 exactly when get_delta(0) meets the target: Gaussian σ0 = 4.6, n = 400, delta = 1e-2)
         assert _fresh_delta(make, n, adjacency, e * (1 - XTOL)) > delta
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the answer-0 check on plain lattice laws: one pass at the accountant's rel_tol, stopped once decided
+# ---------------------------------------------------------------------------------------------------------
+
+def test_answer_zero_check_stops_at_its_first_decided_pass():
+    """BMG(0.95, 4.6), n = 1e5, zero-out, delta = 1e-6: the search rules out the answer 0 by a certified lower value
+    above delta at half the phase-1 root (docs/accountant.md §8.2): one lattice pass at rel_tol 1e-2, whose lower value
+    a fresh accountant's report at that eps confirms to be above delta (independent: get_delta(0) > delta too).
+    Caught: the stop once the lower value exceeds delta removed (two passes)."""
+    from sharpdp.shuffle.accountant import plain as P
+    from sharpdp.shuffle.accountant.plain import Bracket
+
+    make = lambda: BlanketMixedGaussian(0.95, 4.6, 1)  # noqa: E731
+    seen: list = []
+    certify, lattice_pass = S.certify, P.lattice_pass
+    passes = [0]
+
+    def counted_pass(*a, **k):
+        passes[0] += 1
+        return lattice_pass(*a, **k)
+
+    def traced(law, gamma, n, rel, threads, mode=Bracket(), *a, **k):
+        start = passes[0]
+        r = certify(law, gamma, n, rel, threads, mode, *a, **k)
+        if isinstance(mode, Bracket) and mode.decide is not None:
+            seen.append((rel, r.lower, passes[0] - start))
+        return r
+
+    S.certify, P.lattice_pass = traced, counted_pass
+    try:
+        acc = ShuffleAccountant(make(), 10**5, "zero_out")
+        e = float(acc.get_epsilon(1e-6))
+    finally:
+        S.certify, P.lattice_pass = certify, lattice_pass
+    assert e > 0.0 and _fresh_delta(make, 10**5, "zero_out", e) <= 1e-6
+    assert [(rel, n_pass) for rel, _, n_pass in seen] == [(1e-2, 1)]
+    assert seen[0][1] > 1e-6
+    assert _fresh_delta(make, 10**5, "zero_out", 0.0) > 1e-6
