@@ -369,23 +369,21 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                  if law.top_bound() > 0), default=0.0)
         return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
 
-    def loose_lower(e: float, rt: float = 0.5) -> float:
-        """A certified lower value of D_up at e (0 when none is formed): the law of largest cap at e in mode Bracket
-        with the loose target ``rt`` (0.5; the accountant's rel_tol for the answer-0 check of laws that are not all
-        atom laws, whose first pass then has the clamps of get_delta's, docs/accountant.md §8.2), stopped once its
-        lower value exceeds delta (the comparison the callers make)."""
+    def loose_lower(e: float) -> float:
+        """A certified lower value of D_up at e (0 when none is formed): the law of largest cap at
+        e in mode Bracket with the loose target 0.5."""
         if e <= 0.0 or e > EPS_CAP:
             return 0.0
         laws = [(float(g), law) for g, law in laws_at(e) if law.top_bound() > 0]
         if not laws:
             return 0.0
         gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
-        return certify(law, gamma, acc.n, rt, acc.threads, Bracket(decide=lambda lo, up: lo > delta)).lower
+        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower
 
-    def above_at(e: float, rt: float = 0.5) -> bool:
+    def above_at(e: float) -> bool:
         """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
         eps <= e)."""
-        return loose_lower(e, rt) > delta
+        return loose_lower(e) > delta
 
     # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
     # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
@@ -483,8 +481,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
-    if not known_above_0 and not max(lows) > delta \
-            and not above_at(e0 := lo if exact2 and lo > 0.0 else 0.5 * r1, rel if plain_at(min(e0, EPS_CAP)) else 0.5) \
+    if not known_above_0 and not max(lows) > delta and not above_at(lo if exact2 and lo > 0.0 else 0.5 * r1) \
             and acc.get_delta(0.0) <= delta:
         return 0.0
     return min(hi, cap)
