@@ -155,6 +155,9 @@ def test_readme_histogram_command_uses_the_generators_key_file():
     out = arg(gen, "--out")
     assert arg(hist, "--data") == out and arg(hist, "--keys") == keys_path(out) == "/T/sharpdp_flights_carrier_keys.csv"
     assert arg(hist, "--by") == "carrier" and arg(hist, "--engine") == "dask"
+    # its own --out: README's earlier `sharpdp histogram` wrote sharpdp_histogram_out/histogram_release.csv, and an
+    # existing release is refused without --overwrite (a second release of the same data)
+    assert arg(hist, "--out") not in ("sharpdp_histogram_out", "sharpdp_histogram_out/")
 
 
 # ------------------------------------------------------------------------------ 3. one progress rule for a log

@@ -11,8 +11,9 @@ the expected errors (functions of n, d, the bounds and the randomizer). n itself
 shuffle model (docs/embedding.md §1): neighbouring datasets differ in one user's record (zero-out:
 replaced by the special element), never in n, and the accountant certifies the round for this n
 (the calibrated randomizer and the central Gaussian's sensitivity 1/n depend on it), so it is
-reported as public. The true means, every figure computed from them (the realised errors, the
-realised RMSE included), and the data-dependent counts (rows dropped for a missing value, values
+reported as public. n counts the rows with a value in every column: a row with a missing value takes
+no part, so whether a value is missing is not protected (participation, docs/embedding.md §1.1). The
+true means, every figure computed from them (the realised errors, the realised RMSE included), and the data-dependent counts (rows dropped for a missing value, values
 clipped; not even whether there were any is printed) are written only to a file the user names
 with ``--diagnostics FILE``, with a warning not to publish it (as ``sharpdp histogram`` does for
 its true counts, docs/histogram_release.md §10).
@@ -47,9 +48,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "randomizer. Each row is clipped to public per-column bounds [lo, hi] and mapped "
             "affinely onto [-1/sqrt(d), 1/sqrt(d)] per coordinate (so it lies in the unit L2 "
             "ball); the estimate targets the mean of the clipped data. The number n of rows used is "
-            "taken as public (the shuffle model's neighbours differ in one row's content, not in n); how many "
-            "rows were dropped for a missing value and how many values were clipped is written only to a "
-            "--diagnostics file. A custom CSV (or --data) "
+            "taken as public (the shuffle model's neighbours differ in one row's content, not in n); a row with "
+            "a missing value takes no part, so n reveals how many rows were dropped and whether a value is "
+            "missing is NOT protected (docs/embedding.md §1.1); how many values were clipped is written only to "
+            "a --diagnostics file. A custom CSV (or --data) "
             "needs public --bounds, fixed without looking at the data; bounds taken from the "
             "data's min/max are refused unless --bounds-from-data is given, and are then NOT "
             "covered by the privacy guarantee (printed only as analyst-only values)."))
