@@ -38,6 +38,11 @@ SUBSET: tuple[tuple, ...] = (
     *(("c", "2-RR e0=1", dict(kind="krr", k=2, eps0=1.0), n, None) for n in (10**3,)),
     *(("d", "PrivUnit", dict(kind="privunit", params=list(BR.PRIVUNIT)), n, None) for n in (10**2, 10**4)),
 )
+#: ``--large``: the regime map's cells at n = 1e8 and 1e9 of the Gaussian randomizer and PrivUnit (seconds per call)
+LARGE: tuple[tuple, ...] = (
+    *(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, None) for s in (1.0, 2.0, 4.6) for n in (10**8, 10**9)),
+    *(("d", "PrivUnit", dict(kind="privunit", params=list(BR.PRIVUNIT)), n, None) for n in (10**8, 10**9)),
+)
 
 
 def count_calls(spec: dict, n: int) -> dict:
@@ -105,10 +110,11 @@ def _best(call: str, n: int, eps: float, spec: dict, reps: int, timeout: float) 
     return best
 
 
-def run(reps: int, timeout: float, families: str, ns: set | None) -> list[dict]:
+def run(reps: int, timeout: float, families: str, ns: set | None, labels: set | None = None,
+        large: bool = False) -> list[dict]:
     rows = []
-    for fam, label, spec, n, eps in SUBSET:
-        if fam not in families or (ns is not None and n not in ns):
+    for fam, label, spec, n, eps in SUBSET + (LARGE if large else ()):
+        if fam not in families or (ns is not None and n not in ns) or (labels is not None and label not in labels):
             continue
         row: dict = dict(family=fam, label=label, n=n, eps=eps)
         if fam == "a":
@@ -178,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write this run's rows here")
     ap.add_argument("--against", default=None, help="a stored run (--json) to print side by side")
     ap.add_argument("--render", default=None, help="run nothing: print the stored run in this file")
+    ap.add_argument("--isolate", choices=("fork", "instr"), default="fork",
+                    help="fork (CPU seconds, default) or instr: each timed call in a fresh interpreter under callgrind "
+                    "(bench/_instr.py), every 'CPU s' figure then 1e9 instructions (load-proof)")
+    ap.add_argument("--labels", default=None, help="restrict to these randomizer labels, comma separated")
+    ap.add_argument("--large", action="store_true", help="add the cells at n = 1e8 and 1e9 of (b) and (d)")
     args = ap.parse_args(argv)
     before = None
     if args.against:
@@ -189,11 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         import sharpdp.shuffle  # noqa: F401  (imported once, before any fork)
 
-        BR._ISOLATION.update(mode="fork", mem_gb=3.0)
+        BR._ISOLATION.update(mode=args.isolate, mem_gb=3.0)
         ns = None if args.ns is None else {int(float(x)) for x in args.ns.split(",")}
         t0 = time.time()
         load0 = os.getloadavg()
-        rows = run(args.reps, args.timeout, args.families, ns)
+        rows = run(args.reps, args.timeout, args.families, ns,
+                   None if args.labels is None else set(args.labels.split(",")), args.large)
         print(f"wall {time.time() - t0:.0f} s, load average {load0[0]:.1f} -> {os.getloadavg()[0]:.1f}")
         if args.json:
             with open(args.json, "w") as fh:

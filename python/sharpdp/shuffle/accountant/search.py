@@ -18,12 +18,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
-from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (re-exported: the tests' reference)
+from sharpdp.shuffle.accountant.probe import probe
+from sharpdp.shuffle.accountant.secant import sharpened_root, shrink  # noqa: F401  (shrink: the tests' reference)
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
@@ -54,11 +56,8 @@ class _Evaluator(Protocol):
     eps_tau: float  # above it the value at eps_tau (the release sampler's charge, docs/sampling.md §4)
 
     def get_delta(self, epsilon: Any) -> Any: ...
-
     def report(self, epsilon: float) -> Any: ...
-
     def sampler_term(self, epsilon: float) -> float: ...
-
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
 
 
@@ -267,34 +266,29 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     return lo, hi, r, k
 
 
+def _memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:
+    """fn memoised by its argument (at most ``size`` values kept): one search's cache."""
+    cache: dict[float, Any] = {}
+
+    def get(e: float) -> Any:
+        hit = cache.get(e)
+        if hit is None:
+            hit = fn(e)
+            if len(cache) < size:
+                cache[e] = hit
+        return hit
+    return get
+
+
 def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
     eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked).
     docs/accountant.md §8."""
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
-    laws_cache: dict[float, Any] = {}
-
-    def laws_at(e: float) -> Any:
-        """laws_for at e, memoised for this search (its closed forms, phase 1 and the lower checks
-        revisit the same epsilons; the laws are immutable)."""
-        hit = laws_cache.get(e)
-        if hit is None:
-            hit = laws_for(acc.randomizer, e, acc.adjacency)
-            if len(laws_cache) < 256:
-                laws_cache[e] = hit
-        return hit
-
-    beyond_cache: dict[float, tuple[float, float]] = {}
-
-    def cap_beyond(e: float) -> tuple[float, float]:
-        """acc._cap_beyond, memoised for this search (the bracket and phase 1 revisit eps = 700)."""
-        hit = beyond_cache.get(e)
-        if hit is None:
-            hit = acc._cap_beyond(e)
-            if len(beyond_cache) < 64:
-                beyond_cache[e] = hit
-        return hit
+    # laws_for (immutable laws; the search revisits epsilons) and acc._cap_beyond (eps = 700), memoised per search
+    laws_at = _memoised(lambda e: laws_for(acc.randomizer, e, acc.adjacency), 256)
+    cap_beyond: Callable[[float], tuple[float, float]] = _memoised(acc._cap_beyond, 64)
 
     lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
     led_by: dict[float, int] = {}  # the law that made up(e)'s maximum (-1: a cap, or none) ...
@@ -350,6 +344,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             up_cache[e] = u
         return u
 
+    def up_at(e: float, f: float) -> float:
+        """Phase 1's upper value at e, step times f, of the law that led its last point (sharpened_root's model)."""
+        gamma, law = laws_at(e)[last_led[0]]
+        u = upper_value(law, float(gamma), acc.n, rel, acc.threads, delta, f * phase1_h_ratio(law, float(gamma)))
+        return plus(plus(u, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
+
     def lower_at(e: float) -> float:
         """max over laws of the closed-form lower values at e (Jensen, single active user):
         <= D_up <= every certified upper value, get_delta's included."""
@@ -369,21 +369,23 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                  if law.top_bound() > 0), default=0.0)
         return plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
 
-    def loose_lower(e: float) -> float:
-        """A certified lower value of D_up at e (0 when none is formed): the law of largest cap at
-        e in mode Bracket with the loose target 0.5."""
+    def loose_lower(e: float, rt: float = 0.5) -> float:
+        """A certified lower value of D_up at e (0 when none is formed): the law of largest cap at e in mode Bracket
+        with the loose target ``rt`` (0.5; the accountant's rel_tol for the answer-0 check of laws that are not all
+        atom laws, whose first pass then has the clamps of get_delta's, docs/accountant.md §8.2), stopped once its
+        lower value exceeds delta (the comparison the callers make)."""
         if e <= 0.0 or e > EPS_CAP:
             return 0.0
         laws = [(float(g), law) for g, law in laws_at(e) if law.top_bound() > 0]
         if not laws:
             return 0.0
         gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
-        return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower
+        return certify(law, gamma, acc.n, rt, acc.threads, Bracket(decide=lambda lo, up: lo > delta)).lower
 
-    def above_at(e: float) -> bool:
+    def above_at(e: float, rt: float = 0.5) -> bool:
         """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
         eps <= e)."""
-        return loose_lower(e) > delta
+        return loose_lower(e, rt) > delta
 
     # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
     # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
@@ -448,6 +450,15 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # as much as get_delta itself)
     atoms = all(law.atoms() is not None for _, law in laws_at(min(r1, EPS_CAP)))
 
+    def plain_at(e: float) -> bool:  # (laws not all atom laws, none on the far-tail path at e: docs/accountant.md §8.2)
+        return not atoms and not any(far_tail.applicable(law, acc.n, rel, float(g)) for g, law in laws_at(e))
+
+    if not exact2 and modelled and k1 is not None and k1 < 0.0 and cap0 is None and j_lo < r1 < c_hi \
+            and r1 <= min(EPS_CAP, acc.eps_tau) and 0 <= last_led[0] < len(laws_at(r1)) and plain_at(r1):
+        # plain lattice laws: phase 2 from the model root of the value at r1 on step h/2 (docs/accountant.md §8.2)
+        r_s = sharpened_root(delta, r1, up_at(r1, 0.5), k1)
+        r1 = r_s if r_s is not None and j_lo < r_s < c_hi else r1
+
     def lower_far(e: float) -> float:
         """lower_near, and for atom laws away from the phase-1 model's root (or without a model)
         the loose certified lower value of :func:`loose_lower`: a point far below the root is
@@ -472,7 +483,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
-    if not known_above_0 and not max(lows) > delta and not above_at(lo if exact2 and lo > 0.0 else 0.5 * r1) \
+    if not known_above_0 and not max(lows) > delta \
+            and not above_at(e0 := lo if exact2 and lo > 0.0 else 0.5 * r1, rel if plain_at(min(e0, EPS_CAP)) else 0.5) \
             and acc.get_delta(0.0) <= delta:
         return 0.0
     return min(hi, cap)
@@ -531,69 +543,3 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     x = r2 * (1.0 - 0.3 * xtol) if r2 - lo > hi - r2 else r2 * (1.0 + 0.3 * xtol)
     return lo, hi, x, k, pts
 
-
-def probe(acc: _Evaluator, e: float, delta: float, cap0: float | None,
-          laws: Callable[[float], Any] | None = None, lows: list[float] | None = None) -> float:
-    """Phase 2's probe (docs/accountant_atoms.md §8, the decision mode): a value u with
-    get_delta(e) <= u when u <= delta, and a certified upper value of D_up(e) above delta from
-    get_delta's own refinement (or a certified lower value above delta) when u > delta.
-
-    Each law is certified as :meth:`get_delta` certifies it, without the ``negligible`` stop and in
-    :class:`Bracket` mode with a decision: its refinement stops once its bracket so far puts the
-    reported value at most delta, or its lower value above delta. The passes run are a prefix of
-    get_delta's, whose upper value is the minimum over its passes, so get_delta(e) is at most the
-    value decided here. A law that ends above delta ends the probe (the laws left cannot make it
-    decide below, docs/accountant_atoms.md §9). Decided values return their upper value (on the decided side of delta:
-    above it when a lower value is) for the search's model, as get_delta would. Values are taken before
-    get_delta's running minimum (a fresh accountant's decision). Laws that are not all atom laws: the
-    report's upper value; beyond 60 nats or eps_tau, at or beyond eps0, the closed-forms-only twin:
-    get_delta.
-    ``laws``: laws_for at e (the search's memo), by default built here. ``lows``: when given, the
-    largest certified lower value of D_up(e) of the atom laws' passes (of the report, for other laws) is appended
-    to it."""
-    if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
-            or getattr(acc, "_closed_only", False)):
-        return float(acc.get_delta(e))
-    s = surcharge(acc.randomizer, e, acc.adjacency)
-    charge = acc.sampler_term(e)
-
-    def reported(u: float) -> float:
-        """get_delta's value for a maximum law value u (surcharge, sampler charge, floor) before its
-        running minimum (module step M): a decision then holds for a fresh accountant too, and does
-        not depend on the accountant's earlier get_delta calls (docs/accountant_atoms.md §8)."""
-        if s > 0.0:
-            u = plus(u, s)
-        if charge > 0.0:
-            u = min(1.0, plus(u, charge))
-        return min(max(u, TINY), 1.0)
-
-    def decide(lo: float, up: float) -> bool:
-        return reported(up) <= delta or lo > delta
-
-    lo_max = up_max = 0.0
-    # the law of largest cap first: where it decides "above", the others are not certified (no
-    # law's run depends on the others: no negligible stop here, docs/accountant_atoms.md §8)
-    pairs = laws(e) if laws is not None else laws_for(acc.randomizer, e, acc.adjacency)
-    if not all(law.atoms() is not None for _, law in pairs):
-        # (the far-tail treatment's refinement is not a sequence of passes): get_delta's value before its
-        # running minimum, as for the atom laws (docs/accountant_atoms.md §8); its lower value (of D_up(e), the
-        # maximum over the laws' certified lower values) joins ``lows`` too
-        rep = acc.report(e)
-        if lows is not None:
-            lows.append(float(rep.lower))
-        return min(max(float(rep.upper), TINY), 1.0)
-    for gamma, law in sorted(pairs, key=lambda gl: -trivial_cap(gl[1])):
-        r = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket(decide=decide))
-        lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
-        if lo_max > delta:
-            break  # get_delta(e) >= D_up(e) >= lo_max > delta
-        if reported(r.upper) > delta:
-            # this law ran its full refinement (a decision below delta would have stopped it) and
-            # ended above delta: the probe's outcome is "above" whatever the laws left give
-            # (docs/accountant_atoms.md §9)
-            break
-    if lows is not None:
-        lows.append(lo_max)
-    u = reported(up_max)
-    # (the upper value, as get_delta returns, on the decided side: lo_max > delta implies u > delta)
-    return max(u, lo_max) if lo_max > delta else u

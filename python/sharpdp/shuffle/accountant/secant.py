@@ -86,3 +86,15 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
                 above.append((lo, ulo))
         slow = slow + 1 if hi - lo > 0.5 * width else 0
     return lo, ulo, hi, uhi
+
+
+
+def sharpened_root(delta: float, x: float, u: float, slope: float) -> float | None:
+    """The model root from one value u at x (docs/accountant.md §8.2; a choice of points only, not a bound): one step
+    of the model log(-log u) linear in log eps with ``slope`` (< 0, phase 1's -d log(-log u) / d log eps, as
+    :func:`sharpdp.shuffle.accountant.search._root`). None where the value forms no model (not in (0, 1), or the
+    step is not finite)."""
+    if not (0.0 < u < 1.0 and 0.0 < delta < 1.0 and slope < 0.0 and x > 0.0):
+        return None
+    z = math.log(x) - (math.log(-math.log(delta)) - math.log(-math.log(u))) / slope
+    return math.exp(z) if math.isfinite(z) and z < 700.0 else None
