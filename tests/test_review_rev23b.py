@@ -75,7 +75,9 @@ def test_convexity_claim_and_chords_near_the_threshold(g, s, eps):
     """log_convex_from(T0) only where v(T0) >= 1/r - r (mpmath), chord_rate_up >= the exact chord slope and the
     chord inequality on [T0, S], for T0 within 1e-9 .. 1e-2 of the threshold. Swept (review script: 6 BMG x 5 eps x
     8 T0 x 6 S, 521 chords): worst margin +6.6e-14 relative, no convexity claimed below the threshold.
-    Caught: p(T0) from density_lo (chord below the exact one)."""
+    Caught: log_convex_from always true (every law here); the chord's margin dropped and its slope 0.1 % low
+    (chord_rate_up below the exact slope). Not caught (nor by tests/test_pair23_chords.py): p(T0) alone from
+    density_lo (64 ulp, within the 8-ulp margins of the logs: a change below the references' resolution)."""
     mp.mp.dps = 40
     law = bmg_laws(g, s, eps, "zero_out")[0][1]
     a, G, r = law.one_term()
@@ -113,8 +115,8 @@ def test_convexity_claim_and_chords_near_the_threshold(g, s, eps):
 def test_sharp_per_m_values_bracket_an_exact_convolution(g, s, eps, T0, ms, h):
     """Upper value (§20 with §22's chords and tail) >= exact >= lower value (§18 (c) with §21 and §22 (b)'s excess),
     with room for the reference's discretisation (measured at h and 2h). Observed worst margins: upper +3.3e-3,
-    lower -7e-5 relative (BMG(0.3, 0.7), T0 = 20, m = 300). Caught: the excess bound's 1/(e t) replaced by the
-    probability's bound (excess=False in _lower_m); tilt_rates taking the edge above -mh."""
+    lower -7e-5 relative (BMG(0.3, 0.7), T0 = 20, m = 300). Caught: H's lower Riemann sum (with the mgf test).
+    tilt_rates taking the edge above -mh passes here (caught by tests/test_pair23_chords.py)."""
     law = bmg_laws(g, s, eps, "zero_out")[0][1]
     mm = np.array(ms, float)
     mu_lo, mu_hi, sig2, b = C._moments(law, T0)
@@ -128,6 +130,28 @@ def test_sharp_per_m_values_bracket_an_exact_convolution(g, s, eps, T0, ms, h):
         ex = _exact_phi(law, T0, m, h)
         room = 3 * abs(_exact_phi(law, T0, m, 2 * h) / ex - 1) + 1e-6
         assert lo[i] <= ex * (1 + room) and up[i] >= ex * (1 - room), (m, lo[i], ex, up[i])
+
+
+@pytest.mark.parametrize("g, s, eps, T0, ms, h", [(0.3, 0.7, 1.5, 40.0, (2, 5, 12, 17), 8e-3),
+                                                  (0.3, 0.7, 1.5, 400.0, (100, 115, 120), 5e-2),
+                                                  (0.2, 1.0, 0.7, 30.0, (5, 10, 40), 8e-3)])
+def test_lower_value_where_the_mean_nears_the_clamp_against_an_exact_convolution(g, s, eps, T0, ms, h):
+    """§18 (c)'s lower value with §21 and §22 (b)'s excess for m with w0 = -T0 - mh from -52 to +20 (the mean of
+    X_m at or just below -T0, where c E(X_m + T0)_+ is a large part of the value): <= the exact E phi(X_m).
+    Observed margins 6 % - 24 % below. Caught: the excess bound's 1/(e t) replaced by the probability's bound
+    (excess=False in _lower_m: m = 115, 120 at T0 = 400 above the exact value by 4 %, 0.4 %); the guard w0 > 0
+    dropped (the mgf bound used where the mean is above -T0: m = 2, 5, 100 and BMG(0.2, 1.0) up to 3.6 times the
+    exact value)."""
+    law = bmg_laws(g, s, eps, "zero_out")[0][1]
+    mm = np.array(ms, float)
+    mu_lo, mu_hi, sig2, b = C._moments(law, T0)
+    mh = C._up(mm * mu_hi)
+    Q = C._up(mm * sig2 + (mm * (mu_hi - mu_lo)) ** 2)
+    lo = C._lower_m(law, T0, mm, mu_lo, mu_hi, mh, Q, b, curvature=False, tilted=True)
+    for i, m in enumerate(ms):
+        ex = _exact_phi(law, T0, m, h)
+        room = 3 * abs(_exact_phi(law, T0, m, 2 * h) / ex - 1) + 1e-6
+        assert lo[i] <= ex * (1 + room), (m, lo[i], ex)
 
 
 # ---------------------------------------------------------------------------------------------------------
