@@ -7,6 +7,8 @@ after a get_delta that fills the monotone memo), checked against a bisection on 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
@@ -63,3 +65,18 @@ def test_without_the_charge_unchanged():
     a = acc.get_epsilon(1e-30, xtol=XTOL)
     assert float(ShuffleAccountant(BMG, 10**4, sampler_charge=False).get_delta(a)) <= 1e-30
     assert a < 0.5
+
+
+@pytest.mark.parametrize("eps, charged", [(1e-3, False), (40.0, True)])
+def test_cli_account_names_the_charge_where_it_makes_the_value(eps, charged, capsys):
+    from sharpdp.cli import main
+
+    args = ["account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1000000"]
+    assert main([*args, "--epsilon", str(eps), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    acc = ShuffleAccountant(BMG, 10**6)
+    charge = acc.sampler_term(min(eps, acc.eps_tau))
+    assert (charge >= 0.5 * r["delta"]) == charged  # (n = 1e6: the charge is 2.3e-29 at 1e-3, where D_up is 7.9e-28)
+    assert ("sampler's charge" in r["bracket_note"]) == charged
+    assert main([*args, "--delta", "1e-15"]) == 0  # refused before fix23c
+    assert "certified epsilon = 6.8" in capsys.readouterr().out
