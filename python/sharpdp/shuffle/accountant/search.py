@@ -5,8 +5,9 @@
 values of docs/accountant.md §8.1 below), models the root on the certified upper value alone
 (phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
 ``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`; for laws that are
-not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). It sees the
-accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
+not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). With the
+release sampler's charge, :func:`charge_end` gives the search's upper end below eps_tau (docs/accountant.md §8.3).
+It sees the accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
 :func:`shrink` (re-exported from :mod:`.secant`) is the plain bracket shrinker, a reference of the tests.
 """
 
