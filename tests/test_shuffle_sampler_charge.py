@@ -57,8 +57,9 @@ def test_get_epsilon_and_calibration_respect_the_charge():
     acc = ShuffleAccountant(BMG, 10**6)
     e = acc.get_epsilon(1e-6)
     assert acc.get_delta(e) <= 1e-6
-    with pytest.raises(ValueError, match="sampler"):  # below the charge's floor: refused, with the reason
-        ShuffleAccountant(BMG, 10**6).get_epsilon(1e-20)
+    with pytest.raises(ValueError, match="sampler"):  # below the charge at eps = 0 (2.3e-29): refused, with the reason
+        ShuffleAccountant(BMG, 10**6).get_epsilon(1e-29)
+    # (1e-20, refused before fix23c, is certified at a small eps: tests/test_fix23c_tiny_delta.py)
     b = calibrate_bmg(10**4, 1.0, 1e-6, 1)
     assert ShuffleAccountant(b, 10**4).get_delta(1.0) <= 1e-6
 

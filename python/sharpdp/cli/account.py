@@ -165,9 +165,21 @@ def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: st
         gap = (up - lo) / lo if lo > 0 else math.inf
         return {"epsilon": eps, "delta": up, "delta_lower": lo, "delta_upper": up, "delta_lower_meaning": lower_meaning,
                     "bracket_relative_gap": gap if math.isfinite(gap) else None,
-                    "bracket_note": bracket_note(lo, up, gap, acc.rel_tol)}
+                    "bracket_note": bracket_note(lo, up, gap, acc.rel_tol) + _charge_note(acc, eps, up)}
     with slow_note("account", note.replace("one certified value", "a search on certified values")):
         return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
+
+
+def _charge_note(acc: Any, eps: float, up: float) -> str:
+    """Where the release sampler's charge makes most of the value (its floor at large eps: docs/accountant.md §7.3)."""
+    e = min(eps, getattr(acc, "eps_tau", math.inf))
+    c = acc.sampler_term(e) if hasattr(acc, "sampler_term") and math.isfinite(e) else 0.0
+    if not (up > 0.0 and c >= 0.5 * up):
+        return ""
+    return (f"; the release sampler's charge (1 + e^eps) n sampler_tv = {c:.3g}"
+            + (f" at eps_tau = {e:.4g} (the value there is reported for every larger epsilon)" if e < eps else "")
+            + " makes most of this value and grows with epsilon (docs/accountant.md §7.3, docs/sampling.md §4): "
+              "a smaller epsilon may certify a smaller delta")
 
 
 _SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over all neighbouring datasets "

@@ -117,7 +117,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, 
 from sharpdp.shuffle.accountant.memo import envelope_put
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.results import AccountantReport, Grid
-from sharpdp.shuffle.accountant.search import search_epsilon
+from sharpdp.shuffle.accountant.search import charge_end, search_epsilon
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.laws import laws_for
 
@@ -533,9 +533,9 @@ class ShuffleAccountant:
         TypeError
             delta or xtol not a real number.
         ValueError
-            delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module
-            docstring step K), or not met at epsilon = 700 (the largest epsilon certified:
-            module step L); xtol outside [1e-6, 0.5] or NaN.
+            delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module docstring step K), or not met
+            at epsilon = 700 (module step L) or, with the release sampler's charge, at any epsilon tried (the reason
+            given: docs/accountant.md §8.3); xtol outside [1e-6, 0.5] or NaN.
         """
         delta = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=XTOL_RANGE[0], hi=XTOL_RANGE[1])
@@ -580,8 +580,11 @@ class ShuffleAccountant:
         if self._bottom is not None:  # through bot the check at EPS_MAX costs a full split search: made lazily
             lazy = () if cap0 is not None else (self._memo_put, check_max)
             return self._bottom.epsilon(delta, xtol, self.get_delta, *lazy)
-        if cap0 is None:
-            check_max()
+        if cap0 is None:  # (the release sampler's charge: the search's upper end below eps_tau, §8.3)
+            hi_end = charge_end(self, delta, [e for e, u in zip(self._memo_e, self._memo_u) if u <= delta][:1])
+            if hi_end is None:
+                check_max()
+            return search_epsilon(self, delta, xtol, None, hi_end)
         return search_epsilon(self, delta, xtol, cap0)
 
     def privacy_profile(self, epsilons: Any) -> np.ndarray:

@@ -5,8 +5,9 @@
 values of docs/accountant.md §8.1 below), models the root on the certified upper value alone
 (phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
 ``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`; for laws that are
-not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). It sees the
-accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
+not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). With the
+release sampler's charge, :func:`charge_end` gives the search's upper end below eps_tau (docs/accountant.md §8.3).
+It sees the accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
 :func:`shrink` (re-exported from :mod:`.secant`) is the plain bracket shrinker, a reference of the tests.
 """
 
@@ -54,6 +55,7 @@ class _Evaluator(Protocol):
     rel_tol: float
     threads: int
     eps_tau: float  # above it the value at eps_tau (the release sampler's charge, docs/sampling.md §4)
+    sampler_tau: float  # tau = n sampler_tv of that charge (1 + e^eps) tau
 
     def get_delta(self, epsilon: Any) -> Any: ...
     def report(self, epsilon: float) -> Any: ...
@@ -280,9 +282,49 @@ def _memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:
     return get
 
 
-def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None) -> float:
+def charge_end(acc: _Evaluator, delta: float, known: list[float]) -> float | None:
+    """get_epsilon's upper end where the release sampler's charge makes the certified values rise
+    (docs/accountant.md §8.3): None when there is no charge or the value at eps_tau (reported for every
+    larger eps) is <= delta; else the first of ``known`` (epsilons at which the monotone memo holds a
+    value <= delta) and of the points where the charge (1 + e^eps) tau is delta (1 - 2^-k), k = 1..8, whose
+    value (as a fresh accountant reports it: ``report``, before the running minimum) is <= delta.
+
+    Raises
+    ------
+    ValueError
+        None of them is <= delta (e.g. delta <= 2 tau, the charge at eps = 0): the message gives the
+        smallest value seen.
+    """
+    if not math.isfinite(acc.eps_tau):
+        return None
+
+    def fresh(e: float) -> float:
+        return min(max(float(acc.report(e).upper), TINY), 1.0)
+
+    seen = [(fresh(acc.eps_tau), acc.eps_tau)]
+    if seen[0][0] <= delta:
+        return None
+    ladder = (math.log(c) for k in range(1, 9)
+              if (c := delta * (1.0 - 0.5**k) / (acc.sampler_tau * (1.0 + 1e-12)) - 1.0) > 1.0)
+    for e in (*known, *ladder):
+        e = min(e, acc.eps_tau)
+        seen.append((fresh(e), e))
+        if seen[-1][0] <= delta:
+            return e
+    u, e = min(seen)
+    c0 = acc.sampler_term(0.0)
+    why = (f"not above the charge alone at eps = 0, {c0!r}" if c0 >= delta else
+           f"not certified at any epsilon tried (smallest value {u!r}, at eps = {e!r})")
+    raise ValueError(f"delta: {delta!r} is {why}: the certified value is D_up(eps) plus the release sampler's "
+                     f"total-variation charge (1 + e^eps) n sampler_tv, which grows with eps (docs/sampling.md §4, "
+                     f"docs/accountant.md §8.3); sampler_charge=False certifies the mathematical mechanism alone")
+
+
+def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None,
+                   hi_end: float | None = None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
-    eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked).
+    eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked, or
+    ``hi_end`` from :func:`charge_end`, a certified end that bounds the search instead of 700).
     docs/accountant.md §8."""
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
@@ -389,14 +431,14 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
     # without evaluating get_delta(0)
     known_above_0 = lower_at(0.0) > delta
-    # the search never goes beyond cap: eps0 (delta = 0 there) or 700 (get_delta(700) <= delta
-    # was checked above, so cap itself is a certified answer)
-    cap = cap0 if cap0 is not None else EPS_MAX
+    # the search never goes beyond cap: eps0 (delta = 0 there), hi_end (its fresh value <= delta: §8.3) or 700
+    # (get_delta(700) <= delta was checked above, so cap itself is a certified answer)
+    cap = cap0 if cap0 is not None else hi_end if hi_end is not None else EPS_MAX
     # (at 700 the value is final: nothing smaller below it. At eps0 it is not: delta there is 0 in exact
     # arithmetic, but the atoms' rounding charge keeps the upper value positive (e.g. 2.6e-15 for binary RR,
     # eps0 = 0.5), above values at smaller eps (4.9e-18 at 4e-4, n = 1e8); the search below still ends at eps0
     # when nothing smaller is certified)
-    if cap0 is None and up(cap) > delta:
+    if cap0 is None and hi_end is None and up(cap) > delta:
         return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
     # a first bracket from the closed forms, searched from the asymptotic guess g in steps of 4
     # (then to 25 % for the upper end): upper end where the cap E[L_+] (>= up, >= get_delta's
