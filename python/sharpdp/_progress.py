@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["PROGRESS_RULE", "close_interrupted", "progress_bar", "progress_label", "progress_step"]
+__all__ = ["PROGRESS_RULE", "close_interrupted", "is_terminal", "progress_bar", "progress_label", "progress_step"]
 
 
 def clock() -> float:
@@ -263,6 +263,12 @@ def _is_terminal(file: IO[str]) -> bool:
         return os.get_terminal_size(file.fileno()).columns > 0
     except (AttributeError, ValueError, OSError):  # no file descriptor (a wrapped stream): trust isatty
         return True
+
+
+def is_terminal(file: IO[str]) -> bool:
+    """True when the progress rule treats ``file`` as a terminal (a live bar; a step prints no line there, so a
+    caller says up front what the wait is); False for a log file, a pipe, a closed or odd stream."""
+    return _is_terminal(file)
 
 
 @contextmanager

@@ -222,6 +222,15 @@ def check_releases_not_inputs(releases: Sequence[str], inputs: Sequence[str | No
                            f"{flag} directory")
 
 
+def check_not_written(paths: Sequence[str], overwrite: bool, why: str, flag: str = "--out") -> None:
+    """Refuse, before the work, output files that exist unless ``--overwrite`` was given (``overwrite``): a
+    :class:`CliError` naming ``flag`` and the first existing file, ``why`` (what it holds) after it."""
+    existing = [] if overwrite else [p for p in paths if os.path.exists(p)]
+    if existing:
+        raise CliError(f"{flag}: {existing[0]} exists {why}; pass --overwrite to replace it, or choose another "
+                       f"{flag} directory")
+
+
 def check_out_dir(path: str, flag: str = "--out") -> None:
     """Fail early (before any long computation) if ``path`` cannot become an output directory.
 
@@ -513,6 +522,17 @@ def delta_bounds_meaning(rounds: int) -> str:
                 "composes the rounds' lower values and is not a lower bound on delta")
     return ("[lower value, certified upper value] of the blanket bound: the lower value is the bound's accuracy, "
             "not a lower bound on the mechanism's delta")
+
+
+def release_scope(rounds: int) -> str:
+    """What the privacy figures of a ``sharpdp mean`` run calibrated for ``rounds`` = K >= 1 releases cover
+    (``release_scope`` in ``--json``, the ``releases`` line of the text): every run is another release of the
+    same data, and releases compose."""
+    if rounds == 1:
+        return ("the figures hold for this one release; every run on the same data is another release, and K "
+                "releases of the same data compose: calibrate them together with --rounds K")
+    return (f"the figures hold for {rounds} releases of this mean on the same data, this run being one of them "
+            f"(--rounds {rounds}, composition); more releases of the same data need a larger --rounds")
 
 
 def evaluations_meaning(rounds: int) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any, NoReturn
+from contextlib import contextmanager, nullcontext
+from typing import Any, Iterator, NoReturn
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -153,21 +154,37 @@ def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: st
     epsilon at ``delta``; ``lower_meaning`` says what the bracket's lower end is."""
     if rounds > 1:
         return _rounds(acc, rounds, eps, delta, discretization)
-    from sharpdp.cli import bracket_note, slow_note
+    from sharpdp.cli import bracket_note
 
-    note = ("still computing after 5 s: one certified value, with no count to show progress on (a Gaussian "
-            "randomizer at a small epsilon or a large n can take minutes: its grids reach their size caps, "
-            "docs/accountant.md §6.2); Ctrl-C stops it")
     if eps is not None:
-        with slow_note("account", note):
+        with _wait(f"certified delta at epsilon = {eps:g} nats", "one certified value"):
             lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
         lo, up = float(lo), float(up)
         gap = (up - lo) / lo if lo > 0 else math.inf
         return {"epsilon": eps, "delta": up, "delta_lower": lo, "delta_upper": up, "delta_lower_meaning": lower_meaning,
                     "bracket_relative_gap": gap if math.isfinite(gap) else None,
                     "bracket_note": bracket_note(lo, up, gap, acc.rel_tol) + _charge_note(acc, eps, up)}
-    with slow_note("account", note.replace("one certified value", "a search on certified values")):
+    with _wait(f"certified epsilon at delta = {delta:g}", "a search on certified values"):
         return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
+
+
+@contextmanager
+def _wait(step: str, what: str) -> Iterator[None]:
+    """One certified answer, a wait with nothing to count, by the progress rule (``sharpdp._progress.PROGRESS_RULE``):
+    in a log ``"account: STEP: N s"`` lines (the first after 2 s, then every 5 s, and ``(done)``) and, after 5 s, a
+    note on why it takes long; on a terminal, where a step prints no line, that note at the start."""
+    from sharpdp._progress import is_terminal, progress_step
+    from sharpdp.cli import slow_note
+
+    why = (f"{what}, with no count to show progress on (a Gaussian randomizer at a small epsilon or a large n "
+           "can take minutes: its grids reach their size caps, docs/accountant.md §6.2); Ctrl-C stops it")
+    terminal = is_terminal(sys.stderr)
+    if terminal:
+        print(f"sharpdp account: {step}: {why}", file=sys.stderr, flush=True)
+    # (on a terminal the step prints only an interrupted line)
+    with progress_step(f"account: {step}"), \
+            (nullcontext() if terminal else slow_note("account", f"still computing after 5 s: {why}")):
+        yield
 
 
 def _charge_note(acc: Any, eps: float, up: float) -> str:
@@ -306,14 +323,14 @@ def _model_route(acc: Any, eps, dx) -> bool:
 
 def _format_krr(r: dict[str, Any]) -> str:
     rd = r["randomizer"]
-    head = (f"k-RR k = {rd['k']}, epsilon0 = {rd['epsilon0']:.6g} (mse_single = {rd['mse_single']:.6g}); "
+    head = (f"k-RR k = {rd['k']}, epsilon0 = {rd['epsilon0']:.6g} nats (mse_single = {rd['mse_single']:.6g}); "
             f"n = {r['n']}, {r['adjacency']} adjacency; bound: {r['bound_meaning']}")
     if "bound_why_not_sharp" in r:
         head += f" (not sharp: {r['bound_why_not_sharp']})"
     if r.get("rounds", 1) > 1:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:
-        body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound, {r['bound']})\n"
+        body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound, {r['bound']})\n"
                 f"bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]")
         if "bracket_note" in r:
             body += f": lower value = {r['delta_lower_meaning']}; {r['bracket_note']}"
@@ -339,12 +356,12 @@ def format_text(r: dict[str, Any]) -> str:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:
         if r.get("rounds", 1) > 1:
-            body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound)\n"
+            body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
                     f"bracket [reference lower value, certified upper] = "
                     f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the reference value composes the rounds' "
                     f"lower values and shows what the construction costs; it is not a lower bound on delta")
         else:
-            body = (f"epsilon = {r['epsilon']:.6g}: certified delta = {r['delta']:.6g} (upper bound)\n"
+            body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
                     f"blanket-bound bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the lower value is of the "
                     f"accountant's bound, not a lower bound on delta; {r['bracket_note']}")
     else:

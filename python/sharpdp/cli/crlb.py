@@ -21,7 +21,7 @@ import os
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from sharpdp.cli import check_out_dir, make_out_dir, release_file
+from sharpdp.cli import check_not_written, check_out_dir, make_out_dir, release_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,6 +52,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"directory for the PNG and CSV (default ./{DEFAULT_OUT})")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG (the CSV of the curves only; as in sharpdp "
                                                           "histogram)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the CSV and PNG of an earlier run in --out (without it an existing one is refused, "
+                        "before the experiment runs)")
 
 
 def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dict[str, str | None]:
@@ -96,6 +99,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     check_out_dir(args.out)
+    stem = os.path.join(args.out, "crlb_" + exp.replace(".", "_"))
+    check_not_written([stem + ".csv"] + ([] if args.no_plot else [stem + ".png"]), args.overwrite,
+                      "(an earlier run's output)")
     seed = secrets.randbits(63) if args.seed is None else int(args.seed)
     rng = np.random.default_rng(seed)
 

@@ -20,6 +20,7 @@ from sharpdp.cli import (
     option_error,
     parse_bounds_option,
     release_rng,
+    release_scope,
     warn_seeded,
 )
 
@@ -219,7 +220,7 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         "observed_abs_error_original_units": np.abs(res.private_mean - res.true_mean_clipped).tolist(),
         "epsilon": epsilon, "delta_target": delta, "delta_certified": res.delta_certified,
         "delta_bounds": list(res.delta_bounds), "delta_bounds_meaning": delta_bounds_meaning(1),
-        "adjacency": "zero_out", "rounds": 1,
+        "adjacency": "zero_out", "rounds": 1, "release_scope": release_scope(1),
         "accountant_evaluations": res.accountant_evaluations,
         "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
         "central_gaussian": {"sigma": sigma_gm, "sensitivity": 1.0 / n, "rmse_per_coordinate": sigma_gm,

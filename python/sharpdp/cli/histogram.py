@@ -44,8 +44,8 @@ import os
 import sys
 from typing import Any
 
-from sharpdp.cli import (SEEDED_MODE_WARNING, check_out_dir, check_releases_not_inputs, make_out_dir, option_error,
-                         release_file, release_rng)
+from sharpdp.cli import (SEEDED_MODE_WARNING, check_not_written, check_out_dir, check_releases_not_inputs,
+                         make_out_dir, option_error, release_file, release_rng)
 from sharpdp.cli.histogram_plots import PAPER, draw_diagnostics, draw_release, table2
 
 DEFAULT_OUT = "sharpdp_histogram_out"
@@ -103,9 +103,9 @@ def small_groups_warning(small: int, groups: int, count: int, eps_top: float, de
             f"{'has' if small == 1 else 'have'} a released value of at most {count}; in groups with a true count of "
             f"at most {count} the count-dependent mechanism adds little noise by design: a member of such a group has "
             f"per-member epsilon above "
-            f"{SMALL_GROUP_EPSILON:g} (up to {eps_top:.3g} for a count of 0 or 1) at delta = {delta:g}, i.e. little "
-            f"or no protection; groups of more than {count} get epsilon <= {SMALL_GROUP_EPSILON:g}, less the larger "
-            f"they are (the guarantee table; '{PAPER}')")
+            f"{SMALL_GROUP_EPSILON:g} nats (up to {eps_top:.3g} for a count of 0 or 1) at delta = {delta:g}, i.e. "
+            f"little or no protection; groups of more than {count} get epsilon <= {SMALL_GROUP_EPSILON:g} nats, less "
+            f"the larger they are (the guarantee table; '{PAPER}')")
 
 
 def key_format_hint(count: int) -> str:
@@ -335,11 +335,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     domain, domain_desc = _key_domain(args, by, warnings)
     written = [os.path.join(args.out, "histogram_release.csv")] + (
         [] if args.no_plot else [os.path.join(args.out, "histogram_release.png")])
-    existing = [] if args.overwrite else [f for f in written if os.path.exists(f)]
-    if existing:  # refused once the options are known good, before the counts: a release already out composes
-        raise ValueError(f"--out: {existing[0]} exists (an earlier release): a second release of the same data "
-                         "composes with the first, so its privacy loss adds up; pass --overwrite to replace it, "
-                         "or choose another --out directory")
+    # refused once the options are known good, before the counts: a release already out composes
+    check_not_written(written, args.overwrite, "(an earlier release): a second release of the same data composes "
+                                               "with the first, so its privacy loss adds up")
     if use_dask:  # counts on a Dask cluster (same key-domain rules)
         keys, n, info, source, engine = dask_cli.histogram_group_counts(args, by, domain)
     else:
@@ -384,7 +382,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "guarantee": guarantee,
         "small_group": {"count_at_most": small_count, "epsilon_above": SMALL_GROUP_EPSILON,
                         "meaning": "groups of at most count_at_most members get per-member epsilon above "
-                                   "epsilon_above (at delta): little or no protection, by design of the "
+                                   "epsilon_above (nats, at delta): little or no protection, by design of the "
                                    "count-dependent mechanism; released_at_most counts the released values at "
                                    "most count_at_most (post-processing of the release)",
                         "released_at_most": small_released},
@@ -509,7 +507,7 @@ def _format_lines(result: dict[str, Any]) -> str:
              f"{result['epsilon_method']}):"]
     g = result["guarantee"]
     for k, n in enumerate(g["n"]):
-        lines.append(f"  n = {n:>7d}: v(n) = {g['v_n'][k]:.3g}  epsilon = {g['epsilon'][k]:.3g}  "
+        lines.append(f"  n = {n:>7d}: v(n) = {g['v_n'][k]:.3g}  epsilon = {g['epsilon'][k]:.3g} nats  "
                      f"E|error| <= {g['expected_abs_error_bound'][k]:.3g}")
     lines.append("largest released values: " + ", ".join(f"{e['group']} = {e['released']:.1f}"
                                                           for e in result["largest_released"]))

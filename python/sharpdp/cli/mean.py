@@ -238,8 +238,8 @@ def large_epsilon_note(epsilon: float) -> str:
     given below ``LARGE_EPSILON_N`` rows. The cost is in the accountant (docs/accountant_tail.md §1,
     docs/accountant.md §6.2).
     """
-    return (f"epsilon = {epsilon:g} is large: on fewer than {LARGE_EPSILON_N:,} rows the calibration can take "
-            "tens of seconds (2 busy cores: 20-30 s of CPU at 1,000 rows and epsilon 10-50; under a second at "
+    return (f"epsilon = {epsilon:g} is large (in nats): on fewer than {LARGE_EPSILON_N:,} rows the calibration can "
+            "take tens of seconds (2 busy cores: 20-30 s of CPU at 1,000 rows and epsilon 10-50; under a second at "
             "10,000 rows up to epsilon 20). Large epsilon means little noise, so the privacy loss has a heavy "
             "(lognormal) tail that each of its ~10 certified accountant evaluations must bound far out, on a "
             "grid at its size caps (docs/accountant_tail.md §1, docs/accountant.md §6.2)")
@@ -252,7 +252,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
     from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
-                             option_error, parse_bounds_option, release_rng, warn_seeded)
+                             option_error, parse_bounds_option, release_rng, release_scope, warn_seeded)
 
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
@@ -368,6 +368,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             delta_lo, delta_up, (delta_up - delta_lo) / delta_lo if delta_lo > 0 else math.inf, 1e-2),
         "adjacency": "zero_out",
         "rounds": rounds,
+        "release_scope": release_scope(rounds),
         "accountant_evaluations": cal.evaluations,
         "accountant_evaluations_meaning": evaluations_meaning(rounds),
         **({"composed_certifications": cal.composed_certifications} if rounds > 1 else {}),
@@ -396,7 +397,7 @@ def _count(k: int, noun: str) -> str:
 
 
 def format_text(r: dict[str, Any]) -> str:
-    from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE
+    from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE, release_scope
     from sharpdp.cli import wrap_entry
 
     cols = r["columns"]
@@ -406,7 +407,7 @@ def format_text(r: dict[str, Any]) -> str:
     central_units = a["central_rmse_original_units"] if from_data else r["central_gaussian"]["rmse_original_units"]
     w = max(12, *(len(c) for c in cols))
     rounds = r.get("rounds", 1)
-    privacy = (f"epsilon = {r['epsilon']:.6g}, certified delta = {r['delta_certified']:.6g} "
+    privacy = (f"epsilon = {r['epsilon']:.6g} nats, certified delta = {r['delta_certified']:.6g} "
                f"(target {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
                f"[{r['delta_bounds'][0]:.4g}, {r['delta_bounds'][1]:.4g}], whose lower value is "
                f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), zero-out adjacency"
@@ -425,6 +426,7 @@ def format_text(r: dict[str, Any]) -> str:
                 + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"])))
           if from_data else []),
         *wrap_entry("privacy", privacy),
+        *wrap_entry("releases", release_scope(rounds)),
         *(wrap_entry("search", f"{_count(r['composed_certifications'], 'candidate')}, each certified by one "
                           f"{rounds}-round composition; "
                           f"{_count(r['accountant_evaluations'], 'single-round accountant evaluation')} in the "
