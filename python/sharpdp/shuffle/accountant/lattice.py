@@ -322,10 +322,10 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
     :class:`Coarsen` outcome when the grid exceeds a size cap. ``lat``: ``lattice_laws(law, gamma, h, T, B, lower)``
     where the caller already has it (the same floats; not modified here)."""
-    if lat is None:
-        lat = lattice_laws(law, gamma, h, T, B, lower)
-    if isinstance(lat, Coarsen):
-        return lat
+    got = lattice_laws(law, gamma, h, T, B, lower) if lat is None else lat
+    if isinstance(got, Coarsen):
+        return got
+    lat = got
     kT, kB = lat.kT, lat.kB
     K = kT + kB
     x0 = -kB * h
