@@ -52,6 +52,17 @@ class SumLaw(Law):
         return math.sqrt(max(s2 / t - (s1 / t) ** 2, 0.0))
 
     def cells(self, x0, h, K):
+        few = [hasattr(p, "cells_sparse") and p.atoms()[0].size <= K // 64 for p in self.parts]
+        if len(self.parts) == 2 and sum(few) == 1:
+            # a few atoms plus one dense part (the Gaussian randomizer's atom and lognormal part): the atoms'
+            # cells added in place at their indices; the same floats as the sum below (two terms per cell,
+            # and x + 0.0 = x), without three K-long temporaries per array
+            dense, sparse = self.parts[few.index(False)], self.parts[few.index(True)]
+            out = tuple(np.array(a, dtype=float) for a in dense.cells(x0, h, K))  # (a copy: parts keep theirs)
+            idx, *vals = sparse.cells_sparse(x0, h, K)
+            for a, v in zip(out, vals):
+                a[idx] += v
+            return out
         outs = [p.cells(x0, h, K) for p in self.parts]
         return tuple(sum(o[i] for o in outs) for i in range(4))
 
