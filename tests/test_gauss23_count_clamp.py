@@ -80,8 +80,8 @@ def test_bottom_vs_x_against_the_plain_engine(n, eps):
 
 
 @pytest.mark.parametrize("n,expect", [(100, 0.7280), (1000, 0.5587)])
-def test_issue23_small_eps_gap(n, expect):
-    """Issue 23: GaussianRandomizer(0.5) zero-out at eps = 0.01 was bracketed 7.2 % / 5.8 % wide (the bot-vs-x
+def test_small_eps_gap_of_the_regime_map(n, expect):
+    """The regime map's (bench/README.md) GaussianRandomizer(0.5) zero-out at eps = 0.01 was bracketed 7.2 % / 5.8 % wide (the bot-vs-x
     law's upper value from the lattice's coarsest step); now within the 1 % goal, near the x-vs-bot value."""
     lo, up = ShuffleAccountant(GaussianRandomizer(0.5, 1), n).get_delta_bounds(0.01)
     assert 0.0 < lo <= up <= lo * 1.01
