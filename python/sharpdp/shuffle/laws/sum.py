@@ -111,7 +111,13 @@ class SumLaw(Law):
 
             E L - a = p_a (x_a - a) + w G P(V > v_lo - r),   E (L - a)^2 = p_a (x_a - a)^2 + w G^2 e^{r^2} P(V > v_lo - 2r),
 
-        rounded outwards, and Var L >= E (L - a)^2 - (E L - a)^2 from the lower and upper values. None otherwise."""
+        rounded outwards, and Var L >= E (L - a)^2 - (E L - a)^2 from the lower and upper values. None otherwise.
+        Computed once per law (its parts are not changed after construction)."""
+        if "_heavy" not in self.__dict__:
+            self._heavy = self._heavy_form()
+        return self._heavy
+
+    def _heavy_form(self):
         if len(self.parts) != 2:
             return None
         from sharpdp.shuffle.laws.lognormal import HeavyForm, LognormalLaw, interval_prob
