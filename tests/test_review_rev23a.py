@@ -211,6 +211,20 @@ def test_closed_form_against_the_mean_path_reference(sigma0, n, eps):
     assert cb.upper >= R * (1 - 1e-12) + J
 
 
+def test_closed_form_inside_the_fft_treatments_tight_bracket(monkeypatch):
+    """sigma0 = 1.5, n = 100, eps = 5: the FFT treatment (an independent pipeline, docs/accountant_tail.md §2-§8) at
+    rel_tol 1e-5 brackets the value within 1.7e-6 ([5.8996378e-12, 5.8996477e-12]; the mean-path reference R + J lies
+    inside it, at R + 0.99 J .. R + 1.05 J), and the closed form's lower value (R + 0.957 J) must stay below it: a
+    curvature or tilted term too large by 5 % of J would cross it."""
+    g, law = _law(1.5, 5.0, 0)
+    run = law.shifted(up=True)
+    cb = concentrated.with_curvature(concentrated.certify(run, g, 100, 1e-2, far_tail.choose_T0), run, g, 100)
+    monkeypatch.setattr(concentrated, "certify", lambda *a, **k: None)
+    fft = far_tail.certify_bigjump(run, g, 100, 1e-5)
+    assert fft.N > 0 and fft.upper - fft.lower <= 1e-5 * fft.lower
+    assert cb.lower <= fft.upper and fft.lower <= cb.upper
+
+
 def _draw(rng, k, xa, pa, a, b, r, zl, w):
     """k i.i.d. values of the stored law (the atom, or a + b e^{r Z - r^2/2} with Z > z_lo)."""
     at = rng.random(k) < pa / (pa + w * ndtr(-zl))
