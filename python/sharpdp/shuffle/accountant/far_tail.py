@@ -235,6 +235,12 @@ def _count_clamp(law: Law, gamma: float, n: int, hi_s: float, lo_s: float) -> fl
     return 2.0 * hi_s * (m + 8.0 * math.sqrt(m) + 8.0)
 
 
+def _drift_clamp(law: Law, mean: float, sd: float) -> float:
+    """The drift rule's lower clamp: max(4 sd, the B with tau_low(B) <= |E L| / 4 when E L < 0), so that the clamp
+    leaves most of the (negative) drift (docs/accountant_tail.md §8; speed only)."""
+    return max(4.0 * sd, choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd)
+
+
 class _BracketNeeded(Exception):
     """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
 
@@ -292,7 +298,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     for _rnd in range(4):
         try:
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
-                B_cnt = _count_clamp(law, gamma, n, hi_s, lo_s) if B is None else B
+                # the smaller of the count clamp and the drift rule's (§8: a light left tail keeps the latter)
+                B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
                 H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0)
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi = 0.0
@@ -307,8 +314,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 B = max(math.ceil(max(T0, B_cnt) / H), 1) * H
             elif B is None:
                 # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
-                Bd = choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
-                B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
+                B = max(math.ceil(max(T0, _drift_clamp(law, mean, sd)) / H), 1) * H
             else:
                 B = math.ceil(B / H) * H
             # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
