@@ -211,17 +211,21 @@ def test_closed_form_against_the_mean_path_reference(sigma0, n, eps):
     assert cb.upper >= R * (1 - 1e-12) + J
 
 
-def test_closed_form_inside_the_fft_treatments_tight_bracket(monkeypatch):
-    """sigma0 = 1.5, n = 100, eps = 5: the FFT treatment (an independent pipeline, docs/accountant_tail.md §2-§8) at
-    rel_tol 1e-5 brackets the value within 1.7e-6 ([5.8996378e-12, 5.8996477e-12]; the mean-path reference R + J lies
-    inside it, at R + 0.99 J .. R + 1.05 J), and the closed form's lower value (R + 0.957 J) must stay below it: a
-    curvature or tilted term too large by 5 % of J would cross it."""
-    g, law = _law(1.5, 5.0, 0)
+@pytest.mark.parametrize("sigma0,n,eps,tol", [(1.5, 100, 5.0, 1e-5), (1.5, 10**5, 0.5, 1e-4)])
+def test_closed_form_inside_the_fft_treatments_tight_bracket(sigma0, n, eps, tol, monkeypatch):
+    """The FFT treatment (an independent pipeline, docs/accountant_tail.md §2-§8) at a tight rel_tol against the
+    closed form's lower value, which sits near R + J (the mean-path reference) where the curvature (§19) or tilted
+    (§21) term decides it. sigma0 = 1.5, n = 100, eps = 5 (curvature term): FFT [5.8996378e-12, 5.8996477e-12] (R + J
+    inside it, at R + 0.99 J .. R + 1.05 J), closed form's lower R + 0.957 J. sigma0 = 1.5, n = 1e5, eps = 0.5 (the
+    only accepted cell of the regime map, n <= 1e6, where §21's tilted term decides; J/R = 1.9e-3): FFT
+    [1.5336602e-15, 1.5337721e-15], closed form's lower 1.5336475e-15 = R + 0.998 J. A term too large by 5 % of J
+    crosses the FFT's upper value."""
+    g, law = _law(sigma0, eps, 0)
     run = law.shifted(up=True)
-    cb = concentrated.with_curvature(concentrated.certify(run, g, 100, 1e-2, far_tail.choose_T0), run, g, 100)
+    cb = concentrated.with_curvature(concentrated.certify(run, g, n, 1e-2, far_tail.choose_T0), run, g, n)
     monkeypatch.setattr(concentrated, "certify", lambda *a, **k: None)
-    fft = far_tail.certify_bigjump(run, g, 100, 1e-5)
-    assert fft.N > 0 and fft.upper - fft.lower <= 1e-5 * fft.lower
+    fft = far_tail.certify_bigjump(run, g, n, tol)
+    assert fft.N > 0 and fft.upper - fft.lower <= tol * fft.lower
     assert cb.lower <= fft.upper and fft.lower <= cb.upper
 
 
