@@ -1,8 +1,8 @@
 """Review rev23a of branch gauss23: the Gaussian randomizer's far-tail claims (docs/accountant_tail.md §8's count
-clamp, §22's closed form on the atom plus truncated lognormal law, SumLaw.cells' sparse path), against references
+clamp, §23's closed form on the atom plus truncated lognormal law, SumLaw.cells' sparse path), against references
 independent of the code under review:
 
-* the properties (P2)-(P7) of §22 and the rate bound of §20 (a) against mpmath at 50 digits, over sigma0 in
+* the properties (P2)-(P7) of §23 and the rate bound of §20 (a) against mpmath at 50 digits, over sigma0 in
   [0.3, 5], eps in [0, 10], the stored law and its two shifts, both ends of the truncation (below the atom, at it,
   above it; the clamp T0 small and large);
 * SumLaw.cells against branch s23's formula (the parts' dense cells summed, FiniteLaw.cells by bincount), bit for bit;
@@ -83,7 +83,7 @@ def test_heavy_form_properties_against_mpmath(sigma0):
                 v = (mp.log((x - a) / G) + r * r / 2) / r if x > a else -mp.inf
                 e2 = w * G * G * mp.e ** (r * r) * Pb(max(v, zl) - 2 * r) + (pa * (xa - a) ** 2 if xa > x else 0)
                 assert e2 <= up
-            # tau(T0)'s bracket (E V = E L - tau(T0), §22 (P2)) and §20 (a)'s rate on [s1, s2]
+            # tau(T0)'s bracket (E V = E L - tau(T0), §23 (P2)) and §20 (a)'s rate on [s1, s2]
             for T in (0.5, 50.0, 1e5):
                 v = (mp.log((T - a) / G) + r * r / 2) / r
                 z = max(zl, v)
