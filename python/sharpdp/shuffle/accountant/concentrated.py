@@ -180,10 +180,13 @@ def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvatur
 
 
 def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
-                sharp: bool = False) -> float:
+                sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
-    §22's chord slopes and tail bound)."""
+    §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
+    estimate of the value with them exceeds it (the value is then §20's alone, also an upper value; §18 (j)).
+    ``keep`` (speed only, the same floats): a dict that keeps §20's per-m values of a call without ``sharp`` for a
+    later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
     tT_lo, tT_up = law.tail_upper_bracket(T0)
@@ -194,7 +197,10 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     best = np.full(m.shape, tT_up)
     room = -T0 - mh
     ok = room > 0
-    if np.any(ok):
+    if np.any(ok) and keep and not sharp:  # (§20's values of the same m, T0 and law: the same floats)
+        mo, Qo, ro = mh[ok], Q[ok], room[ok]
+        f_up, tails_T, best = keep["f_up"], keep["tails_T"], keep["best"].copy()
+    elif np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
         tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
@@ -203,7 +209,20 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
         tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
+        if keep is not None and not sharp:
+            keep.update(f_up=f_up, tails_T=tails_T, best=best.copy())
     if np.any(ok) and bands:
+        # tau and the density's sup at the band edges from one geometric grid of s >= T0: both are non-increasing in
+        # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
+        grid = T0 * np.exp(np.linspace(0.0, math.log(max(float(np.max(-mo)), T0 * 1.001) / T0), _GRID))
+        grid[0] = T0
+        dens = law.density_up(grid)
+        g0 = np.clip(np.searchsorted(grid, -mo, side="right") - 1, 0, _GRID - 1)
+        g0 = np.where(grid[g0] <= -mo, g0, 0)
+        if stop_above < math.inf:  # every band's value is >= f(mh) + F(mh) Q / 2 + tau(T0) P(X > -T0) (speed only)
+            est = np.minimum(best[ok], f_up + 0.5 * dens[g0] * Qo + tT_up * tails_T)
+            if float(np.sum(p_up[ok] * est)) * (1 - 1e-9) > stop_above:
+                return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
         fr = np.array(_FRACS if fine else _FRACS_QUICK)[:, None]
         x = np.minimum(mo + fr * ro, -T0)  # band edges (rows), below -T0
         w = _dn(x - mo)
@@ -211,19 +230,12 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         tail, e2 = _tails(law, T0, mu_hi, m[ok], Qo, b, np.where(good, w, 1.0),
                           _TRUNC if fine else ())  # P(X > x_k), E[Z^2; Z > w_k]
         tail, e2 = np.where(good, tail, 1.0), np.where(good, e2, Qo)
-        # tau and the density's sup at the band edges from one geometric grid of s >= T0: both are non-increasing in
-        # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
-        grid = T0 * np.exp(np.linspace(0.0, math.log(max(float(np.max(-mo)), T0 * 1.001) / T0), _GRID))
-        grid[0] = T0
         gi = np.clip(np.searchsorted(grid, -x.ravel(), side="right") - 1, 0, _GRID - 1)
         gi = np.where(grid[gi] <= -x.ravel(), gi, 0)
         tau_x = law.stop_loss(grid)[1][gi].reshape(x.shape)  # phi at the band edges
         tau_next = np.vstack([tau_x[1:], np.full((1, mo.size), tT_up)])
         band = np.minimum(tau_next * tail, tau_next)
         suffix = np.cumsum(band[::-1], axis=0)[::-1] * (1 + 1e-12)  # sum over k >= j
-        dens = law.density_up(grid)
-        g0 = np.clip(np.searchsorted(grid, -mo, side="right") - 1, 0, _GRID - 1)
-        g0 = np.where(grid[g0] <= -mo, g0, 0)
         # the density's sup beyond s = -y at y = mh, x_0, x_1, ... (non-decreasing in y: made so, upwards)
         F = np.maximum.accumulate(np.vstack([dens[g0][None, :], dens[gi].reshape(x.shape)]), axis=0)
         # curvature by bands: R(X) <= (X - mh)^2 / 2 [F(mh) + sum_i (F(y_i) - F(y_{i-1})) 1{X > y_{i-1}}], and
@@ -544,7 +556,8 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     curved = False
     # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
-    jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False)
+    keep: dict = {}
+    jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
     for stage in range(4):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
@@ -555,8 +568,10 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
         elif stage == 1:  # §22's chords and tail (near the boundary of the closed form's range)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True))
-        elif stage == 2:
-            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True))
+        elif stage == 2:  # (not computed where it cannot be accepted: a lower estimate of it above the need)
+            need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
+                                       keep=keep))
         else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
