@@ -50,6 +50,11 @@ def test_coarser_first_step_gaussian_n1e4(monkeypatch):
     g, law = laws_for(GaussianRandomizer(s0, 1), eps, "zero_out")[0]
     g = float(g)
     assert _bigjump.applicable(law, n, 1e-2, g)
+    closed = _bigjump.certify_bigjump(law, g, n, 1e-2, 1)  # the closed form of docs/accountant_tail.md §23
+    assert closed.N == 0 and 0 < closed.lower <= closed.upper <= closed.lower * (1 + 1e-2)
+    assert closed.lower <= GAUSS_N1E4_MC[0] + Z_MC * GAUSS_N1E4_MC[1]
+    assert closed.upper >= GAUSS_N1E4_MC[0] - Z_MC * GAUSS_N1E4_MC[1]  # (the conditional Monte Carlo below)
+    monkeypatch.setattr(_bigjump.concentrated, "certify", lambda *a, **k: None)  # the FFT treatment, under test here
     new = _bigjump.certify_bigjump(law, g, n, 1e-2, 1)
     monkeypatch.setattr(_bigjump, "_normal_value", lambda *a: float("inf"))  # the former first step
     old = _bigjump.certify_bigjump(law, g, n, 1e-2, 1)

@@ -11,15 +11,15 @@ V = min(L, T0), X_m the sum of m i.i.d. V and M' ~ Bin(n - 1, gamma),
 and on x <= -T0, phi(x) = tau(-x) is convex with second derivative the density of L at -x: a second-order
 expansion of E phi(X_m) around (an upper value of) its mean, with the density's sup on a window, Bennett's
 inequality outside it and phi <= tau(T0) beyond it, bounds it from above; Jensen's inequality from below. The body
-E[A_+]/(n gamma) is bounded by Bennett's exponential moment, the pair term as in §3. Laws: the increasing
-one-term lognormal laws (the BMG's x vs bot order) with their whole range (E L = a + b exactly). A value is
+E[A_+]/(n gamma) is bounded by Bennett's exponential moment, the pair term as in §3. Laws: those with a
+``heavy_form``: the increasing one-term lognormal laws (the BMG's x vs bot order) with their whole range (E L = a + b
+exactly), and the Gaussian randomizer's x vs bot law, an atom plus a truncated lognormal part (§23). A value is
 returned only when its bracket is narrow; otherwise the FFT treatment computes it (:mod:`.far_tail`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import cast
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,7 +30,6 @@ from sharpdp.shuffle.accountant.jump import pair_integral_up
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
-from sharpdp.shuffle.laws.lognormal import LognormalLaw
 from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_up, mgf_h_ups, mgf_tail_up,
                                              rate_up, tilt_rates, v_moments)
 
@@ -61,12 +60,13 @@ class ConcentratedBracket:
 
 
 def eligible(law: Law, gamma: float, n: int) -> bool:
-    """The law is an increasing one-term lognormal law on its whole range, with a negative mean, n >= 2 and
-    0 < gamma < 1 (the binomial's Chernoff tails divide by log(1 - gamma)); r^2 < 700 (e^{r^2}, the second moment,
-    stays finite)."""
-    one = law.one_term()
-    return (one is not None and n >= 2 and 0.0 < gamma < 1.0 and one[0] + one[1] < 0.0
-            and one[2] * one[2] < 700.0)
+    """The law has a :meth:`~sharpdp.shuffle.laws.base.Law.heavy_form` (an increasing one-term lognormal law on
+    its whole range, or the Gaussian randomizer's atom plus truncated lognormal part: docs/accountant_tail.md §23)
+    with a negative mean, n >= 2 and 0 < gamma < 1 (the binomial's Chernoff tails divide by log(1 - gamma));
+    r^2 < 700 (e^{r^2}, the second moment, stays finite)."""
+    f = law.heavy_form()
+    return (f is not None and n >= 2 and 0.0 < gamma < 1.0 and f.a + f.d_hi < 0.0
+            and f.r * f.r < 700.0)
 
 
 def _dn(x):
@@ -77,12 +77,13 @@ def _up(x):
     return x + 4 * U * np.abs(x) + 1e-300
 
 
-def _mean_v(law: LognormalLaw, T0: float) -> tuple[float, float]:
-    """[lo, hi] containing E min(L, T0) = a + G - tau(T0) (E exp(r V - r^2/2) = 1 on the whole range)."""
-    a, G, _ = law.one_term()
-    s = a + G
+def _mean_v(law: Law, T0: float) -> tuple[float, float]:
+    """[lo, hi] containing E min(L, T0) = E L - tau(T0), E L = a + G for the one-term law (E exp(r V - r^2/2) = 1 on
+    the whole range), in [a + d_lo, a + d_hi] by the law's closed forms otherwise (§23)."""
+    f = law.heavy_form()
+    s_lo, s_hi = f.a + f.d_lo, f.a + f.d_hi
     tl, tu = law.tail_upper_bracket(T0)
-    return float(_dn(_dn(s) - tu)), float(_up(_up(s) - tl))
+    return float(_dn(_dn(s_lo) - tu)), float(_up(_up(s_hi) - tl))
 
 
 def _bennett_exp(v, b, w):
@@ -131,22 +132,22 @@ def _m_range(N: int, gamma: float):
     return m, np.exp(lp + lerr) * (1 + 8 * U), np.exp(lp - lerr) * (1 - 8 * U), outside
 
 
-def _moments(law: LognormalLaw, T0: float):
+def _moments(law: Law, T0: float):
     """(mu_lo, mu_hi, sig2, b): E V in [mu_lo, mu_hi], Var V <= sig2, V - E V <= b for V = min(L, T0)."""
     mu_lo, mu_hi = _mean_v(law, T0)
-    _, G, r = law.one_term()
-    sig2 = float(_up(G * G * math.exp(r * r) * (1 + 1e-12)))  # Var min(L, T0) <= E (L - a)^2 = G^2 e^{r^2}
+    sig2 = float(_up(law.heavy_form().m2_up * (1 + 1e-12)))  # Var min(L, T0) <= E (L - a)^2 (= G^2 e^{r^2}: one term)
     return mu_lo, mu_hi, sig2, float(_up(T0 - mu_lo))
 
 
-def _tails(law: LognormalLaw, T0: float, mu_hi: float, m, Q, b: float, w, trunc: tuple[float, ...]):
+def _tails(law: Law, T0: float, mu_hi: float, m, Q, b: float, w, trunc: tuple[float, ...]):
     """Upper bounds (P(Z > w), E[Z^2; Z > w]) for Z = X_m - E X_m, elementwise over the rows w (bands) and columns
     (m, Q): Bennett's inequality on the clamped terms (each <= b), and on terms truncated at l = mu_hi + c w
     (l < T0) plus the event that some term exceeds l (docs/accountant_tail.md §18 (g)); the smallest is kept."""
     lam = np.log1p(b * 0.5 * w / Q) / b
     p_best = np.exp(-_bennett_exp(Q, b, w)) * (1 + 1e-12)
     e_best = np.minimum(_up((4.0 / (math.e * lam)) ** 2 * np.exp(-_bennett_exp(Q, b, 0.5 * w)) * (1 + 1e-12)), Q)
-    a, G, _ = law.one_term()
+    f = law.heavy_form()
+    a, G = f.a, f.d_lo  # (E min(L, l) >= a + d_lo - tau(l); d_lo = G for the one-term law)
     d_hi = T0 - mu_hi
     if not d_hi > 0:
         return p_best, e_best
@@ -172,17 +173,20 @@ def _tails(law: LognormalLaw, T0: float, mu_hi: float, m, Q, b: float, w, trunc:
     return np.minimum(p_best, 1.0), e_best
 
 
-def _jump(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True, curvature: bool = True):
+def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvature: bool = True):
     """(upper, lower) of E phi(A') (D units): docs/accountant_tail.md §18 (a)-(d); ``curvature``: the lower value
     with the curvature term of §19."""
     return _jump_upper(law, gamma, n, T0, fine), _jump_lower(law, gamma, n, T0, curvature)
 
 
-def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
-                sharp: bool = False) -> float:
+def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
+                sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
-    §22's chord slopes and tail bound)."""
+    §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
+    estimate of the value with them exceeds it (the value is then §20's alone, also an upper value; §18 (j)).
+    ``keep`` (speed only, the same floats): a dict that keeps §20's per-m values of a call without ``sharp`` for a
+    later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
     tT_lo, tT_up = law.tail_upper_bracket(T0)
@@ -193,7 +197,10 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
     best = np.full(m.shape, tT_up)
     room = -T0 - mh
     ok = room > 0
-    if np.any(ok):
+    if np.any(ok) and keep and not sharp:  # (§20's values of the same m, T0 and law: the same floats)
+        mo, Qo, ro = mh[ok], Q[ok], room[ok]
+        f_up, tails_T, best = keep["f_up"], keep["tails_T"], keep["best"].copy()
+    elif np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
         tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
@@ -202,7 +209,20 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
         # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
         tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
+        if keep is not None and not sharp:
+            keep.update(f_up=f_up, tails_T=tails_T, best=best.copy())
     if np.any(ok) and bands:
+        # tau and the density's sup at the band edges from one geometric grid of s >= T0: both are non-increasing in
+        # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
+        grid = T0 * np.exp(np.linspace(0.0, math.log(max(float(np.max(-mo)), T0 * 1.001) / T0), _GRID))
+        grid[0] = T0
+        dens = law.density_up(grid)
+        g0 = np.clip(np.searchsorted(grid, -mo, side="right") - 1, 0, _GRID - 1)
+        g0 = np.where(grid[g0] <= -mo, g0, 0)
+        if stop_above < math.inf:  # every band's value is >= f(mh) + F(mh) Q / 2 + tau(T0) P(X > -T0) (speed only)
+            est = np.minimum(best[ok], f_up + 0.5 * dens[g0] * Qo + tT_up * tails_T)
+            if float(np.sum(p_up[ok] * est)) * (1 - 1e-9) > stop_above:
+                return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
         fr = np.array(_FRACS if fine else _FRACS_QUICK)[:, None]
         x = np.minimum(mo + fr * ro, -T0)  # band edges (rows), below -T0
         w = _dn(x - mo)
@@ -210,19 +230,12 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
         tail, e2 = _tails(law, T0, mu_hi, m[ok], Qo, b, np.where(good, w, 1.0),
                           _TRUNC if fine else ())  # P(X > x_k), E[Z^2; Z > w_k]
         tail, e2 = np.where(good, tail, 1.0), np.where(good, e2, Qo)
-        # tau and the density's sup at the band edges from one geometric grid of s >= T0: both are non-increasing in
-        # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
-        grid = T0 * np.exp(np.linspace(0.0, math.log(max(float(np.max(-mo)), T0 * 1.001) / T0), _GRID))
-        grid[0] = T0
         gi = np.clip(np.searchsorted(grid, -x.ravel(), side="right") - 1, 0, _GRID - 1)
         gi = np.where(grid[gi] <= -x.ravel(), gi, 0)
         tau_x = law.stop_loss(grid)[1][gi].reshape(x.shape)  # phi at the band edges
         tau_next = np.vstack([tau_x[1:], np.full((1, mo.size), tT_up)])
         band = np.minimum(tau_next * tail, tau_next)
         suffix = np.cumsum(band[::-1], axis=0)[::-1] * (1 + 1e-12)  # sum over k >= j
-        dens = law.density_up(grid)
-        g0 = np.clip(np.searchsorted(grid, -mo, side="right") - 1, 0, _GRID - 1)
-        g0 = np.where(grid[g0] <= -mo, g0, 0)
         # the density's sup beyond s = -y at y = mh, x_0, x_1, ... (non-decreasing in y: made so, upwards)
         F = np.maximum.accumulate(np.vstack([dens[g0][None, :], dens[gi].reshape(x.shape)]), axis=0)
         # curvature by bands: R(X) <= (X - mh)^2 / 2 [F(mh) + sum_i (F(y_i) - F(y_{i-1})) 1{X > y_{i-1}}], and
@@ -235,13 +248,14 @@ def _jump_upper(law: LognormalLaw, gamma: float, n: int, T0: float, fine: bool =
     return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
 
 
-def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: float):
+def _tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float):
     """Lower values of E R_nu(X_m), the remainder of phi_c's first-order expansion around nu <= E X_m (elementwise
     over m): the tangent of the convex log p(-y) at nu bounds the density from below, R_nu(x) >= p(-nu) g(x - nu),
     g(z) = z^2/2 + kap z^3/6, up to -T0, and the means by the moments of V (docs/accountant_tail.md §21); 0 where
     not available."""
     out = np.zeros(m.shape)
-    a, G, r = law.one_term()
+    f = law.heavy_form()  # (the density on s >= T0 is the lognormal part's: §23)
+    a, G, r = f.a, f.G, f.r
     ok = (nu < -T0) & (mh < -T0)
     if not (T0 > a and np.any(ok)):
         return out
@@ -277,13 +291,13 @@ def _tilted_lo(law: LognormalLaw, T0: float, m, nu, mh, mu_lo: float, mu_hi: flo
     return out
 
 
-def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False):
+def _tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False):
     """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
     (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
     p(-mh) psi_kap(X - mh), psi_kap(z) = (e^{kap z} - 1 - kap z)/kap^2, plus kap |z|^3/6 below mh, whose means
     come from the numerical mgf of V (docs/accountant_tail.md §20); inf where not available."""
     out = np.full(m.shape, np.inf)
-    a, G, r = law.one_term()
+    a = law.heavy_form().a
     if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a and m.size):  # (v(T0) >= -r)
         return out
     kap0 = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
@@ -308,7 +322,7 @@ def _tilted_curv(law: LognormalLaw, T0: float, m, mh, Q, mu_lo: float, mu_hi: fl
     return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
 
 
-def _jump_lower(law: LognormalLaw, gamma: float, n: int, T0: float, curvature: bool = True,
+def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = True,
                 tilted: bool = False) -> float:
     """Lower value of E phi(A') (D units): §18 (c)-(d), with the larger of the curvature term of §19 (when
     ``curvature``) and the tilted term of §21 (when ``tilted``)."""
@@ -320,7 +334,7 @@ def _jump_lower(law: LognormalLaw, gamma: float, n: int, T0: float, curvature: b
     return float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
 
 
-def _lower_m(law: LognormalLaw, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
+def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
              weight=None, tilted: bool = False):
     """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
     V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
@@ -361,16 +375,17 @@ def _z2_tail(Q, b: float, w):
     return np.where((w > 0) & np.isfinite(e), np.minimum(e, Q), Q)
 
 
-def _curvature_lo(law: LognormalLaw, T0: float, m, nu, mh, Q, mu_hi: float):
+def _curvature_lo(law: Law, T0: float, m, nu, mh, Q, mu_hi: float):
     """Lower value of E R_nu(X_m), the second-order remainder of phi_c around nu <= E X_m (elementwise over m):
     1/2 sum_i Delta_i max(0, m Var_lo V - E[(X - nu)^2; X > -T0] - E[(X - nu)^2; X < nu - w_i]) with the density's
     lower values by bands below nu (docs/accountant_tail.md §19); 0 where not available."""
     out = np.zeros(m.shape)
-    a, G, r = law.one_term()
+    f = law.heavy_form()
+    a = f.a
     if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a):  # (v(T0) >= -r: p non-increasing on s >= T0)
         return out
-    # Var V >= Var L - 2 E[(L - a)^2; L > T0] (V = min(L, T0), §19 (b))
-    var_lo = float(_dn(_dn(G * G * math.expm1(r * r) * (1 - 1e-12)) * (1 - 4 * U)
+    # Var V >= Var L - 2 E[(L - a)^2; L > T0] (V = min(L, T0), §19 (b)); Var L = G^2 expm1(r^2) for one term (§23)
+    var_lo = float(_dn(_dn(f.var_lo * (1 - 1e-12)) * (1 - 4 * U)
                        - 2.0 * float(law.second_moment_above_up([T0])[0]) * (1 + 4 * U)))
     ok = (nu < -T0) & (mh < -T0)
     if not var_lo > 0 or not np.any(ok):
@@ -400,8 +415,7 @@ def jump_bracket(law: Law, gamma: float, n: int, T0: float) -> tuple[float, floa
     """(lower, upper) of E phi(A') (D units) at the clamp T0 > 0 for an eligible law: §18 (a)-(d) and (g), the finer
     pass. ValueError for a law that is not eligible."""
     if not eligible(law, gamma, n) or not T0 > 0:
-        raise ValueError("jump_bracket needs an eligible law (LognormalLaw.one_term, negative mean), n >= 2, T0 > 0")
-    law = cast(LognormalLaw, law)  # (eligible: one_term() is the lognormal family's)
+        raise ValueError("jump_bracket needs an eligible law (Law.heavy_form, negative mean), n >= 2, T0 > 0")
     up, lo = _jump(law, gamma, n, float(T0), True)
     return lo, up
 
@@ -412,8 +426,8 @@ def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
     1.0 where not available."""
     if not eligible(law, gamma, n):
         return 1.0
-    law = cast(LognormalLaw, law)  # (eligible: one_term() is the lognormal family's)
-    mean_l = law.one_term()[0] + law.one_term()[1]
+    f = law.heavy_form()
+    mean_l = f.a + f.d_lo  # (a choice of t and y: any value is valid)
     mm = (n - 1) * gamma * mean_l
     t, y = 0.5 * abs(mm), 0.25 * abs(mm)
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
@@ -429,13 +443,12 @@ def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
     return min((p_one + p_body + p_jump) * (1 + 1e-9), 1.0)
 
 
-def _body_up(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
+def _body_up(law: Law, gamma: float, n: int, T0: float) -> float:
     """Upper value of E[A_+] / (n gamma), A = sum_i B_i min(L_i, T0), by Bennett's exponential moment (§18 (e))."""
     mu_lo, mu_hi = _mean_v(law, T0)
     if not mu_hi < 0:
         return math.inf
-    _, G, r = law.one_term()
-    sig2 = G * G * math.exp(r * r) * (1 + 1e-12)
+    sig2 = law.heavy_form().m2_up * (1 + 1e-12)  # >= E (L - a)^2 (§23)
     v1 = float(_up(gamma * (sig2 + max(mu_lo * mu_lo, mu_hi * mu_hi)) * (1 + 1e-12)))  # >= Var(B min(L, T0))
     b1 = float(_up(T0 - gamma * mu_lo))
     ea = -float(_dn(n * gamma * -mu_hi))  # >= E A (negative)
@@ -456,16 +469,15 @@ def _exp_quot_up(x: float, den: float) -> float:
     return math.exp(lv) * (1 + 1e-11)
 
 
-def _body_lam(law: LognormalLaw, gamma: float, n: int, T0: float) -> float:
+def _body_lam(law: Law, gamma: float, n: int, T0: float) -> float:
     """Bennett's optimal lam for the body (§18 (e)): the start of :func:`_body_mgf_up`'s search (speed only)."""
     mu_lo, mu_hi = _mean_v(law, T0)
-    _, G, r = law.one_term()
-    v1 = gamma * (G * G * math.exp(r * r) + max(mu_lo * mu_lo, mu_hi * mu_hi))
+    v1 = gamma * (law.heavy_form().m2_up + max(mu_lo * mu_lo, mu_hi * mu_hi))
     b1 = T0 - gamma * mu_lo
     return math.log1p(b1 * n * gamma * abs(mu_hi) / (n * v1)) / b1 if mu_hi < 0 else 1.0 / max(T0, 1.0)
 
 
-def _body_mgf_up(law: LognormalLaw, gamma: float, n: int, T0: float, lam0: float, enough: float = 0.0) -> float:
+def _body_mgf_up(law: Law, gamma: float, n: int, T0: float, lam0: float, enough: float = 0.0) -> float:
     """Upper value of E[A_+] / (n gamma) by Chernoff with the numerical mgf of V (docs/accountant_tail.md §20 (e)):
     E e^{lam A} <= exp(n gamma expm1(lam mu_hi + log1p H(lam))), the smallest over a golden-section search of lam
     around ``lam0``, stopped once at most ``enough`` (every lam > 0 is valid)."""
@@ -496,9 +508,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     the clamp (any T0 > 0 is valid)."""
     if not eligible(law, gamma, n):
         return None
-    law = cast(LognormalLaw, law)  # (eligible: one_term() is the lognormal family's)
-    a, G, r = law.one_term()
-    key = (a, G, r, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK)
+    f = law.heavy_form()
+    key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
@@ -506,9 +517,9 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     # where that gap exceeds CLOSED_PRECHECK rel_tol (about 4.4 CLOSED_ACCEPT_TILTED rel_tol) the bracket would be
     # refused, and is not computed
     mbar = round((n - 1) * gamma)
-    mu = mbar * (a + G)
+    mu = mbar * (f.a + f.d_lo)
     if mbar >= 1 and mu < 0:
-        rho = float(law.density_up([-mu])[0]) * mbar * G * G * math.exp(r * r) / 2 / float(law.stop_loss([-mu])[1][0])
+        rho = float(law.density_up([-mu])[0]) * mbar * f.m2_up / 2 / float(law.stop_loss([-mu])[1][0])
         if not rho <= limits.CLOSED_PRECHECK * rel_tol:
             return _remember(key, None)
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
@@ -524,7 +535,7 @@ def _remember(key, value):
     return value
 
 
-def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
+def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
     m_est = (n - 1) * gamma * law.mean()
     est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
     if not est > 0:
@@ -545,7 +556,8 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
     curved = False
     # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
-    jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False)
+    keep: dict = {}
+    jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
     for stage in range(4):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
@@ -556,8 +568,10 @@ def _certify(law: LognormalLaw, gamma: float, n: int, rel_tol: float, choose_T0)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
         elif stage == 1:  # §22's chords and tail (near the boundary of the closed form's range)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True))
-        elif stage == 2:
-            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True))
+        elif stage == 2:  # (not computed where it cannot be accepted: a lower estimate of it above the need)
+            need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
+                                       keep=keep))
         else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
@@ -570,13 +584,11 @@ def with_curvature(cb: ConcentratedBracket, law: Law, gamma: float, n: int) -> C
     memo."""
     if cb.curved:
         return cb
-    law = cast(LognormalLaw, law)  # (eligible: certify returned a bracket; one_term() is the lognormal family's)
     jlo = max(cb.jump_lo, _jump_lower(law, gamma, n, cb.T0))
     out = replace(cb, lower=max(cb.lower, jlo * (1 - 1e-9)), jump_lo=jlo, curved=True)
-    a, G, r = law.one_term()
-    key = (a, G, r, gamma, n)
+    key = (*law.heavy_form().key, gamma, n)
     for k, v in list(_MEMO.items()):
-        if k[:5] == key and v is cb:
+        if k[:len(key)] == key and v is cb:
             _MEMO[k] = out
     return out
 

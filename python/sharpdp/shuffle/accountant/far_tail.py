@@ -228,6 +228,24 @@ def _body_lower(body: PassResult) -> float:
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
 
 
+def _count_clamp(law: Law, gamma: float, n: int, hi_s: float, lo_s: float) -> float:
+    """The lower clamp B of a law bounded above by hi_s > 0 with an unbounded left tail: twice hi_s times a
+    count of active users the n - 1 others exceed with negligible probability (mean + 8 sd + 8), so that the
+    others' clamped sum (at most hi_s per active user) stays below B/2 and the penalty of
+    docs/accountant_tail.md §5 is negligible (a choice of speed only: the penalty is certified and B grows by 4
+    while it is not small, §8)."""
+    if math.isfinite(lo_s) or not hi_s > 0.0:
+        return math.inf
+    m = max(n - 1, 1) * gamma
+    return 2.0 * hi_s * (m + 8.0 * math.sqrt(m) + 8.0)
+
+
+def _drift_clamp(law: Law, mean: float, sd: float) -> float:
+    """The drift rule's lower clamp: max(4 sd, the B with tau_low(B) <= |E L| / 4 when E L < 0), so that the clamp
+    leaves most of the (negative) drift (docs/accountant_tail.md §8; speed only)."""
+    return max(4.0 * sd, choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd)
+
+
 class _BracketNeeded(Exception):
     """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
 
@@ -285,7 +303,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     for _rnd in range(4):
         try:
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
-                H = _pow2(max(abs(hi_s), sd, 1e-300) / 16.0)
+                # the smaller of the count clamp and the drift rule's (§8: a light left tail keeps the latter)
+                B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
+                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0)
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi = 0.0
             else:
@@ -295,10 +315,11 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
             if math.isfinite(lo_s):
                 B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
+            elif B is None and bounded:
+                B = max(math.ceil(max(T0, B_cnt) / H), 1) * H
             elif B is None:
                 # the clamp must leave most of the (negative) drift: tau_low(B) <= |E L| / 4
-                Bd = choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd
-                B = max(math.ceil(max(T0, 4.0 * sd, Bd) / H), 1) * H
+                B = max(math.ceil(max(T0, _drift_clamp(law, mean, sd)) / H), 1) * H
             else:
                 B = math.ceil(B / H) * H
             # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps

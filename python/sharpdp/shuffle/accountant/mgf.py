@@ -1,10 +1,11 @@
 """The numerical moment generating function and moments of V = min(L, T0) for the closed form's tilted values, bounds
 on the density's log-derivative and chord slopes, and the mgf's tail bound (docs/accountant_tail.md §20 (a), (c),
-§21 (c), §22).
+§21 (c), §22, §23).
 
-For the increasing one-term lognormal laws of :func:`.concentrated.eligible` (L = a + G e^{r N - r^2/2}): upper and
-lower Riemann sums over cells of L's normal variable N, each cell's V-interval widened by the roundings and its
-probability bracketed by ``interval_prob`` and its error bound. Every grid is valid (a choice of tightness only).
+For the laws of :func:`.concentrated.eligible` (L = a + G e^{r N - r^2/2}, or an atom plus that law on N > z_lo with a
+weight: docs/accountant_tail.md §23): upper and lower Riemann sums over cells of L's normal variable N (and the atom's
+own cell), each cell's V-interval widened by the roundings and its probability bracketed by ``interval_prob`` and its
+error bound. Every grid is valid (a choice of tightness only).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import math
 import numpy as np
 
 from sharpdp.shuffle.accountant.limits import U
-from sharpdp.shuffle.laws.lognormal import LognormalLaw, interval_prob
+from sharpdp.shuffle.laws import Law
+from sharpdp.shuffle.laws.lognormal import interval_prob
 
 MGF_CELLS = 4096  # cells of L's normal variable in the numerical mgf of V (§20)
 MGF_Z0 = -9.0  # the first cell's upper end in L's normal variable (every choice is valid)
@@ -52,32 +54,42 @@ def h_exp(u):
     return out
 
 
-def v_cells(law: LognormalLaw, T0: float, cells: int = 0):
+def v_cells(law: Law, T0: float, cells: int = 0):
     """Cells of L's normal variable N: (-inf, z_0], [z_i, z_{i+1}] (uniform up to the computed v(T0)), [z_K, inf);
     (lo, hi, p_lo, p_up): V = min(L, T0) lies in [lo, hi] on each cell (L(z) = a + G e^{r z - r^2/2} widened by
     (72 + 4 (|r z| + r^2/2)) ulp of G e^{...} plus 4 ulp of |a|: exp assumed within 64 ulp, its argument's and the
     sum's roundings), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound; docs/accountant_tail.md
     §20 (c))."""
-    a, G, r = law.one_term()
-    vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r if T0 > a else MGF_Z0  # (any grid end is valid)
-    z = np.linspace(MGF_Z0, max(vT, MGF_Z0 + 1.0), (cells or MGF_CELLS) + 1)
+    f = law.heavy_form()
+    a, G, r = f.a, f.G, f.r
+    z_lo = f.cont._vlo  # (-inf for the one-term law; the truncation of docs/accountant_tail.md §23 otherwise)
+    z0 = max(MGF_Z0, z_lo)
+    vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r if T0 > a else z0  # (any grid end is valid)
+    z = np.linspace(z0, max(vT, z0 + 1.0), (cells or MGF_CELLS) + 1)
     e = G * np.exp(r * z - 0.5 * r * r)
     # exp within 64 ulp (assumed), its argument's rounding 2 ulp of |r z| + r^2/2 (relative in e), the sum 2 ulp
     err = U * ((72.0 + 4.0 * (np.abs(r * z) + 0.5 * r * r)) * e + 4.0 * abs(a)) + 1e-300
     lo = np.clip(np.concatenate([[a], a + e - err]), a, T0)
     hi = np.clip(np.concatenate([a + e + err, [T0]]), a, T0)
-    zz = np.concatenate([[-np.inf], z, [np.inf]])
+    zz = np.concatenate([[z_lo], z, [np.inf]])
     p, pe = interval_prob(zz[:-1], zz[1:])
-    return lo, hi, np.maximum(p - pe, 0.0), p + pe
+    p_lo, p_up = np.maximum(p - pe, 0.0), p + pe
+    if f.atom_p > 0.0:  # the weighted part's cells and the atom's own cell (§23)
+        w = f.cont.weight
+        p_lo, p_up = w * p_lo * (1 - 4 * U), w * p_up * (1 + 4 * U)
+        xa = min(f.atom, T0)
+        lo, hi = np.concatenate([lo, [xa]]), np.concatenate([hi, [xa]])
+        p_lo, p_up = np.concatenate([p_lo, [f.atom_p]]), np.concatenate([p_up, [f.atom_p]])
+    return lo, hi, p_lo, p_up
 
 
-def mgf_h_up(law: LognormalLaw, T0: float, kap: float, c: float, cells: int = 0) -> float:
+def mgf_h_up(law: Law, T0: float, kap: float, c: float, cells: int = 0) -> float:
     """Upper value of E h(kap (V - c)), h(u) = e^u - 1 - u, V = min(L, T0), by an upper Riemann sum over cells of
     L's normal variable (h is convex: its max over a cell is at an end; docs/accountant_tail.md §20 (c))."""
     return float(mgf_h_ups(law, T0, [kap], c, cells)[0])
 
 
-def mgf_h_ups(law: LognormalLaw, T0: float, kaps, c: float, cells: int = 0) -> np.ndarray:
+def mgf_h_ups(law: Law, T0: float, kaps, c: float, cells: int = 0) -> np.ndarray:
     """:func:`mgf_h_up` at each rate of ``kaps`` (one set of cells; float64 array, entries inf or nan where h
     overflows: not used by the callers)."""
     lo, hi, _, p_up = v_cells(law, T0, cells)
@@ -86,7 +98,7 @@ def mgf_h_ups(law: LognormalLaw, T0: float, kaps, c: float, cells: int = 0) -> n
     return np.sum(hm * p_up, axis=1) * (1 + 1e-10) + 1e-300
 
 
-def v_moments(law: LognormalLaw, T0: float, c: float):
+def v_moments(law: Law, T0: float, c: float):
     """(S2_lo, S2_up, S3_lo, S4_up): bounds on E (V - c)^k, V = min(L, T0), by lower and upper Riemann sums over
     :func:`v_cells` ((V - c)^2 and ^4 are convex in V, ^3 increasing; docs/accountant_tail.md §21 (c))."""
     lo, hi, p_lo, p_up = v_cells(law, T0, MOM_CELLS)
@@ -103,18 +115,21 @@ def v_moments(law: LognormalLaw, T0: float, c: float):
     return s2_lo, s2_up, s3_lo, s4_up
 
 
-def log_convex_from(law: LognormalLaw, s: float) -> bool:
+def log_convex_from(law: Law, s: float) -> bool:
     """True where log p is (certainly) convex on [s, inf), p the density of L: its slope -rho(s') decreases in s'
     where v(s') > 1/r - r (docs/accountant_tail.md §21 (a)), checked at s with margins of 4 ulp on s - a and 1e-9 of
-    the terms' magnitudes on v (v increases in s')."""
-    a, G, r = law.one_term()
-    if not s > a:
+    the terms' magnitudes on v (v increases in s'). (a, G, r) are the law's ``heavy_form``'s; for an atom plus a
+    truncated part only s >= 0 is answered (there p is the part's density times its constant weight, which does not
+    change log p's convexity: docs/accountant_tail.md §23 (S1)); False below."""
+    f = law.heavy_form()
+    a, G, r = f.a, f.G, f.r
+    if not s > a or ((f.atom_p > 0.0 or math.isfinite(f.cont._vlo)) and not s >= 0.0):
         return False
     v = (math.log((s - a) * (1 - 4 * U) / G) + 0.5 * r * r) / r
     return v - 1e-9 * (abs(v) + r * r + 1.0) > 1.0 / r - r + 1e-9
 
 
-def chord_rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
+def chord_rate_up(law: Law, s1: float, s2: float) -> float:
     """Upper value of the chord slope (log p(s1) - log p(s2)) / (s2 - s1) of log p, p the density of L, for
     s2 > s1 > a (docs/accountant_tail.md §22 (a): where log p is convex on [s1, s2] (:func:`log_convex_from`),
     p(s) <= p(s2) e^{k (s2 - s) } on [s1, s2] for every k at least this slope). p(s1) from ``density_up``, p(s2) from
@@ -133,11 +148,12 @@ def chord_rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
     return k if math.isfinite(k) else math.inf
 
 
-def rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
+def rate_up(law: Law, s1: float, s2: float) -> float:
     """Upper value of sup over s in [s1, s2] (T0 <= s1 < s2, v(s1) >= -r) of -d log p / ds = (v(s)/r + 1)/(s - a),
     p the density of L: on a geometric grid, v at each cell's upper end over s - a at its lower end (v increases
     in s); the margins cover the roundings of log and the quotients (§20 (a))."""
-    a, G, r = law.one_term()
+    f = law.heavy_form()  # (on s >= T0 > 0 the density is the lognormal part's, docs/accountant_tail.md §23)
+    a, G, r = f.a, f.G, f.r
     s = s1 * np.exp(np.linspace(0.0, math.log(s2 / s1), RATE_GRID))
     s[0], s[-1] = s1, s2
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -148,7 +164,7 @@ def rate_up(law: LognormalLaw, s1: float, s2: float) -> float:
     return out if math.isfinite(out) and out > 0 else math.inf
 
 
-def tilt_rates(law: LognormalLaw, T0: float, mh, kap0: float):
+def tilt_rates(law: Law, T0: float, mh, kap0: float):
     """The rate of §20 (a)'s tilt for each m (mh = its mean's upper value, mh < -T0): ``kap0`` (the sup of rho over
     [T0, max(-mh)]), or where log p is convex beyond T0 the chord slope of log p over [T0, S] at the largest edge S
     <= -mh of ``CHORD_EDGES`` (docs/accountant_tail.md §22 (a)), the smaller."""
@@ -163,7 +179,7 @@ def tilt_rates(law: LognormalLaw, T0: float, mh, kap0: float):
     return np.minimum(kap, k_e[np.clip(j, 0, edges.size - 1)])
 
 
-def beyond_up(law: LognormalLaw, T0: float, m, mh, ben, mu_hi: float, enough, cells: int = 0):
+def beyond_up(law: Law, T0: float, m, mh, ben, mu_hi: float, enough, cells: int = 0):
     """Upper bounds on P(X_m > -T0) (elementwise over m, mh < -T0): the smaller of Bennett's ``ben`` (§18 (b)) and
     :func:`mgf_tail_up`'s (docs/accountant_tail.md §22 (b)), the latter only where ``ben`` exceeds ``enough`` for
     some m (speed only)."""
@@ -172,12 +188,12 @@ def beyond_up(law: LognormalLaw, T0: float, m, mh, ben, mu_hi: float, enough, ce
     return np.minimum(ben, mgf_tail_up(law, T0, m, mh, mu_hi, cells))
 
 
-def mgf_tail_up(law: LognormalLaw, T0: float, m, mh, mu_hi: float, cells: int = 0, excess: bool = False):
+def mgf_tail_up(law: Law, T0: float, m, mh, mu_hi: float, cells: int = 0, excess: bool = False):
     """Upper bounds (elementwise over m, mh < -T0) on P(X_m > -T0), or with ``excess`` on E(X_m + T0)_+, by
     e^{-t w} (1 + H(t))^m, or that over e t, w = -T0 - mh, the smallest over the rates t of ``TAIL_RATES`` times
     §20's kappa (docs/accountant_tail.md §22 (b); H on ``cells`` cells: any grid is valid); inf where not
     available."""
-    a = law.one_term()[0]
+    a = law.heavy_form().a
     best = np.full(np.shape(m), np.inf)
     kap = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12)) if T0 > a and np.size(m) else math.inf
     if not (math.isfinite(kap) and kap > 0):

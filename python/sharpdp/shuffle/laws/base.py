@@ -182,6 +182,11 @@ class Law:
         docs/accountant.md §5 use them), else None."""
         return None
 
+    def heavy_form(self):
+        """The closed-form deep tail's description of the law (``HeavyForm``, docs/accountant_tail.md §23), or None
+        (then the far-tail treatment computes its deep tail by FFT)."""
+        return None
+
     def one_term(self) -> tuple[float, float, float] | None:
         """(a, G, r) when L = a + G exp(r V - r^2/2), V standard normal, on the whole range with weight 1
         (the closed-form deep tail of docs/accountant_tail.md §18 uses it), else None."""

@@ -70,8 +70,9 @@ class FiniteLaw(Law):
         mu = self.mean()
         return float(math.sqrt(max(np.dot((self.values - mu) ** 2, self.probs), 0.0)))
 
-    def cells(self, x0, h, K):
-        # Same partition as prob_below(x0) / prob_above(x0 + K h): [x0, x0 + K h) is inside.
+    def _cell_terms(self, x0, h, K):
+        """(ji, pin, pin frac, pin fe): the cell index, probability, weighted position and weighted position
+        error of every atom in [x0, x0 + K h) (the partition of prob_below(x0) / prob_above(x0 + K h))."""
         v, pin = self.values, self.probs
         if self._sorted:  # (zero-probability atoms only add exact zeros below)
             sl = slice(int(np.searchsorted(v, x0, "left")), int(np.searchsorted(v, x0 + K * h, "left")))
@@ -82,15 +83,32 @@ class FiniteLaw(Law):
         t = (v - x0) / h
         ji = np.clip(np.floor(t), 0, K - 1).astype(np.int64)
         frac = np.clip(t - ji, 0.0, 1.0)
-        # (bincount sums in input order, as np.add.at would, only faster)
-        m = np.bincount(ji, weights=pin, minlength=K)
-        w = np.bincount(ji, weights=pin * frac, minlength=K)
         # frac carries an absolute error <= 4u(|v - x0|/h + 1).
         fe = 4.0 * U * (np.abs(v - x0) / h + 1.0)
-        ew = np.bincount(ji, weights=pin * fe, minlength=K)
+        return ji, pin, pin * frac, pin * fe
+
+    @staticmethod
+    def _cell_sums(ji, pin, pw, pe, size):
+        """(m, w, em, ew) of :meth:`cells` over ``size`` bins of ``ji``."""
+        # (bincount sums in input order, as np.add.at would, only faster)
+        m = np.bincount(ji, weights=pin, minlength=size)
+        w = np.bincount(ji, weights=pw, minlength=size)
+        ew = np.bincount(ji, weights=pe, minlength=size)
         # a running sum of c non-negative terms is within (c - 1) u of the exact one (relative)
-        r = (np.bincount(ji, minlength=K) + 4.0) * U
+        r = (np.bincount(ji, minlength=size) + 4.0) * U
         return m, w, r * m, ew * (1.0 + r) + r * w
+
+    def cells(self, x0, h, K):
+        # Same partition as prob_below(x0) / prob_above(x0 + K h): [x0, x0 + K h) is inside.
+        ji, pin, pw, pe = self._cell_terms(x0, h, K)
+        return self._cell_sums(ji, pin, pw, pe, K)
+
+    def cells_sparse(self, x0, h, K):
+        """(idx, m, w, em, ew): :meth:`cells` at its occupied cells ``idx`` only (increasing; the other cells
+        are exact zeros), the same floats per cell: a few atoms on a long lattice without K-long arrays."""
+        ji, pin, pw, pe = self._cell_terms(x0, h, K)
+        idx, inv = np.unique(ji, return_inverse=True)  # (inv keeps the input order within each cell)
+        return (idx,) + self._cell_sums(inv.ravel(), pin, pw, pe, idx.size)
 
     def prob_below(self, x):
         sel = self.probs[self.values < x]

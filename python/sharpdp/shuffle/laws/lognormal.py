@@ -4,6 +4,7 @@ randomizers, with certified cells, tails and moments (docs/accountant.md §2.3).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import log_ndtr
@@ -100,6 +101,26 @@ def _clip_scalar(x, lo, hi):
     or a is NaN, else b (and min alike): a NaN anywhere propagates, -0.0 within [0.0, 1.0] stays."""
     t = x if (x >= lo or x != x) else lo
     return t if (t <= hi or t != t) else hi
+
+
+@dataclass(frozen=True)
+class HeavyForm:
+    """What the closed-form deep tail (docs/accountant_tail.md §18-§23) needs of a law L: L >= a on its whole
+    range; on every s above its atoms (all of them below 0) L has the density of ``cont``, the increasing lognormal
+    law a + G e^{r V - r^2/2} on V > cont's v_lo with cont's weight; E L - a in [d_lo, d_hi], E (L - a)^2 <= m2_up,
+    Var L >= var_lo (closed forms, rounded outwards); ``key`` identifies the law for the closed form's memo."""
+
+    a: float
+    G: float
+    r: float
+    d_lo: float
+    d_hi: float
+    m2_up: float
+    var_lo: float
+    cont: "LognormalLaw"
+    key: tuple
+    atom: float = 0.0  # the location of the law's one atom (below 0), with probability atom_p
+    atom_p: float = 0.0
 
 
 class LognormalLaw(Law):
@@ -340,6 +361,17 @@ class LognormalLaw(Law):
         p, e = interval_prob(lo_v, hi_v)
         return self.weight * (p + e) * (1 + 8 * _U)
 
+    def heavy_form(self) -> "HeavyForm | None":
+        """The closed-form deep tail's description (:class:`HeavyForm`) of the one-term law of :meth:`one_term`:
+        E L - a = G and E (L - a)^2 = G^2 e^{r^2}, Var L = G^2 expm1(r^2) (the floats the closed form has always
+        used); None for other lognormal laws."""
+        one = self.one_term()
+        if one is None or not one[2] * one[2] < 700.0:  # (e^{r^2} finite)
+            return None
+        a, G, r = one
+        return HeavyForm(a=a, G=G, r=r, d_lo=G, d_hi=G, m2_up=G * G * math.exp(r * r), var_lo=G * G * math.expm1(r * r),
+                         cont=self, key=(a, G, r))
+
     def one_term(self):
         """(a, G, r) when L = a + G exp(r V - r^2/2) with G > 0 on the whole normal range with weight 1 (then
         E L = a + G exactly and E (L - a)^2 = G^2 e^{r^2}), else None."""
@@ -349,17 +381,19 @@ class LognormalLaw(Law):
         return None
 
     def second_moment_above_up(self, x):
-        """Upper bounds (elementwise, float64 array) on E[(L - a)^2; L > x] for the one-term law of
-        :meth:`one_term`: G^2 e^{r^2} P(V > v(x) - 2r) (the shift by 2r turns e^{2 r V - r^2} into a probability),
-        with the probability's error bound and 1e-12 relative for the products. ``inf`` for other laws."""
+        """Upper bounds (elementwise, float64 array) on E[(L - a)^2; L > x] for the increasing law
+        ``a + G exp(r V - r^2/2)`` on V > v_lo with weight w (the one-term law of :meth:`one_term`, or its truncated,
+        weighted part of the Gaussian randomizer): w G^2 e^{r^2} P(V > max(v(x), v_lo) - 2r) (the shift by 2r turns
+        e^{2 r V - r^2} into a probability), with the probability's error bound, 1e-12 relative for the products and
+        4u for the weight's. ``inf`` for other laws."""
         x = np.atleast_1d(np.asarray(x, dtype=float))
-        one = self.one_term()
-        if one is None:
+        if not (self._S == 0 and self._G > 0 and self._sign > 0):
             return np.full(x.shape, np.inf)
-        _, G, r = one
-        lo_v, hi_v = self._vint(x, math.inf)
+        G, r = self._G, self.r
+        lo_v, hi_v = self._vint(x, math.inf)  # (clipped to the law's range (v_lo, inf))
         p, e = interval_prob(lo_v - 2 * r, hi_v - 2 * r)
-        return G * G * math.exp(r * r) * (p + e) * (1 + 1e-12)
+        out = G * G * math.exp(r * r) * (p + e) * (1 + 1e-12)
+        return out if self.weight == 1.0 else self.weight * out * (1 + 4 * _U)
 
     def density_up(self, s):
         """Upper bounds (elementwise, float64 array) on the sup of the density of L over [s, inf), for the
@@ -432,4 +466,4 @@ class LognormalLaw(Law):
         return self._moments(c, second)
 
 
-__all__ = ["LognormalLaw", "interval_prob", "ndtr_rel"]
+__all__ = ["HeavyForm", "LognormalLaw", "interval_prob", "ndtr_rel"]

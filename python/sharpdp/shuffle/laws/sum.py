@@ -52,6 +52,17 @@ class SumLaw(Law):
         return math.sqrt(max(s2 / t - (s1 / t) ** 2, 0.0))
 
     def cells(self, x0, h, K):
+        few = [hasattr(p, "cells_sparse") and p.atoms()[0].size <= K // 64 for p in self.parts]
+        if len(self.parts) == 2 and sum(few) == 1:
+            # a few atoms plus one dense part (the Gaussian randomizer's atom and lognormal part): the atoms'
+            # cells added in place at their indices; the same floats as the sum below (two terms per cell,
+            # and x + 0.0 = x), without three K-long temporaries per array
+            dense, sparse = self.parts[few.index(False)], self.parts[few.index(True)]
+            out = tuple(np.array(a, dtype=float) for a in dense.cells(x0, h, K))  # (a copy: parts keep theirs)
+            idx, *vals = sparse.cells_sparse(x0, h, K)
+            for a, v in zip(out, vals):
+                a[idx] += v
+            return out
         outs = [p.cells(x0, h, K) for p in self.parts]
         return tuple(sum(o[i] for o in outs) for i in range(4))
 
@@ -91,6 +102,81 @@ class SumLaw(Law):
 
     def prob_above_up(self, x):
         return sum(p.prob_above_up(x) for p in self.parts) * (1 + 1e-12)
+
+    def heavy_form(self):
+        """The closed-form deep tail's description (docs/accountant_tail.md §23) of an atom x_a < 0 with probability
+        p_a plus an increasing lognormal part a + G e^{r V - r^2/2} on V > v_lo with weight w (the Gaussian
+        randomizer's x vs bot law, docs/worst_case_pairs.md §4), x_a >= a, masses summing to 1 within 1e-12: with
+        P(V > v_lo - k r) bracketed by ``interval_prob``,
+
+            E L - a = p_a (x_a - a) + w G P(V > v_lo - r),   E (L - a)^2 = p_a (x_a - a)^2 + w G^2 e^{r^2} P(V > v_lo - 2r),
+
+        rounded outwards, and Var L >= E (L - a)^2 - (E L - a)^2 from the lower and upper values. None otherwise.
+        Computed once per law (its parts are not changed after construction)."""
+        if "_heavy" not in self.__dict__:
+            self._heavy = self._heavy_form()
+        return self._heavy
+
+    def _heavy_form(self):
+        if len(self.parts) != 2:
+            return None
+        from sharpdp.shuffle.laws.lognormal import HeavyForm, LognormalLaw, interval_prob
+
+        at = [p for p in self.parts if p.atoms() is not None]
+        co = [p for p in self.parts if isinstance(p, LognormalLaw)]
+        if len(at) != 1 or len(co) != 1 or at[0].atoms()[0].size != 1:
+            return None
+        c = co[0]
+        if not (c._S == 0 and c._G > 0 and c._sign > 0 and c._vhi == math.inf and math.isfinite(c._vlo)):
+            return None
+        xa, pa = float(at[0].atoms()[0][0]), float(at[0].atoms()[1][0])
+        a, G, r, w = c.a, c._G, c.r, c.weight
+        if not (a <= xa < 0.0 and c.support()[0] < 0.0 and r * r < 700.0):  # (on s >= 0: the part's density)
+            return None
+        p0, e0 = interval_prob(c._vlo, math.inf)
+        if not abs(pa + w * float(p0) - 1.0) <= 1e-12 - 4 * w * float(e0):
+            return None
+        p1, e1 = interval_prob(c._vlo - r, math.inf)
+        p2, e2 = interval_prob(c._vlo - 2 * r, math.inf)
+        u = 4 * np.finfo(float).eps
+        dx = xa - a  # (>= 0; rounded: its own 1 ulp below)
+        d_at_lo, d_at_hi = pa * dx * (1 - u), pa * dx * (1 + u)
+        d_lo = (d_at_lo + w * G * max(float(p1) - float(e1), 0.0) * (1 - 4 * u)) * (1 - u)
+        d_hi = (d_at_hi + w * G * (float(p1) + float(e1)) * (1 + 4 * u)) * (1 + u)
+        m2_lo = (pa * dx * dx * (1 - 2 * u) + w * G * G * math.exp(r * r) * max(float(p2) - float(e2), 0.0)
+                 * (1 - 1e-12)) * (1 - u)
+        m2_up = (pa * dx * dx * (1 + 2 * u) + w * G * G * math.exp(r * r) * (float(p2) + float(e2)) * (1 + 1e-12)) \
+            * (1 + u)
+        var_lo = max((m2_lo - d_hi * d_hi * (1 + u)) * (1 - u), 0.0)
+        return HeavyForm(a=a, G=G, r=r, d_lo=d_lo, d_hi=d_hi, m2_up=m2_up, var_lo=var_lo, cont=c,
+                         key=(a, G, r, c._vlo, w, xa, pa), atom=xa, atom_p=pa)
+
+    def density_up(self, s):
+        """Upper bounds on the sup of the density of L over [s, inf) for a law with :meth:`heavy_form`: its
+        lognormal part's where s is above the atom, inf elsewhere."""
+        s = np.atleast_1d(np.asarray(s, dtype=float))
+        f = self.heavy_form()
+        if f is None:
+            return np.full(s.shape, np.inf)
+        return np.where(s > f.atom, f.cont.density_up(s), np.inf)
+
+    def density_lo(self, s):
+        """Lower bounds on the density of L at s for a law with :meth:`heavy_form` (its lognormal part's: the atom
+        adds none), 0 for other laws."""
+        s = np.atleast_1d(np.asarray(s, dtype=float))
+        f = self.heavy_form()
+        return np.zeros(s.shape) if f is None else f.cont.density_lo(s)
+
+    def second_moment_above_up(self, x):
+        """Upper bounds on E[(L - a)^2; L > x] for a law with :meth:`heavy_form` (a its location): the lognormal
+        part's plus p_a (x_a - a)^2 where x < x_a; inf for other laws."""
+        x = np.atleast_1d(np.asarray(x, dtype=float))
+        f = self.heavy_form()
+        if f is None:
+            return np.full(x.shape, np.inf)
+        dx = f.atom - f.a
+        at = np.where(x < f.atom, f.atom_p * dx * dx * (1 + 1e-12), 0.0)
+        return (f.cont.second_moment_above_up(x) + at) * (1 + 1e-12)
 
     def spread(self):
         sd = self.std()
