@@ -187,6 +187,21 @@ class Law:
         (then the far-tail treatment computes its deep tail by FFT)."""
         return None
 
+    # The density and tail-moment bounds the closed-form deep tail asks of a law with a heavy_form (docs/accountant_tail.md
+    # §18, §23); only such laws implement them, and the closed form asks no other law.
+    def density_up(self, s) -> np.ndarray:
+        """Upper bounds (float64 array) on the sup of L's density over [s, inf) (laws with :meth:`heavy_form`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no heavy_form: no density bounds")
+
+    def density_lo(self, s) -> np.ndarray:
+        """Lower bounds (float64 array) on L's density at s (laws with :meth:`heavy_form`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no heavy_form: no density bounds")
+
+    def second_moment_above_up(self, x) -> np.ndarray:
+        """Upper bounds (float64 array) on E[(L - a)^2; L > x], a the heavy form's location (laws with
+        :meth:`heavy_form`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no heavy_form: no tail moments")
+
     def one_term(self) -> tuple[float, float, float] | None:
         """(a, G, r) when L = a + G exp(r V - r^2/2), V standard normal, on the whole range with weight 1
         (the closed-form deep tail of docs/accountant_tail.md §18 uses it), else None."""
