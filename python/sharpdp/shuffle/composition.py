@@ -26,6 +26,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
 from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair
@@ -408,17 +409,8 @@ class ComposedAccountant:
         lams = np.geomspace(1e-3, 1e3, 25) / scale
         vals = [f(float(x)) for x in lams]
         i = int(np.argmin(vals))
-        best = min(0.0, vals[i])
         a, c = float(lams[max(i - 1, 0)]), float(lams[min(i + 1, len(lams) - 1)])
-        gr = (math.sqrt(5) - 1) / 2
-        for _ in range(30):
-            x1, x2 = c - gr * (c - a), a + gr * (c - a)
-            f1, f2 = f(x1), f(x2)
-            best = min(best, f1, f2)
-            if f1 < f2:
-                c = x2
-            else:
-                a = x1
+        best = min(0.0, vals[i], golden_min(f, a, c, 30, left_on_tie=False))
         return best + 0.01 if best < 0 else 0.0
 
     # ------------------------------------------------------------------ public API
