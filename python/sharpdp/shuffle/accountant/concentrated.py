@@ -86,6 +86,13 @@ def _mean_v(law: Law, T0: float) -> tuple[float, float]:
     return float(_dn(_dn(s_lo) - tu)), float(_up(_up(s_hi) - tl))
 
 
+def _bennett_up(v, b, w):
+    """Upper value (elementwise) of exp(-_bennett_exp(v, b, w)): its rounding by (1 + 1e-12), its underflow (a
+    subnormal or 0 below ~1e-308, an absolute error under one subnormal) by + TINY: never 0 where it bounds a
+    positive quantity."""
+    return np.exp(-_bennett_exp(v, b, w)) * (1 + 1e-12) + limits.TINY
+
+
 def _bennett_exp(v, b, w):
     """Lower value of (v / b^2) h(b w / v), h(u) = (1 + u) log(1 + u) - u (elementwise; v, b, w > 0):
     P(Z > w) <= exp(-it) and E(Z - w)_+ <= exp(-it) / (e lam), lam = log(1 + b w / v) / b, for a sum Z of
@@ -144,8 +151,8 @@ def _tails(law: Law, T0: float, mu_hi: float, m, Q, b: float, w, trunc: tuple[fl
     (m, Q): Bennett's inequality on the clamped terms (each <= b), and on terms truncated at l = mu_hi + c w
     (l < T0) plus the event that some term exceeds l (docs/accountant_tail.md §18 (g)); the smallest is kept."""
     lam = np.log1p(b * 0.5 * w / Q) / b
-    p_best = np.exp(-_bennett_exp(Q, b, w)) * (1 + 1e-12)
-    e_best = np.minimum(_up((4.0 / (math.e * lam)) ** 2 * np.exp(-_bennett_exp(Q, b, 0.5 * w)) * (1 + 1e-12)), Q)
+    p_best = _bennett_up(Q, b, w)
+    e_best = np.minimum(_up((4.0 / (math.e * lam)) ** 2 * _bennett_up(Q, b, 0.5 * w)), Q)
     f = law.heavy_form()
     a, G = f.a, f.d_lo  # (E min(L, l) >= a + d_lo - tau(l); d_lo = G for the one-term law)
     d_hi = T0 - mu_hi
@@ -165,9 +172,9 @@ def _tails(law: Law, T0: float, mu_hi: float, m, Q, b: float, w, trunc: tuple[fl
         p_l, t_l, s_l = pg[gi], tg[gi], sg[gi]
         b_l = _up(lev - a - G + t_l)  # >= l - E min(L, l)
         lam_l = np.log1p(b_l * 0.5 * w / Q) / b_l
-        p_c = m * p_l * (1 + 4 * U) + np.exp(-_bennett_exp(Q, b_l, w)) * (1 + 1e-12)
+        p_c = m * p_l * (1 + 4 * U) + _bennett_up(Q, b_l, w)
         e_c = _up(m * (s_l + p_l * (m - 1) * sig2) * (1 + 1e-12)
-                  + (4.0 / (math.e * lam_l)) ** 2 * np.exp(-_bennett_exp(Q, b_l, 0.5 * w)) * (1 + 1e-12))
+                  + (4.0 / (math.e * lam_l)) ** 2 * _bennett_up(Q, b_l, 0.5 * w))
         p_best = np.where(okg & (b_l > 0), np.minimum(p_best, p_c), p_best)
         e_best = np.where(okg & (b_l > 0), np.minimum(e_best, e_c), e_best)
     return np.minimum(p_best, 1.0), e_best
@@ -203,7 +210,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     elif np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
-        tails_T = np.exp(-_bennett_exp(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))) * (1 + 1e-12)  # P(X > -T0)
+        tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
         if sharp:  # (§22 (b), where Bennett's is not negligible)
             tails_T = beyond_up(law, T0, m[ok], mo, tails_T, mu_hi, 1e-6 * f_up / tT_up, _BODY_CELLS)
         # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
@@ -349,7 +356,7 @@ def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lam = np.log1p(b * w0 / Q) / b
         # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
-        exc = np.where(w0 > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) / (math.e * lam),
+        exc = np.where(w0 > 0, (np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) + limits.TINY) / (math.e * lam),
                        np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
     if tilted and np.any(w0 > 0):  # (with §21's term: the smaller with the numerical mgf's, §22 (b))
         exc = np.where(w0 > 0, np.minimum(exc, mgf_tail_up(law, T0, m, mh, mu_hi, _BODY_CELLS, excess=True)), exc)
@@ -371,7 +378,7 @@ def _z2_tail(Q, b: float, w):
     most Q: (4 / (e lam))^2 e^{-Bennett(w / 2)}, lam = log(1 + b w / (2 Q)) / b, and at most Q (§18 (g))."""
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lam = np.log1p(b * 0.5 * w / Q) / b
-        e = _up((4.0 / (math.e * lam)) ** 2 * np.exp(-_bennett_exp(Q, b, 0.5 * w)) * (1 + 1e-12))
+        e = _up((4.0 / (math.e * lam)) ** 2 * _bennett_up(Q, b, 0.5 * w))
     return np.where((w > 0) & np.isfinite(e), np.minimum(e, Q), Q)
 
 
@@ -435,7 +442,7 @@ def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
     mh = _up(m * mu_hi)
     Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)
     w = _dn(-t - y - mh)  # P(X_m > -t - y) <= P(X_m - E X_m > w)
-    pm = np.where(w > 0, np.exp(-_bennett_exp(Q, b, np.maximum(w, 1e-300))) * (1 + 1e-12), 1.0)
+    pm = np.where(w > 0, _bennett_up(Q, b, np.maximum(w, 1e-300)), 1.0)
     p_body = min(float(np.sum(p_up * np.minimum(pm, 1.0))) * (1 + 1e-12) + outside, 1.0)
     p_one = float(law.prob_above_up([t])[0])
     pT, pTy = (float(v) for v in law.prob_above_up([T0, T0 + y]))
