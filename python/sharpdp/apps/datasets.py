@@ -253,11 +253,26 @@ def load_table(csv: str | None = None, columns=None) -> Table:
             example = f" (e.g. {bad.iloc[0]!r})" if len(bad) else ""
             raise ValueError(f"columns: column {c!r} is not numeric{example}")
     values = frame[wanted].to_numpy(dtype=np.float64)
+    check_no_infinite(values, tuple(str(c) for c in wanted))
     keep = np.all(np.isfinite(values), axis=1)
     data = np.ascontiguousarray(values[keep])
     if data.shape[0] == 0:
         raise ValueError(f"csv: no complete rows in {source} for columns {', '.join(wanted)}")
     return Table(data, tuple(str(c) for c in wanted), source, int((~keep).sum()), tuple(notes))
+
+
+def check_no_infinite(values: np.ndarray, columns: Sequence[str]) -> None:
+    """Refuse a value that is +-inf (written so, or a number beyond the float range such as 1e400).
+
+    Dropping such a row as if its value were missing would let a record's content decide whether it takes part (and
+    change the public n); clipping it would silently read an overflow as the bound. Raises ValueError naming the
+    column (no value is quoted: it would be a data cell).
+    """
+    bad = np.isinf(values)
+    if bad.any():
+        col = columns[int(np.nonzero(bad.any(axis=0))[0][0])]
+        raise ValueError(f"csv: column {col!r} holds an infinite value (inf, -inf or a number beyond the float range); "
+                         "replace it by a finite value (it is clipped to --bounds) or by an empty cell (missing)")
 
 
 def header_problem(header: Sequence[str]) -> str | None:

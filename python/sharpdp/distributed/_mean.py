@@ -109,8 +109,10 @@ class MeanResult:
 
 
 def _complete(part, ncols: int) -> tuple[np.ndarray, int]:
-    """Rows of a pandas partition as float64 (m, d) with the rows holding a NaN/inf dropped."""
+    """Rows of a pandas partition as float64 (m, d) with the rows holding a NaN dropped (an inf is refused)."""
+    from sharpdp.apps.datasets import check_no_infinite
     values = np.ascontiguousarray(part.to_numpy(dtype=np.float64, na_value=np.nan)).reshape(-1, ncols)
+    check_no_infinite(values, [str(c) for c in part.columns])
     keep = np.all(np.isfinite(values), axis=1)
     if keep.all():
         return values, 0
