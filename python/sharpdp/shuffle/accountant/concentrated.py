@@ -87,10 +87,7 @@ def _mean_v(law: Law, T0: float) -> tuple[float, float]:
 
 
 def _bennett_up(v, b, w):
-    """Upper value (elementwise) of exp(-_bennett_exp(v, b, w)): its rounding by (1 + 1e-12), its underflow (a
-    subnormal or 0 below ~1e-308, an absolute error under one subnormal) by + TINY: never 0 where it bounds a
-    positive quantity."""
-    return np.exp(-_bennett_exp(v, b, w)) * (1 + 1e-12) + limits.TINY
+    return np.exp(-_bennett_exp(v, b, w)) * (1 + 1e-12) + limits.TINY  # upper value; never 0 past underflow: §18 (g)
 
 
 def _bennett_exp(v, b, w):
