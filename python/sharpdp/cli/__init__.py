@@ -21,24 +21,14 @@ from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
 if TYPE_CHECKING:
     import numpy as np
 
+from sharpdp.cli.errors import CliError, install_hint, option_error  # noqa: F401  (re-exported)
+from sharpdp.cli.files import (WRITTEN, check_diagnostics_path, check_not_written, check_out_dir,  # noqa: F401
+                               check_releases_not_inputs, make_out_dir, open_private, release_file)
+from sharpdp.cli.notes import (BMG_FIELD_HELP, MEAN_RMSE_NOTE, bracket_note, delta_bounds_meaning,  # noqa: F401
+                               evaluations_meaning, release_scope)
+
 # Module names under sharpdp.cli, in the order shown by --help.
 _COMMANDS = ("mean", "account", "histogram", "crlb", "figures")
-
-
-#: The randomizer figures that ``sharpdp mean`` and ``sharpdp account`` print, under the same
-#: names in the text and in --json: name -> what it is (shown in the text output).
-BMG_FIELD_HELP = {
-    "chi_lo": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling",
-    "mse_single": "worst-case MSE of one user's unbiased message (scaled units); the mean of n messages has "
-                  "RMSE/coord sqrt(mse_single / (n d)) for the continuous mechanism",
-}
-
-#: What ``sharpdp mean`` adds under its RMSE line (``sharpdp account`` prints no RMSE).
-MEAN_RMSE_NOTE = "the expected RMSE/coord uses the grid release's MSE (at most ~1 % above sqrt(mse_single / (n d)))"
-
-
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
 
 
 #: Width of the commands' text output: every line fits an 80-column terminal (a long data path or column
@@ -78,25 +68,6 @@ def wrap_text(text: str) -> str:
     return "\n".join(out)
 
 
-def option_error(exc: ValueError, names: dict[str, str]) -> ValueError:
-    """``exc`` with the library parameter that starts its message renamed to the CLI option.
-
-    The library names its parameters (``"csv: file not found: x.csv"``); the CLI names its
-    options (``"--csv: file not found: x.csv"``). ``names`` maps parameter to option; a message
-    that starts with none of them is returned unchanged.
-    """
-    msg = str(exc)
-    for name, flag in names.items():
-        if msg.startswith(f"{name}:") or msg.startswith(f"{name} "):
-            return ValueError(flag + msg[len(name):])
-    return exc
-
-
-def install_hint(extra: str) -> str:
-    """``pip install "sharpdp[EXTRA]"`` (or ``".[EXTRA]"`` from a clone of the repository)."""
-    return f'pip install "sharpdp[{extra}]" (or pip install ".[{extra}]" from a clone of the repository)'
-
-
 #: What ``sharpdp mean`` / ``sharpdp histogram`` say (stderr, and under ``warnings``) when ``--seed`` is given.
 SEEDED_MODE_WARNING = ("--seed: seeded, reproducible mode: anyone who knows the seed can regenerate the noise and "
                        "undo it, so this release is NOT private unless the seed is kept secret (it is never "
@@ -124,152 +95,6 @@ def release_rng(seed: int | None) -> np.random.Generator | None:
     import numpy as np
 
     return np.random.default_rng(int(seed))
-
-
-def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outputs: Sequence[str] = ()) -> None:
-    """Refuse a ``--diagnostics FILE`` that would overwrite an input or a release file, or cannot be written.
-
-    Checked before any work is done (the diagnostics are written last, after the release).
-
-    Raises
-    ------
-    CliError
-        One line naming ``--diagnostics``: an empty name or a directory; the same file as one of
-        ``inputs`` (the data, key files) or ``outputs`` (the release files); a parent directory
-        that does not exist or is not writable.
-    """
-    if path is None:
-        return
-    if not path.strip() or os.path.isdir(path):
-        raise CliError(f"--diagnostics: needs a file name, got {path!r}")
-    other = _clash(path, [*inputs, *outputs])
-    if other is not None:
-        raise CliError(f"--diagnostics: {path} is (or is inside) an input or release file ({other}); it "
-                       "would overwrite or corrupt it: name another file")
-    full = os.path.realpath(path)
-    parent = os.path.dirname(full)
-    if not os.path.isdir(parent):
-        raise CliError(f"--diagnostics: directory {os.path.dirname(path) or parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(full) and not os.access(full, os.W_OK)):
-        raise CliError(f"--diagnostics: {path} is not writable")
-
-
-WRITTEN: list[str] = []  # files this command has completed so far (named on Ctrl-C)
-
-
-@contextlib.contextmanager
-def release_file(path: str, mode: int | None = None) -> Iterator[str]:
-    """Write a file all at once: the caller writes the temporary path yielded (same directory), which
-    replaces ``path`` only when the block ends without an exception, and is then recorded in
-    :data:`WRITTEN`; on an exception (Ctrl-C included) the temporary file is removed and ``path`` is left
-    as it was. So an interrupted command leaves no half-written release, and its "interrupted" line can
-    name the files that are complete (a release in them is out). ``mode``: permissions set before the
-    file appears under ``path`` (0o600 for diagnostics)."""
-    head, tail = os.path.split(path)
-    tmp = os.path.join(head, f".{tail}.partial-{os.getpid()}")
-    try:
-        if mode is not None:  # created with its mode before anything is written (writers keep an inode's mode)
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode))
-            os.chmod(tmp, mode)  # (the umask may have cleared bits of ``mode``)
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-    WRITTEN.append(path)
-
-
-def open_private(path: str):
-    """Open ``path`` for writing (text, newline="") readable by its owner only (mode 0600): the
-    diagnostics files hold true values and possibly the seed."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.chmod(path, 0o600)  # (an existing file keeps its mode under O_CREAT)
-    return os.fdopen(fd, "w", newline="")
-
-
-def _clash(path: str, given: Sequence[str | None], inside: bool = True) -> str | None:
-    """The first of ``given`` (paths or globs; None skipped) that ``path`` is, or (``inside``) is inside;
-    else None."""
-    import glob
-
-    full = os.path.realpath(path)
-    for g in given:
-        if g is None:
-            continue
-        for other in (glob.glob(g) if glob.has_magic(g) else [g]):
-            real = os.path.realpath(other)
-            if real == full or (inside and os.path.isdir(real) and full.startswith(real + os.sep)):
-                return other
-    return None
-
-
-def check_releases_not_inputs(releases: Sequence[str], inputs: Sequence[str | None], datasets: Sequence[str | None] = (),
-                              flag: str = "--out") -> None:
-    """Refuse, before any work, release files that would overwrite an input file (the data, key files)
-    or land inside a dataset directory (a Parquet directory would read them as data).
-
-    Raises
-    ------
-    CliError
-        One line naming ``flag``: one of ``releases`` is one of ``inputs`` or ``datasets``, or is
-        inside one of ``datasets``.
-    """
-    for release in releases:
-        other = _clash(release, inputs, inside=False) or _clash(release, datasets)
-        if other is not None:
-            raise CliError(f"{flag}: the release file {release} would overwrite the input {other}: choose another "
-                           f"{flag} directory")
-
-
-def check_not_written(paths: Sequence[str], overwrite: bool, why: str, flag: str = "--out") -> None:
-    """Refuse, before the work, output files that exist unless ``--overwrite`` was given (``overwrite``): a
-    :class:`CliError` naming ``flag`` and the first existing file, ``why`` (what it holds) after it."""
-    existing = [] if overwrite else [p for p in paths if os.path.exists(p)]
-    if existing:
-        raise CliError(f"{flag}: {existing[0]} exists {why}; pass --overwrite to replace it, or choose another "
-                       f"{flag} directory")
-
-
-def check_out_dir(path: str, flag: str = "--out") -> None:
-    """Fail early (before any long computation) if ``path`` cannot become an output directory.
-
-    Raises
-    ------
-    CliError
-        One line naming ``flag``: ``path`` is an existing file, or its nearest existing parent
-        is not a writable directory.
-    """
-    full = os.path.abspath(path)
-    if os.path.exists(full):
-        if not os.path.isdir(full):
-            raise CliError(f"{flag}: {path} is a file, not a directory")
-        if not os.access(full, os.W_OK | os.X_OK):
-            raise CliError(f"{flag}: directory {path} is not writable")
-        return
-    parent = os.path.dirname(full)
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise CliError(f"{flag}: cannot create directory {path}: {parent} is a file, not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise CliError(f"{flag}: cannot create directory {path}: {parent} is not writable")
-
-
-def make_out_dir(path: str, flag: str = "--out") -> str:
-    """Create the output directory ``path`` (parents too; an existing directory is fine).
-
-    Raises
-    ------
-    CliError
-        One line naming ``flag`` when ``path`` is a file or cannot be created.
-    """
-    check_out_dir(path, flag)
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"{flag}: cannot create directory {path}: {exc.strerror or exc}") from None
-    return path
 
 
 def bounds_choice(args: argparse.Namespace, columns) -> str:
@@ -498,53 +323,6 @@ def slow_note(command: str, text: str, after: float = 5.0) -> Iterator[None]:
         yield
     finally:
         timer.cancel()
-
-
-def bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
-    """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds)."""
-    if up == 0.0:
-        return "delta is 0 (epsilon at or above the randomizer's local epsilon)"
-    if gap <= rel_tol:
-        return f"relative gap <= {rel_tol:g} (the accountant's target)"
-    if up < 1e-24:
-        return ("value below the accountant's floor 1e-24: only the upper value is certified and refined there "
-                "(the lower value may be far below it, or 0)")
-    return (f"relative gap above the target {rel_tol:g}: the grid hit its size caps or the law is heavy-tailed; "
-            "the upper value is still certified")
-
-
-def delta_bounds_meaning(rounds: int) -> str:
-    """What the release's ``delta_bounds`` are (``--json``): the certified upper value and a lower value that
-    is not a lower bound on delta (one round: the blanket bound's lower value; K rounds: the composition of
-    the rounds' lower values, a reference, docs/composition.md §4.2)."""
-    if rounds > 1:
-        return (f"[reference lower value, certified upper value] of the {rounds}-round composed delta: the lower value "
-                "composes the rounds' lower values and is not a lower bound on delta")
-    return ("[lower value, certified upper value] of the blanket bound: the lower value is the bound's accuracy, "
-            "not a lower bound on the mechanism's delta")
-
-
-def release_scope(rounds: int) -> str:
-    """What the privacy figures of a ``sharpdp mean`` run calibrated for ``rounds`` = K >= 1 releases cover
-    (``release_scope`` in ``--json``, the ``releases`` line of the text): every run is another release of the
-    same data, and releases compose."""
-    if rounds == 1:
-        return ("the figures hold for this one release; every run on the same data is another release, and K "
-                "releases of the same data compose: calibrate them together with --rounds K")
-    return (f"the figures hold for {rounds} releases of this mean on the same data, this run being one of them "
-            f"(--rounds {rounds}, composition); more releases of the same data need a larger --rounds")
-
-
-def evaluations_meaning(rounds: int) -> str:
-    """What the release's ``accountant_evaluations`` counts (``--json``; K > 1 also in the text): the
-    single-round accountant evaluations of the calibration; for K rounds those of the candidates' single-round
-    calibrations, while each candidate's K-round certification is one of ``composed_certifications``
-    (docs/composition.md §4.1)."""
-    if rounds > 1:
-        return ("ShuffleAccountant.get_delta_bounds calls made by the candidates' single-round calibrations; each "
-                f"candidate was then certified by one {rounds}-round composition (composed_certifications: one per "
-                "candidate, each from its dominating pair's 40 certified profile values, not counted here)")
-    return "ShuffleAccountant.get_delta_bounds calls made by the calibration (its search and its certification)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,63 @@
+"""What the commands print beside a certified figure: the randomizer's figures, why a bracket is as wide as
+it is, what a release's figures cover (``sharpdp.cli`` re-exports every name)."""
+
+from __future__ import annotations
+
+
+#: The randomizer figures that ``sharpdp mean`` and ``sharpdp account`` print, under the same
+#: names in the text and in --json: name -> what it is (shown in the text output).
+BMG_FIELD_HELP = {
+    "chi_lo": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling",
+    "mse_single": "worst-case MSE of one user's unbiased message (scaled units); the mean of n messages has "
+                  "RMSE/coord sqrt(mse_single / (n d)) for the continuous mechanism",
+}
+
+#: What ``sharpdp mean`` adds under its RMSE line (``sharpdp account`` prints no RMSE).
+MEAN_RMSE_NOTE = "the expected RMSE/coord uses the grid release's MSE (at most ~1 % above sqrt(mse_single / (n d)))"
+
+
+def bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
+    """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds)."""
+    if up == 0.0:
+        return "delta is 0 (epsilon at or above the randomizer's local epsilon)"
+    if gap <= rel_tol:
+        return f"relative gap <= {rel_tol:g} (the accountant's target)"
+    if up < 1e-24:
+        return ("value below the accountant's floor 1e-24: only the upper value is certified and refined there "
+                "(the lower value may be far below it, or 0)")
+    return (f"relative gap above the target {rel_tol:g}: the grid hit its size caps or the law is heavy-tailed; "
+            "the upper value is still certified")
+
+
+def delta_bounds_meaning(rounds: int) -> str:
+    """What the release's ``delta_bounds`` are (``--json``): the certified upper value and a lower value that
+    is not a lower bound on delta (one round: the blanket bound's lower value; K rounds: the composition of
+    the rounds' lower values, a reference, docs/composition.md §4.2)."""
+    if rounds > 1:
+        return (f"[reference lower value, certified upper value] of the {rounds}-round composed delta: the lower value "
+                "composes the rounds' lower values and is not a lower bound on delta")
+    return ("[lower value, certified upper value] of the blanket bound: the lower value is the bound's accuracy, "
+            "not a lower bound on the mechanism's delta")
+
+
+def release_scope(rounds: int) -> str:
+    """What the privacy figures of a ``sharpdp mean`` run calibrated for ``rounds`` = K >= 1 releases cover
+    (``release_scope`` in ``--json``, the ``releases`` line of the text): every run is another release of the
+    same data, and releases compose."""
+    if rounds == 1:
+        return ("the figures hold for this one release; every run on the same data is another release, and K "
+                "releases of the same data compose: calibrate them together with --rounds K")
+    return (f"the figures hold for {rounds} releases of this mean on the same data, this run being one of them "
+            f"(--rounds {rounds}, composition); more releases of the same data need a larger --rounds")
+
+
+def evaluations_meaning(rounds: int) -> str:
+    """What the release's ``accountant_evaluations`` counts (``--json``; K > 1 also in the text): the
+    single-round accountant evaluations of the calibration; for K rounds those of the candidates' single-round
+    calibrations, while each candidate's K-round certification is one of ``composed_certifications``
+    (docs/composition.md §4.1)."""
+    if rounds > 1:
+        return ("ShuffleAccountant.get_delta_bounds calls made by the candidates' single-round calibrations; each "
+                f"candidate was then certified by one {rounds}-round composition (composed_certifications: one per "
+                "candidate, each from its dominating pair's 40 certified profile values, not counted here)")
+    return "ShuffleAccountant.get_delta_bounds calls made by the calibration (its search and its certification)"
