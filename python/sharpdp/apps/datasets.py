@@ -249,9 +249,10 @@ def load_table(csv: str | None = None, columns=None) -> Table:
         wanted = numeric
     for c in wanted:
         if not pd.api.types.is_numeric_dtype(frame[c]):
-            bad = frame[c][pd.to_numeric(frame[c], errors="coerce").isna() & frame[c].notna()]
-            example = f" (e.g. {bad.iloc[0]!r})" if len(bad) else ""
-            raise ValueError(f"columns: column {c!r} is not numeric{example}")
+            # the column and how many rows, never a cell: an error line lands in logs kept beside a release
+            bad = int((pd.to_numeric(frame[c], errors="coerce").isna() & frame[c].notna()).sum())
+            raise ValueError(f"columns: column {c!r} is not numeric: {bad} of its {len(frame)} rows "
+                             f"{'holds' if bad == 1 else 'hold'} a value that is not a number (not shown; fix the file, or choose other columns)")
     values = frame[wanted].to_numpy(dtype=np.float64)
     check_no_infinite(values, tuple(str(c) for c in wanted))
     keep = np.all(np.isfinite(values), axis=1)

@@ -169,6 +169,10 @@ def figure_title(number: int, title: str, *, quick: bool) -> str:
     return f"'Shuffling-Aware Optimization for Private Vector\nMean Estimation'\n{caption}"
 
 
+#: The files' stems that :func:`write_figures` writes (``STEM.csv`` and ``STEM.png`` each), in order.
+FIGURE_STEMS = ("figure1_utility", "figure2_privacy_profile", "figure3_n_scaling")
+
+
 def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None) -> dict[str, str]:
     """Compute Figures 1-3 and write ``figure{1,2,3}_*.csv`` and ``.png`` into ``out_dir``.
 
@@ -211,11 +215,11 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
                        "gamma": bmg2.gamma, "sigma0": bmg2.sigma0})
     paths = {}
     specs = [
-        ("figure1_utility", f1, "epsilon", ["rmse_bmg", "rmse_gaussian_local", "rmse_gm"], "RMSE per coordinate",
+        (FIGURE_STEMS[0], f1, "epsilon", ["rmse_bmg", "rmse_gaussian_local", "rmse_gm"], "RMSE per coordinate",
          "n = 1e4, delta = 1e-5", True),
-        ("figure2_privacy_profile", f2, "epsilon", ["delta_bmg", "delta_gm"], "delta(epsilon)",
+        (FIGURE_STEMS[1], f2, "epsilon", ["delta_bmg", "delta_gm"], "delta(epsilon)",
          f"n = 1e3, RMSE = {FIG23_RMSE} (gamma = {f2.gamma[0]}, sigma0 = {f2.sigma0[0]:.4f})", True),
-        ("figure3_n_scaling", f3, "n", ["rmse_bmg", "rmse_gm"], "RMSE per coordinate",
+        (FIGURE_STEMS[2], f3, "n", ["rmse_bmg", "rmse_gm"], "RMSE per coordinate",
          f"fixed BMG (gamma = {f3.gamma[0]}, sigma0 = {f3.sigma0[0]:.4f}), delta = 1e-5", True),
     ]
     labels = {"rmse_bmg": "shuffled BMG", "rmse_gaussian_local": "shuffled Gaussian (gamma = 0)",

@@ -25,7 +25,7 @@ from sharpdp.cli.errors import CliError, install_hint, option_error  # noqa: F40
 from sharpdp.cli.files import (WRITTEN, check_diagnostics_path, check_not_written, check_out_dir,  # noqa: F401
                                check_releases_not_inputs, make_out_dir, open_private, release_file)
 from sharpdp.cli.notes import (BMG_FIELD_HELP, MEAN_RMSE_NOTE, bracket_note, delta_bounds_meaning,  # noqa: F401
-                               evaluations_meaning, release_scope)
+                               UNITS, evaluations_meaning, release_scope)
 
 # Module names under sharpdp.cli, in the order shown by --help.
 _COMMANDS = ("mean", "account", "histogram", "crlb", "figures")

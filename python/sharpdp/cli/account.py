@@ -151,7 +151,14 @@ _BLANKET_LOWER = ("lower value of the blanket bound (the accountant's accuracy),
 
 def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: str) -> dict[str, Any]:
     """The certified answer of ``acc``: composed over ``rounds``, or delta's bracket at ``eps``, or
-    epsilon at ``delta``; ``lower_meaning`` says what the bracket's lower end is."""
+    epsilon at ``delta``; ``lower_meaning`` says what the bracket's lower end is. With the units of its
+    figures (``epsilon_unit``, ``delta_unit``: docs/cli.md §1)."""
+    from sharpdp.cli import UNITS
+
+    return {**_certified(acc, rounds, eps, delta, discretization, lower_meaning), **UNITS}
+
+
+def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: str) -> dict[str, Any]:
     if rounds > 1:
         return _rounds(acc, rounds, eps, delta, discretization)
     from sharpdp.cli import bracket_note
@@ -161,9 +168,12 @@ def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: st
             lo, up = acc.get_delta_bounds(eps)  # get_delta(eps) is the upper end
         lo, up = float(lo), float(up)
         gap = (up - lo) / lo if lo > 0 else math.inf
+        floor = _charge_floor(acc, eps, up)
+        charge = 0.0 if floor is None else floor["charge"]
         return {"epsilon": eps, "delta": up, "delta_lower": lo, "delta_upper": up, "delta_lower_meaning": lower_meaning,
-                    "bracket_relative_gap": gap if math.isfinite(gap) else None,
-                    "bracket_note": bracket_note(lo, up, gap, acc.rel_tol) + _charge_note(acc, eps, up)}
+                "bracket_relative_gap": gap if math.isfinite(gap) else None,
+                "bracket_note": bracket_note(lo, up, gap, acc.rel_tol, charge),
+                "sampler_charge_floor": floor}
     with _wait(f"certified epsilon at delta = {delta:g}", "a search on certified values"):
         return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
 
@@ -187,16 +197,66 @@ def _wait(step: str, what: str) -> Iterator[None]:
         yield
 
 
-def _charge_note(acc: Any, eps: float, up: float) -> str:
-    """Where the release sampler's charge makes most of the value (its floor at large eps: docs/accountant.md §7.3)."""
+#: The smallest certified value below a charge-dominated epsilon is searched with at most this many golden-section
+#: steps and this much CPU time (s); every value seen is certified, so stopping early only leaves a larger one.
+FLOOR_STEPS = 24
+FLOOR_CPU = 2.0
+
+
+def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
+    """Where the release sampler's charge makes at least half of the certified value ``up`` at ``eps``: the
+    charge, the floor 2 n sampler_tv no epsilon goes below, and the smallest certified value found at an epsilon
+    <= ``eps`` (also a certified delta at ``eps``: docs/cli.md §2); None elsewhere (no charge, or a small one)."""
+    import time
+
+    from sharpdp.shuffle.accountant.golden import golden_min
+
     e = min(eps, getattr(acc, "eps_tau", math.inf))
     c = acc.sampler_term(e) if hasattr(acc, "sampler_term") and math.isfinite(e) else 0.0
     if not (up > 0.0 and c >= 0.5 * up):
+        return None
+    best = [up, eps, 0]  # (value, epsilon, certified values computed)
+    stop = time.process_time() + FLOOR_CPU
+
+    def value(x: float) -> float:  # a fresh certified value at x (report: the laws' value plus the charge)
+        if time.process_time() > stop:
+            return math.nan  # (golden_min ignores NaN values)
+        v = float(acc.report(x).upper)
+        best[2] += 1
+        if v < best[0]:
+            best[:2] = [v, x]
+        return v
+
+    golden_min(value, 0.0, e, FLOOR_STEPS)
+    return {"charge": c, "charge_epsilon": e, "eps_tau": acc.eps_tau, "sampler_tv_per_message": acc.sampler_tau / acc.n,
+            "floor_at_any_epsilon": acc.sampler_term(0.0), "smallest_certified_delta": best[0],
+            "smallest_at_epsilon": best[1], "values_searched": best[2],
+            "meaning": ("the certified delta is mostly the release sampler's charge (1 + e^eps) n sampler_tv "
+                        "(docs/sampling.md §4), which grows with epsilon up to eps_tau (above it the value at eps_tau "
+                        "is reported) and is at least floor_at_any_epsilon = 2 n sampler_tv at every epsilon; "
+                        "sampler_tv grows with the release sampler's noise table (about 13.2 sigma0 / h entries for "
+                        "a BMG, h = 2^-grid_bits; BlanketMixedGaussian.sample refuses tables above 2^18 entries: "
+                        "docs/sampling.md §2.2, §4). smallest_certified_delta, the "
+                        "smallest certified value found at an epsilon <= this one (a golden-section search of "
+                        "values_searched values), is also a certified delta at this epsilon, since delta is "
+                        "non-increasing in epsilon (docs/cli.md §2)")}
+
+
+def _floor_text(f: dict[str, Any] | None, eps: float, delta: float) -> str:
+    """The text line of :func:`_charge_floor` (empty when there is none); the smaller value found is shown when
+    it is at most 0.9 ``delta`` (the value reported at ``eps``)."""
+    if f is None:
         return ""
-    return (f"; the release sampler's charge (1 + e^eps) n sampler_tv = {c:.3g}"
-            + (f" at eps_tau = {e:.4g} (the value there is reported for every larger epsilon)" if e < eps else "")
-            + " makes most of this value and grows with epsilon (docs/accountant.md §7.3, docs/sampling.md §4): "
-              "a smaller epsilon may certify a smaller delta")
+    where = (f" at eps_tau = {f['charge_epsilon']:.4g} nats (reported for every larger epsilon)"
+             if f["charge_epsilon"] < eps else "")
+    smaller = (f"; a smaller certified delta, {f['smallest_certified_delta']:.6g} at epsilon = "
+               f"{f['smallest_at_epsilon']:.4g} nats, also holds at epsilon = {eps:.6g} nats (delta is non-increasing in "
+               f"epsilon; smallest of {f['values_searched']} values searched, docs/cli.md §2)"
+               if f["smallest_certified_delta"] <= 0.9 * delta else "")
+    return (f"\nsampler's charge floor: the release sampler's charge {f['charge']:.3g}{where} makes most of this "
+            f"value; it grows with epsilon and is at least 2 n sampler_tv = {f['floor_at_any_epsilon']:.3g} at every "
+            f"epsilon (sampler_tv = {f['sampler_tv_per_message']:.3g} per message grows with the noise table's "
+            f"length, about 13.2 sigma0 / h entries: docs/sampling.md §4, docs/cli.md §2){smaller}")
 
 
 _SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over all neighbouring datasets "
@@ -363,7 +423,8 @@ def format_text(r: dict[str, Any]) -> str:
         else:
             body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
                     f"blanket-bound bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the lower value is of the "
-                    f"accountant's bound, not a lower bound on delta; {r['bracket_note']}")
+                    f"accountant's bound, not a lower bound on delta; {r['bracket_note']}"
+                    + _floor_text(r.get("sampler_charge_floor"), r["epsilon"], r["delta"]))
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())

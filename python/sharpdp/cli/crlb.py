@@ -65,7 +65,7 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dic
         w = csv.writer(fh)
         w.writerow(list(columns))
         for row in zip(*columns.values()):
-            w.writerow([f"{float(v):.10g}" for v in row])
+            w.writerow([v if isinstance(v, str) else f"{float(v):.10g}" for v in row])
     if plot is None:
         return {"csv": csv_path, "png": None}
     import matplotlib
@@ -180,7 +180,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ax.set_title("'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.2:\nprivate RLS on the diabetes data "
                      f"(y = log triglycerides); {trials} repetitions x {B} data blocks", fontsize=9)
 
-    files = _write(args.out, "crlb_5_2", cols, None if args.no_plot else plot_52)
+    # the CSV says on each row before k0 why its cells are nan (docs/cli.md §3); the JSON has k0 and nulls
+    before = f"k < k0 = {r['k0']}: {BEFORE_K0}"
+    notes = [before if k < r["k0"] else "" for k in r["k"]]
+    files = _write(args.out, "crlb_5_2", {**cols, "note": notes}, None if args.no_plot else plot_52)
     # JSON has no NaN: steps before k0 (no estimate, infinite bound) become null
     curves = {k: [None if math.isnan(v) else float(v) for v in np.asarray(c, dtype=float)] for k, c in cols.items()}
     curves["k"] = [int(v) for v in r["k"]]
@@ -194,6 +197,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"is drawn only {B} times (one per block, shared by every step k), so for one seed the empirical "
                 "MSE can sit below (or above) the bound at most steps however many repetitions of the privacy "
                 "noise are run; the 95% interval across blocks shows this error")}
+
+
+#: Why the rows of ``crlb_5_2.csv`` before k0 hold nan (its ``note`` column on those rows; docs/cli.md §3).
+BEFORE_K0 = ("no estimate yet: the recursion starts at k0, the first step at which every block's information matrix "
+             "sum_{j<=k} H_j H_j^T is invertible, so bound, mse, mse_stderr, bound_identity, mse_identity and "
+             "mse_laplace are nan (undefined) here; mse_binary (a probit MAP estimate with a prior) starts at k = 1")
 
 
 def _fmt_rows(header: list[str], rows: list[list[float]]) -> str:
@@ -243,5 +252,6 @@ def format_text(result: dict[str, Any]) -> str:
     legend = ("columns: bound/mse = Algorithm 3 with the recursion of Section 5.2; bound_identity/mse_identity = "
               "Algorithm 3 with Sbar_k = I (Fig. 3); mse_laplace = Laplace(1) noise + recursive least squares; "
               "mse_binary = binary quantisation 1{y_k + d_k <= C} identified by a probit MAP estimate (biased "
-              "towards its prior at small k, so not comparable with the bound there)")
+              "towards its prior at small k, so not comparable with the bound there); in the CSV the rows k < k0 "
+              "hold nan in every column but mse_binary, and their note column says why")
     return "\n".join([head, _fmt_rows(keys, rows), legend, note, files])

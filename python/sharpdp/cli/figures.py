@@ -29,13 +29,21 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--quick", action="store_true",
                    help="reduced figures for a smoke run: fewer epsilon points in Figures 1 and 2 (not the "
                         "paper's figures; the output says so)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the figures' files (figure{1,2,3}_*.csv / .png) of an earlier run in the output "
+                        "directory (without it they are refused, before any work)")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from sharpdp.apps.shuffle_figures import figure_jobs, write_figures
-    from sharpdp.cli import make_out_dir
+    import os
+
+    from sharpdp.apps.shuffle_figures import FIGURE_STEMS, figure_jobs, write_figures
+    from sharpdp.cli import check_not_written, check_out_dir, make_out_dir
 
     out = args.out if args.out is not None else (_OUT_QUICK if args.quick else _OUT)
+    check_out_dir(out)
+    check_not_written([os.path.join(out, f"{stem}.{ext}") for stem in FIGURE_STEMS for ext in ("csv", "png")],
+                      args.overwrite, "(an earlier run's figures)")
     make_out_dir(out)
     result: dict[str, Any] = {"figures": args.which, "quick": bool(args.quick)}
     if args.quick:

@@ -472,9 +472,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         check_diagnostics(args.diagnostics, inputs, releases, overwrite=args.overwrite,
                           extra=[] if args.no_plot else [os.path.splitext(args.diagnostics)[0] + ".png"])
     try:
-        return table2(args) if args.table2 else _release(args)
+        result = table2(args) if args.table2 else _release(args)
     except ValueError as exc:  # the API's parameter names (and the dataset loader's "csv") -> the CLI options
         raise option_error(exc, {name: f"--{name}" for name in ("r0", "r", "c", "delta", "csv")}) from None
+    from sharpdp.cli import UNITS
+
+    return {**result, **UNITS}  # (epsilon_unit, delta_unit: docs/cli.md §1)
 
 
 def format_text(result: dict[str, Any]) -> str:

@@ -142,9 +142,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     result = _release(args)  # (says the seeded-mode warning once the input is valid, before the bars)
-    from sharpdp.cli import BMG_FIELD_HELP
+    from sharpdp.cli import BMG_FIELD_HELP, UNITS
 
     result["bmg_meaning"] = {**BMG_MEANING, **BMG_FIELD_HELP}  # (both engines)
+    result.update(UNITS)  # (epsilon_unit, delta_unit: docs/cli.md §1)
     result["reproducible_seeded_mode"] = args.seed is not None
     if args.seed is not None:
         result["warnings"].append(SEEDED_MODE_WARNING)
@@ -216,12 +217,15 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
 
 
 #: What ``sharpdp mean --rounds K`` says up front of the K-round calibration's time: its candidates' bar counts
-#: every budgeted candidate, so its time left is an upper value. Measured on the flights table (2 busy cores,
-#: 2026-12-04): K = 4 at epsilon 0.01 stopped at its 1st candidate (33 s wall, 7 s of CPU), K = 2 at 1 and K = 3
-#: at 0.5 at their 2nd (9 s, 13 s), K = 10 at 4 at its 3rd (22 s).
-ROUNDS_TIME_NOTE = ("seconds to a minute per candidate; the search stops at its first certified candidate close "
-                    "to the target (the 1st to 3rd in the runs measured), so the time left on the candidates' bar, "
-                    "which counts every budgeted candidate, is an upper value")
+#: every budgeted candidate, so its time left is an upper value. Measured (``sharpdp mean --rounds K --json``,
+#: nice 5, 2 cores shared with other jobs at load average 2-3.5, 2026-12-04): flights table K = 2 at epsilon 1
+#: (2 candidates) 2.3 s of CPU, 4.5 s wall; K = 4 at 0.01 (1 candidate) 6.9 s, 11.5 s; K = 10 at 4 (3) 2.5 s,
+#: 4.8 s; 1,000 uniform rows K = 3 at 1 (3) 2.7 s, 3.8 s; K = 5 at 10 (4) 5.2 s, 8.2 s; 20,000 rows K = 3 at 0.1
+#: (2) 2.6 s, 4.2 s (each run including about 1.5 s of imports and loading).
+ROUNDS_TIME_NOTE = ("a few seconds per candidate (whole runs took 2-7 s of CPU, 4-12 s wall on 2 busy cores, with 1 "
+                    "to 4 candidates at K = 2-10, epsilon 0.01-10, 1,000 to 327,346 rows); the search stops at its "
+                    "first certified candidate close to the target (the 1st to 4th in the runs measured), so the time "
+                    "left on the candidates' bar, which counts every budgeted candidate, is an upper value")
 
 #: Above this epsilon (nats) and below LARGE_EPSILON_N rows, ``sharpdp mean`` says up front why its
 #: calibration can take tens of seconds.

@@ -16,17 +16,34 @@ BMG_FIELD_HELP = {
 MEAN_RMSE_NOTE = "the expected RMSE/coord uses the grid release's MSE (at most ~1 % above sqrt(mse_single / (n d)))"
 
 
-def bracket_note(lo: float, up: float, gap: float, rel_tol: float) -> str:
-    """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds)."""
+def bracket_note(lo: float, up: float, gap: float, rel_tol: float, charge: float = 0.0) -> str:
+    """Why the bracket is as wide as it is (behaviour of ShuffleAccountant.get_delta_bounds).
+
+    ``charge``: the release sampler's charge included in ``up`` (``ShuffleAccountant.sampler_term`` at the
+    epsilon evaluated; 0 when unknown). Where it makes at least half of ``up`` the note names it: the upper
+    value adds it and the lower value leaves it out, so the gap is that charge, not the grid's size caps
+    (docs/cli.md §2).
+    """
     if up == 0.0:
         return "delta is 0 (epsilon at or above the randomizer's local epsilon)"
     if gap <= rel_tol:
         return f"relative gap <= {rel_tol:g} (the accountant's target)"
+    if charge >= 0.5 * up:
+        return (f"the release sampler's charge (1 + e^eps) n sampler_tv = {charge:.3g} makes most of this value "
+                "(docs/sampling.md §4): the upper value adds it, the lower value (of the laws' blanket bound) leaves "
+                "it out, so the gap is that charge, not the grid's size caps; the upper value is certified")
     if up < 1e-24:
         return ("value below the accountant's floor 1e-24: only the upper value is certified and refined there "
                 "(the lower value may be far below it, or 0)")
     return (f"relative gap above the target {rel_tol:g}: the grid hit its size caps or the law is heavy-tailed; "
             "the upper value is still certified")
+
+
+#: The units of the privacy figures in every command's ``--json`` object (keys ``epsilon_unit`` and
+#: ``delta_unit`` at its top level, docs/cli.md §1): every key whose name contains ``epsilon`` (``epsilon``,
+#: ``epsilon_above``, ``guarantee.epsilon``, ...) is in nats, every key whose name contains ``delta`` is a
+#: probability.
+UNITS = {"epsilon_unit": "nats", "delta_unit": "probability"}
 
 
 def delta_bounds_meaning(rounds: int) -> str:
