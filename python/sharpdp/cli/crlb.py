@@ -57,8 +57,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "before the experiment runs)")
 
 
-def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray], plot) -> dict[str, str | None]:
-    """The CSV of ``columns`` and, unless ``plot`` is None (--no-plot), the PNG that ``plot(ax)`` draws."""
+def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray | list[str]], plot) -> dict[str, str | None]:
+    """The CSV of ``columns`` (numbers as %.10g, a text column as is) and, unless ``plot`` is None (--no-plot),
+    the PNG that ``plot(ax)`` draws."""
     make_out_dir(out_dir)
     csv_path = os.path.join(out_dir, f"{stem}.csv")
     with release_file(csv_path) as tmp, open(tmp, "w", newline="") as fh:  # whole or not at all
