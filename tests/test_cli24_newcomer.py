@@ -166,3 +166,14 @@ def test_cli_package_split_keeps_its_names():
     from sharpdp.cli import files
 
     assert cli.WRITTEN is files.WRITTEN  # (the list _main clears is the one release_file appends to)
+
+
+# ------------------------------------------------ 9. sharpdp mean's entries keep "name = value" on one line
+def test_mean_entries_never_split_name_equals_value():
+    from sharpdp.cli import TEXT_WIDTH, wrap_entry
+
+    # the BMG line of `sharpdp mean` on the flights table (README command 1) broke as "mse_single" / "= 7.57727"
+    text = "gamma = 0.335181, sigma0 = 0.884054, chi_lo = 0.540603, mse_single = 7.57727"
+    lines = wrap_entry("BMG", text)
+    assert len(lines) == 2 and all(len(line) <= TEXT_WIDTH for line in lines)
+    assert lines[1].strip() == "mse_single = 7.57727" and " ".join(" ".join(lines).split()) == "BMG : " + text

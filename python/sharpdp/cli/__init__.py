@@ -40,11 +40,18 @@ def wrap_entry(label: str | None, text: str, indent: int = 13) -> list[str]:
     """``label`` padded to ``indent - 2`` columns and ``": "``, then ``text``, wrapped at :data:`TEXT_WIDTH`
     under a hanging indent of ``indent``; ``label`` "": the first line indented too (a continuation of the
     entry above), None: the first line starts at column 0 (``sharpdp mean``'s layout)."""
+    head = "" if label is None else f"{label:<{indent - 2}}: " if label else " " * indent
+    return _wrap_glued(text, initial_indent=head, subsequent_indent=" " * indent)
+
+
+def _wrap_glued(text: str, **indents: str) -> list[str]:
+    """``text`` wrapped at :data:`TEXT_WIDTH` (textwrap, with ``indents``), never inside a word nor inside
+    ``name = value`` (kept on one line, where a search of the output expects it)."""
     import textwrap
 
-    head = "" if label is None else f"{label:<{indent - 2}}: " if label else " " * indent
-    return textwrap.wrap(text, TEXT_WIDTH, initial_indent=head, subsequent_indent=" " * indent,
-                         break_long_words=False, break_on_hyphens=False)
+    glued = text.replace(" = ", "\xa0=\xa0")  # (textwrap breaks at ASCII whitespace only)
+    return [part.replace("\xa0=\xa0", " = ") for part in
+            textwrap.wrap(glued, TEXT_WIDTH, break_long_words=False, break_on_hyphens=False, **indents)]
 
 
 def wrap_text(text: str) -> str:
@@ -52,8 +59,6 @@ def wrap_text(text: str) -> str:
     account``): the continuation lines hang under the text after a short ``"label: "`` (within the first 16
     columns), else 2 columns right of the line's own indent. Words are never cut (a long path stays whole), nor
     is ``name = value`` (kept on one line, where a search of the output expects it)."""
-    import textwrap
-
     out: list[str] = []
     for line in text.split("\n"):
         if len(line) <= TEXT_WIDTH:
@@ -61,10 +66,7 @@ def wrap_text(text: str) -> str:
             continue
         colon = line.find(": ")
         hang = colon + 2 if 0 < colon < 16 else len(line) - len(line.lstrip(" ")) + 2
-        glued = line.replace(" = ", "\xa0=\xa0")  # (textwrap breaks at ASCII whitespace only)
-        out += [part.replace("\xa0=\xa0", " = ") for part in
-                textwrap.wrap(glued, TEXT_WIDTH, subsequent_indent=" " * hang, break_long_words=False,
-                              break_on_hyphens=False)]
+        out += _wrap_glued(line, subsequent_indent=" " * hang)
     return "\n".join(out)
 
 
