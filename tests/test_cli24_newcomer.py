@@ -177,3 +177,16 @@ def test_mean_entries_never_split_name_equals_value():
     lines = wrap_entry("BMG", text)
     assert len(lines) == 2 and all(len(line) <= TEXT_WIDTH for line in lines)
     assert lines[1].strip() == "mse_single = 7.57727" and " ".join(" ".join(lines).split()) == "BMG : " + text
+
+
+# ------------------------------------------------ 9. a calibration that finds no randomizer: one line, no traceback
+def test_mean_at_a_delta_below_the_charge_is_one_error_line(tmp_path, capsys):
+    p = tmp_path / "m.csv"
+    pd.DataFrame({"a": np.random.default_rng(0).uniform(0, 1, 20000)}).to_csv(p, index=False)
+    # (was a RuntimeError traceback: delta = 1e-28 is below every certified value, the sampler's charge included)
+    code = main(["mean", "--csv", str(p), "--bounds", "0:1", "--delta", "1e-28", "--json"])
+    cap = capsys.readouterr()
+    err = json.loads(cap.out)
+    assert code == 2 and err["exit_status"] == 2 and err["command"] == "mean"
+    assert err["error"].startswith("calibration: no feasible randomizer found for delta = 1e-28")
+    assert cap.err.strip().splitlines() == [f"sharpdp mean: error: {err['error']}"]

@@ -368,7 +368,8 @@ def _main(given: list[str]) -> int:
         missing = exc.name or str(exc)
         return _fail(args.command, f"{missing} is not installed; the command-line tool needs the "
                                    f"[cli] extra: {install_hint('cli')}")
-    except (CliError, ValueError, TypeError, OSError, KeyError) as exc:
+    except (CliError, ValueError, TypeError, OSError, KeyError, RuntimeError) as exc:  # (RuntimeError: a search
+        # that found no answer, e.g. the calibration at a delta below what the release sampler's charge allows)
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return _fail(args.command, _as_option(parser, args.command, msg))
     except ArithmeticError as exc:  # overflow / division by zero inside a computation: one line, no traceback
