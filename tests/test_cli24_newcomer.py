@@ -97,11 +97,15 @@ def test_mean_and_histogram_release_json_carry_the_units(tmp_path, capsys):
     p = tmp_path / "m.csv"
     rng = np.random.default_rng(0)
     pd.DataFrame({"a": rng.uniform(0, 1, 500), "g": rng.choice(["x", "y"], 500)}).to_csv(p, index=False)
-    r = _json(capsys, ["mean", "--csv", str(p), "--columns", "a", "--bounds", "0:1", "--epsilon", "1"])
+    r = _json(capsys, ["mean", "--csv", str(p), "--columns", "a", "--bounds", "0:1", "--epsilon", "1",
+                       "--diagnostics", str(tmp_path / "m.json")])
     assert r["epsilon_unit"] == "nats" and r["delta_unit"] == "probability" and "delta_certified" in r
     r = _json(capsys, ["histogram", "--csv", str(p), "--by", "g", "--keys-from-data", "--no-plot",
-                       "--out", str(tmp_path / "h")])
+                       "--out", str(tmp_path / "h"), "--diagnostics", str(tmp_path / "h.json")])
     assert r["mode"] == "release" and r["epsilon_unit"] == "nats" and r["delta_unit"] == "probability"
+    for name in ("m.json", "h.json"):  # the --diagnostics files hold an epsilon too
+        d = json.loads((tmp_path / name).read_text())
+        assert "epsilon" in {**d, **d["rows"][0]} and d["epsilon_unit"] == "nats" and d["delta_unit"] == "probability"
 
 
 # ------------------------------------------------ 3. the K-round note: seconds, as measured, not "a minute"

@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any, Sequence
 
-from sharpdp.cli import CliError, check_diagnostics_path, open_private, release_file
+from sharpdp.cli import UNITS, CliError, check_diagnostics_path, open_private, release_file
 
 #: Suffix of ``--diagnostics FILE`` -> format written.
 FORMATS = {".csv": "csv", ".json": "json"}
@@ -83,7 +83,8 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
         The table, column name -> values (one entry per row; equal lengths). The CSV has these columns; the JSON
         object has them under ``"rows"``, one object per row.
     meta : dict
-        Entries of the JSON object after ``"diagnostics"`` (the CSV holds the table only).
+        Entries of the JSON object after ``"diagnostics"``, followed by ``epsilon_unit`` and ``delta_unit``
+        (:data:`sharpdp.cli.UNITS`; the CSV holds the table only).
 
     Returns
     -------
@@ -97,7 +98,8 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
     rows = [dict(zip(names, values)) for values in zip(*(columns[k] for k in names))]
     with release_file(path) as tmp, open_private(tmp) as f:  # true values (and the seed): owner only
         if fmt == "json":
-            json.dump({"diagnostics": JSON_TITLE, **meta, "rows": rows}, f, indent=2, default=_plain)
+            # (with the units of its epsilon and delta, as the commands' --json: docs/cli.md §1)
+            json.dump({"diagnostics": JSON_TITLE, **meta, **UNITS, "rows": rows}, f, indent=2, default=_plain)
             f.write("\n")
         else:
             w = csv.writer(f)
