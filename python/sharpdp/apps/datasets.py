@@ -249,10 +249,9 @@ def load_table(csv: str | None = None, columns=None) -> Table:
         wanted = numeric
     for c in wanted:
         if not pd.api.types.is_numeric_dtype(frame[c]):
-            # the column and how many rows, never a cell: an error line lands in logs kept beside a release
-            bad = int((pd.to_numeric(frame[c], errors="coerce").isna() & frame[c].notna()).sum())
-            raise ValueError(f"columns: column {c!r} is not numeric: {bad} of its {len(frame)} rows "
-                             f"{'holds' if bad == 1 else 'hold'} a value that is not a number (not shown; fix the file, or choose other columns)")
+            bad = int((pd.to_numeric(frame[c], errors="coerce").isna() & frame[c].notna()).sum())  # (never a cell)
+            raise ValueError(f"columns: column {c!r} is not numeric: {bad} of its {len(frame)} rows hold"
+                             f"{'s' if bad == 1 else ''} a value that is not a number (not shown; fix the file)")
     values = frame[wanted].to_numpy(dtype=np.float64)
     check_no_infinite(values, tuple(str(c) for c in wanted))
     keep = np.all(np.isfinite(values), axis=1)
