@@ -41,17 +41,18 @@ def wrap_entry(label: str | None, text: str, indent: int = 13) -> list[str]:
     under a hanging indent of ``indent``; ``label`` "": the first line indented too (a continuation of the
     entry above), None: the first line starts at column 0 (``sharpdp mean``'s layout)."""
     head = "" if label is None else f"{label:<{indent - 2}}: " if label else " " * indent
-    return _wrap_glued(text, initial_indent=head, subsequent_indent=" " * indent)
+    return _wrap_glued(text, head, " " * indent)
 
 
-def _wrap_glued(text: str, **indents: str) -> list[str]:
-    """``text`` wrapped at :data:`TEXT_WIDTH` (textwrap, with ``indents``), never inside a word nor inside
+def _wrap_glued(text: str, initial_indent: str, subsequent_indent: str) -> list[str]:
+    """``text`` wrapped at :data:`TEXT_WIDTH` (textwrap, with these indents), never inside a word nor inside
     ``name = value`` (kept on one line, where a search of the output expects it)."""
     import textwrap
 
     glued = text.replace(" = ", "\xa0=\xa0")  # (textwrap breaks at ASCII whitespace only)
     return [part.replace("\xa0=\xa0", " = ") for part in
-            textwrap.wrap(glued, TEXT_WIDTH, break_long_words=False, break_on_hyphens=False, **indents)]
+            textwrap.wrap(glued, TEXT_WIDTH, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
+                          break_long_words=False, break_on_hyphens=False)]
 
 
 def wrap_text(text: str) -> str:
@@ -66,7 +67,7 @@ def wrap_text(text: str) -> str:
             continue
         colon = line.find(": ")
         hang = colon + 2 if 0 < colon < 16 else len(line) - len(line.lstrip(" ")) + 2
-        out += _wrap_glued(line, subsequent_indent=" " * hang)
+        out += _wrap_glued(line, "", " " * hang)
     return "\n".join(out)
 
 
