@@ -502,16 +502,18 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     lower end where the loose lower value exceeds delta; appended to ``lows``) and the refit's level rho and
     law b are the loose report's."""
     ld = math.log(-math.log(delta))
+    pairs = laws_at(r1)
     end = True  # (r1 becomes a bracket end: its value is get_delta's)
     if look:
-        rep = acc._report(r1, _LOOK_REL)
+        rep = acc._report(r1, _LOOK_REL)  # (a certified bracket of D_up(r1): docs/accountant.md §8.4)
         u, b = float(rep.upper), rep.law_index
         if lows is not None:
             lows.append(float(rep.lower))
-        end = not (0.0 < u < 1.0 and 0 <= b < len(laws_at(r1))) or b == led or \
-            abs((ld - math.log(-math.log(u))) / k1) <= 0.5 * xtol
         if rep.lower > delta:
-            lo = r1  # (a certified lower value of D_up(r1) above delta: get_delta(r1) > delta)
+            lo, end = r1, False  # get_delta(r1) >= D_up(r1) >= rep.lower > delta: a lower end without get_delta
+        else:
+            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or b == led or \
+                abs((ld - math.log(-math.log(u))) / k1) <= 0.5 * xtol
     if end:
         u = fun(r1)
         lo, hi = (lo, r1) if u <= delta else (r1, hi)
@@ -520,8 +522,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
-    pairs = laws_at(r1)
-    if end and (abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs) or b == led):
+    if abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs) or b == led:
         return lo, hi, None, k1, pts  # (r1 within the model's reach, or phase 1 followed law b: no refit)
     gamma = float(pairs[b][0])
 
