@@ -117,3 +117,15 @@ def test_random_targets_certified(log10_delta):
     assert 0.0 < e < 700.0 and math.isfinite(e)
     assert _fresh_delta(make, 10**4, "zero_out", e) <= delta
     assert _fresh_delta(make, 10**4, "zero_out", e * (1 - XTOL)) > delta
+
+
+def test_snap_still_closes_a_bracket():
+    """The snap of docs/accountant.md §8 step 6 (a point moved to the bound that closes the bracket, 0.95 xtol from the
+    other end) where the look keeps get_delta at r1 (σ0 = 2, n = 1e3, delta = 1e-3: the look names phase 1's law):
+    the answer's lower neighbour is the snapped point, and both ends are certified by fresh accountants."""
+    make = lambda: GaussianRandomizer(2.0, 1)  # noqa: E731
+    e, looks, pts = _traced(make, 1000, "zero_out", 1e-3)
+    assert looks == 1 and len(pts) == 3
+    assert any(abs(p - e * (1 - 0.95 * XTOL)) <= 1e-9 * e for p in pts)
+    assert _fresh_delta(make, 1000, "zero_out", e) <= 1e-3
+    assert _fresh_delta(make, 1000, "zero_out", e * (1 - 0.95 * XTOL)) > 1e-3
