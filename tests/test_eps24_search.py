@@ -121,11 +121,13 @@ def test_random_targets_certified(log10_delta):
 
 def test_snap_still_closes_a_bracket():
     """The snap of docs/accountant.md §8 step 6 (a point moved to the bound that closes the bracket, 0.95 xtol from the
-    other end) where the look keeps get_delta at r1 (σ0 = 2, n = 1e3, delta = 1e-3: the look names phase 1's law):
-    the answer's lower neighbour is the snapped point, and both ends are certified by fresh accountants."""
-    make = lambda: GaussianRandomizer(2.0, 1)  # noqa: E731
-    e, looks, pts = _traced(make, 1000, "zero_out", 1e-3)
-    assert looks == 1 and len(pts) == 3
-    assert any(abs(p - e * (1 - 0.95 * XTOL)) <= 1e-9 * e for p in pts)
-    assert _fresh_delta(make, 1000, "zero_out", e) <= 1e-3
-    assert _fresh_delta(make, 1000, "zero_out", e * (1 - 0.95 * XTOL)) > 1e-3
+    other end), with and without the look: GaussianRandomizer(1.5), n = 1e4, delta = 1e-4 (the look runs) and
+    BMG(0.5, 2), n = 100, delta = 1e-3 (plain laws, no look). The answer's lower neighbour is the snapped point, and
+    both ends are certified by fresh accountants."""
+    for make, n, delta, n_looks in ((lambda: GaussianRandomizer(1.5, 1), 10**4, 1e-4, 1),
+                                    (lambda: BlanketMixedGaussian(0.5, 2.0, 1), 100, 1e-3, 0)):
+        e, looks, pts = _traced(make, n, "zero_out", delta)
+        assert looks == n_looks and len(pts) == 2
+        assert any(abs(p - e * (1 - 0.95 * XTOL)) <= 1e-9 * e for p in pts)
+        assert _fresh_delta(make, n, "zero_out", e) <= delta
+        assert _fresh_delta(make, n, "zero_out", e * (1 - 0.95 * XTOL)) > delta

@@ -47,6 +47,9 @@ _STRADDLE = 0.3
 _CORE = 64.0
 #: the relative target of the loose report at the phase-1 root where a far-tail law led phase 1 (docs/accountant.md §8.4)
 _LOOK_REL = 0.1
+#: ... where it names phase 1's law, get_delta is still evaluated at r1 when the look's value puts r1 within this many
+#: xtol of the root (its bias, 0.25-0.5 % above get_delta's, is up to ~0.5 xtol there; docs/accountant.md §8.4)
+_LOOK_REACH = 2.0
 
 
 class _Evaluator(Protocol):
@@ -497,10 +500,11 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     :func:`_root`'s model (log(-log) against log eps) to 0.05 xtol. Returns the bracket, phase 2's first point
     (the refitted root 0.3 xtol towards the farther end; None: no refit), the slope and the r1 point.
     ``look`` (docs/accountant.md §8.4): the value at r1 is first the upper value of a report at rel_tol
-    ``_LOOK_REL`` (a certified bracket, coarser than get_delta's); get_delta is evaluated at r1 only where that
-    value puts r1 within 0.5 xtol of the root (then r1 is a useful bracket end), else r1 is no bracket end (a
-    lower end where the loose lower value exceeds delta; appended to ``lows``) and the refit's level rho and
-    law b are the loose report's."""
+    ``_LOOK_REL`` (a certified bracket, coarser than get_delta's; its lower value is appended to ``lows``). Its lower
+    value above delta makes r1 a lower end without get_delta. Else get_delta is evaluated at r1 only where the
+    look's value puts r1 within 0.5 xtol of the root (``_LOOK_REACH`` xtol where the look names phase 1's law);
+    otherwise r1 is no bracket end and phase 2 starts at the model root from the look's value: one step with
+    phase 1's slope where the look names phase 1's law, else the refit with the look's law b and level rho."""
     ld = math.log(-math.log(delta))
     pairs = laws_at(r1)
     end = True  # (r1 becomes a bracket end: its value is get_delta's)
@@ -512,8 +516,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         if rep.lower > delta:
             lo, end = r1, False  # get_delta(r1) >= D_up(r1) >= rep.lower > delta: a lower end without get_delta
         else:
-            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or b == led or \
-                abs((ld - math.log(-math.log(u))) / k1) <= 0.5 * xtol
+            reach = abs((ld - math.log(-math.log(u))) / k1) if 0.0 < u < 1.0 else 0.0
+            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (_LOOK_REACH if b == led else 0.5) * xtol
     if end:
         u = fun(r1)
         lo, hi = (lo, r1) if u <= delta else (r1, hi)
@@ -522,6 +526,9 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
+    if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
+        r2 = sharpened_root(delta, r1, u, k1)
+        return lo, hi, (r2 if r2 is not None and lo < r2 < hi else None), k1, pts
     if abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs) or b == led:
         return lo, hi, None, k1, pts  # (r1 within the model's reach, or phase 1 followed law b: no refit)
     gamma = float(pairs[b][0])
