@@ -88,8 +88,8 @@ def test_look_cells_against_bisection(sigma0, n, delta):
 
 
 def test_loose_lower_end_cell():
-    """BMG(0.4, 1.2), n = 1e3, zero-out: a look whose certified lower value at r1 ... whatever it decides, the answer
-    is certified and within xtol of a fresh bisection's crossing."""
+    """BMG(0.4, 1.2), n = 1e3, zero-out (a BMG whose phase 1 is led by a far-tail law): the look runs, and the answer
+    is certified by a fresh accountant and within xtol of a fresh bisection's crossing."""
     make = lambda: BlanketMixedGaussian(0.4, 1.2, 1)  # noqa: E731
     e, looks, _ = _traced(make, 1000, "zero_out", 1e-6)
     assert looks == 1
