@@ -135,6 +135,35 @@ def run(reps: int, timeout: float, families: str, ns: set | None, labels: set | 
     return rows
 
 
+#: ``--calibrations``: both calibrations over n in 1e2..1e6 x these epsilons at delta = 1e-6 (docs/calibration.md §3)
+CAL_EPS = (0.001, 0.01, 0.1, 1.0, 8.0)
+
+
+def calibrations() -> list[dict]:
+    """Accountant evaluations, CPU seconds and the answer of ``calibrate_gaussian`` and ``calibrate_bmg`` (d = 1) over
+    n in {1e2, ..., 1e6} x CAL_EPS, delta = 1e-6, one call each in this process (caches cleared before each;
+    BMG n = 100, eps = 8 left out: seconds per evaluation, bench/README.md regime map cause 3)."""
+    from sharpdp.shuffle.calibration.bmg import calibrate_bmg_report
+    from sharpdp.shuffle.calibration.gaussian import calibrate_gaussian_report
+    from sharpdp.shuffle.round_cache import clear_caches
+
+    rows = []
+    for fn in ("gauss", "bmg"):
+        for n in (10**2, 10**3, 10**4, 10**5, 10**6):
+            for eps in CAL_EPS:
+                if fn == "bmg" and n == 100 and eps == 8.0:
+                    continue
+                clear_caches()
+                t = time.process_time()
+                rep = (calibrate_gaussian_report(n, eps, BR.DELTA) if fn == "gauss"
+                       else calibrate_bmg_report(n, eps, BR.DELTA, 1))
+                r = rep.randomizer
+                rows.append(dict(fn=fn, n=n, eps=eps, cpu=time.process_time() - t, evals=rep.evaluations,
+                                 sigma0=r.sigma0, gamma=getattr(r, "gamma", 0.0), up=rep.delta_bounds[1]))
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
 def _ratio(r: dict) -> float:
     e, d = r.get("get_epsilon", {}).get("cpu"), (r.get("delta_bounds") or {}).get("cpu")
     return e / d if e is not None and d else float("nan")
@@ -189,7 +218,18 @@ def main(argv: list[str] | None = None) -> int:
                     "(bench/_instr.py), every 'CPU s' figure then 1e9 instructions (load-proof)")
     ap.add_argument("--labels", default=None, help="restrict to these randomizer labels, comma separated")
     ap.add_argument("--large", action="store_true", help="add the cells at n = 1e8 and 1e9 of (b) and (d)")
+    ap.add_argument("--calibrations", action="store_true",
+                    help="instead: evaluations and CPU of both calibrations over n 1e2..1e6 x eps in CAL_EPS (--json)")
     args = ap.parse_args(argv)
+    if args.calibrations:
+        rows = calibrations()
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(rows, fh)
+        print(f"evaluations {sum(r['evals'] for r in rows)}, CPU {sum(r['cpu'] for r in rows):.2f} s; over 1 s: "
+              + ", ".join(f"{r['fn']} n={r['n']:.0e} eps={r['eps']:g} {r['cpu']:.2f} s ({r['evals']})"
+                          for r in rows if r["cpu"] > 1.0))
+        return 0
     before = None
     if args.against:
         with open(args.against) as fh:

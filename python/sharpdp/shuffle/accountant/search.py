@@ -26,7 +26,8 @@ from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_va
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
-from sharpdp.shuffle.accountant.secant import sharpened_root, shrink  # noqa: F401  (shrink: the tests' reference)
+from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, upward_end
+from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (shrink: the tests' reference)
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
@@ -44,6 +45,11 @@ _STRADDLE = 0.3
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
+#: the relative target of the loose report at the phase-1 root where a far-tail law led phase 1 (docs/accountant.md §8.4)
+_LOOK_REL = 0.1
+#: ... where it names phase 1's law, get_delta is still evaluated at r1 when the look's value puts r1 within this many
+#: xtol of the root (its bias, 0.25-0.5 % above get_delta's, is up to ~0.5 xtol there; docs/accountant.md §8.4)
+_LOOK_REACH = 2.0
 
 
 class _Evaluator(Protocol):
@@ -61,6 +67,7 @@ class _Evaluator(Protocol):
     def report(self, epsilon: float) -> Any: ...
     def sampler_term(self, epsilon: float) -> float: ...
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
+    def _report(self, epsilon: float, rel_tol: float) -> Any: ...
 
 
 def phase1_h_ratio(law: Any, gamma: float) -> float:
@@ -86,61 +93,6 @@ def phase1_h_ratio(law: Any, gamma: float) -> float:
     return base * max(math.sqrt(var_core / var), 1.0 / 4096.0)
 
 
-def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
-    """Root of a continuous decreasing f with f(lo) > 0 > f(hi), by bisection to the resolution of
-    doubles (a starting point of the search only; no scipy.optimize import on get_epsilon's path,
-    whose cost is larger than a whole search)."""
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if not lo < mid < hi:
-            break
-        if f(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
-
-
-def _geometric_end(above: Callable[[float], bool], x: float, lo: float, hi: float,
-                   ratio: float) -> tuple[float, float]:
-    """A bracket (lo, hi) of a monotone predicate, ``above(hi)`` true (or hi the given end) and
-    ``above(lo)`` false (or lo the given end), searched from x > 0 in steps of 4 (at most 16) and
-    then by geometric bisection until hi <= ratio lo: few evaluations when x is near the switch."""
-    if not (lo < x < hi and x > 0.0):
-        x = math.sqrt(max(lo, 1e-12 * hi) * hi) if hi > 0.0 else hi
-    for _ in range(16):
-        if not lo < x < hi:
-            break
-        if above(x):
-            hi, x = x, x / 4.0
-        else:
-            lo, x = x, x * 4.0
-        if lo > 0.0:
-            break
-    for _ in range(40):
-        if not (lo > 0.0 and hi > ratio * lo):
-            break
-        mid = math.sqrt(lo * hi)
-        if above(mid):
-            hi = mid
-        else:
-            lo = mid
-    return lo, hi
-
-
-def _upward_end(below: Callable[[float], bool], x: float, cap: float) -> float:
-    """The first of x, 4x, ..., 4^7 x (below cap) where ``below`` holds, else cap: an upper end of a
-    monotone predicate true at cap, in few evaluations when x is near the switch (past 4^7 x, the
-    geometric bisection of :func:`_geometric_end` from the last point where it failed)."""
-    for _ in range(8):
-        if not 0.0 < x < cap:
-            return cap
-        if below(x):
-            return x
-        x *= 4.0
-    return _geometric_end(below, x, x / 4.0, cap, 1.25)[1]
-
-
 def _two_atoms(pairs: Any) -> bool:
     """Every law one of two atoms (binary RR under either adjacency)."""
     return all((at := law.atoms()) is not None and at[0].size == 2 for _, law in pairs)
@@ -156,7 +108,7 @@ def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
         chi = min(math.sqrt(g) / law.std() for g, law in pairs)
         lt = math.log(delta * chi * math.sqrt(acc.n))
         f = lambda a: -0.5 * a * a - 0.5 * math.log(2 * math.pi) - 2 * math.log(a) - lt  # noqa: E731
-        a = _decreasing_root(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 1.0
+        a = decreasing_root(f, 1e-3, 60.0) if f(1e-3) > 0 > f(60.0) else 1.0
         return max(a / (chi * math.sqrt(acc.n)), 1e-8)
     except (ValueError, ZeroDivisionError, ArithmeticError):
         return 0.1
@@ -452,11 +404,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # the guess, and 0 as the lower end when it is certified above (docs/accountant_atoms.md §10)
     two = _two_atoms(laws_at(min(g, cap)))
     if cap_at(cap) <= delta and not (two and exact_two_atoms()):  # (the exact sum's search needs no frame: §12.6)
-        c_hi = (_upward_end(lambda e: cap_at(e) <= delta, min(g, cap), cap) if two else
-                _geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1])
+        c_hi = (upward_end(lambda e: cap_at(e) <= delta, min(g, cap), cap) if two else
+                geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1])
     j_lo, j_hi = 0.0, 0.0 if not known_above_0 or two else c_hi
     if known_above_0 and not two:
-        j_lo, j_hi = _geometric_end(lambda e: not lower_at(e) > delta, min(g, c_hi) / 4.0, 0.0, c_hi, 4.0)
+        j_lo, j_hi = geometric_end(lambda e: not lower_at(e) > delta, min(g, c_hi) / 4.0, 0.0, c_hi, 4.0)
 
     def lower_near(e: float) -> float:
         """lower_at where it may still exceed delta (below the bisection's upper end j_hi; a
@@ -517,7 +469,13 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
     if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
             and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
-        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at, last_led[0])
+        # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
+        # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
+        pairs_r1 = laws_at(r1)
+        look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
+            pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0]))
+        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at, last_led[0],
+                                        look=look, lows=lows)
     lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
                          pts0=pts2, snap=not atoms and not exact2)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
@@ -530,8 +488,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
 
 def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
-           k1: float, xtol: float, laws_at: Callable[[float], Any], led: int) -> tuple[float, float, float | None, float,
-                                                                              list[tuple[float, float]]]:
+           k1: float, xtol: float, laws_at: Callable[[float], Any], led: int, *, look: bool = False,
+           lows: list[float] | None = None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
     """Phase 2's first evaluation at the phase-1 root r1 and, for laws that are not all atom laws, a model of
     get_delta itself refitted on it (docs/accountant.md §8, step 6; a choice of points only).
 
@@ -540,16 +498,37 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     point (``led``; then k1 is another law's slope), the model is rho U_b(eps), U_b that law's
     upper-only value on phase 1's grid and rho = get_delta(r1) / U_b(r1), solved by the secant of
     :func:`_root`'s model (log(-log) against log eps) to 0.05 xtol. Returns the bracket, phase 2's first point
-    (the refitted root 0.3 xtol towards the farther end; None: no refit), the slope and the r1 point."""
+    (the refitted root 0.3 xtol towards the farther end; None: no refit), the slope and the r1 point.
+    ``look`` (docs/accountant.md §8.4): the value at r1 is first the upper value of a report at rel_tol
+    ``_LOOK_REL`` (a certified bracket, coarser than get_delta's; its lower value is appended to ``lows``). Its lower
+    value above delta makes r1 a lower end without get_delta. Else get_delta is evaluated at r1 only where the
+    look's value puts r1 within 0.5 xtol of the root (``_LOOK_REACH`` xtol where the look names phase 1's law);
+    otherwise r1 is no bracket end and phase 2 starts at the model root from the look's value: one step with
+    phase 1's slope where the look names phase 1's law, else the refit with the look's law b and level rho."""
     ld = math.log(-math.log(delta))
-    u = fun(r1)
-    lo, hi = (lo, r1) if u <= delta else (r1, hi)
+    pairs = laws_at(r1)
+    end = True  # (r1 becomes a bracket end: its value is get_delta's)
+    if look:
+        rep = acc._report(r1, _LOOK_REL)  # (a certified bracket of D_up(r1): docs/accountant.md §8.4)
+        u, b = float(rep.upper), rep.law_index
+        if lows is not None:
+            lows.append(float(rep.lower))
+        if rep.lower > delta:
+            lo, end = r1, False  # get_delta(r1) >= D_up(r1) >= rep.lower > delta: a lower end without get_delta
+        else:
+            reach = abs((ld - math.log(-math.log(u))) / k1) if 0.0 < u < 1.0 else 0.0
+            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (_LOOK_REACH if b == led else 0.5) * xtol
+    if end:
+        u = fun(r1)
+        lo, hi = (lo, r1) if u <= delta else (r1, hi)
+        b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
     if not 0.0 < u < 1.0:
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
-    b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
-    pairs = laws_at(r1)
+    if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
+        r2 = sharpened_root(delta, r1, u, k1)
+        return lo, hi, (r2 if r2 is not None and lo < r2 < hi else None), k1, pts
     if abs(f1 / k1) <= 0.5 * xtol or not 0 <= b < len(pairs) or b == led:
         return lo, hi, None, k1, pts  # (r1 within the model's reach, or phase 1 followed law b: no refit)
     gamma = float(pairs[b][0])
@@ -579,6 +558,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         zs.append(z)
         fs.append(f)
     r2 = math.exp(z)
+    if not end:  # (no bracket end at r1: the model root itself, a point on either side closes in one more)
+        return lo, hi, r2, k, pts
     x = r2 * (1.0 - 0.3 * xtol) if r2 - lo > hi - r2 else r2 * (1.0 + 0.3 * xtol)
     return lo, hi, x, k, pts
 

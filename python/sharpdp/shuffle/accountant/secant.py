@@ -1,6 +1,8 @@
 """The secant step of get_epsilon's bracket shrinkers (docs/accountant.md §8, §9.2): :func:`secant_point`, shared by
 the plain shrinker :func:`shrink` (a reference of the tests) and by
-:func:`sharpdp.shuffle.accountant.via_bottom_search.close`, the shrinker of replace-one through bot."""
+:func:`sharpdp.shuffle.accountant.via_bottom_search.close`, the shrinker of replace-one through bot; the first
+bracket's helpers of :func:`sharpdp.shuffle.accountant.search.search_epsilon` (:func:`geometric_end`,
+:func:`upward_end`, :func:`decreasing_root`, docs/accountant.md §8 step 3)."""
 
 from __future__ import annotations
 
@@ -88,7 +90,6 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
     return lo, ulo, hi, uhi
 
 
-
 def sharpened_root(delta: float, x: float, u: float, slope: float) -> float | None:
     """The model root from one value u at x (docs/accountant.md §8.2; a choice of points only, not a bound): one step
     of the model log(-log u) linear in log eps with ``slope`` (< 0, phase 1's -d log(-log u) / d log eps, as
@@ -98,3 +99,58 @@ def sharpened_root(delta: float, x: float, u: float, slope: float) -> float | No
         return None
     z = math.log(x) - (math.log(-math.log(delta)) - math.log(-math.log(u))) / slope
     return math.exp(z) if math.isfinite(z) and z < 700.0 else None
+
+
+def decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """Root of a continuous decreasing f with f(lo) > 0 > f(hi), by bisection to the resolution of
+    doubles (a starting point of the search only; no scipy.optimize import on get_epsilon's path,
+    whose cost is larger than a whole search)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def geometric_end(above: Callable[[float], bool], x: float, lo: float, hi: float,
+                   ratio: float) -> tuple[float, float]:
+    """A bracket (lo, hi) of a monotone predicate, ``above(hi)`` true (or hi the given end) and
+    ``above(lo)`` false (or lo the given end), searched from x > 0 in steps of 4 (at most 16) and
+    then by geometric bisection until hi <= ratio lo: few evaluations when x is near the switch."""
+    if not (lo < x < hi and x > 0.0):
+        x = math.sqrt(max(lo, 1e-12 * hi) * hi) if hi > 0.0 else hi
+    for _ in range(16):
+        if not lo < x < hi:
+            break
+        if above(x):
+            hi, x = x, x / 4.0
+        else:
+            lo, x = x, x * 4.0
+        if lo > 0.0:
+            break
+    for _ in range(40):
+        if not (lo > 0.0 and hi > ratio * lo):
+            break
+        mid = math.sqrt(lo * hi)
+        if above(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
+def upward_end(below: Callable[[float], bool], x: float, cap: float) -> float:
+    """The first of x, 4x, ..., 4^7 x (below cap) where ``below`` holds, else cap: an upper end of a
+    monotone predicate true at cap, in few evaluations when x is near the switch (past 4^7 x, the
+    geometric bisection of :func:`geometric_end` from the last point where it failed)."""
+    for _ in range(8):
+        if not 0.0 < x < cap:
+            return cap
+        if below(x):
+            return x
+        x *= 4.0
+    return geometric_end(below, x, x / 4.0, cap, 1.25)[1]

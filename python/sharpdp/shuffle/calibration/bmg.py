@@ -99,9 +99,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         # the start: the optimum of Err_1 on the base model near the template's optimal BMG
         t_guess = math.log(b0.gamma) - math.log1p(-b0.gamma)
         x0, t0 = model_start(bases[0], err, target, t_guess)
-        s.evaluate(x0, t0, False)  # picks the base: if another is nearer, start on it
-        if s.use_template and s.template is not bases[0]:
-            x0, t0 = model_start(s.template, err, target, t_guess)
+        s.evaluate(x0, t0, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
         # stage 1: the boundary at that gamma (3% in delta)
         xb = s.bracket(x0, t0, target, STAGE1_TOL, 5)
         # where the single big jump carries most of delta and the base model is exact to MODEL_OK

@@ -72,9 +72,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
         x0 = model_root(bases[0], None, target)  # the start: where the base model meets the target
-        s.evaluate(x0, None, False)  # picks the base: if another is nearer, start on it
-        if s.use_template and s.template is not bases[0]:
-            x0 = model_root(s.template, None, target)
+        s.evaluate(x0, None, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
         xb = s.bracket(x0, None, target, STAGE1_TOL, 6)
         s.certify(xb, None)
     finally:
