@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.results import AccountantReport
 
 
@@ -115,17 +114,19 @@ class CliffSearch:
             lo, hi = (lo, c.f) if self._past_cliff(c) else (c.f, hi)
         return best
 
+    def _worse(self, eps: float, f: float, rel_tol: float, bar: float) -> bool:
+        raise NotImplementedError  # (ViaBottom._worse)
+
     def _past_cliff(self, s: Split) -> bool:
         """Leg B's share of the split's value is above EDGE (not before the edge of a cliff of leg B, §9.5)."""
         return math.exp(s.e1) * s.leg_b.upper > self.EDGE * s.upper
 
     def _probe(self, eps: float, f: float, rt: float, bar: float) -> Split | None:
-        """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first
-        leg A at rt and leg B at the loose PROBE_TOL (cheap where leg B is large), whose chain's lower value
-        (rounded down) at or above ``bar`` decides None at once (docs/accountant.md §9.5)."""
-        e1 = f * eps
-        lower = self.leg(0, e1, rt).lower + math.exp(e1) * self.leg(1, self._second(eps, e1), self.PROBE_TOL).lower
-        if lower * (1 - 8 * U) >= bar:
+        """The split at f with legs at rel_tol ``rt`` when its upper value is below ``bar``, else None; first a
+        lower value of its chain (:meth:`ViaBottom._worse`: legs known already, else leg A at rt and leg B at the
+        loose PROBE_TOL, that leg B to the absolute target of the decision), which at or above ``bar`` decides None
+        at once: every upper value of the split is then >= bar (docs/accountant.md §9.5, §9.6)."""
+        if self._worse(eps, f, rt, bar):
             return None
         c = self.split(eps, f, rt)
         return c if c.upper < bar else None
