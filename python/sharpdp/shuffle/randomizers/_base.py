@@ -58,8 +58,9 @@ class RandomizerBase:
         sampler), or None when it can sample them.
 
         The accountant certifies the mechanism's law whatever the sampler; this says whether sharpdp can
-        also draw a release of it. Refusals that depend on the call's arguments (an input outside the
-        domain, ``rng=None`` for a float sampler) are not covered. None by default (no parameter limit).
+        also draw a release of it. Refusals that depend on the call (an input outside the domain,
+        ``rng=None`` for a float sampler, a certificate-less ``LatticePrivUnit`` whose message finds no
+        lattice vector) are not covered. None by default (no parameter limit).
         """
         return None
 
