@@ -27,12 +27,12 @@ def test_can_sample_agrees_with_the_sampler(make):
     rnd = make()
     x = np.zeros((1, rnd.dim)) if isinstance(rnd, BlanketMixedGaussian) else np.array([0])
     if rnd.can_sample:
-        assert rnd.sampler_refusal() is None
+        assert rnd.sampler_refusal is None
         assert rnd.sample(x, rng=1).shape[0] == 1
     else:
         with pytest.raises(ValueError) as err:
             rnd.sample(x, rng=1)
-        assert str(err.value) == rnd.sampler_refusal()
+        assert str(err.value) == rnd.sampler_refusal
 
 
 def test_the_table_cap_sits_where_the_sampler_puts_it():
@@ -50,7 +50,7 @@ def test_account_says_the_sampler_refuses_and_keeps_the_certificate(capsys):
     args = ["--gamma", "0.5", "--sigma0", "3e4", "--n", "1000", "--epsilon", "1"]
     r = json.loads(_account(capsys, *args, "--json"))
     rnd = BlanketMixedGaussian(0.5, 3e4, 1)
-    assert r["can_sample"] is False and r["sampler_refusal"] == rnd.sampler_refusal()
+    assert r["can_sample"] is False and r["sampler_refusal"] == rnd.sampler_refusal
     assert "262144 entries" in r["sampler_refusal"]
     assert r["delta"] == float(ShuffleAccountant(rnd, 1000).get_delta_bounds(1.0)[1])  # the same certificate
     text = _account(capsys, *args)

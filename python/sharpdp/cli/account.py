@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _sampler_status(rnd: Any) -> dict[str, Any]:
     """Whether the randomizer's release sampler can draw this release (``can_sample``) and, if not, why
     (``sampler_refusal``): the certificate covers the mechanism's law either way (docs/cli.md §5)."""
-    refusal = rnd.sampler_refusal()
+    refusal = rnd.sampler_refusal
     return {"can_sample": refusal is None, "sampler_refusal": refusal}
 
 

@@ -53,6 +53,7 @@ class RandomizerBase:
         safe)."""
         return None
 
+    @property
     def sampler_refusal(self) -> str | None:
         """Why :meth:`sample` refuses every input of this randomizer (its parameters are beyond the release
         sampler), or None when it can sample them.
@@ -66,8 +67,8 @@ class RandomizerBase:
 
     @property
     def can_sample(self) -> bool:
-        """True when :meth:`sample` accepts this randomizer's parameters (:meth:`sampler_refusal` is None)."""
-        return self.sampler_refusal() is None
+        """True when :meth:`sample` accepts this randomizer's parameters (:attr:`sampler_refusal` is None)."""
+        return self.sampler_refusal is None
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())

@@ -156,6 +156,7 @@ class BlanketMixedGaussian(RandomizerBase):
         """
         return (1.0 - self.gamma) * self.grid_scale
 
+    @property
     def sampler_refusal(self) -> str | None:
         """Why :meth:`sample` refuses this randomizer's parameters, or None when it samples them.
 
@@ -238,7 +239,7 @@ class BlanketMixedGaussian(RandomizerBase):
         from sharpdp._core_loader import core
         from sharpdp._tables import rounded_gaussian_cdt
 
-        refusal = self.sampler_refusal()
+        refusal = self.sampler_refusal
         if refusal is not None:
             raise ValueError(refusal)
         table = rounded_gaussian_cdt(self.noise_scale)
