@@ -47,8 +47,10 @@ def test_glob_checks_every_file(tmp_path):
 
 
 def test_numeric_pick_refuses_a_stray_text_value_and_names_skipped_columns(tmp_path):
-    with pytest.raises(ValueError, match=r"^data: column 'b' .* holds 'x' \(1 non-numeric"):
+    with pytest.raises(ValueError, match=r"^data: column 'b' .* mostly numeric: 1 of its 4 rows holds a value that is "
+                                         r"not a number \(not shown") as err:
         numeric_columns(_write(tmp_path, "a,b\n1,2\n3,x\n5,6\n7,8\n", "stray.csv"))
+    assert "'x'" not in str(err.value)  # an error line names the column and the count, never a cell
     cols, notes = numeric_columns(_write(tmp_path, 'a,b,name\n"5,250",2,x\n"6,125",3,y\n', "quoted.csv"))
     assert cols == ["b"]
     assert len(notes) == 1 and "'a', 'name' skipped" in notes[0] and "'a' holds numbers with thousands" in notes[0]

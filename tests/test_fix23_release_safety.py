@@ -187,7 +187,7 @@ def test_histogram_refuses_to_replace_an_earlier_release_without_overwrite(tmp_p
 # ---------------------------------------------------------------- --table2 refuses every option it ignores
 
 @pytest.mark.parametrize("extra", [["--keys-from-data"], ["--integer"], ["--workers", "2"], ["--delta", "1e-5"],
-                                   ["--overwrite"], ["--scheduler", "tcp://127.0.0.1:1"]])
+                                   ["--scheduler", "tcp://127.0.0.1:1"]])  # (--overwrite applies: table2_bounds.png)
 def test_table2_refuses_the_options_it_ignores(tmp_path, monkeypatch, capsys, extra):
     monkeypatch.chdir(tmp_path)
     code = main(["histogram", "--table2", "--out", "o", "--json", *extra])
@@ -206,5 +206,5 @@ def test_table2_every_option_is_used_or_refused():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices["histogram"]
     dests = {a.dest for a in sub._actions} - {"help", "table2_ignored"}
-    assert dests - set(TABLE2_IGNORED) == {"r", "r0", "c", "out", "no_plot", "json", "table2"}
+    assert dests - set(TABLE2_IGNORED) == {"r", "r0", "c", "out", "no_plot", "json", "table2", "overwrite"}
     assert sub.get_default("table2_ignored").keys() == {"--" + d.replace("_", "-") for d in TABLE2_IGNORED}

@@ -130,10 +130,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "n": n,
         "adjacency": args.adjacency,
         "via_bottom": acc.via_bottom,  # replace-one bounded through bot (docs/accountant.md §9)
+        **_sampler_status(rnd),
     }
     rounds = V.integer("--rounds", args.rounds, lo=1)
     out.update(_answer(acc, rounds, eps, delta, args.discretization, _BLANKET_LOWER))
     return out
+
+
+def _sampler_status(rnd: Any) -> dict[str, Any]:
+    """Whether the randomizer's release sampler can draw this release (``can_sample``) and, if not, why
+    (``sampler_refusal``): the certificate covers the mechanism's law either way (docs/cli.md §5)."""
+    refusal = rnd.sampler_refusal
+    return {"can_sample": refusal is None, "sampler_refusal": refusal}
+
+
+def _sampler_text(r: dict[str, Any]) -> str:
+    """The text line of a release that the sampler refuses ("" when it can sample it)."""
+    if r.get("can_sample", True):
+        return ""
+    return (f"\nrelease sampler: cannot sample this randomizer ({r['sampler_refusal']}); the certificate above is "
+            f"of the mechanism's law, but sharpdp cannot draw a release of it")
 
 
 def _finite_or_none(v: float) -> float | None:
@@ -213,7 +229,7 @@ def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
 
     e = min(eps, getattr(acc, "eps_tau", math.inf))
     c = acc.sampler_term(e) if hasattr(acc, "sampler_term") and math.isfinite(e) else 0.0
-    if not (up > 0.0 and c >= 0.5 * up):
+    if not (up > 0.0 and c > 0.0 and c >= 0.5 * up):  # (0.5 * up rounds to 0 for the least subnormal up)
         return None
     best = [up, eps, 0]  # (value, epsilon, certified values computed)
     stop = time.process_time() + FLOOR_CPU
@@ -228,7 +244,7 @@ def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
         return v
 
     golden_min(value, 0.0, e, FLOOR_STEPS)
-    return {"charge": c, "charge_epsilon": e, "eps_tau": acc.eps_tau, "sampler_tv_per_message": acc.sampler_tau / acc.n,
+    return {"charge": c, "charge_epsilon": e, "eps_tau": _finite_or_none(acc.eps_tau), "sampler_tv_per_message": acc.sampler_tau / acc.n,
             "floor_at_any_epsilon": acc.sampler_term(0.0), "smallest_certified_delta": best[0],
             "smallest_at_epsilon": best[1], "values_searched": best[2],
             "meaning": ("the certified delta is mostly the release sampler's charge (1 + e^eps) n sampler_tv "
@@ -280,7 +296,7 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     rounds = V.integer("--rounds", args.rounds, lo=1)
     rnd = RandomizedResponse(k, e0)
     out: dict[str, Any] = {"randomizer": {"k": k, "epsilon0": e0, "mse_single": rnd.mse_single},
-                           "n": n, "adjacency": args.adjacency}
+                           "n": n, "adjacency": args.adjacency, **_sampler_status(rnd)}
     # --rounds K > 1 composes the same round (ComposedAccountant takes ExactShuffleAccountant through the
     # one-round contract, docs/sharp_krr.md §5 "Composition"): the sharp round where it applies
     applies = sharp_applies(rnd, n, args.adjacency)
@@ -428,4 +444,4 @@ def format_text(r: dict[str, Any]) -> str:
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
-    return wrap_text(head + "\n" + body + notes)
+    return wrap_text(head + "\n" + body + _sampler_text(r) + notes)

@@ -214,7 +214,16 @@ def _fmt_rows(header: list[str], rows: list[list[float]]) -> str:
     return "\n".join(lines)
 
 
+def _join(head: str, table: str, *notes: str) -> str:
+    """The text output: ``head`` and ``notes`` wrapped at 80 columns (:func:`sharpdp.cli.wrap_text`), the table
+    between them unbroken (each row on one line, its columns aligned; a table wider than 80 columns stays so)."""
+    from sharpdp.cli import wrap_text
+
+    return "\n".join([wrap_text(head), table, *(wrap_text(n) for n in notes)])
+
+
 def format_text(result: dict[str, Any]) -> str:
+    """The text output of ``sharpdp crlb``: prose wrapped at 80 columns, the table unbroken (:func:`_join`)."""
     import numpy as np
 
     exp = result["experiment"]
@@ -228,7 +237,7 @@ def format_text(result: dict[str, Any]) -> str:
         head = (f"'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.1 mechanism comparison, "
                 f"{result['trials']} trials per s "
                 "(MSE / privacy-preserving CRLB; 1 = attains the bound)")
-        return "\n".join([head, _fmt_rows(["s", "bound"] + names, rows), files])
+        return _join(head, _fmt_rows(["s", "bound"] + names, rows), files)
     if exp == "5.3":
         keys = ["K", "bound", "mse_ml", "mse_avg_gaussian", "mse_avg_laplace", "ml_trace_ratio"]
         rows = [[result[k][i] for k in keys] for i in range(len(result["K"]))]
@@ -236,7 +245,7 @@ def format_text(result: dict[str, Any]) -> str:
                 f"{result['trials']} trials per K; ml_trace_ratio is the realised trace I_z / s_K of the "
                 "ML-based estimator (eq. 21): it equals K for the median, since the paper's trace constraint "
                 "holds only asymptotically")
-        return "\n".join([head, _fmt_rows(keys, rows), files])
+        return _join(head, _fmt_rows(keys, rows), files)
     keys = ["k", "bound", "mse", "bound_identity", "mse_identity", "mse_laplace", "mse_binary"]
     k = np.asarray(result["k"])
     pick = [i for i in range(len(k)) if k[i] in (result["k0"], 10, 20, 50, len(k))]
@@ -255,4 +264,4 @@ def format_text(result: dict[str, Any]) -> str:
               "mse_binary = binary quantisation 1{y_k + d_k <= C} identified by a probit MAP estimate (biased "
               "towards its prior at small k, so not comparable with the bound there); in the CSV the rows k < k0 "
               "hold nan in every column but mse_binary, and their note column says why")
-    return "\n".join([head, _fmt_rows(keys, rows), legend, note, files])
+    return _join(head, _fmt_rows(keys, rows), legend, note, files)

@@ -64,7 +64,7 @@ DROPPED_ROWS_POLICY = ("rows with a missing key value, and rows whose key is out
 #: The options ``--table2`` ignores (it reads no data and releases nothing), refused with it when given (differing
 #: from their defaults), named in this order.
 TABLE2_IGNORED = ("csv", "data", "by", "keys", "seed", "diagnostics", "engine", "keys_from_data", "integer", "workers",
-                  "scheduler", "delta", "overwrite")
+                  "scheduler", "delta")
 #: Columns of the ``--diagnostics`` file holding the dropped-row figures (the same on every row) -> their names in
 #: the counting's figures.
 DIAGNOSTIC_ROW_FIGURES = {"rows_read": "rows", "rows_dropped_missing_key": "rows_dropped_missing_key",
@@ -150,8 +150,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "only; not for publication (none of these figures is ever printed)")
     p.add_argument("--overwrite", action="store_true",
                    help="let the release (histogram_release.csv/.png in --out) and --diagnostics replace existing "
-                        "files (and the diagnostics' .png); refused without it: a second release of the same data "
-                        "composes with the first")
+                        "files (and the diagnostics' .png), and --table2 its table2_bounds.png; refused without it: "
+                        "a second release of the same data composes with the first")
     p.add_argument("--r", type=float, default=0.1, help="target relative expected error, in (0, 1] (default 0.1)")
     p.add_argument("--r0", type=float, default=None, help="design slack in (0, r) (default r/2)")
     p.add_argument("--c", type=float, default=1.0, help="log shift c > 0 (default 1)")
@@ -463,6 +463,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                              f"reads no data; {', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply (drop "
                              f"{'it' if len(given) == 1 else 'them'}, or drop --table2)")
     check_out_dir(args.out)
+    if args.table2 and not args.no_plot:  # the same rule as every output file (docs/cli.md §4)
+        check_not_written([os.path.join(args.out, "table2_bounds.png")], args.overwrite, "(an earlier run's figure)")
     inputs = [args.csv, getattr(args, "data", None), *(args.keys or [])]
     releases = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
     check_releases_not_inputs(releases, [args.csv, *(args.keys or [])], [getattr(args, "data", None)])

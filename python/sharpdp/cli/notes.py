@@ -28,7 +28,7 @@ def bracket_note(lo: float, up: float, gap: float, rel_tol: float, charge: float
         return "delta is 0 (epsilon at or above the randomizer's local epsilon)"
     if gap <= rel_tol:
         return f"relative gap <= {rel_tol:g} (the accountant's target)"
-    if charge >= 0.5 * up:
+    if charge > 0.0 and charge >= 0.5 * up:  # (0.5 * up rounds to 0 for the least subnormal up)
         return (f"the release sampler's charge (1 + e^eps) n sampler_tv = {charge:.3g} makes most of this value "
                 "(docs/sampling.md §4): the upper value adds it, the lower value (of the laws' blanket bound) leaves "
                 "it out, so the gap is that charge, not the grid's size caps; the upper value is certified")

@@ -108,11 +108,14 @@ def _read_path(path: str, columns: list[str], text: bool):
     if not parquet and not text and columns:
         # Read the chosen columns as float64 (a non-numeric cell then fails loudly), but first
         # reject columns that the header sample already shows to be text.
-        check_numeric(frame, columns, path)
+        check_numeric(frame, columns, path, csv=True)
         present = [c for c in columns if c in frame.columns]
         frame = dd.read_csv(path, blocksize="64MB", usecols=present, dtype={c: "float64" for c in present})
     return frame, path
 
+
+# rows of the first partition sampled to find text columns when no column is chosen
+_SAMPLE_ROWS = 100_000
 
 # files already checked by check_csv_files in this process: (path, size, mtime_ns)
 _CHECKED: set[tuple[str, int, int]] = set()
@@ -160,20 +163,65 @@ def check_csv_files(paths: Sequence[str]) -> None:
         _CHECKED.add(key)
 
 
-def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str) -> BaseException:
-    """A ValueError naming ``columns`` for a parser's "could not convert" failure, else ``exc``."""
+def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str, data: Any = None) -> BaseException:
+    """A ValueError for a parser's "could not convert" failure on ``columns``, else ``exc``.
+
+    The parser's own text quotes the value and is not used (docs/histogram_release.md §10). When ``data``
+    is the CSV path the table was read from, one more pass reads ``columns`` as text and counts their
+    non-numeric values: the message is then the single-process reader's (``columns: column 'b' is not
+    numeric: 2 of its 3 rows hold a value that is not a number ...``,
+    :func:`sharpdp.apps.datasets.non_numeric_message`); else it names the columns only.
+    """
     text = _one_line(exc)
-    if isinstance(exc, ValueError) and ("could not convert" in text or "Unable to parse" in text):
-        return ValueError(f"columns: a value in {', '.join(columns)} of {source} is not numeric ({text})")
-    return exc
+    if not (isinstance(exc, ValueError) and ("could not convert" in text or "Unable to parse" in text)):
+        return exc
+    from sharpdp.apps.datasets import non_numeric_message
+
+    if isinstance(data, (str, os.PathLike)):
+        try:
+            rows, bad = _count_non_numeric(os.fspath(data), list(columns))
+        except Exception:  # pragma: no cover - the count is a courtesy; the error below still names the columns
+            rows, bad = 0, {}
+        for c in columns:
+            if bad.get(c):
+                return ValueError(non_numeric_message("columns", c, bad[c], rows))
+    return ValueError(f"columns: a value in {', '.join(columns)} of {source} is not a number (not shown; fix the "
+                      "file)")
 
 
-def check_numeric(frame, columns: Sequence[str], source: str) -> None:
-    """Raise ValueError naming ``columns`` if a column's declared dtype is not numeric."""
+def _count_non_numeric(path: str, columns: list[str]) -> tuple[int, dict[str, int]]:
+    """Rows of the CSV ``path`` (file or glob) and, per column of ``columns``, how many of its values are
+    not numbers (read as text with pandas' usual missing values, as the numeric read treats them)."""
+    import dask
+
+    from sharpdp.apps.datasets import count_non_numeric
+
+    frame = _dd().read_csv(path, blocksize="64MB", usecols=columns, dtype={c: object for c in columns})
+
+    def count(part) -> tuple[int, dict[str, int]]:
+        return len(part), {c: count_non_numeric(part[c]) for c in columns}
+
+    results = dask.compute(*[dask.delayed(count)(p) for p in frame.to_delayed()])
+    return (sum(r[0] for r in results), {c: sum(r[1][c] for r in results) for c in columns})
+
+
+def check_numeric(frame, columns: Sequence[str], source: str, *, csv: bool = False) -> None:
+    """Raise ValueError naming ``columns`` if a column's declared dtype is not numeric.
+
+    With ``csv`` (``source`` is the CSV file or glob ``frame`` was read from) the column's non-numeric
+    values are counted in one more pass and the message is the single-process reader's
+    (:func:`sharpdp.apps.datasets.non_numeric_message`); never a value (docs/histogram_release.md §10).
+    """
     import pandas as pd
 
     for c in columns:
         if c in frame.columns and not pd.api.types.is_numeric_dtype(frame.dtypes[c]):
+            if csv:
+                from sharpdp.apps.datasets import non_numeric_message
+
+                rows, bad = _count_non_numeric(source, [c])
+                if bad[c]:
+                    raise ValueError(non_numeric_message("columns", c, bad[c], rows))
             raise ValueError(f"columns: column {c!r} of {source} is not numeric (dtype {frame.dtypes[c]})")
 
 
@@ -205,8 +253,8 @@ def numeric_columns(data: Any) -> tuple[list[str], list[str]]:
     others = [c for c in full.columns if str(c) not in cols]
     notes = []
     if others:
-        sample = full[others].head(100_000, npartitions=1)
-        skipped = check_text_columns(sample, source, "data")
+        sample = full[others].head(_SAMPLE_ROWS, npartitions=1)
+        skipped = check_text_columns(sample, source, "data", sampled=len(sample) >= _SAMPLE_ROWS)
         if cols:
             notes.append(skipped_columns_warning(sample, skipped))
     if not cols:

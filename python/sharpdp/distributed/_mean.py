@@ -260,7 +260,7 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         first = engine.compute([dask.delayed(_count_task)(p, d, bounds is None) for p in parts],
                                "data (pass 1: count rows)", progress)
     except ValueError as exc:
-        raise non_numeric_error(exc, columns, source) from None
+        raise non_numeric_error(exc, columns, source, data) from None
     sizes = [r["rows"] for r in first]
     n = int(sum(sizes))
     dropped = int(sum(r["dropped"] for r in first))

@@ -53,6 +53,23 @@ class RandomizerBase:
         safe)."""
         return None
 
+    @property
+    def sampler_refusal(self) -> str | None:
+        """Why :meth:`sample` refuses every input of this randomizer (its parameters are beyond the release
+        sampler), or None when it can sample them.
+
+        The accountant certifies the mechanism's law whatever the sampler; this says whether sharpdp can
+        also draw a release of it. Refusals that depend on the call (an input outside the domain,
+        ``rng=None`` for a float sampler, a certificate-less ``LatticePrivUnit`` whose message finds no
+        lattice vector) are not covered. None by default (no parameter limit).
+        """
+        return None
+
+    @property
+    def can_sample(self) -> bool:
+        """True when :meth:`sample` accepts this randomizer's parameters (:attr:`sampler_refusal` is None)."""
+        return self.sampler_refusal is None
+
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
         return f"{type(self).__name__}({params})"

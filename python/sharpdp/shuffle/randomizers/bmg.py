@@ -156,6 +156,35 @@ class BlanketMixedGaussian(RandomizerBase):
         """
         return (1.0 - self.gamma) * self.grid_scale
 
+    @property
+    def sampler_refusal(self) -> str | None:
+        """Why :meth:`sample` refuses this randomizer's parameters, or None when it samples them.
+
+        The grid sampler needs h sqrt(dim) < 1/2, s = sigma0 / h >= 2^-10 and a noise table of at most
+        :data:`sharpdp._tables.MAX_TABLE_SIZE` (2^18) entries, 13.2 s + 1 (s = :attr:`noise_scale`;
+        with the default grid, sigma0 above about 2e4 at dim 1). The accountant certifies the law at
+        any sigma0 (:attr:`can_sample` says whether a release can also be drawn).
+
+        Returns
+        -------
+        str or None
+            The error message :meth:`sample` raises (naming ``sigma0`` and/or ``grid_bits``), or None.
+        """
+        from sharpdp._tables import MAX_TABLE_SIZE
+
+        if self.grid_scale == 0.0:
+            return (f"sigma0, grid_bits: the grid step 2^-{self.grid_bits} is too coarse for "
+                    f"dim={self.dim} (need h sqrt(dim) < 1/2; pass a larger grid_bits)")
+        if self.noise_scale < 2.0**-10:  # the grid (at most 52 bits) is coarser than the noise itself
+            return (f"sigma0: {self.sigma0!r} is too small for the grid sampler (s = sigma0 / h = "
+                    f"{self.noise_scale:.6g} < 2^-10 with grid_bits = {self.grid_bits}; the finest grid "
+                    "is 2^-52)")
+        if 13.2 * self.noise_scale + 1 > MAX_TABLE_SIZE:
+            return (f"sigma0, grid_bits: the noise table for s = sigma0 / h = {self.noise_scale:.6g} "
+                    f"would exceed {MAX_TABLE_SIZE} entries (sigma0 too large for the grid sampler, or "
+                    "pass fewer grid_bits)")
+        return None
+
     def sample(self, x, rng=None, *, threads: int | None = None, row_offset: int = 0,
                total_rows: int | None = None) -> np.ndarray:
         """Randomize every row of ``x`` (one message per user) on the grid h Z^d, in C++.
@@ -208,19 +237,11 @@ class BlanketMixedGaussian(RandomizerBase):
         """
         x, nthreads, row_offset, total_rows = self._sample_args(x, threads, row_offset, total_rows)
         from sharpdp._core_loader import core
-        from sharpdp._tables import MAX_TABLE_SIZE, rounded_gaussian_cdt
+        from sharpdp._tables import rounded_gaussian_cdt
 
-        if self.grid_scale == 0.0:
-            raise ValueError(f"sigma0, grid_bits: the grid step 2^-{self.grid_bits} is too coarse for "
-                             f"dim={self.dim} (need h sqrt(dim) < 1/2; pass a larger grid_bits)")
-        if self.noise_scale < 2.0**-10:  # the grid (at most 52 bits) is coarser than the noise itself
-            raise ValueError(f"sigma0: {self.sigma0!r} is too small for the grid sampler (s = sigma0 / h = "
-                             f"{self.noise_scale:.6g} < 2^-10 with grid_bits = {self.grid_bits}; the finest grid "
-                             "is 2^-52)")
-        if 13.2 * self.noise_scale + 1 > MAX_TABLE_SIZE:
-            raise ValueError(f"sigma0, grid_bits: the noise table for s = sigma0 / h = {self.noise_scale:.6g} "
-                             f"would exceed {MAX_TABLE_SIZE} entries (sigma0 too large for the grid sampler, or "
-                             "pass fewer grid_bits)")
+        refusal = self.sampler_refusal
+        if refusal is not None:
+            raise ValueError(refusal)
         table = rounded_gaussian_cdt(self.noise_scale)
         # Finiteness and the unit-ball condition are checked in C++, in the sampling pass.
         return core.samplers.bmg_grid_sample(x, self.blanket_threshold, self.grid_bits, self.grid_scale, table.hi,
