@@ -431,7 +431,23 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     assert best is not None  # (the first round either sets it or raises)
+    if lower and not bounded and not (0.0 < best.lower and best.upper - best.lower <= rel_tol * best.lower) \
+            and best.upper >= max(negligible, VALUE_FLOOR) and concentrated.eligible(law, gamma, n):
+        best = closed_at_clamp(best, law, gamma, n)
     return best
+
+
+def closed_at_clamp(r: FarTailBracket, law: Law, gamma: float, n: int) -> FarTailBracket:
+    """``r`` (a round of :func:`certify_bigjump` on ``law``, eligible for :mod:`.concentrated`) with its jump term's
+    bracket intersected with the closed form's at the round's clamp T0, and its values recomputed from the narrower
+    one (docs/accountant_tail.md §24: two certified brackets of the same E phi(A'); no lower clamp for such laws, so
+    the round's body, pair term and penalty 0 hold for both). Where the FFT treatment's lower value is 0 or its gap
+    misses rel_tol (the centroid law over its size cap at n >= 1e8, §11.2), for tens of ms."""
+    lo_c, up_c = concentrated.jump_bracket(law, gamma, n, r.T0, fast=True)
+    jt = replace(r.jump, lo=max(r.jump.lo, lo_c), up=min(r.jump.up, up_c))
+    up = min(r.upper, (r.body_up + jt.up + r.multi) * (1 + 1e-9))
+    lo = max(r.lower, (r.body_lo + jt.lo - r.penalty_B) * (1 - 1e-9), 0.0)
+    return replace(r, lower=lo, upper=up, jump=jt)
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
@@ -505,5 +521,5 @@ def _bracket(r: FarTailBracket) -> LawBracket:
     return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
 
 
-__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "lower_tail_penalty",
+__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "closed_at_clamp", "lower_tail_penalty",
            "positive_prob_up", "try_certify"]
