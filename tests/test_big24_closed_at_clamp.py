@@ -6,8 +6,6 @@ engine's (inside them, never disjoint) and the FFT treatment at rel_tol 1e-4 at 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-
 import mpmath as mp
 import pytest
 from hypothesis import given, settings
@@ -55,20 +53,27 @@ def test_fast_bracket_property_n2(sigma0, eps, scale):
     assert lo <= exact * (1 + 1e-9) and up >= exact * (1 - 1e-9)
 
 
-def test_combination_rule(monkeypatch):
-    # a round with known terms; the closed form's bracket set by hand: min of the uppers, max of the lowers, with the
-    # round's body, pair term and penalty (a dropped body or a swapped min/max fails one of the asserts)
-    r = far_tail.FarTailBracket(lower=0.0, upper=10.0, T0=5.0, h=1.0, B=2.0, N=16, multi=0.25, body_up=3.0,
-                                body_lo=2.0, penalty_B=0.5, jump=JumpTerm(up=6.0, lo=0.0, N=16))
-    monkeypatch.setattr(concentrated, "jump_bracket", lambda *a, **k: (4.0, 5.0))
-    o = far_tail.closed_at_clamp(r, None, 0.1, 10)
-    assert o.upper == pytest.approx((3.0 + 5.0 + 0.25) * (1 + 1e-9), rel=1e-15)
-    assert o.lower == pytest.approx((2.0 + 4.0 - 0.5) * (1 - 1e-9), rel=1e-15)
-    assert (o.jump.lo, o.jump.up) == (4.0, 5.0)
-    # the round's own values where they are the better ones
-    monkeypatch.setattr(concentrated, "jump_bracket", lambda *a, **k: (-1.0, 100.0))
-    o = far_tail.closed_at_clamp(replace(r, lower=1.0, upper=9.0, jump=JumpTerm(up=6.0, lo=3.0, N=16)), None, 0.1, 10)
-    assert o.upper == 9.0 and o.lower == pytest.approx((2.0 + 3.0 - 0.5) * (1 - 1e-9), rel=1e-15)
+def test_intersection_rule(monkeypatch):
+    # the closed form's bracket set by hand: the larger lower and the smaller upper value (a swapped min / max, or the
+    # closed form's values taken as they are, fails one of the asserts); the clamp passed through
+    seen = []
+    monkeypatch.setattr(concentrated, "jump_bracket", lambda law, g, n, T0, fast: seen.append((T0, fast)) or (4.0, 5.0))
+    o = far_tail.closed_at_clamp(JumpTerm(up=6.0, lo=0.0, N=16), None, 0.1, 10, 7.5)
+    assert (o.lo, o.up, o.N) == (4.0, 5.0, 16) and seen == [(7.5, True)]
+    o = far_tail.closed_at_clamp(JumpTerm(up=4.5, lo=4.2, N=16), None, 0.1, 10, 7.5)
+    assert (o.lo, o.up) == (4.2, 4.5)
+
+
+def test_round_values_from_the_narrower_jump_bracket(monkeypatch):
+    # the round's values with the intersected jump term: Up = (body_up + J_up + pair)(1 + 1e-9), Lo = (body_lo + J_lo
+    # - penalty)(1 - 1e-9), checked on a real round (Gaussian sigma0 = 1, n = 1e8, eps = 0.01)
+    gamma, law = _xb(1.0, 0.01)
+    run = law.shifted(up=True)
+    r = far_tail.certify_bigjump(run, gamma, 10**8, 1e-2)
+    assert r.upper == pytest.approx((r.body_up + r.jump.up + r.multi) * (1 + 1e-9), rel=1e-14)
+    assert r.lower == pytest.approx((r.body_lo + r.jump.lo - r.penalty_B) * (1 - 1e-9), rel=1e-14)
+    lo_c, up_c = concentrated.jump_bracket(run, gamma, 10**8, r.T0, fast=True)
+    assert r.jump.up <= up_c and r.jump.lo >= lo_c and r.jump.up - r.jump.lo <= 0.02 * r.jump.lo
 
 
 # the previous engine's brackets (main e81037e, before §24) and the ones with §24
@@ -93,7 +98,9 @@ def test_against_the_fft_treatment_at_tight_rel_tol(monkeypatch):
     run = law.shifted(up=True)
     monkeypatch.setattr(concentrated, "certify", lambda *a, **k: None)  # the FFT treatment alone
     r = far_tail.certify_bigjump(run, gamma, 10**4, 1e-2)
-    o = far_tail.closed_at_clamp(r, run, gamma, 10**4)
+    o = far_tail.closed_at_clamp(r.jump, run, gamma, 10**4, r.T0)
+    lo = (r.body_lo + o.lo - r.penalty_B) * (1 - 1e-9)
+    up = (r.body_up + o.up + r.multi) * (1 + 1e-9)
     ref = far_tail.certify_bigjump(run, gamma, 10**4, 1e-4)
-    assert r.lower <= o.lower <= o.upper <= r.upper
-    assert o.lower <= ref.upper and ref.lower <= o.upper
+    assert r.jump.lo <= o.lo <= o.up <= r.jump.up
+    assert lo <= ref.upper and ref.lower <= up

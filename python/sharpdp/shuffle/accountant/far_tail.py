@@ -365,6 +365,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if jt is None or lat is None:
                 raise TailCoarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
             jt = replace(jt, lo=lo_best)
+            if lower and not bounded and not (0.0 < jt.lo and jt.up - jt.lo <= rel_tol * jt.lo) \
+                    and jt.up + multi >= max(negligible, VALUE_FLOOR) and concentrated.eligible(law, gamma, n):
+                jt = closed_at_clamp(jt, law, gamma, n, T0)  # (before the body pass's decision, which reads jt.lo)
             h = h_used
             pen = 0.0
             if lower and not math.isfinite(lo_s):
@@ -413,7 +416,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 best = replace(res, lower=max(lo, best.lower if best else 0.0))
             else:
                 best = replace(best, lower=max(best.lower, lo))
-            val = lo if lo > 0 else up
+            # (the redo rules below read the FFT treatment's own lower value: a loose one of §24 would move T0 for nothing)
+            lo_f = lo if jt.lo == lo_best else max((body_lo + lo_best - pen) * (1 - 1e-9), 0.0)
+            val = lo_f if lo_f > 0 else up
             if up < max(negligible, VALUE_FLOOR):
                 break
             redo = False
@@ -431,23 +436,17 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     assert best is not None  # (the first round either sets it or raises)
-    if lower and not bounded and not (0.0 < best.lower and best.upper - best.lower <= rel_tol * best.lower) \
-            and best.upper >= max(negligible, VALUE_FLOOR) and concentrated.eligible(law, gamma, n):
-        best = closed_at_clamp(best, law, gamma, n)
     return best
 
 
-def closed_at_clamp(r: FarTailBracket, law: Law, gamma: float, n: int) -> FarTailBracket:
-    """``r`` (a round of :func:`certify_bigjump` on ``law``, eligible for :mod:`.concentrated`) with its jump term's
-    bracket intersected with the closed form's at the round's clamp T0, and its values recomputed from the narrower
-    one (docs/accountant_tail.md §24: two certified brackets of the same E phi(A'); no lower clamp for such laws, so
-    the round's body, pair term and penalty 0 hold for both). Where the FFT treatment's lower value is 0 or its gap
-    misses rel_tol (the centroid law over its size cap at n >= 1e8, §11.2), for tens of ms."""
-    lo_c, up_c = concentrated.jump_bracket(law, gamma, n, r.T0, fast=True)
-    jt = replace(r.jump, lo=max(r.jump.lo, lo_c), up=min(r.jump.up, up_c))
-    up = min(r.upper, (r.body_up + jt.up + r.multi) * (1 + 1e-9))
-    lo = max(r.lower, (r.body_lo + jt.lo - r.penalty_B) * (1 - 1e-9), 0.0)
-    return replace(r, lower=lo, upper=up, jump=jt)
+def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> JumpTerm:
+    """The jump term ``jt`` of a round at the clamp T0 on ``law`` (eligible for :mod:`.concentrated`) intersected with
+    the closed form's bracket of the same E phi(A') at the same T0 (docs/accountant_tail.md §24: no lower clamp for
+    such laws, so both bound one quantity; the round's values are then computed from the narrower bracket). Used where
+    the FFT treatment's lower value is 0 or its gap misses rel_tol (the centroid law over its size cap at n >= 1e8,
+    §11.2), for tens of ms."""
+    lo_c, up_c = concentrated.jump_bracket(law, gamma, n, T0, fast=True)
+    return replace(jt, lo=max(jt.lo, lo_c), up=min(jt.up, up_c))
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
