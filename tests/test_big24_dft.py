@@ -66,3 +66,22 @@ def test_tabulated_equals_direct(seed, N, n):
     assert np.array_equal(Qd[top], Qt[top])
     # not trivially equal: the frequencies recomputed only in the second call moved
     assert not np.array_equal(Qd, Qt)
+
+
+def test_convolve_reuses_its_spectra():
+    # fft.convolve's ``spectra``: a second call on the same parts and N takes the stored fold, forward FFT and bound;
+    # its result equals a fresh call's bit for bit (the jump term's second run, docs/accountant_tail.md §17)
+    from sharpdp.shuffle.accountant.fft import Part, convolve
+
+    N, n = 4096, 50
+    g = _pmf(5, 600, 300)[:600]
+    g = g / g.sum()
+    parts = [Part(g, n)]
+    for work in (0.0, 2e7):  # (without the accurate DFT every frequency's power comes from the stored transform)
+        sp: dict = {}
+        a = convolve(parts, N, 1e-30, 0.0, spectra=sp)
+        assert set(sp) == {0}
+        b = convolve(parts, N, 1e-30, work, spectra=sp)
+        c = convolve(parts, N, 1e-30, work)
+        assert np.array_equal(b.q, c.q) and b.err_q == c.err_q
+        assert (b.err_q < a.err_q) == (work > 0)  # (the second call ran its own power step)
