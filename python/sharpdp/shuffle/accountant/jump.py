@@ -213,7 +213,7 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
     ws = weights(F.x)
     sums = [_wsum(w, F) for w in ws]
     if not small(sums):
-        F = None  # (its pmf is replaced: the window and the spectrum stay in pre)
+        del F  # (its pmf is replaced: the window and the spectrum stay in pre)
         F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, DFT_WORK)
         sums = [_wsum(w, F) for w in ws]
     return F, ws, sums
