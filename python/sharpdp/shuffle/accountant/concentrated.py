@@ -415,13 +415,14 @@ def _curvature_lo(law: Law, T0: float, m, nu, mh, Q, mu_hi: float):
     return out
 
 
-def jump_bracket(law: Law, gamma: float, n: int, T0: float) -> tuple[float, float]:
-    """(lower, upper) of E phi(A') (D units) at the clamp T0 > 0 for an eligible law: §18 (a)-(d) and (g), the finer
-    pass. ValueError for a law that is not eligible."""
+def jump_bracket(law: Law, gamma: float, n: int, T0: float, fast: bool = False) -> tuple[float, float]:
+    """(lower, upper) of E phi(A') (D units) at the clamp T0 > 0 for an eligible law (else ValueError): §18 (a)-(d), (g),
+    the finer pass; ``fast``: §21's tilted lower and §22's sharp upper value (tens of ms; docs/accountant_tail.md §24)."""
     if not eligible(law, gamma, n) or not T0 > 0:
         raise ValueError("jump_bracket needs an eligible law (Law.heavy_form, negative mean), n >= 2, T0 > 0")
-    up, lo = _jump(law, gamma, n, float(T0), True)
-    return lo, up
+    if fast:
+        return _jump_lower(law, gamma, n, T0, False, True), _jump_upper(law, gamma, n, T0, False, False, True)
+    return _jump(law, gamma, n, float(T0), True)[::-1]
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
@@ -529,8 +530,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
 
 
-_MEMO: dict = {}
-
+_MEMO: dict = {}  # (the last 256 results of certify, by law and arguments: §18 (j))
 
 def _remember(key, value):
     if len(_MEMO) >= 256:

@@ -365,6 +365,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if jt is None or lat is None:
                 raise TailCoarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
             jt = replace(jt, lo=lo_best)
+            if lower and not bounded and not (0.0 < jt.lo and jt.up - jt.lo <= rel_tol * jt.lo) \
+                    and jt.up + multi >= max(negligible, VALUE_FLOOR) and concentrated.eligible(law, gamma, n):
+                jt = closed_at_clamp(jt, law, gamma, n, T0)  # (before the body pass's decision, which reads jt.lo)
             h = h_used
             pen = 0.0
             if lower and not math.isfinite(lo_s):
@@ -413,7 +416,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 best = replace(res, lower=max(lo, best.lower if best else 0.0))
             else:
                 best = replace(best, lower=max(best.lower, lo))
-            val = lo if lo > 0 else up
+            # (the redo rules below read the FFT treatment's own lower value: a loose one of §24 would move T0 for nothing)
+            lo_f = lo if jt.lo == lo_best else max((body_lo + lo_best - pen) * (1 - 1e-9), 0.0)
+            val = lo_f if lo_f > 0 else up
             if up < max(negligible, VALUE_FLOOR):
                 break
             redo = False
@@ -432,6 +437,16 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     assert best is not None  # (the first round either sets it or raises)
     return best
+
+
+def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> JumpTerm:
+    """The jump term ``jt`` of a round at the clamp T0 on ``law`` (eligible for :mod:`.concentrated`) intersected with
+    the closed form's bracket of the same E phi(A') at the same T0 (docs/accountant_tail.md §24: no lower clamp for
+    such laws, so both bound one quantity; the round's values are then computed from the narrower bracket). Used where
+    the FFT treatment's lower value is 0 or its gap misses rel_tol (the centroid law over its size cap at n >= 1e8,
+    §11.2), for tens of ms."""
+    lo_c, up_c = concentrated.jump_bracket(law, gamma, n, T0, fast=True)
+    return replace(jt, lo=max(jt.lo, lo_c), up=min(jt.up, up_c))
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
@@ -505,5 +520,5 @@ def _bracket(r: FarTailBracket) -> LawBracket:
     return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
 
 
-__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "lower_tail_penalty",
+__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "closed_at_clamp", "lower_tail_penalty",
            "positive_prob_up", "try_certify"]

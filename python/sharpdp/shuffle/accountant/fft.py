@@ -108,7 +108,8 @@ def _rfft_pair(wk: int) -> tuple[Any, Any]:
     return (lambda x: sfft.rfft(x, workers=wk)), (lambda z, n: sfft.irfft(z, n=n, workers=wk))
 
 
-def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1) -> Convolution:
+def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
+             spectra: dict | None = None) -> Convolution:
     """Certified circular convolution of ``count`` copies of each part's pmf on N points.
 
     Parameters
@@ -124,6 +125,9 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
         Multiply-adds allowed for that accurate DFT (0: none).
     threads : int
         Workers of scipy.fft (used from N >= 2^16; the values do not depend on it).
+    spectra : dict, optional
+        Keeps each part's folded pmf, forward FFT and its error bound by the part's index: a later call with the same
+        parts and N given the same dict reuses them (the same floats; the caller keeps the parts unchanged).
 
     Returns
     -------
@@ -135,10 +139,15 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     rfft, irfft = _rfft_pair(wk)
     Q: Any = None
     err_Q = norm_Q = bound = 0.0
-    for p in parts:
-        folded = fold(p.pmf, N, p.shift)
-        z = rfft(folded)
-        e_fwd = FFT_C * lg * U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
+    for i, p in enumerate(parts):
+        if spectra is not None and i in spectra:
+            folded, z, e_fwd = spectra[i]
+        else:
+            folded = fold(p.pmf, N, p.shift)
+            z = rfft(folded)
+            e_fwd = FFT_C * lg * U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
+            if spectra is not None:
+                spectra[i] = (folded, z, e_fwd)
         Qj, errj, normj, _ = C.power(z, float(p.count), e_fwd, N, folded, thr, work)
         if Q is None:
             Q, err_Q, norm_Q, bound = Qj, errj, normj, (p.bound ** p.count + errj)

@@ -166,34 +166,36 @@ def pair_integral_up(law: Law, T0: float) -> float:
 
 # --------------------------------------------------------------------------- the FFT windows
 def _fft_law(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
-             thr_fn: Callable[[int], float], work: float) -> FftWindow:
+             thr_fn: Callable[[int], float], pre: dict, work: float) -> FftWindow:
     """Untilted nn-fold lattice law on a window [a, b) certified by Chernoff bounds (each side's
     probability <= e^{log_tgt} for the computed law; the exact law's bounds are recomputed by the
     caller). Returns the window values x, the computed circular pmf q on it, the componentwise
     error bound err_q, the TV bound of the pmf errors and N. ``work``: the power step's budget of
     multiply-adds for the accurate DFT of its largest frequencies (any budget gives a certified err_q;
-    a larger one a smaller err_q at a cost of up to ~0.5 s CPU per 2e7)."""
+    a larger one a smaller err_q at a cost of up to ~0.5 s CPU per 2e7). ``pre``: a dict, empty on the first call;
+    a second call with the same arguments (another ``work``) and the dict the first filled reuses its window, nodes
+    and forward FFT (the same floats, computed once)."""
     import scipy.fft as sfft
 
-
-    C = kernels()
-    K = g.size - 1
-    _, Lam, mu, var, tau, mass = C.tilt(g, eta, k0, h, 0.0)
-    sig = math.sqrt(max(nn * var, h * h))
-    lam_scale = 1.0 / (sig + h)
-    s_hi = C.chernoff_edge(g, k0, h, float(nn), log_tgt, +1, lam_scale) / h
-    s_lo = C.chernoff_edge(g, k0, h, float(nn), log_tgt, -1, lam_scale) / h
-    center = nn * mu / h
-    s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
-    sa = int(math.floor(s_lo)) - 1
-    N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
-    if N > N_MAX_TAIL:
-        raise TailCoarsen(h * N / N_MAX_TAIL * 1.02)
-    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers)
-    off = (sa - nn * k0) % N
-    qw = np.roll(conv.q, -off)
-    x = (sa + np.arange(N, dtype=float)) * h
-    tau += fold_rounding(K + 1, N, mass)
+    if "win" not in pre:
+        C = kernels()
+        _, Lam, mu, var, tau, mass = C.tilt(g, eta, k0, h, 0.0)
+        sig = math.sqrt(max(nn * var, h * h))
+        lam_scale = 1.0 / (sig + h)
+        s_hi = C.chernoff_edge(g, k0, h, float(nn), log_tgt, +1, lam_scale) / h
+        s_lo = C.chernoff_edge(g, k0, h, float(nn), log_tgt, -1, lam_scale) / h
+        center = nn * mu / h
+        s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
+        sa = int(math.floor(s_lo)) - 1
+        N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
+        if N > N_MAX_TAIL:
+            raise TailCoarsen(h * N / N_MAX_TAIL * 1.02)
+        x = (sa + np.arange(N, dtype=float)) * h
+        tau += fold_rounding(g.size, N, mass)
+        pre["win"] = (N, sa, x, tau, mass)
+    N, sa, x, tau, mass = pre["win"]
+    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers, spectra=pre.setdefault("spectra", {}))
+    qw = np.roll(conv.q, -((sa - nn * k0) % N))
     ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     return FftWindow(x=x, q=qw, err_q=conv.err_q, tv=capped_exp(ltv), N=N, a=float(x[0]), b=float(x[-1] + h))
 
@@ -205,16 +207,15 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
     """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
     bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
     only when ``small(sums)`` says the round-off bounds are not negligible (a choice of speed: every err_q is
-    certified, docs/accountant_tail.md §8)."""
-
-    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, 0.0)
+    certified, docs/accountant_tail.md §8); the second run reuses the first's window and forward FFT (§17)."""
+    pre: dict = {}
+    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, 0.0)
     ws = weights(F.x)
     sums = [_wsum(w, F) for w in ws]
     if not small(sums):
-        F2 = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, DFT_WORK)
-        if F2.N == F.N and F2.a == F.a:  # (the same window: the same inputs)
-            F = F2
-            sums = [_wsum(w, F) for w in ws]
+        del F  # (its pmf is replaced: the window and the spectrum stay in pre)
+        F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, DFT_WORK)
+        sums = [_wsum(w, F) for w in ws]
     return F, ws, sums
 
 
