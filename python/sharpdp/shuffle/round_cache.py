@@ -15,6 +15,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from sharpdp.shuffle.accountant.memo import clear_result_memos
+
 # Process-wide caches (docs/composition.md §2.3), shared by every accountant OBJECT of the same
 # round (equal ``round_key``): the certified (lower, upper) profile values by eps, and the built
 # dominating pairs (so to_pld, ComposedAccountant and ShufflePLDAccountant build a round's pair once
@@ -137,7 +139,9 @@ def clear_caches() -> None:
     (lattice step, pair options) within a process, so ``to_pld``, ``ComposedAccountant`` and
     ``ShufflePLDAccountant`` (dp_accounting's calibration loops) build a round's pair once. The
     caches hold at most 64 rounds of values and 64 pairs (least recently used dropped first;
-    ``docs/composition.md`` §2.3). Clearing them changes no value, only the time of the next call.
+    ``docs/composition.md`` §2.3). The engine's own result memos (bounded, per law and arguments) are emptied too,
+    so the next call costs what it costs in a fresh process. Clearing them changes no value, only the time of the
+    next call.
 
     Returns
     -------
@@ -148,6 +152,7 @@ def clear_caches() -> None:
         PAIRS.clear()
         OBJECT_VALUES.clear()
         TWINS.clear()
+    clear_result_memos()
 
 
 _SHORT = {"BlanketMixedGaussian": "BMG", "GaussianRandomizer": "Gaussian", "RandomizedResponse": "RR"}

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from sharpdp.shuffle.accountant.lattice import perturbation_charge
+from sharpdp.shuffle.accountant.memo import result_memo
 from sharpdp.shuffle.accountant.limits import (BLOCK_ATOMS_MAX, BLOCK_ATOMS_MIN, BLOCK_MU, EST_FLOOR, LOG_PW_MIN, MS_MAX,
                                                TRUNC, TRUNC_REL, U)
 from sharpdp.shuffle.accountant.results import LawBracket
@@ -205,7 +206,7 @@ def _divisors_desc(n: int, top: int) -> tuple[int, ...]:
     return tuple(sorted((d for d in out if 2 <= d <= top), reverse=True))
 
 
-_WEIGHTS_CACHE: dict = {}
+_WEIGHTS_CACHE: dict = result_memo()
 
 
 def _block_weights(t: int, ms: int, gamma: float,
@@ -261,7 +262,7 @@ def _block_weights(t: int, ms: int, gamma: float,
     return out
 
 
-_BLOCK_CACHE: dict = {}
+_BLOCK_CACHE: dict = result_memo()
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from scipy.special import gammaln
 
 from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.jump import pair_integral_up
-from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_up, mgf_h_ups, mgf_tail_up,
@@ -530,7 +530,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
 
 
-_MEMO: dict = {}  # (the last 256 results of certify, by law and arguments: §18 (j))
+_MEMO: dict = memo.result_memo()  # (the last 256 results of certify, by law and arguments: §18 (j))
 
 def _remember(key, value):
     if len(_MEMO) >= 256:

@@ -34,4 +34,22 @@ def envelope_put(keys: list, vals: list, k: float, v: float) -> float:
     return v
 
 
-__all__ = ["envelope_put"]
+#: the engine's process-wide result memos (deterministic functions of their keys: clearing them changes no value,
+#: only the time of the next call); :func:`sharpdp.shuffle.clear_caches` empties them
+RESULT_MEMOS: list[dict] = []
+
+
+def result_memo() -> dict:
+    """A new process-wide result memo, registered so that :func:`clear_result_memos` empties it."""
+    d: dict = {}
+    RESULT_MEMOS.append(d)
+    return d
+
+
+def clear_result_memos() -> None:
+    """Empty every registered result memo of the engine."""
+    for d in RESULT_MEMOS:
+        d.clear()
+
+
+__all__ = ["RESULT_MEMOS", "clear_result_memos", "envelope_put", "result_memo"]

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from sharpdp._core_loader import core as _core
+from sharpdp.shuffle.accountant.memo import result_memo
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -47,7 +48,7 @@ def atoms_of(law: Law, up: bool = True) -> tuple[float, float, float, float] | N
 
 #: the kernel's results by argument (a process-wide memo: the search, get_delta at its answer and the
 #: lower check revisit the same laws; the results are deterministic functions of the arguments)
-_MEMO: dict[tuple[float, float, float, float, int], tuple] = {}
+_MEMO: dict[tuple[float, float, float, float, int], tuple] = result_memo()
 
 
 def _kernel(a1: float, a2: float, p2: float, gamma: float, n: int) -> tuple:
