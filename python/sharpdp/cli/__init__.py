@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 from sharpdp.cli.errors import CliError, install_hint, option_error  # noqa: F401  (re-exported)
 from sharpdp.cli.files import (WRITTEN, check_diagnostics_path, check_not_written, check_out_dir,  # noqa: F401
-                               check_releases_not_inputs, make_out_dir, open_private, release_file)
+                               check_releases_not_inputs, make_out_dir, open_private, release_file,
+                               remove_earlier_outputs)
 from sharpdp.cli.notes import (BMG_FIELD_HELP, MEAN_RMSE_NOTE, bracket_note, delta_bounds_meaning,  # noqa: F401
                                UNITS, evaluations_meaning, release_scope)
 

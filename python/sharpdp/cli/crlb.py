@@ -21,7 +21,7 @@ import os
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from sharpdp.cli import check_not_written, check_out_dir, make_out_dir, release_file
+from sharpdp.cli import check_not_written, check_out_dir, make_out_dir, release_file, remove_earlier_outputs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,16 +59,18 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 
 def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray | list[str]], plot) -> dict[str, str | None]:
     """The CSV of ``columns`` (numbers as %.10g, a text column as is) and, unless ``plot`` is None (--no-plot),
-    the PNG that ``plot(ax)`` draws."""
+    the PNG that ``plot(ax)`` draws; an earlier run's PNG that --no-plot does not replace is removed first
+    (docs/cli.md §4: ``files["removed"]``)."""
     make_out_dir(out_dir)
-    csv_path = os.path.join(out_dir, f"{stem}.csv")
+    csv_path, png_path = os.path.join(out_dir, f"{stem}.csv"), os.path.join(out_dir, f"{stem}.png")
+    removed = remove_earlier_outputs([csv_path, png_path], [csv_path] + ([] if plot is None else [png_path]), "crlb")
     with release_file(csv_path) as tmp, open(tmp, "w", newline="") as fh:  # whole or not at all
         w = csv.writer(fh)
         w.writerow(list(columns))
         for row in zip(*columns.values()):
             w.writerow([v if isinstance(v, str) else f"{float(v):.10g}" for v in row])
     if plot is None:
-        return {"csv": csv_path, "png": None}
+        return {"csv": csv_path, "png": None, "removed": removed}
     import matplotlib
 
     matplotlib.use("Agg")
@@ -80,11 +82,10 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray | list[str]], 
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)  # below the axes: hides no data
     fig.tight_layout()
-    png_path = os.path.join(out_dir, f"{stem}.png")
     with release_file(png_path) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
-    return {"csv": csv_path, "png": png_path}
+    return {"csv": csv_path, "png": png_path, "removed": removed}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     check_out_dir(args.out)
     stem = os.path.join(args.out, "crlb_" + exp.replace(".", "_"))
-    check_not_written([stem + ".csv"] + ([] if args.no_plot else [stem + ".png"]), args.overwrite,
+    check_not_written([stem + ".csv", stem + ".png"], args.overwrite,  # (both: docs/cli.md §4)
                       "(an earlier run's output)")
     seed = secrets.randbits(63) if args.seed is None else int(args.seed)
     rng = np.random.default_rng(seed)

@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     out = args.out if args.out is not None else (_OUT_QUICK if args.quick else _OUT)
     check_out_dir(out)
+    # (every run writes all six files, so --overwrite leaves no earlier one beside them: docs/cli.md §4)
     check_not_written([os.path.join(out, f"{stem}.{ext}") for stem in FIGURE_STEMS for ext in ("csv", "png")],
                       args.overwrite, "(an earlier run's figures)")
     make_out_dir(out)

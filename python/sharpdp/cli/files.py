@@ -115,29 +115,79 @@ def check_not_written(paths: Sequence[str], overwrite: bool, why: str, flag: str
                        f"{flag} directory")
 
 
-def check_out_dir(path: str, flag: str = "--out") -> None:
-    """Fail early (before any long computation) if ``path`` cannot become an output directory.
+def remove_earlier_outputs(outputs: Sequence[str], written: Sequence[str], command: str) -> list[str]:
+    """The second half of the output-file rule (docs/cli.md §4), called once the run's checks passed, just before
+    it writes: remove every file of ``outputs`` (all the files the command can write there, whatever its options)
+    that exists and that this run does not write (``written``), and say so on stderr (one
+    ``sharpdp COMMAND: note:`` line per file). The first half, :func:`check_not_written` over all of ``outputs``,
+    refused an existing one without ``--overwrite``; with it, the directory then holds this run's outputs only,
+    never a file of an earlier run beside them (an earlier release's figure beside a new release's table would
+    publish two releases).
+
+    Returns
+    -------
+    list of str
+        The files removed (the commands' ``--json`` key ``removed``).
 
     Raises
     ------
     CliError
-        One line naming ``flag``: ``path`` is an existing file, or its nearest existing parent
-        is not a writable directory.
+        A file that cannot be removed (the run stops before writing).
     """
+    import sys
+
+    keep = {os.path.realpath(p) for p in written}
+    removed = []
+    for p in outputs:
+        if os.path.realpath(p) in keep or not os.path.lexists(p):
+            continue
+        try:
+            os.remove(p)
+        except OSError as exc:
+            raise CliError(f"--overwrite: cannot remove {p} (an earlier run's output this run does not write, which "
+                           f"must not stay beside the new one): {exc.strerror or exc}") from None
+        print(f"sharpdp {command}: note: --overwrite: removed {p} (an earlier run's output that this run does not "
+              "write)", file=sys.stderr, flush=True)
+        removed.append(p)
+    return removed
+
+
+def check_out_dir(path: str, flag: str = "--out") -> None:
+    """Fail early (before any long computation) if ``path`` cannot become an output directory.
+
+    The check is a trial, not a permission test (``os.access`` says yes to root on ``/proc``): a missing directory
+    is created (with its missing parents) and removed again, an existing one gets an empty temporary file.
+
+    Raises
+    ------
+    CliError
+        One line naming ``flag``: ``path`` is an existing file, or it cannot be created or written in.
+    """
+    import tempfile
+
     full = os.path.abspath(path)
-    if os.path.exists(full):
-        if not os.path.isdir(full):
-            raise CliError(f"{flag}: {path} is a file, not a directory")
-        if not os.access(full, os.W_OK | os.X_OK):
-            raise CliError(f"{flag}: directory {path} is not writable")
-        return
-    parent = os.path.dirname(full)
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise CliError(f"{flag}: cannot create directory {path}: {parent} is a file, not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise CliError(f"{flag}: cannot create directory {path}: {parent} is not writable")
+    if os.path.exists(full) and not os.path.isdir(full):
+        raise CliError(f"{flag}: {path} is a file, not a directory")
+    created = []  # the directories this trial made, deepest last
+    top = full
+    while not os.path.exists(top):
+        created.insert(0, top)
+        top = os.path.dirname(top)
+    if not os.path.isdir(top):
+        raise CliError(f"{flag}: cannot create directory {path}: {top} is a file, not a directory")
+    try:
+        for d in created:
+            os.mkdir(d)
+        fd, probe = tempfile.mkstemp(prefix=".sharpdp-probe-", dir=full)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        what = f"cannot create directory {path}" if created else f"directory {path} is not writable"
+        raise CliError(f"{flag}: {what}: {exc.strerror or exc}") from None
+    finally:
+        for d in reversed(created):
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
 
 
 def make_out_dir(path: str, flag: str = "--out") -> str:

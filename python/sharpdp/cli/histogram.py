@@ -45,7 +45,7 @@ import sys
 from typing import Any
 
 from sharpdp.cli import (SEEDED_MODE_WARNING, check_not_written, check_out_dir, check_releases_not_inputs,
-                         make_out_dir, option_error, release_file, release_rng)
+                         make_out_dir, option_error, release_file, release_rng, remove_earlier_outputs)
 from sharpdp.cli.histogram_plots import PAPER, draw_diagnostics, draw_release, table2
 
 DEFAULT_OUT = "sharpdp_histogram_out"
@@ -228,6 +228,11 @@ def _load_rows(path: str | None, by: list[str], read: bool = True):
         raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
     if not read:
         return None, source
+    if path is not None:  # a row longer than the header (an unquoted "A,B" key would count as "A"): refused as
+        # by sharpdp mean and the Dask engine, with the same message (usecols below would drop the extra field)
+        from sharpdp.apps.csv_checks import check_field_counts
+
+        check_field_counts(path)
     rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
     if len(rows) == 0:
         raise ValueError("--csv: the table has no rows")
@@ -333,10 +338,10 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         # line, its rows read after the key domain, so that a bad --keys or --by is reported without that wait)
         rows, source = _load_rows(args.csv, by, read=args.csv is not None)
     domain, domain_desc = _key_domain(args, by, warnings)
-    written = [os.path.join(args.out, "histogram_release.csv")] + (
-        [] if args.no_plot else [os.path.join(args.out, "histogram_release.png")])
-    # refused once the options are known good, before the counts: a release already out composes
-    check_not_written(written, args.overwrite, "(an earlier release): a second release of the same data composes "
+    outputs = [os.path.join(args.out, "histogram_release.csv"), os.path.join(args.out, "histogram_release.png")]
+    # refused once the options are known good, before the counts: a release already out composes (both files,
+    # whether or not this run draws the figure: docs/cli.md §4)
+    check_not_written(outputs, args.overwrite, "(an earlier release): a second release of the same data composes "
                                                "with the first, so its privacy loss adds up")
     if use_dask:  # counts on a Dask cluster (same key-domain rules)
         keys, n, info, source, engine = dask_cli.histogram_group_counts(args, by, domain)
@@ -355,7 +360,12 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     table.insert(0, "group", group.to_numpy())
     table["released"] = released
     make_out_dir(args.out)
-    csv_path = os.path.join(args.out, "histogram_release.csv")
+    # --overwrite: no earlier run's release figure (or diagnostics figure) beside this run's files (docs/cli.md §4)
+    removed = remove_earlier_outputs(outputs, outputs[:1 if args.no_plot else 2], "histogram")
+    if args.diagnostics:
+        diagnostics_png = os.path.splitext(args.diagnostics)[0] + ".png"
+        removed += remove_earlier_outputs([diagnostics_png], [] if args.no_plot else [diagnostics_png], "histogram")
+    csv_path = outputs[0]
     with release_file(csv_path) as tmp:  # whole or not at all (Ctrl-C: cli.release_file)
         table.to_csv(tmp, index=False)  # publishable: keys (public) and released values only
     grid = np.array(GUARANTEE_COUNTS, dtype=np.int64)
@@ -387,7 +397,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
                                    "most count_at_most (post-processing of the release)",
                         "released_at_most": small_released},
         "largest_released": [{"group": str(table["group"].iloc[i]), "released": float(released[i])} for i in top],
-        "csv": csv_path, "warnings": warnings, "diagnostics": None, **engine,
+        "csv": csv_path, "warnings": warnings, "diagnostics": None, "removed": removed, **engine,
     }
     result["png"] = None if args.no_plot else _plot_release(released, mech, args,
                                                             os.path.join(args.out, "histogram_release.png"))
@@ -472,7 +482,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         from sharpdp.cli.diagnostics import check_diagnostics
 
         check_diagnostics(args.diagnostics, inputs, releases, overwrite=args.overwrite,
-                          extra=[] if args.no_plot else [os.path.splitext(args.diagnostics)[0] + ".png"])
+                          extra=[os.path.splitext(args.diagnostics)[0] + ".png"])  # (docs/cli.md §4)
     try:
         result = table2(args) if args.table2 else _release(args)
     except ValueError as exc:  # the API's parameter names (and the dataset loader's "csv") -> the CLI options
