@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     gamma = V.real("--gamma", args.gamma, lo=0.0, hi=1.0, hi_open=True)
     sigma0 = V.real("--sigma0", args.sigma0, lo=0.0, lo_open=True)
     dim = V.integer("--dim", 1 if args.dim is None else args.dim, lo=1)
-    eps = None if args.epsilon is None else V.real("--epsilon", args.epsilon, lo=0.0)
+    eps = None if args.epsilon is None else _epsilon(args.epsilon)
     delta = None if args.delta is None else V.probability_open("--delta", args.delta)
     rnd = GaussianRandomizer(sigma0, dim) if gamma == 0.0 else BlanketMixedGaussian(gamma, sigma0, dim)
     from sharpdp.cli import CliError
@@ -137,6 +137,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _epsilon(value: float) -> float:
+    """``--epsilon`` in nats: a real in [0, 700] (EPS_MAX, the cap ``sharpdp mean`` has too: docs/cli.md §6).
+
+    Raises
+    ------
+    ValueError
+        Naming ``--epsilon``: not a real >= 0, or above 700 (delta(eps) is non-increasing, so the certified
+        delta at 700 nats holds at every larger epsilon).
+    """
+    from sharpdp import _validation as V
+    from sharpdp.shuffle.accountant.limits import EPS_MAX
+
+    eps = V.real("--epsilon", value, lo=0.0)
+    if eps > EPS_MAX:
+        raise ValueError(f"--epsilon: {eps!r} nats is above {EPS_MAX:g}, the largest epsilon sharpdp account and "
+                         f"sharpdp mean accept (e^epsilon must be finite); delta(epsilon) is non-increasing, so the "
+                         f"certified delta at epsilon = {EPS_MAX:g} holds at every larger epsilon")
+    return eps
+
+
 def _sampler_status(rnd: Any) -> dict[str, Any]:
     """Whether the randomizer's release sampler can draw this release (``can_sample``) and, if not, why
     (``sampler_refusal``): the certificate covers the mechanism's law either way (docs/cli.md §5)."""
@@ -148,7 +168,10 @@ def _sampler_text(r: dict[str, Any]) -> str:
     """The text line of a release that the sampler refuses ("" when it can sample it)."""
     if r.get("can_sample", True):
         return ""
-    return (f"\nrelease sampler: cannot sample this randomizer ({r['sampler_refusal']}); the certificate above is "
+    from sharpdp.cli.errors import cli_wording
+
+    return (f"\nrelease sampler: cannot sample this randomizer ({cli_wording(r['sampler_refusal'])}); the certificate "
+            f"above is "
             f"of the mechanism's law, but sharpdp cannot draw a release of it")
 
 
@@ -191,19 +214,25 @@ def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning:
                 "bracket_note": bracket_note(lo, up, gap, acc.rel_tol, charge),
                 "sampler_charge_floor": floor}
     with _wait(f"certified epsilon at delta = {delta:g}", "a search on certified values"):
-        return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
+        try:
+            return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
+        except ValueError as exc:  # (advice naming API parameters: the CLI's own)
+            from sharpdp.cli.errors import cli_wording
+
+            raise ValueError(cli_wording(str(exc))) from None
 
 
 @contextmanager
-def _wait(step: str, what: str) -> Iterator[None]:
+def _wait(step: str, what: str, why: str | None = None) -> Iterator[None]:
     """One certified answer, a wait with nothing to count, by the progress rule (``sharpdp._progress.PROGRESS_RULE``):
     in a log ``"account: STEP: N s"`` lines (the first after 2 s, then every 5 s, and ``(done)``) and, after 5 s, a
-    note on why it takes long; on a terminal, where a step prints no line, that note at the start."""
+    note on why it takes long; on a terminal, where a step prints no line, that note at the start. ``why``: that
+    note (default: ``what`` and why one certified value can take minutes)."""
     from sharpdp._progress import is_terminal, progress_step
     from sharpdp.cli import slow_note
 
-    why = (f"{what}, with no count to show progress on (a Gaussian randomizer at a small epsilon or a large n "
-           "can take minutes: its grids reach their size caps, docs/accountant.md §6.2); Ctrl-C stops it")
+    why = why or (f"{what}, with no count to show progress on (a Gaussian randomizer at a small epsilon or a large n "
+                  "can take minutes: its grids reach their size caps, docs/accountant.md §6.2); Ctrl-C stops it")
     terminal = is_terminal(sys.stderr)
     if terminal:
         print(f"sharpdp account: {step}: {why}", file=sys.stderr, flush=True)
@@ -214,9 +243,11 @@ def _wait(step: str, what: str) -> Iterator[None]:
 
 
 #: The smallest certified value below a charge-dominated epsilon is searched with at most this many golden-section
-#: steps and this much CPU time (s); every value seen is certified, so stopping early only leaves a larger one.
+#: steps, this much CPU time (s) and this much wall time (s: under load the CPU budget alone took 6 s of wall time);
+#: every value seen is certified, so stopping early only leaves a larger one.
 FLOOR_STEPS = 24
 FLOOR_CPU = 2.0
+FLOOR_WALL = 3.0
 
 
 def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
@@ -232,10 +263,10 @@ def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
     if not (up > 0.0 and c > 0.0 and c >= 0.5 * up):  # (0.5 * up rounds to 0 for the least subnormal up)
         return None
     best = [up, eps, 0]  # (value, epsilon, certified values computed)
-    stop = time.process_time() + FLOOR_CPU
+    stop, stop_wall = time.process_time() + FLOOR_CPU, time.monotonic() + FLOOR_WALL
 
     def value(x: float) -> float:  # a fresh certified value at x (report: the laws' value plus the charge)
-        if time.process_time() > stop:
+        if time.process_time() > stop or time.monotonic() > stop_wall:
             return math.nan  # (golden_min ignores NaN values)
         v = float(acc.report(x).upper)
         best[2] += 1
@@ -243,7 +274,11 @@ def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
             best[:2] = [v, x]
         return v
 
-    golden_min(value, 0.0, e, FLOOR_STEPS)
+    with _wait(f"smallest certified delta at epsilon <= {e:g} nats", "",
+               f"the certified delta at {eps:g} nats is mostly the release sampler's charge: searching a smaller "
+               f"certified delta at a smaller epsilon (no new value after {FLOOR_CPU:g} s of CPU or {FLOOR_WALL:g} s "
+               "of wall time; the value under way is finished; docs/cli.md §2)"):
+        golden_min(value, 0.0, e, FLOOR_STEPS)
     return {"charge": c, "charge_epsilon": e, "eps_tau": _finite_or_none(acc.eps_tau), "sampler_tv_per_message": acc.sampler_tau / acc.n,
             "floor_at_any_epsilon": acc.sampler_term(0.0), "smallest_certified_delta": best[0],
             "smallest_at_epsilon": best[1], "values_searched": best[2],
@@ -291,7 +326,7 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
 
     k = V.integer("--k", args.k, lo=2)
     e0 = V.real("--epsilon0", args.epsilon0, lo=0.0, hi=300.0, lo_open=True)
-    eps = None if args.epsilon is None else V.real("--epsilon", args.epsilon, lo=0.0)
+    eps = None if args.epsilon is None else _epsilon(args.epsilon)
     delta = None if args.delta is None else V.probability_open("--delta", args.delta)
     rounds = V.integer("--rounds", args.rounds, lo=1)
     rnd = RandomizedResponse(k, e0)
@@ -425,7 +460,8 @@ def format_text(r: dict[str, Any]) -> str:
         return wrap_text(_format_krr(r))
     rd = r["randomizer"]
     figures = ", ".join(f"{k} = {_g(rd[k])}" for k in BMG_FIELD_HELP)
-    head = (f"BMG gamma = {rd['gamma']:.6g}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
+    name = "Gaussian randomizer (gamma = 0)" if rd["gamma"] == 0 else f"BMG gamma = {rd['gamma']:.6g}"
+    head = (f"{name}, sigma0 = {rd['sigma0']:.6g}, dim = {rd['dim']} "
             f"({figures}); n = {r['n']}, {r['adjacency']} adjacency"
             + (" (bounded through bot: x vs bot and bot vs x', looser)" if r.get("via_bottom") else ""))
     if r.get("rounds", 1) > 1:

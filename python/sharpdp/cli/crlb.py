@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "before the experiment runs)")
 
 
-def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray | list[str]], plot) -> dict[str, str | None]:
+def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray | list[str]], plot) -> dict[str, Any]:
     """The CSV of ``columns`` (numbers as %.10g, a text column as is) and, unless ``plot`` is None (--no-plot),
     the PNG that ``plot(ax)`` draws; an earlier run's PNG that --no-plot does not replace is removed first
     (docs/cli.md §4: ``files["removed"]``)."""
