@@ -324,6 +324,13 @@ def _binary_probit(y: np.ndarray, H: np.ndarray, sig: float, tau: float, C: floa
     return out
 
 
+#: Section 5.2's privacy setting (recursion (16) of the paper): record k's privacy level S_k, the bound on the
+#: Fisher information its release holds about y_k (smaller: more private), is uniform on PRIVACY_LEVEL_RANGE_52;
+#: the cross terms are U_k = PRIVACY_CROSS_SCALE_52 sqrt(S_k) xi_k, xi_k ~ N(0, I_{k-1}).
+PRIVACY_LEVEL_RANGE_52 = (0.2, 2.0)
+PRIVACY_CROSS_SCALE_52 = 0.1
+
+
 def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetitions: int = 10,
                              rng: Any = None, progress: bool | None = None) -> dict[str, Any]:
     """Section 5.2: Algorithm 3 on the diabetes data, bound vs empirical MSE.
@@ -401,8 +408,8 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
         for blk in range(B):
             idx = exp_idx[blk * L:(blk + 1) * L]
             y, H = y_all[idx], H_all[idx]
-            S = g.uniform(0.2, 2.0, L)
-            U = [None] + [0.1 * math.sqrt(S[k]) * g.standard_normal(k) for k in range(1, L)]
+            S = g.uniform(*PRIVACY_LEVEL_RANGE_52, L)
+            U = [None] + [PRIVACY_CROSS_SCALE_52 * math.sqrt(S[k]) * g.standard_normal(k) for k in range(1, L)]
             for rep in range(Rp):
                 alg, ident = PrivateRLS(n, rng=g), PrivateRLS(n, rng=g)
                 for k in range(L):

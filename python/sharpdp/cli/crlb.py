@@ -192,13 +192,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {"experiment": "5.2", "repetitions": trials, "seed": seed, "theta_reference": r["theta"],
             "sigma2": r["sigma2"], "k0": r["k0"], "records": r["records"], "blocks": B, **curves, "files": files,
             "steps_mse_below_bound": int(below.sum()), "steps_with_bound": int(ok.sum()),
-            "steps_below_bound_within_ci": int(explained.sum()),
+            "steps_below_bound_within_ci": int(explained.sum()), "privacy_level": _privacy_level_52(E),
             "why_mse_below_bound": (
                 "Monte Carlo error, not a violation: the bound is the privacy-preserving CRLB for unbiased "
                 "estimators, which Algorithm 3 attains in expectation over data and privacy noise; the data noise "
                 f"is drawn only {B} times (one per block, shared by every step k), so for one seed the empirical "
                 "MSE can sit below (or above) the bound at most steps however many repetitions of the privacy "
                 "noise are run; the 95% interval across blocks shows this error")}
+
+
+def _privacy_level_52(E: Any) -> dict[str, Any]:
+    """The privacy level of Algorithm 3's setting in Section 5.2 (``apps.crlb_experiments`` constants)."""
+    lo, hi = E.PRIVACY_LEVEL_RANGE_52
+    a = E.PRIVACY_CROSS_SCALE_52
+    return {"s_k_range": [lo, hi], "u_k_scale": a,
+            "meaning": (f"record k's privacy level S_k, drawn uniformly on [{lo:g}, {hi:g}] (once per block and "
+                        "record), bounds the Fisher information its release holds about y_k (I_z(y_k) <= S_k: the "
+                        f"smaller, the more private); recursion (16) adds the cross terms U_k = {a:g} sqrt(S_k) xi_k, "
+                        "xi_k ~ N(0, I_{k-1}); the comparison Sbar_k = I is level 1 with U_k = 0. A Fisher-information "
+                        "privacy level, not a differential-privacy epsilon")}
 
 
 #: Why the rows of ``crlb_5_2.csv`` before k0 hold nan (its ``note`` column on those rows; docs/cli.md §3).
@@ -256,7 +268,7 @@ def format_text(result: dict[str, Any]) -> str:
             f"{result['records']['experimental']} records in {result['blocks']} blocks, "
             f"{result['records']['reference']} reference records, {result['repetitions']} repetitions per block\n"
             f"reference theta = ({theta}) for H_k = [1, age, BMI, sex, bp], noise variance {result['sigma2']:.4g}, "
-            f"k0 = {result['k0']}")
+            f"k0 = {result['k0']}\nprivacy level: {result['privacy_level']['meaning']}")
     note = (f"empirical MSE below the bound at {result['steps_mse_below_bound']} of {result['steps_with_bound']} steps "
             f"({result['steps_below_bound_within_ci']} of them with the bound inside the 95% interval): "
             f"{result['why_mse_below_bound']}")

@@ -228,12 +228,13 @@ def _load_rows(path: str | None, by: list[str], read: bool = True):
         raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
     if not read:
         return None, source
-    if path is not None:  # a row longer than the header (an unquoted "A,B" key would count as "A"): refused as
-        # by sharpdp mean and the Dask engine, with the same message (usecols below would drop the extra field)
+    rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
+    if path is not None:  # a later row longer than the header (an unquoted "A,B" key would count as "A", usecols
+        # dropping the extra field): refused as by sharpdp mean and the Dask engine, with the same message (a long
+        # first row was refused by _read_keys_csv)
         from sharpdp.apps.csv_checks import check_field_counts
 
         check_field_counts(path)
-    rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
     if len(rows) == 0:
         raise ValueError("--csv: the table has no rows")
     return rows[by], source
