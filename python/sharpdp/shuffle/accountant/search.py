@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from sharpdp.shuffle.accountant import far_tail
+from sharpdp.shuffle.accountant import concentrated, far_tail
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
@@ -218,6 +218,13 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
         else:
             lo = x
     return lo, hi, r, k
+
+
+def closed_at(gamma: Any, law: Any, n: int, rel_tol: float) -> bool:
+    """Whether the far-tail treatment's value of ``law`` at ``rel_tol`` is the closed form of docs/accountant_tail.md
+    §18 (:func:`.concentrated.certify` accepts it on the raised law the treatment runs on; memoised there, so the
+    work is reused by a report at the same epsilon and rel_tol). A speed choice only (docs/accountant.md §8.4)."""
+    return concentrated.certify(law.shifted(up=True), float(gamma), n, rel_tol, far_tail.choose_T0) is not None
 
 
 def _memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:
@@ -471,9 +478,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
         # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
         # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
+        # (not where that law's value at r1 is the closed form of docs/accountant_tail.md §18: the look would cost a
+        # report, and the check's work is get_delta's own at r1, memoised: docs/accountant.md §8.4)
         pairs_r1 = laws_at(r1)
         look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
-            pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0]))
+            pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
+            and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
         lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at, last_led[0],
                                         look=look, lows=lows)
     lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from sharpdp._progress import progress_bar
+from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 
 # ----------------------------------------------------------------------------------------------
 # Certified calibration with few accountant evaluations.
@@ -26,22 +27,18 @@ from sharpdp._progress import progress_bar
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
-# Accuracy of the search evaluations. Equal to CERT_REL_TOL: an evaluation at rel_tol 1e-2 costs
-# little more than one at 0.1, and every evaluation is then a candidate answer. (A looser value
-# makes the search points cheap estimates that are certified again at CERT_REL_TOL; the tests
-# exercise that path.)
+# Accuracy of the search evaluations: CERT_REL_TOL (1e-2 costs little more than 0.1, and every evaluation is a
+# candidate answer; a looser value makes cheap estimates certified again at CERT_REL_TOL, a path the tests run).
 _SEARCH_REL_TOL = 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 CERT_REL_TOL = 1e-2
-# Evaluation budget of one calibration (search + certification). Only a failing certification
-# may exceed it (fallback steps towards the safe side, at most _FALLBACK_EVALS more).
+# Evaluation budget (search + certification); only a failing certification exceeds it, by <= _FALLBACK_EVALS.
 _MAX_EVALS = 10
 _FALLBACK_EVALS = 30
 # A further certified step is taken only if the model predicts a relative gain above this.
 _GAIN_RTOL = 1e-4
-# Search box: log sigma0 (below 0.1 the laws are so heavy-tailed that one evaluation takes
-# very long; chi_lo < 1e-12 there for every gamma, as in the previous search's limit), and
-# logit(gamma).
+# Search box: log sigma0 (below 0.1 the laws are so heavy-tailed that one evaluation takes very long; chi_lo <
+# 1e-12 there for every gamma, as in the previous search's limit), and logit(gamma).
 _X_BOX = (math.log(0.1), math.log(1e12))
 T_BOX = (-20.7, 34.5)
 # Model fit and step tuning (see Search).
@@ -61,8 +58,7 @@ _TEMPLATE_OFF = 3.0
 MODEL_OK = 0.02
 # The start's search in logit(gamma) around the template's optimal BMG.
 _START_T = 4.0
-# Stage 1 stops within this of the target (log delta of the cheap estimate).
-STAGE1_TOL = 0.03
+STAGE1_TOL = 0.03  # stage 1 stops within this of the target (log delta of the cheap estimate)
 # The decision step (docs/accountant.md §6.9): at 2 <= n <= DECIDE_N_MAX each evaluation first takes the
 # accountant's closed-form bracket (closed_form_bounds, milliseconds); it is the evaluation's certified value
 # when its relative width (Up - Lo)/Lo is at most DECIDE_WIDTH or it already decides the target (Up <= delta:
@@ -78,6 +74,8 @@ DECIDE_WIDTH = 0.5
 # closed-form bracket (the search steps to the safe side), as a narrow straddling bracket does.
 GAIN_SMALL = 2.0
 GAIN_MARGIN = 1.5
+# Fewest entries of the BMG sampler's noise table on the default grid: ceil(13.2 s) + 1, s >= 2^8 (delta_floor)
+_MIN_TABLE_ENTRIES = math.ceil(13.2 * 2.0**8) + 1
 # Stage 2 probes at logit(gamma) +- PROBE_DT; stage 3 moves logit(gamma) by at most T_RADIUS.
 PROBE_DT, T_RADIUS = 0.25, 1.0
 
@@ -142,26 +140,23 @@ def check_progress(progress: Any) -> bool | None:
 
 
 def delta_floor(n: int, epsilon: float, dim: int) -> float:
-    """Float (1 + e^min(epsilon, eps_tau)) n dim TAIL_BOUND rounded down (docs/sampling.md §4): no BMG of ``dim`` >= 1
-    for ``n`` >= 1 users certifies delta <= it at ``epsilon`` (nats, >= 0); :func:`check_targets` refuses those."""
+    """Float (1 + e^min(epsilon, eps_tau)) n eta_min rounded down, eta_min = dim (3381 2^-128 + TAIL_BOUND) the
+    smallest ``sampler_tv`` of a BMG on its default grid (docs/calibration.md §5, docs/sampling.md §4): no BMG of
+    ``dim`` >= 1 on that grid with sigma0 >= 2^-44 (every sigma0 the calibration searches) certifies delta <= it for
+    ``n`` >= 1 users at ``epsilon`` (nats, >= 0); :func:`check_targets` refuses those."""
     from sharpdp._tables import TAIL_BOUND
-
-    tau = n * dim * TAIL_BOUND
+    # (s = sigma0 2^k >= 2^8 for sigma0 >= 2^-44: >= 3381 entries; the factor 1 - 1e-9 covers the products' ulps)
+    tau = n * dim * (_MIN_TABLE_ENTRIES * 2.0**-128 + TAIL_BOUND)
     eps_c = min(epsilon, 60.0, 0.5 * math.log(1.0 / tau))
     return (1.0 + math.exp(eps_c)) * tau * (1.0 - 1e-9)
 
 
 def check_targets(n: int, epsilon: float, delta: float, dim: int) -> None:
-    """Refuse targets no calibrated grid release can meet, before any evaluation (ValueError naming
-    the argument): epsilon above EPS_MAX (the laws need e^epsilon finite; a randomizer calibrated
-    at EPS_MAX is certified for every larger epsilon, delta(epsilon) being non-increasing), and
-    delta at or below the release sampler's smallest charge. Every certified upper value
-    includes the charge g(tau) = (1 + e^eps') tau, tau = n sampler_tv, eps' = min(epsilon, eps_tau),
-    eps_tau = min(60, ln(1/tau) / 2) (docs/sampling.md §4); g is increasing in tau (pieces (1 + e^c)
-    tau and tau + sqrt(tau), continuous where they meet), and the BMG sampler's sampler_tv >= dim
-    TAIL_BOUND for every sigma0 (its definition: dim ((ceil(13.2 s) + 1) 2^-128 + TAIL_BOUND)); so no
-    sigma0 certifies delta <= g(n dim TAIL_BOUND) (computed rounded down)."""
-    from sharpdp._tables import TAIL_BOUND
+    """Refuse targets no calibrated grid release can meet, before any evaluation (ValueError naming the argument):
+    epsilon above EPS_MAX (e^epsilon must be finite; delta(epsilon) is non-increasing, so a randomizer calibrated at
+    EPS_MAX is certified for every larger epsilon), and delta at or below :func:`delta_floor`, the release sampler's
+    smallest charge g(n eta_min): every certified upper value includes g(tau) = (1 + e^eps') tau, tau = n sampler_tv,
+    eps' = min(epsilon, eps_tau), eps_tau = min(60, ln(1/tau) / 2), increasing in tau (docs/calibration.md §5)."""
     from sharpdp.shuffle.accountant.limits import EPS_MAX
 
     if epsilon > EPS_MAX:
@@ -170,9 +165,10 @@ def check_targets(n: int, epsilon: float, delta: float, dim: int) -> None:
                          f"calibrated at epsilon = {EPS_MAX} is certified for every larger epsilon")
     floor = delta_floor(n, epsilon, dim)
     if delta <= floor:
-        raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for at any "
-                         f"sigma0 at epsilon = {epsilon!r}: the release sampler's charge is at least (1 + e^min("
-                         f"epsilon, eps_tau)) n dim {TAIL_BOUND:g} = {floor:.3g} (docs/sampling.md §4)")
+        raise ValueError(f"delta: {delta!r} is at or below {floor:.3g}, the smallest delta the released messages "
+                         f"can be certified for at any sigma0 at epsilon = {epsilon!r}: the release sampler's "
+                         f"charge (1 + e^min(epsilon, eps_tau)) n sampler_tv with sampler_tv >= dim (3381 2^-128 + "
+                         f"1e-38) (docs/calibration.md §5, docs/sampling.md §4)")
 
 
 class Progress:
@@ -450,7 +446,11 @@ class Search:
                         and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL)):
                     return  # (after one evaluation here at least: it learns the bracket's width rho)
             if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
-                raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found")
+                why = (f"below {VALUE_FLOOR:g} the accountant certifies loose caps, docs/accountant.md §6.3"
+                       if self.delta < VALUE_FLOOR else "the release sampler's charge grows with sigma0")
+                raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found: the "
+                                   f"smallest certified upper value of {self.count} evaluations was "
+                                   f"{min(p[5] for p in self.pts):.4g} ({why}; docs/calibration.md §5)")
             self.evaluate(xs, ts, True)
             tried = True
             *_, v, _, lo, up = next(p for p in reversed(self.pts) if p[0] == xs and p[1] == ts)
