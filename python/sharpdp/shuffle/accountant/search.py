@@ -23,6 +23,7 @@ from sharpdp.shuffle.accountant import concentrated, far_tail
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
+from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
@@ -30,6 +31,9 @@ from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sh
 from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (shrink: the tests' reference)
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
+
+# golden-section steps of charge_end's search for the smallest fresh value (docs/accountant.md §8.3)
+CHARGE_STEPS = 24
 
 #: phase 1's grid step over sd (docs/accountant.md §8) ...
 _H_RATIO = 0.125
@@ -246,13 +250,14 @@ def charge_end(acc: _Evaluator, delta: float, known: list[float]) -> float | Non
     (docs/accountant.md §8.3): None when there is no charge or the value at eps_tau (reported for every
     larger eps) is <= delta; else the first of ``known`` (epsilons at which the monotone memo holds a
     value <= delta) and of the points where the charge (1 + e^eps) tau is delta (1 - 2^-k), k = 1..8, whose
-    value (as a fresh accountant reports it: ``report``, before the running minimum) is <= delta.
+    value (as a fresh accountant reports it: ``report``, before the running minimum) is <= delta, then the
+    smallest of at most CHARGE_STEPS golden-section points of [0, eps_tau] if it is.
 
     Raises
     ------
     ValueError
         None of them is <= delta (e.g. delta <= 2 tau, the charge at eps = 0): the message gives the
-        smallest value seen.
+        smallest value seen (the golden-section search's minimum where the values are unimodal).
     """
     if not math.isfinite(acc.eps_tau):
         return None
@@ -270,7 +275,17 @@ def charge_end(acc: _Evaluator, delta: float, known: list[float]) -> float | Non
         seen.append((fresh(e), e))
         if seen[-1][0] <= delta:
             return e
+
+    def tried(e: float) -> float:
+        seen.append((fresh(e), e))
+        return seen[-1][0]
+
+    # the ladder's points sit where the charge alone is below delta, and D_up may still exceed it there: a
+    # golden-section search of [0, eps_tau] for the smallest fresh value (D_up falls, the charge rises)
+    golden_min(tried, 0.0, acc.eps_tau, CHARGE_STEPS, enough=delta)
     u, e = min(seen)
+    if u <= delta:
+        return e
     c0 = acc.sampler_term(0.0)
     why = (f"not above the charge alone at eps = 0, {c0!r}" if c0 >= delta else
            f"not certified at any epsilon tried (smallest value {u!r}, at eps = {e!r})")
