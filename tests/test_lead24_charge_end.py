@@ -33,3 +33,21 @@ def test_a_target_just_above_the_minimum_is_certified():
     eps = _acc().get_epsilon(2.9e-29)
     clear_caches()
     assert _acc().get_delta_bounds(eps)[1] <= 2.9e-29
+
+
+def test_cli_delta_route_names_the_charge(capsys):
+    """sharpdp account --delta: where the sampler's charge makes most of the target, the output says so (it said
+    nothing, newcomer finding); the JSON's charge is the accountant's at the answer; a large delta has no line."""
+    import json
+
+    from _cli import run
+
+    bmg = ["account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1000000"]
+    code, out, _ = run(capsys, *bmg, "--delta", "3e-29", "--json")
+    r = json.loads(out)
+    assert code == 0 and r["sampler_charge"]["charge"] == pytest.approx(_acc().sampler_term(r["epsilon"]), rel=1e-12)
+    assert 0.5 * 3e-29 <= r["sampler_charge"]["charge"] <= 3e-29
+    code, out, _ = run(capsys, *bmg, "--delta", "3e-29")
+    assert code == 0 and "sampler's charge:" in out and "95%" in out
+    code, out, _ = run(capsys, *bmg, "--delta", "1e-6")
+    assert code == 0 and "sampler's charge:" not in out

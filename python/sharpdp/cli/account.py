@@ -215,11 +215,24 @@ def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning:
                 "sampler_charge_floor": floor}
     with _wait(f"certified epsilon at delta = {delta:g}", "a search on certified values"):
         try:
-            return {"delta": delta, "epsilon": float(acc.get_epsilon(float(delta)))}
+            found = float(acc.get_epsilon(float(delta)))
         except ValueError as exc:  # (advice naming API parameters: the CLI's own)
             from sharpdp.cli.errors import cli_wording
 
             raise ValueError(cli_wording(str(exc))) from None
+    return {"delta": delta, "epsilon": found, "sampler_charge": _charge_at(acc, found)}
+
+
+def _charge_at(acc: Any, eps: float) -> dict[str, Any] | None:
+    """The release sampler's charge in the certified value at ``eps`` (docs/sampling.md §4): the charge and the
+    floor 2 n sampler_tv no epsilon goes below; None without a charge (k-RR's exact law, sampler_charge=False)."""
+    e = min(eps, getattr(acc, "eps_tau", math.inf))
+    if not (hasattr(acc, "sampler_term") and math.isfinite(e) and acc.sampler_term(e) > 0.0):
+        return None
+    return {"charge": acc.sampler_term(e), "floor_at_any_epsilon": acc.sampler_term(0.0),
+            "meaning": "the release sampler's total-variation charge (1 + e^eps) n sampler_tv included in the "
+                       "certified delta at this epsilon, and its value at epsilon = 0, below which no delta is "
+                       "certified (docs/sampling.md §4, docs/cli.md §2)"}
 
 
 @contextmanager
@@ -479,5 +492,10 @@ def format_text(r: dict[str, Any]) -> str:
                     + _floor_text(r.get("sampler_charge_floor"), r["epsilon"], r["delta"]))
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
+        sc = r.get("sampler_charge")
+        if sc is not None and sc["charge"] >= 0.5 * r["delta"]:
+            body += (f"\nsampler's charge: the release sampler's charge {sc['charge']:.3g} makes "
+                     f"{sc['charge'] / r['delta']:.0%} of this delta; no epsilon certifies a delta below 2 n "
+                     f"sampler_tv = {sc['floor_at_any_epsilon']:.3g} (docs/sampling.md §4, docs/cli.md §2)")
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
     return wrap_text(head + "\n" + body + _sampler_text(r) + notes)
