@@ -220,3 +220,28 @@ def test_dft_paths_same_floats(seed, N, nnz, n, tiny):
         Q, _, _, nfix = core.accountant.power(z, n, e, N, y, 1e-300, f * nz * 1.0)
         assert nfix == min(f, N // 2 + 1)
         assert np.array_equal(Q[order[:nfix]], ref[order[:nfix]]), f
+
+
+# ------------------------------------------------------------------ §17: the second FFT run reuses the first's window
+@pytest.mark.parametrize("s0,n,eps", [(0.5, 10**6, 0.1), (1.0, 10**6, 0.1)])
+def test_second_fft_run_reuse_same_floats(s0, n, eps, monkeypatch):
+    # the round with the reuse against the same round where every _fft_law call gets a fresh dict (the window, fold and
+    # forward FFT recomputed, as before 2e5592); the second, accurate-DFT run must happen and give the same floats
+    from sharpdp.shuffle.accountant import jump
+
+    gamma, run, _ = _gr(s0, eps)
+    monkeypatch.setattr(concentrated, "certify", lambda *a, **k: None)  # the FFT treatment
+    orig = jump._fft_law
+    works = []
+
+    def spy(*a):
+        works.append(a[-1])
+        return orig(*a)
+
+    monkeypatch.setattr(jump, "_fft_law", spy)
+    r1 = far_tail.certify_bigjump(run, gamma, n, 1e-2)
+    assert any(w > 0 for w in works)  # (the second run happened)
+    monkeypatch.setattr(jump, "_fft_law", lambda *a: orig(*a[:-2], {}, a[-1]))
+    r2 = far_tail.certify_bigjump(run, gamma, n, 1e-2)
+    assert (r1.lower, r1.upper, r1.jump.lo, r1.jump.up, r1.T0, r1.h) == (r2.lower, r2.upper, r2.jump.lo, r2.jump.up,
+                                                                        r2.T0, r2.h)
