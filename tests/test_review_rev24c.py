@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pytest
 from numpy.polynomial.legendre import leggauss
+from scipy.integrate import quad
 from scipy.special import ndtr
 
 from sharpdp._core_loader import core
@@ -126,6 +127,11 @@ def _hat_reference(prm, gamma, n, T0, h, mu, sd):
     dens = w * np.exp(-0.5 * zz * zz) / math.sqrt(2 * math.pi) * 0.5 * (vh - vl)[:, None] * wg[None, :]
     m = dens.sum(1)
     M = (dens * (a + G * np.exp(r * zz - 0.5 * r * r) - (ks * h)[:, None])).sum(1)
+    for i in np.flatnonzero(vh - vl > 2.0):  # (wide cells in z, the bulk of a law on the whole normal range: quad)
+        c0 = float(ks[i] * h)
+        m[i] = w * (ndtr(vh[i]) - ndtr(vl[i]))
+        M[i] = w * quad(lambda t: (a + G * math.exp(r * t - 0.5 * r * r) - c0) * math.exp(-0.5 * t * t), vl[i], vh[i],
+                        epsabs=0, epsrel=1e-13, limit=200)[0] / math.sqrt(2 * math.pi)
     p[ks - k0] += m - M / h
     p[ks + 1 - k0] += M / h
     p[K - k0] += w * ndtr(-(math.log((T0 - a) / G) + 0.5 * r * r) / r)
@@ -165,6 +171,19 @@ def test_round_with_closed_form_bracket_holds_the_reference(s0, n, eps, T0, ref,
     assert r.jump.lo <= ref * (1 + tol) and r.jump.up >= ref * (1 - tol)
     assert r.lower <= ref * (1 + tol) + r.body_up + r.multi and r.upper >= ref * (1 - tol)
     assert r.lower >= 0.99 * ref  # (not vacuous: the FFT treatment's own lower value is 0 or 0.3 % looser)
+
+
+def test_bmg_round_at_1e9_holds_the_reference(monkeypatch):
+    # BMG(0.01424, 0.4049), n = 1e9, eps = 0.1 (the doc's BMG cell; T0 = 483072): the hat reference at h = 4 / 2 / 1 is
+    # 9.981635e-7 / 9.981281e-7 / 9.981116e-7 (an upper estimate, decreasing in h: limit ~9.98098e-7)
+    gamma, run, _ = _bmg(0.01424190084729267, 0.40485813171778634, 0.1)
+    seen = []
+    orig = far_tail.closed_at_clamp
+    monkeypatch.setattr(far_tail, "closed_at_clamp", lambda jt, *a: seen.append(a[-1]) or orig(jt, *a))
+    r = far_tail.certify_bigjump(run, gamma, 10**9, 1e-2)
+    assert seen == [483072.0] and r.T0 == 483072.0
+    assert 0.999 * 9.98098e-7 <= r.jump.lo <= 9.981116e-7 and r.jump.up >= 9.98098e-7 * (1 + 1e-5)
+    assert r.lower <= 9.981116e-7 + r.body_up + r.multi and r.upper >= 9.98098e-7
 
 
 @pytest.mark.slow
