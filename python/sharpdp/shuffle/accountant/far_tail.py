@@ -446,7 +446,12 @@ def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> 
     the FFT treatment's lower value is 0 or its gap misses rel_tol (the centroid law over its size cap at n >= 1e8,
     §11.2), for tens of ms."""
     lo_c, up_c = concentrated.jump_bracket(law, gamma, n, T0, fast=True)
-    return replace(jt, lo=max(jt.lo, lo_c), up=min(jt.up, up_c))
+    lo, up = max(jt.lo, lo_c), min(jt.up, up_c)
+    if lo > up:  # two certified brackets of one quantity cannot be disjoint: a defect, never a value
+        raise RuntimeError(f"accountant: the closed form's jump bracket [{lo_c!r}, {up_c!r}] and the FFT treatment's "
+                           f"[{jt.lo!r}, {jt.up!r}] at T0 = {T0!r} are disjoint (docs/accountant_tail.md §24); "
+                           "refusing to certify")
+    return replace(jt, lo=lo, up=up)
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
