@@ -239,3 +239,93 @@ def test_refit_case3_no_bracket_end_at_r1():
     stub = _Stub(0.5e-6, u, 0)
     (lo, hi, _, _, _), evals, _ = _run_refit(stub, fun_value=0.9e-6)
     assert evals == [0.5] and (lo, hi) == (0.1, 0.5)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the search's contract on fresh accountants: certified at the answer, within xtol of the crossing
+
+
+def _gauss(s):
+    return lambda: GaussianRandomizer(s, 1)
+
+
+def _bmg(g, s):
+    return lambda: BlanketMixedGaussian(g, s, 1)
+
+
+# (make, n, delta, xtol, adjacency): look cells of the review's sweep (cases 1 and 3 both, n = 2..1e6, delta
+# 1e-3..5e-15 (GaussianRandomizer(0.45), n = 1e6: the answer 29.93 near eps_tau = 33.4, where the release sampler's
+# charge is 2 % of delta), xtol 1e-3 and 1e-5), replace-one through bot, BMG replace
+SWEEP = [
+    (_gauss(0.5), 10, 1e-6, XTOL, "zero_out"),
+    (_gauss(0.45), 10**6, 5e-15, XTOL, "zero_out"),
+    (_gauss(1.0), 10**6, 1e-3, XTOL, "zero_out"),
+    (_gauss(1.0), 10**5, 1e-12, XTOL, "zero_out"),
+    (_gauss(1.5), 10, 1e-3, XTOL, "zero_out"),
+    (_gauss(2.0), 10**5, 1e-6, XTOL, "zero_out"),
+    (_bmg(0.4, 1.2), 10**5, 1e-6, XTOL, "zero_out"),
+    (_bmg(0.2, 0.8), 1000, 1e-6, XTOL, "zero_out"),
+    (_gauss(1.0), 1000, 1e-6, 1e-5, "zero_out"),
+    (_gauss(2.0), 10**4, 1e-6, 1e-5, "zero_out"),
+    (_bmg(0.4, 1.2), 1000, 1e-6, 1e-5, "zero_out"),
+    (_gauss(2.0), 1000, 1e-6, XTOL, "replace"),
+    (_bmg(0.4, 1.2), 1000, 1e-6, XTOL, "replace"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, n, delta, xtol, adjacency", SWEEP)
+def test_sweep_certified_and_tight(make, n, delta, xtol, adjacency):
+    e, looks = _traced(make, n, delta, xtol, adjacency)
+    assert 0.0 < e < 700.0
+    assert _fresh_delta(make, n, e, adjacency) <= delta
+    assert _fresh_delta(make, n, e * (1 - xtol), adjacency) > delta
+    if adjacency == "zero_out":
+        assert len(looks) == 1
+        for r1, lo, _, _ in looks:  # a case-1 lower end: no eps <= r1 certified by a fresh accountant
+            if lo > delta:
+                assert _fresh_delta(make, n, r1, adjacency) > delta
+
+
+def test_atom_laws_take_no_look():
+    """k-RR and PrivUnit (atom laws): no look; the answer certified and tight on fresh accountants."""
+    from sharpdp.shuffle import PrivUnit, RandomizedResponse
+
+    for make, n, delta in ((lambda: RandomizedResponse(10, 4.0), 10**4, 1e-6),
+                           (lambda: PrivUnit(0.6, 0.2, 3), 1000, 1e-6)):
+        e, looks = _traced(make, n, delta)
+        assert looks == []
+        assert _fresh_delta(make, n, e) <= delta < _fresh_delta(make, n, e * (1 - XTOL))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the calibrations' start (docs/calibration.md §3, step 0)
+
+
+# (function, n, eps, delta, before eps24 (e81037e): sigma0, gamma, evaluations); the review's run of both versions
+# over n 1e2..1e5 x eps 0.01..4 x delta 1e-6, 1e-9 (62 cells): answers identical where the start picked the first
+# base, else Err_1 within +0.007 % .. -0.10 %, never more evaluations, every answer certified
+CALIB = [
+    ("bmg", 10**4, 0.1, 1e-6, 0.958035807, 0.1979170119670429, 10),
+    ("bmg", 1000, 0.1, 1e-9, 1.5308939, 0.4543587419967985, 10),
+    ("bmg", 1000, 0.1, 1e-6, 1.33113265, 0.40258382176951096, 10),
+    ("gauss", 10**4, 0.01, 1e-6, 4.58455953, 0.0, 5),
+]
+
+
+@pytest.mark.parametrize("fn, n, eps, delta, s_old, g_old, evals_old", CALIB)
+def test_calibration_start(fn, n, eps, delta, s_old, g_old, evals_old):
+    from sharpdp.shuffle.calibration.bmg import _bmg_err, calibrate_bmg_report
+    from sharpdp.shuffle.calibration.gaussian import calibrate_gaussian_report
+
+    clear_caches()
+    rep = calibrate_gaussian_report(n, eps, delta) if fn == "gauss" else calibrate_bmg_report(n, eps, delta, 1)
+    r = rep.randomizer
+    clear_caches()
+    assert float(ShuffleAccountant(r, n, "zero_out", rel_tol=1e-2).get_delta_bounds(eps)[1]) <= delta
+    assert rep.evaluations <= evals_old
+    if fn == "gauss":
+        assert r.sigma0 <= s_old * (1 + 1e-6)
+    else:
+        err = lambda s, g: _bmg_err(math.log(s), math.log(g) - math.log1p(-g), 1)  # noqa: E731
+        assert err(r.sigma0, r.gamma) <= err(s_old, g_old) * (1 + 2e-4)
