@@ -53,14 +53,15 @@ def test_calibrate_delta_below_sampler_floor(delta):
 
 
 def test_calibrate_infeasible_above_the_floor_says_why():
-    """Just above the refusal floor (1 + e^eps) n 1e-38 = 7.44e-36 the sampler's charge (which grows
-    with sigma0) still exceeds delta at every sigma0 searched: the error says where the search stopped
-    and the smallest certified value; just below it, a ValueError naming delta before any search."""
-    with pytest.raises(RuntimeError, match=r"no feasible randomizer found for delta = 8e-36: .*sigma0 = "
+    """Just above the refusal floor (1 + e^eps) n (3381 2^-128 + 1e-38) = 7.396e-33 (docs/calibration.md §5; it was
+    (1 + e^eps) n 1e-38 = 7.44e-36 before the noise table's rounding term was counted) the sampler's charge (which
+    grows with sigma0) still exceeds delta at every sigma0 searched: the error says where the search stopped and the
+    smallest certified value; just below it, a ValueError naming delta before any search."""
+    with pytest.raises(RuntimeError, match=r"no feasible randomizer found for delta = 8e-33: .*sigma0 = "
                                            r"1e\+12 .*smallest certified upper value was .*release sampler"):
-        SH.calibrate_gaussian(200, 1.0, 8e-36)
-    with pytest.raises(ValueError, match=r"^delta: 7.4e-36 is below .* = 7.44e-36"):
-        SH.calibrate_gaussian(200, 1.0, 7.4e-36)
+        SH.calibrate_gaussian(200, 1.0, 8e-33)
+    with pytest.raises(ValueError, match=r"^delta: 7e-33 is at or below 7.4e-33"):
+        SH.calibrate_gaussian(200, 1.0, 7e-33)
 
 
 def test_calibrate_rounds_too_many_names_rounds():
