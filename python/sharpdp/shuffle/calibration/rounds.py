@@ -77,6 +77,9 @@ ROUNDS_EPS_PER_ROUND_MAX = 5.0
 _TAIL_AIM, _TAIL_STEPS, _TAIL_MIN_STEP = 0.5, 6, 0.1
 # The farthest top (nats): a top there means no point reached the floor.
 _TAIL_CAP = 60.0
+# model_composition without a target: the points are placed once more if the composed value is off the estimate
+# that set the floor (:func:`_composed_estimate`) by more than this factor.
+_REDO = 10.0
 
 
 def _first_below(f: Callable[[float], float], d: float) -> float:
@@ -170,6 +173,15 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
     from sharpdp.shuffle.composition import ComposedAccountant
 
     acc, dx, points = _model_points(bmg, n, adjacency, rounds, epsilon, delta, progress)
+    if delta is None and points[-1] < 0.999 * _TAIL_CAP:
+        # the estimate of D set the floor; a composed value more than _REDO x off it (the round's profile is far
+        # from Gaussian-like scaling: e.g. 2.9x the default pair at k = 4, eps = 2, n = 1275, where the floor's
+        # infinity mass dominated) places the points once more, from the floor of that certified value
+        guess = _composed_estimate(acc, rounds, epsilon)
+        up = float(ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False,
+                                      progress=progress).get_delta_bounds(epsilon)[1])
+        if 0.0 < up < 1.0 and not guess / _REDO <= up <= _REDO * guess:
+            acc, dx, points = _model_points(bmg, n, adjacency, rounds, epsilon, up, progress)
     if delta is None and points[-1] >= 0.999 * _TAIL_CAP:
         # no point reached the floor (the accountant's values level off above it): 40 points over 60 nats would
         # give a coarse lattice and a loose figure (6.9e-6 where the default pair certifies 1.1e-18); the default
