@@ -147,8 +147,10 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
         The round's privacy-profile bar: None after 1 s, True at once, False never.
     delta : float or None, default None
         The calibration's composed target in (0, 1); it sets the pair's floor (the last point's certified
-        value, charged in full as the pair's infinity mass) to 2e-3 delta / k. None: the model's composed
-        value sets it.
+        value, charged in full as the pair's infinity mass) to 2e-3 delta / k. None: an estimate from the
+        round's certified value at epsilon / sqrt(k) sets it (the points placed once more from the composed
+        value if that is > 10x off it), and a round whose certified values never reach the floor gets the
+        default adaptive pair instead (docs/composition.md §4.2).
 
     Returns
     -------
