@@ -52,8 +52,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "blanket one seconds; the output says which and why); sharp: refuse where it does not "
                         "apply; blanket: the privacy-blanket bound (ShuffleAccountant)")
     p.add_argument("--discretization", type=float, default=None,
-                   help="privacy-loss lattice step (nats) for --rounds > 1 (default: the single-round "
-                        "epsilon at delta 1e-10, / 400)")
+                   help="privacy-loss lattice step (nats) for --rounds > 1 (default: a BMG round at --epsilon: "
+                        "the model-placed pair's top / 400, printed as the loss lattice; otherwise the "
+                        "single-round epsilon at delta 1e-10, / 400)")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="epsilon >= 0 (nats): report the certified delta")
     target.add_argument("--delta", type=float, help="delta in (0, 1): report the certified epsilon")
@@ -386,8 +387,9 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     return out
 
 
-_COMPOSED_LOWER = ("reference value: composes the rounds' lower values and shows what the construction costs; "
-                   "it is not a lower bound on the composed delta")
+_COMPOSED_LOWER = ("reference value: composes the rounds' lower values on the same pair and lattice and shows what "
+                   "the construction costs (the bracket is of this composition bound, not of delta); it is not a "
+                   "lower bound on the composed delta")
 
 
 def _why_not_sharp(k: int, n: int, adjacency: str) -> str:
@@ -419,7 +421,7 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
           file=sys.stderr, flush=True)
     if model:
         # a BMG round at a given epsilon: the round's pair from 40 model-placed certified values
-        # (docs/composition.md §4.2; certified, within ~2 % of the default pair, seconds instead of minutes)
+        # (docs/composition.md §4.2; certified, within ~1-6 % of the default pair, seconds instead of minutes)
         from sharpdp.shuffle.calibration.rounds import model_composition
 
         ca = model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None)
@@ -483,8 +485,9 @@ def format_text(r: dict[str, Any]) -> str:
         if r.get("rounds", 1) > 1:
             body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
                     f"bracket [reference lower value, certified upper] = "
-                    f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the reference value composes the rounds' "
-                    f"lower values and shows what the construction costs; it is not a lower bound on delta")
+                    f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the bracket of this composition bound (its "
+                    f"pair and lattice), not of delta; the reference value composes the rounds' lower values and "
+                    f"shows what the construction costs; it is not a lower bound on delta")
         else:
             body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
                     f"blanket-bound bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the lower value is of the "

@@ -75,16 +75,21 @@ ROUNDS_EPS_PER_ROUND_MAX = 5.0
 # in its tail, so a secant from the left falls short); at most _TAIL_STEPS of them, each at least _TAIL_MIN_STEP
 # x the current eps further, then profile.doubling_epsilon.
 _TAIL_AIM, _TAIL_STEPS, _TAIL_MIN_STEP = 0.5, 6, 0.1
+# The farthest top (nats): a top there means no point reached the floor.
+_TAIL_CAP = 60.0
+# model_composition without a target: the points are placed once more if the composed value is off the estimate
+# that set the floor (:func:`_composed_estimate`) by more than this factor.
+_REDO = 10.0
 
 
 def _first_below(f: Callable[[float], float], d: float) -> float:
     """The first eps (doubling from 1e-6, then bisection to 1e-3 relative; capped at 60 nats) with
     f(eps) <= d, for a non-increasing model f (no certified value)."""
     hi = 1e-6
-    while hi < 60.0 and not f(hi) <= d:
+    while hi < _TAIL_CAP and not f(hi) <= d:
         hi *= 2.0
-    if hi >= 60.0:
-        return 60.0
+    if hi >= _TAIL_CAP:
+        return _TAIL_CAP
     lo = 0.5 * hi if hi > 1e-6 else 0.0
     while hi - lo > 1e-3 * hi:
         mid = 0.5 * (lo + hi)
@@ -142,8 +147,10 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
         The round's privacy-profile bar: None after 1 s, True at once, False never.
     delta : float or None, default None
         The calibration's composed target in (0, 1); it sets the pair's floor (the last point's certified
-        value, charged in full as the pair's infinity mass) to 2e-3 delta / k. None: the model's composed
-        value sets it.
+        value, charged in full as the pair's infinity mass) to 2e-3 delta / k. None: an estimate from the
+        round's certified value at epsilon / sqrt(k) sets it (the points placed once more from the composed
+        value if that is > 10x off it), and a round whose certified values never reach the floor gets the
+        default adaptive pair instead (docs/composition.md §4.2).
 
     Returns
     -------
@@ -168,6 +175,20 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
     from sharpdp.shuffle.composition import ComposedAccountant
 
     acc, dx, points = _model_points(bmg, n, adjacency, rounds, epsilon, delta, progress)
+    if delta is None and points[-1] < 0.999 * _TAIL_CAP:
+        # the estimate of D set the floor; a composed value more than _REDO x off it (the round's profile is far
+        # from Gaussian-like scaling: e.g. 2.9x the default pair at k = 4, eps = 2, n = 1275, where the floor's
+        # infinity mass dominated) places the points once more, from the floor of that certified value
+        guess = _composed_estimate(acc, rounds, epsilon)
+        up = float(ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False,
+                                      progress=progress).get_delta_bounds(epsilon)[1])
+        if 0.0 < up < 1.0 and not guess / _REDO <= up <= _REDO * guess:
+            acc, dx, points = _model_points(bmg, n, adjacency, rounds, epsilon, up, progress)
+    if delta is None and points[-1] >= 0.999 * _TAIL_CAP:
+        # no point reached the floor (the accountant's values level off above it): 40 points over 60 nats would
+        # give a coarse lattice and a loose figure (6.9e-6 where the default pair certifies 1.1e-18); the default
+        # adaptive pair instead (docs/composition.md §4.2)
+        return ComposedAccountant([(make_accountant(bmg, n, adjacency), rounds)], None, progress=progress)
     return ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False, progress=progress)
 
 
@@ -175,10 +196,25 @@ def _model_points(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: float,
                   progress: bool | None) -> tuple[Any, float, tuple[float, ...]]:
     """(accountant at _PAIR_REL_TOL, Delta, sample eps) of :func:`model_composition` (validated arguments)."""
     acc = make_accountant(bmg, n, adjacency, _PAIR_REL_TOL)
+    if delta is None:  # no target: D from the round's certified value, not the template (docs/composition.md §4.2)
+        delta = _composed_estimate(acc, rounds, epsilon)
     floor, top = _pair_top(bmg, n, rounds, epsilon, delta, adjacency)
     top = _tail_top(acc, floor, top, progress)
     dx, points = _pair_points(top)
     return acc, dx, points
+
+
+def _composed_estimate(acc: Any, rounds: int, epsilon: float) -> float:
+    """An estimate (no certificate) of the composed delta of ``rounds`` runs of ``acc``'s round at ``epsilon``:
+    the round's certified upper value at epsilon / sqrt(rounds) (k mu-GDP rounds compose to one sqrt(k) mu-GDP
+    mechanism, so for a Gaussian-like round the two are of the same order; docs/composition.md §4.2), in
+    [1e-300, 1]. The template model at chi_lo / sqrt(k) was used before: 1.5e-58 for the README's 3-round
+    round (d = 4), whose composed delta is 9.2e-7; its floor was out of the accountant's reach and the pair
+    was spread over 60 nats."""
+    from sharpdp.shuffle.profile import privacy_profile_bounds
+
+    up = float(privacy_profile_bounds(acc, epsilon / math.sqrt(rounds))[1])
+    return min(max(up, 1e-300), 1.0) if up == up else 1.0
 
 
 def _refined(dx: float, points: tuple[float, ...]) -> tuple[float, tuple[float, ...]]:
@@ -206,7 +242,7 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
         return float(privacy_profile_bounds(acc, math.nextafter(_pair_points(e)[1][-1], 0.0))[1])
 
     up = value(top)
-    if not (up > _MODEL_MISS * floor and top < 60.0):
+    if not (up > _MODEL_MISS * floor and top < _TAIL_CAP):
         return top
     # (the method: this docstring; the bar's description stays short for an 80-column terminal)
     bar = progress_bar(total=_TAIL_STEPS, desc="pair's top (tail secant)", unit=" values", file=sys.stderr, leave=True,
@@ -217,10 +253,10 @@ def _tail_top(acc: Any, floor: float, top: float, progress: bool | None = False)
             (e0, u0), (e1, u1) = pts[-2], pts[-1]
             slope = (math.log(u1) - math.log(u0)) / (e1 - e0) if 0.0 < u1 < u0 else 0.0
             nxt = e1 + (math.log(_TAIL_AIM * floor) - math.log(u1)) / slope if slope < 0.0 else 2.0 * e1
-            e = min(max(nxt, (1.0 + _TAIL_MIN_STEP) * e1), 60.0)
+            e = min(max(nxt, (1.0 + _TAIL_MIN_STEP) * e1), _TAIL_CAP)
             u = value(e)
             bar.update(1)
-            if u <= floor or e >= 60.0:
+            if u <= floor or e >= _TAIL_CAP:
                 return e
             pts.append((e, u))
         return doubling_epsilon(acc, min(max(floor, 1e-300), 0.5), start=pts[-1][0])
