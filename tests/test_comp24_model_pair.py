@@ -1,8 +1,6 @@
 """The model-placed pair of ``sharpdp account --rounds K --epsilon E`` (no target delta): its figure against the
 default adaptive pair, basic composition and the calibration that produced the round (docs/composition.md §4.2)."""
 
-import math
-
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 

@@ -199,7 +199,6 @@ def test_refit_case1_lower_end_without_get_delta():
 def test_refit_case2_get_delta_decides_r1():
     """The look's bracket straddles delta (l <= delta < u) and puts r1 within reach: get_delta decides r1's side; a
     value <= delta makes r1 the upper end (the look's upper value above delta must not make it a lower end)."""
-    delta = 1e-6
     for fun_value, ends in ((0.999e-6, (0.1, 0.5)), (1.002e-6, (0.5, 2.0))):
         stub = _Stub(0.99e-6, 1.001e-6, 0)
         (lo, hi, _, _, _), evals, lows = _run_refit(stub, fun_value=fun_value)
