@@ -12,25 +12,14 @@ import math
 
 import pytest
 
-from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
+from test_rep24_via_bottom_speed import _acc, _second
 
 REL = 1e-2  # the accountants' default rel_tol
 CELL = (1.0, 10**6, 8.0)  # GaussianRandomizer(1), n = 1e6, eps = 8: the reported split's leg B misses rel_tol 0.1
-
-
-def _acc(s: float, n: int, adjacency: str = "replace") -> ShuffleAccountant:
-    return ShuffleAccountant(GaussianRandomizer(s, 1), n, adjacency)
-
-
-def _second(eps: float, e1: float) -> float:
-    from fractions import Fraction
-    e2 = eps - e1
-    while Fraction(e1) + Fraction(e2) > Fraction(eps):
-        e2 = math.nextafter(e2, 0.0)
-    return e2
 
 
 def _calls(acc: ShuffleAccountant) -> list[tuple[float, float, object, float]]:
