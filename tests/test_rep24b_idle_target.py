@@ -89,3 +89,36 @@ def test_idle_target_rule(lower, upper, neg, expect):
     vb._leg_cache[(1, e2, 0.1)] = AccountantReport(e2, lower, upper)
     assert vb._idle_target(e2, neg) is expect
     assert vb._idle_target(0.3, neg) is False  # another e2: not this leg's
+
+
+ZS = 0.5  # the synthetic cliff of leg B below
+
+
+class _SteepA:
+    """Exact synthetic legs (brackets of width 0): A(e) = 10 e^{-8 e}; B(e) = 1e-40 for e >= ZS, 0.5 below."""
+
+    rel_tol = 1e-2
+    sampler_tau = 0.0
+    eps_tau = math.inf
+    _closed_only = False
+
+    def _report(self, epsilon, rel_tol, only=None, negligible=0.0):
+        v = 10.0 * math.exp(-8.0 * epsilon) if only[0] == 0 else (1e-40 if epsilon >= ZS else 0.5)
+        return AccountantReport(epsilon, v, v)
+
+
+def test_shrink_toward_a_smaller_split_reads_leg_a_at_the_larger_one():
+    """_shrink from the split f = 0.52 (e2 = 0.48 below the cliff: value 0.156 + e^{0.52} 0.5 = 0.997) toward the
+    worse split f = 0.28 (A = 1.065 alone). Every split between has value >= A(0.52 eps) = 0.156, not >= A(0.28 eps),
+    so the gain test must read leg A at the best split, and the bisection runs: its first midpoint f = 0.4 (past the
+    cliff: A(0.4) = 0.408) is better, and it then keeps the half toward f = 0.28 (§9.5's bisection assumes the edge
+    lies between best and other), ending at f = 0.4. Exact legs: no split is below A(0.5) = 0.1832 (the cliff's edge).
+    (Caught: the gain test reading leg A at the worse split, the rule before: it returned the split f = 0.52, 0.997.)"""
+    eps = 1.0
+    vb = ViaBottom(_SteepA(), ((0,), (1,)))
+    best = vb.split(eps, 0.52, 0.1)
+    vb.leg(0, 0.28 * eps, 0.1)  # (the worse split's leg A is cached, as _beyond's probe leaves it)
+    assert vb.leg(0, 0.28 * eps, 0.1).lower >= 0.995 * best.upper  # (the case: the old test skipped the bisection)
+    got = vb._shrink(eps, best, 0.28, 0.1)
+    least = 10.0 * math.exp(-8.0 * (eps - ZS))
+    assert least * (1 - 1e-12) <= got.upper <= 10.0 * math.exp(-8.0 * 0.4 * eps) * (1 + 1e-12)
