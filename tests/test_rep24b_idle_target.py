@@ -17,6 +17,7 @@ from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from test_rep24_via_bottom_speed import _acc, _second
+from test_viabot21_edge import _CliffBottom
 
 REL = 1e-2  # the accountants' default rel_tol
 CELL = (1.0, 10**6, 8.0)  # GaussianRandomizer(1), n = 1e6, eps = 8: the reported split's leg B misses rel_tol 0.1
@@ -94,13 +95,8 @@ def test_idle_target_rule(lower, upper, neg, expect):
 ZS = 0.5  # the synthetic cliff of leg B below
 
 
-class _SteepA:
+class _SteepA(_CliffBottom):
     """Exact synthetic legs (brackets of width 0): A(e) = 10 e^{-8 e}; B(e) = 1e-40 for e >= ZS, 0.5 below."""
-
-    rel_tol = 1e-2
-    sampler_tau = 0.0
-    eps_tau = math.inf
-    _closed_only = False
 
     def _report(self, epsilon, rel_tol, only=None, negligible=0.0):
         v = 10.0 * math.exp(-8.0 * epsilon) if only[0] == 0 else (1e-40 if epsilon >= ZS else 0.5)
