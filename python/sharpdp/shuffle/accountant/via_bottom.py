@@ -113,13 +113,14 @@ class ViaBottom(CliffSearch):
         return hit
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
-              rough_b: bool = False, guess: bool = True) -> Split:
+              rough_b: bool = False, guess: bool = True, idle: bool = False) -> Split:
         """A(e1) + e^{e1} B(eps - e1) at e1 = f eps, rounded outwards; ``absolute``: leg B to the absolute
         target ABS_SHARE rel_tol A_lo(e1) / e^{e1} (docs/accountant.md §9.4), else to rel_tol alone (or to
         ``b_tol`` when given, without the absolute target); ``rough_b`` (get_epsilon's decide, §9.2, and the
         candidates of the split search, §9.6): leg B at rel_tol 0.1 first, kept where its bracket's width is within
         that target; tried where ``guess`` (decide's :meth:`_small_b`) or else :meth:`_rough_may_pass` says it
-        may be."""
+        may be; ``idle`` (the split search's candidates, §9.7): leg B at rel_tol alone where :meth:`_idle_target`
+        shows its absolute target would neither stop it nor keep the bracket contract from re-certifying it so."""
         e1 = f * eps
         e2 = self._second(eps, e1)
         w = math.exp(e1)
@@ -131,7 +132,10 @@ class ViaBottom(CliffSearch):
             self._small_b(e2, neg / rel_tol) if guess else self._rough_may_pass(e2, neg))
         rb = self.leg(1, e2, 0.1, neg) if rough_b else None
         if rb is None or not (rb.upper < neg or rb.upper - rb.lower <= neg):
-            rb = self.leg(1, e2, rel_tol, neg) if b_tol is None else self.leg(1, e2, b_tol)
+            if b_tol is not None:
+                rb = self.leg(1, e2, b_tol)
+            else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7)
+                rb = self.leg(1, e2, rel_tol, 0.0 if idle and self._idle_target(e2, neg) else neg)
         return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
 
     def _rough_may_pass(self, e2: float, neg: float) -> bool:
@@ -142,6 +146,15 @@ class ViaBottom(CliffSearch):
         if hit is not None and not (hit.upper < neg or hit.upper - hit.lower <= neg):
             return False
         return not self._known_lower(1, e2) > 20.0 * neg
+
+    def _idle_target(self, e2: float, neg: float) -> bool:
+        """True (speed only, docs/accountant.md §9.7) where the cached leg B at e2 at rel_tol 0.1 missed that rel_tol
+        (upper - lower > 0.1 lower; lower 0 included) with an upper value >= ``neg`` / ABS_SHARE (= rel_tol A_lo(e1) /
+        e^{e1}): leg B at rel_tol is then expected to miss both rel_tol and its absolute target ``neg``, so that
+        :meth:`_contract` would certify it to rel_tol alone again."""
+        hit = self._leg_cache.get((1, e2, 0.1))
+        return neg > 0.0 and hit is not None and hit.upper - hit.lower > 0.1 * hit.lower \
+            and hit.upper >= neg / self.ABS_SHARE
 
     def _small_b(self, e2: float, share: float) -> bool:
         """A guess (speed only) that e^{e1} B(e2) <= 0.2 A(e1) (share = ABS_SHARE A_lo / e^{e1}): from the nearest cached leg B."""
@@ -189,7 +202,7 @@ class ViaBottom(CliffSearch):
         for f in self.SPLITS:  # (below 1 the cap stop cannot fire: only the minimum matters, as below)
             bar = min((c.upper for c in cands), default=math.inf)
             if not (bar < 1.0 and self._worse(eps, f, rel_tol, bar)):
-                cands.append(self.split(eps, f, rel_tol, rough_b=bar < 1.0, guess=False))
+                cands.append(self.split(eps, f, rel_tol, rough_b=bar < 1.0, guess=False, idle=True))
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
             return self._as_report(eps_in, capped)
@@ -199,7 +212,7 @@ class ViaBottom(CliffSearch):
             # tie that min() would take: it comes later), so it is not certified (docs/accountant.md §9.4)
             bar = min(c.upper for c in cands)
             if not self._worse(eps, f, rel_tol, bar):
-                cands.append(self.split(eps, f, rel_tol, rough_b=bar < 1.0, guess=False))
+                cands.append(self.split(eps, f, rel_tol, rough_b=bar < 1.0, guess=False, idle=True))
         best = min(cands, key=lambda c: c.upper)
         # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
         # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
@@ -217,7 +230,8 @@ class ViaBottom(CliffSearch):
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
         if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
-            cands.append(self.split(eps, found.f, rel_tol, rough_b=min(x.upper for x in cands) < 1.0, guess=False))
+            cands.append(self.split(eps, found.f, rel_tol, rough_b=min(x.upper for x in cands) < 1.0, guess=False,
+                                     idle=True))
         # the candidates' legs B may be the loose ones of rough_b (§9.6): the reported split is certified as in §9.4
         best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None

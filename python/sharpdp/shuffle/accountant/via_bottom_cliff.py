@@ -74,13 +74,14 @@ class CliffSearch:
 
     def _shrink(self, eps: float, best: Split, other: float, rt: float) -> Split:
         """The bracket from ``best`` (legs at rel_tol ``rt``) to the worse split at f = ``other`` shrunk to
-        BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a cached lower value of leg A at
-        ``other`` shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5).
+        BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a lower value of leg A at the larger first
+        leg of the two (cached at ``other``, or ``best``'s own) shows it would gain less than SHRINK_GAIN; the best split seen (docs/accountant.md §9.5).
         From a split before a cliff of leg B (e^{e1} B(e2) <= EDGE x its value), a better midpoint past the
         cliff's edge (leg B's share above EDGE) ends the bracket there: the edge lies between."""
         other = min(max(other, 0.0), 1.0)
-        # every split between has value >= A(e1 at other) (A non-increasing in e1)
-        a_at = self._leg_cache.get((0, other * eps, rt))
+        # every split between has value >= A at the larger e1 of the two (A non-increasing in e1): at other when it
+        # lies above best, else best's own leg A (docs/accountant.md §9.7)
+        a_at = self._leg_cache.get((0, other * eps, rt)) if other > best.f else best.leg_a
         if a_at is not None and a_at.lower >= (1.0 - self.SHRINK_GAIN) * best.upper:
             return best
         seen = best
