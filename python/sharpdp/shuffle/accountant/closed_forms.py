@@ -1,6 +1,7 @@
 """Closed forms of the certified shuffle accountant: E[L_+] (the trivial cap), stop-loss brackets with
 the law's rounding bound, the Jensen lower value and the law-shape closed forms (docs/accountant.md
-§1.7, §3.2.2, §6.1; docs/accountant_edges.md §3)."""
+§1.7, §3.2.2, §6.1; docs/accountant_edges.md §3); the binomial law of the number of active users with its
+rounding bound and Chernoff tails (docs/accountant_tail.md §18 (h))."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+from scipy.special import gammaln
 
 from sharpdp.shuffle.accountant.limits import TINY, U
 from sharpdp.shuffle.accountant.results import LawBracket
@@ -251,5 +253,32 @@ def plus(up: float, s: float) -> float:
     return up if s == 0.0 else math.nextafter(up + s, math.inf)
 
 
-__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "heavy", "jensen_lower", "law_closed_form", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
+def log_binom(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """log P(M = m), M ~ Bin(N, gamma), and a bound on its rounding: 64 ulp of the magnitudes combined (assumed:
+    gammaln within 8 ulp of its magnitude, Stirling's series at large arguments; the logs and products 2 ulp, the
+    four sums 1 ulp each of the running magnitude; docs/accountant_tail.md §18 (h)), plus 1e-13."""
+    lg, l1 = math.log(gamma), math.log1p(-gamma) if gamma < 1 else 0.0
+    a, b, c = gammaln(N + 1.0), gammaln(m + 1.0), gammaln(N - m + 1.0)
+    val = a - b - c + m * lg + (N - m) * l1
+    err = 64 * U * (abs(a) + b + c + m * abs(lg) + (N - m) * abs(l1)) + 1e-13
+    return val, err
+
+
+def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
+    """Upper bound on P(M <= k) (``below``) or P(M >= k), M ~ Bin(N, gamma), by Chernoff: exp(-N KL(k/N || gamma))
+    when k lies on that side of the mean, else 1."""
+    if below and k < 0 or not below and k > N:
+        return 0.0
+    p = k / N
+    if (below and p >= gamma) or (not below and p <= gamma):
+        return 1.0
+    t1 = p * math.log(p / gamma) if p > 0 else 0.0
+    t2 = (1 - p) * math.log((1 - p) / (1 - gamma)) if p < 1 else 0.0
+    # (the terms cancel near the mean: the margin is taken on their magnitudes, 16 ulp, not on the sum)
+    e = N * (t1 + t2) - 16 * U * N * (abs(t1) + abs(t2) + 1.0) - 1e-10
+    return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
+
+
+__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
+           "law_closed_form", "log_binom", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "trivial_cap"]

@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import gammaln
 
+from sharpdp.shuffle.accountant.closed_forms import binom_tail_up as _binom_tail_up, log_binom as _log_binom
 from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.jump import pair_integral_up
 from sharpdp.shuffle.accountant import limits, memo
@@ -99,41 +99,20 @@ def _bennett_exp(v, b, w):
     return np.maximum(v / (b * b) * hu * (1 - 1e-12), 0.0)
 
 
-def _log_binom(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
-    """log P(M = m), M ~ Bin(N, gamma), and a bound on its rounding: 64 ulp of the magnitudes combined (assumed:
-    gammaln within 8 ulp of its magnitude, Stirling's series at large arguments; the logs and products 2 ulp, the
-    four sums 1 ulp each of the running magnitude; docs/accountant_tail.md §18 (h)), plus 1e-13."""
-    lg, l1 = math.log(gamma), math.log1p(-gamma) if gamma < 1 else 0.0
-    a, b, c = gammaln(N + 1.0), gammaln(m + 1.0), gammaln(N - m + 1.0)
-    val = a - b - c + m * lg + (N - m) * l1
-    err = 64 * U * (abs(a) + b + c + m * abs(lg) + (N - m) * abs(l1)) + 1e-13
-    return val, err
-
-
-def _binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
-    """Upper bound on P(M <= k) (``below``) or P(M >= k), M ~ Bin(N, gamma), by Chernoff: exp(-N KL(k/N || gamma))
-    when k lies on that side of the mean, else 1."""
-    if below and k < 0 or not below and k > N:
-        return 0.0
-    p = k / N
-    if (below and p >= gamma) or (not below and p <= gamma):
-        return 1.0
-    t1 = p * math.log(p / gamma) if p > 0 else 0.0
-    t2 = (1 - p) * math.log((1 - p) / (1 - gamma)) if p < 1 else 0.0
-    # (the terms cancel near the mean: the margin is taken on their magnitudes, 16 ulp, not on the sum)
-    e = N * (t1 + t2) - 16 * U * N * (abs(t1) + abs(t2) + 1.0) - 1e-10
-    return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
-
-
 def _m_range(N: int, gamma: float):
-    """The numbers of active users m within _SDS sd of the mean, their (upper, lower) probabilities and an upper
-    bound on the probability of the others (Chernoff)."""
+    """The numbers of active users m within _SDS sd of the mean, their (upper, lower) probabilities and an upper bound
+    on the probability of the others (Chernoff); kept by (N, gamma), read-only (docs/accountant_tail.md §17)."""
+    if (got := _M_MEMO.get((N, gamma))) is not None:
+        return got
     mean, sd = N * gamma, math.sqrt(N * gamma * (1 - gamma))
     m1, m2 = max(int(math.floor(mean - _SDS * sd - 1)), 0), min(int(math.ceil(mean + _SDS * sd + 1)), N)
     m = np.arange(m1, m2 + 1, dtype=float)
     lp, lerr = _log_binom(N, m, gamma)
     outside = _binom_tail_up(N, m1 - 1, gamma, True) + _binom_tail_up(N, m2 + 1, gamma, False)
-    return m, np.exp(lp + lerr) * (1 + 8 * U), np.exp(lp - lerr) * (1 - 8 * U), outside
+    out = (m, np.exp(lp + lerr) * (1 + 8 * U), np.exp(lp - lerr) * (1 - 8 * U), outside)
+    for a in out[:3]:
+        a.flags.writeable = False
+    return _remember((N, gamma), out, _M_MEMO)
 
 
 def _moments(law: Law, T0: float):
@@ -531,11 +510,12 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
 
 
 _MEMO: dict = memo.result_memo()  # (the last 256 results of certify, by law and arguments: §18 (j))
+_M_MEMO: dict = memo.result_memo()  # (_m_range's, by (N, gamma))
 
-def _remember(key, value):
-    if len(_MEMO) >= 256:
-        _MEMO.clear()
-    _MEMO[key] = value
+def _remember(key, value, d=_MEMO):
+    if len(d) >= 256:
+        d.clear()
+    d[key] = value
     return value
 
 
