@@ -171,7 +171,8 @@ def pair_integral_up(law: Law, T0: float) -> float:
     v = (s + rest) * (1 + 1e-9)
     if memo is None:
         try:
-            memo = law._pair_memo = {}
+            memo = {}
+            setattr(law, "_pair_memo", memo)  # noqa: B010  (an attribute Law does not declare)
         except AttributeError:  # (a law without attribute storage: no memo)
             return v
     if len(memo) >= 256:
