@@ -97,6 +97,10 @@ class PassResult:
     pos_mgf: PosMgf | None = None  # (laws with a finite top below T: the clamp's Chernoff charge)
 
 
+#: the tilt's cap on theta x_K in nats (docs/accountant.md §3.4.1): e^600 ~ 1e260 leaves a subnormal pmf error
+#: bound (>= 5e-324) at the top node a tilted weight <= 1e-63, far below double's overflow
+TILT_EXP_MAX = 600.0
+
 #: PosMgf's grid of lam x_max (fixed: one array for every pass)
 _LAM_BASE = np.geomspace(1e-4, 700.0, 24)
 _LAM_BASE.flags.writeable = False
@@ -167,6 +171,9 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
     sig0 = math.sqrt(max(n * var0, 1e-300))
     # floor: keeps s_+ e^{-theta s} <= 1/(e theta) bounded, yet never lets e^{theta T} blow up
     theta = C.solve_theta(g, k0, h, min(0.5 / sig0, 1.0 / (max(kT, 1) * h + h)))
+    # cap (docs/accountant.md §3.4.1): theta x_K <= TILT_EXP_MAX keeps e^{theta x_k} and the tilted error
+    # bounds eta_k e^{theta x_k - Lambda} finite; any theta > 0 is valid (3.4), the cap is >= the floor
+    theta = min(theta, TILT_EXP_MAX / (max(kT, 1) * h + h))
     gt, Lam, mu_t, var_t, tau, mass = C.tilt(g, eta_g, k0, h, theta)
     sig_t = math.sqrt(max(n * var_t, h * h))
     center = n * mu_t / h
