@@ -132,7 +132,9 @@ def test_look_bracket_against_quadrature_n2(sigma0, delta):
 
 
 # (sigma0, n, delta): cells where the look's lower value exceeds delta (found by the review's sweep)
-CASE1 = [(1.0, 1000, 1e-6), (1.5, 10, 1e-6), (0.5, 100, 1e-9)]
+# ((1.0, 1000, 1e-6) left the list when the look was skipped where phase 1's law takes the closed form at r1,
+# docs/accountant.md §8.4: there is no look there any more; the sweep below still certifies its answer)
+CASE1 = [(1.5, 10, 1e-6), (0.5, 100, 1e-9)]
 
 
 @pytest.mark.parametrize("sigma0, n, delta", CASE1)
@@ -265,6 +267,7 @@ SWEEP = [
     (_bmg(0.4, 1.2), 10**5, 1e-6, XTOL, "zero_out"),
     (_bmg(0.2, 0.8), 1000, 1e-6, XTOL, "zero_out"),
     (_gauss(1.0), 1000, 1e-6, 1e-5, "zero_out"),
+    (_gauss(1.0), 1000, 1e-6, XTOL, "zero_out"),
     (_gauss(2.0), 10**4, 1e-6, 1e-5, "zero_out"),
     (_bmg(0.4, 1.2), 1000, 1e-6, 1e-5, "zero_out"),
     (_gauss(2.0), 1000, 1e-6, XTOL, "replace"),
@@ -280,7 +283,7 @@ def test_sweep_certified_and_tight(make, n, delta, xtol, adjacency):
     assert _fresh_delta(make, n, e, adjacency) <= delta
     assert _fresh_delta(make, n, e * (1 - xtol), adjacency) > delta
     if adjacency == "zero_out":
-        assert len(looks) == 1
+        assert len(looks) <= 1  # (none where phase 1's law takes the closed form at r1, docs/accountant.md §8.4)
         for r1, lo, _, _ in looks:  # a case-1 lower end: no eps <= r1 certified by a fresh accountant
             if lo > delta:
                 assert _fresh_delta(make, n, r1, adjacency) > delta
