@@ -95,6 +95,11 @@ def test_pair_memo_keys_numpy_and_float_same_value():
     v1 = pair_integral_up(law, np.float64(3.0))
     assert pair_integral_up(law, 3.0) == v1 == pair_integral_up(_law(), 3.0)
     assert pair_integral_up(law, np.float64(2.5)) == pair_integral_up(_law(), 2.5)
+    # neighbouring clamps (one ulp, and 3.4) are other keys: each the fresh float, decreasing in T0
+    near = [math.nextafter(3.0, 4.0), 3.4, np.float64(2.6)]
+    got = [pair_integral_up(law, T) for T in near]
+    assert got == [pair_integral_up(_law(), T) for T in near]
+    assert got[2] > v1 > got[1]
     # two laws with different parameters never share a memo (a memo hit for the other law's value would show)
     other = _law(a=-4.0)
     assert pair_integral_up(other, 3.0) == pair_integral_up(_law(a=-4.0), 3.0) != v1
