@@ -201,3 +201,24 @@ def test_model_pair_dominates_the_round_and_composes_above_its_direct_convolutio
     lo = np.asarray(acc.get_delta_bounds(grid)[0])
     curve = np.array([_pair_delta(pair, 1, e) for e in grid])
     assert np.all(curve >= lo * (1 - 1e-12)), grid[np.argmin(curve - lo)]
+
+
+# ------------------------------------------------------------------------------------------- §9.7 (idle target)
+def test_idle_target_fires_and_leaves_the_bracket_unchanged(monkeypatch):
+    # a cell not among the builder's (sigma0 = 1.1, n = 1e6, eps = 7: the rule fires twice); rule off = the reference
+    from sharpdp.shuffle.accountant import via_bottom
+
+    orig, fired = via_bottom.ViaBottom._idle_target, []
+
+    def spy(self, e2, neg):
+        fired.append(orig(self, e2, neg))
+        return fired[-1]
+
+    b, n, eps = GaussianRandomizer(1.1, 1), 10**6, 7.0
+    monkeypatch.setattr(via_bottom.ViaBottom, "_idle_target", spy)
+    on = ShuffleAccountant(b, n, adjacency="replace").get_delta_bounds(eps)
+    assert any(fired)
+    monkeypatch.setattr(via_bottom.ViaBottom, "_idle_target", lambda self, e2, neg: False)
+    off = ShuffleAccountant(b, n, adjacency="replace").get_delta_bounds(eps)
+    assert tuple(on) == tuple(off)  # measured (1.1919634060074691e-25, 1.446858769435988e-25) both
+    assert 1.19e-25 < on[0] <= on[1] < 1.45e-25
