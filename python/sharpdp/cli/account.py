@@ -497,7 +497,8 @@ def format_text(r: dict[str, Any]) -> str:
                     f"bracket [reference lower value, certified upper] = "
                     f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the bracket of this composition bound (its "
                     f"pair and lattice), not of delta; the reference value composes the rounds' lower values and "
-                    f"shows what the construction costs; it is not a lower bound on delta\npair: {r['pair']}")
+                    f"shows what the construction costs; it is not a lower bound on delta"
+                    + (f"\npair: {r['pair']}" if r.get("pair") else ""))
         else:
             body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
                     f"blanket-bound bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the lower value is of the "
