@@ -8,7 +8,7 @@ how many rows are at fault, never a cell's content (docs/histogram_release.md §
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -53,12 +53,13 @@ def header_duplicate(header: Sequence[str]) -> str | None:
     return None
 
 
-def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np.ndarray, np.ndarray]:
-    """(header or None, field count of each data line, which data lines are blank) of a block of whole lines.
+def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np.ndarray, Callable[[int], bool]]:
+    """(header or None, field count of each data line, whether data line i is blank) of a block of whole lines.
 
     A line that continues a quoted field of the line above (a quoted line break) has count -1 (it starts no
     row); an empty line has count 0 (the csv module's ``[]`` row); a blank line holds nothing but spaces,
-    tabs or a CR. With ``width`` None the block's first row is the header and is left out."""
+    tabs or a CR (asked line by line: the few lines that need it). With ``width`` None the block's first row
+    is the header and is left out."""
     import csv as csvmod
 
     if not isinstance(block, (bytes, bytearray, memoryview)):
@@ -66,6 +67,7 @@ def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np
     block = bytes(block)
     if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0):
         raise ValueError(f"width must be None or an integer >= 0, got {width!r}")
+    skip = 1 if width is None else 0  # the header's line
 
     if b'"' in block or block.count(b"\r") != block.count(b"\r\n"):  # quotes, or a lone CR (a line end too)
         lines = block.decode("utf-8", errors="replace").splitlines()
@@ -78,27 +80,22 @@ def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np
             else:
                 counts[start] = len(row)
             start = reader.line_num
-        blank = np.array([not line.strip(" \t\r") for line in lines], dtype=bool)
         if width is None:
             header = header if header is not None else []
-            counts, blank = counts[1:], blank[1:]
-        return header, counts, blank
+        return header, counts[skip:], lambda i: not lines[i + skip].strip(" \t\r")
     arr = np.frombuffer(block, dtype=np.uint8)
     ends = np.flatnonzero(arr == 10)
     if arr.size and arr[-1] != 10:
         ends = np.append(ends, arr.size)
     commas = np.concatenate(([0], np.cumsum(arr == 44)))
-    filled = np.concatenate(([0], np.cumsum((arr != 32) & (arr != 9) & (arr != 13) & (arr != 10))))
     starts = np.concatenate(([0], ends[:-1] + 1))
     counts = commas[ends] - commas[starts] + 1
-    blank = filled[ends] == filled[starts]
     length = ends - starts - (arr[np.maximum(ends - 1, 0)] == 13) * (ends > starts)  # without a CR of CRLF
     counts[length == 0] = 0  # an empty line (the csv module's [] row)
     header = None
     if width is None:
         header = next(csvmod.reader([block[:ends[0]].decode("utf-8", errors="replace")]), []) if ends.size else []
-        counts, blank = counts[1:], blank[1:]
-    return header, counts, blank
+    return header, counts[skip:], lambda i: not block[starts[i + skip]:ends[i + skip]].strip(b" \t\r")
 
 
 def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None]:
@@ -159,15 +156,20 @@ def csv_block_report(block: bytes, width: int | None) -> tuple[list[str] | None,
         None, or the index among the block's data lines (-1: the header line) of the first line holding
         a byte that is not UTF-8.
     """
-    header, counts, blank = _field_counts(block, width)
+    header, counts, is_blank = _field_counts(block, width)
     width = len(header or []) if width is None else width
-    bad = np.flatnonzero((counts > width) | ((counts >= 1) & (counts < width) & ~blank))
+    long = np.flatnonzero(counts > width)
+    first = int(long[0]) if long.size else counts.size
+    for i in np.flatnonzero((counts[:first] >= 1) & (counts[:first] < width)):  # short rows before it
+        if not is_blank(int(i)):  # (a blank line is skipped by pandas: not a row)
+            first = int(i)
+            break
     try:
         bytes(block).decode("utf-8")
         undecodable = None
     except UnicodeDecodeError as exc:
         undecodable = bytes(block).count(b"\n", 0, exc.start) - (1 if header is not None else 0)
-    first_bad = (int(bad[0]), int(counts[bad[0]])) if bad.size else None
+    first_bad = (first, int(counts[first])) if first < counts.size else None
     return header, int(counts.size), first_bad, undecodable
 
 
@@ -175,12 +177,12 @@ def blank_line_between(block: bytes) -> int | None:
     """The 1-based line of the first empty or blank line (spaces, tabs) of a CSV file's text that has a row
     after it, or None: pandas skips such lines, which in a list of keys would hide an empty key; blank lines
     at the end of the file hold nothing and are accepted (docs/cli.md §7)."""
-    _, counts, blank = _field_counts(block, None)
-    starts = counts >= 0  # (a quoted field's line break continues a row: neither)
-    filled = np.flatnonzero(starts & ~blank)
-    if not filled.size:
+    _, counts, is_blank = _field_counts(block, None)
+    rows = np.flatnonzero(counts >= 0)  # (a quoted line break starts no row)
+    blank = np.array([is_blank(int(i)) for i in rows], dtype=bool)
+    if blank.all():
         return None
-    inner = np.flatnonzero((starts & blank)[:filled[-1]])
+    inner = rows[blank & (rows < rows[~blank][-1])]
     return int(inner[0]) + 2 if inner.size else None
 
 
