@@ -8,6 +8,8 @@ import sys
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, NoReturn
 
+from sharpdp.cli.errors import real_number
+
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -29,11 +31,11 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "over datasets: sharpdp.shuffle.ExactShuffleAccountant) is reported, else the blanket bound; the "
             "output says which (\"bound\"). With --rounds K > 1 the K rounds of that same bound are composed "
             "(ComposedAccountant takes either accountant)."))
-    p.add_argument("--gamma", type=float, default=None, help="BMG: blanket mass in [0, 1)")
-    p.add_argument("--sigma0", type=float, default=None, help="BMG: Gaussian scale > 0")
+    p.add_argument("--gamma", type=real_number, default=None, help="BMG: blanket mass in [0, 1)")
+    p.add_argument("--sigma0", type=real_number, default=None, help="BMG: Gaussian scale > 0")
     p.add_argument("--k", type=_number, default=None,
                    help="k-ary randomized response: number of categories k >= 2 (with --epsilon0)")
-    p.add_argument("--epsilon0", type=float, default=None, help="k-RR: local epsilon in (0, 300] nats")
+    p.add_argument("--epsilon0", type=real_number, default=None, help="k-RR: local epsilon in (0, 300] nats")
     p.add_argument("--n", type=_number, required=True,
                    help="number of users >= 1 (an integer; integer-valued forms such as 1e6 are accepted)")
     p.add_argument("--dim", type=int, default=None, help="BMG: dimension d >= 1 (default 1)")
@@ -51,16 +53,16 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "5 s of CPU at n = 2e6, 20 s at 1e8, a few hundred values of 0.2-9 s each at 1e9) and the "
                         "blanket one seconds; the output says which and why); sharp: refuse where it does not "
                         "apply; blanket: the privacy-blanket bound (ShuffleAccountant)")
-    p.add_argument("--discretization", type=float, default=None,
+    p.add_argument("--discretization", type=real_number, default=None,
                    help="privacy-loss lattice step (nats) for --rounds > 1 (default: a BMG round at --epsilon: "
                         "the model-placed pair's top / 400, printed as the loss lattice; otherwise the "
                         "single-round epsilon at delta 1e-10, / 400). Given, the round's pair is built from its "
                         "full certified privacy profile (seconds more; the model-placed pair is about 1-6 %% "
                         "looser, docs/composition.md §4.2)")
     target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--epsilon", type=float,
+    target.add_argument("--epsilon", type=real_number,
                         help="epsilon in [0, 700] (nats): report the certified delta (docs/cli.md §6)")
-    target.add_argument("--delta", type=float, help="delta in (0, 1): report the certified epsilon")
+    target.add_argument("--delta", type=real_number, help="delta in (0, 1): report the certified epsilon")
 
 
 # above this n, --bound auto composes the blanket round instead of the sharp one (k = 2, replace, --rounds > 1): the
@@ -163,16 +165,19 @@ def _epsilon(value: float) -> float:
 
 def _sampler_status(rnd: Any) -> dict[str, Any]:
     """Whether the randomizer's release sampler can draw this release (``can_sample``) and, if not, why
-    (``sampler_refusal``): the certificate covers the mechanism's law either way (docs/cli.md §5)."""
+    (``sampler_refusal``, the randomizer's message in the CLI's wording: what a CLI user can do, never an API
+    parameter): the certificate covers the mechanism's law either way (docs/cli.md §5)."""
+    from sharpdp.cli.errors import cli_wording
+
     refusal = rnd.sampler_refusal
-    return {"can_sample": refusal is None, "sampler_refusal": refusal}
+    return {"can_sample": refusal is None, "sampler_refusal": None if refusal is None else cli_wording(refusal)}
 
 
 def _sampler_text(r: dict[str, Any]) -> str:
     """The text line of a release that the sampler refuses ("" when it can sample it)."""
     if r.get("can_sample", True):
         return ""
-    from sharpdp.cli.errors import cli_wording
+    from sharpdp.cli.errors import cli_wording  # (a caller's dict may hold the API's text: format_text is public)
 
     return (f"\nrelease sampler: cannot sample this randomizer ({cli_wording(r['sampler_refusal'])}); the certificate "
             f"above is "

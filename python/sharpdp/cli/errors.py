@@ -13,18 +13,29 @@ class CliError(Exception):
 _API_ADVICE = (
     ("; sampler_charge=False certifies the mathematical mechanism alone",
      "; pass a larger --delta (no epsilon certifies less than the charge at eps = 0)"),
-    (" (sigma0 too large for the grid sampler, or pass fewer grid_bits)", " (sigma0 too large for the grid sampler)"),
-    ("; pass a larger grid_bits)", ")"),
+    (" (sigma0 too large for the grid sampler, or pass fewer grid_bits)",
+     " (sigma0 too large for the grid sampler: a smaller --sigma0 can be sampled)"),
+    ("; pass a larger grid_bits)", "; the grid step follows sigma0: try a smaller --sigma0, or a smaller --dim)"),
     ("sigma0, grid_bits: ", "sigma0: "),
+)
+#: The same, for advice with a number in it (pattern, replacement).
+_API_ADVICE_PATTERNS = (
+    (r" with grid_bits = \d+; the finest grid is 2\^-52\)", "; the finest grid is 2^-52: a larger --sigma0 can be "
+                                                           "sampled)"),
 )
 
 
 def cli_wording(message: str) -> str:
     """A library message (an error, a randomizer's ``sampler_refusal``) as the CLI prints it: advice naming an API
     parameter (``sampler_charge=False``, ``grid_bits``) replaced by what the CLI user can do, or dropped; the
-    Python API keeps its own wording."""
+    Python API keeps its own wording. ``sharpdp account``'s text and its ``--json`` ``sampler_refusal`` both
+    use it (docs/cli.md §5)."""
+    import re
+
     for api, cli in _API_ADVICE:
         message = message.replace(api, cli)
+    for pattern, cli in _API_ADVICE_PATTERNS:
+        message = re.sub(pattern, cli, message)
     return message
 
 
@@ -40,6 +51,36 @@ def option_error(exc: ValueError, names: dict[str, str]) -> ValueError:
         if msg.startswith(f"{name}:") or msg.startswith(f"{name} "):
             return ValueError(flag + msg[len(name):])
     return exc
+
+
+def real_number(text: str) -> float:
+    """The ``type`` of the CLI's real-valued options: ``float(text)``, but a nonzero number that underflows to 0
+    as a double (``--delta 1e-400``) is refused, so that the error names it instead of "got 0.0".
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not a number (argparse: "invalid float value: 'x'").
+    argparse.ArgumentTypeError
+        "1e-400 underflows to 0 as a double (the smallest positive double is 4.9e-324)"; argparse puts the option
+        before it.
+    """
+    import argparse
+    import decimal
+
+    value = float(text)
+    if value == 0.0:
+        try:
+            nonzero = decimal.Decimal(text.strip().replace("_", "")) != 0
+        except decimal.InvalidOperation:
+            nonzero = False
+        if nonzero:
+            raise argparse.ArgumentTypeError(f"{text} underflows to 0 as a double (the smallest positive double is "
+                                             "4.9e-324): give a value of at least that size")
+    return value
+
+
+real_number.__name__ = "float"  # (argparse's "invalid float value: 'x'" for a text that is not a number)
 
 
 def install_hint(extra: str) -> str:

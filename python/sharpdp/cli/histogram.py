@@ -46,6 +46,7 @@ from typing import Any
 
 from sharpdp.cli import (SEEDED_MODE_WARNING, check_not_written, check_out_dir, check_releases_not_inputs,
                          make_out_dir, option_error, release_file, release_rng, remove_earlier_outputs)
+from sharpdp.cli.errors import real_number
 from sharpdp.cli.histogram_plots import PAPER, draw_diagnostics, draw_release, table2
 
 DEFAULT_OUT = "sharpdp_histogram_out"
@@ -152,15 +153,15 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="let the release (histogram_release.csv/.png in --out) and --diagnostics replace existing "
                         "files (and the diagnostics' .png), and --table2 its table2_bounds.png; refused without it: "
                         "a second release of the same data composes with the first")
-    p.add_argument("--r", type=float, default=0.1, help="target relative expected error, in (0, 1] (default 0.1)")
-    p.add_argument("--r0", type=float, default=None, help="design slack in (0, r) (default r/2)")
-    p.add_argument("--c", type=float, default=1.0, help="log shift c > 0 (default 1)")
+    p.add_argument("--r", type=real_number, default=0.1, help="target relative expected error, in (0, 1] (default 0.1)")
+    p.add_argument("--r0", type=real_number, default=None, help="design slack in (0, r) (default r/2)")
+    p.add_argument("--c", type=real_number, default=1.0, help="log shift c > 0 (default 1)")
     p.add_argument("--integer", action="store_true", help="stochastically round the released counts")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed for a reproducible research run: the release is then NOT private unless the "
                         "seed is kept secret; never printed, written only to --diagnostics (default: a "
                         "cryptographically secure generator keyed by OS entropy)")
-    p.add_argument("--delta", type=float, default=1e-6, help="delta for the per-count epsilon (default 1e-6)")
+    p.add_argument("--delta", type=real_number, default=1e-6, help="delta for the per-count epsilon (default 1e-6)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
                    help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "

@@ -38,6 +38,8 @@ import math
 import sys
 from typing import Any
 
+from sharpdp.cli.errors import real_number
+
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -70,10 +72,10 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "guarantee: they reveal each column's smallest and largest values, and the release "
                         "depends on them; a warning is printed, and the bounds and the errors in original units "
                         "are reported only as analyst only, not private); refused unless given")
-    p.add_argument("--epsilon", type=float, default=0.01,
+    p.add_argument("--epsilon", type=real_number, default=0.01,
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
                         "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG approaches the central Gaussian)")
-    p.add_argument("--delta", type=float, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
+    p.add_argument("--delta", type=real_number, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
     p.add_argument("--rounds", type=int, default=1,
                    help="number K >= 1 of releases of this mean on the same data the (epsilon, delta) budget "
                         "must cover (default 1); K > 1 calibrates the BMG so that K rounds compose to "
