@@ -20,7 +20,8 @@ def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outpu
     CliError
         One line naming ``--diagnostics``: an empty name or a directory; the same file as one of
         ``inputs`` (the data, key files) or ``outputs`` (the release files); a parent directory
-        that does not exist or is not writable.
+        that does not exist, or in which an empty temporary file cannot be created (a trial, as
+        :func:`check_out_dir` makes for ``--out``, not a permission test).
     """
     if path is None:
         return
@@ -34,8 +35,9 @@ def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outpu
     parent = os.path.dirname(full)
     if not os.path.isdir(parent):
         raise CliError(f"--diagnostics: directory {os.path.dirname(path) or parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(full) and not os.access(full, os.W_OK)):
-        raise CliError(f"--diagnostics: {path} is not writable")
+    # a trial, as for --out (os.access says yes to root on /proc): an empty temporary file beside it, which is
+    # how the file is written (release_file: a temporary file in that directory, then renamed over FILE)
+    check_out_dir(parent, "--diagnostics")
 
 
 WRITTEN: list[str] = []  # files this command has completed so far (named on Ctrl-C)

@@ -156,6 +156,30 @@ class LocalRandomizer(Protocol, metaclass=_StaticProtocolMeta):
         """Pure-LDP level eps0 in nats, or None when the randomizer is not pure eps0-LDP."""
         ...
 
+    @property
+    def sampler_refusal(self) -> str | None:
+        """Why :meth:`sample` refuses every input of this randomizer (its parameters are beyond the release
+        sampler: e.g. a noise table above 2^18 entries), or None when it can sample them (docs/cli.md §5).
+
+        The accountant certifies the mechanism's law whatever this says. Refusals that depend on the call
+        (an input outside the domain, ``rng=None`` for a float sampler) are not covered. Not checked by
+        ``isinstance`` (a randomizer written before it still implements the contract);
+        :class:`sharpdp.shuffle.randomizers.RandomizerBase` supplies None.
+
+        Returns
+        -------
+        str or None
+            The message :meth:`sample` would raise (ValueError), or None.
+        """
+        ...
+
+    @property
+    def can_sample(self) -> bool:
+        """True when :meth:`sample` accepts this randomizer's parameters, i.e. :attr:`sampler_refusal` is None
+        (docs/cli.md §5); not checked by ``isinstance``, True by default in
+        :class:`sharpdp.shuffle.randomizers.RandomizerBase`."""
+        ...
+
 
 @runtime_checkable
 class SupportsLowerForm(Protocol):
