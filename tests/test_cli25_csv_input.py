@@ -125,14 +125,14 @@ def test_first_misshapen_row_matches_the_csv_module(rows, crlf):
     width = len(parsed[0])
     want = next(((i, len(r)) for i, r in enumerate(parsed[1:])
                  if len(r) > width or (1 <= len(r) < width and lines[i + 1].strip(" \t"))), None)
-    header, n, bad, undecodable = csv_block_report(text.encode(), None)
-    assert (header, n, bad, undecodable) == (parsed[0], len(parsed) - 1, want, None)
+    header, n, bad, undecodable, open_quote = csv_block_report(text.encode(), None)
+    assert (header, n, bad, undecodable, open_quote) == (parsed[0], len(parsed) - 1, want, None, None)
 
 
 def test_undecodable_line_in_a_later_block():
     first = csv_block_report(b"a,b\n1,2\n", None)
     later = csv_block_report(b"3,4\n5,\xff\n", 2)
-    assert later[3] == 1
+    assert later[3] == 1 and later[4] is None
     assert csv_problem("f.csv", [first, later]).startswith("cannot read f.csv: line 4 holds a byte that is not UTF-8")
 
 
@@ -152,3 +152,36 @@ def test_keys_file_with_trailing_blank_lines_is_accepted(tmp_path, capsys):
     mid = _write(tmp_path, "m.csv", "g\nx\n\ny\n")
     line = _error(capsys, ["histogram", "--csv", data, "--by", "g", "--keys", mid, "--out", str(tmp_path / "o2")])
     assert f"--keys: {mid}: line 3 is a blank key between keys" in line and "only at the end of the file" in line
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.text(alphabet='a,"\n', max_size=14))
+def test_a_quote_left_open_is_found_where_pandas_finds_one(body):
+    """csv_block_report's open quote against pandas' C tokenizer ("EOF inside string", the reference)."""
+    import io
+
+    import pandas as pd
+
+    text = "a,b\n" + body
+    open_quote = csv_block_report(text.encode(), None)[4]
+    try:
+        pd.read_csv(io.StringIO(text), dtype=str, engine="c")
+        pandas_error = ""
+    except pd.errors.ParserError as exc:
+        pandas_error = str(exc)
+    except pd.errors.EmptyDataError:
+        pandas_error = "empty"
+    if "EOF inside string" in pandas_error:
+        assert open_quote is not None, text
+    if open_quote is not None:
+        assert pandas_error, text  # (pandas fails too, maybe on a field count first)
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_a_quote_left_open_names_its_line(tmp_path, capsys, engine):
+    path = _write(tmp_path, "q.csv", 'g,v\n7,1\n8,"2\n7,3\n')  # (two fields on line 3: no field count fault)
+    line = _error(capsys, _argv("mean", engine, path, tmp_path))
+    assert f"malformed CSV in {path}: the quoted field of line 3 is not closed before the end of the file" in line
+    assert "tokeniz" not in line and "pandas backend" not in line, line
+    # (caught: without the open-quote report, local: no line ("a quoted field is not closed"), dask: "cannot read
+    # q.csv as CSV: An error occurred while calling the read_csv method registered to the pandas backend.")

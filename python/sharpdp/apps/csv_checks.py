@@ -53,13 +53,45 @@ def header_duplicate(header: Sequence[str]) -> str | None:
     return None
 
 
-def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np.ndarray, Callable[[int], bool]]:
-    """(header or None, field count of each data line, whether data line i is blank) of a block of whole lines.
+def _quote_left_open(text: str) -> bool:
+    """Whether a quoted field is still open at the end of ``text`` (the lines of one CSV row), as pandas' and the
+    csv module's tokenizers read it: a quote opens a field only at the field's start, ``""`` inside one is a
+    quote, a quote elsewhere is a character. The csv module in strict mode answers at C speed when the row has
+    no stray quote; this loop otherwise."""
+    import csv as csvmod
+
+    try:
+        for _ in csvmod.reader(text.splitlines(), strict=True):
+            pass
+        return False
+    except csvmod.Error as exc:
+        if "unexpected end of data" in str(exc):
+            return True
+    quoted, at_start, i = False, True, 0
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            if c == '"' and text[i + 1:i + 2] == '"':
+                i += 1
+            elif c == '"':
+                quoted = at_start = False
+        else:
+            quoted = c == '"' and at_start
+            at_start = c in ",\r\n"
+        i += 1
+    return quoted
+
+
+def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np.ndarray, Callable[[int], bool],
+                                                            int | None]:
+    """(header or None, field count of each data line, whether data line i is blank, open quote) of a block of
+    whole lines.
 
     A line that continues a quoted field of the line above (a quoted line break) has count -1 (it starts no
     row); an empty line has count 0 (the csv module's ``[]`` row); a blank line holds nothing but spaces,
-    tabs or a CR (asked line by line: the few lines that need it). With ``width`` None the block's first row
-    is the header and is left out."""
+    tabs or a CR (asked line by line: the few lines that need it). The open quote is None, or the data line
+    (-1: the header) of the block's last row when a quoted field of it is still open at the block's end. With
+    ``width`` None the block's first row is the header and is left out."""
     import csv as csvmod
 
     if not isinstance(block, (bytes, bytearray, memoryview)):
@@ -73,16 +105,18 @@ def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np
         lines = block.decode("utf-8", errors="replace").splitlines()
         counts = np.full(len(lines), -1, dtype=np.int64)
         reader = csvmod.reader(lines)
-        start, header = 0, None
+        start = last = 0
+        header = None
         for row in reader:
             if width is None and header is None:
                 header = row
             else:
                 counts[start] = len(row)
-            start = reader.line_num
+            start, last = reader.line_num, start
         if width is None:
             header = header if header is not None else []
-        return header, counts[skip:], lambda i: not lines[i + skip].strip(" \t\r")
+        open_quote = last - skip if lines and _quote_left_open("\n".join(lines[last:])) else None
+        return header, counts[skip:], lambda i: not lines[i + skip].strip(" \t\r"), open_quote
     arr = np.frombuffer(block, dtype=np.uint8)
     ends = np.flatnonzero(arr == 10)
     if arr.size and arr[-1] != 10:
@@ -95,7 +129,7 @@ def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np
     header = None
     if width is None:
         header = next(csvmod.reader([block[:ends[0]].decode("utf-8", errors="replace")]), []) if ends.size else []
-    return header, counts[skip:], lambda i: not block[starts[i + skip]:ends[i + skip]].strip(b" \t\r")
+    return header, counts[skip:], lambda i: not block[starts[i + skip]:ends[i + skip]].strip(b" \t\r"), None
 
 
 def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None]:
@@ -131,14 +165,14 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
     ValueError
         ``width`` negative or not an integer.
     """
-    header, counts, _ = _field_counts(block, width)
+    header, counts, _, _ = _field_counts(block, width)
     width = len(header or []) if width is None else width
     bad = np.flatnonzero(counts > width)
     return header, int(counts.size), (int(bad[0]), int(counts[bad[0]])) if bad.size else None
 
 
 def csv_block_report(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None,
-                                                                int | None]:
+                                                                int | None, int | None]:
     """What both CSV readers check in a block of whole lines (:func:`csv_problem` turns it into the message).
 
     Parameters
@@ -148,15 +182,16 @@ def csv_block_report(block: bytes, width: int | None) -> tuple[list[str] | None,
 
     Returns
     -------
-    (header, rows, first_bad, first_undecodable)
+    (header, rows, first_bad, first_undecodable, open_quote)
         header and rows as :func:`csv_block_shape` gives them; first_bad : None, or (index among the
         block's data lines, field count) of the first row with more fields than ``width``, or fewer but
         at least one (a truncated row: pandas would read its missing fields as missing values); an
         empty or blank line (spaces, tabs) is skipped by pandas and is not one. first_undecodable :
         None, or the index among the block's data lines (-1: the header line) of the first line holding
-        a byte that is not UTF-8.
+        a byte that is not UTF-8. open_quote : None, or the index of the block's last row when a quoted
+        field of it is still open at the block's end (pandas: "EOF inside string").
     """
-    header, counts, is_blank = _field_counts(block, width)
+    header, counts, is_blank, open_quote = _field_counts(block, width)
     width = len(header or []) if width is None else width
     long = np.flatnonzero(counts > width)
     first = int(long[0]) if long.size else counts.size
@@ -170,14 +205,14 @@ def csv_block_report(block: bytes, width: int | None) -> tuple[list[str] | None,
     except UnicodeDecodeError as exc:
         undecodable = bytes(block).count(b"\n", 0, exc.start) - (1 if header is not None else 0)
     first_bad = (first, int(counts[first])) if first < counts.size else None
-    return header, int(counts.size), first_bad, undecodable
+    return header, int(counts.size), first_bad, undecodable, open_quote
 
 
 def blank_line_between(block: bytes) -> int | None:
     """The 1-based line of the first empty or blank line (spaces, tabs) of a CSV file's text that has a row
     after it, or None: pandas skips such lines, which in a list of keys would hide an empty key; blank lines
     at the end of the file hold nothing and are accepted (docs/cli.md §7)."""
-    _, counts, is_blank = _field_counts(block, None)
+    _, counts, is_blank, _ = _field_counts(block, None)
     rows = np.flatnonzero(counts >= 0)  # (a quoted line break starts no row)
     blank = np.array([is_blank(int(i)) for i in rows], dtype=bool)
     if blank.all():
@@ -217,31 +252,50 @@ def csv_problem(path: str, reports: Sequence[tuple]) -> str | None:
     header is line 1), never a cell (docs/histogram_release.md §10, docs/cli.md §7)."""
     header = list(reports[0][0] or [])
     before = 0  # data lines of the earlier blocks
-    for _, rows, _, undecodable in reports:
+    for _, rows, _, undecodable, _ in reports:
         if undecodable is not None:
             return encoding_message(path, 2 + before + undecodable)
         before += rows
+    open_quote = reports[-1][4]  # (the last block's only: a block boundary may cut a quoted line break)
+    open_line = None if open_quote is None else 2 + before - reports[-1][1] + open_quote
+    if open_line == 1:
+        return open_quote_message(path, 1)
     problem = header_problem(header) or header_duplicate(header)
     if problem:
         return f"malformed CSV in {path}: {problem}"
     before = 0
-    for _, rows, bad, _ in reports:
-        if bad is not None:
+    for _, rows, bad, _, _ in reports:
+        if bad is not None and (open_line is None or 2 + before + bad[0] < open_line):
             return long_row_message(path, 2 + before + bad[0], bad[1], len(header))
         before += rows
-    return None
+    return None if open_line is None else open_quote_message(path, open_line)
+
+
+def open_quote_message(path: str, line: int | None) -> str:
+    """The message for a quoted field that the file never closes (``line``: where its row starts, if known)."""
+    where = f"the quoted field of line {line}" if line is not None else "a quoted field"
+    return (f"malformed CSV in {path}: {where} is not closed before the end of the file (a double quote \" left "
+            "open): close it, or write a quote inside a quoted field as two quotes \"\"")
+
+
+def file_problem(path: Any) -> str | None:
+    """:func:`csv_problem` of the file ``path`` read whole (one block); None when it finds none, or ``path`` is
+    not a file name (an open file) or cannot be read (the reader then reports that)."""
+    if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
+        return None
+    try:
+        with open(path, "rb") as f:
+            report = csv_block_report(f.read(), None)
+    except OSError:
+        return None
+    return csv_problem(str(path), [report])
 
 
 def check_field_counts(path: str, option: str = "csv") -> None:
     """Refuse a CSV file that :func:`csv_problem` finds a problem in (one ValueError naming ``option``).
 
     An unreadable file passes (the reader then reports it)."""
-    try:
-        with open(path, "rb") as f:
-            report = csv_block_report(f.read(), None)
-    except OSError:
-        return  # unreadable: read_user_csv reports it
-    problem = csv_problem(path, [report])
+    problem = file_problem(path)
     if problem:
         raise ValueError(f"{option}: {problem}")
 
@@ -353,22 +407,6 @@ def skipped_columns_warning(frame, skipped: Sequence[str]) -> str:
             "--columns)")
 
 
-def undecodable_line(path: Any) -> int | None:
-    """The 1-based line of the first byte of the file ``path`` that is not UTF-8; None when there is none, or
-    ``path`` is not a file name (an open file) or cannot be read."""
-    if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
-        return None
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return data.count(b"\n", 0, exc.start) + 1
-    except OSError:
-        pass
-    return None
-
-
 def parser_message(path: Any, exc: Exception) -> str:
     """A pandas ParserError as one line naming the file and, when pandas gives it, the line; pandas' own text
     ("Error tokenizing data. C error: ...") is not passed on: it may quote a cell and it names pandas'
@@ -380,8 +418,7 @@ def parser_message(path: Any, exc: Exception) -> str:
     if m:
         return long_row_message(str(path), int(m.group(2)), int(m.group(3)), int(m.group(1)))
     if "EOF inside string" in text:
-        return (f"malformed CSV in {path}: a quoted field is not closed (an odd number of double quotes \" in "
-                "it): close the quote, or write a quote inside a quoted field as two quotes \"\"")
+        return open_quote_message(str(path), None)
     return (f"malformed CSV in {path}: its rows cannot be split into fields (check the quotes and that every row "
             "has one field per header column)")
 
@@ -398,10 +435,10 @@ def read_failure(path: Any, exc: BaseException, option: str = "csv") -> ValueErr
         return ValueError(f"{option}: is a directory, not a CSV file: {path}")
     if isinstance(exc, pd.errors.EmptyDataError):
         return ValueError(f"{option}: empty file (no header row): {path}")
-    if isinstance(exc, pd.errors.ParserError):
-        return ValueError(f"{option}: {parser_message(path, exc)}")
+    if isinstance(exc, pd.errors.ParserError):  # the check's own message where it finds the fault (with its line)
+        return ValueError(f"{option}: {file_problem(path) or parser_message(path, exc)}")
     if isinstance(exc, UnicodeDecodeError):
-        return ValueError(f"{option}: {encoding_message(str(path), undecodable_line(path))}")
+        return ValueError(f"{option}: {file_problem(path) or encoding_message(str(path), None)}")
     if isinstance(exc, OSError):
         return ValueError(f"{option}: cannot read {path}: {exc.strerror or type(exc).__name__}")
     raise TypeError(f"not a read failure: {type(exc).__name__}")

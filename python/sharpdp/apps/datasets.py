@@ -29,7 +29,7 @@ from sharpdp.apps.csv_checks import (  # noqa: F401
     blank_line_between, check_field_counts as _check_field_counts, check_text_columns, csv_block_report,
     csv_block_shape, csv_problem, encoding_message, header_duplicate, header_problem, long_row_message,
     count_non_numeric, non_numeric_message, parser_message, read_failure, read_user_csv as _read_csv,
-    skipped_columns_warning, undecodable_line)
+    skipped_columns_warning, file_problem, open_quote_message)
 
 DEFAULT_COLUMNS = ("dep_delay", "arr_delay", "air_time", "distance")
 
