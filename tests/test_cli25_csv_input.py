@@ -17,8 +17,6 @@ from sharpdp.apps.csv_checks import blank_line_between, csv_block_report, csv_pr
 
 from _cli import run  # noqa: E402
 
-pytest.importorskip("dask.dataframe")
-
 
 def _write(tmp_path, name, data):
     p = tmp_path / name
@@ -28,6 +26,8 @@ def _write(tmp_path, name, data):
 
 def _argv(command, engine, path, tmp_path):
     """A run of ``command`` on the CSV ``path`` by ``engine`` (its keys file: x, y in column g)."""
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
     src = ["--csv", path] if engine == "local" else ["--data", path, "--engine", "dask", "--workers", "1"]
     if command == "mean":
         return ["mean", *src, "--columns", "g,v", "--bounds", "0:10,0:10", "--epsilon", "1"]
