@@ -40,7 +40,7 @@ SUBSET: tuple[tuple, ...] = (
 )
 #: ``--large``: the regime map's cells at n = 1e8 and 1e9 of the Gaussian randomizer and PrivUnit (seconds per call)
 LARGE: tuple[tuple, ...] = (
-    *(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, None) for s in (1.0, 2.0, 4.6) for n in (10**8, 10**9)),
+    *(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, None) for s in (0.5, 1.0, 2.0, 4.6) for n in (10**8, 10**9)),
     *(("d", "PrivUnit", dict(kind="privunit", params=list(BR.PRIVUNIT)), n, None) for n in (10**8, 10**9)),
 )
 

@@ -15,6 +15,7 @@ from test_eps24_search import _bisect, _fresh_delta
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle import accountant as A
+from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.accountant.ends import end_cap
 from sharpdp.shuffle.accountant.limits import EPS_MAX
 from sharpdp.shuffle.round_cache import clear_caches
@@ -88,6 +89,47 @@ def test_random_targets_certified_and_within_xtol(sigma0, n, log10_delta):
     make = lambda: GaussianRandomizer(sigma0, 1)  # noqa: E731
     e, _ = _epsilon_and_reports(make, n, delta)
     assert 0.0 < e < 700.0
+    assert _fresh_delta(make, n, "zero_out", e) <= delta
+    lo, hi = _bisect(make, n, "zero_out", delta, e * (1 - 3 * XTOL), e * (1 + 3 * XTOL), XTOL / 10)
+    assert lo <= e <= hi * (1 + XTOL)
+
+
+# ------------------------------------------------------------------ phase 1 ends at its resolution (§8.6)
+
+def _passes_and_epsilon(make, n: int, delta: float) -> tuple[float, int]:
+    """A fresh get_epsilon (default xtol) and the number of upper-only passes it made (phase 1, §8.2, the refit)."""
+    count = [0]
+    orig = S.upper_value
+
+    def traced(*a, **k):
+        count[0] += 1
+        return orig(*a, **k)
+
+    S.upper_value = traced
+    try:
+        clear_caches()
+        e = float(ShuffleAccountant(make(), n, "zero_out").get_epsilon(delta))
+    finally:
+        S.upper_value = orig
+    return e, count[0]
+
+
+# cells where phase 1's secant root lands within 1 % of its last point (bench/geteps_ratio.py --reps 0: one pass fewer)
+REACH_CELLS = [
+    (lambda: GaussianRandomizer(1.0, 1), 100, 2),
+    (lambda: BlanketMixedGaussian(0.07608931201291426, 0.8602549605612618, 1), 100, 2),  # (calibrate_bmg(100, 4))
+    (lambda: BlanketMixedGaussian(0.22405382372558194, 1.2388763466593997, 1), 100, 4),  # (calibrate_bmg(100, 1))
+]
+
+
+@pytest.mark.parametrize("make, n, passes", REACH_CELLS)
+def test_phase1_stops_at_its_resolution(make, n, passes):
+    """Phase 1 stops once its model root is within _REACH = 1 % (its own tolerance) of its last point: the passes
+    counted (one fewer than before in each cell), and the answer certified by a fresh accountant and within xtol of a
+    fresh bisection's crossing (get_epsilon's default xtol, 1e-3)."""
+    delta = 1e-6
+    e, k = _passes_and_epsilon(make, n, delta)
+    assert k <= passes
     assert _fresh_delta(make, n, "zero_out", e) <= delta
     lo, hi = _bisect(make, n, "zero_out", delta, e * (1 - 3 * XTOL), e * (1 + 3 * XTOL), XTOL / 10)
     assert lo <= e <= hi * (1 + XTOL)

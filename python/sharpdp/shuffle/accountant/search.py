@@ -40,6 +40,8 @@ _H_RATIO_TWO = 0.0625
 #: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point
 #: (docs/accountant_atoms.md §10; a model only)
 _REACH_TWO = 0.02
+#: ... and of other laws within this, phase 1's own resolution (its tolerance max(xtol, 1e-2); docs/accountant.md §8.6)
+_REACH = 0.01
 #: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
 #: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
 _STRADDLE = 0.3
@@ -399,7 +401,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
         k0 = _guess_slope(acc, g) if x0 == g and not two else None
         lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, slope=k0,
-                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else 0.0,
+                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
                                  straddle=0.0 if two else _STRADDLE)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
