@@ -6,7 +6,7 @@ values of docs/accountant.md §8.1 below), models the root on the certified uppe
 (phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
 ``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`; for laws that are
 not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). With the
-release sampler's charge, :func:`charge_end` gives the search's upper end below eps_tau (docs/accountant.md §8.3).
+release sampler's charge, :func:`.ends.charge_end` gives the search's upper end below eps_tau (docs/accountant.md §8.3).
 It sees the accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
 :func:`shrink` (re-exported from :mod:`.secant`) is the plain bracket shrinker, a reference of the tests.
 """
@@ -248,7 +248,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
                    hi_end: float | None = None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
     eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked, or
-    ``hi_end`` from :func:`charge_end`, a certified end that bounds the search instead of 700).
+    ``hi_end`` from :func:`.ends.charge_end`, a certified end that bounds the search instead of 700).
     docs/accountant.md §8."""
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
