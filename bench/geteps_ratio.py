@@ -32,7 +32,7 @@ import bench_regimes as BR  # noqa: E402
 SUBSET: tuple[tuple, ...] = (
     *(("a", "BMG", None, n, e) for n in (10**2, 10**3, 10**4, 10**5, 10**6) for e in (0.01, 0.1, 1.0, 4.0)),
     *(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, None)
-      for s in (1.0, 2.0, 4.6) for n in (10**2, 10**3, 10**4, 10**5, 10**6)),
+      for s in (0.5, 1.0, 2.0, 4.6) for n in (10**2, 10**3, 10**4, 10**5, 10**6)),
     *(("c", f"10-RR e0={e0:g}", dict(kind="krr", k=10, eps0=e0), n, None)
       for e0, ns in ((1.0, (10**3,)), (4.0, (10**2, 10**4)), (8.0, (10**4,))) for n in ns),
     *(("c", "2-RR e0=1", dict(kind="krr", k=2, eps0=1.0), n, None) for n in (10**3,)),
@@ -40,7 +40,7 @@ SUBSET: tuple[tuple, ...] = (
 )
 #: ``--large``: the regime map's cells at n = 1e8 and 1e9 of the Gaussian randomizer and PrivUnit (seconds per call)
 LARGE: tuple[tuple, ...] = (
-    *(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, None) for s in (1.0, 2.0, 4.6) for n in (10**8, 10**9)),
+    *(("b", f"Gauss s0={s}", dict(kind="gaussian", sigma0=s), n, None) for s in (0.5, 1.0, 2.0, 4.6) for n in (10**8, 10**9)),
     *(("d", "PrivUnit", dict(kind="privunit", params=list(BR.PRIVUNIT)), n, None) for n in (10**8, 10**9)),
 )
 

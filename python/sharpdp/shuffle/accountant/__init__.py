@@ -117,7 +117,8 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, 
 from sharpdp.shuffle.accountant.memo import envelope_put
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.results import AccountantReport, Grid
-from sharpdp.shuffle.accountant.search import charge_end, search_epsilon
+from sharpdp.shuffle.accountant.ends import charge_end, end_cap
+from sharpdp.shuffle.accountant.search import search_epsilon
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.laws import laws_for
 
@@ -582,7 +583,7 @@ class ShuffleAccountant:
             return self._bottom.epsilon(delta, xtol, self.get_delta, *lazy)
         if cap0 is None:  # (the release sampler's charge: the search's upper end below eps_tau, §8.3)
             hi_end = charge_end(self, delta, [e for e, u in zip(self._memo_e, self._memo_u) if u <= delta][:1])
-            if hi_end is None:
+            if hi_end is None and not end_cap(self) <= delta:  # (the caps decide it without a report: §8.5)
                 check_max()
             return search_epsilon(self, delta, xtol, None, hi_end)
         return search_epsilon(self, delta, xtol, cap0)

@@ -6,7 +6,7 @@ values of docs/accountant.md §8.1 below), models the root on the certified uppe
 (phase 1: :func:`sharpdp.shuffle.accountant.driver.certify` in upper-only mode) and then finds it on
 ``get_delta`` itself (phase 2), both by the safeguarded secant search :func:`_root`; for laws that are
 not all atom laws, phase 2's first value refits the model on the law that makes it (:func:`_refit`). With the
-release sampler's charge, :func:`charge_end` gives the search's upper end below eps_tau (docs/accountant.md §8.3).
+release sampler's charge, :func:`.ends.charge_end` gives the search's upper end below eps_tau (docs/accountant.md §8.3).
 It sees the accountant only through :class:`_Evaluator` (no import of the public class: no cycle).
 :func:`shrink` (re-exported from :mod:`.secant`) is the plain bracket shrinker, a reference of the tests.
 """
@@ -23,7 +23,7 @@ from sharpdp.shuffle.accountant import concentrated, far_tail
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
-from sharpdp.shuffle.accountant.golden import golden_min
+from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
@@ -31,9 +31,6 @@ from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sh
 from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (shrink: the tests' reference)
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
-
-# golden-section steps of charge_end's search for the smallest fresh value (docs/accountant.md §8.3)
-CHARGE_STEPS = 24
 
 #: phase 1's grid step over sd (docs/accountant.md §8) ...
 _H_RATIO = 0.125
@@ -43,6 +40,8 @@ _H_RATIO_TWO = 0.0625
 #: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point
 #: (docs/accountant_atoms.md §10; a model only)
 _REACH_TWO = 0.02
+#: ... and of other laws within this, phase 1's own resolution (its tolerance max(xtol, 1e-2); docs/accountant.md §8.6)
+_REACH = 0.01
 #: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
 #: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
 _STRADDLE = 0.3
@@ -245,60 +244,11 @@ def _memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:
     return get
 
 
-def charge_end(acc: _Evaluator, delta: float, known: list[float]) -> float | None:
-    """get_epsilon's upper end where the release sampler's charge makes the certified values rise
-    (docs/accountant.md §8.3): None when there is no charge or the value at eps_tau (reported for every
-    larger eps) is <= delta; else the first of ``known`` (epsilons at which the monotone memo holds a
-    value <= delta) and of the points where the charge (1 + e^eps) tau is delta (1 - 2^-k), k = 1..8, whose
-    value (as a fresh accountant reports it: ``report``, before the running minimum) is <= delta, then the
-    smallest of at most CHARGE_STEPS golden-section points of [0, eps_tau] if it is.
-
-    Raises
-    ------
-    ValueError
-        None of them is <= delta (e.g. delta <= 2 tau, the charge at eps = 0): the message gives the
-        smallest value seen (the golden-section search's minimum where the values are unimodal).
-    """
-    if not math.isfinite(acc.eps_tau):
-        return None
-
-    def fresh(e: float) -> float:
-        return min(max(float(acc.report(e).upper), TINY), 1.0)
-
-    seen = [(fresh(acc.eps_tau), acc.eps_tau)]
-    if seen[0][0] <= delta:
-        return None
-    ladder = (math.log(c) for k in range(1, 9)
-              if (c := delta * (1.0 - 0.5**k) / (acc.sampler_tau * (1.0 + 1e-12)) - 1.0) > 1.0)
-    for e in (*known, *ladder):
-        e = min(e, acc.eps_tau)
-        seen.append((fresh(e), e))
-        if seen[-1][0] <= delta:
-            return e
-
-    def tried(e: float) -> float:
-        seen.append((fresh(e), e))
-        return seen[-1][0]
-
-    # the ladder's points sit where the charge alone is below delta, and D_up may still exceed it there: a
-    # golden-section search of [0, eps_tau] for the smallest fresh value (D_up falls, the charge rises)
-    golden_min(tried, 0.0, acc.eps_tau, CHARGE_STEPS, enough=delta)
-    u, e = min(seen)
-    if u <= delta:
-        return e
-    c0 = acc.sampler_term(0.0)
-    why = (f"not above the charge alone at eps = 0, {c0!r}" if c0 >= delta else
-           f"not certified at any epsilon tried (smallest value {u!r}, at eps = {e!r})")
-    raise ValueError(f"delta: {delta!r} is {why}: the certified value is D_up(eps) plus the release sampler's "
-                     f"total-variation charge (1 + e^eps) n sampler_tv, which grows with eps (docs/sampling.md §4, "
-                     f"docs/accountant.md §8.3); sampler_charge=False certifies the mathematical mechanism alone")
-
-
 def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None,
                    hi_end: float | None = None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
     eps0-LDP randomizer under replace-one, else None; get_delta(700) <= delta already checked, or
-    ``hi_end`` from :func:`charge_end`, a certified end that bounds the search instead of 700).
+    ``hi_end`` from :func:`.ends.charge_end`, a certified end that bounds the search instead of 700).
     docs/accountant.md §8."""
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
@@ -412,7 +362,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # arithmetic, but the atoms' rounding charge keeps the upper value positive (e.g. 2.6e-15 for binary RR,
     # eps0 = 0.5), above values at smaller eps (4.9e-18 at 4e-4, n = 1e8); the search below still ends at eps0
     # when nothing smaller is certified)
-    if cap0 is None and hi_end is None and up(cap) > delta:
+    if cap0 is None and hi_end is None and not cap_at(cap) <= delta and up(cap) > delta:
         return 0.0 if not known_above_0 and acc.get_delta(0.0) <= delta else cap
     # a first bracket from the closed forms, searched from the asymptotic guess g in steps of 4
     # (then to 25 % for the upper end): upper end where the cap E[L_+] (>= up, >= get_delta's
@@ -451,7 +401,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
         k0 = _guess_slope(acc, g) if x0 == g and not two else None
         lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, slope=k0,
-                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else 0.0,
+                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
                                  straddle=0.0 if two else _STRADDLE)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1

@@ -1,0 +1,89 @@
+"""get_epsilon's far end (docs/accountant.md §8.3, §8.5): with the release sampler's charge, the search's upper end
+below eps_tau (:func:`charge_end`); the closed-form caps that decide the far end's check without a report
+(:func:`end_cap`). Used by :class:`sharpdp.shuffle.ShuffleAccountant` before :func:`.search.search_epsilon`
+(re-exported there)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sharpdp.shuffle.accountant.closed_forms import plus, trivial_cap
+from sharpdp.shuffle.accountant.golden import golden_min
+from sharpdp.shuffle.accountant.limits import EPS_MAX, TINY
+from sharpdp.shuffle.contract import surcharge
+from sharpdp.shuffle.laws import laws_for
+
+#: golden-section steps of charge_end's search for the smallest fresh value (docs/accountant.md §8.3)
+CHARGE_STEPS = 24
+
+
+def end_cap(acc: Any) -> float:
+    """A closed-form certified upper value of what a fresh accountant reports at the search's far end
+    (docs/accountant.md §8.5): with the release sampler's charge, the value at eps_tau (reported for every larger eps)
+    is at most the laws' caps max(E[L_+], 5e-324) at eps_tau plus the surcharge and the charge, each rounded up;
+    without it, the value at 700 is at most ``_cap_beyond(700)``'s (module step L). inf where a cap is not formed.
+    get_delta's running minimum only lowers the value, so ``end_cap(acc) <= delta`` certifies get_delta there
+    without a report (a report at eps_tau certifies every law there: 1.9 s for GaussianRandomizer(0.5), n = 1e3)."""
+    if not math.isfinite(acc.eps_tau):
+        return acc._cap_beyond(EPS_MAX)[1]
+    e = acc.eps_tau
+    try:
+        c = max((max(trivial_cap(law), TINY) for _, law in laws_for(acc.randomizer, e, acc.adjacency)
+                 if law.top_bound() > 0), default=0.0)
+    except (ValueError, OverflowError, ArithmeticError, FloatingPointError):
+        return math.inf
+    u = plus(plus(c, surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
+    return u if math.isfinite(u) else math.inf
+
+
+def charge_end(acc: Any, delta: float, known: list[float]) -> float | None:
+    """get_epsilon's upper end where the release sampler's charge makes the certified values rise
+    (docs/accountant.md §8.3): None when there is no charge or the value at eps_tau (reported for every
+    larger eps) is <= delta; else the first of ``known`` (epsilons at which the monotone memo holds a
+    value <= delta) and of the points where the charge (1 + e^eps) tau is delta (1 - 2^-k), k = 1..8, whose
+    value (as a fresh accountant reports it: ``report``, before the running minimum) is <= delta, then the
+    smallest of at most CHARGE_STEPS golden-section points of [0, eps_tau] if it is.
+
+    Raises
+    ------
+    ValueError
+        None of them is <= delta (e.g. delta <= 2 tau, the charge at eps = 0): the message gives the
+        smallest value seen (the golden-section search's minimum where the values are unimodal).
+    """
+    if not math.isfinite(acc.eps_tau) or end_cap(acc) <= delta:  # (the value at eps_tau decided by the caps: §8.5)
+        return None
+
+    def fresh(e: float) -> float:
+        return min(max(float(acc.report(e).upper), TINY), 1.0)
+
+    seen = [(fresh(acc.eps_tau), acc.eps_tau)]
+    if seen[0][0] <= delta:
+        return None
+    ladder = (math.log(c) for k in range(1, 9)
+              if (c := delta * (1.0 - 0.5**k) / (acc.sampler_tau * (1.0 + 1e-12)) - 1.0) > 1.0)
+    for e in (*known, *ladder):
+        e = min(e, acc.eps_tau)
+        seen.append((fresh(e), e))
+        if seen[-1][0] <= delta:
+            return e
+
+    def tried(e: float) -> float:
+        seen.append((fresh(e), e))
+        return seen[-1][0]
+
+    # the ladder's points sit where the charge alone is below delta, and D_up may still exceed it there: a
+    # golden-section search of [0, eps_tau] for the smallest fresh value (D_up falls, the charge rises)
+    golden_min(tried, 0.0, acc.eps_tau, CHARGE_STEPS, enough=delta)
+    u, e = min(seen)
+    if u <= delta:
+        return e
+    c0 = acc.sampler_term(0.0)
+    why = (f"not above the charge alone at eps = 0, {c0!r}" if c0 >= delta else
+           f"not certified at any epsilon tried (smallest value {u!r}, at eps = {e!r})")
+    raise ValueError(f"delta: {delta!r} is {why}: the certified value is D_up(eps) plus the release sampler's "
+                     f"total-variation charge (1 + e^eps) n sampler_tv, which grows with eps (docs/sampling.md §4, "
+                     f"docs/accountant.md §8.3); sampler_charge=False certifies the mathematical mechanism alone")
+
+
+__all__ = ["CHARGE_STEPS", "charge_end", "end_cap"]
