@@ -126,3 +126,41 @@ def test_replace_through_bottom_same_floats():
         far_tail.certify_bigjump.__defaults__ = d
     on = ShuffleAccountant(GaussianRandomizer(2.0, 1), 1000, "replace").get_delta_bounds(0.5)
     assert (float(on[0]), float(on[1])) == (float(off[0]), float(off[1]))
+
+
+def _on_off(monkeypatch, pens, neg: float = 0.0):
+    """certify_bigjump on the n = 1e5 leg B (e2 = 0.065, rel_tol 1e-2) with the rule on and off, the penalty of the
+    k-th round replaced by pens[k] (a test device: the values are then not certified, only compared)."""
+    gamma, law = _bx(1.0, 0.065)
+    out = []
+    for doomed in (False, True):
+        calls = iter(pens)
+        monkeypatch.setattr(far_tail, "lower_tail_penalty", lambda *a: next(calls))
+        r = far_tail.certify_bigjump(law, gamma, 10**5, 1e-2, 1, negligible=neg, doomed=doomed)
+        out.append(tuple(getattr(r, f) for f in FIELDS))
+    return out
+
+
+@pytest.mark.parametrize("x", [2.2e-6, 2.26e-6, 2.3e-6, 2.34e-6, 2.38e-6, 2.42e-6, 2.5e-6])
+def test_premise_penalty(monkeypatch, x):
+    """A penalty near 0.05 rel_tol of the first round's value (between its coarse and its refined value): the rule
+    must not cut where the redo is not certain (caught: the cut without its penalty test, at x = 2.3e-6 ... 2.38e-6,
+    where the coarse value asks for a redo that the refined one does not)."""
+    off, on = _on_off(monkeypatch, [0.05 * 1e-2 * x] * 4)
+    assert on == off
+
+
+@pytest.mark.parametrize("neg", [2.405e-6, 2.41e-6, 2.42e-6, 2.43e-6])
+def test_premise_floor(monkeypatch, neg):
+    """The caller's negligible level between the first round's refined and coarse upper values (its body in
+    [2.40694e-6, 2.4077e-6] refined, [2.26995e-6, 2.43173e-6] after one pass) with a large penalty: the refined round
+    stops below it without a redo (caught: the cut without its floor test)."""
+    off, on = _on_off(monkeypatch, [1e-3] * 4, neg)
+    assert on == off
+
+
+def test_settle_lower_bound(monkeypatch):
+    """A cut first round whose refined lower value is the largest of all (the later rounds' penalties 1): _settle
+    must refine it (caught: the lower bound of Claim 26.2 taken with the body's lower value, not its upper one)."""
+    off, on = _on_off(monkeypatch, [0.06 * 1e-2 * 2.44e-6, 1.0, 1.0, 1.0])
+    assert on == off and off[0] > 2.4e-6
