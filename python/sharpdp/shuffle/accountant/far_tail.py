@@ -257,8 +257,7 @@ def body_chernoff(lat: LatticeLaws, h: float, n: int, gamma: float) -> float:
 
 @dataclass(frozen=True)
 class _Body:
-    """A round's body passes so far: the last pass, the body's bracket, the next step, the passes left; ``cut`` where
-    the rule of docs/accountant_tail.md §26 stopped them."""
+    """A round's body passes so far (last pass, bracket, next step, passes left); ``cut``: stopped by §26's rule."""
 
     body: PassResult | None
     lo: float
@@ -281,9 +280,7 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         if isinstance(body_n, Coarsen):
             if body is None and bounded:
                 raise TailCoarsen(body_n.h_fit)
-            # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff upper value with
-            # Body_lo = 0, both certified
-            break
+            break  # the size caps bind: the finest grid that fitted, or the Chernoff value with Body_lo = 0
         body = body_n
         body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
         body_up = min(body_up, body.main * (1 + 1e-9))
@@ -299,8 +296,7 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
 
 @dataclass(frozen=True)
 class _Round:
-    """One round of :func:`certify_bigjump`: jump term, pair term, penalty, clamps, step, hat law, the cap E[L_+];
-    ``st``: its body passes' state where §26's rule cut them (else None)."""
+    """A round of :func:`certify_bigjump` (its fixed parts); ``st``: its passes' state where §26's rule cut them."""
 
     st: _Body | None
     jt: JumpTerm
@@ -313,8 +309,7 @@ class _Round:
     cap: float
 
     def result(self, body: PassResult | None, body_lo: float, body_up: float, capped: bool = True) -> FarTailBracket:
-        """The round's values (docs/accountant_tail.md §7) from the body bracket [body_lo, body_up] (``capped``: the
-        upper value at most E[L_+])."""
+        """The round's values (docs/accountant_tail.md §7) from a body bracket (``capped``: by E[L_+])."""
         up = (body_up + self.jt.up + self.multi) * (1 + 1e-9)
         return FarTailBracket(lower=max((body_lo + self.jt.lo - self.pen) * (1 - 1e-9), 0.0),
                               upper=min(up, self.cap) if capped else up, T0=self.T0, h=self.h, B=self.B, N=self.jt.N,
@@ -324,12 +319,10 @@ class _Round:
 
 def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float, n: int, rel_tol: float, workers,
             lower: bool, negligible: float, bounded: bool) -> FarTailBracket:
-    """:func:`certify_bigjump`'s result, as with every round refined (docs/accountant_tail.md §26): the first round of
-    least upper value, with the largest lower value of all. A round that §26's rule cut is refined (pass by pass, its
-    passes continued) until bounds show that its refined values could be neither: its upper value is at least the
-    round's value with a certified lower value of its body in place of the upper one (a later round's too, for a law
-    bounded above: the body is non-increasing in B, which the rounds increase), its lower value at most the one with
-    a certified upper value of its body (an earlier round's too) in place of the lower one."""
+    """:func:`certify_bigjump`'s result as with every round refined (docs/accountant_tail.md §26, Claim 26.2): the
+    first round of least upper value, the largest lower value of all; a cut round is refined pass by pass until
+    bounds from certified values of its body (a later round's lower, an earlier one's upper value too, for a law
+    bounded above) show that its refined values could be neither."""
     rounds = list(rounds)
     while True:
         up_min, lo_max = min(r.upper for _, r in rounds), max(r.lower for _, r in rounds)
@@ -343,9 +336,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
         assert rd.st is not None
         st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rd, bounded, rd.st, lambda lo_, up_: True)
         rounds[todo[0]] = (replace(rd, st=st if st.cut else None), rd.result(st.body, st.lo, st.up))
-    best = rounds[0][1]
-    for _, r in rounds[1:]:
-        best = r if r.upper < best.upper else best
+    best = min((r for _, r in rounds), key=lambda r: r.upper)  # (the first of least upper value, as before)
     return replace(best, lower=max(r.lower for _, r in rounds))
 
 
@@ -485,8 +476,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                                           0.8 * rel_tol * jref - (jt.up - jref) - multi):
                 if as_bracket and not lower:
                     raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
-                # a round redone with B x 4 whatever its finer passes give: they wait (§26): no pair term (no T0 redo),
-                # a next round that fits, the round's upper value above the floor, its penalty above 0.05 rel_tol of it
+                # a round redone with B x 4 whatever its later passes give stops them (accountant_tail.md §26)
                 cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX and lo_ >
                        max(negligible, VALUE_FLOOR) and pen > 0.05 * rel_tol * up_) if doomed else None
                 st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rnd, bounded,
