@@ -255,8 +255,94 @@ def body_chernoff(lat: LatticeLaws, h: float, n: int, gamma: float) -> float:
     return capped_exp(Chernoff(lat.g, lat.eta, lat.k0, h, n).log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
 
 
+@dataclass(frozen=True)
+class _Body:
+    """A round's body passes so far (last pass, bracket, next step, passes left); ``cut``: stopped by §26's rule."""
+
+    body: PassResult | None
+    lo: float
+    up: float
+    hb: float
+    left: int
+    cut: bool = False
+
+
+def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower: bool, negligible: float, rd: "_Round",
+                 bounded: bool, st: _Body, cut) -> _Body:
+    """The body's engine passes of the round ``rd`` from the state ``st``, halving the step, until the body is
+    negligible, its bracket meets its share of rel_tol or the size caps bind (docs/accountant_tail.md §6, §8);
+    ``cut(lo, up)`` True after a pass stops them there, the state kept (§26)."""
+    body, body_lo, body_up, hb = st.body, st.lo, st.up, st.hb
+    for i in range(st.left):
+        # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
+        body_n = lattice_pass(law, gamma, n, hb, rd.T0, rd.B, rel_tol, workers, lower,
+                              lat=rd.lat if hb == rd.h and not bounded else None)
+        if isinstance(body_n, Coarsen):
+            if body is None and bounded:
+                raise TailCoarsen(body_n.h_fit)
+            break  # the size caps bind: the finest grid that fitted, or the Chernoff value with Body_lo = 0
+        body = body_n
+        body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
+        body_up = min(body_up, body.main * (1 + 1e-9))
+        if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * rd.jt.lo:
+            break  # negligible: its lower value is not needed
+        if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + rd.jt.lo)):
+            break
+        hb /= 2.0
+        if cut is not None and cut(body_lo, rd.result(None, body_lo, body_up, False).upper):
+            return _Body(body, body_lo, body_up, hb, st.left - i - 1, True)
+    return _Body(body, body_lo, body_up, hb, 0)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """A round of :func:`certify_bigjump` (its fixed parts); ``st``: its passes' state where §26's rule cut them."""
+
+    st: _Body | None
+    jt: JumpTerm
+    multi: float
+    pen: float
+    T0: float
+    h: float
+    B: float
+    lat: LatticeLaws
+    cap: float
+
+    def result(self, body: PassResult | None, body_lo: float, body_up: float, capped: bool = True) -> FarTailBracket:
+        """The round's values (docs/accountant_tail.md §7) from a body bracket (``capped``: by E[L_+])."""
+        up = (body_up + self.jt.up + self.multi) * (1 + 1e-9)
+        return FarTailBracket(lower=max((body_lo + self.jt.lo - self.pen) * (1 - 1e-9), 0.0),
+                              upper=min(up, self.cap) if capped else up, T0=self.T0, h=self.h, B=self.B, N=self.jt.N,
+                              multi=self.multi, body_up=body_up, body_lo=body_lo, penalty_B=self.pen, jump=self.jt,
+                              body=body, hat=self.lat)
+
+
+def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float, n: int, rel_tol: float, workers,
+            lower: bool, negligible: float, bounded: bool) -> FarTailBracket:
+    """:func:`certify_bigjump`'s result as with every round refined (docs/accountant_tail.md §26, Claim 26.2): the
+    first round of least upper value, the largest lower value of all; a cut round is refined pass by pass until
+    bounds from certified values of its body (a later round's lower, an earlier one's upper value too, for a law
+    bounded above) show that its refined values could be neither."""
+    rounds = list(rounds)
+    while True:
+        up_min, lo_max = min(r.upper for _, r in rounds), max(r.lower for _, r in rounds)
+        todo = [i for i, (rd, r) in enumerate(rounds) if rd.st is not None and not (
+            rd.result(None, *[max(x.body_lo for _, x in (rounds[i:] if bounded else [(rd, r)]))] * 2).upper > up_min
+            and rd.result(None, *[min(x.body_up for _, x in (rounds[:i + 1] if bounded else [(rd, r)]))] * 2).lower
+            <= lo_max)]
+        if not todo:
+            break
+        rd, _ = rounds[todo[0]]
+        assert rd.st is not None
+        st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rd, bounded, rd.st, lambda lo_, up_: True)
+        rounds[todo[0]] = (replace(rd, st=st if st.cut else None), rd.result(st.body, st.lo, st.up))
+    best = min((r for _, r in rounds), key=lambda r: r.upper)  # (the first of least upper value, as before)
+    return replace(best, lower=max(r.lower for _, r in rounds))
+
+
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
-                    max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False) -> FarTailBracket:
+                    max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
+                    doomed: bool = True) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -265,7 +351,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     ``negligible`` (the caller's maximum over laws). Raises :class:`~.jump.TailCoarsen` when a size cap binds
     (:func:`try_certify` then falls back to the plain engine). ``as_bracket`` (with ``lower`` False): the
     upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
-    upper value standing in for its lower one; docs/accountant_tail.md §15)."""
+    upper value standing in for its lower one; docs/accountant_tail.md §15). ``doomed`` (speed only, the same floats):
+    a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26)."""
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
@@ -298,8 +385,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
-    best: FarTailBracket | None = None
     B = None
+    rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
     for _rnd in range(4):
         try:
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
@@ -374,8 +461,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
-            body_lo, body = 0.0, None
+            body_lo, body, st = 0.0, None, None
             jlo = jt.lo
+            rnd = _Round(None, jt, multi, pen, T0, h, B, lat, law.tail_upper(0.0))
             # (the body pass's decision only) upper first: the lower value the bracket's first round would
             # have where it stops there (gap <= rel_tol / 2), so that the rule runs the body pass (and
             # try_certify falls back to the bracket) wherever the bracket's would (docs/accountant_tail.md §15)
@@ -388,34 +476,16 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                                           0.8 * rel_tol * jref - (jt.up - jref) - multi):
                 if as_bracket and not lower:
                     raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
-                hb = h
-                for _ in range(max_rounds):
-                    # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
-                    body_n = lattice_pass(law, gamma, n, hb, T0, B, rel_tol, workers, lower,
-                                          lat=lat if hb == h and not bounded else None)
-                    if isinstance(body_n, Coarsen):
-                        if body is None and bounded:
-                            raise TailCoarsen(body_n.h_fit)
-                        # the size caps bind: keep the finest grid that fitted, or (none fitted) the Chernoff
-                        # upper value with Body_lo = 0, both certified
-                        break
-                    body = body_n
-                    body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
-                    body_up = min(body_up, body.main * (1 + 1e-9))
-                    if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * jlo:
-                        break  # negligible: its lower value is not needed
-                    if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + jlo)):
-                        break
-                    hb /= 2.0
-            up = (body_up + jt.up + multi) * (1 + 1e-9)
-            lo = max((body_lo + jlo - pen) * (1 - 1e-9), 0.0)
-            cap = law.tail_upper(0.0)
-            res = FarTailBracket(lower=lo, upper=min(up, cap), T0=T0, h=h, B=B, N=jt.N, multi=multi,
-                                 body_up=body_up, body_lo=body_lo, penalty_B=pen, jump=jt, body=body, hat=lat)
-            if best is None or res.upper < best.upper:
-                best = replace(res, lower=max(lo, best.lower if best else 0.0))
-            else:
-                best = replace(best, lower=max(best.lower, lo))
+                # a round redone with B x 4 whatever its later passes give stops them (accountant_tail.md §26)
+                cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX and lo_ >
+                       max(negligible, VALUE_FLOOR) and pen > 0.05 * rel_tol * up_) if doomed else None
+                st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rnd, bounded,
+                                  _Body(None, 0.0, body_up, h, max_rounds), cut)
+                body, body_lo, body_up = st.body, st.lo, st.up
+            rnd = replace(rnd, st=st if st is not None and st.cut else None)
+            res = rnd.result(body, body_lo, body_up)
+            up, lo = (body_up + jt.up + multi) * (1 + 1e-9), res.lower
+            rounds.append((rnd, res))
             # (the redo rules below read the FFT treatment's own lower value: a loose one of §24 would move T0 for nothing)
             lo_f = lo if jt.lo == lo_best else max((body_lo + lo_best - pen) * (1 - 1e-9), 0.0)
             val = lo_f if lo_f > 0 else up
@@ -432,11 +502,11 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if not redo:
                 break
         except TailCoarsen:
-            if best is None:
+            if not rounds:
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
-    assert best is not None  # (the first round either sets it or raises)
-    return best
+    # (the first round either appends its values or raises)
+    return _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
 
 
 def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> JumpTerm:
