@@ -327,8 +327,8 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
     while True:
         up_min, lo_max = min(r.upper for _, r in rounds), max(r.lower for _, r in rounds)
         todo = [i for i, (rd, r) in enumerate(rounds) if rd.st is not None and not (
-            rd.result(None, *[max(x.body_lo for _, x in (rounds[i:] if bounded else [(rd, r)]))] * 2).upper > up_min
-            and rd.result(None, *[min(x.body_up for _, x in (rounds[:i + 1] if bounded else [(rd, r)]))] * 2).lower
+            rd.result(None, b := max(x.body_lo for _, x in (rounds[i:] if bounded else [(rd, r)])), b).upper > up_min
+            and rd.result(None, b := min(x.body_up for _, x in (rounds[:i + 1] if bounded else [(rd, r)])), b).lower
             <= lo_max)]
         if not todo:
             break
@@ -477,7 +477,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 if as_bracket and not lower:
                     raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
                 # a round redone with B x 4 whatever its later passes give stops them (accountant_tail.md §26)
-                cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX and lo_ >
+                fits = (T0 + 4.0 * B) / h * J_LO <= K_MAX
+                cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and fits and lo_ >
                        max(negligible, VALUE_FLOOR) and pen > 0.05 * rel_tol * up_) if doomed else None
                 st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rnd, bounded,
                                   _Body(None, 0.0, body_up, h, max_rounds), cut)
