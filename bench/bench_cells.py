@@ -17,8 +17,8 @@ in a fresh process under callgrind (instructions, load-proof: bench/_instr.py), 
 families, n = 1e2 .. 1e8, zero-out and replace adjacency; ``--families``, ``--ns``, ``--timeout`` CPU s per call).
 Per cell three fresh interpreters (imports not charged; CPU held to ``--timeout`` by bench_regimes' watchdog):
 (1) ``export_interval`` then ``dominating_pair`` (the ``to_pld`` path): CPU, certified values, its samples' range;
-(2) ``privacy_profile`` on 300 points of [0, e_top], e_top the pair's largest sample eps (the range the pair
-resolves, delta down to its floor 1e-18 or the local epsilon); (3) one ``get_delta_bounds`` at e_ref, the first
+(2) ``privacy_profile`` on 300 points of [0, e_top], e_top the pair's first sample eps with delta <= 1e-13 (the
+range the pair resolves: its refinement floor, docs/composition.md §2.2; or its last sample); (3) one ``get_delta_bounds`` at e_ref, the first
 sample eps with delta <= 1e-6. E.g. ``python bench/bench_cells.py --cells --timeout 60``.
 """
 
@@ -149,6 +149,7 @@ def heavy_instr(whats):
 CELL_NS = (10**2, 10**4, 10**6, 10**8)
 CELL_FAMILIES = "bmg,gauss,krr,privunit"
 CELL_POINTS = 300
+CELL_TOP_DELTA = 1e-13  # the profile's range ends at the pair's first sample at or below it (its refinement floor)
 
 
 def _cell_specs(families, ns):
@@ -195,9 +196,9 @@ def _cell_worker(task_json: str) -> None:
         dx = export_interval(acc)
         pair = dominating_pair(acc, dx, progress=False)
         se, sd = pair.sample_epsilons, pair.sample_deltas
-        below = np.nonzero(sd <= 1e-6)[0]
-        out.update(values=int(se.size), e_top=float(se[-1]), dx=float(dx),
-                   e_ref=float(se[below[0]]) if below.size else float(se[-1]))
+        first = [np.nonzero(sd <= x)[0] for x in (1e-6, CELL_TOP_DELTA)]
+        out.update(values=int(se.size), dx=float(dx), **{k: float(se[i[0]]) if i.size else float(se[-1])
+                                                         for k, i in zip(("e_ref", "e_top"), first)})
     elif task["call"] == "profile":
         acc.privacy_profile(np.linspace(0.0, task["e_top"], CELL_POINTS))
     else:
