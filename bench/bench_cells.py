@@ -260,6 +260,7 @@ def cells_goal_table(families, ns, timeout):
         print(row, flush=True)
         rows.append(row)
     rows.append(f"load average {os.getloadavg()[0]:.2f} at the end")
+    print(rows[-1], flush=True)
     return rows
 
 
