@@ -11,6 +11,15 @@ sharpdp.interop.dp_accounting done before the timed or counted region), ``--prof
 in a fresh process under callgrind (instructions, load-proof: bench/_instr.py), e.g.
 ``python bench/bench_cells.py --pair --profile --instr``. ``--power`` times instead the power step's accurate DFT (one
 ``power`` call of the compiled core on three synthetic windows, best of ``--repeat``).
+
+``--cells`` measures the profile / pair goals of docs/embedding.md §3.2 (300-point ``privacy_profile`` <= 1 s, or
+<= 10x one ``get_delta_bounds``; export + pair <= 2 s) across cells of the regime map (bench/bench_regimes.py's
+families, n = 1e2 .. 1e8, zero-out and replace adjacency; ``--families``, ``--ns``, ``--timeout`` CPU s per call).
+Per cell three fresh interpreters (imports not charged; CPU held to ``--timeout`` by bench_regimes' watchdog):
+(1) ``export_interval`` then ``dominating_pair`` (the ``to_pld`` path): CPU, certified values, its samples' range;
+(2) ``privacy_profile`` on 300 points of [0, e_top], e_top the pair's first sample eps with delta <= 1e-13 (the
+range the pair resolves: its refinement floor, docs/composition.md §2.2; or its last sample); (3) one ``get_delta_bounds`` at e_ref, the first
+sample eps with delta <= 1e-6. E.g. ``python bench/bench_cells.py --cells --timeout 60``.
 """
 
 from __future__ import annotations
@@ -136,6 +145,125 @@ def heavy_instr(whats):
     return rows
 
 
+# ----------------------------------------------------------------------------- the goals across regime cells
+CELL_NS = (10**2, 10**4, 10**6, 10**8)
+CELL_FAMILIES = "bmg,gauss,krr,privunit"
+CELL_POINTS = 300
+CELL_TOP_DELTA = 1e-13  # the profile's range ends at the pair's first sample at or below it (its refinement floor)
+
+
+def _cell_specs(families, ns):
+    """(label, spec, n, adjacency) of the cells: bench_regimes' randomizer specs; the BMG is the one
+    ``calibrate_bmg(n, 1, 1e-6)`` picks (computed here, not timed); replace-one for the Gaussian randomizer goes
+    through bot (docs/accountant.md §9; n <= 1e4 here: its legs cost tens of seconds per value at n >= 1e6)."""
+    from sharpdp.shuffle import calibrate_bmg
+
+    out = []
+    for n in ns:
+        if "bmg" in families:
+            b = calibrate_bmg(n, 1.0, 1e-6, 1, progress=False)
+            spec = {"kind": "bmg", "gamma": b.gamma, "sigma0": b.sigma0}
+            for adj in ("zero_out", "replace"):
+                out.append((f"BMG({b.gamma:.3g}, {b.sigma0:.3g}) cal. eps=1", spec, n, adj))
+        if "gauss" in families:
+            for adj in ("zero_out", "replace") if n <= 10**4 else ("zero_out",):
+                out.append(("Gaussian s0=1", {"kind": "gaussian", "sigma0": 1.0}, n, adj))
+        if "krr" in families:
+            for adj in ("zero_out", "replace"):
+                out.append(("RR k=2 eps0=1", {"kind": "krr", "k": 2, "eps0": 1.0}, n, adj))
+            out.append(("RR k=10 eps0=4", {"kind": "krr", "k": 10, "eps0": 4.0}, n, "replace"))
+        if "privunit" in families:
+            out.append(("PrivUnit(0.75, 0.2, 10)", {"kind": "privunit", "params": [0.75, 0.2, 10]}, n, "replace"))
+    return out
+
+
+def _cell_worker(task_json: str) -> None:
+    """One timed call of a cell in this fresh interpreter: prints READY (the watchdog's CPU budget starts there),
+    then one JSON line."""
+    import json
+
+    import bench_regimes as R
+    from sharpdp.shuffle import ShuffleAccountant, clear_caches
+
+    task = json.loads(task_json)
+    export_interval, dominating_pair = _pair_api()
+    acc = ShuffleAccountant(R._randomizer(task["spec"]), task["n"], task["adjacency"])
+    clear_caches()
+    print(f"{R._READY}{time.process_time()!r}", flush=True)
+    out = {}
+    t = time.process_time()
+    if task["call"] == "pair":
+        dx = export_interval(acc)
+        pair = dominating_pair(acc, dx, progress=False)
+        se, sd = pair.sample_epsilons, pair.sample_deltas
+        first = [np.nonzero(sd <= x)[0] for x in (1e-6, CELL_TOP_DELTA)]
+        out.update(values=int(se.size), dx=float(dx), **{k: float(se[i[0]]) if i.size else float(se[-1])
+                                                         for k, i in zip(("e_ref", "e_top"), first)})
+    elif task["call"] == "profile":
+        acc.privacy_profile(np.linspace(0.0, task["e_top"], CELL_POINTS))
+    else:
+        lo, up = acc.get_delta_bounds(task["e_ref"])
+        out.update(lower=float(lo), upper=float(up))
+    out["cpu"] = time.process_time() - t
+    print(json.dumps(out), flush=True)
+
+
+def _cell_call(task: dict, timeout: float) -> dict:
+    """``task`` in a fresh interpreter under bench_regimes' CPU watchdog ({"timeout": True} past ``timeout``)."""
+    import json
+    import subprocess
+    import tempfile
+
+    import bench_regimes as R
+
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--cell-worker", json.dumps(task)],
+                             stdout=subprocess.PIPE, stderr=err)
+        data, wall = R._watch(p.pid, p.stdout.fileno(), timeout, None)
+        p.stdout.close()
+        code = p.wait()
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    if wall or code != 0:
+        return {"timeout": True} if wall or code == -24 else {"error": (stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(data.decode().strip().splitlines()[-1])
+
+
+def cells_goal_table(families, ns, timeout):
+    """Markdown rows: per cell the pair's CPU and values, the 300-point profile's CPU, 10x one get_delta_bounds,
+    and which goal is missed (printed as each cell finishes)."""
+    def fmt(r):
+        return f">{timeout:.0f} s" if r.get("timeout") else f"error ({r['error'][:40]})" if "error" in r else \
+            f"{r['cpu']:.2f} s"
+
+    head = ["| cell | n | adjacency | export + pair (values) | 300-point profile on [0, e_top] | 10x get_delta_bounds "
+            "(e_ref) | over the goal |", "|---|---|---|---|---|---|---|"]
+    print(f"load average {os.getloadavg()[0]:.2f} at the start; CPU s per call, fresh interpreters", flush=True)
+    print("\n".join(head), flush=True)
+    rows = list(head)
+    for label, spec, n, adj in _cell_specs(families, ns):
+        base = {"spec": spec, "n": n, "adjacency": adj}
+        pr = _cell_call(dict(base, call="pair"), timeout)
+        e_top, e_ref = pr.get("e_top", 8.0), pr.get("e_ref", 1.0)
+        pf = _cell_call(dict(base, call="profile", e_top=e_top), timeout)
+        gd = _cell_call(dict(base, call="delta", e_ref=e_ref), timeout)
+        ten = 10 * gd["cpu"] if "cpu" in gd else math.inf
+        over = []
+        if not pf.get("cpu", math.inf) <= max(1.0, ten):
+            over.append("profile")
+        if not pr.get("cpu", math.inf) <= 2.0:
+            over.append("pair")
+        vals = f" ({pr['values']})" if "values" in pr else ""
+        ref = f"{ten:.2f} s (e_ref {e_ref:.3g})" if "cpu" in gd else fmt(gd)
+        row = (f"| {label} | {n:.0e} | {adj} | {fmt(pr)}{vals} | {fmt(pf)} on [0, {e_top:.3g}] | {ref} | "
+               f"{', '.join(over) or '-'} |")
+        print(row, flush=True)
+        rows.append(row)
+    rows.append(f"load average {os.getloadavg()[0]:.2f} at the end")
+    print(rows[-1], flush=True)
+    return rows
+
+
 def power_table(repeat):
     """The power step with its accurate DFT (cpp/kernels/accountant.cpp ``power``): best CPU seconds of one call on
     three synthetic transforms (a narrow bulk plus a heavy tail, the shapes of the far-tail treatment's windows at
@@ -162,7 +290,14 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--instr", action="store_true", help="with --pair / --profile: callgrind instruction counts")
     ap.add_argument("--power", action="store_true", help="the power step's accurate DFT instead (best of --repeat)")
+    ap.add_argument("--cells", action="store_true", help="the profile / pair goals across regime cells")
+    ap.add_argument("--families", default=CELL_FAMILIES)
+    ap.add_argument("--ns", default=",".join(f"{n:.0e}" for n in CELL_NS))
+    ap.add_argument("--timeout", type=float, default=60.0, help="--cells: CPU seconds per call")
     a = ap.parse_args(argv)
+    if a.cells:
+        cells_goal_table(a.families.split(","), [int(float(x)) for x in a.ns.split(",")], a.timeout)
+        return
     whats = [w for w, on in (("pair", a.pair), ("profile", a.profile)) if on]
     if a.power:
         rows = power_table(a.repeat)
@@ -177,8 +312,10 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     np.seterr(all="ignore")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     if len(sys.argv) == 3 and sys.argv[1] == "--instr-worker":
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         _instr_worker(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--cell-worker":
+        _cell_worker(sys.argv[2])
     else:
         main()

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from sharpdp.shuffle.accountant.limits import TINY, U
+from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -46,9 +47,22 @@ def stop_loss_bracket(law: Law, T: float) -> tuple[float, float]:
     With err = 0 this is ``law.tail_upper_bracket(T)`` (exact laws keep their values bit for bit)."""
     err = law.value_error
     if err == 0.0:
-        return law.tail_upper_bracket(T)
-    return (law.tail_upper_bracket(math.nextafter(T + err, math.inf))[0],
-            law.tail_upper_bracket(math.nextafter(T - err, -math.inf))[1])
+        return tail_bracket(law, T)
+    return (tail_bracket(law, math.nextafter(T + err, math.inf))[0],
+            tail_bracket(law, math.nextafter(T - err, -math.inf))[1])
+
+
+def tail_bracket(law: Law, T: float) -> tuple[float, float]:
+    """``law.tail_upper_bracket(T)``, kept per law object by T (docs/accountant_tail.md §17: a function of the law's
+    parameters and T alone, the same floats): each value asks for E[L_+] twice (:func:`trivial_cap`,
+    :func:`single_user_lower`) and the closed form of §18 for E[(L - T0)_+] at one clamp several times."""
+    memo = object_memo(law, "_tail_memo")
+    if memo is not None and (v := memo.get(T)) is not None:
+        return v
+    v = law.tail_upper_bracket(T)
+    if memo is not None:
+        memo[float(T)] = v
+    return v
 
 
 def jensen_lower(law: Law, gamma: float, n: int) -> float:
@@ -281,4 +295,4 @@ def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
 
 __all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
            "law_closed_form", "log_binom", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
-           "trivial_cap"]
+           "tail_bracket", "trivial_cap"]

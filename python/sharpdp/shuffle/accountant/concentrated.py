@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.closed_forms import binom_tail_up as _binom_tail_up, log_binom as _log_binom
+from sharpdp.shuffle.accountant.closed_forms import binom_tail_up as _binom_tail_up, log_binom as _log_binom, tail_bracket
 from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.jump import pair_integral_up
 from sharpdp.shuffle.accountant import limits, memo
@@ -82,7 +82,7 @@ def _mean_v(law: Law, T0: float) -> tuple[float, float]:
     the whole range), in [a + d_lo, a + d_hi] by the law's closed forms otherwise (§23)."""
     f = law.heavy_form()
     s_lo, s_hi = f.a + f.d_lo, f.a + f.d_hi
-    tl, tu = law.tail_upper_bracket(T0)
+    tl, tu = tail_bracket(law, T0)
     return float(_dn(_dn(s_lo) - tu)), float(_up(_up(s_hi) - tl))
 
 
@@ -172,7 +172,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
-    tT_lo, tT_up = law.tail_upper_bracket(T0)
+    tT_lo, tT_up = tail_bracket(law, T0)
     # (b) upper: E phi(X_m) <= f(mh) + F(x_j) Q / 2 + sum_{k >= j} tau(-x_{k+1}) P(X_m > x_k) + tau(T0) P(X_m > -T0)
     # for each cut x_j of the bands x_0 < ... < x_K = -T0 (the smallest over j is taken); phi <= tau(T0) always
     mh = _up(m * mu_hi)  # >= E X_m

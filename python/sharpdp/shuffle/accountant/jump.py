@@ -20,6 +20,7 @@ from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
+from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.laws import Law
 
 
@@ -161,7 +162,7 @@ def pair_integral_up(law: Law, T0: float) -> float:
     # kept per law object by T0 (a function of the law's parameters and T0 alone: the same float): the clamp
     # searches of the closed form (§18) and of the FFT treatment, and the pair term at the chosen clamp, ask for
     # the same T0 of one law (about a third of the calls on the heavy round's profile; docs/accountant_tail.md §17)
-    memo = getattr(law, "_pair_memo", None)
+    memo = object_memo(law, "_pair_memo")
     if memo is not None and (v := memo.get(T0)) is not None:
         return v
     x = _pair_grid(T0)
@@ -169,15 +170,8 @@ def pair_integral_up(law: Law, T0: float) -> float:
     s = float(np.sum(np.diff(x) * p[:-1] ** 2))
     rest = float(p[-1] * law.stop_loss(x[-1:])[1][0])
     v = (s + rest) * (1 + 1e-9)
-    if memo is None:
-        try:
-            memo = {}
-            setattr(law, "_pair_memo", memo)  # noqa: B010  (an attribute Law does not declare)
-        except AttributeError:  # (a law without attribute storage: no memo)
-            return v
-    if len(memo) >= 256:
-        memo.clear()
-    memo[float(T0)] = v
+    if memo is not None:
+        memo[float(T0)] = v
     return v
 
 # --------------------------------------------------------------------------- the FFT windows

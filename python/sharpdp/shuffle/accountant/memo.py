@@ -52,4 +52,21 @@ def clear_result_memos() -> None:
         d.clear()
 
 
-__all__ = ["RESULT_MEMOS", "clear_result_memos", "envelope_put", "result_memo"]
+def object_memo(obj, attr: str, limit: int = 256) -> dict | None:
+    """The result memo kept on ``obj`` (a law) under the attribute ``attr``: created on first use, emptied once it
+    holds ``limit`` entries; None where ``obj`` has no attribute storage (then nothing is kept). For functions of an
+    immutable object's parameters and the key alone (the same floats: docs/accountant_tail.md §17); it lives and
+    dies with the object (``clear_caches`` need not reach it)."""
+    memo = getattr(obj, attr, None)
+    if memo is None:
+        memo = {}
+        try:
+            setattr(obj, attr, memo)
+        except AttributeError:  # (no attribute storage: no memo)
+            return None
+    elif len(memo) >= limit:
+        memo.clear()
+    return memo
+
+
+__all__ = ["RESULT_MEMOS", "clear_result_memos", "envelope_put", "object_memo", "result_memo"]

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.laws.lognormal import interval_prob
 
@@ -59,7 +60,11 @@ def v_cells(law: Law, T0: float, cells: int = 0):
     (lo, hi, p_lo, p_up): V = min(L, T0) lies in [lo, hi] on each cell (L(z) = a + G e^{r z - r^2/2} widened by
     (72 + 4 (|r z| + r^2/2)) ulp of G e^{...} plus 4 ulp of |a|: exp assumed within 64 ulp, its argument's and the
     sum's roundings), and P(N in cell) in [p_lo, p_up] (``interval_prob`` and its error bound; docs/accountant_tail.md
-    §20 (c))."""
+    §20 (c)). Kept per law object by (T0, cells), read-only (the same floats: docs/accountant_tail.md §17)."""
+    memo = object_memo(law, "_v_cells_memo", 16)
+    key = (float(T0), int(cells))
+    if memo is not None and (got := memo.get(key)) is not None:
+        return got
     f = law.heavy_form()
     a, G, r = f.a, f.G, f.r
     z_lo = f.cont._vlo  # (-inf for the one-term law; the truncation of docs/accountant_tail.md §23 otherwise)
@@ -80,7 +85,12 @@ def v_cells(law: Law, T0: float, cells: int = 0):
         xa = min(f.atom, T0)
         lo, hi = np.concatenate([lo, [xa]]), np.concatenate([hi, [xa]])
         p_lo, p_up = np.concatenate([p_lo, [f.atom_p]]), np.concatenate([p_up, [f.atom_p]])
-    return lo, hi, p_lo, p_up
+    out = (lo, hi, p_lo, p_up)
+    for x in out:
+        x.flags.writeable = False
+    if memo is not None:
+        memo[key] = out
+    return out
 
 
 def mgf_h_up(law: Law, T0: float, kap: float, c: float, cells: int = 0) -> float:
