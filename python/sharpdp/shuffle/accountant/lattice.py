@@ -360,8 +360,7 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     lo_E = lo_wrap_high = lo_fp = lo_tv = 0.0
     lo_N = 0
     if lat.low is not None:
-        # (the centroid law's power step starts with the accurate DFT where the hat law's needed it: speed only)
-        lo_r = engine(lat.low.g, lat.low.eta, -kB, h, n, rel_tol, threads, cheap_first=up_r.cheap)
+        lo_r = engine(lat.low.g, lat.low.eta, -kB, h, n, rel_tol, threads)
         if isinstance(lo_r, Coarsen):
             return lo_r
         lo_E, lo_wrap_high, lo_fp, lo_tv, lo_N = lo_r.E, lo_r.wrap_high, lo_r.fp, lo_r.tv, lo_r.N
