@@ -1,4 +1,4 @@
-"""The engine's power step without its accurate DFT first (docs/accountant_tail.md §25): the result is kept only where
+"""The far-tail body pass's power steps without the accurate DFT first (docs/accountant_tail.md §25): the result is kept only where
 its round-off bound is at most CHEAP_POWER rel_tol times the window sum, so every value moves by at most about twice
 that against the engine that always runs the accurate DFT (CHEAP_POWER = 0 gives those floats bit for bit), and stays
 certified: against the old engine at a 100 times tighter rel_tol (the conditional Monte Carlo and quadrature
@@ -73,10 +73,11 @@ def test_engine_within_two_percent_of_the_target(eps, n, h, T0, kept):
     gamma, law = _gauss_law(eps)
     B = math.ceil(-law.support()[0] / h) * h
     rel = 1e-2
+    lat = L.lattice_laws(law, gamma, h, T0, B, True)  # (given: the far-tail body pass, where the rule applies)
     with count_kept() as k:
-        new = L.lattice_pass(law, gamma, n, h, T0, B, rel, 1)
+        new = L.lattice_pass(law, gamma, n, h, T0, B, rel, 1, lat=lat)
     with accurate_always():
-        old = L.lattice_pass(law, gamma, n, h, T0, B, rel, 1)
+        old = L.lattice_pass(law, gamma, n, h, T0, B, rel, 1, lat=lat)
     assert (k[0] > 0) == kept
     t_new, t_old = new.terms, old.terms
     tol = 2.5 * CHEAP_POWER * rel
@@ -90,6 +91,31 @@ def test_engine_within_two_percent_of_the_target(eps, n, h, T0, kept):
         assert new.main != old.main
     else:  # the accurate DFT on the same window: the same floats
         assert (new.lower, new.upper, new.main) == (old.lower, old.upper, old.main)
+
+
+def test_plain_passes_unchanged():
+    """Without ``lat`` (the plain path) the engine runs the accurate DFT at once: no power step without it, and the
+    floats of the always-accurate engine bit for bit (they are pinned by tests/test_review_rev19.py). Caught: the rule
+    applied to every pass (10-RR's pinned floats moved; here the first convolution's budget 0)."""
+    gamma, law = _gauss_law(0.1)
+    h, T0 = 0.84375, 58752.0
+    B = math.ceil(-law.support()[0] / h) * h
+    budgets = []
+    orig = L.convolve
+
+    def spy(parts, N, thr, work, threads=1, spectra=None):
+        budgets.append(work)
+        return orig(parts, N, thr, work, threads, spectra=spectra)
+
+    L.convolve = spy
+    try:
+        new = L.lattice_pass(law, gamma, 10**6, h, T0, B, 1e-2, 1)
+    finally:
+        L.convolve = orig
+    assert budgets and all(w > 0 for w in budgets)
+    with accurate_always():
+        old = L.lattice_pass(law, gamma, 10**6, h, T0, B, 1e-2, 1)
+    assert (new.lower, new.upper, new.main) == (old.lower, old.upper, old.main)
 
 
 def test_against_the_tight_engine():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,11 +163,19 @@ class PosMgf:
         return p_below * math.exp(min(e, 700.0)) * (1.0 + 1e-9) if np.isfinite(e) else math.inf
 
 
+# (the far-tail body pass at the jump term's step, docs/accountant_tail.md §25: set by lattice_pass around its engine
+# calls, per thread, so that engine's signature stays the one its callers and spies know)
+_CHEAP_FIRST = threading.local()
+
+
 def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
-            threads: int, cheap_first: bool = True) -> EngineResult | Coarsen:
-    """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums. The power step runs
-    without its accurate DFT first (``cheap_first``) and again with it where the round-off bound of that result
-    exceeds CHEAP_POWER rel_tol times the window sum (docs/accountant_tail.md §25; a choice of speed only)."""
+            threads: int, cheap_first: bool | None = None) -> EngineResult | Coarsen:
+    """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums. With ``cheap_first``
+    (default: inside lattice_pass's far-tail body pass, ``lat`` given) the power step runs without its accurate DFT
+    first and again with it where the round-off bound of that result exceeds CHEAP_POWER rel_tol times the window
+    sum (docs/accountant_tail.md §25; a choice of speed only); otherwise with it at once, as before."""
+    if cheap_first is None:
+        cheap_first = getattr(_CHEAP_FIRST, "on", False)
     C = kernels()
     K = g.size - 1
     kT = k0 + K
@@ -342,10 +351,22 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
     :class:`Coarsen` outcome when the grid exceeds a size cap. ``lat``: ``lattice_laws(law, gamma, h, T, B, lower)``
     where the caller already has it (the same floats; not modified here)."""
+    # the far-tail treatment's body pass at its jump term's step (``lat`` given) runs its engines' power steps
+    # without the accurate DFT first (docs/accountant_tail.md §25); the plain path's floats are unchanged
+    cheap = lat is not None
     got = lattice_laws(law, gamma, h, T, B, lower) if lat is None else lat
     if isinstance(got, Coarsen):
         return got
-    lat = got
+    _CHEAP_FIRST.on = cheap
+    try:
+        return _pass(law, gamma, n, h, rel_tol, threads, got)
+    finally:
+        _CHEAP_FIRST.on = False
+
+
+def _pass(law: Law, gamma: float, n: int, h: float, rel_tol: float, threads: int,
+          lat: LatticeLaws) -> PassResult | Coarsen:
+    """The body of :func:`lattice_pass` on its lattice laws ``lat``."""
     kT, kB = lat.kT, lat.kB
     K = kT + kB
     x0 = -kB * h
