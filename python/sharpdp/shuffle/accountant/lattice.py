@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels, next_fast_len_real
-from sharpdp.shuffle.accountant.limits import DFT_WORK, J_LO, K_MAX, N_MAX, U
+from sharpdp.shuffle.accountant.limits import CHEAP_POWER, DFT_WORK, J_LO, K_MAX, N_MAX, U
 from sharpdp.shuffle.accountant.results import Coarsen, Grid
 from sharpdp.shuffle.laws import Law
 
@@ -78,6 +79,7 @@ class EngineResult:
     lam: float  # Lambda(theta)
     tau: float  # sum of the tilted pmf error bounds (folding sums included)
     mass: float  # computed tilted mass
+    cheap: bool = False  # the power step's result without the accurate DFT was kept (docs/accountant_tail.md §25)
 
 
 @dataclass(frozen=True)
@@ -161,9 +163,19 @@ class PosMgf:
         return p_below * math.exp(min(e, 700.0)) * (1.0 + 1e-9) if np.isfinite(e) else math.inf
 
 
+# (the far-tail body pass at the jump term's step, docs/accountant_tail.md §25: set by lattice_pass around its engine
+# calls, per thread, so that engine's signature stays the one its callers and spies know)
+_CHEAP_FIRST = threading.local()
+
+
 def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
-            threads: int) -> EngineResult | Coarsen:
-    """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums."""
+            threads: int, cheap_first: bool | None = None) -> EngineResult | Coarsen:
+    """Steps D-F for one lattice pmf g (nodes (k0 + k) h): tilt, window, FFT power, sums. With ``cheap_first``
+    (default: inside lattice_pass's far-tail body pass, ``lat`` given) the power step runs without its accurate DFT
+    first and again with it where the round-off bound of that result exceeds CHEAP_POWER rel_tol times the window
+    sum (docs/accountant_tail.md §25; a choice of speed only); otherwise with it at once, as before."""
+    if cheap_first is None:
+        cheap_first = getattr(_CHEAP_FIRST, "on", False)
     C = kernels()
     K = g.size - 1
     kT = k0 + K
@@ -199,12 +211,21 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             return Coarsen(h * N / N_MAX * 1.02)  # N grows like 1/h
         lp_hi, lp_lo = log_tgt + max(0.01, a_hi), log_tgt + max(0.01, a_lo)
         if lg_u is None or lg_u[0] != N:
-            # frequencies whose power-step bound exceeds thr are recomputed accurately (cpp power)
+            # frequencies whose power-step bound exceeds thr are recomputed accurately (cpp power), but only where
+            # the power step without that recomputation leaves a round-off bound above 1 % of the accuracy
+            # target (docs/accountant_tail.md §25; a choice of speed: every err_q is certified)
             thr = 1e-4 * rel_tol * E_est / (supf * math.sqrt(N))
-            conv = convolve([Part(gt, n)], N, thr, DFT_WORK, threads)
+            spectra: dict = {}
+            conv = convolve([Part(gt, n)], N, thr, 0.0 if cheap_first else DFT_WORK, threads, spectra=spectra)
             q, err_q = conv.q, conv.err_q
-            lg_u = (N,)
+            lg_u = (N, thr, spectra if cheap_first else None)
         E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
+        if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * rel_tol * E):
+            # the same window with the accurate DFT, its forward FFT reused (the same floats as computing it afresh)
+            conv = convolve([Part(gt, n)], N, lg_u[1], DFT_WORK, threads, spectra=lg_u[2])
+            q, err_q = conv.q, conv.err_q
+            lg_u = (N, lg_u[1], None)
+            E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
         a_val, b_val = sa * h, (sa + N) * h
         P_hi, P_lo = math.exp(lp_hi), math.exp(lp_lo)
         sup_up = b_val * math.exp(-theta * b_val) if b_val >= 1.0 / theta else supf
@@ -223,7 +244,8 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
     log_tvfac = math.log(n * tau) + (n - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
     tv = supf * math.exp(log_tvfac) if log_tvfac < 700 else math.inf
     return EngineResult(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
-                        n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass)
+                        n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass,
+                        cheap=lg_u[2] is not None)
 
 
 def _shift_bound(mom_err: np.ndarray, k0: int, h: float, n: int, r: EngineResult) -> float:
@@ -329,10 +351,22 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
     :class:`Coarsen` outcome when the grid exceeds a size cap. ``lat``: ``lattice_laws(law, gamma, h, T, B, lower)``
     where the caller already has it (the same floats; not modified here)."""
+    # the far-tail treatment's body pass at its jump term's step (``lat`` given) runs its engines' power steps
+    # without the accurate DFT first (docs/accountant_tail.md §25); the plain path's floats are unchanged
+    cheap = lat is not None
     got = lattice_laws(law, gamma, h, T, B, lower) if lat is None else lat
     if isinstance(got, Coarsen):
         return got
-    lat = got
+    _CHEAP_FIRST.on = cheap
+    try:
+        return _pass(law, gamma, n, h, rel_tol, threads, got)
+    finally:
+        _CHEAP_FIRST.on = False
+
+
+def _pass(law: Law, gamma: float, n: int, h: float, rel_tol: float, threads: int,
+          lat: LatticeLaws) -> PassResult | Coarsen:
+    """The body of :func:`lattice_pass` on its lattice laws ``lat``."""
     kT, kB = lat.kT, lat.kB
     K = kT + kB
     x0 = -kB * h

@@ -13,6 +13,9 @@ U = 2.0**-53  # unit roundoff of float64
 FFT_C = 10.0  # constant of the FFT round-off bound C log2(N) u sqrt(N) ||x||_2 (assumption F1, §3.6.2)
 N_MAX = 1 << 24  # longest FFT of the plain engine (Coarsen beyond, §6.2)
 DFT_WORK = 2e7  # multiply-adds allowed for the accurate low-frequency DFT per FFT (§3.6.4)
+# the far-tail body pass's engine runs its power step without that DFT first and keeps the result where its round-off
+# bound is at most this times rel_tol times the window sum (1 % of the accuracy target; docs/accountant_tail.md §25)
+CHEAP_POWER = 1e-2
 
 # --- the lattice (docs/accountant.md §3, §4) ---
 K_MAX = 1 << 21  # fine cells J_LO K of one lattice law (Coarsen beyond, §6.2)

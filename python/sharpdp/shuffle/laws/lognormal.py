@@ -340,12 +340,17 @@ class LognormalLaw(Law):
         memo = getattr(self, "_cells_memo", None)
         if memo is not None and memo[0] == key:
             return memo[1]
-        out = _core.accountant.lognormal_cells(self.a, self._G, self._S, self.r, self._vlo, self._vhi,
-                                               self.weight, key[0], key[1], key[2])
+        out = self.cells_fresh(*key)
         for a in out:
             a.flags.writeable = False
         self._cells_memo = (key, out)
         return out
+
+    def cells_fresh(self, x0, h, K):
+        """:meth:`cells` as new writable arrays, computed and not kept (the same floats): for a caller that
+        alters and keeps them itself (:meth:`~sharpdp.shuffle.laws.sum.SumLaw.cells`)."""
+        return _core.accountant.lognormal_cells(self.a, self._G, self._S, self.r, self._vlo, self._vhi,
+                                                self.weight, float(x0), float(h), int(K))
 
     continuous = True
 

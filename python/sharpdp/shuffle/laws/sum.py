@@ -56,12 +56,23 @@ class SumLaw(Law):
         if len(self.parts) == 2 and sum(few) == 1:
             # a few atoms plus one dense part (the Gaussian randomizer's atom and lognormal part): the atoms'
             # cells added in place at their indices; the same floats as the sum below (two terms per cell,
-            # and x + 0.0 = x), without three K-long temporaries per array
+            # and x + 0.0 = x), without three K-long temporaries per array. The far-tail treatment asks for the
+            # same grid twice (its jump term and the body pass): the last result is kept, read-only, as
+            # LognormalLaw.cells keeps its own; the dense part's cells are then computed into new arrays rather
+            # than copied from its kept ones (docs/accountant_tail.md §25: one K-long copy of four arrays less)
+            key = (float(x0), float(h), int(K))
+            memo = getattr(self, "_cells_memo", None)
+            if memo is not None and memo[0] == key:
+                return memo[1]
             dense, sparse = self.parts[few.index(False)], self.parts[few.index(True)]
-            out = tuple(np.array(a, dtype=float) for a in dense.cells(x0, h, K))  # (a copy: parts keep theirs)
+            fresh = getattr(dense, "cells_fresh", None)
+            out = tuple(fresh(x0, h, K)) if fresh is not None else \
+                tuple(np.array(a, dtype=float) for a in dense.cells(x0, h, K))  # (a copy: parts keep theirs)
             idx, *vals = sparse.cells_sparse(x0, h, K)
             for a, v in zip(out, vals):
                 a[idx] += v
+                a.flags.writeable = False
+            self._cells_memo = (key, out)
             return out
         outs = [p.cells(x0, h, K) for p in self.parts]
         return tuple(sum(o[i] for o in outs) for i in range(4))
