@@ -93,12 +93,14 @@ def test_two_round_types_sum_their_shares():
 def test_new_upper_is_the_min_and_above_its_lower_value(reviewer, eps):
     """At any eps > 0: upper == min(pair route, basic value) (so <= the pair route's old value) and >= the
     reported lower value. Mutations caught: the basic value taken even where it is larger (upper > pair route);
-    the pair's lower reference kept where the basic value is reported (lower 9.2e-23 > upper 2.9e-27)."""
+    the pair's lower reference kept where the basic value is reported (9.2e-23 > upper 2.9e-27, clamped to it)."""
     pair = reviewer._pair_upper(eps)
     basic = basic_bounds(reviewer.parts, eps, lower=False)[1]
     lo, up = reviewer.get_delta_bounds(eps)
     assert up == min(pair, basic) and up <= pair
     assert 0.0 <= lo <= up
+    if up < pair:  # basic composition's value: its own reference lower value, not the pair's clamped to it
+        assert lo == basic_bounds(reviewer.parts, eps)[0]
     assert reviewer.get_delta(eps) == up
 
 
@@ -133,3 +135,20 @@ def test_delta_route_names_the_smallest_certifiable_value(capsys):
     code, out, err = _run(capsys, "account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1e6", "--delta", "3e-29")
     text = out.replace("\n  ", " ")
     assert code == 0 and f"the smallest certified delta is {refused:.4g}" in text, text
+
+
+def test_pair_route_kept_where_it_is_smaller():
+    """In the body of the profile the pair route is the smaller value and is reported unchanged (10 rounds of
+    shuffled binary RR, n = 2). Mutation caught: the basic value taken even where it is larger (`smaller` without
+    its comparison: 1.0 reported at eps = 2)."""
+    acc = sh.ShuffleAccountant(sh.RandomizedResponse(k=2, epsilon0=2.0), 2, "zero_out")
+    ca = sh.ComposedAccountant([(acc, 10)], 0.005)
+    pairs = {eps: ca._pair_upper(eps) for eps in (2.0, 5.0)}
+    for cached in (True, False):  # with the pair's profile values cached (cached_floor decides) and without
+        if not cached:
+            from sharpdp.shuffle.round_cache import clear_caches
+
+            clear_caches()  # (the instance keeps its pairs; no cached lower value left: the basic value is computed)
+        for eps, pair in pairs.items():
+            assert pair < basic_bounds(ca.parts, eps, lower=False)[1], eps
+            assert ca.get_delta(eps) == pair and ca.get_delta_bounds(eps)[1] == pair
