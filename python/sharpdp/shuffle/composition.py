@@ -127,7 +127,9 @@ class ComposedAccountant:
     ``get_delta`` is a rigorous upper bound on the composed mechanism's delta(eps): the rounds'
     dominating pairs come from certified profile values (``docs/composition.md`` §2-§3) and the
     composition of their product pair is evaluated with every numerical error bounded
-    (§4). The lower value of :meth:`get_delta_bounds` composes the pairs built in the same way
+    (§4); for finite eps > 0 it is the smaller of that value and basic composition's (§4.3: far in the
+    tails the pair's infinity mass and lattice can make it the looser one). The lower value of
+    :meth:`get_delta_bounds` composes the pairs built in the same way
     from the accountants' certified LOWER values with the error terms subtracted: a reference
     that shows how much the construction costs, not a lower bound on the mechanism's delta.
 
