@@ -229,19 +229,30 @@ def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning:
             from sharpdp.cli.errors import cli_wording
 
             raise ValueError(cli_wording(str(exc))) from None
-    return {"delta": delta, "epsilon": found, "sampler_charge": _charge_at(acc, found)}
+    return {"delta": delta, "epsilon": found, "sampler_charge": _charge_at(acc, found, float(delta))}
 
 
-def _charge_at(acc: Any, eps: float) -> dict[str, Any] | None:
+def _charge_at(acc: Any, eps: float, delta: float) -> dict[str, Any] | None:
     """The release sampler's charge in the certified value at ``eps`` (docs/sampling.md §4): the charge and the
-    floor 2 n sampler_tv no epsilon goes below; None without a charge (k-RR's exact law, sampler_charge=False)."""
+    floor 2 n sampler_tv no epsilon goes below; where the charge makes at least half of ``delta``, also the smallest
+    certified value (:func:`_smallest_certified` over [0, eps_tau]: what get_epsilon's refusal names,
+    docs/accountant.md §8.3); None without a charge (k-RR's exact law, sampler_charge=False)."""
     e = min(eps, getattr(acc, "eps_tau", math.inf))
     if not (hasattr(acc, "sampler_term") and math.isfinite(e) and acc.sampler_term(e) > 0.0):
         return None
-    return {"charge": acc.sampler_term(e), "floor_at_any_epsilon": acc.sampler_term(0.0),
-            "meaning": "the release sampler's total-variation charge (1 + e^eps) n sampler_tv included in the "
-                       "certified delta at this epsilon, and its value at epsilon = 0, below which no delta is "
-                       "certified (docs/sampling.md §4, docs/cli.md §2)"}
+    out = {"charge": acc.sampler_term(e), "floor_at_any_epsilon": acc.sampler_term(0.0),
+           "smallest_certified_delta": None, "smallest_at_epsilon": None, "values_searched": 0,
+           "meaning": "the release sampler's total-variation charge (1 + e^eps) n sampler_tv included in the "
+                      "certified delta at this epsilon, and its value at epsilon = 0, a lower bound on every certified "
+                      "delta; where the charge makes at least half of delta, smallest_certified_delta: the smallest "
+                      "certified value found by the golden-section search over [0, eps_tau] of get_epsilon's own "
+                      "refusal (values_searched values, within a CPU and wall budget), at smallest_at_epsilon "
+                      "(docs/sampling.md §4, docs/accountant.md §8.3, docs/cli.md §2)"}
+    if out["charge"] >= 0.5 * delta:
+        v, at, count = _smallest_certified(acc, acc.eps_tau, (delta, eps), "the certified epsilon's delta is mostly "
+                                           "the release sampler's charge: searching the smallest certified delta")
+        out.update(smallest_certified_delta=v, smallest_at_epsilon=at, values_searched=count)
+    return out
 
 
 @contextmanager
@@ -276,31 +287,13 @@ def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
     """Where the release sampler's charge makes at least half of the certified value ``up`` at ``eps``: the
     charge, the floor 2 n sampler_tv no epsilon goes below, and the smallest certified value found at an epsilon
     <= ``eps`` (also a certified delta at ``eps``: docs/cli.md §2); None elsewhere (no charge, or a small one)."""
-    import time
-
-    from sharpdp.shuffle.accountant.golden import golden_min
-
     e = min(eps, getattr(acc, "eps_tau", math.inf))
     c = acc.sampler_term(e) if hasattr(acc, "sampler_term") and math.isfinite(e) else 0.0
     if not (up > 0.0 and c > 0.0 and c >= 0.5 * up):  # (0.5 * up rounds to 0 for the least subnormal up)
         return None
-    best = [up, eps, 0]  # (value, epsilon, certified values computed)
-    stop, stop_wall = time.process_time() + FLOOR_CPU, time.monotonic() + FLOOR_WALL
-
-    def value(x: float) -> float:  # a fresh certified value at x (report: the laws' value plus the charge)
-        if time.process_time() > stop or time.monotonic() > stop_wall:
-            return math.nan  # (golden_min ignores NaN values)
-        v = float(acc.report(x).upper)
-        best[2] += 1
-        if v < best[0]:
-            best[:2] = [v, x]
-        return v
-
-    with _wait(f"smallest certified delta at epsilon <= {e:g} nats", "",
-               f"the certified delta at {eps:g} nats is mostly the release sampler's charge: searching a smaller "
-               f"certified delta at a smaller epsilon (no new value after {FLOOR_CPU:g} s of CPU or {FLOOR_WALL:g} s "
-               "of wall time; the value under way is finished; docs/cli.md §2)"):
-        golden_min(value, 0.0, e, FLOOR_STEPS)
+    best = _smallest_certified(acc, e, (up, eps), f"the certified delta at {eps:g} nats is mostly the release "
+                                                  "sampler's charge: searching a smaller certified delta at a smaller "
+                                                  "epsilon")
     return {"charge": c, "charge_epsilon": e, "eps_tau": _finite_or_none(acc.eps_tau), "sampler_tv_per_message": acc.sampler_tau / acc.n,
             "floor_at_any_epsilon": acc.sampler_term(0.0), "smallest_certified_delta": best[0],
             "smallest_at_epsilon": best[1], "values_searched": best[2],
@@ -313,6 +306,35 @@ def _charge_floor(acc: Any, eps: float, up: float) -> dict[str, Any] | None:
                         "smallest certified value found at an epsilon <= this one (a golden-section search of "
                         "values_searched values), is also a certified delta at this epsilon, since delta is "
                         "non-increasing in epsilon (docs/cli.md §2)")}
+
+
+def _smallest_certified(acc: Any, hi: float, start: tuple[float, float], why: str) -> list:
+    """[value, epsilon, values computed]: the smallest fresh certified value (``report``: the laws' value plus the
+    release sampler's charge) met by a golden-section search of [0, ``hi``] in FLOOR_STEPS steps within the CPU and
+    wall budgets, or ``start`` (a value already known, at an epsilon) if none is smaller. With ``hi`` = eps_tau these
+    are the points of get_epsilon's own search below the charge's plateau (docs/accountant.md §8.3, the value its
+    refusal names) as long as the budget lasts."""
+    import time
+
+    from sharpdp.shuffle.accountant.golden import golden_min
+
+    best = [*start, 0]
+    stop, stop_wall = time.process_time() + FLOOR_CPU, time.monotonic() + FLOOR_WALL
+
+    def value(x: float) -> float:
+        if time.process_time() > stop or time.monotonic() > stop_wall:
+            return math.nan  # (golden_min ignores NaN values)
+        v = float(acc.report(x).upper)
+        best[2] += 1
+        if v < best[0]:
+            best[:2] = [v, x]
+        return v
+
+    with _wait(f"smallest certified delta at epsilon <= {hi:g} nats", "",
+               f"{why} (no new value after {FLOOR_CPU:g} s of CPU or {FLOOR_WALL:g} s of wall time; the value under "
+               "way is finished; docs/cli.md §2)"):
+        golden_min(value, 0.0, hi, FLOOR_STEPS)
+    return best
 
 
 def _floor_text(f: dict[str, Any] | None, eps: float, delta: float) -> str:
@@ -390,7 +412,7 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
             "composes the sharp one anyway" if applies else _why_not_sharp(k, n, args.adjacency))
     lower = "certified lower bound on the mechanism's delta" if sharp else _BLANKET_LOWER
     out.update(_answer(acc, rounds, eps, delta, args.discretization, lower))
-    if rounds > 1 and "delta_lower" in out:
+    if rounds > 1 and "delta_lower" in out and out["delta_lower_meaning"] != _BASIC_LOWER:
         out["delta_lower_meaning"] = _COMPOSED_LOWER
     return out
 
@@ -438,14 +460,24 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval,
                            "pair": _MODEL_PAIR if model else _PROFILE_PAIR}
     if eps is not None:
+        from sharpdp.shuffle.basic_composition import smaller
+
         lo, up = ca.get_delta_bounds(eps)
+        # the value is basic composition's where that is the smaller (docs/composition.md §4.3): say so
+        basic = smaller(ca.parts, eps, float(up)) is not None
         out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up),
-                   delta_lower_meaning=_COMPOSED_LOWER)
+                   delta_lower_meaning=_BASIC_LOWER if basic else _COMPOSED_LOWER,
+                   composition_route=_BASIC_ROUTE if basic else "dominating pair (docs/composition.md §4)")
     else:
         out.update(delta=delta, epsilon=float(ca.get_epsilon(delta)))
     return out
 
 
+_BASIC_ROUTE = ("basic composition: the sum over the rounds of each round's certified delta at epsilon / K (K rounds), "
+                "below the dominating pair's composed value here (deep in the tails, where the pair's infinity mass "
+                "or lattice dominates it; docs/composition.md §4.3)")
+_BASIC_LOWER = ("reference value of basic composition: the same sum of the round's lower values at epsilon / K (0 where "
+                "the accountant computes none); it is not a lower bound on the composed delta")
 _MODEL_PAIR = ("model-placed: the round's dominating pair from 40 certified values at model-placed points (or the "
                "full profile's where the model cannot place them), about 1-6 % looser than the full profile's pair, "
                "which --discretization builds (docs/composition.md §4.2)")
@@ -498,11 +530,14 @@ def format_text(r: dict[str, Any]) -> str:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:
         if r.get("rounds", 1) > 1:
+            basic = r.get("delta_lower_meaning") == _BASIC_LOWER
             body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
-                    f"bracket [reference lower value, certified upper] = "
-                    f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the bracket of this composition bound (its "
-                    f"pair and lattice), not of delta; the reference value composes the rounds' lower values and "
-                    f"shows what the construction costs; it is not a lower bound on delta"
+                    + (f"value by {r['composition_route']}; bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: "
+                       f"lower value = {r['delta_lower_meaning']}" if basic else
+                       f"bracket [reference lower value, certified upper] = "
+                       f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the bracket of this composition bound (its "
+                       f"pair and lattice), not of delta; the reference value composes the rounds' lower values and "
+                       f"shows what the construction costs; it is not a lower bound on delta")
                     + (f"\npair: {r['pair']}" if r.get("pair") else ""))
         else:
             body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
@@ -514,7 +549,11 @@ def format_text(r: dict[str, Any]) -> str:
         sc = r.get("sampler_charge")
         if sc is not None and sc["charge"] >= 0.5 * r["delta"]:
             body += (f"\nsampler's charge: the release sampler's charge {sc['charge']:.3g} makes "
-                     f"{sc['charge'] / r['delta']:.0%} of this delta; no epsilon certifies a delta below 2 n "
-                     f"sampler_tv = {sc['floor_at_any_epsilon']:.3g} (docs/sampling.md §4, docs/cli.md §2)")
+                     f"{sc['charge'] / r['delta']:.0%} of this delta; the smallest certified delta is "
+                     + (f"{sc['smallest_certified_delta']:.4g} at epsilon = {sc['smallest_at_epsilon']:.3g} nats (the "
+                        f"smallest of {sc['values_searched']} values of the search get_epsilon's refusal names: "
+                        f"docs/accountant.md §8.3); " if sc.get("smallest_certified_delta") is not None else "")
+                     + f"no epsilon certifies less than 2 n sampler_tv = {sc['floor_at_any_epsilon']:.3g}, a lower "
+                       "bound below it (docs/sampling.md §4, docs/cli.md §2)")
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
     return wrap_text(head + "\n" + body + _sampler_text(r) + notes)

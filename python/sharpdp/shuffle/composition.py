@@ -26,18 +26,13 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
-from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
+from sharpdp.shuffle.basic_composition import basic_epsilon, smaller
+from sharpdp.shuffle.composition_tails import lse, window_chernoff
 from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair
 
 _MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below float resolution (no end)
-
-
-def _lse(logs: np.ndarray) -> float:
-    # (the array methods: the same reductions as np.max / np.sum without their dispatch, a hot path)
-    top = float(logs.max())
-    return top + math.log(float(np.exp(logs - top).sum())) if math.isfinite(top) else top
 
 
 def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
@@ -71,7 +66,7 @@ class _Part:
         self.inf = pair.infinity_mass
 
     def log_mgf(self, lam: float, h: float) -> float:
-        return _lse(self.logg + lam * h * self.idx)
+        return lse(self.logg + lam * h * self.idx)
 
     def tilted_moments(self, lam: float, h: float) -> tuple[float, float]:
         """Mean and variance (nats) of the part's law tilted by e^{lam x}."""
@@ -132,7 +127,9 @@ class ComposedAccountant:
     ``get_delta`` is a rigorous upper bound on the composed mechanism's delta(eps): the rounds'
     dominating pairs come from certified profile values (``docs/composition.md`` §2-§3) and the
     composition of their product pair is evaluated with every numerical error bounded
-    (§4). The lower value of :meth:`get_delta_bounds` composes the pairs built in the same way
+    (§4); for finite eps > 0 it is the smaller of that value and basic composition's (§4.3: far in the
+    tails the pair's infinity mass and lattice can make it the looser one). The lower value of
+    :meth:`get_delta_bounds` composes the pairs built in the same way
     from the accountants' certified LOWER values with the error terms subtracted: a reference
     that shows how much the construction costs, not a lower bound on the mechanism's delta.
 
@@ -318,8 +315,8 @@ class ComposedAccountant:
                 raise RuntimeError(f"ComposedAccountant: FFT length {N} exceeds {N_MAX}; use a coarser "
                                    f"value_discretization_interval")
             # P(S >= a + N h): none beyond the support's top (no bound to compute then)
-            lp_hi = -math.inf if sa + N > kmax else self._chernoff(tilted, h, (sa + N) * h, +1, sig * h)
-            lp_lo = self._chernoff(tilted, h, sa * h, -1, sig * h) if sa > kmin else -math.inf  # P(S < a)
+            lp_hi = -math.inf if sa + N > kmax else window_chernoff(tilted, h, (sa + N) * h, +1, sig * h)
+            lp_lo = window_chernoff(tilted, h, sa * h, -1, sig * h) if sa > kmin else -math.inf  # P(S < a)
             # the tilted pmfs' spectra multiplied over the rounds: the one certified convolution
             # (accountant.fft); each round's folding sums are charged to its tau (docs/accountant.md §3.6.1)
             thr = 1e-4 * self.rel_tol * 1e-3 / math.sqrt(N)
@@ -374,7 +371,7 @@ class ComposedAccountant:
         terms = [math.log(p.count * tau) - math.log(mass + tau)
                  for (p, gt, _, mass), tau in zip(prep.tilted, prep.taus) if tau > 0]
         if terms:
-            log_tv = lmass + _lse(np.array(terms))
+            log_tv = lmass + lse(np.array(terms))
         tv = supw * math.exp(log_tv) if log_tv < 700 else math.inf
         up_main = E + wrap + fp + tv
         lo_main = E - wrap - fp - tv
@@ -391,28 +388,6 @@ class ComposedAccountant:
         lower = max(p_inf_lo + sc_lo * lo_main * (1 - 1e-9), 0.0) if (lo_main > 0 and math.isfinite(sc_lo)) else p_inf_lo
         return lower, upper
 
-    @staticmethod
-    def _chernoff(tilted, h: float, b: float, direction: int, scale: float) -> float:
-        """log of a Chernoff bound on P(S >= b) (direction +1) or P(S < b) (-1) for the sum of the
-        computed tilted pmfs: min over lambda >= 0 of -+lambda b + sum n_j log M_j(+-lambda). Any
-        lambda is valid, so a geometric scan around 1/scale (scale: the sum's sd, nats) and a
-        golden-section refinement suffice; 0.01 is added for the rounding of the log-MGFs."""
-        logs = []
-        for p, gt, tau, mass in tilted:
-            lg = np.full(gt.size, -np.inf)
-            lg[gt > 0] = np.log(gt[gt > 0])
-            logs.append((p.count, lg, p.idx * h))
-
-        def f(lam):
-            return -direction * lam * b + sum(c * _lse(lg + direction * lam * x) for c, lg, x in logs)
-
-        lams = np.geomspace(1e-3, 1e3, 25) / scale
-        vals = [f(float(x)) for x in lams]
-        i = int(np.argmin(vals))
-        a, c = float(lams[max(i - 1, 0)]), float(lams[min(i + 1, len(lams) - 1)])
-        best = min(0.0, vals[i], golden_min(f, a, c, 30, left_on_tie=False))
-        return best + 0.01 if best < 0 else 0.0
-
     # ------------------------------------------------------------------ public API
     def _eps(self, epsilon):
         return V.epsilon_values("epsilon", epsilon)
@@ -421,7 +396,9 @@ class ComposedAccountant:
         """(lower, upper) of the composed delta at epsilon (nats, any sign; scalar or array).
 
         ``upper`` is the certified upper bound (see :meth:`get_delta`, also for eps < 0 and +-inf);
-        ``lower`` the reference of the class Notes, at least 1 - e^eps; both are 1 at eps = -inf.
+        ``lower`` the reference of the class Notes, at least 1 - e^eps; both are 1 at eps = -inf. Where basic
+        composition gives the upper value (``docs/composition.md`` §4.3), ``lower`` is that route's reference:
+        sum_j n_j times the rounds' lower values at eps / K.
         Shapes follow ``epsilon``. Raises as :meth:`get_delta` (TypeError for a non-real epsilon, ValueError
         for NaN).
         """
@@ -433,6 +410,10 @@ class ComposedAccountant:
                 lo[j], up[j] = (1.0, 1.0) if e < 0 else self._bracket(1e300)
                 continue
             up[j] = self._bracket(e)[1]
+            basic = smaller(self.parts, e, up[j], lower=True)
+            if basic is not None and basic[1] < up[j]:  # basic composition's is smaller: its own reference (§4.3)
+                lo[j], up[j] = basic
+                continue
             trivial = math.nextafter(-math.expm1(e), 0.0) if e < 0 else 0.0  # H_t >= 1 - t (the whole space)
             lo[j] = min(max(self._bracket(e, lower_pairs=True)[0], trivial), up[j])
         return V.pair_like(arr, lo, up)
@@ -449,7 +430,9 @@ class ComposedAccountant:
         -------
         float or numpy.ndarray of float64
             Upper value in [0, 1], never below the true delta of the composition (rounds'
-            pairs: ``docs/composition.md`` §3; FFT error terms: §4). Every eps is a point of the
+            pairs: ``docs/composition.md`` §3; FFT error terms: §4); for finite eps > 0 the smaller of that
+            value and basic composition's sum_j n_j ``get_delta_j(eps / K)`` (K = :attr:`rounds`, eps / K
+            rounded down: §4.3), each certified. Every eps is a point of the
             composed privacy profile delta(eps) = sup H_{e^eps} over ordered neighbouring pairs
             (``docs/composition.md`` §1): for eps < 0 (t = e^eps < 1) the value is the product pair's
             divergence there, certified like the rest (the rounds' pairs dominate at every t >= 0,
@@ -466,14 +449,23 @@ class ComposedAccountant:
             NaN in epsilon.
         """
         arr = self._eps(epsilon)
-        out = np.array([self._bracket(e)[1] if math.isfinite(e) else (1.0 if e < 0 else self._bracket(1e300)[1])
-                        for e in arr.ravel().tolist()])
+        out = np.array([self._pair_upper(e) for e in arr.ravel().tolist()])
+        for j, e in enumerate(arr.ravel().tolist()):
+            basic = smaller(self.parts, e, out[j])  # (basic composition, where it is the smaller: §4.3)
+            out[j] = out[j] if basic is None else basic[1]
         return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+    def _pair_upper(self, e: float) -> float:
+        """The pair route's certified upper value at one eps (any sign, +-inf: §4)."""
+        return self._bracket(e)[1] if math.isfinite(e) else (1.0 if e < 0 else self._bracket(1e300)[1])
 
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float:
         """Smallest eps >= 0 (to a relative ``xtol``) with certified ``get_delta(eps) <= delta``.
 
-        A model of the root first (:meth:`_model_root`: the window and convolution prepared at one
+        The smaller of two answers, each checked: the pair route's (below) and basic composition's
+        (``basic_composition.basic_epsilon``, docs/composition.md §4.3: searched only where the basic value at
+        the pair route's answer is <= delta, or where the pair route reaches no eps). The pair route: a
+        model of the root first (:meth:`_model_root`: the window and convolution prepared at one
         tilt serve every eps, docs/accountant_atoms.md §4), whose bracket [a, b] of relative width
         0.9 xtol is then checked: ``get_delta(b) <= delta``, and at a a certified lower value of the
         same divergence above delta (so ``get_delta(a)`` > delta too), else ``get_delta(a)``;
@@ -485,7 +477,8 @@ class ComposedAccountant:
         Raises
         ------
         ValueError
-            delta outside (0, 1), or not above the composed infinity mass (no eps reaches it);
+            delta outside (0, 1), or not above the composed infinity mass and not reached by basic
+            composition (no eps reaches it);
             ``xtol`` outside [1e-12, 1).
         """
         delta = V.probability_open("delta", delta)
@@ -497,19 +490,28 @@ class ComposedAccountant:
         # get_delta(0) exceeds delta when a lower value of the same divergence at 0 does
         if not bracket0[0] > delta and bracket0[1] <= delta:
             return 0.0
-        if delta_beyond > delta:
+        found = self._pair_epsilon(delta, xtol, prep0, beyond) if delta_beyond <= delta else math.inf
+        basic = basic_epsilon(self.parts, delta, xtol, found)  # (None unless it is the smaller: §4.3)
+        if basic is not None and basic < found:
+            return basic
+        if math.isinf(found):
             raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
-                             f"{delta_beyond!r}; no epsilon reaches it")
+                             f"{delta_beyond!r}, nor reached by basic composition (docs/composition.md §4.3); no "
+                             f"epsilon reaches it")
+        return found
+
+    def _pair_epsilon(self, delta: float, xtol: float, prep0, beyond: float) -> float:
+        """get_epsilon on the pair route's upper value alone (§4): the model root, its bracket, bisection."""
         lo, hi = 0.0, beyond
         model = self._model_root(delta, lo, hi, xtol, prep0) if isinstance(prep0, _Prepared) else None
         if model is not None:
             r, prep = model
             a, b = r * (1.0 - 0.5 * xtol), r * (1.0 + 0.4 * xtol)  # b - a = 0.9 xtol r <= xtol b
             if lo < a and b < hi:
-                if self.get_delta(b) <= delta:
+                if self._pair_upper(b) <= delta:
                     hi = b
-                    # the lower value is <= the divergence <= every certified upper value, get_delta's included
-                    if self._finish(a, prep)[0] > delta or self.get_delta(a) > delta:
+                    # the lower value is <= the divergence <= every certified upper value of the pair route
+                    if self._finish(a, prep)[0] > delta or self._pair_upper(a) > delta:
                         lo = a
                 else:
                     lo = b
@@ -517,7 +519,7 @@ class ComposedAccountant:
             if hi - lo <= xtol * hi:
                 break
             mid = 0.5 * (lo + hi)
-            if self.get_delta(mid) <= delta:
+            if self._pair_upper(mid) <= delta:
                 hi = mid
             else:
                 lo = mid
@@ -526,7 +528,7 @@ class ComposedAccountant:
     def _edges(self) -> tuple:
         """get_epsilon's delta-independent start, memoised per instance (like the parts): the window
         prepared at eps = 0, its (lower, upper) value there (:meth:`_bracket` at 0, so the upper one
-        is ``get_delta(0)``), a point beyond the top of the composed support and ``get_delta`` there."""
+        is ``get_delta(0)``), a point beyond the top of the composed support and the pair route's value there."""
         memo = self.__dict__.setdefault("_parts_cache", {})
         if "edges" not in memo:
             prep0 = self._prepare(0.0)
@@ -536,7 +538,7 @@ class ComposedAccountant:
             # error terms of a window that still touches the support would be charged at the top itself)
             top = sum(part.count * part.kmax for part in self._parts(False)) * h
             beyond = max(top * (1.0 + 1e-12) + h, h)
-            memo["edges"] = (prep0, bracket0, beyond, self.get_delta(beyond))
+            memo["edges"] = (prep0, bracket0, beyond, self._pair_upper(beyond))
         return memo["edges"]
 
     def _model_root(self, delta: float, lo: float, hi: float, xtol: float,
