@@ -402,7 +402,8 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
             + ("the shuffled mechanism's own delta, worst case over all neighbouring datasets "
                "(ExactShuffleAccountant, docs/sharp_krr.md)" if sharp else
                "the privacy-blanket upper bound (ShuffleAccountant)")
-            + ", composed with a certified dominating pair (ComposedAccountant)")
+            + ", composed by ComposedAccountant (the smaller of its dominating pair's composition and basic "
+              "composition, docs/composition.md §4.3)")
     if not sharp:
         out["bound_why_not_sharp"] = (
             "--bound blanket" if choice == "blanket" else
