@@ -172,7 +172,7 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
 
 
 # bytes of a CSV checked at a time (csv_block_report, file_problem): peak memory is a few times this, whatever
-# the file's size (a cumsum over a whole 63 MB file took 1.1 GB)
+# the file's size (a cumsum over a whole 63 MB file took 1.1 GB; docs/cli.md §7)
 CHUNK_BYTES = 8 << 20
 
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark: pandas drops it before the header, and so do the checks
