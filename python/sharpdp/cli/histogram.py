@@ -187,14 +187,12 @@ def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
     (docs/cli.md §7)."""
     import pandas as pd
 
-    from sharpdp.apps.csv_checks import blank_line_between, check_field_counts, read_failure
+    from sharpdp.apps.csv_checks import blank_line_between, check_field_counts, file_problem, read_failure
 
     if os.path.isdir(path):
         raise ValueError(f"{flag}: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: file not found: {path}")
-    # the check first: a trailing comma on the first data row gets its line as on any other row (docs/cli.md §7)
-    check_field_counts(path, flag)
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
@@ -204,8 +202,12 @@ def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
     if not isinstance(frame.index, pd.RangeIndex):
         # pandas takes the first field(s) of every row as an index when the first data row has more
         # fields than the header (a trailing comma on each line): every column would be shifted by one
-        raise ValueError(f"{flag}: {path}: the first data row has more fields than the header (a trailing "
-                         "comma?), so every column would be shifted; give each row one field per header column")
+        # (the check's line, as on any other row: docs/cli.md §7)
+        problem = (file_problem(path) or "").replace(f"malformed CSV in {path}: ", "", 1)
+        where = f": {problem}" if problem else " (a trailing comma?)"
+        raise ValueError(f"{flag}: {path}: the first data row has more fields than the header{where}, so every "
+                         "column would be shifted; give each row one field per header column")
+    check_field_counts(path, flag)
     if keys:
         with open(path, "rb") as f:
             line = blank_line_between(f.read())
