@@ -8,7 +8,7 @@ how many rows are at fault, never a cell's content (docs/histogram_release.md §
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -121,9 +121,9 @@ def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np
     ends = np.flatnonzero(arr == 10)
     if arr.size and arr[-1] != 10:
         ends = np.append(ends, arr.size)
-    commas = np.concatenate(([0], np.cumsum(arr == 44)))
+    commas = np.flatnonzero(arr == 44)  # (their positions: a cumsum over every byte took 8 bytes a byte)
     starts = np.concatenate(([0], ends[:-1] + 1))
-    counts = commas[ends] - commas[starts] + 1
+    counts = np.searchsorted(commas, ends) - np.searchsorted(commas, starts) + 1
     length = ends - starts - (arr[np.maximum(ends - 1, 0)] == 13) * (ends > starts)  # without a CR of CRLF
     counts[length == 0] = 0  # an empty line (the csv module's [] row)
     header = None
@@ -171,41 +171,101 @@ def csv_block_shape(block: bytes, width: int | None) -> tuple[list[str] | None, 
     return header, int(counts.size), (int(bad[0]), int(counts[bad[0]])) if bad.size else None
 
 
-def csv_block_report(block: bytes, width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None,
-                                                                int | None, int | None]:
+# bytes of a CSV checked at a time (csv_block_report, file_problem): peak memory is a few times this, whatever
+# the file's size (a cumsum over a whole 63 MB file took 1.1 GB; docs/cli.md §7)
+CHUNK_BYTES = 8 << 20
+
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark: pandas drops it before the header, and so do the checks
+
+
+def _whole_lines(chunks: Iterable[Any]) -> Iterator[tuple[bytes, bool]]:
+    """(piece, is the last) of a CSV's bytes given in ``chunks`` cut anywhere: each piece ends after a line
+    break (the last one may not), so no line is split; one empty piece for no bytes."""
+    buf, ready = b"", None
+    for c in chunks:
+        buf += c
+        cut = buf.rfind(b"\n") + 1
+        if cut:
+            if ready is not None:
+                yield ready, False
+            ready, buf = buf[:cut], buf[cut:]
+    if buf:
+        if ready is not None:
+            yield ready, False
+        ready = buf
+    yield (ready if ready is not None else b""), True
+
+
+def csv_block_report(block: bytes, width: int | None, *, chunk: int = CHUNK_BYTES
+                     ) -> tuple[list[str] | None, int, tuple[int, int] | None, int | None, int | None]:
     """What both CSV readers check in a block of whole lines (:func:`csv_problem` turns it into the message).
 
     Parameters
     ----------
     block, width
         As for :func:`csv_block_shape`.
+    chunk : int >= 1, default CHUNK_BYTES (8 MiB), keyword-only
+        The block is read ``chunk`` bytes at a time (cut after a line break; a row whose quoted field is
+        open at a cut is carried into the next piece), so the memory used is a few times ``chunk``; the
+        report does not depend on it.
 
     Returns
     -------
     (header, rows, first_bad, first_undecodable, open_quote)
-        header and rows as :func:`csv_block_shape` gives them; first_bad : None, or (index among the
-        block's data lines, field count) of the first row with more fields than ``width``, or fewer but
-        at least one (a truncated row: pandas would read its missing fields as missing values); an
-        empty or blank line (spaces, tabs) is skipped by pandas and is not one. first_undecodable :
-        None, or the index among the block's data lines (-1: the header line) of the first line holding
-        a byte that is not UTF-8. open_quote : None, or the index of the block's last row when a quoted
-        field of it is still open at the block's end (pandas: "EOF inside string").
+        header and rows as :func:`csv_block_shape` gives them (a leading UTF-8 byte order mark is not part
+        of the header); first_bad : None, or (index among the block's data lines, field count) of the first
+        row with more fields than ``width``, or fewer but at least one (a truncated row: pandas would read
+        its missing fields as missing values); an empty or blank line (spaces, tabs) is skipped by pandas
+        and is not one. first_undecodable : None, or the index among the block's data lines (-1: the header
+        line) of the first line holding a byte that is not UTF-8. open_quote : None, or the index of the
+        block's last row when a quoted field of it is still open at the block's end (pandas: "EOF inside
+        string").
     """
-    header, counts, is_blank, open_quote = _field_counts(block, width)
-    width = len(header or []) if width is None else width
-    long = np.flatnonzero(counts > width)
-    first = int(long[0]) if long.size else counts.size
-    for i in np.flatnonzero((counts[:first] >= 1) & (counts[:first] < width)):  # short rows before it
-        if not is_blank(int(i)):  # (a blank line is skipped by pandas: not a row)
-            first = int(i)
-            break
-    try:
-        bytes(block).decode("utf-8")
-        undecodable = None
-    except UnicodeDecodeError as exc:
-        undecodable = bytes(block).count(b"\n", 0, exc.start) - (1 if header is not None else 0)
-    first_bad = (first, int(counts[first])) if first < counts.size else None
-    return header, int(counts.size), first_bad, undecodable, open_quote
+    if not isinstance(block, (bytes, bytearray, memoryview)):
+        raise TypeError(f"block must be bytes, got {type(block).__name__}")
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
+    view = memoryview(block).cast("B")
+    return _report((view[i:i + chunk] for i in range(0, len(view), chunk)), width)
+
+
+def _report(chunks: Iterable[Any], width: int | None) -> tuple[list[str] | None, int, tuple[int, int] | None,
+                                                               int | None, int | None]:
+    """:func:`csv_block_report` of the bytes given in ``chunks``, piece by piece (:func:`_whole_lines`)."""
+    header, rows, first_bad, undecodable, newlines = None, 0, None, None, 0
+    w, carry, open_quote = width, b"", None
+    for k, (piece, last) in enumerate(_whole_lines(chunks)):
+        if undecodable is None:  # (a line break ends every piece but the last: no character is cut)
+            try:
+                piece.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                undecodable = newlines + piece.count(b"\n", 0, exc.start) - (1 if width is None else 0)
+            newlines += piece.count(b"\n")
+        if k == 0 and width is None and piece.startswith(_BOM):
+            piece = piece[len(_BOM):]
+        part = carry + piece
+        h, counts, is_blank, open_quote = _field_counts(part, w)
+        carry = b""
+        if open_quote is not None and not last:  # the open row goes on in the next piece: read it there
+            at = open_quote + (1 if w is None else 0)  # its line in ``part``
+            carry = ("\n".join(part.decode("utf-8", errors="replace").splitlines()[at:]) + "\n").encode()
+            if at == 0 and w is None:
+                continue  # the header row itself: not known yet
+            counts = counts[:open_quote]
+        if w is None:
+            header, w = h, len(h or [])
+        if first_bad is None:
+            long = np.flatnonzero(counts > w)
+            first = int(long[0]) if long.size else counts.size
+            for i in np.flatnonzero((counts[:first] >= 1) & (counts[:first] < w)):  # short rows before it
+                if not is_blank(int(i)):  # (a blank line is skipped by pandas: not a row)
+                    first = int(i)
+                    break
+            first_bad = (rows + first, int(counts[first])) if first < counts.size else None
+        if last and open_quote is not None:
+            open_quote += rows
+        rows += int(counts.size)
+    return header, rows, first_bad, undecodable, open_quote
 
 
 def blank_line_between(block: bytes) -> int | None:
@@ -285,7 +345,7 @@ def file_problem(path: Any) -> str | None:
         return None
     try:
         with open(path, "rb") as f:
-            report = csv_block_report(f.read(), None)
+            report = _report(iter(lambda: f.read(CHUNK_BYTES), b""), None)
     except OSError:
         return None
     return csv_problem(str(path), [report])
@@ -383,28 +443,28 @@ def check_text_columns(frame, source: str, option: str = "csv", *, sampled: bool
 def skipped_columns_warning(frame, skipped: Sequence[str]) -> str:
     """A warning naming the text columns a numeric-column pick skipped.
 
-    Names only, no cell value (warnings are part of the printed result, ``--json`` included), with a
-    hint for columns whose values look like 1,000 (thousands separators are read as text).
+    Its text depends on the column names only, never on a cell: warnings are printed beside the release
+    (``--json`` included), so a hint given only when some cell looks like 1,000 would publish one bit of
+    that cell (docs/cli.md §7). The hint on thousands separators is therefore given for every skipped
+    column.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The rows (or a sample) the columns come from.
+        The rows (or a sample) the columns come from; not read (kept for the callers' signature).
     skipped : sequence of str
-        Columns of ``frame`` that were skipped (:func:`check_text_columns`).
+        Columns of ``frame`` that were skipped (:func:`check_text_columns`), at least one.
 
     Returns
     -------
     str
     """
-    import re
-
-    pattern = re.compile(r"^\s*-?\d{1,3}(,\d{3})+(\.\d*)?\s*$")
-    grouped = [c for c in skipped if frame[c].dropna().astype(str).map(lambda v: bool(pattern.match(v))).any()]
-    hint = (f"; {', '.join(map(repr, grouped))} hold{'s' if len(grouped) == 1 else ''} numbers with thousands "
-            "separators (such as 1,000), which are read as text: remove the separators") if grouped else ""
-    return (f"column(s) {', '.join(map(repr, skipped))} skipped: not numeric{hint} (choose columns with "
-            "--columns)")
+    del frame  # (the text must not depend on it)
+    names = [repr(str(c)) for c in skipped]
+    others = f" (or {', '.join(names[1:])} {'does' if len(names) == 2 else 'do'})" if len(names) > 1 else ""
+    return (f"column(s) {', '.join(names)} skipped: not numeric (if {names[0]} holds numbers with thousands "
+            f"separators such as 1,000{others}, they are read as text: remove the separators; choose columns "
+            "with --columns)")
 
 
 def parser_message(path: Any, exc: Exception) -> str:

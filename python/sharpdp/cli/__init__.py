@@ -231,6 +231,9 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:  # one line, no usage dump (with --json: also a JSON object)
+        from sharpdp.cli.errors import underflow_wording
+
+        message = underflow_wording(self, message)
         if _JSON_ERRORS.get():
             _emit_json_error(self.prog, message, 2)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")

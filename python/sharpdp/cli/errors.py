@@ -3,6 +3,8 @@ re-exports every name)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
@@ -78,6 +80,21 @@ def real_number(text: str) -> float:
             raise argparse.ArgumentTypeError(f"{text} underflows to 0 as a double (the smallest positive double is "
                                              "4.9e-324): give a value of at least that size")
     return value
+
+
+def underflow_wording(parser: Any, message: str) -> str:
+    """An argparse error ``message`` of :func:`real_number` for a value that underflows to 0, with "or write 0 if
+    you mean 0" when the option accepts 0: its help gives a range that starts at 0 ("[0, ...") or says ">= 0"
+    (the help is the one place an option's range is written; docs/cli.md §6); any other message is returned as is."""
+    import re
+
+    m = re.match(r"argument ([^:/ ]+)(?:/[^: ]+)?: .* underflows to 0 as a double", message)
+    if not m:
+        return message
+    action = next((a for a in getattr(parser, "_actions", ()) if m.group(1) in a.option_strings), None)
+    if action is not None and re.search(r"\[0,|>= ?0\b", str(action.help or "")):
+        return message + ", or write 0 if you mean 0 (the option accepts 0)"
+    return message
 
 
 real_number.__name__ = "float"  # (argparse's "invalid float value: 'x'" for a text that is not a number)

@@ -187,7 +187,7 @@ def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
     (docs/cli.md §7)."""
     import pandas as pd
 
-    from sharpdp.apps.csv_checks import blank_line_between, check_field_counts, read_failure
+    from sharpdp.apps.csv_checks import blank_line_between, check_field_counts, file_problem, read_failure
 
     if os.path.isdir(path):
         raise ValueError(f"{flag}: {path} is a directory, not a CSV file")
@@ -202,8 +202,11 @@ def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
     if not isinstance(frame.index, pd.RangeIndex):
         # pandas takes the first field(s) of every row as an index when the first data row has more
         # fields than the header (a trailing comma on each line): every column would be shifted by one
-        raise ValueError(f"{flag}: {path}: the first data row has more fields than the header (a trailing "
-                         "comma?), so every column would be shifted; give each row one field per header column")
+        # (the check's line, as on any other row: docs/cli.md §7)
+        problem = (file_problem(path) or "").replace(f"malformed CSV in {path}: ", "", 1)
+        where = f": {problem}" if problem else " (a trailing comma?)"
+        raise ValueError(f"{flag}: {path}: the first data row has more fields than the header{where}, so every "
+                         "column would be shifted; give each row one field per header column")
     check_field_counts(path, flag)
     if keys:
         with open(path, "rb") as f:
@@ -213,6 +216,24 @@ def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
                              "allowed; blank lines are ignored only at the end of the file): remove the line or "
                              "give the key")
     return frame
+
+
+def _row_line(path: str, row: int) -> int:
+    """The 1-based line of ``path`` where its data row ``row`` (0-based, as pandas numbers them) starts: a quoted
+    line break or an empty line before it moves it down (the file has passed the readers' check and
+    :func:`sharpdp.apps.csv_checks.blank_line_between`)."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        start, seen = 1, -1  # (the header is row -1)
+        for fields in reader:
+            if fields or seen < 0:  # (an empty line is no row; a blank one between keys was refused)
+                if seen == row:
+                    return start
+                seen += 1
+            start = reader.line_num + 1
+    return start
 
 
 def _load_rows(path: str | None, by: list[str], read: bool = True):
@@ -265,15 +286,18 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
             frame.columns = [str(c).strip() for c in frame.columns]
             extra = [c for c in frame.columns if c not in by]
             if extra:
-                raise ValueError(f"--keys: {path} has column(s) {extra} that are not --by columns {by}")
+                raise ValueError(f"--keys: {path} has column(s) {', '.join(map(repr, extra))} that are not --by "
+                                 f"columns ({', '.join(by)})")
             for c in frame.columns:
                 if c in seen:
                     raise ValueError(f"--keys: column {c!r} is in both {seen[c]} and {path}")
                 seen[c] = path
             if len(frame) == 0:
                 raise ValueError(f"--keys: {path} lists no key")
-            if frame.isna().any(axis=None) or frame.apply(lambda col: col.str.strip() == "").any(axis=None):
-                raise ValueError(f"--keys: {path} has an empty cell or a blank key (every key must be given)")
+            empty = (frame.isna() | frame.apply(lambda col: col.str.strip() == "")).any(axis=1).to_numpy()
+            if empty.any():
+                raise ValueError(f"--keys: {path}: line {_row_line(path, int(empty.argmax()))} has an empty cell or "
+                                 "a blank key (every key must be given)")
             dup = frame.duplicated()
             if dup.any():
                 first = "/".join(frame[dup].iloc[0].astype(str))
@@ -282,7 +306,7 @@ def _key_domain(args: argparse.Namespace, by: list[str], warnings: list[str]):
             parts.append(frame)
         absent = [b for b in by if b not in seen]
         if absent:
-            raise ValueError(f"--keys: no key file gives the column(s) {absent}")
+            raise ValueError(f"--keys: no key file gives the column(s) {', '.join(map(repr, absent))}")
         description = "public (--keys " + ", ".join(args.keys) + ")"
     elif args.keys_from_data:
         _warn(warnings, "--keys-from-data: the key set is taken from the data and is NOT protected: each "

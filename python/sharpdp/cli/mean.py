@@ -260,6 +260,13 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
                              option_error, parse_bounds_option, release_rng, release_scope, warn_seeded)
 
+    if args.epsilon == float("inf"):  # (inf, or a number beyond the double range such as 1e400): above 700
+        from sharpdp.shuffle.calibration.search import check_targets
+
+        try:
+            check_targets(1, args.epsilon, 0.5, 1)
+        except ValueError as exc:
+            raise option_error(exc, {"epsilon": "--epsilon"}) from None
     epsilon = V.real("--epsilon", args.epsilon, lo=0.0)
     delta = V.probability_open("--delta", args.delta)
     rounds = V.integer("--rounds", args.rounds, lo=1)

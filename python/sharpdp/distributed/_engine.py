@@ -117,8 +117,8 @@ def _read_path(path: str, columns: list[str], text: bool):
 # rows of the first partition sampled to find text columns when no column is chosen
 _SAMPLE_ROWS = 100_000
 
-# files already checked by check_csv_files in this process: (path, size, mtime_ns)
-_CHECKED: set[tuple[str, int, int]] = set()
+# files already checked by check_csv_files in this process: (path, size, mtime_ns) -> the file's header
+_CHECKED: dict[tuple[str, int, int], list[str]] = {}
 
 
 def check_csv_files(paths: Sequence[str]) -> None:
@@ -128,19 +128,25 @@ def check_csv_files(paths: Sequence[str]) -> None:
     and message, with the file line), made here over 64 MB blocks in parallel (Dask's threaded scheduler).
     pandas would read such a row silently wrong (an unquoted 1,000 becomes 1, a truncated row's missing
     fields become missing values), so the Dask engine must refuse the files the single-process path
-    refuses. Each file is checked once per process (size and mtime)."""
+    refuses. Each file is checked once per process (size and mtime). Every file of a glob must have the first
+    file's header, names and order: dd.read_csv reads the later files by position, so a file with its columns
+    in another order would be read silently wrong (docs/cli.md §7)."""
     import dask
     from dask.bytes import read_bytes
 
     from sharpdp.apps.csv_checks import csv_block_report, csv_problem
 
+    first: tuple[str, list[str]] | None = None  # the first file and its header
     for path in paths:
         try:
             st = os.stat(path)
         except OSError:
             continue  # the reader reports it
         key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
-        if key in _CHECKED or st.st_size == 0:
+        if st.st_size == 0:
+            continue
+        if key in _CHECKED:
+            first = _same_header(first, path, _CHECKED[key])
             continue
         try:
             packed = path.endswith(".gz")  # a compressed file is one block (not splittable)
@@ -156,7 +162,22 @@ def check_csv_files(paths: Sequence[str]) -> None:
             raise ValueError(f"data: cannot read {path} as CSV: {exc.strerror or type(exc).__name__}") from None
         if problem is not None:
             raise ValueError(f"data: {problem}")
-        _CHECKED.add(key)
+        header = list(reports[0][0] or [])
+        first = _same_header(first, path, header)
+        _CHECKED[key] = header
+
+
+def _same_header(first: tuple[str, list[str]] | None, path: str, header: list[str]) -> tuple[str, list[str]]:
+    """The first file of a glob and its header; ValueError naming ``data`` if ``header`` (of the file ``path``)
+    is not the first file's (no cell is shown: a header holds column names only)."""
+    if first is None:
+        return path, header
+    if header != first[1]:
+        how = "the same names in another order" if sorted(header) == sorted(first[1]) else "other names"
+        raise ValueError(f"data: the header of {path} differs from the first file's ({first[0]}): {how}; "
+                         "every CSV file of --data must have the first file's header, names and order (the "
+                         "files are read by position)")
+    return first
 
 
 def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str, data: Any = None) -> BaseException:
