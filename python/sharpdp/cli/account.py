@@ -155,7 +155,8 @@ def _epsilon(value: float) -> float:
     from sharpdp import _validation as V
     from sharpdp.shuffle.accountant.limits import EPS_MAX
 
-    eps = V.real("--epsilon", value, lo=0.0)
+    # (inf, or 1e400 parsed as inf: the line above 700, like sharpdp mean, not "must be finite")
+    eps = value if value == float("inf") else V.real("--epsilon", value, lo=0.0)
     if eps > EPS_MAX:
         raise ValueError(f"--epsilon: {eps!r} nats is above {EPS_MAX:g}, the largest epsilon sharpdp account and "
                          f"sharpdp mean accept (e^epsilon must be finite); delta(epsilon) is non-increasing, so the "
