@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import sharpdp.shuffle as sh
+from sharpdp.shuffle.basic_composition import basic_bounds
 from sharpdp.shuffle.composition import ComposedAccountant
 from test_composition_review import _pair_hockey_stick
 
@@ -48,11 +49,18 @@ def test_infinities_and_nan(rr):
     pair = ca.pairs()[0]
     assert ca.get_delta(-math.inf) == 1.0
     assert ca.get_delta_bounds(-math.inf) == (1.0, 1.0)
-    exact = -math.expm1(K * math.log1p(-pair.infinity_mass))  # P(some round's loss = +inf)
+    exact = -math.expm1(K * math.log1p(-pair.infinity_mass))  # P(some round's loss = +inf) under the pair
     top = K * int(pair.losses[-1]) * pair.value_discretization_interval
+    pair_inf = ca._pair_upper(math.inf)  # the pair route's value at +inf
+    assert exact <= pair_inf <= exact * (1 + 1e-12), (pair_inf, exact)
+    assert ca._pair_upper(top * 1.001 + 1.0) == pair_inf  # the limit: beyond the support only the infinity mass
+    # since basic composition entered get_delta (docs/composition.md §4.3, also at +inf): the smaller of the pair's
+    # infinity mass and K x the round's own value at +inf (0 for this pure round, rounded up), no jump up at +inf
     got = ca.get_delta(math.inf)
-    assert exact <= got <= exact * (1 + 1e-12), (got, exact)
-    assert ca.get_delta(top * 1.001 + 1.0) == got  # the limit: beyond the support only the infinity mass
+    assert got == min(pair_inf, basic_bounds(ca.parts, math.inf, lower=False)[1]) < pair_inf
+    assert got <= ca.get_delta(top * 1.001 + 1.0) <= pair_inf
+    lo, up = ca.get_delta_bounds(math.inf)
+    assert up == got and 0.0 <= lo <= up
     for bad in (math.nan, [0.1, math.nan]):
         with pytest.raises(ValueError, match="NaN"):
             ca.get_delta(bad)

@@ -25,7 +25,7 @@ def share(epsilon: float, rounds: int) -> float:
     """eps / ``rounds`` rounded down: ``rounds`` times the result is <= ``epsilon`` in exact arithmetic
     (fl(eps / K) is within half an ulp of eps / K, the next float down is below it; 0 stays 0)."""
     e = epsilon / rounds
-    return math.nextafter(e, 0.0) if e > 0.0 else 0.0
+    return math.nextafter(e, 0.0) if 0.0 < e < math.inf else max(e, 0.0)  # (+inf stays +inf: each round's limit)
 
 
 def _round_bounds(acc: Any, e: float, lower: bool) -> tuple[float, float]:
@@ -40,7 +40,7 @@ def _round_bounds(acc: Any, e: float, lower: bool) -> tuple[float, float]:
 
 
 def basic_bounds(parts: Sequence[tuple[Any, int]], epsilon: float, lower: bool = True) -> tuple[float, float]:
-    """(lower, upper) of basic composition at ``epsilon`` (finite, > 0): the upper value sum_j n_j delta_j(eps')
+    """(lower, upper) of basic composition at ``epsilon`` (> 0, +inf included): the upper value sum_j n_j delta_j(eps')
     rounded up, certified (docs/composition.md §4.3); the lower value the same sum of the rounds' lower values
     rounded down, a reference of this route (0 with ``lower=False``). ``parts``: (accountant, count) pairs."""
     e = share(epsilon, sum(c for _, c in parts))
@@ -74,9 +74,9 @@ def smaller(parts: Sequence[tuple[Any, int]], epsilon: float, value: float,
             lower: bool = False) -> tuple[float, float] | None:
     """basic composition's (lower, upper) at ``epsilon`` where its upper value is <= ``value`` (the pair route's, or
     the value reported), else None; no new round value where :func:`cached_floor` already exceeds ``value``, nor
-    at an epsilon that is not finite and > 0. The one rule by which the composed accountant takes the basic value
+    at an epsilon that is not > 0 (+inf included: the rounds' values at +inf, docs/composition.md §4.3). The one rule by which the composed accountant takes the basic value
     (docs/composition.md §4.3)."""
-    if not 0.0 < epsilon < math.inf or cached_floor(parts, epsilon) > value:
+    if not 0.0 < epsilon <= math.inf or cached_floor(parts, epsilon) > value:
         return None
     lo, up = basic_bounds(parts, epsilon, lower)
     return (lo, up) if up <= value else None

@@ -127,7 +127,7 @@ class ComposedAccountant:
     ``get_delta`` is a rigorous upper bound on the composed mechanism's delta(eps): the rounds'
     dominating pairs come from certified profile values (``docs/composition.md`` §2-§3) and the
     composition of their product pair is evaluated with every numerical error bounded
-    (§4); for finite eps > 0 it is the smaller of that value and basic composition's (§4.3: far in the
+    (§4); for eps > 0 (+inf included) it is the smaller of that value and basic composition's (§4.3: far in the
     tails the pair's infinity mass and lattice can make it the looser one). The lower value of
     :meth:`get_delta_bounds` composes the pairs built in the same way
     from the accountants' certified LOWER values with the error terms subtracted: a reference
@@ -406,13 +406,16 @@ class ComposedAccountant:
         flat = arr.ravel()
         lo, up = np.empty(flat.size), np.empty(flat.size)
         for j, e in enumerate(flat.tolist()):
-            if math.isinf(e):
-                lo[j], up[j] = (1.0, 1.0) if e < 0 else self._bracket(1e300)
+            if e == -math.inf:
+                lo[j], up[j] = 1.0, 1.0
                 continue
-            up[j] = self._bracket(e)[1]
+            inf_lo, up[j] = self._bracket(1e300) if e == math.inf else (0.0, self._bracket(e)[1])
             basic = smaller(self.parts, e, up[j], lower=True)
             if basic is not None and basic[1] < up[j]:  # basic composition's is smaller: its own reference (§4.3)
                 lo[j], up[j] = basic
+                continue
+            if e == math.inf:
+                lo[j] = inf_lo
                 continue
             trivial = math.nextafter(-math.expm1(e), 0.0) if e < 0 else 0.0  # H_t >= 1 - t (the whole space)
             lo[j] = min(max(self._bracket(e, lower_pairs=True)[0], trivial), up[j])
@@ -430,14 +433,15 @@ class ComposedAccountant:
         -------
         float or numpy.ndarray of float64
             Upper value in [0, 1], never below the true delta of the composition (rounds'
-            pairs: ``docs/composition.md`` §3; FFT error terms: §4); for finite eps > 0 the smaller of that
+            pairs: ``docs/composition.md`` §3; FFT error terms: §4); for eps > 0 (+inf included) the smaller of that
             value and basic composition's sum_j n_j ``get_delta_j(eps / K)`` (K = :attr:`rounds`, eps / K
             rounded down: §4.3), each certified. Every eps is a point of the
             composed privacy profile delta(eps) = sup H_{e^eps} over ordered neighbouring pairs
             (``docs/composition.md`` §1): for eps < 0 (t = e^eps < 1) the value is the product pair's
             divergence there, certified like the rest (the rounds' pairs dominate at every t >= 0,
             §2), and at least 1 - e^eps; eps = -inf gives 1 (H_0 = 1); eps = +inf the composed
-            infinity mass 1 - prod (1 - P_j(+inf))^{n_j} rounded up (the limit). A negative eps is
+            infinity mass 1 - prod (1 - P_j(+inf))^{n_j} rounded up (the limit), or basic composition's
+            sum_j n_j ``get_delta_j(+inf)`` where smaller (§4.3: pure rounds give 0 there). A negative eps is
             what a composition of profiles needs (e.g. the mirrored samples of §1); a single round
             answers it by :func:`sharpdp.shuffle.privacy_profile`.
 
