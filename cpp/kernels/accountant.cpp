@@ -335,22 +335,51 @@ Mgf log_mgf(const double* g, std::size_t K, std::int64_t k0, double h, double la
 
 double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, double theta_floor) {
   const auto G = logs(g, static_cast<ssize>(K));
-  if (log_mgf_logs(G, k0, h, theta_floor).d1 >= 0) return theta_floor;
-  double lo = theta_floor, hi = std::max(2.0 * theta_floor, 1.0 / h);
-  for (int i = 0; i < 200 && log_mgf_logs(G, k0, h, hi).d1 < 0; ++i) hi *= 2.0;
-  if (log_mgf_logs(G, k0, h, hi).d1 < 0) throw std::domain_error("tilt: no positive mass");
+  Mgf M = log_mgf_logs(G, k0, h, theta_floor);
+  if (M.d1 >= 0) return theta_floor;
   // safeguarded Newton (Lambda' is increasing, Lambda'' = the tilted variance); any theta >= the
-  // floor gives a valid tilt, the root only makes it efficient
-  double x = 0.5 * (lo + hi);
-  for (int i = 0; i < 100; ++i) {
-    const Mgf M = log_mgf_logs(G, k0, h, x);
+  // floor gives a valid tilt, the root only makes it efficient. How the root is found is a choice of speed
+  // (docs/accountant_tail.md §25): the first upper end is tried at Newton's step from the floor (below a convex
+  // Lambda', a right-skewed tilted law, the tangent's root is at or above the root: one evaluation, where the
+  // doubling from 1/h took ten to twenty), the doubling search remains where it is not an upper end, and a bracket
+  // spanning more than a factor 4 is bisected geometrically.
+  double lo = theta_floor, hi = std::numeric_limits<double>::infinity(), x = theta_floor;
+  const double x1 = M.d2 > 0 ? theta_floor - M.d1 / M.d2 : 0.0;
+  if (std::isfinite(x1) && x1 > theta_floor) {
+    const Mgf M1 = log_mgf_logs(G, k0, h, x1);
+    if (M1.d1 >= 0) {
+      hi = x = x1;
+      M = M1;
+    } else {
+      lo = x1;
+    }
+  }
+  if (!std::isfinite(hi)) {
+    double top = std::max(2.0 * lo, 1.0 / h);
+    Mgf Mt = log_mgf_logs(G, k0, h, top);
+    for (int i = 0; i < 200 && Mt.d1 < 0; ++i) {
+      lo = top;
+      top *= 2.0;
+      Mt = log_mgf_logs(G, k0, h, top);
+    }
+    if (Mt.d1 < 0) throw std::domain_error("tilt: no positive mass");
+    hi = x = top;
+    M = Mt;
+  }
+  double dx_prev = hi - lo;
+  for (int i = 0; i < 100; ++i) {  // M = Lambda at x, lo <= x <= hi, Lambda'(lo) < 0 <= Lambda'(hi)
     if (M.d1 < 0) lo = x; else hi = x;
     if (hi - lo <= 1e-12 * hi) return 0.5 * (lo + hi);
-    double xn = M.d2 > 0 ? x - M.d1 / M.d2 : 0.5 * (lo + hi);
-    if (!(xn > lo && xn < hi)) xn = 0.5 * (lo + hi);
-    const bool done = std::fabs(xn - x) <= 1e-10 * x;
+    double xn = M.d2 > 0 ? x - M.d1 / M.d2 : lo;
+    // (a Newton step that leaves the bracket or does not halve the previous step, e.g. from the right of a steeply
+    // convex Lambda', is replaced by a bisection: Numerical Recipes' rtsafe rule)
+    if (!(xn > lo && xn < hi) || std::fabs(xn - x) > 0.5 * dx_prev)
+      xn = (lo > 0 && hi > 4.0 * lo) ? std::sqrt(lo * hi) : 0.5 * (lo + hi);
+    dx_prev = std::fabs(xn - x);
+    const bool done = dx_prev <= 1e-10 * x;
     x = xn;
     if (done) break;
+    M = log_mgf_logs(G, k0, h, x);
   }
   return x;
 }
