@@ -52,20 +52,20 @@ def test_clamp_search_unchanged_by_the_memo():
     assert 0 < len(law._pair_memo) <= 256
 
 
+def slotted_view(law, *methods):
+    """``law`` seen through an object without attribute storage (``__slots__``: no per-object memo can be kept on
+    it), forwarding only ``methods``; shared with tests/test_prof25_tail_memo.py."""
+    def forward(name):
+        return lambda self, *args: getattr(self._law, name)(*args)
+
+    cls = type("Frozen", (), {"__slots__": ("_law",), **{m: forward(m) for m in methods}})
+    view = cls()
+    view._law = law
+    return view
+
+
 def test_law_without_attribute_storage_gets_the_value():
-    class Frozen:
-        __slots__ = ("_law",)
-
-        def __init__(self, law):
-            self._law = law
-
-        def prob_above_up(self, x):
-            return self._law.prob_above_up(x)
-
-        def stop_loss(self, t):
-            return self._law.stop_loss(t)
-
     law = _law(PARAMS[1])
-    f = Frozen(_law(PARAMS[1]))
+    f = slotted_view(_law(PARAMS[1]), "prob_above_up", "stop_loss")
     assert pair_integral_up(f, 2.5) == pair_integral_up(law, 2.5) == pair_integral_up(f, 2.5)
     assert np.isfinite(pair_integral_up(f, 2.5))

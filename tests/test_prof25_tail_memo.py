@@ -12,6 +12,7 @@ import pytest
 from sharpdp.shuffle.accountant import closed_forms as CF
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
+from test_prof24_pair_memo import slotted_view
 
 PARAMS = [(-0.9591059043809976, 0.9591059043809976, 1.6778143723612764), (-2.677, 0.959, 1.678), (-0.2, 1.5, 2.5)]
 
@@ -80,15 +81,6 @@ def test_object_memo_bounded_and_absent_without_storage():
     assert object_memo(o, "_m", limit=3) == {}  # emptied once full: at most `limit` entries are kept
     assert object_memo(Slots(), "_m") is None
 
-    class Frozen:
-        __slots__ = ("_law",)
-
-        def __init__(self, law):
-            self._law = law
-
-        def tail_upper_bracket(self, T):
-            return self._law.tail_upper_bracket(T)
-
-    law = Frozen(_law(PARAMS[0]))
+    law = slotted_view(_law(PARAMS[0]), "tail_upper_bracket")
     assert CF.tail_bracket(law, 1.0) == _law(PARAMS[0]).tail_upper_bracket(1.0)
     assert math.isfinite(CF.tail_bracket(law, 1.0)[1])
