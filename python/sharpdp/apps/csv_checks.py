@@ -82,6 +82,31 @@ def _quote_left_open(text: str) -> bool:
     return quoted
 
 
+#: The longest row of a user's CSV the checks read, in bytes (a quoted field's line breaks included): a quoted field
+#: that stays open longer (a quote left open early in a big file) is refused with the line where it opened
+#: (:class:`RowTooLong`), so the text carried from piece to piece never exceeds it (docs/cli.md §7).
+MAX_ROW_BYTES = 8 << 20
+
+
+class RowTooLong(ValueError):
+    """A CSV row longer than :data:`MAX_ROW_BYTES` (a quoted field left open, or one that long).
+
+    ``row``: its index among the data lines of the block checked (-1: the header line); the readers turn it into
+    :func:`row_too_long_message` with the file's line."""
+
+    def __init__(self, row: int):
+        super().__init__(f"a row longer than {MAX_ROW_BYTES} bytes at data line {row} of the block")
+        self.row = row
+
+
+def row_too_long_message(path: str, line: int) -> str:
+    """The message of both CSV readers for a row longer than :data:`MAX_ROW_BYTES` (``line``: where it starts, the
+    header is line 1); no cell is shown."""
+    return (f"malformed CSV in {path}: the row of line {line} runs on for more than {MAX_ROW_BYTES >> 20} MiB (a "
+            "double quote \" left open there? a quoted field goes on until its closing quote): close it, or write a "
+            f"quote inside a quoted field as two quotes \"\"; rows of at most {MAX_ROW_BYTES >> 20} MiB are read")
+
+
 def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np.ndarray, Callable[[int], bool],
                                                             int | None]:
     """(header or None, field count of each data line, whether data line i is blank, open quote) of a block of
@@ -104,15 +129,22 @@ def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np
     if b'"' in block or block.count(b"\r") != block.count(b"\r\n"):  # quotes, or a lone CR (a line end too)
         lines = block.decode("utf-8", errors="replace").splitlines()
         counts = np.full(len(lines), -1, dtype=np.int64)
+        if csvmod.field_size_limit() < MAX_ROW_BYTES:  # (the module's default, 128 KiB: raised once, never lowered)
+            csvmod.field_size_limit(MAX_ROW_BYTES)
         reader = csvmod.reader(lines)
         start = last = 0
         header = None
-        for row in reader:
-            if width is None and header is None:
-                header = row
-            else:
-                counts[start] = len(row)
-            start, last = reader.line_num, start
+        try:
+            for row in reader:
+                if width is None and header is None:
+                    header = row
+                else:
+                    counts[start] = len(row)
+                start, last = reader.line_num, start
+        except csvmod.Error as exc:
+            if "field larger than field limit" not in str(exc):
+                raise
+            raise RowTooLong(start - skip) from None
         if width is None:
             header = header if header is not None else []
         open_quote = last - skip if lines and _quote_left_open("\n".join(lines[last:])) else None
@@ -220,6 +252,12 @@ def csv_block_report(block: bytes, width: int | None, *, chunk: int = CHUNK_BYTE
         line) of the first line holding a byte that is not UTF-8. open_quote : None, or the index of the
         block's last row when a quoted field of it is still open at the block's end (pandas: "EOF inside
         string").
+
+    Raises
+    ------
+    RowTooLong
+        A row longer than :data:`MAX_ROW_BYTES` (32 MiB; its ``row``: index among the block's data lines, -1 the
+        header): a quoted field left open early in a big file would otherwise be carried to the file's end.
     """
     if not isinstance(block, (bytes, bytearray, memoryview)):
         raise TypeError(f"block must be bytes, got {type(block).__name__}")
@@ -244,11 +282,16 @@ def _report(chunks: Iterable[Any], width: int | None) -> tuple[list[str] | None,
         if k == 0 and width is None and piece.startswith(_BOM):
             piece = piece[len(_BOM):]
         part = carry + piece
-        h, counts, is_blank, open_quote = _field_counts(part, w)
+        try:
+            h, counts, is_blank, open_quote = _field_counts(part, w)
+        except RowTooLong as exc:  # (a field beyond the csv module's limit: its row's line in the block)
+            raise RowTooLong(rows + exc.row) from None
         carry = b""
         if open_quote is not None and not last:  # the open row goes on in the next piece: read it there
             at = open_quote + (1 if w is None else 0)  # its line in ``part``
             carry = ("\n".join(part.decode("utf-8", errors="replace").splitlines()[at:]) + "\n").encode()
+            if len(carry) > MAX_ROW_BYTES:  # (a quote left open: the carried text would grow to the whole file)
+                raise RowTooLong(rows + open_quote)
             if at == 0 and w is None:
                 continue  # the header row itself: not known yet
             counts = counts[:open_quote]
@@ -348,6 +391,8 @@ def file_problem(path: Any) -> str | None:
             report = _report(iter(lambda: f.read(CHUNK_BYTES), b""), None)
     except OSError:
         return None
+    except RowTooLong as exc:
+        return row_too_long_message(str(path), 2 + exc.row)
     return csv_problem(str(path), [report])
 
 
