@@ -16,6 +16,10 @@ from typing import Any, Callable, Iterator, Sequence
 
 _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 
+#: Bytes of a CSV file per partition (``dask.dataframe.read_csv``'s blocksize) and per block of the input check;
+#: blocks are cut at line ends (docs/distributed.md §5). Tests set a few bytes.
+CSV_BLOCKSIZE: int | str = "64MB"
+
 
 def _dd():
     try:
@@ -92,13 +96,12 @@ def _read_path(path: str, columns: list[str], text: bool):
             path = os.path.join(path, "*.csv")
     else:
         parquet = not path.endswith((".csv", ".csv.gz", ".txt"))
-    if not parquet:
-        check_csv_files(sorted(glob.glob(path)) if any(ch in path for ch in "*?[") else [path])
+    blocksize = None if parquet else _csv_blocksize(path)
     try:
         if parquet:
             frame = dd.read_parquet(path)
         else:
-            kwargs: dict[str, Any] = {"blocksize": "64MB"}
+            kwargs: dict[str, Any] = {"blocksize": blocksize}
             if text:
                 kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
             frame = dd.read_csv(path, **kwargs)
@@ -110,18 +113,24 @@ def _read_path(path: str, columns: list[str], text: bool):
         # reject columns that the header sample already shows to be text.
         check_numeric(frame, columns, path, csv=True)
         present = [c for c in columns if c in frame.columns]
-        frame = dd.read_csv(path, blocksize="64MB", usecols=present, dtype={c: "float64" for c in present})
+        frame = dd.read_csv(path, blocksize=blocksize, usecols=present, dtype={c: "float64" for c in present})
     return frame, path
 
 
 # rows of the first partition sampled to find text columns when no column is chosen
 _SAMPLE_ROWS = 100_000
 
-# files already checked by check_csv_files in this process: (path, size, mtime_ns) -> the file's header
-_CHECKED: dict[tuple[str, int, int], list[str]] = {}
+# files already checked by check_csv_files in this process: (path, size, mtime_ns) -> (the file's header, whether
+# a block cut of CSV_BLOCKSIZE falls inside a quoted field, so the file is read whole)
+_CHECKED: dict[tuple[str, int, int], tuple[list[str], bool]] = {}
 
 
-def check_csv_files(paths: Sequence[str]) -> None:
+def _csv_blocksize(path: str) -> int | str | None:
+    """:func:`check_csv_files` of the CSV file or glob ``path`` (checked once per process): its blocksize."""
+    return check_csv_files(sorted(glob.glob(path)) if any(ch in path for ch in "*?[") else [path])
+
+
+def check_csv_files(paths: Sequence[str]) -> int | str | None:
     """ValueError naming ``data`` for a CSV file that the single-process reader (``sharpdp.apps.datasets``)
     refuses: a byte that is not UTF-8, a header field without a name or a name given twice, a data row
     with more or fewer fields than the header (:func:`sharpdp.apps.csv_checks.csv_problem`, the same check
@@ -130,13 +139,22 @@ def check_csv_files(paths: Sequence[str]) -> None:
     fields become missing values), so the Dask engine must refuse the files the single-process path
     refuses. Each file is checked once per process (size and mtime). Every file of a glob must have the first
     file's header, names and order: dd.read_csv reads the later files by position, so a file with its columns
-    in another order would be read silently wrong (docs/cli.md §7)."""
+    in another order would be read silently wrong (docs/cli.md §7).
+
+    Returns the blocksize at which ``dask.dataframe.read_csv`` reads the files the same as pandas reads each
+    file whole: :data:`CSV_BLOCKSIZE`, or None (one partition per file) when a block cut of some file falls
+    inside a quoted field (a quoted line break), which would split a row between two partitions
+    (docs/distributed.md §5). Such a file is then checked by the single-process reader's own check (one pass
+    over the file, :func:`sharpdp.apps.csv_checks.file_problem`), as its later blocks do not start at a row."""
+    import csv as csvmod
+
     import dask
     from dask.bytes import read_bytes
 
-    from sharpdp.apps.csv_checks import csv_block_report, csv_problem
+    from sharpdp.apps.csv_checks import RowTooLong, csv_block_report, csv_problem, file_problem, row_too_long_message
 
     first: tuple[str, list[str]] | None = None  # the first file and its header
+    whole = False  # some file is read as one partition
     for path in paths:
         try:
             st = os.stat(path)
@@ -146,25 +164,43 @@ def check_csv_files(paths: Sequence[str]) -> None:
         if st.st_size == 0:
             continue
         if key in _CHECKED:
-            first = _same_header(first, path, _CHECKED[key])
+            first = _same_header(first, path, _CHECKED[key][0])
+            whole = whole or _CHECKED[key][1]
             continue
+        cut_in_quote = False
         try:
             packed = path.endswith(".gz")  # a compressed file is one block (not splittable)
-            _, (blocks,) = read_bytes(path, delimiter=b"\n", blocksize=None if packed else "64MB", sample=False,
+            _, (blocks,) = read_bytes(path, delimiter=b"\n", blocksize=None if packed else CSV_BLOCKSIZE, sample=False,
                                       compression="infer" if packed else None)
-            reports = [dask.compute(dask.delayed(csv_block_report)(blocks[0], None))[0]]
-            problem = csv_problem(path, reports)
-            if problem is None and len(blocks) > 1:
+            try:
+                reports = [dask.compute(dask.delayed(csv_block_report)(blocks[0], None))[0]]
+            except RowTooLong as exc:  # (the first block starts the file: its lines are the file's)
+                raise ValueError(f"data: {row_too_long_message(path, 2 + exc.row)}") from None
+            # (a block cut inside a quoted field leaves it open at the block's end: the first such block starts
+            # at a row, so its report says so; RowTooLong in a later block may come from a block cut the same way)
+            cut_in_quote = len(blocks) > 1 and reports[0][4] is not None
+            problem = None if cut_in_quote else csv_problem(path, reports)
+            if problem is None and not cut_in_quote and len(blocks) > 1:
                 width = len(reports[0][0] or [])
-                reports += dask.compute(*[dask.delayed(csv_block_report)(b, width) for b in blocks[1:]])
-                problem = csv_problem(path, reports)
+                try:
+                    reports += dask.compute(*[dask.delayed(csv_block_report)(b, width) for b in blocks[1:]])
+                    cut_in_quote = any(r[4] is not None for r in reports[:-1])
+                except RowTooLong:
+                    cut_in_quote = True
+                problem = None if cut_in_quote else csv_problem(path, reports)
+            if cut_in_quote:  # the single-process check over the whole file: the local engine's message
+                problem = file_problem(path)
+                with open(path, encoding="utf-8-sig", newline="") as f:  # (the header; BOM dropped, as pandas does)
+                    reports = [(next(csvmod.reader(f), []),)]
         except OSError as exc:
             raise ValueError(f"data: cannot read {path} as CSV: {exc.strerror or type(exc).__name__}") from None
         if problem is not None:
             raise ValueError(f"data: {problem}")
         header = list(reports[0][0] or [])
         first = _same_header(first, path, header)
-        _CHECKED[key] = header
+        _CHECKED[key] = (header, cut_in_quote)
+        whole = whole or cut_in_quote
+    return None if whole else CSV_BLOCKSIZE
 
 
 def _same_header(first: tuple[str, list[str]] | None, path: str, header: list[str]) -> tuple[str, list[str]]:
@@ -213,7 +249,7 @@ def _count_non_numeric(path: str, columns: list[str]) -> tuple[int, dict[str, in
 
     from sharpdp.apps.datasets import count_non_numeric
 
-    frame = _dd().read_csv(path, blocksize="64MB", usecols=columns, dtype={c: object for c in columns})
+    frame = _dd().read_csv(path, blocksize=_csv_blocksize(path), usecols=columns, dtype={c: object for c in columns})
 
     def count(part) -> tuple[int, dict[str, int]]:
         return len(part), {c: count_non_numeric(part[c]) for c in columns}
