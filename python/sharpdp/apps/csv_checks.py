@@ -102,9 +102,10 @@ class RowTooLong(ValueError):
 def row_too_long_message(path: str, line: int) -> str:
     """The message of both CSV readers for a row longer than :data:`MAX_ROW_BYTES` (``line``: where it starts, the
     header is line 1); no cell is shown."""
-    return (f"malformed CSV in {path}: the row of line {line} runs on for more than {MAX_ROW_BYTES >> 20} MiB (a "
-            "double quote \" left open there? a quoted field goes on until its closing quote): close it, or write a "
-            f"quote inside a quoted field as two quotes \"\"; rows of at most {MAX_ROW_BYTES >> 20} MiB are read")
+    bound = f"{MAX_ROW_BYTES / 2**20:.3g} MiB"
+    return (f"malformed CSV in {path}: the row of line {line} runs on for more than {bound} (a double quote \" "
+            "left open there? a quoted field goes on until its closing quote): close it, or write a quote inside a "
+            f"quoted field as two quotes \"\"; rows of at most {bound} are read")
 
 
 def _field_counts(block: bytes, width: int | None) -> tuple[list[str] | None, np.ndarray, Callable[[int], bool],
@@ -228,7 +229,7 @@ def _whole_lines(chunks: Iterable[Any]) -> Iterator[tuple[bytes, bool]]:
     yield (ready if ready is not None else b""), True
 
 
-def csv_block_report(block: bytes, width: int | None, *, chunk: int = CHUNK_BYTES
+def csv_block_report(block: bytes, width: int | None, *, chunk: int | None = None
                      ) -> tuple[list[str] | None, int, tuple[int, int] | None, int | None, int | None]:
     """What both CSV readers check in a block of whole lines (:func:`csv_problem` turns it into the message).
 
@@ -236,10 +237,11 @@ def csv_block_report(block: bytes, width: int | None, *, chunk: int = CHUNK_BYTE
     ----------
     block, width
         As for :func:`csv_block_shape`.
-    chunk : int >= 1, default CHUNK_BYTES (8 MiB), keyword-only
+    chunk : int >= 1 or None, default None (:data:`CHUNK_BYTES`, 8 MiB), keyword-only
         The block is read ``chunk`` bytes at a time (cut after a line break; a row whose quoted field is
         open at a cut is carried into the next piece), so the memory used is a few times ``chunk``; the
-        report does not depend on it.
+        report does not depend on it (a row longer than :data:`MAX_ROW_BYTES` holding a quoted line break is
+        refused when it is carried, which depends on where the cuts fall; shorter rows are always read).
 
     Returns
     -------
@@ -261,6 +263,7 @@ def csv_block_report(block: bytes, width: int | None, *, chunk: int = CHUNK_BYTE
     """
     if not isinstance(block, (bytes, bytearray, memoryview)):
         raise TypeError(f"block must be bytes, got {type(block).__name__}")
+    chunk = CHUNK_BYTES if chunk is None else chunk
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
     view = memoryview(block).cast("B")
@@ -285,12 +288,18 @@ def _report(chunks: Iterable[Any], width: int | None) -> tuple[list[str] | None,
         try:
             h, counts, is_blank, open_quote = _field_counts(part, w)
         except RowTooLong as exc:  # (a field beyond the csv module's limit: its row's line in the block)
+            if _found(header, first_bad, undecodable):  # (an earlier problem: the one csv_problem reports)
+                open_quote = None
+                break
             raise RowTooLong(rows + exc.row) from None
         carry = b""
         if open_quote is not None and not last:  # the open row goes on in the next piece: read it there
             at = open_quote + (1 if w is None else 0)  # its line in ``part``
             carry = ("\n".join(part.decode("utf-8", errors="replace").splitlines()[at:]) + "\n").encode()
             if len(carry) > MAX_ROW_BYTES:  # (a quote left open: the carried text would grow to the whole file)
+                if _found(header, first_bad, undecodable):  # (an earlier problem: the one csv_problem reports)
+                    open_quote = None
+                    break
                 raise RowTooLong(rows + open_quote)
             if at == 0 and w is None:
                 continue  # the header row itself: not known yet
@@ -309,6 +318,14 @@ def _report(chunks: Iterable[Any], width: int | None) -> tuple[list[str] | None,
             open_quote += rows
         rows += int(counts.size)
     return header, rows, first_bad, undecodable, open_quote
+
+
+def _found(header: Sequence[str] | None, first_bad: Any, undecodable: int | None) -> bool:
+    """Whether :func:`_report` has met a problem that :func:`csv_problem` reports before a row that comes later
+    (a byte that is not UTF-8, a header problem, a row of another width): a later :class:`RowTooLong` then ends
+    the report instead of being raised, so both readers name the same first problem."""
+    return (undecodable is not None or first_bad is not None
+            or (header is not None and bool(header_problem(header) or header_duplicate(header))))
 
 
 def blank_line_between(block: bytes) -> int | None:
