@@ -117,7 +117,7 @@ def test_diagnostics_may_not_overwrite_an_input_or_miss_its_directory(tmp_path, 
         base, inputs = ["histogram", "--csv", str(csv), "--by", "g", "--keys", str(keys),
                         "--out", str(tmp_path / "o")], [csv, keys]
     before = {p: p.read_bytes() for p in inputs}
-    bad = [*(str(p) for p in inputs), str(tmp_path / "missing" / "diag.csv"), str(tmp_path)]
+    bad = [*(str(p) for p in inputs), str(csv / "diag.csv"), str(tmp_path)]  # (a missing directory is created)
     if command == "histogram":
         bad += [str(tmp_path / "o" / "histogram_release.csv"), str(tmp_path / "o" / "histogram_release.png"),
                 str(tmp_path / "diag.png")]

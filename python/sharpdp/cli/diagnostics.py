@@ -3,7 +3,8 @@
 The file's format follows its suffix (:data:`FORMATS`: ``.csv`` or ``.json``; any other suffix is refused, naming
 ``--diagnostics``); an existing file is not replaced unless ``--overwrite`` is given (the convention of the data
 generator's ``--overwrite``). Both are checked before any work is done, with the checks of
-:func:`sharpdp.cli.check_diagnostics_path` (not an input or a release file, a writable directory). The file is
+:func:`sharpdp.cli.check_diagnostics_path` (not an input or a release file, a writable directory; a missing
+directory is created with its missing parents when the file is written, as ``--out`` is). The file is
 written whole or not at all, readable by its owner only (mode 0600), and says in its own content that it holds
 true values: the CSV's columns are named ``true_...``; the JSON object's first key, ``"diagnostics"``, says
 "TRUE values, not private: do not publish".
@@ -15,7 +16,7 @@ import json
 import os
 from typing import Any, Sequence
 
-from sharpdp.cli import UNITS, CliError, check_diagnostics_path, open_private, release_file
+from sharpdp.cli import UNITS, CliError, check_diagnostics_path, make_out_dir, open_private, release_file
 
 #: Suffix of ``--diagnostics FILE`` -> format written.
 FORMATS = {".csv": "csv", ".json": "json"}
@@ -94,6 +95,7 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
     import csv
 
     fmt = diagnostics_format(path)
+    make_out_dir(os.path.dirname(path) or os.curdir, "--diagnostics")  # (missing directories: created, as --out)
     names = list(columns)
     rows = [dict(zip(names, values)) for values in zip(*(columns[k] for k in names))]
     with release_file(path) as tmp, open_private(tmp) as f:  # true values (and the seed): owner only

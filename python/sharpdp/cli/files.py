@@ -20,8 +20,9 @@ def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outpu
     CliError
         One line naming ``--diagnostics``: an empty name or a directory; the same file as one of
         ``inputs`` (the data, key files) or ``outputs`` (the release files); a parent directory
-        that does not exist, or in which an empty temporary file cannot be created (a trial, as
-        :func:`check_out_dir` makes for ``--out``, not a permission test).
+        that cannot be created (a missing one is created when the file is written, with its missing
+        parents, as ``--out`` is: :func:`make_out_dir`), or in which an empty temporary file cannot be
+        created (a trial, :func:`check_out_dir`, as for ``--out``; not a permission test).
     """
     if path is None:
         return
@@ -31,13 +32,10 @@ def check_diagnostics_path(path: str | None, inputs: Sequence[str | None], outpu
     if other is not None:
         raise CliError(f"--diagnostics: {path} is (or is inside) an input or release file ({other}); it "
                        "would overwrite or corrupt it: name another file")
-    full = os.path.realpath(path)
-    parent = os.path.dirname(full)
-    if not os.path.isdir(parent):
-        raise CliError(f"--diagnostics: directory {os.path.dirname(path) or parent} does not exist")
-    # a trial, as for --out (os.access says yes to root on /proc): an empty temporary file beside it, which is
-    # how the file is written (release_file: a temporary file in that directory, then renamed over FILE)
-    check_out_dir(parent, "--diagnostics")
+    # a trial, as for --out (os.access says yes to root on /proc): a missing directory is created and removed
+    # again, then an empty temporary file beside FILE, which is how the file is written (release_file: a
+    # temporary file in that directory, then renamed over FILE)
+    check_out_dir(os.path.dirname(path) or os.curdir, "--diagnostics")
 
 
 WRITTEN: list[str] = []  # files this command has completed so far (named on Ctrl-C)
