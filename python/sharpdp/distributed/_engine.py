@@ -121,8 +121,8 @@ def _read_path(path: str, columns: list[str], text: bool):
 _SAMPLE_ROWS = 100_000
 
 # files already checked by check_csv_files in this process: (path, size, mtime_ns) -> (the file's header, whether
-# a block cut of CSV_BLOCKSIZE falls inside a quoted field, so the file is read whole)
-_CHECKED: dict[tuple[str, int, int], tuple[list[str], bool]] = {}
+# a block cut of CSV_BLOCKSIZE falls inside a quoted field, so the file is read whole, whether it has a data line)
+_CHECKED: dict[tuple[str, int, int], tuple[list[str], bool, bool]] = {}
 
 
 def _csv_blocksize(path: str) -> int | str | None:
@@ -155,17 +155,18 @@ def check_csv_files(paths: Sequence[str]) -> int | str | None:
 
     first: tuple[str, list[str]] | None = None  # the first file and its header
     whole = False  # some file is read as one partition
+    data = False  # some file has a data line
     for path in paths:
         try:
             st = os.stat(path)
         except OSError:
             continue  # the reader reports it
         key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
-        if st.st_size == 0:
-            continue
+        if st.st_size == 0:  # (the single-process reader's message; pandas' own named its backend)
+            raise ValueError(f"data: empty file (no header row): {path}")
         if key in _CHECKED:
             first = _same_header(first, path, _CHECKED[key][0])
-            whole = whole or _CHECKED[key][1]
+            whole, data = whole or _CHECKED[key][1], data or _CHECKED[key][2]
             continue
         cut_in_quote = False
         try:
@@ -198,8 +199,12 @@ def check_csv_files(paths: Sequence[str]) -> int | str | None:
             raise ValueError(f"data: {problem}")
         header = list(reports[0][0] or [])
         first = _same_header(first, path, header)
-        _CHECKED[key] = (header, cut_in_quote)
-        whole = whole or cut_in_quote
+        rows = cut_in_quote or sum(r[1] for r in reports) > 0  # (a cut inside a quoted field: a row is there)
+        _CHECKED[key] = (header, cut_in_quote, rows)
+        whole, data = whole or cut_in_quote, data or rows
+    if paths and first is not None and not data:  # (the single-process reader's message)
+        more = f" and the other {len(paths) - 1} files" if len(paths) > 1 else ""
+        raise ValueError(f"data: no data rows in {paths[0]}{more} (empty data)")
     return None if whole else CSV_BLOCKSIZE
 
 
