@@ -86,6 +86,29 @@ def warn_seeded(command: str, seed: int | None) -> None:
         print(f"sharpdp {command}: warning: {SEEDED_MODE_WARNING}", file=sys.stderr, flush=True)
 
 
+def refuse_parquet_csv(path: str | None, flag: str) -> None:
+    """Refuse a Parquet file given where a CSV is read (``--csv``, ``--keys``): its bytes are not UTF-8, so the CSV
+    check would say "save it as UTF-8", and histogram's header read named its bytes as columns. ``--csv`` also
+    names the Dask engine's ``--data``, which reads Parquet.
+
+    Raises
+    ------
+    CliError
+        One line naming ``flag`` and the file, when it starts with Parquet's magic bytes ``PAR1``; an unreadable
+        or missing file passes (the reader reports it).
+    """
+    if path is None or not os.path.isfile(path):
+        return
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError:
+        return
+    if magic == b"PAR1":
+        other = f"read it with --data {path} --engine dask, or " if flag == "--csv" else ""
+        raise CliError(f"{flag}: {path} is a Parquet file, not CSV: {other}save it as CSV")
+
+
 def release_rng(seed: int | None) -> np.random.Generator | None:
     """The ``rng`` a CLI release hands to the library: None (the library's secure generator, keyed by
     fresh OS entropy; no seed exists) without ``--seed``, a seeded numpy Generator with it.

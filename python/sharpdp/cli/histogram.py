@@ -45,7 +45,8 @@ import sys
 from typing import Any
 
 from sharpdp.cli import (SEEDED_MODE_WARNING, check_not_written, check_out_dir, check_releases_not_inputs,
-                         make_out_dir, option_error, release_file, release_rng, remove_earlier_outputs)
+                         make_out_dir, option_error, refuse_parquet_csv, release_file, release_rng,
+                         remove_earlier_outputs)
 from sharpdp.cli.errors import real_number
 from sharpdp.cli.histogram_plots import PAPER, draw_diagnostics, draw_release, table2
 
@@ -193,6 +194,7 @@ def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
         raise ValueError(f"{flag}: {path} is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"{flag}: file not found: {path}")
+    refuse_parquet_csv(path, flag)
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], usecols=usecols)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
@@ -252,6 +254,7 @@ def _load_rows(path: str | None, by: list[str], read: bool = True):
             raise ValueError(f"--csv: {path} is a directory, not a CSV file")
         if not os.path.isfile(path):
             raise ValueError(f"--csv: file not found: {path}")
+        refuse_parquet_csv(path, "--csv")
         try:
             columns = [str(c) for c in pd.read_csv(path, nrows=0).columns]
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
@@ -266,7 +269,7 @@ def _load_rows(path: str | None, by: list[str], read: bool = True):
     # dropping the extra field) is refused by _read_keys_csv as by sharpdp mean and the Dask engine
     rows = datasets.flights_frame(by, text=True) if path is None else _read_keys_csv(path, "--csv", usecols=by)
     if len(rows) == 0:
-        raise ValueError("--csv: the table has no rows")
+        raise ValueError(f"--csv: no data rows in {source} (empty data)")  # (sharpdp mean's message)
     return rows[by], source
 
 

@@ -258,7 +258,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
     from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
-                             option_error, parse_bounds_option, release_rng, release_scope, warn_seeded)
+                             option_error, parse_bounds_option, refuse_parquet_csv, release_rng, release_scope,
+                             warn_seeded)
 
     if args.epsilon == float("inf"):  # (inf, or a number beyond the double range such as 1e400): above 700
         from sharpdp.shuffle.calibration.search import check_targets
@@ -296,6 +297,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if rounds > 1 or _stderr_is_terminal():
         print("sharpdp mean: loading the data, then calibrating the randomizer"
               + (f" for {rounds} rounds: {ROUNDS_TIME_NOTE}" if rounds > 1 else ""), file=sys.stderr, flush=True)
+    refuse_parquet_csv(args.csv, "--csv")
     try:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
