@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from sharpdp.shuffle import contract
-from sharpdp.shuffle.accountant.ends import charge_end, end_cap
+from sharpdp.shuffle.accountant.ends import bottom_end, charge_end, end_cap
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX
 from sharpdp.shuffle.accountant.search import search_epsilon
 
@@ -21,15 +21,7 @@ def route(acc: Any, delta: float, xtol: float) -> float:
         raise ValueError(f"delta: {delta!r} is not above the randomizer's surcharge {s_min!r} (e.g. output "
                          f"mass outside a GeneralRandomizer's support), which no epsilon removes")
     cap0 = acc._local_epsilon()
-    if cap0 is None:
-        if acc._bottom is not None:
-            # both legs carry the sampler's charge: a delta below it (or every value so far) is refused first
-            floor = min([acc._bottom.sampler_floor(EPS_MAX), *acc._memo_u])
-            if delta < floor:
-                raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for "
-                                 f"(certified delta at large epsilon at least {floor!r}: the release sampler's "
-                                 f"total-variation charge on both legs of the replace bound through bot, "
-                                 f"docs/sampling.md §4)")
+    known = [e for e, u in zip(acc._memo_e, acc._memo_u) if u <= delta][:1]  # (the memo's smallest such key)
 
     def check_max() -> None:  # get_delta(EPS_MAX) <= delta, else a ValueError naming delta
         d_max = acc.get_delta(EPS_MAX)
@@ -45,10 +37,13 @@ def route(acc: Any, delta: float, xtol: float) -> float:
             raise ValueError(f"delta: {delta!r} is not met at epsilon = {EPS_MAX} nats, the largest epsilon the "
                              f"accountant certifies (certified delta there: {d_max!r})")
     if acc._bottom is not None:  # through bot the check at EPS_MAX costs a full split search: made lazily
-        lazy = () if cap0 is not None else (acc._memo_put, check_max)
-        return acc._bottom.epsilon(delta, xtol, acc.get_delta, *lazy)
+        if cap0 is not None:
+            return acc._bottom.epsilon(delta, xtol, acc.get_delta)
+        # (the release sampler's charge: below sampler_floor(700) the search's upper end below it, §9.9)
+        end = bottom_end(acc, delta, known)
+        return acc._bottom.epsilon(delta, xtol, acc.get_delta, acc._memo_put, check_max if end is None else None, end)
     if cap0 is None:  # (the release sampler's charge: the search's upper end below eps_tau, §8.3)
-        hi_end = charge_end(acc, delta, [e for e, u in zip(acc._memo_e, acc._memo_u) if u <= delta][:1])
+        hi_end = charge_end(acc, delta, known)
         if hi_end is None and not end_cap(acc) <= delta:  # (the caps decide it without a report: §8.5)
             check_max()
         return search_epsilon(acc, delta, xtol, None, hi_end)
