@@ -535,7 +535,8 @@ class ShuffleAccountant:
         ValueError
             delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module docstring step K), or not met
             at epsilon = 700 (module step L) or, with the release sampler's charge, at any epsilon tried (the reason
-            given: docs/accountant.md §8.3); xtol outside [1e-6, 0.5] or NaN.
+            given: docs/accountant.md §8.3; replace through bot: §9.9, certified refusals where no epsilon's value can
+            be <= delta); xtol outside [1e-6, 0.5] or NaN.
         """
         delta = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=XTOL_RANGE[0], hi=XTOL_RANGE[1])

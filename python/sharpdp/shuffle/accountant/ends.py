@@ -1,7 +1,7 @@
-"""get_epsilon's far end (docs/accountant.md §8.3, §8.5): with the release sampler's charge, the search's upper end
-below eps_tau (:func:`charge_end`); the closed-form caps that decide the far end's check without a report
-(:func:`end_cap`). Used by :class:`sharpdp.shuffle.ShuffleAccountant` before :func:`.search.search_epsilon`
-(re-exported there)."""
+"""get_epsilon's far end (docs/accountant.md §8.3, §8.5, §9.9): with the release sampler's charge, the search's upper
+end below eps_tau (:func:`charge_end`) and, through bot, below the eps where the charge alone reaches delta
+(:func:`bottom_end`, with its certified refusals); the closed-form caps that decide the far end's check without a
+report (:func:`end_cap`). Used by :func:`.epsilon_route.route`."""
 
 from __future__ import annotations
 
@@ -125,7 +125,9 @@ def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
     e_c = math.log(delta / tau - 3.0)
     while vb.sampler_floor(e_c) <= delta:  # (a few ulp: floor is non-decreasing, > delta at EPS_MAX)
         e_c = e_c * (1.0 + 1e-9) + 1e-12
-    lo = max(max(vb._closed_leg(j, e_c, acc.rel_tol)[0], vb._leg_lower(j, e_c, vb.PROBE_TOL)) for j in (0, 1))
+    lo = max(vb._closed_leg(j, e_c, acc.rel_tol)[0] for j in (0, 1))  # (closed forms first, then the loose legs)
+    for j in (0, 1):
+        lo = lo if lo > delta else max(lo, vb._leg_lower(j, e_c, vb.PROBE_TOL))
     if lo > delta:
         raise ValueError(f"{head}: above eps = {e_c!r} the {why} alone exceeds it, and below it every split's value is "
                          f"at least a leg's D_up there, at least {lo!r} (docs/sampling.md §4, docs/accountant.md §9.9)")

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle.accountant.limits import EPS_MAX
+from sharpdp.shuffle.accountant.limits import EPS_MAX, TINY
 from sharpdp.shuffle.accountant.secant import shrink
 
 
@@ -17,6 +17,8 @@ class Decider(Protocol):
     bottom: Any  # the zero-out accountant of the legs
 
     def decide(self, eps: float, target: float) -> float: ...
+
+    def report(self, eps: float, rel_tol: float) -> Any: ...
 
 
 def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[float], float],
@@ -38,8 +40,9 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
     if put is None:
         fun = get_delta
     else:
-        def fun(e: float) -> float:
-            return put(e, vb.decide(e, delta))
+        def fun(e: float) -> float:  # (with end: the full split search, as a fresh accountant's get_delta, §9.9)
+            u = vb.decide(e, delta) if end is None else min(max(vb.report(e, vb.bottom.rel_tol).upper, TINY), 1.0)
+            return put(e, u)
     zo = vb.bottom
     lo, ulo = 0.0, math.inf
     top = EPS_MAX if end is None or put is None else end
