@@ -235,9 +235,6 @@ def _gauss_replace():
     return sh.ShuffleAccountant(sh.GaussianRandomizer(2.0, 1), 1000, "replace")
 
 
-@pytest.mark.xfail(raises=ValueError, strict=True, reason="found in review rev25b, pre-existing on s25: a fresh "
-                   "replace-through-bot accountant refuses every delta below the release sampler's charge at EPS_MAX "
-                   "(sampler_floor(EPS_MAX) = 9.97e-17), though the charge grows with eps and get_delta(6) = 9.97e-28")
 def test_round_get_epsilon_reaches_what_its_get_delta_certifies():
     """ShuffleAccountant(GaussianRandomizer(2), n = 1000, replace): get_delta(6) = 9.965e-28 <= 1e-27, so get_epsilon
     (1e-27) must answer (it does, 4.85, once get_delta has been called on the object: the refusal floor is
@@ -248,9 +245,6 @@ def test_round_get_epsilon_reaches_what_its_get_delta_certifies():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(raises=ValueError, strict=True, reason="found in review rev25b: basic composition's get_epsilon "
-                   "(docs/composition.md §4.3) asks each round's get_epsilon at delta / K, which refuses (the test "
-                   "above), so the composed accountant says 'no epsilon reaches it' where get_delta(18) certifies it")
 def test_composed_get_epsilon_below_the_pair_mass_with_replace_rounds():
     """3 replace rounds: the pair route's infinity mass is 1.40e-18; basic composition certifies 3 x 9.97e-28 =
     2.99e-27 at eps = 18 (get_delta there is at most that value), so get_epsilon(3.1e-27) must answer."""

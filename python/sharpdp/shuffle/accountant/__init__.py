@@ -93,7 +93,7 @@ holds the public class (steps L, M, the loop over laws); :mod:`.driver` the one 
 :mod:`.lattice` the engine (steps A-H, ``lattice_pass``) over the C++ kernels
 ``cpp/kernels/accountant.hpp`` and the one certified FFT convolution of :mod:`.fft`;
 :mod:`.chernoff` the clamped cap; :mod:`.blocks` step J; :mod:`.far_tail` and :mod:`.jump` the
-far-tail treatment; :mod:`.search` get_epsilon's search; :mod:`.memo` the monotone memos;
+far-tail treatment; :mod:`.epsilon_route` and :mod:`.search` get_epsilon's route and search; :mod:`.memo` the monotone memos;
 :mod:`.via_bottom` replace-one through bot; :mod:`.results` the typed results; :mod:`.limits`
 every tolerance and size cap.
 """
@@ -117,8 +117,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, 
 from sharpdp.shuffle.accountant.memo import envelope_put
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.results import AccountantReport, Grid
-from sharpdp.shuffle.accountant.ends import charge_end, end_cap
-from sharpdp.shuffle.accountant.search import search_epsilon
+from sharpdp.shuffle.accountant.epsilon_route import route
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.laws import laws_for
 
@@ -536,7 +535,8 @@ class ShuffleAccountant:
         ValueError
             delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module docstring step K), or not met
             at epsilon = 700 (module step L) or, with the release sampler's charge, at any epsilon tried (the reason
-            given: docs/accountant.md §8.3); xtol outside [1e-6, 0.5] or NaN.
+            given: docs/accountant.md §8.3; replace through bot: §9.9, certified refusals where no epsilon's value can
+            be <= delta); xtol outside [1e-6, 0.5] or NaN.
         """
         delta = V.probability_open("delta", delta)
         xtol = V.real("xtol", xtol, lo=XTOL_RANGE[0], hi=XTOL_RANGE[1])
@@ -549,44 +549,8 @@ class ShuffleAccountant:
         return envelope_put(self._emem_d, self._emem_e, delta, e)
 
     def _epsilon_search(self, delta: float, xtol: float) -> float:
-        """get_epsilon's search (validated delta and xtol), before the monotone memo."""
-        s_min = contract.surcharge(self.randomizer, EPS_CAP, self.adjacency)  # non-increasing in epsilon
-        if s_min >= delta:
-            raise ValueError(f"delta: {delta!r} is not above the randomizer's surcharge {s_min!r} (e.g. output "
-                             f"mass outside a GeneralRandomizer's support), which no epsilon removes")
-        cap0 = self._local_epsilon()
-        if cap0 is None:
-            if self._bottom is not None:
-                # both legs carry the sampler's charge: a delta below it (or every value so far) is refused first
-                floor = min([self._bottom.sampler_floor(EPS_MAX), *self._memo_u])
-                if delta < floor:
-                    raise ValueError(f"delta: {delta!r} is below what the released messages can be certified for "
-                                     f"(certified delta at large epsilon at least {floor!r}: the release sampler's "
-                                     f"total-variation charge on both legs of the replace bound through bot, "
-                                     f"docs/sampling.md §4)")
-
-        def check_max() -> None:  # get_delta(EPS_MAX) <= delta, else a ValueError naming delta
-            d_max = self.get_delta(EPS_MAX)
-            if d_max > delta:
-                if math.isfinite(self.eps_tau):
-                    # the charge grows with epsilon up to eps_tau, so a smaller epsilon may still have a certified
-                    # value below delta; get_epsilon searches only where the values are non-increasing
-                    raise ValueError(f"delta: {delta!r} is below what get_epsilon certifies for the released "
-                                     f"messages (certified delta {d_max!r} at large epsilon, where the release "
-                                     f"sampler's total-variation charge (1 + e^eps) n sampler_tv dominates, "
-                                     f"docs/sampling.md §4); get_delta(epsilon) at a moderate epsilon may still "
-                                     f"certify a smaller value")
-                raise ValueError(f"delta: {delta!r} is not met at epsilon = {EPS_MAX} nats, the largest epsilon the "
-                                 f"accountant certifies (certified delta there: {d_max!r})")
-        if self._bottom is not None:  # through bot the check at EPS_MAX costs a full split search: made lazily
-            lazy = () if cap0 is not None else (self._memo_put, check_max)
-            return self._bottom.epsilon(delta, xtol, self.get_delta, *lazy)
-        if cap0 is None:  # (the release sampler's charge: the search's upper end below eps_tau, §8.3)
-            hi_end = charge_end(self, delta, [e for e, u in zip(self._memo_e, self._memo_u) if u <= delta][:1])
-            if hi_end is None and not end_cap(self) <= delta:  # (the caps decide it without a report: §8.5)
-                check_max()
-            return search_epsilon(self, delta, xtol, None, hi_end)
-        return search_epsilon(self, delta, xtol, cap0)
+        """get_epsilon's search (validated delta and xtol), before the monotone memo (:func:`.epsilon_route.route`)."""
+        return route(self, delta, xtol)
 
     def privacy_profile(self, epsilons: Any) -> np.ndarray:
         """Certified upper delta(eps) for eps of any sign (swap identity for eps < 0), one sweep;

@@ -1,11 +1,12 @@
-"""get_epsilon's far end (docs/accountant.md §8.3, §8.5): with the release sampler's charge, the search's upper end
-below eps_tau (:func:`charge_end`); the closed-form caps that decide the far end's check without a report
-(:func:`end_cap`). Used by :class:`sharpdp.shuffle.ShuffleAccountant` before :func:`.search.search_epsilon`
-(re-exported there)."""
+"""get_epsilon's far end (docs/accountant.md §8.3, §8.5, §9.9): with the release sampler's charge, the search's upper
+end below eps_tau (:func:`charge_end`) and, through bot, below the eps where the charge alone reaches delta
+(:func:`bottom_end`, with its certified refusals); the closed-form caps that decide the far end's check without a
+report (:func:`end_cap`). Used by :func:`.epsilon_route.route`."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sharpdp.shuffle.accountant.closed_forms import plus, trivial_cap
@@ -62,28 +63,84 @@ def charge_end(acc: Any, delta: float, known: list[float]) -> float | None:
         return None
     ladder = (math.log(c) for k in range(1, 9)
               if (c := delta * (1.0 - 0.5**k) / (acc.sampler_tau * (1.0 + 1e-12)) - 1.0) > 1.0)
-    for e in (*known, *ladder):
-        e = min(e, acc.eps_tau)
-        seen.append((fresh(e), e))
-        if seen[-1][0] <= delta:
-            return e
-
-    def tried(e: float) -> float:
-        seen.append((fresh(e), e))
-        return seen[-1][0]
-
-    # the ladder's points sit where the charge alone is below delta, and D_up may still exceed it there: a
-    # golden-section search of [0, eps_tau] for the smallest fresh value (D_up falls, the charge rises)
-    golden_min(tried, 0.0, acc.eps_tau, CHARGE_STEPS, enough=delta)
-    u, e = min(seen)
-    if u <= delta:
+    e, (u, at) = _first_at_most(fresh, delta, (min(e, acc.eps_tau) for e in (*known, *ladder)), acc.eps_tau, seen)
+    if e is not None:
         return e
     c0 = acc.sampler_term(0.0)
     why = (f"not above the charge alone at eps = 0, {c0!r}" if c0 >= delta else
-           f"not certified at any epsilon tried (smallest value {u!r}, at eps = {e!r})")
+           f"not certified at any epsilon tried (smallest value {u!r}, at eps = {at!r})")
     raise ValueError(f"delta: {delta!r} is {why}: the certified value is D_up(eps) plus the release sampler's "
                      f"total-variation charge (1 + e^eps) n sampler_tv, which grows with eps (docs/sampling.md §4, "
                      f"docs/accountant.md §8.3); sampler_charge=False certifies the mathematical mechanism alone")
 
 
-__all__ = ["CHARGE_STEPS", "charge_end", "end_cap"]
+def _first_at_most(value: Callable[[float], float], delta: float, points: Iterable[float], top: float,
+                   seen: list[tuple[float, float]]) -> tuple[float | None, tuple[float, float]]:
+    """The first of ``points`` whose ``value`` is <= delta, else the point of smallest value of at most
+    CHARGE_STEPS golden-section points of [0, top] if it is <= delta (else None); with the smallest (value, eps)
+    of ``seen`` (points evaluated before, extended by every point tried here): docs/accountant.md §8.3, §9.9."""
+    for e in points:
+        seen.append((value(e), e))
+        if seen[-1][0] <= delta:
+            return e, seen[-1]
+
+    def tried(e: float) -> float:
+        seen.append((value(e), e))
+        return seen[-1][0]
+
+    # the ladder's points sit where the charge alone is below delta, and D_up may still exceed it there: a
+    # golden-section search of [0, top] for the smallest value (D_up falls, the charge rises)
+    golden_min(tried, 0.0, top, CHARGE_STEPS, enough=delta)
+    u, e = min(seen)
+    return (e if u <= delta else None), (u, e)
+
+
+def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
+    """get_epsilon's upper end through bot under the release sampler's charge (docs/accountant.md §9.9): None when
+    there is no charge or delta >= ``sampler_floor(700)`` (the far end is then checked as before); else a point e
+    below e_c (the smallest eps found with ``sampler_floor(eps)`` > delta, above which no value reported at any eps
+    is <= delta) whose certified value is <= delta and entered into the monotone memo: the first of ``known``
+    (epsilons at which the memo holds a value <= delta) and of the points where ``sampler_floor`` is
+    delta (1 - 2^-k), k = 1..8, whose value (the split search of ``report``) is <= delta, then the smallest of at
+    most CHARGE_STEPS golden-section points of [0, e_c] if it is.
+
+    Raises
+    ------
+    ValueError
+        Certified refusals, before any split: delta below ``sampler_floor(0)`` (4 tau, the smallest value any eps
+        can report), or a lower value of a leg's D_up at e_c above delta (legs at the loose ``PROBE_TOL``: every
+        split at eps < e_c is at least it); else none of the points tried is <= delta (the message gives the
+        smallest value seen and its eps).
+    """
+    vb = acc._bottom
+    tau = float(vb.bottom.sampler_tau)
+    if not tau > 0.0 or delta >= vb.sampler_floor(EPS_MAX):
+        return None
+    why = "release sampler's total-variation charge on both legs of the replace bound through bot"
+    head = f"delta: {delta!r} is below what the released messages can be certified for"
+    f0 = vb.sampler_floor(0.0)
+    if delta < f0:
+        raise ValueError(f"{head}: every certified value at any epsilon is at least {f0!r}, the {why} at eps = 0 "
+                         f"(docs/sampling.md §4, docs/accountant.md §9.1)")
+    e_c = math.log(delta / tau - 3.0)
+    while vb.sampler_floor(e_c) <= delta:  # (a few ulp: floor is non-decreasing, > delta at EPS_MAX)
+        e_c = e_c * (1.0 + 1e-9) + 1e-12
+    lo = max(vb._closed_leg(j, e_c, acc.rel_tol)[0] for j in (0, 1))  # (closed forms first, then the loose legs)
+    for j in (0, 1):
+        lo = lo if lo > delta else max(lo, vb._leg_lower(j, e_c, vb.PROBE_TOL))
+    if lo > delta:
+        raise ValueError(f"{head}: above eps = {e_c!r} the {why} alone exceeds it, and below it every split's value is "
+                         f"at least a leg's D_up there, at least {lo!r} (docs/sampling.md §4, docs/accountant.md §9.9)")
+
+    def value(e: float) -> float:  # a certified value, entered into the memo (get_delta(e) then reports it)
+        return float(acc._memo_put(e, min(max(float(acc.report(e).upper), TINY), 1.0)))
+
+    ladder = (math.log(c) for k in range(1, 9) if (c := delta * (1.0 - 0.5**k) / tau - 3.0) > 1.0)
+    e, (u, at) = _first_at_most(value, delta, (min(e, e_c) for e in (*known, *ladder)), e_c, [])
+    if e is not None:
+        return e
+    raise ValueError(f"{head}: not certified at any epsilon tried (smallest value {u!r}, at eps = {at!r}; above "
+                     f"eps = {e_c!r} the {why} alone exceeds it, docs/accountant.md §9.9)")
+
+
+__all__ = ["CHARGE_STEPS", "bottom_end", "charge_end", "end_cap"]

@@ -45,7 +45,7 @@ def secant_point(ld: float, lo: float, ulo: float, hi: float, uhi: float, tol: f
 
 def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
            tol: float, *, model: Callable[..., float | None] | None = None,
-           above: list[tuple[float, float]] | None = None) -> tuple[float, float, float, float]:
+           above: list[tuple[float, float]] | None = None, bisect: bool = False) -> tuple[float, float, float, float]:
     """Root search of get_epsilon: secant on log delta (aimed a little past the root, then a
     probe just below it) with bisection when it stalls, until hi - lo <= tol hi; fun(hi) <=
     delta < fun(lo).
@@ -54,7 +54,9 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
     With ``above`` (a list, the close of replace-one through bot): every point found above delta is
     appended to it, the secant aims at ``model(above, log delta, lo, hi)`` where that is a root inside
     the bracket, and the probe below a point <= delta is made only where the bracket's secant puts the
-    root above the probe (a value <= delta there is the first split found below it, not the least)."""
+    root above the probe (a value <= delta there is the first split found below it, not the least).
+    ``bisect``: bisection throughout, without the probe (values that may be flat or not monotone near delta, the
+    bracket's upper end not a root: docs/accountant.md §9.9)."""
     ld = math.log(delta)
     slow = 0
     for _ in range(SHRINK_ITERS):  # (bounded: the safe end hi is returned in any case)
@@ -62,7 +64,7 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
             break
         width = hi - lo
         r = None if model is None else model(above, ld, lo, hi)
-        if slow >= 2 or not (ulo > 0 and uhi > 0):
+        if bisect or slow >= 2 or not (ulo > 0 and uhi > 0):
             x, slow = 0.5 * (lo + hi), 0
         else:
             x = secant_point(ld, lo, ulo, hi, uhi, tol, r)
@@ -70,8 +72,8 @@ def shrink(fun: Callable[[float], float], delta: float, lo: float, ulo: float, h
         if u <= delta:
             hi, uhi = x, u
             x2 = x * (1.0 - 0.7 * tol)
-            near = True
-            if above is not None:
+            near = not bisect
+            if near and above is not None:
                 flo, fhi = math.log(ulo) - ld, math.log(max(uhi, 1e-300)) - ld
                 near = fhi < flo and hi - fhi * (hi - lo) / (fhi - flo) >= x2
             if near and x2 > lo and hi - lo > tol * hi:

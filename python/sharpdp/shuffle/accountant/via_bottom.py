@@ -538,13 +538,14 @@ class ViaBottom(CliffSearch):
 
     def epsilon(self, delta: float, xtol: float, get_delta: Callable[[float], float],
                 put: Callable[[float, float], float] | None = None,
-                check: Callable[[], None] | None = None) -> float:
+                check: Callable[[], None] | None = None, end: float | None = None) -> float:
         """get_epsilon through bot (:func:`sharpdp.shuffle.accountant.via_bottom_search.epsilon_search`); ``check()`` (the accountant's get_delta(EPS_MAX) <= delta test,
         a ValueError naming delta otherwise; a full split search) runs only where the answer needs it:
         when the search reaches EPS_MAX, or when it fails with a ValueError (e.g. the zero-out answer at
-        delta / 2 does not exist), whose own message stands if the check passes."""
+        delta / 2 does not exist), whose own message stands if the check passes. ``end``: the search's upper end
+        in place of EPS_MAX, a point whose value <= delta is in ``put``'s memo (:func:`.ends.bottom_end`, §9.9)."""
         try:
-            e = epsilon_search(self, delta, xtol, get_delta, put)
+            e = epsilon_search(self, delta, xtol, get_delta, put, end)
         except ValueError:
             if check is not None:
                 check()

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle.accountant.limits import EPS_MAX
+from sharpdp.shuffle.accountant.limits import EPS_MAX, TINY
 from sharpdp.shuffle.accountant.secant import shrink
 
 
@@ -18,9 +18,11 @@ class Decider(Protocol):
 
     def decide(self, eps: float, target: float) -> float: ...
 
+    def report(self, eps: float, rel_tol: float) -> Any: ...
+
 
 def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[float], float],
-                   put: Callable[[float, float], float] | None = None) -> float:
+                   put: Callable[[float, float], float] | None = None, end: float | None = None) -> float:
     """get_epsilon through bot: a search on certified values of the bound (docs/accountant.md §9,
     §9.2). ``put(e, u)`` is the accountant's monotone memo (returns the reported value); with it,
     each value is :meth:`ViaBottom.decide`'s (a split search that stops once the comparison with delta is
@@ -31,27 +33,30 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
     last two values to delta (a little past it), at least 2 % and at most a doubling step above;
     if the first guess is already at most delta the zero-out answer at delta is the lower end
     (every split has A(e1) + e^{e1} B(e2) >= max(A(eps), B(eps))), checked too, halved while at
-    most delta."""
+    most delta. ``end`` (with ``put``): the upper end in place of EPS_MAX, a point whose value <= delta the memo
+    holds (docs/accountant.md §9.9), returned where the growing phase reaches it."""
     if get_delta(0.0) <= delta:
         return 0.0
     if put is None:
         fun = get_delta
     else:
-        def fun(e: float) -> float:
-            return put(e, vb.decide(e, delta))
+        def fun(e: float) -> float:  # (with end: the full split search, as a fresh accountant's get_delta, §9.9)
+            u = vb.decide(e, delta) if end is None else min(max(vb.report(e, vb.bottom.rel_tol).upper, TINY), 1.0)
+            return put(e, u)
     zo = vb.bottom
     lo, ulo = 0.0, math.inf
+    top = EPS_MAX if end is None or put is None else end
     try:
-        hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * 1.02 + 1e-9, EPS_MAX)
+        hi = min(zo.get_epsilon(0.5 * delta, xtol=xtol) * 1.02 + 1e-9, top)
     except ValueError:  # delta / 2 below the zero-out floor: delta itself may still be reached
-        hi = EPS_MAX
+        hi = top
     uhi = fun(hi)
     above: list[tuple[float, float]] = []  # the evaluated points whose value exceeds delta (the model's)
     step, ld = 0.1, math.log(delta)
     prev: tuple[float, float] | None = None
     while uhi > delta:  # (bounded: the step doubles, at most ~20 steps to 700)
-        if hi >= EPS_MAX:
-            return EPS_MAX  # certified by get_delta(700) <= delta, checked by the caller (epsilon)
+        if hi >= top:  # certified by get_delta(700) <= delta, checked by the caller (epsilon), or by the memo at end
+            return top
         if lo > 0.0 and math.isfinite(ulo) and ulo > 0.0:
             prev = (lo, math.log(ulo))
         lo, ulo = hi, uhi
@@ -60,7 +65,7 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
         if prev is not None and prev[1] > math.log(uhi):  # secant in log delta, aimed 3 % past
             x_sec = hi + (math.log(uhi) - ld) * (hi - prev[0]) / (prev[1] - math.log(uhi))
             x = min(x, max(x_sec * 1.03, hi * 1.02))
-        hi = min(x, EPS_MAX)
+        hi = min(x, top)
         step *= 2.0
         uhi = fun(hi)
     if lo == 0.0:
@@ -76,7 +81,7 @@ def epsilon_search(vb: Decider, delta: float, xtol: float, get_delta: Callable[[
             hi, uhi, lo = lo, ulo, 0.5 * lo
             ulo = fun(lo)
         above.append((lo, ulo))
-    return close(fun, delta, lo, ulo, hi, uhi, xtol, above)
+    return close(fun, delta, lo, ulo, hi, uhi, xtol, above, bisect=top != EPS_MAX)
 
 
 def _model_root(above: list[tuple[float, float]], ld: float, lo: float, hi: float) -> float | None:
@@ -107,12 +112,13 @@ def _model_root(above: list[tuple[float, float]], ld: float, lo: float, hi: floa
 
 
 def close(fun: Callable[[float], float], delta: float, lo: float, ulo: float, hi: float, uhi: float,
-          tol: float, above: list[tuple[float, float]]) -> float:
+          tol: float, above: list[tuple[float, float]], bisect: bool = False) -> float:
     """The safe end hi of the final bracket (hi - lo <= tol hi, fun(hi) <= delta < fun(lo), hi evaluated or
     the caller's): the root of :func:`_model_root` (points above delta), else regula falsi on the bracket's
     ends; each point aimed 0.3 tol hi past the model root, a point <= delta followed by one 0.7 tol below it
-    (an accurate model closes the bracket in two evaluations); bisection after two steps that do not halve it."""
-    return shrink(fun, delta, lo, ulo, hi, uhi, tol, model=_model_root, above=above)[2]
+    (an accurate model closes the bracket in two evaluations); bisection after two steps that do not halve it, or
+    throughout with ``bisect`` (the upper end from :func:`.ends.bottom_end`, docs/accountant.md §9.9)."""
+    return shrink(fun, delta, lo, ulo, hi, uhi, tol, model=_model_root, above=above, bisect=bisect)[2]
 
 
 def vertex(best: Any, seen: list[Any], step: float) -> float | None:
