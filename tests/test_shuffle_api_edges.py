@@ -307,12 +307,22 @@ def test_via_bottom_sampler_floor_below_reported_values():
 
 def test_via_bottom_delta_below_sampler_floor_refused_at_once(monkeypatch):
     """replace get_epsilon(1e-30) of the Gaussian randomizer at n = 1000 certified legs for
-    ~22 s before refusing; 1e-30 is below the legs' sampler floor (~1e-16), so it is refused first."""
+    ~22 s before refusing. Since docs/accountant.md §9.9 the refusal certifies one loose leg (leg A at e_c, where the
+    sampler charge alone reaches delta, at PROBE_TOL) and no split: more would be the slow search again."""
     acc = SH.ShuffleAccountant(SH.GaussianRandomizer(1.0, 1), 1000, adjacency="replace")
+    legs = []
+    leg = acc._bottom.leg
 
-    def no_legs(*args, **kwargs):
-        raise AssertionError("a leg was certified before the refusal")
+    def one_leg(j, e, rel_tol, negligible=0.0):
+        legs.append(j)
+        if len(legs) > 1:
+            raise AssertionError("more than one leg was certified before the refusal")
+        return leg(j, e, rel_tol, negligible)
 
-    monkeypatch.setattr(acc._bottom, "leg", no_legs)
+    def no_split(*args, **kwargs):
+        raise AssertionError("a split was certified before the refusal")
+
+    monkeypatch.setattr(acc._bottom, "leg", one_leg)
+    monkeypatch.setattr(acc._bottom, "split", no_split)
     with pytest.raises(ValueError, match=r"^delta: 1e-30 is below .*release sampler"):
         acc.get_epsilon(1e-30)
