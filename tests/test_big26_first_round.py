@@ -64,3 +64,21 @@ def test_jump_refinement_stops_where_negligible_against_the_body(monkeypatch):
         assert r.jump.up < 1e-3 * r.lower  # (the premise: the jump term is negligible against the value)
     assert [k for _, k in out][:2] == [1, 3]
     assert max(r.lower for r, _ in out) <= min(r.upper for r, _ in out)
+
+
+def test_refinement_stops_where_a_finer_step_lost_the_upper_value_and_no_lower(monkeypatch):
+    """GaussianRandomizer(2), n = 1e6, eps = 0.01, x vs bot (the regime map's 7.9 s cell): the jump term's lower value is
+    0 at every step the caps allow and each finer step (h / 4) gives a larger upper value; the closed form of §24 makes
+    the round's values. §27 (c) stops the refinement at the first finer step that lost the upper value: two jump-term
+    passes per round instead of four, and the same floats as with the rule off (KEEP_N above every N: the code of
+    before). Mutation caught: rule (c) removed (8 passes instead of 4)."""
+    gamma, law = laws_for(GaussianRandomizer(2.0, 1), 0.01, "zero_out")[0]
+    orig, out = far_tail.jump_term, []
+    for keep_n in (far_tail.KEEP_N, 2**60):
+        calls: list[float] = []
+        monkeypatch.setattr(far_tail, "KEEP_N", keep_n)
+        monkeypatch.setattr(far_tail, "jump_term", lambda *a, **k: calls.append(a[4]) or orig(*a, **k))
+        r = far_tail.certify_bigjump(law, gamma, 10**6, 1e-2)
+        out.append((r.lower, r.upper, len(calls)))
+    assert [k for *_, k in out] == [4, 8]
+    assert out[0][:2] == out[1][:2] and 0.0 < out[0][0]

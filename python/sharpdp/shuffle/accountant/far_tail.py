@@ -440,9 +440,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         h = h_fit
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
+                stale = jt is not None and jt_n.up > jt.up and jt_n.lo <= 0.0 and jt_n.N >= KEEP_N  # (§27 (c))
                 if jt is None or jt_n.up <= jt.up:
                     lat, jt, h_used, bc = lat_n, jt_n, h, bc_n
                 lo_best = max(lo_best, jt_n.lo)  # every round's values are certified
+                if stale and lo_best <= 0.0 and concentrated.eligible(law, gamma, n):
+                    break  # a finer step lost the upper value and gave no lower one: the closed form's turn (§24)
                 if not lower or bounded or jt.up + multi < max(negligible, VALUE_FLOOR):
                     break  # (below the value floor only the upper value is certified, as in the engine)
                 gap = (jt.up - lo_best) / lo_best if lo_best > 0 else math.inf
