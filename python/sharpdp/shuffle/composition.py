@@ -20,8 +20,6 @@ Chernoff-bounded wrap-around, and the round-off terms bounded as in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from sharpdp import _validation as V
@@ -29,8 +27,8 @@ from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernel
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
 from sharpdp.shuffle.basic_composition import basic_epsilon, smaller
-from sharpdp.shuffle.composition_tails import lse, window_chernoff
-from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair
+from sharpdp.shuffle.composition_tails import _Part, _Prepared, lse, window_chernoff
+from sharpdp.shuffle.profile import check_accountant, check_interval, dominating_pair
 
 _MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below float resolution (no end)
 
@@ -42,61 +40,6 @@ def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
     from sharpdp.shuffle.profile import doubling_epsilon  # the same point, found with fewer certified values
 
     return doubling_epsilon(accountant, delta) / points
-
-
-class _Part:
-    """One round's finite part (P-masses on lattice indices k0 + i) and its count."""
-
-    def __init__(self, pair: DominatingPair, count: int):
-        # losses of probability 0 carry no mass: trimmed from both ends (the tilt at a large theta would
-        # otherwise meet 0 x e^{theta x} overflow at empty top nodes, and the support top would be too high)
-        nz = np.flatnonzero(pair.probs > 0)
-        k, pr = (pair.losses[nz[0]:nz[-1] + 1], pair.probs[nz[0]:nz[-1] + 1]) if nz.size else (pair.losses[:0],
-                                                                                               pair.probs[:0])
-        self.k0 = int(k[0]) if k.size else 0
-        self.kmax = int(k[-1]) if k.size else 0
-        K = int(k[-1] - self.k0) + 1 if k.size else 1
-        self.g = np.zeros(K)
-        if k.size:
-            self.g[k - self.k0] = pr
-        self.logg = np.log(np.where(self.g > 0, self.g, 1.0))
-        self.logg[self.g <= 0] = -np.inf
-        self.idx = np.arange(K, dtype=float) + self.k0
-        self.count = count
-        self.inf = pair.infinity_mass
-
-    def log_mgf(self, lam: float, h: float) -> float:
-        return lse(self.logg + lam * h * self.idx)
-
-    def tilted_moments(self, lam: float, h: float) -> tuple[float, float]:
-        """Mean and variance (nats) of the part's law tilted by e^{lam x}."""
-        w = self.logg + lam * h * self.idx
-        w = np.exp(w - w.max())
-        s0 = float(w.sum())
-        m1 = float(w @ self.idx) / s0
-        m2 = float(w @ (self.idx * self.idx)) / s0
-        return m1 * h, max(m2 - m1 * m1, 0.0) * h * h
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """The eps-independent state of one composed evaluation (:meth:`ComposedAccountant._prepare`):
-    the tilt ``theta`` and sup of the weights ``supw``, the tilted parts and their pmf-error sums
-    ``taus``, the scale sum n_j Lambda_j (``log_scale``, ``abs_scale``: its absolute terms), the
-    window's certified convolution ``qv`` (at the nodes ``x``, nats) with its l2 error ``err_q``, the
-    window's wrap-around term ``wrap`` and the infinity mass bracket ``p_inf``."""
-
-    theta: float
-    supw: float
-    tilted: list
-    taus: list
-    log_scale: float
-    abs_scale: float
-    qv: np.ndarray
-    err_q: float
-    x: np.ndarray
-    wrap: float
-    p_inf: tuple
 
 
 class ComposedAccountant:
