@@ -26,7 +26,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
-from sharpdp.shuffle.basic_composition import basic_epsilon, smaller
+from sharpdp.shuffle.basic_composition import basic_epsilon, envelope, floor_point, smaller
 from sharpdp.shuffle.composition_tails import _Part, _Prepared, lse, window_chernoff
 from sharpdp.shuffle.profile import check_accountant, check_interval, dominating_pair
 
@@ -341,7 +341,8 @@ class ComposedAccountant:
         ``upper`` is the certified upper bound (see :meth:`get_delta`, also for eps < 0 and +-inf);
         ``lower`` the reference of the class Notes, at least 1 - e^eps; both are 1 at eps = -inf. Where basic
         composition gives the upper value (``docs/composition.md`` §4.3), ``lower`` is that route's reference:
-        sum_j n_j times the rounds' lower values at eps / K.
+        sum_j n_j times the rounds' lower values at eps / K; where the value is basic composition's certified at a
+        smaller eps* (the envelope of §4.4: :meth:`delta_route`), its reference at eps*.
         Shapes follow ``epsilon``. Raises as :meth:`get_delta` (TypeError for a non-real epsilon, ValueError
         for NaN).
         """
@@ -356,6 +357,10 @@ class ComposedAccountant:
             basic = smaller(self.parts, e, up[j], lower=True)
             if basic is not None and basic[1] < up[j]:  # basic composition's is smaller: its own reference (§4.3)
                 lo[j], up[j] = basic
+            env = self._envelope(e, up[j])  # (a value certified at a smaller eps*, §4.4)
+            if env is not None:
+                lo[j], up[j] = env[0], env[1]
+            if basic is not None or env is not None:
                 continue
             if e == math.inf:
                 lo[j] = inf_lo
@@ -386,7 +391,10 @@ class ComposedAccountant:
             infinity mass 1 - prod (1 - P_j(+inf))^{n_j} rounded up (the limit), or basic composition's
             sum_j n_j ``get_delta_j(+inf)`` where smaller (§4.3: pure rounds give 0 there). A negative eps is
             what a composition of profiles needs (e.g. the mirrored samples of §1); a single round
-            answers it by :func:`sharpdp.shuffle.privacy_profile`.
+            answers it by :func:`sharpdp.shuffle.privacy_profile`. Where a round's release-sampler charge makes
+            at least half of the value (docs/sampling.md §4: it grows with eps), the value is the smaller of it
+            and basic composition's smallest value found at an eps* <= eps (:meth:`smallest_certified_delta`):
+            the released composition's delta is non-increasing in eps (§4.4), so it holds at eps.
 
         Raises
         ------
@@ -396,11 +404,65 @@ class ComposedAccountant:
             NaN in epsilon.
         """
         arr = self._eps(epsilon)
-        out = np.array([self._pair_upper(e) for e in arr.ravel().tolist()])
+        out = np.array([self._route_upper(e) for e in arr.ravel().tolist()])
         for j, e in enumerate(arr.ravel().tolist()):
-            basic = smaller(self.parts, e, out[j])  # (basic composition, where it is the smaller: §4.3)
-            out[j] = out[j] if basic is None else basic[1]
+            env = self._envelope(e, out[j])  # (certified at a smaller eps*: §4.4)
+            out[j] = out[j] if env is None else env[1]
         return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+    def _route_upper(self, e: float) -> float:
+        """The smaller of the pair route's and basic composition's values at e itself (§4, §4.3), before §4.4's
+        envelope: the value of this composition at e (the model placement's redo rule compares it with its estimate)."""
+        basic = smaller(self.parts, e, up := self._pair_upper(e))  # (basic composition, where smaller: §4.3)
+        return up if basic is None else basic[1]
+
+    def _envelope(self, e: float, value: float) -> tuple[float, float, float] | None:
+        """basic composition's floor (lower, upper, eps*) where it replaces ``value`` at ``e`` (§4.4), else None."""
+        return envelope(self.parts, e, value, self._floor)
+
+    def _floor(self) -> tuple[float, float, float] | None:  # (basic_composition.floor_point, memoised)
+        memo = self.__dict__.setdefault("_parts_cache", {})
+        return memo["floor"] if "floor" in memo else memo.setdefault("floor", floor_point(self.parts))
+
+    def delta_route(self, epsilon: float) -> tuple[str, float]:
+        """Which certified value :meth:`get_delta` reports at one epsilon, and where it is certified.
+
+        Returns
+        -------
+        (route, at) : (str, float)
+            ``"pair"`` (the dominating pair's composition, ``docs/composition.md`` §4) or ``"basic"`` (basic
+            composition, §4.3), and the epsilon (nats) at which that value was computed: ``epsilon`` itself, or
+            eps* < ``epsilon`` where the value is basic composition's smallest one found below it (§4.4; delta is
+            non-increasing in eps, so it holds at ``epsilon``).
+
+        Raises TypeError for an array epsilon, else as :meth:`get_delta`.
+        """
+        arr = self._eps(epsilon)
+        if arr.ndim != 0:
+            raise TypeError("delta_route: epsilon must be a scalar")
+        e = float(arr)
+        basic = smaller(self.parts, e, pair := self._pair_upper(e))
+        env = self._envelope(e, pair if basic is None else basic[1])
+        return ("basic", env[2]) if env is not None else ("pair" if basic is None else "basic", e)
+
+    def smallest_certified_delta(self) -> tuple[float, float, str]:
+        """The smallest certified composed delta found, where it is certified, and by which route.
+
+        Returns
+        -------
+        (delta, epsilon, route) : (float, float, str)
+            The smaller of the pair route's value beyond the composed support (its infinity mass, the limit of
+            §4) and basic composition's smallest value of a golden-section search (rounds with a release-sampler
+            charge only, ``basic_composition.floor_point``), with the epsilon (nats) at which it is certified and
+            ``"pair"`` or ``"basic"``. The released composition's delta is non-increasing in eps, so it is a
+            certified delta at every larger epsilon (``docs/composition.md`` §4.4); below it :meth:`get_epsilon`
+            refuses. Memoised per instance (at most FLOOR_STEPS + 2 basic values and one pair value).
+        """
+        _, _, beyond, delta_beyond = self._edges()
+        f = self._floor()
+        if f is not None and f[1] < delta_beyond:
+            return f[1], f[2], "basic"
+        return delta_beyond, beyond, "pair"
 
     def _pair_upper(self, e: float) -> float:
         """The pair route's certified upper value at one eps (any sign, +-inf: §4)."""
@@ -425,7 +487,7 @@ class ComposedAccountant:
         ------
         ValueError
             delta outside (0, 1), or not above the composed infinity mass and not reached by basic
-            composition (no eps reaches it);
+            composition (no eps reaches it; the message names :meth:`smallest_certified_delta`);
             ``xtol`` outside [1e-12, 1).
         """
         delta = V.probability_open("delta", delta)
@@ -442,9 +504,14 @@ class ComposedAccountant:
         if basic is not None and basic < found:
             return basic
         if math.isinf(found):
-            raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
-                             f"{delta_beyond!r}, nor reached by basic composition (docs/composition.md §4.3); no "
-                             f"epsilon reaches it")
+            v, at, route = self.smallest_certified_delta()
+            if v <= delta and self.get_delta(at) <= delta:  # (basic composition's floor, §4.4)
+                return at
+            raise ValueError(f"delta: {delta!r} is below the smallest certified composed delta found, {v!r} at "
+                             f"epsilon = {at!r} ({'basic composition' if route == 'basic' else 'the dominating pair'}"
+                             f"; it holds at every larger epsilon: docs/composition.md §4.4): not above the "
+                             f"composition's infinity mass {delta_beyond!r}, nor reached by basic composition "
+                             f"(docs/composition.md §4.3); no epsilon reaches it")
         return found
 
     def _pair_epsilon(self, delta: float, xtol: float, prep0, beyond: float) -> float:
