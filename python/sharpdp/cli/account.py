@@ -357,6 +357,12 @@ def _floor_text(f: dict[str, Any] | None, eps: float, delta: float) -> str:
             f"length, about 13.2 sigma0 / h entries: docs/sampling.md §4, docs/cli.md §2){smaller}")
 
 
+#: chi_lo's note on a replace-one run: the figure is the zero-out index (the BMG's only closed form), not the relation
+#: the run certifies
+_CHI_LO_REPLACE = ("lower shuffle index of the zero-out relation (the BMG's closed form, printed for every adjacency; "
+                   "the replace-one figures above come from the accountant's replace-one bound, not from this index): "
+                   "the larger, the more privacy amplification by shuffling")
+
 #: "2 n sampler_tv" with no-break spaces: the expression stays on one line of the wrapped text
 _FLOOR_NAME = "2\u00a0n\u00a0sampler_tv"
 
@@ -509,5 +515,6 @@ def format_text(r: dict[str, Any]) -> str:
                         f"docs/accountant.md §8.3); " if sc.get("smallest_certified_delta") is not None else "")
                      + f"no epsilon certifies less than {_FLOOR_NAME} = {sc['floor_at_any_epsilon']:.3g}, a lower "
                        "bound below it (docs/sampling.md §4, docs/cli.md §2)")
-    notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
+    help_ = dict(BMG_FIELD_HELP, **({"chi_lo": _CHI_LO_REPLACE} if r["adjacency"] == "replace" else {}))
+    notes = "".join(f"\n  {k:<10}: {text}" for k, text in help_.items())
     return wrap_text(head + "\n" + body + _sampler_text(r) + notes)
