@@ -50,10 +50,13 @@ def test_rounds_epsilon_25_headlines_the_smallest_certified_value(capsys):
     # (caught: the envelope disabled: delta 2.73e-27 != the smallest value 8.66e-29; the line missing)
 
 
-def test_rounds_epsilon_1_keeps_its_own_value(capsys):
-    r = _json(capsys, [*BMG_ARGS, "--rounds", "3", "--epsilon", "1"])
-    assert r["certified_at_epsilon"] == 1.0 and r["smallest_certified"] is None  # (the charge is 0.2 % of it)
-    # (caught: the smallest line shown without the charge trigger)
+def test_rounds_epsilon_1_keeps_its_own_value_and_names_the_fallback(capsys):
+    code, out, err = _run(capsys, [*BMG_ARGS, "--rounds", "3", "--epsilon", "1", "--json"])
+    r = json.loads(out)
+    assert code == 0 and r["certified_at_epsilon"] == 1.0 and r["smallest_certified"] is None  # (charge: 0.2 %)
+    # the model's points reach no floor here: the default pair is built, and the progress says so before its bar
+    assert "the model-placed points reach no floor" in err and r["pair"].startswith("full profile")
+    # (caught: the smallest line shown without the charge trigger; the fallback labelled "model-placed")
 
 
 def test_rounds_delta_refusal_names_the_smallest_value_in_the_cli_s_figures(capsys):

@@ -42,6 +42,11 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
         from sharpdp.shuffle.calibration.rounds import model_composition
 
         ca = model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None)
+        if "epsilons" not in ca._pair_options:  # (the fallback: the default pair, built from here on)
+            model = False
+            print("sharpdp account: the model-placed points reach no floor (the round's certified values level off "
+                  "above it, docs/composition.md §4.2): building the default pair from the round's certified privacy "
+                  "profile instead (its bar counts the values against their budget)", file=sys.stderr, flush=True)
     else:
         ca = ComposedAccountant([(acc, rounds)], dx, progress=None)  # a bar after 1 s; a quick step prints nothing
     out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval,
