@@ -434,7 +434,6 @@ class ComposedAccountant:
             composition, §4.3), and the epsilon (nats) at which that value was computed: ``epsilon`` itself, or
             eps* < ``epsilon`` where the value is basic composition's smallest one found below it (§4.4; delta is
             non-increasing in eps, so it holds at ``epsilon``).
-
         Raises TypeError for an array epsilon, else as :meth:`get_delta`.
         """
         arr = self._eps(epsilon)
@@ -505,8 +504,10 @@ class ComposedAccountant:
             return basic
         if math.isinf(found):
             v, at, route = self.smallest_certified_delta()
-            if v <= delta and self.get_delta(at) <= delta:  # (basic composition's floor, §4.4)
-                return at
+            if v <= delta:  # (basic composition's floor, §4.4: the smallest eps below it by bisection on V_basic)
+                for r in (basic_epsilon(self.parts, delta, xtol, at) if route == "basic" else None, at):
+                    if r is not None and self.get_delta(r) <= delta:
+                        return r
             raise ValueError(f"delta: {delta!r} is below the smallest certified composed delta found, {v!r} at "
                              f"epsilon = {at!r} ({'basic composition' if route == 'basic' else 'the dominating pair'}"
                              f"; it holds at every larger epsilon: docs/composition.md §4.4): not above the "
