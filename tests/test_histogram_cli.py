@@ -211,4 +211,4 @@ def test_malformed_csv(tmp_path, capsys):
     empty.write_text("a,b\n")
     code, _, err = _run(["histogram", "--csv", str(empty), "--by", "a", "--out", str(tmp_path), "--keys-from-data"],
                         capsys)
-    assert code == 2 and "no rows" in err
+    assert code == 2 and "no data rows in" in err and str(empty) in err
