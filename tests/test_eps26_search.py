@@ -7,7 +7,7 @@ of the bisection's crossing)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_eps24_search import _bisect, _fresh_delta
 
@@ -18,7 +18,7 @@ from sharpdp.shuffle.round_cache import clear_caches
 XTOL = 1e-3
 
 
-def _phase1_values(make, n: int, delta: float) -> tuple[float, list[float]]:
+def _phase1_values(monkeypatch, make, n: int, delta: float) -> tuple[float, list[float]]:
     """A fresh get_epsilon (default xtol) and the values of phase 1's model points in order (its first ``_root``)."""
     seen: list[list[float]] = []
     orig = S._root
@@ -26,19 +26,12 @@ def _phase1_values(make, n: int, delta: float) -> tuple[float, list[float]]:
     def traced(fun, *a, **k):
         vals: list[float] = []
         seen.append(vals)
+        return orig(lambda x: vals.append(float(fun(x))) or vals[-1], *a, **k)
 
-        def f(x):
-            v = fun(x)
-            vals.append(float(v))
-            return v
-        return orig(f, *a, **k)
-
-    S._root = traced
-    try:
+    with monkeypatch.context() as m:
+        m.setattr(S, "_root", traced)
         clear_caches()
         e = float(ShuffleAccountant(make(), n, "zero_out").get_epsilon(delta))
-    finally:
-        S._root = orig
     return e, seen[0]
 
 
@@ -55,11 +48,11 @@ ABOVE_CELLS = [
 
 
 @pytest.mark.parametrize("make, n", ABOVE_CELLS)
-def test_first_pair_straddles_when_the_first_value_is_above(make, n):
+def test_first_pair_straddles_when_the_first_value_is_above(monkeypatch, make, n):
     """The first model point's value is above delta and the second's at or below it (the pair straddles the root);
     the answer is certified by a fresh accountant and within xtol of a fresh bisection's crossing."""
     delta = 1e-6
-    e, vals = _phase1_values(make, n, delta)
+    e, vals = _phase1_values(monkeypatch, make, n, delta)
     assert len(vals) >= 2 and vals[0] > 10 * delta
     assert vals[1] <= delta
     assert _fresh_delta(make, n, "zero_out", e) <= delta
@@ -67,16 +60,16 @@ def test_first_pair_straddles_when_the_first_value_is_above(make, n):
     assert lo <= e <= hi * (1 + XTOL)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(["gauss", "bmg"]), st.sampled_from([100, 1000, 10**4]),
        st.floats(min_value=0.6, max_value=1.4), st.floats(min_value=-9.0, max_value=-4.0))
-def test_random_targets_certified_and_within_xtol(kind, n, sigma0, log10_delta):
+def test_random_targets_certified_and_within_xtol(monkeypatch, kind, n, sigma0, log10_delta):
     """Heavy randomizers (GaussianRandomizer, BMG with gamma = 0.1), where the first value is often far above delta:
     the answer is certified by a fresh accountant and within xtol of a fresh bisection's crossing (at xtol / 10)."""
     delta = 10.0**log10_delta
     make = (lambda: GaussianRandomizer(sigma0, 1)) if kind == "gauss" else \
         (lambda: BlanketMixedGaussian(0.1, sigma0, 1))
-    e, _ = _phase1_values(make, n, delta)
+    e, _ = _phase1_values(monkeypatch, make, n, delta)
     assert 0.0 < e < 700.0
     assert _fresh_delta(make, n, "zero_out", e) <= delta
     lo, hi = _bisect(make, n, "zero_out", delta, e * (1 - 3 * XTOL), e * (1 + 3 * XTOL), XTOL / 10)
