@@ -8,6 +8,7 @@ import sys
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, NoReturn
 
+from sharpdp.cli.account_rounds import _BASIC_LOWER, _COMPOSED_LOWER, _rounds, _smallest_text, short_floats
 from sharpdp.cli.errors import real_number
 
 
@@ -158,8 +159,9 @@ def _epsilon(value: float) -> float:
     # (inf, or 1e400 parsed as inf: the line above 700, like sharpdp mean, not "must be finite")
     eps = value if value == float("inf") else V.real("--epsilon", value, lo=0.0)
     if eps > EPS_MAX:
-        raise ValueError(f"--epsilon: {eps!r} nats is above {EPS_MAX:g}, the largest epsilon sharpdp account and "
-                         f"sharpdp mean accept (e^epsilon must be finite); delta(epsilon) is non-increasing, so the "
+        given = f"{eps!r} nats is" if eps < math.inf else "the value given (beyond the double range, read as inf) is"
+        raise ValueError(f"--epsilon: {given} above {EPS_MAX:g}, the largest epsilon sharpdp account certifies and "
+                         f"sharpdp mean accepts (e^epsilon must be finite); delta(epsilon) is non-increasing, so the "
                          f"certified delta at epsilon = {EPS_MAX:g} holds at every larger epsilon")
     return eps
 
@@ -226,10 +228,10 @@ def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning:
     with _wait(f"certified epsilon at delta = {delta:g}", "a search on certified values"):
         try:
             found = float(acc.get_epsilon(float(delta)))
-        except ValueError as exc:  # (advice naming API parameters: the CLI's own)
+        except ValueError as exc:  # (advice naming API parameters: the CLI's own; figures as the CLI prints them)
             from sharpdp.cli.errors import cli_wording
 
-            raise ValueError(cli_wording(str(exc))) from None
+            raise ValueError(short_floats(cli_wording(str(exc)))) from None
     return {"delta": delta, "epsilon": found, "sampler_charge": _charge_at(acc, found, float(delta))}
 
 
@@ -350,10 +352,19 @@ def _floor_text(f: dict[str, Any] | None, eps: float, delta: float) -> str:
                f"epsilon; smallest of {f['values_searched']} values searched, docs/cli.md §2)"
                if f["smallest_certified_delta"] <= 0.9 * delta else "")
     return (f"\nsampler's charge floor: the release sampler's charge {f['charge']:.3g}{where} makes most of this "
-            f"value; it grows with epsilon and is at least 2 n sampler_tv = {f['floor_at_any_epsilon']:.3g} at every "
+            f"value; it grows with epsilon and is at least {_FLOOR_NAME} = {f['floor_at_any_epsilon']:.3g} at every "
             f"epsilon (sampler_tv = {f['sampler_tv_per_message']:.3g} per message grows with the noise table's "
             f"length, about 13.2 sigma0 / h entries: docs/sampling.md §4, docs/cli.md §2){smaller}")
 
+
+#: chi_lo's note on a replace-one run: the figure is the zero-out index (the BMG's only closed form), not the relation
+#: the run certifies
+_CHI_LO_REPLACE = ("lower shuffle index of the zero-out relation (the BMG's closed form, printed for every adjacency; "
+                   "the replace-one figures above come from the accountant's replace-one bound, not from this index): "
+                   "the larger, the more privacy amplification by shuffling")
+
+#: "2 n sampler_tv" with no-break spaces: the expression stays on one line of the wrapped text
+_FLOOR_NAME = "2\u00a0n\u00a0sampler_tv"
 
 _SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over all neighbouring datasets "
                   "(ExactShuffleAccountant, docs/sharp_krr.md); the bracket is of delta itself")
@@ -419,11 +430,6 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     return out
 
 
-_COMPOSED_LOWER = ("reference value: composes the rounds' lower values on the same pair and lattice and shows what "
-                   "the construction costs (the bracket is of this composition bound, not of delta); it is not a "
-                   "lower bound on the composed delta")
-
-
 def _why_not_sharp(k: int, n: int, adjacency: str) -> str:
     """Which condition of the sharp route fails (k = 2, replace, n <= N_MAX)."""
     from sharpdp.shuffle.exact_krr import N_MAX
@@ -433,67 +439,6 @@ def _why_not_sharp(k: int, n: int, adjacency: str) -> str:
     if adjacency != "replace":
         return "the sharp bound covers --adjacency replace only"
     return f"n = {n} > {N_MAX}: the sharp bound covers n <= {N_MAX} (branch and bound over classes, docs/sharp_krr.md §4.11)"
-
-
-def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
-    """Certified composition of ``rounds`` copies of the round (ComposedAccountant)."""
-    from sharpdp import _validation as V
-    from sharpdp.shuffle import ComposedAccountant
-
-    dx = None if discretization is None else V.real("--discretization", discretization, lo=0.0, hi=1.0,
-                                                        lo_open=True)
-    # the round's dominating pair costs up to a few hundred certified profile values (seconds to
-    # minutes): say so at once, then its bar (total = the sampling budget, left at 100 % when the
-    # sampling stops early) from the start
-    model = _model_route(acc, eps, dx)
-    how = ("40 certified values at model-placed points (its bar counts them)" if model else
-           "its certified privacy profile (its bar counts the certified values against their budget; it stops when "
-           "accurate)")
-    print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from {how}",
-          file=sys.stderr, flush=True)
-    if model:
-        # a BMG round at a given epsilon: the round's pair from 40 model-placed certified values
-        # (docs/composition.md §4.2; certified, within ~1-6 % of the default pair, seconds instead of minutes)
-        from sharpdp.shuffle.calibration.rounds import model_composition
-
-        ca = model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None)
-    else:
-        ca = ComposedAccountant([(acc, rounds)], dx, progress=None)  # a bar after 1 s; a quick step prints nothing
-    out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval,
-                           "pair": _MODEL_PAIR if model else _PROFILE_PAIR}
-    if eps is not None:
-        from sharpdp.shuffle.basic_composition import smaller
-
-        lo, up = ca.get_delta_bounds(eps)
-        # the value is basic composition's where that is the smaller (docs/composition.md §4.3): say so
-        basic = smaller(ca.parts, eps, float(up)) is not None
-        out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up),
-                   delta_lower_meaning=_BASIC_LOWER if basic else _COMPOSED_LOWER,
-                   composition_route=_BASIC_ROUTE if basic else "dominating pair (docs/composition.md §4)")
-    else:
-        out.update(delta=delta, epsilon=float(ca.get_epsilon(delta)))
-    return out
-
-
-_BASIC_ROUTE = ("basic composition: the sum over the rounds of each round's certified delta at epsilon / K (K rounds), "
-                "below the dominating pair's composed value here (deep in the tails, where the pair's infinity mass "
-                "or lattice dominates it; docs/composition.md §4.3)")
-_BASIC_LOWER = ("reference value of basic composition: the same sum of the round's lower values at epsilon / K (0 where "
-                "the accountant computes none); it is not a lower bound on the composed delta")
-_MODEL_PAIR = ("model-placed: the round's dominating pair from 40 certified values at model-placed points (or the "
-               "full profile's where the model cannot place them), about 1-6 % looser than the full profile's pair, "
-               "which --discretization builds (docs/composition.md §4.2)")
-_PROFILE_PAIR = "full profile: the round's dominating pair from its certified privacy profile (docs/composition.md §2)"
-
-
-def _model_route(acc: Any, eps, dx) -> bool:
-    """Whether ``--rounds`` composes through the model-placed pair (docs/composition.md §4.2): a BMG
-    round (not bounded through bot) asked at an epsilon > 0, with the default lattice step."""
-    from sharpdp.shuffle import ShuffleAccountant
-    from sharpdp.shuffle.randomizers import BlanketMixedGaussian
-
-    return (eps is not None and eps > 0 and dx is None and isinstance(acc, ShuffleAccountant)
-            and type(acc.randomizer) is BlanketMixedGaussian and not getattr(acc, "via_bottom", False))
 
 
 def _format_krr(r: dict[str, Any]) -> str:
@@ -533,21 +478,34 @@ def format_text(r: dict[str, Any]) -> str:
     if "delta_upper" in r:
         if r.get("rounds", 1) > 1:
             basic = r.get("delta_lower_meaning") == _BASIC_LOWER
-            body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
+            at = r.get("certified_at_epsilon", r["epsilon"])
+            where = (f", certified at epsilon = {at:.4g} nats: delta is non-increasing in epsilon" if at < r["epsilon"]
+                     else "")
+            body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound{where})\n"
                     + (f"value by {r['composition_route']}; bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: "
                        f"lower value = {r['delta_lower_meaning']}" if basic else
+                       f"value by the dominating pair's composition (docs/composition.md §4)\n"
                        f"bracket [reference lower value, certified upper] = "
-                       f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the bracket of this composition bound (its "
-                       f"pair and lattice), not of delta; the reference value composes the rounds' lower values and "
-                       f"shows what the construction costs; it is not a lower bound on delta")
-                    + (f"\npair: {r['pair']}" if r.get("pair") else ""))
+                       f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]\nreference lower value: not a lower bound on delta; "
+                       f"this bound's own reference, the same composition computed from the rounds' lower values "
+                       f"(what the pair and lattice cost)")
+                    + _smallest_text(r) + (f"\npair: {r['pair']}" if r.get("pair") else ""))
         else:
-            body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound)\n"
-                    f"blanket-bound bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: the lower value is of the "
-                    f"accountant's bound, not a lower bound on delta; {r['bracket_note']}"
-                    + _floor_text(r.get("sampler_charge_floor"), r["epsilon"], r["delta"]))
+            f = r.get("sampler_charge_floor")
+            smaller = f is not None and f["smallest_certified_delta"] <= 0.9 * r["delta"]
+            value = (f"certified delta = {f['smallest_certified_delta']:.6g} (upper bound, certified at epsilon = "
+                     f"{f['smallest_at_epsilon']:.4g} nats: delta is non-increasing in epsilon; the value computed at "
+                     f"{r['epsilon']:.6g} nats itself, {r['delta']:.6g}, is mostly the release sampler's charge)"
+                     if smaller else f"certified delta = {r['delta']:.6g} (upper bound)")
+            body = (f"epsilon = {r['epsilon']:.6g} nats: {value}\n"
+                    f"bracket of the value at {r['epsilon']:.6g} nats [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: "
+                    f"the lower figure is the blanket bound's own lower value (how tightly the accountant computed "
+                    f"the bound), not a lower bound on delta; {r['bracket_note']}"
+                    + _floor_text(f, r["epsilon"], r["delta"]))
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
+        if r.get("composition_route"):
+            body += f"\nvalue by {r['composition_route']}"
         sc = r.get("sampler_charge")
         if sc is not None and sc["charge"] >= 0.5 * r["delta"]:
             body += (f"\nsampler's charge: the release sampler's charge {sc['charge']:.3g} makes "
@@ -555,7 +513,8 @@ def format_text(r: dict[str, Any]) -> str:
                      + (f"{sc['smallest_certified_delta']:.4g} at epsilon = {sc['smallest_at_epsilon']:.3g} nats (the "
                         f"smallest of {sc['values_searched']} values of the search get_epsilon's refusal names: "
                         f"docs/accountant.md §8.3); " if sc.get("smallest_certified_delta") is not None else "")
-                     + f"no epsilon certifies less than 2 n sampler_tv = {sc['floor_at_any_epsilon']:.3g}, a lower "
+                     + f"no epsilon certifies less than {_FLOOR_NAME} = {sc['floor_at_any_epsilon']:.3g}, a lower "
                        "bound below it (docs/sampling.md §4, docs/cli.md §2)")
-    notes = "".join(f"\n  {k:<10}: {text}" for k, text in BMG_FIELD_HELP.items())
+    help_ = dict(BMG_FIELD_HELP, **({"chi_lo": _CHI_LO_REPLACE} if r["adjacency"] == "replace" else {}))
+    notes = "".join(f"\n  {k:<10}: {text}" for k, text in help_.items())
     return wrap_text(head + "\n" + body + _sampler_text(r) + notes)

@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.limits import U as _U
 from sharpdp.shuffle.round_cache import value_cache
 
 #: the round accountants' get_epsilon accept a relative xtol in [1e-6, 0.5] (ShuffleAccountant; the sharp one
 #: [1e-9, 0.5]): a finer request is answered by a bisection on the composed basic value
 _ROUND_XTOL = (1e-6, 0.5)
+#: golden-section steps of :func:`floor_point`'s search (the accountant's CHARGE_STEPS: docs/accountant.md §8.3)
+FLOOR_STEPS = 24
 
 
 def share(epsilon: float, rounds: int) -> float:
@@ -118,3 +121,56 @@ def basic_epsilon(parts: Sequence[tuple[Any, int]], delta: float, xtol: float, h
         else:
             lo = mid
     return hi
+
+
+def _charged(parts: Sequence[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    """The parts whose round carries a release-sampler charge (``sampler_tau`` > 0, docs/sampling.md §4)."""
+    return [(a, c) for a, c in parts if getattr(a, "sampler_tau", 0.0) > 0.0 and callable(getattr(a, "sampler_term", None))]
+
+
+def charge(parts: Sequence[tuple[Any, int]], epsilon: float) -> float:
+    """The rounds' release-sampler charge in basic composition's value at ``epsilon`` (>= 0, +inf included):
+    sum_j n_j c_j(min(eps', eps_tau_j)), c_j the round's ``sampler_term`` (what its certified value at eps' adds for the
+    release sampler, docs/sampling.md §4; the value at eps_tau_j above it); 0.0 when no round has a charge."""
+    e = share(epsilon, sum(c for _, c in parts))
+    return math.fsum(c * a.sampler_term(min(e, a.eps_tau)) for a, c in _charged(parts))
+
+
+def floor_point(parts: Sequence[tuple[Any, int]]) -> tuple[float, float, float] | None:
+    """(lower, upper, eps*): the smallest basic upper value met by a golden-section search of [0, K max_j eps_tau_j]
+    (FLOOR_STEPS steps, its end included; ties to the smaller eps), the composed epsilon eps* where it is certified,
+    and the route's reference lower value there (docs/composition.md §4.4). None when no round has a release-sampler
+    charge (then the basic value does not rise with eps). Every value met is certified at its eps and, the released
+    composition's delta being non-increasing in eps, at every larger one: the search only places the points."""
+    charged = _charged(parts)
+    if not charged:
+        return None
+    hi = sum(c for _, c in parts) * max(a.eps_tau for a, _ in charged)  # (beyond it every round's value is constant)
+    seen: list[tuple[float, float]] = []
+
+    def value(x: float) -> float:
+        seen.append((basic_bounds(parts, x, lower=False)[1], x))
+        return seen[-1][0]
+
+    value(hi)
+    golden_min(value, 0.0, hi, FLOOR_STEPS)
+    up, at = min(seen)
+    lo, up_again = basic_bounds(parts, at)  # (the rounds' values are monotone per object: up_again <= up)
+    up = min(up, up_again)
+    return min(lo, up), up, at
+
+
+def envelope(parts: Sequence[tuple[Any, int]], epsilon: float, value: float,
+             floor: Any) -> tuple[float, float, float] | None:
+    """basic composition's floor (``floor()``: :func:`floor_point`, memoised by the caller) where it holds at
+    ``epsilon`` (eps* <= epsilon) and is below ``value``, the value otherwise reported; searched only where the rounds'
+    release-sampler charge in the basic value at ``epsilon`` (:func:`charge`) makes at least half of ``value`` (the
+    value rises with eps only through that charge). None elsewhere. The one rule by which the composed accountant
+    reports a value certified at a smaller epsilon (docs/composition.md §4.4)."""
+    if not (0.0 < epsilon <= math.inf and value > 0.0):
+        return None
+    c = charge(parts, epsilon)
+    if not (c > 0.0 and c >= 0.5 * value):
+        return None
+    f = floor()
+    return f if f is not None and f[2] <= epsilon and f[1] <= value else None

@@ -20,17 +20,15 @@ Chernoff-bounded wrap-around, and the round-off terms bounded as in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
-from sharpdp.shuffle.basic_composition import basic_epsilon, smaller
-from sharpdp.shuffle.composition_tails import lse, window_chernoff
-from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair
+from sharpdp.shuffle.basic_composition import basic_epsilon, envelope, floor_point, smaller
+from sharpdp.shuffle.composition_tails import _Part, _Prepared, lse, window_chernoff
+from sharpdp.shuffle.profile import check_accountant, check_interval, dominating_pair
 
 _MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below float resolution (no end)
 
@@ -42,61 +40,6 @@ def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
     from sharpdp.shuffle.profile import doubling_epsilon  # the same point, found with fewer certified values
 
     return doubling_epsilon(accountant, delta) / points
-
-
-class _Part:
-    """One round's finite part (P-masses on lattice indices k0 + i) and its count."""
-
-    def __init__(self, pair: DominatingPair, count: int):
-        # losses of probability 0 carry no mass: trimmed from both ends (the tilt at a large theta would
-        # otherwise meet 0 x e^{theta x} overflow at empty top nodes, and the support top would be too high)
-        nz = np.flatnonzero(pair.probs > 0)
-        k, pr = (pair.losses[nz[0]:nz[-1] + 1], pair.probs[nz[0]:nz[-1] + 1]) if nz.size else (pair.losses[:0],
-                                                                                               pair.probs[:0])
-        self.k0 = int(k[0]) if k.size else 0
-        self.kmax = int(k[-1]) if k.size else 0
-        K = int(k[-1] - self.k0) + 1 if k.size else 1
-        self.g = np.zeros(K)
-        if k.size:
-            self.g[k - self.k0] = pr
-        self.logg = np.log(np.where(self.g > 0, self.g, 1.0))
-        self.logg[self.g <= 0] = -np.inf
-        self.idx = np.arange(K, dtype=float) + self.k0
-        self.count = count
-        self.inf = pair.infinity_mass
-
-    def log_mgf(self, lam: float, h: float) -> float:
-        return lse(self.logg + lam * h * self.idx)
-
-    def tilted_moments(self, lam: float, h: float) -> tuple[float, float]:
-        """Mean and variance (nats) of the part's law tilted by e^{lam x}."""
-        w = self.logg + lam * h * self.idx
-        w = np.exp(w - w.max())
-        s0 = float(w.sum())
-        m1 = float(w @ self.idx) / s0
-        m2 = float(w @ (self.idx * self.idx)) / s0
-        return m1 * h, max(m2 - m1 * m1, 0.0) * h * h
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """The eps-independent state of one composed evaluation (:meth:`ComposedAccountant._prepare`):
-    the tilt ``theta`` and sup of the weights ``supw``, the tilted parts and their pmf-error sums
-    ``taus``, the scale sum n_j Lambda_j (``log_scale``, ``abs_scale``: its absolute terms), the
-    window's certified convolution ``qv`` (at the nodes ``x``, nats) with its l2 error ``err_q``, the
-    window's wrap-around term ``wrap`` and the infinity mass bracket ``p_inf``."""
-
-    theta: float
-    supw: float
-    tilted: list
-    taus: list
-    log_scale: float
-    abs_scale: float
-    qv: np.ndarray
-    err_q: float
-    x: np.ndarray
-    wrap: float
-    p_inf: tuple
 
 
 class ComposedAccountant:
@@ -398,7 +341,8 @@ class ComposedAccountant:
         ``upper`` is the certified upper bound (see :meth:`get_delta`, also for eps < 0 and +-inf);
         ``lower`` the reference of the class Notes, at least 1 - e^eps; both are 1 at eps = -inf. Where basic
         composition gives the upper value (``docs/composition.md`` §4.3), ``lower`` is that route's reference:
-        sum_j n_j times the rounds' lower values at eps / K.
+        sum_j n_j times the rounds' lower values at eps / K; where the value is basic composition's certified at a
+        smaller eps* (the envelope of §4.4: :meth:`delta_route`), its reference at eps*.
         Shapes follow ``epsilon``. Raises as :meth:`get_delta` (TypeError for a non-real epsilon, ValueError
         for NaN).
         """
@@ -413,6 +357,10 @@ class ComposedAccountant:
             basic = smaller(self.parts, e, up[j], lower=True)
             if basic is not None and basic[1] < up[j]:  # basic composition's is smaller: its own reference (§4.3)
                 lo[j], up[j] = basic
+            env = self._envelope(e, up[j])  # (a value certified at a smaller eps*, §4.4)
+            if env is not None:
+                lo[j], up[j] = env[0], env[1]
+            if basic is not None or env is not None:
                 continue
             if e == math.inf:
                 lo[j] = inf_lo
@@ -443,7 +391,10 @@ class ComposedAccountant:
             infinity mass 1 - prod (1 - P_j(+inf))^{n_j} rounded up (the limit), or basic composition's
             sum_j n_j ``get_delta_j(+inf)`` where smaller (§4.3: pure rounds give 0 there). A negative eps is
             what a composition of profiles needs (e.g. the mirrored samples of §1); a single round
-            answers it by :func:`sharpdp.shuffle.privacy_profile`.
+            answers it by :func:`sharpdp.shuffle.privacy_profile`. Where a round's release-sampler charge makes
+            at least half of the value (docs/sampling.md §4: it grows with eps), the value is the smaller of it
+            and basic composition's smallest value found at an eps* <= eps (:meth:`smallest_certified_delta`):
+            the released composition's delta is non-increasing in eps (§4.4), so it holds at eps.
 
         Raises
         ------
@@ -453,11 +404,65 @@ class ComposedAccountant:
             NaN in epsilon.
         """
         arr = self._eps(epsilon)
-        out = np.array([self._pair_upper(e) for e in arr.ravel().tolist()])
+        out = np.array([self._route_upper(e) for e in arr.ravel().tolist()])
         for j, e in enumerate(arr.ravel().tolist()):
-            basic = smaller(self.parts, e, out[j])  # (basic composition, where it is the smaller: §4.3)
-            out[j] = out[j] if basic is None else basic[1]
+            env = self._envelope(e, out[j])  # (certified at a smaller eps*: §4.4)
+            out[j] = out[j] if env is None else env[1]
         return float(out[0]) if arr.ndim == 0 else out.reshape(arr.shape)
+
+    def _route_upper(self, e: float) -> float:
+        """The smaller of the pair route's and basic composition's values at e itself (§4, §4.3), before §4.4's
+        envelope: the value of this composition at e (the model placement's redo rule compares it with its estimate)."""
+        basic = smaller(self.parts, e, up := self._pair_upper(e))  # (basic composition, where smaller: §4.3)
+        return up if basic is None else basic[1]
+
+    def _envelope(self, e: float, value: float) -> tuple[float, float, float] | None:
+        """basic composition's floor (lower, upper, eps*) where it replaces ``value`` at ``e`` (§4.4), else None."""
+        return envelope(self.parts, e, value, self._floor)
+
+    def _floor(self) -> tuple[float, float, float] | None:  # (basic_composition.floor_point, memoised)
+        memo = self.__dict__.setdefault("_parts_cache", {})
+        return memo["floor"] if "floor" in memo else memo.setdefault("floor", floor_point(self.parts))
+
+    def delta_route(self, epsilon: float) -> tuple[str, float]:
+        """Which certified value :meth:`get_delta` reports at one epsilon, and where it is certified.
+
+        Returns
+        -------
+        (route, at) : (str, float)
+            ``"pair"`` (the dominating pair's composition, ``docs/composition.md`` §4) or ``"basic"`` (basic
+            composition, §4.3), and the epsilon (nats) at which that value was computed: ``epsilon`` itself, or
+            eps* < ``epsilon`` where the value is basic composition's smallest one found below it (§4.4; delta is
+            non-increasing in eps, so it holds at ``epsilon``).
+
+        Raises TypeError for an array epsilon, else as :meth:`get_delta`.
+        """
+        arr = self._eps(epsilon)
+        if arr.ndim != 0:
+            raise TypeError("delta_route: epsilon must be a scalar")
+        e = float(arr)
+        basic = smaller(self.parts, e, pair := self._pair_upper(e))
+        env = self._envelope(e, pair if basic is None else basic[1])
+        return ("basic", env[2]) if env is not None else ("pair" if basic is None else "basic", e)
+
+    def smallest_certified_delta(self) -> tuple[float, float, str]:
+        """The smallest certified composed delta found, where it is certified, and by which route.
+
+        Returns
+        -------
+        (delta, epsilon, route) : (float, float, str)
+            The smaller of the pair route's value beyond the composed support (its infinity mass, the limit of
+            §4) and basic composition's smallest value of a golden-section search (rounds with a release-sampler
+            charge only, ``basic_composition.floor_point``), with the epsilon (nats) at which it is certified and
+            ``"pair"`` or ``"basic"``. The released composition's delta is non-increasing in eps, so it is a
+            certified delta at every larger epsilon (``docs/composition.md`` §4.4); below it :meth:`get_epsilon`
+            refuses. Memoised per instance (at most FLOOR_STEPS + 2 basic values and one pair value).
+        """
+        _, _, beyond, delta_beyond = self._edges()
+        f = self._floor()
+        if f is not None and f[1] < delta_beyond:
+            return f[1], f[2], "basic"
+        return delta_beyond, beyond, "pair"
 
     def _pair_upper(self, e: float) -> float:
         """The pair route's certified upper value at one eps (any sign, +-inf: §4)."""
@@ -482,7 +487,7 @@ class ComposedAccountant:
         ------
         ValueError
             delta outside (0, 1), or not above the composed infinity mass and not reached by basic
-            composition (no eps reaches it);
+            composition (no eps reaches it; the message names :meth:`smallest_certified_delta`);
             ``xtol`` outside [1e-12, 1).
         """
         delta = V.probability_open("delta", delta)
@@ -499,9 +504,14 @@ class ComposedAccountant:
         if basic is not None and basic < found:
             return basic
         if math.isinf(found):
-            raise ValueError(f"delta: {delta!r} is not above the composition's infinity mass "
-                             f"{delta_beyond!r}, nor reached by basic composition (docs/composition.md §4.3); no "
-                             f"epsilon reaches it")
+            v, at, route = self.smallest_certified_delta()
+            if v <= delta and self.get_delta(at) <= delta:  # (basic composition's floor, §4.4)
+                return at
+            raise ValueError(f"delta: {delta!r} is below the smallest certified composed delta found, {v!r} at "
+                             f"epsilon = {at!r} ({'basic composition' if route == 'basic' else 'the dominating pair'}"
+                             f"; it holds at every larger epsilon: docs/composition.md §4.4): not above the "
+                             f"composition's infinity mass {delta_beyond!r}, nor reached by basic composition "
+                             f"(docs/composition.md §4.3); no epsilon reaches it")
         return found
 
     def _pair_epsilon(self, delta: float, xtol: float, prep0, beyond: float) -> float:

@@ -181,7 +181,7 @@ def model_composition(bmg: Any, n: int, adjacency: str, rounds: int, epsilon: fl
         # infinity mass dominated) places the points once more, from the floor of that certified value
         guess = _composed_estimate(acc, rounds, epsilon)
         up = float(ComposedAccountant([(acc, rounds)], dx, epsilons=points, cover_upper=False,
-                                      progress=progress).get_delta_bounds(epsilon)[1])
+                                      progress=progress)._route_upper(epsilon))  # (at epsilon itself: §4.4)
         if 0.0 < up < 1.0 and not guess / _REDO <= up <= _REDO * guess:
             acc, dx, points = _model_points(bmg, n, adjacency, rounds, epsilon, up, progress)
     if delta is None and points[-1] >= 0.999 * _TAIL_CAP:

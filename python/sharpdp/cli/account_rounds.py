@@ -1,0 +1,128 @@
+"""`sharpdp account --rounds K`: the certified composition of K rounds (ComposedAccountant) and what its answer
+prints beside the figure (which route gives it, the smallest certified value: docs/cli.md §2, docs/composition.md
+§4.3-§4.4); and the CLI's short form of a library message's floats."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def short_floats(message: str) -> str:
+    """A library message with its full-precision floats (``2.8869649277461074e-29``, seven or more digits after the
+    point) shown to 4 significant digits, as the CLI prints its figures (docs/cli.md §2)."""
+    import re
+
+    return re.sub(r"(?<![\w.])\d+\.\d{6,}(?:e[-+]?\d+)?", lambda m: f"{float(m.group(0)):.4g}", message)
+
+_COMPOSED_LOWER = ("reference value: composes the rounds' lower values on the same pair and lattice and shows what "
+                   "the construction costs (the bracket is of this composition bound, not of delta); it is not a "
+                   "lower bound on the composed delta")
+
+
+def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
+    """Certified composition of ``rounds`` copies of the round (ComposedAccountant)."""
+    from sharpdp import _validation as V
+    from sharpdp.shuffle import ComposedAccountant
+
+    dx = None if discretization is None else V.real("--discretization", discretization, lo=0.0, hi=1.0,
+                                                        lo_open=True)
+    # the round's dominating pair costs up to a few hundred certified profile values (seconds to
+    # minutes): say so at once, then its bar (total = the sampling budget, left at 100 % when the
+    # sampling stops early) from the start
+    model = _model_route(acc, eps, dx)
+    how = ("40 certified values at model-placed points (its bar counts them)" if model else
+           "its certified privacy profile (its bar counts the certified values against their budget; it stops when "
+           "accurate)")
+    print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from {how}",
+          file=sys.stderr, flush=True)
+    if model:
+        # a BMG round at a given epsilon: the round's pair from 40 model-placed certified values
+        # (docs/composition.md §4.2; certified, within ~1-6 % of the default pair, seconds instead of minutes)
+        from sharpdp.shuffle.calibration.rounds import model_composition
+
+        ca = model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None)
+        if "epsilons" not in ca._pair_options:  # (the fallback: the default pair, built from here on)
+            model = False
+            print("sharpdp account: the model-placed points reach no floor (the round's certified values level off "
+                  "above it, docs/composition.md §4.2): building the default pair from the round's certified privacy "
+                  "profile instead (its bar counts the values against their budget)", file=sys.stderr, flush=True)
+    else:
+        ca = ComposedAccountant([(acc, rounds)], dx, progress=None)  # a bar after 1 s; a quick step prints nothing
+    out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval,
+                           "pair": _MODEL_PAIR if model else _PROFILE_PAIR}
+    if eps is not None:
+        lo, up = ca.get_delta_bounds(eps)
+        # which route gives the value, and at which epsilon (basic composition's, possibly certified at a smaller
+        # epsilon: docs/composition.md §4.3, §4.4): say so
+        route, at = ca.delta_route(eps)
+        out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up),
+                   delta_lower_meaning=_BASIC_LOWER if route == "basic" else _COMPOSED_LOWER,
+                   composition_route=_route_text(route, at, eps), certified_at_epsilon=at,
+                   smallest_certified=_smallest(ca, eps, float(up)))
+    else:
+        try:
+            found = float(ca.get_epsilon(delta))
+        except ValueError as exc:  # (it names the smallest certified value: figures as the CLI prints them)
+            raise ValueError(short_floats(str(exc))) from None
+        route, _ = ca.delta_route(found)
+        out.update(delta=delta, epsilon=found, composition_route=_route_text(route, found, found))
+    return out
+
+
+def _route_text(route: str, at: float, eps: float) -> str:
+    """What gives the composed value at ``eps``: the dominating pair, basic composition, or basic composition at a
+    smaller epsilon ``at`` (docs/composition.md §4.4)."""
+    if route == "pair":
+        return "dominating pair (docs/composition.md §4)"
+    if at < eps:
+        return (f"basic composition at epsilon = {at:.4g} nats, the smallest value found at or below this epsilon "
+                "(delta is non-increasing in epsilon, so a value certified there holds here: docs/composition.md "
+                "§4.4)")
+    return _BASIC_ROUTE
+
+
+def _smallest(ca: Any, eps: float, up: float) -> dict[str, Any] | None:
+    """The smallest certified composed delta found (``ComposedAccountant.smallest_certified_delta``, the value
+    get_epsilon's refusal names), where the rounds' release-sampler charge makes at least half of the value ``up``
+    at ``eps`` (the value rises with epsilon through it: docs/composition.md §4.4); None elsewhere."""
+    from sharpdp.shuffle.basic_composition import charge
+
+    c = charge(ca.parts, eps)
+    if not (up > 0.0 and c > 0.0 and c >= 0.5 * up):
+        return None
+    v, at, route = ca.smallest_certified_delta()
+    return {"delta": v, "epsilon": at, "route": "basic composition" if route == "basic" else "dominating pair",
+            "meaning": "the smallest certified composed delta found (the rounds' release-sampler charge grows with "
+                       "epsilon); delta is non-increasing in epsilon, so it also holds at every larger epsilon "
+                       "(docs/composition.md §4.4); no --delta below it is certified"}
+
+
+def _smallest_text(r: dict[str, Any]) -> str:
+    """The text line of :func:`_smallest` (empty without one)."""
+    s = r.get("smallest_certified")
+    if not s:
+        return ""
+    return (f"\nsmallest certified delta: {s['delta']:.6g} at epsilon = {s['epsilon']:.4g} nats ({s['route']}); it "
+            f"also holds at every larger epsilon (delta is non-increasing in epsilon: docs/composition.md §4.4)")
+
+
+_BASIC_ROUTE = ("basic composition: the sum over the rounds of each round's certified delta at epsilon / K (K rounds), "
+                "below the dominating pair's composed value here (deep in the tails, where the pair's infinity mass "
+                "or lattice dominates it; docs/composition.md §4.3)")
+_BASIC_LOWER = ("reference value of basic composition: the same sum of the round's lower values at epsilon / K (0 where "
+                "the accountant computes none); it is not a lower bound on the composed delta")
+_MODEL_PAIR = ("model-placed: the round's dominating pair from 40 certified values at model-placed points (or the "
+               "full profile's where the model cannot place them), about 1-6 % looser than the full profile's pair, "
+               "which --discretization builds (docs/composition.md §4.2)")
+_PROFILE_PAIR = "full profile: the round's dominating pair from its certified privacy profile (docs/composition.md §2)"
+
+
+def _model_route(acc: Any, eps, dx) -> bool:
+    """Whether ``--rounds`` composes through the model-placed pair (docs/composition.md §4.2): a BMG
+    round (not bounded through bot) asked at an epsilon > 0, with the default lattice step."""
+    from sharpdp.shuffle import ShuffleAccountant
+    from sharpdp.shuffle.randomizers import BlanketMixedGaussian
+
+    return (eps is not None and eps > 0 and dx is None and isinstance(acc, ShuffleAccountant)
+            and type(acc.randomizer) is BlanketMixedGaussian and not getattr(acc, "via_bottom", False))
