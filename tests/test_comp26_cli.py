@@ -55,7 +55,7 @@ def test_rounds_epsilon_1_keeps_its_own_value_and_names_the_fallback(capsys):
     r = json.loads(out)
     assert code == 0 and r["certified_at_epsilon"] == 1.0 and r["smallest_certified"] is None  # (charge: 0.2 %)
     # the model's points reach no floor here: the default pair is built, and the progress says so before its bar
-    assert "the model-placed points reach no floor" in err and r["pair"].startswith("full profile")
+    assert "the model-placed points reach no floor" in err and r["pair"].startswith("model-placed route, fallen back to the full profile")
     # (caught: the smallest line shown without the charge trigger; the fallback labelled "model-placed")
 
 

@@ -246,6 +246,9 @@ def test_round_get_epsilon_reaches_what_its_get_delta_certifies():
 
 @pytest.mark.slow
 def test_composed_get_epsilon_below_the_pair_mass_with_replace_rounds():
+    # (found in review rev25b: basic composition's get_epsilon asks each round's get_epsilon at delta / K, which
+    # refuses (the test above); fixed by comp26: the composed refusal path searches basic composition's floor and
+    # bisects V_basic below it, docs/composition.md §4.4)
     """3 replace rounds: the pair route's infinity mass is 1.40e-18; basic composition certifies 3 x 9.97e-28 =
     2.99e-27 at eps = 18 (get_delta there is at most that value), so get_epsilon(3.1e-27) must answer."""
     assert basic_bounds([(_gauss_replace(), 3)], 18.0, lower=False)[1] <= 3.1e-27  # (another object: see above)

@@ -8,7 +8,7 @@ import sys
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, NoReturn
 
-from sharpdp.cli.account_rounds import _BASIC_LOWER, _COMPOSED_LOWER, _rounds, _smallest_text, short_floats
+from sharpdp.cli.account_rounds import BASIC_LOWER, COMPOSED_LOWER, compose_rounds, smallest_text, short_floats
 from sharpdp.cli.errors import real_number
 
 
@@ -211,7 +211,7 @@ def _answer(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: st
 
 def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning: str) -> dict[str, Any]:
     if rounds > 1:
-        return _rounds(acc, rounds, eps, delta, discretization)
+        return compose_rounds(acc, rounds, eps, delta, discretization)
     from sharpdp.cli import bracket_note
 
     if eps is not None:
@@ -425,8 +425,8 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
             "composes the sharp one anyway" if applies else _why_not_sharp(k, n, args.adjacency))
     lower = "certified lower bound on the mechanism's delta" if sharp else _BLANKET_LOWER
     out.update(_answer(acc, rounds, eps, delta, args.discretization, lower))
-    if rounds > 1 and "delta_lower" in out and out["delta_lower_meaning"] != _BASIC_LOWER:
-        out["delta_lower_meaning"] = _COMPOSED_LOWER
+    if rounds > 1 and "delta_lower" in out and out["delta_lower_meaning"] != BASIC_LOWER:
+        out["delta_lower_meaning"] = COMPOSED_LOWER
     return out
 
 
@@ -477,7 +477,7 @@ def format_text(r: dict[str, Any]) -> str:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:
         if r.get("rounds", 1) > 1:
-            basic = r.get("delta_lower_meaning") == _BASIC_LOWER
+            basic = r.get("delta_lower_meaning") == BASIC_LOWER
             at = r.get("certified_at_epsilon", r["epsilon"])
             where = (f", certified at epsilon = {at:.4g} nats: delta is non-increasing in epsilon" if at < r["epsilon"]
                      else "")
@@ -489,7 +489,7 @@ def format_text(r: dict[str, Any]) -> str:
                        f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]\nreference lower value: not a lower bound on delta; "
                        f"this bound's own reference, the same composition computed from the rounds' lower values "
                        f"(what the pair and lattice cost)")
-                    + _smallest_text(r) + (f"\npair: {r['pair']}" if r.get("pair") else ""))
+                    + smallest_text(r) + (f"\npair: {r['pair']}" if r.get("pair") else ""))
         else:
             f = r.get("sampler_charge_floor")
             smaller = f is not None and f["smallest_certified_delta"] <= 0.9 * r["delta"]

@@ -15,12 +15,12 @@ def short_floats(message: str) -> str:
 
     return re.sub(r"(?<![\w.])\d+\.\d{6,}(?:e[-+]?\d+)?", lambda m: f"{float(m.group(0)):.4g}", message)
 
-_COMPOSED_LOWER = ("reference value: composes the rounds' lower values on the same pair and lattice and shows what "
-                   "the construction costs (the bracket is of this composition bound, not of delta); it is not a "
-                   "lower bound on the composed delta")
+COMPOSED_LOWER = ("reference value: composes the rounds' lower values on the same pair and lattice and shows what "
+                  "the construction costs (the bracket is of this composition bound, not of delta); it is not a "
+                  "lower bound on the composed delta")
 
 
-def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
+def compose_rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     """Certified composition of ``rounds`` copies of the round (ComposedAccountant)."""
     from sharpdp import _validation as V
     from sharpdp.shuffle import ComposedAccountant
@@ -30,7 +30,7 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     # the round's dominating pair costs up to a few hundred certified profile values (seconds to
     # minutes): say so at once, then its bar (total = the sampling budget, left at 100 % when the
     # sampling stops early) from the start
-    model = _model_route(acc, eps, dx)
+    model: bool | None = _model_route(acc, eps, dx)  # (None: the model route fell back to the default pair)
     how = ("40 certified values at model-placed points (its bar counts them)" if model else
            "its certified privacy profile (its bar counts the certified values against their budget; it stops when "
            "accurate)")
@@ -43,21 +43,21 @@ def _rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
 
         ca = model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None)
         if "epsilons" not in ca._pair_options:  # (the fallback: the default pair, built from here on)
-            model = False
+            model = None
             print("sharpdp account: the model-placed points reach no floor (the round's certified values level off "
                   "above it, docs/composition.md §4.2): building the default pair from the round's certified privacy "
                   "profile instead (its bar counts the values against their budget)", file=sys.stderr, flush=True)
     else:
         ca = ComposedAccountant([(acc, rounds)], dx, progress=None)  # a bar after 1 s; a quick step prints nothing
     out: dict[str, Any] = {"rounds": rounds, "discretization": ca.value_discretization_interval,
-                           "pair": _MODEL_PAIR if model else _PROFILE_PAIR}
+                           "pair": _FALLBACK_PAIR if model is None else _MODEL_PAIR if model else _PROFILE_PAIR}
     if eps is not None:
         lo, up = ca.get_delta_bounds(eps)
         # which route gives the value, and at which epsilon (basic composition's, possibly certified at a smaller
         # epsilon: docs/composition.md §4.3, §4.4): say so
         route, at = ca.delta_route(eps)
         out.update(epsilon=eps, delta=float(up), delta_lower=float(lo), delta_upper=float(up),
-                   delta_lower_meaning=_BASIC_LOWER if route == "basic" else _COMPOSED_LOWER,
+                   delta_lower_meaning=BASIC_LOWER if route == "basic" else COMPOSED_LOWER,
                    composition_route=_route_text(route, at, eps), certified_at_epsilon=at,
                    smallest_certified=_smallest(ca, eps, float(up)))
     else:
@@ -98,7 +98,7 @@ def _smallest(ca: Any, eps: float, up: float) -> dict[str, Any] | None:
                        "(docs/composition.md §4.4); no --delta below it is certified"}
 
 
-def _smallest_text(r: dict[str, Any]) -> str:
+def smallest_text(r: dict[str, Any]) -> str:
     """The text line of :func:`_smallest` (empty without one)."""
     s = r.get("smallest_certified")
     if not s:
@@ -110,11 +110,14 @@ def _smallest_text(r: dict[str, Any]) -> str:
 _BASIC_ROUTE = ("basic composition: the sum over the rounds of each round's certified delta at epsilon / K (K rounds), "
                 "below the dominating pair's composed value here (deep in the tails, where the pair's infinity mass "
                 "or lattice dominates it; docs/composition.md §4.3)")
-_BASIC_LOWER = ("reference value of basic composition: the same sum of the round's lower values at epsilon / K (0 where "
-                "the accountant computes none); it is not a lower bound on the composed delta")
-_MODEL_PAIR = ("model-placed: the round's dominating pair from 40 certified values at model-placed points (or the "
-               "full profile's where the model cannot place them), about 1-6 % looser than the full profile's pair, "
+BASIC_LOWER = ("reference value of basic composition: the same sum of the round's lower values at epsilon / K (0 where "
+               "the accountant computes none); it is not a lower bound on the composed delta")
+_MODEL_PAIR = ("model-placed: the round's dominating pair from 40 certified values at model-placed points, "
+               "about 1-6 % looser than the full profile's pair, "
                "which --discretization builds (docs/composition.md §4.2)")
+_FALLBACK_PAIR = ("model-placed route, fallen back to the full profile: the model's 40 points reach no floor (the "
+                  "round's certified values level off above it), so the round's dominating pair is built from its "
+                  "certified privacy profile (docs/composition.md §4.2)")
 _PROFILE_PAIR = "full profile: the round's dominating pair from its certified privacy profile (docs/composition.md §2)"
 
 

@@ -27,7 +27,7 @@ from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernel
 from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
 from sharpdp.shuffle.basic_composition import basic_epsilon, envelope, floor_point, smaller
-from sharpdp.shuffle.composition_tails import _Part, _Prepared, lse, window_chernoff
+from sharpdp.shuffle.composition_tails import RoundPart, PreparedWindow, lse, window_chernoff
 from sharpdp.shuffle.profile import check_accountant, check_interval, dominating_pair
 
 _MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below float resolution (no end)
@@ -121,7 +121,7 @@ class ComposedAccountant:
         self._pair_options = pair_options
         self._pairs: list | None = None
         self._lower_pairs: list | None = None
-        self._parts_cache: dict = {}  # lower_pairs -> the rounds' _Part objects
+        self._parts_cache: dict = {}  # lower_pairs -> the rounds' RoundPart objects
 
     @property
     def rounds(self) -> int:
@@ -150,18 +150,18 @@ class ComposedAccountant:
 
     # ------------------------------------------------------------------ the engine
     def _parts(self, lower_pairs: bool) -> list:
-        """The rounds' :class:`_Part` objects (built once per kind of pair: they do not depend on eps)."""
+        """The rounds' :class:`RoundPart` objects (built once per kind of pair: they do not depend on eps)."""
         # (looked up in the instance dict: objects made without __init__, e.g. by copying or
         # ComposedAccountant.__new__ with pairs set by hand, get it here)
         cache = self.__dict__.setdefault("_parts_cache", {})
         if lower_pairs not in cache:
-            cache[lower_pairs] = [_Part(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
+            cache[lower_pairs] = [RoundPart(p, c) for p, (_, c) in zip(self.pairs(lower_pairs), self.parts)]
         return cache[lower_pairs]
 
     def _bracket(self, eps: float, lower_pairs: bool = False):
         """(lower, upper) of the composed hockey-stick divergence of the product pair at eps."""
         prep = self._prepare(eps, lower_pairs)
-        if not isinstance(prep, _Prepared):
+        if not isinstance(prep, PreparedWindow):
             return prep  # (the infinity mass alone)
         return self._finish(eps, prep)
 
@@ -201,7 +201,7 @@ class ComposedAccountant:
 
     def _prepare(self, eps: float, lower_pairs: bool = False):
         """The eps-independent part of :meth:`_bracket` at the tilt of eps:
-        the tilted parts, the window and its certified convolution (a :class:`_Prepared`), or the
+        the tilted parts, the window and its certified convolution (a :class:`PreparedWindow`), or the
         (lower, upper) of the infinity mass alone when no finite loss can exceed eps. The window is
         chosen for eps (its wrap-around at most 1e-3 rel_tol of the value there); :meth:`_finish`
         evaluates it at any eps' with every error term bounded (docs/composition.md §4)."""
@@ -268,7 +268,7 @@ class ComposedAccountant:
                             N, thr, DFT_WORK)
             # values s = sa .. sa + N - 1; circular position of s is s mod N
             s_idx = np.arange(sa, sa + N)
-            prep = _Prepared(theta=theta, supw=supw, tilted=tilted, taus=taus, log_scale=log_scale,
+            prep = PreparedWindow(theta=theta, supw=supw, tilted=tilted, taus=taus, log_scale=log_scale,
                              abs_scale=abs_scale, qv=conv.q[s_idx % N], err_q=conv.err_q, x=s_idx * h,
                              wrap=supw * (math.exp(lp_hi) + math.exp(lp_lo)), p_inf=(p_inf_lo, p_inf_up))
             E = float(np.sum(self._weights(eps, prep) * prep.qv))
@@ -278,13 +278,13 @@ class ComposedAccountant:
         return prep
 
     @staticmethod
-    def _weights(eps: float, prep: _Prepared) -> np.ndarray:
+    def _weights(eps: float, prep: PreparedWindow) -> np.ndarray:
         """w(s) = e^{-theta (x - eps)}(1 - e^{eps - x})_+ on the window's nodes x = s h."""
         x, theta = prep.x, prep.theta
         with np.errstate(over="ignore", under="ignore"):
             return np.where(x > eps, np.exp(-theta * (x - eps)) * -np.expm1(eps - x), 0.0)
 
-    def _finish(self, eps: float, prep: _Prepared):
+    def _finish(self, eps: float, prep: PreparedWindow):
         """(lower, upper) at eps from a prepared window (:meth:`_prepare`, any tilt): the weights,
         their round-off, the window's wrap-around, the tilt's pmf errors and the scale."""
         theta, supw, qv, x = prep.theta, prep.supw, prep.qv, prep.x
@@ -434,7 +434,6 @@ class ComposedAccountant:
             composition, §4.3), and the epsilon (nats) at which that value was computed: ``epsilon`` itself, or
             eps* < ``epsilon`` where the value is basic composition's smallest one found below it (§4.4; delta is
             non-increasing in eps, so it holds at ``epsilon``).
-
         Raises TypeError for an array epsilon, else as :meth:`get_delta`.
         """
         arr = self._eps(epsilon)
@@ -505,10 +504,12 @@ class ComposedAccountant:
             return basic
         if math.isinf(found):
             v, at, route = self.smallest_certified_delta()
-            if v <= delta and self.get_delta(at) <= delta:  # (basic composition's floor, §4.4)
-                return at
+            if v <= delta:  # (basic composition's floor, §4.4: the smallest eps below it by bisection on V_basic)
+                for r in (basic_epsilon(self.parts, delta, xtol, at) if route == "basic" else None, at):
+                    if r is not None and self.get_delta(r) <= delta:
+                        return r
             raise ValueError(f"delta: {delta!r} is below the smallest certified composed delta found, {v!r} at "
-                             f"epsilon = {at!r} ({'basic composition' if route == 'basic' else 'the dominating pair'}"
+                             f"epsilon = {at!r} nats ({'basic composition' if route == 'basic' else 'the dominating pair'}"
                              f"; it holds at every larger epsilon: docs/composition.md §4.4): not above the "
                              f"composition's infinity mass {delta_beyond!r}, nor reached by basic composition "
                              f"(docs/composition.md §4.3); no epsilon reaches it")
@@ -517,7 +518,7 @@ class ComposedAccountant:
     def _pair_epsilon(self, delta: float, xtol: float, prep0, beyond: float) -> float:
         """get_epsilon on the pair route's upper value alone (§4): the model root, its bracket, bisection."""
         lo, hi = 0.0, beyond
-        model = self._model_root(delta, lo, hi, xtol, prep0) if isinstance(prep0, _Prepared) else None
+        model = self._model_root(delta, lo, hi, xtol, prep0) if isinstance(prep0, PreparedWindow) else None
         if model is not None:
             r, prep = model
             a, b = r * (1.0 - 0.5 * xtol), r * (1.0 + 0.4 * xtol)  # b - a = 0.9 xtol r <= xtol b
@@ -546,7 +547,7 @@ class ComposedAccountant:
         memo = self.__dict__.setdefault("_parts_cache", {})
         if "edges" not in memo:
             prep0 = self._prepare(0.0)
-            bracket0 = self._finish(0.0, prep0) if isinstance(prep0, _Prepared) else prep0
+            bracket0 = self._finish(0.0, prep0) if isinstance(prep0, PreparedWindow) else prep0
             h = self.value_discretization_interval
             # just beyond the top of the composed support only the infinity mass is left (the engine's
             # error terms of a window that still touches the support would be charged at the top itself)
@@ -556,14 +557,14 @@ class ComposedAccountant:
         return memo["edges"]
 
     def _model_root(self, delta: float, lo: float, hi: float, xtol: float,
-                    prep: _Prepared) -> tuple[float, _Prepared] | None:
+                    prep: PreparedWindow) -> tuple[float, PreparedWindow] | None:
         """A point near the smallest eps with upper value <= delta (a starting point only, not a bound):
         the root of the upper value of one prepared window (:meth:`_finish`, certified at every eps
         but sharp only near the eps it was prepared for) by bisection, to 1 % on [lo, hi]; then the
         window prepared again at the tilt of that root and its root found to 0.1 xtol within 5 %
         of it, until two roots agree to 2 % (at most 3 times). Returns the root and the window
         last prepared, None when no root is found."""
-        def root(p: _Prepared, a: float, b: float, tol: float) -> float | None:
+        def root(p: PreparedWindow, a: float, b: float, tol: float) -> float | None:
             if not self._finish(b, p)[1] <= delta:
                 return None
             for _ in range(200):
@@ -581,7 +582,7 @@ class ComposedAccountant:
             if r is None:
                 return None
             nxt = self._prepare(r)
-            if not isinstance(nxt, _Prepared):
+            if not isinstance(nxt, PreparedWindow):
                 return None
             prep = nxt
             a, b = max(lo, 0.95 * r), min(hi, 1.05 * r)

@@ -1,5 +1,5 @@
 """Pieces of :class:`~sharpdp.shuffle.ComposedAccountant`'s engine (``docs/composition.md`` §4): one round's finite
-part (:class:`_Part`), the eps-independent state of one evaluation (:class:`_Prepared`), the window's tail bound (the
+part (:class:`RoundPart`), the eps-independent state of one evaluation (:class:`PreparedWindow`), the window's tail bound (the
 mass of the composed loss outside the FFT window, by a Chernoff bound on the sum of the computed tilted pmfs) and
 the log-sum-exp they share."""
 
@@ -44,7 +44,7 @@ def window_chernoff(tilted, h: float, b: float, direction: int, scale: float) ->
     return best + 0.01 if best < 0 else 0.0
 
 
-class _Part:
+class RoundPart:
     """One round's finite part (P-masses on lattice indices k0 + i) and its count."""
 
     def __init__(self, pair: DominatingPair, count: int):
@@ -79,7 +79,7 @@ class _Part:
 
 
 @dataclass(frozen=True)
-class _Prepared:
+class PreparedWindow:
     """The eps-independent state of one composed evaluation (:meth:`ComposedAccountant._prepare`):
     the tilt ``theta`` and sup of the weights ``supw``, the tilted parts and their pmf-error sums
     ``taus``, the scale sum n_j Lambda_j (``log_scale``, ``abs_scale``: its absolute terms), the
