@@ -164,8 +164,8 @@ def test_composed_get_epsilon_against_a_brute_force_bisection(ca):
     """For delta from v* (exactly) to 1e-20: get_delta(answer) <= delta, and the answer is within 2 xtol of a
     bisection of get_delta on [0, answer] (where get_delta at 0.998 x answer exceeds delta: the answer is the
     smallest to xtol); v* (1 - 1e-9) is refused naming v*. Observed: |answer - bisection| <= 4.3e-4 relative.
-    Mutation caught: get_epsilon's floor answer returning eps* without its 'get_delta(at) <= delta' check and
-    v <= delta (the refusal at v* (1 - 1e-9) answered)."""
+    Mutation caught: get_epsilon's floor path without both its guards, 'v <= delta' and 'get_delta(r) <= delta' (the
+    refusal at v* (1 - 1e-9) answered; either guard alone still refuses it)."""
     v, at, _ = ca.smallest_certified_delta()
     with pytest.raises(ValueError, match=r"below the smallest certified composed delta found, " + re.escape(repr(v))):
         ca.get_epsilon(v * (1 - 1e-9))
@@ -199,10 +199,29 @@ def test_fresh_composition_is_non_increasing_where_the_charge_is_small(ca):
                    "delta found, 8.661e-29' (measured, 2026-12-05); docs/cli.md §2 calls it the number a refused "
                    "--delta names")
 def test_cli_smallest_certified_figure_is_accepted_back_as_delta(ca):
-    from sharpdp.cli.account_rounds import _smallest_text
+    from sharpdp.cli.account_rounds import smallest_text
 
     v, at, _ = ca.smallest_certified_delta()
-    line = _smallest_text({"smallest_certified": {"delta": v, "epsilon": at, "route": "basic composition"}})
+    line = smallest_text({"smallest_certified": {"delta": v, "epsilon": at, "route": "basic composition"}})
     printed = float(re.search(r"smallest certified delta: ([0-9.e+-]+) ", line).group(1))
     r = ca.get_epsilon(printed)  # (ValueError today: the printed figure is below v*)
     assert float(ca.get_delta(r)) <= printed
+
+
+def test_composed_lower_defined_where_basic_ties_the_pair(monkeypatch):
+    """get_delta_bounds where basic composition's upper value ties the pair's exactly (``smaller`` returns it, not
+    strictly below) and no envelope applies (k-RR: no charge): the reference lower value is the pair route's, as
+    before comp26. comp26's 'if basic is not None or env is not None: continue' skipped it and left lo from
+    np.empty (modelled here by NaN-filled np.empty: any content is np.empty's contract). The tie is forced by
+    a stub of ``smaller`` returning (0.25, value); the reference: the pair's lower value at eps computed directly.
+    Mutation caught: the fix reverted (lo NaN)."""
+    from sharpdp.shuffle import composition
+
+    ca = sh.ComposedAccountant([(sh.ShuffleAccountant(sh.RandomizedResponse(2, 1.0), 300), 3)], 2e-3)
+    eps = 0.3
+    ref = min(float(ca._bracket(eps, lower_pairs=True)[0]), float(ca._bracket(eps)[1]))
+    monkeypatch.setattr(composition, "smaller", lambda parts, e, value, lower=False: (0.25, value))
+    empty = np.empty
+    monkeypatch.setattr(np, "empty", lambda *a, **k: np.full_like(empty(*a, **k), np.nan))
+    lo, up = (float(x) for x in ca.get_delta_bounds(eps))
+    assert up == float(ca._bracket(eps)[1]) and lo == ref, (lo, up, ref)
