@@ -355,12 +355,12 @@ class ComposedAccountant:
                 continue
             inf_lo, up[j] = self._bracket(1e300) if e == math.inf else (0.0, self._bracket(e)[1])
             basic = smaller(self.parts, e, up[j], lower=True)
-            if basic is not None and basic[1] < up[j]:  # basic composition's is smaller: its own reference (§4.3)
+            if took := basic is not None and basic[1] < up[j]:  # smaller: its own reference (§4.3); a tie: the pair
                 lo[j], up[j] = basic
             env = self._envelope(e, up[j])  # (a value certified at a smaller eps*, §4.4)
             if env is not None:
                 lo[j], up[j] = env[0], env[1]
-            if basic is not None or env is not None:
+            if took or env is not None:
                 continue
             if e == math.inf:
                 lo[j] = inf_lo
