@@ -263,12 +263,13 @@ def _wait(step: str, what: str, why: str | None = None) -> Iterator[None]:
     """One certified answer, a wait with nothing to count, by the progress rule (``sharpdp._progress.PROGRESS_RULE``):
     in a log ``"account: STEP: N s"`` lines (the first after 2 s, then every 5 s, and ``(done)``) and, after 5 s, a
     note on why it takes long; on a terminal, where a step prints no line, that note at the start. ``why``: that
-    note (default: ``what`` and why one certified value can take minutes)."""
+    note (default: ``what`` and how long one certified value takes, measured: docs/cli.md §2)."""
     from sharpdp._progress import is_terminal, progress_step
     from sharpdp.cli import slow_note
 
-    why = why or (f"{what}, with no count to show progress on (a Gaussian randomizer at a small epsilon or a large n "
-                  "can take minutes: its grids reach their size caps, docs/accountant.md §6.2); Ctrl-C stops it")
+    why = why or (f"{what}, with no count to show progress on (a Gaussian randomizer takes a few seconds at n = 1000, "
+                  "tens of seconds at n = 10^6 and minutes at n = 10^9: its grids reach their size caps at a large n "
+                  "or a small epsilon, docs/accountant.md §6.2, docs/cli.md §2); Ctrl-C stops it")
     terminal = is_terminal(sys.stderr)
     if terminal:
         print(f"sharpdp account: {step}: {why}", file=sys.stderr, flush=True)

@@ -68,7 +68,7 @@ def charge_end(acc: Any, delta: float, known: list[float]) -> float | None:
         return e
     c0 = acc.sampler_term(0.0)
     why = (f"not above the charge alone at eps = 0, {c0!r}" if c0 >= delta else
-           f"not certified at any epsilon tried (smallest value {u!r}, at eps = {at!r})")
+           f"not certified at any epsilon tried (smallest value {u!r}, at eps = {at!r}, {_found(len(seen))})")
     raise ValueError(f"delta: {delta!r} is {why}: the certified value is D_up(eps) plus the release sampler's "
                      f"total-variation charge (1 + e^eps) n sampler_tv, which grows with eps (docs/sampling.md §4, "
                      f"docs/accountant.md §8.3); sampler_charge=False certifies the mathematical mechanism alone")
@@ -120,8 +120,9 @@ def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
     head = f"delta: {delta!r} is below what the released messages can be certified for"
     f0 = vb.sampler_floor(0.0)
     if delta < f0:
-        raise ValueError(f"{head}: every certified value at any epsilon is at least {f0!r}, the {why} at eps = 0 "
-                         f"(docs/sampling.md §4, docs/accountant.md §9.1)")
+        raise ValueError(f"{head}: every certified value at any epsilon is at least {f0!r}, the {why} at eps = 0, "
+                         f"so no epsilon in [0, {EPS_MAX:g}] has one <= delta{_memo_note(acc)} (docs/sampling.md §4, "
+                         f"docs/accountant.md §9.1, §9.9)")
     e_c = math.log(delta / tau - 3.0)
     while vb.sampler_floor(e_c) <= delta:  # (a few ulp: floor is non-decreasing, > delta at EPS_MAX)
         e_c = e_c * (1.0 + 1e-9) + 1e-12
@@ -129,18 +130,43 @@ def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
     for j in (0, 1):
         lo = lo if lo > delta else max(lo, vb._leg_lower(j, e_c, vb.PROBE_TOL))
     if lo > delta:
-        raise ValueError(f"{head}: above eps = {e_c!r} the {why} alone exceeds it, and below it every split's value is "
-                         f"at least a leg's D_up there, at least {lo!r} (docs/sampling.md §4, docs/accountant.md §9.9)")
+        raise ValueError(f"{head}: no epsilon in [0, {EPS_MAX:g}] has a certified value <= delta (proved before any "
+                         f"split): above eps = e_c = {e_c!r} the {why} alone exceeds it, and below it every split's "
+                         f"value is at least {lo!r}, a lower value of the larger of the two legs' D_up at e_c (each "
+                         f"split's legs sit at epsilons below e_c, where a leg's D_up is at least its value at e_c): a "
+                         f"lower bound on the values the bound through bot can certify, not on the mechanism's own "
+                         f"delta{_memo_note(acc)} (docs/sampling.md §4, docs/accountant.md §9.9)")
 
     def value(e: float) -> float:  # a certified value, entered into the memo (get_delta(e) then reports it)
         return float(acc._memo_put(e, min(max(float(acc.report(e).upper), TINY), 1.0)))
 
     ladder = (math.log(c) for k in range(1, 9) if (c := delta * (1.0 - 0.5**k) / tau - 3.0) > 1.0)
-    e, (u, at) = _first_at_most(value, delta, (min(e, e_c) for e in (*known, *ladder)), e_c, [])
+    seen: list[tuple[float, float]] = []
+    e, _ = _first_at_most(value, delta, (min(e, e_c) for e in (*known, *ladder)), e_c, seen)
     if e is not None:
         return e
-    raise ValueError(f"{head}: not certified at any epsilon tried (smallest value {u!r}, at eps = {at!r}; above "
-                     f"eps = {e_c!r} the {why} alone exceeds it, docs/accountant.md §9.9)")
+    u, at = min((*seen, *zip(acc._memo_u, acc._memo_e)))  # (the memo: values get_delta computed before, all > delta)
+    raise ValueError(f"{head}: not certified at any epsilon tried (smallest value {u!r}, at eps = {at!r}, "
+                     f"{_found(len(seen), ' and the values this accountant held before')}; get_delta({at!r}) on "
+                     f"this accountant reports it; above eps = {e_c!r} the {why} alone exceeds it, so no larger "
+                     f"epsilon is certified, docs/accountant.md §9.9)")
+
+
+def _found(count: int, also: str = "") -> str:
+    """What a refusal's smallest value is: the smallest of the ``count`` certified values the search computed (and
+    ``also``), not a proved minimum (a golden-section search finds the minimum only where the values are unimodal:
+    docs/accountant.md §8.3, §9.9)."""
+    return (f"the smallest found among the {count} certified values the search computed{also}, not a proved "
+            f"minimum: another epsilon may certify a smaller one")
+
+
+def _memo_note(acc: Any) -> str:
+    """A refusal's note on the smallest certified value this accountant has computed (its monotone memo), if any;
+    get_epsilon's refusals before any split compute none (docs/accountant.md §9.9)."""
+    if not acc._memo_u:
+        return "; none was computed for this refusal: get_delta(epsilon) computes one"
+    u, e = min(zip(acc._memo_u, acc._memo_e))
+    return f"; the smallest certified value this accountant has computed is {u!r}, at eps = {e!r} (get_delta)"
 
 
 __all__ = ["CHARGE_STEPS", "bottom_end", "charge_end", "end_cap"]
