@@ -84,9 +84,11 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         few-active-users and small-n brackets intersected with [0, E[L_+]] (docs/accountant.md §6.9);
         no lattice or far-tail work. Certified, possibly wide (lower 0 where no lower form applies).
     upper_first : bool, default False
-        :class:`Bracket` of a heavy-tailed law (far-tail path): the upper value alone (lower 0) where the
-        far-tail bracket's first round would settle it without the body pass, else the bracket
-        (docs/accountant_tail.md §15). Other paths ignore it.
+        :class:`Bracket` without ``decide``, upper values first: a heavy-tailed law (far-tail path) gives the upper
+        value alone (lower 0) where the far-tail bracket's first round would settle it without the body pass,
+        else the bracket (docs/accountant_tail.md §15); the plain and block lattice paths run the refinement's
+        pass predicted to be the last without its lower lattice law and stop there (lower 0; docs/composition.md
+        §2.6). The two-atom sum and the closed forms ignore it.
 
     Returns
     -------
@@ -135,6 +137,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         small = clamped_chernoff_cap(law, gamma, n, thr)
         if small is not None and small.upper < thr:  # below the floor (or the maximum so far): nothing to refine
             return replace(small, upper=min(small.upper, cap), cap=cap)
+    if upper_first and isinstance(mode, Bracket) and mode.decide is None:
+        # the plain and block lattice paths: the refinement's predicted last pass without its lower law
+        # (docs/composition.md §2.6); the far-tail treatment takes the flag itself (docs/accountant_tail.md §15)
+        mode = replace(mode, upper_first=True)
     blk = block(gamma, law, n)
     if blk is None:
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
