@@ -88,7 +88,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         value alone (lower 0) where the far-tail bracket's first round would settle it without the body pass,
         else the bracket (docs/accountant_tail.md §15); the plain and block lattice paths run the refinement's
         pass predicted to be the last without its lower lattice law and stop there (lower 0; docs/composition.md
-        §2.6). The two-atom sum and the closed forms ignore it.
+        §2.5). The two-atom sum and the closed forms ignore it.
 
     Returns
     -------
@@ -139,7 +139,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             return replace(small, upper=min(small.upper, cap), cap=cap)
     if upper_first and isinstance(mode, Bracket) and mode.decide is None:
         # the plain and block lattice paths: the refinement's predicted last pass without its lower law
-        # (docs/composition.md §2.6); the far-tail treatment takes the flag itself (docs/accountant_tail.md §15)
+        # (docs/composition.md §2.5); the far-tail treatment takes the flag itself (docs/accountant_tail.md §15)
         mode = replace(mode, upper_first=True)
     blk = block(gamma, law, n)
     if blk is None:
