@@ -312,6 +312,10 @@ class ShuffleAccountant:
         if best is None:  # (laws_for returns at least one law; `only` selects among them)
             raise RuntimeError("accountant: no law to certify")
         i, r = best
+        if upper_first and r.terms.get("lower_skipped"):
+            # the largest upper value's law computed no lower value (docs/composition.md §2.5): another law's lower
+            # value would be a loose one for the report; 0 = none computed (the profile's cache marks it NaN)
+            lo_max = 0.0
         terms = dict(r.terms)
         upper = r.upper
         s = contract.surcharge(self.randomizer, min(eps, EPS_CAP), self.adjacency)
