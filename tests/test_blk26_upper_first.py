@@ -49,10 +49,8 @@ def _exact_blanket(gamma: float, values: np.ndarray, probs: np.ndarray, n: int) 
         ok = c1 + c2 <= M
         c1, c2 = c1[ok], c2[ok]
         c3 = M - c1 - c2
-        lw = (math.lgamma(M + 1) - np.array([math.lgamma(x + 1) for x in range(M + 1)])[c1]
-              - np.array([math.lgamma(x + 1) for x in range(M + 1)])[c2]
-              - np.array([math.lgamma(x + 1) for x in range(M + 1)])[c3]
-              + c1 * math.log(p1) + c2 * math.log(p2) + c3 * math.log(p3))
+        lf = np.array([math.lgamma(x + 1) for x in range(M + 1)])  # log x!
+        lw = math.lgamma(M + 1) - lf[c1] - lf[c2] - lf[c3] + c1 * math.log(p1) + c2 * math.log(p2) + c3 * math.log(p3)
         s = c1 * a1 + c2 * a2 + c3 * a3
         total += pm[M] * float(np.sum(np.exp(lw) * np.maximum(s, 0.0)))
     return total / (n * gamma)
