@@ -26,7 +26,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.closed_forms import binom_tail_up as _binom_tail_up, log_binom as _log_binom, tail_bracket
 from sharpdp.shuffle.accountant.golden import golden_min
-from sharpdp.shuffle.accountant.jump import pair_integral_up
+from sharpdp.shuffle.accountant.jump import JumpTerm, pair_integral_up
 from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
@@ -577,4 +577,20 @@ def with_curvature(cb: ConcentratedBracket, law: Law, gamma: float, n: int) -> C
     return out
 
 
-__all__ = ["ConcentratedBracket", "certify", "eligible", "jump_bracket", "positive_prob_up", "with_curvature"]
+def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> JumpTerm:
+    """The jump term ``jt`` of a round at the clamp T0 on ``law`` (eligible for this module) intersected with
+    the closed form's bracket of the same E phi(A') at the same T0 (docs/accountant_tail.md §24: no lower clamp for
+    such laws, so both bound one quantity; the round's values are then computed from the narrower bracket). Used where
+    the FFT treatment's lower value is 0 or its gap misses rel_tol (the centroid law over its size cap at n >= 1e8,
+    §11.2), for tens of ms."""
+    lo_c, up_c = jump_bracket(law, gamma, n, T0, fast=True)
+    lo, up = max(jt.lo, lo_c), min(jt.up, up_c)
+    if lo > up:  # two certified brackets of one quantity cannot be disjoint: a defect, never a value
+        raise RuntimeError(f"accountant: the closed form's jump bracket [{lo_c!r}, {up_c!r}] and the FFT treatment's "
+                           f"[{jt.lo!r}, {jt.up!r}] at T0 = {T0!r} are disjoint (docs/accountant_tail.md §24); "
+                           "refusing to certify")
+    return replace(jt, lo=lo, up=up)
+
+
+__all__ = ["ConcentratedBracket", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up",
+           "with_curvature"]

@@ -33,12 +33,16 @@ import numpy as np
 
 from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
+from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import (JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_first_terms,
                                              pair_integral_up)
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
+
+
+KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 
 
 def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
@@ -436,14 +440,23 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         h = h_fit
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
+                stale = jt is not None and jt_n.up > jt.up and jt_n.lo <= 0.0 and jt_n.N >= KEEP_N  # (§27 (c))
                 if jt is None or jt_n.up <= jt.up:
                     lat, jt, h_used, bc = lat_n, jt_n, h, bc_n
                 lo_best = max(lo_best, jt_n.lo)  # every round's values are certified
+                if stale and lo_best <= 0.0 and concentrated.eligible(law, gamma, n):
+                    break  # a finer step lost the upper value and gave no lower one: the closed form's turn (§24)
                 if not lower or bounded or jt.up + multi < max(negligible, VALUE_FLOOR):
                     break  # (below the value floor only the upper value is certified, as in the engine)
                 gap = (jt.up - lo_best) / lo_best if lo_best > 0 else math.inf
                 if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                     break  # accurate enough, or the round-off bounds stop the refinement
+                if gap < math.inf and jt.N >= KEEP_N and jt.up - lo_best <= 0.05 * rel_tol * v_bulk:
+                    # a jump term far below the body's value: its gap is negligible (§27 (b), speed only)
+                    assert lat is not None  # (set with jt)
+                    bc = bc if bc is not None else body_chernoff(lat, h_used, n, gamma)
+                    if jt.up - lo_best <= 0.05 * rel_tol * bc:
+                        break
                 gap_prev = gap
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
@@ -492,9 +505,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             val = lo_f if lo_f > 0 else up
             if up < max(negligible, VALUE_FLOOR):
                 break
-            redo = False
-            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est:
-                est, redo = val, True  # the pair term was sized for a larger value
+            # (met: the round meets rel_tol/2 on a lattice worth not redoing; docs/accountant_tail.md §27 (a), speed only)
+            redo, met = False, 0.0 < lo and up - lo <= 0.5 * rel_tol * lo and jt.N >= KEEP_N
+            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met:
+                est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
             if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
                     and (T0 + 4.0 * B) / h * J_LO <= K_MAX):
                 # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
@@ -508,21 +522,6 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     # (the first round either appends its values or raises)
     return _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
-
-
-def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> JumpTerm:
-    """The jump term ``jt`` of a round at the clamp T0 on ``law`` (eligible for :mod:`.concentrated`) intersected with
-    the closed form's bracket of the same E phi(A') at the same T0 (docs/accountant_tail.md §24: no lower clamp for
-    such laws, so both bound one quantity; the round's values are then computed from the narrower bracket). Used where
-    the FFT treatment's lower value is 0 or its gap misses rel_tol (the centroid law over its size cap at n >= 1e8,
-    §11.2), for tens of ms."""
-    lo_c, up_c = concentrated.jump_bracket(law, gamma, n, T0, fast=True)
-    lo, up = max(jt.lo, lo_c), min(jt.up, up_c)
-    if lo > up:  # two certified brackets of one quantity cannot be disjoint: a defect, never a value
-        raise RuntimeError(f"accountant: the closed form's jump bracket [{lo_c!r}, {up_c!r}] and the FFT treatment's "
-                           f"[{jt.lo!r}, {jt.up!r}] at T0 = {T0!r} are disjoint (docs/accountant_tail.md §24); "
-                           "refusing to certify")
-    return replace(jt, lo=lo, up=up)
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
