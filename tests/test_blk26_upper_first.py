@@ -15,7 +15,7 @@ from scipy import stats
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle.accountant import laws_for
-from sharpdp.shuffle.accountant.driver import lattice_for_two_atoms
+from sharpdp.shuffle.accountant.driver import lattice_for_two_atoms, upper_first_sweep
 from sharpdp.shuffle.accountant import plain as PL
 from sharpdp.shuffle.exact_krr import ExactShuffleAccountant
 
@@ -75,7 +75,8 @@ def test_krr_upper_first_against_brute_force_and_tight_brackets(monkeypatch, krr
     2 rel_tol; test_binary_rr_lattice_engine_above_the_exact_mechanism catches it by value)."""
     calls = _spy(monkeypatch)
     acc = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 300, "replace")
-    lo, up = acc.get_delta_bounds(EPS, lower=False)
+    with upper_first_sweep():
+        lo, up = acc.get_delta_bounds(EPS, lower=False)
     assert np.all(up >= krr_exact * (1 - 1e-12))
     assert np.all(up <= krr_exact * (1 + 2 * acc.rel_tol))
     tight = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 300, "replace", rel_tol=1e-3)
@@ -95,7 +96,8 @@ def test_same_floats_where_the_bracket_stops_at_the_predicted_pass(monkeypatch):
     for e in np.linspace(0.02, 1.4, 12):
         calls.clear()
         a = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 1000, "replace")
-        uf = a.get_delta_bounds(float(e), lower=False)[1]
+        with upper_first_sweep():
+            uf = a.get_delta_bounds(float(e), lower=False)[1]
         full_first, skipped = calls.count(True), calls.count(False)
         calls.clear()
         b = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 1000, "replace")
@@ -116,7 +118,8 @@ def test_binary_rr_lattice_engine_above_the_exact_mechanism():
     eps = np.array([0.05, 0.1, 0.2, 0.3])
     with lattice_for_two_atoms():
         acc = sh.ShuffleAccountant(sh.RandomizedResponse(2, 1.0), n, "replace")
-        _, up = acc.get_delta_bounds(eps, lower=False)
+        with upper_first_sweep():
+            _, up = acc.get_delta_bounds(eps, lower=False)
         tight = sh.ShuffleAccountant(sh.RandomizedResponse(2, 1.0), n, "replace", rel_tol=1e-3)
         tlo, tup = tight.get_delta_bounds(eps)
     ex = ExactShuffleAccountant(sh.RandomizedResponse(2, 1.0), n)
@@ -132,10 +135,27 @@ def test_report_lower_is_none_when_the_largest_law_skipped_it():
     (Also catches the upper-first pass without its clamp term tail_T: values below the bracket's.)"""
     eps = np.linspace(0.0, 0.2, 11)
     a = sh.ShuffleAccountant(sh.GaussianRandomizer(6.0, 1), 200, "zero_out", rel_tol=3e-3)
-    lo, up = a.get_delta_bounds(eps, lower=False)
+    with upper_first_sweep():
+        lo, up = a.get_delta_bounds(eps, lower=False)
     b = sh.ShuffleAccountant(sh.GaussianRandomizer(6.0, 1), 200, "zero_out", rel_tol=3e-3)
     blo, bup = b.get_delta_bounds(eps)
     assert np.any(lo == 0.0)
     pos = lo > 0
     assert np.all(up[pos] - lo[pos] <= 2 * 3e-3 * lo[pos])
     assert np.all(up >= bup) and np.all(up <= bup * (1 + 2 * 3e-3))
+
+
+def test_outside_the_sweep_lower_false_keeps_the_bracket(monkeypatch):
+    """Outside upper_first_sweep, get_delta_bounds(lower=False) on a block law runs the bracket (both values, every
+    pass with its lower law), as before docs/composition.md §2.5; the profile takes the sweep. Caught mutation:
+    the driver's check of the sweep removed (lower 0 and a pass without its lower law)."""
+    calls = _spy(monkeypatch)
+    a = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 1000, "replace")
+    lo, up = a.get_delta_bounds(0.3, lower=False)
+    b = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 1000, "replace")
+    assert (lo, up) == b.get_delta_bounds(0.3) and lo > 0.0
+    assert False not in calls
+    calls.clear()
+    c = sh.ShuffleAccountant(sh.RandomizedResponse(10, 4.0), 1000, "replace")
+    sh.privacy_profile(c, [0.3])
+    assert False in calls
