@@ -180,3 +180,22 @@ def test_far_tail_rules_keep_the_reference_inside(monkeypatch, s0, eps, n):
         out.append((r.lower, r.upper))
     assert max(lo for lo, _ in out) <= min(up for _, up in out)
     assert out[0] != out[1]
+
+
+def test_direct_lower_false_after_a_sweep_keeps_the_bracket():
+    """docs/composition.md §2.5: outside driver.upper_first_sweep a direct get_delta_bounds(lower=False) keeps the
+    bracket on the plain/block paths. The accountant's report cache must not hand it a sweep's upper-first report
+    (lower 0, upper up to 1.4e-3 relative above: PrivUnit(0.9, 0.3, 16), n = 1000, replace, eps = 0.02 and 0.3,
+    before the fix). Same floats as a fresh object's, after a profile sweep on the same object."""
+    from sharpdp.shuffle.profile import _positive_bounds
+
+    def mk():
+        return sh.ShuffleAccountant(sh.PrivUnit(0.9, 0.3, 16), 1000, "replace")
+
+    eps = np.array([0.02, 0.1, 0.3, 0.6, 1.0])
+    flo, fup = mk().get_delta_bounds(eps, lower=False)
+    a = mk()
+    slo, sup = _positive_bounds(a, eps, need_lower=False)
+    assert np.all(np.isnan(slo)) and np.all(sup >= fup)  # (the premise: the sweep skipped every lower value)
+    alo, aup = a.get_delta_bounds(eps, lower=False)
+    assert np.array_equal(alo, flo) and np.array_equal(aup, fup)
