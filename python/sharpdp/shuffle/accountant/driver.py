@@ -76,6 +76,11 @@ def upper_first_sweep(on: bool = True) -> Iterator[None]:
         _SWEEP.on = old
 
 
+def in_upper_first_sweep() -> bool:
+    """True inside :func:`upper_first_sweep` (this thread)."""
+    return getattr(_SWEEP, "on", False)
+
+
 def exact_two_atoms() -> bool:
     """True when two-atom laws take the exact sum (outside :func:`lattice_for_two_atoms`)."""
     return _TWO_ATOM[0]
@@ -233,4 +238,5 @@ def upper_value(law: Law, gamma: float, n: int, rel_tol: float, threads: int, sc
     return max(certify(law, gamma, n, rel_tol, threads, UpperOnly(scale, h_ratio)).upper, TINY)
 
 
-__all__ = ["certify", "exact_two_atoms", "lattice_for_two_atoms", "upper_first_sweep", "upper_value"]
+__all__ = ["certify", "exact_two_atoms", "in_upper_first_sweep", "lattice_for_two_atoms", "upper_first_sweep",
+           "upper_value"]
