@@ -26,6 +26,7 @@ import numpy as np
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
+from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
                                   seed_points, swap, via_bottom_eval)
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get, round_key,
@@ -41,15 +42,13 @@ _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
 _SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
 def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0):
-    """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one
-    sweep: values already computed for this round (any accountant with the same
-    :func:`round_key`) are reused, the rest come from one ``get_delta_bounds`` call (sorted, so the accountant's
-    grids and caches carry over), and the upper values are made non-increasing in eps (delta is: Up(e') certifies
-    every e >= e'). ``need_lower`` False: upper values first (``get_delta_bounds(lower=False)`` where the
-    accountant has it; docs/embedding.md §3.2), a lower value not computed is NaN (computed again when needed).
-    ``negligible`` > 0 (with ``need_lower`` False): an upper value below it may be a cheap, looser one
-    (``get_delta_bounds(negligible=...)``, docs/accountant_tail.md §16), kept marked and computed again for a
-    request that needs it more accurate."""
+    """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one sweep: values already
+    computed for this round (any accountant with the same :func:`round_key`) are reused, the rest come from one
+    ``get_delta_bounds`` call (sorted, so the accountant's grids and caches carry over), and the upper values are made
+    non-increasing in eps (delta is: Up(e') certifies every e >= e'). ``need_lower`` False: upper values first
+    (``get_delta_bounds(lower=False)`` in ``upper_first_sweep``, docs/composition.md §2.5), a lower value not computed
+    is NaN (computed again when needed). ``negligible`` > 0 (``need_lower`` False): an upper value below it may be
+    a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -62,7 +61,8 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     missing = np.array([e for e in eps.tolist() if stale(e)], dtype=float)
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
-        lo, up = fn(missing, **kw)
+        with upper_first_sweep(upper_first):
+            lo, up = fn(missing, **kw)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
             # a value computed with a level may be coarse (below it, or above it where a part of the value stopped
             # below it: docs/accountant_tail.md §16): marked by a third entry (that level); near or below the level

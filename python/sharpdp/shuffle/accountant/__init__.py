@@ -111,7 +111,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle import contract
 from sharpdp.shuffle.adjacency import DEFAULT_ADJACENCY, check_adjacency
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
-from sharpdp.shuffle.accountant.driver import certify
+from sharpdp.shuffle.accountant.driver import certify, in_upper_first_sweep
 from sharpdp.shuffle.accountant.epsilon_domain import by_sign, epsilon_array
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, XTOL_RANGE
 from sharpdp.shuffle.accountant.memo import envelope_put
@@ -277,12 +277,14 @@ class ShuffleAccountant:
         # adjacency, and on the key; threads do not change values): a repeated evaluation, e.g. get_delta at
         # get_epsilon's answer, returns the same values at once
         key = (eps, rel_tol, only, False, negligible)  # (a bracket's report serves an upper_first request too)
-        rep = self._reports.get(key) or (self._reports.get((eps, rel_tol, only, True, negligible)) if upper_first else None)
+        uf = 2 if upper_first and in_upper_first_sweep() else int(upper_first)  # 2: a sweep's (docs/composition.md §2.5)
+        rep = self._reports.get(key) or next(filter(None, (self._reports.get((eps, rel_tol, only, u, negligible))
+                                                           for u in range(uf, 0, -1))), None)
         if rep is None:
             upper_first = upper_first and eps <= EPS_CAP
             rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
                 self._report_laws(eps, rel_tol, only, upper_first, negligible)
-            key = (eps, rel_tol, only, upper_first, negligible)
+            key = (eps, rel_tol, only, uf if upper_first else 0, negligible)
             charge = self.sampler_term(eps)
             if charge > 0.0:  # the release sampler's total-variation charge (docs/sampling.md §4)
                 rep = replace(rep, upper=min(1.0, plus(rep.upper, charge)), terms=dict(rep.terms, sampler=charge))
@@ -311,6 +313,10 @@ class ShuffleAccountant:
         if best is None:  # (laws_for returns at least one law; `only` selects among them)
             raise RuntimeError("accountant: no law to certify")
         i, r = best
+        if upper_first and r.terms.get("lower_skipped"):
+            # the largest upper value's law computed no lower value (docs/composition.md §2.5): another law's lower
+            # value would be a loose one for the report; 0 = none computed (the profile's cache marks it NaN)
+            lo_max = 0.0
         terms = dict(r.terms)
         upper = r.upper
         s = contract.surcharge(self.randomizer, min(eps, EPS_CAP), self.adjacency)

@@ -25,6 +25,7 @@ members); the driver has no dispatch on law types.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -57,6 +58,29 @@ def lattice_for_two_atoms() -> Iterator[None]:
         _TWO_ATOM[0] = old
 
 
+#: per thread: True inside :func:`upper_first_sweep`
+_SWEEP = threading.local()
+
+
+@contextlib.contextmanager
+def upper_first_sweep(on: bool = True) -> Iterator[None]:
+    """Within this context (``on``), upper-first requests (``get_delta_bounds(lower=False)``) also skip the lower
+    value on the plain and block lattice paths (docs/composition.md §2.5): the sweeps of upper values of
+    :mod:`sharpdp.shuffle.profile` enter it. Outside it ``lower=False`` concerns far-tail laws only
+    (docs/accountant_tail.md §15). Per thread."""
+    old = getattr(_SWEEP, "on", False)
+    _SWEEP.on = bool(on) or old
+    try:
+        yield
+    finally:
+        _SWEEP.on = old
+
+
+def in_upper_first_sweep() -> bool:
+    """True inside :func:`upper_first_sweep` (this thread)."""
+    return getattr(_SWEEP, "on", False)
+
+
 def exact_two_atoms() -> bool:
     """True when two-atom laws take the exact sum (outside :func:`lattice_for_two_atoms`)."""
     return _TWO_ATOM[0]
@@ -84,9 +108,11 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         few-active-users and small-n brackets intersected with [0, E[L_+]] (docs/accountant.md §6.9);
         no lattice or far-tail work. Certified, possibly wide (lower 0 where no lower form applies).
     upper_first : bool, default False
-        :class:`Bracket` of a heavy-tailed law (far-tail path): the upper value alone (lower 0) where the
-        far-tail bracket's first round would settle it without the body pass, else the bracket
-        (docs/accountant_tail.md §15). Other paths ignore it.
+        :class:`Bracket` without ``decide``, upper values first: a heavy-tailed law (far-tail path) gives the upper
+        value alone (lower 0) where the far-tail bracket's first round would settle it without the body pass,
+        else the bracket (docs/accountant_tail.md §15); inside :func:`upper_first_sweep` the plain and block lattice
+        paths run the refinement's pass predicted to be the last without its lower lattice law and stop there
+        (lower 0; docs/composition.md §2.5). The two-atom sum and the closed forms ignore it.
 
     Returns
     -------
@@ -135,6 +161,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         small = clamped_chernoff_cap(law, gamma, n, thr)
         if small is not None and small.upper < thr:  # below the floor (or the maximum so far): nothing to refine
             return replace(small, upper=min(small.upper, cap), cap=cap)
+    if upper_first and getattr(_SWEEP, "on", False) and isinstance(mode, Bracket) and mode.decide is None:
+        # the plain and block lattice paths: the refinement's predicted last pass without its lower law
+        # (docs/composition.md §2.5); the far-tail treatment takes the flag itself (docs/accountant_tail.md §15)
+        mode = replace(mode, upper_first=True)
     blk = block(gamma, law, n)
     if blk is None:
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
@@ -208,4 +238,5 @@ def upper_value(law: Law, gamma: float, n: int, rel_tol: float, threads: int, sc
     return max(certify(law, gamma, n, rel_tol, threads, UpperOnly(scale, h_ratio)).upper, TINY)
 
 
-__all__ = ["certify", "exact_two_atoms", "lattice_for_two_atoms", "upper_value"]
+__all__ = ["certify", "exact_two_atoms", "in_upper_first_sweep", "lattice_for_two_atoms", "upper_first_sweep",
+           "upper_value"]

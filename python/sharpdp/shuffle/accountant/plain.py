@@ -52,6 +52,9 @@ class Bracket:
     decide: Callable[[float, float], bool] | None = None
     #: (lower, upper, grid) of this mode's problem -> (lower, upper) in the caller's units (None: the same)
     unit: Callable[[float, float, Grid | None], tuple[float, float]] | None = None
+    #: upper values first (docs/composition.md §2.5): a refined pass that the step rule predicts to be the last
+    #: runs without its lower lattice law and ends the refinement (lower value 0: none computed)
+    upper_first: bool = False
 
     def scaled(self, f: float) -> Bracket:
         """The same mode for a problem whose values are 1/f times these (the blocks' units)."""
@@ -163,6 +166,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     prev_upper: float | None = None  # the last certified pass's upper value
     gaps: list[tuple[float, float]] = []  # atom laws: (h, relative discretisation gap) of the passes refined from
     cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
+    last = False  # upper values first: the step rule predicts the next pass to be the last (docs/composition.md §2.5)
     for _rnd in range(mode.max_rounds + 1 + _EXTRA_ROUNDS):
         if _rnd > mode.max_rounds and not cheap:
             break
@@ -170,6 +174,14 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
         Tmax = 0.5 * K_MAX * h / J_LO
         T_capped, B_capped = T > Tmax, B > Tmax
         T, B = min(T, Tmax), min(B, Tmax)
+        if last and best is not None:
+            up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
+            if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
+                best = up_only if up_only.upper < best.upper else best
+                return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
+                                  terms=dict(best.terms, note="upper value first (docs/composition.md §2.5)",
+                                            lower_skipped=True))
+        last = False
         res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
         if isinstance(res, Coarsen):
             if best is None:
@@ -230,6 +242,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             if not redo:
                 break
             # grid fine enough; only the clamp changes
+            last = mode.upper_first
         else:
             # both discretisation biases are second order in h for a smooth law (the clamp terms
             # excluded); an atom law's gap shrinks more slowly: the step aims at the target at once
@@ -237,13 +250,34 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             disc = up - res.tail_T - lo - res.tail_B
             ratio = disc / (0.7 * rel_tol * lo) if lo > 0 else 16.0
             if law.atomic and n >= _MANY and lo > 0 and disc > 0:
-                h /= _aim(ratio, disc / lo, res.grid.h, gaps)
+                f = _aim(ratio, disc / lo, res.grid.h, gaps)
                 gaps.append((res.grid.h, disc / lo))
+                aimed = f < _AIM_MAX and f != 4.0  # (4.0: the cap of _aim's general rule)
             else:
-                h /= min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
+                f = min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
+                aimed = f < 4.0
+            h /= f
+            # the step aims at the target (not capped) and the last pass had a lower value: the next pass is
+            # predicted to be the last (docs/composition.md §2.5)
+            last = mode.upper_first and aimed and lo > 0
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)
+
+
+def _upper_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
+                threads: int) -> PassResult | None:
+    """:func:`refine`'s next pass without its lower lattice law, where it ends the refinement whatever its lower
+    value (docs/composition.md §2.5): None (the caller runs the full pass) when it needs a coarser grid or a clamp
+    could be refined after it (its clamp term above 0.05 rel_tol of the smallest estimate refine could form,
+    max(0.5 main, VALUE_FLOOR), below its cap)."""
+    res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, lower=False)
+    if isinstance(res, Coarsen):
+        return None
+    tgt = 0.05 * rel_tol * max(0.5 * res.main, VALUE_FLOOR)  # (refine's est = max(lower, 0.5 main, floor) >= it)
+    if (res.tail_T > tgt and T < Tmax) or (res.tail_B > tgt and B < Tmax):
+        return None
+    return res
 
 
 def pass_fit(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
