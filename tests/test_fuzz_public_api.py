@@ -386,6 +386,10 @@ ENTRIES = [
     E("sharpdp.shuffle:ComposedAccountant.get_epsilon", lambda: (_composed().get_epsilon, dict(delta=1e-6)),
       dict(delta="prob_open", xtol="prob_open")),
     E("sharpdp.shuffle:ComposedAccountant.pairs", lambda: (_composed().pairs, {}), dict(lower="flag")),
+    E("sharpdp.shuffle:ComposedAccountant.delta_route", lambda: (_composed().delta_route, dict(epsilon=0.5)),
+      dict(epsilon="real_inf_ok")),
+    E("sharpdp.shuffle:ComposedAccountant.smallest_certified_delta", lambda: (_composed().smallest_certified_delta, {}),
+      {}),
     # the pair's flags, a lattice step too fine to index (ValueError, not OverflowError), a
     # bisection width below float resolution (no hang), the counts of a composition; the caches
     E("sharpdp.shuffle:dominating_pair#options",

@@ -276,7 +276,7 @@ class ShuffleAccountant:
         # per-accountant cache of certified reports (a report depends only on the accountant's randomizer, n and
         # adjacency, and on the key; threads do not change values): a repeated evaluation, e.g. get_delta at
         # get_epsilon's answer, returns the same values at once
-        key = (eps, rel_tol, only, False, negligible)  # (a bracket's report serves an upper_first request too)
+        key: tuple = (eps, rel_tol, only, False, negligible)  # (a bracket's report serves an upper_first request too)
         uf = 2 if upper_first and in_upper_first_sweep() else int(upper_first)  # 2: a sweep's (docs/composition.md §2.5)
         rep = self._reports.get(key) or next(filter(None, (self._reports.get((eps, rel_tol, only, u, negligible))
                                                            for u in range(uf, 0, -1))), None)
