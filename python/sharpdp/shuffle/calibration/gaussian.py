@@ -22,10 +22,6 @@ from sharpdp.shuffle.calibration.search import (
 )
 from sharpdp.shuffle.randomizers import GaussianRandomizer
 
-# Accuracy of the evaluations before stage 3 (docs/calibration.md §3.1): the Gaussian randomizer's accountant costs
-# about 3x less at rel_tol 0.1 than at 1e-2 (n = 1e6, eps = 0.01); these points are never candidates themselves.
-STAGE1_REL_TOL = 0.1
-
 
 def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
                               progress: bool | None = False) -> CalibrationReport:
@@ -73,7 +69,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     x_t = model_root(log_template, None, target)  # the blanket weight 2 Phibar(1/sigma0) there gates the jump
     bases = (base, log_template) if jump_regime(n, 2.0 * phi_bar(math.exp(-x_t)), epsilon) else (log_template,)
     s = Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), bases, lambda x, t: math.exp(2.0 * x),
-                n, epsilon, delta, adjacency, progress, "calibrating Gaussian", rel_tol=STAGE1_REL_TOL)
+                n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
         x0 = model_root(bases[0], None, target)  # the start: where the base model meets the target
         s.evaluate(x0, None, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
@@ -95,8 +91,7 @@ def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str =
     Uses the accountant's infimum blanket for the Gaussian randomizer (the shuffle paper, Section
     4.3; docs/accountant.md); the certified delta decreases in sigma0 (a larger
     sigma0 is a post-processing). Same method as :func:`calibrate_bmg` in one dimension
-    (x = log sigma0; stage 1's evaluations at rel_tol 0.1, never candidates, docs/calibration.md §3.1; the
-    certifying ones at rel_tol 1e-2): the base model is
+    (x = log sigma0; every evaluation at rel_tol 1e-2 is a candidate answer): the base model is
     the template at Chua et al.'s index chi_chua(sigma0) plus, where sqrt(n w) (e^eps - 1) >= 1.5
     (w = 2 Phibar(1/sigma0) the infimum blanket's weight), the single-big-jump estimate (both
     estimates only); the start is where it meets delta; then safeguarded secant steps, and the

@@ -27,8 +27,8 @@ from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
-# Default accuracy of the search evaluations (Search's rel_tol): CERT_REL_TOL, each a candidate answer (for the BMG
-# 1e-2 costs about as much as 0.1); a looser one is certified again at CERT_REL_TOL (docs/calibration.md §3.1).
+# Accuracy of the search evaluations: CERT_REL_TOL (1e-2 costs little more than 0.1, and every evaluation is a
+# candidate answer; a looser value makes cheap estimates certified again at CERT_REL_TOL, a path the tests run).
 _SEARCH_REL_TOL = 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 CERT_REL_TOL = 1e-2
@@ -212,23 +212,23 @@ class Search:
 
     x is the scale coordinate (log sigma0; the certified delta decreases in it: a larger sigma0
     is a post-processing), t the shape coordinate (logit gamma; None for one-dimensional
-    searches). The model of the estimate v = log delta is ``base(x, t) + c0 + cx dx + ct dt + ctt dt^2 + cxx dx^2
-    (+ cf at full accuracy)``, dx = x - xc, dt = t - tc, fitted by weighted least squares to the evaluations near the
-    centre (xc, tc); ``base`` is the one of ``bases`` (log estimates of delta) nearest the first evaluation, or 0 if
-    all miss it by more than _TEMPLATE_OFF. ``rel_tol``: the accuracy of the evaluations before stage 3 (default
-    _SEARCH_REL_TOL; one looser than CERT_REL_TOL is never a candidate answer, docs/calibration.md §3.1).
+    searches). The model of the estimate v = log delta is ``base(x, t) + c0 + cx dx + ct dt +
+    ctt dt^2 + cxx dx^2 (+ cf at full accuracy)``, dx = x - xc, dt = t - tc, fitted by weighted
+    least squares to the evaluations near the centre (xc, tc); ``base`` is the one of ``bases``
+    (log estimates of delta) nearest the first evaluation, or 0 if all miss it by more than
+    _TEMPLATE_OFF.
     """
 
     def __init__(self, make: Callable[..., Any], bases: tuple[Callable[..., float], ...],
                  objective: Callable[..., float], n: int, epsilon: float, delta: float,
                  adjacency: str, progress: bool | None, desc: str,
-                 t_box: tuple[float, float] | None = None, rel_tol: float | None = None) -> None:
+                 t_box: tuple[float, float] | None = None) -> None:
         self.make, self.objective = make, objective
         # the base in use: the first of ``bases`` until the first evaluation picks the one nearest it
         self.bases, self.template = bases, bases[0]
         self.use_template = True  # False once the first evaluation shows every base is far off
         self.n, self.epsilon, self.delta, self.adjacency = n, epsilon, delta, adjacency
-        self.t_box, self.rel_tol = t_box, _SEARCH_REL_TOL if rel_tol is None else rel_tol  # (docs/calibration.md §3.1)
+        self.t_box = t_box
         self.pts: list[tuple[float, float | None, float, bool, float, float]] = []  # (x, t, v, fine, lo, up)
         self.count = 0
         # (objective, x, t, lo, up) of the best certified point
@@ -253,14 +253,14 @@ class Search:
 
     # -- evaluations
     def evaluate(self, x: float, t: float | None, fine: bool) -> float:
-        """log-estimate at (x, t) (``fine``: at the certifying accuracy, else at ``rel_tol``, docs/calibration.md
-        §3.1); a point already evaluated at that accuracy is not evaluated again."""
+        """log-estimate at (x, t) (``fine``: at the certifying accuracy); a point already evaluated at
+        that accuracy is not evaluated again."""
         for p in self.pts:
-            if p[0] == x and p[1] == t and (p[3] == fine or self.rel_tol == CERT_REL_TOL):
+            if p[0] == x and p[1] == t and (p[3] == fine or _SEARCH_REL_TOL == CERT_REL_TOL):
                 return p[2]
         skip = self.delta * GAIN_MARGIN * self.gain if 0.0 < self.gain < GAIN_SMALL else math.inf
         lo, up, src, up_closed = closed_then_full(self.make(x, t), self.n, self.adjacency, self.epsilon,
-                                                  self.delta, CERT_REL_TOL if fine else self.rel_tol, skip)
+                                                  self.delta, CERT_REL_TOL if fine else _SEARCH_REL_TOL, skip)
         if src == "get_delta_bounds" and math.isfinite(up_closed) and up > 0.0:
             self.gain = max(self.gain, up_closed / up)
         self.source[(x, t)] = src
@@ -272,7 +272,7 @@ class Search:
             self.template = self._pick_base(x, t, v)
             self.use_template = abs(v - self.template(x, t)) <= _TEMPLATE_OFF
         self.pts.append((x, t, v, fine, lo, up))
-        if (fine or self.rel_tol == CERT_REL_TOL) and up <= self.delta:
+        if (fine or _SEARCH_REL_TOL == CERT_REL_TOL) and up <= self.delta:
             f = self.objective(x, t)
             if self.best is None or f < self.best[0]:
                 self.best = (f, x, t, lo, up)
