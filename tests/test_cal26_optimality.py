@@ -5,6 +5,8 @@ brute-force reference: for the Gaussian randomizer, sigma0 smaller by OPT_TOL (r
 refuted by a certified lower value above delta, so no certified sigma0 is smaller by that much; for the BMG, a
 grid over gamma with a bisection in sigma0 (14 halvings of a +-10 % interval) at each gamma, whose least Err_1 the
 answer's must not exceed by more than OPT_TOL (docs/calibration.md §3.1).
+Mutations caught (revision s26 + this file): _GAIN_RTOL 1e-4 -> 1e-2 and a candidate at up <= 1.01 delta (the BMG
+grid test); stage 1 aiming 5 % below delta with stage 3 stopping at the first candidate (both Gaussian cases).
 """
 
 import math
