@@ -115,3 +115,51 @@ def test_krr_text_figures_on_the_safe_side(capsys, target):
         assert head >= r["delta"] and up >= r["delta_upper"] and lo <= r["delta_lower"], (out, r)
     else:
         assert _fig(rf"certified epsilon = {NUM} \(nats", out)[0] >= r["epsilon"], (out, r)
+
+
+UP = 8.660894783238327e-29  # :.6g rounds it down (8.66089e-29): an upper figure printed so is below the value
+LOW = 8.660895783238327e-29  # :.6g rounds it up (8.6609e-29): a lower end printed so is above the value
+EPS = 0.4144123456  # :.3g, :.4g and :.6g round it down (0.414, 0.4144, 0.414412)
+
+
+def _text_of(r):
+    from sharpdp.cli.account import format_text
+
+    return " ".join(format_text(r).split())
+
+
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_format_text_every_certified_figure_on_its_safe_side(capsys, rounds):
+    """format_text on real results whose figures are replaced by values :g rounds the wrong way (independent of the
+    accountant's values, which may round either way): each upper figure parsed back is >= its value, each lower end
+    <= it. Mutations caught: the k-RR headline, bracket ends and epsilon, the rounds headline/bracket/smallest line
+    back to :.6g / :.4g (one at a time), a lower end printed with g_up."""
+    krr, _ = _both(capsys, [*KRR_ARGS, "--epsilon", "0.3"])
+    krr.update(delta=UP, delta_upper=UP, delta_lower=LOW)
+    t = _text_of(krr)
+    head = _fig(rf"certified delta = {NUM} \(upper bound", t)[0]
+    lo, up = _fig(rf"bracket \[{NUM}, {NUM}\]", t)
+    assert head >= UP and up >= UP and lo <= LOW, t
+    krr_d, _ = _both(capsys, [*KRR_ARGS, "--delta", "1e-6"])
+    krr_d.update(epsilon=EPS)
+    assert _fig(rf"certified epsilon = {NUM} \(nats", _text_of(krr_d))[0] >= EPS
+    bmg, _ = _both(capsys, [*BMG_ARGS, "--epsilon", "25"])
+    bmg.update(delta=UP * 1e10, delta_upper=UP * 1e10, delta_lower=LOW)
+    bmg["sampler_charge_floor"].update(smallest_certified_delta=UP, smallest_at_epsilon=EPS)
+    if rounds > 1:  # a composed answer's keys (compose_rounds), the basic route at a smaller epsilon
+        from sharpdp.cli.account_rounds import BASIC_LOWER
+
+        bmg.update(rounds=rounds, discretization=0.01, delta=UP, delta_upper=UP, certified_at_epsilon=EPS,
+                   delta_lower_meaning=BASIC_LOWER, composition_route="basic composition", pair="model-placed",
+                   smallest_certified={"delta": UP, "epsilon": EPS, "route": "basic composition"})
+        t = _text_of(bmg)
+        head, at = _fig(rf"certified delta = {NUM} \(upper bound, certified at epsilon = {NUM} nats", t)
+        lo, up = _fig(rf"bracket \[{NUM}, {NUM}\]", t)
+        small, s_at = _fig(rf"smallest certified delta: {NUM} at epsilon = {NUM} nats", t)
+        assert min(head, up, small) >= UP and min(at, s_at) >= EPS and lo <= LOW, t
+        return
+    t = _text_of(bmg)
+    head, at = _fig(rf"certified delta = {NUM} \(upper bound, certified at epsilon = {NUM} nats", t)
+    lo, up = _fig(rf"nats \[{NUM}, {NUM}\]", t)
+    small, s_at = _fig(rf"a smaller certified delta, {NUM} at epsilon = {NUM} nats", t)
+    assert min(head, small) >= UP and up >= UP * 1e10 and min(at, s_at) >= EPS and lo <= LOW, t
