@@ -88,7 +88,8 @@ def test_single_round_headline_and_wording(capsys):
                          f"epsilon; the value computed at 25 nats itself, {g_up(r['delta'])}, is mostly the release "
                          "sampler's charge)")
     # "2 n sampler_tv" stays on one line of the wrapped text (no-break spaces)
-    assert any("2\u00a0n\u00a0sampler_tv = 2.29e-29" in line for line in out.splitlines()), out
+    # (2 n sampler_tv = 2.2872e-29, a lower bound, printed rounded down: docs/cli.md §2)
+    assert any("2\u00a0n\u00a0sampler_tv = 2.28e-29" in line for line in out.splitlines()), out
     assert "not a lower bound on delta" in _flat(out) and "lower value is of the accountant's bound" not in out
     # (caught: the headline 8.23434e-19; the expression wrapped after "2 n")
 
