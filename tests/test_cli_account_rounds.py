@@ -43,7 +43,9 @@ def test_rounds_text_names_each_number():
          "n": 10**6, "adjacency": "add/remove", "rounds": 2, "discretization": 1e-4,
          "epsilon": 2e-5, "delta": 8.17704e-07, "delta_lower": 8.00456e-07, "delta_upper": 8.17704e-07}
     text = format_text(r)
-    assert "certified delta = 8.17704e-07 (upper bound)" in text
-    assert "[reference lower value, certified upper] = [8.00456e-07, 8.17704e-07]" in text
+    # (printed on the safe side, docs/cli.md §2: the doubles 8.17704e-07 and 8.00456e-07 lie just above and below
+    # those decimals, so the upper figure prints 8.17705e-07 and the lower end 8.00455e-07)
+    assert "certified delta = 8.17705e-07 (upper bound)" in text
+    assert "[reference lower value, certified upper] = [8.00455e-07, 8.17705e-07]" in text
     assert "not a lower bound on delta" in text
     assert "upper [" not in text  # the old garbled "(reference lower value, upper [lo, up])"

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from sharpdp.cli import main
+from sharpdp.cli.account_rounds import g_up
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
 from sharpdp.shuffle.calibration.rounds import model_composition
 
@@ -44,8 +45,8 @@ def test_rounds_epsilon_25_headlines_the_smallest_certified_value(capsys):
     assert s["delta"] == pytest.approx(3 * float(fresh.report(s["epsilon"] / 3).upper), rel=1e-6)
     code, out, _ = _run(capsys, [*BMG_ARGS, "--rounds", "3", "--epsilon", "25"])
     text = _flat(out)
-    assert code == 0 and f"certified delta = {s['delta']:.6g} (upper bound, certified at epsilon = " in text
-    assert (f"smallest certified delta: {s['delta']:.6g} at epsilon = {s['epsilon']:.4g} nats (basic composition); it "
+    assert code == 0 and f"certified delta = {g_up(s['delta'])} (upper bound, certified at epsilon = " in text
+    assert (f"smallest certified delta: {g_up(s['delta'])} at epsilon = {g_up(s['epsilon'], 4)} nats (basic composition); it "
             "also holds at every larger epsilon") in text
     # (caught: the envelope disabled: delta 2.73e-27 != the smallest value 8.66e-29; the line missing)
 
@@ -64,7 +65,7 @@ def test_rounds_delta_refusal_names_the_smallest_value_in_the_cli_s_figures(caps
     v, at, _ = ca.smallest_certified_delta()  # (the same basic values: the round caches are per process)
     code, out, err = _run(capsys, [*BMG_ARGS, "--rounds", "3", "--delta", "3e-29"])
     assert code == 2 and "--delta: 3e-29 is below the smallest certified composed delta found" in err
-    assert f"{v:.4g} at epsilon = {at:.4g}" in err and not LONG_FLOAT.search(err), err
+    assert f"{g_up(v, 4)} at epsilon = {g_up(at, 4)}" in err and not LONG_FLOAT.search(err), err
     # (caught: short_floats not applied: 8.660894783238327e-29; the old message without the smallest value)
 
 
@@ -82,12 +83,13 @@ def test_single_round_headline_and_wording(capsys):
     f = r["sampler_charge_floor"]
     code, out, _ = _run(capsys, [*BMG_ARGS, "--epsilon", "25"])
     head = _flat(out.split("\nbracket")[0])
-    assert head.endswith(f"epsilon = 25 nats: certified delta = {f['smallest_certified_delta']:.6g} (upper bound, "
-                         f"certified at epsilon = {f['smallest_at_epsilon']:.4g} nats: delta is non-increasing in "
-                         f"epsilon; the value computed at 25 nats itself, {r['delta']:.6g}, is mostly the release "
+    assert head.endswith(f"epsilon = 25 nats: certified delta = {g_up(f['smallest_certified_delta'])} (upper bound, "
+                         f"certified at epsilon = {g_up(f['smallest_at_epsilon'], 4)} nats: delta is non-increasing in "
+                         f"epsilon; the value computed at 25 nats itself, {g_up(r['delta'])}, is mostly the release "
                          "sampler's charge)")
     # "2 n sampler_tv" stays on one line of the wrapped text (no-break spaces)
-    assert any("2\u00a0n\u00a0sampler_tv = 2.29e-29" in line for line in out.splitlines()), out
+    # (2 n sampler_tv = 2.2872e-29, a lower bound, printed rounded down: docs/cli.md §2)
+    assert any("2\u00a0n\u00a0sampler_tv = 2.28e-29" in line for line in out.splitlines()), out
     assert "not a lower bound on delta" in _flat(out) and "lower value is of the accountant's bound" not in out
     # (caught: the headline 8.23434e-19; the expression wrapped after "2 n")
 

@@ -193,11 +193,6 @@ def test_fresh_composition_is_non_increasing_where_the_charge_is_small(ca):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(raises=ValueError, strict=True, reason="rev26a: the CLI's 'smallest certified delta' line prints "
-                   "v* = 8.660894783e-29 as 8.66089e-29 (rounded to nearest, here down: below the certified value), "
-                   "and `account --rounds 3 --delta 8.66089e-29` is refused as 'below the smallest certified composed "
-                   "delta found, 8.661e-29' (measured, 2026-12-05); docs/cli.md §2 calls it the number a refused "
-                   "--delta names")
 def test_cli_smallest_certified_figure_is_accepted_back_as_delta(ca):
     from sharpdp.cli.account_rounds import smallest_text
 

@@ -8,7 +8,8 @@ import sys
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, NoReturn
 
-from sharpdp.cli.account_rounds import BASIC_LOWER, COMPOSED_LOWER, compose_rounds, smallest_text, short_floats
+from sharpdp.cli.account_rounds import (BASIC_LOWER, COMPOSED_LOWER, compose_rounds, g_down, g_up, smallest_text,
+                                        short_floats)
 from sharpdp.cli.errors import real_number
 
 
@@ -348,12 +349,12 @@ def _floor_text(f: dict[str, Any] | None, eps: float, delta: float) -> str:
         return ""
     where = (f" at eps_tau = {f['charge_epsilon']:.4g} nats (reported for every larger epsilon)"
              if f["charge_epsilon"] < eps else "")
-    smaller = (f"; a smaller certified delta, {f['smallest_certified_delta']:.6g} at epsilon = "
-               f"{f['smallest_at_epsilon']:.4g} nats, also holds at epsilon = {eps:.6g} nats (delta is non-increasing in "
+    smaller = (f"; a smaller certified delta, {g_up(f['smallest_certified_delta'])} at epsilon = "
+               f"{g_up(f['smallest_at_epsilon'], 4)} nats, also holds at epsilon = {eps:.6g} nats (delta is non-increasing in "
                f"epsilon; smallest of {f['values_searched']} values searched, docs/cli.md §2)"
                if f["smallest_certified_delta"] <= 0.9 * delta else "")
     return (f"\nsampler's charge floor: the release sampler's charge {f['charge']:.3g}{where} makes most of this "
-            f"value; it grows with epsilon and is at least {_FLOOR_NAME} = {f['floor_at_any_epsilon']:.3g} at every "
+            f"value; it grows with epsilon and is at least {_FLOOR_NAME} = {g_down(f['floor_at_any_epsilon'], 3)} at every "
             f"epsilon (sampler_tv = {f['sampler_tv_per_message']:.3g} per message grows with the noise table's "
             f"length, about 13.2 sigma0 / h entries: docs/sampling.md §4, docs/cli.md §2){smaller}")
 
@@ -451,14 +452,14 @@ def _format_krr(r: dict[str, Any]) -> str:
     if r.get("rounds", 1) > 1:
         head += f"; {r['rounds']} rounds composed (loss lattice {r['discretization']:.3g} nats)"
     if "delta_upper" in r:
-        body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound, {r['bound']})\n"
-                f"bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]")
+        body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {g_up(r['delta'])} (upper bound, {r['bound']})\n"
+                f"bracket [{g_down(r['delta_lower'])}, {g_up(r['delta_upper'])}]")
         if "bracket_note" in r:
             body += f": lower value = {r['delta_lower_meaning']}; {r['bracket_note']}"
         elif "delta_lower_meaning" in r:
             body += f": lower value = {r['delta_lower_meaning']}"
     else:
-        body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats, {r['bound']} bound)"
+        body = f"delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats, {r['bound']} bound)"
     return head + "\n" + body
 
 
@@ -480,41 +481,41 @@ def format_text(r: dict[str, Any]) -> str:
         if r.get("rounds", 1) > 1:
             basic = r.get("delta_lower_meaning") == BASIC_LOWER
             at = r.get("certified_at_epsilon", r["epsilon"])
-            where = (f", certified at epsilon = {at:.4g} nats: delta is non-increasing in epsilon" if at < r["epsilon"]
+            where = (f", certified at epsilon = {g_up(at, 4)} nats: delta is non-increasing in epsilon" if at < r["epsilon"]
                      else "")
-            body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {r['delta']:.6g} (upper bound{where})\n"
-                    + (f"value by {r['composition_route']}; bracket [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: "
+            body = (f"epsilon = {r['epsilon']:.6g} nats: certified delta = {g_up(r['delta'])} (upper bound{where})\n"
+                    + (f"value by {r['composition_route']}; bracket [{g_down(r['delta_lower'])}, {g_up(r['delta_upper'])}]: "
                        f"lower value = {r['delta_lower_meaning']}" if basic else
                        f"value by the dominating pair's composition (docs/composition.md §4)\n"
                        f"bracket [reference lower value, certified upper] = "
-                       f"[{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]\nreference lower value: not a lower bound on delta; "
+                       f"[{g_down(r['delta_lower'])}, {g_up(r['delta_upper'])}]\nreference lower value: not a lower bound on delta; "
                        f"this bound's own reference, the same composition computed from the rounds' lower values "
                        f"(what the pair and lattice cost)")
                     + smallest_text(r) + (f"\npair: {r['pair']}" if r.get("pair") else ""))
         else:
             f = r.get("sampler_charge_floor")
             smaller = f is not None and f["smallest_certified_delta"] <= 0.9 * r["delta"]
-            value = (f"certified delta = {f['smallest_certified_delta']:.6g} (upper bound, certified at epsilon = "
-                     f"{f['smallest_at_epsilon']:.4g} nats: delta is non-increasing in epsilon; the value computed at "
-                     f"{r['epsilon']:.6g} nats itself, {r['delta']:.6g}, is mostly the release sampler's charge)"
-                     if smaller else f"certified delta = {r['delta']:.6g} (upper bound)")
+            value = (f"certified delta = {g_up(f['smallest_certified_delta'])} (upper bound, certified at epsilon = "
+                     f"{g_up(f['smallest_at_epsilon'], 4)} nats: delta is non-increasing in epsilon; the value computed "
+                     f"at {r['epsilon']:.6g} nats itself, {g_up(r['delta'])}, is mostly the release sampler's charge)"
+                     if smaller else f"certified delta = {g_up(r['delta'])} (upper bound)")
             body = (f"epsilon = {r['epsilon']:.6g} nats: {value}\n"
-                    f"bracket of the value at {r['epsilon']:.6g} nats [{r['delta_lower']:.6g}, {r['delta_upper']:.6g}]: "
+                    f"bracket of the value at {r['epsilon']:.6g} nats [{g_down(r['delta_lower'])}, {g_up(r['delta_upper'])}]: "
                     f"the lower figure is the blanket bound's own lower value (how tightly the accountant computed "
                     f"the bound), not a lower bound on delta; {r['bracket_note']}"
                     + _floor_text(f, r["epsilon"], r["delta"]))
     else:
-        body = f"delta = {r['delta']:.6g}: certified epsilon = {r['epsilon']:.6g} (nats)"
+        body = f"delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats)"
         if r.get("composition_route"):
             body += f"\nvalue by {r['composition_route']}"
         sc = r.get("sampler_charge")
         if sc is not None and sc["charge"] >= 0.5 * r["delta"]:
             body += (f"\nsampler's charge: the release sampler's charge {sc['charge']:.3g} makes "
                      f"{sc['charge'] / r['delta']:.0%} of this delta; the smallest certified delta is "
-                     + (f"{sc['smallest_certified_delta']:.4g} at epsilon = {sc['smallest_at_epsilon']:.3g} nats (the "
+                     + (f"{g_up(sc['smallest_certified_delta'], 4)} at epsilon = {g_up(sc['smallest_at_epsilon'], 3)} nats (the "
                         f"smallest of {sc['values_searched']} values of the search get_epsilon's refusal names: "
                         f"docs/accountant.md §8.3); " if sc.get("smallest_certified_delta") is not None else "")
-                     + f"no epsilon certifies less than {_FLOOR_NAME} = {sc['floor_at_any_epsilon']:.3g}, a lower "
+                     + f"no epsilon certifies less than {_FLOOR_NAME} = {g_down(sc['floor_at_any_epsilon'], 3)}, a lower "
                        "bound below it (docs/sampling.md §4, docs/cli.md §2)")
     help_ = dict(BMG_FIELD_HELP, **({"chi_lo": _CHI_LO_REPLACE} if r["adjacency"] == "replace" else {}))
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in help_.items())
