@@ -217,8 +217,7 @@ def _drift_clamp(law: Law, mean: float, sd: float) -> float:
 
 def _closed_jump(law: Law, gamma: float, n: int, T0: float, rel_tol: float) -> tuple[float, float] | None:
     """The closed form's jump bracket at the clamp T0 (docs/accountant_tail.md §24) where the law is eligible and the
-    bracket is within rel_tol/2 (the stop test of §8), else None: the round's jump grid then need not resolve the
-    lower value (docs/accountant_tail.md §28, speed only)."""
+    bracket is within rel_tol/2 (the stop test of §8), else None: the round's jump grid then need not resolve the lower value (§28)."""
     if not concentrated.eligible(law, gamma, n):
         return None
     lo_c, up_c = concentrated.jump_bracket(law, gamma, n, T0, fast=True)
