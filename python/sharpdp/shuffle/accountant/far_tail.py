@@ -34,8 +34,8 @@ import numpy as np
 from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
-from sharpdp.shuffle.accountant.jump import (JumpTerm, TailCoarsen, h_first_group, jump_term, pair_first_term,
-                                             pair_first_terms, pair_integral_up, pow2)
+from sharpdp.shuffle.accountant.jump import (JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_first_terms,
+                                             pair_integral_up)
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -75,7 +75,8 @@ class FarTailBracket:
 
 
 # --------------------------------------------------------------------------- driver
-_h_first_group = h_first_group  # (the grid rule's former name here; it lives in jump.py since §28's change)
+def _pow2(x: float) -> float:
+    return 2.0 ** math.floor(math.log2(x))
 
 
 def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
@@ -174,6 +175,40 @@ def _normal_value(law: Law, gamma: float, n: int, mu: float | None = None, sd: f
     return e / (n * gamma)
 
 
+def _first_group_ok(h: float, lo_s: float, top: float) -> bool:
+    """The centroid law's first group can close on a node <= top at step h: its first piece is the fine cell
+    [f, f + h/4) holding lo_s (f = floor(4 lo_s / h) h / 4; the fine grid contains 0), whose mean c is at most
+    f + h/4, and the sweep targets the node ceil(c/h + 1/4) h <= ceil(f/h + 1/2) h (docs/accountant.md §4.2)."""
+    f = math.floor(4.0 * lo_s / h) * h / 4.0
+    return math.ceil(f / h + 0.5) * h <= top
+
+
+def _h_first_group(lo_s: float, mean: float) -> tuple[float, int]:
+    """(h, j): the largest step h = j 2^e (j odd, <= 127) at which the centroid (lower) law of a law supported in
+    [lo_s, inf), lo_s < 0, can close its first group (the one holding the bottom of the support) on a node at or
+    below the mean (minus a margin for the clamp at T0). A coarser grid puts the whole law in one unfinished
+    group: no lower value (docs/accountant_tail.md §8, §11.2). A choice of speed only; j > 1 (a dyadic, not a
+    power-of-two step) often allows a grid several times coarser than the powers of two."""
+    top = mean - 0.05 * (mean - lo_s)
+    h1 = _pow2(-lo_s)
+    for _ in range(80):
+        if _first_group_ok(h1, lo_s, top):
+            break
+        h1 /= 2.0
+    best, bj = h1, 1
+    e_hi = math.floor(math.log2(-lo_s))
+    for e in range(e_hi, e_hi - 14, -1):
+        for j in range(3, 128, 2):
+            h = j * 2.0**e
+            if h <= best:
+                continue
+            if h > -lo_s:
+                break
+            if _first_group_ok(h, lo_s, top):
+                best, bj = h, j
+    return best, bj
+
+
 def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
     """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
     (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
@@ -213,15 +248,6 @@ def _drift_clamp(law: Law, mean: float, sd: float) -> float:
     """The drift rule's lower clamp: max(4 sd, the B with tau_low(B) <= |E L| / 4 when E L < 0), so that the clamp
     leaves most of the (negative) drift (docs/accountant_tail.md §8; speed only)."""
     return max(4.0 * sd, choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd)
-
-
-def _closed_jump(law: Law, gamma: float, n: int, T0: float, rel_tol: float) -> tuple[float, float] | None:
-    """The closed form's jump bracket at the clamp T0 (docs/accountant_tail.md §24) where the law is eligible and the
-    bracket is within rel_tol/2 (the stop test of §8), else None: the round's jump grid then need not resolve the lower value (§28)."""
-    if not concentrated.eligible(law, gamma, n):
-        return None
-    lo_c, up_c = concentrated.jump_bracket(law, gamma, n, T0, fast=True)
-    return (lo_c, up_c) if 0.0 < lo_c and up_c - lo_c <= 0.5 * rel_tol * lo_c else None
 
 
 class _BracketNeeded(Exception):
@@ -350,7 +376,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     tiny = est < VALUE_FLOOR  # (then no lower value is computed: no step for the centroid law)
     est = max(est, VALUE_FLOOR)
     # start coarse (the sd) and refine on the observed gap; the bulk's spread bounds the useful start
-    h_start = pow2(max(min(sd / 4.0, 4.0 * law.spread()), 1e-300))
+    h_start = _pow2(max(min(sd / 4.0, 4.0 * law.spread()), 1e-300))
     # at large n the sum's spread allows a coarser grid (the rounding noise n h^2/4 against it), the more so when the
     # jump term (estimated by est) makes the value: the body's own refinement is then not needed
     # (docs/accountant_tail.md §8; a choice of speed only)
@@ -358,10 +384,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     if as_bracket and not lower and v_bulk > 1e-3 * est:
         raise _BracketNeeded  # the bulk is a visible part of the value: the body pass will run (speed only: §15)
     h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
-    h_start = max(h_start, pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
+    h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
-        h_fg, j_odd = h_first_group(lo_s, mean)
+        h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
     B = None
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
@@ -370,12 +396,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
                 # the smaller of the count clamp and the drift rule's (§8: a light left tail keeps the latter)
                 B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
-                H = pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0)
+                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0)
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi = 0.0
             else:
                 T0r = choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est)
-                H = j_odd * pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
+                H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
             if math.isfinite(lo_s):
@@ -389,14 +415,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 B = math.ceil(B / H) * H
             # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
             h = min(h_start, H)
-            cf = _closed_jump(law, gamma, n, T0, rel_tol) if lower and not bounded and h < H / 8.0 else None
-            h, h0 = (H, h) if cf is not None else (h, h)  # (the closed form makes the lower value: §28, speed only)
             jt: JumpTerm | None = None
             lat: LatticeLaws | None = None
             bc: float | None = None  # body_chernoff of lat, where already computed (the same value)
             h_used = h
             lo_best, gap_prev = 0.0, math.inf
-            for _ in range(max_rounds + (cf is not None)):
+            for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
                     bc_n = body_chernoff(lat_n, h, n, gamma) if as_bracket and not lower and jt is None and \
@@ -405,12 +429,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         raise _BracketNeeded  # the bracket's body pass will run (speed only: §15)
                     jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
                             jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
-                    if cf is not None and jt is None and jt_n.up > cf[1]:
-                        raise TailCoarsen(h)  # the coarse grid's upper value misses the closed form's (§28)
                 except TailCoarsen as exc:
-                    if cf is not None and jt is None:
-                        cf, h = None, h0  # the coarse pass leaves no trace: the grid of before (§28)
-                        continue
                     if jt is None:
                         # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
                         # law may be empty there, Lo = 0), unless it would not divide the clamps
@@ -429,8 +448,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     break  # a finer step lost the upper value and gave no lower one: the closed form's turn (§24)
                 if not lower or bounded or jt.up + multi < max(negligible, VALUE_FLOOR):
                     break  # (below the value floor only the upper value is certified, as in the engine)
-                j_lo, j_up = (max(lo_best, cf[0]), min(jt.up, cf[1])) if cf is not None else (lo_best, jt.up)
-                gap = (j_up - j_lo) / j_lo if j_lo > 0 else math.inf  # (§28: the bracket of §24 where cf is set)
+                gap = (jt.up - lo_best) / lo_best if lo_best > 0 else math.inf
                 if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                     break  # accurate enough, or the round-off bounds stop the refinement
                 if gap < math.inf and jt.N >= KEEP_N and jt.up - lo_best <= 0.05 * rel_tol * v_bulk:
@@ -483,8 +501,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             up, lo = (body_up + jt.up + multi) * (1 + 1e-9), res.lower
             rounds.append((rnd, res))
             # (the redo rules below read the FFT treatment's own lower value: a loose one of §24 would move T0 for nothing)
-            # (with cf set, §24's bracket is narrow by construction: its lower value is the round's own, §28)
-            lo_f = lo if jt.lo == lo_best or cf is not None else max((body_lo + lo_best - pen) * (1 - 1e-9), 0.0)
+            lo_f = lo if jt.lo == lo_best else max((body_lo + lo_best - pen) * (1 - 1e-9), 0.0)
             val = lo_f if lo_f > 0 else up
             if up < max(negligible, VALUE_FLOOR):
                 break

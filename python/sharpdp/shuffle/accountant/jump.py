@@ -326,43 +326,5 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
 
 
-
-def pow2(x: float) -> float:
-    return 2.0 ** math.floor(math.log2(x))
-
-
-def _first_group_ok(h: float, lo_s: float, top: float) -> bool:
-    """The centroid law's first group can close on a node <= top at step h: its first piece is the fine cell
-    [f, f + h/4) holding lo_s (f = floor(4 lo_s / h) h / 4; the fine grid contains 0), whose mean c is at most
-    f + h/4, and the sweep targets the node ceil(c/h + 1/4) h <= ceil(f/h + 1/2) h (docs/accountant.md §4.2)."""
-    f = math.floor(4.0 * lo_s / h) * h / 4.0
-    return math.ceil(f / h + 0.5) * h <= top
-
-
-def h_first_group(lo_s: float, mean: float) -> tuple[float, int]:
-    """(h, j): the largest step h = j 2^e (j odd, <= 127) at which the centroid (lower) law of a law supported in
-    [lo_s, inf), lo_s < 0, can close its first group (the one holding the bottom of the support) on a node at or
-    below the mean (minus a margin for the clamp at T0). A coarser grid puts the whole law in one unfinished
-    group: no lower value (docs/accountant_tail.md §8, §11.2). A choice of speed only; j > 1 (a dyadic, not a
-    power-of-two step) often allows a grid several times coarser than the powers of two."""
-    top = mean - 0.05 * (mean - lo_s)
-    h1 = pow2(-lo_s)
-    for _ in range(80):
-        if _first_group_ok(h1, lo_s, top):
-            break
-        h1 /= 2.0
-    best, bj = h1, 1
-    e_hi = math.floor(math.log2(-lo_s))
-    for e in range(e_hi, e_hi - 14, -1):
-        for j in range(3, 128, 2):
-            h = j * 2.0**e
-            if h <= best:
-                continue
-            if h > -lo_s:
-                break
-            if _first_group_ok(h, lo_s, top):
-                best, bj = h, j
-    return best, bj
-
 __all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_first_terms",
-           "h_first_group", "pair_integral_up", "pow2", "stop_loss_grid"]
+           "pair_integral_up", "stop_loss_grid"]
