@@ -72,7 +72,7 @@ def test_bottom_end_refusal_by_its_search_only_below_every_fresh_value():
     clear_caches()
     with pytest.raises(ValueError, match=r"not certified at any epsilon tried \(smallest value ") as info:
         _gauss(S4, N4).get_epsilon(1e-27)
-    m = re.search(r"smallest value ([0-9.e+-]+), at eps = ([0-9.e+-]+);", str(info.value))
+    m = re.search(r"smallest value ([0-9.e+-]+), at eps = ([0-9.e+-]+),", str(info.value))  # (fix26b's wording)
     named, at = float(m.group(1)), float(m.group(2))
     # (a fresh value at its eps, a hair below the scan's minimum: the golden section's placement)
     assert named == pytest.approx(_fresh(S4, N4, at), rel=1e-9) and 1e-27 < named <= min(scan) * 1.001
@@ -92,7 +92,7 @@ def test_bottom_end_step2_refusal_bound_holds_below_e_c():
     acc = _gauss(s, n)
     with pytest.raises(ValueError, match=r"alone exceeds it, and below it every split's value is at least") as info:
         acc.get_epsilon(delta)
-    m = re.search(r"above eps = ([0-9.e+-]+) .* at least ([0-9.e+-]+) \(", str(info.value))
+    m = re.search(r"above eps = e_c = ([0-9.e+-]+) .* at least ([0-9.e+-]+), a lower value", str(info.value))
     e_c, lo = float(m.group(1)), float(m.group(2))
     assert lo > delta and acc._bottom.sampler_floor(e_c) > delta
     for e in (0.5 * e_c, 0.9 * e_c, e_c * (1 - 1e-6)):
