@@ -30,10 +30,9 @@ def test_window_past_the_cliff_answers_at_its_lower_edge():
     """sigma0 = 3, delta = 1.5e-28 (e_c = 9.22): the values are ~1e-27 up to the cliff at 8.727 and rise past it
     with the charge (1.47e-28 at 8.8, 1.61e-28 at 8.93). The answer is certified by a fresh get_delta, lies in
     the window, and a fresh value 2 xtol below it is above delta (the flat part: the bisection found the cliff's
-    edge). Mutation caught: the half steps dropped (``then`` = (): ValueError, 'smallest value 1.6088e-28 at 8.928',
-    the refusal before this change); the half steps taken without the value check (``_first_of`` returning its
-    last point: answer from e = 9.08, the k = 5.5 point... the answer is still re-searched, but the refusal test
-    below catches it)."""
+    edge). Mutations caught: the half steps dropped (``then`` = (): ValueError, 'smallest value 1.6088e-28 at
+    8.928', the refusal before this change); ``_first_of`` without its value check (the k = 1 point, value above
+    delta, as the upper end: answer 8.5227, outside the window)."""
     delta = 1.5e-28
     r = _gauss(3.0).get_epsilon(delta)
     assert 8.7 < r <= 8.8 * (1 + XTOL), r
