@@ -115,7 +115,8 @@ def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
     is <= delta) whose certified value is <= delta and entered into the monotone memo: the first of ``known``
     (epsilons at which the memo holds a value <= delta) and of the points where ``sampler_floor`` is
     delta (1 - 2^-k), k = 1..8, whose value (the split search of ``report``) is <= delta, then the smallest of at
-    most CHARGE_STEPS golden-section points of [0, e_c] if it is.
+    most CHARGE_STEPS golden-section points of [0, e_c] if it is, then the first of the half steps k = 1/2, ...,
+    15/2 (at most 8 more evaluations: a window past a cliff of the legs' values just below e_c) whose value is.
 
     Raises
     ------
