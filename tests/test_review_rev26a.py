@@ -101,9 +101,6 @@ def test_bottom_end_step2_refusal_bound_holds_below_e_c():
         assert _fresh(s, n, e) > delta
 
 
-@pytest.mark.xfail(raises=ValueError, strict=True, reason="rev26a break: §9.9 step 3's golden-section search misses "
-                   "the narrow certified window past a cliff of the values (8.727..8.8), so get_epsilon refuses a "
-                   "delta that a fresh get_delta(8.8) certifies (and answers it on an object that saw get_delta(8.8))")
 def test_bottom_end_refuses_a_delta_a_fresh_get_delta_certifies():
     """GaussianRandomizer(3, 1), n = 1000, replace: the fresh values are ~1.0e-27 on [1.5, 8.72] (flat, slowly rising),
     fall at a cliff to 1.4055e-28 at 8.7283 and rise again with the charge (1.474e-28 at 8.8, 3.77e-28 at 10).

@@ -75,14 +75,14 @@ def charge_end(acc: Any, delta: float, known: list[float]) -> float | None:
 
 
 def _first_at_most(value: Callable[[float], float], delta: float, points: Iterable[float], top: float,
-                   seen: list[tuple[float, float]]) -> tuple[float | None, tuple[float, float]]:
+                   seen: list[tuple[float, float]], then: Iterable[float] = ()) -> tuple[float | None,
+                                                                                        tuple[float, float]]:
     """The first of ``points`` whose ``value`` is <= delta, else the point of smallest value of at most
-    CHARGE_STEPS golden-section points of [0, top] if it is <= delta (else None); with the smallest (value, eps)
-    of ``seen`` (points evaluated before, extended by every point tried here): docs/accountant.md §8.3, §9.9."""
-    for e in points:
-        seen.append((value(e), e))
-        if seen[-1][0] <= delta:
-            return e, seen[-1]
+    CHARGE_STEPS golden-section points of [0, top] if it is <= delta, else the first of ``then`` whose value is
+    (else None); with the smallest (value, eps) of ``seen`` (points evaluated before, extended by every point
+    tried here): docs/accountant.md §8.3, §9.9."""
+    if (e := _first_of(value, delta, points, seen)) is not None:
+        return e, seen[-1]
 
     def tried(e: float) -> float:
         seen.append((value(e), e))
@@ -92,7 +92,20 @@ def _first_at_most(value: Callable[[float], float], delta: float, points: Iterab
     # golden-section search of [0, top] for the smallest value (D_up falls, the charge rises)
     golden_min(tried, 0.0, top, CHARGE_STEPS, enough=delta)
     u, e = min(seen)
-    return (e if u <= delta else None), (u, e)
+    if u <= delta:
+        return e, (u, e)
+    hit = _first_of(value, delta, then, seen)
+    return hit, min(seen)
+
+
+def _first_of(value: Callable[[float], float], delta: float, points: Iterable[float],
+              seen: list[tuple[float, float]]) -> float | None:
+    """The first of ``points`` whose ``value`` is <= delta (else None), each (value, eps) appended to ``seen``."""
+    for e in points:
+        seen.append((value(e), e))
+        if seen[-1][0] <= delta:
+            return e
+    return None
 
 
 def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
@@ -102,7 +115,8 @@ def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
     is <= delta) whose certified value is <= delta and entered into the monotone memo: the first of ``known``
     (epsilons at which the memo holds a value <= delta) and of the points where ``sampler_floor`` is
     delta (1 - 2^-k), k = 1..8, whose value (the split search of ``report``) is <= delta, then the smallest of at
-    most CHARGE_STEPS golden-section points of [0, e_c] if it is.
+    most CHARGE_STEPS golden-section points of [0, e_c] if it is, then the first of the half steps k = 1/2, ...,
+    15/2 (at most 8 more evaluations: a window past a cliff of the legs' values just below e_c) whose value is.
 
     Raises
     ------
@@ -140,9 +154,14 @@ def bottom_end(acc: Any, delta: float, known: list[float]) -> float | None:
     def value(e: float) -> float:  # a certified value, entered into the memo (get_delta(e) then reports it)
         return float(acc._memo_put(e, min(max(float(acc.report(e).upper), TINY), 1.0)))
 
-    ladder = (math.log(c) for k in range(1, 9) if (c := delta * (1.0 - 0.5**k) / tau - 3.0) > 1.0)
+    def ladder(ks: Iterable[float]) -> Iterable[float]:  # where sampler_floor is delta (1 - 2^-k), below e_c
+        return (min(math.log(c), e_c) for k in ks if (c := delta * (1.0 - 0.5**k) / tau - 3.0) > 1.0)
+
+    # after the golden section, the half steps k = 1/2, 3/2, ..., 15/2 approach e_c from below: a window of
+    # certified values past a cliff of the legs' values, which the golden section (following a flat part) misses
     seen: list[tuple[float, float]] = []
-    e, _ = _first_at_most(value, delta, (min(e, e_c) for e in (*known, *ladder)), e_c, seen)
+    e, _ = _first_at_most(value, delta, (*(min(e, e_c) for e in known), *ladder(range(1, 9))), e_c, seen,
+                          ladder(k + 0.5 for k in range(8)))
     if e is not None:
         return e
     u, at = min((*seen, *zip(acc._memo_u, acc._memo_e)))  # (the memo: values get_delta computed before, all > delta)
