@@ -197,10 +197,12 @@ def test_error_parameter_reads_every_form():
 
 # ----------------------------------------------------------------- 3. sharpdp mean's text fits 80 columns
 def _figures(r):
-    """The figures the text shows, as it formats them."""
+    """The figures the text shows, as it formats them (the certified ones on the safe side: docs/cli.md §2)."""
+    from sharpdp.cli.rounding import g_down, g_up
+
     a = r["analyst_only_not_private"]
     units = a.get("expected_rmse_original_units") or r["expected_rmse_original_units"]
-    return ([f"{r['delta_certified']:.6g}", f"{r['delta_bounds'][0]:.4g}", f"{r['delta_bounds'][1]:.4g}",
+    return ([g_up(r["delta_certified"]), g_down(r["delta_bounds"][0], 4), g_up(r["delta_bounds"][1], 4),
              f"{r['epsilon']:.6g}", f"{r['expected_rmse_per_coordinate']:.4g}",
              f"{r['central_gaussian']['rmse_per_coordinate']:.4g}", f"{r['rmse_ratio_bmg_over_central']:.3f}",
              f"{r['n']} rows"]

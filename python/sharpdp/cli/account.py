@@ -8,8 +8,8 @@ import sys
 from contextlib import contextmanager, nullcontext
 from typing import Any, Iterator, NoReturn
 
-from sharpdp.cli.account_rounds import (BASIC_LOWER, COMPOSED_LOWER, compose_rounds, g_down, g_up, smallest_text,
-                                        short_floats)
+from sharpdp.cli.account_rounds import BASIC_LOWER, COMPOSED_LOWER, compose_rounds, smallest_text
+from sharpdp.cli.rounding import g_down, g_up, short_floats
 from sharpdp.cli.errors import real_number
 
 

@@ -1,55 +1,14 @@
 """`sharpdp account --rounds K`: the certified composition of K rounds (ComposedAccountant) and what its answer
 prints beside the figure (which route gives it, the smallest certified value: docs/cli.md §2, docs/composition.md
-§4.3-§4.4); and the CLI's short form of a library message's floats."""
+§4.3-§4.4); the safe-side rounding of the figures it prints lives in :mod:`sharpdp.cli.rounding`."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
+from sharpdp.cli.rounding import g_down, g_up, short_floats  # noqa: F401  (re-exported: public names)
 
-def g_up(v: float, sig: int = 6) -> str:
-    """``v`` printed to ``sig`` significant digits (``sig`` >= 1) rounded up: the printed number is >= ``v`` as a real
-    number (so ``float(g_up(v)) >= v``), above it by less than one unit of its last digit, in the style of
-    ``f"{v:.6g}"`` (``8.6609e-29`` for 8.660894783e-29, where ``:.6g`` prints ``8.66089e-29``). Certified upper values (a delta, an epsilon certified for a delta) print this way:
-    docs/cli.md §2. inf, nan and 0 print as ``:g`` prints them."""
-    from decimal import ROUND_CEILING
-
-    return _g_directed(v, sig, ROUND_CEILING)
-
-
-def g_down(v: float, sig: int = 6) -> str:
-    """``v`` printed to ``sig`` significant digits rounded down (the printed number is <= ``v``): the lower end of a
-    bracket, a lower bound (docs/cli.md §2); otherwise as :func:`g_up`."""
-    from decimal import ROUND_FLOOR
-
-    return _g_directed(v, sig, ROUND_FLOOR)
-
-
-def _g_directed(v: float, sig: int, rounding: str) -> str:
-    import math
-    from decimal import Context, Decimal
-
-    if not math.isfinite(v) or v == 0.0:
-        return f"{v:.{sig}g}"
-    d = Context(prec=sig, rounding=rounding).create_decimal(Decimal(v))  # (Decimal(v): the double's exact value)
-    x = d.adjusted()  # the exponent of its first digit
-    if -4 <= x < sig:  # (where :g writes the fixed form)
-        text = format(d, "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    digits = "".join(map(str, d.as_tuple().digits)).rstrip("0")
-    return (f"{'-' if d < 0 else ''}{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}"
-            f"e{'-' if x < 0 else '+'}{abs(x):02d}")
-
-
-def short_floats(message: str) -> str:
-    """A library message with its full-precision floats (``2.8869649277461074e-29``, seven or more digits after the
-    point) shown to 4 significant digits rounded up (:func:`g_up`), as the CLI prints its figures (docs/cli.md §2): the
-    refusals it shortens compare delta with the values they name (the smallest certified value, a charge, a certified
-    value at an epsilon), and "delta is below X" stays true with X rounded up, never printed below the value."""
-    import re
-
-    return re.sub(r"(?<![\w.])\d+\.\d{6,}(?:e[-+]?\d+)?", lambda m: g_up(float(m.group(0)), 4), message)
 
 COMPOSED_LOWER = ("reference value: composes the rounds' lower values on the same pair and lattice and shows what "
                   "the construction costs (the bracket is of this composition bound, not of delta); it is not a "

@@ -48,6 +48,7 @@ from sharpdp.cli import (SEEDED_MODE_WARNING, check_not_written, check_out_dir, 
                          make_out_dir, option_error, refuse_parquet_csv, release_file, release_rng,
                          remove_earlier_outputs)
 from sharpdp.cli.errors import real_number
+from sharpdp.cli.rounding import g_up
 from sharpdp.cli.histogram_plots import PAPER, draw_diagnostics, draw_release, table2
 
 DEFAULT_OUT = "sharpdp_histogram_out"
@@ -105,7 +106,7 @@ def small_groups_warning(small: int, groups: int, count: int, eps_top: float, de
             f"{'has' if small == 1 else 'have'} a released value of at most {count}; in groups with a true count of "
             f"at most {count} the count-dependent mechanism adds little noise by design: a member of such a group has "
             f"per-member epsilon above "
-            f"{SMALL_GROUP_EPSILON:g} nats (up to {eps_top:.3g} for a count of 0 or 1) at delta = {delta:g}, i.e. "
+            f"{SMALL_GROUP_EPSILON:g} nats (up to {g_up(eps_top, 3)} for a count of 0 or 1) at delta = {delta:g}, i.e. "
             f"little or no protection; groups of more than {count} get epsilon <= {SMALL_GROUP_EPSILON:g} nats, less "
             f"the larger they are (the guarantee table; '{PAPER}')")
 
@@ -559,7 +560,7 @@ def _format_lines(result: dict[str, Any]) -> str:
              f"{result['epsilon_method']}):"]
     g = result["guarantee"]
     for k, n in enumerate(g["n"]):
-        lines.append(f"  n = {n:>7d}: v(n) = {g['v_n'][k]:.3g}  epsilon = {g['epsilon'][k]:.3g} nats  "
+        lines.append(f"  n = {n:>7d}: v(n) = {g['v_n'][k]:.3g}  epsilon = {g_up(g['epsilon'][k], 3)} nats  "
                      f"E|error| <= {g['expected_abs_error_bound'][k]:.3g}")
     lines.append("largest released values: " + ", ".join(f"{e['group']} = {e['released']:.1f}"
                                                           for e in result["largest_released"]))

@@ -414,6 +414,7 @@ def _count(k: int, noun: str) -> str:
 def format_text(r: dict[str, Any]) -> str:
     from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE, release_scope
     from sharpdp.cli import wrap_entry
+    from sharpdp.cli.rounding import g_down, g_up
 
     cols = r["columns"]
     a = r[ANALYST_ONLY]
@@ -422,9 +423,10 @@ def format_text(r: dict[str, Any]) -> str:
     central_units = a["central_rmse_original_units"] if from_data else r["central_gaussian"]["rmse_original_units"]
     w = max(12, *(len(c) for c in cols))
     rounds = r.get("rounds", 1)
-    privacy = (f"epsilon = {r['epsilon']:.6g} nats, certified delta = {r['delta_certified']:.6g} "
+    # (epsilon and the target delta as the user gave them; the certified figures on the safe side: docs/cli.md §2)
+    privacy = (f"epsilon = {r['epsilon']:.6g} nats, certified delta = {g_up(r['delta_certified'])} "
                f"(target {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
-               f"[{r['delta_bounds'][0]:.4g}, {r['delta_bounds'][1]:.4g}], whose lower value is "
+               f"[{g_down(r['delta_bounds'][0], 4)}, {g_up(r['delta_bounds'][1], 4)}], whose lower value is "
                f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), zero-out adjacency"
                + (f"; bracket: {r['delta_bounds_note']}" if r.get("delta_bounds_note")
                   and not r["delta_bounds_note"].startswith("relative gap <=") else "")
