@@ -45,11 +45,6 @@ _REACH = 0.01
 #: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
 #: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
 _STRADDLE = 0.3
-#: ... and by this fraction where the first model point's value is above _ABOVE times delta: the asymptotic model's
-#: step to the root was 1.8-4.6x too short in every such cell measured (heavy-tailed laws), so at 0.3 the pair did not
-#: straddle (docs/accountant.md §8.7)
-_STRADDLE_UP = 2.0
-_ABOVE = 10.0
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -142,8 +137,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
           converge: bool = False, reach: float = 0.0,
           pts0: list[tuple[float, float]] | None = None,
-          snap: bool = False, straddle: float = 0.0,
-          straddle_up: float | None = None) -> tuple[float, float, float | None, float | None]:
+          snap: bool = False, straddle: float = 0.0) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
     kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
     its slope -d log(-log fun) / d log eps (None when no model was formed).
@@ -163,12 +157,9 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
     is then still the first point evaluated here. ``snap``: a point placed 0.3 tol r beyond the model root r
     moves to the end's closing bound (0.95 tol from the other end) where that bound lies between r and the
-    point, so that a point on the expected side closes the bracket (docs/accountant.md §8, step 6). ``straddle_up``:
-    the straddle where the first point's value is above _ABOVE = 10 times delta (None: ``straddle``;
-    docs/accountant.md §8.7).
+    point, so that a point on the expected side closes the bracket (docs/accountant.md §8, step 6).
     Stops at hi - lo <= tol hi, at hi <= 1e-15, or after SHRINK_ITERS steps."""
     ld = math.log(-math.log(delta))
-    f_up = ld - math.log(-math.log(min(_ABOVE * delta, 0.5)))  # (f of a value _ABOVE times delta: straddle_up's)
     pts: list[tuple[float, float]] = list(pts0 or [])  # evaluations (log x, f(x)), f = log(-log delta) - log(-log fun)
     first = True
     r = k = None
@@ -205,8 +196,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
                 # beyond the model root, away from the last point by ``straddle`` times the step to it (at least
                 # 0.3 tol): an error of the model's slope up to that fraction still gives a straddling pair
                 z_r, z_l = math.log(r_new), pts[-1][0]
-                s_f = straddle_up if straddle_up is not None and pts[-1][1] > f_up else straddle
-                x = math.exp(z_r + math.copysign(max(s_f * abs(z_r - z_l), 0.3 * tol), z_r - z_l))
+                x = math.exp(z_r + math.copysign(max(straddle * abs(z_r - z_l), 0.3 * tol), z_r - z_l))
                 expect_lo = x < r_new
             elif snap and expect_lo and x < hi * (1.0 - 0.95 * tol) < r_new:
                 x = hi * (1.0 - 0.95 * tol)
@@ -412,8 +402,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         k0 = _guess_slope(acc, g) if x0 == g and not two else None
         lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, slope=k0,
                                  lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
-                                 straddle=0.0 if two else _STRADDLE,
-                                 straddle_up=None if two else _STRADDLE_UP)
+                                 straddle=0.0 if two else _STRADDLE)
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
     # (whether get_delta(0) <= delta, the answer 0, is settled after phase 2: a certified lower value
