@@ -163,3 +163,17 @@ def test_format_text_every_certified_figure_on_its_safe_side(capsys, rounds):
     lo, up = _fig(rf"nats \[{NUM}, {NUM}\]", t)
     small, s_at = _fig(rf"a smaller certified delta, {NUM} at epsilon = {NUM} nats", t)
     assert min(head, small) >= UP and up >= UP * 1e10 and min(at, s_at) >= EPS and lo <= LOW, t
+
+
+def test_route_text_names_the_certified_epsilon_rounded_up():
+    """The --rounds route string names the epsilon where the value is certified (eps* = 1.2433260 on README's
+    example): printed >= eps* (the value holds at every larger epsilon), as the 'certified at' line prints it (final
+    newcomer pass: the route said 1.243 beside 1.244). Mutation caught: the figure back to :.4g."""
+    from decimal import Decimal
+
+    from sharpdp.cli.account_rounds import _route_text
+
+    at = 1.2433260224
+    text = _route_text("basic", at, 25.0)
+    shown = re.search(r"basic composition at epsilon = ([0-9.e+-]+) nats", text).group(1)
+    assert shown == "1.244" and Decimal(shown) >= Decimal(at)

@@ -84,3 +84,15 @@ def test_histogram_default_guarantee_epsilons_rounded_up(histogram_runs):
 def test_small_groups_warning_epsilon_rounded_up(eps_top, shown):
     # (the default run's certified epsilons at n = 2, 10, 1000 and 0-1; :.3g prints the first three below them)
     assert f"(up to {shown} for a count of 0 or 1) at delta = 1e-06" in small_groups_warning(1, 2, 16, eps_top, 1e-6)
+
+
+def test_histogram_default_error_bound_rounded_up(histogram_runs):
+    """The guarantee table's E|error| figure is an upper bound: printed >= the --json double (final newcomer pass:
+    `E|error| <= 25` for 25.025 at n = 1000 with :.3g). Mutation caught: the figure back to :.3g."""
+    (text, _), r = histogram_runs
+    shown = re.findall(rf"E\|error\| <= {NUM}", text)
+    bounds = r["guarantee"]["expected_abs_error_bound"]
+    assert len(shown) == len(bounds), text
+    for s, b in zip(shown, bounds):
+        assert Decimal(s) >= Decimal(b), (s, b)
+    assert any(Decimal(f"{b:.3g}") < Decimal(b) for b in bounds)  # (the case the rounding matters for)

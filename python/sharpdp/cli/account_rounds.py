@@ -71,7 +71,7 @@ def _route_text(route: str, at: float, eps: float) -> str:
     if route == "pair":
         return "dominating pair (docs/composition.md §4)"
     if at < eps:
-        return (f"basic composition at epsilon = {at:.4g} nats, the smallest value found at or below this epsilon "
+        return (f"basic composition at epsilon = {g_up(at, 4)} nats, the smallest value found at or below this epsilon "
                 "(delta is non-increasing in epsilon, so a value certified there holds here: docs/composition.md "
                 "§4.4)")
     return _BASIC_ROUTE

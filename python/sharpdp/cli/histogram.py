@@ -561,7 +561,7 @@ def _format_lines(result: dict[str, Any]) -> str:
     g = result["guarantee"]
     for k, n in enumerate(g["n"]):
         lines.append(f"  n = {n:>7d}: v(n) = {g['v_n'][k]:.3g}  epsilon = {g_up(g['epsilon'][k], 3)} nats  "
-                     f"E|error| <= {g['expected_abs_error_bound'][k]:.3g}")
+                     f"E|error| <= {g_up(g['expected_abs_error_bound'][k], 3)}")
     lines.append("largest released values: " + ", ".join(f"{e['group']} = {e['released']:.1f}"
                                                           for e in result["largest_released"]))
     lines.append(f"release (publishable): {result['csv']}")
