@@ -104,7 +104,7 @@ def _read_path(path: str, columns: list[str], text: bool):
             kwargs: dict[str, Any] = {"blocksize": blocksize}
             if text:
                 kwargs.update(dtype=str, keep_default_na=False, na_values=[""])
-            frame = dd.read_csv(path, **kwargs)
+            frame = dd.read_csv(_files_with_rows(path), **kwargs)
     except Exception as exc:  # OSError, ValueError, pyarrow's ArrowInvalid and friends
         kind = "Parquet" if parquet else "CSV"
         raise ValueError(f"data: cannot read {path} as {kind}: {_one_line(exc)}") from None
@@ -113,7 +113,8 @@ def _read_path(path: str, columns: list[str], text: bool):
         # reject columns that the header sample already shows to be text.
         check_numeric(frame, columns, path, csv=True)
         present = [c for c in columns if c in frame.columns]
-        frame = dd.read_csv(path, blocksize=blocksize, usecols=present, dtype={c: "float64" for c in present})
+        frame = dd.read_csv(_files_with_rows(path), blocksize=blocksize, usecols=present,
+                            dtype={c: "float64" for c in present})
     return frame, path
 
 
@@ -123,6 +124,22 @@ _SAMPLE_ROWS = 100_000
 # files already checked by check_csv_files in this process: (path, size, mtime_ns) -> (the file's header, whether
 # a block cut of CSV_BLOCKSIZE falls inside a quoted field, so the file is read whole, whether it has a data line)
 _CHECKED: dict[tuple[str, int, int], tuple[list[str], bool, bool]] = {}
+
+
+def _files_with_rows(path: str) -> str | list[str]:
+    """The CSV file or glob ``path`` as ``dd.read_csv`` should read it (after :func:`check_csv_files`): a glob
+    whose files include header-only ones becomes the list of its files with data rows, as dd.read_csv infers the
+    columns' dtypes from the first file's first block (a header-only first file typed every column as text)."""
+    if not any(ch in path for ch in "*?["):
+        return path
+    files = sorted(glob.glob(path))
+    rows = []
+    for f in files:
+        st = os.stat(f)
+        checked = _CHECKED.get((os.path.abspath(f), st.st_size, st.st_mtime_ns))
+        if checked is None or checked[2]:  # (unchecked: keep it; the check refuses what it must)
+            rows.append(f)
+    return path if len(rows) == len(files) or not rows else rows
 
 
 def _csv_blocksize(path: str) -> int | str | None:
