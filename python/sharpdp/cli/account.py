@@ -232,7 +232,7 @@ def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning:
         except ValueError as exc:  # (advice naming API parameters: the CLI's own; figures as the CLI prints them)
             from sharpdp.cli.errors import cli_wording
 
-            raise ValueError(short_floats(cli_wording(str(exc)))) from None
+            raise ValueError(short_floats(cli_wording(str(exc)), keep=(float(delta),))) from None
     return {"delta": delta, "epsilon": found, "sampler_charge": _charge_at(acc, found, float(delta))}
 
 

@@ -59,7 +59,7 @@ def compose_rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, An
         try:
             found = float(ca.get_epsilon(delta))
         except ValueError as exc:  # (it names the smallest certified value: figures as the CLI prints them)
-            raise ValueError(short_floats(str(exc))) from None
+            raise ValueError(short_floats(str(exc), keep=(float(delta),))) from None
         route, _ = ca.delta_route(found)
         out.update(delta=delta, epsilon=found, composition_route=_route_text(route, found, found))
     return out

@@ -39,11 +39,16 @@ def _g_directed(v: float, sig: int, rounding: str) -> str:
             f"e{'-' if x < 0 else '+'}{abs(x):02d}")
 
 
-def short_floats(message: str) -> str:
+def short_floats(message: str, keep: tuple[float, ...] = ()) -> str:
     """A library message with its full-precision floats (``2.8869649277461074e-29``, seven or more digits after the
     point) shown to 4 significant digits rounded up (:func:`g_up`), as the CLI prints its figures (docs/cli.md §2): the
     refusals it shortens compare delta with the values they name (the smallest certified value, a charge, a certified
-    value at an epsilon), and "delta is below X" stays true with X rounded up, never printed below the value."""
+    value at an epsilon), and "delta is below X" stays true with X rounded up, never printed below the value. A float equal to one of ``keep`` (a value the user typed, ``--delta``)
+    is left as written."""
     import re
 
-    return re.sub(r"(?<![\w.])\d+\.\d{6,}(?:e[-+]?\d+)?", lambda m: g_up(float(m.group(0)), 4), message)
+    def short(m: re.Match) -> str:
+        value = float(m.group(0))
+        return m.group(0) if value in keep else g_up(value, 4)
+
+    return re.sub(r"(?<![\w.])\d+\.\d{6,}(?:e[-+]?\d+)?", short, message)
