@@ -348,6 +348,12 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     true_z = z.mean(axis=0)
     # the mean of n grid-exact messages has MSE release_mse_single / n, over d coordinates
     expected_rmse = math.sqrt(bmg.release_mse_single / (n * d))
+    if epsilon > 0.0 and expected_rmse >= 1.0 / math.sqrt(d):  # (every z coordinate lies in [-1/sqrt(d), 1/sqrt(d)])
+        useless = (f"the expected error per coordinate ({expected_rmse:.3g} scaled units) is at least half the "
+                   "bounds' range: the estimate is no better than the bounds' midpoint (raise --epsilon or --delta, "
+                   "or use more rows)")
+        print(f"sharpdp mean: warning: {useless}", file=sys.stderr)
+        warnings.append(useless)
     observed_rmse = float(np.sqrt(np.mean((est_z - true_z) ** 2)))
     # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
     # compose exactly to one of sigma / sqrt(K)
