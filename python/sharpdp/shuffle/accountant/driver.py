@@ -198,16 +198,19 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             bmode = replace(bmode, unit=unit)
         r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, bmode)
         r = unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
-    return _with_small_n(replace(r, upper=min(r.upper, cap), cap=cap), jb, mode)
+    return _with_small_n(replace(r, upper=min(r.upper, cap), cap=cap), jb, mode, rel_tol)
 
 
-def _with_small_n(r: LawBracket, jb: tuple[float, float] | None, mode: Mode) -> LawBracket:
+def _with_small_n(r: LawBracket, jb: tuple[float, float] | None, mode: Mode, rel_tol: float) -> LawBracket:
     """``r`` intersected with the few-user bracket ``jb`` of the same D_up (docs/composition.md §2.6): both are
     certified brackets of one quantity, so their intersection is; where the engine's bracket missed its target
     (the Gaussian randomizer's tail at small n: [0, 1.7e-10] against [3.3e-14, 4.0e-14]) the closed form's ends
     are the tighter ones. Only for :class:`Bracket` without ``decide`` (get_delta's values; a search's decisions
-    keep their own values)."""
+    keep their own values) and where the engine's gap exceeds ``rel_tol`` (a bracket that met its target keeps its
+    floats)."""
     if jb is None or not isinstance(mode, Bracket) or mode.decide is not None:
+        return r
+    if r.lower > 0.0 and r.upper - r.lower <= rel_tol * r.lower:
         return r
     lo, up = max(r.lower, jb[0]), min(r.upper, jb[1])
     if lo == r.lower and up == r.upper:
