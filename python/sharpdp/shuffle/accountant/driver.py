@@ -152,10 +152,11 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # grid spanning the whole bulk of a heavy-tailed law (seconds per pass)
         return LawBracket(jb[0], min(jb[1], cap), cap=cap, terms={"note": "small n: few-user terms "
                                                                             "(docs/accountant.md §6.8)"})
-    if jb is not None and isinstance(mode, Bracket) and jb[1] < max(VALUE_FLOOR, neg):
-        # the few-user upper value is already below the floor (or the maximum so far): nothing to refine
+    if jb is not None and isinstance(mode, Bracket) and jb[1] < neg:
+        # the few-user upper value is already below the caller's negligible level (the maximum so far, or a
+        # profile's floor): nothing to refine (below VALUE_FLOOR alone the engines run: their values are tighter)
         return LawBracket(min(jb[0], jb[1]), jb[1], cap=cap, terms={"note": "small n: few-user terms below the "
-                                                                            "floor (docs/accountant.md §6.8)"})
+                                                                            "negligible level (docs/accountant.md §6.8)"})
     if _TWO_ATOM[0]:
         r2 = _two_atom_value(law, gamma, n, rel_tol, mode, max(VALUE_FLOOR, neg))
         if r2 is not None:
