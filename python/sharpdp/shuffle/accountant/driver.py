@@ -152,6 +152,11 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # grid spanning the whole bulk of a heavy-tailed law (seconds per pass)
         return LawBracket(jb[0], min(jb[1], cap), cap=cap, terms={"note": "small n: few-user terms "
                                                                             "(docs/accountant.md §6.8)"})
+    if jb is not None and isinstance(mode, Bracket) and jb[1] < neg:
+        # the few-user upper value is already below the caller's negligible level (the maximum so far, or a
+        # profile's floor): nothing to refine (below VALUE_FLOOR alone the engines run: their values are tighter)
+        return LawBracket(min(jb[0], jb[1]), jb[1], cap=cap, terms={"note": "small n: few-user terms below the "
+                                                                            "negligible level (docs/accountant.md §6.8)"})
     if _TWO_ATOM[0]:
         r2 = _two_atom_value(law, gamma, n, rel_tol, mode, max(VALUE_FLOOR, neg))
         if r2 is not None:
@@ -194,7 +199,28 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             bmode = replace(bmode, unit=unit)
         r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, bmode)
         r = unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
-    return replace(r, upper=min(r.upper, cap), cap=cap)
+    return _with_small_n(replace(r, upper=min(r.upper, cap), cap=cap), jb, mode, rel_tol)
+
+
+def _with_small_n(r: LawBracket, jb: tuple[float, float] | None, mode: Mode, rel_tol: float) -> LawBracket:
+    """``r`` intersected with the few-user bracket ``jb`` of the same D_up (docs/composition.md §2.6): both are
+    certified brackets of one quantity, so their intersection is; where the engine's bracket missed its target
+    (the Gaussian randomizer's tail at small n: [0, 1.7e-10] against [3.3e-14, 4.0e-14]) the closed form's ends
+    are the tighter ones. Only for :class:`Bracket` without ``decide`` (get_delta's values; a search's decisions
+    keep their own values) and where the engine's gap exceeds ``rel_tol`` (a bracket that met its target keeps its
+    floats)."""
+    if jb is None or not isinstance(mode, Bracket) or mode.decide is not None:
+        return r
+    if r.lower > 0.0 and r.upper - r.lower <= rel_tol * r.lower:
+        return r
+    lo, up = max(r.lower, jb[0]), min(r.upper, jb[1])
+    if lo == r.lower and up == r.upper:
+        return r
+    if lo > up:  # two certified brackets of one quantity cannot be disjoint: a defect, never a value
+        raise RuntimeError(f"accountant: the few-user bracket [{jb[0]!r}, {jb[1]!r}] and the engine's "
+                           f"[{r.lower!r}, {r.upper!r}] are disjoint (docs/composition.md §2.6); refusing to certify")
+    lower = lo if not r.terms.get("lower_skipped") else r.lower  # (an upper-first value keeps its lower 0)
+    return replace(r, lower=lower, upper=up, terms=dict(r.terms, small_n=(jb[0], jb[1])))
 
 
 #: the largest n at which a two-atom law looks for the one-block closed form (blocks of all n users fit up to
