@@ -433,8 +433,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         lows.append(lo_e)
         return lo_e
 
-    def fun2(e: float) -> float:  # (phase 2's function)
-        return probe(acc, e, delta, cap0, laws_at, lows)
+    def fun2(e: float, early: bool = True) -> float:  # (phase 2's function)
+        return probe(acc, e, delta, cap0, laws_at, lows, early)
 
     x2: float | None = r1
     pts2: list[tuple[float, float]] | None = None
@@ -462,7 +462,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     return min(hi, cap)
 
 
-def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
+def _refit(acc: _Evaluator, fun: Callable[..., float], delta: float, lo: float, hi: float, r1: float,
            k1: float, xtol: float, laws_at: Callable[[float], Any], led: int, *, look: bool = False,
            lows: list[float] | None = None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
     """Phase 2's first evaluation at the phase-1 root r1 and, for laws that are not all atom laws, a model of
@@ -494,7 +494,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
             reach = abs((ld - math.log(-math.log(u))) / k1) if 0.0 < u < 1.0 else 0.0
             end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (_LOOK_REACH if b == led else 0.5) * xtol
     if end:
-        u = fun(r1)
+        u = fun(r1, False)  # (the whole report: its law is b below)
         lo, hi = (lo, r1) if u <= delta else (r1, hi)
         b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
     if not 0.0 < u < 1.0:
