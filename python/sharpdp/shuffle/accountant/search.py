@@ -449,8 +449,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
             pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
             and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
-        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at, last_led[0],
-                                        look=look, lows=lows)
+        # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
+        lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
+                                        last_led[0], look=look, lows=lows)
     lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
                          pts0=pts2, snap=not atoms and not exact2)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
@@ -462,7 +463,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     return min(hi, cap)
 
 
-def _refit(acc: _Evaluator, fun: Callable[..., float], delta: float, lo: float, hi: float, r1: float,
+def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
            k1: float, xtol: float, laws_at: Callable[[float], Any], led: int, *, look: bool = False,
            lows: list[float] | None = None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
     """Phase 2's first evaluation at the phase-1 root r1 and, for laws that are not all atom laws, a model of
@@ -494,7 +495,7 @@ def _refit(acc: _Evaluator, fun: Callable[..., float], delta: float, lo: float, 
             reach = abs((ld - math.log(-math.log(u))) / k1) if 0.0 < u < 1.0 else 0.0
             end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (_LOOK_REACH if b == led else 0.5) * xtol
     if end:
-        u = fun(r1, False)  # (the whole report: its law is b below)
+        u = fun(r1)
         lo, hi = (lo, r1) if u <= delta else (r1, hi)
         b = acc.report(r1).law_index  # (get_delta's report at r1: cached by the accountant, no second pass)
     if not 0.0 < u < 1.0:
