@@ -43,6 +43,7 @@ from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
 
+T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 
 
@@ -249,7 +250,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
-                    doomed: bool = True) -> FarTailBracket:
+                    doomed: bool = True, T0_max: float = math.inf) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -259,7 +260,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     (:func:`try_certify` then falls back to the plain engine). ``as_bracket`` (with ``lower`` False): the
     upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
     upper value standing in for its lower one; docs/accountant_tail.md §15). ``doomed`` (speed only, the same floats):
-    a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26)."""
+    a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26).
+    ``T0_max``: a cap on the clamp T0 (a choice; the values stay certified for any T0, §7); where the rounds' grid
+    is too coarse for the centroid law's first group and the bracket misses ``rel_tol``, one more run at the
+    largest T0 whose lattice fits that group's step adds its values (docs/accountant_tail.md §28)."""
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
@@ -288,6 +292,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         raise _BracketNeeded  # the bulk is a visible part of the value: the body pass will run (speed only: §15)
     h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
+    h_fg = None  # the step at which the centroid law closes its first group (None: not computed)
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
@@ -301,9 +306,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
                 H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0)
                 T0 = max(math.ceil(hi_s / H), 1) * H
-                multi = 0.0
+                multi, capped = 0.0, False
             else:
-                T0r = choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est)
+                T0r = min(choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est), T0_max)
+                capped = T0r >= T0_max  # (§28's run: its clamp is set by the first group's step, not the pair term)
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
@@ -338,8 +344,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         # law may be empty there, Lo = 0), unless it would not divide the clamps
                         # (docs/accountant_tail.md §11.1)
                         h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
-                        if h_fit > H:
-                            raise
+                        if h_fit > H or (capped and h_fg is not None and h_fit > h_fg):
+                            raise  # (§28's run: a grid coarser than the first group's step would give no lower value)
                         h = h_fit
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
@@ -410,7 +416,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 break
             # (met: the round meets rel_tol/2 on a lattice worth not redoing; docs/accountant_tail.md §27 (a), speed only)
             redo, met = False, 0.0 < lo and up - lo <= 0.5 * rel_tol * lo and jt.N >= KEEP_N
-            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met:
+            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met and not capped:
                 est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
             if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
                     and (T0 + 4.0 * B) / h * J_LO <= K_MAX):
@@ -424,7 +430,22 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     # (the first round either appends its values or raises)
-    return _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
+    r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
+    if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
+            and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower)):
+        # the caps forced a grid coarser than the centroid law's first group: its lower values are 0 or loose; the
+        # lower value needs no pair term, so a run at the largest clamp whose lattice fits that step gives one
+        # (its upper value, with a larger pair term, is one more candidate; docs/accountant_tail.md §28)
+        T0_fit = K_MAX / J_LO * h_fg / T0_FIT_MARGIN
+        if T0_fit < r.T0:
+            try:
+                r2 = certify_bigjump(law, gamma, n, rel_tol, workers, True, max_rounds, negligible, doomed=doomed,
+                                     T0_max=T0_fit)
+            except TailCoarsen:
+                return r  # (the sum's window does not fit the caps at that step, e.g. n = 1e9)
+            best = r if r.upper <= r2.upper else r2
+            r = replace(best, lower=max(r.lower, r2.lower))
+    return r
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
