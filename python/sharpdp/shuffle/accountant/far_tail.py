@@ -250,7 +250,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
-                    doomed: bool = True, T0_max: float = math.inf) -> FarTailBracket:
+                    doomed: bool = True, *, T0_max: float = math.inf) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -313,7 +313,11 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
-            if math.isfinite(lo_s):
+            if math.isfinite(lo_s) and capped and h_fg is not None:
+                # (§28's run: every step is h_fg / 2^k, so B may be the first such node below the support, not H:
+                # the lattice's cells below the support would each carry an interval probability's error bound)
+                B = max(math.ceil(max(-lo_s, 0.0) / h_fg), 1) * h_fg
+            elif math.isfinite(lo_s):
                 B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
             elif B is None and bounded:
                 B = max(math.ceil(max(T0, B_cnt) / H), 1) * H
