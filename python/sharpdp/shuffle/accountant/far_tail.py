@@ -43,6 +43,7 @@ from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
 
+FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_tol (below it measured no gain; speed)
 T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 
@@ -436,7 +437,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     # (the first round either appends its values or raises)
     r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
     if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
-            and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower)):
+            and not (0.0 < r.lower and r.upper - r.lower <= FIRST_GROUP_GAP * rel_tol * r.lower)):
         # the caps forced a grid coarser than the centroid law's first group: its lower values are 0 or loose; the
         # lower value needs no pair term, so a run at the largest clamp whose lattice fits that step gives one
         # (its upper value, with a larger pair term, is one more candidate; docs/accountant_tail.md §28)
