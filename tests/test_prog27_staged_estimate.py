@@ -53,7 +53,7 @@ def _run(now, staged):
 
 
 def test_a_staged_bar_estimates_within_a_factor_2_of_the_true_time_left(now):
-    # caught: the rate taken from the start instead of the mark (at item 11 "about 243 s left" for 13.4 s:
+    # caught: the rate taken from the start instead of the mark (at item 11 "about 244 s left" for 13.4 s:
     # 18x above); the figure shown during the first stage (item 1: "about 297 s left" for 40 s)
     out, n_first = _run(now, staged=True)
     for n, line, true in out:
@@ -129,3 +129,26 @@ def test_the_pair_sampler_shows_no_figure_before_its_refinement_then_an_upper_va
         assert end - el - 0.5 <= est <= 0.05 * (400 - n) * 1.5 + 0.5, (line, end - el)
     # caught: progress_stage(bar) dropped from _sample_profile (no figure at all after the first stage)
     assert figures >= len(ks) // 8 - 6, figures
+
+
+@pytest.mark.parametrize("budget", [False, True])
+def test_a_staged_live_bar_shows_its_remaining_time_only_after_the_mark(budget):
+    # caught: the tqdm bar made with its remaining time from the start (the first frame then had "<" before
+    # tqdm's estimate), and progress_stage leaving the format without it
+    tqdm = pytest.importorskip("tqdm")
+
+    class _Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = _Tty()
+    bar = progress_bar(total=100, desc="work", unit=" items", file=out, mininterval=0.0, staged=True, budget=budget)
+    assert isinstance(bar, tqdm.std.tqdm)
+    bar.update(10)
+    frame = out.getvalue().split("\r")[-1]
+    assert "10/100" in frame and "<" not in frame and "?" not in frame, frame
+    progress_stage(bar)
+    bar.update(10)
+    frame = out.getvalue().split("\r")[-1]
+    assert "20/100" in frame and ("<=" if budget else "<") in frame, frame
+    bar.close()
