@@ -31,7 +31,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["PROGRESS_RULE", "close_interrupted", "is_terminal", "progress_bar", "progress_label", "progress_step"]
+__all__ = ["PROGRESS_RULE", "close_interrupted", "is_terminal", "progress_bar", "progress_label", "progress_stage",
+           "progress_step"]
 
 
 def clock() -> float:
@@ -81,7 +82,8 @@ class _PlainBar:
 
     Shows the count, the elapsed time and, when ``total`` is known, the percentage done and a
     linear estimate of the time remaining (elapsed / done * (total - done): an estimate, said so
-    in the line). Used when the stream is not a terminal (no carriage-return redraws in a log
+    in the line; a ``staged`` bar, whose first values cost the most, shows none until
+    :func:`progress_stage` marks its first stage done, then the rate since that mark). Used when the stream is not a terminal (no carriage-return redraws in a log
     file) or tqdm is not installed. Nothing is printed before ``max(delay, quiet)`` seconds; a bar
     with no total (a wait) prints from a timer thread, since it may get no update at all.
     """
@@ -102,7 +104,8 @@ class _PlainBar:
 
     def __init__(self, iterable: Iterable[Any] | None = None, *, desc: str = "", total: int | None = None,
                  unit: str = "it", file: IO[str] | None = None, leave: bool = True, disable: bool = False,
-                 delay: float = 0.0, budget: bool = False, silent: bool = False, **_: Any) -> None:
+                 delay: float = 0.0, budget: bool = False, silent: bool = False, staged: bool = False,
+                 **_: Any) -> None:
         self.iterable = iterable
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
@@ -115,6 +118,9 @@ class _PlainBar:
         self.n = 0
         self._start = clock()
         self._last = -float("inf")
+        # (time, count) the time left is extrapolated from: the start, or for a staged bar the end of its first
+        # stage (None until then: no estimate, the first values' cost says little about the rest's)
+        self._mark: tuple[float, int] | None = None if staged else (self._start, 0)
         self._shown = False
         self._closed = False
         self._lock = threading.RLock()
@@ -170,11 +176,19 @@ class _PlainBar:
             return head + " (interrupted)"
         if done:
             return head + " (done)"
-        if self.total and self.n:
-            left = el / self.n * max(self.total - self.n, 0)
+        if self.total and self.n and self._mark is None:
+            return head + ", time left: estimated after the first stage"
+        if self.total and self.n > self._mark[1]:  # (a mark just set, nothing counted since: no figure yet)
+            t_mark, n_mark = self._mark
+            left = (el - (t_mark - self._start)) / (self.n - n_mark) * max(self.total - self.n, 0)
             head += f", up to about {left:.0f} s left (estimate; may stop sooner)" if self._upto else \
                 f", about {left:.0f} s left (estimate)"
         return head
+
+    def stage(self) -> None:
+        """Mark the end of the first stage: the time left is estimated from the rate since now."""
+        with self._lock:
+            self._mark = (clock(), self.n)
 
     def update(self, k: int = 1) -> None:
         self.n += k
@@ -271,6 +285,31 @@ def is_terminal(file: IO[str]) -> bool:
     return _is_terminal(file)
 
 
+def progress_stage(bar: Any) -> None:
+    """Mark the end of the first stage of a bar made with ``staged=True`` by :func:`progress_bar`: its time left
+    is shown from now on, estimated from the rate of the work counted after this call (the first stage's values,
+    dearer than the rest, would inflate it: docs/embedding.md §3.2). A second call moves the mark; a bar made
+    without ``staged`` (or a disabled one) is left as it is.
+
+    Parameters
+    ----------
+    bar : object
+        A bar returned by :func:`progress_bar`.
+
+    Returns
+    -------
+    None
+    """
+    if isinstance(bar, _PlainBar):
+        bar.stage()
+        return
+    fmt = getattr(bar, "_sharpdp_after_stage", None)
+    if fmt is not None:  # a tqdm bar: its remaining time comes back (tqdm's smoothed recent rate), from now on
+        bar._sharpdp_after_stage = None
+        bar.bar_format = fmt
+        bar.refresh()
+
+
 @contextmanager
 def progress_label(prefix: str) -> Iterator[None]:
     """Within the ``with`` block, every bar made by :func:`progress_bar` has ``prefix`` before its ``desc``
@@ -303,7 +342,9 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         ``desc``, ``total``, ``unit``, ``file``, ``leave``, ``disable``, ``delay`` (seconds
         before anything is shown), ``budget`` (sharpdp's: True when the total is a budget the work
         may stop short of, so that the time left is shown as an upper value: "up to about N s left"
-        in a log, "<=" before tqdm's remaining time); other tqdm options are ignored by the fallback.
+        in a log, "<=" before tqdm's remaining time), ``staged`` (sharpdp's: True when the first values
+        cost far more than the rest: no time left is shown until :func:`progress_stage` marks the first
+        stage done, then the rate since that mark is used); other tqdm options are ignored by the fallback.
 
     Returns
     -------
@@ -314,12 +355,13 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
     if _LABEL.get():
         kwargs["desc"] = _LABEL.get() + str(kwargs.get("desc") or "")
     budget = bool(kwargs.pop("budget", False))
+    staged = bool(kwargs.pop("staged", False))
     try:
         from tqdm.auto import tqdm
         from tqdm.autonotebook import tqdm as chosen  # (imported by tqdm.auto: the notebook or the std class)
         from tqdm.std import tqdm as std_tqdm
     except ImportError:
-        return _PlainBar(iterable, budget=budget, **kwargs)
+        return _PlainBar(iterable, budget=budget, staged=staged, **kwargs)
     file = sys.stderr if kwargs.get("file") is None else kwargs["file"]
     if chosen is not std_tqdm or _is_terminal(file):  # notebook widget or a tty
         # miniters=1: redraw at every update after mininterval; tqdm's adaptive default skips the updates
@@ -340,10 +382,16 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         if budget:  # the time left is the whole budget's: an upper value ("<=")
             kwargs.setdefault("bar_format",
                               "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<={remaining}, {rate_fmt}{postfix}]")
+        after = None
+        if staged:  # no remaining time until progress_stage (the first stage's rate would inflate it)
+            after = kwargs.get("bar_format") or "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, " \
+                "{rate_fmt}{postfix}]"
+            kwargs["bar_format"] = after.replace("<={remaining}", "").replace("<{remaining}", "")
         bar = _tqdm_class(tqdm)(iterable, **kwargs)
+        bar._sharpdp_after_stage = after
         _OPEN.add(bar)
         return bar
-    return _PlainBar(iterable, budget=budget, **kwargs)
+    return _PlainBar(iterable, budget=budget, staged=staged, **kwargs)
 
 
 def _columns(file: IO[str]) -> int:

@@ -299,15 +299,14 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     are skipped and the refinement starts from them (docs/composition.md §2.4)."""
     import sys
 
-    from sharpdp._progress import progress_bar
+    from sharpdp._progress import progress_bar, progress_stage
 
     vals: dict = {}
-    # the number of values is known only at the end: the bar's total is the budget (an upper bound,
-    # said so) until then, and the values computed when the sampling stops (the bar is left at 100 %)
+    # total: the budget (an upper bound, said so: its time left too), then the values computed (left at 100 %);
+    # staged: no time left until the refinement starts (the first values cost the most, docs/embedding.md §3.2)
     bar = progress_bar(total=max_evaluations, desc=f"privacy profile{' of ' * bool(label)}{label} (budget; stops "
-                       "when accurate)",
-                       unit=" values", file=sys.stderr, leave=True, disable=progress is False,
-                       delay=0.0 if progress else 1.0)
+                       "when accurate)", unit=" values", file=sys.stderr, leave=True, disable=progress is False,
+                       delay=0.0 if progress else 1.0, budget=True, staged=True)
 
     def ev(klist, need_lower: bool = True, negligible: float = 0.0):
         ks_all = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
@@ -353,6 +352,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     if k_top > 1:
         ev(np.unique(np.round(np.linspace(0, k_top, _INITIAL)).astype(np.int64)).tolist())
     levels = list(_LEVELS)
+    progress_stage(bar)
     for _ in range(60):
         if len(vals) >= max_evaluations:
             break
