@@ -152,3 +152,15 @@ def test_a_staged_live_bar_shows_its_remaining_time_only_after_the_mark(budget):
     frame = out.getvalue().split("\r")[-1]
     assert "20/100" in frame and ("<=" if budget else "<") in frame, frame
     bar.close()
+
+
+def test_a_staged_bar_before_anything_is_counted_prints_its_line():
+    # (lead: a line drawn before the first value of a staged bar, e.g. the periodic tick, read the unset mark:
+    # TypeError 'NoneType' object is not subscriptable; caught with the mark test reverted)
+    import io
+
+    from sharpdp._progress import progress_bar
+
+    bar = progress_bar(total=10, desc="pair", staged=True, file=io.StringIO())
+    line = bar._line()
+    assert line.startswith("pair: 0") and "left" not in line

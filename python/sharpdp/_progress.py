@@ -176,10 +176,11 @@ class _PlainBar:
             return head + " (interrupted)"
         if done:
             return head + " (done)"
-        if self.total and self.n and self._mark is None:
-            return head + ", time left: estimated after the first stage"
-        if self.total and self.n > self._mark[1]:  # (a mark just set, nothing counted since: no figure yet)
-            t_mark, n_mark = self._mark
+        mark = self._mark
+        if mark is None:  # (a staged bar before its first stage ends; nothing counted: no text, as unstaged bars)
+            return head + (", time left: estimated after the first stage" if self.total and self.n else "")
+        if self.total and self.n > mark[1]:  # (a mark just set, nothing counted since: no figure yet)
+            t_mark, n_mark = mark
             left = (el - (t_mark - self._start)) / (self.n - n_mark) * max(self.total - self.n, 0)
             head += f", up to about {left:.0f} s left (estimate; may stop sooner)" if self._upto else \
                 f", about {left:.0f} s left (estimate)"
