@@ -215,7 +215,7 @@ PINS = [
     ("BlanketMixedGaussian(0.056, 0.52, 1)", 327_346, "zero_out", 1.0,
      ("0x1.31a2977b8c827p-20", "0x1.31f2747b63aeap-20", "0x0.0p+0", "0x1.31f2747b63aeap-20")),
     ("GaussianRandomizer(0.46, 1)", 50, "zero_out", 3.0,
-     ("0x1.3545ab02f1789p-1", "0x1.35485f1bcda86p-1", "0x1.3545ab02f1789p-1", "0x1.35485f1bcda86p-1")),  # (**)
+     ("0x1.3545ab02f1789p-1", "0x1.35485f1bcda86p-1", "0x1.3545ab02f1789p-1", "0x1.35485f1bcda86p-1")),  # (*) (**)
     ("GaussianRandomizer(1.0, 1)", 1000, "zero_out", 2.0,
      ("0x1.0606f723b8956p-13", "0x1.064077a0f65bep-13", "0x0.0p+0", "0x1.06407f0c4be44p-13")),  # (**)
     ("GaussianRandomizer(2.0, 1)", 3, "zero_out", 4.0,
