@@ -155,7 +155,12 @@ def _hat_reference(prm, gamma, n, T0, h, mu, sd):
 # 4e-10 between the mean and -T0; taken as 1.7779e-13 +- 3e-4); (0.75, 1e9, eps 0.01; -T0 only 5.3 sd above the mean):
 # h = 8 / 4 / 2: 4.380416e-7 / 4.378209e-7 / 4.377194e-7 (-> ~4.3763e-7; before §24 the bracket was [0, 8.70e-6]). The FFT treatment at rel_tol 1e-4 and n = 1e4
 # (sigma0 = 0.75, eps = 0.5, T0 = 8400: [1.620638152e-3, 1.620641338e-3]) holds this reference's 1.6206399563e-3.
-_AT_CLAMP = [(0.5, 10**8, 1.0, 3481600.0, 1.7128365e-3, 1e-5), (1.0, 10**8, 0.01, 69440.0, 4.30938e-10, 1e-4),
+# (**) (1.0, 1e8, 0.01): since the compiled cells' exact empty intervals (docs/accountant_tail.md §29) §24 no longer
+# fires at this clamp (the FFT jump term no longer carries the TV bound of the empty cells): strict xfail, a new
+# cell is needed for it.
+_AT_CLAMP = [(0.5, 10**8, 1.0, 3481600.0, 1.7128365e-3, 1e-5),
+             pytest.param(1.0, 10**8, 0.01, 69440.0, 4.30938e-10, 1e-4, marks=pytest.mark.xfail(
+                 strict=True, reason="(**) §24 does not fire here since docs/accountant_tail.md §29")),
              (0.5, 10**9, 1.0, 18939904.0, 2.3711288e-4, 1e-5), (0.75, 10**9, 0.01, 774144.0, 4.3763e-7, 3e-4),
              pytest.param(1.0, 10**9, 0.01, 322560.0, 1.7779e-13, 3e-4, marks=pytest.mark.slow)]
 

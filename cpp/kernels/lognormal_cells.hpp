@@ -193,6 +193,11 @@ class Law {
   // absolute error bounds (three products and two sums: 4u on the absolute terms)
   // (memo: three NdtrMemo, for the shifts 0, -r, +r)
   Local local(double lo, double hi, double c, NdtrMemo* memo) const {
+    // an empty V-interval (hi <= lo: a cell below or above the law's range, both edges clipped to the same end)
+    // is exactly {0, 0, 0, 0}, as in stop_loss below, not 0 within the ndtr allowances: the cells are the events
+    // between the computed V-edges, so an empty one has mass and moments exactly 0; the edges' own rounding is
+    // charged in the cell/edge terms where they are computed (docs/accountant_tail.md §29)
+    if (hi <= lo) return {0.0, 0.0, 0.0, 0.0};  // (NaN edges fall through: NaN propagates as before)
     const double r = r_;
     const Prob P0 = interval_prob(lo, hi, memo[0]);
     const Prob Pp = interval_prob(lo - r, hi - r, memo[1]);
