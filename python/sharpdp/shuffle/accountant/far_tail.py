@@ -29,19 +29,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 
 from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
-from sharpdp.shuffle.accountant.jump import (JumpTerm, TailCoarsen, jump_term, pair_first_term, pair_first_terms,
-                                             pair_integral_up)
+from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
+from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
+from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
+from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
 
+FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_tol (below it measured no gain; speed)
+T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 
 
@@ -75,41 +78,6 @@ class FarTailBracket:
 
 
 # --------------------------------------------------------------------------- driver
-def _pow2(x: float) -> float:
-    return 2.0 ** math.floor(math.log2(x))
-
-
-def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
-    """Smallest (about) T0 >= sd(L) with (n - 1) gamma / 2 * I2(T0) <= target."""
-    sd = law.std()
-    base = max(law.mean(), 0.0) + sd
-
-    def pair(T):
-        return 0.5 * (n - 1) * gamma * pair_integral_up(law, T)
-
-    T = base
-    # (pair_integral_up's first Riemann term alone shows pair(T) > target where it is large: the same floats
-    # as the full call, whose sum of non-negative terms is at least that term, rounding being monotone; the first
-    # terms of the doubling points T = base 2^j, j < 64, in one call: the same floats, elementwise)
-    first = pair_first_terms(law, base * 2.0 ** np.arange(64.0), 0.5 * (n - 1) * gamma)
-    for j in range(200):
-        if (first[j] if j < first.size else pair_first_term(law, T, 0.5 * (n - 1) * gamma)) > target:
-            T *= 2.0
-            continue
-        if pair(T) <= target:
-            break
-        T *= 2.0
-    lo = T / 2.0 if T > base else T
-    for _ in range(30):
-        if T - lo <= 0.02 * T:
-            break
-        mid = 0.5 * (lo + T)
-        if pair(mid) <= target:
-            T = mid
-        else:
-            lo = mid
-    return T
-
 
 # The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
 # the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
@@ -164,51 +132,6 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     return span / (0.25 * sd) > PLAIN_NODES_MAX
 
 
-def _normal_value(law: Law, gamma: float, n: int, mu: float | None = None, sd: float | None = None) -> float:
-    """The normal approximation of E[S_+]/(n gamma) (an estimate, not a bound: it only steers choices of speed);
-    ``mu``, ``sd``: the law's mean and sd when already known."""
-    mu = law.mean() if mu is None else mu
-    sd = law.std() if sd is None else sd
-    m_s, s_s = n * gamma * mu, math.sqrt(n * gamma * (sd * sd + mu * mu))
-    z = m_s / s_s
-    e = s_s * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) + 0.5 * m_s * math.erfc(-z / math.sqrt(2))
-    return e / (n * gamma)
-
-
-def _first_group_ok(h: float, lo_s: float, top: float) -> bool:
-    """The centroid law's first group can close on a node <= top at step h: its first piece is the fine cell
-    [f, f + h/4) holding lo_s (f = floor(4 lo_s / h) h / 4; the fine grid contains 0), whose mean c is at most
-    f + h/4, and the sweep targets the node ceil(c/h + 1/4) h <= ceil(f/h + 1/2) h (docs/accountant.md §4.2)."""
-    f = math.floor(4.0 * lo_s / h) * h / 4.0
-    return math.ceil(f / h + 0.5) * h <= top
-
-
-def _h_first_group(lo_s: float, mean: float) -> tuple[float, int]:
-    """(h, j): the largest step h = j 2^e (j odd, <= 127) at which the centroid (lower) law of a law supported in
-    [lo_s, inf), lo_s < 0, can close its first group (the one holding the bottom of the support) on a node at or
-    below the mean (minus a margin for the clamp at T0). A coarser grid puts the whole law in one unfinished
-    group: no lower value (docs/accountant_tail.md §8, §11.2). A choice of speed only; j > 1 (a dyadic, not a
-    power-of-two step) often allows a grid several times coarser than the powers of two."""
-    top = mean - 0.05 * (mean - lo_s)
-    h1 = _pow2(-lo_s)
-    for _ in range(80):
-        if _first_group_ok(h1, lo_s, top):
-            break
-        h1 /= 2.0
-    best, bj = h1, 1
-    e_hi = math.floor(math.log2(-lo_s))
-    for e in range(e_hi, e_hi - 14, -1):
-        for j in range(3, 128, 2):
-            h = j * 2.0**e
-            if h <= best:
-                continue
-            if h > -lo_s:
-                break
-            if _first_group_ok(h, lo_s, top):
-                best, bj = h, j
-    return best, bj
-
-
 def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
     """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
     (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
@@ -230,24 +153,6 @@ def _body_lower(body: PassResult) -> float:
     t = body.terms
     v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
-
-
-def _count_clamp(law: Law, gamma: float, n: int, hi_s: float, lo_s: float) -> float:
-    """The lower clamp B of a law bounded above by hi_s > 0 with an unbounded left tail: twice hi_s times a
-    count of active users the n - 1 others exceed with negligible probability (mean + 8 sd + 8), so that the
-    others' clamped sum (at most hi_s per active user) stays below B/2 and the penalty of
-    docs/accountant_tail.md §5 is negligible (a choice of speed only: the penalty is certified and B grows by 4
-    while it is not small, §8)."""
-    if math.isfinite(lo_s) or not hi_s > 0.0:
-        return math.inf
-    m = max(n - 1, 1) * gamma
-    return 2.0 * hi_s * (m + 8.0 * math.sqrt(m) + 8.0)
-
-
-def _drift_clamp(law: Law, mean: float, sd: float) -> float:
-    """The drift rule's lower clamp: max(4 sd, the B with tau_low(B) <= |E L| / 4 when E L < 0), so that the clamp
-    leaves most of the (negative) drift (docs/accountant_tail.md §8; speed only)."""
-    return max(4.0 * sd, choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd)
 
 
 class _BracketNeeded(Exception):
@@ -346,7 +251,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
-                    doomed: bool = True) -> FarTailBracket:
+                    doomed: bool = True, *, T0_max: float = math.inf) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -356,7 +261,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     (:func:`try_certify` then falls back to the plain engine). ``as_bracket`` (with ``lower`` False): the
     upper value of the bracket's first round, on its grid and with its choice of the body pass (the jump term's
     upper value standing in for its lower one; docs/accountant_tail.md §15). ``doomed`` (speed only, the same floats):
-    a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26)."""
+    a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26).
+    ``T0_max``: a cap on the clamp T0 (a choice; the values stay certified for any T0, §7); where the rounds' grid
+    is too coarse for the centroid law's first group and the bracket misses ``rel_tol``, one more run at the
+    largest T0 whose lattice fits that group's step adds its values (docs/accountant_tail.md §28)."""
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
@@ -385,6 +293,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         raise _BracketNeeded  # the bulk is a visible part of the value: the body pass will run (speed only: §15)
     h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
+    h_fg = None  # the step at which the centroid law closes its first group (None: not computed)
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
@@ -398,13 +307,18 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
                 H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0)
                 T0 = max(math.ceil(hi_s / H), 1) * H
-                multi = 0.0
+                multi, capped = 0.0, False
             else:
-                T0r = choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est)
+                T0r = min(choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est), T0_max)
+                capped = T0r >= T0_max  # (§28's run: its clamp is set by the first group's step, not the pair term)
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H
                 multi = 0.5 * (n - 1) * gamma * pair_integral_up(law, T0) * (1 + 1e-9)
-            if math.isfinite(lo_s):
+            if math.isfinite(lo_s) and capped and h_fg is not None:
+                # (§28's run: every step is h_fg / 2^k, so B may be the first such node below the support, not H:
+                # the lattice's cells below the support would each carry an interval probability's error bound)
+                B = max(math.ceil(max(-lo_s, 0.0) / h_fg), 1) * h_fg
+            elif math.isfinite(lo_s):
                 B = max(math.ceil(max(-lo_s, 0.0) / H), 1) * H  # no clamp below: tau_low(B) = 0
             elif B is None and bounded:
                 B = max(math.ceil(max(T0, B_cnt) / H), 1) * H
@@ -435,8 +349,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         # law may be empty there, Lo = 0), unless it would not divide the clamps
                         # (docs/accountant_tail.md §11.1)
                         h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
-                        if h_fit > H:
-                            raise
+                        if h_fit > H or (capped and h_fg is not None and h_fit > h_fg):
+                            raise  # (§28's run: a grid coarser than the first group's step would give no lower value)
                         h = h_fit
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
@@ -507,7 +421,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 break
             # (met: the round meets rel_tol/2 on a lattice worth not redoing; docs/accountant_tail.md §27 (a), speed only)
             redo, met = False, 0.0 < lo and up - lo <= 0.5 * rel_tol * lo and jt.N >= KEEP_N
-            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met:
+            if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met and not capped:
                 est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
             if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
                     and (T0 + 4.0 * B) / h * J_LO <= K_MAX):
@@ -521,7 +435,22 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     # (the first round either appends its values or raises)
-    return _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
+    r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
+    if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
+            and not (0.0 < r.lower and r.upper - r.lower <= FIRST_GROUP_GAP * rel_tol * r.lower)):
+        # the caps forced a grid coarser than the centroid law's first group: its lower values are 0 or loose; the
+        # lower value needs no pair term, so a run at the largest clamp whose lattice fits that step gives one
+        # (its upper value, with a larger pair term, is one more candidate; docs/accountant_tail.md §28)
+        T0_fit = K_MAX / J_LO * h_fg / T0_FIT_MARGIN
+        if T0_fit < r.T0:
+            try:
+                r2 = certify_bigjump(law, gamma, n, rel_tol, workers, True, max_rounds, negligible, doomed=doomed,
+                                     T0_max=T0_fit)
+            except TailCoarsen:
+                return r  # (the sum's window does not fit the caps at that step, e.g. n = 1e9)
+            best = r if r.upper <= r2.upper else r2
+            r = replace(best, lower=max(r.lower, r2.lower))
+    return r
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
