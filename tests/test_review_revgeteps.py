@@ -356,8 +356,9 @@ def test_geteps_ratio_counts_match_an_independent_count():
     assert (c["reports"] + c["loose_reports"], c["probes"], c["upper_only"]) == (len(acc._reports), counts["probes"],
                                                                                counts["upper_only"])
     # ((4, 0, 3, 7) before the look; 8 reports before the first slope of _guess_slope; (3, 1, 2, 7) before the far
-    # end's check was decided by the caps, docs/accountant.md §8.5: no report at eps_tau)
-    assert (c["reports"], c["loose_reports"], c["probes"], c["upper_only"]) == (2, 1, 2, 7)
+    # end's check was decided by the caps, docs/accountant.md §8.5: no report at eps_tau; (2, 1, 2, 7) before a probe
+    # above delta was decided by law 0 alone, docs/accountant.md §8.7: the lower end's probe computes no report)
+    assert (c["reports"], c["loose_reports"], c["probes"], c["upper_only"]) == (1, 1, 2, 7)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -257,11 +257,18 @@ class ShuffleAccountant:
         """Certified bracket and error budget at one epsilon (>= 0, nats)."""
         return self._report(epsilon, self.rel_tol)
 
+    def _has_report(self, eps: float) -> bool:
+        """Whether :meth:`report`'s value at eps (a float in [0, 60]) is cached (get_epsilon's probe,
+        docs/accountant.md §8.7)."""
+        return (eps, self.rel_tol, None, False, 0.0) in self._reports
+
     def _report(self, epsilon: float, rel_tol: float, only: tuple[int, ...] | None = None,
-                upper_first: bool = False, negligible: float = 0.0) -> AccountantReport:
+                upper_first: bool = False, negligible: float = 0.0, first: Any = None) -> AccountantReport:
         """Report over the laws with index in ``only`` (all when None); ``upper_first``: far-tail laws give their upper
         value alone where it comes first (driver ``certify``; docs/accountant_tail.md §15); ``negligible``:
-        refinement stops once an upper value is below it (an absolute target, §9.4)."""
+        refinement stops once an upper value is below it (an absolute target, §9.4). ``first``: law 0's bracket,
+        certified already as this report certifies it (get_epsilon's probe, docs/accountant.md §8.7; used only
+        for the full report with ``upper_first`` and ``negligible`` off)."""
         eps = float(epsilon_array(V.real("epsilon", epsilon, lo=0.0, allow_inf=True)))
         if eps > self.eps_tau and self._bottom is None:
             # the sampled mechanism's delta is non-increasing in eps: its bound at eps_tau holds here,
@@ -283,7 +290,8 @@ class ShuffleAccountant:
         if rep is None:
             upper_first = upper_first and eps <= EPS_CAP
             rep = self._report_beyond_cap(eps, rel_tol) if eps > EPS_CAP and only is None else \
-                self._report_laws(eps, rel_tol, only, upper_first, negligible)
+                self._report_laws(eps, rel_tol, only, upper_first, negligible,
+                                  first if only is None and not upper_first and negligible <= 0.0 else None)
             key = (eps, rel_tol, only, uf if upper_first else 0, negligible)
             charge = self.sampler_term(eps)
             if charge > 0.0:  # the release sampler's total-variation charge (docs/sampling.md §4)
@@ -294,8 +302,9 @@ class ShuffleAccountant:
         return replace(rep, terms=dict(rep.terms))  # (a copy: callers may edit theirs)
 
     def _report_laws(self, eps: float, rel_tol: float, only: tuple[int, ...] | None,
-                     upper_first: bool = False, negligible: float = 0.0) -> AccountantReport:
-        """The report at eps <= 60 (or over the laws in ``only``), computed law by law."""
+                     upper_first: bool = False, negligible: float = 0.0, first: Any = None) -> AccountantReport:
+        """The report at eps <= 60 (or over the laws in ``only``), computed law by law (law 0's bracket ``first`` where
+        given: :meth:`_report`)."""
         best = None
         lo_max, up_max = 0.0, max(negligible, 0.0)
         # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at EPS_CAP certifies any
@@ -305,7 +314,8 @@ class ShuffleAccountant:
                 continue
             # a law whose certified upper value is already below the maximum so far cannot change
             # the reported (max) upper value: its refinement stops there
-            r = certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max),
+            r = first if i == 0 and first is not None else \
+                certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max),
                         closed_only=self._closed_only, upper_first=upper_first)
             lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
             if best is None or r.upper > best[1].upper:

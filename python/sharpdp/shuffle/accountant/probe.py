@@ -16,7 +16,7 @@ from sharpdp.shuffle.laws import laws_for
 
 
 def probe(acc: Any, e: float, delta: float, cap0: float | None,
-          laws: Callable[[float], Any] | None = None, lows: list[float] | None = None) -> float:
+          laws: Callable[[float], Any] | None = None, lows: list[float] | None = None, early: bool = True) -> float:
     """Phase 2's probe (docs/accountant_atoms.md §8, the decision mode): a value u with
     get_delta(e) <= u when u <= delta, and a certified upper value of D_up(e) above delta from
     get_delta's own refinement (or a certified lower value above delta) when u > delta.
@@ -33,7 +33,8 @@ def probe(acc: Any, e: float, delta: float, cap0: float | None,
     get_delta.
     ``laws``: laws_for at e (the search's memo), by default built here. ``lows``: when given, the
     largest certified lower value of D_up(e) of the atom laws' passes (of the report, for other laws) is appended
-    to it."""
+    to it. ``early`` (laws not all atom laws): law 0's value alone may decide "above" (docs/accountant.md §8.7); off
+    where the caller needs the report itself (the refit's law at the phase-1 root)."""
     if (e > EPS_CAP or e > acc.eps_tau or (cap0 is not None and e >= cap0) or not e >= 0.0
             or getattr(acc, "_closed_only", False)):
         return float(acc.get_delta(e))
@@ -61,7 +62,18 @@ def probe(acc: Any, e: float, delta: float, cap0: float | None,
         # (the far-tail treatment's refinement is not a sequence of passes): get_delta's value before its
         # running minimum, as for the atom laws (docs/accountant_atoms.md §8); its lower value (of D_up(e), the
         # maximum over the laws' certified lower values) joins ``lows`` too
-        rep = acc.report(e)
+        # law 0 first, certified as the report certifies it (Bracket(), no negligible stop): where its value alone is
+        # reported above delta, so is the report's (the maximum over the laws), and the other laws are not certified
+        # (docs/accountant.md §8.7); otherwise the report reuses it
+        first = None
+        if early and len(pairs) > 1 and getattr(acc, "_bottom", None) is None and not acc._has_report(e):
+            gamma, law = pairs[0]
+            first = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket())
+            if reported(first.upper) > delta:
+                if lows is not None:
+                    lows.append(float(first.lower))
+                return reported(first.upper)
+        rep = acc._report(e, acc.rel_tol, first=first)
         if lows is not None:
             lows.append(float(rep.lower))
         return min(max(float(rep.upper), TINY), 1.0)

@@ -433,8 +433,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         lows.append(lo_e)
         return lo_e
 
-    def fun2(e: float) -> float:  # (phase 2's function)
-        return probe(acc, e, delta, cap0, laws_at, lows)
+    def fun2(e: float, early: bool = True) -> float:  # (phase 2's function)
+        return probe(acc, e, delta, cap0, laws_at, lows, early)
 
     x2: float | None = r1
     pts2: list[tuple[float, float]] | None = None
@@ -449,8 +449,9 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
             pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
             and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
-        lo2, hi2, x2, k2, pts2 = _refit(acc, fun2, delta, j_lo, c_hi, r1, k1, xtol, laws_at, last_led[0],
-                                        look=look, lows=lows)
+        # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
+        lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
+                                        last_led[0], look=look, lows=lows)
     lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
                          pts0=pts2, snap=not atoms and not exact2)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
