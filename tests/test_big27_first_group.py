@@ -1,4 +1,4 @@
-"""Issue 23 (docs/accountant_tail.md §28): the far-tail lower value at a clamp whose lattice fits the centroid law's
+"""docs/accountant_tail.md §28: the far-tail lower value at a clamp whose lattice fits the centroid law's
 first-group step. Checked on the Gaussian randomizer's
 x-vs-bot law: at n = 1e6 with the lattice cap K_MAX lowered (so that the caps force a grid coarser than the first
 group's step, as at n = 1e8 with the real cap) against a bracket ten times tighter on the real caps; at n = 1e8
@@ -43,7 +43,7 @@ def test_first_group_run_contains_the_reference(monkeypatch, eps):
 
 @pytest.mark.slow
 def test_gap_at_1e8(monkeypatch):
-    """GaussianRandomizer(0.5), n = 1e8, eps = 0.1 (issue 23's cell: [0.00401, 0.0128] on branch s27): the bracket
+    """GaussianRandomizer(0.5), n = 1e8, eps = 0.1 (§28's first cell: [0.00401, 0.0128] on branch s27): the bracket
     meets 2.5 % (measured [0.0124086, 0.0126533], 1.97 %; the upper value is now the §28 run's), its lower value below
     the upper value of the run without §28's rule (0.012805; the run's lower value plus its pair term, 3.4e-4, would
     exceed it: the mutation of the test above)."""
