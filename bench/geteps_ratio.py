@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--large", action="store_true", help="add the cells at n = 1e8 and 1e9 of (b) and (d)")
     ap.add_argument("--calibrations", action="store_true",
                     help="instead: evaluations and CPU of both calibrations over n 1e2..1e6 x eps in CAL_EPS (--json)")
+    ap.add_argument("--no-early", action="store_true",
+                    help="phase 2's probes without law 0's early decision (docs/accountant.md §8.7): the code before")
     args = ap.parse_args(argv)
     if args.calibrations:
         rows = calibrations()
@@ -239,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
             rows = json.load(fh)
     else:
         import sharpdp.shuffle  # noqa: F401  (imported once, before any fork)
+        from sharpdp.shuffle.accountant import probe as P
+
+        P.EARLY = not args.no_early
 
         BR._ISOLATION.update(mode=args.isolate, mem_gb=3.0)
         ns = None if args.ns is None else {int(float(x)) for x in args.ns.split(",")}

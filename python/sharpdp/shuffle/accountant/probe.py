@@ -15,6 +15,11 @@ from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
 
+#: law 0's value alone may decide a probe "above" where the laws are not all atom laws (docs/accountant.md §8.7); False:
+#: the code before (bench/geteps_ratio.py --no-early)
+EARLY = True
+
+
 def probe(acc: Any, e: float, delta: float, cap0: float | None,
           laws: Callable[[float], Any] | None = None, lows: list[float] | None = None, early: bool = True) -> float:
     """Phase 2's probe (docs/accountant_atoms.md §8, the decision mode): a value u with
@@ -66,7 +71,7 @@ def probe(acc: Any, e: float, delta: float, cap0: float | None,
         # reported above delta, so is the report's (the maximum over the laws), and the other laws are not certified
         # (docs/accountant.md §8.7); otherwise the report reuses it
         first = None
-        if early and len(pairs) > 1 and getattr(acc, "_bottom", None) is None and not acc._has_report(e):
+        if early and EARLY and len(pairs) > 1 and getattr(acc, "_bottom", None) is None and not acc._has_report(e):
             gamma, law = pairs[0]
             first = certify(law, float(gamma), acc.n, acc.rel_tol, acc.threads, Bracket())
             if reported(first.upper) > delta:
