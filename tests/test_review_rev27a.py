@@ -184,13 +184,18 @@ def test_get_epsilon_certified_after_other_calls(monkeypatch, make, n, adjacency
     fresh get_epsilon and of one after other calls on the same accountant (get_delta around the answer, get_epsilon at
     30 delta: reports cached at some probe points, so the probe takes the report there and law 0 alone elsewhere) is
     certified by a fresh get_delta and is within xtol (1e-3) of a plain bisection's crossing of fresh get_delta values
-    (from 3 % below, to 1e-4). Mutation caught: law 0 certified at 10 rel_tol (G(1.5), n = 3000: the answer 0.16282
+    (from 3 % below, to 1e-4); the answer equals the one without the rule (``probe.EARLY`` off). Mutation caught: law 0 certified at 10 rel_tol (G(1.5), n = 3000: the answer 0.16282
     against the crossing 0.16260); not caught here: law 0's "above" decided at 0.5 delta (no probe of these cells has
     law 0's value in (delta / 2, delta]; tests/test_eps27_search.py's n = 1e4 cell catches a 0.99 delta threshold)."""
     clear_caches()
     e, early = _early_probes(monkeypatch, ShuffleAccountant(make(), n, adjacency), delta)
     if adjacency == "zero_out" and n > 1000:
         assert early >= 1  # (the rule under review is exercised)
+    from sharpdp.shuffle.accountant import probe as P
+    clear_caches()
+    with monkeypatch.context() as m:
+        m.setattr(P, "EARLY", False)  # (the code before §8.7: its answers are the same points)
+        assert float(ShuffleAccountant(make(), n, adjacency).get_epsilon(delta)) == e
     clear_caches()
     acc = ShuffleAccountant(make(), n, adjacency)
     for x in (0.3 * e, 2.0 * e, 0.9 * e, 1.1 * e):
