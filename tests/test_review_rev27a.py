@@ -128,6 +128,18 @@ def test_few_user_bracket_holds_the_engines_value_slow(monkeypatch, make, n, eps
     _check_small_n(monkeypatch, make, n, eps, adjacency)
 
 
+@pytest.mark.parametrize("sigma0, eps", [(0.5, 6.0), (1.0, 2.0), (0.5, 0.5)])
+def test_n2_accountant_bracket_holds_mpmath(sigma0, eps):
+    """n = 2, zero-out: the accountant's bracket (the few-user terms, intersected where the engine runs) holds D_up of
+    the x-vs-bot law by mpmath quadrature (tests/test_smalln_jump.py's reference; the bot-vs-x law's is smaller at these
+    points). Tightest margin: σ0 = 0.5, eps = 6: [0.3043462, 0.3044092] against 0.3043505."""
+    from test_smalln_jump import gaussian_bot_vs_x_n2_reference, gaussian_n2_reference
+    ref = max(gaussian_n2_reference(sigma0, eps), gaussian_bot_vs_x_n2_reference(sigma0, eps))
+    clear_caches()
+    lo, up = ShuffleAccountant(GaussianRandomizer(sigma0, 1), 2).get_delta_bounds(eps)
+    assert lo <= ref * (1 + 1e-12) and up >= ref * (1 - 1e-12)
+
+
 def test_intersection_arithmetic_and_disjoint_refused():
     """``driver._with_small_n`` on given brackets (the arithmetic of §2.6, no engine): where the engine missed its
     target the result is [max(lo, j_lo), min(up, j_up)]; a bracket that met it keeps its floats; an upper-first value
