@@ -142,6 +142,36 @@ def test_n2_accountant_bracket_holds_mpmath(sigma0, eps):
     assert lo <= ref * (1 + 1e-12) and up >= ref * (1 - 1e-12)
 
 
+def _bmg_n2_with_kink(g: float, s: float, eps: float) -> float:
+    """D_up at n = 2 of BMG(g, s), zero-out, by tests/_bmg_reference.py's densities (x vs bot; bot vs x is 0 here)
+    with the inner stop-loss's kink y_k (L(y_k) = e^eps - g, where E[(L + c)_+] switches form) as a breakpoint of the
+    outer quadrature: without it, _bmg_reference.reference is off by 2.1e-5 (low) at (0.1, 0.5, 8), 1.6e-6 (low) at
+    (0.3, 0.5, 2), 3.4e-5 (high) at (0.3, 1.0, 4); with it the value does not move when every piece is split in 16."""
+    import mpmath as mp
+    from _bmg_reference import Pair
+    with mp.workdps(30):
+        p = Pair(g, s, eps, "xb")
+        S, G, ee = p.s, p.g, p.ee
+        yk = mp.mpf(1) / 2 + S * S * mp.log(2 * (ee - G) / (1 - G))
+        pts = sorted({-mp.inf, -12 * S, 0, mp.mpf(1) / 2, 12 * S, 1 - 12 * S, 1, 1 + 12 * S, mp.inf, yk})
+        inner = mp.quad(lambda y: mp.npdf(y, 0, S) * p.stoploss(p.L(y)), pts)
+        return float(G / 2 * inner + (1 - G) * p.d1())
+
+
+@pytest.mark.parametrize("g, s, eps, ref", [(0.1, 0.5, 8.0, 3.44653569569804e-4),
+                                            pytest.param(0.3, 1.0, 4.0, 5.57715431291162e-6, marks=pytest.mark.slow)])
+def test_bmg_n2_bracket_holds_kink_aware_mpmath(g, s, eps, ref):
+    """BMG n = 2, zero-out (the few-user two-user quadrature's regime): the accountant's bracket holds the kink-aware
+    mpmath value (pinned; recomputed live in the slow case). Tightest: (0.1, 0.5, 8): lower 3.4465052e-4 against
+    3.4465357e-4 -- ABOVE tests/_bmg_reference.py's plain quadrature 3.4464629e-4, which is 2.1e-5 low (its missing
+    breakpoint; that reference would have flagged a correct lower value as a break)."""
+    if eps == 4.0:
+        assert _bmg_n2_with_kink(g, s, eps) == pytest.approx(ref, rel=1e-12)
+    clear_caches()
+    lo, up = ShuffleAccountant(BlanketMixedGaussian(g, s, 1), 2, sampler_charge=False).get_delta_bounds(eps)
+    assert lo <= ref <= up
+
+
 def test_intersection_arithmetic_and_disjoint_refused():
     """``driver._with_small_n`` on given brackets (the arithmetic of §2.6, no engine): where the engine missed its
     target the result is [max(lo, j_lo), min(up, j_up)]; a bracket that met it keeps its floats; an upper-first value
