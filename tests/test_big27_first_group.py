@@ -53,4 +53,5 @@ def test_gap_at_1e8(monkeypatch):
     gamma, law = _law(0.5, 0.1)
     monkeypatch.setattr(far_tail, "T0_FIT_MARGIN", 1e-300)
     off = far_tail.certify_bigjump(law, gamma, 10**8, 1e-2, -1)
-    assert lo <= off.upper and up <= off.upper
+    # (with §29 both runs give the same upper value; the report's is the settled round's, rounded up by an ulp)
+    assert lo <= off.upper and up <= off.upper * (1 + 1e-15)
