@@ -138,7 +138,7 @@ class Pair:
         xb0: k = (ee - L(y))/g0 in {0, 1}, i.e. g0 e^{2y/s^2} in {2 ee, 2 ee - g0} (y > 0; L is constant for y <= 0);
         bx0: k = (1 + L(y))/g0 in {0, ee}, i.e. ee g0 e^{2y/s^2} in {2, 2 - ee g0} (y > 0).
         """
-        g, s, ee = self.g, self.s, self.ee
+        g, ee = self.g, self.ee
         half, s2 = mp.mpf(1) / 2, self.s * self.s
         if self.kind == "xb":
             return [half + s2 * mp.log(2 * (ee - g) / (1 - g))] if ee > g else []
