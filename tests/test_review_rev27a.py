@@ -145,8 +145,9 @@ def test_n2_accountant_bracket_holds_mpmath(sigma0, eps):
 def _bmg_n2_with_kink(g: float, s: float, eps: float) -> float:
     """D_up at n = 2 of BMG(g, s), zero-out, by tests/_bmg_reference.py's densities (x vs bot; bot vs x is 0 here)
     with the inner stop-loss's kink y_k (L(y_k) = e^eps - g, where E[(L + c)_+] switches form) as a breakpoint of the
-    outer quadrature: without it, _bmg_reference.reference is off by 2.1e-5 (low) at (0.1, 0.5, 8), 1.6e-6 (low) at
-    (0.3, 0.5, 2), 3.4e-5 (high) at (0.3, 1.0, 4); with it the value does not move when every piece is split in 16."""
+    outer quadrature: without it, _bmg_reference.reference was off by 2.1e-5 (low) at (0.1, 0.5, 8), 1.6e-6 (low) at
+    (0.3, 0.5, 2), 3.4e-5 (high) at (0.3, 1.0, 4); with it the value does not move when every piece is split in 16.
+    (_bmg_reference has split at the kinks since (tests/test_ref27_kink.py): this independent construction stays.)"""
     import mpmath as mp
     from _bmg_reference import Pair
     with mp.workdps(30):
