@@ -52,7 +52,7 @@ def test_a_truncated_row_is_refused_everywhere_with_its_line(tmp_path, capsys, c
     line = _error(capsys, _argv(command, engine, path, tmp_path))
     option = "--csv" if engine == "local" else "--data"
     assert f"{option}: malformed CSV in {path}: line 4 has 1 field, the header 2 (a truncated row" in line, line
-    assert "417" not in line  # (no cell)
+    assert "417" not in line.replace(str(path), "")  # (no cell; the path may hold it: pytest's tmp dir pytest-417)
     # (caught: without the short-row condition in csv_block_report all four runs released, exit 0)
 
 
