@@ -15,7 +15,7 @@ from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
 
-# calibrate_bmg(100, 8, 1e-6, 1)'s pick (regime map cell of issue 23)
+# calibrate_bmg(100, 8, 1e-6, 1)'s pick (a regime-map cell, bench/README.md)
 BMG = BlanketMixedGaussian(0.051057210686144563, 0.5666966712607993, 1)
 N, EPS = 100, 8.0
 

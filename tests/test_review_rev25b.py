@@ -199,7 +199,7 @@ def test_cheap_power_brackets_meet_the_tight_accurate_engine(make, n, eps):
 # (**) re-pinned after the compiled cells' exact empty intervals (docs/accountant_tail.md §29): nested in the old
 # bracket, moved <= 2.8e-6 relative (1.0, n = 1e4, eps = 1: the upper value; the others <= 1.0e-8); computed the same
 # way: §26's rule on and off (doomed=False) with CHEAP_POWER = 0, bit for bit equal, and equal to the default run.
-# (***) re-pinned after docs/composition.md §2.7 (far_tail.try_certify takes the §12/§14 shift charge where it costs
+# (***) re-pinned after docs/composition.md §2.7 (far_tail.try_certify takes the shift charge of docs/accountant_tail.md §12/§14 where it costs
 # <= 1e-3 rel_tol of the lower value instead of a second run on the lowered law): the lower value 1.56e-7 relative
 # lower (was 0x1.72c15a518ce6ap-18), the upper unchanged; computed the same way, bit for bit equal rule on and off.
 S25_FLOATS = [
