@@ -46,6 +46,7 @@ from sharpdp.shuffle.laws import Law
 FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_tol (below it measured no gain; speed)
 T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
+HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
 
 
 def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
@@ -375,7 +376,10 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
-                    h /= 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+                    d = 2.0 ** math.ceil(max(0.5 * math.log2(gap / (0.5 * rel_tol)), 1.0))
+                    # (a large FFT halves at a time, so that the stop above sees a gap that no longer shrinks before
+                    # a leap to a far finer grid; docs/accountant_tail.md §30, speed only)
+                    h /= 2.0 if jt_n.N * d >= HALVE_N else d
             if jt is None or lat is None:
                 raise TailCoarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
             jt = replace(jt, lo=lo_best)
