@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from _tty import FakeTty
 
 import sharpdp._progress as P
 from sharpdp._progress import progress_bar, progress_stage
@@ -137,11 +138,7 @@ def test_a_staged_live_bar_shows_its_remaining_time_only_after_the_mark(budget):
     # tqdm's estimate), and progress_stage leaving the format without it
     tqdm = pytest.importorskip("tqdm")
 
-    class _Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    out = _Tty()
+    out = FakeTty()
     bar = progress_bar(total=100, desc="work", unit=" items", file=out, mininterval=0.0, staged=True, budget=budget)
     assert isinstance(bar, tqdm.std.tqdm)
     bar.update(10)

@@ -1,11 +1,11 @@
 """A terminal reporting 0 columns gets the plain lines (tqdm draws nothing there: `mean --rounds 3` was silent for
 232 s under such a pty), and a live bar redraws at every update (no adaptive skipping after a fast burst)."""
 
-import io
 import os
 import pty
 
 import pytest
+from _tty import FakeTty
 
 import sharpdp._progress as P
 
@@ -34,11 +34,7 @@ def test_zero_width_terminal_gets_plain_lines():
 def test_live_bar_redraws_after_a_fast_burst(monkeypatch):
     tqdm = pytest.importorskip("tqdm")
 
-    class _Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    out = _Tty()
+    out = FakeTty()
     bar = P.progress_bar(total=1000, file=out, mininterval=0.0)
     assert isinstance(bar, tqdm.std.tqdm)
     bar.update(500)  # a fast burst ...
