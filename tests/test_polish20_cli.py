@@ -202,7 +202,7 @@ def _figures(r):
 
     a = r["analyst_only_not_private"]
     units = a.get("expected_rmse_original_units") or r["expected_rmse_original_units"]
-    return ([g_up(r["delta_certified"]), g_down(r["delta_bounds"][0], 4), g_up(r["delta_bounds"][1], 4),
+    return ([g_up(r["delta_certified"]), g_down(r["delta_bounds"][0]), g_up(r["delta_bounds"][1]),
              f"{r['epsilon']:.6g}", f"{r['expected_rmse_per_coordinate']:.4g}",
              f"{r['central_gaussian']['rmse_per_coordinate']:.4g}", f"{r['rmse_ratio_bmg_over_central']:.3f}",
              f"{r['n']} rows"]

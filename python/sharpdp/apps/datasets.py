@@ -300,10 +300,40 @@ def parse_bounds(text: str, d: int) -> np.ndarray:
             lo, hi = float(lo_s), float(hi_s)
         except ValueError:
             raise ValueError(f"bounds: pair {j + 1} {p!r} is not of the form lo:hi") from None
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
-            raise ValueError(f"bounds: pair {j + 1} {p!r} needs finite lo < hi")
+        if not bounds_ok(lo, hi):
+            raise ValueError(f"bounds: pair {j + 1} {p!r} needs finite lo < hi{BOUNDS_RANGE_TEXT}")
         out[j] = lo, hi
     return out
+
+
+BOUND_MAX = 1e300
+BOUNDS_RANGE_TEXT = f" with |lo|, |hi| <= {BOUND_MAX:g} (beyond, the mean's arithmetic overflows float64)"
+
+
+def bounds_ok(lo, hi) -> bool:
+    """Whether public bounds (scalars or arrays) are finite, within ``BOUND_MAX`` in magnitude and lo < hi.
+
+    The cap keeps hi - lo, the scaling to the unit ball and the release mapped back to original units finite
+    (with bounds of +-1e308 the released mean overflowed to +-inf)."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    return bool(np.all(np.abs(lo) <= BOUND_MAX) and np.all(np.abs(hi) <= BOUND_MAX) and np.all(lo < hi))
+
+
+def check_bounds(bounds, d: int | None = None) -> np.ndarray:
+    """``bounds`` as a float64 array of shape (d, 2) (any d >= 1 when ``d`` is None), checked by `bounds_ok`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``bounds`` if the shape is wrong or a pair is not finite, too large or has lo >= hi.
+    """
+    b = np.asarray(bounds, dtype=np.float64)
+    if b.ndim != 2 or b.shape[1] != 2 or b.shape[0] < 1 or (d is not None and b.shape[0] != d):
+        want = f"({d}, 2) (one lo, hi pair per column)" if d is not None else "(d, 2)"
+        raise ValueError(f"bounds must have shape {want}, got {b.shape}")
+    if not bounds_ok(b[:, 0], b[:, 1]):
+        raise ValueError(f"bounds: every pair needs finite lo < hi{BOUNDS_RANGE_TEXT}")
+    return b
 
 
 @dataclass
@@ -318,27 +348,25 @@ class UnitBallScaling:
     Parameters
     ----------
     bounds : array_like of float, shape (d, 2)
-        Public ``(lo_j, hi_j)`` per column, lo_j < hi_j, finite.
+        Public ``(lo_j, hi_j)`` per column, lo_j < hi_j, |lo_j|, |hi_j| <= ``BOUND_MAX`` (1e300).
     """
 
     bounds: np.ndarray
     scale: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        b = np.asarray(self.bounds, dtype=np.float64)
-        if b.ndim != 2 or b.shape[1] != 2 or b.shape[0] < 1:
-            raise ValueError(f"bounds must have shape (d, 2), got {b.shape}")
-        if not np.all(np.isfinite(b)) or np.any(b[:, 0] >= b[:, 1]):
-            raise ValueError("bounds: every pair needs finite lo < hi")
+        b = check_bounds(self.bounds)
         self.bounds = b
         d = b.shape[0]
         self.scale = (b[:, 1] - b[:, 0]) * math.sqrt(d) / 2.0  # original units per z unit
 
-    def to_unit_ball(self, x: np.ndarray) -> tuple[np.ndarray, int]:
-        """Clip and map rows ``x`` (n, d) → (z of shape (n, d), number of clipped values)."""
+    def to_unit_ball(self, x: np.ndarray, *, per_column: bool = False) -> tuple[np.ndarray, Any]:
+        """Clip and map rows ``x`` (n, d) → (z of shape (n, d), number of clipped values: an int, or with
+        ``per_column`` an int64 array of shape (d,), one count per column)."""
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
         clipped = np.clip(x, lo, hi)
-        n_clipped = int(np.count_nonzero(clipped != x))
+        per = np.count_nonzero(clipped != x, axis=0).astype(np.int64)
+        n_clipped = per if per_column else int(per.sum())
         d = self.bounds.shape[0]
         z = ((clipped - lo) / (hi - lo) * 2.0 - 1.0) / math.sqrt(d)
         return np.clip(z, -1.0 / math.sqrt(d), 1.0 / math.sqrt(d)), n_clipped

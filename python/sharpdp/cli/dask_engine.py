@@ -11,16 +11,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from sharpdp.cli import (
     bounds_choice,
-    delta_bounds_meaning,
     install_hint,
     option_error,
     parse_bounds_option,
     release_rng,
-    release_scope,
     warn_seeded,
 )
 
@@ -167,13 +165,12 @@ def _path_flag(args: argparse.Namespace) -> str:
     return "--data" if args.data is not None else "--csv"
 
 
-def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: list[str] | None) -> dict[str, Any]:
+def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: list[str] | None,
+             rounds: int = 1) -> dict[str, Any]:
     """``sharpdp mean --engine dask``: the result dictionary of the single-process path, plus the engine."""
-    import numpy as np
-
     from sharpdp.apps import datasets
+    from sharpdp.cli.mean_result import mean_result
     from sharpdp.distributed import numeric_columns, open_table, private_mean
-    from sharpdp.shuffle import gaussian_mechanism_sigma
 
     path = args.data if args.data is not None else args.csv
     names = {"data": _path_flag(args), "columns": "--columns", "bounds": "--bounds", "workers": "--workers",
@@ -193,41 +190,31 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         with _engine(args, "mean") as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
             res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),
-                               client=engine.client, threads=args.threads or 1, progress=True)
+                               client=engine.client, threads=args.threads or 1, progress=True, rounds=rounds)
     except ValueError as exc:
         raise option_error(exc, names) from None
     late = [] if res.bounds_public else [datasets.data_bounds_warning("--bounds")]
     for w in late:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
     warnings = skipped_notes + late
-    bmg, n = res.randomizer, res.n
-    scaling = datasets.UnitBallScaling(res.bounds)
-    true_z = res.true_mean_clipped_scaled
-    expected_rmse = res.expected_rmse_per_coordinate
-    observed_rmse = float(np.sqrt(np.mean((res.private_mean_scaled - true_z) ** 2)))
-    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n)
-    return {
-        "source": res.source, "n": n, "d": d, "columns": list(res.columns),
-        "rows_dropped_missing": res.rows_dropped_missing, "bounds": res.bounds.tolist(),
-        "bounds_source": "--bounds (public)" if res.bounds_public else datasets.DATA_BOUNDS_SOURCE,
-        "values_clipped": res.values_clipped,
-        "warnings": warnings,
-        "true_mean": res.true_mean.tolist(), "true_mean_clipped": res.true_mean_clipped.tolist(),
-        "private_mean": res.private_mean.tolist(),
-        "expected_rmse_per_coordinate": expected_rmse,
-        "expected_rmse_original_units": (expected_rmse * scaling.scale).tolist(),
-        "observed_rmse_per_coordinate": observed_rmse,
-        "observed_abs_error_original_units": np.abs(res.private_mean - res.true_mean_clipped).tolist(),
-        "epsilon": epsilon, "delta_target": delta, "delta_certified": res.delta_certified,
-        "delta_bounds": list(res.delta_bounds), "delta_bounds_meaning": delta_bounds_meaning(1),
-        "adjacency": "zero_out", "rounds": 1, "release_scope": release_scope(1),
-        "accountant_evaluations": res.accountant_evaluations,
-        "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
-        "central_gaussian": {"sigma": sigma_gm, "sensitivity": 1.0 / n, "rmse_per_coordinate": sigma_gm,
-                             "rmse_original_units": (sigma_gm * scaling.scale).tolist()},
-        "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
-        "engine": res.engine, "partitions": res.partitions, "workers": res.workers,
-    }
+    return mean_result(
+        source=res.source, n=res.n, d=d, columns=list(res.columns), rows_dropped_missing=res.rows_dropped_missing,
+        bounds=res.bounds, bounds_source="--bounds (public)" if res.bounds_public else datasets.DATA_BOUNDS_SOURCE,
+        values_clipped=res.values_clipped_per_column, warnings=warnings, true_mean=res.true_mean,
+        true_mean_clipped=res.true_mean_clipped, private_mean=res.private_mean,
+        private_mean_scaled=res.private_mean_scaled, true_mean_clipped_scaled=res.true_mean_clipped_scaled,
+        scale=datasets.UnitBallScaling(res.bounds).scale, epsilon=epsilon, delta=delta,
+        cal=_Calibration(res.randomizer, res.delta_bounds, res.accountant_evaluations, res.composed_certifications),
+        rounds=rounds, engine={"engine": res.engine, "partitions": res.partitions, "workers": res.workers})
+
+
+class _Calibration(NamedTuple):
+    """The calibration figures of a distributed release, as ``mean_result`` reads them."""
+
+    randomizer: Any
+    delta_bounds: tuple
+    evaluations: int
+    composed_certifications: int
 
 
 def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
@@ -259,8 +246,8 @@ def histogram_group_counts(args: argparse.Namespace, by: list[str], domain):
 
 
 def engine_line(r: dict[str, Any]) -> str | None:
-    """The text line naming the engine (None for the single-process path)."""
-    if "engine" not in r:
+    """The text line naming the engine (None for the single-process path, ``"engine": "local"``)."""
+    if r.get("engine", "local") == "local":
         return None
     w = r["workers"]
     workers = "local threads" if w is None else f"{w} worker{'' if w == 1 else 's'}"

@@ -34,7 +34,6 @@ which reveal each column's range (max - min).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
@@ -52,7 +51,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
             "ball); the estimate targets the mean of the clipped data. The number n of rows used is "
             "taken as public (the shuffle model's neighbours differ in one row's content, not in n); a row with "
             "a missing value takes no part, so n reveals how many rows were dropped and whether a value is "
-            "missing is NOT protected (docs/embedding.md §1.1); how many values were clipped is written only to "
+            "missing is NOT protected (docs/embedding.md §1.1). Missing: an empty cell or one of pandas' NA "
+            "words (NA, N/A, n/a, NULL, null, None, nan, NaN, #N/A, <NA>, ...: docs/cli.md §7); any other text "
+            "is refused. How many values were clipped is written only to "
             "a --diagnostics file. A custom CSV (or --data) "
             "needs public --bounds, fixed without looking at the data; bounds taken from the "
             "data's min/max are refused unless --bounds-from-data is given, and are then NOT "
@@ -192,8 +193,8 @@ def _warn_outside_bounds(result: dict[str, Any], from_data: bool) -> None:
 
 def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
                        expected_rmse_units: list[float], seed: int | None) -> dict[str, Any]:
-    """Write the true means and realised errors (one row per column) and the rows dropped for a missing value and
-    values clipped (the same on every row) to the file the user named, CSV or JSON by its suffix
+    """Write the true means, realised errors and values clipped (one row per column) and the rows dropped for a
+    missing value in any chosen column (a table total, the same on every row) to the file the user named, CSV or JSON by its suffix
     (:mod:`sharpdp.cli.diagnostics`), with the seed of a seeded run (column ``seed``, empty without
     ``--seed``: no seed exists; in the JSON also the top-level ``"seed"``, null then)."""
     from sharpdp.cli.diagnostics import write_diagnostics
@@ -205,7 +206,7 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
         "abs_error": list(diag["observed_abs_error_original_units"]), "expected_rmse": list(expected_rmse_units),
         "observed_rmse_per_coordinate": [diag["observed_rmse_per_coordinate"]] * k,
         "rows_dropped_missing": [int(diag["rows_dropped_missing"])] * k,
-        "values_clipped": [int(diag["values_clipped"])] * k,
+        "values_clipped": [int(v) for v in diag["values_clipped"]],
         "seed": ["" if seed is None else str(seed)] * k,
     }, {"command": "sharpdp mean", "source": result["source"], "n": result["n"], "epsilon": result["epsilon"],
         "delta_target": result["delta_target"], "seed": seed})
@@ -257,9 +258,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     from sharpdp import _validation as V
     from sharpdp._rng import as_generator
     from sharpdp.apps import datasets
-    from sharpdp.cli import (CliError, bounds_choice, bracket_note, delta_bounds_meaning, evaluations_meaning,
-                             option_error, parse_bounds_option, refuse_parquet_csv, release_rng, release_scope,
-                             warn_seeded)
+    from sharpdp.cli import (CliError, bounds_choice, option_error, parse_bounds_option, refuse_parquet_csv,
+                             release_rng, warn_seeded)
+    from sharpdp.cli.mean_result import mean_result
 
     if args.epsilon == float("inf"):  # (inf, or a number beyond the double range such as 1e400): above 700
         from sharpdp.shuffle.calibration.search import check_targets
@@ -280,11 +281,6 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
             raise CliError(f"--columns: empty column name in {args.columns!r}")
     from sharpdp.cli import dask_engine as dask_cli
 
-    if args.engine == "dask" and rounds > 1:
-        raise CliError("--rounds > 1 is not supported with the distributed engine options")
-    if dask_cli.check_engine_options(args, "mean"):
-        return dask_cli.run_mean(args, epsilon, delta, columns)
-
     # the calibration's modules (scipy.optimize: ~0.5 s of CPU) are imported once the input has loaded, so that
     # a bad --csv or --columns is reported without that wait; K > 1 outside its range is refused before the table
     # loads (k = 1 never is)
@@ -292,6 +288,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         from sharpdp.shuffle.calibration.rounds import check_rounds_range
 
         check_rounds_range(epsilon, rounds)
+    if dask_cli.check_engine_options(args, "mean"):
+        return dask_cli.run_mean(args, epsilon, delta, columns, rounds)
     # say at once what comes (before the table loads: a second or more), then the calibration's bar from its
     # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
     if rounds > 1 or _stderr_is_terminal():
@@ -302,7 +300,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         table = datasets.load_table(args.csv, columns)
     except ValueError as exc:
         raise option_error(exc, _OPTIONS) from None
-    from sharpdp.shuffle import calibrate_bmg_report, gaussian_mechanism_sigma
+    from sharpdp.shuffle import calibrate_bmg_report
 
     n, d = table.data.shape
     bounds = None if args.bounds is None else parse_bounds_option(args, table.columns, table.warnings)
@@ -325,7 +323,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         print(f"sharpdp mean: warning: {w}", file=sys.stderr)
     warn_seeded("mean", args.seed)
     scaling = datasets.UnitBallScaling(bounds)
-    z, n_clipped = scaling.to_unit_ball(table.data)
+    z, n_clipped = scaling.to_unit_ball(table.data, per_column=True)
     if rounds == 1 and epsilon > LARGE_EPSILON and n < LARGE_EPSILON_N:  # said before the wait
         print(f"sharpdp mean: note: {large_epsilon_note(epsilon)}", file=sys.stderr, flush=True)
 
@@ -335,73 +333,22 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     # one, ComposedAccountant.get_delta_bounds)
     cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=True)
     bmg = cal.randomizer
-    delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
-    delta_up = delta_cert
-    if not delta_cert <= delta:  # calibrate_bmg verified this already
-        raise CliError(f"internal: certified delta {delta_cert} exceeds the target {delta}")
+    if not float(cal.delta_bounds[1]) <= delta:  # calibrate_bmg verified this already
+        raise CliError(f"internal: certified delta {cal.delta_bounds[1]} exceeds the target {delta}")
 
     rng = release_rng(args.seed)  # None: the library's secure generator (no seed exists)
     messages = bmg.sample(z, rng=rng, threads=args.threads)
     messages = messages[as_generator(rng).permutation(n)]  # the shuffler (secure when rng is None)
     est_z = bmg.estimate(messages)
-
-    true_z = z.mean(axis=0)
-    # the mean of n grid-exact messages has MSE release_mse_single / n, over d coordinates
-    expected_rmse = math.sqrt(bmg.release_mse_single / (n * d))
-    if epsilon > 0.0 and expected_rmse >= 1.0 / math.sqrt(d):  # (every z coordinate lies in [-1/sqrt(d), 1/sqrt(d)])
-        useless = (f"the expected error per coordinate ({expected_rmse:.3g} scaled units) is at least half the "
-                   "bounds' range: the estimate is no better than the bounds' midpoint (raise --epsilon or --delta, "
-                   "or use more rows)")
-        print(f"sharpdp mean: warning: {useless}", file=sys.stderr)
-        warnings.append(useless)
-    observed_rmse = float(np.sqrt(np.mean((est_z - true_z) ** 2)))
-    # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
-    # compose exactly to one of sigma / sqrt(K)
-    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n) * math.sqrt(rounds)
-    est = scaling.to_original(est_z)
     # the mean of the clipped rows in original units, not to_original(true_z): the round trip through the
     # unit ball moved it in the 10th digit, so with nothing clipped it differed from the true mean
     true_clipped = np.clip(table.data, bounds[:, 0], bounds[:, 1]).mean(axis=0)
-    return {
-        "source": table.source,
-        "n": n,
-        "d": d,
-        "columns": list(table.columns),
-        "rows_dropped_missing": table.n_dropped,
-        "bounds": bounds.tolist(),
-        "bounds_source": bounds_source,
-        "values_clipped": n_clipped,
-        "warnings": warnings,
-        "true_mean": table.data.mean(axis=0).tolist(),
-        "true_mean_clipped": true_clipped.tolist(),
-        "private_mean": est.tolist(),
-        "expected_rmse_per_coordinate": expected_rmse,
-        "expected_rmse_original_units": (expected_rmse * scaling.scale).tolist(),
-        "observed_rmse_per_coordinate": observed_rmse,
-        "observed_abs_error_original_units": np.abs(est - true_clipped).tolist(),
-        "epsilon": epsilon,
-        "delta_target": delta,
-        "delta_certified": delta_cert,
-        "delta_bounds": [delta_lo, delta_up],
-        "delta_bounds_meaning": delta_bounds_meaning(rounds),
-        # one round: why the bracket is as wide as it is (the calibration's accountant runs at rel_tol 1e-2)
-        "delta_bounds_note": None if rounds > 1 else bracket_note(
-            delta_lo, delta_up, (delta_up - delta_lo) / delta_lo if delta_lo > 0 else math.inf, 1e-2),
-        "adjacency": "zero_out",
-        "rounds": rounds,
-        "release_scope": release_scope(rounds),
-        "accountant_evaluations": cal.evaluations,
-        "accountant_evaluations_meaning": evaluations_meaning(rounds),
-        **({"composed_certifications": cal.composed_certifications} if rounds > 1 else {}),
-        "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
-        "central_gaussian": {
-            "sigma": sigma_gm,
-            "sensitivity": 1.0 / n,
-            "rmse_per_coordinate": sigma_gm,
-            "rmse_original_units": (sigma_gm * scaling.scale).tolist(),
-        },
-        "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
-    }
+    return mean_result(
+        source=table.source, n=n, d=d, columns=list(table.columns), rows_dropped_missing=table.n_dropped,
+        bounds=bounds, bounds_source=bounds_source, values_clipped=n_clipped, warnings=warnings,
+        true_mean=table.data.mean(axis=0), true_mean_clipped=true_clipped, private_mean=scaling.to_original(est_z),
+        private_mean_scaled=est_z, true_mean_clipped_scaled=z.mean(axis=0), scale=scaling.scale, epsilon=epsilon,
+        delta=delta, cal=cal, rounds=rounds, engine={"engine": "local"})
 
 
 def _stderr_is_terminal() -> bool:
@@ -432,8 +379,10 @@ def format_text(r: dict[str, Any]) -> str:
     # (epsilon and the target delta as the user gave them; the certified figures on the safe side: docs/cli.md §2)
     privacy = (f"epsilon = {r['epsilon']:.6g} nats, certified delta = {g_up(r['delta_certified'])} "
                f"(target {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
-               f"[{g_down(r['delta_bounds'][0], 4)}, {g_up(r['delta_bounds'][1], 4)}], whose lower value is "
-               f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), zero-out adjacency"
+               f"[{g_down(r['delta_bounds'][0])}, {g_up(r['delta_bounds'][1])}], whose lower value is "
+               f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), zero-out adjacency (neighbouring "
+               "tables differ in one row, replaced by a null record whose report is drawn from the blanket law: "
+               "docs/embedding.md §1)"
                + (f"; bracket: {r['delta_bounds_note']}" if r.get("delta_bounds_note")
                   and not r["delta_bounds_note"].startswith("relative gap <=") else "")
                + (f"; the guarantee is for {rounds} rounds of this release (K-fold composition: "

@@ -88,10 +88,7 @@ def _read_path(path: str, columns: list[str], text: bool):
             raise ValueError(f"data: no file matches {path}")
         parquet = all(m.endswith(_PARQUET_SUFFIXES) for m in matches)
     elif os.path.isdir(path):
-        entries = [e for e in os.listdir(path) if not e.startswith((".", "_"))]
-        if not entries:
-            raise ValueError(f"data: empty directory: {path}")
-        parquet = not all(e.endswith(".csv") for e in entries)
+        parquet = _directory_is_parquet(path)
         if not parquet:
             path = os.path.join(path, "*.csv")
     else:
@@ -116,6 +113,40 @@ def _read_path(path: str, columns: list[str], text: bool):
         frame = dd.read_csv(_files_with_rows(path), blocksize=blocksize, usecols=present,
                             dtype={c: "float64" for c in present})
     return frame, path
+
+
+def _directory_is_parquet(path: str) -> bool:
+    """Whether the directory ``path`` is read as Parquet (else as its ``*.csv`` files).
+
+    Its entries (names starting with '.' or '_' ignored, as Parquet writers' metadata) are all CSV files (``.csv``)
+    or none is: a directory mixing CSV files with Parquet files or with other files is refused, naming them, since
+    reading one kind would drop the other's rows without a word (the Parquet reader skips CSV files)."""
+    entries = sorted(e for e in os.listdir(path) if not e.startswith((".", "_")))
+    if not entries:
+        raise ValueError(f"data: empty directory: {path}")
+    csv = [e for e in entries if e.endswith(".csv")]
+    if not csv:
+        return True
+    other = [e for e in entries if not e.endswith(".csv")]
+    if other:
+        kind = "Parquet files" if any(e.endswith(_PARQUET_SUFFIXES) for e in other) else "files that are not CSV"
+        raise ValueError(f"data: directory {path} mixes CSV files ({_names(csv)}) with {kind} ({_names(other)}): "
+                         f"give a glob to choose, e.g. {os.path.join(path, '*.csv')}")
+    return False
+
+
+def _names(files: list[str], shown: int = 3) -> str:
+    more = f", ... ({len(files)} in all)" if len(files) > shown else ""
+    return ", ".join(files[:shown]) + more
+
+
+def _is_csv_path(path: str) -> bool:
+    """Whether ``path`` (a file, a glob or a directory) is read by :func:`open_table` as CSV."""
+    if any(ch in path for ch in "*?["):
+        return not all(m.endswith(_PARQUET_SUFFIXES) for m in glob.glob(path))
+    if os.path.isdir(path):
+        return not _directory_is_parquet(path)
+    return path.endswith((".csv", ".csv.gz", ".txt"))
 
 
 # rows of the first partition sampled to find text columns when no column is chosen
@@ -242,7 +273,7 @@ def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str, d
     """A ValueError for a parser's "could not convert" failure on ``columns``, else ``exc``.
 
     The parser's own text quotes the value and is not used (docs/histogram_release.md §10). When ``data``
-    is the CSV path the table was read from, one more pass reads ``columns`` as text and counts their
+    is a path (CSV or Parquet) the table was read from, one more pass reads ``columns`` as text and counts their
     non-numeric values: the message is then the single-process reader's (``columns: column 'b' is not
     numeric: 2 of its 3 rows hold a value that is not a number ...``,
     :func:`sharpdp.apps.datasets.non_numeric_message`); else it names the columns only.
@@ -254,7 +285,7 @@ def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str, d
 
     if isinstance(data, (str, os.PathLike)):
         try:
-            rows, bad = _count_non_numeric(os.fspath(data), list(columns))
+            rows, bad = _count_non_numeric(source, list(columns))
         except Exception:  # pragma: no cover - the count is a courtesy; the error below still names the columns
             rows, bad = 0, {}
         for c in columns:
@@ -265,19 +296,33 @@ def non_numeric_error(exc: BaseException, columns: Sequence[str], source: str, d
 
 
 def _count_non_numeric(path: str, columns: list[str]) -> tuple[int, dict[str, int]]:
-    """Rows of the CSV ``path`` (file or glob) and, per column of ``columns``, how many of its values are
-    not numbers (read as text with pandas' usual missing values, as the numeric read treats them)."""
+    """Rows of the table at ``path`` (a CSV file or glob, or Parquet, as :func:`open_table` reads it) and, per column
+    of ``columns``, how many of its values are not numbers (CSV: read as text with pandas' usual missing values, as
+    the numeric read treats them; Parquet: each file's values as stored)."""
     import dask
 
     from sharpdp.apps.datasets import count_non_numeric
 
-    frame = _dd().read_csv(path, blocksize=_csv_blocksize(path), usecols=columns, dtype={c: object for c in columns})
+    if _is_csv_path(path):
+        frame = _dd().read_csv(_files_with_rows(path), blocksize=_csv_blocksize(path), usecols=columns,
+                               dtype={c: object for c in columns})
+        parts = frame.to_delayed()
+    else:  # one task per file: a file whose column holds text has its own schema
+        files = sorted(glob.glob(os.path.join(path, "**", "*"), recursive=True)) if os.path.isdir(path) else [path]
+        parts = [dask.delayed(_read_parquet_columns)(f, columns) for f in files if os.path.isfile(f)
+                 and not os.path.basename(f).startswith((".", "_"))]
 
     def count(part) -> tuple[int, dict[str, int]]:
-        return len(part), {c: count_non_numeric(part[c]) for c in columns}
+        return len(part), {c: count_non_numeric(part[c].astype(object)) for c in columns}
 
-    results = dask.compute(*[dask.delayed(count)(p) for p in frame.to_delayed()])
+    results = dask.compute(*[dask.delayed(count)(p) for p in parts])
     return (sum(r[0] for r in results), {c: sum(r[1][c] for r in results) for c in columns})
+
+
+def _read_parquet_columns(path: str, columns: list[str]):
+    import pandas as pd
+
+    return pd.read_parquet(path, columns=columns)
 
 
 def check_numeric(frame, columns: Sequence[str], source: str, *, csv: bool = False) -> None:

@@ -46,6 +46,13 @@ class MeanResult:
     bounds_public : bool
         False when the bounds were taken from the data (then not covered by the guarantee).
     rows_dropped_missing, values_clipped : int
+        Rows dropped for a missing value in any chosen column; values clipped to the bounds, all columns.
+    values_clipped_per_column : numpy.ndarray of int64, shape (d,)
+        Values clipped to the bounds, per column (NOT private, like ``values_clipped``).
+    rounds : int
+        Releases of this mean the calibration covers (K-round composition, ``rounds=`` of :func:`private_mean`).
+    composed_certifications : int
+        K > 1: candidates of the K-round calibration, each certified by one K-round composition; else 0.
     randomizer : sharpdp.shuffle.BlanketMixedGaussian
         The calibrated randomizer.
     epsilon, delta_target, delta_certified : float
@@ -100,6 +107,9 @@ class MeanResult:
     sample_seconds: float = 0.0
     sample_cpu_seconds: float = 0.0
     accountant_evaluations: int = 0
+    values_clipped_per_column: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    rounds: int = 1
+    composed_certifications: int = 0
 
     @property
     def expected_rmse_per_coordinate(self) -> float:
@@ -137,9 +147,10 @@ def _randomize_task(part, ncols: int, scaling, randomizer, rng_state, offset: in
 
     values, _ = _complete(part, ncols)
     if values.shape[0] == 0:
-        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "sum_c": [0] * ncols, "clipped": 0, "messages": None,
+        return {"sum_y": [0] * ncols, "sum_z": [0] * ncols, "sum_c": [0] * ncols, "clipped": np.zeros(ncols, np.int64),
+                "messages": None,
                 "sample_seconds": 0.0, "sample_cpu_seconds": 0.0}
-    z, clipped = scaling.to_unit_ball(values)
+    z, clipped = scaling.to_unit_ball(values, per_column=True)
     # a private copy of the driver's generator: every partition derives the same 64-bit seed
     start, cpu = time.perf_counter(), time.thread_time()
     messages = randomizer.sample(z, rng=copy.deepcopy(rng_state), threads=threads, row_offset=offset,
@@ -151,18 +162,9 @@ def _randomize_task(part, ncols: int, scaling, randomizer, rng_state, offset: in
             "messages": messages if keep else None, "sample_seconds": seconds, "sample_cpu_seconds": cpu_seconds}
 
 
-def _as_bounds(bounds, d: int) -> np.ndarray:
-    arr = np.asarray(bounds, dtype=np.float64)
-    if arr.shape != (d, 2):
-        raise ValueError(f"bounds must have shape ({d}, 2) (one lo, hi pair per column), got {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr[:, 0] >= arr[:, 1]):
-        raise ValueError("bounds: every pair needs finite lo < hi")
-    return arr
-
-
 def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: float, *, rng=None,
                  randomizer=None, client=None, threads: int = 1, keep_messages: bool = False,
-                 progress: bool = False) -> MeanResult:
+                 progress: bool = False, rounds: int = 1) -> MeanResult:
     """Shuffle-model private mean of numeric columns of a partitioned table, on Dask.
 
     Same pipeline and randomness as ``sharpdp mean`` on one machine: each complete row is
@@ -215,6 +217,10 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         Also gather the messages (n, d) on the driver in row order: for tests and small data.
     progress : bool, default False
         Show a progress bar per pass (stderr; partitions done out of all).
+    rounds : int, default 1
+        K >= 1 releases of this mean on the same data: the randomizer is calibrated so that K rounds compose to
+        (epsilon, delta) (``calibrate_bmg_report(..., rounds=K)``, docs/composition.md §4.1); ``delta_bounds``
+        is then the K-round composed bracket. Not with a given ``randomizer``.
 
     Returns
     -------
@@ -241,6 +247,14 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     epsilon = V.real("epsilon", epsilon, lo=0.0, lo_open=True)
     delta = V.probability_open("delta", delta)
     threads = V.integer("threads", threads, lo=1)
+    rounds = V.integer("rounds", rounds, lo=1)
+    if rounds > 1:
+        if randomizer is not None:
+            raise ValueError("rounds: a given randomizer is certified for one round only; pass rounds=1 or no "
+                             "randomizer")
+        from sharpdp.shuffle.calibration.rounds import check_rounds_range
+
+        check_rounds_range(epsilon, rounds)
     columns = [str(c) for c in columns] if not isinstance(columns, str) else [columns]
     if not columns:
         raise ValueError("columns: no column selected")
@@ -248,7 +262,9 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         raise ValueError(f"columns: duplicated column in {columns}")
     d = len(columns)
     if bounds is not None:
-        bounds = _as_bounds(bounds, d)
+        from sharpdp.apps.datasets import check_bounds
+
+        bounds = check_bounds(bounds, d)
     gen = as_generator(rng)
     frame, source = open_table(data, columns)
     check_numeric(frame, columns, source)
@@ -279,13 +295,13 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
 
     if randomizer is None:
         # the calibration's certified bracket is the release's (the local CLI reports the same one)
-        cal = calibrate_bmg_report(n, epsilon, delta, d)
-        bmg, evaluations = cal.randomizer, cal.evaluations
+        cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=progress)
+        bmg, evaluations, composed = cal.randomizer, cal.evaluations, cal.composed_certifications
         delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
     elif not isinstance(randomizer, BlanketMixedGaussian) or randomizer.dim != d:
         raise ValueError(f"randomizer must be a BlanketMixedGaussian of dim {d}, got {randomizer!r}")
     else:
-        bmg, evaluations = randomizer, 1
+        bmg, evaluations, composed = randomizer, 1, 0
         delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n).get_delta_bounds(epsilon))
     if not delta_cert <= delta:  # the calibration verified this already; a given randomizer may fail
         raise ValueError(f"randomizer: certified delta {delta_cert:.6g} at epsilon = {epsilon:g} and n = {n} "
@@ -312,7 +328,9 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         true_mean=mean_from_exact_sums(sum_raw, n), true_mean_clipped=mean_from_exact_sums(sum_c, n),
         true_mean_clipped_scaled=true_z,
         n=n, d=d, columns=columns, bounds=scaling.bounds, bounds_public=not warnings,
-        rows_dropped_missing=dropped, values_clipped=int(sum(r["clipped"] for r in second)),
+        rows_dropped_missing=dropped, values_clipped=int(sum(int(r["clipped"].sum()) for r in second)),
+        values_clipped_per_column=np.sum([r["clipped"] for r in second], axis=0).astype(np.int64),
+        rounds=rounds, composed_certifications=composed,
         randomizer=bmg, epsilon=epsilon, delta_target=delta, delta_certified=delta_cert,
         delta_bounds=(delta_lo, delta_cert), engine=engine.name, partitions=nparts,
         workers=engine.workers, source=source, messages=messages, warnings=warnings,

@@ -1,0 +1,94 @@
+"""The result dictionary of ``sharpdp mean``, one place for both engines (local and ``--engine dask``).
+
+Both paths hand over the same figures (the release, the calibration's certified bracket, the true values for the
+diagnostics file); this module derives the rest (expected and central RMSE, the notes) so that the two outputs have
+the same keys and words, the engine's own figures added by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+
+
+def useless_warning(expected_rmse: float, d: int) -> str | None:
+    """The warning for a release whose expected error per coordinate is at least half the bounds' range (every
+    unit-ball coordinate lies in [-1/sqrt(d), 1/sqrt(d)]), or None."""
+    if expected_rmse < 1.0 / math.sqrt(d):
+        return None
+    return (f"the expected error per coordinate ({expected_rmse:.3g} scaled units) is at least half the bounds' "
+            "range: the estimate is no better than the bounds' midpoint (raise --epsilon or --delta, or use more rows)")
+
+
+def mean_result(*, source: str, n: int, d: int, columns: list[str], rows_dropped_missing: int, bounds: np.ndarray,
+                bounds_source: str, values_clipped: np.ndarray, warnings: list[str], true_mean: np.ndarray,
+                true_mean_clipped: np.ndarray, private_mean: np.ndarray, private_mean_scaled: np.ndarray,
+                true_mean_clipped_scaled: np.ndarray, scale: np.ndarray, epsilon: float, delta: float, cal: Any,
+                rounds: int, engine: dict[str, Any]) -> dict[str, Any]:
+    """The ``sharpdp mean`` result (before the diagnostic fields are split off, ``mean.DIAGNOSTIC_FIELDS``).
+
+    ``values_clipped`` holds one count per column; ``cal`` is the calibration's report
+    (``calibrate_bmg_report``: ``randomizer``, ``delta_bounds``, ``evaluations``, ``composed_certifications``);
+    ``scale`` the unit-ball scaling's original units per scaled unit; ``engine`` the engine's figures
+    (``{"engine": "local"}`` or Dask's engine, partitions and workers). A release whose expected error is at
+    least half the bounds' range gets a warning (printed to stderr and kept in ``warnings``).
+    """
+    from sharpdp.cli.notes import bracket_note, delta_bounds_meaning, evaluations_meaning, release_scope
+    from sharpdp.shuffle import gaussian_mechanism_sigma
+
+    bmg = cal.randomizer
+    delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
+    # the mean of n grid-exact messages has MSE release_mse_single / n, over d coordinates
+    expected_rmse = math.sqrt(bmg.release_mse_single / (n * d))
+    useless = useless_warning(expected_rmse, d) if epsilon > 0.0 else None
+    if useless is not None:
+        print(f"sharpdp mean: warning: {useless}", file=sys.stderr)
+        warnings.append(useless)
+    observed_rmse = float(np.sqrt(np.mean((private_mean_scaled - true_mean_clipped_scaled) ** 2)))
+    # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
+    # compose exactly to one of sigma / sqrt(K)
+    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n) * math.sqrt(rounds)
+    return {
+        "source": source,
+        "n": n,
+        "d": d,
+        "columns": list(columns),
+        "rows_dropped_missing": int(rows_dropped_missing),
+        "bounds": np.asarray(bounds).tolist(),
+        "bounds_source": bounds_source,
+        "values_clipped": [int(v) for v in values_clipped],
+        "warnings": warnings,
+        "true_mean": np.asarray(true_mean).tolist(),
+        "true_mean_clipped": np.asarray(true_mean_clipped).tolist(),
+        "private_mean": np.asarray(private_mean).tolist(),
+        "expected_rmse_per_coordinate": expected_rmse,
+        "expected_rmse_original_units": (expected_rmse * scale).tolist(),
+        "observed_rmse_per_coordinate": observed_rmse,
+        "observed_abs_error_original_units": np.abs(np.asarray(private_mean) - true_mean_clipped).tolist(),
+        "epsilon": epsilon,
+        "delta_target": delta,
+        "delta_certified": delta_cert,
+        "delta_bounds": [delta_lo, delta_cert],
+        "delta_bounds_meaning": delta_bounds_meaning(rounds),
+        # one round: why the bracket is as wide as it is (the calibration's accountant runs at rel_tol 1e-2)
+        "delta_bounds_note": None if rounds > 1 else bracket_note(
+            delta_lo, delta_cert, (delta_cert - delta_lo) / delta_lo if delta_lo > 0 else math.inf, 1e-2),
+        "adjacency": "zero_out",
+        "rounds": rounds,
+        "release_scope": release_scope(rounds),
+        "accountant_evaluations": cal.evaluations,
+        "accountant_evaluations_meaning": evaluations_meaning(rounds),
+        **({"composed_certifications": cal.composed_certifications} if rounds > 1 else {}),
+        "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
+        "central_gaussian": {
+            "sigma": sigma_gm,
+            "sensitivity": 1.0 / n,
+            "rmse_per_coordinate": sigma_gm,
+            "rmse_original_units": (sigma_gm * scale).tolist(),
+        },
+        "rmse_ratio_bmg_over_central": expected_rmse / sigma_gm,
+        **engine,
+    }
