@@ -164,3 +164,25 @@ def test_dask_rounds_refused_with_a_given_randomizer_and_outside_the_range(tmp_p
         private_mean(str(f), ["age"], [[18, 90]], 1.0, 1e-6, randomizer=BlanketMixedGaussian(0.5, 1.0, 1), rounds=2)
     with pytest.raises(ValueError, match="^rounds"):
         private_mean(str(f), ["age"], [[18, 90]], 1.0, 1e-6, rounds=0)
+
+
+# ---------------------------------------------------------------- small messages
+
+
+def test_a_semicolon_file_and_the_default_by_get_a_hint(tmp_path, capsys):
+    f = tmp_path / "semi.csv"
+    f.write_text("a;b\n1;2\n3;4\n")
+    code, out, err = _run(capsys, "mean", "--csv", str(f))
+    assert code == 2 and err.strip().endswith("its header line holds semicolons and no comma: sharpdp reads "
+                                              "comma-separated files"), err
+    code, out, err = _run(capsys, "histogram", "--csv", str(f), "--keys-from-data", "--no-plot", "--out",
+                          str(tmp_path / "o"))
+    assert code == 2 and err.strip().endswith("--by defaults to the flights table's carrier,dest: name your grouping "
+                                              "columns"), err
+
+
+@pytest.mark.parametrize("randomizer", [["--gamma", "0.5", "--sigma0", "1"], ["--k", "2", "--epsilon0", "1"]])
+def test_account_n_above_1e9_says_why(capsys, randomizer):
+    code, out, err = _run(capsys, "account", "--n", "1e10", *randomizer, "--epsilon", "1")
+    assert code == 2 and err.startswith("sharpdp account: error: --n must be <= 1000000000 (the largest n the "
+                                        "accountant certifies"), err

@@ -251,8 +251,12 @@ def load_table(csv: str | None = None, columns=None) -> Table:
         numeric = [c for c in frame.columns if str(c) not in skipped]
         if skipped and numeric:
             notes.append(skipped_columns_warning(frame, skipped))
+        header = str(header_columns[0]) if header_columns else ""
         if not numeric:
-            raise ValueError(f"csv: no numeric column in {source}; choose columns with --columns")
+            sep = (f"; its header line holds {'semicolons' if ';' in header else 'tabs'} and no comma: sharpdp "
+                   "reads comma-separated files"
+                   if len(header_columns) == 1 and (";" in header or "\t" in header) else "")
+            raise ValueError(f"csv: no numeric column in {source}; choose columns with --columns{sep}")
         wanted = numeric
     for c in wanted:
         if not pd.api.types.is_numeric_dtype(frame[c]):

@@ -13,6 +13,17 @@ from sharpdp.cli.rounding import g_down, g_up, short_floats
 from sharpdp.cli.errors import real_number
 
 
+
+def _users(value) -> int:
+    """``--n`` as an int in [1, 1e9], the range the accountant certifies (docs/accountant_tail.md §11)."""
+    from sharpdp import _validation as V
+
+    n = V.integer("--n", value, lo=1)
+    if n > 10**9:
+        raise ValueError(f"--n must be <= 1000000000 (the largest n the accountant certifies: its grids' size caps "
+                         f"are set for n <= 1e9, docs/accountant_tail.md §11), got {n}")
+    return n
+
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "account", parents=[parent],
@@ -108,11 +119,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                          f"(k-ary randomized response needs both --k and --epsilon0)")
         if args.dim is not None:
             _usage_error("--dim is a BMG option (k-ary randomized response has no dimension)")
-        return _run_krr(args, V.integer("--n", args.n, lo=1))
+        return _run_krr(args, _users(args.n))
     if args.gamma is None or args.sigma0 is None:
         _usage_error(f"the following arguments are required: {'--gamma' if args.gamma is None else '--sigma0'} "
                      f"(BMG: --gamma and --sigma0; k-ary randomized response: --k and --epsilon0)")
-    n = V.integer("--n", args.n, lo=1)
+    n = _users(args.n)
     from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
 
     gamma = V.real("--gamma", args.gamma, lo=0.0, hi=1.0, hi_open=True)

@@ -263,7 +263,9 @@ def _load_rows(path: str | None, by: list[str], read: bool = True):
     missing = [b for b in by if b not in columns]
     if missing:  # all the columns (the first 12 only, unsaid, hid most of the table's)
         shown = ", ".join(columns[:40]) + (f", ... ({len(columns)} columns)" if len(columns) > 40 else "")
-        raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown})")
+        hint = ("; --by defaults to the flights table's carrier,dest: name your grouping columns"
+                if path is not None and by == ["carrier", "dest"] else "")
+        raise ValueError(f"--by: no column {', '.join(map(repr, missing))} in {source} (available: {shown}){hint}")
     if not read:
         return None, source
     # a user's file: a row longer or shorter than the header (an unquoted "A,B" key would count as "A", usecols
