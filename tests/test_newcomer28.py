@@ -186,3 +186,16 @@ def test_account_n_above_1e9_says_why(capsys, randomizer):
     code, out, err = _run(capsys, "account", "--n", "1e10", *randomizer, "--epsilon", "1")
     assert code == 2 and err.startswith("sharpdp account: error: --n must be <= 1000000000 (the largest n the "
                                         "accountant certifies"), err
+
+
+def test_python_api_rough_edges():
+    import sharpdp.shuffle as sh
+
+    assert not {"TYPE_CHECKING", "annotations", "lazy_namespace"} & set(dir(sh))
+    assert {"ShuffleAccountant", "ComposedAccountant", "calibrate_bmg"} <= set(dir(sh))
+    acc = sh.ShuffleAccountant(sh.BlanketMixedGaussian(0.5, 1.0, 1), 1000, sampler_charge=False)
+    assert repr(acc) == ("ShuffleAccountant(BlanketMixedGaussian(gamma=0.5, sigma0=1.0, dim=1), n=1000, "
+                         "adjacency='zero_out', rel_tol=0.01, sampler_charge=False)")
+    assert "sampler_charge" not in repr(sh.ShuffleAccountant(sh.BlanketMixedGaussian(0.5, 1.0, 1), 10))
+    with pytest.raises(TypeError, match=r"parts is a list of pairs: ComposedAccountant\(\[\(acc, 5\)\]\)"):
+        sh.ComposedAccountant((acc, 5))

@@ -6,6 +6,9 @@ import importlib
 from typing import Any, Callable
 
 
+_HELPERS = {"TYPE_CHECKING", "annotations", "lazy_namespace"}
+
+
 def lazy_namespace(package: str, modules: dict[str, str],
                    namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``: a name of ``modules`` (public name -> full
@@ -25,7 +28,8 @@ def lazy_namespace(package: str, modules: dict[str, str],
         namespace[name] = value
         return value
 
-    def dir_() -> list[str]:
-        return sorted(set(namespace) | set(modules))
+    def dir_() -> list[str]:  # (the package's own helpers -- TYPE_CHECKING, annotations, lazy_namespace -- left out)
+        own = {k for k in namespace if not k.startswith("_") and k not in _HELPERS}
+        return sorted(own | set(modules))
 
     return getattr_, dir_

@@ -100,7 +100,8 @@ class ComposedAccountant:
         checked = []
         for i, entry in enumerate(parts):
             if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
-                raise TypeError(f"parts[{i}] must be a (ShuffleAccountant, count) pair, got {entry!r}")
+                raise TypeError(f"parts[{i}] must be a (ShuffleAccountant, count) pair, got {entry!r} (parts is a list "
+                                "of pairs: ComposedAccountant([(acc, 5)]))")
             acc, count = entry
             try:
                 check_accountant(acc, f"parts[{i}][0]")

@@ -473,6 +473,11 @@ class ShuffleAccountant:
                                 rel_tol=self.rel_tol, threads=None if self.threads == -1 else self.threads)
         return acc.get_delta_bounds(epsilon)[0]
 
+    def __repr__(self) -> str:
+        charge = "" if self.sampler_tau > 0.0 or contract.sampler_tv(self.randomizer) == 0.0 else ", sampler_charge=False"
+        return (f"ShuffleAccountant({self.randomizer!r}, n={self.n}, adjacency={self.adjacency!r}, "
+                f"rel_tol={self.rel_tol:g}{charge})")
+
     def get_delta(self, epsilon: Any) -> Any:
         """Certified upper bound on delta(epsilon) of the shuffled mechanism.
 
