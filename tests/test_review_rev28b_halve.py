@@ -35,6 +35,11 @@ def _run(s: float, n: int, eps: float, rel_tol: float = 1e-2):
     return far_tail.certify_bigjump(law.shifted(up=True), float(gamma), n, rel_tol, 1)
 
 
+def _recording(fn, sink: list[int]):
+    """``fn`` (the jump term) that appends each result's FFT length to ``sink``."""
+    return lambda *a, **k: sink.append((res := fn(*a, **k)).N) or res
+
+
 def _tol(s: float, eps: float, n: int) -> tuple[float, float]:
     ew, gauss = d_up_jump(s, eps, n)
     return ew, 3.0 * abs(ew - gauss) / ew + 1e-2
@@ -50,14 +55,7 @@ def test_rule_and_leap_brackets_hold_the_single_jump_reference(monkeypatch, s, n
     """With the rule (HALVE_N = 2^19) and without it (the leap): both brackets contain the single-big-jump reference
     within its tolerance and intersect each other; the rule's FFTs stay below HALVE_N where the leap's did not."""
     seen: list[int] = []
-    orig = far_tail.jump_term
-
-    def counted(*a, **k):
-        r = orig(*a, **k)
-        seen.append(r.N)
-        return r
-
-    monkeypatch.setattr(far_tail, "jump_term", counted)
+    monkeypatch.setattr(far_tail, "jump_term", _recording(far_tail.jump_term, seen))
     on = _run(s, n, eps)
     n_on = max(seen)
     monkeypatch.setattr(far_tail, "HALVE_N", math.inf)
