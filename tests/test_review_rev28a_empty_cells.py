@@ -17,7 +17,7 @@ Independent references:
 
 Found (a strict xfail below, not a bracket of the accountant): the proof's second case, "a computed v(x_{j+1}) below
 lo_j, clipped up to it", does occur (v is not monotone in floating point at the two-term formula's branch switch
-|x - a| = kappa: 47 of 300 random two-term laws, by 2-4 ulp of v). There the cell is empty, but the next cell starts
+|x - a| = kappa: 47 of 300 random two-term laws, by 1-2 ulp of v). There the cell is empty, but the next cell starts
 from the lower computed edge, so the two neighbours overlap and the run of cells counts a layer of V twice; the
 empty cell's ndtr allowance (removed by §29) covered that layer, nothing covers it now. Only grids whose step is a
 few ulp of x reach it (no accountant grid: its cells are far wider in V than the few ulp of v's rounding), so no

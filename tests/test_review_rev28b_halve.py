@@ -9,6 +9,11 @@ not cover s = 1.8, 2.2, 2.5, 3 nor n = 3e5, 3e6). In 7 of them the floats are th
 (1.8 / 3e6 / 0.03: +2.1e-5 relative; 2 / 3e5 / 0.1: -2.5e-6; 2 / 1e6 / 0.03: +4.2e-6; 2 / 3e6 / 0.01: +3.7e-4;
 2.2 / 1e6 / 0.01: +9.8 %, [2.4294e-23, 3.9279e-23] against the leap's [2.4836e-23, 3.5772e-23], which it contains:
 looser, not wrong) and in the named cell the lower value rose (2.0712e-19 -> 2.1000e-19).
+The same scan of BlanketMixedGaussian (gamma, sigma0) in {(0.584, 1.49), (0.198, 0.833), (0.0467, 0.619),
+(0.171, 0.78), (0.0389, 0.529), (0.0201, 0.457), (0.027, 0.508)} (regime-map picks, rounded), n in {1e6, 1e7, 1e8},
+eps in {0.001, 0.01, 0.1, 1}: 4 cells reach 2^19 points, all with the same floats; in one (0.198, 0.833), n = 1e8,
+eps = 0.01, the rule halves four times up to the leap's own grid (N = 174960, 345600, 691200, 1366875, 2733750
+against 174960, 2733750): 2.1 -> 3.4 s CPU for the same bracket (speed, not certification; reported).
 
 References, independent of the accountant: the blanket divergence from the mechanism's densities by user 1's single
 big jump over an Edgeworth body (tests/_review28_gauss_reference.py, ``d_up_jump``; an estimate: its tolerance is
