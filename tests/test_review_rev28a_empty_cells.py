@@ -192,7 +192,7 @@ def test_heavy_tailed_gaussian_bracket_holds_the_conditional_monte_carlo(s, n, e
     standard errors (tests/_review28_ak_reference.py, from the mechanism's densities, at M = n g active users).
     Measured: (1e5, 0.001) [0.230155, 0.230880] against 0.23099 +- 0.00079; (1e5, 0.1) [0.209015, 0.209345] against
     0.20982 +- 0.00068; (1e6, 1) [0.0362384, 0.0362757] against 0.036163 +- 0.00018. (At n = 1e8, eps = 0.001,
-    §29's table cell, now [0.0289635, 0.0289912]: 0.02919 +- 0.00084 from 261 samples of 4.55e6 terms, offline.)"""
+    §29's table cell, now [0.0289635, 0.0289912]: 0.02938 +- 0.00050 from 800 samples of 4.55e6 terms, offline.)"""
     law = GaussXBot(s, eps)
     m, se = d_up_ak_at_mean(law, law.g, n, N)
     assert se <= 0.01 * m
