@@ -20,7 +20,7 @@ import numpy as np
 from sharpdp.shuffle.accountant.lattice import perturbation_charge
 from sharpdp.shuffle.accountant.memo import result_memo
 from sharpdp.shuffle.accountant.limits import (BLOCK_ATOMS_MAX, BLOCK_ATOMS_MIN, BLOCK_MU, EST_FLOOR, LOG_PW_MIN, MS_MAX,
-                                               TRUNC, TRUNC_REL, U)
+                                               ONE_BLOCK_ATOMS, TRUNC, TRUNC_REL, U)
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import FiniteLaw, Law
 
@@ -396,6 +396,10 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     for d in cands:
         # (values below 1e-34 keep the caps of §5.2: one block of all users up to A(n), else small blocks)
         cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else cap_law
+        if d == n and m1 >= 3:
+            # one block of all users is a closed form (no engine): up to ONE_BLOCK_ATOMS count vectors
+            # (docs/accountant_atoms.md §13)
+            cap = max(cap, ONE_BLOCK_ATOMS)
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d, top_for(cap))
@@ -412,17 +416,20 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     # error <= u |v| + gamma_{2 m1}^2 sum |terms|
     # (native, cpp/kernels/blocks.hpp: terms c_j hi_j, then c_j lo_j, summed by Sum2 in that order)
     hi, lo = _split(a)
-    value, vmax, finite = _kernels().block_values(counts, hi, lo)
-    if not finite:
-        return None  # (not expected: |a| ms overflows) fall back to the per-user law
     g2 = (2 * m1 * U / (1 - 2 * m1 * U)) ** 2
-    ev = 1.01 * (U * vmax + g2 * ms * float(np.sum(np.abs(a))))
-    # the stored atoms are within value_error of the exact ones (docs/accountant.md §3.2.2): a block
-    # value sums at most ms of them
-    ev += ms * law.value_error * (1.0 + 1e-6)
-    # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
-    # (every probability is then a computed product with relative error rel: no merging sums)
-    uv = np.append(value, 0.0)
+    if t == n:  # one block of all users: only its atoms that can be positive are computed (§13)
+        got = _one_block_atoms(counts, pp, a, hi, lo, ms, g2, law.value_error)
+        if got is None:
+            return None
+        uv, pp, ev = got
+    else:
+        value, vmax, finite = _kernels().block_values(counts, hi, lo)
+        if not finite:
+            return None  # (not expected: |a| ms overflows) fall back to the per-user law
+        ev = _value_err(vmax, g2, ms, a, law.value_error)
+        # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
+        # (every probability is then a computed product with relative error rel: no merging sums)
+        uv = np.append(value, 0.0)
     rel_p = (rel + 3 * U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
@@ -434,6 +441,54 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     if lp_out > -math.inf:
         trunc += math.exp(min(lp_out + math.log(n / t * a_true / gamma), 700.0))
     return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
+
+
+def _value_err(vmax: float, g2: float, ms: int, a: np.ndarray, value_error: float) -> float:
+    """The bound on each computed block value's error: the compensated sum's u |v| + gamma_{2 m1}^2 sum |terms|
+    (``vmax`` the largest |value|), plus ms times the atoms' own ``value_error`` (the stored atoms are within it of
+    the exact ones, docs/accountant.md §3.2.2: a block value sums at most ms of them)."""
+    ev = 1.01 * (U * vmax + g2 * ms * float(np.sum(np.abs(a))))
+    return ev + ms * value_error * (1.0 + 1e-6)
+
+
+def _one_block_atoms(counts: np.ndarray, pp: np.ndarray, a: np.ndarray, hi: np.ndarray, lo: np.ndarray, ms: int,
+                     g2: float, value_error: float) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The atoms of one block of all users that :func:`one_block` reads (docs/accountant_atoms.md §13): the values
+    as :func:`_block_law` computes them (the same kernel, the same doubles) of the count vectors whose value can
+    exceed -ev, the event M > M* as an atom at 0, and every other count vector merged into one atom (its
+    probability the rest of the law's) at the threshold below, which is below -ev; and ev, the
+    same bound as over every count vector. None where a value is not finite (as :func:`_block_law`).
+
+    The estimate e = sum_j c_j a_j in plain float arithmetic (products and m1 - 1 additions, no FMA) is within
+    m1 u sum_j c_j |a_j| (1 + 1e-6) <= m1 u ms max|a| (1 + 1e-6) of the exact sum, and the computed value within ev
+    of it, so a count vector with e <= -(2 ev + 2 m1 u ms max|a|) has a computed value v <= -ev - (a margin):
+    fl(v + ev) <= 0 and fl(v - ev) < 0, the terms one_block takes as 0. ev needs the largest |computed value|:
+    it lies at a count vector whose |e| is within 1e-9 of the largest |e| (the two differ by ~1e-15 relative), and
+    those count vectors are computed too."""
+    m1 = a.size
+    est = counts[:, 0] * a[0]
+    for j in range(1, m1):
+        est += counts[:, j] * a[j]
+    emax = max(float(np.max(est)), -float(np.min(est)))
+    if not math.isfinite(emax):
+        return None
+    top = np.abs(est) >= emax * (1.0 - 1e-9)
+    _, vmax, finite = _kernels().block_values(np.asfortranarray(counts[top]), hi, lo)
+    if not finite:
+        return None
+    ev = _value_err(vmax, g2, ms, a, value_error)
+    thr = -(2.0 * ev + 2.0 * m1 * U * ms * float(np.max(np.abs(a))) * (1.0 + 1e-6))
+    keep = np.flatnonzero(est > thr)
+    value, _, finite = _kernels().block_values(np.asfortranarray(counts[keep]), hi, lo)
+    if not finite:
+        return None
+    p_keep = pp[keep]
+    # (the merged atom: its count vectors' estimates are at most thr < -ev, so thr is an upper end of their
+    # values' estimates; its probability is the rest of the computed law's, read by nothing of one_block)
+    uv = np.concatenate([value, [0.0, thr]])
+    probs = np.concatenate([p_keep, [pp[-1], max(1.0 - float(np.sum(p_keep)) - float(pp[-1]), 0.0)]])
+    probs.flags.writeable = False
+    return uv, probs, ev
 
 
 def unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0,
@@ -470,6 +525,21 @@ def unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float
                    terms=terms)
 
 
+#: :func:`_sum_nonneg` sums up to this many terms correctly rounded (math.fsum), more by numpy's sum
+_FSUM_TERMS = 2_000
+
+
+def _sum_nonneg(x: np.ndarray, side: int) -> float:
+    """A sum of the non-negative doubles ``x``: correctly rounded (math.fsum) for up to _FSUM_TERMS terms; else
+    numpy's sum (any order of m - 1 additions: within (m - 1) u / (1 - (m - 1) u) <= 1.01 m u of the exact sum, all
+    terms >= 0) times 1 + 2 m u (``side`` = 1: an upper value) or 1 - 2 m u (``side`` = -1: a lower value)
+    (docs/accountant_atoms.md §13)."""
+    m = x.size
+    if m <= _FSUM_TERMS:
+        return math.fsum(x.tolist())
+    return float(np.sum(x)) * (1.0 + side * 2.0 * m * U)
+
+
 def one_block(blk: Blocks, gamma: float, n: int) -> LawBracket:
     """Bracket of D_up when one block holds all users (t = n, docs/accountant.md §5.4).
 
@@ -488,8 +558,10 @@ def one_block(blk: Blocks, gamma: float, n: int) -> LawBracket:
     v, p, ev, rel = law.values, law.probs, blk.value_err, law.rel_p
     up_v = np.maximum(v + ev, 0.0)
     lo_v = np.maximum(v - ev, 0.0)
-    up = (math.fsum((p * up_v).tolist()) * (1.0 + rel) + 1e-300 * math.fsum(up_v.tolist())) / (n * gamma)
-    lo = (math.fsum((p * lo_v).tolist()) * (1.0 - rel) - 1e-300 * math.fsum(lo_v.tolist())) / (n * gamma)
+    su, sl = up_v > 0.0, lo_v > 0.0  # (the other terms are 0: the sums below run over these)
+    up_v, p_u, lo_v, p_l = up_v[su], p[su], lo_v[sl], p[sl]
+    up = (_sum_nonneg(p_u * up_v, 1) * (1.0 + rel) + 1e-300 * _sum_nonneg(up_v, 1)) / (n * gamma)
+    lo = (_sum_nonneg(p_l * lo_v, -1) * (1.0 - rel) - 1e-300 * _sum_nonneg(lo_v, 1)) / (n * gamma)
     up = up * (1.0 + 1e-12) + blk.trunc
     lo = max(lo * (1.0 - 1e-12) - blk.trunc, 0.0)
     return LawBracket(lo, up, terms={"note": "one block of all n users: exact law, closed form",
