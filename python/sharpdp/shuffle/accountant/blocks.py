@@ -462,9 +462,10 @@ def _one_block_atoms(counts: np.ndarray, pp: np.ndarray, a: np.ndarray, hi: np.n
     The estimate e = sum_j c_j a_j in plain float arithmetic (products and m1 - 1 additions, no FMA) is within
     m1 u sum_j c_j |a_j| (1 + 1e-6) <= m1 u ms max|a| (1 + 1e-6) of the exact sum, and the computed value within ev
     of it, so a count vector with e <= -(2 ev + 2 m1 u ms max|a|) has a computed value v <= -ev - (a margin):
-    fl(v + ev) <= 0 and fl(v - ev) < 0, the terms one_block takes as 0. ev needs the largest |computed value|:
-    it lies at a count vector whose |e| is within 1e-9 of the largest |e| (the two differ by ~1e-15 relative), and
-    those count vectors are computed too."""
+    v + ev < 0 and v - ev < 0, the terms one_block takes as 0. ev needs the largest |computed value| vmax: a
+    computed value is within dev = (m1 + 3) u ms max|a| 1.01 of its estimate (the estimate's error plus the
+    compensated sum's), so vmax is attained at a count vector whose |e| is at least max|e| - 2 dev, and those are
+    computed too (vmax is then the same double as over every count vector)."""
     m1 = a.size
     est = counts[:, 0] * a[0]
     for j in range(1, m1):
@@ -472,12 +473,16 @@ def _one_block_atoms(counts: np.ndarray, pp: np.ndarray, a: np.ndarray, hi: np.n
     emax = max(float(np.max(est)), -float(np.min(est)))
     if not math.isfinite(emax):
         return None
-    top = np.abs(est) >= emax * (1.0 - 1e-9)
+    amax = float(np.max(np.abs(a)))
+    e_est = m1 * U * ms * amax * (1.0 + 1e-6)  # |estimate - exact sum|, at most
+    # |computed value - estimate| <= e_est + 1.01 (u vmax + g2 ms sum|a|) <= dev (vmax <= ms amax (1 + m1 u))
+    dev = (m1 + 3) * U * ms * amax * 1.01
+    top = np.abs(est) >= emax - 2.0 * dev
     _, vmax, finite = _kernels().block_values(np.asfortranarray(counts[top]), hi, lo)
     if not finite:
         return None
     ev = _value_err(vmax, g2, ms, a, value_error)
-    thr = -(2.0 * ev + 2.0 * m1 * U * ms * float(np.max(np.abs(a))) * (1.0 + 1e-6))
+    thr = -(2.0 * ev + 2.0 * e_est)
     keep = np.flatnonzero(est > thr)
     value, _, finite = _kernels().block_values(np.asfortranarray(counts[keep]), hi, lo)
     if not finite:

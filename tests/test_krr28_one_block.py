@@ -1,0 +1,133 @@
+"""One block of all n users for atom laws of three or more atoms up to ONE_BLOCK_ATOMS count vectors
+(docs/accountant_atoms.md §13): the closed form of docs/accountant.md §5.4 instead of the lattice on two blocks,
+against 40-digit multinomial sums; the count vectors that can be positive computed alone (the same floats as
+over every count vector); the sums of many terms with their error factor."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from sharpdp.shuffle import PrivUnit, RandomizedResponse, ShuffleAccountant
+from sharpdp.shuffle.accountant import blocks as BL
+from sharpdp.shuffle.accountant import limits as L
+
+
+def _exact_mp(randomizer, n: int, eps: float) -> float:
+    """D_up (replace-one) in 40-digit arithmetic from the law's stored atoms: the multinomial sum over the counts
+    (c1, c2, c3) of the one positive atom a1 and the two negative ones among the n users (c0 = n - c1 - c2 - c3
+    inactive), over the count vectors with c1 a1 + c2 a2 + c3 a3 > 0, divided by n gamma. Every term is kept (no
+    truncation)."""
+    mp.mp.dps = 40
+    (g, law), = randomizer.privacy_amplification_laws(eps, "replace")
+    vals = [mp.mpf(float(v)) for v in law.values]
+    pr = [mp.mpf(float(g)) * mp.mpf(float(p)) for p in law.probs]
+    pos = [i for i, v in enumerate(vals) if v > 0]
+    neg = [i for i, v in enumerate(vals) if v <= 0]
+    assert len(pos) == 1 and len(neg) == 2
+    a1, lq1 = vals[pos[0]], mp.log(pr[pos[0]])
+    (a2, q2), (a3, q3) = [(vals[i], pr[i]) for i in neg]
+    lq2, lq3 = mp.log(q2), mp.log(q3)
+    lp0 = mp.log(1 - sum(pr))
+    lf = [mp.loggamma(i + 1) for i in range(n + 1)]
+    total = mp.mpf(0)
+    for c1 in range(1, n + 1):
+        for c2 in range(0, n - c1 + 1):
+            if c1 * a1 + c2 * a2 <= 0:
+                break
+            for c3 in range(0, n - c1 - c2 + 1):
+                s = c1 * a1 + c2 * a2 + c3 * a3
+                if s <= 0:
+                    break
+                c0 = n - c1 - c2 - c3
+                lw = lf[n] - lf[c1] - lf[c2] - lf[c3] - lf[c0] + c1 * lq1 + c2 * lq2 + c3 * lq3 + c0 * lp0
+                total += mp.exp(lw) * s
+    return float(total / (n * mp.mpf(float(g))))
+
+
+@pytest.mark.parametrize("randomizer, n, eps", [
+    (PrivUnit(0.75, 0.2, 10), 100, 2.0),  # the regime map's Lo = 0 cell (two blocks of 50 on the lattice)
+    (PrivUnit(0.75, 0.2, 10), 100, 1.0),
+    (PrivUnit(0.75, 0.2, 10), 100, 0.05),
+    (RandomizedResponse(10, 4.0), 100, 0.5),
+    (RandomizedResponse(10, 4.0), 100, 3.9),
+    (RandomizedResponse(10, 4.0), 150, 2.0),
+])
+def test_one_block_against_multinomial_sum(randomizer, n, eps):
+    acc = ShuffleAccountant(randomizer, n, "replace")
+    r = acc.report(eps)
+    ref = _exact_mp(randomizer, n, eps)
+    assert r.terms.get("block_t") == n  # one block of all users (was t = n / 2 on the lattice)
+    assert r.lower <= ref <= r.upper
+    assert r.lower > 0.0 and r.upper - r.lower <= 1e-9 * r.lower  # exact up to the block's rounding
+
+
+def test_privunit_n100_eps2_lower_positive():
+    """Lo = 0 at Up = 2.8e-14 before (the centroid law of two blocks of 50 lost the mass above 0): now a positive
+    lower value within 1e-9 of the upper one, and the upper value no larger than before."""
+    lo, up = ShuffleAccountant(PrivUnit(0.75, 0.2, 10), 100, "replace").get_delta_bounds(2.0)
+    assert lo > 0.0 and (up - lo) / lo <= 1e-9
+    assert up <= 2.805057212820953e-14  # the lattice's upper value on two blocks
+
+
+def _full_one_block(gamma, law, n):
+    """The block law of one block of all n users with every count vector's value computed (the construction before
+    docs/accountant_atoms.md §13), for the comparison below."""
+    BL._WEIGHTS_CACHE.clear()
+    BL._BLOCK_CACHE.clear()  # (then the weights cache holds this block's entry alone)
+    blk = BL.block(gamma, law, n)
+    assert blk is not None and blk.t == n and len(BL._WEIGHTS_CACHE) == 1
+    at = law.atoms()
+    a, pa = at[0][at[1] > 0], at[1][at[1] > 0]
+    ms = None
+    for key, val in BL._WEIGHTS_CACHE.items():
+        if key[0] == n and key[2] == gamma and key[3] == pa.tobytes():
+            ms, (counts, pp) = key[1], val[:2]
+    assert ms is not None
+    hi, lo = BL._split(a)
+    value, vmax, finite = BL._kernels().block_values(counts, hi, lo)
+    assert finite
+    g2 = (2 * a.size * L.U / (1 - 2 * a.size * L.U)) ** 2
+    ev = BL._value_err(vmax, g2, ms, a, law.value_error)
+    full = BL.Blocks(BL._BlockLaw(np.append(value, 0.0), pp, blk.law.rel_p), n, ev, blk.trunc)
+    return blk, full
+
+
+@pytest.mark.parametrize("randomizer, n, eps", [
+    (PrivUnit(0.75, 0.2, 10), 100, 0.01),  # about half the count vectors positive
+    (PrivUnit(0.75, 0.2, 10), 100, 2.0),
+    (RandomizedResponse(10, 4.0), 120, 1.0),
+    (RandomizedResponse(10, 8.0), 1000, 0.5),
+])
+def test_positive_count_vectors_alone_same_floats(randomizer, n, eps):
+    (g, law), = randomizer.privacy_amplification_laws(eps, "replace")
+    blk, full = _full_one_block(g, law, n)
+    assert blk.value_err == full.value_err  # the same vmax, hence the same ev
+    assert blk.law.values.size < full.law.values.size
+    assert BL.one_block(blk, g, n) == BL.one_block(full, g, n)
+    # every computed value the filter left out is below -ev (its terms are 0 in one_block)
+    kept = set(blk.law.values[:-2].tolist())
+    out = full.law.values[:-1][~np.isin(full.law.values[:-1], list(kept))]
+    assert out.size > 0 and float(np.max(out)) < -blk.value_err
+
+
+def test_sum_nonneg_error_factor():
+    rng = np.random.default_rng(7)
+    x = rng.random(50_000) ** 8 * 1e-3
+    exact = math.fsum(x.tolist())
+    assert BL._sum_nonneg(x, -1) <= exact <= BL._sum_nonneg(x, 1)
+    assert BL._sum_nonneg(x, 1) / BL._sum_nonneg(x, -1) - 1.0 <= 5.0 * x.size * L.U
+    small = x[:100]
+    assert BL._sum_nonneg(small, 1) == BL._sum_nonneg(small, -1) == math.fsum(small.tolist())
+
+
+def test_one_block_cap():
+    """The larger cap is for one block of all users only: PrivUnit n = 200 (about 700 000 count vectors) keeps
+    blocks on the lattice; the count vectors of n = 100 (M* = 100, three atoms) fit."""
+    assert math.comb(100 + 3, 3) <= L.ONE_BLOCK_ATOMS
+    (g, law), = PrivUnit(0.75, 0.2, 10).privacy_amplification_laws(1.0, "replace")
+    assert BL.block(g, law, 100).t == 100
+    assert BL.block(g, law, 200).t < 200
