@@ -92,7 +92,7 @@ def _full_one_block(gamma, law, n):
     assert finite
     g2 = (2 * a.size * L.U / (1 - 2 * a.size * L.U)) ** 2
     ev = BL._value_err(vmax, g2, ms, a, law.value_error)
-    full = BL.Blocks(BL._BlockLaw(np.append(value, 0.0), pp, blk.law.rel_p), n, ev, blk.trunc)
+    full = BL.Blocks(BL._BlockLaw(np.append(value, 0.0), pp, blk.law.rel_p), n, ev, blk.trunc, fsum=blk.fsum)
     return blk, full
 
 
@@ -118,10 +118,22 @@ def test_sum_nonneg_error_factor():
     rng = np.random.default_rng(7)
     x = rng.random(50_000) ** 8 * 1e-3
     exact = math.fsum(x.tolist())
-    assert BL._sum_nonneg(x, -1) <= exact <= BL._sum_nonneg(x, 1)
-    assert BL._sum_nonneg(x, 1) / BL._sum_nonneg(x, -1) - 1.0 <= 5.0 * x.size * L.U
+    assert BL._sum_nonneg(x, -1, False) <= exact <= BL._sum_nonneg(x, 1, False)
+    assert BL._sum_nonneg(x, 1, False) / BL._sum_nonneg(x, -1, False) - 1.0 <= 5.0 * x.size * L.U
+    assert BL._sum_nonneg(x, 1) == BL._sum_nonneg(x, -1) == exact  # (exact: math.fsum)
     small = x[:100]
-    assert BL._sum_nonneg(small, 1) == BL._sum_nonneg(small, -1) == math.fsum(small.tolist())
+    assert BL._sum_nonneg(small, 1, False) == BL._sum_nonneg(small, -1, False) == math.fsum(small.tolist())
+
+
+def test_former_one_blocks_keep_fsum():
+    """A block of all users within the former cap (10-RR eps0 = 8, n = 1000: gamma = 0.0033) keeps the correctly
+    rounded sums; PrivUnit n = 100 (176 851 count vectors, above 60 000) takes numpy's sums."""
+    (g, law), = RandomizedResponse(10, 8.0).privacy_amplification_laws(0.5, "replace")
+    blk = BL.block(g, law, 1000)
+    assert blk.t == 1000 and blk.fsum
+    (g, law), = PrivUnit(0.75, 0.2, 10).privacy_amplification_laws(0.5, "replace")
+    blk = BL.block(g, law, 100)
+    assert blk.t == 100 and not blk.fsum
 
 
 def test_one_block_cap():

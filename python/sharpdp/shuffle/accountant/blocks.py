@@ -273,6 +273,9 @@ class Blocks:
     t: int  # users per block (t | n)
     value_err: float  # bound on each computed block value's error (absolute)
     trunc: float  # truncation term of the active users, in D units (delta)
+    #: one_block's sums correctly rounded (math.fsum); False for a block of all users admitted by
+    #: ONE_BLOCK_ATOMS above the cap of §5.2 (then numpy's sums with their error factor, docs/accountant_atoms.md §13)
+    fsum: bool = True
 
 
 def block(gamma: float, law: Law, n: int) -> Blocks | None:
@@ -396,6 +399,7 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     for d in cands:
         # (values below 1e-34 keep the caps of §5.2: one block of all users up to A(n), else small blocks)
         cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else cap_law
+        cap0 = cap
         if d == n and m1 >= 3:
             # one block of all users is a closed form (no engine): up to ONE_BLOCK_ATOMS count vectors
             # (docs/accountant_atoms.md §13)
@@ -404,11 +408,11 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
             continue  # M* >= d gamma: too large already
         ms = mstar(d, top_for(cap))
         if ms is not None:
-            best = (d, ms)
+            best = (d, ms, math.comb(ms + m1, m1) <= cap0)
             break
     if best is None:
         return None
-    t, ms = best
+    t, ms, within = best
     counts, pp, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
     if pp is None:
         return None  # (not expected) fall back to the per-user law
@@ -440,7 +444,7 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     trunc = max(1.01 * math.exp(lp_tau) * (a_true / max(amax, 1e-300)), 5e-324) if ms < t else 0.0
     if lp_out > -math.inf:
         trunc += math.exp(min(lp_out + math.log(n / t * a_true / gamma), 700.0))
-    return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
+    return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc, fsum=within)
 
 
 def _value_err(vmax: float, g2: float, ms: int, a: np.ndarray, value_error: float) -> float:
@@ -534,13 +538,13 @@ def unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float
 _FSUM_TERMS = 2_000
 
 
-def _sum_nonneg(x: np.ndarray, side: int) -> float:
-    """A sum of the non-negative doubles ``x``: correctly rounded (math.fsum) for up to _FSUM_TERMS terms; else
-    numpy's sum (any order of m - 1 additions: within (m - 1) u / (1 - (m - 1) u) <= 1.01 m u of the exact sum, all
-    terms >= 0) times 1 + 2 m u (``side`` = 1: an upper value) or 1 - 2 m u (``side`` = -1: a lower value)
-    (docs/accountant_atoms.md §13)."""
+def _sum_nonneg(x: np.ndarray, side: int, exact: bool = True) -> float:
+    """A sum of the non-negative doubles ``x``: correctly rounded (math.fsum) when ``exact`` or for up to
+    _FSUM_TERMS terms; else numpy's sum (any order of m - 1 additions: within (m - 1) u / (1 - (m - 1) u) <= 1.01 m u
+    of the exact sum, all terms >= 0) times 1 + 2 m u (``side`` = 1: an upper value) or 1 - 2 m u (``side`` = -1: a
+    lower value) (docs/accountant_atoms.md §13)."""
     m = x.size
-    if m <= _FSUM_TERMS:
+    if exact or m <= _FSUM_TERMS:
         return math.fsum(x.tolist())
     return float(np.sum(x)) * (1.0 + side * 2.0 * m * U)
 
@@ -565,8 +569,9 @@ def one_block(blk: Blocks, gamma: float, n: int) -> LawBracket:
     lo_v = np.maximum(v - ev, 0.0)
     su, sl = up_v > 0.0, lo_v > 0.0  # (the other terms are 0: the sums below run over these)
     up_v, p_u, lo_v, p_l = up_v[su], p[su], lo_v[sl], p[sl]
-    up = (_sum_nonneg(p_u * up_v, 1) * (1.0 + rel) + 1e-300 * _sum_nonneg(up_v, 1)) / (n * gamma)
-    lo = (_sum_nonneg(p_l * lo_v, -1) * (1.0 - rel) - 1e-300 * _sum_nonneg(lo_v, 1)) / (n * gamma)
+    ex = blk.fsum
+    up = (_sum_nonneg(p_u * up_v, 1, ex) * (1.0 + rel) + 1e-300 * _sum_nonneg(up_v, 1, ex)) / (n * gamma)
+    lo = (_sum_nonneg(p_l * lo_v, -1, ex) * (1.0 - rel) - 1e-300 * _sum_nonneg(lo_v, 1, ex)) / (n * gamma)
     up = up * (1.0 + 1e-12) + blk.trunc
     lo = max(lo * (1.0 - 1e-12) - blk.trunc, 0.0)
     return LawBracket(lo, up, terms={"note": "one block of all n users: exact law, closed form",
