@@ -17,42 +17,41 @@ from sharpdp.shuffle.accountant import limits as L
 
 
 def _exact_mp(randomizer, n: int, eps: float) -> float:
-    """D_up (replace-one) in 40-digit arithmetic from the law's stored atoms: the multinomial sum over the counts
-    (c1, c2, c3) of the one positive atom a1 and the two negative ones among the n users (c0 = n - c1 - c2 - c3
-    inactive), over the count vectors with c1 a1 + c2 a2 + c3 a3 > 0, divided by n gamma. Every term is kept (no
-    truncation)."""
+    """D_up (replace-one) in 40-digit arithmetic from the law's stored atoms, for a law with one positive atom a+
+    and any number of negative ones: E[S_+] / (n gamma) as the multinomial sum over the count c+ of a+ and the
+    counts of the negative atoms (the rest of the n users inactive), enumerated recursively over the negative atoms
+    with the partial sum c+ a+ + sum c_j a_j kept positive (every count vector with S > 0, no truncation)."""
     mp.mp.dps = 40
     (g, law), = randomizer.privacy_amplification_laws(eps, "replace")
     vals = [mp.mpf(float(v)) for v in law.values]
-    pr = [mp.mpf(float(g)) * mp.mpf(float(p)) for p in law.probs]
+    lpr = [mp.log(mp.mpf(float(g)) * mp.mpf(float(p))) for p in law.probs]
     pos = [i for i, v in enumerate(vals) if v > 0]
     neg = [i for i, v in enumerate(vals) if v <= 0]
-    assert len(pos) == 1 and len(neg) == 2
-    a1, lq1 = vals[pos[0]], mp.log(pr[pos[0]])
-    (a2, q2), (a3, q3) = [(vals[i], pr[i]) for i in neg]
-    lq2, lq3 = mp.log(q2), mp.log(q3)
-    lp0 = mp.log(1 - sum(pr))
+    assert len(pos) == 1
+    lp0 = mp.log(1 - mp.mpf(float(g)))
     lf = [mp.loggamma(i + 1) for i in range(n + 1)]
-    total = mp.mpf(0)
-    for c1 in range(1, n + 1):
-        for c2 in range(0, n - c1 + 1):
-            if c1 * a1 + c2 * a2 <= 0:
-                break
-            for c3 in range(0, n - c1 - c2 + 1):
-                s = c1 * a1 + c2 * a2 + c3 * a3
-                if s <= 0:
-                    break
-                c0 = n - c1 - c2 - c3
-                lw = lf[n] - lf[c1] - lf[c2] - lf[c3] - lf[c0] + c1 * lq1 + c2 * lq2 + c3 * lq3 + c0 * lp0
-                total += mp.exp(lw) * s
+
+    def rec(k: int, used: int, part: mp.mpf, lw: mp.mpf) -> mp.mpf:
+        """The sum over the counts of the negative atoms neg[k:], given ``used`` users so far, the partial sum
+        ``part`` > 0 and the log-weight ``lw`` of the counts so far (without the inactive users)."""
+        if k == len(neg):
+            c0 = n - used
+            return mp.exp(lf[n] - lf[c0] + c0 * lp0 + lw) * part
+        i, out, c = neg[k], mp.mpf(0), 0
+        while used + c <= n and part + c * vals[i] > 0:
+            out += rec(k + 1, used + c, part + c * vals[i], lw + c * lpr[i] - lf[c])
+            c += 1
+        return out
+
+    total = sum((rec(0, c, c * vals[pos[0]], c * lpr[pos[0]] - lf[c]) for c in range(1, n + 1)), mp.mpf(0))
     return float(total / (n * mp.mpf(float(g))))
 
 
 @pytest.mark.parametrize("randomizer, n, eps", [
     (PrivUnit(0.75, 0.2, 10), 100, 2.0),  # the regime map's Lo = 0 cell (two blocks of 50 on the lattice)
     (PrivUnit(0.75, 0.2, 10), 100, 1.0),
-    (PrivUnit(0.75, 0.2, 10), 100, 0.05),
-    (RandomizedResponse(10, 4.0), 100, 0.5),
+    (PrivUnit(0.75, 0.2, 10), 100, 1.5),
+    (RandomizedResponse(10, 4.0), 100, 3.0),
     (RandomizedResponse(10, 4.0), 100, 3.9),
     (RandomizedResponse(10, 4.0), 150, 2.0),
 ])
