@@ -142,3 +142,25 @@ def test_one_block_cap():
     (g, law), = PrivUnit(0.75, 0.2, 10).privacy_amplification_laws(1.0, "replace")
     assert BL.block(g, law, 100).t == 100
     assert BL.block(g, law, 200).t < 200
+
+
+@pytest.mark.parametrize("ms, m1", [(40, 3), (25, 4), (60, 3)])
+def test_runs_select_the_rows_of_the_row_wise_estimates(ms, m1):
+    """The runs (docs/accountant_atoms.md §13) select exactly the rows the row-wise estimates select: the same
+    largest |e|, the same rows with |e| >= x and with e > thr, for atoms of either sign of the last one."""
+    counts = np.asfortranarray(BL._compositions(ms, m1), dtype=float)
+    runs = BL._runs(counts)
+    assert runs is not None and int(np.sum(runs.length)) == counts.shape[0]
+    rng = np.random.default_rng(ms + m1)
+    for trial in range(20):
+        a = rng.normal(size=m1) * 10.0 ** rng.uniform(-3, 1, size=m1)
+        est = counts[:, 0] * a[0]
+        for j in range(1, m1):
+            est += counts[:, j] * a[j]
+        emax, big = runs.extremes(a)
+        assert emax == max(float(np.max(est)), -float(np.min(est)))
+        for q in (0.0, 0.3, 0.9, 1.0):
+            x = emax * q
+            assert np.array_equal(runs.rows_where_abs_at_least(a, x, big), np.flatnonzero(np.abs(est) >= x))
+        for thr in (*np.quantile(est, [0.0, 0.1, 0.5, 0.9, 1.0]), float(est[len(est) // 3]), -emax - 1.0):
+            assert np.array_equal(runs.rows_above(a, float(thr)), np.flatnonzero(est > thr))
