@@ -20,7 +20,7 @@ import numpy as np
 from sharpdp.shuffle.accountant.lattice import perturbation_charge
 from sharpdp.shuffle.accountant.memo import result_memo
 from sharpdp.shuffle.accountant.limits import (BLOCK_ATOMS_MAX, BLOCK_ATOMS_MIN, BLOCK_MU, EST_FLOOR, LOG_PW_MIN, MS_MAX,
-                                               TRUNC, TRUNC_REL, U)
+                                               ONE_BLOCK_ATOMS, TRUNC, TRUNC_REL, U)
 from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.laws import FiniteLaw, Law
 
@@ -273,6 +273,9 @@ class Blocks:
     t: int  # users per block (t | n)
     value_err: float  # bound on each computed block value's error (absolute)
     trunc: float  # truncation term of the active users, in D units (delta)
+    #: one_block's sums correctly rounded (math.fsum); False for a block of all users admitted by
+    #: ONE_BLOCK_ATOMS above the cap of §5.2 (then numpy's sums with their error factor, docs/accountant_atoms.md §13)
+    fsum: bool = True
 
 
 def block(gamma: float, law: Law, n: int) -> Blocks | None:
@@ -396,15 +399,20 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     for d in cands:
         # (values below 1e-34 keep the caps of §5.2: one block of all users up to A(n), else small blocks)
         cap = (BLOCK_ATOMS_MIN if d < n else _atom_cap(n)) if small else cap_law
+        cap0 = cap
+        if d == n and m1 >= 3:
+            # one block of all users is a closed form (no engine): up to ONE_BLOCK_ATOMS count vectors
+            # (docs/accountant_atoms.md §13)
+            cap = max(cap, ONE_BLOCK_ATOMS)
         if d * gamma > MS_MAX or math.comb(int(math.ceil(d * gamma)) + m1, m1) > cap:
             continue  # M* >= d gamma: too large already
         ms = mstar(d, top_for(cap))
         if ms is not None:
-            best = (d, ms)
+            best = (d, ms, math.comb(ms + m1, m1) <= cap0)
             break
     if best is None:
         return None
-    t, ms = best
+    t, ms, within = best
     counts, pp, rel, p_tr, lp_out = _block_weights(t, ms, gamma, pa)
     if pp is None:
         return None  # (not expected) fall back to the per-user law
@@ -412,17 +420,20 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     # error <= u |v| + gamma_{2 m1}^2 sum |terms|
     # (native, cpp/kernels/blocks.hpp: terms c_j hi_j, then c_j lo_j, summed by Sum2 in that order)
     hi, lo = _split(a)
-    value, vmax, finite = _kernels().block_values(counts, hi, lo)
-    if not finite:
-        return None  # (not expected: |a| ms overflows) fall back to the per-user law
     g2 = (2 * m1 * U / (1 - 2 * m1 * U)) ** 2
-    ev = 1.01 * (U * vmax + g2 * ms * float(np.sum(np.abs(a))))
-    # the stored atoms are within value_error of the exact ones (docs/accountant.md §3.2.2): a block
-    # value sums at most ms of them
-    ev += ms * law.value_error * (1.0 + 1e-6)
-    # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
-    # (every probability is then a computed product with relative error rel: no merging sums)
-    uv = np.append(value, 0.0)
+    if t == n:  # one block of all users: only its atoms that can be positive are computed (§13)
+        got = _one_block_atoms(counts, pp, a, hi, lo, ms, g2, law.value_error)
+        if got is None:
+            return None
+        uv, pp, ev = got
+    else:
+        value, vmax, finite = _kernels().block_values(counts, hi, lo)
+        if not finite:
+            return None  # (not expected: |a| ms overflows) fall back to the per-user law
+        ev = _value_err(vmax, g2, ms, a, law.value_error)
+        # the event M > M* as an atom at 0; the atoms stay in count-vector order, unsorted and unmerged
+        # (every probability is then a computed product with relative error rel: no merging sums)
+        uv = np.append(value, 0.0)
     rel_p = (rel + 3 * U) * 1.01
     # coupling V' = 0 on {M > M*}: (n/t) t max|L| P(M > M*) / (n gamma) <= max|L| exp(lp_tr) / gamma
     # = tau = exp(lp_tau) (1.01: rounding; at least the smallest double); the mass left out beyond
@@ -433,7 +444,177 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     trunc = max(1.01 * math.exp(lp_tau) * (a_true / max(amax, 1e-300)), 5e-324) if ms < t else 0.0
     if lp_out > -math.inf:
         trunc += math.exp(min(lp_out + math.log(n / t * a_true / gamma), 700.0))
-    return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc)
+    return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc, fsum=within)
+
+
+def _value_err(vmax: float, g2: float, ms: int, a: np.ndarray, value_error: float) -> float:
+    """The bound on each computed block value's error: the compensated sum's u |v| + gamma_{2 m1}^2 sum |terms|
+    (``vmax`` the largest |value|), plus ms times the atoms' own ``value_error`` (the stored atoms are within it of
+    the exact ones, docs/accountant.md §3.2.2: a block value sums at most ms of them)."""
+    ev = 1.01 * (U * vmax + g2 * ms * float(np.sum(np.abs(a))))
+    return ev + ms * value_error * (1.0 + 1e-6)
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """The count vectors of a block (rows of ``counts`` as :func:`_compositions` orders them) as runs: rows
+    start .. start + length - 1 share their first m1 - 1 counts (``prefix``) and their last count is c0, c0 + 1, ...
+    The estimate of a row, e = ((c_1 a_1 + c_2 a_2) + ...) + c_m1 a_m1 in float (the order of
+    :func:`_one_block_atoms`'s row-wise estimate, the same doubles), is pe + c a_m1 with pe the run's prefix sum:
+    monotone in c along a run (float products and sums are monotone in their arguments), so a run's extremes are
+    at its ends and the rows above a threshold are one end of it (docs/accountant_atoms.md §13)."""
+
+    start: np.ndarray  # first row of each run
+    length: np.ndarray  # rows of each run
+    c0: np.ndarray  # the last count of the run's first row (float)
+    prefix: np.ndarray  # the first m1 - 1 counts of the run (float, runs x (m1 - 1))
+
+    def _pe(self, a: np.ndarray) -> np.ndarray:
+        pe = self.prefix[:, 0] * a[0]
+        for j in range(1, a.size - 1):
+            pe += self.prefix[:, j] * a[j]
+        return pe
+
+    def _est(self, pe: np.ndarray, c: np.ndarray, al: float) -> np.ndarray:
+        return pe + c * al
+
+    def extremes(self, a: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """max |e| over every row (None if not finite), and the runs' first / last estimates' largest |e|."""
+        pe, al = self._pe(a), float(a[-1])
+        e1 = self._est(pe, self.c0, al)
+        e2 = self._est(pe, self.c0 + (self.length - 1), al)
+        big = np.maximum(np.abs(e1), np.abs(e2))
+        emax = float(np.max(big))
+        return (emax, big) if math.isfinite(emax) else None
+
+    def _rows(self, sel: np.ndarray, i0: np.ndarray, i1: np.ndarray) -> np.ndarray:
+        """The rows start + i, i0 <= i < i1, of the runs ``sel``, in increasing order."""
+        ln = i1 - i0
+        tot = int(np.sum(ln))
+        if tot == 0:
+            return np.zeros(0, dtype=np.int64)
+        base = np.repeat(self.start[sel] + i0, ln)
+        return base + (np.arange(tot) - np.repeat(np.cumsum(ln) - ln, ln))
+
+    def rows_where_abs_at_least(self, a: np.ndarray, x: float, big: np.ndarray) -> np.ndarray:
+        """The rows with |e| >= x (``big`` from :meth:`extremes`): every row of the runs whose ends reach x, its
+        estimate computed."""
+        sel = np.flatnonzero(big >= x)
+        rows = self._rows(sel, np.zeros(sel.size, dtype=np.int64), self.length[sel])
+        pe = np.repeat(self._pe(a)[sel], self.length[sel])
+        c = np.repeat(self.c0[sel], self.length[sel]) + (rows - np.repeat(self.start[sel], self.length[sel]))
+        return rows[np.abs(self._est(pe, c, float(a[-1]))) >= x]
+
+    def rows_above(self, a: np.ndarray, thr: float) -> np.ndarray:
+        """The rows with e > thr, in increasing order: whole runs whose both ends are above, none of those whose
+        both ends are at most thr, and in the others (one crossing each, e monotone) the end found by bisection
+        on the estimate itself."""
+        pe, al = self._pe(a), float(a[-1])
+        ln = self.length
+        e1 = self._est(pe, self.c0, al)
+        e2 = self._est(pe, self.c0 + (ln - 1), al)
+        i0 = np.where(e1 > thr, 0, ln)  # (the kept rows start + i0 .. start + i1 - 1 of each run)
+        i1 = np.where(e2 > thr, ln, 0)
+        i0 = np.where(e2 > thr, i0, 0)
+        cross = np.flatnonzero((e1 > thr) != (e2 > thr))
+        if cross.size:
+            up = e2[cross] > thr  # increasing along the run (al > 0): a suffix is kept, else a prefix
+            lo = np.zeros(cross.size, dtype=np.int64)  # e(lo) and e(hi) on either side of thr
+            hi = ln[cross] - 1
+            pc, cc = pe[cross], self.c0[cross]
+            while True:
+                mid = (lo + hi) // 2
+                act = hi - lo > 1
+                if not bool(np.any(act)):
+                    break
+                above = self._est(pc, cc + mid, al) > thr
+                move_hi = act & (above == up)  # mid on hi's side
+                hi = np.where(move_hi, mid, hi)
+                lo = np.where(act & ~move_hi, mid, lo)
+            i0[cross] = np.where(up, hi, 0)
+            i1[cross] = np.where(up, ln[cross], hi)
+        sel = np.flatnonzero(i1 > i0)
+        return self._rows(sel, i0[sel], i1[sel])
+
+
+_RUNS_CACHE: dict = result_memo()
+
+
+def _runs(counts: np.ndarray) -> _Runs | None:
+    """The runs of ``counts`` (memoised on the array: the weights cache keeps it alive and read-only), or None
+    when the rows are not so ordered or there are fewer than 3 atoms (the row-wise estimates then)."""
+    m1 = counts.shape[1]
+    if m1 < 3:
+        return None
+    key = (id(counts), counts.shape)
+    hit = _RUNS_CACHE.get(key)
+    if hit is not None and hit[0] is counts:
+        return hit[1]
+    pre = counts[:, :-1]
+    last = counts[:, -1]
+    new = np.ones(counts.shape[0], dtype=bool)
+    new[1:] = np.any(pre[1:] != pre[:-1], axis=1)
+    start = np.flatnonzero(new)
+    length = np.diff(np.append(start, counts.shape[0]))
+    ok = bool(np.all((np.diff(last) == 1.0) | new[1:]))
+    out = _Runs(start, length, last[start].copy(), np.asfortranarray(pre[start])) if ok else None
+    if len(_RUNS_CACHE) >= 8:
+        _RUNS_CACHE.pop(next(iter(_RUNS_CACHE)))
+    _RUNS_CACHE[key] = (counts, out)
+    return out
+
+
+def _one_block_atoms(counts: np.ndarray, pp: np.ndarray, a: np.ndarray, hi: np.ndarray, lo: np.ndarray, ms: int,
+                     g2: float, value_error: float) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The atoms of one block of all users that :func:`one_block` reads (docs/accountant_atoms.md §13): the values
+    as :func:`_block_law` computes them (the same kernel, the same doubles) of the count vectors whose value can
+    exceed -ev, the event M > M* as an atom at 0, and every other count vector merged into one atom (its
+    probability the rest of the law's) at the threshold below, which is below -ev; and ev, the
+    same bound as over every count vector. None where a value is not finite (as :func:`_block_law`).
+
+    The estimate e = sum_j c_j a_j in plain float arithmetic (products and m1 - 1 additions, no FMA) is within
+    m1 u sum_j c_j |a_j| (1 + 1e-6) <= m1 u ms max|a| (1 + 1e-6) of the exact sum, and the computed value within ev
+    of it, so a count vector with e <= -(2 ev + 2 m1 u ms max|a|) has a computed value v <= -ev - (a margin):
+    v + ev < 0 and v - ev < 0, the terms one_block takes as 0. ev needs the largest |computed value| vmax: a
+    computed value is within dev = (m1 + 3) u ms max|a| 1.01 of its estimate (the estimate's error plus the
+    compensated sum's), so vmax is attained at a count vector whose |e| is at least max|e| - 2 dev, and those are
+    computed too (vmax is then the same double as over every count vector)."""
+    m1 = a.size
+    amax = float(np.max(np.abs(a)))
+    e_est = m1 * U * ms * amax * (1.0 + 1e-6)  # |estimate - exact sum|, at most
+    # |computed value - estimate| <= e_est + 1.01 (u vmax + g2 ms sum|a|) <= dev (vmax <= ms amax (1 + m1 u))
+    dev = (m1 + 3) * U * ms * amax * 1.01
+    runs = _runs(counts)
+    if runs is None:  # the estimates of every count vector
+        est = counts[:, 0] * a[0]
+        for j in range(1, m1):
+            est += counts[:, j] * a[j]
+        emax = max(float(np.max(est)), -float(np.min(est)))
+        if not math.isfinite(emax):
+            return None
+        top = np.flatnonzero(np.abs(est) >= emax - 2.0 * dev)
+    else:
+        got = runs.extremes(a)
+        if got is None:
+            return None
+        emax, top = got
+        top = runs.rows_where_abs_at_least(a, emax - 2.0 * dev, top)
+    _, vmax, finite = _kernels().block_values(np.asfortranarray(counts[top]), hi, lo)
+    if not finite:
+        return None
+    ev = _value_err(vmax, g2, ms, a, value_error)
+    thr = -(2.0 * ev + 2.0 * e_est)
+    keep = np.flatnonzero(est > thr) if runs is None else runs.rows_above(a, thr)
+    value, _, finite = _kernels().block_values(np.asfortranarray(counts[keep]), hi, lo)
+    if not finite:
+        return None
+    p_keep = pp[keep]
+    # (the merged atom: its count vectors' estimates are at most thr < -ev, so thr is an upper end of their
+    # values' estimates; its probability is the rest of the computed law's, read by nothing of one_block)
+    uv = np.concatenate([value, [0.0, thr]])
+    probs = np.concatenate([p_keep, [pp[-1], max(1.0 - float(np.sum(p_keep)) - float(pp[-1]), 0.0)]])
+    probs.flags.writeable = False
+    return uv, probs, ev
 
 
 def unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float = 0.0,
@@ -470,6 +651,21 @@ def unblock(r: LawBracket, gamma: float, n: int, t: int, ev: float, trunc: float
                    terms=terms)
 
 
+#: :func:`_sum_nonneg` sums up to this many terms correctly rounded (math.fsum), more by numpy's sum
+_FSUM_TERMS = 2_000
+
+
+def _sum_nonneg(x: np.ndarray, side: int, exact: bool = True) -> float:
+    """A sum of the non-negative doubles ``x``: correctly rounded (math.fsum) when ``exact`` or for up to
+    _FSUM_TERMS terms; else numpy's sum (any order of m - 1 additions: within (m - 1) u / (1 - (m - 1) u) <= 1.01 m u
+    of the exact sum, all terms >= 0) times 1 + 2 m u (``side`` = 1: an upper value) or 1 - 2 m u (``side`` = -1: a
+    lower value) (docs/accountant_atoms.md §13)."""
+    m = x.size
+    if exact or m <= _FSUM_TERMS:
+        return math.fsum(x.tolist())
+    return float(np.sum(x)) * (1.0 + side * 2.0 * m * U)
+
+
 def one_block(blk: Blocks, gamma: float, n: int) -> LawBracket:
     """Bracket of D_up when one block holds all users (t = n, docs/accountant.md §5.4).
 
@@ -488,8 +684,11 @@ def one_block(blk: Blocks, gamma: float, n: int) -> LawBracket:
     v, p, ev, rel = law.values, law.probs, blk.value_err, law.rel_p
     up_v = np.maximum(v + ev, 0.0)
     lo_v = np.maximum(v - ev, 0.0)
-    up = (math.fsum((p * up_v).tolist()) * (1.0 + rel) + 1e-300 * math.fsum(up_v.tolist())) / (n * gamma)
-    lo = (math.fsum((p * lo_v).tolist()) * (1.0 - rel) - 1e-300 * math.fsum(lo_v.tolist())) / (n * gamma)
+    su, sl = up_v > 0.0, lo_v > 0.0  # (the other terms are 0: the sums below run over these)
+    up_v, p_u, lo_v, p_l = up_v[su], p[su], lo_v[sl], p[sl]
+    ex = blk.fsum
+    up = (_sum_nonneg(p_u * up_v, 1, ex) * (1.0 + rel) + 1e-300 * _sum_nonneg(up_v, 1, ex)) / (n * gamma)
+    lo = (_sum_nonneg(p_l * lo_v, -1, ex) * (1.0 - rel) - 1e-300 * _sum_nonneg(lo_v, 1, ex)) / (n * gamma)
     up = up * (1.0 + 1e-12) + blk.trunc
     lo = max(lo * (1.0 - 1e-12) - blk.trunc, 0.0)
     return LawBracket(lo, up, terms={"note": "one block of all n users: exact law, closed form",

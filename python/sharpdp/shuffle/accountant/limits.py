@@ -41,6 +41,7 @@ LOG_PW_MIN = -650.0  # p_min^ms >= e^-650: the products of the block weights sta
 TRUNC = 1e-40  # truncation of the number of active users per block: its largest cost in D units ...
 TRUNC_REL = 1e-6  # ... and at most this fraction of an estimate of D_up
 EST_FLOOR = 1e-300  # (estimates below this count as this: no value is certified finer)
+ONE_BLOCK_ATOMS = 300_000  # count vectors of one block of all n users (atom laws of >= 3 atoms: a closed form)
 BLOCK_MU = 48.0  # small blocks (values below 1e-34): at most this many active users per block on average
 
 # --- the far-tail treatment (docs/accountant_tail.md §8, §11) ---
