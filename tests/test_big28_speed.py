@@ -139,3 +139,36 @@ def test_body_leap_falls_back_to_the_half_step(monkeypatch):
     off = far_tail.certify_bigjump(law, gamma, n, 1e-2, 1)
     assert (r.lower, r.upper) == (off.lower, off.upper)
     assert leap_steps[:3] != steps[:3]
+
+
+def test_engine_skips_only_a_rejected_cheap_run(monkeypatch):
+    """docs/accountant_tail.md §31.3: the body pass's engine skips its run without the accurate DFT only where that run
+    is rejected, and returns the same floats. BMG n = 1e8, eps = 0.01 (the regime map's cell; the run rejected, the
+    rule fires) and the Gaussian randomizer sigma0 = 0.5, n = 1e6, eps = 0.1 (the run kept, the rule must not fire);
+    reference: the engine with the rule off (the floor forced to 0). Mutation caught: a floor x 10 fires on the second
+    cell (the kept cheap run lost: other floats); x 3 does not (the test's margin)."""
+    from sharpdp.shuffle.accountant import lattice
+
+    cases = (
+        (BlanketMixedGaussian(0.03889474223781417, 0.529154815911146, 1), 0.01, 10**8, 0.7734375, 21384.0, 792.0, True),
+        (GaussianRandomizer(0.5, 1), 0.1, 10**6, 0.84375, 51840.0, 1728.0, False),
+    )
+    for rnd, eps, n, h, T, B, fires in cases:
+        gamma, law = _law(rnd, eps)
+        lat = lattice_laws(law, gamma, h, T, B, lower=False)
+        said: list[bool] = []
+        orig = lattice._cheap_rejected
+
+        def spy(*a, **k):
+            said.append(orig(*a, **k))
+            return said[-1]
+
+        monkeypatch.setattr(lattice, "_cheap_rejected", spy)
+        on = lattice.engine(lat.g, lat.eta, lat.k0, h, n, 1e-2, 1, cheap_first=True)
+        monkeypatch.setattr(lattice, "cheap_err_floor", lambda *a: 0.0)
+        off = lattice.engine(lat.g, lat.eta, lat.k0, h, n, 1e-2, 1, cheap_first=True)
+        monkeypatch.setattr(lattice, "cheap_err_floor", cheap_err_floor)
+        monkeypatch.setattr(lattice, "_cheap_rejected", orig)
+        assert on == off
+        assert any(said[:1]) == fires
+        assert off.cheap == (not fires)
