@@ -153,6 +153,7 @@ def test_engine_skips_only_a_rejected_cheap_run(monkeypatch):
         (BlanketMixedGaussian(0.03889474223781417, 0.529154815911146, 1), 0.01, 10**8, 0.7734375, 21384.0, 792.0, True),
         (GaussianRandomizer(0.5, 1), 0.1, 10**6, 0.84375, 51840.0, 1728.0, False),
     )
+    monkeypatch.setattr(lattice, "CHEAP_SKIP_N", 0)  # (the test itself at every n; the default tries it from 1e7)
     for rnd, eps, n, h, T, B, fires in cases:
         gamma, law = _law(rnd, eps)
         lat = lattice_laws(law, gamma, h, T, B, lower=False)
