@@ -46,6 +46,7 @@ from sharpdp.shuffle.laws import Law
 FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_tol (below it measured no gain; speed)
 T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
+BODY_LEAP = 4.0  # a body pass whose gap exceeds this many times its share divides the step by 4 (§31.2; speed)
 HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
 
 
@@ -179,9 +180,10 @@ class _Body:
 
 def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower: bool, negligible: float, rd: "_Round",
                  bounded: bool, st: _Body, cut) -> _Body:
-    """The body's engine passes of the round ``rd`` from the state ``st``, halving the step, until the body is
-    negligible, its bracket meets its share of rel_tol or the size caps bind (docs/accountant_tail.md §6, §8);
-    ``cut(lo, up)`` True after a pass stops them there, the state kept (§26)."""
+    """The body's engine passes of the round ``rd`` from the state ``st``, halving the step (dividing it by 4 where
+    the bracket misses its share by more than BODY_LEAP, §31.2), until the body is negligible, its bracket meets its
+    share of rel_tol or the size caps bind (docs/accountant_tail.md §6, §8); ``cut(lo, up)`` True after a pass stops
+    them there, the state kept (§26)."""
     body, body_lo, body_up, hb = st.body, st.lo, st.up, st.hb
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
@@ -190,15 +192,21 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         if isinstance(body_n, Coarsen):
             if body is None and bounded:
                 raise TailCoarsen(body_n.h_fit)
+            if body is not None and 4.0 * hb == body.grid.h:
+                hb *= 2.0  # a step divided by 4 does not fit: the step it skipped (§31.2)
+                continue
             break  # the size caps bind: the finest grid that fitted, or the Chernoff value with Body_lo = 0
         body = body_n
         body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
         body_up = min(body_up, body.main * (1 + 1e-9))
         if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * rd.jt.lo:
             break  # negligible: its lower value is not needed
-        if not lower or (body_lo > 0 and body_up - body_lo <= 0.3 * rel_tol * (body_lo + rd.jt.lo)):
+        share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
+        if not lower or (body_lo > 0 and body_up - body_lo <= share):
             break
-        hb /= 2.0
+        # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
+        # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
+        hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0
         if cut is not None and cut(body_lo, rd.result(None, body_lo, body_up, False).upper):
             return _Body(body, body_lo, body_up, hb, st.left - i - 1, True)
     return _Body(body, body_lo, body_up, hb, 0)

@@ -108,6 +108,43 @@ def _rfft_pair(wk: int) -> tuple[Any, Any]:
     return (lambda x: sfft.rfft(x, workers=wk)), (lambda z, n: sfft.irfft(z, n=n, workers=wk))
 
 
+def _spectrum(p: Part, N: int, rfft: Any, spectra: dict | None, i: int) -> tuple[np.ndarray, Any, float]:
+    """(folded pmf, its forward FFT, the FFT's componentwise bound e_fwd) of part ``p`` (index ``i``) on N points;
+    taken from / kept in ``spectra`` when given."""
+    if spectra is not None and i in spectra:
+        return spectra[i]
+    folded = fold(p.pmf, N, p.shift)
+    z = rfft(folded)
+    e_fwd = FFT_C * math.log2(N) * U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
+    if spectra is not None:
+        spectra[i] = (folded, z, e_fwd)
+    return folded, z, e_fwd
+
+
+def cheap_err_floor(p: Part, N: int, threads: int, spectra: dict) -> float:
+    """An estimate from below (not a bound used in any value) of the ``err_q`` that :func:`convolve` of the one part
+    ``p`` on N points reports with ``work`` = 0 (no accurate DFT): the power step's mean-value terms
+    n e (|z_k| + e)^(n-1) (the kernel ``power``'s expression, docs/accountant.md §3.6.3) re-evaluated in numpy over the
+    frequencies where they are not negligible, their l2 norm over the Hermitian spectrum over sqrt(N), times
+    (1 - 1e-6) for the re-evaluation's rounding (the kernel's other terms are non-negative and left out). Fills
+    ``spectra`` (index 0) with the part's folded pmf and forward FFT exactly as :func:`convolve` computes them (the
+    same floats, computed once). A caller uses it only to skip a run whose round-off bound is certain to be rejected
+    (a choice of speed, docs/accountant_tail.md §31.1); 0.0 where n <= 1."""
+    _, z, e = _spectrum(p, N, _rfft_pair(_workers(N, threads))[0], spectra, 0)
+    n = float(p.count)
+    if n <= 1 or not e > 0:
+        return 0.0
+    lne = math.log(n * e)
+    az = np.abs(z) * (1 + 4 * U)
+    cut = math.exp((-350.0 - lne) / (n - 1.0)) - e  # terms below e^-350 are left out (their squares underflow)
+    k = np.flatnonzero(az > cut) if cut > 0 else np.arange(az.size)
+    if k.size == 0:
+        return 0.0
+    lb = np.minimum(lne + (n - 1.0) * np.log(az[k] + e), 350.0)
+    wgt = np.where((k == 0) | ((N % 2 == 0) & (k == z.size - 1)), 1.0, 2.0)
+    return (1 - 1e-6) * math.sqrt(float(np.sum(wgt * np.exp(2.0 * lb)))) / math.sqrt(N)
+
+
 def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
              spectra: dict | None = None) -> Convolution:
     """Certified circular convolution of ``count`` copies of each part's pmf on N points.
@@ -140,14 +177,7 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     Q: Any = None
     err_Q = norm_Q = bound = 0.0
     for i, p in enumerate(parts):
-        if spectra is not None and i in spectra:
-            folded, z, e_fwd = spectra[i]
-        else:
-            folded = fold(p.pmf, N, p.shift)
-            z = rfft(folded)
-            e_fwd = FFT_C * lg * U * math.sqrt(N) * math.sqrt(float(np.sum(folded * folded))) * (1 + 1e-10)
-            if spectra is not None:
-                spectra[i] = (folded, z, e_fwd)
+        folded, z, e_fwd = _spectrum(p, N, rfft, spectra, i)
         Qj, errj, normj, _ = C.power(z, float(p.count), e_fwd, N, folded, thr, work)
         if Q is None:
             Q, err_Q, norm_Q, bound = Qj, errj, normj, (p.bound ** p.count + errj)
@@ -163,4 +193,4 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     return Convolution(q=q, err_q=err_q, N=N)
 
 
-__all__ = ["Convolution", "Part", "convolve", "fold", "fold_rounding", "kernels", "next_fast_len_real"]
+__all__ = ["Convolution", "Part", "cheap_err_floor", "convolve", "fold", "fold_rounding", "kernels", "next_fast_len_real"]

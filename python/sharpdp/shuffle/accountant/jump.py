@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
-from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
 from sharpdp.shuffle.accountant.memo import object_memo
@@ -185,6 +185,17 @@ def _fft_law(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt
     a larger one a smaller err_q at a cost of up to ~0.5 s CPU per 2e7). ``pre``: a dict, empty on the first call;
     a second call with the same arguments (another ``work``) and the dict the first filled reuses its window, nodes
     and forward FFT (the same floats, computed once)."""
+    _fft_window(g, eta, k0, h, nn, log_tgt, pre)
+    N, sa, x, tau, mass = pre["win"]
+    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers, spectra=pre.setdefault("spectra", {}))
+    qw = np.roll(conv.q, -((sa - nn * k0) % N))
+    ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
+    return FftWindow(x=x, q=qw, err_q=conv.err_q, tv=capped_exp(ltv), N=N, a=float(x[0]), b=float(x[-1] + h))
+
+
+def _fft_window(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, pre: dict) -> np.ndarray:
+    """The window of :func:`_fft_law` (its nodes x; kept in ``pre["win"]`` with N, its start, the pmf's error sum and
+    mass), computed once per ``pre``; raises :class:`TailCoarsen` where N exceeds the cap."""
     import scipy.fft as sfft
 
     if "win" not in pre:
@@ -203,26 +214,31 @@ def _fft_law(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt
         x = (sa + np.arange(N, dtype=float)) * h
         tau += fold_rounding(g.size, N, mass)
         pre["win"] = (N, sa, x, tau, mass)
-    N, sa, x, tau, mass = pre["win"]
-    conv = convolve([Part(g, nn)], N, thr_fn(N), work, workers, spectra=pre.setdefault("spectra", {}))
-    qw = np.roll(conv.q, -((sa - nn * k0) % N))
-    ltv = math.log(nn * tau) + (nn - 1) * math.log1p(mass - 1.0 + tau) if tau > 0 else -math.inf
-    return FftWindow(x=x, q=qw, err_q=conv.err_q, tv=capped_exp(ltv), N=N, a=float(x[0]), b=float(x[-1] + h))
+    return pre["win"][2]
 
 
 def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
               thr_fn: Callable[[int], float], weights: Callable[[np.ndarray], tuple[np.ndarray, ...]],
-              small: Callable[[list[tuple[float, float]]], bool]
+              small: Callable[[list[tuple[float, float]]], bool],
+              doomed: Callable[[list[float]], bool] | None = None
               ) -> tuple[FftWindow, tuple[np.ndarray, ...], list[tuple[float, float]]]:
     """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
     bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
     only when ``small(sums)`` says the round-off bounds are not negligible (a choice of speed: every err_q is
-    certified, docs/accountant_tail.md §8); the second run reuses the first's window and forward FFT (§17)."""
+    certified, docs/accountant_tail.md §8); the second run reuses the first's window and forward FFT (§17).
+    ``doomed(floors)``, given for each weight vector w the floor ||w||_2 f of its round-off bound (f from
+    :func:`~.fft.cheap_err_floor`), says True only where ``small`` is then certain to reject the cheap run: that run
+    is skipped, the accurate one computed at once (the same floats; docs/accountant_tail.md §31.1)."""
     pre: dict = {}
-    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, 0.0)
-    ws = weights(F.x)
+    ws = weights(_fft_window(g, eta, k0, h, nn, log_tgt, pre))
+    work = 0.0
+    if doomed is not None:
+        f = cheap_err_floor(Part(g, nn), pre["win"][0], workers, pre.setdefault("spectra", {}))
+        if doomed([math.sqrt(float(np.sum(w * w))) * f for w in ws]):
+            work = DFT_WORK
+    F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, work)
     sums = [_wsum(w, F) for w in ws]
-    if not small(sums):
+    if work == 0.0 and not small(sums):
         del F  # (its pmf is replaced: the window and the spectrum stay in pre)
         F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, DFT_WORK)
         sums = [_wsum(w, F) for w in ws]
@@ -285,9 +301,14 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
         (s_, fp_), (sr_, fpr_) = sums
         return fp_ + c * fpr_ <= 0.01 * rel_tol * max(min(est, s_ - c * sr_), 0.0)
 
+    def doomed(floors):
+        # floors below the round-off bounds fp_, fpr_ of the cheap run: where they already exceed the largest value
+        # small's right side can take (min(est, .) <= est), small rejects that run (docs/accountant_tail.md §31.1)
+        return floors[0] + c * floors[1] > 0.01 * rel_tol * max(est, 0.0)
+
     F, (w, wr), ((s, fp), (sr, fpr)) = _fft_sums(
         lat.g, lat.eta, k0, h, nn, log_tgt, workers, thr_fn,
-        lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small)
+        lambda x: (phic(x, "up"), np.maximum(x + T0, 0.0)), small, doomed)
     a, b = F.a, F.b
     lpa, lpb = ch.log_p_above(b), ch.log_p_below(a)
     pa, pb = capped_exp(lpa), capped_exp(lpb)
@@ -313,7 +334,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     g_lo, eta_lo, mom_err = lat.low.g, lat.low.eta, lat.low.mom_err * gamma
     F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
         g_lo, eta_lo, k0, h, nn, log_tgt, workers, thr_fn,
-        lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small)
+        lambda x: (phic(x, "lo"), np.maximum(x + T0, 0.0)), small, doomed)
     ch2 = Chernoff(g_lo, eta_lo, k0, h, nn)
     p_out = capped_exp(ch2.log_p_above(F2.b)) + capped_exp(ch2.log_p_below(F2.a))
     # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.fft import Part, convolve, fold_rounding, kernels, next_fast_len_real
+from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.limits import CHEAP_POWER, DFT_WORK, J_LO, K_MAX, N_MAX, U
 from sharpdp.shuffle.accountant.results import Coarsen, Grid
 from sharpdp.shuffle.laws import Law
@@ -166,6 +166,9 @@ class PosMgf:
 # (the far-tail body pass at the jump term's step, docs/accountant_tail.md §25: set by lattice_pass around its engine
 # calls, per thread, so that engine's signature stays the one its callers and spies know)
 _CHEAP_FIRST = threading.local()
+#: the body pass's cheap run is tested for a certain rejection (§31.3) from this n on: below it the run was kept in
+#: the cells measured, and the test's passes over the spectrum and the window cost 2-3 % of the call for nothing
+CHEAP_SKIP_N = 10**7
 
 
 def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol: float,
@@ -216,9 +219,12 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             # target (docs/accountant_tail.md §25; a choice of speed: every err_q is certified)
             thr = 1e-4 * rel_tol * E_est / (supf * math.sqrt(N))
             spectra: dict = {}
-            conv = convolve([Part(gt, n)], N, thr, 0.0 if cheap_first else DFT_WORK, threads, spectra=spectra)
+            # (the run without the accurate DFT is skipped where its rejection below is certain: §31.3, same floats)
+            cheap = cheap_first and not (n >= CHEAP_SKIP_N and
+                                         _cheap_rejected(gt, n, N, sa, h, theta, mass, tau, rel_tol, threads, spectra))
+            conv = convolve([Part(gt, n)], N, thr, 0.0 if cheap else DFT_WORK, threads, spectra=spectra)
             q, err_q = conv.q, conv.err_q
-            lg_u = (N, thr, spectra if cheap_first else None)
+            lg_u = (N, thr, spectra if cheap else None)
         E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
         if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * rel_tol * E):
             # the same window with the accurate DFT, its forward FFT reused (the same floats as computing it afresh)
@@ -246,6 +252,27 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
     return EngineResult(E=E, wrap_low=wrap_low, wrap_high=wrap_high, fp=fp, tv=tv, theta=theta, N=N,
                         n_log_mgf=n * Lam, log_scale=n * Lam - math.log(n), lam=Lam, tau=tau, mass=mass,
                         cheap=lg_u[2] is not None)
+
+
+def _cheap_rejected(gt: np.ndarray, n: int, N: int, sa: int, h: float, theta: float, mass: float, tau: float,
+                    rel_tol: float, threads: int, spectra: dict) -> bool:
+    """True only where the engine's run without the accurate DFT is certain to be rejected by its test
+    fnorm err_q <= CHEAP_POWER rel_tol E (docs/accountant_tail.md §31.3): with f <= err_q (:func:`~.fft.cheap_err_floor`,
+    which fills ``spectra`` with the forward FFT both runs use), a part of fnorm (the window's nodes up to 40 / theta,
+    the weights s h e^{-theta s h} of the window sums) and E <= sup(weight) (M + sqrt(N) err_q), M = (mass + tau)^n
+    (the computed circular pmf is within err_q of one with total mass M in l2 norm). A choice of speed only."""
+    f = cheap_err_floor(Part(gt, n), N, threads, spectra)
+    if not (f > 0 and theta > 0):
+        return False
+    s = np.arange(max(sa, 1), min(sa + N, int(40.0 / (theta * h)) + 2), dtype=float) * h
+    fnorm = math.sqrt(float(np.sum((s * np.exp(-theta * s)) ** 2))) * (1 - 1e-6)
+    supf = 1.0 / (math.e * theta) * (1 + 1e-6)
+    lm = n * math.log1p(mass - 1.0 + tau)
+    if lm > 700:
+        return False
+    rhs = CHEAP_POWER * rel_tol * supf
+    # fnorm err - rhs (M + sqrt(N) err) grows with err where fnorm > rhs sqrt(N): its sign at err = f decides
+    return fnorm > rhs * math.sqrt(N) and fnorm * f > rhs * (math.exp(lm) * (1 + 1e-6) + math.sqrt(N) * f)
 
 
 def _shift_bound(mom_err: np.ndarray, k0: int, h: float, n: int, r: EngineResult) -> float:
