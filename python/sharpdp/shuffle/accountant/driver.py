@@ -25,6 +25,7 @@ members); the driver has no dispatch on law types.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -32,8 +33,9 @@ from dataclasses import replace
 from sharpdp.shuffle.accountant import far_tail, two_atom
 from sharpdp.shuffle.accountant.blocks import block, one_block, unblock
 from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
-from sharpdp.shuffle.accountant.closed_forms import single_user_lower, small_n_bracket, stop_loss_bracket, trivial_cap
-from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.closed_forms import (law_closed_form, single_user_lower, small_n_bracket,
+                                                     stop_loss_bracket, trivial_cap)
+from sharpdp.shuffle.accountant.limits import J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.plain import Bracket, Mode, UpperOnly, certify_law_mode
 from sharpdp.shuffle.accountant.results import Grid, LawBracket
 from sharpdp.shuffle.laws import Law
@@ -175,6 +177,13 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
         far = far_tail.try_certify(law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket),
                                    upper_first=upper_first)
+        if far is None and jb is not None and _plain_cannot_tighten(law, gamma, n, mode, jb[1]):
+            # the plain engine's upper value cannot fall below the few-user upper value (its clamp term at the
+            # widest clamp its steps allow already exceeds it): the few-user bracket without the engine's passes
+            # (seconds each for a heavy-tailed law; docs/composition.md §2.8)
+            return LawBracket(min(jb[0], jb[1], cap), min(jb[1], cap), cap=cap,
+                              terms={"note": "small n: few-user terms; the plain engine's clamp term exceeds "
+                                             "them (docs/composition.md §2.8)", "small_n": (jb[0], jb[1])})
         if far is None and isinstance(mode, Bracket) and mode.decide is not None:
             mode = replace(mode, unit=lambda lo, up, grid: (lo, min(up, cap)))
         r = certify_law_mode(law, gamma, n, rel_tol, threads, mode) if far is None else far
@@ -200,6 +209,22 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, bmode)
         r = unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
     return _with_small_n(replace(r, upper=min(r.upper, cap), cap=cap), jb, mode, rel_tol)
+
+
+def _plain_cannot_tighten(law: Law, gamma: float, n: int, mode: Mode, j_up: float) -> bool:
+    """True where the plain engine's refinement (:func:`~.plain.refine`, ``mode`` :class:`Bracket` without
+    ``decide``) cannot return an upper value below ``j_up`` (docs/composition.md §2.8): every pass at a step
+    h <= sd/4 clamps the law's top at T <= Tmax(h) = K_MAX h / (2 J_LO) (rounded up to the lattice: below
+    Tmax(sd/4) + sd/4) and charges E[(L - T)_+] to its upper value, which is non-increasing in T; so where
+    E[(L - T1)_+] > j_up at T1 = Tmax(sd/4) + sd/4, no such pass gets below ``j_up`` and the intersection with the
+    few-user bracket (:func:`_with_small_n`) keeps ``j_up``. Not for the law-shape closed forms (no pass runs)."""
+    if not isinstance(mode, Bracket) or mode.decide is not None or not law.continuous:
+        return False
+    if math.isfinite(law.support()[1]) or law_closed_form(law, gamma, n) is not None:
+        return False
+    h0 = law.std() / 4.0
+    t1 = 0.5 * K_MAX * h0 / J_LO + h0
+    return bool(law.tail_upper(t1) > j_up)
 
 
 def _with_small_n(r: LawBracket, jb: tuple[float, float] | None, mode: Mode, rel_tol: float) -> LawBracket:
