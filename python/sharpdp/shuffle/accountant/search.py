@@ -53,6 +53,9 @@ _LOOK_REL = 0.1
 #: ... where it names phase 1's law, get_delta is still evaluated at r1 when the look's value puts r1 within this many
 #: xtol of the root (its bias, 0.25-0.5 % above get_delta's, is up to ~0.5 xtol there; docs/accountant.md §8.4)
 _LOOK_REACH = 2.0
+#: the look's model value is the geometric middle of its bracket (docs/accountant.md §8.8); False: its upper value (the
+#: code before, bench/geteps_ratio.py --look-upper)
+MIDDLE = True
 
 
 class _Evaluator(Protocol):
@@ -463,6 +466,12 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     return min(hi, cap)
 
 
+def _look_value(lower: float, upper: float) -> float:
+    """The look's value at the phase-1 root for the model (docs/accountant.md §8.8; not a bound): the geometric middle
+    of its certified bracket [lower, upper] where MIDDLE and lower > 0, else its upper value (the rule before)."""
+    return math.sqrt(lower * upper) if MIDDLE and 0.0 < lower <= upper else upper
+
+
 def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
            k1: float, xtol: float, laws_at: Callable[[float], Any], led: int, *, look: bool = False,
            lows: list[float] | None = None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
@@ -486,7 +495,9 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     end = True  # (r1 becomes a bracket end: its value is get_delta's)
     if look:
         rep = acc._report(r1, _LOOK_REL)  # (a certified bracket of D_up(r1): docs/accountant.md §8.4)
-        u, b = float(rep.upper), rep.law_index
+        # the model's value: the bracket's geometric middle, nearer get_delta's value than its upper end (a choice of
+        # points only, never a bound: docs/accountant.md §8.8)
+        u, b = _look_value(float(rep.lower), float(rep.upper)), rep.law_index
         if lows is not None:
             lows.append(float(rep.lower))
         if rep.lower > delta:
