@@ -56,6 +56,15 @@ _LOOK_REACH = 2.0
 #: the look's model value is the geometric middle of its bracket (docs/accountant.md §8.8); False: its upper value (the
 #: code before, bench/geteps_ratio.py --look-upper)
 MIDDLE = True
+#: where the look's value moves the model root more than this many xtol from r1, further loose looks walk the model to
+#: the root before phase 2 (docs/accountant.md §8.8) ...
+_LOOK_FAR = 5.0
+#: ... until the model root lies within this many xtol of the last look, or after this many looks more
+_LOOK_NEAR = 2.0
+_LOOK_WALK = 4
+#: ... at n >= this only, where a loose look costs a fraction of a report (BMG, n = 1e8: 0.14-0.5 s against 0.6-1.4 s;
+#: at n <= 1e6 about one report, and the walk's looks saved no probe there)
+_WALK_N = 10**7
 
 
 class _Evaluator(Protocol):
@@ -472,6 +481,43 @@ def _look_value(lower: float, upper: float) -> float:
     return math.sqrt(lower * upper) if MIDDLE and 0.0 < lower <= upper else upper
 
 
+def _walk(acc: _Evaluator, delta: float, lo: float, hi: float, pts: list[tuple[float, float]], k: float, xtol: float,
+          lows: list[float] | None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
+    """Loose looks walked to the root where the first look moved the model far from the phase-1 root
+    (docs/accountant.md §8.8; a choice of points only). From the look's point ``pts`` (log eps, model value) and the
+    slope ``k``, each step looks (the accountant's report at rel_tol ``_LOOK_REL``) at the model root, whose value
+    (:func:`_look_value`) and the previous one give the secant's next root; it stops once the root lies within
+    ``_LOOK_NEAR`` xtol of the last look, after ``_LOOK_WALK`` looks, or where the root leaves the bracket (lo, hi).
+    A look whose certified lower value exceeds delta becomes the lower end (get_delta there is at least that value,
+    docs/accountant.md §8.4 case 1); its lower value joins ``lows``. No look is an upper end. Returns _refit's tuple:
+    the bracket, phase 2's first point (the last model root; None outside the bracket), the slope and the looks'
+    points (phase 2's model's first points)."""
+    ld = math.log(-math.log(delta))
+    z = pts[-1][0] - pts[-1][1] / k
+    for _ in range(_LOOK_WALK):
+        x = math.exp(z) if z < 700.0 else math.inf
+        if not lo < x < hi:
+            break
+        rep = acc._report(x, _LOOK_REL)
+        if lows is not None:
+            lows.append(float(rep.lower))
+        if rep.lower > delta:
+            lo = x  # get_delta(x) >= D_up(x) >= rep.lower > delta
+        v = _look_value(float(rep.lower), float(rep.upper))
+        if not 0.0 < v < 1.0:
+            break
+        zx, fx = math.log(x), ld - math.log(-math.log(v))
+        z0, f0 = pts[-1]
+        pts.append((zx, fx))
+        if zx != z0 and (fx - f0) / (zx - z0) < 0.0:
+            k = (fx - f0) / (zx - z0)
+        z = zx - fx / k
+        if abs(z - zx) <= _LOOK_NEAR * xtol:
+            break
+    x = math.exp(z) if z < 700.0 else math.inf
+    return lo, hi, (x if lo < x < hi else None), k, pts
+
+
 def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
            k1: float, xtol: float, laws_at: Callable[[float], Any], led: int, *, look: bool = False,
            lows: list[float] | None = None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
@@ -513,6 +559,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
+    if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol:
+        return _walk(acc, delta, lo, hi, pts, k1, xtol, lows)
     if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
         r2 = sharpened_root(delta, r1, u, k1)
         return lo, hi, (r2 if r2 is not None and lo < r2 < hi else None), k1, pts
