@@ -535,7 +535,9 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     value above delta makes r1 a lower end without get_delta. Else get_delta is evaluated at r1 only where the
     look's value puts r1 within 0.5 xtol of the root (``_LOOK_REACH`` xtol where the look names phase 1's law);
     otherwise r1 is no bracket end and phase 2 starts at the model root from the look's value: one step with
-    phase 1's slope where the look names phase 1's law, else the refit with the look's law b and level rho."""
+    phase 1's slope where the look names phase 1's law, else the refit with the look's law b and level rho; at
+    n >= ``_WALK_N``, where that root lies more than ``_LOOK_FAR`` xtol from r1, further looks walk to it (:func:`_walk`).
+    The look's value is the geometric middle of its bracket (:func:`_look_value`, docs/accountant.md §8.8)."""
     ld = math.log(-math.log(delta))
     pairs = laws_at(r1)
     end = True  # (r1 becomes a bracket end: its value is get_delta's)
