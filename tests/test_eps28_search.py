@@ -10,9 +10,9 @@ import math
 from types import SimpleNamespace
 
 import pytest
+from test_eps24_search import _traced
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle import accountant as A
 from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.round_cache import clear_caches
 
@@ -28,25 +28,9 @@ def _fresh_bounds(make, n: int, eps: float) -> tuple[float, float]:
 
 
 def _counted(make, n: int) -> tuple[float, dict[str, int]]:
-    """A fresh get_epsilon(DELTA) with its calls counted: probes (phase 2) and loose reports (the looks)."""
-    c = {"probes": 0, "looks": 0}
-    orig_p, orig_r = S.probe, A.ShuffleAccountant._report_laws
-
-    def probe(*a, **k):
-        c["probes"] += 1
-        return orig_p(*a, **k)
-
-    def report_laws(self, eps, rel_tol, *a, **k):
-        c["looks"] += rel_tol != self.rel_tol
-        return orig_r(self, eps, rel_tol, *a, **k)
-
-    S.probe, A.ShuffleAccountant._report_laws = probe, report_laws
-    try:
-        clear_caches()
-        e = float(ShuffleAccountant(make(), n, "zero_out").get_epsilon(DELTA))
-    finally:
-        S.probe, A.ShuffleAccountant._report_laws = orig_p, orig_r
-    return e, c
+    """A fresh get_epsilon(DELTA) with its calls counted: phase 2's probes and the loose looks."""
+    e, looks, pts = _traced(make, n, "zero_out", DELTA)
+    return e, {"probes": len(pts), "looks": looks}
 
 
 def test_look_value() -> None:
