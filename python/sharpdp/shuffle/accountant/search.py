@@ -60,7 +60,7 @@ MIDDLE = True
 #: the root before phase 2 (docs/accountant.md §8.8) ...
 _LOOK_FAR = 5.0
 #: ... until the model root lies within this many xtol of the last look, or after this many looks more
-_LOOK_NEAR = 2.0
+_LOOK_NEAR = 5.0
 _LOOK_WALK = 4
 #: ... at n >= this only, where a loose look costs a fraction of a report (BMG, n = 1e8: 0.14-0.5 s against 0.6-1.4 s;
 #: at n <= 1e6 about one report, and the walk's looks saved no probe there)
