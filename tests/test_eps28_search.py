@@ -84,6 +84,7 @@ class _Synthetic:
     report at e is the certified bracket [0.995 D(e), 1.01 D(e)]."""
 
     n = 10**8
+    eps_tau = math.inf
 
     def __init__(self) -> None:
         self.looked: list[float] = []
@@ -115,3 +116,16 @@ def test_walk_synthetic() -> None:
     assert lo == (max(below) if below else 0.1 * root) and lo < root
     assert x is not None and abs(x / root - 1.0) <= 5 * XTOL
     assert k == pytest.approx(-2.0, rel=0.05)
+
+
+def test_walk_no_look_beyond_eps_tau() -> None:
+    """No look where the model root lies beyond min(60, eps_tau) (the look's domain, docs/accountant.md §8.4)."""
+    delta = 1e-6
+    root = math.sqrt(math.log(1 / delta) / 30.0)
+    acc = _Synthetic()
+    acc.eps_tau = 0.5 * root
+    r1 = 0.4 * root
+    u = acc.d(r1)
+    pts = [(math.log(r1), math.log(-math.log(delta)) - math.log(-math.log(u)))]
+    lo, hi, x, k, _ = S._walk(acc, delta, 0.1 * root, 10 * root, pts, -2.0, XTOL, [])
+    assert acc.looked == [] and lo == 0.1 * root and hi == 10 * root and k == -2.0

@@ -487,7 +487,8 @@ def _walk(acc: _Evaluator, delta: float, lo: float, hi: float, pts: list[tuple[f
     (docs/accountant.md §8.8; a choice of points only). From the look's point ``pts`` (log eps, model value) and the
     slope ``k``, each step looks (the accountant's report at rel_tol ``_LOOK_REL``) at the model root, whose value
     (:func:`_look_value`) and the previous one give the secant's next root; it stops once the root lies within
-    ``_LOOK_NEAR`` xtol of the last look, after ``_LOOK_WALK`` looks, or where the root leaves the bracket (lo, hi).
+    ``_LOOK_NEAR`` xtol of the last look, after ``_LOOK_WALK`` looks, or where the root leaves the bracket (lo, hi) or
+    lies beyond min(60, eps_tau) (no look there).
     A look whose certified lower value exceeds delta becomes the lower end (get_delta there is at least that value,
     docs/accountant.md §8.4 case 1); its lower value joins ``lows``. No look is an upper end. Returns _refit's tuple:
     the bracket, phase 2's first point (the last model root; None outside the bracket), the slope and the looks'
@@ -496,7 +497,7 @@ def _walk(acc: _Evaluator, delta: float, lo: float, hi: float, pts: list[tuple[f
     z = pts[-1][0] - pts[-1][1] / k
     for _ in range(_LOOK_WALK):
         x = math.exp(z) if z < 700.0 else math.inf
-        if not lo < x < hi:
+        if not (lo < x < hi and x <= min(EPS_CAP, acc.eps_tau)):  # (the look's domain, as at r1: docs/accountant.md §8.4)
             break
         rep = acc._report(x, _LOOK_REL)
         if lows is not None:
