@@ -15,9 +15,13 @@ from sharpdp.shuffle.round_cache import clear_caches
 
 
 def test_search_rel_tol() -> None:
-    assert CS.search_rel_tol(10**8, 0.01) == 0.1 and CS.search_rel_tol(10**7, 1e-3) == 0.1
-    assert CS.search_rel_tol(10**6, 0.01) == CS.CERT_REL_TOL  # (small n: every evaluation a candidate, as before)
-    assert CS.search_rel_tol(10**8, 0.1) == CS.CERT_REL_TOL  # (a loose report costs about a certifying one there)
+    def rel(n: int, eps: float) -> float:
+        return CS.Search(lambda x, t: None, (lambda x, t: 0.0,), lambda x, t: 0.0, n, eps, 1e-6, "zero_out", False,
+                         "").search_rel
+
+    assert rel(10**8, 0.01) == 0.1 and rel(10**7, 1e-3) == 0.1
+    assert rel(10**6, 0.01) == CS.CERT_REL_TOL  # (small n: every evaluation a candidate, as before)
+    assert rel(10**8, 0.1) == CS.CERT_REL_TOL  # (a loose report costs about a certifying one there)
 
 
 def _calibrate(n: int, eps: float, delta: float) -> tuple[CS.CalibrationReport, list[float]]:

@@ -53,15 +53,12 @@ _LOOK_REL = 0.1
 #: ... where it names phase 1's law, get_delta is still evaluated at r1 when the look's value puts r1 within this many
 #: xtol of the root (its bias, 0.25-0.5 % above get_delta's, is up to ~0.5 xtol there; docs/accountant.md §8.4)
 _LOOK_REACH = 2.0
-#: the look's model value is the geometric middle of its bracket (docs/accountant.md §8.8); False: its upper value (the
-#: code before, bench/geteps_ratio.py --look-upper)
+#: the look's model value is the geometric middle of its bracket (docs/accountant.md §8.8); False: the rule before
 MIDDLE = True
 #: where the look's value moves the model root more than this many xtol from r1, further loose looks walk the model to
 #: the root before phase 2 (docs/accountant.md §8.8) ...
 _LOOK_FAR = 5.0
-#: ... until the model root lies within this many xtol of the last look, or after this many looks more
-_LOOK_NEAR = 5.0
-_LOOK_WALK = 4
+_LOOK_NEAR, _LOOK_WALK = 5.0, 4  # ... until the model root is within this many xtol of the last look, or this many looks
 #: ... at n >= this only, where a loose look costs a fraction of a report (BMG, n = 1e8: 0.14-0.5 s against 0.6-1.4 s;
 #: at n <= 1e6 about one report, and the walk's looks saved no probe there)
 _WALK_N = 10**7

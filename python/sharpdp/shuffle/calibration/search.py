@@ -27,21 +27,9 @@ from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
-# Accuracy of the search evaluations: CERT_REL_TOL (1e-2 costs little more than 0.1, and every evaluation is a
-# candidate answer; a looser value makes cheap estimates certified again at CERT_REL_TOL, a path the tests run).
-_SEARCH_REL_TOL = 0.01
-# ... at n >= _LOOSE_N and epsilon <= _LOOSE_EPS: where a report at rel_tol 0.1 costs a fraction of one at 1e-2 (the
-# far-tail treatment's refinement: BMG, n = 1e8, eps = 0.01, 0.17-0.24 s against 0.4-1.3 s), the search's
-# evaluations are loose estimates and stage 3 certifies at CERT_REL_TOL (docs/calibration.md §6; at eps >= 0.1 the
-# two cost about the same and the certifying evaluation is one more)
-_SEARCH_REL_TOL_LARGE = 0.1
-_LOOSE_N, _LOOSE_EPS = 10**7, 0.01
-
-
-def search_rel_tol(n: int, epsilon: float) -> float:
-    """The accuracy of the search's (not the certifying) evaluations at n users and ``epsilon`` (docs/calibration.md
-    §6; a speed choice only: a point is a candidate answer only by an evaluation at CERT_REL_TOL)."""
-    return _SEARCH_REL_TOL_LARGE if n >= _LOOSE_N and epsilon <= _LOOSE_EPS else _SEARCH_REL_TOL
+# Accuracy of the search evaluations: CERT_REL_TOL (every one a candidate), 0.1 at n >= 1e7, eps <= 0.01 where it is far
+# cheaper (then certified again at CERT_REL_TOL, a path the tests run; docs/calibration.md §6)
+_SEARCH_REL_TOL, _SEARCH_REL_TOL_LARGE, _LOOSE_N, _LOOSE_EPS = 0.01, 0.1, 10**7, 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 CERT_REL_TOL = 1e-2
 # Evaluation budget (search + certification); only a failing certification exceeds it, by <= _FALLBACK_EVALS.
@@ -249,7 +237,7 @@ class Search:
         self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
         self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
         self.bar = Progress(desc, progress, _MAX_EVALS)
-        self.search_rel = search_rel_tol(n, epsilon)  # (the search's evaluations; certified ones at CERT_REL_TOL)
+        self.search_rel = _SEARCH_REL_TOL_LARGE if n >= _LOOSE_N and epsilon <= _LOOSE_EPS else _SEARCH_REL_TOL
 
     def base(self, x: float, t: float | None) -> float:
         """The model's base: the log template while it is usable, else 0 (a purely local model)."""
