@@ -27,8 +27,7 @@ from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
-# Accuracy of the search evaluations: CERT_REL_TOL (every one a candidate), 0.1 at n >= 1e7, eps <= 0.01 where it is far
-# cheaper (then certified again at CERT_REL_TOL, a path the tests run; docs/calibration.md §6)
+# Search accuracy: CERT_REL_TOL (each a candidate); 0.1 at n >= 1e7, eps <= 0.01, certified again (calibration.md §6)
 _SEARCH_REL_TOL, _SEARCH_REL_TOL_LARGE, _LOOSE_N, _LOOSE_EPS = 0.01, 0.1, 10**7, 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 CERT_REL_TOL = 1e-2
