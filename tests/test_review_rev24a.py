@@ -161,6 +161,8 @@ def test_case1_lower_end(sigma0, n, delta):
 class _Stub:
     """What _refit asks of the accountant: the look's report (lower, upper, law), get_delta's report's law."""
 
+    n = 10  # (**) session 28, eps28: _refit reads n (the walk of docs/accountant.md §8.8 runs at n >= 1e7 only)
+
     def __init__(self, lower: float, upper: float, law: int, led_law: int = 0) -> None:
         self.look = SimpleNamespace(lower=lower, upper=upper, law_index=law)
         self.led_law = led_law
@@ -212,6 +214,9 @@ def test_refit_case2_get_delta_decides_r1():
 def test_refit_case2_other_law_within_half_xtol(monkeypatch):
     """The look names another law than phase 1's: get_delta at r1 only within 0.5 xtol of the root (beyond, the
     refit on that law's upper-only values, here a constant stand-in, gives phase 2's first point)."""
+    # (**) session 28, eps28: the reach is tested on the look's upper value (the rule before docs/accountant.md §8.8,
+    # which feeds the model the bracket's geometric middle: tests/test_eps28_search.py)
+    monkeypatch.setattr(S, "MIDDLE", False)
     delta = 1e-6
     ld = math.log(-math.log(delta))
     for dist, evaluated in ((0.3, True), (1.0, False)):
@@ -226,8 +231,10 @@ def test_refit_case2_other_law_within_half_xtol(monkeypatch):
             assert (lo, hi) == (0.1, 2.0) and x2 is not None and 0.5 < x2 < 2.0  # (u > delta: the root above r1)
 
 
-def test_refit_case3_no_bracket_end_at_r1():
+def test_refit_case3_no_bracket_end_at_r1(monkeypatch):
     """l <= delta and u far from delta (phase 1's law): r1 is no bracket end, phase 2 starts one model step off."""
+    # (**) session 28, eps28: the model step from the look's upper value (the rule before docs/accountant.md §8.8)
+    monkeypatch.setattr(S, "MIDDLE", False)
     delta = 1e-6
     stub = _Stub(0.5e-6, 0.6e-6, 0)
     (lo, hi, x2, k, pts), evals, lows = _run_refit(stub, fun_value=0.0)

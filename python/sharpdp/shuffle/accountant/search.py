@@ -53,6 +53,15 @@ _LOOK_REL = 0.1
 #: ... where it names phase 1's law, get_delta is still evaluated at r1 when the look's value puts r1 within this many
 #: xtol of the root (its bias, 0.25-0.5 % above get_delta's, is up to ~0.5 xtol there; docs/accountant.md §8.4)
 _LOOK_REACH = 2.0
+#: the look's model value is the geometric middle of its bracket (docs/accountant.md §8.8); False: the rule before
+MIDDLE = True
+#: where the look's value moves the model root more than this many xtol from r1, further loose looks walk the model to
+#: the root before phase 2 (docs/accountant.md §8.8) ...
+_LOOK_FAR = 5.0
+_LOOK_NEAR, _LOOK_WALK = 5.0, 4  # ... until the model root is within this many xtol of the last look, or this many looks
+#: ... at n >= this only, where a loose look costs a fraction of a report (BMG, n = 1e8: 0.14-0.5 s against 0.6-1.4 s;
+#: at n <= 1e6 about one report, and the walk's looks saved no probe there)
+_WALK_N = 10**7
 
 
 class _Evaluator(Protocol):
@@ -463,6 +472,50 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     return min(hi, cap)
 
 
+def _look_value(lower: float, upper: float) -> float:
+    """The look's value at the phase-1 root for the model (docs/accountant.md §8.8; not a bound): the geometric middle
+    of its certified bracket [lower, upper] where MIDDLE and lower > 0, else its upper value (the rule before)."""
+    return math.sqrt(lower * upper) if MIDDLE and 0.0 < lower <= upper else upper
+
+
+def _walk(acc: _Evaluator, delta: float, lo: float, hi: float, pts: list[tuple[float, float]], k: float, xtol: float,
+          lows: list[float] | None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
+    """Loose looks walked to the root where the first look moved the model far from the phase-1 root
+    (docs/accountant.md §8.8; a choice of points only). From the look's point ``pts`` (log eps, model value) and the
+    slope ``k``, each step looks (the accountant's report at rel_tol ``_LOOK_REL``) at the model root, whose value
+    (:func:`_look_value`) and the previous one give the secant's next root; it stops once the root lies within
+    ``_LOOK_NEAR`` xtol of the last look, after ``_LOOK_WALK`` looks, or where the root leaves the bracket (lo, hi) or
+    lies beyond min(60, eps_tau) (no look there).
+    A look whose certified lower value exceeds delta becomes the lower end (get_delta there is at least that value,
+    docs/accountant.md §8.4 case 1); its lower value joins ``lows``. No look is an upper end. Returns _refit's tuple:
+    the bracket, phase 2's first point (the last model root; None outside the bracket), the slope and the looks'
+    points (phase 2's model's first points)."""
+    ld = math.log(-math.log(delta))
+    z = pts[-1][0] - pts[-1][1] / k
+    for _ in range(_LOOK_WALK):
+        x = math.exp(z) if z < 700.0 else math.inf
+        if not (lo < x < hi and x <= min(EPS_CAP, acc.eps_tau)):  # (the look's domain, as at r1: docs/accountant.md §8.4)
+            break
+        rep = acc._report(x, _LOOK_REL)
+        if lows is not None:
+            lows.append(float(rep.lower))
+        if rep.lower > delta:
+            lo = x  # get_delta(x) >= D_up(x) >= rep.lower > delta
+        v = _look_value(float(rep.lower), float(rep.upper))
+        if not 0.0 < v < 1.0:
+            break
+        zx, fx = math.log(x), ld - math.log(-math.log(v))
+        z0, f0 = pts[-1]
+        pts.append((zx, fx))
+        if zx != z0 and (fx - f0) / (zx - z0) < 0.0:
+            k = (fx - f0) / (zx - z0)
+        z = zx - fx / k
+        if abs(z - zx) <= _LOOK_NEAR * xtol:
+            break
+    x = math.exp(z) if z < 700.0 else math.inf
+    return lo, hi, (x if lo < x < hi else None), k, pts
+
+
 def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: float, hi: float, r1: float,
            k1: float, xtol: float, laws_at: Callable[[float], Any], led: int, *, look: bool = False,
            lows: list[float] | None = None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
@@ -480,13 +533,17 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     value above delta makes r1 a lower end without get_delta. Else get_delta is evaluated at r1 only where the
     look's value puts r1 within 0.5 xtol of the root (``_LOOK_REACH`` xtol where the look names phase 1's law);
     otherwise r1 is no bracket end and phase 2 starts at the model root from the look's value: one step with
-    phase 1's slope where the look names phase 1's law, else the refit with the look's law b and level rho."""
+    phase 1's slope where the look names phase 1's law, else the refit with the look's law b and level rho; at
+    n >= ``_WALK_N``, where that root lies more than ``_LOOK_FAR`` xtol from r1, further looks walk to it (:func:`_walk`).
+    The look's value is the geometric middle of its bracket (:func:`_look_value`, docs/accountant.md §8.8)."""
     ld = math.log(-math.log(delta))
     pairs = laws_at(r1)
     end = True  # (r1 becomes a bracket end: its value is get_delta's)
     if look:
         rep = acc._report(r1, _LOOK_REL)  # (a certified bracket of D_up(r1): docs/accountant.md §8.4)
-        u, b = float(rep.upper), rep.law_index
+        # the model's value: the bracket's geometric middle, nearer get_delta's value than its upper end (a choice of
+        # points only, never a bound: docs/accountant.md §8.8)
+        u, b = _look_value(float(rep.lower), float(rep.upper)), rep.law_index
         if lows is not None:
             lows.append(float(rep.lower))
         if rep.lower > delta:
@@ -502,6 +559,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
+    if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol:
+        return _walk(acc, delta, lo, hi, pts, k1, xtol, lows)
     if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
         r2 = sharpened_root(delta, r1, u, k1)
         return lo, hi, (r2 if r2 is not None and lo < r2 < hi else None), k1, pts

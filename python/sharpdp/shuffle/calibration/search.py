@@ -27,9 +27,8 @@ from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
-# Accuracy of the search evaluations: CERT_REL_TOL (1e-2 costs little more than 0.1, and every evaluation is a
-# candidate answer; a looser value makes cheap estimates certified again at CERT_REL_TOL, a path the tests run).
-_SEARCH_REL_TOL = 0.01
+# Search accuracy: CERT_REL_TOL (each a candidate); 0.1 at n >= 1e7, eps <= 0.01, certified again (calibration.md §6)
+_SEARCH_REL_TOL, _SEARCH_REL_TOL_LARGE, _LOOSE_N, _LOOSE_EPS = 0.01, 0.1, 10**7, 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 CERT_REL_TOL = 1e-2
 # Evaluation budget (search + certification); only a failing certification exceeds it, by <= _FALLBACK_EVALS.
@@ -237,6 +236,7 @@ class Search:
         self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
         self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
         self.bar = Progress(desc, progress, _MAX_EVALS)
+        self.search_rel = _SEARCH_REL_TOL_LARGE if n >= _LOOSE_N and epsilon <= _LOOSE_EPS else _SEARCH_REL_TOL
 
     def base(self, x: float, t: float | None) -> float:
         """The model's base: the log template while it is usable, else 0 (a purely local model)."""
@@ -256,11 +256,11 @@ class Search:
         """log-estimate at (x, t) (``fine``: at the certifying accuracy); a point already evaluated at
         that accuracy is not evaluated again."""
         for p in self.pts:
-            if p[0] == x and p[1] == t and (p[3] == fine or _SEARCH_REL_TOL == CERT_REL_TOL):
+            if p[0] == x and p[1] == t and (p[3] == fine or self.search_rel == CERT_REL_TOL):
                 return p[2]
         skip = self.delta * GAIN_MARGIN * self.gain if 0.0 < self.gain < GAIN_SMALL else math.inf
         lo, up, src, up_closed = closed_then_full(self.make(x, t), self.n, self.adjacency, self.epsilon,
-                                                  self.delta, CERT_REL_TOL if fine else _SEARCH_REL_TOL, skip)
+                                                  self.delta, CERT_REL_TOL if fine else self.search_rel, skip)
         if src == "get_delta_bounds" and math.isfinite(up_closed) and up > 0.0:
             self.gain = max(self.gain, up_closed / up)
         self.source[(x, t)] = src
@@ -272,7 +272,7 @@ class Search:
             self.template = self._pick_base(x, t, v)
             self.use_template = abs(v - self.template(x, t)) <= _TEMPLATE_OFF
         self.pts.append((x, t, v, fine, lo, up))
-        if (fine or _SEARCH_REL_TOL == CERT_REL_TOL) and up <= self.delta:
+        if (fine or self.search_rel == CERT_REL_TOL) and up <= self.delta:
             f = self.objective(x, t)
             if self.best is None or f < self.best[0]:
                 self.best = (f, x, t, lo, up)
