@@ -384,7 +384,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 raise TailCoarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
             jt = replace(jt, lo=lo_best)
             if lower and not bounded and not (0.0 < jt.lo and jt.up - jt.lo <= rel_tol * jt.lo) \
-                    and jt.up + multi >= max(negligible, VALUE_FLOOR) and concentrated.eligible(law, gamma, n):
+                    and jt.up + multi >= max(negligible, VALUE_FLOOR) and concentrated.at_clamp_eligible(law, gamma, n):
                 jt = closed_at_clamp(jt, law, gamma, n, T0)  # (before the body pass's decision, which reads jt.lo)
             h = h_used
             pen = 0.0
