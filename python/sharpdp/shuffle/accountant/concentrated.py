@@ -441,6 +441,16 @@ def jump_bracket(law: Law, gamma: float, n: int, T0: float, fast: bool = False) 
     return _jump(law, gamma, n, float(T0), True)[::-1]
 
 
+def unclamped_lower(law: Law, gamma: float, n: int, T0: float) -> float:
+    """A lower value of D_up for a two-term law (:func:`at_clamp_eligible` but not :func:`eligible`) at the clamp
+    T0 > 0 with no lower clamp and hence no penalty: D_up >= E phi(A') for the unclamped A' (the left side of (2.1)
+    with B = inf), bounded below by Jensen's inequality (§18 (c)-(d)); docs/accountant_tail.md §32 (e). 0.0 for other
+    laws (one-term laws have no lower clamp to pay) or T0 not finite and positive."""
+    if eligible(law, gamma, n) or not at_clamp_eligible(law, gamma, n) or not (0.0 < T0 < math.inf):
+        return 0.0
+    return max(_jump_lower(law, gamma, n, T0, curvature=False, tilted=False) * (1 - 1e-9), 0.0)
+
+
 def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
     """Upper bound on P(L_1 + S_{n-1} > 0) for the far-tail lemma of docs/accountant_tail.md §14 with the clamp T0
     of a §18 value: the same four terms, P(A' > -t - y) given the number of active users by Bennett (§18 (f));
@@ -636,5 +646,5 @@ def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> 
     return replace(jt, lo=lo, up=up)
 
 
-__all__ = ["ConcentratedBracket", "at_clamp_eligible", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up",
+__all__ = ["ConcentratedBracket", "at_clamp_eligible", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up", "unclamped_lower",
            "with_curvature"]

@@ -506,6 +506,8 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     run = law.shifted(up=True)
     try:
         r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+        if lower:  # a two-term law's lower value without the lower clamp's penalty (docs/accountant_tail.md §32 (e))
+            r = replace(r, lower=max(r.lower, concentrated.unclamped_lower(run, gamma, n, r.T0)))
         if run is not law and r.lower > 0.0:
             d = math.nextafter(run.moved_by + law.value_error, math.inf)
             if d <= 1e-6 * r.lower:
