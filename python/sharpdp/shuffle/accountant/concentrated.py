@@ -632,7 +632,7 @@ def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> 
     the FFT treatment's lower value is 0 or its gap misses rel_tol (the centroid law over its size cap at n >= 1e8,
     §11.2), for tens of ms."""
     lo_c, up_c = jump_bracket(law, gamma, n, T0, fast=True)
-    if not eligible(law, gamma, n):
+    if getattr(law, "two_term_form", lambda: None)() is not None:
         # a two-term law (§32 (d)): lo_c <= E phi(A'_inf) <= E phi(A'_B) <= jt.up (A'_inf <= A'_B, phi non-decreasing),
         # so lo_c > jt.up is a defect (below); up_c bounds E phi(A'_inf), which may lie below jt.lo by the lower
         # clamp's share: any upper value at least up_c is one for the round's Up (§32 (d)), so it is not taken
