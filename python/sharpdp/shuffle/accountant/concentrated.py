@@ -69,6 +69,17 @@ def eligible(law: Law, gamma: float, n: int) -> bool:
             and f.r * f.r < 700.0)
 
 
+def at_clamp_eligible(law: Law, gamma: float, n: int) -> bool:
+    """:func:`eligible`, or a two-term law (``two_term_form``: the BMG's replace-one law, unbounded below) with a
+    negative mean, n >= 2 and 0 < gamma < 1: the laws whose jump term at a round's clamp :func:`closed_at_clamp`
+    brackets (docs/accountant_tail.md §24, §32). Only :func:`eligible` laws get the whole closed form
+    (:func:`certify`)."""
+    if eligible(law, gamma, n):
+        return True
+    t = law.two_term_form()
+    return t is not None and n >= 2 and 0.0 < gamma < 1.0 and t.mean_hi < 0.0
+
+
 def _dn(x):
     return x - 4 * U * np.abs(x) - 1e-300
 
@@ -80,10 +91,27 @@ def _up(x):
 def _mean_v(law: Law, T0: float) -> tuple[float, float]:
     """[lo, hi] containing E min(L, T0) = E L - tau(T0), E L = a + G for the one-term law (E exp(r V - r^2/2) = 1 on
     the whole range), in [a + d_lo, a + d_hi] by the law's closed forms otherwise (§23)."""
-    f = law.heavy_form()
-    s_lo, s_hi = f.a + f.d_lo, f.a + f.d_hi
+    s_lo, s_hi, _ = _law_moments(law)
     tl, tu = tail_bracket(law, T0)
     return float(_dn(_dn(s_lo) - tu)), float(_up(_up(s_hi) - tl))
+
+
+def _law_moments(law: Law) -> tuple[float, float, float]:
+    """(lower, upper) values of E L and an upper value of E (L - a)^2 >= Var min(L, T0) for a law with a
+    ``heavy_form`` (a + d_lo, a + d_hi, m2_up: the floats §18-§23 have always used); for a two-term law
+    (``two_term_form``, docs/accountant_tail.md §32) its E L bracket and Var L >= Var min(L, T0) (§32 (a))."""
+    f = law.heavy_form()
+    if f is not None:
+        return f.a + f.d_lo, f.a + f.d_hi, f.m2_up
+    t = law.two_term_form()
+    return t.mean_lo, t.mean_hi, t.var_up
+
+
+def _density_sup_up(law: Law, s):
+    """Upper values of the sup of L's density over [s, inf), s >= T0 > 0: the law's own (``heavy_form``), or the
+    dominant one-term law's for a two-term law (docs/accountant_tail.md §32 (b))."""
+    t = law.two_term_form() if law.heavy_form() is None else None
+    return law.density_up(s) if t is None else t.dominant.density_up(s)
 
 
 def _bennett_up(v, b, w):
@@ -118,7 +146,7 @@ def _m_range(N: int, gamma: float):
 def _moments(law: Law, T0: float):
     """(mu_lo, mu_hi, sig2, b): E V in [mu_lo, mu_hi], Var V <= sig2, V - E V <= b for V = min(L, T0)."""
     mu_lo, mu_hi = _mean_v(law, T0)
-    sig2 = float(_up(law.heavy_form().m2_up * (1 + 1e-12)))  # Var min(L, T0) <= E (L - a)^2 (= G^2 e^{r^2}: one term)
+    sig2 = float(_up(_law_moments(law)[2] * (1 + 1e-12)))  # Var min(L, T0) <= E (L - a)^2 (= G^2 e^{r^2}: one term)
     return mu_lo, mu_hi, sig2, float(_up(T0 - mu_lo))
 
 
@@ -129,6 +157,8 @@ def _tails(law: Law, T0: float, mu_hi: float, m, Q, b: float, w, trunc: tuple[fl
     lam = np.log1p(b * 0.5 * w / Q) / b
     p_best = _bennett_up(Q, b, w)
     e_best = np.minimum(_up((4.0 / (math.e * lam)) ** 2 * _bennett_up(Q, b, 0.5 * w)), Q)
+    if not trunc:  # (Bennett's alone: the only bound for a two-term law, §32)
+        return np.minimum(p_best, 1.0), e_best
     f = law.heavy_form()
     a, G = f.a, f.d_lo  # (E min(L, l) >= a + d_lo - tau(l); d_lo = G for the one-term law)
     d_hi = T0 - mu_hi
@@ -163,13 +193,16 @@ def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvatur
 
 
 def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
-                sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None) -> float:
+                sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None,
+                tilted: bool = True) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
     §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
     estimate of the value with them exceeds it (the value is then §20's alone, also an upper value; §18 (j)).
     ``keep`` (speed only, the same floats): a dict that keeps §20's per-m values of a call without ``sharp`` for a
-    later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them."""
+    later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them. ``tilted``
+    False: without §20's value (a two-term law: §18 (b)'s bands and Bennett's tails alone, docs/accountant_tail.md
+    §32)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma)
     tT_lo, tT_up = tail_bracket(law, T0)
@@ -189,9 +222,9 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
         if sharp:  # (§22 (b), where Bennett's is not negligible)
             tails_T = beyond_up(law, T0, m[ok], mo, tails_T, mu_hi, 1e-6 * f_up / tT_up, _BODY_CELLS)
-        # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
-        tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
-        best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
+        if tilted:  # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
+            tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
+            best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
         if keep is not None and not sharp:
             keep.update(f_up=f_up, tails_T=tails_T, best=best.copy())
     if np.any(ok) and bands:
@@ -199,7 +232,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         # s, so their values at the grid point at or below s = -x bound them at s (a looser bound, not a new one)
         grid = T0 * np.exp(np.linspace(0.0, math.log(max(float(np.max(-mo)), T0 * 1.001) / T0), _GRID))
         grid[0] = T0
-        dens = law.density_up(grid)
+        dens = _density_sup_up(law, grid)
         g0 = np.clip(np.searchsorted(grid, -mo, side="right") - 1, 0, _GRID - 1)
         g0 = np.where(grid[g0] <= -mo, g0, 0)
         if stop_above < math.inf:  # every band's value is >= f(mh) + F(mh) Q / 2 + tau(T0) P(X > -T0) (speed only)
@@ -211,7 +244,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         w = _dn(x - mo)
         good = w > 0
         tail, e2 = _tails(law, T0, mu_hi, m[ok], Qo, b, np.where(good, w, 1.0),
-                          _TRUNC if fine else ())  # P(X > x_k), E[Z^2; Z > w_k]
+                          _TRUNC if fine and tilted else ())  # P(X > x_k), E[Z^2; Z > w_k]
         tail, e2 = np.where(good, tail, 1.0), np.where(good, e2, Qo)
         gi = np.clip(np.searchsorted(grid, -x.ravel(), side="right") - 1, 0, _GRID - 1)
         gi = np.where(grid[gi] <= -x.ravel(), gi, 0)
@@ -397,11 +430,25 @@ def _curvature_lo(law: Law, T0: float, m, nu, mh, Q, mu_hi: float):
 def jump_bracket(law: Law, gamma: float, n: int, T0: float, fast: bool = False) -> tuple[float, float]:
     """(lower, upper) of E phi(A') (D units) at the clamp T0 > 0 for an eligible law (else ValueError): §18 (a)-(d), (g),
     the finer pass; ``fast``: §21's tilted lower and §22's sharp upper value (tens of ms; docs/accountant_tail.md §24)."""
-    if not eligible(law, gamma, n) or not T0 > 0:
-        raise ValueError("jump_bracket needs an eligible law (Law.heavy_form, negative mean), n >= 2, T0 > 0")
+    if not at_clamp_eligible(law, gamma, n) or not T0 > 0:
+        raise ValueError("jump_bracket needs an eligible law (Law.heavy_form or two_term_form, negative mean), n >= 2, "
+                         "T0 > 0")
+    if not eligible(law, gamma, n):  # a two-term law: Jensen's lower value and §18 (b)'s fine bands (§32)
+        return (_jump_lower(law, gamma, n, T0, curvature=False, tilted=False),
+                _jump_upper(law, gamma, n, T0, fine=True, bands=True, tilted=False))
     if fast:
         return _jump_lower(law, gamma, n, T0, False, True), _jump_upper(law, gamma, n, T0, False, False, True)
     return _jump(law, gamma, n, float(T0), True)[::-1]
+
+
+def unclamped_lower(law: Law, gamma: float, n: int, T0: float) -> float:
+    """A lower value of D_up for a two-term law (:func:`at_clamp_eligible` but not :func:`eligible`) at the clamp
+    T0 > 0 with no lower clamp and hence no penalty: D_up >= E phi(A') for the unclamped A' (the left side of (2.1)
+    with B = inf), bounded below by Jensen's inequality (§18 (c)-(d)); docs/accountant_tail.md §32 (e). 0.0 for other
+    laws (one-term laws have no lower clamp to pay) or T0 not finite and positive."""
+    if eligible(law, gamma, n) or not at_clamp_eligible(law, gamma, n) or not (0.0 < T0 < math.inf):
+        return 0.0
+    return max(_jump_lower(law, gamma, n, T0, curvature=False, tilted=False) * (1 - 1e-9), 0.0)
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, T0: float) -> float:
@@ -432,7 +479,7 @@ def _body_up(law: Law, gamma: float, n: int, T0: float) -> float:
     mu_lo, mu_hi = _mean_v(law, T0)
     if not mu_hi < 0:
         return math.inf
-    sig2 = law.heavy_form().m2_up * (1 + 1e-12)  # >= E (L - a)^2 (§23)
+    sig2 = _law_moments(law)[2] * (1 + 1e-12)  # >= E (L - a)^2 (§23), Var L (§32)
     v1 = float(_up(gamma * (sig2 + max(mu_lo * mu_lo, mu_hi * mu_hi)) * (1 + 1e-12)))  # >= Var(B min(L, T0))
     b1 = float(_up(T0 - gamma * mu_lo))
     ea = -float(_dn(n * gamma * -mu_hi))  # >= E A (negative)
@@ -456,7 +503,7 @@ def _exp_quot_up(x: float, den: float) -> float:
 def _body_lam(law: Law, gamma: float, n: int, T0: float) -> float:
     """Bennett's optimal lam for the body (§18 (e)): the start of :func:`_body_mgf_up`'s search (speed only)."""
     mu_lo, mu_hi = _mean_v(law, T0)
-    v1 = gamma * (law.heavy_form().m2_up + max(mu_lo * mu_lo, mu_hi * mu_hi))
+    v1 = gamma * (_law_moments(law)[2] + max(mu_lo * mu_lo, mu_hi * mu_hi))
     b1 = T0 - gamma * mu_lo
     return math.log1p(b1 * n * gamma * abs(mu_hi) / (n * v1)) / b1 if mu_hi < 0 else 1.0 / max(T0, 1.0)
 
@@ -578,12 +625,19 @@ def with_curvature(cb: ConcentratedBracket, law: Law, gamma: float, n: int) -> C
 
 
 def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> JumpTerm:
-    """The jump term ``jt`` of a round at the clamp T0 on ``law`` (eligible for this module) intersected with
+    """The jump term ``jt`` of a round at the clamp T0 on ``law`` (:func:`at_clamp_eligible`) intersected with
     the closed form's bracket of the same E phi(A') at the same T0 (docs/accountant_tail.md §24: no lower clamp for
-    such laws, so both bound one quantity; the round's values are then computed from the narrower bracket). Used where
+    the laws of :func:`eligible`, so both bound one quantity; for a two-term law the closed form bounds E phi of the
+    unclamped sum, and the round's values stay certified with either bracket's ends, §32 (d)). Used where
     the FFT treatment's lower value is 0 or its gap misses rel_tol (the centroid law over its size cap at n >= 1e8,
     §11.2), for tens of ms."""
     lo_c, up_c = jump_bracket(law, gamma, n, T0, fast=True)
+    if getattr(law, "two_term_form", lambda: None)() is not None:
+        # a two-term law (§32 (d)): lo_c <= E phi(A'_inf) <= E phi(A'_B) <= jt.up (A'_inf <= A'_B, phi non-decreasing),
+        # so lo_c > jt.up is a defect (below); up_c bounds E phi(A'_inf), which may lie below jt.lo by the lower
+        # clamp's share: any upper value at least up_c is one for the round's Up (§32 (d)), so it is not taken
+        # below the lower value
+        up_c = max(up_c, jt.lo)
     lo, up = max(jt.lo, lo_c), min(jt.up, up_c)
     if lo > up:  # two certified brackets of one quantity cannot be disjoint: a defect, never a value
         raise RuntimeError(f"accountant: the closed form's jump bracket [{lo_c!r}, {up_c!r}] and the FFT treatment's "
@@ -592,5 +646,5 @@ def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> 
     return replace(jt, lo=lo, up=up)
 
 
-__all__ = ["ConcentratedBracket", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up",
+__all__ = ["ConcentratedBracket", "at_clamp_eligible", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up", "unclamped_lower",
            "with_curvature"]

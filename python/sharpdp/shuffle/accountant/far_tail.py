@@ -392,7 +392,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 raise TailCoarsen(h)  # no grid fitted the caps: the caller falls back to the plain engine
             jt = replace(jt, lo=lo_best)
             if lower and not bounded and not (0.0 < jt.lo and jt.up - jt.lo <= rel_tol * jt.lo) \
-                    and jt.up + multi >= max(negligible, VALUE_FLOOR) and concentrated.eligible(law, gamma, n):
+                    and jt.up + multi >= max(negligible, VALUE_FLOOR) and concentrated.at_clamp_eligible(law, gamma, n):
                 jt = closed_at_clamp(jt, law, gamma, n, T0)  # (before the body pass's decision, which reads jt.lo)
             h = h_used
             pen = 0.0
@@ -514,6 +514,8 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     run = law.shifted(up=True)
     try:
         r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+        if lower:  # a two-term law's lower value without the lower clamp's penalty (docs/accountant_tail.md §32 (e))
+            r = replace(r, lower=max(r.lower, concentrated.unclamped_lower(run, gamma, n, r.T0)))
         if run is not law and r.lower > 0.0:
             d = math.nextafter(run.moved_by + law.value_error, math.inf)
             if d <= 1e-6 * r.lower:

@@ -202,6 +202,11 @@ class Law:
         :meth:`heavy_form`)."""
         raise NotImplementedError(f"{type(self).__name__} has no heavy_form: no tail moments")
 
+    def two_term_form(self):
+        """The jump term's closed-form bracket at a clamp for a law unbounded below (``TwoTermForm``: the BMG's
+        replace-one law, docs/accountant_tail.md §32), or None."""
+        return None
+
     def one_term(self) -> tuple[float, float, float] | None:
         """(a, G, r) when L = a + G exp(r V - r^2/2), V standard normal, on the whole range with weight 1
         (the closed-form deep tail of docs/accountant_tail.md §18 uses it), else None."""

@@ -123,6 +123,25 @@ class HeavyForm:
     atom_p: float = 0.0
 
 
+@dataclass(frozen=True)
+class TwoTermForm:
+    """What the jump term's closed-form bracket at a clamp (docs/accountant_tail.md §32) needs of the increasing
+    two-term law L = a + G e^{r V - r^2/2} - S e^{-r V - r^2/2} on the whole normal range (weight 1): E L in
+    [mean_lo, mean_hi] (E L = a + G - S exactly), Var L <= var_up (closed forms, rounded outwards), and ``dominant``,
+    the one-term law a + G e^{r V - r^2/2} whose ``density_up(s)`` bounds the sup of L's density over [s, inf)
+    (§32 (b)); ``key`` identifies the law."""
+
+    a: float
+    G: float
+    S: float
+    r: float
+    mean_lo: float
+    mean_hi: float
+    var_up: float
+    dominant: "LognormalLaw"
+    key: tuple
+
+
 class LognormalLaw(Law):
     """Sub-probability law of ``L = a + b X+ + b_minus X-`` on ``{Z > z_lo}``, weighted.
 
@@ -377,6 +396,35 @@ class LognormalLaw(Law):
         return HeavyForm(a=a, G=G, r=r, d_lo=G, d_hi=G, m2_up=G * G * math.exp(r * r), var_lo=G * G * math.expm1(r * r),
                          cont=self, key=(a, G, r))
 
+    def two_term_form(self) -> "TwoTermForm | None":
+        """The :class:`TwoTermForm` of an increasing two-term law (``b > 0 > b_minus``) on the whole normal range with
+        weight 1 and r^2 < 700 (the BMG's replace-one law), else None: E L = a + G - S (E e^{+-r V - r^2/2} = 1) with
+        each sum rounded outwards by 4u relative plus 1e-300, and Var L = (G^2 + S^2) expm1(r^2) - 2 G S expm1(-r^2)
+        (both terms >= 0: no cancellation; exp, expm1 and the products within 64 ulp each, taken as 1e-12 relative).
+        Computed once per law."""
+        if "_two" not in self.__dict__:
+            self._two = self._two_term_form()
+        return self._two
+
+    def _two_term_form(self):
+        G, S, r = self._G, self._S, self.r
+        if not (self._sign > 0 and G > 0 and S > 0 and self.weight == 1.0 and self._vlo == -math.inf
+                and self._vhi == math.inf and r * r < 700.0):
+            return None
+
+        def dn(x):
+            return x - 4 * _U * abs(x) - 1e-300
+
+        def up(x):
+            return x + 4 * _U * abs(x) + 1e-300
+
+        mean_lo, mean_hi = dn(dn(self.a + G) - S), up(up(self.a + G) - S)
+        var_up = ((G * G + S * S) * math.expm1(r * r) - 2.0 * G * S * math.expm1(-r * r)) * (1 + 1e-12) + 1e-300
+        if not (math.isfinite(mean_lo) and math.isfinite(mean_hi) and math.isfinite(var_up)):
+            return None
+        return TwoTermForm(a=self.a, G=G, S=S, r=r, mean_lo=mean_lo, mean_hi=mean_hi, var_up=var_up,
+                           dominant=LognormalLaw(self.a, G, r), key=("two", self.a, G, S, r))
+
     def one_term(self):
         """(a, G, r) when L = a + G exp(r V - r^2/2) with G > 0 on the whole normal range with weight 1 (then
         E L = a + G exactly and E (L - a)^2 = G^2 e^{r^2}), else None."""
@@ -471,4 +519,4 @@ class LognormalLaw(Law):
         return self._moments(c, second)
 
 
-__all__ = ["HeavyForm", "LognormalLaw", "interval_prob", "ndtr_rel"]
+__all__ = ["HeavyForm", "LognormalLaw", "TwoTermForm", "interval_prob", "ndtr_rel"]
