@@ -100,8 +100,7 @@ class ComposedAccountant:
         checked = []
         for i, entry in enumerate(parts):
             if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
-                raise TypeError(f"parts[{i}] must be a (ShuffleAccountant, count) pair, got {entry!r} (parts is a list "
-                                "of pairs: ComposedAccountant([(acc, 5)]))")
+                raise TypeError(f"parts[{i}] must be a (ShuffleAccountant, count) pair, got {entry!r} (parts is a list of pairs: ComposedAccountant([(acc, 5)]))")  # noqa: E501
             acc, count = entry
             try:
                 check_accountant(acc, f"parts[{i}][0]")
