@@ -107,7 +107,7 @@ class MeanResult:
     sample_seconds: float = 0.0
     sample_cpu_seconds: float = 0.0
     accountant_evaluations: int = 0
-    values_clipped_per_column: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    values_clipped_per_column: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     rounds: int = 1
     composed_certifications: int = 0
 
