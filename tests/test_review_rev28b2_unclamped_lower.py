@@ -13,8 +13,7 @@ from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.randomizers import BlanketMixedGaussian
 
-_BS = [BlanketMixedGaussian(0.5, 1.0, 1), BlanketMixedGaussian(0.2, 0.5, 1), BlanketMixedGaussian(0.05, 0.3, 1),
-       BlanketMixedGaussian(0.1, 0.4, 1)]
+_BS = [BlanketMixedGaussian(0.5, 1.0, 1), BlanketMixedGaussian(0.2, 0.5, 1), BlanketMixedGaussian(0.05, 0.3, 1)]
 
 
 def _spy(monkeypatch):
@@ -31,17 +30,17 @@ def _spy(monkeypatch):
 
 
 @pytest.mark.parametrize("b", _BS, ids=str)
-@pytest.mark.parametrize("n", [10**4, 10**5, 10**6])
+@pytest.mark.parametrize("n", [10**4, 10**6])
 def test_lower_below_every_upper_across_rel_tol(b, n, monkeypatch):
     rec, orig = _spy(monkeypatch)
-    for e in (1.0, 2.0, 3.0, 4.5, 6.0):
+    for e in (1.0, 3.0, 6.0):
         reps = [ShuffleAccountant(b, n, "replace", rel_tol=t).report(e) for t in (1e-2, 1e-3)]
         lo = max(r.lower for r in reps)
         up = min(r.upper for r in reps)
         assert lo <= up * (1 + 1e-12), (str(b), n, e, [(r.lower, r.upper) for r in reps])
     # (b) the lemma at other clamps: each recorded law's unclamped lower value at T0 * f against the law's
     # certified upper value (the law's D_up bracket at rel_tol 1e-3 from the same call: the report's upper)
-    for law, g, nn, T0, v in rec[:6]:
+    for law, g, nn, T0, v in rec[:2]:
         from sharpdp.shuffle.accountant.driver import certify
         from sharpdp.shuffle.accountant.plain import Bracket
         ub = certify(law, g, nn, 1e-3, 1, Bracket()).upper
