@@ -32,3 +32,19 @@ def test_rule_gives_same_floats(sigma0, monkeypatch):
         assert (r.lower, r.upper) == (s.lower, s.upper), (sigma0, n, e, (r.lower, r.upper), (s.lower, s.upper))
         assert r.lower <= r.upper
     print(sigma0, "rule fired", sum(fired), "of", len(fired))
+
+
+@pytest.mark.parametrize("sigma0,n,eps", [(1.0, 2, 8.0), (1.0, 5, 8.0), (1.0, 30, 11.0), (1.0, 120, 16.0),
+                                          (0.5, 7, 8.0), (2.0, 30, 8.0)])
+def test_bracket_contains_conditional_mc(sigma0, n, eps):
+    """The reported bracket against the Asmussen-Kroese conditional Monte Carlo of tests/_review28_ak_reference.py
+    (unbiased, the mechanism's densities, not sharpdp's laws): 5 standard errors + 1e-9 relative."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from _review28_ak_reference import GaussXBot, d_up_ak
+    b = GaussianRandomizer(sigma0, 1)
+    est, se = d_up_ak(GaussXBot(sigma0, eps), GaussXBot(sigma0, eps).g, n, 4000)
+    r = ShuffleAccountant(b, n, "zero_out").report(eps)
+    print(sigma0, n, eps, r.lower, r.upper, est, se)
+    assert r.lower <= est * (1 + 1e-9) + 5 * se and r.upper >= est * (1 - 1e-9) - 5 * se, (r.lower, r.upper, est, se)
