@@ -9,7 +9,7 @@ from sharpdp.shuffle import ShuffleAccountant
 from sharpdp.shuffle.accountant import driver
 from sharpdp.shuffle.randomizers import GaussianRandomizer
 
-_NS = [2, 3, 4, 5, 7, 10, 15, 30, 60, 120, 250, 500]
+_NS = [2, 3, 5, 7, 10, 30, 60, 120, 500]
 _ES = [8.0, 11.0, 16.0]
 
 
