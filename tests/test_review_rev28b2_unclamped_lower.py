@@ -5,7 +5,6 @@ max(lower, unclamped_lower)) stays <= every certified upper value of the same D 
 the certified upper value of the same law (the lemma holds for any T0 > 0); (c) n = 2 against the independent
 quadrature of tests/_bmg_reference.py. Tolerance: none beyond the 1e-12 relative slack for the upper's rounding."""
 
-import math
 
 import pytest
 
