@@ -58,7 +58,11 @@ def _bar(desc: str, progress: bool | None, total: int, unit: str) -> Any:
     "interrupted" (an iterated bar is closed by its generator's ``GeneratorExit`` instead, as if done).
     """
     from sharpdp._progress import progress_bar
+    from sharpdp.crlb import grid_release
 
+    # the release's noise table is built (or loaded) once, before the bar: charged to the first run, it made the
+    # bar's first estimate of the time left ten times too long
+    grid_release(0)
     return progress_bar(None, total=total, desc=desc, unit=unit, delay=1.0, disable=progress is False)
 
 

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                    help="k-ary randomized response: number of categories k >= 2 (with --epsilon0)")
     p.add_argument("--epsilon0", type=real_number, default=None, help="k-RR: local epsilon in (0, 300] nats")
     p.add_argument("--n", type=_number, required=True,
-                   help="number of users >= 1 (an integer; integer-valued forms such as 1e6 are accepted)")
+                   help="number of users, 1 <= n <= 1e9 (an integer; integer-valued forms such as 1e6 are accepted)")
     p.add_argument("--dim", type=int, default=None, help="BMG: dimension d >= 1 (default 1)")
     from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
 
@@ -244,7 +244,10 @@ def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning:
             from sharpdp.cli.errors import cli_wording
 
             raise ValueError(short_floats(cli_wording(str(exc)), keep=(float(delta),))) from None
-    return {"delta": delta, "epsilon": found, "sampler_charge": _charge_at(acc, found, float(delta))}
+    out = {"delta": delta, "epsilon": found, "sampler_charge": _charge_at(acc, found, float(delta))}
+    if found == 0.0:  # (a bare "epsilon = 0" reads like an error: show the certified value that allows it)
+        out["delta_at_zero"] = float(acc.get_delta(0.0))
+    return out
 
 
 def _charge_at(acc: Any, eps: float, delta: float) -> dict[str, Any] | None:
@@ -279,9 +282,10 @@ def _wait(step: str, what: str, why: str | None = None) -> Iterator[None]:
     from sharpdp._progress import is_terminal, progress_step
     from sharpdp.cli import slow_note
 
-    why = why or (f"{what}, with no count to show progress on (a Gaussian randomizer takes a few seconds at n = 1000, "
-                  "tens of seconds at n = 10^6 and minutes at n = 10^9: its grids reach their size caps at a large n "
-                  "or a small epsilon, docs/accountant.md §6.2, docs/cli.md §2); Ctrl-C stops it")
+    why = why or (f"{what}, with no count to show progress on (one certified value takes milliseconds for k-RR and "
+                  "most BMGs, up to seconds for heavy-tailed BMGs and the Gaussian randomizer (gamma = 0) at "
+                  "n >= 10^8 or a small epsilon, and a search several such values: docs/accountant.md §6.2, "
+                  "docs/cli.md §2); Ctrl-C stops it")
     terminal = is_terminal(sys.stderr)
     if terminal:
         print(f"sharpdp account: {step}: {why}", file=sys.stderr, flush=True)
@@ -471,7 +475,16 @@ def _format_krr(r: dict[str, Any]) -> str:
             body += f": lower value = {r['delta_lower_meaning']}"
     else:
         body = f"delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats, {r['bound']} bound)"
+        body += _zero_note(r)
     return head + "\n" + body
+
+
+def _zero_note(r: dict[str, Any]) -> str:
+    """Why a certified epsilon of 0 is an answer: the round's certified delta at epsilon = 0 is within the target."""
+    if r.get("delta_at_zero") is None:
+        return ""
+    return (f"\nthe round is (0, delta)-DP: its certified delta at epsilon = 0 is {g_up(r['delta_at_zero'])} <= "
+            f"{r['delta']:.6g}")
 
 
 def format_text(r: dict[str, Any]) -> str:
@@ -516,7 +529,7 @@ def format_text(r: dict[str, Any]) -> str:
                     f"the bound), not a lower bound on delta; {r['bracket_note']}"
                     + _floor_text(f, r["epsilon"], r["delta"]))
     else:
-        body = f"delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats)"
+        body = f"delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats)" + _zero_note(r)
         if r.get("composition_route"):
             body += f"\nvalue by {r['composition_route']}"
         sc = r.get("sampler_charge")

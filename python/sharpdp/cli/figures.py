@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import os
 
-    from sharpdp.apps.shuffle_figures import FIGURE_STEMS, figure_jobs, write_figures
+    from sharpdp.apps.shuffle_figures import (FIG23_GAMMA, FIG23_N, FIG23_RMSE, FIGURE_STEMS, bmg_for_rmse,
+                                              figure_jobs, write_figures)
     from sharpdp.cli import check_not_written, check_out_dir, make_out_dir
 
     out = args.out if args.out is not None else (_OUT_QUICK if args.quick else _OUT)
@@ -53,10 +54,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result["note"] = (f"quick run: REDUCED figures (Figure 1: {q1} epsilon points instead of {f1}, Figure 2: "
                           f"{q2} instead of {f2}); a smoke test, not the paper's figures (run without --quick)")
     result["written"] = write_figures(out, quick=args.quick)
+    bmg = bmg_for_rmse(FIG23_GAMMA, FIG23_RMSE, FIG23_N)
+    result["parameters"] = (
+        f"Figures 2-3: gamma = {bmg.gamma}, sigma0 = {bmg.sigma0:.4f}, solved for the caption's RMSE {FIG23_RMSE} at "
+        f"n = {FIG23_N} (the caption's sigma0 = 4.6 gives RMSE 2.913 by the paper's own formula: docs/papers.md §1.2 "
+        "item 8); figure2's delta_bmg_lower is the lower end of the certified bracket of the blanket bound's delta, "
+        "not a lower bound on the shuffled mechanism's true delta")
     return result
 
 
 def format_text(result: dict[str, Any]) -> str:
     lines = [result["note"]] if result.get("quick") else []
+    lines += [result["parameters"]] if result.get("parameters") else []
     lines += [f"{k:32s} {v}" for k, v in result["written"].items()]
     return "\n".join(lines)

@@ -75,7 +75,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "are reported only as analyst only, not private); refused unless given")
     p.add_argument("--epsilon", type=real_number, default=0.01,
                    help="target epsilon in nats (default 0.01: at the table's n this is the high-privacy "
-                        "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG approaches the central Gaussian)")
+                        "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG comes "
+                        "closest to the central Gaussian mechanism: RMSE ratio about 2.6 on the built-in table, "
+                        "1.3 at 0.001, 11 at 0.1; the output prints the ratio)")
     p.add_argument("--delta", type=real_number, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
     p.add_argument("--rounds", type=int, default=1,
                    help="number K >= 1 of releases of this mean on the same data the (epsilon, delta) budget "

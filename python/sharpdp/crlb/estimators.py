@@ -104,6 +104,13 @@ def efficient_estimator(z: Any, H: Any, S: Any, Sigma_w: Any) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n,) or (R, n)
+
+    Raises
+    ------
+    ValueError
+        Bad shapes (``z`` not (m,) or (R, m)), NaN/inf, ``S`` not symmetric PSD, ``Sigma_w`` not symmetric
+        positive definite, or ``H^T S H`` singular (theta not identifiable: Theorem 12); the message names the
+        parameter.
     """
     Hm = C.matrix("H", H)
     m = Hm.shape[0]

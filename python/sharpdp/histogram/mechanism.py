@@ -29,6 +29,10 @@ def _as_float_counts(name: str, counts: Any) -> np.ndarray:
         arr = np.asarray(counts)
     except Exception as exc:  # pragma: no cover - exotic objects
         raise TypeError(f"{name} must be an array of non-negative integers") from exc
+    if arr.dtype == object and arr.size and all(isinstance(v, int) and not isinstance(v, bool) for v in arr.flat):
+        # Python ints beyond int64 (e.g. 10**20): numeric, so the range check names them
+        bad = next(v for v in arr.flat if not 0 <= v < 2**53)
+        raise ValueError(f"{name} must hold non-negative integers < 2**53 (exact in float64), got {bad}")
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of non-negative integers, got dtype {arr.dtype}")
     return np.asarray(arr, dtype=np.float64, order="C")  # keeps 0-d shapes (ascontiguousarray does not)
@@ -452,6 +456,9 @@ class ComposedRelease:
                 raise TypeError(f"mechanisms must be ShiftedLogGaussian instances, got {type(m).__name__}")
         self.mechanisms = tuple(mechanisms)
 
+    def __repr__(self) -> str:
+        return f"ComposedRelease({', '.join(map(repr, self.mechanisms))})"
+
     def budget(self, n: Any) -> Any:
         """v_tot(n) = sum_t v_t(n) (nats); same shapes and errors as ShiftedLogGaussian.budget."""
         arr = validate_counts("n", n)
@@ -482,5 +489,24 @@ class ComposedRelease:
 
 
 def compose(*mechanisms: ShiftedLogGaussian) -> ComposedRelease:
-    """Compose releases: budgets add pointwise (see :class:`ComposedRelease`)."""
+    """Compose releases of the same histogram: budgets add pointwise ("Better Privacy Guarantees for Larger
+    Groups", section 8; see :class:`ComposedRelease`).
+
+    Parameters
+    ----------
+    *mechanisms : ShiftedLogGaussian
+        At least one mechanism, parameters fixed in advance (the releases may be adaptive).
+
+    Returns
+    -------
+    ComposedRelease
+        ``budget(n)`` = sum of the components' v_t(n) (nats), ``epsilon(n, delta)`` per count.
+
+    Raises
+    ------
+    ValueError
+        If no mechanism is given.
+    TypeError
+        If a component is not a :class:`ShiftedLogGaussian`.
+    """
     return ComposedRelease(*mechanisms)

@@ -31,7 +31,8 @@ try:
     from dp_accounting.pld import pld_pmf, pld_privacy_accountant
     from dp_accounting.pld import privacy_loss_distribution as _pld
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("sharpdp.interop.dp_accounting needs dp-accounting: pip install 'sharpdp[interop]'") from exc
+    raise ImportError("sharpdp.interop.dp_accounting needs dp-accounting: pip install 'sharpdp[interop]' "
+                      "(in a clone: pip install '.[interop]')") from exc
 
 from sharpdp import _validation as V
 from sharpdp.shuffle import ExactShuffleAccountant, ShuffleAccountant

@@ -52,6 +52,7 @@ try:
     from opendp import mod as _odp_mod
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("sharpdp.interop.opendp needs OpenDP (>= 0.16): pip install 'sharpdp[interop]' "
+                      "(in a clone: pip install '.[interop]') "
                       "(or pip install opendp)") from exc
 
 import numpy as np
