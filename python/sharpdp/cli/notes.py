@@ -7,8 +7,11 @@ from __future__ import annotations
 #: The randomizer figures that ``sharpdp mean`` and ``sharpdp account`` print, under the same
 #: names in the text and in --json: name -> what it is (shown in the text output).
 BMG_FIELD_HELP = {
-    "chi_lo": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling",
-    "mse_single": "worst-case MSE of one user's unbiased message (scaled units); the mean of n messages has "
+    "chi_lo": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling (the "
+              "blanket bound's index: 0 for the Gaussian randomizer, gamma = 0, whose amplification the accountant "
+              "computes from its own law instead)",
+    "mse_single": "worst-case MSE of one user's unbiased message (scaled units: the data mapped onto "
+                  "[-1/sqrt(d), 1/sqrt(d)] per coordinate, as sharpdp mean --help says); the mean of n messages has "
                   "RMSE/coord sqrt(mse_single / (n d)) for the continuous mechanism",
 }
 
