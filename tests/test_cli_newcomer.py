@@ -74,7 +74,7 @@ def test_mean_text_explains_chi_lo_and_mse_single_under_the_json_names(tmp_path,
     lines = text.splitlines()
     assert any(ln.startswith("  chi_lo    : lower shuffle index") for ln in lines), text
     i = next(k for k, ln in enumerate(lines) if ln.startswith("  mse_single: worst-case MSE of one user's unbiased"))
-    entry = " ".join(lines[i:i + 3])  # its explanation, wrapped under it
+    entry = " ".join(lines[i:i + 4])  # its explanation, wrapped under it
     assert "sqrt(mse_single / (n d))" in entry and "RMSE/coord :" not in entry, text
 
 
