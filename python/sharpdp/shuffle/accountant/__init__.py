@@ -494,7 +494,7 @@ class ShuffleAccountant:
             divergence. A positive value below the double range is reported as 5e-324 (the smallest positive double,
             still an upper bound); exactly 0 only where delta is exactly 0 (epsilon >= eps0 of an eps0-LDP
             randomizer, or epsilon = inf without a surcharge). For epsilon > 60: the smaller of the value at 60 and
-            E[L_+] at epsilon (module step L). Values are monotone per accountant object (module step M). The
+            E[L_+] at epsilon (docs/accountant.md §7.3). Values are monotone per accountant object (§7.2 there). The
             relative accuracy ``rel_tol`` is targeted for values >= 1e-24; below that the upper value is certified
             but may be loose (still below 1e-24).
 
@@ -534,15 +534,17 @@ class ShuffleAccountant:
         For pure eps0-LDP randomizers the answer never exceeds eps0 (where delta = 0). Laws whose cap is below 1e-24
         (where get_delta reports the cap) are evaluated by their cap only, so tiny deltas (1e-100, 1e-300) take well
         under a second for the blanket-mixed Gaussian.
-        Answers are monotone: non-increasing in delta for queries in increasing delta (step M).
+        Answers are monotone: non-increasing in delta for queries in increasing delta (an answer certified for a
+        smaller delta certifies every larger one, docs/accountant.md §1.6).
 
         Parameters
         ----------
         delta : float
-            Target, 0 < delta < 1. xtol : float, default 1e-3 Relative width of the final bracket, in [1e-6, 0.5].
-            Every search loop is bounded (at most 200 bracket-shrinking steps per phase, each loop of bracketing
-            steps bounded); if a bound is reached the safe end of the current bracket is returned (certified,
-            possibly less tight than ``xtol``).
+            Target, 0 < delta < 1.
+        xtol : float, default 1e-3
+            Relative width of the final bracket, in [1e-6, 0.5]. Every search loop is bounded (at most 200
+            bracket-shrinking steps per phase, each loop of bracketing steps bounded); if a bound is reached the safe
+            end of the current bracket is returned (certified, possibly less tight than ``xtol``).
 
         Returns
         -------
@@ -555,7 +557,7 @@ class ShuffleAccountant:
             delta or xtol not a real number.
         ValueError
             delta outside (0, 1) or NaN, or not above the randomizer's surcharge (module docstring step K), or not met
-            at epsilon = 700 (module step L) or, with the release sampler's charge, at any epsilon tried (the reason
+            at epsilon = 700 (docs/accountant.md §7.3) or, with the release sampler's charge, at any epsilon tried (the reason
             given: docs/accountant.md §8.3; replace through bot: §9.9, certified refusals where no epsilon's value can
             be <= delta); xtol outside [1e-6, 0.5] or NaN.
         """
