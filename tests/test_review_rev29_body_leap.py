@@ -64,6 +64,19 @@ def _quartered(seqs: list[list[float]]) -> bool:
     return any(a == 4.0 * b for s in seqs for a, b in zip(s, s[1:]))
 
 
+def _on_off_fine(monkeypatch, mech, idx: int, n: int, eps: float):
+    """The brackets with the rule (a quarter step must run), with the halving only (none may) and at rel_tol 1e-3."""
+    seqs = _spy(monkeypatch)
+    on = _run(mech, idx, n, eps)
+    assert _quartered(seqs), seqs
+    seqs.clear()
+    monkeypatch.setattr(far_tail, "BODY_LEAP", math.inf)
+    off = _run(mech, idx, n, eps)
+    assert not _quartered(seqs)
+    monkeypatch.setattr(far_tail, "BODY_LEAP", 4.0)
+    return on, off, _run(mech, idx, n, eps, 1e-3)
+
+
 def _holds(r, ref: float, tol: float) -> bool:
     return r.upper >= ref * (1.0 - tol) and r.lower <= ref * (1.0 + tol)
 
@@ -95,16 +108,7 @@ def test_bmg_rule_on_off_and_finer_hold_the_edgeworth_reference(monkeypatch, g, 
     """Rule on (a quarter step ran), rule off (halving only), rel_tol 1e-3: pairwise intersecting; the rule's
     bracket equals the halving's (measured in every BMG cell of the scan) and contains the finer one; all three
     hold the Edgeworth reference within its tolerance."""
-    mech = BlanketMixedGaussian(g, s, 1)
-    seqs = _spy(monkeypatch)
-    on = _run(mech, 0, n, eps)
-    assert _quartered(seqs), seqs
-    seqs.clear()
-    monkeypatch.setattr(far_tail, "BODY_LEAP", math.inf)
-    off = _run(mech, 0, n, eps)
-    assert not _quartered(seqs)
-    monkeypatch.setattr(far_tail, "BODY_LEAP", 4.0)
-    fine = _run(mech, 0, n, eps, 1e-3)
+    on, off, fine = _on_off_fine(monkeypatch, BlanketMixedGaussian(g, s, 1), 0, n, eps)
     assert (on.lower, on.upper) == (off.lower, off.upper)
     assert 0.0 < on.lower <= fine.lower <= fine.upper <= on.upper
     assert on.upper - on.lower <= 1e-2 * on.lower
@@ -132,14 +136,7 @@ def test_gaussian_cell_where_the_rule_moves_the_bracket(monkeypatch):
     """GaussianRandomizer(1, 1), bot vs x, n = 1e6, eps = 0.01: the rule's bracket [2.1490049e-4, 2.1520821e-4]
     differs from the halving's [2.1486707e-4, 2.1529850e-4], nested in it; rel_tol 1e-3 gives [2.1511510e-4,
     2.1519560e-4], inside both (measured)."""
-    mech = GaussianRandomizer(1.0, 1)
-    seqs = _spy(monkeypatch)
-    on = _run(mech, 1, 10**6, 0.01)
-    assert _quartered(seqs)
-    monkeypatch.setattr(far_tail, "BODY_LEAP", math.inf)
-    off = _run(mech, 1, 10**6, 0.01)
-    monkeypatch.setattr(far_tail, "BODY_LEAP", 4.0)
-    fine = _run(mech, 1, 10**6, 0.01, 1e-3)
+    on, off, fine = _on_off_fine(monkeypatch, GaussianRandomizer(1.0, 1), 1, 10**6, 0.01)
     assert off.lower <= on.lower <= fine.lower <= fine.upper <= on.upper <= off.upper
     assert (on.lower, on.upper) != (off.lower, off.upper)
 
@@ -148,16 +145,23 @@ def test_gaussian_x_vs_bot_cell_holds_the_edgeworth_reference(monkeypatch):
     """GaussianRandomizer(2, 1), x vs bot, n = 1e7, eps = 0.001 (a quarter step runs): rule on / off / rel_tol 1e-3
     against tests/_review28_gauss_reference.py's second-order Edgeworth estimate 2.2125172e-7 (indicator 3.0e-4):
     measured [2.2098842e-7, 2.2152361e-7] (on = off) and [2.2114369e-7, 2.2125870e-7]."""
-    mech = GaussianRandomizer(2.0, 1)
-    seqs = _spy(monkeypatch)
-    on = _run(mech, 0, 10**7, 0.001)
-    assert _quartered(seqs)
-    monkeypatch.setattr(far_tail, "BODY_LEAP", math.inf)
-    off = _run(mech, 0, 10**7, 0.001)
-    monkeypatch.setattr(far_tail, "BODY_LEAP", 4.0)
-    fine = _run(mech, 0, 10**7, 0.001, 1e-3)
+    on, off, fine = _on_off_fine(monkeypatch, GaussianRandomizer(2.0, 1), 0, 10**7, 0.001)
     e2, e1, _ = gauss_edgeworth(2.0, 0.001, 10**7)
     tol = 3.0 * abs(e2 - e1) / e2 + 2e-4
     for r in (on, off, fine):
         assert _holds(r, e2, tol), (r.lower, r.upper, e2, tol)
     assert max(on.lower, off.lower, fine.lower) <= min(on.upper, off.upper, fine.upper)
+
+
+def test_gaussian_n1e8_fired_cell_against_the_fft_reference(monkeypatch):
+    """GaussianRandomizer(1, 1), x vs bot, n = 1e8, eps = 0.001 (a quarter step runs; the Edgeworth estimate's two
+    orders differ by 4.5 % here): rule on = off [2.7687240e-5, 2.7706313e-5], rel_tol 1e-3 [2.7695862e-5,
+    2.7700940e-5] against a plain numpy FFT of the thinned sum from the mechanism's densities
+    (tests/_rev29_fft_reference.py, offline, ~3 s CPU and ~0.5 GB: ``G = GaussXBot(1.0, 0.001); richardson(d_up_fft(G,
+    G.g - G.E, G.g, 10**8, 0.2, -2.6e5, 2**23))``) 2.7700857e-5, indicator 7.46e-8."""
+    v, ind = 2.770085702326314e-05, 7.460340282432182e-08
+    on, off, fine = _on_off_fine(monkeypatch, GaussianRandomizer(1.0, 1), 0, 10**8, 0.001)
+    assert (on.lower, on.upper) == (off.lower, off.upper)
+    for r in (on, fine):
+        assert r.lower - ind <= v <= r.upper + ind, (r.lower, r.upper, v)
+    assert on.lower <= fine.lower <= fine.upper <= on.upper

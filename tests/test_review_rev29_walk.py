@@ -125,3 +125,13 @@ def test_sequence_of_queries_on_one_accountant_is_certified_fresh():
 def test_atom_laws_at_n1e8_replace(mech, n, delta):
     """k-RR and PrivUnit, replace-one, n = 1e8 (the regime map's families c, d): fresh certified answers."""
     _check(mech, n, delta, adjacency="replace", fine=False)
+
+
+def test_answer_zero_is_certified_fresh():
+    """GaussianRandomizer(2, 1), n = 1e6, delta = 1e-3: the answer is exactly 0 (§8 step 1); a fresh accountant's
+    bracket at eps = 0 is [4.4136e-4, 4.4205e-4] <= delta (measured)."""
+    mech = GaussianRandomizer(2.0, 1)
+    clear_caches()
+    assert ShuffleAccountant(mech, 10**6).get_epsilon(1e-3) == 0.0
+    lo, up = _fresh(mech, 10**6, "zero_out", 0.0)
+    assert lo <= up <= 1e-3
