@@ -165,3 +165,25 @@ def test_gaussian_n1e8_fired_cell_against_the_fft_reference(monkeypatch):
     for r in (on, fine):
         assert r.lower - ind <= v <= r.upper + ind, (r.lower, r.upper, v)
     assert on.lower <= fine.lower <= fine.upper <= on.upper
+
+
+@pytest.mark.parametrize("s, n, eps", [(0.46, 1000, 8.0), (1.0, 100, 1.0), (1.0, 10**4, 1.0)])
+def test_replace_one_through_bot_rule_on_off_and_finer_intersect(monkeypatch, s, n, eps):
+    """GaussianRandomizer(s, 1), replace-one (through bot, docs/accountant.md §9: many body-pass sequences per
+    report): fresh reports with the rule, without it (BODY_LEAP = inf) and at rel_tol 1e-3 intersect. A scan of
+    s in {0.46, 1, 2}, n in {10, 1e2, 1e3, 1e4}, eps in {1, 3, 4, 8} (48 cells): the rule moved 13 brackets, each
+    nested in the halving's (some with one end equal), none wider; all 48 intersect the rel_tol 1e-3 one. Measured (rule /
+    halving / 1e-3): (0.46, 1e3, 8) [0.2399937, 0.2416945] / [0.2398777, 0.2416945] / [0.2401823, 0.2402547];
+    (1, 100, 1) [0.09245698, 0.09262573] / [0.09237287, 0.09263726] / [0.09252070, 0.09255265]."""
+    from sharpdp.shuffle import ShuffleAccountant
+    from sharpdp.shuffle.round_cache import clear_caches
+
+    def bracket(rel_tol: float = 1e-2) -> tuple[float, float]:
+        clear_caches()
+        lo, up = ShuffleAccountant(GaussianRandomizer(s, 1), n, "replace", rel_tol=rel_tol).get_delta_bounds(eps)
+        return float(lo), float(up)
+
+    on, fine = bracket(), bracket(1e-3)
+    monkeypatch.setattr(far_tail, "BODY_LEAP", math.inf)
+    off = bracket()
+    assert max(on[0], off[0], fine[0]) <= min(on[1], off[1], fine[1]), (on, off, fine)
