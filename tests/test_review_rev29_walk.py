@@ -135,3 +135,33 @@ def test_answer_zero_is_certified_fresh():
     assert ShuffleAccountant(mech, 10**6).get_epsilon(1e-3) == 0.0
     lo, up = _fresh(mech, 10**6, "zero_out", 0.0)
     assert lo <= up <= 1e-3
+
+
+@pytest.mark.parametrize("mech, n, delta", [(GaussianRandomizer(1.0, 1), 10**7, 1e-6),
+                                            (BlanketMixedGaussian(0.1, 0.6, 1), 10**7, 3e-7)])
+def test_looks_that_become_lower_ends_are_certified(mech, n, delta):
+    """The walk's looks (reports at rel_tol 0.1) whose certified lower value exceeds delta become lower ends (§8.8
+    rule 2). Each such look lies below the answer, and a fresh rel_tol 1e-3 bracket there lies above delta and meets
+    the look's (measured: GaussianRandomizer(1, 1): look at 0.00786036, [1.10244e-6, 1.12319e-6], fresh [1.11292e-6,
+    1.11319e-6]; BMG(0.1, 0.6): look at 0.0130097, [3.29217e-7, 3.40613e-7], fresh [3.32844e-7, 3.32910e-7]; in the
+    BMG of calibrate_bmg(1e8, 0.01, 1e-6, 1) the look at 0.00953223, [1.33420e-6, 1.35818e-6], fresh [1.34489e-6,
+    1.34572e-6])."""
+    clear_caches()
+    acc = ShuffleAccountant(mech, n)
+    looks: list[tuple[float, float, float]] = []
+    report = acc._report
+
+    def spy(e, rel_tol, *a, **k):
+        r = report(e, rel_tol, *a, **k)
+        if rel_tol > acc.rel_tol:
+            looks.append((e, float(r.lower), float(r.upper)))
+        return r
+
+    acc._report = spy
+    ans = acc.get_epsilon(delta)
+    ends = [lk for lk in looks if lk[1] > delta]
+    assert ends
+    for e, lo, up in ends:
+        assert e < ans
+        lo3, up3 = _fresh(mech, n, "zero_out", e, 1e-3)
+        assert delta < lo3 and max(lo, lo3) <= min(up, up3), (e, lo, up, lo3, up3)
