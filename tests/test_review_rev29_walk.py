@@ -12,8 +12,9 @@ BMG, the second-order Edgeworth estimate of the x-vs-bot divergence from the mec
 BMG at n = 1e7, 1e8 (calibrate_bmg's picks and (0.1, 0.6)), delta 1e-3..1e-10: the walk ran in 5 of 6 cells,
 every answer held; at the answer times (1 - xtol) the fresh upper value exceeded delta in every cell (the fresh
 lower value too in 4 of 6). The walk forced at every n (``_WALK_N`` = 1, ``_LOOK_FAR`` = 0, ``_LOOK_NEAR`` = 0.5):
-31 cells (BMG picks at n = 1e2..1e6, GaussianRandomizer(0.5 / 1 / 2) at n = 1e3..1e6, delta 1e-3 / 1e-6 / 1e-10),
-the walk ran in 19, every answer held and every fresh upper value at the answer times (1 - xtol) exceeded delta.
+33 cells (BMG picks at n = 1e2..1e6, GaussianRandomizer(0.5 / 1 / 2) at n = 1e3..1e6, delta 1e-3 / 1e-6 / 1e-10),
+the walk ran in 17, every positive answer held and its fresh upper value at the answer times (1 - xtol) exceeded
+delta (one answer is exactly 0: checked below).
 Also: xtol 1e-5 / 1e-2 / 0.1; a sequence of get_epsilon calls on one accountant (the monotone memos of step M,
 which a fresh accountant does not have); k-RR and PrivUnit at n = 1e7 / 1e8 (atom laws: no look); replace-one.
 """
