@@ -315,7 +315,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
-    B = None
+    B, skipped = None, False
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
     for _rnd in range(4):
         try:
@@ -409,6 +409,13 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
+            if (bounded and lower and doomed and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX
+                    and pen > 0.05 * rel_tol * body_up * (1 + 1e-9) > 0.05 * rel_tol * max(negligible, VALUE_FLOOR)):
+                # the round's own values could only make the redo with B x 4 below certain: it is skipped, its
+                # penalty already above the redo's threshold at the Chernoff upper value (docs/accountant_tail.md
+                # §33.2, a choice of rounds; every round computed is certified)
+                skipped, B = True, 4.0 * B
+                continue
             body_lo, body, st = 0.0, None, None
             jlo = jt.lo
             rnd = _Round(None, jt, multi, pen, T0, h, B, lat, law.tail_upper(0.0))
@@ -452,6 +459,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if not redo:
                 break
         except TailCoarsen:
+            if not rounds and skipped:  # (the rounds as before §33.2: the skipped round's clamp first)
+                return certify_bigjump(law, gamma, n, rel_tol, workers, lower, max_rounds, negligible, as_bracket,
+                                       False, T0_max=T0_max)
             if not rounds:
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
