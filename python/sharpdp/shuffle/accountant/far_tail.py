@@ -410,10 +410,12 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
             if (bounded and lower and doomed and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX
-                    and pen > 0.05 * rel_tol * body_up * (1 + 1e-9) > 0.05 * rel_tol * max(negligible, VALUE_FLOOR)):
-                # the round's own values could only make the redo with B x 4 below certain: it is skipped, its
-                # penalty already above the redo's threshold at the Chernoff upper value (docs/accountant_tail.md
-                # §33.2, a choice of rounds; every round computed is certified)
+                    and pen > 0.05 * rel_tol * body_up * (1 + 1e-9) and _normal_value(
+                        law, gamma, n, mean + law.tail_lower(B), sd) > max(negligible, VALUE_FLOOR)):
+                # the redo with B x 4 below is certain wherever the round's upper value exceeds the caller's maximum
+                # (the penalty exceeds its threshold at the Chernoff upper value already), as the normal estimate
+                # of the clamped law says: the round is skipped (docs/accountant_tail.md §33.4, a choice of rounds;
+                # every round computed is certified)
                 skipped, B = True, 4.0 * B
                 continue
             body_lo, body, st = 0.0, None, None
@@ -459,7 +461,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if not redo:
                 break
         except TailCoarsen:
-            if not rounds and skipped:  # (the rounds as before §33.2: the skipped round's clamp first)
+            if not rounds and skipped:  # (the rounds as before §33.4: the skipped round's clamp first)
                 return certify_bigjump(law, gamma, n, rel_tol, workers, lower, max_rounds, negligible, as_bracket,
                                        False, T0_max=T0_max)
             if not rounds:
