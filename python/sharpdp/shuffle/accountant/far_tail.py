@@ -62,13 +62,14 @@ def _loose_step(rel_tol: float) -> float:
 def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float) -> bool:
     """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
     (docs/accountant_tail.md §33.4; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
-    values clamped at -B, -4B (mean raised by tau_low) say that the value exceeds ``floor`` and that the clamp at -B
-    raises it by more than 2 rel_tol (its upper value then not the least), and v(B) <= C, the round's certified
-    Chernoff upper value (an estimate above a certified upper value is not one of a near-normal sum)."""
+    values clamped at -B, -4B (mean raised by tau_low) say that the round's value exceeds ``floor`` (the redo's
+    condition) and that the clamp at -B raises it by more than 2 rel_tol (its upper value then not the least), and
+    v(B) <= C, the round's certified Chernoff upper value (an estimate above a certified upper value is not one of a
+    near-normal sum)."""
     mu, sd = law.mean(), law.std()
     v1 = _normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
     v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
-    return floor < v4 and (1.0 + 2.0 * rel_tol) * v4 < v1 <= C
+    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1
 
 
 def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
