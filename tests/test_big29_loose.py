@@ -12,24 +12,14 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
 
+from test_rep25_far_tail_settle import _passes as _spy  # (the spy on far_tail.lattice_pass: (h, T0, B) per pass)
+
 FIELDS = ("lower", "upper", "T0", "h", "B", "N", "multi", "body_up", "body_lo", "penalty_B")
 
 
 def _law(rz, eps: float, i: int):
     gamma, law = laws_for(rz, eps, "zero_out")[i]
     return float(gamma), law.shifted(up=True)
-
-
-def _spy(monkeypatch) -> list:
-    seen: list = []
-    orig = far_tail.lattice_pass
-
-    def spy(*a, **k):
-        seen.append(a[3:6])  # (h, T0, B)
-        return orig(*a, **k)
-
-    monkeypatch.setattr(far_tail, "lattice_pass", spy)
-    return seen
 
 
 # (randomizer, eps, n, negligible: law 0's upper value, the report's running maximum): the ⊥-vs-x law (bounded above)
