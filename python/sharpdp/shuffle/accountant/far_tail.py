@@ -47,15 +47,20 @@ FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_
 T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 BODY_LEAP = 4.0  # a body pass whose gap exceeds this many times its share divides the step by 4 (§31.2; speed)
-LOOSE_STEP_MAX = 4.0  # the largest factor of _loose_step (§33.2; speed)
+LOOSE_STEP_MAX = 4.0  # the largest factor of _loose_step (§33.2; speed) ...
+# ... from this n on (below, the via-bot split search's loose legs of a few ms each refined more: 0.11 -> 0.18 s at
+# GaussianRandomizer(2), n = 10, eps = 2, replace; §33.2)
+LOOSE_STEP_N = 10**7
 HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
 
 
-def _loose_step(rel_tol: float) -> float:
+def _loose_step(rel_tol: float, n: int) -> float:
     """The factor on a law bounded above's first step at a loose request: pow2(sqrt(rel_tol / 1e-2)), in [1, 4]
-    (the step's divisor 16 was sized at rel_tol 1e-2 and a body's gap grows about as h^2; docs/accountant_tail.md
-    §33.2, speed only: 1 at rel_tol <= 1e-2, the same floats there)."""
+    (the step's divisor 16 was sized at rel_tol 1e-2 and a body's gap grows about as h^2), at n >= LOOSE_STEP_N only
+    (docs/accountant_tail.md §33.2, speed only: 1 at rel_tol <= 1e-2 or smaller n, the same floats there)."""
+    if n < LOOSE_STEP_N:
+        return 1.0
     return min(_pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
 
 
@@ -337,7 +342,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
                 # the smaller of the count clamp and the drift rule's (§8: a light left tail keeps the latter)
                 B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
-                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0) * _loose_step(rel_tol)
+                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0) * _loose_step(rel_tol, n)
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi, capped = 0.0, False
             else:
