@@ -47,7 +47,34 @@ FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_
 T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 BODY_LEAP = 4.0  # a body pass whose gap exceeds this many times its share divides the step by 4 (§31.2; speed)
+LOOSE_STEP_MAX = 4.0  # the largest factor of _loose_step (§33.2; speed) ...
+# ... from this n on (below, the via-bot split search's loose legs of a few ms each refined more: 0.11 -> 0.18 s at
+# GaussianRandomizer(2), n = 10, eps = 2, replace; §33.2)
+LOOSE_STEP_N = 10**7
 HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
+SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
+
+
+def _loose_step(rel_tol: float, n: int) -> float:
+    """The factor on a law bounded above's first step at a loose request: pow2(sqrt(rel_tol / 1e-2)), in [1, 4]
+    (the step's divisor 16 was sized at rel_tol 1e-2 and a body's gap grows about as h^2), at n >= LOOSE_STEP_N only
+    (docs/accountant_tail.md §33.2, speed only: 1 at rel_tol <= 1e-2 or smaller n, the same floats there)."""
+    if n < LOOSE_STEP_N:
+        return 1.0
+    return min(_pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
+
+
+def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float) -> bool:
+    """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
+    (docs/accountant_tail.md §33.4; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
+    values clamped at -B, -4B (mean raised by tau_low) say that the round's value exceeds ``floor`` (the redo's
+    condition) and that the clamp at -B raises it by more than 2 rel_tol (its upper value then not the least), and
+    v(B) <= C, the round's certified Chernoff upper value (an estimate above a certified upper value is not one of a
+    near-normal sum)."""
+    mu, sd = law.mean(), law.std()
+    v1 = _normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
+    v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
+    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1
 
 
 def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
@@ -260,7 +287,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
-                    doomed: bool = True, *, T0_max: float = math.inf) -> FarTailBracket:
+                    doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -273,7 +300,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     a round certain to be redone with B x 4 stops its body passes, refined later only where it may matter (§26).
     ``T0_max``: a cap on the clamp T0 (a choice; the values stay certified for any T0, §7); where the rounds' grid
     is too coarse for the centroid law's first group and the bracket misses ``rel_tol``, one more run at the
-    largest T0 whose lattice fits that group's step adds its values (docs/accountant_tail.md §28)."""
+    largest T0 whose lattice fits that group's step adds its values (docs/accountant_tail.md §28). ``skip_rounds``
+    (with the module's SKIP_ROUNDS): a law bounded above skips a round whose redo with B x 4 is certain (§33.4)."""
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
@@ -307,14 +335,14 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
-    B = None
+    B, skipped = None, False
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
     for _rnd in range(4):
         try:
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
                 # the smaller of the count clamp and the drift rule's (§8: a light left tail keeps the latter)
                 B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
-                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0)
+                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0) * _loose_step(rel_tol, n)
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi, capped = 0.0, False
             else:
@@ -374,8 +402,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 gap = (jt.up - lo_best) / lo_best if lo_best > 0 else math.inf
                 if gap <= 0.5 * rel_tol or (gap > 0.7 * gap_prev and gap < math.inf):
                     break  # accurate enough, or the round-off bounds stop the refinement
-                if gap < math.inf and jt.N >= KEEP_N and jt.up - lo_best <= 0.05 * rel_tol * v_bulk:
-                    # a jump term far below the body's value: its gap is negligible (§27 (b), speed only)
+                if jt.N >= KEEP_N and jt.up - lo_best <= 0.05 * rel_tol * v_bulk:
+                    # a jump term far below the body's value: its gap is negligible (§27 (b), speed only), its lower value
+                    # 0 included (its upper value is then the gap; §33.1)
                     assert lat is not None  # (set with jt)
                     bc = bc if bc is not None else body_chernoff(lat, h_used, n, gamma)
                     if jt.up - lo_best <= 0.05 * rel_tol * bc:
@@ -400,6 +429,15 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 pen = lower_tail_penalty(law, gamma, n, T0, B, Chernoff(lat.g, lat.eta, lat.k0, h, n - 1))
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
+            if (skip_rounds and SKIP_ROUNDS and bounded and lower and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX
+                    and pen > 0.05 * rel_tol * body_up * (1 + 1e-9) and _skip_round(law, gamma, n, B, body_up,
+                                                                                     max(negligible, VALUE_FLOOR), rel_tol)):
+                # the redo with B x 4 below is certain wherever the round's upper value exceeds the caller's maximum
+                # (the penalty exceeds its threshold at the Chernoff upper value already): the round is skipped where
+                # estimates say its values are neither the least upper nor the largest lower value
+                # (docs/accountant_tail.md §33.4, a choice of rounds; every round computed is certified)
+                skipped, B = True, 4.0 * B
+                continue
             body_lo, body, st = 0.0, None, None
             jlo = jt.lo
             rnd = _Round(None, jt, multi, pen, T0, h, B, lat, law.tail_upper(0.0))
@@ -443,6 +481,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if not redo:
                 break
         except TailCoarsen:
+            if not rounds and skipped:  # (the rounds as before §33.4: the skipped round's clamp first)
+                return certify_bigjump(law, gamma, n, rel_tol, workers, lower, max_rounds, negligible, as_bracket,
+                                       doomed, T0_max=T0_max, skip_rounds=False)
             if not rounds:
                 raise
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far

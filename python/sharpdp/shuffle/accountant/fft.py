@@ -73,10 +73,6 @@ def fold_rounding(size: int, N: int, mass: float) -> float:
     return (math.ceil(size / N) + 2) * U * mass
 
 
-def _workers(N: int, threads: int) -> int:
-    return threads if N >= 1 << 16 else 1
-
-
 @functools.lru_cache(maxsize=256)
 def next_fast_len_real(target: int) -> int:
     """The smallest 5-smooth integer (2^a 3^b 5^c) >= ``target`` (>= 1): what
@@ -97,15 +93,13 @@ def next_fast_len_real(target: int) -> int:
     return best
 
 
-def _rfft_pair(wk: int) -> tuple[Any, Any]:
-    """(rfft, irfft) for ``wk`` workers: numpy's for one worker (numpy >= 2 runs the same
-    pocketfft as scipy.fft, with the same results bit for bit single-threaded; no scipy.fft
-    import, ~12 ms of CPU, on a process's first call), scipy.fft's with its threads otherwise."""
-    if wk == 1:
-        return np.fft.rfft, np.fft.irfft
-    import scipy.fft as sfft
-
-    return (lambda x: sfft.rfft(x, workers=wk)), (lambda z, n: sfft.irfft(z, n=n, workers=wk))
+def _rfft_pair() -> tuple[Any, Any]:
+    """(rfft, irfft): numpy's, at every length. numpy >= 2 runs the same pocketfft as scipy.fft, with the same results
+    bit for bit, and pocketfft parallelises over the axes not transformed only: one 1-D transform runs on one thread
+    whatever scipy.fft's ``workers`` (the same floats and about the same CPU time as scipy.fft's with 2 workers, measured
+    at N = 2e5 - 1.5e6), so scipy.fft (~18 ms of CPU to import on a process's first call) is not needed
+    (docs/accountant_tail.md §33.3; tests/test_big29_numpy_fft.py)."""
+    return np.fft.rfft, np.fft.irfft
 
 
 def _spectrum(p: Part, N: int, rfft: Any, spectra: dict | None, i: int) -> tuple[np.ndarray, Any, float]:
@@ -130,7 +124,7 @@ def cheap_err_floor(p: Part, N: int, threads: int, spectra: dict) -> float:
     ``spectra`` (index 0) with the part's folded pmf and forward FFT exactly as :func:`convolve` computes them (the
     same floats, computed once). A caller uses it only to skip a run whose round-off bound is certain to be rejected
     (a choice of speed, docs/accountant_tail.md §31.1); 0.0 where n <= 1."""
-    _, z, e = _spectrum(p, N, _rfft_pair(_workers(N, threads))[0], spectra, 0)
+    _, z, e = _spectrum(p, N, _rfft_pair()[0], spectra, 0)
     n = float(p.count)
     if n <= 1 or not e > 0:
         return 0.0
@@ -154,14 +148,15 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     parts : sequence of Part
         At least one part; each ``count`` >= 1.
     N : int
-        FFT length (>= 16; the callers take ``scipy.fft.next_fast_len(..., real=True)``).
+        FFT length (>= 16; the callers take :func:`next_fast_len_real`).
     thr : float
         Frequencies whose power-step bound exceeds ``thr`` are recomputed by the accurate DFT
         (docs/accountant.md §3.6.4); any value gives a certified bound.
     work : float
         Multiply-adds allowed for that accurate DFT (0: none).
     threads : int
-        Workers of scipy.fft (used from N >= 2^16; the values do not depend on it).
+        Kept for the callers' signature: one 1-D FFT runs on one thread (:func:`_rfft_pair`); the values do not depend
+        on it.
     spectra : dict, optional
         Keeps each part's folded pmf, forward FFT and its error bound by the part's index: a later call with the same
         parts and N given the same dict reuses them (the same floats; the caller keeps the parts unchanged).
@@ -172,8 +167,7 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     """
     C = kernels()
     lg = math.log2(N)
-    wk = _workers(N, threads)
-    rfft, irfft = _rfft_pair(wk)
+    rfft, irfft = _rfft_pair()
     Q: Any = None
     err_Q = norm_Q = bound = 0.0
     for i, p in enumerate(parts):

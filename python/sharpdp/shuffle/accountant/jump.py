@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
-from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels
+from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
 from sharpdp.shuffle.accountant.memo import object_memo
@@ -196,8 +196,6 @@ def _fft_law(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt
 def _fft_window(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, pre: dict) -> np.ndarray:
     """The window of :func:`_fft_law` (its nodes x; kept in ``pre["win"]`` with N, its start, the pmf's error sum and
     mass), computed once per ``pre``; raises :class:`TailCoarsen` where N exceeds the cap."""
-    import scipy.fft as sfft
-
     if "win" not in pre:
         C = kernels()
         _, Lam, mu, var, tau, mass = C.tilt(g, eta, k0, h, 0.0)
@@ -208,7 +206,7 @@ def _fft_window(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_
         center = nn * mu / h
         s_hi, s_lo = max(s_hi, center + 1.0), min(s_lo, center - 1.0)
         sa = int(math.floor(s_lo)) - 1
-        N = sfft.next_fast_len(max(int(math.ceil(s_hi)) - sa + 2, 16), real=True)
+        N = next_fast_len_real(max(int(math.ceil(s_hi)) - sa + 2, 16))  # (scipy.fft's, without its import)
         if N > N_MAX_TAIL:
             raise TailCoarsen(h * N / N_MAX_TAIL * 1.02)
         x = (sa + np.arange(N, dtype=float)) * h
