@@ -25,6 +25,7 @@ from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.looks import memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, upward_end
@@ -239,20 +240,6 @@ def closed_at(gamma: Any, law: Any, n: int, rel_tol: float) -> bool:
     return concentrated.certify(law.shifted(up=True), float(gamma), n, rel_tol, far_tail.choose_T0) is not None
 
 
-def _memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:
-    """fn memoised by its argument (at most ``size`` values kept): one search's cache."""
-    cache: dict[float, Any] = {}
-
-    def get(e: float) -> Any:
-        hit = cache.get(e)
-        if hit is None:
-            hit = fn(e)
-            if len(cache) < size:
-                cache[e] = hit
-        return hit
-    return get
-
-
 def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None,
                    hi_end: float | None = None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
@@ -262,8 +249,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
     # laws_for (immutable laws; the search revisits epsilons) and acc._cap_beyond (eps = 700), memoised per search
-    laws_at = _memoised(lambda e: laws_for(acc.randomizer, e, acc.adjacency), 256)
-    cap_beyond: Callable[[float], tuple[float, float]] = _memoised(acc._cap_beyond, 64)
+    laws_at = memoised(lambda e: laws_for(acc.randomizer, e, acc.adjacency), 256)
+    cap_beyond: Callable[[float], tuple[float, float]] = memoised(acc._cap_beyond, 64)
 
     lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
     led_by: dict[float, int] = {}  # the law that made up(e)'s maximum (-1: a cap, or none) ...
@@ -559,7 +546,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
-    if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol:
+    if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol and walks(rep):  # (§8.9: the gate)
         return _walk(acc, delta, lo, hi, pts, k1, xtol, lows)
     if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
         r2 = sharpened_root(delta, r1, u, k1)
