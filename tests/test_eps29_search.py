@@ -1,5 +1,5 @@
 """get_epsilon's walk gate (docs/accountant.md §8.9): the loose looks of §8.8 walk to the root only where the first
-look's value carries a big-jump share. Only points move. References: synthetic reports for :func:`looks.walks`; a
+look's value carries a big-jump share; phase 1's interpolation stop at 10 % (§8.9.1). Only points move. References: synthetic reports for :func:`looks.walks`; a
 fresh accountant's certified get_delta_bounds at the answer (upper value <= delta) and 10 xtol below it (lower value
 > delta); the same search with the walk off (the answer must be the very same float where the gate stops the walk)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from test_eps24_search import _traced
 
-from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import looks
 from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.accountant.results import AccountantReport
@@ -61,3 +61,33 @@ def test_gate_stops_the_walk_n1e8(monkeypatch: pytest.MonkeyPatch) -> None:
     assert e_off == e and n_looks_off == 1
     assert _fresh_bounds(n, e)[1] <= DELTA
     assert _fresh_bounds(n, e * (1.0 - 10 * XTOL))[0] > DELTA
+
+
+# the BMG of calibrate_bmg at n = 1e6, eps = 2 and 8 (regime map family (a)): phase 1's values are get_delta's own
+# (the big-jump closed form), and its interpolation within 20 % left r1 1.3-1.4 xtol below the root: three probes
+INTERP_CELLS = [
+    (0.021719452960127065, 0.4694372301043296, 10**6),
+    (0.00917073516974465, 0.3490130918106981, 10**6),
+]
+
+
+@pytest.mark.parametrize("gamma,sigma0,n", INTERP_CELLS)
+def test_phase1_interpolation_saves_a_probe(gamma: float, sigma0: float, n: int,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/accountant.md §8.9.1: with phase 1's interpolation stop at 10 % phase 2 makes two probes (three at 20 %);
+    both answers certified by a fresh accountant and within xtol of each other."""
+    def make():
+        return BlanketMixedGaussian(gamma, sigma0, 1)
+
+    e, _, pts = _traced(make, n, "zero_out", DELTA)
+    monkeypatch.setattr(S, "_INTERP", 0.2)  # (the rule before)
+    e0, _, pts0 = _traced(make, n, "zero_out", DELTA)
+    assert len(pts) == 2 and len(pts0) == 3
+    assert abs(e / e0 - 1.0) <= XTOL
+    for x in (e, e0):
+        clear_caches()
+        lo, up = ShuffleAccountant(make(), n, "zero_out").get_delta_bounds(x)
+        assert up <= DELTA
+        clear_caches()
+        lo, up = ShuffleAccountant(make(), n, "zero_out").get_delta_bounds(x * (1.0 - 10 * XTOL))
+        assert lo > DELTA
