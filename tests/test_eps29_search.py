@@ -74,13 +74,15 @@ INTERP_CELLS = [
 @pytest.mark.parametrize("gamma,sigma0,n", INTERP_CELLS)
 def test_phase1_interpolation_saves_a_probe(gamma: float, sigma0: float, n: int,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/accountant.md §8.9.1: with phase 1's interpolation stop at 10 % phase 2 makes two probes (three at 20 %);
+    """docs/accountant.md §8.9.1 (measured, not enabled): with phase 1's interpolation stop at 10 % phase 2 makes two
+    probes (three at 20 %, the default);
     both answers certified by a fresh accountant and within xtol of each other."""
     def make():
         return BlanketMixedGaussian(gamma, sigma0, 1)
 
+    monkeypatch.setattr(S, "_INTERP", 0.1)  # (the rule, not enabled by default)
     e, _, pts = _traced(make, n, "zero_out", DELTA)
-    monkeypatch.setattr(S, "_INTERP", 0.2)  # (the rule before)
+    monkeypatch.setattr(S, "_INTERP", 0.2)  # (the default)
     e0, _, pts0 = _traced(make, n, "zero_out", DELTA)
     assert len(pts) == 2 and len(pts0) == 3
     assert abs(e / e0 - 1.0) <= XTOL
