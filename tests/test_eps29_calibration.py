@@ -22,11 +22,14 @@ def test_gain_rtol_by_n() -> None:
     assert gain(10**6, 0.01) == CS._GAIN_RTOL == 1e-4  # (below 1e7: as before)
 
 
+_CLOSED_THEN_FULL = CS.closed_then_full
+
+
 def _calibrate(n: int, eps: float, delta: float, monkeypatch: pytest.MonkeyPatch) -> tuple[CS.CalibrationReport,
                                                                                         list[float]]:
     """calibrate_gaussian_report with the rel_tol of each of its evaluations (CS.closed_then_full, traced)."""
     seen: list[float] = []
-    inner = CS.closed_then_full
+    inner = _CLOSED_THEN_FULL  # (the module's own, not a wrapper left by an earlier call)
     monkeypatch.setattr(CS, "closed_then_full", lambda r, n_, adj, e, d, rel_tol=CS.CERT_REL_TOL, *a:
                         seen.append(rel_tol) or inner(r, n_, adj, e, d, rel_tol, *a))
     clear_caches()
