@@ -25,6 +25,7 @@ from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.looks import memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, upward_end
@@ -45,6 +46,9 @@ _REACH = 0.01
 #: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
 #: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
 _STRADDLE = 0.3
+#: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps; 0.1 measured
+#: and not enabled: docs/accountant.md §8.9.1)
+_INTERP = 0.2
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -160,7 +164,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     steps. ``lower(x) > delta`` (a certified lower value of fun) marks x as a lower end without
     evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
-    evaluations, on either side and within 20 % (the search only needs r and k then), or (``reach``
+    evaluations, on either side and within ``_INTERP`` (0.2 in log eps, docs/accountant.md §8.9.1; the search only needs r and k then), or (``reach``
     > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
     extrapolation of two evaluations: docs/accountant_atoms.md §10).
     ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
@@ -189,7 +193,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             r_new = math.exp(z) if z < 700.0 else math.inf
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
-                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= 0.2)
+                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= _INTERP)
                 or (reach > 0.0 and len(pts) >= 2 and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
             return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 20 % apart)
         if r_new is not None:
@@ -239,20 +243,6 @@ def closed_at(gamma: Any, law: Any, n: int, rel_tol: float) -> bool:
     return concentrated.certify(law.shifted(up=True), float(gamma), n, rel_tol, far_tail.choose_T0) is not None
 
 
-def _memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:
-    """fn memoised by its argument (at most ``size`` values kept): one search's cache."""
-    cache: dict[float, Any] = {}
-
-    def get(e: float) -> Any:
-        hit = cache.get(e)
-        if hit is None:
-            hit = fn(e)
-            if len(cache) < size:
-                cache[e] = hit
-        return hit
-    return get
-
-
 def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None,
                    hi_end: float | None = None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
@@ -262,8 +252,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     rel = acc.rel_tol
     up_cache: dict[float, float] = {}
     # laws_for (immutable laws; the search revisits epsilons) and acc._cap_beyond (eps = 700), memoised per search
-    laws_at = _memoised(lambda e: laws_for(acc.randomizer, e, acc.adjacency), 256)
-    cap_beyond: Callable[[float], tuple[float, float]] = _memoised(acc._cap_beyond, 64)
+    laws_at = memoised(lambda e: laws_for(acc.randomizer, e, acc.adjacency), 256)
+    cap_beyond: Callable[[float], tuple[float, float]] = memoised(acc._cap_beyond, 64)
 
     lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
     led_by: dict[float, int] = {}  # the law that made up(e)'s maximum (-1: a cap, or none) ...
@@ -559,7 +549,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
         return lo, hi, None, k1, []
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
-    if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol:
+    if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol and walks(rep):  # (§8.9: the gate)
         return _walk(acc, delta, lo, hi, pts, k1, xtol, lows)
     if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
         r2 = sharpened_root(delta, r1, u, k1)

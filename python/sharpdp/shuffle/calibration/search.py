@@ -14,6 +14,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from sharpdp._progress import progress_bar
 from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
+from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, model_start  # noqa: F401  (re-exported)
 
 # ----------------------------------------------------------------------------------------------
 # Certified calibration with few accountant evaluations.
@@ -36,10 +37,10 @@ _MAX_EVALS = 10
 _FALLBACK_EVALS = 30
 # A further certified step is taken only if the model predicts a relative gain above this.
 _GAIN_RTOL = 1e-4
-# Search box: log sigma0 (below 0.1 the laws are so heavy-tailed that one evaluation takes very long; chi_lo <
-# 1e-12 there for every gamma, as in the previous search's limit), and logit(gamma).
-_X_BOX = (math.log(0.1), math.log(1e12))
-T_BOX = (-20.7, 34.5)
+# ... at n >= _LOOSE_N (a certifying evaluation 0.5-2 s) once a point is certified: the tolerance the optimality tests
+# hold the search to (docs/calibration.md §3.1, §7)
+GAIN_RTOL_LARGE = 1e-3
+# Search box: log sigma0 and logit(gamma) (calibration.start: X_BOX, T_BOX).
 # Model fit and step tuning (see Search).
 _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
 # Trust region of a certification step in x (log sigma0): at most _X_TRUST, and at most a step the
@@ -55,8 +56,6 @@ _TEMPLATE_OFF = 3.0
 # close (in log delta) to the evaluation where stage 1 ended: the model's optimum in gamma is then
 # the start's.
 MODEL_OK = 0.02
-# The start's search in logit(gamma) around the template's optimal BMG.
-_START_T = 4.0
 STAGE1_TOL = 0.03  # stage 1 stops within this of the target (log delta of the cheap estimate)
 # The decision step (docs/accountant.md §6.9): at 2 <= n <= DECIDE_N_MAX each evaluation first takes the
 # accountant's closed-form bracket (closed_form_bounds, milliseconds); it is the evaluation's certified value
@@ -237,6 +236,7 @@ class Search:
         self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
         self.bar = Progress(desc, progress, _MAX_EVALS)
         self.search_rel = _SEARCH_REL_TOL_LARGE if n >= _LOOSE_N and epsilon <= _LOOSE_EPS else _SEARCH_REL_TOL
+        self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
 
     def base(self, x: float, t: float | None) -> float:
         """The model's base: the log template while it is usable, else 0 (a purely local model)."""
@@ -339,14 +339,14 @@ class Search:
         d = 1e-3 if f0 > 0.0 else -1e-3  # above the target: the root lies at larger x
         a = xc
         while abs(d) <= 4.0:
-            b = min(max(xc + d, _X_BOX[0]), _X_BOX[1])
+            b = min(max(xc + d, X_BOX[0]), X_BOX[1])
             fb = f(b)
             if (fb > 0.0) != (f0 > 0.0):
                 return brentq(f, min(a, b), max(a, b), xtol=1e-10)
-            if b in _X_BOX:
+            if b in X_BOX:
                 return b
             a, d = b, 2.0 * d
-        return min(max(xc + (4.0 if f0 > 0.0 else -4.0), _X_BOX[0]), _X_BOX[1])
+        return min(max(xc + (4.0 if f0 > 0.0 else -4.0), X_BOX[0]), X_BOX[1])
 
     # -- stage 1: the boundary along x at fixed t, on the cheap estimate
     def bracket(self, x0: float, t: float | None, target: float, tol: float, max_evals: int) -> float:
@@ -364,7 +364,7 @@ class Search:
                 hi = (x, v)
             if abs(v - target) <= tol or (lo and hi and hi[0] - lo[0] <= 1e-3):
                 break
-            if hi is not None and hi[0] <= _X_BOX[0] and v <= target:
+            if hi is not None and hi[0] <= X_BOX[0] and v <= target:
                 break  # feasible at the smallest scale searched
             mine = [p for p in self.pts[-k - 1:] if math.isfinite(p[2])]
             if len(mine) >= 2 and mine[-1][0] != mine[-2][0]:  # secant through the last two points
@@ -385,7 +385,7 @@ class Search:
                     step = max(step, 2.0 * last[0]) if step > 0 else min(step, 2.0 * last[0])
                 if step == 0.0:
                     step = 0.05 if v > target else -0.05
-                xn = min(max(x + step, _X_BOX[0]), _X_BOX[1])
+                xn = min(max(x + step, X_BOX[0]), X_BOX[1])
                 if xn == x:
                     if v > target:
                         ups = [p[5] for p in self.pts if p[5] is not None]
@@ -435,7 +435,7 @@ class Search:
                 xt = max(self.trust(last_fail[0], ts, coef), 2.0 * _MU0 * 2.0 ** (fails + 1))
                 step = min(max(last_fail[2] * xt / _V_TRUST, _MU0 * 2.0 ** (fails + 1)), xt)
                 xs = min(max(self.root(ld - rho - mu, ts, coef, xc, tc, True), last_fail[0] + step),
-                         last_fail[0] + xt, _X_BOX[1])
+                         last_fail[0] + xt, X_BOX[1])
                 # kept inside what the evaluations on this line already show (see _safeguard)
                 xs = self._safeguard(xs, ts, ld - rho - mu, True, xc)
                 repair = self.best is None or self.objective(xs, ts) < self.best[0] * (1.0 - _GAIN_RTOL)
@@ -443,9 +443,9 @@ class Search:
                 xs, ts = self._argmin(ld - rho - mu, coef, xc, tc, t_radius)
                 xs = self._safeguard(xs, ts, ld - rho - mu, False, xc)
                 if (tried and self.best is not None
-                        and self.objective(xs, ts) >= self.best[0] * (1.0 - _GAIN_RTOL)):
+                        and self.objective(xs, ts) >= self.best[0] * (1.0 - self.gain_rtol)):
                     return  # (after one evaluation here at least: it learns the bracket's width rho)
-            if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= _X_BOX[1]):
+            if self.count >= _MAX_EVALS + _FALLBACK_EVALS or (last_fail is not None and last_fail[0] >= X_BOX[1]):
                 why = (f"below {VALUE_FLOOR:g} the accountant certifies loose caps, docs/accountant.md §6.3"
                        if self.delta < VALUE_FLOOR else "the release sampler's charge grows with sigma0")
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found: the "
@@ -565,36 +565,3 @@ def closed_then_full(randomizer: Any, n: int, adjacency: str, epsilon: float, de
             return lo, up, "closed_form_bounds", up_closed
     lo, up = (float(v) for v in acc.get_delta_bounds(epsilon))
     return lo, up, "get_delta_bounds", up_closed
-
-
-def model_root(base: Callable[..., float], t: float | None, target: float) -> float:
-    """x in _X_BOX where the base model meets ``target`` at shape t (the box's end if it does not)."""
-    f = lambda x: base(x, t) - target  # noqa: E731  (decreasing in x)
-    lo, hi = _X_BOX
-    if f(lo) <= 0.0:
-        return lo
-    if f(hi) >= 0.0:
-        return hi
-    return brentq(f, lo, hi, xtol=1e-6)
-
-
-def model_start(base: Callable[..., float], objective: Callable[..., float], target: float,
-                 t_guess: float) -> tuple[float, float]:
-    """(x, t) of least objective on the base model's boundary, t within _START_T of t_guess."""
-    def err(t: float) -> float:
-        return objective(model_root(base, t, target), t)
-
-    lo_t, hi_t = max(t_guess - _START_T, T_BOX[0]), min(t_guess + _START_T, T_BOX[1])
-    ts = np.linspace(lo_t, hi_t, 25)
-    vals = [err(t) for t in ts]
-    k = int(np.argmin(vals))
-    a, b = ts[max(k - 1, 0)], ts[min(k + 1, len(ts) - 1)]
-    t_best = float(ts[k])
-    res = minimize_scalar(err, bounds=(a, b), method="bounded", options={"xatol": 1e-2})
-    if res.fun < vals[k]:
-        t_best = float(res.x)
-    return model_root(base, t_best, target), t_best
-
-
-def expit(t: float) -> float:
-    return 1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))
