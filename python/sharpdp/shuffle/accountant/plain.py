@@ -30,6 +30,12 @@ _P_ATOM = 1.25
 _AIM_MAX = 16.0
 #: ... for sums of at least this many terms (fewer: the gap was measured ~h^2, the rule of any law)
 _MANY = 256
+#: upper values first on atom laws of at least _MANY terms: the refinement stops once the upper value's estimated
+#: distance to its limit in h (second order, from the last two passes' main parts) is at most this share of rel_tol
+#: times the value (docs/accountant_atoms.md §14); its next passes would only tighten the lower value
+_SETTLED = 0.1
+#: ... the two passes' steps at least this far apart (a Richardson pair)
+_SETTLED_RATIO = 2.0
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     best_lower = 0.0
     widened = False
     prev_upper: float | None = None  # the last certified pass's upper value
+    prev_pass: PassResult | None = None  # the last certified pass (upper values first: docs/accountant_atoms.md §14)
     gaps: list[tuple[float, float]] = []  # atom laws: (h, relative discretisation gap) of the passes refined from
     cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
     last = False  # upper values first: the step rule predicts the next pass to be the last (docs/composition.md §2.5)
@@ -238,6 +245,15 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             break
         prev_upper = res.upper
         lo, up = res.lower, res.upper
+        if mode.upper_first and not redo and not (lo > 0 and up - lo <= 0.8 * rel_tol * lo) and law.atomic \
+                and n >= _MANY and res.tail_T <= tgt and _upper_settled(prev_pass, res, best.upper, rel_tol):
+            # the refinement would go on for the lower value alone: the upper value has settled (its estimated
+            # distance to its limit in h is within _SETTLED rel_tol); certified as every pass (docs/accountant_atoms.md
+            # §14), lower 0 (none reported: the bracket's gap is still above rel_tol)
+            return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
+                              terms=dict(best.terms, note="upper value settled (docs/accountant_atoms.md §14)",
+                                         lower_skipped=True))
+        prev_pass = res
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             if not redo:
                 break
@@ -263,6 +279,19 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)
+
+
+def _upper_settled(prev: PassResult | None, res: PassResult, best_upper: float, rel_tol: float) -> bool:
+    """True when the upper value of refine's pass ``res`` is estimated within _SETTLED rel_tol ``best_upper`` of its
+    limit as h -> 0 (docs/accountant_atoms.md §14): the hat law's main part is a mean-preserving spread of each block
+    value by at most h, whose effect on E[S_+] is second order in h where the sum's law is smooth at the scale h, so
+    up(h) - up(0) ~ (up(h_prev) - up(h)) h^2 / (h_prev^2 - h^2) from the previous certified pass ``prev`` (a step at
+    least _SETTLED_RATIO times coarser, an upper value not below this one; the caller requires this pass's clamp
+    term settled). An estimate: it chooses which passes run, never what a pass certifies."""
+    if prev is None or not (prev.grid.h >= _SETTLED_RATIO * res.grid.h) or not (prev.upper >= res.upper > 0.0):
+        return False
+    r2 = (res.grid.h / prev.grid.h) ** 2
+    return (prev.upper - res.upper) * r2 / (1.0 - r2) <= _SETTLED * rel_tol * best_upper
 
 
 def _upper_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
