@@ -6,8 +6,10 @@ No blocks, no far tail, no E[L_+] cap here (the driver, :mod:`.driver`, adds the
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
@@ -36,6 +38,25 @@ _MANY = 256
 _SETTLED = 0.1
 #: ... the two passes' steps at least this far apart (a Richardson pair)
 _SETTLED_RATIO = 2.0
+
+
+#: per thread: True inside :func:`no_lower_values`
+_NO_LOWER = threading.local()
+
+
+@contextlib.contextmanager
+def no_lower_values() -> Iterator[None]:
+    """Within this context (per thread) upper-first refinements (:class:`Bracket` ``upper_first``) of atom laws also
+    run a full pass's upper half alone where its upper value settles whatever its lower value
+    (docs/accountant_atoms.md §14): the same upper values, no lower value reported there. For callers that read no
+    lower value (a privacy profile's sweep); a dominating pair's sweep reads the lower values it gets (their gaps
+    enter ``cover_upper``, docs/composition.md §2) and stays outside."""
+    old = getattr(_NO_LOWER, "on", False)
+    _NO_LOWER.on = True
+    try:
+        yield
+    finally:
+        _NO_LOWER.on = old
 
 
 @dataclass(frozen=True)
@@ -189,6 +210,14 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
                                   terms=dict(best.terms, note="upper value first (docs/composition.md §2.5)",
                                             lower_skipped=True))
         last = False
+        if mode.upper_first and prev_pass is not None and best is not None and law.atomic and n >= _MANY \
+                and getattr(_NO_LOWER, "on", False):
+            settled = _settled_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads, prev_pass, best)
+            if settled is not None:  # the upper value the full pass would end with (docs/accountant_atoms.md §14)
+                best = settled if settled.upper < best.upper else best
+                return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
+                                  terms=dict(best.terms, note="upper value settled (docs/accountant_atoms.md §14)",
+                                             lower_skipped=True))
         res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
         if isinstance(res, Coarsen):
             if best is None:
@@ -294,6 +323,22 @@ def _upper_settled(prev: PassResult | None, res: PassResult, best_upper: float, 
     return (prev.upper - res.upper) * r2 / (1.0 - r2) <= _SETTLED * rel_tol * best_upper
 
 
+def _settled_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
+                  threads: int, prev: PassResult, best: PassResult) -> PassResult | None:
+    """:func:`refine`'s next full pass without its lower lattice law, where its upper value settles whatever its lower
+    value (docs/accountant_atoms.md §14): its clamps need no refinement at the target 0.05 rel_tol max(0.5 main,
+    VALUE_FLOOR) (at most refine's, whose estimate also reads the lower value) and :func:`_upper_settled` holds
+    against ``prev``; then every way the full pass could end the refinement returns the same upper value. None
+    otherwise (the caller runs the full pass)."""
+    res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, lower=False)
+    if isinstance(res, Coarsen):
+        return None
+    tgt = 0.05 * rel_tol * max(0.5 * res.main, VALUE_FLOOR)
+    if res.tail_T > tgt or (res.tail_B > tgt and B < Tmax):
+        return None
+    return res if _upper_settled(prev, res, min(best.upper, res.upper), rel_tol) else None
+
+
 def _upper_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
                 threads: int) -> PassResult | None:
     """:func:`refine`'s next pass without its lower lattice law, where it ends the refinement whatever its lower
@@ -321,4 +366,4 @@ def pass_fit(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_t
     raise RuntimeError("accountant: no grid fits the size limits")
 
 
-__all__ = ["Bracket", "Mode", "UpperOnly", "certify_law", "certify_law_mode"]
+__all__ = ["Bracket", "Mode", "UpperOnly", "certify_law", "certify_law_mode", "no_lower_values"]
