@@ -206,18 +206,14 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
             if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
                 best = up_only if up_only.upper < best.upper else best
-                return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
-                                  terms=dict(best.terms, note="upper value first (docs/composition.md §2.5)",
-                                            lower_skipped=True))
+                return _upper_only(best, sd, "upper value first (docs/composition.md §2.5)")
         last = False
         if mode.upper_first and prev_pass is not None and best is not None and law.atomic and n >= _MANY \
                 and getattr(_NO_LOWER, "on", False):
             settled = _settled_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads, prev_pass, best)
             if settled is not None:  # the upper value the full pass would end with (docs/accountant_atoms.md §14)
                 best = settled if settled.upper < best.upper else best
-                return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
-                                  terms=dict(best.terms, note="upper value settled (docs/accountant_atoms.md §14)",
-                                             lower_skipped=True))
+                return _upper_only(best, sd, _SETTLED_NOTE)
         res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
         if isinstance(res, Coarsen):
             if best is None:
@@ -279,9 +275,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             # the refinement would go on for the lower value alone: the upper value has settled (its estimated
             # distance to its limit in h is within _SETTLED rel_tol); certified as every pass (docs/accountant_atoms.md
             # §14), lower 0 (none reported: the bracket's gap is still above rel_tol)
-            return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
-                              terms=dict(best.terms, note="upper value settled (docs/accountant_atoms.md §14)",
-                                         lower_skipped=True))
+            return _upper_only(best, sd, _SETTLED_NOTE)
         prev_pass = res
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             if not redo:
@@ -308,6 +302,16 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)
+
+
+_SETTLED_NOTE = "upper value settled (docs/accountant_atoms.md §14)"
+
+
+def _upper_only(best: PassResult, sd: float, note: str) -> LawBracket:
+    """The refinement's value without a lower value: the best (smallest) certified upper value, lower 0 (none
+    computed; ``lower_skipped`` marks it for the report and the profile's cache, docs/composition.md §2.5)."""
+    return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
+                      terms=dict(best.terms, note=note, lower_skipped=True))
 
 
 def _upper_settled(prev: PassResult | None, res: PassResult, best_upper: float, rel_tol: float) -> bool:
