@@ -6,8 +6,10 @@ No blocks, no far tail, no E[L_+] cap here (the driver, :mod:`.driver`, adds the
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
@@ -30,6 +32,31 @@ _P_ATOM = 1.25
 _AIM_MAX = 16.0
 #: ... for sums of at least this many terms (fewer: the gap was measured ~h^2, the rule of any law)
 _MANY = 256
+#: upper values first on atom laws of at least _MANY terms: the refinement stops once the upper value's estimated
+#: distance to its limit in h (second order, from the last two passes' main parts) is at most this share of rel_tol
+#: times the value (docs/accountant_atoms.md §14); its next passes would only tighten the lower value
+_SETTLED = 0.1
+#: ... the two passes' steps at least this far apart (a Richardson pair)
+_SETTLED_RATIO = 2.0
+
+
+#: per thread: True inside :func:`no_lower_values`
+_NO_LOWER = threading.local()
+
+
+@contextlib.contextmanager
+def no_lower_values() -> Iterator[None]:
+    """Within this context (per thread) upper-first refinements (:class:`Bracket` ``upper_first``) of atom laws also
+    run a full pass's upper half alone where its upper value settles whatever its lower value
+    (docs/accountant_atoms.md §14): the same upper values, no lower value reported there. For callers that read no
+    lower value (a privacy profile's sweep); a dominating pair's sweep reads the lower values it gets (their gaps
+    enter ``cover_upper``, docs/composition.md §2) and stays outside."""
+    old = getattr(_NO_LOWER, "on", False)
+    _NO_LOWER.on = True
+    try:
+        yield
+    finally:
+        _NO_LOWER.on = old
 
 
 @dataclass(frozen=True)
@@ -164,6 +191,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     best_lower = 0.0
     widened = False
     prev_upper: float | None = None  # the last certified pass's upper value
+    prev_pass: PassResult | None = None  # the last certified pass (upper values first: docs/accountant_atoms.md §14)
     gaps: list[tuple[float, float]] = []  # atom laws: (h, relative discretisation gap) of the passes refined from
     cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
     last = False  # upper values first: the step rule predicts the next pass to be the last (docs/composition.md §2.5)
@@ -178,10 +206,14 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
             if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
                 best = up_only if up_only.upper < best.upper else best
-                return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
-                                  terms=dict(best.terms, note="upper value first (docs/composition.md §2.5)",
-                                            lower_skipped=True))
+                return _upper_only(best, sd, "upper value first (docs/composition.md §2.5)")
         last = False
+        if mode.upper_first and prev_pass is not None and best is not None and law.atomic and n >= _MANY \
+                and getattr(_NO_LOWER, "on", False):
+            settled = _settled_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads, prev_pass, best)
+            if settled is not None:  # the upper value the full pass would end with (docs/accountant_atoms.md §14)
+                best = settled if settled.upper < best.upper else best
+                return _upper_only(best, sd, _SETTLED_NOTE)
         res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
         if isinstance(res, Coarsen):
             if best is None:
@@ -238,6 +270,13 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             break
         prev_upper = res.upper
         lo, up = res.lower, res.upper
+        if mode.upper_first and not redo and not (lo > 0 and up - lo <= 0.8 * rel_tol * lo) and law.atomic \
+                and n >= _MANY and res.tail_T <= tgt and _upper_settled(prev_pass, res, best.upper, rel_tol):
+            # the refinement would go on for the lower value alone: the upper value has settled (its estimated
+            # distance to its limit in h is within _SETTLED rel_tol); certified as every pass (docs/accountant_atoms.md
+            # §14), lower 0 (none reported: the bracket's gap is still above rel_tol)
+            return _upper_only(best, sd, _SETTLED_NOTE)
+        prev_pass = res
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             if not redo:
                 break
@@ -263,6 +302,45 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)
+
+
+_SETTLED_NOTE = "upper value settled (docs/accountant_atoms.md §14)"
+
+
+def _upper_only(best: PassResult, sd: float, note: str) -> LawBracket:
+    """The refinement's value without a lower value: the best (smallest) certified upper value, lower 0 (none
+    computed; ``lower_skipped`` marks it for the report and the profile's cache, docs/composition.md §2.5)."""
+    return LawBracket(0.0, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd,
+                      terms=dict(best.terms, note=note, lower_skipped=True))
+
+
+def _upper_settled(prev: PassResult | None, res: PassResult, best_upper: float, rel_tol: float) -> bool:
+    """True when the upper value of refine's pass ``res`` is estimated within _SETTLED rel_tol ``best_upper`` of its
+    limit as h -> 0 (docs/accountant_atoms.md §14): the hat law's main part is a mean-preserving spread of each block
+    value by at most h, whose effect on E[S_+] is second order in h where the sum's law is smooth at the scale h, so
+    up(h) - up(0) ~ (up(h_prev) - up(h)) h^2 / (h_prev^2 - h^2) from the previous certified pass ``prev`` (a step at
+    least _SETTLED_RATIO times coarser, an upper value not below this one; the caller requires this pass's clamp
+    term settled). An estimate: it chooses which passes run, never what a pass certifies."""
+    if prev is None or not (prev.grid.h >= _SETTLED_RATIO * res.grid.h) or not (prev.upper >= res.upper > 0.0):
+        return False
+    r2 = (res.grid.h / prev.grid.h) ** 2
+    return (prev.upper - res.upper) * r2 / (1.0 - r2) <= _SETTLED * rel_tol * best_upper
+
+
+def _settled_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
+                  threads: int, prev: PassResult, best: PassResult) -> PassResult | None:
+    """:func:`refine`'s next full pass without its lower lattice law, where its upper value settles whatever its lower
+    value (docs/accountant_atoms.md §14): its clamps need no refinement at the target 0.05 rel_tol max(0.5 main,
+    VALUE_FLOOR) (at most refine's, whose estimate also reads the lower value) and :func:`_upper_settled` holds
+    against ``prev``; then every way the full pass could end the refinement returns the same upper value. None
+    otherwise (the caller runs the full pass)."""
+    res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, lower=False)
+    if isinstance(res, Coarsen):
+        return None
+    tgt = 0.05 * rel_tol * max(0.5 * res.main, VALUE_FLOOR)
+    if res.tail_T > tgt or (res.tail_B > tgt and B < Tmax):
+        return None
+    return res if _upper_settled(prev, res, min(best.upper, res.upper), rel_tol) else None
 
 
 def _upper_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
@@ -292,4 +370,4 @@ def pass_fit(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_t
     raise RuntimeError("accountant: no grid fits the size limits")
 
 
-__all__ = ["Bracket", "Mode", "UpperOnly", "certify_law", "certify_law_mode"]
+__all__ = ["Bracket", "Mode", "UpperOnly", "certify_law", "certify_law_mode", "no_lower_values"]
