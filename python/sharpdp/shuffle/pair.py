@@ -128,30 +128,23 @@ def leg_curve(ks_pos, up_pos, lo_other, up_other, ks_other, dx):
     return Curve(k[keep], h[keep], dx)
 
 
-def split_values(curve_a: Curve, curve_b: Curve, ks):
-    """(V, k1) at the lattice points ``ks``: V(k) = min over splits k1 + k2 = k of A(k1 Delta) + e^{k1 Delta}
-    B(k2 Delta) (A, B the legs' hull curves) in floats (no margin), and a split k1 attaining it. For fixed k the
-    objective is piecewise linear in t1 = e^{k1 Delta} (A is piecewise linear in t1, and t1 B(t / t1) is linear in t1
-    on each piece of B), with breakpoints at A's vertices and at k minus B's vertices: the minimum over those
-    splits is the minimum over every real split in the vertices' range."""
-    dx = curve_a.dx
-    ks = np.asarray(ks, dtype=np.int64)
-    out, arg = np.empty(ks.size), np.empty(ks.size, dtype=np.int64)
-    for i, k in enumerate(ks.tolist()):
-        k1 = np.unique(np.concatenate([curve_a.k, k - curve_b.k]))
-        with np.errstate(over="ignore"):
-            val = curve_a(k1) + np.exp(k1 * dx) * curve_b(k - k1)
-        j = int(np.argmin(val))
-        out[i], arg[i] = val[j], k1[j]
-    return out, arg
-
-
 def via_bottom_eval(curve_a: Curve, curve_b: Curve):
-    """``evaluate(ks)`` for the replace-one bound through bot: upper values of :func:`split_values`' V (a 1e-12
-    relative margin for its float error, capped at 1), as (lower, upper) with lower = upper."""
+    """``evaluate(ks)`` for the replace-one bound through bot: upper values of
+    min over splits k1 + k2 = k of A(k1 Delta) + e^{k1 Delta} B(k2 Delta) (A, B the legs' hull
+    curves), as (lower, upper) with lower = upper. For fixed k the objective is piecewise linear
+    in t1 = e^{k1 Delta} (A is piecewise linear in t1, and t1 B(t / t1) is linear in t1 on each
+    piece of B), with breakpoints at A's vertices and at k minus B's vertices: the minimum over
+    those splits is the minimum over every real split in the vertices' range."""
+    dx = curve_a.dx
 
     def evaluate(ks, need_lower=True, negligible=0.0):  # (exact values of the hull curves: nothing to coarsen)
-        out = np.minimum(split_values(curve_a, curve_b, ks)[0] * (1 + _CURVE_MARGIN), 1.0)
+        out = np.empty(len(ks))
+        for i, k in enumerate(np.asarray(ks, dtype=np.int64).tolist()):
+            k1 = np.unique(np.concatenate([curve_a.k, k - curve_b.k]))
+            with np.errstate(over="ignore"):
+                val = curve_a(k1) + np.exp(k1 * dx) * curve_b(k - k1)
+            out[i] = np.min(val)
+        out = np.minimum(out * (1 + _CURVE_MARGIN), 1.0)
         return out, out.copy()
 
     return evaluate
@@ -379,4 +372,4 @@ def check_interval(value_discretization_interval) -> float:
 
 
 __all__ = ["Curve", "DominatingPair", "build_pair", "check_interval", "cover", "hull", "leg_curve", "masses",
-           "refine_points", "split_values", "swap", "via_bottom_eval"]
+           "refine_points", "swap", "via_bottom_eval"]

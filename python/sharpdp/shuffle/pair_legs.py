@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sharpdp.shuffle.pair import cover, leg_curve, split_values
+from sharpdp.shuffle.pair import Curve, cover, leg_curve
 from sharpdp.shuffle.round_cache import TWINS
 
 LOOSE_TOL = 0.03  # rel_tol of leg B's first values
@@ -65,13 +65,38 @@ def _split_bound(ka, la, ua_c, kb, lb, ub, dx, ks):
     ub_c = cover(lb, ub)
     ca = leg_curve(ka, ua_c, lb, ub_c, kb, dx)
     cb = leg_curve(kb, ub_c, la, ua_c, ka, dx)
-    return split_values(ca, cb, ks)
+    v, k1 = _splits(ca, cb, ks)
+    return v, k1, ca, cb
 
 
-def _neighbours(kb: np.ndarray, k2: np.ndarray) -> np.ndarray:
-    """Indices of the samples of ``kb`` (sorted) at or next to each lattice point of ``k2`` (below and above)."""
-    i = np.searchsorted(kb, k2)
-    return np.unique(np.concatenate([np.clip(i - 1, 0, kb.size - 1), np.clip(i, 0, kb.size - 1)]))
+def _splits(ca: Curve, cb: Curve, ks: np.ndarray):
+    """(V, k1) at ``ks``: the split bound min over k1 of A(k1 Delta) + e^{k1 Delta} B((k - k1) Delta) of the hull
+    curves and a split attaining it, over the splits at A's vertices and at k minus B's vertices (where the
+    minimum over all splits in range lies: :func:`sharpdp.shuffle.pair.via_bottom_eval`), in one array pass (a
+    check's estimate: the pair's own values come from ``via_bottom_eval``)."""
+    dx = ca.dx
+    kk = ks[:, None]
+    with np.errstate(over="ignore"):
+        k1a = np.broadcast_to(ca.k[None, :], (ks.size, ca.k.size))
+        va = ca(ca.k)[None, :] + np.exp(ca.k * dx)[None, :] * cb(kk - k1a)
+        k1b = kk - cb.k[None, :]
+        vb = ca(k1b) + np.exp(k1b * dx) * cb(cb.k)[None, :]
+    ia, ib = np.argmin(va, axis=1), np.argmin(vb, axis=1)
+    r = np.arange(ks.size)
+    use_a = va[r, ia] <= vb[r, ib]
+    return np.where(use_a, va[r, ia], vb[r, ib]), np.where(use_a, k1a[r, ia], k1b[r, ib])
+
+
+def _support(kb: np.ndarray, curve: Curve, pts: np.ndarray) -> np.ndarray:
+    """Indices of the samples ``kb`` (sorted) that a hull curve's values at the lattice points ``pts`` depend on: the
+    samples from one before the curve's vertex at or below each point to one after its vertex above it (the
+    vertices, the samples between them, and the neighbours whose gaps ``cover`` takes)."""
+    kv = curve.k
+    j = np.clip(np.searchsorted(kv, pts, side="right") - 1, 0, kv.size - 1)
+    lo = np.clip(np.searchsorted(kb, kv[j]) - 1, 0, kb.size - 1)
+    hi = np.clip(np.searchsorted(kb, kv[np.minimum(j + 1, kv.size - 1)]) + 1, 0, kb.size - 1)
+    out = [np.arange(a, b + 1) for a, b in zip(lo.tolist(), hi.tolist())]
+    return np.unique(np.concatenate(out)) if out else np.empty(0, dtype=np.int64)
 
 
 def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, rel_tol: float, certify_fine):
@@ -92,19 +117,21 @@ def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, re
     for _ in range(_ROUNDS):
         if not (loose & (np.nan_to_num(lb) > 0.0)).any():
             break
-        v_up, k1_up = _split_bound(ka, la, ua_c, kb, lb, ub, dx, ks)
+        v_up, k1_up, ca_up, cb_up = _split_bound(ka, la, ua_c, kb, lb, ub, dx, ks)
         # an open loose sample: its lower value, gap 0; a settled one (no lower value, or a gap beyond LOOSE_TOL: the
         # engine's caps bound it, and at rel_tol they do too, in practice) its upper value (§2.10)
         open_ = loose & (np.nan_to_num(lb) > 0.0) & (ub <= (1.0 + LOOSE_TOL) * np.nan_to_num(lb))
         low = np.where(open_, np.nan_to_num(lb), ub)
-        v_low, k1_low = _split_bound(ka, la, ua_c, kb, np.where(open_, low, lb), low, dx, ks)
+        v_low, k1_low, ca_low, cb_low = _split_bound(ka, la, ua_c, kb, np.where(open_, low, lb), low, dx, ks)
         bad = (v_up >= floor) & (v_up > (1.0 + np.where(v_up < ACCURATE, 10.0 * tol, tol)) * v_low)
         if not bad.any():
             break
-        k1 = np.concatenate([k1_up[bad], k1_low[bad]])
-        k2 = np.concatenate([ks[bad] - k1_up[bad], ks[bad] - k1_low[bad]])
-        pts = np.concatenate([k2, -k1[k1 < 0]])
-        idx = _neighbours(kb, pts)
+        parts = []
+        for k1, ca, cb in ((k1_up[bad], ca_up, cb_up), (k1_low[bad], ca_low, cb_low)):
+            parts.append(_support(kb, cb, ks[bad] - k1))  # B at the second leg
+            if np.any(k1 < 0):  # A at a negative first leg: the swap of B's samples at -k1
+                parts.append(_support(kb, cb, -k1[k1 < 0]))
+        idx = np.unique(np.concatenate(parts))
         idx = idx[open_[idx]]
         if idx.size == 0:
             break
