@@ -20,7 +20,7 @@ from sharpdp.shuffle.round_cache import TWINS
 LOOSE_TOL = 0.03  # rel_tol of leg B's first values
 CHECK_POINTS = 513  # lattice points of V where the loose values' slack is checked
 SLACK_SHARE = 0.5  # ... against this share of the pair's rel_tol (10x below ACCURATE: its sampling target)
-ACCURATE = 1e-12
+ACCURATE = 1e-12  # (the pair sampling's accurate floor, docs/composition.md §2.2)
 _ROUNDS = 40  # at most this many rounds of re-certification (each certifies every flagged loose sample)
 
 
@@ -101,15 +101,18 @@ def _support(kb: np.ndarray, curve: Curve, pts: np.ndarray) -> np.ndarray:
 
 def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, rel_tol: float, certify_fine):
     """Leg B's samples (kb, lb, ub) with the loose ones (mask ``loose``) certified again where their slack may move
-    the split bound V by more than SLACK_SHARE ``rel_tol`` at a check point with V >= ``floor``.
+    the split bound V by more than SLACK_SHARE ``rel_tol`` (10x that where V < ACCURATE) at a check point with
+    V >= ``floor``; returns (lb, ub, loose) (ub non-increasing).
 
-    V_up is the split bound of the pair's legs as they are (``cover`` of each leg: the pair's curves); V_low the same
-    with every loose sample of B lowered to its certified lower value (0 where none) and its gap taken as 0 in
-    ``cover``, so V_low <= V of the same samples all certified at ``rel_tol`` (lower convex hull, swap identity and
-    ``cover`` are monotone in the values; ``docs/composition.md`` §2.10). Where V_up > (1 + SLACK_SHARE rel_tol)
-    V_low, the loose samples next to the optimal second leg k2 (and to -k1 for a negative first leg) of either bound
-    are certified by ``certify_fine(ks)`` -> (lower, upper); the upper value kept is the smaller of the two
-    (both certified). Only a choice of which values are refined: every value used is a certified bracket."""
+    V_up is the split bound of the legs as they are (``cover`` of each leg, hull, swap: the pair's curves); V_low the
+    same with every *open* loose sample of B (lower value L > 0, upper value <= (1 + LOOSE_TOL) L) replaced by [L, L],
+    so V_low <= V of the same samples with the open ones certified at ``rel_tol`` (hull, running minimum, swap
+    identity and ``cover`` are monotone in the values; ``docs/composition.md`` §2.10). *Settled* loose samples (no
+    lower value, or a bracket wider than LOOSE_TOL: the engine's caps bound them) count as they are in both. Where
+    V_up > (1 + s) V_low, the open samples of B's hull support at the optimal second leg of either bound (and at minus
+    a negative first leg: A's curve there is the swap of B's samples) are certified by ``certify_fine(ks)`` -> (lower,
+    upper), keeping the smaller upper value (both certified). Only a choice of which values are refined: every
+    value used is a certified bracket, so the pair dominates whatever stays loose."""
     kb, lb, ub, loose = kb, lb.copy(), ub.copy(), loose.copy()
     ua_c = cover(la, ua)
     ks = np.unique(np.round(np.linspace(0, int(ka[-1]) + int(kb[-1]), CHECK_POINTS)).astype(np.int64))
