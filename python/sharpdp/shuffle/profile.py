@@ -27,9 +27,10 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
+from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_sampler, tighten_loose_leg
 from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
                                   seed_points, swap, via_bottom_eval)
-from sharpdp.shuffle.round_cache import (LOCK, PAIRS, TWINS, check_accountant, clear_caches, lru_get, round_key,
+from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
 
 _U = 2.0**-53
@@ -409,38 +410,6 @@ def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str =
     return lo, up
 
 
-def _leg_sampler(accountant, j: int, dx: float):
-    """``evaluate(ks)`` of leg j (0: x vs bot, 1: bot vs x) of a replace-one round bounded through
-    bot: the zero-out certification of that order (the accountant's own leg values, cached there),
-    or the zero-out accountant's value (the maximum over both orders) when the accountant does
-    not expose its legs."""
-    leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
-    rel_tol = accountant.rel_tol
-
-    def evaluate(ks, need_lower=True, negligible=0.0):  # (legs are sampled as brackets: negligible unused)
-        e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
-        e[np.asarray(ks) == 0] = 0.0
-        if leg is None:
-            return _positive_bounds(_zero_out_twin(accountant), e)
-        lo, up = np.empty(e.size), np.empty(e.size)
-        for i, x in enumerate(e.tolist()):
-            r = leg(j, x, rel_tol)
-            lo[i], up[i] = r.lower, min(r.upper, 1.0)
-        return lo, up
-
-    return evaluate
-
-
-def _zero_out_twin(accountant):
-    """The zero-out accountant of a round bounded through bot (same randomizer, n, rel_tol), kept per accountant."""
-    twin = TWINS.get(accountant)
-    if twin is None:
-        twin = getattr(getattr(accountant, "_bottom", None), "bottom", None)
-        if not callable(getattr(twin, "get_delta_bounds", None)):
-            twin = type(accountant)(accountant.randomizer, accountant.n, "zero_out", rel_tol=accountant.rel_tol)
-        TWINS[accountant] = twin
-    return twin
-
 def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, epsilons=None,
                     delta_floor: float = 1e-18, max_evaluations: int = 400, rel_tol: float = 2e-3,
                     cover_upper: bool = True, lower: bool = False,
@@ -548,11 +517,15 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
         # split of the lattice (docs/composition.md §2.1)
         legs = []
+        loose = not lower and accountant.rel_tol < LOOSE_TOL  # leg B loose first (docs/composition.md §2.10)
         for j in (0, 1):
-            ev_j = _leg_sampler(accountant, j, dx)
+            ev_j = leg_sampler(accountant, j, dx, _positive_bounds, LOOSE_TOL if j == 1 and loose else None)
             legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress, _LEG_FLOOR,
                                         label=f"leg {j + 1} of " + round_label(accountant, 36)))
         (ka, la, ua), (kb, lb, ub) = legs
+        if loose:
+            lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, _LEG_FLOOR, rtol,
+                                          leg_sampler(accountant, 1, dx, _positive_bounds))
         if lower:
             ua, ub = la, lb
         elif cover_upper:

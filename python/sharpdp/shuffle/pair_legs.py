@@ -1,0 +1,144 @@
+"""The legs of a replace-one round bounded through bot, sampled for its dominating pair (``docs/composition.md`` §2.1,
+§2.10): the leg samplers, and the second leg taken at a loose accuracy where its slack cannot move the pair.
+
+Leg B (bot vs x) enters the pair's split bound V(k) = min over k1 of A(k1 Delta) + e^{k1 Delta} B((k - k1) Delta)
+mostly as a small share of the optimal split (its cliff makes the optimum put e2 where e^{e1} B(e2) is a few percent
+of A(e1)); where that holds its values need not be certified to the accountant's ``rel_tol``. Every leg value is
+a certified bracket whatever its accuracy, so the pair dominates either way; :func:`tighten_loose_leg` only decides
+which loose values are certified again at ``rel_tol`` (``docs/composition.md`` §2.10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from sharpdp.shuffle.pair import Curve, cover, leg_curve
+from sharpdp.shuffle.round_cache import TWINS
+
+LOOSE_TOL = 0.03  # rel_tol of leg B's first values
+CHECK_POINTS = 513  # lattice points of V where the loose values' slack is checked
+SLACK_SHARE = 0.5  # ... against this share of the pair's rel_tol (10x below ACCURATE: its sampling target)
+ACCURATE = 1e-12  # (the pair sampling's accurate floor, docs/composition.md §2.2)
+_ROUNDS = 40  # at most this many rounds of re-certification (each certifies every flagged loose sample)
+
+
+def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | None = None):
+    """``evaluate(ks)`` of leg j (0: x vs bot, 1: bot vs x) of a replace-one round bounded through bot at eps = k dx
+    (a hair below): the zero-out certification of that order at ``tol`` (None: the accountant's ``rel_tol``; the
+    accountant's own leg values, cached there), or ``fallback(zero_out_accountant, eps)`` (the zero-out value: the
+    maximum over both orders) when the accountant does not expose its legs. Legs are sampled as brackets (an upper
+    value first saves nothing on these laws: ``docs/composition.md`` §2.10), so ``need_lower`` and ``negligible``
+    are unused."""
+    leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
+    rel_tol = accountant.rel_tol if tol is None else max(tol, accountant.rel_tol)
+
+    def evaluate(ks, need_lower=True, negligible=0.0):
+        e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
+        e[np.asarray(ks) == 0] = 0.0
+        if leg is None:
+            return fallback(zero_out_twin(accountant), e)
+        lo, up = np.empty(e.size), np.empty(e.size)
+        for i, x in enumerate(e.tolist()):
+            r = leg(j, x, rel_tol)
+            lo[i], up[i] = r.lower, min(r.upper, 1.0)
+        return lo, up
+
+    return evaluate
+
+
+def zero_out_twin(accountant):
+    """The zero-out accountant of a round bounded through bot (same randomizer, n, rel_tol), kept per accountant."""
+    twin = TWINS.get(accountant)
+    if twin is None:
+        twin = getattr(getattr(accountant, "_bottom", None), "bottom", None)
+        if not callable(getattr(twin, "get_delta_bounds", None)):
+            twin = type(accountant)(accountant.randomizer, accountant.n, "zero_out", rel_tol=accountant.rel_tol)
+        TWINS[accountant] = twin
+    return twin
+
+
+def _split_bound(ka, la, ua_c, kb, lb, ub, dx, ks):
+    """V and its optimal first legs k1 at ``ks`` from leg A's covered values ``ua_c`` and leg B's bracket (lb, ub)
+    (covered here, as the pair's curves are)."""
+    ub_c = cover(lb, ub)
+    ca = leg_curve(ka, ua_c, lb, ub_c, kb, dx)
+    cb = leg_curve(kb, ub_c, la, ua_c, ka, dx)
+    v, k1 = _splits(ca, cb, ks)
+    return v, k1, ca, cb
+
+
+def _splits(ca: Curve, cb: Curve, ks: np.ndarray):
+    """(V, k1) at ``ks``: the split bound min over k1 of A(k1 Delta) + e^{k1 Delta} B((k - k1) Delta) of the hull
+    curves and a split attaining it, over the splits at A's vertices and at k minus B's vertices (where the
+    minimum over all splits in range lies: :func:`sharpdp.shuffle.pair.via_bottom_eval`), in one array pass (a
+    check's estimate: the pair's own values come from ``via_bottom_eval``)."""
+    dx = ca.dx
+    kk = ks[:, None]
+    with np.errstate(over="ignore"):
+        k1a = np.broadcast_to(ca.k[None, :], (ks.size, ca.k.size))
+        va = ca(ca.k)[None, :] + np.exp(ca.k * dx)[None, :] * cb(kk - k1a)
+        k1b = kk - cb.k[None, :]
+        vb = ca(k1b) + np.exp(k1b * dx) * cb(cb.k)[None, :]
+    ia, ib = np.argmin(va, axis=1), np.argmin(vb, axis=1)
+    r = np.arange(ks.size)
+    use_a = va[r, ia] <= vb[r, ib]
+    return np.where(use_a, va[r, ia], vb[r, ib]), np.where(use_a, k1a[r, ia], k1b[r, ib])
+
+
+def _support(kb: np.ndarray, curve: Curve, pts: np.ndarray) -> np.ndarray:
+    """Indices of the samples ``kb`` (sorted) that a hull curve's values at the lattice points ``pts`` depend on: the
+    samples from one before the curve's vertex at or below each point to one after its vertex above it (the
+    vertices, the samples between them, and the neighbours whose gaps ``cover`` takes)."""
+    kv = curve.k
+    j = np.clip(np.searchsorted(kv, pts, side="right") - 1, 0, kv.size - 1)
+    lo = np.clip(np.searchsorted(kb, kv[j]) - 1, 0, kb.size - 1)
+    hi = np.clip(np.searchsorted(kb, kv[np.minimum(j + 1, kv.size - 1)]) + 1, 0, kb.size - 1)
+    out = [np.arange(a, b + 1) for a, b in zip(lo.tolist(), hi.tolist())]
+    return np.unique(np.concatenate(out)) if out else np.empty(0, dtype=np.int64)
+
+
+def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, rel_tol: float, certify_fine):
+    """Leg B's samples (kb, lb, ub) with the loose ones (mask ``loose``) certified again where their slack may move
+    the split bound V by more than SLACK_SHARE ``rel_tol`` (10x that where V < ACCURATE) at a check point with
+    V >= ``floor``; returns (lb, ub, loose) (ub non-increasing).
+
+    V_up is the split bound of the legs as they are (``cover`` of each leg, hull, swap: the pair's curves); V_low the
+    same with every *open* loose sample of B (lower value L > 0, upper value <= (1 + LOOSE_TOL) L) replaced by [L, L],
+    so V_low <= V of the same samples with the open ones certified at ``rel_tol`` (hull, running minimum, swap
+    identity and ``cover`` are monotone in the values; ``docs/composition.md`` §2.10). *Settled* loose samples (no
+    lower value, or a bracket wider than LOOSE_TOL: the engine's caps bound them) count as they are in both. Where
+    V_up > (1 + s) V_low, the open samples of B's hull support at the optimal second leg of either bound (and at minus
+    a negative first leg: A's curve there is the swap of B's samples) are certified by ``certify_fine(ks)`` -> (lower,
+    upper), keeping the smaller upper value (both certified). Only a choice of which values are refined: every
+    value used is a certified bracket, so the pair dominates whatever stays loose."""
+    kb, lb, ub, loose = kb, lb.copy(), ub.copy(), loose.copy()
+    ua_c = cover(la, ua)
+    ks = np.unique(np.round(np.linspace(0, int(ka[-1]) + int(kb[-1]), CHECK_POINTS)).astype(np.int64))
+    tol = SLACK_SHARE * rel_tol
+    for _ in range(_ROUNDS):
+        if not (loose & (np.nan_to_num(lb) > 0.0)).any():
+            break
+        v_up, k1_up, ca_up, cb_up = _split_bound(ka, la, ua_c, kb, lb, ub, dx, ks)
+        # an open loose sample: its lower value, gap 0; a settled one (no lower value, or a gap beyond LOOSE_TOL: the
+        # engine's caps bound it, and at rel_tol they do too, in practice) its upper value (§2.10)
+        open_ = loose & (np.nan_to_num(lb) > 0.0) & (ub <= (1.0 + LOOSE_TOL) * np.nan_to_num(lb))
+        low = np.where(open_, np.nan_to_num(lb), ub)
+        v_low, k1_low, ca_low, cb_low = _split_bound(ka, la, ua_c, kb, np.where(open_, low, lb), low, dx, ks)
+        bad = (v_up >= floor) & (v_up > (1.0 + np.where(v_up < ACCURATE, 10.0 * tol, tol)) * v_low)
+        if not bad.any():
+            break
+        parts = []
+        for k1, ca, cb in ((k1_up[bad], ca_up, cb_up), (k1_low[bad], ca_low, cb_low)):
+            parts.append(_support(kb, cb, ks[bad] - k1))  # B at the second leg
+            if np.any(k1 < 0):  # A at a negative first leg: the swap of B's samples at -k1
+                parts.append(_support(kb, cb, -k1[k1 < 0]))
+        idx = np.unique(np.concatenate(parts))
+        idx = idx[open_[idx]]
+        if idx.size == 0:
+            break
+        lo_f, up_f = certify_fine(kb[idx])
+        lb[idx], ub[idx] = lo_f, np.minimum(ub[idx], up_f)
+        loose[idx] = False
+    return lb, np.minimum.accumulate(ub), loose
