@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 import sharpdp.shuffle as sh
+from sharpdp.shuffle import profile as profile_module
 from sharpdp.shuffle.accountant import laws_for
 from sharpdp.shuffle.accountant import plain as PL
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
@@ -133,8 +134,9 @@ def test_rule_b_gives_rule_a_floats_with_fewer_lower_passes(monkeypatch, randomi
 
 
 def test_privacy_profile_enters_no_lower_values_and_keeps_the_sweeps_floats(monkeypatch):
-    """ShuffleAccountant.privacy_profile runs inside no_lower_values: its values are the same floats as the module
-    function privacy_profile's (outside the context: rule (a) alone), with fewer full passes; the plain path (a
+    """ShuffleAccountant.privacy_profile and the module function privacy_profile run inside no_lower_values: their
+    values are the same floats as the sweep's outside the context (rule (a) alone), with fewer full passes; the plain
+    path (a
     continuous law) is untouched: its profile equals the one with the rule off. Caught mutation: the context not
     entered (as many full passes)."""
     eps = np.linspace(0.0, 0.14, 15)
@@ -144,9 +146,13 @@ def test_privacy_profile_enters_no_lower_values_and_keeps_the_sweeps_floats(monk
     full_prof = passes.count(True)
     passes.clear()
     sh.clear_caches()  # (else the round's value cache returns the values above)
-    ref = sh.privacy_profile(sh.ShuffleAccountant(KRR, 200_000, "replace"), eps)
+    ref = profile_module._profile_bounds(sh.ShuffleAccountant(KRR, 200_000, "replace"), eps, False)[1]
     assert np.array_equal(prof, ref)
     assert full_prof < passes.count(True)
+    passes.clear()
+    sh.clear_caches()
+    assert np.array_equal(sh.privacy_profile(sh.ShuffleAccountant(KRR, 200_000, "replace"), eps), ref)
+    assert passes.count(True) == full_prof  # (the module function enters the context too)
     g = sh.GaussianRandomizer(6.0, 1)
     ge = np.linspace(0.0, 0.2, 6)
     sh.clear_caches()

@@ -27,6 +27,7 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
+from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_sampler, tighten_loose_leg
 from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
                                   seed_points, swap, via_bottom_eval)
@@ -146,7 +147,8 @@ def privacy_profile(accountant, epsilons):
     ValueError
         NaN in ``epsilons``.
     """
-    return _profile_bounds(accountant, epsilons, False)[1]
+    with no_lower_values():  # (no lower value read: docs/accountant_atoms.md §14)
+        return _profile_bounds(accountant, epsilons, False)[1]
 
 
 # ----------------------------------------------------------------------------- sampling

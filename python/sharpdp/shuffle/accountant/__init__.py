@@ -115,7 +115,7 @@ from sharpdp.shuffle.accountant.driver import certify, in_upper_first_sweep
 from sharpdp.shuffle.accountant.epsilon_domain import by_sign, epsilon_array
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, XTOL_RANGE
 from sharpdp.shuffle.accountant.memo import envelope_put
-from sharpdp.shuffle.accountant.plain import Bracket, no_lower_values
+from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.results import AccountantReport, Grid
 from sharpdp.shuffle.accountant.epsilon_route import route
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
@@ -580,8 +580,7 @@ class ShuffleAccountant:
         see :func:`sharpdp.shuffle.profile.privacy_profile`."""
         from sharpdp.shuffle.profile import privacy_profile
 
-        with no_lower_values():  # (no lower value read: docs/accountant_atoms.md §14)
-            return privacy_profile(self, epsilons)
+        return privacy_profile(self, epsilons)
 
 
 __all__ = ["ShuffleAccountant", "AccountantReport"]
