@@ -10,6 +10,8 @@ References, independent of the rules reviewed:
   (tests/_review28_ak_reference.py) at n = 2, 3, 100: D_up^{x vs bot} <= the reported zero-out delta (the report is
   the larger of two such divergences), so the reported upper value must not fall below the estimate (4 standard
   errors);
+* the Edgeworth expansion of the body (tests/_review28_gauss_reference.py, second order; its tolerance three times
+  the difference of the orders plus 1e-4) for the x-vs-bot law near the normal regime of §33.1's cells (n = 1e7, 1e8);
 * the rule switched off (``skip_rounds=False``): two certified brackets of one value must intersect.
 A replace-one bracket at the accountant's rel_tol 1e-2 that left its bracket of before (§33.2's step reaching the loose
 requests of the split search of docs/accountant.md §9; fixed at big29's d42c38b) is pinned below.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import pytest
 
 from _review28_ak_reference import GaussXBot, d_up_ak
+from _review28_gauss_reference import d_up_edgeworth
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
@@ -143,3 +146,16 @@ def test_skipped_rounds_keep_certified_brackets(monkeypatch):
             assert 0.0 <= b.lower <= b.upper and b.upper >= rlo and b.lower <= rup, (spec, n, eps, b, rlo, rup)
         assert max(on.lower, off.lower) <= min(on.upper, off.upper)
     assert n_fired >= len(SKIPPED) - 2, n_fired
+
+
+@pytest.mark.parametrize("s, n, eps", [(2.0, 10**8, 2.189e-4), (2.0, 10**8, 1e-4), (4.6, 10**8, 9.84e-5),
+                                       (2.0, 10**7, 5e-4)])
+def test_x_vs_bot_brackets_hold_the_edgeworth_value(s, n, eps):
+    """§33.1's regime (the body makes the value, the jump term negligible; get_epsilon(1e-6)'s root of §33 is the
+    first cell): the x-vs-bot bracket at rel_tol 1e-2 holds the second-order Edgeworth value (measured: orders within
+    3e-6 relative of each other, the brackets' ends 5e-4 ... 1e-3 relative away)."""
+    gamma, law = laws_for(GaussianRandomizer(s, 1), eps, "zero_out")[0]
+    r = far_tail.certify_bigjump(law.shifted(up=True), float(gamma), n, 1e-2, 1)
+    ew2, ew1, _ = d_up_edgeworth(s, eps, n)
+    tol = 3.0 * abs(ew2 - ew1) / ew2 + 1e-4
+    assert r.lower <= ew2 * (1 + tol) and r.upper >= ew2 * (1 - tol), (r.lower, r.upper, ew2, ew1)
