@@ -133,8 +133,8 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
                   progress: bool | None = None, rounds: int = 1) -> BlanketMixedGaussian:
     """BMG with the smallest worst-case single-user MSE whose certified shuffled delta(epsilon) <= delta.
 
-    Searches (gamma, sigma0) for the blanket-mixed Gaussian randomizer (seed
-    001, Algorithm "Blanket-Mixed Gaussian Mechanism") minimising ``Err_1 =
+    Searches (gamma, sigma0) for the blanket-mixed Gaussian randomizer ("Shuffling-Aware
+    Optimization for Private Vector Mean Estimation", Algorithm "Blanket-Mixed Gaussian Mechanism") minimising ``Err_1 =
     d sigma0^2/(1-gamma)^2 + gamma/(1-gamma)`` (Section 4.2) subject to
     ``ShuffleAccountant(bmg, n, adjacency).get_delta(epsilon) <= delta``, the
     *certified* upper bound on the privacy profile of the shuffled protocol
