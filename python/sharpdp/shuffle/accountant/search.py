@@ -47,9 +47,9 @@ _REACH = 0.01
 #: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
 #: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
 _STRADDLE = 0.3
-#: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps; 0.1 measured
-#: and not enabled: docs/accountant.md §8.9.1)
-_INTERP = 0.2
+#: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps; 0.2 before
+#: session 30: docs/accountant.md §8.9.1, §8.10)
+_INTERP = 0.1
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -165,7 +165,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     steps. ``lower(x) > delta`` (a certified lower value of fun) marks x as a lower end without
     evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
-    evaluations, on either side and within ``_INTERP`` (0.2 in log eps, docs/accountant.md §8.9.1; the search only needs r and k then), or (``reach``
+    evaluations, on either side and within ``_INTERP`` (0.1 in log eps, docs/accountant.md §8.10; the search only needs r and k then), or (``reach``
     > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
     extrapolation of two evaluations: docs/accountant_atoms.md §10).
     ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
@@ -196,7 +196,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
                 or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= _INTERP)
                 or (reach > 0.0 and len(pts) >= 2 and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
-            return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 20 % apart)
+            return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 10 % apart)
         if r_new is not None:
             r, k = r_new, kk
         stalled = len(widths) > 5 and w > 0.5 * widths[-4]  # (the first two steps start the model)
