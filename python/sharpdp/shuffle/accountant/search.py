@@ -351,9 +351,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         eps <= e)."""
         return loose_lower(e) > delta
 
-    # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
-    # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
-    # without evaluating get_delta(0)
+    # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value above delta at 0
+    # (closed form now, else at half the phase-1 root below) rules that out without evaluating get_delta(0)
     known_above_0 = lower_at(0.0) > delta
     # the search never goes beyond cap: eps0 (delta = 0 there), hi_end (its fresh value <= delta: §8.3) or 700
     # (get_delta(700) <= delta was checked above, so cap itself is a certified answer)
@@ -369,6 +368,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # value, law by law) is at most delta, lower end where the closed-form lower value still
     # exceeds delta (then up and get_delta exceed it too); any such ends are valid, their
     # closeness only saves steps (docs/accountant_atoms.md §8)
+    if cap0 is not None and lower_at(cap0 * (1.0 - xtol)) > delta:
+        return cap0  # (the answer eps0 decided by the closed forms alone: docs/accountant.md §8.10.3)
     g = _guess_epsilon(acc, delta)
     c_hi = cap
     # two-atom laws (binary RR): the closed forms are far from the root (cap 8-300x above it, the lower
@@ -409,8 +410,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return 0.0
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
-    # (the answer 0: settled after phase 2, where a lower value above delta rules it out (docs/accountant_atoms.md §11),
-    # or by get_delta(0) at once where a point near eps = 0 is asked for (zero.check, docs/accountant.md §8.10)
+    # (the answer 0: settled after phase 2 (docs/accountant_atoms.md §11), or at once by zero.check (docs/accountant.md §8.10))
     lows: list[float] = [0.0]  # certified lower values of D_up seen by phase 2 (probes and lower_far)
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
