@@ -1,5 +1,5 @@
-"""Session 30 (cal30): get_epsilon's answer 0 decided first where the search heads for eps = 0 (docs/accountant.md
-§8.10, ``zero_end.ZeroEnd``).
+"""Session 30 (cal30): get_epsilon's answer 0 decided first where the search heads for eps = 0, and the answer eps0 of a
+pure-LDP randomizer by the closed forms (docs/accountant.md §8.10, ``zero_end.ZeroEnd``).
 
 References independent of the rule: fresh accountants' ``get_delta(0)`` (no cache, no running minimum) and the search
 with the rule off (``zero_end.ZERO_EPS = 0``: the code before), whose answer is 0 exactly when that fresh value is
@@ -117,3 +117,28 @@ def test_zero_end_check():
     assert calls == [0.0, 0.0]
     zero_end.ZeroEnd(Acc(), 0.5, settled=True).check(0.0)  # (ruled out already: nothing evaluated)
     assert calls == [0.0, 0.0]
+
+
+# ----------------------------------------------------------------------------------------------- the answer eps0 (§8.10.3)
+@pytest.mark.parametrize("k, eps0, n", [(2, 4.0, 100), (2, 8.0, 100), (2, 8.0, 10**4), (10, 8.0, 1000)])
+def test_answer_eps0_by_the_closed_forms(monkeypatch, k, eps0, n):
+    """A pure eps0-LDP randomizer under replace-one whose answer is eps0 (the regime map's k-RR cells): no probe (the
+    search before made 11-12), and the answer is certified by fresh accountants: get_delta(eps0) <= delta, and
+    get_delta just below eps0 (1 - xtol) is above delta, so no certified eps lies more than xtol below it (the plain
+    bisection's crossing of fresh values is within xtol). (The next test catches a rule that returns eps0 without the
+    closed forms' check.)"""
+    make = lambda: RandomizedResponse(k, eps0)  # noqa: E731
+    e, c = _counted(monkeypatch, make, n, "replace", 1e-6)
+    assert e == eps0 and c["probe"] == 0 and c["up"] == 0
+    assert _fresh(make, n, "replace", eps0) <= 1e-6
+    assert _fresh(make, n, "replace", eps0 * (1.0 - 1e-3)) > 1e-6
+
+
+def test_answer_below_eps0_unchanged(monkeypatch):
+    """Where the closed forms just below eps0 are not above delta the search runs as before: 2-RR(1), n = 100 gives
+    main's float (the regime map's), certified by a fresh accountant (tests/test_search_ldp_cap.py holds the cells
+    whose upper value at eps0 is the atoms' rounding charge)."""
+    make = lambda: RandomizedResponse(2, 1.0)  # noqa: E731
+    e, c = _counted(monkeypatch, make, 100, "replace", 1e-6)
+    assert e == 0.5162084020862178 and c["probe"] == 4
+    assert _fresh(make, 100, "replace", e) <= 1e-6
