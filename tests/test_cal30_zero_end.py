@@ -117,6 +117,9 @@ def test_zero_end_check():
     assert calls == [0.0, 0.0]
     zero_end.ZeroEnd(Acc(), 0.5, settled=True).check(0.0)  # (ruled out already: nothing evaluated)
     assert calls == [0.0, 0.0]
+    f = zero_end.ZeroEnd(Acc(), 0.4, settled=False).wrap(lambda e: 2.0 * e)
+    assert f(0.25) == 0.5 and calls == [0.0, 0.0]  # (a point away from 0: the function alone)
+    assert f(0.0) == 0.0 and calls == [0.0, 0.0, 0.0]  # (near 0: get_delta(0) first, above delta here)
 
 
 # ----------------------------------------------------------------------------------------------- the answer eps0 (§8.10.3)

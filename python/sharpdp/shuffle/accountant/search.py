@@ -403,7 +403,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
         k0 = _guess_slope(acc, g) if x0 == g and not two else None
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
-            lo1, hi1, r1, k1 = _root(lambda e: zero.check(e) or up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
+            lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
                                      straddle=0.0 if two else _STRADDLE)
         except AtZero:

@@ -7,6 +7,7 @@ check is settled (no second evaluation at 0). A choice of points only: nothing h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 #: a phase-1 model root or phase-2 point below this (in eps) has the search evaluate get_delta(0) first
@@ -43,6 +44,13 @@ class ZeroEnd:
         self.settled = True
         if float(self.acc.get_delta(0.0)) <= self.delta:
             raise AtZero
+
+    def wrap(self, fun: Callable[[float], float]) -> Callable[[float], float]:
+        """``fun`` with :meth:`check` made first at each point."""
+        def checked(e: float) -> float:
+            self.check(e)
+            return fun(e)
+        return checked
 
 
 __all__ = ["ZERO_EPS", "AtZero", "ZeroEnd"]
