@@ -28,31 +28,20 @@ def _fresh(make, n, adjacency, eps):
     return float(ShuffleAccountant(make(), n, adjacency).get_delta(eps))
 
 
+def _counting(c, key, fn, when=lambda *a: True):
+    """fn, counting in c[key] the calls whose arguments satisfy ``when``."""
+    return lambda *a, **k: (c.__setitem__(key, c[key] + bool(when(*a))), fn(*a, **k))[1]
+
+
 def _counted(monkeypatch, make, n, adjacency, delta):
     """A fresh get_epsilon(delta) with its accountant work counted: upper-only passes, probes, get_delta(0) calls."""
     c = {"up": 0, "probe": 0, "zero": 0}
-    uv, pr = S.upper_value, S.probe
-
-    def up(*a, **k):
-        c["up"] += 1
-        return uv(*a, **k)
-
-    def probe(*a, **k):
-        c["probe"] += 1
-        return pr(*a, **k)
-
     clear_caches()
     acc = ShuffleAccountant(make(), n, adjacency)
-    gd = acc.get_delta
-
-    def get_delta(eps, *a, **k):
-        c["zero"] += float(eps) == 0.0
-        return gd(eps, *a, **k)
-
     with monkeypatch.context() as m:
-        m.setattr(S, "upper_value", up)
-        m.setattr(S, "probe", probe)
-        m.setattr(acc, "get_delta", get_delta)
+        m.setattr(S, "upper_value", _counting(c, "up", S.upper_value))
+        m.setattr(S, "probe", _counting(c, "probe", S.probe))
+        m.setattr(acc, "get_delta", _counting(c, "zero", acc.get_delta, lambda eps, *a: float(eps) == 0.0))
         e = float(acc.get_epsilon(delta))
     return e, c
 
