@@ -47,9 +47,9 @@ _REACH = 0.01
 #: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
 #: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
 _STRADDLE = 0.3
-#: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps; 0.2 before
-#: session 30: docs/accountant.md §8.9.1, §8.10)
-_INTERP = 0.1
+#: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps), at n below
+#: _WALK_N; at n >= _WALK_N within the second (as before session 30: docs/accountant.md §8.9.1, §8.10.2)
+_INTERP, _INTERP_LARGE = 0.1, 0.2
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -149,7 +149,7 @@ def _guess_slope(acc: _Evaluator, x: float) -> float | None:
 
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
-          converge: bool = False, reach: float = 0.0,
+          converge: bool = False, reach: float = 0.0, interp: float = _INTERP,
           pts0: list[tuple[float, float]] | None = None,
           snap: bool = False, straddle: float = 0.0) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
@@ -165,7 +165,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     steps. ``lower(x) > delta`` (a certified lower value of fun) marks x as a lower end without
     evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
-    evaluations, on either side and within ``_INTERP`` (0.1 in log eps, docs/accountant.md §8.10; the search only needs r and k then), or (``reach``
+    evaluations, on either side and within ``interp`` (in log eps, docs/accountant.md §8.10.2; the search only needs r and k then), or (``reach``
     > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
     extrapolation of two evaluations: docs/accountant_atoms.md §10).
     ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
@@ -194,7 +194,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             r_new = math.exp(z) if z < 700.0 else math.inf
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
-                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= _INTERP)
+                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= interp)
                 or (reach > 0.0 and len(pts) >= 2 and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
             return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 10 % apart)
         if r_new is not None:
@@ -405,7 +405,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
-                                     straddle=0.0 if two else _STRADDLE)
+                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE)
         except AtZero:
             return 0.0
     modelled = r1 is not None and lo1 <= r1 <= hi1
