@@ -220,7 +220,9 @@ def _early_probes(monkeypatch, acc, delta) -> tuple[float, int]:
 
 @pytest.mark.parametrize("make, n, adjacency, delta", [
     (lambda: GaussianRandomizer(1.5, 1), 3000, "zero_out", 1e-5),
-    (lambda: BlanketMixedGaussian(0.3, 0.6, 1), 10**4, "zero_out", 1e-8),
+    # (**) session 30, cal30: BMG(0.3, 0.6), n = 1e4, delta = 1e-8 makes no law-0 lower end with phase 1 interpolating
+    # within 10 % (two probes, both reports); this BMG keeps one (docs/accountant.md §8.10)
+    (lambda: BlanketMixedGaussian(0.2, 0.8, 1), 10**4, "zero_out", 1e-8),
     pytest.param(lambda: BlanketMixedGaussian(0.3, 0.6, 1), 1000, "replace", 1e-6, marks=pytest.mark.slow),
     pytest.param(lambda: GaussianRandomizer(0.5, 1), 1000, "zero_out", 1e-8, marks=pytest.mark.slow),
 ])

@@ -30,6 +30,7 @@ from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, upward_end
 from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (shrink: the tests' reference)
+from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
@@ -46,9 +47,9 @@ _REACH = 0.01
 #: phase 1 (not two-atom laws) places a model point beyond the model root by this fraction of the step from the last
 #: point, so that the next pair straddles the root and its interpolation ends phase 1 (docs/accountant.md §8)
 _STRADDLE = 0.3
-#: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps; 0.1 measured
-#: and not enabled: docs/accountant.md §8.9.1)
-_INTERP = 0.2
+#: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps), at n below
+#: _WALK_N; at n >= _WALK_N within the second (as before session 30: docs/accountant.md §8.9.1, §8.10.2)
+_INTERP, _INTERP_LARGE = 0.1, 0.2
 #: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
 #: negative atoms make the sd (docs/accountant_atoms.md §6)
 _CORE = 64.0
@@ -148,7 +149,7 @@ def _guess_slope(acc: _Evaluator, x: float) -> float | None:
 
 def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol: float, *,
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
-          converge: bool = False, reach: float = 0.0,
+          converge: bool = False, reach: float = 0.0, interp: float = _INTERP,
           pts0: list[tuple[float, float]] | None = None,
           snap: bool = False, straddle: float = 0.0) -> tuple[float, float, float | None, float | None]:
     """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
@@ -164,7 +165,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     steps. ``lower(x) > delta`` (a certified lower value of fun) marks x as a lower end without
     evaluating fun (checked where a lower end is expected). ``converge``: also stop once two
     successive model roots agree to 0.1 tol, or when the root interpolates the last two
-    evaluations, on either side and within ``_INTERP`` (0.2 in log eps, docs/accountant.md §8.9.1; the search only needs r and k then), or (``reach``
+    evaluations, on either side and within ``interp`` (in log eps, docs/accountant.md §8.10.2; the search only needs r and k then), or (``reach``
     > 0) when the model root lies within ``reach`` of the last evaluation in log eps (a short
     extrapolation of two evaluations: docs/accountant_atoms.md §10).
     ``pts0``: evaluations of fun made before (as (log x, f(x)) below), the model's first points; ``x0``
@@ -193,9 +194,9 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
             r_new = math.exp(z) if z < 700.0 else math.inf
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
-                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= _INTERP)
+                or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= interp)
                 or (reach > 0.0 and len(pts) >= 2 and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
-            return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 20 % apart)
+            return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 10 % apart)
         if r_new is not None:
             r, k = r_new, kk
         stalled = len(widths) > 5 and w > 0.5 * widths[-4]  # (the first two steps start the model)
@@ -350,9 +351,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         eps <= e)."""
         return loose_lower(e) > delta
 
-    # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value
-    # above delta at 0 (closed form now, else at half the phase-1 root below) rules that out
-    # without evaluating get_delta(0)
+    # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value above delta at 0
+    # (closed form now, else at half the phase-1 root below) rules that out without evaluating get_delta(0)
     known_above_0 = lower_at(0.0) > delta
     # the search never goes beyond cap: eps0 (delta = 0 there), hi_end (its fresh value <= delta: §8.3) or 700
     # (get_delta(700) <= delta was checked above, so cap itself is a certified answer)
@@ -368,6 +368,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # value, law by law) is at most delta, lower end where the closed-form lower value still
     # exceeds delta (then up and get_delta exceed it too); any such ends are valid, their
     # closeness only saves steps (docs/accountant_atoms.md §8)
+    if cap0 is not None and lower_at(cap0 * (1.0 - xtol)) > delta:
+        return cap0  # (the answer eps0 decided by the closed forms alone: docs/accountant.md §8.10.3)
     g = _guess_epsilon(acc, delta)
     c_hi = cap
     # two-atom laws (binary RR): the closed forms are far from the root (cap 8-300x above it, the lower
@@ -392,6 +394,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
     # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
     exact2 = two and exact_two_atoms()
+    zero = ZeroEnd(acc, delta, known_above_0)  # (the answer 0 decided first near eps = 0: docs/accountant.md §8.10)
     r1: float | None
     k1: float | None
     if exact2:
@@ -399,13 +402,15 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     else:
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
         k0 = _guess_slope(acc, g) if x0 == g and not two else None
-        lo1, hi1, r1, k1 = _root(lambda e: up(e, True), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0, slope=k0,
-                                 lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
-                                 straddle=0.0 if two else _STRADDLE)
+        try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
+            lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
+                                     slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
+                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE)
+        except AtZero:
+            return 0.0
     modelled = r1 is not None and lo1 <= r1 <= hi1
     r1 = r1 if r1 is not None and modelled else hi1
-    # (whether get_delta(0) <= delta, the answer 0, is settled after phase 2: a certified lower value
-    # above delta at any point phase 2 visits rules it out without a pass of its own, docs/accountant_atoms.md §11)
+    # (the answer 0: settled after phase 2 (docs/accountant_atoms.md §11), or at once by zero.check (docs/accountant.md §8.10))
     lows: list[float] = [0.0]  # certified lower values of D_up seen by phase 2 (probes and lower_far)
     # phase 2: the same search on get_delta itself from the phase-1 model (start r1, slope k1),
     # within the certified bracket [j_lo, c_hi]: get_delta(hi) <= delta at the returned hi
@@ -433,30 +438,35 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         return lo_e
 
     def fun2(e: float, early: bool = True) -> float:  # (phase 2's function)
+        zero.check(e)
         return probe(acc, e, delta, cap0, laws_at, lows, early)
 
-    x2: float | None = r1
-    pts2: list[tuple[float, float]] | None = None
-    lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
-    if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
-            and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
-        # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
-        # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
-        # (not where that law's value at r1 is the closed form of docs/accountant_tail.md §18: the look would cost a
-        # report, and the check's work is get_delta's own at r1, memoised: docs/accountant.md §8.4)
-        pairs_r1 = laws_at(r1)
-        look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
-            pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
-            and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
-        # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
-        lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
-                                        last_led[0], look=look, lows=lows)
-    lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
-                         pts0=pts2, snap=not atoms and not exact2)
+    try:
+        zero.check(r1)
+        x2: float | None = r1
+        pts2: list[tuple[float, float]] | None = None
+        lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
+        if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
+                and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
+            # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
+            # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
+            # (not where that law's value at r1 is the closed form of docs/accountant_tail.md §18: the look would cost a
+            # report, and the check's work is get_delta's own at r1, memoised: docs/accountant.md §8.4)
+            pairs_r1 = laws_at(r1)
+            look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
+                pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
+                and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
+            # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
+            lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
+                                            last_led[0], look=look, lows=lows)
+        lo, hi, _, _ = _root(fun2, delta, lo2, hi2, xtol, x0=x2, slope=k2, lower=None if exact2 else lower_far,
+                             pts0=pts2, snap=not atoms and not exact2)
+    except AtZero:
+        return 0.0  # (get_delta(0) <= delta: the answer the check below would give)
     # get_delta(0) > delta when a certified lower value of D_up at some e >= 0 exceeds delta (D_up is
     # non-increasing in eps): one seen by phase 2, else as before the loose pass at half the phase-1 root,
     # then get_delta(0) (docs/accountant_atoms.md §11)
-    if not known_above_0 and not max(lows) > delta and not above_at(lo if exact2 and lo > 0.0 else 0.5 * r1) \
+    if not zero.settled and not max(lows) > delta and not above_at(lo if exact2 and lo > 0.0 else 0.5 * r1) \
             and acc.get_delta(0.0) <= delta:
         return 0.0
     return min(hi, cap)

@@ -57,6 +57,9 @@ _TEMPLATE_OFF = 3.0
 # the start's.
 MODEL_OK = 0.02
 STAGE1_TOL = 0.03  # stage 1 stops within this of the target (log delta of the cheap estimate)
+# ... and, on loose evaluations (n >= 1e7, eps <= 0.01), once two of them bracket the target within this of it on
+# either side: stage 3's first certifying evaluation interpolates them (docs/calibration.md §8)
+STAGE1_BRACKET = 0.15
 # The decision step (docs/accountant.md §6.9): at 2 <= n <= DECIDE_N_MAX each evaluation first takes the
 # accountant's closed-form bracket (closed_form_bounds, milliseconds); it is the evaluation's certified value
 # when its relative width (Up - Lo)/Lo is at most DECIDE_WIDTH or it already decides the target (Up <= delta:
@@ -364,6 +367,8 @@ class Search:
                 hi = (x, v)
             if abs(v - target) <= tol or (lo and hi and hi[0] - lo[0] <= 1e-3):
                 break
+            if self.search_rel != CERT_REL_TOL and lo and hi and max(lo[1] - target, target - hi[1]) <= STAGE1_BRACKET:
+                break  # (loose points bracketing the target closely: stage 3 interpolates them, docs/calibration.md §8)
             if hi is not None and hi[0] <= X_BOX[0] and v <= target:
                 break  # feasible at the smallest scale searched
             mine = [p for p in self.pts[-k - 1:] if math.isfinite(p[2])]
@@ -451,6 +456,8 @@ class Search:
                 raise RuntimeError(f"calibration: re-check failed, no certified delta <= {self.delta} found: the "
                                    f"smallest certified upper value of {self.count} evaluations was "
                                    f"{min(p[5] for p in self.pts):.4g} ({why}; docs/calibration.md §5)")
+            if not tried and not repair and self.search_rel != CERT_REL_TOL:
+                xs, ts = self._loose_good(xs, ts)
             self.evaluate(xs, ts, True)
             tried = True
             *_, v, _, lo, up = next(p for p in reversed(self.pts) if p[0] == xs and p[1] == ts)
@@ -461,6 +468,18 @@ class Search:
                 excess = math.log(up) - ld + rho + mu if 0.0 < up < math.inf else 1.0
                 fails, last_fail = fails + 1, (xs, ts, excess)
                 mu = mu + _MU_STEP  # (the refit already knows the failed point)
+
+    def _loose_good(self, xs: float, ts: float | None) -> tuple[float, float | None]:
+        """Stage 3's first certifying point on loose search evaluations (docs/calibration.md §8): the loose point of
+        least objective whose certified upper value is already <= delta, where the proposal (xs, ts) would gain less
+        than ``gain_rtol`` (relative) on it; else the proposal. A choice of points only: the point is certified by its
+        own evaluation at CERT_REL_TOL."""
+        good = [(self.objective(p[0], p[1]), p[0], p[1]) for p in self.pts if not p[3] and 0.0 <= p[5] <= self.delta]
+        if good:
+            f, x, t = min(good, key=lambda g: g[0])
+            if self.objective(xs, ts) >= f * (1.0 - self.gain_rtol):
+                return x, t
+        return xs, ts
 
     def _safeguard(self, xs: float, ts: float | None, aim: float, repair: bool, xc: float) -> float:
         """The proposed x at shape ts, kept inside the bracket the evaluations at ts already give.
