@@ -46,6 +46,9 @@ _GRID = 2048  # points of the geometric grids of s (band edges) and of the trunc
 # widths (in sd of X_m) of the bands below nu where the lower value's curvature uses the density's lower values
 _BANDS_LO = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 _TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bounds (each is valid: §18 (g))
+# the curvature term of §19 for more numbers m than this: by blocks of consecutive m sharing one set of bands, each
+# block's values taken at its members' least favourable ends (docs/accountant_tail.md §35.1; fewer m: one m a block)
+_CURV_M = 4096
 
 
 @dataclass(frozen=True)
@@ -279,17 +282,45 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
     m, _, p_lo, _ = _m_range(n - 1, gamma)
     mh = _up(m * mu_hi)  # >= E X_m
     Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
-    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted)
+    # (§18 (c)'s terms of the same law, gamma, n, T0 from an earlier call: the same floats, docs/accountant_tail.md
+    # §35.2; kept on the law)
+    keep = memo.object_memo(law, "_conc_lower_memo", 8)
+    base = keep.get((gamma, n, T0, tilted)) if keep is not None else None
+    if base is None:
+        base = _lower_base(law, T0, m, mu_lo, mu_hi, mh, Q, b, tilted)
+        for x in base:
+            x.flags.writeable = False
+        if keep is not None:
+            keep[(gamma, n, T0, tilted)] = base
+    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base)
     return float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
 
 
 def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
-             weight=None, tilted: bool = False):
+             weight=None, tilted: bool = False, base: tuple | None = None):
     """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
     V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
     nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19) where ``curvature`` (for the m
     whose ``weight`` is at least 1e-20 of the largest, when given: the term is 0 or more, so any subset is valid), or
-    the tilted term of §21 where ``tilted`` (both lower E R_nu(X_m): the larger is added)."""
+    the tilted term of §21 where ``tilted`` (both lower E R_nu(X_m): the larger is added). ``base``: the result of
+    :func:`_lower_base` for the same arguments (speed only, the same floats)."""
+    lo_m, c_exc = _lower_base(law, T0, m, mu_lo, mu_hi, mh, Q, b, tilted) if base is None else base
+    ml = _dn(m * mu_lo)  # <= E X_m
+    if curvature:
+        sel = np.ones(m.shape, bool) if weight is None else weight >= 1e-20 * float(np.max(weight))
+        add = np.zeros(m.shape)
+        add[sel] = _curvature_lo(law, T0, m[sel], ml[sel], mh[sel], Q[sel], mu_hi)
+    else:
+        add = np.zeros(m.shape)
+    if tilted:
+        add = np.maximum(add, _tilted_lo(law, T0, m, ml, mh, mu_lo, mu_hi))
+    lo_m = lo_m + add
+    return np.maximum(_dn(lo_m - c_exc), 0.0)  # (the product c exc rounded up too)
+
+
+def _lower_base(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, tilted: bool):
+    """(phi_c(m mu_lo) from below, c E(X_m + T0)_+ from above), elementwise over m: the terms of §18 (c) that
+    :func:`_lower_m` adds the curvature term to (with ``tilted``: the excess by the smaller with §22 (b)'s)."""
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
     ml = _dn(m * mu_lo)  # <= E X_m
@@ -302,17 +333,7 @@ def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float
                        np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
     if tilted and np.any(w0 > 0):  # (with §21's term: the smaller with the numerical mgf's, §22 (b))
         exc = np.where(w0 > 0, np.minimum(exc, mgf_tail_up(law, T0, m, mh, mu_hi, _BODY_CELLS, excess=True)), exc)
-    if curvature:
-        sel = np.ones(m.shape, bool) if weight is None else weight >= 1e-20 * float(np.max(weight))
-        add = np.zeros(m.shape)
-        add[sel] = _curvature_lo(law, T0, m[sel], ml[sel], mh[sel], Q[sel], mu_hi)
-    else:
-        add = np.zeros(m.shape)
-    if tilted:
-        add = np.maximum(add, _tilted_lo(law, T0, m, ml, mh, mu_lo, mu_hi))
-    lo_m = lo_m + add
-    lo_m = np.maximum(_dn(lo_m - _up(c * _up(exc))), 0.0)  # the product rounded up too
-    return lo_m
+    return lo_m, _up(c * _up(exc))
 
 
 def _z2_tail(Q, b: float, w):
@@ -340,11 +361,17 @@ def _curvature_lo(law: Law, T0: float, m, nu, mh, Q, mu_hi: float):
     if not var_lo > 0 or not np.any(ok):
         return out
     m, nu, mh, Q = m[ok], nu[ok], mh[ok], Q[ok]
-    sd = np.sqrt(Q)
     b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a
     b_plus = float(_up(T0 - a))  # V - E V <= T0 - a
     d_max = _up(mh - nu)  # >= E X_m - nu
     w_T = _dn(-T0 - mh)  # X_m > -T0 implies Z > w_T
+    size = m.size
+    k = -(-size // _CURV_M)  # (blocks of k consecutive m: each input at the end that lowers the value, §35.1)
+    if k > 1:
+        at = np.arange(0, size, k)
+        m, nu, Q = np.minimum.reduceat(m, at), np.minimum.reduceat(nu, at), np.maximum.reduceat(Q, at)
+        d_max, w_T = np.maximum.reduceat(d_max, at), np.minimum.reduceat(w_T, at)
+    sd = np.sqrt(Q)
     e2_T = _up(2.0 * _z2_tail(Q, b_plus, w_T) + 2.0 * d_max * d_max)  # (Z + d)^2 <= 2 Z^2 + 2 d^2
     e2_T = np.where(w_T > 0, e2_T, np.inf)
     w = _dn(np.array(_BANDS_LO)[:, None] * sd[None, :])  # band widths below nu (rows), w_0 = 0
@@ -356,7 +383,7 @@ def _curvature_lo(law: Law, T0: float, m, nu, mh, Q, mu_hi: float):
     # result, which may be far above the final one)
     mass = _dn(_dn(_dn(m * var_lo * (1 - 4 * U)) - e2_T)[None, :] - e2_lo)
     cur = 0.5 * np.sum(np.maximum(delta, 0.0) * np.maximum(mass, 0.0) * (1 - 4 * U), axis=0) * (1 - 1e-12)
-    out[ok] = np.where(np.isfinite(cur), np.maximum(cur, 0.0), 0.0)
+    out[ok] = np.repeat(np.where(np.isfinite(cur), np.maximum(cur, 0.0), 0.0), k)[:size]
     return out
 
 

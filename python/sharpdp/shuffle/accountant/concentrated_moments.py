@@ -14,7 +14,7 @@ from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.closed_forms import binom_tail_up, log_binom, tail_bracket
 from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.limits import U
-from sharpdp.shuffle.accountant.mgf import mgf_h_up
+from sharpdp.shuffle.accountant.mgf import dn, mgf_h_up, up
 from sharpdp.shuffle.laws import Law
 
 SDS = 12.0  # the number of active users m within this many sd of (n - 1) gamma; Chernoff bounds beyond
@@ -29,14 +29,6 @@ def remember(key, value, d: dict):
         d.clear()
     d[key] = value
     return value
-
-
-def dn(x):
-    return x - 4 * U * np.abs(x) - 1e-300
-
-
-def up(x):
-    return x + 4 * U * np.abs(x) + 1e-300
 
 
 def mean_v(law: Law, T0: float) -> tuple[float, float]:

@@ -29,12 +29,17 @@ CHORD_EDGES = (0.0, 0.25, 0.375, 0.4375, 0.5)
 TAIL_RATES = (1.5, 2.0, 2.5, 3.0)  # §22 (b): the rates t tried in P(X_m > -T0), multiples of kappa
 
 
-def _dn(x):
+def dn(x):
+    """x - 4u |x| - 1e-300: a lower value of a result computed within 4 ulp (docs/accountant_tail.md §18 (h))."""
     return x - 4 * U * np.abs(x) - 1e-300
 
 
-def _up(x):
+def up(x):
+    """x + 4u |x| + 1e-300: an upper value (docs/accountant_tail.md §18 (h))."""
     return x + 4 * U * np.abs(x) + 1e-300
+
+
+_dn, _up = dn, up  # (this module's names as before)
 
 
 def h_exp(u):
@@ -222,5 +227,5 @@ def mgf_tail_up(law: Law, T0: float, m, mh, mu_hi: float, cells: int = 0, excess
 
 
 __all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "beyond_up", "chord_rate_up",
-           "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "rate_up", "tilt_rates", "v_cells",
+           "dn", "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
            "v_moments"]
