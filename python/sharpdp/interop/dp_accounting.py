@@ -81,7 +81,9 @@ def export_interval(accountant) -> float:
     round's eps scale (a very private round has eps ~ 1e-4 at delta = 1e-6, a heavy-tailed one
     eps ~ 1-5). A few certified profile values (cached), found by
     :func:`~sharpdp.shuffle.profile.doubling_epsilon` without certifying the costly points far
-    below 1e-12 (the same eps_d). Only a resolution choice: any step gives a
+    below 1e-12 (the same eps_d); for a replace-one round bounded through bot most comparisons come
+    from its zero-out legs (``docs/composition.md`` §2.11: the same eps_d, or a finer one where a
+    split beats the accountant's search). Only a resolution choice: any step gives a
     dominating PLD (``docs/composition.md`` §5.1).
 
     Parameters

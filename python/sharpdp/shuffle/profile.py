@@ -28,6 +28,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
+from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_sampler, tighten_loose_leg
 from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
                                   seed_points, swap, via_bottom_eval)
@@ -192,7 +193,10 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     ``delta`` (costly), a nearer point (:func:`_probe`) whose certified value <= ``delta`` settles
     the answer; values below ``delta`` may be coarse (``get_delta_bounds(negligible=delta)``: still
     certified, so the point found is a valid answer, and the same one unless a coarse value falls below
-    ``delta`` where the fine one does not). Only a resolution choice (lattice steps of
+    ``delta`` where the fine one does not). A replace-one round bounded through bot decides most
+    comparisons from its zero-out legs (:func:`sharpdp.shuffle.bottom_values.level_decider`: "above" by
+    the legs' lower values, the full split search's decision; "at most" by one split's certified value,
+    ``docs/composition.md`` §2.11). Only a resolution choice (lattice steps of
     :func:`dominating_pair`), never a certified value itself.
 
     Parameters
@@ -224,8 +228,11 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
     while math.ldexp(start, j_top) < top:
         j_top += 1
 
+    quick = level_decider(accountant, delta)  # (a round through bot: most comparisons from its legs, §2.11)
+
     def up(e: float) -> float:  # (a value below delta may be a coarse one: it decides the comparison alike)
-        return float(_profile_bounds(accountant, e, False, delta)[1])
+        v = quick(e) if quick is not None else None
+        return v if v is not None else float(_profile_bounds(accountant, e, False, delta)[1])
 
     def above(j: int) -> bool:
         return j < j_top and up(math.ldexp(start, j)) > delta
