@@ -58,15 +58,15 @@ def shift_prob_up(law: Law, gamma: float, n: int, hat: LatticeLaws, h: float, T0
     if not (m < 0.0 and math.isfinite(m)) or n < 2:
         return 1.0
     ch = Chernoff(hat.g, hat.eta, hat.k0, h, n - 1)
-    best = 1.0
-    pT = 0.0
+    best, pT = 1.0, 0.0
     for i, (a, b) in enumerate(SPLITS):
         t, y = a * abs(m), b * abs(m)
         p_one = float(law.prob_above_up([t])[0])
-        p_body = capped_exp(ch.log_p_above(-t - y))
         if i == 0:  # (§14's split: its terms computed as before this section, the same floats)
+            p_body = capped_exp(ch.log_p_above(-t - y))
             pT, pTy = (float(v) for v in law.prob_above_up([T0, T0 + y]))
-        else:
+        else:  # (the point one float below the computed -t - y: at or below the exact one; §34.2)
+            p_body = capped_exp(ch.log_p_above(math.nextafter(-t - y, -math.inf)))
             pTy = float(law.prob_above_up([T0 + y])[0])
         p_jump = (n - 1) * gamma * pTy + ((n - 1) * gamma * pT) ** 2 / 2.0
         best = min((p_one + p_body + p_jump) * (1 + 1e-9), best)
