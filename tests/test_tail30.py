@@ -37,16 +37,27 @@ def _exact_excess(g: np.ndarray, k0: int, h: float, nn: int, b: float) -> float:
     return float(np.sum(np.maximum(x - b, 0.0) * p))
 
 
-@pytest.mark.parametrize("nn,b", [(60, 0.0), (200, 0.0), (200, 5.0), (120, -3.0)])
-def test_saddle_estimate_against_exact_sums(nn, b):
-    """§34.1: the estimate of E[(S - b)_+] for a skewed lattice law (an atom at 0, a geometric right tail, mean < 0)
-    within 3 % of the exact sum, also far out in the tail where the normal approximation is off by far more."""
-    h, k0 = 0.5, -2
-    g = np.array([0.2, 0.1, 0.55] + [0.15 * 0.5**j * 0.5 for j in range(40)])
-    g = g / g.sum()
+def _skewed(kind: str):
+    """(pmf, k0, h): an atom-and-geometric-tail law (mean -0.1), or a shifted exponential on a finer lattice (mean -1)."""
+    if kind == "geometric":
+        g = np.array([0.2, 0.1, 0.55] + [0.15 * 0.5**j * 0.5 for j in range(40)])
+        return g / g.sum(), -2, 0.5
+    x = (-20 + np.arange(200)) * 0.1
+    g = np.where(x >= -2.0, np.exp(-(x + 2.0)), 0.0)
+    return g / g.sum(), -20, 0.1
+
+
+@pytest.mark.parametrize("kind,nn,b", [("geometric", 60, 0.0), ("geometric", 200, 0.0), ("geometric", 200, 5.0),
+                                       ("geometric", 120, -3.0), ("exponential", 30, 0.0), ("exponential", 60, 0.0),
+                                       ("exponential", 60, -30.0), ("exponential", 60, -50.0)])
+def test_saddle_estimate_against_exact_sums(kind, nn, b):
+    """§34.1: the estimate of E[(S - b)_+] for skewed lattice laws within 7 % of the exact sum (measured 2-6 %: the
+    normal law under the tilt misses the sum's skewness, O(1/sqrt(n))), also 10 sd out in the tail (2e-10), where the
+    normal approximation is off by orders of magnitude; always closer than the normal approximation."""
+    g, k0, h = _skewed(kind)
     exact = _exact_excess(g, k0, h, nn, b)
     est = saddle_excess_estimate(g, k0, h, nn, b)
-    assert exact > 0 and abs(est / exact - 1.0) < 0.03, (est, exact)
+    assert exact > 0 and abs(est / exact - 1.0) < 0.07, (est, exact)
     x = (k0 + np.arange(g.size)) * h
     mu, var = float(np.sum(g * x)), float(np.sum(g * x * x) - np.sum(g * x) ** 2)
     m, s = nn * mu, math.sqrt(nn * var)
@@ -175,12 +186,12 @@ def test_cheap_body_with_allowance_within_its_cost():
     g, law = bmg_laws(gamma_, sigma0, eps, "zero_out")[0]
     run = law.shifted(up=True)
     r = far_tail.certify_bigjump(run, g, n, 1e-2, 1)
-    A = far_tail.CHEAP_SHARE * 1e-2 * r.jump.lo
+    A = far_tail.CHEAP_SHARE * 1e-2 * r.jump.lo  # (the engine keeps a cheap run within CHEAP_POWER (rel_tol E + A))
     assert r.body is not None and r.body.main < 1e-2 * r.jump.lo  # (the body: a tiny share of the value)
     p0 = lattice.lattice_pass(run, g, n, r.h, r.T0, r.B, 1e-2, 1, True, lat=r.hat)
     pa = lattice.lattice_pass(run, g, n, r.h, r.T0, r.B, 1e-2, 1, True, lat=r.hat, allow=A)
     assert pa.main != p0.main  # (the cheap runs were kept)
-    cost = 2.0 * (0.01 * 1e-2 * p0.main + A) * 1.01
+    cost = 2.0 * 0.01 * (1e-2 * p0.main + A) * 1.01
     assert abs(pa.main - p0.main) <= cost
     lo0, loa = far_tail._body_lower(p0), far_tail._body_lower(pa)
     assert abs(loa - lo0) <= cost

@@ -53,9 +53,9 @@ LOOSE_STEP_MAX = 4.0  # the largest factor of _loose_step (§33.2; speed) ...
 # GaussianRandomizer(2), n = 10, eps = 2, replace; §33.2)
 LOOSE_STEP_N = 10**7
 HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
-# the body pass's cheap runs may use this many rel_tol of the jump term's lower value as an absolute round-off
-# allowance (docs/accountant_tail.md §34.3; speed: where the body is a tiny share of the value)
-CHEAP_SHARE = 1e-2
+# the body pass's accuracy target for keeping its cheap runs adds this times rel_tol times the jump term's lower value
+# (docs/accountant_tail.md §34.3; speed: where the body is a tiny share of the value; 0: the test of §25)
+CHEAP_SHARE = 1.0
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
 
 

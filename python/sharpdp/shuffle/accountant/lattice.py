@@ -231,7 +231,7 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             q, err_q = conv.q, conv.err_q
             lg_u = (N, thr, spectra if cheap else None)
         E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
-        if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * rel_tol * E + allow):
+        if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * (rel_tol * E + allow)):
             # the same window with the accurate DFT, its forward FFT reused (the same floats as computing it afresh)
             conv = convolve([Part(gt, n)], N, lg_u[1], DFT_WORK, threads, spectra=lg_u[2])
             q, err_q = conv.q, conv.err_q
@@ -262,7 +262,7 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
 def _cheap_rejected(gt: np.ndarray, n: int, N: int, sa: int, h: float, theta: float, mass: float, tau: float,
                     rel_tol: float, threads: int, spectra: dict, allow: float = 0.0) -> bool:
     """True only where the engine's run without the accurate DFT is certain to be rejected by its test
-    fnorm err_q <= CHEAP_POWER rel_tol E + allow (docs/accountant_tail.md §31.3, §34.3): with f <= err_q
+    fnorm err_q <= CHEAP_POWER (rel_tol E + allow) (docs/accountant_tail.md §31.3, §34.3): with f <= err_q
     (:func:`~.fft.cheap_err_floor`,
     which fills ``spectra`` with the forward FFT both runs use), a part of fnorm (the window's nodes up to 40 / theta,
     the weights s h e^{-theta s h} of the window sums) and E <= sup(weight) (M + sqrt(N) err_q), M = (mass + tau)^n
@@ -278,7 +278,8 @@ def _cheap_rejected(gt: np.ndarray, n: int, N: int, sa: int, h: float, theta: fl
         return False
     rhs = CHEAP_POWER * rel_tol * supf
     # fnorm err - rhs (M + sqrt(N) err) grows with err where fnorm > rhs sqrt(N): its sign at err = f decides
-    return fnorm > rhs * math.sqrt(N) and fnorm * f > rhs * (math.exp(lm) * (1 + 1e-6) + math.sqrt(N) * f) + allow
+    return fnorm > rhs * math.sqrt(N) and fnorm * f > rhs * (math.exp(lm) * (1 + 1e-6) + math.sqrt(N) * f) + \
+        CHEAP_POWER * allow
 
 
 def _shift_bound(mom_err: np.ndarray, k0: int, h: float, n: int, r: EngineResult) -> float:
@@ -384,8 +385,8 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
     """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
     :class:`Coarsen` outcome when the grid exceeds a size cap. ``lat``: ``lattice_laws(law, gamma, h, T, B, lower)``
     where the caller already has it (the same floats; not modified here). ``allow`` (with ``lat``): an absolute
-    round-off allowance, in units of D_up, that each engine's run without the accurate DFT may use on top of its
-    relative one (docs/accountant_tail.md §34.3; a choice of speed, every run certified)."""
+    accuracy target, in units of D_up, added to each engine's relative one rel_tol E in the test that keeps its run
+    without the accurate DFT (docs/accountant_tail.md §34.3; a choice of speed, every run certified)."""
     # the far-tail treatment's body pass at its jump term's step (``lat`` given) runs its engines' power steps
     # without the accurate DFT first (docs/accountant_tail.md §25); the plain path's floats are unchanged
     cheap = lat is not None
