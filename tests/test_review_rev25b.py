@@ -209,7 +209,9 @@ S25_FLOATS = [
     (0.46, 10000, 8.0, "0x1.2c8c100b914c3p-4", "0x1.2d6218e8c10cap-4"),  # (**) s28: upper was 0x1.2d6797aca08c4p-4
     (0.7, 10000, 4.0, "0x1.6b64667e64ae7p-11", "0x1.6ba4c5e3a9cd3p-11"),  # (*) (**)
     (1.0, 1000, 0.1, "0x1.9c5d4f69846e4p-4", "0x1.9cd5faba0bf20p-4"),  # (*) (**)
-    (1.0, 1000, 4.0, "0x1.72c15685c56f6p-18", "0x1.72e715697f896p-18"),  # (*) (**) (***)
+    # (**) session 30, tail30: nested (the lower value higher; was 0x1.72c15685c56f6p-18): the shift charge's least split
+    # (docs/accountant_tail.md §34.2) makes the charge d P smaller
+    (1.0, 1000, 4.0, "0x1.72c159f244814p-18", "0x1.72e715697f896p-18"),  # (*) (**) (***)
     (1.0, 10000, 1.0, "0x1.2c5860fc776a6p-15", "0x1.2c9eb2c3afce0p-15"),  # (**) s28: was 0x1.2c5382e8c6e2bp-15, 0x1.2c9f516457cb4p-15
     (1.5, 100, 1.0, "0x1.ce51971b5d35cp-10", "0x1.cf7e5c30098c3p-10"),  # (*) (**)
     (1.5, 1000, 0.1, "0x1.014e0504c945ap-6", "0x1.01d5e2479b592p-6"),  # (*) (**)

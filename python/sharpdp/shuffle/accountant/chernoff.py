@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from scipy.special import erfcx
 
 from sharpdp.shuffle.accountant.fft import kernels
 from sharpdp.shuffle.accountant.golden import golden_min
@@ -159,6 +160,32 @@ class Chernoff:
         return v
 
 
+def saddle_excess_estimate(g: np.ndarray, k0: int, h: float, nn: int, b: float = 0.0) -> float:
+    """An ESTIMATE (no error bound; it only steers choices of speed) of E[(S - b)_+], S the nn-fold sum of the
+    lattice law with pmf ``g`` on the nodes (k0 + k) h: the saddle point of the tilted normal approximation
+    (docs/accountant_tail.md §34.1). With K(lam) = nn log E e^{lam X} and lam the root of K'(lam) = b (Newton),
+    E[(S - b)_+] = e^{K(lam) - lam b} E_lam[(S - b)_+ e^{-lam (S - b)}], and S - b normal with variance
+    s^2 = K''(lam) under the tilt gives s (1/sqrt(2 pi) - u e^{u^2/2} P(Z > u)), u = lam s (exact for a normal
+    sum; the normal approximation at lam = 0). NaN where the root is not found (an empty or one-point law)."""
+    C = kernels()
+    lam = 0.0
+    for _ in range(40):
+        _, m1, var = C.log_mgf(g, k0, h, lam)
+        if not (var > 0.0 and math.isfinite(m1)):
+            return math.nan
+        step = (b / nn - m1) / var
+        lam += step
+        if abs(step) * math.sqrt(nn * var) <= 1e-6:
+            break
+    else:
+        return math.nan
+    L, _, var = C.log_mgf(g, k0, h, lam)
+    s = math.sqrt(nn * var)
+    u = lam * s
+    f = 1.0 / math.sqrt(2.0 * math.pi) - u * 0.5 * float(erfcx(u / math.sqrt(2.0)))
+    return capped_exp(nn * L - lam * b) * s * max(f, 0.0)
+
+
 def clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBracket | None:
     """The clamped Chernoff cap (docs/accountant.md §6.3): a certified upper value of D_up from one
     coarse hat lattice law (with lower value 0), its clamp T set for a term 1e-3 ``thr``; None where it
@@ -205,4 +232,4 @@ def clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBrack
                              "tail_T": jump})
 
 
-__all__ = ["Chernoff", "capped_exp", "clamped_chernoff_cap"]
+__all__ = ["Chernoff", "capped_exp", "clamped_chernoff_cap", "saddle_excess_estimate"]

@@ -31,12 +31,13 @@ from dataclasses import dataclass, replace
 
 
 from sharpdp.shuffle.accountant import concentrated
-from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
+from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2
+from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -52,6 +53,9 @@ LOOSE_STEP_MAX = 4.0  # the largest factor of _loose_step (§33.2; speed) ...
 # GaussianRandomizer(2), n = 10, eps = 2, replace; §33.2)
 LOOSE_STEP_N = 10**7
 HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
+# the body pass's accuracy target for keeping its cheap runs adds this times rel_tol times the jump term's lower value
+# (docs/accountant_tail.md §34.3; speed: where the body is a tiny share of the value; 0: the test of §25)
+CHEAP_SHARE = 1.0
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
 
 
@@ -64,17 +68,19 @@ def _loose_step(rel_tol: float, n: int) -> float:
     return min(_pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
 
 
-def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float) -> bool:
+def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
+                h: float) -> bool:
     """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
-    (docs/accountant_tail.md §33.4; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
-    values clamped at -B, -4B (mean raised by tau_low) say that the round's value exceeds ``floor`` (the redo's
-    condition) and that the clamp at -B raises it by more than 2 rel_tol (its upper value then not the least), and
-    v(B) <= C, the round's certified Chernoff upper value (an estimate above a certified upper value is not one of a
-    near-normal sum)."""
+    (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
+    values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
+    (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
+    certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
+    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
     mu, sd = law.mean(), law.std()
     v1 = _normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
     v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
-    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1
+    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
+        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
 
 
 def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
@@ -215,7 +221,8 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
         body_n = lattice_pass(law, gamma, n, hb, rd.T0, rd.B, rel_tol, workers, lower,
-                              lat=rd.lat if hb == rd.h and not bounded else None)
+                              lat=rd.lat if hb == rd.h and not bounded else None,
+                              allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)
         if isinstance(body_n, Coarsen):
             if body is None and bounded:
                 raise TailCoarsen(body_n.h_fit)
@@ -430,8 +437,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             # body E[A_+]/(n gamma): Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law, else the engine
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
             if (skip_rounds and SKIP_ROUNDS and bounded and lower and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX
-                    and pen > 0.05 * rel_tol * body_up * (1 + 1e-9) and _skip_round(law, gamma, n, B, body_up,
-                                                                                     max(negligible, VALUE_FLOOR), rel_tol)):
+                    and pen > 0.05 * rel_tol * body_up * (1 + 1e-9)
+                    and _skip_round(law, gamma, n, B, body_up, max(negligible, VALUE_FLOOR), rel_tol, lat, h)):
                 # the redo with B x 4 below is certain wherever the round's upper value exceeds the caller's maximum
                 # (the penalty exceeds its threshold at the Chernoff upper value already): the round is skipped where
                 # estimates say its values are neither the least upper nor the largest lower value
@@ -506,28 +513,16 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     return r
 
 
-def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket) -> float:
+def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket, target: float = 0.0) -> float:
     """Upper bound on P(L_1 + S_{n-1} > 0), S_{n-1} the sum of n - 1 users' B_j L_j, from a round ``r`` of
-    :func:`certify_bigjump` on ``law`` (docs/accountant_tail.md §14): with m = (n - 1) gamma E[L] < 0,
-    t = |m|/2, y = |m|/4 and the round's clamps,
-
-        P(L_1 + S_{n-1} > 0) <= P(L > t) + P(A'_B > -t - y) + (n - 1) gamma P(L > T0 + y)
-                                + ((n - 1) gamma P(L > T0))^2 / 2,
-
-    P(A'_B > .) by the Chernoff bound of the round's hat lattice law. 1.0 where not available (m >= 0, no
-    hat law)."""
+    :func:`certify_bigjump` on ``law`` (docs/accountant_tail.md §14, §34.2): the least of Lemma 14's bounds over the
+    splits of :func:`~.far_tail_shift.shift_prob_up` with the round's hat law and clamps (stopping at the first at or
+    below ``target``), or §18's own bound for a closed-form value. 1.0 where not available (m >= 0, no hat law)."""
     if r.hat is None and r.N == 0 and math.isnan(r.h):  # a value of §18: its own bound (§18 (f))
         return concentrated.positive_prob_up(law, gamma, n, r.T0)
-    m = (n - 1) * gamma * law.mean()
-    if r.hat is None or not (m < 0.0 and math.isfinite(m)) or n < 2:
+    if r.hat is None:
         return 1.0
-    t, y = 0.5 * abs(m), 0.25 * abs(m)
-    p_one = float(law.prob_above_up([t])[0])
-    ch = Chernoff(r.hat.g, r.hat.eta, r.hat.k0, r.h, n - 1)
-    p_body = capped_exp(ch.log_p_above(-t - y))
-    pT, pTy = (float(v) for v in law.prob_above_up([r.T0, r.T0 + y]))
-    p_jump = (n - 1) * gamma * pTy + ((n - 1) * gamma * pT) ** 2 / 2.0
-    return min((p_one + p_body + p_jump) * (1 + 1e-9), 1.0)
+    return shift_prob_up(law, gamma, n, r.hat, r.h, r.T0, target)
 
 
 def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, negligible: float = 0.0,
@@ -561,7 +556,8 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
             d = math.nextafter(run.moved_by + law.value_error, math.inf)
             if d <= 1e-6 * r.lower:
                 r = replace(r, lower=r.lower - d)
-            elif (dq := d * positive_prob_up(run, gamma, n, r) * (1 + 1e-9)) <= 1e-6 * r.lower:
+            elif (dq := d * positive_prob_up(run, gamma, n, r, 1e-6 * r.lower / (d * (1 + 2e-9)))
+                  * (1 + 1e-9)) <= 1e-6 * r.lower:
                 # the shift costs at most d P(L_1 + S_{n-1} > 0), not d (docs/accountant_tail.md §14)
                 r = replace(r, lower=max((r.lower - dq) * (1 - 1e-15), 0.0))
             elif min(d, dq) <= 1e-3 * rel_tol * r.lower:

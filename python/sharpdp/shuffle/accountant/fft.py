@@ -139,6 +139,20 @@ def cheap_err_floor(p: Part, N: int, threads: int, spectra: dict) -> float:
     return (1 - 1e-6) * math.sqrt(float(np.sum(wgt * np.exp(2.0 * lb)))) / math.sqrt(N)
 
 
+def cheap_err_cap(p: Part, N: int, spectra: dict) -> float:
+    """An estimate from above of :func:`cheap_err_floor` (the same part, N and ``spectra``, filled as there): every
+    term n e (|z_k| + e)^(n-1) it sums has |z_k| <= sum(folded pmf) + e (the pmf is non-negative; e the forward FFT's
+    componentwise bound), and its l2 norm over the N frequencies over sqrt(N) is at most the largest term. A caller
+    skips the floor where even this cap would not change its decision (speed only, the same floats;
+    docs/accountant_tail.md §34.4)."""
+    folded, _, e = _spectrum(p, N, _rfft_pair()[0], spectra, 0)
+    n = float(p.count)
+    if n <= 1 or not e > 0:
+        return 0.0
+    lb = math.log(n * e) + (n - 1.0) * math.log((float(np.sum(folded)) + e) * (1 + 8 * U) + e)
+    return math.exp(min(lb, 350.0)) * (1 + 1e-6)
+
+
 def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: int = 1,
              spectra: dict | None = None) -> Convolution:
     """Certified circular convolution of ``count`` copies of each part's pmf on N points.
@@ -187,4 +201,4 @@ def convolve(parts: Sequence[Part], N: int, thr: float, work: float, threads: in
     return Convolution(q=q, err_q=err_q, N=N)
 
 
-__all__ = ["Convolution", "Part", "cheap_err_floor", "convolve", "fold", "fold_rounding", "kernels", "next_fast_len_real"]
+__all__ = ["Convolution", "Part", "cheap_err_cap", "cheap_err_floor", "convolve", "fold", "fold_rounding", "kernels", "next_fast_len_real"]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
-from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
+from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
 from sharpdp.shuffle.accountant.memo import object_memo
@@ -218,22 +218,32 @@ def _fft_window(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_
 def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tgt: float, workers: int,
               thr_fn: Callable[[int], float], weights: Callable[[np.ndarray], tuple[np.ndarray, ...]],
               small: Callable[[list[tuple[float, float]]], bool],
-              doomed: Callable[[list[float]], bool] | None = None
+              doomed: Callable[..., bool] | None = None
               ) -> tuple[FftWindow, tuple[np.ndarray, ...], list[tuple[float, float]]]:
     """The window of :func:`_fft_law`, the weight vectors ``weights(x)`` on it and their sums (value, round-off
     bound). The power step first runs without its accurate DFT (cheap); it is run again with the engine's budget
     only when ``small(sums)`` says the round-off bounds are not negligible (a choice of speed: every err_q is
     certified, docs/accountant_tail.md §8); the second run reuses the first's window and forward FFT (§17).
-    ``doomed(floors)``, given for each weight vector w the floor ||w||_2 f of its round-off bound (f from
-    :func:`~.fft.cheap_err_floor`), says True only where ``small`` is then certain to reject the cheap run: that run
-    is skipped, the accurate one computed at once (the same floats; docs/accountant_tail.md §31.1)."""
+    ``doomed(floors, f, ws, N, M)``, given for each weight vector w the floor ||w||_2 f of its round-off bound (f from
+    :func:`~.fft.cheap_err_floor`), the weights, N and M >= the total mass of the exact circular pmf, says True only
+    where ``small`` is then certain to reject the cheap run: that run is skipped, the accurate one computed at once
+    (the same floats; docs/accountant_tail.md §31.1, §34.4). ``doomed`` must not decrease with f (it is first asked
+    with :func:`~.fft.cheap_err_cap` >= f, and the floor computed only where that says True)."""
     pre: dict = {}
     ws = weights(_fft_window(g, eta, k0, h, nn, log_tgt, pre))
     work = 0.0
     if doomed is not None:
-        f = cheap_err_floor(Part(g, nn), pre["win"][0], workers, pre.setdefault("spectra", {}))
-        if doomed([math.sqrt(float(np.sum(w * w))) * f for w in ws]):
-            work = DFT_WORK
+        wn = [math.sqrt(float(np.sum(w * w))) for w in ws]
+        # (the floor only where its cap could doom the run: doomed grows with the floors; §34.4, the same floats)
+        sp = pre.setdefault("spectra", {})
+        N, _, _, tau, mass = pre["win"]
+        lm = nn * math.log1p(mass - 1.0 + tau)  # (the computed pmf's mass and error sum, as the engine's M of §31.3)
+        M = math.exp(lm) * (1 + 1e-6) if lm < 700 else math.inf
+        cap = cheap_err_cap(Part(g, nn), N, sp)
+        if doomed([x * cap for x in wn], cap, ws, N, M):
+            f = cheap_err_floor(Part(g, nn), N, workers, sp)
+            if doomed([x * f for x in wn], f, ws, N, M):
+                work = DFT_WORK
     F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, work)
     sums = [_wsum(w, F) for w in ws]
     if work == 0.0 and not small(sums):
@@ -299,10 +309,20 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
         (s_, fp_), (sr_, fpr_) = sums
         return fp_ + c * fpr_ <= 0.01 * rel_tol * max(min(est, s_ - c * sr_), 0.0)
 
-    def doomed(floors):
+    vmax: dict = {}  # max of w - c wr over a window (by the weights' identity)
+
+    def doomed(floors, f, ws, N, M):
         # floors below the round-off bounds fp_, fpr_ of the cheap run: where they already exceed the largest value
         # small's right side can take (min(est, .) <= est), small rejects that run (docs/accountant_tail.md §31.1)
-        return floors[0] + c * floors[1] > 0.01 * rel_tol * max(est, 0.0)
+        W = floors[0] + c * floors[1]
+        if W > 0.01 * rel_tol * max(est, 0.0):
+            return True
+        # ... or where they exceed it at the value's bound s - c sr <= V (M + sqrt(N) err_q) + (the sums' rounding),
+        # V = max(w - c wr) (§34.4): both sides grow with err_q >= f, the left faster where W / f > r V sqrt(N)
+        if (key := id(ws[0])) not in vmax:
+            vmax[key] = max(float(np.max(ws[0] - c * ws[1])), 0.0) * (1 + 1e-6)
+        rv = 0.01 * rel_tol * vmax[key] * (1 + 1e-6)
+        return f > 0.0 and W > rv * math.sqrt(N) * f and W > rv * (M + math.sqrt(N) * f)
 
     F, (w, wr), ((s, fp), (sr, fpr)) = _fft_sums(
         lat.g, lat.eta, k0, h, nn, log_tgt, workers, thr_fn,

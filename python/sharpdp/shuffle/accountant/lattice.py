@@ -190,6 +190,10 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
     # bounds eta_k e^{theta x_k - Lambda} finite; any theta > 0 is valid (3.4), the cap is >= the floor
     theta = min(theta, TILT_EXP_MAX / (max(kT, 1) * h + h))
     gt, Lam, mu_t, var_t, tau, mass = C.tilt(g, eta_g, k0, h, theta)
+    # the cheap run's absolute allowance (§34.3) in the window sum's units: E e^{n Lambda} / (n gamma) is the value
+    allow = getattr(_CHEAP_FIRST, "allow", 0.0) if cheap_first else 0.0
+    if allow > 0.0:
+        allow = math.exp(la) if (la := math.log(allow * n) - n * Lam) < 709 else math.inf
     sig_t = math.sqrt(max(n * var_t, h * h))
     center = n * mu_t / h
     E_est = 0.4 * sig_t / (1.0 + theta * sig_t) ** 2
@@ -221,12 +225,13 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
             spectra: dict = {}
             # (the run without the accurate DFT is skipped where its rejection below is certain: §31.3, same floats)
             cheap = cheap_first and not (n >= CHEAP_SKIP_N and
-                                         _cheap_rejected(gt, n, N, sa, h, theta, mass, tau, rel_tol, threads, spectra))
+                                         _cheap_rejected(gt, n, N, sa, h, theta, mass, tau, rel_tol, threads, spectra,
+                                                         allow))
             conv = convolve([Part(gt, n)], N, thr, 0.0 if cheap else DFT_WORK, threads, spectra=spectra)
             q, err_q = conv.q, conv.err_q
             lg_u = (N, thr, spectra if cheap else None)
         E, fnorm, _, _, Ea, _ = C.window_sums(q, n * k0, sa, h, theta, 0.0, 0.0)
-        if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * rel_tol * E):
+        if lg_u[2] is not None and not (E > 0 and fnorm * err_q <= CHEAP_POWER * (rel_tol * E + allow)):
             # the same window with the accurate DFT, its forward FFT reused (the same floats as computing it afresh)
             conv = convolve([Part(gt, n)], N, lg_u[1], DFT_WORK, threads, spectra=lg_u[2])
             q, err_q = conv.q, conv.err_q
@@ -255,9 +260,10 @@ def engine(g: np.ndarray, eta_g: np.ndarray, k0: int, h: float, n: int, rel_tol:
 
 
 def _cheap_rejected(gt: np.ndarray, n: int, N: int, sa: int, h: float, theta: float, mass: float, tau: float,
-                    rel_tol: float, threads: int, spectra: dict) -> bool:
+                    rel_tol: float, threads: int, spectra: dict, allow: float = 0.0) -> bool:
     """True only where the engine's run without the accurate DFT is certain to be rejected by its test
-    fnorm err_q <= CHEAP_POWER rel_tol E (docs/accountant_tail.md §31.3): with f <= err_q (:func:`~.fft.cheap_err_floor`,
+    fnorm err_q <= CHEAP_POWER (rel_tol E + allow) (docs/accountant_tail.md §31.3, §34.3): with f <= err_q
+    (:func:`~.fft.cheap_err_floor`,
     which fills ``spectra`` with the forward FFT both runs use), a part of fnorm (the window's nodes up to 40 / theta,
     the weights s h e^{-theta s h} of the window sums) and E <= sup(weight) (M + sqrt(N) err_q), M = (mass + tau)^n
     (the computed circular pmf is within err_q of one with total mass M in l2 norm). A choice of speed only."""
@@ -272,7 +278,8 @@ def _cheap_rejected(gt: np.ndarray, n: int, N: int, sa: int, h: float, theta: fl
         return False
     rhs = CHEAP_POWER * rel_tol * supf
     # fnorm err - rhs (M + sqrt(N) err) grows with err where fnorm > rhs sqrt(N): its sign at err = f decides
-    return fnorm > rhs * math.sqrt(N) and fnorm * f > rhs * (math.exp(lm) * (1 + 1e-6) + math.sqrt(N) * f)
+    return fnorm > rhs * math.sqrt(N) and fnorm * f > rhs * (math.exp(lm) * (1 + 1e-6) + math.sqrt(N) * f) + \
+        CHEAP_POWER * allow
 
 
 def _shift_bound(mom_err: np.ndarray, k0: int, h: float, n: int, r: EngineResult) -> float:
@@ -374,21 +381,23 @@ def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bo
 
 
 def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
-                 lower: bool = True, lat: LatticeLaws | None = None) -> PassResult | Coarsen:
+                 lower: bool = True, lat: LatticeLaws | None = None, allow: float = 0.0) -> PassResult | Coarsen:
     """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
     :class:`Coarsen` outcome when the grid exceeds a size cap. ``lat``: ``lattice_laws(law, gamma, h, T, B, lower)``
-    where the caller already has it (the same floats; not modified here)."""
+    where the caller already has it (the same floats; not modified here). ``allow`` (with ``lat``): an absolute
+    accuracy target, in units of D_up, added to each engine's relative one rel_tol E in the test that keeps its run
+    without the accurate DFT (docs/accountant_tail.md §34.3; a choice of speed, every run certified)."""
     # the far-tail treatment's body pass at its jump term's step (``lat`` given) runs its engines' power steps
     # without the accurate DFT first (docs/accountant_tail.md §25); the plain path's floats are unchanged
     cheap = lat is not None
     got = lattice_laws(law, gamma, h, T, B, lower) if lat is None else lat
     if isinstance(got, Coarsen):
         return got
-    _CHEAP_FIRST.on = cheap
+    _CHEAP_FIRST.on, _CHEAP_FIRST.allow = cheap, max(allow, 0.0) * gamma
     try:
         return _pass(law, gamma, n, h, rel_tol, threads, got)
     finally:
-        _CHEAP_FIRST.on = False
+        _CHEAP_FIRST.on, _CHEAP_FIRST.allow = False, 0.0
 
 
 def _pass(law: Law, gamma: float, n: int, h: float, rel_tol: float, threads: int,
