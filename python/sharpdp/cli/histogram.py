@@ -432,7 +432,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {
         "mode": "release", "source": source, "by": by, "groups": int(n.size), "key_domain": domain_desc,
         "missing_key_policy": DROPPED_ROWS_POLICY, "reproducible_seeded_mode": args.seed is not None,
-        "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
+        "r": mech.r, "r0": mech.r0, "c": mech.c, "integer": bool(args.integer),
+        # (null in JSON for the data-independent release, r = 1: sigma = inf, which --json cannot hold; it raised)
+        "sigma": mech.sigma if math.isfinite(mech.sigma) else None,
         "delta": args.delta,
         "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
                           "section 4; Balle & Wang 2018)",
@@ -477,7 +479,7 @@ def zeros_meaning(mech, integer: bool = False) -> str:
     ``integer`` (``--integer``): stochastic rounding makes more zeros (docs/histogram_release.md §6)."""
     g = "" if mech.grid_bits is None else f" (g/2 = 2^-{mech.grid_bits + 1})"
     rounding = ("; with --integer a value y in (0, 1) is also rounded to 0, with probability 1 - y (stochastic "
-                "rounding, §6), so p_zero_at_count_0 is a lower value there" if integer else "")
+                "rounding, docs/histogram_release.md §6), so p_zero_at_count_0 is a lower value there" if integer else "")
     return ("a released value of exactly 0 is the mechanism's clipping at 0, not a true count: the noisy value "
             "(n + c) exp(sigma Z - sigma^2) - c is released as the nearest point of a grid, and every noisy value "
             f"below the grid's first midpoint{g}, negative ones included, becomes 0 ([v]_+ of eq. (4), "
@@ -603,7 +605,7 @@ def _format_lines(result: dict[str, Any]) -> str:
              f"key domain {result['key_domain']}",
              f"dropped: {result['missing_key_policy']}",
              f"shifted-log Gaussian: r = {result['r']:g}, r0 = {result['r0']}, c = {result['c']:g}, "
-             f"sigma = {result['sigma']:.6g}, integer = {result['integer']}",
+             f"sigma = {math.inf if result['sigma'] is None else result['sigma']:.6g}, integer = {result['integer']}",
              f"guarantee for a member of a group of size n (target delta = {result['delta']:g}; "
              f"{result['epsilon_method']}):"]
     g = result["guarantee"]
