@@ -78,6 +78,7 @@ def test_krr_delta_answer_names_no_bracket_and_explains_mse_single(capsys):
     shown = float(re.search(r"mse_single = ([0-9.e+-]+)\)", text).group(1))
     assert shown == pytest.approx(4 * math.e / (math.e - 1) ** 2, rel=1e-5)  # k = 2 closed form, epsilon0 = 1
     assert "mse_single: worst-case squared error of one user's unbiased estimate" in text
+    assert "(inputs +-1 and the estimator Y/t: 4 e^epsilon0 / (e^epsilon0 - 1)^2)" in text
     code, out, _ = run(capsys, "account", "--k", "2", "--epsilon0", "1", "--n", "1000", "--adjacency", "replace",
                        "--epsilon", "0.2")
     text = _flat(out)
@@ -265,3 +266,12 @@ def test_histogram_data_independent_json_has_no_traceback(tmp_path, capsys, smal
     assert json.loads(out)["sigma"] is None
     code, out, _ = run(capsys, *small_table, "--out", str(tmp_path / "t"), "--r", "1")
     assert code == 0 and "sigma = inf" in out
+
+
+def test_figures_bad_paper_or_option_is_one_line(capsys):
+    for argv, msg in ((["figures", "bogus"], "argument PAPER: invalid choice: 'bogus' (choose from 'shuffle')"),
+                      (["figures", "shuffle", "--bogus"], "unrecognized arguments: --bogus")):
+        with pytest.raises(SystemExit) as ex:
+            run(capsys, *argv)
+        _, err = capsys.readouterr()
+        assert ex.value.code == 2 and err == f"sharpdp figures: error: {msg} (see --help)\n"

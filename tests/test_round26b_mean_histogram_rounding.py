@@ -83,7 +83,9 @@ def test_histogram_default_guarantee_epsilons_rounded_up(histogram_runs):
                                             (1.3736147181516571, "1.38"), (348.8455260753716, "349")])
 def test_small_groups_warning_epsilon_rounded_up(eps_top, shown):
     # (the default run's certified epsilons at n = 2, 10, 1000 and 0-1; :.3g prints the first three below them)
-    assert f"(up to {shown} for a count of 0 or 1) at delta = 1e-06" in small_groups_warning(1, 2, 16, eps_top, 1e-6)
+    # (session 30: "at target delta", the one --delta wording of docs/cli.md §8)
+    assert f"(up to {shown} for a count of 0 or 1) at target delta = 1e-06" in small_groups_warning(1, 2, 16, eps_top,
+                                                                                                    1e-6)
 
 
 def test_histogram_default_error_bound_rounded_up(histogram_runs):

@@ -392,13 +392,13 @@ _BLANKET_MEANING = "blanket: the privacy-blanket upper bound (ShuffleAccountant)
 _BRACKET_OF = {"sharp": "; the bracket is of delta itself",
                "blanket": "; the lower value is of the bound, not a lower bound on the mechanism's delta"}
 
-#: k-RR's ``mse_single`` (text and ``--json`` ``randomizer``), as :data:`sharpdp.cli.BMG_FIELD_HELP` explains the
-#: BMG's (``RandomizedResponse.mse_single``)
-KRR_FIELD_HELP = {
-    "mse_single": "worst-case squared error of one user's unbiased estimate (k = 2: inputs +-1 and the estimator "
-                  "Y/t, 4 e^epsilon0 / (e^epsilon0 - 1)^2; k >= 3: the one-hot frequency estimator, summed over the "
-                  "k coordinates); the estimate from n users' messages has mean squared error mse_single / n",
-}
+def krr_field_help(k: int) -> dict[str, str]:
+    """What k-RR's ``mse_single`` is (printed under the answer, as :data:`sharpdp.cli.BMG_FIELD_HELP` explains the
+    BMG's figures; ``RandomizedResponse.mse_single``), for this ``k``."""
+    how = ("inputs +-1 and the estimator Y/t: 4 e^epsilon0 / (e^epsilon0 - 1)^2" if k == 2 else
+           "the one-hot frequency estimator, its squared error summed over the k coordinates")
+    return {"mse_single": f"worst-case squared error of one user's unbiased estimate ({how}); the estimate from n "
+                          "users' messages has mean squared error mse_single / n"}
 
 
 def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
@@ -490,7 +490,7 @@ def _format_krr(r: dict[str, Any]) -> str:
         body = (f"target delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats, {r['bound']} bound: the "
                 f"safe end of its search, so the certified delta at this epsilon is <= {r['delta']:.6g})")
         body += _zero_note(r)
-    notes = "".join(f"\n  {k:<10}: {text}" for k, text in KRR_FIELD_HELP.items())
+    notes = "".join(f"\n  {k:<10}: {text}" for k, text in krr_field_help(rd["k"]).items())
     return head + "\n" + body + notes
 
 

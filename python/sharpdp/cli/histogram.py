@@ -482,7 +482,7 @@ def zeros_meaning(mech, integer: bool = False) -> str:
                 "rounding, docs/histogram_release.md §6), so p_zero_at_count_0 is a lower value there" if integer else "")
     return ("a released value of exactly 0 is the mechanism's clipping at 0, not a true count: the noisy value "
             "(n + c) exp(sigma Z - sigma^2) - c is released as the nearest point of a grid, and every noisy value "
-            f"below the grid's first midpoint{g}, negative ones included, becomes 0 ([v]_+ of eq. (4), "
+            f"below the grid's first midpoint{g}, negative ones included, becomes 0 ([v]_+ in formula (4) of the paper, "
             "docs/histogram_release.md §3, §11); it happens mostly for true counts near 0 and is as private as any "
             "other released value (post-processing)" + rounding)
 
