@@ -43,6 +43,12 @@ def test_crlb_few_trials_warns_with_the_precision(tmp_path, capsys):
 
     assert all(few_trials_warning(e, t) == [] for e, t in _DEFAULT_TRIALS.items())  # the defaults: no warning
     assert "3 runs over the 3 blocks" in few_trials_warning("5.2", 1)[0]
+    import inspect
+
+    from sharpdp.apps.crlb_experiments import recursive_identification
+    from sharpdp.cli.crlb import _BLOCKS_52
+
+    assert inspect.signature(recursive_identification).parameters["blocks"].default == _BLOCKS_52  # what 5.2 runs
 
 
 def test_the_stated_precision_is_the_monte_carlo_one():

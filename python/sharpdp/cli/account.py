@@ -392,6 +392,7 @@ _BLANKET_MEANING = "blanket: the privacy-blanket upper bound (ShuffleAccountant)
 _BRACKET_OF = {"sharp": "; the bracket is of delta itself",
                "blanket": "; the lower value is of the bound, not a lower bound on the mechanism's delta"}
 
+
 def krr_field_help(k: int) -> dict[str, str]:
     """What k-RR's ``mse_single`` is (printed under the answer, as :data:`sharpdp.cli.BMG_FIELD_HELP` explains the
     BMG's figures; ``RandomizedResponse.mse_single``), for this ``k``."""

@@ -47,7 +47,8 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "5.1 = mechanism comparison, 5.3 = Laplacian measurements")
     p.add_argument("--trials", type=integer_number, default=None,
                    help="Monte Carlo repetitions (defaults: 5.1: 200 per privacy level, "
-                        "5.2: 10 per data block, 5.3: 300 per K)")
+                        "5.2: 10 per data block, 5.3: 300 per K; fewer give noisier MSE figures, and a warning says "
+                        "how noisy; integer forms such as 3e2 are accepted)")
     p.add_argument("--seed", type=integer_number, default=None,
                    help="random seed (default: drawn from OS entropy); reported either way, so that any run can "
                         "be reproduced (an experiment on public data, not a private release)")
@@ -220,12 +221,16 @@ ML_INFO_MEANING = (
     "estimator does NOT meet the privacy constraint and its MSE may sit at or below the bound; the two averaging "
     "mechanisms meet it exactly (their ratio is 1; docs/papers.md §3.2 item 6)")
 
+#: Section 5.2's data blocks (``recursive_identification``'s default, which the command runs)
+_BLOCKS_52 = 3
+
+
 def few_trials_warning(exp: str, trials: int) -> list[str]:
     """The warning (a list of one line, or empty) for ``--trials`` below the experiment's default
     (``_DEFAULT_TRIALS``, docs/cli.md §8): the MSE figures are then noisy. An MSE averaged
     over N independent squared errors has relative standard error sqrt(Var(e^2) / N) / E[e^2] = sqrt(2 / N) for a
     Gaussian error e (kurtosis 3), sqrt(5 / N) for a Laplace one (kurtosis 6); 5.2 averages N repetitions in each
-    of its 3 data blocks, and its data noise (once per block) adds the error of its 95 % interval."""
+    of its ``_BLOCKS_52`` = 3 data blocks, and its data noise (once per block) adds the error of its 95 % interval."""
     default = _DEFAULT_TRIALS[exp]
     if trials >= default:
         return []
@@ -234,8 +239,8 @@ def few_trials_warning(exp: str, trials: int) -> list[str]:
         return f"{100 * math.sqrt(2.0 / m):.0f} %"
 
     if exp == "5.2":
-        m, m_default = 3 * trials, 3 * default
-        what = (f"{trials} repetition{'s' if trials > 1 else ''} per data block ({m} runs over the 3 blocks)")
+        m, m_default = _BLOCKS_52 * trials, _BLOCKS_52 * default
+        what = f"{trials} repetition{'s' if trials > 1 else ''} per data block ({m} runs over the {_BLOCKS_52} blocks)"
         extra = "; the data noise, drawn once per block, adds the error the 95 % interval across blocks shows"
     else:
         m, m_default = trials, default
