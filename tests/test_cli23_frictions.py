@@ -109,7 +109,7 @@ def _slow(monkeypatch, seconds: float) -> None:
 _ACCOUNT = ("account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1000")  # (answers in ~0.3 s of CPU)
 
 
-@pytest.mark.parametrize("target,step", [(("--delta", "1e-6"), "account: certified epsilon at delta = 1e-06"),
+@pytest.mark.parametrize("target,step", [(("--delta", "1e-6"), "account: certified epsilon at target delta = 1e-06"),
                                          (("--epsilon", "1"), "account: certified delta at epsilon = 1 nats")])
 def test_account_wait_prints_its_step_lines_in_a_log_from_the_quiet_period(monkeypatch, capsys, target, step):
     _slow(monkeypatch, 0.45)
@@ -129,7 +129,7 @@ def test_account_quick_answer_prints_nothing_in_a_log_and_one_line_at_the_start_
     assert code == 0 and err == "", err  # a step that ends within the quiet period: nothing
     monkeypatch.setattr(P, "_is_terminal", lambda f: True)
     code, out, err = run(capsys, *_ACCOUNT, "--delta", "1e-6")
-    assert code == 0 and err.startswith("sharpdp account: certified epsilon at delta = 1e-06: a search on "
+    assert code == 0 and err.startswith("sharpdp account: certified epsilon at target delta = 1e-06: a search on "
                                         "certified values, with no count to show progress on"), err
     assert len(err.splitlines()) == 1 and "Ctrl-C stops it" in err, err
 

@@ -57,12 +57,18 @@ def test_histogram_warnings_once_on_stderr(tmp_path, capsys):
 
 # ---------------------------------------------------------------- 2. progress: the rule of the --help epilog
 def test_every_help_states_the_progress_rule():
+    """The rule in full once, in `sharpdp --help`; every command's --help points to it (session 30: it was
+    repeated in full in every --help)."""
+    from sharpdp.cli import SUBCOMMAND_EPILOG
+
     parser = build_parser()
     flat = " ".join(P.PROGRESS_RULE.split())
     sub = next(a for a in parser._actions if a.dest == "command")
     assert set(sub.choices) == {"mean", "account", "histogram", "crlb", "figures"}
-    for p in [parser, *sub.choices.values()]:
-        assert flat in " ".join(p.format_help().split()), p.prog
+    assert flat in " ".join(parser.format_help().split())
+    for p in sub.choices.values():
+        text = " ".join(p.format_help().split())
+        assert flat not in text and " ".join(SUBCOMMAND_EPILOG.split()) in text, p.prog
 
 
 class _Tty(io.StringIO):

@@ -57,7 +57,8 @@ def test_crlb_texts_name_the_paper_setting(tmp_path, capsys):
                        "2", "--seed", "1", "--json")
     assert code == 0
     r = json.loads(out)
-    assert r["ml_trace_ratio"] == pytest.approx(r["K"], rel=1e-9)  # what the text below explains
+    # what the text below explains (the column was ml_trace_ratio: renamed for what it is, session 30)
+    assert r["ml_fisher_info_over_budget"] == pytest.approx(r["K"], rel=1e-9)
     code, out, _ = run(capsys, "crlb", "--experiment", "5.3", "--no-plot", "--out", str(tmp_path / "c"), "--trials",
                        "2", "--seed", "1")
     assert "does NOT meet the privacy constraint" in " ".join(out.split())

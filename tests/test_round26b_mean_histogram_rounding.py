@@ -37,7 +37,7 @@ def mean_runs():
 
 def test_mean_default_certified_delta_and_bracket_on_the_safe_side(mean_runs):
     text, r = mean_runs
-    m = re.search(rf"certified delta = {NUM} \(target {NUM};", text)
+    m = re.search(rf"certified delta = {NUM} \(target delta = {NUM};", text)  # (session 30: one --delta wording)
     assert m, text
     assert Decimal(m.group(1)) >= Decimal(r["delta_certified"]), (m.group(1), r["delta_certified"])
     # (the default run's 9.993373945e-07 prints as 9.99337e-07 with :.6g, below the certified value)
@@ -73,7 +73,7 @@ def test_histogram_default_guarantee_epsilons_rounded_up(histogram_runs):
         assert Decimal(shown) - Decimal(eps) < Decimal(eps) * Decimal("0.01") + Decimal("1e-300"), (n, shown, eps)
     # (e.g. n = 2: 144.35... prints as 145, where :.3g gave 144, below the certified epsilon)
     assert any(Decimal(f"{e:.3g}") < Decimal(e) for e in g["epsilon"])
-    assert f"at delta = {r['delta']:g}" in err  # the delta the user gave (default 1e-6), as given
+    assert f"at target delta = {r['delta']:g}" in err  # the delta the user gave (default 1e-6), as given
     top = re.search(rf"up to {NUM} for a count of 0 or 1", err)
     assert top, err
     assert Decimal(top.group(1)) >= Decimal(max(g["epsilon"][:2])), (top.group(1), g["epsilon"][:2])
@@ -83,7 +83,9 @@ def test_histogram_default_guarantee_epsilons_rounded_up(histogram_runs):
                                             (1.3736147181516571, "1.38"), (348.8455260753716, "349")])
 def test_small_groups_warning_epsilon_rounded_up(eps_top, shown):
     # (the default run's certified epsilons at n = 2, 10, 1000 and 0-1; :.3g prints the first three below them)
-    assert f"(up to {shown} for a count of 0 or 1) at delta = 1e-06" in small_groups_warning(1, 2, 16, eps_top, 1e-6)
+    # (session 30: "at target delta", the one --delta wording of docs/cli.md §8)
+    assert f"(up to {shown} for a count of 0 or 1) at target delta = 1e-06" in small_groups_warning(1, 2, 16, eps_top,
+                                                                                                    1e-6)
 
 
 def test_histogram_default_error_bound_rounded_up(histogram_runs):

@@ -169,6 +169,11 @@ def figure_title(number: int, title: str, *, quick: bool) -> str:
     return f"'Shuffling-Aware Optimization for Private Vector\nMean Estimation'\n{caption}"
 
 
+#: The first column of every CSV of a ``quick`` run (absent from the full run's), and its value on each row: a
+#: reduced CSV opened alone is never taken for the paper's figure (docs/cli.md §8).
+REDUCED_COLUMN = "REDUCED"
+REDUCED_VALUE = "quick smoke run (--quick): fewer points, not the paper's figure"
+
 #: The files' stems that :func:`write_figures` writes (``STEM.csv`` and ``STEM.png`` each), in order.
 FIGURE_STEMS = ("figure1_utility", "figure2_privacy_profile", "figure3_n_scaling")
 
@@ -176,7 +181,8 @@ FIGURE_STEMS = ("figure1_utility", "figure2_privacy_profile", "figure3_n_scaling
 def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None) -> dict[str, str]:
     """Compute Figures 1-3 and write ``figure{1,2,3}_*.csv`` and ``.png`` into ``out_dir``.
 
-    ``quick`` uses fewer epsilon points (for tests). One progress bar covers the whole job
+    ``quick`` uses fewer epsilon points (for tests), and its CSVs start with the column :data:`REDUCED_COLUMN`
+    (:data:`REDUCED_VALUE` on every row), its titles with "REDUCED". One progress bar covers the whole job
     (``progress=None``: shown on stderr when the job takes more than a second; False: never);
     it shows the percentage done, each step weighted by its estimated CPU cost on an idle core
     (``figure_jobs``), and a time estimate from the rate observed on the running machine.
@@ -226,7 +232,9 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
               "rmse_gm": "central GM", "delta_bmg": "shuffled BMG (certified upper)", "delta_gm": "central GM"}
     for name, df, x, ys, ylabel, title, logy in specs:
         csv = out / f"{name}.csv"
-        df.to_csv(csv, index=False)
+        # a quick CSV says on every row, in its first column, that it is reduced (docs/cli.md §8)
+        (df.assign(**{REDUCED_COLUMN: REDUCED_VALUE})[[REDUCED_COLUMN, *df.columns]] if quick else df).to_csv(
+            csv, index=False)
         fig, ax = plt.subplots(figsize=(5.6, 4.6))
         for y in ys:
             ax.plot(df[x], df[y], marker="o", label=labels[y])

@@ -305,6 +305,12 @@ START_HINT = ("Start with 'sharpdp mean' (the main job: a private mean of a buil
               "'sharpdp COMMAND --help' shows a command's options.")
 
 
+#: The end of every subcommand's ``--help``: where the progress rule is (said once, in ``sharpdp --help``: it was
+#: repeated in full at the end of every command's help; docs/cli.md §8).
+SUBCOMMAND_EPILOG = ("Results go to stdout, progress and warnings to stderr ('sharpdp --help' says how progress is "
+                     "shown).")
+
+
 def _add_version(parser: argparse.ArgumentParser) -> None:
     from sharpdp import __version__
 
@@ -324,8 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in _COMMANDS:
         module = importlib.import_module(f"{__name__}.{name}")
         module.register(sub, parent)
-    for p in sub.choices.values():  # the same rule in every subcommand's --help
-        p.epilog = PROGRESS_RULE if not p.epilog else f"{p.epilog} {PROGRESS_RULE}"
+    for p in sub.choices.values():  # the rule itself once, in `sharpdp --help`; here a one-line pointer to it
+        p.epilog = SUBCOMMAND_EPILOG if not p.epilog else f"{p.epilog} {SUBCOMMAND_EPILOG}"
     return parser
 
 

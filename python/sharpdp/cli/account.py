@@ -10,7 +10,8 @@ from typing import Any, Iterator, NoReturn
 
 from sharpdp.cli.account_rounds import BASIC_LOWER, COMPOSED_LOWER, compose_rounds, smallest_text
 from sharpdp.cli.rounding import g_down, g_up, short_floats
-from sharpdp.cli.errors import real_number
+from sharpdp.cli.errors import integer_number, real_number
+from sharpdp.cli.notes import DELTA_HELP
 
 
 
@@ -51,13 +52,13 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--epsilon0", type=real_number, default=None, help="k-RR: local epsilon in (0, 300] nats")
     p.add_argument("--n", type=_number, required=True,
                    help="number of users, 1 <= n <= 1e9 (an integer; integer-valued forms such as 1e6 are accepted)")
-    p.add_argument("--dim", type=int, default=None, help="BMG: dimension d >= 1 (default 1)")
+    p.add_argument("--dim", type=integer_number, default=None, help="BMG: dimension d >= 1 (default 1)")
     from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
 
     p.add_argument("--adjacency", choices=ADJACENCIES, default=DEFAULT_ADJACENCY,
                    help="neighbouring relation (default zero_out); replace with gamma = 0 is bounded "
                         "through bot (weak triangle inequality, looser)")
-    p.add_argument("--rounds", type=int, default=1,
+    p.add_argument("--rounds", type=integer_number, default=1,
                    help="number K >= 1 of such rounds composed (default 1); K > 1 reports the certified "
                         "composed delta (or epsilon) of the K rounds (sharpdp.shuffle.ComposedAccountant)")
     p.add_argument("--bound", choices=("auto", "sharp", "blanket"), default="auto",
@@ -75,7 +76,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=real_number,
                         help="epsilon in [0, 700] (nats): report the certified delta (docs/cli.md §6)")
-    target.add_argument("--delta", type=real_number, help="delta in (0, 1): report the certified epsilon")
+    target.add_argument("--delta", type=real_number, help=f"{DELTA_HELP}: report the certified epsilon")
 
 
 # above this n, --bound auto composes the blanket round instead of the sharp one (k = 2, replace, --rounds > 1): the
@@ -237,7 +238,7 @@ def _certified(acc: Any, rounds: int, eps, delta, discretization, lower_meaning:
                 "bracket_relative_gap": gap if math.isfinite(gap) else None,
                 "bracket_note": bracket_note(lo, up, gap, acc.rel_tol, charge),
                 "sampler_charge_floor": floor}
-    with _wait(f"certified epsilon at delta = {delta:g}", "a search on certified values"):
+    with _wait(f"certified epsilon at target delta = {delta:g}", "a search on certified values"):
         try:
             found = float(acc.get_epsilon(float(delta)))
         except ValueError as exc:  # (advice naming API parameters: the CLI's own; figures as the CLI prints them)
@@ -384,9 +385,21 @@ _CHI_LO_REPLACE = ("lower shuffle index of the zero-out relation (the BMG's clos
 _FLOOR_NAME = "2\u00a0n\u00a0sampler_tv"
 
 _SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over all neighbouring datasets "
-                  "(ExactShuffleAccountant, docs/sharp_krr.md); the bracket is of delta itself")
-_BLANKET_MEANING = ("blanket: the privacy-blanket upper bound (ShuffleAccountant); the lower value is of the bound, "
-                    "not a lower bound on the mechanism's delta")
+                  "(ExactShuffleAccountant, docs/sharp_krr.md)")
+_BLANKET_MEANING = "blanket: the privacy-blanket upper bound (ShuffleAccountant)"
+#: What the bracket printed by ``--epsilon`` is, per bound; said only where a bracket is printed (the ``--delta``
+#: answer prints none: its text used to name one, docs/cli.md §8)
+_BRACKET_OF = {"sharp": "; the bracket is of delta itself",
+               "blanket": "; the lower value is of the bound, not a lower bound on the mechanism's delta"}
+
+
+def krr_field_help(k: int) -> dict[str, str]:
+    """What k-RR's ``mse_single`` is (printed under the answer, as :data:`sharpdp.cli.BMG_FIELD_HELP` explains the
+    BMG's figures; ``RandomizedResponse.mse_single``), for this ``k``."""
+    how = ("inputs +-1 and the estimator Y/t: 4 e^epsilon0 / (e^epsilon0 - 1)^2" if k == 2 else
+           "the one-hot frequency estimator, its squared error summed over the k coordinates")
+    return {"mse_single": f"worst-case squared error of one user's unbiased estimate ({how}); the estimate from n "
+                          "users' messages has mean squared error mse_single / n"}
 
 
 def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
@@ -424,7 +437,8 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     else:
         acc = ShuffleAccountant(rnd, n, adjacency=args.adjacency)
     out["bound"] = "sharp" if sharp else "blanket"
-    out["bound_meaning"] = _SHARP_MEANING if sharp else _BLANKET_MEANING
+    out["bound_meaning"] = ((_SHARP_MEANING if sharp else _BLANKET_MEANING)
+                            + (_BRACKET_OF[out["bound"]] if eps is not None else ""))
     if rounds > 1:
         out["bound_meaning"] = (
             f"{out['bound']}: each of the {rounds} rounds bounded by "
@@ -474,9 +488,11 @@ def _format_krr(r: dict[str, Any]) -> str:
         elif "delta_lower_meaning" in r:
             body += f": lower value = {r['delta_lower_meaning']}"
     else:
-        body = f"delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats, {r['bound']} bound)"
+        body = (f"target delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats, {r['bound']} bound: the "
+                f"safe end of its search, so the certified delta at this epsilon is <= {r['delta']:.6g})")
         body += _zero_note(r)
-    return head + "\n" + body
+    notes = "".join(f"\n  {k:<10}: {text}" for k, text in krr_field_help(rd["k"]).items())
+    return head + "\n" + body + notes
 
 
 def _zero_note(r: dict[str, Any]) -> str:
@@ -529,7 +545,7 @@ def format_text(r: dict[str, Any]) -> str:
                     f"the bound), not a lower bound on delta; {r['bracket_note']}"
                     + _floor_text(f, r["epsilon"], r["delta"]))
     else:
-        body = f"delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats)" + _zero_note(r)
+        body = f"target delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats)" + _zero_note(r)
         if r.get("composition_route"):
             body += f"\nvalue by {r['composition_route']}"
         sc = r.get("sampler_charge")

@@ -19,9 +19,11 @@ import csv
 import math
 import os
 import secrets
+import sys
 from typing import TYPE_CHECKING, Any
 
 from sharpdp.cli import check_not_written, check_out_dir, make_out_dir, release_file, remove_earlier_outputs
+from sharpdp.cli.errors import integer_number
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,10 +45,11 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--experiment", choices=("5.1", "5.2", "5.3"), default="5.2",
                    help="5.2 = recursive identification on the diabetes data (default), "
                         "5.1 = mechanism comparison, 5.3 = Laplacian measurements")
-    p.add_argument("--trials", type=int, default=None,
+    p.add_argument("--trials", type=integer_number, default=None,
                    help="Monte Carlo repetitions (defaults: 5.1: 200 per privacy level, "
-                        "5.2: 10 per data block, 5.3: 300 per K)")
-    p.add_argument("--seed", type=int, default=None,
+                        "5.2: 10 per data block, 5.3: 300 per K; fewer give noisier MSE figures, and a warning says "
+                        "how noisy; integer forms such as 3e2 are accepted)")
+    p.add_argument("--seed", type=integer_number, default=None,
                    help="random seed (default: drawn from OS entropy); reported either way, so that any run can "
                         "be reproduced (an experiment on public data, not a private release)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"directory for the PNG and CSV (default ./{DEFAULT_OUT})")
@@ -104,6 +107,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     stem = os.path.join(args.out, "crlb_" + exp.replace(".", "_"))
     check_not_written([stem + ".csv", stem + ".png"], args.overwrite,  # (both: docs/cli.md §4)
                       "(an earlier run's output)")
+    warnings = few_trials_warning(exp, trials)
+    if warnings:  # (once the options are known good, before the wait: not lost after the bars)
+        print(f"sharpdp crlb: warning: {warnings[0]}", file=sys.stderr, flush=True)
     seed = secrets.randbits(63) if args.seed is None else int(args.seed)
     rng = np.random.default_rng(seed)
 
@@ -128,12 +134,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         files = _write(args.out, "crlb_5_1", cols, None if args.no_plot else plot)
         ratio = {k: (v / r["bound"]).tolist() for k, v in r["mse"].items()}
         return {"experiment": "5.1", "trials": trials, "seed": seed, "s": r["s"], "bound": r["bound"],
-                "mse": r["mse"], "stderr": r["stderr"], "mse_over_bound": ratio, "files": files}
+                "mse": r["mse"], "stderr": r["stderr"], "mse_over_bound": ratio, "files": files,
+                "warnings": warnings}
 
     if exp == "5.3":
         r = E.laplacian_measurements(trials=trials, rng=rng)
-        cols = {k: r[k] for k in ("K", "bound", "classical", "mse_ml", "mse_avg_gaussian", "mse_avg_laplace",
-                                   "ml_trace_ratio")}
+        cols = {k: r[k] for k in ("K", "bound", "classical", "mse_ml", "mse_avg_gaussian", "mse_avg_laplace")}
+        # (the library's ml_trace_ratio under a name that says what it is: docs/papers.md §3.2 item 6)
+        cols[ML_INFO_COLUMN] = r["ml_trace_ratio"]
 
         def plot(ax):
             ax.plot(r["K"], r["bound"], "k-", lw=2, label="privacy-preserving CRLB 1/(2K) + 1/K^2")
@@ -149,7 +157,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         files = _write(args.out, "crlb_5_3", cols, None if args.no_plot else plot)
         return {"experiment": "5.3", "trials": trials, "seed": seed, **{k: v for k, v in cols.items()},
-                "files": files}
+                "files": files, "warnings": warnings, f"{ML_INFO_COLUMN}_meaning": ML_INFO_MEANING}
 
     r = E.recursive_identification(repetitions=trials, rng=rng)
     cols = {k: r[k] for k in ("k", "bound", "mse", "mse_stderr", "bound_identity", "mse_identity", "mse_laplace",
@@ -191,6 +199,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     curves["k"] = [int(v) for v in r["k"]]
     return {"experiment": "5.2", "repetitions": trials, "seed": seed, "theta_reference": r["theta"],
             "sigma2": r["sigma2"], "k0": r["k0"], "records": r["records"], "blocks": B, **curves, "files": files,
+            "warnings": warnings,
             "steps_mse_below_bound": int(below.sum()), "steps_with_bound": int(ok.sum()),
             "steps_below_bound_within_ci": int(explained.sum()), "privacy_level": _privacy_level_52(E),
             "why_mse_below_bound": (
@@ -199,6 +208,48 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"is drawn only {B} times (one per block, shared by every step k), so for one seed the empirical "
                 "MSE can sit below (or above) the bound at most steps however many repetitions of the privacy "
                 "noise are run; the 95% interval across blocks shows this error")}
+
+
+#: Section 5.3's column (CSV, text, ``--json``) for the ML-based estimator's realised trace I_z over its budget s_K:
+#: named for what it is (it was ``ml_trace_ratio``, which read like a figure near 1; it equals K).
+ML_INFO_COLUMN = "ml_fisher_info_over_budget"
+ML_INFO_MEANING = (
+    f"{ML_INFO_COLUMN} is the ML-based estimator's (eq. 21) realised Fisher information trace I_z divided by the "
+    "trace budget s_K = K that the privacy constraint allows: 1 would mean the constraint is met. It equals K here, "
+    "by construction, not by noise: for Laplace measurements the median's released value carries K times the "
+    "information the budget allows, since Theorem 30 calibrates the estimator only as K -> inf. So at finite K this "
+    "estimator does NOT meet the privacy constraint and its MSE may sit at or below the bound; the two averaging "
+    "mechanisms meet it exactly (their ratio is 1; docs/papers.md §3.2 item 6)")
+
+#: Section 5.2's data blocks (``recursive_identification``'s default, which the command runs)
+_BLOCKS_52 = 3
+
+
+def few_trials_warning(exp: str, trials: int) -> list[str]:
+    """The warning (a list of one line, or empty) for ``--trials`` below the experiment's default
+    (``_DEFAULT_TRIALS``, docs/cli.md §8): the MSE figures are then noisy. An MSE averaged
+    over N independent squared errors has relative standard error sqrt(Var(e^2) / N) / E[e^2] = sqrt(2 / N) for a
+    Gaussian error e (kurtosis 3), sqrt(5 / N) for a Laplace one (kurtosis 6); 5.2 averages N repetitions in each
+    of its ``_BLOCKS_52`` = 3 data blocks, and its data noise (once per block) adds the error of its 95 % interval."""
+    default = _DEFAULT_TRIALS[exp]
+    if trials >= default:
+        return []
+
+    def rse(m: int) -> str:
+        return f"{100 * math.sqrt(2.0 / m):.0f} %"
+
+    if exp == "5.2":
+        m, m_default = _BLOCKS_52 * trials, _BLOCKS_52 * default
+        what = f"{trials} repetition{'s' if trials > 1 else ''} per data block ({m} runs over the {_BLOCKS_52} blocks)"
+        extra = "; the data noise, drawn once per block, adds the error the 95 % interval across blocks shows"
+    else:
+        m, m_default = trials, default
+        what = f"{trials} trial{'s' if trials > 1 else ''} per {'privacy level' if exp == '5.1' else 'K'}"
+        extra = "; the CSV's stderr_* columns give each point's own" if exp == "5.1" else ""
+    return [f"--trials {trials}: few Monte Carlo trials, so the MSE figures are noisy: {what} give each MSE a "
+            f"relative standard error of about sqrt(2/{m}) = {rse(m)} for a Gaussian error (more for heavier tails; "
+            f"a 95 % interval is about twice that); the default {default} gives {rse(m_default)}, and 4 times the "
+            f"trials halve it{extra}"]
 
 
 def _privacy_level_52(E: Any) -> dict[str, Any]:
@@ -252,16 +303,14 @@ def format_text(result: dict[str, Any]) -> str:
                 "(MSE / privacy-preserving CRLB; 1 = attains the bound)")
         return _join(head, _fmt_rows(["s", "bound"] + names, rows), files)
     if exp == "5.3":
-        keys = ["K", "bound", "mse_ml", "mse_avg_gaussian", "mse_avg_laplace", "ml_trace_ratio"]
+        keys = ["K", "bound", "mse_ml", "mse_avg_gaussian", "mse_avg_laplace", ML_INFO_COLUMN]
         rows = [[result[k][i] for k in keys] for i in range(len(result["K"]))]
         head = (f"'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.3 Laplace measurements, "
-                f"{result['trials']} trials per K; ml_trace_ratio is the realised trace I_z / s_K of the "
-                "ML-based estimator (eq. 21). It equals K here: for Laplace measurements the median's released "
-                "value carries K times the Fisher information the budget s_K allows, so at finite K this "
-                "estimator does NOT meet the privacy constraint (Theorem 30 calibrates it only as K -> inf) and "
-                "its MSE may sit at or below the bound; the two averaging mechanisms meet it exactly "
-                "(docs/papers.md §3.2)")
-        return _join(head, _fmt_rows(keys, rows), files)
+                f"{result['trials']} trials per K")
+        legend = ("columns: bound = privacy-preserving CRLB 1/(2K) + 1/K^2; mse_ml = the ML-based estimator (eq. 21); "
+                  "mse_avg_gaussian / mse_avg_laplace = averaging + Gaussian / Laplace noise of the same trace; "
+                  + ML_INFO_MEANING)
+        return _join(head, _fmt_rows(keys, rows), legend, files)
     keys = ["k", "bound", "mse", "bound_identity", "mse_identity", "mse_laplace", "mse_binary"]
     k = np.asarray(result["k"])
     pick = [i for i in range(len(k)) if k[i] in (result["k0"], 10, 20, 50, len(k))]

@@ -21,6 +21,7 @@ from sharpdp.cli import (
     release_rng,
     warn_seeded,
 )
+from sharpdp.cli.errors import integer_number
 
 
 def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -31,7 +32,7 @@ def add_engine_options(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="local: one process, the whole table in memory (default); dask: partition by "
                              "partition on a Dask cluster (needs the [dask] extra)")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
+    parser.add_argument("--workers", type=integer_number, default=None, metavar="N",
                         help="--engine dask: start a local cluster of N single-threaded worker processes "
                              "(default: the machine's cores)")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,

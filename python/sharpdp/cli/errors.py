@@ -100,6 +100,45 @@ def underflow_wording(parser: Any, message: str) -> str:
 real_number.__name__ = "float"  # (argparse's "invalid float value: 'x'" for a text that is not a number)
 
 
+#: The largest decimal exponent :func:`integer_number` reads (``1e400`` is refused, not expanded into 400 digits).
+_INTEGER_MAX_DIGITS = 100
+
+
+def integer_number(text: str) -> int:
+    """The ``type`` of the CLI's integer options (``--seed``, ``--trials``, ``--rounds``, ...): a whole number as
+    ``int`` reads it (``42``, ``1_000``), or an integer-valued number in decimal or e-notation (``1e12``,
+    ``1.5e3``, ``300.0``), read exactly (no float rounding: ``1e23`` is 10**23) (docs/cli.md §8).
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        ``text`` is not a number, not a whole one (``1.5``, ``1e-3``), not finite, or longer than 100 digits;
+        the message says which form is expected, and argparse puts the option before it.
+    """
+    import argparse
+    import decimal
+
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    expected = "expected a whole number such as 42, 1000000 or 1e6"
+    try:
+        d = decimal.Decimal(text.strip().replace("_", ""))
+    except decimal.InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number ({expected})") from None
+    if not d.is_finite():
+        raise argparse.ArgumentTypeError(f"{text!r} is not finite ({expected})")
+    if d.adjusted() >= _INTEGER_MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"{text} has more than {_INTEGER_MAX_DIGITS} digits ({expected})")
+    if d != d.to_integral_value():
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number ({expected})")
+    return int(d)
+
+
+integer_number.__name__ = "integer"
+
+
 def install_hint(extra: str) -> str:
     """``pip install "sharpdp[EXTRA]"`` (or ``".[EXTRA]"`` from a clone of the repository)."""
     return f'pip install "sharpdp[{extra}]" (or pip install ".[{extra}]" from a clone of the repository)'

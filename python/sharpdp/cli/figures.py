@@ -14,24 +14,44 @@ _OUT = "sharpdp_figures_out"
 _OUT_QUICK = "sharpdp_figures_quick_out"
 
 
-def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("figures", parents=[parent], help="regenerate a paper's figures (PNG + CSV)",
-                       description="Regenerate the numerical evaluation of 'Shuffling-Aware Optimization for Private "
-                                   "Vector Mean Estimation' (Section 5, Figures 1-3): "
-                                   "RMSE vs epsilon at (n, delta) = (1e4, 1e-5), the certified privacy profile at "
-                                   "(n, RMSE) = (1e3, 3.16), and the n-scaling of a fixed BMG. Every privacy "
-                                   "number comes from the certified accountant.")
-    p.add_argument("which", nargs="?", choices=["shuffle"], default="shuffle", metavar="PAPER",
-                   help="which paper's figures: shuffle (the default, and the only choice)")
-    p.add_argument("--out", default=None, metavar="DIR",
+_DESCRIPTION = ("Regenerate the numerical evaluation of 'Shuffling-Aware Optimization for Private Vector Mean "
+                "Estimation' (Section 5, Figures 1-3): RMSE vs epsilon at (n, delta) = (1e4, 1e-5), the certified "
+                "privacy profile at (n, RMSE) = (1e3, 3.16), and the n-scaling of a fixed BMG. Every privacy number "
+                "comes from the certified accountant.")
+
+
+def _add_options(p: argparse.ArgumentParser, default: Any) -> None:
+    """The options of ``sharpdp figures`` and ``sharpdp figures shuffle``: ``default`` is each option's default on
+    ``figures`` itself and ``argparse.SUPPRESS`` on ``shuffle`` (given there, an option sets the value; not given,
+    it leaves the value ``figures`` holds: ``sharpdp figures --quick shuffle`` and ``sharpdp figures shuffle
+    --quick`` are the same run)."""
+    p.add_argument("--out", default=default, metavar="DIR",
                    help=f"output directory (default ./{_OUT}; with --quick ./{_OUT_QUICK}, so a smoke run never "
                         "overwrites the full figures)")
-    p.add_argument("--quick", action="store_true",
+    p.add_argument("--quick", action="store_true", default=default if default is argparse.SUPPRESS else False,
                    help="reduced figures for a smoke run: fewer epsilon points in Figures 1 and 2 (not the "
-                        "paper's figures; the output says so)")
+                        "paper's figures: the output says so, and each CSV starts with a REDUCED column)")
     p.add_argument("--overwrite", action="store_true",
+                   default=default if default is argparse.SUPPRESS else False,
                    help="replace the figures' files (figure{1,2,3}_*.csv / .png) of an earlier run in the output "
                         "directory (without it they are refused, before any work)")
+
+
+def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("figures", parents=[parent], help="regenerate a paper's figures (PNG + CSV)",
+                       description=_DESCRIPTION + " PAPER is shuffle (the default, and the only choice): "
+                                                  "'sharpdp figures' and 'sharpdp figures shuffle' are the same run.")
+    _add_options(p, None)
+    papers = p.add_subparsers(dest="which", metavar="PAPER", parser_class=type(p))
+    papers.required = False
+    # its own parser, so that 'sharpdp figures shuffle --help' shows its own usage (it showed the parent's)
+    shuffle = papers.add_parser("shuffle", help="Figures 1-3 of 'Shuffling-Aware Optimization for Private Vector "
+                                                "Mean Estimation' (the default)", description=_DESCRIPTION,
+                                epilog="The same run as 'sharpdp figures'.")
+    shuffle.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print the result as one JSON object")
+    _add_options(shuffle, argparse.SUPPRESS)
+    p.set_defaults(which="shuffle")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

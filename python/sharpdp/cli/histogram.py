@@ -47,7 +47,8 @@ from typing import Any
 from sharpdp.cli import (SEEDED_MODE_WARNING, check_not_written, check_out_dir, check_releases_not_inputs,
                          make_out_dir, option_error, refuse_parquet_csv, release_file, release_rng,
                          remove_earlier_outputs)
-from sharpdp.cli.errors import real_number
+from sharpdp.cli.errors import integer_number, real_number
+from sharpdp.cli.notes import DELTA_HELP
 from sharpdp.cli.rounding import g_up
 from sharpdp.cli.histogram_plots import PAPER, draw_diagnostics, draw_release, table2
 
@@ -67,7 +68,7 @@ DROPPED_ROWS_POLICY = ("rows with a missing key value, and rows whose key is out
 #: The options ``--table2`` ignores (it reads no data and releases nothing), refused with it when given (differing
 #: from their defaults), named in this order.
 TABLE2_IGNORED = ("csv", "data", "by", "keys", "seed", "diagnostics", "engine", "keys_from_data", "integer", "workers",
-                  "scheduler", "delta")
+                  "scheduler", "delta", "epsilon")
 #: Columns of the ``--diagnostics`` file holding the dropped-row figures (the same on every row) -> their names in
 #: the counting's figures.
 DIAGNOSTIC_ROW_FIGURES = {"rows_read": "rows", "rows_dropped_missing_key": "rows_dropped_missing_key",
@@ -106,7 +107,7 @@ def small_groups_warning(small: int, groups: int, count: int, eps_top: float, de
             f"{'has' if small == 1 else 'have'} a released value of at most {count}; in groups with a true count of "
             f"at most {count} the count-dependent mechanism adds little noise by design: a member of such a group has "
             f"per-member epsilon above "
-            f"{SMALL_GROUP_EPSILON:g} nats (up to {g_up(eps_top, 3)} for a count of 0 or 1) at delta = {delta:g}, i.e. "
+            f"{SMALL_GROUP_EPSILON:g} nats (up to {g_up(eps_top, 3)} for a count of 0 or 1) at target delta = {delta:g}, i.e. "
             f"little or no protection; groups of more than {count} get epsilon <= {SMALL_GROUP_EPSILON:g} nats, less "
             f"the larger they are (the guarantee table; '{PAPER}')")
 
@@ -159,11 +160,17 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--r0", type=real_number, default=None, help="design slack in (0, r) (default r/2)")
     p.add_argument("--c", type=real_number, default=1.0, help="log shift c > 0 (default 1)")
     p.add_argument("--integer", action="store_true", help="stochastically round the released counts")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=integer_number, default=None,
                    help="random seed for a reproducible research run: the release is then NOT private unless the "
                         "seed is kept secret; never printed, written only to --diagnostics (default: a "
                         "cryptographically secure generator keyed by OS entropy)")
-    p.add_argument("--delta", type=real_number, default=1e-6, help="delta for the per-count epsilon (default 1e-6)")
+    p.add_argument("--delta", type=real_number, default=1e-6,
+                   help=f"{DELTA_HELP} of the per-count epsilon in the guarantee table and of --epsilon (default 1e-6)")
+    p.add_argument("--epsilon", type=real_number, default=None,
+                   help="target epsilon > 0 (nats) at --delta: also report the per-count zCDP rho it allows (the "
+                        "largest rho whose conversion to (epsilon, delta) is within the target) and the smallest "
+                        "group size whose members all get it (docs/histogram_release.md §11); the release itself is "
+                        "unchanged (--r, --r0, --c set it)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
                    help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "
@@ -425,7 +432,9 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {
         "mode": "release", "source": source, "by": by, "groups": int(n.size), "key_domain": domain_desc,
         "missing_key_policy": DROPPED_ROWS_POLICY, "reproducible_seeded_mode": args.seed is not None,
-        "r": mech.r, "r0": mech.r0, "c": mech.c, "sigma": mech.sigma, "integer": bool(args.integer),
+        "r": mech.r, "r0": mech.r0, "c": mech.c, "integer": bool(args.integer),
+        # (null in JSON for the data-independent release, r = 1: sigma = inf, which --json cannot hold; it raised)
+        "sigma": mech.sigma if math.isfinite(mech.sigma) else None,
         "delta": args.delta,
         "epsilon_method": f"exact Gaussian privacy profile of the log-space shift ('{PAPER}', "
                           "section 4; Balle & Wang 2018)",
@@ -439,11 +448,43 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         "largest_released": [{"group": str(table["group"].iloc[i]), "released": float(released[i])} for i in top],
         "csv": csv_path, "warnings": warnings, "diagnostics": None, "removed": removed, **engine,
     }
+    zeros = int((np.asarray(released) == 0.0).sum())  # (released values only: publishable)
+    result["zeros"] = {"released_zero": zeros, "p_zero_at_count_0": _p_zero(mech, 0),
+                       "meaning": zeros_meaning(mech, bool(args.integer))}
+    if args.epsilon is not None:
+        from sharpdp.cli.histogram_target import target_guarantee
+
+        result["target"] = target_guarantee(mech, float(args.epsilon), float(args.delta))
     result["png"] = None if args.no_plot else _plot_release(released, mech, args,
                                                             os.path.join(args.out, "histogram_release.png"))
     if args.diagnostics:
         result["diagnostics"] = _diagnostics(table, n, info, released, mech, args, warnings)
     return result
+
+
+def _p_zero(mech, n: int) -> float | None:
+    """P(released value = 0 | true count n): the law's mass below the grid's first midpoint g/2 (docs/histogram_release.md
+    §3: F(1) = Phi(b(g/2)), b(t) = (log((t + c)/(n + c)) + sigma^2)/sigma); a function of the mechanism's public
+    parameters. None for the data-independent release (it releases 1/2, never 0 unless rounded by --integer)."""
+    if getattr(mech, "data_independent", False):
+        return None
+    from scipy.special import ndtr
+
+    t = 2.0 ** -(mech.grid_bits + 1)
+    return float(ndtr((math.log((t + mech.c) / (n + mech.c)) + mech.sigma ** 2) / mech.sigma))
+
+
+def zeros_meaning(mech, integer: bool = False) -> str:
+    """Why a released count can be exactly 0 (the text's ``zeros:`` line, ``--json``'s ``zeros.meaning``);
+    ``integer`` (``--integer``): stochastic rounding makes more zeros (docs/histogram_release.md §6)."""
+    g = "" if mech.grid_bits is None else f" (g/2 = 2^-{mech.grid_bits + 1})"
+    rounding = ("; with --integer a value y in (0, 1) is also rounded to 0, with probability 1 - y (stochastic "
+                "rounding, docs/histogram_release.md §6), so p_zero_at_count_0 is a lower value there" if integer else "")
+    return ("a released value of exactly 0 is the mechanism's clipping at 0, not a true count: the noisy value "
+            "(n + c) exp(sigma Z - sigma^2) - c is released as the nearest point of a grid, and every noisy value "
+            f"below the grid's first midpoint{g}, negative ones included, becomes 0 ([v]_+ in formula (4) of the paper, "
+            "docs/histogram_release.md §3, §11); it happens mostly for true counts near 0 and is as private as any "
+            "other released value (post-processing)" + rounding)
 
 
 def _diagnostics(table, n, info: dict[str, int], released, mech, args, warnings: list[str]) -> dict[str, Any]:
@@ -506,6 +547,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--delta must be in (0, 1), got {args.delta}")
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    if args.epsilon is not None and not 0.0 < args.epsilon < math.inf:
+        raise ValueError(f"--epsilon must be > 0 and finite (nats), got {args.epsilon}")
     if args.table2:  # (Table 2 is computed from the mechanism's constants alone: no data is read or released)
         given = [opt for opt, (dest, default) in args.table2_ignored.items() if getattr(args, dest) != default]
         if given:
@@ -562,8 +605,8 @@ def _format_lines(result: dict[str, Any]) -> str:
              f"key domain {result['key_domain']}",
              f"dropped: {result['missing_key_policy']}",
              f"shifted-log Gaussian: r = {result['r']:g}, r0 = {result['r0']}, c = {result['c']:g}, "
-             f"sigma = {result['sigma']:.6g}, integer = {result['integer']}",
-             f"guarantee for a member of a group of size n (delta = {result['delta']:g}; "
+             f"sigma = {math.inf if result['sigma'] is None else result['sigma']:.6g}, integer = {result['integer']}",
+             f"guarantee for a member of a group of size n (target delta = {result['delta']:g}; "
              f"{result['epsilon_method']}):"]
     g = result["guarantee"]
     for k, n in enumerate(g["n"]):
@@ -571,6 +614,17 @@ def _format_lines(result: dict[str, Any]) -> str:
                      f"E|error| <= {g_up(g['expected_abs_error_bound'][k], 3)}")
     lines.append("largest released values: " + ", ".join(f"{e['group']} = {e['released']:.10g}"
                                                           for e in result["largest_released"]))
+    z = result.get("zeros")
+    if z is not None and z["released_zero"]:
+        p0 = ("" if z["p_zero_at_count_0"] is None else
+              f"; at these parameters a true count of 0 releases exactly 0 with probability "
+              f"{'at least ' if result['integer'] else ''}{z['p_zero_at_count_0']:.2f}")
+        lines.append(f"zeros: {z['released_zero']} of {result['groups']} released values are exactly 0: "
+                     f"{z['meaning']}{p0}")
+    if result.get("target") is not None:
+        from sharpdp.cli.histogram_target import target_text
+
+        lines.append(target_text(result["target"]))
     lines.append(f"release (publishable): {result['csv']}")
     if result["png"]:
         lines.append(f"plot (publishable): {result['png']}")

@@ -37,7 +37,8 @@ import argparse
 import sys
 from typing import Any
 
-from sharpdp.cli.errors import real_number
+from sharpdp.cli.errors import integer_number, real_number
+from sharpdp.cli.notes import DELTA_HELP
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -78,18 +79,18 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "regime of 'Shuffling-Aware Optimization for Private Vector Mean Estimation', where the shuffled BMG comes "
                         "closest to the central Gaussian mechanism: RMSE ratio about 2.6 on the built-in table, "
                         "1.3 at 0.001, 11 at 0.1; the output prints the ratio)")
-    p.add_argument("--delta", type=real_number, default=1e-6, help="target delta in (0, 1) (default 1e-6)")
-    p.add_argument("--rounds", type=int, default=1,
+    p.add_argument("--delta", type=real_number, default=1e-6, help=f"{DELTA_HELP} (default 1e-6)")
+    p.add_argument("--rounds", type=integer_number, default=1,
                    help="number K >= 1 of releases of this mean on the same data the (epsilon, delta) budget "
                         "must cover (default 1); K > 1 calibrates the BMG so that K rounds compose to "
                         "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K)); refused at once when epsilon / "
                         "sqrt(K) > 5 nats, outside what that calibration supports (minutes per run, far from its "
                         "model: docs/composition.md §4.1)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=integer_number, default=None,
                    help="seed of the randomizer and the shuffle, for reproducible research runs: the release is "
                         "then NOT private unless the seed is kept secret; never printed, written only to "
                         "--diagnostics (default: a cryptographically secure generator keyed by OS entropy)")
-    p.add_argument("--threads", type=int, default=None, help="sampler threads (default: all cores)")
+    p.add_argument("--threads", type=integer_number, default=None, help="sampler threads (default: all cores)")
     p.add_argument("--diagnostics", metavar="FILE", default=None,
                    help="also write the TRUE means (raw and clipped), the realised errors of the release and the "
                         "rows dropped for a missing value and values clipped to this file, CSV or JSON by its "
@@ -380,7 +381,7 @@ def format_text(r: dict[str, Any]) -> str:
     rounds = r.get("rounds", 1)
     # (epsilon and the target delta as the user gave them; the certified figures on the safe side: docs/cli.md §2)
     privacy = (f"epsilon = {r['epsilon']:.6g} nats, certified delta = {g_up(r['delta_certified'])} "
-               f"(target {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
+               f"(target delta = {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
                f"[{g_down(r['delta_bounds'][0])}, {g_up(r['delta_bounds'][1])}], whose lower value is "
                f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), zero-out adjacency (neighbouring "
                "tables differ in one row, replaced by a null record whose report is drawn from the blanket law: "

@@ -15,6 +15,10 @@ BMG_FIELD_HELP = {
                   "RMSE/coord sqrt(mse_single / (n d)) for the continuous mechanism",
 }
 
+#: The one wording of ``--delta`` in every command's help (``mean``, ``account``, ``histogram``; each adds what it
+#: does with it), and the outputs say ``target delta = D`` for the value given (docs/cli.md §8).
+DELTA_HELP = "target delta, a probability in (0, 1)"
+
 #: What ``sharpdp mean`` adds under its RMSE line (``sharpdp account`` prints no RMSE).
 MEAN_RMSE_NOTE = "the expected RMSE/coord uses the grid release's MSE (at most ~1 % above sqrt(mse_single / (n d)))"
 
