@@ -161,44 +161,43 @@ def test_histogram_explains_exact_zeros(tmp_path, capsys, small_table):
     assert "clipping at 0, not a true count" in text and f"with probability {p0:.2f}" in text
 
 
-@pytest.mark.parametrize("eps,delta", [(1.0, 1e-6), (0.1, 1e-9), (5.0, 1e-3), (0.01, 0.5)])
-def test_rho_for_target_against_the_closed_form(eps, delta):
-    from sharpdp.cli.histogram_target import rho_for_target
-    from sharpdp.conversions import zcdp_to_epsilon
-
-    rho = rho_for_target(eps, delta)
-    L = math.log(1 / delta)
-    rho_bs = (math.sqrt(L + eps) - math.sqrt(L)) ** 2  # Bun & Steinke 2016, Prop. 1.3, inverted
-    assert rho_bs + 2 * math.sqrt(rho_bs * L) == pytest.approx(eps, rel=1e-12)
-    assert zcdp_to_epsilon(rho, delta) <= eps  # certified: the released rho's epsilon is within the target
-    assert rho >= rho_bs * (1 - 1e-9)  # the tighter conversion allows at least the closed form's rho
-    assert zcdp_to_epsilon(rho * (1 + 1e-9), delta) > eps  # and it is the largest, to 1e-9
-
-
-def test_groups_meeting_against_the_exact_budget():
+def test_groups_meeting_against_the_exact_gaussian_profile():
     import mpmath
 
-    from sharpdp.cli.histogram_target import groups_meeting, rho_for_target
+    from sharpdp.cli.histogram_target import groups_meeting
     from sharpdp.histogram import ShiftedLogGaussian
 
-    for r, c, eps in ((0.1, 1.0, 1.0), (0.3, 0.5, 0.2), (0.05, 3.0, 2.0)):
+    mpmath.mp.prec = 200
+
+    def exact_eps(n, m, delta):  # Balle & Wang 2018: the exact Gaussian profile of the shift mu(n) (eq. (10))
+        c, s = mpmath.mpf(m.c), mpmath.mpf(m.sigma)
+        mu = mpmath.log((max(n, 1) + c) / (max(n, 1) - 1 + c)) / s
+
+        def dlt(e):
+            return mpmath.ncdf(-e / mu + mu / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2) - delta
+        return mpmath.findroot(dlt, (mpmath.mpf(0), mpmath.mpf(400)), solver="bisect", tol=1e-40)
+
+    for r, c, eps, delta in ((0.1, 1.0, 1.0, 1e-6), (0.3, 0.5, 0.2, 1e-6), (0.05, 3.0, 2.0, 1e-9)):
         m = ShiftedLogGaussian(r, c=c)
-        rho = rho_for_target(eps, 1e-6)
-        n = groups_meeting(m, rho)
-        mpmath.mp.prec = 200
-        exact = [mpmath.log((k + mpmath.mpf(c)) / (k - 1 + mpmath.mpf(c))) ** 2 / (2 * mpmath.mpf(m.sigma) ** 2)
-                 for k in (n - 1, n)]
-        assert exact[1] <= rho < exact[0] * (1 + 1e-12)  # the exact v(N) meets rho*, v(N - 1) does not
-    assert groups_meeting(ShiftedLogGaussian(1.0), 1e-9) == 0  # the data-independent release: every group
+        n = groups_meeting(m, eps, delta)
+        # the exact epsilon meets the target at N and misses it at N - 1 (by more than the certified rounding)
+        assert exact_eps(n, m, delta) <= eps < exact_eps(n - 1, m, delta) * (1 + 1e-9)
+        assert m.epsilon(n, delta) <= eps < m.epsilon(n - 1, delta)
+    assert groups_meeting(ShiftedLogGaussian(1.0), 1e-9, 1e-6) == 0  # the data-independent release: every group
 
 
 def test_histogram_epsilon_target_in_the_output(tmp_path, capsys, small_table):
     code, out, err = run(capsys, *small_table, "--out", str(tmp_path / "o"), "--epsilon", "1", "--json")
     assert code == 0, err
     t = json.loads(out)["target"]
-    assert (t["epsilon"], t["delta"], t["groups_from"]) == (1.0, 1e-6, 145) and 0.0243 < t["rho"] < 0.0244
+    assert (t["epsilon"], t["delta"]) == (1.0, 1e-6)
+    from sharpdp.histogram import ShiftedLogGaussian
+
+    m = ShiftedLogGaussian(0.1, 0.05, c=1.0)  # the defaults (r = 0.1, r0 = 0.05, c = 1): the table's epsilon crosses 1 at N
+    N = t["groups_from"]
+    assert m.epsilon(N, 1e-6) == t["epsilon_at_groups_from"] <= 1.0 < m.epsilon(N - 1, 1e-6) and 100 < N < 145
     code, out, _ = run(capsys, *small_table, "--out", str(tmp_path / "p"), "--epsilon", "1")
-    assert "every member of a group of at least 145 members gets it" in _flat(out)
+    assert f"every member of a group of at least {N} members gets it" in _flat(out)
     code, out, _ = run(capsys, *small_table, "--out", str(tmp_path / "q"), "--epsilon", "1", "--r", "1", "--json")
     assert code == 0 and json.loads(out)["target"]["groups_from"] == 0
     for bad in ("0", "-1", "inf"):

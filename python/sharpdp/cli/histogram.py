@@ -167,10 +167,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--delta", type=real_number, default=1e-6,
                    help=f"{DELTA_HELP} of the per-count epsilon in the guarantee table and of --epsilon (default 1e-6)")
     p.add_argument("--epsilon", type=real_number, default=None,
-                   help="target epsilon > 0 (nats) at --delta: also report the per-count zCDP rho it allows (the "
-                        "largest rho whose conversion to (epsilon, delta) is within the target) and the smallest "
-                        "group size whose members all get it (docs/histogram_release.md §11); the release itself is "
-                        "unchanged (--r, --r0, --c set it)")
+                   help="target epsilon > 0 (nats) at --delta: also report the smallest group size whose members all "
+                        "get it, by the guarantee table's certified per-count epsilon (docs/histogram_release.md "
+                        "§11); the release itself is unchanged (--r, --r0, --c set it)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
                    help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "
