@@ -16,7 +16,7 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 
 
 def test_the_note_has_its_examples():
-    assert len(BLOCKS) == 4
+    assert len(BLOCKS) == 5
     text = DOC.read_text()
     for name in ("make_shuffled_round", "make_fix_delta", "make_composition", "ShufflePLDAccountant",
                  "ShuffledRoundEvent", "REPLACE_SPECIAL", "change_one_distance", "ComposedAccountant"):

@@ -121,7 +121,8 @@ def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discret
         step explicitly to compose the PLD with other dp_accounting PLDs (they must share it).
     **options
         Passed to :func:`sharpdp.shuffle.profile.dominating_pair` (``epsilons``, ``delta_floor``,
-        ``max_evaluations``, ``rel_tol``, ``cover_upper``).
+        ``max_evaluations``, ``rel_tol``, ``cover_upper``, ``progress``: True / False / None as there,
+        the progress bar on stderr while the pair is built).
 
     Returns
     -------
@@ -187,6 +188,10 @@ class ShuffledRoundEvent(dp_event.DpEvent):
 
     def __attrs_post_init__(self) -> None:
         V.integer("n", self.n, lo=1, hi=10**9)
+        if not callable(getattr(self.randomizer, "privacy_amplification_laws", None)):
+            raise TypeError(f"randomizer: {type(self.randomizer).__name__} is not a local randomizer (no "
+                            "privacy_amplification_laws(epsilon, adjacency)); pass e.g. "
+                            "sharpdp.shuffle.BlanketMixedGaussian(gamma, sigma0, 1)")
         if self.adjacency not in _RELATION:
             raise ValueError(f"adjacency must be 'zero_out' or 'replace', got {self.adjacency!r}")
         if self.bound not in ("blanket", "sharp"):

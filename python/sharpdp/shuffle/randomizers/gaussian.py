@@ -18,9 +18,11 @@ class GaussianRandomizer(BlanketMixedGaussian):
     Parameters
     ----------
     sigma0 : float
-        Gaussian scale > 0.
+        Gaussian scale > 0, in the units of the inputs x (each report is x + sigma0 Z; inputs lie in the unit
+        ball, ||x||_2 <= 1, so the scale is relative to the ball's radius).
     dim : int
-        Dimension d >= 1.
+        Dimension d >= 1 (required). The samplers take any d; the shuffle accountant
+        (:class:`~sharpdp.shuffle.ShuffleAccountant`) certifies d = 1 only and raises ValueError for d > 1.
     grid_bits : int or None, keyword-only
         Grid exponent of the release sampler (see :class:`BlanketMixedGaussian`; None: default).
     """
