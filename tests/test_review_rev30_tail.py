@@ -79,13 +79,16 @@ REF = {
 }
 
 
-def test_brackets_meet_the_base_brackets_at_rel_tol_1e3():
-    """Every cell where §34 moved a float: the reported bracket (rel_tol 1e-2) meets main's rel_tol 1e-3 bracket.
-    (Measured at tail30's b890e0d: lower values moved by -1.3e-5 ... +2.7e-6 relative, one upper value by +2.3e-6.)"""
+@pytest.mark.parametrize("rel_tol", [1e-2, 0.1, 0.5])
+def test_brackets_meet_the_base_brackets_at_rel_tol_1e3(rel_tol):
+    """Every cell where §34 moved a float: the reported bracket (rel_tol 1e-2; 0.1 and 0.5, the loose looks, where
+    §34.3's allowance is larger) meets main's rel_tol 1e-3 bracket. (Measured at tail30's 182c33b: lower values moved
+    by -1.3e-5 ... +2.7e-6 relative, one upper value by +2.3e-6; every moved lower value below main's rel_tol 1e-3
+    lower value.)"""
     bad = []
     for (spec, n, adj, eps), (rlo, rup) in REF.items():
         clear_caches()
-        lo, up = ShuffleAccountant(_rand(spec), n, adj).get_delta_bounds(eps)
+        lo, up = ShuffleAccountant(_rand(spec), n, adj, rel_tol=rel_tol).get_delta_bounds(eps)
         lo, up = float(lo), float(up)
         if not (0.0 <= lo <= up and up >= rlo and lo <= rup):
             bad.append((spec, n, adj, eps, lo, up, rlo, rup))
