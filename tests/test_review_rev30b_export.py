@@ -107,3 +107,20 @@ def test_to_pld_through_bottom_within_one_percent_of_get_delta():
         if gd >= 1e-12:
             worst = max(worst, float(pld.get_delta_for_epsilon(e)) / gd)
     assert worst <= 1.01, worst
+
+
+@pytest.mark.xfail(strict=True, reason="to_pld's default step is not within 1 % above get_delta wherever delta >= 1e-12 "
+                   "for zero-out rounds either: GaussianRandomizer(1, 1), n = 2, zero-out: 1.9 % above at eps = 4.68 "
+                   "(delta 1.0e-2); n = 100: 5.1 % at eps = 2.70 (delta 1.7e-3; to_pld 95 s CPU, measured by the review)")
+def test_to_pld_zero_out_within_one_percent_of_get_delta():
+    """The same claim on a zero-out round (not through bot: the legs rule does not act; main's PLD)."""
+    from sharpdp.interop.dp_accounting import to_pld
+    clear_caches()
+    acc = ShuffleAccountant(GaussianRandomizer(1.0, 1), 2, "zero_out")
+    pld = to_pld(acc)
+    worst = 0.0
+    for e in [float(x) for x in np.geomspace(1.0, 40.0, 25)] + [4.677321346082741]:
+        gd = float(acc.get_delta(e))
+        if gd >= 1e-12:
+            worst = max(worst, float(pld.get_delta_for_epsilon(e)) / gd)
+    assert worst <= 1.01, worst
