@@ -14,7 +14,6 @@ value (>= the fresh rel_tol-1e-3 lower value); and the export step must be the f
 from __future__ import annotations
 
 import importlib.util
-import math
 
 import numpy as np
 import pytest

@@ -20,9 +20,7 @@ report of rev30b for the numbers.
 from __future__ import annotations
 
 import importlib.util
-import math
 
-import numpy as np
 import pytest
 from _blanket_pieces import bmg_pieces, dup_kind, gauss_pieces
 
