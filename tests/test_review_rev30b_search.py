@@ -10,11 +10,14 @@ get_delta(0) with f in {1, 1 + 1e-9, 1 - 1e-9, 0.99, 1.5} (f = 1 - 1e-9 gives an
 above ``ZERO_EPS`` = 1e-9), the regime map's families (GaussianRandomizer sigma0 in {0.5, 1, 2, 4.6}, the BMGs of
 family a, k-RR, PrivUnit), n = 1e2 ... 1e6.
 
-Measured by the review (scan of 203 k-RR / PrivUnit cells and the Gaussian / BMG cells, delta in {1e-3, 1e-6, 1e-9,
-1e-12} and the five f above; main 5011b92 side by side): no answer with a fresh upper value above delta (default
-rel_tol or 1e-3); the answer-0 rule's answers equal main's bit for bit in every cell; the answers that moved are phase
-1's model (_INTERP): 4 of 198 k-RR / PrivUnit cells, by -1.4e-7 ... +7.6e-5 relative (less than xtol). See the
-report of rev30b for the numbers.
+Measured by the review (cal30 1cd1a4b / d0e67a1, main 5011b92 side by side): 426 get_epsilon cells (k-RR k in {2, 10},
+eps0 in {1, 4, 8} and PrivUnit(0.75, 0.2, 10), replace, n = 1e2 ... 1e6: 295; the BMGs of family a and
+GaussianRandomizer sigma0 in {0.5, 1, 2, 4.6}, zero-out, n = 1e2 ... 1e5: 131; delta in {1e-3, 1e-6, 1e-9, 1e-12} and
+the five f above): no answer with a fresh upper value above delta at the default rel_tol or at 1e-3 (largest ratio 1.0:
+delta = get_delta(0), answer 0); 137 answers 0, 30 positive answers below 1e-9. Rule on / off (``ZERO_EPS`` = -1) at
+n = 1e5, 1e6 (BMG of family a, the four Gaussians) and BMG(0.171, 0.78), n = 1e8 (delta 1e-6 and the f above): 55 of
+55 the same float. Against main: 194 of 198 k-RR / PrivUnit answers the same float; the 4 others are phase 1's model
+(_INTERP), -1.4e-7 ... +7.6e-5 relative (within xtol), each certified.
 """
 
 from __future__ import annotations
