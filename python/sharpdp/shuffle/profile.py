@@ -327,7 +327,10 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             lo, up = evaluate(ks) if need_lower else evaluate(ks, False, negligible) if negligible > 0.0 else \
                 evaluate(ks, False)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
-                vals[k] = (a, b)
+                # an upper-first value's lower value (if any) is a by-product, often far looser than the bracket the
+                # accountant reports there: NaN, so that cover_upper takes its neighbours' gaps (docs/composition.md
+                # §5.1; docs/embedding.md §3.2)
+                vals[k] = (a if need_lower else math.nan, b)
             bar.update(int(ks.size))
 
     seeded = bool(seed) and min(u for _, u in seed.values()) <= floor
