@@ -118,8 +118,8 @@ def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discret
         chosen from the round by :func:`export_interval` (its eps scale), so that the PLD's delta
         is within about 1 % above the accountant's certified ``get_delta`` wherever delta >= 1e-12
         (``docs/composition.md`` §5.1; for an accountant with ``rel_tol`` <= 1e-2) on the BMG, k-RR
-        and PrivUnit rounds measured; up to ~5 % above it on GaussianRandomizer rounds at small n
-        (measured at n = 2-100, both adjacencies; docs/embedding.md §3). Always dominating. Give the
+        and PrivUnit rounds measured; up to ~4 % above it on GaussianRandomizer rounds at small n
+        (measured at n = 2-100, both adjacencies; docs/composition.md §5.1). Always dominating. Give the
         step explicitly to compose the PLD with other dp_accounting PLDs (they must share it).
     **options
         Passed to :func:`sharpdp.shuffle.profile.dominating_pair` (``epsilons``, ``delta_floor``,
