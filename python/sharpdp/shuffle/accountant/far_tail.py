@@ -56,6 +56,7 @@ HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at
 # the body pass's accuracy target for keeping its cheap runs adds this times rel_tol times the jump term's lower value
 # (docs/accountant_tail.md §34.3; speed: where the body is a tiny share of the value; 0: the test of §25)
 CHEAP_SHARE = 1.0
+COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this one (§36; the default's)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
 
 
@@ -550,6 +551,15 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     run = law.shifted(up=True)
     try:
         r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+        if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) \
+                and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower):
+            # a finer request's larger clamp may force a coarser grid under the size caps: the coarser request's
+            # run too, the two certified brackets intersected (docs/accountant_tail.md §36)
+            try:
+                rc = certify_bigjump(run, gamma, n, COARSE_REL_TOL, workers, lower=True, negligible=negligible)
+                r = replace(r if r.upper <= rc.upper else rc, lower=max(r.lower, rc.lower))
+            except TailCoarsen:
+                pass
         if lower:  # a two-term law's lower value without the lower clamp's penalty (docs/accountant_tail.md §32 (e))
             r = replace(r, lower=max(r.lower, concentrated.unclamped_lower(run, gamma, n, r.T0)))
         if run is not law and r.lower > 0.0:
