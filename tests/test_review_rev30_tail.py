@@ -30,7 +30,8 @@ import numpy as np
 import pytest
 
 from _review28_ak_reference import GaussXBot, OneTerm, d_up_ak
-from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
+from _review_scan import brackets_missing, floats_differing, rand
+from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import far_tail, jump
 from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.laws.bmg import bmg_laws
@@ -41,11 +42,6 @@ except ImportError:  # (before session 30's far-tail rules)
     far_tail_shift = None
 
 HAS_34 = far_tail_shift is not None and hasattr(far_tail, "CHEAP_SHARE")
-
-
-def _rand(spec):
-    kind, a, b = spec
-    return GaussianRandomizer(a, 1) if kind == "G" else BlanketMixedGaussian(a, b, 1)
 
 
 def _rules_off(monkeypatch):
@@ -85,13 +81,7 @@ def test_brackets_meet_the_base_brackets_at_rel_tol_1e3(rel_tol):
     §34.3's allowance is larger) meets main's rel_tol 1e-3 bracket. (Measured at tail30's 182c33b: lower values moved
     by -1.3e-5 ... +2.7e-6 relative, one upper value by +2.3e-6; every moved lower value below main's rel_tol 1e-3
     lower value.)"""
-    bad = []
-    for (spec, n, adj, eps), (rlo, rup) in REF.items():
-        clear_caches()
-        lo, up = ShuffleAccountant(_rand(spec), n, adj, rel_tol=rel_tol).get_delta_bounds(eps)
-        lo, up = float(lo), float(up)
-        if not (0.0 <= lo <= up and up >= rlo and lo <= rup):
-            bad.append((spec, n, adj, eps, lo, up, rlo, rup))
+    bad = brackets_missing(REF, rel_tol)
     assert not bad, bad
 
 
@@ -162,12 +152,7 @@ def test_rules_off_give_mains_floats(monkeypatch):
     """§34.2 and §34.3 off: what remains (§34.1's choice of rounds, §34.4's certain rejections) gives main's floats
     bit for bit."""
     _rules_off(monkeypatch)
-    bad = []
-    for (spec, n, adj, eps), ref in BASE.items():
-        clear_caches()
-        lo, up = ShuffleAccountant(_rand(spec), n, adj).get_delta_bounds(eps)
-        if (float(lo), float(up)) != ref:
-            bad.append((spec, n, adj, eps, float(lo), float(up), ref))
+    bad = floats_differing(BASE)
     assert not bad, bad
 
 
@@ -257,7 +242,7 @@ def test_small_n_skip_test_gives_the_rounds_floats():
     skip and with ``skip_rounds=False`` give the same lower and upper values."""
     bad = []
     for spec, n, eps in SMALL_N:
-        gamma, law = laws_for(_rand(spec), eps, "zero_out")[1]
+        gamma, law = laws_for(rand(spec), eps, "zero_out")[1]
         law = law.shifted(up=True)
         on = far_tail.certify_bigjump(law, float(gamma), n, 1e-2, 1)
         off = far_tail.certify_bigjump(law, float(gamma), n, 1e-2, 1, skip_rounds=False)
@@ -276,7 +261,7 @@ def test_cheap_share_widens_the_bracket_within_its_stated_cost(monkeypatch, spec
     for share in (far_tail.CHEAP_SHARE, 0.0):
         monkeypatch.setattr(far_tail, "CHEAP_SHARE", share)
         clear_caches()
-        lo, up = ShuffleAccountant(_rand(spec), 100, "zero_out").get_delta_bounds(8.0)
+        lo, up = ShuffleAccountant(rand(spec), 100, "zero_out").get_delta_bounds(8.0)
         out.append((float(lo), float(up)))
     (lo, up), (lo0, up0) = out
     assert up >= rlo and lo <= rup and up0 >= rlo and lo0 <= rup, (out, rlo, rup)
@@ -297,5 +282,5 @@ def test_small_n_upper_values_above_the_conditional_monte_carlo(spec, n, eps):
         law, gamma = OneTerm(spec[1] - math.exp(eps), 1.0 - spec[1], 1.0 / spec[2]), spec[1]
     est, se = d_up_ak(law, gamma, n, 4000)
     clear_caches()
-    lo, up = ShuffleAccountant(_rand(spec), n, "zero_out").get_delta_bounds(eps)
+    lo, up = ShuffleAccountant(rand(spec), n, "zero_out").get_delta_bounds(eps)
     assert float(up) >= est - 4.0 * se and 0.0 <= float(lo) <= float(up), (lo, up, est, se)
