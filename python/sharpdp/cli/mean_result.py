@@ -23,18 +23,37 @@ def useless_warning(expected_rmse: float, d: int) -> str | None:
             "range: the estimate is no better than the bounds' midpoint (raise --epsilon or --delta, or use more rows)")
 
 
+def replace_one_implied(epsilon: float, delta: float) -> dict[str, Any]:
+    """The replace-one guarantee a zero-out (epsilon, delta) release implies: (2 epsilon, (1 + e^epsilon) delta).
+
+    Tables x and x' that differ in one row are both zero-out neighbours of the table with that row replaced by the
+    null record, so for every event S, P(M(x) in S) <= e^eps P(M(null) in S) + delta <= e^{2 eps} P(M(x') in S)
+    + (1 + e^eps) delta (the zero-out certificate covers both directions, x vs null and null vs x). delta is
+    rounded up (to at most 1).
+    """
+    d = min(1.0, math.nextafter((1.0 + math.exp(epsilon)) * delta, math.inf))
+    return {"epsilon": 2.0 * epsilon, "delta": d,
+            "meaning": "the (epsilon, delta) this zero-out release satisfies under replace-one adjacency (one row "
+                       "changed into any other row), by the triangle inequality through the null record; "
+                       "--adjacency replace calibrates for replace-one directly (less noise than this bound needs)"}
+
+
 def mean_result(*, source: str, n: int, d: int, columns: list[str], rows_dropped_missing: int, bounds: np.ndarray,
                 bounds_source: str, values_clipped: np.ndarray, warnings: list[str], true_mean: np.ndarray,
                 true_mean_clipped: np.ndarray, private_mean: np.ndarray, private_mean_scaled: np.ndarray,
                 true_mean_clipped_scaled: np.ndarray, scale: np.ndarray, epsilon: float, delta: float, cal: Any,
-                rounds: int, engine: dict[str, Any]) -> dict[str, Any]:
+                rounds: int, engine: dict[str, Any], adjacency: str = "zero_out") -> dict[str, Any]:
     """The ``sharpdp mean`` result (before the diagnostic fields are split off, ``mean.DIAGNOSTIC_FIELDS``).
 
     ``values_clipped`` holds one count per column; ``cal`` is the calibration's report
     (``calibrate_bmg_report``: ``randomizer``, ``delta_bounds``, ``evaluations``, ``composed_certifications``);
     ``scale`` the unit-ball scaling's original units per scaled unit; ``engine`` the engine's figures
     (``{"engine": "local"}`` or Dask's engine, partitions and workers). A release whose expected error is at
-    least half the bounds' range gets a warning (printed to stderr and kept in ``warnings``).
+    least half the bounds' range gets a warning (printed to stderr and kept in ``warnings``). ``adjacency`` is the
+    relation the calibration certified; a zero-out release also gets ``replace_one_implied``, the (2 epsilon,
+    (1 + e^epsilon) delta) it satisfies under replace-one (group privacy through the null record: x -> null -> x'),
+    and the central Gaussian's sensitivity is 1/n (zero-out: a row against the null record, all in the unit ball)
+    or 2/n (replace-one).
     """
     from sharpdp.cli.notes import bracket_note, delta_bounds_meaning, evaluations_meaning, release_scope
     from sharpdp.shuffle import gaussian_mechanism_sigma
@@ -50,7 +69,8 @@ def mean_result(*, source: str, n: int, d: int, columns: list[str], rows_dropped
     observed_rmse = float(np.sqrt(np.mean((private_mean_scaled - true_mean_clipped_scaled) ** 2)))
     # per-round central Gaussian for the same K-round budget: K Gaussian rounds of noise sigma
     # compose exactly to one of sigma / sqrt(K)
-    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=1.0 / n) * math.sqrt(rounds)
+    sensitivity = (2.0 if adjacency == "replace" else 1.0) / n
+    sigma_gm = gaussian_mechanism_sigma(epsilon, delta, sensitivity=sensitivity) * math.sqrt(rounds)
     return {
         "source": source,
         "n": n,
@@ -76,7 +96,8 @@ def mean_result(*, source: str, n: int, d: int, columns: list[str], rows_dropped
         # one round: why the bracket is as wide as it is (the calibration's accountant runs at rel_tol 1e-2)
         "delta_bounds_note": None if rounds > 1 else bracket_note(
             delta_lo, delta_cert, (delta_cert - delta_lo) / delta_lo if delta_lo > 0 else math.inf, 1e-2),
-        "adjacency": "zero_out",
+        "adjacency": adjacency,
+        **({} if adjacency == "replace" else {"replace_one_implied": replace_one_implied(epsilon, delta)}),
         "rounds": rounds,
         "release_scope": release_scope(rounds),
         "accountant_evaluations": cal.evaluations,
@@ -85,7 +106,7 @@ def mean_result(*, source: str, n: int, d: int, columns: list[str], rows_dropped
         "bmg": {"gamma": bmg.gamma, "sigma0": bmg.sigma0, "chi_lo": bmg.chi_lo, "mse_single": bmg.mse_single},
         "central_gaussian": {
             "sigma": sigma_gm,
-            "sensitivity": 1.0 / n,
+            "sensitivity": sensitivity,
             "rmse_per_coordinate": sigma_gm,
             "rmse_original_units": (sigma_gm * scale).tolist(),
         },

@@ -58,7 +58,7 @@ class MeanResult:
     epsilon, delta_target, delta_certified : float
         Target epsilon (nats), target delta and the accountant's certified delta <= target.
     delta_bounds : tuple of float
-        (lower, upper) bracket of the shuffled protocol's delta at epsilon (zero-out adjacency).
+        (lower, upper) bracket of the shuffled protocol's delta at epsilon (under the call's adjacency).
     engine : str
     partitions : int
     workers : int or None
@@ -164,13 +164,13 @@ def _randomize_task(part, ncols: int, scaling, randomizer, rng_state, offset: in
 
 def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: float, *, rng=None,
                  randomizer=None, client=None, threads: int = 1, keep_messages: bool = False,
-                 progress: bool = False, rounds: int = 1) -> MeanResult:
+                 progress: bool = False, rounds: int = 1, adjacency: str = "zero_out") -> MeanResult:
     """Shuffle-model private mean of numeric columns of a partitioned table, on Dask.
 
     Same pipeline and randomness as ``sharpdp mean`` on one machine: each complete row is
     clipped to the public ``bounds`` and mapped into the unit L2 ball, a blanket-mixed
     Gaussian randomizer is calibrated so that the shuffled protocol is certified
-    (epsilon, delta)-DP at the table's n (zero-out adjacency; *Shuffling-aware optimization
+    (epsilon, delta)-DP at the table's n (``adjacency``, zero-out by default; *Shuffling-aware optimization
     for private vector mean estimation*, Algorithm "Blanket-Mixed Gaussian Mechanism"), every
     row is randomized, and the mean is estimated by the unbiased linear estimator
     ``sum(Y) / (n (1 - gamma) c)`` (ibid., eq. (gaussian-blanket-unbiased-estimator); c = the
@@ -221,6 +221,9 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
         K >= 1 releases of this mean on the same data: the randomizer is calibrated so that K rounds compose to
         (epsilon, delta) (``calibrate_bmg_report(..., rounds=K)``, docs/composition.md §4.1); ``delta_bounds``
         is then the K-round composed bracket. Not with a given ``randomizer``.
+    adjacency : {"zero_out", "replace"}, default "zero_out"
+        The neighbouring relation the guarantee is for (docs/embedding.md §1): zero-out (one row replaced by the
+        null record) or replace-one (one row changed into any other row).
 
     Returns
     -------
@@ -248,6 +251,9 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
     delta = V.probability_open("delta", delta)
     threads = V.integer("threads", threads, lo=1)
     rounds = V.integer("rounds", rounds, lo=1)
+    from sharpdp.shuffle.adjacency import check_adjacency
+
+    adjacency = check_adjacency(adjacency)
     if rounds > 1:
         if randomizer is not None:
             raise ValueError("rounds: a given randomizer is certified for one round only; pass rounds=1 or no "
@@ -295,14 +301,14 @@ def private_mean(data, columns: Sequence[str], bounds, epsilon: float, delta: fl
 
     if randomizer is None:
         # the calibration's certified bracket is the release's (the local CLI reports the same one)
-        cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=progress)
+        cal = calibrate_bmg_report(n, epsilon, delta, d, rounds=rounds, progress=progress, adjacency=adjacency)
         bmg, evaluations, composed = cal.randomizer, cal.evaluations, cal.composed_certifications
         delta_lo, delta_cert = (float(v) for v in cal.delta_bounds)
     elif not isinstance(randomizer, BlanketMixedGaussian) or randomizer.dim != d:
         raise ValueError(f"randomizer must be a BlanketMixedGaussian of dim {d}, got {randomizer!r}")
     else:
         bmg, evaluations, composed = randomizer, 1, 0
-        delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n).get_delta_bounds(epsilon))
+        delta_lo, delta_cert = (float(v) for v in ShuffleAccountant(bmg, n, adjacency).get_delta_bounds(epsilon))
     if not delta_cert <= delta:  # the calibration verified this already; a given randomizer may fail
         raise ValueError(f"randomizer: certified delta {delta_cert:.6g} at epsilon = {epsilon:g} and n = {n} "
                          f"exceeds the target {delta:g}")
