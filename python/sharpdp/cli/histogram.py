@@ -227,6 +227,12 @@ def _read_keys_csv(path: str, flag: str, usecols=None, keys: bool = False):
     return frame
 
 
+def _label_part(values: Any) -> Any:
+    """A key column as a part of the ``group`` label of several ``--by`` columns, joined by "/": a "/" (or "\\")
+    inside a key is escaped as "\\/" ("\\\\"), so two different keys never get the same label."""
+    return values.str.replace("\\", "\\\\", regex=False).str.replace("/", "\\/", regex=False)
+
+
 def _row_line(path: str, row: int) -> int:
     """The 1-based line of ``path`` where its data row ``row`` (0-based, as pandas numbers them) starts: a quoted
     line break or an empty line before it moves it down (the file has passed the readers' check and
@@ -401,7 +407,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     released = mech.release(n, rng=release_rng(args.seed), integer=args.integer)  # None: secure generator
     group = keys[by[0]].astype(str)
     if len(by) > 1:  # vectorised join (a row-wise agg took seconds over the flights domain's 23,328 keys)
-        group = group.str.cat([keys[c].astype(str) for c in by[1:]], sep="/")
+        group = _label_part(group).str.cat([_label_part(keys[c].astype(str)) for c in by[1:]], sep="/")
     table = keys.copy()
     table.insert(0, "group", group.to_numpy())
     table["released"] = released
@@ -603,7 +609,9 @@ def _format_lines(result: dict[str, Any]) -> str:
     lines = [f"source: {result['source']} grouped by {','.join(result['by'])}: {groups} released; "
              f"key domain {result['key_domain']}",
              f"dropped: {result['missing_key_policy']}",
-             f"shifted-log Gaussian: r = {result['r']:g}, r0 = {result['r0']}, c = {result['c']:g}, "
+             f"shifted-log Gaussian: r = {result['r']:g}, "
+             f"r0 = {'(none: no noise at r = 1)' if result['r0'] is None else format(result['r0'], 'g')}, "
+             f"c = {result['c']:g}, "
              f"sigma = {math.inf if result['sigma'] is None else result['sigma']:.6g}, integer = {result['integer']}",
              f"guarantee for a member of a group of size n (target delta = {result['delta']:g}; "
              f"{result['epsilon_method']}):"]

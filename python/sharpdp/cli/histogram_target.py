@@ -46,7 +46,7 @@ def target_guarantee(mech: Any, epsilon: float, delta: float) -> dict[str, Any]:
             "meaning": ("every member of a group of at least groups_from members gets (epsilon, delta)-DP: the "
                         "certified per-count epsilon of the guarantee table (exact Gaussian privacy profile of the "
                         "log-space shift) is epsilon_at_groups_from <= epsilon there and falls as groups grow; "
-                        "smaller groups get less (the guarantee table); null: no group size up to 2^52 does. "
+                        "members of smaller groups get less privacy (a larger epsilon: the guarantee table); null: no group size up to 2^52 does. "
                         "Functions of the mechanism's parameters and the target only")}
 
 
@@ -60,4 +60,7 @@ def target_text(t: dict[str, Any]) -> str:
     who = ("every group, empty ones too, meets it" if t["groups_from"] == 0 else
            f"every member of a group of at least {t['groups_from']} members gets it (certified epsilon "
            f"{g_up(t['epsilon_at_groups_from'], 4)} nats at n = {t['groups_from']}, the guarantee table's method)")
-    return head + who + "; smaller groups get less (the table above; docs/histogram_release.md §11)"
+    if t["groups_from"] == 0:
+        return head + who + " (docs/histogram_release.md §11)"
+    return head + who + ("; members of smaller groups get less privacy (a larger epsilon: the table above; "
+                         "docs/histogram_release.md §11)")

@@ -219,9 +219,11 @@ def _write_diagnostics(path: str, result: dict[str, Any], diag: dict[str, Any],
         "observed_rmse_per_coordinate": [diag["observed_rmse_per_coordinate"]] * k,
         "rows_dropped_missing": [int(diag["rows_dropped_missing"])] * k,
         "values_clipped": [int(v) for v in diag["values_clipped"]],
-        "seed": ["" if seed is None else str(seed)] * k,
+        "seed": [seed] * k,  # (empty in the CSV without --seed: no seed exists)
     }, {"command": "sharpdp mean", "source": result["source"], "n": result["n"], "epsilon": result["epsilon"],
-        "delta_target": result["delta_target"], "seed": seed})
+        "delta_target": result["delta_target"], "seed": seed,
+        "rows_dropped_missing_meaning": "rows of the table dropped because a value was missing in any chosen column: "
+                                        "one total for the table, repeated on every column's row"})
     msg = (f"--diagnostics: {path} ({fmt.upper()}, readable by you only) holds the TRUE means"
            + ", the realised errors, the rows dropped and values clipped"
            + (" and the seed" if seed is not None else "")
@@ -368,11 +370,14 @@ def adjacency_text(r: dict[str, Any]) -> str:
     if r.get("adjacency") == "replace":
         return ("replace-one adjacency (neighbouring tables differ in one row, changed into any other row: "
                 "docs/embedding.md §1)")
-    implied = r["replace_one_implied"]
+    from sharpdp.cli.mean_result import replace_one_implied
+    from sharpdp.cli.rounding import g_up
+
+    implied = r.get("replace_one_implied") or replace_one_implied(r["epsilon"], r["delta_target"])
     return ("zero-out adjacency (neighbouring tables differ in one row, replaced by a null record whose report is "
             "drawn from the blanket law: docs/embedding.md §1); NOT the usual replace-one epsilon: under replace-one "
             f"(one row changed into another) this release is ({implied['epsilon']:.6g}, "
-            f"{implied['delta']:.3g})-DP by the triangle inequality through the null record, and "
+            f"{g_up(implied['delta'], 3)})-DP by the triangle inequality through the null record, and "
             "--adjacency replace calibrates for replace-one directly")
 
 

@@ -41,7 +41,8 @@ def bracket_note(lo: float, up: float, gap: float, rel_tol: float, charge: float
                 "it out, so the gap is that charge, not the grid's size caps; the upper value is certified")
     if up < 1e-24:
         return ("value below the accountant's floor 1e-24: only the upper value is certified and refined there "
-                "(the lower value may be far below it, or 0)")
+                "(the lower value may be far below it, or 0); below the floor the upper value is a bound of varying "
+                "tightness, so two such values (e.g. at different n) are not comparable: both only say delta < 1e-24")
     return (f"relative gap above the target {rel_tol:g}: the grid hit its size caps or the law is heavy-tailed; "
             "the upper value is still certified")
 
