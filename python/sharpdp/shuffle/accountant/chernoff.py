@@ -1,5 +1,6 @@
 """Chernoff bounds on n-fold sums of certified lattice laws, and the clamped Chernoff cap
-(docs/accountant.md §6.3, docs/accountant_tail.md §4-§6).
+(docs/accountant.md §6.3, docs/accountant_tail.md §4-§6); the far-tail treatment's Chernoff terms
+(:func:`body_chernoff`, :func:`lower_tail_penalty`).
 
 :class:`Chernoff` bounds tails and excesses of the sum of the EXACT lattice law whose computed pmf
 and error bounds are given; :func:`clamped_chernoff_cap` is the driver's cheap certified upper
@@ -16,7 +17,7 @@ from scipy.special import erfcx
 
 from sharpdp.shuffle.accountant.fft import kernels
 from sharpdp.shuffle.accountant.golden import golden_min
-from sharpdp.shuffle.accountant.lattice import choose_B, choose_T, lattice_laws
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, choose_B, choose_T, lattice_laws
 from sharpdp.shuffle.accountant.limits import CAP_NODES, TINY, U
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
@@ -232,4 +233,25 @@ def clamped_chernoff_cap(law: Law, gamma: float, n: int, thr: float) -> LawBrack
                              "tail_T": jump})
 
 
-__all__ = ["Chernoff", "capped_exp", "clamped_chernoff_cap", "saddle_excess_estimate"]
+def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
+    """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
+    of the far-tail treatment (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
+    P(A'_B + J' > B) <= P(A'_B > B/2) + (n-1) gamma P(L > T0 + B/4) + ((n-1) gamma P(L > T0))^3 / 6.
+    ``ch_hat``: Chernoff bounds of the (n-1)-fold hat law (its mgf dominates that of A'_B)."""
+    tl = law.tail_lower(B)
+    if tl <= 0.0:
+        return 0.0
+    p = gamma * float(law.prob_above_up([T0])[0])
+    q = (capped_exp(ch_hat.log_p_above(0.5 * B)) + (n - 1) * gamma * float(law.prob_above_up([T0 + 0.25 * B])[0])
+         + ((n - 1) * p) ** 3 / 6.0)
+    return tl * min(q, 1.0) * (1 + 1e-9)
+
+
+def body_chernoff(lat: LatticeLaws, h: float, n: int, gamma: float) -> float:
+    """The far-tail treatment's upper value of its body E[A_+]/(n gamma) by Chernoff (x_+ <= e^{lam x}/(e lam)) on
+    the hat law ``lat`` of step ``h`` (docs/accountant_tail.md §6)."""
+    return capped_exp(Chernoff(lat.g, lat.eta, lat.k0, h, n).log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
+
+
+__all__ = ["Chernoff", "body_chernoff", "capped_exp", "clamped_chernoff_cap", "lower_tail_penalty",
+           "saddle_excess_estimate"]

@@ -29,9 +29,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-
 from sharpdp.shuffle.accountant import concentrated
-from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
+from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
@@ -111,14 +110,12 @@ class FarTailBracket:
     jump: JumpTerm
     body: PassResult | None = None
     hat: LatticeLaws | None = None  # the hat lattice law of the round (for :func:`positive_prob_up`)
+    coarse_fit: bool = False  # §28's run was the default request's (a finer request's did not fit; §37.1)
 
 
 # --------------------------------------------------------------------------- driver
 
-# The plain engine's first grid (step sd/4) holding more nodes than this between its first clamps sends the law to
-# the far-tail treatment (docs/accountant_tail.md §8, dispatch): its later rounds only widen the clamps and refine
-# the first step is at least sqrt((n - 1) gamma) sd / H_BULK (16 times coarser where the jump term makes the value),
-# and the pair term is sized to PAIR_FRAC rel_tol of the value (docs/accountant_tail.md §8)
+# (the dispatch's PLAIN_NODES_MAX, the first step's H_BULK, the pair term's PAIR_FRAC: :mod:`.limits`, §8)
 
 
 def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
@@ -168,20 +165,6 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     return span / (0.25 * sd) > PLAIN_NODES_MAX
 
 
-def lower_tail_penalty(law: Law, gamma: float, n: int, T0: float, B: float, ch_hat) -> float:
-    """Upper bound on tau_low(B) P(S_B^{(n-1)} > B), the lower value's price of the lower clamp -B
-    (docs/accountant_tail.md §5): S_B^{(n-1)} = A'_B + J' and
-    P(A'_B + J' > B) <= P(A'_B > B/2) + (n-1) gamma P(L > T0 + B/4) + ((n-1) gamma P(L > T0))^3 / 6.
-    ``ch_hat``: Chernoff bounds of the (n-1)-fold hat law (its mgf dominates that of A'_B)."""
-    tl = law.tail_lower(B)
-    if tl <= 0.0:
-        return 0.0
-    p = gamma * float(law.prob_above_up([T0])[0])
-    q = (capped_exp(ch_hat.log_p_above(0.5 * B)) + (n - 1) * gamma * float(law.prob_above_up([T0 + 0.25 * B])[0])
-         + ((n - 1) * p) ** 3 / 6.0)
-    return tl * min(q, 1.0) * (1 + 1e-9)
-
-
 def _body_lower(body: PassResult) -> float:
     """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
     (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
@@ -193,11 +176,6 @@ def _body_lower(body: PassResult) -> float:
 
 class _BracketNeeded(Exception):
     """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
-
-
-def body_chernoff(lat: LatticeLaws, h: float, n: int, gamma: float) -> float:
-    """Upper value of the body E[A_+]/(n gamma) by Chernoff (x_+ <= e^{lam x}/(e lam)) on the hat law."""
-    return capped_exp(Chernoff(lat.g, lat.eta, lat.k0, h, n).log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
 
 
 @dataclass(frozen=True)
@@ -505,13 +483,26 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
         T0_fit = K_MAX / J_LO * h_fg / T0_FIT_MARGIN
         if T0_fit < r.T0:
             try:
-                r2 = certify_bigjump(law, gamma, n, rel_tol, workers, True, max_rounds, negligible, doomed=doomed,
-                                     T0_max=T0_fit)
+                r2 = _fit_run(law, gamma, n, rel_tol, workers, max_rounds, negligible, doomed, T0_fit)
             except TailCoarsen:
                 return r  # (the sum's window does not fit the caps at that step, e.g. n = 1e9)
             best = r if r.upper <= r2.upper else r2
-            r = replace(best, lower=max(r.lower, r2.lower))
+            r = replace(best, lower=max(r.lower, r2.lower), coarse_fit=r2.coarse_fit)
     return r
+
+
+def _fit_run(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds: int, negligible: float, doomed: bool,
+             T0_fit: float) -> FarTailBracket:
+    """§28's run at the clamp T0_fit; a finer request's whose sum's window does not fit the caps at that step runs
+    at the default request's rel_tol instead (certified all the same; docs/accountant_tail.md §37.1)."""
+    try:
+        return certify_bigjump(law, gamma, n, rel_tol, workers, True, max_rounds, negligible, doomed=doomed,
+                               T0_max=T0_fit)
+    except TailCoarsen:
+        if rel_tol >= COARSE_REL_TOL:
+            raise
+    return replace(certify_bigjump(law, gamma, n, COARSE_REL_TOL, workers, True, max_rounds, negligible,
+                                   doomed=doomed, T0_max=T0_fit), coarse_fit=True)
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket, target: float = 0.0) -> float:
@@ -551,10 +542,12 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     run = law.shifted(up=True)
     try:
         r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
-        if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) \
-                and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower):
+        if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
+                and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \
+                and not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h:
             # a finer request's larger clamp may force a coarser grid under the size caps: the coarser request's
-            # run too, the two certified brackets intersected (docs/accountant_tail.md §36)
+            # run too, the two certified brackets intersected (docs/accountant_tail.md §36), only where the caps
+            # set the finer run's step and its §28 run was not the default request's already (§37.1)
             try:
                 rc = certify_bigjump(run, gamma, n, COARSE_REL_TOL, workers, lower=True, negligible=negligible)
                 r = replace(r if r.upper <= rc.upper else rc, lower=max(r.lower, rc.lower))
