@@ -24,12 +24,12 @@ from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
+from sharpdp.shuffle.accountant.jump_guess import first_point
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
-from sharpdp.shuffle.accountant.looks import memoised, walks
+from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
-from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, upward_end
-from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (shrink: the tests' reference)
+from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
@@ -370,7 +370,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # closeness only saves steps (docs/accountant_atoms.md §8)
     if cap0 is not None and lower_at(cap0 * (1.0 - xtol)) > delta:
         return cap0  # (the answer eps0 decided by the closed forms alone: docs/accountant.md §8.10.3)
-    g = _guess_epsilon(acc, delta)
+    g, k_j = first_point(laws_at, acc.n, delta, _guess_epsilon(acc, delta), cap)  # (one big jump: §8.11)
     c_hi = cap
     # two-atom laws (binary RR): the closed forms are far from the root (cap 8-300x above it, the lower
     # values 100x below), so the first bracket is only a safe frame: the upper end in steps of 4 from
@@ -388,8 +388,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         choice of speed only: skipping the check just evaluates the function)."""
         return lower_at(e) if e < j_hi else 0.0
 
-    # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
-    # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
+    # phase 1: a model of up near the root (upper-only values, coarse grid), from the guess if in the bracket, else its middle
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
     # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
@@ -401,7 +400,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
     else:
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
-        k0 = _guess_slope(acc, g) if x0 == g and not two else None
+        k0 = (k_j or _guess_slope(acc, g)) if x0 == g and not two else None
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
@@ -550,7 +549,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
             lo, end = r1, False  # get_delta(r1) >= D_up(r1) >= rep.lower > delta: a lower end without get_delta
         else:
             reach = abs((ld - math.log(-math.log(u))) / k1) if 0.0 < u < 1.0 else 0.0
-            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (_LOOK_REACH if b == led else 0.5) * xtol
+            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (
+                (_LOOK_REACH if acc.n < _WALK_N else LOOK_REACH_LARGE) if b == led else 0.5) * xtol
     if end:
         u = fun(r1)
         lo, hi = (lo, r1) if u <= delta else (r1, hi)
