@@ -26,6 +26,9 @@ JUMP_DOMINATES = 10.0
 #: |E[L]|) at most this for the law that makes J (the sd of the other users' sum over T; measured on the regime map's BMGs:
 #: J within 1.1 % of phase 1's upper value at 0.045 (n = 1e6, eps = 0.5), 9 times below it at 0.23 (n = 1e9, eps = 0.01))
 SHIFT_SPREAD = 0.05
+#: phase 1 from the model's root stops after its first pass where the model's step from it (with the model's slope)
+#: stays within the search's reach (docs/accountant.md §8.11.3); False: phase 1 runs on as from any first point
+ONE_PASS = True
 #: relative resolution (in eps) of the model's root, and the step of its slope's difference quotient
 _ROOT_RTOL, _SLOPE_STEP = 1e-5, 1e-3
 

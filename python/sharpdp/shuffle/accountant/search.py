@@ -24,7 +24,7 @@ from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
-from sharpdp.shuffle.accountant.jump_guess import first_point
+from sharpdp.shuffle.accountant.jump_guess import ONE_PASS, first_point
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
@@ -39,8 +39,7 @@ _H_RATIO = 0.125
 #: ... for two-atom laws (binary RR), whose passes are cheap: a model root within ~0.03 % instead of
 #: ~0.1 % saves phase 2 a refined probe (docs/accountant_atoms.md §8)
 _H_RATIO_TWO = 0.0625
-#: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point
-#: (docs/accountant_atoms.md §10; a model only)
+#: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point (a model only)
 _REACH_TWO = 0.02
 #: ... and of other laws within this, phase 1's own resolution (its tolerance max(xtol, 1e-2); docs/accountant.md §8.6)
 _REACH = 0.01
@@ -151,10 +150,11 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
           converge: bool = False, reach: float = 0.0, interp: float = _INTERP,
           pts0: list[tuple[float, float]] | None = None,
-          snap: bool = False, straddle: float = 0.0) -> tuple[float, float, float | None, float | None]:
-    """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
-    kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
-    its slope -d log(-log fun) / d log eps (None when no model was formed).
+          snap: bool = False, straddle: float = 0.0, one: bool = False) -> tuple[float, float, float | None, float | None]:
+    """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is kept (the ends given
+    must satisfy it); returns (lo, hi, r, k) with r the last model root and k its slope -d log(-log fun) / d log eps
+    (None when no model was formed). ``one``: the reach stop below from one evaluation with the given ``slope``
+    (the single-big-jump model's: docs/accountant.md §8.11.3).
 
     The model is log(-log fun) linear in log eps (delta ~ exp(-c eps^a) locally: exact for a
     Gaussian tail, and a power law in log fun near the root). The next point is the root r of
@@ -195,7 +195,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
                 or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= interp)
-                or (reach > 0.0 and len(pts) >= 2 and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
+                or (reach > 0.0 and len(pts) >= 2 - one and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
             return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 10 % apart)
         if r_new is not None:
             r, k = r_new, kk
@@ -404,7 +404,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
-                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE)
+                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE, one=ONE_PASS and k_j is not None)
         except AtZero:
             return 0.0
     modelled = r1 is not None and lo1 <= r1 <= hi1
