@@ -26,6 +26,9 @@ JUMP_DOMINATES = 10.0
 #: |E[L]|) at most this for the law that makes J (the sd of the other users' sum over T; measured on the regime map's BMGs:
 #: J within 1.1 % of phase 1's upper value at 0.045 (n = 1e6, eps = 0.5), 9 times below it at 0.23 (n = 1e9, eps = 0.01))
 SHIFT_SPREAD = 0.05
+#: ... and where that law's mean number of other active users (n - 1) gamma is at least this (the BMG of calibrate_bmg at
+#: n = 100, eps = 4: 7.5 active others, the model root cost phase 1 a pass; at n = 1000, eps = 8 (25) it saved two)
+MIN_ACTIVE = 20.0
 #: phase 1 from the model's root stops after its first pass where the model's step from it (with the model's slope)
 #: stays within the search's reach (docs/accountant.md §8.11.3); False: phase 1 runs on as from any first point
 ONE_PASS = True
@@ -36,7 +39,8 @@ _ROOT_RTOL, _SLOPE_STEP = 1e-5, 1e-3
 def jump_value(laws: list[Any], n: int) -> tuple[float, float]:
     """The single-big-jump model max over laws of E[(L - T)_+], T = -(n - 1) gamma E[L] (0 where no law has
     E[L] < 0 or a positive top; a model value, not a bound: the upper end of the stop-loss bracket), and the spread
-    sd(L) / (sqrt((n - 1) gamma) |E[L]|) of the law that makes it (inf where none)."""
+    sd(L) / (sqrt((n - 1) gamma) |E[L]|) of the law that makes it (inf where none, or where that law's (n - 1) gamma
+    is below ``MIN_ACTIVE``)."""
     m, q = 0.0, math.inf
     for gamma, law in laws:
         if not law.top_bound() > 0:
@@ -49,7 +53,8 @@ def jump_value(laws: list[Any], n: int) -> tuple[float, float]:
             continue
         v = stop_loss_bracket(law, (n - 1) * float(gamma) * -mu)[1]
         if v > m:
-            m, q = v, law.std() / (math.sqrt((n - 1) * float(gamma)) * -mu)
+            act = (n - 1) * float(gamma)
+            m, q = v, (law.std() / (math.sqrt(act) * -mu) if act >= MIN_ACTIVE else math.inf)
     return m, q
 
 
