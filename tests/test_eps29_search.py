@@ -80,6 +80,9 @@ def test_phase1_interpolation_saves_a_probe(gamma: float, sigma0: float, n: int,
     def make():
         return BlanketMixedGaussian(gamma, sigma0, 1)
 
+    # (**) session 31, eps31: phase 1 from the Gaussian-limit guess (the single-big-jump first point off,
+    # docs/accountant.md §8.11): from that point phase 1 of these cells makes one pass and no interpolation stop
+    monkeypatch.setattr(S, "first_point", lambda laws_at, n, delta, g0, hi: (g0, None))
     monkeypatch.setattr(S, "_INTERP", 0.1)  # (the rule, not enabled by default)
     e, _, pts = _traced(make, n, "zero_out", DELTA)
     monkeypatch.setattr(S, "_INTERP", 0.2)  # (the default)

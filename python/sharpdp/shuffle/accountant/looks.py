@@ -9,6 +9,10 @@ from typing import Any
 #: the loose looks walk (docs/accountant.md §8.8 rule 2) only where the first look's value carries a big-jump share of at
 #: least this (its far-tail terms' ``jump_upper`` over its upper value; docs/accountant.md §8.9)
 WALK_JUMP = 1e-6
+#: at n >= 1e7 (the search's _WALK_N), get_delta is evaluated at the phase-1 root after a look naming phase 1's law
+#: only where the look's value puts that root within this many xtol of the root (2 below 1e7: docs/accountant.md §8.4,
+#: §8.11.2)
+LOOK_REACH_LARGE = 1.0
 
 
 def memoised(fn: Callable[[float], Any], size: int) -> Callable[[float], Any]:

@@ -24,12 +24,12 @@ from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
+from sharpdp.shuffle.accountant.jump_guess import ONE_PASS, first_point
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
-from sharpdp.shuffle.accountant.looks import memoised, walks
+from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
-from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, upward_end
-from sharpdp.shuffle.accountant.secant import shrink  # noqa: F401  (shrink: the tests' reference)
+from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
@@ -39,8 +39,7 @@ _H_RATIO = 0.125
 #: ... for two-atom laws (binary RR), whose passes are cheap: a model root within ~0.03 % instead of
 #: ~0.1 % saves phase 2 a refined probe (docs/accountant_atoms.md §8)
 _H_RATIO_TWO = 0.0625
-#: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point
-#: (docs/accountant_atoms.md §10; a model only)
+#: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point (a model only)
 _REACH_TWO = 0.02
 #: ... and of other laws within this, phase 1's own resolution (its tolerance max(xtol, 1e-2); docs/accountant.md §8.6)
 _REACH = 0.01
@@ -151,10 +150,11 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
           x0: float | None = None, slope: float | None = None, lower: Callable[[float], float] | None = None,
           converge: bool = False, reach: float = 0.0, interp: float = _INTERP,
           pts0: list[tuple[float, float]] | None = None,
-          snap: bool = False, straddle: float = 0.0) -> tuple[float, float, float | None, float | None]:
-    """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is
-    kept (the ends given must satisfy it); returns (lo, hi, r, k) with r the last model root and k
-    its slope -d log(-log fun) / d log eps (None when no model was formed).
+          snap: bool = False, straddle: float = 0.0, one: bool = False) -> tuple[float, float, float | None, float | None]:
+    """Safeguarded secant search on log fun (docs/accountant.md §8): fun(hi) <= delta < fun(lo) is kept (the ends given
+    must satisfy it); returns (lo, hi, r, k) with r the last model root and k its slope -d log(-log fun) / d log eps
+    (None when no model was formed). ``one``: the reach stop below from one evaluation with the given ``slope``
+    (the single-big-jump model's: docs/accountant.md §8.11.3).
 
     The model is log(-log fun) linear in log eps (delta ~ exp(-c eps^a) locally: exact for a
     Gaussian tail, and a power law in log fun near the root). The next point is the root r of
@@ -195,7 +195,7 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
         if converge and r_new is not None and (
                 (r is not None and abs(r_new - r) <= 0.1 * tol * r_new)
                 or (len(pts) >= 2 and (pts[-1][1] > 0) != (pts[-2][1] > 0) and abs(pts[-1][0] - pts[-2][0]) <= interp)
-                or (reach > 0.0 and len(pts) >= 2 and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
+                or (reach > 0.0 and len(pts) >= 2 - one and r_new > 0.0 and abs(math.log(r_new) - pts[-1][0]) <= reach)):
             return lo, hi, r_new, kk  # (the model's root agrees, or interpolates two points <= 10 % apart)
         if r_new is not None:
             r, k = r_new, kk
@@ -370,7 +370,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # closeness only saves steps (docs/accountant_atoms.md §8)
     if cap0 is not None and lower_at(cap0 * (1.0 - xtol)) > delta:
         return cap0  # (the answer eps0 decided by the closed forms alone: docs/accountant.md §8.10.3)
-    g = _guess_epsilon(acc, delta)
+    g, k_j = first_point(laws_at, acc.n, delta, _guess_epsilon(acc, delta), cap)  # (one big jump: §8.11)
     c_hi = cap
     # two-atom laws (binary RR): the closed forms are far from the root (cap 8-300x above it, the lower
     # values 100x below), so the first bracket is only a safe frame: the upper end in steps of 4 from
@@ -388,8 +388,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         choice of speed only: skipping the check just evaluates the function)."""
         return lower_at(e) if e < j_hi else 0.0
 
-    # phase 1: a model of up near the root (upper value alone on the coarse grid), from the
-    # asymptotic guess when it lies in the bracket, else from the bracket's geometric middle
+    # phase 1: a model of up near the root (upper-only values, coarse grid), from the guess if in the bracket, else its middle
     x0 = g if j_lo < g < c_hi or j_lo == 0.0 else math.sqrt(j_lo * c_hi)
     # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
     # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
@@ -401,11 +400,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         lo1, hi1, r1, k1 = j_lo, c_hi, min(max(g, j_lo), c_hi), None
     else:
         # (from the guess, its model's slope replaces the probe 2 % aside for a first slope: docs/accountant.md §8)
-        k0 = _guess_slope(acc, g) if x0 == g and not two else None
+        k0 = (k_j or _guess_slope(acc, g)) if x0 == g and not two else None
         try:  # (a point near eps = 0: get_delta(0) first, docs/accountant.md §8.10)
             lo1, hi1, r1, k1 = _root(zero.wrap(lambda e: up(e, True)), delta, j_lo, c_hi, max(xtol, 1e-2), x0=x0,
                                      slope=k0, lower=lower_near, converge=True, reach=_REACH_TWO if two else _REACH,
-                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE)
+                                     straddle=0.0 if two else _STRADDLE, interp=_INTERP if acc.n < _WALK_N else _INTERP_LARGE, one=ONE_PASS and k_j is not None)
         except AtZero:
             return 0.0
     modelled = r1 is not None and lo1 <= r1 <= hi1
@@ -550,7 +549,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
             lo, end = r1, False  # get_delta(r1) >= D_up(r1) >= rep.lower > delta: a lower end without get_delta
         else:
             reach = abs((ld - math.log(-math.log(u))) / k1) if 0.0 < u < 1.0 else 0.0
-            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (_LOOK_REACH if b == led else 0.5) * xtol
+            end = not (0.0 < u < 1.0 and 0 <= b < len(pairs)) or reach <= (
+                (_LOOK_REACH if acc.n < _WALK_N else LOOK_REACH_LARGE) if b == led else 0.5) * xtol
     if end:
         u = fun(r1)
         lo, hi = (lo, r1) if u <= delta else (r1, hi)
