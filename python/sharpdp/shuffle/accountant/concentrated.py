@@ -37,7 +37,7 @@ from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_ups, mgf_tail_up,
-                                             rate_up, tilt_rates, v_moments)
+                                             one_jump_tail_up, rate_up, tilt_rates, v_moments)
 
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
 _FRACS = (0.01, 0.03, 0.07, 0.12, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
@@ -130,7 +130,7 @@ def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvatur
 
 def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
                 sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None,
-                tilted: bool = True) -> float:
+                tilted: bool = True, jumps: bool = False) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
     §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
@@ -158,6 +158,8 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
         if sharp:  # (§22 (b), where Bennett's is not negligible)
             tails_T = beyond_up(law, T0, m[ok], mo, tails_T, mu_hi, 1e-6 * f_up / tT_up, _BODY_CELLS)
+        if jumps:  # (§38.1: at most one term above a level l)
+            tails_T = np.minimum(tails_T, one_jump_tail_up(law, T0, m[ok]))
         if tilted:  # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
             tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
             best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
@@ -486,7 +488,7 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
     keep: dict = {}
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
-    for stage in range(4):
+    for stage in range(5):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
@@ -500,6 +502,8 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
             need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
                                        keep=keep))
+        elif stage == 3:  # §38.1's tail bound (where the bracket is refused without it)
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True))
         else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
