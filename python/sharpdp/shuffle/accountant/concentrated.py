@@ -140,7 +140,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     False: without §20's value (a two-term law: §18 (b)'s bands and Bennett's tails alone, docs/accountant_tail.md
     §32)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
-    m, p_up, p_lo, outside = _m_range(n - 1, gamma)
+    m, p_up, p_lo, outside = _m_range(n - 1, gamma, jumps)
     tT_lo, tT_up = tail_bracket(law, T0)
     # (b) upper: E phi(X_m) <= f(mh) + F(x_j) Q / 2 + sum_{k >= j} tau(-x_{k+1}) P(X_m > x_k) + tau(T0) P(X_m > -T0)
     # for each cut x_j of the bands x_0 < ... < x_K = -T0 (the smallest over j is taken); phi <= tau(T0) always
@@ -152,16 +152,27 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     if np.any(ok) and keep and not sharp:  # (§20's values of the same m, T0 and law: the same floats)
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up, tails_T, best = keep["f_up"], keep["tails_T"], keep["best"].copy()
+    elif np.any(ok) and sharp and jumps and keep and "s_curv" in keep:  # (a sharp call's terms: the same floats)
+        mo, Qo, ro = mh[ok], Q[ok], room[ok]
+        f_up = keep["s_f_up"]
+        tails_T = np.minimum(keep["s_tails"], one_jump_tail_up(law, T0, m[ok]))
+        tilt = f_up + keep["s_curv"] + tT_up * tails_T
+        best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     elif np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = law.stop_loss(-mo)[1]
         tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
         if sharp:  # (§22 (b), where Bennett's is not negligible)
             tails_T = beyond_up(law, T0, m[ok], mo, tails_T, mu_hi, 1e-6 * f_up / tT_up, _BODY_CELLS)
+        if sharp and keep is not None:  # (for a later call with ``jumps``)
+            keep.update(s_f_up=f_up, s_tails=tails_T)
         if jumps:  # (§38.1: at most one term above a level l)
             tails_T = np.minimum(tails_T, one_jump_tail_up(law, T0, m[ok]))
         if tilted:  # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
-            tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
+            tcurv = _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp)
+            if sharp and keep is not None:
+                keep.update(s_curv=tcurv)
+            tilt = f_up + tcurv + tT_up * tails_T
             best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
         if keep is not None and not sharp:
             keep.update(f_up=f_up, tails_T=tails_T, best=best.copy())
@@ -277,16 +288,17 @@ def _tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chor
 
 
 def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = True,
-                tilted: bool = False) -> float:
+                tilted: bool = False, sharp_pmf: bool = False) -> float:
     """Lower value of E phi(A') (D units): §18 (c)-(d), with the larger of the curvature term of §19 (when
-    ``curvature``) and the tilted term of §21 (when ``tilted``)."""
+    ``curvature``) and the tilted term of §21 (when ``tilted``); ``sharp_pmf``: the binomial probabilities of
+    docs/accountant_tail.md §38.2."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
-    m, _, p_lo, _ = _m_range(n - 1, gamma)
+    m, _, p_lo, _ = _m_range(n - 1, gamma, sharp_pmf)
     mh = _up(m * mu_hi)  # >= E X_m
     Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
     # (§18 (c)'s terms of the same law, gamma, n, T0 from an earlier call: the same floats, docs/accountant_tail.md
     # §35.2; kept on the law)
-    keep = memo.object_memo(law, "_conc_lower_memo", 8)
+    keep = memo.object_memo(law, "_conc_lower_memo", 16)
     base = keep.get((gamma, n, T0, tilted)) if keep is not None else None
     if base is None:
         base = _lower_base(law, T0, m, mu_lo, mu_hi, mh, Q, b, tilted)
@@ -294,7 +306,15 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
             x.flags.writeable = False
         if keep is not None:
             keep[(gamma, n, T0, tilted)] = base
-    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base)
+    # (without the curvature term the per-m values do not depend on the probabilities: kept for a call with
+    # ``sharp_pmf``, the same floats)
+    mkey = (gamma, n, T0, tilted, "lo_m")
+    lo_m = keep.get(mkey) if keep is not None and not curvature else None
+    if lo_m is None:
+        lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base)
+        if keep is not None and not curvature:
+            lo_m.flags.writeable = False
+            keep[mkey] = lo_m
     return float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
 
 
@@ -487,6 +507,7 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
     keep: dict = {}
+    keep_s: dict = {}
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
     for stage in range(5):
         up = (body + jup + multi) * (1 + 1e-9)
@@ -497,13 +518,15 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
         if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
         elif stage == 1:  # §22's chords and tail (near the boundary of the closed form's range)
-            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True))
-        elif stage == 2:  # (not computed where it cannot be accepted: a lower estimate of it above the need)
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, keep=keep_s))
+        elif stage == 2:  # §38's tail bound and binomial probabilities (where the bracket is refused without them)
+            jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True))
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
+                                       keep=keep_s))
+        elif stage == 3:  # (not computed where it cannot be accepted: a lower estimate of it above the need)
             need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
                                        keep=keep))
-        elif stage == 3:  # §38.1's tail bound (where the bracket is refused without it)
-            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True))
         else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,
