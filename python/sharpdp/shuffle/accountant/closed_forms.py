@@ -289,9 +289,12 @@ def log_binom_sharp(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np
     are those of the result (not of log N!, as :func:`log_binom`'s). Elements with min(m, N - m) below
     ``BINOM_SHARP_MIN`` or |v| > 0.1 take :func:`log_binom`'s values."""
     m = np.asarray(m, float)
-    val, err = log_binom(N, m, gamma)
     k2 = N - m  # (exact: integers below 2^53)
     ok = (np.minimum(m, k2) >= BINOM_SHARP_MIN) & (N < 2.0 ** 52)
+    if not np.all(ok):
+        val, err = log_binom(N, m, gamma)
+    else:
+        val, err = np.empty(m.shape), np.full(m.shape, np.inf)
     if not np.any(ok):
         return val, err
     x1, x2 = m[ok], k2[ok]
@@ -311,6 +314,9 @@ def log_binom_sharp(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np
     better = e < err[ok]
     val[ok] = np.where(better, v, val[ok])
     err[ok] = np.where(better, e, err[ok])
+    if not np.all(np.isfinite(err)):  # (|v| > 0.1 somewhere: those take log_binom's values)
+        bad = ~np.isfinite(err)
+        val[bad], err[bad] = log_binom(N, m[bad], gamma)
     return val, err
 
 
@@ -319,26 +325,33 @@ def _stirling_rem(k):
     enveloping partial sums: between 1/(12k) - 1/(360k^3) and that plus 1/(1260k^5); roundings 8 U of 1/(12k))."""
     k = np.asarray(k, float)
     inv = 1.0 / k
-    c = inv / 12.0 - inv ** 3 / 360.0 + 0.5 / (1260.0 * k ** 5)
-    return c, 0.5 / (1260.0 * k ** 5) + 8 * U * inv / 12.0 + 1e-300
+    i2 = inv * inv
+    r5 = (0.5 / 1260.0) * (i2 * i2 * inv) * (1 + 8 * U)
+    c = inv / 12.0 - i2 * inv / 360.0 + r5
+    return c, r5 + 8 * U * inv / 12.0 + 1e-300
 
 
 def _bd0(x, M: float, eta: float):
     """(b, e): bd0(x, M*) = x log(x / M*) + M* - x lies in [b - e, b + e] for every M* within ``eta`` of M (x >= 1,
-    |x - M| <= 0.1 (x + M)): (x - M)^2 / (x + M) + 2 x sum_{j=1..8} v^(2j+1) / (2j + 1), v = (x - M) / (x + M), the
-    series' rest below 2 x |v|^19 / (19 (1 - v^2)); |d bd0 / dM| = |x - M| / M."""
+    |x - M| <= 0.1 (x + M)): (x - M)^2 / (x + M) + 2 x sum_{j=1..J} v^(2j+1) / (2j + 1), v = (x - M) / (x + M), the
+    series' rest below 2 x |v|^(2J+3) / ((2J + 3)(1 - v^2)); |d bd0 / dM| = |x - M| / M."""
     d = x - M
     v = d / (x + M)
     t1 = d * v
     v2 = v * v
-    term, ser, mag = v * v2, np.zeros(np.shape(x)), np.zeros(np.shape(x))
-    for j in range(1, 9):
-        ser = ser + term / (2 * j + 1)
-        mag = mag + np.abs(term) / (2 * j + 1)
+    vm = float(np.max(np.abs(v))) if np.size(v) else 0.0
+    # (terms j = 1 .. J: J the least with |v|^(2J + 1) below 1e-18, at most 8; the rest is bounded below)
+    J = 8 if not 0.0 < vm < 0.1 else min(8, max(1, math.ceil((math.log(1e-18) / math.log(vm) - 1.0) / 2.0)))
+    term = v * v2
+    ser = term / 3.0
+    for j in range(2, J + 1):
         term = term * v2
-    rest = 2 * x * np.abs(v) ** 19 / (19.0 * (1 - v2))
+        ser += term / (2 * j + 1)
+    av3 = np.abs(v * v2)
+    g = 1.0 / (1.0 - v2)  # (sum_j |v|^(2j+1) / (2j+1) <= |v|^3 / (3 (1 - v^2)); the rest likewise from j = J + 1)
+    rest = 2 * x * av3 * v2 ** J * g / (2 * J + 3)
     b = t1 + 2 * x * ser
-    e = (8 * U * np.abs(t1) + 128 * U * 2 * x * mag + rest + 2 * U * np.abs(b)
+    e = (8 * U * np.abs(t1) + 128 * U * 2 * x * av3 * g / 3.0 + rest + 2 * U * np.abs(b)
          + eta * (np.abs(d) + eta) / (M - eta) + 1e-300)
     bad = ~(np.abs(v) <= 0.1)
     return b, np.where(bad, np.inf, e)
