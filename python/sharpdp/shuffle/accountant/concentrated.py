@@ -155,7 +155,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     elif np.any(ok) and sharp and jumps and keep and "s_curv" in keep:  # (a sharp call's terms: the same floats)
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = keep["s_f_up"]
-        tails_T = np.minimum(keep["s_tails"], one_jump_tail_up(law, T0, m[ok]))
+        tails_T = np.minimum(keep["s_tails"], one_jump_tail_up(law, T0, m[ok], lambda lev: _mean_v(law, lev)[1]))
         tilt = f_up + keep["s_curv"] + tT_up * tails_T
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     elif np.any(ok):
@@ -167,7 +167,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         if sharp and keep is not None:  # (for a later call with ``jumps``)
             keep.update(s_f_up=f_up, s_tails=tails_T)
         if jumps:  # (§38.1: at most one term above a level l)
-            tails_T = np.minimum(tails_T, one_jump_tail_up(law, T0, m[ok]))
+            tails_T = np.minimum(tails_T, one_jump_tail_up(law, T0, m[ok], lambda lev: _mean_v(law, lev)[1]))
         if tilted:  # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
             tcurv = _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp)
             if sharp and keep is not None:

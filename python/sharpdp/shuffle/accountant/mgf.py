@@ -243,25 +243,24 @@ JUMP_RATES = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0, 20.0)  # §38:
 JUMP_CELLS = 512  # §38: cells of L's normal variable between v(l) and v(T0) for E[e^{t V}; V > l]
 
 
-def one_jump_tail_up(law: Law, T0: float, m, cells: int = 0):
+def one_jump_tail_up(law: Law, T0: float, m, mean_up, cells: int = 0):
     """Upper bounds on P(X_m > -T0), elementwise over m (X_m the sum of m i.i.d. V = min(L, T0)), by the number K of
     terms above a level l: P(K >= 2) + e^{t T0} E[e^{t X_m}; K <= 1] with E[e^{t X_m}; K <= 1] = M^m + m J M^{m-1},
     M = E[e^{t V}; V <= l], J = E[e^{t V}; V > l] (docs/accountant_tail.md §38.1); the best of a few (l, t) of
-    ``JUMP_LEVELS`` x ``JUMP_RATES`` chosen at the ends and the middle of m; inf where not available."""
+    ``JUMP_LEVELS`` x ``JUMP_RATES`` chosen at the ends and the middle of m; inf where not available.
+    ``mean_up(l)``: an upper value of E min(L, l)."""
     m = np.asarray(m, float)
     best = np.full(m.shape, np.inf)
     f = law.heavy_form()
     a, G, r = f.a, f.G, f.r
     if not (T0 > 0 and T0 > a and m.size):
         return best
-    from sharpdp.shuffle.accountant.concentrated_moments import mean_v  # (the floor above this module)
-    top = (math.log((T0 - a) / G) + 0.5 * r * r) / r
     cand = []
     for fl in JUMP_LEVELS:
         lev = fl * T0
         if not lev > max(a, 0.0):
             continue
-        cl = mean_v(law, lev)[1]  # >= E min(L, l)
+        cl = float(mean_up(lev))  # >= E min(L, l)
         pbar = float(law.prob_above_up([lev])[0])  # >= P(L > l) = P(V > l)
         ts = np.array(JUMP_RATES) / lev
         hs = _h_sums(_cells(law, lev, cells or MGF_CELLS), ts, cl)  # >= E h(t (min(L, l) - c_l))
@@ -274,7 +273,6 @@ def one_jump_tail_up(law: Law, T0: float, m, cells: int = 0):
         for t, h, j in zip(ts, hs, js):
             if math.isfinite(h) and h >= 0 and math.isfinite(j):
                 cand.append((float(t), float(h), float(j), float(cl), pbar))
-    del top
     if not cand:
         return best
 
@@ -293,6 +291,6 @@ def one_jump_tail_up(law: Law, T0: float, m, cells: int = 0):
     return np.minimum(best, 1.0)
 
 
-__all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "beyond_up", "chord_rate_up",
-           "dn", "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
+__all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "JUMP_CELLS", "JUMP_LEVELS", "JUMP_RATES", "beyond_up", "chord_rate_up",
+           "dn", "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "one_jump_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
            "v_moments"]
