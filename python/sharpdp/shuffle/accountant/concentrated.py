@@ -160,8 +160,11 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     elif np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
-        f_up = law.stop_loss(-mo)[1]
-        tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
+        if sharp and keep and "f_up" in keep:  # (a first call's f(mh) and Bennett's tail: the same floats)
+            f_up, tails_T = keep["f_up"], keep["tails_T"]
+        else:
+            f_up = law.stop_loss(-mo)[1]
+            tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
         if sharp:  # (§22 (b), where Bennett's is not negligible)
             tails_T = beyond_up(law, T0, m[ok], mo, tails_T, mu_hi, 1e-6 * f_up / tT_up, _BODY_CELLS)
         if sharp and keep is not None:  # (for a later call with ``jumps``)
@@ -301,7 +304,10 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
     keep = memo.object_memo(law, "_conc_lower_memo", 16)
     base = keep.get((gamma, n, T0, tilted)) if keep is not None else None
     if base is None:
-        base = _lower_base(law, T0, m, mu_lo, mu_hi, mh, Q, b, tilted)
+        raw = None
+        if keep is not None:  # (§18 (c)'s Jensen terms and Bennett's excess, shared by the two bases)
+            raw = keep.setdefault((gamma, n, T0, "raw"), {})
+        base = _lower_base(law, T0, m, mu_lo, mu_hi, mh, Q, b, tilted, raw)
         for x in base:
             x.flags.writeable = False
         if keep is not None:
@@ -340,19 +346,29 @@ def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float
     return np.maximum(_dn(lo_m - c_exc), 0.0)  # (the product c exc rounded up too)
 
 
-def _lower_base(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, tilted: bool):
+def _lower_base(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, tilted: bool,
+                raw: dict | None = None):
     """(phi_c(m mu_lo) from below, c E(X_m + T0)_+ from above), elementwise over m: the terms of §18 (c) that
-    :func:`_lower_m` adds the curvature term to (with ``tilted``: the excess by the smaller with §22 (b)'s)."""
+    :func:`_lower_m` adds the curvature term to (with ``tilted``: the excess by the smaller with §22 (b)'s).
+    ``raw`` (speed only, the same floats): a dict that keeps phi_c(m mu_lo) and Bennett's excess of a first call for
+    a later one with the same arguments (but ``tilted``), which reuses them."""
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
-    ml = _dn(m * mu_lo)  # <= E X_m
-    lo_m = law.stop_loss(np.maximum(-ml, T0))[0] + c * _dn(np.maximum(ml + T0, 0.0))  # phi_c(m mu_lo)
     w0 = _dn(-T0 - mh)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        lam = np.log1p(b * w0 / Q) / b
-        # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
-        exc = np.where(w0 > 0, (np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) + limits.TINY) / (math.e * lam),
-                       np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+    if raw is not None and "lo_m" in raw:
+        lo_m, exc = raw["lo_m"], raw["exc"]
+    else:
+        ml = _dn(m * mu_lo)  # <= E X_m
+        lo_m = law.stop_loss(np.maximum(-ml, T0))[0] + c * _dn(np.maximum(ml + T0, 0.0))  # phi_c(m mu_lo)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            lam = np.log1p(b * w0 / Q) / b
+            # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
+            exc = np.where(w0 > 0, (np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) + limits.TINY)
+                           / (math.e * lam), np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+        if raw is not None:
+            lo_m.flags.writeable = False
+            exc.flags.writeable = False
+            raw.update(lo_m=lo_m, exc=exc)
     if tilted and np.any(w0 > 0):  # (with §21's term: the smaller with the numerical mgf's, §22 (b))
         exc = np.where(w0 > 0, np.minimum(exc, mgf_tail_up(law, T0, m, mh, mu_hi, _BODY_CELLS, excess=True)), exc)
     return lo_m, _up(c * _up(exc))
@@ -506,8 +522,7 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     curved = False
     # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
-    keep: dict = {}
-    keep_s: dict = {}
+    keep: dict = {}  # (the per-m terms of the first upper value, and of the sharp one, for the later stages)
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
     for stage in range(5):
         up = (body + jup + multi) * (1 + 1e-9)
@@ -518,11 +533,11 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
         if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
         elif stage == 1:  # §22's chords and tail (near the boundary of the closed form's range)
-            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, keep=keep_s))
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, keep=keep))
         elif stage == 2:  # §38's tail bound and binomial probabilities (where the bracket is refused without them)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True))
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
-                                       keep=keep_s))
+                                       keep=keep))
         elif stage == 3:  # (not computed where it cannot be accepted: a lower estimate of it above the need)
             need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
