@@ -274,8 +274,11 @@ def _tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chor
     # per m: kap0, or with ``chords`` the chord slope of log p where smaller (§22 (a))
     kap = tilt_rates(law, T0, mh, kap0) if chords else np.full(mh.shape, kap0)
     p0 = law.density_up(-mh)  # >= the sup of p on [-mh, inf)
-    ks, inv = np.unique(kap, return_inverse=True)
-    h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
+    if chords:
+        ks, inv = np.unique(kap, return_inverse=True)
+        h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
+    else:  # (one rate: the same floats without the sort)
+        h1 = np.full(kap.shape, mgf_h_ups(law, T0, [kap0], mu_hi)[0])
     d_mu = _up(mh - _dn(m * mu_lo))  # >= mh - E X_m
     t = math.sqrt(3.0 / float(np.median(Q)))
     b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a: Bennett's mgf bound for -Z (§20 (c))
