@@ -276,18 +276,19 @@ def one_jump_tail_up(law: Law, T0: float, m, mean_up, cells: int = 0):
     if not cand:
         return best
 
-    def val(mm, t, h, j, cl, pbar):
+    def val(mm, t, h, j, cl, pbar):  # (elementwise, broadcasting)
         w = _dn(-T0 - _up(mm * cl))  # X_m > -T0 means X_m - m c_l > w
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            l1 = _up(_up((mm - 1.0) * _up(math.log1p(h))) + _up(np.log(_up(_up(1.0 + h) + _up(mm * j)))))
+            l1 = _up(_up((mm - 1.0) * _up(np.log1p(h))) + _up(np.log(_up(_up(1.0 + h) + _up(mm * j)))))
             lg = _up(l1 - _dn(t * w))
             v = np.exp(np.minimum(lg, 700.0)) * (1 + 1e-12) + _up(0.5 * _up(mm * pbar) ** 2)
         return np.where((w > 0) & np.isfinite(lg), v, np.inf)
 
     probe = np.unique(np.array([m.min(), np.median(m), m.max()]))
-    picks = {min(range(len(cand)), key=lambda i: float(val(np.array([q]), *cand[i])[0])) for q in probe}
+    cols = [np.array([c[k] for c in cand])[:, None] for k in range(5)]  # (t, h, j, c_l, pbar) by candidate
+    picks = set(np.argmin(val(probe[None, :], *cols), axis=0).tolist())  # (the best candidate at each probe)
     for i in sorted(picks):
-        best = np.minimum(best, val(m, *cand[i]))
+        best = np.minimum(best, val(m, *(np.float64(x) for x in cand[i])))
     return np.minimum(best, 1.0)
 
 
