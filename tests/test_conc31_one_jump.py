@@ -91,3 +91,29 @@ def test_new_closed_form_brackets_at_n_1e9(sigma0, eps, fft):
     lo, up = ShuffleAccountant(GaussianRandomizer(sigma0, 1), 10**9).get_delta_bounds(eps)
     assert lo <= fft[1] and fft[0] <= up  # two certified brackets of one value meet
     assert (up - lo) / lo <= 1e-3  # within 0.1 rel_tol
+
+
+def test_accepted_jump_bracket_holds_the_hat_reference_at_its_clamp():
+    # GaussianRandomizer(0.5, 1), n = 1e9, eps = 1, accepted by §38.3's stage at T0 = 35160576.9: E phi(A') by the
+    # hat lattice law and an FFT power (tests/test_review_rev24c.py's reference, an upper estimate converging as h^2:
+    # h = 512 / 256: 2.3720731e-4 / 2.3720625e-4) lies in the closed form's bracket of it
+    import sys
+    import pathlib
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from test_review_rev24c import _gr, _hat_reference
+    gamma, run, prm = _gr(0.5, 1.0)
+    n = 10**9
+    concentrated._MEMO.clear()
+    cb = concentrated.certify(run, gamma, n, 1e-2, far_tail.choose_T0)
+    assert cb is not None and cb.T0 == 35160576.94389398
+    xa, pa, a, G, r, zl, w = prm
+    T0 = cb.T0
+    vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r
+    PT = w * ndtr(-vT)
+    EV = pa * xa + w * (a * (ndtr(vT) - ndtr(zl)) + G * (ndtr(vT - r) - ndtr(zl - r))) + T0 * PT
+    EV2 = (pa * xa**2 + w * (a * a * (ndtr(vT) - ndtr(zl)) + 2 * a * G * (ndtr(vT - r) - ndtr(zl - r))
+                             + G * G * math.exp(r * r) * (ndtr(vT - 2 * r) - ndtr(zl - 2 * r))) + T0**2 * PT)
+    mu, sd = (n - 1) * gamma * EV, math.sqrt((n - 1) * (gamma * EV2 - (gamma * EV) ** 2))
+    ref = _hat_reference(prm, gamma, n, T0, 512.0, mu, sd)
+    assert ref == pytest.approx(2.3720731e-4, rel=1e-7)
+    assert cb.jump_lo <= ref * (1 - 1e-4) and cb.jump_up >= ref * (1 + 1e-4)  # (the reference within 5e-6 of its limit)

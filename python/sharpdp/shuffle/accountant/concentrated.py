@@ -140,7 +140,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     False: without §20's value (a two-term law: §18 (b)'s bands and Bennett's tails alone, docs/accountant_tail.md
     §32)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
-    m, p_up, p_lo, outside = _m_range(n - 1, gamma, jumps)
+    m, p_up, p_lo, outside = _m_range(n - 1, gamma, sharp=True) if jumps else _m_range(n - 1, gamma)
     tT_lo, tT_up = tail_bracket(law, T0)
     # (b) upper: E phi(X_m) <= f(mh) + F(x_j) Q / 2 + sum_{k >= j} tau(-x_{k+1}) P(X_m > x_k) + tau(T0) P(X_m > -T0)
     # for each cut x_j of the bands x_0 < ... < x_K = -T0 (the smallest over j is taken); phi <= tau(T0) always
@@ -299,7 +299,7 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
     ``curvature``) and the tilted term of §21 (when ``tilted``); ``sharp_pmf``: the binomial probabilities of
     docs/accountant_tail.md §38.2."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
-    m, _, p_lo, _ = _m_range(n - 1, gamma, sharp_pmf)
+    m, _, p_lo, _ = _m_range(n - 1, gamma, sharp=True) if sharp_pmf else _m_range(n - 1, gamma)
     mh = _up(m * mu_hi)  # >= E X_m
     Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
     # (§18 (c)'s terms of the same law, gamma, n, T0 from an earlier call: the same floats, docs/accountant_tail.md
