@@ -278,6 +278,85 @@ def log_binom(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarr
     return val, err
 
 
+BINOM_SHARP_MIN = 100.0  # log_binom_sharp: the saddle-point form where min(m, N - m) is at least this
+
+
+def log_binom_sharp(N: int, m: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """log P(M = m), M ~ Bin(N, gamma), and a bound on its error, by the saddle-point form (docs/accountant_tail.md
+    §38.2): log P = 1/2 log(N / (2 pi m (N - m))) + s(N) - s(m) - s(N - m) - bd0(m, N gamma) - bd0(N - m, N (1 - gamma)),
+    s Stirling's remainder (between its partial sums 1/(12 k) - 1/(360 k^3) and that plus 1/(1260 k^5)), bd0(x, M) =
+    x log(x / M) + M - x = (x - M)^2 / (x + M) + 2 x sum_j v^(2j+1) / (2j + 1), v = (x - M) / (x + M), whose magnitudes
+    are those of the result (not of log N!, as :func:`log_binom`'s). Elements with min(m, N - m) below
+    ``BINOM_SHARP_MIN`` or |v| > 0.1 take :func:`log_binom`'s values."""
+    m = np.asarray(m, float)
+    k2 = N - m  # (exact: integers below 2^53)
+    ok = (np.minimum(m, k2) >= BINOM_SHARP_MIN) & (N < 2.0 ** 52)
+    if not np.all(ok):
+        val, err = log_binom(N, m, gamma)
+    else:
+        val, err = np.empty(m.shape), np.full(m.shape, np.inf)
+    if not np.any(ok):
+        return val, err
+    x1, x2 = m[ok], k2[ok]
+    g1 = 1.0 - gamma
+    M1, M2 = N * gamma, N * g1  # (M1 within U of N gamma; M2 within 2.1 U of N (1 - gamma): 1 - gamma rounded)
+    b1, e1 = _bd0(x1, M1, 1.01 * U * M1)
+    b2, e2 = _bd0(x2, M2, 2.1 * U * M2)
+    l2p = math.log(2 * math.pi)
+    lN, l1, l2 = math.log(N), np.log(x1), np.log(x2)
+    half = 0.5 * (lN - l2p - l1 - l2)
+    e_half = 8 * U * (abs(lN) + l2p + np.abs(l1) + np.abs(l2))
+    sN, eN = _stirling_rem(float(N))
+    s1, es1 = _stirling_rem(x1)
+    s2, es2 = _stirling_rem(x2)
+    v = half + sN - s1 - s2 - b1 - b2
+    e = e_half + eN + es1 + es2 + e1 + e2 + 8 * U * (np.abs(half) + sN + s1 + s2 + b1 + b2) + 1e-13
+    better = e < err[ok]
+    val[ok] = np.where(better, v, val[ok])
+    err[ok] = np.where(better, e, err[ok])
+    if not np.all(np.isfinite(err)):  # (|v| > 0.1 somewhere: those take log_binom's values)
+        bad = ~np.isfinite(err)
+        val[bad], err[bad] = log_binom(N, m[bad], gamma)
+    return val, err
+
+
+def _stirling_rem(k):
+    """(c, e): log k! - ((k + 1/2) log k - k + 1/2 log 2 pi) lies in [c - e, c + e] for k >= 1 (the series'
+    enveloping partial sums: between 1/(12k) - 1/(360k^3) and that plus 1/(1260k^5); roundings 8 U of 1/(12k))."""
+    k = np.asarray(k, float)
+    inv = 1.0 / k
+    i2 = inv * inv
+    r5 = (0.5 / 1260.0) * (i2 * i2 * inv) * (1 + 8 * U)
+    c = inv / 12.0 - i2 * inv / 360.0 + r5
+    return c, r5 + 8 * U * inv / 12.0 + 1e-300
+
+
+def _bd0(x, M: float, eta: float):
+    """(b, e): bd0(x, M*) = x log(x / M*) + M* - x lies in [b - e, b + e] for every M* within ``eta`` of M (x >= 1,
+    |x - M| <= 0.1 (x + M)): (x - M)^2 / (x + M) + 2 x sum_{j=1..J} v^(2j+1) / (2j + 1), v = (x - M) / (x + M), the
+    series' rest below 2 x |v|^(2J+3) / ((2J + 3)(1 - v^2)); |d bd0 / dM| = |x - M| / M."""
+    d = x - M
+    v = d / (x + M)
+    t1 = d * v
+    v2 = v * v
+    vm = float(np.max(np.abs(v))) if np.size(v) else 0.0
+    # (terms j = 1 .. J: J the least with |v|^(2J + 1) below 1e-18, at most 8; the rest is bounded below)
+    J = 8 if not 0.0 < vm < 0.1 else min(8, max(1, math.ceil((math.log(1e-18) / math.log(vm) - 1.0) / 2.0)))
+    term = v * v2
+    ser = term / 3.0
+    for j in range(2, J + 1):
+        term = term * v2
+        ser += term / (2 * j + 1)
+    av3 = np.abs(v * v2)
+    g = 1.0 / (1.0 - v2)  # (sum_j |v|^(2j+1) / (2j+1) <= |v|^3 / (3 (1 - v^2)); the rest likewise from j = J + 1)
+    rest = 2 * x * av3 * v2 ** J * g / (2 * J + 3)
+    b = t1 + 2 * x * ser
+    e = (8 * U * np.abs(t1) + 128 * U * 2 * x * av3 * g / 3.0 + rest + 2 * U * np.abs(b)
+         + eta * (np.abs(d) + eta) / (M - eta) + 1e-300)
+    bad = ~(np.abs(v) <= 0.1)
+    return b, np.where(bad, np.inf, e)
+
+
 def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
     """Upper bound on P(M <= k) (``below``) or P(M >= k), M ~ Bin(N, gamma), by Chernoff: exp(-N KL(k/N || gamma))
     when k lies on that side of the mean, else 1."""
@@ -293,6 +372,6 @@ def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
     return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
 
 
-__all__ = ["JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
-           "law_closed_form", "log_binom", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
+__all__ = ["BINOM_SHARP_MIN", "JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
+           "law_closed_form", "log_binom", "log_binom_sharp", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "tail_bracket", "trivial_cap"]

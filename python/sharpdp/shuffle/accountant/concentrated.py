@@ -37,7 +37,7 @@ from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_ups, mgf_tail_up,
-                                             rate_up, tilt_rates, v_moments)
+                                             one_jump_tail_up, rate_up, tilt_rates, v_moments)
 
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
 _FRACS = (0.01, 0.03, 0.07, 0.12, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
@@ -130,7 +130,7 @@ def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvatur
 
 def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
                 sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None,
-                tilted: bool = True) -> float:
+                tilted: bool = True, jumps: bool = False) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
     §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
@@ -140,7 +140,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     False: without §20's value (a two-term law: §18 (b)'s bands and Bennett's tails alone, docs/accountant_tail.md
     §32)."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
-    m, p_up, p_lo, outside = _m_range(n - 1, gamma)
+    m, p_up, p_lo, outside = _m_range(n - 1, gamma, sharp=True) if jumps else _m_range(n - 1, gamma)
     tT_lo, tT_up = tail_bracket(law, T0)
     # (b) upper: E phi(X_m) <= f(mh) + F(x_j) Q / 2 + sum_{k >= j} tau(-x_{k+1}) P(X_m > x_k) + tau(T0) P(X_m > -T0)
     # for each cut x_j of the bands x_0 < ... < x_K = -T0 (the smallest over j is taken); phi <= tau(T0) always
@@ -152,14 +152,30 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     if np.any(ok) and keep and not sharp:  # (§20's values of the same m, T0 and law: the same floats)
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up, tails_T, best = keep["f_up"], keep["tails_T"], keep["best"].copy()
+    elif np.any(ok) and sharp and jumps and keep and "s_curv" in keep:  # (a sharp call's terms: the same floats)
+        mo, Qo, ro = mh[ok], Q[ok], room[ok]
+        f_up = keep["s_f_up"]
+        tails_T = np.minimum(keep["s_tails"], one_jump_tail_up(law, T0, m[ok], lambda lev: _mean_v(law, lev)[1]))
+        tilt = f_up + keep["s_curv"] + tT_up * tails_T
+        best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     elif np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
-        f_up = law.stop_loss(-mo)[1]
-        tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
+        if sharp and keep and "f_up" in keep:  # (a first call's f(mh) and Bennett's tail: the same floats)
+            f_up, tails_T = keep["f_up"], keep["tails_T"]
+        else:
+            f_up = law.stop_loss(-mo)[1]
+            tails_T = _bennett_up(Qo, b, np.maximum(_dn(-T0 - mo), 1e-300))  # P(X > -T0)
         if sharp:  # (§22 (b), where Bennett's is not negligible)
             tails_T = beyond_up(law, T0, m[ok], mo, tails_T, mu_hi, 1e-6 * f_up / tT_up, _BODY_CELLS)
+        if sharp and keep is not None:  # (for a later call with ``jumps``)
+            keep.update(s_f_up=f_up, s_tails=tails_T)
+        if jumps:  # (§38.1: at most one term above a level l)
+            tails_T = np.minimum(tails_T, one_jump_tail_up(law, T0, m[ok], lambda lev: _mean_v(law, lev)[1]))
         if tilted:  # the same expansion with the density's growth bounded by a tilt, its mean by the numerical mgf (§20)
-            tilt = f_up + _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp) + tT_up * tails_T
+            tcurv = _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, sharp)
+            if sharp and keep is not None:
+                keep.update(s_curv=tcurv)
+            tilt = f_up + tcurv + tT_up * tails_T
             best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
         if keep is not None and not sharp:
             keep.update(f_up=f_up, tails_T=tails_T, best=best.copy())
@@ -258,8 +274,11 @@ def _tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chor
     # per m: kap0, or with ``chords`` the chord slope of log p where smaller (§22 (a))
     kap = tilt_rates(law, T0, mh, kap0) if chords else np.full(mh.shape, kap0)
     p0 = law.density_up(-mh)  # >= the sup of p on [-mh, inf)
-    ks, inv = np.unique(kap, return_inverse=True)
-    h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
+    if chords:
+        ks, inv = np.unique(kap, return_inverse=True)
+        h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
+    else:  # (one rate: the same floats without the sort)
+        h1 = np.full(kap.shape, mgf_h_ups(law, T0, [kap0], mu_hi)[0])
     d_mu = _up(mh - _dn(m * mu_lo))  # >= mh - E X_m
     t = math.sqrt(3.0 / float(np.median(Q)))
     b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a: Bennett's mgf bound for -Z (§20 (c))
@@ -275,24 +294,36 @@ def _tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chor
 
 
 def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = True,
-                tilted: bool = False) -> float:
+                tilted: bool = False, sharp_pmf: bool = False) -> float:
     """Lower value of E phi(A') (D units): §18 (c)-(d), with the larger of the curvature term of §19 (when
-    ``curvature``) and the tilted term of §21 (when ``tilted``)."""
+    ``curvature``) and the tilted term of §21 (when ``tilted``); ``sharp_pmf``: the binomial probabilities of
+    docs/accountant_tail.md §38.2."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
-    m, _, p_lo, _ = _m_range(n - 1, gamma)
+    m, _, p_lo, _ = _m_range(n - 1, gamma, sharp=True) if sharp_pmf else _m_range(n - 1, gamma)
     mh = _up(m * mu_hi)  # >= E X_m
     Q = _up(m * sig2 + (m * (mu_hi - mu_lo)) ** 2)  # >= E (X_m - mh)^2
     # (§18 (c)'s terms of the same law, gamma, n, T0 from an earlier call: the same floats, docs/accountant_tail.md
     # §35.2; kept on the law)
-    keep = memo.object_memo(law, "_conc_lower_memo", 8)
+    keep = memo.object_memo(law, "_conc_lower_memo", 16)
     base = keep.get((gamma, n, T0, tilted)) if keep is not None else None
     if base is None:
-        base = _lower_base(law, T0, m, mu_lo, mu_hi, mh, Q, b, tilted)
+        raw = None
+        if keep is not None:  # (§18 (c)'s Jensen terms and Bennett's excess, shared by the two bases)
+            raw = keep.setdefault((gamma, n, T0, "raw"), {})
+        base = _lower_base(law, T0, m, mu_lo, mu_hi, mh, Q, b, tilted, raw)
         for x in base:
             x.flags.writeable = False
         if keep is not None:
             keep[(gamma, n, T0, tilted)] = base
-    lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base)
+    # (without the curvature term the per-m values do not depend on the probabilities: kept for a call with
+    # ``sharp_pmf``, the same floats)
+    mkey = (gamma, n, T0, tilted, "lo_m")
+    lo_m = keep.get(mkey) if keep is not None and not curvature else None
+    if lo_m is None:
+        lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base)
+        if keep is not None and not curvature:
+            lo_m.flags.writeable = False
+            keep[mkey] = lo_m
     return float(np.sum(p_lo * lo_m)) * (1 - 1e-12)
 
 
@@ -318,19 +349,29 @@ def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float
     return np.maximum(_dn(lo_m - c_exc), 0.0)  # (the product c exc rounded up too)
 
 
-def _lower_base(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, tilted: bool):
+def _lower_base(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, tilted: bool,
+                raw: dict | None = None):
     """(phi_c(m mu_lo) from below, c E(X_m + T0)_+ from above), elementwise over m: the terms of §18 (c) that
-    :func:`_lower_m` adds the curvature term to (with ``tilted``: the excess by the smaller with §22 (b)'s)."""
+    :func:`_lower_m` adds the curvature term to (with ``tilted``: the excess by the smaller with §22 (b)'s).
+    ``raw`` (speed only, the same floats): a dict that keeps phi_c(m mu_lo) and Bennett's excess of a first call for
+    a later one with the same arguments (but ``tilted``), which reuses them."""
     # (c) lower: E phi >= tau(max(-m mu_lo, T0)) - c E(X_m + T0)_+, c = P(L > T0)
     c = float(law.prob_above_up([T0])[0])
-    ml = _dn(m * mu_lo)  # <= E X_m
-    lo_m = law.stop_loss(np.maximum(-ml, T0))[0] + c * _dn(np.maximum(ml + T0, 0.0))  # phi_c(m mu_lo)
     w0 = _dn(-T0 - mh)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        lam = np.log1p(b * w0 / Q) / b
-        # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
-        exc = np.where(w0 > 0, (np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) + limits.TINY) / (math.e * lam),
-                       np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+    if raw is not None and "lo_m" in raw:
+        lo_m, exc = raw["lo_m"], raw["exc"]
+    else:
+        ml = _dn(m * mu_lo)  # <= E X_m
+        lo_m = law.stop_loss(np.maximum(-ml, T0))[0] + c * _dn(np.maximum(ml + T0, 0.0))  # phi_c(m mu_lo)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            lam = np.log1p(b * w0 / Q) / b
+            # E(X_m + T0)_+: by (g) where the mean is below -T0, else E Z_+ + (mh + T0)_+ <= sqrt(Q)/2 + (mh + T0)_+
+            exc = np.where(w0 > 0, (np.exp(-_bennett_exp(Q, b, np.maximum(w0, 1e-300))) + limits.TINY)
+                           / (math.e * lam), np.sqrt(Q) * 0.5 + np.maximum(mh + T0, 0.0))
+        if raw is not None:
+            lo_m.flags.writeable = False
+            exc.flags.writeable = False
+            raw.update(lo_m=lo_m, exc=exc)
     if tilted and np.any(w0 > 0):  # (with §21's term: the smaller with the numerical mgf's, §22 (b))
         exc = np.where(w0 > 0, np.minimum(exc, mgf_tail_up(law, T0, m, mh, mu_hi, _BODY_CELLS, excess=True)), exc)
     return lo_m, _up(c * _up(exc))
@@ -484,9 +525,9 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     curved = False
     # §20's tilted upper value alone first (the tighter on every value measured, docs/accountant_tail.md §20); the
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
-    keep: dict = {}
+    keep: dict = {}  # (the per-m terms of the first upper value, and of the sharp one, for the later stages)
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
-    for stage in range(4):
+    for stage in range(5):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
@@ -495,8 +536,12 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
         if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True))
         elif stage == 1:  # §22's chords and tail (near the boundary of the closed form's range)
-            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True))
-        elif stage == 2:  # (not computed where it cannot be accepted: a lower estimate of it above the need)
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, keep=keep))
+        elif stage == 2:  # §38's tail bound and binomial probabilities (where the bracket is refused without them)
+            jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True))
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
+                                       keep=keep))
+        elif stage == 3:  # (not computed where it cannot be accepted: a lower estimate of it above the need)
             need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
                                        keep=keep))

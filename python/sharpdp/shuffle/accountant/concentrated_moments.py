@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from sharpdp.shuffle.accountant import limits, memo
-from sharpdp.shuffle.accountant.closed_forms import binom_tail_up, log_binom, tail_bracket
+from sharpdp.shuffle.accountant.closed_forms import binom_tail_up, log_binom, log_binom_sharp, tail_bracket
 from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.mgf import dn, mgf_h_up, up
@@ -70,20 +70,22 @@ def bennett_exp(v, b, w):
     return np.maximum(v / (b * b) * hu * (1 - 1e-12), 0.0)
 
 
-def m_range(N: int, gamma: float):
+def m_range(N: int, gamma: float, sharp: bool = False):
     """The numbers of active users m within SDS sd of the mean, their (upper, lower) probabilities and an upper bound
-    on the probability of the others (Chernoff); kept by (N, gamma), read-only (docs/accountant_tail.md §17)."""
-    if (got := M_MEMO.get((N, gamma))) is not None:
+    on the probability of the others (Chernoff); kept by (N, gamma), read-only (docs/accountant_tail.md §17).
+    ``sharp``: the probabilities by :func:`.closed_forms.log_binom_sharp` (docs/accountant_tail.md §38.2)."""
+    key = (N, gamma, True) if sharp else (N, gamma)
+    if (got := M_MEMO.get(key)) is not None:
         return got
     mean, sd = N * gamma, math.sqrt(N * gamma * (1 - gamma))
     m1, m2 = max(int(math.floor(mean - SDS * sd - 1)), 0), min(int(math.ceil(mean + SDS * sd + 1)), N)
     m = np.arange(m1, m2 + 1, dtype=float)
-    lp, lerr = log_binom(N, m, gamma)
+    lp, lerr = (log_binom_sharp if sharp else log_binom)(N, m, gamma)
     outside = binom_tail_up(N, m1 - 1, gamma, True) + binom_tail_up(N, m2 + 1, gamma, False)
     out = (m, np.exp(lp + lerr) * (1 + 8 * U), np.exp(lp - lerr) * (1 - 8 * U), outside)
     for a in out[:3]:
         a.flags.writeable = False
-    return remember((N, gamma), out, M_MEMO)
+    return remember(key, out, M_MEMO)
 
 
 def moments(law: Law, T0: float):

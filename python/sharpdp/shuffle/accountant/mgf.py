@@ -70,10 +70,19 @@ def v_cells(law: Law, T0: float, cells: int = 0):
     key = (float(T0), int(cells))
     if memo is not None and (got := memo.get(key)) is not None:
         return got
+    out = _cells(law, T0, cells)
+    if memo is not None:
+        memo[key] = out
+    return out
+
+
+def _cells(law: Law, T0: float, cells: int, z_start: float = MGF_Z0):
+    """:func:`v_cells` without the memo (read-only arrays), the uniform cells from ``z_start`` (any start is
+    valid: the first cell is (-inf, z_start])."""
     f = law.heavy_form()
     a, G, r = f.a, f.G, f.r
     z_lo = f.cont._vlo  # (-inf for the one-term law; the truncation of docs/accountant_tail.md §23 otherwise)
-    z0 = max(MGF_Z0, z_lo)
+    z0 = max(z_start, z_lo)
     vT = (math.log((T0 - a) / G) + 0.5 * r * r) / r if T0 > a else z0  # (any grid end is valid)
     z = np.linspace(z0, max(vT, z0 + 1.0), (cells or MGF_CELLS) + 1)
     e = G * np.exp(r * z - 0.5 * r * r)
@@ -93,8 +102,6 @@ def v_cells(law: Law, T0: float, cells: int = 0):
     out = (lo, hi, p_lo, p_up)
     for x in out:
         x.flags.writeable = False
-    if memo is not None:
-        memo[key] = out
     return out
 
 
@@ -107,7 +114,12 @@ def mgf_h_up(law: Law, T0: float, kap: float, c: float, cells: int = 0) -> float
 def mgf_h_ups(law: Law, T0: float, kaps, c: float, cells: int = 0) -> np.ndarray:
     """:func:`mgf_h_up` at each rate of ``kaps`` (one set of cells; float64 array, entries inf or nan where h
     overflows: not used by the callers)."""
-    lo, hi, _, p_up = v_cells(law, T0, cells)
+    return _h_sums(v_cells(law, T0, cells), kaps, c)
+
+
+def _h_sums(cells, kaps, c: float) -> np.ndarray:
+    """The upper Riemann sums of :func:`mgf_h_ups` over the cells ``(lo, hi, p_lo, p_up)``."""
+    lo, hi, _, p_up = cells
     k = np.asarray(kaps, float)[:, None]
     hm = np.maximum(h_exp(k * (lo - c)), h_exp(k * (hi - c))) * (1 + 1e-11) + 1e-300
     return np.sum(hm * p_up, axis=1) * (1 + 1e-10) + 1e-300
@@ -226,6 +238,60 @@ def mgf_tail_up(law: Law, T0: float, m, mh, mu_hi: float, cells: int = 0, excess
         return np.where(np.isfinite(best), np.exp(np.minimum(best, 700.0)) * (1 + 1e-12), np.inf)
 
 
-__all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "beyond_up", "chord_rate_up",
-           "dn", "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
+JUMP_LEVELS = (0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)  # §38: the levels l / T0 tried
+JUMP_RATES = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0, 20.0)  # §38: the rates t l tried
+JUMP_CELLS = 512  # §38: cells of L's normal variable between v(l) and v(T0) for E[e^{t V}; V > l]
+
+
+def one_jump_tail_up(law: Law, T0: float, m, mean_up, cells: int = 0):
+    """Upper bounds on P(X_m > -T0), elementwise over m (X_m the sum of m i.i.d. V = min(L, T0)), by the number K of
+    terms above a level l: P(K >= 2) + e^{t T0} E[e^{t X_m}; K <= 1] with E[e^{t X_m}; K <= 1] = M^m + m J M^{m-1},
+    M = E[e^{t V}; V <= l], J = E[e^{t V}; V > l] (docs/accountant_tail.md §38.1); the best of a few (l, t) of
+    ``JUMP_LEVELS`` x ``JUMP_RATES`` chosen at the ends and the middle of m; inf where not available.
+    ``mean_up(l)``: an upper value of E min(L, l)."""
+    m = np.asarray(m, float)
+    best = np.full(m.shape, np.inf)
+    f = law.heavy_form()
+    a, G, r = f.a, f.G, f.r
+    if not (T0 > 0 and T0 > a and m.size):
+        return best
+    cand = []
+    for fl in JUMP_LEVELS:
+        lev = fl * T0
+        if not lev > max(a, 0.0):
+            continue
+        cl = float(mean_up(lev))  # >= E min(L, l)
+        pbar = float(law.prob_above_up([lev])[0])  # >= P(L > l) = P(V > l)
+        ts = np.array(JUMP_RATES) / lev
+        hs = _h_sums(_cells(law, lev, cells or MGF_CELLS), ts, cl)  # >= E h(t (min(L, l) - c_l))
+        vl = (math.log((lev - a) / G) + 0.5 * r * r) / r
+        lo, hi, _, p_up = _cells(law, T0, JUMP_CELLS, vl - 1e-6 * (1.0 + abs(vl)))
+        big = hi > lev  # the cells where V may exceed l
+        with np.errstate(over="ignore", invalid="ignore"):
+            arg = _up(ts[:, None] * _up(hi[big] - cl)[None, :])
+            js = np.sum(np.exp(arg) * (1 + 1e-12) * p_up[big], axis=1) * (1 + 1e-10) + 1e-300  # >= E[e^{t(V - c)}; V > l]
+        for t, h, j in zip(ts, hs, js):
+            if math.isfinite(h) and h >= 0 and math.isfinite(j):
+                cand.append((float(t), float(h), float(j), float(cl), pbar))
+    if not cand:
+        return best
+
+    def val(mm, t, h, j, cl, pbar):  # (elementwise, broadcasting)
+        w = _dn(-T0 - _up(mm * cl))  # X_m > -T0 means X_m - m c_l > w
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            l1 = _up(_up((mm - 1.0) * _up(np.log1p(h))) + _up(np.log(_up(_up(1.0 + h) + _up(mm * j)))))
+            lg = _up(l1 - _dn(t * w))
+            v = np.exp(np.minimum(lg, 700.0)) * (1 + 1e-12) + _up(0.5 * _up(mm * pbar) ** 2)
+        return np.where((w > 0) & np.isfinite(lg), v, np.inf)
+
+    probe = np.unique(np.array([m.min(), np.median(m), m.max()]))
+    cols = [np.array([c[k] for c in cand])[:, None] for k in range(5)]  # (t, h, j, c_l, pbar) by candidate
+    picks = set(np.argmin(val(probe[None, :], *cols), axis=0).tolist())  # (the best candidate at each probe)
+    for i in sorted(picks):
+        best = np.minimum(best, val(m, *(np.float64(x) for x in cand[i])))
+    return np.minimum(best, 1.0)
+
+
+__all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "JUMP_CELLS", "JUMP_LEVELS", "JUMP_RATES", "beyond_up", "chord_rate_up",
+           "dn", "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "one_jump_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
            "v_moments"]
