@@ -32,7 +32,7 @@ def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | 
     value first saves nothing on these laws: ``docs/composition.md`` §2.10), so ``need_lower`` and ``negligible``
     are unused."""
     leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
-    rel_tol = accountant.rel_tol if tol is None else max(tol, accountant.rel_tol)
+    rel_tol = accountant.rel_tol if tol is None else tol
 
     def evaluate(ks, need_lower=True, negligible=0.0):
         e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)

@@ -29,10 +29,11 @@ from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
+from sharpdp.shuffle.pair_accuracy import FINE_TOL, cap_tau, capped_cover, fine_twin
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_sampler, tighten_loose_leg
 from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
                                   seed_points, swap, via_bottom_eval)
-from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
+from sharpdp.shuffle.round_cache import (FINE_TWINS, LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
 
 _U = 2.0**-53
@@ -519,6 +520,16 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     return lru_get(PAIRS, pkey, round_cache.MAX_PAIRS, lambda: (pair, accountant.randomizer))[0]
 
 
+def _fine_leg(accountant, j: int, ks: np.ndarray, dx: float):
+    """``fine(indices)`` -> leg j's brackets at the samples ``ks[indices]`` certified at the finer ``rel_tol``
+    FINE_TOL (docs/composition.md §2.12), or None where the accountant is not finer-able."""
+    rt = getattr(accountant, "rel_tol", None)
+    if not isinstance(rt, float) or rt <= FINE_TOL:
+        return None
+    ev = leg_sampler(accountant, j, dx, _positive_bounds, FINE_TOL)
+    return lambda idx: ev(ks[idx])
+
+
 def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progress, seed=None) -> DominatingPair:
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
@@ -540,8 +551,10 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
                                           leg_sampler(accountant, 1, dx, _positive_bounds))
         if lower:
             ua, ub = la, lb
-        elif cover_upper:
-            ua, ub = cover(la, ua), cover(lb, ub)
+        elif cover_upper:  # (capped where a leg's lower value allows: docs/composition.md §2.12)
+            tau = cap_tau(rtol)
+            ua = capped_cover(la, ua, tau, _fine_leg(accountant, 0, ka, dx), _LEG_FLOOR)
+            ub = capped_cover(lb, ub, tau, None, _LEG_FLOOR)
         curve_a = leg_curve(ka, ua, lb, ub, kb, dx)
         curve_b = leg_curve(kb, ub, la, ua, ka, dx)
         evaluate = via_bottom_eval(curve_a, curve_b)
@@ -562,8 +575,11 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
                                          _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
                                          upper_first=not lower, label=round_label(accountant), seed=seed)
-    if cover_upper and not lower:
-        up_v = cover(lo_v, up_v)
+    if cover_upper and not lower and not getattr(accountant, "via_bottom", False):
+        # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
+        twin = fine_twin(accountant, FINE_TWINS)
+        fine = None if twin is None else lambda idx: _grid_eval(twin, ks[idx], dx)
+        up_v = capped_cover(lo_v, up_v, cap_tau(rtol), fine)
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
     pos = ks > 0
