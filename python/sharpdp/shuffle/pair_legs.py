@@ -32,7 +32,7 @@ def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | 
     value first saves nothing on these laws: ``docs/composition.md`` §2.10), so ``need_lower`` and ``negligible``
     are unused."""
     leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
-    rel_tol = accountant.rel_tol if tol is None else tol
+    rel_tol = accountant.rel_tol if tol is None else max(tol, accountant.rel_tol)
 
     def evaluate(ks, need_lower=True, negligible=0.0):
         e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
@@ -142,3 +142,47 @@ def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, re
         lb[idx], ub[idx] = lo_f, np.minimum(ub[idx], up_f)
         loose[idx] = False
     return lb, np.minimum.accumulate(ub), loose
+
+
+CLIFF_SCALE = 64  # the legs' finer lattice Delta / 64 where a leg has a cliff (docs/composition.md §2.12)
+CLIFF_DROP = 1e-3  # a cliff: consecutive lattice samples whose upper values fall by more than this factor ...
+_CLIFF_PARTS = 8  # ... resolved in two levels of 8 parts (Delta / 8, then Delta / 64 around the steepest part)
+
+
+def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable):
+    """Leg B's samples on the lattice Delta / CLIFF_SCALE with its cliffs resolved, or None where it has none.
+
+    A cliff is a pair of consecutive lattice samples k, k + 1 with an upper value >= ``floor`` falling by more than
+    the factor CLIFF_DROP (the leg's support ends there: GaussianRandomizer rounds at small n). The split bound puts
+    its second leg just past the cliff, so a cliff resolved to one step Delta costs the first leg's fall over a step
+    (``docs/composition.md`` §5.1, cause (iii)). Each cliff gets 7 samples at Delta / 8 and 7 more at Delta / 64 in
+    the part where the values fall most (``sample_fine(ks)`` -> (lower, upper) at eps = k Delta / CLIFF_SCALE).
+    Returns (kb, lb, ub) with every index in units of Delta / CLIFF_SCALE (upper values non-increasing). Only a
+    choice of samples: every value is a certified bracket of the leg at its point, so the hull curve through them
+    lies above the leg (Claim A, docs/composition.md §2.12)."""
+    ub_ = np.asarray(ub, dtype=float)
+    cliff = (np.diff(kb) == 1) & (ub_[:-1] >= floor) & (ub_[1:] < CLIFF_DROP * ub_[:-1])
+    if not cliff.any():
+        return None
+    s, p = CLIFF_SCALE, _CLIFF_PARTS
+    vals = {int(k) * s: (float(a), float(b)) for k, a, b in zip(np.asarray(kb).tolist(), np.asarray(lb).tolist(),
+                                                                  ub_.tolist())}
+    for i in np.flatnonzero(cliff).tolist():
+        a = int(kb[i]) * s
+        step = s // p
+        for _ in range(2):
+            pts = np.arange(a + step, a + step * p, step, dtype=np.int64)
+            lo_f, up_f = sample_fine(pts)
+            vals.update({k: (x, y) for k, x, y in zip(pts.tolist(), np.asarray(lo_f).tolist(),
+                                                        np.asarray(up_f).tolist())})
+            row = np.concatenate([[a], pts, [a + step * p]])
+            u = np.array([vals[k][1] for k in row.tolist()])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                j = int(np.argmin(np.where(u[:-1] > 0.0, u[1:] / u[:-1], 1.0)))
+            a, step = int(row[j]), step // p
+            if step < 1:
+                break
+    ks = np.array(sorted(vals), dtype=np.int64)
+    lo = np.array([vals[k][0] for k in ks.tolist()])
+    up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
+    return ks, lo, up

@@ -29,11 +29,11 @@ from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
-from sharpdp.shuffle.pair_accuracy import FINE_TOL, cap_tau, capped_cover, fine_twin
-from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_sampler, tighten_loose_leg
+from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
+from sharpdp.shuffle.pair_legs import CLIFF_SCALE, LOOSE_TOL, leg_sampler, resolve_cliffs, tighten_loose_leg
 from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
                                   seed_points, swap, via_bottom_eval)
-from sharpdp.shuffle.round_cache import (FINE_TWINS, LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
+from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
 
 _U = 2.0**-53
@@ -520,16 +520,6 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     return lru_get(PAIRS, pkey, round_cache.MAX_PAIRS, lambda: (pair, accountant.randomizer))[0]
 
 
-def _fine_leg(accountant, j: int, ks: np.ndarray, dx: float):
-    """``fine(indices)`` -> leg j's brackets at the samples ``ks[indices]`` certified at the finer ``rel_tol``
-    FINE_TOL (docs/composition.md §2.12), or None where the accountant is not finer-able."""
-    rt = getattr(accountant, "rel_tol", None)
-    if not isinstance(rt, float) or rt <= FINE_TOL:
-        return None
-    ev = leg_sampler(accountant, j, dx, _positive_bounds, FINE_TOL)
-    return lambda idx: ev(ks[idx])
-
-
 def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progress, seed=None) -> DominatingPair:
     """The construction of :func:`dominating_pair` on validated arguments (no cache)."""
     epsilons = e_arr
@@ -549,17 +539,23 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         if loose:
             lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, _LEG_FLOOR, rtol,
                                           leg_sampler(accountant, 1, dx, _positive_bounds))
+        # leg B's cliffs resolved on the lattice Delta / CLIFF_SCALE (docs/composition.md §2.12)
+        scale, dx_l = 1, dx
+        if not lower:
+            fine_b = resolve_cliffs(kb, lb, ub, _LEG_FLOOR, leg_sampler(accountant, 1, dx / CLIFF_SCALE,
+                                                                        _positive_bounds))
+            if fine_b is not None:
+                scale, dx_l, ka, (kb, lb, ub) = CLIFF_SCALE, dx / CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
         if lower:
             ua, ub = la, lb
         elif cover_upper:  # (capped where a leg's lower value allows: docs/composition.md §2.12)
             tau = cap_tau(rtol)
-            ua = capped_cover(la, ua, tau, _fine_leg(accountant, 0, ka, dx), _LEG_FLOOR)
-            ub = capped_cover(lb, ub, tau, None, _LEG_FLOOR)
-        curve_a = leg_curve(ka, ua, lb, ub, kb, dx)
-        curve_b = leg_curve(kb, ub, la, ua, ka, dx)
-        evaluate = via_bottom_eval(curve_a, curve_b)
+            ua, ub = capped_cover(la, ua, tau, floor=_LEG_FLOOR), capped_cover(lb, ub, tau, floor=_LEG_FLOOR)
+        curve_a = leg_curve(ka, ua, lb, ub, kb, dx_l)
+        curve_b = leg_curve(kb, ub, la, ua, ka, dx_l)
+        evaluate = via_bottom_eval(curve_a, curve_b, scale)
         if epsilons is None:
-            k_lim = min(k_lim, int(curve_a.k[-1]) + int(curve_b.k[-1]) + 2)
+            k_lim = min(k_lim, (int(curve_a.k[-1]) + int(curve_b.k[-1])) // scale + 2)
     if epsilons is not None:
         e = epsilons
         kf = e / dx
@@ -577,9 +573,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
                                          upper_first=not lower, label=round_label(accountant), seed=seed)
     if cover_upper and not lower and not getattr(accountant, "via_bottom", False):
         # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
-        twin = fine_twin(accountant, FINE_TWINS)
-        fine = None if twin is None else lambda idx: _grid_eval(twin, ks[idx], dx)
-        up_v = capped_cover(lo_v, up_v, cap_tau(rtol), fine)
+        # (a sample taken upper first gets its bracket where the cap may bind)
+        up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx))
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
     pos = ks > 0
