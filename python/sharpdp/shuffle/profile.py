@@ -31,7 +31,7 @@ from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_legs import CLIFF_SCALE, LOOSE_TOL, leg_sampler, resolve_cliffs, tighten_loose_leg
-from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
+from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, leg_curve, refine_points,
                                   seed_points, swap, via_bottom_eval)
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
@@ -45,14 +45,17 @@ _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
 _SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
-def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0):
+def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0,
+                     progress: bool | None = False):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one sweep: values already
     computed for this round (any accountant with the same :func:`round_key`) are reused, the rest come from one
     ``get_delta_bounds`` call (sorted, so the accountant's grids and caches carry over), and the upper values are made
     non-increasing in eps (delta is: Up(e') certifies every e >= e'). ``need_lower`` False: upper values first
     (``get_delta_bounds(lower=False)`` in ``upper_first_sweep``, docs/composition.md §2.5), a lower value not computed
     is NaN (computed again when needed). ``negligible`` > 0 (``need_lower`` False): an upper value below it may be
-    a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer."""
+    a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer.
+    ``progress`` (None: after 1 s; True: at once; False: never and in one call) shows a bar over the values computed
+    (:func:`_sweep`)."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -66,7 +69,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         with upper_first_sweep(upper_first):
-            lo, up = fn(missing, **kw)
+            lo, up = fn(missing, **kw) if progress is False else _sweep(accountant, fn, missing, kw, progress)
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
             # a value computed with a level may be coarse (below it, or above it where a part of the value stopped
             # below it: docs/accountant_tail.md §16): marked by a third entry (that level); near or below the level
@@ -80,7 +83,32 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     return lo, ups[idx]
 
 
-def privacy_profile_bounds(accountant, epsilons):
+def _sweep(accountant, fn, missing: np.ndarray, kw: dict, progress: bool | None):
+    """``fn(missing, **kw)`` in increasing chunks (the same order of evaluation as one call: ``get_delta_bounds`` takes
+    its values one by one in increasing eps) with a progress bar whose total is exact (the values to compute); once a
+    chunk took over _SLOW_CHUNK s the values are taken one per call, so the bar moves with each of them."""
+    import sys
+
+    from sharpdp import _progress
+
+    bar = _progress.progress_bar(total=int(missing.size), desc=f"privacy profile of {round_label(accountant)}",
+                                 unit=" values", file=sys.stderr, leave=True, disable=progress is False,
+                                 delay=0.0 if progress else 1.0)
+    lo, up = np.empty(missing.size), np.empty(missing.size)
+    start, size = 0, _CHUNK
+    while start < missing.size:
+        t0 = _progress.clock()
+        a, b = fn(missing[start:start + size], **kw)
+        lo[start:start + size], up[start:start + size] = a, b
+        bar.update(int(min(size, missing.size - start)))
+        start += size
+        if _progress.clock() - t0 > _SLOW_CHUNK:
+            size = 1
+    bar.close()
+    return lo, up
+
+
+def privacy_profile_bounds(accountant, epsilons, *, progress: bool | None = None):
     """Certified (lower, upper) values of the privacy profile delta(eps) at any real eps.
 
     Parameters
@@ -99,15 +127,30 @@ def privacy_profile_bounds(accountant, epsilons):
         certified lower value of the same blanket bound (a quality check, not a lower bound on
         the mechanism's delta).
 
+    Other Parameters
+    ----------------
+    progress : bool or None
+        None (default): a progress bar on stderr (values computed out of those not cached yet, an exact total)
+        appears only after 1 s; True: at once; False: never.
+
     Raises
     ------
     ValueError
         NaN in ``epsilons``.
+    TypeError
+        ``progress`` not None or a bool.
     """
-    return _profile_bounds(accountant, epsilons, True)
+    return _profile_bounds(accountant, epsilons, True, progress=_check_progress(progress))
 
 
-def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 0.0):
+def _check_progress(progress):
+    """``progress`` as given: None, True or False (TypeError naming it otherwise)."""
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be None, True or False, got {type(progress).__name__} {progress!r}")
+    return progress if progress is None else bool(progress)
+
+
+def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 0.0, progress: bool | None = False):
     """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed), upper
     values below ``negligible`` coarse (:func:`_positive_bounds`)."""
     check_accountant(accountant)
@@ -115,7 +158,7 @@ def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 
     flat = arr.ravel()
     a = np.abs(flat)
     uniq = np.unique(a)
-    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower, negligible) if uniq.size else (uniq, uniq)
+    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower, negligible, progress) if uniq.size else (uniq, uniq)
     i = np.searchsorted(uniq, a)
     lo, up = lo_u[i] if uniq.size else np.empty(0), up_u[i] if uniq.size else np.empty(0)
     neg = flat < 0
@@ -127,7 +170,7 @@ def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 
     return V.pair_like(arr, lo, up)
 
 
-def privacy_profile(accountant, epsilons):
+def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     """Certified upper values of the privacy profile delta(eps) for eps of any sign.
 
     Parameters
@@ -144,13 +187,22 @@ def privacy_profile(accountant, epsilons):
         All eps share one sweep (:func:`privacy_profile_bounds`), upper values first (lower values
         skipped where they cost extra: docs/embedding.md §3.2).
 
+    Other Parameters
+    ----------------
+    progress : bool or None
+        None (default): a progress bar on stderr (values computed out of those not cached yet, an exact total)
+        appears only after 1 s; True: at once; False: never. The values are the same either way.
+
     Raises
     ------
     ValueError
         NaN in ``epsilons``.
+    TypeError
+        ``progress`` not None or a bool.
     """
+    progress = _check_progress(progress)
     with no_lower_values():  # (no lower value read: docs/accountant_atoms.md §14)
-        return _profile_bounds(accountant, epsilons, False)[1]
+        return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -315,8 +367,8 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     vals: dict = {}
     # total: the budget (an upper bound, said so: its time left too), then the values computed (left at 100 %);
     # staged: no time left until the refinement starts (the first values cost the most, docs/embedding.md §3.2)
-    bar = progress_bar(total=max_evaluations, desc=f"privacy profile{' of ' * bool(label)}{label} (budget; stops "
-                       "when accurate)", unit=" values", file=sys.stderr, leave=True, disable=progress is False,
+    bar = progress_bar(total=max_evaluations, desc=f"privacy profile{' of ' * bool(label)}{label}, step {dx:.3g} "
+                       "(budget; stops when accurate)", unit=" values", file=sys.stderr, leave=True, disable=progress is False,
                        delay=0.0 if progress else 1.0, budget=True, staged=True)
 
     def ev(klist, need_lower: bool = True, negligible: float = 0.0):
