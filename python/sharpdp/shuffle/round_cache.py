@@ -30,8 +30,6 @@ LOCK = threading.RLock()
 OBJECT_VALUES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # replace-one accountants bounded through bot -> their zero-out twin (its values cached as above)
 TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-# accountants -> their twin at the export's finer rel_tol (docs/composition.md §2.12; its values cached as above)
-FINE_TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def check_accountant(accountant, name: str = "accountant") -> None:
@@ -154,7 +152,6 @@ def clear_caches() -> None:
         PAIRS.clear()
         OBJECT_VALUES.clear()
         TWINS.clear()
-        FINE_TWINS.clear()
     clear_result_memos()
 
 
@@ -187,6 +184,6 @@ def round_label(accountant, width: int = 44) -> str:
     return text + tail
 
 
-__all__ = ["FINE_TWINS", "LOCK", "MAX_PAIRS", "MAX_ROUNDS", "OBJECT_VALUES", "PAIRS", "TWINS", "VALUES", "check_accountant",
+__all__ = ["LOCK", "MAX_PAIRS", "MAX_ROUNDS", "OBJECT_VALUES", "PAIRS", "TWINS", "VALUES", "check_accountant",
            "sibling_samples",
            "clear_caches", "lru_get", "randomizer_key", "round_key", "round_label", "value_cache"]
