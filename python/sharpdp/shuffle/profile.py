@@ -55,7 +55,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     is NaN (computed again when needed). ``negligible`` > 0 (``need_lower`` False): an upper value below it may be
     a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer.
     ``progress`` (None: after 1 s; True: at once; False: never and in one call) shows a bar over the values computed
-    (:func:`_sweep`)."""
+    (:func:`_explicit_eval`)."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -69,7 +69,10 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         with upper_first_sweep(upper_first):
-            lo, up = fn(missing, **kw) if progress is False else _sweep(accountant, fn, missing, kw, progress)
+            # (a bar: in increasing chunks, the same order of evaluation as one call: get_delta_bounds takes its values
+            # one by one in increasing eps)
+            lo, up = fn(missing, **kw) if progress is False else _explicit_eval(
+                lambda x: fn(x, **kw), missing, progress, desc=f"privacy profile of {round_label(accountant)}")
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
             # a value computed with a level may be coarse (below it, or above it where a part of the value stopped
             # below it: docs/accountant_tail.md §16): marked by a third entry (that level); near or below the level
@@ -81,31 +84,6 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     idx = np.searchsorted(keys, eps)
     lo = np.array([cache[e][0] for e in eps.tolist()])
     return lo, ups[idx]
-
-
-def _sweep(accountant, fn, missing: np.ndarray, kw: dict, progress: bool | None):
-    """``fn(missing, **kw)`` in increasing chunks (the same order of evaluation as one call: ``get_delta_bounds`` takes
-    its values one by one in increasing eps) with a progress bar whose total is exact (the values to compute); once a
-    chunk took over _SLOW_CHUNK s the values are taken one per call, so the bar moves with each of them."""
-    import sys
-
-    from sharpdp import _progress
-
-    bar = _progress.progress_bar(total=int(missing.size), desc=f"privacy profile of {round_label(accountant)}",
-                                 unit=" values", file=sys.stderr, leave=True, disable=progress is False,
-                                 delay=0.0 if progress else 1.0)
-    lo, up = np.empty(missing.size), np.empty(missing.size)
-    start, size = 0, _CHUNK
-    while start < missing.size:
-        t0 = _progress.clock()
-        a, b = fn(missing[start:start + size], **kw)
-        lo[start:start + size], up[start:start + size] = a, b
-        bar.update(int(min(size, missing.size - start)))
-        start += size
-        if _progress.clock() - t0 > _SLOW_CHUNK:
-            size = 1
-    bar.close()
-    return lo, up
 
 
 def privacy_profile_bounds(accountant, epsilons, *, progress: bool | None = None):
@@ -449,7 +427,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
 
-def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str = ""):
+def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str = "", desc: str | None = None):
     """``evaluate`` at the explicit lattice indices ``ks`` (sorted) in increasing chunks, the same order
     of evaluation as one call; ``progress`` (None: after 1 s) shows a bar whose total is exact (the
     number of points, known in advance). Once a chunk took over _SLOW_CHUNK s (far-tail values of a heavy
@@ -458,8 +436,8 @@ def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str =
 
     from sharpdp import _progress
 
-    bar = _progress.progress_bar(total=int(ks.size), desc=f"privacy profile (explicit points){' of ' * bool(label)}"
-                                 f"{label}", unit=" values",
+    desc = desc or f"privacy profile (explicit points){' of ' * bool(label)}{label}"
+    bar = _progress.progress_bar(total=int(ks.size), desc=desc, unit=" values",
                                  file=sys.stderr, leave=True, disable=progress is False,
                                  delay=0.0 if progress else 1.0)
     lo, up = np.empty(ks.size), np.empty(ks.size)
