@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sharpdp.shuffle.pair import Curve, cover, leg_curve
+from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.round_cache import TWINS
 
 LOOSE_TOL = 0.03  # rel_tol of leg B's first values
@@ -186,3 +187,27 @@ def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable):
     lo = np.array([vals[k][0] for k in ks.tolist()])
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
+
+
+def leg_curves(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, cover_upper: bool,
+               fallback: Callable):
+    """The two legs' hull curves of a round through bot from their samples ``legs`` [(ka, la, ua), (kb, lb, ub)] on
+    the step ``dx``, and the lattice scale they live on (1, or CLIFF_SCALE where leg B has a cliff): leg B's loose
+    samples certified again where they can move the split bound (``loose``, docs/composition.md §2.10), its cliffs
+    resolved on Delta / CLIFF_SCALE and each leg's values covered with the cap of ``pair_accuracy`` (``cover_upper``;
+    the ``lower`` reference: the lower values as they are; docs/composition.md §2.12)."""
+    (ka, la, ua), (kb, lb, ub) = legs
+    if loose:
+        lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, floor, rtol,
+                                      leg_sampler(accountant, 1, dx, fallback))
+    scale, dx_l = 1, dx
+    if not lower:
+        fine_b = resolve_cliffs(kb, lb, ub, floor, leg_sampler(accountant, 1, dx / CLIFF_SCALE, fallback))
+        if fine_b is not None:
+            scale, dx_l, ka, (kb, lb, ub) = CLIFF_SCALE, dx / CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
+    if lower:
+        ua, ub = la, lb
+    elif cover_upper:
+        tau = cap_tau(rtol)
+        ua, ub = capped_cover(la, ua, tau, floor=floor), capped_cover(lb, ub, tau, floor=floor)
+    return leg_curve(ka, ua, lb, ub, kb, dx_l), leg_curve(kb, ub, la, ua, ka, dx_l), scale

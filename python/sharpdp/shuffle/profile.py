@@ -30,13 +30,12 @@ from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
-from sharpdp.shuffle.pair_legs import CLIFF_SCALE, LOOSE_TOL, leg_sampler, resolve_cliffs, tighten_loose_leg
-from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, leg_curve, refine_points,
+from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_sampler
+from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, refine_points,
                                   seed_points, swap, via_bottom_eval)
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
 
-_U = 2.0**-53
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
 _LEG_FLOOR = 1e-15  # ... or below this for a round bounded through bot (legs and their split bound)
 _ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
@@ -54,8 +53,8 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     (``get_delta_bounds(lower=False)`` in ``upper_first_sweep``, docs/composition.md §2.5), a lower value not computed
     is NaN (computed again when needed). ``negligible`` > 0 (``need_lower`` False): an upper value below it may be
     a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer.
-    ``progress`` (None: after 1 s; True: at once; False: never and in one call) shows a bar over the values computed
-    (:func:`_explicit_eval`)."""
+    ``progress`` (None: after 1 s; True: at once; False: never, in one call) shows a bar over the values computed, in
+    increasing chunks (:func:`_explicit_eval`: get_delta_bounds takes its values one by one in increasing eps)."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -69,8 +68,6 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         with upper_first_sweep(upper_first):
-            # (a bar: in increasing chunks, the same order of evaluation as one call: get_delta_bounds takes its values
-            # one by one in increasing eps)
             lo, up = fn(missing, **kw) if progress is False else _explicit_eval(
                 lambda x: fn(x, **kw), missing, progress, desc=f"privacy profile of {round_label(accountant)}")
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
@@ -108,8 +105,7 @@ def privacy_profile_bounds(accountant, epsilons, *, progress: bool | None = None
     Other Parameters
     ----------------
     progress : bool or None
-        None (default): a progress bar on stderr (values computed out of those not cached yet, an exact total)
-        appears only after 1 s; True: at once; False: never.
+        None (default): a progress bar on stderr (values computed / not cached yet) after 1 s; True: at once.
 
     Raises
     ------
@@ -118,20 +114,15 @@ def privacy_profile_bounds(accountant, epsilons, *, progress: bool | None = None
     TypeError
         ``progress`` not None or a bool.
     """
-    return _profile_bounds(accountant, epsilons, True, progress=_check_progress(progress))
-
-
-def _check_progress(progress):
-    """``progress`` as given: None, True or False (TypeError naming it otherwise)."""
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be None, True or False, got {type(progress).__name__} {progress!r}")
-    return progress if progress is None else bool(progress)
+    return _profile_bounds(accountant, epsilons, True, progress=progress)
 
 
 def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 0.0, progress: bool | None = False):
     """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed), upper
-    values below ``negligible`` coarse (:func:`_positive_bounds`)."""
+    values below ``negligible`` coarse (:func:`_positive_bounds`), ``progress`` its bar (TypeError unless a bool or None)."""
     check_accountant(accountant)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be None, True or False, got {type(progress).__name__} {progress!r}")
     arr = V.epsilon_values("epsilons", epsilons)
     flat = arr.ravel()
     a = np.abs(flat)
@@ -168,8 +159,7 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     Other Parameters
     ----------------
     progress : bool or None
-        None (default): a progress bar on stderr (values computed out of those not cached yet, an exact total)
-        appears only after 1 s; True: at once; False: never. The values are the same either way.
+        None (default): a progress bar on stderr (values computed / not cached yet) after 1 s; True: at once.
 
     Raises
     ------
@@ -178,7 +168,6 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     TypeError
         ``progress`` not None or a bool.
     """
-    progress = _check_progress(progress)
     with no_lower_values():  # (no lower value read: docs/accountant_atoms.md §14)
         return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 
@@ -565,24 +554,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
             ev_j = leg_sampler(accountant, j, dx, _positive_bounds, LOOSE_TOL if j == 1 and loose else None)
             legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress, _LEG_FLOOR,
                                         label=f"leg {j + 1} of " + round_label(accountant, 36)))
-        (ka, la, ua), (kb, lb, ub) = legs
-        if loose:
-            lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, _LEG_FLOOR, rtol,
-                                          leg_sampler(accountant, 1, dx, _positive_bounds))
-        # leg B's cliffs resolved on the lattice Delta / CLIFF_SCALE (docs/composition.md §2.12)
-        scale, dx_l = 1, dx
-        if not lower:
-            fine_b = resolve_cliffs(kb, lb, ub, _LEG_FLOOR, leg_sampler(accountant, 1, dx / CLIFF_SCALE,
-                                                                        _positive_bounds))
-            if fine_b is not None:
-                scale, dx_l, ka, (kb, lb, ub) = CLIFF_SCALE, dx / CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
-        if lower:
-            ua, ub = la, lb
-        elif cover_upper:  # (capped where a leg's lower value allows: docs/composition.md §2.12)
-            tau = cap_tau(rtol)
-            ua, ub = capped_cover(la, ua, tau, floor=_LEG_FLOOR), capped_cover(lb, ub, tau, floor=_LEG_FLOOR)
-        curve_a = leg_curve(ka, ua, lb, ub, kb, dx_l)
-        curve_b = leg_curve(kb, ub, la, ua, ka, dx_l)
+        curve_a, curve_b, scale = leg_curves(accountant, legs, dx, _LEG_FLOOR, rtol, loose, lower, cover_upper,
+                                             _positive_bounds)
         evaluate = via_bottom_eval(curve_a, curve_b, scale)
         if epsilons is None:
             k_lim = min(k_lim, (int(curve_a.k[-1]) + int(curve_b.k[-1])) // scale + 2)
@@ -601,9 +574,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
                                          _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
                                          upper_first=not lower, label=round_label(accountant), seed=seed)
-    if cover_upper and not lower and not getattr(accountant, "via_bottom", False):
-        # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
-        # (a sample taken upper first gets its bracket where the cap may bind)
+    if cover_upper and not lower:  # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
         up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx))
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
