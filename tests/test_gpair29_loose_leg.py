@@ -120,7 +120,9 @@ def test_pair_against_the_all_fine_pair(pairs):
     assert hi.sum() > 300
     r = dn[hi] / dr[hi]
     # measured (docs/composition.md §2.10): within [1 - 1.1e-16, 1 + 4.2e-4]
-    assert r.min() >= 1 - 1e-9 and r.max() <= 1 + 2e-3, (r.min(), r.max())
+    # (**) session 31, exp31: cover capped by the samples' lower values (docs/composition.md §2.12) lowers the pair with
+    # loose leg-B samples (their cover factor capped) by up to 8.4e-4 against the all-fine pair: both certified
+    assert r.min() >= 1 - 2e-3 and r.max() <= 1 + 2e-3, (r.min(), r.max())
     mid = (dr >= 1e-15) & ~hi
     assert np.all(dn[mid] <= dr[mid] * (1 + 2e-2))
     assert new.certified and ref.certified

@@ -73,7 +73,9 @@ def test_pair_at_or_above_mains_pair(pair_1e4):
     pair, _ = pair_1e4
     d = np.asarray(pair.get_delta(EPS), float)
     r = d / np.array(BASE_PAIR)
-    assert r.min() >= 1 - 1e-9 and r.max() <= 1 + 2e-3, (r.min(), r.max())
+    # (**) session 31, exp31: cover capped by the samples' lower values (docs/composition.md §2.12): up to 6.8e-5 below
+    # main's pair (tighter, still at or above the certified lower values: the test above)
+    assert r.min() >= 1 - 1e-3 and r.max() <= 1 + 2e-3, (r.min(), r.max())
 
 
 def test_the_loose_leg_rule_ran(pair_1e4):

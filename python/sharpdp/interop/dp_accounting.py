@@ -117,10 +117,11 @@ def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discret
         Lattice step of the privacy loss (nats, in [1e-12, 1]), as dp_accounting's own PLDs. None:
         chosen from the round by :func:`export_interval` (its eps scale), so that the PLD's delta
         is within about 1 % above the accountant's certified ``get_delta`` wherever delta >= 1e-12
-        (``docs/composition.md`` §5.1; for an accountant with ``rel_tol`` <= 1e-2) on the BMG, k-RR
-        and PrivUnit rounds measured; up to ~4 % above it on GaussianRandomizer rounds at small n
-        (measured at n = 2-100, both adjacencies; docs/composition.md §5.1). Always dominating. Give the
-        step explicitly to compose the PLD with other dp_accounting PLDs (they must share it).
+        (``docs/composition.md`` §5.1, §2.12; for an accountant with ``rel_tol`` <= 1e-2) on the rounds
+        measured (BMG, k-RR, PrivUnit, GaussianRandomizer at n = 2-10 of both adjacencies; the
+        accountant's own gaps bound it where they exceed the cap's room: 1.0093 at n = 2). Always
+        dominating. Give the step explicitly to compose the PLD with other dp_accounting PLDs (they
+        must share it).
     **options
         Passed to :func:`sharpdp.shuffle.profile.dominating_pair` (``epsilons``, ``delta_floor``,
         ``max_evaluations``, ``rel_tol``, ``cover_upper``, ``progress``: True / False / None as there,
@@ -135,8 +136,9 @@ def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discret
         Tighter Discrete Approximations of Privacy Loss Distributions"; proof in
         ``docs/composition.md`` §2-§3). With ``cover_upper`` (the default) it also lies above the
         accountant's own ``get_delta(eps)`` at every eps where that value's bracket gap
-        (upper - lower)/lower is at most min(g_a, g_b), g the cover factors of the pair's samples a, b
-        around eps (``docs/composition.md`` §2, "Covering U itself"); elsewhere, e.g. below
+        (upper - lower)/lower is at most min(g_a, g_b, tau), g the cover factors of the pair's samples a, b
+        around eps and tau the cap of ``docs/composition.md`` §2.12 (7.5e-3 at the default sampling; §2,
+        "Covering U itself"); elsewhere, e.g. below
         delta = 1e-12 where a bracket can be wider than its neighbours' (outside the accuracy range of
         §5.1), it can be below ``get_delta`` (both are certified upper values of the profile).
         dp_accounting's arithmetic on it is not interval-certified (module docstring).

@@ -128,18 +128,20 @@ def leg_curve(ks_pos, up_pos, lo_other, up_other, ks_other, dx):
     return Curve(k[keep], h[keep], dx)
 
 
-def via_bottom_eval(curve_a: Curve, curve_b: Curve):
+def via_bottom_eval(curve_a: Curve, curve_b: Curve, scale: int = 1):
     """``evaluate(ks)`` for the replace-one bound through bot: upper values of
     min over splits k1 + k2 = k of A(k1 Delta) + e^{k1 Delta} B(k2 Delta) (A, B the legs' hull
     curves), as (lower, upper) with lower = upper. For fixed k the objective is piecewise linear
     in t1 = e^{k1 Delta} (A is piecewise linear in t1, and t1 B(t / t1) is linear in t1 on each
     piece of B), with breakpoints at A's vertices and at k minus B's vertices: the minimum over
-    those splits is the minimum over every real split in the vertices' range."""
+    those splits is the minimum over every real split in the vertices' range. ``scale`` > 1: the
+    curves live on the lattice Delta / scale (a leg's cliff resolved there, docs/composition.md
+    §2.12) and ``ks`` are indices on Delta (the curves' index k scale)."""
     dx = curve_a.dx
 
     def evaluate(ks, need_lower=True, negligible=0.0):  # (exact values of the hull curves: nothing to coarsen)
         out = np.empty(len(ks))
-        for i, k in enumerate(np.asarray(ks, dtype=np.int64).tolist()):
+        for i, k in enumerate((np.asarray(ks, dtype=np.int64) * scale).tolist()):
             k1 = np.unique(np.concatenate([curve_a.k, k - curve_b.k]))
             with np.errstate(over="ignore"):
                 val = curve_a(k1) + np.exp(k1 * dx) * curve_b(k - k1)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sharpdp.shuffle.pair import Curve, cover, leg_curve
+from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.round_cache import TWINS
 
 LOOSE_TOL = 0.03  # rel_tol of leg B's first values
@@ -142,3 +143,71 @@ def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, re
         lb[idx], ub[idx] = lo_f, np.minimum(ub[idx], up_f)
         loose[idx] = False
     return lb, np.minimum.accumulate(ub), loose
+
+
+CLIFF_SCALE = 64  # the legs' finer lattice Delta / 64 where a leg has a cliff (docs/composition.md §2.12)
+CLIFF_DROP = 1e-3  # a cliff: consecutive lattice samples whose upper values fall by more than this factor ...
+_CLIFF_PARTS = 8  # ... resolved in two levels of 8 parts (Delta / 8, then Delta / 64 around the steepest part)
+
+
+def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable):
+    """Leg B's samples on the lattice Delta / CLIFF_SCALE with its cliffs resolved, or None where it has none.
+
+    A cliff is a pair of consecutive lattice samples k, k + 1 with an upper value >= ``floor`` falling by more than
+    the factor CLIFF_DROP (the leg's support ends there: GaussianRandomizer rounds at small n). The split bound puts
+    its second leg just past the cliff, so a cliff resolved to one step Delta costs the first leg's fall over a step
+    (``docs/composition.md`` §5.1, cause (iii)). Each cliff gets 7 samples at Delta / 8 and 7 more at Delta / 64 in
+    the part where the values fall most (``sample_fine(ks)`` -> (lower, upper) at eps = k Delta / CLIFF_SCALE).
+    Returns (kb, lb, ub) with every index in units of Delta / CLIFF_SCALE (upper values non-increasing). Only a
+    choice of samples: every value is a certified bracket of the leg at its point, so the hull curve through them
+    lies above the leg (Claim A, docs/composition.md §2.12)."""
+    ub_ = np.asarray(ub, dtype=float)
+    cliff = (np.diff(kb) == 1) & (ub_[:-1] >= floor) & (ub_[1:] < CLIFF_DROP * ub_[:-1])
+    if not cliff.any():
+        return None
+    s, p = CLIFF_SCALE, _CLIFF_PARTS
+    vals = {int(k) * s: (float(a), float(b)) for k, a, b in zip(np.asarray(kb).tolist(), np.asarray(lb).tolist(),
+                                                                  ub_.tolist())}
+    for i in np.flatnonzero(cliff).tolist():
+        a = int(kb[i]) * s
+        step = s // p
+        for _ in range(2):
+            pts = np.arange(a + step, a + step * p, step, dtype=np.int64)
+            lo_f, up_f = sample_fine(pts)
+            vals.update({k: (x, y) for k, x, y in zip(pts.tolist(), np.asarray(lo_f).tolist(),
+                                                        np.asarray(up_f).tolist())})
+            row = np.concatenate([[a], pts, [a + step * p]])
+            u = np.array([vals[k][1] for k in row.tolist()])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                j = int(np.argmin(np.where(u[:-1] > 0.0, u[1:] / u[:-1], 1.0)))
+            a, step = int(row[j]), step // p
+            if step < 1:
+                break
+    ks = np.array(sorted(vals), dtype=np.int64)
+    lo = np.array([vals[k][0] for k in ks.tolist()])
+    up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
+    return ks, lo, up
+
+
+def leg_curves(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, cover_upper: bool,
+               fallback: Callable):
+    """The two legs' hull curves of a round through bot from their samples ``legs`` [(ka, la, ua), (kb, lb, ub)] on
+    the step ``dx``, and the lattice scale they live on (1, or CLIFF_SCALE where leg B has a cliff): leg B's loose
+    samples certified again where they can move the split bound (``loose``, docs/composition.md §2.10), its cliffs
+    resolved on Delta / CLIFF_SCALE and each leg's values covered with the cap of ``pair_accuracy`` (``cover_upper``;
+    the ``lower`` reference: the lower values as they are; docs/composition.md §2.12)."""
+    (ka, la, ua), (kb, lb, ub) = legs
+    if loose:
+        lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, floor, rtol,
+                                      leg_sampler(accountant, 1, dx, fallback))
+    scale, dx_l = 1, dx
+    if not lower:
+        fine_b = resolve_cliffs(kb, lb, ub, floor, leg_sampler(accountant, 1, dx / CLIFF_SCALE, fallback))
+        if fine_b is not None:
+            scale, dx_l, ka, (kb, lb, ub) = CLIFF_SCALE, dx / CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
+    if lower:
+        ua, ub = la, lb
+    elif cover_upper:
+        tau = cap_tau(rtol)
+        ua, ub = capped_cover(la, ua, tau, floor=floor), capped_cover(lb, ub, tau, floor=floor)
+    return leg_curve(ka, ua, lb, ub, kb, dx_l), leg_curve(kb, ub, la, ua, ka, dx_l), scale

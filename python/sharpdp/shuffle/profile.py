@@ -29,13 +29,13 @@ from sharpdp.shuffle import contract, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
-from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_sampler, tighten_loose_leg
-from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, cover, leg_curve, refine_points,
+from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
+from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_sampler
+from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, refine_points,
                                   seed_points, swap, via_bottom_eval)
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
 
-_U = 2.0**-53
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
 _LEG_FLOOR = 1e-15  # ... or below this for a round bounded through bot (legs and their split bound)
 _ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
@@ -44,14 +44,17 @@ _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
 _SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
-def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0):
+def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0,
+                     progress: bool | None = False):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one sweep: values already
     computed for this round (any accountant with the same :func:`round_key`) are reused, the rest come from one
     ``get_delta_bounds`` call (sorted, so the accountant's grids and caches carry over), and the upper values are made
     non-increasing in eps (delta is: Up(e') certifies every e >= e'). ``need_lower`` False: upper values first
     (``get_delta_bounds(lower=False)`` in ``upper_first_sweep``, docs/composition.md §2.5), a lower value not computed
     is NaN (computed again when needed). ``negligible`` > 0 (``need_lower`` False): an upper value below it may be
-    a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer."""
+    a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer.
+    ``progress`` (None: after 1 s; True: at once; False: never, in one call) shows a bar over the values computed, in
+    increasing chunks (:func:`_explicit_eval`: get_delta_bounds takes its values one by one in increasing eps)."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -65,7 +68,8 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         with upper_first_sweep(upper_first):
-            lo, up = fn(missing, **kw)
+            lo, up = fn(missing, **kw) if progress is False else _explicit_eval(
+                lambda x: fn(x, **kw), missing, progress, desc=f"privacy profile of {round_label(accountant)}")
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
             # a value computed with a level may be coarse (below it, or above it where a part of the value stopped
             # below it: docs/accountant_tail.md §16): marked by a third entry (that level); near or below the level
@@ -79,7 +83,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     return lo, ups[idx]
 
 
-def privacy_profile_bounds(accountant, epsilons):
+def privacy_profile_bounds(accountant, epsilons, *, progress: bool | None = None):
     """Certified (lower, upper) values of the privacy profile delta(eps) at any real eps.
 
     Parameters
@@ -98,23 +102,32 @@ def privacy_profile_bounds(accountant, epsilons):
         certified lower value of the same blanket bound (a quality check, not a lower bound on
         the mechanism's delta).
 
+    Other Parameters
+    ----------------
+    progress : bool or None
+        None (default): a progress bar on stderr (values computed / not cached yet) after 1 s; True: at once.
+
     Raises
     ------
     ValueError
         NaN in ``epsilons``.
+    TypeError
+        ``progress`` not None or a bool.
     """
-    return _profile_bounds(accountant, epsilons, True)
+    return _profile_bounds(accountant, epsilons, True, progress=progress)
 
 
-def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 0.0):
+def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 0.0, progress: bool | None = False):
     """:func:`privacy_profile_bounds`; ``need_lower`` False: the lower values may be NaN (not computed), upper
-    values below ``negligible`` coarse (:func:`_positive_bounds`)."""
+    values below ``negligible`` coarse (:func:`_positive_bounds`), ``progress`` its bar (TypeError unless a bool or None)."""
     check_accountant(accountant)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be None, True or False, got {type(progress).__name__} {progress!r}")
     arr = V.epsilon_values("epsilons", epsilons)
     flat = arr.ravel()
     a = np.abs(flat)
     uniq = np.unique(a)
-    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower, negligible) if uniq.size else (uniq, uniq)
+    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower, negligible, progress) if uniq.size else (uniq, uniq)
     i = np.searchsorted(uniq, a)
     lo, up = lo_u[i] if uniq.size else np.empty(0), up_u[i] if uniq.size else np.empty(0)
     neg = flat < 0
@@ -126,7 +139,7 @@ def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 
     return V.pair_like(arr, lo, up)
 
 
-def privacy_profile(accountant, epsilons):
+def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     """Certified upper values of the privacy profile delta(eps) for eps of any sign.
 
     Parameters
@@ -143,13 +156,20 @@ def privacy_profile(accountant, epsilons):
         All eps share one sweep (:func:`privacy_profile_bounds`), upper values first (lower values
         skipped where they cost extra: docs/embedding.md §3.2).
 
+    Other Parameters
+    ----------------
+    progress : bool or None
+        None (default): a progress bar on stderr (values computed / not cached yet) after 1 s; True: at once.
+
     Raises
     ------
     ValueError
         NaN in ``epsilons``.
+    TypeError
+        ``progress`` not None or a bool.
     """
     with no_lower_values():  # (no lower value read: docs/accountant_atoms.md §14)
-        return _profile_bounds(accountant, epsilons, False)[1]
+        return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -314,8 +334,8 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     vals: dict = {}
     # total: the budget (an upper bound, said so: its time left too), then the values computed (left at 100 %);
     # staged: no time left until the refinement starts (the first values cost the most, docs/embedding.md §3.2)
-    bar = progress_bar(total=max_evaluations, desc=f"privacy profile{' of ' * bool(label)}{label} (budget; stops "
-                       "when accurate)", unit=" values", file=sys.stderr, leave=True, disable=progress is False,
+    bar = progress_bar(total=max_evaluations, desc=f"privacy profile{' of ' * bool(label)}{label}, step {dx:.3g} "
+                       "(budget; stops when accurate)", unit=" values", file=sys.stderr, leave=True, disable=progress is False,
                        delay=0.0 if progress else 1.0, budget=True, staged=True)
 
     def ev(klist, need_lower: bool = True, negligible: float = 0.0):
@@ -396,7 +416,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
 
-def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str = ""):
+def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str = "", desc: str | None = None):
     """``evaluate`` at the explicit lattice indices ``ks`` (sorted) in increasing chunks, the same order
     of evaluation as one call; ``progress`` (None: after 1 s) shows a bar whose total is exact (the
     number of points, known in advance). Once a chunk took over _SLOW_CHUNK s (far-tail values of a heavy
@@ -405,8 +425,8 @@ def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str =
 
     from sharpdp import _progress
 
-    bar = _progress.progress_bar(total=int(ks.size), desc=f"privacy profile (explicit points){' of ' * bool(label)}"
-                                 f"{label}", unit=" values",
+    desc = desc or f"privacy profile (explicit points){' of ' * bool(label)}{label}"
+    bar = _progress.progress_bar(total=int(ks.size), desc=desc, unit=" values",
                                  file=sys.stderr, leave=True, disable=progress is False,
                                  delay=0.0 if progress else 1.0)
     lo, up = np.empty(ks.size), np.empty(ks.size)
@@ -534,19 +554,11 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
             ev_j = leg_sampler(accountant, j, dx, _positive_bounds, LOOSE_TOL if j == 1 and loose else None)
             legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress, _LEG_FLOOR,
                                         label=f"leg {j + 1} of " + round_label(accountant, 36)))
-        (ka, la, ua), (kb, lb, ub) = legs
-        if loose:
-            lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, _LEG_FLOOR, rtol,
-                                          leg_sampler(accountant, 1, dx, _positive_bounds))
-        if lower:
-            ua, ub = la, lb
-        elif cover_upper:
-            ua, ub = cover(la, ua), cover(lb, ub)
-        curve_a = leg_curve(ka, ua, lb, ub, kb, dx)
-        curve_b = leg_curve(kb, ub, la, ua, ka, dx)
-        evaluate = via_bottom_eval(curve_a, curve_b)
+        curve_a, curve_b, scale = leg_curves(accountant, legs, dx, _LEG_FLOOR, rtol, loose, lower, cover_upper,
+                                             _positive_bounds)
+        evaluate = via_bottom_eval(curve_a, curve_b, scale)
         if epsilons is None:
-            k_lim = min(k_lim, int(curve_a.k[-1]) + int(curve_b.k[-1]) + 2)
+            k_lim = min(k_lim, (int(curve_a.k[-1]) + int(curve_b.k[-1])) // scale + 2)
     if epsilons is not None:
         e = epsilons
         kf = e / dx
@@ -562,8 +574,8 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
                                          _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
                                          upper_first=not lower, label=round_label(accountant), seed=seed)
-    if cover_upper and not lower:
-        up_v = cover(lo_v, up_v)
+    if cover_upper and not lower:  # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
+        up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx))
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
     pos = ks > 0

@@ -1,0 +1,71 @@
+"""The export's accuracy: ``cover_upper``'s factor capped by the samples' certified lower values (a sample taken upper
+first gets its bracket where the cap may bind; ``docs/composition.md`` §2.12).
+
+:func:`sharpdp.shuffle.pair.cover` multiplies each sampled upper value U by 1 + g (g the largest bracket gap of the
+sample and its neighbours) so that the pair lies above the accountant's own ``get_delta``; where the gaps are near the
+accountant's ``rel_tol`` (1e-2) the covered value is up to ~2 % above the truth, and the export misses its goal of
+being within 1 % above ``get_delta`` (the truth is at most ``get_delta``). :func:`capped_cover` keeps every covered
+value at or above a certified upper value of the same sample (so the pair dominates: Claim A of
+``docs/composition.md`` §2 holds for any values at or above certified upper values) and at most (1 + tau) times its
+certified lower value where that lower value allows it (tau None: ``cover``'s values). Only a choice of values at or
+above the certified ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from sharpdp.shuffle.pair import cover
+
+GOAL = 1e-2  # the export's accuracy goal: within 1 % above get_delta (docs/composition.md §5.1)
+ACCURATE_FLOOR = 1e-13  # samples below it keep cover's value (the goal is stated where delta >= 1e-12)
+MAX_BRACKETS = 200  # at most this many samples taken upper first get their bracket per curve
+
+
+def cap_tau(sampling_rel_tol: float) -> float | None:
+    """The cap's margin tau: the goal less the sampling's interpolation target (1.25 ``rel_tol`` of the pair's
+    chords, docs/composition.md §2.2), so that the chord of values <= (1 + tau) x the truth stays within the goal;
+    None (no cap: ``cover`` as it is) where the sampling is too coarse for the goal (tau < GOAL / 2)."""
+    tau = GOAL - 1.25 * float(sampling_rel_tol)
+    return tau if tau >= 0.5 * GOAL else None
+
+
+def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, floor: float = ACCURATE_FLOOR):
+    """``cover(lo, up)`` with each value at or above ``floor`` capped at (1 + ``tau``) times the sample's certified
+    lower value, never below its certified upper value.
+
+    A sample without a lower value (NaN: taken upper first) whose cover factor squared exceeds 1 + tau (its own gap
+    estimated by its neighbours') gets its bracket from ``bracket(indices)`` -> (lower, upper) when given (at most
+    MAX_BRACKETS, the largest values first; its upper value the smaller of the two certified ones). A sample whose
+    covered value U (1 + g) exceeds the cap gets max(U, min(U (1 + g), (1 + tau) L)), g the cover factor (the
+    accountant's neighbouring gaps, which ``get_delta`` shows). Returns the covered values.
+
+    Certification: every returned value is >= a certified upper value of its sample (the ``max``), so the curve
+    through them lies above the profile (Claim A, ``docs/composition.md`` §2.12).
+    """
+    lo = np.asarray(lo, dtype=float)
+    up = np.asarray(up, dtype=float)
+    c0 = cover(lo, up)
+    if tau is None:
+        return c0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fac = np.where(up > 0.0, c0 / up, 1.0)  # 1 + g (and the rounding margin)
+    cap = (1.0 + tau) * np.nan_to_num(lo)
+    known = np.nan_to_num(lo) > 0.0
+    over = (up >= floor) & np.where(known, c0 > cap, fac * fac > 1.0 + tau)
+    lo2, up2 = lo.copy(), up.copy()
+    idx = np.flatnonzero(over & ~known)
+    if bracket is not None and idx.size:
+        idx = np.sort(idx[np.argsort(-up[idx], kind="stable")[:MAX_BRACKETS]])
+        lf, uf = bracket(idx)
+        lo2[idx] = np.fmax(np.nan_to_num(lo[idx], nan=0.0), np.asarray(lf, dtype=float))
+        up2[idx] = np.minimum(up[idx], np.asarray(uf, dtype=float))
+    out = c0.copy()
+    sel = over & (np.nan_to_num(lo2) > 0.0)
+    out[sel] = np.maximum(up2[sel], np.minimum(up2[sel] * fac[sel], (1.0 + tau) * lo2[sel]))
+    return np.minimum(out, 1.0)
+
+
+__all__ = ["ACCURATE_FLOOR", "GOAL", "MAX_BRACKETS", "cap_tau", "capped_cover"]
