@@ -31,16 +31,19 @@ def test_returned_bmg_rechecked_by_a_full_accuracy_composition(n, k, eps, delta,
     # the search's coarser pair is certified too, so it cannot be far below the full-accuracy reference lower
     # value (both compose pairs of the same round), and it is only a little looser than the full-accuracy upper
     assert up >= full_lo * (1 - 1e-3)
-    assert abs(up / full_up - 1.0) < 0.05, (up, full_up)
+    # (**) session 31, lead: 0.05 -> 0.06: the full-accuracy composition's pair caps its cover factor by the samples'
+    # lower values (docs/composition.md §2.12 (a)), 1.6 % tighter here, while the search's coarser pair is uncapped
+    # (measured 3.2 % and 5.5 % for the two cases)
+    assert abs(up / full_up - 1.0) < 0.06, (up, full_up)
 
 
 # test_returned_bmg_rechecked_by_a_full_accuracy_composition: per case (n, k, eps, dim), the search's BMG (gamma,
 # sigma0) and the bounds of its k-fold composition (certified values of a fixed quantity; 1.4 s and 4.1 s of CPU),
 # made by
 #   ComposedAccountant([(ShuffleAccountant(BlanketMixedGaussian(gamma, sigma0, dim), n), k)]).get_delta_bounds(eps)
-FULL_REFERENCE = {
-    (1000, 3, 0.01, 1): ((0.8298734767991937, 2.635914887794148), (9.126076040558663e-06, 9.457167442772217e-06)),
-    (5000, 4, 0.05, 2): ((0.5500316831502032, 1.3930048245907158), (8.164655853912811e-07, 8.50013252631975e-07)),
+FULL_REFERENCE = {  # (**) session 31, lead: the searches' BMGs and the capped full composition (§2.12 (a))
+    (1000, 3, 0.01, 1): ((0.8298734767983251, 2.635914887807949), (9.126076040554382e-06, 9.308123683937634e-06)),
+    (5000, 4, 0.05, 2): ((0.5500316831503367, 1.3930048245902857), (8.164655853907144e-07, 8.389092357458731e-07)),
 }
 
 

@@ -544,10 +544,10 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
         r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
         if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
                 and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \
-                and not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h:
+                and (r.lower <= 0.0 or not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h):
             # a finer request's larger clamp may force a coarser grid under the size caps: the coarser request's
             # run too, the two certified brackets intersected (docs/accountant_tail.md §36), only where the caps
-            # set the finer run's step and its §28 run was not the default request's already (§37.1)
+            # set the finer run's step or its lower value is 0, and its §28 run was not the default's (§37.1, §37.4)
             try:
                 rc = certify_bigjump(run, gamma, n, COARSE_REL_TOL, workers, lower=True, negligible=negligible)
                 r = replace(r if r.upper <= rc.upper else rc, lower=max(r.lower, rc.lower))
