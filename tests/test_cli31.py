@@ -85,7 +85,7 @@ def test_account_bmg_delta_answer_says_what_epsilon_is(capsys):
     code, out, err = run(capsys, "account", "--gamma", "0.5", "--sigma0", "1", "--n", "10000", "--delta", "1e-6")
     assert code == 0, err
     flat = " ".join(out.split())
-    assert "the safe end of its search: the certified delta at this epsilon is <= 1e-06" in flat, flat
+    assert "(nats), the safe end of its search (the certified delta at this epsilon is <= 1e-06)" in flat, flat
     eps = float(flat.split("certified epsilon = ")[1].split()[0])
     acc = ShuffleAccountant(BlanketMixedGaussian(0.5, 1.0, 1), 10_000, rel_tol=1e-3)
     assert float(acc.get_delta(eps)) <= 1e-6  # what the sentence promises, by a fresh accountant

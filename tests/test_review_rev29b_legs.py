@@ -35,8 +35,8 @@ def pair_1e4():
     acc = ShuffleAccountant(GaussianRandomizer(1.0, 1), 10**4, "replace")
     spy = {"tighten": 0}
     mod = None
-    try:
-        import sharpdp.shuffle.profile as mod
+    try:  # (**) session 31, lead: the legs' curves moved to pair_legs.leg_curves (exp31), which calls it there
+        import sharpdp.shuffle.pair_legs as mod
     except ImportError:  # pragma: no cover
         pass
     orig = getattr(mod, "tighten_loose_leg", None)

@@ -547,8 +547,8 @@ def format_text(r: dict[str, Any]) -> str:
                     f"the bound), not a lower bound on delta; {r['bracket_note']}"
                     + _floor_text(f, r["epsilon"], r["delta"]))
     else:
-        body = (f"target delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats; the safe end of "
-                f"its search: the certified delta at this epsilon is <= {r['delta']:.6g}"
+        body = (f"target delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats), the safe end of "
+                f"its search (the certified delta at this epsilon is <= {r['delta']:.6g}"
                 + (f" for the {r['rounds']} rounds composed" if r.get("rounds", 1) > 1 else "") + ")" + _zero_note(r))
         if r.get("composition_route"):
             body += f"\nvalue by {r['composition_route']}"
