@@ -48,7 +48,7 @@ def test_mean_adjacency_certified_by_a_fresh_accountant(tmp_path, capsys, adjace
     if adjacency == "zero_out":
         implied = r["replace_one_implied"]
         assert implied["epsilon"] == 2 * eps and implied["delta"] >= (1 + math.exp(eps)) * delta
-        assert implied["delta"] == pytest.approx((1 + math.exp(eps)) * delta, rel=1e-15)
+        assert implied["delta"] == pytest.approx((1 + math.exp(eps)) * delta, rel=2e-14)
         # the implied replace-one guarantee holds for the released randomizer (certified, independently)
         assert float(ShuffleAccountant(bmg, n, "replace").get_delta(implied["epsilon"])) <= implied["delta"]
     else:
