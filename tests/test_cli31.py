@@ -154,3 +154,31 @@ def test_distributed_private_mean_calibrates_for_the_adjacency_asked(tmp_path):
     assert float(ShuffleAccountant(res.randomizer, 1500, "replace", rel_tol=1e-3).get_delta(1.0)) <= 1e-6
     with pytest.raises(ValueError, match="adjacency"):
         private_mean(path, ["a", "b"], [[0, 10], [-5, 15]], 1.0, 1e-6, adjacency="swap")
+
+
+def test_mean_replace_release_is_grid_exact_and_passes_the_bit_attacks(tmp_path, capsys, monkeypatch):
+    """--adjacency replace changes only the calibrated (gamma, sigma0): the release still goes through the grid-exact
+    BlanketMixedGaussian.sample (messages exact multiples of the grid step), and the replace-calibrated randomizer's
+    messages pass the low-order-bit attacks of tests/test_release_attacks_messages.py."""
+    from test_release_attacks_messages import _violations
+
+    seen = []
+    orig = BlanketMixedGaussian.sample
+
+    def spy(self, x, *a, **k):
+        y = orig(self, x, *a, **k)
+        seen.append((self, y))
+        return y
+
+    monkeypatch.setattr(BlanketMixedGaussian, "sample", spy)
+    code, out, err = run(capsys, "mean", "--csv", _csv(tmp_path), "--columns", "a", "--bounds", "0:10", "--epsilon",
+                         "1", "--adjacency", "replace", "--json")
+    assert code == 0, err
+    assert len(seen) == 1  # one release, through the grid sampler
+    bmg, y = seen[0]
+    r = json.loads(out)
+    assert (bmg.gamma, bmg.sigma0) == (r["bmg"]["gamma"], r["bmg"]["sigma0"])
+    k = y / bmg.grid_step
+    assert np.array_equal(k, np.round(k))
+    monkeypatch.setattr(BlanketMixedGaussian, "sample", orig)
+    assert _violations(bmg.sample, bmg, seed=100) == []
