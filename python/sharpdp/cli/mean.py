@@ -377,7 +377,7 @@ def adjacency_text(r: dict[str, Any]) -> str:
     return ("zero-out adjacency (neighbouring tables differ in one row, replaced by a null record whose report is "
             "drawn from the blanket law: docs/embedding.md §1); NOT the usual replace-one epsilon: under replace-one "
             f"(one row changed into another) this release is ({implied['epsilon']:.6g}, "
-            f"{g_up(implied['delta'], 3)})-DP by the triangle inequality through the null record, and "
+            f"{g_up(implied['delta'])})-DP by the triangle inequality through the null record, and "
             "--adjacency replace calibrates for replace-one directly")
 
 

@@ -36,7 +36,8 @@ def replace_one_implied(epsilon: float, delta: float) -> dict[str, Any]:
     return {"epsilon": 2.0 * epsilon, "delta": d,
             "meaning": "the (epsilon, delta) this zero-out release satisfies under replace-one adjacency (one row "
                        "changed into any other row), by the triangle inequality through the null record; "
-                       "--adjacency replace calibrates for replace-one directly (less noise than this bound needs)"}
+                       "--adjacency replace calibrates for replace-one directly (at the same target, less noise than meeting it through "
+                       "this bound; more noise than zero-out at the same epsilon)"}
 
 
 def mean_result(*, source: str, n: int, d: int, columns: list[str], rows_dropped_missing: int, bounds: np.ndarray,
