@@ -25,6 +25,7 @@ from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
 from sharpdp.shuffle.accountant.jump_guess import ONE_PASS, first_point
+from sharpdp.shuffle.accountant.jump_lower import jump_lower_max
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
@@ -346,10 +347,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
         return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower
 
-    def above_at(e: float) -> bool:
-        """A certified lower value of D_up at e above delta (then get_delta(eps) > delta for every
-        eps <= e)."""
-        return loose_lower(e) > delta
+    def above_at(e: float) -> bool:  # (D_up(e) above delta: the big jump's closed form first, docs/accountant.md §8.12)
+        return 0.0 < e <= EPS_CAP and jump_lower_max(laws_at(e), acc.n) > delta or loose_lower(e) > delta
 
     # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value above delta at 0
     # (closed form now, else at half the phase-1 root below) rules that out without evaluating get_delta(0)

@@ -7,6 +7,7 @@ import math
 from sharpdp import _validation as V
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
+    big_jump_jensen,
     jump_regime,
     template_chi,
     template_scalar,
@@ -25,6 +26,7 @@ from sharpdp.shuffle.calibration.search import (
     check_progress,
     check_targets,
     expit,
+    jensen_start,
     model_start,
 )
 from sharpdp.shuffle.randomizers import BlanketMixedGaussian
@@ -89,6 +91,11 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     def log_template(x: float, t: float) -> float:
         return math.log(max(template(x, t), 1e-300))
 
+    def start_base(x: float, t: float) -> float:  # base with the big jump's Jensen correction (docs/calibration.md §10)
+        g, s0 = expit(t), math.exp(x)
+        jump = big_jump_estimate(g, s0, n, epsilon) * (1.0 + big_jump_jensen(g, s0, n, epsilon))
+        return math.log(max(template(x, t) + jump, 1e-300))
+
     chi0 = template_chi(n, epsilon, delta) / scale
     b0 = optimal_bmg(chi0, dim)
     bases = (base, log_template) if jump_regime(n, b0.gamma, epsilon) else (log_template,)
@@ -98,7 +105,8 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         target = math.log(delta) - 0.5 * math.log1p(CERT_REL_TOL)
         # the start: the optimum of Err_1 on the base model near the template's optimal BMG
         t_guess = math.log(b0.gamma) - math.log1p(-b0.gamma)
-        x0, t0 = model_start(bases[0], err, target, t_guess)
+        start = start_base if bases[0] is base and jensen_start(n, epsilon) else bases[0]
+        x0, t0 = model_start(start, err, target, t_guess)
         s.evaluate(x0, t0, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
         # stage 1: the boundary at that gamma (3% in delta)
         xb = s.bracket(x0, t0, target, STAGE1_TOL, 5)

@@ -110,6 +110,40 @@ def big_jump_estimate(gamma: float, sigma0: float, n: int, epsilon: float) -> fl
     return _lognormal_stop_loss(t + ee1 + 1.0, g, 2.0 / sigma0, 1.0 / sigma0) / g
 
 
+def big_jump_jensen(gamma: float, sigma0: float, n: int, epsilon: float) -> float:
+    """Relative second-order *estimate* (not a bound) of how far the shuffled delta lies above
+    :func:`big_jump_estimate` (docs/calibration.md §10).
+
+    The big jump holds the n - 1 others at their mean; their sum's fluctuation Y (mean 0, variance
+    V = (n - 1) (w E[L^2] - w^2 E[L]^2), w the blanket weight) raises the stop-loss, by Jensen's
+    inequality: E[(L - T - Y)_+] ~ tau(T) + V f_L(T) / 2 to second order, f_L the density of L at T (the
+    second derivative of tau). Returns V f_L(T) / (2 tau(T)) (0 where tau(T) = 0). Used only to aim the
+    calibration's start; never as a privacy figure.
+    """
+    ee1 = math.expm1(epsilon)
+    if gamma > 0.0:  # L = gamma - e^eps + (1 - gamma) exp(rZ - r^2/2), r = 1/sigma0 (as in big_jump_estimate)
+        w, b, r, z_lo = gamma, 1.0 - gamma, 1.0 / sigma0, -math.inf
+        k = (n - 1) * gamma * ee1 - gamma + ee1 + 1.0
+        var_l = b * b * math.expm1(r * r)
+    else:  # the Gaussian randomizer's increasing part, weight 1/g on Z > 1/s (as in big_jump_estimate)
+        w = 2.0 * phi_bar(1.0 / sigma0)
+        if w <= 0.0:
+            return 0.0
+        b, r, z_lo = w, 2.0 / sigma0, 1.0 / sigma0
+        k = (n - 1) * w * ee1 + ee1 + 1.0
+        m1 = phi_bar(z_lo - r)
+        var_l = max(w * math.exp(r * r) * phi_bar(z_lo - 2.0 * r) - m1 * m1, 0.0)
+    try:
+        tau = _lognormal_stop_loss(k, b, r, z_lo) / (1.0 if gamma > 0.0 else w)
+        z = (math.log(k / b) + 0.5 * r * r) / r
+        dens = (math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) / (r * k) if z > z_lo else 0.0) \
+            / (1.0 if gamma > 0.0 else w)
+        var_y = (n - 1) * (w * (var_l + ee1 * ee1) - w * w * ee1 * ee1)
+        return 0.5 * var_y * dens / tau if tau > 0.0 else 0.0
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return 0.0
+
+
 def jump_regime(n: int, weight: float, epsilon: float) -> bool:
     """True where :func:`big_jump_estimate` is a fair model: the others' mean shift (n - 1) w (e^eps - 1)
     dominates their fluctuation, of order sqrt(n w), by the factor _JUMP_GATE (w the blanket weight)."""

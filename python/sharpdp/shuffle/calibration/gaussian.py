@@ -7,6 +7,7 @@ import math
 from sharpdp import _validation as V
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
+    big_jump_jensen,
     jump_regime,
     phi_bar,
     template_scalar,
@@ -18,6 +19,7 @@ from sharpdp.shuffle.calibration.search import (
     Search,
     check_progress,
     check_targets,
+    jensen_start,
     model_root,
 )
 from sharpdp.shuffle.randomizers import GaussianRandomizer
@@ -65,13 +67,19 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     def log_template(x: float, t=None) -> float:
         return math.log(max(template(x), 1e-300))
 
+    def start_base(x: float, t=None) -> float:  # base with the big jump's Jensen correction (docs/calibration.md §10)
+        s0 = math.exp(x)
+        jump = big_jump_estimate(0.0, s0, n, epsilon) * (1.0 + big_jump_jensen(0.0, s0, n, epsilon))
+        return math.log(max(template(x) + jump, 1e-300))
+
     target = math.log(delta) - 0.5 * math.log1p(CERT_REL_TOL)
     x_t = model_root(log_template, None, target)  # the blanket weight 2 Phibar(1/sigma0) there gates the jump
     bases = (base, log_template) if jump_regime(n, 2.0 * phi_bar(math.exp(-x_t)), epsilon) else (log_template,)
     s = Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), bases, lambda x, t: math.exp(2.0 * x),
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
-        x0 = model_root(bases[0], None, target)  # the start: where the base model meets the target
+        # the start: where the base model meets the target (at n >= 1e7, eps > 0.01 with the jump's Jensen correction)
+        x0 = model_root(start_base if bases[0] is base and jensen_start(n, epsilon) else bases[0], None, target)
         s.evaluate(x0, None, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
         xb = s.bracket(x0, None, target, STAGE1_TOL, 6)
         s.certify(xb, None)

@@ -199,6 +199,13 @@ class Progress:
         self.bar.close()
 
 
+def jensen_start(n: int, epsilon: float) -> bool:
+    """Whether the calibration's start aims on the big jump with its Jensen correction (docs/calibration.md §10): at
+    n >= 1e7 where the search's evaluations certify (eps > 0.01), so that the start, one certifying evaluation of
+    0.05-0.5 s, certifies at once. A choice of points only: a point is returned only on its certified upper value."""
+    return n >= _LOOSE_N and epsilon > _LOOSE_EPS
+
+
 def _log_estimate(lo: float, up: float) -> float:
     """Cheap estimate of log D from a certified bracket: the log-midpoint (log Up if Lo = 0)."""
     if not up >= 0.0 or up == math.inf:
