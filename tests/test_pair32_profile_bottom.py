@@ -15,7 +15,7 @@ import pytest
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle import profile_bottom as PB
-from sharpdp.shuffle.pair import Curve, leg_curve
+from sharpdp.shuffle.pair import Curve
 
 
 _P = np.array([0.7, 0.2, 0.08, 0.02])

@@ -24,8 +24,8 @@ from sharpdp.shuffle.pair import hull, swap
 _U = 2.0**-53
 _MARGIN = 1e-12  # relative margin on a hull curve's value computed in floats (error <= ~300 u: §2.13)
 MIN_POINTS = 32  # fewer distinct eps in [0, top]: the accountant's split search per eps (cheaper than two leg profiles)
-STEPS = 2**16  # the legs' lattice step: the largest requested eps / STEPS
-RATIO_TOL = 1.0  # an eps whose value exceeds (1 + RATIO_TOL) x the certified lower value of every split bound ...
+STEPS = 1024  # the legs' lattice step: the largest requested eps / STEPS (about the export step, §5.1)
+RATIO_TOL = 3.0  # an eps whose value exceeds (1 + RATIO_TOL) x the certified lower value of every split bound ...
 _FALLBACK_MAX = 16  # ... takes the accountant's split search instead, at most this many eps per call (the largest first)
 
 
@@ -135,7 +135,7 @@ def lower_split_bound(ea, la, eb, lb, eps: float) -> float:
 
 
 def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Callable, sample: Callable,
-                  fallback: Callable, tol: float = RATIO_TOL):
+                  fallback: Callable, tol: float | None = None):
     """Certified (lower, upper) of a round bounded through bot at the sorted distinct eps >= 0 from its two legs'
     profiles, or None where the accountant's split search per eps is used instead (fewer than MIN_POINTS eps in
     [0, top], top = min(60, the legs' eps_tau), or a round without its legs).
@@ -154,6 +154,7 @@ def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Call
     vb = bottom_of(accountant)
     if vb is None:
         return None
+    tol = RATIO_TOL if tol is None else tol
     top = min(60.0, float(getattr(vb.bottom, "eps_tau", math.inf)))
     inside = eps <= top
     if int(np.count_nonzero(inside)) < MIN_POINTS:
