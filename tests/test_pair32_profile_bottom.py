@@ -97,18 +97,18 @@ def test_second_leg_is_exact():
 @pytest.fixture(scope="module")
 def small_round():
     sh.clear_caches()
-    return sh.ShuffleAccountant(sh.GaussianRandomizer(8.0, 1), 1000, "replace")
+    return sh.ShuffleAccountant(sh.GaussianRandomizer(2.0, 1), 10, "replace")
 
 
 def test_profile_through_bot_from_legs(small_round):
-    """40 eps of a round through bot: every value from the legs is a certified upper value, so it is at or above the
+    """40 eps of a round through bot (GaussianRandomizer(2, 1), n = 10, replace; ~8 s of CPU): every value from the legs is a certified upper value, so it is at or above the
     round's certified lower values (the accountant's split search lower value at its split is of the bound, not of
     delta: compared instead with max(A_lo, B_lo) at eps, a lower value of every split bound, docs/composition.md §2.11);
     its lower value is at most the accountant's upper value (which is one split's value); and the values are within
     a stated factor of the accountant's own per-eps split search."""
     acc = small_round
     assert acc.via_bottom
-    eps = np.linspace(0.0, 0.12, 40)
+    eps = np.linspace(0.0, 3.0, 40)
     lo, up = sh.privacy_profile_bounds(acc, eps, progress=False)
     ref_lo, ref_up = np.array([acc.get_delta_bounds(float(e)) for e in eps]).T
     assert np.all(np.diff(up) <= 0.0)
@@ -117,7 +117,8 @@ def test_profile_through_bot_from_legs(small_round):
     for e, u in zip(eps.tolist(), up.tolist()):
         floor = max(vb.leg(0, e, acc.rel_tol).lower, vb.leg(1, e, acc.rel_tol).lower)
         assert u >= floor
-    ratio = up / ref_up
-    assert np.all(ratio <= 1.05) and np.all(ratio >= 0.7), ratio
+    ratio = up / ref_up  # (measured: 0.99974 ... 1.0017)
+    assert np.all(ratio <= 1.005) and np.all(ratio >= 0.95), ratio
+    assert np.all(up <= 1.13 * lo)  # (measured: at most 1.124 x the lower value of every split bound)
     # a few eps take the accountant's split search, unchanged
     assert np.array_equal(sh.privacy_profile(acc, eps[-1:]), ref_up[-1:])
