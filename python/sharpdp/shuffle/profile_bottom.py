@@ -19,43 +19,32 @@ from fractions import Fraction
 
 import numpy as np
 
-from sharpdp.shuffle.pair import hull, swap
+from sharpdp.shuffle.pair import Curve, hull, swap
 
 _U = 2.0**-53
-_MARGIN = 1e-12  # relative margin on a hull curve's value computed in floats (error <= ~300 u: §2.13)
 MIN_POINTS = 32  # fewer distinct eps in [0, top]: the accountant's split search per eps (cheaper than two leg profiles)
 STEPS = 1024  # the legs' lattice step: the largest requested eps / STEPS (about the export step, §5.1)
 RATIO_TOL = 3.0  # an eps whose value exceeds (1 + RATIO_TOL) x the certified lower value of every split bound ...
 _FALLBACK_MAX = 16  # ... takes the accountant's split search instead, at most this many eps per call (the largest first)
 
 
-class FloatCurve:
+class FloatCurve(Curve):
     """Upper values at any real eps of a piecewise-linear curve in t = e^eps through vertices at the float points
     ``e`` (increasing) with values ``h`` (upper values of a convex, non-increasing hockey-stick curve there: by
     Claim A of ``docs/composition.md`` §2 the interpolation in t lies above it), constant h[-1] beyond the last vertex,
-    1 below the first. On a segment [a, b] the value at e is h_a w_a + h_b w_b with w_b = expm1(e - a) / expm1(b - a)
-    and w_a = e^{e - a} expm1(b - e) / expm1(b - a): each difference of two floats is correctly rounded (relative
-    error <= u), so each weight is within ~200 u of its value and the sum of the two non-negative terms too; the
-    margin 1e-12 (~4500 u) covers it (``docs/composition.md`` §2.13)."""
+    1 below the first: :class:`~sharpdp.shuffle.pair.Curve` on the floats (step 1.0: the differences e - a, b - e,
+    b - a of floats, each correctly rounded, relative error <= u; so each weight of ``pair.chord`` is within ~200 u of
+    its value and the sum of the two non-negative terms too, covered by the margin 1e-12, ~4500 u:
+    ``docs/composition.md`` §2.13)."""
+
+    index = float
 
     def __init__(self, e: np.ndarray, h: np.ndarray):
-        self.e, self.h = np.asarray(e, dtype=float), np.asarray(h, dtype=float)
+        super().__init__(e, h, 1.0)
 
-    def __call__(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        ev, hv = self.e, self.h
-        out = np.ones(x.shape)
-        out[x >= ev[-1]] = hv[-1]
-        mid = (x >= ev[0]) & (x < ev[-1])
-        xm = x[mid]
-        j = np.searchsorted(ev, xm, side="right") - 1
-        a, b = ev[j], ev[j + 1]
-        with np.errstate(over="ignore", invalid="ignore"):
-            den = np.expm1(b - a)
-            w_b = np.expm1(xm - a) / den
-            w_a = np.exp(xm - a) * np.expm1(b - xm) / den
-        out[mid] = hv[j] * w_a + hv[j + 1] * w_b
-        return np.minimum(out * (1 + _MARGIN), 1.0)
+    @property
+    def e(self) -> np.ndarray:
+        return self.k
 
 
 def certified_points(ks: np.ndarray, dx: float) -> np.ndarray:
