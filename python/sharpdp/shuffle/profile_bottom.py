@@ -23,7 +23,7 @@ from sharpdp.shuffle.pair import Curve, hull, swap
 
 _U = 2.0**-53
 MIN_POINTS = 32  # fewer distinct eps in [0, top]: the accountant's split search per eps (cheaper than two leg profiles)
-STEPS = 1024  # the legs' lattice step: the largest requested eps / STEPS (about the export step, §5.1)
+STEPS = 1024  # the legs' lattice step: the largest requested eps / STEPS (about the export step, docs/composition.md §5.1)
 RATIO_TOL = 1.0  # an eps whose value exceeds (1 + RATIO_TOL) x the certified lower value of every split bound ...
 _FALLBACK_MAX = 16  # ... takes the accountant's split search instead, at most this many eps per call (the largest first)
 
@@ -130,8 +130,9 @@ def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Call
     [0, top], top = min(60, the legs' eps_tau), or a round without its legs).
 
     ``sample(evaluate, k_lim, dx, floor, max_evaluations, rel_tol, refine_floor=, label=)`` samples one leg (the
-    pair's adaptive sampling, ``docs/composition.md`` §2.2) -> (ks, lower, upper); ``fallback`` is the zero-out value of ``pair_legs.leg_sampler``; ``per_point(e)``
-    -> (lower, upper) is the accountant's own value (its split search), taken at the eps above top and at most
+    pair's adaptive sampling, ``docs/composition.md`` §2.2) -> (ks, lower, upper); ``fallback`` is the zero-out value
+    of ``pair_legs.leg_sampler``; ``per_point(e)`` -> (lower, upper) is the accountant's own value (its split
+    search), taken at the eps above top and at most
     _FALLBACK_MAX eps whose upper value exceeds (1 + ``tol``) x its lower value (the largest excess first). Upper:
     the split bound of the legs' hull curves (:func:`split_bound`); lower: :func:`lower_split_bound`, a certified
     lower value of every split bound of the round at eps (not a lower bound on the mechanism's delta; NaN where not
@@ -183,6 +184,6 @@ def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Call
 
 # the legs' refinement floor: the pair's is 1e-15 (docs/composition.md §2.2), but a profile value near 1e-13 at
 # e1 ~ 6 nats rests on e^{e1} B(e2) with B ~ 1e-16: with 1e-15 such values were up to 54 % above the split search's
-# (GaussianRandomizer(1, 1), n = 1e4), with 1e-18 within 0.7 % (§2.13)
+# (GaussianRandomizer(1, 1), n = 1e4), with 1e-18 within 0.7 % (docs/composition.md §2.13)
 _LEG_FLOOR = 1e-18
 _RTOL = 2e-3  # the legs' sampling target (the pair's default rel_tol)
