@@ -94,13 +94,16 @@ class Curve:
     lattice indices ``k`` (increasing) with values ``h`` (upper values of a convex, non-increasing
     hockey-stick curve, so by Claim A of ``docs/composition.md`` §2 the interpolation in t lies
     above it), constant h[-1] beyond the last vertex, 1 below the first. Interpolation weights come
-    from expm1 of lattice differences (relative error <= ~300 u, covered by a 1e-12 margin)."""
+    from expm1 of lattice differences (relative error <= ~300 u, covered by a 1e-12 margin).
+    ``index`` float with ``dx`` 1.0: vertices at real eps given as floats (``profile_bottom.FloatCurve``)."""
+
+    index: type = np.int64
 
     def __init__(self, k: np.ndarray, h: np.ndarray, dx: float):
-        self.k, self.h, self.dx = np.asarray(k, dtype=np.int64), np.asarray(h, dtype=float), float(dx)
+        self.k, self.h, self.dx = np.asarray(k, dtype=self.index), np.asarray(h, dtype=float), float(dx)
 
     def __call__(self, k: np.ndarray) -> np.ndarray:
-        k = np.asarray(k, dtype=np.int64)
+        k = np.asarray(k, dtype=self.index)
         kv, hv, dx = self.k, self.h, self.dx
         out = np.ones(k.shape)
         out[k >= kv[-1]] = hv[-1]
@@ -108,11 +111,20 @@ class Curve:
         km = k[mid]
         j = np.searchsorted(kv, km, side="right") - 1
         a, b = kv[j], kv[j + 1]
-        den = np.expm1((b - a) * dx)
-        w_b = np.expm1((km - a) * dx) / den  # (t - t_a) / (t_b - t_a)
-        w_a = np.exp((km - a) * dx) * np.expm1((b - km) * dx) / den  # (t_b - t) / (t_b - t_a)
-        out[mid] = hv[j] * w_a + hv[j + 1] * w_b
+        out[mid] = chord(hv[j], hv[j + 1], (km - a) * dx, (b - km) * dx, (b - a) * dx)
         return np.minimum(out * (1 + _CURVE_MARGIN), 1.0)
+
+
+def chord(h_a, h_b, d_a, d_b, d):
+    """The chord in t = e^eps through (t_a, h_a), (t_b, h_b) at t = e^eps, from the differences d_a = eps - eps_a,
+    d_b = eps_b - eps and d = eps_b - eps_a: h_a w_a + h_b w_b with w_b = expm1(d_a) / expm1(d) = (t - t_a) / (t_b - t_a)
+    and w_a = e^{d_a} expm1(d_b) / expm1(d) = (t_b - t) / (t_b - t_a) (no cancellation: each weight within a few
+    hundred u of its value when each difference is within a few u of its own, docs/composition.md §2.13)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        den = np.expm1(d)
+        w_b = np.expm1(d_a) / den
+        w_a = np.exp(d_a) * np.expm1(d_b) / den
+    return h_a * w_a + h_b * w_b
 
 
 def leg_curve(ks_pos, up_pos, lo_other, up_other, ks_other, dx):
@@ -373,5 +385,5 @@ def check_interval(value_discretization_interval) -> float:
     return dx
 
 
-__all__ = ["Curve", "DominatingPair", "build_pair", "check_interval", "cover", "hull", "leg_curve", "masses",
+__all__ = ["Curve", "DominatingPair", "build_pair", "check_interval", "chord", "cover", "hull", "leg_curve", "masses",
            "refine_points", "swap", "via_bottom_eval"]

@@ -189,22 +189,32 @@ def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable):
     return ks, lo, up
 
 
-def leg_curves(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, cover_upper: bool,
-               fallback: Callable):
-    """The two legs' hull curves of a round through bot from their samples ``legs`` [(ka, la, ua), (kb, lb, ub)] on
-    the step ``dx``, and the lattice scale they live on (1, or CLIFF_SCALE where leg B has a cliff): leg B's loose
-    samples certified again where they can move the split bound (``loose``, docs/composition.md §2.10), its cliffs
-    resolved on Delta / CLIFF_SCALE and each leg's values covered with the cap of ``pair_accuracy`` (``cover_upper``;
-    the ``lower`` reference: the lower values as they are; docs/composition.md §2.12)."""
+def leg_samples(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, fallback: Callable):
+    """The two legs' samples of a round through bot, ready for their hull curves: ((ka, la, ua), (kb, lb, ub), scale)
+    with every index on the lattice ``dx`` / scale (scale 1, or CLIFF_SCALE where leg B has a cliff): leg B's loose
+    samples certified again where they can move the split bound (``loose``, docs/composition.md §2.10) and its cliffs
+    resolved on Delta / CLIFF_SCALE (not for the ``lower`` reference; docs/composition.md §2.12). Each value is a
+    certified bracket of its leg at eps = k dx / scale (a hair below: :func:`leg_sampler`)."""
     (ka, la, ua), (kb, lb, ub) = legs
     if loose:
         lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, floor, rtol,
                                       leg_sampler(accountant, 1, dx, fallback))
-    scale, dx_l = 1, dx
+    scale = 1
     if not lower:
         fine_b = resolve_cliffs(kb, lb, ub, floor, leg_sampler(accountant, 1, dx / CLIFF_SCALE, fallback))
         if fine_b is not None:
-            scale, dx_l, ka, (kb, lb, ub) = CLIFF_SCALE, dx / CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
+            scale, ka, (kb, lb, ub) = CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
+    return (ka, la, ua), (kb, lb, ub), scale
+
+
+def leg_curves(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, cover_upper: bool,
+               fallback: Callable):
+    """The two legs' hull curves of a round through bot from their samples ``legs`` [(ka, la, ua), (kb, lb, ub)] on
+    the step ``dx``, and the lattice scale they live on (:func:`leg_samples`), each leg's values covered with the cap
+    of ``pair_accuracy`` (``cover_upper``; the ``lower`` reference: the lower values as they are;
+    docs/composition.md §2.12)."""
+    (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, floor, rtol, loose, lower, fallback)
+    dx_l = dx / scale
     if lower:
         ua, ub = la, lb
     elif cover_upper:

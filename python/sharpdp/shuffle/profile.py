@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from functools import partial
 
 import numpy as np
 
@@ -31,8 +32,8 @@ from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_sampler
-from sharpdp.shuffle.pair import (DominatingPair, build_pair, check_interval, refine_points,
-                                  seed_points, swap, via_bottom_eval)
+from sharpdp.shuffle.profile_bottom import bottom_bounds
+from sharpdp.shuffle.pair import DominatingPair, build_pair, check_interval, refine_points, seed_points, swap, via_bottom_eval
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
 
@@ -127,7 +128,10 @@ def _profile_bounds(accountant, epsilons, need_lower: bool, negligible: float = 
     flat = arr.ravel()
     a = np.abs(flat)
     uniq = np.unique(a)
-    lo_u, up_u = _positive_bounds(accountant, uniq, need_lower, negligible, progress) if uniq.size else (uniq, uniq)
+    one = lambda e: _positive_bounds(accountant, e, need_lower, negligible, progress)  # noqa: E731
+    got = bottom_bounds(accountant, uniq, need_lower, one, partial(_sample_profile, progress=progress),
+                        _positive_bounds) if uniq.size else None  # (through bot, many eps: docs/composition.md §2.13)
+    lo_u, up_u = got if got is not None else one(uniq) if uniq.size else (uniq, uniq)
     i = np.searchsorted(uniq, a)
     lo, up = lo_u[i] if uniq.size else np.empty(0), up_u[i] if uniq.size else np.empty(0)
     neg = flat < 0
@@ -292,7 +296,6 @@ def doubling_epsilon(accountant, delta: float, start: float = 1e-6) -> float:
             return e_next
         pts.append((e_next, u))
         j += 1
-
 
 
 def _grid_eval(accountant, ks: np.ndarray, dx: float, need_lower: bool = True, negligible: float = 0.0):
