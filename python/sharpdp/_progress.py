@@ -7,7 +7,8 @@ extra), a live tqdm bar, shown after the bar's ``delay``; in a Jupyter notebook,
 :attr:`_PlainBar.quiet` seconds (2 s, or the bar's ``delay`` if longer), then one line at most every
 :attr:`_PlainBar.interval` seconds (5 s) and a final ``(done)`` line. A wait with nothing to count (a bar with no
 total, :func:`progress_step`) prints its ``"STEP: N s"`` line from a timer, at the same times, since no update
-comes to print it. Progress never goes to stdout, so ``--json`` output is unaffected.
+comes to print it; a counted bar does too while no update comes (its count, the time and the estimate of the time
+left, which grows while the item under way takes long), so no log stays silent for more than 5 s. Progress never goes to stdout, so ``--json`` output is unaffected.
 
 Interruption: a bar closed while a ``KeyboardInterrupt`` propagates (Ctrl-C) keeps its true count
 and total (a caller's "finished: total = count" is ignored then), and says ``(interrupted)``
@@ -85,7 +86,8 @@ class _PlainBar:
     in the line; a ``staged`` bar, whose first values cost the most, shows none until
     :func:`progress_stage` marks its first stage done, then the rate since that mark). Used when the stream is not a terminal (no carriage-return redraws in a log
     file) or tqdm is not installed. Nothing is printed before ``max(delay, quiet)`` seconds; a bar
-    with no total (a wait) prints from a timer thread, since it may get no update at all.
+    with no total (a wait) prints from a timer thread, since it may get no update at all; so does a counted bar
+    while its updates stop (one item can take minutes).
     """
 
     interval = 5.0
@@ -126,7 +128,7 @@ class _PlainBar:
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
         _OPEN.add(self)
-        if total is None and not disable and not silent:
+        if not disable and not silent:  # (a counted bar too: a slow item would leave a log silent for minutes)
             self._tick_at(self._wait())
 
     def _wait(self) -> float:
@@ -149,11 +151,18 @@ class _PlainBar:
         self._timer.start()
 
     def _tick(self) -> None:
+        """A line from the timer when none was printed for :attr:`interval` seconds: a wait's ``STEP: N s``, or a
+        counted bar's line between two updates (one item, e.g. a certified value, can take minutes); a finished
+        bar's line is left to :meth:`close`."""
         with self._lock:
-            if self._closed or self.total is not None:
+            if self._closed:
                 return
             now = clock()
-            if now - self._start >= self._wait() and now - self._last >= self.interval:
+            # (a counted bar: only after interval seconds with no line, from its start too: its updates print
+            # the lines while they come)
+            quiet = self._wait() if self.total is None else self.interval
+            finished = bool(self.total) and self.n >= (self.total or 0)
+            if not finished and now - self._start >= quiet and now - self._last >= self.interval:
                 self._last = now
                 self._shown = True
                 print(self._line(), file=self.file, flush=True)

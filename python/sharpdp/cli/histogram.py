@@ -528,19 +528,20 @@ def _diagnostics(table, n, info: dict[str, int], released, mech, args, warnings:
 
 
 def _plot_release(released, mech, args, path: str) -> str:
-    """Publishable figure: guarantees as functions of n (public) and the released values (a progress step: a
-    log says so after 2 s, with matplotlib's import and the exact profiles on the grid, 2-5 s)."""
-    from sharpdp._progress import progress_step
+    """Publishable figure: guarantees as functions of n (public) and the released values (a progress step,
+    :func:`sharpdp.cli.steps.file_step`: matplotlib's import and the exact profiles on the grid, about 1.2 s of CPU
+    measured, 2-5 s of wall time on a busy machine)."""
+    from sharpdp.cli.steps import file_step
 
-    with progress_step(f"drawing {path}"):
+    with file_step("histogram", f"drawing {path}", "about 1 s of CPU"):
         return draw_release(released, mech, args, path)
 
 
 def _plot_diagnostics(diag, mech, args, path: str) -> str:
     """Not publishable: realised errors and per-count epsilon at the true counts (a progress step)."""
-    from sharpdp._progress import progress_step
+    from sharpdp.cli.steps import file_step
 
-    with progress_step(f"drawing {path}"):
+    with file_step("histogram", f"drawing {path}", "about 1 s of CPU"):
         return draw_diagnostics(diag, mech, args, path)
 
 
