@@ -91,6 +91,9 @@ class _PlainBar:
     """
 
     interval = 5.0
+    #: Seconds of real time with no line after which a counted bar prints one from its timer (an item under way,
+    #: e.g. one certified value, can take minutes; real time, so that a test's fake clock adds no line).
+    silence = 5.0
     #: Seconds a plain bar stays silent (a quicker step prints nothing), whatever its ``delay``.
     quiet = 2.0
 
@@ -120,6 +123,7 @@ class _PlainBar:
         self.n = 0
         self._start = clock()
         self._last = -float("inf")
+        self._last_real = time.monotonic()  # (real time of the last line, or of the start: for silence)
         # (time, count) the time left is extrapolated from: the start, or for a staged bar the end of its first
         # stage (None until then: no estimate, the first values' cost says little about the rest's)
         self._mark: tuple[float, int] | None = None if staged else (self._start, 0)
@@ -158,15 +162,17 @@ class _PlainBar:
             if self._closed:
                 return
             now = clock()
-            # (a counted bar: only after interval seconds with no line, from its start too: its updates print
-            # the lines while they come)
-            quiet = self._wait() if self.total is None else self.interval
-            finished = bool(self.total) and self.n >= (self.total or 0)
-            if not finished and now - self._start >= quiet and now - self._last >= self.interval:
-                self._last = now
+            if self.total is None:  # a wait: its lines come from here only
+                due = now - self._start >= self._wait() and now - self._last >= self.interval
+            else:  # a counted bar: its updates print its lines; this one only after silence seconds of real time
+                # with no line (from its start too), and never for a finished bar (close prints its line)
+                due = (self.n < self.total and now - self._start >= self._wait()
+                       and time.monotonic() - self._last_real >= self.silence)
+            if due:
+                self._last, self._last_real = now, time.monotonic()
                 self._shown = True
                 print(self._line(), file=self.file, flush=True)
-            self._tick_at(self.interval)
+            self._tick_at(self.interval if self.total is None else self.silence)
 
     def _line(self, done: bool = False, interrupted: bool = False) -> str:
         el = clock() - self._start
@@ -211,7 +217,7 @@ class _PlainBar:
             return
         if due and now - self._last >= self.interval:
             with self._lock:
-                self._last = now
+                self._last, self._last_real = now, time.monotonic()
                 self._shown = True
                 print(self._line(), file=self.file, flush=True)
 

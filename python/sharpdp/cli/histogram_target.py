@@ -119,6 +119,6 @@ def r_suggestions(epsilon: float, delta: float, c: float, groups: int | None = N
 def r_suggestions_text(s: dict[str, Any], epsilon: float) -> str:
     """The text line of :func:`r_suggestions`."""
     parts = [f"groups of >= {x['groups_from']}: r = {x['r']:g}" if x["r"] is not None else
-             f"groups of >= {x['groups_from']}: no r < 1 (--r 1 releases nothing about the data)" for x in s["sizes"]]
+             f"groups of >= {x['groups_from']}: no r below 1 (--r 1 releases nothing about the data)" for x in s["sizes"]]
     return (f"to choose --r for epsilon = {epsilon:g} nats (--r0 default, --c {s['c']:g}): " + "; ".join(parts)
             + " (a larger --r: more noise, expected relative error about r)")
