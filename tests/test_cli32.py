@@ -45,6 +45,23 @@ def test_account_zero_out_states_the_replace_one_guarantee_it_implies(capsys, ta
     # (caught: account printed "zero_out adjacency" only, while sharpdp mean explained it)
 
 
+def test_account_implied_delta_takes_the_factor_where_delta_is_certified(capsys):
+    # at 25 nats the reported delta is certified at a smaller epsilon (the sampler's charge floor, docs/cli.md §2):
+    # (e, d) zero-out gives (2 e, (1 + e^e) d) replace-one, which holds at 2 x 25 nats too; e^25 would be 7e10 x looser
+    from sharpdp.cli.mean_result import replace_one_implied
+
+    code, out, err = run(capsys, "account", "--gamma", "0.95", "--sigma0", "4.6", "--n", "1000000", "--epsilon", "25",
+                         "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    f = r["sampler_charge_floor"]
+    at, d = f["smallest_at_epsilon"], f["smallest_certified_delta"]
+    assert at < 25 and d < 0.9 * r["delta"]
+    implied = r["replace_one_implied"]
+    assert implied["epsilon"] == 50 and implied["delta"] == replace_one_implied(at, d)["delta"]
+    assert implied["delta"] < 1e-3 * (1 + math.exp(25)) * d
+
+
 def test_account_replace_one_implication_holds_against_the_sharp_lower_value(capsys):
     # k = 2 randomized response: the zero-out (blanket) certificate's implied replace-one delta at 2 eps must be at
     # least the sharp accountant's certified LOWER value of the true replace-one delta there (else the implication

@@ -511,12 +511,22 @@ def neighbours(r: dict[str, Any]) -> dict[str, Any]:
     if r["adjacency"] == "replace":
         return {"adjacency_meaning": _REPLACE_MEANING}
     eps, delta = float(r["epsilon"]), float(r["delta"])
+    at = float(r.get("certified_at_epsilon") or eps)  # (--rounds: the composed value may be certified below eps)
     f = r.get("sampler_charge_floor")
     if f is not None and f["smallest_certified_delta"] <= 0.9 * delta:  # (the certified delta the text prints)
-        delta = float(f["smallest_certified_delta"])
-    return {"adjacency_meaning": _ZERO_OUT_MEANING, "replace_one_implied": replace_one_implied(eps, delta)}
+        delta, at = float(f["smallest_certified_delta"]), float(f["smallest_at_epsilon"])
+    # zero-out (at, delta) implies replace-one (2 at, (1 + e^at) delta), hence (2 eps, (1 + e^at) delta) for
+    # eps >= at: the factor at the epsilon where delta is certified (e^25 at 25 nats against e^0.41 at 0.41)
+    implied = replace_one_implied(min(at, eps), delta)
+    implied.update(epsilon=2.0 * eps, meaning=_IMPLIED_MEANING)
+    return {"adjacency_meaning": _ZERO_OUT_MEANING, "replace_one_implied": implied}
 
 
+_IMPLIED_MEANING = ("the (epsilon, delta) this zero-out mechanism satisfies under replace-one adjacency (one user's "
+                    "input changed into any other), by the triangle inequality through the null input: (2 e, "
+                    "(1 + e^e) d) from the certified (e, d), e the epsilon at which d is certified (at most the "
+                    "answer's epsilon; a value certified at a smaller epsilon holds at this one), delta rounded up; "
+                    "--adjacency replace certifies replace-one directly (often tighter)")
 _REPLACE_MEANING = ("replace-one: neighbouring datasets of n users differ in one user's input, changed into any other "
                     "input (the usual (epsilon, delta)-DP of a fixed-size dataset)")
 _ZERO_OUT_MEANING = ("zero-out: neighbouring datasets of n users differ in one user's input, replaced by a null input "
