@@ -63,8 +63,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "implies); replace: one user's input changed into any other; replace with gamma = 0 is "
                         f"bounded through bot (weak triangle inequality, looser); {ADJACENCY_ALIAS_HELP}")
     p.add_argument("--explain", action="store_true",
-                   help="print the full notes under the answer (what chi_lo and mse_single are, how the bracket's "
-                        "lower value is computed); without it each is one line (docs/cli.md §10)")
+                   help="print the BMG's notes under the answer in full (what chi_lo and mse_single are, in which units, "
+                        "and how chi_lo relates to --adjacency replace); without it each is one line (docs/cli.md "
+                        "§10)")
     p.add_argument("--rounds", type=integer_number, default=1,
                    help="number K >= 1 of such rounds composed (default 1); K > 1 reports the certified "
                         "composed delta (or epsilon) of the K rounds (sharpdp.shuffle.ComposedAccountant); it builds "
