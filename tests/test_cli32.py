@@ -149,6 +149,21 @@ class _Tty(io.StringIO):
         return True
 
 
+def test_a_terminal_bar_is_redrawn_while_its_item_takes_long(monkeypatch):
+    pytest.importorskip("tqdm")
+    from sharpdp import _progress as P
+
+    monkeypatch.setattr(P, "_REDRAW", 0.3)
+    f = _Tty()
+    bar = P.progress_bar(total=3, desc="values", unit=" values", file=f)
+    bar.update(1)
+    time.sleep(1.2)
+    frames = [x for x in f.getvalue().split("\r") if "1/3" in x]
+    bar.update(2)
+    bar.close()
+    assert len(frames) >= 3, frames  # (caught: tqdm redraws on updates only: a frozen bar for minutes at n = 1e9)
+
+
 def test_file_step_one_line_on_a_terminal_none_for_a_short_step_in_a_log(monkeypatch):
     from sharpdp.cli import steps
 

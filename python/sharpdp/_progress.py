@@ -406,8 +406,38 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         bar = _tqdm_class(tqdm)(iterable, **kwargs)
         bar._sharpdp_after_stage = after
         _OPEN.add(bar)
+        if chosen is std_tqdm:
+            _keep_alive(bar)
         return bar
     return _PlainBar(iterable, budget=budget, staged=staged, **kwargs)
+
+
+#: Seconds between two redraws of a terminal bar that gets no update (tqdm redraws on updates only).
+_REDRAW = 5.0
+
+
+def _keep_alive(bar: Any) -> None:
+    """Redraw a terminal bar every :data:`_REDRAW` seconds until it is closed (a daemon timer, holding the bar by a
+    weak reference): its elapsed time moves while one slow item (a certified value at n = 1e9) is under way, where
+    tqdm, which redraws on updates only, showed a frozen bar for minutes."""
+    ref = weakref.ref(bar)
+
+    def tick() -> None:
+        b = ref()
+        if b is None or b not in _OPEN or getattr(b, "disable", True):
+            return
+        try:
+            b.refresh()
+        except Exception:  # (a stream closed under it: no more redraws)
+            return
+        _start(tick)
+
+    def _start(fn: Any) -> None:
+        timer = threading.Timer(_REDRAW, fn)
+        timer.daemon = True
+        timer.start()
+
+    _start(tick)
 
 
 def _columns(file: IO[str]) -> int:
