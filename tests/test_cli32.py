@@ -249,6 +249,10 @@ def test_histogram_epsilon_prints_the_r_choices(tmp_path, capsys):
     assert s["sizes"] == [{"groups_from": 50, "r": 0.508}]
     code, out, err = run(capsys, "histogram", "--for-groups", "50", "--no-plot", "--out", str(tmp_path))
     assert code == 2 and "--for-groups" in err and "--epsilon" in err and "Traceback" not in err
+    fresh = tmp_path / "fresh"
+    code, out, err = run(capsys, "histogram", "--epsilon", "1", "--for-groups", "1e30", "--no-plot", "--out", str(fresh))
+    assert code == 2 and err.startswith("sharpdp histogram: error: --for-groups:") and not fresh.exists()
+    # (caught: "n must hold non-negative integers < 2**53" after the release file was written)
 
 
 def test_mean_warns_of_a_large_expected_error_before_it_is_useless(tmp_path, capsys):

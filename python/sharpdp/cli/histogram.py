@@ -385,6 +385,11 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if len(set(by)) != len(by):
         raise ValueError(f"--by: duplicated column in {by}")
     mech = ShiftedLogGaussian(args.r, args.r0, args.c)
+    suggestions = None
+    if args.epsilon is not None:  # (public figures: computed before any data is read or file written)
+        from sharpdp.cli.histogram_target import r_suggestions
+
+        suggestions = r_suggestions(float(args.epsilon), float(args.delta), mech.c, args.for_groups)
     from sharpdp.cli import dask_engine as dask_cli
 
     warnings: list[str] = []
@@ -463,11 +468,8 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if args.epsilon is not None:
         from sharpdp.cli.histogram_target import target_guarantee
 
-        from sharpdp.cli.histogram_target import r_suggestions
-
         result["target"] = target_guarantee(mech, float(args.epsilon), float(args.delta))
-        result["target"]["r_for_groups"] = r_suggestions(float(args.epsilon), float(args.delta), mech.c,
-                                                         args.for_groups)
+        result["target"]["r_for_groups"] = suggestions
     result["png"] = None if args.no_plot else _plot_release(released, mech, args,
                                                             os.path.join(args.out, "histogram_release.png"))
     if args.diagnostics:
@@ -563,9 +565,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     if args.epsilon is not None and not 0.0 < args.epsilon < math.inf:
         raise ValueError(f"--epsilon must be > 0 and finite (nats), got {args.epsilon}")
-    if args.for_groups is not None and (args.epsilon is None or args.for_groups < 1):
-        raise ValueError("--for-groups: give a group size N >= 1 with --epsilon EPS (the target it chooses --r for)"
-                         + ("" if args.for_groups >= 1 else f", got {args.for_groups}"))
+    if args.for_groups is not None and (args.epsilon is None or not 1 <= args.for_groups <= 2**52):
+        raise ValueError("--for-groups: give a group size N, 1 <= N <= 2^52, with --epsilon EPS (the target it "
+                         "chooses --r for)" + ("" if 1 <= args.for_groups <= 2**52 else f", got {args.for_groups}"))
     if args.table2:  # (Table 2 is computed from the mechanism's constants alone: no data is read or released)
         given = [opt for opt, (dest, default) in args.table2_ignored.items() if getattr(args, dest) != default]
         if given:

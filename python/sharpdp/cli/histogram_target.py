@@ -66,6 +66,9 @@ def target_text(t: dict[str, Any]) -> str:
                          "docs/histogram_release.md §11)")
 
 
+#: The smallest ``--r`` :func:`r_for_target` searches (a target met there is met by smaller r too, perhaps).
+R_FLOOR = 1e-9
+
 #: The group sizes at which ``--epsilon`` suggests an ``--r`` (``--for-groups N``: that N only).
 SUGGEST_GROUPS = (10, 100, 1000, 10000)
 
@@ -86,11 +89,11 @@ def r_for_target(epsilon: float, delta: float, groups: int, c: float) -> float |
     def fits(r: float) -> bool:
         return float(ShiftedLogGaussian(r, None, c).epsilon(groups, delta)) <= epsilon
 
-    lo, hi = 1e-9, 0.999
+    lo, hi = R_FLOOR, 0.999
     if not fits(hi):
         return None
     if fits(lo):
-        return lo
+        return lo  # (the search's floor: a smaller r may meet it too; the text says so)
     for _ in range(60):  # (log-space bisection: fits(hi) holds, fits(lo) does not)
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if fits(mid) else (mid, hi)
@@ -118,7 +121,8 @@ def r_suggestions(epsilon: float, delta: float, c: float, groups: int | None = N
 
 def r_suggestions_text(s: dict[str, Any], epsilon: float) -> str:
     """The text line of :func:`r_suggestions`."""
-    parts = [f"groups of >= {x['groups_from']}: r = {x['r']:g}" if x["r"] is not None else
+    parts = [f"groups of >= {x['groups_from']}: r = {x['r']:g}"
+             + (" (the search's floor; a smaller r may do too)" if x["r"] == R_FLOOR else "") if x["r"] is not None else
              f"groups of >= {x['groups_from']}: no r below 1 (--r 1 releases nothing about the data)" for x in s["sizes"]]
     return (f"to choose --r for epsilon = {epsilon:g} nats (--r0 default, --c {s['c']:g}): " + "; ".join(parts)
             + " (a larger --r: more noise, expected relative error about r)")
