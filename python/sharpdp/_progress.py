@@ -7,7 +7,8 @@ extra), a live tqdm bar, shown after the bar's ``delay``; in a Jupyter notebook,
 :attr:`_PlainBar.quiet` seconds (2 s, or the bar's ``delay`` if longer), then one line at most every
 :attr:`_PlainBar.interval` seconds (5 s) and a final ``(done)`` line. A wait with nothing to count (a bar with no
 total, :func:`progress_step`) prints its ``"STEP: N s"`` line from a timer, at the same times, since no update
-comes to print it. Progress never goes to stdout, so ``--json`` output is unaffected.
+comes to print it; a counted bar does too while no update comes (its count, the time and the estimate of the time
+left, which grows while the item under way takes long), so no log stays silent for more than 5 s. Progress never goes to stdout, so ``--json`` output is unaffected.
 
 Interruption: a bar closed while a ``KeyboardInterrupt`` propagates (Ctrl-C) keeps its true count
 and total (a caller's "finished: total = count" is ignored then), and says ``(interrupted)``
@@ -85,10 +86,14 @@ class _PlainBar:
     in the line; a ``staged`` bar, whose first values cost the most, shows none until
     :func:`progress_stage` marks its first stage done, then the rate since that mark). Used when the stream is not a terminal (no carriage-return redraws in a log
     file) or tqdm is not installed. Nothing is printed before ``max(delay, quiet)`` seconds; a bar
-    with no total (a wait) prints from a timer thread, since it may get no update at all.
+    with no total (a wait) prints from a timer thread, since it may get no update at all; so does a counted bar
+    while its updates stop (one item can take minutes).
     """
 
     interval = 5.0
+    #: Seconds of real time with no line after which a counted bar prints one from its timer (an item under way,
+    #: e.g. one certified value, can take minutes; real time, so that a test's fake clock adds no line).
+    silence = 5.0
     #: Seconds a plain bar stays silent (a quicker step prints nothing), whatever its ``delay``.
     quiet = 2.0
 
@@ -118,6 +123,7 @@ class _PlainBar:
         self.n = 0
         self._start = clock()
         self._last = -float("inf")
+        self._last_real = time.monotonic()  # (real time of the last line, or of the start: for silence)
         # (time, count) the time left is extrapolated from: the start, or for a staged bar the end of its first
         # stage (None until then: no estimate, the first values' cost says little about the rest's)
         self._mark: tuple[float, int] | None = None if staged else (self._start, 0)
@@ -126,7 +132,7 @@ class _PlainBar:
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
         _OPEN.add(self)
-        if total is None and not disable and not silent:
+        if not disable and not silent:  # (a counted bar too: a slow item would leave a log silent for minutes)
             self._tick_at(self._wait())
 
     def _wait(self) -> float:
@@ -149,15 +155,24 @@ class _PlainBar:
         self._timer.start()
 
     def _tick(self) -> None:
+        """A line from the timer when none was printed for :attr:`interval` seconds: a wait's ``STEP: N s``, or a
+        counted bar's line between two updates (one item, e.g. a certified value, can take minutes); a finished
+        bar's line is left to :meth:`close`."""
         with self._lock:
-            if self._closed or self.total is not None:
+            if self._closed:
                 return
             now = clock()
-            if now - self._start >= self._wait() and now - self._last >= self.interval:
-                self._last = now
+            if self.total is None:  # a wait: its lines come from here only
+                due = now - self._start >= self._wait() and now - self._last >= self.interval
+            else:  # a counted bar: its updates print its lines; this one only after silence seconds of real time
+                # with no line (from its start too), and never for a finished bar (close prints its line)
+                due = (self.n < self.total and now - self._start >= self._wait()
+                       and time.monotonic() - self._last_real >= self.silence)
+            if due:
+                self._last, self._last_real = now, time.monotonic()
                 self._shown = True
                 print(self._line(), file=self.file, flush=True)
-            self._tick_at(self.interval)
+            self._tick_at(self.interval if self.total is None else self.silence)
 
     def _line(self, done: bool = False, interrupted: bool = False) -> str:
         el = clock() - self._start
@@ -202,7 +217,7 @@ class _PlainBar:
             return
         if due and now - self._last >= self.interval:
             with self._lock:
-                self._last = now
+                self._last, self._last_real = now, time.monotonic()
                 self._shown = True
                 print(self._line(), file=self.file, flush=True)
 
@@ -391,8 +406,38 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         bar = _tqdm_class(tqdm)(iterable, **kwargs)
         bar._sharpdp_after_stage = after
         _OPEN.add(bar)
+        if chosen is std_tqdm:
+            _keep_alive(bar)
         return bar
     return _PlainBar(iterable, budget=budget, staged=staged, **kwargs)
+
+
+#: Seconds between two redraws of a terminal bar that gets no update (tqdm redraws on updates only).
+_REDRAW = 5.0
+
+
+def _keep_alive(bar: Any) -> None:
+    """Redraw a terminal bar every :data:`_REDRAW` seconds until it is closed (a daemon timer, holding the bar by a
+    weak reference): its elapsed time moves while one slow item (a certified value at n = 1e9) is under way, where
+    tqdm, which redraws on updates only, showed a frozen bar for minutes."""
+    ref = weakref.ref(bar)
+
+    def tick() -> None:
+        b = ref()
+        if b is None or b not in _OPEN or getattr(b, "disable", True):
+            return
+        try:
+            b.refresh()
+        except Exception:  # (a stream closed under it: no more redraws)
+            return
+        _start(tick)
+
+    def _start(fn: Any) -> None:
+        timer = threading.Timer(_REDRAW, fn)
+        timer.daemon = True
+        timer.start()
+
+    _start(tick)
 
 
 def _columns(file: IO[str]) -> int:

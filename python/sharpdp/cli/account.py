@@ -55,9 +55,17 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--dim", type=integer_number, default=None, help="BMG: dimension d >= 1 (default 1)")
     from sharpdp.shuffle.adjacency import ADJACENCIES, DEFAULT_ADJACENCY
 
-    p.add_argument("--adjacency", choices=ADJACENCIES, default=DEFAULT_ADJACENCY,
-                   help="neighbouring relation (default zero_out); replace with gamma = 0 is bounded "
-                        "through bot (weak triangle inequality, looser)")
+    from sharpdp.cli.errors import ADJACENCY_ALIAS_HELP, adjacency_name
+
+    p.add_argument("--adjacency", choices=ADJACENCIES, default=DEFAULT_ADJACENCY, type=adjacency_name,
+                   help="neighbouring relation (default zero_out: one user's input replaced by a null input whose "
+                        "message is drawn from the blanket law; the output states the replace-one guarantee it "
+                        "implies); replace: one user's input changed into any other; replace with gamma = 0 is "
+                        f"bounded through bot (weak triangle inequality, looser); {ADJACENCY_ALIAS_HELP}")
+    p.add_argument("--explain", action="store_true",
+                   help="print the BMG's notes under the answer in full (what chi_lo and mse_single are, in which units, "
+                        "and how chi_lo relates to --adjacency replace); without it each is one line (docs/cli.md "
+                        "§10)")
     p.add_argument("--rounds", type=integer_number, default=1,
                    help="number K >= 1 of such rounds composed (default 1); K > 1 reports the certified "
                         "composed delta (or epsilon) of the K rounds (sharpdp.shuffle.ComposedAccountant); it builds "
@@ -156,6 +164,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     rounds = V.integer("--rounds", args.rounds, lo=1)
     out.update(_answer(acc, rounds, eps, delta, args.discretization, _BLANKET_LOWER))
+    out.update(neighbours(out), notes_in_full=bool(getattr(args, "explain", False)))
     return out
 
 
@@ -377,12 +386,6 @@ def _floor_text(f: dict[str, Any] | None, eps: float, delta: float) -> str:
             f"length, about 13.2 sigma0 / h entries: docs/sampling.md §4, docs/cli.md §2){smaller}")
 
 
-#: chi_lo's note on a replace-one run: the figure is the zero-out index (the BMG's only closed form), not the relation
-#: the run certifies
-_CHI_LO_REPLACE = ("lower shuffle index of the zero-out relation (the BMG's closed form, printed for every adjacency; "
-                   "the replace-one figures above come from the accountant's replace-one bound, not from this index): "
-                   "the larger, the more privacy amplification by shuffling")
-
 #: "2 n sampler_tv" with no-break spaces: the expression stays on one line of the wrapped text
 _FLOOR_NAME = "2\u00a0n\u00a0sampler_tv"
 
@@ -460,6 +463,7 @@ def _run_krr(args: argparse.Namespace, n: int) -> dict[str, Any]:
     out.update(_answer(acc, rounds, eps, delta, args.discretization, lower))
     if rounds > 1 and "delta_lower" in out and out["delta_lower_meaning"] != BASIC_LOWER:
         out["delta_lower_meaning"] = COMPOSED_LOWER
+    out.update(neighbours(out))
     return out
 
 
@@ -494,7 +498,57 @@ def _format_krr(r: dict[str, Any]) -> str:
                 f"safe end of its search, so the certified delta at this epsilon is <= {r['delta']:.6g})")
         body += _zero_note(r)
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in krr_field_help(rd["k"]).items())
-    return head + "\n" + body + notes
+    return head + "\n" + body + neighbours_text(r) + notes
+
+
+def neighbours(r: dict[str, Any]) -> dict[str, Any]:
+    """``adjacency_meaning`` (and, for zero-out, ``replace_one_implied``) of an answer ``r`` (``epsilon`` and
+    ``delta``: the certified delta at epsilon, or the target delta met at the certified epsilon): what its
+    (epsilon, delta) promises, and the replace-one (2 epsilon, (1 + e^epsilon) delta) a zero-out guarantee implies
+    (:func:`sharpdp.cli.mean_result.replace_one_implied`: the certificate covers both orders, x vs null and null
+    vs x, for one round and for K rounds composed; docs/cli.md §9, §10)."""
+    from sharpdp.cli.mean_result import replace_one_implied
+
+    if r["adjacency"] == "replace":
+        return {"adjacency_meaning": _REPLACE_MEANING}
+    eps, delta = float(r["epsilon"]), float(r["delta"])
+    at = float(r.get("certified_at_epsilon") or eps)  # (--rounds: the composed value may be certified below eps)
+    f = r.get("sampler_charge_floor")
+    if f is not None and f["smallest_certified_delta"] <= 0.9 * delta:  # (the certified delta the text prints)
+        delta, at = float(f["smallest_certified_delta"]), float(f["smallest_at_epsilon"])
+    # zero-out (at, delta) implies replace-one (2 at, (1 + e^at) delta), hence (2 eps, (1 + e^at) delta) for
+    # eps >= at: the factor at the epsilon where delta is certified (e^25 at 25 nats against e^0.41 at 0.41)
+    implied = replace_one_implied(min(at, eps), delta)
+    implied.update(epsilon=2.0 * eps, meaning=_IMPLIED_MEANING)
+    return {"adjacency_meaning": _ZERO_OUT_MEANING, "replace_one_implied": implied}
+
+
+_IMPLIED_MEANING = ("the (epsilon, delta) this zero-out mechanism satisfies under replace-one adjacency (one user's "
+                    "input changed into any other), by the triangle inequality through the null input: (2 e, "
+                    "(1 + e^e) d) from the certified (e, d), e the epsilon at which d is certified (at most the "
+                    "answer's epsilon; a value certified at a smaller epsilon holds at this one), delta rounded up; "
+                    "--adjacency replace certifies replace-one directly (often tighter)")
+_REPLACE_MEANING = ("replace-one: neighbouring datasets of n users differ in one user's input, changed into any other "
+                    "input (the usual (epsilon, delta)-DP of a fixed-size dataset)")
+_ZERO_OUT_MEANING = ("zero-out: neighbouring datasets of n users differ in one user's input, replaced by a null input "
+                     "whose message is drawn from the blanket law (docs/embedding.md §1); not the usual replace-one "
+                     "guarantee: replace_one_implied is the one it implies")
+
+
+def neighbours_text(r: dict[str, Any]) -> str:
+    """The ``neighbours:`` line of the text: what the (epsilon, delta) above is a guarantee for (empty for a result
+    without ``adjacency_meaning``, e.g. a caller's own dict)."""
+    if "adjacency_meaning" not in r:
+        return ""
+    if r["adjacency"] == "replace":
+        return f"\nneighbours: {_REPLACE_MEANING}"
+    from sharpdp.cli.rounding import g_up
+
+    implied = r["replace_one_implied"]
+    return (f"\nneighbours: zero-out (one user's input replaced by a null input whose message is drawn from the "
+            f"blanket law: docs/embedding.md §1), NOT the usual replace-one: under replace-one (one user's input "
+            f"changed into another) this implies ({implied['epsilon']:.6g}, {g_up(implied['delta'])})-DP (through the "
+            f"null input); --adjacency replace certifies replace-one directly (often tighter than this implication)")
 
 
 def _zero_note(r: dict[str, Any]) -> str:
@@ -508,6 +562,7 @@ def _zero_note(r: dict[str, Any]) -> str:
 def format_text(r: dict[str, Any]) -> str:
     """The text output of ``sharpdp account`` (lines wrapped at 80 columns: :func:`sharpdp.cli.wrap_text`)."""
     from sharpdp.cli import BMG_FIELD_HELP, wrap_text
+    from sharpdp.cli.notes import bmg_field_help
 
     if "k" in r["randomizer"]:
         return wrap_text(_format_krr(r))
@@ -561,6 +616,7 @@ def format_text(r: dict[str, Any]) -> str:
                         f"docs/accountant.md §8.3); " if sc.get("smallest_certified_delta") is not None else "")
                      + f"no epsilon certifies less than {_FLOOR_NAME} = {g_down(sc['floor_at_any_epsilon'], 3)}, a lower "
                        "bound below it (docs/sampling.md §4, docs/cli.md §2)")
-    help_ = dict(BMG_FIELD_HELP, **({"chi_lo": _CHI_LO_REPLACE} if r["adjacency"] == "replace" else {}))
-    notes = "".join(f"\n  {k:<10}: {text}" for k, text in help_.items())
-    return wrap_text(head + "\n" + body + _sampler_text(r) + notes)
+    full = bool(r.get("notes_in_full"))
+    notes = "".join(f"\n  {k:<10}: {text}" for k, text in bmg_field_help(r["adjacency"], full).items())
+    more = "" if full else "\n  (notes shortened: --explain prints them in full)"
+    return wrap_text(head + "\n" + body + _sampler_text(r) + neighbours_text(r) + notes + more)

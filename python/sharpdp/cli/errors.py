@@ -142,3 +142,22 @@ integer_number.__name__ = "integer"
 def install_hint(extra: str) -> str:
     """``pip install "sharpdp[EXTRA]"`` (or ``".[EXTRA]"`` from a clone of the repository)."""
     return f'pip install "sharpdp[{extra}]" (or pip install ".[{extra}]" from a clone of the repository)'
+
+
+#: The spellings ``--adjacency`` accepts beside the library's names (README's prose writes "zero-out" and
+#: "replace-one"; docs/cli.md §10): each is read as the name it maps to.
+ADJACENCY_ALIASES = {"zero-out": "zero_out", "replace-one": "replace", "replace_one": "replace"}
+
+
+def adjacency_name(text: str) -> str:
+    """``--adjacency``'s value as the library's name (``zero_out`` or ``replace``): the aliases of
+    :data:`ADJACENCY_ALIASES` (any case) are mapped, anything else is left for argparse's ``choices`` to refuse
+    naming the option and the choices."""
+    key = text.strip().lower()
+    return ADJACENCY_ALIASES.get(key, key)
+
+
+adjacency_name.__name__ = "adjacency"  # (argparse names the type in a conversion error; none is raised here)
+
+#: The end of every ``--adjacency`` help: the aliases it accepts.
+ADJACENCY_ALIAS_HELP = "zero-out and replace-one are accepted for zero_out and replace"

@@ -68,7 +68,7 @@ DROPPED_ROWS_POLICY = ("rows with a missing key value, and rows whose key is out
 #: The options ``--table2`` ignores (it reads no data and releases nothing), refused with it when given (differing
 #: from their defaults), named in this order.
 TABLE2_IGNORED = ("csv", "data", "by", "keys", "seed", "diagnostics", "engine", "keys_from_data", "integer", "workers",
-                  "scheduler", "delta", "epsilon")
+                  "scheduler", "delta", "epsilon", "for_groups")
 #: Columns of the ``--diagnostics`` file holding the dropped-row figures (the same on every row) -> their names in
 #: the counting's figures.
 DIAGNOSTIC_ROW_FIGURES = {"rows_read": "rows", "rows_dropped_missing_key": "rows_dropped_missing_key",
@@ -169,7 +169,11 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
     p.add_argument("--epsilon", type=real_number, default=None,
                    help="target epsilon > 0 (nats) at --delta: also report the smallest group size whose members all "
                         "get it, by the guarantee table's certified per-count epsilon (docs/histogram_release.md "
-                        "§11); the release itself is unchanged (--r, --r0, --c set it)")
+                        "§11); the release itself is unchanged (--r, --r0, --c set it); also the --r that would "
+                        "give it to groups of at least 10, 100, 1000, 10000 members (--for-groups N: that N)")
+    p.add_argument("--for-groups", type=integer_number, default=None, metavar="N",
+                   help="with --epsilon: the smallest group size the target must hold for; the output gives the "
+                        "--r to run with for it (docs/cli.md §10)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
                    help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "
@@ -381,6 +385,11 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
     if len(set(by)) != len(by):
         raise ValueError(f"--by: duplicated column in {by}")
     mech = ShiftedLogGaussian(args.r, args.r0, args.c)
+    suggestions = None
+    if args.epsilon is not None:  # (public figures: computed before any data is read or file written)
+        from sharpdp.cli.histogram_target import r_suggestions
+
+        suggestions = r_suggestions(float(args.epsilon), float(args.delta), mech.c, args.for_groups)
     from sharpdp.cli import dask_engine as dask_cli
 
     warnings: list[str] = []
@@ -460,6 +469,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         from sharpdp.cli.histogram_target import target_guarantee
 
         result["target"] = target_guarantee(mech, float(args.epsilon), float(args.delta))
+        result["target"]["r_for_groups"] = suggestions
     result["png"] = None if args.no_plot else _plot_release(released, mech, args,
                                                             os.path.join(args.out, "histogram_release.png"))
     if args.diagnostics:
@@ -528,19 +538,20 @@ def _diagnostics(table, n, info: dict[str, int], released, mech, args, warnings:
 
 
 def _plot_release(released, mech, args, path: str) -> str:
-    """Publishable figure: guarantees as functions of n (public) and the released values (a progress step: a
-    log says so after 2 s, with matplotlib's import and the exact profiles on the grid, 2-5 s)."""
-    from sharpdp._progress import progress_step
+    """Publishable figure: guarantees as functions of n (public) and the released values (a progress step,
+    :func:`sharpdp.cli.steps.file_step`: matplotlib's import and the exact profiles on the grid, about 1.2 s of CPU
+    measured, 2-5 s of wall time on a busy machine)."""
+    from sharpdp.cli.steps import file_step
 
-    with progress_step(f"drawing {path}"):
+    with file_step("histogram", f"drawing {path}", "about 1 s of CPU"):
         return draw_release(released, mech, args, path)
 
 
 def _plot_diagnostics(diag, mech, args, path: str) -> str:
     """Not publishable: realised errors and per-count epsilon at the true counts (a progress step)."""
-    from sharpdp._progress import progress_step
+    from sharpdp.cli.steps import file_step
 
-    with progress_step(f"drawing {path}"):
+    with file_step("histogram", f"drawing {path}", "about 1 s of CPU"):
         return draw_diagnostics(diag, mech, args, path)
 
 
@@ -554,6 +565,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     if args.epsilon is not None and not 0.0 < args.epsilon < math.inf:
         raise ValueError(f"--epsilon must be > 0 and finite (nats), got {args.epsilon}")
+    if args.for_groups is not None and (args.epsilon is None or not 1 <= args.for_groups <= 2**52):
+        raise ValueError("--for-groups: give a group size N, 1 <= N <= 2^52, with --epsilon EPS (the target it "
+                         "chooses --r for)" + ("" if 1 <= args.for_groups <= 2**52 else f", got {args.for_groups}"))
     if args.table2:  # (Table 2 is computed from the mechanism's constants alone: no data is read or released)
         given = [opt for opt, (dest, default) in args.table2_ignored.items() if getattr(args, dest) != default]
         if given:
@@ -629,9 +643,11 @@ def _format_lines(result: dict[str, Any]) -> str:
         lines.append(f"zeros: {z['released_zero']} of {result['groups']} released values are exactly 0: "
                      f"{z['meaning']}{p0}")
     if result.get("target") is not None:
-        from sharpdp.cli.histogram_target import target_text
+        from sharpdp.cli.histogram_target import r_suggestions_text, target_text
 
         lines.append(target_text(result["target"]))
+        if result["target"].get("r_for_groups"):
+            lines.append(r_suggestions_text(result["target"]["r_for_groups"], result["target"]["epsilon"]))
     lines.append(f"release (publishable): {result['csv']}")
     if result["png"]:
         lines.append(f"plot (publishable): {result['png']}")

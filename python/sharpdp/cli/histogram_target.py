@@ -64,3 +64,65 @@ def target_text(t: dict[str, Any]) -> str:
         return head + who + " (docs/histogram_release.md §11)"
     return head + who + ("; members of smaller groups get less privacy (a larger epsilon: the table above; "
                          "docs/histogram_release.md §11)")
+
+
+#: The smallest ``--r`` :func:`r_for_target` searches (a target met there is met by smaller r too, perhaps).
+R_FLOOR = 1e-9
+
+#: The group sizes at which ``--epsilon`` suggests an ``--r`` (``--for-groups N``: that N only).
+SUGGEST_GROUPS = (10, 100, 1000, 10000)
+
+
+def r_for_target(epsilon: float, delta: float, groups: int, c: float) -> float | None:
+    """The ``--r`` to run with so that every member of a group of at least ``groups`` members gets (``epsilon``,
+    ``delta``)-DP, or None when no r < 1 does (``--r 1`` is the data-independent release).
+
+    The mechanism is ``ShiftedLogGaussian(r, r / 2, c)`` (``--r0`` at its default). Its certified per-count epsilon
+    falls as r grows (more noise), so a bisection on log r finds the boundary; the answer is rounded up to 3
+    significant digits and checked: the certified epsilon at ``groups`` of the mechanism with that r is <= ``epsilon``
+    (so it holds for every larger group: :func:`groups_meeting`, docs/histogram_release.md §11). A larger r meets it
+    too, with more noise; the release run with it says so in its own ``target:`` line."""
+    import math
+
+    from sharpdp.histogram import ShiftedLogGaussian
+
+    def fits(r: float) -> bool:
+        return float(ShiftedLogGaussian(r, None, c).epsilon(groups, delta)) <= epsilon
+
+    lo, hi = R_FLOOR, 0.999
+    if not fits(hi):
+        return None
+    if fits(lo):
+        return lo  # (the search's floor: a smaller r may meet it too; the text says so)
+    for _ in range(60):  # (log-space bisection: fits(hi) holds, fits(lo) does not)
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+        if hi / lo < 1.0 + 1e-6:
+            break
+    scale = 10.0 ** (math.floor(math.log10(hi)) - 2)
+    r = math.ceil(hi / scale) * scale
+    r = float(f"{r:.3g}")  # (3 significant digits, written as the user will type it)
+    while r < hi or not fits(r):  # (the printed value itself is checked; up a step if its rounding went down)
+        r = float(f"{r + scale:.3g}")
+    return r if r < 1.0 else None
+
+
+def r_suggestions(epsilon: float, delta: float, c: float, groups: int | None = None) -> dict[str, Any]:
+    """The ``r_for_groups`` object of ``--epsilon``'s target (``--json``; text: :func:`r_suggestions_text`): for each
+    group size N (``groups``, else :data:`SUGGEST_GROUPS`), the ``--r`` of :func:`r_for_target`."""
+    sizes = (groups,) if groups is not None else SUGGEST_GROUPS
+    return {"c": c, "sizes": [{"groups_from": n, "r": r_for_target(epsilon, delta, n, c)} for n in sizes],
+            "meaning": ("the --r to run with (3 significant digits, --r0 at its default r/2, this --c) so that every "
+                        "member of a group of at least groups_from members gets (epsilon, delta)-DP by the guarantee "
+                        "table's certified per-count epsilon, checked at that r; null: no r < 1 does (--r 1 releases "
+                        "nothing about the data). A larger r means more noise: expected relative error about r "
+                        "(docs/histogram_release.md §11). Functions of the target and the mechanism's constants only")}
+
+
+def r_suggestions_text(s: dict[str, Any], epsilon: float) -> str:
+    """The text line of :func:`r_suggestions`."""
+    parts = [f"groups of >= {x['groups_from']}: r = {x['r']:g}"
+             + (" (the search's floor; a smaller r may do too)" if x["r"] == R_FLOOR else "") if x["r"] is not None else
+             f"groups of >= {x['groups_from']}: no r below 1 (--r 1 releases nothing about the data)" for x in s["sizes"]]
+    return (f"to choose --r for epsilon = {epsilon:g} nats (--r0 default, --c {s['c']:g}): " + "; ".join(parts)
+            + " (a larger --r: more noise, expected relative error about r)")

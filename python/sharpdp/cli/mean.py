@@ -87,14 +87,15 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "(epsilon, delta) (sharpdp.shuffle.calibrate_bmg(..., rounds=K)); refused at once when epsilon / "
                         "sqrt(K) > 5 nats, outside what that calibration supports (minutes per run, far from its "
                         "model: docs/composition.md §4.1)")
+    from sharpdp.cli.errors import ADJACENCY_ALIAS_HELP, adjacency_name
     from sharpdp.shuffle.adjacency import ADJACENCIES
 
-    p.add_argument("--adjacency", choices=ADJACENCIES, default="zero_out",
+    p.add_argument("--adjacency", choices=ADJACENCIES, default="zero_out", type=adjacency_name,
                    help="the neighbouring tables the guarantee is for (docs/embedding.md §1): zero_out (default, the "
                         "model of 'Shuffling-Aware Optimization for Private Vector Mean Estimation': one row replaced "
                         "by a null record) or replace (one row changed into any other row, the usual (epsilon, "
                         "delta)-DP of a fixed-size table: more noise at the same epsilon). A zero-out release is also "
-                        "(2 epsilon, (1 + e^epsilon) delta)-DP under replace-one (the output says so)")
+                        "(2 epsilon, (1 + e^epsilon) delta)-DP under replace-one (the output says so); " + ADJACENCY_ALIAS_HELP)
     p.add_argument("--seed", type=integer_number, default=None,
                    help="seed of the randomizer and the shuffle, for reproducible research runs: the release is "
                         "then NOT private unless the seed is kept secret; never printed, written only to "
@@ -157,9 +158,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.seed is not None and args.seed < 0:
         raise CliError(f"--seed must be a non-negative integer, got {args.seed}")
     result = _release(args)  # (says the seeded-mode warning once the input is valid, before the bars)
-    from sharpdp.cli import BMG_FIELD_HELP, UNITS
+    from sharpdp.cli import UNITS
+    from sharpdp.cli.notes import bmg_field_help
 
-    result["bmg_meaning"] = {**BMG_MEANING, **BMG_FIELD_HELP}  # (both engines)
+    result["bmg_meaning"] = {**BMG_MEANING, **bmg_field_help(args.adjacency)}  # (both engines; chi_lo per adjacency)
     result.update(UNITS)  # (epsilon_unit, delta_unit: docs/cli.md §1)
     result["reproducible_seeded_mode"] = args.seed is not None
     if args.seed is not None:
@@ -396,6 +398,7 @@ def _count(k: int, noun: str) -> str:
 
 def format_text(r: dict[str, Any]) -> str:
     from sharpdp.cli import BMG_FIELD_HELP, MEAN_RMSE_NOTE, release_scope
+    from sharpdp.cli.notes import bmg_field_help
     from sharpdp.cli import wrap_entry
     from sharpdp.cli.rounding import g_down, g_up
 
@@ -437,7 +440,8 @@ def format_text(r: dict[str, Any]) -> str:
           if r.get("composed_certifications") else []),
         *wrap_entry("BMG", f"gamma = {r['bmg']['gamma']:.6g}, sigma0 = {r['bmg']['sigma0']:.6g}, "
                       + ", ".join(f"{k} = {r['bmg'][k]:.6g}" for k in BMG_FIELD_HELP)),
-        *(line for k, text in BMG_FIELD_HELP.items() for line in wrap_entry(f"  {k}", text, indent=14)),
+        *(line for k, text in bmg_field_help(r.get("adjacency", "zero_out")).items()
+          for line in wrap_entry(f"  {k}", text, indent=14)),
         *wrap_entry("RMSE/coord", f"expected {r['expected_rmse_per_coordinate']:.4g}; central Gaussian (sensitivity "
                              f"{'2/n' if r.get('adjacency') == 'replace' else '1/n'}) {r['central_gaussian']['rmse_per_coordinate']:.4g} (scaled units; ratio "
                              f"{r['rmse_ratio_bmg_over_central']:.3f})"),

@@ -15,6 +15,36 @@ BMG_FIELD_HELP = {
                   "RMSE/coord sqrt(mse_single / (n d)) for the continuous mechanism",
 }
 
+#: What chi_lo is on a replace-one run: the figure is still the zero-out index (the BMG's only closed form), and the
+#: replace-one model index is chi_lo / 2 (a changed row moves a message twice as far: docs/calibration.md §2)
+_CHI_LO_REPLACE = ("lower shuffle index of the zero-out relation (the BMG's closed form, printed for every adjacency): "
+                   "the larger, the more privacy amplification by shuffling; under replace-one (this run) a row "
+                   "changed into another moves a message twice as far (sensitivity 2), so the index that matters is "
+                   "about chi_lo / 2, the calibration's model (docs/calibration.md §2: a model, not a bound); the "
+                   "replace-one figures above come from the accountant's replace-one bound, not from this index")
+
+#: The one-line forms of the field notes that ``sharpdp account`` prints without ``--explain`` (the full ones,
+#: :func:`bmg_field_help`, with it); each is the first clause of its full form.
+_FIELD_SHORT = {
+    "chi_lo": {"zero_out": "lower shuffle index (zero-out): the larger, the more privacy amplification by shuffling",
+               "replace": "lower shuffle index of the zero-out relation; replace-one's is about chi_lo / 2 (the "
+                          "figures above come from the replace-one bound)"},
+    "mse_single": "worst-case MSE of one user's unbiased message (scaled units)",
+}
+
+
+def bmg_field_help(adjacency: str = "zero_out", explain: bool = True) -> dict[str, str]:
+    """What the BMG's figures ``chi_lo`` and ``mse_single`` are, for the relation the run certifies: under
+    ``"replace"`` chi_lo is still the zero-out index, and the text says so and what replace-one's is (about
+    chi_lo / 2, docs/calibration.md §2). ``explain`` False: the one-line forms (``sharpdp account`` without
+    ``--explain``, docs/cli.md §10)."""
+    replace = adjacency == "replace"
+    if not explain:
+        return {"chi_lo": _FIELD_SHORT["chi_lo"]["replace" if replace else "zero_out"],  # type: ignore[index]
+                "mse_single": str(_FIELD_SHORT["mse_single"])}
+    return dict(BMG_FIELD_HELP, **({"chi_lo": _CHI_LO_REPLACE} if replace else {}))
+
+
 #: The one wording of ``--delta`` in every command's help (``mean``, ``account``, ``histogram``; each adds what it
 #: does with it), and the outputs say ``target delta = D`` for the value given (docs/cli.md §8).
 DELTA_HELP = "target delta, a probability in (0, 1)"
