@@ -410,7 +410,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     if not eligible(law, gamma, n):
         return None
     f = law.heavy_form()
-    key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK)
+    key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
+           limits.CLOSED_LOCAL_STAGE)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
@@ -473,7 +474,7 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
             need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
                                        keep=keep))
-        elif stage == 4:  # §40: the tail deduction by the mgf, the rate below the mean (where refused without them)
+        elif stage == 4 and limits.CLOSED_LOCAL_STAGE:  # §40: the mgf's tail deduction, the rate below the mean
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True))
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
                                        keep=keep, local=True))

@@ -100,7 +100,8 @@ def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chord
         mgf_minus = np.exp(_up(t * d_mu + ben))  # E e^{-t Z'} <= e^{t (mh - E X)} E e^{-t Z}
         B = _up(kap / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))  # kap/6 E[|X - mh|^3; X < mh]
         if local:  # (the rate below mh from the chord beyond -mh, §40.2)
-            B = np.minimum(B, neg_side_up(law, T0, mh, Q, kap, t, mgf_minus, d_mu, b_minus))
+            kap_m, wid = minus_rates(law, T0, mh, Q)
+            B = np.minimum(B, neg_side_up(mh, Q, kap, t, mgf_minus, d_mu, b_minus, kap_m, wid))
         val = _up(p0 * (A + B) * (1 + 1e-10))
     return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
 
@@ -122,21 +123,32 @@ def chord_rate_lo(law: Law, s1: float, s2: float) -> float:
     return k if math.isfinite(k) and k > 0 else 0.0
 
 
-def neg_side_up(law: Law, T0: float, mh, Q, kap, t: float, mgf_minus, d_mu, b_minus: float):
-    """Upper values of kap/6 E[|Z'|^3; Z' < 0]'s replacement in :func:`tilted_curv` (elementwise over m, mh < -T0,
-    Z' = X_m - mh): (kap - kap_-)/6 E[|Z'|^3; Z' < 0] + kap/6 E[|Z'|^3; Z' < -W], kap_- a lower value of the chord
-    slope of log p over [-mh, -mh + W] (W = LOCAL_SDS sd, by blocks of m), the first mean by the bound of §20 (c)
-    (``t``, ``mgf_minus``), the second by |z|^3 1{-z > W} <= W^3 e^{t4 (-z - W)} (t4 >= 3 / W) and Bennett's moment
-    bound for -Z (docs/accountant_tail.md §40.2); inf where not available."""
-    out = np.full(np.shape(mh), np.inf)
-    if not (np.size(mh) and log_convex_from(law, T0)):
-        return out
-    s, sd = -mh, np.sqrt(Q)
-    kap_m = np.zeros(s.shape)
-    wid = np.zeros(s.shape)
-    for blk in np.array_split(np.arange(s.size), min(LOCAL_BLOCKS, s.size)):
+def _blocks(size: int):
+    """LOCAL_BLOCKS blocks of consecutive indices (the numbers m in increasing order)."""
+    return np.array_split(np.arange(size), min(LOCAL_BLOCKS, size))
+
+
+def minus_rates(law: Law, T0: float, mh, Q):
+    """(kap_-, W) elementwise over m (mh < -T0): W = LOCAL_SDS times the block's largest sd (rounded up), kap_- a lower
+    value of the chord slope of log p over [-mh, -mh + W] (:func:`chord_rate_lo` over [S_b, S_b + W], S_b the
+    block's largest -mh: the chord slope of the convex log p is non-decreasing in both ends; docs/accountant_tail.md
+    §40.2); kap_- = 0 where log p is not known convex beyond T0 (the rate 0 is valid)."""
+    s, sd = -np.asarray(mh, float), np.sqrt(Q)
+    kap_m, wid = np.zeros(s.shape), np.zeros(s.shape)
+    convex = bool(s.size) and log_convex_from(law, T0)
+    for blk in _blocks(s.size):
         s_b, w_b = float(np.max(s[blk])), float(_up(LOCAL_SDS * np.max(sd[blk])))
-        kap_m[blk], wid[blk] = chord_rate_lo(law, s_b, float(_up(s_b + w_b))), w_b
+        kap_m[blk] = chord_rate_lo(law, s_b, float(_up(s_b + w_b))) if convex else 0.0
+        wid[blk] = w_b
+    return kap_m, wid
+
+
+def neg_side_up(mh, Q, kap, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid):
+    """Upper values of the replacement of kap/6 E[|Z'|^3; Z' < 0] in :func:`tilted_curv` (elementwise over m,
+    Z' = X_m - mh): (kap - kap_-)_+/6 E[|Z'|^3; Z' < 0] + kap/6 E[|Z'|^3; Z' < -W] (``kap_m``, ``wid``: kap_- and W of
+    :func:`minus_rates`), the first mean by the bound of §20 (c) (``t``, ``mgf_minus``), the second by
+    |z|^3 1{-z > W} <= W^3 e^{t4 (-z - W)} (t4 >= 3 / W) and Bennett's moment bound for -Z (docs/accountant_tail.md
+    §40.2); inf where not available."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         first = _up(np.maximum(_up(kap - kap_m), 0.0) / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))
         t4 = np.maximum(3.0 / _dn(wid), wid / Q) * (1 + 4 * U)  # (>= 3 / W)
@@ -167,5 +179,5 @@ def tail_ded_up(law: Law, T0: float, m, w, d, mu_hi: float, k_hi):
     return best
 
 
-__all__ = ["DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "chord_rate_lo", "neg_side_up", "tail_ded_up",
-           "tilted_curv", "tilted_lo"]
+__all__ = ["DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "chord_rate_lo", "minus_rates",
+           "neg_side_up", "tail_ded_up", "tilted_curv", "tilted_lo"]
