@@ -134,3 +134,21 @@ def test_stage_bracket_nested_in_stage_3s_at_the_bmg_cell():
     lo4 = C._jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True)
     assert lo3 < lo4 < up4 < up3
     assert up4 - lo4 <= 0.65 * (up3 - lo3)
+
+
+def test_stage_moves_the_boundary_and_its_switch_restores_main(monkeypatch):
+    """GaussianRandomizer(0.5, 1), n = 1e3, eps = 6.85 (the x vs bot law raised by its value error): refused by the
+    stages of §38.3 (main's FFT treatment answers), accepted by §40.3's stage; its bracket contains the FFT
+    treatment's at rel_tol 1e-4 (measured: [4.965448e-2, 4.965496e-2])."""
+    from sharpdp.shuffle import GaussianRandomizer
+    from sharpdp.shuffle.laws import laws_for
+    g, law = laws_for(GaussianRandomizer(0.5, 1), 6.85, "zero_out")[0]
+    g, run = float(g), law.shifted(up=True)
+    C._MEMO.clear()
+    monkeypatch.setattr(limits, "CLOSED_LOCAL_STAGE", False)
+    assert C.certify(run, g, 10**3, 1e-2, F.choose_T0) is None
+    monkeypatch.setattr(limits, "CLOSED_LOCAL_STAGE", True)
+    cb = C.certify(run, g, 10**3, 1e-2, F.choose_T0)
+    C._MEMO.clear()
+    assert cb is not None and cb.upper - cb.lower <= limits.CLOSED_ACCEPT_TILTED * 1e-2 * cb.lower
+    assert cb.lower <= 4.965448e-2 and cb.upper >= 4.965496e-2
