@@ -45,14 +45,15 @@ def _conv(law, T0, m, h):
     """(points, masses) of X_m, the sum of m copies of min(L, T0), by an FFT convolution on cells of width h, each
     cell's mass at its upper end (X_m moved up by at most m h); written independently of the package."""
     a, G, r = law.one_term()
-    edges = a + h * np.arange(0, int(math.ceil((T0 - a) / h)) + 1)
-    edges[-1] = T0
-    cdf = np.where(edges > a, ndtr((np.log(np.maximum(edges - a, 1e-300) / G) + 0.5 * r * r) / r), 0.0)
-    base = np.append(np.diff(cdf), 0.0)
-    base[-1] += 1.0 - cdf[-1]  # the atom at T0
-    size = 1 << int(math.ceil(math.log2(m * base.size)))
-    pm = np.maximum(np.fft.irfft(np.fft.rfft(base, size) ** m, size)[: m * (base.size - 1) + 1], 0.0)
-    return m * a + h * np.arange(pm.size) + m * h, pm
+    tops = a + h * np.arange(1, int(math.ceil((T0 - a) / h)) + 1)
+    tops[-1] = T0
+    below = ndtr((np.log(tops - a) - math.log(G) + 0.5 * r * r) / r)  # P(L <= top) of each cell
+    mass = np.diff(below, prepend=0.0)
+    mass[-1] += 1.0 - below[-1]  # L > T0: V = T0, in the last cell
+    length = 1 << int(math.ceil(math.log2(m * mass.size + 1)))
+    spec = np.fft.rfft(mass, length) ** m
+    pm = np.clip(np.fft.irfft(spec, length)[: m * (mass.size - 1) + 1], 0.0, None)
+    return m * a + h * (np.arange(pm.size) + m), pm
 
 
 def _case(T0, m):
