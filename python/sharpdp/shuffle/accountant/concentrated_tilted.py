@@ -57,7 +57,7 @@ def tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float, local:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         tail = _up(ez4 * (0.5 / (w * w) + k_hi / (6.0 * w)) * (1 + 8 * U))  # E[g(Z''); Z'' > w]
         if local:  # (the smaller with the numerical mgf's, §40.1)
-            tail = np.minimum(tail, tail_ded_up(law, T0, m, w, d, mu_hi, k_hi))
+            tail = np.minimum(tail, tail_ded_up(law, T0, m, w, d, mu_hi, np.maximum(k_hi, k_lo)))
         skew = _up((k_hi - k_lo) / 6.0 * ez4 ** 0.75 * (1 + 8 * U))  # the tangent's rounding below nu
         third = k_lo * m * mu3_lo / 6.0
         third = np.where(third >= 0, third * (1 - 8 * U), third * (1 + 8 * U))
