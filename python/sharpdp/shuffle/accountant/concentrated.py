@@ -36,8 +36,8 @@ from sharpdp.shuffle.accountant.jump import JumpTerm, pair_integral_up
 from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
-from sharpdp.shuffle.accountant.mgf import (beyond_up, h_exp, log_convex_from, mgf_h_ups, mgf_tail_up,
-                                             one_jump_tail_up, rate_up, tilt_rates, v_moments)
+from sharpdp.shuffle.accountant.concentrated_tilted import tilted_curv as _tilted_curv, tilted_lo as _tilted_lo
+from sharpdp.shuffle.accountant.mgf import beyond_up, mgf_tail_up, one_jump_tail_up
 
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
 _FRACS = (0.01, 0.03, 0.07, 0.12, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
@@ -130,7 +130,7 @@ def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvatur
 
 def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
                 sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None,
-                tilted: bool = True, jumps: bool = False) -> float:
+                tilted: bool = True, jumps: bool = False, local: bool = False) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
     §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
@@ -138,7 +138,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     ``keep`` (speed only, the same floats): a dict that keeps §20's per-m values of a call without ``sharp`` for a
     later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them. ``tilted``
     False: without §20's value (a two-term law: §18 (b)'s bands and Bennett's tails alone, docs/accountant_tail.md
-    §32)."""
+    §32). ``local`` (with ``sharp``, ``jumps`` and a ``keep`` of such a call): §40.2's rate below the mean."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma, sharp=True) if jumps else _m_range(n - 1, gamma)
     tT_lo, tT_up = tail_bracket(law, T0)
@@ -155,8 +155,13 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     elif np.any(ok) and sharp and jumps and keep and "s_curv" in keep:  # (a sharp call's terms: the same floats)
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
         f_up = keep["s_f_up"]
-        tails_T = np.minimum(keep["s_tails"], one_jump_tail_up(law, T0, m[ok], lambda lev: _mean_v(law, lev)[1]))
-        tilt = f_up + keep["s_curv"] + tT_up * tails_T
+        if "j_tails" not in keep:  # (§38.1's bound once for both calls: the same floats)
+            keep["j_tails"] = np.minimum(keep["s_tails"], one_jump_tail_up(law, T0, m[ok],
+                                                                           lambda lev: _mean_v(law, lev)[1]))
+        tails_T, curv = keep["j_tails"], keep["s_curv"]
+        if local:  # (§40.2: the smaller of the two upper values)
+            curv = np.minimum(curv, _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, True, local=True))
+        tilt = f_up + curv + tT_up * tails_T
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     elif np.any(ok):
         mo, Qo, ro = mh[ok], Q[ok], room[ok]
@@ -216,88 +221,11 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     return float(np.sum(p_up * best)) * (1 + 1e-12) + tT_up * outside
 
 
-def _tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float):
-    """Lower values of E R_nu(X_m), the remainder of phi_c's first-order expansion around nu <= E X_m (elementwise
-    over m): the tangent of the convex log p(-y) at nu bounds the density from below, R_nu(x) >= p(-nu) g(x - nu),
-    g(z) = z^2/2 + kap z^3/6, up to -T0, and the means by the moments of V (docs/accountant_tail.md §21); 0 where
-    not available."""
-    out = np.zeros(m.shape)
-    f = law.heavy_form()  # (the density on s >= T0 is the lognormal part's: §23)
-    a, G, r = f.a, f.G, f.r
-    ok = (nu < -T0) & (mh < -T0)
-    if not (T0 > a and np.any(ok)):
-        return out
-    if not log_convex_from(law, T0):  # log p(-y) convex in y on -y >= T0 (its slope rho(s) decreases in s there)
-        return out
-    m, nu, mh = m[ok], nu[ok], mh[ok]
-    s = -nu
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        v = (np.log((s - a) / G) + 0.5 * r * r) / r
-        dv = 1e-9 * (np.abs(v) + r * r + 1.0)
-        rho = (v / r + 1.0) / (s - a)
-        k_lo = np.maximum(((v - dv) / r + 1.0) / ((s - a) * (1 + 4 * U)) * (1 - 1e-9), 0.0)
-        k_hi = ((v + dv) / r + 1.0) / ((s - a) * (1 - 4 * U)) * (1 + 1e-9)
-    p_lo = law.density_lo(s)
-    s2_lo, s2_up, s3_lo, s4_up = v_moments(law, T0, mu_lo)
-    dmax = float(_up(mu_hi - mu_lo))  # >= E V - mu_lo >= 0
-    var_lo = float(_dn(s2_lo - dmax * dmax * (1 + 4 * U)))  # Var V = E (V - mu_lo)^2 - (E V - mu_lo)^2
-    mu3_lo = float(_dn(s3_lo - 3.0 * dmax * s2_up * (1 + 4 * U)))  # E (V - E V)^3 >= S3 - 3 d S2
-    mu4_up = float(_up((s4_up ** 0.25 * (1 + 4 * U) + dmax) ** 4 * (1 + 8 * U)))  # Minkowski
-    ez4 = _up(m * mu4_up + 3.0 * m * m * s2_up * s2_up * (1 + 8 * U))  # E Z^4 (Var V <= S2_up)
-    d = _up(mh - nu)  # >= E X_m - nu >= 0
-    ez4 = _up((ez4 ** 0.25 * (1 + 4 * U) + d) ** 4 * (1 + 8 * U))  # E (X_m - nu)^4
-    w = _dn(-T0 - nu)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        tail = _up(ez4 * (0.5 / (w * w) + k_hi / (6.0 * w)) * (1 + 8 * U))  # E[g(Z''); Z'' > w]
-        skew = _up((k_hi - k_lo) / 6.0 * ez4 ** 0.75 * (1 + 8 * U))  # the tangent's rounding below nu
-        third = k_lo * m * mu3_lo / 6.0
-        third = np.where(third >= 0, third * (1 - 8 * U), third * (1 + 8 * U))
-        core = _dn(_dn(_dn(m * var_lo * 0.5 * (1 - 4 * U)) + third) - tail - skew)
-        val = _dn(p_lo * np.maximum(core, 0.0) * (1 - 1e-10))
-    good = np.isfinite(val) & (val > 0) & np.isfinite(rho) & (w > 0)
-    out[ok] = np.where(good, val, 0.0)
-    return out
-
-
-def _tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False):
-    """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
-    (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
-    p(-mh) psi_kap(X - mh), psi_kap(z) = (e^{kap z} - 1 - kap z)/kap^2, plus kap |z|^3/6 below mh, whose means
-    come from the numerical mgf of V (docs/accountant_tail.md §20); inf where not available."""
-    out = np.full(m.shape, np.inf)
-    a = law.heavy_form().a
-    if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a and m.size):  # (v(T0) >= -r)
-        return out
-    kap0 = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
-    if not math.isfinite(kap0):
-        return out
-    # per m: kap0, or with ``chords`` the chord slope of log p where smaller (§22 (a))
-    kap = tilt_rates(law, T0, mh, kap0) if chords else np.full(mh.shape, kap0)
-    p0 = law.density_up(-mh)  # >= the sup of p on [-mh, inf)
-    if chords:
-        ks, inv = np.unique(kap, return_inverse=True)
-        h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
-    else:  # (one rate: the same floats without the sort)
-        h1 = np.full(kap.shape, mgf_h_ups(law, T0, [kap0], mu_hi)[0])
-    d_mu = _up(mh - _dn(m * mu_lo))  # >= mh - E X_m
-    t = math.sqrt(3.0 / float(np.median(Q)))
-    b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a: Bennett's mgf bound for -Z (§20 (c))
-    tb = t * b_minus
-    with np.errstate(over="ignore", invalid="ignore"):
-        k2 = kap * kap * (1 - 4 * U)
-        A = _up((_up(np.expm1(_up(m * np.log1p(h1) * (1 + 4 * U)))) + kap * d_mu) / k2)  # E psi_kap(X - mh)
-        ben = _up(Q * _up(h_exp(np.array([tb]))[0] * (1 + 1e-11)) / (b_minus * b_minus * (1 - 4 * U)))
-        mgf_minus = np.exp(_up(t * d_mu + ben))  # E e^{-t Z'} <= e^{t (mh - E X)} E e^{-t Z}
-        B = _up(kap / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))  # kap/6 E[|X - mh|^3; X < mh]
-        val = _up(p0 * (A + B) * (1 + 1e-10))
-    return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
-
-
 def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = True,
-                tilted: bool = False, sharp_pmf: bool = False) -> float:
+                tilted: bool = False, sharp_pmf: bool = False, local: bool = False) -> float:
     """Lower value of E phi(A') (D units): §18 (c)-(d), with the larger of the curvature term of §19 (when
     ``curvature``) and the tilted term of §21 (when ``tilted``); ``sharp_pmf``: the binomial probabilities of
-    docs/accountant_tail.md §38.2."""
+    docs/accountant_tail.md §38.2; ``local``: §21's term with §40.1's tail deduction and moments."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, _, p_lo, _ = _m_range(n - 1, gamma, sharp=True) if sharp_pmf else _m_range(n - 1, gamma)
     mh = _up(m * mu_hi)  # >= E X_m
@@ -317,10 +245,10 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
             keep[(gamma, n, T0, tilted)] = base
     # (without the curvature term the per-m values do not depend on the probabilities: kept for a call with
     # ``sharp_pmf``, the same floats)
-    mkey = (gamma, n, T0, tilted, "lo_m")
+    mkey = (gamma, n, T0, tilted, "lo_m") + (("local",) if local else ())
     lo_m = keep.get(mkey) if keep is not None and not curvature else None
     if lo_m is None:
-        lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base)
+        lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base, local)
         if keep is not None and not curvature:
             lo_m.flags.writeable = False
             keep[mkey] = lo_m
@@ -328,7 +256,7 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
 
 
 def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
-             weight=None, tilted: bool = False, base: tuple | None = None):
+             weight=None, tilted: bool = False, base: tuple | None = None, local: bool = False):
     """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
     V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
     nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19) where ``curvature`` (for the m
@@ -344,7 +272,7 @@ def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float
     else:
         add = np.zeros(m.shape)
     if tilted:
-        add = np.maximum(add, _tilted_lo(law, T0, m, ml, mh, mu_lo, mu_hi))
+        add = np.maximum(add, _tilted_lo(law, T0, m, ml, mh, mu_lo, mu_hi, local))
     lo_m = lo_m + add
     return np.maximum(_dn(lo_m - c_exc), 0.0)  # (the product c exc rounded up too)
 
@@ -482,7 +410,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     if not eligible(law, gamma, n):
         return None
     f = law.heavy_form()
-    key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK)
+    key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
+           limits.CLOSED_LOCAL_STAGE)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
@@ -527,7 +456,7 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
     keep: dict = {}  # (the per-m terms of the first upper value, and of the sharp one, for the later stages)
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
-    for stage in range(5):
+    for stage in range(6):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
@@ -545,6 +474,10 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
             need = (lo * (1 + limits.CLOSED_ACCEPT_TILTED * rel_tol) / (1 + 1e-9) - body - multi) * (1 + 1e-6)
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=True, bands=True, stop_above=max(need, 0.0),
                                        keep=keep))
+        elif stage == 4 and limits.CLOSED_LOCAL_STAGE:  # §40: the mgf's tail deduction, the rate below the mean
+            jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True))
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
+                                       keep=keep, local=True))
         else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,

@@ -68,3 +68,6 @@ CLOSED_T0_FRAC = 0.02
 # users, p(-mu) m sigma^2 / 2 relative to tau(-mu), exceeds CLOSED_PRECHECK rel_tol (with §22's values the bracket's
 # width is 0.2-0.22 times that gap on the heavy round at n = 1e5, about 0.3 at n = 1e4; §18 (j), §22 (d))
 CLOSED_PRECHECK = 0.53
+# §40.3 (session 32): the closed form's stage 4 (a tail deduction by the mgf, a rate below the mean) where the
+# earlier stages refuse; False: the stages of §38.3 alone (main's brackets wherever stage 4 would accept)
+CLOSED_LOCAL_STAGE = True

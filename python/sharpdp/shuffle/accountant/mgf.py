@@ -125,10 +125,11 @@ def _h_sums(cells, kaps, c: float) -> np.ndarray:
     return np.sum(hm * p_up, axis=1) * (1 + 1e-10) + 1e-300
 
 
-def v_moments(law: Law, T0: float, c: float):
+def v_moments(law: Law, T0: float, c: float, cells: int = 0):
     """(S2_lo, S2_up, S3_lo, S4_up): bounds on E (V - c)^k, V = min(L, T0), by lower and upper Riemann sums over
-    :func:`v_cells` ((V - c)^2 and ^4 are convex in V, ^3 increasing; docs/accountant_tail.md §21 (c))."""
-    lo, hi, p_lo, p_up = v_cells(law, T0, MOM_CELLS)
+    :func:`v_cells` ((V - c)^2 and ^4 are convex in V, ^3 increasing; docs/accountant_tail.md §21 (c)), on
+    ``cells`` cells (MOM_CELLS by default; any grid is valid)."""
+    lo, hi, p_lo, p_up = v_cells(law, T0, cells or MOM_CELLS)
     dl, dh = _dn(lo - c), _up(hi - c)
     sq_min = np.where((dl <= 0) & (dh >= 0), 0.0, np.minimum(dl * dl, dh * dh)) * (1 - 4 * U)
     sq_max = np.maximum(dl * dl, dh * dh) * (1 + 4 * U)

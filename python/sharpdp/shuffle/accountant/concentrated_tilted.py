@@ -1,0 +1,183 @@
+"""The closed form's tilted values given the number of active users: the upper value of the second-order
+remainder with a tilted density bound and the numerical mgf of V (docs/accountant_tail.md §20, §22 (a)), the lower
+value with the tangent of log p and the moments of V (§21), and with ``local`` their session-32 refinements (§40):
+the rate below the mean from the chord of log p beyond it (§40.2) and the lower value's tail deduction by the
+numerical mgf with moments on finer cells (§40.1). Split out of :mod:`.concentrated`, which imports them under
+their former private names.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.accountant.mgf import (dn as _dn, h_exp, log_convex_from, mgf_h_ups, rate_up, tilt_rates,
+                                             up as _up, v_moments)
+from sharpdp.shuffle.laws import Law
+
+LOCAL_SDS = 5.0  # §40.2: the width below the mean (in sd of X_m) where the rate is the chord's beyond -mh
+LOCAL_BLOCKS = 64  # §40.2: blocks of consecutive m sharing one chord (each at its block's least favourable end)
+DED_RATES = (3.0, 4.0, 6.0, 8.0, 11.0, 15.0, 20.0)  # §40.1: the rates t T0 tried in the tail deduction
+FINE_MOM_CELLS = 65536  # §40.1: cells of the moments of V with ``local``
+
+
+def tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float, local: bool = False):
+    """Lower values of E R_nu(X_m), the remainder of phi_c's first-order expansion around nu <= E X_m (elementwise
+    over m): the tangent of the convex log p(-y) at nu bounds the density from below, R_nu(x) >= p(-nu) g(x - nu),
+    g(z) = z^2/2 + kap z^3/6, up to -T0, and the means by the moments of V (docs/accountant_tail.md §21); 0 where
+    not available."""
+    out = np.zeros(m.shape)
+    f = law.heavy_form()  # (the density on s >= T0 is the lognormal part's: §23)
+    a, G, r = f.a, f.G, f.r
+    ok = (nu < -T0) & (mh < -T0)
+    if not (T0 > a and np.any(ok)):
+        return out
+    if not log_convex_from(law, T0):  # log p(-y) convex in y on -y >= T0 (its slope rho(s) decreases in s there)
+        return out
+    m, nu, mh = m[ok], nu[ok], mh[ok]
+    s = -nu
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = (np.log((s - a) / G) + 0.5 * r * r) / r
+        dv = 1e-9 * (np.abs(v) + r * r + 1.0)
+        rho = (v / r + 1.0) / (s - a)
+        k_lo = np.maximum(((v - dv) / r + 1.0) / ((s - a) * (1 + 4 * U)) * (1 - 1e-9), 0.0)
+        k_hi = ((v + dv) / r + 1.0) / ((s - a) * (1 - 4 * U)) * (1 + 1e-9)
+    p_lo = law.density_lo(s)
+    s2_lo, s2_up, s3_lo, s4_up = v_moments(law, T0, mu_lo, FINE_MOM_CELLS if local else 0)
+    dmax = float(_up(mu_hi - mu_lo))  # >= E V - mu_lo >= 0
+    var_lo = float(_dn(s2_lo - dmax * dmax * (1 + 4 * U)))  # Var V = E (V - mu_lo)^2 - (E V - mu_lo)^2
+    mu3_lo = float(_dn(s3_lo - 3.0 * dmax * s2_up * (1 + 4 * U)))  # E (V - E V)^3 >= S3 - 3 d S2
+    mu4_up = float(_up((s4_up ** 0.25 * (1 + 4 * U) + dmax) ** 4 * (1 + 8 * U)))  # Minkowski
+    ez4 = _up(m * mu4_up + 3.0 * m * m * s2_up * s2_up * (1 + 8 * U))  # E Z^4 (Var V <= S2_up)
+    d = _up(mh - nu)  # >= E X_m - nu >= 0
+    ez4 = _up((ez4 ** 0.25 * (1 + 4 * U) + d) ** 4 * (1 + 8 * U))  # E (X_m - nu)^4
+    w = _dn(-T0 - nu)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        tail = _up(ez4 * (0.5 / (w * w) + k_hi / (6.0 * w)) * (1 + 8 * U))  # E[g(Z''); Z'' > w]
+        if local:  # (the smaller with the numerical mgf's, §40.1)
+            tail = np.minimum(tail, tail_ded_up(law, T0, m, w, d, mu_hi, np.maximum(k_hi, k_lo)))
+        skew = _up((k_hi - k_lo) / 6.0 * ez4 ** 0.75 * (1 + 8 * U))  # the tangent's rounding below nu
+        third = k_lo * m * mu3_lo / 6.0
+        third = np.where(third >= 0, third * (1 - 8 * U), third * (1 + 8 * U))
+        core = _dn(_dn(_dn(m * var_lo * 0.5 * (1 - 4 * U)) + third) - tail - skew)
+        val = _dn(p_lo * np.maximum(core, 0.0) * (1 - 1e-10))
+    good = np.isfinite(val) & (val > 0) & np.isfinite(rho) & (w > 0)
+    out[ok] = np.where(good, val, 0.0)
+    return out
+
+
+def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False,
+                local: bool = False):
+    """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
+    (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
+    p(-mh) psi_kap(X - mh), psi_kap(z) = (e^{kap z} - 1 - kap z)/kap^2, plus kap |z|^3/6 below mh, whose means
+    come from the numerical mgf of V (docs/accountant_tail.md §20); inf where not available."""
+    out = np.full(m.shape, np.inf)
+    a = law.heavy_form().a
+    if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a and m.size):  # (v(T0) >= -r)
+        return out
+    kap0 = rate_up(law, T0, float(np.max(-mh)) * (1 + 1e-12))
+    if not math.isfinite(kap0):
+        return out
+    # per m: kap0, or with ``chords`` the chord slope of log p where smaller (§22 (a))
+    kap = tilt_rates(law, T0, mh, kap0) if chords else np.full(mh.shape, kap0)
+    p0 = law.density_up(-mh)  # >= the sup of p on [-mh, inf)
+    if chords:
+        ks, inv = np.unique(kap, return_inverse=True)
+        h1 = mgf_h_ups(law, T0, ks, mu_hi)[inv]  # >= E h(kap (V - mu_hi))
+    else:  # (one rate: the same floats without the sort)
+        h1 = np.full(kap.shape, mgf_h_ups(law, T0, [kap0], mu_hi)[0])
+    d_mu = _up(mh - _dn(m * mu_lo))  # >= mh - E X_m
+    t = math.sqrt(3.0 / float(np.median(Q)))
+    b_minus = float(_up(mu_hi - a))  # E V - V <= E V - a: Bennett's mgf bound for -Z (§20 (c))
+    tb = t * b_minus
+    with np.errstate(over="ignore", invalid="ignore"):
+        k2 = kap * kap * (1 - 4 * U)
+        A = _up((_up(np.expm1(_up(m * np.log1p(h1) * (1 + 4 * U)))) + kap * d_mu) / k2)  # E psi_kap(X - mh)
+        ben = _up(Q * _up(h_exp(np.array([tb]))[0] * (1 + 1e-11)) / (b_minus * b_minus * (1 - 4 * U)))
+        mgf_minus = np.exp(_up(t * d_mu + ben))  # E e^{-t Z'} <= e^{t (mh - E X)} E e^{-t Z}
+        B = _up(kap / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))  # kap/6 E[|X - mh|^3; X < mh]
+        if local:  # (the rate below mh from the chord beyond -mh, §40.2)
+            kap_m, wid = minus_rates(law, T0, mh, Q)
+            B = np.minimum(B, neg_side_up(mh, Q, kap, t, mgf_minus, d_mu, b_minus, kap_m, wid))
+        val = _up(p0 * (A + B) * (1 + 1e-10))
+    return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
+
+
+def chord_rate_lo(law: Law, s1: float, s2: float) -> float:
+    """Lower value of the chord slope (log p(s1) - log p(s2)) / (s2 - s1) of log p, p the density of L, for
+    s2 > s1 > a (docs/accountant_tail.md §40.2: where log p is convex on [s1, s2], p(s) <= p(s1) e^{-k (s - s1)} on
+    [s1, s2] for every k at most this slope): p(s1) from ``density_lo``, p(s2) from ``density_up`` (the sup over
+    [s2, inf)), the logs' roundings 8 ulp of their magnitudes, s2 - s1 rounded up, the quotient 4 ulp; 0.0 where not
+    available (a lower value 0 of p(s1), a slope <= 0): the rate 0 is always valid there (p non-increasing)."""
+    if not s2 > s1:
+        return 0.0
+    p1, p2 = float(law.density_lo([s1])[0]), float(law.density_up([s2])[0])
+    if not (0.0 < p1 and math.isfinite(p2) and p2 > 0.0):
+        return 0.0
+    l1, l2 = math.log(p1), math.log(p2)
+    num = (l1 - l2) - 8 * U * (abs(l1) + abs(l2)) - 1e-300
+    k = num / ((s2 - s1) * (1 + 4 * U)) * (1 - 4 * U)
+    return k if math.isfinite(k) and k > 0 else 0.0
+
+
+def _blocks(size: int):
+    """LOCAL_BLOCKS blocks of consecutive indices (the numbers m in increasing order)."""
+    return np.array_split(np.arange(size), min(LOCAL_BLOCKS, size))
+
+
+def minus_rates(law: Law, T0: float, mh, Q):
+    """(kap_-, W) elementwise over m (mh < -T0): W = LOCAL_SDS times the block's largest sd (rounded up), kap_- a lower
+    value of the chord slope of log p over [-mh, -mh + W] (:func:`chord_rate_lo` over [S_b, S_b + W], S_b the
+    block's largest -mh: the chord slope of the convex log p is non-decreasing in both ends; docs/accountant_tail.md
+    §40.2); kap_- = 0 where log p is not known convex beyond T0 (the rate 0 is valid)."""
+    s, sd = -np.asarray(mh, float), np.sqrt(Q)
+    kap_m, wid = np.zeros(s.shape), np.zeros(s.shape)
+    convex = bool(s.size) and log_convex_from(law, T0)
+    for blk in _blocks(s.size):
+        s_b, w_b = float(np.max(s[blk])), float(_up(LOCAL_SDS * np.max(sd[blk])))
+        kap_m[blk] = chord_rate_lo(law, s_b, float(_up(s_b + w_b))) if convex else 0.0
+        wid[blk] = w_b
+    return kap_m, wid
+
+
+def neg_side_up(mh, Q, kap, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid):
+    """Upper values of the replacement of kap/6 E[|Z'|^3; Z' < 0] in :func:`tilted_curv` (elementwise over m,
+    Z' = X_m - mh): (kap - kap_-)_+/6 E[|Z'|^3; Z' < 0] + kap/6 E[|Z'|^3; Z' < -W] (``kap_m``, ``wid``: kap_- and W of
+    :func:`minus_rates`), the first mean by the bound of §20 (c) (``t``, ``mgf_minus``), the second by
+    |z|^3 1{-z > W} <= W^3 e^{t4 (-z - W)} (t4 >= 3 / W) and Bennett's moment bound for -Z (docs/accountant_tail.md
+    §40.2); inf where not available."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        first = _up(np.maximum(_up(kap - kap_m), 0.0) / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus * (1 + 1e-12))
+        t4 = np.maximum(3.0 / _dn(wid), wid / Q) * (1 + 4 * U)  # (>= 3 / W)
+        ben4 = _up(Q * _up(h_exp(t4 * b_minus) * (1 + 1e-11)) / (b_minus * b_minus * (1 - 4 * U)))
+        far = _up(kap / 6.0 * _up(wid ** 3 * (1 + 4 * U)) * np.exp(_up(t4 * d_mu + ben4 - _dn(t4 * wid)))
+                  * (1 + 1e-12))
+        val = _up(first + far)
+    return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
+
+
+def tail_ded_up(law: Law, T0: float, m, w, d, mu_hi: float, k_hi):
+    """Upper values of E[g(Z''); Z'' > w] (elementwise over m; Z'' = X_m - nu, w = -T0 - nu > 0 rounded down,
+    g(z) = z^2/2 + k_hi z^3/6, k_hi >= 0) by z^k 1{z > w} <= w^k e^{t (z - w)} (k <= 3 <= t w) and E e^{t Z''} <=
+    e^{t (mh - nu)} (1 + H(t))^m (d >= mh - nu): g(w) e^{t (d - w)} (1 + H(t))^m, the smallest over the rates
+    t = c / T0 of ``DED_RATES`` with t >= 3 / w (docs/accountant_tail.md §40.1); inf where not available."""
+    best = np.full(np.shape(m), np.inf)
+    if not (T0 > law.heavy_form().a and np.size(m)):
+        return best
+    ts = [c / T0 for c in DED_RATES]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        g = _up(_up(0.5 * _up(w * w)) + _up(k_hi * _up(_up(w * w) * w) / 6.0))
+        for t, h in zip(ts, mgf_h_ups(law, T0, ts, mu_hi)):
+            if not (math.isfinite(h) and h >= 0):
+                continue
+            lg = _up(_up(_up(m * math.log1p(h) * (1 + 4 * U)) + _up(t * d)) - _dn(t * w))  # log1p: 4 ulp (assumed)
+            val = _up(g * np.exp(np.minimum(lg, 700.0)) * (1 + 1e-12))
+            best = np.where((t * w >= 3.0 * (1 + 4 * U)) & np.isfinite(val), np.minimum(best, val), best)
+    return best
+
+
+__all__ = ["DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "chord_rate_lo", "minus_rates",
+           "neg_side_up", "tail_ded_up", "tilted_curv", "tilted_lo"]
