@@ -169,6 +169,7 @@ def _round(name: str, points: int, ks: list[int]) -> list[str]:
     clear_caches()
     prof, t_prof = _cpu(make().privacy_profile, grid)
     t_ind = 0.0
+    clear_caches()  # (the independent calls must not reuse the sweep's process-wide caches: docs/composition.md §2.3)
     for e in grid.tolist():
         v, t = _cpu(make().get_delta, e)
         t_ind += t
