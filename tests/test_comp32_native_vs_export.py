@@ -93,3 +93,20 @@ def test_heavy_tailed_default_export_within_1_percent():
     assert r.max() <= 1.01, (r.max(), eps[sel][np.argmax(r)])
     assert r.min() >= 0.99, r.min()  # below get_delta only where its own bracket is wider than the pair's cap (§2.12)
     sh.clear_caches()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="docs/composition.md §5.3: through bot the legs are sampled only down to 1e-15, "
+                                       "the split's optimum at eps 9.56 needs leg B at 2.7e-18 (pair32's legs)")
+def test_through_bottom_export_in_the_tail_is_within_1_percent():
+    """GaussianRandomizer(1, 1), n = 1e3, replace (through bot), default export: at eps 9.56 (get_delta 1.0e-12, inside
+    the claim's range) the pair is 1.83x get_delta. The value is still certified (the pair dominates, Claims A-C); the
+    1 % claim is what fails. About 15 s of CPU."""
+    sh.clear_caches()
+    acc = sh.ShuffleAccountant(sh.GaussianRandomizer(1.0, 1), 1000, "replace")
+    pld = to_pld(acc, progress=False)
+    e = 9.56
+    gd = float(acc.get_delta(e))
+    assert gd >= 1e-12
+    assert pld.get_delta_for_epsilon(e) <= 1.01 * gd
+    sh.clear_caches()
