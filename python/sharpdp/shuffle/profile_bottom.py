@@ -166,7 +166,8 @@ def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Call
     up = np.full(eps.size, np.inf)
     for i in np.flatnonzero(inside).tolist():
         up[i] = split_bound(ca, cb, float(eps[i]))[0]
-        lo[i] = lower_split_bound(ea, la, eb, lb, float(eps[i]))
+        # (capped at 1 as the value is: a lower value of min(1, every split bound), docs/accountant.md §9)
+        lo[i] = min(lower_split_bound(ea, la, eb, lb, float(eps[i])), 1.0)
     # the accountant's value where the legs' is far above every split bound's lower value (legs not resolved there),
     # and above top
     with np.errstate(divide="ignore", invalid="ignore"):
