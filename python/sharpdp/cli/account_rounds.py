@@ -21,7 +21,7 @@ LARGE_N_ROUNDS = 10**7
 #: 2026-12-05): n = 1e7 25 s of CPU (63 s wall); n = 1e8 and 1e9 stopped after 180 s wall with 120 / 22 of up to
 #: 400 values; the Gaussian-like BMG(0.5, 1) at n = 1e9, 5 rounds, epsilon 1e-3: 11 values in 180 s.
 LARGE_N_ROUNDS_NOTE = (". At n >= 10^7 one certified value of a heavy-tailed round costs 0.1-5 s (one round's figure, "
-                       "without --rounds, takes seconds), so the pair's up to 400 values can take many minutes (measured "
+                       "without --rounds, takes seconds, up to about 15 s of CPU at n = 10^9), so the pair's up to 400 values can take many minutes (measured "
                        "on 2 busy cores: about 1 minute at n = 10^7; more than 3 minutes at n = 10^8 and 10^9); its bar "
                        "estimates the time left after its first stage; Ctrl-C stops it")
 

@@ -648,7 +648,10 @@ def _format_lines(result: dict[str, Any]) -> str:
         lines.append(target_text(result["target"]))
         if result["target"].get("r_for_groups"):
             lines.append(r_suggestions_text(result["target"]["r_for_groups"], result["target"]["epsilon"]))
-    lines.append(f"release (publishable): {result['csv']}")
+    # (with --keys-from-data the list of groups itself is not protected: the label says so, not only stderr)
+    label = ("release (counts protected; its list of groups is NOT: --keys-from-data)"
+             if "not protected" in str(result.get("key_domain", "")) else "release (publishable)")
+    lines.append(f"{label}: {result['csv']}")
     if result["png"]:
         lines.append(f"plot (publishable): {result['png']}")
     d = result["diagnostics"]
