@@ -14,7 +14,6 @@ tail), at steps that are not powers of two, against this file's own hat rounding
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
