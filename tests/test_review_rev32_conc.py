@@ -322,3 +322,13 @@ def test_get_epsilon_across_the_stage_cells():
     clear_caches()
     concentrated._MEMO.clear()
     assert ShuffleAccountant(GaussianRandomizer(0.5, 1), 1000, "zero_out").get_delta_bounds(e)[1] <= 0.0509
+
+
+def test_rel_tol_1e3_cell_meets_main():
+    """The one cell of this review's rel_tol 1e-3 scan (sigma0 0.5, 0.75, 1, 2; n = 1e3 ... 1e6; eps 0.1 ... 8 on a
+    step of 0.1; and n = 1e8 at rel_tol 1e-2, eps on a step of 0.25) where stage 4 accepts: GaussianRandomizer(1, 1),
+    n = 1e3, eps = 3. Main 15710f7 at rel_tol 1e-6: [1.3599951e-5, 1.3599989e-5]; at rel_tol 1e-3 [1.35994163e-5,
+    1.36006709e-5], which the branch's [1.35993947e-5, 1.36006755e-5] contains (measured)."""
+    lo, up = _bracket(("G", 1.0, 0), 1000, 3.0, rel_tol=1e-3)
+    assert lo <= 1.3599988890597567e-05 and up >= 1.3599951372180402e-05, (lo, up)
+    assert up - lo <= 1e-3 * lo
