@@ -298,14 +298,17 @@ def test_switch_off_gives_mains_floats(cell, monkeypatch):
 
 
 @needs_40
-@pytest.mark.xfail(strict=True, reason="session 32's stage 4 replaces main's FFT bracket by the closed form's where "
-                   "it newly accepts, not nested in it at 20 of the 25 cells: the upper value up to 3.8e-4 relative "
-                   "higher (18 cells), the lower value up to 1.1e-4 lower (6 cells)")
 @pytest.mark.parametrize("cell", LOOSER, ids=_ids(LOOSER))
-def test_stage_does_not_loosen_mains_bracket(cell):
+def test_stage_loosens_mains_bracket_by_at_most_the_stated_margin(cell):
+    """Stage 4 replaces main's FFT bracket by the closed form's where it newly accepts: not nested in it at 20 of the
+    25 cells (found by this review), accepted by the lead for the speed (n = 1e7: 1.4 -> 0.06 s; BMG n = 1e9, eps 0.35:
+    0.65 -> 0.17 s), both certified (docs/accountant_tail.md §40.3): the upper value at most 5e-4 relative above
+    main's, the lower value at most 2e-4 below it."""
+    # (**) session 32, lead: a strict xfail of "nested in main's" turned into the stated margin (§40.3)
     blo, bup = BASE[cell]
     lo, up = _bracket(*cell)
-    assert blo <= lo and up <= bup, (cell, (lo, up), (blo, bup))
+    assert lo >= blo * (1 - 2e-4) and up <= bup * (1 + 5e-4), (cell, (lo, up), (blo, bup))
+    assert not (blo <= lo and up <= bup), (cell, "nested now: move it out of LOOSER")
 
 
 def test_get_epsilon_across_the_stage_cells():
