@@ -11,11 +11,11 @@ quadrature reference everywhere, min ratio 1.0041 / 1.0054 (s = 0.5, n = 2 / 3),
 at s = 2 and 4.6 (eps = -3, where delta ~ 0.95 and both sides are ~1 - e^-3); privacy_profile equals
 privacy_profile_bounds' upper values bit for bit.
 
-What broke: the lower values are not capped at 1 where the split bound is (V = min(1, bound)): at s = 0.5 the lower
-value of every split bound exceeds 1 (up to 1.653 at eps = 0, n = 2; 1.63 at n = 10; 1.46 at n = 100) while the upper
-value is 1, so privacy_profile_bounds returns lower > upper at 24-36 of 41 eps in [0, 3] (main 15710f7 returns lower
-<= 1 = upper there). Upper values are unaffected (certified); the fix is min(lower, 1) (the bracket of min(1, bound),
-docs/accountant.md §9).
+What broke (pair32's final commit 10a47a8; fixed on main by 4b85479 after this review reported it): the lower values
+were not capped at 1 where the split bound is (V = min(1, bound)): at s = 0.5 the lower value of every split bound
+exceeded 1 (up to 1.653 at eps = 0, n = 2; 1.63 at n = 10; 1.46 at n = 100) while the upper value is 1, so
+privacy_profile_bounds returned lower > upper at 24-36 of 41 eps in [0, 3] (main 15710f7: lower <= 1 = upper there).
+Upper values were unaffected (certified). ``test_lower_never_above_upper_where_the_bound_is_capped`` pins the fix.
 
 Observed, not a defect: the claim "upper >= the base's per-eps lower value at rel_tol 1e-3" does not hold literally
 (s = 1, n = 2: V is 0.9787 x main's lower value at eps = 1.3077, below it at eps 1.15-1.46): the base's per-eps lower
@@ -77,10 +77,9 @@ def test_lower_at_most_the_accountants_upper_where_below_one():
     assert np.all(lo <= up)
 
 
-@pytest.mark.xfail(strict=True, reason="rev32b: profile_bottom.bottom_bounds' lower value (lower_split_bound) is not "
-                   "capped at 1 while the split bound is: privacy_profile_bounds returns lower up to 1.65 > upper = 1 "
-                   "(GaussianRandomizer(0.5, 1), replace, n = 2, eps = 0); main 15710f7 returns lower <= 1")
 def test_lower_never_above_upper_where_the_bound_is_capped():
+    """The break this review found in pair32's final commit 10a47a8 (lower up to 1.653 > upper = 1 at eps = 0); fixed
+    on main by 4b85479 (the lower value capped at 1, as the value is). A regression test now."""
     acc = _round(0.5, 2)
     eps = np.linspace(0.0, 3.0, 41)
     lo, up = sh.privacy_profile_bounds(acc, eps, progress=False)
