@@ -63,11 +63,7 @@ def test_calibration_certified_no_more_evaluations_within_the_stop_gain(kind, n,
     clear_caches()
 
 
-@pytest.mark.xfail(strict=True, reason="rev32b: estimates.big_jump_jensen computes var_l = b^2 expm1(r^2) (BMG) and "
-                   "w e^{r^2} (Gaussian) before its try block, so it raises OverflowError at sigma0 < ~0.037 (BMG) / "
-                   "< ~0.075 (Gaussian) where big_jump_estimate returns a value; the docstring's contract (an estimate, "
-                   "0 where it cannot be formed) and the except clause meant to catch it do not apply. Not reached by "
-                   "the review's calibrations (their starts stay at sigma0 >= 0.14), a latent crash of the start model")
+# (**) session 32, lead: was a strict xfail (an OverflowError before the try block), fixed in estimates.py
 @pytest.mark.parametrize("gamma, sigma0", [(0.02, 0.02), (0.0, 0.05)])
 def test_big_jump_jensen_is_an_estimate_wherever_the_base_is(gamma, sigma0):
     from sharpdp.shuffle.calibration.estimates import big_jump_estimate, big_jump_jensen

@@ -121,19 +121,19 @@ def big_jump_jensen(gamma: float, sigma0: float, n: int, epsilon: float) -> floa
     calibration's start; never as a privacy figure.
     """
     ee1 = math.expm1(epsilon)
-    if gamma > 0.0:  # L = gamma - e^eps + (1 - gamma) exp(rZ - r^2/2), r = 1/sigma0 (as in big_jump_estimate)
-        w, b, r, z_lo = gamma, 1.0 - gamma, 1.0 / sigma0, -math.inf
-        k = (n - 1) * gamma * ee1 - gamma + ee1 + 1.0
-        var_l = b * b * math.expm1(r * r)
-    else:  # the Gaussian randomizer's increasing part, weight 1/g on Z > 1/s (as in big_jump_estimate)
-        w = 2.0 * phi_bar(1.0 / sigma0)
-        if w <= 0.0:
-            return 0.0
-        b, r, z_lo = w, 2.0 / sigma0, 1.0 / sigma0
-        k = (n - 1) * w * ee1 + ee1 + 1.0
-        m1 = phi_bar(z_lo - r)
-        var_l = max(w * math.exp(r * r) * phi_bar(z_lo - 2.0 * r) - m1 * m1, 0.0)
-    try:
+    try:  # (e^{r^2} overflows at small sigma0: then no estimate, 0, as where it cannot be formed)
+        if gamma > 0.0:  # L = gamma - e^eps + (1 - gamma) exp(rZ - r^2/2), r = 1/sigma0 (as in big_jump_estimate)
+            w, b, r, z_lo = gamma, 1.0 - gamma, 1.0 / sigma0, -math.inf
+            k = (n - 1) * gamma * ee1 - gamma + ee1 + 1.0
+            var_l = b * b * math.expm1(r * r)
+        else:  # the Gaussian randomizer's increasing part, weight 1/g on Z > 1/s (as in big_jump_estimate)
+            w = 2.0 * phi_bar(1.0 / sigma0)
+            if w <= 0.0:
+                return 0.0
+            b, r, z_lo = w, 2.0 / sigma0, 1.0 / sigma0
+            k = (n - 1) * w * ee1 + ee1 + 1.0
+            m1 = phi_bar(z_lo - r)
+            var_l = max(w * math.exp(r * r) * phi_bar(z_lo - 2.0 * r) - m1 * m1, 0.0)
         tau = _lognormal_stop_loss(k, b, r, z_lo) / (1.0 if gamma > 0.0 else w)
         z = (math.log(k / b) + 0.5 * r * r) / r
         dens = (math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi) / (r * k) if z > z_lo else 0.0) \
