@@ -10,6 +10,7 @@ which loose values are certified again at ``rel_tol`` (``docs/composition.md`` �
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -23,6 +24,8 @@ CHECK_POINTS = 513  # lattice points of V where the loose values' slack is check
 SLACK_SHARE = 0.5  # ... against this share of the pair's rel_tol (10x below ACCURATE: its sampling target)
 ACCURATE = 1e-12  # (the pair sampling's accurate floor, docs/composition.md §2.2)
 _ROUNDS = 40  # at most this many rounds of re-certification (each certifies every flagged loose sample)
+B_SHARE = 1e-2  # leg B refined down to this share of ACCURATE / e^{e_A} (docs/composition.md §2.14) ...
+B_FLOOR_MIN = 1e-30  # ... but not below this
 
 
 def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | None = None):
@@ -47,6 +50,21 @@ def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | 
         return lo, up
 
     return evaluate
+
+
+def leg_floor(legs, dx: float, floor: float) -> float:
+    """The refinement floor of the next leg of a round through bot, given the legs ``legs`` [(ka, la, ua)] sampled
+    before it: ``floor`` for leg A (none sampled), and for leg B min(``floor``, B_SHARE ACCURATE e^{-e_A}), e_A the
+    first of leg A's sampled eps = k ``dx`` whose upper value is <= ACCURATE / 10 (its last one if none is), at least
+    B_FLOOR_MIN. Leg B enters the split bound as e^{e1} B(e2) with e1 up to about e_A where the bound is near
+    ACCURATE, so its values down to ~1e-2 ACCURATE e^{-e1} decide the optimal split there (``docs/composition.md``
+    §2.14). Only a choice of samples: every leg value is a certified bracket, so the pair dominates either way."""
+    if not legs:
+        return floor
+    ka, _, ua = legs[0]
+    below = np.flatnonzero(np.asarray(ua) <= 0.1 * ACCURATE)
+    e_a = float(ka[below[0] if below.size else -1]) * dx
+    return min(floor, max(B_SHARE * ACCURATE * math.exp(-e_a), B_FLOOR_MIN))
 
 
 def zero_out_twin(accountant):

@@ -31,7 +31,7 @@ from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
-from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_sampler
+from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
 from sharpdp.shuffle.profile_bottom import bottom_bounds
 from sharpdp.shuffle.pair import DominatingPair, build_pair, check_interval, refine_points, seed_points, swap, via_bottom_eval
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
@@ -39,8 +39,7 @@ from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_ca
 
 _REFINE_FLOOR = 1e-13  # below it the samples are not refined (docs/composition.md §2.2) ...
 _LEG_FLOOR = 1e-15  # ... or below this for a round bounded through bot (legs and their split bound)
-_ACCURATE_FLOOR = 1e-12  # below it (down to _REFINE_FLOOR) the interpolation target is looser
-_LOOSE_FACTOR = 10.0  # ... by this factor
+_ACCURATE_FLOOR, _LOOSE_FACTOR = 1e-12, 10.0  # below it (down to _REFINE_FLOOR) the interpolation target is 10x looser
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
 _CHUNK = 8  # values per evaluate call (and per progress update)
@@ -551,11 +550,12 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
     if getattr(accountant, "via_bottom", False):
         # replace-one through bot: the triangle inequality on the two legs' hull curves, at every
         # split of the lattice (docs/composition.md §2.1)
-        legs = []
+        legs: list = []
         loose = not lower and accountant.rel_tol < LOOSE_TOL  # leg B loose first (docs/composition.md §2.10)
-        for j in (0, 1):
+        for j in (0, 1):  # leg B refined below _LEG_FLOOR where e^{e1} lifts it (docs/composition.md §2.14)
             ev_j = leg_sampler(accountant, j, dx, _positive_bounds, LOOSE_TOL if j == 1 and loose else None)
-            legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, floor, max_ev, rtol, progress, _LEG_FLOOR,
+            f_j = leg_floor(legs, dx, _LEG_FLOOR)
+            legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, min(floor, f_j), max_ev, rtol, progress, f_j,
                                         label=f"leg {j + 1} of " + round_label(accountant, 36)))
         curve_a, curve_b, scale = leg_curves(accountant, legs, dx, _LEG_FLOOR, rtol, loose, lower, cover_upper,
                                              _positive_bounds)
