@@ -7,6 +7,8 @@ A cell key is ``(spec, n, adjacency, eps)`` with ``spec`` ``("G", sigma0, _)`` (
 
 from __future__ import annotations
 
+import numpy as np
+
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 
 
@@ -43,3 +45,14 @@ def floats_differing(ref):
         if got != tuple(want):
             bad.append((spec, n, adj, eps, got, want))
     return bad
+
+
+def hat_merge(fine: np.ndarray) -> np.ndarray:
+    """The hat rounding at step h of a pmf on the nodes of step h/2 (node 0 even; both lattices start at the same
+    node): even nodes kept, each odd node's mass split half and half to its two neighbours (docs/accountant_tail.md
+    §39, Lemma 39.1)."""
+    out = fine[0::2].copy()
+    odd = fine[1::2]
+    out[: odd.size] += 0.5 * odd
+    out[1: odd.size + 1] += 0.5 * odd
+    return out

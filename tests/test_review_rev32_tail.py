@@ -22,14 +22,7 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAcc
 from sharpdp.shuffle.accountant.lattice import lattice_laws
 from sharpdp.shuffle.laws import laws_for
 
-
-def _merge(fine: np.ndarray) -> np.ndarray:
-    """This file's hat rounding at step h of a pmf on the nodes of step h/2 (node 0 even)."""
-    out = fine[0::2].copy()
-    odd = fine[1::2]
-    out[: odd.size] += 0.5 * odd
-    out[1: odd.size + 1] += 0.5 * odd
-    return out
+from _review_scan import hat_merge
 
 
 def _hat(points: np.ndarray, probs: np.ndarray, h: float, lo: float, size: int) -> np.ndarray:
@@ -53,7 +46,7 @@ def test_hat_identity_on_an_explicit_discrete_law():
     pr /= pr.sum()
     direct = _hat(pts, pr, h, lo, K + 1)
     fine = _hat(pts, pr, h / 2, lo, 2 * K + 1)
-    assert np.max(np.abs(_merge(fine) - direct)) < 1e-15
+    assert np.max(np.abs(hat_merge(fine) - direct)) < 1e-15
     # the mean kept, the variance grown by (h/2)^2 P(odd fine node)
     xc, xf = lo + h * np.arange(K + 1), lo + h / 2 * np.arange(2 * K + 1)
     assert abs(np.dot(direct, xc) - np.dot(fine, xf)) < 1e-13
@@ -106,10 +99,10 @@ def test_nested_hat_identity_on_other_laws(spec, h):
     coarse = lattice_laws(law, gamma, h, T, B, lower=False)
     fine = lattice_laws(law, gamma, h / 2, T, B, lower=False)
     assert fine.g.size == 2 * coarse.g.size - 1 and fine.kB == 2 * coarse.kB
-    merged = _merge(fine.g)
-    tol = coarse.eta + _merge(fine.eta) + 1e-10 * (coarse.g + merged)
+    merged = hat_merge(fine.g)
+    tol = coarse.eta + hat_merge(fine.eta) + 1e-10 * (coarse.g + merged)
     assert np.all(np.abs(coarse.g - merged) <= tol), float(np.max(np.abs(coarse.g - merged) - tol))
-    assert np.max(np.abs(coarse.g - _merge(np.roll(fine.g, 1))) - tol) > 1e-6  # (not vacuous)
+    assert np.max(np.abs(coarse.g - hat_merge(np.roll(fine.g, 1))) - tol) > 1e-6  # (not vacuous)
 
 
 # main 15710f7's brackets at rel_tol 1e-2, zero-out (the BMG cells from /tmp/map32/a.jsonl, quoted in §39.4; the

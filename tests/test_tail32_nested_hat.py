@@ -21,14 +21,7 @@ from sharpdp.shuffle import BlanketMixedGaussian
 from sharpdp.shuffle.accountant.lattice import lattice_laws
 from sharpdp.shuffle.laws import laws_for
 
-
-def _merge(fine: np.ndarray) -> np.ndarray:
-    """The hat rounding at step h of a pmf on the nodes of step h/2 (both lattices start at the node -kB h)."""
-    out = fine[0::2].copy()
-    odd = fine[1::2]
-    out[: odd.size] += 0.5 * odd
-    out[1: odd.size + 1] += 0.5 * odd
-    return out
+from _review_scan import hat_merge
 
 
 def _cell_law():
@@ -42,14 +35,14 @@ def test_coarse_hat_is_the_hat_of_the_fine_hat():
     coarse = lattice_laws(law, gamma, h, T, B, lower=False)
     fine = lattice_laws(law, gamma, h / 2, T, B, lower=False)
     assert fine.g.size == 2 * coarse.g.size - 1 and fine.kB == 2 * coarse.kB
-    merged = _merge(fine.g)
+    merged = hat_merge(fine.g)
     # eta bounds the mass errors; the cells' moment errors (relative up to ~1.3e-11 in the far tail here) are an upward shift of the hat law
     # that eta leaves out (A §3.2): 1e-10 relative covers them
-    tol = coarse.eta + _merge(fine.eta) + 1e-10 * (coarse.g + merged)
+    tol = coarse.eta + hat_merge(fine.eta) + 1e-10 * (coarse.g + merged)
     diff = np.abs(coarse.g - merged)
     assert np.all(diff <= tol), float(np.max(diff - tol))
     # not vacuous: the merge of a shifted fine law breaks the identity far beyond the error bounds
-    assert np.max(np.abs(coarse.g - _merge(np.roll(fine.g, 1))) - tol) > 1e-6
+    assert np.max(np.abs(coarse.g - hat_merge(np.roll(fine.g, 1))) - tol) > 1e-6
 
 
 def test_mean_kept_variance_grows_by_the_odd_nodes():
