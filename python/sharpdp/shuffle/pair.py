@@ -9,7 +9,8 @@ dominates. :func:`sharpdp.shuffle.profile.dominating_pair` builds it from an acc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, fields
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -30,7 +31,7 @@ def swap(x_lo, x_hi, lo, up):
     return lower, upper
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DominatingPair:
     """A discrete dominating pair (P, Q) on the privacy-loss lattice, stored by P's law.
 
@@ -68,6 +69,22 @@ class DominatingPair:
     sample_epsilons: np.ndarray = field(default_factory=lambda: np.empty(0))
     sample_deltas: np.ndarray = field(default_factory=lambda: np.empty(0))
     certified: bool = True
+
+    def __repr__(self) -> str:
+        """A one-line summary: the step, the number and range of the finite losses, the mass at +inf, the samples'
+        eps range (:meth:`full_repr` has every array)."""
+        dx, m = self.value_discretization_interval, int(self.losses.size)
+        loss = f"{m} finite losses" + (f" in [{self.losses[0] * dx:.6g}, {self.losses[-1] * dx:.6g}] nats" if m else "")
+        se = self.sample_epsilons
+        smp = f"{se.size} samples" + (f" at eps in [{se.min():.6g}, {se.max():.6g}]" if se.size else "")
+        return (f"DominatingPair(step={dx:.6g}, adjacency={self.adjacency!r}, {loss}, infinity_mass={self.infinity_mass:.6g}, "
+                f"{smp}, certified={self.certified})")
+
+    def full_repr(self) -> str:
+        """The dataclass representation with every array in full (``repr`` is a summary)."""
+        with np.printoptions(threshold=sys.maxsize, floatmode="unique"):
+            args = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        return f"DominatingPair({args})"
 
     def get_delta(self, epsilon):
         """Upper value of the pair's hockey-stick divergence H_{e^eps}(P || Q) (nats in, float out).

@@ -168,7 +168,7 @@ CLIFF_DROP = 1e-3  # a cliff: consecutive lattice samples whose upper values fal
 _CLIFF_PARTS = 8  # ... resolved in two levels of 8 parts (Delta / 8, then Delta / 64 around the steepest part)
 
 
-def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable):
+def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable, bar=None):
     """Leg B's samples on the lattice Delta / CLIFF_SCALE with its cliffs resolved, or None where it has none.
 
     A cliff is a pair of consecutive lattice samples k, k + 1 with an upper value >= ``floor`` falling by more than
@@ -178,12 +178,15 @@ def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable):
     the part where the values fall most (``sample_fine(ks)`` -> (lower, upper) at eps = k Delta / CLIFF_SCALE).
     Returns (kb, lb, ub) with every index in units of Delta / CLIFF_SCALE (upper values non-increasing). Only a
     choice of samples: every value is a certified bracket of the leg at its point, so the hull curve through them
-    lies above the leg (Claim A, docs/composition.md §2.12)."""
+    lies above the leg (Claim A, docs/composition.md §2.12). ``bar``: a progress bar whose total grows by the values
+    to come."""
     ub_ = np.asarray(ub, dtype=float)
     cliff = (np.diff(kb) == 1) & (ub_[:-1] >= floor) & (ub_[1:] < CLIFF_DROP * ub_[:-1])
     if not cliff.any():
         return None
     s, p = CLIFF_SCALE, _CLIFF_PARTS
+    if bar is not None:  # (a progress bar of the caller's: the cliffs' values at most)
+        bar.total = (bar.total or 0) + 2 * (p - 1) * int(np.count_nonzero(cliff))
     vals = {int(k) * s: (float(a), float(b)) for k, a, b in zip(np.asarray(kb).tolist(), np.asarray(lb).tolist(),
                                                                   ub_.tolist())}
     for i in np.flatnonzero(cliff).tolist():
@@ -207,31 +210,64 @@ def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable):
     return ks, lo, up
 
 
-def leg_samples(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, fallback: Callable):
+_BAR_CHUNK = 8  # leg values per call while a bar counts them (the bar moves during a long re-certification)
+
+
+def _counted(evaluate: Callable, bar) -> Callable:
+    """``evaluate(ks)`` -> (lower, upper) taken in chunks of _BAR_CHUNK in increasing order (the same values: each is
+    certified on its own), ``bar`` updated after each chunk."""
+    def run(ks, *args):
+        ks = np.asarray(ks)
+        lo, up = np.empty(ks.size), np.empty(ks.size)
+        for a in range(0, ks.size, _BAR_CHUNK):
+            lo[a:a + _BAR_CHUNK], up[a:a + _BAR_CHUNK] = evaluate(ks[a:a + _BAR_CHUNK], *args)
+            bar.update(int(min(_BAR_CHUNK, ks.size - a)))
+        return lo, up
+
+    return run
+
+
+def leg_samples(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, fallback: Callable,
+                progress: bool | None = None):
     """The two legs' samples of a round through bot, ready for their hull curves: ((ka, la, ua), (kb, lb, ub), scale)
     with every index on the lattice ``dx`` / scale (scale 1, or CLIFF_SCALE where leg B has a cliff): leg B's loose
     samples certified again where they can move the split bound (``loose``, docs/composition.md §2.10) and its cliffs
     resolved on Delta / CLIFF_SCALE (not for the ``lower`` reference; docs/composition.md §2.12). Each value is a
-    certified bracket of its leg at eps = k dx / scale (a hair below: :func:`leg_sampler`)."""
+    certified bracket of its leg at eps = k dx / scale (a hair below: :func:`leg_sampler`). ``progress`` (None:
+    after 1 s; False: never) shows these values on a bar (their number: at most one per loose sample, a budget, plus
+    14 per cliff; docs/composition.md §2.15)."""
+    import sys
+
+    from sharpdp._progress import progress_bar
+    from sharpdp.shuffle.round_cache import round_label
+
     (ka, la, ua), (kb, lb, ub) = legs
-    if loose:
-        lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, floor, rtol,
-                                      leg_sampler(accountant, 1, dx, fallback))
-    scale = 1
-    if not lower:
-        fine_b = resolve_cliffs(kb, lb, ub, floor, leg_sampler(accountant, 1, dx / CLIFF_SCALE, fallback))
-        if fine_b is not None:
-            scale, ka, (kb, lb, ub) = CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
+    bar = progress_bar(total=int(kb.size) if loose else 0, desc=f"leg 2 of {round_label(accountant, 36)}: values "
+                       "certified again where they move the split bound (budget)", unit=" values", file=sys.stderr,
+                       leave=True, disable=progress is False or lower, delay=0.0 if progress else 1.0, budget=True)
+    try:
+        if loose:
+            lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, floor, rtol,
+                                          _counted(leg_sampler(accountant, 1, dx, fallback), bar))
+        scale = 1
+        if not lower:
+            fine_b = resolve_cliffs(kb, lb, ub, floor, _counted(leg_sampler(accountant, 1, dx / CLIFF_SCALE, fallback),
+                                                                bar), bar)
+            if fine_b is not None:
+                scale, ka, (kb, lb, ub) = CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
+        bar.total = bar.n  # finished: nothing more to come
+    finally:
+        bar.close()
     return (ka, la, ua), (kb, lb, ub), scale
 
 
 def leg_curves(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, cover_upper: bool,
-               fallback: Callable):
+               fallback: Callable, progress: bool | None = None):
     """The two legs' hull curves of a round through bot from their samples ``legs`` [(ka, la, ua), (kb, lb, ub)] on
-    the step ``dx``, and the lattice scale they live on (:func:`leg_samples`), each leg's values covered with the cap
-    of ``pair_accuracy`` (``cover_upper``; the ``lower`` reference: the lower values as they are;
-    docs/composition.md §2.12)."""
-    (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, floor, rtol, loose, lower, fallback)
+    the step ``dx``, and the lattice scale they live on (:func:`leg_samples`, ``progress`` its bar), each leg's values
+    covered with the cap of ``pair_accuracy`` (``cover_upper``; the ``lower`` reference: the lower values as they
+    are; docs/composition.md §2.12)."""
+    (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, floor, rtol, loose, lower, fallback, progress)
     dx_l = dx / scale
     if lower:
         ua, ub = la, lb

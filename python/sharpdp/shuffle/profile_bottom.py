@@ -158,7 +158,9 @@ def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Call
     legs = [sample(leg_sampler(accountant, j, dx, fallback, LOOSE_TOL if j == 1 and loose else None), k_lim, dx,
                    1e-18, 400, _RTOL, refine_floor=_LEG_FLOOR, label=f"leg {j + 1} of " + round_label(accountant, 36))
             for j in (0, 1)]
-    (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, _LEG_FLOOR, _RTOL, loose, False, fallback)
+    progress = getattr(sample, "keywords", {}).get("progress")  # (the legs' bars' setting: a partial's keyword)
+    (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, _LEG_FLOOR, _RTOL, loose, False, fallback,
+                                                    progress)
     ea, eb = certified_points(ka, dx / scale), certified_points(kb, dx / scale)
     ca = float_leg_curve(ea, np.minimum.accumulate(ua), eb, lb, ub)
     cb = float_leg_curve(eb, np.minimum.accumulate(ub), ea, la, ua)
