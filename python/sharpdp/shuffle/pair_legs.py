@@ -28,15 +28,18 @@ B_SHARE = 1e-2  # leg B refined down to this share of ACCURATE / e^{e_A} (docs/c
 B_FLOOR_MIN = 1e-30  # ... but not below this
 
 
-def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | None = None):
+def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | None = None,
+                deep: tuple[float, float] | None = None):
     """``evaluate(ks)`` of leg j (0: x vs bot, 1: bot vs x) of a replace-one round bounded through bot at eps = k dx
     (a hair below): the zero-out certification of that order at ``tol`` (None: the accountant's ``rel_tol``; the
     accountant's own leg values, cached there), or ``fallback(zero_out_accountant, eps)`` (the zero-out value: the
     maximum over both orders) when the accountant does not expose its legs. Legs are sampled as brackets (an upper
     value first saves nothing on these laws: ``docs/composition.md`` §2.10), so ``need_lower`` and ``negligible``
-    are unused."""
+    are unused. ``deep`` (level, tol2): a point beyond one whose upper value this sampler found <= level (the leg is
+    non-increasing: its value there is <= level too) is certified at tol2 instead (docs/composition.md §2.15)."""
     leg = getattr(getattr(accountant, "_bottom", None), "leg", None)  # ViaBottom.leg(j, e, rel_tol)
     rel_tol = accountant.rel_tol if tol is None else max(tol, accountant.rel_tol)
+    below = [math.inf]  # the least eps at which an upper value <= deep's level was found
 
     def evaluate(ks, need_lower=True, negligible=0.0):
         e = np.nextafter(np.asarray(ks, dtype=float) * dx, 0.0)
@@ -45,8 +48,10 @@ def leg_sampler(accountant, j: int, dx: float, fallback: Callable, tol: float | 
             return fallback(zero_out_twin(accountant), e)
         lo, up = np.empty(e.size), np.empty(e.size)
         for i, x in enumerate(e.tolist()):
-            r = leg(j, x, rel_tol)
+            r = leg(j, x, deep[1] if deep is not None and x >= below[0] else rel_tol)
             lo[i], up[i] = r.lower, min(r.upper, 1.0)
+            if deep is not None and up[i] <= deep[0]:
+                below[0] = min(below[0], x)
         return lo, up
 
     return evaluate
@@ -118,7 +123,8 @@ def _support(kb: np.ndarray, curve: Curve, pts: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate(out)) if out else np.empty(0, dtype=np.int64)
 
 
-def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, rel_tol: float, certify_fine):
+def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, rel_tol: float, certify_fine,
+                      open_tol: float = LOOSE_TOL):
     """Leg B's samples (kb, lb, ub) with the loose ones (mask ``loose``) certified again where their slack may move
     the split bound V by more than SLACK_SHARE ``rel_tol`` (10x that where V < ACCURATE) at a check point with
     V >= ``floor``; returns (lb, ub, loose) (ub non-increasing).
@@ -142,7 +148,7 @@ def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, re
         v_up, k1_up, ca_up, cb_up = _split_bound(ka, la, ua_c, kb, lb, ub, dx, ks)
         # an open loose sample: its lower value, gap 0; a settled one (no lower value, or a gap beyond LOOSE_TOL: the
         # engine's caps bound it, and at rel_tol they do too, in practice) its upper value (§2.10)
-        open_ = loose & (np.nan_to_num(lb) > 0.0) & (ub <= (1.0 + LOOSE_TOL) * np.nan_to_num(lb))
+        open_ = loose & (np.nan_to_num(lb) > 0.0) & (ub <= (1.0 + open_tol) * np.nan_to_num(lb))
         low = np.where(open_, np.nan_to_num(lb), ub)
         v_low, k1_low, ca_low, cb_low = _split_bound(ka, la, ua_c, kb, np.where(open_, low, lb), low, dx, ks)
         bad = (v_up >= floor) & (v_up > (1.0 + np.where(v_up < ACCURATE, 10.0 * tol, tol)) * v_low)
@@ -168,7 +174,7 @@ CLIFF_DROP = 1e-3  # a cliff: consecutive lattice samples whose upper values fal
 _CLIFF_PARTS = 8  # ... resolved in two levels of 8 parts (Delta / 8, then Delta / 64 around the steepest part)
 
 
-def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable, bar=None):
+def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable, bar=None, scale: int = CLIFF_SCALE):
     """Leg B's samples on the lattice Delta / CLIFF_SCALE with its cliffs resolved, or None where it has none.
 
     A cliff is a pair of consecutive lattice samples k, k + 1 with an upper value >= ``floor`` falling by more than
@@ -184,9 +190,9 @@ def resolve_cliffs(kb, lb, ub, floor: float, sample_fine: Callable, bar=None):
     cliff = (np.diff(kb) == 1) & (ub_[:-1] >= floor) & (ub_[1:] < CLIFF_DROP * ub_[:-1])
     if not cliff.any():
         return None
-    s, p = CLIFF_SCALE, _CLIFF_PARTS
+    s, p = scale, _CLIFF_PARTS
     if bar is not None:  # (a progress bar of the caller's: the cliffs' values at most)
-        bar.total = (bar.total or 0) + 2 * (p - 1) * int(np.count_nonzero(cliff))
+        bar.total = (bar.total or 0) + round(math.log(s, p)) * (p - 1) * int(np.count_nonzero(cliff))
     vals = {int(k) * s: (float(a), float(b)) for k, a, b in zip(np.asarray(kb).tolist(), np.asarray(lb).tolist(),
                                                                   ub_.tolist())}
     for i in np.flatnonzero(cliff).tolist():
@@ -228,7 +234,8 @@ def _counted(evaluate: Callable, bar) -> Callable:
 
 
 def leg_samples(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, fallback: Callable,
-                progress: bool | None = None):
+                progress: bool | None = None, cliff_tol: float | None = None, cliff_scale: int = CLIFF_SCALE,
+                open_tol: float = LOOSE_TOL):
     """The two legs' samples of a round through bot, ready for their hull curves: ((ka, la, ua), (kb, lb, ub), scale)
     with every index on the lattice ``dx`` / scale (scale 1, or CLIFF_SCALE where leg B has a cliff): leg B's loose
     samples certified again where they can move the split bound (``loose``, docs/composition.md §2.10) and its cliffs
@@ -248,13 +255,13 @@ def leg_samples(accountant, legs, dx: float, floor: float, rtol: float, loose: b
     try:
         if loose:
             lb, ub, _ = tighten_loose_leg(ka, la, ua, kb, lb, ub, np.ones(kb.size, dtype=bool), dx, floor, rtol,
-                                          _counted(leg_sampler(accountant, 1, dx, fallback), bar))
+                                          _counted(leg_sampler(accountant, 1, dx, fallback), bar), open_tol)
         scale = 1
         if not lower:
-            fine_b = resolve_cliffs(kb, lb, ub, floor, _counted(leg_sampler(accountant, 1, dx / CLIFF_SCALE, fallback),
-                                                                bar), bar)
+            fine_b = resolve_cliffs(kb, lb, ub, floor, _counted(leg_sampler(accountant, 1, dx / cliff_scale, fallback,
+                                                                            cliff_tol), bar), bar, cliff_scale)
             if fine_b is not None:
-                scale, ka, (kb, lb, ub) = CLIFF_SCALE, ka * CLIFF_SCALE, fine_b
+                scale, ka, (kb, lb, ub) = cliff_scale, ka * cliff_scale, fine_b
         bar.total = bar.n  # finished: nothing more to come
     finally:
         bar.close()

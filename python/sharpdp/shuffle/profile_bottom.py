@@ -19,6 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from sharpdp.shuffle.bottom_values import LEG_TOL
 from sharpdp.shuffle.pair import Curve, hull, swap
 
 _U = 2.0**-53
@@ -155,12 +156,13 @@ def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Call
     dx = e_max / STEPS
     k_lim = STEPS + 1
     loose = accountant.rel_tol < LOOSE_TOL
-    legs = [sample(leg_sampler(accountant, j, dx, fallback, LOOSE_TOL if j == 1 and loose else None), k_lim, dx,
+    legs = [sample(leg_sampler(accountant, j, dx, fallback, LOOSE_TOL if j == 1 and loose else None,
+                               _DEEP if j == 1 and loose else None), k_lim, dx,
                    1e-18, 400, _RTOL, refine_floor=_LEG_FLOOR, label=f"leg {j + 1} of " + round_label(accountant, 36))
             for j in (0, 1)]
     progress = getattr(sample, "keywords", {}).get("progress")  # (the legs' bars' setting: a partial's keyword)
-    (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, _LEG_FLOOR, _RTOL, loose, False, fallback,
-                                                    progress)
+    (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, _LEG_FLOOR, _SLACK_RTOL, loose, False, fallback,
+                                                    progress, _CLIFF_TOL, _CLIFF_SCALE, _OPEN_TOL)
     ea, eb = certified_points(ka, dx / scale), certified_points(kb, dx / scale)
     ca = float_leg_curve(ea, np.minimum.accumulate(ua), eb, lb, ub)
     cb = float_leg_curve(eb, np.minimum.accumulate(ub), ea, la, ua)
@@ -190,3 +192,8 @@ def bottom_bounds(accountant, eps: np.ndarray, need_lower: bool, per_point: Call
 # (GaussianRandomizer(1, 1), n = 1e4), with 1e-18 within 0.7 % (docs/composition.md §2.13)
 _LEG_FLOOR = 1e-18
 _RTOL = 2e-3  # the legs' sampling target (the pair's default rel_tol)
+# The profile's own accuracy budget (docs/composition.md §2.15; only a choice of which certified values are taken):
+_SLACK_RTOL = 5e-3  # leg B's loose values certified again where they may move V by > 0.5 x this (10x below 1e-12)
+_DEEP = (1e-13, LEG_TOL)  # leg B beyond a point found <= 1e-13: certified at rel_tol LEG_TOL (0.1) ...
+_OPEN_TOL = LEG_TOL  # ... so a loose value is open (checked by its lower value) where its bracket is within this
+_CLIFF_TOL, _CLIFF_SCALE = LEG_TOL, 8  # leg B's cliffs on the step / 8 (one level), their values at LEG_TOL
