@@ -130,10 +130,11 @@ def tighten_loose_leg(ka, la, ua, kb, lb, ub, loose, dx: float, floor: float, re
     V >= ``floor``; returns (lb, ub, loose) (ub non-increasing).
 
     V_up is the split bound of the legs as they are (``cover`` of each leg, hull, swap: the pair's curves); V_low the
-    same with every *open* loose sample of B (lower value L > 0, upper value <= (1 + LOOSE_TOL) L) replaced by [L, L],
+    same with every *open* loose sample of B (lower value L > 0, upper value <= (1 + ``open_tol``) L; LOOSE_TOL by
+    default, docs/composition.md §2.15 for the profile's 0.1) replaced by [L, L],
     so V_low <= V of the same samples with the open ones certified at ``rel_tol`` (hull, running minimum, swap
     identity and ``cover`` are monotone in the values; ``docs/composition.md`` §2.10). *Settled* loose samples (no
-    lower value, or a bracket wider than LOOSE_TOL: the engine's caps bound them) count as they are in both. Where
+    lower value, or a bracket wider than ``open_tol``: the engine's caps bound them) count as they are in both. Where
     V_up > (1 + s) V_low, the open samples of B's hull support at the optimal second leg of either bound (and at minus
     a negative first leg: A's curve there is the swap of B's samples) are certified by ``certify_fine(ks)`` -> (lower,
     upper), keeping the smaller upper value (both certified). Only a choice of which values are refined: every
@@ -234,15 +235,17 @@ def _counted(evaluate: Callable, bar) -> Callable:
 
 
 def leg_samples(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, fallback: Callable,
-                progress: bool | None = None, cliff_tol: float | None = None, cliff_scale: int = CLIFF_SCALE,
+                progress: bool | None = False, cliff_tol: float | None = None, cliff_scale: int = CLIFF_SCALE,
                 open_tol: float = LOOSE_TOL):
     """The two legs' samples of a round through bot, ready for their hull curves: ((ka, la, ua), (kb, lb, ub), scale)
     with every index on the lattice ``dx`` / scale (scale 1, or CLIFF_SCALE where leg B has a cliff): leg B's loose
     samples certified again where they can move the split bound (``loose``, docs/composition.md §2.10) and its cliffs
     resolved on Delta / CLIFF_SCALE (not for the ``lower`` reference; docs/composition.md §2.12). Each value is a
     certified bracket of its leg at eps = k dx / scale (a hair below: :func:`leg_sampler`). ``progress`` (None:
-    after 1 s; False: never) shows these values on a bar (their number: at most one per loose sample, a budget, plus
-    14 per cliff; docs/composition.md §2.15)."""
+    after 1 s; True: at once; False, the default: never) shows these values on a bar (their number: at most one per
+    loose sample, a budget, plus 7 per cliff level; docs/composition.md §2.15). ``cliff_tol`` (None: the accountant's
+    rel_tol) and ``cliff_scale`` (a power of 8) are the cliffs' tolerance and lattice, ``open_tol`` the loose check's
+    open criterion (:func:`tighten_loose_leg`)."""
     import sys
 
     from sharpdp._progress import progress_bar
@@ -269,7 +272,7 @@ def leg_samples(accountant, legs, dx: float, floor: float, rtol: float, loose: b
 
 
 def leg_curves(accountant, legs, dx: float, floor: float, rtol: float, loose: bool, lower: bool, cover_upper: bool,
-               fallback: Callable, progress: bool | None = None):
+               fallback: Callable, progress: bool | None = False):
     """The two legs' hull curves of a round through bot from their samples ``legs`` [(ka, la, ua), (kb, lb, ub)] on
     the step ``dx``, and the lattice scale they live on (:func:`leg_samples`, ``progress`` its bar), each leg's values
     covered with the cap of ``pair_accuracy`` (``cover_upper``; the ``lower`` reference: the lower values as they
