@@ -35,7 +35,7 @@ def _round(s: float, n: int):
 def test_profile_budget_against_quadrature_and_session32(n, monkeypatch):
     """64 eps of GaussianRandomizer(1, 1) replace (leg B has a cliff at ~1.15 nats): the values are >= the
     quadrature (certified upper values), within 1 % above session 32's profile (finer legs) and within 1 % above the
-    per-eps split search wherever delta >= 1e-12 (measured: at most 1.0013 x session 32's)."""
+    per-eps split search wherever delta >= 1e-12 (docs/composition.md §2.15)."""
     eps = np.linspace(0.0, 14.0 if n == 2 else 16.0, 64)
     acc = _round(1.0, n)
     up = sh.privacy_profile(acc, eps, progress=False)
