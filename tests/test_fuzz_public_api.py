@@ -624,6 +624,7 @@ EXEMPT = {
     "sharpdp.shuffle:AccountantReport": "dataclass returned by ShuffleAccountant.report",
     "sharpdp.shuffle:CalibrationReport": "dataclass returned by calibrate_bmg_report / calibrate_gaussian_report",
     "sharpdp.shuffle:DominatingPair": "built by dominating_pair (fuzzed above)",
+    "sharpdp.shuffle:DominatingPair.full_repr": "no argument (the pair's arrays as text; tests/test_legs33_profile_budget.py)",
     "sharpdp.shuffle:LocalRandomizer": "abstract base class",
     "sharpdp.crlb:MLPrivateEstimate": "dataclass returned by ml_private_estimator",
     "sharpdp.crlb:DistributedResult": "dataclass returned by distributed_identification",
