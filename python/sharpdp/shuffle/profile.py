@@ -558,7 +558,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
             legs.append(_sample_profile(ev_j, _k_limit(accountant, dx), dx, min(floor, f_j), max_ev, rtol, progress, f_j,
                                         label=f"leg {j + 1} of " + round_label(accountant, 36)))
         curve_a, curve_b, scale = leg_curves(accountant, legs, dx, _LEG_FLOOR, rtol, loose, lower, cover_upper,
-                                             _positive_bounds)
+                                             _positive_bounds, progress)
         evaluate = via_bottom_eval(curve_a, curve_b, scale)
         if epsilons is None:
             k_lim = min(k_lim, (int(curve_a.k[-1]) + int(curve_b.k[-1])) // scale + 2)
