@@ -444,6 +444,90 @@ double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h,
   return chernoff_edge_bound(gt, K, k0, h, n, log_target, dir, lam_scale).edge;
 }
 
+// The complex logarithm of the power step, the same doubles as std::log (docs/accountant_tail.md §42.1). glibc's clog
+// (s_clog_template.c) computes Re log z = log1p(x^2 + y^2 - 1) / 2 on its branch 1/2 <= x < 1, y >= eps/2,
+// x^2 + y^2 >= 1/2 (x = max(|Re z|, |Im z|), y = the other), with x^2 + y^2 - 1 from __x2y2m1: the exact products
+// x^2 = a1 + a0, y^2 = b1 + b0 (Dekker), the five terms with -1 ordered by absolute value by qsort, four
+// error-free additions each followed by another qsort of the terms above, and the sum from the largest term down.
+// Its six qsort calls (a stable merge sort of at most five doubles through a comparison callback) cost more than the
+// rest of the power step at the frequencies of |z| near 1, most of them for a few hundred users. clog_same runs the
+// same operations with a stable insertion sort, which yields the same order (a stable sort's output is unique), so
+// the same doubles; Im log z = atan2(Im z, Re z) as there. Every other z goes to std::log. clog_same_ok checks the
+// identity once per process on 4096 points of that branch (ties |Re z| = |Im z| and |z| within 2^-40 of 1
+// included); where any differs (another libm), std::log is used throughout.
+namespace {
+inline void sort_abs(double* v, int m) {
+  for (int i = 1; i < m; ++i) {
+    const double x = v[i], ax = std::fabs(x);
+    int j = i - 1;
+    while (j >= 0 && std::fabs(v[j]) > ax) {
+      v[j + 1] = v[j];
+      --j;
+    }
+    v[j + 1] = x;
+  }
+}
+
+inline void square_split(double a, double& hi, double& lo) {  // hi + lo = a^2 exactly (Veltkamp, Dekker)
+  hi = a * a;
+  const double c = 134217729.0 * a;
+  const double ah = c - (c - a), al = a - ah;
+  lo = ((ah * ah - hi) + 2.0 * ah * al) + al * al;
+}
+
+inline double x2y2m1(double x, double y) {
+  double v[5];
+  square_split(x, v[1], v[0]);
+  square_split(y, v[3], v[2]);
+  v[4] = -1.0;
+  sort_abs(v, 5);
+  for (int i = 0; i <= 3; ++i) {
+    const double hi = v[i + 1] + v[i];
+    const double lo = (v[i + 1] - hi) + v[i];
+    v[i + 1] = hi;
+    v[i] = lo;
+    sort_abs(v + i + 1, 4 - i);
+  }
+  return v[4] + v[3] + v[2] + v[1] + v[0];
+}
+
+inline bool clog_branch(double ax, double ay) {
+  return ax < 1.0 && ax >= 0.5 && ay >= std::numeric_limits<double>::epsilon() / 2 && ax * ax + ay * ay >= 0.5;
+}
+
+inline std::complex<double> clog_fast(const std::complex<double>& z) {
+  double ax = std::fabs(z.real()), ay = std::fabs(z.imag());
+  if (ax < ay) std::swap(ax, ay);
+  if (clog_branch(ax, ay)) return {std::log1p(x2y2m1(ax, ay)) / 2, std::atan2(z.imag(), z.real())};
+  return std::log(z);
+}
+
+bool clog_same_ok() {
+  std::uint64_t st = 0x9E3779B97F4A7C15ULL;
+  auto next = [&st]() {  // splitmix64: a fixed sequence, no global state
+    std::uint64_t r = (st += 0x9E3779B97F4A7C15ULL);
+    r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    r = (r ^ (r >> 27)) * 0x94D049BB133111EBULL;
+    return r ^ (r >> 31);
+  };
+  auto unit = [&next]() { return static_cast<double>(next() >> 11) * 0x1.0p-53; };
+  for (int i = 0; i < 4096; ++i) {
+    const double r = (i % 4 == 3) ? 1.0 - std::ldexp(1.0, -static_cast<int>(next() % 40) - 1) : 0.71 + 0.29 * unit();
+    const double a = 2.0 * M_PI * unit();
+    std::complex<double> z = std::polar(r, a);
+    if (i % 8 == 5) z = {z.real(), (i % 16 == 5) ? z.real() : -z.real()};
+    const std::complex<double> u = std::log(z), v = clog_fast(z);
+    if (!(u.real() == v.real() && u.imag() == v.imag())) return false;
+  }
+  return true;
+}
+
+inline std::complex<double> clog_same(const std::complex<double>& z) {
+  static const bool ok = clog_same_ok();
+  return ok ? clog_fast(z) : std::log(z);
+}
+}  // namespace
+
 // Power step (docs/accountant.md §3.6.3-3.6.4): Q = exp(n Log z) per frequency, z the computed rfft of the
 // tilted pmf with componentwise error <= e. Returns the l2 norms over the full (Hermitian)
 // spectrum of the bound on |Q~ - Q| and of Q~. Error model per frequency:
@@ -561,7 +645,7 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
         const double lq = az > 0 ? n * std::log(az) : -std::numeric_limits<double>::infinity();
         double b = 0;
         if (lq > -736.0) {
-          const std::complex<double> lz = std::log(zk);
+          const std::complex<double> lz = clog_same(zk);  // (= std::log(zk), §42.1)
           q = std::exp(n * lz);
           const double ex = n * 2.0 * kU * (std::fabs(lz.real()) + M_PI + 1.0) + kU * n * std::abs(lz);
           rel = std::expm1(ex) + 4.0 * kU;
