@@ -35,31 +35,55 @@ struct Sum2 {
 };
 
 
-std::vector<double> logs(const double* g, ssize K) {
-  std::vector<double> lg(static_cast<std::size_t>(K));
-  for (ssize k = 0; k < K; ++k)
-    lg[static_cast<std::size_t>(k)] = g[k] > 0 ? std::log(g[k]) : -std::numeric_limits<double>::infinity();
-  return lg;
+// The log pmf of a kernel call and, for its terms of positive mass, the values log_mgf_logs reads at every lam: the
+// log, its absolute value and the node x = (k0 + k) h, each the same double as computed in the loop before (session
+// 33: one pass over the positive terms per evaluation, docs/accountant_tail.md §42.1; the same sums in the same order).
+struct LogPmf {
+  std::vector<double> lg;  // log g_k (-inf where g_k <= 0), every k
+  std::vector<double> l, al, x;  // the terms with lg finite, in increasing k
+  std::int64_t k0;
+  double h;
+};
+
+LogPmf logs(const double* g, ssize K, std::int64_t k0, double h) {
+  LogPmf P;
+  P.k0 = k0;
+  P.h = h;
+  P.lg.resize(static_cast<std::size_t>(K));
+  for (ssize k = 0; k < K; ++k) {
+    const double l = g[k] > 0 ? std::log(g[k]) : -std::numeric_limits<double>::infinity();
+    P.lg[static_cast<std::size_t>(k)] = l;
+    if (std::isinf(l)) continue;
+    P.l.push_back(l);
+    P.al.push_back(std::fabs(l));
+    P.x.push_back(static_cast<double>(k0 + k) * h);
+  }
+  return P;
 }
 
-Mgf log_mgf_logs(const std::vector<double>& lg, std::int64_t k0, double h, double lam) {
-  const auto K = static_cast<std::int64_t>(lg.size());
+Mgf log_mgf_logs(const LogPmf& P, double lam) {
+  const auto K = static_cast<std::int64_t>(P.lg.size());
+  const std::int64_t k0 = P.k0;
+  const double h = P.h;
   double mx = -std::numeric_limits<double>::infinity();
   for (std::int64_t k = 0; k < K; ++k)
-    mx = std::max(mx, lg[static_cast<std::size_t>(k)] + lam * static_cast<double>(k0 + k) * h);
+    mx = std::max(mx, P.lg[static_cast<std::size_t>(k)] + lam * static_cast<double>(k0 + k) * h);
   double s0 = 0, s1 = 0, s2 = 0;
   // error budget of L (docs/accountant.md §3.5.1): W = sum_k e_k (delta_k + 2u), delta_k the bound
   // on the exponent's error, dm = max (|l_k| + |lam x_k|), m = the number of terms
   double W = 0, dm = 0, m = 0;
-  for (std::int64_t k = 0; k < K; ++k) {
-    const double l = lg[static_cast<std::size_t>(k)];
-    if (std::isinf(l)) continue;
-    const double x = static_cast<double>(k0 + k) * h;
+  const std::size_t F = P.l.size();
+  const double* Lp = P.l.data();
+  const double* Ap = P.al.data();
+  const double* Xp = P.x.data();
+  for (std::size_t j = 0; j < F; ++j) {
+    const double l = Lp[j];
+    const double x = Xp[j];
     const double e = std::exp(l + lam * x - mx);
     s0 += e;
     s1 += e * x;
     s2 += e * x * x;
-    const double lp = std::fabs(l) + std::fabs(lam * x);
+    const double lp = Ap[j] + std::fabs(lam * x);
     W += e * (kU * (3.02 * lp + std::fabs(l + lam * x - mx)) + 2.0 * kU);
     dm = std::max(dm, lp);
     m += 1.0;
@@ -330,12 +354,12 @@ void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, 
 }
 
 Mgf log_mgf(const double* g, std::size_t K, std::int64_t k0, double h, double lam) {
-  return log_mgf_logs(logs(g, static_cast<ssize>(K)), k0, h, lam);
+  return log_mgf_logs(logs(g, static_cast<ssize>(K), k0, h), lam);
 }
 
 double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, double theta_floor) {
-  const auto G = logs(g, static_cast<ssize>(K));
-  Mgf M = log_mgf_logs(G, k0, h, theta_floor);
+  const auto G = logs(g, static_cast<ssize>(K), k0, h);
+  Mgf M = log_mgf_logs(G, theta_floor);
   if (M.d1 >= 0) return theta_floor;
   // safeguarded Newton (Lambda' is increasing, Lambda'' = the tilted variance); any theta >= the
   // floor gives a valid tilt, the root only makes it efficient. How the root is found is a choice of speed
@@ -346,7 +370,7 @@ double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, do
   double lo = theta_floor, hi = std::numeric_limits<double>::infinity(), x = theta_floor;
   const double x1 = M.d2 > 0 ? theta_floor - M.d1 / M.d2 : 0.0;
   if (std::isfinite(x1) && x1 > theta_floor) {
-    const Mgf M1 = log_mgf_logs(G, k0, h, x1);
+    const Mgf M1 = log_mgf_logs(G, x1);
     if (M1.d1 >= 0) {
       hi = x = x1;
       M = M1;
@@ -356,11 +380,11 @@ double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, do
   }
   if (!std::isfinite(hi)) {
     double top = std::max(2.0 * lo, 1.0 / h);
-    Mgf Mt = log_mgf_logs(G, k0, h, top);
+    Mgf Mt = log_mgf_logs(G, top);
     for (int i = 0; i < 200 && Mt.d1 < 0; ++i) {
       lo = top;
       top *= 2.0;
-      Mt = log_mgf_logs(G, k0, h, top);
+      Mt = log_mgf_logs(G, top);
     }
     if (Mt.d1 < 0) throw std::domain_error("tilt: no positive mass");
     hi = x = top;
@@ -379,7 +403,7 @@ double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, do
     const bool done = dx_prev <= 1e-10 * x;
     x = xn;
     if (done) break;
-    M = log_mgf_logs(G, k0, h, x);
+    M = log_mgf_logs(G, x);
   }
   return x;
 }
@@ -389,7 +413,7 @@ Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, 
   const double* G = g;
   const double* Et = eta;
   double* O = out;
-  const Mgf M = log_mgf_logs(logs(G, K), k0, h, theta);
+  const Mgf M = log_mgf_logs(logs(G, K, k0, h), theta);
   double tau = 0;
   Sum2 ms;
   for (ssize k = 0; k < K; ++k) {
@@ -416,13 +440,13 @@ Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, 
 // phi inside [lam_scale e^-12, lam_scale e^12] (geometric bisection when a step leaves it).
 ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
                                  double log_target, int dir, double lam_scale) {
-  const auto G = logs(gt, static_cast<ssize>(K));
+  const auto G = logs(gt, static_cast<ssize>(K), k0, h);
   double allowance = std::numeric_limits<double>::infinity();
   const double sgn = dir > 0 ? 1.0 : -1.0;
   double a = lam_scale * std::exp(-12.0), b = lam_scale * std::exp(12.0), lam = lam_scale;
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 60; ++i) {
-    const Mgf M = log_mgf_logs(G, k0, h, sgn * lam);
+    const Mgf M = log_mgf_logs(G, sgn * lam);
     const double obj = (n * M.L - log_target) / lam;
     if (obj < best) {
       best = obj;
@@ -453,7 +477,7 @@ double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h,
 // rest of the power step at the frequencies of |z| near 1, most of them for a few hundred users. clog_same runs the
 // same operations with a stable insertion sort, which yields the same order (a stable sort's output is unique), so
 // the same doubles; Im log z = atan2(Im z, Re z) as there. Every other z goes to std::log. clog_same checks the
-// identity once per process on 4096 points of that branch (ties |Re z| = |Im z| and |z| within 2^-40 of 1
+// identity once per process on 1024 points of that branch (ties |Re z| = |Im z| and |z| within 2^-40 of 1
 // included; clog_same_mismatches runs the same check on more points, for tests/cpp/kernels_check.cpp); where any
 // differs (another libm), std::log is used throughout.
 namespace {
@@ -524,9 +548,11 @@ std::size_t clog_mismatches(std::size_t count) {
   return bad;
 }
 
+// (checked when the library is loaded: the import, not the first call of a process forked after it, pays it)
+const bool kClogSame = clog_mismatches(1024) == 0;
+
 inline std::complex<double> clog_same(const std::complex<double>& z) {
-  static const bool ok = clog_mismatches(4096) == 0;
-  return ok ? clog_fast(z) : std::log(z);
+  return kClogSame ? clog_fast(z) : std::log(z);
 }
 }  // namespace
 
@@ -583,9 +609,9 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
       }
       if (!big.empty()) {
         ek.assign(static_cast<std::size_t>(M), e);
-        // tabulate the twiddles when the DFT needs at least 4 times as many (at most 2^21 + 1 entries, 32 MB)
+        // tabulate the twiddles when the DFT needs at least 2 times as many (4 before session 33: the same doubles) (at most 2^21 + 1 entries, 32 MB)
         const double direct = static_cast<double>(big.size()) * static_cast<double>(rr.size());
-        const Twiddles tw = (4.0 * static_cast<double>(N / 2 + 1) <= direct && N <= (std::int64_t{1} << 22))
+        const Twiddles tw = (2.0 * static_cast<double>(N / 2 + 1) <= direct && N <= (std::int64_t{1} << 22))
                                 ? twiddle_table(N) : Twiddles{};
         zacc.resize(big.size());
         std::vector<double> eacc(big.size());
