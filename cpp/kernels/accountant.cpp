@@ -35,31 +35,55 @@ struct Sum2 {
 };
 
 
-std::vector<double> logs(const double* g, ssize K) {
-  std::vector<double> lg(static_cast<std::size_t>(K));
-  for (ssize k = 0; k < K; ++k)
-    lg[static_cast<std::size_t>(k)] = g[k] > 0 ? std::log(g[k]) : -std::numeric_limits<double>::infinity();
-  return lg;
+// The log pmf of a kernel call and, for its terms of positive mass, the values log_mgf_logs reads at every lam: the
+// log, its absolute value and the node x = (k0 + k) h, each the same double as computed in the loop before (session
+// 33: one pass over the positive terms per evaluation, docs/accountant_tail.md §42.1; the same sums in the same order).
+struct LogPmf {
+  std::vector<double> lg;  // log g_k (-inf where g_k <= 0), every k
+  std::vector<double> l, al, x;  // the terms with lg finite, in increasing k
+  std::int64_t k0;
+  double h;
+};
+
+LogPmf logs(const double* g, ssize K, std::int64_t k0, double h) {
+  LogPmf P;
+  P.k0 = k0;
+  P.h = h;
+  P.lg.resize(static_cast<std::size_t>(K));
+  for (ssize k = 0; k < K; ++k) {
+    const double l = g[k] > 0 ? std::log(g[k]) : -std::numeric_limits<double>::infinity();
+    P.lg[static_cast<std::size_t>(k)] = l;
+    if (std::isinf(l)) continue;
+    P.l.push_back(l);
+    P.al.push_back(std::fabs(l));
+    P.x.push_back(static_cast<double>(k0 + k) * h);
+  }
+  return P;
 }
 
-Mgf log_mgf_logs(const std::vector<double>& lg, std::int64_t k0, double h, double lam) {
-  const auto K = static_cast<std::int64_t>(lg.size());
+Mgf log_mgf_logs(const LogPmf& P, double lam) {
+  const auto K = static_cast<std::int64_t>(P.lg.size());
+  const std::int64_t k0 = P.k0;
+  const double h = P.h;
   double mx = -std::numeric_limits<double>::infinity();
   for (std::int64_t k = 0; k < K; ++k)
-    mx = std::max(mx, lg[static_cast<std::size_t>(k)] + lam * static_cast<double>(k0 + k) * h);
+    mx = std::max(mx, P.lg[static_cast<std::size_t>(k)] + lam * static_cast<double>(k0 + k) * h);
   double s0 = 0, s1 = 0, s2 = 0;
   // error budget of L (docs/accountant.md §3.5.1): W = sum_k e_k (delta_k + 2u), delta_k the bound
   // on the exponent's error, dm = max (|l_k| + |lam x_k|), m = the number of terms
   double W = 0, dm = 0, m = 0;
-  for (std::int64_t k = 0; k < K; ++k) {
-    const double l = lg[static_cast<std::size_t>(k)];
-    if (std::isinf(l)) continue;
-    const double x = static_cast<double>(k0 + k) * h;
+  const std::size_t F = P.l.size();
+  const double* Lp = P.l.data();
+  const double* Ap = P.al.data();
+  const double* Xp = P.x.data();
+  for (std::size_t j = 0; j < F; ++j) {
+    const double l = Lp[j];
+    const double x = Xp[j];
     const double e = std::exp(l + lam * x - mx);
     s0 += e;
     s1 += e * x;
     s2 += e * x * x;
-    const double lp = std::fabs(l) + std::fabs(lam * x);
+    const double lp = Ap[j] + std::fabs(lam * x);
     W += e * (kU * (3.02 * lp + std::fabs(l + lam * x - mx)) + 2.0 * kU);
     dm = std::max(dm, lp);
     m += 1.0;
@@ -330,12 +354,12 @@ void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, 
 }
 
 Mgf log_mgf(const double* g, std::size_t K, std::int64_t k0, double h, double lam) {
-  return log_mgf_logs(logs(g, static_cast<ssize>(K)), k0, h, lam);
+  return log_mgf_logs(logs(g, static_cast<ssize>(K), k0, h), lam);
 }
 
 double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, double theta_floor) {
-  const auto G = logs(g, static_cast<ssize>(K));
-  Mgf M = log_mgf_logs(G, k0, h, theta_floor);
+  const auto G = logs(g, static_cast<ssize>(K), k0, h);
+  Mgf M = log_mgf_logs(G, theta_floor);
   if (M.d1 >= 0) return theta_floor;
   // safeguarded Newton (Lambda' is increasing, Lambda'' = the tilted variance); any theta >= the
   // floor gives a valid tilt, the root only makes it efficient. How the root is found is a choice of speed
@@ -346,7 +370,7 @@ double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, do
   double lo = theta_floor, hi = std::numeric_limits<double>::infinity(), x = theta_floor;
   const double x1 = M.d2 > 0 ? theta_floor - M.d1 / M.d2 : 0.0;
   if (std::isfinite(x1) && x1 > theta_floor) {
-    const Mgf M1 = log_mgf_logs(G, k0, h, x1);
+    const Mgf M1 = log_mgf_logs(G, x1);
     if (M1.d1 >= 0) {
       hi = x = x1;
       M = M1;
@@ -356,11 +380,11 @@ double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, do
   }
   if (!std::isfinite(hi)) {
     double top = std::max(2.0 * lo, 1.0 / h);
-    Mgf Mt = log_mgf_logs(G, k0, h, top);
+    Mgf Mt = log_mgf_logs(G, top);
     for (int i = 0; i < 200 && Mt.d1 < 0; ++i) {
       lo = top;
       top *= 2.0;
-      Mt = log_mgf_logs(G, k0, h, top);
+      Mt = log_mgf_logs(G, top);
     }
     if (Mt.d1 < 0) throw std::domain_error("tilt: no positive mass");
     hi = x = top;
@@ -379,7 +403,7 @@ double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, do
     const bool done = dx_prev <= 1e-10 * x;
     x = xn;
     if (done) break;
-    M = log_mgf_logs(G, k0, h, x);
+    M = log_mgf_logs(G, x);
   }
   return x;
 }
@@ -389,7 +413,7 @@ Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, 
   const double* G = g;
   const double* Et = eta;
   double* O = out;
-  const Mgf M = log_mgf_logs(logs(G, K), k0, h, theta);
+  const Mgf M = log_mgf_logs(logs(G, K, k0, h), theta);
   double tau = 0;
   Sum2 ms;
   for (ssize k = 0; k < K; ++k) {
@@ -416,13 +440,13 @@ Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, 
 // phi inside [lam_scale e^-12, lam_scale e^12] (geometric bisection when a step leaves it).
 ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
                                  double log_target, int dir, double lam_scale) {
-  const auto G = logs(gt, static_cast<ssize>(K));
+  const auto G = logs(gt, static_cast<ssize>(K), k0, h);
   double allowance = std::numeric_limits<double>::infinity();
   const double sgn = dir > 0 ? 1.0 : -1.0;
   double a = lam_scale * std::exp(-12.0), b = lam_scale * std::exp(12.0), lam = lam_scale;
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 60; ++i) {
-    const Mgf M = log_mgf_logs(G, k0, h, sgn * lam);
+    const Mgf M = log_mgf_logs(G, sgn * lam);
     const double obj = (n * M.L - log_target) / lam;
     if (obj < best) {
       best = obj;
@@ -443,6 +467,96 @@ double chernoff_edge(const double* gt, std::size_t K, std::int64_t k0, double h,
                      int dir, double lam_scale) {
   return chernoff_edge_bound(gt, K, k0, h, n, log_target, dir, lam_scale).edge;
 }
+
+// The complex logarithm of the power step, the same doubles as std::log (docs/accountant_tail.md §42.1). glibc's clog
+// (s_clog_template.c) computes Re log z = log1p(x^2 + y^2 - 1) / 2 on its branch 1/2 <= x < 1, y >= eps/2,
+// x^2 + y^2 >= 1/2 (x = max(|Re z|, |Im z|), y = the other), with x^2 + y^2 - 1 from __x2y2m1: the exact products
+// x^2 = a1 + a0, y^2 = b1 + b0 (Dekker), the five terms with -1 ordered by absolute value by qsort, four
+// error-free additions each followed by another qsort of the terms above, and the sum from the largest term down.
+// Its six qsort calls (a stable merge sort of at most five doubles through a comparison callback) cost more than the
+// rest of the power step at the frequencies of |z| near 1, most of them for a few hundred users. clog_same runs the
+// same operations with a stable insertion sort, which yields the same order (a stable sort's output is unique), so
+// the same doubles; Im log z = atan2(Im z, Re z) as there. Every other z goes to std::log. clog_same checks the
+// identity once per process on 1024 points of that branch (ties |Re z| = |Im z| and |z| within 2^-40 of 1
+// included; clog_same_mismatches runs the same check on more points, for tests/cpp/kernels_check.cpp); where any
+// differs (another libm), std::log is used throughout.
+namespace {
+inline void sort_abs(double* v, int m) {
+  for (int i = 1; i < m; ++i) {
+    const double x = v[i], ax = std::fabs(x);
+    int j = i - 1;
+    while (j >= 0 && std::fabs(v[j]) > ax) {
+      v[j + 1] = v[j];
+      --j;
+    }
+    v[j + 1] = x;
+  }
+}
+
+inline void square_split(double a, double& hi, double& lo) {  // hi + lo = a^2 exactly (Veltkamp, Dekker)
+  hi = a * a;
+  const double c = 134217729.0 * a;
+  const double ah = c - (c - a), al = a - ah;
+  lo = ((ah * ah - hi) + 2.0 * ah * al) + al * al;
+}
+
+inline double x2y2m1(double x, double y) {
+  double v[5];
+  square_split(x, v[1], v[0]);
+  square_split(y, v[3], v[2]);
+  v[4] = -1.0;
+  sort_abs(v, 5);
+  for (int i = 0; i <= 3; ++i) {
+    const double hi = v[i + 1] + v[i];
+    const double lo = (v[i + 1] - hi) + v[i];
+    v[i + 1] = hi;
+    v[i] = lo;
+    sort_abs(v + i + 1, 4 - i);
+  }
+  return v[4] + v[3] + v[2] + v[1] + v[0];
+}
+
+inline bool clog_branch(double ax, double ay) {
+  return ax < 1.0 && ax >= 0.5 && ay >= std::numeric_limits<double>::epsilon() / 2 && ax * ax + ay * ay >= 0.5;
+}
+
+inline std::complex<double> clog_fast(const std::complex<double>& z) {
+  double ax = std::fabs(z.real()), ay = std::fabs(z.imag());
+  if (ax < ay) std::swap(ax, ay);
+  if (clog_branch(ax, ay)) return {std::log1p(x2y2m1(ax, ay)) / 2, std::atan2(z.imag(), z.real())};
+  return std::log(z);
+}
+
+std::size_t clog_mismatches(std::size_t count) {
+  std::uint64_t st = 0x9E3779B97F4A7C15ULL;
+  auto next = [&st]() {  // splitmix64: a fixed sequence, no global state
+    std::uint64_t r = (st += 0x9E3779B97F4A7C15ULL);
+    r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    r = (r ^ (r >> 27)) * 0x94D049BB133111EBULL;
+    return r ^ (r >> 31);
+  };
+  auto unit = [&next]() { return static_cast<double>(next() >> 11) * 0x1.0p-53; };
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double r = (i % 4 == 3) ? 1.0 - std::ldexp(1.0, -static_cast<int>(next() % 40) - 1) : 0.71 + 0.29 * unit();
+    const double a = 2.0 * M_PI * unit();
+    std::complex<double> z = std::polar(r, a);
+    if (i % 8 == 5) z = {z.real(), (i % 16 == 5) ? z.real() : -z.real()};
+    const std::complex<double> u = std::log(z), v = clog_fast(z);
+    bad += !(u.real() == v.real() && u.imag() == v.imag());
+  }
+  return bad;
+}
+
+// (checked when the library is loaded: the import, not the first call of a process forked after it, pays it)
+const bool kClogSame = clog_mismatches(1024) == 0;
+
+inline std::complex<double> clog_same(const std::complex<double>& z) {
+  return kClogSame ? clog_fast(z) : std::log(z);
+}
+}  // namespace
+
+std::size_t clog_same_mismatches(std::size_t count) { return clog_mismatches(count); }
 
 // Power step (docs/accountant.md §3.6.3-3.6.4): Q = exp(n Log z) per frequency, z the computed rfft of the
 // tilted pmf with componentwise error <= e. Returns the l2 norms over the full (Hermitian)
@@ -495,9 +609,9 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
       }
       if (!big.empty()) {
         ek.assign(static_cast<std::size_t>(M), e);
-        // tabulate the twiddles when the DFT needs at least 4 times as many (at most 2^21 + 1 entries, 32 MB)
+        // tabulate the twiddles when the DFT needs at least 2 times as many (4 before session 33: the same doubles) (at most 2^21 + 1 entries, 32 MB)
         const double direct = static_cast<double>(big.size()) * static_cast<double>(rr.size());
-        const Twiddles tw = (4.0 * static_cast<double>(N / 2 + 1) <= direct && N <= (std::int64_t{1} << 22))
+        const Twiddles tw = (2.0 * static_cast<double>(N / 2 + 1) <= direct && N <= (std::int64_t{1} << 22))
                                 ? twiddle_table(N) : Twiddles{};
         zacc.resize(big.size());
         std::vector<double> eacc(big.size());
@@ -556,23 +670,23 @@ Power power(const std::complex<double>* z, std::size_t Msz, double n, double e, 
         // |z| from the squared norm (no hypot: |z| <= ~1 here), rounded up by 4u for the bound
         const double az = std::sqrt(std::norm(zk)) * (1.0 + 4.0 * kU);
         std::complex<double> q(0.0, 0.0);
-        double rel = 0;
+        double rel = 0, aq = 0;  // (aq = |q|: one hypot per frequency, the same double as before)
         // |z|^n below 1e-320: q is 0 in double; the bound below covers |q| itself.
         const double lq = az > 0 ? n * std::log(az) : -std::numeric_limits<double>::infinity();
         double b = 0;
         if (lq > -736.0) {
-          const std::complex<double> lz = std::log(zk);
+          const std::complex<double> lz = clog_same(zk);  // (= std::log(zk), §42.1)
           q = std::exp(n * lz);
           const double ex = n * 2.0 * kU * (std::fabs(lz.real()) + M_PI + 1.0) + kU * n * std::abs(lz);
           rel = std::expm1(ex) + 4.0 * kU;
-          b = std::abs(q) * rel;
+          aq = std::abs(q);
+          b = aq * rel;
         } else if (lq > -std::numeric_limits<double>::infinity()) {
           b = std::exp(lq + 1.0);  // the dropped value itself (and its rounding)
         }
         if (ee > 0) b += n * ee * std::exp((n - 1.0) * std::log(az + ee));
         const bool single = (k == 0) || (N % 2 == 0 && k == M - 1);
         const double wgt = single ? 1.0 : 2.0;
-        const double aq = std::abs(q);
         a2 += wgt * b * b;
         b2 += wgt * aq * aq;
         Op[k] = q;

@@ -72,6 +72,10 @@ struct ChernoffEdge {
 ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
                                  double log_target, int dir, double lam_scale);
 
+// How many of ``count`` fixed points z of glibc clog's x^2 + y^2 - 1 branch give another complex logarithm in the
+// power step's clog_same than std::log (0 on the platforms where it runs: docs/accountant_tail.md §42.1).
+std::size_t clog_same_mismatches(std::size_t count);
+
 // Power step Q = exp(n Log z) per frequency with its error bound (docs/accountant.md §3.6.3-3.6.4).
 // z, out: length M (rfft of the folded tilted pmf y of length N); e: the FFT's componentwise bound.
 struct Power {

@@ -42,6 +42,8 @@ static sharpdp::StreamKey test_key(std::uint32_t v) {
 }
 
 int main() {
+  // the power step's complex logarithm: the same doubles as std::log (docs/accountant_tail.md §42.1)
+  if (k::clog_same_mismatches(200000) != 0) return fail("clog_same differs from std::log");
   const sharpdp::StreamKey key42 = test_key(42), key7 = test_key(7);
   const std::size_t n = 3 * 4096 + 17;
   std::vector<double> z1(n), z4(n);
