@@ -79,3 +79,37 @@ def test_conditions_still_refuse_the_wide_spread_and_few_active():
     for r, n, g0 in ((BlanketMixedGaussian(0.020407558963614108, 0.46074320548916337, 1), 10**9, 0.0069),
                      (BlanketMixedGaussian(0.0760893120129048, 0.8602549605612674, 1), 100, 2.4564)):
         assert JG.first_point(lambda e, r=r: laws_for(r, e, "zero_out"), n, DELTA, g0, 700.0) == (g0, None)
+
+
+@pytest.mark.parametrize("make, n", [
+    (lambda: BlanketMixedGaussian(0.04977722052621712, 0.6435479424676566, 1), 10**5),  # (the map's eps = 0.5)
+    (lambda: BlanketMixedGaussian(0.0818756913907952, 0.7957295246939177, 1), 10**3),  # (eps = 2)
+    (lambda: GaussianRandomizer(1.0, 1), 10**5),
+])
+def test_look_spared_where_the_jump_settles_phase_1(make, n, monkeypatch):
+    """docs/accountant.md §8.13.2: no loose look at the phase-1 root (no report at rel_tol 0.1) where phase 1 started
+    from the single-big-jump root and the others' spread is at most LOOK_SPREAD there; the answer is the float of the
+    search with the rule off (the look only led to get_delta at that root), and certified by fresh accountants."""
+    from sharpdp.shuffle import accountant as A
+
+    r = make()
+    looks = [0]
+    orig = A.ShuffleAccountant._report
+
+    def rep(self, eps, rel_tol, *a, **kw):
+        looks[0] += rel_tol == S._LOOK_REL
+        return orig(self, eps, rel_tol, *a, **kw)
+
+    monkeypatch.setattr(A.ShuffleAccountant, "_report", rep)
+    clear_caches()
+    e = ShuffleAccountant(r, n).get_epsilon(DELTA)
+    assert looks[0] == 0
+    monkeypatch.setattr(JG, "LOOK_SPREAD", -1.0)  # (the rule off: the look of §8.4 is made)
+    clear_caches()
+    e_off = ShuffleAccountant(r, n).get_epsilon(DELTA)
+    assert looks[0] == 1 and e_off == e
+    clear_caches()
+    assert ShuffleAccountant(r, n).get_delta(e) <= DELTA
+    clear_caches()
+    assert ShuffleAccountant(r, n).get_delta(e * (1.0 - XTOL)) > DELTA
+    clear_caches()

@@ -35,6 +35,10 @@ MIN_ACTIVE = 10.0
 #: phase 1 from the model's root stops after its first pass where the model's step from it (with the model's slope)
 #: stays within the search's reach (docs/accountant.md §8.11.3); False: phase 1 runs on as from any first point
 ONE_PASS = True
+#: at n below 1e7, where phase 1 started from the model's root, the loose look at the phase-1 root (docs/accountant.md
+#: §8.4) is skipped where the spread of :func:`jump_value` there is at most this: phase 1's upper value is then within
+#: reach of get_delta's and the look was spent in vain (docs/accountant.md §8.13.2)
+LOOK_SPREAD = 0.08
 #: relative resolution (in eps) of the model's root, and the step of its slope's difference quotient
 _ROOT_RTOL, _SLOPE_STEP = 1e-5, 1e-3
 
@@ -59,6 +63,15 @@ def jump_value(laws: list[Any], n: int) -> tuple[float, float]:
             act = (n - 1) * float(gamma)
             m, q = v, (law.std() / (math.sqrt(act) * -mu) if act >= MIN_ACTIVE else math.inf)
     return m, q
+
+
+def look_spared(laws: list[Any], n: int) -> bool:
+    """Whether the loose look at the phase-1 root may be skipped (docs/accountant.md §8.13.2; a choice of points only):
+    the spread of :func:`jump_value` at ``laws`` is at most ``LOOK_SPREAD``."""
+    try:
+        return jump_value(laws, n)[1] <= LOOK_SPREAD
+    except (ValueError, ArithmeticError, NotImplementedError):
+        return False
 
 
 def template_value(eps: float, chi: float, n: int) -> float:
