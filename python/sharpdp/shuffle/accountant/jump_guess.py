@@ -24,14 +24,21 @@ from sharpdp.shuffle.accountant.closed_forms import stop_loss_bracket
 JUMP_DOMINATES = 10.0
 #: ... and where the others' fluctuation is small against their mean shift there: sd(L) / (sqrt((n - 1) gamma)
 #: |E[L]|) at most this for the law that makes J (the sd of the other users' sum over T; measured on the regime map's BMGs:
-#: J within 1.1 % of phase 1's upper value at 0.045 (n = 1e6, eps = 0.5), 9 times below it at 0.23 (n = 1e9, eps = 0.01))
-SHIFT_SPREAD = 0.05
+#: J within 1.1 % of phase 1's upper value at 0.045 (n = 1e6, eps = 0.5), 9 times below it at 0.23 (n = 1e9, eps = 0.01));
+#: 0.05 until session 32, 0.2 since session 33: at spreads 0.05-0.16 the root still saved 1-4 passes in 12 cells
+#: (docs/accountant.md §8.13.1), at 0.25 (n = 1e9, eps = 0.01) it cost three
+SHIFT_SPREAD = 0.2
 #: ... and where that law's mean number of other active users (n - 1) gamma is at least this (the BMG of calibrate_bmg at
-#: n = 100, eps = 4: 7.5 active others, the model root cost phase 1 a pass; at n = 1000, eps = 8 (25) it saved two)
-MIN_ACTIVE = 20.0
+#: n = 100, eps = 4: 7.5 active others, the model root cost phase 1 a pass; at n = 1000, eps = 8 (25) it saved two; at
+#: n = 100, eps = 2 (15.4) one: 20 until session 32, 10 since session 33, docs/accountant.md §8.13.1)
+MIN_ACTIVE = 10.0
 #: phase 1 from the model's root stops after its first pass where the model's step from it (with the model's slope)
 #: stays within the search's reach (docs/accountant.md §8.11.3); False: phase 1 runs on as from any first point
 ONE_PASS = True
+#: at n below 1e7, where phase 1 started from the model's root, the loose look at the phase-1 root (docs/accountant.md
+#: §8.4) is skipped where the spread of :func:`jump_value` there is at most this: phase 1's upper value is then within
+#: reach of get_delta's and the look was spent in vain (docs/accountant.md §8.13.2)
+LOOK_SPREAD = 0.08
 #: relative resolution (in eps) of the model's root, and the step of its slope's difference quotient
 _ROOT_RTOL, _SLOPE_STEP = 1e-5, 1e-3
 
@@ -56,6 +63,15 @@ def jump_value(laws: list[Any], n: int) -> tuple[float, float]:
             act = (n - 1) * float(gamma)
             m, q = v, (law.std() / (math.sqrt(act) * -mu) if act >= MIN_ACTIVE else math.inf)
     return m, q
+
+
+def look_spared(laws: list[Any], n: int) -> bool:
+    """Whether the loose look at the phase-1 root may be skipped (docs/accountant.md §8.13.2; a choice of points only):
+    the spread of :func:`jump_value` at ``laws`` is at most ``LOOK_SPREAD``."""
+    try:
+        return jump_value(laws, n)[1] <= LOOK_SPREAD
+    except (ValueError, ArithmeticError, NotImplementedError):
+        return False
 
 
 def template_value(eps: float, chi: float, n: int) -> float:

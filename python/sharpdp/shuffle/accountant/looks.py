@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sharpdp.shuffle.accountant import concentrated, far_tail
+
 #: the loose looks walk (docs/accountant.md §8.8 rule 2) only where the first look's value carries a big-jump share of at
 #: least this (its far-tail terms' ``jump_upper`` over its upper value; docs/accountant.md §8.9)
 WALK_JUMP = 1e-6
@@ -42,4 +44,12 @@ def walks(rep: Any) -> bool:
     return u > 0.0 and j >= WALK_JUMP * u
 
 
-__all__ = ["WALK_JUMP", "memoised", "walks"]
+def closed_at(gamma: Any, law: Any, n: int, rel_tol: float) -> bool:
+    """Whether the far-tail treatment's value of ``law`` at ``rel_tol`` is the closed form of docs/accountant_tail.md
+    §18 (:func:`.concentrated.certify` accepts it on the raised law the treatment runs on; memoised there, so the
+    work is reused by a report at the same epsilon and rel_tol). A speed choice only (docs/accountant.md §8.4: no look
+    at the phase-1 root where the law that led phase 1 takes it)."""
+    return concentrated.certify(law.shifted(up=True), float(gamma), n, rel_tol, far_tail.choose_T0) is not None
+
+
+__all__ = ["WALK_JUMP", "closed_at", "memoised", "walks"]

@@ -19,15 +19,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from sharpdp.shuffle.accountant import concentrated, far_tail
+from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
 from sharpdp.shuffle.accountant.ends import CHARGE_STEPS, charge_end, end_cap  # noqa: F401  (re-exported: tests)
-from sharpdp.shuffle.accountant.jump_guess import ONE_PASS, first_point
+from sharpdp.shuffle.accountant.jump_guess import ONE_PASS, first_point, look_spared
 from sharpdp.shuffle.accountant.jump_lower import jump_lower_max
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
-from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, memoised, walks
+from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, closed_at, memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
@@ -238,13 +238,6 @@ def _root(fun: Callable[[float], float], delta: float, lo: float, hi: float, tol
     return lo, hi, r, k
 
 
-def closed_at(gamma: Any, law: Any, n: int, rel_tol: float) -> bool:
-    """Whether the far-tail treatment's value of ``law`` at ``rel_tol`` is the closed form of docs/accountant_tail.md
-    §18 (:func:`.concentrated.certify` accepts it on the raised law the treatment runs on; memoised there, so the
-    work is reused by a report at the same epsilon and rel_tol). A speed choice only (docs/accountant.md §8.4)."""
-    return concentrated.certify(law.shifted(up=True), float(gamma), n, rel_tol, far_tail.choose_T0) is not None
-
-
 def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | None,
                    hi_end: float | None = None) -> float:
     """get_epsilon's search after the checks (validated delta and xtol; ``cap0``: eps0 of a pure
@@ -453,7 +446,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             pairs_r1 = laws_at(r1)
             look = len(pairs_r1) > 1 and 0 <= last_led[0] < len(pairs_r1) and far_tail.applicable(
                 pairs_r1[last_led[0]][1], acc.n, rel, float(pairs_r1[last_led[0]][0])) \
-                and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel)
+                and not closed_at(pairs_r1[last_led[0]][0], pairs_r1[last_led[0]][1], acc.n, rel) \
+                and not (k_j is not None and acc.n < _WALK_N and look_spared(pairs_r1, acc.n))  # (§8.13.2)
             # (its probe at r1 keeps the whole report, whose law it reads: docs/accountant.md §8.7)
             lo2, hi2, x2, k2, pts2 = _refit(acc, lambda e: fun2(e, False), delta, j_lo, c_hi, r1, k1, xtol, laws_at,
                                             last_led[0], look=look, lows=lows)
