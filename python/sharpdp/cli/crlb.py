@@ -69,7 +69,7 @@ def _write(out_dir: str, stem: str, columns: dict[str, np.ndarray | list[str]], 
     make_out_dir(out_dir)
     csv_path, png_path = os.path.join(out_dir, f"{stem}.csv"), os.path.join(out_dir, f"{stem}.png")
     # (after the experiment's bar: matplotlib's import and the figure, 0.5-1 s of CPU measured, 6-9 s of wall time
-    # on a busy machine, said by the progress rule instead of a silence: docs/cli.md §10)
+    # on a busy machine, said by the progress rule instead of a silence: docs/cli.md §8)
     with file_step("crlb", f"writing {csv_path}" + ("" if plot is None else f" and drawing {png_path}"),
                    "about 1 s of CPU"):
         return _write_files(csv_path, png_path, columns, plot)
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ok = ~np.isnan(r["bound"])
     below = r["mse"][ok] < r["bound"][ok]
     explained = below & (hi_ci[ok] >= r["bound"][ok])
-    # a step is flagged only when its whole 95 % interval lies below the bound (docs/cli.md §3)
+    # a step is flagged only when its whole 95 % interval lies below the bound (docs/cli.md §3.2)
     flagged = ok & (hi_ci < r["bound"]) if B > 1 else np.zeros_like(ok)
     cols = {**{k: v for k, v in cols.items() if k != "bound_identity" and k not in _AFTER_CI},
             "mse_ci_low": lo_ci, "mse_ci_high": hi_ci,
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ax.set_title("'Privacy-Preserving Cramer-Rao Lower Bound', Section 5.2:\nprivate RLS on the diabetes data "
                      f"(y = log triglycerides); {trials} repetitions x {B} data blocks", fontsize=9)
 
-    # the CSV says on each row before k0 why its cells are nan (docs/cli.md §3); the JSON has k0 and nulls
+    # the CSV says on each row before k0 why its cells are nan (docs/cli.md §3.1); the JSON has k0 and nulls
     before = f"k < k0 = {r['k0']}: {BEFORE_K0}"
     notes = [before if k < r["k0"] else "" for k in r["k"]]
     files = _write(args.out, "crlb_5_2", {**cols, "note": notes}, None if args.no_plot else plot_52)
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 _AFTER_CI = ("mse_identity", "mse_laplace", "mse_binary")
 
 #: The interval's measured behaviour (``python bench/bench_crlb_ci.py 0 30``: seeds 0-29 at the default 10
-#: repetitions, 2026-12-05; docs/cli.md §3): the share of the steps whose 95 % interval lay wholly below the bound,
+#: repetitions, 2026-12-05; docs/cli.md §3.2): the share of the steps whose 95 % interval lay wholly below the bound,
 #: the seeds with no such step and the most steps of one seed.
 CI_CALIBRATION_52 = {"seeds": 30, "mean_share_flagged": 0.043, "seeds_with_none": 13, "most_in_one_seed": 26}
 
@@ -291,7 +291,7 @@ _BLOCKS_52 = 3
 
 def few_trials_warning(exp: str, trials: int) -> list[str]:
     """The warning (a list of one line, or empty) for ``--trials`` below the experiment's default
-    (``_DEFAULT_TRIALS``, docs/cli.md §8): the MSE figures are then noisy. An MSE averaged
+    (``_DEFAULT_TRIALS``, docs/cli.md §3.3): the MSE figures are then noisy. An MSE averaged
     over N independent squared errors has relative standard error sqrt(Var(e^2) / N) / E[e^2] = sqrt(2 / N) for a
     Gaussian error e (kurtosis 3), sqrt(5 / N) for a Laplace one (kurtosis 6); 5.2 averages N repetitions in each
     of its ``_BLOCKS_52`` = 3 data blocks, and its data noise (once per block) adds the error of its 95 % interval."""
@@ -328,7 +328,7 @@ def _privacy_level_52(E: Any) -> dict[str, Any]:
                         "privacy level, not a differential-privacy epsilon")}
 
 
-#: Why the rows of ``crlb_5_2.csv`` before k0 hold nan (its ``note`` column on those rows; docs/cli.md §3).
+#: Why the rows of ``crlb_5_2.csv`` before k0 hold nan (its ``note`` column on those rows; docs/cli.md §3.1).
 BEFORE_K0 = ("no estimate yet: the recursion starts at k0, the first step at which every block's information matrix "
              "sum_{j<=k} H_j H_j^T is invertible, so bound, mse, mse_stderr, mse_ci_low, mse_ci_high, "
              "ci_wholly_below_bound, bound_identity, mse_identity and mse_laplace are nan (undefined) here; mse_binary (a probit MAP estimate with a prior) starts at k = 1")

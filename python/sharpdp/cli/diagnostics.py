@@ -8,7 +8,7 @@ directory is created with its missing parents when the file is written, as ``--o
 written whole or not at all, readable by its owner only (mode 0600), and says in its own content that it holds
 true values: the JSON object's first key, ``"diagnostics"``, says "TRUE values, not private: do not publish"
 (:data:`JSON_TITLE`), and the CSV's first column, :data:`CSV_COLUMN` (``DO_NOT_PUBLISH``), says the same on every
-row (a column, not a comment line: every CSV reader parses it with its defaults; docs/cli.md §9), beside the columns
+row (a column, not a comment line: every CSV reader parses it with its defaults; docs/cli.md §9.2), beside the columns
 named ``true_...``.
 """
 
