@@ -104,7 +104,7 @@ def test_mean_prints_the_public_bounds_it_used(tmp_path, capsys):
 
 # ------------------------------------------------------------------ 3. diagnostics CSV: the do-not-publish column
 def test_mean_diagnostics_csv_says_do_not_publish_on_every_row_and_parses(tmp_path, capsys):
-    from sharpdp.cli.diagnostics import CSV_COLUMN, JSON_TITLE
+    from sharpdp.cli.diagnostics import CSV_COLUMN, CSV_VALUE
 
     x = np.random.default_rng(2).uniform(0.0, 10.0, size=(300, 2))
     data = tmp_path / "d.csv"
@@ -116,13 +116,16 @@ def test_mean_diagnostics_csv_says_do_not_publish_on_every_row_and_parses(tmp_pa
     d = pd.read_csv(diag)  # a plain read, no option: the line is a column, not a comment
     # caught on main: KeyError 'DO_NOT_PUBLISH' (the CSV said nothing of what it holds)
     assert list(d.columns)[0] == CSV_COLUMN == "DO_NOT_PUBLISH"
-    assert d[CSV_COLUMN].tolist() == [JSON_TITLE] * 2 and "do not publish" in JSON_TITLE
+    assert d[CSV_COLUMN].tolist() == [CSV_VALUE] * 2 and "do not publish" in CSV_VALUE
     assert np.allclose(d["true_mean"], x.mean(axis=0), rtol=1e-12)  # the other columns are read as before
     assert d["column"].tolist() == ["a", "b"]
+    # a reader that splits at commas (no quoting) reads the same columns: the value holds no comma
+    g = np.genfromtxt(diag, delimiter=",", names=True, dtype=None, encoding="utf-8")
+    assert g.dtype.names[0] == CSV_COLUMN and np.allclose(g["true_mean"], x.mean(axis=0), rtol=1e-12)
 
 
 def test_histogram_diagnostics_csv_says_do_not_publish_on_every_row(tmp_path, capsys):
-    from sharpdp.cli.diagnostics import CSV_COLUMN, JSON_TITLE
+    from sharpdp.cli.diagnostics import CSV_COLUMN, CSV_VALUE
 
     data, keys = tmp_path / "d.csv", tmp_path / "k.csv"
     pd.DataFrame({"g": ["a"] * 30 + ["b"] * 4}).to_csv(data, index=False)
@@ -131,7 +134,7 @@ def test_histogram_diagnostics_csv_says_do_not_publish_on_every_row(tmp_path, ca
                          "--out", str(tmp_path / "o"), "--diagnostics", str(tmp_path / "diag.csv"))
     assert code == 0, err
     d = pd.read_csv(tmp_path / "diag.csv", keep_default_na=False)
-    assert d[CSV_COLUMN].tolist() == [JSON_TITLE] * 3 and d["true_count"].tolist() == [30, 4, 0]
+    assert d[CSV_COLUMN].tolist() == [CSV_VALUE] * 3 and d["true_count"].tolist() == [30, 4, 0]
 
 
 # ------------------------------------------------------------------ 5. account k-RR --rounds: the route line
@@ -233,7 +236,7 @@ def test_crlb_52_states_the_interval_and_flags_only_steps_wholly_below(tmp_path,
     # seed 7 at the default 10 repetitions is the measured worst seed (bench/bench_crlb_ci.py, docs/cli.md §3)
     assert len(flagged) == CI_CALIBRATION_52["most_in_one_seed"] == 26
     csv = pd.read_csv(tmp_path / "crlb_5_2.csv")
-    assert list(csv.columns)[3:7] == ["mse_stderr", "mse_ci_low", "mse_ci_high", "ci_wholly_below_bound"]
+    assert list(csv.columns)[-4:] == ["mse_ci_low", "mse_ci_high", "ci_wholly_below_bound", "note"]
     assert int(csv["ci_wholly_below_bound"].sum()) == len(flagged) and list(csv.columns)[-1] == "note"
     code, out, err = run(capsys, "crlb", "--seed", "7", "--out", str(tmp_path), "--no-plot", "--overwrite")
     text = _flat(out)

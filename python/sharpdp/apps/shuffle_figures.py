@@ -18,6 +18,7 @@ import pandas as pd
 
 from sharpdp import _validation as V
 from sharpdp._progress import progress_bar
+from sharpdp.apps.figure_names import FIGURE_NAMES, figure_numbers  # noqa: F401  (FIGURE_NAMES: re-exported)
 from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_sigma
 from sharpdp.shuffle.accountant import ShuffleAccountant
 from sharpdp.shuffle.calibration import calibrate_bmg, calibrate_gaussian
@@ -177,36 +178,10 @@ REDUCED_VALUE = "quick smoke run (--quick): fewer points, not the paper's figure
 #: The files' stems that :func:`write_figures` writes (``STEM.csv`` and ``STEM.png`` each), in order.
 FIGURE_STEMS = ("figure1_utility", "figure2_privacy_profile", "figure3_n_scaling")
 
-#: The figures by name (``sharpdp figures --only NAME``, :func:`write_figures`'s ``only``): what each one draws.
-FIGURE_NAMES = {
-    "figure1": "RMSE against epsilon at (n, delta) = (1e4, 1e-5): shuffled BMG, shuffled Gaussian, central GM",
-    "figure2": "the certified privacy profile delta(epsilon) at (n, RMSE) = (1e3, 3.16), and the central GM's",
-    "figure3": "the n-scaling of the fixed Figure 2 BMG at delta = 1e-5",
-}
-
-
-def figure_numbers(only=None) -> tuple[int, ...]:
-    """The figures (1, 2, 3) that ``only`` names (None: all three).
-
-    Raises
-    ------
-    ValueError
-        Naming ``only`` and the names of :data:`FIGURE_NAMES`, for a name not among them or an empty list.
-    """
-    if only is None:
-        return (1, 2, 3)
-    names = [only] if isinstance(only, str) else list(only)
-    bad = [n for n in names if n not in FIGURE_NAMES]
-    if bad or not names:
-        raise ValueError(f"only: {bad[0] if bad else 'nothing'!r} is not a figure; the names are "
-                         + ", ".join(FIGURE_NAMES))
-    return tuple(sorted({int(n[-1]) for n in names}))
-
-
 def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None, only=None) -> dict[str, str]:
     """Compute Figures 1-3 and write ``figure{1,2,3}_*.csv`` and ``.png`` into ``out_dir``.
 
-    ``only`` (a name of :data:`FIGURE_NAMES` or a list of them; None: all three) computes and writes those figures
+    ``only`` (a name of :data:`~sharpdp.apps.figure_names.FIGURE_NAMES` or a list of them; None: all three) computes and writes those figures
     alone, each with the same points and values as in the full job (their files only; the others are not touched).
 
     ``quick`` uses fewer epsilon points (for tests), and its CSVs start with the column :data:`REDUCED_COLUMN`

@@ -184,10 +184,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     explained = below & (hi_ci[ok] >= r["bound"][ok])
     # a step is flagged only when its whole 95 % interval lies below the bound (docs/cli.md §3.2)
     flagged = ok & (hi_ci < r["bound"]) if B > 1 else np.zeros_like(ok)
-    cols = {**{k: v for k, v in cols.items() if k != "bound_identity" and k not in _AFTER_CI},
-            "mse_ci_low": lo_ci, "mse_ci_high": hi_ci,
-            "ci_wholly_below_bound": np.where(ok & (B > 1), flagged.astype(float), np.nan),
-            **{k: cols[k] for k in ("bound_identity", *_AFTER_CI)}}
+    # (after the columns of earlier sessions, whose order scripts may rely on; the note stays last)
+    cols.update(mse_ci_low=lo_ci, mse_ci_high=hi_ci,
+                ci_wholly_below_bound=np.where(ok & (B > 1), flagged.astype(float), np.nan))
 
     def plot_52(ax):
         ax.plot(r["k"], r["bound"], "k-", lw=2, label="PPCRLB, S_k~U[0.2,2], U_k=0.1 sqrt(S_k) xi_k")
@@ -240,9 +239,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"{r['records']['reference']} reference records, which the seed picks, so it changes from seed to "
                 "seed")}
 
-
-#: The 5.2 columns after the interval's (in this order; ``bound_identity`` first).
-_AFTER_CI = ("mse_identity", "mse_laplace", "mse_binary")
 
 #: The interval's measured behaviour (``python bench/bench_crlb_ci.py 0 30``: seeds 0-29 at the default 10
 #: repetitions, 2026-12-05; docs/cli.md §3.2): the share of the steps whose 95 % interval lay wholly below the bound,

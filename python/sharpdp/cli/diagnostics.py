@@ -8,8 +8,8 @@ directory is created with its missing parents when the file is written, as ``--o
 written whole or not at all, readable by its owner only (mode 0600), and says in its own content that it holds
 true values: the JSON object's first key, ``"diagnostics"``, says "TRUE values, not private: do not publish"
 (:data:`JSON_TITLE`), and the CSV's first column, :data:`CSV_COLUMN` (``DO_NOT_PUBLISH``), says the same on every
-row (a column, not a comment line: every CSV reader parses it with its defaults; docs/cli.md §9.2), beside the columns
-named ``true_...``.
+row (:data:`CSV_VALUE`; a column, not a comment line: every CSV reader parses it with its defaults; docs/cli.md §9.2),
+beside the columns named ``true_...``.
 """
 
 from __future__ import annotations
@@ -26,9 +26,12 @@ FORMATS = {".csv": "csv", ".json": "json"}
 #: The JSON file's first entry (its ``"diagnostics"`` key).
 JSON_TITLE = "TRUE values, not private: do not publish (sharpdp --diagnostics)"
 
-#: The CSV file's first column; its value on every row is :data:`JSON_TITLE` (so a CSV opened alone, or a row
+#: The CSV file's first column; its value on every row is :data:`CSV_VALUE` (so a CSV opened alone, or a row
 #: copied out of it, still says what it holds).
 CSV_COLUMN = "DO_NOT_PUBLISH"
+#: The value of :data:`CSV_COLUMN` on every row: :data:`JSON_TITLE`'s words with no comma and no quote, so that even
+#: a reader that splits lines at commas (``numpy.genfromtxt``) reads the file's columns as they are.
+CSV_VALUE = "TRUE values (not private): do not publish (sharpdp --diagnostics)"
 
 
 def diagnostics_format(path: str) -> str:
@@ -113,7 +116,7 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
             w = csv.writer(f)
             w.writerow([CSV_COLUMN, *names])
             for r in rows:  # floats to the last digit (repr), numpy scalars as Python ones
-                w.writerow([JSON_TITLE, *(repr(float(v)) if isinstance(v, float) else _plain(v) if hasattr(v, "item")
+                w.writerow([CSV_VALUE, *(repr(float(v)) if isinstance(v, float) else _plain(v) if hasattr(v, "item")
                                           else v for v in r.values())])
     return fmt
 

@@ -41,7 +41,7 @@ def _add_options(p: argparse.ArgumentParser, default: Any) -> None:
 
 
 def _names() -> dict[str, str]:
-    from sharpdp.apps.shuffle_figures import FIGURE_NAMES
+    from sharpdp.apps.figure_names import FIGURE_NAMES  # (no pandas: the parser is built on the core install too)
 
     return FIGURE_NAMES
 
@@ -66,8 +66,9 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import os
 
+    from sharpdp.apps.figure_names import figure_numbers
     from sharpdp.apps.shuffle_figures import (FIG23_GAMMA, FIG23_N, FIG23_RMSE, FIGURE_STEMS, bmg_for_rmse,
-                                              figure_jobs, figure_numbers, write_figures)
+                                              figure_jobs, write_figures)
     from sharpdp.cli import check_not_written, check_out_dir, make_out_dir
 
     out = args.out if args.out is not None else (_OUT_QUICK if args.quick else _OUT)
@@ -84,7 +85,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         points = {q: [sum(1 for f, *_ in figure_jobs(q)[0] if f == fig) for fig in (1, 2)] for q in (True, False)}
         (q1, q2), (f1, f2) = points[True], points[False]
         fewer = [f"Figure 1: {q1} epsilon points instead of {f1}"] * (1 in numbers) + \
-            [f"Figure 2: {q2} instead of {f2}"] * (2 in numbers) + ["Figure 3: the same points"] * (numbers == (3,))
+            [f"Figure 2: {q2}{'' if 1 in numbers else ' epsilon points'} instead of {f2}"] * (2 in numbers) + \
+            ["Figure 3: the same points as the full run"] * (numbers == (3,))
         result["note"] = (f"quick run: REDUCED figures ({', '.join(fewer)}); a smoke test, not the paper's figures "
                           "(run without --quick)")
     # (without --only the call of earlier sessions, which tests replace by a two-argument stand-in)
