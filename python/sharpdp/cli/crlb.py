@@ -255,17 +255,18 @@ def ci_meaning_52(blocks: int, tq: float, reference: int) -> str:
         return "no interval: one data block gives no spread across blocks (no step is flagged)"
     c = CI_CALIBRATION_52
     rse = 100 * math.sqrt(2.0 / max(reference - 5, 1))
-    return (f"95% confidence interval of the expected MSE at each step: mse +- t * mse_stderr (its lower end cut at 0), "
-            f"with t = {tq:.3g} the "
-            f"Student t quantile with {blocks - 1} degrees of freedom ({blocks} data blocks, each one value: the "
+    return (f"95% confidence interval of the expected MSE at each step: mse +- t * mse_stderr (its lower end cut at "
+            f"0), with t = {tq:.3g} the Student t quantile with {blocks - 1} degrees of freedom ({blocks} data blocks, each one value: the "
             "data noise is drawn once per block) and mse_stderr the standard error across blocks. A step is flagged "
             "(ci_wholly_below_bound = 1) only when the whole interval lies below the bound; a step whose MSE is "
             "below the bound but whose interval reaches it is Monte Carlo noise. Even flags are expected now and "
-            "then: each of the 96 steps has a 2.5% chance under the bound's own model, the steps share each block's "
+            "then: each step has a 2.5% chance under the bound's own model (normal block values), the steps share each "
+            "block's "
             "data (flags come in runs), the interval holds the spread across blocks only (the bound rests on the "
             f"noise variance sigma2 estimated on the {reference} reference records, relative standard error about "
             f"{rse:.0f}%, and on a linear model of real data: errors shared by every step and block), and with "
-            f"{blocks} skewed values (squared errors) it misses low more often: measured over seeds 0-{c['seeds'] - 1} at the default 10 repetitions, "
+            f"{blocks} skewed values (squared errors) it misses low more often: measured over seeds "
+            f"0-{c['seeds'] - 1} at the default 10 repetitions, "
             f"{100 * c['mean_share_flagged']:.1f}% of steps were flagged on average, none for {c['seeds_with_none']} "
             f"of the {c['seeds']} seeds and up to {c['most_in_one_seed']} steps for one seed")
 
@@ -327,7 +328,8 @@ def _privacy_level_52(E: Any) -> dict[str, Any]:
 #: Why the rows of ``crlb_5_2.csv`` before k0 hold nan (its ``note`` column on those rows; docs/cli.md §3.1).
 BEFORE_K0 = ("no estimate yet: the recursion starts at k0, the first step at which every block's information matrix "
              "sum_{j<=k} H_j H_j^T is invertible, so bound, mse, mse_stderr, mse_ci_low, mse_ci_high, "
-             "ci_wholly_below_bound, bound_identity, mse_identity and mse_laplace are nan (undefined) here; mse_binary (a probit MAP estimate with a prior) starts at k = 1")
+             "ci_wholly_below_bound, bound_identity, mse_identity and mse_laplace are nan (undefined) here; "
+             "mse_binary (a probit MAP estimate with a prior) starts at k = 1")
 
 
 def _ranges(ks: list[int]) -> str:
