@@ -71,9 +71,11 @@ _LABEL: ContextVar[str] = ContextVar("sharpdp_progress_label", default="")
 
 #: The rule in one paragraph, for ``--help`` epilogs.
 PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or --json): a live bar when stderr "
-                 "is a terminal (after its delay: none for mean's calibration, 0.5-1 s for most other steps), else "
-                 "(redirected, piped, CI) plain lines: nothing for a step that ends within 2 s, then one line at most "
-                 "every 5 s and a final '(done)' line (a wait with nothing to count says 'STEP: N s'); on Ctrl-C "
+                 "is a terminal (after its delay: none for mean's calibration, 0.5-1 s for most other steps; redrawn "
+                 "every 5 s while nothing moves), else (redirected, piped, CI) plain lines: nothing for a step that "
+                 "ends within 2 s (a closing file step, writing or drawing: 5 s), then one line at most every 5 s and "
+                 "never more than 5 s of silence while the step runs (a timer prints the line when no update comes), "
+                 "and a final '(done)' line (a wait with nothing to count says 'STEP: N s'); on Ctrl-C "
                  "the open bars stay at their true count and say 'interrupted' (a log too: where it stopped; exit "
                  "status 130). Warnings go to stderr once (with --json they are also in the result's \"warnings\").")
 
@@ -172,7 +174,10 @@ class _PlainBar:
                 self._last, self._last_real = now, time.monotonic()
                 self._shown = True
                 print(self._line(), file=self.file, flush=True)
-            self._tick_at(self.interval if self.total is None else self.silence)
+            # (a counted bar: the next check when silence seconds will have passed since its last line, so that a
+            # log is never silent for longer: a fixed period let an update's line just after a check run to 2x)
+            left = self.silence - (time.monotonic() - self._last_real)
+            self._tick_at(self.interval if self.total is None else left if left > 0.05 else self.silence)
 
     def _line(self, done: bool = False, interrupted: bool = False) -> str:
         el = clock() - self._start
@@ -194,11 +199,19 @@ class _PlainBar:
         mark = self._mark
         if mark is None:  # (a staged bar before its first stage ends; nothing counted: no text, as unstaged bars)
             return head + (", time left: estimated after the first stage" if self.total and self.n else "")
-        if self.total and self.n > mark[1]:  # (a mark just set, nothing counted since: no figure yet)
+        if self.total and self.n > mark[1]:
             t_mark, n_mark = mark
             left = (el - (t_mark - self._start)) / (self.n - n_mark) * max(self.total - self.n, 0)
             head += f", up to about {left:.0f} s left (estimate; may stop sooner)" if self._upto else \
                 f", about {left:.0f} s left (estimate)"
+        elif self.total and mark[1] > 0 and mark[0] > self._start:
+            # a mark just set, nothing counted since: the first stage's own rate, whose values cost more, so an
+            # estimate on the high side until the next value gives the rate since the mark
+            left = (mark[0] - self._start) / mark[1] * max(self.total - self.n, 0)
+            head += (f", up to about {left:.0f} s left (estimate from the first stage's rate, whose values cost "
+                     "more" + ("; may stop sooner)" if self._upto else ")"))
+        elif self.total and self.n:  # (a mark at the start or after nothing counted: no rate yet)
+            head += ", time left: estimating"
         return head
 
     def stage(self) -> None:

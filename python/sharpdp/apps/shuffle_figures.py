@@ -18,6 +18,7 @@ import pandas as pd
 
 from sharpdp import _validation as V
 from sharpdp._progress import progress_bar
+from sharpdp.apps.figure_names import FIGURE_NAMES, figure_numbers  # noqa: F401  (FIGURE_NAMES: re-exported)
 from sharpdp.conversions import gaussian_mechanism_delta, gaussian_mechanism_sigma
 from sharpdp.shuffle.accountant import ShuffleAccountant
 from sharpdp.shuffle.calibration import calibrate_bmg, calibrate_gaussian
@@ -170,16 +171,18 @@ def figure_title(number: int, title: str, *, quick: bool) -> str:
 
 
 #: The first column of every CSV of a ``quick`` run (absent from the full run's), and its value on each row: a
-#: reduced CSV opened alone is never taken for the paper's figure (docs/cli.md §8).
+#: reduced CSV opened alone is never taken for the paper's figure (docs/cli.md §11).
 REDUCED_COLUMN = "REDUCED"
 REDUCED_VALUE = "quick smoke run (--quick): fewer points, not the paper's figure"
 
 #: The files' stems that :func:`write_figures` writes (``STEM.csv`` and ``STEM.png`` each), in order.
 FIGURE_STEMS = ("figure1_utility", "figure2_privacy_profile", "figure3_n_scaling")
 
-
-def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None) -> dict[str, str]:
+def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None, only=None) -> dict[str, str]:
     """Compute Figures 1-3 and write ``figure{1,2,3}_*.csv`` and ``.png`` into ``out_dir``.
+
+    ``only`` (a name of :data:`~sharpdp.apps.figure_names.FIGURE_NAMES` or a list of them; None: all three) computes and writes those figures
+    alone, each with the same points and values as in the full job (their files only; the others are not touched).
 
     ``quick`` uses fewer epsilon points (for tests), and its CSVs start with the column :data:`REDUCED_COLUMN`
     (:data:`REDUCED_VALUE` on every row), its titles with "REDUCED". One progress bar covers the whole job
@@ -196,13 +199,17 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    numbers = figure_numbers(only)
     jobs, eps2 = figure_jobs(quick)
+    jobs = [j for j in jobs if j[0] in numbers]
     rows1, rows3 = [], []
     bmg2 = bmg_for_rmse(FIG23_GAMMA, FIG23_RMSE, FIG23_N)
     acc2 = ShuffleAccountant(bmg2, FIG23_N)
     lo2, up2 = {}, {}
     steps = _bar_steps(jobs)
-    with progress_bar(total=sum(steps), desc="Figures 1-3", delay=1.0, disable=progress is False,
+    label = "Figures 1-3" if len(numbers) == 3 else "Figure" + "s" * (len(numbers) > 1) + " " + " and ".join(
+        map(str, numbers))
+    with progress_bar(total=sum(steps), desc=label, delay=1.0, disable=progress is False,
                       bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]") as bar:
         for (fig, arg, _), w in zip(jobs, steps):
             if fig == 1:
@@ -212,27 +219,27 @@ def write_figures(out_dir, *, quick: bool = False, progress: bool | None = None)
             else:
                 rows3.append(n_scaling((arg,)))
             bar.update(w)
-    f1 = pd.concat(rows1, ignore_index=True)
-    f3 = pd.concat(rows3, ignore_index=True)
-    # as in privacy_profile: the upper value at eps' certifies every eps >= eps' (non-increasing)
-    up_sorted = np.minimum.accumulate(np.array([up2[e] for e in eps2]))
-    f2 = pd.DataFrame({"epsilon": eps2, "delta_bmg": up_sorted, "delta_bmg_lower": [lo2[e] for e in eps2],
-                       "delta_gm": gaussian_mechanism_delta(eps2, FIG23_RMSE, 1.0 / FIG23_N),
-                       "gamma": bmg2.gamma, "sigma0": bmg2.sigma0})
     paths = {}
-    specs = [
-        (FIGURE_STEMS[0], f1, "epsilon", ["rmse_bmg", "rmse_gaussian_local", "rmse_gm"], "RMSE per coordinate",
-         "n = 1e4, delta = 1e-5", True),
-        (FIGURE_STEMS[1], f2, "epsilon", ["delta_bmg", "delta_gm"], "delta(epsilon)",
-         f"n = 1e3, RMSE = {FIG23_RMSE} (gamma = {f2.gamma[0]}, sigma0 = {f2.sigma0[0]:.4f})", True),
-        (FIGURE_STEMS[2], f3, "n", ["rmse_bmg", "rmse_gm"], "RMSE per coordinate",
-         f"fixed BMG (gamma = {f3.gamma[0]}, sigma0 = {f3.sigma0[0]:.4f}), delta = 1e-5", True),
-    ]
+    specs = [] if 1 not in numbers else [
+        (FIGURE_STEMS[0], pd.concat(rows1, ignore_index=True), "epsilon",
+         ["rmse_bmg", "rmse_gaussian_local", "rmse_gm"], "RMSE per coordinate", "n = 1e4, delta = 1e-5", True)]
+    if 2 in numbers:
+        # as in privacy_profile: the upper value at eps' certifies every eps >= eps' (non-increasing)
+        up_sorted = np.minimum.accumulate(np.array([up2[e] for e in eps2]))
+        f2 = pd.DataFrame({"epsilon": eps2, "delta_bmg": up_sorted, "delta_bmg_lower": [lo2[e] for e in eps2],
+                           "delta_gm": gaussian_mechanism_delta(eps2, FIG23_RMSE, 1.0 / FIG23_N),
+                           "gamma": bmg2.gamma, "sigma0": bmg2.sigma0})
+        specs.append((FIGURE_STEMS[1], f2, "epsilon", ["delta_bmg", "delta_gm"], "delta(epsilon)",
+                      f"n = 1e3, RMSE = {FIG23_RMSE} (gamma = {f2.gamma[0]}, sigma0 = {f2.sigma0[0]:.4f})", True))
+    if 3 in numbers:
+        f3 = pd.concat(rows3, ignore_index=True)
+        specs.append((FIGURE_STEMS[2], f3, "n", ["rmse_bmg", "rmse_gm"], "RMSE per coordinate",
+                      f"fixed BMG (gamma = {f3.gamma[0]}, sigma0 = {f3.sigma0[0]:.4f}), delta = 1e-5", True))
     labels = {"rmse_bmg": "shuffled BMG", "rmse_gaussian_local": "shuffled Gaussian (gamma = 0)",
               "rmse_gm": "central GM", "delta_bmg": "shuffled BMG (certified upper)", "delta_gm": "central GM"}
     for name, df, x, ys, ylabel, title, logy in specs:
         csv = out / f"{name}.csv"
-        # a quick CSV says on every row, in its first column, that it is reduced (docs/cli.md §8)
+        # a quick CSV says on every row, in its first column, that it is reduced (docs/cli.md §11)
         (df.assign(**{REDUCED_COLUMN: REDUCED_VALUE})[[REDUCED_COLUMN, *df.columns]] if quick else df).to_csv(
             csv, index=False)
         fig, ax = plt.subplots(figsize=(5.6, 4.6))

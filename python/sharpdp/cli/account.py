@@ -393,7 +393,7 @@ _SHARP_MEANING = ("sharp: the shuffled mechanism's own delta, worst case over al
                   "(ExactShuffleAccountant, docs/sharp_krr.md)")
 _BLANKET_MEANING = "blanket: the privacy-blanket upper bound (ShuffleAccountant)"
 #: What the bracket printed by ``--epsilon`` is, per bound; said only where a bracket is printed (the ``--delta``
-#: answer prints none: its text used to name one, docs/cli.md §8)
+#: answer prints none: its text used to name one, docs/cli.md §10)
 _BRACKET_OF = {"sharp": "; the bracket is of delta itself",
                "blanket": "; the lower value is of the bound, not a lower bound on the mechanism's delta"}
 
@@ -497,6 +497,8 @@ def _format_krr(r: dict[str, Any]) -> str:
         body = (f"target delta = {r['delta']:.6g}: certified epsilon = {g_up(r['epsilon'])} (nats, {r['bound']} bound: the "
                 f"safe end of its search, so the certified delta at this epsilon is <= {r['delta']:.6g})")
         body += _zero_note(r)
+    if r.get("composition_route"):  # (--rounds K: which route certified the value, as for the BMG)
+        body += f"\nvalue by {r['composition_route']}" + smallest_text(r) + (f"\npair: {r['pair']}" if r.get("pair") else "")
     notes = "".join(f"\n  {k:<10}: {text}" for k, text in krr_field_help(rd["k"]).items())
     return head + "\n" + body + neighbours_text(r) + notes
 

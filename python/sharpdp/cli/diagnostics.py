@@ -6,8 +6,10 @@ generator's ``--overwrite``). Both are checked before any work is done, with the
 :func:`sharpdp.cli.check_diagnostics_path` (not an input or a release file, a writable directory; a missing
 directory is created with its missing parents when the file is written, as ``--out`` is). The file is
 written whole or not at all, readable by its owner only (mode 0600), and says in its own content that it holds
-true values: the CSV's columns are named ``true_...``; the JSON object's first key, ``"diagnostics"``, says
-"TRUE values, not private: do not publish".
+true values: the JSON object's first key, ``"diagnostics"``, says "TRUE values, not private: do not publish"
+(:data:`JSON_TITLE`), and the CSV's first column, :data:`CSV_COLUMN` (``DO_NOT_PUBLISH``), says the same on every
+row (:data:`CSV_VALUE`; a column, not a comment line: every CSV reader parses it with its defaults; docs/cli.md §9.2),
+beside the columns named ``true_...``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ FORMATS = {".csv": "csv", ".json": "json"}
 
 #: The JSON file's first entry (its ``"diagnostics"`` key).
 JSON_TITLE = "TRUE values, not private: do not publish (sharpdp --diagnostics)"
+
+#: The CSV file's first column; its value on every row is :data:`CSV_VALUE` (so a CSV opened alone, or a row
+#: copied out of it, still says what it holds).
+CSV_COLUMN = "DO_NOT_PUBLISH"
+#: The value of :data:`CSV_COLUMN` on every row: :data:`JSON_TITLE`'s words with no comma and no quote, so that even
+#: a reader that splits lines at commas (``numpy.genfromtxt``) reads the file's columns as they are.
+CSV_VALUE = "TRUE values (not private): do not publish (sharpdp --diagnostics)"
 
 
 def diagnostics_format(path: str) -> str:
@@ -81,8 +90,8 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
     path : str
         The ``--diagnostics`` file (``.csv`` or ``.json``).
     columns : dict of str to sequence
-        The table, column name -> values (one entry per row; equal lengths). The CSV has these columns; the JSON
-        object has them under ``"rows"``, one object per row.
+        The table, column name -> values (one entry per row; equal lengths). The CSV has these columns after its
+        first, :data:`CSV_COLUMN`; the JSON object has them under ``"rows"``, one object per row.
     meta : dict
         Entries of the JSON object after ``"diagnostics"``, followed by ``epsilon_unit`` and ``delta_unit``
         (:data:`sharpdp.cli.UNITS`; the CSV holds the table only).
@@ -105,10 +114,10 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
             f.write("\n")
         else:
             w = csv.writer(f)
-            w.writerow(names)
+            w.writerow([CSV_COLUMN, *names])
             for r in rows:  # floats to the last digit (repr), numpy scalars as Python ones
-                w.writerow([repr(float(v)) if isinstance(v, float) else _plain(v) if hasattr(v, "item") else v
-                            for v in r.values()])
+                w.writerow([CSV_VALUE, *(repr(float(v)) if isinstance(v, float) else _plain(v) if hasattr(v, "item")
+                                          else v for v in r.values())])
     return fmt
 
 

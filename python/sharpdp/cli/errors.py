@@ -145,7 +145,7 @@ def install_hint(extra: str) -> str:
 
 
 #: The spellings ``--adjacency`` accepts beside the library's names (README's prose writes "zero-out" and
-#: "replace-one"; docs/cli.md §10): each is read as the name it maps to.
+#: "replace-one"; docs/cli.md §8): each is read as the name it maps to.
 ADJACENCY_ALIASES = {"zero-out": "zero_out", "replace-one": "replace", "replace_one": "replace"}
 
 

@@ -31,10 +31,19 @@ def _add_options(p: argparse.ArgumentParser, default: Any) -> None:
     p.add_argument("--quick", action="store_true", default=default if default is argparse.SUPPRESS else False,
                    help="reduced figures for a smoke run: fewer epsilon points in Figures 1 and 2 (not the "
                         "paper's figures: the output says so, and each CSV starts with a REDUCED column)")
+    p.add_argument("--only", default=default, metavar="NAME", choices=_names(),
+                   help="draw this figure alone (its CSV and PNG; the other figures' files are left as they are): "
+                        + "; ".join(f"{k}: {v}" for k, v in _names().items()))
     p.add_argument("--overwrite", action="store_true",
                    default=default if default is argparse.SUPPRESS else False,
                    help="replace the figures' files (figure{1,2,3}_*.csv / .png) of an earlier run in the output "
                         "directory (without it they are refused, before any work)")
+
+
+def _names() -> dict[str, str]:
+    from sharpdp.apps.figure_names import FIGURE_NAMES  # (no pandas: the parser is built on the core install too)
+
+    return FIGURE_NAMES
 
 
 def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -57,23 +66,32 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import os
 
+    from sharpdp.apps.figure_names import figure_numbers
     from sharpdp.apps.shuffle_figures import (FIG23_GAMMA, FIG23_N, FIG23_RMSE, FIGURE_STEMS, bmg_for_rmse,
                                               figure_jobs, write_figures)
     from sharpdp.cli import check_not_written, check_out_dir, make_out_dir
 
     out = args.out if args.out is not None else (_OUT_QUICK if args.quick else _OUT)
+    only = getattr(args, "only", None)
+    numbers = figure_numbers(only)
     check_out_dir(out)
-    # (every run writes all six files, so --overwrite leaves no earlier one beside them: docs/cli.md §4)
-    check_not_written([os.path.join(out, f"{stem}.{ext}") for stem in FIGURE_STEMS for ext in ("csv", "png")],
+    # (a run writes the CSV and PNG of every figure it draws, so --overwrite leaves no earlier one of them beside
+    # the new: docs/cli.md §4; --only NAME's set is that figure's two files, docs/cli.md §11)
+    check_not_written([os.path.join(out, f"{FIGURE_STEMS[i - 1]}.{ext}") for i in numbers for ext in ("csv", "png")],
                       args.overwrite, "(an earlier run's figures)")
     make_out_dir(out)
-    result: dict[str, Any] = {"figures": args.which, "quick": bool(args.quick)}
+    result: dict[str, Any] = {"figures": args.which, "quick": bool(args.quick), "only": only}
     if args.quick:
         points = {q: [sum(1 for f, *_ in figure_jobs(q)[0] if f == fig) for fig in (1, 2)] for q in (True, False)}
         (q1, q2), (f1, f2) = points[True], points[False]
-        result["note"] = (f"quick run: REDUCED figures (Figure 1: {q1} epsilon points instead of {f1}, Figure 2: "
-                          f"{q2} instead of {f2}); a smoke test, not the paper's figures (run without --quick)")
-    result["written"] = write_figures(out, quick=args.quick)
+        fewer = [f"Figure 1: {q1} epsilon points instead of {f1}"] * (1 in numbers) + \
+            [f"Figure 2: {q2}{'' if 1 in numbers else ' epsilon points'} instead of {f2}"] * (2 in numbers) + \
+            ["Figure 3: the same points as the full run"] * (numbers == (3,))
+        result["note"] = (f"quick run: REDUCED figures ({', '.join(fewer)}); a smoke test, not the paper's figures "
+                          "(run without --quick)")
+    # (without --only the call of earlier sessions, which tests replace by a two-argument stand-in)
+    result["written"] = (write_figures(out, quick=args.quick) if only is None else
+                         write_figures(out, quick=args.quick, only=only))
     bmg = bmg_for_rmse(FIG23_GAMMA, FIG23_RMSE, FIG23_N)
     result["parameters"] = (
         f"Figures 2-3: gamma = {bmg.gamma}, sigma0 = {bmg.sigma0:.4f}, solved for the caption's RMSE {FIG23_RMSE} at "

@@ -173,7 +173,7 @@ def register(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -
                         "give it to groups of at least 10, 100, 1000, 10000 members (--for-groups N: that N)")
     p.add_argument("--for-groups", type=integer_number, default=None, metavar="N",
                    help="with --epsilon: the smallest group size the target must hold for; the output gives the "
-                        "--r to run with for it (docs/cli.md §10)")
+                        "--r to run with for it (docs/cli.md §9.3)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"output directory (default ./{DEFAULT_OUT})")
     p.add_argument("--table2", action="store_true",
                    help=f"print Table 2 of '{PAPER}' (computed constants) and plot n^2 v(n) against the "

@@ -424,7 +424,9 @@ def format_text(r: dict[str, Any]) -> str:
         *wrap_entry("n, d", f"{_count(r['n'], 'row')}, {_count(r['d'], 'column')} (n is public: the accountant "
                        "certifies the round for it)"),
         *wrap_entry("dropped", MISSING_VALUE_POLICY),
-        *wrap_entry("bounds", r["bounds_source"]),
+        # (public bounds, built-in or --bounds, are printed as used: parameters of the release, not data)
+        *wrap_entry("bounds", r["bounds_source"] + ("" if from_data or r.get("bounds") is None else ": " + ", ".join(
+            f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, r["bounds"])))),
         *(wrap_entry("", "data min/max (analyst only, not private): "
                 + ", ".join(f"{c} [{lo:.6g}, {hi:.6g}]" for c, (lo, hi) in zip(cols, a["bounds"])))
           if from_data else []),

@@ -15,7 +15,7 @@ import numpy as np
 
 
 #: ``sharpdp mean`` warns when the expected error per coordinate is at least this share of the bounds' range (a 95 %
-#: interval of about +-2 RMSE then spans at least 40 % of the range: docs/cli.md §10); the "no better than the
+#: interval of about +-2 RMSE then spans at least 40 % of the range: docs/cli.md §9.1); the "no better than the
 #: midpoint" warning comes at half the range.
 LARGE_ERROR_SHARE = 0.1
 

@@ -1,5 +1,5 @@
 """A command's closing step with nothing to count (writing its CSV, drawing its PNG), by the progress rule
-(``sharpdp._progress.PROGRESS_RULE``) and with no repeated line (docs/cli.md §10).
+(``sharpdp._progress.PROGRESS_RULE``) and with no repeated line (docs/cli.md §8).
 
 A plain :func:`sharpdp._progress.progress_step` prints, in a log, ``STEP: 2 s`` and then ``STEP: 3 s (done)`` for a
 step of 2-5 s: two lines naming the same short step (``sharpdp histogram``'s "drawing ...png" twice), and nothing at
