@@ -36,7 +36,8 @@ from sharpdp.shuffle.accountant.jump import JumpTerm, pair_integral_up
 from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
-from sharpdp.shuffle.accountant.concentrated_tilted import tilted_curv as _tilted_curv, tilted_lo as _tilted_lo
+from sharpdp.shuffle.accountant.concentrated_tilted import (exp_lo as _exp_lo, tilted_curv as _tilted_curv,
+                                                            tilted_lo as _tilted_lo)
 from sharpdp.shuffle.accountant.mgf import beyond_up, mgf_tail_up, one_jump_tail_up
 
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
@@ -273,6 +274,8 @@ def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float
         add = np.zeros(m.shape)
     if tilted:
         add = np.maximum(add, _tilted_lo(law, T0, m, ml, mh, mu_lo, mu_hi, local))
+    if tilted and local and limits.CLOSED_EXP_LOWER:  # (§41.1: the whole exponential of the tangent)
+        add = np.maximum(add, _exp_lo(law, T0, m, ml, mh, mu_lo, mu_hi))
     lo_m = lo_m + add
     return np.maximum(_dn(lo_m - c_exc), 0.0)  # (the product c exc rounded up too)
 

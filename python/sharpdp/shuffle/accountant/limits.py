@@ -71,3 +71,6 @@ CLOSED_PRECHECK = 0.53
 # §40.3 (session 32): the closed form's stage 4 (a tail deduction by the mgf, a rate below the mean) where the
 # earlier stages refuse; False: the stages of §38.3 alone (main's brackets wherever stage 4 would accept)
 CLOSED_LOCAL_STAGE = True
+# §41.1 (session 33): stage 4's lower value also with the whole exponential of the tangent of log p (an mgf lower
+# value); False: session 32's stage 4 (its lower value with §21's cubic alone)
+CLOSED_EXP_LOWER = True
