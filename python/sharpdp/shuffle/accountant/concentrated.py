@@ -246,7 +246,7 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
             keep[(gamma, n, T0, tilted)] = base
     # (without the curvature term the per-m values do not depend on the probabilities: kept for a call with
     # ``sharp_pmf``, the same floats)
-    mkey = (gamma, n, T0, tilted, "lo_m") + (("local",) if local else ())
+    mkey = (gamma, n, T0, tilted, "lo_m") + (("local", limits.CLOSED_EXP_LOWER) if local else ())
     lo_m = keep.get(mkey) if keep is not None and not curvature else None
     if lo_m is None:
         lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base, local)
@@ -414,7 +414,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
         return None
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
-           limits.CLOSED_LOCAL_STAGE)
+           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_LOWER)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
