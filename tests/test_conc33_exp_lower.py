@@ -128,3 +128,50 @@ def test_stage4_lower_value_at_the_bmg_cell_n1e9():
         limits.CLOSED_EXP_LOWER = old_keep
     assert old < new <= 9.959778512746285e-07, (old, new)
     assert new >= old * (1 + 2e-4)  # (measured: 9.94790e-7 -> 9.95049e-7, +2.6e-4)
+
+
+@pytest.mark.parametrize("m", [150, 300])
+def test_split_upper_value_against_a_converged_convolution(m, monkeypatch):
+    # §41.4: the upper value of E phi(X_m) with the density's bound split at W sd above the mean stays above the exact
+    # value and below session 32's stage-4 value (the local chord over [S - W, S] is below the window's)
+    law, mu_lo, mu_hi, b, mm, mh, Q = _case(m)
+    T0 = 40.0
+    exact = _mid_phi(law, T0, m, 4e-3)
+    f_up = law.stop_loss(-mh)[1]
+    tails_T = np.exp(-C._bennett_exp(Q, b, np.maximum(C._dn(-T0 - mh), 1e-300))) * (1 + 1e-12)
+    tT = law.tail_upper_bracket(T0)[1]
+    new = float((f_up + CT.tilted_curv(law, T0, mm, mh, Q, mu_lo, mu_hi, True, local=True) + tT * tails_T)[0])
+    monkeypatch.setattr(limits, "CLOSED_SPLIT_UPPER", False)
+    old = float((f_up + CT.tilted_curv(law, T0, mm, mh, Q, mu_lo, mu_hi, True, local=True) + tT * tails_T)[0])
+    assert exact * (1 + 1e-5) <= new <= old, (exact, new, old)
+
+
+def test_split_upper_at_the_bmg_cell_n1e9():
+    # the regime map's BMG at n = 1e9, eps = 0.1: stage 4's upper value of E phi(A') with §41.4 at most session 32's,
+    # at least the stage's lower value, and the bracket (body and pair term added) within the acceptance 0.12 rel_tol
+    gamma, law = bmg_laws(0.014268009785030579, 0.40485052696623824, 0.1, "zero_out")[0]
+    gamma, n = float(gamma), 10 ** 9
+    m_est = (n - 1) * gamma * law.mean()
+    est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
+    T0 = F.choose_T0(law, gamma, n, limits.CLOSED_T0_FRAC * 1e-2 * est)
+
+    def stage4_up():
+        keep: dict = {}
+        C._jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
+        C._jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, keep=keep)
+        return C._jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True, keep=keep,
+                             local=True)
+
+    new = stage4_up()
+    old_flag = limits.CLOSED_SPLIT_UPPER
+    try:
+        limits.CLOSED_SPLIT_UPPER = False
+        old = stage4_up()
+    finally:
+        limits.CLOSED_SPLIT_UPPER = old_flag
+    lo = C._jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True)
+    multi = 0.5 * (n - 1) * gamma * C.pair_integral_up(law, T0) * (1 + 1e-9)
+    body = C._body_mgf_up(law, gamma, n, T0, C._body_lam(law, gamma, n, T0), 0.0)
+    assert lo < new < old * (1 - 3e-4), (lo, new, old)  # (measured: 9.96226e-7 -> 9.95857e-7)
+    up = (body + new + multi) * (1 + 1e-9)
+    assert up - lo * (1 - 1e-9) <= limits.CLOSED_ACCEPT_TILTED * 1e-2 * lo  # (the pre-check refuses the cell: 1.47)

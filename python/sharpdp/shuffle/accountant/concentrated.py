@@ -414,7 +414,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
         return None
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
-           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_LOWER)
+           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_LOWER,
+           limits.CLOSED_SPLIT_UPPER)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2

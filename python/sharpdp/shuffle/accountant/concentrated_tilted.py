@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
-from sharpdp.shuffle.accountant.mgf import (dn as _dn, h_exp, log_convex_from, mgf_h_los, mgf_h_ups, rate_up,
-                                             tilt_rates, up as _up, v_moments)
+from sharpdp.shuffle.accountant.mgf import (chord_rate_up, dn as _dn, h_exp, log_convex_from, mgf_h_los, mgf_h_ups,
+                                             rate_up, tilt_rates, up as _up, v_moments)
 from sharpdp.shuffle.laws import Law
 
 LOCAL_SDS = 5.0  # §40.2: the width below the mean (in sd of X_m) where the rate is the chord's beyond -mh
@@ -23,6 +24,9 @@ DED_RATES = (3.0, 4.0, 6.0, 8.0, 11.0, 15.0, 20.0)  # §40.1: the rates t T0 tri
 FINE_MOM_CELLS = 65536  # §40.1: cells of the moments of V with ``local``
 EXP_BLOCKS = 4  # §41.1: blocks of consecutive m sharing one rate (each at its block's least favourable ends)
 EXP_DED_RATES = (4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0)  # §41.1: the rates t T0 tried in the deduction beyond -T0
+SPLIT_SDS = (3.0, 4.5, 6.0)  # §41.4: the splits W tried (in sd of X_m, the block's largest; the smallest value kept)
+SPLIT_BLOCKS = 1  # §41.4: blocks of consecutive m sharing the two chords (each at its block's least favourable end)
+SPLIT_RATES = (4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0, 14.0)  # §41.4: the rates t T0 tried beyond W
 
 
 def tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float, local: bool = False):
@@ -176,8 +180,65 @@ def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chord
         if local:  # (the rate below mh from the chord beyond -mh, §40.2)
             kap_m, wid = minus_rates(law, T0, mh, Q)
             B = np.minimum(B, neg_side_up(mh, Q, kap, t, mgf_minus, d_mu, b_minus, kap_m, wid))
-        val = _up(p0 * (A + B) * (1 + 1e-10))
+        AB = _up(A + B)
+        if local and limits.CLOSED_SPLIT_UPPER:  # (§41.4: the local chord up to W, the window's beyond it)
+            AB = np.minimum(AB, split_up(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid))
+        val = _up(p0 * AB * (1 + 1e-10))
     return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
+
+
+def split_up(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid):
+    """Upper values of E[R(X_m); X_m <= -T0] / p(-mh) (elementwise over m, mh < -T0) with the density's bound split
+    at W above the mean: the convex log p lies below its chords over [S - W, S] (slope k1) and [T0, S - W] (k12),
+    S = -mh, so R(mh + z) <= p(-mh) [psi_k1(z) + e^{k1 W} (psi_k12 - psi_k1)(z - W) 1{z > W}] on [0, -T0 - mh]; the
+    first term's mean and the part below the mean as :func:`tilted_curv` with the rate k1 (§20 (c), §40.2), the
+    second by (psi_k12 - psi_k1)(y) <= (k12 - k1) y^3 e^{k12 y} / 6 <= (k12 - k1)/6 (3 / (e (u - k12)))^3 e^{u y} and
+    E e^{u Z'} <= (1 + H(u))^m (docs/accountant_tail.md §41.4); inf where not available. ``t``, ``mgf_minus``,
+    ``d_mu``, ``b_minus``, ``kap_m``, ``wid``: :func:`tilted_curv`'s terms for the part below the mean."""
+    out = np.full(np.shape(m), np.inf)
+    if not (np.size(m) and log_convex_from(law, T0)):
+        return out
+    for sds in SPLIT_SDS:
+        out = np.minimum(out, _split_at(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid, sds))
+    return out
+
+
+def _split_at(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid,
+              sds: float):
+    """:func:`split_up` with W = ``sds`` times the block's largest sd of X_m."""
+    out = np.full(np.shape(m), np.inf)
+    s = -np.asarray(mh, float)
+    sd = np.sqrt(Q)
+    k1, k12, W = np.full(s.shape, np.inf), np.full(s.shape, np.inf), np.zeros(s.shape)
+    for blk in np.array_split(np.arange(s.size), min(SPLIT_BLOCKS, s.size)):
+        s_b, w_b = float(np.min(s[blk])), float(_up(sds * np.max(sd[blk])))
+        lo_end = float(_dn(s_b - w_b))  # (the chords' common end, rounded down: the rates stay upper values)
+        if not lo_end > T0:
+            continue
+        k1[blk], k12[blk], W[blk] = chord_rate_up(law, lo_end, s_b), chord_rate_up(law, T0, lo_end), w_b
+    ok = np.isfinite(k1) & np.isfinite(k12) & (k1 > 0) & (k12 >= k1)
+    if not np.any(ok):
+        return out
+    ks, inv = np.unique(k1[ok], return_inverse=True)
+    h1 = mgf_h_ups(law, T0, ks, mu_hi, FINE_MOM_CELLS)[inv]  # >= E h(k1 (V - mu_hi)) (on the finer cells)
+    us = [c / T0 for c in SPLIT_RATES]
+    hu = mgf_h_ups(law, T0, us, mu_hi)  # >= E h(u (V - mu_hi))
+    mo, kk, kb, wo = m[ok], k1[ok], k12[ok], W[ok]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        A = _up((_up(np.expm1(_up(mo * np.log1p(h1) * (1 + 4 * U)))) + kk * d_mu[ok]) / (kk * kk * (1 - 4 * U)))
+        B = _up(kk / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus[ok] * (1 + 1e-12))
+        B = np.minimum(B, neg_side_up(mh[ok], Q[ok], kk, t, mgf_minus[ok], d_mu[ok], b_minus, kap_m[ok], wid[ok]))
+        X = np.full(mo.shape, np.inf)
+        for u, h in zip(us, hu):
+            if not (math.isfinite(h) and h >= 0):
+                continue
+            lg = _up(_up(_up(mo * math.log1p(h) * (1 + 4 * U)) + _up(kk * wo)) - _dn(u * wo))  # (log1p: 4 ulp)
+            c3 = _up(_up(kb - kk) / 6.0 * (3.0 / (math.e * _dn(u - kb))) ** 3 * (1 + 8 * U))
+            val = _up(c3 * np.where(lg <= 700.0, np.exp(np.minimum(lg, 700.0)) * (1 + 1e-12), np.inf))
+            X = np.where((u > kb * (1 + 4 * U)) & np.isfinite(val), np.minimum(X, val), X)
+        tot = _up(_up(A + B) + X)
+    out[ok] = np.where(np.isfinite(tot) & (tot >= 0), tot, np.inf)
+    return out
 
 
 def chord_rate_lo(law: Law, s1: float, s2: float) -> float:
@@ -254,5 +315,6 @@ def tail_ded_up(law: Law, T0: float, m, w, d, mu_hi: float, k_hi):
     return best
 
 
-__all__ = ["DED_RATES", "EXP_BLOCKS", "EXP_DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "chord_rate_lo", "exp_ded_up", "exp_lo", "fourth_up", "minus_rates",
-           "neg_side_up", "tail_ded_up", "tangent_rates", "tilted_curv", "tilted_lo"]
+__all__ = ["DED_RATES", "EXP_BLOCKS", "EXP_DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "SPLIT_BLOCKS",
+           "SPLIT_RATES", "SPLIT_SDS", "chord_rate_lo", "exp_ded_up", "exp_lo", "fourth_up", "minus_rates",
+           "neg_side_up", "split_up", "tail_ded_up", "tangent_rates", "tilted_curv", "tilted_lo"]

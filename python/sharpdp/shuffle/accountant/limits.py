@@ -74,3 +74,6 @@ CLOSED_LOCAL_STAGE = True
 # §41.1 (session 33): stage 4's lower value also with the whole exponential of the tangent of log p (an mgf lower
 # value); False: session 32's stage 4 (its lower value with §21's cubic alone)
 CLOSED_EXP_LOWER = True
+# §41.4 (session 33): stage 4's upper value also with the density's bound split at a few sd above the mean (the local
+# chord below, the window's chord beyond); False: session 32's stage 4 upper value
+CLOSED_SPLIT_UPPER = True
