@@ -1,8 +1,9 @@
 """Session 33 (conc33): stage 4's lower value with the whole exponential of the tangent of log p
-(``concentrated_tilted.exp_lo``, docs/accountant_tail.md §41.1), its mgf lower sums (``mgf.mgf_h_los``) and the tidy
-of §41.2, against independent references: E phi(X_m) by an FFT convolution written here (converged in the cell width),
-E h(kap (V - c)) by quadrature, the deduction beyond -T0 by a convolution whose cells sit at their upper ends, and
-the stage-4 lower value at the regime map's BMG cell n = 1e9, eps = 0.1 against main's certified upper value."""
+(``concentrated_tilted.exp_lo``, docs/accountant_tail.md §41.1), its mgf lower sums (``mgf.mgf_h_los``), the tidy of
+§41.2 and stage 4's upper value split at W sd above the mean (``split_up``, §41.4), against independent references:
+E phi(X_m) by tests/test_pair21_curvature.py's FFT convolution (converged in the cell width), E h(kap (V - c)) by
+quadrature, the deduction beyond -T0 by a convolution whose cells sit at their upper ends, and the stage-4 values at
+the regime map's BMG cell n = 1e9, eps = 0.1 against session 32's and main's certified upper value."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import ndtr
 
 from sharpdp.shuffle.accountant import concentrated as C
 from sharpdp.shuffle.accountant import concentrated_tilted as CT
@@ -19,34 +19,22 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant import mgf as M
 from sharpdp.shuffle.laws.bmg import bmg_laws
 
-from test_conc32_local import _conv
+from test_conc32_local import _case as _case32, _conv
+from test_pair21_curvature import _exact_phi as _mid_phi  # (cells at their midpoints: second order in the width)
 from test_pair22_tilted import HEAVY, _quad_v
 
 
-def _mid_phi(law, T0, m, h):
-    """E phi(X_m) by an FFT convolution of min(L, T0) on cells of width h, each cell's mass at its midpoint (second
-    order in h: the tests check two widths agree), phi(x) = tau(max(T0, -x)) in closed form."""
-    a, G, r = law.one_term()
-    edges = a + h * np.arange(0, int(math.ceil((T0 - a) / h)) + 1)
-    edges[-1] = T0
-    cdf = np.where(edges > a, ndtr((np.log(np.maximum(edges - a, 1e-300) / G) + 0.5 * r * r) / r), 0.0)
-    base = np.append(np.diff(cdf), 0.0)
-    base[-1] += 1.0 - cdf[-1]  # the atom at T0
-    size = 1 << int(math.ceil(math.log2(m * base.size)))
-    pm = np.fft.irfft(np.fft.rfft(base, size) ** m, size)[: m * (base.size - 1) + 1]
-    x = m * (a + 0.5 * h) + h * np.arange(pm.size)
-    k = np.maximum(T0, -x) - a
-    v = (np.log(k / G) + 0.5 * r * r) / r
-    return float(np.dot(pm, G * ndtr(r - v) - k * ndtr(-v)))
-
-
 def _case(m, T0=40.0):
-    law = bmg_laws(0.3, 0.7, 1.5, "zero_out")[0][1]
-    mu_lo, mu_hi, sig2, b = C._moments(law, T0)
-    mm = np.array([float(m)])
-    mh = C._up(mm * mu_hi)
-    Q = C._up(mm * sig2 + (mm * (mu_hi - mu_lo)) ** 2)
-    return law, mu_lo, mu_hi, b, mm, mh, Q
+    return _case32(T0, m)
+
+
+BMG_CELL = (0.014268009785030579, 0.40485052696623824, 0.1)  # (the regime map's BMG at n = 1e9, eps = 0.1)
+
+
+def _cell_T0(law, gamma, n):
+    m_est = (n - 1) * gamma * law.mean()
+    est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
+    return F.choose_T0(law, gamma, n, limits.CLOSED_T0_FRAC * 1e-2 * est)
 
 
 @pytest.mark.parametrize("m", [150, 300])
@@ -113,16 +101,14 @@ def test_tail_deduction_beyond_e700_is_inf():
 def test_stage4_lower_value_at_the_bmg_cell_n1e9():
     # the regime map's BMG (calibrate_bmg's pick) at n = 1e9, eps = 0.1: stage 4's lower value of E phi(A') with §41.1
     # rises above session 32's and stays below main's certified upper value of D_up there (9.959778512746285e-07)
-    gamma, law = bmg_laws(0.014268009785030579, 0.40485052696623824, 0.1, "zero_out")[0]
+    gamma, law = bmg_laws(*BMG_CELL, "zero_out")[0]
     gamma, n = float(gamma), 10 ** 9
-    m_est = (n - 1) * gamma * law.mean()
-    est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
-    T0 = F.choose_T0(law, gamma, n, limits.CLOSED_T0_FRAC * 1e-2 * est)
+    T0 = _cell_T0(law, gamma, n)
     new = C._jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True)
     old_keep = limits.CLOSED_EXP_LOWER
     try:
         limits.CLOSED_EXP_LOWER = False
-        law2 = bmg_laws(0.014268009785030579, 0.40485052696623824, 0.1, "zero_out")[0][1]  # (a fresh law: no memo)
+        law2 = bmg_laws(*BMG_CELL, "zero_out")[0][1]  # (a fresh law: no memo)
         old = C._jump_lower(law2, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True)
     finally:
         limits.CLOSED_EXP_LOWER = old_keep
@@ -149,11 +135,9 @@ def test_split_upper_value_against_a_converged_convolution(m, monkeypatch):
 def test_split_upper_at_the_bmg_cell_n1e9():
     # the regime map's BMG at n = 1e9, eps = 0.1: stage 4's upper value of E phi(A') with §41.4 at most session 32's,
     # at least the stage's lower value, and the bracket (body and pair term added) within the acceptance 0.12 rel_tol
-    gamma, law = bmg_laws(0.014268009785030579, 0.40485052696623824, 0.1, "zero_out")[0]
+    gamma, law = bmg_laws(*BMG_CELL, "zero_out")[0]
     gamma, n = float(gamma), 10 ** 9
-    m_est = (n - 1) * gamma * law.mean()
-    est = float(law.stop_loss([max(-m_est, 0.0)])[0][0])
-    T0 = F.choose_T0(law, gamma, n, limits.CLOSED_T0_FRAC * 1e-2 * est)
+    T0 = _cell_T0(law, gamma, n)
 
     def stage4_up():
         keep: dict = {}
