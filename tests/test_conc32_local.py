@@ -103,12 +103,7 @@ def test_neg_side_at_least_an_exact_convolution():
 
 
 @pytest.mark.parametrize("m", [150, 300])
-def test_e_phi_bracket_against_an_exact_convolution(m, monkeypatch):
-    # (**) session 33, conc33: §40's values alone (CLOSED_EXP_LOWER, CLOSED_SPLIT_UPPER off); stage 4's values with
-    # §41.1's exponential and §41.4's split are within 1e-4 of the exact value, checked in tests/test_conc33_exp_lower.py
-    # (docs/accountant_tail.md §41.1, §41.4)
-    monkeypatch.setattr(limits, "CLOSED_EXP_LOWER", False)
-    monkeypatch.setattr(limits, "CLOSED_SPLIT_UPPER", False)  # (**) session 33, conc33: likewise §41.4's upper value
+def test_e_phi_bracket_against_an_exact_convolution(m):
     law, mu_lo, mu_hi, b, mm, mh, Q = _case(40.0, m)
     T0 = 40.0
     exact = _exact_phi(law, T0, m, 8e-3)

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.accountant.mgf import (chord_rate_up, dn as _dn, h_exp, log_convex_from, mgf_h_los, mgf_h_ups,
                                              rate_up, tilt_rates, up as _up, v_moments)
@@ -147,11 +146,12 @@ def exp_ded_up(law: Law, T0: float, m, w, d, kb, mu_hi: float):
 
 
 def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False,
-                local: bool = False):
+                local: bool = False, split: bool = False):
     """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
     (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
     p(-mh) psi_kap(X - mh), psi_kap(z) = (e^{kap z} - 1 - kap z)/kap^2, plus kap |z|^3/6 below mh, whose means
-    come from the numerical mgf of V (docs/accountant_tail.md §20); inf where not available."""
+    come from the numerical mgf of V (docs/accountant_tail.md §20); ``split`` (with ``local``): also §41.4's split
+    rate; inf where not available."""
     out = np.full(m.shape, np.inf)
     a = law.heavy_form().a
     if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a and m.size):  # (v(T0) >= -r)
@@ -181,7 +181,7 @@ def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chord
             kap_m, wid = minus_rates(law, T0, mh, Q)
             B = np.minimum(B, neg_side_up(mh, Q, kap, t, mgf_minus, d_mu, b_minus, kap_m, wid))
         AB = _up(A + B)
-        if local and limits.CLOSED_SPLIT_UPPER:  # (§41.4: the local chord up to W, the window's beyond it)
+        if local and split:  # (§41.4: the local chord up to W, the window's beyond it)
             AB = np.minimum(AB, split_up(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid))
         val = _up(p0 * AB * (1 + 1e-10))
     return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
