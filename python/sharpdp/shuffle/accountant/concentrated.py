@@ -36,7 +36,8 @@ from sharpdp.shuffle.accountant.jump import JumpTerm, pair_integral_up
 from sharpdp.shuffle.accountant import limits, memo
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
-from sharpdp.shuffle.accountant.concentrated_tilted import tilted_curv as _tilted_curv, tilted_lo as _tilted_lo
+from sharpdp.shuffle.accountant.concentrated_tilted import (exp_lo as _exp_lo, tilted_curv as _tilted_curv,
+                                                            tilted_lo as _tilted_lo)
 from sharpdp.shuffle.accountant.mgf import beyond_up, mgf_tail_up, one_jump_tail_up
 
 # band edges below -T0: these fractions of the distance from the mean to -T0 (every cut is valid: §18 (b))
@@ -130,7 +131,7 @@ def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvatur
 
 def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
                 sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None,
-                tilted: bool = True, jumps: bool = False, local: bool = False) -> float:
+                tilted: bool = True, jumps: bool = False, local: bool = False, split: bool = False) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
     §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
@@ -138,7 +139,8 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     ``keep`` (speed only, the same floats): a dict that keeps §20's per-m values of a call without ``sharp`` for a
     later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them. ``tilted``
     False: without §20's value (a two-term law: §18 (b)'s bands and Bennett's tails alone, docs/accountant_tail.md
-    §32). ``local`` (with ``sharp``, ``jumps`` and a ``keep`` of such a call): §40.2's rate below the mean."""
+    §32). ``local`` (with ``sharp``, ``jumps`` and a ``keep`` of such a call): §40.2's rate below the mean; ``split``
+    (with ``local``): also §41.4's split rate."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma, sharp=True) if jumps else _m_range(n - 1, gamma)
     tT_lo, tT_up = tail_bracket(law, T0)
@@ -160,7 +162,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
                                                                            lambda lev: _mean_v(law, lev)[1]))
         tails_T, curv = keep["j_tails"], keep["s_curv"]
         if local:  # (§40.2: the smaller of the two upper values)
-            curv = np.minimum(curv, _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, True, local=True))
+            curv = np.minimum(curv, _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, True, local=True, split=split))
         tilt = f_up + curv + tT_up * tails_T
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     elif np.any(ok):
@@ -222,10 +224,11 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
 
 
 def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = True,
-                tilted: bool = False, sharp_pmf: bool = False, local: bool = False) -> float:
+                tilted: bool = False, sharp_pmf: bool = False, local: bool = False, exp: bool = False) -> float:
     """Lower value of E phi(A') (D units): §18 (c)-(d), with the larger of the curvature term of §19 (when
     ``curvature``) and the tilted term of §21 (when ``tilted``); ``sharp_pmf``: the binomial probabilities of
-    docs/accountant_tail.md §38.2; ``local``: §21's term with §40.1's tail deduction and moments."""
+    docs/accountant_tail.md §38.2; ``local``: §21's term with §40.1's tail deduction and moments; ``exp`` (with
+    ``local``): also §41.1's exponential term."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, _, p_lo, _ = _m_range(n - 1, gamma, sharp=True) if sharp_pmf else _m_range(n - 1, gamma)
     mh = _up(m * mu_hi)  # >= E X_m
@@ -245,10 +248,10 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
             keep[(gamma, n, T0, tilted)] = base
     # (without the curvature term the per-m values do not depend on the probabilities: kept for a call with
     # ``sharp_pmf``, the same floats)
-    mkey = (gamma, n, T0, tilted, "lo_m") + (("local",) if local else ())
+    mkey = (gamma, n, T0, tilted, "lo_m") + (("local",) if local else ()) + (("exp",) if local and exp else ())
     lo_m = keep.get(mkey) if keep is not None and not curvature else None
     if lo_m is None:
-        lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base, local)
+        lo_m = _lower_m(law, T0, m, mu_lo, mu_hi, mh, Q, b, curvature, p_lo, tilted, base, local, exp)
         if keep is not None and not curvature:
             lo_m.flags.writeable = False
             keep[mkey] = lo_m
@@ -256,7 +259,7 @@ def _jump_lower(law: Law, gamma: float, n: int, T0: float, curvature: bool = Tru
 
 
 def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float, curvature: bool = True,
-             weight=None, tilted: bool = False, base: tuple | None = None, local: bool = False):
+             weight=None, tilted: bool = False, base: tuple | None = None, local: bool = False, exp: bool = False):
     """Lower values of E phi(X_m), elementwise over the numbers m of active users (mh >= E X_m, Q >= E (X_m - mh)^2,
     V - E V <= b): (c) of docs/accountant_tail.md §18, phi >= phi_c - c (x + T0)_+ with Jensen's inequality at
     nu = m mu_lo (rounded down) <= E X_m, plus the curvature of phi_c below -T0 (§19) where ``curvature`` (for the m
@@ -273,6 +276,8 @@ def _lower_m(law: Law, T0: float, m, mu_lo: float, mu_hi: float, mh, Q, b: float
         add = np.zeros(m.shape)
     if tilted:
         add = np.maximum(add, _tilted_lo(law, T0, m, ml, mh, mu_lo, mu_hi, local))
+    if tilted and local and exp:  # (§41.1: the whole exponential of the tangent)
+        add = np.maximum(add, _exp_lo(law, T0, m, ml, mh, mu_lo, mu_hi))
     lo_m = lo_m + add
     return np.maximum(_dn(lo_m - c_exc), 0.0)  # (the product c exc rounded up too)
 
@@ -411,7 +416,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
         return None
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
-           limits.CLOSED_LOCAL_STAGE)
+           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
@@ -456,7 +461,7 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
     keep: dict = {}  # (the per-m terms of the first upper value, and of the sharp one, for the later stages)
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
-    for stage in range(6):
+    for stage in range(7):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
@@ -478,6 +483,11 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
             jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True))
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
                                        keep=keep, local=True))
+        elif stage == 5 and limits.CLOSED_LOCAL_STAGE and limits.CLOSED_EXP_STAGE:  # §41: the exponential, the split
+            jlo = max(jlo, _jump_lower(law, gamma, n, T0, curvature=False, tilted=True, sharp_pmf=True, local=True,
+                                       exp=True))
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
+                                       keep=keep, local=True, split=True))
         else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,

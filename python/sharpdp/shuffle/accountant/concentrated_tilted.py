@@ -13,14 +13,19 @@ import math
 import numpy as np
 
 from sharpdp.shuffle.accountant.limits import U
-from sharpdp.shuffle.accountant.mgf import (dn as _dn, h_exp, log_convex_from, mgf_h_ups, rate_up, tilt_rates,
-                                             up as _up, v_moments)
+from sharpdp.shuffle.accountant.mgf import (chord_rate_up, dn as _dn, h_exp, log_convex_from, mgf_h_los, mgf_h_ups,
+                                             rate_up, tilt_rates, up as _up, v_moments)
 from sharpdp.shuffle.laws import Law
 
 LOCAL_SDS = 5.0  # §40.2: the width below the mean (in sd of X_m) where the rate is the chord's beyond -mh
 LOCAL_BLOCKS = 64  # §40.2: blocks of consecutive m sharing one chord (each at its block's least favourable end)
 DED_RATES = (3.0, 4.0, 6.0, 8.0, 11.0, 15.0, 20.0)  # §40.1: the rates t T0 tried in the tail deduction
 FINE_MOM_CELLS = 65536  # §40.1: cells of the moments of V with ``local``
+EXP_BLOCKS = 4  # §41.1: blocks of consecutive m sharing one rate (each at its block's least favourable ends)
+EXP_DED_RATES = (4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0)  # §41.1: the rates t T0 tried in the deduction beyond -T0
+SPLIT_SDS = (3.0, 4.5, 6.0)  # §41.4: the splits W tried (in sd of X_m, the block's largest; the smallest value kept)
+SPLIT_BLOCKS = 1  # §41.4: blocks of consecutive m sharing the two chords (each at its block's least favourable end)
+SPLIT_RATES = (4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0, 14.0)  # §41.4: the rates t T0 tried beyond W
 
 
 def tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float, local: bool = False):
@@ -29,8 +34,7 @@ def tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float, local:
     g(z) = z^2/2 + kap z^3/6, up to -T0, and the means by the moments of V (docs/accountant_tail.md §21); 0 where
     not available."""
     out = np.zeros(m.shape)
-    f = law.heavy_form()  # (the density on s >= T0 is the lognormal part's: §23)
-    a, G, r = f.a, f.G, f.r
+    a = law.heavy_form().a  # (the density on s >= T0 is the lognormal part's: §23)
     ok = (nu < -T0) & (mh < -T0)
     if not (T0 > a and np.any(ok)):
         return out
@@ -38,21 +42,14 @@ def tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float, local:
         return out
     m, nu, mh = m[ok], nu[ok], mh[ok]
     s = -nu
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        v = (np.log((s - a) / G) + 0.5 * r * r) / r
-        dv = 1e-9 * (np.abs(v) + r * r + 1.0)
-        rho = (v / r + 1.0) / (s - a)
-        k_lo = np.maximum(((v - dv) / r + 1.0) / ((s - a) * (1 + 4 * U)) * (1 - 1e-9), 0.0)
-        k_hi = ((v + dv) / r + 1.0) / ((s - a) * (1 - 4 * U)) * (1 + 1e-9)
+    rho, k_lo, k_hi = tangent_rates(law, s)
     p_lo = law.density_lo(s)
     s2_lo, s2_up, s3_lo, s4_up = v_moments(law, T0, mu_lo, FINE_MOM_CELLS if local else 0)
     dmax = float(_up(mu_hi - mu_lo))  # >= E V - mu_lo >= 0
     var_lo = float(_dn(s2_lo - dmax * dmax * (1 + 4 * U)))  # Var V = E (V - mu_lo)^2 - (E V - mu_lo)^2
     mu3_lo = float(_dn(s3_lo - 3.0 * dmax * s2_up * (1 + 4 * U)))  # E (V - E V)^3 >= S3 - 3 d S2
-    mu4_up = float(_up((s4_up ** 0.25 * (1 + 4 * U) + dmax) ** 4 * (1 + 8 * U)))  # Minkowski
-    ez4 = _up(m * mu4_up + 3.0 * m * m * s2_up * s2_up * (1 + 8 * U))  # E Z^4 (Var V <= S2_up)
     d = _up(mh - nu)  # >= E X_m - nu >= 0
-    ez4 = _up((ez4 ** 0.25 * (1 + 4 * U) + d) ** 4 * (1 + 8 * U))  # E (X_m - nu)^4
+    ez4 = fourth_up(m, d, s2_up, s4_up, dmax)  # E (X_m - nu)^4
     w = _dn(-T0 - nu)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         tail = _up(ez4 * (0.5 / (w * w) + k_hi / (6.0 * w)) * (1 + 8 * U))  # E[g(Z''); Z'' > w]
@@ -68,12 +65,93 @@ def tilted_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float, local:
     return out
 
 
+def tangent_rates(law: Law, s):
+    """(rho, kap_lo, kap_hi) elementwise over s > a: rho(s) = (v(s)/r + 1)/(s - a) = -d log p/ds as computed, and a
+    lower and an upper value of it (v lowered/raised by 1e-9 of its terms' magnitudes, the quotient by 1e-9 and 4 ulp;
+    kap_lo at least 0): the slope of the tangent of the convex y -> log p(-y) at y = -s (docs/accountant_tail.md
+    §21 (a))."""
+    f = law.heavy_form()
+    a, G, r = f.a, f.G, f.r
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = (np.log((s - a) / G) + 0.5 * r * r) / r
+        dv = 1e-9 * (np.abs(v) + r * r + 1.0)
+        rho = (v / r + 1.0) / (s - a)
+        k_lo = np.maximum(((v - dv) / r + 1.0) / ((s - a) * (1 + 4 * U)) * (1 - 1e-9), 0.0)
+        k_hi = ((v + dv) / r + 1.0) / ((s - a) * (1 - 4 * U)) * (1 + 1e-9)
+    return rho, k_lo, k_hi
+
+
+def fourth_up(m, d, s2_up: float, s4_up: float, dmax: float):
+    """Upper values of E (X_m - nu)^4 (elementwise over m; d >= E X_m - nu >= 0, S2_up >= Var V, S4_up >=
+    E (V - mu_lo)^4, dmax >= E V - mu_lo >= 0): E Z^4 = m E Y^4 + 3 m (m - 1) (Var V)^2 with Minkowski's inequality
+    for E Y^4 and for the shift d (docs/accountant_tail.md §21 (c))."""
+    mu4_up = float(_up((s4_up ** 0.25 * (1 + 4 * U) + dmax) ** 4 * (1 + 8 * U)))  # Minkowski
+    ez4 = _up(m * mu4_up + 3.0 * m * m * s2_up * s2_up * (1 + 8 * U))  # E Z^4 (Var V <= S2_up)
+    return _up((ez4 ** 0.25 * (1 + 4 * U) + d) ** 4 * (1 + 8 * U))
+
+
+def exp_lo(law: Law, T0: float, m, nu, mh, mu_lo: float, mu_hi: float):
+    """Lower values of E R_nu(X_m) (elementwise over m, nu <= E X_m rounded down, mh >= E X_m) with the whole
+    exponential of the tangent of log p at nu: R_nu(nu + z) >= p(-nu) psi_kap(min(z, w)), w = -T0 - nu, and
+    E psi_kap(Z'') >= expm1(m log E e^{kap (V - E V)}) / kap^2 from a lower Riemann sum of the mgf of V, less the
+    part beyond w by the numerical mgf's tail bound (docs/accountant_tail.md §41.1); 0 where not available."""
+    out = np.zeros(np.shape(m))
+    a = law.heavy_form().a
+    ok = (nu < -T0) & (mh < -T0)
+    if not (T0 > a and np.any(ok)) or not log_convex_from(law, T0):
+        return out
+    m, nu, mh = m[ok], nu[ok], mh[ok]
+    _, k_lo, k_hi = tangent_rates(law, -nu)
+    p_lo = law.density_lo(-nu)
+    d = _up(mh - nu)  # >= E X_m - nu >= 0
+    w = _dn(-T0 - nu)
+    dmax = float(_up(mu_hi - mu_lo))  # >= E V - mu_lo >= 0
+    # one rate per block of consecutive m: kb <= every member's tangent slope, kB >= it
+    blk = np.array_split(np.arange(m.size), min(EXP_BLOCKS, m.size))
+    kb = np.concatenate([np.full(b.size, np.min(k_lo[b])) for b in blk])
+    kB = np.concatenate([np.full(b.size, np.max(k_hi[b])) for b in blk])
+    ks, inv = np.unique(kb, return_inverse=True)
+    h_lo = mgf_h_los(law, T0, ks, mu_lo, FINE_MOM_CELLS)[inv]  # <= E h(kb (V - mu_lo))
+    s2_lo, s2_up, s3_lo, s4_up = v_moments(law, T0, mu_lo, FINE_MOM_CELLS)
+    ez4 = fourth_up(m, d, s2_up, s4_up, dmax)  # >= E (X_m - nu)^4
+    ded = exp_ded_up(law, T0, m, w, d, kb, mu_hi)  # >= E[psi_kb(Z'') - psi_kb(w); Z'' > w]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # log E e^{kb (V - E V)} >= log1p(H_lo) - kb (mu_hi - mu_lo) (log1p within 4 ulp, assumed)
+        ell = _dn(_dn(np.log1p(h_lo)) - _up(kb * dmax))
+        k2 = _up(kb * kb)
+        core = _dn(np.expm1(_dn(m * ell)) * np.where(ell >= 0, 1 - 64 * U, 1 + 64 * U) / k2)  # E psi_kb(Z'')
+        skew = _up(_up(kB - kb) / 6.0 * ez4 ** 0.75 * (1 + 8 * U))  # the rate's spread for Z'' < 0
+        val = _dn(p_lo * np.maximum(_dn(_dn(core - ded) - skew), 0.0) * (1 - 1e-10))
+    good = np.isfinite(val) & (val > 0) & (w > 0) & (kb > 0)
+    out[ok] = np.where(good, val, 0.0)
+    return out
+
+
+def exp_ded_up(law: Law, T0: float, m, w, d, kb, mu_hi: float):
+    """Upper values of E[psi_kb(Z'') - psi_kb(w); Z'' > w] (elementwise over m; Z'' = X_m - nu, w = -T0 - nu > 0
+    rounded down, d >= E X_m - nu, kb > 0), psi_k(z) = (e^{kz} - 1 - kz)/k^2: the integral of psi' (<= e^{kb u}/kb)
+    against P(Z'' > u) <= e^{-t u} e^{t d} (1 + H(t))^m, i.e. e^{t d - (t - kb) w} (1 + H(t))^m / (kb (t - kb)), the
+    smallest over the rates t = c / T0 of ``EXP_DED_RATES`` with t > kb (docs/accountant_tail.md §41.1); inf where
+    not available."""
+    best = np.full(np.shape(m), np.inf)
+    ts = [c / T0 for c in EXP_DED_RATES]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for t, h in zip(ts, mgf_h_ups(law, T0, ts, mu_hi)):  # (H(t) >= E h(t (V - mu_hi)))
+            if not (math.isfinite(h) and h >= 0):
+                continue
+            lg = _up(_up(_up(m * math.log1p(h) * (1 + 4 * U)) + _up(t * d)) - _dn(_dn(t - kb) * w))
+            val = np.where(lg <= 700.0, np.exp(np.minimum(lg, 700.0)) * (1 + 1e-12), np.inf) / _dn(kb * _dn(t - kb))
+            best = np.where((t > kb * (1 + 4 * U)) & np.isfinite(val), np.minimum(best, _up(val)), best)
+    return best
+
+
 def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False,
-                local: bool = False):
+                local: bool = False, split: bool = False):
     """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
     (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
     p(-mh) psi_kap(X - mh), psi_kap(z) = (e^{kap z} - 1 - kap z)/kap^2, plus kap |z|^3/6 below mh, whose means
-    come from the numerical mgf of V (docs/accountant_tail.md §20); inf where not available."""
+    come from the numerical mgf of V (docs/accountant_tail.md §20); ``split`` (with ``local``): also §41.4's split
+    rate; inf where not available."""
     out = np.full(m.shape, np.inf)
     a = law.heavy_form().a
     if not (math.isfinite(float(law.density_up([T0])[0])) and T0 > a and m.size):  # (v(T0) >= -r)
@@ -102,8 +180,65 @@ def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chord
         if local:  # (the rate below mh from the chord beyond -mh, §40.2)
             kap_m, wid = minus_rates(law, T0, mh, Q)
             B = np.minimum(B, neg_side_up(mh, Q, kap, t, mgf_minus, d_mu, b_minus, kap_m, wid))
-        val = _up(p0 * (A + B) * (1 + 1e-10))
+        AB = _up(A + B)
+        if local and split:  # (§41.4: the local chord up to W, the window's beyond it)
+            AB = np.minimum(AB, split_up(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid))
+        val = _up(p0 * AB * (1 + 1e-10))
     return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
+
+
+def split_up(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid):
+    """Upper values of E[R(X_m); X_m <= -T0] / p(-mh) (elementwise over m, mh < -T0) with the density's bound split
+    at W above the mean: the convex log p lies below its chords over [S - W, S] (slope k1) and [T0, S - W] (k12),
+    S = -mh, so R(mh + z) <= p(-mh) [psi_k1(z) + e^{k1 W} (psi_k12 - psi_k1)(z - W) 1{z > W}] on [0, -T0 - mh]; the
+    first term's mean and the part below the mean as :func:`tilted_curv` with the rate k1 (§20 (c), §40.2), the
+    second by (psi_k12 - psi_k1)(y) <= (k12 - k1) y^3 e^{k12 y} / 6 <= (k12 - k1)/6 (3 / (e (u - k12)))^3 e^{u y} and
+    E e^{u Z'} <= (1 + H(u))^m (docs/accountant_tail.md §41.4); inf where not available. ``t``, ``mgf_minus``,
+    ``d_mu``, ``b_minus``, ``kap_m``, ``wid``: :func:`tilted_curv`'s terms for the part below the mean."""
+    out = np.full(np.shape(m), np.inf)
+    if not (np.size(m) and log_convex_from(law, T0)):
+        return out
+    for sds in SPLIT_SDS:
+        out = np.minimum(out, _split_at(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid, sds))
+    return out
+
+
+def _split_at(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid,
+              sds: float):
+    """:func:`split_up` with W = ``sds`` times the block's largest sd of X_m."""
+    out = np.full(np.shape(m), np.inf)
+    s = -np.asarray(mh, float)
+    sd = np.sqrt(Q)
+    k1, k12, W = np.full(s.shape, np.inf), np.full(s.shape, np.inf), np.zeros(s.shape)
+    for blk in np.array_split(np.arange(s.size), min(SPLIT_BLOCKS, s.size)):
+        s_b, w_b = float(np.min(s[blk])), float(_up(sds * np.max(sd[blk])))
+        lo_end = float(_dn(s_b - w_b))  # (the chords' common end, rounded down: the rates stay upper values)
+        if not lo_end > T0:
+            continue
+        k1[blk], k12[blk], W[blk] = chord_rate_up(law, lo_end, s_b), chord_rate_up(law, T0, lo_end), w_b
+    ok = np.isfinite(k1) & np.isfinite(k12) & (k1 > 0) & (k12 >= k1)
+    if not np.any(ok):
+        return out
+    ks, inv = np.unique(k1[ok], return_inverse=True)
+    h1 = mgf_h_ups(law, T0, ks, mu_hi, FINE_MOM_CELLS)[inv]  # >= E h(k1 (V - mu_hi)) (on the finer cells)
+    us = [c / T0 for c in SPLIT_RATES]
+    hu = mgf_h_ups(law, T0, us, mu_hi)  # >= E h(u (V - mu_hi))
+    mo, kk, kb, wo = m[ok], k1[ok], k12[ok], W[ok]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        A = _up((_up(np.expm1(_up(mo * np.log1p(h1) * (1 + 4 * U)))) + kk * d_mu[ok]) / (kk * kk * (1 - 4 * U)))
+        B = _up(kk / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus[ok] * (1 + 1e-12))
+        B = np.minimum(B, neg_side_up(mh[ok], Q[ok], kk, t, mgf_minus[ok], d_mu[ok], b_minus, kap_m[ok], wid[ok]))
+        X = np.full(mo.shape, np.inf)
+        for u, h in zip(us, hu):
+            if not (math.isfinite(h) and h >= 0):
+                continue
+            lg = _up(_up(_up(mo * math.log1p(h) * (1 + 4 * U)) + _up(kk * wo)) - _dn(u * wo))  # (log1p: 4 ulp)
+            c3 = _up(_up(kb - kk) / 6.0 * (3.0 / (math.e * _dn(u - kb))) ** 3 * (1 + 8 * U))
+            val = _up(c3 * np.where(lg <= 700.0, np.exp(np.minimum(lg, 700.0)) * (1 + 1e-12), np.inf))
+            X = np.where((u > kb * (1 + 4 * U)) & np.isfinite(val), np.minimum(X, val), X)
+        tot = _up(_up(A + B) + X)
+    out[ok] = np.where(np.isfinite(tot) & (tot >= 0), tot, np.inf)
+    return out
 
 
 def chord_rate_lo(law: Law, s1: float, s2: float) -> float:
@@ -174,10 +309,12 @@ def tail_ded_up(law: Law, T0: float, m, w, d, mu_hi: float, k_hi):
             if not (math.isfinite(h) and h >= 0):
                 continue
             lg = _up(_up(_up(m * math.log1p(h) * (1 + 4 * U)) + _up(t * d)) - _dn(t * w))  # log1p: 4 ulp (assumed)
-            val = _up(g * np.exp(np.minimum(lg, 700.0)) * (1 + 1e-12))
+            # (beyond e^700 the deduction exceeds 1e296 and the lower value is 0: inf, not used; §41.2)
+            val = _up(g * np.where(lg <= 700.0, np.exp(np.minimum(lg, 700.0)), np.inf) * (1 + 1e-12))
             best = np.where((t * w >= 3.0 * (1 + 4 * U)) & np.isfinite(val), np.minimum(best, val), best)
     return best
 
 
-__all__ = ["DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "chord_rate_lo", "minus_rates",
-           "neg_side_up", "tail_ded_up", "tilted_curv", "tilted_lo"]
+__all__ = ["DED_RATES", "EXP_BLOCKS", "EXP_DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "SPLIT_BLOCKS",
+           "SPLIT_RATES", "SPLIT_SDS", "chord_rate_lo", "exp_ded_up", "exp_lo", "fourth_up", "minus_rates",
+           "neg_side_up", "split_up", "tail_ded_up", "tangent_rates", "tilted_curv", "tilted_lo"]

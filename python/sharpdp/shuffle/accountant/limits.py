@@ -71,3 +71,7 @@ CLOSED_PRECHECK = 0.53
 # §40.3 (session 32): the closed form's stage 4 (a tail deduction by the mgf, a rate below the mean) where the
 # earlier stages refuse; False: the stages of §38.3 alone (main's brackets wherever stage 4 would accept)
 CLOSED_LOCAL_STAGE = True
+# §41 (session 33): the closed form's stage 5 where stage 4 refuses: the lower value also with the whole exponential
+# of the tangent of log p (§41.1), the upper value also with the density's bound split at a few sd above the mean
+# (§41.4); False: the stages of §40.3 alone (session 32's brackets wherever stage 5 would accept)
+CLOSED_EXP_STAGE = True

@@ -125,6 +125,20 @@ def _h_sums(cells, kaps, c: float) -> np.ndarray:
     return np.sum(hm * p_up, axis=1) * (1 + 1e-10) + 1e-300
 
 
+def mgf_h_los(law: Law, T0: float, kaps, c: float, cells: int = 0) -> np.ndarray:
+    """Lower values of E h(kap (V - c)), h(u) = e^u - 1 - u, V = min(L, T0), at each rate of ``kaps``: lower Riemann
+    sums over :func:`v_cells` (h is convex with its minimum 0 at u = 0: its min over a cell [lo, hi] is 0 where the
+    cell holds c, else at the nearer end), each value's rounding 1e-11 relative and the sum's 1e-10, the cells' lower
+    probabilities (docs/accountant_tail.md §41.1); any grid is valid; the rates positive. Entries are nan where h
+    overflows (not used)."""
+    lo, hi, p_lo, _ = v_cells(law, T0, cells)
+    dl, dh = _dn(lo - c), _up(hi - c)  # (the cell's V - c within [dl, dh]: h's min over the wider interval)
+    near = np.where(dl > 0, dl, np.where(dh < 0, dh, 0.0))  # (the cell's point nearest c: h's min there, k > 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        hmin = h_exp(np.asarray(kaps, float)[:, None] * near[None, :])
+        return np.sum(hmin * (1 - 1e-11) * p_lo, axis=1) * (1 - 1e-10)
+
+
 def v_moments(law: Law, T0: float, c: float, cells: int = 0):
     """(S2_lo, S2_up, S3_lo, S4_up): bounds on E (V - c)^k, V = min(L, T0), by lower and upper Riemann sums over
     :func:`v_cells` ((V - c)^2 and ^4 are convex in V, ^3 increasing; docs/accountant_tail.md §21 (c)), on
@@ -294,5 +308,5 @@ def one_jump_tail_up(law: Law, T0: float, m, mean_up, cells: int = 0):
 
 
 __all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "JUMP_CELLS", "JUMP_LEVELS", "JUMP_RATES", "beyond_up", "chord_rate_up",
-           "dn", "h_exp", "log_convex_from", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "one_jump_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
+           "dn", "h_exp", "log_convex_from", "mgf_h_los", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "one_jump_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
            "v_moments"]
