@@ -206,8 +206,6 @@ class ViaBottom(CliffSearch):
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
             return self._as_report(eps_in, capped)
-        if self.MODEL and min(c.upper for c in cands) < VALUE_FLOOR:  # no rel_tol below the floor (§6.3, §9.10)
-            return self._as_report(eps_in, self._floor_split(eps, cands, rel_tol))
         f0 = min(cands, key=lambda c: c.upper).f
         for f in (min(f0 + 0.06, 1.0), max(f0 - 0.06, 0.0)):
             # a chain bounded below by known legs at or above the smallest upper value is not the minimum (nor a
@@ -238,13 +236,6 @@ class ViaBottom(CliffSearch):
         best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
-
-    def _floor_split(self, eps: float, cands: list[Split], rel_tol: float) -> Split:
-        """The reported split where a candidate of SPLITS is below VALUE_FLOOR (docs/accountant.md §9.10): the best
-        candidate, certified as in §9.4, with no search beyond SPLITS (the legs target no rel_tol there, §6.3)."""
-        best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol), rel_tol)
-        self._hint = eps - best.e1
-        return best
 
     def _worse(self, eps: float, f: float, rel_tol: float, bar: float) -> bool:
         """True when a lower value of the split's chain at f is >= ``bar``: from the legs known already

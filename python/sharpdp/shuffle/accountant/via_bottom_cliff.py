@@ -66,8 +66,8 @@ class CliffSearch:
     def _window(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
         """The best split over f in [lo, hi] (legs at rel_tol ``rt``) and the nearest f above it of a worse split or
         the window's end: the golden section's first two splits, then one split at the vertex of the legs' log-linear
-        model through them, kept where the model settles there (docs/accountant.md §9.10); else :meth:`_golden` (its
-        first two splits are the cached ones)."""
+        model through them (and one more step of the model from it), kept where the model settles there
+        (docs/accountant.md §9.10); else :meth:`_golden` (its first two splits are the cached ones)."""
         g = 0.5 * (math.sqrt(5.0) - 1.0)
         if self.MODEL and hi - lo > self.SPLIT_TOL:
             c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
@@ -81,10 +81,24 @@ class CliffSearch:
                 # settled: the model through v moves less than half the golden section's resolution, or v is at an
                 # end of the window and the model through it points beyond that end (the search of §9.5 goes on)
                 out = (f == lo and 0.0 < lo) or (f == hi and hi < 1.0)
-                if y2 is not None and v.upper < s.upper and math.exp(v.e1) * v.leg_b.upper > self.CLIFF * v.upper \
+                if y2 is not None and v.upper < s.upper and all(self._balanced(x) for x in (c, d, v)) \
                         and (abs(y2) <= 0.5 * self.SPLIT_TOL * eps or out and (y2 < 0.0) == (f == lo)):
-                    return v, min([x.f for x in (c, d) if x.f > v.f] + [hi])
+                    seen = [c, d, v]
+                    if not out and abs(y2) > 0.05 * self.SPLIT_TOL * eps:  # one more model step, kept where better
+                        w = self.split(eps, min(max((v.e1 + y2) / eps, lo), hi), rt)
+                        seen.append(w)
+                        v = w if w.upper < v.upper and self._balanced(w) else v
+                    # a cliff of leg B can only lie left of every balanced split (B is non-increasing in e2): the
+                    # split SPLIT_TOL / 2 left of them, balanced and not better, or the model is not kept
+                    p = None if out else self.split(eps, max(min(x.f for x in seen) - 0.5 * self.SPLIT_TOL, 0.0), rt)
+                    if p is None or (self._balanced(p) and p.upper >= v.upper):
+                        return v, min([x.f for x in seen if x.f > v.f] + [hi])
         return self._golden(eps, lo, hi, rt)
+
+    def _balanced(self, s: Split) -> bool:
+        """Each leg's share of the split's value is above CLIFF (no cliff of leg B near it, §9.5, §9.10)."""
+        w = math.exp(s.e1) * s.leg_b.upper
+        return w > self.CLIFF * s.upper and s.leg_a.upper > self.CLIFF * s.upper
 
     def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
         """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
