@@ -220,7 +220,7 @@ class ViaBottom(CliffSearch):
         # a cliff of leg B outside it: §9.5); the split it finds certified at rel_tol; every split is a valid bound
         rt = max(rel_tol, 0.1)
         lo, hi = max(best.f - 0.06, 0.0), min(best.f + 0.06, 1.0)
-        found, b = self._golden(eps, lo, hi, rt)
+        found, b = self._window(eps, lo, hi, rt)
         sgn = 1.0 if hi < 1.0 and hi - found.f < self.SPLIT_TOL else -1.0 if 0.0 < lo and found.f - lo < self.SPLIT_TOL else 0.0
         if found.upper >= VALUE_FLOOR:  # (below it no rel_tol is targeted, §6.3: nothing to search for)
             if sgn != 0.0:

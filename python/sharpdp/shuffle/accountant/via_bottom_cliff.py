@@ -31,6 +31,10 @@ class CliffSearch:
     BEYOND_TOL: float
     SHRINK_GAIN: float
     EDGE: float
+    CLIFF: float
+    # the vertex model of the legs first in the golden section's window (docs/accountant.md §9.10); False: the
+    # golden section alone (the search of before, a test reference)
+    MODEL = True
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
@@ -58,6 +62,43 @@ class CliffSearch:
                 d = self.split(eps, lo + g * (hi - lo), rt)
         best, other = (c, d) if c.upper <= d.upper else (d, c)
         return best, (other.f if other.f > best.f else hi)
+
+    def _window(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
+        """The best split over f in [lo, hi] (legs at rel_tol ``rt``) and the nearest f above it of a worse split or
+        the window's end: the golden section's first two splits, then one split at the vertex of the legs' log-linear
+        model through them (and one more step of the model from it), kept where the model settles there
+        (docs/accountant.md §9.10); else :meth:`_golden` (its first two splits are the cached ones)."""
+        g = 0.5 * (math.sqrt(5.0) - 1.0)
+        if self.MODEL and hi - lo > self.SPLIT_TOL:
+            c, d = self.split(eps, hi - g * (hi - lo), rt), self.split(eps, lo + g * (hi - lo), rt)
+            s = min(c, d, key=lambda x: x.upper)
+            y = model_shift(c, d, s)
+            if y is not None:
+                f = min(max((s.e1 + y) / eps, lo), hi)
+                v = self.split(eps, f, rt)
+                near = min((c, d), key=lambda x: abs(x.e1 - v.e1))
+                y2 = model_shift(v, near, v)
+                # settled: the model through v moves less than half the golden section's resolution, or v is at an
+                # end of the window and the model through it points beyond that end (the search of §9.5 goes on)
+                out = (f == lo and 0.0 < lo) or (f == hi and hi < 1.0)
+                if y2 is not None and v.upper < s.upper and all(self._balanced(x) for x in (c, d, v)) \
+                        and (abs(y2) <= 0.5 * self.SPLIT_TOL * eps or out and (y2 < 0.0) == (f == lo)):
+                    seen = [c, d, v]
+                    if not out and abs(y2) > 0.05 * self.SPLIT_TOL * eps:  # one more model step, kept where better
+                        w = self.split(eps, min(max((v.e1 + y2) / eps, lo), hi), rt)
+                        seen.append(w)
+                        v = w if w.upper < v.upper and self._balanced(w) else v
+                    # a cliff of leg B can only lie left of every balanced split (B is non-increasing in e2): the
+                    # split SPLIT_TOL / 2 left of them, balanced and not better, or the model is not kept
+                    p = None if out else self.split(eps, max(min(x.f for x in seen) - 0.5 * self.SPLIT_TOL, 0.0), rt)
+                    if p is None or (self._balanced(p) and p.upper >= v.upper):
+                        return v, min([x.f for x in seen if x.f > v.f] + [hi])
+        return self._golden(eps, lo, hi, rt)
+
+    def _balanced(self, s: Split) -> bool:
+        """Each leg's share of the split's value is above CLIFF (no cliff of leg B near it, §9.5, §9.10)."""
+        w = math.exp(s.e1) * s.leg_b.upper
+        return w > self.CLIFF * s.upper and s.leg_a.upper > self.CLIFF * s.upper
 
     def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
         """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
@@ -131,3 +172,22 @@ class CliffSearch:
             return None
         c = self.split(eps, f, rt)
         return c if c.upper < bar else None
+
+
+def model_shift(p: Split, q: Split, at: Split) -> float | None:
+    """The shift y of e1 from the split ``at`` minimising A e^{-a y} + W e^{(b + 1) y}, the log-linear model of the chain
+    A(e1 + y) + e^{e1 + y} B(e2 - y) around ``at`` (A, W = e^{e1} B(e2) its legs' upper values), with a and b the legs'
+    log slopes through the splits ``p`` and ``q`` (docs/accountant.md §9.10); None where a leg is not positive, a
+    slope not positive or p, q coincide. Only a place to look: the split there is certified like any other."""
+    if p.e1 == q.e1:
+        return None
+    lo, hi = (p, q) if p.e1 < q.e1 else (q, p)
+    vals = (lo.leg_a.upper, hi.leg_a.upper, lo.leg_b.upper, hi.leg_b.upper, at.leg_a.upper, at.leg_b.upper)
+    if not min(vals) > 0.0:
+        return None
+    de = hi.e1 - lo.e1
+    a = (math.log(lo.leg_a.upper) - math.log(hi.leg_a.upper)) / de
+    b = (math.log(hi.leg_b.upper) - math.log(lo.leg_b.upper)) / de
+    if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
+        return None
+    return math.log(a * at.leg_a.upper / ((b + 1.0) * math.exp(at.e1) * at.leg_b.upper)) / (a + b + 1.0)
