@@ -1,4 +1,4 @@
-"""Review rev33 of session 33's closed-form lower value (conc33, docs/accountant_tail.md §41.1: stage 4's lower value
+"""Review rev33 of session 33's closed-form lower value (conc33, the far-tail document's §41.1: stage 4's lower value
 with the whole exponential of the tangent of log p, ``concentrated_tilted.exp_lo``, the mgf's lower sums
 ``mgf.mgf_h_los``). The claim attacked: the lower value of E phi(X_m) (hence of the jump term, hence of delta) stays
 below the truth.
@@ -120,3 +120,22 @@ def test_rel_tol_0p1_brackets_against_main_at_1e3(cell, n, eps, new, main3):
     r = BlanketMixedGaussian(cell[1], cell[2], 1) if cell[0] == "bmg" else GaussianRandomizer(cell[1], 1)
     lo, up = ShuffleAccountant(r, n, "zero_out", rel_tol=0.1).get_delta_bounds(eps)
     assert float(lo) <= main3[1] and float(up) >= main3[0], (lo, up, main3)
+
+
+# (cell, n, eps, main 617886d's bracket at rel_tol 1e-2 (the same at 1e-4: the FFT treatment's)): stage 5 accepts the
+# first (conc33 677d526: [4.30585087e-05, 4.31048254e-05], not nested in main's, the far-tail document's §41.5); the
+# others are main's floats on the branch
+DEFAULT = [
+    (("gauss", 0.6), 10**8, 0.5, (4.304946739531303e-05, 4.309454215688834e-05)),
+    (("bmg", 0.014268009785030579, 0.40485052696623824), 10**9, 0.1, (9.941373235719362e-07, 9.959778512746285e-07)),
+    (("gauss", 1.0), 10**8, 0.01, (4.308517807595902e-10, 4.3140914909097695e-10)),
+]
+
+
+@pytest.mark.parametrize("cell, n, eps, main", DEFAULT)
+def test_default_rel_tol_brackets_meet_mains(cell, n, eps, main):
+    clear_caches()
+    r = BlanketMixedGaussian(cell[1], cell[2], 1) if cell[0] == "bmg" else GaussianRandomizer(cell[1], 1)
+    lo, up = ShuffleAccountant(r, n, "zero_out").get_delta_bounds(eps)
+    assert float(lo) <= main[1] and float(up) >= main[0], (lo, up, main)
+    assert float(up) <= float(lo) * (1.0 + 1.2e-2)  # (within the accountant's rel_tol)

@@ -1,4 +1,4 @@
-"""Review rev33 of session 33's get_epsilon changes (eps33, docs/accountant.md §8.13: phase 1 from the single-big-jump
+"""Review rev33 of session 33's get_epsilon changes (eps33, the accountant document's §8.13: phase 1 from the single-big-jump
 root at spreads up to 0.2 and 10 active others; no loose look at the phase-1 root at n < 1e7 where the others' spread
 is small). Both are choices of points only; the claims attacked: every answer's certified delta is <= the target
 (a fresh accountant's upper value at the answer, and a fresh rel_tol-1e-3 lower value, so that no tighter certificate

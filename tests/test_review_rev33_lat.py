@@ -1,4 +1,4 @@
-"""Review rev33 of session 33's one default lattice per round (lat33, docs/composition.md §4.6: ComposedAccountant's
+"""Review rev33 of session 33's one default lattice per round (lat33, the composition document's §4.6: ComposedAccountant's
 and dominating_pair's default step = the export step, ``shuffle/export_step.py``). Only a resolution choice; the claims
 attacked: the composed values on the new default lattice stay certified (at k = 1 not below the round's certified
 lower value; at any k not below the composition of the same pair by dp_accounting, an independent implementation),

@@ -1,4 +1,4 @@
-"""Review rev33 of session 33's through-bot profile budget (legs33, docs/composition.md §2.15: leg B's loose values
+"""Review rev33 of session 33's through-bot profile budget (legs33, the composition document's §2.15: leg B's loose values
 certified again at a slack of 5e-3, its values beyond 1e-13 and its cliffs at LEG_TOL, cliffs on the step / 8). The
 claim attacked: the profile of a replace-one round through bot stays a certified upper value of delta(eps) with the
 coarser budget (only a choice of which certified leg values are taken).

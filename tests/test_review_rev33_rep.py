@@ -1,4 +1,4 @@
-"""Review rev33 of session 33's split search of a replace-one call through bot (rep33, docs/accountant.md §9.10: the
+"""Review rev33 of session 33's split search of a replace-one call through bot (rep33, the accountant document's §9.10: the
 legs' vertex model first in the golden section's window; no split search beyond SPLITS below VALUE_FLOOR). Only a
 choice of where to look (every split's chain is a certified upper value of delta_replace); the claims attacked: the
 reported upper value stays above the true replace-one delta, and the split the model picks is not worse than the

@@ -1,5 +1,5 @@
 """Review rev33 of session 33's speed-only change to the C++ power step and log-mgf kernel (tail33,
-docs/accountant_tail.md §42: glibc's complex log on its branch 1/2 <= |z| < 1 without its qsort calls, checked once
+the far-tail document's §42: glibc's complex log on its branch 1/2 <= |z| < 1 without its qsort calls, checked once
 per process; ``log_mgf_logs`` reading its positive terms from arrays built once per call). The claim attacked: the
 same floats as main 617886d.
 
