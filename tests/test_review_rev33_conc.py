@@ -4,7 +4,8 @@ with the whole exponential of the tangent of log p, ``concentrated_tilted.exp_lo
 below the truth.
 
 References: (1) E phi(X_m) by an FFT convolution of min(L, T0) on cells of width h with each cell's mass at its
-midpoint (written here from the law's one-term lognormal form alone; two or more widths agree to the tolerance used),
+midpoint (tests/test_pair21_curvature.py's, written from the law's one-term lognormal form alone; two widths agree to
+the tolerance used),
 on laws and (T0, m) other than the builder's test (other BMGs, smaller and larger T0, where the exponential term is
 active); (2) main 617886d's certified brackets at rel_tol 1e-3 at the regime-map cells (n = 1e8, 1e9) where the branch's
 brackets at rel_tol 0.1 differ from main's (the new lower value closes the closed form's bracket there).
@@ -16,33 +17,15 @@ from main (listed in BRACKETS); every new lower value is below main's rel_tol-1e
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
-from scipy.special import ndtr
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import concentrated as C
 from sharpdp.shuffle.accountant import concentrated_tilted as CT
 from sharpdp.shuffle.laws.bmg import bmg_laws
 
-
-def _phi_mean(law, T0: float, m: int, h: float) -> float:
-    """E tau(max(T0, -X_m)), X_m the sum of m copies of min(L, T0), L = a + G lognormal(r): midpoint cells of width h
-    (the last cell ends at T0, the atom P(L > T0) at T0), an FFT power, tau in closed form."""
-    a, G, r = law.one_term()
-    edges = a + h * np.arange(0, int(math.ceil((T0 - a) / h)) + 1)
-    edges[-1] = T0
-    cdf = np.where(edges > a, ndtr((np.log(np.maximum(edges - a, 1e-300) / G) + 0.5 * r * r) / r), 0.0)
-    base = np.append(np.diff(cdf), 0.0)
-    base[-1] += 1.0 - cdf[-1]
-    size = 1 << int(math.ceil(math.log2(m * base.size)))
-    pm = np.fft.irfft(np.fft.rfft(base, size) ** m, size)[: m * (base.size - 1) + 1]
-    x = m * (a + 0.5 * h) + h * np.arange(pm.size)
-    k = np.maximum(T0, -x) - a
-    v = (np.log(k / G) + 0.5 * r * r) / r
-    return float(np.dot(pm, G * ndtr(r - v) - k * ndtr(-v)))
+from test_pair21_curvature import _exact_phi  # (E phi(X_m) by an FFT convolution, cells at their midpoints)
 
 
 def _case(law, T0: float, m: int):
@@ -85,7 +68,7 @@ CASES = [
 @pytest.mark.parametrize("bmg, T0, m, hs, room", CASES)
 def test_stage5_values_bracket_a_convolution(bmg, T0, m, hs, room):
     law = bmg_laws(*bmg, "zero_out")[0][1]
-    refs = [_phi_mean(law, T0, m, h) for h in hs]
+    refs = [_exact_phi(law, T0, m, h) for h in hs]
     assert abs(refs[1] / refs[0] - 1.0) <= 0.5 * room  # (the reference converged in the width)
     new, old = _stage_lower(law, T0, m, True), _stage_lower(law, T0, m, False)
     assert old < new <= min(refs) * (1.0 - room), (old, new, refs)
@@ -98,7 +81,7 @@ def test_stage5_values_bracket_a_convolution(bmg, T0, m, hs, room):
 @pytest.mark.parametrize("T0, m", [(15.0, 60), (12.0, 40), (40.0, 60)])
 def test_split_upper_where_the_window_is_narrow(T0, m):
     law = bmg_laws(0.3, 0.7, 1.5, "zero_out")[0][1]
-    refs = [_phi_mean(law, T0, m, h) for h in (4e-3, 2e-3)]
+    refs = [_exact_phi(law, T0, m, h) for h in (4e-3, 2e-3)]
     assert abs(refs[1] / refs[0] - 1.0) <= 1e-5
     up = _stage_upper(law, T0, m, True)
     assert up >= max(refs) * (1.0 + 1e-4), (up, refs)

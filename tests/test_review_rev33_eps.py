@@ -19,17 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from sharpdp.shuffle import (BlanketMixedGaussian, GaussianRandomizer, RandomizedResponse, ShuffleAccountant,
-                             clear_caches)
+from sharpdp.shuffle import ShuffleAccountant, clear_caches
 
-
-def _make(cell):
-    kind = cell[0]
-    if kind == "bmg":
-        return BlanketMixedGaussian(cell[1], cell[2], 1)
-    if kind == "gauss":
-        return GaussianRandomizer(cell[1], 1)
-    return RandomizedResponse(int(cell[1]), cell[2])
+from test_review_rev33_tail import _make
 
 
 # (cell, n, adjacency, delta, main 617886d's get_epsilon(delta))
