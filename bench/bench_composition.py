@@ -12,8 +12,9 @@ Two ways to run it:
   delta(eps) scale on the same lattice (what "fast" means to its users); (4) k-fold composition
   (k in ``--ks``) of the exported pair by sharpdp's certified ``ComposedAccountant`` and by
   dp_accounting's ``self_compose`` at the eps where dp_accounting's delta is 1e-6: both deltas,
-  their ratio and the times; (4b) the same with each route's default lattice (``ComposedAccountant``'s
-  ``auto_interval``, a second pair, against the export's): epsilon at delta = 1e-6 and delta at dp_accounting's eps
+  their ratio and the times; (4b) the same with each route's default lattice (``ComposedAccountant``'s default step
+  is the export's since session 33, so both routes compose one pair, built once: docs/composition.md §4.6; before,
+  ``auto_interval``, a second pair): epsilon at delta = 1e-6 and delta at dp_accounting's eps
   (docs/composition.md §4.5); (5) with ``--calibrate 2,5,10``: ``calibrate_bmg_report(..., rounds=K)`` at
   the flights table's shape (what ``sharpdp mean --rounds K`` spends; epsilons from ``--calibrate-eps``, e.g.
   0.01,0.1,1,2,4); (6) with ``--cli 2,3,5,10``: ``python -m sharpdp mean --rounds K --epsilon E`` itself, a
@@ -213,12 +214,14 @@ def _round(name: str, points: int, ks: list[int]) -> list[str]:
         rows.append(f"  k = {k:5d}: eps = {eps:.6g}; sharpdp {up:.9g} ({t_nk:.2f} s), dp_accounting "
                     f"{d_ref:.9g} ({t_dk:.2f} s); sharpdp / dp_accounting - 1 = {up / d_ref - 1:.2e}")
 
-    # (5) as a user meets them: ComposedAccountant on its own default lattice (auto_interval, a second pair) against
-    # the default export, epsilon at delta = 1e-6 and delta at dp_accounting's eps (docs/composition.md §4.5)
+    # (4b) as a user meets them: ComposedAccountant on its own default lattice (the export's step since session 33:
+    # the same pair, docs/composition.md §4.6) against the default export, epsilon at delta = 1e-6 and delta at
+    # dp_accounting's eps (docs/composition.md §4.5)
     ca1 = ComposedAccountant([(acc, 1)], progress=False)
-    _, t_p2 = _cpu(ca1.pairs)
+    p2, t_p2 = _cpu(ca1.pairs)
     rows.append(f"  defaults: ComposedAccountant's step {ca1.value_discretization_interval:.4g} (its pair {t_p2:.2f} s "
-                f"CPU) against the export's {dx:.4g}")
+                f"CPU{', the export pair itself' if p2[0] is pair else ', a second pair'}) against the export's "
+                f"{dx:.4g}")
     for k in ks:
         comp = pld.self_compose(k)
         eps = float(comp.get_epsilon_for_delta(1e-6))

@@ -373,8 +373,9 @@ ENTRIES = [
     E("sharpdp.shuffle:privacy_profile_bounds",
       lambda: (SH.privacy_profile_bounds, dict(accountant=_acc(), epsilons=[0.1, 0.5])),
       dict(accountant="choice", epsilons="eps_array")),
+    # (**) session 33, lat33: None is dominating_pair's default step (the export step), docs/composition.md §4.6
     E("sharpdp.shuffle:dominating_pair", lambda: (SH.dominating_pair, dict(accountant=_acc())),
-      dict(accountant="choice", value_discretization_interval="pos")),
+      dict(accountant="choice", value_discretization_interval="pos"), none_ok=["value_discretization_interval"]),
     E("sharpdp.shuffle:DominatingPair.get_delta", lambda: (_pair().get_delta, dict(epsilon=0.5)),
       dict(epsilon="real_inf_ok")),
     E("sharpdp.shuffle:ComposedAccountant", lambda: (SH.ComposedAccountant, dict(parts=[(_acc(), 2)])),

@@ -37,6 +37,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from sharpdp import _validation as V
 from sharpdp.shuffle import ExactShuffleAccountant, ShuffleAccountant
 from sharpdp.shuffle.certified import sharp_applies
+from sharpdp.shuffle.export_step import export_step
 from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair, doubling_epsilon
 
 NeighborRel = dp_accounting.NeighboringRelation
@@ -64,13 +65,6 @@ def pld_from_pair(pair: DominatingPair) -> "_pld.PrivacyLossDistribution":
     return _pld.PrivacyLossDistribution(pmf)
 
 
-# The default export lattice (docs/composition.md §5.1): eps_d / _EXPORT_POINTS, eps_d the first point
-# of a doubling search where the round's certified delta is <= _EXPORT_DELTA (the smallest delta the
-# export is accurate at, to within 1 % above get_delta).
-_EXPORT_DELTA = 1e-12
-_EXPORT_POINTS = 1000
-
-
 def export_interval(accountant) -> float:
     """The lattice step :func:`to_pld` uses by default for ``accountant``'s round (nats).
 
@@ -84,7 +78,10 @@ def export_interval(accountant) -> float:
     below 1e-12 (the same eps_d); for a replace-one round bounded through bot most comparisons come
     from its zero-out legs (``docs/composition.md`` §2.11: the same eps_d, or a finer one where a
     split beats the accountant's search). Only a resolution choice: any step gives a
-    dominating PLD (``docs/composition.md`` §5.1).
+    dominating PLD (``docs/composition.md`` §5.1). The same step is the default of
+    :func:`~sharpdp.shuffle.dominating_pair` and (the smallest over its rounds) of
+    :class:`~sharpdp.shuffle.ComposedAccountant`, so the three share one cached pair per round
+    (``docs/composition.md`` §4.6; the computation: ``sharpdp.shuffle.export_step``).
 
     Parameters
     ----------
@@ -101,7 +98,7 @@ def export_interval(accountant) -> float:
     TypeError
         ``accountant`` is not the accountant of one shuffled round.
     """
-    return doubling_epsilon(accountant, _EXPORT_DELTA) / _EXPORT_POINTS
+    return export_step(accountant, doubling_epsilon)  # (docs/composition.md §4.6: the one default step)
 
 
 def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discretization_interval: Optional[float] = None,
@@ -150,9 +147,7 @@ def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discret
     ValueError
         Bad discretisation interval or options (see ``dominating_pair``).
     """
-    check_accountant(accountant)
-    if value_discretization_interval is None:
-        value_discretization_interval = export_interval(accountant)
+    check_accountant(accountant)  # (a None step: dominating_pair's default, export_interval's step)
     return pld_from_pair(dominating_pair(accountant, value_discretization_interval, **options))
 
 

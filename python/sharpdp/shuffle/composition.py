@@ -28,17 +28,17 @@ from sharpdp.shuffle.accountant.limits import DFT_WORK, N_MAX
 from sharpdp.shuffle.accountant.limits import U as _U
 from sharpdp.shuffle.basic_composition import basic_epsilon, envelope, floor_point, smaller
 from sharpdp.shuffle.composition_tails import RoundPart, PreparedWindow, lse, window_chernoff
-from sharpdp.shuffle.profile import check_accountant, check_interval, dominating_pair
+from sharpdp.shuffle.export_step import composed_step
+from sharpdp.shuffle.profile import check_accountant, check_interval, dominating_pair, doubling_epsilon
 
 _MIN_XTOL = 1e-12  # get_epsilon's bisection: finer relative widths are below float resolution (no end)
 
 
 def auto_interval(accountant, delta: float = 1e-10, points: int = 400) -> float:
-    """A loss lattice step for one round: eps_d / points, eps_d the first eps of a doubling search
-    from 1e-6 nats with certified delta(eps_d) <= delta (capped at the randomizer's local epsilon
-    and at 60 nats). Only a resolution choice: any step gives certified values."""
-    from sharpdp.shuffle.profile import doubling_epsilon  # the same point, found with fewer certified values
-
+    """A loss lattice step for one round: eps_d / points, eps_d the first eps of a doubling search from 1e-6 nats
+    with certified delta(eps_d) <= delta (capped at the randomizer's local epsilon and at 60 nats). The default
+    (1e-10, 400) is ComposedAccountant's default step before session 33, 1.25-2.5x coarser than the export step it
+    uses now (``export_step.composed_step``, docs/composition.md §4.6). Only a resolution choice."""
     return doubling_epsilon(accountant, delta) / points
 
 
@@ -56,9 +56,8 @@ class ComposedAccountant:
     value_discretization_interval : float or None, default None
         Lattice step Delta of the privacy loss (nats); every round's dominating pair is built on
         it (:func:`sharpdp.shuffle.profile.dominating_pair`, cached per round and process:
-        ``docs/composition.md`` §2.3). None: the
-        smallest over the round types of eps_10 / 400, eps_10 the first eps of a doubling search
-        (from 1e-6) where the round's certified delta is <= 1e-10 (a few profile values, cached).
+        ``docs/composition.md`` §2.3). None: the smallest of the round types' export steps (the
+        default of ``dominating_pair`` and ``to_pld``: one pair per round serves all three, §4.6).
     rel_tol : float, default 1e-2
         Target relative size of the numerical error terms (window, round-off) against the value.
     **pair_options
@@ -115,7 +114,7 @@ class ComposedAccountant:
         self.adjacency = adj.pop()
         self.parts = checked
         if value_discretization_interval is None:
-            value_discretization_interval = min(auto_interval(a) for a, _ in checked)
+            value_discretization_interval = composed_step((a for a, _ in checked), doubling_epsilon)
         self.value_discretization_interval = check_interval(value_discretization_interval)
         self.rel_tol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self._pair_options = pair_options

@@ -26,7 +26,7 @@ from functools import partial
 import numpy as np
 
 from sharpdp import _validation as V
-from sharpdp.shuffle import contract, round_cache
+from sharpdp.shuffle import contract, export_step, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
@@ -444,7 +444,7 @@ def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str =
     return lo, up
 
 
-def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, epsilons=None,
+def dominating_pair(accountant, value_discretization_interval: float | None = None, *, epsilons=None,
                     delta_floor: float = 1e-18, max_evaluations: int = 400, rel_tol: float = 2e-3,
                     cover_upper: bool = True, lower: bool = False,
                     progress: bool | None = None) -> DominatingPair:
@@ -454,8 +454,8 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
     ----------
     accountant : ShuffleAccountant
         The round (randomizer, n, adjacency); its certified upper values are sampled.
-    value_discretization_interval : float, default 1e-4
-        Lattice step Delta of the privacy loss (nats), in [1e-12, 1].
+    value_discretization_interval : float or None, default None
+        Lattice step Delta (nats) in [1e-12, 1]; None: the round's export step (docs/composition.md §4.6), shared pair.
     epsilons : array_like of float, optional
         Explicit sample points eps >= 0 (each a multiple of Delta within 1e-9 relative). By
         default they are chosen adaptively (``docs/composition.md`` §2.2): eps_max (delta <=
@@ -511,7 +511,7 @@ def dominating_pair(accountant, value_discretization_interval: float = 1e-4, *, 
         ``delta_floor`` not in (0, 1), ``max_evaluations`` < 2, ``rel_tol`` not in (0, 1).
     """
     check_accountant(accountant)
-    dx = check_interval(value_discretization_interval)
+    dx = export_step.pair_step(accountant, value_discretization_interval, doubling_epsilon)  # (None: export step)
     floor = V.real("delta_floor", delta_floor, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     max_ev = V.integer("max_evaluations", max_evaluations, lo=2)
     rtol = V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
