@@ -62,10 +62,10 @@ def test_same_lattice_native_and_dp_accounting_agree(round_):
 
 
 def test_default_lattices_agree_in_epsilon(round_):
-    """As a user meets them: ComposedAccountant([(acc, k)]) on its own default step (auto_interval) and
-    to_pld(acc).self_compose(k) on export_interval's. Two different pairs of the round, so their deltas at one eps
-    may differ by more than 1 % far in the tail (docs/composition.md §4.5); the epsilon at delta = 1e-6 agrees within
-    1 % (measured within 0.23 % on eight rounds, the native search's xtol 1e-3 included)."""
+    """As a user meets them: ComposedAccountant([(acc, k)]) on its default step and to_pld(acc).self_compose(k) on
+    export_interval's. Since docs/composition.md §4.6 both defaults are the export step (one pair of the round; before,
+    ComposedAccountant's auto_interval was 1.25-2.5x coarser, §4.5); the epsilon at delta = 1e-6 agrees within 1 %
+    (the native search's xtol 1e-3 included)."""
     name, acc, dx, pld = round_
     for k in KS:
         ca = sh.ComposedAccountant([(acc, k)], progress=False)
