@@ -18,20 +18,11 @@ from sharpdp.shuffle.composition import auto_interval
 
 pytest.importorskip("dp_accounting")
 from sharpdp.interop.dp_accounting import export_interval, to_pld  # noqa: E402
-
-KS = (1, 10, 100, 1000)
-
-
-def _krr():
-    return sh.ShuffleAccountant(sh.RandomizedResponse(10, 2.0), 10**4)
+from test_comp32_native_vs_export import KS, _heavy, _krr  # noqa: E402  (the same rounds as session 32's comparison)
 
 
 def _private():
     return sh.ShuffleAccountant(sh.BlanketMixedGaussian(0.95, 4.6, 1), 10**4)
-
-
-def _heavy():
-    return sh.ShuffleAccountant(sh.BlanketMixedGaussian(0.0462579752243591, 0.7578495751181393, 1), 10**4)
 
 
 def test_one_default_step_one_pair():
