@@ -15,8 +15,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.bottom_values import LEG_TOL
 from sharpdp.shuffle.pair import Curve, cover, leg_curve
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
+from sharpdp.shuffle.pair_steps import resolve_steep
 from sharpdp.shuffle.round_cache import TWINS
 
 LOOSE_TOL = 0.03  # rel_tol of leg B's first values
@@ -278,6 +281,11 @@ def leg_curves(accountant, legs, dx: float, floor: float, rtol: float, loose: bo
     covered with the cap of ``pair_accuracy`` (``cover_upper``; the ``lower`` reference: the lower values as they
     are; docs/composition.md §2.12)."""
     (ka, la, ua), (kb, lb, ub), scale = leg_samples(accountant, legs, dx, floor, rtol, loose, lower, fallback, progress)
+    if not lower and limits.PAIR_STEEP_STEPS:  # leg B's steep steps at the optimal splits (docs/composition.md §2.16)
+        def sample(ks, left_upper, s):  # (B's share of V: its values at LEG_TOL, docs/composition.md §2.16)
+            return leg_sampler(accountant, 1, dx / s, fallback, LEG_TOL)(ks)
+
+        (ka, la, ua), (kb, lb, ub), scale = resolve_steep(ka, la, ua, kb, lb, ub, scale, dx, sample)
     dx_l = dx / scale
     if lower:
         ua, ub = la, lb

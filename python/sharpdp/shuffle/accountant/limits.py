@@ -75,3 +75,6 @@ CLOSED_LOCAL_STAGE = True
 # of the tangent of log p (§41.1), the upper value also with the density's bound split at a few sd above the mean
 # (§41.4); False: the stages of §40.3 alone (session 32's brackets wherever stage 5 would accept)
 CLOSED_EXP_STAGE = True
+# docs/composition.md §2.16 (session 34): the dominating pair of a round through bot resolves leg B's steep lattice
+# steps at its optimal splits (V >= 1e-12) on a finer lattice; False: session 33's legs (main's pairs, bit for bit)
+PAIR_STEEP_STEPS = True
