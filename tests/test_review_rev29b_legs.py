@@ -78,8 +78,11 @@ def test_pair_at_or_above_mains_pair(pair_1e4):
     # (**) session 32, bot32: leg B refined below 1e-15 (docs/composition.md §2.14): where main's pair is below 1e-12
     # (eps 7.1, 7.8) up to 31 % below it (3.34e-13 against 4.85e-13; tighter, still at or above the certified lower
     # values: the test above)
+    # (**) session 34, legs34: un-nested, leg B's steep steps at the optimal splits bisected (docs/composition.md
+    # §2.16): at eps 6.4 (delta 3.7e-12) 0.61 % below main's pair (tighter, still 2.9 % above the certified lower
+    # value: the test above); was 1 - 1e-3
     tight = np.array(BASE_PAIR) < 1e-12
-    assert r[~tight].min() >= 1 - 1e-3 and r.max() <= 1 + 2e-3, (r.min(), r.max())
+    assert r[~tight].min() >= 1 - 1e-2 and r.max() <= 1 + 2e-3, (r.min(), r.max())
     assert np.all(d[tight] >= np.array(BASE_LO)[tight]), (d / np.array(BASE_LO))[tight]
 
 
