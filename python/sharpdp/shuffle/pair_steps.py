@@ -43,41 +43,35 @@ def steep_steps(ka, la, ua, kb, lb, ub, scale: int, dx: float) -> np.ndarray:
     """Indices i of leg B's steps [kb[i], kb[i+1]] (indices in units of dx / scale) where resolving the leg may lower
     the split bound: at a lattice point k dx (k integer) with V(k) >= STEEP_LEVEL, the split bound of the hull curves
     exceeds by more than STEEP_GAIN the split bound with leg B interpolated log-linearly between its samples
-    (:func:`_model_b`, second legs on the lattice dx / (2 scale)), and the model's optimal second leg lies inside the
-    step (or at its end: both steps around it). At most STEEP_MAX, the largest excess first (an estimate: it only
-    chooses samples)."""
-    parts = 2
+    (:func:`_model_b`), both over the second legs at B's samples and at the middles of its steps (and, for V, the
+    first legs at A's vertices), and the model's optimal second leg is the middle of the step. At most STEEP_MAX, the
+    largest excess first (an estimate: it only chooses samples)."""
     kb = np.asarray(kb, dtype=np.int64)
     ub = np.asarray(ub, dtype=float)
-    ca, cb = _curves(np.asarray(ka) * parts, la, ua, kb * parts, lb, ub, dx / (scale * parts))
-    k_hi = (int(ka[-1]) + int(kb[-1])) // scale + 1
-    ks = np.arange(0, k_hi + 1, dtype=np.int64) * (scale * parts)
-    k2 = np.arange(int(kb[0]) * parts, int(kb[-1]) * parts + 1, dtype=np.int64)
-    b2 = _model_b(kb * parts, ub, k2)
+    if kb.size < 2:
+        return np.empty(0, dtype=np.int64)
+    ca, cb = _curves(np.asarray(ka) * 2, la, ua, kb * 2, lb, ub, dx / (scale * 2))
+    k2 = np.concatenate([kb * 2, kb[:-1] + kb[1:]])  # (units dx / (2 scale): the samples and the steps' middles)
+    mid = np.concatenate([np.full(kb.size, -1), np.arange(kb.size - 1)])  # the step whose middle it is
+    b2 = _model_b(kb * 2, ub, k2)
     d = ca.dx
-    v_curve = np.empty(ks.size)
-    excess = np.zeros(ks.size)
-    at = np.zeros(ks.size, dtype=np.int64)
+    ks = np.arange(0, (int(ka[-1]) + int(kb[-1])) // scale + 2, dtype=np.int64) * (scale * 2)
+    out: dict[int, float] = {}
     with np.errstate(over="ignore", invalid="ignore"):
-        for a in range(0, ks.size, 64):
-            kk = ks[a:a + 64, None]
+        for a in range(0, ks.size, 128):
+            kk = ks[a:a + 128, None]
             k1 = kk - k2[None, :]
-            vc = ca(k1) + np.exp(k1 * d) * cb(np.broadcast_to(k2, k1.shape))
-            vm = ca(k1) + np.exp(k1 * d) * b2[None, :]
-            v_curve[a:a + 64] = vc.min(axis=1)
+            lift, first = np.exp(k1 * d), ca(k1)
+            v = np.minimum((first + lift * cb(np.broadcast_to(k2, k1.shape))).min(axis=1),
+                           (ca(ca.k)[None, :] + np.exp(ca.k * d)[None, :] * cb(kk - ca.k[None, :])).min(axis=1))
+            vm = first + lift * b2[None, :]
             j = np.argmin(vm, axis=1)
             m = vm[np.arange(j.size), j]
-            excess[a:a + 64] = np.where(m > 0.0, v_curve[a:a + 64] / m - 1.0, 0.0)
-            at[a:a + 64] = k2[j]
-    out: dict[int, float] = {}
-    wide = np.diff(kb) >= 1
-    for x, e, v in zip(at.tolist(), excess.tolist(), v_curve.tolist()):
-        if v >= STEEP_LEVEL and e > STEEP_GAIN:
-            i = min(int(np.searchsorted(kb * parts, x, side="right")) - 1, kb.size - 2)
-            for j in (i - 1, i) if kb[i] * parts == x else (i,):
-                if 0 <= j < wide.size and wide[j]:
-                    out[j] = max(out.get(j, 0.0), e)
-    order = sorted(out, key=lambda j: -out[j])[:STEEP_MAX]
+            excess = np.where(m > 0.0, v / m - 1.0, 0.0)
+            for i, e, vv in zip(mid[j].tolist(), excess.tolist(), v.tolist()):
+                if i >= 0 and vv >= STEEP_LEVEL and e > STEEP_GAIN and kb[i + 1] - kb[i] >= 1:
+                    out[i] = max(out.get(i, 0.0), e)
+    order = sorted(out, key=lambda i: -out[i])[:STEEP_MAX]
     return np.array(sorted(order), dtype=np.int64)
 
 
