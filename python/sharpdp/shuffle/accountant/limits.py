@@ -75,3 +75,9 @@ CLOSED_LOCAL_STAGE = True
 # of the tangent of log p (§41.1), the upper value also with the density's bound split at a few sd above the mean
 # (§41.4); False: the stages of §40.3 alone (session 32's brackets wherever stage 5 would accept)
 CLOSED_EXP_STAGE = True
+# docs/calibration.md §12 (session 34): on the calibration's loose search (n >= 1e7, eps <= 0.01, docs/calibration.md
+# §6) its certifying evaluations ask rel_tol CAL_CERT_REL_TOL_LOOSE (the report's bracket is that accountant's); 1e-2
+# restores session 33's answers
+CAL_CERT_REL_TOL_LOOSE = 0.02
+# ... and calibrate_bmg skips stage 2's two gamma probes there (the base model's gamma is kept); False restores them
+CAL_LOOSE_SKIP_PROBES = True

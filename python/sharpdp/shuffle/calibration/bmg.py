@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from sharpdp import _validation as V
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -116,6 +117,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         vb = next(p[2] for p in reversed(s.pts) if p[0] == xb and p[1] == t0)
         exact = (s.use_template and s.template is base and abs(vb - base(xb, t0)) <= MODEL_OK
                  and big_jump_estimate(expit(t0), math.exp(xb), n, epsilon) >= template(xb, t0))
+        exact = exact or (s.search_rel != CERT_REL_TOL and limits.CAL_LOOSE_SKIP_PROBES)  # (docs/calibration.md §12)
         if not exact:
             # stage 2: two probes of the gamma dependence, at the boundary chi of stage 1
             coef = s.fit(xb, t0)
@@ -134,7 +136,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     if t is None:  # (the 2-D search evaluates at a shape coordinate t)
         raise RuntimeError("calibration: no certified point")
     return CalibrationReport(make(x, t), epsilon, delta, (lo, up), s.full, certificate=s.source[(x, t)],
-                             decisions=s.count - s.full)
+                             decisions=s.count - s.full, rel_tol=s.cert_rel)
 
 
 def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",

@@ -89,7 +89,7 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         raise RuntimeError("calibration: no certified point")
     _, x, t, lo, up = s.best
     return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.full,
-                             certificate=s.source[(x, t)], decisions=s.count - s.full)
+                             certificate=s.source[(x, t)], decisions=s.count - s.full, rel_tol=s.cert_rel)
 
 
 def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
