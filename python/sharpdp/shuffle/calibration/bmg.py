@@ -58,7 +58,8 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     -------
     CalibrationReport
         ``randomizer`` is the calibrated :class:`BlanketMixedGaussian`; ``delta_bounds`` its
-        certified (lower, upper) at ``epsilon`` from the accountant at rel_tol 1e-2 (for
+        certified (lower, upper) at ``epsilon`` from the accountant at ``rel_tol`` (1e-2; 0.02 at n >= 1e7,
+        epsilon <= 0.01: docs/calibration.md §12) (for
         ``rounds > 1``: from the composed accountant, see :class:`CalibrationReport`).
     """
     n = V.integer("n", n, lo=1)
@@ -220,7 +221,7 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     -------
     BlanketMixedGaussian
         The calibrated randomizer, with ``0 < gamma < 1``, whose certified delta(epsilon) at
-        rel_tol 1e-2 was verified <= delta. Its ``mse_single`` is near the minimum over the
+        rel_tol 1e-2 (0.02 at n >= 1e7, epsilon <= 0.01, docs/calibration.md §12) was verified <= delta. Its ``mse_single`` is near the minimum over the
         searched parameters (within a few 1e-4 relative: the model's predicted gain 1e-4 and
         the certification margins). :func:`calibrate_bmg_report` also returns the
         certified bracket and the number of evaluations.

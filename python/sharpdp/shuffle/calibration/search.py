@@ -101,7 +101,7 @@ class CalibrationReport:
         The target (epsilon in nats, delta in (0, 1)).
     delta_bounds : tuple of float
         Certified ``(lower, upper)`` bracket of the shuffled blanket divergence at
-        ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=1e-2)``
+        ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=rel_tol)`` (1e-2; 0.02 on the loose search)
         (``get_delta_bounds``), or at 2 <= n <= 500 possibly its ``closed_form_bounds(epsilon)`` (a
         certified bracket from closed forms, docs/accountant.md §6.9): see ``certificate``;
         ``upper <= delta_target``.
