@@ -118,7 +118,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         vb = next(p[2] for p in reversed(s.pts) if p[0] == xb and p[1] == t0)
         exact = (s.use_template and s.template is base and abs(vb - base(xb, t0)) <= MODEL_OK
                  and big_jump_estimate(expit(t0), math.exp(xb), n, epsilon) >= template(xb, t0))
-        exact = exact or (s.search_rel != CERT_REL_TOL and limits.CAL_LOOSE_SKIP_PROBES)  # (docs/calibration.md §12)
+        exact = exact or (s.loose and limits.CAL_LOOSE_SKIP_PROBES)  # (docs/calibration.md §12)
         if not exact:
             # stage 2: two probes of the gamma dependence, at the boundary chi of stage 1
             coef = s.fit(xb, t0)

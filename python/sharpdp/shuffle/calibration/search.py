@@ -250,10 +250,10 @@ class Search:
         self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
         self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
         self.bar = Progress(desc, progress, _MAX_EVALS)
-        self.search_rel = _SEARCH_REL_TOL_LARGE if n >= _LOOSE_N and epsilon <= _LOOSE_EPS else _SEARCH_REL_TOL
+        self.loose = n >= _LOOSE_N and epsilon <= _LOOSE_EPS  # (the loose search: docs/calibration.md §6, §12)
+        self.search_rel = _SEARCH_REL_TOL_LARGE if self.loose else _SEARCH_REL_TOL
         self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
-        # the certifying evaluations' rel_tol: looser on the loose search (limits.CAL_CERT_REL_TOL_LOOSE, calibration.md §12)
-        self.cert_rel = CERT_REL_TOL if self.search_rel == CERT_REL_TOL else limits.CAL_CERT_REL_TOL_LOOSE
+        self.cert_rel = limits.CAL_CERT_REL_TOL_LOOSE if self.loose else CERT_REL_TOL  # (certifying evaluations)
 
     def base(self, x: float, t: float | None) -> float:
         """The model's base: the log template while it is usable, else 0 (a purely local model)."""
