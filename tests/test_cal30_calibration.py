@@ -14,6 +14,12 @@ import pytest
 
 from sharpdp.shuffle.calibration import search as CS
 
+from _cal34_switches import session33_calibration  # noqa: F401  (the fixture)
+
+# (**) session 34, cal34: un-nested, this file pins the calibration rules of docs/calibration.md §6-§8 on purpose:
+# it runs with §12's switches off (certifying evaluations at rel_tol 1e-2, stage 2's probes made)
+pytestmark = pytest.mark.usefixtures("session33_calibration")
+
 XS = math.log(1.16)
 DELTA = 1e-6
 

@@ -12,6 +12,12 @@ from sharpdp.shuffle.calibration import gaussian as CG
 from sharpdp.shuffle.calibration import search as CS
 from sharpdp.shuffle.round_cache import clear_caches
 
+from _cal34_switches import session33_calibration  # noqa: F401  (the fixture)
+
+# (**) session 34, cal34: un-nested, this file pins the calibration rules of docs/calibration.md §6-§8 on purpose:
+# it runs with §12's switches off (certifying evaluations at rel_tol 1e-2, stage 2's probes made)
+pytestmark = pytest.mark.usefixtures("session33_calibration")
+
 
 def test_gain_rtol_by_n() -> None:
     def gain(n: int, eps: float) -> float:

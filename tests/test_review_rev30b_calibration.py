@@ -15,10 +15,18 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from _review28_gauss_reference import d_up_edgeworth
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.calibration import calibrate_gaussian_report
+
+from _cal34_switches import session33_calibration  # noqa: F401  (the fixture)
+
+# (**) session 34, cal34: un-nested, this file pins the calibration rules of docs/calibration.md §6-§8 on purpose:
+# it runs with §12's switches off (certifying evaluations at rel_tol 1e-2, stage 2's probes made)
+pytestmark = pytest.mark.usefixtures("session33_calibration")
 
 
 def _fresh(s: float, n: int, eps: float, rel_tol: float = 1e-2) -> tuple[float, float]:

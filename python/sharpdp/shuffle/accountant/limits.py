@@ -78,3 +78,10 @@ CLOSED_EXP_STAGE = True
 # docs/composition.md §2.16 (session 34): the dominating pair of a round through bot resolves leg B's steep lattice
 # steps at its optimal splits (V >= 1e-12) on a finer lattice; False: session 33's legs (main's pairs, bit for bit)
 PAIR_STEEP_STEPS = True
+
+# docs/calibration.md §12 (session 34): on the calibration's loose search (n >= 1e7, eps <= 0.01, docs/calibration.md
+# §6) its certifying evaluations ask rel_tol CAL_CERT_REL_TOL_LOOSE (the report's bracket is that accountant's); 1e-2
+# restores session 33's answers
+CAL_CERT_REL_TOL_LOOSE = 0.02
+# ... and calibrate_bmg skips stage 2's two gamma probes there (the base model's gamma is kept); False restores them
+CAL_LOOSE_SKIP_PROBES = True

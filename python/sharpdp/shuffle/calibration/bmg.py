@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from sharpdp import _validation as V
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -57,7 +58,8 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     -------
     CalibrationReport
         ``randomizer`` is the calibrated :class:`BlanketMixedGaussian`; ``delta_bounds`` its
-        certified (lower, upper) at ``epsilon`` from the accountant at rel_tol 1e-2 (for
+        certified (lower, upper) at ``epsilon`` from the accountant at ``rel_tol`` (1e-2; 0.02 at n >= 1e7,
+        epsilon <= 0.01: docs/calibration.md §12) (for
         ``rounds > 1``: from the composed accountant, see :class:`CalibrationReport`).
     """
     n = V.integer("n", n, lo=1)
@@ -116,6 +118,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
         vb = next(p[2] for p in reversed(s.pts) if p[0] == xb and p[1] == t0)
         exact = (s.use_template and s.template is base and abs(vb - base(xb, t0)) <= MODEL_OK
                  and big_jump_estimate(expit(t0), math.exp(xb), n, epsilon) >= template(xb, t0))
+        exact = exact or (s.loose and limits.CAL_LOOSE_SKIP_PROBES)  # (docs/calibration.md §12)
         if not exact:
             # stage 2: two probes of the gamma dependence, at the boundary chi of stage 1
             coef = s.fit(xb, t0)
@@ -134,7 +137,7 @@ def calibrate_bmg_report(n: int, epsilon: float, delta: float, dim: int, *, adja
     if t is None:  # (the 2-D search evaluates at a shape coordinate t)
         raise RuntimeError("calibration: no certified point")
     return CalibrationReport(make(x, t), epsilon, delta, (lo, up), s.full, certificate=s.source[(x, t)],
-                             decisions=s.count - s.full)
+                             decisions=s.count - s.full, rel_tol=s.cert_rel)
 
 
 def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: str = "zero_out",
@@ -218,7 +221,7 @@ def calibrate_bmg(n: int, epsilon: float, delta: float, dim: int, *, adjacency: 
     -------
     BlanketMixedGaussian
         The calibrated randomizer, with ``0 < gamma < 1``, whose certified delta(epsilon) at
-        rel_tol 1e-2 was verified <= delta. Its ``mse_single`` is near the minimum over the
+        rel_tol 1e-2 (0.02 at n >= 1e7, epsilon <= 0.01, docs/calibration.md §12) was verified <= delta. Its ``mse_single`` is near the minimum over the
         searched parameters (within a few 1e-4 relative: the model's predicted gain 1e-4 and
         the certification margins). :func:`calibrate_bmg_report` also returns the
         certified bracket and the number of evaluations.

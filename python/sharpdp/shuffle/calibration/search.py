@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from sharpdp._progress import progress_bar
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, model_start  # noqa: F401  (re-exported)
 
@@ -100,7 +101,7 @@ class CalibrationReport:
         The target (epsilon in nats, delta in (0, 1)).
     delta_bounds : tuple of float
         Certified ``(lower, upper)`` bracket of the shuffled blanket divergence at
-        ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=1e-2)``
+        ``epsilon`` from ``ShuffleAccountant(randomizer, n, adjacency, rel_tol=rel_tol)`` (1e-2; 0.02 on the loose search)
         (``get_delta_bounds``), or at 2 <= n <= 500 possibly its ``closed_form_bounds(epsilon)`` (a
         certified bracket from closed forms, docs/accountant.md §6.9): see ``certificate``;
         ``upper <= delta_target``.
@@ -120,6 +121,9 @@ class CalibrationReport:
         ``"get_delta_bounds"`` or ``"closed_form_bounds"``.
     decisions : int, default 0
         Candidates decided by ``closed_form_bounds`` alone (docs/accountant.md §6.9; single round).
+    rel_tol : float, default 1e-2
+        The accountant's rel_tol behind ``delta_bounds`` (single round): 1e-2, or ``CAL_CERT_REL_TOL_LOOSE`` (0.02) at
+        n >= 1e7, epsilon <= 0.01 (docs/calibration.md §12); a fresh accountant at it reproduces the bracket.
     """
 
     randomizer: Any  # BlanketMixedGaussian or GaussianRandomizer
@@ -131,6 +135,7 @@ class CalibrationReport:
     composed_certifications: int = 0
     certificate: str = "get_delta_bounds"
     decisions: int = 0
+    rel_tol: float = CERT_REL_TOL
 
 
 def check_progress(progress: Any) -> bool | None:
@@ -245,8 +250,10 @@ class Search:
         self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
         self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
         self.bar = Progress(desc, progress, _MAX_EVALS)
-        self.search_rel = _SEARCH_REL_TOL_LARGE if n >= _LOOSE_N and epsilon <= _LOOSE_EPS else _SEARCH_REL_TOL
+        self.loose = n >= _LOOSE_N and epsilon <= _LOOSE_EPS  # (the loose search: docs/calibration.md §6, §12)
+        self.search_rel = _SEARCH_REL_TOL_LARGE if self.loose else _SEARCH_REL_TOL
         self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
+        self.cert_rel = limits.CAL_CERT_REL_TOL_LOOSE if self.loose else CERT_REL_TOL  # (certifying evaluations)
 
     def base(self, x: float, t: float | None) -> float:
         """The model's base: the log template while it is usable, else 0 (a purely local model)."""
@@ -270,7 +277,7 @@ class Search:
                 return p[2]
         skip = self.delta * GAIN_MARGIN * self.gain if 0.0 < self.gain < GAIN_SMALL else math.inf
         lo, up, src, up_closed = closed_then_full(self.make(x, t), self.n, self.adjacency, self.epsilon,
-                                                  self.delta, CERT_REL_TOL if fine else self.search_rel, skip)
+                                                  self.delta, self.cert_rel if fine else self.search_rel, skip)
         if src == "get_delta_bounds" and math.isfinite(up_closed) and up > 0.0:
             self.gain = max(self.gain, up_closed / up)
         self.source[(x, t)] = src
