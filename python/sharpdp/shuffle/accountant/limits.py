@@ -75,3 +75,7 @@ CLOSED_LOCAL_STAGE = True
 # of the tangent of log p (§41.1), the upper value also with the density's bound split at a few sd above the mean
 # (§41.4); False: the stages of §40.3 alone (session 32's brackets wherever stage 5 would accept)
 CLOSED_EXP_STAGE = True
+# §43 (session 34): the closed form's stage 6 where stage 5 refuses: the upper value's part below the mean by chords
+# of log p over several pieces and the numerical mgf of -V (§43.1); False: the stages of §41.5 alone (session 33's
+# brackets wherever stage 6 would accept)
+CLOSED_PIECES_STAGE = True
