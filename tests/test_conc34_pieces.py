@@ -69,17 +69,16 @@ def test_minus_mgf_and_cube_tails_above_a_convolution(T0):
 @pytest.mark.parametrize("m", [150, 300])
 def test_pieces_upper_value_against_a_converged_convolution(m):
     # E phi(X_m) <= f(mh) + the curvature term with §43.1 + tau(T0) P(X > -T0), and that value at most §41.4's
-    law, mu_lo, mu_hi, b, mm, mh, Q = _case(40.0, m)
     T0 = 40.0
-    exact = _exact_phi(law, T0, m, 4e-3)
-    f_up = law.stop_loss(-mh)[1]
-    tails_T = np.exp(-C._bennett_exp(Q, b, np.maximum(C._dn(-T0 - mh), 1e-300))) * (1 + 1e-12)
-    tT = law.tail_upper_bracket(T0)[1]
+    law, mu_lo, mu_hi, b, mm, mh, Q = _case(T0, m)
+    rest = (law.stop_loss(-mh)[1]  # f(mh) and tau(T0) times Bennett's P(X_m > -T0)
+            + law.tail_upper_bracket(T0)[1] * (1 + 1e-12)
+            * np.exp(-C._bennett_exp(Q, b, np.maximum(C._dn(-T0 - mh), 1e-300))))
 
     def value(**kw):
-        return float((f_up + CT.tilted_curv(law, T0, mm, mh, Q, mu_lo, mu_hi, True, local=True, **kw)
-                      + tT * tails_T)[0])
+        return float((rest + CT.tilted_curv(law, T0, mm, mh, Q, mu_lo, mu_hi, True, local=True, **kw))[0])
 
+    exact = _exact_phi(law, T0, m, 4e-3)
     new, old = value(split=True, pieces=True), value(split=True)
     assert exact * (1 + 1e-5) <= new <= old, (exact, new, old)
     assert value(pieces=True) <= value()
@@ -95,11 +94,13 @@ def test_stage6_accepts_the_gaussian_cell_n1e8(monkeypatch):
     ref = (4.3085159626639675e-10, 4.3112379820517666e-10)  # (main 81992f2, rel_tol 1e-4, CLOSED_PRECHECK = 0)
     gamma, law = laws_for(GaussianRandomizer(1.0, 1), 0.01, "zero_out")[0]
     monkeypatch.setattr(limits, "CLOSED_PRECHECK", math.inf)
+    got = {}
+    for on in (True, False):
+        monkeypatch.setattr(limits, "CLOSED_PIECES_STAGE", on)
+        C._MEMO.clear()
+        got[on] = C.certify(law, float(gamma), 10 ** 8, 1e-2, F.choose_T0)
     C._MEMO.clear()
-    new = C.certify(law, float(gamma), 10 ** 8, 1e-2, F.choose_T0)
-    monkeypatch.setattr(limits, "CLOSED_PIECES_STAGE", False)
-    off = C.certify(law, float(gamma), 10 ** 8, 1e-2, F.choose_T0)
-    C._MEMO.clear()
+    new, off = got[True], got[False]
     assert off is None and new is not None
     assert new.lower <= ref[0] and ref[1] <= new.upper
     assert new.upper - new.lower <= limits.CLOSED_ACCEPT_TILTED * 1e-2 * new.lower
