@@ -50,6 +50,9 @@ _TRUNC = (0.5, 1.0)  # truncation levels l = mu_hi + c w tried in the tail bound
 # the curvature term of §19 for more numbers m than this: by blocks of consecutive m sharing one set of bands, each
 # block's values taken at its members' least favourable ends (docs/accountant_tail.md §35.1; fewer m: one m a block)
 _CURV_M = 4096
+# stage 6 (§43.2) only where stage 5's bracket is within this many times the acceptance (it narrowed the gaps measured
+# by 5-36 %: a choice of speed only)
+_PIECES_REACH = 1.6
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,8 @@ def _jump(law: Law, gamma: float, n: int, T0: float, fine: bool = True, curvatur
 
 def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, bands: bool = True,
                 sharp: bool = False, stop_above: float = math.inf, keep: dict | None = None,
-                tilted: bool = True, jumps: bool = False, local: bool = False, split: bool = False) -> float:
+                tilted: bool = True, jumps: bool = False, local: bool = False, split: bool = False,
+                pieces: bool = False) -> float:
     """Upper value of E phi(A') (D units): docs/accountant_tail.md §18 (a), (b), (d), the smaller of §18 (b)'s bands
     (with ``bands``; ``fine``: the finer edges and truncations) and §20's tilted expansion for each m (``sharp``: with
     §22's chord slopes and tail bound). ``stop_above`` (speed only): the bands are not computed where a lower
@@ -140,7 +144,7 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
     later call with the same arguments but ``fine``, ``bands`` and ``stop_above``, which reuses them. ``tilted``
     False: without §20's value (a two-term law: §18 (b)'s bands and Bennett's tails alone, docs/accountant_tail.md
     §32). ``local`` (with ``sharp``, ``jumps`` and a ``keep`` of such a call): §40.2's rate below the mean; ``split``
-    (with ``local``): also §41.4's split rate."""
+    (with ``local``): also §41.4's split rate; ``pieces`` (with ``local``): also §43.1's part below the mean."""
     mu_lo, mu_hi, sig2, b = _moments(law, T0)
     m, p_up, p_lo, outside = _m_range(n - 1, gamma, sharp=True) if jumps else _m_range(n - 1, gamma)
     tT_lo, tT_up = tail_bracket(law, T0)
@@ -162,7 +166,8 @@ def _jump_upper(law: Law, gamma: float, n: int, T0: float, fine: bool = True, ba
                                                                            lambda lev: _mean_v(law, lev)[1]))
         tails_T, curv = keep["j_tails"], keep["s_curv"]
         if local:  # (§40.2: the smaller of the two upper values)
-            curv = np.minimum(curv, _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, True, local=True, split=split))
+            curv = np.minimum(curv, _tilted_curv(law, T0, m[ok], mo, Qo, mu_lo, mu_hi, True, local=True, split=split,
+                                                 pieces=pieces))
         tilt = f_up + curv + tT_up * tails_T
         best[ok] = np.minimum(best[ok], _up(np.where(np.isfinite(tilt), tilt, np.inf)))
     elif np.any(ok):
@@ -416,7 +421,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
         return None
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
-           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE)
+           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE, limits.CLOSED_PIECES_STAGE)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
@@ -461,7 +466,7 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
     # bands of §18 (b) join it only where the bracket is refused without them (speed only: each value is valid)
     keep: dict = {}  # (the per-m terms of the first upper value, and of the sharp one, for the later stages)
     jup = _jump_upper(law, gamma, n, T0, fine=False, bands=False, keep=keep)
-    for stage in range(7):
+    for stage in range(8):
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
@@ -488,6 +493,12 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
                                        exp=True))
             jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
                                        keep=keep, local=True, split=True))
+        elif (stage == 6 and limits.CLOSED_LOCAL_STAGE and limits.CLOSED_EXP_STAGE and limits.CLOSED_PIECES_STAGE
+              and up - lo <= _PIECES_REACH * accept * rel_tol * lo):
+            # §43: the upper value's part below the mean by chords over several pieces and the mgf of -V (not
+            # computed where stage 5's gap exceeds _PIECES_REACH times the acceptance: speed only, §43.2)
+            jup = min(jup, _jump_upper(law, gamma, n, T0, fine=False, bands=False, sharp=True, jumps=True,
+                                       keep=keep, local=True, split=True, pieces=True))
         else:
             return None
     return ConcentratedBracket(lower=lo, upper=min(up, law.tail_upper(0.0)), T0=T0, body=body, jump_up=jup,

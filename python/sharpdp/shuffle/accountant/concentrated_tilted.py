@@ -13,8 +13,9 @@ import math
 import numpy as np
 
 from sharpdp.shuffle.accountant.limits import U
-from sharpdp.shuffle.accountant.mgf import (chord_rate_up, dn as _dn, h_exp, log_convex_from, mgf_h_los, mgf_h_ups,
-                                             rate_up, tilt_rates, up as _up, v_moments)
+from sharpdp.shuffle.accountant.concentrated_minus import pieces_parts, pieces_up
+from sharpdp.shuffle.accountant.mgf import (chord_rate_lo, chord_rate_up, dn as _dn, h_exp, log_convex_from, mgf_h_los,
+                                             mgf_h_ups, rate_up, tilt_rates, up as _up, v_moments)
 from sharpdp.shuffle.laws import Law
 
 LOCAL_SDS = 5.0  # §40.2: the width below the mean (in sd of X_m) where the rate is the chord's beyond -mh
@@ -24,6 +25,7 @@ FINE_MOM_CELLS = 65536  # §40.1: cells of the moments of V with ``local``
 EXP_BLOCKS = 4  # §41.1: blocks of consecutive m sharing one rate (each at its block's least favourable ends)
 EXP_DED_RATES = (4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0)  # §41.1: the rates t T0 tried in the deduction beyond -T0
 SPLIT_SDS = (3.0, 4.5, 6.0)  # §41.4: the splits W tried (in sd of X_m, the block's largest; the smallest value kept)
+PIECES_SPLIT_SDS = (2.0, 2.5, 3.0, 4.5, 6.0)  # §43.2: the splits W tried with §43.1's part below the mean
 SPLIT_BLOCKS = 1  # §41.4: blocks of consecutive m sharing the two chords (each at its block's least favourable end)
 SPLIT_RATES = (4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0, 14.0)  # §41.4: the rates t T0 tried beyond W
 
@@ -146,7 +148,7 @@ def exp_ded_up(law: Law, T0: float, m, w, d, kb, mu_hi: float):
 
 
 def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chords: bool = False,
-                local: bool = False, split: bool = False):
+                local: bool = False, split: bool = False, pieces: bool = False):
     """Upper values of E[R(X_m); X_m <= -T0], R the remainder of the first-order expansion of f around mh >= E X_m
     (elementwise over m, all with mh < -T0): p(-y) <= p(-mh) e^{kap (y - mh)} on [mh, -T0] bounds R by
     p(-mh) psi_kap(X - mh), psi_kap(z) = (e^{kap z} - 1 - kap z)/kap^2, plus kap |z|^3/6 below mh, whose means
@@ -180,31 +182,37 @@ def tilted_curv(law: Law, T0: float, m, mh, Q, mu_lo: float, mu_hi: float, chord
         if local:  # (the rate below mh from the chord beyond -mh, §40.2)
             kap_m, wid = minus_rates(law, T0, mh, Q)
             B = np.minimum(B, neg_side_up(mh, Q, kap, t, mgf_minus, d_mu, b_minus, kap_m, wid))
+        parts = pieces_parts(law, T0, m, mh, Q, d_mu, b_minus, mu_lo) if local and pieces else None
+        if parts is not None:  # (§43.1: the chords over several pieces below the mean, the numerical mgf of -V)
+            B = np.minimum(B, pieces_up(parts, kap))
         AB = _up(A + B)
         if local and split:  # (§41.4: the local chord up to W, the window's beyond it)
-            AB = np.minimum(AB, split_up(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid))
+            AB = np.minimum(AB, split_up(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid, parts))
         val = _up(p0 * AB * (1 + 1e-10))
     return np.where(np.isfinite(val) & (val >= 0), val, np.inf)
 
 
-def split_up(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid):
+def split_up(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid,
+             parts: tuple | None = None):
     """Upper values of E[R(X_m); X_m <= -T0] / p(-mh) (elementwise over m, mh < -T0) with the density's bound split
     at W above the mean: the convex log p lies below its chords over [S - W, S] (slope k1) and [T0, S - W] (k12),
     S = -mh, so R(mh + z) <= p(-mh) [psi_k1(z) + e^{k1 W} (psi_k12 - psi_k1)(z - W) 1{z > W}] on [0, -T0 - mh]; the
     first term's mean and the part below the mean as :func:`tilted_curv` with the rate k1 (§20 (c), §40.2), the
     second by (psi_k12 - psi_k1)(y) <= (k12 - k1) y^3 e^{k12 y} / 6 <= (k12 - k1)/6 (3 / (e (u - k12)))^3 e^{u y} and
     E e^{u Z'} <= (1 + H(u))^m (docs/accountant_tail.md §41.4); inf where not available. ``t``, ``mgf_minus``,
-    ``d_mu``, ``b_minus``, ``kap_m``, ``wid``: :func:`tilted_curv`'s terms for the part below the mean."""
+    ``d_mu``, ``b_minus``, ``kap_m``, ``wid``: :func:`tilted_curv`'s terms for the part below the mean; ``parts``
+    (:func:`.concentrated_minus.pieces_parts`'s, where given): that part also by §43.1's chords over several pieces."""
     out = np.full(np.shape(m), np.inf)
     if not (np.size(m) and log_convex_from(law, T0)):
         return out
-    for sds in SPLIT_SDS:
-        out = np.minimum(out, _split_at(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid, sds))
+    for sds in (SPLIT_SDS if parts is None else PIECES_SPLIT_SDS):
+        out = np.minimum(out, _split_at(law, T0, m, mh, Q, mu_hi, t, mgf_minus, d_mu, b_minus, kap_m, wid, sds,
+                                        parts))
     return out
 
 
 def _split_at(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, d_mu, b_minus: float, kap_m, wid,
-              sds: float):
+              sds: float, parts: tuple | None = None):
     """:func:`split_up` with W = ``sds`` times the block's largest sd of X_m."""
     out = np.full(np.shape(m), np.inf)
     s = -np.asarray(mh, float)
@@ -228,6 +236,8 @@ def _split_at(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, 
         A = _up((_up(np.expm1(_up(mo * np.log1p(h1) * (1 + 4 * U)))) + kk * d_mu[ok]) / (kk * kk * (1 - 4 * U)))
         B = _up(kk / 6.0 * (3.0 / (math.e * t)) ** 3 * mgf_minus[ok] * (1 + 1e-12))
         B = np.minimum(B, neg_side_up(mh[ok], Q[ok], kk, t, mgf_minus[ok], d_mu[ok], b_minus, kap_m[ok], wid[ok]))
+        if parts is not None:  # (§43.1 with the rate k1)
+            B = np.minimum(B, pieces_up(tuple(x[ok] for x in parts), kk))
         X = np.full(mo.shape, np.inf)
         for u, h in zip(us, hu):
             if not (math.isfinite(h) and h >= 0):
@@ -239,23 +249,6 @@ def _split_at(law: Law, T0: float, m, mh, Q, mu_hi: float, t: float, mgf_minus, 
         tot = _up(_up(A + B) + X)
     out[ok] = np.where(np.isfinite(tot) & (tot >= 0), tot, np.inf)
     return out
-
-
-def chord_rate_lo(law: Law, s1: float, s2: float) -> float:
-    """Lower value of the chord slope (log p(s1) - log p(s2)) / (s2 - s1) of log p, p the density of L, for
-    s2 > s1 > a (docs/accountant_tail.md §40.2: where log p is convex on [s1, s2], p(s) <= p(s1) e^{-k (s - s1)} on
-    [s1, s2] for every k at most this slope): p(s1) from ``density_lo``, p(s2) from ``density_up`` (the sup over
-    [s2, inf)), the logs' roundings 8 ulp of their magnitudes, s2 - s1 rounded up, the quotient 4 ulp; 0.0 where not
-    available (a lower value 0 of p(s1), a slope <= 0): the rate 0 is always valid there (p non-increasing)."""
-    if not s2 > s1:
-        return 0.0
-    p1, p2 = float(law.density_lo([s1])[0]), float(law.density_up([s2])[0])
-    if not (0.0 < p1 and math.isfinite(p2) and p2 > 0.0):
-        return 0.0
-    l1, l2 = math.log(p1), math.log(p2)
-    num = (l1 - l2) - 8 * U * (abs(l1) + abs(l2)) - 1e-300
-    k = num / ((s2 - s1) * (1 + 4 * U)) * (1 - 4 * U)
-    return k if math.isfinite(k) and k > 0 else 0.0
 
 
 def _blocks(size: int):
@@ -315,6 +308,6 @@ def tail_ded_up(law: Law, T0: float, m, w, d, mu_hi: float, k_hi):
     return best
 
 
-__all__ = ["DED_RATES", "EXP_BLOCKS", "EXP_DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "SPLIT_BLOCKS",
+__all__ = ["DED_RATES", "EXP_BLOCKS", "EXP_DED_RATES", "FINE_MOM_CELLS", "LOCAL_BLOCKS", "LOCAL_SDS", "PIECES_SPLIT_SDS", "SPLIT_BLOCKS",
            "SPLIT_RATES", "SPLIT_SDS", "chord_rate_lo", "exp_ded_up", "exp_lo", "fourth_up", "minus_rates",
            "neg_side_up", "split_up", "tail_ded_up", "tangent_rates", "tilted_curv", "tilted_lo"]

@@ -85,3 +85,8 @@ PAIR_STEEP_STEPS = True
 CAL_CERT_REL_TOL_LOOSE = 0.02
 # ... and calibrate_bmg skips stage 2's two gamma probes there (the base model's gamma is kept); False restores them
 CAL_LOOSE_SKIP_PROBES = True
+
+# §43 (session 34): the closed form's stage 6 where stage 5 refuses: the upper value's part below the mean by chords
+# of log p over several pieces and the numerical mgf of -V (§43.1); False: the stages of §41.5 alone (session 33's
+# brackets wherever stage 6 would accept)
+CLOSED_PIECES_STAGE = True

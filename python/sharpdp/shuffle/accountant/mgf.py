@@ -190,6 +190,23 @@ def chord_rate_up(law: Law, s1: float, s2: float) -> float:
     return k if math.isfinite(k) else math.inf
 
 
+def chord_rate_lo(law: Law, s1: float, s2: float) -> float:
+    """Lower value of the chord slope (log p(s1) - log p(s2)) / (s2 - s1) of log p, p the density of L, for
+    s2 > s1 > a (docs/accountant_tail.md §40.2: where log p is convex on [s1, s2], p(s) <= p(s1) e^{-k (s - s1)} on
+    [s1, s2] for every k at most this slope): p(s1) from ``density_lo``, p(s2) from ``density_up`` (the sup over
+    [s2, inf)), the logs' roundings 8 ulp of their magnitudes, s2 - s1 rounded up, the quotient 4 ulp; 0.0 where not
+    available (a lower value 0 of p(s1), a slope <= 0): the rate 0 is always valid there (p non-increasing)."""
+    if not s2 > s1:
+        return 0.0
+    p1, p2 = float(law.density_lo([s1])[0]), float(law.density_up([s2])[0])
+    if not (0.0 < p1 and math.isfinite(p2) and p2 > 0.0):
+        return 0.0
+    l1, l2 = math.log(p1), math.log(p2)
+    num = (l1 - l2) - 8 * U * (abs(l1) + abs(l2)) - 1e-300
+    k = num / ((s2 - s1) * (1 + 4 * U)) * (1 - 4 * U)
+    return k if math.isfinite(k) and k > 0 else 0.0
+
+
 def rate_up(law: Law, s1: float, s2: float) -> float:
     """Upper value of sup over s in [s1, s2] (T0 <= s1 < s2, v(s1) >= -r) of -d log p / ds = (v(s)/r + 1)/(s - a),
     p the density of L: on a geometric grid, v at each cell's upper end over s - a at its lower end (v increases
@@ -307,6 +324,6 @@ def one_jump_tail_up(law: Law, T0: float, m, mean_up, cells: int = 0):
     return np.minimum(best, 1.0)
 
 
-__all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "JUMP_CELLS", "JUMP_LEVELS", "JUMP_RATES", "beyond_up", "chord_rate_up",
+__all__ = ["CHORD_EDGES", "MGF_CELLS", "MGF_Z0", "MOM_CELLS", "RATE_GRID", "TAIL_RATES", "JUMP_CELLS", "JUMP_LEVELS", "JUMP_RATES", "beyond_up", "chord_rate_lo", "chord_rate_up",
            "dn", "h_exp", "log_convex_from", "mgf_h_los", "mgf_h_up", "mgf_h_ups", "mgf_tail_up", "one_jump_tail_up", "rate_up", "tilt_rates", "up", "v_cells",
            "v_moments"]
