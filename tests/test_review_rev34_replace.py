@@ -10,6 +10,9 @@ each from 0.02 to 6 (x 0.4 at sigma0 = 3).
 
 Measured on main 81992f2: upper / quadrature in [1.16, 1.51] (0.7, n = 2), [1.27, 1.69] (0.7, n = 3), [1.37, 15.2]
 (3.0, n = 2), [1.43, 73.5] (3.0, n = 3); PLD / quadrature in [1.06, 1.39], [1.11, 1.69], [1.24, 15.2], [1.34, 73.6].
+This file passes on rep34 (f866853) and legs34 (f13e063). Review sweep of rep34's split search (0f13a26-e7c751a): 64
+replace-one cells (GaussianRandomizer(s) through bot, s in {0.46, 1, 2, 4.6} x n in {10, 1e3, 1e5} x eps in {0.01, 0.1,
+1, 4}; 16 random BMG cells): upper value / main's in [0.99719, 1.00018].
 """
 
 from __future__ import annotations
