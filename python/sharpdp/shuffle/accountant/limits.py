@@ -75,3 +75,12 @@ CLOSED_LOCAL_STAGE = True
 # of the tangent of log p (§41.1), the upper value also with the density's bound split at a few sd above the mean
 # (§41.4); False: the stages of §40.3 alone (session 32's brackets wherever stage 5 would accept)
 CLOSED_EXP_STAGE = True
+# §44.1 (session 34): the far-tail round's body passes stop where the round's whole bracket already meets
+# BODY_WHOLE_ACCEPT rel_tol (another certified bracket, not nested in main's); False: main's passes and floats
+BODY_WHOLE_STOP = True
+BODY_WHOLE_ACCEPT = 0.8
+# docs/accountant_atoms.md §12 (session 34): an atom law's step where the gap measured between two passes shrinks
+# slower than h is aimed as if it shrank like h^ATOM_P_SLOW (fewer, longer passes; another certified bracket);
+# False: main's rule there (1.05 sqrt(gap / target)) and main's floats
+ATOM_AIM_SLOW = True
+ATOM_P_SLOW = 0.8
