@@ -32,14 +32,13 @@ from dataclasses import dataclass, replace
 from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
-from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
+from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up, tv_floor_estimate
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
-from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2
+from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
-from sharpdp.shuffle.accountant.limits import BODY_WHOLE_ACCEPT, BODY_WHOLE_STOP, H_BULK, J_LO, K_MAX, PAIR_FRAC
-from sharpdp.shuffle.accountant.limits import PLAIN_NODES_MAX, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.limits import JUMP_TV_STOP, H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -175,11 +174,6 @@ def _body_lower(body: PassResult) -> float:
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
 
 
-def _whole_met(r: FarTailBracket, rel_tol: float) -> bool:
-    """True where a round's whole bracket meets BODY_WHOLE_ACCEPT rel_tol (docs/accountant_tail.md §44.1)."""
-    return 0.0 < r.lower and r.upper - r.lower <= BODY_WHOLE_ACCEPT * rel_tol * r.lower
-
-
 class _BracketNeeded(Exception):
     """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
 
@@ -223,14 +217,9 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
         if not lower or (body_lo > 0 and body_up - body_lo <= share):
             break
-        if BODY_WHOLE_STOP:
-            whole = rd.result(None, body_lo, body_up)
-            if _whole_met(whole, rel_tol):
-                break  # the round's whole bracket already meets BODY_WHOLE_ACCEPT rel_tol (§44.1, a choice of brackets)
-            # (the body's gap that would meet it, the round's other gaps fixed: the step divided by 4 only where
-            # the body misses that by more than BODY_LEAP too; §44.2, a choice of steps)
-            share = max(share, BODY_WHOLE_ACCEPT * rel_tol * whole.lower - (whole.upper - whole.lower)
-                        + (body_up - body_lo))
+        whole = rd.result(None, body_lo, body_up)
+        if (share := whole_share(whole.lower, whole.upper, body_up - body_lo, share, rel_tol)) < 0.0:
+            break  # the round's whole bracket already meets 0.8 rel_tol (§44.1, a choice of brackets)
         # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
         # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
         hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0
@@ -374,6 +363,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    if JUMP_TV_STOP and jt is not None and 0.0 < lo_best and \
+                            tv_floor_estimate(jt, lat_n, n - 1) > 0.7 * (jt.up - lo_best):
+                        break  # the step's TV terms alone would stop it (below; §44.4, a choice of steps)
                     bc_n = body_chernoff(lat_n, h, n, gamma) if as_bracket and not lower and jt is None and \
                         not bounded else None
                     if bc_n is not None and bc_n > 0.8 * rel_tol * est:

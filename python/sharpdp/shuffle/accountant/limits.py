@@ -84,3 +84,6 @@ BODY_WHOLE_ACCEPT = 0.8
 # False: main's rule there (1.05 sqrt(gap / target)) and main's floats
 ATOM_AIM_SLOW = True
 ATOM_P_SLOW = 0.8
+# docs/accountant_tail.md §44.4 (session 34): the far-tail jump term's next step is not run where the estimated TV part
+# of its gap (`jump.tv_floor_estimate`) already exceeds 0.7 times the gap so far (its own stop test would end there)
+JUMP_TV_STOP = True
