@@ -104,3 +104,22 @@ def test_jump_tv_stop_same_floats_and_estimate(monkeypatch):
     tv3 = (10**6 - 1) * (wh * float(np.sum(lat3.eta)) + wl * float(np.sum(lat3.low.eta)))
     assert est == pytest.approx(tv3, rel=0.1)
     assert est > 0.7 * (r.jump.up - r.jump.lo)  # (the rule's test at this step)
+
+
+@pytest.mark.parametrize("cell", [0, 2, 3])
+def test_bmg_whole_stop_holds_the_edgeworth_reference(cell):
+    """The regime scan's BMG cells of tests/test_review_rev29_body_leap.py where §44.1-§44.2 end the body passes
+    before main's quarter step: the bracket meets rel_tol and holds the Edgeworth reference (second order) within that
+    test's tolerance, and intersects the bracket at rel_tol 1e-3 (a finer grid)."""
+    from _rev29_bmg_reference import d_up_edgeworth
+    from test_review_rev29_body_leap import BMG_FIRED, _holds, _run
+
+    from sharpdp.shuffle import BlanketMixedGaussian
+
+    g, s, n, eps = BMG_FIRED[cell]
+    mech = BlanketMixedGaussian(g, s, 1)
+    r, fine = _run(mech, 0, n, eps), _run(mech, 0, n, eps, 1e-3)
+    assert 0.0 < r.lower and r.upper - r.lower <= 1e-2 * r.lower
+    assert max(r.lower, fine.lower) <= min(r.upper, fine.upper)
+    e2, e1, _ = d_up_edgeworth(g, s, eps, n)
+    assert _holds(r, e2, 3.0 * abs(e2 - e1) / e2 + 2e-4), (r.lower, r.upper, e2)
