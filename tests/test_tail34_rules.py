@@ -123,3 +123,18 @@ def test_bmg_whole_stop_holds_the_edgeworth_reference(cell):
     assert max(r.lower, fine.lower) <= min(r.upper, fine.upper)
     e2, e1, _ = d_up_edgeworth(g, s, eps, n)
     assert _holds(r, e2, 3.0 * abs(e2 - e1) / e2 + 2e-4), (r.lower, r.upper, e2)
+
+
+def test_gaussian_cells_hold_the_references():
+    """§44's brackets on tests/test_review_rev29_body_leap.py's Gaussian reference cells: x vs bot, sigma0 = 1,
+    n = 1e8, eps = 0.001 against the plain numpy FFT of the thinned sum (2.7700857e-5, indicator 7.46e-8); sigma0 = 2,
+    n = 1e7, eps = 0.001 against the second-order Edgeworth estimate within that test's tolerance."""
+    from _review28_gauss_reference import d_up_edgeworth
+    from test_review_rev29_body_leap import _holds, _run
+
+    v, ind = 2.770085702326314e-05, 7.460340282432182e-08
+    r = _run(GaussianRandomizer(1.0, 1), 0, 10**8, 0.001)
+    assert r.lower - ind <= v <= r.upper + ind and r.upper - r.lower <= 1e-2 * r.lower, (r.lower, r.upper)
+    r = _run(GaussianRandomizer(2.0, 1), 0, 10**7, 0.001)
+    e2, e1, _ = d_up_edgeworth(2.0, 0.001, 10**7)
+    assert _holds(r, e2, 3.0 * abs(e2 - e1) / e2 + 2e-4) and r.upper - r.lower <= 1e-2 * r.lower, (r.lower, r.upper)
