@@ -16,6 +16,7 @@ from sharpdp.shuffle.accountant.plain import certify_law_mode
 from sharpdp.shuffle.laws import laws_for
 
 from test_gauss23_count_clamp import _quad_bx
+from _main_floats34 import main_floats
 
 FIELDS = ("lower", "upper", "T0", "h", "B", "N", "multi", "body_up", "body_lo", "penalty_B")
 
@@ -162,5 +163,6 @@ def test_premise_floor(monkeypatch, neg):
 def test_settle_lower_bound(monkeypatch):
     """A cut first round whose refined lower value is the largest of all (the later rounds' penalties 1): _settle
     must refine it (caught: the lower bound of Claim 26.2 taken with the body's lower value, not its upper one)."""
+    main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, §26's device on main's body passes (§44's switches off)
     off, on = _on_off(monkeypatch, [0.06 * 1e-2 * 2.44e-6, 1.0, 1.0, 1.0])
     assert on == off and off[0] > 2.4e-6

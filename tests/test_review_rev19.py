@@ -30,6 +30,7 @@ from _blanket_pieces import bmg_pieces, dup_kind, gauss_pieces
 import sharpdp.shuffle as sh
 from sharpdp.shuffle import profile as P
 from sharpdp.shuffle.round_cache import value_cache
+from _main_floats34 import main_floats
 
 
 # ---------------------------------------------------------------------------------------------------- references
@@ -147,7 +148,10 @@ ABOVE = [(sh.BlanketMixedGaussian(0.02, 0.5, 1), 1000, "zero_out", 2.0, 0.018, 7
                    "that part's refinement while the law's total is above the level: a looser certified float "
                    "(0.0361989 against the plain 0.0361962, +7.7e-5; 8.551e-4 against 7.929e-4, +7.8 %)")
 @pytest.mark.parametrize("rz,n,adjacency,eps,level,gap", ABOVE)
-def test_value_above_level_is_the_plain_float(rz, n, adjacency, eps, level, gap):
+def test_value_above_level_is_the_plain_float(rz, n, adjacency, eps, level, gap, monkeypatch):
+    # (**) session 34, tail34: the xfail documents main's body passes; with §44.1 the plain call stops where the level's
+    # does at the first cell (the same float, docs/accountant_tail.md §44.1): the switches off
+    main_floats(monkeypatch)
     plain = float(_fresh(rz, n, adjacency).get_delta_bounds(eps)[1])
     up = float(_fresh(rz, n, adjacency).get_delta_bounds(eps, lower=False, negligible=level)[1])
     assert up > 2.0 * level
@@ -246,6 +250,7 @@ def _no_closed_form(monkeypatch):
 @pytest.mark.parametrize("rz,n,adjacency,eps,hexes", PINS)
 def test_floats_of_the_accountant_before_the_rewrites(rz, n, adjacency, eps, hexes, monkeypatch):
     _no_closed_form(monkeypatch)
+    main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
     got = []
     for lower in (True, False):
         got += [float(v).hex() for v in _fresh(eval("sh." + rz), n, adjacency).get_delta_bounds(eps, lower=lower)]

@@ -19,6 +19,7 @@ from scipy.stats import norm
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
+from _main_floats34 import main_floats
 
 TIGHT = 1e-3  # the independent legs' rel_tol (10x tighter than the accountants' default 1e-2)
 
@@ -62,7 +63,7 @@ BEFORE = [
 
 
 @pytest.mark.parametrize("s,n,rt,eps,want", BEFORE)
-def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want):
+def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want, monkeypatch):
     """§9.6 claims the reported floats are those of before: at these cells (a random sweep's cheap ones, every one
     of ~100 swept cells matched) the bracket is the one of e81037e to the bit. (Caught: the best candidate reported
     with its rough leg B, not certified again as in §9.4, at sigma0 = 2, n = 100, eps = 3.)"""
@@ -70,6 +71,7 @@ def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want):
     # model of docs/accountant.md §9.10 the split moves at two cells, not nested (another split's chain): (3.0, 100)
     # (0.009556383052195786, 0.009604872827996228), (2.0, 30) (0.00029747085900494116, 0.00029821439853725603), upper
     # values +8.1e-6 and +5.3e-6 relative, lower values higher (tests/test_rep33_window_model.py)
+    main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
     acc = _acc(s, n, rel_tol=rt)
     acc._bottom.MODEL = False
     lo, up = acc.get_delta_bounds(eps)

@@ -14,6 +14,7 @@ from scipy.stats import binom
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle.basic_composition import basic_bounds, share
+from _main_floats34 import main_floats
 
 
 # ---------------------------------------------------------------- comp25: basic composition (composition.md §4.3)
@@ -236,6 +237,7 @@ def test_far_tail_settle_gives_the_floats_of_s25(sigma0, n, eps, lo_hex, up_hex,
     # reports another split at [1.0-1000-0.1] and [1.5-100-1.0] (another split's chain, certified): the golden section
     # alone (MODEL = False) is what this test compares
     monkeypatch.setattr(CliffSearch, "MODEL", False)
+    main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
     lo0, up0 = float.fromhex(lo_hex), float.fromhex(up_hex)
     sh.clear_caches()
     with accurate_always():

@@ -35,6 +35,7 @@ from _rev29_bmg_reference import params
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
+from _main_floats34 import main_floats
 
 
 def _run(mech, idx: int, n: int, eps: float, rel_tol: float = 1e-2):
@@ -66,6 +67,10 @@ def _quartered(seqs: list[list[float]]) -> bool:
 
 def _on_off_fine(monkeypatch, mech, idx: int, n: int, eps: float):
     """The brackets with the rule (a quarter step must run), with the halving only (none may) and at rel_tol 1e-3."""
+    # (**) session 34, tail34: un-nested, §31.2's quarter step tested on main's body passes: docs/accountant_tail.md
+    # §44's switches off (§44.1's stop ends some of these runs before any quarter step; its brackets against the
+    # Edgeworth reference: tests/test_tail34_rules.py)
+    main_floats(monkeypatch)
     seqs = _spy(monkeypatch)
     on = _run(mech, idx, n, eps)
     assert _quartered(seqs), seqs

@@ -32,13 +32,13 @@ from dataclasses import dataclass, replace
 from sharpdp.shuffle.accountant import concentrated
 from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
-from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up
+from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up, tv_floor_estimate
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
-from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2
+from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
-from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.limits import JUMP_TV_STOP, H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -217,6 +217,9 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
         if not lower or (body_lo > 0 and body_up - body_lo <= share):
             break
+        whole = rd.result(None, body_lo, body_up)
+        if (share := whole_share(whole.lower, whole.upper, body_up - body_lo, share, rel_tol)) < 0.0:
+            break  # the round's whole bracket already meets 0.8 rel_tol (§44.1, a choice of brackets)
         # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
         # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
         hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0
@@ -360,6 +363,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
+                    if JUMP_TV_STOP and jt is not None and 0.0 < lo_best and \
+                            tv_floor_estimate(jt, lat_n, n - 1) > 0.7 * (jt.up - lo_best):
+                        break  # the step's TV terms alone would stop it (below; §44.4, a choice of steps)
                     bc_n = body_chernoff(lat_n, h, n, gamma) if as_bracket and not lower and jt is None and \
                         not bounded else None
                     if bc_n is not None and bc_n > 0.8 * rel_tol * est:

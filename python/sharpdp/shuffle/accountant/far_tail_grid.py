@@ -10,6 +10,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.jump import pair_first_term, pair_first_terms, pair_integral_up
 from sharpdp.shuffle.accountant.lattice import choose_B
+from sharpdp.shuffle.accountant.limits import BODY_WHOLE_ACCEPT, BODY_WHOLE_STOP
 from sharpdp.shuffle.laws import Law
 
 
@@ -112,4 +113,17 @@ def drift_clamp(law: Law, mean: float, sd: float) -> float:
     return max(4.0 * sd, choose_B(law, 0.25 * abs(mean)) if mean < 0 else 4.0 * sd)
 
 
-__all__ = ["choose_T0", "count_clamp", "drift_clamp", "first_group_ok", "h_first_group", "normal_value", "pow2"]
+def whole_share(lo: float, up: float, body_gap: float, share: float, rel_tol: float) -> float:
+    """The body passes' target from a round's whole bracket (lo, up) on the body's bracket so far, of gap
+    ``body_gap`` (docs/accountant_tail.md §44.1-§44.2): -1.0 where (lo, up) meets BODY_WHOLE_ACCEPT rel_tol (the
+    passes stop), else the share §31.2's leap compares the body's gap with: the larger of ``share`` and the body gap
+    that would meet it, the round's other gaps fixed; ``share`` itself where BODY_WHOLE_STOP is off (main's passes)."""
+    if not BODY_WHOLE_STOP:
+        return share
+    if 0.0 < lo and up - lo <= BODY_WHOLE_ACCEPT * rel_tol * lo:
+        return -1.0
+    return max(share, BODY_WHOLE_ACCEPT * rel_tol * lo - (up - lo) + body_gap)
+
+
+__all__ = ["choose_T0", "count_clamp", "drift_clamp", "first_group_ok", "h_first_group", "normal_value", "pow2",
+           "whole_share"]

@@ -361,9 +361,23 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2.tv + p_out) - dev, ramp_jensen)
     up = phi_hat_up - c * ramp_low_lo
     lo = phi_low_lo - c * ramp_hat_up
-    parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev)
+    parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev,
+                 tv_w=(float(w.max()) + c * float(wr.max()), float(w1.max())))  # (§44.4's estimate)
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
 
 
+def tv_floor_estimate(jt: JumpTerm, lat: LatticeLaws, nn: int) -> float:
+    """An estimate (not a bound) of the part of a jump term's gap Up - Lo that the pmf errors' TV bounds make at the
+    lattice laws ``lat`` of the next step: the TV terms of :func:`jump_term` (w_max tv + c wr_max tv on the hat law,
+    w1_max tv on the centroid law, tv ~ nn sum(eta)), with the weights' maxima of ``jt``'s step (its window; the
+    lattice's error sums hardly shrink with h once they are the cells' rounding). 0 where ``jt`` has no lower law's
+    parts (docs/accountant_tail.md §44.4; it chooses whether a step runs, never what a step certifies)."""
+    if "tv_w" not in jt.parts or lat.low is None:
+        return 0.0
+    wh, wl = jt.parts["tv_w"]
+    return nn * (wh * float(np.sum(lat.eta)) + wl * float(np.sum(lat.low.eta)))
+
+
 __all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_first_terms",
-           "pair_integral_up", "stop_loss_grid"]
+           "pair_integral_up", "stop_loss_grid",
+           "tv_floor_estimate"]

@@ -90,3 +90,17 @@ CAL_LOOSE_SKIP_PROBES = True
 # of log p over several pieces and the numerical mgf of -V (§43.1); False: the stages of §41.5 alone (session 33's
 # brackets wherever stage 6 would accept)
 CLOSED_PIECES_STAGE = True
+
+# §44.1 (session 34): the far-tail round's body passes stop where the round's whole bracket already meets
+# BODY_WHOLE_ACCEPT rel_tol (another certified bracket, not nested in main's); False: main's passes and floats
+BODY_WHOLE_STOP = True
+BODY_WHOLE_ACCEPT = 0.8
+# docs/accountant_tail.md §44.3 (session 34): an atom law's step where the gap measured between two passes shrinks
+# slower than h is aimed as if it shrank like h^ATOM_P_SLOW (fewer, longer passes; another certified bracket);
+# False: main's rule there (1.05 sqrt(gap / target)) and main's floats
+ATOM_AIM_SLOW = True
+ATOM_P_SLOW = 0.8
+ATOM_SLOW_RATIO = 2.0  # ... only where the gap is at most this times its target 0.7 rel_tol (farther: main's rule)
+# docs/accountant_tail.md §44.4 (session 34): the far-tail jump term's next step is not run where the estimated TV part
+# of its gap (`jump.tv_floor_estimate`) already exceeds 0.7 times the gap so far (its own stop test would end there)
+JUMP_TV_STOP = True
