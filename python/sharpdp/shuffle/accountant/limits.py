@@ -75,3 +75,6 @@ CLOSED_LOCAL_STAGE = True
 # of the tangent of log p (§41.1), the upper value also with the density's bound split at a few sd above the mean
 # (§41.4); False: the stages of §40.3 alone (session 32's brackets wherever stage 5 would accept)
 CLOSED_EXP_STAGE = True
+# docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
+# alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
+VIA_BOTTOM_LOOSE_SEARCH = True
