@@ -202,6 +202,11 @@ class ViaBottom(CliffSearch):
         # the candidates on legs at ct: rel_tol, or max(rel_tol, 0.1) under the loose search of §9.11 (where one of them
         # is below 1: the cap stops read legs at rel_tol, so at the cap the candidates of before)
         ct = max(rel_tol, 0.1) if self.SHORTCUTS and self.MODEL and limits.VIA_BOTTOM_LOOSE_SEARCH else rel_tol
+        first = self._model_first(eps, ct) if ct != rel_tol else None
+        if first is not None:  # (§9.11: the least split of the model's steps, certified at rel_tol as in §9.4)
+            best = self._contract(eps, self.split(eps, first.f, rel_tol), rel_tol)
+            self._hint = eps - best.e1 if best.upper < 1.0 else None
+            return self._as_report(eps_in, best)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
         if ct != rel_tol and min(c.upper for c in cands) >= 1.0:
             ct, cands = rel_tol, self._candidates(eps, rel_tol, rel_tol, self.SPLITS)

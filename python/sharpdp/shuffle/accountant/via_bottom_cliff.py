@@ -5,8 +5,10 @@ on loose legs and the cliff vertices of leg B (:class:`CliffSearch`, a part of
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 
 
@@ -35,6 +37,12 @@ class CliffSearch:
     # the vertex model of the legs first in the golden section's window (docs/accountant.md §9.10); False: the
     # golden section alone (the search of before, a test reference)
     MODEL = True
+    # the most model steps of the split search of §9.11 (:meth:`_model_first`)
+    MODEL_STEPS = 4
+    # ... a model step landing within MODEL_END in f of an end of [0, 1] tries that end instead (once per end)
+    MODEL_END = 0.15
+    # ... and settled where its last step gained less than MODEL_GAIN of the chain's estimate
+    MODEL_GAIN = 1e-3
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
@@ -94,6 +102,61 @@ class CliffSearch:
                     if p is None or (self._balanced(p) and p.upper >= v.upper):
                         return v, min([x.f for x in seen if x.f > v.f] + [hi])
         return self._golden(eps, lo, hi, rt)
+
+    def _model_first(self, eps: float, rt: float) -> Split | None:
+        """The split search of docs/accountant.md §9.11 on legs at rel_tol ``rt``: from the splits f = 0.5 and 0.65
+        (two of SPLITS), steps to the vertex of the legs' log-linear model (:func:`model_shift`) through the best split
+        and its nearest neighbour, at most MODEL_STEPS of them, until the step is at most SPLIT_TOL eps / 20; the best
+        split, kept where every split seen is balanced and below 1 (and above VALUE_FLOOR), the last step is at most
+        SPLIT_TOL eps / 2 (or points beyond the end f = 0 or 1 the best split is at), and no split left of every split
+        seen can be better: leg A's lower value at the leftmost is at least the best upper value (A is non-increasing),
+        else the split SPLIT_TOL / 2 left of them is balanced and not better (a cliff of leg B lies left of every
+        balanced split, §9.10). None otherwise (the search of §9 follows, its splits at f = 0.5, 0.65 cached)."""
+        seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]
+        prev = seen[0]
+        ends = [0.0, 1.0]  # (an end of [0, 1] is tried once, in place of a model step that lands near it)
+        for i in range(self.MODEL_STEPS + 1):
+            if not all(VALUE_FLOOR <= x.upper < 1.0 for x in seen):
+                return None
+            best = min(seen, key=_estimate)
+            others = [x for x in seen if x is not best and self._balanced(x)] or [x for x in seen if x is not best]
+            near = min(others, key=lambda x: abs(x.e1 - best.e1))
+            lft = max((x for x in others if x.e1 < best.e1), key=lambda x: x.e1, default=None)
+            rgt = min((x for x in others if x.e1 > best.e1), key=lambda x: x.e1, default=None)
+            # the legs' log slopes through the best split's neighbours on both sides where it has them (central), else
+            # through it and its nearest neighbour; the vertex of their log-linear model anchored at the best split
+            y = model_shift(lft, rgt, best, _mid) if lft is not None and rgt is not None else \
+                model_shift(best, near, best, _mid)
+            if y is None:
+                return None
+            f = min(max((best.e1 + y) / eps, 0.0), 1.0)
+            step = abs(f * eps - best.e1)
+            if (f == best.f and f in (0.0, 1.0)) or step <= 0.05 * self.SPLIT_TOL * eps or (
+                    lft is not None and rgt is not None and rgt.e1 - lft.e1 <= self.SPLIT_TOL * eps):
+                break  # (settled, bracketed to the golden section's resolution, or pointing beyond the end at best)
+            if i == self.MODEL_STEPS:
+                # (settled in value: the last step gained less than MODEL_GAIN of the estimate, or in place)
+                if step > 0.5 * self.SPLIT_TOL * eps and not (
+                        seen[-1] is best and _estimate(prev) - _estimate(best) <= self.MODEL_GAIN * _estimate(best)):
+                    return None
+                break
+            prev = best
+            if any(x.f == f for x in seen):  # (a split seen already: the model makes no progress)
+                return None
+            end = [e for e in ends if abs(f - e) < self.MODEL_END and abs(best.f - e) > abs(f - e)]
+            if end:
+                ends.remove(end[0])
+                f = end[0]
+            seen.append(self.split(eps, f, rt))
+        if not (self._balanced(best) and self._balanced(near)):
+            return None
+        left = min((x for x in seen if self._balanced(x)), key=lambda x: x.f)
+        if left.leg_a.lower < _estimate(best) and left.f > 0.0:
+            # (a cliff of leg B lies left of every balanced split; left of ``left`` every split's value is >= A there)
+            p = self.split(eps, max(left.f - 0.5 * self.SPLIT_TOL, 0.0), rt)
+            if not (self._balanced(p) and _estimate(p) >= _estimate(best)):
+                return None
+        return best
 
     def _balanced(self, s: Split) -> bool:
         """Each leg's share of the split's value is above CLIFF (no cliff of leg B near it, §9.5, §9.10)."""
@@ -174,7 +237,25 @@ class CliffSearch:
         return c if c.upper < bar else None
 
 
-def model_shift(p: Split, q: Split, at: Split) -> float | None:
+def _mid(r: AccountantReport) -> float:
+    """A leg's estimate from its certified bracket (§9.11, a place to look only): the midpoint, or the upper value
+    where the lower value is 0."""
+    return 0.5 * (r.lower + r.upper) if r.lower > 0.0 else r.upper
+
+
+def _estimate(s: Split) -> float:
+    """The chain's estimate at a split from its legs' :func:`_mid` (§9.11: :meth:`CliffSearch._model_first` compares
+    these; a loose leg's upper value carries an error of up to its bracket's width)."""
+    return _mid(s.leg_a) + math.exp(s.e1) * _mid(s.leg_b)
+
+
+def _upper(r: AccountantReport) -> float:
+    """A leg's upper value (the estimate of :func:`model_shift` by default)."""
+    return r.upper
+
+
+def model_shift(p: Split, q: Split, at: Split, value: Callable[[AccountantReport], float] = _upper) -> float | None:
+
     """The shift y of e1 from the split ``at`` minimising A e^{-a y} + W e^{(b + 1) y}, the log-linear model of the chain
     A(e1 + y) + e^{e1 + y} B(e2 - y) around ``at`` (A, W = e^{e1} B(e2) its legs' upper values), with a and b the legs'
     log slopes through the splits ``p`` and ``q`` (docs/accountant.md §9.10); None where a leg is not positive, a
@@ -182,12 +263,12 @@ def model_shift(p: Split, q: Split, at: Split) -> float | None:
     if p.e1 == q.e1:
         return None
     lo, hi = (p, q) if p.e1 < q.e1 else (q, p)
-    vals = (lo.leg_a.upper, hi.leg_a.upper, lo.leg_b.upper, hi.leg_b.upper, at.leg_a.upper, at.leg_b.upper)
+    vals = tuple(value(r) for r in (lo.leg_a, hi.leg_a, lo.leg_b, hi.leg_b, at.leg_a, at.leg_b))
     if not min(vals) > 0.0:
         return None
     de = hi.e1 - lo.e1
-    a = (math.log(lo.leg_a.upper) - math.log(hi.leg_a.upper)) / de
-    b = (math.log(hi.leg_b.upper) - math.log(lo.leg_b.upper)) / de
+    a = (math.log(vals[0]) - math.log(vals[1])) / de
+    b = (math.log(vals[3]) - math.log(vals[2])) / de
     if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
         return None
-    return math.log(a * at.leg_a.upper / ((b + 1.0) * math.exp(at.e1) * at.leg_b.upper)) / (a + b + 1.0)
+    return math.log(a * vals[4] / ((b + 1.0) * math.exp(at.e1) * vals[5])) / (a + b + 1.0)
