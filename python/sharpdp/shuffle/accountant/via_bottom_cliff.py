@@ -104,14 +104,19 @@ class CliffSearch:
         return self._golden(eps, lo, hi, rt)
 
     def _model_first(self, eps: float, rt: float) -> Split | None:
-        """The split search of docs/accountant.md §9.11 on legs at rel_tol ``rt``: from the splits f = 0.5 and 0.65
-        (two of SPLITS), steps to the vertex of the legs' log-linear model (:func:`model_shift`) through the best split
-        and its nearest neighbour, at most MODEL_STEPS of them, until the step is at most SPLIT_TOL eps / 20; the best
-        split, kept where every split seen is balanced and below 1 (and above VALUE_FLOOR), the last step is at most
-        SPLIT_TOL eps / 2 (or points beyond the end f = 0 or 1 the best split is at), and no split left of every split
-        seen can be better: leg A's lower value at the leftmost is at least the best upper value (A is non-increasing),
-        else the split SPLIT_TOL / 2 left of them is balanced and not better (a cliff of leg B lies left of every
-        balanced split, §9.10). None otherwise (the search of §9 follows, its splits at f = 0.5, 0.65 cached)."""
+        """The split search of docs/accountant.md §9.11 on legs at rel_tol ``rt``, compared by the chains' estimates
+        (:func:`_estimate`): from the splits f = 0.5 and 0.65 (two of SPLITS), steps to the vertex of the legs' log-linear
+        model (:func:`model_shift` on the legs' :func:`_mid`) anchored at the best split, its slopes through the best
+        split's balanced neighbours on both sides where it has them, else through it and its nearest neighbour; a step
+        landing within MODEL_END of an end of [0, 1] tries that end instead (once). It stops when a step is at most
+        SPLIT_TOL eps / 20, the best split's neighbours are SPLIT_TOL eps apart or the model points beyond the end the best
+        split is at; after MODEL_STEPS steps where the last step is at most SPLIT_TOL eps / 2 or gained less than
+        MODEL_GAIN of the estimate. The best split is returned where it and its model neighbour are balanced, every split
+        seen is in [VALUE_FLOOR, 1) and no split left of the balanced ones can be better: leg A's lower value at the
+        leftmost balanced split is at least the best estimate (A is non-increasing), else the split SPLIT_TOL / 2 left
+        of it is balanced and not better (a cliff of leg B lies left of every balanced split, §9.10). None otherwise
+        (the search of §9 follows; its splits at f = 0.5 and 0.65 are these, cached). Only a place to look: the caller
+        certifies the split at rel_tol."""
         seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]
         prev = seen[0]
         ends = [0.0, 1.0]  # (an end of [0, 1] is tried once, in place of a model step that lands near it)
@@ -135,10 +140,15 @@ class CliffSearch:
                     lft is not None and rgt is not None and rgt.e1 - lft.e1 <= self.SPLIT_TOL * eps):
                 break  # (settled, bracketed to the golden section's resolution, or pointing beyond the end at best)
             if i == self.MODEL_STEPS:
-                # (settled in value: the last step gained less than MODEL_GAIN of the estimate, or in place)
-                if step > 0.5 * self.SPLIT_TOL * eps and not (
-                        seen[-1] is best and _estimate(prev) - _estimate(best) <= self.MODEL_GAIN * _estimate(best)):
+                # (settled in value: the last step gained less than MODEL_GAIN of the estimate; or the step is short:
+                # it is taken, and the better of the two kept)
+                if seen[-1] is best and _estimate(prev) - _estimate(best) <= self.MODEL_GAIN * _estimate(best):
+                    break
+                if step > 0.5 * self.SPLIT_TOL * eps or any(x.f == f for x in seen):
                     return None
+                last = self.split(eps, f, rt)
+                seen.append(last)
+                best = min(best, last, key=_estimate)
                 break
             prev = best
             if any(x.f == f for x in seen):  # (a split seen already: the model makes no progress)
