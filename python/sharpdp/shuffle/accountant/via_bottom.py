@@ -204,7 +204,7 @@ class ViaBottom(CliffSearch):
         ct = max(rel_tol, 0.1) if self.SHORTCUTS and self.MODEL and limits.VIA_BOTTOM_LOOSE_SEARCH else rel_tol
         first = self._model_first(eps, ct) if ct != rel_tol else None
         if first is not None:  # (§9.11: the least split of the model's steps, certified at rel_tol as in §9.4)
-            best = self._contract(eps, self.split(eps, first.f, rel_tol), rel_tol)
+            best = self._contract(eps, self.split(eps, first.f, rel_tol, idle=True), rel_tol)
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
@@ -239,7 +239,9 @@ class ViaBottom(CliffSearch):
             cands.append(self.split(eps, found.f, rel_tol, rough_b=min(x.upper for x in cands) < 1.0, guess=False,
                                      idle=True))
         # the candidates' legs B may be the loose ones of rough_b (§9.6): the reported split is certified as in §9.4
-        best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol), rel_tol)
+        # (under §9.11 with §9.7's rule: its leg B at rt is cached)
+        best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol, idle=ct != rel_tol),
+                              rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
 

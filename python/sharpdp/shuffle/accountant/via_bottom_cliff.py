@@ -34,8 +34,8 @@ class CliffSearch:
     SHRINK_GAIN: float
     EDGE: float
     CLIFF: float
-    # the vertex model of the legs first in the golden section's window (docs/accountant.md §9.10); False: the
-    # golden section alone (the search of before, a test reference)
+    # the vertex model of the legs first in the golden section's window (docs/accountant.md §9.10) and the loose search
+    # of §9.11 (with limits.VIA_BOTTOM_LOOSE_SEARCH); False: the golden section alone (the search of before, a test reference)
     MODEL = True
     # the most model steps of the split search of §9.11 (:meth:`_model_first`)
     MODEL_STEPS = 4
