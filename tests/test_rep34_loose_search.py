@@ -14,41 +14,8 @@ import pytest
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
-
-
-class _Legs:
-    """Exact legs A(e) = ca e^{-a e - qa e^2}, B(e) = cb e^{-b e - qb e^2} (brackets of width 0); ``calls`` counts them."""
-
-    rel_tol = 1e-2
-    sampler_tau = 0.0
-    eps_tau = math.inf
-    _closed_only = False
-
-    def __init__(self, ca, a, cb, b, qa=0.0, qb=0.0):
-        self.p = (ca, a, cb, b, qa, qb)
-        self.calls = 0
-
-    def value(self, j, e):
-        ca, a, cb, b, qa, qb = self.p
-        return ca * math.exp(-a * e - qa * e * e) if j == 0 else cb * math.exp(-b * e - qb * e * e)
-
-    def _report(self, epsilon, rel_tol, only=None, negligible=0.0):
-        self.calls += 1
-        v = self.value(only[0], epsilon)
-        return AccountantReport(epsilon, v, v)
-
-    def get_epsilon(self, delta, *, xtol=1e-3):  # (not used here)
-        raise ValueError("not used")
-
-
-def _chain(legs, eps, e1):
-    return legs.value(0, e1) + math.exp(e1) * legs.value(1, eps - e1)
-
-
-def _brute(legs, eps, k=20001):
-    return min(_chain(legs, eps, eps * i / (k - 1)) for i in range(k))
+from tests.test_rep33_window_model import _Legs, _brute, _chain  # (exact synthetic legs, one definition)
 
 
 def _run(legs, eps, on, monkeypatch):
