@@ -207,6 +207,8 @@ class ViaBottom(CliffSearch):
             best = self._contract(eps, self.split(eps, first.f, rel_tol, idle=True), rel_tol)
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
+        if ct != rel_tol and max(self.split(eps, f, ct).upper for f in (0.5, 0.65)) >= 1.0:
+            ct = rel_tol  # (the model's first splits, cached: near the cap, the candidates of before at once)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
         if ct != rel_tol and min(c.upper for c in cands) >= 1.0:
             ct, cands = rel_tol, self._candidates(eps, rel_tol, rel_tol, self.SPLITS)

@@ -118,6 +118,8 @@ class CliffSearch:
         (the search of §9 follows; its splits at f = 0.5 and 0.65 are these, cached). Only a place to look: the caller
         certifies the split at rel_tol."""
         seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]
+        if not any(self._balanced(x) for x in seen):  # (leg B at a cliff or negligible at both: no model, §9.5)
+            return None
         prev = seen[0]
         ends = [0.0, 1.0]  # (an end of [0, 1] is tried once, in place of a model step that lands near it)
         for i in range(self.MODEL_STEPS + 1):
@@ -158,6 +160,8 @@ class CliffSearch:
                 ends.remove(end[0])
                 f = end[0]
             seen.append(self.split(eps, f, rt))
+            if not (end or self._balanced(seen[-1])):  # (a model step at a cliff of leg B: the searches of §9.5)
+                return None
         if not (self._balanced(best) and self._balanced(near)):
             return None
         left = min((x for x in seen if self._balanced(x)), key=lambda x: x.f)
