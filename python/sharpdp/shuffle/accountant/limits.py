@@ -104,3 +104,7 @@ ATOM_SLOW_RATIO = 2.0  # ... only where the gap is at most this times its target
 # docs/accountant_tail.md §44.4 (session 34): the far-tail jump term's next step is not run where the estimated TV part
 # of its gap (`jump.tv_floor_estimate`) already exceeds 0.7 times the gap so far (its own stop test would end there)
 JUMP_TV_STOP = True
+
+# docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
+# alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
+VIA_BOTTOM_LOOSE_SEARCH = True

@@ -15,6 +15,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Protocol
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
@@ -198,21 +199,26 @@ class ViaBottom(CliffSearch):
                 proved = proof()
                 if proved is not None:
                     return self._as_report(eps_in, proved)
-        cands: list[Split] = []
-        for f in self.SPLITS:  # (below 1 the cap stop cannot fire: only the minimum matters, as below)
-            bar = min((c.upper for c in cands), default=math.inf)
-            if not (bar < 1.0 and self._worse(eps, f, rel_tol, bar)):
-                cands.append(self.split(eps, f, rel_tol, rough_b=bar < 1.0, guess=False, idle=True))
+        # the candidates on legs at ct: rel_tol, or max(rel_tol, 0.1) under the loose search of §9.11 (where one of them
+        # is below 1: the cap stops read legs at rel_tol, so at the cap the candidates of before)
+        ct = max(rel_tol, 0.1) if self.SHORTCUTS and self.MODEL and limits.VIA_BOTTOM_LOOSE_SEARCH else rel_tol
+        first = self._model_first(eps, ct) if ct != rel_tol else None
+        if first is not None:  # (§9.11: the least split of the model's steps, certified at rel_tol as in §9.4)
+            best = self._contract(eps, self.split(eps, first.f, rel_tol, idle=True), rel_tol)
+            self._hint = eps - best.e1 if best.upper < 1.0 else None
+            return self._as_report(eps_in, best)
+        if ct != rel_tol and max(self.split(eps, f, ct).upper for f in (0.5, 0.65)) >= 1.0:
+            ct = rel_tol  # (the model's first splits, cached: near the cap, the candidates of before at once)
+        cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
+        if ct != rel_tol and min(c.upper for c in cands) >= 1.0:
+            ct, cands = rel_tol, self._candidates(eps, rel_tol, rel_tol, self.SPLITS)
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
             return self._as_report(eps_in, capped)
         f0 = min(cands, key=lambda c: c.upper).f
-        for f in (min(f0 + 0.06, 1.0), max(f0 - 0.06, 0.0)):
-            # a chain bounded below by known legs at or above the smallest upper value is not the minimum (nor a
-            # tie that min() would take: it comes later), so it is not certified (docs/accountant.md §9.4)
-            bar = min(c.upper for c in cands)
-            if not self._worse(eps, f, rel_tol, bar):
-                cands.append(self.split(eps, f, rel_tol, rough_b=bar < 1.0, guess=False, idle=True))
+        # a chain bounded below by known legs at or above the smallest upper value is not the minimum (nor a tie that
+        # min() would take: it comes later), so it is not certified (docs/accountant.md §9.4)
+        cands = self._candidates(eps, ct, rel_tol, (min(f0 + 0.06, 1.0), max(f0 - 0.06, 0.0)), cands)
         best = min(cands, key=lambda c: c.upper)
         # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
         # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
@@ -227,15 +233,31 @@ class ViaBottom(CliffSearch):
                 found = self._beyond(eps, found, sgn, rt)
             elif math.exp(found.e1) * found.leg_b.upper <= self.CLIFF * found.upper:  # a cliff inside the bracket
                 found = self._edge(eps, found, rt) if self._past_cliff(found) else self._shrink(eps, found, b, rt)
+        if ct != rel_tol:  # (§9.11: every candidate on legs at rt, the least one alone certified at rel_tol below)
+            cands.append(found)
         # its loose certified lower value above the smallest certified upper value: its value at rel_tol is
         # >= the chain >= that lower value, so it is not the minimum (nor a tie): not certified (§9.3)
-        if not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
+        elif not (self.SHORTCUTS and found.lower > min(x.upper for x in cands)):
             cands.append(self.split(eps, found.f, rel_tol, rough_b=min(x.upper for x in cands) < 1.0, guess=False,
                                      idle=True))
         # the candidates' legs B may be the loose ones of rough_b (§9.6): the reported split is certified as in §9.4
-        best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol), rel_tol)
+        # (under §9.11 with §9.7's rule: its leg B at rt is cached)
+        best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol, idle=ct != rel_tol),
+                              rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
+
+    def _candidates(self, eps: float, ct: float, rel_tol: float, fs: tuple[float, ...],
+                    cands: tuple[Split, ...] | list[Split] = ()) -> list[Split]:
+        """``cands`` and the splits at ``fs`` on legs at ``ct`` (the candidates of §9; rough_b and idle where ct is
+        rel_tol, §9.6-§9.7), each skipped where :meth:`_worse` shows it is not below the least upper value before it
+        while that is below 1 (the cap stops read every split of SPLITS: docs/accountant.md §9.4)."""
+        out = list(cands)
+        for f in fs:
+            bar = min((c.upper for c in out), default=math.inf)
+            if not (bar < 1.0 and self._worse(eps, f, ct, bar)):
+                out.append(self.split(eps, f, ct, rough_b=bar < 1.0 and ct == rel_tol, guess=False, idle=ct == rel_tol))
+        return out
 
     def _worse(self, eps: float, f: float, rel_tol: float, bar: float) -> bool:
         """True when a lower value of the split's chain at f is >= ``bar``: from the legs known already

@@ -5,8 +5,10 @@ on loose legs and the cliff vertices of leg B (:class:`CliffSearch`, a part of
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 
 
@@ -32,9 +34,15 @@ class CliffSearch:
     SHRINK_GAIN: float
     EDGE: float
     CLIFF: float
-    # the vertex model of the legs first in the golden section's window (docs/accountant.md §9.10); False: the
-    # golden section alone (the search of before, a test reference)
+    # the vertex model of the legs first in the golden section's window (docs/accountant.md §9.10) and the loose search
+    # of §9.11 (with limits.VIA_BOTTOM_LOOSE_SEARCH); False: the golden section alone (the search of before, a test reference)
     MODEL = True
+    # the most model steps of the split search of §9.11 (:meth:`_model_first`)
+    MODEL_STEPS = 4
+    # ... a model step landing within MODEL_END in f of an end of [0, 1] tries that end instead (once per end)
+    MODEL_END = 0.15
+    # ... and settled where its last step gained less than MODEL_GAIN of the chain's estimate
+    MODEL_GAIN = 1e-3
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
@@ -94,6 +102,75 @@ class CliffSearch:
                     if p is None or (self._balanced(p) and p.upper >= v.upper):
                         return v, min([x.f for x in seen if x.f > v.f] + [hi])
         return self._golden(eps, lo, hi, rt)
+
+    def _model_first(self, eps: float, rt: float) -> Split | None:
+        """The split search of docs/accountant.md §9.11 on legs at rel_tol ``rt``, compared by the chains' estimates
+        (:func:`_estimate`): from the splits f = 0.5 and 0.65 (two of SPLITS), steps to the vertex of the legs' log-linear
+        model (:func:`model_shift` on the legs' :func:`_mid`) anchored at the best split, its slopes through the best
+        split's balanced neighbours on both sides where it has them, else through it and its nearest neighbour; a step
+        landing within MODEL_END of an end of [0, 1] tries that end instead (once). It stops when a step is at most
+        SPLIT_TOL eps / 20, the best split's neighbours are SPLIT_TOL eps apart or the model points beyond the end the best
+        split is at; after MODEL_STEPS steps where the last step is at most SPLIT_TOL eps / 2 or gained less than
+        MODEL_GAIN of the estimate. The best split is returned where it and its model neighbour are balanced, every split
+        seen is in [VALUE_FLOOR, 1) and no split left of the balanced ones can be better: leg A's lower value at the
+        leftmost balanced split is at least the best estimate (A is non-increasing), else the split SPLIT_TOL / 2 left
+        of it is balanced and not better (a cliff of leg B lies left of every balanced split, §9.10). None otherwise
+        (the search of §9 follows; its splits at f = 0.5 and 0.65 are these, cached). Only a place to look: the caller
+        certifies the split at rel_tol."""
+        seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]
+        if not any(self._balanced(x) for x in seen):  # (leg B at a cliff or negligible at both: no model, §9.5)
+            return None
+        prev = seen[0]
+        ends = [0.0, 1.0]  # (an end of [0, 1] is tried once, in place of a model step that lands near it)
+        for i in range(self.MODEL_STEPS + 1):
+            if not all(VALUE_FLOOR <= x.upper < 1.0 for x in seen):
+                return None
+            best = min(seen, key=_estimate)
+            others = [x for x in seen if x is not best and self._balanced(x)] or [x for x in seen if x is not best]
+            near = min(others, key=lambda x: abs(x.e1 - best.e1))
+            lft = max((x for x in others if x.e1 < best.e1), key=lambda x: x.e1, default=None)
+            rgt = min((x for x in others if x.e1 > best.e1), key=lambda x: x.e1, default=None)
+            # the legs' log slopes through the best split's neighbours on both sides where it has them (central), else
+            # through it and its nearest neighbour; the vertex of their log-linear model anchored at the best split
+            y = model_shift(lft, rgt, best, _mid) if lft is not None and rgt is not None else \
+                model_shift(best, near, best, _mid)
+            if y is None:
+                return None
+            f = min(max((best.e1 + y) / eps, 0.0), 1.0)
+            step = abs(f * eps - best.e1)
+            if (f == best.f and f in (0.0, 1.0)) or step <= 0.05 * self.SPLIT_TOL * eps or (
+                    lft is not None and rgt is not None and rgt.e1 - lft.e1 <= self.SPLIT_TOL * eps):
+                break  # (settled, bracketed to the golden section's resolution, or pointing beyond the end at best)
+            if i == self.MODEL_STEPS:
+                # (settled in value: the last step gained less than MODEL_GAIN of the estimate; or the step is short:
+                # it is taken, and the better of the two kept)
+                if seen[-1] is best and _estimate(prev) - _estimate(best) <= self.MODEL_GAIN * _estimate(best):
+                    break
+                if step > 0.5 * self.SPLIT_TOL * eps or any(x.f == f for x in seen):
+                    return None
+                last = self.split(eps, f, rt)
+                seen.append(last)
+                best = min(best, last, key=_estimate)
+                break
+            prev = best
+            if any(x.f == f for x in seen):  # (a split seen already: the model makes no progress)
+                return None
+            end = [e for e in ends if abs(f - e) < self.MODEL_END and abs(best.f - e) > abs(f - e)]
+            if end:
+                ends.remove(end[0])
+                f = end[0]
+            seen.append(self.split(eps, f, rt))
+            if not (end or self._balanced(seen[-1])):  # (a model step at a cliff of leg B: the searches of §9.5)
+                return None
+        if not (self._balanced(best) and self._balanced(near)):
+            return None
+        left = min((x for x in seen if self._balanced(x)), key=lambda x: x.f)
+        if left.leg_a.lower < _estimate(best) and left.f > 0.0:
+            # (a cliff of leg B lies left of every balanced split; left of ``left`` every split's value is >= A there)
+            p = self.split(eps, max(left.f - 0.5 * self.SPLIT_TOL, 0.0), rt)
+            if not (self._balanced(p) and _estimate(p) >= _estimate(best)):
+                return None
+        return best
 
     def _balanced(self, s: Split) -> bool:
         """Each leg's share of the split's value is above CLIFF (no cliff of leg B near it, §9.5, §9.10)."""
@@ -174,7 +251,25 @@ class CliffSearch:
         return c if c.upper < bar else None
 
 
-def model_shift(p: Split, q: Split, at: Split) -> float | None:
+def _mid(r: AccountantReport) -> float:
+    """A leg's estimate from its certified bracket (§9.11, a place to look only): the midpoint, or the upper value
+    where the lower value is 0."""
+    return 0.5 * (r.lower + r.upper) if r.lower > 0.0 else r.upper
+
+
+def _estimate(s: Split) -> float:
+    """The chain's estimate at a split from its legs' :func:`_mid` (§9.11: :meth:`CliffSearch._model_first` compares
+    these; a loose leg's upper value carries an error of up to its bracket's width)."""
+    return _mid(s.leg_a) + math.exp(s.e1) * _mid(s.leg_b)
+
+
+def _upper(r: AccountantReport) -> float:
+    """A leg's upper value (the estimate of :func:`model_shift` by default)."""
+    return r.upper
+
+
+def model_shift(p: Split, q: Split, at: Split, value: Callable[[AccountantReport], float] = _upper) -> float | None:
+
     """The shift y of e1 from the split ``at`` minimising A e^{-a y} + W e^{(b + 1) y}, the log-linear model of the chain
     A(e1 + y) + e^{e1 + y} B(e2 - y) around ``at`` (A, W = e^{e1} B(e2) its legs' upper values), with a and b the legs'
     log slopes through the splits ``p`` and ``q`` (docs/accountant.md §9.10); None where a leg is not positive, a
@@ -182,12 +277,12 @@ def model_shift(p: Split, q: Split, at: Split) -> float | None:
     if p.e1 == q.e1:
         return None
     lo, hi = (p, q) if p.e1 < q.e1 else (q, p)
-    vals = (lo.leg_a.upper, hi.leg_a.upper, lo.leg_b.upper, hi.leg_b.upper, at.leg_a.upper, at.leg_b.upper)
+    vals = tuple(value(r) for r in (lo.leg_a, hi.leg_a, lo.leg_b, hi.leg_b, at.leg_a, at.leg_b))
     if not min(vals) > 0.0:
         return None
     de = hi.e1 - lo.e1
-    a = (math.log(lo.leg_a.upper) - math.log(hi.leg_a.upper)) / de
-    b = (math.log(hi.leg_b.upper) - math.log(lo.leg_b.upper)) / de
+    a = (math.log(vals[0]) - math.log(vals[1])) / de
+    b = (math.log(vals[3]) - math.log(vals[2])) / de
     if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
         return None
-    return math.log(a * at.leg_a.upper / ((b + 1.0) * math.exp(at.e1) * at.leg_b.upper)) / (a + b + 1.0)
+    return math.log(a * vals[4] / ((b + 1.0) * math.exp(at.e1) * vals[5])) / (a + b + 1.0)
