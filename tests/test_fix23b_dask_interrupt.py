@@ -16,6 +16,26 @@ pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
 CLI = [sys.executable, "-m", "sharpdp.cli"]
+
+
+def _default_sigint() -> None:
+    """In the child before it starts Python: SIGINT to its default action, so that Python installs its
+    KeyboardInterrupt handler. A process started with SIGINT ignored (a background job of a non-interactive shell:
+    ``pytest ... &``, nohup, some CI runners) passes the ignored disposition on to its children, and Python then
+    leaves SIGINT ignored: the Ctrl-C these tests send did nothing and all three failed at once (the session-33
+    failure "at load 15": a run started in the background, not a timing race)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt in this process for the test's duration (Python's own handler), whatever
+    disposition pytest was started with (see :func:`_default_sigint`); the previous one restored after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 #: the CLI with every progress step printing its first line at once (not after 2 s quiet): a step's start is seen
 EAGER = [sys.executable, "-c", "import sys, sharpdp._progress as P; P._PlainBar.quiet = 0.0; "
          "from sharpdp.cli import main; sys.exit(main(sys.argv[1:]))"]
@@ -40,7 +60,7 @@ def _interrupt(table, tmp_path, trigger: tuple[str, ...], wait: float, command: 
     cmd += (["--by", "carrier", "--keys", str(table / "keys.csv"), "--out", str(tmp_path), "--no-plot"]
             if command == "histogram" else ["--columns", "dep_delay", "--bounds=-120:1440"])
     with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          start_new_session=True) as p:
+                          start_new_session=True, preexec_fn=_default_sigint) as p:
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True)
         reader.start()
@@ -88,7 +108,7 @@ def test_ctrl_c_during_a_pass_names_the_step(table, tmp_path):
     assert took < 20, (took, text)  # (0.8-4.4 s at load 3-12 on 2 cores)
 
 
-def test_ctrl_c_while_the_cluster_closes_lets_the_close_finish(monkeypatch):
+def test_ctrl_c_while_the_cluster_closes_lets_the_close_finish(monkeypatch, sigint_raises):
     """A Ctrl-C that comes while the local cluster closes is held until it has closed, then raised: an interrupted
     close stayed "closing" and Dask's exit hook waited 10 s for it (silence before the process ended)."""
     import distributed

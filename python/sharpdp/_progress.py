@@ -112,13 +112,14 @@ class _PlainBar:
     def __init__(self, iterable: Iterable[Any] | None = None, *, desc: str = "", total: int | None = None,
                  unit: str = "it", file: IO[str] | None = None, leave: bool = True, disable: bool = False,
                  delay: float = 0.0, budget: bool = False, silent: bool = False, staged: bool = False,
-                 **_: Any) -> None:
+                 estimated: bool = False, **_: Any) -> None:
         self.iterable = iterable
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
         self.total, self.desc, self.unit = total, desc, unit
         self._budget = total  # the total announced at the start (a caller may change it when it stops early)
         self._upto = budget  # the total is a budget the work may stop short of: the time left is an upper value
+        self._estimated = estimated  # the total is an estimate of the work (revised by the caller as it goes)
         self.file = sys.stderr if file is None else file
         self.disable, self.delay = disable, delay
         self._silent = silent  # (progress_step on a terminal: only the interrupted line)
@@ -190,7 +191,7 @@ class _PlainBar:
             if self.total:
                 head += f" ({100.0 * self.n / self.total:.0f}%)"
         if done and self._budget and self.total != self._budget:  # say why the denominator changed
-            head += f" ({self._budget} budgeted at the start)"
+            head += f" ({self._budget} {'estimated' if self._estimated else 'budgeted'} at the start)"
         head += f", {el:.0f} s"
         if interrupted:
             return head + " (interrupted)"
@@ -373,7 +374,9 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         may stop short of, so that the time left is shown as an upper value: "up to about N s left"
         in a log, "<=" before tqdm's remaining time), ``staged`` (sharpdp's: True when the first values
         cost far more than the rest: no time left is shown until :func:`progress_stage` marks the first
-        stage done, then the rate since that mark is used); other tqdm options are ignored by the fallback.
+        stage done, then the rate since that mark is used), ``estimated`` (sharpdp's: True when the total is an
+        estimate the caller revises as the work goes: a log's "(done)" line then names it "N estimated at the start"
+        where it moved, not "budgeted"); other tqdm options are ignored by the fallback.
 
     Returns
     -------
@@ -385,12 +388,13 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         kwargs["desc"] = _LABEL.get() + str(kwargs.get("desc") or "")
     budget = bool(kwargs.pop("budget", False))
     staged = bool(kwargs.pop("staged", False))
+    estimated = bool(kwargs.pop("estimated", False))
     try:
         from tqdm.auto import tqdm
         from tqdm.autonotebook import tqdm as chosen  # (imported by tqdm.auto: the notebook or the std class)
         from tqdm.std import tqdm as std_tqdm
     except ImportError:
-        return _PlainBar(iterable, budget=budget, staged=staged, **kwargs)
+        return _PlainBar(iterable, budget=budget, staged=staged, estimated=estimated, **kwargs)
     file = sys.stderr if kwargs.get("file") is None else kwargs["file"]
     if chosen is not std_tqdm or _is_terminal(file):  # notebook widget or a tty
         # miniters=1: redraw at every update after mininterval; tqdm's adaptive default skips the updates
@@ -422,7 +426,7 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         if chosen is std_tqdm:
             _keep_alive(bar)
         return bar
-    return _PlainBar(iterable, budget=budget, staged=staged, **kwargs)
+    return _PlainBar(iterable, budget=budget, staged=staged, estimated=estimated, **kwargs)
 
 
 #: Seconds between two redraws of a terminal bar that gets no update (tqdm redraws on updates only).

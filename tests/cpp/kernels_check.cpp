@@ -1,5 +1,6 @@
 // Standalone check of the Python-free kernels (cpp/kernels): built and run by
-// tests/test_core_stubs_and_kernels.py with a plain C++17 compiler, no Python or pybind11.
+// tests/test_misc34_kernels_check.py (with the command of .ci/run, which runs it too) with a plain C++17
+// compiler, no Python or pybind11.
 // Prints "ok" when every check passes, otherwise a message and exit status 1.
 #include <cmath>
 #include <complex>

@@ -26,7 +26,7 @@ from sharpdp import _validation as V
 from sharpdp._rng import as_generator
 from sharpdp.crlb.bounds import classical_crlb, ppcrlb
 from sharpdp.crlb.estimators import efficient_estimator, gaussian_mechanism, ml_private_estimator
-from sharpdp.crlb.recursive import PrivateRLS
+from sharpdp.crlb.recursive import PrivateRLS, RecursivePPCRLB
 
 # Section 5.1's mechanisms and ML estimators live in _crlb_mechanisms (split by concern); re-exported here
 from sharpdp.apps._crlb_mechanisms import (  # noqa: F401
@@ -335,6 +335,49 @@ PRIVACY_LEVEL_RANGE_52 = (0.2, 2.0)
 PRIVACY_CROSS_SCALE_52 = 0.1
 
 
+#: Relative step of the central difference giving d(bound)/d(sigma2) in :func:`recursive_identification`.
+SIGMA2_STEP_52 = 1e-4
+
+
+def bound_sigma2_slope(H: Any, sigma2: float, S: Any, U: Any = None, step: float = SIGMA2_STEP_52) -> np.ndarray:
+    """d/d(sigma2) of the trace of the privacy-preserving CRLB at each step of a sequence of scalar measurements
+    ``y_k = H_k theta + w_k`` (``w_k ~ N(0, sigma2)``) released at privacy levels ``S_k`` with cross terms ``U_k``
+    (:class:`sharpdp.crlb.recursive.RecursivePPCRLB`): the central difference of the bound's recursion at
+    ``sigma2 (1 +- step)``. Used for the bound's standard error from sigma2's estimation error (docs/cli.md §3.2).
+
+    Parameters
+    ----------
+    H : array_like, shape (L, n)
+        The regressors, one row per step.
+    sigma2 : float
+        The measurement noise variance (> 0).
+    S : array_like, shape (L,)
+        The privacy levels.
+    U : sequence of (array_like or None), optional
+        The cross terms (``U[0]`` None; ``U[k]`` of length k), as in :func:`recursive_identification`; None: none.
+    step : float
+        Relative step of the central difference, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray, shape (L,)
+        The slope at each step; NaN before the first step at which the bound is finite.
+    """
+    H = np.asarray(H, dtype=float)
+    L, n = H.shape
+    s2 = V.real("sigma2", sigma2, lo=0.0, lo_open=True)
+    h = V.real("step", step, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    lo_b, hi_b = RecursivePPCRLB(n), RecursivePPCRLB(n)
+    out = np.full(L, np.nan)
+    for k in range(L):
+        u = None if U is None else U[k]
+        lo_b.update(H[k], s2 * (1.0 - h), S[k], u)
+        hi_b.update(H[k], s2 * (1.0 + h), S[k], u)
+        if lo_b.covariance is not None and hi_b.covariance is not None:
+            out[k] = (np.trace(hi_b.covariance) - np.trace(lo_b.covariance)) / (2.0 * h * s2)
+    return out
+
+
 def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetitions: int = 10,
                              rng: Any = None, progress: bool | None = None) -> dict[str, Any]:
     """Section 5.2: Algorithm 3 on the diabetes data, bound vs empirical MSE.
@@ -382,7 +425,10 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
         ``mse`` across the blocks), ``blocks``, ``bound_identity``,
         ``mse_identity`` (Algorithm 3 with ``Sbar_k = I``), ``mse_laplace``,
         ``mse_binary``, ``theta``, ``sigma2``, ``k0`` (the latest first invertible step over
-        the blocks and estimators, 1-based).
+        the blocks and estimators, 1-based), ``bound_sigma2_slope`` (d ``bound`` / d ``sigma2`` at
+        each step, a central difference of the bound's recursion at ``sigma2 (1 +- SIGMA2_STEP_52)``
+        with the same privacy levels; NaN before ``k0``) and ``sigma2_dof`` (the reference records
+        minus n: ``sigma2``'s degrees of freedom), for the bound's standard error (docs/cli.md §3.2).
 
     Raises
     ------
@@ -407,6 +453,7 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
     tau = math.sqrt(math.pi / 2)
     sum_b, sum_e = np.zeros(L), np.zeros((B, L))  # sum_e per block: blocks are the independent units
     sum_bi, sum_ei, sum_l, sum_q = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
+    sum_slope = np.zeros(L)  # d(bound)/d(sigma2) (bound_sigma2_slope)
     k0s: list[int] = []  # first invertible step of every estimator in every block
     with _bar("PPCRLB 5.2 (runs: blocks x repetitions)", progress, B * Rp, " runs") as bar:
         for blk in range(B):
@@ -414,6 +461,7 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
             y, H = y_all[idx], H_all[idx]
             S = g.uniform(*PRIVACY_LEVEL_RANGE_52, L)
             U = [None] + [PRIVACY_CROSS_SCALE_52 * math.sqrt(S[k]) * g.standard_normal(k) for k in range(1, L)]
+            sum_slope += np.nan_to_num(bound_sigma2_slope(H, sigma2, S, U))  # (no noise drawn: the same stream)
             for rep in range(Rp):
                 alg, ident = PrivateRLS(n, rng=g), PrivateRLS(n, rng=g)
                 for k in range(L):
@@ -454,6 +502,10 @@ def recursive_identification(*, blocks: int = 3, block_size: int = 100, repetiti
         "mse_binary": sum_q / (B * Rp),
         "theta": theta,
         "sigma2": sigma2,
+        # the bound's sensitivity to sigma2 and sigma2's degrees of freedom (reference records - n): the bound's
+        # standard error from sigma2's estimation error, by the delta method (docs/cli.md §3.2)
+        "bound_sigma2_slope": nan_before * sum_slope / B,
+        "sigma2_dof": int(ref_idx.size - n),
         "k0": k0,
         "records": {"experimental": int(B * L), "reference": int(ref_idx.size)},
     }

@@ -100,9 +100,24 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
     -------
     str
         The format written: ``"csv"`` or ``"json"``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``columns``: a column named :data:`CSV_COLUMN` (the file's own first column: two columns of one
+        name, the second of which a reader would take for the warning); naming ``meta``: a key the JSON object
+        writes itself (``"diagnostics"``, ``"rows"``, the units' keys). Nothing is written then.
     """
     import csv
 
+    clash = sorted(set(own_names("columns")) & set(map(str, columns)))
+    if clash:
+        raise ValueError(f"columns: {', '.join(map(repr, clash))} is the diagnostics file's own column (its first, "
+                         "saying on every row that the file is not to be published); rename that column")
+    clash = sorted(set(own_names("meta")) & set(map(str, meta)))
+    if clash:
+        raise ValueError(f"meta: {', '.join(map(repr, clash))} is a key the diagnostics JSON writes itself; "
+                         "rename that entry")
     fmt = diagnostics_format(path)
     make_out_dir(os.path.dirname(path) or os.curdir, "--diagnostics")  # (missing directories: created, as --out)
     names = list(columns)
@@ -119,6 +134,27 @@ def write_diagnostics(path: str, columns: dict[str, Sequence[Any]], meta: dict[s
                 w.writerow([CSV_VALUE, *(repr(float(v)) if isinstance(v, float) else _plain(v) if hasattr(v, "item")
                                           else v for v in r.values())])
     return fmt
+
+
+def own_names(part: str = "columns") -> tuple[str, ...]:
+    """The names :func:`write_diagnostics` writes itself, which a caller's table (``part="columns"``: the CSV's
+    first column, :data:`CSV_COLUMN`) or its JSON entries (``part="meta"``: ``"diagnostics"``, ``"rows"`` and the
+    units' keys) must not use.
+
+    Parameters
+    ----------
+    part : {"columns", "meta"}
+        Which argument of :func:`write_diagnostics` the names would clash in.
+
+    Returns
+    -------
+    tuple of str
+    """
+    if part == "columns":
+        return (CSV_COLUMN,)
+    if part == "meta":
+        return ("diagnostics", "rows", *UNITS)
+    raise ValueError(f"part must be 'columns' or 'meta', got {part!r}")
 
 
 def _plain(obj: Any) -> Any:

@@ -74,6 +74,12 @@ TABLE2_IGNORED = ("csv", "data", "by", "keys", "seed", "diagnostics", "engine", 
 DIAGNOSTIC_ROW_FIGURES = {"rows_read": "rows", "rows_dropped_missing_key": "rows_dropped_missing_key",
                           "rows_dropped_outside_domain": "rows_dropped_outside_domain",
                           "keys_outside_domain": "keys_outside_domain"}
+#: Columns of the release CSV beside the ``--by`` key columns (a ``--by`` column of one of these names is refused).
+RELEASE_COLUMNS = ("group", "released")
+#: Columns the ``--diagnostics`` file adds to the release table's (``seed`` with ``--seed`` only); its CSV's first
+#: column is :data:`sharpdp.cli.diagnostics.CSV_COLUMN`. A ``--by`` column of one of these names is refused with
+#: ``--diagnostics``.
+DIAGNOSTIC_COLUMNS = ("true_count", *DIAGNOSTIC_ROW_FIGURES, "v_n", "epsilon", "expected_abs_error_bound", "seed")
 
 
 def small_group_count(mech, delta: float, epsilon: float = SMALL_GROUP_EPSILON) -> int:
@@ -374,6 +380,37 @@ def _count(rows, by: list[str], domain):
     return domain, counts.reindex(index, fill_value=0).to_numpy(), info
 
 
+def check_by_names(by: list[str], diagnostics: bool) -> None:
+    """Refuse, before any work, a ``--by`` column named like a column the command writes itself: the release
+    CSV's :data:`RELEASE_COLUMNS` (one would replace the other) and, with ``diagnostics``, the ``--diagnostics``
+    file's first column :data:`sharpdp.cli.diagnostics.CSV_COLUMN` and its :data:`DIAGNOSTIC_COLUMNS`.
+
+    Parameters
+    ----------
+    by : list of str
+        The ``--by`` column names.
+    diagnostics : bool
+        ``--diagnostics FILE`` given.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``--by`` (and ``--diagnostics`` for a clash in that file only) and the column.
+    """
+    from sharpdp.cli.diagnostics import own_names
+
+    for name in by:
+        if name in RELEASE_COLUMNS:
+            raise ValueError(f"--by: a column named {name!r} clashes with the release CSV's own {name!r} column "
+                             f"(histogram_release.csv has {', '.join(RELEASE_COLUMNS)} beside the key columns); "
+                             "rename that column in your data (and in --keys)")
+        if diagnostics and name in (*own_names("columns"), *DIAGNOSTIC_COLUMNS):
+            what = ("its first column, which says on every row that the file is not to be published"
+                    if name in own_names("columns") else "a column it computes from the true counts")
+            raise ValueError(f"--by: a column named {name!r} clashes with the --diagnostics file's own {name!r} "
+                             f"column ({what}); rename that column in your data (and in --keys)")
+
+
 def _release(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
@@ -384,6 +421,7 @@ def _release(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("--by: give at least one column name")
     if len(set(by)) != len(by):
         raise ValueError(f"--by: duplicated column in {by}")
+    check_by_names(by, args.diagnostics is not None)
     mech = ShiftedLogGaussian(args.r, args.r0, args.c)
     suggestions = None
     if args.epsilon is not None:  # (public figures: computed before any data is read or file written)

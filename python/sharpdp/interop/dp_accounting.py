@@ -35,6 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       "(in a clone: pip install '.[interop]')") from exc
 
 from sharpdp import _validation as V
+from sharpdp._progress import progress_label
 from sharpdp.shuffle import ExactShuffleAccountant, ShuffleAccountant
 from sharpdp.shuffle.certified import sharp_applies
 from sharpdp.shuffle.export_step import export_step
@@ -148,7 +149,8 @@ def to_pld(accountant: ShuffleAccountant | ExactShuffleAccountant, value_discret
         Bad discretisation interval or options (see ``dominating_pair``).
     """
     check_accountant(accountant)  # (a None step: dominating_pair's default, export_interval's step)
-    return pld_from_pair(dominating_pair(accountant, value_discretization_interval, **options))
+    with progress_label("to_pld: "):  # (the pair's bars named after the public call)
+        return pld_from_pair(dominating_pair(accountant, value_discretization_interval, **options))
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, repr=False)
@@ -347,7 +349,9 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
                 acc = ExactShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
             else:
                 acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
-            hit = (event.randomizer, to_pld(acc, self._value_discretization_interval, **self._pair_options))
+            with progress_label("ShufflePLDAccountant.compose: "):  # (the pair's bars named after the public call)
+                pair = dominating_pair(acc, self._value_discretization_interval, **self._pair_options)
+            hit = (event.randomizer, pld_from_pair(pair))
             self._round_plds[key] = hit
         return hit[1]
 

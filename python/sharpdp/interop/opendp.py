@@ -60,7 +60,9 @@ import numpy as np
 from sharpdp import _validation as V
 from sharpdp._rng import as_generator, core_threads
 from sharpdp.shuffle import FiniteRandomizer, PrivUnit, RandomizedResponse, ShuffleAccountant
+from sharpdp.interop.curve_progress import SEARCH_VALUES, CurveProgress
 from sharpdp.shuffle.profile import check_accountant, privacy_profile
+from sharpdp.shuffle.round_cache import round_label
 
 #: OpenDP features a user measurement and a user privacy profile need.
 _FEATURES = ("contrib", "honest-but-curious")
@@ -188,14 +190,16 @@ def default_input_domain(accountant: ShuffleAccountant):
 
 
 class _RoundCurve:
-    """delta(eps) of one round for OpenDP: certified upper values, eps >= 0 only (OpenDP's contract)."""
+    """delta(eps) of one round for OpenDP: certified upper values, eps >= 0 only (OpenDP's contract); each value
+    counted on ``bars`` (one bar per search of OpenDP, docs/embedding.md §2.3, in place of a bar per value)."""
 
-    def __init__(self, accountant: ShuffleAccountant):
-        self.accountant = accountant
+    def __init__(self, accountant: ShuffleAccountant, bars: CurveProgress):
+        self.accountant, self.bars = accountant, bars
 
     def __call__(self, epsilon: float) -> float:
         eps = _check_epsilon(epsilon)
-        return min(max(float(privacy_profile(self.accountant, eps)), 0.0), 1.0)
+        return self.bars.value(eps, lambda: min(max(float(privacy_profile(self.accountant, eps, progress=False)),
+                                                    0.0), 1.0))
 
 
 def _zero_curve(epsilon: float) -> float:
@@ -294,13 +298,23 @@ class _RoundProfile(_odp_mod.PrivacyProfile):
     own exception raised as itself (module docstring, Errors)."""
 
     _raised: _Raised
+    _bars: CurveProgress | None  # (None: the zero profile of d_in = 0, nothing to compute)
+
+    def _search(self, desc: str, total: int):
+        return contextlib.nullcontext() if self._bars is None else self._bars.search(desc, total)
 
     def delta(self, epsilon):
-        return _unwrapped(self._raised, "FailedMap", lambda: _check_epsilon(epsilon),
-                          lambda: super(_RoundProfile, self).delta(epsilon))
+        def call():
+            with self._search(f"profile.delta(epsilon={float(epsilon):.4g})", 1):
+                return super(_RoundProfile, self).delta(epsilon)
+        return _unwrapped(self._raised, "FailedMap", lambda: _check_epsilon(epsilon), call)
 
     def epsilon(self, delta):
-        return _unwrapped(self._raised, "FailedMap", _nothing, lambda: super(_RoundProfile, self).epsilon(delta))
+        def call():
+            shown = f"{float(delta):.3g}" if isinstance(delta, (int, float)) else repr(delta)
+            with self._search(f"profile.epsilon(delta={shown}) by OpenDP's bisection", SEARCH_VALUES):
+                return super(_RoundProfile, self).epsilon(delta)
+        return _unwrapped(self._raised, "FailedMap", _nothing, call)
 
 
 class _RoundMeasurement(_odp_mod.Measurement):
@@ -311,6 +325,7 @@ class _RoundMeasurement(_odp_mod.Measurement):
     _type_ = _odp_mod.Measurement._type_  # (the same ctypes pointer: OpenDP's functions take it unchanged)
     _n: int
     _raised: _Raised
+    _bars: CurveProgress
 
     def _check_records(self, arg) -> None:
         if hasattr(arg, "__len__") and not isinstance(arg, (str, bytes)) and len(arg) != self._n:
@@ -329,6 +344,7 @@ class _RoundMeasurement(_odp_mod.Measurement):
         if type(out) is _odp_mod.PrivacyProfile:
             out.__class__ = _RoundProfile
             out._raised = self._raised
+            out._bars = self._bars if int(d_in) == 1 else None
         return out
 
     def check(self, d_in, d_out, *, debug=False) -> bool:
@@ -337,7 +353,7 @@ class _RoundMeasurement(_odp_mod.Measurement):
 
 
 def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng: Any = None,
-                        threads: int | None = None):
+                        threads: int | None = None, progress: bool | None = None):
     """An OpenDP measurement that releases one shuffled round, with its certified privacy profile.
 
     Parameters
@@ -357,6 +373,11 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         measurement for tests and research: it is NOT private unless the seed stays secret.
     threads : int or None, keyword-only
         Sampler threads (None: all cores); the output does not depend on it.
+    progress : bool or None, keyword-only
+        The progress bar on stderr of the profile's certified values (docs/embedding.md §2.3): one bar per search
+        of OpenDP on the curve (``profile.epsilon(delta)``, ``dp.c.make_fix_delta``: about 60 values), named after
+        the call (``make_shuffled_round: profile.epsilon(delta=1e-06) by OpenDP's bisection of ROUND``), and one per
+        ``profile.delta(eps)``. None (default): shown after 1 s; True: at once; False: never.
 
     Returns
     -------
@@ -378,8 +399,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     Raises
     ------
     TypeError
-        ``accountant`` is not a ShuffleAccountant, ``input_domain`` not an OpenDP Domain; ``rng``
-        or ``threads`` of the wrong type.
+        ``accountant`` is not a ShuffleAccountant, ``input_domain`` not an OpenDP Domain; ``rng``,
+        ``threads`` or ``progress`` of the wrong type.
     ValueError
         ``threads`` < 1, a bad seed; ``input_domain`` a domain of single values or of datasets of
         another size than ``accountant.n``, or a bounded-norm array domain (rows inside the
@@ -415,7 +436,8 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
     domain = default_input_domain(accountant) if input_domain is None else input_domain
     randomizer, n = accountant.randomizer, int(accountant.n)
     raised = _Raised()
-    curve = _RoundCurve(accountant)
+    bars = CurveProgress(round_label(accountant), progress)
+    curve = _RoundCurve(accountant, bars)
 
     def recorded(fn):
         """``fn`` with its exception kept for :func:`_unwrapped` (OpenDP sees it raised as before)."""
@@ -445,7 +467,7 @@ def make_shuffled_round(accountant: ShuffleAccountant, input_domain=None, *, rng
         meas = dp.m.make_user_measurement(domain, metric, output_measure=dp.smoothed_max_divergence(),
                                           function=recorded(function), privacy_map=recorded(privacy_map))
     meas.__class__ = _RoundMeasurement  # (the same pointer; checks first, sharpdp's exceptions as themselves)
-    meas._n, meas._raised = n, raised
+    meas._n, meas._raised, meas._bars = n, raised, bars
     return meas
 
 
