@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from sharpdp.shuffle import (BlanketMixedGaussian, GaussianRandomizer, RandomizedResponse, ShuffleAccountant,
+from sharpdp.shuffle import (BlanketMixedGaussian, GaussianRandomizer, PrivUnit, RandomizedResponse, ShuffleAccountant,
                              clear_caches)
 
 
@@ -25,6 +25,8 @@ def _make(cell):
         return BlanketMixedGaussian(cell[1], cell[2], 1)
     if kind == "gauss":
         return GaussianRandomizer(cell[1], 1)
+    if kind == "privunit":
+        return PrivUnit(0.75, 0.2, 10)
     return RandomizedResponse(int(cell[1]), cell[2])
 
 
