@@ -3,11 +3,22 @@ tests that pin an older rule's floats on purpose (each call marked `# (**) sessi
 
 from __future__ import annotations
 
+#: set while a test runs with the switches off: tests/conftest.py clears the process caches after it, so no value
+#: computed under the other rule is reused by a later test (the memos' keys do not carry the switches)
+DIRTY = [False]
+
 
 def main_floats(monkeypatch) -> None:
     """The switches of docs/accountant_tail.md §44.1-§44.4 off for the test (monkeypatch undoes them)."""
-    from sharpdp.shuffle.accountant import far_tail, far_tail_grid, plain
+    for name in ("BODY_WHOLE_STOP", "JUMP_TV_STOP", "ATOM_AIM_SLOW"):
+        switch(monkeypatch, name, False)
 
-    monkeypatch.setattr(far_tail_grid, "BODY_WHOLE_STOP", False)
-    monkeypatch.setattr(far_tail, "JUMP_TV_STOP", False)
-    monkeypatch.setattr(plain, "ATOM_AIM_SLOW", False)
+
+def switch(monkeypatch, name: str, value) -> None:
+    """``limits.<name> = value`` for one test (monkeypatch undoes it), the process caches cleared now and after it."""
+    from sharpdp.shuffle import clear_caches
+    from sharpdp.shuffle.accountant import limits
+
+    clear_caches()
+    DIRTY[0] = True
+    monkeypatch.setattr(limits, name, value)

@@ -155,3 +155,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def rng() -> np.random.Generator:
     """A fixed-seed Generator, fresh for every test (tests stay independent of their order)."""
     return np.random.default_rng(20261201)
+
+
+@pytest.fixture(autouse=True)
+def _no_values_across_switches():
+    """After a test that turned session 34's speed rules off (tests/_main_floats34.py), the process caches are
+    cleared: their keys do not carry the switches, and a later test must not reuse the other rule's values."""
+    yield
+    from _main_floats34 import DIRTY
+
+    if DIRTY[0]:
+        from sharpdp.shuffle import clear_caches
+
+        clear_caches()
+        DIRTY[0] = False

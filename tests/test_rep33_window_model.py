@@ -14,10 +14,10 @@ import math
 import pytest
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.accountant.via_bottom_cliff import model_shift
+from _main_floats34 import switch  # noqa: E402
 
 
 class _Legs:
@@ -166,7 +166,7 @@ def test_the_two_moved_pins_of_rev24b(s, n, eps, old, monkeypatch):
     certified; the brackets are of two splits' chains)."""
     # (**) session 34, rep34: un-nested, this pins §9.10's rule on purpose: the loose search of docs/accountant.md §9.11
     # off (tests/test_rep34_loose_search.py checks these cells with it on)
-    monkeypatch.setattr(limits, "VIA_BOTTOM_LOOSE_SEARCH", False)
+    switch(monkeypatch, "VIA_BOTTOM_LOOSE_SEARCH", False)
     lo, up = _gauss(s, n).get_delta_bounds(eps)
     assert old[1] * (1 - 1e-3) <= up <= old[1] * (1 + 1e-5), (up / old[1] - 1)
     assert lo >= old[0]

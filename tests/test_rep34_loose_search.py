@@ -13,13 +13,13 @@ import math
 import pytest
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
-from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
+from _main_floats34 import switch  # noqa: E402
 from tests.test_rep33_window_model import _Legs, _brute, _chain  # (exact synthetic legs, one definition)
 
 
 def _run(legs, eps, on, monkeypatch):
-    monkeypatch.setattr(limits, "VIA_BOTTOM_LOOSE_SEARCH", on)
+    switch(monkeypatch, "VIA_BOTTOM_LOOSE_SEARCH", on)
     vb = ViaBottom(legs, ((0,), (1,)))
     return vb.report(eps, 1e-2), legs.calls
 
@@ -78,7 +78,7 @@ MAIN = [(1.0, 1000, 1.0, (0.0039874846477264275, 0.003994801178282095)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_LOOSE_SEARCH = False``: main's brackets, bit for bit."""
-    monkeypatch.setattr(limits, "VIA_BOTTOM_LOOSE_SEARCH", False)
+    switch(monkeypatch, "VIA_BOTTOM_LOOSE_SEARCH", False)
     assert _gauss(s, n).get_delta_bounds(eps) == main
 
 

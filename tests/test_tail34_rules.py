@@ -19,6 +19,8 @@ from sharpdp.shuffle.accountant.lattice import lattice_laws
 from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.round_cache import clear_caches
 
+from _main_floats34 import switch  # noqa: E402
+
 
 def _bounds(randomizer, n: int, eps: float, adjacency: str = "zero_out", rel_tol: float = 1e-2) -> tuple[float, float]:
     clear_caches()
@@ -31,7 +33,7 @@ def test_body_passes_stop_at_the_whole_bracket(monkeypatch):
     g = GaussianRandomizer(1.0, 1)
     lo, up = _bounds(g, 10**6, 0.01)
     assert 0.0 < lo and up - lo <= 0.8e-2 * lo * (1 + 1e-6)
-    monkeypatch.setattr(far_tail_grid, "BODY_WHOLE_STOP", False)
+    switch(monkeypatch, "BODY_WHOLE_STOP", False)
     lo0, up0 = _bounds(g, 10**6, 0.01)
     assert (lo0, up0) != (lo, up)  # (the rule acts here: main's second pass)
     assert lo <= lo0 <= up0 <= up
@@ -55,7 +57,7 @@ def test_atom_law_aimed_farther(monkeypatch):
     rule changes the steps (the brackets differ)."""
     r = RandomizedResponse(10, 4.0)
     lo, up = _bounds(r, 10**9, 0.001, "replace")
-    monkeypatch.setattr(plain, "ATOM_AIM_SLOW", False)
+    switch(monkeypatch, "ATOM_AIM_SLOW", False)
     lo0, up0 = _bounds(r, 10**9, 0.001, "replace")
     assert (lo, up) != (lo0, up0)
     for a, b in ((lo, up), (lo0, up0)):
@@ -69,7 +71,7 @@ def test_aim_slow_factor(monkeypatch):
     f = plain._aim(1.6, 0.0112, 0.21, gaps)
     assert f == pytest.approx(1.05 * 1.6 ** 1.25)
     assert plain._aim(100.0, 0.5, 0.21, [(0.33, 0.6)]) == 4.0
-    monkeypatch.setattr(plain, "ATOM_AIM_SLOW", False)
+    switch(monkeypatch, "ATOM_AIM_SLOW", False)
     assert plain._aim(1.6, 0.0112, 0.21, gaps) == pytest.approx(max(1.05 * 1.6 ** 0.5, 1.3))
 
 
@@ -88,7 +90,7 @@ def test_jump_tv_stop_same_floats_and_estimate(monkeypatch):
     monkeypatch.setattr(far_tail, "jump_term", spy)
     b1 = _bounds(g, 10**6, 0.01)
     n1 = len(steps)
-    monkeypatch.setattr(far_tail, "JUMP_TV_STOP", False)
+    switch(monkeypatch, "JUMP_TV_STOP", False)
     b0 = _bounds(g, 10**6, 0.01)
     assert b1 == b0
     assert len(steps) - n1 > n1  # (the run without the rule computed more steps)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from sharpdp.shuffle.accountant import concentrated
+from sharpdp.shuffle.accountant import concentrated, limits
 from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up, tv_floor_estimate
@@ -38,7 +38,7 @@ from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_g
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
-from sharpdp.shuffle.accountant.limits import JUMP_TV_STOP, H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -363,7 +363,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             for _ in range(max_rounds):
                 try:
                     lat_n = _laws(law, gamma, h, T0, B, lower=lower and not bounded)
-                    if JUMP_TV_STOP and jt is not None and 0.0 < lo_best and \
+                    if limits.JUMP_TV_STOP and jt is not None and 0.0 < lo_best and \
                             tv_floor_estimate(jt, lat_n, n - 1) > 0.7 * (jt.up - lo_best):
                         break  # the step's TV terms alone would stop it (below; §44.4, a choice of steps)
                     bc_n = body_chernoff(lat_n, h, n, gamma) if as_bracket and not lower and jt is None and \

@@ -10,7 +10,8 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.jump import pair_first_term, pair_first_terms, pair_integral_up
 from sharpdp.shuffle.accountant.lattice import choose_B
-from sharpdp.shuffle.accountant.limits import BODY_WHOLE_ACCEPT, BODY_WHOLE_STOP
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.limits import BODY_WHOLE_ACCEPT
 from sharpdp.shuffle.laws import Law
 
 
@@ -118,7 +119,7 @@ def whole_share(lo: float, up: float, body_gap: float, share: float, rel_tol: fl
     ``body_gap`` (docs/accountant_tail.md §44.1-§44.2): -1.0 where (lo, up) meets BODY_WHOLE_ACCEPT rel_tol (the
     passes stop), else the share §31.2's leap compares the body's gap with: the larger of ``share`` and the body gap
     that would meet it, the round's other gaps fixed; ``share`` itself where BODY_WHOLE_STOP is off (main's passes)."""
-    if not BODY_WHOLE_STOP:
+    if not limits.BODY_WHOLE_STOP:
         return share
     if 0.0 < lo and up - lo <= BODY_WHOLE_ACCEPT * rel_tol * lo:
         return -1.0

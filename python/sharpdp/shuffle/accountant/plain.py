@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
 from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, choose_T, exact_clamp_depth, lattice_pass
-from sharpdp.shuffle.accountant.limits import ATOM_AIM_SLOW, ATOM_P_SLOW, ATOM_SLOW_RATIO, J_LO, K_MAX, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.limits import ATOM_P_SLOW, ATOM_SLOW_RATIO, J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -166,7 +167,7 @@ def _aim(ratio: float, gap: float, h: float, gaps: list[tuple[float, float]]) ->
         h1, g1 = gaps[-1]
         if h1 > h and g1 > 0.0 and gap > 0.0:
             p = math.log(g1 / gap) / math.log(h1 / h)
-            if p < 1.0 and ATOM_AIM_SLOW and ratio <= ATOM_SLOW_RATIO:
+            if p < 1.0 and limits.ATOM_AIM_SLOW and ratio <= ATOM_SLOW_RATIO:
                 # a gap near its target shrinking slower than h: aimed as if it shrank like h^ATOM_P_SLOW (farther
                 # from the target the general rule's small steps below; docs/accountant_tail.md §44.3, a choice of steps)
                 return min(max(1.05 * ratio ** (1.0 / ATOM_P_SLOW), 1.3), 4.0)
