@@ -22,3 +22,17 @@ def switch(monkeypatch, name: str, value) -> None:
     clear_caches()
     DIRTY[0] = True
     monkeypatch.setattr(limits, name, value)
+
+
+#: every switch of session 34's speed rules and its session-33 value (docs/accountant_tail.md §43-§44,
+#: docs/accountant.md §9.11, docs/composition.md §2.16, docs/calibration.md §12)
+SESSION33 = {"BODY_WHOLE_STOP": False, "JUMP_TV_STOP": False, "ATOM_AIM_SLOW": False, "VIA_BOTTOM_LOOSE_SEARCH": False,
+             "PAIR_STEEP_STEPS": False, "CLOSED_PIECES_STAGE": False, "CAL_CERT_REL_TOL_LOOSE": 1e-2,
+             "CAL_LOOSE_SKIP_PROBES": False}
+
+
+def session33_floats(monkeypatch) -> None:
+    """Every session-34 switch at its session-33 value for one test: session 33's floats, for the tests that pin
+    them on purpose (their new values are checked against references in the session-34 test files)."""
+    for name, value in SESSION33.items():
+        switch(monkeypatch, name, value)

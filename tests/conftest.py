@@ -169,3 +169,12 @@ def _no_values_across_switches():
 
         clear_caches()
         DIRTY[0] = False
+
+
+@pytest.fixture
+def session33_floats(monkeypatch):
+    """Every session-34 speed rule off for one test (tests/_main_floats34.py): for the tests that pin session 33's
+    floats on purpose (``@pytest.mark.usefixtures("session33_floats")``, marked (**) session 34)."""
+    from _main_floats34 import session33_floats as off
+
+    off(monkeypatch)

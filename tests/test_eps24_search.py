@@ -74,6 +74,7 @@ LOOK_CELLS = [
 
 
 @pytest.mark.parametrize("sigma0, n, delta", LOOK_CELLS)
+@pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, counts the search's probes on session 33's brackets
 def test_look_cells_against_bisection(sigma0, n, delta):
     make = lambda: GaussianRandomizer(sigma0, 1)  # noqa: E731
     e, looks, pts = _traced(make, n, "zero_out", delta)
@@ -119,6 +120,7 @@ def test_random_targets_certified(log10_delta):
     assert _fresh_delta(make, 10**4, "zero_out", e * (1 - XTOL)) > delta
 
 
+@pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, counts the search's probes on session 33's brackets
 def test_snap_still_closes_a_bracket(monkeypatch):
     """The snap of docs/accountant.md §8 step 6 (a point moved to the bound that closes the bracket, 0.95 xtol from the
     other end), with and without the look: GaussianRandomizer(1.5), n = 1e4, delta = 1e-4 (the look runs) and

@@ -77,6 +77,7 @@ def test_value_against_a_certified_floor_and_a_fine_grid(s, n, eps):
 
 
 @pytest.mark.parametrize("s,n,eps,f", [(2.0, 100, 0.5, 0.5), (3.0, 100, 0.5, 0.56), (2.0, 1000, 0.3, 0.5)])
+@pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, leg B's target on session 33's split search
 def test_rough_leg_b_within_its_target(s, n, eps, f):
     """A candidate whose leg B is the rough one (rel_tol 0.1, kept because its bracket is within the absolute target
     t = 0.1 rel_tol A_lo / e^{e1}, docs/accountant.md §9.6) is an upper value of the chain of an independent zero-out

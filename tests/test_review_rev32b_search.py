@@ -83,6 +83,7 @@ def _pins():
 
 
 @pytest.mark.parametrize("key, delta, main_eps", _pins())
+@pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_get_epsilon_is_mains_float_and_certified(key, delta, main_eps):
     n, tag = key
     g, s0 = BMG[(n, tag)]

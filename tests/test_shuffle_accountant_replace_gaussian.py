@@ -233,6 +233,7 @@ def test_tail_upper_bracket_rejects_a_non_finite_threshold():
             laws_for(GaussianRandomizer(4.6, 1), 0.3, "zero_out")[0][1].tail_upper_bracket(bad)
 
 
+@pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: the stored chains are session 33's engine's
 def test_cap_stop_keeps_the_chain_lower_value():
     """sigma0 = 0.46, n = 50: the legs are ~0.85 each, every split is above 1 and the value is the
     cap 1 (docs/accountant.md §9, early stop at the cap). The full search reported (0.8209, 1) (the lower

@@ -25,8 +25,7 @@ from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, m
 # at chi_lo plus, where it applies, the single-big-jump estimate big_jump_estimate; or the
 # template alone, whichever the first evaluation is nearer) plus a local quadratic correction
 # fitted to the evaluations. A point is returned only if the certified upper value of an
-# evaluation at the accountant's default accuracy (rel_tol = CERT_REL_TOL; CAL_CERT_REL_TOL_LOOSE on the loose
-# search, calibration.md §12) is <= delta; after a
+# evaluation at rel_tol CERT_REL_TOL (CAL_CERT_REL_TOL_LOOSE, loose search: calibration.md §12) is <= delta; after a
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
