@@ -38,10 +38,13 @@ from sharpdp import _validation as V
 from sharpdp._progress import progress_label
 from sharpdp.shuffle import ExactShuffleAccountant, ShuffleAccountant
 from sharpdp.shuffle.certified import sharp_applies
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.export_step import export_step
+from sharpdp.shuffle.pair_relattice import relattice
 from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair, doubling_epsilon
 
 NeighborRel = dp_accounting.NeighboringRelation
+DEFAULT_INTERVAL = 1e-4  # dp_accounting's own default lattice step (nats): ShufflePLDAccountant's without a step
 _RELATION = {"zero_out": NeighborRel.REPLACE_SPECIAL, "replace": NeighborRel.REPLACE_ONE}
 
 
@@ -241,8 +244,12 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     neighboring_relation : dp_accounting.NeighboringRelation, default REPLACE_SPECIAL
         REPLACE_SPECIAL accepts "zero_out" rounds, REPLACE_ONE "replace" rounds; other events as in
         dp_accounting's ``PLDAccountant`` (each checks the relation itself).
-    value_discretization_interval : float, default 1e-4
-        Lattice step of every PLD (nats).
+    value_discretization_interval : float or None, default None
+        Lattice step of every PLD (nats, in [1e-12, 1]). None: dp_accounting's default 1e-4, and each shuffled
+        round's PLD is its export pair (the one ``to_pld(acc)``, ``dominating_pair(acc)`` and
+        ``ComposedAccountant`` share, built once per process) moved onto that lattice without new certified values
+        (:func:`sharpdp.shuffle.pair_relattice.relattice`, ``docs/composition.md`` §4.7; ``limits.EXPORT_RELATTICE``
+        False: a pair built on 1e-4 as before). A step given explicitly: the round's pair built on that step.
     rel_tol : float, default 1e-2
         Passed to each round's :class:`~sharpdp.shuffle.ShuffleAccountant`, in (0, 1).
     **pair_options
@@ -273,20 +280,26 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     dp_accounting's uncertified floating-point arithmetic (module docstring). A round's pair is
     built once per process (shared by every accountant of the same round:
     :func:`sharpdp.shuffle.clear_caches`), its PLD cached per (randomizer object, n, adjacency)
-    within one accountant. The lattice step is this accountant's (dp_accounting composes only PLDs
-    on one lattice): for a very private round (eps ~ 1e-3 at delta = 1e-6) the default 1e-4 is
-    coarse and over-reports delta; pass ``value_discretization_interval=export_interval(acc)``
+    within one accountant; with the default step the round's export pair serves every accountant, whatever
+    dp_accounting's calibration loops create (``docs/composition.md`` §4.7). The lattice step is this accountant's
+    (dp_accounting composes only PLDs on one lattice): for a very private round (eps ~ 1e-3 at delta = 1e-6) the
+    default 1e-4 is coarse and over-reports delta; pass ``value_discretization_interval=export_interval(acc)``
     (or smaller) then.
     """
 
     _pld: Any  # the composed PLD, created by the base class (dp_accounting's type)
 
     def __init__(self, neighboring_relation: "dp_accounting.NeighboringRelation" = NeighborRel.REPLACE_SPECIAL,
-                 value_discretization_interval: float = 1e-4, *, rel_tol: float = 1e-2, **pair_options: Any):
+                 value_discretization_interval: Optional[float] = None, *, rel_tol: float = 1e-2,
+                 **pair_options: Any):
         if not isinstance(neighboring_relation, NeighborRel):
             raise TypeError(f"neighboring_relation must be a dp_accounting.NeighboringRelation "
                             f"(REPLACE_SPECIAL for zero-out rounds, REPLACE_ONE for replace-one rounds), got "
                             f"{type(neighboring_relation).__name__} {neighboring_relation!r}")
+        # (None: dp_accounting's default lattice, each round's export pair moved onto it, docs/composition.md §4.7)
+        self._relattice = value_discretization_interval is None
+        if value_discretization_interval is None:
+            value_discretization_interval = DEFAULT_INTERVAL
         check_interval(value_discretization_interval)
         V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         unknown = sorted(set(pair_options) - _pair_keywords())
@@ -350,7 +363,10 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
             else:
                 acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
             with progress_label("ShufflePLDAccountant.compose: "):  # (the pair's bars named after the public call)
-                pair = dominating_pair(acc, self._value_discretization_interval, **self._pair_options)
+                if self._relattice and limits.EXPORT_RELATTICE:  # the export pair, moved (docs/composition.md §4.7)
+                    pair = relattice(dominating_pair(acc, **self._pair_options), self._value_discretization_interval)
+                else:
+                    pair = dominating_pair(acc, self._value_discretization_interval, **self._pair_options)
             hit = (event.randomizer, pld_from_pair(pair))
             self._round_plds[key] = hit
         return hit[1]
