@@ -31,7 +31,7 @@ def relattice_points(losses: np.ndarray, dx: float) -> np.ndarray:
     near = np.round(q)
     j = np.where(np.abs(q - near) <= 1e-9 * np.maximum(1.0, np.abs(q)), near, np.ceil(q))
     lo = math.floor(float(q[0])) - 1
-    hi = math.ceil(float(q[-1])) + 1
+    hi = int(j.max()) + 1
     return np.unique(np.concatenate([j, [lo, hi, 0]]).astype(np.int64))
 
 
