@@ -44,7 +44,12 @@ from sharpdp.shuffle.pair_relattice import relattice
 from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair, doubling_epsilon
 
 NeighborRel = dp_accounting.NeighboringRelation
-DEFAULT_INTERVAL = 1e-4  # dp_accounting's own default lattice step (nats): ShufflePLDAccountant's without a step
+class _DefaultStep(float):
+    """dp_accounting's own default lattice step as ShufflePLDAccountant's default: the object (``is``) marks a step
+    that was not given (docs/composition.md §4.7); its value is the float 1e-4."""
+
+
+DEFAULT_INTERVAL = _DefaultStep(1e-4)  # (nats) ShufflePLDAccountant's step when none is given
 _RELATION = {"zero_out": NeighborRel.REPLACE_SPECIAL, "replace": NeighborRel.REPLACE_ONE}
 
 
@@ -244,8 +249,8 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     neighboring_relation : dp_accounting.NeighboringRelation, default REPLACE_SPECIAL
         REPLACE_SPECIAL accepts "zero_out" rounds, REPLACE_ONE "replace" rounds; other events as in
         dp_accounting's ``PLDAccountant`` (each checks the relation itself).
-    value_discretization_interval : float or None, default None
-        Lattice step of every PLD (nats, in [1e-12, 1]). None: dp_accounting's default 1e-4, and each shuffled
+    value_discretization_interval : float, default 1e-4
+        Lattice step of every PLD (nats, in [1e-12, 1]); dp_accounting's own default. Not given: each shuffled
         round's PLD is its export pair (the one ``to_pld(acc)``, ``dominating_pair(acc)`` and
         ``ComposedAccountant`` share, built once per process) moved onto that lattice without new certified values
         (:func:`sharpdp.shuffle.pair_relattice.relattice`, ``docs/composition.md`` §4.7; ``limits.EXPORT_RELATTICE``
@@ -290,17 +295,15 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     _pld: Any  # the composed PLD, created by the base class (dp_accounting's type)
 
     def __init__(self, neighboring_relation: "dp_accounting.NeighboringRelation" = NeighborRel.REPLACE_SPECIAL,
-                 value_discretization_interval: Optional[float] = None, *, rel_tol: float = 1e-2,
+                 value_discretization_interval: float = DEFAULT_INTERVAL, *, rel_tol: float = 1e-2,
                  **pair_options: Any):
         if not isinstance(neighboring_relation, NeighborRel):
             raise TypeError(f"neighboring_relation must be a dp_accounting.NeighboringRelation "
                             f"(REPLACE_SPECIAL for zero-out rounds, REPLACE_ONE for replace-one rounds), got "
                             f"{type(neighboring_relation).__name__} {neighboring_relation!r}")
-        # (None: dp_accounting's default lattice, each round's export pair moved onto it, docs/composition.md §4.7)
-        self._relattice = value_discretization_interval is None
-        if value_discretization_interval is None:
-            value_discretization_interval = DEFAULT_INTERVAL
-        check_interval(value_discretization_interval)
+        # (not given: dp_accounting's default lattice, each round's export pair moved onto it, docs/composition.md §4.7)
+        self._relattice = value_discretization_interval is DEFAULT_INTERVAL
+        value_discretization_interval = float(check_interval(value_discretization_interval))
         V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         unknown = sorted(set(pair_options) - _pair_keywords())
         if unknown:
