@@ -22,6 +22,7 @@ bot) is dp_accounting's ``REPLACE_SPECIAL``; ``"replace"`` is ``REPLACE_ONE``.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Any, Optional
 
 try:
@@ -221,6 +222,24 @@ class AdjacencyMismatchError(ValueError, privacy_accountant.UnsupportedEventErro
     with its own message; also dp_accounting's UnsupportedEventError, which callers may catch)."""
 
 
+_MOVED: "OrderedDict" = OrderedDict()  # (id(export pair), step) -> (export pair, its PLD moved onto the step)
+_MOVED_MAX = 16
+
+
+def _moved_pld(pair: DominatingPair, step: float):
+    """The PLD of ``pair`` moved onto ``step`` (:func:`~sharpdp.shuffle.pair_relattice.relattice`), kept for the
+    accountants dp_accounting's calibration loops create (at most 16, the least recently used dropped; the entry
+    holds the pair, so its id is not reused while it lives)."""
+    key = (id(pair), float(step))
+    hit = _MOVED.get(key)
+    if hit is None or hit[0] is not pair:
+        hit = _MOVED[key] = (pair, pld_from_pair(relattice(pair, step)))
+        while len(_MOVED) > _MOVED_MAX:
+            _MOVED.popitem(last=False)
+    _MOVED.move_to_end(key)
+    return hit[1]
+
+
 def _pair_keywords() -> frozenset:
     """Keywords of :func:`dominating_pair` a ShufflePLDAccountant passes on (``**pair_options``; its
     ``rel_tol`` is the accountant's, ``lower`` is refused)."""
@@ -367,10 +386,10 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
                 acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
             with progress_label("ShufflePLDAccountant.compose: "):  # (the pair's bars named after the public call)
                 if self._relattice and limits.EXPORT_RELATTICE:  # the export pair, moved (docs/composition.md §4.7)
-                    pair = relattice(dominating_pair(acc, **self._pair_options), self._value_discretization_interval)
+                    pld = _moved_pld(dominating_pair(acc, **self._pair_options), self._value_discretization_interval)
                 else:
-                    pair = dominating_pair(acc, self._value_discretization_interval, **self._pair_options)
-            hit = (event.randomizer, pld_from_pair(pair))
+                    pld = pld_from_pair(dominating_pair(acc, self._value_discretization_interval, **self._pair_options))
+            hit = (event.randomizer, pld)
             self._round_plds[key] = hit
         return hit[1]
 
