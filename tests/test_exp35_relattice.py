@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from _main_floats34 import switch
 from scipy.stats import binom
+from test_shuffle_composition_cache import builds  # noqa: F401  (the fixture counting the pair constructions)
 
 import sharpdp.shuffle as sh
-from sharpdp.shuffle import profile
 from sharpdp.shuffle.pair_relattice import relattice, relattice_points
 
 dpa = pytest.importorskip("dp_accounting")
@@ -108,23 +108,7 @@ def test_relattice_points():
         relattice(sh.dominating_pair(_rr_acc(), 5e-3, max_evaluations=60, progress=False), 1e-13)
 
 
-@pytest.fixture
-def builds(monkeypatch):
-    """Clear the caches, count the pair constructions (tests/test_shuffle_composition_cache.py's counter)."""
-    sh.clear_caches()
-    seen: list = []
-    real = profile._build
-
-    def counting(accountant, *args, **kwargs):
-        seen.append(profile.round_key(accountant))
-        return real(accountant, *args, **kwargs)
-
-    monkeypatch.setattr(profile, "_build", counting)
-    yield seen
-    sh.clear_caches()
-
-
-def test_one_build_per_round_across_every_consumer(builds):
+def test_one_build_per_round_across_every_consumer(builds):  # noqa: F811  (the imported fixture)
     """Every consumer with its defaults, new objects each time: dominating_pair, to_pld, ComposedAccountant,
     ShuffledRoundEvent in ShufflePLDAccountant (three accountants) and dp_accounting's calibration loop (a new
     ShufflePLDAccountant per candidate) build the round's pair once."""
