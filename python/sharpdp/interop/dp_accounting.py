@@ -22,6 +22,7 @@ bot) is dp_accounting's ``REPLACE_SPECIAL``; ``"replace"`` is ``REPLACE_ONE``.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Any, Optional
 
 try:
@@ -38,10 +39,18 @@ from sharpdp import _validation as V
 from sharpdp._progress import progress_label
 from sharpdp.shuffle import ExactShuffleAccountant, ShuffleAccountant
 from sharpdp.shuffle.certified import sharp_applies
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.export_step import export_step
+from sharpdp.shuffle.pair_relattice import relattice
 from sharpdp.shuffle.profile import DominatingPair, check_accountant, check_interval, dominating_pair, doubling_epsilon
 
 NeighborRel = dp_accounting.NeighboringRelation
+class _DefaultStep(float):
+    """dp_accounting's own default lattice step as ShufflePLDAccountant's default: the object (``is``) marks a step
+    that was not given (docs/composition.md §4.7); its value is the float 1e-4."""
+
+
+DEFAULT_INTERVAL = _DefaultStep(1e-4)  # (nats) ShufflePLDAccountant's step when none is given
 _RELATION = {"zero_out": NeighborRel.REPLACE_SPECIAL, "replace": NeighborRel.REPLACE_ONE}
 
 
@@ -213,6 +222,24 @@ class AdjacencyMismatchError(ValueError, privacy_accountant.UnsupportedEventErro
     with its own message; also dp_accounting's UnsupportedEventError, which callers may catch)."""
 
 
+_MOVED: "OrderedDict" = OrderedDict()  # (id(export pair), step) -> (export pair, its PLD moved onto the step)
+_MOVED_MAX = 16
+
+
+def _moved_pld(pair: DominatingPair, step: float):
+    """The PLD of ``pair`` moved onto ``step`` (:func:`~sharpdp.shuffle.pair_relattice.relattice`), kept for the
+    accountants dp_accounting's calibration loops create (at most 16, the least recently used dropped; the entry
+    holds the pair, so its id is not reused while it lives)."""
+    key = (id(pair), float(step))
+    hit = _MOVED.get(key)
+    if hit is None or hit[0] is not pair:
+        hit = _MOVED[key] = (pair, pld_from_pair(relattice(pair, step)))
+        while len(_MOVED) > _MOVED_MAX:
+            _MOVED.popitem(last=False)
+    _MOVED.move_to_end(key)
+    return hit[1]
+
+
 def _pair_keywords() -> frozenset:
     """Keywords of :func:`dominating_pair` a ShufflePLDAccountant passes on (``**pair_options``; its
     ``rel_tol`` is the accountant's, ``lower`` is refused)."""
@@ -242,7 +269,11 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         REPLACE_SPECIAL accepts "zero_out" rounds, REPLACE_ONE "replace" rounds; other events as in
         dp_accounting's ``PLDAccountant`` (each checks the relation itself).
     value_discretization_interval : float, default 1e-4
-        Lattice step of every PLD (nats).
+        Lattice step of every PLD (nats, in [1e-12, 1]); dp_accounting's own default. Not given: each shuffled
+        round's PLD is its export pair (the one ``to_pld(acc)``, ``dominating_pair(acc)`` and
+        ``ComposedAccountant`` share, built once per process) moved onto that lattice without new certified values
+        (:func:`sharpdp.shuffle.pair_relattice.relattice`, ``docs/composition.md`` §4.7; ``limits.EXPORT_RELATTICE``
+        False: a pair built on 1e-4 as before). A step given explicitly: the round's pair built on that step.
     rel_tol : float, default 1e-2
         Passed to each round's :class:`~sharpdp.shuffle.ShuffleAccountant`, in (0, 1).
     **pair_options
@@ -273,21 +304,25 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     dp_accounting's uncertified floating-point arithmetic (module docstring). A round's pair is
     built once per process (shared by every accountant of the same round:
     :func:`sharpdp.shuffle.clear_caches`), its PLD cached per (randomizer object, n, adjacency)
-    within one accountant. The lattice step is this accountant's (dp_accounting composes only PLDs
-    on one lattice): for a very private round (eps ~ 1e-3 at delta = 1e-6) the default 1e-4 is
-    coarse and over-reports delta; pass ``value_discretization_interval=export_interval(acc)``
+    within one accountant; with the default step the round's export pair serves every accountant, whatever
+    dp_accounting's calibration loops create (``docs/composition.md`` §4.7). The lattice step is this accountant's
+    (dp_accounting composes only PLDs on one lattice): for a very private round (eps ~ 1e-3 at delta = 1e-6) the
+    default 1e-4 is coarse and over-reports delta; pass ``value_discretization_interval=export_interval(acc)``
     (or smaller) then.
     """
 
     _pld: Any  # the composed PLD, created by the base class (dp_accounting's type)
 
     def __init__(self, neighboring_relation: "dp_accounting.NeighboringRelation" = NeighborRel.REPLACE_SPECIAL,
-                 value_discretization_interval: float = 1e-4, *, rel_tol: float = 1e-2, **pair_options: Any):
+                 value_discretization_interval: float = DEFAULT_INTERVAL, *, rel_tol: float = 1e-2,
+                 **pair_options: Any):
         if not isinstance(neighboring_relation, NeighborRel):
             raise TypeError(f"neighboring_relation must be a dp_accounting.NeighboringRelation "
                             f"(REPLACE_SPECIAL for zero-out rounds, REPLACE_ONE for replace-one rounds), got "
                             f"{type(neighboring_relation).__name__} {neighboring_relation!r}")
-        check_interval(value_discretization_interval)
+        # (not given: dp_accounting's default lattice, each round's export pair moved onto it, docs/composition.md §4.7)
+        self._relattice = value_discretization_interval is DEFAULT_INTERVAL
+        value_discretization_interval = float(check_interval(value_discretization_interval))
         V.real("rel_tol", rel_tol, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         unknown = sorted(set(pair_options) - _pair_keywords())
         if unknown:
@@ -350,8 +385,11 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
             else:
                 acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
             with progress_label("ShufflePLDAccountant.compose: "):  # (the pair's bars named after the public call)
-                pair = dominating_pair(acc, self._value_discretization_interval, **self._pair_options)
-            hit = (event.randomizer, pld_from_pair(pair))
+                if self._relattice and limits.EXPORT_RELATTICE:  # the export pair, moved (docs/composition.md §4.7)
+                    pld = _moved_pld(dominating_pair(acc, **self._pair_options), self._value_discretization_interval)
+                else:
+                    pld = pld_from_pair(dominating_pair(acc, self._value_discretization_interval, **self._pair_options))
+            hit = (event.randomizer, pld)
             self._round_plds[key] = hit
         return hit[1]
 

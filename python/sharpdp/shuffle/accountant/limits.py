@@ -108,3 +108,9 @@ JUMP_TV_STOP = True
 # docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
 # alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
 VIA_BOTTOM_LOOSE_SEARCH = True
+
+# session 35, exp35
+# docs/composition.md §4.7 (session 35): a ShufflePLDAccountant made without value_discretization_interval (dp_accounting's
+# 1e-4 lattice) takes each shuffled round's PLD from the round's export pair moved onto 1e-4 (pair_relattice.relattice:
+# no second build of the round); False: a pair built on 1e-4 from the round's certified profile (main's floats)
+EXPORT_RELATTICE = True
