@@ -108,3 +108,13 @@ JUMP_TV_STOP = True
 # docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
 # alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
 VIA_BOTTOM_LOOSE_SEARCH = True
+
+# session 35, cal35
+# docs/calibration.md §13 (session 35): the calibration's loose search evaluations (eps <= 0.01, docs/calibration.md
+# §6) ask rel_tol CAL_LOOSE_REL_TOL at n >= CAL_LOOSE_REL_TOL_N (model points only; the certifying ones are unchanged);
+# 0.1 restores session 34's evaluations and answers
+CAL_LOOSE_REL_TOL = 0.3
+CAL_LOOSE_REL_TOL_N = 10**8
+# ... and calibrate_gaussian's start there aims on the big jump with its Jensen correction (docs/calibration.md §10's
+# start, there at eps > 0.01 only); False restores session 34's start
+CAL_LOOSE_JENSEN_GAUSS = True

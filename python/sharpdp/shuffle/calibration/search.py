@@ -29,7 +29,7 @@ from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, m
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
-# Search accuracy: CERT_REL_TOL (each a candidate); 0.1 at n >= 1e7, eps <= 0.01, certified again (calibration.md §6)
+# Search accuracy: CERT_REL_TOL (each a candidate); 0.1 at n >= 1e7, eps <= 0.01 (calibration.md §6; §13 at n >= 1e8)
 _SEARCH_REL_TOL, _SEARCH_REL_TOL_LARGE, _LOOSE_N, _LOOSE_EPS = 0.01, 0.1, 10**7, 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 CERT_REL_TOL = 1e-2
@@ -251,7 +251,8 @@ class Search:
         self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
         self.bar = Progress(desc, progress, _MAX_EVALS)
         self.loose = n >= _LOOSE_N and epsilon <= _LOOSE_EPS  # (the loose search: docs/calibration.md §6, §12)
-        self.search_rel = _SEARCH_REL_TOL_LARGE if self.loose else _SEARCH_REL_TOL
+        self.search_rel = ((limits.CAL_LOOSE_REL_TOL if n >= limits.CAL_LOOSE_REL_TOL_N else _SEARCH_REL_TOL_LARGE)
+                           if self.loose else _SEARCH_REL_TOL)
         self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
         self.cert_rel = limits.CAL_CERT_REL_TOL_LOOSE if self.loose else CERT_REL_TOL  # (certifying evaluations)
 
@@ -424,15 +425,13 @@ class Search:
     def certify(self, x: float, t: float | None, t_radius: float = 1.0) -> None:
         """Evaluate the model's optimum at full accuracy until one is certified and no gain is left.
 
-        The model is refitted after each evaluation (it learns the offset between cheap and
-        full-accuracy values). While nothing is certified, a failed certification is followed by a
-        fallback step out along x (the safe side) at the failed point's t, by at least 1.5 times
-        the linearised excess and 0.002 * 2^(k-1) after k failures, with a margin that grows.
-        Every proposal is then kept inside the bracket the evaluations on its line already give
-        (:meth:`_safeguard`): never past the smallest x whose certified upper value (cheap or full
-        accuracy) is <= delta — that point itself is certified when the model aims beyond it —,
-        regula falsi between the certified-bad and the known-good point after a failure, and
-        with no known-good point at most _X_TRUST past the last failure.
+        The model is refitted after each evaluation (it learns the offset between cheap and full-accuracy values).
+        While nothing is certified, a failed certification is followed by a fallback step out along x (the safe side)
+        at the failed point's t, by at least 1.5 times the linearised excess and 0.002 * 2^(k-1) after k failures, with
+        a margin that grows. Every proposal is then kept inside the bracket the evaluations on its line already give
+        (:meth:`_safeguard`): never past the smallest x whose certified upper value (cheap or full accuracy) is <= delta
+        — that point itself is certified when the model aims beyond it —, regula falsi between the certified-bad and
+        the known-good point after a failure, and with no known-good point at most _X_TRUST past the last failure.
         """
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
