@@ -46,6 +46,7 @@ def test_switches_and_where_the_rules_apply(monkeypatch) -> None:
         return CS.Search(lambda x, t: None, (lambda x, t: 0.0,), lambda x, t: 0.0, n, eps, DELTA, "zero_out", False, "")
 
     assert limits.CAL_LOOSE_REL_TOL == 0.3 and limits.CAL_LOOSE_REL_TOL_N == 10**8 and limits.CAL_LOOSE_JENSEN_GAUSS
+    assert limits.CAL_TRUST_GROW is True  # (§13.2: tests/test_shuffle_calibration.py's two-user case, its reference)
     assert search(10**8, 0.01).search_rel == 0.3 and search(10**9, 1e-3).search_rel == 0.3
     assert search(10**7, 0.01).search_rel == 0.1 and search(10**8 - 1, 1e-3).search_rel == 0.1  # (§6's, below 1e8)
     assert search(10**8, 0.1).search_rel == CS.CERT_REL_TOL and search(10**6, 0.01).search_rel == CS.CERT_REL_TOL

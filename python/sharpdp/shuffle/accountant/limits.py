@@ -118,3 +118,6 @@ CAL_LOOSE_REL_TOL_N = 10**8
 # ... and calibrate_gaussian's start there aims on the big jump with its Jensen correction (docs/calibration.md §10's
 # start, there at eps > 0.01 only); False restores session 34's start
 CAL_LOOSE_JENSEN_GAUSS = True
+# docs/calibration.md §13.2: stage 3's trust region in x doubles (up to 8x) after a certified step to its edge that the
+# model predicted within 0.1 in log delta; False restores session 34's steps
+CAL_TRUST_GROW = True
