@@ -10,6 +10,8 @@ evaluations.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
@@ -47,6 +49,8 @@ def test_switches_and_where_the_rules_apply(monkeypatch) -> None:
 
     assert limits.CAL_LOOSE_REL_TOL == 0.3 and limits.CAL_LOOSE_REL_TOL_N == 10**8 and limits.CAL_LOOSE_JENSEN_GAUSS
     assert limits.CAL_TRUST_GROW is True  # (§13.2: tests/test_shuffle_calibration.py's two-user case, its reference)
+    assert limits.CAL_ZERO_AS_TINY is True and CS._log_estimate(0.0, 0.0) == math.log(limits.TINY)  # (§13.3)
+    assert CS._log_estimate(1e-7, 4e-7) == pytest.approx(math.log(2e-7))  # (the log-midpoint, as before)
     assert search(10**8, 0.01).search_rel == 0.3 and search(10**9, 1e-3).search_rel == 0.3
     assert search(10**7, 0.01).search_rel == 0.1 and search(10**8 - 1, 1e-3).search_rel == 0.1  # (§6's, below 1e8)
     assert search(10**8, 0.1).search_rel == CS.CERT_REL_TOL and search(10**6, 0.01).search_rel == CS.CERT_REL_TOL

@@ -121,3 +121,6 @@ CAL_LOOSE_JENSEN_GAUSS = True
 # docs/calibration.md §13.2: stage 3's trust region in x doubles (up to 8x) after a certified step to its edge that the
 # model predicted within 0.1 in log delta; False restores session 34's steps
 CAL_TRUST_GROW = True
+# docs/calibration.md §13.3: a search evaluation's upper value 0 enters the calibration's model as log TINY (a finite
+# value: its steps keep a slope); False: -inf, session 34's model (the accountant's values are >= TINY: only stand-ins)
+CAL_ZERO_AS_TINY = True

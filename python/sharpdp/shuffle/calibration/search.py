@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from sharpdp._progress import progress_bar
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
+from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, model_start  # noqa: F401  (re-exported)
 
 # ----------------------------------------------------------------------------------------------
@@ -209,11 +209,11 @@ def jensen_start(n: int, epsilon: float) -> bool:
 
 
 def _log_estimate(lo: float, up: float) -> float:
-    """Cheap estimate of log D from a certified bracket: the log-midpoint (log Up if Lo = 0)."""
+    """Cheap estimate of log D from a certified bracket: the log-midpoint (log Up if Lo = 0; log TINY if Up = 0)."""
     if not up >= 0.0 or up == math.inf:
         return math.inf
     if up == 0.0:
-        return -math.inf
+        return math.log(TINY) if limits.CAL_ZERO_AS_TINY else -math.inf  # (docs/calibration.md §13.3)
     return 0.5 * (math.log(lo) + math.log(up)) if lo > 0.0 else math.log(up)
 
 
