@@ -14,13 +14,16 @@ from sharpdp.shuffle.calibration import search as CS
 from sharpdp.shuffle.round_cache import clear_caches
 
 from _cal34_switches import session33_calibration  # noqa: F401  (the fixture)
+from _main_floats34 import switch
 
 # (**) session 34, cal34: un-nested, this file pins the calibration rules of docs/calibration.md §6-§8 on purpose:
 # it runs with §12's switches off (certifying evaluations at rel_tol 1e-2, stage 2's probes made)
 pytestmark = pytest.mark.usefixtures("session33_calibration")
 
 
-def test_search_rel_tol() -> None:
+def test_search_rel_tol(monkeypatch: pytest.MonkeyPatch) -> None:
+    switch(monkeypatch, "CAL_LOOSE_REL_TOL", 0.1)  # (**) session 35, cal35: §6's rel_tol 0.1 (§13: 0.3 at n >= 1e8)
+
     def rel(n: int, eps: float) -> float:
         return CS.Search(lambda x, t: None, (lambda x, t: 0.0,), lambda x, t: 0.0, n, eps, 1e-6, "zero_out", False,
                          "").search_rel
@@ -48,6 +51,7 @@ def _calibrate(n: int, eps: float, delta: float) -> tuple[CS.CalibrationReport, 
 
 
 def test_loose_search_n1e8(monkeypatch: pytest.MonkeyPatch) -> None:
+    switch(monkeypatch, "CAL_LOOSE_REL_TOL", 0.1)  # (**) session 35, cal35: §6's rel_tol 0.1 (§13: 0.3 at n >= 1e8)
     n, eps, delta = 10**8, 0.01, 1e-6
     rep, rels = _calibrate(n, eps, delta)
     assert 0.1 in rels and CS.CERT_REL_TOL in rels  # loose search evaluations, a certifying one

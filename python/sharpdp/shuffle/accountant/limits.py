@@ -114,3 +114,18 @@ VIA_BOTTOM_LOOSE_SEARCH = True
 # 1e-4 lattice) takes each shuffled round's PLD from the round's export pair moved onto 1e-4 (pair_relattice.relattice:
 # no second build of the round); False: a pair built on 1e-4 from the round's certified profile (main's floats)
 EXPORT_RELATTICE = True
+# session 35, cal35
+# docs/calibration.md §13 (session 35): the calibration's loose search evaluations (eps <= 0.01, docs/calibration.md
+# §6) ask rel_tol CAL_LOOSE_REL_TOL at n >= CAL_LOOSE_REL_TOL_N (model points only; the certifying ones are unchanged);
+# 0.1 restores session 34's evaluations and answers
+CAL_LOOSE_REL_TOL = 0.3
+CAL_LOOSE_REL_TOL_N = 10**8
+# ... and calibrate_gaussian's start there aims on the big jump with its Jensen correction (docs/calibration.md §10's
+# start, there at eps > 0.01 only); False restores session 34's start
+CAL_LOOSE_JENSEN_GAUSS = True
+# docs/calibration.md §13.2: stage 3's trust region in x doubles (up to 8x) after a certified step to its edge that the
+# model predicted within 0.1 in log delta; False restores session 34's steps
+CAL_TRUST_GROW = True
+# docs/calibration.md §13.3: a search evaluation's upper value 0 enters the calibration's model as log TINY (a finite
+# value: its steps keep a slope); False: -inf, session 34's model (the accountant's values are >= TINY: only stand-ins)
+CAL_ZERO_AS_TINY = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from sharpdp import _validation as V
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -78,8 +79,10 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     s = Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), bases, lambda x, t: math.exp(2.0 * x),
                 n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
-        # the start: where the base model meets the target (at n >= 1e7, eps > 0.01 with the jump's Jensen correction)
-        x0 = model_root(start_base if bases[0] is base and jensen_start(n, epsilon) else bases[0], None, target)
+        # the start: where the base model meets the target (at n >= 1e7 with the jump's Jensen correction: at eps > 0.01,
+        # docs/calibration.md §10; on the loose search at eps <= 0.01, §13)
+        jensen = jensen_start(n, epsilon) or (s.loose and limits.CAL_LOOSE_JENSEN_GAUSS)
+        x0 = model_root(start_base if bases[0] is base and jensen else bases[0], None, target)
         s.evaluate(x0, None, False)  # picks the base; stage 1 steps on it through this evaluation (docs/calibration.md §3)
         xb = s.bracket(x0, None, target, STAGE1_TOL, 6)
         s.certify(xb, None)

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from sharpdp._progress import progress_bar
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
+from sharpdp.shuffle.accountant.limits import TINY, VALUE_FLOOR
 from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, model_start  # noqa: F401  (re-exported)
 
 # ----------------------------------------------------------------------------------------------
@@ -29,7 +29,7 @@ from sharpdp.shuffle.calibration.start import T_BOX, X_BOX, expit, model_root, m
 # failure the search steps to the safe side (larger sigma0 at the same gamma). The models are
 # never used as a bound.
 
-# Search accuracy: CERT_REL_TOL (each a candidate); 0.1 at n >= 1e7, eps <= 0.01, certified again (calibration.md §6)
+# Search accuracy: CERT_REL_TOL (each a candidate); 0.1 at n >= 1e7, eps <= 0.01 (calibration.md §6; §13 at n >= 1e8)
 _SEARCH_REL_TOL, _SEARCH_REL_TOL_LARGE, _LOOSE_N, _LOOSE_EPS = 0.01, 0.1, 10**7, 0.01
 # Accuracy of the certifying evaluations (the accountant's default).
 CERT_REL_TOL = 1e-2
@@ -44,18 +44,16 @@ GAIN_RTOL_LARGE = 1e-3
 # Search box: log sigma0 and logit(gamma) (calibration.start: X_BOX, T_BOX).
 # Model fit and step tuning (see Search).
 _W_X, _P_XX, _OVERSHOOT, _MU_STEP, _MU0 = 0.02, 0.03, 1.5, 5e-4, 1e-4
-# Trust region of a certification step in x (log sigma0): at most _X_TRUST, and at most a step the
-# steepest observed slope of log delta in x turns into a change of _V_TRUST in log delta (where
-# delta falls steeply, at large n and large epsilon, a step of 0.25 in x is a factor e^7 in delta).
+# Trust region of a certification step in x (log sigma0): at most _X_TRUST, and at most a step the steepest observed
+# slope of log delta in x turns into a change of _V_TRUST in log delta (where delta falls steeply, at large n and large
+# epsilon, a step of 0.25 in x is a factor e^7 in delta); that bound grows after accurate steps (Search.grow).
 _X_TRUST, _V_TRUST = 0.25, 1.5
-# The base is dropped from the model (which is then purely local) when the chosen one misses the
-# first evaluation by more than this in log delta (the Gaussian-limit template alone can be off by
-# a factor e^100 where the single big jump carries delta, and its slopes in x and gamma are then
-# wrong too).
+# The base is dropped from the model (which is then purely local) when the chosen one misses the first evaluation by
+# more than this in log delta (the Gaussian-limit template alone can be off by a factor e^100 where the single big jump
+# carries delta, and its slopes in x and gamma are then wrong too).
 _TEMPLATE_OFF = 3.0
-# Stage 2 (the probes in gamma) is skipped when the big jump dominates the base and the base is this
-# close (in log delta) to the evaluation where stage 1 ended: the model's optimum in gamma is then
-# the start's.
+# Stage 2 (the probes in gamma) is skipped when the big jump dominates the base and the base is this close (in log
+# delta) to the evaluation where stage 1 ended: the model's optimum in gamma is then the start's.
 MODEL_OK = 0.02
 STAGE1_TOL = 0.03  # stage 1 stops within this of the target (log delta of the cheap estimate)
 # ... and, on loose evaluations (n >= 1e7, eps <= 0.01), once two of them bracket the target within this of it on
@@ -69,11 +67,10 @@ STAGE1_BRACKET = 0.15
 # evaluation; the answer's sigma0 is then at most the bracket's width (in delta) above the refined one.
 DECIDE_N_MAX = 500
 DECIDE_WIDTH = 0.5
-# The learned gain (docs/accountant.md §6.10): once a full evaluation of the search has
-# improved the closed-form upper value by less than GAIN_SMALL (Up_closed / Up_full), a point whose
-# closed-form upper value exceeds delta by more than GAIN_MARGIN times the largest gain seen is not
-# expected to certify by a full evaluation either: it counts as a failed certification on its
-# closed-form bracket (the search steps to the safe side), as a narrow straddling bracket does.
+# The learned gain (docs/accountant.md §6.10): once a full evaluation of the search has improved the closed-form upper
+# value by less than GAIN_SMALL (Up_closed / Up_full), a point whose closed-form upper value exceeds delta by more than
+# GAIN_MARGIN times the largest gain seen is not expected to certify by a full evaluation either: it counts as a failed
+# certification on its closed-form bracket (the search steps to the safe side), as a narrow straddling bracket does.
 GAIN_SMALL = 2.0
 GAIN_MARGIN = 1.5
 # Fewest entries of the BMG sampler's noise table on the default grid: ceil(13.2 s) + 1, s >= 2^8 (delta_floor)
@@ -212,11 +209,11 @@ def jensen_start(n: int, epsilon: float) -> bool:
 
 
 def _log_estimate(lo: float, up: float) -> float:
-    """Cheap estimate of log D from a certified bracket: the log-midpoint (log Up if Lo = 0)."""
+    """Cheap estimate of log D from a certified bracket: the log-midpoint (log Up if Lo = 0; log TINY if Up = 0)."""
     if not up >= 0.0 or up == math.inf:
         return math.inf
     if up == 0.0:
-        return -math.inf
+        return math.log(TINY) if limits.CAL_ZERO_AS_TINY else -math.inf  # (docs/calibration.md §13.3)
     return 0.5 * (math.log(lo) + math.log(up)) if lo > 0.0 else math.log(up)
 
 
@@ -249,9 +246,11 @@ class Search:
         self.source: dict[tuple[float, float | None], str] = {}  # the accountant method behind each point
         self.full = 0  # of self.count: get_delta_bounds evaluations (the others: closed_form_bounds decisions)
         self.gain = 0.0  # largest Up_closed / Up_full seen (0: no full evaluation with a closed form yet)
+        self.grow = 1.0  # the trust region's growth after accurate steps to its edge (docs/calibration.md §13.2)
         self.bar = Progress(desc, progress, _MAX_EVALS)
         self.loose = n >= _LOOSE_N and epsilon <= _LOOSE_EPS  # (the loose search: docs/calibration.md §6, §12)
-        self.search_rel = _SEARCH_REL_TOL_LARGE if self.loose else _SEARCH_REL_TOL
+        self.search_rel = ((limits.CAL_LOOSE_REL_TOL if n >= limits.CAL_LOOSE_REL_TOL_N else _SEARCH_REL_TOL_LARGE)
+                           if self.loose else _SEARCH_REL_TOL)
         self.gain_rtol = GAIN_RTOL_LARGE if n >= _LOOSE_N else _GAIN_RTOL  # (stage 3's stop: docs/calibration.md §7)
         self.cert_rel = limits.CAL_CERT_REL_TOL_LOOSE if self.loose else CERT_REL_TOL  # (certifying evaluations)
 
@@ -340,7 +339,7 @@ class Search:
         line = sorted((p for p in self.pts if p[1] == tc and math.isfinite(p[2])), key=lambda p: abs(p[0] - xc))
         if len(line) >= 2 and line[0][0] != line[1][0]:
             steep = max(steep, -(line[1][2] - line[0][2]) / (line[1][0] - line[0][0]))
-        return min(_X_TRUST, _V_TRUST / steep)
+        return min(_X_TRUST, self.grow * _V_TRUST / steep)
 
     def root(self, target: float, t: float | None, coef: tuple[float, ...], xc: float, tc: float | None,
              fine: bool = False) -> float:
@@ -424,15 +423,13 @@ class Search:
     def certify(self, x: float, t: float | None, t_radius: float = 1.0) -> None:
         """Evaluate the model's optimum at full accuracy until one is certified and no gain is left.
 
-        The model is refitted after each evaluation (it learns the offset between cheap and
-        full-accuracy values). While nothing is certified, a failed certification is followed by a
-        fallback step out along x (the safe side) at the failed point's t, by at least 1.5 times
-        the linearised excess and 0.002 * 2^(k-1) after k failures, with a margin that grows.
-        Every proposal is then kept inside the bracket the evaluations on its line already give
-        (:meth:`_safeguard`): never past the smallest x whose certified upper value (cheap or full
-        accuracy) is <= delta — that point itself is certified when the model aims beyond it —,
-        regula falsi between the certified-bad and the known-good point after a failure, and
-        with no known-good point at most _X_TRUST past the last failure.
+        The model is refitted after each evaluation (it learns the offset between cheap and full-accuracy values).
+        While nothing is certified, a failed certification is followed by a fallback step out along x (the safe side)
+        at the failed point's t, by at least 1.5 times the linearised excess and 0.002 * 2^(k-1) after k failures, with
+        a margin that grows. Every proposal is then kept inside the bracket the evaluations on its line already give
+        (:meth:`_safeguard`): never past the smallest x whose certified upper value (cheap or full accuracy) is <= delta
+        — that point itself is certified when the model aims beyond it —, regula falsi between the certified-bad and
+        the known-good point after a failure, and with no known-good point at most _X_TRUST past the last failure.
         """
         ld = math.log(self.delta)
         rho = 0.5 * math.log1p(CERT_REL_TOL)  # expected log(Up / midpoint) at full accuracy
@@ -472,9 +469,12 @@ class Search:
                                    f"{min(p[5] for p in self.pts):.4g} ({why}; docs/calibration.md §5)")
             if not tried and not repair and self.search_rel != CERT_REL_TOL:
                 xs, ts = self._loose_good(xs, ts)
+            pred, edge = self.model(xs, ts, coef, xc, tc, True), abs(xs - xc) >= 0.99 * self.trust(xc, tc, coef)
             self.evaluate(xs, ts, True)
             tried = True
             *_, v, _, lo, up = next(p for p in reversed(self.pts) if p[0] == xs and p[1] == ts)
+            if limits.CAL_TRUST_GROW and edge and up <= self.delta and abs(v - pred) <= 0.1:
+                self.grow = min(2.0 * self.grow, 8.0)
             if up > 0.0 and math.isfinite(v):
                 rho = max(math.log(up) - v, 0.0)
             repair = not up <= self.delta
