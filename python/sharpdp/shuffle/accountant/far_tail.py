@@ -371,7 +371,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     if bc_n is not None and bc_n > 0.8 * rel_tol * est:
                         raise _BracketNeeded  # the bracket's body pass will run (speed only: §15)
                     jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
-                            jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
+                            jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower,
+                                      hat=lower and limits.HAT_LOWER))
                 except TailCoarsen as exc:
                     if jt is None:
                         # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
@@ -431,6 +432,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 skipped, B = True, 4.0 * B
                 continue
             body_lo, body, st = 0.0, None, None
+            if (hb := jt.parts.get("hat_body")) is not None:  # the body's bracket from the hat window (§45.5)
+                body_lo, body_up = max(float(hb[0]), 0.0), min(body_up, float(hb[1]))
             jlo = jt.lo
             rnd = _Round(None, jt, multi, pen, T0, h, B, lat, law.tail_upper(0.0))
             # (the body pass's decision only) upper first: the lower value the bracket's first round would
@@ -441,6 +444,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
             # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
+            elif body_lo > 0.0 and 0.0 < (w := rnd.result(None, body_lo, body_up)).lower and \
+                    w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower:
+                pass  # the hat window's body bracket: the round's whole bracket meets 0.8 rel_tol (§45.5)
             elif bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
                                           0.8 * rel_tol * jref - (jt.up - jref) - multi):
                 if as_bracket and not lower:
@@ -450,7 +456,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and fits and lo_ >
                        max(negligible, VALUE_FLOOR) and pen > 0.05 * rel_tol * up_) if doomed else None
                 st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rnd, bounded,
-                                  _Body(None, 0.0, body_up, h, max_rounds), cut)
+                                  _Body(None, body_lo, body_up, h, max_rounds), cut)
                 body, body_lo, body_up = st.body, st.lo, st.up
             rnd = replace(rnd, st=st if st is not None and st.cut else None)
             res = rnd.result(body, body_lo, body_up)

@@ -108,3 +108,9 @@ JUMP_TV_STOP = True
 # docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
 # alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
 VIA_BOTTOM_LOOSE_SEARCH = True
+
+# session 35, big35
+# docs/accountant_tail.md §45: the far-tail round's lower values (jump term and body) also from the hat lattice law alone,
+# less the rounding's second-order cost, and the body's bracket from the jump term's window (another certified bracket,
+# at steps coarser than the centroid law's first group); False: main's rounds and floats
+HAT_LOWER = True
