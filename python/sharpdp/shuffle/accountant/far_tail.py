@@ -432,23 +432,25 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 skipped, B = True, 4.0 * B
                 continue
             body_lo, body, st = 0.0, None, None
-            if (hb := jt.parts.get("hat_body")) is not None:  # the body's bracket from the hat window (§45.5)
-                body_lo, body_up = max(float(hb[0]), 0.0), min(body_up, float(hb[1]))
+            hat_body = jt.parts.pop("hat_body_fn", None)  # (the window it holds is released with it)
             jlo = jt.lo
             rnd = _Round(None, jt, multi, pen, T0, h, B, lat, law.tail_upper(0.0))
             # (the body pass's decision only) upper first: the lower value the bracket's first round would
             # have where it stops there (gap <= rel_tol / 2), so that the rule runs the body pass (and
             # try_certify falls back to the bracket) wherever the bracket's would (docs/accountant_tail.md §15)
             jref = jt.up / (1.0 + 0.5 * rel_tol) if as_bracket and not lower else jlo
+            need = bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
+                                            0.8 * rel_tol * jref - (jt.up - jref) - multi)
+            if need and hat_body is not None:  # the hat window's body bracket first: the passes start from it (§45.5)
+                hb = hat_body()
+                body_lo, body_up = max(hb[0], 0.0), min(body_up, hb[1])
+                w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
+                need = not (0.0 < w.lower and w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
             # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
-            elif body_lo > 0.0 and 0.0 < (w := rnd.result(None, body_lo, body_up)).lower and \
-                    w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower:
-                pass  # the hat window's body bracket: the round's whole bracket meets 0.8 rel_tol (§45.5)
-            elif bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
-                                          0.8 * rel_tol * jref - (jt.up - jref) - multi):
+            elif need:
                 if as_bracket and not lower:
                     raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
                 # a round redone with B x 4 whatever its later passes give stops them (accountant_tail.md §26)

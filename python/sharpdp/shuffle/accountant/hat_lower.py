@@ -5,9 +5,9 @@ lattice nodes, with E[G^_i | G'_i] = G'_i: the (n - 1)-fold hat sum is A^ = A' +
 number N of active users, Y sub-Gaussian with variance proxy v = N h^2 / 4 (Hoeffding's lemma: each Y_i lies in an
 interval of length h). For a convex w with w' from 0 to w'(+inf) = |mu| (mu = w'' as a measure),
 
-    w(a + y) - w(a) - w'(a) y = int [(a + y - z)_+ - (a - z)_+ - 1{a > z} y] dmu(z) <= int (|y| - |a - z|)_+ dmu(z),
+    w(a + y) - w(a) - w'_+(a) y = int [(a + y - z)_+ - (a - z)_+ - 1{z <= a} y] dmu(z) = int (s y - |a - z|)_+ dmu(z),
 
-so E w(A^) - E w(A') <= int E[(|Y| - |A' - z|)_+] dmu(z) (§45.1), which :func:`coupling_cost` bounds from the hat
+s = -1 for z <= a, +1 beyond, so E w(A^) - E w(A') <= int E[(s Y - |A' - z|)_+] dmu(z) (§45.1), which :func:`coupling_cost` bounds from the hat
 sum's own computed pmf (its concentration near the support of mu) and the sub-Gaussian stop-loss of Y (§45.2).
 E w(A^) itself is bracketed by the FFT window of :mod:`.jump` as every other sum there; the computed hat pmf is that
 of a law psi* stochastically above the true hat law by at most :func:`rounding_shift` per user (§45.3).
@@ -37,13 +37,13 @@ def rounding_shift(law: Law, gamma: float, h: float, kT: int, kB: int) -> float:
 
 
 def _stop_loss_subgauss(t: np.ndarray, v: float) -> np.ndarray:
-    """Upper bound on E(|Y| - t)_+ (t >= 0) for Y with E e^{lam Y} <= e^{lam^2 v / 2}: the smaller of E|Y| <= sqrt(v)
-    and 2 min_lam e^{lam^2 v / 2 - lam t - 1} / lam (x_+ <= e^{lam x - 1} / lam, both signs), at the minimiser
-    lam = (t + sqrt(t^2 + 4v)) / (2v); non-increasing in t (docs/accountant_tail.md §45.2)."""
+    """Upper bound on E(s Y - t)_+ (t >= 0, s = +1 or -1) for Y of mean 0 with E e^{lam Y} <= e^{lam^2 v / 2}: the
+    smaller of E(s Y)_+ = E|Y| / 2 <= sqrt(v) / 2 and min_lam e^{lam^2 v / 2 - lam t - 1} / lam (x_+ <= e^{lam x - 1} /
+    lam), at the minimiser lam = (t + sqrt(t^2 + 4v)) / (2v); non-increasing in t (docs/accountant_tail.md §45.2)."""
     sv = math.sqrt(v)
     lam = (t + np.sqrt(t * t + 4.0 * v)) / (2.0 * v)
-    val = 2.0 * np.exp(np.minimum(0.5 * lam * lam * v - lam * t - 1.0, 700.0)) / lam
-    return np.minimum(val, sv) * (1 + 1e-12)
+    val = np.exp(np.minimum(0.5 * lam * lam * v - lam * t - 1.0, 700.0)) / lam
+    return np.minimum(val, 0.5 * sv) * (1 + 1e-12)
 
 
 def _binom_tail(nn: int, gamma: float, N_star: float) -> float:
@@ -59,13 +59,14 @@ def _binom_tail(nn: int, gamma: float, N_star: float) -> float:
 
 def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float,
                   parts: list[tuple[float, float, float]]) -> float:
-    """Upper bound on int E[(|Y| - |A' - z|)_+] dmu(z) for mu = sum of ``parts`` (mass, z_lo, z_hi): mass on
+    """Upper bound on int E[(s Y - |A' - z|)_+] dmu(z) (Lemma 45.1's, s = -1 for z <= A', +1 beyond) for mu = the
+    sum of ``parts`` (mass, z_lo, z_hi): mass on
     [z_lo, z_hi] (a point where z_lo == z_hi), from the hat sum's computed pmf ``q`` on the window nodes ``x`` (step
     h), its l2 error bound ``err_q`` and ``miss`` >= the total-variation distance of the computed circular pmf from
     the law of A^ (the pmf errors' TV, the mass outside the window and the shift of :func:`rounding_shift`; §45.2).
 
-    For each part: E[(|Y| - |A' - z|)_+] <= E psi(|A' - z|) + (h/2) sqrt(nn) P(N > N*), psi the sub-Gaussian
-    stop-loss at v* = N* h^2 / 4, and E psi(|X|) <= sum_k (psi(t_k) - psi(t_{k+1})) P(|X| < t_{k+1}) + psi(t_K)
+    For each part: E[(s Y - |A' - z|)_+] <= E psi(|A' - z|) + (h/4) sqrt(nn) P(N > N*), psi the
+    one-sided sub-Gaussian stop-loss at v* = N* h^2 / 4, and E psi(|X|) <= sum_k (psi(t_k) - psi(t_{k+1})) P(|X| < t_{k+1}) + psi(t_K)
     (psi non-increasing), with P(|A' - z| < t) <= P(|A^ - z| <= t + u) + P(|Y| >= u) for every u > 0."""
     if nn <= 0 or not parts:
         return 0.0
@@ -74,13 +75,13 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
     pN = _binom_tail(nn, gamma, N_star)
     v = N_star * h * h / 4.0
     sv = math.sqrt(v)
-    tail_N = 0.5 * h * math.sqrt(nn) * pN
+    tail_N = 0.25 * h * math.sqrt(nn) * pN  # (E[(s Y)_+ | G'] <= sqrt(v(N)) / 2 <= (h / 4) sqrt(nn))
     t = np.arange(0, 49, dtype=float) * (0.25 * sv)  # t_0 = 0 .. t_K = 12 sd
     psi = _stop_loss_subgauss(t, v)
     us = np.array([1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0]) * sv
     pY = np.minimum(2.0 * np.exp(-us * us / (2.0 * v)) * (1 + 1e-9) + pN, 1.0)
     R = t[1:, None] + us[None, :]  # radii of the window sums: (t_{k+1}, u)
-    cnt = np.floor(2.0 * R / h) + 1.0  # nodes of step h within a radius R of any point (at most)
+    cnt = np.floor(2.0 * R / h) + 3.0  # nodes of step h within a radius R of a point, and one more each side
     qa = np.abs(q)
     C = np.concatenate(([0.0], np.cumsum(q)))
     csum_err = 2.0 * q.size * U * float(np.sum(qa))  # the running sums' rounding (sequential: <= N u sum|q| each)
@@ -90,8 +91,9 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
         if not mass > 0.0:
             continue
         if zlo == zhi:  # a point: the window sums around it
-            i1 = np.clip(np.floor((zlo + R - x0) / h) + 1, 0, q.size).astype(np.int64)
-            i0 = np.clip(np.ceil((zlo - R - x0) / h), 0, q.size).astype(np.int64)
+            # (one node more each side than |x - z| <= R asks: the index arithmetic's rounding)
+            i1 = np.clip(np.floor((zlo + R - x0) / h) + 2, 0, q.size).astype(np.int64)
+            i0 = np.clip(np.ceil((zlo - R - x0) / h) - 1, 0, q.size).astype(np.int64)
             M = np.maximum(C[i1] - C[np.minimum(i0, i1)], 0.0) + csum_err + np.sqrt(cnt) * err_q
         else:  # a range: the largest node value near it times the count
             Rmax = float(R.max())

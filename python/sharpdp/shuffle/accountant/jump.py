@@ -352,9 +352,11 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     parts: dict[str, Any] = dict(window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up,
                                  ramp_jensen=ramp_jensen)
     lo_hat = 0.0
-    if hat and lower:
-        lo_hat, parts["hat_body"] = _hat_values(law, gamma, n, lat, h, T0, c, F, pa, pb, ch,
-                                                phic(F.x, "lo"), ramp_hat_up)
+    if hat and lower:  # (§45: the ramp's lower value from the hat law too, for the upper value below)
+        lo_hat, ramp_hat_lo, parts["hat_body_fn"] = _hat_values(
+            law, gamma, n, lat, h, T0, c, F, pa, pb, ch, phic(F.x, "lo"), ramp_hat_up,
+            sr - fpr - float(wr.max()) * (F.tv + pa + pb))
+        ramp_jensen = max(ramp_jensen, ramp_hat_lo)
     if not lower or lat.low is None:
         return JumpTerm(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=lo_hat, N=F.N, parts=parts)
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
@@ -376,12 +378,15 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
 
 
 def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, c: float, F: FftWindow,
-                pa: float, pb: float, ch: Chernoff, w1: np.ndarray, ramp_hat_up: float
-                ) -> tuple[float, tuple[float, float]]:
-    """The hat window's lower value of the jump term and bracket of the body (docs/accountant_tail.md §45): E w(A')
+                pa: float, pb: float, ch: Chernoff, w1: np.ndarray, ramp_hat_up: float, ramp_sum_lo: float
+                ) -> tuple[float, float, Callable[[], tuple[float, float]]]:
+    """The hat window's lower value of the jump term, and a function computing the body's bracket from the same window
+    where the round asks for it (docs/accountant_tail.md §45, §45.5; it holds the window until called): E w(A')
     >= E w(A_hat*) - Lip(w) (n - 1) h d - coupling_cost (d: :func:`~.hat_lower.rounding_shift`), E w(A_hat*) >=
     sum_W w q - round-off - max_W w (tv + P(outside)); E f(A') <= E f(A_hat*) (f convex, non-decreasing) for the
-    body's upper value. ``w1``: phi_c's lower values on the window."""
+    body's upper value. ``w1``: phi_c's lower values on the window; ``ramp_sum_lo``: the window's lower value of
+    E (A_hat* + T0)_+, which less the same two terms (Lipschitz 1, mu = the point -T0) is a lower value of
+    E (A' + T0)_+ (returned second)."""
     nn = n - 1
     B = lat.kB * h
     d = rounding_shift(law, gamma, h, lat.kT, lat.kB)
@@ -392,6 +397,16 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     cost = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(c, -math.inf, -T0)])
     phi_lo = s1 - fp1 - float(w1.max()) * (F.tv + p_out) - c * shift_mean - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
+    ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)])
+               ) * (1 - 1e-12)
+    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean)
+
+
+def _hat_body(law: Law, gamma: float, n: int, h: float, T0: float, B: float, F: FftWindow, pa: float, pb: float,
+              ch: Chernoff, miss: float, shift_mean: float) -> tuple[float, float]:
+    """The body's bracket of :func:`_hat_values` (docs/accountant_tail.md §45.4)."""
+    nn = n - 1
+    p_out = pa + pb
     f_lo, f_up, f0_up = body_weights(law, gamma, F.x, T0, B, h, stop_loss_grid)
     sb, fpb = _wsum(f_lo, F)
     cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)])
@@ -402,7 +417,7 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     ex = capped_exp(ch.log_excess(max(F.b, 0.0)))
     out = float(f_up[0]) * pb + (max(F.b, 0.0) + f0_up) * pa + ex
     body_up = (su + fpu + float(f_up.max()) * F.tv + out) * (1 + 1e-9) / (n * gamma * (1 - 1e-12))
-    return lo, (body_lo, body_up)
+    return body_lo, body_up
 
 
 def tv_floor_estimate(jt: JumpTerm, lat: LatticeLaws, nn: int) -> float:
