@@ -58,7 +58,7 @@ def _binom_tail(nn: int, gamma: float, N_star: float) -> float:
 
 
 def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float,
-                  parts: list[tuple[float, float, float]]) -> float:
+                  parts: list[tuple[float, float, float]], pre: dict | None = None) -> float:
     """Upper bound on int E[(s Y - |A' - z|)_+] dmu(z) (Lemma 45.1's, s = -1 for z <= A', +1 beyond) for mu = the
     sum of ``parts`` (mass, z_lo, z_hi): mass on
     [z_lo, z_hi] (a point where z_lo == z_hi), from the hat sum's computed pmf ``q`` on the window nodes ``x`` (step
@@ -67,7 +67,8 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
 
     For each part: E[(s Y - |A' - z|)_+] <= E psi(|A' - z|) + (h/4) sqrt(nn) P(N > N*), psi the
     one-sided sub-Gaussian stop-loss at v* = N* h^2 / 4, and E psi(|X|) <= sum_k (psi(t_k) - psi(t_{k+1})) P(|X| < t_{k+1}) + psi(t_K)
-    (psi non-increasing), with P(|A' - z| < t) <= P(|A^ - z| <= t + u) + P(|Y| >= u) for every u > 0."""
+    (psi non-increasing), with P(|A' - z| < t) <= P(|A^ - z| <= t + u) + P(|Y| >= u) for every u > 0. ``pre``: a dict
+    kept by the caller between calls on one window (its running sums, computed once)."""
     if nn <= 0 or not parts:
         return 0.0
     m = nn * gamma
@@ -82,9 +83,13 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
     pY = np.minimum(2.0 * np.exp(-us * us / (2.0 * v)) * (1 + 1e-9) + pN, 1.0)
     R = t[1:, None] + us[None, :]  # radii of the window sums: (t_{k+1}, u)
     cnt = np.floor(2.0 * R / h) + 3.0  # nodes of step h within a radius R of a point, and one more each side
-    qa = np.abs(q)
-    C = np.concatenate(([0.0], np.cumsum(q)))
-    csum_err = 2.0 * q.size * U * float(np.sum(qa))  # the running sums' rounding (sequential: <= N u sum|q| each)
+    if pre is None:
+        pre = {}
+    if "C" not in pre:  # (the window's running sums, once per window)
+        pre["C"] = np.concatenate(([0.0], np.cumsum(q)))
+        # the running sums' rounding (sequential: <= N u sum|q| each)
+        pre["err"] = 2.0 * q.size * U * float(np.sum(np.abs(q)))
+    C, csum_err = pre["C"], pre["err"]
     x0 = float(x[0])
     total = 0.0
     for mass, zlo, zhi in parts:
@@ -97,8 +102,8 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
             M = np.maximum(C[i1] - C[np.minimum(i0, i1)], 0.0) + csum_err + np.sqrt(cnt) * err_q
         else:  # a range: the largest node value near it times the count
             Rmax = float(R.max())
-            sel = (x >= zlo - Rmax) & (x <= zhi + Rmax)
-            qmax = float(np.max(q[sel])) if np.any(sel) else 0.0
+            i0, i1 = int(np.searchsorted(x, zlo - Rmax, side="left")), int(np.searchsorted(x, zhi + Rmax, side="right"))
+            qmax = float(np.max(q[i0:i1])) if i1 > i0 else 0.0
             M = cnt * max(qmax, 0.0) * (1 + 1e-12) + np.sqrt(cnt) * err_q
         Q = np.min(np.minimum(M + miss + pY[None, :], 1.0), axis=1)  # P(|A' - z| < t_{k+1}) <= Q_k
         Q = np.maximum.accumulate(Q)  # (a non-decreasing upper bound: each entry stays >= its probability)
@@ -109,15 +114,20 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
 
 
 def _tau_nodes(law: Law, t0: float, h: float, k: int, stop_loss_grid) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, up) of tau(t0 + j h), j < k: the closed forms directly below the first node from which ``stop_loss_grid``
-    interpolates at its widest (its chords and tangents beyond; the same bounds, fewer closed forms)."""
-    j_split = int(math.ceil((65536.0 * h - t0) / h)) if t0 < 65536.0 * h else 0
-    j_split = min(max(j_split, 0), k)
-    if j_split == 0 or j_split == k:
-        return stop_loss_grid(law, t0, h, k)
-    a = stop_loss_grid(law, t0, h, j_split)
-    b = stop_loss_grid(law, t0 + j_split * h, h, k - j_split)
-    return np.concatenate((a[0], b[0])), np.concatenate((a[1], b[1]))
+    """(lo, up) of tau(t0 + j h), j < k, by ``stop_loss_grid`` on pieces: below 2048 h one piece (the closed forms at
+    every node there), then one piece per octave [2^i h, 2^(i+1) h) (its interpolation step grows with t0; the same
+    bounds, fewer closed forms)."""
+    los, ups = [], []
+    j = 0
+    while j < k:
+        t = t0 + j * h
+        end = 2048.0 * h if t < 2048.0 * h else 2.0 * t
+        jn = k if end >= t0 + k * h else min(max(int(math.ceil((end - t0) / h)), j + 1), k)
+        lo, up = stop_loss_grid(law, t, h, jn - j)
+        los.append(lo)
+        ups.append(up)
+        j = jn
+    return np.concatenate(los), np.concatenate(ups)
 
 
 def body_weights(law: Law, gamma: float, x: np.ndarray, T0: float, B: float, h: float, stop_loss_grid

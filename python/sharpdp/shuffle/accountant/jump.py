@@ -394,22 +394,23 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     p_out = pa + pb
     miss = F.tv + p_out + min(nn * d * (1 + 1e-9), 1.0)
     s1, fp1 = _wsum(w1, F)
-    cost = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(c, -math.inf, -T0)])
+    pre: dict = {}  # (the window's running sums, shared by the three costs)
+    cost = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(c, -math.inf, -T0)], pre)
     phi_lo = s1 - fp1 - float(w1.max()) * (F.tv + p_out) - c * shift_mean - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
-    ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)])
+    ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)
                ) * (1 - 1e-12)
-    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean)
+    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean, pre)
 
 
 def _hat_body(law: Law, gamma: float, n: int, h: float, T0: float, B: float, F: FftWindow, pa: float, pb: float,
-              ch: Chernoff, miss: float, shift_mean: float) -> tuple[float, float]:
+              ch: Chernoff, miss: float, shift_mean: float, pre: dict) -> tuple[float, float]:
     """The body's bracket of :func:`_hat_values` (docs/accountant_tail.md §45.4)."""
     nn = n - 1
     p_out = pa + pb
     f_lo, f_up, f0_up = body_weights(law, gamma, F.x, T0, B, h, stop_loss_grid)
     sb, fpb = _wsum(f_lo, F)
-    cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)])
+    cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)], pre)
     ng = n * gamma * (1 + 1e-12)
     body_lo = max((sb - fpb - float(f_lo.max()) * (F.tv + p_out) - shift_mean - cost_f) * (1 - 1e-9), 0.0) / ng
     su, fpu = _wsum(f_up, F)
