@@ -78,7 +78,7 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
     sv = math.sqrt(v)
     tail_N = 0.25 * h * math.sqrt(nn) * pN  # (E[(s Y)_+ | G'] <= sqrt(v(N)) / 2 <= (h / 4) sqrt(nn))
     t = np.arange(0, 49, dtype=float) * (0.25 * sv)  # t_0 = 0 .. t_K = 12 sd
-    psi = _stop_loss_subgauss(t, v)
+    psi = np.maximum.accumulate(_stop_loss_subgauss(t, v)[::-1])[::-1]  # (non-increasing in floats too)
     us = np.array([1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0]) * sv
     pY = np.minimum(2.0 * np.exp(-us * us / (2.0 * v)) * (1 + 1e-9) + pN, 1.0)
     R = t[1:, None] + us[None, :]  # radii of the window sums: (t_{k+1}, u)
