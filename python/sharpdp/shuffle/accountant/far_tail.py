@@ -441,7 +441,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             jref = jt.up / (1.0 + 0.5 * rel_tol) if as_bracket and not lower else jlo
             need = bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
                                             0.8 * rel_tol * jref - (jt.up - jref) - multi)
-            if need and hat_body is not None:  # the hat window's body bracket first: the passes start from it (§45.5)
+            if need and hat_body is not None and jt.N >= KEEP_N:  # the hat window's body bracket first (§45.5)
                 hb = hat_body()
                 body_lo, body_up = max(hb[0], 0.0), min(body_up, hb[1])
                 w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
