@@ -31,6 +31,7 @@ import sharpdp.shuffle as sh
 from sharpdp.shuffle import profile as P
 from sharpdp.shuffle.round_cache import value_cache
 from _main_floats34 import main_floats
+from _main_floats34 import switch  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------------- references
@@ -168,9 +169,10 @@ def test_value_above_level_is_still_certified(rz, n, adjacency, eps, level, gap)
 
 
 @pytest.mark.parametrize("rz,n,adjacency,eps,level,gap", ABOVE)
-def test_profile_cache_serves_the_plain_float_after_a_level_request(rz, n, adjacency, eps, level, gap):
+def test_profile_cache_serves_the_plain_float_after_a_level_request(rz, n, adjacency, eps, level, gap, monkeypatch):
     """A value computed with a level, above twice the level and looser than the plain one, is kept marked (with its
     lower value) and computed again for a request without the level (it was served unmarked: +7.8 %)."""
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     plain = float(sh.privacy_profile(_fresh(rz, n, adjacency), eps))
     acc = _fresh(rz, n, adjacency)
     up = float(P._positive_bounds(acc, np.array([eps]), False, level)[1][0])
@@ -249,6 +251,7 @@ def _no_closed_form(monkeypatch):
 
 @pytest.mark.parametrize("rz,n,adjacency,eps,hexes", PINS)
 def test_floats_of_the_accountant_before_the_rewrites(rz, n, adjacency, eps, hexes, monkeypatch):
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     _no_closed_form(monkeypatch)
     main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
     got = []

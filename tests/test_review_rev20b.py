@@ -12,6 +12,7 @@ from scipy.optimize import minimize_scalar
 import sharpdp.shuffle as sh
 from _blanket_pieces import dup_kind, gauss_pieces
 from _main_floats34 import main_floats
+from _main_floats34 import switch  # noqa: E402
 
 
 def _fresh(s, n):
@@ -48,6 +49,7 @@ PINNED = [
 
 @pytest.mark.parametrize("s,n,eps,hexes", PINNED)
 def test_get_delta_bounds_floats_unchanged(s, n, eps, hexes, monkeypatch):
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
     acc = _fresh(s, n)
     got = [tuple(float(v).hex() for v in acc.get_delta_bounds(e)) for e in eps]

@@ -20,6 +20,7 @@ from scipy.stats import norm
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
 from _main_floats34 import main_floats
+from _main_floats34 import switch  # noqa: E402
 
 TIGHT = 1e-3  # the independent legs' rel_tol (10x tighter than the accountants' default 1e-2)
 
@@ -67,6 +68,7 @@ def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want, monkeypatch):
     """§9.6 claims the reported floats are those of before: at these cells (a random sweep's cheap ones, every one
     of ~100 swept cells matched) the bracket is the one of e81037e to the bit. (Caught: the best candidate reported
     with its rough leg B, not certified again as in §9.4, at sigma0 = 2, n = 100, eps = 3.)"""
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     # (**) session 33, rep33: the search §9.6 spoke of, the golden section alone (MODEL = False); with the legs' vertex
     # model of docs/accountant.md §9.10 the split moves at two cells, not nested (another split's chain): (3.0, 100)
     # (0.009556383052195786, 0.009604872827996228), (2.0, 30) (0.00029747085900494116, 0.00029821439853725603), upper
@@ -159,9 +161,10 @@ def test_n2_above_a_quadrature_of_one_replace_pair(s, eps):
                                                # certified (fresh upper 0.0099771 <= 1e-2) and within xtol (fresh lower
                                                # at answer (1 - xtol) 0.0100502 > 1e-2)
                                                (0.8, 10, None, 1e-2, 7.385086305505525)])  # (*) (**) see BEFORE
-def test_get_epsilon_as_before_9_6(s, n, rt, delta, want):
+def test_get_epsilon_as_before_9_6(s, n, rt, delta, want, monkeypatch):
     """get_epsilon's answers at these cells are those of e81037e to the bit (a random sweep of get_epsilon cells,
     sigma0 0.46-3, n 2-1e5, delta 1e-2-1e-9: every one matched)."""
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     assert _acc(s, n, rel_tol=rt).get_epsilon(delta) == want
 
 

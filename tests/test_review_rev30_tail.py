@@ -35,6 +35,7 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import far_tail, jump
 from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.laws.bmg import bmg_laws
+from _main_floats34 import switch  # noqa: E402
 
 try:
     from sharpdp.shuffle.accountant import far_tail_shift
@@ -152,6 +153,7 @@ BASE = {
 def test_rules_off_give_mains_floats(monkeypatch):
     """§34.2 and §34.3 off: what remains (§34.1's choice of rounds, §34.4's certain rejections) gives main's floats
     bit for bit."""
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     _rules_off(monkeypatch)
     bad = floats_differing(BASE)
     assert not bad, bad

@@ -29,6 +29,7 @@ import pytest
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import far_tail
+from _main_floats34 import switch  # noqa: E402
 
 HAS_37 = hasattr(far_tail, "_fit_run")
 
@@ -63,8 +64,9 @@ BASE = {
 
 
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
-def test_default_requests_keep_mains_floats():
+def test_default_requests_keep_mains_floats(monkeypatch):
     """Requests at rel_tol 1e-2: both rules start below it, the moved functions compute the same floats."""
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     bad = []
     for (spec, n, adj, eps), ref in BASE.items():
         got = _bracket(spec, n, adj, eps, 1e-2)
@@ -94,9 +96,10 @@ REF3 = {
 MOVED = {(BMG_A_1E8_4, 10**8, "replace", 4.0)}
 
 
-def test_finer_requests_meet_session30s_brackets():
+def test_finer_requests_meet_session30s_brackets(monkeypatch):
     """Every cell: the rel_tol 1e-3 bracket meets main's (two certified brackets of one value), and equals it to the
     last digit where no bracket was claimed to move."""
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     bad = []
     for cell, (rlo, rup) in REF3.items():
         lo, up = _bracket(*cell, 1e-3)

@@ -29,6 +29,7 @@ import pytest
 
 import sharpdp.shuffle as sh
 from sharpdp import _core
+from _main_floats34 import switch  # noqa: E402
 
 ACC = _core.accountant
 DATA = Path(__file__).parent / "data" / "review_rev_cells"
@@ -377,7 +378,8 @@ def test_memo_and_blocking_give_the_same_floats_as_single_cells():
 # (**) rows 5 and 6 (gauss 0.5, n = 100, eps = 1; gauss 1.0, n = 1000, eps = 0.5) re-pinned after the compiled cells'
 # exact empty intervals (docs/accountant_tail.md §29): nested in the old bracket, moved <= 8.7e-9 relative
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
-def test_accountant_brackets_agree_with_main():
+def test_accountant_brackets_agree_with_main(monkeypatch):
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     rows = json.loads((DATA / "accountant_main_values.json").read_text())
     picked = [row for row in rows if row[0] != "bmg" or row[3] <= 100]
     for kind, p1, p2, n, eps, lo_m, up_m, _ in picked:

@@ -20,6 +20,7 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAcc
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.jump import TailCoarsen
 from sharpdp.shuffle.laws import laws_for
+from _main_floats34 import switch  # noqa: E402
 
 
 def _bracket(randomizer, n: int, eps: float, rel_tol: float) -> tuple[float, float]:
@@ -35,6 +36,7 @@ def _fit_run_without_fallback(law, gamma, n, rel_tol, workers, max_rounds, negli
 
 
 def test_finer_request_takes_the_default_fit_run_where_its_own_does_not_fit(monkeypatch: pytest.MonkeyPatch):
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: §37.1's premise (the finer run alone has no lower value)
     R, N, EPS = GaussianRandomizer(0.5, 1), 10**8, 0.001
     lo2, up2 = _bracket(R, N, EPS, 1e-2)
     with monkeypatch.context() as m:

@@ -371,7 +371,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     if bc_n is not None and bc_n > 0.8 * rel_tol * est:
                         raise _BracketNeeded  # the bracket's body pass will run (speed only: §15)
                     jt_n = (JumpTerm(up=0.0, lo=0.0, N=0) if bounded else
-                            jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower))
+                            jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower,
+                                      hat=lower and limits.HAT_LOWER))
                 except TailCoarsen as exc:
                     if jt is None:
                         # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
@@ -431,18 +432,25 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 skipped, B = True, 4.0 * B
                 continue
             body_lo, body, st = 0.0, None, None
+            hat_body = jt.parts.pop("hat_body_fn", None)  # (the window it holds is released with it)
             jlo = jt.lo
             rnd = _Round(None, jt, multi, pen, T0, h, B, lat, law.tail_upper(0.0))
             # (the body pass's decision only) upper first: the lower value the bracket's first round would
             # have where it stops there (gap <= rel_tol / 2), so that the rule runs the body pass (and
             # try_certify falls back to the bracket) wherever the bracket's would (docs/accountant_tail.md §15)
             jref = jt.up / (1.0 + 0.5 * rel_tol) if as_bracket and not lower else jlo
+            need = bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
+                                            0.8 * rel_tol * jref - (jt.up - jref) - multi)
+            if need and hat_body is not None and jt.N >= KEEP_N:  # the hat window's body bracket first (§45.5)
+                hb = hat_body()
+                body_lo, body_up = max(hb[0], 0.0), min(body_up, hb[1])
+                w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
+                need = not (0.0 < w.lower and w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
             # (docs/accountant_tail.md §8: a choice of speed; both values stay certified)
-            elif bounded or body_up > max(0.05 * rel_tol * max(jref, est * 1e-3),
-                                          0.8 * rel_tol * jref - (jt.up - jref) - multi):
+            elif need:
                 if as_bracket and not lower:
                     raise _BracketNeeded  # the bracket's body pass will run: try_certify runs the bracket (§15)
                 # a round redone with B x 4 whatever its later passes give stops them (accountant_tail.md §26)
@@ -450,7 +458,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 cut = (lambda lo_, up_: multi == 0.0 and _rnd < 3 and fits and lo_ >
                        max(negligible, VALUE_FLOOR) and pen > 0.05 * rel_tol * up_) if doomed else None
                 st = _body_passes(law, gamma, n, rel_tol, workers, lower, negligible, rnd, bounded,
-                                  _Body(None, 0.0, body_up, h, max_rounds), cut)
+                                  _Body(None, body_lo, body_up, h, max_rounds), cut)
                 body, body_lo, body_up = st.body, st.lo, st.up
             rnd = replace(rnd, st=st if st is not None and st.cut else None)
             res = rnd.result(body, body_lo, body_up)

@@ -18,6 +18,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
+from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
 from sharpdp.shuffle.accountant.memo import object_memo
@@ -262,7 +263,7 @@ def _wsum(w: np.ndarray, F: FftWindow) -> tuple[float, float]:
 
 
 def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, rel_tol: float, est: float,
-              workers: int, lower: bool = True) -> JumpTerm:
+              workers: int, lower: bool = True, hat: bool = False) -> JumpTerm:
     """Certified bracket of E[phi(A'_B)] (A'_B the sum of n - 1 clamped per-user terms), in units
     of D_up (docs/accountant_tail.md §4).
 
@@ -271,6 +272,10 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     (convex-order upper) and the centroid law A_low (convex-order lower) of A'_B:
         E phi(A'_B) <= E phi_c(A_hat) - c E(A_low + T0)_+,
         E phi(A'_B) >= E phi_c(A_low) - c E(A_hat + T0)_+.
+
+    ``hat`` (with ``lower``): also the lower value from the hat law alone, E phi_c(A_hat) less the rounding's
+    second-order cost, and a bracket of the body E(A)_+ / (n gamma) from the same window (``parts["hat_body"]``;
+    docs/accountant_tail.md §45).
     """
     nn = n - 1
     tau_T0_lo, tau_T0_up = (float(v[0]) for v in law.stop_loss([T0]))
@@ -346,8 +351,14 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     ramp_jensen = max(nn * mean_lo - 4 * U * nn * abs(mean_lo) + T0, 0.0) * (1 - 1e-12)
     parts: dict[str, Any] = dict(window=(a, b), c=c, phi_hat_up=phi_hat_up, ramp_hat_up=ramp_hat_up,
                                  ramp_jensen=ramp_jensen)
+    lo_hat = 0.0
+    if hat and lower:  # (§45: the ramp's lower value from the hat law too, for the upper value below)
+        lo_hat, ramp_hat_lo, parts["hat_body_fn"] = _hat_values(
+            law, gamma, n, lat, h, T0, c, F, pa, pb, ch, phic(F.x, "lo"), ramp_hat_up,
+            sr - fpr - float(wr.max()) * (F.tv + pa + pb))
+        ramp_jensen = max(ramp_jensen, ramp_hat_lo)
     if not lower or lat.low is None:
-        return JumpTerm(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=0.0, N=F.N, parts=parts)
+        return JumpTerm(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=lo_hat, N=F.N, parts=parts)
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
     g_lo, eta_lo, mom_err = lat.low.g, lat.low.eta, lat.low.mom_err * gamma
     F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
@@ -363,7 +374,51 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     lo = phi_low_lo - c * ramp_hat_up
     parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev,
                  tv_w=(float(w.max()) + c * float(wr.max()), float(w1.max())))  # (§44.4's estimate)
-    return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0), N=F.N, parts=parts)
+    return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0, lo_hat), N=F.N, parts=parts)
+
+
+def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, c: float, F: FftWindow,
+                pa: float, pb: float, ch: Chernoff, w1: np.ndarray, ramp_hat_up: float, ramp_sum_lo: float
+                ) -> tuple[float, float, Callable[[], tuple[float, float]]]:
+    """The hat window's lower value of the jump term, and a function computing the body's bracket from the same window
+    where the round asks for it (docs/accountant_tail.md §45, §45.5; it holds the window until called): E w(A')
+    >= E w(A_hat*) - Lip(w) (n - 1) h d - coupling_cost (d: :func:`~.hat_lower.rounding_shift`), E w(A_hat*) >=
+    sum_W w q - round-off - max_W w (tv + P(outside)); E f(A') <= E f(A_hat*) (f convex, non-decreasing) for the
+    body's upper value. ``w1``: phi_c's lower values on the window; ``ramp_sum_lo``: the window's lower value of
+    E (A_hat* + T0)_+, which less the same two terms (Lipschitz 1, mu = the point -T0) is a lower value of
+    E (A' + T0)_+ (returned second)."""
+    nn = n - 1
+    B = lat.kB * h
+    d = rounding_shift(law, gamma, h, lat.kT, lat.kB)
+    shift_mean = nn * h * d * (1 + 1e-9)
+    p_out = pa + pb
+    miss = F.tv + p_out + min(nn * d * (1 + 1e-9), 1.0)
+    s1, fp1 = _wsum(w1, F)
+    pre: dict = {}  # (the window's running sums, shared by the three costs)
+    cost = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(c, -math.inf, -T0)], pre)
+    phi_lo = s1 - fp1 - float(w1.max()) * (F.tv + p_out) - c * shift_mean - cost
+    lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
+    ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)
+               ) * (1 - 1e-12)
+    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean, pre)
+
+
+def _hat_body(law: Law, gamma: float, n: int, h: float, T0: float, B: float, F: FftWindow, pa: float, pb: float,
+              ch: Chernoff, miss: float, shift_mean: float, pre: dict) -> tuple[float, float]:
+    """The body's bracket of :func:`_hat_values` (docs/accountant_tail.md §45.4)."""
+    nn = n - 1
+    p_out = pa + pb
+    f_lo, f_up, f0_up = body_weights(law, gamma, F.x, T0, B, h, stop_loss_grid)
+    sb, fpb = _wsum(f_lo, F)
+    cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)], pre)
+    ng = n * gamma * (1 + 1e-12)
+    body_lo = max((sb - fpb - float(f_lo.max()) * (F.tv + p_out) - shift_mean - cost_f) * (1 - 1e-9), 0.0) / ng
+    su, fpu = _wsum(f_up, F)
+    # outside the window: f <= f(a) below a; above b, f(x) <= x_+ + f(0) and E[S_+; S >= b] <= b_+ P + E(S - b_+)_+
+    ex = capped_exp(ch.log_excess(max(F.b, 0.0)))
+    out = float(f_up[0]) * pb + (max(F.b, 0.0) + f0_up) * pa + ex
+    body_up = (su + fpu + float(f_up.max()) * F.tv + out) * (1 + 1e-9) / (n * gamma * (1 - 1e-12))
+    return body_lo, body_up
 
 
 def tv_floor_estimate(jt: JumpTerm, lat: LatticeLaws, nn: int) -> float:

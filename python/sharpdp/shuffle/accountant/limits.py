@@ -129,3 +129,8 @@ CAL_TRUST_GROW = True
 # docs/calibration.md §13.3: a search evaluation's upper value 0 enters the calibration's model as log TINY (a finite
 # value: its steps keep a slope); False: -inf, session 34's model (the accountant's values are >= TINY: only stand-ins)
 CAL_ZERO_AS_TINY = True
+# session 35, big35
+# docs/accountant_tail.md §45: the far-tail round's lower values (jump term and body) also from the hat lattice law alone,
+# less the rounding's second-order cost, and the body's bracket from the jump term's window (another certified bracket,
+# at steps coarser than the centroid law's first group); False: main's rounds and floats
+HAT_LOWER = True
