@@ -108,3 +108,13 @@ JUMP_TV_STOP = True
 # docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
 # alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
 VIA_BOTTOM_LOOSE_SEARCH = True
+
+# session 35, mid35
+# docs/accountant_tail.md §46.1: once an atom law's upper value has settled (its estimated distance to its limit in h
+# within 0.1 rel_tol, docs/accountant_atoms.md §14), refine's further passes run the lower lattice law alone (the best
+# upper value so far is kept; another certified bracket); False: main's full passes and floats
+LOWER_ONLY_SETTLED = True
+# docs/accountant_tail.md §46.2: refine's steps on an atom law whose atoms lie at or just below the multiples of a
+# spacing s (k-RR, PrivUnit under replace-one, and their blocks) snapped to s / m (another certified bracket); False:
+# main's steps and floats
+ATOM_SPACING_SNAP = True
