@@ -118,3 +118,6 @@ LOWER_ONLY_SETTLED = True
 # spacing s (k-RR, PrivUnit under replace-one, and their blocks) snapped to s / m (another certified bracket); False:
 # main's steps and floats
 ATOM_SPACING_SNAP = True
+# ... and on a sum law whose one atom is the end of its support where the lower law's sweep starts (the Gaussian
+# randomizer's x vs bottom laws), steps putting that atom just before a node (§46.2); False: main's steps there
+END_ATOM_SNAP = True

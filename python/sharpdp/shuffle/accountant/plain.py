@@ -191,7 +191,8 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
     # an atom law whose values cluster just below the multiples of a spacing: steps dividing it (a choice of steps,
     # docs/accountant_tail.md §46.2)
-    spacing = atom_spacing(law) if limits.ATOM_SPACING_SNAP and law.atomic and n >= _MANY else None
+    spacing = atom_spacing(law) if limits.ATOM_SPACING_SNAP and (law.atomic and n >= _MANY or not law.atomic) \
+        else None
     h = snap(h, spacing)
     # moderate first clamp, tightened below once the value is known; E[L_+] >= D_up bounds the value's
     # scale (a target near it would put T at 0 and make the first round's value the clamp term alone)

@@ -14,10 +14,42 @@ import math
 
 import numpy as np
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.laws import Law
 
 #: the atoms' largest distance below the multiple of s at or above them, relative to s, for s to be used
 SPACING_REL = 0.01
+
+
+#: the relative margin by which an end atom of a sum law lies before the node it is snapped to (lattice units: m times
+#: this, far above the lower law's margin 1e-6 and the cells' rounding)
+END_MARGIN = 1e-4
+
+
+def end_atom_spacing(law: Law) -> float | None:
+    """A sum law (an atom plus a continuous part: the Gaussian randomizer's x vs bottom laws) whose one atom a != 0 is
+    the end of its support where the lower lattice law's sweep starts (docs/accountant.md §4.2: the bottom, or the top
+    when only the top is finite): the spacing s with a / (s / m) just before -m or m in the sweep's direction
+    (|a| / s = 1 + END_MARGIN below a negative bottom atom, 1 - END_MARGIN below a positive one, the mirror at the
+    top), so that on a step s / m the atom starts a group that reaches its node with little borrowed mass
+    (docs/accountant_tail.md §46.2). None otherwise."""
+    parts = getattr(law, "parts", None)
+    if not parts or law.atomic:
+        return None
+    atoms = [p for p in parts if p.atomic]
+    if len(atoms) != 1:
+        return None
+    v, pr = atoms[0].atoms()
+    v = np.asarray(v, dtype=float)[np.asarray(pr) > 0]
+    if v.size != 1 or not (v[0] != 0.0 and math.isfinite(v[0])):
+        return None
+    a = float(v[0])
+    lo, hi = law.support()
+    down = math.isfinite(hi) and not math.isfinite(lo)
+    if (not down and a != lo) or (down and a != hi):
+        return None
+    before = (a < 0) != down  # the node sits above a (upward sweep, a < 0; or downward, a > 0): |a| / h = m (1 + margin)
+    return abs(a) / (1.0 + END_MARGIN) if before else abs(a) / (1.0 - END_MARGIN)
 
 
 def atom_spacing(law: Law) -> float | None:
@@ -29,7 +61,7 @@ def atom_spacing(law: Law) -> float | None:
         return s
     values, probs = getattr(law, "values", None), getattr(law, "probs", None)
     if not law.atomic or values is None or probs is None:
-        return None
+        return end_atom_spacing(law) if limits.END_ATOM_SNAP else None
     return spacing_of(np.asarray(values, dtype=float), np.asarray(probs, dtype=float))
 
 
@@ -53,4 +85,4 @@ def snap(h: float, s: float | None) -> float:
     return s / m
 
 
-__all__ = ["SPACING_REL", "atom_spacing", "snap", "spacing_of"]
+__all__ = ["END_MARGIN", "SPACING_REL", "atom_spacing", "end_atom_spacing", "snap", "spacing_of"]
