@@ -22,6 +22,8 @@ from sharpdp.shuffle.laws import FiniteLaw
 from tests._main_floats34 import switch
 from tests.test_krr29_settled_upper import _blanket_three_atoms
 
+#: main f69257b's bracket of GaussianRandomizer(4.6), n = 1e4, eps = 1e-3, zero-out
+MAIN_G46_1E4 = (0.0008458295939851466, 0.0008471996268001504)
 KRR4 = sh.RandomizedResponse(10, 4.0)
 KRR1 = sh.RandomizedResponse(10, 1.0)
 PU = sh.PrivUnit(0.75, 0.2, 10)
@@ -76,7 +78,7 @@ def _spy_steps(monkeypatch) -> list:
     orig = PL.lattice_pass
 
     def spy(law, gamma, n, h, *a, **k):
-        calls.append((h, k.get("upper", True)))
+        calls.append((h, k.get("upper", True), law.std()))
         return orig(law, gamma, n, h, *a, **k)
 
     monkeypatch.setattr(PL, "lattice_pass", spy)
@@ -100,7 +102,7 @@ def test_snapped_brackets_hold_the_exact_value(monkeypatch, randomizer, n, eps, 
     s = float(np.max(v))
     assert calls, "no lattice pass ran"
     assert (atom_spacing(law) is not None) == snapped
-    for h, _ in (calls if snapped else []):
+    for h, _, _ in (calls if snapped else []):
         m = s / h
         assert abs(m - round(m)) < 1e-9 * m, (h, s)
 
@@ -161,8 +163,59 @@ def test_lower_only_passes_run_and_hold(monkeypatch):
     switch(monkeypatch, "ATOM_SPACING_SNAP", False)
     switch(monkeypatch, "LOWER_ONLY_SETTLED", True)
     lo, up = sh.ShuffleAccountant(PU, 10**8, "replace").get_delta_bounds(1e-3)
-    assert [u for _, u in calls].count(False) >= 1 and calls[0][1]
+    assert [c[1] for c in calls].count(False) >= 1 and calls[0][1]
     main = (3.086817606479035e-08, 3.1035851801741794e-08)  # (main f69257b)
     assert abs(lo - main[0]) <= 1e-9 * main[0]
     assert main[1] <= up <= main[1] * (1 + 1e-3)
     assert up - lo <= 1e-2 * lo
+
+
+@pytest.mark.parametrize("sigma,sign", [(4.6, -1), (1.0, -1)])
+def test_end_atom_spacing_of_gaussian_laws(sigma, sign):
+    """The Gaussian randomizer's x vs bottom laws (zero-out): one atom at the end of the support where the lower law's
+    sweep starts; on a step s / m it lies END_MARGIN m lattice units before the node (above it for the downward
+    sweep)."""
+    from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
+
+    for gamma, law in laws_for(sh.GaussianRandomizer(sigma, 1), 0.01, "zero_out"):
+        s = end_atom_spacing(law)
+        assert s is not None and atom_spacing(law) == s
+        (a,), _ = next(p for p in law.parts if p.atomic).atoms()
+        lo, hi = law.support()
+        down = math.isfinite(hi) and not math.isfinite(lo)
+        assert a == (hi if down else lo)
+        for m in (1, 3, 40, 1000):
+            c = a / snap(s / m * 1.0000001, s)  # the node's index is -m or m; the atom before it in the sweep
+            node = round(c)
+            assert abs(node) == m
+            off = (c - node) if down else (node - c)
+            assert 0.5 * END_MARGIN * m <= off <= 2 * END_MARGIN * m
+
+
+@pytest.mark.parametrize("n,eps", [(10**3, 1e-3), (10**3, 1e-2), (10**4, 1e-3), (10**5, 1e-3), (100, 1e-2)])
+def test_end_atom_brackets_hold_the_edgeworth_value(monkeypatch, n, eps):
+    """GaussianRandomizer(4.6), zero-out, on the plain path: with §46.2's end-atom steps the bracket meets rel_tol and
+    holds the second-order Edgeworth estimate of tests/_review28_gauss_reference.py (derived from the mechanism's
+    densities alone; within three times its own error indicator, the first-order estimate's distance); the passes ran
+    on steps s / m."""
+    from tests._review28_gauss_reference import d_up_edgeworth
+
+    calls = _spy_steps(monkeypatch)
+    switch(monkeypatch, "END_ATOM_SNAP", True)
+    lo, up = sh.ShuffleAccountant(sh.GaussianRandomizer(4.6, 1), n, "zero_out").get_delta_bounds(eps)
+    e2, e1, _ = d_up_edgeworth(4.6, eps, n)
+    ind = 3 * abs(e2 - e1)
+    assert lo - ind <= e2 <= up + ind, (lo, e2, up, ind)
+    assert up - lo <= 1e-2 * lo
+    assert calls
+    spacings = [atom_spacing(law) for _, law in laws_for(sh.GaussianRandomizer(4.6, 1), eps, "zero_out")]
+    for h, _, _ in calls:
+        assert any(abs(sp / h - round(sp / h)) < 1e-9 * sp / h for sp in spacings), (h, spacings)
+
+
+def test_end_atom_switch_off_restores_main_floats(monkeypatch):
+    """END_ATOM_SNAP off: main's floats (measured on main f69257b)."""
+    switch(monkeypatch, "END_ATOM_SNAP", False)
+    got = tuple(float(x) for x in sh.ShuffleAccountant(sh.GaussianRandomizer(4.6, 1), 10**4, "zero_out")
+                .get_delta_bounds(1e-3))
+    assert got == MAIN_G46_1E4
