@@ -21,6 +21,7 @@ from sharpdp.shuffle.accountant import plain
 from sharpdp.shuffle.accountant.plain import certify_law
 from sharpdp.shuffle.accountant.search import probe
 from sharpdp.shuffle.laws import laws_for
+from tests._main_floats34 import switch
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "review_rev_binrr9"))
 from krr_exact import brute, exact, krr_laws, law_value  # noqa: E402
@@ -198,6 +199,10 @@ def test_refine_degenerate_measured_power(monkeypatch: pytest.MonkeyPatch, mode:
     when p -> 0 (log ratio of equal gaps), a division by a zero log, or a result taken from the last
     pass instead of the best."""
     k, adjacency, eps0, n, x = 2, "zero_out", 2.0, 300, 0.45
+    # (**) session 35, mid35: main's steps and full passes (the spy wraps lattice_pass's positional form and the aim
+    # bound 16 is main's step rule's; docs/accountant_tail.md §46)
+    switch(monkeypatch, "ATOM_SPACING_SNAP", False)
+    switch(monkeypatch, "LOWER_ONLY_SETTLED", False)
     spy = _Degenerate(plain.lattice_pass, mode)
     monkeypatch.setattr(plain, "lattice_pass", spy)
     g, mine = krr_laws(k, eps0, x, adjacency)

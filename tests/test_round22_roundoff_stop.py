@@ -16,6 +16,7 @@ import pytest
 
 import sharpdp.shuffle.accountant.plain as plain
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+from tests._main_floats34 import switch
 
 # the leg's certified bracket at rel_tol 0.01 measured with the refinement run to the size caps
 # (before the round-off stop): the stop skips only passes whose values were worse
@@ -43,6 +44,9 @@ def _leg(rel_tol: float, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple
 
 
 def test_roundoff_stop_keeps_small_lattices_and_contains_references(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (**) session 35, mid35: main's steps on the Gaussian randomizer's sum law (the pin _BEFORE is their bracket;
+    # docs/accountant_tail.md §46.2's end-atom steps end on another certified bracket)
+    switch(monkeypatch, "END_ATOM_SNAP", False)
     lo, up, sizes = _leg(0.01, monkeypatch)
     # few, small passes (before: 12 passes up to N = 1.2e6; the count is deterministic, not a timing)
     assert 0 < len(sizes) <= 8

@@ -56,6 +56,10 @@ def test_atom_law_aimed_farther(monkeypatch):
     """10-RR eps0 = 4, n = 1e9, eps = 0.001, replace (the cell of §44.3): both brackets meet rel_tol and overlap; the
     rule changes the steps (the brackets differ)."""
     r = RandomizedResponse(10, 4.0)
+    # (**) session 35, mid35: main's steps and full passes (the spacing's steps end this cell after one pass, where
+    # §44.3's rule does not act; docs/accountant_tail.md §46)
+    switch(monkeypatch, "ATOM_SPACING_SNAP", False)
+    switch(monkeypatch, "LOWER_ONLY_SETTLED", False)
     lo, up = _bounds(r, 10**9, 0.001, "replace")
     switch(monkeypatch, "ATOM_AIM_SLOW", False)
     lo0, up0 = _bounds(r, 10**9, 0.001, "replace")

@@ -23,6 +23,7 @@ from sharpdp.shuffle.accountant.memo import result_memo
 from sharpdp.shuffle.accountant.limits import (BLOCK_ATOMS_MAX, BLOCK_ATOMS_MIN, BLOCK_MU, EST_FLOOR, LOG_PW_MIN, MS_MAX,
                                                ONE_BLOCK_ATOMS, TRUNC, TRUNC_REL, U)
 from sharpdp.shuffle.accountant.results import LawBracket
+from sharpdp.shuffle.accountant.spacing import spacing_of
 from sharpdp.shuffle.laws import FiniteLaw, Law
 
 
@@ -41,6 +42,10 @@ class _BlockLaw(FiniteLaw):
     stored (their own rounding, <= u |v| each, is charged by :func:`unblock`). The atoms are in
     count-vector order, neither sorted nor merged (equal values are separate atoms: one law; every
     method sums over atoms in any order within its bound, docs/accountant_atoms.md §3)."""
+
+    #: the user law's atom spacing (:func:`~.spacing.spacing_of`), or None: the block's values lie at or just below
+    #: its multiples (a choice of refine's steps only, docs/accountant_tail.md §46.2)
+    spacing: float | None = None
 
     def __init__(self, values: np.ndarray, probs: np.ndarray, rel_p: float) -> None:
         # probs >= 0 summing to 1 (checked by block); FiniteLaw's own merge (a sort) is skipped
@@ -445,7 +450,9 @@ def _block_law(gamma: float, law: Law, n: int) -> Blocks | None:
     trunc = max(1.01 * math.exp(lp_tau) * (a_true / max(amax, 1e-300)), 5e-324) if ms < t else 0.0
     if lp_out > -math.inf:
         trunc += math.exp(min(lp_out + math.log(n / t * a_true / gamma), 700.0))
-    return Blocks(_BlockLaw(uv, pp, rel_p), t, ev, trunc, fsum=within)
+    bl = _BlockLaw(uv, pp, rel_p)
+    bl.spacing = spacing_of(a, pa)  # (the user law's spacing: refine's choice of steps, docs/accountant_tail.md §46.2)
+    return Blocks(bl, t, ev, trunc, fsum=within)
 
 
 def _value_err(vmax: float, g2: float, ms: int, a: np.ndarray, value_error: float) -> float:

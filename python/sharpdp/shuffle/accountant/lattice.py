@@ -381,12 +381,15 @@ def lattice_laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bo
 
 
 def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
-                 lower: bool = True, lat: LatticeLaws | None = None, allow: float = 0.0) -> PassResult | Coarsen:
+                 lower: bool = True, lat: LatticeLaws | None = None, allow: float = 0.0,
+                 upper: bool = True) -> PassResult | Coarsen:
     """Certified (Lo, Up) for one law at one grid step (Lo = 0 when ``lower`` is False), or the
     :class:`Coarsen` outcome when the grid exceeds a size cap. ``lat``: ``lattice_laws(law, gamma, h, T, B, lower)``
     where the caller already has it (the same floats; not modified here). ``allow`` (with ``lat``): an absolute
     accuracy target, in units of D_up, added to each engine's relative one rel_tol E in the test that keeps its run
-    without the accurate DFT (docs/accountant_tail.md §34.3; a choice of speed, every run certified)."""
+    without the accurate DFT (docs/accountant_tail.md §34.3; a choice of speed, every run certified). ``upper``
+    False (with ``lower`` True): the lower value alone, the upper law's engine not run (Up = inf, ``main`` = inf,
+    the grid fields the lower law's; docs/accountant_tail.md §46.1)."""
     # the far-tail treatment's body pass at its jump term's step (``lat`` given) runs its engines' power steps
     # without the accurate DFT first (docs/accountant_tail.md §25); the plain path's floats are unchanged
     cheap = lat is not None
@@ -395,27 +398,30 @@ def lattice_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, r
         return got
     _CHEAP_FIRST.on, _CHEAP_FIRST.allow = cheap, max(allow, 0.0) * gamma
     try:
-        return _pass(law, gamma, n, h, rel_tol, threads, got)
+        return _pass(law, gamma, n, h, rel_tol, threads, got, upper or not lower)
     finally:
         _CHEAP_FIRST.on, _CHEAP_FIRST.allow = False, 0.0
 
 
 def _pass(law: Law, gamma: float, n: int, h: float, rel_tol: float, threads: int,
-          lat: LatticeLaws) -> PassResult | Coarsen:
+          lat: LatticeLaws, upper: bool = True) -> PassResult | Coarsen:
     """The body of :func:`lattice_pass` on its lattice laws ``lat``."""
     kT, kB = lat.kT, lat.kB
     K = kT + kB
     x0 = -kB * h
-    # --- upper value: hat rounding (steps B-G) ---
-    up_r = engine(lat.g, lat.eta, -kB, h, n, rel_tol, threads)
+    # --- upper value: hat rounding (steps B-G); not run in a lower-only pass (docs/accountant_tail.md §46.1) ---
+    up_r = engine(lat.g, lat.eta, -kB, h, n, rel_tol, threads) if upper else None
     if isinstance(up_r, Coarsen):
         return up_r
-    log_scale = up_r.log_scale - math.log(gamma)
-    up_main_log = log_scale + _logsum(up_r.E, up_r.wrap_low, up_r.fp, up_r.tv)
+    log_scale = up_main_log = math.inf
+    if up_r is not None:
+        log_scale = up_r.log_scale - math.log(gamma)
+        up_main_log = log_scale + _logsum(up_r.E, up_r.wrap_low, up_r.fp, up_r.tv)
     # --- lower value: centroid-on-the-lattice law (step H) ---
     lo_main, overshoot, log_scale_lo = 0.0, 0.0, -math.inf
     lo_E = lo_wrap_high = lo_fp = lo_tv = 0.0
     lo_N = 0
+    lo_r = None
     if lat.low is not None:
         lo_r = engine(lat.low.g, lat.low.eta, -kB, h, n, rel_tol, threads)
         if isinstance(lo_r, Coarsen):
@@ -445,27 +451,42 @@ def _pass(law: Law, gamma: float, n: int, h: float, rel_tol: float, threads: int
         if pos_mgf is not None:
             p_lo, e_lo = law.prob_below(x0)
             tail_B = min(tail_B, pos_mgf.clamp_charge(kB * h, p_lo + e_lo, n))
-    if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
-        raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
-    if not up_r.mass - 1.0 + up_r.tau > -0.5:  # (the tilted mass is ~1 by construction)
-        raise RuntimeError("accountant: tilted lattice law lost mass; refusing to certify")
-    grid = Grid(h=h, N=up_r.N, T=kT * h, B=kB * h, theta=up_r.theta, n_log_mgf=up_r.n_log_mgf,
-                log_mgf_err=n * math.log1p(up_r.mass - 1.0 + up_r.tau))
+    if up_r is None:
+        # a lower-only pass: the lattice positions' charge with the lower law's own tilt (docs/accountant_tail.md §46.1;
+        # without a lower law its value is 0 and the probability is bounded by 1)
+        g_r = lo_r
+        main = up = math.inf
+    else:
+        g_r = up_r
+        if math.isnan(up_main_log) or math.isnan(tail_T) or math.isnan(up_r.E):
+            raise RuntimeError("accountant: non-finite intermediate value; refusing to certify")
+        if not up_r.mass - 1.0 + up_r.tau > -0.5:  # (the tilted mass is ~1 by construction)
+            raise RuntimeError("accountant: tilted lattice law lost mass; refusing to certify")
+    if g_r is None:
+        grid = Grid(h=h, N=0, T=kT * h, B=kB * h)
+    else:
+        grid = Grid(h=h, N=g_r.N, T=kT * h, B=kB * h, theta=g_r.theta, n_log_mgf=g_r.n_log_mgf,
+                    log_mgf_err=n * math.log1p(g_r.mass - 1.0 + g_r.tau))
     pos = perturbation_charge(n * c_pos, grid, n * gamma, n * c_pos)
-    main = math.exp(up_main_log) if up_main_log < 709 else math.inf
-    if pos > 0.99e-9 * main:
-        main += pos
-    up = (main + tail_T) * (1 + 1e-9)
+    if up_r is not None:
+        main = math.exp(up_main_log) if up_main_log < 709 else math.inf
+        if pos > 0.99e-9 * main:
+            main += pos
+        up = (main + tail_T) * (1 + 1e-9)
     core_lo = lo_main - overshoot - tail_B
     if pos > 0.99e-9 * max(core_lo, 0.0):
         core_lo -= pos
     lo = max(core_lo * (1 - 1e-9), 0.0)
     sc = math.exp(log_scale) if log_scale < 709 else math.inf
     sc_lo = math.exp(log_scale_lo) if log_scale_lo < 709 else math.inf
-    terms = dict(E_main=up_r.E * sc, wrap_low=up_r.wrap_low * sc, wrap_high=lo_wrap_high * sc_lo,
-                 fft_roundoff=up_r.fp * sc, pmf_tv=up_r.tv * sc, tail_T=tail_T, tail_B=tail_B,
-                 E_lower=lo_E * sc_lo, lower_fft_roundoff=lo_fp * sc_lo, lower_pmf_tv=lo_tv * sc_lo,
-                 lower_overshoot=overshoot, N_lower=lo_N, lattice_position=pos)
+    terms = dict(E_lower=lo_E * sc_lo, wrap_high=lo_wrap_high * sc_lo, lower_fft_roundoff=lo_fp * sc_lo,
+                 lower_pmf_tv=lo_tv * sc_lo, tail_T=tail_T, tail_B=tail_B, lower_overshoot=overshoot, N_lower=lo_N,
+                 lattice_position=pos)
+    if up_r is not None:
+        terms = dict(E_main=up_r.E * sc, wrap_low=up_r.wrap_low * sc, wrap_high=lo_wrap_high * sc_lo,
+                     fft_roundoff=up_r.fp * sc, pmf_tv=up_r.tv * sc, tail_T=tail_T, tail_B=tail_B,
+                     E_lower=lo_E * sc_lo, lower_fft_roundoff=lo_fp * sc_lo, lower_pmf_tv=lo_tv * sc_lo,
+                     lower_overshoot=overshoot, N_lower=lo_N, lattice_position=pos)
     return PassResult(lower=lo, upper=up, main=main, tail_T=tail_T, tail_B=tail_B, grid=grid, terms=terms,
                       pos_mgf=pos_mgf)
 

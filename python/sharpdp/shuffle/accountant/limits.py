@@ -134,3 +134,15 @@ CAL_ZERO_AS_TINY = True
 # less the rounding's second-order cost, and the body's bracket from the jump term's window (another certified bracket,
 # at steps coarser than the centroid law's first group); False: main's rounds and floats
 HAT_LOWER = True
+# session 35, mid35
+# docs/accountant_tail.md §46.1: once an atom law's upper value has settled (its estimated distance to its limit in h
+# within 0.1 rel_tol, docs/accountant_atoms.md §14), refine's further passes run the lower lattice law alone (the best
+# upper value so far is kept; another certified bracket); False: main's full passes and floats
+LOWER_ONLY_SETTLED = True
+# docs/accountant_tail.md §46.2: refine's steps on an atom law whose atoms lie at or just below the multiples of a
+# spacing s (k-RR, PrivUnit under replace-one, and their blocks) snapped to s / m (another certified bracket); False:
+# main's steps and floats
+ATOM_SPACING_SNAP = True
+# ... and on a sum law whose one atom is the end of its support where the lower law's sweep starts (the Gaussian
+# randomizer's x vs bottom laws), steps putting that atom just before a node (§46.2); False: main's steps there
+END_ATOM_SNAP = True

@@ -17,6 +17,7 @@ from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, cho
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import ATOM_P_SLOW, ATOM_SLOW_RATIO, J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
+from sharpdp.shuffle.accountant.spacing import atom_spacing, snap
 from sharpdp.shuffle.laws import Law
 
 
@@ -39,6 +40,9 @@ _MANY = 256
 _SETTLED = 0.1
 #: ... the two passes' steps at least this far apart (a Richardson pair)
 _SETTLED_RATIO = 2.0
+#: consecutive lower-only passes once the upper value has settled, before a full pass checks it again
+#: (docs/accountant_tail.md §46.1)
+_LOWER_RUNS = 2
 
 
 #: per thread: True inside :func:`no_lower_values`
@@ -185,6 +189,11 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
+    # an atom law whose values cluster just below the multiples of a spacing: steps dividing it (a choice of steps,
+    # docs/accountant_tail.md §46.2)
+    spacing = atom_spacing(law) if limits.ATOM_SPACING_SNAP and (law.atomic and n >= _MANY or not law.atomic) \
+        else None
+    h = snap(h, spacing)
     # moderate first clamp, tightened below once the value is known; E[L_+] >= D_up bounds the value's
     # scale (a target near it would put T at 0 and make the first round's value the clamp term alone)
     tgt = 1e-4 * rel_tol * sd
@@ -200,6 +209,8 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     gaps: list[tuple[float, float]] = []  # atom laws: (h, relative discretisation gap) of the passes refined from
     cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
     last = False  # upper values first: the step rule predicts the next pass to be the last (docs/composition.md §2.5)
+    lower_only = False  # the upper value has settled: the next pass runs the lower law alone (accountant_tail.md §46.1)
+    lower_runs = 0  # consecutive lower-only passes (at most _LOWER_RUNS, then a full pass checks the upper value)
     for _rnd in range(mode.max_rounds + 1 + _EXTRA_ROUNDS):
         if _rnd > mode.max_rounds and not cheap:
             break
@@ -219,7 +230,12 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             if settled is not None:  # the upper value the full pass would end with (docs/accountant_atoms.md §14)
                 best = settled if settled.upper < best.upper else best
                 return _upper_only(best, sd, _SETTLED_NOTE)
-        res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
+        res = None
+        if lower_only and best is not None:
+            res = _lower_pass(law, gamma, n, h, T, B, rel_tol, threads, best)
+        was_lower = isinstance(res, PassResult)
+        if res is None:
+            res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads)
         if isinstance(res, Coarsen):
             if best is None:
                 h = max(2.0 * h, res.h_fit)
@@ -281,7 +297,16 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             # distance to its limit in h is within _SETTLED rel_tol); certified as every pass (docs/accountant_atoms.md
             # §14), lower 0 (none reported: the bracket's gap is still above rel_tol)
             return _upper_only(best, sd, _SETTLED_NOTE)
-        prev_pass = res
+        if was_lower:
+            lower_runs += 1
+            lower_only = lower_runs < _LOWER_RUNS
+        else:
+            # the upper value has settled (an estimate, docs/accountant_atoms.md §14): the next passes refine the
+            # lower value alone, the best upper value kept (docs/accountant_tail.md §46.1)
+            lower_runs = 0
+            lower_only = limits.LOWER_ONLY_SETTLED and not mode.upper_first and law.atomic and n >= _MANY \
+                and not redo and res.tail_T <= tgt and _upper_settled(prev_pass, res, best.upper, rel_tol)
+            prev_pass = res
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             if not redo:
                 break
@@ -300,7 +325,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             else:
                 f = min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
                 aimed = f < 4.0
-            h /= f
+            h = snap(h / f, spacing)
             # the step aims at the target (not capped) and the last pass had a lower value: the next pass is
             # predicted to be the last (docs/composition.md §2.5)
             last = mode.upper_first and aimed and lo > 0
@@ -346,6 +371,21 @@ def _settled_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, 
     if res.tail_T > tgt or (res.tail_B > tgt and B < Tmax):
         return None
     return res if _upper_settled(prev, res, min(best.upper, res.upper), rel_tol) else None
+
+
+def _lower_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, rel_tol: float, threads: int,
+                best: PassResult) -> PassResult | Coarsen | None:
+    """:func:`refine`'s next pass with its lower lattice law alone, once the upper value has settled
+    (docs/accountant_tail.md §46.1): the pass's certified lower value with the best certified upper value so far (its
+    ``upper`` and ``main``; the same clamp T, so the same ``tail_T``), or the :class:`Coarsen` outcome; None (the
+    caller runs the full pass) where the lower law has no mass above 0."""
+    res = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, upper=False)
+    if isinstance(res, Coarsen):
+        return res
+    if res.lower <= 0.0 or res.terms.get("N_lower", 0) == 0:
+        return None
+    return replace(res, upper=best.upper, main=best.main,
+                   terms=dict(best.terms, **{k: v for k, v in res.terms.items() if "lower" in k or k == "N_lower"}))
 
 
 def _upper_pass(law: Law, gamma: float, n: int, h: float, T: float, B: float, Tmax: float, rel_tol: float,
