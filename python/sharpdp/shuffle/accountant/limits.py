@@ -108,3 +108,10 @@ JUMP_TV_STOP = True
 # docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
 # alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
 VIA_BOTTOM_LOOSE_SEARCH = True
+
+# session 35, rep35
+# docs/accountant.md §9.12 (session 35): the reported split of the loose split search through bot (§9.11) keeps the
+# search's legs, or leg A at rel_tol with leg B at a looser rel_tol, where its bracket is within
+# VIA_BOTTOM_BUDGET_SHARE rel_tol (another certified bracket at the same split); False: main's legs and floats
+VIA_BOTTOM_BUDGET = True
+VIA_BOTTOM_BUDGET_SHARE = 0.9

@@ -19,7 +19,8 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
-from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
+from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
+from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
@@ -41,7 +42,7 @@ class _ZeroOut(Protocol):
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float: ...
 
 
-class ViaBottom(CliffSearch):
+class ViaBottom(BudgetSearch):
     """The replace bound through bot, from a zero-out accountant and the randomizer's legs.
 
     Parameters
@@ -137,7 +138,7 @@ class ViaBottom(CliffSearch):
                 rb = self.leg(1, e2, b_tol)
             else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7)
                 rb = self.leg(1, e2, rel_tol, 0.0 if idle and self._idle_target(e2, neg) else neg)
-        return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
+        return chain(f, e1, ra, rb)
 
     def _rough_may_pass(self, e2: float, neg: float) -> bool:
         """False (speed only: the rough leg B is then not tried, docs/accountant.md §9.6) where the legs known already
@@ -204,7 +205,7 @@ class ViaBottom(CliffSearch):
         ct = max(rel_tol, 0.1) if self.SHORTCUTS and self.MODEL and limits.VIA_BOTTOM_LOOSE_SEARCH else rel_tol
         first = self._model_first(eps, ct) if ct != rel_tol else None
         if first is not None:  # (§9.11: the least split of the model's steps, certified at rel_tol as in §9.4)
-            best = self._contract(eps, self.split(eps, first.f, rel_tol, idle=True), rel_tol)
+            best = self._reported(eps, first.f, rel_tol, ct)
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in (0.5, 0.65)) >= 1.0:
@@ -242,8 +243,9 @@ class ViaBottom(CliffSearch):
                                      idle=True))
         # the candidates' legs B may be the loose ones of rough_b (§9.6): the reported split is certified as in §9.4
         # (under §9.11 with §9.7's rule: its leg B at rt is cached)
-        best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol, idle=ct != rel_tol),
-                              rel_tol)
+        f = min(cands, key=lambda c: c.upper).f  # (§9.12: the loose search's split to its bracket's budget)
+        best = self._reported(eps, f, rel_tol, ct) if ct != rel_tol else \
+            self._contract(eps, self.split(eps, f, rel_tol), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
 

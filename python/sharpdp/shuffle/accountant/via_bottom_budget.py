@@ -1,0 +1,73 @@
+"""The reported split of replace-one through bot certified to the bracket's budget (docs/accountant.md §9.12):
+:class:`BudgetSearch`, a part of :class:`sharpdp.shuffle.accountant.via_bottom.ViaBottom`, and :func:`chain`, one
+split's certified value from its two legs."""
+
+from __future__ import annotations
+
+import math
+
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.limits import U, VALUE_FLOOR
+from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
+
+
+def chain(f: float, e1: float, ra: AccountantReport, rb: AccountantReport) -> Split:
+    """The split e1 = f eps of the chain A(e1) + e^{e1} B(e2) from certified legs ``ra`` (x vs bot at e1) and ``rb``
+    (bot vs x at e2, e1 + e2 <= eps exactly), rounded outwards (docs/accountant.md §9: one exp within 2 ulp,
+    assumption F4, one product and one sum): its upper value bounds delta_replace(eps) by Lemma 9.1, its lower value
+    is the chain's lower value at that split."""
+    w = math.exp(e1)
+    return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
+
+
+class BudgetSearch(CliffSearch):
+    """The reported split of the loose split search of §9.11 certified to the width its bracket may have
+    (docs/accountant.md §9.12; methods of ViaBottom, its legs and contract)."""
+
+    # leg B of the reported split at the loosest of these rel_tols (above the call's) that the bracket's budget left
+    # by leg A allows (docs/accountant.md §9.12)
+    BUDGET_TOLS = (0.05, 0.03, 0.02, 0.015)
+
+    def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
+        raise NotImplementedError  # (ViaBottom._contract)
+
+    def _within(self, s: Split, rel_tol: float) -> bool:
+        """The split's bracket meets the budget VIA_BOTTOM_BUDGET_SHARE rel_tol of §9.12 inside the range where
+        rel_tol is targeted (VALUE_FLOOR <= upper < 1, §6.3)."""
+        return VALUE_FLOOR <= s.upper < 1.0 and s.lower > 0.0 \
+            and s.upper - s.lower <= limits.VIA_BOTTOM_BUDGET_SHARE * rel_tol * s.lower
+
+    def _reported(self, eps: float, f: float, rel_tol: float, rt: float) -> Split:
+        """The split at f that the loose search of §9.11 (legs at ``rt``) reports, certified: with
+        ``limits.VIA_BOTTOM_BUDGET`` (docs/accountant.md §9.12) the first of (1) the search's own legs at rt (cached),
+        (2) leg A at rel_tol and the search's leg B, (3) leg A at rel_tol and leg B at the loosest rel_tol of BUDGET_TOLS
+        that the budget left by leg A's bracket allows, whose bracket is within VIA_BOTTOM_BUDGET_SHARE rel_tol
+        (relative to its lower value); else, and with the switch off, the split at rel_tol with its leg B as in §9.4
+        and §9.7 and the contract of §9.4 (the report of §9.11)."""
+        if limits.VIA_BOTTOM_BUDGET and rt > rel_tol:
+            e1 = f * eps
+            e2 = self._second(eps, e1)
+            rb = self._leg_cache.get((1, e2, rt))
+            w = math.exp(e1)
+            if rb is not None and math.isfinite(w):
+                ra = self._leg_cache.get((0, e1, rt))
+                if ra is not None and self._within(chain(f, e1, ra, rb), rel_tol):
+                    return chain(f, e1, ra, rb)
+                ra = self.leg(0, e1, rel_tol)
+                s = chain(f, e1, ra, rb)
+                if self._within(s, rel_tol):
+                    return s
+                # the relative width of leg B (against its loose upper value) that the budget left by leg A allows
+                room = (limits.VIA_BOTTOM_BUDGET_SHARE * rel_tol * s.lower - (ra.upper - ra.lower)) / (w * rb.upper) \
+                    if rb.upper > 0.0 else 0.0
+                t = max((x for x in self.BUDGET_TOLS if rel_tol < x <= room and x < rt), default=None)
+                if t is not None:
+                    s = chain(f, e1, ra, self.leg(1, e2, t))
+                    if self._within(s, rel_tol):
+                        return s
+        return self._contract(eps, self.split(eps, f, rel_tol, idle=True), rel_tol)
+
+    def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
+              rough_b: bool = False, guess: bool = True, idle: bool = False) -> Split:
+        raise NotImplementedError  # (ViaBottom.split)
