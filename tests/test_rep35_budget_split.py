@@ -114,8 +114,9 @@ MAIN = [(1.0, 1000, 1.0, (0.003987703098480109, 0.003994951130461365)),
 
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
-    """``VIA_BOTTOM_BUDGET = False``: main's brackets, bit for bit."""
+    """``VIA_BOTTOM_BUDGET = VIA_BOTTOM_SEARCH_B = False``: main's brackets, bit for bit."""
     switch(monkeypatch, "VIA_BOTTOM_BUDGET", False)
+    switch(monkeypatch, "VIA_BOTTOM_SEARCH_B", False)
     assert _gauss(s, n).get_delta_bounds(eps) == main
 
 
@@ -127,7 +128,8 @@ CELLS = [(1.0, 1000, 1.0), (1.0, 10, 1.0), (2.0, 1000, 0.5), (1.0, 10**5, 0.1), 
 def test_gaussian_bracket_within_rel_tol_and_an_independent_chain(s, n, eps, monkeypatch):
     """The rule on: the bracket meets rel_tol; at the reported split an independent zero-out accountant's tight legs
     (rel_tol 1e-3) bracket the same chain, so the two brackets overlap and the reported upper value is above that
-    chain's lower value; the reported split is the one the rule's switch off reports (only the legs' targets move)."""
+    chain's lower value; the reported split is the one the rule's switch off reports (only the legs' targets move; the
+    search's legs B of §9.12 on in both)."""
     acc = _gauss(s, n)
     r = acc.report(eps)
     assert r.upper - r.lower <= acc.rel_tol * r.lower
@@ -151,3 +153,31 @@ def test_gaussian_n2_above_the_quadrature_reference(s, eps):
     ref = float(replace_delta_n2(s, eps)[0])
     up = _gauss(s, 2).get_delta_bounds(eps)[1]
     assert up >= ref * (1 - 1e-3), (up, ref)
+
+
+class _Cached(ViaBottom):
+    """A ViaBottom whose leg cache is set by hand (the guess of :meth:`_search_b_tol` reads it alone)."""
+
+    def __init__(self, legs):
+        super().__init__(None, ((0,), (1,)))
+        self._leg_cache = {(1, e, t): AccountantReport(e, 0.0, up) for e, t, up in legs}
+
+
+@pytest.mark.parametrize("legs, e2, want", [
+    ([], 0.05, 0.1),                                   # no cached leg B near e2: rt
+    ([(0.05, 0.1, 1e-3)], 0.05, 1.0),                  # B <= rt A_share / 1: rel_tol 1
+    ([(0.05, 0.1, 2e-2)], 0.05, 0.3),                  # 0.3 B <= rt A_share < B: 0.3
+    ([(0.05, 0.1, 0.05)], 0.05, 0.1),                  # B's share too large: rt
+    ([(0.046, 0.1, 0.05), (0.05, 0.1, 1e-3)], 0.05, 1.0),  # the least upper value in [0.9 e2, e2] (each >= B(e2))
+    ([(0.04, 0.1, 1e-4)], 0.05, 0.1),                  # below 0.9 e2: not read
+    ([(0.06, 0.1, 1e-4)], 0.05, 0.1),                  # above e2 (B(e2) may be larger): not read
+])
+def test_search_b_tol_reads_a_cached_upper_value_at_or_below_e2(legs, e2, want, monkeypatch):
+    """The rel_tol of a search's leg B (docs/accountant.md §9.12): the loosest t of (1, 0.3) with t B_guess <= rt A_share
+    (A_share = 0.1 here, rt = 0.1), B_guess the least cached upper value of leg B in [0.9 e2, e2]; rt otherwise, and
+    always with the switch off or at rel_tol < 0.1."""
+    vb = _Cached(legs)
+    assert vb._search_b_tol(e2, 0.1, 0.1) == want
+    assert vb._search_b_tol(e2, 1e-2, 0.1) == 1e-2
+    switch(monkeypatch, "VIA_BOTTOM_SEARCH_B", False)
+    assert vb._search_b_tol(e2, 0.1, 0.1) == 0.1

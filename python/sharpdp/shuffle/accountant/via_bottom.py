@@ -136,8 +136,10 @@ class ViaBottom(BudgetSearch):
         if rb is None or not (rb.upper < neg or rb.upper - rb.lower <= neg):
             if b_tol is not None:
                 rb = self.leg(1, e2, b_tol)
-            else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7)
-                rb = self.leg(1, e2, rel_tol, 0.0 if idle and self._idle_target(e2, neg) else neg)
+            else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7; §9.12: a
+                # search's leg B of a small share at a looser rel_tol)
+                rb = self.leg(1, e2, self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol,
+                              0.0 if idle and self._idle_target(e2, neg) else neg)
         return chain(f, e1, ra, rb)
 
     def _rough_may_pass(self, e2: float, neg: float) -> bool:

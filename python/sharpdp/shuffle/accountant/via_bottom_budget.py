@@ -29,6 +29,22 @@ class BudgetSearch(CliffSearch):
     # by leg A allows (docs/accountant.md §9.12)
     BUDGET_TOLS = (0.05, 0.03, 0.02, 0.015)
 
+    # a search's leg B (rel_tol >= 0.1) at the loosest of these rel_tols that its share of the chain allows
+    SEARCH_B_TOLS = (1.0, 0.3)
+
+    def _search_b_tol(self, e2: float, rel_tol: float, a_share: float) -> float:
+        """The rel_tol of a split search's leg B at e2 (docs/accountant.md §9.12; a choice of target only): with
+        ``limits.VIA_BOTTOM_SEARCH_B`` and rel_tol >= 0.1, the loosest t of SEARCH_B_TOLS with t e^{e1} B <= rel_tol
+        A_lo(e1) (``a_share`` = A_lo / e^{e1}), B guessed by the least upper value of a cached leg B at some e in
+        [0.9 e2, e2] (B non-increasing: at least B(e2)); rel_tol where there is none or none fits."""
+        if not (limits.VIA_BOTTOM_SEARCH_B and rel_tol >= 0.1 and a_share > 0.0):
+            return rel_tol
+        near = [r.upper for (j, e, _), r in self._leg_cache.items() if j == 1 and 0.9 * e2 <= e <= e2]
+        if not near:
+            return rel_tol
+        b = min(near)
+        return max((t for t in self.SEARCH_B_TOLS if t > rel_tol and t * b <= rel_tol * a_share), default=rel_tol)
+
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         raise NotImplementedError  # (ViaBottom._contract)
 
@@ -48,7 +64,9 @@ class BudgetSearch(CliffSearch):
         if limits.VIA_BOTTOM_BUDGET and rt > rel_tol:
             e1 = f * eps
             e2 = self._second(eps, e1)
-            rb = self._leg_cache.get((1, e2, rt))
+            # (the search's leg B: at rt, or at a looser rel_tol of SEARCH_B_TOLS)
+            rb = next((r for r in (self._leg_cache.get((1, e2, t)) for t in (rt, *self.SEARCH_B_TOLS[::-1]))
+                       if r is not None), None)
             w = math.exp(e1)
             if rb is not None and math.isfinite(w):
                 ra = self._leg_cache.get((0, e1, rt))
