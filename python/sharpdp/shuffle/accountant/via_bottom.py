@@ -142,29 +142,6 @@ class ViaBottom(BudgetSearch):
                               0.0 if idle and self._idle_target(e2, neg) else neg)
         return chain(f, e1, ra, rb)
 
-    def _rough_may_pass(self, e2: float, neg: float) -> bool:
-        """False (speed only: the rough leg B is then not tried, docs/accountant.md §9.6) where the legs known already
-        show that leg B at rel_tol 0.1 cannot meet the absolute target ``neg``: a cached rel_tol-0.1 leg B at e2 wider
-        than it and above it, or a known lower value of B(e2) above 20 neg (its bracket at 0.1 is then ~2 neg wide)."""
-        hit = self._leg_cache.get((1, e2, 0.1))
-        if hit is not None and not (hit.upper < neg or hit.upper - hit.lower <= neg):
-            return False
-        return not self._known_lower(1, e2) > 20.0 * neg
-
-    def _idle_target(self, e2: float, neg: float) -> bool:
-        """True (speed only, docs/accountant.md §9.7) where the cached leg B at e2 at rel_tol 0.1 missed that rel_tol
-        (upper - lower > 0.1 lower; lower 0 included) with an upper value >= ``neg`` / ABS_SHARE (= rel_tol A_lo(e1) /
-        e^{e1}): leg B at rel_tol is then expected to miss both rel_tol and its absolute target ``neg``, so that
-        :meth:`_contract` would certify it to rel_tol alone again."""
-        hit = self._leg_cache.get((1, e2, 0.1))
-        return neg > 0.0 and hit is not None and hit.upper - hit.lower > 0.1 * hit.lower \
-            and hit.upper >= neg / self.ABS_SHARE
-
-    def _small_b(self, e2: float, share: float) -> bool:
-        """A guess (speed only) that e^{e1} B(e2) <= 0.2 A(e1) (share = ABS_SHARE A_lo / e^{e1}): from the nearest cached leg B."""
-        near = [(abs(e - e2), r.upper) for (j, e, _), r in self._leg_cache.items() if j == 1 and abs(e - e2) <= 0.05 * e2]
-        return bool(near) and min(near)[1] <= 2.0 * share
-
     @staticmethod
     def _second(eps: float, e1: float) -> float:
         """The second leg e2 of the split at e1: eps - e1, lowered until e1 + e2 <= eps exactly (delta is

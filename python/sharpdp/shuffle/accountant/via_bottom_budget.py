@@ -1,6 +1,7 @@
-"""The reported split of replace-one through bot certified to the bracket's budget (docs/accountant.md §9.12):
-:class:`BudgetSearch`, a part of :class:`sharpdp.shuffle.accountant.via_bottom.ViaBottom`, and :func:`chain`, one
-split's certified value from its two legs."""
+"""The reported split of replace-one through bot certified to the bracket's budget and the targets of the legs B of a
+split (docs/accountant.md §9.12, §9.6-§9.7): :class:`BudgetSearch`, a part of
+:class:`sharpdp.shuffle.accountant.via_bottom.ViaBottom`, and :func:`chain`, one split's certified value from its two
+legs."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class BudgetSearch(CliffSearch):
     """The reported split of the loose split search of §9.11 certified to the width its bracket may have
     (docs/accountant.md §9.12; methods of ViaBottom, its legs and contract)."""
 
+    ABS_SHARE: float
     # leg B of the reported split at the loosest of these rel_tols (above the call's) that the bracket's budget left
     # by leg A allows (docs/accountant.md §9.12)
     BUDGET_TOLS = (0.05, 0.03, 0.02, 0.015)
@@ -44,6 +46,33 @@ class BudgetSearch(CliffSearch):
             return rel_tol
         b = min(near)
         return max((t for t in self.SEARCH_B_TOLS if t > rel_tol and t * b <= rel_tol * a_share), default=rel_tol)
+
+    # the targets of leg B of a split (docs/accountant.md §9.2, §9.6, §9.7): speed only
+    def _rough_may_pass(self, e2: float, neg: float) -> bool:
+        """False (speed only: the rough leg B is then not tried, docs/accountant.md §9.6) where the legs known already
+        show that leg B at rel_tol 0.1 cannot meet the absolute target ``neg``: a cached rel_tol-0.1 leg B at e2 wider
+        than it and above it, or a known lower value of B(e2) above 20 neg (its bracket at 0.1 is then ~2 neg wide)."""
+        hit = self._leg_cache.get((1, e2, 0.1))
+        if hit is not None and not (hit.upper < neg or hit.upper - hit.lower <= neg):
+            return False
+        return not self._known_lower(1, e2) > 20.0 * neg
+
+    def _idle_target(self, e2: float, neg: float) -> bool:
+        """True (speed only, docs/accountant.md §9.7) where the cached leg B at e2 at rel_tol 0.1 missed that rel_tol
+        (upper - lower > 0.1 lower; lower 0 included) with an upper value >= ``neg`` / ABS_SHARE (= rel_tol A_lo(e1) /
+        e^{e1}): leg B at rel_tol is then expected to miss both rel_tol and its absolute target ``neg``, so that
+        :meth:`_contract` would certify it to rel_tol alone again."""
+        hit = self._leg_cache.get((1, e2, 0.1))
+        return neg > 0.0 and hit is not None and hit.upper - hit.lower > 0.1 * hit.lower \
+            and hit.upper >= neg / self.ABS_SHARE
+
+    def _small_b(self, e2: float, share: float) -> bool:
+        """A guess (speed only) that e^{e1} B(e2) <= 0.2 A(e1) (share = ABS_SHARE A_lo / e^{e1}): from the nearest cached leg B."""
+        near = [(abs(e - e2), r.upper) for (j, e, _), r in self._leg_cache.items() if j == 1 and abs(e - e2) <= 0.05 * e2]
+        return bool(near) and min(near)[1] <= 2.0 * share
+
+    def _known_lower(self, j: int, at: float) -> float:
+        raise NotImplementedError  # (ViaBottom._known_lower)
 
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         raise NotImplementedError  # (ViaBottom._contract)
