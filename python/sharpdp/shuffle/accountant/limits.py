@@ -116,5 +116,6 @@ VIA_BOTTOM_LOOSE_SEARCH = True
 VIA_BOTTOM_BUDGET = True
 VIA_BOTTOM_BUDGET_SHARE = 0.9
 # ... and a split search's leg B (rel_tol >= 0.1) at rel_tol 0.3 or 1 where a cached leg B shows its share of the chain
-# small (a choice of target only; another split may be found); False: the search's legs B at its rel_tol
+# small (a choice of target only; another split may be found), with VIA_BOTTOM_LOOSE_SEARCH on; False: the search's legs
+# B at its rel_tol
 VIA_BOTTOM_SEARCH_B = True

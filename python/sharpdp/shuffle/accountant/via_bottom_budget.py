@@ -36,10 +36,10 @@ class BudgetSearch(CliffSearch):
 
     def _search_b_tol(self, e2: float, rel_tol: float, a_share: float) -> float:
         """The rel_tol of a split search's leg B at e2 (docs/accountant.md §9.12; a choice of target only): with
-        ``limits.VIA_BOTTOM_SEARCH_B`` and rel_tol >= 0.1, the loosest t of SEARCH_B_TOLS with t e^{e1} B <= rel_tol
+        ``limits.VIA_BOTTOM_SEARCH_B`` (and the loose search of §9.11 on) and rel_tol >= 0.1, the loosest t of SEARCH_B_TOLS with t e^{e1} B <= rel_tol
         A_lo(e1) (``a_share`` = A_lo / e^{e1}), B guessed by the least upper value of a cached leg B at some e in
         [0.9 e2, e2] (B non-increasing: at least B(e2)); rel_tol where there is none or none fits."""
-        if not (limits.VIA_BOTTOM_SEARCH_B and rel_tol >= 0.1 and a_share > 0.0):
+        if not (limits.VIA_BOTTOM_SEARCH_B and limits.VIA_BOTTOM_LOOSE_SEARCH and rel_tol >= 0.1 and a_share > 0.0):
             return rel_tol
         near = [r.upper for (j, e, _), r in self._leg_cache.items() if j == 1 and 0.9 * e2 <= e <= e2]
         if not near:
@@ -58,12 +58,14 @@ class BudgetSearch(CliffSearch):
         return not self._known_lower(1, e2) > 20.0 * neg
 
     def _idle_target(self, e2: float, neg: float) -> bool:
-        """True (speed only, docs/accountant.md §9.7) where the cached leg B at e2 at rel_tol 0.1 missed that rel_tol
-        (upper - lower > 0.1 lower; lower 0 included) with an upper value >= ``neg`` / ABS_SHARE (= rel_tol A_lo(e1) /
-        e^{e1}): leg B at rel_tol is then expected to miss both rel_tol and its absolute target ``neg``, so that
-        :meth:`_contract` would certify it to rel_tol alone again."""
-        hit = self._leg_cache.get((1, e2, 0.1))
-        return neg > 0.0 and hit is not None and hit.upper - hit.lower > 0.1 * hit.lower \
+        """True (speed only, docs/accountant.md §9.7) where the cached leg B at e2 at rel_tol t = 0.1 (or, where the
+        search certified it so, §9.12, at the tightest of SEARCH_B_TOLS) missed that rel_tol (upper - lower > t lower;
+        lower 0 included) with an upper value >= ``neg`` / ABS_SHARE (= rel_tol A_lo(e1) / e^{e1}): leg B at rel_tol is
+        then expected to miss both rel_tol and its absolute target ``neg``, so that :meth:`_contract` would certify it
+        to rel_tol alone again."""
+        t, hit = next(((t, h) for t, h in ((t, self._leg_cache.get((1, e2, t))) for t in (0.1, *self.SEARCH_B_TOLS[::-1]))
+                       if h is not None), (0.1, None))
+        return neg > 0.0 and hit is not None and hit.upper - hit.lower > t * hit.lower \
             and hit.upper >= neg / self.ABS_SHARE
 
     def _small_b(self, e2: float, share: float) -> bool:
