@@ -18,6 +18,7 @@ from scipy.stats import norm
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
+from _main_floats34 import switch  # noqa: E402
 
 REL = 1e-2  # the accountants' default rel_tol
 SHARE = 0.1  # ViaBottom.ABS_SHARE written out (a mutation of the class attribute must not move the reference)
@@ -37,12 +38,13 @@ def _second(eps: float, e1: float) -> float:
 
 
 @pytest.mark.parametrize("s,n,eps", CELLS)
-def test_reported_split_is_certified_as_in_9_4(s, n, eps):
+def test_reported_split_is_certified_as_in_9_4(s, n, eps, monkeypatch):
     """The reported bracket is the chain of an independent zero-out accountant's legs at rel_tol at the reported
     split (leg B to the absolute target of §9.4, or to rel_tol alone after the contract), to the float: the rough
     legs B of the candidates only choose the split. (Caught: the chain without leg B. Not caught here: reporting the
     best candidate with its rough leg B, at these cells the rough and the rel_tol leg B stop at the same first upper
     value below the target; test_rough_leg_b_* check the rough leg's rule.)"""
+    switch(monkeypatch, "VIA_BOTTOM_BUDGET", False)  # (**) session 35, rep35: pins the reported split's legs at rel_tol of §9.4 (docs/accountant.md §9.12's switch off)
     r = _acc(s, n).report(eps)
     e1 = float(r.terms["epsilon_split"])
     e2 = _second(eps, e1)

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
+from _main_floats34 import switch  # noqa: E402
 
 # (sigma0, n, eps): cells where leg B is negligible at some split (cheap ones)
 CELLS = [(1.0, 1000, 0.1), (3.0, 1000, 1.0), (1.0, 50, 4.0), (2.0, 100, 0.5)]
@@ -79,12 +80,14 @@ def test_new_bracket_against_old(sigma0, n, eps):
 
 
 @pytest.mark.parametrize("sigma0,n,eps", CELLS[:2])
-def test_split_legs_against_an_independent_zero_out_accountant(sigma0, n, eps):
+def test_split_legs_against_an_independent_zero_out_accountant(sigma0, n, eps, monkeypatch):
     """At the reported split, the chain's upper value is >= the chain of the independent accountant's
     certified lower legs (each leg's D_up >= its lower value): the new value is an upper bound of the same
     chain, and leg B's upper value is either within rel_tol of its own lower value or below the absolute
     target 0.1 rel_tol A_lo(e1) / e^{e1}."""
-    acc, rep = _new_report(sigma0, n, eps)
+    switch(monkeypatch, "VIA_BOTTOM_BUDGET", False)  # (**) session 35, rep35: pins the reported split's legs at rel_tol of §9.4 (docs/accountant.md §9.12's switch off)
+    acc = _acc(sigma0, n)
+    rep = acc.report(eps)
     e1 = float(rep.terms["epsilon_split"])
     vb = acc._bottom
     e2 = vb._second(eps, e1)

@@ -21,6 +21,7 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
 from _main_floats34 import main_floats
 from _main_floats34 import switch  # noqa: E402
+from _main_floats34 import main_floats, switch
 
 TIGHT = 1e-3  # the independent legs' rel_tol (10x tighter than the accountants' default 1e-2)
 
@@ -168,12 +169,13 @@ def test_get_epsilon_as_before_9_6(s, n, rt, delta, want, monkeypatch):
     assert _acc(s, n, rel_tol=rt).get_epsilon(delta) == want
 
 
-def test_reported_bracket_is_the_9_4_chain_where_a_rough_leg_ranked():
+def test_reported_bracket_is_the_9_4_chain_where_a_rough_leg_ranked(monkeypatch):
     """At sigma0 = 2, n = 100, eps = 3 a candidate's rough leg B (rel_tol 0.1, within its absolute target) differs
     from its rel_tol leg B: the reported bracket is still the chain of an independent zero-out accountant's legs at
     rel_tol at the reported split, leg B to the absolute target of §9.4 (or to rel_tol alone after the contract).
     (Caught: the best candidate reported with its rough leg B, not certified again.)"""
     s, n, eps, rel = 2.0, 100, 3.0, 1e-2
+    switch(monkeypatch, "VIA_BOTTOM_BUDGET", False)  # (**) session 35, rep35: pins the reported split's legs at rel_tol of §9.4 (docs/accountant.md §9.12's switch off)
     r = _acc(s, n).report(eps)
     e1 = float(r.terms["epsilon_split"])
     e2, w = _second(eps, e1), math.exp(e1)

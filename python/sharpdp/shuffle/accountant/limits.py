@@ -146,3 +146,13 @@ ATOM_SPACING_SNAP = True
 # ... and on a sum law whose one atom is the end of its support where the lower law's sweep starts (the Gaussian
 # randomizer's x vs bottom laws), steps putting that atom just before a node (§46.2); False: main's steps there
 END_ATOM_SNAP = True
+# session 35, rep35
+# docs/accountant.md §9.12 (session 35): the reported split of the loose split search through bot (§9.11) keeps the
+# search's legs, or leg A at rel_tol with leg B at a looser rel_tol, where its bracket is within
+# VIA_BOTTOM_BUDGET_SHARE rel_tol (another certified bracket at the same split); False: main's legs and floats
+VIA_BOTTOM_BUDGET = True
+VIA_BOTTOM_BUDGET_SHARE = 0.9
+# ... and a split search's leg B (rel_tol >= 0.1) at rel_tol 0.3 or 1 where a cached leg B shows its share of the chain
+# small (a choice of target only; another split may be found), with VIA_BOTTOM_LOOSE_SEARCH on; False: the search's legs
+# B at its rel_tol
+VIA_BOTTOM_SEARCH_B = True

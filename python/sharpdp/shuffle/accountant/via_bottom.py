@@ -19,7 +19,8 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
-from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
+from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
+from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
@@ -41,7 +42,7 @@ class _ZeroOut(Protocol):
     def get_epsilon(self, delta: float, *, xtol: float = 1e-3) -> float: ...
 
 
-class ViaBottom(CliffSearch):
+class ViaBottom(BudgetSearch):
     """The replace bound through bot, from a zero-out accountant and the randomizer's legs.
 
     Parameters
@@ -135,32 +136,11 @@ class ViaBottom(CliffSearch):
         if rb is None or not (rb.upper < neg or rb.upper - rb.lower <= neg):
             if b_tol is not None:
                 rb = self.leg(1, e2, b_tol)
-            else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7)
-                rb = self.leg(1, e2, rel_tol, 0.0 if idle and self._idle_target(e2, neg) else neg)
-        return Split(f, (ra.upper + w * rb.upper) * (1 + 8 * U), (ra.lower + w * rb.lower) * (1 - 8 * U), e1, ra, rb)
-
-    def _rough_may_pass(self, e2: float, neg: float) -> bool:
-        """False (speed only: the rough leg B is then not tried, docs/accountant.md §9.6) where the legs known already
-        show that leg B at rel_tol 0.1 cannot meet the absolute target ``neg``: a cached rel_tol-0.1 leg B at e2 wider
-        than it and above it, or a known lower value of B(e2) above 20 neg (its bracket at 0.1 is then ~2 neg wide)."""
-        hit = self._leg_cache.get((1, e2, 0.1))
-        if hit is not None and not (hit.upper < neg or hit.upper - hit.lower <= neg):
-            return False
-        return not self._known_lower(1, e2) > 20.0 * neg
-
-    def _idle_target(self, e2: float, neg: float) -> bool:
-        """True (speed only, docs/accountant.md §9.7) where the cached leg B at e2 at rel_tol 0.1 missed that rel_tol
-        (upper - lower > 0.1 lower; lower 0 included) with an upper value >= ``neg`` / ABS_SHARE (= rel_tol A_lo(e1) /
-        e^{e1}): leg B at rel_tol is then expected to miss both rel_tol and its absolute target ``neg``, so that
-        :meth:`_contract` would certify it to rel_tol alone again."""
-        hit = self._leg_cache.get((1, e2, 0.1))
-        return neg > 0.0 and hit is not None and hit.upper - hit.lower > 0.1 * hit.lower \
-            and hit.upper >= neg / self.ABS_SHARE
-
-    def _small_b(self, e2: float, share: float) -> bool:
-        """A guess (speed only) that e^{e1} B(e2) <= 0.2 A(e1) (share = ABS_SHARE A_lo / e^{e1}): from the nearest cached leg B."""
-        near = [(abs(e - e2), r.upper) for (j, e, _), r in self._leg_cache.items() if j == 1 and abs(e - e2) <= 0.05 * e2]
-        return bool(near) and min(near)[1] <= 2.0 * share
+            else:  # (to rel_tol alone where the target is idle: the leg _contract would certify, §9.7; §9.12: a
+                # search's leg B of a small share at a looser rel_tol)
+                rb = self.leg(1, e2, self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol,
+                              0.0 if idle and self._idle_target(e2, neg) else neg)
+        return chain(f, e1, ra, rb)
 
     @staticmethod
     def _second(eps: float, e1: float) -> float:
@@ -204,7 +184,7 @@ class ViaBottom(CliffSearch):
         ct = max(rel_tol, 0.1) if self.SHORTCUTS and self.MODEL and limits.VIA_BOTTOM_LOOSE_SEARCH else rel_tol
         first = self._model_first(eps, ct) if ct != rel_tol else None
         if first is not None:  # (§9.11: the least split of the model's steps, certified at rel_tol as in §9.4)
-            best = self._contract(eps, self.split(eps, first.f, rel_tol, idle=True), rel_tol)
+            best = self._reported(eps, first.f, rel_tol, ct)
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in (0.5, 0.65)) >= 1.0:
@@ -242,8 +222,9 @@ class ViaBottom(CliffSearch):
                                      idle=True))
         # the candidates' legs B may be the loose ones of rough_b (§9.6): the reported split is certified as in §9.4
         # (under §9.11 with §9.7's rule: its leg B at rt is cached)
-        best = self._contract(eps, self.split(eps, min(cands, key=lambda c: c.upper).f, rel_tol, idle=ct != rel_tol),
-                              rel_tol)
+        f = min(cands, key=lambda c: c.upper).f  # (§9.12: the loose search's split to its bracket's budget)
+        best = self._reported(eps, f, rel_tol, ct) if ct != rel_tol else \
+            self._contract(eps, self.split(eps, f, rel_tol), rel_tol)
         self._hint = eps - best.e1 if best.upper < 1.0 else None
         return self._as_report(eps_in, best)
 
