@@ -108,3 +108,11 @@ JUMP_TV_STOP = True
 # docs/accountant.md §9.11 (session 34): the split search through bot on legs at max(rel_tol, 0.1), the least split
 # alone certified at rel_tol; False: the candidates of SPLITS and their refinements on legs at rel_tol (main's floats)
 VIA_BOTTOM_LOOSE_SEARCH = True
+
+# session 35, prof35
+# docs/composition.md §2.17: the dominating pair's last sampling stage aims each segment at the export's budget left by
+# cover's values near it, (PAIR_BUDGET_SHARE x 1 % - min((1 + g)^2 - 1, tau)) / 1.25 in [rel_tol, PAIR_BUDGET_MAX
+# rel_tol], instead of rel_tol everywhere (main's worst case b = tau); False: main's samples and pairs
+PAIR_GAP_BUDGET = True
+PAIR_BUDGET_SHARE = 1.0
+PAIR_BUDGET_MAX = 3.0
