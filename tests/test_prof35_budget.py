@@ -127,3 +127,18 @@ def test_heavy_round_pair_against_monte_carlo(monkeypatch):
     big = main.sample_deltas >= 1e-12
     q = pair.get_delta(main.sample_epsilons[big]) / main.sample_deltas[big]
     assert np.all(q <= 1.0 + GOAL), q.max()
+
+
+def test_applies_only_to_rounds_without_atoms():
+    """Pure-LDP randomizers (atoms in the privacy loss: kinks the chord estimate misses) keep main's sampling, as do
+    rounds through bot, pairs without cover_upper and the lower reference (docs/composition.md §2.17)."""
+    from sharpdp.shuffle import GaussianRandomizer, PrivUnit, RandomizedResponse
+    from sharpdp.shuffle.pair_budget import applies
+
+    bmg = ShuffleAccountant(BlanketMixedGaussian(G, S, 1), 100)
+    assert applies(bmg, True, False)
+    assert not applies(bmg, False, False) and not applies(bmg, True, True)
+    assert not applies(ShuffleAccountant(RandomizedResponse(2, 1.0), 50, "replace"), True, False)
+    assert not applies(ShuffleAccountant(PrivUnit(0.75, 0.2, 10), 100, "replace"), True, False)
+    assert not applies(ShuffleAccountant(GaussianRandomizer(1.0, 1), 100, "replace"), True, False)  # through bot
+    assert applies(ShuffleAccountant(GaussianRandomizer(1.0, 1), 100), True, False)

@@ -16,12 +16,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from sharpdp.shuffle import contract
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.pair import cover
 from sharpdp.shuffle.pair_accuracy import GOAL, cap_tau
 
 #: the sampling's estimate of a chord's error may be this far below the actual one (``pair_accuracy.cap_tau``)
 ESTIMATE_MARGIN = 1.25
+
+
+def applies(accountant, cover_upper: bool, lower: bool) -> bool:
+    """Whether the pair of ``accountant`` is sampled with :func:`segment_targets`: built with ``cover_upper`` (the
+    budget is ``capped_cover``'s), not the ``lower`` reference, not a round through bot (its samples are the split
+    bound of the legs' curves, §2.1), and a randomizer that is not pure eps0-LDP. A pure-LDP randomizer's (k-RR,
+    PrivUnit) privacy loss has atoms: its profile is piecewise linear in t with kinks at the atoms, where the chord
+    estimate of §2.2 (from the neighbouring chords) under-states the error by up to ~3x at small n (binary RR, n = 50,
+    replace: 1.0054 of ``get_delta`` at the target 2e-3, 1.0135 at 6e-3), so it keeps main's target."""
+    return (bool(cover_upper) and not lower and not getattr(accountant, "via_bottom", False)
+            and contract.local_epsilon(getattr(accountant, "randomizer", None)) is None)
 
 
 def segment_targets(lo: np.ndarray, up: np.ndarray, rel_tol: float) -> np.ndarray | None:
@@ -56,4 +68,4 @@ def segment_targets(lo: np.ndarray, up: np.ndarray, rel_tol: float) -> np.ndarra
     return np.clip(tgt, rel_tol, limits.PAIR_BUDGET_MAX * rel_tol)
 
 
-__all__ = ["ESTIMATE_MARGIN", "segment_targets"]
+__all__ = ["ESTIMATE_MARGIN", "applies", "segment_targets"]

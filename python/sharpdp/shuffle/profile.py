@@ -32,6 +32,7 @@ from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
+from sharpdp.shuffle.pair_budget import applies as budget_applies
 from sharpdp.shuffle.pair_budget import segment_targets
 from sharpdp.shuffle.profile_bottom import bottom_bounds
 from sharpdp.shuffle.profile_eval import CHUNK, explicit_eval
@@ -554,7 +555,7 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
                                          _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
                                          upper_first=not lower, label=round_label(accountant), seed=seed,
-                                         budget=cover_upper and not lower and not getattr(accountant, "via_bottom", False))
+                                         budget=budget_applies(accountant, cover_upper, lower))
     if cover_upper and not lower:  # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
         up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx))
     vals = lo_v if lower else up_v
