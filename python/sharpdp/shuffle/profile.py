@@ -422,6 +422,7 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
 
+
 def dominating_pair(accountant, value_discretization_interval: float | None = None, *, epsilons=None,
                     delta_floor: float = 1e-18, max_evaluations: int = 400, rel_tol: float = 2e-3,
                     cover_upper: bool = True, lower: bool = False,
