@@ -54,7 +54,8 @@ def segment_targets(lo: np.ndarray, up: np.ndarray, rel_tol: float) -> np.ndarra
     numpy.ndarray of float64, shape (m - 1,), or None
         Segment i's target, in [rel_tol, PAIR_BUDGET_MAX rel_tol]: (PAIR_BUDGET_SHARE GOAL - b_i) / 1.25,
         b_i = min((1 + g_i)^2 - 1, tau), g_i the larger ``cover`` factor less one of its two ends (at least the factor
-        of any sample taken between them, docs/composition.md §2.17).
+        of any sample taken between them, docs/composition.md §2.17); ``rel_tol`` where both ends are below
+        ``limits.PAIR_BUDGET_LEVEL``.
     """
     tau = cap_tau(rel_tol)
     if not limits.PAIR_GAP_BUDGET or tau is None or up.size < 2:
@@ -65,7 +66,10 @@ def segment_targets(lo: np.ndarray, up: np.ndarray, rel_tol: float) -> np.ndarra
     g_seg = np.maximum(g[:-1], g[1:])
     used = np.minimum((1.0 + g_seg) ** 2 - 1.0, tau)  # what cover's values take of the budget at the ends
     tgt = (limits.PAIR_BUDGET_SHARE * GOAL - used) / ESTIMATE_MARGIN
-    return np.clip(tgt, rel_tol, limits.PAIR_BUDGET_MAX * rel_tol)
+    tgt = np.clip(tgt, rel_tol, limits.PAIR_BUDGET_MAX * rel_tol)
+    # near the export's floor main's own margin is spent (upper-first values looser than their neighbours' brackets
+    # say, docs/composition.md §2.5): the segments whose larger end is below PAIR_BUDGET_LEVEL keep rel_tol
+    return np.where(np.maximum(up[:-1], up[1:]) >= limits.PAIR_BUDGET_LEVEL, tgt, rel_tol)
 
 
 __all__ = ["ESTIMATE_MARGIN", "applies", "segment_targets"]

@@ -116,3 +116,4 @@ VIA_BOTTOM_LOOSE_SEARCH = True
 PAIR_GAP_BUDGET = True
 PAIR_BUDGET_SHARE = 1.0
 PAIR_BUDGET_MAX = 3.0
+PAIR_BUDGET_LEVEL = 1e-10  # ... only on segments reaching this level (below it, down to 1e-12: rel_tol, main's)
