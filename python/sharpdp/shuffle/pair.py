@@ -184,7 +184,7 @@ def via_bottom_eval(curve_a: Curve, curve_b: Curve, scale: int = 1):
 
 
 def refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below: float = 0.0,
-                   loose_factor: float = 1.0):
+                   loose_factor: float = 1.0, targets=None):
     """Integer grid points to add, worst segment first, as a list of lists (one per segment).
 
     Between consecutive samples the convex curve lies above the supporting lines of the
@@ -196,8 +196,9 @@ def refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below:
     m = ceil(sqrt(e / (0.8 rel_tol))) even parts (m <= ``per_segment``), so one round usually
     suffices instead of repeated halving (which ends between rel_tol/4 and rel_tol and so spends
     up to twice the samples). Segments whose chord stays below ``loose_below`` use the target
-    ``loose_factor * rel_tol``. The choice of points only affects the accuracy of the pair, never
-    its validity (Claim A of ``docs/composition.md`` §2 holds for any set of samples)."""
+    ``loose_factor * rel_tol``; ``targets`` (one per segment, or None) replaces ``rel_tol`` on the others
+    (``pair_budget.segment_targets``, docs/composition.md §2.17). The choice of points only affects the accuracy of
+    the pair, never its validity (Claim A of ``docs/composition.md`` §2 holds for any set of samples)."""
     t = np.exp(ks * dx)
     new = []
     m = len(ks)
@@ -223,7 +224,8 @@ def refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below:
             g = (chord - lb) / chord if chord > 0 else 0.0
             worst = max(worst, g)
         est = 0.25 * worst
-        target = rel_tol * (loose_factor if max(h0, h1) < loose_below else 1.0)
+        target = rel_tol * loose_factor if max(h0, h1) < loose_below else \
+            rel_tol if targets is None else float(targets[i])
         if est > target:
             k_end, extra = float(ks[i + 1]), []
             if 0.0 < h1 < floor < h0:

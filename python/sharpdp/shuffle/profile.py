@@ -32,7 +32,10 @@ from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
+from sharpdp.shuffle.pair_budget import applies as budget_applies
+from sharpdp.shuffle.pair_budget import segment_targets
 from sharpdp.shuffle.profile_bottom import bottom_bounds
+from sharpdp.shuffle.profile_eval import CHUNK, explicit_eval
 from sharpdp.shuffle.pair import DominatingPair, build_pair, check_interval, refine_points, seed_points, swap, via_bottom_eval
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
@@ -42,8 +45,6 @@ _LEG_FLOOR = 1e-15  # ... or below this for a round bounded through bot (legs an
 _ACCURATE_FLOOR, _LOOSE_FACTOR = 1e-12, 10.0  # below it (down to _REFINE_FLOOR) the interpolation target is 10x looser
 _LEVELS = (16.0, 1.0)  # targets of the refinement stages, in units of rel_tol
 _INITIAL = 17  # even points on [0, eps_max] before the refinement
-_CHUNK = 8  # values per evaluate call (and per progress update)
-_SLOW_CHUNK = 1.0  # s: after a chunk this slow, explicit points are evaluated (and shown) one at a time
 def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negligible: float = 0.0,
                      progress: bool | None = False):
     """Certified (lower, upper) of delta at eps >= 0 (a sorted array of distinct values), one sweep: values already
@@ -54,7 +55,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     is NaN (computed again when needed). ``negligible`` > 0 (``need_lower`` False): an upper value below it may be
     a cheap, looser one (docs/accountant_tail.md §16), marked and computed again for a request needing it finer.
     ``progress`` (None: after 1 s; True: at once; False: never, in one call) shows a bar over the values computed, in
-    increasing chunks (:func:`_explicit_eval`: get_delta_bounds takes its values one by one in increasing eps)."""
+    increasing chunks (:func:`explicit_eval`: get_delta_bounds takes its values one by one in increasing eps)."""
     cache = value_cache(accountant)
     fn = accountant.get_delta_bounds
     params = inspect.signature(fn).parameters
@@ -68,7 +69,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         with upper_first_sweep(upper_first):
-            lo, up = fn(missing, **kw) if progress is False else _explicit_eval(
+            lo, up = fn(missing, **kw) if progress is False else explicit_eval(
                 lambda x: fn(x, **kw), missing, progress, desc=f"privacy profile of {round_label(accountant)}")
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
             # a value computed with a level may be coarse (below it, or above it where a part of the value stopped
@@ -317,7 +318,7 @@ def _k_limit(accountant, dx: float) -> int:
 
 def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
                     progress: bool | None = None, refine_floor: float = _REFINE_FLOOR, upper_first: bool = False,
-                    label: str = "", seed: dict | None = None):
+                    label: str = "", seed: dict | None = None, budget: bool = False):
     """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
     ``evaluate(ks)`` giving them for an int64 array of lattice indices (``upper_first``: the doubling points
     and the last refinement stage call ``evaluate(ks, False)``, upper values first: lower values NaN where not
@@ -328,7 +329,8 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     part to certify and needs few samples), then rounds of :func:`_refine_points` (worst segments first) until every segment above the
     refinement floor meets ``rel_tol`` or the budget is spent. ``seed`` {k: (lower, upper)}: samples taken as they are
     (:func:`~sharpdp.shuffle.pair.seed_points`); when one is at or below the floor the doubling and the even points
-    are skipped and the refinement starts from them (docs/composition.md §2.4)."""
+    are skipped and the refinement starts from them (docs/composition.md §2.4). ``budget``: the last stage's targets
+    per segment from the export's budget left by the samples' gaps (``pair_budget.segment_targets``, §2.17)."""
     import sys
 
     from sharpdp._progress import progress_bar, progress_stage
@@ -344,8 +346,8 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
         ks_all = np.array(sorted(set(int(k) for k in klist) - set(vals)), dtype=np.int64)
         # in increasing chunks (the same order of evaluation as one call), so the bar moves during a
         # stage of a hundred or more values (one update per stage froze it for minutes)
-        for start in range(0, ks_all.size, _CHUNK):
-            ks = ks_all[start:start + _CHUNK]
+        for start in range(0, ks_all.size, CHUNK):
+            ks = ks_all[start:start + CHUNK]
             lo, up = evaluate(ks) if need_lower else evaluate(ks, False, negligible) if negligible > 0.0 else \
                 evaluate(ks, False)
             for k, a, b in zip(ks.tolist(), lo.tolist(), up.tolist()):
@@ -393,8 +395,10 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
             break
         ks = np.array(sorted(vals), dtype=np.int64)
         up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
+        tg = segment_targets(np.array([vals[k][0] for k in ks.tolist()]), up, rel_tol) if budget and len(levels) == 1 \
+            else None
         new = refine_points(ks, up, dx, rel_tol * levels[0], max(floor, refine_floor),
-                             loose_below=_ACCURATE_FLOOR, loose_factor=_LOOSE_FACTOR)
+                             loose_below=_ACCURATE_FLOOR, loose_factor=_LOOSE_FACTOR, targets=tg)
         if not new:
             if len(levels) == 1:
                 break
@@ -417,31 +421,6 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
     lo = np.array([vals[k][0] for k in ks.tolist()])
     up = np.minimum.accumulate(np.array([vals[k][1] for k in ks.tolist()]))
     return ks, lo, up
-
-def _explicit_eval(evaluate, ks: np.ndarray, progress: bool | None, label: str = "", desc: str | None = None):
-    """``evaluate`` at the explicit lattice indices ``ks`` (sorted) in increasing chunks, the same order
-    of evaluation as one call; ``progress`` (None: after 1 s) shows a bar whose total is exact (the
-    number of points, known in advance). Once a chunk took over _SLOW_CHUNK s (far-tail values of a heavy
-    round: seconds each), the values are taken one per call, so the bar moves with each of them."""
-    import sys
-
-    from sharpdp import _progress
-
-    desc = desc or f"privacy profile (explicit points){' of ' * bool(label)}{label}"
-    bar = _progress.progress_bar(total=int(ks.size), desc=desc, unit=" values",
-                                 file=sys.stderr, leave=True, disable=progress is False,
-                                 delay=0.0 if progress else 1.0)
-    lo, up = np.empty(ks.size), np.empty(ks.size)
-    start, size = 0, _CHUNK
-    while start < ks.size:
-        t0 = _progress.clock()
-        lo[start:start + size], up[start:start + size] = evaluate(ks[start:start + size])
-        bar.update(int(min(size, ks.size - start)))
-        start += size
-        if _progress.clock() - t0 > _SLOW_CHUNK:
-            size = 1
-    bar.close()
-    return lo, up
 
 
 def dominating_pair(accountant, value_discretization_interval: float | None = None, *, epsilons=None,
@@ -571,12 +550,13 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
             raise ValueError(f"epsilons must lie on the discretisation grid (multiples of "
                              f"value_discretization_interval = {dx}); {bad} does not")
         ks = np.unique(np.concatenate([[0], ki.astype(np.int64)]))
-        lo_v, up_v = _explicit_eval(evaluate, ks, progress, round_label(accountant))
+        lo_v, up_v = explicit_eval(evaluate, ks, progress, round_label(accountant))
         up_v = np.minimum.accumulate(up_v)
     else:
         ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
                                          _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
-                                         upper_first=not lower, label=round_label(accountant), seed=seed)
+                                         upper_first=not lower, label=round_label(accountant), seed=seed,
+                                         budget=budget_applies(accountant, cover_upper, lower))
     if cover_upper and not lower:  # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
         up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx))
     vals = lo_v if lower else up_v

@@ -156,3 +156,11 @@ VIA_BOTTOM_BUDGET_SHARE = 0.9
 # small (a choice of target only; another split may be found), with VIA_BOTTOM_LOOSE_SEARCH on; False: the search's legs
 # B at its rel_tol
 VIA_BOTTOM_SEARCH_B = True
+# session 35, prof35
+# docs/composition.md §2.17: the dominating pair's last sampling stage aims each segment at the export's budget left by
+# cover's values near it, (PAIR_BUDGET_SHARE x 1 % - min((1 + g)^2 - 1, tau)) / 1.25 in [rel_tol, PAIR_BUDGET_MAX
+# rel_tol], instead of rel_tol everywhere (main's worst case b = tau); False: main's samples and pairs
+PAIR_GAP_BUDGET = True
+PAIR_BUDGET_SHARE = 1.0
+PAIR_BUDGET_MAX = 3.0
+PAIR_BUDGET_LEVEL = 1e-10  # ... only on segments reaching this level (below it, down to 1e-12: rel_tol, main's)
