@@ -19,8 +19,6 @@ from scipy.stats import norm
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
-from _main_floats34 import main_floats
-from _main_floats34 import switch  # noqa: E402
 from _main_floats34 import main_floats, switch
 
 TIGHT = 1e-3  # the independent legs' rel_tol (10x tighter than the accountants' default 1e-2)
