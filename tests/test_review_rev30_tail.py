@@ -153,6 +153,11 @@ def test_rules_off_give_mains_floats(monkeypatch):
     """§34.2 and §34.3 off: what remains (§34.1's choice of rounds, §34.4's certain rejections) gives main's floats
     bit for bit."""
     _rules_off(monkeypatch)
+    # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off too
+    from tests._main_floats34 import switch
+
+    for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
+        switch(monkeypatch, name, False)
     bad = floats_differing(BASE)
     assert not bad, bad
 
