@@ -80,7 +80,32 @@ PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or
                  "status 130). Warnings go to stderr once (with --json they are also in the result's \"warnings\").")
 
 
-class _PlainBar:
+class _Iterating:
+    """What a sharpdp bar shares with tqdm's: iteration over ``iterable`` (counting each item, closing at the end)
+    and ``with`` (closing at the exit); a subclass has ``iterable``, ``update(k)`` and ``close()``."""
+
+    iterable: Iterable[Any] | None
+
+    def update(self, k: int = 1) -> None:
+        raise NotImplementedError
+
+    def close(self, interrupted: bool = False) -> None:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self.iterable if self.iterable is not None else ():
+            yield item
+            self.update(1)
+        self.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _PlainBar(_Iterating):
     """Minimal stand-in for ``tqdm.tqdm``: plain lines on ``file``, by the rule of the module doc.
 
     Shows the count, the elapsed time and, when ``total`` is known, the percentage done and a
@@ -249,17 +274,6 @@ class _PlainBar:
                 print(self._line(done=not stop, interrupted=stop), file=self.file, flush=True)
             self._shown = False
 
-    def __iter__(self) -> Iterator[Any]:
-        for item in self.iterable if self.iterable is not None else ():
-            yield item
-            self.update(1)
-        self.close()
-
-    def __enter__(self) -> "_PlainBar":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 @contextmanager
@@ -535,7 +549,7 @@ class _Gather:
 _GATHER: ContextVar["_Gather | None"] = ContextVar("sharpdp_progress_gather", default=None)
 
 
-class _Counted:
+class _Counted(_Iterating):
     """A bar made inside :func:`progress_gather`: it draws nothing; the work it counts (in the gathering bar's unit,
     by the innermost open bar only: a bar within which another is made counts nothing from then on, its items being
     the inner bars' ones) goes to the gathering bar, whose total grows to at least its count plus this bar's total
@@ -564,17 +578,6 @@ class _Counted:
         if self in self._gather.open:
             self._gather.open.remove(self)
 
-    def __iter__(self) -> Iterator[Any]:
-        for item in self.iterable if self.iterable is not None else ():
-            yield item
-            self.update(1)
-        self.close()
-
-    def __enter__(self) -> "_Counted":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def _redraw(bar: Any) -> None:
