@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import IO, Any, Iterable, Iterator
 
-__all__ = ["PROGRESS_RULE", "close_interrupted", "is_terminal", "progress_bar", "progress_label", "progress_stage",
-           "progress_step"]
+__all__ = ["PROGRESS_RULE", "close_interrupted", "is_terminal", "progress_bar", "progress_gather", "progress_label",
+           "progress_stage", "progress_step"]
 
 
 def clock() -> float:
@@ -80,7 +80,32 @@ PROGRESS_RULE = ("Progress goes to stderr only (stdout holds the result, text or
                  "status 130). Warnings go to stderr once (with --json they are also in the result's \"warnings\").")
 
 
-class _PlainBar:
+class _Iterating:
+    """What a sharpdp bar shares with tqdm's: iteration over ``iterable`` (counting each item, closing at the end)
+    and ``with`` (closing at the exit); a subclass has ``iterable``, ``update(k)`` and ``close()``."""
+
+    iterable: Iterable[Any] | None
+
+    def update(self, k: int = 1) -> None:
+        raise NotImplementedError
+
+    def close(self, interrupted: bool = False) -> None:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self.iterable if self.iterable is not None else ():
+            yield item
+            self.update(1)
+        self.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _PlainBar(_Iterating):
     """Minimal stand-in for ``tqdm.tqdm``: plain lines on ``file``, by the rule of the module doc.
 
     Shows the count, the elapsed time and, when ``total`` is known, the percentage done and a
@@ -249,17 +274,6 @@ class _PlainBar:
                 print(self._line(done=not stop, interrupted=stop), file=self.file, flush=True)
             self._shown = False
 
-    def __iter__(self) -> Iterator[Any]:
-        for item in self.iterable if self.iterable is not None else ():
-            yield item
-            self.update(1)
-        self.close()
-
-    def __enter__(self) -> "_PlainBar":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 @contextmanager
@@ -384,6 +398,9 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         A tqdm bar, or the plain one with ``update(k)``, ``close()``, ``n``, ``total``, iteration
         and ``with``.
     """
+    gather = _GATHER.get()
+    if gather is not None:  # (inside progress_gather: counted into the one bar shown)
+        return _Counted(gather, iterable, **kwargs)
     if _LABEL.get():
         kwargs["desc"] = _LABEL.get() + str(kwargs.get("desc") or "")
     budget = bool(kwargs.pop("budget", False))
@@ -519,3 +536,83 @@ def _tqdm_class(base: type) -> type:
         Bar.__name__ = Bar.__qualname__ = base.__name__
         _CLASSES[base] = Bar
     return _CLASSES[base]
+
+
+class _Gather:
+    """What :func:`progress_gather` shares with the bars made inside it: the bar shown, its unit, the open ones."""
+
+    def __init__(self, bar: Any, unit: str) -> None:
+        self.bar, self.unit = bar, unit
+        self.open: list["_Counted"] = []
+
+
+_GATHER: ContextVar["_Gather | None"] = ContextVar("sharpdp_progress_gather", default=None)
+
+
+class _Counted(_Iterating):
+    """A bar made inside :func:`progress_gather`: it draws nothing; the work it counts (in the gathering bar's unit,
+    by the innermost open bar only: a bar within which another is made counts nothing from then on, its items being
+    the inner bars' ones) goes to the gathering bar, whose total grows to at least its count plus this bar's total
+    when that is more than the total said so far (the gathering bar's total is an estimate, revised as it goes)."""
+
+    def __init__(self, gather: _Gather, iterable: Iterable[Any] | None = None, *, total: int | None = None,
+                 unit: str = "it", **_: Any) -> None:
+        if total is None and iterable is not None and hasattr(iterable, "__len__"):
+            total = len(iterable)  # type: ignore[arg-type]
+        self.iterable, self.total, self.n = iterable, total, 0
+        self._gather, self._counts = gather, unit == gather.unit
+        for outer in gather.open:  # (their items are this bar's ones)
+            outer._counts = False
+        gather.open.append(self)
+        bar = gather.bar
+        if self._counts and total and bar.total is not None and bar.n + total > bar.total:
+            bar.total = bar.n + int(total)
+            _redraw(bar)
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+        if self._counts:
+            self._gather.bar.update(k)
+
+    def close(self, interrupted: bool = False) -> None:
+        if self in self._gather.open:
+            self._gather.open.remove(self)
+
+
+
+def _redraw(bar: Any) -> None:
+    """Redraw a tqdm bar whose total changed (a plain bar prints its next line by its own rule)."""
+    refresh = getattr(bar, "refresh", None)
+    if refresh is not None and not getattr(bar, "disable", True):
+        refresh()
+
+
+@contextmanager
+def progress_gather(bar: Any, unit: str = " values") -> Iterator[Any]:
+    """Within the ``with`` block, the bars made by :func:`progress_bar` draw nothing and count their work into
+    ``bar`` instead: one bar for a step made of many short ones (e.g. a composed round's dominating pair: a few
+    single certified values, a secant's, then 40 at once, perhaps twice), none of which would last long enough to
+    be seen by the progress rule's delays.
+
+    Only the bars counting in ``unit`` count, and only the innermost open one (a bar made inside another one's
+    life counts the same items: the outer one counts nothing from then on). ``bar``'s total is taken as an estimate:
+    it grows to the count plus a new inner bar's total where that is more (make ``bar`` with ``estimated=True``,
+    so that a log's ``(done)`` line says where the total moved); the caller closes ``bar``.
+
+    Parameters
+    ----------
+    bar : object
+        A bar returned by :func:`progress_bar` (outside any gathering block).
+    unit : str, default " values"
+        The unit of the inner bars that count.
+
+    Yields
+    ------
+    object
+        ``bar``.
+    """
+    token = _GATHER.set(_Gather(bar, unit))
+    try:
+        yield bar
+    finally:
+        _GATHER.reset(token)

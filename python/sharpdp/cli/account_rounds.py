@@ -5,7 +5,7 @@ prints beside the figure (which route gives it, the smallest certified value: do
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from sharpdp.cli.rounding import g_down, g_up, short_floats  # noqa: F401  (re-exported: public names)
 
@@ -37,7 +37,9 @@ def compose_rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, An
     # minutes): say so at once, then its bar (total = the sampling budget, left at 100 % when the
     # sampling stops early) from the start
     model: bool | None = _model_route(acc, eps, dx)  # (None: the model route fell back to the default pair)
-    how = ("40 certified values at model-placed points (its bar counts them)" if model else
+    how = ("40 certified values at model-placed points (its bar, from the start, counts every certified value the "
+           f"pair needs: about {_MODEL_VALUES} with the few that place the points, more where they are placed twice)"
+           if model else
            "its certified privacy profile (its bar counts the certified values against their budget; it stops when "
            "accurate)")
     print(f"sharpdp account: composing {rounds} rounds: building the round's dominating pair from {how}"
@@ -47,7 +49,7 @@ def compose_rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, An
         # (docs/composition.md §4.2; certified, within ~1-6 % of the default pair, seconds instead of minutes)
         from sharpdp.shuffle.calibration.rounds import model_composition
 
-        ca = model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None)
+        ca = _gathered(lambda: model_composition(acc.randomizer, acc.n, acc.adjacency, rounds, eps, progress=None))
         if "epsilons" not in ca._pair_options:  # (the fallback: the default pair, built from here on)
             model = None
             print("sharpdp account: the model-placed points reach no floor (the round's certified values level off "
@@ -74,6 +76,29 @@ def compose_rounds(acc, rounds: int, eps, delta, discretization) -> dict[str, An
         route, _ = ca.delta_route(found)
         out.update(delta=delta, epsilon=found, composition_route=_route_text(route, found, found))
     return out
+
+
+#: The model route's certified values when its points are placed once: one estimate of the composed value, the
+#: value at the pair's top, the 40 points (docs/composition.md §4.2); the secant that moves a missed top and a
+#: second placement add more (the bar's total grows then; its final line says it was estimated).
+_MODEL_VALUES = 42
+
+
+def _gathered(build: Callable[[], Any]) -> Any:
+    """``build()`` under one bar, shown from the start (a log: by the progress rule's 2 s), that counts every
+    certified value the model-placed pair needs: its steps' own bars (single values, the tail secant, the 40
+    points, each shorter than the rule's delays) count into it instead of drawing (``progress_gather``)."""
+    from sharpdp._progress import progress_bar, progress_gather
+
+    bar = progress_bar(total=_MODEL_VALUES, desc="round's dominating pair (model-placed points)", unit=" values",
+                       file=sys.stderr, leave=True, delay=0.0, estimated=True)
+    try:
+        with progress_gather(bar):
+            out = build()
+        bar.total = bar.n  # finished: nothing more to come
+        return out
+    finally:
+        bar.close()
 
 
 def _route_text(route: str, at: float, eps: float) -> str:
