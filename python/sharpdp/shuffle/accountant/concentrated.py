@@ -417,8 +417,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     """The bracket of D_up of §18 for ``law``, or None where the law is not eligible or the bracket is wider than
     CLOSED_ACCEPT rel_tol (:mod:`.limits`). ``choose_T0(law, gamma, n, target)``: the far-tail treatment's choice of
     the clamp (any T0 > 0 is valid)."""
-    if not eligible(law, gamma, n):
-        return None
+    if not eligible(law, gamma, n) or (limits.CLOSED_CHEAP_FFT and n <= limits.CLOSED_CHEAP_N):
+        return None  # (§47: at small n the FFT treatment is the cheaper certified route)
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
            limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE, limits.CLOSED_PIECES_STAGE)

@@ -114,3 +114,10 @@ VIA_BOTTOM_LOOSE_SEARCH = True
 # less the rounding's second-order cost, and the body's bracket from the jump term's window (another certified bracket,
 # at steps coarser than the centroid law's first group); False: main's rounds and floats
 HAT_LOWER = True
+
+# session 35, ct35
+# docs/accountant_tail.md §47: the closed form of §18 (concentrated.certify) is not tried at n <= CLOSED_CHEAP_N, where
+# the far-tail FFT treatment's lattices are small and cost less than the closed form's stages (another certified
+# bracket, the FFT treatment's); False: the closed form first at every n (the floats before)
+CLOSED_CHEAP_FFT = True
+CLOSED_CHEAP_N = 1000
