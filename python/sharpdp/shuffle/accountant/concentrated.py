@@ -417,8 +417,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     """The bracket of D_up of §18 for ``law``, or None where the law is not eligible or the bracket is wider than
     CLOSED_ACCEPT rel_tol (:mod:`.limits`). ``choose_T0(law, gamma, n, target)``: the far-tail treatment's choice of
     the clamp (any T0 > 0 is valid)."""
-    if not eligible(law, gamma, n) or (limits.CLOSED_CHEAP_FFT and n <= limits.CLOSED_CHEAP_N):
-        return None  # (§47: at small n the FFT treatment is the cheaper certified route)
+    if not eligible(law, gamma, n):
+        return None
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
            limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE, limits.CLOSED_PIECES_STAGE)
@@ -435,6 +435,16 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
         if not rho <= limits.CLOSED_PRECHECK * rel_tol:
             return _remember(key, None)
     return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
+
+
+def route(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
+    """:func:`certify` where the far-tail treatment tries the closed form first; None at n <= CLOSED_CHEAP_N and
+    rel_tol >= CLOSED_CHEAP_TOL (with CLOSED_CHEAP_FFT, :mod:`.limits`): there the FFT treatment's lattices are small
+    and it is the cheaper certified route (docs/accountant_tail.md §47; a choice of route only, each route's bracket
+    certified by its own sections)."""
+    if limits.CLOSED_CHEAP_FFT and n <= limits.CLOSED_CHEAP_N and rel_tol >= limits.CLOSED_CHEAP_TOL:
+        return None
+    return certify(law, gamma, n, rel_tol, choose_T0)
 
 
 _MEMO: dict = memo.result_memo()  # (the last 256 results of certify, by law and arguments: §18 (j))
@@ -542,5 +552,5 @@ def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> 
     return replace(jt, lo=lo, up=up)
 
 
-__all__ = ["ConcentratedBracket", "at_clamp_eligible", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up", "unclamped_lower",
+__all__ = ["ConcentratedBracket", "at_clamp_eligible", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up", "route", "unclamped_lower",
            "with_curvature"]

@@ -116,8 +116,10 @@ VIA_BOTTOM_LOOSE_SEARCH = True
 HAT_LOWER = True
 
 # session 35, ct35
-# docs/accountant_tail.md §47: the closed form of §18 (concentrated.certify) is not tried at n <= CLOSED_CHEAP_N, where
-# the far-tail FFT treatment's lattices are small and cost less than the closed form's stages (another certified
-# bracket, the FFT treatment's); False: the closed form first at every n (the floats before)
+# docs/accountant_tail.md §47: the far-tail treatment does not try the closed form of §18 first (concentrated.route) at
+# n <= CLOSED_CHEAP_N and rel_tol >= CLOSED_CHEAP_TOL (the loose legs of the split search through bot), where its
+# lattices are small and cost less than the closed form's later stages (another certified bracket, the FFT
+# treatment's); False: the closed form first everywhere (the floats before)
 CLOSED_CHEAP_FFT = True
 CLOSED_CHEAP_N = 1000
+CLOSED_CHEAP_TOL = 0.05
