@@ -9,14 +9,9 @@ import mpmath as mp
 import pytest
 
 from _main_floats34 import switch
+from test_gauss23_closed_tail import _parts, _tau_mp as _tau, _xb
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import concentrated, far_tail, limits
-from sharpdp.shuffle.laws import laws_for
-
-
-def _xb(sigma0: float, eps: float):
-    """(gamma, law) of the x-vs-bot order (the first zero-out law)."""
-    return laws_for(GaussianRandomizer(sigma0, 1), eps, "zero_out")[0]
 
 
 def test_route_chooses_only_at_small_n_and_loose_requests(monkeypatch):
@@ -30,19 +25,6 @@ def test_route_chooses_only_at_small_n_and_loose_requests(monkeypatch):
     switch(monkeypatch, "CLOSED_CHEAP_FFT", False)  # off: the closed form first everywhere (the floats before)
     cb = concentrated.route(run, gamma, 1000, 0.1, far_tail.choose_T0)
     assert cb is not None and cb == concentrated.certify(run, gamma, 1000, 0.1, far_tail.choose_T0)
-
-
-def _parts(law):
-    atom, cont = law.parts
-    return (float(atom.values[0]), float(atom.probs[0]), cont.a, cont.b, cont.r, cont.z_lo, cont.weight)
-
-
-def _tau(t, xa, pa, a, G, r, zl, w):
-    """E[(L - t)_+] of the stored law (atom plus truncated lognormal part) by the normal integrals (mpmath)."""
-    t = mp.mpf(t)
-    v = (mp.log((t - a) / G) + r * r / 2) / r if t > a else -mp.inf
-    z = max(mp.mpf(zl), v)
-    return max(mp.mpf(xa) - t, 0) * pa + w * (G * mp.ncdf(-(z - r)) - (t - a) * mp.ncdf(-z))
 
 
 def _d_up_n2(gamma, law):
