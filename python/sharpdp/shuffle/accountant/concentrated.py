@@ -428,13 +428,32 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
     # (relative to tau(-mu), at the mean number of active users; measured on the heavy round at n = 1e5, eps 1.1-1.4):
     # where that gap exceeds CLOSED_PRECHECK rel_tol (about 4.4 CLOSED_ACCEPT_TILTED rel_tol) the bracket would be
     # refused, and is not computed
+    if not _jensen_ratio(law, gamma, n) <= limits.CLOSED_PRECHECK * rel_tol:
+        return _remember(key, None)
+    return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
+
+
+def _jensen_ratio(law: Law, gamma: float, n: int) -> float:
+    """The Jensen gap p(-mu) m sigma^2 / 2 relative to tau(-mu) at the mean number m of active users (an estimate of
+    the closed form's width over 0.2-0.22, :func:`certify`'s precheck; 0 where m < 1 or mu >= 0)."""
+    f = law.heavy_form()
     mbar = round((n - 1) * gamma)
     mu = mbar * (f.a + f.d_lo)
     if mbar >= 1 and mu < 0:
-        rho = float(law.density_up([-mu])[0]) * mbar * f.m2_up / 2 / float(law.stop_loss([-mu])[1][0])
-        if not rho <= limits.CLOSED_PRECHECK * rel_tol:
-            return _remember(key, None)
-    return _remember(key, _certify(law, gamma, n, rel_tol, choose_T0))
+        return float(law.density_up([-mu])[0]) * mbar * f.m2_up / 2 / float(law.stop_loss([-mu])[1][0])
+    return 0.0
+
+
+def route(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> ConcentratedBracket | None:
+    """:func:`certify` where the far-tail treatment tries the closed form first; None at n <= CLOSED_CHEAP_N and
+    rel_tol >= CLOSED_CHEAP_TOL (with CLOSED_CHEAP_FFT, :mod:`.limits`) where the Jensen ratio of the precheck exceeds
+    CLOSED_CHEAP_RHO rel_tol (the closed form's early stages would refuse, its later ones cost more): there the FFT
+    treatment's lattices are small and it is the cheaper certified route (docs/accountant_tail.md §47; an estimate
+    choosing the route only, each route's bracket certified by its own sections)."""
+    if limits.CLOSED_CHEAP_FFT and n <= limits.CLOSED_CHEAP_N and rel_tol >= limits.CLOSED_CHEAP_TOL and \
+            eligible(law, gamma, n) and _jensen_ratio(law, gamma, n) > limits.CLOSED_CHEAP_RHO * rel_tol:
+        return None
+    return certify(law, gamma, n, rel_tol, choose_T0)
 
 
 _MEMO: dict = memo.result_memo()  # (the last 256 results of certify, by law and arguments: §18 (j))
@@ -542,5 +561,5 @@ def closed_at_clamp(jt: JumpTerm, law: Law, gamma: float, n: int, T0: float) -> 
     return replace(jt, lo=lo, up=up)
 
 
-__all__ = ["ConcentratedBracket", "at_clamp_eligible", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up", "unclamped_lower",
+__all__ = ["ConcentratedBracket", "at_clamp_eligible", "certify", "closed_at_clamp", "eligible", "jump_bracket", "positive_prob_up", "route", "unclamped_lower",
            "with_curvature"]

@@ -294,7 +294,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
-    cb = concentrated.certify(law, gamma, n, rel_tol, choose_T0)
+    cb = concentrated.route(law, gamma, n, rel_tol, choose_T0)  # (not tried where the FFT is cheaper: §47)
     if cb is not None:
         if lower:  # (the lower value with the curvature term of §19: computed only where it is returned)
             cb = concentrated.with_curvature(cb, law, gamma, n)

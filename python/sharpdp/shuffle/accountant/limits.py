@@ -164,3 +164,13 @@ PAIR_GAP_BUDGET = True
 PAIR_BUDGET_SHARE = 1.0
 PAIR_BUDGET_MAX = 3.0
 PAIR_BUDGET_LEVEL = 1e-10  # ... only on segments reaching this level (below it, down to 1e-12: rel_tol, main's)
+
+# session 35, ct35
+# docs/accountant_tail.md §47: the far-tail treatment does not try the closed form of §18 first (concentrated.route) at
+# n <= CLOSED_CHEAP_N, rel_tol >= CLOSED_CHEAP_TOL (the loose legs of the split search through bot), where its
+# lattices are small and cost less than the closed form's later stages (another certified bracket, the FFT
+# treatment's); False: the closed form first everywhere (the floats before)
+CLOSED_CHEAP_FFT = True
+CLOSED_CHEAP_N = 1000
+CLOSED_CHEAP_TOL = 0.05
+CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds this rel_tol (early stages refuse)
