@@ -133,6 +133,8 @@ def _bounds(sigma0: float, n: int, eps: float) -> tuple[float, float]:
 # main f69257b at rel_tol 1e-3 (certified; /work/venv/main, session 35, rev35)
 MAIN_TIGHT = {
     (0.5, 10**8, 0.1): (0.012408594180771402, 0.012429177243461997),  # (docs/accountant_tail.md §37.3)
+    (0.5, 10**8, 0.3): (0.005570957227974604, 0.0056660465354205014),  # (main's rel_tol 1e-2 bracket too)
+    (0.5, 10**9, 0.1): (0.0013665734625042938, 0.0025638490951452333),  # (the same at rel_tol 1e-2)
 }
 
 
@@ -154,3 +156,17 @@ def test_light_body_cells_hold_the_big_jump_estimate(sigma0, n, eps):
     assert abs(ew - gauss) <= 1e-3 * gauss  # the estimate's own indicator
     lo, up = _bounds(sigma0, n, eps)
     assert lo <= gauss * (1 + 2e-3) and gauss * (1 - 2e-3) <= up, (lo, gauss, up)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cell", [(0.5, 10**8, 0.3), (0.5, 10**9, 0.1), (0.4, 10**8, 0.1)])
+def test_far_tail_brackets_consistent_across_rel_tol(cell):
+    """Each rel_tol gives its own certified bracket (other steps, other hat costs): every lower value must lie below
+    every upper value. Measured on big35 (a9c7e156): (0.5, 1e9, 0.1) max Lo 0.0025564 (rel_tol 0.1) <= min Up
+    0.0025638; (0.5, 1e8, 0.3) 0.0056582 <= 0.0056673, main's tight bracket [0.0055710, 0.0056660]."""
+    out = []
+    for rt in (0.1, 0.03, 1e-2):
+        clear_caches()
+        out.append(ShuffleAccountant(GaussianRandomizer(cell[0], 1), cell[1], rel_tol=rt).get_delta_bounds(cell[2]))
+    out.append(MAIN_TIGHT.get(cell, (0.0, math.inf)))
+    assert max(lo for lo, _ in out) <= min(up for _, up in out) * (1 + 1e-12), out
