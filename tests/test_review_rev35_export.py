@@ -2,7 +2,7 @@
 another lattice without new certified values) and prof35's budgeted sampling (docs/composition.md §2.17).
 
 References the builders did not use: the moved pair's hockey-stick curve in *both* orders, H_t(P'||Q') and
-H_t(Q'||P'), computed here from the stored masses by exact rational sums (fractions; no sharpdp or dp_accounting code),
+H_t(Q'||P'), computed here from the stored masses by compensated sums (math.fsum; no sharpdp or dp_accounting code),
 against the original pair's, at t = e^eps on a dense grid of either sign (Blackwell domination of the pairs, the
 property composition needs), on rounds with an infinity mass and on steps coarser and finer than the export's, not
 multiples of it; k-fold self-composition of the moved and original PLDs (dp_accounting); the certified lower value of
@@ -13,7 +13,6 @@ not exist: those tests are skipped.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest
