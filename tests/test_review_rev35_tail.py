@@ -172,3 +172,35 @@ def test_far_tail_brackets_consistent_across_rel_tol(cell):
         out.append(ShuffleAccountant(GaussianRandomizer(cell[0], 1), cell[1], rel_tol=rt).get_delta_bounds(cell[2]))
     out.append(MAIN_TIGHT.get(cell, (0.0, math.inf)))
     assert max(lo for lo, _ in out) <= min(up for _, up in out) * (1 + 1e-12), out
+
+
+# main f69257b at rel_tol 1e-3 (/work/venv/main, session 35, rev35) at eps 0.3, 1, 3: small n, where §47 (the FFT
+# treatment first at n <= 1000, rel_tol >= 0.05) and §45 change the route of the loose calls
+SMALL_MAIN = {
+    ("zero_out", 0.5, 10): ([0.7936732772612124, 0.7414993770024431, 0.5642694496892563],
+                            [0.7938541104622784, 0.7415069736067232, 0.5642767923143838]),
+    ("zero_out", 1.0, 100): ([0.10001155141085989, 0.02776877737189929, 0.0010539682624359345],
+                             [0.10004937253930397, 0.027787654808167375, 0.0010540884378985765]),
+    ("zero_out", 2.0, 1000): ([7.688777693486276e-09, 2.2835886059906766e-13, 3.994732752427505e-22],
+                              [7.69185548873549e-09, 2.283835226011532e-13, 3.9950472318402384e-22]),
+    ("replace", 1.0, 100): ([0.2368317874581165, 0.09252417928459272, 0.005210776253753183],
+                            [0.2369013781241318, 0.09256050773243708, 0.005213953170874073]),
+    ("zero_out", 1.0, 2): ([0.40409640951493925, 0.28119886443347253, 0.06330714030782943],
+                           [0.40431869273909166, 0.28139095287651533, 0.06335600846744736]),
+}
+
+
+@pytest.mark.parametrize("cell", sorted(SMALL_MAIN))
+@pytest.mark.parametrize("rel_tol", [0.05, 0.1, 0.3])
+def test_loose_small_n_brackets_overlap_main_tight(cell, rel_tol):
+    """Loose calls at small n (the legs of replace-one through bot): each bracket overlaps main's rel_tol-1e-3 bracket
+    and meets its rel_tol (measured on big35 5298e659: 216 cells of sigma0 0.5-2, n 2-1000, both adjacencies, none
+    outside)."""
+    adj, s, n = cell
+    m_lo, m_up = SMALL_MAIN[cell]
+    clear_caches()
+    lo, up = ShuffleAccountant(GaussianRandomizer(s, 1), n, adj, rel_tol=rel_tol).get_delta_bounds(
+        np.array([0.3, 1.0, 3.0]))
+    for a, b, c, d in zip(lo, up, m_lo, m_up):
+        assert a <= d * (1 + 1e-12) and c <= b * (1 + 1e-12), (a, b, c, d)
+        assert 0 < a and b - a <= rel_tol * a
