@@ -12,6 +12,7 @@ import pytest
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import far_tail, lattice
 from sharpdp.shuffle.laws import laws_for
+from _main_floats34 import switch  # noqa: E402
 
 
 def _law(sigma0: float, eps: float):
@@ -25,6 +26,9 @@ def test_first_group_run_contains_the_reference(monkeypatch, eps):
     run the lower value is the closed form's (six times low), with it the bracket meets 1.5 % and contains the
     reference [Lo, Up] at rel_tol 1e-3 on the real caps (gap 2e-4). Mutations caught: the run's lower value plus its
     pair term (a two-sided sandwich): above the reference's upper value; the run skipped: the gap claim."""
+    # (**) session 35, lead: §28's run is what gives the lower value only with §45's hat lower values off (with them on,
+    # the coarse round's lower value comes from the hat law whether §28 runs or not: tests/test_big35_hat_lower.py)
+    switch(monkeypatch, "HAT_LOWER", False)
     gamma, law = _law(0.5, eps)
     n = 10**6
     ref = far_tail.certify_bigjump(law, gamma, n, 1e-3, 1)

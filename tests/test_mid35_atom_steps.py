@@ -19,7 +19,7 @@ from sharpdp.shuffle.accountant.blocks import block
 from sharpdp.shuffle.accountant.lattice import lattice_pass
 from sharpdp.shuffle.accountant.spacing import SPACING_REL, atom_spacing, snap, spacing_of
 from sharpdp.shuffle.laws import FiniteLaw
-from tests._main_floats34 import switch
+from _main_floats34 import switch
 from tests.test_krr29_settled_upper import _blanket_three_atoms
 
 #: main f69257b's bracket of GaussianRandomizer(4.6), n = 1e4, eps = 1e-3, zero-out

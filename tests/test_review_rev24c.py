@@ -24,6 +24,7 @@ from scipy.special import ndtr
 from sharpdp._core_loader import core
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant import concentrated, far_tail
+from _main_floats34 import switch
 from sharpdp.shuffle.laws.bmg import bmg_laws
 from sharpdp.shuffle.laws import laws_for
 
@@ -167,6 +168,10 @@ _AT_CLAMP = [(0.5, 10**8, 1.0, 3481600.0, 1.7128365e-3, 1e-5),
 
 @pytest.mark.parametrize("s0,n,eps,T0,ref,tol", _AT_CLAMP)
 def test_round_with_closed_form_bracket_holds_the_reference(s0, n, eps, T0, ref, tol, monkeypatch):
+    # (**) session 35, lead: §24 firing at this clamp is pinned with §45's hat lower values off; with them on the
+    # round's lower value may come from the hat law and §24 need not fire (at (0.5, 1e8, 1) it does not): the values
+    # are checked against the same references by test_round_with_hat_lower_holds_the_reference below
+    switch(monkeypatch, "HAT_LOWER", False)
     gamma, run, _ = _gr(s0, eps)
     # (**) session 31, conc31: the closed form of §18 now accepts (0.5, 1e9, 1) and (1, 1e9, 0.01) itself
     # (docs/accountant_tail.md §38.3; its bracket against this file's reference at its own clamp:
@@ -183,9 +188,24 @@ def test_round_with_closed_form_bracket_holds_the_reference(s0, n, eps, T0, ref,
     assert r.lower >= 0.98 * ref  # (not vacuous: the FFT treatment's own lower value is 0 or 0.3 % looser)
 
 
+
+@pytest.mark.parametrize("s0,n,eps,T0,ref,tol", [c for c in _AT_CLAMP if not hasattr(c, "marks")])
+def test_round_with_hat_lower_holds_the_reference(s0, n, eps, T0, ref, tol, monkeypatch):
+    """The same rounds with docs/accountant_tail.md §45 on (session 35): at the same clamp the jump term's bracket and
+    the round's values still hold the hat references above, and the lower value stays within 2 % of them."""
+    switch(monkeypatch, "HAT_LOWER", True)
+    gamma, run, _ = _gr(s0, eps)
+    monkeypatch.setattr(concentrated, "certify", lambda *a, **k: None)
+    r = far_tail.certify_bigjump(run, gamma, n, 1e-2)
+    assert r.T0 == T0
+    assert r.jump.lo <= ref * (1 + tol) and r.jump.up >= ref * (1 - tol)
+    assert r.lower <= ref * (1 + tol) + r.body_up + r.multi and r.upper >= ref * (1 - tol)
+    assert r.lower >= 0.98 * ref
+
 def test_bmg_round_at_1e9_holds_the_reference(monkeypatch):
     # BMG(0.01424, 0.4049), n = 1e9, eps = 0.1 (the doc's BMG cell; T0 = 483072): the hat reference at h = 4 / 2 / 1 is
     # 9.981635e-7 / 9.981281e-7 / 9.981116e-7 (an upper estimate, decreasing in h: limit ~9.98098e-7)
+    switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, lead: §24 at this clamp with §45 off (below: with it on)
     gamma, run, _ = _bmg(0.01424190084729267, 0.40485813171778634, 0.1)
     seen = []
     orig = far_tail.closed_at_clamp
@@ -194,6 +214,18 @@ def test_bmg_round_at_1e9_holds_the_reference(monkeypatch):
     assert seen == [483072.0] and r.T0 == 483072.0
     assert 0.999 * 9.98098e-7 <= r.jump.lo <= 9.981116e-7 and r.jump.up >= 9.98098e-7 * (1 + 1e-5)
     assert r.lower <= 9.981116e-7 + r.body_up + r.multi and r.upper >= 9.98098e-7
+
+
+def test_bmg_round_at_1e9_with_hat_lower_holds_the_reference(monkeypatch):
+    """The same round with docs/accountant_tail.md §45 on (session 35): §24 need not fire, the jump term's bracket
+    still holds the hat reference's limit, and the round's bracket meets rel_tol (its lower value 0.9 % below)."""
+    switch(monkeypatch, "HAT_LOWER", True)
+    gamma, run, _ = _bmg(0.01424190084729267, 0.40485813171778634, 0.1)
+    r = far_tail.certify_bigjump(run, gamma, 10**9, 1e-2)
+    assert r.T0 == 483072.0
+    assert r.jump.lo <= 9.98098e-7 and r.jump.up >= 9.98098e-7 * (1 + 1e-5)
+    assert r.lower <= 9.981116e-7 + r.body_up + r.multi and r.upper >= 9.98098e-7
+    assert r.upper - r.lower <= 1e-2 * r.lower
 
 
 @pytest.mark.slow

@@ -75,7 +75,7 @@ def test_brackets_meet_the_base_brackets_at_rel_tol_1e3(rel_tol, monkeypatch):
     # (**) session 35, mid35: the stored brackets are main's legs' (docs/accountant_tail.md §46.2 moves the legs; at
     # GaussianRandomizer(4.6), n = 100, replace, eps = 0.76 the split search then ends at another split, 0.5719 against
     # 0.5713, whose chain main's legs bracket as [6.167e-24, 7.118e-24] around the new upper value 6.2977e-24)
-    from tests._main_floats34 import switch
+    from _main_floats34 import switch
 
     switch(monkeypatch, "END_ATOM_SNAP", False)
     bad = brackets_missing(REF, rel_tol)

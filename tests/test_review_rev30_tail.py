@@ -156,8 +156,6 @@ def test_rules_off_give_mains_floats(monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     _rules_off(monkeypatch)
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off too
-    from tests._main_floats34 import switch
-
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
     bad = floats_differing(BASE)

@@ -68,8 +68,6 @@ def test_default_requests_keep_mains_floats(monkeypatch):
     """Requests at rel_tol 1e-2: both rules start below it, the moved functions compute the same floats."""
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
-    from tests._main_floats34 import switch
-
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
     bad = []
@@ -106,8 +104,6 @@ def test_finer_requests_meet_session30s_brackets(monkeypatch):
     last digit where no bracket was claimed to move."""
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
-    from tests._main_floats34 import switch
-
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
     bad = []

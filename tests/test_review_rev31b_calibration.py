@@ -47,7 +47,7 @@ CELLS = [
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_calibration_is_mains_float_and_certified(kind, n, eps, ref, monkeypatch):
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
-    from tests._main_floats34 import switch
+    from _main_floats34 import switch
 
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)

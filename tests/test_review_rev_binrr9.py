@@ -21,7 +21,7 @@ from sharpdp.shuffle.accountant import plain
 from sharpdp.shuffle.accountant.plain import certify_law
 from sharpdp.shuffle.accountant.search import probe
 from sharpdp.shuffle.laws import laws_for
-from tests._main_floats34 import switch
+from _main_floats34 import switch
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "review_rev_binrr9"))
 from krr_exact import brute, exact, krr_laws, law_value  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 
 import sharpdp.shuffle.accountant.plain as plain
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
-from tests._main_floats34 import switch
+from _main_floats34 import switch
 
 # the leg's certified bracket at rel_tol 0.01 measured with the refinement run to the size caps
 # (before the round-off stop): the stop skips only passes whose values were worse

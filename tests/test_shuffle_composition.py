@@ -20,7 +20,7 @@ from scipy.stats import binom
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle.profile import dominating_pair, privacy_profile_bounds
-from tests._main_floats34 import switch
+from _main_floats34 import switch
 
 dpa = pytest.importorskip("dp_accounting")
 from sharpdp.interop.dp_accounting import (  # noqa: E402
