@@ -146,18 +146,9 @@ def test_finer_requests_overlap_session30s_brackets():
 def test_accountant_brackets_overlap_main_and_meet_rel_tol():
     """With HAT_LOWER: tests/test_review_rev_cells.py's cells overlap main's certified brackets and meet rel_tol 1e-2
     where main's did (that file's own test pins main's floats with the switch off)."""
-    import json
-
-    import sharpdp.shuffle as sh
-    from test_review_rev_cells import DATA
-    rows = json.loads((DATA / "accountant_main_values.json").read_text())
-    for kind, p1, p2, n, eps, lo_m, up_m, _ in [row for row in rows if row[0] != "bmg" or row[3] <= 100]:
-        if kind == "gauss":
-            acc = sh.ShuffleAccountant(sh.GaussianRandomizer(p1, 1), n)
-        else:
-            acc = sh.ShuffleAccountant(sh.BlanketMixedGaussian(p1, p2, 1), n,
-                                       **({"adjacency": "replace"} if kind == "bmg_rep" else {}))
-        lo, up = (float(x) for x in acc.get_delta_bounds(eps))
+    from test_review_rev_cells import cell_accountant, main_rows
+    for kind, p1, p2, n, eps, lo_m, up_m, _ in main_rows():
+        lo, up = (float(x) for x in cell_accountant(kind, p1, p2, n).get_delta_bounds(eps))
         assert lo <= up_m and lo_m <= up, (kind, p1, p2, n, eps)
         if lo_m > 0 and up_m - lo_m <= 1e-2 * lo_m:
             assert 0 < lo and up - lo <= 1e-2 * lo, (kind, p1, p2, n, eps, lo, up)

@@ -377,18 +377,25 @@ def test_memo_and_blocking_give_the_same_floats_as_single_cells():
 # must overlap and agree to 1e-11 relative (observed: 2e-14).
 # (**) rows 5 and 6 (gauss 0.5, n = 100, eps = 1; gauss 1.0, n = 1000, eps = 0.5) re-pinned after the compiled cells'
 # exact empty intervals (docs/accountant_tail.md §29): nested in the old bracket, moved <= 8.7e-9 relative
+def main_rows() -> list:
+    """The rows of accountant_main_values.json this file's accountant checks use (the BMG zero-out rows at n <= 100)."""
+    rows = json.loads((DATA / "accountant_main_values.json").read_text())
+    return [row for row in rows if row[0] != "bmg" or row[3] <= 100]
+
+
+def cell_accountant(kind: str, p1: float, p2: float, n: int):
+    """The accountant of one row: GaussianRandomizer(p1) or BMG(p1, p2), replace-one for kind "bmg_rep"."""
+    if kind == "gauss":
+        return sh.ShuffleAccountant(sh.GaussianRandomizer(p1, 1), n)
+    return sh.ShuffleAccountant(sh.BlanketMixedGaussian(p1, p2, 1), n,
+                                **({"adjacency": "replace"} if kind == "bmg_rep" else {}))
+
+
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_accountant_brackets_agree_with_main(monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
-    rows = json.loads((DATA / "accountant_main_values.json").read_text())
-    picked = [row for row in rows if row[0] != "bmg" or row[3] <= 100]
-    for kind, p1, p2, n, eps, lo_m, up_m, _ in picked:
-        if kind == "gauss":
-            acc = sh.ShuffleAccountant(sh.GaussianRandomizer(p1, 1), n)
-        else:
-            acc = sh.ShuffleAccountant(sh.BlanketMixedGaussian(p1, p2, 1), n,
-                                       **({"adjacency": "replace"} if kind == "bmg_rep" else {}))
-        lo, up = (float(x) for x in acc.get_delta_bounds(eps))
+    for kind, p1, p2, n, eps, lo_m, up_m, _ in main_rows():
+        lo, up = (float(x) for x in cell_accountant(kind, p1, p2, n).get_delta_bounds(eps))
         assert lo <= up_m and lo_m <= up, (kind, p1, p2, n, eps)
         assert abs(up - up_m) <= 1e-11 * up_m and abs(lo - lo_m) <= 1e-11 * max(lo_m, 1e-300) + 1e-300
 
