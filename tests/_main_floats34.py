@@ -36,3 +36,18 @@ def session33_floats(monkeypatch) -> None:
     them on purpose (their new values are checked against references in the session-34 test files)."""
     for name, value in SESSION33.items():
         switch(monkeypatch, name, value)
+
+
+#: every switch of session 35's rules and its session-34 value (docs/accountant_tail.md §45-§47, docs/accountant.md
+#: §9.12, docs/composition.md §2.17 and §4.7, docs/calibration.md §13)
+SESSION34 = {"HAT_LOWER": False, "LOWER_ONLY_SETTLED": False, "ATOM_SPACING_SNAP": False, "END_ATOM_SNAP": False,
+             "CLOSED_CHEAP_FFT": False, "VIA_BOTTOM_BUDGET": False, "VIA_BOTTOM_SEARCH_B": False,
+             "PAIR_GAP_BUDGET": False, "EXPORT_RELATTICE": False, "CAL_LOOSE_REL_TOL": 0.1,
+             "CAL_LOOSE_JENSEN_GAUSS": False, "CAL_TRUST_GROW": False, "CAL_ZERO_AS_TINY": False}
+
+
+def session34_floats(monkeypatch) -> None:
+    """Every session-35 switch at its session-34 value for one test: session 34's floats, for the tests that pin
+    them (or a mechanism of them) on purpose; the new rules' values are checked in the session-35 test files."""
+    for name, value in SESSION34.items():
+        switch(monkeypatch, name, value)

@@ -26,6 +26,7 @@ import pytest
 from _rev30b_replace_reference import replace_delta_n2
 
 from sharpdp.shuffle import GaussianRandomizer, RandomizedResponse, ShuffleAccountant, clear_caches
+from _main_floats34 import session34_floats  # noqa: E402
 
 pytest.importorskip("dp_accounting")
 HAS_RULES = importlib.util.find_spec("sharpdp.shuffle.pair_accuracy") is not None
@@ -131,8 +132,9 @@ PROFILE_MAIN = [
 @pytest.mark.parametrize("cell, eps, ref", PROFILE_MAIN)
 @pytest.mark.parametrize("progress", [None, False, True])
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
-def test_privacy_profile_is_mains_float_for_float(cell, eps, ref, progress):
+def test_privacy_profile_is_mains_float_for_float(cell, eps, ref, progress, monkeypatch):
     from sharpdp.shuffle import profile
+    session34_floats(monkeypatch)  # (**) session 35, lead: pins session 34's floats (or a mechanism of them) on purpose; the new rules' values: the session-35 test files
     s, n, adj = cell
     clear_caches()
     acc = ShuffleAccountant(GaussianRandomizer(s, 1), n, adj)
