@@ -11,18 +11,7 @@ import sys
 import pytest
 
 from sharpdp import _progress as P
-
-
-class _Tty(io.StringIO):
-    """A terminal stand-in (isatty, no file descriptor: 80 columns by the progress rule)."""
-
-    def isatty(self):
-        return True
-
-
-def _frames(text: str) -> list[str]:
-    """The lines a terminal shows: tqdm's redraws split at carriage returns, control codes dropped."""
-    return [f for f in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)) if f.strip()]
+from test_cli22_newcomer import _Tty, _frames  # the terminal stand-in and its frames, shared
 
 
 def test_gathered_bars_count_their_leaves_once_and_grow_the_total(monkeypatch):
