@@ -53,9 +53,10 @@ def test_spacing_of_three_atom_laws(randomizer):
     assert np.all(rb <= 1e-9 * s) and np.all(rb >= -blk.t * SPACING_REL * s - 1e-9 * s)
 
 
-def test_spacing_refused_and_snap():
+def test_spacing_refused_and_snap(monkeypatch):
     """No spacing for atoms off the multiples of their largest one, above them, or a single atom; snap gives the
     largest s / m at most h."""
+    switch(monkeypatch, "SNAP_COARSE", False)  # (**) session 36, lead: h = 2.5 > 2 s is left alone since §46.5
     assert spacing_of(np.array([-1.0, 0.0, 1.3]), np.array([0.3, 0.4, 0.3])) is None  # -1 is 1.0 below 0
     assert spacing_of(np.array([-0.5, 2.0]), np.array([0.5, 0.5])) is None
     assert spacing_of(np.array([-1.0, 1.0]), np.array([0.5, 0.5])) == 1.0

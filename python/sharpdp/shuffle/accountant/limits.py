@@ -174,3 +174,8 @@ CLOSED_CHEAP_FFT = True
 CLOSED_CHEAP_N = 1000
 CLOSED_CHEAP_TOL = 0.05
 CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds this rel_tol (early stages refuse)
+# session 36, lead
+# docs/accountant_tail.md §46.5: §46.2's snapped steps only where the step is at most twice the spacing (a step far above
+# it was refined to the spacing itself: GaussianRandomizer(0.5), n = 1e9's first pass at 1/170 of its step, 13 s and a
+# 52 % bracket); False: session 35's steps and floats
+SNAP_COARSE = True

@@ -77,12 +77,18 @@ def spacing_of(values: np.ndarray, probs: np.ndarray) -> float | None:
     return s if bool(np.all(r >= -SPACING_REL * s)) and bool(np.all(r <= 0.0)) else None
 
 
+#: a step above this many spacings is left alone by :func:`snap` (docs/accountant_tail.md §46.5)
+SNAP_MAX_RATIO = 2.0
+
+
 def snap(h: float, s: float | None) -> float:
-    """The largest step s / m (m a positive integer) at most h; h itself without a spacing s."""
-    if s is None or not h > 0:
+    """The largest step s / m (m a positive integer) at most h; h itself without a spacing s, or when h exceeds
+    ``SNAP_MAX_RATIO`` s (snapping would refine the step to s, a pass far finer than asked: docs/accountant_tail.md
+    §46.5), unless ``limits.SNAP_COARSE`` is off (session 35's steps)."""
+    if s is None or not h > 0 or (limits.SNAP_COARSE and h > SNAP_MAX_RATIO * s):
         return h
     m = max(1, math.ceil(s / h * (1.0 - 1e-12)))
     return s / m
 
 
-__all__ = ["END_MARGIN", "SPACING_REL", "atom_spacing", "end_atom_spacing", "snap", "spacing_of"]
+__all__ = ["END_MARGIN", "SNAP_MAX_RATIO", "SPACING_REL", "atom_spacing", "end_atom_spacing", "snap", "spacing_of"]
