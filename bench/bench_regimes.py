@@ -26,7 +26,9 @@ call: a library embedding the accountant pays it once), whose CPU clock starts a
 ``>S s``; enforced by a watchdog in the parent that reads the child's CPU time from /proc every
 50 ms and stops it with SIGXCPU: no RLIMIT_CPU, whose armed CPU timer makes ``process_time``
 advance in 4 ms scheduler ticks on this VM) and an address-space limit (``--mem-gb G``, default 3; shown as "out of memory"); its
-peak RSS (``ru_maxrss``) is recorded. When the calibration of an (a) cell times out, the other
+peak RSS (``ru_maxrss``) is recorded. ``--eps-reps R`` (default 1) times the get_epsilon ratio's two calls best of R
+forks while a call takes under 1 s CPU (family (a) then divides by its own best-of ``get_delta_bounds`` at the cell's
+eps): a single fork sample of a millisecond call leaves the ratio at the mercy of the load. When the calibration of an (a) cell times out, the other
 two calls of that cell use the optimal BMG at the asymptotic template's chi (``optimal_bmg``),
 marked with a dagger.
 
@@ -352,7 +354,9 @@ def _timed_fork(task: dict, timeout: float) -> dict:
     return json.loads(data.decode())
 
 
-_ISOLATION = {"mode": "subprocess", "mem_gb": 3.0}
+_ISOLATION = {"mode": "subprocess", "mem_gb": 3.0, "eps_reps": 1}
+#: ``--eps-reps R``: the get_epsilon ratio's two calls are repeated (best of R) only while one takes under this many CPU s
+REPS_BELOW = 1.0
 
 
 def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
@@ -365,6 +369,20 @@ def timed(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> d
     if _ISOLATION["mode"] == "fork":
         return _timed_fork(task, timeout)
     return _timed_subprocess(task, timeout)
+
+
+def timed_best(call: str, n: int, eps: float, spec: dict | None, timeout: float) -> dict:
+    """:func:`timed`, repeated in fresh forks up to ``--eps-reps`` times while a call takes under ``REPS_BELOW`` CPU s:
+    the run of least CPU (its "reps": how many ran). For the get_epsilon ratio's two calls, whose millisecond figures
+    a single fork sample leaves at the mercy of the load on both sides of the ratio (bench/README.md, cause 4)."""
+    best = timed(call, n, eps, spec, timeout)
+    k = 1
+    while k < _ISOLATION["eps_reps"] and "cpu" in best and best["cpu"] < REPS_BELOW:
+        r = timed(call, n, eps, spec, timeout)
+        k += 1
+        if "cpu" in r and r["cpu"] < best["cpu"]:
+            best = r
+    return dict(best, reps=k) if k > 1 else best
 
 
 # ----------------------------------------------------------------------------- cells
@@ -443,9 +461,12 @@ def run_cell(family, label, spec, n, eps, timeout, eps_cache) -> dict:
         row["epsilon"] = dict(row["delta_bounds"], skipped=True)
         return row
     if family == "a" or key not in eps_cache:
-        eps_cache[key] = timed("epsilon", n, eps, spec, timeout)
+        eps_cache[key] = timed_best("epsilon", n, eps, spec, timeout)
         if family != "a" and "epsilon" in eps_cache[key]:  # one get_delta at the answer, for the ratio
-            eps_cache[key]["delta_at"] = timed("delta_bounds", n, eps_cache[key]["epsilon"], spec, timeout)
+            eps_cache[key]["delta_at"] = timed_best("delta_bounds", n, eps_cache[key]["epsilon"], spec, timeout)
+        elif family == "a" and _ISOLATION["eps_reps"] > 1 and "epsilon" in eps_cache[key]:
+            # (the ratio's reference at the cell's eps, best of as many runs as get_epsilon: --eps-reps)
+            eps_cache[key]["delta_at"] = timed_best("delta_bounds", n, eps, spec, timeout)
     row["epsilon"] = eps_cache[key]
     return row
 
@@ -552,7 +573,7 @@ def _eps_ratio(r: dict, rs: list[dict]) -> float:
     the two cells of that row whose eps bracket the returned epsilon."""
     e_call = r.get("epsilon") or {}
     e = _cpu(e_call)
-    if r["family"] == "a":
+    if r["family"] == "a" and "delta_at" not in e_call:
         d = _cpu(r["delta_bounds"])
     elif "delta_at" in e_call:
         d = _cpu(e_call["delta_at"])
@@ -657,7 +678,7 @@ def misses(rows: list[dict]) -> str:
             seen_eps.add(key)
             e = r.get("epsilon")
             at = (e or {}).get("delta_at")
-            if at and _cpu(at) > lim:
+            if at and _cpu(at) > lim and r["family"] != "a":  # ((a): the cell's own eps, best of --eps-reps)
                 add("get_delta_bounds over its limit at get_epsilon's answer (off the eps grid)", r,
                     f"{_t(at, r['timeout'])} at eps {e['epsilon']:.4g}", per_cell=False)
             ratio = _eps_ratio(r, groups[id(r)])
@@ -712,6 +733,10 @@ def main(argv=None) -> int:
                     "interpreter, or in a fresh interpreter under callgrind (instr: every 'CPU s' figure is then "
                     "1e9 instructions executed, load-proof; bench/_instr.py)")
     ap.add_argument("--child-instr", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--eps-reps", type=int, default=1,
+                    help="get_epsilon and its ratio's get_delta_bounds: best of this many forks while a call takes "
+                    "under 1 s CPU (family a then also times get_delta_bounds at the cell's eps apart; default 1: one "
+                    "sample, the map's figures before session 36)")
     ap.add_argument("--ns", default=None, help="restrict to these n, comma separated (e.g. 1e8,1e9)")
     ap.add_argument("--eps", default=None, help="restrict to these epsilons, comma separated (e.g. 8)")
     ap.add_argument("--labels", default=None,
@@ -727,7 +752,7 @@ def main(argv=None) -> int:
     if args.child_instr is not None:
         _child_instr(args.child_instr)
         return 0
-    _ISOLATION.update(mode=args.isolate, mem_gb=args.mem_gb)
+    _ISOLATION.update(mode=args.isolate, mem_gb=args.mem_gb, eps_reps=max(args.eps_reps, 1))
     if args.isolate == "fork" and not args.render:
         print(f"imports before the first fork (not charged to any call): {_import_engine():.2f} s CPU",
               file=sys.stderr)

@@ -6,6 +6,7 @@ fresh accountant's certified get_delta_bounds at the answer (upper value <= delt
 from __future__ import annotations
 
 import pytest
+from _main_floats34 import switch
 from test_eps24_search import _traced
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
@@ -54,6 +55,9 @@ def test_gate_stops_the_walk_n1e8(monkeypatch: pytest.MonkeyPatch) -> None:
     """GaussianRandomizer(2, 1), n = 1e8: the first look is all body (share ~1e-10), so the gate keeps one look and
     phase 2's probes; the answer is the walk-off search's float, and certified."""
     n = 10**8
+    # (**) session 36, eps36: _traced counts looks at rel_tol S._LOOK_REL (0.1); the look at the phase-1 root asks 0.3
+    # at n >= 1e8 (docs/accountant.md §8.14.1, checked in tests/test_eps36_search.py): main's look here
+    switch(monkeypatch, "EPS_LOOK_REL_LARGE", 0.1)
     e, n_looks, pts = _traced(lambda: GaussianRandomizer(2.0, 1), n, "zero_out", DELTA)
     assert n_looks == 1 and 2 <= len(pts) <= 4
     monkeypatch.setattr(S, "_WALK_N", 10**30)  # (the walk off: §8.8 rule 2 never runs)

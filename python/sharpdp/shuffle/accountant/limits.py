@@ -179,3 +179,11 @@ CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds th
 # it was refined to the spacing itself: GaussianRandomizer(0.5), n = 1e9's first pass at 1/170 of its step, 13 s and a
 # 52 % bracket); False: session 35's steps and floats
 SNAP_COARSE = True
+# session 36, eps36
+# docs/accountant.md §8.14.1: get_epsilon's loose look at the phase-1 root (§8.4) asks rel_tol EPS_LOOK_REL_LARGE at
+# n >= EPS_LOOK_REL_N (a choice of model points only: its bracket is certified at any rel_tol); 0.1: main's look
+EPS_LOOK_REL_LARGE = 0.3
+EPS_LOOK_REL_N = 10**8
+# docs/accountant.md §8.14.2: phase 1's model follows the larger of the laws alone once the largest two are within this
+# relative distance at a model point (as it does beyond 10 %); 0.0: main's rule (every law until one leads by 10 %)
+EPS_TIE_LEAD = 0.02

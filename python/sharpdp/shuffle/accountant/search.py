@@ -30,6 +30,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TI
 from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, closed_at, memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.probe import probe
+from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
@@ -300,6 +301,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             top2 = sorted(vals.values())[-2:]
             if top2[1] >= 1.1 * top2[0]:
                 lead.append(max(vals, key=lambda i: vals[i]))
+            elif (tied := tie_lead(vals)) is not None:  # (the largest two within 2 %: docs/accountant.md §8.14.2)
+                lead.append(tied)
         if len(up_cache) < 512:
             up_cache[e] = u
         return u
@@ -532,7 +535,7 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     pairs = laws_at(r1)
     end = True  # (r1 becomes a bracket end: its value is get_delta's)
     if look:
-        rep = acc._report(r1, _LOOK_REL)  # (a certified bracket of D_up(r1): docs/accountant.md §8.4)
+        rep = acc._report(r1, look_rel(acc.n))  # (a certified bracket of D_up(r1): docs/accountant.md §8.4, §8.14.1)
         # the model's value: the bracket's geometric middle, nearer get_delta's value than its upper end (a choice of
         # points only, never a bound: docs/accountant.md §8.8)
         u, b = _look_value(float(rep.lower), float(rep.upper)), rep.law_index
