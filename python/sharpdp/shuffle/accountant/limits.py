@@ -174,3 +174,12 @@ CLOSED_CHEAP_FFT = True
 CLOSED_CHEAP_N = 1000
 CLOSED_CHEAP_TOL = 0.05
 CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds this rel_tol (early stages refuse)
+
+# session 36, exp36
+# docs/composition.md §4.8: a ShufflePLDAccountant made without value_discretization_interval moves its composition,
+# at its next query, from dp_accounting's 1e-4 onto the finest export step of its shuffled rounds (times the smallest
+# power of two that keeps the composed PLD within EXPORT_PICK_POINTS lattice points) where that step is finer than
+# 1e-4 (very private rounds); every lattice gives a dominating PLD; False: 1e-4 always, main's floats
+EXPORT_PICKS_STEP = True
+EXPORT_PICK_POINTS = 2**18
+EXPORT_PICK_REL = 1e-3  # ... where its rounds' lattice shift (one step per round) exceeds this x the query's eps
