@@ -342,6 +342,7 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     """
 
     _pld: Any  # the composed PLD, created by the base class (dp_accounting's type)
+    _value_discretization_interval: float  # (the base class's step)
 
     def __init__(self, neighboring_relation: "dp_accounting.NeighboringRelation" = NeighborRel.REPLACE_SPECIAL,
                  value_discretization_interval: float = DEFAULT_INTERVAL, *, rel_tol: float = 1e-2,
