@@ -54,13 +54,20 @@ def lattice_halvings(accountant, step: float) -> int:
     if not limits.EXPORT_STEP_CURVATURE or getattr(accountant, "via_bottom", False) \
             or contract.local_epsilon(getattr(accountant, "randomizer", None)) is not None:
         return 0
-    key = (round_cache.round_key(accountant), float(step), limits.EXPORT_STEP_CHORD, limits.EXPORT_STEP_MAX_HALVINGS)
+    key = (round_cache.round_key(accountant), float(step), limits.EXPORT_STEP_CHORD, limits.EXPORT_STEP_AIM,
+           limits.EXPORT_STEP_MAX_HALVINGS)
 
     def make() -> int:
         ks = np.asarray(PROBE_KS, dtype=float)
-        eps = np.where(ks > 0, np.nextafter(ks * step, 0.0), 0.0)
+        eps = np.where(ks > 0, np.nextafter(ks * step, 0.0), 0.0)  # (where the pair evaluates k step, _grid_eval)
         lo, up = (np.asarray(v, dtype=float) for v in accountant.get_delta_bounds(eps))
-        return chord_halvings(ks * step, 0.5 * (np.nan_to_num(lo) + up), step)
+        m = chord_halvings(ks * step, 0.5 * (np.nan_to_num(lo) + up), step)
+        if m > 0:  # the points are lattice points of the new step: the round's cache serves them to its pair
+            cache = round_cache.value_cache(accountant)
+            with round_cache.LOCK:
+                for e, a, b in zip(eps.tolist(), lo.tolist(), up.tolist()):
+                    cache.setdefault(e, (a, b))
+        return m
 
     if key[0] is None:
         return make()
@@ -68,8 +75,8 @@ def lattice_halvings(accountant, step: float) -> int:
 
 
 def chord_halvings(eps: np.ndarray, values: np.ndarray, step: float) -> int:
-    """The least m in [0, ``limits.EXPORT_STEP_MAX_HALVINGS``] with e_max / 4^m <= ``limits.EXPORT_STEP_CHORD``,
-    e_max the largest estimated relative overshoot of a chord in t = e^eps over one lattice ``step`` near the points
+    """0 where e_max <= ``limits.EXPORT_STEP_CHORD``, else the least m in [1, ``limits.EXPORT_STEP_MAX_HALVINGS``] with
+    e_max / 4^m <= ``limits.EXPORT_STEP_AIM``, e_max the largest estimated relative overshoot of a chord in t = e^eps over one lattice ``step`` near the points
     ``eps`` (increasing, delta ``values`` there): for three consecutive points a < b < c with values >= EXPORT_DELTA,
     the chord through a and c overshoots the value at b by o = chord / value_b - 1, and a curve of constant
     curvature overshoots by o step^2 / (4 (b - a)(c - b)) over one step (a parabola: f'' w1 w2 / 2 at b, f'' h^2 / 8
@@ -85,7 +92,7 @@ def chord_halvings(eps: np.ndarray, values: np.ndarray, step: float) -> int:
         worst = max(worst, over * step * step / (4.0 * (eps[i] - eps[i - 1]) * (eps[i + 1] - eps[i])))
     if not worst > limits.EXPORT_STEP_CHORD:
         return 0
-    return min(int(math.ceil(0.5 * math.log2(worst / limits.EXPORT_STEP_CHORD))), limits.EXPORT_STEP_MAX_HALVINGS)
+    return min(max(int(math.ceil(0.5 * math.log2(worst / limits.EXPORT_STEP_AIM))), 1), limits.EXPORT_STEP_MAX_HALVINGS)
 
 
 def pair_step(accountant, value_discretization_interval: float | None, doubling: Callable[..., float]) -> float:

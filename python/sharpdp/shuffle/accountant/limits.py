@@ -185,8 +185,10 @@ EXPORT_PICK_POINTS = 2**18
 EXPORT_PICK_REL = 1e-3  # ... where its rounds' lattice shift (one step per round) exceeds this x the query's eps
 # docs/composition.md §4.9: the export step eps_d / 1000 halved (at most EXPORT_STEP_MAX_HALVINGS times) where the
 # round's brackets at k (eps_d / 1000), k = 0, 1, 2, 4, ..., 64, estimate one lattice step's chord above
-# EXPORT_STEP_CHORD (large n: the privacy loss concentrated near 0, the curve's bend finer than eps_d / 1000); not for
-# pure-LDP randomizers or rounds through bot; False: main's steps, pairs and floats
+# EXPORT_STEP_CHORD (large n: the privacy loss concentrated near 0, the curve's bend finer than eps_d / 1000), until
+# the estimate is <= EXPORT_STEP_AIM; not for pure-LDP randomizers or rounds through bot; False: main's steps, pairs
+# and floats
 EXPORT_STEP_CURVATURE = True
-EXPORT_STEP_CHORD = 2e-3
+EXPORT_STEP_CHORD = 6e-3  # (the largest segment target of the pair's last stage: PAIR_BUDGET_MAX x its rel_tol 2e-3)
+EXPORT_STEP_AIM = 3e-3
 EXPORT_STEP_MAX_HALVINGS = 4
