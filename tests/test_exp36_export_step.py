@@ -115,3 +115,16 @@ def test_export_within_1_percent_at_large_n(name):
             assert 0.99 * up <= d <= 1.01 * up, (name, e, d / up)
     assert n_in >= 100
     sh.clear_caches()
+
+
+def test_unmoved_round_keeps_its_pair_bit_for_bit(monkeypatch):
+    """Where no halving is asked (m = 0) the probes leave no trace: the same step and the same pair as with the switch
+    off (main's)."""
+    make = lambda: sh.ShuffleAccountant(sh.BlanketMixedGaussian(0.5, 1.5, 1), 1000)  # noqa: E731
+    sh.clear_caches()
+    pair = sh.dominating_pair(make(), progress=False)
+    switch(monkeypatch, "EXPORT_STEP_CURVATURE", False)
+    old = sh.dominating_pair(make(), progress=False)
+    assert old.value_discretization_interval == pair.value_discretization_interval
+    assert old.losses.tolist() == pair.losses.tolist() and old.probs.tolist() == pair.probs.tolist()
+    assert old.infinity_mass == pair.infinity_mass
