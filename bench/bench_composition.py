@@ -15,10 +15,15 @@ Two ways to run it:
   their ratio and the times; (4b) the same with each route's default lattice (``ComposedAccountant``'s default step
   is the export's since session 33, so both routes compose one pair, built once: docs/composition.md §4.6; before,
   ``auto_interval``, a second pair): epsilon at delta = 1e-6 and delta at dp_accounting's eps
-  (docs/composition.md §4.5); (5) with ``--calibrate 2,5,10``: ``calibrate_bmg_report(..., rounds=K)`` at
+  (docs/composition.md §4.5); (4c) ``ShufflePLDAccountant()`` with every default (its step picked at the query,
+  docs/composition.md §4.8) composing the round k times: its step, epsilon at 1e-6 against the native one, CPU s, and
+  the number of builds of the round's pair in the whole table (one per round per process: docs/composition.md §2.3,
+  §4.7); (5) with ``--calibrate 2,5,10``: ``calibrate_bmg_report(..., rounds=K)`` at
   the flights table's shape (what ``sharpdp mean --rounds K`` spends; epsilons from ``--calibrate-eps``, e.g.
   0.01,0.1,1,2,4); (6) with ``--cli 2,3,5,10``: ``python -m sharpdp mean --rounds K --epsilon E`` itself, a
-  fresh process per cell (wall, CPU, candidates). Rounds: ``private`` = BMG(0.95, 4.6), n = 1e4 (eps ~ 5e-4 at delta =
+  fresh process per cell (wall, CPU, candidates); (7) with ``--account 2,10,100``: ``python -m sharpdp account
+  --rounds K`` of each round of ``--rounds`` at ``--account-delta`` (default 1e-6), a fresh process per cell (wall,
+  CPU, the composed epsilon it prints). Rounds: ``private`` = BMG(0.95, 4.6), n = 1e4 (eps ~ 5e-4 at delta =
   1e-6); ``heavy`` = the BMG calibrate_bmg picks at n = 1e5, eps = 1, delta = 1e-6 (slow: minutes).
 * ``python -m pytest bench/bench_composition.py --benchmark-only -s`` (pytest-benchmark): one
   BMG(0.95, 4.6) round at n = 1e6 (zero-out), its dominating pair built once from the certified
@@ -162,6 +167,7 @@ def _round(name: str, points: int, ks: list[int]) -> list[str]:
     (gamma, sigma0), n = ROUNDS[name]
     make = lambda: sh.ShuffleAccountant(BlanketMixedGaussian(gamma, sigma0, 1), n)  # noqa: E731
     rows = [f"round {name}: BMG({gamma:.6g}, {sigma0:.6g}), n = {n}, zero-out, accountant rel_tol 1e-2"]
+    builds = _count_builds()
 
     # (1) profile sweep vs independent calls, on [0, eps at delta = 1e-12]
     clear_caches()
@@ -231,7 +237,44 @@ def _round(name: str, points: int, ks: list[int]) -> list[str]:
         rows.append(f"  k = {k:5d}, defaults: eps at 1e-6 sharpdp {e_nat:.6g} ({t_e:.2f} s) / dp_accounting {eps:.6g} "
                     f"- 1 = {e_nat / eps - 1:.2e}; delta at that eps: sharpdp / dp_accounting - 1 = "
                     f"{d_nat / float(comp.get_delta_for_epsilon(eps)) - 1:.2e}")
+
+    # (4c) dp_accounting's accountant with shuffled rounds, every default (docs/composition.md §4.7-§4.8)
+    from sharpdp.interop.dp_accounting import ShufflePLDAccountant, ShuffledRoundEvent
+
+    before = len(builds)
+    for k in ks:
+        spa = ShufflePLDAccountant(progress=False)
+        spa.compose(ShuffledRoundEvent(BlanketMixedGaussian(gamma, sigma0, 1), n), k)
+        e_spa, t_spa = _cpu(spa.get_epsilon, 1e-6)
+        e_nat = ComposedAccountant([(acc, k)], progress=False).get_epsilon(1e-6, xtol=1e-6)
+        step = getattr(spa, "value_discretization_interval", spa._value_discretization_interval)  # (before §4.8)
+        rows.append(f"  k = {k:5d}, ShufflePLDAccountant(): step {step:.4g}, eps at 1e-6 "
+                    f"{e_spa:.6g} ({t_spa:.2f} s CPU with its compose) / native {e_nat:.6g} - 1 = "
+                    f"{e_spa / e_nat - 1:.2e}; new builds {len(builds) - before}")
+    rows.append(f"  builds of the round's pair in this table: {len(builds)} (after each clear_caches above)")
+    _count_builds(stop=True)
     return rows
+
+
+def _count_builds(stop: bool = False) -> list:
+    """Count the constructions of dominating pairs (``profile._build``, the cache's miss path) from now on; ``stop``:
+    restore it."""
+    from sharpdp.shuffle import profile
+
+    real = _STATE.pop("real_build", None)
+    if real is not None:
+        profile._build = real
+    if stop:
+        return []
+    seen: list = []
+    real = _STATE["real_build"] = profile._build
+
+    def counting(accountant, *a, **kw):
+        seen.append(profile.round_key(accountant))
+        return real(accountant, *a, **kw)
+
+    profile._build = counting
+    return seen
 
 
 def _calibration_rows(ks: list[int], epsilons: list[float]) -> list[str]:
@@ -292,6 +335,39 @@ def _cli_rows(ks: list[int], epsilons: list[float]) -> list[str]:
     return rows
 
 
+def _account_rows(names: list[str], ks: list[int], delta: float) -> list[str]:
+    """``python -m sharpdp account --gamma G --sigma0 S --n N --rounds K --delta D --json`` in a fresh process per
+    cell (imports, the round's pair, the certified composition): wall and CPU s (the child's user + sys), the load
+    average before the cell, and the certified composed epsilon it prints."""
+    import json
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    rows = [f"sharpdp account --rounds K --delta {delta:g} (fresh process per cell)"]
+    for name in names:
+        (gamma, sigma0), n = ROUNDS[name]
+        for k in ks:
+            load = os.getloadavg()[0]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.monotonic()
+            r = subprocess.run([sys.executable, "-m", "sharpdp", "account", "--gamma", repr(gamma), "--sigma0",
+                                repr(sigma0), "--n", str(n), "--rounds", str(k), "--delta", repr(delta), "--json"],
+                               capture_output=True, text=True)
+            wall = time.monotonic() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            try:
+                out = json.loads(r.stdout)
+                eps = out.get("epsilon", "?")
+            except ValueError:
+                eps = "?"
+            rows.append(f"  {name}, K = {k:4d}: wall {wall:.1f} s, CPU {cpu:.1f} s (load {load:.1f}); epsilon {eps}"
+                        + ("" if r.returncode == 0 else f"; exit {r.returncode}: {r.stderr.strip()[-200:]}"))
+    return rows
+
+
 def main(argv=None) -> None:
     import argparse
     import os
@@ -305,10 +381,15 @@ def main(argv=None) -> None:
     ap.add_argument("--calibrate-eps", default="0.01", help="comma-separated epsilons for --calibrate and --cli")
     ap.add_argument("--cli", default="", help="comma-separated K: `sharpdp mean --rounds K --epsilon E` in fresh "
                                               "processes (wall, CPU, candidates), E from --calibrate-eps")
+    ap.add_argument("--account", default="", help="comma-separated K: `sharpdp account --rounds K` of each round of "
+                                                  "--rounds in fresh processes (wall, CPU, the composed epsilon)")
+    ap.add_argument("--account-delta", type=float, default=1e-6)
+    ap.add_argument("--skip-tables", action="store_true", help="only the --calibrate, --cli and --account rows")
     a = ap.parse_args(argv)
     ks = [int(x) for x in a.ks.split(",") if x]
     print(f"load average {os.getloadavg()}; CPU seconds (process_time)", flush=True)
-    for name in [x.strip() for x in a.rounds.split(",") if x.strip()]:  # (--rounds "": none)
+    names = [x.strip() for x in a.rounds.split(",") if x.strip()]  # (--rounds "": none)
+    for name in [] if a.skip_tables else names:
         for row in _round(name, a.points, ks):
             print(row, flush=True)
     epsilons = [float(x) for x in a.calibrate_eps.split(",") if x]
@@ -317,6 +398,9 @@ def main(argv=None) -> None:
             print(row, flush=True)
     if a.cli:
         for row in _cli_rows([int(x) for x in a.cli.split(",") if x], epsilons):
+            print(row, flush=True)
+    if a.account:
+        for row in _account_rows(names, [int(x) for x in a.account.split(",") if x], a.account_delta):
             print(row, flush=True)
     print(f"load average {os.getloadavg()}")
 

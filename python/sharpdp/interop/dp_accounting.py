@@ -240,6 +240,31 @@ def _moved_pld(pair: DominatingPair, step: float):
     return hit[1]
 
 
+def _pld_points(pld) -> int:
+    """The number of lattice points of a dp_accounting PLD (the larger of its two directions)."""
+    return max(int(pld._pmf_remove.size), int(pld._pmf_add.size))  # noqa: SLF001  (dp_accounting's own fields)
+
+
+def pick_step(step: float, finest: float, rounds: int, epsilon: float, points: int) -> float | None:
+    """The lattice step a :class:`ShufflePLDAccountant` made without one moves its composition to, or None (keep
+    ``step``; ``docs/composition.md`` §4.8).
+
+    None unless the finest export step of its shuffled rounds (``finest``) is below ``step`` and the rounds' lattice
+    shift, ``rounds`` x ``step`` (each round's PLD at most one step above its export pair, §4.7), exceeds
+    ``limits.EXPORT_PICK_REL`` x ``epsilon``; else ``finest`` times the largest power of two whose shift the query
+    allows (``finest`` itself if none), raised to the smallest such multiple that keeps the composed PLD (``points``
+    lattice points on ``step``) within ``limits.EXPORT_PICK_POINTS`` points, if that is below ``step``. An estimate
+    that chooses a resolution only."""
+    want = limits.EXPORT_PICK_REL * float(epsilon) / max(int(rounds), 1)  # (the step whose shift the query allows)
+    if not finest < step or rounds <= 0 or step <= want:
+        return None
+    new = finest * 2.0 ** math.floor(math.log2(want / finest)) if want >= finest else finest
+    budget = step * max(int(points), 1) / limits.EXPORT_PICK_POINTS  # (the composed PLD within the points' budget)
+    if new < budget:
+        new = finest * 2.0 ** math.ceil(math.log2(budget / finest))
+    return new if new < step * (1 - 1e-9) else None
+
+
 def _pair_keywords() -> frozenset:
     """Keywords of :func:`dominating_pair` a ShufflePLDAccountant passes on (``**pair_options``; its
     ``rel_tol`` is the accountant's, ``lower`` is refused)."""
@@ -273,7 +298,10 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         round's PLD is its export pair (the one ``to_pld(acc)``, ``dominating_pair(acc)`` and
         ``ComposedAccountant`` share, built once per process) moved onto that lattice without new certified values
         (:func:`sharpdp.shuffle.pair_relattice.relattice`, ``docs/composition.md`` §4.7; ``limits.EXPORT_RELATTICE``
-        False: a pair built on 1e-4 as before). A step given explicitly: the round's pair built on that step.
+        False: a pair built on 1e-4 as before); at a query where very private rounds (export step below 1e-4) make
+        that lattice coarse, the whole composition is moved onto a finer step picked from their export steps
+        (:func:`pick_step`, ``docs/composition.md`` §4.8; ``limits.EXPORT_PICKS_STEP`` False: 1e-4 always). A step
+        given explicitly: the round's pair built on that step, never changed.
     rel_tol : float, default 1e-2
         Passed to each round's :class:`~sharpdp.shuffle.ShuffleAccountant`, in (0, 1).
     **pair_options
@@ -306,12 +334,15 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
     :func:`sharpdp.shuffle.clear_caches`), its PLD cached per (randomizer object, n, adjacency)
     within one accountant; with the default step the round's export pair serves every accountant, whatever
     dp_accounting's calibration loops create (``docs/composition.md`` §4.7). The lattice step is this accountant's
-    (dp_accounting composes only PLDs on one lattice): for a very private round (eps ~ 1e-3 at delta = 1e-6) the
-    default 1e-4 is coarse and over-reports delta; pass ``value_discretization_interval=export_interval(acc)``
-    (or smaller) then.
+    (dp_accounting composes only PLDs on one lattice): for a very private round (eps ~ 1e-3 at delta = 1e-6) 1e-4 is
+    coarse and over-reports delta (1.4-2x at k = 1-1000 rounds of BMG(0.95, 4.6), n = 1e4); without a step given the
+    accountant then moves to a finer one at its next query (class parameter above; ``value_discretization_interval``
+    reports the step in use), unless its other events (e.g. a Gaussian release of eps ~ 1 and more) make the rounds'
+    lattice shift negligible or the composed PLD too large for it.
     """
 
     _pld: Any  # the composed PLD, created by the base class (dp_accounting's type)
+    _value_discretization_interval: float  # (the base class's step)
 
     def __init__(self, neighboring_relation: "dp_accounting.NeighboringRelation" = NeighborRel.REPLACE_SPECIAL,
                  value_discretization_interval: float = DEFAULT_INTERVAL, *, rel_tol: float = 1e-2,
@@ -333,6 +364,8 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         self._rel_tol = rel_tol
         self._pair_options = pair_options
         self._round_plds: dict = {}
+        self._finest = math.inf  # the finest export step of the shuffled rounds composed (docs/composition.md §4.8)
+        self._moved_rounds = 0  # ... and how many rounds (counts included) were composed
 
     def compose(self, event: dp_event.DpEvent, count: int = 1) -> "ShufflePLDAccountant":
         """dp_accounting's ``compose``, with ``count`` checked and adjacency mismatches named.
@@ -360,7 +393,9 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
 
     def get_epsilon(self, target_delta: float) -> float:
         """dp_accounting's epsilon at ``target_delta`` in (0, 1) (nats; an uncertified estimate, class Notes)."""
-        return super().get_epsilon(V.probability_open("target_delta", target_delta))
+        target_delta = V.probability_open("target_delta", target_delta)
+        eps = super().get_epsilon(target_delta)
+        return super().get_epsilon(target_delta) if self._pick_step(eps) else eps
 
     def get_delta(self, target_epsilon: float) -> float:
         """dp_accounting's delta at ``target_epsilon`` (nats, any sign, +-inf allowed; an uncertified estimate).
@@ -372,8 +407,34 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
         eps = V.real("target_epsilon", target_epsilon, allow_inf=True)
         if eps == -math.inf:
             return 1.0
+        self._pick_step(eps)
         delta = super().get_delta(eps)
         return min(1.0, max(delta, -math.expm1(eps))) if eps < 0 else delta
+
+    @property
+    def value_discretization_interval(self) -> float:
+        """The lattice step of the composed PLD (nats): the step given, or without one dp_accounting's 1e-4 until a
+        query finds a finer step for the very private shuffled rounds composed (``docs/composition.md`` §4.8)."""
+        return float(self._value_discretization_interval)
+
+    def _pick_step(self, epsilon: float) -> bool:
+        """Without a step given: the composition moved onto a finer lattice where its shuffled rounds' export steps are
+        finer than the current step and their lattice shift, one step per round, exceeds ``limits.EXPORT_PICK_REL``
+        times ``epsilon`` (the query's eps); True if it moved (``docs/composition.md`` §4.8; a resolution choice
+        only: every lattice gives a dominating PLD)."""
+        if not (self._relattice and limits.EXPORT_RELATTICE and limits.EXPORT_PICKS_STEP):
+            return False
+        step = pick_step(self._value_discretization_interval, self._finest, self._moved_rounds, abs(epsilon),
+                         _pld_points(self._pld))
+        if step is None:
+            return False
+        self._value_discretization_interval = step  # every event of the ledger composed again on the new step
+        self._pld = _pld.identity(value_discretization_interval=step)
+        self._contains_non_dp_event = False
+        self._round_plds = {}
+        self._moved_rounds = 0
+        self._maybe_compose(self.ledger, 1, True)
+        return True
 
     def _round_pld(self, event: ShuffledRoundEvent):
         key = (id(event.randomizer), event.n, event.adjacency, event.bound)
@@ -386,7 +447,9 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
                 acc = ShuffleAccountant(event.randomizer, event.n, event.adjacency, rel_tol=self._rel_tol)
             with progress_label("ShufflePLDAccountant.compose: "):  # (the pair's bars named after the public call)
                 if self._relattice and limits.EXPORT_RELATTICE:  # the export pair, moved (docs/composition.md §4.7)
-                    pld = _moved_pld(dominating_pair(acc, **self._pair_options), self._value_discretization_interval)
+                    pair = dominating_pair(acc, **self._pair_options)
+                    self._finest = min(self._finest, pair.value_discretization_interval)
+                    pld = _moved_pld(pair, self._value_discretization_interval)
                 else:
                     pld = pld_from_pair(dominating_pair(acc, self._value_discretization_interval, **self._pair_options))
             hit = (event.randomizer, pld)
@@ -405,6 +468,7 @@ class ShufflePLDAccountant(pld_privacy_accountant.PLDAccountant):
                 f"adjacency {event.adjacency!r} of ShuffledRoundEvent needs neighboring_relation {want}; this "
                 f"accountant uses {self.neighboring_relation}"))
         if do_compose:
+            self._moved_rounds += count
             pld = self._round_pld(event)
             self._pld = self._pld.compose(pld if count == 1 else pld.self_compose(count))
         return None

@@ -187,3 +187,21 @@ EPS_LOOK_REL_N = 10**8
 # docs/accountant.md §8.14.2: phase 1's model follows the larger of the laws alone once the largest two are within this
 # relative distance at a model point (as it does beyond 10 %); 0.0: main's rule (every law until one leads by 10 %)
 EPS_TIE_LEAD = 0.02
+
+# session 36, exp36
+# docs/composition.md §4.8: a ShufflePLDAccountant made without value_discretization_interval moves its composition,
+# at its next query, from dp_accounting's 1e-4 onto the finest export step of its shuffled rounds (times the smallest
+# power of two that keeps the composed PLD within EXPORT_PICK_POINTS lattice points) where that step is finer than
+# 1e-4 (very private rounds); every lattice gives a dominating PLD; False: 1e-4 always, main's floats
+EXPORT_PICKS_STEP = True
+EXPORT_PICK_POINTS = 2**18
+EXPORT_PICK_REL = 1e-3  # ... where its rounds' lattice shift (one step per round) exceeds this x the query's eps
+# docs/composition.md §4.9: the export step eps_d / 1000 halved (at most EXPORT_STEP_MAX_HALVINGS times) where the
+# round's brackets at k (eps_d / 1000), k = 0, 1, 2, 4, ..., 64, estimate one lattice step's chord above
+# EXPORT_STEP_CHORD (large n: the privacy loss concentrated near 0, the curve's bend finer than eps_d / 1000), until
+# the estimate is <= EXPORT_STEP_AIM; not for pure-LDP randomizers or rounds through bot; False: main's steps, pairs
+# and floats
+EXPORT_STEP_CURVATURE = True
+EXPORT_STEP_CHORD = 6e-3  # (the largest segment target of the pair's last stage: PAIR_BUDGET_MAX x its rel_tol 2e-3)
+EXPORT_STEP_AIM = 3e-3
+EXPORT_STEP_MAX_HALVINGS = 4
