@@ -174,3 +174,11 @@ CLOSED_CHEAP_FFT = True
 CLOSED_CHEAP_N = 1000
 CLOSED_CHEAP_TOL = 0.05
 CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds this rel_tol (early stages refuse)
+
+# session 36, rep36
+# docs/accountant.md §9.13: the loose split search through bot (§9.11) settled where the legs' model, confirmed by the
+# value it predicted at its last step, predicts less than VIA_BOTTOM_SETTLE_GAIN (relative) from one more step, and a
+# split search stopped at its first split certified below VALUE_FLOOR (no rel_tol targeted there, §6.3); 0.0 / False:
+# main's searches and floats
+VIA_BOTTOM_SETTLE_GAIN = 2e-4
+VIA_BOTTOM_FLOOR_STOP = True
