@@ -297,6 +297,14 @@ class ViaBottom(BudgetSearch):
         SPLIT_TOL eps in e2 while the value decreases, stopping at the first split whose value is
         <= target (the comparison is decided); the full search of :meth:`report` when there is no
         hint, at eps above eps_tau or 60, or when the walk does not settle."""
+        self._floor_bar = min(VALUE_FLOOR, math.nextafter(target, math.inf))  # (§9.13: below the floor, <= target)
+        try:
+            return self._decide(eps, target)
+        finally:
+            self._floor_bar = VALUE_FLOOR
+
+    def _decide(self, eps: float, target: float) -> float:
+        """:meth:`decide`."""
         rel_tol, rough = self.bottom.rel_tol, max(self.bottom.rel_tol, 0.1)
         h = self._hint
         if h is None or not 0.0 < h < eps or eps > min(EPS_CAP, float(getattr(self.bottom, "eps_tau", math.inf))):
