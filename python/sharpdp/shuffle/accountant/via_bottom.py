@@ -188,7 +188,7 @@ class ViaBottom(BudgetSearch):
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
         if ct != rel_tol:
-            low = self._below_floor(eps, [self.split(eps, f, ct) for f in (0.5, 0.65)])  # (the model's, cached)
+            low = self._below_floor(eps, self._seen)  # (the model's splits)
             if low is not None:
                 return self._as_report(eps_in, low)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in (0.5, 0.65)) >= 1.0:

@@ -45,6 +45,7 @@ class CliffSearch:
     # ... and settled where its last step gained less than MODEL_GAIN of the chain's estimate
     MODEL_GAIN = 1e-3
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
+    _seen: list[Split]  # the splits the last model search certified
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
               rough_b: bool = False) -> Split:
@@ -118,14 +119,15 @@ class CliffSearch:
         of it is balanced and not better (a cliff of leg B lies left of every balanced split, §9.10). None otherwise
         (the search of §9 follows; its splits at f = 0.5 and 0.65 are these, cached). Only a place to look: the caller
         certifies the split at rel_tol."""
-        seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]
+        seen = self._seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]  # (§9.13: read by the floor stop)
         gain = limits.VIA_BOTTOM_SETTLE_GAIN if limits.VIA_BOTTOM_LOOSE_SEARCH else 0.0
         if gain > 0.0 and not any(self._balanced(x) for x in seen):
-            # (§9.13: one leg's share negligible at both, the other's balanced: the splits of SPLITS toward the first
-            # leg's side (one, cached for that search); a leg of value 0 (a cliff of leg B) leaves the search of §9.5)
+            # (§9.13: one leg's share negligible at both, the other's balanced: the split of SPLITS toward the first
+            # leg's side (cached for that search); leg B before a cliff's edge at both (share <= EDGE: its values ~0)
+            # leaves the search of §9.5)
             w = [math.exp(x.e1) * x.leg_b.upper > self.CLIFF * x.upper for x in seen]
             a = [x.leg_a.upper > self.CLIFF * x.upper for x in seen]
-            side = (0.8,) if all(a) and not any(w) else (0.35,) if all(w) and not any(a) else ()
+            side = (0.8,) if all(a) and not any(w) and any(map(self._past_cliff, seen)) else (0.35,) if all(w) and not any(a) else ()
             for f in side:
                 seen.append(self.split(eps, f, rt))
                 if self._balanced(seen[-1]):
