@@ -92,8 +92,8 @@ class BudgetSearch(CliffSearch):
 
     def _below_floor(self, eps: float, splits: list[Split]) -> Split | None:
         """With ``limits.VIA_BOTTOM_FLOOR_STOP``, the least of ``splits`` (certified) where its upper value is below
-        VALUE_FLOOR (at most get_epsilon's target where that is lower, ``_floor_bar``), the search's end (docs/accountant.md §9.13: no rel_tol is targeted there, §6.3; the hint of §9.2
-        set); else None."""
+        VALUE_FLOOR (at most get_epsilon's target where that is lower, ``_floor_bar``): the search's end
+        (docs/accountant.md §9.13: no rel_tol is targeted there, §6.3; the hint of §9.2 set); else None."""
         if not (limits.VIA_BOTTOM_FLOOR_STOP and self.SHORTCUTS and splits):
             return None
         low = min(splits, key=lambda c: c.upper)

@@ -118,7 +118,9 @@ class CliffSearch:
         leftmost balanced split is at least the best estimate (A is non-increasing), else the split SPLIT_TOL / 2 left
         of it is balanced and not better (a cliff of leg B lies left of every balanced split, §9.10). None otherwise
         (the search of §9 follows; its splits at f = 0.5 and 0.65 are these, cached). Only a place to look: the caller
-        certifies the split at rel_tol."""
+        certifies the split at rel_tol. With ``limits.VIA_BOTTOM_SETTLE_GAIN`` > 0 (docs/accountant.md §9.13): the steps
+        also stop where :func:`settled`, the cliff check tolerates that gain, and a split of SPLITS toward the balanced
+        side starts the model where neither first split is balanced; the splits certified are kept in ``_seen``."""
         seen = self._seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]  # (§9.13: read by the floor stop)
         gain = limits.VIA_BOTTOM_SETTLE_GAIN if limits.VIA_BOTTOM_LOOSE_SEARCH else 0.0
         if gain > 0.0 and not any(self._balanced(x) for x in seen):
@@ -334,8 +336,8 @@ CONFIRM = 10.0
 
 def settled(p: Split, q: Split, best: Split, last: Split, pred: float, y: float, gain: float) -> bool:
     """The loose split search of §9.11 settled in value (docs/accountant.md §9.13; a choice of where to stop only): the
-    model's estimate ``pred`` at the ``last`` split, predicted by the step that placed it, is within ``gain`` of that
-    split's estimate (the model confirmed there), and the model through ``p``, ``q`` anchored at ``best`` predicts less
+    model's estimate ``pred`` at the ``last`` split, predicted by the step that placed it, is within CONFIRM ``gain``
+    of that split's estimate (relative: the model confirmed there), and the model through ``p``, ``q`` anchored at ``best`` predicts less
     than ``gain`` (relative) from the step y to its vertex."""
     est = _estimate(last)
     if not abs(est - pred) <= CONFIRM * gain * est:
