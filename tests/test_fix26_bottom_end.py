@@ -12,6 +12,7 @@ import pytest
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle import clear_caches
+from _main_floats34 import switch  # noqa: E402
 
 XTOL = 1e-3
 
@@ -25,12 +26,13 @@ def _fresh(e: float, sigma0: float = 2.0) -> float:
     return float(_acc(sigma0).get_delta(e))
 
 
-def test_answer_below_the_far_end_charge_is_certified_and_history_free():
+def test_answer_below_the_far_end_charge_is_certified_and_history_free(monkeypatch):
     """sampler_floor(700) = 9.97e-17 > 1e-27 (before: ValueError fresh, 4.85 after get_delta(6)). The answer is
     certified by a fresh get_delta, the same within 2 xtol fresh and after get_delta(6), and within 2 xtol of a
     brute-force bisection of fresh get_delta on [4, 6] (each end checked). Mutations caught: the old refusal
     (delta < min(sampler_floor(700), memo): ValueError); the search's points by decide instead of report (5.260 fresh,
     4.652 after get_delta(6): not within 2 xtol of 4.84, and 4.652 fails the fresh get_delta)."""
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, rep36: pins main's minimised values below VALUE_FLOOR (docs/accountant.md §9.13, rule 4, stops at the first split below it)
     delta = 1e-27
     r_fresh = _acc().get_epsilon(delta)
     seen = _acc()

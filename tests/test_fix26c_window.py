@@ -12,6 +12,7 @@ import pytest
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle import clear_caches
+from _main_floats34 import switch  # noqa: E402
 
 XTOL = 1e-3
 COUNT = r"the smallest found among the (\d+) certified values the search computed"
@@ -26,13 +27,14 @@ def _fresh(sigma0: float, e: float) -> float:
     return float(_gauss(sigma0).get_delta(e))
 
 
-def test_window_past_the_cliff_answers_at_its_lower_edge():
+def test_window_past_the_cliff_answers_at_its_lower_edge(monkeypatch):
     """sigma0 = 3, delta = 1.5e-28 (e_c = 9.22): the values are ~1e-27 up to the cliff at 8.727 and rise past it
     with the charge (1.47e-28 at 8.8, 1.61e-28 at 8.93). The answer is certified by a fresh get_delta, lies in
     the window, and a fresh value 2 xtol below it is above delta (the flat part: the bisection found the cliff's
     edge). Mutations caught: the half steps dropped (``then`` = (): ValueError, 'smallest value 1.6088e-28 at
     8.928', the refusal before this change); ``_first_of`` without its value check (the k = 1 point, value above
     delta, as the upper end: answer 8.5227, outside the window)."""
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, rep36: pins main's minimised values below VALUE_FLOOR (docs/accountant.md §9.13, rule 4, stops at the first split below it)
     delta = 1.5e-28
     r = _gauss(3.0).get_epsilon(delta)
     assert 8.7 < r <= 8.8 * (1 + XTOL), r

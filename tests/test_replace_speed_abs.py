@@ -67,7 +67,8 @@ def test_stored_old_values_are_current():
 
 
 @pytest.mark.parametrize("sigma0,n,eps", CELLS)
-def test_new_bracket_against_old(sigma0, n, eps):
+def test_new_bracket_against_old(sigma0, n, eps, monkeypatch):
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, rep36: pins older values below VALUE_FLOOR (docs/accountant.md §9.13, rule 4, moves them there)
     new = _new_report(sigma0, n, eps)[1]
     old = next(SimpleNamespace(**r) for r in _stored()["reports"] if (r["sigma0"], r["n"], r["epsilon"]) == (sigma0, n, eps))
     rt = 1e-2
@@ -86,6 +87,7 @@ def test_split_legs_against_an_independent_zero_out_accountant(sigma0, n, eps, m
     chain, and leg B's upper value is either within rel_tol of its own lower value or below the absolute
     target 0.1 rel_tol A_lo(e1) / e^{e1}."""
     switch(monkeypatch, "VIA_BOTTOM_BUDGET", False)  # (**) session 35, rep35: pins the reported split's legs at rel_tol of §9.4 (docs/accountant.md §9.12's switch off)
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, rep36: pins §9.4's legs below VALUE_FLOOR too (docs/accountant.md §9.13, rule 4, reports a loose split there)
     acc = _acc(sigma0, n)
     rep = acc.report(eps)
     e1 = float(rep.terms["epsilon_split"])

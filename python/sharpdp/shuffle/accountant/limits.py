@@ -205,3 +205,11 @@ EXPORT_STEP_CURVATURE = True
 EXPORT_STEP_CHORD = 6e-3  # (the largest segment target of the pair's last stage: PAIR_BUDGET_MAX x its rel_tol 2e-3)
 EXPORT_STEP_AIM = 3e-3
 EXPORT_STEP_MAX_HALVINGS = 4
+
+# session 36, rep36
+# docs/accountant.md §9.13: the loose split search through bot (§9.11) settled where the legs' model, confirmed by the
+# value it predicted at its last step, predicts less than VIA_BOTTOM_SETTLE_GAIN (relative) from one more step, and a
+# split search stopped at its first split certified below VALUE_FLOOR (no rel_tol targeted there, §6.3); 0.0 / False:
+# main's searches and floats
+VIA_BOTTOM_SETTLE_GAIN = 2e-4
+VIA_BOTTOM_FLOOR_STOP = True

@@ -187,6 +187,10 @@ class ViaBottom(BudgetSearch):
             best = self._reported(eps, first.f, rel_tol, ct)
             self._hint = eps - best.e1 if best.upper < 1.0 else None
             return self._as_report(eps_in, best)
+        if ct != rel_tol:
+            low = self._below_floor(eps, self._seen)  # (the model's splits)
+            if low is not None:
+                return self._as_report(eps_in, low)
         if ct != rel_tol and max(self.split(eps, f, ct).upper for f in (0.5, 0.65)) >= 1.0:
             ct = rel_tol  # (the model's first splits, cached: near the cap, the candidates of before at once)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
@@ -195,11 +199,17 @@ class ViaBottom(BudgetSearch):
         capped = self._at_cap(eps, cands, rel_tol)
         if capped is not None:
             return self._as_report(eps_in, capped)
+        low = self._below_floor(eps, cands)
+        if low is not None:
+            return self._as_report(eps_in, low)
         f0 = min(cands, key=lambda c: c.upper).f
         # a chain bounded below by known legs at or above the smallest upper value is not the minimum (nor a tie that
         # min() would take: it comes later), so it is not certified (docs/accountant.md §9.4)
         cands = self._candidates(eps, ct, rel_tol, (min(f0 + 0.06, 1.0), max(f0 - 0.06, 0.0)), cands)
         best = min(cands, key=lambda c: c.upper)
+        low = self._below_floor(eps, cands)
+        if low is not None:
+            return self._as_report(eps_in, low)
         # the objective is sharply V-shaped in f near its optimum (one leg falls steeply while the
         # other rises): a golden-section search around the best split on cheap (rel_tol 0.1) leg
         # values, continued beyond its window when its minimum is at an inner end (the vertex is then
@@ -287,6 +297,14 @@ class ViaBottom(BudgetSearch):
         SPLIT_TOL eps in e2 while the value decreases, stopping at the first split whose value is
         <= target (the comparison is decided); the full search of :meth:`report` when there is no
         hint, at eps above eps_tau or 60, or when the walk does not settle."""
+        self._floor_bar = min(VALUE_FLOOR, math.nextafter(target, math.inf))  # (§9.13: below the floor, <= target)
+        try:
+            return self._decide(eps, target)
+        finally:
+            self._floor_bar = VALUE_FLOOR
+
+    def _decide(self, eps: float, target: float) -> float:
+        """:meth:`decide`."""
         rel_tol, rough = self.bottom.rel_tol, max(self.bottom.rel_tol, 0.1)
         h = self._hint
         if h is None or not 0.0 < h < eps or eps > min(EPS_CAP, float(getattr(self.bottom, "eps_tau", math.inf))):
@@ -488,6 +506,8 @@ class ViaBottom(BudgetSearch):
                 return self._interval_at_least_1(eps, grid[k], e2, a_at(m), b_lo)
             if ok(k_max):
                 return k_max
+            if engine_a[0] and limits.VIA_BOTTOM_FLOOR_STOP and k + 1 < k_max and not ok(k + 1):
+                return k  # (§9.13: the largest lower value of A beyond grid[k] is expected at k + 1: no bisection)
             lo, hi = k, k_max
             while hi - lo > 1:
                 mid = (lo + hi) // 2

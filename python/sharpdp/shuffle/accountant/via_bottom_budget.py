@@ -27,6 +27,11 @@ class BudgetSearch(CliffSearch):
     (docs/accountant.md §9.12; methods of ViaBottom, its legs and contract)."""
 
     ABS_SHARE: float
+    SHORTCUTS: bool
+    _hint: float | None
+    # the level below which a split search stops at its first split (§9.13): VALUE_FLOOR, or get_epsilon's target
+    # where that is lower (ViaBottom.decide: a split at most the target decides the comparison)
+    _floor_bar: float = VALUE_FLOOR
     # leg B of the reported split at the loosest of these rel_tols (above the call's) that the bracket's budget left
     # by leg A allows (docs/accountant.md §9.12)
     BUDGET_TOLS = (0.05, 0.03, 0.02, 0.015)
@@ -84,6 +89,18 @@ class BudgetSearch(CliffSearch):
         rel_tol is targeted (VALUE_FLOOR <= upper < 1, §6.3)."""
         return VALUE_FLOOR <= s.upper < 1.0 and s.lower > 0.0 \
             and s.upper - s.lower <= limits.VIA_BOTTOM_BUDGET_SHARE * rel_tol * s.lower
+
+    def _below_floor(self, eps: float, splits: list[Split]) -> Split | None:
+        """With ``limits.VIA_BOTTOM_FLOOR_STOP``, the least of ``splits`` (certified) where its upper value is below
+        VALUE_FLOOR (at most get_epsilon's target where that is lower, ``_floor_bar``): the search's end
+        (docs/accountant.md §9.13: no rel_tol is targeted there, §6.3; the hint of §9.2 set); else None."""
+        if not (limits.VIA_BOTTOM_FLOOR_STOP and self.SHORTCUTS and splits):
+            return None
+        low = min(splits, key=lambda c: c.upper)
+        if not low.upper < self._floor_bar:
+            return None
+        self._hint = eps - low.e1
+        return low
 
     def _reported(self, eps: float, f: float, rel_tol: float, rt: float) -> Split:
         """The split at f that the loose search of §9.11 (legs at ``rt``) reports, certified: with

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 
@@ -44,6 +45,7 @@ class CliffSearch:
     # ... and settled where its last step gained less than MODEL_GAIN of the chain's estimate
     MODEL_GAIN = 1e-3
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
+    _seen: list[Split]  # the splits the last model search certified
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
               rough_b: bool = False) -> Split:
@@ -116,12 +118,27 @@ class CliffSearch:
         leftmost balanced split is at least the best estimate (A is non-increasing), else the split SPLIT_TOL / 2 left
         of it is balanced and not better (a cliff of leg B lies left of every balanced split, §9.10). None otherwise
         (the search of §9 follows; its splits at f = 0.5 and 0.65 are these, cached). Only a place to look: the caller
-        certifies the split at rel_tol."""
-        seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]
+        certifies the split at rel_tol. With ``limits.VIA_BOTTOM_SETTLE_GAIN`` > 0 (docs/accountant.md §9.13): the steps
+        also stop where :func:`settled`, the cliff check tolerates that gain, and a split of SPLITS toward the balanced
+        side starts the model where neither first split is balanced; the splits certified are kept in ``_seen``."""
+        seen = self._seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]  # (§9.13: read by the floor stop)
+        gain = limits.VIA_BOTTOM_SETTLE_GAIN if limits.VIA_BOTTOM_LOOSE_SEARCH else 0.0
+        if gain > 0.0 and not any(self._balanced(x) for x in seen):
+            # (§9.13: one leg's share negligible at both, the other's balanced: the split of SPLITS toward the first
+            # leg's side (cached for that search); leg B before a cliff's edge at both (share <= EDGE: its values ~0)
+            # leaves the search of §9.5)
+            w = [math.exp(x.e1) * x.leg_b.upper > self.CLIFF * x.upper for x in seen]
+            a = [x.leg_a.upper > self.CLIFF * x.upper for x in seen]
+            side = (0.8,) if all(a) and not any(w) and any(map(self._past_cliff, seen)) else (0.35,) if all(w) and not any(a) else ()
+            for f in side:
+                seen.append(self.split(eps, f, rt))
+                if self._balanced(seen[-1]):
+                    break
         if not any(self._balanced(x) for x in seen):  # (leg B at a cliff or negligible at both: no model, §9.5)
             return None
         prev = seen[0]
         ends = [0.0, 1.0]  # (an end of [0, 1] is tried once, in place of a model step that lands near it)
+        pred: float | None = None  # the estimate the last model step predicted at its split (§9.13)
         for i in range(self.MODEL_STEPS + 1):
             if not all(VALUE_FLOOR <= x.upper < 1.0 for x in seen):
                 return None
@@ -132,12 +149,14 @@ class CliffSearch:
             rgt = min((x for x in others if x.e1 > best.e1), key=lambda x: x.e1, default=None)
             # the legs' log slopes through the best split's neighbours on both sides where it has them (central), else
             # through it and its nearest neighbour; the vertex of their log-linear model anchored at the best split
-            y = model_shift(lft, rgt, best, _mid) if lft is not None and rgt is not None else \
-                model_shift(best, near, best, _mid)
+            p, q = (lft, rgt) if lft is not None and rgt is not None else (best, near)
+            y = model_shift(p, q, best, _mid)
             if y is None:
                 return None
             f = min(max((best.e1 + y) / eps, 0.0), 1.0)
             step = abs(f * eps - best.e1)
+            if gain > 0.0 and pred is not None and settled(p, q, best, seen[-1], pred, f * eps - best.e1, gain):
+                break  # (§9.13: the model confirmed at its last split predicts less than ``gain`` from one more step)
             if (f == best.f and f in (0.0, 1.0)) or step <= 0.05 * self.SPLIT_TOL * eps or (
                     lft is not None and rgt is not None and rgt.e1 - lft.e1 <= self.SPLIT_TOL * eps):
                 break  # (settled, bracketed to the golden section's resolution, or pointing beyond the end at best)
@@ -159,6 +178,7 @@ class CliffSearch:
             if end:
                 ends.remove(end[0])
                 f = end[0]
+            pred = None if end else model_value(p, q, best, f * eps - best.e1)
             seen.append(self.split(eps, f, rt))
             if not (end or self._balanced(seen[-1])):  # (a model step at a cliff of leg B: the searches of §9.5)
                 return None
@@ -167,8 +187,9 @@ class CliffSearch:
         left = min((x for x in seen if self._balanced(x)), key=lambda x: x.f)
         if left.leg_a.lower < _estimate(best) and left.f > 0.0:
             # (a cliff of leg B lies left of every balanced split; left of ``left`` every split's value is >= A there)
+            # (§9.13: not better by more than ``gain``, the resolution the settled search asks for; 0: main's test)
             p = self.split(eps, max(left.f - 0.5 * self.SPLIT_TOL, 0.0), rt)
-            if not (self._balanced(p) and _estimate(p) >= _estimate(best)):
+            if not (self._balanced(p) and _estimate(p) >= (1.0 - gain) * _estimate(best)):
                 return None
         return best
 
@@ -268,12 +289,10 @@ def _upper(r: AccountantReport) -> float:
     return r.upper
 
 
-def model_shift(p: Split, q: Split, at: Split, value: Callable[[AccountantReport], float] = _upper) -> float | None:
-
-    """The shift y of e1 from the split ``at`` minimising A e^{-a y} + W e^{(b + 1) y}, the log-linear model of the chain
-    A(e1 + y) + e^{e1 + y} B(e2 - y) around ``at`` (A, W = e^{e1} B(e2) its legs' upper values), with a and b the legs'
-    log slopes through the splits ``p`` and ``q`` (docs/accountant.md §9.10); None where a leg is not positive, a
-    slope not positive or p, q coincide. Only a place to look: the split there is certified like any other."""
+def _slopes(p: Split, q: Split, at: Split, value: Callable[[AccountantReport], float]) -> tuple[float, ...] | None:
+    """(a, b, A, W) of the legs' log-linear model around the split ``at``: a and b the legs' log slopes through the
+    splits ``p`` and ``q``, A and W = e^{e1} B(e2) the legs' values at ``at`` (docs/accountant.md §9.10); None where a
+    leg is not positive, a slope not positive or p, q coincide."""
     if p.e1 == q.e1:
         return None
     lo, hi = (p, q) if p.e1 < q.e1 else (q, p)
@@ -285,4 +304,43 @@ def model_shift(p: Split, q: Split, at: Split, value: Callable[[AccountantReport
     b = (math.log(vals[3]) - math.log(vals[2])) / de
     if not (a > 0.0 and b > 0.0 and math.isfinite(a) and math.isfinite(b)):
         return None
-    return math.log(a * vals[4] / ((b + 1.0) * math.exp(at.e1) * vals[5])) / (a + b + 1.0)
+    return a, b, vals[4], math.exp(at.e1) * vals[5]
+
+
+def model_shift(p: Split, q: Split, at: Split, value: Callable[[AccountantReport], float] = _upper) -> float | None:
+    """The shift y of e1 from the split ``at`` minimising A e^{-a y} + W e^{(b + 1) y}, the log-linear model of the chain
+    A(e1 + y) + e^{e1 + y} B(e2 - y) around ``at`` (A, W = e^{e1} B(e2) its legs' upper values), with a and b the legs'
+    log slopes through the splits ``p`` and ``q`` (docs/accountant.md §9.10); None where a leg is not positive, a
+    slope not positive or p, q coincide. Only a place to look: the split there is certified like any other."""
+    m = _slopes(p, q, at, value)
+    if m is None:
+        return None
+    a, b, A, W = m
+    return math.log(a * A / ((b + 1.0) * W)) / (a + b + 1.0)
+
+
+def model_value(p: Split, q: Split, at: Split, y: float) -> float:
+    """The chain's estimate A e^{-a y} + W e^{(b + 1) y} at the shift y of e1 from the split ``at`` by the log-linear
+    model of :func:`model_shift` on the legs' :func:`_mid` (docs/accountant.md §9.13; an estimate only); nan where the
+    model has none."""
+    m = _slopes(p, q, at, _mid)
+    if m is None:
+        return math.nan
+    a, b, A, W = m
+    return A * math.exp(-a * y) + W * math.exp((b + 1.0) * y)
+
+
+# the model is confirmed at a split where the estimate it predicted there is within CONFIRM x the gain asked for
+CONFIRM = 10.0
+
+
+def settled(p: Split, q: Split, best: Split, last: Split, pred: float, y: float, gain: float) -> bool:
+    """The loose split search of §9.11 settled in value (docs/accountant.md §9.13; a choice of where to stop only): the
+    model's estimate ``pred`` at the ``last`` split, predicted by the step that placed it, is within CONFIRM ``gain``
+    of that split's estimate (relative: the model confirmed there), and the model through ``p``, ``q`` anchored at ``best`` predicts less
+    than ``gain`` (relative) from the step y to its vertex."""
+    est = _estimate(last)
+    if not abs(est - pred) <= CONFIRM * gain * est:
+        return False
+    v = _estimate(best)
+    return v - model_value(p, q, best, y) <= gain * v
