@@ -29,6 +29,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle import contract, export_step, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
+from sharpdp.shuffle.accountant.plain_warm import warm_sweep
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
@@ -68,7 +69,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     missing = np.array([e for e in eps.tolist() if stale(e)], dtype=float)
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
-        with upper_first_sweep(upper_first):
+        with upper_first_sweep(upper_first), warm_sweep():  # (the plain engine's warm start, docs/composition.md §2.18)
             lo, up = fn(missing, **kw) if progress is False else explicit_eval(
                 lambda x: fn(x, **kw), missing, progress, desc=f"privacy profile of {round_label(accountant)}")
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
 from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, choose_T, exact_clamp_depth, lattice_pass
-from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant import limits, plain_warm
 from sharpdp.shuffle.accountant.limits import ATOM_P_SLOW, ATOM_SLOW_RATIO, J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.accountant.spacing import atom_spacing, snap
@@ -185,7 +185,21 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     """Refinement of the grid and clamps (module step I) until the bracket meets rel_tol; stops
     refining once upper <= mode.negligible (the caller's maximum over laws is already certified
     to be larger by a wide margin), and once a pass's FFT round-off alone exceeds the rel_tol budget
-    (docs/accountant.md §6.3: the best certified bracket so far, possibly wider than rel_tol)."""
+    (docs/accountant.md §6.3: the best certified bracket so far, possibly wider than rel_tol). Within a sweep
+    (:func:`.plain_warm.warm_sweep`) a refinement without an absolute target or a decision starts from the last
+    one of its law family (docs/composition.md §2.18: only the passes run change)."""
+    key = plain_warm.family(law, gamma, n, rel_tol) if mode.negligible <= 0.0 and mode.decide is None \
+        and plain_warm.active() else None
+    out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key))
+    if key is not None and out.grid is not None:
+        plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper)
+    return out
+
+
+def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket,
+            warm: plain_warm.Warm | None) -> LawBracket:
+    """:func:`refine`'s passes; ``warm``: the first pass at that state's step (at most sd(L) / 4) and at clamps for
+    MARGIN times the target of its predicted value (docs/composition.md §2.18), else main's first pass."""
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
@@ -201,6 +215,10 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0
     T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
+    if warm is not None:  # (a choice of the first pass's step and clamps: docs/composition.md §2.18)
+        h = snap(min(h, warm.h_ratio * sd), spacing)
+        tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
+        T, B = choose_T(law, tw), _choose_B(law, n, tw)
     best: PassResult | None = None
     best_lower = 0.0
     widened = False
