@@ -214,11 +214,13 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     cap0 = law.tail_upper(0.0)
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0
-    T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
     if warm is not None:  # (a choice of the first pass's step and clamps: docs/composition.md §2.18)
         h = snap(min(h, warm.h_ratio * sd), spacing)
         tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
-        T, B = choose_T(law, tw), _choose_B(law, n, tw)
+        T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
+        T, B = choose_T(law, tw) if T_near is None else T_near, _choose_B(law, n, tw)
+    else:
+        T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
     best: PassResult | None = None
     best_lower = 0.0
     widened = False

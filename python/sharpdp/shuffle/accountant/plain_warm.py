@@ -25,6 +25,8 @@ _STATE = threading.local()
 MARGIN = 0.25
 #: a predicted value uses the last two values' ratio only within [RATIO_MIN, 1] (delta is non-increasing in eps)
 RATIO_MIN = 1e-3
+#: :func:`clamp_near`'s factors and its number of lowering steps
+STEP_UP, STEP_DOWN, DOWN_STEPS = 1.25, 1.1, 3
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,28 @@ def family(law: Law, gamma: float, n: int, rel_tol: float) -> tuple:
     return (type(law).__name__, float(gamma), int(n), float(rel_tol), bool(law.atomic), top > 0.0)
 
 
+def clamp_near(law: Law, target: float, guess: float) -> float:
+    """A clamp T >= 0 with E[(L - T)_+] <= ``target`` (``law.tail_upper``), searched from ``guess`` (the family's last
+    clamp): raised by factors STEP_UP until it holds, else lowered by factors STEP_DOWN while it still holds (at most
+    DOWN_STEPS times); a few evaluations instead of :func:`~.lattice.choose_T`'s bisection. A law bounded above: its
+    top (as ``choose_T``). None where no such T is found within 60 raises (the caller then uses ``choose_T``)."""
+    top = law.support()[1]
+    if math.isfinite(top):
+        return max(top, 0.0)
+    T = max(guess, 1e-300)
+    if law.tail_upper(T) > target:
+        for _ in range(60):
+            T *= STEP_UP
+            if law.tail_upper(T) <= target:
+                return T
+        return None
+    for _ in range(DOWN_STEPS):
+        if law.tail_upper(T / STEP_DOWN) > target:
+            break
+        T /= STEP_DOWN
+    return T
+
+
 def active() -> bool:
     """Whether a sweep's warm start is on in this thread (inside :func:`warm_sweep`, the switch on)."""
     return getattr(_STATE, "on", None) is not None
@@ -88,4 +112,4 @@ def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float) -> No
     st[key] = Warm(h / sd, T / sd, B / sd, upper, prev.upper if prev is not None else math.nan)
 
 
-__all__ = ["MARGIN", "Warm", "active", "family", "get", "put", "warm_sweep"]
+__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "warm_sweep"]
