@@ -69,7 +69,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     missing = np.array([e for e in eps.tolist() if stale(e)], dtype=float)
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
-        with upper_first_sweep(upper_first), warm_sweep():  # (the plain engine's warm start, docs/composition.md §2.18)
+        with upper_first_sweep(upper_first):
             lo, up = fn(missing, **kw) if progress is False else explicit_eval(
                 lambda x: fn(x, **kw), missing, progress, desc=f"privacy profile of {round_label(accountant)}")
         for e, a, b in zip(missing.tolist(), np.atleast_1d(lo).tolist(), np.atleast_1d(up).tolist()):
@@ -159,7 +159,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
         Upper values of delta(eps) in [0, 1], shape of ``epsilons``; for eps < 0 through
         delta(eps) = 1 - e^eps + e^eps delta_swapped(-eps) (``docs/composition.md`` §1).
         All eps share one sweep (:func:`privacy_profile_bounds`), upper values first (lower values
-        skipped where they cost extra: docs/embedding.md §3.2).
+        skipped where they cost extra: docs/embedding.md §3.2), the plain engine's refinements started from
+        the previous eps's (``docs/composition.md`` §2.18: other certified values than one eps at a time, within
+        the accountant's rel_tol).
 
     Other Parameters
     ----------------
@@ -173,7 +175,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     TypeError
         ``progress`` not None or a bool.
     """
-    with no_lower_values():  # (no lower value read: docs/accountant_atoms.md §14)
+    # (no lower value read: docs/accountant_atoms.md §14; the plain engine warm-started along the sweep, §2.18 of
+    # docs/composition.md: a pair's samples, whose covered values are meant to lie above get_delta, are not)
+    with no_lower_values(), warm_sweep():
         return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 
 
