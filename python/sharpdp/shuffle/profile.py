@@ -176,9 +176,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     TypeError
         ``progress`` not None or a bool.
     """
-    # (no lower value read: docs/accountant_atoms.md §14; the plain engine warm-started along the sweep, §2.18 of
-    # docs/composition.md: a pair's samples, whose covered values are meant to lie above get_delta, are not, nor a
-    # round through bot's legs)
+    # (no lower value read: docs/accountant_atoms.md §14. The plain engine warm-started along the sweep:
+    # docs/composition.md §2.18; a pair's samples, whose covered values are meant to lie above get_delta, are not,
+    # nor a round through bot's legs)
     with no_lower_values(), warm_sweep() if not getattr(accountant, "via_bottom", False) else nullcontext():
         return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 

@@ -69,7 +69,7 @@ def family(law: Law, gamma: float, n: int, rel_tol: float) -> tuple:
     return (type(law).__name__, float(gamma), int(n), float(rel_tol), bool(law.atomic), top > 0.0)
 
 
-def clamp_near(law: Law, target: float, guess: float) -> float:
+def clamp_near(law: Law, target: float, guess: float) -> float | None:
     """A clamp T >= 0 with E[(L - T)_+] <= ``target`` (``law.tail_upper``), searched from ``guess`` (the family's last
     clamp): raised by factors STEP_UP until it holds, else lowered by factors STEP_DOWN while it still holds (at most
     DOWN_STEPS times); a few evaluations instead of :func:`~.lattice.choose_T`'s bisection. A law bounded above: its
