@@ -278,10 +278,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         redo = False
         if res.tail_T > tgt and T < Tmax:
             T, redo = choose_T(law, tgt), True
+        shrink = None  # (B shrunk for the next pass only: computed once the loop goes on, the same floats)
         if res.tail_B > tgt and B < Tmax:
             B, redo = _choose_B(law, n, tgt), True
         elif res.pos_mgf is not None:
-            B = _shrink_B(law, n, B, h, res.pos_mgf, 0.5 * tgt)
+            shrink = (h, res.pos_mgf, 0.5 * tgt)
         if best_lower > 0 and best.upper - best_lower <= rel_tol * best_lower:
             break
         if mode.decided(best_lower, best.upper, best.grid):
@@ -349,6 +350,8 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             # the step aims at the target (not capped) and the last pass had a lower value: the next pass is
             # predicted to be the last (docs/composition.md §2.5)
             last = mode.upper_first and aimed and lo > 0
+        if shrink is not None:
+            B = _shrink_B(law, n, B, *shrink)
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)
