@@ -192,7 +192,7 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
         and plain_warm.active() else None
     out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key))
     if key is not None and out.grid is not None:
-        plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper)
+        plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper, out.lower)
     return out
 
 
@@ -214,8 +214,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     cap0 = law.tail_upper(0.0)
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0
-    if warm is not None:  # (a choice of the first pass's step and clamps: docs/composition.md §2.18)
-        h = snap(min(h, warm.h_ratio * sd), spacing)
+    h_w = snap(min(h, warm.step(sd, rel_tol)), spacing) if warm is not None else h
+    # main's refinement reaches h_w in at most two passes (its first, then one step of at most 4, or _AIM_MAX for
+    # atom-law sums, docs/accountant_atoms.md §11): warm only where it needs more (docs/composition.md §2.18)
+    if warm is not None and h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w:
+        h = h_w  # (a choice of the first pass's step and clamps)
         tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
         T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
         T, B = choose_T(law, tw) if T_near is None else T_near, _choose_B(law, n, tw)

@@ -27,6 +27,8 @@ MARGIN = 0.25
 RATIO_MIN = 1e-3
 #: :func:`clamp_near`'s factors and its number of lowering steps
 STEP_UP, STEP_DOWN, DOWN_STEPS = 1.25, 1.1, 3
+#: the warm step aims the gap at this share of rel_tol, coarsening the last final step by at most GROW_MAX
+GAP_AIM, GROW_MAX = 0.5, 2.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,13 @@ class Warm:
     b_ratio: float
     upper: float
     upper_before: float
+    gap: float = math.nan  # the final bracket's relative gap (upper - lower) / lower (NaN: no lower value)
+
+    def step(self, sd: float, rel_tol: float) -> float:
+        """The warm first pass's step: the last final step (as a share of sd(L)) made coarser by the factor a gap
+        ~ h^2 allows from its gap to GAP_AIM rel_tol, within [1, GROW_MAX] (so a sweep's steps may also coarsen)."""
+        f = math.sqrt(GAP_AIM * rel_tol / self.gap) if self.gap > 0.0 and math.isfinite(self.gap) else 1.0
+        return self.h_ratio * sd * min(max(f, 1.0), GROW_MAX)
 
     def predicted(self) -> float:
         """An estimate of the next value of the sweep (the next eps, about as far): the last upper value times the
@@ -102,14 +111,14 @@ def get(key: tuple) -> Warm | None:
     return None if st is None else st.get(key)
 
 
-def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float) -> None:
-    """Record a refinement's final grid (step h, clamps T, B) and upper value for its family (no-op outside a
-    sweep)."""
+def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower: float = 0.0) -> None:
+    """Record a refinement's final grid (step h, clamps T, B) and bracket for its family (no-op outside a sweep)."""
     st = getattr(_STATE, "on", None)
     if st is None or not (sd > 0.0 and h > 0.0 and math.isfinite(h) and math.isfinite(T) and math.isfinite(B)):
         return
     prev = st.get(key)
-    st[key] = Warm(h / sd, T / sd, B / sd, upper, prev.upper if prev is not None else math.nan)
+    gap = (upper - lower) / lower if lower > 0.0 else math.nan
+    st[key] = Warm(h / sd, T / sd, B / sd, upper, prev.upper if prev is not None else math.nan, gap)
 
 
 __all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "warm_sweep"]
