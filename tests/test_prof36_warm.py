@@ -111,6 +111,13 @@ def test_state_only_inside_a_sweep():
         w = plain_warm.get(("x",))
         assert (w.h_ratio, w.t_ratio, w.b_ratio, w.upper, w.upper_before) == (0.1, 1.0, 1.5, 1e-4, 1e-3)
         assert w.predicted() == pytest.approx(1e-5)
+        assert w.step(2.0, 1e-2) == pytest.approx(0.2)  # (no lower value: the last step as it was)
+        plain_warm.put(("x",), 2.0, 0.2, 2.0, 3.0, 1.0008e-4, 1e-4)  # gap 8e-4: coarsened by sqrt(5e-3 / 8e-4) = 2.5 -> 2
+        assert plain_warm.get(("x",)).step(2.0, 1e-2) == pytest.approx(0.4)
+        plain_warm.put(("x",), 2.0, 0.2, 2.0, 3.0, 1.004e-4, 1e-4)  # gap 4e-3: sqrt(1.25) ~ 1.118
+        assert plain_warm.get(("x",)).step(2.0, 1e-2) == pytest.approx(0.2 * 1.25 ** 0.5)
+        plain_warm.put(("x",), 2.0, 0.2, 2.0, 3.0, 1.02e-4, 1e-4)  # gap 2e-2 > rel_tol: not finer than the last step
+        assert plain_warm.get(("x",)).step(2.0, 1e-2) == pytest.approx(0.2)
         assert plain_warm.get(("y",)) is None
     assert not plain_warm.active()
 
