@@ -198,8 +198,9 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
 
 def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket,
             warm: plain_warm.Warm | None) -> LawBracket:
-    """:func:`refine`'s passes; ``warm``: the first pass at that state's step (at most sd(L) / 4) and at clamps for
-    MARGIN times the target of its predicted value (docs/composition.md §2.18), else main's first pass."""
+    """:func:`refine`'s passes; ``warm``: where main's refinement would need more than two passes to reach the state's
+    step (:meth:`.plain_warm.Warm.step`, at most main's first step), the first pass at that step and at clamps for
+    MARGIN times the target of its predicted value (docs/composition.md §2.18); else main's first pass."""
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
