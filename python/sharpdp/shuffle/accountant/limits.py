@@ -176,6 +176,7 @@ CLOSED_CHEAP_TOL = 0.05
 CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds this rel_tol (early stages refuse)
 # session 36, prof36
 # docs/composition.md §2.18: within a privacy profile's sweep, the plain engine's refinement of a law starts at the step
-# (as a share of sd(L)) its family's last refinement ended with and at clamps for a predicted value (another certified
-# bracket: other passes); False: main's first pass (sd(L) / 4, moderate clamps) and floats
+# (as a share of sd(L), coarsened by at most 2x) its family's last refinement ended with, where main's would need more
+# than two passes to reach it, and at clamps for a predicted value (another certified bracket: other passes); False:
+# main's first pass (sd(L) / 4, moderate clamps) and floats
 PLAIN_WARM_START = True
