@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from contextlib import nullcontext
 from functools import partial
 
 import numpy as np
@@ -29,6 +30,7 @@ from sharpdp import _validation as V
 from sharpdp.shuffle import contract, export_step, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
+from sharpdp.shuffle.accountant.plain_warm import warm_sweep
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
@@ -158,7 +160,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
         Upper values of delta(eps) in [0, 1], shape of ``epsilons``; for eps < 0 through
         delta(eps) = 1 - e^eps + e^eps delta_swapped(-eps) (``docs/composition.md`` §1).
         All eps share one sweep (:func:`privacy_profile_bounds`), upper values first (lower values
-        skipped where they cost extra: docs/embedding.md §3.2).
+        skipped where they cost extra: docs/embedding.md §3.2), the plain engine's refinements started from
+        the previous eps's (``docs/composition.md`` §2.18: other certified values than one eps at a time, within
+        the accountant's rel_tol).
 
     Other Parameters
     ----------------
@@ -172,7 +176,10 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     TypeError
         ``progress`` not None or a bool.
     """
-    with no_lower_values():  # (no lower value read: docs/accountant_atoms.md §14)
+    # (no lower value read: docs/accountant_atoms.md §14. The plain engine warm-started along the sweep:
+    # docs/composition.md §2.18; a pair's samples, whose covered values are meant to lie above get_delta, are not,
+    # nor a round through bot's legs)
+    with no_lower_values(), warm_sweep() if not getattr(accountant, "via_bottom", False) else nullcontext():
         return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 
 

@@ -213,3 +213,9 @@ EXPORT_STEP_MAX_HALVINGS = 4
 # main's searches and floats
 VIA_BOTTOM_SETTLE_GAIN = 2e-4
 VIA_BOTTOM_FLOOR_STOP = True
+# session 36, prof36
+# docs/composition.md §2.18: within a privacy profile's sweep, the plain engine's refinement of a law starts at the step
+# (as a share of sd(L), coarsened by at most 2x) its family's last refinement ended with, where main's would need more
+# than two passes to reach it, and at clamps for a predicted value (another certified bracket: other passes); False:
+# main's first pass (sd(L) / 4, moderate clamps) and floats
+PLAIN_WARM_START = True

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant.closed_forms import law_closed_form
 from sharpdp.shuffle.accountant.lattice import PassResult, PosMgf, choose_B, choose_T, exact_clamp_depth, lattice_pass
-from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant import limits, plain_warm
 from sharpdp.shuffle.accountant.limits import ATOM_P_SLOW, ATOM_SLOW_RATIO, J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.accountant.spacing import atom_spacing, snap
@@ -185,7 +185,22 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     """Refinement of the grid and clamps (module step I) until the bracket meets rel_tol; stops
     refining once upper <= mode.negligible (the caller's maximum over laws is already certified
     to be larger by a wide margin), and once a pass's FFT round-off alone exceeds the rel_tol budget
-    (docs/accountant.md §6.3: the best certified bracket so far, possibly wider than rel_tol)."""
+    (docs/accountant.md §6.3: the best certified bracket so far, possibly wider than rel_tol). Within a sweep
+    (:func:`.plain_warm.warm_sweep`) a refinement without an absolute target or a decision starts from the last
+    one of its law family (docs/composition.md §2.18: only the passes run change)."""
+    key = plain_warm.family(law, gamma, n, rel_tol) if mode.negligible <= 0.0 and mode.decide is None \
+        and plain_warm.active() else None
+    out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key))
+    if key is not None and out.grid is not None:
+        plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper, out.lower)
+    return out
+
+
+def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket,
+            warm: plain_warm.Warm | None) -> LawBracket:
+    """:func:`refine`'s passes; ``warm``: where main's refinement would need more than two passes to reach the state's
+    step (:meth:`.plain_warm.Warm.step`, at most main's first step), the first pass at that step and at clamps for
+    MARGIN times the target of its predicted value (docs/composition.md §2.18); else main's first pass."""
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
@@ -200,7 +215,16 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     cap0 = law.tail_upper(0.0)
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0
-    T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
+    h_w = snap(min(h, warm.step(sd, rel_tol)), spacing) if warm is not None else h
+    # main's refinement reaches h_w in at most two passes (its first, then one step of at most 4, or _AIM_MAX for
+    # atom-law sums, docs/accountant_atoms.md §11): warm only where it needs more (docs/composition.md §2.18)
+    if warm is not None and h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w:
+        h = h_w  # (a choice of the first pass's step and clamps)
+        tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
+        T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
+        T, B = choose_T(law, tw) if T_near is None else T_near, _choose_B(law, n, tw)
+    else:
+        T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
     best: PassResult | None = None
     best_lower = 0.0
     widened = False
@@ -258,10 +282,11 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
         redo = False
         if res.tail_T > tgt and T < Tmax:
             T, redo = choose_T(law, tgt), True
+        shrink = None  # (B shrunk for the next pass only: computed once the loop goes on, the same floats)
         if res.tail_B > tgt and B < Tmax:
             B, redo = _choose_B(law, n, tgt), True
         elif res.pos_mgf is not None:
-            B = _shrink_B(law, n, B, h, res.pos_mgf, 0.5 * tgt)
+            shrink = (h, res.pos_mgf, 0.5 * tgt)
         if best_lower > 0 and best.upper - best_lower <= rel_tol * best_lower:
             break
         if mode.decided(best_lower, best.upper, best.grid):
@@ -329,6 +354,8 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
             # the step aims at the target (not capped) and the last pass had a lower value: the next pass is
             # predicted to be the last (docs/composition.md §2.5)
             last = mode.upper_first and aimed and lo > 0
+        if shrink is not None:
+            B = _shrink_B(law, n, B, *shrink)
     if best is None:
         raise RuntimeError("accountant: no grid fits the size limits")
     return LawBracket(best_lower, max(best.upper, TINY), grid=best.grid, h_ratio=best.grid.h / sd, terms=best.terms)

@@ -1,0 +1,124 @@
+"""The plain engine's warm start within a sweep over eps (``docs/composition.md`` §2.18).
+
+Inside :func:`warm_sweep` (per thread; a privacy profile's sweep enters it), :func:`~.plain.refine` remembers the final
+grid of each law family's last refinement (its step as a share of sd(L), its clamps and its values), and the next
+refinement of the same family (the law at the next eps) starts at that step and at clamps set from a predicted value,
+instead of at sd(L) / 4 with moderate clamps. Every pass of the refinement is certified for any step and clamps
+(``docs/accountant.md`` §6.1-§6.2) and its stopping rules are unchanged, so only the passes run change, never what a
+pass certifies; ``limits.PLAIN_WARM_START`` False: main's passes and floats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.laws import Law
+
+#: per thread: the sweep's state (a dict keyed by :func:`family`) inside :func:`warm_sweep`, else None
+_STATE = threading.local()
+#: the warm clamps' value target is this share of refine's own (0.05 rel_tol est): a margin for the prediction
+MARGIN = 0.25
+#: a predicted value uses the last two values' ratio only within [RATIO_MIN, 1] (delta is non-increasing in eps)
+RATIO_MIN = 1e-3
+#: :func:`clamp_near`'s factors and its number of lowering steps
+STEP_UP, STEP_DOWN, DOWN_STEPS = 1.25, 1.1, 3
+#: the warm step aims the gap at this share of rel_tol, coarsening the last final step by at most GROW_MAX
+GAP_AIM, GROW_MAX = 0.5, 2.0
+
+
+@dataclass(frozen=True)
+class Warm:
+    """The final grid of one law family's last refinement: step / sd(L), clamps T and B as shares of sd(L), its upper
+    value and the one before it (NaN: none)."""
+
+    h_ratio: float
+    t_ratio: float
+    b_ratio: float
+    upper: float
+    upper_before: float
+    gap: float = math.nan  # the final bracket's relative gap (upper - lower) / lower (NaN: no lower value)
+
+    def step(self, sd: float, rel_tol: float) -> float:
+        """The warm first pass's step: the last final step (as a share of sd(L)) made coarser by the factor a gap
+        ~ h^2 allows from its gap to GAP_AIM rel_tol, within [1, GROW_MAX] (so a sweep's steps may also coarsen)."""
+        f = math.sqrt(GAP_AIM * rel_tol / self.gap) if self.gap > 0.0 and math.isfinite(self.gap) else 1.0
+        return self.h_ratio * sd * min(max(f, 1.0), GROW_MAX)
+
+    def predicted(self) -> float:
+        """An estimate of the next value of the sweep (the next eps, about as far): the last upper value times the
+        ratio of the last two (within [RATIO_MIN, 1]), or the last upper value alone."""
+        r = self.upper / self.upper_before if self.upper_before > 0.0 else 1.0
+        r = min(max(r, RATIO_MIN), 1.0) if math.isfinite(r) else 1.0
+        return self.upper * r
+
+
+@contextlib.contextmanager
+def warm_sweep() -> Iterator[None]:
+    """Within this context (per thread, nested: the outer state kept) refinements of the plain engine whose caller
+    set no absolute target (``negligible`` 0) start from the last refinement of the same law family
+    (``docs/composition.md`` §2.18); off (main's passes) when ``limits.PLAIN_WARM_START`` is False."""
+    old = getattr(_STATE, "on", None)
+    if old is None and limits.PLAIN_WARM_START:
+        _STATE.on = {}
+    try:
+        yield
+    finally:
+        _STATE.on = old
+
+
+def family(law: Law, gamma: float, n: int, rel_tol: float) -> tuple:
+    """The key of a law family within a sweep: the law's class, gamma, n, rel_tol, its atom flag and the sign of its
+    support's top (the laws of one order of the neighbouring pair at successive eps share it)."""
+    top = law.support()[1]
+    return (type(law).__name__, float(gamma), int(n), float(rel_tol), bool(law.atomic), top > 0.0)
+
+
+def clamp_near(law: Law, target: float, guess: float) -> float | None:
+    """A clamp T >= 0 with E[(L - T)_+] <= ``target`` (``law.tail_upper``), searched from ``guess`` (the family's last
+    clamp): raised by factors STEP_UP until it holds, else lowered by factors STEP_DOWN while it still holds (at most
+    DOWN_STEPS times); a few evaluations instead of :func:`~.lattice.choose_T`'s bisection. A law bounded above: its
+    top (as ``choose_T``). None where no such T is found within 60 raises (the caller then uses ``choose_T``)."""
+    top = law.support()[1]
+    if math.isfinite(top):
+        return max(top, 0.0)
+    T = max(guess, 1e-300)
+    if law.tail_upper(T) > target:
+        for _ in range(60):
+            T *= STEP_UP
+            if law.tail_upper(T) <= target:
+                return T
+        return None
+    for _ in range(DOWN_STEPS):
+        if law.tail_upper(T / STEP_DOWN) > target:
+            break
+        T /= STEP_DOWN
+    return T
+
+
+def active() -> bool:
+    """Whether a sweep's warm start is on in this thread (inside :func:`warm_sweep`, the switch on)."""
+    return getattr(_STATE, "on", None) is not None
+
+
+def get(key: tuple) -> Warm | None:
+    """The family's state in the current sweep, or None (no sweep, or none recorded)."""
+    st = getattr(_STATE, "on", None)
+    return None if st is None else st.get(key)
+
+
+def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower: float = 0.0) -> None:
+    """Record a refinement's final grid (step h, clamps T, B) and bracket for its family (no-op outside a sweep)."""
+    st = getattr(_STATE, "on", None)
+    if st is None or not (sd > 0.0 and h > 0.0 and math.isfinite(h) and math.isfinite(T) and math.isfinite(B)):
+        return
+    prev = st.get(key)
+    gap = (upper - lower) / lower if lower > 0.0 else math.nan
+    st[key] = Warm(h / sd, T / sd, B / sd, upper, prev.upper if prev is not None else math.nan, gap)
+
+
+__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "warm_sweep"]
