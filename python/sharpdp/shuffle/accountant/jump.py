@@ -19,6 +19,7 @@ import numpy as np
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
 from sharpdp.shuffle.accountant.memo import object_memo
@@ -357,8 +358,14 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
             law, gamma, n, lat, h, T0, c, F, pa, pb, ch, phic(F.x, "lo"), ramp_hat_up,
             sr - fpr - float(wr.max()) * (F.tv + pa + pb))
         ramp_jensen = max(ramp_jensen, ramp_hat_lo)
+    up_hat = (phi_hat_up - c * ramp_jensen) * (1 + 1e-9)
     if not lower or lat.low is None:
-        return JumpTerm(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=lo_hat, N=F.N, parts=parts)
+        return JumpTerm(up=up_hat, lo=lo_hat, N=F.N, parts=parts)
+    if hat and limits.JUMP_HAT_FIRST and 0.0 < lo_hat and up_hat - lo_hat <= limits.JUMP_HAT_SHARE * rel_tol * lo_hat:
+        # the hat law's bracket alone is within JUMP_HAT_SHARE rel_tol: the centroid law's window is not computed
+        # (docs/accountant_tail.md §49; a choice of which certified values run)
+        parts["hat_first"] = True
+        return JumpTerm(up=up_hat, lo=lo_hat, N=F.N, parts=parts)
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
     g_lo, eta_lo, mom_err = lat.low.g, lat.low.eta, lat.low.mom_err * gamma
     F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(

@@ -174,3 +174,10 @@ CLOSED_CHEAP_FFT = True
 CLOSED_CHEAP_N = 1000
 CLOSED_CHEAP_TOL = 0.05
 CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds this rel_tol (early stages refuse)
+
+# session 36, jump36
+# docs/accountant_tail.md §49: the jump term's bracket from the hat law alone (§45's lower value, §4's upper value with
+# §45's ramp) where it is within JUMP_HAT_SHARE rel_tol of its lower value, without the centroid law's window (another
+# certified bracket of the same round); False: the centroid law's window always runs (main's floats)
+JUMP_HAT_FIRST = True
+JUMP_HAT_SHARE = 0.02
