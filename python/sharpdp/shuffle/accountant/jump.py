@@ -129,6 +129,26 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     return lo, up
 
 
+def stop_loss_octaves(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`stop_loss_grid`'s bracket of tau on t_j = t0 + j dt, j < k (t0 >= 0), computed on pieces where one grid
+    would evaluate the closed forms at more than limits.STOP_LOSS_OCTAVE_MIN nodes: [t0, max(2048 dt, 2 t0)), then one
+    piece per octave [t, 2 t), each a :func:`stop_loss_grid` (its interpolation step bounded by its own first node,
+    so it grows with t: the same bounds as a grid's, far fewer closed forms; docs/accountant_tail.md §49.2). One
+    grid where limits.STOP_LOSS_OCTAVES is off or the grid is small (main's floats)."""
+    one = int(min(GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
+    if not limits.STOP_LOSS_OCTAVES or not dt > 0 or k <= limits.STOP_LOSS_OCTAVE_MIN * max(one, 1):
+        return stop_loss_grid(law, t0, dt, k)
+    pieces = []
+    j = 0
+    while j < k:
+        # the piece's first node t and its end: nodes j .. jn - 1 (t0 + i dt exact: multiples of the lattice step)
+        t = t0 + j * dt
+        jn = min(max(int(math.ceil((max(2048.0 * dt, 2.0 * t) - t0) / dt)), j + 1), k)
+        pieces.append(stop_loss_grid(law, t, dt, jn - j))
+        j = jn
+    return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
+
+
 _PAIR_UNIT = np.expm1(np.linspace(0.0, math.log(4096.0), 769))  # (computed once: the same floats every call)
 _PAIR_UNIT.setflags(write=False)
 
@@ -296,7 +316,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
             if key in grids:
                 lo_t, up_t = grids[key]
             else:
-                lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+                lo_t, up_t = stop_loss_octaves(law, -x[k - 1], h, k)
                 if k > 1:  # (one window kept: bounded memory)
                     grids.clear()
                     grids[key] = (lo_t, up_t)
@@ -441,5 +461,5 @@ def tv_floor_estimate(jt: JumpTerm, lat: LatticeLaws, nn: int) -> float:
 
 
 __all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_first_terms",
-           "pair_integral_up", "stop_loss_grid",
+           "pair_integral_up", "stop_loss_grid", "stop_loss_octaves",
            "tv_floor_estimate"]
