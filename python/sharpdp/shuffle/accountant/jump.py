@@ -131,8 +131,8 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
 
 def stop_loss_octaves(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`stop_loss_grid`'s bracket of tau on t_j = t0 + j dt, j < k (t0 >= 0), computed on pieces where one grid
-    would evaluate the closed forms at more than limits.STOP_LOSS_OCTAVE_MIN nodes: [t0, max(2048 dt, 2 t0)), then one
-    piece per octave [t, 2 t), each a :func:`stop_loss_grid` (its interpolation step bounded by its own first node,
+    would evaluate the closed forms at more than limits.STOP_LOSS_OCTAVE_MIN nodes: [t0, 2048 dt) (where t0 < 2048 dt),
+    then one piece per octave [t, 2 t), each a :func:`stop_loss_grid` (its interpolation step bounded by its own first node,
     so it grows with t: the same bounds as a grid's, far fewer closed forms; docs/accountant_tail.md §49.2). One
     grid where limits.STOP_LOSS_OCTAVES is off or the grid is small (main's floats)."""
     one = int(min(GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
@@ -143,7 +143,8 @@ def stop_loss_octaves(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarra
     while j < k:
         # the piece's first node t and its end: nodes j .. jn - 1 (t0 + i dt exact: multiples of the lattice step)
         t = t0 + j * dt
-        jn = min(max(int(math.ceil((max(2048.0 * dt, 2.0 * t) - t0) / dt)), j + 1), k)
+        end = 2048.0 * dt if t < 2048.0 * dt else 2.0 * t
+        jn = min(max(int(math.ceil((end - t0) / dt)), j + 1), k)
         pieces.append(stop_loss_grid(law, t, dt, jn - j))
         j = jn
     return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
