@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
+from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift
 from sharpdp.shuffle.accountant import limits
@@ -382,9 +382,10 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     up_hat = (phi_hat_up - c * ramp_jensen) * (1 + 1e-9)
     if not lower or lat.low is None:
         return JumpTerm(up=up_hat, lo=lo_hat, N=F.N, parts=parts)
-    if hat and limits.JUMP_HAT_FIRST and 0.0 < lo_hat and up_hat - lo_hat <= limits.JUMP_HAT_SHARE * rel_tol * lo_hat:
-        # the hat law's bracket alone is within JUMP_HAT_SHARE rel_tol: the centroid law's window is not computed
-        # (docs/accountant_tail.md §49; a choice of which certified values run)
+    if hat and limits.JUMP_HAT_FIRST and _hat_enough(up_hat, lo_hat, rel_tol, lat, h, n, gamma):
+        # the hat law's bracket alone is within JUMP_HAT_SHARE rel_tol (of its lower value, or of the body's estimate):
+        # the centroid law's window is not computed (docs/accountant_tail.md §49.1; a choice of which certified
+        # values run)
         parts["hat_first"] = True
         return JumpTerm(up=up_hat, lo=lo_hat, N=F.N, parts=parts)
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
@@ -403,6 +404,19 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev,
                  tv_w=(float(w.max()) + c * float(wr.max()), float(w1.max())))  # (§44.4's estimate)
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0, lo_hat), N=F.N, parts=parts)
+
+
+def _hat_enough(up: float, lo: float, rel_tol: float, lat: LatticeLaws, h: float, n: int, gamma: float) -> bool:
+    """Whether the hat law's bracket [lo, up] of the jump term is within JUMP_HAT_SHARE rel_tol of its lower value,
+    or (JUMP_HAT_BODY) of the saddle-point ESTIMATE of the round's body E(A)_+/(n gamma) from the hat law ``lat``
+    (an estimate: it only chooses whether the centroid window runs; docs/accountant_tail.md §49.1)."""
+    room = limits.JUMP_HAT_SHARE * rel_tol
+    if 0.0 < lo and up - lo <= room * lo:
+        return True
+    if not limits.JUMP_HAT_BODY:
+        return False
+    v = saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
+    return v > 0.0 and up - max(lo, 0.0) <= room * v
 
 
 def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, c: float, F: FftWindow,

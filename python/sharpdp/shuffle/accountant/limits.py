@@ -181,6 +181,9 @@ CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds th
 # certified bracket of the same round); False: the centroid law's window always runs (main's floats)
 JUMP_HAT_FIRST = True
 JUMP_HAT_SHARE = 0.02
+# ... or within JUMP_HAT_SHARE rel_tol of the saddle-point estimate of the round's body (a body-dominated round; the
+# estimate only chooses whether the centroid window runs); False: of the jump term's lower value only
+JUMP_HAT_BODY = True
 # docs/accountant_tail.md §49.2: the jump term's stop-loss weights on octave pieces (each piece's interpolation step
 # bounded by its own first node) where one grid would evaluate the closed forms at more than STOP_LOSS_OCTAVE_MIN nodes;
 # False: one grid (main's floats)
