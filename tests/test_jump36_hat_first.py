@@ -135,3 +135,34 @@ def test_gaussian_randomizer_n100_eps8_monte_carlo(monkeypatch):
     lo0, up0 = certified("gauss", 0, 0.5, 8.0, "x_bot", 100)
     assert lo0 <= up and lo <= up0
     assert abs(up - up0) <= 1e-6 * up0 and abs(lo - lo0) <= 0.02 * 1e-2 * lo0
+
+
+def test_body_branch_at_n1e6_holds_main_fine_bracket(monkeypatch):
+    """GaussianRandomizer(2), n = 1e6, eps = 0.003052 (x vs bot; get_epsilon's answer at delta 1e-6): a body-dominated
+    round (jump term ~1e-12 of a ~1e-6 value) where the hat bracket is within JUMP_HAT_SHARE rel_tol of the body's
+    estimate only (the JUMP_HAT_BODY branch runs). Its bracket meets rel_tol and overlaps main's bracket at rel_tol
+    1e-3 (every session-36 switch off: a finer certified bracket computed without the rule)."""
+    import sharpdp.shuffle.accountant.far_tail as ft
+    from sharpdp.shuffle.accountant.driver import certify
+
+    body_only = {"n": 0}
+    orig_jt = ft.jump_term
+
+    def spy_jt(*a, **k):
+        r = orig_jt(*a, **k)
+        rel_tol = a[6]
+        body_only["n"] += bool(r.parts.get("hat_first")) and not (0 < r.lo and r.up - r.lo <= 0.02 * rel_tol * r.lo)
+        return r
+
+    monkeypatch.setattr(ft, "jump_term", spy_jt)
+    switch(monkeypatch, "JUMP_HAT_BODY", True)
+    gl, ll = lib("gauss", 0, 2.0, 0.003052, "x_bot")
+    r = certify(ll, gl, 10**6, 1e-2, 1)
+    assert body_only["n"] >= 1
+    assert 0 < r.lower and r.upper - r.lower <= 1e-2 * r.lower
+    for name in ("JUMP_HAT_FIRST", "JUMP_HAT_BODY", "STOP_LOSS_OCTAVES"):
+        switch(monkeypatch, name, False)
+    body_only["n"] = 0
+    f = certify(ll, gl, 10**6, 1e-3, 1)
+    assert body_only["n"] == 0
+    assert r.lower <= f.upper and f.lower <= r.upper, (r.lower, r.upper, f.lower, f.upper)
