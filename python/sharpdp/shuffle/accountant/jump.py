@@ -382,7 +382,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     up_hat = (phi_hat_up - c * ramp_jensen) * (1 + 1e-9)
     if not lower or lat.low is None:
         return JumpTerm(up=up_hat, lo=lo_hat, N=F.N, parts=parts)
-    if hat and limits.JUMP_HAT_FIRST and _hat_enough(up_hat, lo_hat, rel_tol, lat, h, n, gamma):
+    if hat and limits.JUMP_HAT_FIRST and _hat_enough(up_hat, lo_hat, rel_tol, lat, h, n, gamma, F.N):
         # the hat law's bracket alone is within JUMP_HAT_SHARE rel_tol (of its lower value, or of the body's estimate):
         # the centroid law's window is not computed (docs/accountant_tail.md §49.1; a choice of which certified
         # values run)
@@ -406,14 +406,16 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0, lo_hat), N=F.N, parts=parts)
 
 
-def _hat_enough(up: float, lo: float, rel_tol: float, lat: LatticeLaws, h: float, n: int, gamma: float) -> bool:
+def _hat_enough(up: float, lo: float, rel_tol: float, lat: LatticeLaws, h: float, n: int, gamma: float,
+                N: int) -> bool:
     """Whether the hat law's bracket [lo, up] of the jump term is within JUMP_HAT_SHARE rel_tol of its lower value,
-    or (JUMP_HAT_BODY) of the saddle-point ESTIMATE of the round's body E(A)_+/(n gamma) from the hat law ``lat``
-    (an estimate: it only chooses whether the centroid window runs; docs/accountant_tail.md §49.1)."""
+    or (JUMP_HAT_BODY, on a window of N >= JUMP_HAT_BODY_N points) of the saddle-point ESTIMATE of the round's body
+    E(A)_+/(n gamma) from the hat law ``lat`` (an estimate: it only chooses whether the centroid window runs;
+    docs/accountant_tail.md §49.1)."""
     room = limits.JUMP_HAT_SHARE * rel_tol
     if 0.0 < lo and up - lo <= room * lo:
         return True
-    if not limits.JUMP_HAT_BODY:
+    if not limits.JUMP_HAT_BODY or N < limits.JUMP_HAT_BODY_N:
         return False
     v = saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
     return v > 0.0 and up - max(lo, 0.0) <= room * v

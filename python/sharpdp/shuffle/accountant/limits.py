@@ -184,6 +184,9 @@ JUMP_HAT_SHARE = 0.02
 # ... or within JUMP_HAT_SHARE rel_tol of the saddle-point estimate of the round's body (a body-dominated round; the
 # estimate only chooses whether the centroid window runs); False: of the jump term's lower value only
 JUMP_HAT_BODY = True
+# ... on windows of at least this many points (far_tail.KEEP_N's size: there §27 (b)'s test stops the jump term's
+# refinement on a gap negligible against the body, as with main's centroid values)
+JUMP_HAT_BODY_N = 2**15
 # docs/accountant_tail.md §49.2: the jump term's stop-loss weights on octave pieces (each piece's interpolation step
 # bounded by its own first node) where one grid would evaluate the closed forms at more than STOP_LOSS_OCTAVE_MIN nodes;
 # False: one grid (main's floats)
