@@ -255,32 +255,46 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
     pre: dict = {}
     ws = weights(_fft_window(g, eta, k0, h, nn, log_tgt, pre))
     work = 0.0
+    wn: list[float | None] = [None] * len(ws)  # the weights' l2 norms, computed once (the same floats)
     if doomed is not None:
-        wn = [math.sqrt(float(np.sum(w * w))) for w in ws]
+        wn = [_l2(w) for w in ws]
         # (the floor only where its cap could doom the run: doomed grows with the floors; §34.4, the same floats)
         sp = pre.setdefault("spectra", {})
         N, _, _, tau, mass = pre["win"]
         lm = nn * math.log1p(mass - 1.0 + tau)  # (the computed pmf's mass and error sum, as the engine's M of §31.3)
         M = math.exp(lm) * (1 + 1e-6) if lm < 700 else math.inf
         cap = cheap_err_cap(Part(g, nn), N, sp)
-        if doomed([x * cap for x in wn], cap, ws, N, M):
+        if doomed([x * cap for x in wn if x is not None], cap, ws, N, M):
             f = cheap_err_floor(Part(g, nn), N, workers, sp)
-            if doomed([x * f for x in wn], f, ws, N, M):
+            if doomed([x * f for x in wn if x is not None], f, ws, N, M):
                 work = DFT_WORK
     F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, work)
-    sums = [_wsum(w, F) for w in ws]
+    sums = [_wsum(w, F, wn, i) for i, w in enumerate(ws)]
     if work == 0.0 and not small(sums):
         del F  # (its pmf is replaced: the window and the spectrum stay in pre)
         F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, DFT_WORK)
-        sums = [_wsum(w, F) for w in ws]
+        sums = [_wsum(w, F, wn, i) for i, w in enumerate(ws)]
     return F, ws, sums
 
 
-def _wsum(w: np.ndarray, F: FftWindow) -> tuple[float, float]:
-    """(sum_W w q, round-off bound) for non-negative weights w on the window of F."""
-    wq = w * F.q  # (one product for both sums: the same floats)
+def _l2(w: np.ndarray, buf: np.ndarray | None = None) -> float:
+    """||w||_2 as sqrt(sum(w * w)) (``buf``: a work array of w's shape for the squares; the same floats)."""
+    return math.sqrt(float(np.sum(np.multiply(w, w, out=buf))))
+
+
+def _wsum(w: np.ndarray, F: FftWindow, norms: list[float | None] | None = None, i: int = 0) -> tuple[float, float]:
+    """(sum_W w q, round-off bound) for non-negative weights w on the window of F; ``norms[i]``: ||w||_2 where known
+    (else computed here and kept there). One work array for the products, the absolute values and the squares (the
+    same floats as separate temporaries: the same elementwise values and sums)."""
+    wq = np.multiply(w, F.q)
     s = float(np.sum(wq))
-    fp = math.sqrt(float(np.sum(w * w))) * F.err_q + w.size * U * float(np.sum(np.abs(wq, out=wq)))
+    a = float(np.sum(np.abs(wq, out=wq)))
+    nw = norms[i] if norms is not None else None
+    if nw is None:
+        nw = _l2(w, wq)
+        if norms is not None:
+            norms[i] = nw
+    fp = nw * F.err_q + w.size * U * a
     return s, fp
 
 
