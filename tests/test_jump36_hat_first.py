@@ -166,3 +166,18 @@ def test_body_branch_at_n1e6_holds_main_fine_bracket(monkeypatch):
     f = certify(ll, gl, 10**6, 1e-3, 1)
     assert body_only["n"] == 0
     assert r.lower <= f.upper and f.lower <= r.upper, (r.lower, r.upper, f.lower, f.upper)
+
+
+def test_choose_T_kept_per_law_gives_the_same_float():
+    """lattice.choose_T kept per law object (§49.5): the same float as the bisection on a fresh law object."""
+    from sharpdp.shuffle.accountant.lattice import choose_T
+
+    for eps in (0.1, 1.0, 8.0):
+        _, ll = lib("gauss", 0, 0.5, eps, "x_bot")
+        _, fresh = lib("gauss", 0, 0.5, eps, "x_bot")
+        for target in (1e-3, 1e-9, 1e-15):
+            a = choose_T(ll, target)
+            assert choose_T(ll, target) == a
+            if fresh is not ll:
+                assert choose_T(fresh, target) == a
+            assert ll.tail_upper(a) <= target
