@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import erfcx
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.fft import kernels
 from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, choose_B, choose_T, lattice_laws
@@ -144,6 +145,8 @@ class Chernoff:
 
     def _kept(self, kind: str, b: float, fn: Callable[[], float]) -> float:
         """``fn()``, computed once per (kind, b) (the same float on a repeated question)."""
+        if not limits.CHERNOFF_KEEP:
+            return fn()
         key = (kind, float(b))
         v = self._vals.get(key)
         if v is None:

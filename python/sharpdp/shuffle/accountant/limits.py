@@ -192,3 +192,6 @@ JUMP_HAT_BODY_N = 2**15
 # False: one grid (main's floats)
 STOP_LOSS_OCTAVES = True
 STOP_LOSS_OCTAVE_MIN = 16384
+# docs/accountant_tail.md §49.3: a Chernoff object keeps each bound by (kind, b) (a repeated question, the same float,
+# no search); False: every call searches (main's evaluations; the floats are the same either way)
+CHERNOFF_KEEP = True
