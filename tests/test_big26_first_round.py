@@ -9,6 +9,7 @@ import pytest
 from sharpdp.shuffle import GaussianRandomizer
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
+from _main_floats34 import switch  # noqa: E402
 
 
 def _run(monkeypatch, law, gamma, n, rel_tol):
@@ -57,6 +58,7 @@ def test_jump_refinement_stops_where_negligible_against_the_body(monkeypatch):
     needs two passes instead of three (its jump term no longer carries the empty cells' allowances)."""
     gamma, law = laws_for(GaussianRandomizer(2.0, 1), 0.01, "zero_out")[0]
     n, out = 10**5, []
+    switch(monkeypatch, "JUMP_HAT_BODY", False)  # (**) session 36, jump36: the rule-off run (KEEP_N above every N) pinned; §49.1's body branch leans on §27 (b)
     orig = far_tail.jump_term
     for keep_n, rel_tol in ((far_tail.KEEP_N, 1e-2), (2**60, 1e-2), (far_tail.KEEP_N, 1e-3)):
         calls: list[float] = []

@@ -119,6 +119,8 @@ def test_gaussian_n1e8_cell_holds_main_reference(monkeypatch):
     ref_lo, ref_up = 0.012408594180771402, 0.012429177243461997
     assert lo <= ref_up and ref_lo <= up
     switch(monkeypatch, "HAT_LOWER", False)
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
+    switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
     assert _bounds(0.5, 10**8, 0.1) == (0.012408594180771402, 0.01243439530363904)  # main's floats (f69257b)
 
 

@@ -17,6 +17,7 @@ from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.chernoff import Chernoff
 from sharpdp.shuffle.accountant.jump import stop_loss_grid
 from sharpdp.shuffle.laws.bmg import bmg_laws
+from _main_floats34 import switch
 from sharpdp.shuffle.laws.lognormal import LognormalLaw
 
 HEAVY = (0.04089409561900239, 0.5960134902126553)  # the heavy round of bench/bench_composition.py
@@ -180,7 +181,10 @@ def _exact(p, k0, h, nn):
     return (nn * k0 + np.arange(q.size)) * h, q
 
 
-def test_chernoff_one_certified_evaluation_at_the_lam_used_and_valid():
+def test_chernoff_one_certified_evaluation_at_the_lam_used_and_valid(monkeypatch):
+    # (**) session 36, jump36: one certified evaluation per call pinned; docs/accountant_tail.md §49.3's kept bounds
+    # answer a repeated (kind, b) without one (the same float)
+    switch(monkeypatch, "CHERNOFF_KEEP", False)
     rng = np.random.default_rng(3)
     for _ in range(60):
         K = int(rng.integers(2, 40))

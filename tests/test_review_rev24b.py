@@ -166,6 +166,8 @@ def test_get_epsilon_as_before_9_6(s, n, rt, delta, want, monkeypatch):
     """get_epsilon's answers at these cells are those of e81037e to the bit (a random sweep of get_epsilon cells,
     sigma0 0.46-3, n 2-1e5, delta 1e-2-1e-9: every one matched)."""
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
+    switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
     assert _acc(s, n, rel_tol=rt).get_epsilon(delta) == want
 
 

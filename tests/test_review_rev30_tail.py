@@ -154,6 +154,8 @@ def test_rules_off_give_mains_floats(monkeypatch):
     """§34.2 and §34.3 off: what remains (§34.1's choice of rounds, §34.4's certain rejections) gives main's floats
     bit for bit."""
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
+    switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
     _rules_off(monkeypatch)
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off too
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
@@ -211,6 +213,7 @@ def test_jump_terms_doomed_runs_give_the_cheap_first_floats(monkeypatch):
     the run without ``doomed`` (cheap run first, then the accurate one), bit for bit."""
     orig = jump._fft_sums
     seen = {"fired": 0, "diff": []}
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: the centroid law's window pinned (§49.1 skips it)
 
     def spy(g, eta, k0, h, nn, log_tgt, workers, thr_fn, weights, small, doomed=None):
         rec: list[bool] = []

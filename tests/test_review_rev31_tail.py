@@ -67,6 +67,8 @@ BASE = {
 def test_default_requests_keep_mains_floats(monkeypatch):
     """Requests at rel_tol 1e-2: both rules start below it, the moved functions compute the same floats."""
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
+    switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
@@ -103,6 +105,8 @@ def test_finer_requests_meet_session30s_brackets(monkeypatch):
     """Every cell: the rel_tol 1e-3 bracket meets main's (two certified brackets of one value), and equals it to the
     last digit where no bracket was claimed to move."""
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
+    switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)

@@ -34,6 +34,7 @@ from sharpdp.shuffle.accountant import concentrated, far_tail, limits
 from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.laws.bmg import bmg_laws
 from _main_floats34 import session34_floats  # noqa: E402
+from _main_floats34 import switch  # noqa: E402
 
 try:  # (session 32's module: absent on a main without §40)
     from sharpdp.shuffle.accountant import concentrated_tilted as CT
@@ -295,6 +296,8 @@ def test_bracket_contains_an_fft_estimate(cell):
 def test_switch_off_gives_mains_floats(cell, monkeypatch):
     """With ``limits.CLOSED_LOCAL_STAGE`` False the branch gives main's floats bit for bit."""
     session34_floats(monkeypatch)  # (**) session 35, lead: pins session 34's floats (or a mechanism of them) on purpose; the new rules' values: the session-35 test files
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
+    switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
     monkeypatch.setattr(limits, "CLOSED_LOCAL_STAGE", False)
     assert _bracket(*cell) == BASE[cell]
 

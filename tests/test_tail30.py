@@ -19,6 +19,7 @@ from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.laws.bmg import bmg_laws
 
 from test_rep25_far_tail_settle import _passes as _spy  # (the spy on far_tail.lattice_pass: (h, T0, B) per pass)
+from _main_floats34 import switch  # noqa: E402
 
 FIELDS = ("lower", "upper", "T0", "h", "B", "N", "multi", "body_up", "body_lo", "penalty_B")
 
@@ -206,6 +207,8 @@ def test_cheap_body_allowance_off_gives_the_floats_of_before(monkeypatch):
     gamma_, sigma0, n, eps = BMG100
     rz = BlanketMixedGaussian(gamma_, sigma0, 1)
     lo, up = ShuffleAccountant(rz, n).get_delta_bounds(eps)
+    switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
+    switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
     monkeypatch.setattr(far_tail, "CHEAP_SHARE", 0.0)
     lo0, up0 = ShuffleAccountant(rz, n).get_delta_bounds(eps)
     assert (lo0, up0) == (8.939607417946165e-07, 8.940107688299075e-07)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import erfcx
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.fft import kernels
 from sharpdp.shuffle.accountant.golden import golden_min
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, choose_B, choose_T, lattice_laws
@@ -44,6 +45,9 @@ class Chernoff:
         self._x: np.ndarray | None = None
         self._steer: dict[float, tuple[float, float, float]] = {}  # _approx by lam
         self._buf: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))  # _approx's work arrays
+        # the bounds by (kind, b): a function of the object's law and b alone, so a repeated question (the jump term's
+        # excess above its window, asked again by the hat body, docs/accountant_tail.md §45.4) gets the same float
+        self._vals: dict[tuple[str, float], float] = {}
 
     def log_mgf(self, lam: float) -> float:
         L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
@@ -139,26 +143,42 @@ class Chernoff:
         best = golden_min(lambda x: f(math.exp(x)), a, b, 70, tol=0.02, left_on_tie=False)
         return min(best, 0.0 if sign == "p" else math.inf)
 
+    def _kept(self, kind: str, b: float, fn: Callable[[], float]) -> float:
+        """``fn()``, computed once per (kind, b) (the same float on a repeated question)."""
+        if not limits.CHERNOFF_KEEP:
+            return fn()
+        key = (kind, float(b))
+        v = self._vals.get(key)
+        if v is None:
+            v = self._vals[key] = fn()
+        return v
+
     def log_p_above(self, b: float) -> float:
         """log of an upper bound on P(S >= b) (<= 0)."""
-        v = self._search(b, +1, False)
-        if math.isnan(v):
-            return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
-        return min(v, 0.0)
+        def fn() -> float:
+            v = self._search(b, +1, False)
+            if math.isnan(v):
+                return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam), "p")
+            return min(v, 0.0)
+        return self._kept("above", b, fn)
 
     def log_p_below(self, a: float) -> float:
         """log of an upper bound on P(S <= a) (<= 0)."""
-        v = self._search(a, -1, False)
-        if math.isnan(v):
-            return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
-        return min(v, 0.0)
+        def fn() -> float:
+            v = self._search(a, -1, False)
+            if math.isnan(v):
+                return self._min(lambda lam: lam * a + self.nn * self.log_mgf(-lam), "p")
+            return min(v, 0.0)
+        return self._kept("below", a, fn)
 
     def log_excess(self, b: float) -> float:
         """log of an upper bound on E[(S - b)_+]  ((x)_+ <= e^{lam x} / (e lam))."""
-        v = self._search(b, +1, True)
-        if math.isnan(v):
-            return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
-        return v
+        def fn() -> float:
+            v = self._search(b, +1, True)
+            if math.isnan(v):
+                return self._min(lambda lam: -lam * b + self.nn * self.log_mgf(lam) - 1.0 - math.log(lam), "e")
+            return v
+        return self._kept("excess", b, fn)
 
 
 def saddle_excess_estimate(g: np.ndarray, k0: int, h: float, nn: int, b: float = 0.0) -> float:

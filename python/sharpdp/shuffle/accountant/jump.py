@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp
+from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
 from sharpdp.shuffle.accountant.memo import object_memo
@@ -128,6 +129,27 @@ def stop_loss_grid(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, 
     return lo, up
 
 
+def stop_loss_octaves(law: Law, t0: float, dt: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`stop_loss_grid`'s bracket of tau on t_j = t0 + j dt, j < k (t0 >= 0), computed on pieces where one grid
+    would evaluate the closed forms at more than limits.STOP_LOSS_OCTAVE_MIN nodes: [t0, 2048 dt) (where t0 < 2048 dt),
+    then one piece per octave [t, 2 t), each a :func:`stop_loss_grid` (its interpolation step bounded by its own first node,
+    so it grows with t: the same bounds as a grid's, far fewer closed forms; docs/accountant_tail.md §49.2). One
+    grid where limits.STOP_LOSS_OCTAVES is off or the grid is small (main's floats)."""
+    one = int(min(GRID_STEP, max(t0, 0.0) / (1024.0 * dt))) if dt > 0 else 1
+    if not limits.STOP_LOSS_OCTAVES or not dt > 0 or k <= limits.STOP_LOSS_OCTAVE_MIN * max(one, 1):
+        return stop_loss_grid(law, t0, dt, k)
+    pieces = []
+    j = 0
+    while j < k:
+        # the piece's first node t and its end: nodes j .. jn - 1 (t0 + i dt exact: multiples of the lattice step)
+        t = t0 + j * dt
+        end = 2048.0 * dt if t < 2048.0 * dt else 2.0 * t
+        jn = min(max(int(math.ceil((end - t0) / dt)), j + 1), k)
+        pieces.append(stop_loss_grid(law, t, dt, jn - j))
+        j = jn
+    return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
+
+
 _PAIR_UNIT = np.expm1(np.linspace(0.0, math.log(4096.0), 769))  # (computed once: the same floats every call)
 _PAIR_UNIT.setflags(write=False)
 
@@ -233,32 +255,46 @@ def _fft_sums(g: np.ndarray, eta: np.ndarray, k0: int, h: float, nn: int, log_tg
     pre: dict = {}
     ws = weights(_fft_window(g, eta, k0, h, nn, log_tgt, pre))
     work = 0.0
+    wn: list[float | None] = [None] * len(ws)  # the weights' l2 norms, computed once (the same floats)
     if doomed is not None:
-        wn = [math.sqrt(float(np.sum(w * w))) for w in ws]
+        wn = [_l2(w) for w in ws]
         # (the floor only where its cap could doom the run: doomed grows with the floors; §34.4, the same floats)
         sp = pre.setdefault("spectra", {})
         N, _, _, tau, mass = pre["win"]
         lm = nn * math.log1p(mass - 1.0 + tau)  # (the computed pmf's mass and error sum, as the engine's M of §31.3)
         M = math.exp(lm) * (1 + 1e-6) if lm < 700 else math.inf
         cap = cheap_err_cap(Part(g, nn), N, sp)
-        if doomed([x * cap for x in wn], cap, ws, N, M):
+        if doomed([x * cap for x in wn if x is not None], cap, ws, N, M):
             f = cheap_err_floor(Part(g, nn), N, workers, sp)
-            if doomed([x * f for x in wn], f, ws, N, M):
+            if doomed([x * f for x in wn if x is not None], f, ws, N, M):
                 work = DFT_WORK
     F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, work)
-    sums = [_wsum(w, F) for w in ws]
+    sums = [_wsum(w, F, wn, i) for i, w in enumerate(ws)]
     if work == 0.0 and not small(sums):
         del F  # (its pmf is replaced: the window and the spectrum stay in pre)
         F = _fft_law(g, eta, k0, h, nn, log_tgt, workers, thr_fn, pre, DFT_WORK)
-        sums = [_wsum(w, F) for w in ws]
+        sums = [_wsum(w, F, wn, i) for i, w in enumerate(ws)]
     return F, ws, sums
 
 
-def _wsum(w: np.ndarray, F: FftWindow) -> tuple[float, float]:
-    """(sum_W w q, round-off bound) for non-negative weights w on the window of F."""
-    wq = w * F.q  # (one product for both sums: the same floats)
+def _l2(w: np.ndarray, buf: np.ndarray | None = None) -> float:
+    """||w||_2 as sqrt(sum(w * w)) (``buf``: a work array of w's shape for the squares; the same floats)."""
+    return math.sqrt(float(np.sum(np.multiply(w, w, out=buf))))
+
+
+def _wsum(w: np.ndarray, F: FftWindow, norms: list[float | None] | None = None, i: int = 0) -> tuple[float, float]:
+    """(sum_W w q, round-off bound) for non-negative weights w on the window of F; ``norms[i]``: ||w||_2 where known
+    (else computed here and kept there). One work array for the products, the absolute values and the squares (the
+    same floats as separate temporaries: the same elementwise values and sums)."""
+    wq = np.multiply(w, F.q)
     s = float(np.sum(wq))
-    fp = math.sqrt(float(np.sum(w * w))) * F.err_q + w.size * U * float(np.sum(np.abs(wq, out=wq)))
+    a = float(np.sum(np.abs(wq, out=wq)))
+    nw = norms[i] if norms is not None else None
+    if nw is None:
+        nw = _l2(w, wq)
+        if norms is not None:
+            norms[i] = nw
+    fp = nw * F.err_q + w.size * U * a
     return s, fp
 
 
@@ -295,7 +331,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
             if key in grids:
                 lo_t, up_t = grids[key]
             else:
-                lo_t, up_t = stop_loss_grid(law, -x[k - 1], h, k)
+                lo_t, up_t = stop_loss_octaves(law, -x[k - 1], h, k)
                 if k > 1:  # (one window kept: bounded memory)
                     grids.clear()
                     grids[key] = (lo_t, up_t)
@@ -357,8 +393,15 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
             law, gamma, n, lat, h, T0, c, F, pa, pb, ch, phic(F.x, "lo"), ramp_hat_up,
             sr - fpr - float(wr.max()) * (F.tv + pa + pb))
         ramp_jensen = max(ramp_jensen, ramp_hat_lo)
+    up_hat = (phi_hat_up - c * ramp_jensen) * (1 + 1e-9)
     if not lower or lat.low is None:
-        return JumpTerm(up=(phi_hat_up - c * ramp_jensen) * (1 + 1e-9), lo=lo_hat, N=F.N, parts=parts)
+        return JumpTerm(up=up_hat, lo=lo_hat, N=F.N, parts=parts)
+    if hat and limits.JUMP_HAT_FIRST and _hat_enough(up_hat, lo_hat, rel_tol, lat, h, n, gamma, F.N):
+        # the hat law's bracket alone is within JUMP_HAT_SHARE rel_tol (of its lower value, or of the body's estimate):
+        # the centroid law's window is not computed (docs/accountant_tail.md §49.1; a choice of which certified
+        # values run)
+        parts["hat_first"] = True
+        return JumpTerm(up=up_hat, lo=lo_hat, N=F.N, parts=parts)
     # --- the centroid law: lower bounds of E phi_c and of E (x + T0)_+ (outside dropped: w >= 0) ---
     g_lo, eta_lo, mom_err = lat.low.g, lat.low.eta, lat.low.mom_err * gamma
     F2, (w1, wr2), ((s1, fp1), (s2, fp2)) = _fft_sums(
@@ -375,6 +418,21 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev,
                  tv_w=(float(w.max()) + c * float(wr.max()), float(w1.max())))  # (§44.4's estimate)
     return JumpTerm(up=up * (1 + 1e-9), lo=max(lo * (1 - 1e-9), 0.0, lo_hat), N=F.N, parts=parts)
+
+
+def _hat_enough(up: float, lo: float, rel_tol: float, lat: LatticeLaws, h: float, n: int, gamma: float,
+                N: int) -> bool:
+    """Whether the hat law's bracket [lo, up] of the jump term is within JUMP_HAT_SHARE rel_tol of its lower value,
+    or (JUMP_HAT_BODY, on a window of N >= JUMP_HAT_BODY_N points) of the saddle-point ESTIMATE of the round's body
+    E(A)_+/(n gamma) from the hat law ``lat`` (an estimate: it only chooses whether the centroid window runs;
+    docs/accountant_tail.md §49.1)."""
+    room = limits.JUMP_HAT_SHARE * rel_tol
+    if 0.0 < lo and up - lo <= room * lo:
+        return True
+    if not limits.JUMP_HAT_BODY or N < limits.JUMP_HAT_BODY_N:
+        return False
+    v = saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
+    return v > 0.0 and up - max(lo, 0.0) <= room * v
 
 
 def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, c: float, F: FftWindow,
@@ -434,5 +492,5 @@ def tv_floor_estimate(jt: JumpTerm, lat: LatticeLaws, nn: int) -> float:
 
 
 __all__ = ["FftWindow", "JumpTerm", "TailCoarsen", "jump_term", "pair_first_term", "pair_first_terms",
-           "pair_integral_up", "stop_loss_grid",
+           "pair_integral_up", "stop_loss_grid", "stop_loss_octaves",
            "tv_floor_estimate"]

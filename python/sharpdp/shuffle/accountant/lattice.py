@@ -18,15 +18,28 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
 from sharpdp.shuffle.accountant.limits import CHEAP_POWER, DFT_WORK, J_LO, K_MAX, N_MAX, U
+from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.results import Coarsen, Grid
 from sharpdp.shuffle.laws import Law
 
 
 def choose_T(law: Law, target: float) -> float:
-    """Smallest (about) T >= 0 with E[(L - T)_+] <= target."""
+    """Smallest (about) T >= 0 with E[(L - T)_+] <= target (kept per law object by target: a function of the law's
+    parameters and the target alone, the same float; docs/accountant_tail.md §17, §49.5)."""
     hi_s = law.support()[1]
     if math.isfinite(hi_s):
         return max(hi_s, 0.0)
+    memo = object_memo(law, "_choose_T_memo")
+    if memo is not None and (v := memo.get(float(target))) is not None:
+        return v
+    T = _choose_T(law, target)
+    if memo is not None:
+        memo[float(target)] = T
+    return T
+
+
+def _choose_T(law: Law, target: float) -> float:
+    """:func:`choose_T`'s bisection for a law unbounded above."""
     T = max(law.mean(), 0.0) + law.std()
     for _ in range(2000):
         if law.tail_upper(T) <= target:

@@ -219,3 +219,24 @@ VIA_BOTTOM_FLOOR_STOP = True
 # than two passes to reach it, and at clamps for a predicted value (another certified bracket: other passes); False:
 # main's first pass (sd(L) / 4, moderate clamps) and floats
 PLAIN_WARM_START = True
+
+# session 36, jump36
+# docs/accountant_tail.md §49: the jump term's bracket from the hat law alone (§45's lower value, §4's upper value with
+# §45's ramp) where it is within JUMP_HAT_SHARE rel_tol of its lower value, without the centroid law's window (another
+# certified bracket of the same round); False: the centroid law's window always runs (main's floats)
+JUMP_HAT_FIRST = True
+JUMP_HAT_SHARE = 0.02
+# ... or within JUMP_HAT_SHARE rel_tol of the saddle-point estimate of the round's body (a body-dominated round; the
+# estimate only chooses whether the centroid window runs); False: of the jump term's lower value only
+JUMP_HAT_BODY = True
+# ... on windows of at least this many points (far_tail.KEEP_N's size: there §27 (b)'s test stops the jump term's
+# refinement on a gap negligible against the body, as with main's centroid values)
+JUMP_HAT_BODY_N = 2**15
+# docs/accountant_tail.md §49.2: the jump term's stop-loss weights on octave pieces (each piece's interpolation step
+# bounded by its own first node) where one grid would evaluate the closed forms at more than STOP_LOSS_OCTAVE_MIN nodes;
+# False: one grid (main's floats)
+STOP_LOSS_OCTAVES = True
+STOP_LOSS_OCTAVE_MIN = 16384
+# docs/accountant_tail.md §49.3: a Chernoff object keeps each bound by (kind, b) (a repeated question, the same float,
+# no search); False: every call searches (main's evaluations; the floats are the same either way)
+CHERNOFF_KEEP = True
