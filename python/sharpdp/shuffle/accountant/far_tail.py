@@ -37,6 +37,8 @@ from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
+from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
+from sharpdp.shuffle.accountant.far_tail_steps import loose_step as _loose_step
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -47,25 +49,12 @@ FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_
 T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 BODY_LEAP = 4.0  # a body pass whose gap exceeds this many times its share divides the step by 4 (§31.2; speed)
-LOOSE_STEP_MAX = 4.0  # the largest factor of _loose_step (§33.2; speed) ...
-# ... from this n on (below, the via-bot split search's loose legs of a few ms each refined more: 0.11 -> 0.18 s at
-# GaussianRandomizer(2), n = 10, eps = 2, replace; §33.2)
-LOOSE_STEP_N = 10**7
 HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
 # the body pass's accuracy target for keeping its cheap runs adds this times rel_tol times the jump term's lower value
 # (docs/accountant_tail.md §34.3; speed: where the body is a tiny share of the value; 0: the test of §25)
 CHEAP_SHARE = 1.0
 COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this one (§36; the default's)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
-
-
-def _loose_step(rel_tol: float, n: int) -> float:
-    """The factor on a law bounded above's first step at a loose request: pow2(sqrt(rel_tol / 1e-2)), in [1, 4]
-    (the step's divisor 16 was sized at rel_tol 1e-2 and a body's gap grows about as h^2), at n >= LOOSE_STEP_N only
-    (docs/accountant_tail.md §33.2, speed only: 1 at rel_tol <= 1e-2 or smaller n, the same floats there)."""
-    if n < LOOSE_STEP_N:
-        return 1.0
-    return min(_pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
 
 
 def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
@@ -197,21 +186,27 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
     share of rel_tol or the size caps bind (docs/accountant_tail.md §6, §8); ``cut(lo, up)`` True after a pass stops
     them there, the state kept (§26)."""
     body, body_lo, body_up, hb = st.body, st.lo, st.up, st.hb
+    s, h_last = body_spacing(law, bounded), math.nan  # (§48.1: steps snapped to an end atom's spacing s)
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
-        body_n = lattice_pass(law, gamma, n, hb, rd.T0, rd.B, rel_tol, workers, lower,
-                              lat=rd.lat if hb == rd.h and not bounded else None,
-                              allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)
+        for hp in dict.fromkeys((body_step(hb, s), hb)):  # (main's step where the snapped one does not fit)
+            body_n = lattice_pass(law, gamma, n, hp, rd.T0, rd.B, rel_tol, workers, lower,
+                                  lat=rd.lat if hp == rd.h and not bounded else None,
+                                  allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)
+            if not isinstance(body_n, Coarsen):
+                break
         if isinstance(body_n, Coarsen):
             if body is None and bounded:
                 raise TailCoarsen(body_n.h_fit)
-            if body is not None and 4.0 * hb == body.grid.h:
+            if body is not None and 4.0 * hb == (h_last if s is not None else body.grid.h):
                 hb *= 2.0  # a step divided by 4 does not fit: the step it skipped (§31.2)
                 continue
             break  # the size caps bind: the finest grid that fitted, or the Chernoff value with Body_lo = 0
-        body = body_n
-        body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
-        body_up = min(body_up, body.main * (1 + 1e-9))
+        body, h_last = body_n, hb
+        g = body.grid
+        dT = clamp_shift(law, rd.T0, round(g.T / hp), round((g.T + g.B) / hp), hp) if hp != hb else 0.0
+        body_lo = max(body_lo, _body_lower(body) - dT if lower else 0.0)
+        body_up = min(body_up, (body.main + dT) * (1 + 1e-9))
         if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * rd.jt.lo:
             break  # negligible: its lower value is not needed
         share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
@@ -596,5 +591,5 @@ def _bracket(r: FarTailBracket) -> LawBracket:
     return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
 
 
-__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "closed_at_clamp", "lower_tail_penalty",
+__all__ = ["FarTailBracket", "LOOSE_STEP_MAX", "LOOSE_STEP_N", "applicable", "certify_bigjump", "choose_T0", "closed_at_clamp", "lower_tail_penalty",
            "positive_prob_up", "try_certify"]

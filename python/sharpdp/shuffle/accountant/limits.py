@@ -174,3 +174,8 @@ CLOSED_CHEAP_FFT = True
 CLOSED_CHEAP_N = 1000
 CLOSED_CHEAP_TOL = 0.05
 CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds this rel_tol (early stages refuse)
+# session 36, tail36
+# docs/accountant_tail.md §48.1: the far-tail round's body passes on a law unbounded above whose bottom is an end atom
+# (the Gaussian randomizer's x vs bottom law) run on steps s / m that put the atom just before a node (spacing.snap),
+# the body's bracket widened by the clamp shift (far_tail_steps.clamp_shift); False: main's steps and floats
+BODY_END_SNAP = True
