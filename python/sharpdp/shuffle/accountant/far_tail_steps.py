@@ -16,7 +16,7 @@ import math
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.far_tail_grid import pow2
 from sharpdp.shuffle.accountant.limits import U
-from sharpdp.shuffle.accountant.spacing import end_atom_spacing, snap
+from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
 from sharpdp.shuffle.laws import Law
 
 LOOSE_STEP_MAX = 4.0  # the largest factor of loose_step (§33.2; speed) ...
@@ -43,9 +43,26 @@ def body_spacing(law: Law, bounded: bool) -> float | None:
     return end_atom_spacing(law)
 
 
-def body_step(h: float, s: float | None) -> float:
-    """The step of a body pass aimed at ``h``: the largest s / m at most h (h itself without a spacing s)."""
-    return snap(h, s) if s is not None else h
+def body_step(h: float, s: float | None, lo_s: float, T0: float) -> float:
+    """The step of a body pass aimed at ``h``: without a spacing s, h itself; else T0 / k for the integer k that puts
+    the bottom atom lo_s < 0 just before node -m, m = ceil(|lo_s| (1 + END_MARGIN) / h): |lo_s| / step = m (1 + d),
+    d in [END_MARGIN, END_MARGIN + |lo_s| / (m T0)], so that the step divides the clamp T0 up to rounding (the pass's
+    lattice then clamps at T0 within a few ulp, :func:`clamp_shift`) and the atom's group closes with little
+    borrowed mass (docs/accountant_tail.md §48.1). h itself where no such step is at most h or the offset d would
+    exceed 100 END_MARGIN."""
+    if s is None or not (h > 0 and lo_s < 0 and T0 > 0):
+        return h
+    a = -lo_s
+    m = max(1, math.ceil(a * (1.0 + END_MARGIN) / h))
+    k = math.ceil(m * T0 * (1.0 + END_MARGIN) / a)
+    hp = T0 / k
+    for _ in range(4):  # (the lattice's top node index ceil(T0 / step) must be k: the step rounded up to it)
+        if math.ceil(T0 / hp) <= k:
+            break
+        hp = math.nextafter(hp, math.inf)
+    d = a / (m * hp) - 1.0
+    ok = math.ceil(T0 / hp) == k and hp <= h and END_MARGIN / 2 <= d <= 100.0 * END_MARGIN
+    return hp if ok else h
 
 
 def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
