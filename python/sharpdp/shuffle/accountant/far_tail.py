@@ -121,6 +121,16 @@ class _BracketNeeded(Exception):
     """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
 
 
+class _CoarseMiss(Exception):
+    """A run at a coarser cap step (``coarse``) stops: its round would run the body's engine passes (§48.2);
+    ``args[0]``: its whole bracket's gap over its target (inf without a lower value)."""
+
+
+def _miss(lo: float, up: float, rel_tol: float) -> float:
+    """(up - lo) / (BODY_WHOLE_ACCEPT rel_tol lo): at most 1 where a bracket meets §44.1's test (inf for lo <= 0)."""
+    return (up - lo) / (limits.BODY_WHOLE_ACCEPT * rel_tol * lo) if lo > 0 else math.inf
+
+
 @dataclass(frozen=True)
 class _Body:
     """A round's body passes so far (last pass, bracket, next step, passes left); ``cut``: stopped by §26's rule."""
@@ -143,7 +153,7 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
     s, h_last = body_spacing(law, bounded), math.nan  # (§48.1: steps snapped to an end atom's spacing s)
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
-        for hp in dict.fromkeys((body_step(hb, s, law.support()[0], rd.T0), hb)):  # (main's step where the snapped one does not fit)
+        for hp in dict.fromkeys((body_step(hb, s, law.support()[0], rd.T0), hb)):  # (hb: the snapped step misfits)
             body_n = lattice_pass(law, gamma, n, hp, rd.T0, rd.B, rel_tol, workers, lower,
                                   lat=rd.lat if hp == rd.h and not bounded else None,
                                   allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)
@@ -225,7 +235,8 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
-                    doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True) -> FarTailBracket:
+                    doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True,
+                    coarse: float = 1.0) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -273,7 +284,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
-    B, skipped = None, False
+    B, skipped, scaled = None, False, False
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
     for _rnd in range(4):
         try:
@@ -330,7 +341,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
                         if h_fit > H or (capped and h_fg is not None and h_fit > h_fg):
                             raise  # (§28's run: a grid coarser than the first group's step would give no lower value)
-                        h = h_fit
+                        # (``coarse``: the cap's step times it, the round's values from the hat window; §48.2)
+                        up_c = coarse > 1.0 and h_fit * coarse <= H and not capped
+                        h, scaled = (h_fit * coarse, True) if up_c else (h_fit, scaled)
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
                 stale = jt is not None and jt_n.up > jt.up and jt_n.lo <= 0.0 and jt_n.N >= KEEP_N  # (§27 (c))
@@ -395,6 +408,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 body_lo, body_up = max(hb[0], 0.0), min(body_up, hb[1])
                 w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
                 need = not (0.0 < w.lower and w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower)
+            if need and scaled:  # (no engine pass at the coarser step: the caller's next run; §48.2)
+                raise _CoarseMiss(_miss(w.lower, w.upper, rel_tol) if hat_body is not None else math.inf)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
@@ -438,6 +453,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     # (the first round either appends its values or raises)
     r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
+    if scaled and _miss(r.lower, r.upper, rel_tol) > 1.0:
+        raise _CoarseMiss(_miss(r.lower, r.upper, rel_tol))
     if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
             and not (0.0 < r.lower and r.upper - r.lower <= FIRST_GROUP_GAP * rel_tol * r.lower)):
         # the caps forced a grid coarser than the centroid law's first group: its lower values are 0 or loose; the
@@ -466,6 +483,23 @@ def _fit_run(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds
             raise
     return replace(certify_bigjump(law, gamma, n, COARSE_REL_TOL, workers, True, max_rounds, negligible,
                                    doomed=doomed, T0_max=T0_fit), coarse_fit=True)
+
+
+def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, lower: bool,
+                  negligible: float) -> FarTailBracket:
+    """:func:`certify_bigjump`'s bracket, first at CAP_COARSE times the step the size caps set (where they set it,
+    with the hat lower values of §45), kept where it meets BODY_WHOLE_ACCEPT rel_tol without the body's engine
+    passes; a miss by at most CAP_RETRY times the target halves the factor, a larger one runs at the caps' step
+    (docs/accountant_tail.md §48.2; a choice of which certified run)."""
+    c = limits.CAP_COARSE if lower and limits.HAT_LOWER else 1.0
+    while c > 1.0:
+        try:
+            return certify_bigjump(law, gamma, n, rel_tol, workers, lower=True, negligible=negligible, coarse=c)
+        except _CoarseMiss as miss:  # (a near miss: half the factor; else the caps' step)
+            c = c / 2.0 if miss.args[0] <= limits.CAP_RETRY else 1.0
+        except TailCoarsen:
+            break
+    return certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket, target: float = 0.0) -> float:
@@ -504,7 +538,7 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     # against it, the lower value is that of the law lowered by c (a second run)
     run = law.shifted(up=True)
     try:
-        r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+        r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
         if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
                 and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \
                 and (r.lower <= 0.0 or not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h):
@@ -545,5 +579,6 @@ def _bracket(r: FarTailBracket) -> LawBracket:
     return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
 
 
-__all__ = ["FarTailBracket", "LOOSE_STEP_MAX", "LOOSE_STEP_N", "applicable", "certify_bigjump", "choose_T0", "closed_at_clamp", "lower_tail_penalty",
+__all__ = ["FarTailBracket", "LOOSE_STEP_MAX", "LOOSE_STEP_N", "applicable", "certify_bigjump", "choose_T0",
+           "closed_at_clamp", "lower_tail_penalty",
            "positive_prob_up", "try_certify"]
