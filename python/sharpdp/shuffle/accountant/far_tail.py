@@ -365,6 +365,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     if jt.up - lo_best <= 0.05 * rel_tol * bc:
                         break
                 gap_prev = gap
+                if scaled:
+                    raise _CoarseMiss(math.inf)  # (the jump term itself asks for a finer step: the caps' run; §48.2)
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
