@@ -127,3 +127,36 @@ def test_end_atom_body_passes_meet_the_request_at_a_coarser_step(monkeypatch):
     assert up - lo <= 1e-2 * lo
     assert len(steps) <= 2 and min(steps) > 0.2, steps  # (the x vs bot law's one pass, the bot vs x law's one)
     assert limits.BODY_END_SNAP and limits.CAP_COARSE == 4.0
+
+
+def _x_vs_bot_round(sigma0: float, n: int, eps: float, rel_tol: float = 1e-2):
+    from sharpdp.shuffle.accountant import far_tail
+
+    gamma, law = laws_for(GaussianRandomizer(sigma0, 1), eps, "zero_out")[0]
+    clear_caches()
+    return far_tail.certify_bigjump(law.shifted(up=True), float(gamma), n, rel_tol, 1)
+
+
+@pytest.mark.slow
+def test_snapped_round_holds_the_fft_reference():
+    """The twin, with §48's rules on, of tests/test_review_rev29_body_leap.py's FFT reference (which now runs with them
+    off): GaussianRandomizer(1), x vs bot, n = 1e8, eps = 0.001; a plain numpy FFT of the thinned sum from the
+    mechanism's densities (tests/_rev29_fft_reference.py) 2.7700857e-5, indicator 7.46e-8."""
+    v, ind = 2.770085702326314e-05, 7.460340282432182e-08
+    r = _x_vs_bot_round(1.0, 10**8, 0.001)
+    assert r.lower - ind <= v <= r.upper + ind, (r.lower, r.upper, v)
+    assert r.upper - r.lower <= 1e-2 * r.lower
+
+
+@pytest.mark.slow
+def test_snapped_round_holds_the_edgeworth_reference():
+    """The twin, with §48's rules on, of tests/test_review_rev29_body_leap.py's Edgeworth reference:
+    GaussianRandomizer(2), x vs bot, n = 1e7, eps = 0.001 against tests/_review28_gauss_reference.py's second-order
+    Edgeworth estimate (tolerance three times its first and second orders' difference plus 2e-4)."""
+    from _review28_gauss_reference import d_up_edgeworth
+
+    e2, e1, _ = d_up_edgeworth(2.0, 0.001, 10**7)
+    tol = 3.0 * abs(e2 - e1) / e2 + 2e-4
+    for rt in (1e-2, 1e-3):
+        r = _x_vs_bot_round(2.0, 10**7, 0.001, rt)
+        assert r.upper >= e2 * (1.0 - tol) and r.lower <= e2 * (1.0 + tol), (rt, r.lower, r.upper, e2, tol)
