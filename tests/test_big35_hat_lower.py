@@ -128,9 +128,6 @@ def test_n1e6_cells_overlap_main_and_switch_restores_it(monkeypatch, sigma0, n, 
     lo, up = _bounds(sigma0, n, eps)
     assert 0.0 < lo and (up - lo) / lo <= 1e-2 and lo <= main[1] and main[0] <= up
     switch(monkeypatch, "HAT_LOWER", False)
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     assert _bounds(sigma0, n, eps) == main
 
 

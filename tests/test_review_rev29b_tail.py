@@ -108,11 +108,6 @@ def test_replace_one_bracket_at_rel_tol_1e2_nested_in_mains(monkeypatch):
     # docs/accountant.md §9.10 reports another split there (upper value +1.9e-9 relative: another split's chain, both
     # certified), so the golden section alone (MODEL = False) is what this test compares
     monkeypatch.setattr(CliffSearch, "MODEL", False)
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    from _main_floats34 import switch
-
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     clear_caches()
     lo, up = ShuffleAccountant(GaussianRandomizer(1.0, 1), 10**4, "replace").get_delta_bounds(0.1)
     assert 0.017512245448741616 <= float(lo) and float(up) <= 0.017528350425708803, (lo, up)

@@ -83,9 +83,6 @@ PINS = [
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_same_floats_as_main_at_default_rel_tol(cell, n, eps, lo, up, monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     clear_caches()
     got = ShuffleAccountant(_make(cell), n, "zero_out").get_delta_bounds(eps)
     assert (float(got[0]), float(got[1])) == (lo, up)

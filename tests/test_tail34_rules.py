@@ -30,9 +30,6 @@ def _bounds(randomizer, n: int, eps: float, adjacency: str = "zero_out", rel_tol
 def test_body_passes_stop_at_the_whole_bracket(monkeypatch):
     """GaussianRandomizer(1), n = 1e6, eps = 0.01 (the regime map's cell): the new bracket meets 0.8 rel_tol, holds the
     switch-off bracket (a superset of the new run's passes: nested), and both hold the finer request's bracket."""
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     g = GaussianRandomizer(1.0, 1)
     lo, up = _bounds(g, 10**6, 0.01)
     assert 0.0 < lo and up - lo <= 0.8e-2 * lo * (1 + 1e-6)

@@ -66,12 +66,13 @@ def test_clamp_shift_bounds_the_one_user_move(sigma0, eps):
 
 def test_body_spacing_only_on_end_atom_laws_unbounded_above(monkeypatch):
     _, law = _xbot(1.0, 0.001)
-    assert far_tail_steps.body_spacing(law, False) is not None
-    assert far_tail_steps.body_spacing(law, True) is None
+    assert far_tail_steps.body_spacing(law, False, 10**8) is not None
+    assert far_tail_steps.body_spacing(law, True, 10**8) is None
     other = laws_for(GaussianRandomizer(1.0, 1), 0.001, "zero_out")[1][1]  # (bot vs x: bounded above)
-    assert far_tail_steps.body_spacing(other, math.isfinite(other.support()[1])) is None
+    assert far_tail_steps.body_spacing(other, math.isfinite(other.support()[1]), 10**8) is None
+    assert far_tail_steps.body_spacing(law, False, 10**6) is None  # (below BODY_END_SNAP_N)
     switch(monkeypatch, "BODY_END_SNAP", False)
-    assert far_tail_steps.body_spacing(law, False) is None
+    assert far_tail_steps.body_spacing(law, False, 10**8) is None
 
 
 def _bounds(sigma0: float, n: int, eps: float, rel_tol: float = 1e-2) -> tuple[float, float]:

@@ -150,7 +150,7 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
     share of rel_tol or the size caps bind (docs/accountant_tail.md §6, §8); ``cut(lo, up)`` True after a pass stops
     them there, the state kept (§26)."""
     body, body_lo, body_up, hb = st.body, st.lo, st.up, st.hb
-    s, h_last = body_spacing(law, bounded), math.nan  # (§48.1: steps snapped to an end atom's spacing s)
+    s, h_last = body_spacing(law, bounded, n), math.nan  # (§48.1: steps snapped to an end atom's spacing s)
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
         for hp in dict.fromkeys((body_step(hb, s, law.support()[0], rd.T0), hb)):  # (hb: the snapped step misfits)

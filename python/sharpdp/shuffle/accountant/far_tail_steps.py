@@ -34,11 +34,11 @@ def loose_step(rel_tol: float, n: int) -> float:
     return min(pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
 
 
-def body_spacing(law: Law, bounded: bool) -> float | None:
+def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
     """The spacing s to which the far-tail round's body passes snap their steps (docs/accountant_tail.md §48.1): the
     end atom's (:func:`~.spacing.end_atom_spacing`) of a law unbounded above with a finite bottom, with
-    ``limits.BODY_END_SNAP``; None otherwise (the passes' steps as before)."""
-    if not limits.BODY_END_SNAP or bounded or not math.isfinite(law.support()[0]):
+    ``limits.BODY_END_SNAP`` at n >= ``limits.BODY_END_SNAP_N``; None otherwise (the passes' steps as before)."""
+    if not limits.BODY_END_SNAP or n < limits.BODY_END_SNAP_N or bounded or not math.isfinite(law.support()[0]):
         return None
     return end_atom_spacing(law)
 
