@@ -158,9 +158,6 @@ def test_rules_off_give_mains_floats(monkeypatch):
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off too
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     bad = floats_differing(BASE)
     assert not bad, bad
 

@@ -394,9 +394,6 @@ def cell_accountant(kind: str, p1: float, p2: float, n: int):
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_accountant_brackets_agree_with_main(monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     for kind, p1, p2, n, eps, lo_m, up_m, _ in main_rows():
         lo, up = (float(x) for x in cell_accountant(kind, p1, p2, n).get_delta_bounds(eps))
         assert lo <= up_m and lo_m <= up, (kind, p1, p2, n, eps)
