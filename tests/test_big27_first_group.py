@@ -53,8 +53,6 @@ def test_gap_at_1e8(monkeypatch):
     exceed it: the mutation of the test above)."""
     # (**) session 36, tail36: the report's upper value is main's settled round's (§48.2's coarser run off; its bracket
     # against main's rel_tol 1e-3 one: tests/test_tail36_steps.py)
-    from _main_floats34 import switch
-
     switch(monkeypatch, "CAP_COARSE", 1.0)
     acc = ShuffleAccountant(GaussianRandomizer(0.5, 1), 10**8, "zero_out")
     lo, up = acc.get_delta_bounds(0.1)
