@@ -70,9 +70,6 @@ def test_default_requests_keep_mains_floats(monkeypatch):
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     bad = []
     for (spec, n, adj, eps), ref in BASE.items():
         got = _bracket(spec, n, adj, eps, 1e-2)
@@ -109,9 +106,6 @@ def test_finer_requests_meet_session30s_brackets(monkeypatch):
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
-    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
-    switch(monkeypatch, "BODY_END_SNAP", False)
-    switch(monkeypatch, "CAP_COARSE", 1.0)
     bad = []
     for cell, (rlo, rup) in REF3.items():
         lo, up = _bracket(*cell, 1e-3)
