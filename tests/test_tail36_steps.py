@@ -70,7 +70,7 @@ def test_body_spacing_only_on_end_atom_laws_unbounded_above(monkeypatch):
     assert far_tail_steps.body_spacing(law, True, 10**8) is None
     other = laws_for(GaussianRandomizer(1.0, 1), 0.001, "zero_out")[1][1]  # (bot vs x: bounded above)
     assert far_tail_steps.body_spacing(other, math.isfinite(other.support()[1]), 10**8) is None
-    assert far_tail_steps.body_spacing(law, False, 10**6) is None  # (below BODY_END_SNAP_N)
+    assert far_tail_steps.body_spacing(law, False, 10**7) is None  # (below BODY_END_SNAP_N)
     switch(monkeypatch, "BODY_END_SNAP", False)
     assert far_tail_steps.body_spacing(law, False, 10**8) is None
 
@@ -150,12 +150,13 @@ def test_snapped_round_holds_the_fft_reference():
 
 
 @pytest.mark.slow
-def test_snapped_round_holds_the_edgeworth_reference():
+def test_snapped_round_holds_the_edgeworth_reference(monkeypatch):
     """The twin, with §48's rules on, of tests/test_review_rev29_body_leap.py's Edgeworth reference:
     GaussianRandomizer(2), x vs bot, n = 1e7, eps = 0.001 against tests/_review28_gauss_reference.py's second-order
     Edgeworth estimate (tolerance three times its first and second orders' difference plus 2e-4)."""
     from _review28_gauss_reference import d_up_edgeworth
 
+    switch(monkeypatch, "BODY_END_SNAP_N", 10**7)  # (the rule forced at n = 1e7, below its threshold)
     e2, e1, _ = d_up_edgeworth(2.0, 0.001, 10**7)
     tol = 3.0 * abs(e2 - e1) / e2 + 2e-4
     for rt in (1e-2, 1e-3):

@@ -179,7 +179,7 @@ CLOSED_CHEAP_RHO = 0.19  # ... where the Jensen ratio of the precheck exceeds th
 # (the Gaussian randomizer's x vs bottom law) run on steps s / m that put the atom just before a node (spacing.snap),
 # the body's bracket widened by the clamp shift (far_tail_steps.clamp_shift); False: main's steps and floats
 BODY_END_SNAP = True
-BODY_END_SNAP_N = 10**7  # ... at n >= this (at n = 1e6 measured no gain: 0.11 -> 0.15 s, 0.19 -> 0.14 s; §48.1)
+BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no gain: 0.11 -> 0.15 s, 0.19 -> 0.14 s; §48.1)
 # docs/accountant_tail.md §48.2: a far-tail run whose round's step the size caps set runs first at CAP_COARSE times
 # that step (the round's values from the hat window of §45), kept where its bracket meets BODY_WHOLE_ACCEPT rel_tol
 # without the body's engine passes (else the run at the caps' step, as before); 1.0: main's runs and floats
