@@ -35,7 +35,7 @@ from _rev29_bmg_reference import params
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
-from _main_floats34 import main_floats
+from _main_floats34 import main_floats, switch
 
 
 def _run(mech, idx: int, n: int, eps: float, rel_tol: float = 1e-2):
@@ -70,6 +70,9 @@ def _on_off_fine(monkeypatch, mech, idx: int, n: int, eps: float):
     # (**) session 34, tail34: un-nested, §31.2's quarter step tested on main's body passes: docs/accountant_tail.md
     # §44's switches off (§44.1's stop ends some of these runs before any quarter step; its brackets against the
     # Edgeworth reference: tests/test_tail34_rules.py)
+    # (**) session 36, tail36: main's floats need docs/accountant_tail.md §48's rules off
+    switch(monkeypatch, "BODY_END_SNAP", False)
+    switch(monkeypatch, "CAP_COARSE", 1.0)
     main_floats(monkeypatch)
     seqs = _spy(monkeypatch)
     on = _run(mech, idx, n, eps)

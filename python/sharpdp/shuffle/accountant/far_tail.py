@@ -36,9 +36,12 @@ from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pa
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
+from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
-from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, choose_B, choose_T, lattice_laws, lattice_pass
-from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, PLAIN_NODES_MAX, TINY, VALUE_FLOOR
+from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
+from sharpdp.shuffle.accountant.far_tail_steps import loose_step as _loose_step
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws, lattice_pass
+from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
 
@@ -47,25 +50,12 @@ FIRST_GROUP_GAP = 5.0  # §28's run only where the bracket misses this many rel_
 T0_FIT_MARGIN = 1.2  # §28's clamp: K_MAX / J_LO first-group steps over this (room for B and T0's rounding up)
 KEEP_N = 2**15  # a round's FFT length from which §27's rules spare its redo / refinement (docs/accountant_tail.md §27)
 BODY_LEAP = 4.0  # a body pass whose gap exceeds this many times its share divides the step by 4 (§31.2; speed)
-LOOSE_STEP_MAX = 4.0  # the largest factor of _loose_step (§33.2; speed) ...
-# ... from this n on (below, the via-bot split search's loose legs of a few ms each refined more: 0.11 -> 0.18 s at
-# GaussianRandomizer(2), n = 10, eps = 2, replace; §33.2)
-LOOSE_STEP_N = 10**7
 HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at a time (docs/accountant_tail.md §30)
 # the body pass's accuracy target for keeping its cheap runs adds this times rel_tol times the jump term's lower value
 # (docs/accountant_tail.md §34.3; speed: where the body is a tiny share of the value; 0: the test of §25)
 CHEAP_SHARE = 1.0
 COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this one (§36; the default's)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
-
-
-def _loose_step(rel_tol: float, n: int) -> float:
-    """The factor on a law bounded above's first step at a loose request: pow2(sqrt(rel_tol / 1e-2)), in [1, 4]
-    (the step's divisor 16 was sized at rel_tol 1e-2 and a body's gap grows about as h^2), at n >= LOOSE_STEP_N only
-    (docs/accountant_tail.md §33.2, speed only: 1 at rel_tol <= 1e-2 or smaller n, the same floats there)."""
-    if n < LOOSE_STEP_N:
-        return 1.0
-    return min(_pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
 
 
 def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
@@ -118,53 +108,6 @@ class FarTailBracket:
 # (the dispatch's PLAIN_NODES_MAX, the first step's H_BULK, the pair term's PAIR_FRAC: :mod:`.limits`, §8)
 
 
-def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = None) -> bool:
-    """The treatment applies to continuous laws (not atoms) with an unbounded tail and finite sd, n >= 2, where
-    the plain engine's clamps are costly.
-
-    Costly: heavy, E[(L - mu - 50 sd)_+] > 1e-7 sd (e.g. BMG sigma0 <~ 1.5, Gaussian randomizer sigma0 <~ 2.5),
-    or the plain engine's clamps on the unbounded sides more than PLAIN_NODES_MAX steps sd/4 away from 0 (a heavy
-    left tail, or a tail heavy against a small sd), at the tail target of its first round (docs/accountant.md
-    §6.1) or, given ``gamma``, of its later rounds, 0.05 rel_tol times an estimate of the value: the larger of the
-    one-jump value tau((n - 1) gamma |E L|) (counted only where the first round's clamp reaches that point) and
-    the normal approximation of E[S_+]/(n gamma) (floored at 1e-24).
-    Both paths are certified: this choice is one of speed only (docs/accountant_tail.md §8).
-    """
-
-    lo_s, hi_s = law.support()
-    if not (n >= 2 and not law.atomic and hi_s > 0 and (math.isinf(hi_s) or math.isinf(lo_s))):
-        return False
-    sd = law.std()
-    if not 0.0 < sd < math.inf:
-        return False
-    mu = law.mean()  # (computed once: a law's moments cost a fraction of a millisecond each time)
-    if math.isinf(hi_s):
-        if law.tail_upper(mu + 50.0 * sd) > 1e-7 * sd:
-            return True
-    elif law.tail_lower(-(mu - 50.0 * sd)) > 1e-7 * sd:
-        return True
-    tgt = 1e-4 * rel_tol * sd
-    cap0 = law.tail_upper(0.0)
-    if tgt > 1e-2 * cap0:
-        tgt = 1e-4 * rel_tol * cap0  # (the engine's first target, docs/accountant.md §6.1)
-    if gamma is not None:
-        # the engine's later rounds clamp for 0.05 rel_tol of the value; the one-jump value tau(|m|),
-        # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)
-
-        # ... but only where the plain engine's first pass sees the jump (its clamp at the first target reaches
-        # the jump point): beyond it that pass's value is the body's, and its later clamps are aimed at that
-        jump_at = max(-(n - 1) * gamma * mu, 0.0)
-        seen = not math.isinf(hi_s) or jump_at <= choose_T(law, tgt)
-        est = float(law.stop_loss([jump_at])[1][0]) if seen else 0.0
-        # ... or, where the bulk makes the value (light tails, large n), the normal approximation of E[S_+]/(n gamma)
-        tgt = min(tgt, 0.05 * rel_tol * max(est, _normal_value(law, gamma, n, mu, sd), VALUE_FLOOR))
-    if not tgt > 0.0:
-        return False
-    # only the unbounded side counts: a finite end of the support is a clamp of both paths alike
-    span = (choose_T(law, tgt) if math.isinf(hi_s) else 0.0) + (choose_B(law, tgt) if math.isinf(lo_s) else 0.0)
-    return span / (0.25 * sd) > PLAIN_NODES_MAX
-
-
 def _body_lower(body: PassResult) -> float:
     """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
     (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
@@ -176,6 +119,16 @@ def _body_lower(body: PassResult) -> float:
 
 class _BracketNeeded(Exception):
     """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
+
+
+class _CoarseMiss(Exception):
+    """A run at a coarser cap step (``coarse``) stops: its round would run the body's engine passes (§48.2);
+    ``args[0]``: its whole bracket's gap over its target (inf without a lower value)."""
+
+
+def _miss(lo: float, up: float, rel_tol: float) -> float:
+    """(up - lo) / (BODY_WHOLE_ACCEPT rel_tol lo): at most 1 where a bracket meets §44.1's test (inf for lo <= 0)."""
+    return (up - lo) / (limits.BODY_WHOLE_ACCEPT * rel_tol * lo) if lo > 0 else math.inf
 
 
 @dataclass(frozen=True)
@@ -197,21 +150,27 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
     share of rel_tol or the size caps bind (docs/accountant_tail.md §6, §8); ``cut(lo, up)`` True after a pass stops
     them there, the state kept (§26)."""
     body, body_lo, body_up, hb = st.body, st.lo, st.up, st.hb
+    s, h_last = body_spacing(law, bounded, n), math.nan  # (§48.1: steps snapped to an end atom's spacing s)
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
-        body_n = lattice_pass(law, gamma, n, hb, rd.T0, rd.B, rel_tol, workers, lower,
-                              lat=rd.lat if hb == rd.h and not bounded else None,
-                              allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)
+        for hp in dict.fromkeys((body_step(hb, s, law.support()[0], rd.T0), hb)):  # (hb: the snapped step misfits)
+            body_n = lattice_pass(law, gamma, n, hp, rd.T0, rd.B, rel_tol, workers, lower,
+                                  lat=rd.lat if hp == rd.h and not bounded else None,
+                                  allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)
+            if not isinstance(body_n, Coarsen):
+                break
         if isinstance(body_n, Coarsen):
             if body is None and bounded:
                 raise TailCoarsen(body_n.h_fit)
-            if body is not None and 4.0 * hb == body.grid.h:
+            if body is not None and 4.0 * hb == (h_last if s is not None else body.grid.h):
                 hb *= 2.0  # a step divided by 4 does not fit: the step it skipped (§31.2)
                 continue
             break  # the size caps bind: the finest grid that fitted, or the Chernoff value with Body_lo = 0
-        body = body_n
-        body_lo = max(body_lo, _body_lower(body) if lower else 0.0)
-        body_up = min(body_up, body.main * (1 + 1e-9))
+        body, h_last = body_n, hb
+        g = body.grid
+        dT = clamp_shift(law, rd.T0, round(g.T / hp), round((g.T + g.B) / hp), hp) if hp != hb else 0.0
+        body_lo = max(body_lo, _body_lower(body) - dT if lower else 0.0)
+        body_up = min(body_up, (body.main + dT) * (1 + 1e-9))
         if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * rd.jt.lo:
             break  # negligible: its lower value is not needed
         share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
@@ -276,7 +235,8 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
-                    doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True) -> FarTailBracket:
+                    doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True,
+                    coarse: float = 1.0) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -324,7 +284,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
-    B, skipped = None, False
+    B, skipped, scaled = None, False, False
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
     for _rnd in range(4):
         try:
@@ -381,7 +341,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         h_fit = j_odd * 2.0 ** math.ceil(math.log2(max(exc.args[0], 2.0 * h) / j_odd))
                         if h_fit > H or (capped and h_fg is not None and h_fit > h_fg):
                             raise  # (§28's run: a grid coarser than the first group's step would give no lower value)
-                        h = h_fit
+                        # (``coarse``: the cap's step times it, the round's values from the hat window; §48.2)
+                        up_c = coarse > 1.0 and h_fit * coarse <= H and not capped
+                        h, scaled = (h_fit * coarse, True) if up_c else (h_fit, scaled)
                         continue
                     break  # the size caps bind: keep the finest grid that fitted
                 stale = jt is not None and jt_n.up > jt.up and jt_n.lo <= 0.0 and jt_n.N >= KEEP_N  # (§27 (c))
@@ -403,6 +365,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                     if jt.up - lo_best <= 0.05 * rel_tol * bc:
                         break
                 gap_prev = gap
+                if scaled:
+                    raise _CoarseMiss(math.inf)  # (the jump term itself asks for a finer step: the caps' run; §48.2)
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
@@ -446,6 +410,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 body_lo, body_up = max(hb[0], 0.0), min(body_up, hb[1])
                 w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
                 need = not (0.0 < w.lower and w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower)
+            if need and scaled:  # (no engine pass at the coarser step: the caller's next run; §48.2)
+                raise _CoarseMiss(_miss(w.lower, w.upper, rel_tol) if hat_body is not None else math.inf)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
@@ -489,6 +455,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     # (the first round either appends its values or raises)
     r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
+    if scaled and _miss(r.lower, r.upper, rel_tol) > 1.0:
+        raise _CoarseMiss(_miss(r.lower, r.upper, rel_tol))
     if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
             and not (0.0 < r.lower and r.upper - r.lower <= FIRST_GROUP_GAP * rel_tol * r.lower)):
         # the caps forced a grid coarser than the centroid law's first group: its lower values are 0 or loose; the
@@ -517,6 +485,23 @@ def _fit_run(law: Law, gamma: float, n: int, rel_tol: float, workers, max_rounds
             raise
     return replace(certify_bigjump(law, gamma, n, COARSE_REL_TOL, workers, True, max_rounds, negligible,
                                    doomed=doomed, T0_max=T0_fit), coarse_fit=True)
+
+
+def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, lower: bool,
+                  negligible: float) -> FarTailBracket:
+    """:func:`certify_bigjump`'s bracket, first at CAP_COARSE times the step the size caps set (where they set it,
+    with the hat lower values of §45), kept where it meets BODY_WHOLE_ACCEPT rel_tol without the body's engine
+    passes; a miss by at most CAP_RETRY times the target halves the factor, a larger one runs at the caps' step
+    (docs/accountant_tail.md §48.2; a choice of which certified run)."""
+    c = limits.CAP_COARSE if lower and limits.HAT_LOWER else 1.0
+    while c > 1.0:
+        try:
+            return certify_bigjump(law, gamma, n, rel_tol, workers, lower=True, negligible=negligible, coarse=c)
+        except _CoarseMiss as miss:  # (a near miss: half the factor; else the caps' step)
+            c = c / 2.0 if miss.args[0] <= limits.CAP_RETRY else 1.0
+        except TailCoarsen:
+            break
+    return certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
 
 
 def positive_prob_up(law: Law, gamma: float, n: int, r: FarTailBracket, target: float = 0.0) -> float:
@@ -555,7 +540,7 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     # against it, the lower value is that of the law lowered by c (a second run)
     run = law.shifted(up=True)
     try:
-        r = certify_bigjump(run, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
+        r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
         if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
                 and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \
                 and (r.lower <= 0.0 or not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h):
@@ -596,5 +581,6 @@ def _bracket(r: FarTailBracket) -> LawBracket:
     return LawBracket(r.lower, max(r.upper, TINY), grid=Grid(h=r.h, N=r.N, T=r.T0, B=r.B), terms=terms)
 
 
-__all__ = ["FarTailBracket", "applicable", "certify_bigjump", "choose_T0", "closed_at_clamp", "lower_tail_penalty",
+__all__ = ["FarTailBracket", "LOOSE_STEP_MAX", "LOOSE_STEP_N", "applicable", "certify_bigjump", "choose_T0",
+           "closed_at_clamp", "lower_tail_penalty",
            "positive_prob_up", "try_certify"]

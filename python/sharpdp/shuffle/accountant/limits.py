@@ -240,3 +240,14 @@ STOP_LOSS_OCTAVE_MIN = 16384
 # docs/accountant_tail.md §49.3: a Chernoff object keeps each bound by (kind, b) (a repeated question, the same float,
 # no search); False: every call searches (main's evaluations; the floats are the same either way)
 CHERNOFF_KEEP = True
+# session 36, tail36
+# docs/accountant_tail.md §48.1: the far-tail round's body passes on a law unbounded above whose bottom is an end atom
+# (the Gaussian randomizer's x vs bottom law) run on steps s / m that put the atom just before a node (spacing.snap),
+# the body's bracket widened by the clamp shift (far_tail_steps.clamp_shift); False: main's steps and floats
+BODY_END_SNAP = True
+BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no gain: 0.11 -> 0.15 s, 0.19 -> 0.14 s; §48.1)
+# docs/accountant_tail.md §48.2: a far-tail run whose round's step the size caps set runs first at CAP_COARSE times
+# that step (the round's values from the hat window of §45), kept where its bracket meets BODY_WHOLE_ACCEPT rel_tol
+# without the body's engine passes (else the run at the caps' step, as before); 1.0: main's runs and floats
+CAP_COARSE = 4.0
+CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target runs again at half the factor (§48.2)

@@ -1,0 +1,79 @@
+"""The steps of the far-tail treatment's passes (docs/accountant_tail.md §33.2, §48): the loose first step of a law
+bounded above, and the body passes' steps snapped to an end atom's spacing with the clamp shift they cost.
+
+The Gaussian randomizer's x vs bottom law has an atom of mass 1/2 at the bottom of its support, where the centroid
+(lower) lattice law's sweep starts (docs/accountant.md §4.2): on a step unrelated to the atom the atom's group borrows
+mass from about a step above it, a loss first order in the step (docs/accountant_tail.md §46.2). The body's engine
+passes of the far-tail round (:func:`~.far_tail.certify_bigjump`) then run on steps s / m that put the atom just
+before a node (:func:`~.spacing.snap`); such a step does not divide the round's clamp T0, so the pass's lattice
+clamps at its own top node T'' >= T0, and :func:`clamp_shift` bounds what that moves the body's value.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.far_tail_grid import pow2
+from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
+from sharpdp.shuffle.laws import Law
+
+LOOSE_STEP_MAX = 4.0  # the largest factor of loose_step (§33.2; speed) ...
+# ... from this n on (below, the via-bot split search's loose legs of a few ms each refined more: 0.11 -> 0.18 s at
+# GaussianRandomizer(2), n = 10, eps = 2, replace; §33.2)
+LOOSE_STEP_N = 10**7
+
+
+def loose_step(rel_tol: float, n: int) -> float:
+    """The factor on a law bounded above's first step at a loose request: pow2(sqrt(rel_tol / 1e-2)), in [1, 4]
+    (the step's divisor 16 was sized at rel_tol 1e-2 and a body's gap grows about as h^2), at n >= LOOSE_STEP_N only
+    (docs/accountant_tail.md §33.2, speed only: 1 at rel_tol <= 1e-2 or smaller n, the same floats there)."""
+    if n < LOOSE_STEP_N:
+        return 1.0
+    return min(pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
+
+
+def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
+    """The spacing s to which the far-tail round's body passes snap their steps (docs/accountant_tail.md §48.1): the
+    end atom's (:func:`~.spacing.end_atom_spacing`) of a law unbounded above with a finite bottom, with
+    ``limits.BODY_END_SNAP`` at n >= ``limits.BODY_END_SNAP_N``; None otherwise (the passes' steps as before)."""
+    if not limits.BODY_END_SNAP or n < limits.BODY_END_SNAP_N or bounded or not math.isfinite(law.support()[0]):
+        return None
+    return end_atom_spacing(law)
+
+
+def body_step(h: float, s: float | None, lo_s: float, T0: float) -> float:
+    """The step of a body pass aimed at ``h``: without a spacing s, h itself; else T0 / k for the integer k that puts
+    the bottom atom lo_s < 0 just before node -m, m = ceil(|lo_s| (1 + END_MARGIN) / h): |lo_s| / step = m (1 + d),
+    d in [END_MARGIN, END_MARGIN + |lo_s| / (m T0)], so that the step divides the clamp T0 up to rounding (the pass's
+    lattice then clamps at T0 within a few ulp, :func:`clamp_shift`) and the atom's group closes with little
+    borrowed mass (docs/accountant_tail.md §48.1). h itself where no such step is at most h or the offset d would
+    exceed 100 END_MARGIN."""
+    if s is None or not (h > 0 and lo_s < 0 and T0 > 0):
+        return h
+    a = -lo_s
+    m = max(1, math.ceil(a * (1.0 + END_MARGIN) / h))
+    k = math.ceil(m * T0 * (1.0 + END_MARGIN) / a)
+    hp = T0 / k
+    for _ in range(4):  # (the lattice's top node index ceil(T0 / step) must be k: the step rounded up to it)
+        if math.ceil(T0 / hp) <= k:
+            break
+        hp = math.nextafter(hp, math.inf)
+    d = a / (m * hp) - 1.0
+    ok = math.ceil(T0 / hp) == k and hp <= h and END_MARGIN / 2 <= d <= 100.0 * END_MARGIN
+    return hp if ok else h
+
+
+def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
+    """Upper bound, in units of D_up, on |E[A_+] - E[A''_+]| / (n gamma), A = sum_i min(G_i, T0) and A'' the same sum
+    clamped at the pass's top T'' (its lattice's clamp, the float x0 + K h with x0 = -kB h, K = kT + kB, within
+    4u (K + 1) h of kT h): |T'' - T0| P(L > min(T0, T'')) (docs/accountant_tail.md §48.1; x_+ is 1-Lipschitz and each
+    active user's clamped value moves by at most |T'' - T0|, only where L > min(T0, T''))."""
+    d = (abs(kT * h - T0) + 4.0 * U * (K + 1) * h) * (1 + 4 * U)
+    lo_edge = min(T0, kT * h) - d
+    p, e = law.prob_above(lo_edge)
+    return d * min((p + e) * (1 + 1e-12), 1.0) * (1 + 1e-9)
+
+
+__all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_spacing", "body_step", "clamp_shift", "loose_step"]
