@@ -51,3 +51,18 @@ def session34_floats(monkeypatch) -> None:
     them (or a mechanism of them) on purpose; the new rules' values are checked in the session-35 test files."""
     for name, value in SESSION34.items():
         switch(monkeypatch, name, value)
+
+
+#: every switch of session 36's rules and its session-35 value (docs/accountant_tail.md §46.5, §48, §49,
+#: docs/accountant.md §8.14 and §9.13, docs/composition.md §2.18, §4.8 and §4.9)
+SESSION35 = {"SNAP_COARSE": False, "EPS_LOOK_REL_LARGE": 0.1, "EPS_TIE_LEAD": 0.0, "EXPORT_PICKS_STEP": False,
+             "EXPORT_STEP_CURVATURE": False, "VIA_BOTTOM_SETTLE_GAIN": 0.0, "VIA_BOTTOM_FLOOR_STOP": False,
+             "PLAIN_WARM_START": False, "JUMP_HAT_FIRST": False, "JUMP_HAT_BODY": False, "STOP_LOSS_OCTAVES": False,
+             "CHERNOFF_KEEP": False, "BODY_END_SNAP": False, "CAP_COARSE": 1.0}
+
+
+def session35_floats(monkeypatch) -> None:
+    """Every session-36 switch at its session-35 value for one test: session 35's floats (and passes), for the tests
+    that pin them on purpose; the new rules' values are checked in the session-36 test files."""
+    for name, value in SESSION35.items():
+        switch(monkeypatch, name, value)
