@@ -1,0 +1,35 @@
+"""Review rev36 (session 36) of tail36's far-tail rules at n >= 1e7 (docs/accountant_tail.md §48.1 the body passes on
+steps snapped to the end atom's spacing with the clamp shift charged, §48.2 the coarse run at CAP_COARSE times the caps'
+step).
+
+Claim attacked: a moved bracket is another certified bracket of delta(eps): it overlaps main's (9d10058) rel_tol 1e-3
+bracket (Up >= ref_lo: never under-reports; Lo <= ref_up) and meets rel_tol. Cells: those of a grid (GaussianRandomizer
+sigma0 in {0.5, 1, 2}, n in {1e7, 1e8}, eps in {1e-3, 1e-2, 0.1, 0.5}; BMG(0.5, 1)) whose default bracket moved against
+the switches off (BODY_END_SNAP False, CAP_COARSE 1.0) at tail36's HEAD e6303cc8 and that tail36's tests do not hold.
+References computed with /work/venv/main (main's code, rel_tol 1e-3, fresh processes).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
+
+MAIN_TIGHT = {
+    (1.0, 10**7, 0.001): (0.0004947855912367924, 0.0004949162844907927),
+    (1.0, 10**7, 0.01): (3.814472769170146e-07, 3.8155649797959163e-07),
+    (2.0, 10**7, 0.001): (2.2113563104790825e-07, 2.2127892290989064e-07),
+    (0.5, 10**8, 0.5): (0.0036063074618197127, 0.0036328529711363356),
+}
+
+
+@pytest.mark.parametrize("cell", sorted(MAIN_TIGHT), ids=str)
+def test_moved_bracket_overlaps_main_tight(cell):
+    s, n, eps = cell
+    ref_lo, ref_up = MAIN_TIGHT[cell]
+    clear_caches()
+    acc = ShuffleAccountant(GaussianRandomizer(s, 1), n)
+    lo, up = acc.get_delta_bounds(eps)
+    assert up >= ref_lo * (1 - 1e-12), (cell, lo, up, ref_lo)  # (never under-reports)
+    assert lo <= ref_up * (1 + 1e-12), (cell, lo, up, ref_up)
+    assert up - lo <= acc.rel_tol * lo, (cell, lo, up)
