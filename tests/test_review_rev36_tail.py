@@ -13,6 +13,7 @@ References computed with /work/venv/main (main's code, rel_tol 1e-3, fresh proce
 from __future__ import annotations
 
 import pytest
+from _main_floats34 import switch
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 
@@ -22,6 +23,7 @@ MAIN_TIGHT = {
     (2.0, 10**7, 0.001): (2.2113563104790825e-07, 2.2127892290989064e-07),
     (0.5, 10**8, 0.5): (0.0036063074618197127, 0.0036328529711363356),
     (0.35, 10**8, 0.03): (0.35588988346523787, 0.3566716489470871),
+    (0.35, 3 * 10**8, 0.2): (0.2739959674958168, 0.2750057284467315),
 }
 
 
@@ -35,3 +37,18 @@ def test_moved_bracket_overlaps_main_tight(cell):
     assert up >= ref_lo * (1 - 1e-12), (cell, lo, up, ref_lo)  # (never under-reports)
     assert lo <= ref_up * (1 + 1e-12), (cell, lo, up, ref_up)
     assert up - lo <= acc.rel_tol * lo, (cell, lo, up)
+
+
+@pytest.mark.parametrize("s, n, delta", [(0.5, 10**8, 0.02), (0.5, 10**8, 0.005), (1.0, 10**8, 1e-5),
+                                         (0.35, 10**8, 0.3)], ids=str)
+def test_get_epsilon_at_1e8_against_main_tight(s, n, delta, monkeypatch):
+    """get_epsilon with §48's rules on: a rel_tol-1e-3 accountant with §48's switches off (main's code path) has its
+    certified lower value at the answer <= delta (measured at 1f2f95e2: 0.019963 <= 0.02, 0.0049798 <= 0.005,
+    9.9716e-6 <= 1e-5, 0.29937 <= 0.3; the same floats as /work/venv/main)."""
+    clear_caches()
+    e = float(ShuffleAccountant(GaussianRandomizer(s, 1), n).get_epsilon(delta))
+    switch(monkeypatch, "BODY_END_SNAP", False)
+    switch(monkeypatch, "CAP_COARSE", 1.0)
+    clear_caches()
+    lo, up = ShuffleAccountant(GaussianRandomizer(s, 1), n, rel_tol=1e-3).get_delta_bounds(e)
+    assert lo <= delta, (s, n, delta, e, lo, up)
