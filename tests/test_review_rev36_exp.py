@@ -72,3 +72,24 @@ def test_picked_step_composition_above_the_native_lower_value():
         for e in (0.0, 0.002 * k, 0.01 * k):
             lo = float(native.get_delta_bounds(e)[0])
             assert spa.get_delta(e) >= lo, (k, e, spa.get_delta(e), lo)
+
+
+def test_picked_step_two_private_rounds_above_the_native_lower_value():
+    """Two very private rounds (BMG(0.95, 4.6), n = 1e4, x3 and BMG(0.97, 5), n = 3e4, x4): ShufflePLDAccountant picks
+    their export step (measured 2.56e-7, not 1e-4) and its delta stays >= ComposedAccountant's certified lower value
+    (measured: at or above its upper value at eps <= 1e-3)."""
+    def p():
+        return sh.BlanketMixedGaussian(0.95, 4.6, 1)
+
+    def q():
+        return sh.BlanketMixedGaussian(0.97, 5.0, 1)
+
+    sh.clear_caches()
+    spa = ShufflePLDAccountant(progress=False).compose(ShuffledRoundEvent(p(), 10**4), 3)
+    spa = spa.compose(ShuffledRoundEvent(q(), 3 * 10**4), 4)
+    native = sh.ComposedAccountant([(sh.ShuffleAccountant(p(), 10**4), 3), (sh.ShuffleAccountant(q(), 3 * 10**4), 4)],
+                                   progress=False)
+    for e in (0.0, 0.0005, 0.001, 0.002):
+        lo = float(native.get_delta_bounds(e)[0])
+        assert spa.get_delta(e) >= lo, (e, spa.get_delta(e), lo)
+    assert spa.value_discretization_interval < 1e-4
