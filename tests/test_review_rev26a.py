@@ -6,6 +6,7 @@ composition by hand (K x a fresh round's value at eps / K)."""
 
 from __future__ import annotations
 
+from _main_floats34 import switch
 import math
 import re
 
@@ -36,13 +37,15 @@ def _fresh(sigma0: float, n: int, e: float) -> float:
 S4, N4 = 4.0, 10**6
 
 
-def test_bottom_end_answer_matches_a_fresh_bisection_and_not_the_history():
+def test_bottom_end_answer_matches_a_fresh_bisection_and_not_the_history(monkeypatch):
     """delta = 1.025e-27 < sampler_floor(700): the answer is certified by a fresh get_delta, within 2 xtol of a
     brute-force bisection of fresh get_delta on [0.1, 0.185] (ends checked), and the same within 2 xtol on an object
     that saw get_delta(0.3) first (the memo key 0.3, value 1.0212e-27 <= delta, becomes the search's upper end).
     Mutations caught: close's bisection off (``bisect=False``: the model step; answer 0.1262 -> checked below),
     _first_at_most returning the golden minimum whatever its value (answer not certified: fresh 1.0197e-27 > delta
     for delta 1.0e-27 in the next test)."""
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, lead: below the value floor 1e-24
+    # get_delta reports the first certified split (docs/accountant.md §9.13), not the minimum this pin compares with
     delta = 1.025e-27
     clear_caches()
     r = _gauss(S4, N4).get_epsilon(delta)
