@@ -178,3 +178,12 @@ def session33_floats(monkeypatch):
     from _main_floats34 import session33_floats as off
 
     off(monkeypatch)
+
+
+@pytest.fixture
+def session35_floats(monkeypatch):
+    """Every session-36 rule off for one test (tests/_main_floats34.py ``SESSION35``): for the tests that pin older
+    floats on purpose (``@pytest.mark.usefixtures("session35_floats")``, marked (**) session 36)."""
+    from _main_floats34 import session35_floats as off
+
+    off(monkeypatch)

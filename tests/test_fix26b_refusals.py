@@ -5,6 +5,7 @@ n = 1000, replace (e_c = 1.95 at delta 1e-31, 4.58 at 1e-30; 4 tau = 3.98e-32)."
 
 from __future__ import annotations
 
+from _main_floats34 import switch
 import re
 
 import pytest
@@ -41,10 +42,12 @@ def test_fast_refusal_says_what_was_proved_and_that_nothing_was_computed(delta, 
 
 
 @pytest.mark.slow
-def test_fast_refusal_names_the_memos_smallest_value():
+def test_fast_refusal_names_the_memos_smallest_value(monkeypatch):
     """After get_delta(1) and get_delta(5), the step-2 refusal at 1e-31 names the smaller of the two values
     (get_delta(5) ~ 9.9e-28, the smallest computed) at eps = 5, checked against the object's own get_delta.
     Mutation caught: the note's min replaced by max (names get_delta(1)'s value at eps = 1)."""
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, lead: below the value floor 1e-24
+    # get_delta reports the first certified split (docs/accountant.md §9.13), not the minimum this pin compares with
     acc = _acc()
     v1, v5 = float(acc.get_delta(1.0)), float(acc.get_delta(5.0))
     assert v5 < v1 and 5e-28 < v5 < 2e-27

@@ -64,12 +64,14 @@ def test_bottom_end_answer_matches_a_fresh_bisection_and_not_the_history(monkeyp
     assert abs(r_seen - r) <= 2 * XTOL * r, (r, r_seen)
 
 
-def test_bottom_end_refusal_by_its_search_only_below_every_fresh_value():
+def test_bottom_end_refusal_by_its_search_only_below_every_fresh_value(monkeypatch):
     """delta = 1e-27 (below every fresh value: smallest 1.01973e-27 near 0.185) is refused by step 3 (no point tried
     is <= delta), and the smallest value the message names is a fresh value (>= the scan's minimum, within 0.1 %);
     delta = 1.0201e-27 (above the minimum by 0.04 %) is answered and certified by a fresh get_delta.
     Mutation caught: _first_at_most returning its golden minimum when it is above delta (an answer at 0.1875 with a
     fresh value 1.0197e-27 > 1e-27)."""
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, lead: below the value floor 1e-24
+    # get_delta reports the first certified split (docs/accountant.md §9.13), not the minimum this pin compares with
     scan = [_fresh(S4, N4, float(e)) for e in np.arange(0.17, 0.2101, 0.005)]
     assert min(scan) > 1e-27
     clear_caches()
@@ -104,13 +106,15 @@ def test_bottom_end_step2_refusal_bound_holds_below_e_c():
         assert _fresh(s, n, e) > delta
 
 
-def test_bottom_end_refuses_a_delta_a_fresh_get_delta_certifies():
+def test_bottom_end_refuses_a_delta_a_fresh_get_delta_certifies(monkeypatch):
     """GaussianRandomizer(3, 1), n = 1000, replace: the fresh values are ~1.0e-27 on [1.5, 8.72] (flat, slowly rising),
     fall at a cliff to 1.4055e-28 at 8.7283 and rise again with the charge (1.474e-28 at 8.8, 3.77e-28 at 10).
     get_epsilon(2e-28) answers 8.7283; get_epsilon(1.5e-28) (also 1.42e-28, 1.45e-28) is refused ('not certified at
     any epsilon tried (smallest value 1.6088e-28, at eps = 8.92...)'): the ladder points lie past the window and the
     golden section over [0, e_c = 9.22] follows the flat part. fix26's claim is that no delta some eps certifies is
     refused; §9.9 admits step 3's refusal is not a proof."""
+    switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)  # (**) session 36, lead: below the value floor 1e-24
+    # get_delta reports the first certified split (docs/accountant.md §9.13), not the minimum this pin compares with
     s, n, delta = 3.0, 1000, 1.5e-28
     assert _fresh(s, n, 8.8) <= delta  # (the independent witness: a fresh value <= delta)
     clear_caches()

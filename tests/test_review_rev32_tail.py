@@ -120,6 +120,7 @@ def _rand(spec):
 
 @pytest.mark.parametrize("cell", list(BASE), ids=[f"{c[0][0]}-n{c[1]:.0e}-e{c[2]}" for c in BASE])
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
+@pytest.mark.usefixtures("session35_floats")  # (**) session 36, lead: session 36's rules (§48-§49) off too
 def test_mains_floats_at_the_sections_cells(cell):
     clear_caches()
     lo, up = ShuffleAccountant(_rand(cell[0]), cell[1], "zero_out").get_delta_bounds(cell[2])
