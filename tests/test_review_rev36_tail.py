@@ -17,6 +17,13 @@ from _main_floats34 import switch
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 
+
+@pytest.fixture(autouse=True)
+def _body_end_snap_on(monkeypatch):
+    """§48.1's rule on for every test here: it is off by default since docs/accountant_tail.md §48.4."""
+    switch(monkeypatch, "BODY_END_SNAP", True)
+
+
 MAIN_TIGHT = {
     (1.0, 10**7, 0.001): (0.0004947855912367924, 0.0004949162844907927),
     (1.0, 10**7, 0.01): (3.814472769170146e-07, 3.8155649797959163e-07),

@@ -19,6 +19,13 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 
 
+@pytest.fixture(autouse=True)
+def _body_end_snap_on(monkeypatch):
+    """§48.1's rule on for every test here: it is off by default since docs/accountant_tail.md §48.4."""
+    switch(monkeypatch, "BODY_END_SNAP", True)
+
+
+
 @pytest.mark.parametrize("s, n, eps", [(1.0, 10**8, 0.01), (0.35, 10**8, 0.3)], ids=str)
 def test_replace_report_above_the_main_path_chain(s, n, eps, monkeypatch):
     clear_caches()

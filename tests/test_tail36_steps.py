@@ -20,6 +20,13 @@ from sharpdp.shuffle.accountant.spacing import END_MARGIN
 from sharpdp.shuffle.laws import laws_for
 
 
+@pytest.fixture(autouse=True)
+def _body_end_snap_on(monkeypatch):
+    """§48.1's rule on for every test here: it is off by default since docs/accountant_tail.md §48.4."""
+    switch(monkeypatch, "BODY_END_SNAP", True)
+
+
+
 def _xbot(sigma0: float, eps: float):
     gamma, law = laws_for(GaussianRandomizer(sigma0, 1), eps, "zero_out")[0]
     return gamma, law.shifted(up=True)

@@ -243,8 +243,10 @@ CHERNOFF_KEEP = True
 # session 36, tail36
 # docs/accountant_tail.md §48.1: the far-tail round's body passes on a law unbounded above whose bottom is an end atom
 # (the Gaussian randomizer's x vs bottom law) run on steps s / m that put the atom just before a node (spacing.snap),
-# the body's bracket widened by the clamp shift (far_tail_steps.clamp_shift); False: main's steps and floats
-BODY_END_SNAP = True
+# the body's bracket widened by the clamp shift (far_tail_steps.clamp_shift); False: main's steps and floats. Off by
+# default since the lead's map (§48.4): it costs calibrate_gaussian at n = 1e8 (sigma0 ~ 0.83, eps 0.01: 1.1 -> 1.9 s)
+# about what it saves at sigma0 = 1, eps = 0.001 (1.3 -> 0.7 s); a cost-aware choice is owed
+BODY_END_SNAP = False
 BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no gain: 0.11 -> 0.15 s, 0.19 -> 0.14 s; §48.1)
 # docs/accountant_tail.md §48.2: a far-tail run whose round's step the size caps set runs first at CAP_COARSE times
 # that step (the round's values from the hat window of §45), kept where its bracket meets BODY_WHOLE_ACCEPT rel_tol
