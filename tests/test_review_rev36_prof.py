@@ -11,6 +11,7 @@ of the same accountant built after a warm profile (the profile's values in the r
 
 from __future__ import annotations
 
+from test_prof36_warm import _Count
 import importlib.util
 import os
 
@@ -28,19 +29,7 @@ _SPEC.loader.exec_module(KRR_REF)
 FLOOR = 1e-24  # (docs/accountant.md §6.3: no rel_tol targeted below)
 
 
-class _Hits:
-    def __init__(self, monkeypatch):
-        from sharpdp.shuffle.accountant import plain_warm
-
-        self.n = 0
-        real = plain_warm.get
-
-        def get(key):
-            w = real(key)
-            self.n += w is not None
-            return w
-
-        monkeypatch.setattr(plain_warm, "get", get)
+_Hits = _Count  # (counts the refinements that found a warm state: tests/test_prof36_warm.py)
 
 
 def _sweep(make, n, adj, top, m=100):
@@ -56,7 +45,7 @@ def test_krr_replace_warm_profile_above_exact_sums(k, eps0, n, monkeypatch):
     it where it is >= VALUE_FLOOR (5-RR: a value 47 % below main's at eps = 0.5, 1.2e-26, still above the exact 1.199e-26)."""
     hits = _Hits(monkeypatch)
     acc, eps, v = _sweep(lambda: RandomizedResponse(k, eps0), n, "replace", 0.5 if k == 5 else 0.6)
-    assert hits.n >= 50
+    assert hits.hits >= 50
     for i in (40, 76, 99):  # (the reference's law needs eps > 0; each exact sum ~ 3-5 s under load)
         e, val = eps[i], v[i]
         vals, probs, gamma = KRR_REF.krr_replace_law(k, eps0, float(e))
@@ -79,7 +68,7 @@ def test_warm_profile_brackets_fresh_tight_values(name, make, n, adj, top, idx, 
     (1 + rel_tol) fresh upper where that is >= VALUE_FLOOR."""
     hits = _Hits(monkeypatch)
     acc, eps, v = _sweep(make, n, adj, top)
-    assert hits.n >= 10
+    assert hits.hits >= 10
     for i in idx:
         clear_caches()
         lo, up = ShuffleAccountant(make(), n, adj, rel_tol=1e-3).get_delta_bounds(float(eps[i]))

@@ -13,6 +13,7 @@ References computed with /work/venv/main (main's code, rel_tol 1e-3, fresh proce
 from __future__ import annotations
 
 import pytest
+from _rev36_cells import check_overlaps_main_tight
 from _main_floats34 import switch
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
@@ -36,14 +37,7 @@ MAIN_TIGHT = {
 
 @pytest.mark.parametrize("cell", sorted(MAIN_TIGHT), ids=str)
 def test_moved_bracket_overlaps_main_tight(cell):
-    s, n, eps = cell
-    ref_lo, ref_up = MAIN_TIGHT[cell]
-    clear_caches()
-    acc = ShuffleAccountant(GaussianRandomizer(s, 1), n)
-    lo, up = acc.get_delta_bounds(eps)
-    assert up >= ref_lo * (1 - 1e-12), (cell, lo, up, ref_lo)  # (never under-reports)
-    assert lo <= ref_up * (1 + 1e-12), (cell, lo, up, ref_up)
-    assert up - lo <= acc.rel_tol * lo, (cell, lo, up)
+    check_overlaps_main_tight(cell, MAIN_TIGHT[cell])
 
 
 @pytest.mark.parametrize("s, n, delta", [(0.5, 10**8, 0.02), (0.5, 10**8, 0.005), (1.0, 10**8, 1e-5),
