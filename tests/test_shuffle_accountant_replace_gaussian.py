@@ -36,7 +36,13 @@ def test_n1_covers_the_gaussian_mechanism(sigma0):
     assert acc.via_bottom
     for eps in [0.0, 0.1, 0.5, 1.0, 2.0, 4.0]:
         lo, up = acc.get_delta_bounds(eps)
-        exact = float(gaussian_mechanism_delta(eps, sigma0, sensitivity=2.0))
+        # the true delta of the Gaussian mechanism (sensitivity 2), 50 digits, rounded down: a certified upper value
+        # may sit below gaussian_mechanism_delta, itself an upper value rounded up (~1e-12 relative)
+        with mp.workdps(50):
+            s = mp.mpf(sigma0)
+            truth = mp.ncdf(1 / s - eps * s / 2) - mp.e ** eps * mp.ncdf(-1 / s - eps * s / 2)
+        exact = float(truth) * (1 - 1e-15)
+        assert exact <= float(gaussian_mechanism_delta(eps, sigma0, sensitivity=2.0)) <= exact * (1 + 1e-9)
         assert lo <= up <= 1.0
         assert up >= exact
 
