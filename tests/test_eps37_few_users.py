@@ -168,3 +168,30 @@ def test_lower_end_settled_without_probe(monkeypatch):
     assert probes == 1 and any(v > DELTA for v in seen)
     clear_caches()
     assert A.ShuffleAccountant(r, 100).get_delta_bounds(e * (1.0 - XTOL))[0] > DELTA
+
+
+# n = 2 against the exact D_2 by mpmath quadrature (tests/test_review_rev24a.py's kink-split reference, converged to
+# 1e-12 there): the cells where main's search took the look of docs/accountant.md §8.4, which the rule now skips
+@pytest.mark.parametrize("sigma0, delta", [(0.7, 1e-3), (1.2, 1e-4), (1.5, 1e-6), (2.0, 1e-5)])
+def test_n2_answer_against_quadrature(sigma0, delta):
+    from test_review_rev24a import _d2_gauss
+
+    r = GaussianRandomizer(sigma0, 1)
+    e, passes, _ = _counted(r, 2, delta)
+    assert passes == 0  # (the rule ran)
+    assert _d2_gauss(sigma0, e) <= delta  # (the exact value at the answer)
+    _contract(r, 2, e, delta)
+    # the few-user lower value at the answer (1 - xtol) is below the exact value there (a certified lower value)
+    lo = few_user_lower(laws_for(r, e * (1.0 - XTOL), "zero_out"), 2)
+    assert lo <= _d2_gauss(sigma0, e * (1.0 - XTOL)) * (1.0 + 1e-9)
+
+
+def test_through_bottom_first_guess_moves_within_xtol():
+    """GaussianRandomizer(0.8), n = 10, replace-one (through ⊥, docs/accountant.md §9): the search's first guess is the
+    zero-out answer, now the rule's; main's answer 7.385086305505525 (tests/test_review_rev24b.py, switch off): the
+    new answer is certified by fresh accountants and within xtol of main's."""
+    r = GaussianRandomizer(0.8, 1)
+    clear_caches()
+    e = ShuffleAccountant(r, 10, "replace").get_epsilon(1e-2)
+    assert abs(e / 7.385086305505525 - 1.0) <= XTOL
+    _contract(r, 10, e, 1e-2, "replace")
