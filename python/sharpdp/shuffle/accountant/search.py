@@ -402,7 +402,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     def lower_far(e: float) -> float:
         """lower_near, and for atom laws away from the phase-1 model's root (or without a model)
         the loose certified lower value of :func:`loose_lower`: a point far below the root is
-        then settled by one cheap pass instead of a refined get_delta (docs/accountant_atoms.md §6); where §8.15's rule
+        then settled by one cheap pass instead of a refined get_delta (docs/accountant_atoms.md §6); where the few-user rule
         runs (n <= 500), the few-user lower value (docs/accountant.md §8.15)."""
         lo_e = lower_near(e)
         if few and e != x_few and 0.0 < e <= EPS_CAP and not lo_e > delta:  # (not at phase 2's first point: its probe starts the model)
