@@ -168,6 +168,10 @@ def test_get_epsilon_as_before_9_6(s, n, rt, delta, want, monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
     switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
+    # (**) session 37, eps37: the through-bot search's first guess, the zero-out answer at n = 10, is the few-user
+    # rule's (docs/accountant.md §8.15): 7.385086305505525 -> 7.384919106667878, certified and within xtol
+    # (tests/test_eps37_few_users.py)
+    switch(monkeypatch, "EPS_FEW_USERS", False)
     assert _acc(s, n, rel_tol=rt).get_epsilon(delta) == want
 
 

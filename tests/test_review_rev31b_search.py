@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from _main_floats34 import switch
 
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 
@@ -108,6 +109,7 @@ def test_rule_off_is_mains_search_float_for_float(monkeypatch, spec, n, adj, del
     from sharpdp.shuffle.accountant import search
     monkeypatch.setattr(search, "first_point", lambda laws_at, n_, delta_, g0, hi: (g0, None))
     monkeypatch.setattr(search, "ONE_PASS", False)
+    switch(monkeypatch, "EPS_FEW_USERS", False)  # (**) session 37, eps37
     clear_caches()
     assert float(ShuffleAccountant(_rand(spec), n, adj).get_epsilon(delta, xtol=XTOL)) == ref
 

@@ -253,3 +253,10 @@ BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no g
 # without the body's engine passes (else the run at the caps' step, as before); 1.0: main's runs and floats
 CAP_COARSE = 4.0
 CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target runs again at half the factor (§48.2)
+# session 37, eps37
+# docs/accountant.md §8.15: at n <= 500 (closed_forms.JUMP_N_MAX) get_epsilon's phase 1 takes the few-user lower value
+# (docs/accountant.md §6.8) as its model value where the few-user bracket is within EPS_FEW_WIDTH (relative), and where
+# it does at the phase-1 root, phase 2 starts just above that root and settles expected lower ends on that certified
+# lower value; False: main's search (its points and answers)
+EPS_FEW_USERS = True
+EPS_FEW_WIDTH = 0.25

@@ -17,8 +17,6 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-import numpy as np
-
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
@@ -29,6 +27,8 @@ from sharpdp.shuffle.accountant.jump_lower import jump_lower_max
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, SHRINK_ITERS, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.looks import LOOK_REACH_LARGE, closed_at, memoised, walks
 from sharpdp.shuffle.accountant.plain import Bracket
+from sharpdp.shuffle.accountant.few_users import few_user_lower, few_user_model
+from sharpdp.shuffle.accountant.phase1_step import phase1_h_ratio, two_atoms
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
@@ -36,11 +36,6 @@ from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
-#: phase 1's grid step over sd (docs/accountant.md §8) ...
-_H_RATIO = 0.125
-#: ... for two-atom laws (binary RR), whose passes are cheap: a model root within ~0.03 % instead of
-#: ~0.1 % saves phase 2 a refined probe (docs/accountant_atoms.md §8)
-_H_RATIO_TWO = 0.0625
 #: phase 1 of two-atom laws stops once its model root lies within this (log eps) of its last point (a model only)
 _REACH_TWO = 0.02
 #: ... and of other laws within this, phase 1's own resolution (its tolerance max(xtol, 1e-2); docs/accountant.md §8.6)
@@ -51,9 +46,9 @@ _STRADDLE = 0.3
 #: phase 1 stops where its model root interpolates two evaluations on either side within this (log eps), at n below
 #: _WALK_N; at n >= _WALK_N within the second (as before session 30: docs/accountant.md §8.9.1, §8.10.2)
 _INTERP, _INTERP_LARGE = 0.1, 0.2
-#: ... over the sd of the atoms within this many times the top of the law, for atom laws whose far
-#: negative atoms make the sd (docs/accountant_atoms.md §6)
-_CORE = 64.0
+#: at n <= 500 where the few-user model held at the phase-1 root r1 (a root of lower values: at or below get_delta's),
+#: phase 2's first point is r1 (1 + FEW_ABOVE xtol) (docs/accountant.md §8.15)
+FEW_ABOVE = 0.3
 #: the relative target of the loose report at the phase-1 root where a far-tail law led phase 1 (docs/accountant.md §8.4)
 _LOOK_REL = 0.1
 #: ... where it names phase 1's law, get_delta is still evaluated at r1 when the look's value puts r1 within this many
@@ -86,34 +81,6 @@ class _Evaluator(Protocol):
     def sampler_term(self, epsilon: float) -> float: ...
     def _cap_beyond(self, eps: float) -> tuple[float, float]: ...
     def _report(self, epsilon: float, rel_tol: float) -> Any: ...
-
-
-def phase1_h_ratio(law: Any, gamma: float) -> float:
-    """Grid step over sd(B L) of phase 1's upper value (a speed choice; every step gives a
-    certified upper value): 1/8 (1/16 for a two-atom law), times sd_core / sd for an atom law, sd_core the sd of B L with
-    the atoms below -_CORE top set to 0 (docs/accountant_atoms.md §6). Far negative atoms (k-RR
-    at large eps0: one near -e^eps k) make sd, and a step sd/8, far coarser than the atoms near 0
-    that decide the value; the blocks' sd scales the same way (variances add), so the ratio
-    carries over to the block law."""
-    at = law.atoms()
-    if at is None or at[0].size < 2:
-        return _H_RATIO
-    v, p = at
-    base = _H_RATIO_TWO if v.size == 2 else _H_RATIO  # (binary RR: docs/accountant_atoms.md §8)
-    top = float(np.max(v))
-    if not top > 0.0:
-        return base
-    core = np.where(v >= -_CORE * top, v, 0.0)
-    var = gamma * float(np.sum(p * v * v)) - (gamma * float(np.sum(p * v))) ** 2
-    var_core = gamma * float(np.sum(p * core * core)) - (gamma * float(np.sum(p * core))) ** 2
-    if not (var > 0.0 and var_core > 0.0 and math.isfinite(var)) or var_core >= var:
-        return base
-    return base * max(math.sqrt(var_core / var), 1.0 / 4096.0)
-
-
-def _two_atoms(pairs: Any) -> bool:
-    """Every law one of two atoms (binary RR under either adjacency)."""
-    return all((at := law.atoms()) is not None and at[0].size == 2 for _, law in pairs)
 
 
 def _guess_epsilon(acc: _Evaluator, delta: float) -> float:
@@ -254,6 +221,8 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     lead: list[int] = []  # phase 1's model: the index of the law that dominates by >= 10 % (once known)
     led_by: dict[float, int] = {}  # the law that made up(e)'s maximum (-1: a cap, or none) ...
     last_led = [-1]  # ... and at the last point phase 1 evaluated
+    few_on = [True]  # phase 1's points so far all took the few-user model value (docs/accountant.md §8.15)
+    few_at = memoised(lambda e: few_user_model(laws_at(e), acc.n) if 0.0 < e <= EPS_CAP else None, 256)  # (None: as before)
 
     def up(e: float, model: bool = False) -> float:
         """Certified upper value alone on the coarse grid h = phase1_h_ratio sd (sd/8 unless far
@@ -264,6 +233,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
             return up(acc.eps_tau, model)
         if e > EPS_CAP:  # module step L: min(value at 60, E[L_+] at e)
             return min(up(EPS_CAP, model), cap_beyond(e)[1])
+        if model and few_on[0]:  # (n <= 500: the few-user model value while it holds, docs/accountant.md §8.15)
+            if (few_m := few_at(e)) is not None:
+                last_led[0] = -1
+                return plus(plus(max(few_m, TINY), surcharge(acc.randomizer, e, acc.adjacency)), acc.sampler_term(e))
+            few_on[0] = False  # (from the first point where it does not hold on: upper-only passes, as before)
         if e in up_cache:
             last_led[0] = led_by.get(e, -1)
             return up_cache[e]
@@ -272,7 +246,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         # below the value floor only needs the cap (get_delta itself reports the cap below the
         # floor, certify; the search needs no more there)
         pairs = laws_at(e)
-        if model and not lead and len(pairs) > 1 and _two_atoms(pairs):
+        if model and not lead and len(pairs) > 1 and two_atoms(pairs):
             # two-atom laws: the law of largest cap is the largest at every cell measured
             # (docs/accountant_atoms.md §10); the model follows it alone from the first point
             lead.append(max(range(len(pairs)), key=lambda i: trivial_cap(pairs[i][1])))
@@ -370,7 +344,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # two-atom laws (binary RR): the closed forms are far from the root (cap 8-300x above it, the lower
     # values 100x below), so the first bracket is only a safe frame: the upper end in steps of 4 from
     # the guess, and 0 as the lower end when it is certified above (docs/accountant_atoms.md §10)
-    two = _two_atoms(laws_at(min(g, cap)))
+    two = two_atoms(laws_at(min(g, cap)))
     if cap_at(cap) <= delta and not (two and exact_two_atoms()):  # (the exact sum's search needs no frame: §12.6)
         c_hi = (upward_end(lambda e: cap_at(e) <= delta, min(g, cap), cap) if two else
                 geometric_end(lambda e: cap_at(e) <= delta, min(g, cap), 0.0, cap, 1.25)[1])
@@ -415,7 +389,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     def plain_at(e: float) -> bool:  # (laws not all atom laws, none on the far-tail path at e: docs/accountant.md §8.2)
         return not atoms and not any(far_tail.applicable(law, acc.n, rel, float(g)) for g, law in laws_at(e))
 
-    if not exact2 and modelled and k1 is not None and k1 < 0.0 and cap0 is None and j_lo < r1 < c_hi \
+    # n <= 500 where the few-user model holds at r1 (a lower value's root): phase 2 from just above it, its expected
+    # lower ends settled on that certified lower value, no sharpening or refit (docs/accountant.md §8.15)
+    few = few_on[0] and not exact2 and modelled and 0.0 < r1 <= EPS_CAP and few_at(r1) is not None
+    x_few = r1 * (1.0 + FEW_ABOVE * xtol)
+    if not exact2 and not few and modelled and k1 is not None and k1 < 0.0 and cap0 is None and j_lo < r1 < c_hi \
             and r1 <= min(EPS_CAP, acc.eps_tau) and 0 <= last_led[0] < len(laws_at(r1)) and plain_at(r1):
         # plain lattice laws: phase 2 from the model root of the value at r1 on step h/2 (docs/accountant.md §8.2)
         r_s = sharpened_root(delta, r1, up_at(r1, 0.5), k1)
@@ -424,8 +402,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     def lower_far(e: float) -> float:
         """lower_near, and for atom laws away from the phase-1 model's root (or without a model)
         the loose certified lower value of :func:`loose_lower`: a point far below the root is
-        then settled by one cheap pass instead of a refined get_delta (docs/accountant_atoms.md §6)."""
+        then settled by one cheap pass instead of a refined get_delta (docs/accountant_atoms.md §6); where the few-user rule
+        runs (n <= 500), the few-user lower value (docs/accountant.md §8.15)."""
         lo_e = lower_near(e)
+        if few and e != x_few and 0.0 < e <= EPS_CAP and not lo_e > delta:  # (not at phase 2's first point: its probe starts the model)
+            lo_e = max(lo_e, few_user_lower(laws_at(e), acc.n))
         if not (lo_e > delta or not atoms or (modelled and e > 0.0 and r1 > 0.0 and abs(math.log(e / r1)) <= 0.05)):
             lo_e = max(lo_e, loose_lower(e))
         lows.append(lo_e)
@@ -437,10 +418,10 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
 
     try:
         zero.check(r1)
-        x2: float | None = r1
+        x2: float | None = x_few if few and j_lo < x_few < c_hi else r1
         pts2: list[tuple[float, float]] | None = None
         lo2, hi2, k2 = j_lo, c_hi, k1  # (_refit may change each)
-        if not atoms and not exact2 and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
+        if not atoms and not exact2 and not few and modelled and k1 is not None and k1 < 0.0 and j_lo < r1 < c_hi \
                 and r1 <= min(EPS_CAP, acc.eps_tau) and cap0 is None and not lower_far(r1) > delta:
             # a far-tail law led phase 1's last point: its upper-only value may be far from its bracket (the body's
             # Chernoff value), so r1 is first looked at on a loose report (docs/accountant.md §8.4)
