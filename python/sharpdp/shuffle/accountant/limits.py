@@ -253,3 +253,10 @@ BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no g
 # without the body's engine passes (else the run at the caps' step, as before); 1.0: main's runs and floats
 CAP_COARSE = 4.0
 CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target runs again at half the factor (§48.2)
+
+# session 37, rep37
+# docs/accountant.md §9.14: the split search through bot places a split at the edge of a cliff of leg B found from the
+# laws' closed-form tops (the least e2 where every law of leg B has top_bound() <= 0: B certified 0 there) in place of
+# the bisections of §9.5 toward that edge (_shrink, _edge), kept where the split BEYOND_TOL past it is not better
+# (another certified split, another bracket); False: main's bisections and floats
+VIA_BOTTOM_CLOSED_EDGE = True
