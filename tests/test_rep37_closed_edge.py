@@ -164,3 +164,23 @@ def test_moved_cells_certified_within_rel_tol_near_main_fewer_legs(s, n, eps, ma
     c.n = 0
     assert _gauss(s, n).report(eps).upper == main[1]
     assert on < c.n, (on, c.n)
+
+
+def test_fresh_get_delta_at_get_epsilon_answer_within_the_budget():
+    """docs/accountant.md §9.14 (a fresh get_delta above delta at get_epsilon's answer): the fresh report's split is the
+    searching accountant's (its hint), its upper value within VIA_BOTTOM_BUDGET_SHARE rel_tol of delta, and the
+    searching accountant's own get_delta at the answer <= delta; both above an independent chain at that split."""
+    from sharpdp.shuffle.accountant import limits
+
+    delta = 1e-10
+    acc = _gauss(2.0, 1000)
+    e = acc.get_epsilon(delta)
+    assert acc.get_delta(e) <= delta
+    r = _gauss(2.0, 1000).report(e)
+    assert eps_split_e2(e, r) == pytest.approx(acc._bottom._hint, rel=1e-12)
+    assert r.upper <= delta * (1 + limits.VIA_BOTTOM_BUDGET_SHARE * acc.rel_tol)
+    assert r.upper >= _chain_lower(2.0, 1000, e, r) * (1 - 1e-12)
+
+
+def eps_split_e2(eps, r):
+    return eps - float(r.terms["epsilon_split"])
