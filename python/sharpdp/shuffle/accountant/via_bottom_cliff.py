@@ -47,8 +47,6 @@ class CliffSearch:
     MODEL_GAIN = 1e-3
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
     _seen: list[Split]  # the splits the last model search certified
-    bottom: object  # the zero-out accountant of the legs (its ``randomizer``)
-    legs: tuple[tuple[int, ...] | None, tuple[int, ...] | None]
     _edge_e2: list[float | None]  # leg B's closed-form edge (§9.14), once computed: [e2*] or [None]
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
@@ -230,8 +228,8 @@ class CliffSearch:
         seen = best
         fe = self._closed_edge(eps) if other > best.f and not self._past_cliff(best) else None
         if fe is not None and best.f < fe < other:
-            # (§9.14: the edge of leg B's cliff from the laws' tops, and the split BEYOND_TOL past it; a better one
-            # there leaves the bisection of before its last step)
+            # (§9.14: the edge of leg B's cliff from the laws' tops, then the split BEYOND_TOL past it; where that one is
+            # better, the bisection of before goes on from the best split to it)
             c = self._probe(eps, fe, rt, best.upper)
             best = c if c is not None else best
             beyond = min(fe + self.BEYOND_TOL, other)
@@ -284,7 +282,9 @@ class CliffSearch:
             return None
         memo = self.__dict__.get("_edge_e2")
         if memo is None:
-            memo = self._edge_e2 = [leg_edge(getattr(self.bottom, "randomizer", None), self.legs[1])]
+            # (ViaBottom's zero-out accountant and legs: leg B's laws)
+            legs = getattr(self, "legs", (None, None))
+            memo = self._edge_e2 = [leg_edge(getattr(getattr(self, "bottom", None), "randomizer", None), legs[1])]
         e2s = memo[0]
         return None if e2s is None or e2s <= 0.0 else edge_fraction(eps, e2s, self._second)
 
