@@ -10,7 +10,6 @@ n = 2 quadrature (tests/_rev30b_replace_reference.py); (4) an independent zero-o
 
 from __future__ import annotations
 
-import math
 
 import mpmath as mp
 import pytest
@@ -20,6 +19,7 @@ from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.accountant.via_bottom_edge import edge_fraction, leg_edge
 from sharpdp.shuffle.laws import laws_for
 from _main_floats34 import switch  # noqa: E402
+from tests.test_rep36_settle import _chain_lower, _gauss  # (independent legs at the reported split, one definition)
 
 
 def _edge_mp(s: float) -> float:
@@ -107,19 +107,6 @@ def test_n2_above_the_quadrature_reference(s, eps):
     ref = float(replace_delta_n2(s, eps)[0])
     up = ShuffleAccountant(GaussianRandomizer(s, 1), 2, "replace").get_delta_bounds(eps)[1]
     assert up >= ref * (1 - 1e-3), (up, ref)
-
-
-def _gauss(s, n, rel_tol=1e-2, adjacency="replace"):
-    return ShuffleAccountant(GaussianRandomizer(s, 1), n, adjacency=adjacency, rel_tol=rel_tol)
-
-
-def _chain_lower(s, n, eps, r):
-    """The lower value of the chain at the report's split from an independent zero-out accountant's legs at 1e-3."""
-    e1 = float(r.terms["epsilon_split"])
-    e2 = ViaBottom._second(eps, e1)
-    zo = _gauss(s, n, 1e-3, "zero_out")
-    a, b = zo._report(e1, 1e-3, only=(0,)), zo._report(e2, 1e-3, only=(1,))
-    return a.lower + math.exp(e1) * b.lower
 
 
 # main's brackets (4267d7f, `python bench/bench_regimes.py --full --families e`) at cells the rule moves
