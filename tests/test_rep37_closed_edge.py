@@ -10,7 +10,6 @@ n = 2 quadrature (tests/_rev30b_replace_reference.py); (4) an independent zero-o
 
 from __future__ import annotations
 
-
 import mpmath as mp
 import pytest
 
