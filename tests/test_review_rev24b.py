@@ -75,6 +75,9 @@ def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want, monkeypatch):
     main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
     # (**) session 35, mid35: main's steps on the legs' sum laws (docs/accountant_tail.md §46.2 moves them, within rel_tol)
     switch(monkeypatch, "END_ATOM_SNAP", False)
+    # (**) session 37, rep37: the bisections of §9.5 toward leg B's cliff edge (docs/accountant.md §9.14 places the split
+    # at the edge: 4 of these brackets move, each upper value lower, tests/test_rep37_closed_edge.py)
+    switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)
     acc = _acc(s, n, rel_tol=rt)
     acc._bottom.MODEL = False
     lo, up = acc.get_delta_bounds(eps)
@@ -172,6 +175,7 @@ def test_get_epsilon_as_before_9_6(s, n, rt, delta, want, monkeypatch):
     # rule's (docs/accountant.md §8.15): 7.385086305505525 -> 7.384919106667878, certified and within xtol
     # (tests/test_eps37_few_users.py)
     switch(monkeypatch, "EPS_FEW_USERS", False)
+    switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)  # (**) session 37, rep37: §9.14's edge (answers lower: tighter)
     assert _acc(s, n, rel_tol=rt).get_epsilon(delta) == want
 
 

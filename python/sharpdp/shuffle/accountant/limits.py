@@ -260,3 +260,10 @@ CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target ru
 # lower value; False: main's search (its points and answers)
 EPS_FEW_USERS = True
 EPS_FEW_WIDTH = 0.25
+
+# session 37, rep37
+# docs/accountant.md §9.14: the split search through bot places a split at the edge of a cliff of leg B found from the
+# laws' closed-form tops (the least e2 where every law of leg B has top_bound() <= 0: B certified 0 there) in place of
+# the bisections of §9.5 toward that edge (_shrink, _edge), kept where the split BEYOND_TOL past it is not better
+# (another certified split, another bracket); False: main's bisections and floats
+VIA_BOTTOM_CLOSED_EDGE = True

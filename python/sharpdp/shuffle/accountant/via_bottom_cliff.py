@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.via_bottom_edge import edge_fraction, leg_edge
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class CliffSearch:
     MODEL_GAIN = 1e-3
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
     _seen: list[Split]  # the splits the last model search certified
+    _edge_e2: list[float | None]  # leg B's closed-form edge (§9.14), once computed: [e2*] or [None]
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
               rough_b: bool = False) -> Split:
@@ -224,6 +226,17 @@ class CliffSearch:
         if a_at is not None and a_at.lower >= (1.0 - self.SHRINK_GAIN) * best.upper:
             return best
         seen = best
+        fe = self._closed_edge(eps) if other > best.f and not self._past_cliff(best) else None
+        if fe is not None and best.f < fe < other:
+            # (§9.14: the edge of leg B's cliff from the laws' tops, then the split BEYOND_TOL past it; where that one is
+            # better, the bisection of before goes on from the best split to it)
+            c = self._probe(eps, fe, rt, best.upper)
+            best = c if c is not None else best
+            beyond = min(fe + self.BEYOND_TOL, other)
+            d = self._probe(eps, beyond, rt, best.upper) if beyond > fe else None
+            if d is None:
+                return best
+            other, seen = beyond, d
         while abs(other - best.f) > self.BEYOND_TOL:
             f = 0.5 * (best.f + other)
             c = self._probe(eps, f, rt, best.upper)
@@ -243,6 +256,12 @@ class CliffSearch:
         best split seen (docs/accountant.md §9.5)."""
         if past.f <= 0.0:
             return past
+        fe = self._closed_edge(eps)
+        if fe is not None and past.f - self.SPLIT_TOL <= fe < past.f:
+            # (§9.14: the split at the edge from the laws' tops and the one BEYOND_TOL past it, no bisection)
+            at = self.split(eps, fe, rt)
+            beyond = self.split(eps, min(fe + self.BEYOND_TOL, past.f), rt)
+            return min(past, at, beyond, key=lambda c: c.upper)
         before = self.split(eps, max(past.f - self.SPLIT_TOL, 0.0), rt)
         best = min(past, before, key=lambda c: c.upper)
         if self._past_cliff(before):
@@ -253,6 +272,21 @@ class CliffSearch:
             best = c if c.upper < best.upper else best
             lo, hi = (lo, c.f) if self._past_cliff(c) else (c.f, hi)
         return best
+
+    def _closed_edge(self, eps: float) -> float | None:
+        """With ``limits.VIA_BOTTOM_CLOSED_EDGE`` (docs/accountant.md §9.14), the fraction f of the split at eps whose
+        second leg is at the edge of leg B's cliff from the laws' closed-form tops (:func:`.via_bottom_edge.leg_edge`,
+        computed once per object: it does not depend on eps or n); None without the switch, without such an edge or
+        where it is not inside (0, eps). A place to look only: the split there is certified like any other."""
+        if not limits.VIA_BOTTOM_CLOSED_EDGE:
+            return None
+        memo = self.__dict__.get("_edge_e2")
+        if memo is None:
+            # (ViaBottom's zero-out accountant and legs: leg B's laws)
+            legs = getattr(self, "legs", (None, None))
+            memo = self._edge_e2 = [leg_edge(getattr(getattr(self, "bottom", None), "randomizer", None), legs[1])]
+        e2s = memo[0]
+        return None if e2s is None or e2s <= 0.0 else edge_fraction(eps, e2s, self._second)
 
     def _worse(self, eps: float, f: float, rel_tol: float, bar: float) -> bool:
         raise NotImplementedError  # (ViaBottom._worse)
