@@ -15,7 +15,7 @@ import math
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.far_tail_grid import pow2
-from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.accountant.limits import J_LO, K_MAX, U
 from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
 from sharpdp.shuffle.laws import Law
 
@@ -32,6 +32,25 @@ def loose_step(rel_tol: float, n: int) -> float:
     if n < LOOSE_STEP_N:
         return 1.0
     return min(pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
+
+
+def first_factor(coarse: float, first: bool, h_fg: float, h_bulk: float, T0_max: float) -> float:
+    """The factor on a far-tail run's first step where the centroid law's first group sets it (docs/accountant_tail.md
+    §50): ``coarse`` where ``first`` (the run of :func:`~.far_tail._coarse_first`) and ``limits.FIRST_COARSE`` ask
+    for it, the run is not §28's (``T0_max`` infinite) and the first group's step h_fg times it stays at or below the
+    bulk rule's step ``h_bulk`` (the step the run would take without the first group's rule); 1.0 otherwise (the
+    first group's step, main's). A choice of which certified run happens, never a value."""
+    ok = first and limits.FIRST_COARSE and coarse > 1.0 and math.isinf(T0_max) and h_fg * coarse <= h_bulk
+    return coarse if ok else 1.0
+
+
+def first_step(h: float, fg: float, H: float, T0: float, B: float) -> tuple[float, bool]:
+    """(step, True): a round's first step h times ``fg`` (at most H, which it then divides as h does: both are
+    j_odd 2^e), where that is coarser than h and the lattice laws at h itself fit the size cap K_MAX (where they do
+    not, the caps set the step and §48.2's rule applies as before); else (h, False) (docs/accountant_tail.md §50)."""
+    if fg > 1.0 and min(h * fg, H) > h and (math.ceil(T0 / h) + math.ceil(B / h)) * J_LO <= K_MAX:
+        return min(h * fg, H), True
+    return h, False
 
 
 def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
@@ -76,4 +95,5 @@ def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
     return d * min((p + e) * (1 + 1e-12), 1.0) * (1 + 1e-9)
 
 
-__all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_spacing", "body_step", "clamp_shift", "loose_step"]
+__all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_spacing", "body_step", "clamp_shift", "first_factor", "first_step",
+           "loose_step"]

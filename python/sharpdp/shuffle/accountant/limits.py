@@ -253,3 +253,9 @@ BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no g
 # without the body's engine passes (else the run at the caps' step, as before); 1.0: main's runs and floats
 CAP_COARSE = 4.0
 CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target runs again at half the factor (§48.2)
+# session 37, far37
+# docs/accountant_tail.md §50: a far-tail run whose first step the centroid law's first group sets (below the bulk
+# rule's step, the size caps not binding) runs first at CAP_COARSE times that step, kept where its bracket meets
+# BODY_WHOLE_ACCEPT rel_tol from the hat window without the body's engine passes (else at half the factor or main's
+# step, as §48.2's runs); False: main's runs and floats
+FIRST_COARSE = True
