@@ -46,9 +46,12 @@ def first_factor(coarse: float, first: bool, h_fg: float, h_bulk: float, T0_max:
 
 def first_step(h: float, fg: float, H: float, T0: float, B: float) -> tuple[float, bool]:
     """(step, True): a round's first step h times ``fg`` (at most H, which it then divides as h does: both are
-    j_odd 2^e), where that is coarser than h and the lattice laws at h itself fit the size cap K_MAX (where they do
-    not, the caps set the step and §48.2's rule applies as before); else (h, False) (docs/accountant_tail.md §50)."""
-    if fg > 1.0 and min(h * fg, H) > h and (math.ceil(T0 / h) + math.ceil(B / h)) * J_LO <= K_MAX:
+    j_odd 2^e), where that is coarser than h, the lattice laws at h itself fit the size cap K_MAX (where they do
+    not, the caps set the step and §48.2's rule applies as before) and the coarse lattice keeps at least
+    ``limits.FIRST_COARSE_K`` steps (an estimate that the sum's window keeps the KEEP_N points at which the hat
+    window's body bracket is used); else (h, False) (docs/accountant_tail.md §50)."""
+    K = math.ceil(T0 / h) + math.ceil(B / h)  # (the lattice's steps at h: lattice_laws's K)
+    if fg > 1.0 and min(h * fg, H) > h and K * J_LO <= K_MAX and K / fg >= limits.FIRST_COARSE_K:
         return min(h * fg, H), True
     return h, False
 

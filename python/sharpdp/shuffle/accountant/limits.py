@@ -259,3 +259,6 @@ CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target ru
 # BODY_WHOLE_ACCEPT rel_tol from the hat window without the body's engine passes (else at half the factor or main's
 # step, as §48.2's runs); False: main's runs and floats
 FIRST_COARSE = True
+# ... where the coarse step's lattice keeps at least this many steps (T0 + B) / h: the sum's window measured 3.5-5 times
+# that many points, and the hat window's body bracket is used on windows of far_tail.KEEP_N = 2**15 points or more
+FIRST_COARSE_K = 2**13
