@@ -39,7 +39,7 @@ from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, skip_round a
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
-from sharpdp.shuffle.accountant.far_tail_steps import first_factor, first_step, loose_step as _loose_step
+from sharpdp.shuffle.accountant.far_tail_steps import first_factor, first_step, loose_step as _loose_step, pair_keep
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -430,7 +430,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if up < max(negligible, VALUE_FLOOR):
                 break
             # (met: the round meets rel_tol/2 on a lattice worth not redoing; docs/accountant_tail.md §27 (a), speed only)
-            redo, met = False, 0.0 < lo and up - lo <= 0.5 * rel_tol * lo and jt.N >= KEEP_N
+            # (§50.4: BODY_WHOLE_ACCEPT rel_tol on a window of PAIR_REDO_N points or more)
+            redo, met = False, 0.0 < lo and up - lo <= pair_keep(jt.N) * rel_tol * lo and jt.N >= KEEP_N
             if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met and not capped:
                 est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
             if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)

@@ -56,6 +56,13 @@ def first_step(h: float, fg: float, H: float, T0: float, B: float) -> tuple[floa
     return h, False
 
 
+def pair_keep(N: int) -> float:
+    """The share of rel_tol within which a far-tail round's bracket spares its redo for the pair term's clamp (§27 (a)):
+    1/2 (main's), or ``limits.BODY_WHOLE_ACCEPT`` where ``limits.PAIR_REDO_ACCEPT`` is on and the round's jump term's
+    window has at least ``limits.PAIR_REDO_N`` points (docs/accountant_tail.md §50.4; a choice of rounds)."""
+    return limits.BODY_WHOLE_ACCEPT if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N else 0.5
+
+
 def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
     """The spacing s to which the far-tail round's body passes snap their steps (docs/accountant_tail.md §48.1): the
     end atom's (:func:`~.spacing.end_atom_spacing`) of a law unbounded above with a finite bottom, with
@@ -99,4 +106,4 @@ def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
 
 
 __all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_spacing", "body_step", "clamp_shift", "first_factor", "first_step",
-           "loose_step"]
+           "loose_step", "pair_keep"]

@@ -262,3 +262,8 @@ FIRST_COARSE = True
 # ... where the coarse step's lattice keeps at least this many steps (T0 + B) / h: the sum's window measured 3.5-5 times
 # that many points, and the hat window's body bracket is used on windows of far_tail.KEEP_N = 2**15 points or more
 FIRST_COARSE_K = 2**13
+# docs/accountant_tail.md §50.4: a far-tail round whose bracket meets BODY_WHOLE_ACCEPT rel_tol (not only rel_tol / 2,
+# §27 (a)) on a jump-term window of at least PAIR_REDO_N points is kept without the redo at a larger clamp T0 for its
+# pair term (another certified bracket, within BODY_WHOLE_ACCEPT rel_tol); False: main's redo and floats
+PAIR_REDO_ACCEPT = True
+PAIR_REDO_N = 2**20
