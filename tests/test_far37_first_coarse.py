@@ -150,3 +150,36 @@ def test_caps_cells_keep_their_runs(monkeypatch):
     on = _bounds(10**8, 0.1)
     switch(monkeypatch, "FIRST_COARSE", False)
     assert _bounds(10**8, 0.1) == on
+
+
+def test_pair_keep_share(monkeypatch):
+    from sharpdp.shuffle.accountant.far_tail_steps import pair_keep
+
+    assert pair_keep(2**20) == limits.BODY_WHOLE_ACCEPT == 0.8 and pair_keep(2**20 - 1) == 0.5
+    switch(monkeypatch, "PAIR_REDO_ACCEPT", False)
+    assert pair_keep(2**22) == 0.5
+
+
+# main 4267d7f at rel_tol 1e-2 (/work/venv/main, session 37) and main 9d10058 at rel_tol 1e-3 (certified;
+# tests/test_tail36_steps.py's MAIN_TIGHT, session 36)
+MAIN_REDO = {(10**8, 0.001): (0.028948661372757627, 0.0289939007248378),
+             (10**9, 0.01): (0.009612283809846082, 0.009669107527237092)}
+MAIN_REDO_TIGHT = {(10**8, 0.001): (0.028959448358522925, 0.02897891873091703)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cell", sorted(MAIN_REDO), ids=str)
+def test_pair_redo_spared_where_the_round_meets_the_target(cell, monkeypatch):
+    """§50.4: the kept run makes one round (main: a second round at a larger T0); the bracket within
+    rel_tol, overlapping main's (both certified) and main's rel_tol 1e-3 one where known; the switch off restores
+    main's floats."""
+    seen = _steps(monkeypatch)
+    lo, up = _bounds(*cell)
+    # (the kept run's last window is its only one at or below its step: no later round at a larger T0; main's runs end
+    # with that round, at the same step (n = 1e9) or at twice it (n = 1e8: the larger T0's lattice caps))
+    assert len([h for h in seen if h <= seen[-1]]) == 1, seen
+    assert 0.0 < lo and up - lo <= 1e-2 * lo, (lo, up)
+    for ref_lo, ref_up in (MAIN_REDO[cell], MAIN_REDO_TIGHT.get(cell, MAIN_REDO[cell])):
+        assert lo <= ref_up * (1 + 1e-12) and ref_lo <= up * (1 + 1e-12), (lo, up, ref_lo, ref_up)
+    switch(monkeypatch, "PAIR_REDO_ACCEPT", False)
+    assert _bounds(*cell) == MAIN_REDO[cell]
