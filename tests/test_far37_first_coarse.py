@@ -33,16 +33,16 @@ def test_first_factor_only_where_the_first_group_sets_the_step(monkeypatch):
 def test_first_step_divides_the_clamps_and_keeps_to_the_caps():
     # GaussianRandomizer(0.5), n = 1e6, eps = 0.1: h_fg = 27/32, T0 = 51840, B = 1728, H = 27 * 2^7 (tests/test_big28)
     h, T0, B, H = 0.84375, 51840.0, 1728.0, 27.0 * 2**7
-    hc, on = far_tail_steps.first_step(h, 4.0, H, T0, B)
+    hc, on = far_tail_steps.first_step(h, 4.0, H, T0, B, K_MAX)
     assert on and hc == 3.375
     assert (T0 / hc).is_integer() and (B / hc).is_integer()  # (the clamps stay nodes, as at every step of §8)
-    assert far_tail_steps.first_step(h, 4.0, 2.0, T0, B) == (2.0, True)  # (at most H)
-    assert far_tail_steps.first_step(h, 4.0, h, T0, B) == (h, False)  # (not coarser)
-    assert far_tail_steps.first_step(h, 1.0, H, T0, B) == (h, False)
+    assert far_tail_steps.first_step(h, 4.0, 2.0, T0, B, K_MAX) == (2.0, True)  # (at most H)
+    assert far_tail_steps.first_step(h, 4.0, h, T0, B, K_MAX) == (h, False)  # (not coarser)
+    assert far_tail_steps.first_step(h, 1.0, H, T0, B, K_MAX) == (h, False)
     T_big = 1.49e6  # (n = 1e8: the lattice at h exceeds K_MAX, the caps set the step: §48.2's rule, unchanged)
     assert (math.ceil(T_big / h) + math.ceil(B / h)) * J_LO > K_MAX
-    assert far_tail_steps.first_step(h, 4.0, H, T_big, B) == (h, False)
-    assert far_tail_steps.first_step(h, 4.0, H, 9072.0, 864.0) == (h, False)  # (n = 1e5: below FIRST_COARSE_K)
+    assert far_tail_steps.first_step(h, 4.0, H, T_big, B, K_MAX) == (h, False)
+    assert far_tail_steps.first_step(h, 4.0, H, 9072.0, 864.0, K_MAX) == (h, False)  # (n = 1e5: below FIRST_COARSE_K)
 
 
 def _x_vs_bot(eps: float):
