@@ -214,6 +214,8 @@ def test_jump_terms_doomed_runs_give_the_cheap_first_floats(monkeypatch):
     orig = jump._fft_sums
     seen = {"fired": 0, "diff": []}
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: the centroid law's window pinned (§49.1 skips it)
+    # (**) session 37, far37: the first group's step pinned (§50's coarser first step does not doom these cheap runs)
+    switch(monkeypatch, "FIRST_COARSE", False)
 
     def spy(g, eta, k0, h, nn, log_tgt, workers, thr_fn, weights, small, doomed=None):
         rec: list[bool] = []

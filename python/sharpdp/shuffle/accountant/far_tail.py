@@ -39,7 +39,8 @@ from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
-from sharpdp.shuffle.accountant.far_tail_steps import loose_step as _loose_step
+from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
+from sharpdp.shuffle.accountant.far_tail_steps import loose_step as _loose_step, pair_keep
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -108,22 +109,14 @@ class FarTailBracket:
 # (the dispatch's PLAIN_NODES_MAX, the first step's H_BULK, the pair term's PAIR_FRAC: :mod:`.limits`, §8)
 
 
-def _body_lower(body: PassResult) -> float:
-    """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
-    (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
-    / (n gamma) - overshoot; the lower tail is paid by :func:`lower_tail_penalty` instead)."""
-    t = body.terms
-    v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
-    return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
-
-
 class _BracketNeeded(Exception):
     """An upper-first run (``as_bracket``) stops: the bracket would run the body's engine pass."""
 
 
 class _CoarseMiss(Exception):
     """A run at a coarser cap step (``coarse``) stops: its round would run the body's engine passes (§48.2);
-    ``args[0]``: its whole bracket's gap over its target (inf without a lower value)."""
+    ``args[0]``: its whole bracket's gap over its target (inf without a lower value); ``args[1]`` (§50): True where
+    the run's coarser first-group step met a size cap (the run again without §50's step)."""
 
 
 def _miss(lo: float, up: float, rel_tol: float) -> float:
@@ -236,7 +229,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
                     doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True,
-                    coarse: float = 1.0) -> FarTailBracket:
+                    coarse: float = 1.0, first: bool = False) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -250,7 +243,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     ``T0_max``: a cap on the clamp T0 (a choice; the values stay certified for any T0, §7); where the rounds' grid
     is too coarse for the centroid law's first group and the bracket misses ``rel_tol``, one more run at the
     largest T0 whose lattice fits that group's step adds its values (docs/accountant_tail.md §28). ``skip_rounds``
-    (with the module's SKIP_ROUNDS): a law bounded above skips a round whose redo with B x 4 is certain (§33.4)."""
+    (with the module's SKIP_ROUNDS): a law bounded above skips a round whose redo with B x 4 is certain (§33.4).
+    ``coarse`` > 1: the caps' step times it (§48.2), or with ``first`` the first group's step times it (§50); such a
+    run raises :class:`_CoarseMiss` where its bracket would need a finer step or the body's engine passes."""
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
@@ -280,9 +275,11 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     h_bulk = H_BULK / 16.0 if est >= 0.5 * v_bulk else H_BULK
     h_start = max(h_start, _pow2(math.sqrt(max(n - 1, 1) * gamma) * sd / h_bulk))
     h_fg = None  # the step at which the centroid law closes its first group (None: not computed)
+    fg, fg_on = 1.0, False  # §50's factor on the first group's step, and whether this round's step took it
     j_odd = 1  # every grid step is j_odd 2^e: T0 and B are multiples of U = j_odd H, so they stay nodes
     if (lower or as_bracket) and not bounded and not tiny and math.isfinite(lo_s) and lo_s < 0:
         h_fg, j_odd = _h_first_group(lo_s, mean)
+        fg = first_factor(coarse, first, h_fg, h_start, T0_max)  # (§50: 1 where the first group's step stays)
         h_start = h_fg / 2.0 ** max(math.ceil(math.log2(h_fg / h_start)), 0)
     B, skipped, scaled = None, False, False
     rounds: list[tuple[_Round, FarTailBracket]] = []  # every round's values (and the state of one cut by §26)
@@ -315,6 +312,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 B = math.ceil(B / H) * H
             # every grid step h = j_odd 2^e <= H (H = j_odd 2^p) divides T0 and B, so all lattices share the clamps
             h = min(h_start, H)
+            h, fg_on = first_step(h, fg, H, T0, B, K_MAX)  # (§50; h where the caps would bind at h)
+            scaled = scaled or fg_on
             jt: JumpTerm | None = None
             lat: LatticeLaws | None = None
             bc: float | None = None  # body_chernoff of lat, where already computed (the same value)
@@ -334,6 +333,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                             jump_term(law, gamma, n, lat_n, h, T0, rel_tol, est, workers, lower=lower,
                                       hat=lower and limits.HAT_LOWER))
                 except TailCoarsen as exc:
+                    if jt is None and fg_on:
+                        raise _CoarseMiss(math.inf, True)  # (§50's step met a cap: the run without it)
                     if jt is None:
                         # nothing fitted yet: the coarsest step the caps allow (upper value certified; the centroid
                         # law may be empty there, Lo = 0), unless it would not divide the clamps
@@ -366,7 +367,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         break
                 gap_prev = gap
                 if scaled:
-                    raise _CoarseMiss(math.inf)  # (the jump term itself asks for a finer step: the caps' run; §48.2)
+                    raise _CoarseMiss(math.inf, False)  # (the jump term itself asks for a finer step: the caps' run; §48.2)
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
@@ -396,7 +397,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 skipped, B = True, 4.0 * B
                 continue
             body_lo, body, st = 0.0, None, None
-            hat_body = jt.parts.pop("hat_body_fn", None)  # (the window it holds is released with it)
+            hat_body, w = jt.parts.pop("hat_body_fn", None), None  # (the window it holds is released with it)
             jlo = jt.lo
             rnd = _Round(None, jt, multi, pen, T0, h, B, lat, law.tail_upper(0.0))
             # (the body pass's decision only) upper first: the lower value the bracket's first round would
@@ -411,7 +412,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
                 need = not (0.0 < w.lower and w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower)
             if need and scaled:  # (no engine pass at the coarser step: the caller's next run; §48.2)
-                raise _CoarseMiss(_miss(w.lower, w.upper, rel_tol) if hat_body is not None else math.inf)
+                raise _CoarseMiss(_miss(w.lower, w.upper, rel_tol) if w is not None else math.inf, False)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
                 pass  # below the caller's maximum (or the value floor): the Chernoff value suffices
             # the body's engine pass is skipped when the bracket already meets 0.8 rel_tol with Body_lo = 0
@@ -436,7 +437,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if up < max(negligible, VALUE_FLOOR):
                 break
             # (met: the round meets rel_tol/2 on a lattice worth not redoing; docs/accountant_tail.md §27 (a), speed only)
-            redo, met = False, 0.0 < lo and up - lo <= 0.5 * rel_tol * lo and jt.N >= KEEP_N
+            # (§50.4: BODY_WHOLE_ACCEPT rel_tol on a window of PAIR_REDO_N points or more)
+            redo, met = False, 0.0 < lo and up - lo <= pair_keep(jt.N) * rel_tol * lo and jt.N >= KEEP_N
             if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met and not capped:
                 est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
             if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
@@ -456,7 +458,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     # (the first round either appends its values or raises)
     r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
     if scaled and _miss(r.lower, r.upper, rel_tol) > 1.0:
-        raise _CoarseMiss(_miss(r.lower, r.upper, rel_tol))
+        raise _CoarseMiss(_miss(r.lower, r.upper, rel_tol), False)
     if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
             and not (0.0 < r.lower and r.upper - r.lower <= FIRST_GROUP_GAP * rel_tol * r.lower)):
         # the caps forced a grid coarser than the centroid law's first group: its lower values are 0 or loose; the
@@ -493,11 +495,15 @@ def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, 
     with the hat lower values of §45), kept where it meets BODY_WHOLE_ACCEPT rel_tol without the body's engine
     passes; a miss by at most CAP_RETRY times the target halves the factor, a larger one runs at the caps' step
     (docs/accountant_tail.md §48.2; a choice of which certified run)."""
-    c = limits.CAP_COARSE if lower and limits.HAT_LOWER else 1.0
+    c, first = (limits.CAP_COARSE if lower and limits.HAT_LOWER else 1.0), True
     while c > 1.0:
         try:
-            return certify_bigjump(law, gamma, n, rel_tol, workers, lower=True, negligible=negligible, coarse=c)
+            return certify_bigjump(law, gamma, n, rel_tol, workers, lower=True, negligible=negligible, coarse=c,
+                                   first=first)
         except _CoarseMiss as miss:  # (a near miss: half the factor; else the caps' step)
+            if miss.args[1]:
+                first = False  # (§50's coarser first-group step met a cap: the run as §48.2's)
+                continue
             c = c / 2.0 if miss.args[0] <= limits.CAP_RETRY else 1.0
         except TailCoarsen:
             break

@@ -15,7 +15,8 @@ import math
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.far_tail_grid import pow2
-from sharpdp.shuffle.accountant.limits import U
+from sharpdp.shuffle.accountant.lattice import PassResult
+from sharpdp.shuffle.accountant.limits import J_LO, U
 from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
 from sharpdp.shuffle.laws import Law
 
@@ -32,6 +33,45 @@ def loose_step(rel_tol: float, n: int) -> float:
     if n < LOOSE_STEP_N:
         return 1.0
     return min(pow2(math.sqrt(max(rel_tol / 1e-2, 1.0))), LOOSE_STEP_MAX)
+
+
+def body_lower(body: PassResult) -> float:
+    """Lower value of E[(A_B)_+]/(n gamma) from an engine pass, without the engine's tail_B term
+    (module step H of :mod:`sharpdp.shuffle.accountant`: e^{n Lambda~}(E~ - wrap_high~ - fp~ - tv~)
+    / (n gamma) - overshoot; the lower tail is paid by :func:`~.chernoff.lower_tail_penalty` instead; moved from
+    :mod:`.far_tail`, which keeps the name ``_body_lower``)."""
+    t = body.terms
+    v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
+    return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
+
+
+def first_factor(coarse: float, first: bool, h_fg: float, h_bulk: float, T0_max: float) -> float:
+    """The factor on a far-tail run's first step where the centroid law's first group sets it (docs/accountant_tail.md
+    §50): ``coarse`` where ``first`` (the run of :func:`~.far_tail._coarse_first`) and ``limits.FIRST_COARSE`` ask
+    for it, the run is not §28's (``T0_max`` infinite) and the first group's step h_fg times it stays at or below the
+    bulk rule's step ``h_bulk`` (the step the run would take without the first group's rule); 1.0 otherwise (the
+    first group's step, main's). A choice of which certified run happens, never a value."""
+    ok = first and limits.FIRST_COARSE and coarse > 1.0 and math.isinf(T0_max) and h_fg * coarse <= h_bulk
+    return coarse if ok else 1.0
+
+
+def first_step(h: float, fg: float, H: float, T0: float, B: float, k_max: int) -> tuple[float, bool]:
+    """(step, True): a round's first step h times ``fg`` (at most H, which it then divides as h does: both are
+    j_odd 2^e), where that is coarser than h, the lattice laws at h itself fit the size cap ``k_max`` (far_tail's
+    K_MAX; where they do not, the caps set the step and §48.2's rule applies as before) and the coarse lattice keeps at least
+    ``limits.FIRST_COARSE_K`` steps (an estimate that the sum's window keeps the KEEP_N points at which the hat
+    window's body bracket is used); else (h, False) (docs/accountant_tail.md §50)."""
+    K = math.ceil(T0 / h) + math.ceil(B / h)  # (the lattice's steps at h: lattice_laws's K)
+    if fg > 1.0 and min(h * fg, H) > h and K * J_LO <= k_max and K / fg >= limits.FIRST_COARSE_K:
+        return min(h * fg, H), True
+    return h, False
+
+
+def pair_keep(N: int) -> float:
+    """The share of rel_tol within which a far-tail round's bracket spares its redo for the pair term's clamp (§27 (a)):
+    1/2 (main's), or ``limits.BODY_WHOLE_ACCEPT`` where ``limits.PAIR_REDO_ACCEPT`` is on and the round's jump term's
+    window has at least ``limits.PAIR_REDO_N`` points (docs/accountant_tail.md §50.4; a choice of rounds)."""
+    return limits.BODY_WHOLE_ACCEPT if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N else 0.5
 
 
 def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
@@ -76,4 +116,5 @@ def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
     return d * min((p + e) * (1 + 1e-12), 1.0) * (1 + 1e-9)
 
 
-__all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_spacing", "body_step", "clamp_shift", "loose_step"]
+__all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "first_factor",
+           "first_step", "loose_step", "pair_keep"]

@@ -267,3 +267,17 @@ EPS_FEW_WIDTH = 0.25
 # the bisections of §9.5 toward that edge (_shrink, _edge), kept where the split BEYOND_TOL past it is not better
 # (another certified split, another bracket); False: main's bisections and floats
 VIA_BOTTOM_CLOSED_EDGE = True
+# session 37, far37
+# docs/accountant_tail.md §50: a far-tail run whose first step the centroid law's first group sets (below the bulk
+# rule's step, the size caps not binding) runs first at CAP_COARSE times that step, kept where its bracket meets
+# BODY_WHOLE_ACCEPT rel_tol from the hat window without the body's engine passes (else at half the factor or main's
+# step, as §48.2's runs); False: main's runs and floats
+FIRST_COARSE = True
+# ... where the coarse step's lattice keeps at least this many steps (T0 + B) / h: the sum's window measured 3.5-5 times
+# that many points, and the hat window's body bracket is used on windows of far_tail.KEEP_N = 2**15 points or more
+FIRST_COARSE_K = 2**13
+# docs/accountant_tail.md §50.4: a far-tail round whose bracket meets BODY_WHOLE_ACCEPT rel_tol (not only rel_tol / 2,
+# §27 (a)) on a jump-term window of at least PAIR_REDO_N points is kept without the redo at a larger clamp T0 for its
+# pair term (another certified bracket, within BODY_WHOLE_ACCEPT rel_tol); False: main's redo and floats
+PAIR_REDO_ACCEPT = True
+PAIR_REDO_N = 2**20
