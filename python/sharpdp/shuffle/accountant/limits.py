@@ -253,3 +253,10 @@ BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no g
 # without the body's engine passes (else the run at the caps' step, as before); 1.0: main's runs and floats
 CAP_COARSE = 4.0
 CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target runs again at half the factor (§48.2)
+# session 37, hat37
+# docs/accountant_tail.md §51: the jump term's window sums (and §45's hat values from the same window) charge the pmf
+# errors' TV with the weight's majorant C0 + c (x - s0)_+ against the exponential moments of the errors and of the
+# other users' sum (tv_weight.TvWeights), the smaller of that and max_W w · tv, on windows where the latter exceeds
+# TV_WEIGHTED_SHARE rel_tol times the jump term's estimate; False: max_W w · tv everywhere (main's floats)
+TV_WEIGHTED = True
+TV_WEIGHTED_SHARE = 1e-3
