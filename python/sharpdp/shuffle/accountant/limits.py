@@ -259,4 +259,10 @@ CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target ru
 # other users' sum (tv_weight.TvWeights), the smaller of that and max_W w · tv, on windows where the latter exceeds
 # TV_WEIGHTED_SHARE rel_tol times the jump term's estimate; False: max_W w · tv everywhere (main's floats)
 TV_WEIGHTED = True
-TV_WEIGHTED_SHARE = 1e-3
+TV_WEIGHTED_SHARE = 0.05
+# docs/accountant_tail.md §51.4: at n >= CLOSED_WHOLE_N the closed form's bracket (§18) is returned at the first stage
+# whose gap is within CLOSED_WHOLE_ACCEPT rel_tol (§44.1's share for a far-tail round), not only within CLOSED_ACCEPT /
+# CLOSED_ACCEPT_TILTED rel_tol (a choice of which certified bracket is returned); CLOSED_WHOLE_ACCEPT = 0.0: main's
+# stages and floats
+CLOSED_WHOLE_ACCEPT = 0.8
+CLOSED_WHOLE_N = 10**8
