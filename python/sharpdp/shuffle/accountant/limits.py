@@ -260,9 +260,11 @@ CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target ru
 # TV_WEIGHTED_SHARE rel_tol times the jump term's estimate; False: max_W w · tv everywhere (main's floats)
 TV_WEIGHTED = True
 TV_WEIGHTED_SHARE = 0.05
-# docs/accountant_tail.md §51.4: at n >= CLOSED_WHOLE_N the closed form's bracket (§18) is returned at the first stage
-# whose gap is within CLOSED_WHOLE_ACCEPT rel_tol (§44.1's share for a far-tail round), not only within CLOSED_ACCEPT /
-# CLOSED_ACCEPT_TILTED rel_tol (a choice of which certified bracket is returned); CLOSED_WHOLE_ACCEPT = 0.0: main's
-# stages and floats
+# docs/accountant_tail.md §51.4: at n >= CLOSED_WHOLE_N and rel_tol <= CLOSED_WHOLE_TOL the closed form's bracket
+# (§18) is returned at the first stage whose gap is within CLOSED_WHOLE_ACCEPT rel_tol (§44.1's share for a far-tail
+# round), not only within CLOSED_ACCEPT / CLOSED_ACCEPT_TILTED rel_tol (a choice of which certified bracket is
+# returned; a calibration's loose probes, rel_tol 0.3, keep main's stages: their brackets decide its steps);
+# CLOSED_WHOLE_ACCEPT = 0.0: main's stages and floats
 CLOSED_WHOLE_ACCEPT = 0.8
 CLOSED_WHOLE_N = 10**8
+CLOSED_WHOLE_TOL = 0.01
