@@ -161,3 +161,30 @@ def test_jump_term_nested_in_main_at_the_same_window(monkeypatch):
     for on, off in seen:
         assert off.lo <= on.lo * (1 + 1e-12) + 1e-300 and on.up <= off.up * (1 + 1e-12)
         assert math.isfinite(on.up)
+
+
+def test_closed_form_whole_acceptance_at_n_1e9(monkeypatch):
+    """docs/accountant_tail.md §51.4: GaussianRandomizer(1), n = 1e9, eps = 0.01 returns stage 0's bracket (gap within
+    0.8 rel_tol) instead of stage 3's; it meets the FFT treatment's bracket of main (an independent pipeline,
+    tests/test_conc31_one_jump.py's reference) and contains main's closed-form bracket; a loose request (rel_tol 0.3,
+    a calibration's probe) and the switch off give main's stages."""
+    from sharpdp.shuffle.accountant import concentrated as C
+    from sharpdp.shuffle.accountant import far_tail as F
+    from sharpdp.shuffle import GaussianRandomizer, clear_caches
+    from sharpdp.shuffle.laws import laws_for
+
+    fft = (1.7770211987162097e-13, 1.7791475195748726e-13)  # (main 7b66b43's FFT treatment, rel_tol 1e-2)
+    main = (1.777518969386582e-13, 1.7790350485999541e-13)  # (main 4267d7f's get_delta_bounds)
+    gamma, law = laws_for(GaussianRandomizer(1.0, 1), 0.01, "zero_out")[0]
+    clear_caches()
+    new = C.certify(law, float(gamma), 10**9, 1e-2, F.choose_T0)
+    assert new is not None and new.lower <= fft[1] and fft[0] <= new.upper
+    assert new.upper - new.lower <= limits.CLOSED_WHOLE_ACCEPT * 1e-2 * new.lower
+    assert new.upper - new.lower > limits.CLOSED_ACCEPT_TILTED * 1e-2 * new.lower  # (an earlier stage than main's)
+    assert new.lower <= main[0] and main[1] <= new.upper
+    loose_on = C.certify(law, float(gamma), 10**9, 0.3, F.choose_T0)
+    switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)
+    off = C.certify(law, float(gamma), 10**9, 1e-2, F.choose_T0)
+    loose_off = C.certify(law, float(gamma), 10**9, 0.3, F.choose_T0)
+    assert off is not None and off.upper - off.lower <= limits.CLOSED_ACCEPT_TILTED * 1e-2 * off.lower
+    assert loose_on == loose_off
