@@ -10,6 +10,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+
+from _main_floats34 import switch
 from scipy.special import ndtr
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
@@ -84,7 +86,8 @@ def test_log_binom_sharp_against_mpmath(N, gamma):
     (0.5, 1.0, (2.3703603454943247e-4, 2.3735372531680192e-4)),
     (1.0, 0.01, (1.7770211987162097e-13, 1.7791475195748726e-13)),
 ])
-def test_new_closed_form_brackets_at_n_1e9(sigma0, eps, fft):
+def test_new_closed_form_brackets_at_n_1e9(sigma0, eps, fft, monkeypatch):
+    switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)  # (**) session 37, hat37: pins the closed form's stages (§51.4 off)
     gamma, law = laws_for(GaussianRandomizer(sigma0, 1), eps, "zero_out")[0]
     concentrated._MEMO.clear()
     assert concentrated.certify(law, float(gamma), 10**9, 1e-2, far_tail.choose_T0) is not None  # (was None)

@@ -26,6 +26,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from _main_floats34 import switch
 from _review28_ak_reference import GaussXBot, OneTerm
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import closed_forms, concentrated, mgf
@@ -208,6 +209,8 @@ def test_stage_off_gives_mains_floats(monkeypatch):
     Bennett tail, the lower base's reuse of the Jensen terms, ``_tilted_curv`` without the sort) give main's floats bit
     for bit, at the two cells §38 moves and at cells accepted at the sharp stage."""
     _stage_off(monkeypatch)
+    switch(monkeypatch, "TV_WEIGHTED", False)  # (**) session 37, hat37: pins main's floats; §51's values: test_hat37_tv_weight.py
+    switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)  # (**) session 37, hat37
     bad = []
     for cell, ref in BASE.items():
         got = _bracket(*cell)

@@ -69,6 +69,8 @@ def test_default_requests_keep_mains_floats(monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
     switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
+    switch(monkeypatch, "TV_WEIGHTED", False)  # (**) session 37, hat37: pins main's floats; §51's values: test_hat37_tv_weight.py
+    switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)  # (**) session 37, hat37
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)
@@ -107,6 +109,8 @@ def test_finer_requests_meet_session30s_brackets(monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
     switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
+    switch(monkeypatch, "TV_WEIGHTED", False)  # (**) session 37, hat37: pins main's floats; §51's values: test_hat37_tv_weight.py
+    switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)  # (**) session 37, hat37
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)

@@ -85,6 +85,8 @@ def test_same_floats_as_main_at_default_rel_tol(cell, n, eps, lo, up, monkeypatc
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
     switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36
+    switch(monkeypatch, "TV_WEIGHTED", False)  # (**) session 37, hat37: pins main's floats; §51's values: test_hat37_tv_weight.py
+    switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)  # (**) session 37, hat37
     clear_caches()
     got = ShuffleAccountant(_make(cell), n, "zero_out").get_delta_bounds(eps)
     assert (float(got[0]), float(got[1])) == (lo, up)

@@ -29,6 +29,13 @@ def capped_exp(x: float) -> float:
     return math.exp(x) if x < 709 else math.inf
 
 
+def log_mgf_up(gp: np.ndarray, k0: int, h: float, lam: float, margin: float) -> float:
+    """An upper bound on log sum_k gp_k e^{lam (k0 + k) h} for gp >= 0 already rounded up (``margin`` >= (K + 8) 4u:
+    the kernel's own rounding of K terms; :class:`Chernoff`'s)."""
+    L = kernels().log_mgf(gp, k0, h, lam)[0]
+    return L + margin + 1e-12 * abs(L)
+
+
 class Chernoff:
     """Chernoff bounds for the nn-fold sum S of the EXACT lattice law whose computed pmf is g with
     absolute error bounds eta: log E e^{lam X} <= log sum_k (g_k + eta_k) e^{lam x_k}."""
@@ -50,8 +57,7 @@ class Chernoff:
         self._vals: dict[tuple[str, float], float] = {}
 
     def log_mgf(self, lam: float) -> float:
-        L = self.C.log_mgf(self.gp, self.k0, self.h, lam)[0]
-        return L + self.margin + 1e-12 * abs(L)
+        return log_mgf_up(self.gp, self.k0, self.h, lam, self.margin)
 
     def _approx(self, lam: float) -> tuple[float, float, float]:
         """(Lambda, Lambda', Lambda'') of the upper pmf at lam in plain floats (no error bound): it only steers
@@ -84,11 +90,21 @@ class Chernoff:
     def _search(self, b: float, side: int, excess: bool) -> float:
         """min over lam > 0 of F(lam) = -side lam b + nn Lambda(side lam) [- 1 - log lam when ``excess``], a convex
         function of lam: safeguarded Newton on F' in t = log lam over the bracket of :meth:`_min` (the same range
-        of lam), steered by :meth:`_approx`, then F at the lam found by the certified :meth:`log_mgf`. Every lam > 0
-        gives a valid bound (Chernoff, Markov with e^{lam x}/(e lam) >= x_+): the search only chooses a good one.
-        None when the plain-float steering fails (NaN, empty law): :meth:`_min` then runs."""
+        of lam), steered by :meth:`_approx` (:meth:`search_lam`), then F at the lam found by the certified
+        :meth:`log_mgf`. Every lam > 0 gives a valid bound (Chernoff, Markov with e^{lam x}/(e lam) >= x_+): the search
+        only chooses a good one. NaN when the plain-float steering fails (NaN, empty law): :meth:`_min` then runs."""
+        lam = self.search_lam(b, side, excess, self.nn)
+        if math.isnan(lam):
+            return math.nan
+        val = -lam * b + self.nn * self.log_mgf(lam) if side > 0 else lam * b + self.nn * self.log_mgf(-lam)
+        if excess:
+            val += -1.0 - math.log(lam)
+        return val
+
+    def search_lam(self, b: float, side: int, excess: bool, nn: float) -> float:
+        """The lam > 0 of :meth:`_search`'s Newton steering for ``nn`` summands (plain floats: it only chooses where a
+        certified bound is evaluated); NaN where the steering fails."""
         t_lo, t_hi = math.log(self.scale) - 25.0, math.log(self.scale) + 12.0
-        nn = self.nn
 
         def deriv(t):  # (F'(lam), F''(lam)) at lam = e^t
             lam = math.exp(t)
@@ -131,11 +147,7 @@ class Chernoff:
                         t = tn
                         break
                     t = tn
-        lam = math.exp(t)
-        val = -lam * b + nn * self.log_mgf(side * lam) if side > 0 else lam * b + nn * self.log_mgf(-lam)
-        if excess:
-            val += -1.0 - math.log(lam)
-        return val
+        return math.exp(t)
 
     def _min(self, f: Callable[[float], float], sign: str) -> float:
         """min over lam > 0 of f(lam) (convex in lam): golden section on log lam (the fallback of :meth:`_search`)."""
@@ -273,5 +285,5 @@ def body_chernoff(lat: LatticeLaws, h: float, n: int, gamma: float) -> float:
     return capped_exp(Chernoff(lat.g, lat.eta, lat.k0, h, n).log_excess(0.0)) / (n * gamma) * (1 + 1e-9)
 
 
-__all__ = ["Chernoff", "body_chernoff", "capped_exp", "clamped_chernoff_cap", "lower_tail_penalty",
+__all__ = ["Chernoff", "body_chernoff", "capped_exp", "clamped_chernoff_cap", "log_mgf_up", "lower_tail_penalty",
            "saddle_excess_estimate"]

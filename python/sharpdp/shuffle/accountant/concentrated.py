@@ -421,7 +421,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Concen
         return None
     f = law.heavy_form()
     key = (*f.key, gamma, n, rel_tol, limits.CLOSED_ACCEPT, limits.CLOSED_T0_FRAC, limits.CLOSED_PRECHECK,
-           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE, limits.CLOSED_PIECES_STAGE)
+           limits.CLOSED_LOCAL_STAGE, limits.CLOSED_EXP_STAGE, limits.CLOSED_PIECES_STAGE, limits.CLOSED_WHOLE_ACCEPT,
+           limits.CLOSED_WHOLE_N, limits.CLOSED_WHOLE_TOL)
     if key in _MEMO:  # (the same floats: the value depends on these only)
         return _MEMO[key]
     # speed only: with the values of §20-§22 the bracket's width is 0.2-0.22 times the Jensen gap p(-mu) m sigma^2 / 2
@@ -489,6 +490,8 @@ def _certify(law: Law, gamma: float, n: int, rel_tol: float, choose_T0) -> Conce
         up = (body + jup + multi) * (1 + 1e-9)
         lo = jlo * (1 - 1e-9)
         accept = limits.CLOSED_ACCEPT if stage == 0 else limits.CLOSED_ACCEPT_TILTED
+        if n >= limits.CLOSED_WHOLE_N and rel_tol <= limits.CLOSED_WHOLE_TOL:  # (§51.4: a choice of stages)
+            accept = max(accept, limits.CLOSED_WHOLE_ACCEPT)
         if lo > 0 and up - lo <= accept * rel_tol * lo:
             break
         if stage == 0:  # (the tilted term of §21 decides: the curvature term of §19 is added to returned values)

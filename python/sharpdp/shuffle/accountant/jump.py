@@ -23,6 +23,7 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
 from sharpdp.shuffle.accountant.memo import object_memo
+from sharpdp.shuffle.accountant.tv_weight import TvWeights, tv_out, tv_term, tv_weights
 from sharpdp.shuffle.laws import Law
 
 
@@ -376,8 +377,11 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     ramp_out_hi = max(b + T0, 0.0) * pa + ex
     # outside the window: below a, phi_c <= phi_c(a); above b, phi_c <= tau(T0) + c (x + T0)_+
     out = float(phic(np.array([a]), "up")[0]) * pb + tau_T0_up * pa + c * ramp_out_hi
-    phi_hat_up = s + fp + float(w.max()) * F.tv + out
-    ramp_hat_up = sr + fpr + float(wr.max()) * F.tv + max(a + T0, 0.0) * pb + ramp_out_hi
+    # the pmf errors' terms: max_W w tv, or §51's bound by the weights' majorants c (x + T0)_+ + C0 where smaller
+    tw = tv_weights(ch, lat.g, lat.eta, F, nn, max(float(w.max()), c * float(wr.max())) * F.tv, rel_tol * est)
+    tvr = tv_term(tw, wr, F.tv, 1.0, -T0)
+    phi_hat_up = s + fp + tv_term(tw, w, F.tv, c, -T0) + out
+    ramp_hat_up = sr + fpr + tvr + max(a + T0, 0.0) * pb + ramp_out_hi
     # Jensen: E(A' + T0)_+ >= (E A' + T0)_+, with E A' = (n - 1) gamma E clamp(L, -B, T0) and
     # clamp(l, -B, T0) = -B + (l + B)_+ - (l - T0)_+ (docs/accountant_tail.md §4)
     Bl = -k0 * h
@@ -391,7 +395,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     if hat and lower:  # (§45: the ramp's lower value from the hat law too, for the upper value below)
         lo_hat, ramp_hat_lo, parts["hat_body_fn"] = _hat_values(
             law, gamma, n, lat, h, T0, c, F, pa, pb, ch, phic(F.x, "lo"), ramp_hat_up,
-            sr - fpr - float(wr.max()) * (F.tv + pa + pb))
+            sr - fpr - tv_out(tw, wr, F.tv + pa + pb, pa + pb, 1.0, -T0), tw)
         ramp_jensen = max(ramp_jensen, ramp_hat_lo)
     up_hat = (phi_hat_up - c * ramp_jensen) * (1 + 1e-9)
     if not lower or lat.low is None:
@@ -411,8 +415,9 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     p_out = capped_exp(ch2.log_p_above(F2.b)) + capped_exp(ch2.log_p_below(F2.a))
     # centroid errors: E|A_true - A_computed| <= nn h sum(mom_err); phi_c is c-Lipschitz, the ramp 1-Lipschitz
     dev = nn * h * float(np.sum(mom_err)) * (1 + 1e-9)
-    phi_low_lo = s1 - fp1 - float(w1.max()) * (F2.tv + p_out) - c * dev
-    ramp_low_lo = max(s2 - fp2 - float(wr2.max()) * (F2.tv + p_out) - dev, ramp_jensen)
+    tw2 = tv_weights(ch2, g_lo, eta_lo, F2, nn, max(float(w1.max()), c * float(wr2.max())) * F2.tv, rel_tol * est)
+    phi_low_lo = s1 - fp1 - tv_out(tw2, w1, F2.tv + p_out, p_out, c, -T0) - c * dev
+    ramp_low_lo = max(s2 - fp2 - tv_out(tw2, wr2, F2.tv + p_out, p_out, 1.0, -T0) - dev, ramp_jensen)
     up = phi_hat_up - c * ramp_low_lo
     lo = phi_low_lo - c * ramp_hat_up
     parts.update(N_lower=F2.N, phi_low_lo=phi_low_lo, ramp_low_lo=ramp_low_lo, dev=dev,
@@ -436,15 +441,16 @@ def _hat_enough(up: float, lo: float, rel_tol: float, lat: LatticeLaws, h: float
 
 
 def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, c: float, F: FftWindow,
-                pa: float, pb: float, ch: Chernoff, w1: np.ndarray, ramp_hat_up: float, ramp_sum_lo: float
-                ) -> tuple[float, float, Callable[[], tuple[float, float]]]:
+                pa: float, pb: float, ch: Chernoff, w1: np.ndarray, ramp_hat_up: float, ramp_sum_lo: float,
+                tw: TvWeights | None = None) -> tuple[float, float, Callable[[], tuple[float, float]]]:
     """The hat window's lower value of the jump term, and a function computing the body's bracket from the same window
     where the round asks for it (docs/accountant_tail.md §45, §45.5; it holds the window until called): E w(A')
     >= E w(A_hat*) - Lip(w) (n - 1) h d - coupling_cost (d: :func:`~.hat_lower.rounding_shift`), E w(A_hat*) >=
     sum_W w q - round-off - max_W w (tv + P(outside)); E f(A') <= E f(A_hat*) (f convex, non-decreasing) for the
     body's upper value. ``w1``: phi_c's lower values on the window; ``ramp_sum_lo``: the window's lower value of
     E (A_hat* + T0)_+, which less the same two terms (Lipschitz 1, mu = the point -T0) is a lower value of
-    E (A' + T0)_+ (returned second)."""
+    E (A' + T0)_+ (returned second). ``tw``: the window's bounds of the pmf errors' terms (docs/accountant_tail.md
+    §51; None: max_W w tv)."""
     nn = n - 1
     B = lat.kB * h
     d = rounding_shift(law, gamma, h, lat.kT, lat.kB)
@@ -454,15 +460,16 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     s1, fp1 = _wsum(w1, F)
     pre: dict = {}  # (the window's running sums, shared by the three costs)
     cost = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(c, -math.inf, -T0)], pre)
-    phi_lo = s1 - fp1 - float(w1.max()) * (F.tv + p_out) - c * shift_mean - cost
+    phi_lo = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
     ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)
                ) * (1 - 1e-12)
-    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean, pre)
+    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean, pre, tw)
 
 
 def _hat_body(law: Law, gamma: float, n: int, h: float, T0: float, B: float, F: FftWindow, pa: float, pb: float,
-              ch: Chernoff, miss: float, shift_mean: float, pre: dict) -> tuple[float, float]:
+              ch: Chernoff, miss: float, shift_mean: float, pre: dict, tw: TvWeights | None = None
+              ) -> tuple[float, float]:
     """The body's bracket of :func:`_hat_values` (docs/accountant_tail.md §45.4)."""
     nn = n - 1
     p_out = pa + pb
@@ -470,12 +477,13 @@ def _hat_body(law: Law, gamma: float, n: int, h: float, T0: float, B: float, F: 
     sb, fpb = _wsum(f_lo, F)
     cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)], pre)
     ng = n * gamma * (1 + 1e-12)
-    body_lo = max((sb - fpb - float(f_lo.max()) * (F.tv + p_out) - shift_mean - cost_f) * (1 - 1e-9), 0.0) / ng
+    tv_lo = tv_out(tw, f_lo, F.tv + p_out, p_out, 1.0, 0.0)  # (f <= f(0) + x_+: §51's majorant)
+    body_lo = max((sb - fpb - tv_lo - shift_mean - cost_f) * (1 - 1e-9), 0.0) / ng
     su, fpu = _wsum(f_up, F)
     # outside the window: f <= f(a) below a; above b, f(x) <= x_+ + f(0) and E[S_+; S >= b] <= b_+ P + E(S - b_+)_+
     ex = capped_exp(ch.log_excess(max(F.b, 0.0)))
     out = float(f_up[0]) * pb + (max(F.b, 0.0) + f0_up) * pa + ex
-    body_up = (su + fpu + float(f_up.max()) * F.tv + out) * (1 + 1e-9) / (n * gamma * (1 - 1e-12))
+    body_up = (su + fpu + tv_term(tw, f_up, F.tv, 1.0, 0.0) + out) * (1 + 1e-9) / (n * gamma * (1 - 1e-12))
     return body_lo, body_up
 
 

@@ -281,3 +281,18 @@ FIRST_COARSE_K = 2**13
 # pair term (another certified bracket, within BODY_WHOLE_ACCEPT rel_tol); False: main's redo and floats
 PAIR_REDO_ACCEPT = True
 PAIR_REDO_N = 2**20
+# session 37, hat37
+# docs/accountant_tail.md §51: the jump term's window sums (and §45's hat values from the same window) charge the pmf
+# errors' TV with the weight's majorant C0 + c (x - s0)_+ against the exponential moments of the errors and of the
+# other users' sum (tv_weight.TvWeights), the smaller of that and max_W w · tv, on windows where the latter exceeds
+# TV_WEIGHTED_SHARE rel_tol times the jump term's estimate; False: max_W w · tv everywhere (main's floats)
+TV_WEIGHTED = True
+TV_WEIGHTED_SHARE = 0.05
+# docs/accountant_tail.md §51.4: at n >= CLOSED_WHOLE_N and rel_tol <= CLOSED_WHOLE_TOL the closed form's bracket
+# (§18) is returned at the first stage whose gap is within CLOSED_WHOLE_ACCEPT rel_tol (§44.1's share for a far-tail
+# round), not only within CLOSED_ACCEPT / CLOSED_ACCEPT_TILTED rel_tol (a choice of which certified bracket is
+# returned; a calibration's loose probes, rel_tol 0.3, keep main's stages: their brackets decide its steps);
+# CLOSED_WHOLE_ACCEPT = 0.0: main's stages and floats
+CLOSED_WHOLE_ACCEPT = 0.8
+CLOSED_WHOLE_N = 10**8
+CLOSED_WHOLE_TOL = 0.01
