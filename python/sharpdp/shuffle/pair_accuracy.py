@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.pair import cover
 
 GOAL = 1e-2  # the export's accuracy goal: within 1 % above get_delta (docs/composition.md §5.1)
@@ -32,7 +33,8 @@ def cap_tau(sampling_rel_tol: float) -> float | None:
     return tau if tau >= 0.5 * GOAL else None
 
 
-def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, floor: float = ACCURATE_FLOOR):
+def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, floor: float = ACCURATE_FLOOR,
+                 at=None):
     """``cover(lo, up)`` with each value at or above ``floor`` capped at (1 + ``tau``) times the sample's certified
     lower value, never below its certified upper value.
 
@@ -40,7 +42,10 @@ def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, flo
     estimated by its neighbours') gets its bracket from ``bracket(indices)`` -> (lower, upper) when given (at most
     MAX_BRACKETS, the largest values first; its upper value the smaller of the two certified ones). A sample whose
     covered value U (1 + g) exceeds the cap gets max(U, min(U (1 + g), (1 + tau) L)), g the cover factor (the
-    accountant's neighbouring gaps, which ``get_delta`` shows). Returns the covered values.
+    accountant's neighbouring gaps, which ``get_delta`` shows). With ``at`` (the samples' eps, increasing) and
+    ``limits.EXPORT_UPPER_FIRST_CHECK``, a sample taken upper first also gets its bracket where its covered value
+    exceeds (1 + tau) times the curve through its bracketed neighbours (:func:`upper_first_loose`,
+    ``docs/composition.md`` §4.10). Returns the covered values.
 
     Certification: every returned value is >= a certified upper value of its sample (the ``max``), so the curve
     through them lies above the profile (Claim A, ``docs/composition.md`` §2.12).
@@ -55,6 +60,8 @@ def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, flo
     cap = (1.0 + tau) * np.nan_to_num(lo)
     known = np.nan_to_num(lo) > 0.0
     over = (up >= floor) & np.where(known, c0 > cap, fac * fac > 1.0 + tau)
+    if at is not None and limits.EXPORT_UPPER_FIRST_CHECK:
+        over |= (up >= floor) & upper_first_loose(at, lo, up, c0, tau)
     lo2, up2 = lo.copy(), up.copy()
     idx = np.flatnonzero(over & ~known)
     if bracket is not None and idx.size:
@@ -68,4 +75,33 @@ def capped_cover(lo, up, tau: float | None, bracket: Callable | None = None, flo
     return np.minimum(out, 1.0)
 
 
-__all__ = ["ACCURATE_FLOOR", "GOAL", "MAX_BRACKETS", "cap_tau", "capped_cover"]
+def upper_first_loose(at, lo, up, covered, tau: float) -> np.ndarray:
+    """Which samples taken upper first (``lo`` NaN or 0) have a covered value above (1 + ``tau``) times an estimate of
+    their upper value from their bracketed neighbours (``docs/composition.md`` §4.10): the polynomial in eps through
+    the logarithms of the certified upper values ``up`` of the bracketed samples nearest on each side (up to two
+    each; at least one each, else no estimate and False). An estimate that chooses which samples get their bracket,
+    never a value."""
+    at = np.asarray(at, dtype=float)
+    lo = np.nan_to_num(np.asarray(lo, dtype=float))
+    known = np.flatnonzero(lo > 0.0)
+    out = np.zeros(lo.size, dtype=bool)
+    if known.size < 2:
+        return out
+    with np.errstate(divide="ignore"):
+        log_up = np.log(np.asarray(up, dtype=float))
+    covered = np.asarray(covered, dtype=float)
+    for i in np.flatnonzero((lo <= 0.0) & (covered > 0.0)):  # (no lower value: as capped_cover's ``known``)
+        p = int(np.searchsorted(known, i))
+        if p == 0 or p == known.size:
+            continue
+        sten = known[max(p - 2, 0):p + 2]
+        x = at[sten] - at[i]
+        est = 0.0  # Lagrange's form at x = 0
+        for j in range(sten.size):
+            w = np.prod([x[m] / (x[m] - x[j]) for m in range(sten.size) if m != j])
+            est += w * log_up[sten[j]]
+        out[i] = covered[i] > (1.0 + tau) * np.exp(est)
+    return out
+
+
+__all__ = ["ACCURATE_FLOOR", "GOAL", "MAX_BRACKETS", "cap_tau", "capped_cover", "upper_first_loose"]

@@ -253,3 +253,8 @@ BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no g
 # without the body's engine passes (else the run at the caps' step, as before); 1.0: main's runs and floats
 CAP_COARSE = 4.0
 CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target runs again at half the factor (§48.2)
+# session 37, exp37
+# docs/composition.md §4.10: a dominating pair's sample taken upper first gets its bracket also where its covered value
+# exceeds (1 + tau) times the curve through its bracketed neighbours' lower values (pair_accuracy.upper_first_loose:
+# an estimate choosing which samples get a bracket); False: only where its neighbours' gaps say so (main's floats)
+EXPORT_UPPER_FIRST_CHECK = True
