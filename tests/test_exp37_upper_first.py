@@ -30,11 +30,11 @@ def _gauss_delta(mu: float, eps):
 
 
 def _synthetic(loose_at=(9, 22, 23, 30), excess=0.012, base=0.002, gap=5e-4):
-    """Samples of the Gaussian mechanism's profile (mu = 1.3) on eps 2.0 .. 5.4 (delta 1e-3 .. 1e-12): every fourth
-    bracketed (lower / upper at -/+ ``gap`` of the truth), the others taken upper first, ``base`` above the truth
-    except those in ``loose_at``, ``excess`` above it."""
-    at = np.linspace(2.0, 5.4, 41)
-    truth = _gauss_delta(1.3, at)
+    """Samples of the Gaussian mechanism's profile (mu = 0.75) on eps 1.5 .. 5.9 (delta 1.3e-2 .. 2.2e-14, 1.07e-12 at
+    index 38, 1.6e-13 at 40): every fourth bracketed (lower / upper at -/+ ``gap`` of the truth), the others taken upper
+    first, ``base`` above the truth except those in ``loose_at``, ``excess`` above it."""
+    at = np.linspace(1.5, 5.9, 45)
+    truth = _gauss_delta(0.75, at)
     lo = np.full(at.size, np.nan)
     up = truth * (1 + base)
     br = np.arange(0, at.size, 4)
@@ -52,12 +52,21 @@ def test_check_finds_the_loose_upper_first_samples():
 
 
 def test_check_needs_a_neighbour_on_each_side():
-    """An upper-first sample beyond the last (or before the first) bracketed one has no estimate: not flagged."""
-    at, truth, lo, up = _synthetic(loose_at=(1, 39, 40))
-    lo[40] = np.nan  # (the last bracketed sample is then 36)
+    """An upper-first sample beyond the last bracketed one has no estimate: not flagged."""
+    at, truth, lo, up = _synthetic(loose_at=(1, 37, 39))
+    assert upper_first_loose(at, lo, up, cover(lo, up), TAU)[[1, 37, 39]].all()
+    lo[40] = lo[44] = np.nan  # (the last bracketed sample is then 36)
     flags = upper_first_loose(at, lo, up, cover(lo, up), TAU)
-    assert flags[1] and not flags[39] and not flags[40]
+    assert flags[1] and not flags[37] and not flags[39]
     assert not upper_first_loose(at, np.full(at.size, np.nan), up, cover(lo, up), TAU).any()
+
+
+def test_check_stops_past_the_goal_range():
+    """A sample whose left neighbour is below 1e-12 (no chord next to it passes where delta >= 1e-12, the goal's range)
+    is not checked; the first sample below 1e-12 is (index 39: 4.2e-13, its left neighbour 1.07e-12)."""
+    at, truth, lo, up = _synthetic(loose_at=(39, 41, 42, 43))
+    flags = upper_first_loose(at, lo, up, cover(lo, up), TAU)
+    assert flags[39] and not flags[41:44].any()
 
 
 def test_capped_cover_brackets_flagged_samples_and_stays_certified(monkeypatch):

@@ -23,6 +23,7 @@ from sharpdp.shuffle.pair import cover
 GOAL = 1e-2  # the export's accuracy goal: within 1 % above get_delta (docs/composition.md §5.1)
 ACCURATE_FLOOR = 1e-13  # samples below it keep cover's value (the goal is stated where delta >= 1e-12)
 MAX_BRACKETS = 200  # at most this many samples taken upper first get their bracket per curve
+GOAL_DELTA = 1e-12  # the goal is stated where delta >= this: upper_first_loose looks at no sample beyond the first below
 
 
 def cap_tau(sampling_rel_tol: float) -> float | None:
@@ -79,18 +80,21 @@ def upper_first_loose(at, lo, up, covered, tau: float) -> np.ndarray:
     """Which samples taken upper first (``lo`` NaN or 0) have a covered value above (1 + ``tau``) times an estimate of
     their upper value from their bracketed neighbours (``docs/composition.md`` §4.10): the polynomial in eps through
     the logarithms of the certified upper values ``up`` of the bracketed samples nearest on each side (up to two
-    each; at least one each, else no estimate and False). An estimate that chooses which samples get their bracket,
-    never a value."""
+    each; at least one each, else no estimate and False); only a sample whose left neighbour's upper value is at least
+    :data:`GOAL_DELTA` (a chord next to it may then pass where delta >= GOAL_DELTA). An estimate that chooses which
+    samples get their bracket, never a value."""
     at = np.asarray(at, dtype=float)
     lo = np.nan_to_num(np.asarray(lo, dtype=float))
     known = np.flatnonzero(lo > 0.0)
     out = np.zeros(lo.size, dtype=bool)
     if known.size < 2:
         return out
-    with np.errstate(divide="ignore"):
-        log_up = np.log(np.asarray(up, dtype=float))
     covered = np.asarray(covered, dtype=float)
-    for i in np.flatnonzero((lo <= 0.0) & (covered > 0.0)):  # (no lower value: as capped_cover's ``known``)
+    up = np.asarray(up, dtype=float)
+    with np.errstate(divide="ignore"):
+        log_up = np.log(up)
+    left = np.concatenate([[np.inf], up[:-1]])
+    for i in np.flatnonzero((lo <= 0.0) & (covered > 0.0) & (left >= GOAL_DELTA)):  # (no lower value: as ``known``)
         p = int(np.searchsorted(known, i))
         if p == 0 or p == known.size:
             continue
@@ -104,4 +108,4 @@ def upper_first_loose(at, lo, up, covered, tau: float) -> np.ndarray:
     return out
 
 
-__all__ = ["ACCURATE_FLOOR", "GOAL", "MAX_BRACKETS", "cap_tau", "capped_cover", "upper_first_loose"]
+__all__ = ["ACCURATE_FLOOR", "GOAL", "GOAL_DELTA", "MAX_BRACKETS", "cap_tau", "capped_cover", "upper_first_loose"]
