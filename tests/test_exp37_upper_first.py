@@ -16,7 +16,7 @@ from scipy.stats import norm
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.pair import cover
+from sharpdp.shuffle.pair import chord_estimate, cover
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover, upper_first_loose
 
 HEAVY = (0.0462579752243591, 0.7578495751181393)  # calibrate_bmg(1e4, 1, 1e-6, 1)
@@ -67,6 +67,27 @@ def test_check_stops_past_the_goal_range():
     at, truth, lo, up = _synthetic(loose_at=(39, 41, 42, 43))
     flags = upper_first_loose(at, lo, up, cover(lo, up), TAU)
     assert flags[39] and not flags[41:44].any()
+
+
+def test_room_left_by_accurate_chords(monkeypatch):
+    """On a fine grid (eps 3.0 .. 3.4 by 0.01: the chords' estimate ~4.4e-4 on the truth) a sample's covered value may
+    take r = 0.9 % - 1.25 e of the goal: 0.8 % above the truth is not flagged, 1.05 % is; with the share 0 (r = tau,
+    the chords' room ignored) both are. The estimate is made on the curve without the sample's own excess (its bump
+    would make the chords' estimate 0)."""
+    at = np.linspace(3.0, 3.4, 41)
+    truth = _gauss_delta(0.75, at)
+    assert 4e-4 < chord_estimate(np.exp(at), truth, 9) < 5e-4
+    lo = np.full(at.size, np.nan)
+    up = truth * 1.002
+    br = np.arange(0, at.size, 4)
+    lo[br], up[br] = truth[br] * (1 - 5e-4), truth[br] * (1 + 5e-4)
+    up[[9, 22]] = truth[[9, 22]] * 1.007
+    up[[13, 30]] = truth[[13, 30]] * 1.0095
+    c0 = cover(lo, up)
+    assert np.all(c0[[9, 22]] > (1 + TAU) * truth[[9, 22]])  # (above tau: flagged without the room)
+    assert np.flatnonzero(upper_first_loose(at, lo, up, c0, TAU)).tolist() == [13, 30]
+    switch(monkeypatch, "EXPORT_UPPER_FIRST_SHARE", 0.0)
+    assert np.flatnonzero(upper_first_loose(at, lo, up, c0, TAU)).tolist() == [9, 13, 22, 30]
 
 
 def test_capped_cover_brackets_flagged_samples_and_stays_certified(monkeypatch):

@@ -258,3 +258,5 @@ CAP_RETRY = 1.5  # ... and a run that misses by at most this times its target ru
 # exceeds (1 + tau) times the curve through its bracketed neighbours' lower values (pair_accuracy.upper_first_loose:
 # an estimate choosing which samples get a bracket); False: only where its neighbours' gaps say so (main's floats)
 EXPORT_UPPER_FIRST_CHECK = True
+# ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
+EXPORT_UPPER_FIRST_SHARE = 0.9
