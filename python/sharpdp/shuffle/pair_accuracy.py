@@ -112,7 +112,7 @@ def upper_first_loose(at, lo, up, covered, tau: float) -> np.ndarray:
             est += w * log_up[sten[j]]
         h = covered.copy()
         h[i] = np.exp(est)  # (the chords' estimate on the curve without this sample's own excess)
-        e_i = max(chord_estimate(t, h, s) for s in (i - 1, i) if 0 <= s < at.size - 1)
+        e_i = max(chord_estimate(t, h, int(s)) for s in (i - 1, i) if 0 <= s < at.size - 1)
         room = limits.EXPORT_UPPER_FIRST_SHARE * GOAL - ESTIMATE_MARGIN * e_i
         out[i] = covered[i] > (1.0 + max(tau, room)) * np.exp(est)
     return out
