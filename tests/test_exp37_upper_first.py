@@ -133,6 +133,18 @@ def test_unflagged_round_keeps_its_pair_bit_for_bit(monkeypatch):
     assert np.array_equal(on.probs, off.probs) and np.array_equal(on.losses, off.losses)
 
 
+def test_pure_ldp_round_not_checked(monkeypatch):
+    """A pure-LDP randomizer's round (profile piecewise linear in t, kinks at its loss atoms) is not checked: binary
+    RR's exact accountant, n = 200, replace, whose kinks the neighbours' polynomial would flag at 34 samples, keeps
+    its pair bit for bit."""
+    make = lambda: sh.ExactShuffleAccountant(sh.RandomizedResponse(2, 1.0), 200, "replace")  # noqa: E731
+    sh.clear_caches()
+    on = sh.dominating_pair(make(), progress=False)
+    switch(monkeypatch, "EXPORT_UPPER_FIRST_CHECK", False)
+    off = sh.dominating_pair(make(), progress=False)
+    assert np.array_equal(on.sample_deltas, off.sample_deltas) and np.array_equal(on.probs, off.probs)
+
+
 def _export_ratios(make, extra):
     """(min, max) of the default PLD's delta over a second accountant's certified upper value where that is
     >= 1e-12, on 61 eps of [0, 1000 Delta] plus ``extra``; asserts the PLD is never below the certified lower
