@@ -15,7 +15,6 @@ passed in (``doubling``), as the profile passes its value function to :mod:`shar
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from typing import Callable, Iterable
 
 import numpy as np
@@ -33,7 +32,6 @@ EXPORT_POINTS = 1000
 # the lattice indices k (of eps_d / EXPORT_POINTS) whose certified values estimate the chords of one lattice step
 # (docs/composition.md §4.9)
 PROBE_KS = (0, 1, 2, 4, 8, 16, 32, 64)
-_SPLITS: "OrderedDict" = OrderedDict()  # (round key, step, switches) -> the number of halvings, at most 64 rounds
 
 
 def export_step(accountant, doubling: Callable[..., float]) -> float:
@@ -71,7 +69,7 @@ def lattice_halvings(accountant, step: float) -> int:
 
     if key[0] is None:
         return make()
-    return round_cache.lru_get(_SPLITS, key, round_cache.MAX_ROUNDS, make)
+    return round_cache.lru_get(round_cache.SPLITS, key, round_cache.MAX_ROUNDS, make)
 
 
 def chord_halvings(eps: np.ndarray, values: np.ndarray, step: float) -> int:

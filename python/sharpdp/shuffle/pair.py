@@ -183,6 +183,33 @@ def via_bottom_eval(curve_a: Curve, curve_b: Curve, scale: int = 1):
 
 
 
+def chord_estimate(t, H, i: int) -> float:
+    """The estimated relative overshoot of the chord in t between samples i and i + 1 (values ``H`` at ``t`` = e^eps,
+    increasing): a quarter of the height, relative to the chord, of the triangle the chord forms with the supporting
+    lines of the neighbouring segments (their chords extended; half the chord without neighbours), as
+    :func:`refine_points` describes (``docs/composition.md`` §2.2). An estimate."""
+    m = len(t)
+    t0, t1, h0, h1 = t[i], t[i + 1], H[i], H[i + 1]
+    lines = []
+    if i >= 1 and t[i] > t[i - 1]:
+        lines.append(((H[i] - H[i - 1]) / (t[i] - t[i - 1]), t[i], H[i]))
+    if i + 2 < m and t[i + 2] > t[i + 1]:
+        lines.append(((H[i + 2] - H[i + 1]) / (t[i + 2] - t[i + 1]), t[i + 1], H[i + 1]))
+    cands = [0.5 * (t0 + t1)]
+    if len(lines) == 2 and lines[0][0] != lines[1][0]:
+        (s1, a1, b1), (s2, a2, b2) = lines
+        ts = (b2 - b1 + s1 * a1 - s2 * a2) / (s1 - s2)
+        if t0 < ts < t1:
+            cands.append(ts)
+    worst = 0.0
+    for tc in cands:
+        chord = h0 + (h1 - h0) * (tc - t0) / (t1 - t0)
+        lb = max([0.0] + [s * (tc - a) + b for s, a, b in lines]) if lines else 0.5 * chord
+        g = (chord - lb) / chord if chord > 0 else 0.0
+        worst = max(worst, g)
+    return 0.25 * worst
+
+
 def refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below: float = 0.0,
                    loose_factor: float = 1.0, targets=None):
     """Integer grid points to add, worst segment first, as a list of lists (one per segment).
@@ -205,25 +232,8 @@ def refine_points(ks, H, dx, rel_tol, floor, per_segment: int = 64, loose_below:
     for i in range(m - 1):
         if ks[i + 1] - ks[i] < 2 or max(H[i], H[i + 1]) <= floor:
             continue
-        t0, t1, h0, h1 = t[i], t[i + 1], H[i], H[i + 1]
-        lines = []
-        if i >= 1 and t[i] > t[i - 1]:
-            lines.append(((H[i] - H[i - 1]) / (t[i] - t[i - 1]), t[i], H[i]))
-        if i + 2 < m and t[i + 2] > t[i + 1]:
-            lines.append(((H[i + 2] - H[i + 1]) / (t[i + 2] - t[i + 1]), t[i + 1], H[i + 1]))
-        cands = [0.5 * (t0 + t1)]
-        if len(lines) == 2 and lines[0][0] != lines[1][0]:
-            (s1, a1, b1), (s2, a2, b2) = lines
-            ts = (b2 - b1 + s1 * a1 - s2 * a2) / (s1 - s2)
-            if t0 < ts < t1:
-                cands.append(ts)
-        worst = 0.0
-        for tc in cands:
-            chord = h0 + (h1 - h0) * (tc - t0) / (t1 - t0)
-            lb = max([0.0] + [s * (tc - a) + b for s, a, b in lines]) if lines else 0.5 * chord
-            g = (chord - lb) / chord if chord > 0 else 0.0
-            worst = max(worst, g)
-        est = 0.25 * worst
+        h0, h1 = H[i], H[i + 1]
+        est = chord_estimate(t, H, i)
         target = rel_tol * loose_factor if max(h0, h1) < loose_below else \
             rel_tol if targets is None else float(targets[i])
         if est > target:
@@ -404,5 +414,5 @@ def check_interval(value_discretization_interval) -> float:
     return dx
 
 
-__all__ = ["Curve", "DominatingPair", "build_pair", "check_interval", "chord", "cover", "hull", "leg_curve", "masses",
+__all__ = ["Curve", "DominatingPair", "build_pair", "check_interval", "chord", "chord_estimate", "cover", "hull", "leg_curve", "masses",
            "refine_points", "swap", "via_bottom_eval"]

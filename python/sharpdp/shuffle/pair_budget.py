@@ -19,10 +19,7 @@ import numpy as np
 from sharpdp.shuffle import contract
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.pair import cover
-from sharpdp.shuffle.pair_accuracy import GOAL, cap_tau
-
-#: the sampling's estimate of a chord's error may be this far below the actual one (``pair_accuracy.cap_tau``)
-ESTIMATE_MARGIN = 1.25
+from sharpdp.shuffle.pair_accuracy import ESTIMATE_MARGIN, GOAL, cap_tau
 
 
 def applies(accountant, cover_upper: bool, lower: bool) -> bool:

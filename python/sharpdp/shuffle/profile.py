@@ -565,7 +565,9 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
                                          upper_first=not lower, label=round_label(accountant), seed=seed,
                                          budget=budget_applies(accountant, cover_upper, lower))
     if cover_upper and not lower:  # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
-        up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx))
+        smooth = contract.local_epsilon(getattr(accountant, "randomizer", None)) is None  # (no atoms: §4.10's check)
+        up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx),
+                            at=ks * dx if smooth else None)
     vals = lo_v if lower else up_v
     # negative side from the swap identity, at the same lattice points
     pos = ks > 0

@@ -30,6 +30,9 @@ LOCK = threading.RLock()
 OBJECT_VALUES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # replace-one accountants bounded through bot -> their zero-out twin (its values cached as above)
 TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# (round key, export step, switches) -> the export step's number of halvings (docs/composition.md §4.9), at most
+# MAX_ROUNDS rounds; filled by sharpdp.shuffle.export_step, emptied by clear_caches with the others
+SPLITS: "OrderedDict" = OrderedDict()
 
 
 def check_accountant(accountant, name: str = "accountant") -> None:
@@ -139,7 +142,7 @@ def clear_caches() -> None:
     (lattice step, pair options) within a process, so ``to_pld``, ``ComposedAccountant`` and
     ``ShufflePLDAccountant`` (dp_accounting's calibration loops) build a round's pair once. The
     caches hold at most 64 rounds of values and 64 pairs (least recently used dropped first;
-    ``docs/composition.md`` §2.3). The engine's own result memos (bounded, per law and arguments) are emptied too,
+    ``docs/composition.md`` §2.3), and the export step's number of halvings per round (§4.9). The engine's own result memos (bounded, per law and arguments) are emptied too,
     so the next call costs what it costs in a fresh process. Clearing them changes no value, only the time of the
     next call.
 
@@ -152,6 +155,7 @@ def clear_caches() -> None:
         PAIRS.clear()
         OBJECT_VALUES.clear()
         TWINS.clear()
+        SPLITS.clear()
     clear_result_memos()
 
 

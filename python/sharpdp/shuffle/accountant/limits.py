@@ -296,3 +296,10 @@ TV_WEIGHTED_SHARE = 0.05
 CLOSED_WHOLE_ACCEPT = 0.8
 CLOSED_WHOLE_N = 10**8
 CLOSED_WHOLE_TOL = 0.01
+# session 37, exp37
+# docs/composition.md §4.10: a dominating pair's sample taken upper first gets its bracket also where its covered value
+# exceeds (1 + tau) times the curve through its bracketed neighbours' lower values (pair_accuracy.upper_first_loose:
+# an estimate choosing which samples get a bracket); False: only where its neighbours' gaps say so (main's floats)
+EXPORT_UPPER_FIRST_CHECK = True
+# ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
+EXPORT_UPPER_FIRST_SHARE = 0.9
