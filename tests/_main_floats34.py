@@ -62,7 +62,19 @@ SESSION35 = {"SNAP_COARSE": False, "EPS_LOOK_REL_LARGE": 0.1, "EPS_TIE_LEAD": 0.
 
 
 def session35_floats(monkeypatch) -> None:
-    """Every session-36 switch at its session-35 value for one test: session 35's floats (and passes), for the tests
-    that pin them on purpose; the new rules' values are checked in the session-36 test files."""
-    for name, value in SESSION35.items():
+    """Every session-36 and session-37 switch at its session-35 value for one test: session 35's floats (and passes),
+    for the tests that pin them on purpose; the new rules' values are checked in the session-36/37 test files."""
+    for name, value in {**SESSION35, **SESSION36}.items():
+        switch(monkeypatch, name, value)
+
+
+#: every switch of session 37's rules and its session-36 value (docs/accountant_tail.md §50, §51, docs/accountant.md
+#: §8.15 and §9.14, docs/composition.md §4.10)
+SESSION36 = {"FIRST_COARSE": False, "PAIR_REDO_ACCEPT": False, "TV_WEIGHTED": False, "CLOSED_WHOLE_ACCEPT": 0.0,
+             "EPS_FEW_USERS": False, "VIA_BOTTOM_CLOSED_EDGE": False, "EXPORT_UPPER_FIRST_CHECK": False}
+
+
+def session36_floats(monkeypatch) -> None:
+    """Every session-37 switch at its session-36 value for one test: session 36's floats (and passes)."""
+    for name, value in SESSION36.items():
         switch(monkeypatch, name, value)
