@@ -51,6 +51,8 @@ PINNED = [
 def test_get_delta_bounds_floats_unchanged(s, n, eps, hexes, monkeypatch):
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     main_floats(monkeypatch)  # (**) session 34, tail34: un-nested, pins an older rule's floats on purpose: docs/accountant_tail.md §44's switches off
+    # (**) session 37, lead: §9.14's split at leg B's cliff edge moves the n = 2 floats (tests/test_rep37_closed_edge.py)
+    switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)
     acc = _fresh(s, n)
     got = [tuple(float(v).hex() for v in acc.get_delta_bounds(e)) for e in eps]
     assert got == [tuple(float.fromhex(h).hex() for h in p) for p in hexes]
@@ -68,7 +70,10 @@ EPS_CELLS = [
 
 
 @pytest.mark.parametrize("s,delta,pre,xtol,before", EPS_CELLS)
-def test_get_epsilon_certified_against_the_true_chain_at_n_2(s, delta, pre, xtol, before):
+def test_get_epsilon_certified_against_the_true_chain_at_n_2(s, delta, pre, xtol, before, monkeypatch):
+    # (**) session 37, lead: pins the search's answer before §9.14 (the edge split gives 1.76276986 for 1.76279657 at
+    # σ0 = 4.6, delta = 1e-6: lower, certified; §9.14's answers at n = 2: tests/test_rep37_closed_edge.py)
+    switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)
     acc = _fresh(s, 2)
     for kind, v in pre:
         acc.get_delta(v) if kind == "d" else acc.get_epsilon(v, xtol=xtol)
