@@ -3,8 +3,9 @@ whose first step the centroid law's first group sets runs first at CAP_COARSE ti
 window's bracket meets 0.8 rel_tol without the body's engine passes.
 
 Where it fires (rev37's scan, far37 e3d16de, on / off in fresh processes): GaussianRandomizer(0.5, 1), zero-out, at
-n = 5e5 (eps = 0.1), 1e6 (every eps of 1e-3 ... 2), 3e6, 1e7 (every eps), 3e7 (eps = 1e-3); not at n <= 2e5 or
-n = 1e8, nor for sigma0 = 0.7, 1 (n = 1e6, 1e7) or the BMGs (0.0389, 0.529), (0.0202, 0.456), (0.171, 0.781) at
+n = 5e5 (eps = 0.1), 1e6 (every eps of 1e-3 ... 2), 3e6, 1e7 (every eps), 3e7 (eps = 1e-3); sigma0 = 0.4, 0.45 (n = 1e6,
+1e7), 0.6 (n = 1e7, eps = 0.01), the replace legs of sigma0 = 0.5; not at n <= 2e5 or n = 1e8, nor for sigma0 = 0.7, 1
+(n = 1e6, 1e7) or the BMGs (0.0389, 0.529), (0.0202, 0.456), (0.171, 0.781) at
 n = 1e6, 1e7. References the builder did not use: main's (4267d7f, /work/venv/main) rel_tol-1e-3 brackets (hard-coded:
 0.4-6 s each) and the Asmussen-Kroese conditional Monte Carlo of tests/_review28_ak_reference.py (from the mechanism's
 densities, live). Every moved bracket measured overlaps main's tight bracket (its upper value 1.0e-3 ... 4.5e-3
@@ -26,7 +27,11 @@ MOVED = {(0.5, 10**6, 0.001): (0.12584335443215242, 0.12588243643898647),
          (0.5, 10**6, 1.0): (0.03623764581761104, 0.03624706725344306),
          (0.5, 10**6, 2.0): (0.017136572215135145, 0.017146630104900536),
          (0.5, 10**7, 0.1): (0.04153776888081376, 0.04156954388964599),
-         (0.5, 10**7, 2.0): (0.0036443799559332545, 0.0036483336590554683)}
+         (0.5, 10**7, 2.0): (0.0036443799559332545, 0.0036483336590554683),
+         # other sigma0 where §50 fires (rev37's scan: 0.4, 0.45 at n = 1e6, 1e7; 0.6 at n = 1e7, eps = 0.01)
+         (0.45, 10**6, 1.0): (0.11175041723703084, 0.11187393480676507),
+         (0.4, 10**7, 0.01): (0.2587319502020309, 0.25907748764939087),
+         (0.6, 10**7, 0.01): (0.013967093193245649, 0.013974961207092546)}
 # §50.4 (PAIR_REDO_ACCEPT: the first round kept without the pair term's redo; far37 7ff68b7): main's rel_tol-1e-3
 # brackets (6-8 s each at n = 1e9); the moved brackets keep main's lower values and raise the upper values (rev37:
 # n = 1e8, eps = 1e-3 [0.0289487, 0.0290987]; n = 1e9, eps = 0.01 [0.0096123, 0.0096724], 1e-3 [0.0123336, 0.0123963])
@@ -58,6 +63,16 @@ def test_moved_bracket_overlaps_main_tight_and_meets_rel_tol(monkeypatch, cell):
 def test_pair_redo_bracket_overlaps_main_tight(cell):
     """The §50.4 bracket never lies below main's tight lower value, overlaps main's tight bracket, meets rel_tol."""
     check_overlaps_main_tight(cell, REDO[cell])
+
+
+def test_replace_through_bot_moved_bracket_overlaps_main_tight():
+    """GaussianRandomizer(0.5), n = 1e6, replace-one through bot, eps = 1 (§50 in the legs: on [0.0534811, 0.0538501],
+    off [0.0536745, 0.0537923]): overlaps main's rel_tol-1e-3 bracket [0.0537348, 0.0537489] and meets rel_tol."""
+    clear_caches()
+    acc = ShuffleAccountant(GaussianRandomizer(0.5, 1), 10**6, "replace")
+    lo, up = acc.get_delta_bounds(1.0)
+    assert up >= 0.053734836526614774 * (1 - 1e-12) and lo <= 0.05374889826544704 * (1 + 1e-12), (lo, up)
+    assert up - lo <= acc.rel_tol * lo
 
 
 @pytest.mark.parametrize("n, eps, N", [(10**6, 0.1, 600), (10**6, 1.0, 600)])

@@ -86,6 +86,16 @@ def test_closed_whole_accept_n1e9_overlaps_main_tight():
     check_overlaps_main_tight((1.0, 10**9, 0.01), (1.7770188295342763e-13, 1.7782568217710068e-13))
 
 
+def test_closed_whole_accept_bmg_overlaps_main_tight():
+    """BMG(0.0204, 0.461), n = 1e9, eps = 0.1 (§51.4: on [2.159834e-9, 2.164334e-9], off [2.161161e-9, 2.163391e-9]):
+    holds main's rel_tol-1e-3 bracket [2.1611630e-9, 2.1621993e-9] and meets rel_tol."""
+    clear_caches()
+    acc = ShuffleAccountant(BlanketMixedGaussian(0.0204, 0.461, 1), 10**9)
+    lo, up = acc.get_delta_bounds(0.1)
+    assert up >= 2.1611629680938113e-09 * (1 - 1e-12) and lo <= 2.162199312817224e-09 * (1 + 1e-12), (lo, up)
+    assert up - lo <= acc.rel_tol * lo
+
+
 def test_bmg_n1e9_overlaps_main_tight():
     """BMG(0.0786, 0.597) (calibrate_bmg's pick at n = 1e9, eps = 0.001), zero-out: the bracket never lies below
     main's rel_tol-1e-3 lower value [1.00969497e-6, 1.01135812e-6] and overlaps it."""
