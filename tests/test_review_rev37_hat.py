@@ -31,8 +31,6 @@ from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAcc
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.chernoff import Chernoff
 
-tv_weight = pytest.importorskip("sharpdp.shuffle.accountant.tv_weight")
-
 
 def _pow(p: np.ndarray, nn: int) -> np.ndarray:
     out = p.copy()
@@ -50,6 +48,7 @@ def test_weighted_tv_bound_against_brute_force_adversarial(monkeypatch, nn, seed
     """|sum_W w (fold(g^{*nn}) - fold(b^{*nn}))| <= TvWeights.bound(w, c, s0) for every b with |g - b| <= eta among
     the sign patterns' extremes, with eta concentrated at the per-user law's top, a weight peaked just below the
     window's top (non-monotone, random below s0), windows folding mass from below and from above."""
+    tv_weight = pytest.importorskip("sharpdp.shuffle.accountant.tv_weight")
     switch(monkeypatch, "TV_WEIGHTED", True)
     rng = np.random.default_rng(seed)
     K, k0, h = 20, -12, 0.25
