@@ -115,3 +115,17 @@ def test_tv_weighted_bracket_nested_in_the_switch_off(monkeypatch):
     switch(monkeypatch, "TV_WEIGHTED", False)
     off = ShuffleAccountant(GaussianRandomizer(2.0, 1), 10**6).get_delta_bounds(0.001)
     assert off[0] <= on[0] <= on[1] <= off[1], (on, off)
+
+
+@pytest.mark.parametrize("sigma0, eps, fft", [(0.5, 1.0, (2.3703603454943247e-4, 2.3735372531680192e-4)),
+                                              (1.0, 0.01, (1.7770211987162097e-13, 1.7791475195748726e-13))])
+def test_conc31_reference_part_with_the_rule_on(sigma0, eps, fft):
+    """tests/test_conc31_one_jump.py's n = 1e9 cells run with §51.4 off in hat37 (its 0.1 % width pins the closed
+    form's stages); its reference part, the FFT treatment's brackets of main 7b66b43 (an independent pipeline), is
+    checked here with the rule on: the brackets meet (measured on hat37: [2.370709e-4, 2.376375e-4],
+    [1.774588e-13, 1.783526e-13]) and meet rel_tol."""
+    clear_caches()
+    acc = ShuffleAccountant(GaussianRandomizer(sigma0, 1), 10**9)
+    lo, up = acc.get_delta_bounds(eps)
+    assert lo <= fft[1] and fft[0] <= up, (lo, up)
+    assert up - lo <= acc.rel_tol * lo
