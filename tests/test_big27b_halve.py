@@ -9,6 +9,7 @@ import math
 from sharpdp.shuffle import GaussianRandomizer
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
+from _main_floats34 import switch  # noqa: E402
 
 
 def _law(sigma0: float, eps: float):
@@ -20,6 +21,8 @@ def test_halving_stops_where_the_gap_stalls(monkeypatch):
     """The jump term's FFTs stay below HALVE_N and the bracket is inside the leap's (rule off: HALVE_N = inf), both
     certified, so they overlap; the closed form's lower value (docs/accountant_tail.md §24) lies below both upper
     values. Mutation caught: HALVE_N = inf (the leap: N = 1 152 000 > 2^19, lower value 2.0712e-19 < 2.09e-19)."""
+    # (**) session 37, lead: §51.1's TV bound (TV_WEIGHTED) removes the stalling TV term this mechanism needs
+    switch(monkeypatch, "TV_WEIGHTED", False)
     gamma, law = _law(2.0, 0.01)
     n = 10**6
     seen: list[int] = []

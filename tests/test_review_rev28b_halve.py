@@ -33,6 +33,7 @@ from _review28_gauss_reference import d_up_jump
 from sharpdp.shuffle import GaussianRandomizer
 from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.laws import laws_for
+from _main_floats34 import switch  # noqa: E402
 
 
 def _run(s: float, n: int, eps: float, rel_tol: float = 1e-2):
@@ -59,6 +60,8 @@ FIRED = [(2.0, 10**6, 0.01), (2.2, 10**6, 0.01), (2.0, 3 * 10**6, 0.01), (1.8, 3
 def test_rule_and_leap_brackets_hold_the_single_jump_reference(monkeypatch, s, n, eps):
     """With the rule (HALVE_N = 2^19) and without it (the leap): both brackets contain the single-big-jump reference
     within its tolerance and intersect each other; the rule's FFTs stay below HALVE_N where the leap's did not."""
+    # (**) session 37, lead: §51.1's TV bound (TV_WEIGHTED) removes the stalling TV term this mechanism needs
+    switch(monkeypatch, "TV_WEIGHTED", False)
     seen: list[int] = []
     monkeypatch.setattr(far_tail, "jump_term", _recording(far_tail.jump_term, seen))
     on = _run(s, n, eps)

@@ -26,7 +26,7 @@ import pytest
 from _rev30b_replace_reference import replace_delta_n2
 
 from sharpdp.shuffle import GaussianRandomizer, RandomizedResponse, ShuffleAccountant, clear_caches
-from _main_floats34 import session34_floats  # noqa: E402
+from _main_floats34 import session34_floats, switch  # noqa: E402
 
 pytest.importorskip("dp_accounting")
 HAS_RULES = importlib.util.find_spec("sharpdp.shuffle.pair_accuracy") is not None
@@ -135,6 +135,7 @@ PROFILE_MAIN = [
 def test_privacy_profile_is_mains_float_for_float(cell, eps, ref, progress, monkeypatch):
     from sharpdp.shuffle import profile
     session34_floats(monkeypatch)  # (**) session 35, lead: pins session 34's floats (or a mechanism of them) on purpose; the new rules' values: the session-35 test files
+    switch(monkeypatch, "VIA_BOTTOM_CLOSED_EDGE", False)  # (**) session 37, lead: §9.14 moves the n = 2 replace values
     s, n, adj = cell
     clear_caches()
     acc = ShuffleAccountant(GaussianRandomizer(s, 1), n, adj)

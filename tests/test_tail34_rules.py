@@ -83,6 +83,8 @@ def test_jump_tv_stop_same_floats_and_estimate(monkeypatch):
     """GaussianRandomizer(2), n = 1e6, eps = 0.01: the jump term's third step (h = 0.078) improved neither value; with
     the rule it is skipped and the bracket is the same floats. The estimate of its TV terms (from the second step's
     weights and the third lattice's error sums) is within 10 % of the TV terms that step computes."""
+    # (**) session 37, lead: §51.1's TV bound (TV_WEIGHTED) removes the stalling TV term this mechanism needs
+    switch(monkeypatch, "TV_WEIGHTED", False)
     g = GaussianRandomizer(2.0, 1)
     steps: list[float] = []
     orig = far_tail.jump_term
