@@ -12,22 +12,10 @@ import numpy as np
 import pytest
 
 from _main_floats34 import switch
+from _folded_laws import conv_pow, fold
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.chernoff import Chernoff
 from sharpdp.shuffle.accountant.tv_weight import TvWeights, tv_out, tv_term, tv_weights
-
-
-def _conv_pow(p: np.ndarray, nn: int) -> np.ndarray:
-    out = p.copy()
-    for _ in range(nn - 1):
-        out = np.convolve(out, p)
-    return out
-
-
-def _fold(lin: np.ndarray, lin0: int, sa: int, N: int) -> np.ndarray:
-    """Linear pmf on the integers lin0 + i, folded onto the window nodes sa .. sa + N - 1 (mod N)."""
-    idx = (lin0 + np.arange(lin.size) - sa) % N
-    return np.bincount(idx, weights=lin, minlength=N)
 
 
 def _window(g, eta, k0, h, nn, sa, N):
@@ -65,7 +53,7 @@ def test_bound_against_brute_force(nn, seed):
     ch = Chernoff(g, eta, k0, h, nn)
     tw = TvWeights(ch, g, eta, F, nn)
     assert tw.ok
-    ga = _fold(_conv_pow(g, nn), lin0, sa, N)
+    ga = fold(conv_pow(g, nn), lin0, sa, N)
     patterns = [np.ones(K), -np.ones(K)] + [rng.choice([-1.0, 1.0], K) for _ in range(6)]
     T0 = 2.0
     with limits_on():
@@ -76,7 +64,7 @@ def test_bound_against_brute_force(nn, seed):
                 assert bnd < 0.75 * float(w.max()) * F.tv  # (the new bound itself is what is tested there)
             for sgn in patterns:
                 b = np.maximum(g + sgn * eta, 0.0)  # (|g - b| <= eta, b >= 0)
-                d = ga - _fold(_conv_pow(b, nn), lin0, sa, N)
+                d = ga - fold(conv_pow(b, nn), lin0, sa, N)
                 assert abs(float(np.dot(w, d))) <= bnd * (1 + 1e-9), (nn, seed, c_w, s0)
 
 
@@ -110,9 +98,9 @@ def test_bound_far_below_max_on_a_wide_window():
     with limits_on():
         bnd = tw.bound(ramp, 1.0, -T0)
     assert bnd < 0.05 * float(ramp.max()) * F.tv
-    ga = _fold(_conv_pow(g, nn), lin0, sa, N)
+    ga = fold(conv_pow(g, nn), lin0, sa, N)
     for sgn in (np.ones(K), -np.ones(K), rng.choice([-1.0, 1.0], K)):
-        d = ga - _fold(_conv_pow(np.maximum(g + sgn * eta, 0.0), nn), lin0, sa, N)
+        d = ga - fold(conv_pow(np.maximum(g + sgn * eta, 0.0), nn), lin0, sa, N)
         assert abs(float(np.dot(ramp, d))) <= bnd
 
 

@@ -27,20 +27,10 @@ import pytest
 
 from _main_floats34 import switch
 from _rev36_cells import check_overlaps_main_tight
+from _folded_laws import conv_pow, fold
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.chernoff import Chernoff
-
-
-def _pow(p: np.ndarray, nn: int) -> np.ndarray:
-    out = p.copy()
-    for _ in range(nn - 1):
-        out = np.convolve(out, p)
-    return out
-
-
-def _fold(lin: np.ndarray, lin0: int, sa: int, N: int) -> np.ndarray:
-    return np.bincount((lin0 + np.arange(lin.size) - sa) % N, weights=lin, minlength=N)
 
 
 @pytest.mark.parametrize("nn, seed", [(2, 11), (4, 12), (7, 13)])
@@ -64,7 +54,7 @@ def test_weighted_tv_bound_against_brute_force_adversarial(monkeypatch, nn, seed
     F = SimpleNamespace(x=x, tv=nn * tau * (m + tau) ** (nn - 1) * (1 + 1e-12), a=float(x[0]), b=float(x[-1] + h), N=N)
     tw = tv_weight.TvWeights(Chernoff(g, eta, k0, h, nn), g, eta, F, nn)
     assert tw.ok
-    ga = _fold(_pow(g, nn), lin0, sa, N)
+    ga = fold(conv_pow(g, nn), lin0, sa, N)
     s0 = float(x[N // 3])
     peak = np.exp(-0.5 * ((x - x[-2]) / (4 * h)) ** 2) * 3.0  # (largest just below the top)
     w_list = [(peak + 0.3 * rng.random(N), 0.0), (peak + 0.5 * np.maximum(x - s0, 0.0), 0.5),
@@ -75,7 +65,7 @@ def test_weighted_tv_bound_against_brute_force_adversarial(monkeypatch, nn, seed
         assert bnd <= float(w.max()) * F.tv * (1 + 1e-12)
         for sgn in patterns:
             b = np.maximum(g + sgn * eta, 0.0)
-            d = ga - _fold(_pow(b, nn), lin0, sa, N)
+            d = ga - fold(conv_pow(b, nn), lin0, sa, N)
             assert abs(float(np.dot(w, d))) <= bnd * (1 + 1e-9), (nn, c, float(np.dot(w, d)), bnd)
 
 

@@ -55,29 +55,18 @@ def test_n1e8_bracket_against_fresh_legs_at_its_split():
     bracket against the chain of its own split from fresh zero-out legs at rel_tol 1e-3 (leg A x vs bot at e1, leg B
     bot vs x at e2 <= eps - e1; main's split's legs hard-coded: A [1.8081444e-13, 1.8083063e-13], B [0, 4.6437e-16]): the upper value is at or above the chain's lower value and the two overlap."""
     R, n, eps = GaussianRandomizer(1.0, 1), 10**8, 0.1
-    clear_caches()
-    acc = ShuffleAccountant(R, n, "replace")
-    rep = acc._report(eps, acc.rel_tol)
-    e1 = rep.terms["epsilon_split"]
-    e2 = eps - e1
-    while e1 + e2 > eps:
-        e2 = math.nextafter(e2, 0.0)
+    acc, rep, e1, e2 = _replace_split(R, n, eps)
     if e1 == 0.09524456516497352:  # (main's split: its fresh legs at rel_tol 1e-3, measured by rev37, ~40 s under load)
         c_lo, c_up = 1.8081444164730802e-13, 1.8083063010028623e-13 + math.exp(e1) * 4.643684603331181e-16
     else:
-        legs = zero_out_legs(R)
-        clear_caches()
-        z = ShuffleAccountant(R, n, "zero_out", rel_tol=1e-3)
-        a, b = z._report(e1, 1e-3, only=legs[0]), z._report(e2, 1e-3, only=legs[1])
-        c_lo, c_up = a.lower + math.exp(e1) * b.lower, a.upper + math.exp(e1) * b.upper
+        c_lo, c_up = _fresh_chain(R, n, e1, e2)
     assert rep.upper >= c_lo * (1 - 1e-12), (rep.lower, rep.upper, c_lo, c_up)
     assert rep.lower <= c_up * (1 + 1e-12), (rep.lower, rep.upper, c_lo, c_up)
     assert rep.upper - rep.lower <= acc.rel_tol * rep.lower
 
 
-def _chain_check(s: float, n: int, eps: float) -> None:
-    """The replace bracket against its own split's chain from fresh zero-out legs at rel_tol 1e-3; rel_tol met."""
-    R = GaussianRandomizer(s, 1)
+def _replace_split(R, n: int, eps: float):
+    """A fresh replace accountant's report at eps and its split (e1, e2) with e1 + e2 <= eps exactly."""
     clear_caches()
     acc = ShuffleAccountant(R, n, "replace")
     rep = acc._report(eps, acc.rel_tol)
@@ -85,11 +74,23 @@ def _chain_check(s: float, n: int, eps: float) -> None:
     e2 = eps - e1
     while e1 + e2 > eps:
         e2 = math.nextafter(e2, 0.0)
+    return acc, rep, e1, e2
+
+
+def _fresh_chain(R, n: int, e1: float, e2: float) -> tuple[float, float]:
+    """The split's chain A(e1) + e^e1 B(e2) from fresh zero-out legs at rel_tol 1e-3: (lower, upper)."""
     legs = zero_out_legs(R)
     clear_caches()
     z = ShuffleAccountant(R, n, "zero_out", rel_tol=1e-3)
     a, b = z._report(e1, 1e-3, only=legs[0]), z._report(e2, 1e-3, only=legs[1])
-    c_lo, c_up = a.lower + math.exp(e1) * b.lower, a.upper + math.exp(e1) * b.upper
+    return a.lower + math.exp(e1) * b.lower, a.upper + math.exp(e1) * b.upper
+
+
+def _chain_check(s: float, n: int, eps: float) -> None:
+    """The replace bracket against its own split's chain from fresh zero-out legs at rel_tol 1e-3; rel_tol met."""
+    R = GaussianRandomizer(s, 1)
+    acc, rep, e1, e2 = _replace_split(R, n, eps)
+    c_lo, c_up = _fresh_chain(R, n, e1, e2)
     assert rep.upper >= c_lo * (1 - 1e-12) and rep.lower <= c_up * (1 + 1e-12), (rep.lower, rep.upper, c_lo, c_up)
     assert rep.upper - rep.lower <= acc.rel_tol * rep.lower
 
