@@ -114,6 +114,7 @@ from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_
 from sharpdp.shuffle.accountant.driver import certify, in_upper_first_sweep
 from sharpdp.shuffle.accountant.epsilon_domain import by_sign, epsilon_array
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, XTOL_RANGE
+from sharpdp.shuffle.accountant.law_settle import LawSettle
 from sharpdp.shuffle.accountant.memo import envelope_put
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.results import AccountantReport, Grid
@@ -213,6 +214,7 @@ class ShuffleAccountant:
         self._emem_e: list[float] = []  # their answers (non-increasing)
         self._bottom: ViaBottom | None = None  # the replace bound through bot (if used)
         self._reports: dict[tuple, AccountantReport] = {}  # certified reports by (eps, rel_tol, only, upper_first, negligible)
+        self._settle = LawSettle(self.randomizer)  # laws' upper values along a profile's sweep (docs/accountant.md §7.5)
         self._closed_only = False  # closed forms only (the twin of closed_form_bounds, docs/accountant.md §6.9)
         self._closed: ShuffleAccountant | None = None  # that twin
         # the release sampler's total-variation charge (1 + e^eps) tau, tau = n eta (docs/sampling.md
@@ -305,7 +307,7 @@ class ShuffleAccountant:
                      upper_first: bool = False, negligible: float = 0.0, first: Any = None) -> AccountantReport:
         """The report at eps <= 60 (or over the laws in ``only``), computed law by law (law 0's bracket ``first`` where
         given: :meth:`_report`)."""
-        best = None
+        best, settle = None, self._settle.applies()
         lo_max, up_max = 0.0, max(negligible, 0.0)
         # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
@@ -314,9 +316,13 @@ class ShuffleAccountant:
                 continue
             # a law whose certified upper value is already below the maximum so far cannot change
             # the reported (max) upper value: its refinement stops there
+            if settle and best is not None and self._settle.settled(i, eps, best[1].upper):
+                continue  # its upper value at a smaller eps of the sweep is already below the maximum (§7.5)
             r = first if i == 0 and first is not None else \
                 certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max),
                         closed_only=self._closed_only, upper_first=upper_first)
+            if settle:
+                self._settle.put(i, eps, r.upper)
             lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)
             if best is None or r.upper > best[1].upper:
                 best = (i, r)

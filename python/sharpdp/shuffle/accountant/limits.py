@@ -303,3 +303,7 @@ CLOSED_WHOLE_TOL = 0.01
 EXPORT_UPPER_FIRST_CHECK = True
 # ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
 EXPORT_UPPER_FIRST_SHARE = 0.9
+# session 38, lead
+# inside a privacy profile's sweep, a law whose certified upper value at a smaller eps of the sweep is <= the report's
+# maximum so far is not certified again (docs/accountant.md §7.5; randomizers with ``stable_law_order``); False: main's
+SWEEP_LAW_SETTLE = True

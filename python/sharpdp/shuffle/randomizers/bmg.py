@@ -100,6 +100,10 @@ class BlanketMixedGaussian(RandomizerBase):
     floating_point_safe = True
     """The release sampler draws a certified law (docs/sampling.md §2)."""
 
+    stable_law_order = True
+    """:meth:`privacy_amplification_laws` lists the same pairs in the same order at every epsilon (zero-out: x vs bot,
+    bot vs x; replace: one law), so a law's certified value at a smaller epsilon bounds it (docs/accountant.md §7.5)."""
+
     def __init__(self, gamma: float, sigma0: float, dim: int, *, grid_bits: int | None = None) -> None:
         self.gamma = V.real("gamma", gamma, lo=0.0, hi=1.0, hi_open=True)
         self.sigma0 = V.real("sigma0", sigma0, lo=0.0, lo_open=True)
