@@ -303,3 +303,8 @@ CLOSED_WHOLE_TOL = 0.01
 EXPORT_UPPER_FIRST_CHECK = True
 # ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
 EXPORT_UPPER_FIRST_SHARE = 0.9
+# session 38, rep38
+# docs/accountant.md §9.15: where the reported split of replace-one through bot misses rel_tol for want of leg B's lower
+# value, leg B's lower value from leg A's law at -e2 (D_up^B(e) = 1 - e^e (1 - D_up^A(-e)), the Gaussian randomizer's
+# mirror pair): the lower value only rises, the upper value and the split stay; False: main's floats
+VIA_BOTTOM_MIRROR = True
