@@ -58,7 +58,9 @@ def leg_b_lower(a_neg: float, e2: float) -> float:
 def raise_lower(vb: Any, rep: AccountantReport, best: Split | None, rel_tol: float) -> AccountantReport:
     """``rep`` (the report of the split ``best``) with leg B's lower value raised by §9.15 where its bracket
     misses rel_tol for want of leg B's lower value (leg B's share of the chain's gap more than half of it), at a
-    split below the cap and above the value floor, within the legs' eps_tau: D_up^A(-e2) certified at rel_tol, then
+    split below the cap and above the value floor, within the legs' eps_tau, where the mirror's rel_tol / 8 can resolve
+    leg B (its absolute error, e^{e1 + e2} rel_tol / 8 times an estimate of D_up^A(-e2), within half the gap; a choice
+    of steps only): D_up^A(-e2) certified at rel_tol, then
     at rel_tol / 8 where the chain still misses it. The upper value and the split stay; the lower value only rises
     (the larger of the two certified lower values of leg B). ``rep`` unchanged elsewhere and with
     ``limits.VIA_BOTTOM_MIRROR`` False."""
@@ -70,6 +72,12 @@ def raise_lower(vb: Any, rep: AccountantReport, best: Split | None, rel_tol: flo
             and rep.upper - rep.lower > rel_tol * rep.lower
             and w * (rb.upper - rb.lower) > 0.5 * (rep.upper - rep.lower)
             and e2 <= float(getattr(vb.bottom, "eps_tau", math.inf))):
+        return rep
+    # (a choice of steps: the mirror's absolute error is ~ e^{e2} t' D_up^A(-e2) at its rel_tol t', D_up^A(-e2) about
+    # 1 - (1 - B_up) e^{-e2}; where even t' = rel_tol / 8 leaves it above half the gap, the cancellation of the
+    # identity loses leg B, e.g. B ~ 1e-15 against 1 - e^{-e2} ~ 0.5, and nothing is certified)
+    a_est = 1.0 - (1.0 - rb.upper) * math.exp(-e2)
+    if not w * math.exp(e2) * (rel_tol / 8.0) * a_est <= 0.5 * (rep.upper - rep.lower):
         return rep
     ml = mirror_law(getattr(vb.bottom, "randomizer", None), vb.legs, e2)
     if ml is None:
