@@ -308,3 +308,7 @@ EXPORT_UPPER_FIRST_SHARE = 0.9
 # value, leg B's lower value from leg A's law at -e2 (D_up^B(e) = 1 - e^e (1 - D_up^A(-e)), the Gaussian randomizer's
 # mirror pair): the lower value only rises, the upper value and the split stay; False: main's floats
 VIA_BOTTOM_MIRROR = True
+# ... tried only where e^{e1 + e2} VIA_BOTTOM_MIRROR_RESOLVE D_up^A(-e2) (estimated) is within half the gap: the relative
+# accuracy of the mirror's lower value (measured 1e-5 - 1e-3 at rel_tol 1e-2) below which leg B is lost to the identity's
+# cancellation (a choice of steps)
+VIA_BOTTOM_MIRROR_RESOLVE = 1e-6

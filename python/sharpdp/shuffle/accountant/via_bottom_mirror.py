@@ -58,10 +58,9 @@ def leg_b_lower(a_neg: float, e2: float) -> float:
 def raise_lower(vb: Any, rep: AccountantReport, best: Split | None, rel_tol: float) -> AccountantReport:
     """``rep`` (the report of the split ``best``) with leg B's lower value raised by §9.15 where its bracket
     misses rel_tol for want of leg B's lower value (leg B's share of the chain's gap more than half of it), at a
-    split below the cap and above the value floor, within the legs' eps_tau, where the mirror's rel_tol / 8 can resolve
-    leg B (its absolute error, e^{e1 + e2} rel_tol / 8 times an estimate of D_up^A(-e2), within half the gap; a choice
-    of steps only): D_up^A(-e2) certified at rel_tol, then
-    at rel_tol / 8 where the chain still misses it. The upper value and the split stay; the lower value only rises
+    split below the cap and above the value floor, within the legs' eps_tau, where the mirror can resolve leg B
+    (e^{e1 + e2} VIA_BOTTOM_MIRROR_RESOLVE times an estimate of D_up^A(-e2) within half the gap; a choice of steps only): D_up^A(-e2)
+    certified at rel_tol (one certification). The upper value and the split stay; the lower value only rises
     (the larger of the two certified lower values of leg B). ``rep`` unchanged elsewhere and with
     ``limits.VIA_BOTTOM_MIRROR`` False."""
     if not limits.VIA_BOTTOM_MIRROR or best is None or rep.terms.get("epsilon_split") != best.e1:
@@ -73,28 +72,24 @@ def raise_lower(vb: Any, rep: AccountantReport, best: Split | None, rel_tol: flo
             and w * (rb.upper - rb.lower) > 0.5 * (rep.upper - rep.lower)
             and e2 <= float(getattr(vb.bottom, "eps_tau", math.inf))):
         return rep
-    # (a choice of steps: the mirror's absolute error is ~ e^{e2} t' D_up^A(-e2) at its rel_tol t', D_up^A(-e2) about
-    # 1 - (1 - B_up) e^{-e2}; where even t' = rel_tol / 8 leaves it above half the gap, the cancellation of the
-    # identity loses leg B, e.g. B ~ 1e-15 against 1 - e^{-e2} ~ 0.5, and nothing is certified)
+    # (a choice of steps: the mirror's absolute error on leg B is e^{e2} times its own on D_up^A(-e2), about
+    # 1 - (1 - B_up) e^{-e2}; where even VIA_BOTTOM_MIRROR_RESOLVE relative (the engine's lower values, measured within ~1e-5 - 1e-3 of
+    # the value at rel_tol 1e-2) leaves it above half the gap, the identity's cancellation loses leg B, e.g. B ~ 1e-15
+    # against 1 - e^{-e2} ~ 0.5, and nothing is run)
     a_est = 1.0 - (1.0 - rb.upper) * math.exp(-e2)
-    if not w * math.exp(e2) * (rel_tol / 8.0) * a_est <= 0.5 * (rep.upper - rep.lower):
+    if not w * math.exp(e2) * limits.VIA_BOTTOM_MIRROR_RESOLVE * a_est <= 0.5 * (rep.upper - rep.lower):
         return rep
     ml = mirror_law(getattr(vb.bottom, "randomizer", None), vb.legs, e2)
     if ml is None:
         return rep
-    out = best
-    for t in (rel_tol, rel_tol / 8.0):
-        try:
-            r = certify(ml[1], ml[0], vb.bottom.n, t, vb.bottom.threads)
-        except RuntimeError:
-            break
-        b_lo = leg_b_lower(float(r.lower), e2)
-        if b_lo > out.leg_b.lower:
-            out = chain(best.f, best.e1, ra, replace(out.leg_b, lower=min(b_lo, out.leg_b.upper)))
-        if out.upper - out.lower <= rel_tol * out.lower:
-            break
-    if out is best:
+    try:
+        r = certify(ml[1], ml[0], vb.bottom.n, rel_tol, vb.bottom.threads)
+    except RuntimeError:
         return rep
+    b_lo = leg_b_lower(float(r.lower), e2)
+    if not b_lo > rb.lower:
+        return rep
+    out = chain(best.f, best.e1, ra, replace(rb, lower=min(b_lo, rb.upper)))
     terms = dict(rep.terms, leg_b_mirror=out.leg_b.lower)
     return replace(rep, lower=min(max(out.lower, rep.lower), rep.upper), terms=terms)
 
