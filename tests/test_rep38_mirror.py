@@ -100,20 +100,23 @@ def test_mirror_meets_leg_b_own_bracket(s, n, e):
 
 
 def test_n1e8_bracket_meets_rel_tol_and_keeps_main_upper(monkeypatch):
-    """GaussianRandomizer(0.5), n = 1e8, eps = 0.01 (leg B's own lower value 0, an 80 % bracket before): the same
-    split and upper value as with the switch off, the lower value raised to within rel_tol, and below the direct
-    certified upper value of leg B's chain at that split."""
+    """GaussianRandomizer(0.5), n = 1e8, eps = 0.01 (leg B's own lower value 0, an 80 % bracket before): the rule on the
+    search's report keeps its split and upper value, raises its lower value to within rel_tol, and leg B's new lower
+    value stays below leg B's own certified upper value."""
+    from sharpdp.shuffle.accountant.via_bottom_mirror import raise_lower
+
     acc = ShuffleAccountant(GaussianRandomizer(0.5, 1), 10**8, "replace")
     vb = acc._bottom
     switch(monkeypatch, "VIA_BOTTOM_MIRROR", False)
-    off = vb.report(0.01, acc.rel_tol)
+    off = vb.report(0.01, acc.rel_tol)  # (main's report)
+    best = vb._last
     monkeypatch.setattr(limits, "VIA_BOTTOM_MIRROR", True)
-    on = vb.report(0.01, acc.rel_tol)
+    on = raise_lower(vb, off, best, acc.rel_tol)
     assert on.upper == off.upper and on.terms["epsilon_split"] == off.terms["epsilon_split"]
     assert off.lower < on.lower <= on.upper
     assert (off.upper - off.lower) > 0.5 * off.lower  # (the miss this rule closes)
     assert on.upper - on.lower <= acc.rel_tol * on.lower
-    assert on.terms["leg_b_mirror"] <= on.terms["leg_upper"][1]
+    assert best.leg_b.lower < on.terms["leg_b_mirror"] <= best.leg_b.upper
 
 
 def test_small_n_cells_unchanged(monkeypatch):
