@@ -307,3 +307,12 @@ EXPORT_UPPER_FIRST_SHARE = 0.9
 # inside a privacy profile's sweep, a law whose certified upper value at a smaller eps of the sweep is <= the report's
 # maximum so far is not certified again (docs/accountant.md §7.5; randomizers with ``stable_law_order``); False: main's
 SWEEP_LAW_SETTLE = True
+# session 38, rep38
+# docs/accountant.md §9.15: where the reported split of replace-one through bot misses rel_tol for want of leg B's lower
+# value, leg B's lower value from leg A's law at -e2 (D_up^B(e) = 1 - e^e (1 - D_up^A(-e)), the Gaussian randomizer's
+# mirror pair): the lower value only rises, the upper value and the split stay; False: main's floats
+VIA_BOTTOM_MIRROR = True
+# ... tried only where e^{e1 + e2} VIA_BOTTOM_MIRROR_RESOLVE D_up^A(-e2) (estimated) is within half the gap: the relative
+# accuracy of the mirror's lower value (measured 1e-5 - 1e-3 at rel_tol 1e-2) below which leg B is lost to the identity's
+# cancellation (a choice of steps)
+VIA_BOTTOM_MIRROR_RESOLVE = 1e-6

@@ -21,6 +21,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_F
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
+from sharpdp.shuffle.accountant.via_bottom_mirror import raise_lower
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
@@ -92,6 +93,7 @@ class ViaBottom(BudgetSearch):
         self._leg_neg: dict[tuple[int, float, float], float] = {}  # the absolute target each cached leg met
         self._hint: float | None = None  # the best second leg e2 of the last split search (§9.2)
         self._closed_cache: dict[tuple[int, float], tuple[float, float]] = {}
+        self._last: Split | None = None  # the split of the last report (docs/accountant.md §9.15)
 
     def leg(self, j: int, e: float, rel_tol: float, negligible: float = 0.0) -> AccountantReport:
         """Zero-out report of leg j (0: x vs bot, 1: bot vs x) at e, cached; its refinement stops once its upper
@@ -156,7 +158,8 @@ class ViaBottom(BudgetSearch):
         A(e1) + e^{e1} B(e2), rounded outwards, capped at 1. Above the legs' eps_tau (the release
         sampler's charge, docs/sampling.md §4) the value at eps_tau is reported when it is within
         rel_tol of the sampler floor, below which no split at eps reports (docs/accountant.md §9.1);
-        else the smaller of the two."""
+        else the smaller of the two. Below eps_tau the reported split's lower value may be raised by leg B's
+        mirror (docs/accountant.md §9.15, :func:`.via_bottom_mirror.raise_lower`)."""
         eps_in, eps = eps, min(eps, EPS_CAP)  # delta is non-increasing: the value there holds beyond
         et = float(getattr(self.bottom, "eps_tau", math.inf))
         if eps > et:
@@ -166,7 +169,8 @@ class ViaBottom(BudgetSearch):
                 return at_tau
             here = self._report_splits(eps, rel_tol, eps_in)
             return here if here.upper < at_tau.upper else at_tau
-        return self._report_splits(eps, rel_tol, eps_in)
+        self._last = None  # (the reported split, set by _as_report: its leg B's lower value raised by §9.15)
+        return raise_lower(self, self._report_splits(eps, rel_tol, eps_in), self._last, rel_tol)
 
     def _report_splits(self, eps: float, rel_tol: float, eps_in: float) -> AccountantReport:
         """:meth:`report` by the split search at eps (<= 60), reported at eps_in."""
@@ -376,9 +380,9 @@ class ViaBottom(BudgetSearch):
 
     _vertex = staticmethod(vertex)  # (the vertex model of the walk: via_bottom_search.vertex)
 
-    @staticmethod
-    def _as_report(eps: float, best: Split) -> AccountantReport:
-        """The report of one split, its values capped at 1."""
+    def _as_report(self, eps: float, best: Split) -> AccountantReport:
+        """The report of one split, its values capped at 1 (the split kept as ``_last``)."""
+        self._last = best
         ra, rb = best.leg_a, best.leg_b
         r = ra if ra.upper >= rb.upper else rb
         terms = dict(r.terms, via_bottom=True, epsilon_split=best.e1, leg_upper=(ra.upper, rb.upper))
@@ -576,22 +580,3 @@ class ViaBottom(BudgetSearch):
         if e >= EPS_MAX and check is not None:
             check()  # get_delta(700) <= delta certifies EPS_MAX
         return e
-
-    def sampler_floor(self, eps: float) -> float:
-        """A certified lower value of every upper value :meth:`report` returns at ``eps`` (docs/accountant.md
-        §9.1): the release sampler's charge alone, min(1, (3 + e^{min(eps, 60, eps_tau)}) tau) rounded down
-        (tau = the zero-out accountant's ``sampler_tau``; 0 without a charge). No value reported at ``eps`` is
-        below it (the mechanism's own terms only add); it grows with eps up to eps_tau.
-
-        Each leg's upper value at e includes (1 + e^{min(e, eps_tau)}) tau (docs/sampling.md §4) or is 1,
-        and for e1 + e2 = e' (e' a hair below min(eps, 60) after the rounding of the split), e1, e2 >= 0:
-        e^{e1} (1 + e^{min(e2, eps_tau)}) >= 1 + e^{min(e', eps_tau)} (e2 >= eps_tau: e^{e1} >= 1; else
-        e^{e1} + e^{e'} >= 1 + e^{e'}); with A(e1) >= 2 tau the split's value A(e1) + e^{e1} B(e2) is at
-        least (3 + e^{min(e', eps_tau)}) tau."""
-        zo = self.bottom
-        tau = float(getattr(zo, "sampler_tau", 0.0))
-        if not tau > 0.0:
-            return 0.0
-        e = min(eps, EPS_CAP, float(getattr(zo, "eps_tau", math.inf)))
-        e = e * (1.0 - 1e-12) - 1e-300  # the split's nextafter and exp's rounding (a few ulp)
-        return min(1.0, tau * (3.0 + math.exp(max(e, 0.0))) * (1.0 - 1e-12))

@@ -6,9 +6,10 @@ legs."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.accountant.limits import U, VALUE_FLOOR
+from sharpdp.shuffle.accountant.limits import EPS_CAP, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
 
@@ -26,6 +27,7 @@ class BudgetSearch(CliffSearch):
     """The reported split of the loose split search of §9.11 certified to the width its bracket may have
     (docs/accountant.md §9.12; methods of ViaBottom, its legs and contract)."""
 
+    bottom: Any  # the zero-out accountant of the legs (ViaBottom's)
     ABS_SHARE: float
     SHORTCUTS: bool
     _hint: float | None
@@ -51,6 +53,25 @@ class BudgetSearch(CliffSearch):
             return rel_tol
         b = min(near)
         return max((t for t in self.SEARCH_B_TOLS if t > rel_tol and t * b <= rel_tol * a_share), default=rel_tol)
+
+    def sampler_floor(self, eps: float) -> float:
+        """A certified lower value of every upper value :meth:`report` returns at ``eps`` (docs/accountant.md
+        §9.1): the release sampler's charge alone, min(1, (3 + e^{min(eps, 60, eps_tau)}) tau) rounded down
+        (tau = the zero-out accountant's ``sampler_tau``; 0 without a charge). No value reported at ``eps`` is
+        below it (the mechanism's own terms only add); it grows with eps up to eps_tau.
+
+        Each leg's upper value at e includes (1 + e^{min(e, eps_tau)}) tau (docs/sampling.md §4) or is 1,
+        and for e1 + e2 = e' (e' a hair below min(eps, 60) after the rounding of the split), e1, e2 >= 0:
+        e^{e1} (1 + e^{min(e2, eps_tau)}) >= 1 + e^{min(e', eps_tau)} (e2 >= eps_tau: e^{e1} >= 1; else
+        e^{e1} + e^{e'} >= 1 + e^{e'}); with A(e1) >= 2 tau the split's value A(e1) + e^{e1} B(e2) is at
+        least (3 + e^{min(e', eps_tau)}) tau."""
+        zo = self.bottom
+        tau = float(getattr(zo, "sampler_tau", 0.0))
+        if not tau > 0.0:
+            return 0.0
+        e = min(eps, EPS_CAP, float(getattr(zo, "eps_tau", math.inf)))
+        e = e * (1.0 - 1e-12) - 1e-300  # the split's nextafter and exp's rounding (a few ulp)
+        return min(1.0, tau * (3.0 + math.exp(max(e, 0.0))) * (1.0 - 1e-12))
 
     # the targets of leg B of a split (docs/accountant.md §9.2, §9.6, §9.7): speed only
     def _rough_may_pass(self, e2: float, neg: float) -> bool:
