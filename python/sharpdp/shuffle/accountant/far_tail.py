@@ -438,7 +438,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 break
             # (met: the round meets rel_tol/2 on a lattice worth not redoing; docs/accountant_tail.md §27 (a), speed only)
             # (§50.4: BODY_WHOLE_ACCEPT rel_tol on a window of PAIR_REDO_N points or more)
-            redo, met = False, 0.0 < lo and up - lo <= pair_keep(jt.N) * rel_tol * lo and jt.N >= KEEP_N
+            redo, met = False, 0.0 < lo and up - lo <= pair_keep(jt.N, scaled) * rel_tol * lo and jt.N >= KEEP_N
             if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met and not capped:
                 est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
             if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)

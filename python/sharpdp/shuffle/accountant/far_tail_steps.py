@@ -67,11 +67,15 @@ def first_step(h: float, fg: float, H: float, T0: float, B: float, k_max: int) -
     return h, False
 
 
-def pair_keep(N: int) -> float:
+def pair_keep(N: int, scaled: bool = False) -> float:
     """The share of rel_tol within which a far-tail round's bracket spares its redo for the pair term's clamp (§27 (a)):
     1/2 (main's), or ``limits.BODY_WHOLE_ACCEPT`` where ``limits.PAIR_REDO_ACCEPT`` is on and the round's jump term's
-    window has at least ``limits.PAIR_REDO_N`` points (docs/accountant_tail.md §50.4; a choice of rounds)."""
-    return limits.BODY_WHOLE_ACCEPT if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N else 0.5
+    window has at least ``limits.PAIR_REDO_N`` points (docs/accountant_tail.md §50.4), or where ``scaled`` (the round
+    belongs to a run at a coarser step of §48.2 / §50, which is kept only within that share) and
+    ``limits.SCALED_PAIR_KEEP`` is on (docs/accountant_tail.md §52; a choice of rounds)."""
+    if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N or scaled and limits.SCALED_PAIR_KEEP:
+        return limits.BODY_WHOLE_ACCEPT
+    return 0.5
 
 
 def body_spacing(law: Law, bounded: bool, n: int) -> float | None:

@@ -303,3 +303,9 @@ CLOSED_WHOLE_TOL = 0.01
 EXPORT_UPPER_FIRST_CHECK = True
 # ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
 EXPORT_UPPER_FIRST_SHARE = 0.9
+# session 38, far38
+# docs/accountant_tail.md §52: in a far-tail run at a coarser step (§48.2's caps' step or §50's first-group step times
+# CAP_COARSE / 2), a round whose bracket meets BODY_WHOLE_ACCEPT rel_tol on a window of far_tail.KEEP_N points or more
+# is kept without the redo at a larger clamp T0 for its pair term (§27 (a)'s share read as §50.4's, whatever the
+# window's size; such a run is kept only within that share anyway); False: main's redo and floats
+SCALED_PAIR_KEEP = True
