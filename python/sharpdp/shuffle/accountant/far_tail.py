@@ -30,12 +30,12 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant import concentrated, limits
-from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
+from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up, tv_floor_estimate
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
-from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
+from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, skip_round as _skip_round, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
@@ -57,21 +57,6 @@ HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at
 CHEAP_SHARE = 1.0
 COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this one (§36; the default's)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
-
-
-def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
-                h: float) -> bool:
-    """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
-    (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
-    values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
-    (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
-    certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
-    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
-    mu, sd = law.mean(), law.std()
-    v1 = _normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
-    v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
-    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
-        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
 
 
 def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
@@ -229,7 +214,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
                     doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True,
-                    coarse: float = 1.0, first: bool = False) -> FarTailBracket:
+                    coarse: float = 1.0, first: bool = False, top_coarse: float = 1.0) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -245,7 +230,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     largest T0 whose lattice fits that group's step adds its values (docs/accountant_tail.md §28). ``skip_rounds``
     (with the module's SKIP_ROUNDS): a law bounded above skips a round whose redo with B x 4 is certain (§33.4).
     ``coarse`` > 1: the caps' step times it (§48.2), or with ``first`` the first group's step times it (§50); such a
-    run raises :class:`_CoarseMiss` where its bracket would need a finer step or the body's engine passes."""
+    run raises :class:`_CoarseMiss` where its bracket would need a finer step or the body's engine passes.
+    ``top_coarse``: a factor on a law bounded above's first step and clamp unit H (§52.2; 1: the rule of §8, §33.2)."""
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
@@ -288,7 +274,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
                 # the smaller of the count clamp and the drift rule's (§8: a light left tail keeps the latter)
                 B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
-                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0) * _loose_step(rel_tol, n)
+                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0) * _loose_step(rel_tol, n) * top_coarse
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi, capped = 0.0, False
             else:
@@ -546,6 +532,16 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     # against it, the lower value is that of the law lowered by c (a second run)
     run = law.shifted(up=True)
     try:
+        if lower and negligible > 0.0 and limits.TOP_COARSE > 1.0 and math.isfinite(run.support()[1]):
+            # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the
+            # step, kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2)
+            try:
+                rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
+                                     top_coarse=limits.TOP_COARSE)
+                if rb.upper < negligible:
+                    return _bracket(replace(rb, lower=0.0))
+            except TailCoarsen:
+                pass  # (the run as before)
         r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
         if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
                 and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \

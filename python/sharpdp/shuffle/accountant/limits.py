@@ -309,3 +309,8 @@ EXPORT_UPPER_FIRST_SHARE = 0.9
 # is kept without the redo at a larger clamp T0 for its pair term (§27 (a)'s share read as §50.4's, whatever the
 # window's size; such a run is kept only within that share anyway); False: main's redo and floats
 SCALED_PAIR_KEEP = True
+# docs/accountant_tail.md §52.2: a law bounded above whose far-tail run is asked for a bracket below a positive maximum
+# so far (the caller's ``negligible``) runs first for its upper value alone at TOP_COARSE times its step H (§8, §33.2),
+# returned (lower 0) where that upper value is below the maximum (the law cannot be the reported upper value); else the
+# run as before. 1.0: main's runs and floats
+TOP_COARSE = 4.0
