@@ -40,7 +40,7 @@ from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
-from sharpdp.shuffle.accountant.far_tail_steps import loose_step as _loose_step, pair_keep
+from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, loose_step as _loose_step, pair_keep
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -157,6 +157,8 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         whole = rd.result(None, body_lo, body_up)
         if (share := whole_share(whole.lower, whole.upper, body_up - body_lo, share, rel_tol)) < 0.0:
             break  # the round's whole bracket already meets 0.8 rel_tol (§44.1, a choice of brackets)
+        if jump_decides(rd.jt.lo, rd.jt.up, rd.multi, rd.pen, body_lo, body_up, rel_tol):
+            break  # no body pass can make the round meet §44.1's test, and its gap is the others' (§52.3)
         # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
         # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
         hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0

@@ -78,6 +78,20 @@ def pair_keep(N: int, scaled: bool = False) -> float:
     return 0.5
 
 
+def jump_decides(j_lo: float, j_up: float, multi: float, pen: float, body_lo: float, body_up: float,
+                 rel_tol: float) -> bool:
+    """Whether a far-tail round's body passes stop because the round's other terms decide its gap
+    (docs/accountant_tail.md §52.3; a choice of passes, ``limits.BODY_JUMP_STOP``): G0 = (j_up - j_lo) + multi + pen,
+    the round's gap with an exact body, exceeds BODY_WHOLE_ACCEPT rel_tol times the largest lower value any body pass
+    could give (body_up + j_lo - pen: §44.1's test cannot be met), and the body's gap so far is at most
+    ``limits.BODY_JUMP_SHARE`` times G0 (the passes could narrow the round's gap by at most that share)."""
+    if not limits.BODY_JUMP_STOP:
+        return False
+    g0 = (j_up - j_lo) + multi + pen
+    return g0 > limits.BODY_WHOLE_ACCEPT * rel_tol * max(body_up + j_lo - pen, 0.0) and \
+        body_up - body_lo <= limits.BODY_JUMP_SHARE * g0
+
+
 def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
     """The spacing s to which the far-tail round's body passes snap their steps (docs/accountant_tail.md §48.1): the
     end atom's (:func:`~.spacing.end_atom_spacing`) of a law unbounded above with a finite bottom, with
@@ -121,4 +135,4 @@ def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
 
 
 __all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "first_factor",
-           "first_step", "loose_step", "pair_keep"]
+           "first_step", "jump_decides", "loose_step", "pair_keep"]
