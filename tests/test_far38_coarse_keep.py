@@ -148,3 +148,41 @@ def test_top_coarse_cells_keep_the_reported_floats(cell, monkeypatch):
     assert MAIN_BOT_TIGHT_UP[cell] * (1 - 1e-3) <= top[0][3] <= 1.01 * MAIN_BOT_TIGHT_UP[cell], (top, cell)
     switch(monkeypatch, "TOP_COARSE", 1.0)
     assert _bounds(*cell) == on
+
+
+# ---------------------------------------------------------------- §52.3
+
+def test_jump_decides(monkeypatch):
+    from sharpdp.shuffle.accountant.far_tail_steps import jump_decides
+
+    # GaussianRandomizer(2), n = 1e8, eps = 0.001 after the first body pass (§52.3): J = [0, 2.437e-22], the body
+    # [9.949e-25, 1.0708e-24]: G0 = 2.437e-22 >> 0.8 % of 1.07e-24, the body's gap 7.6e-26 <= 5 % of G0
+    assert jump_decides(0.0, 2.437e-22, 7.1e-28, 0.0, 9.949e-25, 1.0708e-24, 1e-2)
+    # ... not where the body's gap is more than BODY_JUMP_SHARE of G0 (the passes could still narrow it) ...
+    assert not jump_decides(0.0, 2.437e-22, 7.1e-28, 0.0, 0.0, 2e-23, 1e-2)
+    # ... nor where an exact body could make the round meet §44.1's test (G0 <= 0.8 rel_tol of the best lower value)
+    assert not jump_decides(0.0058814, 0.0058815, 1.14e-5, 0.0, 0.00648, 0.00654, 1e-2)
+    switch(monkeypatch, "BODY_JUMP_STOP", False)
+    assert not jump_decides(0.0, 2.437e-22, 7.1e-28, 0.0, 9.949e-25, 1.0708e-24, 1e-2)
+
+
+# main 6d5c8782's round of that law (/work/venv/main, session 38): its body bracket and its bracket
+MAIN_S2_BODY = (1.0368018007092662e-24, 1.0384021526377942e-24)
+MAIN_S2_ROUND = (1.0368017996724644e-24, 2.44737983558211e-22)
+
+
+@pytest.mark.slow
+def test_body_passes_stop_where_the_jump_term_decides(monkeypatch):
+    """The x vs bot law of GaussianRandomizer(2), n = 1e8, eps = 0.001 (§52.3): one body pass (main: three, the last two
+    at N = 5.1e6 and 1.0e7); its bracket holds main's body bracket [1.0368e-24, 1.0384e-24] (main 6d5c8782's passes, the
+    same round; certified), and the round's bracket main's (nested: the passes only narrow)."""
+    passes: list = []
+    orig = far_tail.lattice_pass
+    monkeypatch.setattr(far_tail, "lattice_pass", lambda *a, **k: passes.append(a[3]) or orig(*a, **k))
+    gamma, law = laws_for(GaussianRandomizer(2.0, 1), 0.001, "zero_out")[0]
+    clear_caches()
+    r = far_tail.certify_bigjump(law.shifted(up=True), float(gamma), 10**8, 1e-2, 1)
+    assert passes == [0.0625], passes
+    assert r.body_lo <= MAIN_S2_BODY[0] and MAIN_S2_BODY[1] <= r.body_up * (1 + 1e-12), r
+    assert r.lower <= MAIN_S2_ROUND[0] and MAIN_S2_ROUND[1] <= r.upper * (1 + 1e-12), r
+    assert 0.0 < r.lower and r.upper - r.lower > limits.BODY_WHOLE_ACCEPT * 1e-2 * r.lower  # (the round misses anyway)
