@@ -30,18 +30,18 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant import concentrated, limits
-from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty
+from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up, tv_floor_estimate
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
-from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, skip_round as _skip_round, whole_share
+from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
-from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, loose_step as _loose_step, pair_keep
-from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws, lattice_pass
+from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
@@ -59,12 +59,19 @@ COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this o
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
 
 
-def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
-    """:func:`~.lattice.lattice_laws`, raising :class:`~.jump.TailCoarsen` where a size cap binds."""
-    lat = lattice_laws(law, gamma, h, T, B, lower)
-    if isinstance(lat, Coarsen):
-        raise TailCoarsen(lat.h_fit)
-    return lat
+def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
+                h: float) -> bool:
+    """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
+    (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
+    values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
+    (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
+    certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
+    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
+    mu, sd = law.mean(), law.std()
+    v1 = _normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
+    v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
+    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
+        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,8 @@ import math
 
 import numpy as np
 
-from sharpdp.shuffle.accountant.chernoff import saddle_excess_estimate
 from sharpdp.shuffle.accountant.jump import pair_first_term, pair_first_terms, pair_integral_up
-from sharpdp.shuffle.accountant.lattice import LatticeLaws, choose_B
+from sharpdp.shuffle.accountant.lattice import choose_B
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import BODY_WHOLE_ACCEPT
 from sharpdp.shuffle.laws import Law
@@ -127,21 +126,5 @@ def whole_share(lo: float, up: float, body_gap: float, share: float, rel_tol: fl
     return max(share, BODY_WHOLE_ACCEPT * rel_tol * lo - (up - lo) + body_gap)
 
 
-def skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
-                h: float) -> bool:
-    """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
-    (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds; moved from :mod:`.far_tail`, which
-    keeps the name ``_skip_round``): the normal estimates v(B), v(4B) of the
-    values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
-    (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
-    certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
-    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
-    mu, sd = law.mean(), law.std()
-    v1 = normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
-    v4 = normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
-    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
-        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
-
-
 __all__ = ["choose_T0", "count_clamp", "drift_clamp", "first_group_ok", "h_first_group", "normal_value", "pow2",
-           "skip_round", "whole_share"]
+           "whole_share"]

@@ -15,7 +15,9 @@ import math
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.far_tail_grid import pow2
-from sharpdp.shuffle.accountant.lattice import PassResult
+from sharpdp.shuffle.accountant.jump import TailCoarsen
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws
+from sharpdp.shuffle.accountant.results import Coarsen
 from sharpdp.shuffle.accountant.limits import J_LO, U
 from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
 from sharpdp.shuffle.laws import Law
@@ -43,6 +45,15 @@ def body_lower(body: PassResult) -> float:
     t = body.terms
     v = (t["E_lower"] - t["wrap_high"] - t["lower_fft_roundoff"] - t["lower_pmf_tv"]) * (1 - 1e-12)
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
+
+
+def laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
+    """:func:`~.lattice.lattice_laws`, raising :class:`~.jump.TailCoarsen` where a size cap binds (moved from
+    :mod:`.far_tail`, which keeps the name ``_laws``)."""
+    lat = lattice_laws(law, gamma, h, T, B, lower)
+    if isinstance(lat, Coarsen):
+        raise TailCoarsen(lat.h_fit)
+    return lat
 
 
 def first_factor(coarse: float, first: bool, h_fg: float, h_bulk: float, T0_max: float) -> float:
@@ -135,4 +146,5 @@ def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
 
 
 __all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "first_factor",
-           "first_step", "jump_decides", "loose_step", "pair_keep"]
+           "first_step", "jump_decides", "laws", "loose_step",
+           "pair_keep"]
