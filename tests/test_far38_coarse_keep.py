@@ -162,6 +162,7 @@ def test_jump_decides(monkeypatch):
     assert not jump_decides(0.0, 2.437e-22, 7.1e-28, 0.0, 0.0, 2e-23, 1e-2)
     # ... nor where an exact body could make the round meet §44.1's test (G0 <= 0.8 rel_tol of the best lower value)
     assert not jump_decides(0.0058814, 0.0058815, 1.14e-5, 0.0, 0.00648, 0.00654, 1e-2)
+    assert not jump_decides(0.0, 0.0, 0.0, 2e-6, 2.5e-5, 2.6e-5, 1e-2)  # (a law bounded above: the penalty's gap alone)
     switch(monkeypatch, "BODY_JUMP_STOP", False)
     assert not jump_decides(0.0, 2.437e-22, 7.1e-28, 0.0, 9.949e-25, 1.0708e-24, 1e-2)
 

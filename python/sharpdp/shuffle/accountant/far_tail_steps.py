@@ -92,13 +92,14 @@ def pair_keep(N: int, scaled: bool = False) -> float:
 def jump_decides(j_lo: float, j_up: float, multi: float, pen: float, body_lo: float, body_up: float,
                  rel_tol: float) -> bool:
     """Whether a far-tail round's body passes stop because the round's other terms decide its gap
-    (docs/accountant_tail.md §52.3; a choice of passes, ``limits.BODY_JUMP_STOP``): G0 = (j_up - j_lo) + multi + pen,
-    the round's gap with an exact body, exceeds BODY_WHOLE_ACCEPT rel_tol times the largest lower value any body pass
-    could give (body_up + j_lo - pen: §44.1's test cannot be met), and the body's gap so far is at most
-    ``limits.BODY_JUMP_SHARE`` times G0 (the passes could narrow the round's gap by at most that share)."""
+    (docs/accountant_tail.md §52.3; a choice of passes, ``limits.BODY_JUMP_STOP``): G0 = (j_up - j_lo) + multi, the
+    jump and pair terms' share of the round's gap with an exact body, exceeds BODY_WHOLE_ACCEPT rel_tol times the largest
+    lower value any body pass could give (body_up + j_lo - pen: §44.1's test cannot be met), and the body's gap so far
+    is at most ``limits.BODY_JUMP_SHARE`` times G0 (the passes could narrow the round's gap by at most that share). A
+    law bounded above (no jump or pair term: G0 = 0) never stops here."""
     if not limits.BODY_JUMP_STOP:
         return False
-    g0 = (j_up - j_lo) + multi + pen
+    g0 = (j_up - j_lo) + multi
     return g0 > limits.BODY_WHOLE_ACCEPT * rel_tol * max(body_up + j_lo - pen, 0.0) and \
         body_up - body_lo <= limits.BODY_JUMP_SHARE * g0
 
