@@ -541,7 +541,8 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     # against it, the lower value is that of the law lowered by c (a second run)
     run = law.shifted(up=True)
     try:
-        if lower and negligible > 0.0 and limits.TOP_COARSE > 1.0 and math.isfinite(run.support()[1]):
+        if lower and negligible > 0.0 and limits.TOP_COARSE > 1.0 and n >= limits.TOP_COARSE_N and \
+                math.isfinite(run.support()[1]):
             # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the
             # step, kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2)
             try:
