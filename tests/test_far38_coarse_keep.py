@@ -92,6 +92,7 @@ def test_top_coarse_upper_holds_the_quadrature_reference(n, eps, monkeypatch):
     of it); the switch off: the run of before, whose bracket holds the reference too."""
     from _far38_botx_reference import d_up
 
+    switch(monkeypatch, "TOP_COARSE_N", 2)  # (the rule at the reference's n; by default it runs from n = 1e7)
     ref, g = d_up(0.5, eps, n)
     gamma, law = _law(eps, 1)
     assert abs(gamma - g) <= 1e-15 and law.support()[1] < 1.0
@@ -109,6 +110,7 @@ def test_top_coarse_upper_holds_the_quadrature_reference(n, eps, monkeypatch):
 def test_top_coarse_falls_back_where_its_upper_value_is_not_below(monkeypatch):
     """n = 1e4, eps = 1: the upper-only run at 4H gives 0.0291, above the maximum 0.0260 asked: the run of before follows
     and its values are the switch-off ones, bit for bit."""
+    switch(monkeypatch, "TOP_COARSE_N", 2)  # (the rule at n = 1e4; by default it runs from n = 1e7)
     gamma, law = _law(1.0, 1)
     clear_caches()
     seen = _spy(monkeypatch, "certify_bigjump")
@@ -120,10 +122,12 @@ def test_top_coarse_falls_back_where_its_upper_value_is_not_below(monkeypatch):
 
 
 def test_top_coarse_needs_a_maximum_and_a_law_bounded_above(monkeypatch):
-    """No maximum so far (the first law), or a law unbounded above: no upper-only run."""
+    """No maximum so far (the first law), a law unbounded above, or n below TOP_COARSE_N: no upper-only run."""
     gamma, law = _law(1.0, 1)
     clear_caches()
     seen = _spy(monkeypatch, "certify_bigjump")
+    far_tail.try_certify(law, gamma, 10**4, 1e-2, 1, negligible=0.026)  # (n = 1e4 < TOP_COARSE_N)
+    switch(monkeypatch, "TOP_COARSE_N", 2)
     far_tail.try_certify(law, gamma, 10**4, 1e-2, 1)
     g0, law0 = _law(1.0, 0)
     far_tail.try_certify(law0, g0, 10**4, 1e-2, 1, negligible=1.0)
