@@ -171,6 +171,7 @@ def test_pair_redo_spared_where_the_round_meets_the_target(cell, monkeypatch):
     """§50.4: the kept run makes one round (main: a second round at a larger T0); the bracket within
     rel_tol, overlapping main's (both certified) and main's rel_tol 1e-3 one where known; the switch off restores
     main's floats."""
+    switch(monkeypatch, "SCALED_PAIR_KEEP", False)  # (**) session 38, far38
     seen = _steps(monkeypatch)
     lo, up = _bounds(*cell)
     # (the kept run's last window is its only one at or below its step: no later round at a larger T0; main's runs end

@@ -40,8 +40,8 @@ from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
-from sharpdp.shuffle.accountant.far_tail_steps import loose_step as _loose_step, pair_keep
-from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws, lattice_pass
+from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.laws import Law
@@ -72,14 +72,6 @@ def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float
     v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
     return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
         floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
-
-
-def _laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
-    """:func:`~.lattice.lattice_laws`, raising :class:`~.jump.TailCoarsen` where a size cap binds."""
-    lat = lattice_laws(law, gamma, h, T, B, lower)
-    if isinstance(lat, Coarsen):
-        raise TailCoarsen(lat.h_fit)
-    return lat
 
 
 @dataclass(frozen=True)
@@ -172,6 +164,8 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         whole = rd.result(None, body_lo, body_up)
         if (share := whole_share(whole.lower, whole.upper, body_up - body_lo, share, rel_tol)) < 0.0:
             break  # the round's whole bracket already meets 0.8 rel_tol (§44.1, a choice of brackets)
+        if jump_decides(rd.jt.lo, rd.jt.up, rd.multi, rd.pen, body_lo, body_up, rel_tol):
+            break  # no body pass can make the round meet §44.1's test, and its gap is the others' (§52.3)
         # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
         # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
         hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0
@@ -229,7 +223,7 @@ def _settle(rounds: list[tuple[_Round, FarTailBracket]], law: Law, gamma: float,
 def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, workers=-1, lower: bool = True,
                     max_rounds: int = 8, negligible: float = 0.0, as_bracket: bool = False,
                     doomed: bool = True, *, T0_max: float = math.inf, skip_rounds: bool = True,
-                    coarse: float = 1.0, first: bool = False) -> FarTailBracket:
+                    coarse: float = 1.0, first: bool = False, top_coarse: float = 1.0) -> FarTailBracket:
     """Certified (lower, upper) of D_up for one law with the far-tail treatment.
 
     Laws with an unbounded right tail get the big-jump split at a moderate clamp T0; laws bounded
@@ -245,7 +239,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
     largest T0 whose lattice fits that group's step adds its values (docs/accountant_tail.md §28). ``skip_rounds``
     (with the module's SKIP_ROUNDS): a law bounded above skips a round whose redo with B x 4 is certain (§33.4).
     ``coarse`` > 1: the caps' step times it (§48.2), or with ``first`` the first group's step times it (§50); such a
-    run raises :class:`_CoarseMiss` where its bracket would need a finer step or the body's engine passes."""
+    run raises :class:`_CoarseMiss` where its bracket would need a finer step or the body's engine passes.
+    ``top_coarse``: a factor on a law bounded above's first step and clamp unit H (§52.2; 1: the rule of §8, §33.2)."""
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
@@ -288,7 +283,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             if bounded:  # no clamp above: T0 >= the top of the support, no jumps
                 # the smaller of the count clamp and the drift rule's (§8: a light left tail keeps the latter)
                 B_cnt = min(_count_clamp(law, gamma, n, hi_s, lo_s), _drift_clamp(law, mean, sd)) if B is None else B
-                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0) * _loose_step(rel_tol, n)
+                H = _pow2(max(abs(hi_s), min(sd, B_cnt), 1e-300) / 16.0) * _loose_step(rel_tol, n) * top_coarse
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi, capped = 0.0, False
             else:
@@ -438,7 +433,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 break
             # (met: the round meets rel_tol/2 on a lattice worth not redoing; docs/accountant_tail.md §27 (a), speed only)
             # (§50.4: BODY_WHOLE_ACCEPT rel_tol on a window of PAIR_REDO_N points or more)
-            redo, met = False, 0.0 < lo and up - lo <= pair_keep(jt.N) * rel_tol * lo and jt.N >= KEEP_N
+            redo, met = False, 0.0 < lo and up - lo <= pair_keep(jt.N, scaled) * rel_tol * lo and jt.N >= KEEP_N
             if multi > 1.2 * PAIR_FRAC * rel_tol * val and val < est and not met and not capped:
                 est, redo = val, True  # the pair term was sized for a larger value, unless the round meets rel_tol/2
             if (pen > 0.05 * rel_tol * val and up > max(negligible, VALUE_FLOOR)
@@ -546,6 +541,17 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     # against it, the lower value is that of the law lowered by c (a second run)
     run = law.shifted(up=True)
     try:
+        if lower and negligible > 0.0 and limits.TOP_COARSE > 1.0 and n >= limits.TOP_COARSE_N and \
+                math.isfinite(run.support()[1]):
+            # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the
+            # step, kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2)
+            try:
+                rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
+                                     top_coarse=limits.TOP_COARSE)
+                if rb.upper < negligible:
+                    return _bracket(replace(rb, lower=0.0))
+            except TailCoarsen:
+                pass  # (the run as before)
         r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
         if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
                 and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \

@@ -15,7 +15,9 @@ import math
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.far_tail_grid import pow2
-from sharpdp.shuffle.accountant.lattice import PassResult
+from sharpdp.shuffle.accountant.jump import TailCoarsen
+from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_laws
+from sharpdp.shuffle.accountant.results import Coarsen
 from sharpdp.shuffle.accountant.limits import J_LO, U
 from sharpdp.shuffle.accountant.spacing import END_MARGIN, end_atom_spacing
 from sharpdp.shuffle.laws import Law
@@ -45,6 +47,15 @@ def body_lower(body: PassResult) -> float:
     return max(v - t["lower_overshoot"] * (1 + 1e-12), 0.0)
 
 
+def laws(law: Law, gamma: float, h: float, T: float, B: float, lower: bool = True) -> LatticeLaws:
+    """:func:`~.lattice.lattice_laws`, raising :class:`~.jump.TailCoarsen` where a size cap binds (moved from
+    :mod:`.far_tail`, which keeps the name ``_laws``)."""
+    lat = lattice_laws(law, gamma, h, T, B, lower)
+    if isinstance(lat, Coarsen):
+        raise TailCoarsen(lat.h_fit)
+    return lat
+
+
 def first_factor(coarse: float, first: bool, h_fg: float, h_bulk: float, T0_max: float) -> float:
     """The factor on a far-tail run's first step where the centroid law's first group sets it (docs/accountant_tail.md
     §50): ``coarse`` where ``first`` (the run of :func:`~.far_tail._coarse_first`) and ``limits.FIRST_COARSE`` ask
@@ -67,11 +78,30 @@ def first_step(h: float, fg: float, H: float, T0: float, B: float, k_max: int) -
     return h, False
 
 
-def pair_keep(N: int) -> float:
+def pair_keep(N: int, scaled: bool = False) -> float:
     """The share of rel_tol within which a far-tail round's bracket spares its redo for the pair term's clamp (§27 (a)):
     1/2 (main's), or ``limits.BODY_WHOLE_ACCEPT`` where ``limits.PAIR_REDO_ACCEPT`` is on and the round's jump term's
-    window has at least ``limits.PAIR_REDO_N`` points (docs/accountant_tail.md §50.4; a choice of rounds)."""
-    return limits.BODY_WHOLE_ACCEPT if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N else 0.5
+    window has at least ``limits.PAIR_REDO_N`` points (docs/accountant_tail.md §50.4), or where ``scaled`` (the round
+    belongs to a run at a coarser step of §48.2 / §50, which is kept only within that share) and
+    ``limits.SCALED_PAIR_KEEP`` is on (docs/accountant_tail.md §52; a choice of rounds)."""
+    if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N or scaled and limits.SCALED_PAIR_KEEP:
+        return limits.BODY_WHOLE_ACCEPT
+    return 0.5
+
+
+def jump_decides(j_lo: float, j_up: float, multi: float, pen: float, body_lo: float, body_up: float,
+                 rel_tol: float) -> bool:
+    """Whether a far-tail round's body passes stop because the round's other terms decide its gap
+    (docs/accountant_tail.md §52.3; a choice of passes, ``limits.BODY_JUMP_STOP``): G0 = (j_up - j_lo) + multi, the
+    jump and pair terms' share of the round's gap with an exact body, exceeds BODY_WHOLE_ACCEPT rel_tol times the largest
+    lower value any body pass could give (body_up + j_lo - pen: §44.1's test cannot be met), and the body's gap so far
+    is at most ``limits.BODY_JUMP_SHARE`` times G0 (the passes could narrow the round's gap by at most that share). A
+    law bounded above (no jump or pair term: G0 = 0) never stops here."""
+    if not limits.BODY_JUMP_STOP:
+        return False
+    g0 = (j_up - j_lo) + multi
+    return g0 > limits.BODY_WHOLE_ACCEPT * rel_tol * max(body_up + j_lo - pen, 0.0) and \
+        body_up - body_lo <= limits.BODY_JUMP_SHARE * g0
 
 
 def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
@@ -117,4 +147,5 @@ def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
 
 
 __all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "first_factor",
-           "first_step", "loose_step", "pair_keep"]
+           "first_step", "jump_decides", "laws", "loose_step",
+           "pair_keep"]

@@ -316,3 +316,22 @@ VIA_BOTTOM_MIRROR = True
 # accuracy of the mirror's lower value (measured 1e-5 - 1e-3 at rel_tol 1e-2) below which leg B is lost to the identity's
 # cancellation (a choice of steps)
 VIA_BOTTOM_MIRROR_RESOLVE = 1e-6
+# session 38, far38
+# docs/accountant_tail.md §52: in a far-tail run at a coarser step (§48.2's caps' step or §50's first-group step times
+# CAP_COARSE / 2), a round whose bracket meets BODY_WHOLE_ACCEPT rel_tol on a window of far_tail.KEEP_N points or more
+# is kept without the redo at a larger clamp T0 for its pair term (§27 (a)'s share read as §50.4's, whatever the
+# window's size; such a run is kept only within that share anyway); False: main's redo and floats
+SCALED_PAIR_KEEP = True
+# docs/accountant_tail.md §52.2: a law bounded above whose far-tail run is asked for a bracket below a positive maximum
+# so far (the caller's ``negligible``) runs first for its upper value alone at TOP_COARSE times its step H (§8, §33.2),
+# returned (lower 0) where that upper value is below the maximum (the law cannot be the reported upper value); else the
+# run as before. 1.0: main's runs and floats
+TOP_COARSE = 4.0
+# ... at n >= TOP_COARSE_N only (below, the law's own lower value may be the report's: n = 30-100 cells of
+# tests/test_review_rev30_tail.py and rev33_tail, where the two zero-out laws nearly tie)
+TOP_COARSE_N = 10**7
+# docs/accountant_tail.md §52.3: a far-tail round's body passes stop where no body could make the round meet §44.1's
+# test (its gap with an exact body over BODY_WHOLE_ACCEPT rel_tol times the largest lower value a pass could give) and
+# the body's gap is at most BODY_JUMP_SHARE of that gap (a choice of passes); False: main's passes and floats
+BODY_JUMP_STOP = True
+BODY_JUMP_SHARE = 0.05
