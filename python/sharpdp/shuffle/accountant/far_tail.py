@@ -138,7 +138,7 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
     s, h_last = body_spacing(law, bounded, n), math.nan  # (§48.1: steps snapped to an end atom's spacing s)
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
-        for hp in dict.fromkeys((body_step(hb, s, law.support()[0], rd.T0), hb)):  # (hb: the snapped step misfits)
+        for hp in dict.fromkeys((body_step(hb, s, law.support()[0], rd.T0, hb >= rd.h), hb)):  # (hb: the snapped step misfits)
             body_n = lattice_pass(law, gamma, n, hp, rd.T0, rd.B, rel_tol, workers, lower,
                                   lat=rd.lat if hp == rd.h and not bounded else None,
                                   allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)

@@ -113,14 +113,15 @@ def body_spacing(law: Law, bounded: bool, n: int) -> float | None:
     return end_atom_spacing(law)
 
 
-def body_step(h: float, s: float | None, lo_s: float, T0: float) -> float:
-    """The step of a body pass aimed at ``h``: without a spacing s, h itself; else T0 / k for the integer k that puts
-    the bottom atom lo_s < 0 just before node -m, m = ceil(|lo_s| (1 + END_MARGIN) / h): |lo_s| / step = m (1 + d),
+def body_step(h: float, s: float | None, lo_s: float, T0: float, first: bool = False) -> float:
+    """The step of a body pass aimed at ``h``: without a spacing s (or for the round's ``first`` pass, at the round's
+    own step, with ``limits.BODY_END_SNAP_LATER``: docs/accountant_tail.md §53), h itself; else T0 / k for the
+    integer k that puts the bottom atom lo_s < 0 just before node -m, m = ceil(|lo_s| (1 + END_MARGIN) / h): |lo_s| / step = m (1 + d),
     d in [END_MARGIN, END_MARGIN + |lo_s| / (m T0)], so that the step divides the clamp T0 up to rounding (the pass's
     lattice then clamps at T0 within a few ulp, :func:`clamp_shift`) and the atom's group closes with little
     borrowed mass (docs/accountant_tail.md §48.1). h itself where no such step is at most h or the offset d would
     exceed 100 END_MARGIN."""
-    if s is None or not (h > 0 and lo_s < 0 and T0 > 0):
+    if s is None or (first and limits.BODY_END_SNAP_LATER) or not (h > 0 and lo_s < 0 and T0 > 0):
         return h
     a = -lo_s
     m = max(1, math.ceil(a * (1.0 + END_MARGIN) / h))

@@ -246,7 +246,7 @@ CHERNOFF_KEEP = True
 # the body's bracket widened by the clamp shift (far_tail_steps.clamp_shift); False: main's steps and floats. Off by
 # default since the lead's map (§48.4): it costs calibrate_gaussian at n = 1e8 (sigma0 ~ 0.83, eps 0.01: 1.1 -> 1.9 s)
 # about what it saves at sigma0 = 1, eps = 0.001 (1.3 -> 0.7 s); a cost-aware choice is owed
-BODY_END_SNAP = False
+BODY_END_SNAP = True  # (session 38: on, with BODY_END_SNAP_LATER; False: main's floats before it)
 BODY_END_SNAP_N = 10**8  # ... at n >= this (the cells measured; at n = 1e6 no gain: 0.11 -> 0.15 s, 0.19 -> 0.14 s; §48.1)
 # docs/accountant_tail.md §48.2: a far-tail run whose round's step the size caps set runs first at CAP_COARSE times
 # that step (the round's values from the hat window of §45), kept where its bracket meets BODY_WHOLE_ACCEPT rel_tol
@@ -335,3 +335,7 @@ TOP_COARSE_N = 10**7
 # the body's gap is at most BODY_JUMP_SHARE of that gap (a choice of passes); False: main's passes and floats
 BODY_JUMP_STOP = True
 BODY_JUMP_SHARE = 0.05
+# session 38, lead (hat38's measurement)
+# §48.1's snapped steps only for a round's passes after its first (the first at the round's own step, as before
+# session 38): docs/accountant_tail.md §53; False: every pass snapped (§48.1 as written)
+BODY_END_SNAP_LATER = True
