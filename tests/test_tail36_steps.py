@@ -128,6 +128,7 @@ def test_end_atom_body_passes_meet_the_request_at_a_coarser_step(monkeypatch):
     from sharpdp.shuffle.accountant import far_tail
 
     switch(monkeypatch, "TOP_COARSE", 1.0)  # (**) session 38, far38 (the passes counted: no upper-only run at 4H)
+    switch(monkeypatch, "BODY_END_SNAP_LATER", False)  # (**) session 38, lead (§48.1 as written: every pass snapped)
     steps = []
     orig = far_tail.lattice_pass
     monkeypatch.setattr(far_tail, "lattice_pass", lambda law, g, n, h, *a, **k: steps.append(h) or orig(law, g, n, h,
