@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import J_LO, U
 from sharpdp.shuffle.laws import Law
 
@@ -105,12 +106,52 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
             i0, i1 = int(np.searchsorted(x, zlo - Rmax, side="left")), int(np.searchsorted(x, zhi + Rmax, side="right"))
             qmax = float(np.max(q[i0:i1])) if i1 > i0 else 0.0
             M = cnt * max(qmax, 0.0) * (1 + 1e-12) + np.sqrt(cnt) * err_q
+            if limits.HAT_PIECES:  # ... or the window sum over every node within R of the range (§53.1)
+                M = np.minimum(M, _range_sums(x, C, csum_err, err_q, h, zlo, zhi, R))
         Q = np.min(np.minimum(M + miss + pY[None, :], 1.0), axis=1)  # P(|A' - z| < t_{k+1}) <= Q_k
         Q = np.maximum.accumulate(Q)  # (a non-decreasing upper bound: each entry stays >= its probability)
         # sum_k (psi_k - psi_{k+1}) Q_k + psi_K = psi_0 Q_0 + sum_{k>=1} psi_k (Q_k - Q_{k-1}) + psi_K (1 - Q_last)
         e = psi[0] * Q[0] + float(np.sum(psi[1:-1] * np.diff(Q))) + psi[-1] * (1.0 - Q[-1])
         total += mass * (e * (1 + 1e-9) + tail_N)
     return total * (1 + 1e-9)
+
+
+def _range_sums(x: np.ndarray, C: np.ndarray, csum_err: float, err_q: float, h: float, zlo: float, zhi: float,
+                R: np.ndarray) -> np.ndarray:
+    """Upper bounds, for each radius in ``R``, of sup over z in [zlo, zhi] of the true window sum P(|A^* - z| <= R):
+    the computed pmf summed over the nodes in [zlo - R, zhi + R] and one more each side (a superset of every z's nodes;
+    the true pmf is non-negative), its running sums' rounding and the l2 error bound over that many nodes
+    (Cauchy-Schwarz; docs/accountant_tail.md §53.1)."""
+    x0 = float(x[0])
+    n = C.size - 1
+    lo = np.maximum(zlo - R, x0 - 2.0 * h)  # (zlo may be -inf: every node below)
+    i1 = np.clip(np.floor((zhi + R - x0) / h) + 2, 0, n).astype(np.int64)
+    i0 = np.clip(np.ceil((lo - x0) / h) - 1, 0, n).astype(np.int64)
+    i0 = np.minimum(i0, i1)
+    cnt = (i1 - i0).astype(float) + 2.0
+    return np.maximum(C[i1] - C[i0], 0.0) + csum_err + np.sqrt(cnt) * err_q
+
+
+def reflected_pieces(law: Law, mass: float, s0: float, s_end: float, z_lo: float, z_hi: float, scale: float = 1.0,
+                     per_octave: int = 4) -> list[tuple[float, float, float]]:
+    """Parts (mass, z_lo, z_hi) for :func:`coupling_cost` covering a measure mu on [z_lo, z_hi] of total mass at most
+    ``mass`` whose part on z < -s is at most ``scale`` P(L >= s) for every s in [s0, s_end] (0 < s0; mu the law of
+    -L above s0 reflected, times ``scale``, plus any mass on [-s0, z_hi]): the pieces [-s_1, z_hi] (mass ``mass``),
+    [-s_(j+1), -s_j] (mass min(mass, scale P(L >= s_j))) for s_j = s0 2^(j / per_octave) < s_end, and
+    [z_lo, -s_J] with s_J the last of them. P(L >= s) <= ``law.prob_above_up`` at s (1 - 1e-9) (docs/accountant_tail.md
+    §53.1). Without HAT_PIECES (or s0 >= s_end): the one part (mass, z_lo, z_hi), as before."""
+    if not limits.HAT_PIECES or not (0.0 < s0 < s_end) or not mass > 0.0:
+        return [(mass, z_lo, z_hi)]
+    J = int(math.ceil(per_octave * math.log2(s_end / s0)))
+    s = np.minimum(s0 * 2.0 ** (np.arange(J + 1) / per_octave), s_end)
+    s = np.unique(s)
+    p = np.minimum(scale * law.prob_above_up(s * (1 - 1e-9)) * (1 + 1e-12), mass)
+    p[0] = mass  # (the first piece also holds every mass above -s0)
+    parts = [(mass, float(-s[1]) if s.size > 1 else z_lo, z_hi)] if s.size > 1 else [(mass, z_lo, z_hi)]
+    for j in range(1, s.size):
+        lo = float(-s[j + 1]) if j + 1 < s.size else z_lo
+        parts.append((float(p[j]), max(lo, z_lo), float(-s[j])))
+    return parts
 
 
 def _tau_nodes(law: Law, t0: float, h: float, k: int, stop_loss_grid) -> tuple[np.ndarray, np.ndarray]:
@@ -161,4 +202,4 @@ def body_weights(law: Law, gamma: float, x: np.ndarray, T0: float, B: float, h: 
     return f_lo, f_up, f0_up
 
 
-__all__ = ["body_weights", "coupling_cost", "rounding_shift"]
+__all__ = ["body_weights", "coupling_cost", "reflected_pieces", "rounding_shift"]

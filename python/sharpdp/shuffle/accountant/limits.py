@@ -303,3 +303,9 @@ CLOSED_WHOLE_TOL = 0.01
 EXPORT_UPPER_FIRST_CHECK = True
 # ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
 EXPORT_UPPER_FIRST_SHARE = 0.9
+# session 38, hat38
+# docs/accountant_tail.md §53: §45.2's coupling cost of a convex weight's measure mu spread over a range (the jump term's
+# phi_c: the law of L above T0, reflected; the body's f: one user's clamped term, reflected) bounded piece by piece, on
+# pieces [-s_(j+1), -s_j] of s_j = s0 2^(j/4) with the masses P(L >= s_j) (hat_lower.reflected_pieces), and a range's
+# window sum also bounded by the pmf summed over the nodes near the range; False: one part per range (main's floats)
+HAT_PIECES = True
