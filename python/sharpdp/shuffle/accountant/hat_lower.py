@@ -135,23 +135,34 @@ def _range_sums(x: np.ndarray, C: np.ndarray, csum_err: float, err_q: float, h: 
 def reflected_pieces(law: Law, mass: float, s0: float, s_end: float, z_lo: float, z_hi: float, scale: float = 1.0,
                      per_octave: int = 4) -> list[tuple[float, float, float]]:
     """Parts (mass, z_lo, z_hi) for :func:`coupling_cost` covering a measure mu on [z_lo, z_hi] of total mass at most
-    ``mass`` whose part on z < -s is at most ``scale`` P(L >= s) for every s in [s0, s_end] (0 < s0; mu the law of
-    -L above s0 reflected, times ``scale``, plus any mass on [-s0, z_hi]): the pieces [-s_1, z_hi] (mass ``mass``),
-    [-s_(j+1), -s_j] (mass min(mass, scale P(L >= s_j))) for s_j = s0 2^(j / per_octave) < s_end, and
-    [z_lo, -s_J] with s_J the last of them. P(L >= s) <= ``law.prob_above_up`` at s (1 - 1e-9) (docs/accountant_tail.md
-    §53.1). Without HAT_PIECES (or s0 >= s_end): the one part (mass, z_lo, z_hi), as before."""
+    ``mass`` with mu((-inf, -s]) = ``scale`` P(L >= s) at every s_j = s0 2^(j / per_octave) < s_end and at s_end
+    (0 < s0 < s_end): the pieces (-s_1, z_hi] (mass ``mass`` - scale P(L >= s_1)), (-s_(j+1), -s_j] (mass
+    scale (P(L >= s_j) - P(L >= s_(j+1)))) and [z_lo, -s_J] (mass scale P(L >= s_J)), s_J = s_end, each mass from
+    ``law.prob_above``'s bracket rounded up (docs/accountant_tail.md §53.1)."""
+    J = max(int(math.ceil(per_octave * math.log2(s_end / s0))), 1)
+    s = np.unique(np.minimum(s0 * 2.0 ** (np.arange(1, J + 1) / per_octave), s_end))
+    lo, up = np.empty(s.size), np.empty(s.size)
+    for j, sj in enumerate(s.tolist()):
+        p, e = law.prob_above(sj)  # (P(L >= s_j), its error bound)
+        lo[j] = max((p - e) * (1 - 1e-12), 0.0) * scale * (1 - 1e-12)
+        up[j] = (p + e) * (1 + 1e-12) * scale * (1 + 1e-12)
+    m = np.minimum(np.concatenate(([mass - lo[0]], up[:-1] - lo[1:], up[-1:])), mass)  # (rounded up below)
+    m = np.maximum(m + 4.0 * U * (mass + np.concatenate(([0.0], up))), 0.0) * (1 + 1e-12)
+    edges = np.concatenate(([z_hi], -s, [z_lo]))
+    return [(float(m[j]), max(float(edges[j + 1]), z_lo), float(edges[j])) for j in range(m.size)]
+
+
+def spread_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float, law: Law,
+                mass: float, s0: float, s_end: float, z_lo: float, z_hi: float, scale: float = 1.0,
+                pre: dict | None = None) -> float:
+    """:func:`coupling_cost` of a measure mu on [z_lo, z_hi] as :func:`reflected_pieces` describes it: with
+    HAT_PIECES the smaller of its cost on those pieces and its cost as one part (mass, z_lo, z_hi); without, the latter
+    (main's bound; docs/accountant_tail.md §53.1)."""
+    one = coupling_cost(x, q, err_q, miss, h, nn, gamma, [(mass, z_lo, z_hi)], pre)
     if not limits.HAT_PIECES or not (0.0 < s0 < s_end) or not mass > 0.0:
-        return [(mass, z_lo, z_hi)]
-    J = int(math.ceil(per_octave * math.log2(s_end / s0)))
-    s = np.minimum(s0 * 2.0 ** (np.arange(J + 1) / per_octave), s_end)
-    s = np.unique(s)
-    p = np.minimum(scale * law.prob_above_up(s * (1 - 1e-9)) * (1 + 1e-12), mass)
-    p[0] = mass  # (the first piece also holds every mass above -s0)
-    parts = [(mass, float(-s[1]) if s.size > 1 else z_lo, z_hi)] if s.size > 1 else [(mass, z_lo, z_hi)]
-    for j in range(1, s.size):
-        lo = float(-s[j + 1]) if j + 1 < s.size else z_lo
-        parts.append((float(p[j]), max(lo, z_lo), float(-s[j])))
-    return parts
+        return one
+    return min(one, coupling_cost(x, q, err_q, miss, h, nn, gamma,
+                                  reflected_pieces(law, mass, s0, s_end, z_lo, z_hi, scale), pre))
 
 
 def _tau_nodes(law: Law, t0: float, h: float, k: int, stop_loss_grid) -> tuple[np.ndarray, np.ndarray]:
@@ -202,4 +213,4 @@ def body_weights(law: Law, gamma: float, x: np.ndarray, T0: float, B: float, h: 
     return f_lo, f_up, f0_up
 
 
-__all__ = ["body_weights", "coupling_cost", "reflected_pieces", "rounding_shift"]
+__all__ = ["body_weights", "coupling_cost", "reflected_pieces", "rounding_shift", "spread_cost"]

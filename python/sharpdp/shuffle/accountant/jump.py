@@ -18,7 +18,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
-from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, reflected_pieces, rounding_shift
+from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift, spread_cost
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
@@ -460,8 +460,7 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     s1, fp1 = _wsum(w1, F)
     pre: dict = {}  # (the window's running sums, shared by the three costs)
     # (phi_c's mu: the law of L above T0, reflected, and the kink at -T0; on pieces down to the window's bottom, §53.1)
-    cost = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma,
-                         reflected_pieces(law, c, T0, -float(F.a), -math.inf, -T0), pre)
+    cost = spread_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, law, c, T0, -float(F.a), -math.inf, -T0, pre=pre)
     phi_lo = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
     ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)
@@ -478,8 +477,12 @@ def _hat_body(law: Law, gamma: float, n: int, h: float, T0: float, B: float, F: 
     f_lo, f_up, f0_up = body_weights(law, gamma, F.x, T0, B, h, stop_loss_grid)
     sb, fpb = _wsum(f_lo, F)
     # (f's mu: (1 - gamma) at 0 and gamma times the law of -clamp(L, -B, T0); the latter on pieces, §53.1)
-    cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma,
-                           [(1.0 - gamma, 0.0, 0.0)] + reflected_pieces(law, gamma, 2.0 * h, T0, -T0, B, gamma), pre)
+    if limits.HAT_PIECES:
+        cost_f = (coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0)], pre)
+                  + spread_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, law, gamma, 2.0 * h, T0, -T0, B, gamma, pre)
+                  ) * (1 + 1e-12)
+    else:
+        cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)], pre)
     ng = n * gamma * (1 + 1e-12)
     tv_lo = tv_out(tw, f_lo, F.tv + p_out, p_out, 1.0, 0.0)  # (f <= f(0) + x_+: §51's majorant)
     body_lo = max((sb - fpb - tv_lo - shift_mean - cost_f) * (1 - 1e-9), 0.0) / ng
