@@ -27,12 +27,13 @@ CELLS = {
 
 
 def main() -> None:
-    """bench_jump36_cells.py's runner (forked calls, best of --repeat) on these cells."""
+    """bench_hat37_cells.py's runner (bench_jump36_cells.py's forked calls, best of --repeat) on these cells."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench_jump36_cells as runner
+    import bench_hat37_cells as hat37
 
-    runner.CELLS = CELLS
-    runner.main()
+    hat37.CELLS.clear()
+    hat37.CELLS.update(CELLS)
+    hat37.main()
 
 
 if __name__ == "__main__":
