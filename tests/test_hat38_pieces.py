@@ -65,12 +65,14 @@ def test_phi_c_pieces_bound_the_exact_excess(nn, gamma, h, T0):
 
     excess = float(np.sum(q * w(xq)) - np.sum(a * w(xa)))
     s_end = max(-float(xq[0]), 2.0 * T0)
-    one = hat_lower.coupling_cost(xq, q, 0.0, 0.0, h, nn, gamma, [(c, -math.inf, -T0)])
-    cost = hat_lower.spread_cost(xq, q, 0.0, 0.0, h, nn, gamma, law, c, T0, s_end, -math.inf, -T0)
+    main = hat_lower.coupling_cost(xq, q, 0.0, 0.0, h, nn, gamma, [(c, -math.inf, -T0)])
+    one = hat_lower.coupling_cost(xq, q, 0.0, 0.0, h, nn, gamma, [(c, -math.inf, -T0)], sums=True)
+    cost = hat_lower.spread_cost(xq, q, 0.0, 0.0, h, nn, gamma, law, c, T0, s_end, -math.inf, -T0, pieces=True)
     pieces = hat_lower.coupling_cost(xq, q, 0.0, 0.0, h, nn, gamma,
-                                     hat_lower.reflected_pieces(law, c, T0, s_end, -math.inf, -T0))
+                                     hat_lower.reflected_pieces(law, c, T0, s_end, -math.inf, -T0), sums=True)
     assert -1e-12 <= excess <= cost * (1 + 1e-9) + 1e-14, (excess, cost)
-    assert cost == min(one, pieces)
+    assert cost == min(one, pieces) and one <= main and pieces < main
+    assert hat_lower.spread_cost(xq, q, 0.0, 0.0, h, nn, gamma, law, c, T0, s_end, -math.inf, -T0) == main
 
 
 @pytest.mark.parametrize("nn,gamma,h,T0", [(3, 0.8, 1.0, 9.0), (4, 0.5, 0.5, 4.0), (6, 0.4, 1.0, 23.0)])
@@ -88,7 +90,7 @@ def test_body_pieces_bound_the_exact_excess(nn, gamma, h, T0):
     excess = float(np.sum(q * f(xq)) - np.sum(a * f(xa)))
     B = float(-vc.min())
     cost = (hat_lower.coupling_cost(xq, q, 0.0, 0.0, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0)])
-            + hat_lower.spread_cost(xq, q, 0.0, 0.0, h, nn, gamma, law, gamma, 2.0 * h, T0, -T0, B, gamma))
+            + hat_lower.spread_cost(xq, q, 0.0, 0.0, h, nn, gamma, law, gamma, 2.0 * h, T0, -T0, B, gamma, pieces=True))
     assert -1e-12 <= excess <= cost * (1 + 1e-9) + 1e-14, (excess, cost)
 
 
@@ -165,3 +167,18 @@ def test_hat_values_nested_in_main_at_the_same_window(monkeypatch):
     assert on == off  # (the centroid window decides this cell's bracket)
     assert len(seen[True]) == len(seen[False])
     assert all(a >= b for a, b in zip(seen[True], seen[False])) and max(seen[True]) > 0.0
+
+
+def test_loose_requests_keep_main_costs(monkeypatch):
+    """At rel_tol > HAT_PIECES_TOL (a calibration's probes) the hat values are main's: the same floats with the switch
+    on and off (GaussianRandomizer(0.5), n = 1e6, eps 0.1, rel_tol 0.3)."""
+    def run():
+        clear_caches()
+        return ShuffleAccountant(GaussianRandomizer(0.5, 1), 10**6, rel_tol=0.3).get_delta_bounds(0.1)
+    on = run()
+    switch(monkeypatch, "HAT_PIECES", False)
+    assert run() == on
+    switch(monkeypatch, "HAT_PIECES", True)
+    switch(monkeypatch, "HAT_PIECES_TOL", 1.0)  # (the gate open: the lower value moves, the gate is what kept it)
+    moved = run()
+    assert moved != on and moved[0] > on[0] and moved[1] == on[1]

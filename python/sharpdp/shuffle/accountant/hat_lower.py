@@ -19,7 +19,6 @@ import math
 
 import numpy as np
 
-from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import J_LO, U
 from sharpdp.shuffle.laws import Law
 
@@ -59,7 +58,7 @@ def _binom_tail(nn: int, gamma: float, N_star: float) -> float:
 
 
 def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float,
-                  parts: list[tuple[float, float, float]], pre: dict | None = None) -> float:
+                  parts: list[tuple[float, float, float]], pre: dict | None = None, sums: bool = False) -> float:
     """Upper bound on int E[(s Y - |A' - z|)_+] dmu(z) (Lemma 45.1's, s = -1 for z <= A', +1 beyond) for mu = the
     sum of ``parts`` (mass, z_lo, z_hi): mass on
     [z_lo, z_hi] (a point where z_lo == z_hi), from the hat sum's computed pmf ``q`` on the window nodes ``x`` (step
@@ -69,7 +68,8 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
     For each part: E[(s Y - |A' - z|)_+] <= E psi(|A' - z|) + (h/4) sqrt(nn) P(N > N*), psi the
     one-sided sub-Gaussian stop-loss at v* = N* h^2 / 4, and E psi(|X|) <= sum_k (psi(t_k) - psi(t_{k+1})) P(|X| < t_{k+1}) + psi(t_K)
     (psi non-increasing), with P(|A' - z| < t) <= P(|A^ - z| <= t + u) + P(|Y| >= u) for every u > 0. ``pre``: a dict
-    kept by the caller between calls on one window (its running sums, computed once)."""
+    kept by the caller between calls on one window (its running sums, computed once). ``sums``: a range's window
+    sums also bounded by :func:`_range_sums` (docs/accountant_tail.md §53.1)."""
     if nn <= 0 or not parts:
         return 0.0
     m = nn * gamma
@@ -106,7 +106,7 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
             i0, i1 = int(np.searchsorted(x, zlo - Rmax, side="left")), int(np.searchsorted(x, zhi + Rmax, side="right"))
             qmax = float(np.max(q[i0:i1])) if i1 > i0 else 0.0
             M = cnt * max(qmax, 0.0) * (1 + 1e-12) + np.sqrt(cnt) * err_q
-            if limits.HAT_PIECES:  # ... or the window sum over every node within R of the range (§53.1)
+            if sums:  # ... or the window sum over every node within R of the range (§53.1)
                 M = np.minimum(M, _range_sums(x, C, csum_err, err_q, h, zlo, zhi, R))
         Q = np.min(np.minimum(M + miss + pY[None, :], 1.0), axis=1)  # P(|A' - z| < t_{k+1}) <= Q_k
         Q = np.maximum.accumulate(Q)  # (a non-decreasing upper bound: each entry stays >= its probability)
@@ -154,15 +154,15 @@ def reflected_pieces(law: Law, mass: float, s0: float, s_end: float, z_lo: float
 
 def spread_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float, law: Law,
                 mass: float, s0: float, s_end: float, z_lo: float, z_hi: float, scale: float = 1.0,
-                pre: dict | None = None) -> float:
+                pre: dict | None = None, pieces: bool = False) -> float:
     """:func:`coupling_cost` of a measure mu on [z_lo, z_hi] as :func:`reflected_pieces` describes it: with
-    HAT_PIECES the smaller of its cost on those pieces and its cost as one part (mass, z_lo, z_hi); without, the latter
-    (main's bound; docs/accountant_tail.md §53.1)."""
-    one = coupling_cost(x, q, err_q, miss, h, nn, gamma, [(mass, z_lo, z_hi)], pre)
-    if not limits.HAT_PIECES or not (0.0 < s0 < s_end) or not mass > 0.0:
+    ``pieces`` the smaller of its cost on those pieces and its cost as one part (mass, z_lo, z_hi), both with the range
+    sums; without, the latter alone as before (main's bound; docs/accountant_tail.md §53.1)."""
+    one = coupling_cost(x, q, err_q, miss, h, nn, gamma, [(mass, z_lo, z_hi)], pre, sums=pieces)
+    if not pieces or not (0.0 < s0 < s_end) or not mass > 0.0:
         return one
     return min(one, coupling_cost(x, q, err_q, miss, h, nn, gamma,
-                                  reflected_pieces(law, mass, s0, s_end, z_lo, z_hi, scale), pre))
+                                  reflected_pieces(law, mass, s0, s_end, z_lo, z_hi, scale), pre, sums=True))
 
 
 def _tau_nodes(law: Law, t0: float, h: float, k: int, stop_loss_grid) -> tuple[np.ndarray, np.ndarray]:
