@@ -118,6 +118,7 @@ def test_moved_cells_overlap_main_tight_and_meet_rel_tol(cell):
 def test_switches_off_restore_main_floats(cell, monkeypatch):
     switch(monkeypatch, "BODY_END_SNAP", False)
     switch(monkeypatch, "CAP_COARSE", 1.0)
+    switch(monkeypatch, "HAT_PIECES", False)  # (**) session 38, hat38
     assert _bounds(*cell) == MAIN_DEFAULT[cell]
 
 

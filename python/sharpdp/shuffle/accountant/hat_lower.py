@@ -58,7 +58,7 @@ def _binom_tail(nn: int, gamma: float, N_star: float) -> float:
 
 
 def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float,
-                  parts: list[tuple[float, float, float]], pre: dict | None = None) -> float:
+                  parts: list[tuple[float, float, float]], pre: dict | None = None, sums: bool = False) -> float:
     """Upper bound on int E[(s Y - |A' - z|)_+] dmu(z) (Lemma 45.1's, s = -1 for z <= A', +1 beyond) for mu = the
     sum of ``parts`` (mass, z_lo, z_hi): mass on
     [z_lo, z_hi] (a point where z_lo == z_hi), from the hat sum's computed pmf ``q`` on the window nodes ``x`` (step
@@ -68,7 +68,8 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
     For each part: E[(s Y - |A' - z|)_+] <= E psi(|A' - z|) + (h/4) sqrt(nn) P(N > N*), psi the
     one-sided sub-Gaussian stop-loss at v* = N* h^2 / 4, and E psi(|X|) <= sum_k (psi(t_k) - psi(t_{k+1})) P(|X| < t_{k+1}) + psi(t_K)
     (psi non-increasing), with P(|A' - z| < t) <= P(|A^ - z| <= t + u) + P(|Y| >= u) for every u > 0. ``pre``: a dict
-    kept by the caller between calls on one window (its running sums, computed once)."""
+    kept by the caller between calls on one window (its running sums, computed once). ``sums``: a range's window
+    sums also bounded by :func:`_range_sums` (docs/accountant_tail.md §53.1)."""
     if nn <= 0 or not parts:
         return 0.0
     m = nn * gamma
@@ -105,12 +106,63 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
             i0, i1 = int(np.searchsorted(x, zlo - Rmax, side="left")), int(np.searchsorted(x, zhi + Rmax, side="right"))
             qmax = float(np.max(q[i0:i1])) if i1 > i0 else 0.0
             M = cnt * max(qmax, 0.0) * (1 + 1e-12) + np.sqrt(cnt) * err_q
+            if sums:  # ... or the window sum over every node within R of the range (§53.1)
+                M = np.minimum(M, _range_sums(x, C, csum_err, err_q, h, zlo, zhi, R))
         Q = np.min(np.minimum(M + miss + pY[None, :], 1.0), axis=1)  # P(|A' - z| < t_{k+1}) <= Q_k
         Q = np.maximum.accumulate(Q)  # (a non-decreasing upper bound: each entry stays >= its probability)
         # sum_k (psi_k - psi_{k+1}) Q_k + psi_K = psi_0 Q_0 + sum_{k>=1} psi_k (Q_k - Q_{k-1}) + psi_K (1 - Q_last)
         e = psi[0] * Q[0] + float(np.sum(psi[1:-1] * np.diff(Q))) + psi[-1] * (1.0 - Q[-1])
         total += mass * (e * (1 + 1e-9) + tail_N)
     return total * (1 + 1e-9)
+
+
+def _range_sums(x: np.ndarray, C: np.ndarray, csum_err: float, err_q: float, h: float, zlo: float, zhi: float,
+                R: np.ndarray) -> np.ndarray:
+    """Upper bounds, for each radius in ``R``, of sup over z in [zlo, zhi] of the true window sum P(|A^* - z| <= R):
+    the computed pmf summed over the nodes in [zlo - R, zhi + R] and one more each side (a superset of every z's nodes;
+    the true pmf is non-negative), its running sums' rounding and the l2 error bound over that many nodes
+    (Cauchy-Schwarz; docs/accountant_tail.md §53.1)."""
+    x0 = float(x[0])
+    n = C.size - 1
+    lo = np.maximum(zlo - R, x0 - 2.0 * h)  # (zlo may be -inf: every node below)
+    i1 = np.clip(np.floor((zhi + R - x0) / h) + 2, 0, n).astype(np.int64)
+    i0 = np.clip(np.ceil((lo - x0) / h) - 1, 0, n).astype(np.int64)
+    i0 = np.minimum(i0, i1)
+    cnt = (i1 - i0).astype(float) + 2.0
+    return np.maximum(C[i1] - C[i0], 0.0) + csum_err + np.sqrt(cnt) * err_q
+
+
+def reflected_pieces(law: Law, mass: float, s0: float, s_end: float, z_lo: float, z_hi: float, scale: float = 1.0,
+                     per_octave: int = 4) -> list[tuple[float, float, float]]:
+    """Parts (mass, z_lo, z_hi) for :func:`coupling_cost` covering a measure mu on [z_lo, z_hi] of total mass at most
+    ``mass`` with mu((-inf, -s]) = ``scale`` P(L >= s) at every s_j = s0 2^(j / per_octave) < s_end and at s_end
+    (0 < s0 < s_end): the pieces (-s_1, z_hi] (mass ``mass`` - scale P(L >= s_1)), (-s_(j+1), -s_j] (mass
+    scale (P(L >= s_j) - P(L >= s_(j+1)))) and [z_lo, -s_J] (mass scale P(L >= s_J)), s_J = s_end, each mass from
+    ``law.prob_above``'s bracket rounded up (docs/accountant_tail.md §53.1)."""
+    J = max(int(math.ceil(per_octave * math.log2(s_end / s0))), 1)
+    s = np.unique(np.minimum(s0 * 2.0 ** (np.arange(1, J + 1) / per_octave), s_end))
+    lo, up = np.empty(s.size), np.empty(s.size)
+    for j, sj in enumerate(s.tolist()):
+        p, e = law.prob_above(sj)  # (P(L >= s_j), its error bound)
+        lo[j] = max((p - e) * (1 - 1e-12), 0.0) * scale * (1 - 1e-12)
+        up[j] = (p + e) * (1 + 1e-12) * scale * (1 + 1e-12)
+    m = np.minimum(np.concatenate(([mass - lo[0]], up[:-1] - lo[1:], up[-1:])), mass)  # (rounded up below)
+    m = np.maximum(m + 4.0 * U * (mass + np.concatenate(([0.0], up))), 0.0) * (1 + 1e-12)
+    edges = np.concatenate(([z_hi], -s, [z_lo]))
+    return [(float(m[j]), max(float(edges[j + 1]), z_lo), float(edges[j])) for j in range(m.size)]
+
+
+def spread_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float, law: Law,
+                mass: float, s0: float, s_end: float, z_lo: float, z_hi: float, scale: float = 1.0,
+                pre: dict | None = None, pieces: bool = False) -> float:
+    """:func:`coupling_cost` of a measure mu on [z_lo, z_hi] as :func:`reflected_pieces` describes it: with
+    ``pieces`` the smaller of its cost on those pieces and its cost as one part (mass, z_lo, z_hi), both with the range
+    sums; without, the latter alone as before (main's bound; docs/accountant_tail.md §53.1)."""
+    one = coupling_cost(x, q, err_q, miss, h, nn, gamma, [(mass, z_lo, z_hi)], pre, sums=pieces)
+    if not pieces or not (0.0 < s0 < s_end) or not mass > 0.0:
+        return one
+    return min(one, coupling_cost(x, q, err_q, miss, h, nn, gamma,
+                                  reflected_pieces(law, mass, s0, s_end, z_lo, z_hi, scale), pre, sums=True))
 
 
 def _tau_nodes(law: Law, t0: float, h: float, k: int, stop_loss_grid) -> tuple[np.ndarray, np.ndarray]:
@@ -161,4 +213,4 @@ def body_weights(law: Law, gamma: float, x: np.ndarray, T0: float, B: float, h: 
     return f_lo, f_up, f0_up
 
 
-__all__ = ["body_weights", "coupling_cost", "rounding_shift"]
+__all__ = ["body_weights", "coupling_cost", "reflected_pieces", "rounding_shift", "spread_cost"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
-from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift
+from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift, spread_cost
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
 from sharpdp.shuffle.accountant.limits import DFT_WORK, GRID_BLOCK, GRID_STEP, N_MAX_TAIL, U
@@ -395,7 +395,8 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
     if hat and lower:  # (§45: the ramp's lower value from the hat law too, for the upper value below)
         lo_hat, ramp_hat_lo, parts["hat_body_fn"] = _hat_values(
             law, gamma, n, lat, h, T0, c, F, pa, pb, ch, phic(F.x, "lo"), ramp_hat_up,
-            sr - fpr - tv_out(tw, wr, F.tv + pa + pb, pa + pb, 1.0, -T0), tw)
+            sr - fpr - tv_out(tw, wr, F.tv + pa + pb, pa + pb, 1.0, -T0), tw,
+            limits.HAT_PIECES and rel_tol <= limits.HAT_PIECES_TOL)  # (§53: not a calibration's loose probes)
         ramp_jensen = max(ramp_jensen, ramp_hat_lo)
     up_hat = (phi_hat_up - c * ramp_jensen) * (1 + 1e-9)
     if not lower or lat.low is None:
@@ -442,7 +443,8 @@ def _hat_enough(up: float, lo: float, rel_tol: float, lat: LatticeLaws, h: float
 
 def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, c: float, F: FftWindow,
                 pa: float, pb: float, ch: Chernoff, w1: np.ndarray, ramp_hat_up: float, ramp_sum_lo: float,
-                tw: TvWeights | None = None) -> tuple[float, float, Callable[[], tuple[float, float]]]:
+                tw: TvWeights | None = None, pieces: bool = False
+                ) -> tuple[float, float, Callable[[], tuple[float, float]]]:
     """The hat window's lower value of the jump term, and a function computing the body's bracket from the same window
     where the round asks for it (docs/accountant_tail.md §45, §45.5; it holds the window until called): E w(A')
     >= E w(A_hat*) - Lip(w) (n - 1) h d - coupling_cost (d: :func:`~.hat_lower.rounding_shift`), E w(A_hat*) >=
@@ -450,7 +452,7 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     body's upper value. ``w1``: phi_c's lower values on the window; ``ramp_sum_lo``: the window's lower value of
     E (A_hat* + T0)_+, which less the same two terms (Lipschitz 1, mu = the point -T0) is a lower value of
     E (A' + T0)_+ (returned second). ``tw``: the window's bounds of the pmf errors' terms (docs/accountant_tail.md
-    §51; None: max_W w tv)."""
+    §51; None: max_W w tv). ``pieces``: the spread parts' costs on pieces (docs/accountant_tail.md §53)."""
     nn = n - 1
     B = lat.kB * h
     d = rounding_shift(law, gamma, h, lat.kT, lat.kB)
@@ -459,23 +461,32 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     miss = F.tv + p_out + min(nn * d * (1 + 1e-9), 1.0)
     s1, fp1 = _wsum(w1, F)
     pre: dict = {}  # (the window's running sums, shared by the three costs)
-    cost = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(c, -math.inf, -T0)], pre)
+    # (phi_c's mu: the law of L above T0, reflected, and the kink at -T0; on pieces down to the window's bottom, §53.1)
+    cost = spread_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, law, c, T0, -float(F.a), -math.inf, -T0, pre=pre,
+                       pieces=pieces)
     phi_lo = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
     ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)
                ) * (1 - 1e-12)
-    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean, pre, tw)
+    return lo, max(ramp_lo, 0.0), lambda: _hat_body(law, gamma, n, h, T0, B, F, pa, pb, ch, miss, shift_mean, pre, tw,
+                                                    pieces)
 
 
 def _hat_body(law: Law, gamma: float, n: int, h: float, T0: float, B: float, F: FftWindow, pa: float, pb: float,
-              ch: Chernoff, miss: float, shift_mean: float, pre: dict, tw: TvWeights | None = None
-              ) -> tuple[float, float]:
+              ch: Chernoff, miss: float, shift_mean: float, pre: dict, tw: TvWeights | None = None,
+              pieces: bool = False) -> tuple[float, float]:
     """The body's bracket of :func:`_hat_values` (docs/accountant_tail.md §45.4)."""
     nn = n - 1
     p_out = pa + pb
     f_lo, f_up, f0_up = body_weights(law, gamma, F.x, T0, B, h, stop_loss_grid)
     sb, fpb = _wsum(f_lo, F)
-    cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)], pre)
+    # (f's mu: (1 - gamma) at 0 and gamma times the law of -clamp(L, -B, T0); the latter on pieces, §53.1)
+    if pieces:
+        cost_f = (coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0)], pre)
+                  + spread_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, law, gamma, 2.0 * h, T0, -T0, B, gamma, pre,
+                                pieces=True)) * (1 + 1e-12)
+    else:
+        cost_f = coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0 - gamma, 0.0, 0.0), (gamma, -T0, B)], pre)
     ng = n * gamma * (1 + 1e-12)
     tv_lo = tv_out(tw, f_lo, F.tv + p_out, p_out, 1.0, 0.0)  # (f <= f(0) + x_+: §51's majorant)
     body_lo = max((sb - fpb - tv_lo - shift_mean - cost_f) * (1 - 1e-9), 0.0) / ng

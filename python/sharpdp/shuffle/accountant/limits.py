@@ -339,3 +339,13 @@ BODY_JUMP_SHARE = 0.05
 # §48.1's snapped steps only for a round's passes after its first (the first at the round's own step, as before
 # session 38): docs/accountant_tail.md §53; False: every pass snapped (§48.1 as written)
 BODY_END_SNAP_LATER = True
+# session 38, hat38
+# docs/accountant_tail.md §53: §45.2's coupling cost of a convex weight's measure mu spread over a range (the jump term's
+# phi_c: the law of L above T0, reflected; the body's f: one user's clamped term, reflected) bounded piece by piece, on
+# pieces [-s_(j+1), -s_j] of s_j = s0 2^(j/4) with the masses P(L >= s_j) (hat_lower.reflected_pieces), and a range's
+# window sum also bounded by the pmf summed over the nodes near the range; False: one part per range (main's floats)
+HAT_PIECES = True
+# ... at rel_tol <= HAT_PIECES_TOL (the default request and finer): a calibration's loose probes (rel_tol 0.3) keep
+# main's costs (with them calibrate_gaussian(1e8, 0.01) took 3.5 s instead of 2.6 s: a coarse run's looser bracket
+# kept at its first probe asked for a second certifying evaluation)
+HAT_PIECES_TOL = 0.01
