@@ -303,3 +303,12 @@ CLOSED_WHOLE_TOL = 0.01
 EXPORT_UPPER_FIRST_CHECK = True
 # ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
 EXPORT_UPPER_FIRST_SHARE = 0.9
+# session 38, exp38
+# docs/composition.md §2.19: within a privacy profile's sweep (upper values first, no lower value read), a plain-engine
+# refinement whose law family's last full bracket measured a gap within 0.8 rel_tol starts at the warm step at once,
+# and its value is one pass of the upper lattice law alone at a step aimed at WARM_UPPER_AIM rel_tol from that gap
+# where its clamp terms are settled (another certified upper value; at most WARM_UPPER_RUNS in a row, then a full
+# bracket measures the gap again); False: session 36's warm start (main's passes and floats)
+PLAIN_WARM_UPPER = True
+WARM_UPPER_AIM = 0.5
+WARM_UPPER_RUNS = 3
