@@ -154,3 +154,37 @@ def test_state_upper_step_and_runs():
         w = plain_warm.get(key)
         assert w.upper_step(2.0, 1e-2)[0] == pytest.approx(0.1) and w.runs == 0
         assert not plain_warm.upper_ready(w, 1e-2, True)
+
+
+def test_upper_only_pass_is_the_full_pass_upper():
+    """The rule's pass (lattice_pass with lower=False) gives the upper value, main part and clamp term of the full pass
+    at the same step and clamps, bit for bit (docs/composition.md §2.19 "Certification"), on a lognormal and an atom
+    law."""
+    from sharpdp.shuffle.accountant.lattice import lattice_pass
+    from sharpdp.shuffle.laws import laws_for
+
+    for rz, e, adj, n in ((BlanketMixedGaussian(0.95, 4.6, 1), 3e-4, "zero_out", 10**4),
+                          (RandomizedResponse(10, 4.0), 0.3, "replace", 300)):
+        gamma, law = laws_for(rz, e, adj)[0]
+        sd = law.std()
+        for h in (sd / 4, sd / 13, sd / 37):
+            full = lattice_pass(law, gamma, n, h, 3 * sd, 3 * sd, 1e-2, 1)
+            up = lattice_pass(law, gamma, n, h, 3 * sd, 3 * sd, 1e-2, 1, lower=False)
+            assert (up.upper, up.main, up.tail_T, up.lower) == (full.upper, full.main, full.tail_T, 0.0)
+            assert full.lower > 0.0
+
+
+def test_later_laws_first_pass_keeps_profile_floats(monkeypatch):
+    """§2.19 (f): with PLAIN_NEG_UPPER on and off (PLAIN_WARM_UPPER off in both) the private round's profile is the
+    same floats, and the later law's first pass ended upper only on most eps."""
+    eps = np.linspace(0.0, 1.02e-3, 60)
+    switch(monkeypatch, "PLAIN_WARM_UPPER", False)
+    hits = []
+    real = plain._upper_only
+    monkeypatch.setattr(plain, "_upper_only", lambda best, sd, note: hits.append(note) or real(best, sd, note))
+    out = {}
+    for on in (True, False):
+        switch(monkeypatch, "PLAIN_NEG_UPPER", on)
+        out[on] = privacy_profile(ShuffleAccountant(BlanketMixedGaussian(0.95, 4.6, 1), 10**4), eps)
+    assert np.array_equal(out[True], out[False])
+    assert sum(h == plain._NEG_NOTE for h in hits) >= 30

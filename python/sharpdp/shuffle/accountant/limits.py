@@ -312,3 +312,7 @@ EXPORT_UPPER_FIRST_SHARE = 0.9
 PLAIN_WARM_UPPER = True
 WARM_UPPER_AIM = 0.5
 WARM_UPPER_RUNS = 3
+# docs/composition.md §2.19 (f): in the same sweeps, a refinement with an absolute target (a later law of a report,
+# stopped at the maximum so far) runs its first pass's upper lattice law alone, and ends there where that upper value
+# is below the target (main's first pass ends there with the same upper value); False: main's first pass
+PLAIN_NEG_UPPER = True

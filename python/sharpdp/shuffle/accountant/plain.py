@@ -234,6 +234,10 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     else:
         T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
     best: PassResult | None = None
+    # a sweep reading no lower value, a refinement with an absolute target: its first pass's upper law alone first
+    # (docs/composition.md §2.19 (f))
+    neg_first = limits.PLAIN_NEG_UPPER and mode.negligible > 0.0 and mode.decide is None and mode.upper_first \
+        and plain_warm.active() and getattr(_NO_LOWER, "on", False)
     best_lower = 0.0
     widened = False
     prev_upper: float | None = None  # the last certified pass's upper value
@@ -250,6 +254,13 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         Tmax = 0.5 * K_MAX * h / J_LO
         T_capped, B_capped = T > Tmax, B > Tmax
         T, B = min(T, Tmax), min(B, Tmax)
+        if neg_first:
+            neg_first = False
+            first = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, lower=False)
+            if not isinstance(first, Coarsen) and first.upper < max(VALUE_FLOOR, mode.negligible):
+                # the full first pass would end the refinement with this upper value (below the target): the same
+                # upper value, no lower value computed
+                return _upper_only(first, sd, _NEG_NOTE)
         if last and best is not None:
             up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
             if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
@@ -371,6 +382,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
 
 _SETTLED_NOTE = "upper value settled (docs/accountant_atoms.md §14)"
 _WARM_NOTE = "upper value at the sweep's aimed step (docs/composition.md §2.19)"
+_NEG_NOTE = "upper value below the absolute target at the first pass (docs/composition.md §2.19 (f))"
 _WARM_GAP = "warm_predicted_gap"  # (the terms' key of §2.19's predicted gap, read by refine's record)
 
 
