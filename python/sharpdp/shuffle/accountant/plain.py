@@ -219,7 +219,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     h_w = snap(min(h, warm.step(sd, rel_tol)), spacing) if warm is not None else h
     # a sweep reading no lower value, the family's last gap measured: upper values alone (docs/composition.md §2.19)
     sweep_up = plain_warm.upper_ready(warm, rel_tol, mode.upper_first and getattr(_NO_LOWER, "on", False))
-    if sweep_up:
+    if sweep_up and warm is not None:
         got = _warm_upper(law, gamma, n, rel_tol, threads, warm, sd, spacing)
         if got is not None:
             return got
