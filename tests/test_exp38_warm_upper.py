@@ -16,7 +16,7 @@ import pytest
 from _main_floats34 import switch
 from test_prof36_warm import KRR_REF  # (the exact k-RR sums' loader: tests/data/make_krr_reference.py)
 
-from sharpdp.shuffle import (BlanketMixedGaussian, RandomizedResponse, ShuffleAccountant, clear_caches,
+from sharpdp.shuffle import (BlanketMixedGaussian, PrivUnit, RandomizedResponse, ShuffleAccountant, clear_caches,
                              dominating_pair, privacy_profile)
 from sharpdp.shuffle.accountant import limits, plain, plain_warm
 
@@ -65,12 +65,13 @@ def test_krr_replace_profile_against_exact_sums(k, eps0, n, top, monkeypatch):
 
 
 ROUNDS = [(RandomizedResponse(10, 4.0), 10**4, "replace", 0.669),
-          (BlanketMixedGaussian(0.95, 4.6, 1), 10**4, "zero_out", 1.02e-3)]
+          (BlanketMixedGaussian(0.95, 4.6, 1), 10**4, "zero_out", 1.02e-3),
+          (PrivUnit(0.75, 0.2, 10), 10**4, "replace", 0.197)]
 
 
 @pytest.mark.parametrize("rnd", range(len(ROUNDS)))
 def test_every_value_against_tighter_brackets(rnd, monkeypatch):
-    """The bench's plain-engine rounds (10-RR replace, the private BMG round), 300-point sweep: EVERY value lies at or
+    """The bench's plain-engine rounds (10-RR replace, the private BMG round, PrivUnit), 300-point sweep: EVERY value lies at or
     above the lower value of a tighter bracket (rel_tol 1e-3, main's passes: get_delta_bounds, not a profile's sweep)
     at its eps and within the accountant's rel_tol (1e-2) of it; the rule gave at least 100 of them."""
     rz, n, adj, top = ROUNDS[rnd]
