@@ -349,3 +349,16 @@ HAT_PIECES = True
 # main's costs (with them calibrate_gaussian(1e8, 0.01) took 3.5 s instead of 2.6 s: a coarse run's looser bracket
 # kept at its first probe asked for a second certifying evaluation)
 HAT_PIECES_TOL = 0.01
+# session 38, exp38
+# docs/composition.md §2.19: within a privacy profile's sweep (upper values first, no lower value read), a plain-engine
+# refinement whose law family's last full bracket measured a gap within 0.8 rel_tol starts at the warm step at once,
+# and its value is one pass of the upper lattice law alone at a step aimed at WARM_UPPER_AIM rel_tol from that gap
+# where its clamp terms are settled (another certified upper value; at most WARM_UPPER_RUNS in a row, then a full
+# bracket measures the gap again); False: session 36's warm start (main's passes and floats)
+PLAIN_WARM_UPPER = True
+WARM_UPPER_AIM = 0.5
+WARM_UPPER_RUNS = 3
+# docs/composition.md §2.19 (f): in the same sweeps, a refinement with an absolute target (a later law of a report,
+# stopped at the maximum so far) runs its first pass's upper lattice law alone, and ends there where that upper value
+# is below the target (main's first pass ends there with the same upper value); False: main's first pass
+PLAIN_NEG_UPPER = True

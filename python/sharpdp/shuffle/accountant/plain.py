@@ -192,7 +192,8 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
         and plain_warm.active() else None
     out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key))
     if key is not None and out.grid is not None:
-        plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper, out.lower)
+        plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper, out.lower,
+                       out.terms.get(_WARM_GAP))
     return out
 
 
@@ -216,9 +217,16 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0
     h_w = snap(min(h, warm.step(sd, rel_tol)), spacing) if warm is not None else h
+    # a sweep reading no lower value, the family's last gap measured: upper values alone (docs/composition.md §2.19)
+    sweep_up = plain_warm.upper_ready(warm, rel_tol, mode.upper_first and getattr(_NO_LOWER, "on", False))
+    if sweep_up and warm is not None:
+        got = _warm_upper(law, gamma, n, rel_tol, threads, warm, sd, spacing)
+        if got is not None:
+            return got
     # main's refinement reaches h_w in at most two passes (its first, then one step of at most 4, or _AIM_MAX for
-    # atom-law sums, docs/accountant_atoms.md §11): warm only where it needs more (docs/composition.md §2.18)
-    if warm is not None and h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w:
+    # atom-law sums, docs/accountant_atoms.md §11): warm only where it needs more (docs/composition.md §2.18), or
+    # (§2.19) wherever the family's last gap was measured in a sweep reading no lower value
+    if warm is not None and (h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w or sweep_up):
         h = h_w  # (a choice of the first pass's step and clamps)
         tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
         T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
@@ -226,6 +234,10 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     else:
         T, B = choose_T(law, tgt), _choose_B(law, n, tgt)
     best: PassResult | None = None
+    # a sweep reading no lower value, a refinement with an absolute target: its first pass's upper law alone first
+    # (docs/composition.md §2.19 (f))
+    neg_first = limits.PLAIN_NEG_UPPER and mode.negligible > 0.0 and mode.decide is None and mode.upper_first \
+        and plain_warm.active() and getattr(_NO_LOWER, "on", False)
     best_lower = 0.0
     widened = False
     prev_upper: float | None = None  # the last certified pass's upper value
@@ -242,6 +254,13 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         Tmax = 0.5 * K_MAX * h / J_LO
         T_capped, B_capped = T > Tmax, B > Tmax
         T, B = min(T, Tmax), min(B, Tmax)
+        if neg_first:
+            neg_first = False
+            first = lattice_pass(law, gamma, n, h, T, B, rel_tol, threads, lower=False)
+            if not isinstance(first, Coarsen) and first.upper < max(VALUE_FLOOR, mode.negligible):
+                # the full first pass would end the refinement with this upper value (below the target): the same
+                # upper value, no lower value computed
+                return _upper_only(first, sd, _NEG_NOTE)
         if last and best is not None:
             up_only = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
             if up_only is not None:  # the upper value of the pass the bracket runs here (docs/composition.md §2.5)
@@ -362,6 +381,38 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
 
 
 _SETTLED_NOTE = "upper value settled (docs/accountant_atoms.md §14)"
+_WARM_NOTE = "upper value at the sweep's aimed step (docs/composition.md §2.19)"
+_NEG_NOTE = "upper value below the absolute target at the first pass (docs/composition.md §2.19 (f))"
+_WARM_GAP = "warm_predicted_gap"  # (the terms' key of §2.19's predicted gap, read by refine's record)
+
+
+def _warm_upper(law: Law, gamma: float, n: int, rel_tol: float, threads: int, warm: plain_warm.Warm, sd: float,
+                spacing: float | None) -> LawBracket | None:
+    """A sweep's value from one pass of the upper lattice law alone (docs/composition.md §2.19): at the step
+    :meth:`~.plain_warm.Warm.upper_step` aims at WARM_UPPER_AIM rel_tol from the family's last measured gap and at the
+    warm clamps (§2.18's, for MARGIN times refine's target of the predicted value); kept where it fits the size caps
+    uncapped, its clamp terms would need no refinement (refine's target from this pass, 0.05 rel_tol max(0.5 main,
+    VALUE_FLOOR), the lower clamp's only where not at its cap, as :func:`_upper_pass`), its FFT round-off is within
+    that target too, and :func:`~.plain_warm.upper_accepts` holds; else None (the caller's refinement runs). The
+    value is the certified upper value of that pass (docs/accountant.md §6.1-§6.2), lower 0 (none computed)."""
+    h, gap = warm.upper_step(sd, rel_tol)
+    h = snap(h, spacing)
+    tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
+    T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
+    T, B = choose_T(law, tw) if T_near is None else T_near, _choose_B(law, n, tw)
+    Tmax = 0.5 * K_MAX * h / J_LO
+    if T > Tmax:
+        return None
+    res = lattice_pass(law, gamma, n, h, T, min(B, Tmax), rel_tol, threads, lower=False)
+    if isinstance(res, Coarsen):
+        return None
+    tgt = 0.05 * rel_tol * max(0.5 * res.main, VALUE_FLOOR)
+    if res.tail_T > tgt or (res.tail_B > tgt and B < Tmax) or res.terms.get("fft_roundoff", 0.0) > tgt \
+            or not plain_warm.upper_accepts(warm, res.upper):
+        return None
+    out = _upper_only(res, sd, _WARM_NOTE)
+    out.terms[_WARM_GAP] = gap
+    return out
 
 
 def _upper_only(best: PassResult, sd: float, note: str) -> LawBracket:

@@ -6,6 +6,11 @@ refinement of the same family (the law at the next eps) starts at that step and 
 instead of at sd(L) / 4 with moderate clamps. Every pass of the refinement is certified for any step and clamps
 (``docs/accountant.md`` §6.1-§6.2) and its stopping rules are unchanged, so only the passes run change, never what a
 pass certifies; ``limits.PLAIN_WARM_START`` False: main's passes and floats.
+
+Upper values alone (``docs/composition.md`` §2.19, ``limits.PLAIN_WARM_UPPER``): in a sweep that reads no lower value,
+a family whose last full bracket measured its gap within the target gets its next values from one pass of the upper
+lattice law alone at a step aimed from that gap (:meth:`Warm.upper_step`, :func:`upper_ready`), at most
+``limits.WARM_UPPER_RUNS`` in a row; the gap only chooses the step, every upper value is a certified pass's.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ RATIO_MIN = 1e-3
 STEP_UP, STEP_DOWN, DOWN_STEPS = 1.25, 1.1, 3
 #: the warm step aims the gap at this share of rel_tol, coarsening the last final step by at most GROW_MAX
 GAP_AIM, GROW_MAX = 0.5, 2.0
+#: §2.19: an upper-only pass's step is at least this share of the last one; the family's measured gap must be within
+#: GAP_OK rel_tol (the refinement's own stop, 0.8 rel_tol), and the value at least FALL_MAX times that bracket's upper
+UPPER_FINER, GAP_OK, FALL_MAX = 0.5, 0.8, 1e-2
 
 
 @dataclass(frozen=True)
@@ -42,12 +50,24 @@ class Warm:
     upper: float
     upper_before: float
     gap: float = math.nan  # the final bracket's relative gap (upper - lower) / lower (NaN: no lower value)
+    #: §2.19: upper-only values since the last measured gap (``gap`` then the one predicted at their step), and the
+    #: upper value of that last measured bracket
+    runs: int = 0
+    measured_upper: float = math.nan
 
     def step(self, sd: float, rel_tol: float) -> float:
         """The warm first pass's step: the last final step (as a share of sd(L)) made coarser by the factor a gap
         ~ h^2 allows from its gap to GAP_AIM rel_tol, within [1, GROW_MAX] (so a sweep's steps may also coarsen)."""
         f = math.sqrt(GAP_AIM * rel_tol / self.gap) if self.gap > 0.0 and math.isfinite(self.gap) else 1.0
         return self.h_ratio * sd * min(max(f, 1.0), GROW_MAX)
+
+    def upper_step(self, sd: float, rel_tol: float) -> tuple[float, float]:
+        """§2.19's step for a pass of the upper law alone and the gap predicted there: the last step (a share of sd(L))
+        times sqrt(WARM_UPPER_AIM rel_tol / gap) (a gap ~ h^2), within [UPPER_FINER, 1] (never coarser than a step
+        whose gap was measured or predicted)."""
+        f = math.sqrt(limits.WARM_UPPER_AIM * rel_tol / self.gap) if self.gap > 0.0 else 1.0
+        f = min(max(f, UPPER_FINER), 1.0)
+        return self.h_ratio * sd * f, self.gap * f * f
 
     def predicted(self) -> float:
         """An estimate of the next value of the sweep (the next eps, about as far): the last upper value times the
@@ -111,14 +131,37 @@ def get(key: tuple) -> Warm | None:
     return None if st is None else st.get(key)
 
 
-def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower: float = 0.0) -> None:
-    """Record a refinement's final grid (step h, clamps T, B) and bracket for its family (no-op outside a sweep)."""
+def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower: float = 0.0,
+        predicted_gap: float | None = None) -> None:
+    """Record a refinement's final grid (step h, clamps T, B) and bracket for its family (no-op outside a sweep);
+    ``predicted_gap``: an upper-only value of §2.19 (the gap predicted at its step; the count of such values in a row
+    and the last measured bracket's upper value carried over)."""
     st = getattr(_STATE, "on", None)
     if st is None or not (sd > 0.0 and h > 0.0 and math.isfinite(h) and math.isfinite(T) and math.isfinite(B)):
         return
     prev = st.get(key)
+    before = prev.upper if prev is not None else math.nan
+    if predicted_gap is not None and prev is not None:
+        st[key] = Warm(h / sd, T / sd, B / sd, upper, before, predicted_gap, prev.runs + 1, prev.measured_upper)
+        return
     gap = (upper - lower) / lower if lower > 0.0 else math.nan
-    st[key] = Warm(h / sd, T / sd, B / sd, upper, prev.upper if prev is not None else math.nan, gap)
+    st[key] = Warm(h / sd, T / sd, B / sd, upper, before, gap, 0, upper)
 
 
-__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "warm_sweep"]
+def upper_ready(warm: Warm | None, rel_tol: float, upper_first: bool) -> bool:
+    """Whether §2.19's pass of the upper law alone may end this refinement: ``limits.PLAIN_WARM_UPPER`` on, the sweep
+    reads no lower value (``upper_first``), the family's last measured gap is within GAP_OK rel_tol, and fewer than
+    ``limits.WARM_UPPER_RUNS`` upper-only values followed it."""
+    return bool(limits.PLAIN_WARM_UPPER and upper_first and warm is not None and 0.0 < warm.gap <= GAP_OK * rel_tol
+                and warm.runs < limits.WARM_UPPER_RUNS)
+
+
+def upper_accepts(warm: Warm, upper: float) -> bool:
+    """§2.19's sanity test of an upper-only value (an estimate: a failed one sends the refinement to its full passes):
+    not above the family's last upper value (delta is non-increasing in eps) and at least FALL_MAX times the last
+    measured bracket's upper value (the gap was measured near this value)."""
+    return upper <= warm.upper and upper >= FALL_MAX * warm.measured_upper
+
+
+__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "upper_accepts", "upper_ready",
+           "warm_sweep"]
