@@ -62,9 +62,9 @@ SESSION35 = {"SNAP_COARSE": False, "EPS_LOOK_REL_LARGE": 0.1, "EPS_TIE_LEAD": 0.
 
 
 def session35_floats(monkeypatch) -> None:
-    """Every session-36 and session-37 switch at its session-35 value for one test: session 35's floats (and passes),
-    for the tests that pin them on purpose; the new rules' values are checked in the session-36/37 test files."""
-    for name, value in {**SESSION35, **SESSION36}.items():
+    """Every session-36, -37 and -38 switch at its session-35 value for one test: session 35's floats (and passes),
+    for the tests that pin them on purpose; the new rules' values are checked in the session-36/37/38 test files."""
+    for name, value in {**SESSION35, **SESSION36, **SESSION37}.items():
         switch(monkeypatch, name, value)
 
 
@@ -75,6 +75,19 @@ SESSION36 = {"FIRST_COARSE": False, "PAIR_REDO_ACCEPT": False, "TV_WEIGHTED": Fa
 
 
 def session36_floats(monkeypatch) -> None:
-    """Every session-37 switch at its session-36 value for one test: session 36's floats (and passes)."""
-    for name, value in SESSION36.items():
+    """Every session-37 and -38 switch at its session-36 value for one test: session 36's floats (and passes)."""
+    for name, value in {**SESSION36, **SESSION37}.items():
+        switch(monkeypatch, name, value)
+
+
+#: every switch of session 38's rules and its session-37 value (docs/accountant_tail.md §52, §53, docs/accountant.md
+#: §7.5, §8.16 and §9.15, docs/composition.md §2.19)
+SESSION37 = {"SCALED_PAIR_KEEP": False, "TOP_COARSE": 1.0, "BODY_JUMP_STOP": False, "HAT_PIECES": False,
+             "BODY_END_SNAP": False, "VIA_BOTTOM_MIRROR": False, "PLAIN_WARM_UPPER": False, "PLAIN_NEG_UPPER": False,
+             "SWEEP_LAW_SETTLE": False}
+
+
+def session37_floats(monkeypatch) -> None:
+    """Every session-38 switch at its session-37 value for one test: session 37's floats (and passes)."""
+    for name, value in SESSION37.items():
         switch(monkeypatch, name, value)

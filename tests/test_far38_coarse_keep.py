@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from _main_floats34 import switch
+from _main_floats34 import session37_floats, switch
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import far_tail, limits
 from sharpdp.shuffle.accountant.far_tail_steps import pair_keep
@@ -77,7 +77,7 @@ def test_scaled_round_kept_overlaps_main_tight(cell, monkeypatch):
     assert 0.0 < lo and up - lo <= limits.BODY_WHOLE_ACCEPT * 1e-2 * lo, (cell, lo, up)
     if cell == (10**8, 0.001):
         assert seen == [6.0625], seen
-    switch(monkeypatch, "SCALED_PAIR_KEEP", False)
+    session37_floats(monkeypatch)  # (**) session 38, lead (main's floats: every session-38 switch off, HAT_PIECES too)
     assert _bounds(*cell) == MAIN_DEFAULT[cell]
 
 
