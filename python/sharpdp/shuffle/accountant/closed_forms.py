@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.special import gammaln
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import TINY, U
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.results import LawBracket
@@ -114,6 +115,33 @@ def _binomial_weights(m: int, gamma: float) -> np.ndarray:
         return np.exp(logc + lg)
 
 
+def few_user_n_max() -> int:
+    """The largest n for which :func:`small_n_bracket` is tried: ``JUMP_N_MAX`` (500), or
+    ``limits.FEW_WIDE_N_MAX`` where ``limits.FEW_WIDE`` is on (docs/accountant.md §8.16)."""
+    return max(JUMP_N_MAX, int(limits.FEW_WIDE_N_MAX)) if limits.FEW_WIDE else JUMP_N_MAX
+
+
+def _wide_weights(m: int, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(j, w_j, lower w_j) for the j of Bin(m, gamma) within ``limits.FEW_WIDE_SD`` standard deviations (plus
+    ``FEW_WIDE_SD``) of the mean, from :func:`log_binom` and its rounding bound (docs/accountant.md §8.16; the other
+    terms stay at [0, E[L_+]]); None where that window holds more than ``limits.FEW_WIDE_TERMS`` terms (the cost
+    gate: m > JUMP_N_MAX, whose exact weights :func:`_binomial_weights` cost O(m^2) big-integer work)."""
+    if gamma >= 1.0:
+        return np.array([m]), np.array([1.0]), np.array([1.0])
+    k = float(limits.FEW_WIDE_SD)
+    half = k * math.sqrt(m * gamma * (1.0 - gamma)) + k
+    lo_j, hi_j = max(int(m * gamma - half), 0), min(int(math.ceil(m * gamma + half)), m)
+    if hi_j - lo_j + 1 > int(limits.FEW_WIDE_TERMS):
+        return None
+    j = np.arange(lo_j, hi_j + 1)
+    val, err = log_binom(m, j.astype(float), gamma)
+    with np.errstate(under="ignore", over="ignore"):
+        w = np.exp(val)
+        w_lo = np.exp(val - err) * (1.0 - 1e-12)  # (libm's exp within a few ulp)
+    ok = np.isfinite(w_lo)
+    return j[ok], w[ok], np.minimum(w_lo[ok], 1.0)
+
+
 def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
     """Certified (lower, upper) of E[(L1 + L2)_+], L1, L2 i.i.d. of the law (docs/accountant.md §6.8).
 
@@ -181,7 +209,7 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     E[(L1 + L2)_+] by a cell quadrature of E[phi(L1)]. Every term uses the law's certified stop-loss
     and probability brackets (its value error included) and rounds to the safe side.
     """
-    if n < 2 or n > JUMP_N_MAX or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
+    if n < 2 or n > few_user_n_max() or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
         return None
     if law.top_bound() <= 0:
         return None
@@ -190,10 +218,17 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     e0_lo, e0_up = stop_loss_bracket(law, 0.0)
     if not (e0_up > 0.0 and math.isfinite(e0_up)):
         return None
-    w = _binomial_weights(n - 1, gamma)
-    w_lo = w * (1.0 - _W_MARGIN)
-    j = np.nonzero(w > 1e-300)[0]
-    j = j[j >= 1]  # j other active users (j = 0: E[L_+] itself)
+    if n <= JUMP_N_MAX:
+        w_all = _binomial_weights(n - 1, gamma)
+        jj, w_all_lo = np.arange(n), w_all * (1.0 - _W_MARGIN)
+    else:  # beyond JUMP_N_MAX: the window of terms that matter, log-gamma weights (docs/accountant.md §8.16)
+        wide = _wide_weights(n - 1, gamma)
+        if wide is None:
+            return None
+        jj, w_all, w_all_lo = wide
+    w0, w0_lo = (float(w_all[0]), float(w_all_lo[0])) if jj.size and jj[0] == 0 else (0.0, 0.0)
+    sel = (w_all > 1e-300) & (jj >= 1)
+    j, w, w_lo = jj[sel], w_all[sel], w_all_lo[sel]  # j other active users (j = 0: E[L_+] itself)
     lo_j = np.zeros(j.size)
     up_j = np.full(j.size, e0_up)
     A = math.nextafter(-lo_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(lo_s) else math.inf
@@ -224,16 +259,16 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
     # rel_tol: the gap of the other terms is already within it
     if j.size and j[0] == 1 and e0_lo > 0.0:
-        gap = float(np.sum(w[j[1:]] * (up_j[1:] - lo_j[1:])))
-        est = w[0] * e0_lo + float(np.sum(w[j] * lo_j))
-        done = rel_tol is not None and gap + w[1] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
+        gap = float(np.sum(w[1:] * (up_j[1:] - lo_j[1:])))
+        est = w0 * e0_lo + float(np.sum(w * lo_j))
+        done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
         if not done and (rel_tol is None or gap <= 0.5 * rel_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
-    lower = (w_lo[0] * e0_lo + float(np.sum(w_lo[j] * lo_j))) * (1.0 - 1e-12)
+    lower = (w0_lo * e0_lo + float(np.sum(w_lo * lo_j))) * (1.0 - 1e-12)
     # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j) (lower weights)
-    upper = max(e0_up - float(np.sum(w_lo[j] * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
+    upper = max(e0_up - float(np.sum(w_lo * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
     upper = max(upper * (1.0 + 1e-12), TINY)
     return max(min(lower, upper), 0.0), upper
 
@@ -372,6 +407,6 @@ def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
     return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
 
 
-__all__ = ["BINOM_SHARP_MIN", "JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
+__all__ = ["BINOM_SHARP_MIN", "JUMP_N_MAX", "few_user_n_max", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
            "law_closed_form", "log_binom", "log_binom_sharp", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "tail_bracket", "trivial_cap"]

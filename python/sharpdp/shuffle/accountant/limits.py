@@ -303,3 +303,12 @@ CLOSED_WHOLE_TOL = 0.01
 EXPORT_UPPER_FIRST_CHECK = True
 # ... where C_i > (1 + max(tau, EXPORT_UPPER_FIRST_SHARE x 1 % - 1.25 e_i)) exp(p_i), e_i its chords' estimate (§4.10)
 EXPORT_UPPER_FIRST_SHARE = 0.9
+# session 38, eps38
+# docs/accountant.md §8.16: the few-user bracket of §6.8 also at JUMP_N_MAX < n <= FEW_WIDE_N_MAX, on the binomial
+# terms within FEW_WIDE_SD standard deviations (plus FEW_WIDE_SD) of the mean, with log-gamma weights and their rounding
+# bound (closed_forms.log_binom), where that window holds at most FEW_WIDE_TERMS terms (the cost gate); False: n <= 500
+# only (main's floats)
+FEW_WIDE = True
+FEW_WIDE_N_MAX = 10**9
+FEW_WIDE_SD = 40.0
+FEW_WIDE_TERMS = 4096
