@@ -195,40 +195,12 @@ def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
     return lower, upper * (1.0 + 1e-12)
 
 
-def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
-    """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
-    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
-    two-user quadrature is computed only where the other terms' gap is within 0.5 rel_tol of the value
-    (None: always, for a law bounded above).
-
-    D_up = sum_j P(Bin(n - 1, gamma) = j) E[(S_{j+1})_+] / (j + 1), S_k the sum of k i.i.d. copies of
-    L. Each term is bracketed on its own: j = 0 is E[L_+]; every term is at most E[L_+]; for a law
-    bounded below (L >= -A) and 0 < c <= A, with q = P(L <= -c)^j and q' = P(L <= jA)^j,
-    q' E[(L - jA)_+] <= E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+] (one user jumps);
-    for a law bounded above (L <= t), E[(S_{j+1})_+] <= E[(L + jt)_+], and the two-user term
-    E[(L1 + L2)_+] by a cell quadrature of E[phi(L1)]. Every term uses the law's certified stop-loss
-    and probability brackets (its value error included) and rounds to the safe side.
-    """
-    if n < 2 or n > few_user_n_max() or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
-        return None
-    if law.top_bound() <= 0:
-        return None
+def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, np.ndarray]:
+    """Certified (lower, upper) of E[(S_{j+1})_+] / (j + 1) for each j >= 1 of ``j`` from the one-user-jump and
+    bounded-above forms of docs/accountant.md §6.8 (b), (c) (element by element: a term's values do not depend on the
+    other elements of ``j``); ``e0_up`` the certified upper value of E[L_+]."""
     lo_s, hi_s = law.support()
     err = law.value_error
-    e0_lo, e0_up = stop_loss_bracket(law, 0.0)
-    if not (e0_up > 0.0 and math.isfinite(e0_up)):
-        return None
-    if n <= JUMP_N_MAX:
-        w_all = _binomial_weights(n - 1, gamma)
-        jj, w_all_lo = np.arange(n), w_all * (1.0 - _W_MARGIN)
-    else:  # beyond JUMP_N_MAX: the window of terms that matter, log-gamma weights (docs/accountant.md §8.16)
-        wide = _wide_weights(n - 1, gamma)
-        if wide is None:
-            return None
-        jj, w_all, w_all_lo = wide
-    w0, w0_lo = (float(w_all[0]), float(w_all_lo[0])) if jj.size and jj[0] == 0 else (0.0, 0.0)
-    sel = (w_all > 1e-300) & (jj >= 1)
-    j, w, w_lo = jj[sel], w_all[sel], w_all_lo[sel]  # j other active users (j = 0: E[L_+] itself)
     lo_j = np.zeros(j.size)
     up_j = np.full(j.size, e0_up)
     A = math.nextafter(-lo_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(lo_s) else math.inf
@@ -256,6 +228,62 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
         t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)
         up_j = np.minimum(up_j, law.stop_loss(t)[1] / (j + 1) * (1.0 + 1e-12))
+    return lo_j, up_j
+
+
+def _may_meet(law: Law, j: np.ndarray, w: np.ndarray, w0: float, e0: tuple[float, float], rel_tol: float) -> bool:
+    """Whether the few-user bracket beyond JUMP_N_MAX may meet ``rel_tol`` (an estimate, docs/accountant.md §8.16):
+    the terms of :func:`_term_brackets` at ``limits.FEW_WIDE_SAMPLES`` quantiles of the weights ``w`` stand for the
+    terms above them up to the next sample; False where that estimate's gap, without the j = 1 term (the two-user
+    quadrature may narrow it), exceeds ``limits.FEW_WIDE_PRE`` rel_tol times its lower value."""
+    k = int(limits.FEW_WIDE_SAMPLES)
+    if j.size <= k:
+        return True
+    cw = np.cumsum(w)
+    idx = np.unique(np.concatenate([[0], np.searchsorted(cw, cw[-1] * (np.arange(k) + 0.5) / k)]))
+    idx = idx[idx < j.size]
+    lo_s, up_s = _term_brackets(law, j[idx], e0[1])
+    g = np.searchsorted(idx, np.arange(j.size), side="right") - 1
+    lo_e, up_e = lo_s[g], up_s[g]
+    gap = float(np.sum(np.where(j == 1, 0.0, w * (up_e - lo_e))))
+    return gap <= float(limits.FEW_WIDE_PRE) * rel_tol * (w0 * e0[0] + float(np.sum(w * lo_e)))
+
+
+def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
+    """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
+    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
+    two-user quadrature is computed only where the other terms' gap is within 0.5 rel_tol of the value
+    (None: always, for a law bounded above).
+
+    D_up = sum_j P(Bin(n - 1, gamma) = j) E[(S_{j+1})_+] / (j + 1), S_k the sum of k i.i.d. copies of
+    L. Each term is bracketed on its own: j = 0 is E[L_+]; every term is at most E[L_+]; for a law
+    bounded below (L >= -A) and 0 < c <= A, with q = P(L <= -c)^j and q' = P(L <= jA)^j,
+    q' E[(L - jA)_+] <= E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+] (one user jumps);
+    for a law bounded above (L <= t), E[(S_{j+1})_+] <= E[(L + jt)_+], and the two-user term
+    E[(L1 + L2)_+] by a cell quadrature of E[phi(L1)]. Every term uses the law's certified stop-loss
+    and probability brackets (its value error included) and rounds to the safe side.
+    """
+    if n < 2 or n > few_user_n_max() or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
+        return None
+    if law.top_bound() <= 0:
+        return None
+    e0_lo, e0_up = stop_loss_bracket(law, 0.0)
+    if not (e0_up > 0.0 and math.isfinite(e0_up)):
+        return None
+    if n <= JUMP_N_MAX:
+        w_all = _binomial_weights(n - 1, gamma)
+        jj, w_all_lo = np.arange(n), w_all * (1.0 - _W_MARGIN)
+    else:  # beyond JUMP_N_MAX: the window of terms that matter, log-gamma weights (docs/accountant.md §8.16)
+        wide = _wide_weights(n - 1, gamma)
+        if wide is None:
+            return None
+        jj, w_all, w_all_lo = wide
+    w0, w0_lo = (float(w_all[0]), float(w_all_lo[0])) if jj.size and jj[0] == 0 else (0.0, 0.0)
+    sel = (w_all > 1e-300) & (jj >= 1)
+    j, w, w_lo = jj[sel], w_all[sel], w_all_lo[sel]  # j other active users (j = 0: E[L_+] itself)
+    if n > JUMP_N_MAX and rel_tol is not None and not _may_meet(law, j, w, w0, (e0_lo, e0_up), rel_tol):
+        return None  # (the cost gate's second part, docs/accountant.md §8.16: an estimate, choosing only)
+    lo_j, up_j = _term_brackets(law, j, e0_up)
     # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
     # rel_tol: the gap of the other terms is already within it
     if j.size and j[0] == 1 and e0_lo > 0.0:

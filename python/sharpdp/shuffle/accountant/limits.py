@@ -311,4 +311,8 @@ EXPORT_UPPER_FIRST_SHARE = 0.9
 FEW_WIDE = True
 FEW_WIDE_N_MAX = 10**9
 FEW_WIDE_SD = 40.0
-FEW_WIDE_TERMS = 4096
+FEW_WIDE_TERMS = 2**15
+# ... and, beyond JUMP_N_MAX at a given rel_tol, only where the bracket estimated from its terms at FEW_WIDE_SAMPLES
+# quantiles of the weights is within FEW_WIDE_PRE rel_tol (an estimate choosing whether the bracket is computed)
+FEW_WIDE_SAMPLES = 24
+FEW_WIDE_PRE = 4.0
