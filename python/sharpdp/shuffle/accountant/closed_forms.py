@@ -138,6 +138,7 @@ def _wide_weights(m: int, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndar
     with np.errstate(under="ignore", over="ignore"):
         w = np.exp(val)
         w_lo = np.exp(val - err) * (1.0 - 1e-12)  # (libm's exp within a few ulp)
+    w_lo = np.where(w_lo >= 1e-300, w_lo, 0.0)  # (subnormal results lose their relative precision: 0, a lower weight)
     ok = np.isfinite(w_lo)
     return j[ok], w[ok], np.minimum(w_lo[ok], 1.0)
 
