@@ -9,7 +9,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.special import bdtr, gammaln, ndtri
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import TINY, U
@@ -232,22 +232,38 @@ def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, n
     return lo_j, up_j
 
 
-def _may_meet(law: Law, j: np.ndarray, w: np.ndarray, w0: float, e0: tuple[float, float], rel_tol: float) -> bool:
-    """Whether the few-user bracket beyond JUMP_N_MAX may meet ``rel_tol`` (an estimate, docs/accountant.md §8.16):
-    the terms of :func:`_term_brackets` at ``limits.FEW_WIDE_SAMPLES`` quantiles of the weights ``w`` stand for the
-    terms above them up to the next sample; False where that estimate's gap, without the j = 1 term (the two-user
-    quadrature may narrow it), exceeds ``limits.FEW_WIDE_PRE`` rel_tol times its lower value."""
+def _may_meet(law: Law, m: int, gamma: float, e0: tuple[float, float], rel_tol: float) -> float | None:
+    """Whether the few-user bracket at n = m + 1 > JUMP_N_MAX may meet ``rel_tol`` (an estimate choosing only,
+    docs/accountant.md §8.16): the term brackets of :func:`_term_brackets` at ``limits.FEW_WIDE_SAMPLES`` points s_g of
+    Bin(m, gamma) (its normal quantiles g / k) stand for the terms s_g <= j < s_{g+1}, weighted by their binomial mass
+    (``bdtr``); None where that estimate's gap, without the j = 1 term (the two-user quadrature may narrow it),
+    exceeds ``limits.FEW_WIDE_PRE`` rel_tol times its lower value, else a smaller estimate of the lower value (each
+    group at its last term); inf at once for windows of at most 4k terms (the bracket itself is then about as
+    cheap)."""
     k = int(limits.FEW_WIDE_SAMPLES)
-    if j.size <= k:
-        return True
-    cw = np.cumsum(w)
-    idx = np.unique(np.concatenate([[0], np.searchsorted(cw, cw[-1] * (np.arange(k) + 0.5) / k)]))
-    idx = idx[idx < j.size]
-    lo_s, up_s = _term_brackets(law, j[idx], e0[1])
-    g = np.searchsorted(idx, np.arange(j.size), side="right") - 1
-    lo_e, up_e = lo_s[g], up_s[g]
-    gap = float(np.sum(np.where(j == 1, 0.0, w * (up_e - lo_e))))
-    return gap <= float(limits.FEW_WIDE_PRE) * rel_tol * (w0 * e0[0] + float(np.sum(w * lo_e)))
+    sd = math.sqrt(m * gamma * (1.0 - gamma))
+    if gamma >= 1.0 or 2.0 * (float(limits.FEW_WIDE_SD) * (sd + 1.0)) <= 4 * k:
+        return math.inf
+    with np.errstate(divide="ignore"):
+        z = ndtri(np.arange(k) / k)  # (-inf at 0)
+    s = np.unique(np.clip(np.floor(m * gamma + sd * z), 0, m).astype(np.int64))
+    edges = np.append(s, m + 1).astype(float)
+    cdf = np.where(edges > 0, bdtr(np.maximum(edges - 1.0, 0.0), m, gamma), 0.0)
+    cdf[-1] = 1.0
+    mass = np.maximum(np.diff(cdf), 0.0)
+    ends = np.append(s[1:] - 1, m)  # (each group's last j)
+    pts = np.unique(np.concatenate([s, ends]))
+    lo_t, up_t = np.full(pts.size, e0[0]), np.full(pts.size, e0[1])
+    pos = pts >= 1
+    lo_t[pos], up_t[pos] = _term_brackets(law, pts[pos], e0[1])
+    i0, i1 = np.searchsorted(pts, s), np.searchsorted(pts, ends)
+    gap = float(np.sum(np.where(s == 1, 0.0, mass * (up_t[i0] - lo_t[i0]))))
+    if gap > float(limits.FEW_WIDE_PRE) * rel_tol * float(np.sum(mass * lo_t[i0])):
+        return None
+    # the value returned: each group at its last term's lower value (the terms' lower values fall with j where one
+    # user's jump makes D_up: a smaller value, so a smaller cut of the tails in small_n_bracket)
+    est = float(np.sum(mass * lo_t[i1]))
+    return est
 
 
 def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
@@ -275,15 +291,20 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
         w_all = _binomial_weights(n - 1, gamma)
         jj, w_all_lo = np.arange(n), w_all * (1.0 - _W_MARGIN)
     else:  # beyond JUMP_N_MAX: the window of terms that matter, log-gamma weights (docs/accountant.md §8.16)
+        est = _may_meet(law, n - 1, gamma, (e0_lo, e0_up), rel_tol) if rel_tol is not None else math.inf
+        if est is None:
+            return None  # (the cost gate's second part, docs/accountant.md §8.16: an estimate, choosing only)
         wide = _wide_weights(n - 1, gamma)
         if wide is None:
             return None
         jj, w_all, w_all_lo = wide
+        if math.isfinite(est) and rel_tol is not None:  # the tails of mass <= FEW_WIDE_DROP rel_tol est / E[L_+] each
+            cut, c = float(limits.FEW_WIDE_DROP) * rel_tol * est / e0_up, np.cumsum(w_all)
+            keep = (c > cut) & (c[-1] - c + w_all > cut)
+            jj, w_all, w_all_lo = jj[keep], w_all[keep], w_all_lo[keep]
     w0, w0_lo = (float(w_all[0]), float(w_all_lo[0])) if jj.size and jj[0] == 0 else (0.0, 0.0)
     sel = (w_all > 1e-300) & (jj >= 1)
     j, w, w_lo = jj[sel], w_all[sel], w_all_lo[sel]  # j other active users (j = 0: E[L_+] itself)
-    if n > JUMP_N_MAX and rel_tol is not None and not _may_meet(law, j, w, w0, (e0_lo, e0_up), rel_tol):
-        return None  # (the cost gate's second part, docs/accountant.md §8.16: an estimate, choosing only)
     lo_j, up_j = _term_brackets(law, j, e0_up)
     # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
     # rel_tol: the gap of the other terms is already within it

@@ -316,3 +316,6 @@ FEW_WIDE_TERMS = 2**15
 # quantiles of the weights is within FEW_WIDE_PRE rel_tol (an estimate choosing whether the bracket is computed)
 FEW_WIDE_SAMPLES = 24
 FEW_WIDE_PRE = 4.0
+# ... and forms only the terms between the binomial's two tails of estimated mass <= FEW_WIDE_DROP rel_tol est / E[L_+]
+# each (est: that estimate's lower value; the others stay at [0, E[L_+]])
+FEW_WIDE_DROP = 1e-3
