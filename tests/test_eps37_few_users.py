@@ -90,6 +90,7 @@ def test_few_user_lower_below_a_fresh_tight_upper_value(n, e):
 
 def test_few_user_bracket_not_formed(monkeypatch):
     r = BlanketMixedGaussian(*BMG8, 1)
+    switch(monkeypatch, "FEW_WIDE", False)  # (**) session 38, eps38 (beyond 500: tests/test_eps38_few_wide.py)
     assert few_user_bracket(laws_for(r, 7.95, "zero_out"), 501) is None  # (n > JUMP_N_MAX)
     assert few_user_bracket(laws_for(r, 7.95, "zero_out"), 1) is None
     assert few_user_bracket(laws_for(RandomizedResponse(4, 2.0), 1.0, "replace"), 100) is None  # (atom laws)

@@ -22,6 +22,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from _main_floats34 import switch
+
 import sharpdp.shuffle as sh
 from sharpdp.shuffle.accountant.closed_forms import JUMP_N_MAX, small_n_bracket
 from sharpdp.shuffle.laws import laws_for
@@ -222,12 +224,13 @@ def test_stored_jump_n_max_references_match_a_live_computation():
 
 
 @pytest.mark.parametrize("vals,probs,gamma", JUMP_N_MAX_CASES)
-def test_finite_bracket_at_jump_n_max(vals, probs, gamma):
+def test_finite_bracket_at_jump_n_max(vals, probs, gamma, monkeypatch):
     """n = JUMP_N_MAX (500): exact value inside; JUMP_N_MAX + 1: not applicable (None)."""
     law = FiniteLaw(np.array(vals), np.array(probs))
     lo, up = small_n_bracket(law, gamma, JUMP_N_MAX)
     ref = _stored_dup(vals, probs, gamma, JUMP_N_MAX)
     assert F(float(lo)) <= ref <= F(float(up))
+    switch(monkeypatch, "FEW_WIDE", False)  # (**) session 38, eps38 (beyond 500: tests/test_eps38_few_wide.py)
     assert small_n_bracket(law, gamma, JUMP_N_MAX + 1) is None
     assert small_n_bracket(law, gamma, 1) is None
 

@@ -9,8 +9,9 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.special import bdtr, gammaln, ndtri
 
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import TINY, U
 from sharpdp.shuffle.accountant.memo import object_memo
 from sharpdp.shuffle.accountant.results import LawBracket
@@ -114,6 +115,34 @@ def _binomial_weights(m: int, gamma: float) -> np.ndarray:
         return np.exp(logc + lg)
 
 
+def few_user_n_max() -> int:
+    """The largest n for which :func:`small_n_bracket` is tried: ``JUMP_N_MAX`` (500), or
+    ``limits.FEW_WIDE_N_MAX`` where ``limits.FEW_WIDE`` is on (docs/accountant.md §8.16)."""
+    return max(JUMP_N_MAX, int(limits.FEW_WIDE_N_MAX)) if limits.FEW_WIDE else JUMP_N_MAX
+
+
+def _wide_weights(m: int, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(j, w_j, lower w_j) for the j of Bin(m, gamma) within ``limits.FEW_WIDE_SD`` standard deviations (plus
+    ``FEW_WIDE_SD``) of the mean, from :func:`log_binom` and its rounding bound (docs/accountant.md §8.16; the other
+    terms stay at [0, E[L_+]]); None where that window holds more than ``limits.FEW_WIDE_TERMS`` terms (the cost
+    gate: m > JUMP_N_MAX, whose exact weights :func:`_binomial_weights` cost O(m^2) big-integer work)."""
+    if gamma >= 1.0:
+        return np.array([m]), np.array([1.0]), np.array([1.0])
+    k = float(limits.FEW_WIDE_SD)
+    half = k * math.sqrt(m * gamma * (1.0 - gamma)) + k
+    lo_j, hi_j = max(int(m * gamma - half), 0), min(int(math.ceil(m * gamma + half)), m)
+    if hi_j - lo_j + 1 > int(limits.FEW_WIDE_TERMS):
+        return None
+    j = np.arange(lo_j, hi_j + 1)
+    val, err = log_binom(m, j.astype(float), gamma)
+    with np.errstate(under="ignore", over="ignore"):
+        w = np.exp(val)
+        w_lo = np.exp(val - err) * (1.0 - 1e-12)  # (libm's exp within a few ulp)
+    w_lo = np.where(w_lo >= 1e-300, w_lo, 0.0)  # (subnormal results lose their relative precision: 0, a lower weight)
+    ok = np.isfinite(w_lo)
+    return j[ok], w[ok], np.minimum(w_lo[ok], 1.0)
+
+
 def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
     """Certified (lower, upper) of E[(L1 + L2)_+], L1, L2 i.i.d. of the law (docs/accountant.md §6.8).
 
@@ -167,33 +196,12 @@ def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
     return lower, upper * (1.0 + 1e-12)
 
 
-def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
-    """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
-    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
-    two-user quadrature is computed only where the other terms' gap is within 0.5 rel_tol of the value
-    (None: always, for a law bounded above).
-
-    D_up = sum_j P(Bin(n - 1, gamma) = j) E[(S_{j+1})_+] / (j + 1), S_k the sum of k i.i.d. copies of
-    L. Each term is bracketed on its own: j = 0 is E[L_+]; every term is at most E[L_+]; for a law
-    bounded below (L >= -A) and 0 < c <= A, with q = P(L <= -c)^j and q' = P(L <= jA)^j,
-    q' E[(L - jA)_+] <= E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+] (one user jumps);
-    for a law bounded above (L <= t), E[(S_{j+1})_+] <= E[(L + jt)_+], and the two-user term
-    E[(L1 + L2)_+] by a cell quadrature of E[phi(L1)]. Every term uses the law's certified stop-loss
-    and probability brackets (its value error included) and rounds to the safe side.
-    """
-    if n < 2 or n > JUMP_N_MAX or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
-        return None
-    if law.top_bound() <= 0:
-        return None
+def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, np.ndarray]:
+    """Certified (lower, upper) of E[(S_{j+1})_+] / (j + 1) for each j >= 1 of ``j`` from the one-user-jump and
+    bounded-above forms of docs/accountant.md §6.8 (b), (c) (element by element: a term's values do not depend on the
+    other elements of ``j``); ``e0_up`` the certified upper value of E[L_+]."""
     lo_s, hi_s = law.support()
     err = law.value_error
-    e0_lo, e0_up = stop_loss_bracket(law, 0.0)
-    if not (e0_up > 0.0 and math.isfinite(e0_up)):
-        return None
-    w = _binomial_weights(n - 1, gamma)
-    w_lo = w * (1.0 - _W_MARGIN)
-    j = np.nonzero(w > 1e-300)[0]
-    j = j[j >= 1]  # j other active users (j = 0: E[L_+] itself)
     lo_j = np.zeros(j.size)
     up_j = np.full(j.size, e0_up)
     A = math.nextafter(-lo_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(lo_s) else math.inf
@@ -221,19 +229,96 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
         t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)
         up_j = np.minimum(up_j, law.stop_loss(t)[1] / (j + 1) * (1.0 + 1e-12))
+    return lo_j, up_j
+
+
+def _may_meet(law: Law, m: int, gamma: float, e0: tuple[float, float], rel_tol: float) -> float | None:
+    """Whether the few-user bracket at n = m + 1 > JUMP_N_MAX may meet ``rel_tol`` (an estimate choosing only,
+    docs/accountant.md §8.16): the term brackets of :func:`_term_brackets` at ``limits.FEW_WIDE_SAMPLES`` points s_g of
+    Bin(m, gamma) (its normal quantiles g / k) stand for the terms s_g <= j < s_{g+1}, weighted by their binomial mass
+    (``bdtr``); None where that estimate's gap, without the j = 1 term (the two-user quadrature may narrow it),
+    exceeds ``limits.FEW_WIDE_PRE`` rel_tol times its lower value, else a smaller estimate of the lower value (each
+    group at its last term); inf at once for windows of at most 4k terms (the bracket itself is then about as
+    cheap)."""
+    k = int(limits.FEW_WIDE_SAMPLES)
+    sd = math.sqrt(m * gamma * (1.0 - gamma))
+    if gamma >= 1.0 or 2.0 * (float(limits.FEW_WIDE_SD) * (sd + 1.0)) <= 4 * k:
+        return math.inf
+    with np.errstate(divide="ignore"):
+        z = ndtri(np.arange(k) / k)  # (-inf at 0)
+    s = np.unique(np.clip(np.floor(m * gamma + sd * z), 0, m).astype(np.int64))
+    edges = np.append(s, m + 1).astype(float)
+    cdf = np.where(edges > 0, bdtr(np.maximum(edges - 1.0, 0.0), m, gamma), 0.0)
+    cdf[-1] = 1.0
+    mass = np.maximum(np.diff(cdf), 0.0)
+    ends = np.append(s[1:] - 1, m)  # (each group's last j)
+    pts = np.unique(np.concatenate([s, ends]))
+    lo_t, up_t = np.full(pts.size, e0[0]), np.full(pts.size, e0[1])
+    pos = pts >= 1
+    lo_t[pos], up_t[pos] = _term_brackets(law, pts[pos], e0[1])
+    i0, i1 = np.searchsorted(pts, s), np.searchsorted(pts, ends)
+    gap = float(np.sum(np.where(s == 1, 0.0, mass * (up_t[i0] - lo_t[i0]))))
+    if gap > float(limits.FEW_WIDE_PRE) * rel_tol * float(np.sum(mass * lo_t[i0])):
+        return None
+    # the value returned: each group at its last term's lower value (the terms' lower values fall with j where one
+    # user's jump makes D_up: a smaller value, so a smaller cut of the tails in small_n_bracket)
+    est = float(np.sum(mass * lo_t[i1]))
+    return est
+
+
+def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
+    """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
+    None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
+    two-user quadrature is computed only where the other terms' gap is within 0.5 rel_tol of the value
+    (None: always, for a law bounded above).
+
+    D_up = sum_j P(Bin(n - 1, gamma) = j) E[(S_{j+1})_+] / (j + 1), S_k the sum of k i.i.d. copies of
+    L. Each term is bracketed on its own: j = 0 is E[L_+]; every term is at most E[L_+]; for a law
+    bounded below (L >= -A) and 0 < c <= A, with q = P(L <= -c)^j and q' = P(L <= jA)^j,
+    q' E[(L - jA)_+] <= E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+] (one user jumps);
+    for a law bounded above (L <= t), E[(S_{j+1})_+] <= E[(L + jt)_+], and the two-user term
+    E[(L1 + L2)_+] by a cell quadrature of E[phi(L1)]. Every term uses the law's certified stop-loss
+    and probability brackets (its value error included) and rounds to the safe side.
+    """
+    if n < 2 or n > few_user_n_max() or not (0.0 < gamma <= 1.0) or getattr(law, "trivial_bound", False):
+        return None
+    if law.top_bound() <= 0:
+        return None
+    e0_lo, e0_up = stop_loss_bracket(law, 0.0)
+    if not (e0_up > 0.0 and math.isfinite(e0_up)):
+        return None
+    if n <= JUMP_N_MAX:
+        w_all = _binomial_weights(n - 1, gamma)
+        jj, w_all_lo = np.arange(n), w_all * (1.0 - _W_MARGIN)
+    else:  # beyond JUMP_N_MAX: the window of terms that matter, log-gamma weights (docs/accountant.md §8.16)
+        est = _may_meet(law, n - 1, gamma, (e0_lo, e0_up), rel_tol) if rel_tol is not None else math.inf
+        if est is None:
+            return None  # (the cost gate's second part, docs/accountant.md §8.16: an estimate, choosing only)
+        wide = _wide_weights(n - 1, gamma)
+        if wide is None:
+            return None
+        jj, w_all, w_all_lo = wide
+        if math.isfinite(est) and rel_tol is not None:  # the tails of mass <= FEW_WIDE_DROP rel_tol est / E[L_+] each
+            cut, c = float(limits.FEW_WIDE_DROP) * rel_tol * est / e0_up, np.cumsum(w_all)
+            keep = (c > cut) & (c[-1] - c + w_all > cut)
+            jj, w_all, w_all_lo = jj[keep], w_all[keep], w_all_lo[keep]
+    w0, w0_lo = (float(w_all[0]), float(w_all_lo[0])) if jj.size and jj[0] == 0 else (0.0, 0.0)
+    sel = (w_all > 1e-300) & (jj >= 1)
+    j, w, w_lo = jj[sel], w_all[sel], w_all_lo[sel]  # j other active users (j = 0: E[L_+] itself)
+    lo_j, up_j = _term_brackets(law, j, e0_up)
     # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
     # rel_tol: the gap of the other terms is already within it
     if j.size and j[0] == 1 and e0_lo > 0.0:
-        gap = float(np.sum(w[j[1:]] * (up_j[1:] - lo_j[1:])))
-        est = w[0] * e0_lo + float(np.sum(w[j] * lo_j))
-        done = rel_tol is not None and gap + w[1] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
+        gap = float(np.sum(w[1:] * (up_j[1:] - lo_j[1:])))
+        est = w0 * e0_lo + float(np.sum(w * lo_j))
+        done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
         if not done and (rel_tol is None or gap <= 0.5 * rel_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
-    lower = (w_lo[0] * e0_lo + float(np.sum(w_lo[j] * lo_j))) * (1.0 - 1e-12)
+    lower = (w0_lo * e0_lo + float(np.sum(w_lo * lo_j))) * (1.0 - 1e-12)
     # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j) (lower weights)
-    upper = max(e0_up - float(np.sum(w_lo[j] * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
+    upper = max(e0_up - float(np.sum(w_lo * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
     upper = max(upper * (1.0 + 1e-12), TINY)
     return max(min(lower, upper), 0.0), upper
 
@@ -372,6 +457,6 @@ def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
     return min(math.exp(-e) * (1 + 1e-12) if e > -700 else 1.0, 1.0) + 1e-300
 
 
-__all__ = ["BINOM_SHARP_MIN", "JUMP_N_MAX", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
+__all__ = ["BINOM_SHARP_MIN", "JUMP_N_MAX", "few_user_n_max", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
            "law_closed_form", "log_binom", "log_binom_sharp", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "tail_bracket", "trivial_cap"]

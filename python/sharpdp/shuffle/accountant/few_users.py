@@ -8,18 +8,19 @@ from __future__ import annotations
 from typing import Any
 
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.accountant.closed_forms import JUMP_N_MAX, small_n_bracket
+from sharpdp.shuffle.accountant.closed_forms import few_user_n_max, small_n_bracket
 
 
 def few_user_bracket(pairs: Any, n: int) -> tuple[float, float] | None:
     """(max over the laws of their few-user lower values, max of their upper values) at n users, for the laws
     ``pairs`` ((gamma, law) as ``laws_for`` gives them) of one epsilon; the first is a certified lower value of D_up
     (the maximum over the laws of the blanket divergences, docs/accountant.md §6.8), so of ``get_delta`` there.
-    None where the rule is off (``limits.EPS_FEW_USERS``), n > JUMP_N_MAX (500), no law has a positive top, or a law
+    None where the rule is off (``limits.EPS_FEW_USERS``), n > ``few_user_n_max()`` (500, or beyond it under
+    docs/accountant.md §8.16), no law has a positive top, or a law
     with a positive top has no few-user bracket (not continuous, or none formed). A law whose top is <= 0 has D_up =
     0 and is left out, as in the search's values. The two-user quadrature is computed where the other terms' gap is
     within 0.5 ``limits.EPS_FEW_WIDTH`` of the value (small_n_bracket's ``rel_tol``)."""
-    if not limits.EPS_FEW_USERS or not 2 <= n <= JUMP_N_MAX:
+    if not limits.EPS_FEW_USERS or not 2 <= n <= few_user_n_max():
         return None
     lo = up = 0.0
     for gamma, law in pairs:

@@ -362,3 +362,19 @@ WARM_UPPER_RUNS = 3
 # stopped at the maximum so far) runs its first pass's upper lattice law alone, and ends there where that upper value
 # is below the target (main's first pass ends there with the same upper value); False: main's first pass
 PLAIN_NEG_UPPER = True
+# session 38, eps38
+# docs/accountant.md §8.16: the few-user bracket of §6.8 also at JUMP_N_MAX < n <= FEW_WIDE_N_MAX, on the binomial
+# terms within FEW_WIDE_SD standard deviations (plus FEW_WIDE_SD) of the mean, with log-gamma weights and their rounding
+# bound (closed_forms.log_binom), where that window holds at most FEW_WIDE_TERMS terms (the cost gate); False: n <= 500
+# only (main's floats)
+FEW_WIDE = True
+FEW_WIDE_N_MAX = 10**9
+FEW_WIDE_SD = 40.0
+FEW_WIDE_TERMS = 2**15
+# ... and, beyond JUMP_N_MAX at a given rel_tol, only where the bracket estimated from its terms at FEW_WIDE_SAMPLES
+# quantiles of the weights is within FEW_WIDE_PRE rel_tol (an estimate choosing whether the bracket is computed)
+FEW_WIDE_SAMPLES = 24
+FEW_WIDE_PRE = 4.0
+# ... and forms only the terms between the binomial's two tails of estimated mass <= FEW_WIDE_DROP rel_tol est / E[L_+]
+# each (est: that estimate's lower value; the others stay at [0, E[L_+]])
+FEW_WIDE_DROP = 1e-3
