@@ -84,7 +84,7 @@ def session36_floats(monkeypatch) -> None:
 #: §7.5, §8.16 and §9.15, docs/composition.md §2.19)
 SESSION37 = {"SCALED_PAIR_KEEP": False, "TOP_COARSE": 1.0, "BODY_JUMP_STOP": False, "HAT_PIECES": False,
              "BODY_END_SNAP": False, "VIA_BOTTOM_MIRROR": False, "PLAIN_WARM_UPPER": False, "PLAIN_NEG_UPPER": False,
-             "SWEEP_LAW_SETTLE": False}
+             "SWEEP_LAW_SETTLE": False, "FEW_WIDE": False}
 
 
 def session37_floats(monkeypatch) -> None:
