@@ -55,3 +55,42 @@ def botx_dup_n2(s: float, eps: float) -> tuple[float, float]:
             y, w = _gl(a, b, 32)
             e2 += float(np.sum(w * dens(y) * tau(-ell(y))))
     return (1 - g) * e1 + g / 2 * e2, g
+
+
+def xbot_dup_n2(s: float, eps: float) -> tuple[float, float]:
+    """(D_up, g) of the x-vs-bot law L = r - e^eps (r = g at the atom y <= 0, g e^{2y/s^2} for y > 0) at n = 2, for any
+    real eps (docs/accountant.md §9.15 uses eps = -e2 < 0), by the same composite Gauss-Legendre in y."""
+    E = math.exp(eps)
+    g = 2.0 * float(special.ndtr(-1.0 / s))
+    atom = g - E
+    y_end = 1.0 + 40.0 * s
+
+    def dens(y):
+        return np.exp(-0.5 * ((y + 1) / s) ** 2) / (s * math.sqrt(2 * math.pi)) / g
+
+    def ell(y):
+        return g * np.exp(2 * y / s ** 2) - E
+
+    xg, wg = np.polynomial.legendre.leggauss(48)
+
+    def tau(t):
+        t = np.atleast_1d(np.asarray(t, float))
+        out = 0.5 * np.maximum(atom - t, 0.0)
+        ys = np.maximum(0.5 * s * s * np.log(np.maximum((t + E) / g, 1e-300)), 0.0)  # L > t for y > ys
+        e = np.linspace(0.0, 1.0, 17)
+        lo = ys[:, None, None] + e[:-1, None] * (y_end - ys[:, None, None])
+        hi = ys[:, None, None] + e[1:, None] * (y_end - ys[:, None, None])
+        y = (lo + hi) / 2 + (hi - lo) / 2 * xg
+        out += np.sum((hi - lo) / 2 * wg * dens(y) * np.maximum(ell(y) - t[:, None, None], 0.0), axis=(1, 2))
+        return out
+
+    e1 = float(tau(0.0)[0])
+    e2 = 0.5 * float(tau(-atom)[0])
+    knots = [0.0, y_end]
+    if -atom + E > g:  # -L_1 = the atom where L_1 = -atom: tau's atom term has its kink there
+        knots.insert(1, 0.5 * s * s * math.log((E - atom) / g))
+    for a, b in zip(knots[:-1], knots[1:]):
+        if b > a:
+            y, w = _gl(a, b, 32)
+            e2 += float(np.sum(w * dens(y) * tau(-ell(y))))
+    return (1 - g) * e1 + g / 2 * e2, g
