@@ -9,7 +9,11 @@ nodes above 0, ``neg=False``), at steps h and 2h with Richardson's h^2 extrapola
 Parameters (h, lo, log2 N): n = 1e9: (16, -1e7, 25) eps 0.001, (16, -1.2e7, 25) eps 0.01, (32, -3e7, 24) eps 0.1,
 (32, -6e7, 24) eps 0.5; n = 1e8: (4, -3e6, 25), (4, -3.5e6, 25), (8, -4e6, 24) eps 0.001, 0.01, 0.1; sigma0 = 1,
 n = 1e8, eps = 0.001: (0.25, -4e5, 24). The window's effect measured at n = 1e9, eps = 0.1 (lo -1.5e7 / -3e7, N h
-2.7e8 / 5.4e8): 3.5e-5 relative. Tolerance: 3 indicators + 1e-4 of the value (0.01 %), against brackets 0.1-1 % wide.
+2.7e8 / 5.4e8): 3.5e-5 relative. For sigma0 = 0.5 the steps converge at first order, not second (the law's mass
+near -1 lies within one cell: the split's added variance grows like h; n = 1e9, eps = 0.001, h = 64, 32, 16: 0.0123595,
+0.0123544, 0.0123520), so the limit is about one indicator below v(h), 2/3 of one below the Richardson value; sigma0 = 1
+converges at second order (h = 1, 0.5, 0.25: differences 5.1e-7, 1.2e-7). Tolerance: 3 indicators + 1e-4 of the value
+(0.01 %), against brackets 0.1-1 % wide.
 Measured (rev38: far38 79f647b, hat38 338727d): every bracket holds its reference, e.g. n = 1e9, eps = 0.1 hat38
 [0.0025475, 0.0025638] against 0.00256139; eps = 0.01 [0.0096131, 0.0096724] against 0.00965599; sigma0 = 1, n = 1e8,
 eps = 0.001 [2.76872e-5, 2.77063e-5] against 2.76960e-5. (sigma0 = 1, n = 1e9, eps = 0.001, the map's 2 % gap cell:

@@ -13,7 +13,11 @@ Attacked with references the builder did not use:
 * at n = 1e6 and 1e8 the mirror lower value against leg B's *own* certified upper value by main (6d5c8782,
   /work/venv/main, rel_tol 1e-3, the bot-vs-x law directly: an independent route): measured (rep38 33704a0) mirror
   lower / main's upper = 0.99939, 0.99875, 0.92339, 0.70602 (n = 1e8, e2 = 0.01, 0.0624, 0.1115, 0.1274: the report's
-  splits at eps = 0.01, 0.1, 0.5, 1), 0.99964 (n = 1e6, e2 = 0.01), 0.99941 (sigma0 = 1, n = 1e8, e2 = 0.001), never above.
+  splits at eps = 0.01, 0.1, 0.5, 1), 0.99964 (n = 1e6, e2 = 0.01), 0.99941 (sigma0 = 1, n = 1e8, e2 = 0.001), never above;
+* (not run here: ~1 min of FFTs) an FFT value of D_up^A(-e2) at n = 1e8 (tests/_rev29_fft_reference.py, h = 16, 8, 4,
+  first-order convergence extrapolated) gives leg B by the identity: e2 = 0.01 0.0232668 (mirror lower 0.0232638, main
+  direct upper 0.0232781), e2 = 0.0624 0.0033497 (mirror lower 0.0033470, main direct upper 0.0033511); the chain at
+  eps = 0.01 (e1 = 0) 0.052570 in rep38's [0.0525573, 0.0526098], at eps = 0.1 0.023295 in [0.0231613, 0.0233211].
 """
 
 from __future__ import annotations
