@@ -17,7 +17,7 @@ Attacked with references the builder did not use:
 * (not run here: ~1 min of FFTs) an FFT value of D_up^A(-e2) at n = 1e8 (tests/_rev29_fft_reference.py, h = 16, 8, 4,
   first-order convergence extrapolated) gives leg B by the identity: e2 = 0.01 0.0232668 (mirror lower 0.0232638, main
   direct upper 0.0232781), e2 = 0.0624 0.0033497 (mirror lower 0.0033470, main direct upper 0.0033511); the chain at
-  eps = 0.01 (e1 = 0) 0.052570 in rep38's [0.0525573, 0.0526098], at eps = 0.1 0.023295 in [0.0231613, 0.0233211].
+  eps = 0.01 (e1 = 0) 0.052567 in rep38's [0.0525573, 0.0526098], at eps = 0.1 0.023295 in [0.0231613, 0.0233211].
 """
 
 from __future__ import annotations
