@@ -30,7 +30,7 @@ def _grid(kind: str, top: float) -> np.ndarray:
 @pytest.mark.parametrize("name, kind", [("privunit", "random"), ("privunit", "geom"), ("krr10", "linear")])
 def test_profile_values_against_fresh_tight_brackets(name, kind):
     """Every 10th value: at or above the fresh rel_tol-1e-3 lower value, and within rel_tol (1e-2) of it where the
-    value is >= 1e-15 (issue 20's accuracy)."""
+    value is >= 1e-15 (the accuracy the accountant asks)."""
     make, n, adj, top = ROUNDS[name]
     eps = _grid(kind, top)
     clear_caches()
