@@ -117,6 +117,7 @@ def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_BUDGET = VIA_BOTTOM_SEARCH_B = False``: main's brackets, bit for bit."""
     switch(monkeypatch, "VIA_BOTTOM_BUDGET", False)
     switch(monkeypatch, "VIA_BOTTOM_SEARCH_B", False)
+    switch(monkeypatch, "HAT_PIECES", False)  # (**) session 38, lead: HAT_PIECES (§53) moves this pinned float
     assert _gauss(s, n).get_delta_bounds(eps) == main
 
 

@@ -211,6 +211,7 @@ def test_stage_off_gives_mains_floats(monkeypatch):
     _stage_off(monkeypatch)
     switch(monkeypatch, "TV_WEIGHTED", False)  # (**) session 37, hat37: pins main's floats; §51's values: test_hat37_tv_weight.py
     switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)  # (**) session 37, hat37
+    switch(monkeypatch, "HAT_PIECES", False)  # (**) session 38, lead: HAT_PIECES (§53) moves this pinned float
     bad = []
     for cell, ref in BASE.items():
         got = _bracket(*cell)
