@@ -24,7 +24,7 @@ DELTA, XTOL = 1e-6, 1e-3
 
 
 def test_switch_values():
-    assert limits.FEW_WIDE is True and limits.FEW_WIDE_N_MAX == 10**9 and limits.FEW_WIDE_TERMS == 2**15
+    assert limits.FEW_WIDE is True and limits.FEW_WIDE_N_MAX == 10**9 and limits.FEW_WIDE_TERMS == 2**13
     assert limits.FEW_WIDE_SD == 40.0 and limits.FEW_WIDE_SAMPLES == 24 and limits.FEW_WIDE_PRE == 4.0
     assert limits.FEW_WIDE_DROP == 1e-3
     assert cf.few_user_n_max() == 10**9
