@@ -57,11 +57,12 @@ def test_fast_refusal_names_the_memos_smallest_value(monkeypatch):
 
 
 @pytest.mark.slow
-def test_search_refusal_says_smallest_found_and_includes_the_memo():
+def test_search_refusal_says_smallest_found_and_includes_the_memo(monkeypatch):
     """Step 3's refusal at 1e-30 (e_c = 4.58): on a fresh object it names the smallest of the search's points
     ("the smallest found", not a proved minimum) and that object's get_delta there reports it; on an object that
     computed get_delta(4.94) ~ 9.9e-28 (above e_c, below every point the search tries, ~3.9e-27 at least) it names
     that value at 4.94. Mutation caught: the memo left out of the named minimum (names ~3.9e-27 at 4.48)."""
+    switch(monkeypatch, "FEW_WIDE", False)  # (**) session 38, lead: §8.16 proves this refusal before any split (another message)
     acc = _acc()
     with pytest.raises(ValueError, match=HEAD) as info:
         acc.get_epsilon(1e-30)

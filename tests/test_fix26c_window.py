@@ -42,13 +42,14 @@ def test_window_past_the_cliff_answers_at_its_lower_edge(monkeypatch):
     assert _fresh(3.0, r * (1 - 2 * XTOL)) > delta
 
 
-def test_refusal_evaluates_at_most_eight_more_points_each_above_delta():
+def test_refusal_evaluates_at_most_eight_more_points_each_above_delta(monkeypatch):
     """sigma0 = 2, delta = 1e-30 (e_c = 4.58, tau = 9.95e-33): still refused (no eps below e_c certifies it: the
     legs stay ~1e-27 up to e_c; a fresh get_delta(4.94) = 9.94e-28 is above e_c), now among 42 certified values
     (34 before: the 8 half steps are the bounded extra cost), naming a value a fresh get_delta at its eps
     reproduces (to 1e-9). A fresh get_delta at each half step is above delta (the independent reference that
     the refusal is consistent). Mutations caught: ``_first_of`` without its value check (returns the k = 1/2
     point: an answer, no ValueError); the half steps dropped (34 values, the count assert)."""
+    switch(monkeypatch, "FEW_WIDE", False)  # (**) session 38, lead: §8.16 proves this refusal before any split (another message)
     delta = 1e-30
     acc = _gauss(2.0)
     tau = float(acc._bottom.bottom.sampler_tau)

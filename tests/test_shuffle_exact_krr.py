@@ -30,6 +30,14 @@ from sharpdp.shuffle.exact_krr import N_MAX, all_equal_delta_bounds
 mp.mp.dps = 40
 
 
+@pytest.fixture(autouse=True)
+def _forty_digits():
+    """Every test at 40 digits: other test modules set mpmath's global precision at import or in a test (the 1e-35
+    comparisons below failed in a clean-clone CI run where a later module had left it at 30)."""
+    with mp.workdps(40):
+        yield
+
+
 def _mp_p(e0: float):
     e = mp.e ** mp.mpf(e0)
     return e / (1 + e)
