@@ -31,6 +31,7 @@ from sharpdp.shuffle import contract, export_step, round_cache
 from sharpdp.shuffle.accountant.driver import upper_first_sweep
 from sharpdp.shuffle.accountant.plain import no_lower_values
 from sharpdp.shuffle.accountant.plain_warm import warm_sweep
+from sharpdp.shuffle.accountant.sweep_checks import check_sweep
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
@@ -179,8 +180,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     """
     # (no lower value read: docs/accountant_atoms.md §14. The plain engine warm-started along the sweep:
     # docs/composition.md §2.18; a pair's samples, whose covered values are meant to lie above get_delta, are not,
-    # nor a round through bot's legs)
-    with no_lower_values(), warm_sweep() if not getattr(accountant, "via_bottom", False) else nullcontext():
+    # nor a round through bot's legs; the driver's idle shortcuts skipped along the sweep: §2.20)
+    plain = not getattr(accountant, "via_bottom", False)
+    with no_lower_values(), warm_sweep() if plain else nullcontext(), check_sweep() if plain else nullcontext():
         return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 
 

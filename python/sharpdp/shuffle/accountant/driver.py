@@ -30,7 +30,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
-from sharpdp.shuffle.accountant import far_tail, two_atom
+from sharpdp.shuffle.accountant import far_tail, plain_warm, sweep_checks, two_atom
 from sharpdp.shuffle.accountant.blocks import block, one_block, unblock
 from sharpdp.shuffle.accountant.chernoff import clamped_chernoff_cap
 from sharpdp.shuffle.accountant.closed_forms import (law_closed_form, single_user_lower, small_n_bracket,
@@ -147,7 +147,12 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         # tighten the upper value within rel_tol, at up to seconds per pass for a heavy-tailed law)
         return LawBracket(one, cap, cap=cap, terms={"note": "few active users: (1 - gamma)^(n-1) E[L_+] <= "
                                                             "D_up <= E[L_+]"})
-    jb = small_n_bracket(law, gamma, n, rel_tol) if law.continuous else None
+    # in a privacy profile's sweep, the shortcuts the law family's last full check found idle are skipped
+    # (docs/composition.md §2.20: each is a choice of which certified value is computed)
+    sk = sweep_checks.key(plain_warm.family(law, gamma, n, rel_tol), neg) if upper_first and isinstance(mode, Bracket) \
+        and mode.decide is None and getattr(_SWEEP, "on", False) else None
+    skip = sweep_checks.skips(sk, max(VALUE_FLOOR, neg))
+    jb = small_n_bracket(law, gamma, n, rel_tol) if law.continuous and sweep_checks.FEW not in skip else None
     if jb is not None and jb[0] > 0.0 and jb[1] - jb[0] <= rel_tol * jb[0]:
         # small n: the few-user terms (one user's jump for a law bounded below, the two-user quadrature for a
         # law bounded above) bracket D_up within rel_tol (docs/accountant.md §6.8), where the lattice needs a
@@ -163,11 +168,12 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         r2 = _two_atom_value(law, gamma, n, rel_tol, mode, max(VALUE_FLOOR, neg))
         if r2 is not None:
             return replace(r2, upper=min(r2.upper, cap), cap=cap)
-    if isinstance(mode, Bracket):
+    if isinstance(mode, Bracket) and sweep_checks.CAP not in skip:
         thr = max(VALUE_FLOOR, neg)
         small = clamped_chernoff_cap(law, gamma, n, thr)
         if small is not None and small.upper < thr:  # below the floor (or the maximum so far): nothing to refine
             return replace(small, upper=min(small.upper, cap), cap=cap)
+    idle = {sweep_checks.CAP} | ({sweep_checks.FEW} if jb is None else set())  # (what this full check found idle)
     if upper_first and getattr(_SWEEP, "on", False) and isinstance(mode, Bracket) and mode.decide is None:
         # the plain and block lattice paths: the refinement's predicted last pass without its lower law
         # (docs/composition.md §2.5); the far-tail treatment takes the flag itself (docs/accountant_tail.md §15)
@@ -175,8 +181,8 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     blk = block(gamma, law, n)
     if blk is None:
         # heavy-tailed continuous laws: far-tail treatment (docs/accountant_tail.md); None: plain engine
-        far = far_tail.try_certify(law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket),
-                                   upper_first=upper_first)
+        far = None if sweep_checks.FAR in skip else far_tail.try_certify(
+            law, gamma, n, rel_tol, threads, negligible=neg, lower=isinstance(mode, Bracket), upper_first=upper_first)
         if far is None and jb is not None and _plain_cannot_tighten(law, gamma, n, mode, jb[1]):
             # the plain engine's upper value cannot fall below the few-user upper value (its clamp term at the
             # widest clamp its steps allow already exceeds it): the few-user bracket without the engine's passes
@@ -187,6 +193,7 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         if far is None and isinstance(mode, Bracket) and mode.decide is not None:
             mode = replace(mode, unit=lambda lo, up, grid: (lo, min(up, cap)))
         r = certify_law_mode(law, gamma, n, rel_tol, threads, mode) if far is None else far
+        idle |= {sweep_checks.FAR} if far is None else set()
     elif blk.t == n:  # one block of all users: D_up in closed form from its exact law (§5.4)
         r = one_block(blk, gamma, n)
     else:
@@ -208,7 +215,10 @@ def certify(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             bmode = replace(bmode, unit=unit)
         r = certify_law_mode(blk.law, 1.0, n // blk.t, rel_tol, threads, bmode)
         r = unblock(r, gamma, n, blk.t, blk.value_err, blk.trunc, top=blk.law.support()[1])
-    return _with_small_n(replace(r, upper=min(r.upper, cap), cap=cap), jb, mode, rel_tol)
+    out = _with_small_n(replace(r, upper=min(r.upper, cap), cap=cap), jb, mode, rel_tol)
+    sweep_checks.record(sk, frozenset(idle))
+    sweep_checks.note_upper(sk, out.upper)
+    return out
 
 
 def _plain_cannot_tighten(law: Law, gamma: float, n: int, mode: Mode, j_up: float) -> bool:

@@ -378,3 +378,11 @@ FEW_WIDE_PRE = 4.0
 # ... and forms only the terms between the binomial's two tails of estimated mass <= FEW_WIDE_DROP rel_tol est / E[L_+]
 # each (est: that estimate's lower value; the others stay at [0, E[L_+]])
 FEW_WIDE_DROP = 1e-3
+# session 39, exp39
+# docs/composition.md §2.20: within a privacy profile's sweep (upper values first), a law family whose last full check
+# found the driver's shortcuts idle (the few-user bracket None, the clamped Chernoff cap above its threshold, the
+# far-tail treatment not taken) skips them for the next SWEEP_CHECKS_EVERY - 1 values of the family (the cap only while
+# the family's last value is >= 1e3 times its threshold); the engines run as after an idle check (each shortcut a
+# choice of which certified value is computed); False (or SWEEP_CHECKS_EVERY <= 1): every check (main's floats)
+SWEEP_CHECKS = True
+SWEEP_CHECKS_EVERY = 8
