@@ -7,8 +7,8 @@ Before its engines, :func:`~.driver.certify` tries three shortcuts on every law:
 (every engine and closed form is certified on its own); their tests search clamps by bisection and cost as much as
 the engine's passes on a light law (~40 % of the private round's profile). Inside :func:`check_sweep` (per thread; a
 privacy profile's sweep enters it), a law family whose last full check found a shortcut idle skips that shortcut for
-the next ``limits.SWEEP_CHECKS_EVERY - 1`` values of the family (the clamped Chernoff cap only while the family's last
-upper value is at least ``CAP_MARGIN`` times the value it is compared with); the engines then run as they would have
+the next ``limits.SWEEP_CHECKS_EVERY - 1`` values of the family (the clamped Chernoff cap of a law without an absolute
+target only while the family's last upper value is at least ``CAP_MARGIN`` times the value it is compared with); the engines then run as they would have
 after an idle shortcut. Off (every check, main's floats) when ``limits.SWEEP_CHECKS`` is False.
 """
 
@@ -62,8 +62,9 @@ def key(family: tuple, negligible: float) -> tuple | None:
 
 def skips(k: tuple | None, threshold: float) -> frozenset:
     """The shortcuts to skip for this value of the family ``k`` (empty: a full check, then :func:`record` it): those
-    its last full check found idle, for ``limits.SWEEP_CHECKS_EVERY - 1`` values after it; the clamped Chernoff cap
-    only while the family's last upper value is at least CAP_MARGIN ``threshold`` (the cap's comparison value)."""
+    its last full check found idle, for ``limits.SWEEP_CHECKS_EVERY - 1`` values after it; the clamped Chernoff cap of a
+    law without an absolute target only while the family's last upper value is at least CAP_MARGIN ``threshold`` (the
+    cap's comparison value; a later law's value below the maximum so far does not enter the report's maximum)."""
     st = getattr(_STATE, "on", None)
     if st is None or k is None:
         return frozenset()
@@ -73,8 +74,8 @@ def skips(k: tuple | None, threshold: float) -> frozenset:
         return frozenset()
     s.runs += 1
     out = s.idle
-    if CAP in out and not s.upper >= CAP_MARGIN * threshold:
-        out = out - {CAP}
+    if CAP in out and not k[-1] and not s.upper >= CAP_MARGIN * threshold:
+        out = out - {CAP}  # (a law without an absolute target: the cap's value would be reported)
     return out
 
 
