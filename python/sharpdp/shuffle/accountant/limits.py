@@ -378,3 +378,8 @@ FEW_WIDE_PRE = 4.0
 # ... and forms only the terms between the binomial's two tails of estimated mass <= FEW_WIDE_DROP rel_tol est / E[L_+]
 # each (est: that estimate's lower value; the others stay at [0, E[L_+]])
 FEW_WIDE_DROP = 1e-3
+# session 39, rep39
+# docs/accountant.md §9.16: before the cap cover of §9.3 certifies its engine legs on an interval of first legs, leg B
+# at its e2 to the absolute target below which no lower value of it closes that interval (via_bottom_cover.beyond_reach);
+# where its upper value is below, the cover fails there (as it would after its engine legs); False: main's cover
+VIA_BOTTOM_COVER_TARGET = True
