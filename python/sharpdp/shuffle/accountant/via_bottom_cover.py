@@ -19,7 +19,7 @@ def closing_level(a: float, a_up: float) -> float:
     ``ViaBottom._interval_at_least_1``): such a b_lo is >= (1 / (1 - 8u) - a_up) / (e^a (1 - 4u)) > (1 - a_up) / e^a,
     and the level is that bound lowered by 1e-9 relative (the rounding of exp, the quotient and the subtraction, a few
     ulp). 0 where a_up >= 1 (no level: a lower value 0 of B may close the interval) or e^a overflows."""
-    w = math.exp(a)
+    w = math.exp(a) if a <= 700.0 else math.inf
     if not (a_up < 1.0 and math.isfinite(w)):
         return 0.0
     return (1.0 - a_up) / w * (1.0 - 1e-9) * (1.0 - 4.0 * U)
