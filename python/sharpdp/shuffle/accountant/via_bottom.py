@@ -22,7 +22,7 @@ from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach
-from sharpdp.shuffle.accountant.via_bottom_mirror import raise_lower
+from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
@@ -144,6 +144,9 @@ class ViaBottom(BudgetSearch):
                 rb = self.leg(1, e2, self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol,
                               0.0 if idle and self._idle_target(e2, neg) else neg)
         return chain(f, e1, ra, rb)
+
+    def _mirror_b(self, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:
+        return mirror_b(self, e1, e2, rb, rel_tol, width)  # (docs/accountant.md §9.17)
 
     @staticmethod
     def _second(eps: float, e1: float) -> float:
