@@ -35,10 +35,10 @@ def beyond_reach(vb: Any, a: float, e2: float, e_next: float, rel_tol: float) ->
     is not kept in the split search's leg cache; where that upper value is not below it but below the level from
     leg A's closed-form lower value at e_next (so that a tighter leg A may refute), leg A at e_next is certified at
     max(rel_tol, 0.1) (the cover's own engine leg there, cached) and the level taken from the least of the two upper
-    values of A. False otherwise, where the engine refuses a leg, and with the switch off (the cover's engine legs
+    values of A. False otherwise, where the engine refuses a leg, without the randomizer, and with the switch off (the cover's engine legs
     then run as in §9.3). A choice of steps only: a refuted interval is one the cover's engine legs cannot close."""
-    if not limits.VIA_BOTTOM_COVER_TARGET:
-        return False
+    if not limits.VIA_BOTTOM_COVER_TARGET or getattr(vb.bottom, "randomizer", None) is None:
+        return False  # (a zero-out accountant without its randomizer, e.g. a test's stand-in: no absolute target, §9.4)
     a_lo, a_up = vb._closed_leg(0, e_next, rel_tol)
     level = closing_level(a, a_up)
     if not level > 0.0:

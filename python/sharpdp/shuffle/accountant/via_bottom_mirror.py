@@ -95,14 +95,14 @@ def _mirror_lower(vb: Any, e2: float, rel_tol: float) -> float | None:
 
 def mirror_b(vb: Any, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:
     """Leg B ``rb`` (bot vs x at e2, the reported split's e1 + e2 <= eps) with its lower value raised by §9.15's
-    mirror, for the budget step of §9.12 (docs/accountant.md §9.17, ``limits.VIA_BOTTOM_MIRROR_BUDGET``): where leg
-    B's own bracket, e^{e1} (B_up - B_lo), exceeds half the chain's bracket width ``width`` asked for, e2 <= eps_tau,
-    and the mirror can resolve leg B to it (e^{e1 + e2} VIA_BOTTOM_MIRROR_RESOLVE times the estimate of D_up^A(-e2)
+    mirror, for the budget step of §9.12 (docs/accountant.md §9.17, ``limits.VIA_BOTTOM_MIRROR_BUDGET``): where leg B
+    has no lower value of its own (0: the lattice caps at n = 1e8, §9.15), its bracket e^{e1} (B_up - B_lo) exceeds
+    half the chain's bracket width ``width`` asked for, e2 <= eps_tau, and the mirror can resolve leg B to it (e^{e1 + e2} VIA_BOTTOM_MIRROR_RESOLVE times the estimate of D_up^A(-e2)
     within half of ``width``: a choice of steps only). The raised lower value is :func:`leg_b_lower` of the mirror law's
     certified lower value (a lower value of D_up^B(e2), Lemma 9.15.1), capped at B_up. None elsewhere (and where
     it does not raise leg B's lower value)."""
-    if not (limits.VIA_BOTTOM_MIRROR and limits.VIA_BOTTOM_MIRROR_BUDGET):
-        return None
+    if not (limits.VIA_BOTTOM_MIRROR and limits.VIA_BOTTOM_MIRROR_BUDGET and rb.lower <= 0.0):
+        return None  # (leg B with a lower value of its own: a tighter leg B may narrow it, §9.12 as before)
     return _raised(vb, e1, e2, rb, rel_tol, width)
 
 
