@@ -17,22 +17,9 @@ import mpmath
 import pytest
 from _main_floats34 import switch
 
-from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.accountant.via_bottom_cover import closing_level
-
-
-def _gauss(s, n, rel_tol=1e-2, adjacency="replace"):
-    return ShuffleAccountant(GaussianRandomizer(s, 1), n, adjacency=adjacency, rel_tol=rel_tol)
-
-
-def _chain_lower(s, n, eps, r):
-    """The lower value of the chain at the report's split from an independent zero-out accountant's legs at 1e-3."""
-    e1 = float(r.terms["epsilon_split"])
-    e2 = ViaBottom._second(eps, e1)
-    zo = _gauss(s, n, 1e-3, "zero_out")
-    a, b = zo._report(e1, 1e-3, only=(0,)), zo._report(e2, 1e-3, only=(1,))
-    return a.lower + math.exp(e1) * b.lower
+from tests.test_rep36_settle import _chain_lower, _gauss  # (one definition: the independent zero-out chain)
 
 
 def test_closing_level_refutes_the_cover_test():

@@ -21,10 +21,7 @@ from _main_floats34 import switch
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b
-
-
-def _gauss(s, n, rel_tol=1e-2, adjacency="replace"):
-    return ShuffleAccountant(GaussianRandomizer(s, 1), n, adjacency=adjacency, rel_tol=rel_tol)
+from tests.test_rep36_settle import _gauss  # (one definition)
 
 
 class _NoLowerB:
