@@ -386,3 +386,12 @@ FEW_WIDE_DROP = 1e-3
 # choice of which certified value is computed); False (or SWEEP_CHECKS_EVERY <= 1): every check (main's floats)
 SWEEP_CHECKS = True
 SWEEP_CHECKS_EVERY = 8
+# session 39, rep39
+# docs/accountant.md §9.16: before the cap cover of §9.3 certifies its engine legs on an interval of first legs, leg B
+# at its e2 to the absolute target below which no lower value of it closes that interval (via_bottom_cover.beyond_reach);
+# where its upper value is below, the cover fails there (as it would after its engine legs); False: main's cover
+VIA_BOTTOM_COVER_TARGET = True
+# docs/accountant.md §9.17: in the budget step of §9.12, where the reported split's leg B misses the budget for want of
+# its lower value, that lower value from the mirror of §9.15 before leg B is certified at a tighter rel_tol (the
+# split's upper value then from the search's leg B); False: main's budget step
+VIA_BOTTOM_MIRROR_BUDGET = True

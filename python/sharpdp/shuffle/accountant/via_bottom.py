@@ -21,7 +21,8 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_F
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
-from sharpdp.shuffle.accountant.via_bottom_mirror import raise_lower
+from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach
+from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
@@ -143,6 +144,9 @@ class ViaBottom(BudgetSearch):
                 rb = self.leg(1, e2, self._search_b_tol(e2, rel_tol, ra.lower / w) if absolute else rel_tol,
                               0.0 if idle and self._idle_target(e2, neg) else neg)
         return chain(f, e1, ra, rb)
+
+    def _mirror_b(self, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:
+        return mirror_b(self, e1, e2, rb, rel_tol, width)  # (docs/accountant.md §9.17)
 
     @staticmethod
     def _second(eps: float, e1: float) -> float:
@@ -529,8 +533,8 @@ class ViaBottom(BudgetSearch):
             if self._interval_at_least_1(eps, a, e2, a_at(k_max), max(b_lo, self._known_lower(1, e2))):
                 break
             m = reach(k, e2, b_lo)
-            if m == k and engine > 0 and self._interval_at_least_1(
-                    eps, a, e2, self._closed_leg(0, grid[k + 1], rel_tol)[1], b_up):
+            if m == k and engine > 0 and self._interval_at_least_1(eps, a, e2, self._closed_leg(
+                    0, grid[k + 1], rel_tol)[1], b_up) and not beyond_reach(self, a, e2, grid[k + 1], rel_tol):  # (§9.16)
                 # the legs' closed upper values leave room: the engine's lower values may close the interval
                 engine -= 1
                 if not engine_a[0]:

@@ -105,6 +105,9 @@ class BudgetSearch(CliffSearch):
     def _contract(self, eps: float, s: Split, rel_tol: float) -> Split:
         raise NotImplementedError  # (ViaBottom._contract)
 
+    def _mirror_b(self, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:
+        raise NotImplementedError  # (ViaBottom._mirror_b: via_bottom_mirror.mirror_b, docs/accountant.md §9.17)
+
     def _within(self, s: Split, rel_tol: float) -> bool:
         """The split's bracket meets the budget VIA_BOTTOM_BUDGET_SHARE rel_tol of §9.12 inside the range where
         rel_tol is targeted (VALUE_FLOOR <= upper < 1, §6.3)."""
@@ -145,6 +148,11 @@ class BudgetSearch(CliffSearch):
                 s = chain(f, e1, ra, rb)
                 if self._within(s, rel_tol):
                     return s
+                # (§9.17: leg B's lower value from the mirror of §9.15 where leg B's own bracket is the width's larger part)
+                mb = self._mirror_b(e1, e2, rb, rel_tol, limits.VIA_BOTTOM_BUDGET_SHARE * rel_tol * s.upper
+                                    - (ra.upper - ra.lower))
+                if mb is not None and self._within(chain(f, e1, ra, mb), rel_tol):
+                    return chain(f, e1, ra, mb)
                 # the relative width of leg B (against its loose upper value) that the budget left by leg A allows
                 room = (limits.VIA_BOTTOM_BUDGET_SHARE * rel_tol * s.lower - (ra.upper - ra.lower)) / (w * rb.upper) \
                     if rb.upper > 0.0 else 0.0

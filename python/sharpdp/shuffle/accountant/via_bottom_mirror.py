@@ -66,32 +66,66 @@ def raise_lower(vb: Any, rep: AccountantReport, best: Split | None, rel_tol: flo
     if not limits.VIA_BOTTOM_MIRROR or best is None or rep.terms.get("epsilon_split") != best.e1:
         return rep
     ra, rb = best.leg_a, best.leg_b
-    e2, w = rb.epsilon, math.exp(best.e1)
     if not (VALUE_FLOOR <= rep.upper < 1.0 and rep.upper == min(best.upper, 1.0) and rep.lower == min(best.lower, 1.0)
-            and rep.upper - rep.lower > rel_tol * rep.lower
-            and w * (rb.upper - rb.lower) > 0.5 * (rep.upper - rep.lower)
-            and e2 <= float(getattr(vb.bottom, "eps_tau", math.inf))):
+            and rep.upper - rep.lower > rel_tol * rep.lower):
         return rep
-    # (a choice of steps: the mirror's absolute error on leg B is e^{e2} times its own on D_up^A(-e2), about
-    # 1 - (1 - B_up) e^{-e2}; where even VIA_BOTTOM_MIRROR_RESOLVE relative (the engine's lower values, measured within ~1e-5 - 1e-3 of
-    # the value at rel_tol 1e-2) leaves it above half the gap, the identity's cancellation loses leg B, e.g. B ~ 1e-15
-    # against 1 - e^{-e2} ~ 0.5, and nothing is run)
-    a_est = 1.0 - (1.0 - rb.upper) * math.exp(-e2)
-    if not w * math.exp(e2) * limits.VIA_BOTTOM_MIRROR_RESOLVE * a_est <= 0.5 * (rep.upper - rep.lower):
+    raised = _raised(vb, best.e1, rb.epsilon, rb, rel_tol, rep.upper - rep.lower)
+    if raised is None:
         return rep
-    ml = mirror_law(getattr(vb.bottom, "randomizer", None), vb.legs, e2)
-    if ml is None:
-        return rep
-    try:
-        r = certify(ml[1], ml[0], vb.bottom.n, rel_tol, vb.bottom.threads)
-    except RuntimeError:
-        return rep
-    b_lo = leg_b_lower(float(r.lower), e2)
-    if not b_lo > rb.lower:
-        return rep
-    out = chain(best.f, best.e1, ra, replace(rb, lower=min(b_lo, rb.upper)))
+    out = chain(best.f, best.e1, ra, raised)
     terms = dict(rep.terms, leg_b_mirror=out.leg_b.lower)
     return replace(rep, lower=min(max(out.lower, rep.lower), rep.upper), terms=terms)
 
 
-__all__ = ["leg_b_lower", "mirror_law", "raise_lower"]
+def _mirror_lower(vb: Any, e2: float, rel_tol: float) -> float | None:
+    """The engine's lower value of D_up^A(-e2) (the mirror law of :func:`mirror_law` certified at rel_tol, once per
+    (e2, rel_tol) and ViaBottom: §9.17 may ask for it before :func:`raise_lower` does); None where there is no mirror
+    law or the engine refuses it."""
+    cache = vb.__dict__.setdefault("_mirror_cache", {})
+    if (e2, rel_tol) not in cache:
+        ml = mirror_law(getattr(vb.bottom, "randomizer", None), vb.legs, e2)
+        try:
+            cache[(e2, rel_tol)] = None if ml is None else \
+                float(certify(ml[1], ml[0], vb.bottom.n, rel_tol, vb.bottom.threads).lower)
+        except RuntimeError:
+            cache[(e2, rel_tol)] = None
+    out: float | None = cache[(e2, rel_tol)]
+    return out
+
+
+def mirror_b(vb: Any, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:
+    """Leg B ``rb`` (bot vs x at e2, the reported split's e1 + e2 <= eps) with its lower value raised by §9.15's
+    mirror, for the budget step of §9.12 (docs/accountant.md §9.17, ``limits.VIA_BOTTOM_MIRROR_BUDGET``): where leg B
+    has no lower value of its own (0: the lattice caps at n = 1e8, §9.15), its bracket e^{e1} (B_up - B_lo) exceeds
+    half the chain's bracket width ``width`` asked for, e2 <= eps_tau, and the mirror can resolve leg B to it (e^{e1 + e2} VIA_BOTTOM_MIRROR_RESOLVE times the estimate of D_up^A(-e2)
+    within half of ``width``: a choice of steps only). The raised lower value is :func:`leg_b_lower` of the mirror law's
+    certified lower value (a lower value of D_up^B(e2), Lemma 9.15.1), capped at B_up. None elsewhere (and where
+    it does not raise leg B's lower value)."""
+    if not (limits.VIA_BOTTOM_MIRROR and limits.VIA_BOTTOM_MIRROR_BUDGET and rb.lower <= 0.0):
+        return None  # (leg B with a lower value of its own: a tighter leg B may narrow it, §9.12 as before)
+    return _raised(vb, e1, e2, rb, rel_tol, width)
+
+
+def _raised(vb: Any, e1: float, e2: float, rb: AccountantReport, rel_tol: float, width: float) -> AccountantReport | None:
+    """Leg B ``rb`` at e2 with its lower value raised by the mirror (capped at B_up) where e^{e1} (B_up - B_lo) > width /
+    2 (leg B's bracket the larger part of the width), e2 <= eps_tau (the leg is then a bracket at e2 itself, §9.1) and
+    the mirror resolves leg B to that width (a choice of steps, below), and where it raises it; None elsewhere."""
+    w = math.exp(e1)
+    if not (width > 0.0 and math.isfinite(w) and rb.upper < 1.0 and w * (rb.upper - rb.lower) > 0.5 * width
+            and e2 <= float(getattr(vb.bottom, "eps_tau", math.inf))):
+        return None
+    # (a choice of steps: the mirror's absolute error on leg B is e^{e2} times its own on D_up^A(-e2), about
+    # 1 - (1 - B_up) e^{-e2}; where even VIA_BOTTOM_MIRROR_RESOLVE relative (the engine's lower values, measured within
+    # ~1e-5 - 1e-3 of the value at rel_tol 1e-2) leaves it above half the width, the identity's cancellation loses
+    # leg B, e.g. B ~ 1e-15 against 1 - e^{-e2} ~ 0.5, and nothing is run)
+    a_est = 1.0 - (1.0 - rb.upper) * math.exp(-e2)
+    if not w * math.exp(e2) * limits.VIA_BOTTOM_MIRROR_RESOLVE * a_est <= 0.5 * width:
+        return None
+    a_neg = _mirror_lower(vb, e2, rel_tol)
+    if a_neg is None:
+        return None
+    b_lo = leg_b_lower(a_neg, e2)
+    return replace(rb, lower=min(b_lo, rb.upper)) if b_lo > rb.lower else None
+
+
+__all__ = ["leg_b_lower", "mirror_b", "mirror_law", "raise_lower"]
