@@ -232,6 +232,16 @@ def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, n
     return lo_j, up_j
 
 
+def pair_split_upper(j: np.ndarray, u1: float, e0_up: float) -> np.ndarray:
+    """Upper values of E[(S_{j+1})_+] / (j + 1) from the pairs' form of docs/accountant.md §8.17: with k = j + 1 users
+    split into floor(k / 2) pairs and (k mod 2) single users, E[(S_k)_+] <= floor(k / 2) E[(L_1 + L_2)_+]
+    + (k mod 2) E[L_+], so the term is at most (2 floor(k / 2) u1 + (k mod 2) e0_up) / k, ``u1`` an upper value of
+    E[(L_1 + L_2)_+] / 2 (the j = 1 term) and ``e0_up`` one of E[L_+] (rounded up by 1e-12 relative)."""
+    k = np.asarray(j, float) + 1.0
+    h = np.floor(0.5 * k)
+    return (h * (2.0 * u1) + (k - 2.0 * h) * e0_up) / k * (1.0 + 1e-12)
+
+
 def _may_meet(law: Law, m: int, gamma: float, e0: tuple[float, float], rel_tol: float) -> float | None:
     """Whether the few-user bracket at n = m + 1 > JUMP_N_MAX may meet ``rel_tol`` (an estimate choosing only,
     docs/accountant.md §8.16): the term brackets of :func:`_term_brackets` at ``limits.FEW_WIDE_SAMPLES`` points s_g of
@@ -309,13 +319,22 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
     # rel_tol: the gap of the other terms is already within it
     if j.size and j[0] == 1 and e0_lo > 0.0:
+        split = bool(limits.FEW_PAIR_SPLIT)
+        if split:  # the pairs' form with the two-user term's current upper value (docs/accountant.md §8.17)
+            up_j[1:] = np.minimum(up_j[1:], pair_split_upper(j[1:], float(up_j[0]), e0_up))
         gap = float(np.sum(w[1:] * (up_j[1:] - lo_j[1:])))
+        # (the gate's gap: with the pairs' form at the two-user term's lower value, the best the quadrature can give
+        # (docs/accountant.md §8.17: an estimate choosing only whether the quadrature runs)
+        gate = float(np.sum(w[1:] * (np.minimum(up_j[1:], pair_split_upper(j[1:], float(lo_j[0]), e0_up))
+                                     - lo_j[1:]))) if split else gap
         est = w0 * e0_lo + float(np.sum(w * lo_j))
         done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
-        if not done and (rel_tol is None or gap <= 0.5 * rel_tol * est):
+        if not done and (rel_tol is None or gate <= 0.5 * rel_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
+            if split:
+                up_j[1:] = np.minimum(up_j[1:], pair_split_upper(j[1:], float(up_j[0]), e0_up))
     lower = (w0_lo * e0_lo + float(np.sum(w_lo * lo_j))) * (1.0 - 1e-12)
     # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j) (lower weights)
     upper = max(e0_up - float(np.sum(w_lo * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
@@ -458,5 +477,5 @@ def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
 
 
 __all__ = ["BINOM_SHARP_MIN", "JUMP_N_MAX", "few_user_n_max", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
-           "law_closed_form", "log_binom", "log_binom_sharp", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
+           "law_closed_form", "log_binom", "log_binom_sharp", "pair_split_upper", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "tail_bracket", "trivial_cap"]

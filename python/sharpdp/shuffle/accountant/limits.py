@@ -378,3 +378,9 @@ FEW_WIDE_PRE = 4.0
 # ... and forms only the terms between the binomial's two tails of estimated mass <= FEW_WIDE_DROP rel_tol est / E[L_+]
 # each (est: that estimate's lower value; the others stay at [0, E[L_+]])
 FEW_WIDE_DROP = 1e-3
+# session 39, eps39
+# docs/accountant.md §8.17: the few-user bracket's terms j >= 2 (k = j + 1 users) also bounded above by the pairs' form
+# (floor(k / 2) E[(L_1 + L_2)_+] + (k mod 2) E[L_+]) / k from the two-user term's upper value, and the two-user
+# quadrature's gate reads the other terms' gap with that form at the two-user term's lower value; False: main's terms
+# and gate (main's floats)
+FEW_PAIR_SPLIT = True
