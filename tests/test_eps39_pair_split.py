@@ -1,0 +1,138 @@
+"""The pairs' form of the few-user bracket's terms (docs/accountant.md §8.17, ``limits.FEW_PAIR_SPLIT``), against
+independent references: E[(S_k)_+] and D_up by exact enumeration of finite laws, and the mpmath reference of
+BlanketMixedGaussian(0.0222, 0.582, 1), n = 5, replace, eps = 15.11 (tests/test_review_rev38_fewuser_bmg.py)."""
+
+from __future__ import annotations
+
+import itertools
+from math import comb
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from _main_floats34 import switch
+from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, clear_caches
+from sharpdp.shuffle.accountant.closed_forms import pair_split_upper, small_n_bracket
+from sharpdp.shuffle.laws.finite import FiniteLaw
+
+
+def _sum_law(values, probs, k):
+    """The exact law of S_k (a dict value -> probability, mpmath sums) by k-fold convolution."""
+    d = {mp.mpf(0): mp.mpf(1)}
+    for _ in range(k):
+        e: dict = {}
+        for s, p in d.items():
+            for v, q in zip(values, probs):
+                t = s + mp.mpf(float(v))
+                e[t] = e.get(t, mp.mpf(0)) + p * mp.mpf(float(q))
+        d = e
+    return d
+
+
+def _e_plus_sum(values, probs, k):
+    """E[(S_k)_+] exactly (40 digits)."""
+    with mp.workdps(40):
+        return float(mp.fsum(s * p for s, p in _sum_law(values, probs, k).items() if s > 0))
+
+
+def _exact_dup(values, probs, gamma, n):
+    """D_up = sum_j C(n-1, j) gamma^j (1-gamma)^(n-1-j) E[(S_{j+1})_+] / (j + 1) by enumeration (docs/accountant.md §6.8)."""
+    with mp.workdps(40):
+        g = mp.mpf(gamma)
+        return float(mp.fsum(comb(n - 1, j) * g ** j * (1 - g) ** (n - 1 - j) * _e_plus_sum(values, probs, j + 1)
+                             / (j + 1) for j in range(n)))
+
+
+def _law(seed):
+    """Random finite laws: a spread-out negative bulk with rare positive atoms (the pairs' form binds), or any law."""
+    rng = np.random.default_rng(seed)
+    if seed % 2 == 0:
+        values = np.concatenate([-10.0 ** rng.uniform(0, 3, 3), 10.0 ** rng.uniform(-1, 2, 2)])
+        probs = np.concatenate([rng.dirichlet(np.ones(3)) * (1 - 10 ** rng.uniform(-3, -1)), [0.0, 0.0]])
+        probs[3:] = (1 - probs[:3].sum()) * rng.dirichlet(np.ones(2))
+    else:
+        values = rng.normal(0.0, 1.0, 4)
+        probs = rng.dirichlet(np.ones(4))
+    return FiniteLaw(values, probs / probs.sum())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pairs_form_bounds_the_enumerated_terms(seed):
+    """E[(S_k)_+] / k <= (floor(k/2) E[(L1+L2)_+] + (k mod 2) E[L_+]) / k for k = 2..7, exact values put in."""
+    law = _law(seed)
+    e0 = _e_plus_sum(law.values, law.probs, 1)
+    u1 = _e_plus_sum(law.values, law.probs, 2) / 2
+    for k in range(2, 8 if law.values.size <= 4 else 7):
+        exact = _e_plus_sum(law.values, law.probs, k) / k
+        bound = float(pair_split_upper(np.array([k - 1]), u1, e0)[0])
+        assert exact <= bound * (1 + 1e-12), (seed, k, exact, bound)
+        assert bound <= max(e0, u1) * (1 + 1e-9)  # (never above the trivial term bracket where u1 <= E[L_+])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bracket_contains_enumeration_and_nests_in_mains(seed, monkeypatch):
+    """The few-user bracket with the rule on holds D_up (exact enumeration, n = 3..6) and lies inside main's."""
+    law = _law(seed)
+    rng = np.random.default_rng(100 + seed)
+    for n in (3, 4, 5) if law.values.size > 4 else (3, 5, 6):
+        gamma = float(rng.uniform(0.05, 0.9))
+        for rel_tol in (None, 1e-2, 1e-3):
+            switch(monkeypatch, "FEW_PAIR_SPLIT", False)
+            main = small_n_bracket(law, gamma, n, rel_tol)
+            switch(monkeypatch, "FEW_PAIR_SPLIT", True)
+            lo, up = small_n_bracket(law, gamma, n, rel_tol)
+            ref = _exact_dup(law.values, law.probs, gamma, n)
+            assert lo <= ref * (1 + 1e-9) and ref <= up * (1 + 1e-9), (seed, n, rel_tol, lo, ref, up)
+            assert main[0] <= lo <= up <= main[1], (seed, n, rel_tol, main, (lo, up))
+
+
+def test_pairs_form_moves_the_upper_value(monkeypatch):
+    """A law whose one-user-jump form is loose (bulk spread over three decades): the rule lowers the upper value."""
+    law = FiniteLaw(np.array([-1000.0, -30.0, -0.5, 0.8, 40.0]), np.array([0.5, 0.3, 0.19, 0.009, 0.001]))
+    ref = _exact_dup(law.values, law.probs, 0.6, 6)
+    lo, up = small_n_bracket(law, 0.6, 6)
+    assert lo <= ref <= up
+    switch(monkeypatch, "FEW_PAIR_SPLIT", False)
+    lo0, up0 = small_n_bracket(law, 0.6, 6)
+    assert lo0 == lo and up < up0
+
+
+G, S0, N, EPS = 0.0222, 0.582, 5, 15.11
+E0_REF, P2_REF = 1.0777282793507e-9, 9.8622026821e-12  # E[L_+], E[(L1 + L2)_+] (rev38's mpmath, 30 digits)
+
+
+def _e_plus() -> float:
+    """E[L_+] of the antipodal pair's law (tests/test_review_rev38_fewuser_bmg.py's closed form at its root)."""
+    with mp.workdps(30):
+        g, E, r = mp.mpf(G), mp.e ** mp.mpf(EPS), 1 / mp.mpf(S0)
+        a, b, bm = g * (1 - E), 1 - g, -(1 - g) * E
+
+        def L(z):
+            return a + b * mp.e ** (r * z - r * r / 2) + bm * mp.e ** (-r * z - r * r / 2)
+
+        z = mp.findroot(L, (mp.mpf(0), mp.mpf(30)), solver="bisect")
+        return float(a * mp.ncdf(-z) + b * mp.ncdf(-(z - r)) + bm * mp.ncdf(-(z + r)))
+
+
+def test_bmg_n5_reference():
+    """D_up's reference interval: m <= 2 exact, the terms j >= 2 in [0, pairs' form] (an independent mpmath value
+    put in the inequality of §8.17 (a)); the bracket holds it and meets rel_tol 3e-3 ... 3e-2."""
+    e0 = _e_plus()
+    assert abs(e0 - E0_REF) <= 1e-12 * E0_REF
+    w = [comb(4, j) * G ** j * (1 - G) ** (4 - j) for j in range(5)]
+    lo_ref = w[0] * E0_REF + w[1] * P2_REF / 2
+    up_ref = lo_ref + w[2] * (P2_REF + E0_REF) / 3 + w[3] * P2_REF / 2 + w[4] * (2 * P2_REF + E0_REF) / 5
+    for rel_tol in (3e-2, 1e-2, 5e-3, 3e-3):
+        clear_caches()
+        lo, up = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=rel_tol).get_delta_bounds(EPS)
+        assert lo <= lo_ref * (1 - 1e-9) and up >= up_ref * (1 + 1e-9), (rel_tol, lo, up, lo_ref, up_ref)
+        assert up - lo <= rel_tol * lo, (rel_tol, lo, up)
+
+
+def test_switch_off_restores_main(monkeypatch):
+    """With FEW_PAIR_SPLIT off the case keeps main 72b04806's bracket at rel_tol 3e-3 (the cap E[L_+])."""
+    switch(monkeypatch, "FEW_PAIR_SPLIT", False)
+    lo, up = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=3e-3).get_delta_bounds(EPS)
+    assert (lo, up) == (9.851659886515332e-10, 1.077728279352123e-09)
+
