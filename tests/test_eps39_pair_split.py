@@ -4,7 +4,6 @@ BlanketMixedGaussian(0.0222, 0.582, 1), n = 5, replace, eps = 15.11 (tests/test_
 
 from __future__ import annotations
 
-import itertools
 from math import comb
 
 import mpmath as mp
