@@ -54,9 +54,10 @@ def test_cap_is_e_plus_and_bounds_the_reference():
 @pytest.mark.parametrize("rel_tol", [3e-2, 1e-2, 5e-3, 3e-3, 1e-3])
 def test_bracket_holds_the_exact_interval(rel_tol, monkeypatch):
     """Lo <= D_up <= Up for every value D_up may take in the reference interval, at every rel_tol."""
-    # (**) session 39, eps39: the pairs' form (docs/accountant.md §8.17) proves D_up below REF[1] (the reference's own
-    # [0, m E[L_+]] for m >= 3); with it on, tests/test_eps39_pair_split.py checks the tighter reference interval
+    # (**) session 39, eps39: docs/accountant.md §8.17 (a), (c) prove D_up below REF[1] (the reference's own [0, m E[L_+]]
+    # for m >= 3); with them on, tests/test_eps39_pair_split.py checks a tighter reference interval
     switch(monkeypatch, "FEW_PAIR_SPLIT", False)
+    switch(monkeypatch, "FEW_OPEN_JUMP", False)
     acc = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=rel_tol)
     lo, up = acc.get_delta_bounds(EPS)
     assert lo <= REF[0] and up >= REF[1], (rel_tol, lo, up, REF)

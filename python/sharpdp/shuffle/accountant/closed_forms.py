@@ -196,6 +196,38 @@ def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
     return lower, upper * (1.0 + 1e-12)
 
 
+def _jump_uppers(law: Law, j: np.ndarray, cs, p_ups, e0_up: float, up_j: np.ndarray) -> np.ndarray:
+    """``up_j`` lowered by the one-user-jump upper form of docs/accountant.md §6.8 (b) at each depth c of ``cs``:
+    E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+], q = (1 - P(L > -c))^j, ``p_ups`` upper values of
+    P(L > -c) (at -c - err rounded down), E[(L - jc)_+] at jc - err rounded down, q rounded down."""
+    if not len(cs):
+        return up_j
+    err = law.value_error
+    t_ups = [np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf) for c in cs]  # (rounded down)
+    sl_ups = np.split(law.stop_loss(np.concatenate(t_ups))[1], len(cs))
+    for p_up_c, sl_up in zip(p_ups, sl_ups):
+        p_up = min(float(p_up_c), 1.0)
+        with np.errstate(divide="ignore", under="ignore"):
+            q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
+        e1_up = np.minimum(sl_up, e0_up)
+        up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
+    return up_j
+
+
+def _open_depths(law: Law) -> tuple[list[float], np.ndarray]:
+    """Depths c > 0 for the upper form of docs/accountant.md §6.8 (b) on a law not bounded below (§8.17 (c), a choice
+    only: the form holds at every c > 0): of the grid S 2^(-i/2), i = 0 .. 119, S = |E[L]| + sd(L), the
+    ``limits.FEW_OPEN_DEPTHS`` largest whose upper value of P(L > -c) is at most 1/2, with those values."""
+    with np.errstate(all="ignore"):
+        S = abs(float(law.mean())) + float(law.std())
+    if not (math.isfinite(S) and S > 0.0):
+        return [], np.zeros(0)
+    cs_all = S * 2.0 ** (-0.5 * np.arange(120))
+    p_all = np.asarray(law.prob_above_up(np.nextafter(-cs_all - law.value_error, -np.inf)), float)
+    keep = np.nonzero(p_all <= 0.5)[0][: int(limits.FEW_OPEN_DEPTHS)]
+    return [float(c) for c in cs_all[keep]], p_all[keep]
+
+
 def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, np.ndarray]:
     """Certified (lower, upper) of E[(S_{j+1})_+] / (j + 1) for each j >= 1 of ``j`` from the one-user-jump and
     bounded-above forms of docs/accountant.md §6.8 (b), (c) (element by element: a term's values do not depend on the
@@ -217,14 +249,10 @@ def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, n
         # P(L > -c) and E[(L - t)_+] at every depth c in one call each (the law's vectorised bounds act element
         # by element: the same values as a call per depth)
         p_ups = law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf) for c in cs])) if cs else []
-        t_ups = [np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf) for c in cs]  # (rounded down)
-        sl_ups = np.split(law.stop_loss(np.concatenate(t_ups))[1], len(cs)) if cs else []
-        for p_up_c, sl_up in zip(p_ups, sl_ups):
-            p_up = min(float(p_up_c), 1.0)
-            with np.errstate(divide="ignore", under="ignore"):
-                q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
-            e1_up = np.minimum(sl_up, e0_up)
-            up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
+        up_j = _jump_uppers(law, j, cs, p_ups, e0_up, up_j)
+    elif j.size and A == math.inf and limits.FEW_OPEN_JUMP:  # not bounded below: the same upper form (§8.17 (c))
+        cs, p_ups = _open_depths(law)
+        up_j = _jump_uppers(law, j, cs, p_ups, e0_up, up_j)
     top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
         t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)

@@ -384,3 +384,7 @@ FEW_WIDE_DROP = 1e-3
 # quadrature's gate reads the other terms' gap with that form at the two-user term's lower value; False: main's terms
 # and gate (main's floats)
 FEW_PAIR_SPLIT = True
+# docs/accountant.md §8.17 (c): §6.8 (b)'s upper form (one user jumps) also for a law not bounded below, at the
+# FEW_OPEN_DEPTHS largest depths c of the grid (|E[L]| + sd) 2^(-i/2) with P(L > -c) <= 1/2; False: main's terms
+FEW_OPEN_JUMP = True
+FEW_OPEN_DEPTHS = 12
