@@ -218,8 +218,11 @@ def _open_depths(law: Law) -> tuple[list[float], np.ndarray]:
     """Depths c > 0 for the upper form of docs/accountant.md §6.8 (b) on a law not bounded below (§8.17 (c), a choice
     only: the form holds at every c > 0): of the grid S 2^(-i/2), i = 0 .. 119, S = |E[L]| + sd(L), the
     ``limits.FEW_OPEN_DEPTHS`` largest whose upper value of P(L > -c) is at most 1/2, with those values."""
-    with np.errstate(all="ignore"):
-        S = abs(float(law.mean())) + float(law.std())
+    try:
+        with np.errstate(all="ignore"):
+            S = abs(float(law.mean())) + float(law.std())
+    except NotImplementedError:  # (a law without its moments: no depths, main's terms)
+        return [], np.zeros(0)
     if not (math.isfinite(S) and S > 0.0):
         return [], np.zeros(0)
     cs_all = S * 2.0 ** (-0.5 * np.arange(120))
