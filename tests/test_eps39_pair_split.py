@@ -207,3 +207,20 @@ def test_switch_off_restores_main(monkeypatch):
     lo, up = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=3e-3).get_delta_bounds(EPS)
     assert (lo, up) == (9.851659886515332e-10, 1.077728279352123e-09)
 
+
+
+def test_bmg_n10_gate_meets_rel_tol_inside_the_engines_bracket(monkeypatch):
+    """BlanketMixedGaussian(0.0511, 0.567), n = 10, replace, eps = 12.215718: with §8.17 the few-user bracket (the
+    quadrature run by (b)'s gate) meets rel_tol 1e-2 and lies inside the engines' certified bracket (the switch-off
+    path: lattice / far-tail engines, independent of the few-user terms); get_epsilon's answer is certified by a fresh
+    accountant."""
+    rz, e = BlanketMixedGaussian(0.0511, 0.567, 1), 12.215718
+    clear_caches()
+    lo, up = ShuffleAccountant(rz, 10, "replace").get_delta_bounds(e)
+    assert up - lo <= 1e-2 * lo
+    ans = ShuffleAccountant(rz, 10, "replace").get_epsilon(1e-6)
+    assert ShuffleAccountant(rz, 10, "replace").get_delta(ans) <= 1e-6
+    switch(monkeypatch, "FEW_PAIR_SPLIT", False)
+    switch(monkeypatch, "FEW_OPEN_JUMP", False)
+    lo0, up0 = ShuffleAccountant(rz, 10, "replace").get_delta_bounds(e)
+    assert lo0 <= lo <= up <= up0, ((lo0, up0), (lo, up))

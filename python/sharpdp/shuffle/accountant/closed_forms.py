@@ -360,7 +360,7 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
                                      - lo_j[1:]))) if split else gap
         est = w0 * e0_lo + float(np.sum(w * lo_j))
         done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
-        if not done and (rel_tol is None or gate <= 0.5 * rel_tol * est):
+        if not done and (rel_tol is None or gate <= (float(limits.FEW_PAIR_GATE) if split else 0.5) * rel_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
