@@ -359,8 +359,10 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
         gate = float(np.sum(w[1:] * (np.minimum(up_j[1:], pair_split_upper(j[1:], float(lo_j[0]), e0_up))
                                      - lo_j[1:]))) if split else gap
         est = w0 * e0_lo + float(np.sum(w * lo_j))
-        done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
-        if not done and (rel_tol is None or gate <= (float(limits.FEW_PAIR_GATE) if split else 0.5) * rel_tol * est):
+        # (met already: within 0.5 rel_tol on main, 0.9 FEW_PAIR_GATE rel_tol with §8.17 on)
+        fac = float(limits.FEW_PAIR_GATE) if split else 0.5
+        done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= (0.9 * fac if split else fac) * rel_tol * est
+        if not done and (rel_tol is None or gate <= fac * rel_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
