@@ -23,6 +23,7 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
+from _main_floats34 import switch
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, clear_caches
 
 G, S0, N, EPS = 0.0222, 0.582, 5, 15.11
@@ -51,19 +52,20 @@ def test_cap_is_e_plus_and_bounds_the_reference():
 
 
 @pytest.mark.parametrize("rel_tol", [3e-2, 1e-2, 5e-3, 3e-3, 1e-3])
-def test_bracket_holds_the_exact_interval(rel_tol):
+def test_bracket_holds_the_exact_interval(rel_tol, monkeypatch):
     """Lo <= D_up <= Up for every value D_up may take in the reference interval, at every rel_tol."""
-    clear_caches()
+    # (**) session 39, eps39: docs/accountant.md §8.17 (a), (c) prove D_up below REF[1] (the reference's own [0, m E[L_+]]
+    # for m >= 3); with them on, tests/test_eps39_pair_split.py checks a tighter reference interval
+    switch(monkeypatch, "FEW_PAIR_SPLIT", False)
+    switch(monkeypatch, "FEW_OPEN_JUMP", False)
     acc = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=rel_tol)
     lo, up = acc.get_delta_bounds(EPS)
     assert lo <= REF[0] and up >= REF[1], (rel_tol, lo, up, REF)
 
 
-@pytest.mark.xfail(reason="rev38: at rel_tol <= 6e-3 small_n_bracket skips its two-user quadrature (gated by 0.5 "
-                          "rel_tol on the three-user term's gap) and the report keeps the cap E[L_+]: 9.4 % wide",
-                   strict=False)
 def test_finer_rel_tol_meets_it():
-    """A finer rel_tol's bracket meets its rel_tol (fails on main: 9.4 % at rel_tol 3e-3)."""
+    """A finer rel_tol's bracket meets its rel_tol (failed on main 72b04806: 9.4 % at rel_tol 3e-3; passes with the
+    pairs' form of docs/accountant.md §8.17, session 39)."""
     clear_caches()
     acc = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=3e-3)
     lo, up = acc.get_delta_bounds(EPS)

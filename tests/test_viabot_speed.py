@@ -8,6 +8,8 @@ import math
 import pytest
 from scipy.stats import norm
 
+from _main_floats34 import switch
+
 import sharpdp.shuffle as sh
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom import Split, ViaBottom
@@ -93,7 +95,11 @@ def test_vertex_of_log_linear_legs_against_brute_force():
     assert ViaBottom._vertex(split(0.0), [split(step)], step) is None
 
 
-def test_closed_then_full_skip_rule():
+def test_closed_then_full_skip_rule(monkeypatch):
+    # (**) session 39, eps39: docs/accountant.md §8.17 narrows this closed-form bracket below the target (it then decides
+    # it); the skip rule's premise (a wide straddle) holds with both switches off
+    switch(monkeypatch, "FEW_PAIR_SPLIT", False)
+    switch(monkeypatch, "FEW_OPEN_JUMP", False)
     rz = sh.BlanketMixedGaussian(0.3739, 1.6818, 1)
     acc = sh.ShuffleAccountant(rz, 10, "replace")
     lo_c, up_c = acc.closed_form_bounds(5.0)

@@ -196,6 +196,41 @@ def _pair_term(law: Law, e0_lo: float) -> tuple[float, float]:
     return lower, upper * (1.0 + 1e-12)
 
 
+def _jump_uppers(law: Law, j: np.ndarray, cs, p_ups, e0_up: float, up_j: np.ndarray) -> np.ndarray:
+    """``up_j`` lowered by the one-user-jump upper form of docs/accountant.md §6.8 (b) at each depth c of ``cs``:
+    E[(S_{j+1})_+] / (j + 1) <= q E[(L - jc)_+] + (1 - q) E[L_+], q = (1 - P(L > -c))^j, ``p_ups`` upper values of
+    P(L > -c) (at -c - err rounded down), E[(L - jc)_+] at jc - err rounded down, q rounded down."""
+    if not len(cs):
+        return up_j
+    err = law.value_error
+    t_ups = [np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf) for c in cs]  # (rounded down)
+    sl_ups = np.split(law.stop_loss(np.concatenate(t_ups))[1], len(cs))
+    for p_up_c, sl_up in zip(p_ups, sl_ups):
+        p_up = min(float(p_up_c), 1.0)
+        with np.errstate(divide="ignore", under="ignore"):
+            q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
+        e1_up = np.minimum(sl_up, e0_up)
+        up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
+    return up_j
+
+
+def _open_depths(law: Law) -> tuple[list[float], np.ndarray]:
+    """Depths c > 0 for the upper form of docs/accountant.md §6.8 (b) on a law not bounded below (§8.17 (c), a choice
+    only: the form holds at every c > 0): of the grid S 2^(-i/2), i = 0 .. 119, S = |E[L]| + sd(L), the
+    ``limits.FEW_OPEN_DEPTHS`` largest whose upper value of P(L > -c) is at most 1/2, with those values."""
+    try:
+        with np.errstate(all="ignore"):
+            S = abs(float(law.mean())) + float(law.std())
+    except NotImplementedError:  # (a law without its moments: no depths, main's terms)
+        return [], np.zeros(0)
+    if not (math.isfinite(S) and S > 0.0):
+        return [], np.zeros(0)
+    cs_all = S * 2.0 ** (-0.5 * np.arange(120))
+    p_all = np.asarray(law.prob_above_up(np.nextafter(-cs_all - law.value_error, -np.inf)), float)
+    keep = np.nonzero(p_all <= 0.5)[0][: int(limits.FEW_OPEN_DEPTHS)]
+    return [float(c) for c in cs_all[keep]], p_all[keep]
+
+
 def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, np.ndarray]:
     """Certified (lower, upper) of E[(S_{j+1})_+] / (j + 1) for each j >= 1 of ``j`` from the one-user-jump and
     bounded-above forms of docs/accountant.md §6.8 (b), (c) (element by element: a term's values do not depend on the
@@ -217,19 +252,25 @@ def _term_brackets(law: Law, j: np.ndarray, e0_up: float) -> tuple[np.ndarray, n
         # P(L > -c) and E[(L - t)_+] at every depth c in one call each (the law's vectorised bounds act element
         # by element: the same values as a call per depth)
         p_ups = law.prob_above_up(np.array([math.nextafter(-c - err, -math.inf) for c in cs])) if cs else []
-        t_ups = [np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf) for c in cs]  # (rounded down)
-        sl_ups = np.split(law.stop_loss(np.concatenate(t_ups))[1], len(cs)) if cs else []
-        for p_up_c, sl_up in zip(p_ups, sl_ups):
-            p_up = min(float(p_up_c), 1.0)
-            with np.errstate(divide="ignore", under="ignore"):
-                q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
-            e1_up = np.minimum(sl_up, e0_up)
-            up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
+        up_j = _jump_uppers(law, j, cs, p_ups, e0_up, up_j)
+    elif j.size and A == math.inf and limits.FEW_OPEN_JUMP:  # not bounded below: the same upper form (§8.17 (c))
+        cs, p_ups = _open_depths(law)
+        up_j = _jump_uppers(law, j, cs, p_ups, e0_up, up_j)
     top = math.nextafter(hi_s + err, math.inf) * (1.0 + 1e-12) if math.isfinite(hi_s) else math.inf
     if j.size and 0.0 < top < math.inf:  # bounded above: E[(S_{j+1})_+] <= E[(L + j top)_+]
         t = np.nextafter(-j * top * (1.0 + 1e-15) - err, -np.inf)
         up_j = np.minimum(up_j, law.stop_loss(t)[1] / (j + 1) * (1.0 + 1e-12))
     return lo_j, up_j
+
+
+def pair_split_upper(j: np.ndarray, u1: float, e0_up: float) -> np.ndarray:
+    """Upper values of E[(S_{j+1})_+] / (j + 1) from the pairs' form of docs/accountant.md §8.17: with k = j + 1 users
+    split into floor(k / 2) pairs and (k mod 2) single users, E[(S_k)_+] <= floor(k / 2) E[(L_1 + L_2)_+]
+    + (k mod 2) E[L_+], so the term is at most (2 floor(k / 2) u1 + (k mod 2) e0_up) / k, ``u1`` an upper value of
+    E[(L_1 + L_2)_+] / 2 (the j = 1 term) and ``e0_up`` one of E[L_+] (rounded up by 1e-12 relative)."""
+    k = np.asarray(j, float) + 1.0
+    h = np.floor(0.5 * k)
+    return (h * (2.0 * u1) + (k - 2.0 * h) * e0_up) / k * (1.0 + 1e-12)
 
 
 def _may_meet(law: Law, m: int, gamma: float, e0: tuple[float, float], rel_tol: float) -> float | None:
@@ -309,13 +350,24 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     # the two-user quadrature (~0.1-0.3 s for a lognormal law) only where the bracket could then meet
     # rel_tol: the gap of the other terms is already within it
     if j.size and j[0] == 1 and e0_lo > 0.0:
+        split = bool(limits.FEW_PAIR_SPLIT)
+        if split:  # the pairs' form with the two-user term's current upper value (docs/accountant.md §8.17)
+            up_j[1:] = np.minimum(up_j[1:], pair_split_upper(j[1:], float(up_j[0]), e0_up))
         gap = float(np.sum(w[1:] * (up_j[1:] - lo_j[1:])))
+        # (the gate's gap: with the pairs' form at the two-user term's lower value, the best the quadrature can give
+        # (docs/accountant.md §8.17: an estimate choosing only whether the quadrature runs)
+        gate = float(np.sum(w[1:] * (np.minimum(up_j[1:], pair_split_upper(j[1:], float(lo_j[0]), e0_up))
+                                     - lo_j[1:]))) if split else gap
         est = w0 * e0_lo + float(np.sum(w * lo_j))
-        done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= 0.5 * rel_tol * est  # (met already)
-        if not done and (rel_tol is None or gap <= 0.5 * rel_tol * est):
+        # (met already: within 0.5 rel_tol on main, 0.9 FEW_PAIR_GATE rel_tol with §8.17 on)
+        fac = float(limits.FEW_PAIR_GATE) if split else 0.5
+        done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= (0.9 * fac if split else fac) * rel_tol * est
+        if not done and (rel_tol is None or gate <= fac * rel_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))
+            if split:
+                up_j[1:] = np.minimum(up_j[1:], pair_split_upper(j[1:], float(up_j[0]), e0_up))
     lower = (w0_lo * e0_lo + float(np.sum(w_lo * lo_j))) * (1.0 - 1e-12)
     # sum_j w_j u_j with u_j <= E[L_+] and sum_j w_j = 1: E[L_+] - sum_j w_j (E[L_+] - u_j) (lower weights)
     upper = max(e0_up - float(np.sum(w_lo * np.maximum(e0_up - up_j, 0.0))) * (1.0 - 1e-12), 0.0)
@@ -458,5 +510,5 @@ def binom_tail_up(N: int, k: float, gamma: float, below: bool) -> float:
 
 
 __all__ = ["BINOM_SHARP_MIN", "JUMP_N_MAX", "few_user_n_max", "PAIR_CELLS", "SD_BEYOND_LATTICE", "SD_LATTICE_MAX", "binom_tail_up", "heavy", "jensen_lower",
-           "law_closed_form", "log_binom", "log_binom_sharp", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
+           "law_closed_form", "log_binom", "log_binom_sharp", "pair_split_upper", "plus", "single_user_lower", "small_n_bracket", "stop_loss_bracket",
            "tail_bracket", "trivial_cap"]

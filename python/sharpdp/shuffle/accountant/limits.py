@@ -395,3 +395,15 @@ VIA_BOTTOM_COVER_TARGET = True
 # its lower value, that lower value from the mirror of §9.15 before leg B is certified at a tighter rel_tol (the
 # split's upper value then from the search's leg B); False: main's budget step
 VIA_BOTTOM_MIRROR_BUDGET = True
+# session 39, eps39
+# docs/accountant.md §8.17: the few-user bracket's terms j >= 2 (k = j + 1 users) also bounded above by the pairs' form
+# (floor(k / 2) E[(L_1 + L_2)_+] + (k mod 2) E[L_+]) / k from the two-user term's upper value, and the two-user
+# quadrature's gate reads the other terms' gap with that form at the two-user term's lower value; False: main's terms
+# and gate (main's floats); with it on, the quadrature runs where that gap is within FEW_PAIR_GATE rel_tol of the lower
+# estimate (main: 0.5)
+FEW_PAIR_SPLIT = True
+FEW_PAIR_GATE = 1.0
+# docs/accountant.md §8.17 (c): §6.8 (b)'s upper form (one user jumps) also for a law not bounded below, at the
+# FEW_OPEN_DEPTHS largest depths c of the grid (|E[L]| + sd) 2^(-i/2) with P(L > -c) <= 1/2; False: main's terms
+FEW_OPEN_JUMP = True
+FEW_OPEN_DEPTHS = 12
