@@ -30,13 +30,14 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant import concentrated, limits
-from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
+from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up, tv_floor_estimate
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
+from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
@@ -57,21 +58,6 @@ HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at
 CHEAP_SHARE = 1.0
 COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this one (§36; the default's)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
-
-
-def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
-                h: float) -> bool:
-    """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
-    (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
-    values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
-    (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
-    certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
-    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
-    mu, sd = law.mean(), law.std()
-    v1 = _normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
-    v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
-    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
-        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
 
 
 @dataclass(frozen=True)
@@ -113,7 +99,7 @@ class _CoarseMiss(Exception):
 
 def _miss(lo: float, up: float, rel_tol: float) -> float:
     """(up - lo) / (BODY_WHOLE_ACCEPT rel_tol lo): at most 1 where a bracket meets §44.1's test (inf for lo <= 0)."""
-    return (up - lo) / (limits.BODY_WHOLE_ACCEPT * rel_tol * lo) if lo > 0 else math.inf
+    return miss_over(lo, up, rel_tol, limits.BODY_WHOLE_ACCEPT)
 
 
 @dataclass(frozen=True)
@@ -405,7 +391,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 hb = hat_body()
                 body_lo, body_up = max(hb[0], 0.0), min(body_up, hb[1])
                 w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
-                need = not (0.0 < w.lower and w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower)
+                acc = scaled_accept() if scaled else limits.BODY_WHOLE_ACCEPT  # (a coarser run's share: §54)
+                need = not (0.0 < w.lower and w.upper - w.lower <= acc * rel_tol * w.lower)
             if need and scaled:  # (no engine pass at the coarser step: the caller's next run; §48.2)
                 raise _CoarseMiss(_miss(w.lower, w.upper, rel_tol) if w is not None else math.inf, False)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
@@ -452,7 +439,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     # (the first round either appends its values or raises)
     r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
-    if scaled and _miss(r.lower, r.upper, rel_tol) > 1.0:
+    if scaled and miss_over(r.lower, r.upper, rel_tol, scaled_accept()) > 1.0:  # (kept within its share: §48.2, §54)
         raise _CoarseMiss(_miss(r.lower, r.upper, rel_tol), False)
     if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
             and not (0.0 < r.lower and r.upper - r.lower <= FIRST_GROUP_GAP * rel_tol * r.lower)):
@@ -499,7 +486,7 @@ def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, 
             if miss.args[1]:
                 first = False  # (§50's coarser first-group step met a cap: the run as §48.2's)
                 continue
-            c = c / 2.0 if miss.args[0] <= limits.CAP_RETRY else 1.0
+            c = next_factor(c, miss.args[0])  # (§48.2, §54)
         except TailCoarsen:
             break
     return certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)

@@ -378,3 +378,11 @@ FEW_WIDE_PRE = 4.0
 # ... and forms only the terms between the binomial's two tails of estimated mass <= FEW_WIDE_DROP rel_tol est / E[L_+]
 # each (est: that estimate's lower value; the others stay at [0, E[L_+]])
 FEW_WIDE_DROP = 1e-3
+# session 39, far39
+# docs/accountant_tail.md §54: a far-tail run at a coarser step (§48.2's caps' step or §50's first-group step times a
+# factor) is kept where its bracket meets COARSE_KEEP_ACCEPT rel_tol (not only BODY_WHOLE_ACCEPT rel_tol), and one that
+# misses BODY_WHOLE_ACCEPT rel_tol by at most COARSE_KEEP_RETRY times runs again at half the factor (not only within
+# CAP_RETRY); another certified bracket within 0.951 rel_tol; False: main's runs and floats
+COARSE_KEEP = True
+COARSE_KEEP_ACCEPT = 0.95
+COARSE_KEEP_RETRY = 2.8

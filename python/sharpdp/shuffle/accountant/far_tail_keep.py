@@ -1,0 +1,51 @@
+"""Which far-tail run is kept (docs/accountant_tail.md §33.4, §48.2, §54): the share of rel_tol within which a run at a
+coarser step is kept, the miss up to which it runs again at half its factor, and §33.4's skipped rounds of a law
+bounded above (moved from :mod:`.far_tail`, which keeps the name ``_skip_round``). Choices of which certified run or
+round is computed and returned, never a value: every run of :func:`~.far_tail.certify_bigjump` is certified at any
+step that divides its clamps (docs/accountant_tail.md §7, Claim 48.2)."""
+
+from __future__ import annotations
+
+from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.chernoff import saddle_excess_estimate
+from sharpdp.shuffle.accountant.far_tail_grid import normal_value
+from sharpdp.shuffle.accountant.lattice import LatticeLaws
+from sharpdp.shuffle.laws import Law
+
+
+def scaled_accept() -> float:
+    """The share of rel_tol within which a run at a coarser step (§48.2, §50) is kept: ``limits.COARSE_KEEP_ACCEPT``
+    with ``limits.COARSE_KEEP`` (docs/accountant_tail.md §54), else ``limits.BODY_WHOLE_ACCEPT`` (main's)."""
+    return limits.COARSE_KEEP_ACCEPT if limits.COARSE_KEEP else limits.BODY_WHOLE_ACCEPT
+
+
+def miss_over(lo: float, up: float, rel_tol: float, accept: float) -> float:
+    """(up - lo) / (accept rel_tol lo): at most 1 where the bracket (lo, up) meets ``accept`` rel_tol (inf for lo <= 0)."""
+    return (up - lo) / (accept * rel_tol * lo) if lo > 0 else float("inf")
+
+
+def next_factor(c: float, miss: float) -> float:
+    """The factor of :func:`~.far_tail._coarse_first`'s next run after a run at factor ``c`` missed by ``miss`` (its gap
+    over BODY_WHOLE_ACCEPT rel_tol times its lower value): c / 2 where ``miss`` is at most ``limits.CAP_RETRY``
+    (``limits.COARSE_KEEP_RETRY`` with ``limits.COARSE_KEEP``: the half-factor run's gap, measured 2.5-3.6 times smaller,
+    then expected within COARSE_KEEP_ACCEPT rel_tol), else 1.0, the caps' step (docs/accountant_tail.md §48.2, §54)."""
+    retry = limits.COARSE_KEEP_RETRY if limits.COARSE_KEEP else limits.CAP_RETRY
+    return c / 2.0 if miss <= retry else 1.0
+
+
+def skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
+               h: float) -> bool:
+    """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
+    (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
+    values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
+    (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
+    certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
+    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
+    mu, sd = law.mean(), law.std()
+    v1 = normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
+    v4 = normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
+    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
+        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
+
+
+__all__ = ["miss_over", "next_factor", "scaled_accept", "skip_round"]
