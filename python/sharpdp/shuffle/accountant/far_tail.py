@@ -38,6 +38,7 @@ from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_g
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
+from sharpdp.shuffle.accountant.far_tail_keep import top_factors
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
@@ -532,22 +533,30 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
                 math.isfinite(run.support()[1]):
             # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the
             # step, kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2)
-            try:
-                rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
-                                     top_coarse=limits.TOP_COARSE)
-                if rb.upper < negligible:
-                    return _bracket(replace(rb, lower=0.0))
-            except TailCoarsen:
-                pass  # (the run as before)
+            for tc in top_factors():  # (§54.3: once more at a coarser factor where the caps bind at the first)
+                try:
+                    rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
+                                         top_coarse=tc)
+                    if rb.upper < negligible:
+                        return _bracket(replace(rb, lower=0.0))
+                    break
+                except TailCoarsen:
+                    pass  # (the next factor, else the run as before)
         r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
-        if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
-                and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \
-                and (r.lower <= 0.0 or not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h):
+        finer = lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
+            and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower)
+        if finer and (r.lower <= 0.0 or not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h):
             # a finer request's larger clamp may force a coarser grid under the size caps: the coarser request's
             # run too, the two certified brackets intersected (docs/accountant_tail.md §36), only where the caps
             # set the finer run's step or its lower value is 0, and its §28 run was not the default's (§37.1, §37.4)
             try:
                 rc = certify_bigjump(run, gamma, n, COARSE_REL_TOL, workers, lower=True, negligible=negligible)
+                r = replace(r if r.upper <= rc.upper else rc, lower=max(r.lower, rc.lower))
+            except TailCoarsen:
+                pass
+        elif finer and limits.FINER_DEFAULT_RUN:  # (elsewhere: the default request's own run, intersected; §54.2)
+            try:
+                rc = _coarse_first(run, gamma, n, COARSE_REL_TOL, workers, True, negligible)
                 r = replace(r if r.upper <= rc.upper else rc, lower=max(r.lower, rc.lower))
             except TailCoarsen:
                 pass

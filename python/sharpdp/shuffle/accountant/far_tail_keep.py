@@ -33,6 +33,16 @@ def next_factor(c: float, miss: float) -> float:
     return c / 2.0 if miss <= retry else 1.0
 
 
+def top_factors() -> tuple[float, ...]:
+    """The factors on a law bounded above's clamp unit H at which :func:`~.far_tail.try_certify` runs for its upper value
+    alone below the maximum so far, in order, each tried where the one before raised TailCoarsen (the size caps bind
+    at its first step): ``limits.TOP_COARSE`` (docs/accountant_tail.md §52.2), then with ``limits.TOP_FIT`` that times
+    ``limits.TOP_FIT_FACTOR`` (§54.3; every factor a power of 2, so that the steps divide the clamps as in §8)."""
+    if limits.TOP_FIT and limits.TOP_FIT_FACTOR > 1.0:
+        return (limits.TOP_COARSE, limits.TOP_COARSE * limits.TOP_FIT_FACTOR)
+    return (limits.TOP_COARSE,)
+
+
 def skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
                h: float) -> bool:
     """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
@@ -48,4 +58,4 @@ def skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float,
         floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
 
 
-__all__ = ["miss_over", "next_factor", "scaled_accept", "skip_round"]
+__all__ = ["miss_over", "next_factor", "scaled_accept", "skip_round", "top_factors"]

@@ -386,3 +386,12 @@ FEW_WIDE_DROP = 1e-3
 COARSE_KEEP = True
 COARSE_KEEP_ACCEPT = 0.95
 COARSE_KEEP_RETRY = 2.8
+# docs/accountant_tail.md §54.2: a finer request's far-tail bracket that misses its rel_tol with a positive lower value
+# where the caps do not set its step (§36's second run not made) is intersected with the default request's run
+# (far_tail._coarse_first at rel_tol 1e-2), so that it is at least as tight as the default at both ends; False: main's
+FINER_DEFAULT_RUN = True
+# docs/accountant_tail.md §54.3: where §52.2's upper-only run of a law bounded above raises TailCoarsen (the size caps
+# bind at its first step), it runs once more at TOP_FIT_FACTOR times TOP_COARSE (a power of 2), returned (lower 0)
+# where its upper value is below the maximum so far; else the run as before. False: main's runs and floats
+TOP_FIT = True
+TOP_FIT_FACTOR = 16.0
