@@ -38,7 +38,7 @@ from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_g
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
-from sharpdp.shuffle.accountant.far_tail_keep import top_factors
+from sharpdp.shuffle.accountant.far_tail_keep import far_factor, top_factors
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
@@ -349,7 +349,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         break
                 gap_prev = gap
                 if scaled:
-                    raise _CoarseMiss(math.inf, False)  # (the jump term itself asks for a finer step: the caps' run; §48.2)
+                    # (the jump term itself asks for a finer step: the caps' run, §48.2; its own miss, §54.4)
+                    raise _CoarseMiss(gap / (0.5 * rel_tol) if limits.COARSE_KEEP else math.inf, False)
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
@@ -478,7 +479,7 @@ def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, 
     with the hat lower values of §45), kept where it meets BODY_WHOLE_ACCEPT rel_tol without the body's engine
     passes; a miss by at most CAP_RETRY times the target halves the factor, a larger one runs at the caps' step
     (docs/accountant_tail.md §48.2; a choice of which certified run)."""
-    c, first = (limits.CAP_COARSE if lower and limits.HAT_LOWER else 1.0), True
+    c, first = (limits.CAP_COARSE * far_factor(law, gamma, n) if lower and limits.HAT_LOWER else 1.0), True  # (§54.4)
     while c > 1.0:
         try:
             return certify_bigjump(law, gamma, n, rel_tol, workers, lower=True, negligible=negligible, coarse=c,

@@ -26,11 +26,28 @@ def miss_over(lo: float, up: float, rel_tol: float, accept: float) -> float:
 
 def next_factor(c: float, miss: float) -> float:
     """The factor of :func:`~.far_tail._coarse_first`'s next run after a run at factor ``c`` missed by ``miss`` (its gap
-    over BODY_WHOLE_ACCEPT rel_tol times its lower value): c / 2 where ``miss`` is at most ``limits.CAP_RETRY``
-    (``limits.COARSE_KEEP_RETRY`` with ``limits.COARSE_KEEP``: the half-factor run's gap, measured 2.5-3.6 times smaller,
-    then expected within COARSE_KEEP_ACCEPT rel_tol), else 1.0, the caps' step (docs/accountant_tail.md §48.2, §54)."""
-    retry = limits.COARSE_KEEP_RETRY if limits.COARSE_KEEP else limits.CAP_RETRY
-    return c / 2.0 if miss <= retry else 1.0
+    over BODY_WHOLE_ACCEPT rel_tol times its lower value, or its jump term's gap over its target): main's (§48.2) c / 2
+    where ``miss`` is at most ``limits.CAP_RETRY``, else 1.0, the caps' step; with ``limits.COARSE_KEEP`` (§54.1, §54.4)
+    c / 2^k for the least k >= 1 with miss <= COARSE_KEEP_RETRY^k (a gap measured 2.5-3.6 times smaller per halving),
+    1.0 where that is not above 1."""
+    if not limits.COARSE_KEEP:
+        return c / 2.0 if miss <= limits.CAP_RETRY else 1.0
+    k = 1
+    while miss > limits.COARSE_KEEP_RETRY ** k and c / 2.0 ** k > 1.0:
+        k += 1
+    return c / 2.0 ** k if c / 2.0 ** k > 1.0 else 1.0
+
+
+def far_factor(law: Law, gamma: float, n: int) -> float:
+    """The factor on CAP_COARSE of :func:`~.far_tail._coarse_first`'s first run: ``limits.COARSE_FAR_FACTOR`` where
+    ``limits.COARSE_FAR`` is on and the normal estimate of the body's value (``far_tail_grid.normal_value``) is at most
+    ``limits.COARSE_FAR_SHARE`` times the one-jump estimate tau(|m|) of :func:`~.far_tail.certify_bigjump` (the value is
+    the jump term's, whose gap stays small at a coarser step), else 1 (docs/accountant_tail.md §54.4; estimates that
+    only choose the first run of the ladder)."""
+    if not limits.COARSE_FAR or limits.COARSE_FAR_FACTOR <= 1.0:
+        return 1.0
+    est = max(float(law.stop_loss([max(-(n - 1) * gamma * law.mean(), 0.0)])[0][0]), limits.VALUE_FLOOR)
+    return limits.COARSE_FAR_FACTOR if normal_value(law, gamma, n) <= limits.COARSE_FAR_SHARE * est else 1.0
 
 
 def top_factors() -> tuple[float, ...]:
@@ -58,4 +75,4 @@ def skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float,
         floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
 
 
-__all__ = ["miss_over", "next_factor", "scaled_accept", "skip_round", "top_factors"]
+__all__ = ["far_factor", "miss_over", "next_factor", "scaled_accept", "skip_round", "top_factors"]

@@ -395,3 +395,8 @@ FINER_DEFAULT_RUN = True
 # where its upper value is below the maximum so far; else the run as before. False: main's runs and floats
 TOP_FIT = True
 TOP_FIT_FACTOR = 16.0
+# docs/accountant_tail.md §54.4: §48.2's ladder starts at COARSE_FAR_FACTOR times CAP_COARSE where the normal estimate
+# of the body's value is at most COARSE_FAR_SHARE times the one-jump estimate (a choice of the first run); False: main's
+COARSE_FAR = True
+COARSE_FAR_FACTOR = 4.0
+COARSE_FAR_SHARE = 1e-3
