@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sharpdp.shuffle.accountant import concentrated, limits
-from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty
+from sharpdp.shuffle.accountant.chernoff import Chernoff, body_chernoff, lower_tail_penalty, saddle_excess_estimate
 from sharpdp.shuffle.accountant.concentrated import closed_at_clamp  # (docs/accountant_tail.md §24)
 from sharpdp.shuffle.accountant.jump import JumpTerm, TailCoarsen, jump_term, pair_integral_up, tv_floor_estimate
 from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _count_clamp, drift_clamp as _drift_clamp
@@ -372,7 +372,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
             if (skip_rounds and SKIP_ROUNDS and bounded and lower and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX
                     and pen > 0.05 * rel_tol * body_up * (1 + 1e-9)
-                    and _skip_round(law, gamma, n, B, body_up, max(negligible, VALUE_FLOOR), rel_tol, lat, h)):
+                    and _skip_round(law, gamma, n, B, body_up, max(negligible, VALUE_FLOOR), rel_tol, lat, h,
+                                    saddle_excess_estimate)):  # (the estimate read here: tests replace it)
                 # the redo with B x 4 below is certain wherever the round's upper value exceeds the caller's maximum
                 # (the penalty exceeds its threshold at the Chernoff upper value already): the round is skipped where
                 # estimates say its values are neither the least upper nor the largest lower value

@@ -61,18 +61,19 @@ def top_factors() -> tuple[float, ...]:
 
 
 def skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
-               h: float) -> bool:
+               h: float, excess=saddle_excess_estimate) -> bool:
     """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
     (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
     values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
     (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
     certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
-    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
+    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition); ``excess``: the
+    saddle-point estimate (:func:`~.chernoff.saddle_excess_estimate`, passed by the caller)."""
     mu, sd = law.mean(), law.std()
     v1 = normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
     v4 = normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
     return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
-        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
+        floor < excess(lat.g, lat.k0, h, n) / (n * gamma)
 
 
 __all__ = ["far_factor", "miss_over", "next_factor", "scaled_accept", "skip_round", "top_factors"]
