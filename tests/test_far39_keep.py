@@ -51,6 +51,7 @@ def test_shares_and_factors(monkeypatch):
     assert pair_keep(2**19, True) == 0.95 and pair_keep(2**19) == 0.5 and pair_keep(2**20) == 0.8
     assert next_factor(4.0, 2.54) == 2.0 and next_factor(4.0, 2.9) == 1.0 and next_factor(2.0, 1.2) == 1.0
     assert next_factor(16.0, 14.7) == 2.0 and next_factor(16.0, 2.0) == 8.0 and next_factor(16.0, math.inf) == 1.0
+    assert next_factor(16.0, 11.39, True) == 4.0 and next_factor(16.0, 14.7, True) == 2.0  # (§54.4's two cells)
     assert top_factors() == (4.0, 64.0)
     switch(monkeypatch, "COARSE_KEEP", False)
     assert scaled_accept() == limits.BODY_WHOLE_ACCEPT == 0.8 and pair_keep(2**19, True) == 0.8

@@ -350,7 +350,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 gap_prev = gap
                 if scaled:
                     # (the jump term itself asks for a finer step: the caps' run, §48.2; its own miss, §54.4)
-                    raise _CoarseMiss(gap / (0.5 * rel_tol) if limits.COARSE_KEEP else math.inf, False)
+                    raise _CoarseMiss(gap / (0.5 * rel_tol) if limits.COARSE_KEEP else math.inf, False, True)
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
@@ -489,7 +489,7 @@ def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, 
             if miss.args[1]:
                 first = False  # (§50's coarser first-group step met a cap: the run as §48.2's)
                 continue
-            c = next_factor(c, miss.args[0])  # (§48.2, §54)
+            c = next_factor(c, miss.args[0], len(miss.args) > 2)  # (§48.2, §54; args[2]: the jump term's own miss)
         except TailCoarsen:
             break
     return certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)

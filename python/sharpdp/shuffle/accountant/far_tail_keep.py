@@ -24,16 +24,17 @@ def miss_over(lo: float, up: float, rel_tol: float, accept: float) -> float:
     return (up - lo) / (accept * rel_tol * lo) if lo > 0 else float("inf")
 
 
-def next_factor(c: float, miss: float) -> float:
+def next_factor(c: float, miss: float, jump: bool = False) -> float:
     """The factor of :func:`~.far_tail._coarse_first`'s next run after a run at factor ``c`` missed by ``miss`` (its gap
     over BODY_WHOLE_ACCEPT rel_tol times its lower value, or its jump term's gap over its target): main's (§48.2) c / 2
     where ``miss`` is at most ``limits.CAP_RETRY``, else 1.0, the caps' step; with ``limits.COARSE_KEEP`` (§54.1, §54.4)
-    c / 2^k for the least k >= 1 with miss <= COARSE_KEEP_RETRY^k (a gap measured 2.5-3.6 times smaller per halving),
+    c / 2^k for the least k >= 1 with miss <= COARSE_KEEP_RETRY^k (a gap measured 2.5-3.6 times smaller per halving;
+    ``jump``: the jump term's own miss, COARSE_JUMP_RETRY^k, its gap measured 3.5-3.7 times smaller per halving),
     1.0 where that is not above 1."""
     if not limits.COARSE_KEEP:
         return c / 2.0 if miss <= limits.CAP_RETRY else 1.0
-    k = 1
-    while miss > limits.COARSE_KEEP_RETRY ** k and c / 2.0 ** k > 1.0:
+    base, k = (limits.COARSE_JUMP_RETRY if jump else limits.COARSE_KEEP_RETRY), 1
+    while miss > base ** k and c / 2.0 ** k > 1.0:
         k += 1
     return c / 2.0 ** k if c / 2.0 ** k > 1.0 else 1.0
 

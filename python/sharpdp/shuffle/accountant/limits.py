@@ -386,6 +386,7 @@ FEW_WIDE_DROP = 1e-3
 COARSE_KEEP = True
 COARSE_KEEP_ACCEPT = 0.95
 COARSE_KEEP_RETRY = 2.8
+COARSE_JUMP_RETRY = 3.6  # ... and a jump term's own miss (§54.4): halvings by this base
 # docs/accountant_tail.md §54.2: a finer request's far-tail bracket that misses its rel_tol with a positive lower value
 # where the caps do not set its step (§36's second run not made) is intersected with the default request's run
 # (far_tail._coarse_first at rel_tol 1e-2), so that it is at least as tight as the default at both ends; False: main's
