@@ -45,8 +45,8 @@ def far_factor(law: Law, gamma: float, n: int) -> float:
     ``limits.COARSE_FAR_SHARE`` times the one-jump estimate tau(|m|) of :func:`~.far_tail.certify_bigjump` (the value is
     the jump term's, whose gap stays small at a coarser step), else 1 (docs/accountant_tail.md §54.4; estimates that
     only choose the first run of the ladder)."""
-    if not limits.COARSE_FAR or limits.COARSE_FAR_FACTOR <= 1.0:
-        return 1.0
+    if not limits.COARSE_FAR or limits.COARSE_FAR_FACTOR <= 1.0 or limits.CAP_COARSE <= 1.0:
+        return 1.0  # (CAP_COARSE = 1: no coarser run at all, §48.2's off-value)
     est = max(float(law.stop_loss([max(-(n - 1) * gamma * law.mean(), 0.0)])[0][0]), limits.VALUE_FLOOR)
     return limits.COARSE_FAR_FACTOR if normal_value(law, gamma, n) <= limits.COARSE_FAR_SHARE * est else 1.0
 
