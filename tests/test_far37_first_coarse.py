@@ -175,6 +175,7 @@ def test_pair_redo_spared_where_the_round_meets_the_target(cell, monkeypatch):
     rel_tol, overlapping main's (both certified) and main's rel_tol 1e-3 one where known; the switch off restores
     main's floats."""
     switch(monkeypatch, "SCALED_PAIR_KEEP", False)  # (**) session 38, far38
+    switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, far39 (§54.1 would keep the redo's round)
     seen = _steps(monkeypatch)
     lo, up = _bounds(*cell)
     # (the kept run's last window is its only one at or below its step: no later round at a larger T0; main's runs end

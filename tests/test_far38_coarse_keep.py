@@ -45,6 +45,7 @@ def _spy(monkeypatch, name: str) -> list:
 # ---------------------------------------------------------------- §52.1
 
 def test_pair_keep_scaled_share(monkeypatch):
+    switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, far39 (§54.1: a scaled run's share 0.95 with it on)
     assert pair_keep(2**19, True) == limits.BODY_WHOLE_ACCEPT == 0.8
     assert pair_keep(2**19) == pair_keep(2**19, False) == 0.5  # (an unscaled run: §27 (a), as before)
     assert pair_keep(2**20) == 0.8  # (§50.4, unchanged)
@@ -78,6 +79,7 @@ def test_scaled_round_kept_overlaps_main_tight(cell, monkeypatch):
     if cell == (10**8, 0.001):
         assert seen == [6.0625], seen
     session37_floats(monkeypatch)  # (**) session 38, lead (main's floats: every session-38 switch off, HAT_PIECES too)
+    switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, far39 (§54.1 keeps the redo's 0.93 % round)
     assert _bounds(*cell) == MAIN_DEFAULT[cell]
 
 

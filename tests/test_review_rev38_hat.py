@@ -12,7 +12,7 @@ brackets, and a side effect the builder switched off in a pinned test:
   §53 on, BMG(0.008546, 0.34095), n = 1e8, replace, eps = 4: rel_tol 1e-2 [1.0012092e-6, 1.0038346e-6], rel_tol 1e-3
   [9.997971e-7, 1.0031108e-6] -- the finer request's lower value is 0.14 % *below* the default's (rev38, hat38
   338727d). Both brackets are certified and intersect (no under-report); the guarantee fails at the lower end. Kept
-  here as a non-strict xfail with the rule on, and the two brackets' intersection is checked."""
+  here with the rule on (a non-strict xfail until session 39: §54.2 restores the guarantee; far39), and the two brackets' intersection is checked."""
 
 from __future__ import annotations
 
@@ -66,9 +66,8 @@ def test_finer_and_default_brackets_intersect():
     assert max(lo2, lo3) <= min(up2, up3) * (1 + 1e-12), (lo2, up2, lo3, up3)
 
 
-@pytest.mark.xfail(reason="rev38: with HAT_PIECES on the finer request's lower value is below the default's "
-                          "(docs/accountant_tail.md §36's guarantee at the lower end)", strict=False)
 def test_finer_request_no_worse_than_the_default_request_rule_on():
-    """tests/test_review_rev31_tail.py's check with §53 on."""
+    """tests/test_review_rev31_tail.py's check with §53 on (an xfail until session 39: passes with §54.2's
+    FINER_DEFAULT_RUN; far39)."""
     (lo2, up2), (lo3, up3) = _finer_pair()
     assert up3 <= up2 * (1 + 1e-12) and lo3 >= lo2 * (1 - 1e-12), (lo2, up2, lo3, up3)

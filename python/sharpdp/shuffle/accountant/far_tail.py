@@ -37,6 +37,8 @@ from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
+from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
+from sharpdp.shuffle.accountant.far_tail_keep import far_factor, top_factors
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
@@ -57,21 +59,6 @@ HALVE_N = 2**19  # a refinement to an FFT this long or longer halves the step at
 CHEAP_SHARE = 1.0
 COARSE_REL_TOL = 1e-2  # a finer request missing its rel_tol also runs at this one (§36; the default's)
 SKIP_ROUNDS = True  # §33.4's skipped rounds of a law bounded above (False: the rounds of before; a choice of rounds)
-
-
-def _skip_round(law: Law, gamma: float, n: int, B: float, C: float, floor: float, rel_tol: float, lat: LatticeLaws,
-                h: float) -> bool:
-    """Whether a round of a law bounded above whose redo with B x 4 is certain above ``floor`` is skipped
-    (docs/accountant_tail.md §33.4, §34.1; estimates only, a choice of rounds): the normal estimates v(B), v(4B) of the
-    values clamped at -B, -4B (mean raised by tau_low) say that the clamp at -B raises the value by more than 2 rel_tol
-    (its upper value then not the least), v(B) <= C, the round's certified Chernoff upper value (an estimate above a
-    certified upper value is not one of a near-normal sum), and v(B) and the saddle-point estimate of the round's hat
-    law ``lat`` (step ``h``) both say that the round's value exceeds ``floor`` (the redo's condition)."""
-    mu, sd = law.mean(), law.std()
-    v1 = _normal_value(law, gamma, n, mu + law.tail_lower(B), sd)
-    v4 = _normal_value(law, gamma, n, mu + law.tail_lower(4.0 * B), sd)
-    return floor < v1 <= C and (1.0 + 2.0 * rel_tol) * v4 < v1 and \
-        floor < saddle_excess_estimate(lat.g, lat.k0, h, n) / (n * gamma)
 
 
 @dataclass(frozen=True)
@@ -113,7 +100,7 @@ class _CoarseMiss(Exception):
 
 def _miss(lo: float, up: float, rel_tol: float) -> float:
     """(up - lo) / (BODY_WHOLE_ACCEPT rel_tol lo): at most 1 where a bracket meets §44.1's test (inf for lo <= 0)."""
-    return (up - lo) / (limits.BODY_WHOLE_ACCEPT * rel_tol * lo) if lo > 0 else math.inf
+    return miss_over(lo, up, rel_tol, limits.BODY_WHOLE_ACCEPT)
 
 
 @dataclass(frozen=True)
@@ -362,7 +349,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                         break
                 gap_prev = gap
                 if scaled:
-                    raise _CoarseMiss(math.inf, False)  # (the jump term itself asks for a finer step: the caps' run; §48.2)
+                    # (the jump term itself asks for a finer step: the caps' run, §48.2; its own miss, §54.4)
+                    raise _CoarseMiss(gap / (0.5 * rel_tol) if limits.COARSE_KEEP else math.inf, False, True)
                 if lo_best <= 0:  # the centroid law merged the bulk: the grid must resolve its spread
                     h = h / 4.0
                 else:
@@ -384,7 +372,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             body_up = bc if bc is not None else body_chernoff(lat, h, n, gamma)
             if (skip_rounds and SKIP_ROUNDS and bounded and lower and _rnd < 3 and (T0 + 4.0 * B) / h * J_LO <= K_MAX
                     and pen > 0.05 * rel_tol * body_up * (1 + 1e-9)
-                    and _skip_round(law, gamma, n, B, body_up, max(negligible, VALUE_FLOOR), rel_tol, lat, h)):
+                    and _skip_round(law, gamma, n, B, body_up, max(negligible, VALUE_FLOOR), rel_tol, lat, h,
+                                    saddle_excess_estimate)):  # (the estimate read here: tests replace it)
                 # the redo with B x 4 below is certain wherever the round's upper value exceeds the caller's maximum
                 # (the penalty exceeds its threshold at the Chernoff upper value already): the round is skipped where
                 # estimates say its values are neither the least upper nor the largest lower value
@@ -405,7 +394,8 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 hb = hat_body()
                 body_lo, body_up = max(hb[0], 0.0), min(body_up, hb[1])
                 w = rnd.result(None, body_lo, body_up)  # (the engine's passes only where the round still misses)
-                need = not (0.0 < w.lower and w.upper - w.lower <= limits.BODY_WHOLE_ACCEPT * rel_tol * w.lower)
+                acc = scaled_accept() if scaled else limits.BODY_WHOLE_ACCEPT  # (a coarser run's share: §54)
+                need = not (0.0 < w.lower and w.upper - w.lower <= acc * rel_tol * w.lower)
             if need and scaled:  # (no engine pass at the coarser step: the caller's next run; §48.2)
                 raise _CoarseMiss(_miss(w.lower, w.upper, rel_tol) if w is not None else math.inf, False)
             if bounded and body_up <= max(negligible, VALUE_FLOOR):
@@ -452,7 +442,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
             break  # a later clamp (B x 4, or T0 for a smaller value) does not fit the caps: keep the best so far
     # (the first round either appends its values or raises)
     r = _settle(rounds, law, gamma, n, rel_tol, workers, lower, negligible, bounded)
-    if scaled and _miss(r.lower, r.upper, rel_tol) > 1.0:
+    if scaled and miss_over(r.lower, r.upper, rel_tol, scaled_accept()) > 1.0:  # (kept within its share: §48.2, §54)
         raise _CoarseMiss(_miss(r.lower, r.upper, rel_tol), False)
     if (lower and h_fg is not None and r.h > h_fg and math.isinf(T0_max) and r.upper >= max(negligible, VALUE_FLOOR)
             and not (0.0 < r.lower and r.upper - r.lower <= FIRST_GROUP_GAP * rel_tol * r.lower)):
@@ -490,7 +480,7 @@ def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, 
     with the hat lower values of §45), kept where it meets BODY_WHOLE_ACCEPT rel_tol without the body's engine
     passes; a miss by at most CAP_RETRY times the target halves the factor, a larger one runs at the caps' step
     (docs/accountant_tail.md §48.2; a choice of which certified run)."""
-    c, first = (limits.CAP_COARSE if lower and limits.HAT_LOWER else 1.0), True
+    c, first = (limits.CAP_COARSE * far_factor(law, gamma, n) if lower and limits.HAT_LOWER else 1.0), True  # (§54.4)
     while c > 1.0:
         try:
             return certify_bigjump(law, gamma, n, rel_tol, workers, lower=True, negligible=negligible, coarse=c,
@@ -499,7 +489,7 @@ def _coarse_first(law: Law, gamma: float, n: int, rel_tol: float, workers: int, 
             if miss.args[1]:
                 first = False  # (§50's coarser first-group step met a cap: the run as §48.2's)
                 continue
-            c = c / 2.0 if miss.args[0] <= limits.CAP_RETRY else 1.0
+            c = next_factor(c, miss.args[0], len(miss.args) > 2)  # (§48.2, §54; args[2]: the jump term's own miss)
         except TailCoarsen:
             break
     return certify_bigjump(law, gamma, n, rel_tol, workers, lower=lower, negligible=negligible)
@@ -545,22 +535,30 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
                 math.isfinite(run.support()[1]):
             # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the
             # step, kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2)
-            try:
-                rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
-                                     top_coarse=limits.TOP_COARSE)
-                if rb.upper < negligible:
-                    return _bracket(replace(rb, lower=0.0))
-            except TailCoarsen:
-                pass  # (the run as before)
+            for tc in top_factors():  # (§54.3: once more at a coarser factor where the caps bind at the first)
+                try:
+                    rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
+                                         top_coarse=tc)
+                    if rb.upper < negligible:
+                        return _bracket(replace(rb, lower=0.0))
+                    break
+                except TailCoarsen:
+                    pass  # (the next factor, else the run as before)
         r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
-        if lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
-                and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower) \
-                and (r.lower <= 0.0 or not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h):
+        finer = lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
+            and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower)
+        if finer and (r.lower <= 0.0 or not 2 * J_LO * (r.T0 + r.B) <= K_MAX * r.h):
             # a finer request's larger clamp may force a coarser grid under the size caps: the coarser request's
             # run too, the two certified brackets intersected (docs/accountant_tail.md §36), only where the caps
             # set the finer run's step or its lower value is 0, and its §28 run was not the default's (§37.1, §37.4)
             try:
                 rc = certify_bigjump(run, gamma, n, COARSE_REL_TOL, workers, lower=True, negligible=negligible)
+                r = replace(r if r.upper <= rc.upper else rc, lower=max(r.lower, rc.lower))
+            except TailCoarsen:
+                pass
+        elif finer and limits.FINER_DEFAULT_RUN:  # (elsewhere: the default request's own run, intersected; §54.2)
+            try:
+                rc = _coarse_first(run, gamma, n, COARSE_REL_TOL, workers, True, negligible)
                 r = replace(r if r.upper <= rc.upper else rc, lower=max(r.lower, rc.lower))
             except TailCoarsen:
                 pass

@@ -83,8 +83,11 @@ def pair_keep(N: int, scaled: bool = False) -> float:
     1/2 (main's), or ``limits.BODY_WHOLE_ACCEPT`` where ``limits.PAIR_REDO_ACCEPT`` is on and the round's jump term's
     window has at least ``limits.PAIR_REDO_N`` points (docs/accountant_tail.md §50.4), or where ``scaled`` (the round
     belongs to a run at a coarser step of §48.2 / §50, which is kept only within that share) and
-    ``limits.SCALED_PAIR_KEEP`` is on (docs/accountant_tail.md §52; a choice of rounds)."""
-    if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N or scaled and limits.SCALED_PAIR_KEEP:
+    ``limits.SCALED_PAIR_KEEP`` is on (docs/accountant_tail.md §52; a choice of rounds), the latter at
+    ``limits.COARSE_KEEP_ACCEPT`` with ``limits.COARSE_KEEP`` (the share such a run is kept within, §54)."""
+    if scaled and limits.SCALED_PAIR_KEEP:
+        return limits.COARSE_KEEP_ACCEPT if limits.COARSE_KEEP else limits.BODY_WHOLE_ACCEPT
+    if limits.PAIR_REDO_ACCEPT and N >= limits.PAIR_REDO_N:
         return limits.BODY_WHOLE_ACCEPT
     return 0.5
 

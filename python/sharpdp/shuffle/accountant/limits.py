@@ -407,3 +407,26 @@ FEW_PAIR_GATE = 1.0
 # FEW_OPEN_DEPTHS largest depths c of the grid (|E[L]| + sd) 2^(-i/2) with P(L > -c) <= 1/2; False: main's terms
 FEW_OPEN_JUMP = True
 FEW_OPEN_DEPTHS = 12
+# session 39, far39
+# docs/accountant_tail.md §54: a far-tail run at a coarser step (§48.2's caps' step or §50's first-group step times a
+# factor) is kept where its bracket meets COARSE_KEEP_ACCEPT rel_tol (not only BODY_WHOLE_ACCEPT rel_tol), and one that
+# misses BODY_WHOLE_ACCEPT rel_tol by at most COARSE_KEEP_RETRY times runs again at half the factor (not only within
+# CAP_RETRY); another certified bracket within 0.951 rel_tol; False: main's runs and floats
+COARSE_KEEP = True
+COARSE_KEEP_ACCEPT = 0.95
+COARSE_KEEP_RETRY = 2.8
+COARSE_JUMP_RETRY = 3.6  # ... and a jump term's own miss (§54.4): halvings by this base
+# docs/accountant_tail.md §54.2: a finer request's far-tail bracket that misses its rel_tol with a positive lower value
+# where the caps do not set its step (§36's second run not made) is intersected with the default request's run
+# (far_tail._coarse_first at rel_tol 1e-2), so that it is at least as tight as the default at both ends; False: main's
+FINER_DEFAULT_RUN = True
+# docs/accountant_tail.md §54.3: where §52.2's upper-only run of a law bounded above raises TailCoarsen (the size caps
+# bind at its first step), it runs once more at TOP_FIT_FACTOR times TOP_COARSE (a power of 2), returned (lower 0)
+# where its upper value is below the maximum so far; else the run as before. False: main's runs and floats
+TOP_FIT = True
+TOP_FIT_FACTOR = 16.0
+# docs/accountant_tail.md §54.4: §48.2's ladder starts at COARSE_FAR_FACTOR times CAP_COARSE where the normal estimate
+# of the body's value is at most COARSE_FAR_SHARE times the one-jump estimate (a choice of the first run); False: main's
+COARSE_FAR = True
+COARSE_FAR_FACTOR = 4.0
+COARSE_FAR_SHARE = 1e-3
