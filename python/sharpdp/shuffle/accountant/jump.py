@@ -18,6 +18,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
+from sharpdp.shuffle.accountant.hat_density import density_cost
 from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift, spread_cost
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
@@ -464,6 +465,9 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     # (phi_c's mu: the law of L above T0, reflected, and the kink at -T0; on pieces down to the window's bottom, §53.1)
     cost = spread_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, law, c, T0, -float(F.a), -math.inf, -T0, pre=pre,
                        pieces=pieces)
+    if pieces and limits.HAT_DENSITY:  # (§55: the cost from the density of L's tail, where it is convex beyond T0)
+        cost = min(cost, density_cost(F.x, F.q, F.err_q, F.tv, miss, h, nn, gamma, law, c, T0, pa, pb,
+                                      capped_exp(ch.log_excess(F.b)), F.b, lambda w: _wsum(w, F), pre))
     phi_lo = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
     ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)

@@ -378,3 +378,8 @@ FEW_WIDE_PRE = 4.0
 # ... and forms only the terms between the binomial's two tails of estimated mass <= FEW_WIDE_DROP rel_tol est / E[L_+]
 # each (est: that estimate's lower value; the others stay at [0, E[L_+]])
 FEW_WIDE_DROP = 1e-3
+# session 39, hat39
+# docs/accountant_tail.md §55: the jump term's hat lower value also with the rounding's cost from the density of L's
+# tail (hat_density.density_cost, where that density is certified convex beyond T0; the smaller of it and §53's cost),
+# in the rounds where §53's pieces run (HAT_PIECES_TOL); False: session 38's costs and floats
+HAT_DENSITY = True
