@@ -383,3 +383,7 @@ FEW_WIDE_DROP = 1e-3
 # tail (hat_density.density_cost, where that density is certified convex beyond T0; the smaller of it and §53's cost),
 # in the rounds where §53's pieces run (HAT_PIECES_TOL); False: session 38's costs and floats
 HAT_DENSITY = True
+# ... computed only where §53's cost exceeds HAT_DENSITY_SHARE rel_tol times the window's value of E phi_c and the
+# estimate hat_density.density_estimate is below HAT_DENSITY_EST times §53's cost (a choice of which bound runs)
+HAT_DENSITY_SHARE = 0.05
+HAT_DENSITY_EST = 0.5
