@@ -25,6 +25,8 @@ from sharpdp.shuffle.accountant.hat_lower import coupling_cost, subgauss_proxy
 from sharpdp.shuffle.accountant.limits import U
 from sharpdp.shuffle.laws import Law
 
+#: nodes per block of the window whose G_r values are bounded by the block's top node's (docs/accountant_tail.md §55.2)
+BLOCK = 16
 #: the grading radii of |Y| in units of sqrt(v*) (docs/accountant_tail.md §55.2; any increasing positive list is valid)
 RADII = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0)
 
@@ -105,10 +107,13 @@ def density_cost(x: np.ndarray, q: np.ndarray, err_q: float, tv: float, miss: fl
     # every radius a whole number m of steps: G_r's node values from one evaluation on the nodes x_0 + j h, j < N + m_max
     # (node i's at j = i + m, with a slack for the rounding of x_i + m h against x_0 + j h); P(x + r) = p(-x - r) below
     # -T0 - r (density_up at a smaller s: the sup over [s, inf)), its tangent p(T0) + sigma (x + r + T0) above
+    # (G_r is non-decreasing: a node's value is bounded by its block's top node's, BLOCK nodes a block)
     ms = np.round(r / h).astype(np.int64)
-    xe = float(x[0]) + np.arange(x.size + int(ms[-1]) + 1, dtype=float) * h
-    slack = 8.0 * U * (np.abs(xe) + abs(float(x[0])) + (x.size + float(ms[-1]) + 1.0) * h + T0)
-    we = law.density_up(np.maximum(-xe - slack, T0)) + sig * np.maximum(xe + T0 + slack, 0.0)
+    ne = x.size + int(ms[-1]) + 1
+    xt = float(x[0]) + np.minimum(np.arange(BLOCK - 1, ne + BLOCK - 1, BLOCK), ne - 1).astype(float) * h
+    slack = 8.0 * U * (np.abs(xt) + abs(float(x[0])) + ne * h + T0)
+    wt = law.density_up(np.maximum(-xt - slack, T0)) + sig * np.maximum(xt + T0 + slack, 0.0)
+    we = np.repeat(wt, BLOCK)[:ne]
     if not np.all(np.isfinite(we)):
         return math.inf
     total = 0.0
@@ -131,4 +136,4 @@ def density_cost(x: np.ndarray, q: np.ndarray, err_q: float, tv: float, miss: fl
     return (dens + atom) * (1 + 1e-9)
 
 
-__all__ = ["RADII", "convex_tail", "density_cost", "density_estimate"]
+__all__ = ["BLOCK", "RADII", "convex_tail", "density_cost", "density_estimate"]
