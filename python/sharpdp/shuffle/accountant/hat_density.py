@@ -72,18 +72,21 @@ def _tail_second(r: np.ndarray, v: float, h: float) -> np.ndarray:
     return np.minimum.accumulate(g)
 
 
-def density_estimate(x: np.ndarray, q: np.ndarray, h: float, nn: int, gamma: float, law: Law, T0: float,
-                     block: int = 64) -> float:
-    """An ESTIMATE (not a bound) of :func:`density_cost`'s density part: (v* / 2) sum over blocks of ``block`` nodes of
-    their computed mass times p at the block's top node plus 2 sqrt(v*) (inf where :func:`convex_tail` refuses). It only
-    chooses whether :func:`density_cost` runs (docs/accountant_tail.md §55.3)."""
-    if convex_tail(law, T0) is None or nn <= 0:
+def density_estimate(x: np.ndarray, q: np.ndarray, tv: float, h: float, nn: int, gamma: float, law: Law,
+                     T0: float, block: int = 64) -> float:
+    """An ESTIMATE (not a bound) of :func:`density_cost`'s density part: (v* / 2) times the sum over blocks of
+    ``block`` nodes of their computed mass times P at the block's top node plus 2 sqrt(v*), plus the pmf errors' term
+    tv times G at the window's top (inf where :func:`convex_tail` refuses). It only chooses whether
+    :func:`density_cost` runs (docs/accountant_tail.md §55.3)."""
+    ct = convex_tail(law, T0)
+    if ct is None or nn <= 0:
         return math.inf
     _, v = subgauss_proxy(nn, gamma, h)
     idx = np.arange(0, x.size, block)
     mass = np.add.reduceat(q, idx)
     top = x[np.minimum(idx + block - 1, x.size - 1)] + 2.0 * math.sqrt(v)
-    return 0.5 * v * float(np.sum(np.maximum(mass, 0.0) * law.density_up(np.maximum(-top, T0))))
+    g_top = ct[0] + ct[1] * max(float(top[-1]) + T0, 0.0)
+    return 0.5 * v * (float(np.sum(np.maximum(mass, 0.0) * law.density_up(np.maximum(-top, T0)))) + g_top * tv)
 
 
 def density_cost(x: np.ndarray, q: np.ndarray, err_q: float, tv: float, miss: float, h: float, nn: int,

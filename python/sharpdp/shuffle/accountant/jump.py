@@ -466,13 +466,16 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     # (phi_c's mu: the law of L above T0, reflected, and the kink at -T0; on pieces down to the window's bottom, §53.1)
     cost = spread_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, law, c, T0, -float(F.a), -math.inf, -T0, pre=pre,
                        pieces=pieces)
+    rest = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean
     # (§55: the cost from the density of L's tail where it is convex beyond T0, computed where §53's cost is above
-    # HAT_DENSITY_SHARE rel_tol of the window's value and an estimate of the new one below HAT_DENSITY_EST times it)
+    # HAT_DENSITY_SHARE rel_tol of the window's value, the lower value can be positive without a cost, and an estimate
+    # of the new cost is below HAT_DENSITY_EST times §53's)
     if pieces and limits.HAT_DENSITY and cost > limits.HAT_DENSITY_SHARE * rel_tol * s1 and \
-            density_estimate(F.x, F.q, h, nn, gamma, law, T0) < limits.HAT_DENSITY_EST * cost:
+            rest - c * ramp_hat_up > 0.0 and \
+            density_estimate(F.x, F.q, F.tv, h, nn, gamma, law, T0) < limits.HAT_DENSITY_EST * cost:
         cost = min(cost, density_cost(F.x, F.q, F.err_q, F.tv, miss, h, nn, gamma, law, c, T0, pa, pb,
                                       capped_exp(ch.log_excess(F.b)), F.b, lambda w: _wsum(w, F), pre))
-    phi_lo = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean - cost
+    phi_lo = rest - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
     ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)
                ) * (1 - 1e-12)
