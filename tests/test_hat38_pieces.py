@@ -161,6 +161,7 @@ def test_hat_values_nested_in_main_at_the_same_window(monkeypatch):
         return out
 
     monkeypatch.setattr(jump, "_hat_values", spy)
+    switch(monkeypatch, "HAT_DENSITY", False)  # (**) session 39, hat39: §55 moves this cell (test_hat39_density.py)
     on = _bounds(1.0, 10**8, 0.01)
     switch(monkeypatch, "HAT_PIECES", False)
     off = _bounds(1.0, 10**8, 0.01)

@@ -57,6 +57,15 @@ def _binom_tail(nn: int, gamma: float, N_star: float) -> float:
     return min(math.exp(-d * d / (2.0 * (m + d / 3.0))) * (1 + 1e-9), 1.0)
 
 
+def subgauss_proxy(nn: int, gamma: float, h: float) -> tuple[float, float]:
+    """(p_N, v*): p_N >= P(N > N*) for the number N ~ Bin(nn, gamma) of active users, N* = min(nn, ceil(m + 12 sqrt(m)
+    + 12)), m = nn gamma, and v* = N* h^2 / 4, the sub-Gaussian variance proxy of the hat rounding's sum Y given G' on
+    N <= N* (docs/accountant_tail.md §45.2)."""
+    m = nn * gamma
+    N_star = min(float(nn), math.ceil(m + 12.0 * math.sqrt(m) + 12.0))
+    return _binom_tail(nn, gamma, N_star), N_star * h * h / 4.0
+
+
 def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: float, nn: int, gamma: float,
                   parts: list[tuple[float, float, float]], pre: dict | None = None, sums: bool = False) -> float:
     """Upper bound on int E[(s Y - |A' - z|)_+] dmu(z) (Lemma 45.1's, s = -1 for z <= A', +1 beyond) for mu = the
@@ -72,10 +81,7 @@ def coupling_cost(x: np.ndarray, q: np.ndarray, err_q: float, miss: float, h: fl
     sums also bounded by :func:`_range_sums` (docs/accountant_tail.md §53.1)."""
     if nn <= 0 or not parts:
         return 0.0
-    m = nn * gamma
-    N_star = min(float(nn), math.ceil(m + 12.0 * math.sqrt(m) + 12.0))
-    pN = _binom_tail(nn, gamma, N_star)
-    v = N_star * h * h / 4.0
+    pN, v = subgauss_proxy(nn, gamma, h)
     sv = math.sqrt(v)
     tail_N = 0.25 * h * math.sqrt(nn) * pN  # (E[(s Y)_+ | G'] <= sqrt(v(N)) / 2 <= (h / 4) sqrt(nn))
     t = np.arange(0, 49, dtype=float) * (0.25 * sv)  # t_0 = 0 .. t_K = 12 sd

@@ -18,6 +18,7 @@ import numpy as np
 
 from sharpdp.shuffle.accountant.chernoff import Chernoff, capped_exp, saddle_excess_estimate
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_cap, cheap_err_floor, convolve, fold_rounding, kernels, next_fast_len_real
+from sharpdp.shuffle.accountant.hat_density import density_cost, density_estimate
 from sharpdp.shuffle.accountant.hat_lower import body_weights, coupling_cost, rounding_shift, spread_cost
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws
@@ -396,7 +397,7 @@ def jump_term(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: fl
         lo_hat, ramp_hat_lo, parts["hat_body_fn"] = _hat_values(
             law, gamma, n, lat, h, T0, c, F, pa, pb, ch, phic(F.x, "lo"), ramp_hat_up,
             sr - fpr - tv_out(tw, wr, F.tv + pa + pb, pa + pb, 1.0, -T0), tw,
-            limits.HAT_PIECES and rel_tol <= limits.HAT_PIECES_TOL)  # (§53: not a calibration's loose probes)
+            limits.HAT_PIECES and rel_tol <= limits.HAT_PIECES_TOL, rel_tol)  # (§53: not a calibration's loose probes)
         ramp_jensen = max(ramp_jensen, ramp_hat_lo)
     up_hat = (phi_hat_up - c * ramp_jensen) * (1 + 1e-9)
     if not lower or lat.low is None:
@@ -443,7 +444,7 @@ def _hat_enough(up: float, lo: float, rel_tol: float, lat: LatticeLaws, h: float
 
 def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: float, c: float, F: FftWindow,
                 pa: float, pb: float, ch: Chernoff, w1: np.ndarray, ramp_hat_up: float, ramp_sum_lo: float,
-                tw: TvWeights | None = None, pieces: bool = False
+                tw: TvWeights | None = None, pieces: bool = False, rel_tol: float = 0.0
                 ) -> tuple[float, float, Callable[[], tuple[float, float]]]:
     """The hat window's lower value of the jump term, and a function computing the body's bracket from the same window
     where the round asks for it (docs/accountant_tail.md §45, §45.5; it holds the window until called): E w(A')
@@ -452,7 +453,8 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     body's upper value. ``w1``: phi_c's lower values on the window; ``ramp_sum_lo``: the window's lower value of
     E (A_hat* + T0)_+, which less the same two terms (Lipschitz 1, mu = the point -T0) is a lower value of
     E (A' + T0)_+ (returned second). ``tw``: the window's bounds of the pmf errors' terms (docs/accountant_tail.md
-    §51; None: max_W w tv). ``pieces``: the spread parts' costs on pieces (docs/accountant_tail.md §53)."""
+    §51; None: max_W w tv). ``pieces``: the spread parts' costs on pieces (docs/accountant_tail.md §53), and with them
+    §55's cost from L's tail density where it applies (``rel_tol``: the request's, for its gate)."""
     nn = n - 1
     B = lat.kB * h
     d = rounding_shift(law, gamma, h, lat.kT, lat.kB)
@@ -464,7 +466,16 @@ def _hat_values(law: Law, gamma: float, n: int, lat: LatticeLaws, h: float, T0: 
     # (phi_c's mu: the law of L above T0, reflected, and the kink at -T0; on pieces down to the window's bottom, §53.1)
     cost = spread_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, law, c, T0, -float(F.a), -math.inf, -T0, pre=pre,
                        pieces=pieces)
-    phi_lo = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean - cost
+    rest = s1 - fp1 - tv_out(tw, w1, F.tv + p_out, p_out, c, -T0) - c * shift_mean
+    # (§55: the cost from the density of L's tail where it is convex beyond T0, computed where §53's cost is above
+    # HAT_DENSITY_SHARE rel_tol of the window's value, the lower value can be positive without a cost, and an estimate
+    # of the new cost is below HAT_DENSITY_EST times §53's)
+    if pieces and limits.HAT_DENSITY and cost > limits.HAT_DENSITY_SHARE * rel_tol * s1 and \
+            rest - c * ramp_hat_up > 0.0 and \
+            density_estimate(F.x, F.q, F.tv, h, nn, gamma, law, T0) < limits.HAT_DENSITY_EST * cost:
+        cost = min(cost, density_cost(F.x, F.q, F.err_q, F.tv, miss, h, nn, gamma, law, c, T0, pa, pb,
+                                      capped_exp(ch.log_excess(F.b)), F.b, lambda w: _wsum(w, F), pre))
+    phi_lo = rest - cost
     lo = max((phi_lo - c * ramp_hat_up) * (1 - 1e-9), 0.0)
     ramp_lo = (ramp_sum_lo - shift_mean - coupling_cost(F.x, F.q, F.err_q, miss, h, nn, gamma, [(1.0, -T0, -T0)], pre)
                ) * (1 - 1e-12)

@@ -430,3 +430,12 @@ TOP_FIT_FACTOR = 16.0
 COARSE_FAR = True
 COARSE_FAR_FACTOR = 4.0
 COARSE_FAR_SHARE = 1e-3
+# session 39, hat39
+# docs/accountant_tail.md §55: the jump term's hat lower value also with the rounding's cost from the density of L's
+# tail (hat_density.density_cost, where that density is certified convex beyond T0; the smaller of it and §53's cost),
+# in the rounds where §53's pieces run (HAT_PIECES_TOL); False: session 38's costs and floats
+HAT_DENSITY = True
+# ... computed only where §53's cost exceeds HAT_DENSITY_SHARE rel_tol times the window's value of E phi_c and the
+# estimate hat_density.density_estimate is below HAT_DENSITY_EST times §53's cost (a choice of which bound runs)
+HAT_DENSITY_SHARE = 0.05
+HAT_DENSITY_EST = 0.5
