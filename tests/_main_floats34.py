@@ -62,9 +62,9 @@ SESSION35 = {"SNAP_COARSE": False, "EPS_LOOK_REL_LARGE": 0.1, "EPS_TIE_LEAD": 0.
 
 
 def session35_floats(monkeypatch) -> None:
-    """Every session-36, -37 and -38 switch at its session-35 value for one test: session 35's floats (and passes),
-    for the tests that pin them on purpose; the new rules' values are checked in the session-36/37/38 test files."""
-    for name, value in {**SESSION35, **SESSION36, **SESSION37}.items():
+    """Every session-36 to -39 switch at its session-35 value for one test: session 35's floats (and passes),
+    for the tests that pin them on purpose; the new rules' values are checked in the session-36 to -39 test files."""
+    for name, value in {**SESSION35, **SESSION36, **SESSION37, **SESSION38}.items():
         switch(monkeypatch, name, value)
 
 
@@ -75,8 +75,8 @@ SESSION36 = {"FIRST_COARSE": False, "PAIR_REDO_ACCEPT": False, "TV_WEIGHTED": Fa
 
 
 def session36_floats(monkeypatch) -> None:
-    """Every session-37 and -38 switch at its session-36 value for one test: session 36's floats (and passes)."""
-    for name, value in {**SESSION36, **SESSION37}.items():
+    """Every session-37 to -39 switch at its session-36 value for one test: session 36's floats (and passes)."""
+    for name, value in {**SESSION36, **SESSION37, **SESSION38}.items():
         switch(monkeypatch, name, value)
 
 
@@ -88,6 +88,19 @@ SESSION37 = {"SCALED_PAIR_KEEP": False, "TOP_COARSE": 1.0, "BODY_JUMP_STOP": Fal
 
 
 def session37_floats(monkeypatch) -> None:
-    """Every session-38 switch at its session-37 value for one test: session 37's floats (and passes)."""
-    for name, value in SESSION37.items():
+    """Every session-38 and -39 switch at its session-37 value for one test: session 37's floats (and passes)."""
+    for name, value in {**SESSION37, **SESSION38}.items():
+        switch(monkeypatch, name, value)
+
+
+#: every switch of session 39's rules and its session-38 value (docs/accountant_tail.md §54, §55, docs/accountant.md
+#: §8.17, §9.16 and §9.17, docs/composition.md §2.20)
+SESSION38 = {"COARSE_KEEP": False, "FINER_DEFAULT_RUN": False, "TOP_FIT": False, "COARSE_FAR": False,
+             "HAT_DENSITY": False, "FEW_PAIR_SPLIT": False, "FEW_OPEN_JUMP": False, "VIA_BOTTOM_COVER_TARGET": False,
+             "VIA_BOTTOM_MIRROR_BUDGET": False, "SWEEP_CHECKS": False}
+
+
+def session38_floats(monkeypatch) -> None:
+    """Every session-39 switch at its session-38 value for one test: session 38's floats (and passes)."""
+    for name, value in SESSION38.items():
         switch(monkeypatch, name, value)
