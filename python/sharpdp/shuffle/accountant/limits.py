@@ -386,3 +386,11 @@ FEW_WIDE_DROP = 1e-3
 # choice of which certified value is computed); False (or SWEEP_CHECKS_EVERY <= 1): every check (main's floats)
 SWEEP_CHECKS = True
 SWEEP_CHECKS_EVERY = 8
+# session 39, exp39b
+# docs/composition.md §2.21: a profile's sweep (§2.19's upper values alone) runs up to SWEEP_UPPER_RUNS upper-only values
+# in a row after a measured gap (instead of WARM_UPPER_RUNS), those past WARM_UPPER_RUNS only while the value stays
+# >= SWEEP_UPPER_FALL times the measured bracket's upper value (else the refinement's full passes measure anew; every
+# value the certified upper value of its pass: a choice of which passes run); False: WARM_UPPER_RUNS (main's floats)
+SWEEP_UPPER_LONG = True
+SWEEP_UPPER_RUNS = 15
+SWEEP_UPPER_FALL = 0.1
