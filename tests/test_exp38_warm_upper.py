@@ -117,10 +117,11 @@ def test_switch_off_is_session36(monkeypatch):
     assert count.values > 0 and np.any(c != a)
 
 
-def test_state_upper_step_and_runs():
+def test_state_upper_step_and_runs(monkeypatch):
     """Warm.upper_step aims the gap at WARM_UPPER_AIM rel_tol (never coarser, at most 2x finer); an upper-only record
     keeps the last measured bracket's upper value and counts the runs; upper_ready stops after WARM_UPPER_RUNS, without
     a measured gap, above GAP_OK rel_tol, outside a sweep reading no lower value, or with the switch off."""
+    switch(monkeypatch, "SWEEP_UPPER_LONG", False)  # (**) session 39, exp39b: §2.19's run length (§2.21 off)
     assert limits.PLAIN_WARM_UPPER and limits.WARM_UPPER_AIM == 0.5
     with plain_warm.warm_sweep():
         key = ("x",)

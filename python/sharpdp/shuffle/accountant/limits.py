@@ -439,3 +439,11 @@ HAT_DENSITY = True
 # estimate hat_density.density_estimate is below HAT_DENSITY_EST times §53's cost (a choice of which bound runs)
 HAT_DENSITY_SHARE = 0.05
 HAT_DENSITY_EST = 0.5
+# session 39, exp39b
+# docs/composition.md §2.21: a profile's sweep (§2.19's upper values alone) runs up to SWEEP_UPPER_RUNS upper-only values
+# in a row after a measured gap (instead of WARM_UPPER_RUNS), those past WARM_UPPER_RUNS only while the value stays
+# >= SWEEP_UPPER_FALL times the measured bracket's upper value (else the refinement's full passes measure anew; every
+# value the certified upper value of its pass: a choice of which passes run); False: WARM_UPPER_RUNS (main's floats)
+SWEEP_UPPER_LONG = True
+SWEEP_UPPER_RUNS = 15
+SWEEP_UPPER_FALL = 0.1

@@ -153,15 +153,26 @@ def upper_ready(warm: Warm | None, rel_tol: float, upper_first: bool) -> bool:
     reads no lower value (``upper_first``), the family's last measured gap is within GAP_OK rel_tol, and fewer than
     ``limits.WARM_UPPER_RUNS`` upper-only values followed it."""
     return bool(limits.PLAIN_WARM_UPPER and upper_first and warm is not None and 0.0 < warm.gap <= GAP_OK * rel_tol
-                and warm.runs < limits.WARM_UPPER_RUNS)
+                and warm.runs < runs_max())
+
+
+def runs_max() -> int:
+    """The most upper-only values in a row after a measured gap: ``limits.WARM_UPPER_RUNS`` (§2.19), or with
+    ``limits.SWEEP_UPPER_LONG`` up to ``limits.SWEEP_UPPER_RUNS`` (docs/composition.md §2.21; those past
+    WARM_UPPER_RUNS accepted only within SWEEP_UPPER_FALL of the measured value, :func:`upper_accepts`)."""
+    if limits.SWEEP_UPPER_LONG:
+        return max(int(limits.WARM_UPPER_RUNS), int(limits.SWEEP_UPPER_RUNS))
+    return int(limits.WARM_UPPER_RUNS)
 
 
 def upper_accepts(warm: Warm, upper: float) -> bool:
     """§2.19's sanity test of an upper-only value (an estimate: a failed one sends the refinement to its full passes):
     not above the family's last upper value (delta is non-increasing in eps) and at least FALL_MAX times the last
-    measured bracket's upper value (the gap was measured near this value)."""
-    return upper <= warm.upper and upper >= FALL_MAX * warm.measured_upper
+    measured bracket's upper value (the gap was measured near this value); past ``limits.WARM_UPPER_RUNS`` values in a
+    row (docs/composition.md §2.21) at least ``limits.SWEEP_UPPER_FALL`` times it."""
+    fall = FALL_MAX if warm.runs < limits.WARM_UPPER_RUNS else max(FALL_MAX, float(limits.SWEEP_UPPER_FALL))
+    return upper <= warm.upper and upper >= fall * warm.measured_upper
 
 
-__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "upper_accepts", "upper_ready",
-           "warm_sweep"]
+__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "runs_max", "upper_accepts",
+           "upper_ready", "warm_sweep"]
