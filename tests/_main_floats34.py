@@ -94,10 +94,10 @@ def session37_floats(monkeypatch) -> None:
 
 
 #: every switch of session 39's rules and its session-38 value (docs/accountant_tail.md §54, §55, docs/accountant.md
-#: §8.17, §9.16 and §9.17, docs/composition.md §2.20)
+#: §8.17, §9.16 and §9.17, docs/composition.md §2.20, §2.21)
 SESSION38 = {"COARSE_KEEP": False, "FINER_DEFAULT_RUN": False, "TOP_FIT": False, "COARSE_FAR": False,
              "HAT_DENSITY": False, "FEW_PAIR_SPLIT": False, "FEW_OPEN_JUMP": False, "VIA_BOTTOM_COVER_TARGET": False,
-             "VIA_BOTTOM_MIRROR_BUDGET": False, "SWEEP_CHECKS": False}
+             "VIA_BOTTOM_MIRROR_BUDGET": False, "SWEEP_CHECKS": False, "SWEEP_UPPER_LONG": False}
 
 
 def session38_floats(monkeypatch) -> None:
