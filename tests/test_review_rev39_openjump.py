@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from sharpdp.shuffle import BlanketMixedGaussian, clear_caches
+from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant, clear_caches
 from sharpdp.shuffle.accountant import closed_forms as cf
 from sharpdp.shuffle.laws import laws_for
 
@@ -77,3 +77,18 @@ def test_term_brackets_and_bracket_hold_the_reference(case):
             clear_caches()
             br = cf.small_n_bracket(law, gam, n, rt)
             assert br is not None and br[0] <= d + tol and br[1] >= d - tol, (case, n, rt, br, d, sd)
+
+
+def test_replace_report_at_n5_holds_the_reference():
+    """rev38's case (a): BMG(0.0222, 0.582), n = 5, replace, eps = 15.11 at rel_tol 3e-2 ... 1e-3 (eps39's bracket
+    [9.855387e-10, 9.856852e-10]; D_up = 9.855758e-10 by the terms above: the exact m <= 2 terms 9.8557535e-10 plus
+    w_2 E[(S_3)_+] / 3 = 4.3e-16)."""
+    g, s0, eps = CASES[0]
+    ref = _terms(g, s0, eps, 5)
+    w = [math.comb(4, k) * g ** k * (1 - g) ** (4 - k) for k in range(5)]
+    d = sum(wk * t[0] for wk, t in zip(w, ref))
+    tol = 6 * math.sqrt(sum((wk * t[1]) ** 2 for wk, t in zip(w, ref))) + 1e-9 * d
+    for rt in (3e-2, 1e-2, 3e-3, 1e-3):
+        clear_caches()
+        lo, up = ShuffleAccountant(BlanketMixedGaussian(g, s0, 1), 5, "replace", rel_tol=rt).get_delta_bounds(eps)
+        assert lo <= d + tol and up >= d - tol, (rt, lo, up, d, tol)
