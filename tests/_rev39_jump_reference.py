@@ -8,8 +8,7 @@ import sys
 import time
 
 import numpy as np
-import scipy.fft as sf
-from _rev29_fft_reference import _law_on_grid
+from _rev39_fft_ld import sum_pmf_ld
 from _review28_ak_reference import GaussXBot
 
 
@@ -27,15 +26,8 @@ class Trunc:
 
 
 def body_pmf(law, low, gamma, n, h, lo, N):
-    k1 = math.floor(low / h) - 1
-    q = _law_on_grid(law, k1 * h, h, N + k1)
-    c = np.zeros(N, dtype=np.longdouble)
-    c[:N + k1] = q
-    c = np.roll(c, k1)
-    f = sf.rfft(c)
-    pk = sf.irfft(np.exp(np.longdouble(n) * np.log1p(np.longdouble(gamma) * (f - 1))), N)
-    i = np.arange(N)
-    xs = (np.where(i < N + lo / h, i, i - N) * h).astype(np.longdouble)
+    """(sorted node values, pmf) of the thinned n-user sum (tests/_rev39_fft_ld.py, long double)."""
+    xs, pk = sum_pmf_ld(law, low, gamma, n, h, lo, N)
     o = np.argsort(xs)
     return xs[o], pk[o]
 
