@@ -1,4 +1,4 @@
-"""Review rev39 (session 39) of eps39's pairs' form (docs/accountant.md §8.17, ``limits.FEW_PAIR_SPLIT``,
+"""Review rev39 (session 39) of eps39's pairs' form (§8.17 of docs/accountant.md, eps39;, ``limits.FEW_PAIR_SPLIT``,
 ``closed_forms.pair_split_upper``): the few-user bracket's terms j >= 2 (k = j + 1 users) bounded above by
 (floor(k / 2) E[(L_1 + L_2)_+] + (k mod 2) E[L_+]) / k (subadditivity of x -> x_+ over disjoint pairs), from the two-user
 term's upper value, and the two-user quadrature's gate read through that form.
@@ -22,7 +22,7 @@ from sharpdp.shuffle.accountant import closed_forms as cf
 from sharpdp.shuffle.laws.finite import FiniteLaw
 
 if not hasattr(cf, "pair_split_upper"):  # (eps39's rule: the file reviews its branch)
-    pytest.skip("no pairs' form (docs/accountant.md §8.17) in this tree", allow_module_level=True)
+    pytest.skip("no pairs' form (§8.17 of docs/accountant.md) in this tree", allow_module_level=True)
 
 LAWS = {"jump": ([-1.0, 40.0], [0.99, 0.01]),
         "jump3": ([-2.0, 0.5, 30.0], [0.7, 0.29, 0.01]),
