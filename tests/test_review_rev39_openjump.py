@@ -1,4 +1,4 @@
-"""Review rev39 (session 39) of eps39's one-user-jump upper form for laws not bounded below (§8.17 of docs/accountant.md, eps39;
+"""Review rev39 (session 39) of eps39's one-user-jump upper form for laws not bounded below (§8.17 of docs/accountant.md:
 (c), ``limits.FEW_OPEN_JUMP``, ``closed_forms._open_depths`` / ``_jump_uppers``) and the pairs' form (§8.17 (a)) on the
 BlanketMixedGaussian's replace law, L = a + b e^(rZ - r^2/2) + b' e^(-rZ - r^2/2) (a = g (1 - e^eps), b = 1 - g,
 b' = -(1 - g) e^eps, r = 1 / sigma0), unbounded on both sides.

@@ -1,4 +1,4 @@
-"""Review rev39 (session 39) of eps39's pairs' form (§8.17 of docs/accountant.md, eps39;, ``limits.FEW_PAIR_SPLIT``,
+"""Review rev39 (session 39) of eps39's pairs' form (§8.17 of docs/accountant.md, ``limits.FEW_PAIR_SPLIT``,
 ``closed_forms.pair_split_upper``): the few-user bracket's terms j >= 2 (k = j + 1 users) bounded above by
 (floor(k / 2) E[(L_1 + L_2)_+] + (k mod 2) E[L_+]) / k (subadditivity of x -> x_+ over disjoint pairs), from the two-user
 term's upper value, and the two-user quadrature's gate read through that form.
