@@ -92,3 +92,16 @@ def test_replace_report_at_n5_holds_the_reference():
         clear_caches()
         lo, up = ShuffleAccountant(BlanketMixedGaussian(g, s0, 1), 5, "replace", rel_tol=rt).get_delta_bounds(eps)
         assert lo <= d + tol and up >= d - tol, (rt, lo, up, d, tol)
+
+
+@pytest.mark.parametrize("g, s0, n, delta", [(0.0511, 0.567, 10, 1e-6), (0.0222, 0.582, 5, 1e-9)])
+def test_get_epsilon_answer_within_delta_by_the_reference(g, s0, n, delta):
+    """get_epsilon (replace, the few-user cells eps39's §8.17 speeds up): D_up at the answer by the AK terms is at most
+    delta (measured on eps39 8ac59805: 9.8256e-7 at eps 12.19475; 9.8626e-10 at eps 15.10980)."""
+    clear_caches()
+    a = ShuffleAccountant(BlanketMixedGaussian(g, s0, 1), n, "replace").get_epsilon(delta)
+    ref = _terms(g, s0, a, n)
+    w = [math.comb(n - 1, k) * g ** k * (1 - g) ** (n - 1 - k) for k in range(n)]
+    d = sum(wk * t[0] for wk, t in zip(w, ref))
+    sd = math.sqrt(sum((wk * t[1]) ** 2 for wk, t in zip(w, ref)))
+    assert d - 6 * sd <= delta, (a, d, sd)
