@@ -59,7 +59,7 @@ def test_convex_tail_only_where_the_density_is_convex(case):
         returned += 1
         p_max, sig = ct
         p0 = float(p(T0))
-X
+        assert p0 * (1 - 1e-9) <= p_max <= max(p0 * (1 + 1e-6), 1e-300), (case, T0, p_max, p0)  # (the formula is L's)
         dh = T0 * 1e-6
         slope = abs(float(p(T0 + dh) - p(T0))) / dh
         assert sig >= slope * (1 - 1e-4), (case, T0, sig, slope)
