@@ -105,3 +105,18 @@ def test_get_epsilon_answer_within_delta_by_the_reference(g, s0, n, delta):
     d = sum(wk * t[0] for wk, t in zip(w, ref))
     sd = math.sqrt(sum((wk * t[1]) ** 2 for wk, t in zip(w, ref)))
     assert d - 6 * sd <= delta, (a, d, sd)
+
+
+def test_closed_form_bracket_at_bmg_n10_eps5_holds_the_reference():
+    """BMG(0.3739, 1.6818), n = 10, replace, eps = 5 (the cell whose closed-form bracket eps39's §8.17 narrows below
+    1e-15; tests/test_viabot_speed.py's premise): the closed-form bracket and the report hold D_up by the AK terms
+    (measured: 1.374542e-16 +- 4e-24 in eps39's [1.374537e-16, 1.375673e-16])."""
+    g, s0, eps, n = 0.3739, 1.6818, 5.0, 10
+    ref = _terms(g, s0, eps, n)
+    w = [math.comb(n - 1, k) * g ** k * (1 - g) ** (n - 1 - k) for k in range(n)]
+    d = sum(wk * t[0] for wk, t in zip(w, ref))
+    tol = 6 * math.sqrt(sum((wk * t[1]) ** 2 for wk, t in zip(w, ref))) + 1e-9 * d
+    clear_caches()
+    acc = ShuffleAccountant(BlanketMixedGaussian(g, s0, 1), n, "replace")
+    for lo, up in (acc.closed_form_bounds(eps), acc.get_delta_bounds(eps)):
+        assert lo <= d + tol and up >= d - tol, (lo, up, d, tol)
