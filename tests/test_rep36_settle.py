@@ -23,6 +23,7 @@ from tests.test_rep33_window_model import _Legs, _brute, _chain  # (exact synthe
 def _off(monkeypatch):
     switch(monkeypatch, "VIA_BOTTOM_SETTLE_GAIN", 0.0)
     switch(monkeypatch, "VIA_BOTTOM_FLOOR_STOP", False)
+    switch(monkeypatch, "HAT_DENSITY", False)  # (**) session 39, lead: pins main's floats; §55 moves σ0 = 1, n = 1e3, eps = 2's legs
 
 
 def _run(legs, eps, on, monkeypatch):
