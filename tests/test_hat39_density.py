@@ -204,6 +204,7 @@ def _acc(kind: str, n: int) -> ShuffleAccountant:
 def test_switch_off_restores_main_floats(monkeypatch, cell):
     kind, n, eps = cell
     switch(monkeypatch, "HAT_DENSITY", False)
+    switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, lead: merged with §54 (and §54.5's gate), main's floats need it off too
     clear_caches()
     assert _acc(kind, n).get_delta_bounds(eps) == MAIN[cell][0]
 

@@ -48,6 +48,8 @@ def far_factor(law: Law, gamma: float, n: int) -> float:
     if not limits.COARSE_FAR or limits.COARSE_FAR_FACTOR <= 1.0 or limits.CAP_COARSE <= 1.0:
         return 1.0  # (CAP_COARSE = 1: no coarser run at all, §48.2's off-value)
     est = max(float(law.stop_loss([max(-(n - 1) * gamma * law.mean(), 0.0)])[0][0]), limits.VALUE_FLOOR)
+    if est < limits.COARSE_FAR_MIN:
+        return 1.0  # (§54.5: below it §55's density cost makes the first run at CAP_COARSE cheap, the 16x run misses)
     return limits.COARSE_FAR_FACTOR if normal_value(law, gamma, n) <= limits.COARSE_FAR_SHARE * est else 1.0
 
 

@@ -447,3 +447,8 @@ HAT_DENSITY_EST = 0.5
 SWEEP_UPPER_LONG = True
 SWEEP_UPPER_RUNS = 15
 SWEEP_UPPER_FALL = 0.1
+# session 39, lead
+# docs/accountant_tail.md §54.5: §54.4's coarser first run only where its one-jump estimate is at least COARSE_FAR_MIN
+# (an estimate choosing the first run; merged with §55, the 16x run missed at GaussianRandomizer(1), n = 1e8, eps = 0.01
+# and the BMG at n = 1e8, eps = 0.1); 0: §54.4 as far39 built it
+COARSE_FAR_MIN = 1e-4
