@@ -224,6 +224,7 @@ def test_unchanged_cells_keep_mains_floats(monkeypatch):
     """The cells of BASE other than the two §38 moves: main's floats with the stage on (it runs only where the sharp
     stage refused)."""
     switch(monkeypatch, "HAT_DENSITY", False)  # (**) session 39, hat39: §55 moves the BMG n = 1e8 cell (its bracket contains this one)
+    switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, lead: with §54.5's gate §54.1 keeps a coarser run there (containing this one)
     bad = []
     for cell, ref in list(BASE.items())[2:]:
         got = _bracket(*cell)
