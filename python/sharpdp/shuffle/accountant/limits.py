@@ -452,3 +452,11 @@ SWEEP_UPPER_FALL = 0.1
 # (an estimate choosing the first run; merged with §55, the 16x run missed at GaussianRandomizer(1), n = 1e8, eps = 0.01
 # and the BMG at n = 1e8, eps = 0.1); 0: §54.4 as far39 built it
 COARSE_FAR_MIN = 1e-4
+# session 40, rep40
+# docs/accountant.md §9.18: at 0 < eps <= VIA_BOTTOM_END_FIRST the loose split search through bot starts from the end
+# split e1 = 0 and f = 0.5 (not f = 0.5 and 0.65; a place to look only, the reported split certified as before); 0: main's
+# start and floats
+VIA_BOTTOM_END_FIRST = 0.1
+# docs/accountant.md §9.18: the cap proofs of §9.3 after the first are skipped where the legs' closed-form upper values
+# put one split's chain of D_up below 1 (none of them can report then); False: main's proofs (and floats)
+VIA_BOTTOM_CAP_REFUTE = True

@@ -21,7 +21,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_F
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
-from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach
+from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
@@ -182,11 +182,14 @@ class ViaBottom(BudgetSearch):
             # early stop (a) of §9 decided by one certified split on loose legs, the cover (every split's value
             # is >= 1: the cap, exactly), the same split on legs at rel_tol (docs/accountant.md §9.3)
             loose = (max(rel_tol, 0.1), self.PROBE_TOL)
-            for proof in (lambda: self._cap_at_one_split(eps, rel_tol, loose), lambda: self._cap_closed(eps, rel_tol),
-                          lambda: self._cap_at_one_split(eps, rel_tol, (rel_tol, rel_tol))):
+            for i, proof in enumerate((lambda: self._cap_at_one_split(eps, rel_tol, loose),
+                                       lambda: self._cap_closed(eps, rel_tol),
+                                       lambda: self._cap_at_one_split(eps, rel_tol, (rel_tol, rel_tol)))):
                 proved = proof()
                 if proved is not None:
                     return self._as_report(eps_in, proved)
+                if i == 0 and cap_refuted(self, eps, rel_tol):  # (§9.18: no proof can report)
+                    break
         # the candidates on legs at ct: rel_tol, or max(rel_tol, 0.1) under the loose search of §9.11 (where one of them
         # is below 1: the cap stops read legs at rel_tol, so at the cap the candidates of before)
         ct = max(rel_tol, 0.1) if self.SHORTCUTS and self.MODEL and limits.VIA_BOTTOM_LOOSE_SEARCH else rel_tol
@@ -199,7 +202,7 @@ class ViaBottom(BudgetSearch):
             low = self._below_floor(eps, self._seen)  # (the model's splits)
             if low is not None:
                 return self._as_report(eps_in, low)
-        if ct != rel_tol and max(self.split(eps, f, ct).upper for f in (0.5, 0.65)) >= 1.0:
+        if ct != rel_tol and max(self.split(eps, f, ct).upper for f in self._start(eps)) >= 1.0:
             ct = rel_tol  # (the model's first splits, cached: near the cap, the candidates of before at once)
         cands = self._candidates(eps, ct, rel_tol, self.SPLITS)
         if ct != rel_tol and min(c.upper for c in cands) >= 1.0:

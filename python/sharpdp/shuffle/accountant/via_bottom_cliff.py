@@ -123,7 +123,8 @@ class CliffSearch:
         certifies the split at rel_tol. With ``limits.VIA_BOTTOM_SETTLE_GAIN`` > 0 (docs/accountant.md §9.13): the steps
         also stop where :func:`settled`, the cliff check tolerates that gain, and a split of SPLITS toward the balanced
         side starts the model where neither first split is balanced; the splits certified are kept in ``_seen``."""
-        seen = self._seen = [self.split(eps, f, rt) for f in (0.5, 0.65)]  # (§9.13: read by the floor stop)
+        start = self._start(eps)
+        seen = self._seen = [self.split(eps, f, rt) for f in start]  # (§9.13: read by the floor stop)
         gain = limits.VIA_BOTTOM_SETTLE_GAIN if limits.VIA_BOTTOM_LOOSE_SEARCH else 0.0
         if gain > 0.0 and not any(self._balanced(x) for x in seen):
             # (§9.13: one leg's share negligible at both, the other's balanced: the split of SPLITS toward the first
@@ -139,7 +140,8 @@ class CliffSearch:
         if not any(self._balanced(x) for x in seen):  # (leg B at a cliff or negligible at both: no model, §9.5)
             return None
         prev = seen[0]
-        ends = [0.0, 1.0]  # (an end of [0, 1] is tried once, in place of a model step that lands near it)
+        ends = [e for e in (0.0, 1.0) if e not in start]  # (an end of [0, 1] is tried once, in place of a model step
+        # that lands near it; the end f = 0 of §9.18's start is seen already)
         pred: float | None = None  # the estimate the last model step predicted at its split (§9.13)
         for i in range(self.MODEL_STEPS + 1):
             if not all(VALUE_FLOOR <= x.upper < 1.0 for x in seen):
@@ -194,6 +196,13 @@ class CliffSearch:
             if not (self._balanced(p) and _estimate(p) >= (1.0 - gain) * _estimate(best)):
                 return None
         return best
+
+    @staticmethod
+    def _start(eps: float) -> tuple[float, float]:
+        """The two splits (in f) the model search of §9.11 starts from: f = 0.5 and 0.65 (two of SPLITS), or, with
+        0 < eps <= ``limits.VIA_BOTTOM_END_FIRST`` (docs/accountant.md §9.18), the end f = 0 and f = 0.5 (at a small
+        eps the chain is nearly linear in f and its least value is most often at the end e1 = 0). A place to look only."""
+        return (0.0, 0.5) if 0.0 < eps <= limits.VIA_BOTTOM_END_FIRST else (0.5, 0.65)
 
     def _balanced(self, s: Split) -> bool:
         """Each leg's share of the split's value is above CLIFF (no cliff of leg B near it, §9.5, §9.10)."""

@@ -54,4 +54,21 @@ def beyond_reach(vb: Any, a: float, e2: float, e_next: float, rel_tol: float) ->
     return bool(b_up < closing_level(a, min(a_up, vb.leg(0, e_next, max(rel_tol, 0.1)).upper)))
 
 
-__all__ = ["beyond_reach", "closing_level"]
+def cap_refuted(vb: Any, eps: float, rel_tol: float) -> bool:
+    """True (``limits.VIA_BOTTOM_CAP_REFUTE``, docs/accountant.md §9.18) where the legs' closed-form upper values of
+    D_up (``ViaBottom._closed_leg``, cached by the first cap proof of §9.3) at the split e1 = SPLITS[0] eps,
+    e2 = eps - e1 lowered as the split's, put the chain A_up(e1) + e^{e1} B_up(e2), rounded up, below 1. Then
+    D_up^A(e1) + e^{e1} D_up^B(eps - e1) < 1 (D_up^B non-increasing, e2 <= eps - e1), while each cap proof of §9.3
+    reports only where lower values of D_up prove that chain >= 1 at every split: none of them can report (a choice of
+    steps only: their answers are the same). False with the switch off."""
+    if not limits.VIA_BOTTOM_CAP_REFUTE:
+        return False
+    e1 = vb.SPLITS[0] * eps
+    e2 = vb._second(eps, e1)
+    if e1 > 700.0:
+        return False
+    a_up, b_up = vb._closed_leg(0, e1, rel_tol)[1], vb._closed_leg(1, e2, rel_tol)[1]
+    return bool((a_up + math.exp(e1) * (1.0 + 4.0 * U) * b_up) * (1.0 + 8.0 * U) < 1.0)
+
+
+__all__ = ["beyond_reach", "cap_refuted", "closing_level"]
