@@ -20,22 +20,9 @@ from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.via_bottom import ViaBottom
 from sharpdp.shuffle.accountant.via_bottom_cover import cap_refuted
 from tests.test_rep36_settle import _gauss  # (one definition)
+from tests.test_rep39_cover_target import _Count  # (the zero-out accountant's leg certifications, counted)
 
 RT = 1e-2
-
-
-class _Counting:
-    """The zero-out accountant of a ViaBottom, counting its leg certifications."""
-
-    def __init__(self, zo):
-        self.zo, self.count = zo, 0
-
-    def __getattr__(self, name):
-        return getattr(self.zo, name)
-
-    def _report(self, *args, **kw):
-        self.count += 1
-        return self.zo._report(*args, **kw)
 
 
 def _run(s, n, eps, monkeypatch, on=True):
@@ -43,10 +30,10 @@ def _run(s, n, eps, monkeypatch, on=True):
         switch(monkeypatch, "VIA_BOTTOM_END_FIRST", 0.0)
         switch(monkeypatch, "VIA_BOTTOM_CAP_REFUTE", False)
     acc = _gauss(s, n)
-    acc._bottom.bottom = zo = _Counting(acc._bottom.bottom)
+    acc._bottom.bottom = zo = _Count(acc._bottom.bottom)
     r = acc.report(eps)
     monkeypatch.undo()
-    return r, zo.count
+    return r, zo.calls
 
 
 def _legs(s, n):
