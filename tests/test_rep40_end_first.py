@@ -1,12 +1,13 @@
-"""Replace-one through bot: the loose split search started from the end split at small eps, and the cap proofs
-refuted by closed-form upper values (docs/accountant.md §9.18, ``limits.VIA_BOTTOM_END_FIRST``,
-``limits.VIA_BOTTOM_CAP_REFUTE``).
+"""Replace-one through bot: the loose split search started from the end split at small eps, the cap proofs refuted
+by closed-form upper values and the search ended at its first split below the value floor (docs/accountant.md §9.18,
+``limits.VIA_BOTTOM_END_FIRST``, ``limits.VIA_BOTTOM_CAP_REFUTE``, ``limits.VIA_BOTTOM_FLOOR_FIRST``).
 
 References independent of the rules: (1) an independent zero-out accountant's tight legs (rel_tol 1e-3) at the reported
 split (the reported bracket against their chain); (2) a brute force of the least split's value over 41 splits
 f = k / 40 from tight legs (the reported split's chain may exceed it only by the search's resolution: its lower value
 at most 0.2 % above, its upper value within rel_tol); (3) the three cap proofs of §9.3 run to their end wherever the refutation fires (none may report);
-(4) the switches off. Counts of certifications, no timings.
+(4) the switches off; (5) below the value floor, the first split's own tight chain. Counts of certifications, no
+timings.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def _run(s, n, eps, monkeypatch, on=True):
     if not on:
         switch(monkeypatch, "VIA_BOTTOM_END_FIRST", 0.0)
         switch(monkeypatch, "VIA_BOTTOM_CAP_REFUTE", False)
+        switch(monkeypatch, "VIA_BOTTOM_FLOOR_FIRST", False)
     acc = _gauss(s, n)
     acc._bottom.bottom = zo = _Count(acc._bottom.bottom)
     r = acc.report(eps)
@@ -144,3 +146,17 @@ def test_cap_refute_keeps_the_brackets(s, n, eps, monkeypatch):
     switch(monkeypatch, "VIA_BOTTOM_CAP_REFUTE", False)
     off = _gauss(s, n).get_delta_bounds(eps)
     assert on == off
+
+
+@pytest.mark.parametrize("s, n, eps", [(4.6, 1000, 1.0), (4.6, 10**5, 0.5), (2.0, 10**5, 2.0), (4.6, 10, 8.0)])
+def test_floor_first_reports_the_first_split_below_the_floor(s, n, eps, monkeypatch):
+    """Below VALUE_FLOOR the model search ends at its first split (f = 0.5 here): the report is that split's certified
+    chain (its upper value above the independent tight chain's lower value there, its lower value below that chain's
+    upper value), below the floor, with fewer certifications than main's search; main's report is below the floor too."""
+    r, legs_on = _run(s, n, eps, monkeypatch, True)
+    off, legs_off = _run(s, n, eps, monkeypatch, False)
+    assert float(r.terms["epsilon_split"]) == 0.5 * eps
+    lo, up = _tight_chain(s, n, eps, 0.5 * eps)
+    assert r.upper >= lo * (1 - 1e-12) and r.lower <= up * (1 + 1e-12)
+    assert r.upper < limits.VALUE_FLOOR and off.upper < limits.VALUE_FLOOR
+    assert legs_on < legs_off

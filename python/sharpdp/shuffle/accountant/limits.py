@@ -460,3 +460,6 @@ VIA_BOTTOM_END_FIRST = 0.1
 # docs/accountant.md §9.18: the cap proofs of §9.3 after the first are skipped where the legs' closed-form upper values
 # put one split's chain of D_up below 1 (none of them can report then); False: main's proofs (and floats)
 VIA_BOTTOM_CAP_REFUTE = True
+# docs/accountant.md §9.18: the model search of §9.11 ends at its first split where that split's upper value is below
+# §9.13's floor level (rule 4 of §9.13 reports it; with VIA_BOTTOM_FLOOR_STOP); False: main's (its two start splits)
+VIA_BOTTOM_FLOOR_FIRST = True

@@ -48,6 +48,7 @@ class CliffSearch:
     _leg_cache: dict[tuple[int, float, float], AccountantReport]
     _seen: list[Split]  # the splits the last model search certified
     _edge_e2: list[float | None]  # leg B's closed-form edge (§9.14), once computed: [e2*] or [None]
+    _floor_bar: float  # the level of §9.13's floor stop (BudgetSearch's)
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
               rough_b: bool = False) -> Split:
@@ -124,7 +125,10 @@ class CliffSearch:
         also stop where :func:`settled`, the cliff check tolerates that gain, and a split of SPLITS toward the balanced
         side starts the model where neither first split is balanced; the splits certified are kept in ``_seen``."""
         start = self._start(eps)
-        seen = self._seen = [self.split(eps, f, rt) for f in start]  # (§9.13: read by the floor stop)
+        seen = self._seen = [self.split(eps, start[0], rt)]  # (§9.13: read by the floor stop)
+        if limits.VIA_BOTTOM_FLOOR_FIRST and limits.VIA_BOTTOM_FLOOR_STOP and seen[0].upper < self._floor_bar:
+            return None  # (§9.18: the first split below the floor is the search's end, §9.13's rule 4 reports it)
+        seen.append(self.split(eps, start[1], rt))
         gain = limits.VIA_BOTTOM_SETTLE_GAIN if limits.VIA_BOTTOM_LOOSE_SEARCH else 0.0
         if gain > 0.0 and not any(self._balanced(x) for x in seen):
             # (§9.13: one leg's share negligible at both, the other's balanced: the split of SPLITS toward the first
