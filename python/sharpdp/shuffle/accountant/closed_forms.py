@@ -307,6 +307,16 @@ def _may_meet(law: Law, m: int, gamma: float, e0: tuple[float, float], rel_tol: 
     return est
 
 
+def _gate_tol(rel_tol: float | None) -> float | None:
+    """The rel_tol that :func:`small_n_bracket`'s two cost gates read (whether the bracket is formed beyond
+    JUMP_N_MAX, whether the two-user quadrature runs): ``rel_tol``, or with ``limits.FEW_FINER`` on at least
+    ``limits.FEW_FINER_TOL`` (the default request's), so that a finer request forms the bracket, and runs the
+    quadrature, wherever the default request would (docs/accountant.md §8.18; a choice only)."""
+    if rel_tol is None or not limits.FEW_FINER:
+        return rel_tol
+    return max(rel_tol, float(limits.FEW_FINER_TOL))
+
+
 def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
     """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
     None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
@@ -328,11 +338,13 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     e0_lo, e0_up = stop_loss_bracket(law, 0.0)
     if not (e0_up > 0.0 and math.isfinite(e0_up)):
         return None
+    # the gates' rel_tol: a finer request forms the bracket wherever the default's would (docs/accountant.md §8.18)
+    gate_tol = _gate_tol(rel_tol)
     if n <= JUMP_N_MAX:
         w_all = _binomial_weights(n - 1, gamma)
         jj, w_all_lo = np.arange(n), w_all * (1.0 - _W_MARGIN)
     else:  # beyond JUMP_N_MAX: the window of terms that matter, log-gamma weights (docs/accountant.md §8.16)
-        est = _may_meet(law, n - 1, gamma, (e0_lo, e0_up), rel_tol) if rel_tol is not None else math.inf
+        est = _may_meet(law, n - 1, gamma, (e0_lo, e0_up), gate_tol) if gate_tol is not None else math.inf
         if est is None:
             return None  # (the cost gate's second part, docs/accountant.md §8.16: an estimate, choosing only)
         wide = _wide_weights(n - 1, gamma)
@@ -362,7 +374,7 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
         # (met already: within 0.5 rel_tol on main, 0.9 FEW_PAIR_GATE rel_tol with §8.17 on)
         fac = float(limits.FEW_PAIR_GATE) if split else 0.5
         done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= (0.9 * fac if split else fac) * rel_tol * est
-        if not done and (rel_tol is None or gate <= fac * rel_tol * est):
+        if not done and (gate_tol is None or gate <= fac * gate_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))

@@ -452,3 +452,10 @@ SWEEP_UPPER_FALL = 0.1
 # (an estimate choosing the first run; merged with §55, the 16x run missed at GaussianRandomizer(1), n = 1e8, eps = 0.01
 # and the BMG at n = 1e8, eps = 0.1); 0: §54.4 as far39 built it
 COARSE_FAR_MIN = 1e-4
+# session 40, eps40
+# docs/accountant.md §8.18: small_n_bracket's two cost gates (§8.16 (c)'s estimate, §6.8 (d) / §8.17 (b)'s quadrature
+# gate) read max(rel_tol, FEW_FINER_TOL), the default request's rel_tol: a finer request forms the few-user bracket (and
+# its quadrature) wherever the default request would, and the driver intersects it with the engines' bracket (a choice
+# of which certified values are computed); False: the gates read rel_tol (main's floats)
+FEW_FINER = True
+FEW_FINER_TOL = 1e-2
