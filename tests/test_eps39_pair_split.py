@@ -204,6 +204,7 @@ def test_switch_off_restores_main(monkeypatch):
     """With both switches off the case keeps main 72b04806's bracket at rel_tol 3e-3 (the cap E[L_+])."""
     switch(monkeypatch, "FEW_PAIR_SPLIT", False)
     switch(monkeypatch, "FEW_OPEN_JUMP", False)
+    switch(monkeypatch, "FEW_FINER", False)  # (**) session 40, eps40: §8.18's gate at 1e-2 runs the quadrature (nested)
     lo, up = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=3e-3).get_delta_bounds(EPS)
     assert (lo, up) == (9.851659886515332e-10, 1.077728279352123e-09)
 
