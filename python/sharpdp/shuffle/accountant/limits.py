@@ -459,3 +459,9 @@ COARSE_FAR_MIN = 1e-4
 # of which certified values are computed); False: the gates read rel_tol (main's floats)
 FEW_FINER = True
 FEW_FINER_TOL = 1e-2
+# docs/accountant.md §8.19: the few-user terms' upper values also from the multi-jump form (m >= 2 high users of the
+# j + 1, each charged E[(L - (j + 1 - m) c / m)_+]) for m <= FEW_MULTI_M, at each term's best one-jump depth, where the
+# terms' array holds at most FEW_MULTI_TERMS terms (a cost gate); False: §6.8 (b) / §8.17 (c)'s form alone (main's floats)
+FEW_MULTI_JUMP = True
+FEW_MULTI_M = 4
+FEW_MULTI_TERMS = 1024
