@@ -243,9 +243,10 @@ def _multi_jump_uppers(law: Law, j: np.ndarray, cs: np.ndarray, p_ups: np.ndarra
         comb = np.ones_like(t)
         for r in range(1, k_m):
             comb[r:] *= (jf - (r - 1)) / r
-        lp = (jf - i_all) * np.log1p(-np.minimum(p, 1.0 - 1e-16)) + i_all * np.log(np.maximum(p, 1e-320))
-        prob = comb * np.exp(lp) * (1.0 - 1e-11)
-    prob = np.where((i_all <= jf) & (prob >= 1e-300) & (p < 1.0) & ok & np.isfinite(prob), prob, 0.0)
+        ex = np.exp((jf - i_all) * np.log1p(-np.minimum(p, 1.0 - 1e-16)) + i_all * np.log(np.maximum(p, 1e-320)))
+        prob = comb * ex * (1.0 - 1e-11)
+    # (0 where exp's value is below 1e-300: subnormals lose their relative precision)
+    prob = np.where((i_all <= jf) & (ex >= 1e-300) & (p < 1.0) & ok & np.isfinite(prob), prob, 0.0)
     s = np.sum(prob * (e0_up - phi), axis=0) * (1.0 - 1e-12)
     return np.where(ok, (e0_up - s) * (1.0 + 1e-12), e0_up)
 
