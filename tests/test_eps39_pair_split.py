@@ -91,6 +91,7 @@ def test_bracket_contains_enumeration_and_nests_in_mains(seed, monkeypatch):
 def test_pairs_form_moves_the_upper_value(monkeypatch):
     """A law whose one-user-jump form is loose (bulk spread over three decades): the rule lowers the upper value."""
     law = FiniteLaw(np.array([-1000.0, -30.0, -0.5, 0.8, 40.0]), np.array([0.5, 0.3, 0.19, 0.009, 0.001]))
+    switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, eps40: §8.19's form alone already gives this upper value
     ref = _exact_dup(law.values, law.probs, 0.6, 6)
     lo, up = small_n_bracket(law, 0.6, 6)
     assert lo <= ref <= up
@@ -204,6 +205,7 @@ def test_switch_off_restores_main(monkeypatch):
     """With both switches off the case keeps main 72b04806's bracket at rel_tol 3e-3 (the cap E[L_+])."""
     switch(monkeypatch, "FEW_PAIR_SPLIT", False)
     switch(monkeypatch, "FEW_OPEN_JUMP", False)
+    switch(monkeypatch, "FEW_FINER", False)  # (**) session 40, eps40: §8.18's gate at 1e-2 runs the quadrature (nested)
     lo, up = ShuffleAccountant(BlanketMixedGaussian(G, S0, 1), N, "replace", rel_tol=3e-3).get_delta_bounds(EPS)
     assert (lo, up) == (9.851659886515332e-10, 1.077728279352123e-09)
 

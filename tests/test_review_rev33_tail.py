@@ -88,6 +88,7 @@ def test_same_floats_as_main_at_default_rel_tol(cell, n, eps, lo, up, monkeypatc
     switch(monkeypatch, "TV_WEIGHTED", False)  # (**) session 37, hat37: pins main's floats; §51's values: test_hat37_tv_weight.py
     switch(monkeypatch, "CLOSED_WHOLE_ACCEPT", 0.0)  # (**) session 37, hat37
     switch(monkeypatch, "FEW_PAIR_SPLIT", False)  # (**) session 39, lead: §8.17 skips the two-user quadrature where the bracket meets 0.9 rel_tol: the n = 2 cell 0.05 % -> 0.15 % wide
+    switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, eps40: §8.19 lowers the n = 5 cells' upper values (nested)
     clear_caches()
     got = ShuffleAccountant(_make(cell), n, "zero_out").get_delta_bounds(eps)
     assert (float(got[0]), float(got[1])) == (lo, up)

@@ -205,13 +205,50 @@ def _jump_uppers(law: Law, j: np.ndarray, cs, p_ups, e0_up: float, up_j: np.ndar
     err = law.value_error
     t_ups = [np.nextafter(j * c * (1.0 - 1e-15) - err, -np.inf) for c in cs]  # (rounded down)
     sl_ups = np.split(law.stop_loss(np.concatenate(t_ups))[1], len(cs))
-    for p_up_c, sl_up in zip(p_ups, sl_ups):
+    best, at = np.full(j.size, np.inf), np.full(j.size, -1)  # (each term's best depth: the multi-jump form's, §8.19)
+    for ic, (p_up_c, sl_up) in enumerate(zip(p_ups, sl_ups)):
         p_up = min(float(p_up_c), 1.0)
         with np.errstate(divide="ignore", under="ignore"):
             q = np.exp(j * math.log1p(-p_up)) * (1.0 - 1e-12) if p_up < 1.0 else np.zeros(j.size)
         e1_up = np.minimum(sl_up, e0_up)
-        up_j = np.minimum(up_j, (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12))  # (decreasing in q)
+        form = (q * e1_up + (1.0 - q) * e0_up) * (1.0 + 1e-12)  # (decreasing in q)
+        better = form < best
+        best, at = np.where(better, form, best), np.where(better, ic, at)
+        up_j = np.minimum(up_j, form)
+    if limits.FEW_MULTI_JUMP and 0 < j.size <= int(limits.FEW_MULTI_TERMS):
+        up_j = np.minimum(up_j, _multi_jump_uppers(law, j, np.asarray(cs, float), np.asarray(p_ups, float), at, e0_up))
     return up_j
+
+
+def _multi_jump_uppers(law: Law, j: np.ndarray, cs: np.ndarray, p_ups: np.ndarray, at: np.ndarray,
+                       e0_up: float) -> np.ndarray:
+    """Upper values of E[(S_{j+1})_+] / (j + 1) from the multi-jump form of docs/accountant.md §8.19 at the depth
+    ``cs[at]`` of each term (``at`` < 0: none, E[L_+]): with B ~ Bin(j, p), p = P(L > -c) (an upper value: the form is
+    non-decreasing in p), t_m = (j + 1 - m) c / m and M = ``limits.FEW_MULTI_M``,
+    E[(S_{j+1})_+] / (j + 1) <= sum_{i < M} P(B = i) E[(L - t_{i+1})_+] + P(B >= M) E[L_+], evaluated as
+    E_up - sum_{i < M} P_lo(B = i) (E_up - min(E_up, phi_up(t_{i+1}))) with lower values of the binomial
+    probabilities and thresholds rounded down."""
+    err = law.value_error
+    k_m = int(limits.FEW_MULTI_M)
+    ok = at >= 0
+    c = np.where(ok, cs[np.maximum(at, 0)], 0.0)
+    p = np.minimum(np.where(ok, p_ups[np.maximum(at, 0)], 1.0), 1.0)
+    jf = j.astype(float)
+    i_all = np.arange(k_m, dtype=float)[:, None]  # (i other users high: m = i + 1 high users)
+    t = np.nextafter((jf - i_all) * c / (i_all + 1.0) * (1.0 - 1e-15) - err, -np.inf)  # (rounded down)
+    phi = np.minimum(law.stop_loss(np.maximum(t, -err).ravel())[1].reshape(t.shape), e0_up)
+    with np.errstate(divide="ignore", under="ignore", invalid="ignore"):
+        # P(B = i) = C(j, i) p^i (1 - p)^(j - i): C(j, i) by its exact product for i < M (integers below 2^53), the
+        # powers through log1p and exp (relative error below 1e-12 where the result is >= 1e-300, docs §8.19)
+        comb = np.ones_like(t)
+        for r in range(1, k_m):
+            comb[r:] *= (jf - (r - 1)) / r
+        ex = np.exp((jf - i_all) * np.log1p(-np.minimum(p, 1.0 - 1e-16)) + i_all * np.log(np.maximum(p, 1e-320)))
+        prob = comb * ex * (1.0 - 1e-11)
+    # (0 where exp's value is below 1e-300: subnormals lose their relative precision)
+    prob = np.where((i_all <= jf) & (ex >= 1e-300) & (p < 1.0) & ok & np.isfinite(prob), prob, 0.0)
+    s = np.sum(prob * (e0_up - phi), axis=0) * (1.0 - 1e-12)
+    return np.where(ok, (e0_up - s) * (1.0 + 1e-12), e0_up)
 
 
 def _open_depths(law: Law) -> tuple[list[float], np.ndarray]:
@@ -307,6 +344,16 @@ def _may_meet(law: Law, m: int, gamma: float, e0: tuple[float, float], rel_tol: 
     return est
 
 
+def _gate_tol(rel_tol: float | None) -> float | None:
+    """The rel_tol that :func:`small_n_bracket`'s two cost gates read (whether the bracket is formed beyond
+    JUMP_N_MAX, whether the two-user quadrature runs): ``rel_tol``, or with ``limits.FEW_FINER`` on at least
+    ``limits.FEW_FINER_TOL`` (the default request's), so that a finer request forms the bracket, and runs the
+    quadrature, wherever the default request would (docs/accountant.md §8.18; a choice only)."""
+    if rel_tol is None or not limits.FEW_FINER:
+        return rel_tol
+    return max(rel_tol, float(limits.FEW_FINER_TOL))
+
+
 def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None) -> tuple[float, float] | None:
     """Certified (lower, upper) of D_up at small n from few-user terms (docs/accountant.md §6.8);
     None when nothing applies (n outside 2..JUMP_N_MAX, L <= 0, trivial laws). ``rel_tol``: the
@@ -328,11 +375,13 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
     e0_lo, e0_up = stop_loss_bracket(law, 0.0)
     if not (e0_up > 0.0 and math.isfinite(e0_up)):
         return None
+    # the gates' rel_tol: a finer request forms the bracket wherever the default's would (docs/accountant.md §8.18)
+    gate_tol = _gate_tol(rel_tol)
     if n <= JUMP_N_MAX:
         w_all = _binomial_weights(n - 1, gamma)
         jj, w_all_lo = np.arange(n), w_all * (1.0 - _W_MARGIN)
     else:  # beyond JUMP_N_MAX: the window of terms that matter, log-gamma weights (docs/accountant.md §8.16)
-        est = _may_meet(law, n - 1, gamma, (e0_lo, e0_up), rel_tol) if rel_tol is not None else math.inf
+        est = _may_meet(law, n - 1, gamma, (e0_lo, e0_up), gate_tol) if gate_tol is not None else math.inf
         if est is None:
             return None  # (the cost gate's second part, docs/accountant.md §8.16: an estimate, choosing only)
         wide = _wide_weights(n - 1, gamma)
@@ -362,7 +411,7 @@ def small_n_bracket(law: Law, gamma: float, n: int, rel_tol: float | None = None
         # (met already: within 0.5 rel_tol on main, 0.9 FEW_PAIR_GATE rel_tol with §8.17 on)
         fac = float(limits.FEW_PAIR_GATE) if split else 0.5
         done = rel_tol is not None and gap + w[0] * (up_j[0] - lo_j[0]) <= (0.9 * fac if split else fac) * rel_tol * est
-        if not done and (rel_tol is None or gate <= fac * rel_tol * est):
+        if not done and (gate_tol is None or gate <= fac * gate_tol * est):
             p_lo, p_up = _pair_term(law, e0_lo)
             lo_j[0] = max(lo_j[0], 0.5 * p_lo)
             up_j[0] = min(up_j[0], 0.5 * p_up * (1.0 + 1e-12))

@@ -463,3 +463,16 @@ VIA_BOTTOM_CAP_REFUTE = True
 # docs/accountant.md §9.18: the model search of §9.11 ends at its first split where that split's upper value is below
 # §9.13's floor level (rule 4 of §9.13 reports it; with VIA_BOTTOM_FLOOR_STOP); False: main's (its two start splits)
 VIA_BOTTOM_FLOOR_FIRST = True
+# session 40, eps40
+# docs/accountant.md §8.18: small_n_bracket's two cost gates (§8.16 (c)'s estimate, §6.8 (d) / §8.17 (b)'s quadrature
+# gate) read max(rel_tol, FEW_FINER_TOL), the default request's rel_tol: a finer request forms the few-user bracket (and
+# its quadrature) wherever the default request would, and the driver intersects it with the engines' bracket (a choice
+# of which certified values are computed); False: the gates read rel_tol (main's floats)
+FEW_FINER = True
+FEW_FINER_TOL = 1e-2
+# docs/accountant.md §8.19: the few-user terms' upper values also from the multi-jump form (m >= 2 high users of the
+# j + 1, each charged E[(L - (j + 1 - m) c / m)_+]) for m <= FEW_MULTI_M, at each term's best one-jump depth, where the
+# terms' array holds at most FEW_MULTI_TERMS terms (a cost gate); False: §6.8 (b) / §8.17 (c)'s form alone (main's floats)
+FEW_MULTI_JUMP = True
+FEW_MULTI_M = 4
+FEW_MULTI_TERMS = 1024
