@@ -452,3 +452,8 @@ SWEEP_UPPER_FALL = 0.1
 # (an estimate choosing the first run; merged with §55, the 16x run missed at GaussianRandomizer(1), n = 1e8, eps = 0.01
 # and the BMG at n = 1e8, eps = 0.1); 0: §54.4 as far39 built it
 COARSE_FAR_MIN = 1e-4
+# session 40, exp40
+# docs/composition.md §2.22: the pair's last sampling stage takes a point's bracket at once (not its upper value first)
+# where its nearest bracketed samples' gaps say capped_cover would take that bracket afterwards (an estimate choosing
+# which certified evaluation runs); False: main's upper values first and capped_cover's brackets (main's floats)
+PAIR_BRACKET_AHEAD = True
