@@ -1,11 +1,12 @@
 """Session 40, exp40: the pair's last sampling stage takes a point's bracket at once where its bracketed neighbours'
 gaps say ``capped_cover`` would take it afterwards (docs/composition.md §2.22, ``pair_ahead.bracket_ahead``, switch
-``limits.PAIR_BRACKET_AHEAD``).
+``limits.PAIR_BRACKET_AHEAD``); the pair's own sampling inside the plain engine's warm sweep (§2.23,
+``pair_ahead.pair_warm``, switch ``limits.PAIR_WARM_START``).
 
 References: the exact blanket divergence of k-RR under replace-one adjacency by multinomial sums
 (tests/data/make_krr_reference.py, independent of sharpdp: its atoms in closed form); the n = 2 mpmath quadrature of the
 BMG's output densities (tests/_bmg_reference.py); the accountant's own ``get_delta`` on a fresh object (the export's
-goal is stated against it); main c6d2e6a1's pairs (checksums recorded from /work/venv/main) with the switch off.
+goal is stated against it) and its lower values at rel_tol 1e-3 (main's passes, no sweep); main c6d2e6a1's pairs (checksums recorded from /work/venv/main) with the switch off.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from test_prof36_warm import KRR_REF  # (the exact k-RR sums' loader: tests/data
 from sharpdp.shuffle import (BlanketMixedGaussian, PrivUnit, RandomizedResponse, ShuffleAccountant, clear_caches,
                              dominating_pair)
 from sharpdp.shuffle import pair_accuracy, profile
+from sharpdp.shuffle.accountant import plain_warm
 from sharpdp.shuffle.pair_accuracy import GOAL, cap_tau
 from sharpdp.shuffle.pair_ahead import bracket_ahead
 
@@ -33,11 +35,12 @@ class _Spy:
 
     def __init__(self, monkeypatch):
         self.ahead: list = []
-        self.rebracketed = self.evaluations = 0
+        self.rebracketed = self.evaluations = self.warm = 0
         real, real_cover, real_eval = profile.bracket_ahead, profile.capped_cover, profile._grid_eval
 
         def evaluate(acc, ks, *a, **k):
             self.evaluations += len(ks)
+            self.warm += len(ks) * plain_warm.active()
             return real_eval(acc, ks, *a, **k)
 
         def ahead(*a, **k):
@@ -112,20 +115,22 @@ ROUNDS = {"krr": (RandomizedResponse(5, 1.0), 300, "replace"), "privunit": (Priv
 
 @pytest.mark.parametrize("name", sorted(ROUNDS))
 def test_switch_off_is_main_and_on_saves_evaluations(name, monkeypatch):
-    """Switch off: main's pair bit for bit. On: the rule brackets many points ahead, capped_cover re-brackets fewer,
-    and the pair takes fewer certified evaluations in all."""
+    """Switches off: main's pair bit for bit. On: the rule brackets many points ahead, capped_cover re-brackets fewer,
+    the pair takes fewer certified evaluations in all, and its sampling runs in the warm sweep (§2.23)."""
     rz, n, adj = ROUNDS[name]
     spy = _Spy(monkeypatch)
     clear_caches()
     on = dominating_pair(ShuffleAccountant(rz, n, adj), progress=False)
-    ahead, rebr, evals = len(spy.ahead), spy.rebracketed, spy.evaluations
+    ahead, rebr, evals, warm = len(spy.ahead), spy.rebracketed, spy.evaluations, spy.warm
+    assert warm >= 0.5 * evals  # (the sampling's; capped_cover's re-brackets run outside the sweep)
     switch(monkeypatch, "PAIR_BRACKET_AHEAD", False)
+    switch(monkeypatch, "PAIR_WARM_START", False)
     spy.ahead.clear()
-    spy.rebracketed = spy.evaluations = 0
+    spy.rebracketed = spy.evaluations = spy.warm = 0
     clear_caches()
     off = dominating_pair(ShuffleAccountant(rz, n, adj), progress=False)
     assert (off.sample_epsilons.size, float(np.sum(off.sample_deltas)), _digest(off)) == MAIN[name]
-    assert not spy.ahead
+    assert not spy.ahead and spy.warm == 0
     assert ahead >= 50 and rebr < spy.rebracketed
     assert evals < spy.evaluations, (evals, spy.evaluations)  # (the re-brackets saved)
     assert _digest(on) != _digest(off)
@@ -185,3 +190,22 @@ def test_bmg_n2_pair_against_quadrature(monkeypatch):
     gd = np.array([fresh.get_delta(float(e)) for e in eps_between])
     big = gd >= 1e-12
     assert np.all(got[big] <= gd[big] * (1 + GOAL)), np.max(got[big] / gd[big])
+
+
+def test_private_round_pair_against_tighter_brackets(monkeypatch):
+    """The private round BMG(0.95, 4.6), n = 1e4 (the plain engine, warm in the pair's sampling): 40 of its samples at
+    or above the lower value of a fresh rel_tol = 1e-3 bracket (get_delta_bounds, main's passes, no sweep) and within
+    1 % above a fresh get_delta there."""
+    spy = _Spy(monkeypatch)
+    clear_caches()
+    rz = BlanketMixedGaussian(0.95, 4.6, 1)
+    pair = dominating_pair(ShuffleAccountant(rz, 10**4, "zero_out"), progress=False)
+    assert spy.warm >= 100
+    se, sd = pair.sample_epsilons, pair.sample_deltas
+    keep = np.flatnonzero((sd >= 1e-12) & (se > 0))
+    idx = keep[np.linspace(0, keep.size - 1, 40).astype(int)]
+    e = np.nextafter(se[idx], 0.0)
+    lo, _ = ShuffleAccountant(rz, 10**4, "zero_out", rel_tol=1e-3).get_delta_bounds(e)
+    assert np.all(sd[idx] >= lo), np.min(sd[idx] / lo)
+    gd = ShuffleAccountant(rz, 10**4, "zero_out").get_delta(e)
+    assert np.all(sd[idx] <= gd * (1 + GOAL)), np.max(sd[idx] / gd)

@@ -7,6 +7,9 @@ The last stage of :func:`sharpdp.shuffle.profile.dominating_pair`'s sampling tak
 (§2.12). Where the bracketed samples around a new point already say so, :func:`bracket_ahead` asks for that point's
 bracket in place of its upper value first: one certified evaluation instead of two. An estimate that chooses which
 certified evaluation runs, never a value.
+
+:func:`pair_warm`: whether the pair's own sampling runs inside the plain engine's warm sweep
+(``plain_warm.warm_sweep``, ``docs/composition.md`` §2.18) as a privacy profile's does (§2.23).
 """
 
 from __future__ import annotations
@@ -61,4 +64,12 @@ def bracket_ahead(vals: dict, points, tau: float | None, floor: float = ACCURATE
     return out
 
 
-__all__ = ["bracket_ahead"]
+def pair_warm() -> bool:
+    """Whether :func:`~sharpdp.shuffle.profile.dominating_pair`'s own sampling (default ``epsilons``, not the ``lower``
+    reference, not through bot) runs inside ``plain_warm.warm_sweep`` (``docs/composition.md`` §2.23): the refinements
+    of the plain and block lattice paths start at the law family's last final step and clamps, each pass certified
+    whatever its step and clamps; ``limits.PAIR_WARM_START`` False: main's passes and floats."""
+    return bool(limits.PAIR_WARM_START)
+
+
+__all__ = ["bracket_ahead", "pair_warm"]

@@ -457,3 +457,7 @@ COARSE_FAR_MIN = 1e-4
 # where its nearest bracketed samples' gaps say capped_cover would take that bracket afterwards (an estimate choosing
 # which certified evaluation runs); False: main's upper values first and capped_cover's brackets (main's floats)
 PAIR_BRACKET_AHEAD = True
+# docs/composition.md §2.23: the pair's own sampling (default epsilons, not lower, not through bot) runs inside §2.18's
+# warm sweep (plain_warm.warm_sweep: the refinements start at the family's last final step and clamps, every pass
+# certified); False: main's passes and floats
+PAIR_WARM_START = True
