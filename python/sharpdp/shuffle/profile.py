@@ -34,6 +34,7 @@ from sharpdp.shuffle.accountant.plain_warm import warm_sweep
 from sharpdp.shuffle.accountant.sweep_checks import check_sweep
 from sharpdp.shuffle.bottom_values import level_decider
 from sharpdp.shuffle.pair_accuracy import cap_tau, capped_cover
+from sharpdp.shuffle.pair_ahead import bracket_ahead, pair_warm
 from sharpdp.shuffle.pair_legs import LOOSE_TOL, leg_curves, leg_floor, leg_sampler
 from sharpdp.shuffle.pair_budget import applies as budget_applies
 from sharpdp.shuffle.pair_budget import segment_targets
@@ -328,7 +329,7 @@ def _k_limit(accountant, dx: float) -> int:
 
 def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluations: int, rel_tol: float,
                     progress: bool | None = None, refine_floor: float = _REFINE_FLOOR, upper_first: bool = False,
-                    label: str = "", seed: dict | None = None, budget: bool = False):
+                    label: str = "", seed: dict | None = None, budget: bool = False, ahead: float | None = None):
     """Adaptive grid 0 <= k <= k_lim (eps = k dx) and the certified (lower, upper) values there,
     ``evaluate(ks)`` giving them for an int64 array of lattice indices (``upper_first``: the doubling points
     and the last refinement stage call ``evaluate(ks, False)``, upper values first: lower values NaN where not
@@ -424,7 +425,9 @@ def _sample_profile(evaluate, k_lim: int, dx: float, floor: float, max_evaluatio
                 break
         # the last stage's points need upper values only: the lower values (bracket gaps) of the earlier
         # samples around them stand in for theirs in cover_upper (docs/embedding.md §3.2)
-        ev(take, not upper_first or len(levels) > 1)
+        first = bracket_ahead(vals, take, ahead) if upper_first and len(levels) == 1 else []  # (§2.22)
+        ev(first)
+        ev(sorted(set(take) - set(first)), not upper_first or len(levels) > 1)
     bar.total = bar.n  # finished: nothing more to come
     bar.close()
     ks = np.array(sorted(vals), dtype=np.int64)
@@ -563,10 +566,13 @@ def _build(accountant, dx, e_arr, floor, max_ev, rtol, cover_upper, lower, progr
         lo_v, up_v = explicit_eval(evaluate, ks, progress, round_label(accountant))
         up_v = np.minimum.accumulate(up_v)
     else:
-        ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
-                                         _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
-                                         upper_first=not lower, label=round_label(accountant), seed=seed,
-                                         budget=budget_applies(accountant, cover_upper, lower))
+        own = not lower and not getattr(accountant, "via_bottom", False)  # (§2.22, §2.23: the pair's own sampling)
+        with warm_sweep() if own and pair_warm() else nullcontext():
+            ks, lo_v, up_v = _sample_profile(evaluate, max(k_lim, 1), dx, floor, max_ev, rtol, progress,
+                                             _LEG_FLOOR if getattr(accountant, "via_bottom", False) else _REFINE_FLOOR,
+                                             upper_first=not lower, label=round_label(accountant), seed=seed,
+                                             budget=budget_applies(accountant, cover_upper, lower),
+                                             ahead=cap_tau(rtol) if own and cover_upper else None)
     if cover_upper and not lower:  # cover's factor capped by the samples' lower values (docs/composition.md §2.12)
         smooth = contract.local_epsilon(getattr(accountant, "randomizer", None)) is None  # (no atoms: §4.10's check)
         up_v = capped_cover(lo_v, up_v, cap_tau(rtol), lambda idx: _grid_eval(accountant, ks[idx], dx),

@@ -476,3 +476,12 @@ FEW_FINER_TOL = 1e-2
 FEW_MULTI_JUMP = True
 FEW_MULTI_M = 4
 FEW_MULTI_TERMS = 1024
+# session 40, exp40
+# docs/composition.md §2.22: the pair's last sampling stage takes a point's bracket at once (not its upper value first)
+# where its nearest bracketed samples' gaps say capped_cover would take that bracket afterwards (an estimate choosing
+# which certified evaluation runs); False: main's upper values first and capped_cover's brackets (main's floats)
+PAIR_BRACKET_AHEAD = True
+# docs/composition.md §2.23: the pair's own sampling (default epsilons, not lower, not through bot) runs inside §2.18's
+# warm sweep (plain_warm.warm_sweep: the refinements start at the family's last final step and clamps, every pass
+# certified); False: main's passes and floats
+PAIR_WARM_START = True
