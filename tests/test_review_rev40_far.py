@@ -13,7 +13,8 @@ References (computed offline by rev40, main c6d2e6a1, fresh processes):
   E[S'_+] of the n - 1 body users; window checked by its edge masses <= 4e-12; two jumps: (n gamma P(L > T))^2 ~ 6e-9),
   at steps 32 and 16 (eps 2: 64): 5.690623e-4 / 5.690463e-4 (eps 0.5), 2.371998e-4 (eps 1; h = 16's window too narrow,
   its edge mass 1e-5: rejected; a plain long-double FFT of the whole sum, the mass beyond the window added to first order,
-  gives 2.37196e-4 at h = 128 on a window 2.1e9 wide), 6.694251e-5 (eps 2). Tolerance: 2e-4 relative (the two
+  gives 2.37196e-4 at h = 128 on a window 2.1e9 wide), 6.694251e-5 (eps 2); eps 0.1: 2.561283e-3 / 2.561135e-3
+  (h = 16's edge mass 1.6e-8: its window a little narrow), eps 4 (T = 1e8, h = 128, 2^25 nodes): 6.969588e-6. Tolerance: 2e-4 relative (the two
   methods' and steps' differences are <= 3e-5 relative).
   Found on the way: rev38's FFT value at eps 0.5 (tests/test_review_rev38_fft.py, 5.69509e-4 with tolerance 1.2e-7) is
   biased high by the circular window (the sum's values above its top fold onto its negative side, which E[S] + E[S_-]
@@ -39,9 +40,11 @@ TIGHT = {("g", (0.5,), 10**8, 2.0): (0.0005753726071380146, 0.000576110284297680
          ("b", (0.0786, 0.597), 10**9, 0.001): (1.0096963617753715e-06, 1.011356724656176e-06),
          ("b", (0.0204, 0.461), 10**9, 0.01): (9.75435273238694e-07, 9.763006315584164e-07),
          ("b", (0.014268, 0.404851), 10**9, 0.1): (9.947755520633702e-07, 9.957021020873215e-07)}
-JUMP = {("g", (0.5,), 10**9, 0.5): 5.690623393643231e-4,
+JUMP = {("g", (0.5,), 10**9, 0.1): 2.56128295441913e-3,
+        ("g", (0.5,), 10**9, 0.5): 5.690623393643231e-4,
         ("g", (0.5,), 10**9, 1.0): 2.3719979446129382e-4,
-        ("g", (0.5,), 10**9, 2.0): 6.694251191237818e-05}
+        ("g", (0.5,), 10**9, 2.0): 6.694251191237818e-05,
+        ("g", (0.5,), 10**9, 4.0): 6.96958841096416e-06}
 JUMP_TOL = 2e-4
 
 
