@@ -10,7 +10,8 @@ intervals [a, b] of e1 it is at least A_lo(b) + e^a B_lo(eps - a) (D_up is non-i
 §1.6), A_lo, B_lo main's (c6d2e6a1) rel_tol-1e-3 lower values of the legs (``_report(e, 1e-3, only=leg)``). The least
 of these, LB, is at most every split's true chain, so every certified chain upper value, whichever split the search
 reports, is >= LB (computed offline by rev40, hard-coded). GaussianRandomizer(sigma0) at n = 10 (eps <= 0.1: the end
-split least) and n = 1e3 (eps <= 0.01), replace. Measured on rep40 40c4a053: Up / LB 1.0011 - 1.0029. Passes on main."""
+split least), n = 1e3 (eps <= 0.01) and sigma0 = 0.46, n = 1e5, eps = 1e-3 (§9.18's cell), replace. Measured on rep40
+40c4a053: Up / LB 1.0011 - 1.0088. Passes on main."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 LB = {(1.0, 10, 0.1): 0.677826061615863,
       (1.0, 10, 0.01): 0.714026346404707,
       (2.0, 10, 0.05): 0.22006104387820322,
-      (1.0, 1000, 0.01): 0.13838710210998112}
+      (1.0, 1000, 0.01): 0.13838710210998112,
+      (1.0, 1000, 0.001): 0.14311671048471847,
+      (2.0, 1000, 0.01): 0.023088497499505443,
+      (0.46, 10**5, 0.001): 0.6604099950312681}
 
 
 @pytest.mark.parametrize("cell", sorted(LB), ids=str)
