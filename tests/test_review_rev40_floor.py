@@ -1,10 +1,10 @@
-"""Review rev40 (session 40) of far40's docs/accountant_tail.md §57 (``FLOOR_TARGET``: a body-dominated far-tail law at
+"""Review rev40 (session 40) of far40's docs/accountant_tail.md §58 (``FLOOR_TARGET``: a body-dominated far-tail law at
 n >= 1e7 whose clamped Chernoff cap at 1e-15 is below it ends with min(that cap, ``fine_cap``), its lower value the
 closed forms'), at n = 3e7 - 1e8 (the builder's fine_cap tests are at n = 2, 3, 300).
 
 Reference (independent of the library: the mechanism's densities in mpmath, 40 digits, written here): the best
 continuous Chernoff bound X* = min over T, lambda of (1 - gamma + gamma E e^{lambda min(L, T)})^n / (e lambda n gamma)
-+ E[(L - T)_+], an upper bound of D_up. Each certified cap of §57.3 is this bound on a law that dominates clamp(L, -B, T)
++ E[(L - T)_+], an upper bound of D_up. Each certified cap of §58.3 is this bound on a law that dominates clamp(L, -B, T)
 in the increasing convex order (the raised law's hat lattice), at one T and one lambda, so it is >= X*: an upper value
 below X* would be a broken cap. A lower bound of X* is hard-coded: the Chernoff term is non-decreasing in T (min(L, T)
 is) and E[(L - T)_+] non-increasing, so X* >= min(Chernoff term at T0, E[(L - T0)_+]) for any T0 (computed offline
