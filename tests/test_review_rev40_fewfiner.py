@@ -1,4 +1,4 @@
-"""Review rev40 (session 40) of eps40's docs/accountant.md §8.18 (``limits.FEW_FINER``: small_n_bracket's cost gates
+"""Review rev40 (session 40) of eps40's docs/accountant §8.18 (``limits.FEW_FINER``: small_n_bracket's cost gates
 read max(rel_tol, 1e-2), so a finer request forms the few-user bracket, with its rel_tol's smaller tail cut, wherever
 the default request would). The builder's test (tests/test_eps40_few_finer.py) checks GaussianRandomizer(0.3) and
 two-atom laws; here the finer requests' brackets (rel_tol 3e-3, 1e-3, 1e-4; the bracket itself, ``small_n_bracket``)

@@ -1,4 +1,4 @@
-"""Review rev40 (session 40) of far40's docs/accountant_tail.md §58 (``FLOOR_TARGET``: a body-dominated far-tail law at
+"""Review rev40 (session 40) of far40's docs/accountant_tail §58 (``FLOOR_TARGET``: a body-dominated far-tail law at
 n >= 1e7 whose clamped Chernoff cap at 1e-15 is below it ends with min(that cap, ``fine_cap``), its lower value the
 closed forms'), at n = 3e7 - 1e8 (the builder's fine_cap tests are at n = 2, 3, 300).
 

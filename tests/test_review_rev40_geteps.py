@@ -1,4 +1,4 @@
-"""Review rev40 (session 40) of get_epsilon where eps40's few-user rules (docs/accountant.md §8.18 finer requests, §8.19
+"""Review rev40 (session 40) of get_epsilon where eps40's few-user rules (docs/accountant §8.18 finer requests, §8.19
 the multi-jump upper form: the few-user model of §8.15 holds at more points) now decide it: GaussianRandomizer(0.5, 0.7,
 1) and BMG(0.0511, 0.567) at n = 100 - 300, zero-out. Claim: the returned eps has certified delta(eps) <= the target,
 so a fresh accountant's rel_tol-1e-3 lower value at that eps (a certified lower value of the true delta, computed

@@ -1,4 +1,4 @@
-"""Review rev40 (session 40) of eps40's docs/accountant.md §8.19 (``FEW_MULTI_JUMP``: the few-user terms' upper values
+"""Review rev40 (session 40) of eps40's docs/accountant §8.19 (``FEW_MULTI_JUMP``: the few-user terms' upper values
 from (8.19.1), E[(S_k)_+] / k <= sum_{i < M} P(B = i) E[(L - t_{i+1})_+] + P(B >= M) E[L_+], B ~ Bin(j, P(L > -c)),
 t_m = (k - m) c / m) at cells the builder's tests do not reach (they use finite laws at k <= 7, n = 3 - 6, BMGs at
 n = 4 - 6 and GaussianRandomizer(0.5), n = 100, eps = 8): GaussianRandomizer(0.5, 0.7, 1) at n = 100 - 500, eps 4 - 10

@@ -1,4 +1,4 @@
-"""Review rev40 (session 40) of exp40's docs/composition.md §2.22 (``PAIR_BRACKET_AHEAD``: the pair's last sampling
+"""Review rev40 (session 40) of exp40's docs/composition §2.22 (``PAIR_BRACKET_AHEAD``: the pair's last sampling
 stage takes a point's bracket at once where its bracketed neighbours' gaps predict that capped_cover would re-bracket
 it) and §2.23 (``PAIR_WARM_START``: the pair's sampling inside the warm sweep), at the cells §2.22 measures (10-RR
 (eps0 = 4), n = 1e4, replace: 73 of 256 samples re-bracketed on main; PrivUnit(0.75, 0.2, 10), n = 1e4, replace), where

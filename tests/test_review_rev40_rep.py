@@ -1,4 +1,4 @@
-"""Review rev40 (session 40) of rep40's docs/accountant.md §9.18 (replace-one through bot at small eps: the model
+"""Review rev40 (session 40) of rep40's docs/accountant §9.18 (replace-one through bot at small eps: the model
 search from the end split f = 0 (VIA_BOTTOM_END_FIRST), the cap proofs refuted by closed-form upper values
 (VIA_BOTTOM_CAP_REFUTE, Lemma 9.18.1), the first split below the value floor reported (VIA_BOTTOM_FLOOR_FIRST)):
 the reported upper value must stay at or above the least chain over all splits, which the truth of the chain bound

@@ -1,4 +1,4 @@
-"""Review rev40 (session 40) of body40's docs/accountant_tail.md §56 (``TOP_CLAMP_REDO``: §52.2's / §54.3's upper-only
+"""Review rev40 (session 40) of body40's docs/accountant_tail §56 (``TOP_CLAMP_REDO``: §52.2's / §54.3's upper-only
 run of the law bounded above (bot vs x) redone with its lower clamp B x 4, and returned as [0, Up'] where Up' is below
 the maximum so far; Lemma 56.1: every round's upper value is certified at any lower clamp) where it matters most: the
 bot-vs-x law within 1.6-5 % of the x-vs-bot law (the calibrated BMGs of the regime map at n = 1e8 - 1e9, eps 0.001,
