@@ -10,8 +10,9 @@ below X* would be a broken cap. A lower bound of X* is hard-coded: the Chernoff 
 is) and E[(L - T)_+] non-increasing, so X* >= min(Chernoff term at T0, E[(L - T0)_+]) for any T0 (computed offline
 by rev40, golden-section search on log lambda, the T0 below). And main's certified lower value (its far-tail rounds,
 tests/test_far40_floor.py's MAIN_G2 / MAIN_BMG) must lie below the new upper value.
-Measured on far40 5c80cfe0: upper / X*'s bound 10.4 (GaussianRandomizer(2), n = 1e8, eps = 0.001), 3.29 (BMG(0.394,
-1.15), n = 1e8, eps = 0.001), 2.7e4 (BMG(0.6, 1.5), n = 3e7, eps = 0.001)."""
+Measured on far40 ddb27807 (FLOOR_NODES 2^15): upper / X*'s bound 5749 (GaussianRandomizer(2), n = 1e8, eps = 0.001;
+5c80cfe0 at 2^16 nodes: 10.4), 72 (BMG(0.394, 1.15), n = 1e8, eps = 0.001), 3.9e14 (BMG(0.6, 1.5), n = 3e7,
+eps = 0.001), 1.55 (GaussianRandomizer(3), n = 3e7, eps = 0.001), 2.9 (BMG(0.394, 1.15), n = 1e7, eps = 0.003)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ from sharpdp.shuffle.laws import laws_for  # noqa: E402
 # (kind, params, n, eps): (lower bound of X*, main's certified lower value of the law or 0)
 CELLS = {("g", (2.0,), 10**8, 0.001): (8.9097e-24, 9.949338522402655e-25),  # T0 = 1e3: tau 3.4e-13
          ("b", (0.394, 1.15), 10**8, 0.001): (9.9374e-27, 6.033577778378318e-50),  # T0 = 300: tau 6.9e-13
-         ("b", (0.6, 1.5), 3 * 10**7, 0.001): (4.9682e-50, 0.0)}  # T0 = 1e3: tau 4.4e-32
+         ("b", (0.6, 1.5), 3 * 10**7, 0.001): (4.9682e-50, 0.0),  # T0 = 1e3: tau 4.4e-32
+         ("g", (3.0,), 3 * 10**7, 0.001): (6.1219e-26, 0.0),  # T0 = 3e3: tau 1.9e-35
+         ("b", (0.394, 1.15), 10**7, 0.003): (4.2541e-24, 0.0)}  # T0 = 3e3: tau 2.2e-22
 
 
 @pytest.mark.parametrize("cell", sorted(CELLS), ids=str)
