@@ -38,8 +38,9 @@ from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_g
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
-from sharpdp.shuffle.accountant.far_tail_keep import far_factor, top_factors
+from sharpdp.shuffle.accountant.far_tail_keep import far_factor
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
+from sharpdp.shuffle.accountant.far_tail_top import clamp_redo, top_upper
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
 from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
@@ -431,6 +432,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
                 # coarser grid the caps allow, and its values could not improve on this round's; §11.1)
                 B, redo = 4.0 * B, True
+            elif top_coarse > 1.0 and not lower and bounded and clamp_redo(body, up, negligible, (T0 + 4.0 * B) / h
+                                                                           * J_LO <= K_MAX):
+                B, redo = 4.0 * B, True  # (an upper-only run where the clamp's charge may keep it above; §56)
             if not redo:
                 break
         except TailCoarsen:
@@ -531,19 +535,10 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     # against it, the lower value is that of the law lowered by c (a second run)
     run = law.shifted(up=True)
     try:
-        if lower and negligible > 0.0 and limits.TOP_COARSE > 1.0 and n >= limits.TOP_COARSE_N and \
-                math.isfinite(run.support()[1]):
-            # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the
-            # step, kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2)
-            for tc in top_factors():  # (§54.3: once more at a coarser factor where the caps bind at the first)
-                try:
-                    rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
-                                         top_coarse=tc)
-                    if rb.upper < negligible:
-                        return _bracket(replace(rb, lower=0.0))
-                    break
-                except TailCoarsen:
-                    pass  # (the next factor, else the run as before)
+        # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the step,
+        # kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2, §54.3, §56)
+        if lower and (rb := top_upper(certify_bigjump, run, gamma, n, rel_tol, workers, negligible)) is not None:
+            return _bracket(replace(rb, lower=0.0))
         r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
         finer = lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
             and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower)

@@ -452,3 +452,9 @@ SWEEP_UPPER_FALL = 0.1
 # (an estimate choosing the first run; merged with §55, the 16x run missed at GaussianRandomizer(1), n = 1e8, eps = 0.01
 # and the BMG at n = 1e8, eps = 0.1); 0: §54.4 as far39 built it
 COARSE_FAR_MIN = 1e-4
+# session 40, body40
+# docs/accountant_tail.md §56: §52.2's / §54.3's upper-only run of a law bounded above redoes its round with the lower
+# clamp B x 4 where its upper value is at or above the maximum so far by less than its engine pass's charge of the
+# clamp at -B (far_tail_top.clamp_redo; the least upper value of the rounds is returned, a choice of which certified
+# rounds run); False: main's runs and floats
+TOP_CLAMP_REDO = True
