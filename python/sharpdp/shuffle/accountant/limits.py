@@ -458,3 +458,10 @@ COARSE_FAR_MIN = 1e-4
 # clamp at -B (far_tail_top.clamp_redo; the least upper value of the rounds is returned, a choice of which certified
 # rounds run); False: main's runs and floats
 TOP_CLAMP_REDO = True
+# docs/accountant_tail.md §57: a far-tail round's next body pass runs its centroid (lower) lattice law alone where the
+# body's upper value from its last two full passes (steps BODY_LOWER_RATIO apart or more) is estimated within
+# BODY_LOWER_SHARE BODY_WHOLE_ACCEPT rel_tol of its limit (far_tail_steps.lower_only_next, second order in h; one such
+# pass in a row; the round keeps the least upper value so far: another certified bracket); False: main's passes and floats
+BODY_LOWER_ONLY = True
+BODY_LOWER_RATIO = 1.5
+BODY_LOWER_SHARE = 0.25
