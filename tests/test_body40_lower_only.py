@@ -29,16 +29,18 @@ def test_lower_only_next_reads_the_second_order_estimate(monkeypatch):
     BODY_LOWER_RATIO apart, upper values falling; the switch off: never."""
     v = 1.0
     tgt = limits.BODY_LOWER_SHARE * limits.BODY_WHOLE_ACCEPT * 1e-2 * v  # (0.002)
-    assert lower_only_next(_P(0.8, 1.0 + 15 * 0.0019), _P(0.2, 1.0), v, 1e-2)  # (estimate 0.0019)
-    assert not lower_only_next(_P(0.8, 1.0 + 15 * 0.0021), _P(0.2, 1.0), v, 1e-2)
+    assert lower_only_next(_P(0.8, 1.0 + 15 * 0.0019), _P(0.2, 1.0), v, 1e-2, 10**9)  # (estimate 0.0019)
+    assert not lower_only_next(_P(0.8, 1.0 + 15 * 0.0021), _P(0.2, 1.0), v, 1e-2, 10**9)
     assert abs(15 * tgt - 0.03) < 1e-15
-    assert not lower_only_next(None, _P(0.2, 1.0), v, 1e-2)
-    assert not lower_only_next(_P(0.25, 1.001), _P(0.2, 1.0), v, 1e-2)  # (steps too close)
-    assert not lower_only_next(_P(0.8, 0.999), _P(0.2, 1.0), v, 1e-2)  # (upper value rising: no estimate)
-    assert not lower_only_next(_P(0.8, float("inf")), _P(0.2, 1.0), v, 1e-2)
-    assert not lower_only_next(_P(0.8, 1.0 + 15 * 0.0019), _P(0.2, 1.0), 0.0, 1e-2)
+    assert not lower_only_next(None, _P(0.2, 1.0), v, 1e-2, 10**9)
+    assert not lower_only_next(_P(0.25, 1.001), _P(0.2, 1.0), v, 1e-2, 10**9)  # (steps too close)
+    assert not lower_only_next(_P(0.8, 0.999), _P(0.2, 1.0), v, 1e-2, 10**9)  # (upper value rising: no estimate)
+    assert not lower_only_next(_P(0.8, float("inf")), _P(0.2, 1.0), v, 1e-2, 10**9)
+    assert not lower_only_next(_P(0.8, 1.0 + 15 * 0.0019), _P(0.2, 1.0), 0.0, 1e-2, 10**9)
+    assert not lower_only_next(_P(0.8, 1.0), _P(0.2, 1.0 - 1e-9), v, 1e-2, 10**9 - 1)  # (below BODY_LOWER_N)
+    assert lower_only_next(_P(0.8, 1.0), _P(0.2, 1.0 - 1e-9), v, 1e-2, 10**9)
     switch(monkeypatch, "BODY_LOWER_ONLY", False)
-    assert not lower_only_next(_P(0.8, 1.0), _P(0.2, 1.0 - 1e-9), v, 1e-2)
+    assert not lower_only_next(_P(0.8, 1.0), _P(0.2, 1.0 - 1e-9), v, 1e-2, 10**9)
 
 
 def _passes(monkeypatch) -> list:
@@ -61,6 +63,7 @@ def test_lower_only_pass_holds_the_fft_reference(monkeypatch):
     a, b, r = params(0.0389, 0.529, 0.001)
     ref, ind = richardson(d_up_fft(OneTerm(a, b, r), a, 0.0389, 10**4, 0.04, -600.0, 2**19, neg=True))
     assert ind < 2e-6 and abs(ref - 0.0912500) < 1e-6
+    switch(monkeypatch, "BODY_LOWER_N", 2)  # (the rule at n = 1e4; by default it runs from n = 1e9)
     seen = _passes(monkeypatch)
     clear_caches()
     on = ShuffleAccountant(BlanketMixedGaussian(0.0389, 0.529, 1), 10**4).get_delta_bounds(0.001)

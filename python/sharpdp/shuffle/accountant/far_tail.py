@@ -160,7 +160,7 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
         # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
         hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0
-        lo_only, prev = (not lo_only and lower_only_next(prev, body_n, body_lo + rd.jt.lo, rel_tol)), \
+        lo_only, prev = (not lo_only and lower_only_next(prev, body_n, body_lo + rd.jt.lo, rel_tol, n)), \
             (body_n if not lo_only else prev)  # (§57: the upper value settled, the next pass's lower law alone)
         if cut is not None and cut(body_lo, rd.result(None, body_lo, body_up, False).upper):
             return _Body(body, body_lo, body_up, hb, st.left - i - 1, True)

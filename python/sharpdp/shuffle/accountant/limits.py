@@ -465,3 +465,4 @@ TOP_CLAMP_REDO = True
 BODY_LOWER_ONLY = True
 BODY_LOWER_RATIO = 1.5
 BODY_LOWER_SHARE = 0.25
+BODY_LOWER_N = 10**9  # ... at n >= BODY_LOWER_N only (below it moved pinned floats and added passes, §57.2)
