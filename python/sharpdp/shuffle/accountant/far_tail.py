@@ -38,11 +38,13 @@ from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_g
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
 from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
-from sharpdp.shuffle.accountant.far_tail_keep import far_factor, top_factors
+from sharpdp.shuffle.accountant.far_tail_keep import far_factor
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
+from sharpdp.shuffle.accountant.far_tail_top import clamp_redo, top_upper
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
 from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
+from sharpdp.shuffle.accountant.far_tail_steps import lower_only_next
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -123,12 +125,13 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
     them there, the state kept (§26)."""
     body, body_lo, body_up, hb = st.body, st.lo, st.up, st.hb
     s, h_last = body_spacing(law, bounded, n), math.nan  # (§48.1: steps snapped to an end atom's spacing s)
+    prev, lo_only = None, False  # (the last full pass before this one; the next pass without the hat law: §57)
     for i in range(st.left):
         # (at the jump term's step its lattice laws are the pass's own: the same floats, not recomputed)
         for hp in dict.fromkeys((body_step(hb, s, law.support()[0], rd.T0, hb >= rd.h), hb)):  # (hb: the snapped step misfits)
             body_n = lattice_pass(law, gamma, n, hp, rd.T0, rd.B, rel_tol, workers, lower,
                                   lat=rd.lat if hp == rd.h and not bounded else None,
-                                  allow=CHEAP_SHARE * rel_tol * rd.jt.lo)  # (§34.3)
+                                  allow=CHEAP_SHARE * rel_tol * rd.jt.lo, upper=not lo_only)  # (§34.3, §57)
             if not isinstance(body_n, Coarsen):
                 break
         if isinstance(body_n, Coarsen):
@@ -138,11 +141,12 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
                 hb *= 2.0  # a step divided by 4 does not fit: the step it skipped (§31.2)
                 continue
             break  # the size caps bind: the finest grid that fitted, or the Chernoff value with Body_lo = 0
-        body, h_last = body_n, hb
+        body_p, body, h_last = body, body_n, hb  # (a lower-only pass: main = inf, the upper value unchanged; §57)
         g = body.grid
         dT = clamp_shift(law, rd.T0, round(g.T / hp), round((g.T + g.B) / hp), hp) if hp != hb else 0.0
         body_lo = max(body_lo, _body_lower(body) - dT if lower else 0.0)
         body_up = min(body_up, (body.main + dT) * (1 + 1e-9))
+        body = replace(body, upper=body_p.upper, main=body_p.main) if lo_only and body_p is not None else body
         if body_up < max(negligible, VALUE_FLOOR) or body_up <= 0.05 * rel_tol * rd.jt.lo:
             break  # negligible: its lower value is not needed
         share = 0.3 * rel_tol * (body_lo + rd.jt.lo)
@@ -156,6 +160,8 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
         # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
         hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0
+        lo_only, prev = (not lo_only and lower_only_next(prev, body_n, body_lo + rd.jt.lo, rel_tol, n)), \
+            (body_n if not lo_only else prev)  # (§57: the upper value settled, the next pass's lower law alone)
         if cut is not None and cut(body_lo, rd.result(None, body_lo, body_up, False).upper):
             return _Body(body, body_lo, body_up, hb, st.left - i - 1, True)
     return _Body(body, body_lo, body_up, hb, 0)
@@ -431,6 +437,9 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 # (not when the wider clamp would not fit at this round's step: its centroid law would be lost to the
                 # coarser grid the caps allow, and its values could not improve on this round's; §11.1)
                 B, redo = 4.0 * B, True
+            elif top_coarse > 1.0 and not lower and bounded and clamp_redo(body, up, negligible, (T0 + 4.0 * B) / h
+                                                                           * J_LO <= K_MAX):
+                B, redo = 4.0 * B, True  # (an upper-only run where the clamp's charge may keep it above; §56)
             if not redo:
                 break
         except TailCoarsen:
@@ -531,19 +540,10 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     # against it, the lower value is that of the law lowered by c (a second run)
     run = law.shifted(up=True)
     try:
-        if lower and negligible > 0.0 and limits.TOP_COARSE > 1.0 and n >= limits.TOP_COARSE_N and \
-                math.isfinite(run.support()[1]):
-            # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the
-            # step, kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2)
-            for tc in top_factors():  # (§54.3: once more at a coarser factor where the caps bind at the first)
-                try:
-                    rb = certify_bigjump(run, gamma, n, rel_tol, workers, lower=False, negligible=negligible,
-                                         top_coarse=tc)
-                    if rb.upper < negligible:
-                        return _bracket(replace(rb, lower=0.0))
-                    break
-                except TailCoarsen:
-                    pass  # (the next factor, else the run as before)
+        # a law bounded above, below the caller's maximum so far: its upper value alone at TOP_COARSE times the step,
+        # kept where it is below that maximum (the reported upper value is another law's; lower 0; §52.2, §54.3, §56)
+        if lower and (rb := top_upper(certify_bigjump, run, gamma, n, rel_tol, workers, negligible)) is not None:
+            return _bracket(replace(rb, lower=0.0))
         r = _coarse_first(run, gamma, n, rel_tol, workers, lower, negligible)
         finer = lower and rel_tol < COARSE_REL_TOL and r.upper >= max(negligible, VALUE_FLOOR) and not r.coarse_fit \
             and not (0.0 < r.lower and r.upper - r.lower <= rel_tol * r.lower)

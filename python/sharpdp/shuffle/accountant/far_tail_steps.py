@@ -150,6 +150,20 @@ def clamp_shift(law: Law, T0: float, kT: int, K: int, h: float) -> float:
     return d * min((p + e) * (1 + 1e-12), 1.0) * (1 + 1e-9)
 
 
+
+def lower_only_next(prev: PassResult | None, last: PassResult, value: float, rel_tol: float, n: int) -> bool:
+    """Whether the far-tail round's next body pass runs its centroid (lower) lattice law alone (docs/accountant_tail.md
+    §57; with ``limits.BODY_LOWER_ONLY``, at n >= ``limits.BODY_LOWER_N``): the body's upper value from the full passes ``prev`` (at a step at least
+    BODY_LOWER_RATIO times coarser, an upper value not below) and ``last`` is estimated within BODY_LOWER_SHARE
+    BODY_WHOLE_ACCEPT rel_tol ``value`` (the round's lower value) of its limit as h -> 0, second order in h as for
+    docs/accountant_atoms.md §14: (up(h_prev) - up(h)) r^2 / (1 - r^2), r = h / h_prev. An estimate choosing which
+    certified passes run; the round keeps the least upper value of its passes."""
+    if not limits.BODY_LOWER_ONLY or n < limits.BODY_LOWER_N or prev is None or not (prev.grid.h >= limits.BODY_LOWER_RATIO * last.grid.h) or \
+            not (math.inf > prev.main >= last.main > 0.0) or not value > 0.0:
+        return False
+    r2 = (last.grid.h / prev.grid.h) ** 2
+    return (prev.main - last.main) * r2 / (1.0 - r2) <= limits.BODY_LOWER_SHARE * limits.BODY_WHOLE_ACCEPT * rel_tol * value
+
 __all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "first_factor",
            "first_step", "jump_decides", "laws", "loose_step",
            "pair_keep"]

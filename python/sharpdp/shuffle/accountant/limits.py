@@ -485,3 +485,17 @@ PAIR_BRACKET_AHEAD = True
 # warm sweep (plain_warm.warm_sweep: the refinements start at the family's last final step and clamps, every pass
 # certified); False: main's passes and floats
 PAIR_WARM_START = True
+# session 40, body40
+# docs/accountant_tail.md §56: §52.2's / §54.3's upper-only run of a law bounded above redoes its round with the lower
+# clamp B x 4 where its upper value is at or above the maximum so far by less than its engine pass's charge of the
+# clamp at -B (far_tail_top.clamp_redo; the least upper value of the rounds is returned, a choice of which certified
+# rounds run); False: main's runs and floats
+TOP_CLAMP_REDO = True
+# docs/accountant_tail.md §57: a far-tail round's next body pass runs its centroid (lower) lattice law alone where the
+# body's upper value from its last two full passes (steps BODY_LOWER_RATIO apart or more) is estimated within
+# BODY_LOWER_SHARE BODY_WHOLE_ACCEPT rel_tol of its limit (far_tail_steps.lower_only_next, second order in h; one such
+# pass in a row; the round keeps the least upper value so far: another certified bracket); False: main's passes and floats
+BODY_LOWER_ONLY = True
+BODY_LOWER_RATIO = 1.5
+BODY_LOWER_SHARE = 0.25
+BODY_LOWER_N = 10**9  # ... at n >= BODY_LOWER_N only (below it moved pinned floats and added passes, §57.2)
