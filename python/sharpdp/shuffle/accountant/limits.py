@@ -452,3 +452,10 @@ SWEEP_UPPER_FALL = 0.1
 # (an estimate choosing the first run; merged with §55, the 16x run missed at GaussianRandomizer(1), n = 1e8, eps = 0.01
 # and the BMG at n = 1e8, eps = 0.1); 0: §54.4 as far39 built it
 COARSE_FAR_MIN = 1e-4
+# session 40, far40
+# docs/accountant_tail.md §57: a far-tail law with n >= FLOOR_N whose normal estimate is below FLOOR_TARGET and at least
+# its one-jump estimate (body-dominated) ends with the clamped Chernoff cap at FLOOR_TARGET where that cap is below it
+# (no rel_tol below FLOOR_TARGET; lower value in closed form); 0.0: the treatment's rounds (main's floats)
+FLOOR_TARGET = 1e-15
+FLOOR_N = 10**7
+FLOOR_TRIES = 3  # further caps at 1e-3, 1e-6, 1e-9 times FLOOR_TARGET while each gains 10x (a choice of caps run)
