@@ -458,4 +458,7 @@ COARSE_FAR_MIN = 1e-4
 # (no rel_tol below FLOOR_TARGET; lower value in closed form); 0.0: the treatment's rounds (main's floats)
 FLOOR_TARGET = 1e-15
 FLOOR_N = 10**7
-FLOOR_TRIES = 3  # further caps at 1e-3, 1e-6, 1e-9 times FLOOR_TARGET while each gains 10x (a choice of caps run)
+# ... its upper value the lesser of that cap and a finer one (far_tail_floor.fine_cap): at most FLOOR_NODES lattice nodes,
+# its clamp term FLOOR_TAIL times the normal estimate of the value (choices of which certified value runs)
+FLOOR_NODES = 1 << 16
+FLOOR_TAIL = 1.0
