@@ -5,6 +5,7 @@ hook of §57 in ``far_tail.try_certify``, installed here by wrapping it where th
 
     python bench/bench_far40_floor.py --rule on
     python bench/bench_far40_floor.py --rule off
+    python bench/bench_far40_floor.py --instr --cells 0,6   # instructions (1e9) under callgrind, on and off
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def install_hook() -> None:
     far_tail.try_certify = try_certify
 
 
-def one(cell, rule: str) -> None:
+def one(cell, rule: str, region=None) -> None:
     from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
 
     if rule == "on":
@@ -48,9 +49,13 @@ def one(cell, rule: str) -> None:
     kind, p, n, eps = cell
     rz = GaussianRandomizer(p, 1) if kind == "gauss" else BlanketMixedGaussian(p[0], p[1], 1)
     acc = ShuffleAccountant(rz, n, "zero_out")
+    if region is not None:
+        region.start()
     t0 = time.process_time()
     lo, up = acc.get_delta_bounds(eps)
     dt = time.process_time() - t0
+    if region is not None:
+        region.dump("call")
     print(f"{kind} {p} n={n:.0e} eps={eps:g}: {dt:.3f} s  [{lo:.6g}, {up:.6g}]", flush=True)
 
 
@@ -58,12 +63,31 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rule", choices=("on", "off", "main"), default="on")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--cells", default="", help="indices into CELLS, comma-separated (default: all)")
+    ap.add_argument("--instr", action="store_true", help="count instructions under callgrind, rule on and off")
+    ap.add_argument("--one", type=int, default=-1, help=argparse.SUPPRESS)  # (the child of --instr)
     a = ap.parse_args()
-    sys.path.insert(0, os.path.dirname(__file__))
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    cells = [CELLS[int(i)] for i in a.cells.split(",")] if a.cells else list(CELLS)
+    if a.one >= 0:
+        import _instr
+
+        one(CELLS[a.one], a.rule, _instr.Region())
+        return
+    if a.instr:
+        import _instr
+
+        for cell in cells:
+            for rule in ("on", "off"):
+                counts, out = _instr.count([sys.executable, os.path.abspath(__file__), "--rule", rule, "--one",
+                                            str(CELLS.index(cell))])
+                print(f"rule {rule}: {counts.get('call', 0) / 1e9:.3f}e9 instructions  {out.strip()}", flush=True)
+        return
     from bench_regimes import _import_engine
 
     _import_engine()
-    for cell in CELLS:
+    for cell in cells:
         for _ in range(a.reps):
             pid = os.fork()
             if pid == 0:
