@@ -4,19 +4,19 @@ References, independent of the new code: main c6d2e6a1's certified brackets (the
 pinned), the few-user terms' quadrature at n = 2, 3 (docs/accountant.md §6.8), conditional Monte Carlo with a
 confidence interval (tests/_review28_ak_reference.py, from the mechanism's densities, not the library's laws) and the
 law raised by hand (its value error). The hook of §57 in ``far_tail.try_certify`` is requested from the lead; the
-end-to-end tests install it by wrapping ``try_certify`` where the code lacks it.
+end-to-end tests install it by wrapping ``try_certify`` where the code lacks it (bench/bench_far40_floor.py).
 """
 
 from __future__ import annotations
 
 import copy
-import inspect
 import math
+import os
+import sys
 
 import pytest
 
 import sharpdp.shuffle as sh
-from sharpdp.shuffle.accountant import far_tail
 from sharpdp.shuffle.accountant.closed_forms import small_n_bracket
 from sharpdp.shuffle.accountant.far_tail_floor import body_dominated, fine_cap, floor_bracket
 from sharpdp.shuffle.accountant.far_tail_grid import normal_value
@@ -31,17 +31,14 @@ MAIN_BMG = (6.033577778378318e-50, 9.862919737360442e-26)  # BlanketMixedGaussia
 
 
 def _hook(monkeypatch) -> None:
-    """§57's two lines at the top of ``far_tail.try_certify`` (docs/accountant_tail.md §57.1), where absent."""
-    if "floor_bracket" in inspect.getsource(far_tail.try_certify):
-        return
-    orig = far_tail.try_certify
-
-    def try_certify(law, gamma, n, rel_tol, workers, negligible=0.0, lower=True, upper_first=False):
-        if far_tail.applicable(law, n, rel_tol, gamma) and (fl := floor_bracket(law, gamma, n)) is not None:
-            return fl
-        return orig(law, gamma, n, rel_tol, workers, negligible, lower, upper_first)
-
-    monkeypatch.setattr(far_tail, "try_certify", try_certify)
+    """§57's two lines at the top of ``far_tail.try_certify`` (docs/accountant_tail.md §57.1), where absent
+    (bench/bench_far40_floor.py's ``install_hook``, undone by monkeypatch)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "bench"))
+    try:
+        from bench_far40_floor import install_hook
+    finally:
+        sys.path.pop(0)
+    install_hook(monkeypatch.setattr)
 
 
 def _law(rz, eps: float, i: int = 0):
