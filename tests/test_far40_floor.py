@@ -17,6 +17,7 @@ import sys
 import pytest
 
 import sharpdp.shuffle as sh
+from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.closed_forms import small_n_bracket
 from sharpdp.shuffle.accountant.far_tail_floor import body_dominated, fine_cap, floor_bracket
 from sharpdp.shuffle.accountant.far_tail_grid import normal_value
@@ -47,14 +48,17 @@ def _law(rz, eps: float, i: int = 0):
 
 
 def test_target_cell_bracket_against_mains():
-    """GaussianRandomizer(2), n = 1e8, eps = 0.001: a bracket below 1e-15 meeting main's certified one, its upper
-    value below main's."""
+    """GaussianRandomizer(2), n = 1e8, eps = 0.001: a bracket below 1e-15 meeting main's certified one; the finer cap
+    (5.1e-20 at 2^15 nodes, 9.3e-23 at 2^16: below main's upper value) well under the coarse cap's 4.4e-16."""
     g, law = _law(sh.GaussianRandomizer(2.0, 1), 1e-3)
     assert body_dominated(law, g, 10**8)
     r = floor_bracket(law, g, 10**8)
     assert r is not None and 0.0 < r.lower <= r.upper < 1e-15
     assert r.lower <= MAIN_G2[1] and r.upper >= MAIN_G2[0]  # both contain D_up
-    assert r.upper < MAIN_G2[1]
+    assert r.upper < 1e-19
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(limits, "FLOOR_NODES", 1 << 16)
+        assert MAIN_G2[0] <= floor_bracket(law, g, 10**8).upper < MAIN_G2[1]
 
 
 def test_end_to_end_with_the_hook(monkeypatch):

@@ -460,5 +460,5 @@ FLOOR_TARGET = 1e-15
 FLOOR_N = 10**7
 # ... its upper value the lesser of that cap and a finer one (far_tail_floor.fine_cap): at most FLOOR_NODES lattice nodes,
 # its clamp term FLOOR_TAIL times the normal estimate of the value (choices of which certified value runs)
-FLOOR_NODES = 1 << 16
+FLOOR_NODES = 1 << 15
 FLOOR_TAIL = 1.0
