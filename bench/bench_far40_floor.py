@@ -1,7 +1,7 @@
-"""Cells of docs/accountant_tail.md §57 (the far-tail treatment's accuracy floor): CPU seconds and brackets of one
+"""Cells of docs/accountant_tail.md §58 (the far-tail treatment's accuracy floor): CPU seconds and brackets of one
 ``get_delta_bounds`` (zero-out, rel_tol 1e-2) per forked process after the imports, with the rule (``--rule on``: the
-hook of §57 in ``far_tail.try_certify``, installed here by wrapping it where the installed code lacks it) or without it
-(``--rule off``: ``FLOOR_TARGET = 0``, main's floats). Run it with main's venv too (``--rule main``: no §57 module)::
+hook of §58 in ``far_tail.try_certify``, installed here by wrapping it where the installed code lacks it) or without it
+(``--rule off``: ``FLOOR_TARGET = 0``, main's floats). Run it with main's venv too (``--rule main``: no §58 module)::
 
     python bench/bench_far40_floor.py --rule on
     python bench/bench_far40_floor.py --rule off
@@ -22,7 +22,7 @@ CELLS = (("gauss", 2.0, 10**8, 1e-3), ("gauss", 2.0, 10**9, 1e-3), ("gauss", 2.0
 
 
 def install_hook(put=setattr) -> None:
-    """Wrap ``far_tail.try_certify`` with §57's two lines where the installed code lacks them (``put``: how the
+    """Wrap ``far_tail.try_certify`` with §58's two lines where the installed code lacks them (``put``: how the
     attribute is set, e.g. a pytest ``monkeypatch.setattr``)."""
     from sharpdp.shuffle.accountant import far_tail
     from sharpdp.shuffle.accountant.far_tail_floor import floor_bracket

@@ -1,9 +1,9 @@
-"""docs/accountant_tail.md §57 (session 40, far40): the far-tail treatment's accuracy floor.
+"""docs/accountant_tail.md §58 (session 40, far40): the far-tail treatment's accuracy floor.
 
 References, independent of the new code: main c6d2e6a1's certified brackets (the treatment's lattice and FFT rounds,
 pinned), the few-user terms' quadrature at n = 2, 3 (docs/accountant.md §6.8), conditional Monte Carlo with a
 confidence interval (tests/_review28_ak_reference.py, from the mechanism's densities, not the library's laws) and the
-law raised by hand (its value error). The hook of §57 in ``far_tail.try_certify`` is requested from the lead; the
+law raised by hand (its value error). The hook of §58 in ``far_tail.try_certify`` is requested from the lead; the
 end-to-end tests install it by wrapping ``try_certify`` where the code lacks it (bench/bench_far40_floor.py).
 """
 
@@ -32,7 +32,7 @@ MAIN_BMG = (6.033577778378318e-50, 9.862919737360442e-26)  # BlanketMixedGaussia
 
 
 def _hook(monkeypatch) -> None:
-    """§57's two lines at the top of ``far_tail.try_certify`` (docs/accountant_tail.md §57.1), where absent
+    """§58's two lines at the top of ``far_tail.try_certify`` (docs/accountant_tail.md §58.1), where absent
     (bench/bench_far40_floor.py's ``install_hook``, undone by monkeypatch)."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "bench"))
     try:

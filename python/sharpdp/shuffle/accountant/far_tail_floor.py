@@ -1,7 +1,7 @@
-"""The accuracy floor of the far-tail treatment (docs/accountant_tail.md §57): a body-dominated heavy-tailed law at large
+"""The accuracy floor of the far-tail treatment (docs/accountant_tail.md §58): a body-dominated heavy-tailed law at large
 n whose clamped Chernoff cap at ``FLOOR_TARGET`` is below it ends with Chernoff caps, without the treatment's rounds.
 
-Below ``FLOOR_TARGET`` (1e-15) no accuracy target is kept (the accountant's contract, docs/accountant_tail.md §57.1):
+Below ``FLOOR_TARGET`` (1e-15) no accuracy target is kept (the accountant's contract, docs/accountant_tail.md §58.1):
 the value returned is a certified upper value (the lesser of the clamped Chernoff cap of docs/accountant.md §6.3 and
 a finer cap of the same form, :func:`fine_cap`) and a certified lower value in closed form (the single-user and Jensen lower values, docs/accountant.md §8.1 and
 docs/accountant_edges.md section 3), possibly far apart. Where the law's value is made by the body (the normal
@@ -24,7 +24,7 @@ from sharpdp.shuffle.laws import Law
 
 
 def body_dominated(law: Law, gamma: float, n: int) -> bool:
-    """Whether the estimates send the law to :func:`floor_bracket`'s cap (docs/accountant_tail.md §57.2): n at least
+    """Whether the estimates send the law to :func:`floor_bracket`'s cap (docs/accountant_tail.md §58.2): n at least
     ``FLOOR_N``, L unbounded above (the law whose far-tail rounds run for the reported value), E[L] < 0, and the
     normal estimate of E[S_+]/(n gamma) below ``FLOOR_TARGET`` and at least the one-jump estimate
     tau((n - 1) gamma |E L|). Estimates only: they choose whether the caps are tried."""
@@ -39,7 +39,7 @@ def body_dominated(law: Law, gamma: float, n: int) -> bool:
 
 
 def fine_cap(law: Law, gamma: float, n: int, tail: float) -> float:
-    """A certified upper value of D_up (docs/accountant_tail.md §57.3): the body's Chernoff value on the hat lattice law
+    """A certified upper value of D_up (docs/accountant_tail.md §58.3): the body's Chernoff value on the hat lattice law
     of clamp(L^, -B, T) (L^ the law raised by its value error, docs/accountant_tail.md §12) at a power-of-two step
     h >= sd/4 with at most ``FLOOR_NODES`` nodes, plus E[(L^ - T)_+], T the clamp with E[(L^ - T)_+] <= ``tail``
     (about). inf where the lattice does not fit the size caps or ``tail`` is not positive."""
@@ -61,7 +61,7 @@ def fine_cap(law: Law, gamma: float, n: int, tail: float) -> float:
 
 
 def floor_bracket(law: Law, gamma: float, n: int) -> LawBracket | None:
-    """The certified bracket of docs/accountant_tail.md §57 for a far-tail law, or None (the treatment's rounds run).
+    """The certified bracket of docs/accountant_tail.md §58 for a far-tail law, or None (the treatment's rounds run).
 
     Parameters
     ----------
@@ -78,7 +78,7 @@ def floor_bracket(law: Law, gamma: float, n: int) -> LawBracket | None:
         Where :func:`body_dominated` holds and the clamped Chernoff cap at threshold ``FLOOR_TARGET``
         (docs/accountant.md §6.3; the law's value error charged) is below ``FLOOR_TARGET``: (lower, upper) with upper
         the lesser of that cap and :func:`fine_cap` with its clamp term ``FLOOR_TAIL`` times the normal estimate, and lower the larger of the single-user and Jensen lower values (0 possible); no rel_tol is targeted
-        (§57.1). None elsewhere, and with ``FLOOR_TARGET = 0`` (main's floats).
+        (§58.1). None elsewhere, and with ``FLOOR_TARGET = 0`` (main's floats).
     """
     if not body_dominated(law, gamma, n):
         return None
@@ -88,7 +88,7 @@ def floor_bracket(law: Law, gamma: float, n: int) -> LawBracket | None:
     up = min(cap.upper, fine_cap(law, gamma, n, limits.FLOOR_TAIL * normal_value(law, gamma, n)))
     lo = min(max(single_user_lower(law, gamma, n), jensen_lower(law, gamma, n)), up)
     return LawBracket(lo, up, terms={"note": "accuracy floor: clamped Chernoff cap below FLOOR_TARGET, no rel_tol "
-                                             "(docs/accountant_tail.md §57)", "floor_cap": up})
+                                             "(docs/accountant_tail.md §58)", "floor_cap": up})
 
 
 __all__ = ["body_dominated", "fine_cap", "floor_bracket"]

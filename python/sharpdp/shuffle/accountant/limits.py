@@ -453,7 +453,7 @@ SWEEP_UPPER_FALL = 0.1
 # and the BMG at n = 1e8, eps = 0.1); 0: §54.4 as far39 built it
 COARSE_FAR_MIN = 1e-4
 # session 40, far40
-# docs/accountant_tail.md §57: a far-tail law with n >= FLOOR_N whose normal estimate is below FLOOR_TARGET and at least
+# docs/accountant_tail.md §58: a far-tail law with n >= FLOOR_N whose normal estimate is below FLOOR_TARGET and at least
 # its one-jump estimate (body-dominated) ends with the clamped Chernoff cap at FLOOR_TARGET where that cap is below it
 # (no rel_tol below FLOOR_TARGET; lower value in closed form); 0.0: the treatment's rounds (main's floats)
 FLOOR_TARGET = 1e-15
