@@ -77,8 +77,9 @@ def floor_bracket(law: Law, gamma: float, n: int) -> LawBracket | None:
     LawBracket or None
         Where :func:`body_dominated` holds and the clamped Chernoff cap at threshold ``FLOOR_TARGET``
         (docs/accountant.md §6.3; the law's value error charged) is below ``FLOOR_TARGET``: (lower, upper) with upper
-        the lesser of that cap and :func:`fine_cap` with its clamp term ``FLOOR_TAIL`` times the normal estimate, and lower the larger of the single-user and Jensen lower values (0 possible); no rel_tol is targeted
-        (§58.1). None elsewhere, and with ``FLOOR_TARGET = 0`` (main's floats).
+        the lesser of that cap and :func:`fine_cap` with its clamp term ``FLOOR_TAIL`` times the normal estimate,
+        and lower the larger of the single-user and Jensen lower values (0 possible); no rel_tol is targeted (§58.1).
+        None elsewhere, and with ``FLOOR_TARGET = 0`` (main's floats).
     """
     if not body_dominated(law, gamma, n):
         return None
