@@ -40,6 +40,10 @@ def applicable(law: Law, n: int, rel_tol: float = 1e-2, gamma: float | None = No
     cap0 = law.tail_upper(0.0)
     if tgt > 1e-2 * cap0:
         tgt = 1e-4 * rel_tol * cap0  # (the engine's first target, docs/accountant.md §6.1)
+    if not tgt > 0.0:
+        # (a target that underflows to 0, e.g. GaussianRandomizer(6), eps = 16, P[L > 0] ~ 4e-323: no finite clamp
+        # meets it, choose_T would double T to inf; the plain engine, certified alike, takes such a law)
+        return False
     if gamma is not None:
         # the engine's later rounds clamp for 0.05 rel_tol of the value; the one-jump value tau(|m|),
         # m = (n - 1) gamma E[L], estimates it (floored at the value floor, below which nothing is refined)

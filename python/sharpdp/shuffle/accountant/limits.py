@@ -499,3 +499,13 @@ BODY_LOWER_ONLY = True
 BODY_LOWER_RATIO = 1.5
 BODY_LOWER_SHARE = 0.25
 BODY_LOWER_N = 10**9  # ... at n >= BODY_LOWER_N only (below it moved pinned floats and added passes, §57.2)
+# session 40, far40
+# docs/accountant_tail.md §58: a far-tail law with n >= FLOOR_N whose normal estimate is below FLOOR_TARGET and at least
+# its one-jump estimate (body-dominated) ends with the clamped Chernoff cap at FLOOR_TARGET where that cap is below it
+# (no rel_tol below FLOOR_TARGET; lower value in closed form); 0.0: the treatment's rounds (main's floats)
+FLOOR_TARGET = 1e-15
+FLOOR_N = 10**7
+# ... its upper value the lesser of that cap and a finer one (far_tail_floor.fine_cap): at most FLOOR_NODES lattice nodes,
+# its clamp term FLOOR_TAIL times the normal estimate of the value (choices of which certified value runs)
+FLOOR_NODES = 1 << 15
+FLOOR_TAIL = 1.0
