@@ -37,6 +37,7 @@ from sharpdp.shuffle.accountant.far_tail_grid import choose_T0, count_clamp as _
 from sharpdp.shuffle.accountant.far_tail_grid import h_first_group as _h_first_group, normal_value as _normal_value
 from sharpdp.shuffle.accountant.far_tail_grid import pow2 as _pow2, whole_share
 from sharpdp.shuffle.accountant.far_tail_applies import applicable
+from sharpdp.shuffle.accountant.far_tail_floor import floor_bracket
 from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, scaled_accept, skip_round as _skip_round
 from sharpdp.shuffle.accountant.far_tail_keep import far_factor
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
@@ -524,6 +525,8 @@ def try_certify(law: Law, gamma: float, n: int, rel_tol: float, workers: int, ne
     else the bracket (docs/accountant_tail.md §15)."""
     if not applicable(law, n, rel_tol, gamma):
         return None
+    if (fl := floor_bracket(law, gamma, n)) is not None:  # the accuracy floor (docs/accountant_tail.md §58)
+        return fl
     if lower and upper_first:
         try:
             r = certify_bigjump(law.shifted(up=True), gamma, n, rel_tol, workers, lower=False, negligible=negligible,
