@@ -18,8 +18,7 @@ import pytest
 
 import sharpdp.shuffle as sh
 from sharpdp.shuffle.accountant import limits
-from sharpdp.shuffle.laws import laws_for
-from tests.test_krr29_settled_upper import _blanket_three_atoms
+from _krr_export_check import check_krr_export
 
 dp_interop = pytest.importorskip("sharpdp.interop.dp_accounting")
 
@@ -27,25 +26,7 @@ dp_interop = pytest.importorskip("sharpdp.interop.dp_accounting")
 def test_krr_replace_export_dominates_the_exact_blanket_divergence():
     """5-RR(eps0 = 3), n = 3000, replace-one: at 31 eps of [0, 1000 Delta] the PLD's delta >= the exact blanket
     divergence of the replace law (binomial sums), and within 1 % above the certified upper value where >= 1e-12."""
-    R, n = sh.RandomizedResponse(5, 3.0), 3000
-    sh.clear_caches()
-    acc = sh.ShuffleAccountant(R, n, "replace")
-    dx = dp_interop.export_interval(acc)
-    pld = dp_interop.to_pld(acc, progress=False)
-    ref = sh.ShuffleAccountant(R, n, "replace")
-    checked = 0
-    for e in np.linspace(0.0, 1000 * dx, 31):
-        e = float(e)
-        d = float(pld.get_delta_for_epsilon(e))
-        (g, law), = laws_for(R, e, "replace")
-        v, p = law.atoms()
-        ex = _blanket_three_atoms(float(g), np.asarray(v), np.asarray(p), n)
-        assert d >= ex * (1 - 1e-9), (e, d, ex)
-        up = float(ref.get_delta_bounds(e)[1])
-        if up >= 1e-12:
-            checked += 1
-            assert d <= 1.01 * up, (e, d / up)
-    assert checked >= 10
+    assert check_krr_export(dp_interop, 5, 3.0, 3000, 1000, 31) >= 10
 
 
 HEAVY = (0.0462579752243591, 0.7578495751181393)  # calibrate_bmg(1e4, 1, 1e-6, 1)

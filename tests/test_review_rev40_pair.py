@@ -15,32 +15,13 @@ import numpy as np
 import pytest
 
 import sharpdp.shuffle as sh
-from sharpdp.shuffle.laws import laws_for
-from test_krr29_settled_upper import _blanket_three_atoms
+from _krr_export_check import check_krr_export
 
 dp_interop = pytest.importorskip("sharpdp.interop.dp_accounting")
 
 
 def test_krr10_replace_n1e4_export_dominates_the_exact_blanket_divergence():
-    R, n = sh.RandomizedResponse(10, 4.0), 10**4
-    sh.clear_caches()
-    acc = sh.ShuffleAccountant(R, n, "replace")
-    dx = dp_interop.export_interval(acc)
-    pld = dp_interop.to_pld(acc, progress=False)
-    ref = sh.ShuffleAccountant(R, n, "replace")
-    checked = 0
-    for e in np.linspace(0.0, 700 * dx, 13):
-        e = float(e)
-        d = float(pld.get_delta_for_epsilon(e))
-        (g, law), = laws_for(R, e, "replace")
-        v, p = law.atoms()
-        ex = _blanket_three_atoms(float(g), np.asarray(v), np.asarray(p), n)
-        assert d >= ex * (1 - 1e-9), (e, d, ex)
-        up = float(ref.get_delta_bounds(e)[1])
-        if up >= 1e-12:
-            checked += 1
-            assert d <= 1.01 * up, (e, d / up)
-    assert checked >= 6
+    assert check_krr_export(dp_interop, 10, 4.0, 10**4, 700, 13) >= 6
 
 
 def test_privunit_replace_n1e4_export_at_or_above_fresh_tight_lower_values():
