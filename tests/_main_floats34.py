@@ -110,7 +110,8 @@ def session38_floats(monkeypatch) -> None:
 # §9.18, docs/composition.md §2.22-§2.23)
 SESSION39 = {"TOP_CLAMP_REDO": False, "BODY_LOWER_ONLY": False, "FLOOR_TARGET": 0.0, "FEW_FINER": False,
              "FEW_MULTI_JUMP": False, "VIA_BOTTOM_END_FIRST": 0.0, "VIA_BOTTOM_CAP_REFUTE": False,
-             "VIA_BOTTOM_FLOOR_FIRST": False, "PAIR_BRACKET_AHEAD": False, "PAIR_WARM_START": False}
+             "VIA_BOTTOM_FLOOR_FIRST": False, "PAIR_BRACKET_AHEAD": False, "PAIR_WARM_START": False,
+             "BODY_LOWER_POSITION": False}
 
 
 def session39_floats(monkeypatch) -> None:

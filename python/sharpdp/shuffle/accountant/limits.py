@@ -509,3 +509,9 @@ FLOOR_N = 10**7
 # its clamp term FLOOR_TAIL times the normal estimate of the value (choices of which certified value runs)
 FLOOR_NODES = 1 << 15
 FLOOR_TAIL = 1.0
+
+# session 40, lead
+# docs/accountant_tail.md §57.4: the far-tail body's lower value (far_tail_steps.body_lower) takes the engine pass's
+# lattice-position charge where the final factor 1 - 1e-9 does not cover it, as the engine's own lower value does
+# (docs/accountant.md §3.2.1); False: main's lower values (which left that charge out)
+BODY_LOWER_POSITION = True
