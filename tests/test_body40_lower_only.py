@@ -89,6 +89,7 @@ def test_bmg_1e9_moves_within_rel_tol(monkeypatch):
     alone; the reported lower value is main's, the upper value main's second pass's (1.01267e-6 against 1.01137e-6):
     another certified bracket containing main's, its gap 0.30 % within BODY_WHOLE_ACCEPT rel_tol; the switch off gives
     main's floats."""
+    switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     seen = _passes(monkeypatch)
     clear_caches()
     on = ShuffleAccountant(BlanketMixedGaussian(0.0786, 0.597, 1), 10**9).get_delta_bounds(0.001)

@@ -71,6 +71,7 @@ def test_end_to_end_with_the_hook(monkeypatch):
 
 def test_switch_off_gives_mains_floats(monkeypatch):
     """``FLOOR_TARGET = 0``: the rule is off, the hook a no-op (main's floats bit for bit)."""
+    switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "FLOOR_TARGET", 0.0)
     _hook(monkeypatch)
     g, law = _law(sh.GaussianRandomizer(2.0, 1), 1e-3)

@@ -81,6 +81,7 @@ def test_refusal_at_1e30_makes_no_split_and_one_loose_leg(monkeypatch):
     under §9.9: no split is certified, only leg A at e_c = 4.58 at the loose PROBE_TOL (its lower value 3.05e-7 >
     1e-30; the closed forms give ~4e-168). Mutations caught: the legs' lower values taken at rel_tol (0.01) instead
     of PROBE_TOL (the leg's rel_tol differs); step 2 removed (a split is certified)."""
+    switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, lead: §8.19
     acc = _acc(1.0)
     vb = acc._bottom
     legs: list[tuple[int, float, float]] = []

@@ -106,6 +106,7 @@ def test_octaves_off_is_one_grid(monkeypatch):
 def test_gaussian_randomizer_n100_eps8_monte_carlo(monkeypatch):
     """GaussianRandomizer(0.5), n = 100, eps = 8 (x vs bot): both rules run in its far-tail round; its bracket holds a
     conditional Monte Carlo of D_up (4.5 standard errors), meets rel_tol, and overlaps main's (both switches off)."""
+    switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, lead: §8.19
     import sharpdp.shuffle.accountant.far_tail as ft
     import sharpdp.shuffle.accountant.jump as jm
 

@@ -102,6 +102,7 @@ MAIN = [(0.46, 100000, 0.5, (0.43111795063841474, 0.43331880120458316)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_COVER_TARGET = False``: main's brackets, bit for bit."""
+    switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "VIA_BOTTOM_COVER_TARGET", False)
     assert _gauss(s, n).get_delta_bounds(eps) == main
 

@@ -48,6 +48,8 @@ CELLS = [
 def test_calibration_is_mains_float_and_certified(kind, n, eps, ref, monkeypatch):
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
     from _main_floats34 import switch
+    switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, lead: §8.19
+    switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
 
     for name in ("END_ATOM_SNAP", "ATOM_SPACING_SNAP", "LOWER_ONLY_SETTLED"):
         switch(monkeypatch, name, False)

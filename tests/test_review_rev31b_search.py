@@ -106,6 +106,7 @@ OFF_CELLS = [
 def test_rule_off_is_mains_search_float_for_float(monkeypatch, spec, n, adj, delta, ref):
     """With ``first_point`` returning the Gaussian-limit guess and ``ONE_PASS`` off, get_epsilon is main's (the rule
     touches nothing else below n = 1e7)."""
+    switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     from sharpdp.shuffle.accountant import search
     monkeypatch.setattr(search, "first_point", lambda laws_at, n_, delta_, g0, hi: (g0, None))
     monkeypatch.setattr(search, "ONE_PASS", False)
