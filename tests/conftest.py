@@ -157,11 +157,32 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20261201)
 
 
+_setattr = pytest.MonkeyPatch.setattr
+
+
+def _setattr_marking(self, target, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """``MonkeyPatch.setattr`` that also marks the process caches dirty where a test changes ``limits`` (as
+    tests/_main_floats34.py's ``switch`` does), so that :func:`_no_values_across_switches` clears them."""
+    from _main_floats34 import DIRTY
+
+    if getattr(target, "__name__", None) == "sharpdp.shuffle.accountant.limits" or (
+            isinstance(target, str) and target.startswith("sharpdp.shuffle.accountant.limits.")):
+        DIRTY[0] = True
+    return _setattr(self, target, *args, **kwargs)
+
+
+pytest.MonkeyPatch.setattr = _setattr_marking  # type: ignore[method-assign]
+
+
 @pytest.fixture(autouse=True)
 def _no_values_across_switches():
-    """After a test that turned session 34's speed rules off (tests/_main_floats34.py), the process caches are
-    cleared: their keys do not carry the switches, and a later test must not reuse the other rule's values."""
+    """After a test that changed a ``limits`` switch (tests/_main_floats34.py's ``switch`` or a plain monkeypatch of
+    the module), the process caches are cleared: their keys do not carry the switches, and a later test must not
+    reuse the other rule's values. mpmath's global precision, which a test may set, is put back as it was before it."""
+    dps = sys.modules["mpmath"].mp.dps if "mpmath" in sys.modules else None
     yield
+    if dps is not None:
+        sys.modules["mpmath"].mp.dps = dps
     from _main_floats34 import DIRTY
 
     if DIRTY[0]:
