@@ -202,6 +202,7 @@ def test_cheap_body_with_allowance_within_its_cost():
 def test_cheap_body_allowance_off_gives_the_floats_of_before(monkeypatch):
     """§34.3: CHEAP_SHARE = 0 gives the bracket of before the rule (the regime map's cell, with §34.2's charge), and
     the rule's bracket intersects it and meets rel_tol."""
+    switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     from sharpdp.shuffle import ShuffleAccountant
 
     gamma_, sigma0, n, eps = BMG100
