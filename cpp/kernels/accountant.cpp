@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -45,11 +46,16 @@ struct LogPmf {
   double h;
 };
 
-LogPmf logs(const double* g, ssize K, std::int64_t k0, double h) {
+LogPmf logs_fresh(const double* g, ssize K, std::int64_t k0, double h) {
   LogPmf P;
   P.k0 = k0;
   P.h = h;
   P.lg.resize(static_cast<std::size_t>(K));
+  std::size_t pos = 0;  // (the positive terms counted first: one allocation of l, al, x; the same doubles)
+  for (ssize k = 0; k < K; ++k) pos += g[k] > 0 ? 1 : 0;
+  P.l.reserve(pos);
+  P.al.reserve(pos);
+  P.x.reserve(pos);
   for (ssize k = 0; k < K; ++k) {
     const double l = g[k] > 0 ? std::log(g[k]) : -std::numeric_limits<double>::infinity();
     P.lg[static_cast<std::size_t>(k)] = l;
@@ -59,6 +65,43 @@ LogPmf logs(const double* g, ssize K, std::int64_t k0, double h) {
     P.x.push_back(static_cast<double>(k0 + k) * h);
   }
   return P;
+}
+
+// The last two LogPmfs of this thread, each with a copy of the pmf it was computed from (docs/accountant_tail.md §60.1):
+// the accountant evaluates the log-mgf of a lattice pmf (and of its upper pmf g + eta) at many lam (the tilt, the
+// Chernoff edges, the Chernoff bounds' searches), and each evaluation took K logarithms of the same pmf before. A call
+// whose (K, k0, h) and pmf bits equal a kept entry's reuses its LogPmf: the logarithms of the same doubles, so the same
+// doubles bit for bit. Pmfs over kLogsKeep terms are not kept (memory: at most 2 x 40 bytes x kLogsKeep per thread).
+constexpr std::size_t kLogsKeep = std::size_t{1} << 19;
+struct LogsMemo {
+  std::vector<double> g;  // the pmf's bits (compared with memcmp: -0.0 and NaN payloads included)
+  LogPmf P;
+  bool ok = false;
+};
+
+const LogPmf& logs(const double* g, ssize K, std::int64_t k0, double h, LogPmf& local) {
+  thread_local LogsMemo memo[2];
+  thread_local int last = 0;  // the entry used last
+  const auto n = static_cast<std::size_t>(K);
+  for (int i = 0; i < 2; ++i) {
+    LogsMemo& e = memo[(last + i) % 2];
+    if (e.ok && e.P.k0 == k0 && std::memcmp(&e.P.h, &h, sizeof h) == 0 && e.g.size() == n &&
+        (n == 0 || std::memcmp(e.g.data(), g, n * sizeof(double)) == 0)) {
+      last = (last + i) % 2;
+      return e.P;
+    }
+  }
+  if (n > kLogsKeep) {
+    local = logs_fresh(g, K, k0, h);
+    return local;
+  }
+  last = 1 - last;  // (the entry not used last is replaced)
+  LogsMemo& e = memo[last];
+  e.ok = false;  // (an exception below leaves no stale entry)
+  e.P = logs_fresh(g, K, k0, h);
+  e.g.assign(g, g + n);
+  e.ok = true;
+  return e.P;
 }
 
 Mgf log_mgf_logs(const LogPmf& P, double lam) {
@@ -76,17 +119,26 @@ Mgf log_mgf_logs(const LogPmf& P, double lam) {
   const double* Lp = P.l.data();
   const double* Ap = P.al.data();
   const double* Xp = P.x.data();
-  for (std::size_t j = 0; j < F; ++j) {
-    const double l = Lp[j];
-    const double x = Xp[j];
-    const double e = std::exp(l + lam * x - mx);
-    s0 += e;
-    s1 += e * x;
-    s2 += e * x * x;
-    const double lp = Ap[j] + std::fabs(lam * x);
-    W += e * (kU * (3.02 * lp + std::fabs(l + lam * x - mx)) + 2.0 * kU);
-    dm = std::max(dm, lp);
-    m += 1.0;
+  // in chunks: the exponents, their exponentials in a tight loop, then the sums, the same operations on the same
+  // doubles in the same order as one loop per term (docs/accountant_tail.md §60.2: fewer values spilled around exp)
+  constexpr std::size_t kChunk = 256;
+  double ex[kChunk];
+  for (std::size_t j0 = 0; j0 < F; j0 += kChunk) {
+    const std::size_t j1 = std::min(F, j0 + kChunk);
+    for (std::size_t j = j0; j < j1; ++j) ex[j - j0] = Lp[j] + lam * Xp[j] - mx;
+    for (std::size_t j = j0; j < j1; ++j) ex[j - j0] = std::exp(ex[j - j0]);
+    for (std::size_t j = j0; j < j1; ++j) {
+      const double l = Lp[j];
+      const double x = Xp[j];
+      const double e = ex[j - j0];
+      s0 += e;
+      s1 += e * x;
+      s2 += e * x * x;
+      const double lp = Ap[j] + std::fabs(lam * x);
+      W += e * (kU * (3.02 * lp + std::fabs(l + lam * x - mx)) + 2.0 * kU);
+      dm = std::max(dm, lp);
+      m += 1.0;
+    }
   }
   const double m1 = s1 / s0;
   const double ls = std::log(s0);
@@ -354,11 +406,13 @@ void lower_lattice(const Cells& cells, std::int64_t J, const ClampAtoms& atoms, 
 }
 
 Mgf log_mgf(const double* g, std::size_t K, std::int64_t k0, double h, double lam) {
-  return log_mgf_logs(logs(g, static_cast<ssize>(K), k0, h), lam);
+  LogPmf local;
+  return log_mgf_logs(logs(g, static_cast<ssize>(K), k0, h, local), lam);
 }
 
 double solve_theta(const double* g, std::size_t K, std::int64_t k0, double h, double theta_floor) {
-  const auto G = logs(g, static_cast<ssize>(K), k0, h);
+  LogPmf local;
+  const LogPmf& G = logs(g, static_cast<ssize>(K), k0, h, local);
   Mgf M = log_mgf_logs(G, theta_floor);
   if (M.d1 >= 0) return theta_floor;
   // safeguarded Newton (Lambda' is increasing, Lambda'' = the tilted variance); any theta >= the
@@ -413,7 +467,8 @@ Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, 
   const double* G = g;
   const double* Et = eta;
   double* O = out;
-  const Mgf M = log_mgf_logs(logs(G, K, k0, h), theta);
+  LogPmf local;
+  const Mgf M = log_mgf_logs(logs(G, K, k0, h, local), theta);
   double tau = 0;
   Sum2 ms;
   for (ssize k = 0; k < K; ++k) {
@@ -440,7 +495,8 @@ Tilt tilt(const double* g, const double* eta, std::size_t Ksz, std::int64_t k0, 
 // phi inside [lam_scale e^-12, lam_scale e^12] (geometric bisection when a step leaves it).
 ChernoffEdge chernoff_edge_bound(const double* gt, std::size_t K, std::int64_t k0, double h, double n,
                                  double log_target, int dir, double lam_scale) {
-  const auto G = logs(gt, static_cast<ssize>(K), k0, h);
+  LogPmf local;
+  const LogPmf& G = logs(gt, static_cast<ssize>(K), k0, h, local);
   double allowance = std::numeric_limits<double>::infinity();
   const double sgn = dir > 0 ? 1.0 : -1.0;
   double a = lam_scale * std::exp(-12.0), b = lam_scale * std::exp(12.0), lam = lam_scale;

@@ -262,14 +262,23 @@ class Law {
       const double P = lP ? std::exp(logG_ + (r * vs - 0.5 * r * r)) : G_ * eP;
       const double M = lM ? std::exp(logS_ + (-r * vs - 0.5 * r * r)) : S_ * eM;
       double sb = 0.0, sg = 0.0;
+      // the nodes' exponents first, then the 16 libm calls in two tight loops, then the sums: the same operations
+      // on the same doubles in the same order as one loop per node (docs/accountant_tail.md §60.2: fewer values
+      // spilled around each call)
+      double ba[8], ea[8];
       for (int g = 0; g < 8; ++g) {
         const double U = a0 + span * kGlX[g];
-        const double base = std::exp(-vs * U - 0.5 * U * U);
-        const double ru = r * U;
-        // e^{ru} - 1 and e^{-ru} - 1 = -(e^{ru} - 1)/e^{ru} from one expm1 (ru >= 0: U >= u0 >= 0): the
-        // quotient and the sum 1 + E add two roundings (2u) and E/(1 + E) is no more sensitive to E's own
-        // error than E itself (relative factor 1/(1 + E) <= 1), all inside the 64 ulp charged per exponential
-        const double E = std::expm1(ru);
+        ba[g] = -vs * U - 0.5 * U * U;
+        ea[g] = r * U;
+      }
+      for (int g = 0; g < 8; ++g) ba[g] = std::exp(ba[g]);
+      // e^{ru} - 1 and e^{-ru} - 1 = -(e^{ru} - 1)/e^{ru} from one expm1 (ru >= 0: U >= u0 >= 0): the
+      // quotient and the sum 1 + E add two roundings (2u) and E/(1 + E) is no more sensitive to E's own
+      // error than E itself (relative factor 1/(1 + E) <= 1), all inside the 64 ulp charged per exponential
+      for (int g = 0; g < 8; ++g) ea[g] = std::expm1(ea[g]);
+      for (int g = 0; g < 8; ++g) {
+        const double base = ba[g];
+        const double E = ea[g];
         double grow;
         if (two)
           grow = P * E - M * (-(E / (1.0 + E)));
