@@ -207,6 +207,32 @@ Twiddles twiddle_table(std::int64_t N) {
 // So |z~_k - z_k| <= sqrt 2 [(15 u + 2 gamma^2) sum|y_j| + u (|Re| + |Im|)] (with a 1% margin).
 // m = r_j k mod N is formed exactly (integers; consecutive r_j step m by k). B frequencies share one pass over
 // (r_j, y_j), each with its own sums in the same order: the values do not depend on B.
+// One frequency's twiddle at node r_j: its index m0 = r_j k mod N advanced by k (step: r_j = r_{j-1} + 1) or formed
+// anew, reduced to [0, N/2] with the sign sg of the imaginary part.
+inline void dft_twiddle(bool step, std::int64_t rj, std::int64_t k, std::int64_t N, double Nd, const Twiddles& tw,
+                        std::int64_t& m0, double& cs, double& sn, double& sg) {
+  if (step) {
+    m0 += k;
+    if (m0 >= N) m0 -= N;
+  } else {
+    m0 = (rj * k) % N;  // r, k < N <= 2^26: no overflow
+  }
+  std::int64_t m = m0;
+  sg = -1.0;  // e^{-i a}: imaginary part -sin a
+  if (2 * m > N) {
+    m = N - m;
+    sg = 1.0;
+  }
+  twiddle(tw, m, Nd, cs, sn);
+}
+
+// the DFT's value and bound from its two compensated sums (the bound of the comment above)
+inline void dft_put(double zr, double zi, double mcount, double ysum, std::complex<double>& z, double& err) {
+  const double g = mcount * kU / (1.0 - mcount * kU);
+  z = {zr, zi};
+  err = std::sqrt(2.0) * ((15.0 * kU + 2.0 * g * g) * ysum + kU * (std::fabs(zr) + std::fabs(zi))) * 1.01;
+}
+
 template <int B>
 void dft_accurate(const std::vector<std::int64_t>& r, const std::vector<double>& y, double ysum, const std::int64_t* ks,
                   std::int64_t N, const Twiddles& tw, std::complex<double>* z, double* err) {
@@ -219,86 +245,13 @@ void dft_accurate(const std::vector<std::int64_t>& r, const std::vector<double>&
     rprev = r[j];
     const double yj = y[j];
     for (int b = 0; b < B; ++b) {
-      if (step) {
-        m0[b] += ks[b];
-        if (m0[b] >= N) m0[b] -= N;
-      } else {
-        m0[b] = (r[j] * ks[b]) % N;  // r, k < N <= 2^26: no overflow
-      }
-      std::int64_t m = m0[b];
-      double sg = -1.0;  // e^{-i a}: imaginary part -sin a
-      if (2 * m > N) {
-        m = N - m;
-        sg = 1.0;
-      }
-      double cs, sn;
-      twiddle(tw, m, Nd, cs, sn);
+      double cs, sn, sg;
+      dft_twiddle(step, r[j], ks[b], N, Nd, tw, m0[b], cs, sn, sg);
       re[b].add(yj * cs);
       im[b].add(sg * yj * sn);
     }
   }
-  const double mm = static_cast<double>(r.size());
-  const double g = mm * kU / (1.0 - mm * kU);
-  for (int b = 0; b < B; ++b) {
-    const double zr = re[b].get(), zi = im[b].get();
-    z[b] = {zr, zi};
-    err[b] = std::sqrt(2.0) * ((15.0 * kU + 2.0 * g * g) * ysum + kU * (std::fabs(zr) + std::fabs(zi))) * 1.01;
-  }
-}
-
-// dft_accurate<4> with the four frequencies' sums in the lanes of vectors (GCC/Clang vector extensions): every lane
-// runs the scalar version's operations (products, then Sum2's error-free additions) on the same doubles in the same
-// order, IEEE add, subtract and multiply elementwise (no contraction: no product is added in one rounding), so the
-// same doubles bit for bit with fewer instructions (docs/accountant_tail.md §60.2)
-template <>
-void dft_accurate<4>(const std::vector<std::int64_t>& r, const std::vector<double>& y, double ysum,
-                     const std::int64_t* ks, std::int64_t N, const Twiddles& tw, std::complex<double>* z, double* err) {
-  typedef double V4 __attribute__((vector_size(32)));
-  V4 rs = {0.0, 0.0, 0.0, 0.0}, rc = rs, is = rs, ic = rs;
-  std::int64_t m0[4] = {};
-  const double Nd = static_cast<double>(N);
-  std::int64_t rprev = -2;
-  for (std::size_t j = 0; j < r.size(); ++j) {
-    const bool step = r[j] == rprev + 1;
-    rprev = r[j];
-    const double yj = y[j];
-    V4 cs, sn, sg;
-    for (int b = 0; b < 4; ++b) {
-      if (step) {
-        m0[b] += ks[b];
-        if (m0[b] >= N) m0[b] -= N;
-      } else {
-        m0[b] = (r[j] * ks[b]) % N;  // r, k < N <= 2^26: no overflow
-      }
-      std::int64_t m = m0[b];
-      double sgb = -1.0;  // e^{-i a}: imaginary part -sin a
-      if (2 * m > N) {
-        m = N - m;
-        sgb = 1.0;
-      }
-      double c1, s1;
-      twiddle(tw, m, Nd, c1, s1);
-      cs[b] = c1;
-      sn[b] = s1;
-      sg[b] = sgb;
-    }
-    const V4 yv = {yj, yj, yj, yj};
-    const V4 xr = yv * cs;         // yj * cs
-    const V4 xi = (sg * yv) * sn;  // sg * yj * sn
-    const V4 tr = rs + xr, zr = tr - rs;
-    rc += (rs - (tr - zr)) + (xr - zr);
-    rs = tr;
-    const V4 ti = is + xi, zi = ti - is;
-    ic += (is - (ti - zi)) + (xi - zi);
-    is = ti;
-  }
-  const double mm = static_cast<double>(r.size());
-  const double g = mm * kU / (1.0 - mm * kU);
-  for (int b = 0; b < 4; ++b) {
-    const double zr = rs[b] + rc[b], zi = is[b] + ic[b];
-    z[b] = {zr, zi};
-    err[b] = std::sqrt(2.0) * ((15.0 * kU + 2.0 * g * g) * ysum + kU * (std::fabs(zr) + std::fabs(zi))) * 1.01;
-  }
+  for (int b = 0; b < B; ++b) dft_put(re[b].get(), im[b].get(), static_cast<double>(r.size()), ysum, z[b], err[b]);
 }
 
 inline double log_phibar(double x) {
