@@ -42,27 +42,6 @@ if sys.argv[3]:  # another build of the compiled core (e.g. main's), loaded in p
 from bench_regimes import _import_engine
 _import_engine()
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant
-if sys.argv[4] == "1":  # chernoff.Chernoff._approx from the compiled steering sums (docs/accountant_tail.md §60.3)
-    import math
-    import numpy as np
-    from sharpdp import _core
-    from sharpdp.shuffle.accountant.chernoff import Chernoff
-
-    def _approx(self, lam):
-        r = self._steer.get(lam)
-        if r is not None:
-            return r
-        if self._lg is None or self._x is None:
-            k = np.nonzero(self.gp > 0)[0]
-            self._lg, self._x = np.log(self.gp[k]), (self.k0 + k).astype(float) * self.h
-        if self._lg.size == 0:
-            return math.nan, math.nan, math.nan
-        m, s0, s1, s2 = _core.accountant.mgf_steer(self._lg, self._x, lam)
-        m1 = s1 / s0
-        r = self._steer[lam] = (m + math.log(s0), m1, max(s2 / s0 - m1 * m1, 0.0))
-        return r
-
-    Chernoff._approx = _approx
 kind, s0, g, n, eps = json.loads(sys.argv[1])
 r = GaussianRandomizer(s0, 1) if kind == "gauss" else BlanketMixedGaussian(g, s0, 1)
 acc = ShuffleAccountant(r, n, "zero_out")
@@ -79,11 +58,10 @@ print(json.dumps([t, float(lo).hex(), float(up).hex()]))
 """
 
 
-def run(cell, instr: bool, core: str = "", steer: bool = False) -> tuple[float, str, str, float | None]:
+def run(cell, instr: bool, core: str = "") -> tuple[float, str, str, float | None]:
     here = os.path.dirname(os.path.abspath(__file__))
     code = _CHILD.format(here=here)
-    argv = [sys.executable, "-c", code, json.dumps(cell), "1" if instr else "0", core,
-            "1" if steer else "0"]
+    argv = [sys.executable, "-c", code, json.dumps(cell), "1" if instr else "0", core]
     if instr:
         sys.path.insert(0, here)
         import _instr
@@ -101,20 +79,18 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--instr", action="store_true")
     ap.add_argument("--only", default="")
-    ap.add_argument("--steer", action="store_true",
-                    help="measure chernoff.Chernoff._approx from the compiled steering sums (§60.3; not in the library)")
     ap.add_argument("--core", default="", help="path of another build of sharpdp._core (side by side: old vs new)")
     a = ap.parse_args()
     idx = [int(i) for i in a.only.split(",")] if a.only else range(len(CELLS))
     for i in idx:
         cell = CELLS[i]
         if a.instr:
-            t, lo, up, gi = run(cell, True, a.core, a.steer)
+            t, lo, up, gi = run(cell, True, a.core)
             print(f"{i} {cell} {gi:.3f} G  {lo} {up}", flush=True)
             continue
         ts = []
         for _ in range(a.reps):
-            t, lo, up, _g = run(cell, False, a.core, a.steer)
+            t, lo, up, _g = run(cell, False, a.core)
             ts.append(t)
         print(f"{i} {cell} {min(ts):.3f} s (of {', '.join(f'{x:.3f}' for x in ts)})  {lo} {up}", flush=True)
 

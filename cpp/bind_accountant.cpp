@@ -15,7 +15,6 @@
 
 #include "kernels/accountant.hpp"
 #include "kernels/lognormal_cells.hpp"
-#include "kernels/steer.hpp"
 #include "kernels/two_atom.hpp"
 
 namespace py = pybind11;
@@ -223,21 +222,6 @@ double lognormal_v1(double a, double G, double S, double r, double x) {
   return kernels::lognormal::Law(a, G, S, r, -kernels::lognormal::kInf, kernels::lognormal::kInf, 1.0).v(x);
 }
 
-// the plain-float sums that steer the Chernoff searches (kernels/steer.hpp, docs/accountant_tail.md §60.3):
-// (max z, sum e, sum e x, sum e x x) with numpy's pairwise summation, the doubles of chernoff.Chernoff._approx
-py::tuple mgf_steer(Arr lg, Arr x, double lam) {
-  const std::size_t n = static_cast<std::size_t>(lg.size());
-  if (static_cast<std::size_t>(x.size()) != n) throw std::invalid_argument("mgf_steer: lg and x must have equal size");
-  std::vector<double> z(n);
-  kernels::steer::Sums r;
-  const double *pl = lg.data(), *px = x.data();
-  {
-    py::gil_scoped_release nogil;
-    r = kernels::steer::mgf_steer(pl, px, n, lam, z.data());
-  }
-  return py::make_tuple(r.m, r.s0, r.s1, r.s2);
-}
-
 }  // namespace
 
 void register_accountant(py::module_& m) {
@@ -260,7 +244,6 @@ void register_accountant(py::module_& m) {
   m.def("lognormal_interval_prob1", &lognormal_interval_prob1, "P(z1 < Z < z2) with its error bound, one pair");
   m.def("lognormal_v", &lognormal_v, "V where a lognormal law's L = x, elementwise");
   m.def("lognormal_v1", &lognormal_v1, "V where a lognormal law's L = x, at one float");
-  m.def("mgf_steer", &mgf_steer, "plain-float (max z, sum e, sum e x, sum e x x) of a log pmf at lam (numpy's sums)");
 }
 
 }  // namespace sharpdp

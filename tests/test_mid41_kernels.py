@@ -5,8 +5,6 @@
 - §60.2: the narrow lognormal cells' nodes and the log-mgf's terms computed in tight loops: the same doubles as a
   plain-Python replica of the one-loop-per-node operations (Python floats are IEEE doubles; ``math.exp`` and
   ``math.expm1`` are the same libm calls as the kernel's);
-- §60.3: ``mgf_steer``, the compiled form of the Chernoff searches' plain-float steering sums, equal bit for bit to
-  the numpy expressions of ``chernoff.Chernoff._approx`` (numpy's pairwise sums);
 - the map's cells keep main's floats (session 40's, every session-41 switch at its session-40 value).
 """
 
@@ -136,69 +134,6 @@ def test_narrow_cells_same_doubles(a, G, r, weight, x0, h):
         seen += 1
         assert (float(m[k]), float(w[k])) == ref
     assert seen >= 20
-
-
-# ----------------------------------------------------------------------------- §60.3 the steering sums
-def _libm_exp(z: np.ndarray) -> np.ndarray:
-    """exp elementwise by libm (``math.exp``: the kernel's std::exp). numpy's float64 exp is libm's on CPUs without
-    AVX-512F; with it numpy runs its own vectorised exp, which differs from libm's in the last bit for ~5 % of the
-    arguments (measured on this machine), so the numpy expressions are taken here with libm's exp."""
-    return np.array([math.exp(t) for t in z.tolist()], dtype=float)
-
-
-def _numpy_exp_is_libm() -> bool:
-    z = np.linspace(-700.0, 0.0, 20001)
-    return bool(np.array_equal(np.exp(z), _libm_exp(z)))
-
-
-def _approx_numpy(lg: np.ndarray, x: np.ndarray, lam: float) -> tuple[float, float, float, float]:
-    """chernoff.Chernoff._approx's numpy operations (before the Python scalars), exp by libm: (m, s0, s1, s2)."""
-    z = np.multiply(x, lam)
-    np.add(lg, z, out=z)
-    m = float(z.max())
-    np.subtract(z, m, out=z)
-    np.maximum(z, -700.0, out=z)
-    e = _libm_exp(z)
-    s0 = float(e.sum())
-    ex = np.multiply(e, x)
-    return m, s0, float(ex.sum()), float(np.multiply(ex, x).sum())
-
-
-@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 127, 128, 129, 255, 256, 1000, 1031, 8192, 8193, 114689])
-def test_mgf_steer_equals_numpy(rng, n):
-    lg = np.log(rng.uniform(1e-300, 1.0, n)) - rng.uniform(0.0, 50.0, n)
-    x = (rng.integers(-5000, 5000) + np.arange(n)) * 0.37
-    for lam in (0.0, 1e-3, -0.05, 3.0, -40.0):  # (large |lam|: many terms clamped at -700)
-        assert A.mgf_steer(lg, x, lam) == _approx_numpy(lg, x, lam)
-
-
-def test_mgf_steer_against_approx_of_a_chernoff_object():
-    """The hook of §60.3 (chernoff.Chernoff._approx from the kernel's sums): _approx's own floats where numpy's exp
-    is libm's, else within a few ulp (the steering values only choose lam)."""
-    from sharpdp.shuffle.accountant.chernoff import Chernoff
-
-    K = 20001
-    xs = np.linspace(-8.0, 12.0, K)
-    g = np.exp(-0.5 * xs * xs) * (1 + 0.3 * np.sin(xs))
-    g /= g.sum()
-    ch = Chernoff(g, 1e-15 * g, -8000, 1e-3, 10**6)
-    same = _numpy_exp_is_libm()
-    for lam in (1e-4, 0.01, -0.02, 0.5, 30.0):
-        r = ch._approx(lam)
-        k = np.nonzero(ch.gp > 0)[0]
-        lg, x = np.log(ch.gp[k]), (ch.k0 + k).astype(float) * ch.h
-        m, s0, s1, s2 = A.mgf_steer(lg, x, lam)
-        m1 = s1 / s0
-        mine = (m + math.log(s0), m1, max(s2 / s0 - m1 * m1, 0.0))
-        if same:
-            assert mine == r
-        else:
-            assert mine == pytest.approx(r, rel=1e-13, abs=1e-300)
-
-
-def test_mgf_steer_refuses_empty():
-    with pytest.raises(ValueError):
-        A.mgf_steer(np.empty(0), np.empty(0), 1.0)
 
 
 # ----------------------------------------------------------------------------- the map's cells keep their floats
