@@ -124,6 +124,7 @@ def session39_floats(monkeypatch) -> None:
 SESSION40: dict = {
     "EPS41_WALK_SHAPE": False,  # eps41
     "EPS41_WALK_NEAR": 5.0,  # eps41
+    "EPS41_SHAPE_STEP": False,  # eps41
 }
 
 

@@ -32,7 +32,7 @@ from sharpdp.shuffle.accountant.phase1_step import phase1_h_ratio, two_atoms
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
-from sharpdp.shuffle.accountant.walk_model import shape_root
+from sharpdp.shuffle.accountant.walk_model import shape_root, shape_step
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
@@ -549,6 +549,8 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     pts = [(math.log(r1), f1)]
     if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol and walks(rep):  # (§8.9: the gate)
         return _walk(acc, delta, lo, hi, pts, k1, xtol, lows, laws_at)
+    if not end and look and acc.n >= _WALK_N and (sr := shape_step(laws_at, acc.n, delta, pts, lo, hi)) is not None:
+        return lo, hi, (math.exp(sr[0]) if lo < math.exp(sr[0]) < hi else None), sr[1], []  # (§8.20: the shape's step)
     if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
         r2 = sharpened_root(delta, r1, u, k1)
         return lo, hi, (r2 if r2 is not None and lo < r2 < hi else None), k1, pts

@@ -91,4 +91,19 @@ def shape_root(laws_at: Callable[[float], Any], n: int, delta: float, pts: list[
     return z, -((g_hi - g_lo) / (2.0 * _STEP)) / math.log(delta)
 
 
-__all__ = ["shape", "shape_root"]
+def shape_step(laws_at: Callable[[float], Any], n: int, delta: float, pts: list[tuple[float, float]], lo: float,
+               hi: float) -> tuple[float, float] | None:
+    """Phase 2's first point where no walk runs after the look at the phase-1 root (docs/accountant.md §8.20): the shape
+    model's root and slope from that look (:func:`shape_root`) where ``limits.EPS41_SHAPE_STEP`` and the model explains
+    the look within ``limits.EPS41_SHAPE_FIT`` (|log rho| there), else None (phase 1's slope or the refit, as before).
+    A choice of points only."""
+    if not limits.EPS41_SHAPE_STEP or not pts or not 0.0 < delta < 1.0:
+        return None
+    z, f = pts[-1]
+    m = shape(laws_at(math.exp(z)), n)
+    if not m > 0.0 or abs(-math.exp(math.log(-math.log(delta)) - f) - math.log(m)) > float(limits.EPS41_SHAPE_FIT):
+        return None
+    return shape_root(laws_at, n, delta, pts, lo, hi)
+
+
+__all__ = ["shape", "shape_root", "shape_step"]
