@@ -143,3 +143,24 @@ def test_bmg_n1e7_one_look_fewer(monkeypatch: pytest.MonkeyPatch) -> None:
     e0, looks0, probes0 = _traced(make, n, "zero_out", DELTA)
     assert abs(e0 / e - 1.0) <= XTOL
     assert looks == looks0 - 1 and len(probes) == len(probes0) == 2
+
+
+def test_shape_step_gauss2_n1e8_look_at_rel_0_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GaussianRandomizer(2, 1), n = 1e8 with the look at the phase-1 root at rel_tol 0.1 (the setting of
+    tests/test_eps29_search.py's gate test, pinned there with the rule off): the model explains that look within 2 %,
+    so phase 2 starts at its root (one look, no walk). The moved answer: a fresh accountant's upper value at it <=
+    delta, a fresh value one xtol below it above delta (the xtol contract), within xtol of the rule-off answer."""
+    from sharpdp.shuffle import GaussianRandomizer
+
+    def make():
+        return GaussianRandomizer(2.0, 1)
+
+    n = 10**8
+    switch(monkeypatch, "EPS_LOOK_REL_LARGE", 0.1)
+    e, looks, probes = _traced(make, n, "zero_out", DELTA)
+    assert looks == 1 and 2 <= len(probes) <= 4
+    assert _fresh(make(), n, e)[1] <= DELTA
+    assert _fresh(make(), n, e * (1.0 - XTOL))[1] > DELTA
+    switch(monkeypatch, "EPS41_SHAPE_STEP", False)
+    e0, _, _ = _traced(make, n, "zero_out", DELTA)
+    assert e0 != e and abs(e0 / e - 1.0) <= XTOL
