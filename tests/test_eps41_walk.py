@@ -11,7 +11,7 @@ import math
 from types import SimpleNamespace
 
 import pytest
-from _main_floats34 import switch
+from _main_floats34 import session40_floats, switch
 from test_eps24_search import _traced
 
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
@@ -125,7 +125,7 @@ def _fresh(mech, n: int, eps: float, rel_tol: float = 1e-2) -> tuple[float, floa
 
 def test_bmg_n1e7_one_look_fewer(monkeypatch: pytest.MonkeyPatch) -> None:
     """BMG(0.1, 0.6), n = 1e7, delta = 1e-6 (a walk cell): two looks instead of three, two probes either way
-    (measured: 0.0115033498 against 0.0115033606 with the rules off). The answer: a fresh accountant's upper value at
+    (measured: 0.0115033498 against main's 0.0115033606). The answer: a fresh accountant's upper value at
     it <= delta, a fresh one at the answer (1 - xtol) above delta, a fresh rel_tol-1e-3 bracket at it below delta and
     nested in the default one, and within xtol of the rules-off answer."""
     def make():
@@ -138,9 +138,9 @@ def test_bmg_n1e7_one_look_fewer(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _fresh(make(), n, e * (1.0 - XTOL))[1] > DELTA
     lo3, up3 = _fresh(make(), n, e, 1e-3)
     assert lo3 <= DELTA and max(lo, lo3) <= min(up, up3)
-    switch(monkeypatch, "EPS41_WALK_SHAPE", False)
-    switch(monkeypatch, "EPS41_WALK_NEAR", 5.0)
+    session40_floats(monkeypatch)  # (every session-41 switch off: main's search)
     e0, looks0, probes0 = _traced(make, n, "zero_out", DELTA)
+    assert e0 == pytest.approx(0.01150336064029373, rel=1e-12)  # (main's float, measured on 4eee1c4c)
     assert abs(e0 / e - 1.0) <= XTOL
     assert looks == looks0 - 1 and len(probes) == len(probes0) == 2
 
