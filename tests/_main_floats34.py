@@ -122,6 +122,9 @@ def session39_floats(monkeypatch) -> None:
 
 # Every session-41 switch at its session-40 value (each builder adds its switches on its own line below)
 SESSION40: dict = {
+    "EPS41_WALK_SHAPE": False,  # eps41
+    "EPS41_WALK_NEAR": 5.0,  # eps41
+    "EPS41_SHAPE_STEP": False,  # eps41
 }
 
 

@@ -54,6 +54,7 @@ def _fresh_bounds(n: int, eps: float) -> tuple[float, float]:
 def test_gate_stops_the_walk_n1e8(monkeypatch: pytest.MonkeyPatch) -> None:
     """GaussianRandomizer(2, 1), n = 1e8: the first look is all body (share ~1e-10), so the gate keeps one look and
     phase 2's probes; the answer is the walk-off search's float, and certified."""
+    switch(monkeypatch, "EPS41_SHAPE_STEP", False)  # (**) session 41, eps41: docs/accountant.md §8.20
     n = 10**8
     # (**) session 36, eps36: _traced counts looks at rel_tol S._LOOK_REL (0.1); the look at the phase-1 root asks 0.3
     # at n >= 1e8 (docs/accountant.md §8.14.1, checked in tests/test_eps36_search.py): main's look here

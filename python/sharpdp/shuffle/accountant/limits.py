@@ -515,3 +515,17 @@ FLOOR_TAIL = 1.0
 # lattice-position charge where the final factor 1 - 1e-9 does not cover it, as the engine's own lower value does
 # (docs/accountant.md §3.2.1); False: main's lower values (which left that charge out)
 BODY_LOWER_POSITION = True
+
+# session 41, eps41
+# docs/accountant.md §8.20: get_epsilon's loose looks walk (§8.8) to the root of rho M = delta, M the normal body plus
+# the single big jump and rho the looks' level over it (walk_model.shape_root; a choice of look points only); False: the
+# secant on phase 1's slope (main's points and floats)
+EPS41_WALK_SHAPE = True
+# ... and stop walking once the shape model's root lies within EPS41_WALK_NEAR xtol of the last look (the secant's
+# _LOOK_NEAR = 5 xtol otherwise); 5.0: main's stop (with EPS41_WALK_SHAPE on)
+EPS41_WALK_NEAR = 15.0
+# ... and where no walk runs after the look at the phase-1 root (n >= 1e7), phase 2 starts at the shape model's root from
+# that look, with its slope (walk_model.shape_step); False: phase 1's slope or the refit (main's points and floats)
+EPS41_SHAPE_STEP = True
+# ... only where the model explains that look within this (|log rho| at it; a choice of points only)
+EPS41_SHAPE_FIT = 0.02

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sharpdp.shuffle.accountant import far_tail
+from sharpdp.shuffle.accountant import far_tail, limits
 from sharpdp.shuffle.accountant.closed_forms import jensen_lower, plus, trivial_cap
 from sharpdp.shuffle.accountant.closed_forms import single_user_lower as _single_user_lower
 from sharpdp.shuffle.accountant.driver import certify, exact_two_atoms, upper_value
@@ -32,6 +32,7 @@ from sharpdp.shuffle.accountant.phase1_step import phase1_h_ratio, two_atoms
 from sharpdp.shuffle.accountant.probe import probe
 from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
+from sharpdp.shuffle.accountant.walk_model import shape_root, shape_step
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
@@ -455,7 +456,8 @@ def _look_value(lower: float, upper: float) -> float:
 
 
 def _walk(acc: _Evaluator, delta: float, lo: float, hi: float, pts: list[tuple[float, float]], k: float, xtol: float,
-          lows: list[float] | None) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
+          lows: list[float] | None, laws_at: Callable[[float], Any] | None = None
+          ) -> tuple[float, float, float | None, float, list[tuple[float, float]]]:
     """Loose looks walked to the root where the first look moved the model far from the phase-1 root
     (docs/accountant.md §8.8; a choice of points only). From the look's point ``pts`` (log eps, model value) and the
     slope ``k``, each step looks (the accountant's report at rel_tol ``_LOOK_REL``) at the model root, whose value
@@ -465,9 +467,16 @@ def _walk(acc: _Evaluator, delta: float, lo: float, hi: float, pts: list[tuple[f
     A look whose certified lower value exceeds delta becomes the lower end (get_delta there is at least that value,
     docs/accountant.md §8.4 case 1); its lower value joins ``lows``. No look is an upper end. Returns _refit's tuple:
     the bracket, phase 2's first point (the last model root; None outside the bracket), the slope and the looks'
-    points (phase 2's model's first points)."""
+    points (phase 2's model's first points). With ``laws_at``, each step's root is the shape model's
+    (:func:`.walk_model.shape_root`, docs/accountant.md §8.20) where it is formed."""
     ld = math.log(-math.log(delta))
-    z = pts[-1][0] - pts[-1][1] / k
+    ks: list[float] = []  # (the shape model's slope at its last root: phase 2's slope, without the looks' points)
+
+    def shaped(z0: float) -> float:
+        zm = shape_root(laws_at, acc.n, delta, pts, lo, hi) if laws_at is not None else None
+        ks[:] = [] if zm is None else [zm[1]]
+        return z0 if zm is None else zm[0]
+    z = shaped(pts[-1][0] - pts[-1][1] / k)
     for _ in range(_LOOK_WALK):
         x = math.exp(z) if z < 700.0 else math.inf
         if not (lo < x < hi and x <= min(EPS_CAP, acc.eps_tau)):  # (the look's domain, as at r1: docs/accountant.md §8.4)
@@ -485,10 +494,12 @@ def _walk(acc: _Evaluator, delta: float, lo: float, hi: float, pts: list[tuple[f
         pts.append((zx, fx))
         if zx != z0 and (fx - f0) / (zx - z0) < 0.0:
             k = (fx - f0) / (zx - z0)
-        z = zx - fx / k
-        if abs(z - zx) <= _LOOK_NEAR * xtol:
+        z = shaped(zx - fx / k)
+        if abs(z - zx) <= (float(limits.EPS41_WALK_NEAR) if ks else _LOOK_NEAR) * xtol:  # (§8.20: the shape's reach)
             break
     x = math.exp(z) if z < 700.0 else math.inf
+    if ks and ks[0] < 0.0:  # (phase 2 from the shape model's root with its slope: docs/accountant.md §8.20)
+        return lo, hi, (x if lo < x < hi else None), ks[0], []
     return lo, hi, (x if lo < x < hi else None), k, pts
 
 
@@ -537,7 +548,9 @@ def _refit(acc: _Evaluator, fun: Callable[[float], float], delta: float, lo: flo
     f1 = ld - math.log(-math.log(u))
     pts = [(math.log(r1), f1)]
     if not end and look and acc.n >= _WALK_N and abs(f1 / k1) > _LOOK_FAR * xtol and walks(rep):  # (§8.9: the gate)
-        return _walk(acc, delta, lo, hi, pts, k1, xtol, lows)
+        return _walk(acc, delta, lo, hi, pts, k1, xtol, lows, laws_at)
+    if not end and look and acc.n >= _WALK_N and (sr := shape_step(laws_at, acc.n, delta, pts, lo, hi)) is not None:
+        return lo, hi, (math.exp(sr[0]) if lo < math.exp(sr[0]) < hi else None), sr[1], []  # (§8.20: the shape's step)
     if not end and b == led:  # phase 1 followed law b, r1 far from the root: one model step from the look's value
         r2 = sharpened_root(delta, r1, u, k1)
         return lo, hi, (r2 if r2 is not None and lo < r2 < hi else None), k1, pts
