@@ -515,3 +515,8 @@ FLOOR_TAIL = 1.0
 # lattice-position charge where the final factor 1 - 1e-9 does not cover it, as the engine's own lower value does
 # (docs/accountant.md §3.2.1); False: main's lower values (which left that charge out)
 BODY_LOWER_POSITION = True
+# session 41, rep41
+# docs/accountant.md §9.19: inside the cliff searches of §9.5 (_beyond, _shrink, _edge) leg A at e between two certified
+# legs A is bracketed by their chord in e^eps (upper) and the secants beyond them (lower), used where that bracket meets
+# the leg's rel_tol (a choice of which certified values are computed); False: every leg A certified (main's floats)
+VIA_BOTTOM_CHORD = True
