@@ -123,6 +123,8 @@ def session39_floats(monkeypatch) -> None:
 # Every session-41 switch at its session-40 value (each builder adds its switches on its own line below)
 SESSION40: dict = {
     "VIA_BOTTOM_CHORD": False,  # rep41
+    "VIA_BOTTOM_CHORD_SEARCH": False,  # rep41
+    "VIA_BOTTOM_CHORD_B": False,  # rep41
 }
 
 

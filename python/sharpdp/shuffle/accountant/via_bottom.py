@@ -105,8 +105,8 @@ class ViaBottom(BudgetSearch):
         distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
         key = (j, e, rel_tol)
         hit = self._leg_cache.get(key)
-        if hit is None and j == 0 and self._chord_on and (c := chord_leg(self, e, rel_tol)) is not None:
-            return c  # (§9.19: between two certified legs A, inside the cliff searches of §9.5)
+        if hit is None and self._chord_on and (c := chord_leg(self, e, rel_tol, j, negligible)) is not None:
+            return c  # (§9.19: between two certified legs of its order, inside the split searches)
         if hit is None or not (self._leg_neg.get(key, 0.0) <= negligible or hit.upper < negligible):
             if len(self._leg_cache) > 4096:
                 self._leg_cache.clear()

@@ -38,13 +38,13 @@ def _ratio(num: float, den: float) -> float:
     return math.expm1(num) / math.expm1(den)
 
 
-def anchors(vb: Any, e: float) -> list[tuple[float, float, float]]:
-    """The engine-certified legs A known to ``vb`` (its leg cache, every rel_tol), merged per e (the largest lower value,
+def anchors(vb: Any, e: float, leg: int = 0) -> list[tuple[float, float, float]]:
+    """The engine-certified legs ``leg`` (0: A, 1: B) known to ``vb`` (its leg cache, every rel_tol; not the chords), merged per e (the largest lower value,
     the least upper value), as sorted (e', lower, upper) with 0 <= e' <= eps_tau and |e' - e| <= CHORD_SPAN."""
     et = float(getattr(vb.bottom, "eps_tau", math.inf))
     got: dict[float, tuple[float, float]] = {}
     for (j, x, _), r in vb._leg_cache.items():
-        if j != 0 or not 0.0 <= x <= et or abs(x - e) > CHORD_SPAN or "refused" in r.terms:
+        if j != leg or not 0.0 <= x <= et or abs(x - e) > CHORD_SPAN or "refused" in r.terms or "chord" in r.terms:
             continue
         lo, up = got.get(x, (0.0, math.inf))
         got[x] = (max(lo, r.lower), min(up, r.upper))
@@ -85,29 +85,46 @@ def chord_bracket(pts: list[tuple[float, float, float]], e: float) -> tuple[floa
     return lo, up
 
 
-def chord_leg(vb: Any, e: float, rel_tol: float) -> AccountantReport | None:
-    """Leg A's report at e from :func:`chord_bracket` on the certified legs A known to ``vb`` where its bracket meets
-    rel_tol (upper - lower <= rel_tol lower, lower > 0) and e <= eps_tau; None otherwise (the engine certifies it).
-    With ``limits.VIA_BOTTOM_CHORD`` off: None."""
-    if not limits.VIA_BOTTOM_CHORD or not 0.0 < e <= float(getattr(vb.bottom, "eps_tau", math.inf)):
+def chord_leg(vb: Any, e: float, rel_tol: float, leg: int = 0, negligible: float = 0.0) -> AccountantReport | None:
+    """Leg ``leg``'s report at e (0: A; 1: B, with ``limits.VIA_BOTTOM_CHORD_B``) from :func:`chord_bracket` on the
+    certified legs of that order known to ``vb`` where its bracket meets rel_tol (upper - lower <= rel_tol lower, lower
+    > 0) or its upper value is below ``negligible`` (the leg's absolute target, §9.4), and 0 < e <= eps_tau; None
+    otherwise (the engine certifies it). Cached in ``vb``'s leg cache as a leg at rel_tol and ``negligible`` (it meets
+    that leg's contract). With ``limits.VIA_BOTTOM_CHORD`` off: None."""
+    if not (limits.VIA_BOTTOM_CHORD and (leg == 0 or limits.VIA_BOTTOM_CHORD_B)) \
+            or not 0.0 < e <= float(getattr(vb.bottom, "eps_tau", math.inf)):
         return None
-    pts = anchors(vb, e)
+    pts = anchors(vb, e, leg)
     if any(p[0] == e for p in pts):
         return None
     b = chord_bracket(pts, e)
-    if b is None or not (b[0] > 0.0 and b[1] - b[0] <= rel_tol * b[0]):
+    tol = rel_tol if leg == 0 else min(rel_tol, limits.VIA_BOTTOM_CHORD_B_TOL)
+    if b is None or not (b[1] < negligible or b[0] > 0.0 and b[1] - b[0] <= tol * b[0]):
         return None
-    return AccountantReport(e, b[0], b[1], terms={"chord": "leg A between certified neighbours (docs/accountant.md §9.19)"})
+    r = AccountantReport(e, b[0], b[1], terms={"chord": "between certified legs of its order (docs/accountant.md §9.19)"})
+    key = (leg, e, rel_tol)  # (cached as a leg certified to rel_tol and negligible: it meets both as the engine's would)
+    vb._leg_cache[key], vb._leg_neg[key] = r, negligible
+    return r
 
 
-def chording(method: F) -> F:
-    """The cliff searches of §9.5 with leg A from :func:`chord_leg` where it applies (ViaBottom.leg reads the flag)."""
+def _scope(method: F, on: Callable[[], bool]) -> F:
     @wraps(method)
     def inner(self: Any, *args: Any, **kw: Any) -> Any:
         prev = self.__dict__.get("_chord_on", False)
-        self._chord_on = limits.VIA_BOTTOM_CHORD
+        self._chord_on = prev or on()
         try:
             return method(self, *args, **kw)
         finally:
             self._chord_on = prev
     return inner  # type: ignore[return-value]
+
+
+def chording(method: F) -> F:
+    """The cliff searches of §9.5 with leg A from :func:`chord_leg` where it applies (ViaBottom.leg reads the flag)."""
+    return _scope(method, lambda: limits.VIA_BOTTOM_CHORD)
+
+
+def chording_search(method: F) -> F:
+    """The loose split searches of §9.10-§9.11 (the window's golden section and model, the model search) likewise, with
+    ``limits.VIA_BOTTOM_CHORD_SEARCH`` too (docs/accountant.md §9.19)."""
+    return _scope(method, lambda: limits.VIA_BOTTOM_CHORD and limits.VIA_BOTTOM_CHORD_SEARCH)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
-from sharpdp.shuffle.accountant.via_bottom_chord import chording
+from sharpdp.shuffle.accountant.via_bottom_chord import chording, chording_search
 from sharpdp.shuffle.accountant.via_bottom_edge import edge_fraction, leg_edge
 
 
@@ -63,6 +63,7 @@ class CliffSearch:
     def _second(eps: float, e1: float) -> float:
         raise NotImplementedError  # (ViaBottom._second)
 
+    @chording_search
     def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
         """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
         ``rt``) down to the width SPLIT_TOL, and the nearest f above it of a worse split or the bracket's end."""
@@ -78,6 +79,7 @@ class CliffSearch:
         best, other = (c, d) if c.upper <= d.upper else (d, c)
         return best, (other.f if other.f > best.f else hi)
 
+    @chording_search
     def _window(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
         """The best split over f in [lo, hi] (legs at rel_tol ``rt``) and the nearest f above it of a worse split or
         the window's end: the golden section's first two splits, then one split at the vertex of the legs' log-linear
