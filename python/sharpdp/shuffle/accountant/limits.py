@@ -529,3 +529,6 @@ VIA_BOTTOM_CHORD_B = True
 # ... a leg B from the chord only where its bracket is within min(its rel_tol, VIA_BOTTOM_CHORD_B_TOL) (the reported
 # split's leg B is read from the search's cache, §9.12: a loose chord there would cost a tighter leg B at the end)
 VIA_BOTTOM_CHORD_B_TOL = 0.1
+# ... at n >= VIA_BOTTOM_CHORD_N only (below it the legs cost a few ms, and a chord's slack moved the bisection's
+# decisions at the edge of leg B's cliff: GaussianRandomizer(2), n = 1, eps = 2 reported 2.7 % above the edge's split)
+VIA_BOTTOM_CHORD_N = 1000

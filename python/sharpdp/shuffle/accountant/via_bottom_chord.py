@@ -39,12 +39,12 @@ def _ratio(num: float, den: float) -> float:
 
 
 def anchors(vb: Any, e: float, leg: int = 0) -> list[tuple[float, float, float]]:
-    """The engine-certified legs ``leg`` (0: A, 1: B) known to ``vb`` (its leg cache, every rel_tol; not the chords), merged per e (the largest lower value,
+    """The engine-certified legs ``leg`` (0: A, 1: B) known to ``vb`` (its leg cache, every rel_tol), merged per e (the largest lower value,
     the least upper value), as sorted (e', lower, upper) with 0 <= e' <= eps_tau and |e' - e| <= CHORD_SPAN."""
     et = float(getattr(vb.bottom, "eps_tau", math.inf))
     got: dict[float, tuple[float, float]] = {}
     for (j, x, _), r in vb._leg_cache.items():
-        if j != leg or not 0.0 <= x <= et or abs(x - e) > CHORD_SPAN or "refused" in r.terms or "chord" in r.terms:
+        if j != leg or not 0.0 <= x <= et or abs(x - e) > CHORD_SPAN or "refused" in r.terms:
             continue
         lo, up = got.get(x, (0.0, math.inf))
         got[x] = (max(lo, r.lower), min(up, r.upper))
@@ -88,23 +88,54 @@ def chord_bracket(pts: list[tuple[float, float, float]], e: float) -> tuple[floa
 def chord_leg(vb: Any, e: float, rel_tol: float, leg: int = 0, negligible: float = 0.0) -> AccountantReport | None:
     """Leg ``leg``'s report at e (0: A; 1: B, with ``limits.VIA_BOTTOM_CHORD_B``) from :func:`chord_bracket` on the
     certified legs of that order known to ``vb`` where its bracket meets rel_tol (upper - lower <= rel_tol lower, lower
-    > 0) or its upper value is below ``negligible`` (the leg's absolute target, §9.4), and 0 < e <= eps_tau; None
-    otherwise (the engine certifies it). Cached in ``vb``'s leg cache as a leg at rel_tol and ``negligible`` (it meets
-    that leg's contract). With ``limits.VIA_BOTTOM_CHORD`` off: None."""
+    > 0; leg B: min(rel_tol, VIA_BOTTOM_CHORD_B_TOL)), 0 < e <= eps_tau and n >= VIA_BOTTOM_CHORD_N; ``negligible``
+    (the leg's absolute target, §9.4) is kept with it (a chord is not accepted for being below it alone); None
+    otherwise (the engine certifies it). Kept in :func:`chords`. With ``limits.VIA_BOTTOM_CHORD`` off: None."""
     if not (limits.VIA_BOTTOM_CHORD and (leg == 0 or limits.VIA_BOTTOM_CHORD_B)) \
-            or not 0.0 < e <= float(getattr(vb.bottom, "eps_tau", math.inf)):
+            or not 0.0 < e <= float(getattr(vb.bottom, "eps_tau", math.inf)) \
+            or not getattr(vb.bottom, "n", 0) >= limits.VIA_BOTTOM_CHORD_N:
         return None
     pts = anchors(vb, e, leg)
     if any(p[0] == e for p in pts):
         return None
     b = chord_bracket(pts, e)
     tol = rel_tol if leg == 0 else min(rel_tol, limits.VIA_BOTTOM_CHORD_B_TOL)
-    if b is None or not (b[1] < negligible or b[0] > 0.0 and b[1] - b[0] <= tol * b[0]):
+    if b is None or not (b[0] > 0.0 and b[1] - b[0] <= tol * b[0]):
         return None
     r = AccountantReport(e, b[0], b[1], terms={"chord": "between certified legs of its order (docs/accountant.md §9.19)"})
-    key = (leg, e, rel_tol)  # (cached as a leg certified to rel_tol and negligible: it meets both as the engine's would)
-    vb._leg_cache[key], vb._leg_neg[key] = r, negligible
+    chords(vb)[(leg, e, rel_tol)] = (r, negligible)
     return r
+
+
+def chords(vb: Any) -> dict[tuple[int, float, float], tuple[AccountantReport, float]]:
+    """``vb``'s chord legs (leg, e, rel_tol) -> (report, the absolute target it met), apart from its leg cache (which
+    holds the engine's legs alone: the anchors, and the legs the reported split reads, §9.12)."""
+    memo = vb.__dict__.get("_chords")
+    if memo is None or len(memo) > 4096:
+        memo = vb._chords = {}
+    return memo
+
+
+def cached_chord(vb: Any, j: int, e: float, rel_tol: float, negligible: float) -> AccountantReport | None:
+    """A chord leg of ``vb`` at (j, e, rel_tol) meeting the absolute target ``negligible`` (as ViaBottom.leg's cache),
+    else a new one from :func:`chord_leg` (None where none applies)."""
+    hit = chords(vb).get((j, e, rel_tol))
+    if hit is not None and (hit[1] <= negligible or hit[0].upper < negligible):
+        return hit[0]
+    return chord_leg(vb, e, rel_tol, j, negligible)
+
+
+def engine_leg(vb: Any, j: int, e: float, tols: tuple[float, ...]) -> AccountantReport | None:
+    """Where the search's leg j at e was a chord (at the first of ``tols`` that has one), the engine's leg at that rel_tol
+    and absolute target (the reported split's leg B of §9.12, read from the engine's legs alone); None where none was."""
+    t = next((t for t in tols if (j, e, t) in chords(vb)), None)
+    if t is None:
+        return None
+    prev, vb._chord_on = vb.__dict__.get("_chord_on", False), False
+    try:
+        return vb.leg(j, e, t, chords(vb)[(j, e, t)][1])  # type: ignore[no-any-return]
+    finally:
+        vb._chord_on = prev
 
 
 def _scope(method: F, on: Callable[[], bool]) -> F:
