@@ -5,7 +5,7 @@ on e (docs/accountant.md §1.3, §1.5: l_eps = R_x / R_BG - e^eps), a mean of po
 supremum of convex functions is convex. Between two legs A certified at e_k < e < e_{k+1} the chord of their upper values
 is an upper value of A(e); the secants through the pairs of certified legs beyond them, and A's monotonicity (§1.6),
 give lower values. :func:`chord_leg` returns that bracket as the leg's report where it meets the leg's rel_tol; the
-cliff searches of §9.5 (:func:`chording`) then certify their legs B alone."""
+cliff searches of §9.5 (:func:`chording`) then certify their legs B alone; leg B likewise (B = sup_x D_up^{bot vs x})."""
 
 from __future__ import annotations
 
@@ -156,6 +156,6 @@ def chording(method: F) -> F:
 
 
 def chording_search(method: F) -> F:
-    """The loose split searches of §9.10-§9.11 (the window's golden section and model, the model search) likewise, with
-    ``limits.VIA_BOTTOM_CHORD_SEARCH`` too (docs/accountant.md §9.19)."""
+    """The window of §9.10 (its golden section and model) likewise, with ``limits.VIA_BOTTOM_CHORD_SEARCH`` too (not the
+    model search of §9.11: docs/accountant.md §9.19)."""
     return _scope(method, lambda: limits.VIA_BOTTOM_CHORD and limits.VIA_BOTTOM_CHORD_SEARCH)
