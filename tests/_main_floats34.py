@@ -125,6 +125,9 @@ SESSION40: dict = {
     "EPS41_WALK_SHAPE": False,  # eps41
     "EPS41_WALK_NEAR": 5.0,  # eps41
     "EPS41_SHAPE_STEP": False,  # eps41
+    "VIA_BOTTOM_CHORD": False,  # rep41
+    "VIA_BOTTOM_CHORD_SEARCH": False,  # rep41
+    "VIA_BOTTOM_CHORD_B": False,  # rep41
 }
 
 

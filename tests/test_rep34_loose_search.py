@@ -78,6 +78,7 @@ MAIN = [(1.0, 1000, 1.0, (0.0039874846477264275, 0.003994801178282095)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switch_off_gives_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_LOOSE_SEARCH = False``: main's brackets, bit for bit."""
+    switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, rep41: docs/accountant.md §9.19 moves this cell
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "VIA_BOTTOM_LOOSE_SEARCH", False)
     assert _gauss(s, n).get_delta_bounds(eps) == main

@@ -529,3 +529,20 @@ EPS41_WALK_NEAR = 15.0
 EPS41_SHAPE_STEP = True
 # ... only where the model explains that look within this (|log rho| at it; a choice of points only)
 EPS41_SHAPE_FIT = 0.02
+# session 41, rep41
+# docs/accountant.md §9.19: inside the cliff searches of §9.5 (_beyond, _shrink, _edge) leg A at e between two certified
+# legs A is bracketed by their chord in e^eps (upper) and the secants beyond them (lower), used where that bracket meets
+# the leg's rel_tol (a choice of which certified values are computed); False: every leg A certified (main's floats)
+VIA_BOTTOM_CHORD = True
+# docs/accountant.md §9.19: ... and inside the window of §9.10 (its golden section and model; not the model search of
+# §9.11); False: there every leg A certified (main's floats)
+VIA_BOTTOM_CHORD_SEARCH = True
+# docs/accountant.md §9.19: ... leg B likewise (D_up of bot vs x is convex in e^eps too); False: every leg B certified
+# (main's floats)
+VIA_BOTTOM_CHORD_B = True
+# ... a leg B from the chord only where its bracket is within min(its rel_tol, VIA_BOTTOM_CHORD_B_TOL) (a search's leg B
+# at rel_tol 1 from a chord that wide moves the search's comparisons)
+VIA_BOTTOM_CHORD_B_TOL = 0.1
+# ... at n >= VIA_BOTTOM_CHORD_N only (below it the legs cost a few ms, and a chord's slack moved the bisection's
+# decisions at the edge of leg B's cliff: GaussianRandomizer(2), n = 1, eps = 2 reported 2.7 % above the edge's split)
+VIA_BOTTOM_CHORD_N = 1000

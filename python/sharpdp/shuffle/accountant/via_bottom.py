@@ -20,6 +20,7 @@ from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, TINY, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_budget import BudgetSearch, chain
+from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
@@ -104,6 +105,8 @@ class ViaBottom(BudgetSearch):
         distributions is at most 1; docs/accountant.md §9.2): that split is then useless, not wrong."""
         key = (j, e, rel_tol)
         hit = self._leg_cache.get(key)
+        if hit is None and self._chord_on and (c := cached_chord(self, j, e, rel_tol, negligible)) is not None:
+            return c  # (§9.19: between two certified legs of its order, inside the split searches)
         if hit is None or not (self._leg_neg.get(key, 0.0) <= negligible or hit.upper < negligible):
             if len(self._leg_cache) > 4096:
                 self._leg_cache.clear()

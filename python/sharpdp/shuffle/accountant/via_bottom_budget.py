@@ -11,6 +11,7 @@ from typing import Any
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import EPS_CAP, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.via_bottom_chord import engine_leg
 from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
 
 
@@ -138,7 +139,7 @@ class BudgetSearch(CliffSearch):
             e2 = self._second(eps, e1)
             # (the search's leg B: at rt, or at a looser rel_tol of SEARCH_B_TOLS)
             rb = next((r for r in (self._leg_cache.get((1, e2, t)) for t in (rt, *self.SEARCH_B_TOLS[::-1]))
-                       if r is not None), None)
+                       if r is not None), None) or engine_leg(self, 1, e2, (rt, *self.SEARCH_B_TOLS[::-1]))  # (§9.19)
             w = math.exp(e1)
             if rb is not None and math.isfinite(w):
                 ra = self._leg_cache.get((0, e1, rt))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
+from sharpdp.shuffle.accountant.via_bottom_chord import chording, chording_search
 from sharpdp.shuffle.accountant.via_bottom_edge import edge_fraction, leg_edge
 
 
@@ -49,6 +50,7 @@ class CliffSearch:
     _seen: list[Split]  # the splits the last model search certified
     _edge_e2: list[float | None]  # leg B's closed-form edge (§9.14), once computed: [e2*] or [None]
     _floor_bar: float  # the level of §9.13's floor stop (BudgetSearch's)
+    _chord_on = False  # leg A from the chord of §9.19 (inside the cliff searches, :func:`.via_bottom_chord.chording`)
 
     def split(self, eps: float, f: float, rel_tol: float, absolute: bool = True, b_tol: float | None = None,
               rough_b: bool = False) -> Split:
@@ -61,6 +63,7 @@ class CliffSearch:
     def _second(eps: float, e1: float) -> float:
         raise NotImplementedError  # (ViaBottom._second)
 
+    @chording_search
     def _golden(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
         """The best split of a golden-section search of the split value over f in [lo, hi] (legs at rel_tol
         ``rt``) down to the width SPLIT_TOL, and the nearest f above it of a worse split or the bracket's end."""
@@ -76,6 +79,7 @@ class CliffSearch:
         best, other = (c, d) if c.upper <= d.upper else (d, c)
         return best, (other.f if other.f > best.f else hi)
 
+    @chording_search
     def _window(self, eps: float, lo: float, hi: float, rt: float) -> tuple[Split, float]:
         """The best split over f in [lo, hi] (legs at rel_tol ``rt``) and the nearest f above it of a worse split or
         the window's end: the golden section's first two splits, then one split at the vertex of the legs' log-linear
@@ -213,6 +217,7 @@ class CliffSearch:
         w = math.exp(s.e1) * s.leg_b.upper
         return w > self.CLIFF * s.upper and s.leg_a.upper > self.CLIFF * s.upper
 
+    @chording
     def _beyond(self, eps: float, best: Split, sgn: float, rt: float) -> Split:
         """The search of §9.5 beyond the golden-section window from its best split ``best`` (legs at rel_tol
         ``rt``): steps in f of SPLIT_TOL, 2 SPLIT_TOL, 4 SPLIT_TOL, ... in direction ``sgn`` while the value
@@ -226,6 +231,7 @@ class CliffSearch:
             best, step = c, 2.0 * step
         return self._shrink(eps, best, best.f + sgn * step, rt)
 
+    @chording
     def _shrink(self, eps: float, best: Split, other: float, rt: float) -> Split:
         """The bracket from ``best`` (legs at rel_tol ``rt``) to the worse split at f = ``other`` shrunk to
         BEYOND_TOL by bisection (:meth:`_probe` at the midpoint), unless a lower value of leg A at the larger first
@@ -262,6 +268,7 @@ class CliffSearch:
                 seen = c if c.upper < seen.upper else seen
         return best if best.upper <= seen.upper else seen
 
+    @chording
     def _edge(self, eps: float, past: Split, rt: float) -> Split:
         """From a split ``past`` beyond the edge of a cliff of leg B (:meth:`_past_cliff`; the edge is at a smaller
         f, where B(e2) falls to nothing), the split SPLIT_TOL below it and, when that one is before the edge, a
