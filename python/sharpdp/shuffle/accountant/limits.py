@@ -515,3 +515,10 @@ FLOOR_TAIL = 1.0
 # lattice-position charge where the final factor 1 - 1e-9 does not cover it, as the engine's own lower value does
 # (docs/accountant.md §3.2.1); False: main's lower values (which left that charge out)
 BODY_LOWER_POSITION = True
+# session 41, exp41
+# docs/composition.md §2.24: privacy_profile's eps strictly between two of the round's cached certified values (a pair's
+# samples, an earlier profile's values) take the chord in t = e^eps of their upper values, rounded up, where the chord's
+# estimated overshoot (pair.chord_estimate) is at most PROFILE_CHORD_AIM times the accountant's rel_tol (an estimate
+# choosing which eps are certified by the accountant); False: every eps certified by the accountant (main's floats)
+PROFILE_CHORDS = True
+PROFILE_CHORD_AIM = 0.25
