@@ -164,9 +164,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
         delta(eps) = 1 - e^eps + e^eps delta_swapped(-eps) (``docs/composition.md`` §1).
         All eps share one sweep (:func:`privacy_profile_bounds`), upper values first (lower values
         skipped where they cost extra: docs/embedding.md §3.2), the plain engine's refinements started from
-        the previous eps's (``docs/composition.md`` §2.18: other certified values than one eps at a time, within
-        the accountant's rel_tol), their values from the upper lattice law alone at a step aimed from the last
-        measured gap (§2.19).
+        the previous eps's (``docs/composition.md`` §2.18: other certified values than one eps at a time, within the
+        accountant's rel_tol), their values from the upper lattice law alone at a step aimed from the last measured gap
+        (§2.19); an eps between two of the round's cached certified values may take their chord in e^eps (§2.24).
 
     Other Parameters
     ----------------
