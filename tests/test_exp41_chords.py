@@ -136,6 +136,9 @@ def test_krr_profile_after_pair_against_exact_sums(monkeypatch):
     assert np.all(got >= ref * (1 - 1e-9)), np.min(got / ref)
     big = ref >= 1e-12
     assert np.all(got[big] <= ref[big] * 1.0125), np.max(got[big] / ref[big])
+    neg = privacy_profile(acc, -eps[::4], progress=False)  # (the swap identity on chord values; the round is symmetric)
+    ref_neg = -np.expm1(-eps[::4]) + np.exp(-eps[::4]) * ref[::4]
+    assert np.all(neg >= ref_neg * (1 - 1e-12)), np.min(neg / ref_neg)
 
 
 def test_private_round_profile_after_pair(monkeypatch):
