@@ -158,3 +158,18 @@ def test_private_round_profile_after_pair(monkeypatch):
     assert np.all(got >= lo), np.min(got / lo)
     m = lo > 1e-15
     assert np.all(got[m] <= lo[m] * 1.0125), np.max(got[m] / lo[m])
+
+
+def test_fill_at_tiny_eps_needs_distinct_floats_of_e_eps():
+    """Cached ends at eps = 0 and 3.3e-264 (equal floats e^eps, found by OpenDP's property test): no estimate, no
+    warning, the eps between them left to certify; an eps between distinct floats still takes a chord at or above the
+    exact profile (the Gaussian mechanism's, mu = 1)."""
+    with mp.workdps(30):
+        keys = [0.0, 3.288884285374632e-264, 1e-3, 2e-3, 3e-3]
+        cache = {e: (float("nan"), float(_gauss_profile(1.0, e))) for e in keys}
+        eps = np.array([1e-300, 1.5e-3])
+        with chord_sweep():
+            missing, fill = chord_fill(cache, eps, _Acc())
+        assert missing.tolist() == [1e-300]
+        got = fill(eps, np.full(2, np.nan))
+        assert got[1] >= float(_gauss_profile(1.0, 1.5e-3))

@@ -63,10 +63,11 @@ def chord_fill(cache: dict, missing: np.ndarray, accountant):
     est: dict[int, float] = {}
     filled: dict[float, float] = {}
     for e, i in zip(missing.tolist(), seg.tolist()):
-        if i < 0 or i + 1 >= keys.size or not keys[i] < e < keys[i + 1]:
-            continue
+        if i < 0 or i + 1 >= keys.size or not keys[i] < e < keys[i + 1] or not t[i] < t[i + 1]:
+            continue  # (ends whose e^eps are equal floats: no estimate, the eps is certified)
         if i not in est:
-            est[i] = chord_estimate(t, ups, i)
+            with np.errstate(all="ignore"):
+                est[i] = chord_estimate(t, ups, i)
         if est[i] <= limits.PROFILE_CHORD_AIM * rel_tol:
             filled[e] = chord_value(float(keys[i]), float(ups[i]), float(keys[i + 1]), float(ups[i + 1]), e)
     if not filled:
