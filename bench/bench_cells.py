@@ -19,7 +19,9 @@ Per cell three fresh interpreters (imports not charged; CPU held to ``--timeout`
 (1) ``export_interval`` then ``dominating_pair`` (the ``to_pld`` path): CPU, certified values, its samples' range;
 (2) ``privacy_profile`` on 300 points of [0, e_top], e_top the pair's first sample eps with delta <= 1e-13 (the
 range the pair resolves: its refinement floor, docs/composition.md §2.2; or its last sample); (3) one ``get_delta_bounds`` at e_ref, the first
-sample eps with delta <= 1e-6. E.g. ``python bench/bench_cells.py --cells --timeout 60``.
+sample eps with delta <= 1e-6; with ``--after-pair`` (4) the same profile on a new accountant after the export and
+pair in one interpreter (only the profile timed: chords between the round's cached values, docs/composition.md
+§2.24). E.g. ``python bench/bench_cells.py --cells --timeout 60``.
 """
 
 from __future__ import annotations
@@ -201,6 +203,11 @@ def _cell_worker(task_json: str) -> None:
                                                          for k, i in zip(("e_ref", "e_top"), first)})
     elif task["call"] == "profile":
         acc.privacy_profile(np.linspace(0.0, task["e_top"], CELL_POINTS))
+    elif task["call"] == "after":  # the profile after the round's pair in one process (docs/composition.md §2.24)
+        dominating_pair(acc, export_interval(acc), progress=False)
+        fresh = ShuffleAccountant(R._randomizer(task["spec"]), task["n"], task["adjacency"])
+        t = time.process_time()
+        fresh.privacy_profile(np.linspace(0.0, task["e_top"], CELL_POINTS))
     else:
         lo, up = acc.get_delta_bounds(task["e_ref"])
         out.update(lower=float(lo), upper=float(up))
@@ -229,15 +236,16 @@ def _cell_call(task: dict, timeout: float) -> dict:
     return json.loads(data.decode().strip().splitlines()[-1])
 
 
-def cells_goal_table(families, ns, timeout):
+def cells_goal_table(families, ns, timeout, after=False):
     """Markdown rows: per cell the pair's CPU and values, the 300-point profile's CPU, 10x one get_delta_bounds,
-    and which goal is missed (printed as each cell finishes)."""
+    and which goal is missed (printed as each cell finishes); ``after``: one more column, the same profile timed in
+    one interpreter after the round's export and pair (chords between its cached values, docs/composition.md §2.24)."""
     def fmt(r):
         return f">{timeout:.0f} s" if r.get("timeout") else f"error ({r['error'][:40]})" if "error" in r else \
             f"{r['cpu']:.2f} s"
 
     head = ["| cell | n | adjacency | export + pair (values) | 300-point profile on [0, e_top] | 10x get_delta_bounds "
-            "(e_ref) | over the goal |", "|---|---|---|---|---|---|---|"]
+            "(e_ref) | over the goal |" + " profile after the pair |" * after, "|---|---|---|---|---|---|---|" + "---|" * after]
     print(f"load average {os.getloadavg()[0]:.2f} at the start; CPU s per call, fresh interpreters", flush=True)
     print("\n".join(head), flush=True)
     rows = list(head)
@@ -257,6 +265,8 @@ def cells_goal_table(families, ns, timeout):
         ref = f"{ten:.2f} s (e_ref {e_ref:.3g})" if "cpu" in gd else fmt(gd)
         row = (f"| {label} | {n:.0e} | {adj} | {fmt(pr)}{vals} | {fmt(pf)} on [0, {e_top:.3g}] | {ref} | "
                f"{', '.join(over) or '-'} |")
+        if after:
+            row += f" {fmt(_cell_call(dict(base, call='after', e_top=e_top), timeout))} |"
         print(row, flush=True)
         rows.append(row)
     rows.append(f"load average {os.getloadavg()[0]:.2f} at the end")
@@ -294,9 +304,10 @@ def main(argv=None) -> None:
     ap.add_argument("--families", default=CELL_FAMILIES)
     ap.add_argument("--ns", default=",".join(f"{n:.0e}" for n in CELL_NS))
     ap.add_argument("--timeout", type=float, default=60.0, help="--cells: CPU seconds per call")
+    ap.add_argument("--after-pair", action="store_true", help="--cells: also the profile after the pair, one process")
     a = ap.parse_args(argv)
     if a.cells:
-        cells_goal_table(a.families.split(","), [int(float(x)) for x in a.ns.split(",")], a.timeout)
+        cells_goal_table(a.families.split(","), [int(float(x)) for x in a.ns.split(",")], a.timeout, a.after_pair)
         return
     whats = [w for w, on in (("pair", a.pair), ("profile", a.profile)) if on]
     if a.power:

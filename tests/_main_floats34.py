@@ -128,6 +128,7 @@ SESSION40: dict = {
     "VIA_BOTTOM_CHORD": False,  # rep41
     "VIA_BOTTOM_CHORD_SEARCH": False,  # rep41
     "VIA_BOTTOM_CHORD_B": False,  # rep41
+    "PROFILE_CHORDS": False,  # exp41
 }
 
 

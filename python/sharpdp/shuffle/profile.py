@@ -40,6 +40,7 @@ from sharpdp.shuffle.pair_budget import applies as budget_applies
 from sharpdp.shuffle.pair_budget import segment_targets
 from sharpdp.shuffle.profile_bottom import bottom_bounds
 from sharpdp.shuffle.profile_eval import CHUNK, explicit_eval
+from sharpdp.shuffle.profile_chords import chord_fill, chord_sweep
 from sharpdp.shuffle.pair import DominatingPair, build_pair, check_interval, refine_points, seed_points, swap, via_bottom_eval
 from sharpdp.shuffle.round_cache import (LOCK, PAIRS, check_accountant, clear_caches, lru_get, round_key,
                                          round_label, sibling_samples, value_cache)
@@ -69,7 +70,7 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     def stale(e: float) -> bool:  # no usable value at e for this request
         return (v := cache.get(e)) is None or (need_lower and math.isnan(v[0])) or (len(v) > 2 and v[2] > neg)
 
-    missing = np.array([e for e in eps.tolist() if stale(e)], dtype=float)
+    missing, chords = chord_fill(cache, np.array([e for e in eps.tolist() if stale(e)], dtype=float), accountant)
     if missing.size:
         kw = dict(lower=False, negligible=neg) if neg > 0.0 else dict(lower=False) if upper_first else {}
         with upper_first_sweep(upper_first):
@@ -84,8 +85,8 @@ def _positive_bounds(accountant, eps: np.ndarray, need_lower: bool = True, negli
     keys = np.array(sorted(cache), dtype=float)
     ups = np.minimum.accumulate(np.array([cache[k][1] for k in keys.tolist()]))
     idx = np.searchsorted(keys, eps)
-    lo = np.array([cache[e][0] for e in eps.tolist()])
-    return lo, ups[idx]
+    lo = np.array([cache.get(e, (math.nan,))[0] for e in eps.tolist()])
+    return lo, chords(eps, ups[idx])
 
 
 def privacy_profile_bounds(accountant, epsilons, *, progress: bool | None = None):
@@ -163,9 +164,9 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
         delta(eps) = 1 - e^eps + e^eps delta_swapped(-eps) (``docs/composition.md`` §1).
         All eps share one sweep (:func:`privacy_profile_bounds`), upper values first (lower values
         skipped where they cost extra: docs/embedding.md §3.2), the plain engine's refinements started from
-        the previous eps's (``docs/composition.md`` §2.18: other certified values than one eps at a time, within
-        the accountant's rel_tol), their values from the upper lattice law alone at a step aimed from the last
-        measured gap (§2.19).
+        the previous eps's (``docs/composition.md`` §2.18: other certified values than one eps at a time, within the
+        accountant's rel_tol), their values from the upper lattice law alone at a step aimed from the last measured gap
+        (§2.19); an eps between two of the round's cached certified values may take their chord in e^eps (§2.24).
 
     Other Parameters
     ----------------
@@ -181,9 +182,10 @@ def privacy_profile(accountant, epsilons, *, progress: bool | None = None):
     """
     # (no lower value read: docs/accountant_atoms.md §14. The plain engine warm-started along the sweep:
     # docs/composition.md §2.18; a pair's samples, whose covered values are meant to lie above get_delta, are not,
-    # nor a round through bot's legs; the driver's idle shortcuts skipped along the sweep: §2.20)
+    # nor a round through bot's legs; the driver's idle shortcuts skipped along the sweep: §2.20; chords: §2.24)
     plain = not getattr(accountant, "via_bottom", False)
-    with no_lower_values(), warm_sweep() if plain else nullcontext(), check_sweep() if plain else nullcontext():
+    with no_lower_values(), warm_sweep() if plain else nullcontext(), check_sweep() if plain else nullcontext(), \
+            chord_sweep() if plain else nullcontext():
         return _profile_bounds(accountant, epsilons, False, progress=progress)[1]
 
 

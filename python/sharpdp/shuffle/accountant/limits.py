@@ -546,3 +546,10 @@ VIA_BOTTOM_CHORD_B_TOL = 0.1
 # ... at n >= VIA_BOTTOM_CHORD_N only (below it the legs cost a few ms, and a chord's slack moved the bisection's
 # decisions at the edge of leg B's cliff: GaussianRandomizer(2), n = 1, eps = 2 reported 2.7 % above the edge's split)
 VIA_BOTTOM_CHORD_N = 1000
+# session 41, exp41
+# docs/composition.md §2.24: privacy_profile's eps strictly between two of the round's cached certified values (a pair's
+# samples, an earlier profile's values) take the chord in t = e^eps of their upper values, rounded up, where the chord's
+# estimated overshoot (pair.chord_estimate) is at most PROFILE_CHORD_AIM times the accountant's rel_tol (an estimate
+# choosing which eps are certified by the accountant); False: every eps certified by the accountant (main's floats)
+PROFILE_CHORDS = True
+PROFILE_CHORD_AIM = 0.25
