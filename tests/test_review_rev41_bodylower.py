@@ -7,14 +7,17 @@ value at least the reference minus it.
 
 References (offline, rev41 unless named; none computed by the accountant):
 * GaussianRandomizer(1): the long-double FFT of the whole sum (tests/_rev39_fft_ld.d_up_fft_ld: the cell split keeping
-  the mean, nodes above 0) plus E[L; L > W] for L's mass beyond the window's top W (first order); window [lo, W] with
-  P(S < lo) and the folded mass negligible (lo -8 sd of S); second order in h: Richardson of the two finest steps, error
-  stated as the larger of 2 |v(h) - v(2h)| / 3 and 1e-5 relative (n = 1e6, eps 0.01: h = 0.125, 0.25, 0.5, 1: differences
-  2.32e-7, 1.16e-6, 4.63e-6; n = 1e7, eps 0.001: h = 0.25, 0.5, 1, 2: 9.29e-7, 3.86e-6, 1.39e-5);
+  the mean, nodes above 0) plus E[L; L > W] for L's mass beyond the window's top W (first order; two windows agree to
+  1e-12 after it); window [lo, W] with P(S < lo) negligible (lo -10 sd of S). The steps h = (E - g) / 12, / 6, / 3 put
+  L's atom g - E (mass 1/2) on a node (at powers of two its split oscillates with its place in the cell: rev41 first
+  saw ratios 3.6 - 5.2 between differences); then second order (differences 2.49e-8, 9.87e-8 at n = 1e6, eps 0.01;
+  2.01e-8, 7.96e-8 at n = 1e7, eps 0.001: ratios 3.97). Richardson of the two finest steps, its error stated as the
+  larger of twice its distance to the Richardson value of the next two (5e-10) and 2e-6 relative;
 * GaussianRandomizer(1), n = 1e8, eps = 0.01 and BMG(0.020104, 0.456590), n = 1e8, eps = 0.1: rev39's one-jump references
   (tests/test_review_rev39_hat.py's REF intervals, imported);
 * BMG(0.198, 0.833), n = 1e6, eps = 0.01: tests/_rev39_jump_reference.ref_bmg (T = 1e4: P(L > T) ~ 1e-17, the body's
-  long-double FFT alone), h = 1/64, 1/32, 1/16, Richardson of the two finest, error as above;
+  long-double FFT alone), h = 1/64, 1/32, 1/16 (differences 3.34e-10, 1.34e-9: second order), Richardson and error as
+  above (1e-5 relative: the two Richardson values agree to 2e-6);
 (BMG(0.0786, 0.597), n = 1e9, eps = 0.001, where §57 runs: tests/test_review_rev40_far.py already holds it.)
 Measured on main 4eee1c4c: see MARGINS below (least margin of each lower value to the reference's lower end)."""
 
@@ -27,21 +30,23 @@ from test_review_rev39_hat import REF as REV39
 from sharpdp.shuffle import BlanketMixedGaussian, GaussianRandomizer, ShuffleAccountant, clear_caches
 
 
-def _rich(a, b, floor_rel=1e-5, extra=0.0):
-    v = a - (b - a) / 3.0 + extra
-    return v, max(2.0 * abs(b - a) / 3.0, floor_rel * v)
+def _rich(a, b, c, extra=0.0, floor_rel=1e-5):
+    """(Richardson of the steps h, 2h, plus ``extra``; error max(2 |that - Richardson of 2h, 4h|, floor_rel relative))."""
+    r1, r2 = a - (b - a) / 3.0, b - (c - b) / 3.0
+    return r1 + extra, max(2.0 * abs(r1 - r2), floor_rel * r1)
 
 
+_G8, _B8 = REV39[("G", 1.0, 0.0, 10**8, 0.01)], REV39[("B", 0.020104468458158786, 0.45659017565152327, 10**8, 0.1)]
 # (kind, params, n, eps): (reference, its error)
-REF = {("g", (1.0,), 10**6, 0.01): _rich(0.00032471999554184016, 0.00032495229745590815, extra=4.2663710160175726e-11),
-       ("g", (1.0,), 10**7, 0.001): _rich(0.0004951537347393829, 0.0004960823354871967, extra=4.171319461618874e-12),
-       ("g", (1.0,), 10**8, 0.01): (0.5 * (REV39[("G", 1.0, 0.0, 10**8, 0.01)][0] + REV39[("G", 1.0, 0.0, 10**8, 0.01)][1]),
-                                    0.5 * (REV39[("G", 1.0, 0.0, 10**8, 0.01)][1] - REV39[("G", 1.0, 0.0, 10**8, 0.01)][0])),
-       ("b", (0.020104468458158786, 0.45659017565152327), 10**8, 0.1): (
-           0.5 * sum(REV39[("B", 0.020104468458158786, 0.45659017565152327, 10**8, 0.1)]),
-           0.5 * (REV39[("B", 0.020104468458158786, 0.45659017565152327, 10**8, 0.1)][1]
-                  - REV39[("B", 0.020104468458158786, 0.45659017565152327, 10**8, 0.1)][0]))}
-TIGHT = {("g", (1.0,), 10**6, 0.01), ("g", (1.0,), 10**7, 0.001)}  # (also at rel_tol 1e-3: cheap there)
+REF = {("g", (1.0,), 10**6, 0.01): _rich(0.0003246308114449752, 0.0003246556928724506, 0.0003247543759714577,
+                                         extra=1.4808451559735008e-10, floor_rel=2e-6),
+       ("g", (1.0,), 10**7, 0.001): _rich(0.0004948730517072529 + 1.973328951594887e-10,
+                                          0.0004948931231429876 + 1.973328951594887e-10,
+                                          0.0004949729121565202 + 1.6429726101469346e-11, floor_rel=2e-6),
+       ("b", (0.198, 0.833), 10**6, 0.01): _rich(1.0015165609338653e-06, 1.0018508432942925e-06, 1.0031941685901946e-06),
+       ("g", (1.0,), 10**8, 0.01): (0.5 * (_G8[0] + _G8[1]), 0.5 * (_G8[1] - _G8[0])),
+       ("b", (0.020104468458158786, 0.45659017565152327), 10**8, 0.1): (0.5 * (_B8[0] + _B8[1]), 0.5 * (_B8[1] - _B8[0]))}
+TIGHT = {("g", (1.0,), 10**6, 0.01), ("g", (1.0,), 10**7, 0.001), ("b", (0.198, 0.833), 10**6, 0.01)}  # (also at rel_tol 1e-3: cheap there)
 
 
 def _make(kind, p):
