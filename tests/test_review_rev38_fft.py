@@ -17,8 +17,11 @@ counts; +0.08 % at n = 1e9, eps = 0.5, found by rev40, tests/test_review_rev40_f
   + 2e-5 v0 (the neglected terms and the transform's noise, far above their estimates).
 * sigma0 = 1, n = 1e8, eps = 0.001: rev38's value kept (``neg=False``: nodes above 0 only, the law's mass beyond the
   window top 3.8e6 ~1e-20; no fold bias), h = 0.25 / 0.5, Richardson, tolerance 3 indicators + 1e-4 relative.
-Measured (rev41 on main 4eee1c4c): see FFT_REF's comments; the old references were 5e-5 (n = 1e8) to 8e-4 (n = 1e9,
-eps = 0.5) relative above these."""
+References (v0, stated error relative): n = 1e8, eps 0.001, 0.01, 0.1: 0.02896339 (3.9e-5), 0.02617390 (3.8e-5),
+0.01242250 (2.6e-5); n = 1e9, eps 0.001, 0.01, 0.1, 0.5: 0.01234970 (4.3e-5), 0.009654875 (4.2e-5), 0.002561194 (2.3e-5),
+5.690887e-4 (2.0e-5). rev38's folded values were 5e-5 (n = 1e8) to 7.9e-4 (n = 1e9, eps = 0.5) relative above these;
+rev40's one-jump values (tests/test_review_rev40_far.py's JUMP: no two-jump term, 2.7e-8 = 4.8e-5 relative at eps 0.5;
+h = 32) lie 4e-5 - 5e-5 relative away. Measured on main 4eee1c4c: see the report."""
 
 from __future__ import annotations
 
@@ -30,7 +33,11 @@ from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant, clear_caches
 # (sigma0, n, eps): (h, v(h), v(2h), v(4h)) of tests/_rev41_jump.gauss_jump, T = 1e8 (offline, rev41)
 JUMP = {(0.5, 10**8, 0.001): (8.0, 0.02896812962631937, 0.028973055799450878, 0.0289834640830048),
         (0.5, 10**8, 0.01): (8.0, 0.026177982109117332, 0.026182224885682066, 0.026191186346247532),
-        (0.5, 10**8, 0.1): (8.0, 0.012423227862853794, 0.012423978581520154, 0.012425557045856062)}
+        (0.5, 10**8, 0.1): (8.0, 0.012423227862853794, 0.012423978581520154, 0.012425557045856062),
+        (0.5, 10**9, 0.001): (16.0, 0.012351994229853355, 0.012354386673187424, 0.012359458348083961),
+        (0.5, 10**9, 0.01): (16.0, 0.00965654848514252, 0.009658290928518212, 0.009661983883801926),
+        (0.5, 10**9, 0.1): (16.0, 0.0025612519322783076, 0.0025613120202959724, 0.002561438701666354),
+        (0.5, 10**9, 0.5): (16.0, 0.0005690891858321446, 0.0005690897336158391, 0.0005690910949662371)}
 # (sigma0, n, eps): (value, tolerance): rev38's FFT value where no fold arises
 FFT_REF = {(1.0, 10**8, 0.001): (2.7696029055753223e-05, 3.0 * 1.2295336697671957e-07 + 1e-4 * 2.7696029055753223e-05)}
 
