@@ -15,11 +15,14 @@ counts; +0.08 % at n = 1e9, eps = 0.5, found by rev40, tests/test_review_rev40_f
   values at steps h, 2h, 4h (n = 1e8: h = 8; n = 1e9: h = 16), the reference their quadratic extrapolation
   v0 = (8 v(h) - 6 v(2h) + v(4h)) / 3, its error stated as 3 |v0 - (2 v(h) - v(2h))| (the second-order term's size)
   + 2e-5 v0 (the neglected terms and the transform's noise, far above their estimates).
-* sigma0 = 1, n = 1e8, eps = 0.001: rev38's value kept (``neg=False``: nodes above 0 only, the law's mass beyond the
-  window top 3.8e6 ~1e-20; no fold bias), h = 0.25 / 0.5, Richardson, tolerance 3 indicators + 1e-4 relative.
+* sigma0 = 1, n = 1e8, eps = 0.001: rev38's double FFT had no fold bias (nodes above 0) but an indicator of 0.44 %
+  (its tolerance 1.3 %); now the long-double FFT of the whole sum (tests/_rev39_fft_ld.d_up_fft_ld) on [-2.5e5, 1.9e6]
+  plus E[L; L > W] (5e-12, first order), at h = (E - g) / 4, / 2, / 1 (L's atom g - E on a node: second order,
+  differences 2.34e-8, 8.88e-8), Richardson of the two finest, its error stated as twice its distance to the
+  Richardson value of the next two: 2.76991e-5 +- 3.1e-9 (1.1e-4 relative; rev38's value 2.76960e-5).
 References (v0, stated error relative): n = 1e8, eps 0.001, 0.01, 0.1: 0.02896339 (3.9e-5), 0.02617390 (3.8e-5),
 0.01242250 (2.6e-5); n = 1e9, eps 0.001, 0.01, 0.1, 0.5: 0.01234970 (4.3e-5), 0.009654875 (4.2e-5), 0.002561194 (2.3e-5),
-5.690887e-4 (2.0e-5). rev38's folded values were 5e-5 (n = 1e8) to 7.9e-4 (n = 1e9, eps = 0.5) relative above these;
+5.690887e-4 (2.0e-5); sigma0 = 1: 2.769912e-5 (1.1e-4). rev38's folded values were 5e-5 (n = 1e8) to 7.9e-4 (n = 1e9, eps = 0.5) relative above these;
 rev40's one-jump values (tests/test_review_rev40_far.py's JUMP: no two-jump term, 2.7e-8 = 4.8e-5 relative at eps 0.5;
 h = 32) lie 4e-5 - 5e-5 relative away. Measured on main 4eee1c4c: see the report."""
 
@@ -38,19 +41,22 @@ JUMP = {(0.5, 10**8, 0.001): (8.0, 0.02896812962631937, 0.028973055799450878, 0.
         (0.5, 10**9, 0.01): (16.0, 0.00965654848514252, 0.009658290928518212, 0.009661983883801926),
         (0.5, 10**9, 0.1): (16.0, 0.0025612519322783076, 0.0025613120202959724, 0.002561438701666354),
         (0.5, 10**9, 0.5): (16.0, 0.0005690891858321446, 0.0005690897336158391, 0.0005690910949662371)}
-# (sigma0, n, eps): (value, tolerance): rev38's FFT value where no fold arises
-FFT_REF = {(1.0, 10**8, 0.001): (2.7696029055753223e-05, 3.0 * 1.2295336697671957e-07 + 1e-4 * 2.7696029055753223e-05)}
+# (sigma0, n, eps): (v(h), v(2h), v(4h), E[L; L > W]) of tests/_rev39_fft_ld.d_up_fft_ld, h = (E - g) / 4 (offline, rev41)
+FFT_LD = {(1.0, 10**8, 0.001): (2.7706898258838427e-05, 2.7730254622849603e-05, 2.7819094403836645e-05,
+                                5.130085884825451e-12)}
 
 
 def _reference(cell):
-    if cell in FFT_REF:
-        return FFT_REF[cell]
+    if cell in FFT_LD:
+        a, b, c, tail = FFT_LD[cell]
+        r1, r2 = a - (b - a) / 3.0, b - (c - b) / 3.0
+        return r1 + tail, 2.0 * abs(r1 - r2)
     _, a, b, c = JUMP[cell]
     v0 = (8.0 * a - 6.0 * b + c) / 3.0
     return v0, 3.0 * abs(v0 - (2.0 * a - b)) + 2e-5 * v0
 
 
-@pytest.mark.parametrize("cell", sorted(JUMP) + sorted(FFT_REF), ids=str)
+@pytest.mark.parametrize("cell", sorted(JUMP) + sorted(FFT_LD), ids=str)
 def test_bracket_holds_the_reference(cell):
     """Lo <= D_up <= Up against the reference within its stated error; the bracket meets rel_tol below n = 1e9."""
     s, n, eps = cell
