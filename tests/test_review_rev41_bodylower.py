@@ -18,6 +18,10 @@ References (offline, rev41 unless named; none computed by the accountant):
 * BMG(0.198, 0.833), n = 1e6, eps = 0.01: tests/_rev39_jump_reference.ref_bmg (T = 1e4: P(L > T) ~ 1e-17, the body's
   long-double FFT alone), h = 1/64, 1/32, 1/16 (differences 3.34e-10, 1.34e-9: second order), Richardson and error as
   above (1e-5 relative: the two Richardson values agree to 2e-6);
+* BMG(0.171, 0.781), n = 1e8, eps = 0.001 (T = 1e5: P(L > T) = 7e-23) and BMG(0.0389, 0.529), n = 1e8, eps = 0.01
+  (T = 2e5: n gamma P(L > T) = 2e-7, two jumps negligible), two of body41's cells of docs/accountant_tail.md §59
+  (BODY_LEAP_EIGHT): ref_bmg at h = 1/16, 1/8, 1/4 (differences 2.79e-9, 1.05e-8 / 1.46e-10, 5.51e-10: ratios 3.8),
+  Richardson and error as above (4.5e-4 / 2.1e-5 relative).
 (BMG(0.0786, 0.597), n = 1e9, eps = 0.001, where §57 runs: tests/test_review_rev40_far.py already holds it.)
 Measured on main 4eee1c4c: see MARGINS below (least margin of each lower value to the reference's lower end)."""
 
@@ -44,9 +48,12 @@ REF = {("g", (1.0,), 10**6, 0.01): _rich(0.0003246308114449752, 0.00032465569287
                                           0.0004948931231429876 + 1.973328951594887e-10,
                                           0.0004949729121565202 + 1.6429726101469346e-11, floor_rel=2e-6),
        ("b", (0.198, 0.833), 10**6, 0.01): _rich(1.0015165609338653e-06, 1.0018508432942925e-06, 1.0031941685901946e-06),
+       ("b", (0.171, 0.781), 10**8, 0.001): _rich(9.70094477040834e-07, 9.728855641774818e-07, 9.833904359584416e-07),
+       ("b", (0.0389, 0.529), 10**8, 0.01): _rich(1.0085705764071551e-06, 1.0087163257805637e-06, 1.0092674252881762e-06),
        ("g", (1.0,), 10**8, 0.01): (0.5 * (_G8[0] + _G8[1]), 0.5 * (_G8[1] - _G8[0])),
        ("b", (0.020104468458158786, 0.45659017565152327), 10**8, 0.1): (0.5 * (_B8[0] + _B8[1]), 0.5 * (_B8[1] - _B8[0]))}
-TIGHT = {("g", (1.0,), 10**6, 0.01), ("g", (1.0,), 10**7, 0.001), ("b", (0.198, 0.833), 10**6, 0.01)}  # (also at rel_tol 1e-3: cheap there)
+TIGHT = {("g", (1.0,), 10**6, 0.01), ("g", (1.0,), 10**7, 0.001), ("b", (0.198, 0.833), 10**6, 0.01),
+         ("b", (0.0389, 0.529), 10**8, 0.01)}  # (also at rel_tol 1e-3: cheap there)
 
 
 def _make(kind, p):
