@@ -11,7 +11,8 @@ Claim attacked: every chord bracket contains the true leg. References independen
   1000 since rep41 6d162cdd): legs A and B at n = 1000 against a fresh zero-out accountant's legs at rel_tol 1e-4
   (certified brackets by the engine: the two brackets must overlap); 6d162cdd records 6, 14 (5 of leg B), 3 chords there.
 Measured on rep41 13a6a600 (the rule then also at n = 2: 61 chords of leg A recorded at eps 0.5 - 4, lower / mpmath
-<= 0.9944, upper / mpmath >= 1.0146) and 6d162cdd (see the report)."""
+<= 0.9944, upper / mpmath >= 1.0146) and 6d162cdd (23 chords at the three n = 1000 cells: chord lower / tight upper <= 0.99983, chord upper / tight lower
+>= 1.000122, both at GaussianRandomizer(0.46), eps = 4)."""
 
 from __future__ import annotations
 

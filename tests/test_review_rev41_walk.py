@@ -7,7 +7,8 @@ Claim attacked: the returned eps has a certified delta <= the target. Reference 
 model and its running minimum): a fresh accountant's rel_tol-1e-3 bracket at the answer, process caches cleared
 (a certified lower value of the true delta there): its lower value must be <= delta (else the true delta exceeds the
 target: an under-report); its upper value within 5 % of delta (no gross over-estimate: the xtol contract allows ~0.75 %).
-Measured on eps41 015e96b9: see the report."""
+Measured on eps41 015e96b9: answers 0.0115033, 0.0100219, 9.96253e-4; the tight lower value there / delta 0.99596,
+0.99458, 0.99645 (certified with 0.35-0.54 % to spare)."""
 
 from __future__ import annotations
 
