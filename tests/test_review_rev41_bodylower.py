@@ -23,7 +23,10 @@ References (offline, rev41 unless named; none computed by the accountant):
   (BODY_LEAP_EIGHT): ref_bmg at h = 1/16, 1/8, 1/4 (differences 2.79e-9, 1.05e-8 / 1.46e-10, 5.51e-10: ratios 3.8),
   Richardson and error as above (4.5e-4 / 2.1e-5 relative).
 (BMG(0.0786, 0.597), n = 1e9, eps = 0.001, where §57 runs: tests/test_review_rev40_far.py already holds it.)
-Measured on main 4eee1c4c: see MARGINS below (least margin of each lower value to the reference's lower end)."""
+Measured on main 4eee1c4c (and body41 144abe49: the same brackets): every bracket holds; least margins (relative to
+the reference, against its stated error): lower values 5.4e-5 below (GaussianRandomizer(1), n = 1e6, eps = 0.01, rel_tol
+1e-3; error 2e-6), 1.1e-4 (BMG(0.198, 0.833), n = 1e6, 1e-3), 1.6e-4 (GaussianRandomizer(1), n = 1e7, 1e-3); upper values
+8.4e-5 above (GaussianRandomizer(1), n = 1e6, 1e-3), 1.0e-4 (n = 1e7, 1e-3), 1.8e-4 (BMG(0.0389, 0.529), n = 1e8, 1e-3)."""
 
 from __future__ import annotations
 
