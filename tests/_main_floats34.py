@@ -125,6 +125,7 @@ SESSION40: dict = {
     "EPS41_WALK_SHAPE": False,  # eps41
     "EPS41_WALK_NEAR": 5.0,  # eps41
     "EPS41_SHAPE_STEP": False,  # eps41
+    "EPS41B_ZERO_MOMENTS": False,  # eps41b
 }
 
 

@@ -529,3 +529,9 @@ EPS41_WALK_NEAR = 15.0
 EPS41_SHAPE_STEP = True
 # ... only where the model explains that look within this (|log rho| at it; a choice of points only)
 EPS41_SHAPE_FIT = 0.02
+
+# session 41, eps41b
+# docs/accountant.md §8.21: get_epsilon returns 0 at once where the second moment of the sum certifies D_up(0) <= delta
+# (zero_moments.zero_upper: (sqrt(E S^2) + E S) / (2 n gamma) over the laws, plus the charges; that value also enters
+# the accountant's monotone memo at eps = 0); False: the search and its get_delta(0) (main's floats)
+EPS41B_ZERO_MOMENTS = True

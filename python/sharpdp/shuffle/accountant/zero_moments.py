@@ -1,0 +1,122 @@
+"""get_epsilon's answer 0 certified by the second moment of the sum (docs/accountant.md §8.21).
+
+At eps = 0, D_up(0) = E[S_+] / (n gamma) (docs/accountant.md §1.5) with S = B_1 L_1 + ... + B_n L_n, and
+E[S_+] = (E|S| + E S) / 2 <= (sqrt(E S^2) + E S) / 2, E S = n gamma mu, E S^2 = n gamma m2 + n (n - 1) gamma^2 mu^2
+(mu = E L, m2 = E L^2), so
+
+    D_up(0) <= (sqrt(m2 / (n gamma) + mu^2) + mu) / 2.
+
+mu and m2 come in closed form (atoms; the lognormal parts' partial moments ``interval_prob`` brackets), rounded
+outwards. :func:`zero_upper` is that value's maximum over the laws plus the surcharge and the sampler's charge at 0:
+a certified upper value of get_delta's quantity at eps = 0 (None where a law has no such closed form)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from sharpdp.shuffle.accountant.closed_forms import plus
+from sharpdp.shuffle.contract import surcharge
+from sharpdp.shuffle.laws import laws_for
+from sharpdp.shuffle.laws.finite import FiniteLaw
+from sharpdp.shuffle.laws.lognormal import LognormalLaw, interval_prob
+from sharpdp.shuffle.laws.sum import SumLaw
+
+_U = float(np.finfo(float).eps)  # 2u: one rounding is within _U / 2 relative
+_REL = 1e-12  # relative charge of each closed form below (a handful of operations, each within a few ulp)
+
+
+def _atom_moments(law: FiniteLaw) -> tuple[float, float, float, float]:
+    """(mass, mu_lo, mu_hi, m2_up) of an atom law's (sub-)measure: sums of K terms, each sum within (K + 2) u of the
+    sum of |terms| (fsum is exact to 1/2 ulp; the products within u each)."""
+    v, p = law.atoms()
+    v, p = np.asarray(v, float), np.asarray(p, float)
+    t1, t2 = p * v, p * v * v
+    e1 = (len(v) + 4) * _U * float(np.sum(np.abs(t1))) + 1e-300
+    return math.fsum(p.tolist()), math.fsum(t1.tolist()) - e1, math.fsum(t1.tolist()) + e1, \
+        math.fsum(t2.tolist()) * (1.0 + (len(v) + 4) * _U) + 1e-300
+
+
+def _p(lo: float, hi: float) -> tuple[float, float]:
+    """[lower, upper] of P(lo < V < hi), V ~ N(0, 1) (``interval_prob`` and its error bound)."""
+    p, e = interval_prob(lo, hi)
+    return max(float(p) - float(e), 0.0), min(float(p) + float(e), 1.0)
+
+
+def _lognormal_moments(law: LognormalLaw) -> tuple[float, float, float, float] | None:
+    """(mass, mu_lo, mu_hi, m2_up) of L = a + G e^{r V - r^2/2} - S e^{-r V - r^2/2} on v_lo < V < v_hi, weight w:
+    E[e^{t V - t^2/2}; I] = P(I - t), so E[L - a] = w (G P(I - r) - S P(I + r)) and
+    E[(L - a)^2] = w (G^2 e^{r^2} P(I - 2r) + S^2 e^{r^2} P(I + 2r) - 2 G S e^{-r^2} P(I))."""
+    a, G, S, r, w = float(law.a), float(law._G), float(law._S), float(law.r), float(law.weight)
+    lo, hi = float(law._vlo), float(law._vhi)
+    if not (r * r < 700.0 and G >= 0.0 and S >= 0.0 and w > 0.0):
+        return None
+    p0, pg1, ps1 = _p(lo, hi), _p(lo - r, hi - r), _p(lo + r, hi + r)
+    pg2, ps2 = _p(lo - 2 * r, hi - 2 * r), _p(lo + 2 * r, hi + 2 * r)
+    e = math.exp(r * r)
+    d_lo = w * (G * pg1[0] * (1 - _REL) - S * ps1[1] * (1 + _REL)) - _REL * w * (G + S)
+    d_hi = w * (G * pg1[1] * (1 + _REL) - S * ps1[0] * (1 - _REL)) + _REL * w * (G + S)
+    c2 = w * (G * G * e * pg2[1] + S * S * e * ps2[1]) * (1 + _REL) - 2 * w * G * S * p0[0] / e * (1 - _REL)
+    c2 = max(c2, 0.0) * (1 + _REL) + 1e-300
+    # E[L^2] = E[(L - a)^2] + 2 a E[L - a] + a^2 mass
+    mass_hi = w * p0[1] * (1 + _REL) * (1 + _REL)
+    m2 = c2 + 2 * a * (d_hi if a > 0 else d_lo) + a * a * mass_hi
+    m2 = max(m2, 0.0) + _REL * (c2 + 2 * abs(a) * max(abs(d_lo), abs(d_hi)) + a * a * mass_hi) + 1e-300
+    m_lo, m_hi = w * p0[0] * (1 - _REL), w * p0[1] * (1 + _REL)  # (the mass)
+    am_lo, am_hi = (a * m_lo, a * m_hi) if a >= 0 else (a * m_hi, a * m_lo)
+    mu_lo = (am_lo + d_lo) - _REL * (abs(am_lo) + abs(d_lo)) - 1e-300
+    mu_hi = (am_hi + d_hi) + _REL * (abs(am_hi) + abs(d_hi)) + 1e-300
+    return (m_lo + m_hi) / 2, mu_lo, mu_hi, m2
+
+
+def law_moments_up(law: Any) -> tuple[float, float, float] | None:
+    """(mu_lo, mu_hi, m2_up): a bracket of E L and an upper value of E L^2 for the exact law (its stored values moved by
+    at most ``value_error``: mu by that much, sqrt(m2) by that much, Minkowski), or None (no closed form here)."""
+    parts = law.parts if isinstance(law, SumLaw) else [law]
+    mu_lo = mu_hi = m2 = mass = 0.0
+    for p in parts:
+        if isinstance(p, FiniteLaw):
+            got = _atom_moments(p)
+        elif isinstance(p, LognormalLaw):
+            got = _lognormal_moments(p)
+        else:
+            return None
+        if got is None:
+            return None
+        mass, mu_lo, mu_hi, m2 = mass + got[0], mu_lo + got[1], mu_hi + got[2], m2 + got[3]
+    if not abs(mass - 1.0) <= 1e-9 or not all(math.isfinite(x) for x in (mu_lo, mu_hi, m2)):
+        return None  # (a probability law only)
+    ve = float(getattr(law, "value_error", 0.0))
+    k = len(parts) + 2
+    mu_lo, mu_hi = mu_lo * (1 + k * _U) - ve - 1e-300 if mu_lo < 0 else mu_lo * (1 - k * _U) - ve - 1e-300, \
+        mu_hi * (1 + k * _U) + ve + 1e-300 if mu_hi > 0 else mu_hi * (1 - k * _U) + ve + 1e-300
+    root = math.sqrt(m2 * (1 + k * _U)) * (1 + _U) + ve
+    return mu_lo, mu_hi, root * root * (1 + 2 * _U)
+
+
+def moment_upper(law: Any, gamma: float, n: int) -> float | None:
+    """A certified upper value of D_up(0) = E[S_+] / (n gamma) for one law at eps = 0 (module docstring), or None."""
+    got = law_moments_up(law)
+    if got is None or not gamma > 0.0:
+        return None
+    mu_lo, mu_hi, m2 = got
+    mu_sq = max(mu_lo * mu_lo, mu_hi * mu_hi) * (1 + 2 * _U)
+    s = math.sqrt((m2 / (n * gamma) * (1 + 2 * _U) + mu_sq) * (1 + 2 * _U)) * (1 + _U)
+    return max((s + mu_hi) / 2 * (1 + 4 * _U), 0.0)
+
+
+def zero_upper(acc: Any) -> float | None:
+    """A certified upper value of get_delta's quantity at eps = 0: the maximum over the laws at 0 of
+    :func:`moment_upper` plus the surcharge and the sampler's charge at 0; None where a law has no closed form."""
+    m = 0.0
+    for gamma, law in laws_for(acc.randomizer, 0.0, acc.adjacency):
+        u = moment_upper(law, float(gamma), int(acc.n))
+        if u is None:
+            return None
+        m = max(m, u)
+    return float(plus(plus(m, surcharge(acc.randomizer, 0.0, acc.adjacency)), acc.sampler_term(0.0)))
+
+
+__all__ = ["law_moments_up", "moment_upper", "zero_upper"]
