@@ -20,15 +20,16 @@ import numpy as np
 from sharpdp.shuffle.accountant.closed_forms import plus
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
-from sharpdp.shuffle.laws.finite import FiniteLaw
-from sharpdp.shuffle.laws.lognormal import LognormalLaw, interval_prob
-from sharpdp.shuffle.laws.sum import SumLaw
+from sharpdp.shuffle.laws.lognormal import interval_prob
 
 _U = float(np.finfo(float).eps)  # 2u: one rounding is within _U / 2 relative
 _REL = 1e-12  # relative charge of each closed form below (a handful of operations, each within a few ulp)
+#: the attributes of a lognormal part in its oriented form (``laws.lognormal.LognormalLaw``: a, G, S, r, weight, (v_lo,
+#: v_hi)); the engine reads laws through their interface and attributes, never their class (tests/test_architecture.py)
+_LOGNORMAL = ("a", "_G", "_S", "r", "weight", "_vlo", "_vhi")
 
 
-def _atom_moments(law: FiniteLaw) -> tuple[float, float, float, float]:
+def _atom_moments(law: Any) -> tuple[float, float, float, float]:
     """(mass, mu_lo, mu_hi, m2_up) of an atom law's (sub-)measure: sums of K terms, each sum within (K + 2) u of the
     sum of |terms| (fsum is exact to 1/2 ulp; the products within u each)."""
     v, p = law.atoms()
@@ -45,7 +46,7 @@ def _p(lo: float, hi: float) -> tuple[float, float]:
     return max(float(p) - float(e), 0.0), min(float(p) + float(e), 1.0)
 
 
-def _lognormal_moments(law: LognormalLaw) -> tuple[float, float, float, float] | None:
+def _lognormal_moments(law: Any) -> tuple[float, float, float, float] | None:
     """(mass, mu_lo, mu_hi, m2_up) of L = a + G e^{r V - r^2/2} - S e^{-r V - r^2/2} on v_lo < V < v_hi, weight w:
     E[e^{t V - t^2/2}; I] = P(I - t), so E[L - a] = w (G P(I - r) - S P(I + r)) and
     E[(L - a)^2] = w (G^2 e^{r^2} P(I - 2r) + S^2 e^{r^2} P(I + 2r) - 2 G S e^{-r^2} P(I))."""
@@ -74,13 +75,13 @@ def _lognormal_moments(law: LognormalLaw) -> tuple[float, float, float, float] |
 def law_moments_up(law: Any) -> tuple[float, float, float] | None:
     """(mu_lo, mu_hi, m2_up): a bracket of E L and an upper value of E L^2 for the exact law (its stored values moved by
     at most ``value_error``: mu by that much, sqrt(m2) by that much, Minkowski), or None (no closed form here)."""
-    parts = law.parts if isinstance(law, SumLaw) else [law]
+    parts = getattr(law, "parts", None) or [law]  # (a sum law: each user's value from one part, laws.sum.SumLaw)
     mu_lo = mu_hi = m2 = mass = 0.0
     for p in parts:
         got: tuple[float, float, float, float] | None
-        if isinstance(p, FiniteLaw):
+        if p.atoms() is not None:
             got = _atom_moments(p)
-        elif isinstance(p, LognormalLaw):
+        elif all(hasattr(p, k) for k in _LOGNORMAL):
             got = _lognormal_moments(p)
         else:
             return None
