@@ -126,6 +126,7 @@ SESSION40: dict = {
     "EPS41_WALK_NEAR": 5.0,  # eps41
     "EPS41_SHAPE_STEP": False,  # eps41
     "EPS41B_ZERO_MOMENTS": False,  # eps41b
+    "EPS41B_ZERO_LOWER": False,  # eps41b
 }
 
 

@@ -535,3 +535,7 @@ EPS41_SHAPE_FIT = 0.02
 # (zero_moments.zero_upper: (sqrt(E S^2) + E S) / (2 n gamma) over the laws, plus the charges; that value also enters
 # the accountant's monotone memo at eps = 0); False: the search and its get_delta(0) (main's floats)
 EPS41B_ZERO_MOMENTS = True
+# ... and the check that rules out the answer 0 (search_epsilon's above_at, and ZeroEnd's settled state) asks first
+# whether the fourth-moment lower value of D_up(0) (zero_moments.zero_lower, Hoelder) exceeds delta; False: the loose
+# pass and get_delta(0) as before (main's calls; the answer is the same float either way)
+EPS41B_ZERO_LOWER = True

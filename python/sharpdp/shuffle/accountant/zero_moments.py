@@ -109,6 +109,90 @@ def moment_upper(law: Any, gamma: float, n: int) -> float | None:
     return max((s + mu_hi) / 2 * (1 + 4 * _U), 0.0)
 
 
+def _atom_higher(law: Any) -> tuple[float, float]:
+    """(m2_lo, m4_up): E[L^2; part] from below and E[L^4; part] from above for an atom (sub-)law (fsum'd sums of K
+    non-negative terms, charged (K + 4) u relative)."""
+    v, p = (np.asarray(x, float) for x in law.atoms())
+    k = (len(v) + 4) * _U
+    return math.fsum((p * v * v).tolist()) * (1 - k), math.fsum((p * v ** 4).tolist()) * (1 + k) + 1e-300
+
+
+def _lognormal_higher(law: Any) -> tuple[float, float] | None:
+    """(m2_lo, m4_up) of a lognormal part (the oriented form of :func:`_lognormal_moments`): E[(L - a)^2; I] from below
+    (its cross term at its upper end), E[(L - a)^4; I] <= w (G^4 e^{6 r^2} P(I - 4r) + 6 G^2 S^2 e^{-2 r^2} P(I)
+    + S^4 e^{6 r^2} P(I + 4r)) (the odd terms, <= 0, left out) and E[L^4; I]^(1/4) <= E[(L - a)^4; I]^(1/4) +
+    |a| mass^(1/4) (Minkowski on the part's measure)."""
+    a, G, S, r, w = float(law.a), float(law._G), float(law._S), float(law.r), float(law.weight)
+    lo, hi = float(law._vlo), float(law._vhi)
+    if not (6.0 * r * r < 700.0 and G >= 0.0 and S >= 0.0 and w > 0.0):
+        return None
+    p0, pg1, ps1 = _p(lo, hi), _p(lo - r, hi - r), _p(lo + r, hi + r)
+    pg2, ps2, pg4, ps4 = _p(lo - 2 * r, hi - 2 * r), _p(lo + 2 * r, hi + 2 * r), _p(lo - 4 * r, hi - 4 * r), \
+        _p(lo + 4 * r, hi + 4 * r)
+    e, e6 = math.exp(r * r), math.exp(6 * r * r)
+    d_lo = w * (G * pg1[0] * (1 - _REL) - S * ps1[1] * (1 + _REL)) - _REL * w * (G + S)
+    d_hi = w * (G * pg1[1] * (1 + _REL) - S * ps1[0] * (1 - _REL)) + _REL * w * (G + S)
+    c2 = w * (G * G * e * pg2[0] + S * S * e * ps2[0]) * (1 - _REL) - 2 * w * G * S * p0[1] / e * (1 + _REL)
+    c2 = max(c2 * (1 - _REL), 0.0)
+    m_lo, m_hi = w * p0[0] * (1 - _REL), w * p0[1] * (1 + _REL)
+    t = (c2, 2 * a * (d_lo if a > 0 else d_hi), a * a * m_lo)
+    m2 = max(sum(t) - _REL * sum(abs(x) for x in t), 0.0)
+    c4 = w * (G ** 4 * e6 * pg4[1] + 6 * G * G * S * S * p0[1] / (e * e) + S ** 4 * e6 * ps4[1]) * (1 + _REL)
+    m4 = ((c4 ** 0.25 + abs(a) * m_hi ** 0.25) * (1 + _REL)) ** 4 * (1 + _REL) + 1e-300
+    return m2, m4
+
+
+def law_higher(law: Any) -> tuple[float, float] | None:
+    """(m2_lo, m4_up): E L^2 from below and E L^4 from above for the exact law (``value_error`` charged by
+    Minkowski), or None (no closed form here)."""
+    m2 = m4 = 0.0
+    for p in getattr(law, "parts", None) or [law]:
+        got: tuple[float, float] | None
+        if p.atoms() is not None:
+            got = _atom_higher(p)
+        elif all(hasattr(p, k) for k in _LOGNORMAL):
+            got = _lognormal_higher(p)
+        else:
+            return None
+        if got is None:
+            return None
+        m2, m4 = m2 + got[0], m4 + got[1]
+    if not (math.isfinite(m2) and math.isfinite(m4)):
+        return None
+    ve = float(getattr(law, "value_error", 0.0))
+    k = 8 * _U
+    return max(math.sqrt(m2 * (1 - k)) * (1 - k) - ve, 0.0) ** 2 * (1 - k), \
+        ((m4 * (1 + k)) ** 0.25 * (1 + k) + ve) ** 4 * (1 + k)
+
+
+def moment_lower(law: Any, gamma: float, n: int) -> float:
+    """A certified lower value of D_up(0) for one law (docs/accountant.md §8.21): E|S| >= (E S^2)^(3/2) / (E S^4)^(1/2)
+    (Hoelder), E[S_+] = (E|S| + E S) / 2; 0.0 where no closed form is at hand."""
+    one, two = law_moments_up(law), law_higher(law)
+    if one is None or two is None or not gamma > 0.0:
+        return 0.0
+    mu_lo, mu_hi, m2_up = one
+    m2_lo, m4 = two
+    ng, mu = n * gamma, max(abs(mu_lo), abs(mu_hi))
+    s2 = (ng * m2_lo * (1 - 4 * _U) - ng * gamma * mu * mu * (1 + 4 * _U)) * (1 - 4 * _U)  # <= n Var X <= E S^2
+    a1, a2 = gamma * mu, gamma * m2_up
+    a3, a4 = gamma * math.sqrt(m2_up * m4), gamma * m4
+    s4 = (n * a4 + 4 * n * n * a3 * a1 + 3 * n * n * a2 * a2 + 6 * n ** 3 * a2 * a1 * a1 + n ** 4 * a1 ** 4) * (1 + 16 * _U)
+    if not (s2 > 0.0 and math.isfinite(s4) and s4 > 0.0):
+        return 0.0
+    e_abs = s2 * math.sqrt(s2) / math.sqrt(s4) * (1 - 8 * _U)
+    return max((e_abs + ng * mu_lo * (1 + 4 * _U)) / (2 * ng) * (1 - 8 * _U), 0.0)
+
+
+def zero_lower(acc: Any) -> float:
+    """A certified lower value of D_up(0) (max over the laws of :func:`moment_lower`; <= get_delta(0)), 0.0 where none."""
+    try:
+        return max((moment_lower(law, float(g), int(acc.n)) for g, law in laws_for(acc.randomizer, 0.0, acc.adjacency)),
+                   default=0.0)
+    except (NotImplementedError, ValueError, ArithmeticError):
+        return 0.0
+
+
 def zero_upper(acc: Any) -> float | None:
     """A certified upper value of get_delta's quantity at eps = 0: the maximum over the laws at 0 of
     :func:`moment_upper` plus the surcharge and the sampler's charge at 0; None where a law has no closed form."""
@@ -124,4 +208,4 @@ def zero_upper(acc: Any) -> float | None:
     return float(plus(plus(m, surcharge(acc.randomizer, 0.0, acc.adjacency)), acc.sampler_term(0.0)))
 
 
-__all__ = ["law_moments_up", "moment_upper", "zero_upper"]
+__all__ = ["law_higher", "law_moments_up", "moment_lower", "moment_upper", "zero_lower", "zero_upper"]
