@@ -13,6 +13,7 @@ a certified upper value of get_delta's quantity at eps = 0 (None where a law has
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -72,22 +73,26 @@ def _lognormal_moments(law: Any) -> tuple[float, float, float, float] | None:
     return (m_lo + m_hi) / 2, mu_lo, mu_hi, m2
 
 
+def _summed(law: Any, atom: Callable[[Any], Any], lognormal: Callable[[Any], Any]) -> tuple[float, ...] | None:
+    """The part-wise closed forms summed over the law's parts (a sum law: each user's value from one part,
+    ``laws.sum.SumLaw``; else the law itself), or None where a part has none."""
+    tot: list[float] | None = None
+    for p in getattr(law, "parts", None) or [law]:
+        got = atom(p) if p.atoms() is not None else lognormal(p) if all(hasattr(p, k) for k in _LOGNORMAL) else None
+        if got is None:
+            return None
+        tot = list(got) if tot is None else [x + y for x, y in zip(tot, got)]
+    return None if tot is None else tuple(tot)
+
+
 def law_moments_up(law: Any) -> tuple[float, float, float] | None:
     """(mu_lo, mu_hi, m2_up): a bracket of E L and an upper value of E L^2 for the exact law (its stored values moved by
     at most ``value_error``: mu by that much, sqrt(m2) by that much, Minkowski), or None (no closed form here)."""
-    parts = getattr(law, "parts", None) or [law]  # (a sum law: each user's value from one part, laws.sum.SumLaw)
-    mu_lo = mu_hi = m2 = mass = 0.0
-    for p in parts:
-        got: tuple[float, float, float, float] | None
-        if p.atoms() is not None:
-            got = _atom_moments(p)
-        elif all(hasattr(p, k) for k in _LOGNORMAL):
-            got = _lognormal_moments(p)
-        else:
-            return None
-        if got is None:
-            return None
-        mass, mu_lo, mu_hi, m2 = mass + got[0], mu_lo + got[1], mu_hi + got[2], m2 + got[3]
+    parts = getattr(law, "parts", None) or [law]
+    tot = _summed(law, _atom_moments, _lognormal_moments)
+    if tot is None:
+        return None
+    mass, mu_lo, mu_hi, m2 = tot
     if not abs(mass - 1.0) <= 1e-9 or not all(math.isfinite(x) for x in (mu_lo, mu_hi, m2)):
         return None  # (a probability law only)
     ve = float(getattr(law, "value_error", 0.0))
@@ -145,18 +150,10 @@ def _lognormal_higher(law: Any) -> tuple[float, float] | None:
 def law_higher(law: Any) -> tuple[float, float] | None:
     """(m2_lo, m4_up): E L^2 from below and E L^4 from above for the exact law (``value_error`` charged by
     Minkowski), or None (no closed form here)."""
-    m2 = m4 = 0.0
-    for p in getattr(law, "parts", None) or [law]:
-        got: tuple[float, float] | None
-        if p.atoms() is not None:
-            got = _atom_higher(p)
-        elif all(hasattr(p, k) for k in _LOGNORMAL):
-            got = _lognormal_higher(p)
-        else:
-            return None
-        if got is None:
-            return None
-        m2, m4 = m2 + got[0], m4 + got[1]
+    tot = _summed(law, _atom_higher, _lognormal_higher)
+    if tot is None:
+        return None
+    m2, m4 = tot
     if not (math.isfinite(m2) and math.isfinite(m4)):
         return None
     ve = float(getattr(law, "value_error", 0.0))
