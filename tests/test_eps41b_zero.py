@@ -57,7 +57,7 @@ def test_krr_upper_above_exact(k, eps0, adjacency, n):
         assert exact <= u <= 2.5 * exact
         m2_lo, m4 = law_higher(law)
         assert m2_lo <= mm2 and float(np.dot(p, v ** 4)) <= m4
-        assert 0.2 * exact <= moment_lower(law, gamma, n) <= exact  # (Hoelder's lower value, §8.21)
+        assert 0.5 * exact <= moment_lower(law, gamma, n) <= exact  # (Hoelder's lower value, §8.21: 0.59-0.73 here)
 
 
 @pytest.mark.parametrize("make", [lambda: GaussianRandomizer(1.0, 1), lambda: BlanketMixedGaussian(0.171, 0.78, 1),
