@@ -129,6 +129,8 @@ SESSION40: dict = {
     "VIA_BOTTOM_CHORD_SEARCH": False,  # rep41
     "VIA_BOTTOM_CHORD_B": False,  # rep41
     "PROFILE_CHORDS": False,  # exp41
+    "EPS41B_ZERO_MOMENTS": False,  # eps41b
+    "EPS41B_ZERO_LOWER": False,  # eps41b
 }
 
 

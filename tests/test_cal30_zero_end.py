@@ -15,6 +15,8 @@ from sharpdp.shuffle.accountant import search as S
 from sharpdp.shuffle.accountant import zero_end
 from sharpdp.shuffle.round_cache import clear_caches
 
+from _main_floats34 import switch
+
 CELLS = [
     pytest.param(lambda: BlanketMixedGaussian(0.171, 0.78, 1), 10**4, "zero_out", id="bmg-1e4"),
     pytest.param(lambda: BlanketMixedGaussian(0.3, 0.6, 1), 3000, "replace", id="bmg-replace-3e3"),
@@ -52,6 +54,7 @@ def test_answer_zero_found_first(monkeypatch, make, n, adjacency):
     once, and the rule spends fewer upper-only passes and probes than the search before it (which bisected towards 0 and
     probed towards it: BMG(0.171, 0.78), n = 1e4: 18 passes and 2 probes against 10 and 0).
     Mutation caught: ``check`` returning 0 without evaluating get_delta(0) (the next test's delta = 0.99 get_delta(0))."""
+    switch(monkeypatch, "EPS41B_ZERO_MOMENTS", False)  # (**) session 41, eps41b: §8.21
     d0 = _fresh(make, n, adjacency, 0.0)
     delta = 1.5 * d0
     e, on = _counted(monkeypatch, make, n, adjacency, delta)

@@ -553,3 +553,13 @@ VIA_BOTTOM_CHORD_N = 1000
 # choosing which eps are certified by the accountant); False: every eps certified by the accountant (main's floats)
 PROFILE_CHORDS = True
 PROFILE_CHORD_AIM = 0.25
+
+# session 41, eps41b
+# docs/accountant.md §8.21: get_epsilon returns 0 at once where the second moment of the sum certifies D_up(0) <= delta
+# (zero_moments.zero_upper: (sqrt(E S^2) + E S) / (2 n gamma) over the laws, plus the charges; that value also enters
+# the accountant's monotone memo at eps = 0); False: the search and its get_delta(0) (main's floats)
+EPS41B_ZERO_MOMENTS = True
+# ... and the check that rules out the answer 0 (search_epsilon's above_at, and ZeroEnd's settled state) asks first
+# whether the fourth-moment lower value of D_up(0) (zero_moments.zero_lower, Hoelder) exceeds delta; False: the loose
+# pass and get_delta(0) as before (main's calls; the answer is the same float either way)
+EPS41B_ZERO_LOWER = True

@@ -34,6 +34,7 @@ from sharpdp.shuffle.accountant.search_choices import look_rel, tie_lead
 from sharpdp.shuffle.accountant.secant import decreasing_root, geometric_end, sharpened_root, shrink, upward_end  # noqa: F401
 from sharpdp.shuffle.accountant.walk_model import shape_root, shape_step
 from sharpdp.shuffle.accountant.zero_end import AtZero, ZeroEnd
+from sharpdp.shuffle.accountant.zero_moments import zero_lower
 from sharpdp.shuffle.contract import surcharge
 from sharpdp.shuffle.laws import laws_for
 
@@ -318,8 +319,11 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
         gamma, law = max(laws, key=lambda t: trivial_cap(t[1]))
         return certify(law, gamma, acc.n, 0.5, acc.threads, Bracket()).lower
 
+    low0 = memoised(lambda _: zero_lower(acc) if limits.EPS41B_ZERO_LOWER else 0.0, 1)  # (D_up(0)'s moments: §8.21)
+
     def above_at(e: float) -> bool:  # (D_up(e) above delta: the big jump's closed form first, docs/accountant.md §8.12)
-        return 0.0 < e <= EPS_CAP and jump_lower_max(laws_at(e), acc.n) > delta or loose_lower(e) > delta
+        return 0.0 < e <= EPS_CAP and jump_lower_max(laws_at(e), acc.n) > delta or low0(0.0) > delta \
+            or loose_lower(e) > delta
 
     # exactly 0 iff the published value get_delta(0) meets the target; a certified lower value above delta at 0
     # (closed form now, else at half the phase-1 root below) rules that out without evaluating get_delta(0)
@@ -363,7 +367,7 @@ def search_epsilon(acc: _Evaluator, delta: float, xtol: float, cap0: float | Non
     # two-atom laws on the exact sum (docs/accountant_atoms.md §12): every value is final at once, so a
     # model on cheaper values has nothing to gain: no phase 1, phase 2 from the asymptotic guess
     exact2 = two and exact_two_atoms()
-    zero = ZeroEnd(acc, delta, known_above_0)  # (the answer 0 decided first near eps = 0: docs/accountant.md §8.10)
+    zero = ZeroEnd(acc, delta, known_above_0 or low0(0.0) > delta)  # (the answer 0 decided first: §8.10, §8.21)
     r1: float | None
     k1: float | None
     if exact2:
