@@ -122,6 +122,7 @@ def session39_floats(monkeypatch) -> None:
 
 # Every session-41 switch at its session-40 value (each builder adds its switches on its own line below)
 SESSION40: dict = {
+    "BODY_LEAP_EIGHT": False,  # body41
 }
 
 

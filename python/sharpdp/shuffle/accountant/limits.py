@@ -515,3 +515,10 @@ FLOOR_TAIL = 1.0
 # lattice-position charge where the final factor 1 - 1e-9 does not cover it, as the engine's own lower value does
 # (docs/accountant.md §3.2.1); False: main's lower values (which left that charge out)
 BODY_LOWER_POSITION = True
+# session 41, body41
+# docs/accountant_tail.md §59.2: a far-tail body pass whose gap exceeds BODY_LEAP_EIGHT_RATIO times its share divides the
+# step by 8 (§31.2's quarter step would miss the share too where the gap shrinks at most as h^2; a step that does not
+# fit the size caps is replaced by the next coarser one; a choice of which certified passes run); False: main's steps
+# (by 2 or 4) and floats
+BODY_LEAP_EIGHT = True
+BODY_LEAP_EIGHT_RATIO = 16.0
