@@ -143,3 +143,15 @@ def test_replace_cell_through_bot_on_off_and_finer_intersect(monkeypatch):
     off = ShuffleAccountant(GaussianRandomizer(2.0, 1), 100, "replace").get_delta_bounds(3.0)
     fine = ShuffleAccountant(GaussianRandomizer(2.0, 1), 100, "replace", rel_tol=1e-3).get_delta_bounds(3.0)
     assert max(on[0], off[0], fine[0]) <= min(on[1], off[1], fine[1]), (on, off, fine)
+
+
+def test_replace_cell_where_the_rule_tightens_the_bracket(monkeypatch):
+    """GaussianRandomizer(1), n = 1e3, replace, eps = 2: measured [3.7496989e-4, 3.7578027e-4] with the rule, nested in
+    [3.7457299e-4, 3.7578052e-4] without it; the switch-off run at rel_tol 1e-3, [3.7528562e-4, 3.7533738e-4], lies in
+    both."""
+    on = ShuffleAccountant(GaussianRandomizer(1.0, 1), 1000, "replace").get_delta_bounds(2.0)
+    switch(monkeypatch, "BODY_LEAP_EIGHT", False)
+    off = ShuffleAccountant(GaussianRandomizer(1.0, 1), 1000, "replace").get_delta_bounds(2.0)
+    fine = ShuffleAccountant(GaussianRandomizer(1.0, 1), 1000, "replace", rel_tol=1e-3).get_delta_bounds(2.0)
+    assert off[0] <= on[0] <= fine[0] <= fine[1] <= on[1] <= off[1], (on, off, fine)
+    assert on != off
