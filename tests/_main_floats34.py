@@ -131,6 +131,7 @@ SESSION40: dict = {
     "PROFILE_CHORDS": False,  # exp41
     "EPS41B_ZERO_MOMENTS": False,  # eps41b
     "EPS41B_ZERO_LOWER": False,  # eps41b
+    "BODY_LEAP_EIGHT": False,  # body41
 }
 
 

@@ -18,6 +18,7 @@ from sharpdp.shuffle.accountant import far_tail, fft, jump
 from sharpdp.shuffle.accountant.fft import Part, cheap_err_floor, convolve
 from sharpdp.shuffle.accountant.lattice import lattice_laws
 from sharpdp.shuffle.laws import laws_for
+from _main_floats34 import switch
 
 
 def _law(randomizer, eps: float):
@@ -91,6 +92,7 @@ def test_body_leap_against_halving(monkeypatch):
     """BMG n = 1e8, eps = 0.001 (the regime map's cell): passes at h, h/4, h/16 against h ... h/16, the same bracket;
     both brackets certified, so they overlap, and the leap's meets rel_tol. Mutation caught: a division by 8 instead
     of 4 (passes at h, h/8, ...: no quarter step)."""
+    switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     gamma, law = _law(BlanketMixedGaussian(0.17065402858238032, 0.7801917124578649, 1), 0.001)
     n = 10**8
     steps = _passes(monkeypatch)
@@ -112,6 +114,7 @@ def test_body_leap_falls_back_to_the_half_step(monkeypatch):
     """A quarter step that does not fit the caps is replaced by the half step it skipped (then the halving goes on):
     the caps simulated by a lattice_pass refusing every step below h/2; the result is then that of the halving
     under the same caps (the finest grid that fitted)."""
+    switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     from sharpdp.shuffle.accountant.results import Coarsen
 
     gamma, law = _law(BlanketMixedGaussian(0.17065402858238032, 0.7801917124578649, 1), 0.001)

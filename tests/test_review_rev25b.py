@@ -231,6 +231,7 @@ def test_far_tail_settle_gives_the_floats_of_s25(sigma0, n, eps, lo_hex, up_hex,
     tests/test_rep25_far_tail_settle.py catches it), the cut allowed in the last round (speed only). §25: the engine's
     second run without the accurate DFT (budget 0 in lattice.engine's rerun): 3 of 9 cells move with the rule off."""
     switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, rep41: docs/accountant.md §9.19 moves this cell
+    switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     from test_big25_cheap_power import accurate_always

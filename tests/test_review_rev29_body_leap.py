@@ -116,6 +116,7 @@ def test_bmg_rule_on_off_and_finer_hold_the_edgeworth_reference(monkeypatch, g, 
     """Rule on (a quarter step ran), rule off (halving only), rel_tol 1e-3: pairwise intersecting; the rule's
     bracket equals the halving's (measured in every BMG cell of the scan) and contains the finer one; all three
     hold the Edgeworth reference within its tolerance."""
+    switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     on, off, fine = _on_off_fine(monkeypatch, BlanketMixedGaussian(g, s, 1), 0, n, eps)
     assert (on.lower, on.upper) == (off.lower, off.upper)
     assert 0.0 < on.lower <= fine.lower <= fine.upper <= on.upper
@@ -153,6 +154,7 @@ def test_gaussian_x_vs_bot_cell_holds_the_edgeworth_reference(monkeypatch):
     """GaussianRandomizer(2, 1), x vs bot, n = 1e7, eps = 0.001 (a quarter step runs): rule on / off / rel_tol 1e-3
     against tests/_review28_gauss_reference.py's second-order Edgeworth estimate 2.2125172e-7 (indicator 3.0e-4):
     measured [2.2098842e-7, 2.2152361e-7] (on = off) and [2.2114369e-7, 2.2125870e-7]."""
+    switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     on, off, fine = _on_off_fine(monkeypatch, GaussianRandomizer(2.0, 1), 0, 10**7, 0.001)
     e2, e1, _ = gauss_edgeworth(2.0, 0.001, 10**7)
     tol = 3.0 * abs(e2 - e1) / e2 + 2e-4

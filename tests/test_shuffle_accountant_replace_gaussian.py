@@ -242,12 +242,13 @@ def test_tail_upper_bracket_rejects_a_non_finite_threshold():
 
 
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: the stored chains are session 33's engine's
-def test_cap_stop_keeps_the_chain_lower_value():
+def test_cap_stop_keeps_the_chain_lower_value(monkeypatch):
     """sigma0 = 0.46, n = 50: the legs are ~0.85 each, every split is above 1 and the value is the
     cap 1 (docs/accountant.md §9, early stop at the cap). The full search reported (0.8209, 1) (the lower
     value of its split's chain: leg B's lower value is 0 at rel_tol 1e-2 on the far-tail path); the one-split
     stop on loose legs (§9.3) reports (1, 1) at f = 0.8, whose chain of certified lower values is >= 1:
     rebuilt from an independent zero-out accountant at the loose targets (leg A 0.1, leg B 30)."""
+    switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     rep = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50, "replace")
     zo = ShuffleAccountant(GaussianRandomizer(0.46, 1), 50)
     eps = 0.1

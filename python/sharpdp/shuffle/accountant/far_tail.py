@@ -45,7 +45,7 @@ from sharpdp.shuffle.accountant.far_tail_top import clamp_redo, top_upper
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
 from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
-from sharpdp.shuffle.accountant.far_tail_steps import lower_only_next
+from sharpdp.shuffle.accountant.far_tail_steps import divisor, lower_only_next, refits
 from sharpdp.shuffle.accountant.lattice import LatticeLaws, PassResult, lattice_pass
 from sharpdp.shuffle.accountant.limits import H_BULK, J_LO, K_MAX, PAIR_FRAC, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
@@ -138,8 +138,8 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
         if isinstance(body_n, Coarsen):
             if body is None and bounded:
                 raise TailCoarsen(body_n.h_fit)
-            if body is not None and 4.0 * hb == (h_last if s is not None else body.grid.h):
-                hb *= 2.0  # a step divided by 4 does not fit: the step it skipped (§31.2)
+            if body is not None and refits(hb, h_last if s is not None else body.grid.h):
+                hb *= 2.0  # a step divided by 4 (8) does not fit: the step it skipped (§31.2, §59.2)
                 continue
             break  # the size caps bind: the finest grid that fitted, or the Chernoff value with Body_lo = 0
         body_p, body, h_last = body, body_n, hb  # (a lower-only pass: main = inf, the upper value unchanged; §57)
@@ -160,7 +160,7 @@ def _body_passes(law: Law, gamma: float, n: int, rel_tol: float, workers, lower:
             break  # no body pass can make the round meet §44.1's test, and its gap is the others' (§52.3)
         # (a bracket missing its share by more than BODY_LEAP: the step's half would miss it too where the gap
         # shrinks at most as h^2; docs/accountant_tail.md §31.2, a choice of speed)
-        hb /= 4.0 if body_lo > 0 and body_up - body_lo > BODY_LEAP * share else 2.0
+        hb /= divisor(body_lo, body_up, share, BODY_LEAP)  # (by 8 where the quarter would miss too: §59.2)
         lo_only, prev = (not lo_only and lower_only_next(prev, body_n, body_lo + rd.jt.lo, rel_tol, n)), \
             (body_n if not lo_only else prev)  # (§57: the upper value settled, the next pass's lower law alone)
         if cut is not None and cut(body_lo, rd.result(None, body_lo, body_up, False).upper):

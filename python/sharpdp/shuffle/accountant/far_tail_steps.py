@@ -168,6 +168,23 @@ def lower_only_next(prev: PassResult | None, last: PassResult, value: float, rel
     r2 = (last.grid.h / prev.grid.h) ** 2
     return (prev.main - last.main) * r2 / (1.0 - r2) <= limits.BODY_LOWER_SHARE * limits.BODY_WHOLE_ACCEPT * rel_tol * value
 
-__all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "first_factor",
-           "first_step", "jump_decides", "laws", "loose_step",
-           "pair_keep"]
+
+def divisor(body_lo: float, body_up: float, share: float, leap: float) -> float:
+    """The divisor of the next body step after a pass with the body bracket (body_lo, body_up) and the target
+    ``share`` (§8, §44.1): 2 (halving), 4 where the gap exceeds ``leap`` times the share (§31.2), 8 where it also
+    exceeds BODY_LEAP_EIGHT_RATIO times the share with ``limits.BODY_LEAP_EIGHT`` (§59.2; off: main's 2 or 4)."""
+    gap = body_up - body_lo
+    if not (body_lo > 0 and gap > leap * share):
+        return 2.0
+    return 8.0 if limits.BODY_LEAP_EIGHT and gap > limits.BODY_LEAP_EIGHT_RATIO * share else 4.0
+
+
+def refits(hb: float, prev: float) -> bool:
+    """Whether a step ``hb`` that does not fit the size caps is replaced by 2 hb (True) rather than ending the passes:
+    where it is the quarter of the previous pass's step ``prev`` (§31.2) or, with ``limits.BODY_LEAP_EIGHT``, its
+    eighth (§59.2). The steps are j 2^e, so the products are exact."""
+    return 4.0 * hb == prev or (limits.BODY_LEAP_EIGHT and 8.0 * hb == prev)
+
+
+__all__ = ["LOOSE_STEP_MAX", "LOOSE_STEP_N", "body_lower", "body_spacing", "body_step", "clamp_shift", "divisor",
+           "first_factor", "first_step", "jump_decides", "laws", "loose_step", "lower_only_next", "pair_keep", "refits"]

@@ -563,3 +563,10 @@ EPS41B_ZERO_MOMENTS = True
 # whether the fourth-moment lower value of D_up(0) (zero_moments.zero_lower, Hoelder) exceeds delta; False: the loose
 # pass and get_delta(0) as before (main's calls; the answer is the same float either way)
 EPS41B_ZERO_LOWER = True
+# session 41, body41
+# docs/accountant_tail.md §59.2: a far-tail body pass whose gap exceeds BODY_LEAP_EIGHT_RATIO times its share divides the
+# step by 8 (§31.2's quarter step would miss the share too where the gap shrinks at most as h^2; a step that does not
+# fit the size caps is replaced by the next coarser one; a choice of which certified passes run); False: main's steps
+# (by 2 or 4) and floats
+BODY_LEAP_EIGHT = True
+BODY_LEAP_EIGHT_RATIO = 16.0
