@@ -16,6 +16,7 @@ import hashlib
 
 import mpmath as mp
 import numpy as np
+import pytest
 from _main_floats34 import switch
 from test_prof36_warm import KRR_REF  # (the exact k-RR sums' loader: tests/data/make_krr_reference.py)
 
@@ -26,6 +27,12 @@ from sharpdp.shuffle.profile_chords import chord_fill, chord_sweep, chord_value
 
 class _Count:
     certified = 0
+
+
+@pytest.fixture(autouse=True)
+def _chords_on(monkeypatch):
+    """docs/composition.md §2.24.1: the rule is off by default; these tests check it switched on."""
+    switch(monkeypatch, "PROFILE_CHORDS", True)
 
 
 def _counted(acc, monkeypatch):

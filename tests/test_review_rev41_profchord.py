@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _main_floats34 import switch
 
 from sharpdp.shuffle import RandomizedResponse, ShuffleAccountant, clear_caches, dominating_pair, privacy_profile
 from sharpdp.shuffle.accountant import limits
 from test_review_rev41_pair import _exact_krr
 
 pytestmark = pytest.mark.skipif(not hasattr(limits, "PROFILE_CHORDS"), reason="rule of a branch not merged")
+
+
+@pytest.fixture(autouse=True)
+def _chords_on(monkeypatch):
+    """docs/composition.md §2.24.1: the rule is off by default; these tests check it switched on."""
+    switch(monkeypatch, "PROFILE_CHORDS", True)
 
 
 def test_krr10_profile_chords_after_the_pair_at_or_above_the_exact_sums(monkeypatch):
