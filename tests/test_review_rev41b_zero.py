@@ -200,3 +200,84 @@ def test_gauss_law1_monte_carlo_n1e4():
     lo, up = acc.get_delta_bounds(0.0)
     z = zero_upper(acc)
     assert z is not None and lo <= z
+
+
+class _Surcharged:
+    """k-RR's laws plus a fixed surcharge s (the protocol's ``privacy_amplification_surcharge``)."""
+
+    def __init__(self, base, s: float) -> None:
+        self.base, self.s = base, s
+
+    def privacy_amplification_laws(self, epsilon, adjacency):
+        return self.base.privacy_amplification_laws(epsilon, adjacency)
+
+    def privacy_amplification_surcharge(self, epsilon, adjacency="zero_out"):
+        return self.s
+
+
+@pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
+def test_surcharge_is_added(adjacency):
+    """zero_upper carries the surcharge (z >= bare + s): at delta = exact delta(0) + s / 2 the answer is not 0 (the
+    accountant's value at 0 is >= exact delta(0) + s), and get_delta(answer) <= delta."""
+    n, s = 12, 0.02
+    bare = zero_upper(ShuffleAccountant(RandomizedResponse(2, 1.0), n, adjacency))
+    acc = ShuffleAccountant(_Surcharged(RandomizedResponse(2, 1.0), s), n, adjacency)
+    z = zero_upper(acc)
+    assert bare is not None and z is not None and z >= bare + s
+    ref = _exact_delta0(2, 1.0, n, adjacency)
+    delta = ref + s / 2  # (< D_up(0) + s <= the engine's get_delta(0); the rule must not fire: z >= ref + s)
+    assert delta < z
+    eps = acc.get_epsilon(delta)
+    assert eps > 0.0 and acc.get_delta(eps) <= delta
+
+
+class _Atoms:
+    """A bare atom law (values v, masses p, value_error ve) for moment_upper / moment_lower."""
+
+    def __init__(self, v, p, ve: float = 0.0) -> None:
+        self.v, self.p, self.value_error = np.asarray(v, float), np.asarray(p, float), ve
+
+    def atoms(self):
+        return self.v, self.p
+
+
+def _dup0(v, p, gamma: float, n: int) -> float:
+    """E[S_+] / (n gamma) by enumeration of the atoms' counts (multinomial, two atoms here)."""
+    tot = 0.0
+    for k in range(n + 1):  # k users present
+        pk = math.comb(n, k) * gamma ** k * (1 - gamma) ** (n - k)
+        for j in range(k + 1):  # j of them at v[0]
+            s = j * v[0] + (k - j) * v[1]
+            tot += pk * math.comb(k, j) * p[0] ** j * p[1] ** (k - j) * max(s, 0.0)
+    return tot / (n * gamma)
+
+
+@pytest.mark.parametrize("v, p", [([-5.0, 1.0], [0.5, 0.5]), ([-1e-3, 30.0], [0.999, 0.001]),
+                                  ([-1e-160, 1e-160], [0.5, 0.5]), ([-3.0, 2.0], [0.4, 0.6]),
+                                  ([-100.0, 0.01], [0.001, 0.999])])
+@pytest.mark.parametrize("n, gamma", [(1, 1.0), (2, 0.3), (7, 0.9), (25, 0.05)])
+def test_moment_bounds_edge_laws(v, p, n, gamma):
+    """Edge laws (mean far below 0, a rare large positive atom, a tiny second moment, value_error): moment_upper >=
+    the exact D_up(0) (enumeration; the reference's float error is within 1e-12 relative) and moment_lower <= it."""
+    from sharpdp.shuffle.accountant.zero_moments import moment_lower, moment_upper
+
+    exact = _dup0(v, p, gamma, n)
+    for ve in (0.0, 1e-3 * max(abs(x) for x in v)):
+        law = _Atoms(v, p, ve)
+        u, lo = moment_upper(law, gamma, n), moment_lower(law, gamma, n)
+        assert u is not None and u >= exact * (1 - 1e-12), (n, gamma, u, exact)
+        assert lo <= exact * (1 + 1e-12) + 1e-300, (n, gamma, lo, exact)
+        # the law moved by ve per value: the bound of the stored law must cover the moved law too
+        moved = _dup0([v[0] + ve, v[1] + ve], p, gamma, n)
+        assert u >= moved * (1 - 1e-12), (n, gamma, ve, u, moved)
+
+
+def test_gauss_1e8_cell_against_certified_lower():
+    """§8.21's cell GaussianRandomizer(1, 1), n = 1e8: zero_upper (3.589e-4, both laws) >= a fresh certified lower value
+    of get_delta(0) (2.847e-4 at rel_tol 0.01, 12 s CPU: the engine's bracket [2.847e-4, 5.306e-4]); zero_lower <= its
+    upper value."""
+    clear_caches()
+    acc = ShuffleAccountant(GaussianRandomizer(1.0, 1), 10**8)
+    z, zl = zero_upper(acc), zero_lower(acc)
+    lo, up = acc.get_delta_bounds(0.0)
+    assert z is not None and lo <= z and zl <= up
