@@ -281,3 +281,40 @@ def test_gauss_1e8_cell_against_certified_lower():
     z, zl = zero_upper(acc), zero_lower(acc)
     lo, up = acc.get_delta_bounds(0.0)
     assert z is not None and lo <= z and zl <= up
+
+
+def _exact_delta0_table(rows: np.ndarray, n: int) -> float:
+    """Replace adjacency, any finite randomizer (rows: report pmfs): max over the victim's pair (i, j) and the other
+    n - 1 users' inputs of the TV between the histograms (exhaustive, as :func:`_exact_delta0`)."""
+    r, m = rows.shape
+    best = 0.0
+    for counts in _compositions(n - 1, r):
+        dist = np.zeros((n + 1,) * (m - 1))
+        dist[(0,) * (m - 1)] = 1.0
+        for x, c in enumerate(counts):
+            for _ in range(c):
+                dist = _add(dist, rows[x])
+        for i in range(r):
+            for j in range(r):
+                if i != j:
+                    a, b = _add(dist, rows[i]), _add(dist, rows[j])
+                    best = max(best, 0.5 * math.fsum(np.abs(a - b).ravel().tolist()))
+    return best
+
+
+@pytest.mark.parametrize("table", [[[5, 1, 2], [1, 4, 3], [2, 2, 4]], [[9, 1], [2, 8]], [[1, 1, 6], [3, 3, 2]]])
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+def test_finite_table_replace_above_true_delta0(table, n):
+    """FiniteRandomizer (its laws carry value_error), replace: zero_upper >= the exact shuffled delta(0)."""
+    from sharpdp.shuffle import FiniteRandomizer
+
+    rows = np.asarray(table, float)
+    fr = FiniteRandomizer.from_probabilities(rows / rows.sum(axis=1, keepdims=True))
+    rows = np.asarray([[v / 2.0 ** 64 for v in row] for row in fr._N])  # (the certified table, units of 2^-64)
+    clear_caches()
+    acc = ShuffleAccountant(fr, n, "replace", rel_tol=1e-3)
+    ref = _exact_delta0_table(rows, n)
+    z = zero_upper(acc)
+    lo, up = acc.get_delta_bounds(0.0)
+    assert ref <= up + 1e-12, (table, n, ref, up)
+    assert z is None or (z >= ref - 1e-12 and z >= lo), (table, n, z, ref, lo)
