@@ -318,3 +318,17 @@ def test_finite_table_replace_above_true_delta0(table, n):
     lo, up = acc.get_delta_bounds(0.0)
     assert ref <= up + 1e-12, (table, n, ref, up)
     assert z is None or (z >= ref - 1e-12 and z >= lo), (table, n, z, ref, lo)
+
+
+@pytest.mark.parametrize("eps0", [20.0, 37.0, 50.0, 300.0])
+@pytest.mark.parametrize("adjacency", ["zero_out", "replace"])
+def test_krr_large_eps0(eps0, adjacency):
+    """k-RR at large eps0 (delta(0) within 1e-16 of 1 or 1/2; the fourth-moment lower value nearly exact at n = 1):
+    zero_lower <= the exact delta(0) <= zero_upper and zero_lower <= the engine's upper value."""
+    for n in (1, 2, 5):
+        clear_caches()
+        acc = ShuffleAccountant(RandomizedResponse(2, eps0), n, adjacency, rel_tol=1e-3)
+        ref, (lo, up) = _exact_delta0(2, eps0, n, adjacency), acc.get_delta_bounds(0.0)
+        z, zl = zero_upper(acc), zero_lower(acc)
+        assert z is not None and z >= ref - 1e-12 and z >= lo
+        assert zl <= ref + 1e-12 and zl <= up, (eps0, n, adjacency, zl, ref, up)
