@@ -77,11 +77,12 @@ REF = {
 
 
 @pytest.mark.parametrize("rel_tol", [1e-2, 0.1, 0.5])
-def test_brackets_meet_the_base_brackets_at_rel_tol_1e3(rel_tol):
+def test_brackets_meet_the_base_brackets_at_rel_tol_1e3(monkeypatch, rel_tol):
     """Every cell where §34 moved a float: the reported bracket (rel_tol 1e-2; 0.1 and 0.5, the loose looks, where
     §34.3's allowance is larger) meets main's rel_tol 1e-3 bracket. (Measured at tail30's 182c33b: lower values moved
     by -1.3e-5 ... +2.7e-6 relative, one upper value by +2.3e-6; every moved lower value below main's rel_tol 1e-3
     lower value.)"""
+    switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, lead: §9.19 (rel_tol 0.5: another split; a chain lower value, §9)
     bad = brackets_missing(REF, rel_tol)
     assert not bad, bad
 
