@@ -180,3 +180,15 @@ def test_fill_at_tiny_eps_needs_distinct_floats_of_e_eps():
         assert missing.tolist() == [1e-300]
         got = fill(eps, np.full(2, np.nan))
         assert got[1] >= float(_gauss_profile(1.0, 1.5e-3))
+
+
+def test_no_chord_to_a_cached_infinite_eps():
+    """docs/composition.md §2.24.1: a cached eps = inf (delta 0) is no chord's end (its weight was inf / inf: NaN
+    values); the profile after it is finite, non-increasing and above a fresh accountant's lower values."""
+    clear_caches()
+    acc = ShuffleAccountant(RandomizedResponse(k=2, epsilon0=1.0), 50, rel_tol=3e-3)
+    privacy_profile(acc, [0.0, 0.5, np.inf])
+    u = privacy_profile(acc, [0.6, 1.0, 2.0, 3.0])
+    assert np.all(np.isfinite(u)) and np.all(np.diff(u) <= 0.0)
+    fresh = ShuffleAccountant(RandomizedResponse(k=2, epsilon0=1.0), 50, rel_tol=3e-3)
+    assert np.all(u >= np.array([fresh.get_delta_bounds(e)[0] for e in (0.6, 1.0, 2.0, 3.0)]))

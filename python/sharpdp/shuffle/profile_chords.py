@@ -54,7 +54,9 @@ def chord_fill(cache: dict, missing: np.ndarray, accountant):
     rel_tol = getattr(accountant, "rel_tol", None)
     if not (limits.PROFILE_CHORDS and getattr(_STATE, "on", False) and missing.size and rel_tol):
         return missing, lambda eps, up: up
-    keys = np.array(sorted(e for e, v in cache.items() if len(v) < 3 or not v[2] > 0.0), dtype=float)
+    # (finite ends only: a cached eps = inf, delta 0, would make the weight inf / inf)
+    keys = np.array(sorted(e for e, v in cache.items() if math.isfinite(e) and (len(v) < 3 or not v[2] > 0.0)),
+                    dtype=float)
     if keys.size < 2:
         return missing, lambda eps, up: up
     ups = np.minimum.accumulate(np.array([cache[k][1] for k in keys.tolist()], dtype=float))

@@ -551,8 +551,8 @@ VIA_BOTTOM_CHORD_N = 1000
 # samples, an earlier profile's values) take the chord in t = e^eps of their upper values, rounded up, where the chord's
 # estimated overshoot (pair.chord_estimate) is at most PROFILE_CHORD_AIM times the accountant's rel_tol (an estimate
 # choosing which eps are certified by the accountant); False: every eps certified by the accountant (main's floats).
-# Off by default (§2.24.1: a profile value NaN in a property test, and to_pld no longer dominates the profile between
-# the pair's samples); opt in with limits.PROFILE_CHORDS = True
+# Off by default (§2.24.1: to_pld no longer dominates the profile between the pair's samples; the NaN found with it
+# on is fixed); opt in with limits.PROFILE_CHORDS = True
 PROFILE_CHORDS = False
 PROFILE_CHORD_AIM = 0.25
 
