@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 from _main_floats34 import session40_floats, switch
 from test_eps24_search import _traced
+from test_eps28_search import _Synthetic as _Synthetic28
 
 from sharpdp.shuffle import BlanketMixedGaussian, ShuffleAccountant
 from sharpdp.shuffle.accountant import search as S
@@ -75,19 +76,9 @@ def test_no_root_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     assert W.shape_root(lambda e: e, 10**8, DELTA, pts, 0.1, 10.0) is None
 
 
-class _Synthetic:
-    """D(e) = exp(-30 e^2); its loose report at e the certified bracket [0.995 D(e), 1.01 D(e)] (as
-    tests/test_eps28_search.py's)."""
-
-    n = 10**8
-    eps_tau = math.inf
-
-    def __init__(self) -> None:
-        self.looked: list[float] = []
-
-    @staticmethod
-    def d(e: float) -> float:
-        return math.exp(-30.0 * e * e)
+class _Synthetic(_Synthetic28):
+    """tests/test_eps28_search.py's fake accountant (D(e) = exp(-30 e^2), loose report [0.995 D(e), 1.01 D(e)]), its
+    report at any rel_tol."""
 
     def _report(self, e: float, rel_tol: float) -> SimpleNamespace:
         self.looked.append(e)
