@@ -28,6 +28,15 @@ def _off(monkeypatch):
         switch(monkeypatch, name, False)
 
 
+def four_anchors(vb, j, e0, h):
+    """Leg j certified at rel_tol 0.1 at e0 + k h (k = 0..3); the four anchors around e0 + 1.5 h."""
+    for k in range(4):
+        vb.leg(j, e0 + k * h, 0.1)
+    pts = anchors(vb, e0 + 1.5 * h, j)
+    assert len(pts) == 4
+    return pts
+
+
 def _tight(s, n):
     zo = _gauss(s, n, 1e-3, "zero_out")
     return lambda j, e: zo._report(e, 1e-3, only=(j,))
@@ -67,11 +76,8 @@ def test_chord_brackets_hold_against_tight_legs(s, n, e0, h, j):
     zero-out accountant's legs at rel_tol 1e-3 (the brackets overlap; the upper value at most 2 % above the tight one's
     where the leg's lower values are positive)."""
     vb = _gauss(s, n)._bottom
-    for k in range(4):
-        vb.leg(j, e0 + k * h, 0.1)
     tight = _tight(s, n)
-    pts = anchors(vb, e0 + 1.5 * h, j)
-    assert len(pts) == 4
+    pts = four_anchors(vb, j, e0, h)
     for x in (0.3, 1.5, 2.7, 1.01, 1.99):
         e = e0 + x * h
         b = chord_bracket(pts, e)

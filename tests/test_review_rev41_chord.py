@@ -35,13 +35,10 @@ def _truth_a(s, e):
 
 @pytest.mark.parametrize("s, e0, h", [(1.0, 1.0, 0.25), (1.0, 0.3, 0.5), (2.0, 0.5, 0.25)])
 def test_wide_chords_hold_the_mpmath_leg_at_n2(s, e0, h):
-    from sharpdp.shuffle.accountant.via_bottom_chord import anchors, chord_bracket
+    from sharpdp.shuffle.accountant.via_bottom_chord import chord_bracket
+    from tests.test_rep41_chord import four_anchors
     clear_caches()
-    vb = ShuffleAccountant(GaussianRandomizer(s, 1), 2, "replace")._bottom
-    for k in range(4):
-        vb.leg(0, e0 + k * h, 0.1)
-    pts = anchors(vb, e0 + 1.5 * h, 0)
-    assert len(pts) == 4
+    pts = four_anchors(ShuffleAccountant(GaussianRandomizer(s, 1), 2, "replace")._bottom, 0, e0, h)
     for x in (0.5, 1.5, 2.5, 1.02, 1.98):
         e = e0 + x * h
         b = chord_bracket(pts, e)

@@ -57,16 +57,25 @@ def _compositions(total: int, parts: int):
 def _exact_delta0(k: int, eps0: float, n: int, adjacency: str) -> float:
     """max over the other n - 1 users' inputs of TV(histogram | victim 0, histogram | victim 1 or bot)."""
     other = None if adjacency == "zero_out" else 1
-    best = 0.0
-    for counts in _compositions(n - 1, k):
-        dist = np.zeros((n + 1,) * (k - 1))
-        dist[(0,) * (k - 1)] = 1.0
+    rows = np.array([_report(k, eps0, x) for x in range(k)])
+    a_row, b_row = _report(k, eps0, 0), _report(k, eps0, other)
+    return max(_tv(_add(dist, a_row), _add(dist, b_row)) for dist in _others(rows, n))
+
+
+def _others(rows: np.ndarray, n: int):
+    """The histogram of the other n - 1 users' reports for every assignment of inputs (rows: report pmfs)."""
+    r, m = rows.shape
+    for counts in _compositions(n - 1, r):
+        dist = np.zeros((n + 1,) * (m - 1))
+        dist[(0,) * (m - 1)] = 1.0
         for x, c in enumerate(counts):
             for _ in range(c):
-                dist = _add(dist, _report(k, eps0, x))
-        a, b = _add(dist, _report(k, eps0, 0)), _add(dist, _report(k, eps0, other))
-        best = max(best, 0.5 * math.fsum(np.abs(a - b).ravel().tolist()))
-    return best
+                dist = _add(dist, rows[x])
+        yield dist
+
+
+def _tv(a: np.ndarray, b: np.ndarray) -> float:
+    return 0.5 * math.fsum(np.abs(a - b).ravel().tolist())
 
 
 def test_reference_sanity():
@@ -286,20 +295,9 @@ def test_gauss_1e8_cell_against_certified_lower():
 def _exact_delta0_table(rows: np.ndarray, n: int) -> float:
     """Replace adjacency, any finite randomizer (rows: report pmfs): max over the victim's pair (i, j) and the other
     n - 1 users' inputs of the TV between the histograms (exhaustive, as :func:`_exact_delta0`)."""
-    r, m = rows.shape
-    best = 0.0
-    for counts in _compositions(n - 1, r):
-        dist = np.zeros((n + 1,) * (m - 1))
-        dist[(0,) * (m - 1)] = 1.0
-        for x, c in enumerate(counts):
-            for _ in range(c):
-                dist = _add(dist, rows[x])
-        for i in range(r):
-            for j in range(r):
-                if i != j:
-                    a, b = _add(dist, rows[i]), _add(dist, rows[j])
-                    best = max(best, 0.5 * math.fsum(np.abs(a - b).ravel().tolist()))
-    return best
+    r = rows.shape[0]
+    pairs = [(i, j) for i in range(r) for j in range(r) if i != j]
+    return max(_tv(_add(dist, rows[i]), _add(dist, rows[j])) for dist in _others(rows, n) for i, j in pairs)
 
 
 @pytest.mark.parametrize("table", [[[5, 1, 2], [1, 4, 3], [2, 2, 4]], [[9, 1], [2, 8]], [[1, 1, 6], [3, 3, 2]]])
