@@ -4,10 +4,11 @@ has, at the node a' = a + h above the first node a >= b = inf supp G, the defici
     d(a') = E(G - a')_+ - E(X - a')_+ >= int_b^{a'} F - h inf_{a < t <= a'} (int_b^t F) / (t - a),
 
 F the distribution function of G. Checked (i) exactly (fractions) on random discrete laws G against random lattice laws
-X = E[G | groups] of integer conditional means (X <= G in the convex order by Jensen), and (ii) on the library's centroid
-lattice laws (docs/accountant.md §4.2) of the two regime cells' laws of §61, against the laws' certified stop-loss
-brackets: the centroid law is below G at every node, obeys the bound, and is within 25 % of it at the snapped steps
-h/4 and h/8 (the measurement of §61.4: the first order deficit there is the bound's, not the construction's).
+X = E[G | groups] of integer conditional means (X <= G in the convex order by Jensen), and (ii) on the library's
+centroid lattice laws (docs/accountant.md §4.2) of two regime cells' laws (docs/accountant_tail.md §61.4), against
+the certified stop-loss brackets: the centroid law is below G at every node, obeys the bound, and is within 25 % of it
+at the snapped steps h/4 and h/8 (docs/accountant_tail.md §61.4: the deficit there is the bound's, not the
+construction's).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def test_lemma_61_1_sharp_where_the_first_cell_holds_mass():
     assert _stop_loss(G, a + h) - _stop_loss(list(hat.items()), a + h) == 0 < bound
 
 
-# ---------------------------------------------------------------- (ii) the library's centroid law on §61's laws
+# ------------------------------------------- (ii) the library's centroid law (docs/accountant_tail.md §61.4's laws)
 
 def _law(kind: str):
     rz = BlanketMixedGaussian(0.0786, 0.597, 1) if kind == "bmg" else GaussianRandomizer(1.0, 1)
