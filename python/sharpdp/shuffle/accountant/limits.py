@@ -572,3 +572,11 @@ EPS41B_ZERO_LOWER = True
 # (by 2 or 4) and floats
 BODY_LEAP_EIGHT = True
 BODY_LEAP_EIGHT_RATIO = 16.0
+# session 42, rep42
+# docs/accountant.md §9.20: the reported split of a replace-one search through bot keeps its search's leg B (no tighter
+# re-certification in §9.12's budget step nor §9.4's contract) where that leg's far-tail lower-tail penalty is at least
+# VIA_BOTTOM_PENALTY_RATIO times its upper value and its lower value below VIA_BOTTOM_PENALTY_LOWER times its upper value
+# (an estimate choosing which certified legs run); False: the tighter legs B of before (main's floats)
+VIA_BOTTOM_PENALTY_KEEP = True
+VIA_BOTTOM_PENALTY_RATIO = 1.0
+VIA_BOTTOM_PENALTY_LOWER = 0.5

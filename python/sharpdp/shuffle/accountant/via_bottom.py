@@ -24,6 +24,7 @@ from sharpdp.shuffle.accountant.via_bottom_chord import cached_chord
 from sharpdp.shuffle.accountant.via_bottom_cliff import Split
 from sharpdp.shuffle.accountant.via_bottom_cover import beyond_reach, cap_refuted
 from sharpdp.shuffle.accountant.via_bottom_mirror import mirror_b, raise_lower
+from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
 from sharpdp.shuffle.accountant.via_bottom_search import epsilon_search, vertex
 from sharpdp.shuffle.laws import laws_for
 
@@ -299,7 +300,7 @@ class ViaBottom(BudgetSearch):
         to rel_tol alone (the bracket of before, docs/accountant.md §9.4)."""
         rb = s.leg_b
         if s.upper - s.lower <= rel_tol * s.lower or not VALUE_FLOOR <= s.upper < 1.0 \
-                or rb.upper - rb.lower <= rel_tol * rb.lower:
+                or rb.upper - rb.lower <= rel_tol * rb.lower or penalty_bound(rb):  # (§9.20)
             return s
         return self.split(eps, s.f, rel_tol, absolute=False)
 

@@ -13,6 +13,7 @@ from sharpdp.shuffle.accountant.limits import EPS_CAP, U, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import AccountantReport
 from sharpdp.shuffle.accountant.via_bottom_chord import engine_leg
 from sharpdp.shuffle.accountant.via_bottom_cliff import CliffSearch, Split
+from sharpdp.shuffle.accountant.via_bottom_penalty import penalty_bound
 
 
 def chain(f: float, e1: float, ra: AccountantReport, rb: AccountantReport) -> Split:
@@ -154,6 +155,8 @@ class BudgetSearch(CliffSearch):
                                     - (ra.upper - ra.lower))
                 if mb is not None and self._within(chain(f, e1, ra, mb), rel_tol):
                     return chain(f, e1, ra, mb)
+                if penalty_bound(rb):  # (§9.20: a tighter leg B is not expected to close a penalty-held bracket)
+                    return s
                 # the relative width of leg B (against its loose upper value) that the budget left by leg A allows
                 room = (limits.VIA_BOTTOM_BUDGET_SHARE * rel_tol * s.lower - (ra.upper - ra.lower)) / (w * rb.upper) \
                     if rb.upper > 0.0 else 0.0
