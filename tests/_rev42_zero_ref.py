@@ -9,7 +9,7 @@ BMG and Gaussian randomizers written from the mechanisms (d = 1, inputs in [-1, 
 
 Each law is a list of pieces: ("atom", value, prob) or ("cont", w, lo, hi, f) meaning the measure w phi(v) dv on
 (lo, hi), L = f(v) increasing (f vectorised). References:
-- :func:`dup0_quad`: n = 1 and n = 2 by scipy quadrature (E[(c + L)_+] by quad beyond the root of c + f, brentq; the
+- :func:`dup0_quad`: D_up(eps) (any eps given to the laws) at n = 1 and n = 2 by scipy quadrature (E[(c + L)_+] by quad beyond the root of c + f, brentq; the
   outer integral by quad over the same pieces), float64 with quad's tolerances 1e-12 relative;
 - :func:`dup0_mc`: any n by Monte Carlo (seeded), Y drawn from R_BG directly (the Gaussian's |Y| + 1 by rejection-free
   truncated normal draws), with its standard error.
@@ -24,24 +24,28 @@ import numpy as np
 from scipy import integrate, optimize, special
 
 
-def bmg_laws(g0: float, s0: float, adjacency: str):
-    r, c = 1.0 / s0, 1.0 - g0
-    up = lambda v: c * (np.exp(r * v - r * r / 2) - 1.0)  # noqa: E731
-    dn = lambda v: c * (1.0 - np.exp(-r * v - r * r / 2))  # noqa: E731  (1 - e^{r(-v) ...}: increasing in v)
-    rep = lambda v: c * (np.exp(r * v - r * r / 2) - np.exp(-r * v - r * r / 2))  # noqa: E731
+def bmg_laws(g0: float, s0: float, adjacency: str, eps: float = 0.0):
+    """(gamma, laws) of BlanketMixedGaussian(g0, s0) at eps: x vs bot L = R_x / R_BG - e^eps, bot vs x
+    L = 1 - e^eps R_x / R_BG, replace L = (R_1 - e^eps R_{-1}) / R_BG, R_x / R_BG = g0 + (1 - g0) e^{xrV - r^2/2}."""
+    r, c, E = 1.0 / s0, 1.0 - g0, math.exp(eps)
+    up = lambda v: g0 - E + c * np.exp(r * v - r * r / 2)  # noqa: E731
+    dn = lambda v: 1.0 - E * (g0 + c * np.exp(-r * v - r * r / 2))  # noqa: E731  (V -> -V: increasing in v)
+    rep = lambda v: g0 * (1 - E) + c * (np.exp(r * v - r * r / 2) - E * np.exp(-r * v - r * r / 2))  # noqa: E731
     inf = math.inf
     if adjacency == "zero_out":
         return g0, [[("cont", 1.0, -inf, inf, up)], [("cont", 1.0, -inf, inf, dn)]]
     return g0, [[("cont", 1.0, -inf, inf, rep)]]
 
 
-def gauss_laws(s: float):
-    g = float(special.erfc(1.0 / s / math.sqrt(2.0)))  # 2 Phibar(1 / s)
+def gauss_laws(s: float, eps: float = 0.0):
+    """(gamma, [x vs bot, bot vs x]) of GaussianRandomizer(s) at eps (x = 1; R_x / R_BG = g on y < 0, g e^{2y / s^2}
+    on y > 0)."""
+    g, E = float(special.erfc(1.0 / s / math.sqrt(2.0))), math.exp(eps)  # 2 Phibar(1 / s)
     # y > 0: V = (y + 1) / s > 1 / s with measure phi(v) dv / g, and e^{2y / s^2} = e^{(2/s) v - 2/s^2}
-    xb = lambda v: g * np.exp(2.0 / s * v - 2.0 / (s * s)) - 1.0  # noqa: E731
-    bx = lambda v: 1.0 - g * np.exp(-2.0 / s * v - 2.0 / (s * s))  # noqa: E731 (v -> -v: increasing)
-    return g, [[("atom", g - 1.0, 0.5), ("cont", 1.0 / g, 1.0 / s, math.inf, xb)],
-               [("atom", 1.0 - g, 0.5), ("cont", 1.0 / g, -math.inf, -1.0 / s, bx)]]
+    xb = lambda v: g * np.exp(2.0 / s * v - 2.0 / (s * s)) - E  # noqa: E731
+    bx = lambda v: 1.0 - E * g * np.exp(-2.0 / s * v - 2.0 / (s * s))  # noqa: E731 (v -> -v: increasing)
+    return g, [[("atom", g - E, 0.5), ("cont", 1.0 / g, 1.0 / s, math.inf, xb)],
+               [("atom", 1.0 - E * g, 0.5), ("cont", 1.0 / g, -math.inf, -1.0 / s, bx)]]
 
 
 def _phi(v):
