@@ -175,3 +175,17 @@ def test_near_mirrors_are_not_mirrors():
     assert ml.mirrored(a, b)
     assert not ml.mirrored(a, LognormalLaw(0.6, 0.8, 1.3, b_minus=-0.1))  # (G and S not swapped)
     assert not ml.mirrored(a, LognormalLaw(0.6, 0.1, 1.3 * (1 + 2**-50), b_minus=-0.8))
+
+
+def test_gauss_1e8_cell_between_the_moment_values():
+    """§8.22's cell GaussianRandomizer(1), n = 1e8, eps = 0 (the rule's bracket [2.8466e-4, 2.8657e-4], 2.6 s): it meets
+    §8.21's independent certified values of D_up(0) from the sum's moments, zero_lower (Hoelder, 2.04e-4) <= upper and
+    lower <= zero_upper (the second moment, 3.589e-4)."""
+    from sharpdp.shuffle import GaussianRandomizer, clear_caches
+    from sharpdp.shuffle.accountant.zero_moments import zero_lower, zero_upper
+
+    clear_caches()
+    acc = ShuffleAccountant(GaussianRandomizer(1.0, 1), 10**8)
+    lo, up = acc.get_delta_bounds(0.0)
+    assert zero_lower(acc) <= up and lo <= zero_upper(acc)
+    assert up - lo <= 0.02 * lo  # (the rule's point: within rel_tol, where the law's own run left 43 %)
