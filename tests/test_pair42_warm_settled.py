@@ -1,6 +1,6 @@
 """Session 42, pair42: a dominating pair's warm sweep takes an atom-law sum's upper value as settled at its family's
 settled step and refines the lower value alone from the family's last lower step (docs/composition.md §2.25, switch
-``limits.PAIR42_WARM_SETTLED``); the one per-thread flag helper behind ``plain.no_lower_values`` and
+``limits.PAIR42_WARM_SETTLED``, off by default: §2.25.4; the tests switch it on); the one per-thread flag helper behind ``plain.no_lower_values`` and
 ``profile_chords.chord_sweep`` (``accountant.thread_flag.ThreadFlag``, §2.25.4).
 
 References: the exact blanket divergence of k-RR under replace-one adjacency by multinomial sums
@@ -65,15 +65,21 @@ def _pair(k=K, eps0=EPS0, n=N):
 
 @pytest.fixture(scope="module")
 def on_pair():
-    """The 10-RR round's pair with the rule on and a copy of the round's value cache after it."""
-    acc, pair = _pair()
-    return pair, dict(value_cache(acc))
+    """The 10-RR round's pair with the rule on (off by default, §2.25.4) and a copy of the round's value cache after
+    it."""
+    with pytest.MonkeyPatch.context() as mp:
+        switch(mp, "PAIR42_WARM_SETTLED", True)
+        acc, pair = _pair()
+        out = pair, dict(value_cache(acc))
+    clear_caches()
+    return out
 
 
 def test_rule_fires_and_runs_fewer_passes(monkeypatch):
     """10-RR (eps0 = 4), n = 1e5, replace: with the rule on, many refinements start at their family's settled step and
     the pair's sampling runs fewer lattice passes in all than with the switch off (main's passes); the two pairs
     differ (the rule moves floats) but have about as many samples."""
+    switch(monkeypatch, "PAIR42_WARM_SETTLED", True)
     spy = _Passes(monkeypatch)
     _, on = _pair()
     p_on, started = spy.passes, spy.started
@@ -90,6 +96,7 @@ def test_rule_fires_and_runs_fewer_passes(monkeypatch):
 def test_small_n_unchanged(monkeypatch):
     """At n = 1000 no refinement goes on for the lower value alone: the rule never starts and the pair is the switch-off
     pair bit for bit; that pair lies at or above the exact blanket divergence at its samples."""
+    switch(monkeypatch, "PAIR42_WARM_SETTLED", True)
     spy = _Passes(monkeypatch)
     _, on = _pair(10, 4.0, 1000)
     assert spy.started == 0
@@ -98,7 +105,7 @@ def test_small_n_unchanged(monkeypatch):
     assert np.array_equal(on.sample_deltas, off.sample_deltas) and np.array_equal(on.probs, off.probs)
     se, sd = on.sample_epsilons, on.sample_deltas
     keep = np.flatnonzero((sd >= 1e-13) & (se > 0))
-    for i in keep[np.linspace(0, keep.size - 1, 15).astype(int)]:
+    for i in keep[np.linspace(0, keep.size - 1, 8).astype(int)]:
         assert sd[i] >= _exact(10, 4.0, 1000, np.nextafter(se[i], 0.0)) * (1 - 1e-9), se[i]
 
 
@@ -151,6 +158,7 @@ def test_lower_step_property(ratio, gap, rel_tol, sd):
 def test_put_records_steps_and_settled_start_gates(monkeypatch):
     """put records the final lower step and the settled step as shares of sd (none without a lower value);
     settled_start needs the switch, a caller reading lower values, an atom-law sum and a recorded settled step."""
+    switch(monkeypatch, "PAIR42_WARM_SETTLED", True)
     with plain_warm.warm_sweep():
         key = ("x",)
         plain_warm.put(key, 2.0, 0.4, 2.0, 3.0, 1.01e-4, 1e-4, None, {"lower": 0.1, "settled": 0.4})
@@ -168,6 +176,12 @@ def test_put_records_steps_and_settled_start_gates(monkeypatch):
         switch(monkeypatch, "PAIR42_WARM_SETTLED", False)
         assert not plain_warm.settled_start(plain_warm.get(key), True, True)
     assert limits.PAIR42_WARM_SETTLED is False
+
+
+def test_default_off():
+    """The rule ships off (docs/composition.md §2.25.4): its session-41 value is the default."""
+    from _main_floats34 import SESSION41
+    assert limits.PAIR42_WARM_SETTLED is False and SESSION41["PAIR42_WARM_SETTLED"] is False
 
 
 def test_thread_flag_nested_and_per_thread():

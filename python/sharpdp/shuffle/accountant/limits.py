@@ -577,5 +577,6 @@ BODY_LEAP_EIGHT_RATIO = 16.0
 # of an atom-law sum whose family's last refinement took its upper value as settled at a step starts there (warm clamps,
 # §2.18), takes that pass's upper value as settled where its gap is within plain.LOWER_AFTER_WARM rel_tol, and refines
 # the lower value alone (docs/accountant_tail.md §46.1) from at most the family's last final lower step (a choice of
-# which certified passes run); False: §2.18's condition and main's passes (floats)
-PAIR42_WARM_SETTLED = True
+# which certified passes run); False: §2.18's condition and main's passes (floats). Off by default (§2.25.4: 10-RR
+# n = 1e6 -17 % lattice work, PrivUnit n = 1e6 +24 %); opt in with limits.PAIR42_WARM_SETTLED = True
+PAIR42_WARM_SETTLED = False

@@ -228,11 +228,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     # (§2.19) wherever the family's last gap was measured in a sweep reading no lower value
     # a pair's sweep, an atom-law sum whose family's upper value settled at a recorded step: the first pass there, the
     # lower value alone after it (docs/composition.md §2.25)
-    settled = plain_warm.settled_start(warm, law.atomic and n >= _MANY and not mode.upper_first,
+    w_settled = plain_warm.settled_start(warm, law.atomic and n >= _MANY and not mode.upper_first,
                                        not _NO_LOWER.on)
-    if settled and warm is not None:
+    if w_settled and warm is not None:
         h_w = snap(min(h, warm.settled_ratio * sd), spacing)
-    if warm is not None and (h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w or sweep_up or settled):
+    if warm is not None and (h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w or sweep_up or w_settled):
         h = h_w  # (a choice of the first pass's step and clamps)
         tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
         T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
@@ -252,9 +252,9 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
     last = False  # upper values first: the step rule predicts the next pass to be the last (docs/composition.md §2.5)
     lower_only = False  # the upper value has settled: the next pass runs the lower law alone (accountant_tail.md §46.1)
-    first = False  # §2.25: the last pass was its first pass and the lower value goes on alone
+    w_first = False  # §2.25: the last pass was its first pass and the lower value goes on alone
     # ... and the family's last lower value came from a finer step: the first pass runs its upper law alone
-    up_start = settled and warm is not None and warm.lower_step(sd, rel_tol) < h
+    up_start = w_settled and warm is not None and warm.lower_step(sd, rel_tol) < h and warm.upper_runs < UPPER_START_RUNS
     lower_runs = 0  # consecutive lower-only passes (at most _LOWER_RUNS, then a full pass checks the upper value)
     for _rnd in range(mode.max_rounds + 1 + _EXTRA_ROUNDS):
         if _rnd > mode.max_rounds and not cheap:
@@ -284,9 +284,11 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
                 return _upper_only(best, sd, _SETTLED_NOTE)
         if up_start and warm is not None:
             up_start = False
-            got = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
-            if got is not None:  # §2.25: the upper value alone at the settled step, then the lower value alone
-                best, prev_pass, prev_upper, lower_only, steps["settled"] = got, got, got.upper, True, got.grid.h
+            u_pass = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
+            if u_pass is not None:  # §2.25: the upper value alone at the settled step, then the lower value alone
+                best, prev_pass, prev_upper, lower_only = u_pass, u_pass, u_pass.upper, True
+                steps["settled"] = u_pass.grid.h
+                steps["upper_start"] = True
                 h = snap(warm.lower_step(sd, rel_tol), spacing)
                 continue
         res = None
@@ -311,7 +313,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         cheap = res.grid.N <= _CHEAP and math.ceil((T + B) / h) <= _CHEAP
         if best is None or res.lower > best_lower:
             steps["lower"] = res.grid.h
-        if settled and best is None:
+        if w_settled and best is None:
             steps["settled"] = res.grid.h  # (§2.25: carried where this first pass ends the refinement)
         best_lower = res.lower if best is None else max(best_lower, res.lower)
         if best is None or res.upper < best.upper:
@@ -368,12 +370,12 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             # the upper value has settled (an estimate, docs/accountant_atoms.md §14): the next passes refine the
             # lower value alone, the best upper value kept (docs/accountant_tail.md §46.1)
             lower_runs = 0
-            first = settled and prev_pass is None and lo > 0 and up - lo <= LOWER_AFTER_WARM * rel_tol * lo  # (§2.25)
+            w_first = w_settled and prev_pass is None and lo > 0 and up - lo <= LOWER_AFTER_WARM * rel_tol * lo  # (§2.25)
             lower_only = limits.LOWER_ONLY_SETTLED and not mode.upper_first and law.atomic and n >= _MANY \
-                and not redo and res.tail_T <= tgt and (_upper_settled(prev_pass, res, best.upper, rel_tol) or first)
+                and not redo and res.tail_T <= tgt and (_upper_settled(prev_pass, res, best.upper, rel_tol) or w_first)
             if lower_only:
                 steps["settled"] = res.grid.h
-            first = first and lower_only and prev_pass is None
+            w_first = w_first and lower_only and prev_pass is None
             prev_pass = res
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             if not redo:
@@ -394,7 +396,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
                 f = min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
                 aimed = f < 4.0
             h = snap(h / f, spacing)
-            if first and warm is not None and warm.lower_ratio > 0.0:
+            if w_first and warm is not None and warm.lower_ratio > 0.0:
                 # the lower value alone after §2.25's first pass: at most the family's last final lower step
                 # (coarsened by its final gap as §2.18's warm step; a choice of steps)
                 h = min(h, snap(warm.lower_step(sd, rel_tol), spacing))
@@ -414,6 +416,9 @@ _NEG_NOTE = "upper value below the absolute target at the first pass (docs/compo
 _WARM_GAP = "warm_predicted_gap"  # (the terms' key of §2.19's predicted gap, read by refine's record)
 #: §2.25: the first pass's relative gap up to which its upper value is taken as settled (an estimate)
 LOWER_AFTER_WARM = 4.0
+#: ... refinements in a row started with the upper lattice law alone (§2.25 (b)); then one full first pass measures the
+#: gap at the settled step again (it may meet the bracket alone)
+UPPER_START_RUNS = 3
 
 
 def _warm_upper(law: Law, gamma: float, n: int, rel_tol: float, threads: int, warm: plain_warm.Warm, sd: float,

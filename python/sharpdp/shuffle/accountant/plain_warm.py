@@ -58,6 +58,8 @@ class Warm:
     #: at which the refinement took its upper value as settled (NaN: none)
     lower_ratio: float = math.nan
     settled_ratio: float = math.nan
+    #: ... and how many refinements in a row started with the upper lattice law alone (§2.25 (b))
+    upper_runs: int = 0
 
     def step(self, sd: float, rel_tol: float) -> float:
         """The warm first pass's step: the last final step (as a share of sd(L)) made coarser by the factor a gap
@@ -146,7 +148,8 @@ def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower
     """Record a refinement's final grid (step h, clamps T, B) and bracket for its family (no-op outside a sweep);
     ``predicted_gap``: an upper-only value of §2.19 (the gap predicted at its step; the count of such values in a row
     and the last measured bracket's upper value carried over); ``steps``: the refinement's final lower step and settled
-    step (keys "lower", "settled", docs/composition.md §2.25)."""
+    step (keys "lower", "settled") and whether it started with the upper law alone ("upper_start"; docs/composition.md
+    §2.25)."""
     st = getattr(_STATE, "on", None)
     if st is None or not (sd > 0.0 and h > 0.0 and math.isfinite(h) and math.isfinite(T) and math.isfinite(B)):
         return
@@ -159,7 +162,8 @@ def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower
     lo_h, set_h = (steps or {}).get("lower"), (steps or {}).get("settled")
     lo_ratio = lo_h / sd if lo_h is not None and lower > 0.0 and lo_h > 0.0 else math.nan
     settled = set_h / sd if set_h is not None and set_h > 0.0 else math.nan
-    st[key] = Warm(h / sd, T / sd, B / sd, upper, before, gap, 0, upper, lo_ratio, settled)
+    runs = prev.upper_runs + 1 if (steps or {}).get("upper_start") and prev is not None else 0
+    st[key] = Warm(h / sd, T / sd, B / sd, upper, before, gap, 0, upper, lo_ratio, settled, runs)
 
 
 def settled_start(warm: Warm | None, atom_sum: bool, reads_lower: bool) -> bool:
