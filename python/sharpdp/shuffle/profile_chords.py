@@ -13,27 +13,23 @@ chord and which are certified by the accountant (``docs/composition.md`` §2.24)
 from __future__ import annotations
 
 import math
-import threading
 from contextlib import contextmanager
 
 import numpy as np
 
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.accountant.thread_flag import ThreadFlag
 from sharpdp.shuffle.pair import chord_estimate
 
-_STATE = threading.local()
+_STATE = ThreadFlag()  # (this thread's privacy_profile sweep)
 _MARGIN = 1e-12  # relative margin on the chord's float evaluation (its rounding error is below 30 u: §2.24)
 
 
 @contextmanager
 def chord_sweep():
     """Marks this thread's ``privacy_profile`` sweep (nested calls keep the outer mark)."""
-    old = getattr(_STATE, "on", False)
-    _STATE.on = True
-    try:
+    with _STATE.set():
         yield
-    finally:
-        _STATE.on = old
 
 
 def chord_value(e_a: float, u_a: float, e_b: float, u_b: float, e: float) -> float:
@@ -52,7 +48,7 @@ def chord_fill(cache: dict, missing: np.ndarray, accountant):
     level])} (an entry with a level, a coarse value, is no chord's end). Outside :func:`chord_sweep`, with the switch
     off or no ``rel_tol`` on the accountant: nothing filled."""
     rel_tol = getattr(accountant, "rel_tol", None)
-    if not (limits.PROFILE_CHORDS and getattr(_STATE, "on", False) and missing.size and rel_tol):
+    if not (limits.PROFILE_CHORDS and _STATE.on and missing.size and rel_tol):
         return missing, lambda eps, up: up
     # (finite ends only: a cached eps = inf, delta 0, would make the weight inf / inf)
     keys = np.array(sorted(e for e, v in cache.items() if math.isfinite(e) and (len(v) < 3 or not v[2] > 0.0)),

@@ -580,3 +580,11 @@ BODY_LEAP_EIGHT_RATIO = 16.0
 VIA_BOTTOM_PENALTY_KEEP = True
 VIA_BOTTOM_PENALTY_RATIO = 1.0
 VIA_BOTTOM_PENALTY_LOWER = 0.5
+# session 42, pair42
+# docs/composition.md §2.25: inside a dominating pair's warm sweep (§2.23, a sweep reading lower values) the refinement
+# of an atom-law sum whose family's last refinement took its upper value as settled at a step starts there (warm clamps,
+# §2.18), takes that pass's upper value as settled where its gap is within plain.LOWER_AFTER_WARM rel_tol, and refines
+# the lower value alone (docs/accountant_tail.md §46.1) from at most the family's last final lower step (a choice of
+# which certified passes run); False: §2.18's condition and main's passes (floats). Off by default (§2.25.4: 10-RR
+# n = 1e6 -17 % lattice work, PrivUnit n = 1e6 +24 %); opt in with limits.PAIR42_WARM_SETTLED = True
+PAIR42_WARM_SETTLED = False

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -18,6 +17,7 @@ from sharpdp.shuffle.accountant import limits, plain_warm
 from sharpdp.shuffle.accountant.limits import ATOM_P_SLOW, ATOM_SLOW_RATIO, J_LO, K_MAX, TINY, VALUE_FLOOR
 from sharpdp.shuffle.accountant.results import Coarsen, Grid, LawBracket
 from sharpdp.shuffle.accountant.spacing import atom_spacing, snap
+from sharpdp.shuffle.accountant.thread_flag import ThreadFlag
 from sharpdp.shuffle.laws import Law
 
 
@@ -46,7 +46,7 @@ _LOWER_RUNS = 2
 
 
 #: per thread: True inside :func:`no_lower_values`
-_NO_LOWER = threading.local()
+_NO_LOWER = ThreadFlag()
 
 
 @contextlib.contextmanager
@@ -56,12 +56,8 @@ def no_lower_values() -> Iterator[None]:
     (docs/accountant_atoms.md §14): the same upper values, no lower value reported there. For callers that read no
     lower value (a privacy profile's sweep); a dominating pair's sweep reads the lower values it gets (their gaps
     enter ``cover_upper``, docs/composition.md §2) and stays outside."""
-    old = getattr(_NO_LOWER, "on", False)
-    _NO_LOWER.on = True
-    try:
+    with _NO_LOWER.set():
         yield
-    finally:
-        _NO_LOWER.on = old
 
 
 @dataclass(frozen=True)
@@ -190,18 +186,22 @@ def refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: B
     one of its law family (docs/composition.md §2.18: only the passes run change)."""
     key = plain_warm.family(law, gamma, n, rel_tol) if mode.negligible <= 0.0 and mode.decide is None \
         and plain_warm.active() else None
-    out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key))
+    steps: dict = {}  # (the final lower step and the settled step, docs/composition.md §2.25)
+    out = _refine(law, gamma, n, rel_tol, threads, mode, None if key is None else plain_warm.get(key), steps)
     if key is not None and out.grid is not None:
         plain_warm.put(key, law.std(), out.grid.h, out.grid.T, out.grid.B, out.upper, out.lower,
-                       out.terms.get(_WARM_GAP))
+                       out.terms.get(_WARM_GAP), steps)
     return out
 
 
 def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: Bracket,
-            warm: plain_warm.Warm | None) -> LawBracket:
+            warm: plain_warm.Warm | None, steps: dict) -> LawBracket:
     """:func:`refine`'s passes; ``warm``: where main's refinement would need more than two passes to reach the state's
     step (:meth:`.plain_warm.Warm.step`, at most main's first step), the first pass at that step and at clamps for
-    MARGIN times the target of its predicted value (docs/composition.md §2.18); else main's first pass."""
+    MARGIN times the target of its predicted value (docs/composition.md §2.18); else main's first pass. Where
+    :func:`.plain_warm.settled_start` holds, the first pass at the family's settled step and the lower value alone after
+    it (docs/composition.md §2.25). Fills ``steps`` with the final lower value's step ("lower") and the step at which
+    the upper value was taken as settled ("settled"), for the sweep's state."""
     sd = law.std()
     # a coarse first round (cheap) estimates the value; the clamp and h are then set from it
     h = sd / 4.0 if mode.h0 is None else min(mode.h0, sd / 4.0)
@@ -218,7 +218,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
         tgt = 1e-4 * rel_tol * cap0
     h_w = snap(min(h, warm.step(sd, rel_tol)), spacing) if warm is not None else h
     # a sweep reading no lower value, the family's last gap measured: upper values alone (docs/composition.md §2.19)
-    sweep_up = plain_warm.upper_ready(warm, rel_tol, mode.upper_first and getattr(_NO_LOWER, "on", False))
+    sweep_up = plain_warm.upper_ready(warm, rel_tol, mode.upper_first and _NO_LOWER.on)
     if sweep_up and warm is not None:
         got = _warm_upper(law, gamma, n, rel_tol, threads, warm, sd, spacing)
         if got is not None:
@@ -226,7 +226,13 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     # main's refinement reaches h_w in at most two passes (its first, then one step of at most 4, or _AIM_MAX for
     # atom-law sums, docs/accountant_atoms.md §11): warm only where it needs more (docs/composition.md §2.18), or
     # (§2.19) wherever the family's last gap was measured in a sweep reading no lower value
-    if warm is not None and (h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w or sweep_up):
+    # a pair's sweep, an atom-law sum whose family's upper value settled at a recorded step: the first pass there, the
+    # lower value alone after it (docs/composition.md §2.25)
+    w_settled = plain_warm.settled_start(warm, law.atomic and n >= _MANY and not mode.upper_first,
+                                       not _NO_LOWER.on)
+    if w_settled and warm is not None:
+        h_w = snap(min(h, warm.settled_ratio * sd), spacing)
+    if warm is not None and (h > (_AIM_MAX if law.atomic and n >= _MANY else 4.0) * h_w or sweep_up or w_settled):
         h = h_w  # (a choice of the first pass's step and clamps)
         tw = plain_warm.MARGIN * 0.05 * rel_tol * max(0.5 * warm.predicted(), VALUE_FLOOR)
         T_near = plain_warm.clamp_near(law, tw, warm.t_ratio * sd)
@@ -237,7 +243,7 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     # a sweep reading no lower value, a refinement with an absolute target: its first pass's upper law alone first
     # (docs/composition.md §2.19 (f))
     neg_first = limits.PLAIN_NEG_UPPER and mode.negligible > 0.0 and mode.decide is None and mode.upper_first \
-        and plain_warm.active() and getattr(_NO_LOWER, "on", False)
+        and plain_warm.active() and _NO_LOWER.on
     best_lower = 0.0
     widened = False
     prev_upper: float | None = None  # the last certified pass's upper value
@@ -246,6 +252,9 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
     cheap = False  # the last pass was certified and small (extra rounds past max_rounds, below)
     last = False  # upper values first: the step rule predicts the next pass to be the last (docs/composition.md §2.5)
     lower_only = False  # the upper value has settled: the next pass runs the lower law alone (accountant_tail.md §46.1)
+    w_first = False  # §2.25: the last pass was its first pass and the lower value goes on alone
+    # ... and the family's last lower value came from a finer step: the first pass runs its upper law alone
+    up_start = w_settled and warm is not None and warm.lower_step(sd, rel_tol) < h and warm.upper_runs < UPPER_START_RUNS
     lower_runs = 0  # consecutive lower-only passes (at most _LOWER_RUNS, then a full pass checks the upper value)
     for _rnd in range(mode.max_rounds + 1 + _EXTRA_ROUNDS):
         if _rnd > mode.max_rounds and not cheap:
@@ -268,11 +277,20 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
                 return _upper_only(best, sd, "upper value first (docs/composition.md §2.5)")
         last = False
         if mode.upper_first and prev_pass is not None and best is not None and law.atomic and n >= _MANY \
-                and getattr(_NO_LOWER, "on", False):
+                and _NO_LOWER.on:
             settled = _settled_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads, prev_pass, best)
             if settled is not None:  # the upper value the full pass would end with (docs/accountant_atoms.md §14)
                 best = settled if settled.upper < best.upper else best
                 return _upper_only(best, sd, _SETTLED_NOTE)
+        if up_start and warm is not None:
+            up_start = False
+            u_pass = _upper_pass(law, gamma, n, h, T, B, Tmax, rel_tol, threads)
+            if u_pass is not None:  # §2.25: the upper value alone at the settled step, then the lower value alone
+                best, prev_pass, prev_upper, lower_only = u_pass, u_pass, u_pass.upper, True
+                steps["settled"] = u_pass.grid.h
+                steps["upper_start"] = True
+                h = snap(warm.lower_step(sd, rel_tol), spacing)
+                continue
         res = None
         if lower_only and best is not None:
             res = _lower_pass(law, gamma, n, h, T, B, rel_tol, threads, best)
@@ -293,6 +311,10 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             continue
         # every pass is certified: the best upper value, and the largest lower value of any pass
         cheap = res.grid.N <= _CHEAP and math.ceil((T + B) / h) <= _CHEAP
+        if best is None or res.lower > best_lower:
+            steps["lower"] = res.grid.h
+        if w_settled and best is None:
+            steps["settled"] = res.grid.h  # (§2.25: carried where this first pass ends the refinement)
         best_lower = res.lower if best is None else max(best_lower, res.lower)
         if best is None or res.upper < best.upper:
             best = res
@@ -348,8 +370,12 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
             # the upper value has settled (an estimate, docs/accountant_atoms.md §14): the next passes refine the
             # lower value alone, the best upper value kept (docs/accountant_tail.md §46.1)
             lower_runs = 0
+            w_first = w_settled and prev_pass is None and lo > 0 and up - lo <= LOWER_AFTER_WARM * rel_tol * lo  # (§2.25)
             lower_only = limits.LOWER_ONLY_SETTLED and not mode.upper_first and law.atomic and n >= _MANY \
-                and not redo and res.tail_T <= tgt and _upper_settled(prev_pass, res, best.upper, rel_tol)
+                and not redo and res.tail_T <= tgt and (_upper_settled(prev_pass, res, best.upper, rel_tol) or w_first)
+            if lower_only:
+                steps["settled"] = res.grid.h
+            w_first = w_first and lower_only and prev_pass is None
             prev_pass = res
         if lo > 0 and up - lo <= 0.8 * rel_tol * lo:
             if not redo:
@@ -370,6 +396,10 @@ def _refine(law: Law, gamma: float, n: int, rel_tol: float, threads: int, mode: 
                 f = min(max(1.05 * math.sqrt(ratio), 1.3), 4.0)
                 aimed = f < 4.0
             h = snap(h / f, spacing)
+            if w_first and warm is not None and warm.lower_ratio > 0.0:
+                # the lower value alone after §2.25's first pass: at most the family's last final lower step
+                # (coarsened by its final gap as §2.18's warm step; a choice of steps)
+                h = min(h, snap(warm.lower_step(sd, rel_tol), spacing))
             # the step aims at the target (not capped) and the last pass had a lower value: the next pass is
             # predicted to be the last (docs/composition.md §2.5)
             last = mode.upper_first and aimed and lo > 0
@@ -384,6 +414,11 @@ _SETTLED_NOTE = "upper value settled (docs/accountant_atoms.md §14)"
 _WARM_NOTE = "upper value at the sweep's aimed step (docs/composition.md §2.19)"
 _NEG_NOTE = "upper value below the absolute target at the first pass (docs/composition.md §2.19 (f))"
 _WARM_GAP = "warm_predicted_gap"  # (the terms' key of §2.19's predicted gap, read by refine's record)
+#: §2.25: the first pass's relative gap up to which its upper value is taken as settled (an estimate)
+LOWER_AFTER_WARM = 4.0
+#: ... refinements in a row started with the upper lattice law alone (§2.25 (b)); then one full first pass measures the
+#: gap at the settled step again (it may meet the bracket alone)
+UPPER_START_RUNS = 3
 
 
 def _warm_upper(law: Law, gamma: float, n: int, rel_tol: float, threads: int, warm: plain_warm.Warm, sd: float,

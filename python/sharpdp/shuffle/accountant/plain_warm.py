@@ -54,12 +54,24 @@ class Warm:
     #: upper value of that last measured bracket
     runs: int = 0
     measured_upper: float = math.nan
+    #: docs/composition.md §2.25: the step (a share of sd(L)) of the pass that gave the final lower value, and the step
+    #: at which the refinement took its upper value as settled (NaN: none)
+    lower_ratio: float = math.nan
+    settled_ratio: float = math.nan
+    #: ... and how many refinements in a row started with the upper lattice law alone (§2.25 (b))
+    upper_runs: int = 0
 
     def step(self, sd: float, rel_tol: float) -> float:
         """The warm first pass's step: the last final step (as a share of sd(L)) made coarser by the factor a gap
         ~ h^2 allows from its gap to GAP_AIM rel_tol, within [1, GROW_MAX] (so a sweep's steps may also coarsen)."""
         f = math.sqrt(GAP_AIM * rel_tol / self.gap) if self.gap > 0.0 and math.isfinite(self.gap) else 1.0
         return self.h_ratio * sd * min(max(f, 1.0), GROW_MAX)
+
+    def lower_step(self, sd: float, rel_tol: float) -> float:
+        """§2.25's step of the first pass refining the lower value alone: the last final lower step (a share of sd(L))
+        made coarser by the factor a gap ~ h^2 allows from its final gap to GAP_AIM rel_tol, within [1, GROW_MAX]."""
+        f = math.sqrt(GAP_AIM * rel_tol / self.gap) if self.gap > 0.0 and math.isfinite(self.gap) else 1.0
+        return self.lower_ratio * sd * min(max(f, 1.0), GROW_MAX)
 
     def upper_step(self, sd: float, rel_tol: float) -> tuple[float, float]:
         """§2.19's step for a pass of the upper law alone and the gap predicted there: the last step (a share of sd(L))
@@ -132,10 +144,12 @@ def get(key: tuple) -> Warm | None:
 
 
 def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower: float = 0.0,
-        predicted_gap: float | None = None) -> None:
+        predicted_gap: float | None = None, steps: dict | None = None) -> None:
     """Record a refinement's final grid (step h, clamps T, B) and bracket for its family (no-op outside a sweep);
     ``predicted_gap``: an upper-only value of §2.19 (the gap predicted at its step; the count of such values in a row
-    and the last measured bracket's upper value carried over)."""
+    and the last measured bracket's upper value carried over); ``steps``: the refinement's final lower step and settled
+    step (keys "lower", "settled") and whether it started with the upper law alone ("upper_start"; docs/composition.md
+    §2.25)."""
     st = getattr(_STATE, "on", None)
     if st is None or not (sd > 0.0 and h > 0.0 and math.isfinite(h) and math.isfinite(T) and math.isfinite(B)):
         return
@@ -145,7 +159,19 @@ def put(key: tuple, sd: float, h: float, T: float, B: float, upper: float, lower
         st[key] = Warm(h / sd, T / sd, B / sd, upper, before, predicted_gap, prev.runs + 1, prev.measured_upper)
         return
     gap = (upper - lower) / lower if lower > 0.0 else math.nan
-    st[key] = Warm(h / sd, T / sd, B / sd, upper, before, gap, 0, upper)
+    lo_h, set_h = (steps or {}).get("lower"), (steps or {}).get("settled")
+    lo_ratio = lo_h / sd if lo_h is not None and lower > 0.0 and lo_h > 0.0 else math.nan
+    settled = set_h / sd if set_h is not None and set_h > 0.0 else math.nan
+    runs = prev.upper_runs + 1 if (steps or {}).get("upper_start") and prev is not None else 0
+    st[key] = Warm(h / sd, T / sd, B / sd, upper, before, gap, 0, upper, lo_ratio, settled, runs)
+
+
+def settled_start(warm: Warm | None, atom_sum: bool, reads_lower: bool) -> bool:
+    """Whether §2.25's rule starts this refinement (``limits.PAIR42_WARM_SETTLED`` on): a sweep whose caller reads
+    lower values (a dominating pair's own sampling, docs/composition.md §2.23), an atom-law sum (``atom_sum``) whose
+    family's last refinement recorded the step at which it took its upper value as settled."""
+    return bool(limits.PAIR42_WARM_SETTLED and reads_lower and atom_sum and warm is not None
+                and warm.settled_ratio > 0.0)
 
 
 def upper_ready(warm: Warm | None, rel_tol: float, upper_first: bool) -> bool:
@@ -174,5 +200,5 @@ def upper_accepts(warm: Warm, upper: float) -> bool:
     return upper <= warm.upper and upper >= fall * warm.measured_upper
 
 
-__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "runs_max", "upper_accepts",
-           "upper_ready", "warm_sweep"]
+__all__ = ["MARGIN", "Warm", "active", "clamp_near", "family", "get", "put", "runs_max", "settled_start",
+           "upper_accepts", "upper_ready", "warm_sweep"]
