@@ -572,3 +572,9 @@ EPS41B_ZERO_LOWER = True
 # (by 2 or 4) and floats
 BODY_LEAP_EIGHT = True
 BODY_LEAP_EIGHT_RATIO = 16.0
+# session 42, g05
+# docs/accountant_tail.md §62.1: the Chernoff searches' steering (Chernoff.search_lam, plain floats choosing lam) takes
+# Newton's step on the logarithms of F''s two parts (chernoff.log_newton_t) in place of Newton's step in log lam where
+# it lies inside the bracket (an estimate choosing which lam is certified); False: Newton in log lam only (main's lam
+# and floats)
+CHERNOFF_LOG_STEP = True
