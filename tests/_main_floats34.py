@@ -145,6 +145,7 @@ def session40_floats(monkeypatch) -> None:
 # Every session-42 switch at its session-41 value (each builder adds its switches on its own line below)
 SESSION41: dict = {
     "CHERNOFF_LOG_STEP": False,  # g05
+    "CELLS_TWO_NODE": False,  # g05
 }
 
 

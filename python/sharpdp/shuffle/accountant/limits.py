@@ -578,3 +578,7 @@ BODY_LEAP_EIGHT_RATIO = 16.0
 # it lies inside the bracket (an estimate choosing which lam is certified); False: Newton in log lam only (main's lam
 # and floats)
 CHERNOFF_LOG_STEP = True
+# docs/accountant_tail.md §62.2: the narrowest lognormal cells (D (|v*| + r + 1) <= 1/500, cpp/kernels/lognormal_cells.hpp
+# kNarrow2) by the 2-point Gauss-Legendre rule (error < 3.1e-15 relative, within the 8-point rule's allowance kGlRel);
+# False: the 8-point rule in every narrow cell (main's cells and floats)
+CELLS_TWO_NODE = True
