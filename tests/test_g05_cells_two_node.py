@@ -29,22 +29,25 @@ def _kernel(law, x0, h, K, two):
     return ACC.lognormal_cells(law.a, G, S, law.r, vlo, vhi, law.weight, x0, h, K, two)
 
 
+def _grid_at(law, v0: float, dv: float, K: int):
+    """(x0, h, K) of K cells from L(v0) of step L(v0 + dv) - L(v0), or None outside the kernel's range."""
+    try:
+        x0, h = _L(law, v0), _L(law, v0 + dv) - _L(law, v0)
+    except OverflowError:
+        return None
+    ok = math.isfinite(x0) and 1e-150 < h < math.inf and math.isfinite(x0 + h * K)
+    return (x0, h, K) if ok else None
+
+
 @st.composite
 def narrow_grids(draw, law):
     """A grid anchored at L(v0) whose cells span dv in V with dv (|v0| + r + 2) below 1/500 (the 2-point rule's
     range, kNarrow2), K in [4, 40]."""
     v0 = draw(st.floats(-12.0, 12.0))
     dv = draw(st.floats(1e-3, 0.9)) / (500.0 * (abs(v0) + law.r + 2.0)) / 40.0
-    try:
-        x0, x1 = _L(law, v0), _L(law, v0 + dv)
-    except OverflowError:
-        x0 = x1 = math.inf
-    assume(math.isfinite(x0) and math.isfinite(x1) and x1 > x0)
-    h = x1 - x0
-    assume(h > 1e-150)
-    K = draw(st.integers(4, 40))
-    assume(math.isfinite(x0 + h * K))
-    return x0, h, K
+    grid = _grid_at(law, v0, dv, draw(st.integers(4, 40)))
+    assume(grid is not None)
+    return grid
 
 
 @settings(max_examples=60, deadline=None)
