@@ -104,5 +104,9 @@ def test_switch_off_is_the_eight_point_kernel(monkeypatch):
     assert all(np.array_equal(a, b) for a, b in zip(got, old))
 
 
-def test_switch_default_on():
-    assert limits.CELLS_TWO_NODE is True
+def test_switch_default_off():
+    """Off by default: the 2-point rule's error is not proven within kGlRel (docs/accountant_tail.md §62.2)."""
+    assert limits.CELLS_TWO_NODE is False
+    from sharpdp.shuffle.laws import lognormal
+
+    assert lognormal._two_node_default() is False

@@ -45,12 +45,11 @@ constexpr double kRho = 64.0 * kEps;             // exp/log/log1p/expm1/asinh al
 // the special case. kGlRel: 1e-14 plus 64 ulp for the rounding of the weights and exponentials (§2.3).
 constexpr double kNarrow = 0.25;
 // A narrow cell with D (|v*| + r + 1) <= kNarrow2 = 1/500 takes the 2-point rule where the law's two_node flag is set
-// (docs/accountant_tail.md §62.2; switch limits.CELLS_TWO_NODE): rho = 1024, the ellipse of the cell within
-// |u - c| <= 256.0005 l, so |u| <= 257.001 D and |u| <= 513.001 c (c >= l/2 the cell's centre). Mass: |e| on the
-// ellipse over min e on the cell <= exp(257.001 D|v*| + 257.001^2 D^2/2 + D|v*| + D^2/2) <= e^0.649, relative error
-// <= (64/15) e^0.649 1024^-4 / (1024^2 - 1) / 2 < 4e-18. Moment: M / integral <= 256.5005 exp(rD + 257.001 rD +
-// 0.649) <= 256.5005 e^1.166 < 822, relative error < (64/15) 822 1024^-4 / (1024^2 - 1) < 3.1e-15. Both within
-// kGlRel's 1e-14 (the rounding allowance of its 64 ulp covers 2 nodes as it covers 8: weights 1/2 exact).
+// (docs/accountant_tail.md §62.2; switch limits.CELLS_TWO_NODE, OFF by default). NOT PROVEN within kGlRel: Trefethen's
+// Thm 19.3 bounds the (n+1)-point rule by (64/15) M rho^-2n / (rho^2 - 1), so the 2-point rule gets rho^-2, not
+// rho^-4 (the bound of §62.2's first version was rho^2 too small), and the moment's true relative error reaches
+// 1.4e-11 at kNarrow2 (review rev42, tests/test_review_rev42_cells.py). Keep the flag off until kNarrow2 is replaced
+// by a threshold with a proven bound inside kGlRel (§62.2: about 2e-5 from the theorem with rho ~ 1e5).
 constexpr double kNarrow2 = 1.0 / 500.0;
 constexpr double kGlRel = 1e-14 + 64.0 * kEps;
 constexpr double kInf = std::numeric_limits<double>::infinity();

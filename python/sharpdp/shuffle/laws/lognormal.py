@@ -22,12 +22,12 @@ _RHO = 64.0 * np.finfo(float).eps
 
 
 def _two_node_default() -> bool:
-    return True
+    return False
 
 
 # Whether the narrowest cells take the 2-point rule (docs/accountant_tail.md §62.2): read at each cells call from the
 # rule the accountant registers (accountant/cells_rule.py: limits.CELLS_TWO_NODE; this floor cannot read limits);
-# True where none is registered
+# False where none is registered (the rule is off: its error bound is not proven, §62.2)
 _TWO_NODE = [_two_node_default]
 
 
