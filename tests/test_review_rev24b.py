@@ -67,7 +67,6 @@ def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want, monkeypatch):
     """§9.6 claims the reported floats are those of before: at these cells (a random sweep's cheap ones, every one
     of ~100 swept cells matched) the bracket is the one of e81037e to the bit. (Caught: the best candidate reported
     with its rough leg B, not certified again as in §9.4, at sigma0 = 2, n = 100, eps = 3.)"""
-    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     # (**) session 33, rep33: the search §9.6 spoke of, the golden section alone (MODEL = False); with the legs' vertex
