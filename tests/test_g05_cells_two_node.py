@@ -1,5 +1,6 @@
 """Session 42 (g05): the narrowest lognormal cells by the 2-point Gauss-Legendre rule (docs/accountant_tail.md §62.2,
-switch limits.CELLS_TWO_NODE, cpp/kernels/lognormal_cells.hpp kNarrow2).
+switch limits.CELLS_TWO_NODE, OFF by default, cpp/kernels/lognormal_cells.hpp kNarrow2). The rule's error is not proven
+within kGlRel (§62.2); these checks are empirical: the cells' total bounds against 80-digit values.
 
 Checked: every cell's mass and hat weight with their bounds enclose the 80-digit mpmath values (the closed forms of
 tests/test_lognormal_cells_native.py) on grids whose cells are mostly below kNarrow2; the 2-point rule ran there
