@@ -146,6 +146,8 @@ def session40_floats(monkeypatch) -> None:
 SESSION41: dict = {
     "VIA_BOTTOM_PENALTY_KEEP": False,  # rep42
     "PAIR42_WARM_SETTLED": False,  # pair42
+    "CHERNOFF_LOG_STEP": False,  # g05
+    "CELLS_TWO_NODE": False,  # g05
 }
 
 

@@ -43,6 +43,7 @@ def test_jump_window_length_is_next_fast_len() -> None:
 def test_an_accountant_value_with_large_ffts_unchanged(monkeypatch) -> None:
     """GaussianRandomizer(0.5), n = 1e6, eps = 0.1 (jump-term FFTs of 291,600 points, a body pass of 364,500): the
     regime map's floats of main f2cee38 (/tmp/map28f), bit for bit."""
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, lead: pins main's floats; §45's values: test_big35_hat_lower.py
     lo, up = ShuffleAccountant(GaussianRandomizer(0.5, 1), 10**6, "zero_out").get_delta_bounds(0.1)

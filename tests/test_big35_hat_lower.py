@@ -113,6 +113,7 @@ def _bounds(sigma0: float, n: int, eps: float) -> tuple[float, float]:
 
 
 def test_gaussian_n1e8_cell_holds_main_reference(monkeypatch):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     lo, up = _bounds(0.5, 10**8, 0.1)
     assert 0.0 < lo and (up - lo) / lo <= 1e-2
@@ -128,6 +129,7 @@ def test_gaussian_n1e8_cell_holds_main_reference(monkeypatch):
 @pytest.mark.parametrize("sigma0,n,eps,main", [(0.5, 10**6, 0.1, (0.10322597301268595, 0.10337018073009843)),
                                                (0.5, 10**6, 1.0, (0.03623838751013171, 0.03627568750759056))])
 def test_n1e6_cells_overlap_main_and_switch_restores_it(monkeypatch, sigma0, n, eps, main):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     lo, up = _bounds(sigma0, n, eps)
     assert 0.0 < lo and (up - lo) / lo <= 1e-2 and lo <= main[1] and main[0] <= up

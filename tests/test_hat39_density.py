@@ -202,6 +202,7 @@ def _acc(kind: str, n: int) -> ShuffleAccountant:
 
 @pytest.mark.parametrize("cell", list(MAIN))
 def test_switch_off_restores_main_floats(monkeypatch, cell):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     kind, n, eps = cell
     switch(monkeypatch, "HAT_DENSITY", False)
     switch(monkeypatch, "COARSE_KEEP", False)  # (**) session 39, lead: merged with §54 (and §54.5's gate), main's floats need it off too

@@ -27,11 +27,13 @@ def _bracket(n: int, eps: float, rel_tol: float | None = None) -> tuple[float, f
 
 
 def test_switch_off_gives_session39_floats(monkeypatch):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)
     assert _bracket(10**6, 0.01) == S39[(10**6, 0.01)]
 
 
-def test_lower_moves_down_by_at_most_the_charge_upper_unchanged():
+def test_lower_moves_down_by_at_most_the_charge_upper_unchanged(monkeypatch):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     lo, up = _bracket(10**6, 0.01)
     lo39, up39 = S39[(10**6, 0.01)]
     assert up == up39

@@ -122,6 +122,7 @@ MAIN = [(2.0, 1000, 0.01, (0.0231363009230708, 0.023289858797799254)),
 @pytest.mark.parametrize("s, n, eps, main", MAIN)
 def test_switches_off_give_main_floats(s, n, eps, main, monkeypatch):
     """``VIA_BOTTOM_SETTLE_GAIN = 0``, ``VIA_BOTTOM_FLOOR_STOP = False``: main's brackets, bit for bit."""
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "VIA_BOTTOM_CHORD", False)  # (**) session 41, rep41: docs/accountant.md §9.19 moves this cell
     switch(monkeypatch, "BODY_LEAP_EIGHT", False)  # (**) session 41, body41: docs/accountant_tail.md §59.2
     _off(monkeypatch)

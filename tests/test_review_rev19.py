@@ -251,6 +251,7 @@ def _no_closed_form(monkeypatch):
 
 @pytest.mark.parametrize("rz,n,adjacency,eps,hexes", PINS)
 def test_floats_of_the_accountant_before_the_rewrites(rz, n, adjacency, eps, hexes, monkeypatch):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py

@@ -66,6 +66,7 @@ BASE = {
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_default_requests_keep_mains_floats(monkeypatch):
     """Requests at rel_tol 1e-2: both rules start below it, the moved functions compute the same floats."""
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, lead: §8.19
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
@@ -108,6 +109,7 @@ MOVED = {(BMG_A_1E8_4, 10**8, "replace", 4.0)}
 def test_finer_requests_meet_session30s_brackets(monkeypatch):
     """Every cell: the rel_tol 1e-3 bracket meets main's (two certified brackets of one value), and equals it to the
     last digit where no bracket was claimed to move."""
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "HAT_LOWER", False)  # (**) session 35, big35: pins main's floats; §45's values: test_big35_hat_lower.py
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py

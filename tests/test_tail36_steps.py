@@ -116,6 +116,7 @@ def test_moved_cells_overlap_main_tight_and_meet_rel_tol(cell):
 @pytest.mark.slow
 @pytest.mark.parametrize("cell", sorted(MAIN_DEFAULT))
 def test_switches_off_restore_main_floats(cell, monkeypatch):
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
     switch(monkeypatch, "BODY_END_SNAP", False)
     switch(monkeypatch, "CAP_COARSE", 1.0)

@@ -44,6 +44,13 @@ constexpr double kRho = 64.0 * kEps;             // exp/log/log1p/expm1/asinh al
 // rD) + 3.7 D^2) < 6.2 and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is
 // the special case. kGlRel: 1e-14 plus 64 ulp for the rounding of the weights and exponentials (§2.3).
 constexpr double kNarrow = 0.25;
+// A narrow cell with D (|v*| + r + 1) <= kNarrow2 = 1/500 takes the 2-point rule where the law's two_node flag is set
+// (docs/accountant_tail.md §62.2; switch limits.CELLS_TWO_NODE, OFF by default). NOT PROVEN within kGlRel: Trefethen's
+// Thm 19.3 bounds the (n+1)-point rule by (64/15) M rho^-2n / (rho^2 - 1), so the 2-point rule gets rho^-2, not
+// rho^-4 (the bound of §62.2's first version was rho^2 too small), and the moment's true relative error reaches
+// 1.4e-11 at kNarrow2 (review rev42, tests/test_review_rev42_cells.py). Keep the flag off until kNarrow2 is replaced
+// by a threshold with a proven bound inside kGlRel (§62.2: about 2e-5 from the theorem with rho ~ 1e5).
+constexpr double kNarrow2 = 1.0 / 500.0;
 constexpr double kGlRel = 1e-14 + 64.0 * kEps;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // the smallest subnormal 2^-1074: a product or exp whose result is subnormal is off by up to 1/2 of it
@@ -58,6 +65,9 @@ constexpr double kGlX[8] = {0x1.454e34f5339a0p-6, 0x1.a06d536d82f88p-4, 0x1.e5da
 constexpr double kGlW[8] = {0x1.9ea1d04ca03aep-5, 0x1.c76fb531d2b94p-4, 0x1.413c50a25560ep-3,
                             0x1.736360b19933dp-3, 0x1.736360b19933dp-3, 0x1.413c50a25560ep-3,
                             0x1.c76fb531d2b94p-4, 0x1.9ea1d04ca03aep-5};
+// 2-point Gauss-Legendre rule on [0, 1]: nodes (1 -+ 1/sqrt 3)/2 rounded to double, weights 1/2 (exact)
+constexpr double kGl2X[2] = {0.21132486540518711775, 0.78867513459481288225};
+constexpr double kGl2W[2] = {0.5, 0.5};
 
 inline double sqrt2pi() { return std::sqrt(2.0 * 3.141592653589793); }
 
@@ -141,6 +151,16 @@ class Law {
  public:
   Law(double a, double G, double S, double r, double v_lo, double v_hi, double weight)
       : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight) {
+    init_checks(a, G, S, r, v_lo, v_hi, weight);
+  }
+  // the same law whose narrowest cells take the 2-point rule where two_node is set (kNarrow2, §62.2)
+  Law(double a, double G, double S, double r, double v_lo, double v_hi, double weight, bool two_node)
+      : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight), two_node_(two_node) {
+    init_checks(a, G, S, r, v_lo, v_hi, weight);
+  }
+
+ private:
+  void init_checks(double a, double G, double S, double r, double v_lo, double v_hi, double weight) {
     if (!std::isfinite(a)) throw std::invalid_argument("lognormal_cells: a must be finite, got " + std::to_string(a));
     if (!(G >= 0 && std::isfinite(G))) throw std::invalid_argument("lognormal_cells: G must be finite and >= 0");
     if (!(S >= 0 && std::isfinite(S))) throw std::invalid_argument("lognormal_cells: S must be finite and >= 0");
@@ -156,6 +176,8 @@ class Law {
     lk_ = (G > 0 && S > 0) ? 0.5 * (logG_ + logS_) - 0.5 * r * r : -kInf;
     lGS_ = (G > 0 && S > 0) ? 0.5 * (logS_ - logG_) : 0.0;
   }
+
+ public:
 
   // V where L = x (-inf/+inf beyond the range): the cancellation-free root of the quadratic in e^{rv}
   // (docs/accountant.md §2.3; the larger term from |q| in the log domain when kappa <= |q|, else from
@@ -265,18 +287,23 @@ class Law {
       // the nodes' exponents first, then the 16 libm calls in two tight loops, then the sums: the same operations
       // on the same doubles in the same order as one loop per node (docs/accountant_tail.md §60.2: fewer values
       // spilled around each call)
+      // (the 2-point rule for the narrowest cells where the law's flag is set: §62.2, kNarrow2)
+      const bool two_pt = two_node_ && u1 * (std::fabs(vs) + r + 1.0) <= kNarrow2;
+      const int ng = two_pt ? 2 : 8;
+      const double* gx = two_pt ? kGl2X : kGlX;
+      const double* gw = two_pt ? kGl2W : kGlW;
       double ba[8], ea[8];
-      for (int g = 0; g < 8; ++g) {
-        const double U = a0 + span * kGlX[g];
+      for (int g = 0; g < ng; ++g) {
+        const double U = a0 + span * gx[g];
         ba[g] = -vs * U - 0.5 * U * U;
         ea[g] = r * U;
       }
-      for (int g = 0; g < 8; ++g) ba[g] = std::exp(ba[g]);
+      for (int g = 0; g < ng; ++g) ba[g] = std::exp(ba[g]);
       // e^{ru} - 1 and e^{-ru} - 1 = -(e^{ru} - 1)/e^{ru} from one expm1 (ru >= 0: U >= u0 >= 0): the
       // quotient and the sum 1 + E add two roundings (2u) and E/(1 + E) is no more sensitive to E's own
       // error than E itself (relative factor 1/(1 + E) <= 1), all inside the 64 ulp charged per exponential
-      for (int g = 0; g < 8; ++g) ea[g] = std::expm1(ea[g]);
-      for (int g = 0; g < 8; ++g) {
+      for (int g = 0; g < ng; ++g) ea[g] = std::expm1(ea[g]);
+      for (int g = 0; g < ng; ++g) {
         const double base = ba[g];
         const double E = ea[g];
         double grow;
@@ -287,11 +314,11 @@ class Law {
         else
           grow = P * E;
         if (g == 0) {
-          sb = base * kGlW[0];
-          sg = (grow * base) * kGlW[0];
+          sb = base * gw[0];
+          sg = (grow * base) * gw[0];
         } else {
-          sb += base * kGlW[g];
-          sg += (grow * base) * kGlW[g];
+          sb += base * gw[g];
+          sg += (grow * base) * gw[g];
         }
       }
       const double phi = std::exp(-0.5 * vs * vs) / sqrt2pi();
@@ -381,6 +408,7 @@ class Law {
  private:
   double a_, G_, S_, r_, vlo_, vhi_, w_;
   double logG_ = 0.0, logS_ = 0.0, lk_ = 0.0, lGS_ = 0.0;
+  bool two_node_ = false;
 };
 
 inline void check_grid(double x0, double h, std::int64_t K) {

@@ -6,6 +6,8 @@ conversion; ``threads = 0`` means all cores; C++ argument errors raise ValueErro
 """
 
 
+from typing import overload
+
 import numpy as np
 import numpy.typing as npt
 
@@ -37,8 +39,13 @@ class _Accountant:
     def two_atom_bracket(self, a1: float, a2: float, p2: float, gamma: float, n: int,
                          /) -> tuple[float, float, float, int, int, int, bool]: ...
     # lognormal laws' hat-lattice cells (``cpp/kernels/lognormal_cells.hpp``, docs/accountant.md §2.3)
+    # (two_node: the narrowest cells by the 2-point rule, docs/accountant_tail.md §62.2; without it: False)
+    @overload
     def lognormal_cells(self, a: float, G: float, S: float, r: float, v_lo: float, v_hi: float, weight: float,
                         x0: float, h: float, K: int, /) -> tuple[_F, _F, _F, _F]: ...
+    @overload
+    def lognormal_cells(self, a: float, G: float, S: float, r: float, v_lo: float, v_hi: float, weight: float,
+                        x0: float, h: float, K: int, two_node: bool, /) -> tuple[_F, _F, _F, _F]: ...
     def lognormal_stop_loss(self, a: float, G: float, S: float, r: float, v_lo: float, v_hi: float, weight: float,
                             t: _ArrayIn, /) -> tuple[_F, _F]: ...
     def lognormal_interval_prob(self, z1: _ArrayIn, z2: _ArrayIn, /) -> tuple[_F, _F]: ...

@@ -36,6 +36,24 @@ def log_mgf_up(gp: np.ndarray, k0: int, h: float, lam: float, margin: float) -> 
     return L + margin + 1e-12 * abs(L)
 
 
+def log_newton_t(lam: float, d1: float, d2: float, q0: float, excess: bool) -> float:
+    """The next t = log lam of Newton's method in t on log P(lam) - log Q(lam) = 0, the root of F'(lam) = P - Q written with
+    P = nn side Lambda'(side lam) (increasing in lam) and Q = side b [+ 1/lam for an excess], where both are positive:
+    P = d1 + Q, P' = d2 [- 1/lam^2], Q' = [-1/lam^2]. Where P grows exponentially or faster (a heavy law's tilted
+    mean), Newton's step on F' itself creeps by about the growth's scale per step; on the logarithms it does not
+    (docs/accountant_tail.md §62.1). NaN where P or Q is not positive. Plain floats: it only chooses the next lam of
+    :meth:`Chernoff.search_lam`."""
+    q, dq = (q0 + 1.0 / lam, -1.0 / (lam * lam)) if excess else (q0, 0.0)
+    p = d1 + q
+    dp = d2 + dq
+    if not (p > 0.0 and q > 0.0 and lam > 0.0):
+        return math.nan
+    slope = dp / p - dq / q
+    if not (slope > 0.0 and math.isfinite(slope)):
+        return math.nan
+    return math.log(lam) - (math.log(p) - math.log(q)) / (lam * slope)  # (Newton in t = log lam)
+
+
 class Chernoff:
     """Chernoff bounds for the nn-fold sum S of the EXACT lattice law whose computed pmf is g with
     absolute error bounds eta: log E e^{lam X} <= log sum_k (g_k + eta_k) e^{lam x_k}."""
@@ -129,6 +147,7 @@ class Chernoff:
             else:
                 lo, hi = t_lo, t_hi
                 t = 0.5 * (lo + hi)
+                log_ok, from_log = limits.CHERNOFF_LOG_STEP, False
                 for _ in range(60):
                     d1, d2 = deriv(t)
                     if not math.isfinite(d1):
@@ -141,6 +160,13 @@ class Chernoff:
                     lam = math.exp(t)
                     g1, g2 = lam * d1, lam * d1 + lam * lam * d2
                     tn = t - g1 / g2 if g2 > 0 else 0.5 * (lo + hi)
+                    if from_log and d1 < 0.0:
+                        log_ok = False  # the logarithms' step crossed the root: Newton's steps from here on
+                    from_log = False
+                    if log_ok and d1 > 0.0:  # (from above the root only: docs/accountant_tail.md §62.1)
+                        te = log_newton_t(lam, d1, d2, side * b, excess)
+                        if lo < te < hi:
+                            tn, from_log = te, True
                     if not lo < tn < hi:
                         tn = 0.5 * (lo + hi)
                     if abs(tn - t) <= 1e-3 or hi - lo <= 2e-3:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from sharpdp.shuffle.accountant.limits import FFT_C, U
+from sharpdp.shuffle.accountant import cells_rule  # noqa: F401  (registers the cells' rule, §62.2 of accountant_tail.md)
 
 
 def kernels() -> Any:

@@ -588,3 +588,14 @@ VIA_BOTTOM_PENALTY_LOWER = 0.5
 # which certified passes run); False: §2.18's condition and main's passes (floats). Off by default (§2.25.4: 10-RR
 # n = 1e6 -17 % lattice work, PrivUnit n = 1e6 +24 %); opt in with limits.PAIR42_WARM_SETTLED = True
 PAIR42_WARM_SETTLED = False
+# session 42, g05
+# docs/accountant_tail.md §62.1: the Chernoff searches' steering (Chernoff.search_lam, plain floats choosing lam) takes
+# Newton's step on the logarithms of F''s two parts (chernoff.log_newton_t) in place of Newton's step in log lam where
+# it lies inside the bracket (an estimate choosing which lam is certified); False: Newton in log lam only (main's lam
+# and floats)
+CHERNOFF_LOG_STEP = True
+# docs/accountant_tail.md §62.2: the narrowest lognormal cells (D (|v*| + r + 1) <= 1/500, cpp/kernels/lognormal_cells.hpp
+# kNarrow2) by the 2-point Gauss-Legendre rule; False: the 8-point rule in every narrow cell (main's cells and floats).
+# OFF: the rule's error is NOT proven within the kernel's allowance kGlRel (§62.2: the moment's error reaches 1.4e-11
+# relative at kNarrow2); do not switch it on before a threshold with a proven bound replaces kNarrow2
+CELLS_TWO_NODE = False

@@ -19,6 +19,27 @@ from sharpdp.shuffle.laws.base import Law, check_threshold
 # its argument z/sqrt 2), so its terms get (64 + 2 z^2) ulp (ndtr_rel; proof for the compiled
 # ndtr in docs/accountant.md §2.3).
 _RHO = 64.0 * np.finfo(float).eps
+
+
+def _two_node_default() -> bool:
+    return False
+
+
+# Whether the narrowest cells take the 2-point rule (docs/accountant_tail.md §62.2): read at each cells call from the
+# rule the accountant registers (accountant/cells_rule.py: limits.CELLS_TWO_NODE; this floor cannot read limits);
+# False where none is registered (the rule is off: its error bound is not proven, §62.2)
+_TWO_NODE = [_two_node_default]
+
+
+def set_two_node_rule(rule) -> None:
+    """Register the function (no arguments, a bool) that says whether the narrowest cells take the 2-point rule."""
+    _TWO_NODE[0] = rule
+
+
+def two_node() -> bool:
+    """Whether the narrowest cells take the 2-point rule now (docs/accountant_tail.md §62.2); part of every kept
+    cells' key."""
+    return bool(_TWO_NODE[0]())
 _EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
 
 
@@ -355,11 +376,11 @@ class LognormalLaw(Law):
         # own two edges x0 + h k (the same floats whatever the grid's extent), GIL released.
         # The far-tail treatment asks for the same grid twice (its jump term and the body pass): the
         # last result is kept (read-only arrays, so that no caller can alter the kept copy).
-        key = (float(x0), float(h), int(K))
+        key = (float(x0), float(h), int(K), two_node())
         memo = getattr(self, "_cells_memo", None)
         if memo is not None and memo[0] == key:
             return memo[1]
-        out = self.cells_fresh(*key)
+        out = self.cells_fresh(*key[:3])
         for a in out:
             a.flags.writeable = False
         self._cells_memo = (key, out)
@@ -369,7 +390,7 @@ class LognormalLaw(Law):
         """:meth:`cells` as new writable arrays, computed and not kept (the same floats): for a caller that
         alters and keeps them itself (:meth:`~sharpdp.shuffle.laws.sum.SumLaw.cells`)."""
         return _core.accountant.lognormal_cells(self.a, self._G, self._S, self.r, self._vlo, self._vhi,
-                                                self.weight, float(x0), float(h), int(K))
+                                                self.weight, float(x0), float(h), int(K), two_node())
 
     continuous = True
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from sharpdp.shuffle.laws.base import Law, check_threshold
+from sharpdp.shuffle.laws.lognormal import two_node
 
 
 class SumLaw(Law):
@@ -60,7 +61,7 @@ class SumLaw(Law):
             # same grid twice (its jump term and the body pass): the last result is kept, read-only, as
             # LognormalLaw.cells keeps its own; the dense part's cells are then computed into new arrays rather
             # than copied from its kept ones (docs/accountant_tail.md §25: one K-long copy of four arrays less)
-            key = (float(x0), float(h), int(K))
+            key = (float(x0), float(h), int(K), two_node())  # (the cells' rule: docs/accountant_tail.md §62.2)
             memo = getattr(self, "_cells_memo", None)
             if memo is not None and memo[0] == key:
                 return memo[1]
