@@ -32,17 +32,20 @@ constexpr double kU = kEps / 2.0;                // unit roundoff 2^-53
 constexpr double kRho = 64.0 * kEps;             // exp/log/log1p/expm1/asinh allowance
 // A cell is "narrow" when its length D in the oriented variable V (from the anchor v* where L = x_j, so
 // u = v - v* lies in [u0, u1] with 0 <= u0 < u1 =: D) satisfies D (|v*| + r + 1) <= kNarrow = 1/4. Error of the
-// 8-point Gauss-Legendre rule (Trefethen, Approximation Theory and Approximation Practice, Thm 19.3: error <=
-// (64/15) M rho^-16 / (rho^2 - 1) on [-1, 1] for f analytic with |f| <= M in the Bernstein ellipse E_rho),
-// rho = 8: the ellipse of the cell lies in |u - c| <= 2.03 l (c the cell centre, l <= D its length), so
-// |u| <= 2.53 D there. Mass integrand e(u) = exp(-v* u - u^2/2): |e| on the ellipse over min e on the cell
-// <= exp(3.53 D|v*| + 3.7 D^2) <= e^0.89, and the [-1, 1] integral is >= 2 min e, so the relative error is
-// <= (64/15) e^0.89 8^-16 / 63 / 2 < 3e-16. Moment integrand g(u) = [P expm1(ru) - M expm1(-ru)] e(u),
-// P, M >= 0 (both terms >= 0 for real u >= 0): |g| <= (P + M) r|u| e^{r|u|} |e| on the ellipse
+// 8-point Gauss-Legendre rule (Trefethen, Approximation Theory and Approximation Practice, Thm 19.3: the
+// (m+1)-point rule's error <= (64/15) M rho^-2m / (rho^2 - 1) on [-1, 1] for f analytic with |f| <= M in the
+// Bernstein ellipse E_rho; 8 points: rho^-14), rho = 16 (both integrands are entire): the ellipse's semi-major axis
+// is a = (rho + 1/rho)/2 = 8.03, so |u - c| <= a l/2 on it (c the cell centre, l <= D its length) and
+// |u| <= (1 + a) c <= 4.52 D. Mass integrand e(u) = exp(-v* u - u^2/2): |e| on the ellipse over min e on the cell
+// <= exp(5.52 D|v*| + 10.7 D^2) <= e^1.38 (D|v*| + D <= 1/4), and the [-1, 1] integral is >= 2 min e, so the
+// relative error is <= (64/15) e^1.38 16^-14 / 255 / 2 < 5e-19. Moment integrand g(u) = [P expm1(ru) - M
+// expm1(-ru)] e(u), P, M >= 0 (both terms >= 0 for real u >= 0): |g| <= (P + M) r|u| e^{r|u|} |e| on the ellipse
 // (|e^w - 1| <= e^|w| - 1 <= |w| e^|w|), while on the cell g >= (P + M e^{-rD}) r u min e, whose integral is
-// >= 2 c (P + M e^{-rD}) r min e with c >= l/2 >= |u|max / 5.06. Hence M / integral <= 2.53 exp(3.53 (D|v*| +
-// rD) + 3.7 D^2) < 6.2 and the relative error is < (64/15) 6.2 8^-16 / 63 < 2e-15. The one-term law (M = 0) is
-// the special case. kGlRel: 1e-14 plus 64 ulp for the rounding of the weights and exponentials (§2.3).
+// >= 2 c (P + M e^{-rD}) r min e with c >= |u|max / (1 + a). Hence M / integral <= ((1 + a)/2) exp(5.52 (D|v*| +
+// rD) + 10.7 D^2) < 18 and the relative error is < (64/15) 18 16^-14 / 255 < 5e-18. The one-term law (M = 0) is
+// the special case. kGlRel: 1e-14 plus 64 ulp for the rounding of the weights and exponentials (docs/accountant.md
+// §2.3; before session 42 this comment read the theorem with rho^-16 for 8 points at rho = 8, one power of rho^2
+// short: review rev42, tests/test_review_rev42_cells.py).
 constexpr double kNarrow = 0.25;
 // A narrow cell with D (|v*| + r + 1) <= kNarrow2 = 1/500 takes the 2-point rule where the law's two_node flag is set
 // (docs/accountant_tail.md §62.2; switch limits.CELLS_TWO_NODE, OFF by default). NOT PROVEN within kGlRel: Trefethen's
