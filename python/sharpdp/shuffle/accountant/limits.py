@@ -572,3 +572,9 @@ EPS41B_ZERO_LOWER = True
 # (by 2 or 4) and floats
 BODY_LEAP_EIGHT = True
 BODY_LEAP_EIGHT_RATIO = 16.0
+# session 42, eps42
+# docs/accountant.md §8.22: a report's law that is the mirror image of a law certified before it in the same report (the
+# two orders of a pair at eps = 0; mirror_law.mirrored, bit for bit on the stored parameters) takes that law's bracket
+# moved by its closed-form mean and both value errors (mirror_law.mirror_bracket); False: every law certified by the
+# driver (main's floats)
+EPS42_MIRROR = True
