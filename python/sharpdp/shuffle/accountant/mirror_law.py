@@ -19,10 +19,9 @@ import numpy as np
 
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.results import LawBracket
-from sharpdp.shuffle.accountant.zero_moments import law_moments_up
+from sharpdp.shuffle.accountant.zero_moments import LOGNORMAL_PARAMS as _LOGNORMAL, law_moments_up
 
 _U = float(np.finfo(float).eps)
-_LOGNORMAL = ("a", "_G", "_S", "r", "weight", "_vlo", "_vhi")
 
 
 def _atoms_mirrored(p: Any, q: Any) -> bool:
