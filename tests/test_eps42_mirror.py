@@ -123,7 +123,7 @@ def test_gaussian_report_monte_carlo():
     assert r.lower - 5 * se <= est <= r.upper + 5 * se
 
 
-# docs/accountant.md §8.22.8: get_delta(0) first where the normal estimate of D_up(0) is below delta
+# docs/accountant.md §8.22.6: get_delta(0) first where the normal estimate of D_up(0) is below delta
 
 
 @settings(max_examples=20, deadline=None)
@@ -157,7 +157,7 @@ def test_zero_first_same_answer(k, eps0, f):
 
 def test_zero_first_gaussian_1e8():
     """GaussianRandomizer(1), n = 1e8, delta = 3e-4 (between D_up(0) ~ 2.86e-4 and the second moment's 3.59e-4): the
-    answer 0 with get_delta(0) <= delta (the search first did not end within 250 s; §8.22.8)."""
+    answer 0 with get_delta(0) <= delta (the search first did not end within 250 s; §8.22.6)."""
     acc = ShuffleAccountant(GaussianRandomizer(1.0, 1), 10**8)
     assert acc.get_epsilon(3e-4) == 0.0
     lo, up = acc.get_delta_bounds(0.0)

@@ -27,7 +27,7 @@ def route(acc: Any, delta: float, xtol: float) -> float:
         acc._memo_put(0.0, z)  # (the answer 0 by the sum's second moment; get_delta(0) <= z from now on: §8.21)
         return 0.0
     if limits.EPS42_ZERO_FIRST and z is not None and zero_first(z, delta, acc.rel_tol) and acc.get_delta(0.0) <= delta:
-        return 0.0  # (the search's own answer where get_delta(0) <= delta, §8 step 1, found first: §8.22.8)
+        return 0.0  # (the search's own answer where get_delta(0) <= delta, §8 step 1, found first: §8.22.6)
     cap0 = acc._local_epsilon()
     known = [e for e, u in zip(acc._memo_e, acc._memo_u) if u <= delta][:1]  # (the memo's smallest such key)
 

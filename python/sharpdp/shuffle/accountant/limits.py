@@ -578,7 +578,7 @@ BODY_LEAP_EIGHT_RATIO = 16.0
 # moved by its closed-form mean and both value errors (mirror_law.mirror_bracket); False: every law certified by the
 # driver (main's floats)
 EPS42_MIRROR = True
-# docs/accountant.md §8.22.8: get_epsilon evaluates get_delta(0) before its search where the normal estimate of D_up(0)
+# docs/accountant.md §8.22.6: get_epsilon evaluates get_delta(0) before its search where the normal estimate of D_up(0)
 # (sqrt(2 / pi) zero_moments.zero_upper, zero_moments.zero_first) is (1 + rel_tol) below delta, and returns 0 where
 # that certified value is <= delta (the search's own answer 0, found first; an estimate choosing which certified value
 # runs first); False: the search first (main's calls)

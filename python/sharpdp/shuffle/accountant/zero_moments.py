@@ -206,7 +206,7 @@ def zero_upper(acc: Any) -> float | None:
 
 
 def zero_first(z: float, delta: float, rel_tol: float) -> bool:
-    """Whether get_epsilon evaluates get_delta(0) before its search (docs/accountant.md §8.22.8): where the normal
+    """Whether get_epsilon evaluates get_delta(0) before its search (docs/accountant.md §8.22.6): where the normal
     approximation of D_up(0), sqrt(2 / pi) times the second moment's ``z`` (E|N| sigma / 2 against sigma / 2, the
     mean 0), is at least (1 + rel_tol) below delta. An estimate choosing which certified value runs first, never
     a bound: the answer is 0 only where the certified get_delta(0) is <= delta."""
