@@ -308,7 +308,7 @@ class ShuffleAccountant:
                      upper_first: bool = False, negligible: float = 0.0, first: Any = None) -> AccountantReport:
         """The report at eps <= 60 (or over the laws in ``only``), computed law by law (law 0's bracket ``first`` where
         given: :meth:`_report`)."""
-        best, settle, mirrors = None, self._settle.applies(), Mirrors()  # (mirrors: docs/accountant.md §8.22)
+        best, settle, mirrors = None, self._settle.applies(), Mirrors(self.n, rel_tol)  # (docs/accountant.md §8.22)
         lo_max, up_max = 0.0, max(negligible, 0.0)
         # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).

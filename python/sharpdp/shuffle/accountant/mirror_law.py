@@ -22,6 +22,9 @@ from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.accountant.zero_moments import LOGNORMAL_PARAMS as _LOGNORMAL, law_moments_up
 
 _U = float(np.finfo(float).eps)
+#: the largest widening (the charges: value errors, the mean's bracket, rounding) of a moved bracket, in units of
+#: rel_tol times its lower value, with which it replaces the driver's run (docs/accountant.md §8.22.3 (iii))
+MIRROR_CHARGE = 1e-3
 
 
 def _atoms_mirrored(p: Any, q: Any) -> bool:
@@ -76,11 +79,14 @@ def mirror_bracket(r: LawBracket, law_a: Any, law_b: Any) -> LawBracket | None:
 
 
 class Mirrors:
-    """The laws of one report certified so far: :meth:`bracket` answers a later law that is the mirror image of one of
-    them (the same gamma) from its bracket (switch ``limits.EPS42_MIRROR``), else None."""
+    """The laws of one report (n users, target ``rel_tol``) certified so far: :meth:`bracket` answers a later law that is
+    the mirror image of one of them (the same gamma) from its bracket (switch ``limits.EPS42_MIRROR``), else None: also
+    at n = 1 (E[L_+] in closed form, exact and cheap) and where the moved bracket's charges exceed
+    ``MIRROR_CHARGE`` rel_tol of its lower value (docs/accountant.md §8.22.3 (iii))."""
 
-    def __init__(self) -> None:
+    def __init__(self, n: int = 2, rel_tol: float = 1e-2) -> None:
         self._done: list[tuple[float, Any, LawBracket]] = []
+        self.n, self.rel_tol = n, rel_tol
 
     def put(self, gamma: float, law: Any, r: LawBracket) -> None:
         if limits.EPS42_MIRROR:
@@ -89,10 +95,15 @@ class Mirrors:
     def bracket(self, gamma: float, law: Any) -> LawBracket | None:
         if not limits.EPS42_MIRROR:
             return None
+        if self.n < 2:
+            return None
         for g, a, r in self._done:
             if g == gamma and mirrored(a, law):
-                return mirror_bracket(r, a, law)
+                m = mirror_bracket(r, a, law)
+                if m is None or (m.upper - m.lower) - (r.upper - r.lower) > MIRROR_CHARGE * self.rel_tol * m.lower:
+                    return None  # (its charges would widen the bracket beyond a trace of the target: the driver runs)
+                return m
         return None
 
 
-__all__ = ["Mirrors", "mirror_bracket", "mirrored"]
+__all__ = ["MIRROR_CHARGE", "Mirrors", "mirror_bracket", "mirrored"]
