@@ -49,7 +49,7 @@ def mirrored(law_a: Any, law_b: Any) -> bool:
     pa, pb = getattr(law_a, "parts", None) or [law_a], getattr(law_b, "parts", None) or [law_b]
     if len(pa) != len(pb) or bool(getattr(law_a, "parts", None)) != bool(getattr(law_b, "parts", None)):
         return False
-    if any(hasattr(x, "moved_by") for x in (law_a, law_b, *pa, *pb)):
+    if any(float(getattr(x, "moved_by", 0.0)) != 0.0 for x in (law_a, law_b, *pa, *pb)):
         return False  # (a law moved by a constant carries its own charge: not compared here)
     for p, q in zip(pa, pb):
         if (p.atoms() is None) != (q.atoms() is None):
