@@ -77,8 +77,8 @@ def test_mirror_bracket_property(k, eps0, n):
     assert m.lower <= d1 * (1 + 1e-12) and d1 <= m.upper * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("make, n", [(lambda: GaussianRandomizer(1.0, 1), 10**4),
-                                     (lambda: BlanketMixedGaussian(0.171, 0.78, 1), 3000),
+@pytest.mark.parametrize("make, n", [(lambda: GaussianRandomizer(1.0, 1), 10**6),
+                                     (lambda: BlanketMixedGaussian(0.95, 4.6, 1), 10**6),
                                      (lambda: GaussianRandomizer(2.0, 1), 10**6)])
 def test_report_on_meets_off(monkeypatch, make, n):
     """At eps = 0 the report with the rule on and off (the certified reference) overlap, and the rule's bracket meets
@@ -94,6 +94,16 @@ def test_report_on_meets_off(monkeypatch, make, n):
     # (never looser than the reference beyond the mirror's charges, value errors and the mean's bracket: ~1e-8 here)
     assert up1 <= up0 * (1 + 1e-6)
     assert [float(x).hex() for x in out[False][1]] == [float(x).hex() for x in out[True][1]]
+
+
+def test_small_n_keeps_its_floats(monkeypatch):
+    """Below MIRROR_N the driver runs the image law as before: the same floats at eps = 0 (GaussianRandomizer(1), n = 2,
+    whose value tests/test_review_rev31b_export.py pins)."""
+    out = []
+    for on in (False, True):
+        switch(monkeypatch, "EPS42_MIRROR", on)
+        out.append([float(x).hex() for x in ShuffleAccountant(GaussianRandomizer(1.0, 1), 2).get_delta_bounds(0.0)])
+    assert out[0] == out[1]
 
 
 def test_gaussian_report_monte_carlo():
