@@ -148,6 +148,8 @@ SESSION41: dict = {
     "PAIR42_WARM_SETTLED": False,  # pair42
     "CHERNOFF_LOG_STEP": False,  # g05
     "CELLS_TWO_NODE": False,  # g05
+    "EPS42_MIRROR": False,  # eps42
+    "EPS42_ZERO_FIRST": False,  # eps42
 }
 
 

@@ -54,6 +54,7 @@ def test_answer_zero_found_first(monkeypatch, make, n, adjacency):
     once, and the rule spends fewer upper-only passes and probes than the search before it (which bisected towards 0 and
     probed towards it: BMG(0.171, 0.78), n = 1e4: 18 passes and 2 probes against 10 and 0).
     Mutation caught: ``check`` returning 0 without evaluating get_delta(0) (the next test's delta = 0.99 get_delta(0))."""
+    switch(monkeypatch, "EPS42_ZERO_FIRST", False)  # (**) session 42, eps42: docs/accountant.md §8.22.6
     switch(monkeypatch, "EPS41B_ZERO_MOMENTS", False)  # (**) session 41, eps41b: §8.21
     d0 = _fresh(make, n, adjacency, 0.0)
     delta = 1.5 * d0

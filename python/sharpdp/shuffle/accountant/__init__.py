@@ -116,6 +116,7 @@ from sharpdp.shuffle.accountant.epsilon_domain import by_sign, epsilon_array
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX, MEMO_MAX, TINY, XTOL_RANGE
 from sharpdp.shuffle.accountant.law_settle import LawSettle
 from sharpdp.shuffle.accountant.memo import envelope_put
+from sharpdp.shuffle.accountant.mirror_law import Mirrors
 from sharpdp.shuffle.accountant.plain import Bracket
 from sharpdp.shuffle.accountant.results import AccountantReport, Grid
 from sharpdp.shuffle.accountant.epsilon_route import route
@@ -307,7 +308,7 @@ class ShuffleAccountant:
                      upper_first: bool = False, negligible: float = 0.0, first: Any = None) -> AccountantReport:
         """The report at eps <= 60 (or over the laws in ``only``), computed law by law (law 0's bracket ``first`` where
         given: :meth:`_report`)."""
-        best, settle = None, self._settle.applies()
+        best, settle, mirrors = None, self._settle.applies(), Mirrors(self.n, rel_tol)  # (docs/accountant.md §8.22)
         lo_max, up_max = 0.0, max(negligible, 0.0)
         # D_up is non-increasing in epsilon (docs/accountant.md §1), so the value at EPS_CAP certifies any
         # larger epsilon (there it is already below ~1e-25 for every mechanism implemented).
@@ -318,9 +319,10 @@ class ShuffleAccountant:
             # the reported (max) upper value: its refinement stops there
             if settle and best is not None and self._settle.settled(i, eps, best[1].upper):
                 continue  # its upper value at a smaller eps of the sweep is already below the maximum (§7.5)
-            r = first if i == 0 and first is not None else \
+            r = first if i == 0 and first is not None else mirrors.bracket(float(gamma), law) or \
                 certify(law, float(gamma), self.n, rel_tol, self.threads, Bracket(negligible=up_max),
                         closed_only=self._closed_only, upper_first=upper_first)
+            mirrors.put(float(gamma), law, r)
             if settle:
                 self._settle.put(i, eps, r.upper)
             lo_max, up_max = max(lo_max, r.lower), max(up_max, r.upper)

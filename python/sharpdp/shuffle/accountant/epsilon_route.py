@@ -13,7 +13,7 @@ from sharpdp.shuffle.accountant.ends import bottom_end, charge_end, end_cap
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.accountant.limits import EPS_CAP, EPS_MAX
 from sharpdp.shuffle.accountant.search import search_epsilon
-from sharpdp.shuffle.accountant.zero_moments import zero_upper
+from sharpdp.shuffle.accountant.zero_moments import zero_first, zero_upper
 
 
 def route(acc: Any, delta: float, xtol: float) -> float:
@@ -22,9 +22,12 @@ def route(acc: Any, delta: float, xtol: float) -> float:
     if s_min >= delta:
         raise ValueError(f"delta: {delta!r} is not above the randomizer's surcharge {s_min!r} (e.g. output "
                          f"mass outside a GeneralRandomizer's support), which no epsilon removes")
-    if limits.EPS41B_ZERO_MOMENTS and acc._bottom is None and (z := zero_upper(acc)) is not None and z <= delta:
+    z = zero_upper(acc) if acc._bottom is None and (limits.EPS41B_ZERO_MOMENTS or limits.EPS42_ZERO_FIRST) else None
+    if limits.EPS41B_ZERO_MOMENTS and z is not None and z <= delta:
         acc._memo_put(0.0, z)  # (the answer 0 by the sum's second moment; get_delta(0) <= z from now on: §8.21)
         return 0.0
+    if limits.EPS42_ZERO_FIRST and z is not None and zero_first(z, delta, acc.rel_tol) and acc.get_delta(0.0) <= delta:
+        return 0.0  # (the search's own answer where get_delta(0) <= delta, §8 step 1, found first: §8.22.6)
     cap0 = acc._local_epsilon()
     known = [e for e, u in zip(acc._memo_e, acc._memo_u) if u <= delta][:1]  # (the memo's smallest such key)
 

@@ -599,3 +599,14 @@ CHERNOFF_LOG_STEP = True
 # OFF: the rule's error is NOT proven within the kernel's allowance kGlRel (§62.2: the moment's error reaches 1.4e-11
 # relative at kNarrow2); do not switch it on before a threshold with a proven bound replaces kNarrow2
 CELLS_TWO_NODE = False
+# session 42, eps42
+# docs/accountant.md §8.22: a report's law that is the mirror image of a law certified before it in the same report (the
+# two orders of a pair at eps = 0; mirror_law.mirrored, bit for bit on the stored parameters) takes that law's bracket
+# moved by its closed-form mean and both value errors (mirror_law.mirror_bracket); False: every law certified by the
+# driver (main's floats)
+EPS42_MIRROR = True
+# docs/accountant.md §8.22.6: get_epsilon evaluates get_delta(0) before its search where the normal estimate of D_up(0)
+# (sqrt(2 / pi) zero_moments.zero_upper, zero_moments.zero_first) is (1 + rel_tol) below delta, and returns 0 where
+# that certified value is <= delta (the search's own answer 0, found first; an estimate choosing which certified value
+# runs first); False: the search first (main's calls)
+EPS42_ZERO_FIRST = True

@@ -27,7 +27,7 @@ _U = float(np.finfo(float).eps)  # 2u: one rounding is within _U / 2 relative
 _REL = 1e-12  # relative charge of each closed form below (a handful of operations, each within a few ulp)
 #: the attributes of a lognormal part in its oriented form (``laws.lognormal.LognormalLaw``: a, G, S, r, weight, (v_lo,
 #: v_hi)); the engine reads laws through their interface and attributes, never their class (tests/test_architecture.py)
-_LOGNORMAL = ("a", "_G", "_S", "r", "weight", "_vlo", "_vhi")
+LOGNORMAL_PARAMS = ("a", "_G", "_S", "r", "weight", "_vlo", "_vhi")
 
 
 def _atom_moments(law: Any) -> tuple[float, float, float, float]:
@@ -78,7 +78,7 @@ def _summed(law: Any, atom: Callable[[Any], Any], lognormal: Callable[[Any], Any
     ``laws.sum.SumLaw``; else the law itself), or None where a part has none."""
     tot: list[float] | None = None
     for p in getattr(law, "parts", None) or [law]:
-        got = atom(p) if p.atoms() is not None else lognormal(p) if all(hasattr(p, k) for k in _LOGNORMAL) else None
+        got = atom(p) if p.atoms() is not None else lognormal(p) if all(hasattr(p, k) for k in LOGNORMAL_PARAMS) else None
         if got is None:
             return None
         tot = list(got) if tot is None else [x + y for x, y in zip(tot, got)]
@@ -205,4 +205,13 @@ def zero_upper(acc: Any) -> float | None:
     return float(plus(plus(m, surcharge(acc.randomizer, 0.0, acc.adjacency)), acc.sampler_term(0.0)))
 
 
-__all__ = ["law_higher", "law_moments_up", "moment_lower", "moment_upper", "zero_lower", "zero_upper"]
+def zero_first(z: float, delta: float, rel_tol: float) -> bool:
+    """Whether get_epsilon evaluates get_delta(0) before its search (docs/accountant.md §8.22.6): where the normal
+    approximation of D_up(0), sqrt(2 / pi) times the second moment's ``z`` (E|N| sigma / 2 against sigma / 2, the
+    mean 0), is at least (1 + rel_tol) below delta. An estimate choosing which certified value runs first, never
+    a bound: the answer is 0 only where the certified get_delta(0) is <= delta."""
+    return math.sqrt(2.0 / math.pi) * z * (1.0 + rel_tol) <= delta
+
+
+__all__ = ["LOGNORMAL_PARAMS", "law_higher", "law_moments_up", "moment_lower", "moment_upper", "zero_first", "zero_lower",
+           "zero_upper"]
