@@ -1,5 +1,5 @@
 """Review rev42 (session 42): the Gauss-Legendre error claims of the lognormal cells (cpp/kernels/lognormal_cells.hpp,
-docs/accountant.md §2.3) and of g05's §62.2 (``limits.CELLS_TWO_NODE``: the narrowest cells, D (|v*| + r + 1) <= 1/500,
+docs/accountant.md §2.3) and of g05's docs/accountant_tail.md §62.2 (``limits.CELLS_TWO_NODE``: the narrowest cells, D (|v*| + r + 1) <= 1/500,
 by the 2-point rule, claimed within 4e-18 (mass) and 3.1e-15 (moment) relative, inside kGlRel = 1e-14 + 64 ulp).
 
 Reference: mpmath (40 digits) on the kernel's two integrands over a cell u in [u0, u1] = [u0, D] (u = v - v*, the cell
