@@ -144,6 +144,7 @@ def session40_floats(monkeypatch) -> None:
 
 # Every session-42 switch at its session-41 value (each builder adds its switches on its own line below)
 SESSION41: dict = {
+    "FT42_T0_WARM": False,  # ft42
 }
 
 
