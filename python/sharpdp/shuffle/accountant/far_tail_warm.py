@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from sharpdp.shuffle.accountant import limits, plain_warm
-from sharpdp.shuffle.accountant.far_tail_grid import choose_T0
+from sharpdp.shuffle.accountant.far_tail_grid import bisect_T0, choose_T0
 from sharpdp.shuffle.accountant.jump import pair_integral_up
 from sharpdp.shuffle.laws import Law
 
@@ -95,15 +95,7 @@ def warm_search(law: Law, gamma: float, n: int, target: float, guess: float) -> 
             T, f = lo, f * f
         else:
             return None
-    for _ in range(30):  # (choose_T0's bisection: lo fails, T holds)
-        if T - lo <= 0.02 * T:
-            break
-        mid = 0.5 * (lo + T)
-        if holds(mid):
-            T = mid
-        else:
-            lo = mid
-    return T
+    return bisect_T0(holds, lo, T)  # (choose_T0's bisection: lo fails, T holds)
 
 
 __all__ = ["GALLOP_MAX", "MOVE_MAX", "STEP", "closed_T0", "sweep_T0", "warm_search"]
