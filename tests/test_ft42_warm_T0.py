@@ -67,19 +67,18 @@ def test_sweep_starts_from_the_familys_last_clamp(monkeypatch):
     """Inside a sweep the first eps runs choose_T0, the next ones the warm search from the last clamp (no cold search),
     each meeting the pair target, each within 3 % of choose_T0's; with the switch off, choose_T0 every time."""
     cold_calls = []
-    orig = W.choose_T0
+    orig = G.choose_T0
 
     def counted(*a):
         cold_calls.append(a)
         return orig(*a)
 
-    monkeypatch.setattr(W, "choose_T0", counted)
     eps_s = np.linspace(2.0, 3.0, 6)
     with plain_warm.warm_sweep():
         for eps in eps_s:
             gamma, law = _law(eps)
             target = _target(law, gamma, 0.02)
-            T = W.sweep_T0(law, gamma, N, target, "closed")
+            T = W.sweep_T0(law, gamma, N, target, "closed", counted)
             assert _pair(law, gamma, T) <= target
             assert 0.97 <= T / orig(law, gamma, N, target) <= 1.0 / 0.97
     assert len(cold_calls) == 1
@@ -88,7 +87,7 @@ def test_sweep_starts_from_the_familys_last_clamp(monkeypatch):
     with plain_warm.warm_sweep():
         for eps in eps_s:
             gamma, law = _law(eps)
-            W.sweep_T0(law, gamma, N, _target(law, gamma, 0.02), "closed")
+            W.sweep_T0(law, gamma, N, _target(law, gamma, 0.02), "closed", counted)
     assert len(cold_calls) == eps_s.size
 
 

@@ -239,7 +239,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
-    cb = concentrated.route(law, gamma, n, rel_tol, _closed_T0)  # (not tried where the FFT is cheaper: §47)
+    cb = concentrated.route(law, gamma, n, rel_tol, _closed_T0(choose_T0))  # (not tried where the FFT is cheaper: §47)
     if cb is not None:
         if lower:  # (the lower value with the curvature term of §19: computed only where it is returned)
             cb = concentrated.with_curvature(cb, law, gamma, n)
@@ -282,7 +282,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi, capped = 0.0, False
             else:
-                T0r = min(sweep_T0(law, gamma, n, PAIR_FRAC * rel_tol * est, "pair"), T0_max)  # (§63)
+                T0r = min(sweep_T0(law, gamma, n, PAIR_FRAC * rel_tol * est, "pair", choose_T0), T0_max)  # (§63)
                 capped = T0r >= T0_max  # (§28's run: its clamp is set by the first group's step, not the pair term)
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H

@@ -35,14 +35,15 @@ def _state() -> dict | None:
     return getattr(plain_warm._STATE, "on", None)
 
 
-def sweep_T0(law: Law, gamma: float, n: int, target: float, kind: str) -> float:
+def sweep_T0(law: Law, gamma: float, n: int, target: float, kind: str, cold=choose_T0) -> float:
     """A clamp T0 >= E[L]_+ + sd(L) with (n - 1) gamma I2_up(T0) / 2 <= target where one is found (``choose_T0``'s
     contract; ``kind`` names the caller's search, "closed" or "pair", whose targets differ): searched from the law
-    family's last clamp in a sweep (module docstring), else :func:`~.far_tail_grid.choose_T0`. A choice of speed only:
-    the far-tail values are certified for any T0 (docs/accountant_tail.md §7, §63.2)."""
+    family's last clamp in a sweep (module docstring), else by ``cold`` (:func:`~.far_tail_grid.choose_T0`, or the
+    caller's name for it). A choice of speed only: the far-tail values are certified for any T0
+    (docs/accountant_tail.md §7, §63.2)."""
     st = _state()
     if st is None:
-        return choose_T0(law, gamma, n, target)
+        return cold(law, gamma, n, target)
     key = ("far_tail_warm.T0", kind) + plain_warm.family(law, gamma, n, 0.0)
     prev = st.get(key)
     T = None
@@ -51,14 +52,15 @@ def sweep_T0(law: Law, gamma: float, n: int, target: float, kind: str) -> float:
         move = min(max(last / before, 1.0 / MOVE_MAX), MOVE_MAX) if before > 0.0 and math.isfinite(before) else 1.0
         T = warm_search(law, gamma, n, target, last * move)
     if T is None:
-        T = choose_T0(law, gamma, n, target)
+        T = cold(law, gamma, n, target)
     st[key] = (T, prev[0] if prev is not None else math.nan)
     return T
 
 
-def closed_T0(law: Law, gamma: float, n: int, target: float) -> float:
-    """:func:`sweep_T0` for the closed form of §18 (``concentrated.route``'s ``choose_T0`` argument)."""
-    return sweep_T0(law, gamma, n, target, "closed")
+def closed_T0(cold=choose_T0):
+    """:func:`sweep_T0` for the closed form of §18 (``concentrated.route``'s ``choose_T0`` argument), ``cold`` outside
+    a sweep."""
+    return lambda law, gamma, n, target: sweep_T0(law, gamma, n, target, "closed", cold)
 
 
 def warm_search(law: Law, gamma: float, n: int, target: float, guess: float) -> float | None:
