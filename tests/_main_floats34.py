@@ -150,6 +150,7 @@ SESSION41: dict = {
     "CELLS_TWO_NODE": False,  # g05
     "EPS42_MIRROR": False,  # eps42
     "EPS42_ZERO_FIRST": False,  # eps42
+    "FT42_T0_WARM": False,  # ft42
 }
 
 

@@ -30,6 +30,8 @@ from sharpdp.shuffle.laws.lognormal import LognormalLaw
 from sharpdp.shuffle.profile import privacy_profile
 from sharpdp.shuffle.round_cache import clear_caches
 
+from _main_floats34 import switch
+
 HEAVY = (0.04089409561900239, 0.5960134902126553)
 
 
@@ -166,7 +168,8 @@ def test_v_cells_contain_v_at_the_cell_ends_for_large_r():
             assert lo[i + 1] <= V <= hi[i], (a, G, r, T0, i)
 
 
-def test_profile_values_certify_like_fresh_calls():
+def test_profile_values_certify_like_fresh_calls(monkeypatch):
+    switch(monkeypatch, "FT42_T0_WARM", False)  # (**) session 42, ft42: docs/accountant_tail.md §63
     for (g, s0), n, eps in (((0.9, 0.45), 30, [2.5, 3.2]), (HEAVY, 10**5, [1.45, 1.55])):
         clear_caches()
         C._MEMO.clear()

@@ -42,6 +42,7 @@ from sharpdp.shuffle.accountant.far_tail_keep import miss_over, next_factor, sca
 from sharpdp.shuffle.accountant.far_tail_keep import far_factor
 from sharpdp.shuffle.accountant.far_tail_shift import shift_prob_up
 from sharpdp.shuffle.accountant.far_tail_top import clamp_redo, top_upper
+from sharpdp.shuffle.accountant.far_tail_warm import closed_T0 as _closed_T0, sweep_T0  # (§63)
 from sharpdp.shuffle.accountant.far_tail_steps import LOOSE_STEP_MAX, LOOSE_STEP_N, body_spacing, body_step, clamp_shift
 from sharpdp.shuffle.accountant.far_tail_steps import body_lower as _body_lower, first_factor, first_step
 from sharpdp.shuffle.accountant.far_tail_steps import jump_decides, laws as _laws, loose_step as _loose_step, pair_keep
@@ -238,7 +239,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
 
     # the deep tail in closed form, given the number of active users, where its bracket is narrow
     # (docs/accountant_tail.md §18; no lattice: the hat law is None, positive_prob_up takes §18's bound)
-    cb = concentrated.route(law, gamma, n, rel_tol, choose_T0)  # (not tried where the FFT is cheaper: §47)
+    cb = concentrated.route(law, gamma, n, rel_tol, _closed_T0(choose_T0))  # (not tried where the FFT is cheaper: §47)
     if cb is not None:
         if lower:  # (the lower value with the curvature term of §19: computed only where it is returned)
             cb = concentrated.with_curvature(cb, law, gamma, n)
@@ -281,7 +282,7 @@ def certify_bigjump(law: Law, gamma: float, n: int, rel_tol: float = 1e-2, worke
                 T0 = max(math.ceil(hi_s / H), 1) * H
                 multi, capped = 0.0, False
             else:
-                T0r = min(choose_T0(law, gamma, n, PAIR_FRAC * rel_tol * est), T0_max)
+                T0r = min(sweep_T0(law, gamma, n, PAIR_FRAC * rel_tol * est, "pair", choose_T0), T0_max)  # (§63)
                 capped = T0r >= T0_max  # (§28's run: its clamp is set by the first group's step, not the pair term)
                 H = j_odd * _pow2(max(T0r / (16.0 * j_odd), 1e-300))  # (j_odd = 1 unless set above)
                 T0 = math.ceil(T0r / H) * H

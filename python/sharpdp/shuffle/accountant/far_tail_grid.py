@@ -39,12 +39,17 @@ def choose_T0(law: Law, gamma: float, n: int, target: float) -> float:
         if pair(T) <= target:
             break
         T *= 2.0
-    lo = T / 2.0 if T > base else T
+    return bisect_T0(lambda x: pair(x) <= target, T / 2.0 if T > base else T, T)
+
+
+def bisect_T0(holds, lo: float, T: float) -> float:
+    """The clamp searches' bisection (``holds(T)``: the pair term meets its target at T; it fails at ``lo``, unless
+    lo = T): halves [lo, T] until T - lo <= 0.02 T (at most 30 steps); returns the last T where it holds."""
     for _ in range(30):
         if T - lo <= 0.02 * T:
             break
         mid = 0.5 * (lo + T)
-        if pair(mid) <= target:
+        if holds(mid):
             T = mid
         else:
             lo = mid
@@ -126,5 +131,5 @@ def whole_share(lo: float, up: float, body_gap: float, share: float, rel_tol: fl
     return max(share, BODY_WHOLE_ACCEPT * rel_tol * lo - (up - lo) + body_gap)
 
 
-__all__ = ["choose_T0", "count_clamp", "drift_clamp", "first_group_ok", "h_first_group", "normal_value", "pow2",
+__all__ = ["bisect_T0", "choose_T0", "count_clamp", "drift_clamp", "first_group_ok", "h_first_group", "normal_value", "pow2",
            "whole_share"]

@@ -610,3 +610,9 @@ EPS42_MIRROR = True
 # that certified value is <= delta (the search's own answer 0, found first; an estimate choosing which certified value
 # runs first); False: the search first (main's calls)
 EPS42_ZERO_FIRST = True
+# session 42, ft42
+# docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep: a privacy profile, a pair's sampling) the far-tail
+# treatment's clamp T0 (the closed form's of §18 and the FFT rounds' of §8) is searched from the law family's clamp at the
+# previous eps (far_tail_warm.sweep_T0: a few neighbours instead of the doubling and six bisection steps; a choice of
+# which certified values run, §7); False: far_tail_grid.choose_T0 everywhere (main's clamps and floats)
+FT42_T0_WARM = True
