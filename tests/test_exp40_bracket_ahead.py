@@ -18,7 +18,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 from _bmg_reference import reference as bmg_reference
-from _main_floats34 import switch
+from _main_floats34 import machine_same, switch
 from test_prof36_warm import KRR_REF  # (the exact k-RR sums' loader: tests/data/make_krr_reference.py)
 
 from sharpdp.shuffle import (BlanketMixedGaussian, PrivUnit, RandomizedResponse, ShuffleAccountant, clear_caches,
@@ -129,7 +129,10 @@ def test_switch_off_is_main_and_on_saves_evaluations(name, monkeypatch):
     spy.rebracketed = spy.evaluations = spy.warm = 0
     clear_caches()
     off = dominating_pair(ShuffleAccountant(rz, n, adj), progress=False)
-    assert (off.sample_epsilons.size, float(np.sum(off.sample_deltas)), _digest(off)) == MAIN[name]
+    # (**) session 42, lead: MAIN's digest is bit for bit on the machine that recorded it; elsewhere the sample count and
+    # the deltas' sum to MACHINE_REL (tests/_main_floats34.py)
+    size, total, digest = MAIN[name]
+    assert off.sample_epsilons.size == size and machine_same(float(np.sum(off.sample_deltas)), total)
     assert not spy.ahead and spy.warm == 0
     assert ahead >= 50 and rebr < spy.rebracketed
     assert evals < spy.evaluations, (evals, spy.evaluations)  # (the re-brackets saved)

@@ -19,7 +19,7 @@ from scipy.stats import norm
 
 from sharpdp.shuffle import GaussianRandomizer, ShuffleAccountant
 from sharpdp.shuffle.accountant.limits import U
-from _main_floats34 import main_floats, switch
+from _main_floats34 import machine_same, main_floats, switch
 
 TIGHT = 1e-3  # the independent legs' rel_tol (10x tighter than the accountants' default 1e-2)
 
@@ -82,7 +82,7 @@ def test_get_delta_bounds_as_before_9_6(s, n, rt, eps, want, monkeypatch):
     acc = _acc(s, n, rel_tol=rt)
     acc._bottom.MODEL = False
     lo, up = acc.get_delta_bounds(eps)
-    assert (float(lo), float(up)) == want
+    assert machine_same((float(lo), float(up)), want), (lo, up, want)  # (**) session 42, lead: MACHINE_REL
 
 
 def _chain(a, b, e1):
