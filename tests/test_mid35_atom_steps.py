@@ -19,7 +19,7 @@ from sharpdp.shuffle.accountant.blocks import block
 from sharpdp.shuffle.accountant.lattice import lattice_pass
 from sharpdp.shuffle.accountant.spacing import SPACING_REL, atom_spacing, snap, spacing_of
 from sharpdp.shuffle.laws import FiniteLaw
-from _main_floats34 import switch
+from _main_floats34 import machine_same, switch
 from tests.test_krr29_settled_upper import _blanket_three_atoms
 
 #: main f69257b's bracket of GaussianRandomizer(4.6), n = 1e4, eps = 1e-3, zero-out
@@ -117,7 +117,7 @@ def test_switches_off_restore_main_floats(monkeypatch):
              (KRR1, 10**6, (2.5435755537718187e-05, 2.554891014517482e-05))]
     for r, n, want in cells:
         got = tuple(float(x) for x in sh.ShuffleAccountant(r, n, "replace").get_delta_bounds(1e-3))
-        assert got == want
+        assert machine_same(got, want), (got, want)  # (**) session 42, lead: MACHINE_REL
 
 
 def test_snap_moves_within_rel_tol(monkeypatch):

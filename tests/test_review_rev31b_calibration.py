@@ -47,7 +47,7 @@ CELLS = [
 @pytest.mark.usefixtures("session33_floats")  # (**) session 34, lead: un-nested rules off, pins session 33's floats on purpose; the new rules' values are checked against references in the session-34 files
 def test_calibration_is_mains_float_and_certified(kind, n, eps, ref, monkeypatch):
     # (**) session 35, mid35: main's floats need docs/accountant_tail.md §46's steps off
-    from _main_floats34 import switch
+    from _main_floats34 import machine_same, switch
     switch(monkeypatch, "FEW_MULTI_JUMP", False)  # (**) session 40, lead: §8.19
     switch(monkeypatch, "BODY_LOWER_POSITION", False)  # (**) session 40, lead: §57.4
 
@@ -60,7 +60,9 @@ def test_calibration_is_mains_float_and_certified(kind, n, eps, ref, monkeypatch
         got = (float(b.gamma), float(b.sigma0))
     else:
         got = (float(calibrate_gaussian(n, eps, DELTA).sigma0),)
-    assert got == ref
+    # (**) session 42, lead: a calibration's root moves with the last bits of its evaluations (another CPU's numpy and
+    # OpenBLAS kernels, tests/_main_floats34.py): up to 6e-10 relative seen on an AVX2 machine, within the search's xtol
+    assert machine_same(got, ref, rel=1e-8), (got, ref)
     clear_caches()
     r = BlanketMixedGaussian(got[0], got[1], 1) if kind == "bmg" else GaussianRandomizer(got[0], 1)
     _, up = ShuffleAccountant(r, n, rel_tol=1e-3).get_delta_bounds(eps)

@@ -295,6 +295,7 @@ def test_bracket_contains_an_fft_estimate(cell):
 @pytest.mark.parametrize("cell", list(BASE), ids=_ids(BASE))
 def test_switch_off_gives_mains_floats(cell, monkeypatch):
     """With ``limits.CLOSED_LOCAL_STAGE`` False the branch gives main's floats bit for bit."""
+    switch(monkeypatch, "CHERNOFF_LOG_STEP", False)  # (**) session 42, g05: docs/accountant_tail.md §62.1
     session34_floats(monkeypatch)  # (**) session 35, lead: pins session 34's floats (or a mechanism of them) on purpose; the new rules' values: the session-35 test files
     switch(monkeypatch, "JUMP_HAT_FIRST", False)  # (**) session 36, jump36: pins main's floats; §49's values: test_jump36_hat_first.py
     switch(monkeypatch, "STOP_LOSS_OCTAVES", False)  # (**) session 36, jump36

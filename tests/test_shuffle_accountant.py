@@ -12,6 +12,7 @@ import pytest
 from scipy.special import gammaln, ndtr
 
 from sharpdp.shuffle import BlanketMixedGaussian, FiniteLaw, GaussianRandomizer, ShuffleAccountant
+from _main_floats34 import machine_same
 
 
 # ---------------------------------------------------------------- k-RR (finite atoms)
@@ -241,7 +242,7 @@ def test_bmg_monte_carlo(gamma, sigma0, n, eps):
     stored = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "bmg_mc_reference.json").read_text())
     vals = stored[repr((gamma, sigma0, n, eps))]
     if n == 10:
-        assert bmg_mc(gamma, sigma0, n, eps) == vals
+        assert machine_same(bmg_mc(gamma, sigma0, n, eps), vals)  # (**) session 42, lead: MACHINE_REL (the store from another CPU)
     lo, up = ShuffleAccountant(BlanketMixedGaussian(gamma, sigma0, 1), n).get_delta_bounds(eps)
     mc, se = max(vals)
     assert mc > 20 * se  # the CI is informative

@@ -21,6 +21,7 @@ from sharpdp.shuffle.accountant.jump import pair_integral_up
 from sharpdp.shuffle.laws import laws_for
 from sharpdp.shuffle.accountant.driver import certify
 from sharpdp.shuffle.accountant.plain import certify_law
+from _main_floats34 import machine_same
 
 
 def bracket(law, gamma, n, rel_tol=1e-2):
@@ -165,7 +166,8 @@ def case_mc(sigma0, n, which):
 
 @pytest.mark.parametrize("sigma0,n,which", LIVE_CASES)
 def test_stored_monte_carlo_references_are_current(sigma0, n, which):
-    assert list(case_mc(sigma0, n, which)) == mc_store()["cases"][case_key(sigma0, n, which)]
+    # (**) session 42, lead: to MACHINE_REL (the store was written on another CPU: tests/_main_floats34.py)
+    assert machine_same(list(case_mc(sigma0, n, which)), mc_store()["cases"][case_key(sigma0, n, which)])
 
 
 @pytest.mark.parametrize("sigma0,n,which", CASES)

@@ -572,47 +572,26 @@ EPS41B_ZERO_LOWER = True
 # (by 2 or 4) and floats
 BODY_LEAP_EIGHT = True
 BODY_LEAP_EIGHT_RATIO = 16.0
-# session 42, rep42
-# docs/accountant.md §9.20: the reported split of a replace-one search through bot keeps its search's leg B (no tighter
-# re-certification in §9.12's budget step nor §9.4's contract) where that leg's far-tail lower-tail penalty is at least
-# VIA_BOTTOM_PENALTY_RATIO times its upper value and its lower value below VIA_BOTTOM_PENALTY_LOWER times its upper value
-# (an estimate choosing which certified legs run); False: the tighter legs B of before (main's floats)
+# session 42 (each: an estimate choosing which certified values run; the other value gives main's floats)
+# rep42, docs/accountant.md §9.20: a reported split through bot keeps its search's leg B where that leg's far-tail
+# lower-tail penalty is >= RATIO x its upper value and its lower value < LOWER x its upper value
 VIA_BOTTOM_PENALTY_KEEP = True
 VIA_BOTTOM_PENALTY_RATIO = 1.0
 VIA_BOTTOM_PENALTY_LOWER = 0.5
-# session 42, pair42
-# docs/composition.md §2.25: inside a dominating pair's warm sweep (§2.23, a sweep reading lower values) the refinement
-# of an atom-law sum whose family's last refinement took its upper value as settled at a step starts there (warm clamps,
-# §2.18), takes that pass's upper value as settled where its gap is within plain.LOWER_AFTER_WARM rel_tol, and refines
-# the lower value alone (docs/accountant_tail.md §46.1) from at most the family's last final lower step (a choice of
-# which certified passes run); False: §2.18's condition and main's passes (floats). Off by default (§2.25.4: 10-RR
-# n = 1e6 -17 % lattice work, PrivUnit n = 1e6 +24 %); opt in with limits.PAIR42_WARM_SETTLED = True
+# pair42, docs/composition.md §2.25: in a pair's warm sweep an atom-law sum starts at its family's settled step and
+# refines the lower value alone; OFF (§2.25.4: 10-RR n = 1e6 -17 % lattice work, PrivUnit n = 1e6 +24 %)
 PAIR42_WARM_SETTLED = False
-# session 42, g05
-# docs/accountant_tail.md §62.1: the Chernoff searches' steering (Chernoff.search_lam, plain floats choosing lam) takes
-# Newton's step on the logarithms of F''s two parts (chernoff.log_newton_t) in place of Newton's step in log lam where
-# it lies inside the bracket (an estimate choosing which lam is certified); False: Newton in log lam only (main's lam
-# and floats)
-CHERNOFF_LOG_STEP = True
-# docs/accountant_tail.md §62.2: the narrowest lognormal cells (D (|v*| + r + 1) <= 1/500, cpp/kernels/lognormal_cells.hpp
-# kNarrow2) by the 2-point Gauss-Legendre rule; False: the 8-point rule in every narrow cell (main's cells and floats).
-# OFF: the rule's error is NOT proven within the kernel's allowance kGlRel (§62.2: the moment's error reaches 1.4e-11
-# relative at kNarrow2); do not switch it on before a threshold with a proven bound replaces kNarrow2
+# g05, docs/accountant_tail.md §62.1: the Chernoff lambda search's Newton step on the logarithms of F''s two parts;
+# OFF at the merge (§62.4: it moves last bits, <= 3.1e-12, of floats that ~25 older tests pin; opt in with True)
+CHERNOFF_LOG_STEP = False
+# g05, §62.2: the narrowest lognormal cells by the 2-point rule; OFF: its error is NOT proven within kGlRel (the
+# moment's reaches 1.4e-11 at kNarrow2); do not switch it on before a threshold with a proven bound replaces kNarrow2
 CELLS_TWO_NODE = False
-# session 42, eps42
-# docs/accountant.md §8.22: a report's law that is the mirror image of a law certified before it in the same report (the
-# two orders of a pair at eps = 0; mirror_law.mirrored, bit for bit on the stored parameters) takes that law's bracket
-# moved by its closed-form mean and both value errors (mirror_law.mirror_bracket); False: every law certified by the
-# driver (main's floats)
+# eps42, docs/accountant.md §8.22: a report's law that is the mirror image of one certified before it (eps = 0's two
+# orders; mirror_law.mirrored, bit for bit) takes that bracket moved by the closed-form mean and both value errors
 EPS42_MIRROR = True
-# docs/accountant.md §8.22.6: get_epsilon evaluates get_delta(0) before its search where the normal estimate of D_up(0)
-# (sqrt(2 / pi) zero_moments.zero_upper, zero_moments.zero_first) is (1 + rel_tol) below delta, and returns 0 where
-# that certified value is <= delta (the search's own answer 0, found first; an estimate choosing which certified value
-# runs first); False: the search first (main's calls)
+# eps42, §8.22.6: get_epsilon evaluates get_delta(0) first where sqrt(2 / pi) zero_upper is (1 + rel_tol) below delta
 EPS42_ZERO_FIRST = True
-# session 42, ft42
-# docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep: a privacy profile, a pair's sampling) the far-tail
-# treatment's clamp T0 (the closed form's of §18 and the FFT rounds' of §8) is searched from the law family's clamp at the
-# previous eps (far_tail_warm.sweep_T0: a few neighbours instead of the doubling and six bisection steps; a choice of
-# which certified values run, §7); False: far_tail_grid.choose_T0 everywhere (main's clamps and floats)
+# ft42, docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep) the far-tail clamp T0 is searched from the
+# law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
