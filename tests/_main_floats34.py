@@ -84,7 +84,7 @@ SESSION35 = {"SNAP_COARSE": False, "EPS_LOOK_REL_LARGE": 0.1, "EPS_TIE_LEAD": 0.
 def session35_floats(monkeypatch) -> None:
     """Every session-36 to -42 switch at its session-35 value for one test: session 35's floats (and passes),
     for the tests that pin them on purpose; the new rules' values are checked in the session-36 to -42 test files."""
-    chain = {**SESSION35, **SESSION36, **SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41}
+    chain = {**SESSION35, **SESSION36, **SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}
     for name, value in chain.items():
         switch(monkeypatch, name, value)
 
@@ -97,7 +97,7 @@ SESSION36 = {"FIRST_COARSE": False, "PAIR_REDO_ACCEPT": False, "TV_WEIGHTED": Fa
 
 def session36_floats(monkeypatch) -> None:
     """Every session-37 to -42 switch at its session-36 value for one test: session 36's floats (and passes)."""
-    for name, value in {**SESSION36, **SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41}.items():
+    for name, value in {**SESSION36, **SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
         switch(monkeypatch, name, value)
 
 
@@ -110,7 +110,7 @@ SESSION37 = {"SCALED_PAIR_KEEP": False, "TOP_COARSE": 1.0, "BODY_JUMP_STOP": Fal
 
 def session37_floats(monkeypatch) -> None:
     """Every session-38 to -42 switch at its session-37 value for one test: session 37's floats (and passes)."""
-    for name, value in {**SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41}.items():
+    for name, value in {**SESSION37, **SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
         switch(monkeypatch, name, value)
 
 
@@ -123,7 +123,7 @@ SESSION38 = {"COARSE_KEEP": False, "FINER_DEFAULT_RUN": False, "TOP_FIT": False,
 
 def session38_floats(monkeypatch) -> None:
     """Every session-39 to -42 switch at its session-38 value for one test: session 38's floats (and passes)."""
-    for name, value in {**SESSION38, **SESSION39, **SESSION40, **SESSION41}.items():
+    for name, value in {**SESSION38, **SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
         switch(monkeypatch, name, value)
 
 
@@ -137,7 +137,7 @@ SESSION39 = {"TOP_CLAMP_REDO": False, "BODY_LOWER_ONLY": False, "FLOOR_TARGET": 
 
 def session39_floats(monkeypatch) -> None:
     """Every session-40 to -42 switch at its session-39 value for one test: session 39's floats (and passes)."""
-    for name, value in {**SESSION39, **SESSION40, **SESSION41}.items():
+    for name, value in {**SESSION39, **SESSION40, **SESSION41, **SESSION42}.items():
         switch(monkeypatch, name, value)
 
 
@@ -158,7 +158,7 @@ SESSION40: dict = {
 
 def session40_floats(monkeypatch) -> None:
     """Every session-41 and -42 switch at its session-40 value for one test: session 40's floats (and passes)."""
-    for name, value in {**SESSION40, **SESSION41}.items():
+    for name, value in {**SESSION40, **SESSION41, **SESSION42}.items():
         switch(monkeypatch, name, value)
 
 
@@ -176,5 +176,16 @@ SESSION41: dict = {
 
 def session41_floats(monkeypatch) -> None:
     """Every session-42 switch at its session-41 value for one test: session 41's floats (and passes)."""
-    for name, value in SESSION41.items():
+    for name, value in {**SESSION41, **SESSION42}.items():
+        switch(monkeypatch, name, value)
+
+
+# Every session-43 switch at its session-42 value (each builder adds its switches on its own line below)
+SESSION42: dict = {
+}
+
+
+def session42_floats(monkeypatch) -> None:
+    """Every session-43 switch at its session-42 value for one test: session 42's floats (and passes)."""
+    for name, value in SESSION42.items():
         switch(monkeypatch, name, value)
