@@ -56,7 +56,7 @@ def _count(monkeypatch) -> list[int]:
     monkeypatch.setattr(ml, "mirror_bracket", spy)
     # (**) session 42, lead: the rule at every n here (eps42's final code runs it at n >= MIRROR_N = 1e6 only,
     # docs/accountant.md §8.22.3 (iii); these small-n references attack its algebra)
-    monkeypatch.setattr(ml, "MIRROR_N", 1)
+    switch(monkeypatch, "MIRROR_N", 1)
     return calls
 
 

@@ -493,3 +493,10 @@ EPS42_ZERO_FIRST = True
 # ft42, docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep) the far-tail clamp T0 is searched from the
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
+# session 43, eps43
+# docs/accountant.md §8.23.1 (moved from mirror_law.py, values unchanged; §8.22.3 (iii)): the largest widening (the
+# charges: value errors, the mean's bracket, rounding) of a mirrored bracket, in units of rel_tol times its lower value,
+# with which it replaces the driver's run; and the least n at which a report takes a mirrored bracket (below it the
+# driver's run of the image law costs little and keeps its own floats)
+MIRROR_CHARGE = 1e-3
+MIRROR_N = 10**6

@@ -22,12 +22,6 @@ from sharpdp.shuffle.accountant.results import LawBracket
 from sharpdp.shuffle.accountant.zero_moments import LOGNORMAL_PARAMS as _LOGNORMAL, law_moments_up
 
 _U = float(np.finfo(float).eps)
-#: the largest widening (the charges: value errors, the mean's bracket, rounding) of a moved bracket, in units of
-#: rel_tol times its lower value, with which it replaces the driver's run (docs/accountant.md §8.22.3 (iii))
-MIRROR_CHARGE = 1e-3
-#: the least n at which a report takes a moved bracket: below it the driver's run of the image law costs little (0.16 s
-#: for GaussianRandomizer(1)'s at n = 1e6, ms at n <= 1e4) and keeps its own floats (docs/accountant.md §8.22.3 (iii))
-MIRROR_N = 10**6
 
 
 def _atoms_mirrored(p: Any, q: Any) -> bool:
@@ -86,8 +80,8 @@ def mirror_bracket(r: LawBracket, law_a: Any, law_b: Any) -> LawBracket | None:
 class Mirrors:
     """The laws of one report (n users, target ``rel_tol``) certified so far: :meth:`bracket` answers a later law that is
     the mirror image of one of them (the same gamma) from its bracket (switch ``limits.EPS42_MIRROR``), else None: also
-    at n < ``MIRROR_N`` (the driver's run is cheap there) and where the moved bracket's charges exceed
-    ``MIRROR_CHARGE`` rel_tol of its lower value (docs/accountant.md §8.22.3 (iii))."""
+    at n < ``limits.MIRROR_N`` (the driver's run is cheap there) and where the moved bracket's charges exceed
+    ``limits.MIRROR_CHARGE`` rel_tol of its lower value (docs/accountant.md §8.22.3 (iii))."""
 
     def __init__(self, n: int = 2, rel_tol: float = 1e-2) -> None:
         self._done: list[tuple[float, Any, LawBracket]] = []
@@ -100,15 +94,23 @@ class Mirrors:
     def bracket(self, gamma: float, law: Any) -> LawBracket | None:
         if not limits.EPS42_MIRROR:
             return None
-        if self.n < MIRROR_N:
+        if self.n < limits.MIRROR_N:
             return None
         for g, a, r in self._done:
             if g == gamma and mirrored(a, law):
                 m = mirror_bracket(r, a, law)
-                if m is None or (m.upper - m.lower) - (r.upper - r.lower) > MIRROR_CHARGE * self.rel_tol * m.lower:
+                if m is None or (m.upper - m.lower) - (r.upper - r.lower) > limits.MIRROR_CHARGE * self.rel_tol * m.lower:
                     return None  # (its charges would widen the bracket beyond a trace of the target: the driver runs)
                 return m
         return None
+
+
+def __getattr__(name: str) -> Any:
+    """``MIRROR_N``, ``MIRROR_CHARGE``: read from ``limits`` (moved to ``limits_rules.py`` in session 43, docs/
+    accountant.md §8.23.1; set them with ``limits``, not here)."""
+    if name in ("MIRROR_N", "MIRROR_CHARGE"):
+        return getattr(limits, name)
+    raise AttributeError(name)
 
 
 __all__ = ["MIRROR_CHARGE", "MIRROR_N", "Mirrors", "mirror_bracket", "mirrored"]
