@@ -113,4 +113,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["MIRROR_CHARGE", "MIRROR_N", "Mirrors", "mirror_bracket", "mirrored"]
+__all__ = ["Mirrors", "mirror_bracket", "mirrored"]

@@ -6,6 +6,7 @@ import math
 
 from sharpdp import _validation as V
 from sharpdp.shuffle.accountant import limits
+from sharpdp.shuffle.calibration.cheap_cert import CheapSearch
 from sharpdp.shuffle.calibration.estimates import (
     big_jump_estimate,
     big_jump_jensen,
@@ -17,7 +18,6 @@ from sharpdp.shuffle.calibration.search import (
     CERT_REL_TOL,
     STAGE1_TOL,
     CalibrationReport,
-    Search,
     check_progress,
     check_targets,
     jensen_start,
@@ -76,8 +76,8 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
     target = math.log(delta) - 0.5 * math.log1p(CERT_REL_TOL)
     x_t = model_root(log_template, None, target)  # the blanket weight 2 Phibar(1/sigma0) there gates the jump
     bases = (base, log_template) if jump_regime(n, 2.0 * phi_bar(math.exp(-x_t)), epsilon) else (log_template,)
-    s = Search(lambda x, t: GaussianRandomizer(math.exp(x), 1), bases, lambda x, t: math.exp(2.0 * x),
-                n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
+    s = CheapSearch(lambda x, t: GaussianRandomizer(math.exp(x), 1), bases, lambda x, t: math.exp(2.0 * x),
+                    n, epsilon, delta, adjacency, progress, "calibrating Gaussian")
     try:
         # the start: where the base model meets the target (at n >= 1e7 with the jump's Jensen correction: at eps > 0.01,
         # docs/calibration.md §10; on the loose search at eps <= 0.01, §13)
@@ -92,7 +92,8 @@ def calibrate_gaussian_report(n: int, epsilon: float, delta: float, *, adjacency
         raise RuntimeError("calibration: no certified point")
     _, x, t, lo, up = s.best
     return CalibrationReport(GaussianRandomizer(math.exp(x), 1), epsilon, delta, (lo, up), s.full,
-                             certificate=s.source[(x, t)], decisions=s.count - s.full, rel_tol=s.cert_rel)
+                             certificate=s.source[(x, t)], decisions=s.count - s.full,
+                             rel_tol=s.rel_of.get((x, t), s.cert_rel))  # (§15: a cheaper certifying rel_tol)
 
 
 def calibrate_gaussian(n: int, epsilon: float, delta: float, *, adjacency: str = "zero_out",
