@@ -124,3 +124,34 @@ def test_calibration_at_1e8_certified_by_a_fresh_accountant(monkeypatch):
     assert on.delta_bounds[1] <= delta
     if on.randomizer.sigma0 == off.randomizer.sigma0:
         assert max(on.delta_bounds[0], off.delta_bounds[0]) <= min(on.delta_bounds[1], off.delta_bounds[1])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(excess=st.floats(0.9, 1.1), cheap=st.floats(0.03, 0.3), width=st.floats(0.005, 0.08))
+def test_cheap_first_property(monkeypatch, excess, cheap, width):
+    """Over the truth's place against delta, the cheap rel_tol and the loose bracket's width: a certified point has a
+    certified upper value <= delta from the call that is reported (its rel_tol in ``rel_of`` iff the cheap call gave
+    it); the cheap call runs iff the gate opens, and is kept iff it decides; otherwise the point is Search's."""
+    monkeypatch.setattr(limits, "CAL43_CHEAP_CERT", True)
+    monkeypatch.setattr(limits, "CAL43_CHEAP_REL", cheap)
+    monkeypatch.setattr(limits, "CAL_LOOSE_REL_TOL", 2.0 * width)  # (the fake's bracket is rel_tol / 2 wide)
+    fake = _Fake()
+    s = _search(monkeypatch, fake)
+    s.evaluate(math.log(0.9), None, False)
+    x = math.log(0.9) - math.log(excess) / 30.0
+    s.evaluate(x, None, True)
+    truth = 1e-6 * (math.exp(x) / 0.9) ** -30
+    rels = [c[1] for c in fake.calls]
+    lo_c, up_c = truth * (1 - cheap / 4), truth * (1 + cheap / 4)
+    lo_l, up_l = 1e-6 * (1 - width / 2), 1e-6 * (1 + width / 2)  # (the loose point at sigma0 0.9: truth = delta)
+    gate = (up_l - lo_l) <= limits.CAL43_CHEAP_WIDTH * lo_l
+    decided = up_c <= 1e-6 or lo_c > 1e-6
+    if not gate:
+        assert rels == [2.0 * width, s.cert_rel] and s.rel_of == {}
+    elif decided:
+        assert rels == [2.0 * width, cheap] and s.rel_of == {(x, None): cheap}
+    else:
+        assert rels == [2.0 * width, cheap, s.cert_rel] and s.rel_of == {}
+    if s.best is not None:
+        assert s.best[4] <= 1e-6 and s.best[3] <= truth <= s.best[4]
+    assert (s.best is not None) == (s.pts[-1][5] <= 1e-6)
