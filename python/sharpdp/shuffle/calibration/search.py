@@ -119,8 +119,8 @@ class CalibrationReport:
     decisions : int, default 0
         Candidates decided by ``closed_form_bounds`` alone (docs/accountant.md §6.9; single round).
     rel_tol : float, default 1e-2
-        The accountant's rel_tol behind ``delta_bounds`` (single round): 1e-2, or ``CAL_CERT_REL_TOL_LOOSE`` (0.02) at
-        n >= 1e7, epsilon <= 0.01 (§12; 0.1 with limits.CAL43_CHEAP_CERT, §15); a fresh accountant at it reproduces it.
+        The accountant's rel_tol behind ``delta_bounds`` (single round): 1e-2, ``CAL_CERT_REL_TOL_LOOSE`` (0.02) at n >= 1e7,
+        eps <= 0.01, or 0.1 (CAL43_CHEAP_CERT; docs/calibration.md §12, §15); a fresh accountant at it reproduces it.
     """
 
     randomizer: Any  # BlanketMixedGaussian or GaussianRandomizer
