@@ -493,3 +493,9 @@ EPS42_ZERO_FIRST = True
 # ft42, docs/accountant_tail.md §63.1: along a sweep (plain_warm.warm_sweep) the far-tail clamp T0 is searched from the
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
+# session 43, g43
+# (CELLS_TWO_NODE above: since session 43 its threshold is the proven kNarrow2 = 1e-4, docs/accountant_tail.md §64.1;
+# still False: it moves last bits)
+# docs/accountant_tail.md §64.1: the narrower lognormal cells by the 3-point (kappa <= 1/128) and 4-point (kappa <= 1/16)
+# Gauss-Legendre rules, their truncation proven within kGlRel (Lemma 64.1); False: the 8-point rule (main's floats)
+CELLS_FEW_NODES = False
