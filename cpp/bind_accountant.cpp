@@ -149,8 +149,7 @@ py::tuple two_atom_bracket(double a1, double a2, double p2, double gamma, std::i
 
 // the certified hat-lattice cells of a lognormal law (kernels/lognormal_cells.hpp, docs/accountant.md §2.3):
 // (m, w, em, ew) of the cells k = 0..K-1 of the grid x0 + h k, weighted
-// (rule: bit 1 the 2-point tier, bit 2 the 3- and 4-point tiers of the narrower cells, docs/accountant_tail.md §64;
-// True is 1)
+// (rule != 0, e.g. True: the narrower cells by 2, 3 or 4 nodes, docs/accountant_tail.md §64.1)
 std::tuple<Arr, Arr, Arr, Arr> lognormal_cells(double a, double G, double S, double r, double v_lo, double v_hi,
                                                double weight, double x0, double h, std::int64_t K, int rule) {
   const kernels::lognormal::Law law(a, G, S, r, v_lo, v_hi, weight, rule);
@@ -244,7 +243,7 @@ void register_accountant(py::module_& m) {
            std::int64_t K) { return lognormal_cells(a, G, S, r, v_lo, v_hi, weight, x0, h, K, 0); },
         "certified (m, w, em, ew) of a lognormal law's hat-lattice cells (docs/accountant.md section 2.3)");
   m.def("lognormal_cells", &lognormal_cells,
-        "the same, the narrower cells by fewer nodes by the rule bits (docs/accountant_tail.md section 64)");
+        "the same, the narrower cells by fewer nodes where rule != 0 (docs/accountant_tail.md section 64.1)");
   m.def("lognormal_stop_loss", &lognormal_stop_loss, "bracket of a lognormal law's E[(L - t)_+], elementwise");
   m.def("lognormal_interval_prob", &lognormal_interval_prob, "P(z1 < Z < z2) with its error bound, elementwise");
   m.def("lognormal_interval_prob1", &lognormal_interval_prob1, "P(z1 < Z < z2) with its error bound, one pair");

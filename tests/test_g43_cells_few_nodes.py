@@ -1,6 +1,7 @@
 """Session 43 (g43): the narrower lognormal cells by fewer Gauss-Legendre nodes (docs/accountant_tail.md §64.1,
-Lemma 64.1; cpp/kernels/lognormal_cells.hpp kNarrow2 = 1e-4 (2 points, limits.CELLS_TWO_NODE), kNarrow3 = 1/128
-(3 points) and kNarrow4 = 1/16 (4 points, limits.CELLS_FEW_NODES)).
+Lemma 64.1; cpp/kernels/lognormal_cells.hpp kNarrow2 = 1e-4 (2 points), kNarrow3 = 1/128
+(3 points) and kNarrow4 = 1/16 (4 points); switch limits.CELLS_FEW_NODES, or g05's limits.CELLS_TWO_NODE, which now
+selects the same rule).
 
 References, independent of the kernel: (a) mpmath quadrature (40 digits) of the cell's mass and the moment's two
 non-negative terms over [u0, u1], against the rule with the kernel's node and weight doubles evaluated in 40 digits
@@ -162,7 +163,7 @@ def test_kernel_tiers_enclose_the_exact_cells(monkeypatch, kappa, tier):
 @given(st.data())
 def test_kernel_few_nodes_enclose_random_cells(data):
     """Random laws (tests/test_lognormal_cells_native.py's strategy) on grids of narrow cells (u1 (|v0| + r + 2)
-    from 1e-6 to 0.2, across the three tiers): the cells with both switches on enclose the 80-digit values."""
+    from 1e-6 to 0.2, across the three tiers): the cells with the rule on enclose the 80-digit values."""
     law = data.draw(laws())
     assume(law.r <= 10.0)
     v0 = data.draw(st.floats(-12.0, 12.0))
@@ -184,22 +185,21 @@ def test_kernel_few_nodes_enclose_random_cells(data):
         law._cells_memo = None
 
 
-def test_switches_select_the_rule_bits_and_off_is_the_eight_point_kernel(monkeypatch):
-    """Off (the default): LognormalLaw.cells is the 8-point kernel (10-argument call) bit for bit; each switch's
-    cells are the kernel's with its bit (1: CELLS_TWO_NODE, 2: CELLS_FEW_NODES) and the kept cells follow them."""
+def test_switches_select_the_rule_and_off_is_the_eight_point_kernel(monkeypatch):
+    """Off (the default): LognormalLaw.cells is the 8-point kernel (10-argument call) bit for bit; either switch
+    (CELLS_FEW_NODES, or g05's CELLS_TWO_NODE, which now selects the same proven rule) gives the kernel's cells with
+    rule 1, and the kept cells follow the switches."""
     assert limits.CELLS_FEW_NODES is False
     law = LognormalLaw(-1.1, 0.05, 4.0, z_lo=2.0, weight=22.0)
     G, S, vlo, vhi = oriented(law)
     x0 = _L(law, 2.5)
     h, K = (_L(law, 2.5 + 2e-6) - x0), 4000
     old = ACC.lognormal_cells(law.a, G, S, law.r, vlo, vhi, law.weight, x0, h, K)
-    seen = []
-    for two, few, bits in ((False, False, 0), (True, False, 1), (False, True, 2), (True, True, 3), (False, False, 0)):
+    new = _kernel(law, x0, h, K, 1)
+    assert any(not np.array_equal(a, b) for a, b in zip(old, new))
+    for two, few in ((False, False), (True, False), (False, True), (True, True), (False, False)):
         switch(monkeypatch, "CELLS_TWO_NODE", two)
         switch(monkeypatch, "CELLS_FEW_NODES", few)
         got = law.cells(x0, h, K)
-        want = old if bits == 0 else _kernel(law, x0, h, K, bits)
-        assert all(np.array_equal(a, b) for a, b in zip(got, want)), bits
-        seen.append(got[0])
-    assert not np.array_equal(seen[1], seen[0]) and not np.array_equal(seen[2], seen[0])
-    assert not np.array_equal(seen[2], seen[1])
+        want = new if (two or few) else old
+        assert all(np.array_equal(a, b) for a, b in zip(got, want)), (two, few)

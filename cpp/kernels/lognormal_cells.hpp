@@ -53,15 +53,13 @@ constexpr double kNarrow = 0.25;
 // 2 c_n (T(2n) kappa^2n + 2n T(2n-1) kappa^(2n-1)) e^kappa, c_n = (n!)^4 / ((2n + 1) ((2n)!)^3) (the real-variable
 // remainder c_n l^(2n+1) f^(2n)(xi)), T(k) the sum of |coefficients| of the Hermite polynomial He_k: 7.41e-15 for
 // 2 points at kappa <= kNarrow2 = 1e-4, 4.56e-15 for 3 points at kappa <= 1/128, 8.5e-15 for 4 points at
-// kappa <= 1/16, each with the nodes' placement (< 1e-15) inside kGlRel's 1e-14. Rule bits (the law's `rule`):
-// kRuleTwo: the 2-point tier (limits.CELLS_TWO_NODE); kRuleFew: the 3- and 4-point tiers (limits.CELLS_FEW_NODES).
-// (Session 42's 2-point rule at kappa <= 1/500 was not proven: its moment error reached 1.4e-11, §62.2; the proven
-// threshold kNarrow2 = 1e-4 replaces it.)
+// kappa <= 1/16, each with the nodes' placement (< 1e-15) inside kGlRel's 1e-14. Taken where the law's `rule` is
+// not 0 (limits.CELLS_TWO_NODE or limits.CELLS_FEW_NODES; 0: the 8-point rule in every narrow cell, main's floats).
+// (Session 42's 2-point rule at kappa <= 1/500 was not proven: its moment error reached 1.4e-11, §62.2; these tiers
+// replace it.)
 constexpr double kNarrow2 = 1e-4;
 constexpr double kNarrow3 = 1.0 / 128.0;
 constexpr double kNarrow4 = 1.0 / 16.0;
-constexpr int kRuleTwo = 1;
-constexpr int kRuleFew = 2;
 constexpr double kGlRel = 1e-14 + 64.0 * kEps;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // the smallest subnormal 2^-1074: a product or exp whose result is subnormal is off by up to 1/2 of it
@@ -172,7 +170,7 @@ class Law {
       : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight) {
     init_checks(a, G, S, r, v_lo, v_hi, weight);
   }
-  // the same law whose narrower cells take fewer nodes by the rule bits (kRuleTwo, kRuleFew: §64)
+  // the same law whose narrower cells take fewer nodes where rule != 0 (kNarrow2, kNarrow3, kNarrow4: §64)
   Law(double a, double G, double S, double r, double v_lo, double v_hi, double weight, int rule)
       : a_(a), G_(G), S_(S), r_(r), vlo_(v_lo), vhi_(v_hi), w_(weight), rule_(rule) {
     init_checks(a, G, S, r, v_lo, v_hi, weight);
@@ -307,15 +305,15 @@ class Law {
       // the nodes' exponents first, then the 16 libm calls in two tight loops, then the sums: the same operations
       // on the same doubles in the same order as one loop per node (docs/accountant_tail.md §60.2: fewer values
       // spilled around each call)
-      // (fewer nodes for the narrower cells where the law's rule bits say: docs/accountant_tail.md §64)
+      // (fewer nodes for the narrower cells where the law's rule is set: docs/accountant_tail.md §64.1)
       int ng = 8;
       const double* gx = kGlX;
       const double* gw = kGlW;
-      if ((rule_ & kRuleTwo) && kap <= kNarrow2) {
+      if (rule_ != 0 && kap <= kNarrow2) {
         ng = 2, gx = kGl2X, gw = kGl2W;
-      } else if ((rule_ & kRuleFew) && kap <= kNarrow3) {
+      } else if (rule_ != 0 && kap <= kNarrow3) {
         ng = 3, gx = kGl3X, gw = kGl3W;
-      } else if ((rule_ & kRuleFew) && kap <= kNarrow4) {
+      } else if (rule_ != 0 && kap <= kNarrow4) {
         ng = 4, gx = kGl4X, gw = kGl4W;
       }
       double ba[8], ea[8];

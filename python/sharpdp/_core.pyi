@@ -39,8 +39,8 @@ class _Accountant:
     def two_atom_bracket(self, a1: float, a2: float, p2: float, gamma: float, n: int,
                          /) -> tuple[float, float, float, int, int, int, bool]: ...
     # lognormal laws' hat-lattice cells (``cpp/kernels/lognormal_cells.hpp``, docs/accountant.md §2.3)
-    # (rule: bit 1 the 2-point tier, bit 2 the 3- and 4-point tiers of the narrower cells, docs/accountant_tail.md §64;
-    # without it: 0, the 8-point rule)
+    # (rule != 0, e.g. True: the narrower cells by 2, 3 or 4 nodes, docs/accountant_tail.md §64.1; without it: 0, the
+    # 8-point rule in every narrow cell)
     @overload
     def lognormal_cells(self, a: float, G: float, S: float, r: float, v_lo: float, v_hi: float, weight: float,
                         x0: float, h: float, K: int, /) -> tuple[_F, _F, _F, _F]: ...

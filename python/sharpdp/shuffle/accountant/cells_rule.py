@@ -9,9 +9,10 @@ from sharpdp.shuffle.laws import lognormal
 
 
 def two_node() -> int:
-    """The cells' rule bits: 1 where ``limits.CELLS_TWO_NODE`` (the 2-point tier), 2 where ``limits.CELLS_FEW_NODES``
-    (the 3- and 4-point tiers), each proven within the kernel's allowance (docs/accountant_tail.md §64.1)."""
-    return (1 if limits.CELLS_TWO_NODE else 0) | (2 if limits.CELLS_FEW_NODES else 0)
+    """1 where ``limits.CELLS_FEW_NODES`` or ``limits.CELLS_TWO_NODE`` (the narrower cells by 2, 3 or 4 nodes, each
+    tier proven within the kernel's allowance: docs/accountant_tail.md §64.1; §62.2's unproven 2-point rule, which
+    CELLS_TWO_NODE selected in session 42, is gone), else 0 (the 8-point rule in every narrow cell)."""
+    return 1 if (limits.CELLS_FEW_NODES or limits.CELLS_TWO_NODE) else 0
 
 
 lognormal.set_two_node_rule(two_node)

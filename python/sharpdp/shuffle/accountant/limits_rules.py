@@ -494,8 +494,8 @@ EPS42_ZERO_FIRST = True
 # law family's clamp at the previous eps (far_tail_warm.sweep_T0); False: far_tail_grid.choose_T0 everywhere
 FT42_T0_WARM = True
 # session 43, g43
-# (CELLS_TWO_NODE above: since session 43 its threshold is the proven kNarrow2 = 1e-4, docs/accountant_tail.md §64.1;
-# still False: it moves last bits)
-# docs/accountant_tail.md §64.1: the narrower lognormal cells by the 3-point (kappa <= 1/128) and 4-point (kappa <= 1/16)
-# Gauss-Legendre rules, their truncation proven within kGlRel (Lemma 64.1); False: the 8-point rule (main's floats)
+# docs/accountant_tail.md §64.1: the narrower lognormal cells by fewer Gauss-Legendre nodes, 2 at kappa <= 1e-4, 3 at
+# kappa <= 1/128, 4 at kappa <= 1/16 (kappa = u1 (|v*| + r + 1)), each tier's truncation proven within kGlRel (Lemma
+# 64.1); False: the 8-point rule (main's floats). CELLS_TWO_NODE (g05, above) now selects this same proven rule (§62.2's
+# unproven one is gone); both False by default (they move last bits)
 CELLS_FEW_NODES = False

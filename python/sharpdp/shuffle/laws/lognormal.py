@@ -32,14 +32,14 @@ _TWO_NODE = [_two_node_default]
 
 
 def set_two_node_rule(rule) -> None:
-    """Register the function (no arguments) giving the cells' rule bits: 1 the 2-point tier, 2 the 3- and 4-point
-    tiers (a bool is bit 1 alone; docs/accountant_tail.md §64)."""
+    """Register the function (no arguments, a bool or int) saying whether the narrower cells take fewer nodes
+    (docs/accountant_tail.md §64.1)."""
     _TWO_NODE[0] = rule
 
 
 def two_node() -> int:
-    """The cells' rule bits now (0: the 8-point rule; 1: the 2-point tier; 2: the 3- and 4-point tiers;
-    docs/accountant_tail.md §64); part of every kept cells' key."""
+    """The cells' rule now (0: the 8-point rule in every narrow cell; 1: the narrower cells by 2, 3 or 4 nodes,
+    docs/accountant_tail.md §64.1); part of every kept cells' key."""
     return int(_TWO_NODE[0]())
 _EPS = float(np.finfo(float).eps)  # (looked up once: np.finfo per call costs more than the arithmetic)
 
