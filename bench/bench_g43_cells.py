@@ -43,15 +43,17 @@ limits.CELLS_TWO_NODE = bool(rule & 1)
 limits.CELLS_FEW_NODES = bool(rule & 2)
 r = GaussianRandomizer(s0, 1) if kind == "gauss" else BlanketMixedGaussian(g, s0, 1)
 acc = ShuffleAccountant(r, n, "zero_out")
-instr = sys.argv[2] == "1"
-if instr:
+reg = None
+if sys.argv[2] == "1":
     import _instr
-    reg = _instr.Region(); reg.start()
-t0 = time.process_time()
+    reg = _instr.Region()
+t0 = time.process_time()  # (with --instr the CPU time includes the region's start and dump: not reported then)
+if reg is not None:
+    reg.start()
 lo, up = acc.get_delta_bounds(eps)
-t = time.process_time() - t0
-if instr:
+if reg is not None:
     reg.dump("call")
+t = time.process_time() - t0
 print(json.dumps([t, float(lo).hex(), float(up).hex()]))
 """
 
@@ -59,16 +61,14 @@ print(json.dumps([t, float(lo).hex(), float(up).hex()]))
 def run(cell, instr: bool, rule: int) -> tuple[float, str, str, float | None]:
     here = os.path.dirname(os.path.abspath(__file__))
     argv = [sys.executable, "-c", _CHILD.format(here=here), json.dumps(cell), "1" if instr else "0", str(rule)]
-    if instr:
-        sys.path.insert(0, here)
-        import _instr
+    if not instr:
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        return (*json.loads(out.strip().splitlines()[-1]), None)
+    sys.path.insert(0, here)
+    import _instr
 
-        counts, out = _instr.count(argv)
-        t, lo, up = json.loads(out.strip().splitlines()[-1])
-        return t, lo, up, counts.get("call", 0) / 1e9
-    p = subprocess.run(argv, capture_output=True, text=True, check=True)
-    t, lo, up = json.loads(p.stdout.strip().splitlines()[-1])
-    return t, lo, up, None
+    counts, out = _instr.count(argv)
+    return (*json.loads(out.strip().splitlines()[-1]), counts.get("call", 0) / 1e9)
 
 
 def main() -> None:

@@ -17,14 +17,12 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from mpmath import expm1, mp, mpf, quad
-from mpmath import exp as mexp
-
 from _main_floats34 import switch
 from sharpdp import _core
 from sharpdp.shuffle.accountant import limits
 from sharpdp.shuffle.laws import LognormalLaw
 from test_lognormal_cells_native import _check_encloses, _L, laws, oriented
+from test_review_rev42_cells import _rel_errors as rel_errors_rev42
 
 ACC = _core.accountant
 # the kernel's nodes and weights on [0, 1] (cpp/kernels/lognormal_cells.hpp kGl2X/W, kGl3X/W, kGl4X/W)
@@ -64,20 +62,9 @@ def lemma_bound(n: int, kappa: float) -> float:
 
 
 def _rel_errors(vs: float, r: float, u0: float, u1: float, n: int) -> list[float]:
-    """The n-point rule's relative error on the mass and the moment's two terms over [u0, u1] (40 digits)."""
-    xs, ws = RULES[n]
-    mp.dps = 40
-    v, rr, a, b = mpf(vs), mpf(r), mpf(u0), mpf(u1)
-
-    def e(u):
-        return mexp(-v * u - u * u / 2)
-
-    out = []
-    for f in (e, lambda u: expm1(rr * u) * e(u), lambda u: -expm1(-rr * u) * e(u)):
-        exact = quad(f, [a, b])
-        rule = (b - a) * sum(mpf(w) * f(a + (b - a) * mpf(x)) for x, w in zip(xs, ws))
-        out.append(float(abs(rule - exact) / exact))
-    return out
+    """The n-point rule's relative error on the mass and the moment's two terms over [u0, u1] (40 digits; the
+    review's reference, tests/test_review_rev42_cells.py)."""
+    return rel_errors_rev42(vs, r, u0, u1, *RULES[n])
 
 
 def test_lemma_constants_within_the_allowance():
